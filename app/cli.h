@@ -1,0 +1,13 @@
+/* graft-cli subcommands. Each returns the process exit status:
+ * 0 success, 1 the input could not be handled (one line on stderr says
+ * why), 2 bad usage. */
+#pragma once
+
+#include <glib.h>
+
+int graft_cli_info (int argc, char **argv);
+int graft_cli_render (int argc, char **argv);
+int graft_cli_run (int argc, char **argv);
+
+/* Prints "graft-cli: <message>" on stderr as one line. */
+void graft_cli_print_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

@@ -1,0 +1,138 @@
+/* Graphs, nodes and values: the one in-memory representation for ONNX and
+ * TorchScript.
+ *
+ * Ownership: a graph owns its nodes, its values, its group tree and (through
+ * node attributes) its subgraphs. A node's inputs may name values of an
+ * enclosing graph (ONNX outer-scope references, TorchScript block captures):
+ * value->graph tells which graph owns a value.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ir/dtype.h"
+#include "ir/shape.h"
+#include "ir/tensor.h"
+#include "ir/attribute.h"
+#include "ir/group.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftValue GraftValue;
+
+typedef enum {
+  GRAFT_VALUE_TENSOR = 0,
+  GRAFT_VALUE_SEQUENCE,    /* ONNX seq(tensor), TorchScript List[Tensor] */
+  GRAFT_VALUE_MAP,
+  GRAFT_VALUE_OPTIONAL,
+  GRAFT_VALUE_SPARSE_TENSOR,
+  GRAFT_VALUE_SCALAR,      /* TorchScript int/float/bool/str */
+  GRAFT_VALUE_OBJECT,      /* TorchScript module objects, tuples, None... */
+} GraftValueKind;
+
+struct _GraftValue {
+  char *name;              /* unique within its graph; never empty */
+  GraftGraph *graph;       /* owner */
+  GraftValueKind kind;
+
+  /* Declared type, as the file says (graph inputs/outputs, value_info,
+   * TorchScript annotations). */
+  GraftDType dtype;        /* element type (of the tensor, or of the sequence's tensors) */
+  GraftShape shape;
+  char *type_string;       /* full type for non-tensor kinds: "seq(tensor(float))", "List[int]" */
+
+  /* Filled by shape inference (model/analysis); shown distinctly. */
+  gboolean has_inferred;
+  GraftDType inferred_dtype;
+  GraftShape inferred_shape;
+
+  GraftNode *producer;     /* NULL for graph inputs and initializers */
+  guint producer_index;    /* output slot in producer */
+  GPtrArray *consumers;    /* GraftNode*, not owned; a node appears once per use */
+
+  GraftTensor *initializer;/* constant data (ONNX initializer, TorchScript parameter) */
+  gboolean is_graph_input;
+  gboolean is_graph_output;
+  char *doc_string;
+};
+
+struct _GraftNode {
+  char *name;              /* may be empty in ONNX */
+  const char *domain;      /* interned: "onnx" for the default ONNX domain, "ai.onnx.ml", "aten", "prim", "com.microsoft"... */
+  const char *op_type;     /* interned: "Conv", "conv2d" */
+  const char *op;          /* interned "domain::op_type": "onnx::Conv", "aten::conv2d" */
+  GraftGraph *graph;       /* owner */
+  guint index;             /* position in graph->nodes */
+
+  GPtrArray *inputs;       /* GraftValue*, NULL for an omitted optional input */
+  GPtrArray *outputs;      /* GraftValue*, NULL for an omitted optional output */
+  GPtrArray *attributes;   /* GraftAttribute*, owned */
+
+  GraftGroup *group;       /* innermost group, or the graph's root group */
+  char *doc_string;
+  char *source_range;      /* TorchScript: "code/__torch__/....py:12"; may be NULL */
+};
+
+struct _GraftGraph {
+  char *name;
+  char *doc_string;
+  GPtrArray *nodes;        /* GraftNode*, owned, in file order */
+  GPtrArray *inputs;       /* GraftValue*: graph inputs (ONNX: includes initializers listed as inputs) */
+  GPtrArray *outputs;      /* GraftValue* */
+  GPtrArray *values;       /* GraftValue*, owned, in creation order */
+  GHashTable *value_by_name;
+  GPtrArray *initializers; /* GraftValue* whose ->initializer is set, in file order */
+  GraftGroup *root_group;  /* owned */
+
+  GraftGraph *parent_graph;/* enclosing graph for subgraphs, else NULL */
+  GraftNode *parent_node;  /* node whose attribute holds this subgraph, else NULL */
+  guint anonymous_counter; /* for graft_graph_new_anonymous_value() */
+};
+
+GraftGraph *graft_graph_new (const char *name);
+void graft_graph_free (GraftGraph *graph);
+
+/* Values */
+GraftValue *graft_graph_lookup_value (GraftGraph *graph, const char *name);  /* this graph only */
+GraftValue *graft_graph_resolve_value (GraftGraph *graph, const char *name); /* this graph, then enclosing graphs */
+GraftValue *graft_graph_ensure_value (GraftGraph *graph, const char *name); /* lookup or create here */
+GraftValue *graft_graph_new_anonymous_value (GraftGraph *graph, const char *hint); /* unique name from hint */
+
+void graft_graph_add_input (GraftGraph *graph, GraftValue *value);
+void graft_graph_add_output (GraftGraph *graph, GraftValue *value);
+void graft_graph_add_initializer (GraftGraph *graph, GraftValue *value, GraftTensor *tensor /* transfer full */);
+
+/* Nodes. domain NULL or "" or "ai.onnx" means the default ONNX domain ("onnx"). */
+GraftNode *graft_graph_add_node (GraftGraph *graph, const char *domain, const char *op_type, const char *name);
+void graft_node_add_input (GraftNode *node, GraftValue *value /* may be NULL */);
+void graft_node_add_output (GraftNode *node, GraftValue *value /* may be NULL */);
+void graft_node_add_attribute (GraftNode *node, GraftAttribute *attribute /* transfer full */);
+GraftAttribute *graft_node_get_attribute (GraftNode *node, const char *name);
+
+/* Subgraph attaching: sets graph->parent_graph/parent_node. Readers call
+ * this for every GRAPH/GRAPHS attribute they add. */
+void graft_node_adopt_subgraph (GraftNode *node, GraftGraph *subgraph);
+
+/* All subgraphs of a node, in attribute order (GraftGraph*, not owned). */
+GPtrArray *graft_node_get_subgraphs (GraftNode *node);
+
+/* Interned canonical domain for a file's domain string. */
+const char *graft_canonical_domain (const char *domain);
+
+/* Number of nodes in this graph and all nested subgraphs. */
+guint graft_graph_count_nodes_recursive (GraftGraph *graph);
+
+/* Calls func for every node of graph and, depth-first, of its subgraphs. */
+typedef void (*GraftNodeFunc) (GraftNode *node, gpointer user_data);
+void graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data);
+
+/* Builds the group tree of an ONNX graph from node names ("/layer1/0/conv1/Conv"
+ * → groups layer1 › 0 › conv1; the last component is the node itself). Nodes
+ * with no scope stay in the root group. Call after all nodes are added. */
+void graft_graph_build_groups_from_names (GraftGraph *graph);
+
+/* Recomputes group->total_nodes over the tree. */
+void graft_graph_update_group_counts (GraftGraph *graph);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftGraph, graft_graph_free)
+
+G_END_DECLS

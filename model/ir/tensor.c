@@ -1,0 +1,315 @@
+#include "ir/tensor.h"
+#include "loader.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Lazy external loads may race between the UI thread and workers. */
+static GMutex external_load_lock;
+
+GraftTensor *
+graft_tensor_new (const char *name, GraftDType dtype, int rank, const gint64 *dims)
+{
+  GraftTensor *tensor = g_new0 (GraftTensor, 1);
+
+  tensor->ref_count = 1;
+  tensor->name = g_strdup (name ? name : "");
+  tensor->dtype = dtype;
+  tensor->rank = MAX (rank, 0);
+  tensor->dims = tensor->rank > 0 ? g_memdup2 (dims, sizeof (gint64) * tensor->rank) : NULL;
+  tensor->external_length = -1;
+  if (dtype == GRAFT_DTYPE_STRING)
+    tensor->strings = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  return tensor;
+}
+
+GraftTensor *
+graft_tensor_ref (GraftTensor *tensor)
+{
+  g_atomic_int_inc (&tensor->ref_count);
+  return tensor;
+}
+
+void
+graft_tensor_unref (GraftTensor *tensor)
+{
+  if (tensor == NULL || !g_atomic_int_dec_and_test (&tensor->ref_count))
+    return;
+  g_free (tensor->name);
+  g_free (tensor->doc_string);
+  g_free (tensor->dims);
+  g_free (tensor->strides);
+  g_free (tensor->external_path);
+  g_clear_pointer (&tensor->data, g_bytes_unref);
+  g_clear_pointer (&tensor->strings, g_ptr_array_unref);
+  g_free (tensor);
+}
+
+gint64
+graft_tensor_get_numel (const GraftTensor *tensor)
+{
+  gint64 numel = 1;
+
+  for (int i = 0; i < tensor->rank; i++)
+    {
+      gint64 d = tensor->dims[i];
+      if (d < 0)
+        return -1;
+      if (d != 0 && numel > G_MAXINT64 / d)
+        return -1;
+      numel *= d;
+    }
+  return numel;
+}
+
+gsize
+graft_tensor_get_nbytes (const GraftTensor *tensor)
+{
+  gint64 numel = graft_tensor_get_numel (tensor);
+  gsize item = graft_dtype_get_size (tensor->dtype);
+
+  if (numel < 0 || item == 0 || (guint64) numel > G_MAXSIZE / item)
+    return 0;
+  return (gsize) numel * item;
+}
+
+gboolean
+graft_tensor_is_external (const GraftTensor *tensor)
+{
+  return tensor->external_path != NULL;
+}
+
+gboolean
+graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error)
+{
+  gint64 numel = graft_tensor_get_numel (tensor);
+  gsize expected = graft_tensor_get_nbytes (tensor);
+
+  if (tensor->dtype == GRAFT_DTYPE_STRING || graft_dtype_get_size (tensor->dtype) == 0)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "tensor '%s': element type %s has no raw data layout",
+                   tensor->name, graft_dtype_to_string (tensor->dtype));
+      return FALSE;
+    }
+  if (numel < 0 || (numel > 0 && expected == 0))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "tensor '%s': invalid dimensions", tensor->name);
+      return FALSE;
+    }
+  if (g_bytes_get_size (data) != expected)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "tensor '%s': %s needs %" G_GSIZE_FORMAT " bytes of data but has %" G_GSIZE_FORMAT,
+                   tensor->name, graft_dtype_to_string (tensor->dtype), expected, g_bytes_get_size (data));
+      return FALSE;
+    }
+  g_clear_pointer (&tensor->data, g_bytes_unref);
+  tensor->data = g_bytes_ref (data);
+  return TRUE;
+}
+
+void
+graft_tensor_set_external (GraftTensor *tensor, const char *path, guint64 offset, gint64 length)
+{
+  g_free (tensor->external_path);
+  tensor->external_path = g_strdup (path);
+  tensor->external_offset = offset;
+  tensor->external_length = length;
+  g_clear_pointer (&tensor->data, g_bytes_unref);
+}
+
+static GBytes *
+load_external (GraftTensor *tensor, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GMappedFile) mapped = NULL;
+  g_autoptr(GBytes) whole = NULL;
+  gsize file_size;
+  gsize expected = graft_tensor_get_nbytes (tensor);
+  guint64 length;
+
+  if (!g_file_test (tensor->external_path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
+                   "tensor '%s': external data file '%s' does not exist or is not a regular file",
+                   tensor->name, tensor->external_path);
+      return NULL;
+    }
+  mapped = g_mapped_file_new (tensor->external_path, FALSE, &local_error);
+  if (mapped == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
+                   "tensor '%s': cannot read external data '%s': %s",
+                   tensor->name, tensor->external_path, local_error->message);
+      return NULL;
+    }
+  whole = g_mapped_file_get_bytes (mapped);
+  file_size = g_bytes_get_size (whole);
+  length = tensor->external_length >= 0 ? (guint64) tensor->external_length
+                                        : (tensor->external_offset <= file_size ? file_size - tensor->external_offset : 0);
+  if (tensor->external_offset > file_size || length > file_size - tensor->external_offset)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
+                   "tensor '%s': external data '%s' is %" G_GSIZE_FORMAT " bytes, too short for offset %"
+                   G_GUINT64_FORMAT " + length %" G_GUINT64_FORMAT,
+                   tensor->name, tensor->external_path, file_size, tensor->external_offset, length);
+      return NULL;
+    }
+  if (length != expected)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "tensor '%s': external data length %" G_GUINT64_FORMAT " does not match %s × %" G_GINT64_FORMAT
+                   " elements (%" G_GSIZE_FORMAT " bytes)",
+                   tensor->name, length, graft_dtype_to_string (tensor->dtype),
+                   graft_tensor_get_numel (tensor), expected);
+      return NULL;
+    }
+  return g_bytes_new_from_bytes (whole, tensor->external_offset, length);
+}
+
+GBytes *
+graft_tensor_get_data (GraftTensor *tensor, GError **error)
+{
+  GBytes *result;
+
+  g_mutex_lock (&external_load_lock);
+  if (tensor->data == NULL && tensor->external_path != NULL)
+    tensor->data = load_external (tensor, error);
+  else if (tensor->data == NULL)
+    {
+      if (tensor->dtype == GRAFT_DTYPE_STRING)
+        g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                     "tensor '%s' holds strings, not raw data", tensor->name);
+      else if (graft_tensor_get_numel (tensor) == 0)
+        tensor->data = g_bytes_new (NULL, 0);
+      else
+        g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                     "tensor '%s' has no data", tensor->name);
+    }
+  result = tensor->data;
+  g_mutex_unlock (&external_load_lock);
+  return result;
+}
+
+static float
+half_to_float (guint16 h)
+{
+  guint32 sign = (guint32) (h & 0x8000) << 16;
+  guint32 exponent = (h >> 10) & 0x1f;
+  guint32 mantissa = h & 0x3ff;
+  guint32 bits;
+  float f;
+
+  if (exponent == 0)
+    {
+      /* zero or subnormal: value = mantissa × 2^-24 */
+      f = ldexpf ((float) mantissa, -24);
+      return sign ? -f : f;
+    }
+  if (exponent == 31)
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  else
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
+static float
+bfloat16_to_float (guint16 b)
+{
+  guint32 bits = (guint32) b << 16;
+  float f;
+
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
+double
+graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index)
+{
+  gsize item = graft_dtype_get_size (tensor->dtype);
+  gsize size;
+  const guint8 *p;
+
+  if (tensor->data == NULL || item == 0)
+    return NAN;
+  p = g_bytes_get_data (tensor->data, &size);
+  if (index < 0 || (guint64) index >= size / item)
+    return NAN;
+  p += (gsize) index * item;
+
+#define READ(type) ({ type v_; memcpy (&v_, p, sizeof v_); v_; })
+  switch (tensor->dtype)
+    {
+    case GRAFT_DTYPE_FLOAT32: return READ (float);
+    case GRAFT_DTYPE_FLOAT64: return READ (double);
+    case GRAFT_DTYPE_FLOAT16: return half_to_float (READ (guint16));
+    case GRAFT_DTYPE_BFLOAT16: return bfloat16_to_float (READ (guint16));
+    case GRAFT_DTYPE_INT8: case GRAFT_DTYPE_QINT8: return READ (gint8);
+    case GRAFT_DTYPE_UINT8: case GRAFT_DTYPE_QUINT8: case GRAFT_DTYPE_BOOL:
+    case GRAFT_DTYPE_QUINT4X2: case GRAFT_DTYPE_QUINT2X4:
+      return READ (guint8);
+    case GRAFT_DTYPE_INT16: return READ (gint16);
+    case GRAFT_DTYPE_UINT16: return READ (guint16);
+    case GRAFT_DTYPE_INT32: case GRAFT_DTYPE_QINT32: return READ (gint32);
+    case GRAFT_DTYPE_UINT32: return READ (guint32);
+    case GRAFT_DTYPE_INT64: return (double) READ (gint64);
+    case GRAFT_DTYPE_UINT64: return (double) READ (guint64);
+    default: return NAN;
+    }
+#undef READ
+}
+
+gboolean
+graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error)
+{
+  gint64 numel = graft_tensor_get_numel (tensor);
+  double sum = 0;
+
+  memset (stats, 0, sizeof *stats);
+  stats->min = NAN;
+  stats->max = NAN;
+  stats->mean = NAN;
+  if (tensor->dtype == GRAFT_DTYPE_STRING || tensor->dtype == GRAFT_DTYPE_COMPLEX64 ||
+      tensor->dtype == GRAFT_DTYPE_COMPLEX128)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "tensor '%s': no statistics for %s elements", tensor->name,
+                   graft_dtype_to_string (tensor->dtype));
+      return FALSE;
+    }
+  if (graft_tensor_get_data (tensor, error) == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < numel; i++)
+    {
+      double v = graft_tensor_get_element_as_double (tensor, i);
+      if (isnan (v))
+        {
+          stats->nan_count++;
+          continue;
+        }
+      if (stats->count == 0 || v < stats->min)
+        stats->min = v;
+      if (stats->count == 0 || v > stats->max)
+        stats->max = v;
+      sum += v;
+      stats->count++;
+    }
+  if (stats->count > 0)
+    stats->mean = sum / stats->count;
+  return TRUE;
+}
+
+char *
+graft_tensor_describe (const GraftTensor *tensor)
+{
+  GString *out = g_string_new (graft_dtype_to_string (tensor->dtype));
+
+  g_string_append_c (out, '[');
+  for (int i = 0; i < tensor->rank; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? "," : "", tensor->dims[i]);
+  g_string_append_c (out, ']');
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,84 @@
+/* Constant tensor data: initializers, Constant attributes, TorchScript
+ * parameters and buffers.
+ *
+ * Data is referenced, not copied: a tensor holds a GBytes that is usually a
+ * slice of the mapped model file (or of a zip entry), so opening a 500 MB
+ * model does not double its memory. External ONNX data is read lazily on
+ * the first graft_tensor_get_data().
+ *
+ * In memory the layout is always contiguous, row-major, little-endian,
+ * graft_dtype_get_size() bytes per element (float16/bfloat16 as their
+ * 16-bit patterns, bool as one byte 0/1). Readers convert typed ONNX
+ * fields (float_data, int32_data...) to this layout.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ir/dtype.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftTensor GraftTensor;
+
+struct _GraftTensor {
+  /*< private >*/
+  gint ref_count;
+
+  /*< public >*/
+  char *name;
+  char *doc_string;
+  GraftDType dtype;
+  int rank;
+  gint64 *dims;        /* rank entries; NULL for a scalar */
+
+  /* Exactly one of these describes the data: */
+  GBytes *data;        /* numeric data, or NULL until external data is loaded */
+  GPtrArray *strings;  /* GBytes* elements, for GRAFT_DTYPE_STRING */
+
+  /* ONNX external data (data == NULL until loaded). The path is already
+   * resolved and checked to lie inside the model's folder. */
+  char *external_path;
+  guint64 external_offset;
+  gint64 external_length;  /* -1: to the end of the file */
+
+  /* PyTorch storages may be views: strides in elements (NULL = contiguous)
+   * and the storage offset are kept to display them; data already points at
+   * the first element. */
+  gint64 *strides;
+};
+
+GraftTensor *graft_tensor_new (const char *name, GraftDType dtype, int rank, const gint64 *dims);
+GraftTensor *graft_tensor_ref (GraftTensor *tensor);
+void graft_tensor_unref (GraftTensor *tensor);
+
+/* Takes a reference on data; checks the size matches dtype × numel. */
+gboolean graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error);
+void graft_tensor_set_external (GraftTensor *tensor, const char *path, guint64 offset, gint64 length);
+
+gint64 graft_tensor_get_numel (const GraftTensor *tensor);
+gsize graft_tensor_get_nbytes (const GraftTensor *tensor);
+gboolean graft_tensor_is_external (const GraftTensor *tensor);
+
+/* Returns the bytes (loading external data on first use) or NULL with an
+ * error naming the tensor and the problem. The returned GBytes is owned by
+ * the tensor. */
+GBytes *graft_tensor_get_data (GraftTensor *tensor, GError **error);
+
+/* Element i converted to double (for statistics and display); strings and
+ * complex types are not supported and return NAN. */
+double graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index);
+
+typedef struct {
+  double min, max, mean;
+  gint64 count;       /* elements summarised */
+  gint64 nan_count;
+} GraftTensorStats;
+
+gboolean graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error);
+
+/* "float32[64,3,7,7]" */
+char *graft_tensor_describe (const GraftTensor *tensor);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftTensor, graft_tensor_unref)
+
+G_END_DECLS

@@ -1,0 +1,42 @@
+/* Opens any model file Graft understands, choosing the reader by content
+ * (not by extension). */
+#pragma once
+
+#include <gio/gio.h>
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_MODEL_ERROR (graft_model_error_quark ())
+GQuark graft_model_error_quark (void);
+
+typedef enum {
+  GRAFT_MODEL_ERROR_IO,            /* cannot read the file */
+  GRAFT_MODEL_ERROR_TRUNCATED,     /* file ends early */
+  GRAFT_MODEL_ERROR_MALFORMED,     /* not a valid file of its format */
+  GRAFT_MODEL_ERROR_UNSUPPORTED,   /* recognised but not loadable: the message says what it is and what to do */
+  GRAFT_MODEL_ERROR_UNSAFE,        /* refused for safety: external data outside the model folder, hostile sizes */
+  GRAFT_MODEL_ERROR_CANCELLED,
+} GraftModelError;
+
+typedef enum {
+  GRAFT_FILE_KIND_UNKNOWN = 0,
+  GRAFT_FILE_KIND_ONNX,
+  GRAFT_FILE_KIND_ZIP,             /* a PyTorch zip archive of some kind */
+  GRAFT_FILE_KIND_TORCH_LEGACY,    /* pre-1.6 torch.save pickle stream */
+  GRAFT_FILE_KIND_TORCH_TAR,       /* torch ≤ 0.3 tar */
+  GRAFT_FILE_KIND_FLATBUFFER_MOBILE,
+} GraftFileKind;
+
+GraftFileKind graft_sniff_file_kind (const guint8 *head, gsize head_len);
+
+/* cancellable may be NULL. Progress, if given, is called with a fraction in [0, 1]. */
+typedef void (*GraftProgressFunc) (double fraction, gpointer user_data);
+
+GraftModel *graft_model_load (const char *path,
+                              GCancellable *cancellable,
+                              GraftProgressFunc progress,
+                              gpointer progress_data,
+                              GError **error);
+
+G_END_DECLS
