@@ -1,0 +1,107 @@
+#include "loader.h"
+#include "onnx/reader.h"
+#include "torchscript/pytorch-file.h"
+
+#include <string.h>
+#include <errno.h>
+#include <glib/gstdio.h>
+
+G_DEFINE_QUARK (graft-model-error-quark, graft_model_error)
+
+/* torch.save before 1.6 starts with the pickled protocol-2 magic number
+ * 0x1950a86a20f9469cfc6c. */
+static const guint8 legacy_torch_magic[] = {
+  0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
+};
+
+/* Enough for the tar header's "ustar" at offset 257. */
+#define SNIFF_LENGTH 512
+
+GraftFileKind
+graft_sniff_file_kind (const guint8 *head, gsize head_len)
+{
+  if (head_len == 0)
+    return GRAFT_FILE_KIND_UNKNOWN;
+  if (head_len >= 4 && memcmp (head, "PK\x03\x04", 4) == 0)
+    return GRAFT_FILE_KIND_ZIP;
+  if (head_len >= sizeof legacy_torch_magic && memcmp (head, legacy_torch_magic, sizeof legacy_torch_magic) == 0)
+    return GRAFT_FILE_KIND_TORCH_LEGACY;
+  if (head_len >= 262 && memcmp (head + 257, "ustar", 5) == 0)
+    return GRAFT_FILE_KIND_TORCH_TAR;
+  if (head_len >= 8 && memcmp (head + 4, "PTMF", 4) == 0)
+    return GRAFT_FILE_KIND_FLATBUFFER_MOBILE;
+  /* ONNX has no magic number: anything else is tried as a ModelProto,
+   * whose reader names the first byte that does not parse. */
+  return GRAFT_FILE_KIND_ONNX;
+}
+
+static gboolean
+read_head (const char *path, guint8 *head, gsize *head_len, GError **error)
+{
+  FILE *file;
+  GStatBuf st;
+
+  if (g_stat (path, &st) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: is a folder, not a model file", path);
+      return FALSE;
+    }
+  file = g_fopen (path, "rb");
+  if (file == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: %s", path, g_strerror (saved));
+      return FALSE;
+    }
+  *head_len = fread (head, 1, SNIFF_LENGTH, file);
+  if (ferror (file))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: read error", path);
+      fclose (file);
+      return FALSE;
+    }
+  fclose (file);
+  if (*head_len == 0)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED, "%s: the file is empty (0 bytes)", path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+GraftModel *
+graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc progress, gpointer progress_data,
+                  GError **error)
+{
+  guint8 head[SNIFF_LENGTH];
+  gsize head_len = 0;
+
+  g_return_val_if_fail (path != NULL, NULL);
+
+  if (!read_head (path, head, &head_len, error))
+    return NULL;
+
+  switch (graft_sniff_file_kind (head, head_len))
+    {
+    case GRAFT_FILE_KIND_ZIP:
+    case GRAFT_FILE_KIND_TORCH_LEGACY:
+    case GRAFT_FILE_KIND_TORCH_TAR:
+      return graft_pytorch_file_load (path, cancellable, error);
+    case GRAFT_FILE_KIND_FLATBUFFER_MOBILE:
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "%s: a PyTorch Mobile flatbuffer (.ptl saved with _use_flatbuffer); "
+                   "re-save it with torch.jit.save() or export it with torch.onnx.export() to open it in Graft",
+                   path);
+      return NULL;
+    case GRAFT_FILE_KIND_ONNX:
+    case GRAFT_FILE_KIND_UNKNOWN:
+    default:
+      return graft_onnx_read_file (path, cancellable, progress, progress_data, error);
+    }
+}

@@ -1,0 +1,21 @@
+/* State shared by the parts of the ONNX reader while one file is read. */
+#pragma once
+
+#include <gio/gio.h>
+#include "loader.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char *display_name;   /* the file, for error messages */
+  const char *model_dir;      /* canonical folder of the file; NULL: external data refused */
+  GBytes *file_bytes;         /* the whole (mapped) file: stripped raw_data are slices of it */
+  GArray *slices;             /* GraftOnnxSlice, from graft_onnx_wire_strip() */
+  GCancellable *cancellable;
+  GraftProgressFunc progress;
+  gpointer progress_data;
+  guint nodes_total;
+  guint nodes_done;
+} GraftOnnxReadContext;
+
+G_END_DECLS

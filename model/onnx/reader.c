@@ -1,0 +1,148 @@
+#include "onnx/reader.h"
+#include "onnx/graph-proto.h"
+#include "onnx/wire.h"
+#include "onnx.pb-c.h"
+
+#include <stdlib.h>
+
+static void
+free_model_proto (Onnx__ModelProto *proto)
+{
+  onnx__model_proto__free_unpacked (proto, NULL);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Onnx__ModelProto, free_model_proto)
+
+static void
+read_metadata (GraftModel *model, const Onnx__ModelProto *proto)
+{
+  if (proto->has_ir_version)
+    graft_model_set_ir_version (model, proto->ir_version);
+  if (proto->has_model_version)
+    graft_model_set_model_version (model, proto->model_version);
+  graft_model_set_producer (model, proto->producer_name, proto->producer_version);
+  if (proto->domain != NULL && proto->domain[0] != '\0')
+    graft_model_set_domain (model, proto->domain);
+  if (proto->doc_string != NULL && proto->doc_string[0] != '\0')
+    graft_model_set_doc_string (model, proto->doc_string);
+  for (size_t i = 0; i < proto->n_opset_import; i++)
+    graft_model_set_opset (model, proto->opset_import[i]->domain,
+                           proto->opset_import[i]->has_version ? proto->opset_import[i]->version : 1);
+  for (size_t i = 0; i < proto->n_metadata_props; i++)
+    graft_model_add_metadata (model, proto->metadata_props[i]->key ? proto->metadata_props[i]->key : "",
+                              proto->metadata_props[i]->value ? proto->metadata_props[i]->value : "");
+}
+
+static GraftModel *
+model_from_proto (GraftOnnxReadContext *context, const Onnx__ModelProto *proto, GError **error)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph;
+
+  if (proto->graph == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "not an ONNX model: the protobuf has no graph%s",
+                   proto->has_ir_version ? "" : " and no ir_version");
+      return NULL;
+    }
+  read_metadata (model, proto);
+
+  context->nodes_total = proto->graph->n_node;
+  for (size_t i = 0; i < proto->n_functions; i++)
+    context->nodes_total += proto->functions[i]->n_node;
+
+  graph = graft_onnx_graph_from_proto (context, proto->graph, NULL, error);
+  if (graph == NULL)
+    return NULL;
+  graft_model_set_graph (model, graph);
+
+  for (size_t i = 0; i < proto->n_functions; i++)
+    {
+      GraftFunction *function = graft_onnx_function_from_proto (context, proto->functions[i], error);
+      if (function == NULL)
+        return NULL;
+      graft_model_add_function (model, function);
+    }
+  if (context->progress != NULL)
+    context->progress (1.0, context->progress_data);
+  return g_steal_pointer (&model);
+}
+
+GraftModel *
+graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *model_dir, GCancellable *cancellable,
+                       GraftProgressFunc progress, gpointer progress_data, GError **error)
+{
+  g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (GraftOnnxSlice));
+  g_autoptr(GBytes) stripped = NULL;
+  g_autoptr(Onnx__ModelProto) proto = NULL;
+  g_autoptr(GraftModel) model = NULL;
+  gsize length;
+  const guint8 *data = g_bytes_get_data (bytes, &length);
+  GraftOnnxReadContext context = {
+    .display_name = display_name,
+    .model_dir = model_dir,
+    .file_bytes = bytes,
+    .slices = slices,
+    .cancellable = cancellable,
+    .progress = progress,
+    .progress_data = progress_data,
+  };
+
+  if (length == 0)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED, "%s: the file is empty", display_name);
+      return NULL;
+    }
+
+  stripped = graft_onnx_wire_strip (data, length, GRAFT_ONNX_WIRE_MIN_STRIP, slices, error);
+  if (stripped == NULL)
+    {
+      g_prefix_error (error, "%s: not a readable ONNX file: ", display_name);
+      return NULL;
+    }
+
+  proto = onnx__model_proto__unpack (NULL, g_bytes_get_size (stripped), g_bytes_get_data (stripped, NULL));
+  if (proto == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "%s: not a valid ONNX ModelProto (a field has the wrong type or a packed array is broken)",
+                   display_name);
+      return NULL;
+    }
+  g_clear_pointer (&stripped, g_bytes_unref);
+
+  model = model_from_proto (&context, proto, error);
+  if (model == NULL)
+    {
+      g_prefix_error (error, "%s: ", display_name);
+      return NULL;
+    }
+  return g_steal_pointer (&model);
+}
+
+GraftModel *
+graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgressFunc progress,
+                      gpointer progress_data, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GMappedFile) mapped = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *model_dir = realpath (dir, NULL);
+  GraftModel *model;
+
+  /* Read-only private mapping: weights stay in the page cache and are
+   * paged in only when someone looks at them. */
+  mapped = g_mapped_file_new (path, FALSE, &local_error);
+  if (mapped == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s", local_error->message);
+      return NULL;
+    }
+  bytes = g_mapped_file_get_bytes (mapped);
+  model = graft_onnx_read_bytes (bytes, path, model_dir, cancellable, progress, progress_data, error);
+  if (model != NULL)
+    graft_model_set_path (model, path);
+  return model;
+}

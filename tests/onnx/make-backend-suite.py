@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Generates the ONNX backend conformance suite (python3-onnx's
+`backend-test-tools generate-data`) into OUTDIR, once, and writes
+OUTDIR/expected-counts.tsv: one line per case with
+  relative/path/model.onnx <TAB> main-graph node count <TAB> recursive node count
+as onnx.load() sees them. Later runs reuse the cache (OUTDIR/.stamp).
+
+Usage: make-backend-suite.py OUTDIR
+"""
+import builtins
+import fcntl
+import os
+import sys
+
+STAMP_VERSION = "1"
+
+
+def restore_numpy_aliases():
+    # numpy 1.24 removed these aliases; onnx 1.12's test cases still use them.
+    import numpy as np
+    for alias, target in (("float", builtins.float), ("int", builtins.int),
+                          ("bool", builtins.bool), ("object", builtins.object),
+                          ("complex", builtins.complex), ("str", builtins.str)):
+        if alias not in np.__dict__:
+            setattr(np, alias, target)
+
+
+def count_recursive(graph):
+    total = 0
+    for node in graph.node:
+        total += 1
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                total += count_recursive(attr.g)
+            for sub in attr.graphs:
+                total += count_recursive(sub)
+    return total
+
+
+def generate(outdir):
+    restore_numpy_aliases()
+    import onnx
+    from onnx.backend.test import cmd_tools
+
+    sys.argv = ["backend-test-tools", "generate-data", "-o", outdir]
+    cmd_tools.main()
+
+    lines = []
+    for root, dirs, files in os.walk(outdir):
+        dirs.sort()
+        if "model.onnx" not in files:
+            continue
+        path = os.path.join(root, "model.onnx")
+        model = onnx.load(path, load_external_data=False)
+        rel = os.path.relpath(path, outdir)
+        lines.append(f"{rel}\t{len(model.graph.node)}\t{count_recursive(model.graph)}\n")
+    if not lines:
+        sys.exit("make-backend-suite: the generator wrote no model.onnx files")
+    with open(os.path.join(outdir, "expected-counts.tsv"), "w") as f:
+        f.writelines(lines)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    outdir = os.path.abspath(sys.argv[1])
+    os.makedirs(outdir, exist_ok=True)
+    stamp = os.path.join(outdir, ".stamp")
+    with open(os.path.join(outdir, ".lock"), "w") as lock:
+        # Several tests may ask for the suite at once; one generates it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == STAMP_VERSION:
+                    return
+        except FileNotFoundError:
+            pass
+        generate(outdir)
+        with open(stamp, "w") as f:
+            f.write(STAMP_VERSION + "\n")
+
+
+if __name__ == "__main__":
+    main()
