@@ -1,0 +1,22 @@
+/* Find (Ctrl+F): a search entry over a list of matching nodes and values. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_FIND_PANEL (graft_find_panel_get_type ())
+G_DECLARE_FINAL_TYPE (GraftFindPanel, graft_find_panel, GRAFT, FIND_PANEL, GtkWidget)
+
+GtkWidget *graft_find_panel_new (void);
+
+/* The graph searched, with all its subgraphs; NULL clears. */
+void graft_find_panel_set_graph (GraftFindPanel *self, GraftGraph *graph);
+void graft_find_panel_set_text (GraftFindPanel *self, const char *text);
+void graft_find_panel_focus_entry (GraftFindPanel *self);
+
+/* Number of matches for the current text (all of them, not only listed ones). */
+guint graft_find_panel_get_n_matches (GraftFindPanel *self);
+
+G_END_DECLS

@@ -1,0 +1,676 @@
+#include "node-sidebar.h"
+
+#include <math.h>
+
+#include "value-format.h"
+
+/* Tensors up to this many elements are summarised at once; bigger ones in
+ * a worker thread so that clicking a 100 MB embedding never stalls. */
+#define STATS_SYNC_LIMIT 65536
+#define ATTRIBUTE_MAX_ITEMS 16
+#define MAX_LISTED_TENSORS 500
+
+struct _GraftNodeSidebar
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *scroller;
+  GtkLabel *title_label;
+  GtkLabel *subtitle_label;
+  GtkBox *sections;
+
+  GCancellable *stats_cancellable;
+  guint pending_stats;
+};
+
+G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
+
+enum {
+  SIGNAL_ITEM_ACTIVATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+typedef struct {
+  GraftNodeSidebar *self;   /* weak: checked through the cancellable */
+  GraftModel *model;        /* keeps the tensor's mapped data alive */
+  GraftTensor *tensor;
+  GtkLabel *label;
+  GraftTensorStats stats;
+} StatsJob;
+
+static void
+stats_job_free (StatsJob *job)
+{
+  g_clear_object (&job->model);
+  g_clear_pointer (&job->tensor, graft_tensor_unref);
+  g_clear_object (&job->label);
+  g_free (job);
+}
+
+static char *
+format_stats (const GraftTensorStats *stats)
+{
+  GString *out = g_string_new (NULL);
+
+  if (stats->count == 0)
+    return g_strdup ("no elements");
+  g_string_append_printf (out, "min %.6g · max %.6g · mean %.6g", stats->min, stats->max, stats->mean);
+  if (stats->nan_count > 0)
+    g_string_append_printf (out, " · %" G_GINT64_FORMAT " NaN", stats->nan_count);
+  return g_string_free (out, FALSE);
+}
+
+static void
+clear_sections (GraftNodeSidebar *self)
+{
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->sections))) != NULL)
+    gtk_box_remove (self->sections, child);
+
+  g_cancellable_cancel (self->stats_cancellable);
+  g_clear_object (&self->stats_cancellable);
+  self->stats_cancellable = g_cancellable_new ();
+  self->pending_stats = 0;
+}
+
+static void
+set_header (GraftNodeSidebar *self, const char *title, const char *subtitle)
+{
+  gtk_label_set_text (self->title_label, title);
+  gtk_label_set_text (self->subtitle_label, subtitle != NULL ? subtitle : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->subtitle_label), subtitle != NULL && subtitle[0] != '\0');
+}
+
+static void
+on_row_activated (GtkListBox *list, GtkListBoxRow *row, GraftNodeSidebar *self)
+{
+  gpointer node = g_object_get_data (G_OBJECT (row), "graft-node");
+  gpointer value = g_object_get_data (G_OBJECT (row), "graft-value");
+
+  if (node != NULL || value != NULL)
+    g_signal_emit (self, signals[SIGNAL_ITEM_ACTIVATED], 0, node, value);
+}
+
+static GtkListBox *
+add_section (GraftNodeSidebar *self, const char *heading)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *label = gtk_label_new (heading);
+  GtkWidget *list = gtk_list_box_new ();
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_widget_add_css_class (label, "heading");
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  gtk_widget_add_css_class (list, "boxed-list");
+  g_signal_connect (list, "row-activated", G_CALLBACK (on_row_activated), self);
+
+  gtk_box_append (GTK_BOX (box), label);
+  gtk_box_append (GTK_BOX (box), list);
+  gtk_box_append (self->sections, box);
+  return GTK_LIST_BOX (list);
+}
+
+static GtkWidget *
+make_label (const char *text, const char *css_class, gboolean selectable)
+{
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (GTK_LABEL (label), selectable);
+  if (css_class != NULL)
+    gtk_widget_add_css_class (label, css_class);
+  return label;
+}
+
+/* A row shows the name above the value: a narrow pane never has to cut
+ * either of them. Returns the value label. */
+static GtkLabel *
+add_row (GtkListBox *list, const char *name, const char *value)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *value_label = make_label (value != NULL && value[0] != '\0' ? value : "—",
+                                       "property-value", TRUE);
+
+  gtk_widget_add_css_class (box, "property-row");
+  gtk_box_append (GTK_BOX (box), make_label (name, "property-name", FALSE));
+  gtk_box_append (GTK_BOX (box), value_label);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_list_box_append (list, row);
+  return GTK_LABEL (value_label);
+}
+
+/* A row that jumps to a node or a value when activated. */
+static void
+add_link_row (GtkListBox *list, const char *title, const char *subtitle,
+              GraftNode *node, GraftValue *value)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *hbox = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *vbox = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *arrow = gtk_image_new_from_icon_name ("go-next-symbolic");
+
+  gtk_widget_add_css_class (hbox, "property-row");
+  gtk_widget_set_hexpand (vbox, TRUE);
+  gtk_box_append (GTK_BOX (vbox), make_label (title, "property-link", FALSE));
+  if (subtitle != NULL)
+    gtk_box_append (GTK_BOX (vbox), make_label (subtitle, "property-name", FALSE));
+  gtk_box_append (GTK_BOX (hbox), vbox);
+  gtk_box_append (GTK_BOX (hbox), arrow);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), hbox);
+  g_object_set_data (G_OBJECT (row), "graft-node", node);
+  g_object_set_data (G_OBJECT (row), "graft-value", value);
+  gtk_list_box_append (list, row);
+}
+
+static void
+add_row_printf (GtkListBox *list, const char *name, const char *format, ...) G_GNUC_PRINTF (3, 4);
+
+static void
+add_row_printf (GtkListBox *list, const char *name, const char *format, ...)
+{
+  g_autofree char *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  add_row (list, name, text);
+}
+
+static void
+stats_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  StatsJob *job = task_data;
+  GError *error = NULL;
+
+  if (graft_tensor_compute_stats (job->tensor, &job->stats, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  StatsJob *job = g_task_get_task_data (G_TASK (result));
+  GCancellable *cancellable = g_task_get_cancellable (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  if (g_cancellable_is_cancelled (cancellable))
+    return;  /* the sidebar shows something else now */
+
+  if (g_task_propagate_boolean (G_TASK (result), &error))
+    text = format_stats (&job->stats);
+  else
+    text = g_strdup (error->message);
+  gtk_label_set_text (job->label, text);
+  job->self->pending_stats--;
+}
+
+static void
+add_stats_row (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, GraftTensor *tensor)
+{
+  GtkLabel *label;
+
+  if (graft_tensor_get_numel (tensor) <= STATS_SYNC_LIMIT)
+    {
+      GraftTensorStats stats;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *text = NULL;
+
+      if (graft_tensor_compute_stats (tensor, &stats, &error))
+        text = format_stats (&stats);
+      else
+        text = g_strdup (error->message);
+      add_row (list, "Statistics", text);
+    }
+  else
+    {
+      g_autoptr(GTask) task = NULL;
+      StatsJob *job = g_new0 (StatsJob, 1);
+
+      label = add_row (list, "Statistics", "computing…");
+      job->self = self;
+      job->model = model != NULL ? g_object_ref (model) : NULL;
+      job->tensor = graft_tensor_ref (tensor);
+      job->label = g_object_ref (label);
+      task = g_task_new (NULL, self->stats_cancellable, stats_done, NULL);
+      g_task_set_task_data (task, job, (GDestroyNotify) stats_job_free);
+      self->pending_stats++;
+      g_task_run_in_thread (task, stats_thread);
+    }
+}
+
+static void
+add_tensor_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, GraftTensor *tensor)
+{
+  g_autofree char *description = graft_tensor_describe (tensor);
+  g_autofree char *size = g_format_size (graft_tensor_get_nbytes (tensor));
+
+  add_row (list, "Tensor", description);
+  add_row (list, "Size", size);
+  if (graft_tensor_is_external (tensor))
+    add_row_printf (list, "External data", "%s at byte %" G_GUINT64_FORMAT,
+                    tensor->external_path, tensor->external_offset);
+  if (tensor->dtype != GRAFT_DTYPE_STRING)
+    add_stats_row (self, list, model, tensor);
+}
+
+static void
+add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values)
+{
+  GtkListBox *list;
+
+  if (values == NULL || values->len == 0)
+    return;
+  list = add_section (self, heading);
+  for (guint i = 0; i < values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (values, i);
+      g_autofree char *type_text = NULL;
+      g_autofree char *subtitle = NULL;
+
+      if (value == NULL)
+        {
+          add_row (list, "(omitted optional)", NULL);
+          continue;
+        }
+      type_text = graft_value_format_type (value);
+      if (value->initializer != NULL)
+        subtitle = g_strdup_printf ("initializer · %s", type_text);
+      else
+        subtitle = g_steal_pointer (&type_text);
+      add_link_row (list, value->name, subtitle, NULL, value);
+    }
+}
+
+static char *
+format_producer (GraftModel *model)
+{
+  const char *name = graft_model_get_producer_name (model);
+  const char *version = graft_model_get_producer_version (model);
+
+  if (name == NULL || name[0] == '\0')
+    return NULL;
+  if (version == NULL || version[0] == '\0')
+    return g_strdup (name);
+  return g_strdup_printf ("%s %s", name, version);
+}
+
+static void
+add_model_section (GraftNodeSidebar *self, GraftModel *model)
+{
+  GtkListBox *list = add_section (self, "Model");
+  g_autofree char *producer = format_producer (model);
+  const char *text;
+
+  add_row (list, "Format", graft_model_format_to_string (graft_model_get_format (model)));
+  if (producer != NULL)
+    add_row (list, "Producer", producer);
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX)
+    add_row_printf (list, "IR version", "%" G_GINT64_FORMAT, graft_model_get_ir_version (model));
+  if ((text = graft_model_get_domain (model)) != NULL && text[0] != '\0')
+    add_row (list, "Domain", text);
+  if (graft_model_get_model_version (model) > 0)
+    add_row_printf (list, "Model version", "%" G_GINT64_FORMAT, graft_model_get_model_version (model));
+  if ((text = graft_model_get_path (model)) != NULL)
+    add_row (list, "File", text);
+  if ((text = graft_model_get_doc_string (model)) != NULL && text[0] != '\0')
+    add_row (list, "Description", text);
+}
+
+static void
+add_opsets_section (GraftNodeSidebar *self, GraftModel *model)
+{
+  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GtkListBox *list;
+
+  if (domains == NULL || domains->len == 0)
+    return;
+  list = add_section (self, "Opset Imports");
+  for (guint i = 0; i < domains->len; i++)
+    {
+      const char *domain = g_ptr_array_index (domains, i);
+
+      add_row_printf (list, domain, "%" G_GINT64_FORMAT, graft_model_get_opset (model, domain));
+    }
+}
+
+static void
+add_metadata_section (GraftNodeSidebar *self, GraftModel *model)
+{
+  guint n = graft_model_get_n_metadata (model);
+  GtkListBox *list;
+
+  if (n == 0)
+    return;
+  list = add_section (self, "Metadata");
+  for (guint i = 0; i < n; i++)
+    {
+      const char *key, *value;
+
+      graft_model_get_metadata (model, i, &key, &value);
+      add_row (list, key, value);
+    }
+}
+
+static void
+add_graph_section (GraftNodeSidebar *self, GraftGraph *graph)
+{
+  GtkListBox *list = add_section (self, "Graph");
+  g_autofree char *name = graft_graph_format_name (graph);
+
+  add_row (list, "Name", name);
+  add_row_printf (list, "Nodes", "%u (%u with subgraphs)",
+                  graph->nodes->len, graft_graph_count_nodes_recursive (graph));
+  add_row_printf (list, "Initializers", "%u", graph->initializers->len);
+  if (graph->doc_string != NULL && graph->doc_string[0] != '\0')
+    add_row (list, "Description", graph->doc_string);
+}
+
+static void
+add_weights_section (GraftNodeSidebar *self, GraftModel *model)
+{
+  GPtrArray *tensors = graft_model_get_tensors (model);
+  GtkListBox *list;
+
+  if (tensors == NULL || tensors->len == 0)
+    return;
+  list = add_section (self, "Tensors");
+  for (guint i = 0; i < tensors->len && i < MAX_LISTED_TENSORS; i++)
+    {
+      GraftTensor *tensor = g_ptr_array_index (tensors, i);
+      g_autofree char *description = graft_tensor_describe (tensor);
+
+      add_row (list, tensor->name != NULL ? tensor->name : "(unnamed)", description);
+    }
+  if (tensors->len > MAX_LISTED_TENSORS)
+    add_row_printf (list, "…", "%u more tensors", tensors->len - MAX_LISTED_TENSORS);
+}
+
+void
+graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
+{
+  GraftGraph *graph;
+  const char *path;
+  g_autofree char *basename = NULL;
+  g_autofree char *description = NULL;
+
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+  g_return_if_fail (GRAFT_IS_MODEL (model));
+
+  clear_sections (self);
+  path = graft_model_get_path (model);
+  basename = path != NULL ? g_path_get_basename (path) : g_strdup ("Model");
+  description = graft_model_describe (model);
+  set_header (self, basename, description);
+
+  add_model_section (self, model);
+  add_opsets_section (self, model);
+  add_metadata_section (self, model);
+  graph = graft_model_get_graph (model);
+  if (graph != NULL)
+    {
+      add_value_links (self, "Inputs", graph->inputs);
+      add_value_links (self, "Outputs", graph->outputs);
+      add_graph_section (self, graph);
+    }
+  add_weights_section (self, model);
+}
+
+static void
+add_node_section (GraftNodeSidebar *self, GraftNode *node)
+{
+  GtkListBox *list = add_section (self, "Node");
+  g_autoptr(GPtrArray) chain = graft_graph_get_ancestry (node->graph);
+  GString *where = g_string_new (NULL);
+
+  add_row (list, "Operator", node->op);
+  add_row (list, "Name", node->name != NULL && node->name[0] != '\0' ? node->name : "(unnamed)");
+  if (node->group != NULL && node->group->path != NULL && node->group->path[0] != '\0')
+    {
+      if (node->group->class_name != NULL)
+        add_row_printf (list, "Group", "%s (%s)", node->group->path, node->group->class_name);
+      else
+        add_row (list, "Group", node->group->path);
+    }
+  for (guint i = 0; i < chain->len; i++)
+    {
+      g_autofree char *name = graft_graph_format_name (g_ptr_array_index (chain, i));
+
+      g_string_append_printf (where, "%s%s", i > 0 ? " › " : "", name);
+    }
+  add_row (list, "Graph", where->str);
+  g_string_free (where, TRUE);
+  if (node->source_range != NULL)
+    add_row (list, "Source", node->source_range);
+  if (node->doc_string != NULL && node->doc_string[0] != '\0')
+    add_row (list, "Description", node->doc_string);
+}
+
+static void
+add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
+{
+  GtkListBox *list;
+
+  if (node->attributes->len == 0)
+    return;
+  list = add_section (self, "Attributes");
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+      g_autofree char *value = graft_attribute_format_value (attribute, ATTRIBUTE_MAX_ITEMS);
+
+      add_row (list, attribute->name, value);
+    }
+}
+
+static void
+add_initializers_section (GraftNodeSidebar *self, GraftModel *model, GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      g_autofree char *heading = NULL;
+
+      if (value == NULL || value->initializer == NULL)
+        continue;
+      heading = g_strdup_printf ("Initializer “%s”", value->name);
+      add_tensor_rows (self, add_section (self, heading), model, value->initializer);
+    }
+}
+
+static void
+add_subgraphs_section (GraftNodeSidebar *self, GraftNode *node)
+{
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+  GtkListBox *list;
+
+  if (subgraphs == NULL || subgraphs->len == 0)
+    return;
+  list = add_section (self, "Subgraphs");
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *graph = g_ptr_array_index (subgraphs, i);
+      g_autofree char *name = graft_graph_format_name (graph);
+
+      add_row_printf (list, name, "%u nodes · double-click the node to open", graph->nodes->len);
+    }
+}
+
+void
+graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNode *node)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+  g_return_if_fail (node != NULL);
+
+  clear_sections (self);
+  set_header (self, node->op_type,
+              node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
+  add_node_section (self, node);
+  add_attributes_section (self, node);
+  add_value_links (self, "Inputs", node->inputs);
+  add_value_links (self, "Outputs", node->outputs);
+  add_initializers_section (self, model, node);
+  add_subgraphs_section (self, node);
+}
+
+static const char *
+describe_value_role (const GraftValue *value)
+{
+  if (value->initializer != NULL)
+    return "Initializer";
+  if (value->is_graph_input)
+    return "Graph input";
+  if (value->is_graph_output)
+    return "Graph output";
+  return "Value";
+}
+
+static void
+add_value_type_section (GraftNodeSidebar *self, GraftValue *value)
+{
+  GtkListBox *list = add_section (self, "Value");
+  g_autofree char *type_text = graft_value_format_type (value);
+
+  add_row (list, "Type", type_text);
+  if (value->has_inferred)
+    {
+      g_autofree char *inferred = graft_shape_to_string (&value->inferred_shape);
+
+      add_row_printf (list, "Inferred", "%s · %s", graft_dtype_to_string (value->inferred_dtype), inferred);
+    }
+  if (value->type_string != NULL && value->kind == GRAFT_VALUE_TENSOR)
+    add_row (list, "Declared type", value->type_string);
+  if (value->doc_string != NULL && value->doc_string[0] != '\0')
+    add_row (list, "Description", value->doc_string);
+}
+
+static void
+add_value_nodes_section (GraftNodeSidebar *self, GraftValue *value)
+{
+  GtkListBox *list;
+
+  if (value->producer != NULL)
+    {
+      g_autofree char *label = graft_node_format_label (value->producer);
+      g_autofree char *slot = g_strdup_printf ("output %u", value->producer_index);
+
+      list = add_section (self, "Produced By");
+      add_link_row (list, label, slot, value->producer, NULL);
+    }
+  if (value->consumers != NULL && value->consumers->len > 0)
+    {
+      list = add_section (self, "Used By");
+      for (guint i = 0; i < value->consumers->len; i++)
+        {
+          GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+          g_autofree char *label = graft_node_format_label (consumer);
+
+          add_link_row (list, label, consumer->op, consumer, NULL);
+        }
+    }
+}
+
+void
+graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+  g_return_if_fail (value != NULL);
+
+  clear_sections (self);
+  set_header (self, value->name, describe_value_role (value));
+  add_value_type_section (self, value);
+  if (value->initializer != NULL)
+    add_tensor_rows (self, add_section (self, "Initializer"), model, value->initializer);
+  add_value_nodes_section (self, value);
+}
+
+void
+graft_node_sidebar_clear (GraftNodeSidebar *self)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+
+  clear_sections (self);
+  set_header (self, "", NULL);
+}
+
+const char *
+graft_node_sidebar_get_title (GraftNodeSidebar *self)
+{
+  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
+  return gtk_label_get_text (self->title_label);
+}
+
+const char *
+graft_node_sidebar_get_subtitle (GraftNodeSidebar *self)
+{
+  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
+  return gtk_label_get_text (self->subtitle_label);
+}
+
+guint
+graft_node_sidebar_get_pending_stats (GraftNodeSidebar *self)
+{
+  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), 0);
+  return self->pending_stats;
+}
+
+static void
+graft_node_sidebar_dispose (GObject *object)
+{
+  GraftNodeSidebar *self = GRAFT_NODE_SIDEBAR (object);
+  GtkWidget *child;
+
+  if (self->stats_cancellable != NULL)
+    g_cancellable_cancel (self->stats_cancellable);
+  g_clear_object (&self->stats_cancellable);
+  gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
+  /* The template's root box is not a bound child: unparent it ourselves. */
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+  G_OBJECT_CLASS (graft_node_sidebar_parent_class)->dispose (object);
+}
+
+static void
+graft_node_sidebar_class_init (GraftNodeSidebarClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = graft_node_sidebar_dispose;
+
+  /* (node, value): one of them is set; the window selects it in the canvas. */
+  signals[SIGNAL_ITEM_ACTIVATED] =
+    g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_POINTER);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/graft/Graft/ui/node-sidebar.ui");
+  gtk_widget_class_bind_template_child (widget_class, GraftNodeSidebar, scroller);
+  gtk_widget_class_bind_template_child (widget_class, GraftNodeSidebar, title_label);
+  gtk_widget_class_bind_template_child (widget_class, GraftNodeSidebar, subtitle_label);
+  gtk_widget_class_bind_template_child (widget_class, GraftNodeSidebar, sections);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "nodesidebar");
+}
+
+static void
+graft_node_sidebar_init (GraftNodeSidebar *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->stats_cancellable = g_cancellable_new ();
+}
+
+GtkWidget *
+graft_node_sidebar_new (void)
+{
+  return g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL);
+}

@@ -1,0 +1,27 @@
+/* The details pane beside the canvas: the selected node or value, or the
+ * model's own properties when nothing is selected. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_NODE_SIDEBAR (graft_node_sidebar_get_type ())
+G_DECLARE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GRAFT, NODE_SIDEBAR, GtkWidget)
+
+GtkWidget *graft_node_sidebar_new (void);
+
+void graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model);
+void graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNode *node);
+void graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value);
+void graft_node_sidebar_clear (GraftNodeSidebar *self);
+
+/* What the header labels display (for the window title and test reports). */
+const char *graft_node_sidebar_get_title (GraftNodeSidebar *self);
+const char *graft_node_sidebar_get_subtitle (GraftNodeSidebar *self);
+
+/* Number of initializer statistics still being computed. */
+guint graft_node_sidebar_get_pending_stats (GraftNodeSidebar *self);
+
+G_END_DECLS

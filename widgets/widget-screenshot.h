@@ -1,0 +1,11 @@
+/* Renders a realized widget (usually a whole window) to a PNG file, the way
+ * it is on screen; used by --screenshot and the win.screenshot action. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+gboolean graft_widget_save_png (GtkWidget *widget, const char *path, GError **error);
+
+G_END_DECLS
