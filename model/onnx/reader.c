@@ -46,6 +46,19 @@ model_from_proto (GraftOnnxReadContext *context, const Onnx__ModelProto *proto, 
                    proto->has_ir_version ? "" : " and no ir_version");
       return NULL;
     }
+  /* IR version 3 made opset_import mandatory; a file cut at a message
+   * boundary typically loses it, so this also catches truncation. */
+  if (proto->n_opset_import == 0 && (!proto->has_ir_version || proto->ir_version >= 3))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "not a complete ONNX model: it has no opset_import (the file may be truncated)");
+      return NULL;
+    }
+  if (g_cancellable_is_cancelled (context->cancellable))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "loading was cancelled");
+      return NULL;
+    }
   read_metadata (model, proto);
 
   context->nodes_total = proto->graph->n_node;

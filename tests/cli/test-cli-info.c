@@ -1,0 +1,254 @@
+/* `graft-cli info`: the JSON contract, the text report, and the exit status
+ * and single stderr line for files it cannot read. */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "fixtures.h"
+
+typedef struct {
+  int status;
+  char *out;
+  char *err;
+} Run;
+
+static void
+run_clear (Run *run)
+{
+  g_free (run->out);
+  g_free (run->err);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+
+#define source_path graft_test_source_path
+
+static void
+run_cli (Run *run, const char *const *args)
+{
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  int wait_status;
+
+  g_ptr_array_add (argv, cli);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &run->out, &run->err, &wait_status, &error));
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (wait_status));
+  run->status = WEXITSTATUS (wait_status);
+}
+
+static void
+test_json_sample (void)
+{
+  g_autofree char *path = source_path ("data/samples/tiny-cnn.onnx");
+  const char *args[] = { "info", path, "--json", NULL };
+  g_auto (Run) run = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GList) ops = NULL;
+  JsonObject *root, *input, *graph, *op_counts;
+  JsonArray *shape;
+  gint64 total = 0;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_true (json_parser_load_from_data (parser, run.out, -1, &error));
+  g_assert_no_error (error);
+  root = json_node_get_object (json_parser_get_root (parser));
+
+  g_assert_cmpstr (json_object_get_string_member (root, "format"), ==, "onnx");
+  g_assert_cmpstr (json_object_get_string_member (root, "producer"), ==, "pytorch");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (root, "opsets"), "onnx"), ==, 17);
+
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (root, "inputs")), ==, 1);
+  input = json_array_get_object_element (json_object_get_array_member (root, "inputs"), 0);
+  g_assert_cmpstr (json_object_get_string_member (input, "name"), ==, "image");
+  g_assert_cmpstr (json_object_get_string_member (input, "dtype"), ==, "float32");
+  shape = json_object_get_array_member (input, "shape");
+  g_assert_cmpuint (json_array_get_length (shape), ==, 4);
+  g_assert_cmpstr (json_array_get_string_element (shape, 0), ==, "batch");
+  g_assert_cmpint (json_array_get_int_element (shape, 1), ==, 3);
+  g_assert_cmpint (json_array_get_int_element (shape, 3), ==, 32);
+
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (root, "outputs")), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (json_object_get_array_member (root, "outputs"), 0), "name"),
+                   ==, "probabilities");
+
+  graph = json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0);
+  g_assert_cmpint (json_object_get_int_member (graph, "nodes"), ==, 35);
+  op_counts = json_object_get_object_member (graph, "ops");
+  g_assert_cmpint (json_object_get_int_member (op_counts, "onnx::Conv"), ==, 10);
+  ops = json_object_get_members (op_counts);
+  for (GList *l = ops; l; l = l->next)
+    {
+      g_assert_nonnull (strstr (l->data, "::"));
+      total += json_object_get_int_member (op_counts, l->data);
+    }
+  g_assert_cmpint (total, ==, 35);
+}
+
+/* A symbolic, a fixed and an unknown dim: ["batch", 2, null]-style shapes. */
+static void
+test_json_unknown_dims (void)
+{
+  g_autofree char *path = source_path ("tests/fixtures-generated/onnx/dims.onnx");
+  const char *args[] = { "info", "--json", path, NULL };
+  g_auto (Run) run = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *root;
+  JsonArray *inputs, *shape;
+  JsonObject *graph;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, run.out, -1, &error));
+  root = json_node_get_object (json_parser_get_root (parser));
+  inputs = json_object_get_array_member (root, "inputs");
+  shape = json_object_get_array_member (json_array_get_object_element (inputs, 0), "shape");
+  g_assert_cmpint (json_array_get_int_element (shape, 0), ==, 2);
+  g_assert_cmpstr (json_array_get_string_element (shape, 1), ==, "batch");
+  g_assert_true (json_array_get_null_element (shape, 2));
+  /* unknown rank */
+  g_assert_true (json_object_get_null_member (json_array_get_object_element (inputs, 1), "shape"));
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (inputs, 3), "type"), ==,
+                   "map(string,tensor(float))");
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (root, "metadata"), "author"), ==, "graft");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (root, "opsets"), "com.example"), ==, 2);
+  graph = json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0);
+  g_assert_cmpint (json_object_get_int_member (graph, "nodes"), ==, 3);
+}
+
+/* nodes counts the main graph; ops counts nested subgraphs too. */
+static void
+test_json_subgraphs (void)
+{
+  g_autofree char *path = source_path ("tests/fixtures-generated/onnx/subgraphs.onnx");
+  const char *args[] = { "info", "--json", path, NULL };
+  g_auto (Run) run = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *graph, *ops;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, run.out, -1, &error));
+  graph = json_array_get_object_element (json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
+                                                                       "graphs"), 0);
+  g_assert_cmpint (json_object_get_int_member (graph, "nodes"), ==, 2);
+  ops = json_object_get_object_member (graph, "ops");
+  g_assert_cmpint (json_object_get_int_member (ops, "onnx::Add"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (ops, "onnx::Loop"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (ops, "onnx::If"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (ops, "onnx::Identity"), ==, 1);
+}
+
+static void
+test_text (void)
+{
+  g_autofree char *path = source_path ("data/samples/tiny-cnn.onnx");
+  const char *args[] = { "info", path, NULL };
+  g_auto (Run) run = { 0 };
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_nonnull (strstr (run.out, "Producer:  pytorch"));
+  g_assert_nonnull (strstr (run.out, "onnx 17"));
+  g_assert_nonnull (strstr (run.out, "image"));
+  g_assert_nonnull (strstr (run.out, "float32[batch×3×32×32]"));
+  g_assert_nonnull (strstr (run.out, "35 nodes"));
+  g_assert_true (g_regex_match_simple ("onnx::Conv +10\n", run.out, 0, 0));
+}
+
+static void
+assert_fails_cleanly (const char *path, const char *fragment)
+{
+  const char *args[] = { "info", path, "--json", NULL };
+  g_auto (Run) run = { 0 };
+  const char *newline;
+
+  run_cli (&run, args);
+  g_test_message ("%s: %.*s", path, (int) strcspn (run.err, "\n"), run.err);
+  g_assert_cmpint (run.status, ==, 1);
+  g_assert_cmpstr (run.out, ==, "");
+  g_assert_true (g_str_has_prefix (run.err, "graft-cli: "));
+  newline = strchr (run.err, '\n');
+  g_assert_nonnull (newline);
+  g_assert_cmpstr (newline + 1, ==, "");     /* exactly one line */
+  g_assert_nonnull (strstr (run.err, fragment));
+}
+
+static void
+test_bad_files (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("graft-cli-info-XXXXXX", &error);
+  g_autofree char *empty = g_build_filename (dir, "empty.onnx", NULL);
+  g_autofree char *garbage = g_build_filename (dir, "garbage.onnx", NULL);
+  g_autofree char *cut = g_build_filename (dir, "cut.onnx", NULL);
+  g_autofree char *sample = source_path ("data/samples/tiny-cnn.onnx");
+  g_autofree char *escape = source_path ("tests/fixtures-generated/onnx/external/escape.onnx");
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  g_assert_true (g_file_set_contents (empty, "", 0, &error));
+  g_assert_true (g_file_set_contents (garbage, "\x0b\x0c\xff\xfe not a model\n", -1, &error));
+  g_assert_true (g_file_get_contents (sample, &contents, &length, &error));
+  g_assert_true (g_file_set_contents (cut, contents, length / 3, &error));
+
+  assert_fails_cleanly (empty, "empty");
+  assert_fails_cleanly (garbage, "wire type");
+  assert_fails_cleanly (cut, "ends after");
+  assert_fails_cleanly ("/nonexistent/model.onnx", "No such file");
+  assert_fails_cleanly (dir, "folder");
+  assert_fails_cleanly (escape, "'../outside.bin'");
+
+  g_unlink (empty);
+  g_unlink (garbage);
+  g_unlink (cut);
+  g_rmdir (dir);
+}
+
+static void
+test_usage (void)
+{
+  const char *none[] = { "info", NULL };
+  const char *two[] = { "info", "a.onnx", "b.onnx", NULL };
+  const char *bad_option[] = { "info", "--no-such-option", "a.onnx", NULL };
+  g_auto (Run) run1 = { 0 };
+  g_auto (Run) run2 = { 0 };
+  g_auto (Run) run3 = { 0 };
+
+  run_cli (&run1, none);
+  g_assert_cmpint (run1.status, ==, 2);
+  g_assert_nonnull (strstr (run1.err, "FILE"));
+  run_cli (&run2, two);
+  g_assert_cmpint (run2.status, ==, 2);
+  run_cli (&run3, bad_option);
+  g_assert_cmpint (run3.status, ==, 2);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *fixtures = NULL;
+
+  g_test_init (&argc, &argv, NULL);
+  /* Shares the reader tests' small fixtures. */
+  fixtures = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
+
+  g_test_add_func ("/cli/info/json-sample", test_json_sample);
+  g_test_add_func ("/cli/info/json-unknown-dims", test_json_unknown_dims);
+  g_test_add_func ("/cli/info/json-subgraphs", test_json_subgraphs);
+  g_test_add_func ("/cli/info/text", test_text);
+  g_test_add_func ("/cli/info/bad-files", test_bad_files);
+  g_test_add_func ("/cli/info/usage", test_usage);
+  return g_test_run ();
+}

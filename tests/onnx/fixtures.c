@@ -1,0 +1,41 @@
+#include "fixtures.h"
+
+const char *
+graft_test_source_dir (void)
+{
+  const char *dir = g_getenv ("GRAFT_SOURCE_DIR");
+
+  if (dir == NULL || *dir == '\0')
+    g_error ("GRAFT_SOURCE_DIR is not set: run the tests through meson test");
+  return dir;
+}
+
+char *
+graft_test_source_path (const char *relative)
+{
+  return g_build_filename (graft_test_source_dir (), relative, NULL);
+}
+
+char *
+graft_test_generate_fixtures (const char *script, const char *outdir_rel, const char *const *extra_args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  char *outdir = graft_test_source_path (outdir_rel);
+  int status = 0;
+
+  g_ptr_array_add (argv, g_strdup ("/usr/bin/python3"));
+  g_ptr_array_add (argv, graft_test_source_path (script));
+  g_ptr_array_add (argv, g_strdup (outdir));
+  for (guint i = 0; extra_args != NULL && extra_args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (extra_args[i]));
+  g_ptr_array_add (argv, NULL);
+
+  if (!g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error))
+    g_error ("cannot run fixture generator %s: %s", script, error->message);
+  if (!g_spawn_check_wait_status (status, &error))
+    g_error ("fixture generator %s failed (%s):\n%s", script, error->message, err);
+  return outdir;
+}

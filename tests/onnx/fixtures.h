@@ -1,0 +1,20 @@
+/* Test fixtures generated at test time by Python scripts in tests/. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* GRAFT_SOURCE_DIR (set by meson's test_env), or the compile-time fallback. */
+const char *graft_test_source_dir (void);
+
+/* Runs /usr/bin/python3 SOURCE_DIR/script OUTDIR [extra_args...], where
+ * OUTDIR is SOURCE_DIR/outdir_rel, and returns OUTDIR. A generator that
+ * fails (a missing Python module, say) fails the calling test: fixtures
+ * are never silently skipped. */
+char *graft_test_generate_fixtures (const char *script, const char *outdir_rel, const char *const *extra_args);
+
+/* SOURCE_DIR/relative */
+char *graft_test_source_path (const char *relative);
+
+G_END_DECLS

@@ -1,0 +1,235 @@
+/* torchvision resnet18 / mobilenet_v2 and a 24-layer nn.TransformerEncoder,
+ * exported by torch.onnx.export (tests/fixtures/make-onnx-models.py): the
+ * reader and `graft-cli info --json` must agree with onnx.load(). */
+#include <string.h>
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+
+#include "loader.h"
+#include "fixtures.h"
+
+static char *models_dir;
+
+static const char *const model_names[] = { "resnet18", "mobilenet_v2", "transformer24" };
+
+static JsonObject *
+load_expected (const char *name, JsonParser **parser_out)
+{
+  g_autofree char *file = g_strconcat (name, ".json", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autoptr(GError) error = NULL;
+  JsonParser *parser = json_parser_new ();
+
+  if (!json_parser_load_from_file (parser, path, &error))
+    g_error ("%s: %s", path, error->message);
+  *parser_out = parser;
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+static void
+count_op (GraftNode *node, gpointer user_data)
+{
+  GHashTable *counts = user_data;
+
+  g_hash_table_replace (counts, (gpointer) node->op,
+                        GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (counts, node->op)) + 1));
+}
+
+/* Compares expected [{"name","dtype","shape"}] with graph values. */
+static void
+check_values (JsonArray *expected, GPtrArray *values)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (values, i);
+      JsonObject *want;
+      JsonArray *shape;
+
+      if (value->initializer != NULL)
+        continue;
+      g_assert_cmpuint (n, <, json_array_get_length (expected));
+      want = json_array_get_object_element (expected, n++);
+      g_assert_cmpstr (value->name, ==, json_object_get_string_member (want, "name"));
+      g_assert_cmpstr (graft_dtype_to_string (value->dtype), ==, json_object_get_string_member (want, "dtype"));
+      shape = json_object_get_array_member (want, "shape");
+      g_assert_cmpint (value->shape.rank, ==, json_array_get_length (shape));
+      for (int d = 0; d < value->shape.rank; d++)
+        {
+          JsonNode *dim = json_array_get_element (shape, d);
+          if (JSON_NODE_HOLDS_NULL (dim))
+            g_assert_cmpint (value->shape.dims[d].kind, ==, GRAFT_DIM_UNKNOWN);
+          else if (json_node_get_value_type (dim) == G_TYPE_STRING)
+            g_assert_cmpstr (value->shape.dims[d].symbol, ==, json_node_get_string (dim));
+          else
+            {
+              g_assert_cmpint (value->shape.dims[d].kind, ==, GRAFT_DIM_FIXED);
+              g_assert_cmpint (value->shape.dims[d].value, ==, json_node_get_int (dim));
+            }
+        }
+    }
+  g_assert_cmpuint (n, ==, json_array_get_length (expected));
+}
+
+static void
+test_reader (gconstpointer data)
+{
+  const char *name = data;
+  g_autoptr(JsonParser) parser = NULL;
+  JsonObject *expected = load_expected (name, &parser);
+  g_autofree char *file = g_strconcat (name, ".onnx", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr(GList) ops = NULL;
+  JsonObject *expected_ops = json_object_get_object_member (expected, "ops");
+  GraftGraph *graph;
+
+  g_assert_no_error (error);
+  graph = graft_model_get_graph (model);
+  g_assert_cmpuint (graph->nodes->len, ==, json_object_get_int_member (expected, "nodes"));
+  g_assert_cmpuint (graft_graph_count_nodes_recursive (graph), ==, json_object_get_int_member (expected, "nodes_recursive"));
+  g_assert_cmpuint (graph->initializers->len, ==, json_object_get_int_member (expected, "initializers"));
+  g_assert_cmpstr (graft_model_get_producer_name (model), ==, json_object_get_string_member (expected, "producer"));
+  g_assert_cmpint (graft_model_get_opset (model, "onnx"), ==,
+                   json_object_get_int_member (json_object_get_object_member (expected, "opsets"), "onnx"));
+  check_values (json_object_get_array_member (expected, "inputs"), graph->inputs);
+  check_values (json_object_get_array_member (expected, "outputs"), graph->outputs);
+
+  graft_graph_foreach_node_recursive (graph, count_op, counts);
+  g_assert_cmpuint (g_hash_table_size (counts), ==, json_object_get_size (expected_ops));
+  ops = json_object_get_members (expected_ops);
+  for (GList *l = ops; l != NULL; l = l->next)
+    g_assert_cmpuint (GPOINTER_TO_UINT (g_hash_table_lookup (counts, g_intern_string (l->data))), ==,
+                      json_object_get_int_member (expected_ops, l->data));
+
+  /* torch names nodes by module path: the group tree must not be flat. */
+  g_assert_cmpuint (graph->root_group->children->len, >, 0);
+
+  /* Every initializer's data is readable and has the declared size. */
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->initializers, i);
+      GBytes *bytes = graft_tensor_get_data (value->initializer, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (g_bytes_get_size (bytes), ==, graft_tensor_get_nbytes (value->initializer));
+    }
+}
+
+static void
+test_cli_json (gconstpointer data)
+{
+  const char *name = data;
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonParser) output = json_parser_new ();
+  JsonObject *expected = load_expected (name, &parser);
+  g_autofree char *file = g_strconcat (name, ".onnx", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  const char *argv[] = { cli, "info", path, "--json", NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *root, *graph, *ops;
+  g_autoptr(GList) members = NULL;
+  int status;
+  gint64 sum = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  g_assert_cmpstr (err, ==, "");
+  g_assert_true (json_parser_load_from_data (output, out, -1, &error));
+  root = json_node_get_object (json_parser_get_root (output));
+
+  g_assert_cmpstr (json_object_get_string_member (root, "format"), ==, "onnx");
+  g_assert_cmpstr (json_object_get_string_member (root, "producer"), ==, "pytorch");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (root, "opsets"), "onnx"), ==,
+                   json_object_get_int_member (json_object_get_object_member (expected, "opsets"), "onnx"));
+  g_assert_true (json_node_equal (json_object_get_member (root, "inputs"), json_object_get_member (expected, "inputs")));
+  g_assert_true (json_node_equal (json_object_get_member (root, "outputs"), json_object_get_member (expected, "outputs")));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (root, "graphs")), ==, 1);
+  graph = json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0);
+  g_assert_cmpint (json_object_get_int_member (graph, "nodes"), ==, json_object_get_int_member (expected, "nodes"));
+  ops = json_object_get_object_member (graph, "ops");
+  g_assert_true (json_node_equal (json_object_get_member (graph, "ops"), json_object_get_member (expected, "ops")));
+  members = json_object_get_members (ops);
+  for (GList *l = members; l != NULL; l = l->next)
+    sum += json_object_get_int_member (ops, l->data);
+  g_assert_cmpint (sum, ==, json_object_get_int_member (expected, "nodes_recursive"));
+}
+
+static gint64
+peak_rss_bytes (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return -1;
+  line = strstr (status, "VmHWM:");
+  return line ? g_ascii_strtoll (line + 6, NULL, 10) * 1024 : -1;
+}
+
+/* The brief's memory budget: loading a ~45 MB model peaks under twice its
+ * size, even after every weight has been read once. Runs in a fresh child
+ * so that earlier tests do not count. */
+static void
+test_peak_memory (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autofree char *path = g_build_filename (models_dir, "resnet18.onnx", NULL);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+      GraftGraph *graph;
+      gint64 size, peak;
+      double checksum = 0;
+
+      g_assert_no_error (error);
+      graph = graft_model_get_graph (model);
+      for (guint i = 0; i < graph->initializers->len; i++)
+        {
+          GraftTensor *tensor = ((GraftValue *) g_ptr_array_index (graph->initializers, i))->initializer;
+          GBytes *bytes = graft_tensor_get_data (tensor, &error);
+          const guint8 *p = g_bytes_get_data (bytes, NULL);
+
+          for (gsize k = 0; k < g_bytes_get_size (bytes); k += 4096)
+            checksum += p[k];
+        }
+      {
+        GStatBuf st;
+        g_assert_cmpint (g_stat (path, &st), ==, 0);
+        size = st.st_size;
+      }
+      peak = peak_rss_bytes ();
+      g_printerr ("resnet18.onnx: %" G_GINT64_FORMAT " bytes, peak RSS %" G_GINT64_FORMAT " bytes (%.2fx), checksum %g\n",
+                  size, peak, (double) peak / size, checksum);
+      g_assert_cmpint (peak, >, 0);
+      g_assert_cmpint (peak, <, 2 * size);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*peak RSS*");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  models_dir = graft_test_generate_fixtures ("tests/fixtures/make-onnx-models.py", "tests/fixtures-generated/models", NULL);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (model_names); i++)
+    {
+      g_autofree char *reader_path = g_strconcat ("/onnx/torch-exports/reader/", model_names[i], NULL);
+      g_autofree char *cli_path = g_strconcat ("/onnx/torch-exports/cli-info-json/", model_names[i], NULL);
+
+      g_test_add_data_func (reader_path, model_names[i], test_reader);
+      g_test_add_data_func (cli_path, model_names[i], test_cli_json);
+    }
+  g_test_add_func ("/onnx/torch-exports/peak-memory", test_peak_memory);
+  return g_test_run ();
+}
