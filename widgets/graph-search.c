@@ -50,23 +50,6 @@ text_matches (const SearchState *state, const char *text)
   return strstr (folded, state->needle) != NULL;
 }
 
-static char *
-format_graph_location (GraftGraph *graph)
-{
-  g_autoptr(GPtrArray) chain = graft_graph_get_ancestry (graph);
-  GString *out = g_string_new (NULL);
-
-  for (guint i = 0; i < chain->len; i++)
-    {
-      g_autofree char *name = graft_graph_format_name (g_ptr_array_index (chain, i));
-
-      if (i > 0)
-        g_string_append (out, " › ");
-      g_string_append (out, name);
-    }
-  return g_string_free (out, FALSE);
-}
-
 static void
 add_hit (SearchState *state, GraftSearchHit *hit)
 {
@@ -92,11 +75,11 @@ search_node (GraftNode *node, gpointer user_data)
   else
     return;
 
-  where = format_graph_location (node->graph);
+  where = graft_graph_format_location (node->graph);
   hit = g_new0 (GraftSearchHit, 1);
   hit->node = node;
   hit->match = match;
-  hit->title = graft_node_format_label (node);
+  hit->title = g_strdup (node->name != NULL && node->name[0] != '\0' ? node->name : node->op_type);
   if (node->group != NULL && node->group->path != NULL && node->group->path[0] != '\0')
     hit->detail = g_strdup_printf ("%s · %s", node->op, node->group->path);
   else

@@ -430,8 +430,7 @@ static void
 add_node_section (GraftNodeSidebar *self, GraftNode *node)
 {
   GtkListBox *list = add_section (self, "Node");
-  g_autoptr(GPtrArray) chain = graft_graph_get_ancestry (node->graph);
-  GString *where = g_string_new (NULL);
+  g_autofree char *where = graft_graph_format_location (node->graph);
 
   add_row (list, "Operator", node->op);
   add_row (list, "Name", node->name != NULL && node->name[0] != '\0' ? node->name : "(unnamed)");
@@ -442,14 +441,7 @@ add_node_section (GraftNodeSidebar *self, GraftNode *node)
       else
         add_row (list, "Group", node->group->path);
     }
-  for (guint i = 0; i < chain->len; i++)
-    {
-      g_autofree char *name = graft_graph_format_name (g_ptr_array_index (chain, i));
-
-      g_string_append_printf (where, "%s%s", i > 0 ? " › " : "", name);
-    }
-  add_row (list, "Graph", where->str);
-  g_string_free (where, TRUE);
+  add_row (list, "Graph", where);
   if (node->source_range != NULL)
     add_row (list, "Source", node->source_range);
   if (node->doc_string != NULL && node->doc_string[0] != '\0')

@@ -86,3 +86,25 @@ graft_graph_format_name (GraftGraph *graph)
     return g_strdup_printf ("%s (%s)", attribute_name, graph->name);
   return g_strdup (graph->name != NULL && graph->name[0] != '\0' ? graph->name : "subgraph");
 }
+
+char *
+graft_graph_format_location (GraftGraph *graph)
+{
+  g_autoptr(GPtrArray) chain = graft_graph_get_ancestry (graph);
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < chain->len; i++)
+    {
+      GraftGraph *level = g_ptr_array_index (chain, i);
+      g_autofree char *name = graft_graph_format_name (level);
+
+      if (level->parent_node != NULL)
+        {
+          g_autofree char *holder = graft_node_format_label (level->parent_node);
+
+          g_string_append_printf (out, " › %s › ", holder);
+        }
+      g_string_append (out, name);
+    }
+  return g_string_free (out, FALSE);
+}

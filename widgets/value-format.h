@@ -20,4 +20,8 @@ GPtrArray *graft_graph_get_ancestry (GraftGraph *graph);
  * holds it, or "main graph". */
 char *graft_graph_format_name (GraftGraph *graph);
 
+/* "main graph › If “branch” › then_branch": the graph's ancestry with
+ * the nodes that hold each body. */
+char *graft_graph_format_location (GraftGraph *graph);
+
 G_END_DECLS

@@ -72,7 +72,8 @@ test_search_by_name_and_op (void)
   g_assert_cmpuint (total, ==, 2);
   g_assert_cmpstr (hit_at (hits, 0)->node->name, ==, "/layer1/conv/Conv");
   g_assert_cmpint (hit_at (hits, 0)->match, ==, GRAFT_SEARCH_MATCH_NODE_NAME);
-  g_assert_cmpstr (hit_at (hits, 0)->title, ==, "Conv “/layer1/conv/Conv”");
+  g_assert_cmpstr (hit_at (hits, 0)->title, ==, "/layer1/conv/Conv");
+  g_assert_true (g_str_has_prefix (hit_at (hits, 0)->detail, "onnx::Conv · "));
   g_assert_nonnull (strstr (hit_at (hits, 0)->detail, "layer1"));
   g_assert_cmpstr (hit_at (hits, 1)->value->name, ==, "conv_out");
   g_clear_pointer (&hits, g_ptr_array_unref);
@@ -157,6 +158,20 @@ test_graph_names (void)
 }
 
 static void
+test_graph_location (void)
+{
+  g_autoptr(GraftGraph) graph = build_graph ();
+  g_autoptr(GPtrArray) hits = graft_graph_search (graph, "inner_neg", 100, NULL);
+  g_autofree char *location = graft_graph_format_location (hit_at (hits, 0)->node->graph);
+  g_autofree char *main_location = graft_graph_format_location (graph);
+
+  g_assert_cmpstr (location, ==, "main › If “branch” › else_branch (else_body)");
+  g_assert_cmpstr (main_location, ==, "main");
+  /* Nodes outside any group say which graph they are in. */
+  g_assert_cmpstr (hit_at (hits, 0)->detail, ==, "onnx::Neg · main › If “branch” › else_branch (else_body)");
+}
+
+static void
 test_value_types (void)
 {
   g_autoptr(GraftGraph) graph = graft_graph_new ("g");
@@ -187,5 +202,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/search/limits", test_search_limits);
   g_test_add_func ("/gui/format/graph-names", test_graph_names);
   g_test_add_func ("/gui/format/value-types", test_value_types);
+  g_test_add_func ("/gui/format/graph-location", test_graph_location);
   return g_test_run ();
 }
