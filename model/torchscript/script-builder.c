@@ -1,0 +1,2001 @@
+#include "torchscript/script-builder.h"
+
+#include <string.h>
+#include "loader.h"
+#include "torchscript/script-parser.h"
+
+/* ------------------------------------------------------------------ values
+ *
+ * What an expression evaluates to while the code is inlined: a graph value,
+ * or something only the builder knows (a constant folded into attributes,
+ * a tuple tracked element by element, a module object, a function). */
+
+typedef enum {
+  BV_RUNTIME,
+  BV_CONST,      /* ctype INT/FLOAT/BOOL/STRING/NONE */
+  BV_CONSTLIST,  /* items: BV_CONST */
+  BV_TUPLE,      /* items */
+  BV_MODULE,     /* object, path, qualname = class */
+  BV_FUNCTION,   /* qualname */
+} BKind;
+
+typedef struct _BValue BValue;
+struct _BValue {
+  gint ref_count;
+  BKind kind;
+  GraftValue *value;
+  GraftAttrType ctype;
+  gint64 i;
+  double f;
+  char *s;
+  GPtrArray *items;
+  GraftPickleValue *object;
+  char *path;
+  char *qualname;
+};
+
+static BValue *
+bv_new (BKind kind)
+{
+  BValue *v = g_new0 (BValue, 1);
+  v->ref_count = 1;
+  v->kind = kind;
+  return v;
+}
+
+static BValue *
+bv_ref (BValue *v)
+{
+  v->ref_count++;
+  return v;
+}
+
+static void
+bv_unref (BValue *v)
+{
+  if (v == NULL || --v->ref_count > 0)
+    return;
+  g_free (v->s);
+  g_free (v->path);
+  g_free (v->qualname);
+  g_clear_pointer (&v->items, g_ptr_array_unref);
+  g_free (v);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BValue, bv_unref)
+
+static GPtrArray *
+bv_list (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) bv_unref);
+}
+
+static BValue *
+bv_runtime (GraftValue *value)
+{
+  BValue *v = bv_new (BV_RUNTIME);
+  v->value = value;
+  return v;
+}
+
+static BValue *
+bv_const (GraftAttrType type)
+{
+  BValue *v = bv_new (BV_CONST);
+  v->ctype = type;
+  return v;
+}
+
+static BValue *
+bv_int (gint64 i)
+{
+  BValue *v = bv_const (GRAFT_ATTR_INT);
+  v->i = i;
+  return v;
+}
+
+static BValue *
+bv_bool (gboolean b)
+{
+  BValue *v = bv_const (GRAFT_ATTR_BOOL);
+  v->i = b;
+  return v;
+}
+
+/* ------------------------------------------------------------------ code index */
+
+typedef struct {
+  char *qualname;
+  ScriptNode *node;            /* SCRIPT_CLASS, owned by its module */
+  GHashTable *methods;         /* name → SCRIPT_DEF */
+  GHashTable *attribute_types; /* name → char* type string */
+  GHashTable *finals;          /* name → literal ScriptNode */
+  gboolean is_namedtuple;
+  GPtrArray *fields;           /* char*, NamedTuple fields */
+  char *file;
+} ClassInfo;
+
+static void
+class_info_free (ClassInfo *info)
+{
+  g_free (info->qualname);
+  g_free (info->file);
+  g_hash_table_unref (info->methods);
+  g_hash_table_unref (info->attribute_types);
+  g_hash_table_unref (info->finals);
+  g_ptr_array_unref (info->fields);
+  g_free (info);
+}
+
+typedef struct {
+  ScriptNode *def;
+  const char *file;
+} FunctionInfo;
+
+typedef struct {
+  GraftTorchArchive *archive;
+  GraftModel *model;
+  GraftGraph *root;
+  GCancellable *cancellable;
+  GHashTable *files;          /* record → ScriptModule* (NULL if absent) */
+  GHashTable *classes;        /* qualname → ClassInfo* */
+  GHashTable *functions;      /* qualname → FunctionInfo* */
+  GHashTable *tensors;        /* GraftPickleValue* → GraftValue* (root initializers) */
+  GHashTable *group_classes;  /* module path → class name (demangled) */
+  GraftPickleValue *constants;
+  gboolean big_endian;
+  guint n_nodes;
+  guint node_counter;
+  GError **error;
+} Builder;
+
+char *
+graft_script_demangle_class (const char *qualified_name)
+{
+  g_auto(GStrv) parts = g_strsplit (qualified_name, ".", -1);
+  GString *out = g_string_new (NULL);
+  for (guint k = 0; parts[k]; k++)
+    {
+      if ((k == 0 && strcmp (parts[k], "__torch__") == 0) || g_str_has_prefix (parts[k], "___torch_mangle_"))
+        continue;
+      if (out->len)
+        g_string_append_c (out, '.');
+      g_string_append (out, parts[k]);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+build_error (Builder *b, const char *file, guint line, const char *format, ...) G_GNUC_PRINTF (4, 5);
+
+static gboolean
+build_error (Builder *b, const char *file, guint line, const char *format, ...)
+{
+  if (b->error && *b->error)
+    return FALSE;
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (file)
+    g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED, "%s: %s line %u: %s",
+                 graft_torch_archive_get_path (b->archive), file, line, message);
+  else
+    g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED, "%s: %s",
+                 graft_torch_archive_get_path (b->archive), message);
+  return FALSE;
+}
+
+static void
+index_class (Builder *b, const char *qualname, ScriptNode *cls, const char *file)
+{
+  ClassInfo *info = g_new0 (ClassInfo, 1);
+  info->qualname = g_strdup (qualname);
+  info->node = cls;
+  info->file = g_strdup (file);
+  info->methods = g_hash_table_new (g_str_hash, g_str_equal);
+  info->attribute_types = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  info->finals = g_hash_table_new (g_str_hash, g_str_equal);
+  info->fields = g_ptr_array_new ();
+  for (guint k = 0; k < cls->items->len; k++)
+    {
+      g_autofree char *base = script_node_dotted_name (g_ptr_array_index (cls->items, k));
+      if (base && strcmp (base, "NamedTuple") == 0)
+        info->is_namedtuple = TRUE;
+    }
+  for (guint k = 0; k < cls->body->len; k++)
+    {
+      ScriptNode *stmt = g_ptr_array_index (cls->body, k);
+      if (stmt->kind == SCRIPT_DEF)
+        g_hash_table_insert (info->methods, stmt->s, stmt);
+      else if (stmt->kind == SCRIPT_ASSIGN && stmt->items->len == 1 && stmt->b)
+        {
+          ScriptNode *target = g_ptr_array_index (stmt->items, 0);
+          if (target->kind != SCRIPT_NAME)
+            continue;
+          g_hash_table_insert (info->attribute_types, target->s, script_node_to_type_string (stmt->b));
+          if (stmt->a)
+            g_hash_table_insert (info->finals, target->s, stmt->a);
+          else if (info->is_namedtuple)
+            g_ptr_array_add (info->fields, target->s);
+        }
+    }
+  g_hash_table_insert (b->classes, info->qualname, info);
+}
+
+/* Loads code/<a>/<b>.py for the module qualname "__torch__.a.b" once. */
+static ScriptModule *
+load_code_file (Builder *b, const char *module_qualname)
+{
+  g_autofree char *slashed = g_strdelimit (g_strdup (module_qualname), ".", '/');
+  g_autofree char *record = g_strdup_printf ("code/%s.py", slashed);
+  gpointer cached;
+  if (g_hash_table_lookup_extended (b->files, record, NULL, &cached))
+    return cached;
+
+  ScriptModule *module = NULL;
+  if (graft_torch_archive_has (b->archive, record))
+    {
+      g_autoptr(GBytes) bytes = graft_torch_archive_read (b->archive, record, b->error);
+      if (bytes == NULL)
+        return NULL;
+      gsize len;
+      const char *text = g_bytes_get_data (bytes, &len);
+      module = script_module_parse (text, len, record, b->error);
+      if (module == NULL)
+        {
+          g_prefix_error (b->error, "%s: ", graft_torch_archive_get_path (b->archive));
+          return NULL;
+        }
+      for (guint k = 0; k < module->body->len; k++)
+        {
+          ScriptNode *stmt = g_ptr_array_index (module->body, k);
+          g_autofree char *qual = stmt->s ? g_strdup_printf ("%s.%s", module_qualname, stmt->s) : NULL;
+          if (stmt->kind == SCRIPT_CLASS)
+            index_class (b, qual, stmt, module->path);
+          else if (stmt->kind == SCRIPT_DEF)
+            {
+              FunctionInfo *fn = g_new0 (FunctionInfo, 1);
+              fn->def = stmt;
+              fn->file = module->path;
+              g_hash_table_insert (b->functions, g_steal_pointer (&qual), fn);
+            }
+        }
+    }
+  g_hash_table_insert (b->files, g_strdup (record), module);
+  return module;
+}
+
+/* Makes sure the file that would define qualname is indexed: tries every
+ * split of "a.b.c.D" into a module path and a name. */
+static void
+ensure_indexed (Builder *b, const char *qualname)
+{
+  g_auto(GStrv) parts = g_strsplit (qualname, ".", -1);
+  guint n = g_strv_length (parts);
+  for (guint k = n - 1; k >= 1; k--)
+    {
+      g_autofree char *mod = NULL;
+      char *saved = parts[k];
+      parts[k] = NULL;
+      mod = g_strjoinv (".", parts);
+      parts[k] = saved;
+      load_code_file (b, mod);
+      if (g_hash_table_contains (b->classes, qualname) || g_hash_table_contains (b->functions, qualname))
+        return;
+      if (b->error && *b->error)
+        return;
+    }
+}
+
+static ClassInfo *
+lookup_class (Builder *b, const char *qualname)
+{
+  ClassInfo *info = g_hash_table_lookup (b->classes, qualname);
+  if (info == NULL)
+    {
+      ensure_indexed (b, qualname);
+      info = g_hash_table_lookup (b->classes, qualname);
+    }
+  return info;
+}
+
+static FunctionInfo *
+lookup_function (Builder *b, const char *qualname)
+{
+  FunctionInfo *fn = g_hash_table_lookup (b->functions, qualname);
+  if (fn == NULL)
+    {
+      ensure_indexed (b, qualname);
+      fn = g_hash_table_lookup (b->functions, qualname);
+    }
+  return fn;
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+static gboolean
+is_contiguous (const GraftPickleTensor *t)
+{
+  gint64 expected = 1;
+  for (int k = t->rank - 1; k >= 0; k--)
+    {
+      if (t->sizes[k] != 1 && t->strides[k] != expected)
+        return FALSE;
+      expected *= t->sizes[k];
+    }
+  return TRUE;
+}
+
+GraftTensor *
+graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPickleValue *value,
+                          const char *name, GError **error)
+{
+  GraftPickleTensor *t = value->tensor;
+  GraftPickleStorage *s = t->storage->storage;
+  g_autoptr(GraftTensor) tensor = graft_tensor_new (name, t->dtype, t->rank, t->sizes);
+  gsize itemsize = graft_dtype_get_size (t->dtype);
+  gint64 numel = graft_tensor_get_numel (tensor);
+
+  if (t->rank > 0)
+    tensor->strides = g_memdup2 (t->strides, sizeof (gint64) * (gsize) t->rank);
+  if (itemsize == 0 || numel == 0 || s->numel == 0)
+    return g_steal_pointer (&tensor);
+
+  /* Highest element index the view touches, checked against the storage. */
+  guint64 extent = (guint64) t->offset;
+  for (int k = 0; k < t->rank; k++)
+    {
+      if (t->sizes[k] > 0 && (guint64) t->strides[k] > G_MAXUINT64 / 4 / (guint64) t->sizes[k])
+        extent = G_MAXUINT64 / 2;
+      else if (t->sizes[k] > 0)
+        extent += (guint64) (t->sizes[k] - 1) * (guint64) t->strides[k];
+    }
+  if (extent >= (guint64) s->numel || (guint64) s->numel > G_MAXUINT64 / 16)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "%s: tensor \"%s\" reaches element %" G_GUINT64_FORMAT " of storage %s/%s, which has %" G_GINT64_FORMAT,
+                   graft_torch_archive_get_path (archive), name, extent, dir, s->key, s->numel);
+      return NULL;
+    }
+  g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
+  g_autoptr(GBytes) storage = graft_torch_archive_read (archive, record, error);
+  if (storage == NULL)
+    return NULL;
+  gsize storage_size = g_bytes_get_size (storage);
+  if (storage_size < (gsize) s->numel * itemsize)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
+                   "%s: storage %s has %" G_GSIZE_FORMAT " bytes, tensor \"%s\" needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT,
+                   graft_torch_archive_get_path (archive), record, storage_size, name, s->numel, itemsize);
+      return NULL;
+    }
+  g_autoptr(GBytes) data = NULL;
+  if (is_contiguous (t))
+    data = g_bytes_new_from_bytes (storage, (gsize) t->offset * itemsize, (gsize) numel * itemsize);
+  else
+    {
+      /* Views are rare among parameters; gather them into row-major order. */
+      const guint8 *src = g_bytes_get_data (storage, NULL);
+      guint8 *dst = g_malloc ((gsize) numel * itemsize);
+      gint64 *index = g_new0 (gint64, MAX (t->rank, 1));
+      for (gint64 e = 0; e < numel; e++)
+        {
+          gint64 at = t->offset;
+          for (int k = 0; k < t->rank; k++)
+            at += index[k] * t->strides[k];
+          memcpy (dst + (gsize) e * itemsize, src + (gsize) at * itemsize, itemsize);
+          for (int k = t->rank - 1; k >= 0; k--)
+            {
+              if (++index[k] < t->sizes[k])
+                break;
+              index[k] = 0;
+            }
+        }
+      g_free (index);
+      data = g_bytes_new_take (dst, (gsize) numel * itemsize);
+      g_clear_pointer (&tensor->strides, g_free);
+    }
+  if (!graft_tensor_set_data (tensor, data, error))
+    return NULL;
+  return g_steal_pointer (&tensor);
+}
+
+static GraftValue *
+tensor_value (Builder *b, GraftPickleValue *pv, const char *name, const char *dir)
+{
+  GraftValue *value = g_hash_table_lookup (b->tensors, pv);
+  if (value)
+    return value;
+  GraftTensor *tensor = graft_script_make_tensor (b->archive, dir, pv, name, b->error);
+  if (tensor == NULL)
+    return NULL;
+  if (b->big_endian && graft_dtype_get_size (tensor->dtype) > 1 && tensor->data)
+    {
+      gsize size = graft_dtype_get_size (tensor->dtype), n;
+      const guint8 *src = g_bytes_get_data (tensor->data, &n);
+      guint8 *dst = g_malloc (n);
+      for (gsize e = 0; e + size <= n; e += size)
+        for (gsize k = 0; k < size; k++)
+          dst[e + k] = src[e + size - 1 - k];
+      g_autoptr(GBytes) swapped = g_bytes_new_take (dst, n);
+      graft_tensor_set_data (tensor, swapped, NULL);
+    }
+  value = graft_graph_new_anonymous_value (b->root, name);
+  graft_graph_add_initializer (b->root, value, graft_tensor_ref (tensor));
+  graft_model_add_tensor (b->model, tensor);
+  g_hash_table_insert (b->tensors, pv, value);
+  return value;
+}
+
+static gboolean
+is_script_object (GraftPickleValue *v)
+{
+  return v && v->kind == GRAFT_PICKLE_OBJECT && g_str_has_prefix (v->s, "__torch__.");
+}
+
+/* Parameters and buffers become root initializers named by module path,
+ * in pickle order; module paths remember their class for the groups. */
+static gboolean
+collect_parameters (Builder *b, GraftPickleValue *object, const char *path)
+{
+  g_autofree char *cls = graft_script_demangle_class (object->s);
+  g_hash_table_insert (b->group_classes, g_strdup (path), g_steal_pointer (&cls));
+  GraftPickleValue *state = object->state;
+  if (state == NULL || state->kind != GRAFT_PICKLE_DICT)
+    return TRUE;
+  for (guint k = 0; k + 1 < state->items->len; k += 2)
+    {
+      const char *key = graft_pickle_value_get_string (g_ptr_array_index (state->items, k));
+      GraftPickleValue *v = g_ptr_array_index (state->items, k + 1);
+      if (key == NULL)
+        continue;
+      g_autofree char *child = *path ? g_strdup_printf ("%s.%s", path, key) : g_strdup (key);
+      if (v->kind == GRAFT_PICKLE_TENSOR)
+        {
+          if (tensor_value (b, v, child, "data") == NULL)
+            return FALSE;
+        }
+      else if (is_script_object (v))
+        {
+          if (!collect_parameters (b, v, child))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ scopes and contexts */
+
+typedef struct _Scope Scope;
+struct _Scope {
+  GHashTable *vars;     /* char* → BValue* */
+  GPtrArray *order;     /* char*, assignment order (owned by vars' keys) */
+  Scope *parent;
+};
+
+static Scope *
+scope_new (Scope *parent)
+{
+  Scope *scope = g_new0 (Scope, 1);
+  scope->vars = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) bv_unref);
+  scope->order = g_ptr_array_new ();
+  scope->parent = parent;
+  return scope;
+}
+
+static void
+scope_free (Scope *scope)
+{
+  g_hash_table_unref (scope->vars);
+  g_ptr_array_unref (scope->order);
+  g_free (scope);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Scope, scope_free)
+
+static void
+scope_bind (Scope *scope, const char *name, BValue *value /* transfer full */)
+{
+  /* insert() keeps the existing key, so order's pointers stay valid */
+  if (!g_hash_table_contains (scope->vars, name))
+    {
+      char *copy = g_strdup (name);
+      g_hash_table_insert (scope->vars, copy, value);
+      g_ptr_array_add (scope->order, copy);
+    }
+  else
+    g_hash_table_insert (scope->vars, g_strdup (name), value);
+}
+
+static BValue *
+scope_lookup (Scope *scope, const char *name)
+{
+  for (; scope; scope = scope->parent)
+    {
+      BValue *v = g_hash_table_lookup (scope->vars, name);
+      if (v)
+        return v;
+    }
+  return NULL;
+}
+
+typedef struct {
+  Builder *b;
+  GraftGraph *graph;
+  char *module_path;       /* group for new nodes */
+  Scope *scope;
+  const char *file;
+  guint depth;
+  BValue *ret;
+  const char *hint;        /* name for the next node's output */
+} Ctx;
+
+static void
+ensure_group_classes (Builder *b, GraftGroup *group)
+{
+  for (; group && group->parent; group = group->parent)
+    if (group->class_name == NULL)
+      {
+        const char *cls = g_hash_table_lookup (b->group_classes, group->path);
+        if (cls)
+          group->class_name = g_strdup (cls);
+      }
+}
+
+static GraftNode *
+add_node (Ctx *ctx, const char *domain, const char *op_type, guint line)
+{
+  Builder *b = ctx->b;
+  if (++b->n_nodes > GRAFT_SCRIPT_MAX_NODES)
+    {
+      build_error (b, ctx->file, line, "the inlined graph exceeds %u nodes", GRAFT_SCRIPT_MAX_NODES);
+      return NULL;
+    }
+  if (b->n_nodes % 4096 == 0 && g_cancellable_is_cancelled (b->cancellable))
+    {
+      g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "Loading was cancelled");
+      return NULL;
+    }
+  g_autofree char *name = g_strdup_printf ("%s%s%s_%u", ctx->module_path, *ctx->module_path ? "/" : "",
+                                           op_type, ++b->node_counter);
+  GraftNode *node = graft_graph_add_node (ctx->graph, domain, op_type, name);
+  GraftGroup *group = ctx->graph->root_group;
+  if (*ctx->module_path)
+    {
+      g_auto(GStrv) parts = g_strsplit (ctx->module_path, ".", -1);
+      group = graft_group_ensure_path (ctx->graph->root_group, (const char *const *) parts, g_strv_length (parts));
+      ensure_group_classes (b, group);
+      /* graft_graph_add_node() put the node in the root group (last). */
+      GPtrArray *root_nodes = ctx->graph->root_group->nodes;
+      if (node->group == ctx->graph->root_group && root_nodes->len > 0 &&
+          g_ptr_array_index (root_nodes, root_nodes->len - 1) == node)
+        {
+          g_ptr_array_remove_index (root_nodes, root_nodes->len - 1);
+          node->group = NULL;
+          graft_group_add_node (group, node);
+        }
+    }
+  node->source_range = g_strdup_printf ("%s:%u", ctx->file ? ctx->file : "", line);
+  return node;
+}
+
+static GraftValue *
+add_output (Ctx *ctx, GraftNode *node, const char *hint)
+{
+  GraftValue *value = graft_graph_new_anonymous_value (ctx->graph, hint ? hint : node->op_type);
+  graft_node_add_output (node, value);
+  return value;
+}
+
+static GraftAttribute *
+const_attribute (BValue *v, const char *name)
+{
+  switch (v->ctype)
+    {
+    case GRAFT_ATTR_INT:
+      return graft_attribute_new_int (name, v->i);
+    case GRAFT_ATTR_FLOAT:
+      return graft_attribute_new_float (name, v->f);
+    case GRAFT_ATTR_STRING:
+      return graft_attribute_new_string (name, v->s);
+    case GRAFT_ATTR_BOOL:
+      {
+        GraftAttribute *a = graft_attribute_new (name, GRAFT_ATTR_BOOL);
+        a->i = v->i;
+        return a;
+      }
+    default:
+      return graft_attribute_new (name, GRAFT_ATTR_NONE);
+    }
+}
+
+/* A constant list as one attribute, if its elements allow it. */
+static GraftAttribute *
+constlist_attribute (BValue *v, const char *name)
+{
+  gboolean all_int = TRUE, all_num = TRUE, all_str = TRUE;
+  for (guint k = 0; k < v->items->len; k++)
+    {
+      BValue *e = g_ptr_array_index (v->items, k);
+      all_int &= e->ctype == GRAFT_ATTR_INT || e->ctype == GRAFT_ATTR_BOOL;
+      all_num &= e->ctype == GRAFT_ATTR_INT || e->ctype == GRAFT_ATTR_BOOL || e->ctype == GRAFT_ATTR_FLOAT;
+      all_str &= e->ctype == GRAFT_ATTR_STRING;
+    }
+  if (all_int)
+    {
+      g_autofree gint64 *ints = g_new0 (gint64, MAX (v->items->len, 1));
+      for (guint k = 0; k < v->items->len; k++)
+        ints[k] = ((BValue *) g_ptr_array_index (v->items, k))->i;
+      return graft_attribute_new_ints (name, ints, v->items->len);
+    }
+  if (all_num)
+    {
+      g_autofree double *floats = g_new0 (double, v->items->len);
+      for (guint k = 0; k < v->items->len; k++)
+        {
+          BValue *e = g_ptr_array_index (v->items, k);
+          floats[k] = e->ctype == GRAFT_ATTR_FLOAT ? e->f : (double) e->i;
+        }
+      return graft_attribute_new_floats (name, floats, v->items->len);
+    }
+  if (all_str)
+    {
+      GraftAttribute *a = graft_attribute_new (name, GRAFT_ATTR_STRINGS);
+      a->strings = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+      for (guint k = 0; k < v->items->len; k++)
+        {
+          const char *s = ((BValue *) g_ptr_array_index (v->items, k))->s;
+          g_ptr_array_add (a->strings, g_bytes_new (s, strlen (s)));
+        }
+      return a;
+    }
+  return NULL;
+}
+
+static GraftValue *materialize (Ctx *ctx, BValue *v, guint line);
+
+/* Adds an argument: graph values become inputs, constants attributes
+ * named after the keyword or the position. */
+static gboolean
+add_argument (Ctx *ctx, GraftNode *node, BValue *v, const char *keyword, guint position, guint line)
+{
+  g_autofree char *name = keyword ? g_strdup (keyword) : g_strdup_printf ("arg%u", position);
+  if (v->kind == BV_CONST)
+    {
+      graft_node_add_attribute (node, const_attribute (v, name));
+      return TRUE;
+    }
+  if (v->kind == BV_CONSTLIST)
+    {
+      GraftAttribute *a = constlist_attribute (v, name);
+      if (a)
+        {
+          graft_node_add_attribute (node, a);
+          return TRUE;
+        }
+    }
+  if (v->kind == BV_MODULE || v->kind == BV_FUNCTION)
+    {
+      graft_node_add_attribute (node, graft_attribute_new_string (name, v->kind == BV_MODULE ? v->path : v->qualname));
+      return TRUE;
+    }
+  GraftValue *value = materialize (ctx, v, line);
+  if (value == NULL)
+    return FALSE;
+  graft_node_add_input (node, value);
+  return TRUE;
+}
+
+static GraftValue *
+materialize (Ctx *ctx, BValue *v, guint line)
+{
+  GraftNode *node;
+  switch (v->kind)
+    {
+    case BV_RUNTIME:
+      return v->value;
+    case BV_CONSTLIST:
+      {
+        GraftAttribute *a = constlist_attribute (v, "value");
+        if (a == NULL)
+          {
+            if ((node = add_node (ctx, "prim", "ListConstruct", line)) == NULL)
+              return NULL;
+            for (guint k = 0; k < v->items->len; k++)
+              if (!add_argument (ctx, node, g_ptr_array_index (v->items, k), NULL, k, line))
+                return NULL;
+            return add_output (ctx, node, "list");
+          }
+        if ((node = add_node (ctx, "prim", "Constant", line)) == NULL)
+          {
+            graft_attribute_free (a);
+            return NULL;
+          }
+        graft_node_add_attribute (node, a);
+        return add_output (ctx, node, "const");
+      }
+    case BV_CONST:
+    case BV_MODULE:
+    case BV_FUNCTION:
+      if ((node = add_node (ctx, "prim", "Constant", line)) == NULL)
+        return NULL;
+      if (!add_argument (ctx, node, v, "value", 0, line))
+        return NULL;
+      return add_output (ctx, node, "const");
+    case BV_TUPLE:
+      {
+        g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
+        for (guint k = 0; k < v->items->len; k++)
+          {
+            GraftValue *e = materialize (ctx, g_ptr_array_index (v->items, k), line);
+            if (e == NULL)
+              return NULL;
+            g_ptr_array_add (inputs, e);
+          }
+        if ((node = add_node (ctx, "prim", "TupleConstruct", line)) == NULL)
+          return NULL;
+        for (guint k = 0; k < inputs->len; k++)
+          graft_node_add_input (node, g_ptr_array_index (inputs, k));
+        GraftValue *out = add_output (ctx, node, "tuple");
+        out->kind = GRAFT_VALUE_OBJECT;
+        out->type_string = g_strdup ("Tuple");
+        return out;
+      }
+    }
+  return NULL;
+}
+
+static void
+set_value_type (GraftValue *value, const char *type)
+{
+  if (type == NULL || value == NULL)
+    return;
+  g_free (value->type_string);
+  value->type_string = g_strdup (type);
+  if (strcmp (type, "Tensor") == 0 || g_str_has_prefix (type, "Optional[Tensor"))
+    value->kind = strcmp (type, "Tensor") == 0 ? GRAFT_VALUE_TENSOR : GRAFT_VALUE_OPTIONAL;
+  else if (g_str_has_prefix (type, "List["))
+    value->kind = GRAFT_VALUE_SEQUENCE;
+  else if (g_str_has_prefix (type, "Dict["))
+    value->kind = GRAFT_VALUE_MAP;
+  else if (g_str_has_prefix (type, "Optional["))
+    value->kind = GRAFT_VALUE_OPTIONAL;
+  else if (strcmp (type, "int") == 0 || strcmp (type, "float") == 0 || strcmp (type, "bool") == 0 ||
+           strcmp (type, "str") == 0 || strcmp (type, "number") == 0)
+    value->kind = GRAFT_VALUE_SCALAR;
+  else
+    value->kind = GRAFT_VALUE_OBJECT;
+}
+
+/* ------------------------------------------------------------------ expressions */
+
+static BValue *eval (Ctx *ctx, ScriptNode *e);
+static gboolean exec_block (Ctx *ctx, GPtrArray *body);
+
+static GPtrArray *
+eval_list (Ctx *ctx, GPtrArray *items)
+{
+  GPtrArray *out = bv_list ();
+  for (guint k = 0; k < items->len; k++)
+    {
+      BValue *v = eval (ctx, g_ptr_array_index (items, k));
+      if (v == NULL)
+        {
+          g_ptr_array_unref (out);
+          return NULL;
+        }
+      g_ptr_array_add (out, v);
+    }
+  return out;
+}
+
+/* Emits domain::op with the evaluated arguments and n_outputs results;
+ * returns the single result, or a tuple of them. */
+static BValue *
+emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArray *keywords,
+         guint n_outputs, guint line)
+{
+  GraftNode *node = add_node (ctx, domain, op, line);
+  if (node == NULL)
+    return NULL;
+  for (guint k = 0; k < args->len; k++)
+    if (!add_argument (ctx, node, g_ptr_array_index (args, k),
+                       keywords ? g_ptr_array_index (keywords, k) : NULL, k, line))
+      return NULL;
+  if (n_outputs == 1)
+    return bv_runtime (add_output (ctx, node, ctx->hint));
+  BValue *tuple = bv_new (BV_TUPLE);
+  tuple->items = bv_list ();
+  for (guint k = 0; k < n_outputs; k++)
+    g_ptr_array_add (tuple->items, bv_runtime (add_output (ctx, node, ctx->hint)));
+  return tuple;
+}
+
+static BValue *
+emit_op1 (Ctx *ctx, const char *domain, const char *op, BValue *arg, guint line)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_ptr_array_add (args, arg);
+  return emit_op (ctx, domain, op, args, NULL, 1, line);
+}
+
+static BValue *
+const_from_literal (ScriptNode *e)
+{
+  BValue *v;
+  switch (e->kind)
+    {
+    case SCRIPT_INT:
+      return bv_int (e->i);
+    case SCRIPT_BOOL:
+      return bv_bool ((gboolean) e->i);
+    case SCRIPT_FLOAT:
+      v = bv_const (GRAFT_ATTR_FLOAT);
+      v->f = e->f;
+      return v;
+    case SCRIPT_STRING:
+      v = bv_const (GRAFT_ATTR_STRING);
+      v->s = g_strdup (e->s);
+      return v;
+    case SCRIPT_NONE:
+      return bv_const (GRAFT_ATTR_NONE);
+    default:
+      return NULL;
+    }
+}
+
+static BValue *
+const_from_pickle (GraftPickleValue *p)
+{
+  BValue *v;
+  switch (p->kind)
+    {
+    case GRAFT_PICKLE_INT:
+      return bv_int (p->i);
+    case GRAFT_PICKLE_BOOL:
+      return bv_bool ((gboolean) p->i);
+    case GRAFT_PICKLE_FLOAT:
+      v = bv_const (GRAFT_ATTR_FLOAT);
+      v->f = p->f;
+      return v;
+    case GRAFT_PICKLE_STRING:
+      v = bv_const (GRAFT_ATTR_STRING);
+      v->s = g_strdup (p->s);
+      return v;
+    case GRAFT_PICKLE_NONE:
+      return bv_const (GRAFT_ATTR_NONE);
+    default:
+      return NULL;
+    }
+}
+
+static BValue *
+module_value (GraftPickleValue *object, const char *path)
+{
+  BValue *v = bv_new (BV_MODULE);
+  v->object = object;
+  v->path = g_strdup (path);
+  v->qualname = g_strdup (object->s);
+  return v;
+}
+
+/* self.name on a module object. */
+static BValue *
+module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
+{
+  Builder *b = ctx->b;
+  GraftPickleValue *state = module->object->state;
+  GraftPickleValue *v = graft_pickle_dict_lookup (state, name);
+  g_autofree char *path = *module->path ? g_strdup_printf ("%s.%s", module->path, name) : g_strdup (name);
+
+  if (v)
+    {
+      if (is_script_object (v))
+        return module_value (v, path);
+      if (v->kind == GRAFT_PICKLE_TENSOR)
+        {
+          GraftValue *value = tensor_value (b, v, path, "data");
+          return value ? bv_runtime (value) : NULL;
+        }
+      BValue *c = const_from_pickle (v);
+      if (c)
+        return c;
+      /* Containers and other objects stay a GetAttr of the module. */
+      GraftNode *node = add_node (ctx, "prim", "GetAttr", line);
+      if (node == NULL)
+        return NULL;
+      graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
+      GraftValue *out = add_output (ctx, node, name);
+      ClassInfo *info = lookup_class (b, module->qualname);
+      if (info)
+        set_value_type (out, g_hash_table_lookup (info->attribute_types, name));
+      return bv_runtime (out);
+    }
+  ClassInfo *info = lookup_class (b, module->qualname);
+  if (info)
+    {
+      ScriptNode *final = g_hash_table_lookup (info->finals, name);
+      if (final)
+        return eval (ctx, final);
+    }
+  if (b->error && *b->error)
+    return NULL;
+  build_error (b, ctx->file, line, "module %s (%s) has no attribute \"%s\"",
+               *module->path ? module->path : "<root>", module->qualname, name);
+  return NULL;
+}
+
+static BValue *
+call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrArray *args,
+               GPtrArray *keywords, const char *module_path, guint line)
+{
+  Builder *b = ctx->b;
+  if (ctx->depth + 1 > GRAFT_SCRIPT_MAX_CALL_DEPTH)
+    {
+      build_error (b, ctx->file, line, "calls nested deeper than %d (recursive code?)", GRAFT_SCRIPT_MAX_CALL_DEPTH);
+      return NULL;
+    }
+  g_autoptr(Scope) scope = scope_new (NULL);
+  Ctx inner = { .b = b, .graph = ctx->graph, .module_path = (char *) module_path, .scope = scope,
+                .file = file, .depth = ctx->depth + 1 };
+  guint next = 0;
+  GPtrArray *params = def->params;
+  g_autofree gboolean *bound = g_new0 (gboolean, params->len + 1);
+
+  if (self)
+    {
+      if (params->len == 0)
+        {
+          build_error (b, file, def->line, "method %s has no self parameter", def->s);
+          return NULL;
+        }
+      scope_bind (scope, ((ScriptNode *) g_ptr_array_index (params, 0))->s, bv_ref (self));
+      bound[0] = TRUE;
+      next = 1;
+    }
+  for (guint k = 0; k < args->len; k++)
+    {
+      const char *kw = keywords ? g_ptr_array_index (keywords, k) : NULL;
+      guint slot = G_MAXUINT;
+      if (kw)
+        {
+          for (guint p = 0; p < params->len; p++)
+            if (strcmp (((ScriptNode *) g_ptr_array_index (params, p))->s, kw) == 0)
+              slot = p;
+        }
+      else
+        slot = next++;
+      if (slot >= params->len || bound[slot])
+        {
+          build_error (b, ctx->file, line, "call to %s: argument %u does not match a parameter", def->s, k);
+          return NULL;
+        }
+      bound[slot] = TRUE;
+      scope_bind (scope, ((ScriptNode *) g_ptr_array_index (params, slot))->s, bv_ref (g_ptr_array_index (args, k)));
+    }
+  for (guint p = 0; p < params->len; p++)
+    {
+      ScriptNode *param = g_ptr_array_index (params, p);
+      if (bound[p])
+        continue;
+      if (param->b == NULL)
+        {
+          build_error (b, ctx->file, line, "call to %s: no value for parameter \"%s\"", def->s, param->s);
+          return NULL;
+        }
+      BValue *dflt = eval (&inner, param->b);
+      if (dflt == NULL)
+        return NULL;
+      scope_bind (scope, param->s, dflt);
+    }
+  if (!exec_block (&inner, def->body))
+    {
+      bv_unref (inner.ret);
+      return NULL;
+    }
+  return inner.ret ? inner.ret : bv_const (GRAFT_ATTR_NONE);
+}
+
+static BValue *
+call_method (Ctx *ctx, BValue *module, const char *method, GPtrArray *args, GPtrArray *keywords, guint line)
+{
+  Builder *b = ctx->b;
+  ClassInfo *info = lookup_class (b, module->qualname);
+  ScriptNode *def = info ? g_hash_table_lookup (info->methods, method) : NULL;
+  if (def == NULL)
+    {
+      if (!(b->error && *b->error))
+        build_error (b, ctx->file, line, "class %s has no method \"%s\" in code/", module->qualname, method);
+      return NULL;
+    }
+  return call_function (ctx, def, info->file, module, args, keywords, module->path, line);
+}
+
+static char *
+type_of (ScriptNode *e)
+{
+  return script_node_to_type_string (e);
+}
+
+static BValue *
+eval_annotate (Ctx *ctx, ScriptNode *call)
+{
+  if (call->items->len != 2)
+    {
+      build_error (ctx->b, ctx->file, call->line, "annotate() takes a type and a value");
+      return NULL;
+    }
+  g_autofree char *type = type_of (g_ptr_array_index (call->items, 0));
+  ScriptNode *value = g_ptr_array_index (call->items, 1);
+  BValue *result;
+
+  if (value->kind == SCRIPT_LIST)
+    {
+      g_autoptr(GPtrArray) items = eval_list (ctx, value->items);
+      if (items == NULL)
+        return NULL;
+      result = emit_op (ctx, "prim", "ListConstruct", items, NULL, 1, call->line);
+    }
+  else if (value->kind == SCRIPT_CALL && value->a->kind == SCRIPT_ATTRIBUTE && strcmp (value->a->s, "tolist") == 0)
+    {
+      g_autoptr(BValue) base = eval (ctx, value->a->a);
+      if (base == NULL)
+        return NULL;
+      result = emit_op1 (ctx, "prim", "tolist", base, call->line);
+    }
+  else
+    {
+      g_autoptr(BValue) inner = eval (ctx, value);
+      if (inner == NULL)
+        return NULL;
+      if (value->kind == SCRIPT_DICT || value->kind == SCRIPT_NONE || inner->kind != BV_RUNTIME)
+        return g_steal_pointer (&inner);
+      const char *op = strcmp (type, "int") == 0 ? "IntImplicit" : strcmp (type, "float") == 0 ? "FloatImplicit"
+                     : strcmp (type, "number") == 0 || strcmp (type, "Scalar") == 0 ? "ScalarImplicit" : NULL;
+      if (op == NULL)
+        {
+          set_value_type (inner->value, type);
+          return g_steal_pointer (&inner);
+        }
+      result = emit_op1 (ctx, "aten", op, inner, call->line);
+    }
+  if (result && result->kind == BV_RUNTIME)
+    set_value_type (result->value, type);
+  return result;
+}
+
+static BValue *
+eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
+{
+  Builder *b = ctx->b;
+  ScriptNode *f = call->a;
+  g_autofree char *dotted = script_node_dotted_name (f);
+  const char *hint = ctx->hint;
+  ctx->hint = NULL;
+
+  if (dotted && strcmp (dotted, "annotate") == 0)
+    return eval_annotate (ctx, call);
+  if (dotted && (strcmp (dotted, "unchecked_cast") == 0 || strcmp (dotted, "uninitialized") == 0 ||
+                 strcmp (dotted, "isinstance") == 0))
+    {
+      gboolean cast = dotted[0] == 'u' && dotted[2] == 'c';
+      gboolean uninit = dotted[0] == 'u' && !cast;
+      g_autofree char *type = NULL;
+      g_autoptr(GPtrArray) args = bv_list ();
+      ScriptNode *type_node = uninit ? (call->items->len ? g_ptr_array_index (call->items, 0) : NULL)
+                            : cast ? (call->items->len == 2 ? g_ptr_array_index (call->items, 0) : NULL)
+                            : (call->items->len == 2 ? g_ptr_array_index (call->items, 1) : NULL);
+      if (type_node == NULL)
+        {
+          build_error (b, ctx->file, call->line, "%s() has the wrong number of arguments", dotted);
+          return NULL;
+        }
+      type = type_of (type_node);
+      if (!uninit)
+        {
+          BValue *v = eval (ctx, g_ptr_array_index (call->items, cast ? 1 : 0));
+          if (v == NULL)
+            return NULL;
+          if (cast && v->kind != BV_RUNTIME)
+            return v;
+          g_ptr_array_add (args, v);
+        }
+      ctx->hint = hint;
+      BValue *result = emit_op (ctx, "prim", uninit ? "Uninitialized" : cast ? "unchecked_cast" : "isinstance",
+                                args, NULL, 1, call->line);
+      if (result && !cast && !uninit)
+        {
+          GraftNode *node = result->value->producer;
+          graft_node_add_attribute (node, graft_attribute_new_string ("types", type));
+        }
+      else if (result)
+        set_value_type (result->value, type);
+      return result;
+    }
+  if (dotted && strcmp (dotted, "getattr") == 0 && call->items->len == 2)
+    {
+      g_autoptr(BValue) base = eval (ctx, g_ptr_array_index (call->items, 0));
+      ScriptNode *name = g_ptr_array_index (call->items, 1);
+      if (base == NULL)
+        return NULL;
+      if (base->kind != BV_MODULE || name->kind != SCRIPT_STRING)
+        {
+          build_error (b, ctx->file, call->line, "getattr() on something that is not a module");
+          return NULL;
+        }
+      return module_attribute (ctx, base, name->s, call->line);
+    }
+
+  /* Method calls: (module).method(…) inline; anything else on a value is a CallMethod. */
+  if (f->kind == SCRIPT_ATTRIBUTE && (dotted == NULL || (!g_str_has_prefix (dotted, "torch.") &&
+                                                         !g_str_has_prefix (dotted, "ops.") &&
+                                                         !g_str_has_prefix (dotted, "__torch__."))))
+    {
+      g_autoptr(BValue) base = eval (ctx, f->a);
+      if (base == NULL)
+        return NULL;
+      g_autoptr(GPtrArray) args = eval_list (ctx, call->items);
+      if (args == NULL)
+        return NULL;
+      if (base->kind == BV_MODULE)
+        {
+          BValue *r = call_method (ctx, base, f->s, args, call->names, call->line);
+          return r;
+        }
+      g_ptr_array_insert (args, 0, bv_ref (base));
+      ctx->hint = hint;
+      BValue *r = emit_op (ctx, "prim", "CallMethod", args, NULL, n_outputs, call->line);
+      if (r && r->kind == BV_RUNTIME)
+        graft_node_add_attribute (r->value->producer, graft_attribute_new_string ("name", f->s));
+      return r;
+    }
+
+  g_autoptr(GPtrArray) args = eval_list (ctx, call->items);
+  if (args == NULL)
+    return NULL;
+  ctx->hint = hint;
+
+  if (dotted)
+    {
+      static const struct { const char *name; const char *domain; const char *op; } builtins[] = {
+        { "int", "aten", "Int" }, { "float", "aten", "Float" }, { "bool", "aten", "Bool" },
+        { "str", "aten", "str" }, { "sorted", "aten", "sorted" }, { "print", "prim", "Print" },
+        { "torch.autograd.grad", "aten", "grad" }, { "torch.autograd.backward", "aten", "backward" },
+        { "len", "aten", "len" },
+      };
+      for (guint k = 0; k < G_N_ELEMENTS (builtins); k++)
+        if (strcmp (dotted, builtins[k].name) == 0)
+          return emit_op (ctx, builtins[k].domain, builtins[k].op, args, call->names, n_outputs, call->line);
+      if (g_str_has_prefix (dotted, "torch.") && strchr (dotted + 6, '.') == NULL)
+        return emit_op (ctx, "aten", dotted + 6, args, call->names, n_outputs, call->line);
+      if (g_str_has_prefix (dotted, "ops."))
+        {
+          g_auto(GStrv) parts = g_strsplit (dotted, ".", -1);
+          if (g_strv_length (parts) == 3)
+            return emit_op (ctx, parts[1], parts[2], args, call->names, n_outputs, call->line);
+        }
+    }
+
+  /* A function or class: by qualified name, or through a variable. */
+  g_autofree char *qualname = NULL;
+  if (dotted && g_str_has_prefix (dotted, "__torch__."))
+    qualname = g_strdup (dotted);
+  else if (f->kind == SCRIPT_NAME)
+    {
+      BValue *fv = scope_lookup (ctx->scope, f->s);
+      if (fv && fv->kind == BV_FUNCTION)
+        qualname = g_strdup (fv->qualname);
+    }
+  if (qualname)
+    {
+      FunctionInfo *fn = lookup_function (b, qualname);
+      if (fn)
+        return call_function (ctx, fn->def, fn->file, NULL, args, call->names, ctx->module_path, call->line);
+      ClassInfo *cls = lookup_class (b, qualname);
+      if (cls && cls->is_namedtuple)
+        {
+          BValue *tuple = bv_new (BV_TUPLE);
+          tuple->items = g_ptr_array_ref (args);
+          return tuple;
+        }
+      if (b->error && *b->error)
+        return NULL;
+      build_error (b, ctx->file, call->line, "cannot find %s in code/", qualname);
+      return NULL;
+    }
+  build_error (b, ctx->file, call->line, "unsupported call to %s", dotted ? dotted : "an expression");
+  return NULL;
+}
+
+static BValue *
+eval_subscript (Ctx *ctx, ScriptNode *e)
+{
+  g_autoptr(BValue) base = eval (ctx, e->a);
+  if (base == NULL)
+    return NULL;
+  ScriptNode *index = e->b;
+
+  if (index->kind == SCRIPT_SLICE)
+    {
+      if (base->kind == BV_TUPLE && (index->a == NULL || index->a->kind == SCRIPT_INT) &&
+          (index->b == NULL || index->b->kind == SCRIPT_INT) && index->c == NULL)
+        {
+          gint64 n = base->items->len;
+          gint64 lo = index->a ? index->a->i : 0, hi = index->b ? index->b->i : n;
+          if (lo < 0) lo += n;
+          if (hi < 0) hi += n;
+          lo = CLAMP (lo, 0, n);
+          hi = CLAMP (hi, lo, n);
+          BValue *tuple = bv_new (BV_TUPLE);
+          tuple->items = bv_list ();
+          for (gint64 k = lo; k < hi; k++)
+            g_ptr_array_add (tuple->items, bv_ref (g_ptr_array_index (base->items, k)));
+          return tuple;
+        }
+      g_autoptr(GPtrArray) args = bv_list ();
+      g_ptr_array_add (args, bv_ref (base));
+      ScriptNode *bounds[] = { index->a, index->b };
+      for (guint k = 0; k < 2; k++)
+        g_ptr_array_add (args, bounds[k] ? eval (ctx, bounds[k]) : bv_const (GRAFT_ATTR_NONE));
+      for (guint k = 0; k < args->len; k++)
+        if (g_ptr_array_index (args, k) == NULL)
+          return NULL;
+      return emit_op (ctx, "prim", "TupleSlice", args, NULL, 1, e->line);
+    }
+
+  g_autoptr(BValue) key = eval (ctx, index);
+  if (key == NULL)
+    return NULL;
+  if (base->kind == BV_TUPLE && key->kind == BV_CONST && key->ctype == GRAFT_ATTR_INT)
+    {
+      gint64 n = base->items->len, i = key->i < 0 ? key->i + n : key->i;
+      if (i < 0 || i >= n)
+        {
+          build_error (ctx->b, ctx->file, e->line, "tuple index %" G_GINT64_FORMAT " out of range", key->i);
+          return NULL;
+        }
+      return bv_ref (g_ptr_array_index (base->items, i));
+    }
+  if (base->kind == BV_MODULE && key->kind == BV_CONST)
+    {
+      g_autofree char *name = key->ctype == GRAFT_ATTR_INT ? g_strdup_printf ("%" G_GINT64_FORMAT, key->i)
+                                                            : g_strdup (key->s ? key->s : "");
+      return module_attribute (ctx, base, name, e->line);
+    }
+  /* The printer writes prim::TupleIndex as "(t)[i]" even for a plain
+   * name, and aten::__getitem__ as "l[i]" (parentheses only around
+   * expressions), so the spelling tells them apart. */
+  gboolean tuple_index = FALSE;
+  if (e->flag && e->a->kind == SCRIPT_NAME)
+    tuple_index = TRUE;
+  else if (e->flag && base->kind == BV_RUNTIME && base->value->type_string &&
+           g_str_has_prefix (base->value->type_string, "Tuple"))
+    tuple_index = TRUE;
+  g_autoptr(GPtrArray) args = bv_list ();
+  g_ptr_array_add (args, bv_ref (base));
+  g_ptr_array_add (args, bv_ref (key));
+  return emit_op (ctx, tuple_index ? "prim" : "aten", tuple_index ? "TupleIndex" : "__getitem__", args, NULL, 1, e->line);
+}
+
+static BValue *
+eval_binary (Ctx *ctx, ScriptNode *e)
+{
+  static const struct { const char *op; const char *aten; } map[] = {
+    { "+", "add" }, { "-", "sub" }, { "*", "mul" }, { "/", "div" }, { "//", "floordiv" }, { "%", "remainder" },
+    { "==", "eq" }, { "!=", "ne" }, { "<", "lt" }, { ">", "gt" }, { "<=", "le" }, { ">=", "ge" },
+    { "and", "__and__" }, { "or", "__or__" }, { "&", "__and__" }, { "|", "__or__" }, { "^", "__xor__" },
+    { "is", "__is__" }, { "is not", "__isnot__" }, { "in", "__contains__" }, { "@", "matmul" },
+    { "<<", "__lshift__" }, { ">>", "__rshift__" },
+  };
+  const char *op = NULL;
+  for (guint k = 0; k < G_N_ELEMENTS (map); k++)
+    if (strcmp (map[k].op, e->s) == 0)
+      op = map[k].aten;
+  if (op == NULL)
+    {
+      build_error (ctx->b, ctx->file, e->line, "unsupported operator %s", e->s);
+      return NULL;
+    }
+  g_autoptr(GPtrArray) args = bv_list ();
+  BValue *l = eval (ctx, e->a);
+  if (l == NULL)
+    return NULL;
+  g_ptr_array_add (args, l);
+  BValue *r = eval (ctx, e->b);
+  if (r == NULL)
+    return NULL;
+  g_ptr_array_add (args, r);
+  return emit_op (ctx, "aten", op, args, NULL, 1, e->line);
+}
+
+static BValue *
+eval (Ctx *ctx, ScriptNode *e)
+{
+  Builder *b = ctx->b;
+  BValue *v;
+  switch (e->kind)
+    {
+    case SCRIPT_INT: case SCRIPT_FLOAT: case SCRIPT_STRING: case SCRIPT_BOOL: case SCRIPT_NONE:
+      return const_from_literal (e);
+    case SCRIPT_ELLIPSIS:
+      v = bv_const (GRAFT_ATTR_STRING);
+      v->s = g_strdup ("...");
+      return v;
+    case SCRIPT_NAME:
+      v = scope_lookup (ctx->scope, e->s);
+      if (v)
+        return bv_ref (v);
+      build_error (b, ctx->file, e->line, "undefined name \"%s\"", e->s);
+      return NULL;
+    case SCRIPT_ATTRIBUTE:
+      {
+        g_autofree char *dotted = script_node_dotted_name (e);
+        if (dotted && g_str_has_prefix (dotted, "CONSTANTS.c"))
+          {
+            guint64 n;
+            if (!g_ascii_string_to_unsigned (dotted + 11, 10, 0, G_MAXUINT32, &n, NULL) ||
+                n >= graft_pickle_value_get_length (b->constants))
+              {
+                build_error (b, ctx->file, e->line, "%s is not in constants.pkl", dotted);
+                return NULL;
+              }
+            GraftPickleValue *c = graft_pickle_value_get_item (b->constants, (guint) n);
+            if (c->kind == GRAFT_PICKLE_TENSOR)
+              {
+                GraftValue *value = tensor_value (b, c, dotted, "constants");
+                return value ? bv_runtime (value) : NULL;
+              }
+            v = const_from_pickle (c);
+            if (v)
+              return v;
+            v = bv_const (GRAFT_ATTR_STRING);
+            v->s = g_strdup (dotted);
+            return v;
+          }
+        if (dotted && g_str_has_prefix (dotted, "__torch__."))
+          {
+            v = bv_new (BV_FUNCTION);
+            v->qualname = g_steal_pointer (&dotted);
+            return v;
+          }
+        g_autoptr(BValue) base = eval (ctx, e->a);
+        if (base == NULL)
+          return NULL;
+        if (base->kind == BV_MODULE)
+          return module_attribute (ctx, base, e->s, e->line);
+        g_autoptr(GPtrArray) args = bv_list ();
+        g_ptr_array_add (args, bv_ref (base));
+        const char *op = strcmp (e->s, "value") == 0 ? "EnumValue" : strcmp (e->s, "name") == 0 ? "EnumName" : "GetAttr";
+        BValue *r = emit_op (ctx, "prim", op, args, NULL, 1, e->line);
+        if (r && strcmp (op, "GetAttr") == 0)
+          graft_node_add_attribute (r->value->producer, graft_attribute_new_string ("name", e->s));
+        return r;
+      }
+    case SCRIPT_CALL:
+      return eval_call (ctx, e, 1);
+    case SCRIPT_SUBSCRIPT:
+      return eval_subscript (ctx, e);
+    case SCRIPT_TUPLE:
+      {
+        GPtrArray *items = eval_list (ctx, e->items);
+        if (items == NULL)
+          return NULL;
+        v = bv_new (BV_TUPLE);
+        v->items = items;
+        return v;
+      }
+    case SCRIPT_LIST:
+      {
+        g_autoptr(GPtrArray) items = eval_list (ctx, e->items);
+        if (items == NULL)
+          return NULL;
+        gboolean all_const = items->len > 0;
+        for (guint k = 0; k < items->len; k++)
+          all_const &= ((BValue *) g_ptr_array_index (items, k))->kind == BV_CONST;
+        if (all_const)
+          {
+            v = bv_new (BV_CONSTLIST);
+            v->items = g_steal_pointer (&items);
+            if (constlist_attribute (v, "probe") != NULL)
+              {
+                GraftAttribute *probe = constlist_attribute (v, "probe");
+                graft_attribute_free (probe);
+                return v;
+              }
+            items = g_steal_pointer (&v->items);
+            bv_unref (v);
+          }
+        return emit_op (ctx, "prim", "ListConstruct", items, NULL, 1, e->line);
+      }
+    case SCRIPT_DICT:
+      {
+        g_autoptr(GPtrArray) items = eval_list (ctx, e->items);
+        if (items == NULL)
+          return NULL;
+        return emit_op (ctx, "prim", "DictConstruct", items, NULL, 1, e->line);
+      }
+    case SCRIPT_UNARY:
+      {
+        g_autoptr(BValue) inner = eval (ctx, e->a);
+        if (inner == NULL)
+          return NULL;
+        return emit_op1 (ctx, "aten", strcmp (e->s, "not") == 0 ? "__not__" : strcmp (e->s, "~") == 0 ? "bitwise_not" : "neg",
+                         inner, e->line);
+      }
+    case SCRIPT_BINARY:
+      return eval_binary (ctx, e);
+    default:
+      build_error (b, ctx->file, e->line, "unsupported expression");
+      return NULL;
+    }
+}
+
+/* ------------------------------------------------------------------ statements */
+
+static gboolean
+bind_target (Ctx *ctx, ScriptNode *target, BValue *value, guint line)
+{
+  if (target->kind == SCRIPT_NAME)
+    {
+      scope_bind (ctx->scope, target->s, bv_ref (value));
+      return TRUE;
+    }
+  if (target->kind == SCRIPT_ATTRIBUTE)
+    {
+      g_autoptr(BValue) base = eval (ctx, target->a);
+      if (base == NULL)
+        return FALSE;
+      g_autoptr(GPtrArray) args = bv_list ();
+      g_ptr_array_add (args, bv_ref (base));
+      g_ptr_array_add (args, bv_ref (value));
+      GraftNode *node = add_node (ctx, "prim", "SetAttr", line);
+      if (node == NULL)
+        return FALSE;
+      graft_node_add_attribute (node, graft_attribute_new_string ("name", target->s));
+      for (guint k = 0; k < args->len; k++)
+        if (!add_argument (ctx, node, g_ptr_array_index (args, k), NULL, k, line))
+          return FALSE;
+      return TRUE;
+    }
+  if (target->kind == SCRIPT_SUBSCRIPT)
+    {
+      g_autoptr(GPtrArray) args = bv_list ();
+      BValue *base = eval (ctx, target->a), *key = base ? eval (ctx, target->b) : NULL;
+      if (key == NULL)
+        {
+          bv_unref (base);
+          return FALSE;
+        }
+      g_ptr_array_add (args, base);
+      g_ptr_array_add (args, key);
+      g_ptr_array_add (args, bv_ref (value));
+      GraftNode *node = add_node (ctx, "aten", "_set_item", line);
+      if (node == NULL)
+        return FALSE;
+      for (guint k = 0; k < args->len; k++)
+        if (!add_argument (ctx, node, g_ptr_array_index (args, k), NULL, k, line))
+          return FALSE;
+      return TRUE;
+    }
+  return build_error (ctx->b, ctx->file, line, "unsupported assignment target");
+}
+
+/* a, b, = value  (TupleUnpack / ListUnpack) */
+static gboolean
+unpack (Ctx *ctx, GPtrArray *targets, BValue *value, guint line)
+{
+  guint n = targets->len;
+  if (value->kind == BV_TUPLE || value->kind == BV_CONSTLIST)
+    {
+      if (value->items->len != n)
+        return build_error (ctx->b, ctx->file, line, "cannot unpack %u values into %u names", value->items->len, n);
+      for (guint k = 0; k < n; k++)
+        if (!bind_target (ctx, g_ptr_array_index (targets, k), g_ptr_array_index (value->items, k), line))
+          return FALSE;
+      return TRUE;
+    }
+  if (value->kind != BV_RUNTIME)
+    return build_error (ctx->b, ctx->file, line, "cannot unpack this value");
+  const char *op = value->value->type_string && g_str_has_prefix (value->value->type_string, "List[")
+                   ? "ListUnpack" : "TupleUnpack";
+  g_autoptr(GPtrArray) args = bv_list ();
+  g_ptr_array_add (args, bv_ref (value));
+  g_autoptr(BValue) result = emit_op (ctx, "prim", op, args, NULL, n, line);
+  if (result == NULL)
+    return FALSE;
+  if (n == 1)
+    return bind_target (ctx, g_ptr_array_index (targets, 0), result, line);
+  for (guint k = 0; k < n; k++)
+    if (!bind_target (ctx, g_ptr_array_index (targets, k), g_ptr_array_index (result->items, k), line))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+exec_assign (Ctx *ctx, ScriptNode *stmt)
+{
+  GPtrArray *targets = stmt->items;
+  ScriptNode *rhs = stmt->a;
+  guint n = targets->len;
+
+  if (rhs == NULL)
+    {
+      if (stmt->c)   /* augmented assignment x += y */
+        {
+          g_autoptr(BValue) v = eval (ctx, stmt->c);
+          return v && bind_target (ctx, stmt->c->a, v, stmt->line);
+        }
+      return TRUE;   /* bare annotation "x : T" */
+    }
+  ScriptNode *first = g_ptr_array_index (targets, 0);
+  ctx->hint = n == 1 && first->kind == SCRIPT_NAME ? first->s : NULL;
+
+  /* a, b = x, y: parallel assignment (loop-carried values). */
+  if (n > 1 && !stmt->flag && rhs->kind == SCRIPT_TUPLE && rhs->items->len == n)
+    {
+      ctx->hint = NULL;
+      g_autoptr(GPtrArray) values = eval_list (ctx, rhs->items);
+      if (values == NULL)
+        return FALSE;
+      for (guint k = 0; k < n; k++)
+        if (!bind_target (ctx, g_ptr_array_index (targets, k), g_ptr_array_index (values, k), stmt->line))
+          return FALSE;
+      return TRUE;
+    }
+  /* a, b = torch.op(…): an operator with several outputs. */
+  if (n > 1 && !stmt->flag && rhs->kind == SCRIPT_CALL)
+    {
+      g_autofree char *dotted = script_node_dotted_name (rhs->a);
+      if (dotted && (g_str_has_prefix (dotted, "torch.") || g_str_has_prefix (dotted, "ops.")))
+        {
+          ctx->hint = NULL;
+          g_autoptr(BValue) v = eval_call (ctx, rhs, n);
+          return v && unpack (ctx, targets, v, stmt->line);
+        }
+    }
+  g_autoptr(BValue) value = eval (ctx, rhs);
+  ctx->hint = NULL;
+  if (value == NULL)
+    return FALSE;
+  if (stmt->b && value->kind == BV_RUNTIME)
+    {
+      g_autofree char *type = type_of (stmt->b);
+      set_value_type (value->value, type);
+    }
+  if (n == 1 && !stmt->flag)
+    return bind_target (ctx, first, value, stmt->line);
+  return unpack (ctx, targets, value, stmt->line);
+}
+
+static BValue *
+merge_branches (Ctx *ctx, GraftNode *node, GraftGraph *then_g, GraftGraph *else_g,
+                BValue *tv, BValue *ev, const char *name, guint line)
+{
+  if (tv == ev || (tv->kind == BV_MODULE && ev->kind == BV_MODULE && tv->object == ev->object) ||
+      (tv->kind == BV_FUNCTION && ev->kind == BV_FUNCTION && strcmp (tv->qualname, ev->qualname) == 0))
+    return bv_ref (tv);
+  if (tv->kind == BV_TUPLE && ev->kind == BV_TUPLE && tv->items->len == ev->items->len)
+    {
+      BValue *tuple = bv_new (BV_TUPLE);
+      tuple->items = bv_list ();
+      for (guint k = 0; k < tv->items->len; k++)
+        {
+          BValue *m = merge_branches (ctx, node, then_g, else_g, g_ptr_array_index (tv->items, k),
+                                      g_ptr_array_index (ev->items, k), name, line);
+          if (m == NULL)
+            {
+              bv_unref (tuple);
+              return NULL;
+            }
+          g_ptr_array_add (tuple->items, m);
+        }
+      return tuple;
+    }
+  Ctx then_ctx = *ctx, else_ctx = *ctx;
+  then_ctx.graph = then_g;
+  else_ctx.graph = else_g;
+  GraftValue *t = materialize (&then_ctx, tv, line);
+  GraftValue *e = t ? materialize (&else_ctx, ev, line) : NULL;
+  if (e == NULL)
+    return NULL;
+  graft_graph_add_output (then_g, t);
+  graft_graph_add_output (else_g, e);
+  GraftValue *out = add_output (ctx, node, name);
+  const char *type = t->type_string ? t->type_string : e->type_string;
+  if (type)
+    set_value_type (out, type);
+  return bv_runtime (out);
+}
+
+static gboolean
+exec_if (Ctx *ctx, ScriptNode *stmt)
+{
+  g_autoptr(BValue) cond = eval (ctx, stmt->a);
+  if (cond == NULL)
+    return FALSE;
+  GraftNode *node = add_node (ctx, "prim", "If", stmt->line);
+  if (node == NULL || !add_argument (ctx, node, cond, "cond", 0, stmt->line))
+    return FALSE;
+  GraftGraph *then_g = graft_graph_new ("then");
+  GraftGraph *else_g = graft_graph_new ("else");
+  graft_node_add_attribute (node, graft_attribute_new_graph ("then_branch", then_g));
+  graft_node_adopt_subgraph (node, then_g);
+  graft_node_add_attribute (node, graft_attribute_new_graph ("else_branch", else_g));
+  graft_node_adopt_subgraph (node, else_g);
+
+  g_autoptr(Scope) then_scope = scope_new (ctx->scope);
+  g_autoptr(Scope) else_scope = scope_new (ctx->scope);
+  Ctx then_ctx = *ctx, else_ctx = *ctx;
+  then_ctx.graph = then_g;
+  then_ctx.scope = then_scope;
+  then_ctx.ret = NULL;
+  else_ctx.graph = else_g;
+  else_ctx.scope = else_scope;
+  else_ctx.ret = NULL;
+  if (!exec_block (&then_ctx, stmt->body) || !exec_block (&else_ctx, stmt->orelse))
+    {
+      bv_unref (then_ctx.ret);
+      bv_unref (else_ctx.ret);
+      return FALSE;
+    }
+  if (then_ctx.ret || else_ctx.ret)
+    {
+      /* Only old archives return from inside a branch; the value of the
+       * taken branch is not known statically. */
+      BValue *r = then_ctx.ret && else_ctx.ret
+                  ? merge_branches (ctx, node, then_g, else_g, then_ctx.ret, else_ctx.ret, "ret", stmt->line)
+                  : bv_ref (then_ctx.ret ? then_ctx.ret : else_ctx.ret);
+      bv_unref (then_ctx.ret);
+      bv_unref (else_ctx.ret);
+      if (r == NULL)
+        return FALSE;
+      ctx->ret = r;
+    }
+  for (guint k = 0; k < then_scope->order->len; k++)
+    {
+      const char *name = g_ptr_array_index (then_scope->order, k);
+      BValue *ev = g_hash_table_lookup (else_scope->vars, name);
+      if (ev == NULL)
+        continue;
+      BValue *merged = merge_branches (ctx, node, then_g, else_g, g_hash_table_lookup (then_scope->vars, name),
+                                       ev, name, stmt->line);
+      if (merged == NULL)
+        return FALSE;
+      scope_bind (ctx->scope, name, merged);
+    }
+  return TRUE;
+}
+
+static void
+collect_assigned (GPtrArray *body, GHashTable *names)
+{
+  for (guint k = 0; body && k < body->len; k++)
+    {
+      ScriptNode *stmt = g_ptr_array_index (body, k);
+      if (stmt->kind == SCRIPT_ASSIGN)
+        {
+          for (guint t = 0; t < stmt->items->len; t++)
+            {
+              ScriptNode *target = g_ptr_array_index (stmt->items, t);
+              if (target->kind == SCRIPT_NAME)
+                g_hash_table_add (names, target->s);
+            }
+          if (stmt->c && stmt->c->a->kind == SCRIPT_NAME)
+            g_hash_table_add (names, stmt->c->a->s);
+        }
+      collect_assigned (stmt->body, names);
+      collect_assigned (stmt->orelse, names);
+    }
+}
+
+static gboolean
+exec_loop (Ctx *ctx, ScriptNode *stmt)
+{
+  Builder *b = ctx->b;
+  gboolean is_for = stmt->kind == SCRIPT_FOR;
+  const char *cond_name = NULL;
+  g_autoptr(BValue) trip = NULL, cond = NULL;
+
+  if (is_for)
+    {
+      ScriptNode *iter = stmt->a;
+      g_autofree char *fn = iter->kind == SCRIPT_CALL ? script_node_dotted_name (iter->a) : NULL;
+      if (fn == NULL || strcmp (fn, "range") != 0 || iter->items->len != 1 || stmt->items->len != 1 ||
+          ((ScriptNode *) g_ptr_array_index (stmt->items, 0))->kind != SCRIPT_NAME)
+        return build_error (b, ctx->file, stmt->line, "only \"for i in range(n)\" loops are supported");
+      if ((trip = eval (ctx, g_ptr_array_index (iter->items, 0))) == NULL)
+        return FALSE;
+      cond = bv_bool (TRUE);
+    }
+  else
+    {
+      if (stmt->a->kind == SCRIPT_NAME)
+        cond_name = stmt->a->s;
+      if ((cond = eval (ctx, stmt->a)) == NULL)
+        return FALSE;
+      trip = bv_int (G_MAXINT64);
+    }
+
+  g_autoptr(GHashTable) assigned = g_hash_table_new (g_str_hash, g_str_equal);
+  collect_assigned (stmt->body, assigned);
+  g_autoptr(GPtrArray) carried = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, assigned);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      BValue *before = scope_lookup (ctx->scope, key);
+      if (before && before->kind != BV_MODULE && before->kind != BV_FUNCTION &&
+          (cond_name == NULL || strcmp (key, cond_name) != 0))
+        g_ptr_array_add (carried, key);
+    }
+  /* stable output order */
+  for (guint i = 1; i < carried->len; i++)
+    for (guint j = i; j > 0 && strcmp (g_ptr_array_index (carried, j - 1), g_ptr_array_index (carried, j)) > 0; j--)
+      {
+        gpointer tmp = g_ptr_array_index (carried, j);
+        g_ptr_array_index (carried, j) = g_ptr_array_index (carried, j - 1);
+        g_ptr_array_index (carried, j - 1) = tmp;
+      }
+
+  GraftNode *node = add_node (ctx, "prim", "Loop", stmt->line);
+  if (node == NULL || !add_argument (ctx, node, trip, "max_trip_count", 0, stmt->line) ||
+      !add_argument (ctx, node, cond, "cond", 1, stmt->line))
+    return FALSE;
+  for (guint k = 0; k < carried->len; k++)
+    {
+      GraftValue *init = materialize (ctx, scope_lookup (ctx->scope, g_ptr_array_index (carried, k)), stmt->line);
+      if (init == NULL)
+        return FALSE;
+      graft_node_add_input (node, init);
+    }
+  GraftGraph *body_g = graft_graph_new ("body");
+  graft_node_add_attribute (node, graft_attribute_new_graph ("body", body_g));
+  graft_node_adopt_subgraph (node, body_g);
+
+  g_autoptr(Scope) body_scope = scope_new (ctx->scope);
+  Ctx body_ctx = *ctx;
+  body_ctx.graph = body_g;
+  body_ctx.scope = body_scope;
+  body_ctx.ret = NULL;
+  const char *trip_name = is_for ? ((ScriptNode *) g_ptr_array_index (stmt->items, 0))->s : "trip_count";
+  GraftValue *trip_value = graft_graph_new_anonymous_value (body_g, trip_name);
+  set_value_type (trip_value, "int");
+  graft_graph_add_input (body_g, trip_value);
+  if (is_for)
+    scope_bind (body_scope, trip_name, bv_runtime (trip_value));
+  for (guint k = 0; k < carried->len; k++)
+    {
+      const char *name = g_ptr_array_index (carried, k);
+      GraftValue *in = graft_graph_new_anonymous_value (body_g, name);
+      BValue *before = scope_lookup (ctx->scope, name);
+      if (before->kind == BV_RUNTIME)
+        set_value_type (in, before->value->type_string);
+      graft_graph_add_input (body_g, in);
+      scope_bind (body_scope, name, bv_runtime (in));
+    }
+  if (!exec_block (&body_ctx, stmt->body))
+    {
+      bv_unref (body_ctx.ret);
+      return FALSE;
+    }
+  if (body_ctx.ret)
+    {
+      bv_unref (body_ctx.ret);
+      return build_error (b, ctx->file, stmt->line, "return inside a loop is not supported");
+    }
+  g_autoptr(BValue) next_cond = cond_name ? bv_ref (scope_lookup (body_scope, cond_name)) : bv_bool (TRUE);
+  GraftValue *cond_out = materialize (&body_ctx, next_cond, stmt->line);
+  if (cond_out == NULL)
+    return FALSE;
+  graft_graph_add_output (body_g, cond_out);
+  for (guint k = 0; k < carried->len; k++)
+    {
+      GraftValue *out = materialize (&body_ctx, scope_lookup (body_scope, g_ptr_array_index (carried, k)), stmt->line);
+      if (out == NULL)
+        return FALSE;
+      graft_graph_add_output (body_g, out);
+    }
+  for (guint k = 0; k < carried->len; k++)
+    {
+      const char *name = g_ptr_array_index (carried, k);
+      GraftValue *out = add_output (ctx, node, name);
+      GraftValue *in = g_ptr_array_index (body_g->inputs, k + 1);
+      set_value_type (out, in->type_string);
+      scope_bind (ctx->scope, name, bv_runtime (out));
+    }
+  if (cond_name)
+    scope_bind (ctx->scope, cond_name, bv_bool (FALSE));
+  return TRUE;
+}
+
+static gboolean
+exec_statement (Ctx *ctx, ScriptNode *stmt)
+{
+  switch (stmt->kind)
+    {
+    case SCRIPT_ASSIGN:
+      return exec_assign (ctx, stmt);
+    case SCRIPT_EXPR:
+      {
+        g_autoptr(BValue) v = eval (ctx, stmt->a);
+        return v != NULL;
+      }
+    case SCRIPT_IF:
+      return exec_if (ctx, stmt);
+    case SCRIPT_FOR:
+    case SCRIPT_WHILE:
+      return exec_loop (ctx, stmt);
+    case SCRIPT_RETURN:
+      {
+        BValue *v = stmt->a ? eval (ctx, stmt->a) : bv_const (GRAFT_ATTR_NONE);
+        if (v == NULL)
+          return FALSE;
+        bv_unref (ctx->ret);
+        ctx->ret = v;
+        return TRUE;
+      }
+    case SCRIPT_RAISE:
+      {
+        g_autoptr(GPtrArray) args = bv_list ();
+        if (stmt->a)
+          {
+            BValue *v = eval (ctx, stmt->a);
+            if (v == NULL)
+              return FALSE;
+            g_ptr_array_add (args, v);
+          }
+        g_autoptr(BValue) r = emit_op (ctx, "prim", "RaiseException", args, NULL, 1, stmt->line);
+        return r != NULL;
+      }
+    case SCRIPT_PASS:
+    case SCRIPT_IMPORT:
+      return TRUE;
+    case SCRIPT_BREAK:
+    case SCRIPT_CONTINUE:
+      return build_error (ctx->b, ctx->file, stmt->line, "break/continue are not expected in saved TorchScript code");
+    case SCRIPT_DEF:
+    case SCRIPT_CLASS:
+      return build_error (ctx->b, ctx->file, stmt->line, "nested definitions are not supported");
+    default:
+      return build_error (ctx->b, ctx->file, stmt->line, "unsupported statement");
+    }
+}
+
+static gboolean
+exec_block (Ctx *ctx, GPtrArray *body)
+{
+  for (guint k = 0; body && k < body->len; k++)
+    {
+      if (ctx->ret)
+        return build_error (ctx->b, ctx->file, ((ScriptNode *) g_ptr_array_index (body, k))->line,
+                            "statement after return");
+      if (!exec_statement (ctx, g_ptr_array_index (body, k)))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ entry */
+
+static void
+add_graph_outputs (Ctx *ctx, BValue *v, guint line)
+{
+  if (v->kind == BV_TUPLE)
+    {
+      for (guint k = 0; k < v->items->len; k++)
+        add_graph_outputs (ctx, g_ptr_array_index (v->items, k), line);
+      return;
+    }
+  if (v->kind == BV_CONST && v->ctype == GRAFT_ATTR_NONE)
+    return;
+  GraftValue *value = materialize (ctx, v, line);
+  if (value)
+    graft_graph_add_output (ctx->graph, value);
+}
+
+static GraftPickleValue *
+load_pickle (Builder *b, const char *record)
+{
+  g_autoptr(GBytes) bytes = graft_torch_archive_read (b->archive, record, b->error);
+  if (bytes == NULL)
+    return NULL;
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+  g_autofree char *where = g_strdup_printf ("%s: %s", graft_torch_archive_get_path (b->archive), record);
+  return graft_pickle_load (data, len, where, NULL, b->error);
+}
+
+gboolean
+graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable *cancellable, GError **error)
+{
+  Builder b = {
+    .archive = archive, .model = model, .cancellable = cancellable, .error = error,
+    .files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) script_module_free),
+    .classes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) class_info_free),
+    .functions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
+    .tensors = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .group_classes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
+  };
+  gboolean ok = FALSE;
+  g_autoptr(GraftPickleValue) root = NULL;
+
+  if (graft_torch_archive_has (archive, "byteorder"))
+    {
+      g_autoptr(GBytes) order = graft_torch_archive_read (archive, "byteorder", error);
+      if (order == NULL)
+        goto out;
+      b.big_endian = g_bytes_get_size (order) >= 3 && memcmp (g_bytes_get_data (order, NULL), "big", 3) == 0;
+    }
+  if (graft_torch_archive_has (archive, "constants.pkl"))
+    {
+      if ((b.constants = load_pickle (&b, "constants.pkl")) == NULL)
+        goto out;
+    }
+  if ((root = load_pickle (&b, "data.pkl")) == NULL)
+    goto out;
+  if (!is_script_object (root))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "%s: data.pkl does not hold a TorchScript module object", graft_torch_archive_get_path (archive));
+      goto out;
+    }
+
+  b.root = graft_graph_new ("forward");
+  graft_model_set_graph (model, b.root);
+  if (!collect_parameters (&b, root, ""))
+    goto out;
+  ClassInfo *info = lookup_class (&b, root->s);
+  ScriptNode *forward = info ? g_hash_table_lookup (info->methods, "forward") : NULL;
+  if (forward == NULL)
+    {
+      if (!(error && *error))
+        g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                     "%s: the root module %s has no forward() in code/", graft_torch_archive_get_path (archive), root->s);
+      goto out;
+    }
+  {
+    g_autofree char *root_class = graft_script_demangle_class (root->s);
+    b.root->root_group->class_name = g_strdup (root_class);
+  }
+
+  g_autoptr(Scope) scope = scope_new (NULL);
+  Ctx ctx = { .b = &b, .graph = b.root, .module_path = "", .scope = scope, .file = info->file };
+  g_autoptr(BValue) self = module_value (root, "");
+  for (guint k = 0; k < forward->params->len; k++)
+    {
+      ScriptNode *param = g_ptr_array_index (forward->params, k);
+      if (k == 0)
+        {
+          scope_bind (scope, param->s, bv_ref (self));
+          continue;
+        }
+      GraftValue *input = graft_graph_new_anonymous_value (b.root, param->s);
+      g_autofree char *type = param->a ? type_of (param->a) : g_strdup ("Tensor");
+      set_value_type (input, type);
+      graft_graph_add_input (b.root, input);
+      scope_bind (scope, param->s, bv_runtime (input));
+    }
+  if (!exec_block (&ctx, forward->body))
+    {
+      bv_unref (ctx.ret);
+      goto out;
+    }
+  if (ctx.ret)
+    {
+      add_graph_outputs (&ctx, ctx.ret, forward->line);
+      bv_unref (ctx.ret);
+    }
+  graft_graph_update_group_counts (b.root);
+  ok = !(error && *error);
+
+out:
+  g_clear_pointer (&b.constants, graft_pickle_value_unref);
+  g_hash_table_unref (b.functions);
+  g_hash_table_unref (b.classes);
+  g_hash_table_unref (b.files);
+  g_hash_table_unref (b.tensors);
+  g_hash_table_unref (b.group_classes);
+  return ok;
+}
