@@ -1,0 +1,280 @@
+#include "application.h"
+
+#include "graft-config.h"
+#include "gui-config.h"
+#include "window.h"
+
+#define SAMPLE_NAME "tiny-cnn.onnx"
+
+struct _GraftApplication
+{
+  AdwApplication parent_instance;
+
+  GSettings *settings;
+  char *screenshot_path;
+  GStrv test_actions;   /* detailed window actions from --find, --select-node, --action */
+};
+
+G_DEFINE_FINAL_TYPE (GraftApplication, graft_application, ADW_TYPE_APPLICATION)
+
+gboolean
+graft_application_is_uninstalled (void)
+{
+  static int uninstalled = -1;
+
+  if (uninstalled < 0)
+    {
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+
+      uninstalled = exe != NULL && g_str_has_prefix (exe, GRAFT_BUILD_ROOT "/");
+    }
+  return uninstalled;
+}
+
+static GSettingsSchema *
+lookup_schema (void)
+{
+  GSettingsSchemaSource *installed = g_settings_schema_source_get_default ();
+  GSettingsSchema *schema = NULL;
+
+  /* From the build tree the freshly compiled schema wins over an older
+   * installed one. */
+  if (graft_application_is_uninstalled ())
+    {
+      g_autoptr(GSettingsSchemaSource) build_source =
+        g_settings_schema_source_new_from_directory (GRAFT_BUILD_ROOT "/data", installed, FALSE, NULL);
+
+      if (build_source != NULL)
+        schema = g_settings_schema_source_lookup (build_source, GRAFT_APP_ID, TRUE);
+    }
+  if (schema == NULL && installed != NULL)
+    schema = g_settings_schema_source_lookup (installed, GRAFT_APP_ID, TRUE);
+  return schema;
+}
+
+GSettings *
+graft_application_get_settings (GraftApplication *self)
+{
+  g_return_val_if_fail (GRAFT_IS_APPLICATION (self), NULL);
+  return self->settings;
+}
+
+char *
+graft_application_dup_sample_path (GraftApplication *self)
+{
+  if (graft_application_is_uninstalled ())
+    return g_build_filename (GRAFT_SOURCE_ROOT, "data", "samples", SAMPLE_NAME, NULL);
+  return g_build_filename (GRAFT_DATADIR, "samples", SAMPLE_NAME, NULL);
+}
+
+static GraftWindow *
+new_window (GraftApplication *self)
+{
+  GraftWindow *window = graft_window_new (self);
+
+  /* The test options apply to the first window only. */
+  if (self->screenshot_path != NULL || self->test_actions != NULL)
+    {
+      graft_window_set_test_plan (window, (const char *const *) self->test_actions, self->screenshot_path);
+      g_clear_pointer (&self->test_actions, g_strfreev);
+      g_clear_pointer (&self->screenshot_path, g_free);
+    }
+  return window;
+}
+
+static void
+graft_application_activate (GApplication *app)
+{
+  GraftApplication *self = GRAFT_APPLICATION (app);
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (app));
+
+  if (window == NULL)
+    {
+      window = GTK_WINDOW (new_window (self));
+      graft_window_start (GRAFT_WINDOW (window));
+    }
+  gtk_window_present (window);
+}
+
+static void
+graft_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  GraftApplication *self = GRAFT_APPLICATION (app);
+
+  for (int i = 0; i < n_files; i++)
+    {
+      GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (app));
+      GraftWindow *window;
+
+      /* Reuse a window that shows nothing yet; otherwise one window per model. */
+      if (active != NULL && GRAFT_IS_WINDOW (active) && graft_window_is_empty (GRAFT_WINDOW (active)))
+        window = GRAFT_WINDOW (active);
+      else
+        window = new_window (self);
+      graft_window_open_file (window, files[i]);
+      gtk_window_present (GTK_WINDOW (window));
+    }
+}
+
+static void
+show_about (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GtkApplication *app = user_data;
+  const char *developers[] = { "The Graft developers", NULL };
+  GtkWidget *about;
+
+  about = g_object_new (ADW_TYPE_ABOUT_WINDOW,
+                        "transient-for", gtk_application_get_active_window (app),
+                        "application-name", "Graft",
+                        "application-icon", GRAFT_APP_ID,
+                        "developer-name", "The Graft developers",
+                        "version", GRAFT_VERSION,
+                        "comments", "View, check and edit ONNX and TorchScript models.",
+                        "license-type", GTK_LICENSE_GPL_3_0,
+                        "developers", developers,
+                        NULL);
+  gtk_window_present (GTK_WINDOW (about));
+}
+
+static void
+quit_app (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GList *windows = g_list_copy (gtk_application_get_windows (GTK_APPLICATION (user_data)));
+
+  /* Closing each window saves its size; g_application_quit() would not. */
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (l->data);
+  g_list_free (windows);
+}
+
+static void
+new_window_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GraftWindow *window = new_window (GRAFT_APPLICATION (user_data));
+
+  graft_window_start (window);
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static const GActionEntry app_actions[] = {
+  { "about", show_about },
+  { "quit", quit_app },
+  { "new-window", new_window_action },
+};
+
+static void
+graft_application_startup (GApplication *app)
+{
+  GraftApplication *self = GRAFT_APPLICATION (app);
+  g_autoptr(GSettingsSchema) schema = NULL;
+  const char *quit_accels[] = { "<Control>q", NULL };
+  const char *new_window_accels[] = { "<Control>n", NULL };
+
+  G_APPLICATION_CLASS (graft_application_parent_class)->startup (app);
+
+  schema = lookup_schema ();
+  if (schema != NULL)
+    self->settings = g_settings_new_full (schema, NULL, NULL);
+  else
+    g_message ("GSettings schema %s not found; settings will not be saved", GRAFT_APP_ID);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.new-window", new_window_accels);
+}
+
+static void
+add_detailed_action (GStrvBuilder *actions, const char *name, const char *target)
+{
+  g_autofree char *detailed = g_strconcat (name, "::", target, NULL);
+
+  g_strv_builder_add (actions, detailed);
+}
+
+static int
+graft_application_handle_local_options (GApplication *app, GVariantDict *options)
+{
+  GraftApplication *self = GRAFT_APPLICATION (app);
+  g_autoptr(GStrvBuilder) actions = g_strv_builder_new ();
+  g_autofree char *find_text = NULL;
+  g_autofree char *select_node = NULL;
+  g_auto(GStrv) extra_actions = NULL;
+
+  if (g_variant_dict_contains (options, "version"))
+    {
+      g_print ("graft %s\n", GRAFT_VERSION);
+      return 0;
+    }
+
+  g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot_path);
+  if (g_variant_dict_lookup (options, "find", "s", &find_text))
+    add_detailed_action (actions, "win.find-text", find_text);
+  if (g_variant_dict_lookup (options, "select-node", "s", &select_node))
+    add_detailed_action (actions, "win.select-node", select_node);
+  if (g_variant_dict_lookup (options, "action", "^as", &extra_actions))
+    g_strv_builder_addv (actions, (const char **) extra_actions);
+  self->test_actions = g_strv_builder_end (actions);
+  if (self->test_actions[0] == NULL)
+    g_clear_pointer (&self->test_actions, g_strfreev);
+
+  /* A test run must not hand its files to a Graft the user has open. */
+  if (self->screenshot_path != NULL || self->test_actions != NULL)
+    g_application_set_flags (app, g_application_get_flags (app) | G_APPLICATION_NON_UNIQUE);
+  return -1;
+}
+
+static void
+graft_application_finalize (GObject *object)
+{
+  GraftApplication *self = GRAFT_APPLICATION (object);
+
+  g_clear_object (&self->settings);
+  g_free (self->screenshot_path);
+  g_strfreev (self->test_actions);
+  G_OBJECT_CLASS (graft_application_parent_class)->finalize (object);
+}
+
+static void
+graft_application_class_init (GraftApplicationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  object_class->finalize = graft_application_finalize;
+  app_class->activate = graft_application_activate;
+  app_class->open = graft_application_open;
+  app_class->startup = graft_application_startup;
+  app_class->handle_local_options = graft_application_handle_local_options;
+}
+
+static const GOptionEntry options[] = {
+  { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+    "Write the window to a PNG file once the model is laid out, then quit", "PATH" },
+  { "select-node", 0, 0, G_OPTION_ARG_STRING, NULL,
+    "Select the node with this name once the model is open", "NAME" },
+  { "find", 0, 0, G_OPTION_ARG_STRING, NULL,
+    "Open Find with this text once the model is open", "TEXT" },
+  { "action", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
+    "Activate a window action once the model is open (repeatable)", "win.NAME[::TARGET]" },
+  { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
+  { NULL }
+};
+
+static void
+graft_application_init (GraftApplication *self)
+{
+  g_application_add_main_option_entries (G_APPLICATION (self), options);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE…]");
+  g_application_set_option_context_summary (G_APPLICATION (self),
+                                            "View ONNX and TorchScript models.");
+}
+
+GraftApplication *
+graft_application_new (void)
+{
+  return g_object_new (GRAFT_TYPE_APPLICATION,
+                       "application-id", GRAFT_APP_ID,
+                       "flags", G_APPLICATION_HANDLES_OPEN,
+                       "resource-base-path", "/org/graft/Graft",
+                       NULL);
+}

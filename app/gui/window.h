@@ -1,0 +1,29 @@
+/* A Graft window: one model, its graph canvas, details sidebar, Find and
+ * breadcrumbs. Everything it does is an action (win.*), so menus,
+ * shortcuts and tests share one vocabulary. */
+#pragma once
+
+#include <adwaita.h>
+#include "application.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_WINDOW (graft_window_get_type ())
+G_DECLARE_FINAL_TYPE (GraftWindow, graft_window, GRAFT, WINDOW, AdwApplicationWindow)
+
+GraftWindow *graft_window_new (GraftApplication *application);
+
+void graft_window_open_file (GraftWindow *self, GFile *file);
+gboolean graft_window_is_empty (GraftWindow *self);
+
+/* Shows the empty state; runs the test plan when there is no file to load. */
+void graft_window_start (GraftWindow *self);
+
+/* Once the model (or the error, or the empty state) is shown and laid out:
+ * activate each detailed action ("win.select-node::conv1"), write the
+ * window to screenshot_path and close the window. Either may be NULL. */
+void graft_window_set_test_plan (GraftWindow *self,
+                                 const char *const *actions,
+                                 const char *screenshot_path);
+
+G_END_DECLS

@@ -1,0 +1,515 @@
+/* The graft window in a real X server (run under xvfb-run by
+ * run-under-xvfb.sh): the app is started as a user would start it, with
+ * its test options, and what it displayed is checked from its report and
+ * its screenshot. Screenshots stay in BUILD/tests/gui/screenshots. */
+#include <gdk-pixbuf/gdk-pixbuf.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+
+#define EXPECTED_WIDTH 1200
+#define EXPECTED_HEIGHT 760
+
+typedef struct {
+  char *dir;
+  char *report_path;
+  char *screenshot_path;
+  GHashTable *report;
+  int exit_status;
+  char *stderr_text;
+} Run;
+
+static void
+run_free (Run *run)
+{
+  g_free (run->dir);
+  g_free (run->report_path);
+  g_free (run->screenshot_path);
+  g_clear_pointer (&run->report, g_hash_table_unref);
+  g_free (run->stderr_text);
+  g_free (run);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Run, run_free)
+
+static char *
+screenshot_dir (void)
+{
+  char *dir = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "tests", "gui", "screenshots", NULL);
+
+  g_mkdir_with_parents (dir, 0755);
+  return dir;
+}
+
+static char *
+sample_path (void)
+{
+  return g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+}
+
+static GHashTable *
+parse_report (const char *path)
+{
+  GHashTable *table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return table;
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *eq = strchr (lines[i], '=');
+
+      if (eq == NULL)
+        continue;
+      *eq = '\0';
+      g_hash_table_replace (table, g_strdup (lines[i]), g_strdup (eq + 1));
+    }
+  return table;
+}
+
+/* Starts graft with args and extra "NAME=value" environment entries (both
+ * NULL-terminated; env may be NULL) and waits for it to quit. */
+static Run *
+run_graft_env (const char *name, const char *const *args, const char *const *env)
+{
+  Run *run = g_new0 (Run, 1);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) envp = g_get_environ ();
+  g_autofree char *screenshots = screenshot_dir ();
+  g_autofree char *png_name = g_strconcat (name, ".png", NULL);
+  g_autofree char *screenshot_arg = NULL;
+  g_autofree char *home = NULL;
+  int wait_status = 0;
+
+  run->dir = g_dir_make_tmp ("graft-gui-XXXXXX", &error);
+  g_assert_no_error (error);
+  run->report_path = g_build_filename (run->dir, "report.txt", NULL);
+  run->screenshot_path = g_build_filename (screenshots, png_name, NULL);
+  g_unlink (run->screenshot_path);
+  home = g_build_filename (run->dir, "home", NULL);
+
+  envp = g_environ_setenv (envp, "GRAFT_TEST_REPORT", run->report_path, TRUE);
+  envp = g_environ_setenv (envp, "GDK_BACKEND", "x11", TRUE);
+  envp = g_environ_setenv (envp, "GSK_RENDERER", "cairo", TRUE);
+  envp = g_environ_setenv (envp, "GTK_A11Y", "none", TRUE);
+  envp = g_environ_setenv (envp, "GSETTINGS_BACKEND", "memory", TRUE);
+  /* No session bus: nothing to hand files to, nothing autolaunched. */
+  envp = g_environ_setenv (envp, "DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/graft-test-bus", TRUE);
+  /* Recent files and caches go to the scratch folder, not the user's. */
+  envp = g_environ_setenv (envp, "HOME", home, TRUE);
+  envp = g_environ_setenv (envp, "XDG_DATA_HOME", home, TRUE);
+  envp = g_environ_setenv (envp, "XDG_CONFIG_HOME", home, TRUE);
+  envp = g_environ_setenv (envp, "XDG_CACHE_HOME", home, TRUE);
+  envp = g_environ_setenv (envp, "XDG_RUNTIME_DIR", run->dir, TRUE);
+  envp = g_environ_setenv (envp, "G_DEBUG", "fatal-criticals", TRUE);
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    {
+      g_auto(GStrv) pair = g_strsplit (env[i], "=", 2);
+
+      envp = g_environ_setenv (envp, pair[0], pair[1], TRUE);
+    }
+
+  screenshot_arg = g_strconcat ("--screenshot=", run->screenshot_path, NULL);
+  g_ptr_array_add (argv, (char *) g_getenv ("GRAFT_GUI_BINARY"));
+  g_ptr_array_add (argv, screenshot_arg);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  g_spawn_sync (NULL, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
+                NULL, &run->stderr_text, &wait_status, &error);
+  g_assert_no_error (error);
+  run->exit_status = wait_status;
+  if (run->stderr_text != NULL && run->stderr_text[0] != '\0')
+    g_test_message ("graft stderr: %s", run->stderr_text);
+
+  run->report = parse_report (run->report_path);
+  return run;
+}
+
+static Run *
+run_graft (const char *name, const char *const *args)
+{
+  return run_graft_env (name, args, NULL);
+}
+
+static const char *
+report_get (Run *run, const char *key)
+{
+  return g_hash_table_lookup (run->report, key);
+}
+
+static void
+assert_exited_cleanly (Run *run)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!g_spawn_check_wait_status (run->exit_status, &error))
+    g_error ("graft did not exit cleanly: %s\n%s", error->message,
+             run->stderr_text != NULL ? run->stderr_text : "");
+  g_assert_null (report_get (run, "timeout"));
+  g_assert_cmpstr (report_get (run, "screenshot"), ==, run->screenshot_path);
+}
+
+/* Standard deviation of the luminance in a rectangle, 0–255. */
+static double
+luminance_stddev (GdkPixbuf *pixbuf, int x0, int y0, int width, int height)
+{
+  int channels = gdk_pixbuf_get_n_channels (pixbuf);
+  int stride = gdk_pixbuf_get_rowstride (pixbuf);
+  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
+  double sum = 0, sum_sq = 0;
+  gint64 n = 0;
+
+  for (int y = MAX (y0, 0); y < MIN (y0 + height, gdk_pixbuf_get_height (pixbuf)); y++)
+    for (int x = MAX (x0, 0); x < MIN (x0 + width, gdk_pixbuf_get_width (pixbuf)); x++)
+      {
+        const guint8 *p = pixels + y * stride + x * channels;
+        double l = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+
+        sum += l;
+        sum_sq += l * l;
+        n++;
+      }
+  g_assert_cmpint (n, >, 0);
+  return sqrt (MAX (sum_sq / n - (sum / n) * (sum / n), 0));
+}
+
+static GdkPixbuf *
+load_screenshot (Run *run)
+{
+  g_autoptr(GError) error = NULL;
+  GdkPixbuf *pixbuf = gdk_pixbuf_new_from_file (run->screenshot_path, &error);
+
+  g_assert_no_error (error);
+  g_test_message ("screenshot: %s (%dx%d)", run->screenshot_path,
+                  gdk_pixbuf_get_width (pixbuf), gdk_pixbuf_get_height (pixbuf));
+  return pixbuf;
+}
+
+/* The window opens at the default size of the settings schema, and the
+ * picture is the whole window: content size = default size minus the
+ * client-side frame GTK draws without a compositor. */
+static void
+assert_window_size (Run *run, GdkPixbuf *pixbuf)
+{
+  g_autofree char *expected_default = g_strdup_printf ("%dx%d", EXPECTED_WIDTH, EXPECTED_HEIGHT);
+  g_autofree char *picture = g_strdup_printf ("%dx%d", gdk_pixbuf_get_width (pixbuf),
+                                              gdk_pixbuf_get_height (pixbuf));
+
+  g_assert_cmpstr (report_get (run, "default-size"), ==, expected_default);
+  g_assert_cmpstr (report_get (run, "window-size"), ==, picture);
+  g_assert_cmpint (gdk_pixbuf_get_width (pixbuf), <=, EXPECTED_WIDTH);
+  g_assert_cmpint (gdk_pixbuf_get_width (pixbuf), >=, EXPECTED_WIDTH - 40);
+  g_assert_cmpint (gdk_pixbuf_get_height (pixbuf), <=, EXPECTED_HEIGHT);
+  g_assert_cmpint (gdk_pixbuf_get_height (pixbuf), >=, EXPECTED_HEIGHT - 40);
+}
+
+static void
+parse_bounds (Run *run, const char *key, int bounds[4])
+{
+  const char *text = report_get (run, key);
+  g_auto(GStrv) parts = NULL;
+
+  g_assert_nonnull (text);
+  g_assert_cmpstr (text, !=, "hidden");
+  parts = g_strsplit (text, ",", 4);
+  g_assert_cmpuint (g_strv_length (parts), ==, 4);
+  for (int i = 0; i < 4; i++)
+    bounds[i] = atoi (parts[i]);
+}
+
+static GraftNode *
+pick_node (GraftModel *model)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      if (g_str_equal (node->op_type, "Conv") && node->name != NULL && node->name[0] != '\0')
+        return node;
+    }
+  g_assert_cmpuint (graph->nodes->len, >, 0);
+  return g_ptr_array_index (graph->nodes, 0);
+}
+
+static void
+test_sample_select_node (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_autofree char *select_arg = NULL;
+  g_autofree char *basename = g_path_get_basename (path);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  GraftNode *node;
+  int sidebar[4], canvas[4];
+  double overall, sidebar_sd, canvas_sd;
+
+  g_assert_no_error (error);
+  node = pick_node (model);
+  select_arg = g_strconcat ("--select-node=", node->name, NULL);
+
+  run = run_graft ("sample-selected-node", (const char *[]) { select_arg, path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  g_assert_cmpstr (report_get (run, "title"), ==, basename);
+  g_assert_true (g_str_has_prefix (report_get (run, "subtitle"), "ONNX"));
+  g_assert_cmpstr (report_get (run, "selected-node"), ==, node->name);
+  /* The sidebar's header labels show the node. */
+  g_assert_cmpstr (report_get (run, "sidebar-title"), ==, node->op_type);
+  g_assert_cmpstr (report_get (run, "sidebar-subtitle"), ==, node->name);
+  g_assert_null (report_get (run, "select-error"));
+
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+  parse_bounds (run, "sidebar-bounds", sidebar);
+  parse_bounds (run, "canvas-bounds", canvas);
+  g_assert_cmpint (sidebar[2], >=, 280);
+  g_assert_cmpint (canvas[2], >=, 400);
+  g_assert_cmpint (sidebar[0], >=, canvas[0] + canvas[2]);
+
+  overall = luminance_stddev (pixbuf, 0, 0, EXPECTED_WIDTH, EXPECTED_HEIGHT);
+  sidebar_sd = luminance_stddev (pixbuf, sidebar[0], sidebar[1], sidebar[2], sidebar[3]);
+  canvas_sd = luminance_stddev (pixbuf, canvas[0], canvas[1], canvas[2], canvas[3]);
+  g_test_message ("luminance stddev: window %.1f, sidebar %.1f, canvas %.1f", overall, sidebar_sd, canvas_sd);
+  g_assert_cmpfloat (overall, >, 5);
+  g_assert_cmpfloat (sidebar_sd, >, 5);   /* text is drawn there */
+  g_assert_cmpfloat (canvas_sd, >, 2);    /* the graph is drawn */
+}
+
+static void
+test_empty_state (void)
+{
+  g_autoptr(Run) run = run_graft ("empty-state", (const char *[]) { NULL });
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "empty");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+  g_assert_cmpfloat (luminance_stddev (pixbuf, 0, 0, EXPECTED_WIDTH, EXPECTED_HEIGHT), >, 5);
+}
+
+static void
+check_bad_file (const char *name, const guint8 *contents, gsize length)
+{
+  g_autofree char *dir = g_dir_make_tmp ("graft-bad-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *shot_name = g_strdup_printf ("bad-file-%s", name);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  const char *error_page;
+
+  g_assert_true (g_file_set_contents (path, (const char *) contents, length, NULL));
+  g_strdelimit (shot_name, ".", '-');
+  run = run_graft (shot_name, (const char *[]) { path, NULL });
+
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "error");
+  g_assert_nonnull (report_get (run, "error"));
+  g_assert_cmpstr (report_get (run, "error"), !=, "");
+  error_page = report_get (run, "error-page");
+  g_assert_nonnull (error_page);
+  g_assert_nonnull (strstr (error_page, name));
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+  g_assert_cmpfloat (luminance_stddev (pixbuf, 0, 0, EXPECTED_WIDTH, EXPECTED_HEIGHT), >, 5);
+
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+test_bad_file_random (void)
+{
+  guint8 junk[4096];
+  GRand *rand = g_rand_new_with_seed (7);
+
+  for (gsize i = 0; i < sizeof junk; i++)
+    junk[i] = g_rand_int_range (rand, 0, 256);
+  g_rand_free (rand);
+  check_bad_file ("random.onnx", junk, sizeof junk);
+}
+
+static void
+test_bad_file_truncated (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  check_bad_file ("truncated.onnx", (const guint8 *) contents, length / 2);
+}
+
+static void
+test_bad_file_empty (void)
+{
+  check_bad_file ("empty.onnx", (const guint8 *) "", 0);
+}
+
+static void
+test_unknown_node (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autoptr(Run) run = run_graft ("unknown-node",
+                                  (const char *[]) { "--select-node=no-such-node", path, NULL });
+
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  g_assert_nonnull (strstr (report_get (run, "select-error"), "no-such-node"));
+  g_assert_cmpstr (report_get (run, "selected-node"), ==, "");
+}
+
+/* Generated once by make-if-model.py, cached with the other fixtures. */
+static char *
+if_model_path (void)
+{
+  const char *source = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *dir = g_build_filename (source, "tests", "fixtures-generated", "gui", NULL);
+  char *path = g_build_filename (dir, "if-model.onnx", NULL);
+  g_autofree char *script = g_build_filename (source, "tests", "gui", "make-if-model.py", NULL);
+  g_autofree char *tmp_path = g_strconcat (path, ".tmp", NULL);
+  const char *argv[] = { "/usr/bin/python3", script, tmp_path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return path;
+  g_mkdir_with_parents (dir, 0755);
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, &error))
+    g_error ("make-if-model.py failed: %s\n%s", error->message, err);
+  g_assert_cmpint (g_rename (tmp_path, path), ==, 0);
+  return path;
+}
+
+static void
+test_subgraph_breadcrumbs (void)
+{
+  g_autofree char *path = if_model_path ();
+  g_autoptr(Run) run = run_graft ("subgraph-else-branch",
+                                  (const char *[]) { "--select-node=else_neg", path, NULL });
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  /* Selecting a node of a body shows that body, with the way back. */
+  g_assert_cmpstr (report_get (run, "breadcrumbs"), ==, "if_model › If “branch_if” › else_branch");
+  g_assert_cmpstr (report_get (run, "selected-node"), ==, "else_neg");
+  g_assert_cmpstr (report_get (run, "sidebar-title"), ==, "Neg");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
+static void
+count_conv (GraftNode *node, gpointer user_data)
+{
+  if (g_str_equal (node->op_type, "Conv"))
+    (*(guint *) user_data)++;
+}
+
+static void
+test_find (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  guint n_conv = 0;
+
+  g_assert_no_error (error);
+  graft_graph_foreach_node_recursive (graft_model_get_graph (model), count_conv, &n_conv);
+  g_assert_cmpuint (n_conv, >, 0);
+
+  run = run_graft ("find-conv", (const char *[]) { "--find=conv", path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "find-visible"), ==, "1");
+  /* Every Conv node, plus values named after them. */
+  g_assert_cmpuint (g_ascii_strtoull (report_get (run, "find-matches"), NULL, 10), >=, n_conv);
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
+/* The first initializer the picked node reads (its weight). */
+static GraftValue *
+pick_initializer (GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+
+      if (value != NULL && value->initializer != NULL)
+        return value;
+    }
+  g_error ("node %s reads no initializer", node->name);
+  return NULL;
+}
+
+static void
+test_select_initializer_dark (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_autofree char *action = NULL;
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  GraftValue *weight;
+  int sidebar[4];
+
+  g_assert_no_error (error);
+  weight = pick_initializer (pick_node (model));
+  action = g_strconcat ("--action=win.select-value::", weight->name, NULL);
+
+  run = run_graft_env ("initializer-dark", (const char *[]) { action, path, NULL },
+                       (const char *[]) { "ADW_DEBUG_COLOR_SCHEME=prefer-dark", NULL });
+  assert_exited_cleanly (run);
+  g_assert_null (report_get (run, "action-error"));
+  g_assert_cmpstr (report_get (run, "sidebar-title"), ==, weight->name);
+  g_assert_cmpstr (report_get (run, "sidebar-subtitle"), ==, "Initializer");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+  parse_bounds (run, "sidebar-bounds", sidebar);
+  g_assert_cmpfloat (luminance_stddev (pixbuf, sidebar[0], sidebar[1], sidebar[2], sidebar[3]), >, 5);
+  /* Dark style: the sidebar background is dark. */
+  {
+    const guint8 *p = gdk_pixbuf_read_pixels (pixbuf)
+                      + (sidebar[1] + sidebar[3] - 4) * gdk_pixbuf_get_rowstride (pixbuf)
+                      + (sidebar[0] + 4) * gdk_pixbuf_get_n_channels (pixbuf);
+    g_assert_cmpint (p[0] + p[1] + p[2], <, 3 * 96);
+  }
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  if (g_getenv ("DISPLAY") == NULL)
+    g_error ("no X display: run this test through tests/gui/run-under-xvfb.sh");
+
+  g_test_add_func ("/gui/window/sample-select-node", test_sample_select_node);
+  g_test_add_func ("/gui/window/empty-state", test_empty_state);
+  g_test_add_func ("/gui/window/bad-file-random", test_bad_file_random);
+  g_test_add_func ("/gui/window/bad-file-truncated", test_bad_file_truncated);
+  g_test_add_func ("/gui/window/bad-file-empty", test_bad_file_empty);
+  g_test_add_func ("/gui/window/unknown-node", test_unknown_node);
+  g_test_add_func ("/gui/window/subgraph-breadcrumbs", test_subgraph_breadcrumbs);
+  g_test_add_func ("/gui/window/find", test_find);
+  g_test_add_func ("/gui/window/select-initializer-dark", test_select_initializer_dark);
+  return g_test_run ();
+}
