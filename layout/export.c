@@ -1,0 +1,195 @@
+#include "layout/export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+
+/* PNGs of small graphs are drawn at twice the point size, for sharpness. */
+#define PNG_PREFERRED_SCALE 2.0
+/* PDF viewers commonly refuse pages beyond 200 inches. */
+#define PDF_MAX_SIDE 14400.0
+
+gboolean
+graft_export_format_from_path (const char *path, GraftExportFormat *format, GError **error)
+{
+  const char *dot = strrchr (path, '.');
+  const char *slash = strrchr (path, '/');
+
+  if (dot != NULL && (slash == NULL || dot > slash))
+    {
+      if (g_ascii_strcasecmp (dot, ".svg") == 0)
+        return *format = GRAFT_EXPORT_SVG, TRUE;
+      if (g_ascii_strcasecmp (dot, ".png") == 0)
+        return *format = GRAFT_EXPORT_PNG, TRUE;
+      if (g_ascii_strcasecmp (dot, ".pdf") == 0)
+        return *format = GRAFT_EXPORT_PDF, TRUE;
+    }
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               "cannot tell the picture format of '%s': the name must end in .svg, .png or .pdf", path);
+  return FALSE;
+}
+
+double
+graft_export_png_scale (const GraftRect *bounds)
+{
+  double scale = PNG_PREFERRED_SCALE;
+  double w = MAX (bounds->width, 1), h = MAX (bounds->height, 1);
+
+  scale = MIN (scale, GRAFT_EXPORT_PNG_MAX_SIDE / w);
+  scale = MIN (scale, GRAFT_EXPORT_PNG_MAX_SIDE / h);
+  scale = MIN (scale, sqrt (GRAFT_EXPORT_PNG_MAX_PIXELS / (w * h)));
+  return scale;
+}
+
+typedef struct {
+  int fd;
+  int error_number;
+} Sink;
+
+static cairo_status_t
+write_to_sink (void *closure, const unsigned char *data, unsigned int length)
+{
+  Sink *sink = closure;
+
+  while (length > 0)
+    {
+      ssize_t written = write (sink->fd, data, length);
+
+      if (written < 0 && errno == EINTR)
+        continue;
+      if (written <= 0)
+        {
+          sink->error_number = written < 0 ? errno : EIO;
+          return CAIRO_STATUS_WRITE_ERROR;
+        }
+      data += written;
+      length -= written;
+    }
+  return CAIRO_STATUS_SUCCESS;
+}
+
+static void
+paint_scene (cairo_surface_t *surface, GraftScene *scene, const GraftPaintOptions *options,
+             const GraftRect *bounds, double scale)
+{
+  cairo_t *cr = cairo_create (surface);
+  GraftPaintOptions with_background = *options;
+
+  with_background.paint_background = TRUE;
+  cairo_scale (cr, scale, scale);
+  cairo_translate (cr, -bounds->x, -bounds->y);
+  graft_painter_paint (cr, scene, bounds, &with_background);
+  cairo_destroy (cr);
+}
+
+static gboolean
+render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat format, Sink *sink,
+        const char *path, GError **error)
+{
+  GraftRect bounds;
+  cairo_surface_t *surface = NULL;
+  cairo_status_t status;
+  double scale = 1;
+
+  graft_scene_get_bounds (scene, &bounds);
+  switch (format)
+    {
+    case GRAFT_EXPORT_SVG:
+      surface = cairo_svg_surface_create_for_stream (write_to_sink, sink, bounds.width, bounds.height);
+      break;
+    case GRAFT_EXPORT_PDF:
+      scale = MIN (1.0, PDF_MAX_SIDE / MAX (bounds.width, bounds.height));
+      surface = cairo_pdf_surface_create_for_stream (write_to_sink, sink, bounds.width * scale,
+                                                     bounds.height * scale);
+      break;
+    case GRAFT_EXPORT_PNG:
+    default:
+      scale = graft_export_png_scale (&bounds);
+      surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, MAX (1, (int) ceil (bounds.width * scale)),
+                                            MAX (1, (int) ceil (bounds.height * scale)));
+      break;
+    }
+
+  if (cairo_surface_status (surface) == CAIRO_STATUS_SUCCESS)
+    paint_scene (surface, scene, options, &bounds, scale);
+  if (format == GRAFT_EXPORT_PNG && cairo_surface_status (surface) == CAIRO_STATUS_SUCCESS)
+    status = cairo_surface_write_to_png_stream (surface, write_to_sink, sink);
+  else
+    {
+      cairo_surface_finish (surface);
+      status = cairo_surface_status (surface);
+    }
+  cairo_surface_destroy (surface);
+
+  if (status != CAIRO_STATUS_SUCCESS)
+    {
+      if (sink->error_number != 0)
+        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (sink->error_number), "cannot write '%s': %s",
+                     path, g_strerror (sink->error_number));
+      else
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "cannot draw '%s': %s", path,
+                     cairo_status_to_string (status));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+graft_scene_export (GraftScene *scene, const GraftPaintOptions *options, const char *path, GError **error)
+{
+  GraftExportFormat format;
+  g_autofree char *dir = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *temp_path = NULL;
+  Sink sink = { -1, 0 };
+  mode_t mask;
+
+  if (!graft_export_format_from_path (path, &format, error))
+    return FALSE;
+
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
+  temp_path = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
+  sink.fd = g_mkstemp_full (temp_path, O_WRONLY | O_CLOEXEC, 0644);
+  if (sink.fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot create a file in '%s': %s", dir,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  /* mkstemp makes 0600 files; a picture should get the usual permissions. */
+  mask = umask (0);
+  umask (mask);
+  fchmod (sink.fd, 0666 & ~mask);
+
+  if (!render (scene, options, format, &sink, path, error))
+    {
+      close (sink.fd);
+      g_unlink (temp_path);
+      return FALSE;
+    }
+  if (fsync (sink.fd) != 0 || close (sink.fd) != 0)
+    {
+      int saved = errno;
+      g_unlink (temp_path);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot write '%s': %s", path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  if (g_rename (temp_path, path) != 0)
+    {
+      int saved = errno;
+      g_unlink (temp_path);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot replace '%s': %s", path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}

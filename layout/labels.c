@@ -1,0 +1,304 @@
+#include "layout/labels.h"
+
+#include <string.h>
+#include "layout/text.h"
+
+/* Categories by lower-cased op type; ONNX and aten spellings side by side. */
+static const struct {
+  const char *op_type;
+  GraftOpCategory category;
+} category_table[] = {
+  { "conv", GRAFT_OP_CATEGORY_LAYER }, { "convtranspose", GRAFT_OP_CATEGORY_LAYER },
+  { "conv1d", GRAFT_OP_CATEGORY_LAYER }, { "conv2d", GRAFT_OP_CATEGORY_LAYER },
+  { "conv3d", GRAFT_OP_CATEGORY_LAYER }, { "_convolution", GRAFT_OP_CATEGORY_LAYER },
+  { "convolution", GRAFT_OP_CATEGORY_LAYER }, { "conv_transpose2d", GRAFT_OP_CATEGORY_LAYER },
+  { "gemm", GRAFT_OP_CATEGORY_LAYER }, { "matmul", GRAFT_OP_CATEGORY_LAYER },
+  { "linear", GRAFT_OP_CATEGORY_LAYER }, { "addmm", GRAFT_OP_CATEGORY_LAYER },
+  { "mm", GRAFT_OP_CATEGORY_LAYER }, { "bmm", GRAFT_OP_CATEGORY_LAYER },
+  { "einsum", GRAFT_OP_CATEGORY_LAYER }, { "lstm", GRAFT_OP_CATEGORY_LAYER },
+  { "gru", GRAFT_OP_CATEGORY_LAYER }, { "rnn", GRAFT_OP_CATEGORY_LAYER },
+  { "matmulinteger", GRAFT_OP_CATEGORY_LAYER }, { "qlinearconv", GRAFT_OP_CATEGORY_LAYER },
+  { "qlinearmatmul", GRAFT_OP_CATEGORY_LAYER }, { "embedding", GRAFT_OP_CATEGORY_LAYER },
+  { "attention", GRAFT_OP_CATEGORY_LAYER }, { "scaled_dot_product_attention", GRAFT_OP_CATEGORY_LAYER },
+
+  { "relu", GRAFT_OP_CATEGORY_ACTIVATION }, { "relu_", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "leakyrelu", GRAFT_OP_CATEGORY_ACTIVATION }, { "leaky_relu", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "prelu", GRAFT_OP_CATEGORY_ACTIVATION }, { "sigmoid", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "tanh", GRAFT_OP_CATEGORY_ACTIVATION }, { "softmax", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "logsoftmax", GRAFT_OP_CATEGORY_ACTIVATION }, { "log_softmax", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "gelu", GRAFT_OP_CATEGORY_ACTIVATION }, { "elu", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "selu", GRAFT_OP_CATEGORY_ACTIVATION }, { "celu", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "hardsigmoid", GRAFT_OP_CATEGORY_ACTIVATION }, { "hardswish", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "hardtanh", GRAFT_OP_CATEGORY_ACTIVATION }, { "hardtanh_", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "softplus", GRAFT_OP_CATEGORY_ACTIVATION }, { "softsign", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "silu", GRAFT_OP_CATEGORY_ACTIVATION }, { "mish", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "clip", GRAFT_OP_CATEGORY_ACTIVATION }, { "thresholdedrelu", GRAFT_OP_CATEGORY_ACTIVATION },
+  { "relu6", GRAFT_OP_CATEGORY_ACTIVATION }, { "hardswish_", GRAFT_OP_CATEGORY_ACTIVATION },
+
+  { "batchnormalization", GRAFT_OP_CATEGORY_NORMALIZATION }, { "batch_norm", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "layernormalization", GRAFT_OP_CATEGORY_NORMALIZATION }, { "layer_norm", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "instancenormalization", GRAFT_OP_CATEGORY_NORMALIZATION }, { "instance_norm", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "groupnormalization", GRAFT_OP_CATEGORY_NORMALIZATION }, { "group_norm", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "lrn", GRAFT_OP_CATEGORY_NORMALIZATION }, { "lpnormalization", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "meanvariancenormalization", GRAFT_OP_CATEGORY_NORMALIZATION }, { "dropout", GRAFT_OP_CATEGORY_NORMALIZATION },
+  { "native_layer_norm", GRAFT_OP_CATEGORY_NORMALIZATION },
+
+  { "maxpool", GRAFT_OP_CATEGORY_POOLING }, { "averagepool", GRAFT_OP_CATEGORY_POOLING },
+  { "globalaveragepool", GRAFT_OP_CATEGORY_POOLING }, { "globalmaxpool", GRAFT_OP_CATEGORY_POOLING },
+  { "lppool", GRAFT_OP_CATEGORY_POOLING }, { "globallppool", GRAFT_OP_CATEGORY_POOLING },
+  { "maxunpool", GRAFT_OP_CATEGORY_POOLING }, { "maxroipool", GRAFT_OP_CATEGORY_POOLING },
+  { "max_pool2d", GRAFT_OP_CATEGORY_POOLING }, { "avg_pool2d", GRAFT_OP_CATEGORY_POOLING },
+  { "adaptive_avg_pool2d", GRAFT_OP_CATEGORY_POOLING }, { "adaptive_max_pool2d", GRAFT_OP_CATEGORY_POOLING },
+  { "max_pool1d", GRAFT_OP_CATEGORY_POOLING }, { "avg_pool1d", GRAFT_OP_CATEGORY_POOLING },
+  { "resize", GRAFT_OP_CATEGORY_POOLING }, { "upsample", GRAFT_OP_CATEGORY_POOLING },
+
+  { "add", GRAFT_OP_CATEGORY_MATH }, { "sub", GRAFT_OP_CATEGORY_MATH }, { "mul", GRAFT_OP_CATEGORY_MATH },
+  { "div", GRAFT_OP_CATEGORY_MATH }, { "pow", GRAFT_OP_CATEGORY_MATH }, { "sqrt", GRAFT_OP_CATEGORY_MATH },
+  { "exp", GRAFT_OP_CATEGORY_MATH }, { "log", GRAFT_OP_CATEGORY_MATH }, { "abs", GRAFT_OP_CATEGORY_MATH },
+  { "neg", GRAFT_OP_CATEGORY_MATH }, { "reciprocal", GRAFT_OP_CATEGORY_MATH }, { "erf", GRAFT_OP_CATEGORY_MATH },
+  { "max", GRAFT_OP_CATEGORY_MATH }, { "min", GRAFT_OP_CATEGORY_MATH }, { "sum", GRAFT_OP_CATEGORY_MATH },
+  { "mean", GRAFT_OP_CATEGORY_MATH }, { "floor", GRAFT_OP_CATEGORY_MATH }, { "ceil", GRAFT_OP_CATEGORY_MATH },
+  { "round", GRAFT_OP_CATEGORY_MATH }, { "sin", GRAFT_OP_CATEGORY_MATH }, { "cos", GRAFT_OP_CATEGORY_MATH },
+  { "mod", GRAFT_OP_CATEGORY_MATH }, { "equal", GRAFT_OP_CATEGORY_MATH }, { "less", GRAFT_OP_CATEGORY_MATH },
+  { "greater", GRAFT_OP_CATEGORY_MATH }, { "and", GRAFT_OP_CATEGORY_MATH }, { "or", GRAFT_OP_CATEGORY_MATH },
+  { "not", GRAFT_OP_CATEGORY_MATH }, { "xor", GRAFT_OP_CATEGORY_MATH }, { "where", GRAFT_OP_CATEGORY_MATH },
+  { "reducemean", GRAFT_OP_CATEGORY_MATH }, { "reducesum", GRAFT_OP_CATEGORY_MATH },
+  { "reducemax", GRAFT_OP_CATEGORY_MATH }, { "reducemin", GRAFT_OP_CATEGORY_MATH },
+  { "reduceprod", GRAFT_OP_CATEGORY_MATH }, { "reducel2", GRAFT_OP_CATEGORY_MATH },
+  { "argmax", GRAFT_OP_CATEGORY_MATH }, { "argmin", GRAFT_OP_CATEGORY_MATH }, { "cumsum", GRAFT_OP_CATEGORY_MATH },
+  { "add_", GRAFT_OP_CATEGORY_MATH }, { "mul_", GRAFT_OP_CATEGORY_MATH }, { "rsub", GRAFT_OP_CATEGORY_MATH },
+  { "eq", GRAFT_OP_CATEGORY_MATH }, { "ne", GRAFT_OP_CATEGORY_MATH }, { "lt", GRAFT_OP_CATEGORY_MATH },
+  { "gt", GRAFT_OP_CATEGORY_MATH }, { "rsqrt", GRAFT_OP_CATEGORY_MATH }, { "topk", GRAFT_OP_CATEGORY_MATH },
+
+  { "reshape", GRAFT_OP_CATEGORY_SHAPE }, { "transpose", GRAFT_OP_CATEGORY_SHAPE },
+  { "flatten", GRAFT_OP_CATEGORY_SHAPE }, { "squeeze", GRAFT_OP_CATEGORY_SHAPE },
+  { "unsqueeze", GRAFT_OP_CATEGORY_SHAPE }, { "concat", GRAFT_OP_CATEGORY_SHAPE },
+  { "split", GRAFT_OP_CATEGORY_SHAPE }, { "slice", GRAFT_OP_CATEGORY_SHAPE },
+  { "gather", GRAFT_OP_CATEGORY_SHAPE }, { "gatherelements", GRAFT_OP_CATEGORY_SHAPE },
+  { "gathernd", GRAFT_OP_CATEGORY_SHAPE }, { "scatter", GRAFT_OP_CATEGORY_SHAPE },
+  { "scatterelements", GRAFT_OP_CATEGORY_SHAPE }, { "scatternd", GRAFT_OP_CATEGORY_SHAPE },
+  { "shape", GRAFT_OP_CATEGORY_SHAPE }, { "size", GRAFT_OP_CATEGORY_SHAPE },
+  { "expand", GRAFT_OP_CATEGORY_SHAPE }, { "tile", GRAFT_OP_CATEGORY_SHAPE },
+  { "pad", GRAFT_OP_CATEGORY_SHAPE }, { "cast", GRAFT_OP_CATEGORY_SHAPE },
+  { "identity", GRAFT_OP_CATEGORY_SHAPE }, { "depthtospace", GRAFT_OP_CATEGORY_SHAPE },
+  { "spacetodepth", GRAFT_OP_CATEGORY_SHAPE }, { "view", GRAFT_OP_CATEGORY_SHAPE },
+  { "permute", GRAFT_OP_CATEGORY_SHAPE }, { "cat", GRAFT_OP_CATEGORY_SHAPE },
+  { "stack", GRAFT_OP_CATEGORY_SHAPE }, { "chunk", GRAFT_OP_CATEGORY_SHAPE },
+  { "select", GRAFT_OP_CATEGORY_SHAPE }, { "contiguous", GRAFT_OP_CATEGORY_SHAPE },
+  { "to", GRAFT_OP_CATEGORY_SHAPE }, { "t", GRAFT_OP_CATEGORY_SHAPE },
+  { "unbind", GRAFT_OP_CATEGORY_SHAPE }, { "constantofshape", GRAFT_OP_CATEGORY_SHAPE },
+  { "range", GRAFT_OP_CATEGORY_SHAPE }, { "nonzero", GRAFT_OP_CATEGORY_SHAPE },
+  { "onehot", GRAFT_OP_CATEGORY_SHAPE }, { "trilu", GRAFT_OP_CATEGORY_SHAPE },
+
+  { "if", GRAFT_OP_CATEGORY_CONTROL }, { "loop", GRAFT_OP_CATEGORY_CONTROL },
+  { "scan", GRAFT_OP_CATEGORY_CONTROL },
+
+  { "constant", GRAFT_OP_CATEGORY_CONSTANT },
+};
+
+static const char *category_names[GRAFT_OP_CATEGORY_N] = {
+  "other", "layer", "activation", "normalization", "pooling", "math", "shape", "control",
+  "constant", "prim", "io",
+};
+
+const char *
+graft_op_category_to_string (GraftOpCategory category)
+{
+  g_return_val_if_fail (category < GRAFT_OP_CATEGORY_N, "other");
+  return category_names[category];
+}
+
+GraftOpCategory
+graft_op_category_for_node (GraftNode *node)
+{
+  static GHashTable *by_op_type;
+  static gsize initialized;
+  g_autofree char *lower = NULL;
+  gpointer found;
+
+  if (g_once_init_enter (&initialized))
+    {
+      by_op_type = g_hash_table_new (g_str_hash, g_str_equal);
+      for (gsize i = 0; i < G_N_ELEMENTS (category_table); i++)
+        g_hash_table_insert (by_op_type, (gpointer) category_table[i].op_type,
+                             GUINT_TO_POINTER (category_table[i].category));
+      g_once_init_leave (&initialized, 1);
+    }
+
+  if (node->domain != NULL && strcmp (node->domain, "prim") == 0)
+    {
+      if (strcmp (node->op_type, "If") == 0 || strcmp (node->op_type, "Loop") == 0)
+        return GRAFT_OP_CATEGORY_CONTROL;
+      if (strcmp (node->op_type, "Constant") == 0)
+        return GRAFT_OP_CATEGORY_CONSTANT;
+      return GRAFT_OP_CATEGORY_PRIM;
+    }
+  lower = g_ascii_strdown (node->op_type, -1);
+  found = g_hash_table_lookup (by_op_type, lower);
+  return found != NULL ? GPOINTER_TO_UINT (found) : GRAFT_OP_CATEGORY_OTHER;
+}
+
+/* Attributes worth a line, most telling first; others follow in file order. */
+static const char *key_attributes[] = {
+  "kernel_shape", "strides", "pads", "dilations", "group", "axis", "axes", "perm", "epsilon",
+  "alpha", "beta", "transA", "transB", "mode", "to", "keepdims", "value",
+};
+
+#define MAX_ATTRIBUTE_LINES 4
+
+static gboolean
+is_key_attribute (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (key_attributes); i++)
+    if (strcmp (name, key_attributes[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_shown_attribute (const GraftAttribute *attribute)
+{
+  return attribute->type != GRAFT_ATTR_GRAPH && attribute->type != GRAFT_ATTR_GRAPHS;
+}
+
+static void
+add_attribute_lines (GPtrArray *lines, GraftNode *node)
+{
+  g_autoptr (GPtrArray) ordered = g_ptr_array_new ();
+  guint shown;
+
+  /* Key attributes in the order of key_attributes, then the others in file order. */
+  for (gsize k = 0; k < G_N_ELEMENTS (key_attributes); k++)
+    {
+      GraftAttribute *attribute = graft_node_get_attribute (node, key_attributes[k]);
+
+      if (attribute != NULL && is_shown_attribute (attribute))
+        g_ptr_array_add (ordered, attribute);
+    }
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+
+      if (is_shown_attribute (attribute) && !is_key_attribute (attribute->name))
+        g_ptr_array_add (ordered, attribute);
+    }
+
+  for (shown = 0; shown < ordered->len && shown < MAX_ATTRIBUTE_LINES; shown++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (ordered, shown);
+      g_autofree char *value = graft_attribute_format_value (attribute, 4);
+
+      g_ptr_array_add (lines, g_strdup_printf ("%s = %s", attribute->name, value));
+    }
+  if (ordered->len > shown)
+    g_ptr_array_add (lines, g_strdup_printf ("+%u more", ordered->len - shown));
+}
+
+/* Input slot names of common ops, so weights read "W: 64×3×7×7". */
+static const char *
+input_slot_name (GraftNode *node, guint index)
+{
+  static const struct {
+    const char *op_type;
+    const char *slots[5];
+  } slots[] = {
+    { "Conv", { "X", "W", "B" } },
+    { "ConvTranspose", { "X", "W", "B" } },
+    { "Gemm", { "A", "B", "C" } },
+    { "MatMul", { "A", "B" } },
+    { "BatchNormalization", { "X", "scale", "B", "mean", "var" } },
+    { "LayerNormalization", { "X", "scale", "B" } },
+    { "InstanceNormalization", { "X", "scale", "B" } },
+    { "Reshape", { "data", "shape" } },
+    { "PRelu", { "X", "slope" } },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (slots); i++)
+    if (strcmp (node->op_type, slots[i].op_type) == 0)
+      return index < 5 ? slots[i].slots[index] : NULL;
+  return NULL;
+}
+
+static void
+add_weight_lines (GPtrArray *lines, GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      g_autofree char *dims = NULL;
+      const char *slot;
+
+      if (value == NULL || value->initializer == NULL)
+        continue;
+      dims = graft_tensor_describe (value->initializer);
+      slot = input_slot_name (node, i);
+      if (slot != NULL)
+        g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot, dims));
+      else
+        g_ptr_array_add (lines, g_strdup_printf ("in%u: %s", i, dims));
+    }
+}
+
+static const char *
+short_name (const char *name)
+{
+  const char *slash = strrchr (name, '/');
+
+  return slash != NULL && slash[1] != '\0' ? slash + 1 : name;
+}
+
+char **
+graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width)
+{
+  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *fitted = g_ptr_array_new ();
+  double text_width = max_width - 2 * GRAFT_LABEL_PAD_X;
+
+  if (strcmp (node->domain, "onnx") == 0)
+    g_ptr_array_add (lines, g_strdup (node->op_type));
+  else
+    g_ptr_array_add (lines, g_strdup (node->op));
+  if (options->show_names && node->name != NULL && node->name[0] != '\0')
+    g_ptr_array_add (lines, g_strdup (short_name (node->name)));
+  if (options->show_attributes)
+    add_attribute_lines (lines, node);
+  if (options->show_shapes)
+    add_weight_lines (lines, node);
+
+  for (guint i = 0; i < lines->len; i++)
+    {
+      graft_text_select (cr, i == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY);
+      g_ptr_array_add (fitted, graft_text_elide (cr, g_ptr_array_index (lines, i), text_width));
+    }
+  g_ptr_array_add (fitted, NULL);
+  return (char **) g_ptr_array_free (fitted, FALSE);
+}
+
+void
+graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height)
+{
+  double w = 0, h = 0;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      GraftTextRole role = i == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY;
+
+      graft_text_select (cr, role);
+      w = MAX (w, graft_text_measure (cr, lines[i]));
+      h += graft_text_get_line_height (role);
+    }
+  /* A little slack beyond the measured advance guards against rounding in
+   * device-space glyph placement at odd zoom levels. */
+  *width = MAX (w + 2 * GRAFT_LABEL_PAD_X + 2, 48);
+  *height = h + 2 * GRAFT_LABEL_PAD_Y;
+}
+
+char *
+graft_value_shape_label (GraftValue *value)
+{
+  const GraftShape *shape = value->has_inferred ? &value->inferred_shape : &value->shape;
+
+  if (shape->rank < 0)
+    return NULL;
+  return graft_shape_to_string (shape);
+}

@@ -1,0 +1,36 @@
+/* What a node box says: op type, key attributes, weight shapes, name;
+ * and which colour family an op belongs to. */
+#pragma once
+
+#include <cairo.h>
+#include "ir/graph.h"
+#include "layout/scene.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gboolean show_names;
+  gboolean show_attributes;
+  gboolean show_shapes;
+} GraftLabelOptions;
+
+GraftOpCategory graft_op_category_for_node (GraftNode *node);
+const char *graft_op_category_to_string (GraftOpCategory category);
+
+/* Label lines of node (title first), elided to fit max_width in the fonts
+ * of layout/text.h, measured on cr. */
+char **graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width);
+
+/* Size of a box showing lines (title font for the first line, body for the
+ * others), padding included. */
+void graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height);
+
+/* Padding inside node boxes. */
+#define GRAFT_LABEL_PAD_X 7.0
+#define GRAFT_LABEL_PAD_Y 4.0
+
+/* The tensor-shape text for an edge carrying value, or NULL when nothing is
+ * known about its shape. */
+char *graft_value_shape_label (GraftValue *value);
+
+G_END_DECLS

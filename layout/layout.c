@@ -1,0 +1,1321 @@
+#include "layout/layout.h"
+
+#include <string.h>
+#include "layout/labels.h"
+#include "layout/text.h"
+
+/* Geometry, in points. */
+#define NODE_MAX_WIDTH 260.0
+#define GROUP_PAD 10.0
+#define GROUP_HEADER 22.0
+#define NODE_SEPARATION 14.0
+#define RANK_SEPARATION 22.0
+#define RANK_SEPARATION_SHAPES 30.0
+#define PORT_SIZE 1.0
+
+typedef struct _LGroup LGroup;
+
+struct _LGroup {
+  guint id;
+  GraftGroup *group;   /* deepest group of a merged chain */
+  char *title;
+  LGroup *parent;
+  GPtrArray *children; /* LGroup*, not owned */
+  GPtrArray *nodes;    /* GraftNode*, not owned */
+  guint total_nodes;
+  guint depth;
+};
+
+typedef enum {
+  ITEM_NODE,
+  ITEM_GROUP,
+  ITEM_INPUT,
+  ITEM_OUTPUT,
+  ITEM_IN_PORT,
+  ITEM_OUT_PORT,
+} ItemKind;
+
+typedef struct {
+  ItemKind kind;
+  gpointer ref;        /* GraftNode*, LGroup* or GraftValue* */
+  double cx, cy, width, height;
+  char **lines;
+  GraftOpCategory category;
+  gboolean expanded;
+} Item;
+
+typedef struct {
+  guint src, dst;
+  GraftValue *value;
+  GraftPoint *points;
+  guint n_points;
+  gboolean has_arrow;
+  GraftPoint tip;
+  gboolean labelled;
+} Edge;
+
+/* The layout of one expanded group's contents, cached. */
+typedef struct {
+  gint ref_count;
+  double width, height;
+  GArray *items;         /* Item */
+  GArray *edges;         /* Edge */
+  GHashTable *in_ports;  /* GraftValue* → item index + 1 */
+  GHashTable *out_ports; /* GraftValue* → item index + 1 */
+} GroupLayout;
+
+typedef struct {
+  LGroup *group;
+  guint64 signature;
+} CacheKey;
+
+struct _GraftLayout {
+  GObject parent_instance;
+
+  GraftGraph *graph;
+  LGroup *root;
+  GPtrArray *groups;       /* LGroup*, owned, by id; parents before children */
+  GHashTable *group_map;   /* GraftGroup* → LGroup* */
+  GHashTable *node_groups; /* GraftNode* → LGroup* */
+
+  GMutex lock;             /* guards everything below */
+  gboolean *expanded;      /* by LGroup id */
+  GraftLayoutOptions options;
+  GHashTable *cache;       /* CacheKey* → GroupLayout* */
+  guint last_hits, last_runs;
+};
+
+G_DEFINE_FINAL_TYPE (GraftLayout, graft_layout, G_TYPE_OBJECT)
+
+void
+graft_layout_options_init (GraftLayoutOptions *options)
+{
+  *options = (GraftLayoutOptions) {
+    .direction = GRAFT_LAYOUT_DIRECTION_TB,
+    .show_names = FALSE,
+    .show_attributes = TRUE,
+    .show_shapes = TRUE,
+  };
+}
+
+/* Group layouts */
+
+static GroupLayout *
+group_layout_new (void)
+{
+  GroupLayout *layout = g_new0 (GroupLayout, 1);
+
+  layout->ref_count = 1;
+  layout->items = g_array_new (FALSE, TRUE, sizeof (Item));
+  layout->edges = g_array_new (FALSE, TRUE, sizeof (Edge));
+  layout->in_ports = g_hash_table_new (NULL, NULL);
+  layout->out_ports = g_hash_table_new (NULL, NULL);
+  return layout;
+}
+
+static GroupLayout *
+group_layout_ref (GroupLayout *layout)
+{
+  g_atomic_int_inc (&layout->ref_count);
+  return layout;
+}
+
+static void
+group_layout_unref (gpointer data)
+{
+  GroupLayout *layout = data;
+
+  if (layout == NULL || !g_atomic_int_dec_and_test (&layout->ref_count))
+    return;
+  for (guint i = 0; i < layout->items->len; i++)
+    g_strfreev (g_array_index (layout->items, Item, i).lines);
+  for (guint i = 0; i < layout->edges->len; i++)
+    g_free (g_array_index (layout->edges, Edge, i).points);
+  g_array_unref (layout->items);
+  g_array_unref (layout->edges);
+  g_hash_table_unref (layout->in_ports);
+  g_hash_table_unref (layout->out_ports);
+  g_free (layout);
+}
+
+static guint
+cache_key_hash (gconstpointer data)
+{
+  const CacheKey *key = data;
+
+  return g_direct_hash (key->group) ^ (guint) key->signature ^ (guint) (key->signature >> 32);
+}
+
+static gboolean
+cache_key_equal (gconstpointer a, gconstpointer b)
+{
+  const CacheKey *x = a, *y = b;
+
+  return x->group == y->group && x->signature == y->signature;
+}
+
+/* The group tree, flattened */
+
+static LGroup *
+lgroup_new (GraftLayout *self, GraftGroup *group, const char *title, LGroup *parent)
+{
+  LGroup *lgroup = g_new0 (LGroup, 1);
+
+  lgroup->id = self->groups->len;
+  lgroup->group = group;
+  lgroup->title = g_strdup (title);
+  lgroup->parent = parent;
+  lgroup->children = g_ptr_array_new ();
+  lgroup->nodes = g_ptr_array_new ();
+  lgroup->depth = parent != NULL ? parent->depth + 1 : 0;
+  if (parent != NULL)
+    g_ptr_array_add (parent->children, lgroup);
+  g_ptr_array_add (self->groups, lgroup);
+  return lgroup;
+}
+
+static void
+lgroup_free (gpointer data)
+{
+  LGroup *lgroup = data;
+
+  g_free (lgroup->title);
+  g_ptr_array_unref (lgroup->children);
+  g_ptr_array_unref (lgroup->nodes);
+  g_free (lgroup);
+}
+
+static void
+map_subtree (GraftLayout *self, GraftGroup *group, LGroup *lgroup)
+{
+  g_hash_table_insert (self->group_map, group, lgroup);
+  for (guint i = 0; i < group->children->len; i++)
+    map_subtree (self, g_ptr_array_index (group->children, i), lgroup);
+}
+
+/* The only child of group holding nodes, when group holds none itself. */
+static GraftGroup *
+single_nonempty_child (GraftGroup *group)
+{
+  GraftGroup *found = NULL;
+
+  if (group->nodes->len > 0)
+    return NULL;
+  for (guint i = 0; i < group->children->len; i++)
+    {
+      GraftGroup *child = g_ptr_array_index (group->children, i);
+
+      if (child->total_nodes == 0)
+        continue;
+      if (found != NULL)
+        return NULL;
+      found = child;
+    }
+  return found;
+}
+
+static void
+build_children (GraftLayout *self, GraftGroup *group, LGroup *into)
+{
+  for (guint i = 0; i < group->children->len; i++)
+    {
+      GraftGroup *child = g_ptr_array_index (group->children, i);
+      g_autoptr (GString) title = NULL;
+      GraftGroup *next;
+      LGroup *lgroup;
+
+      if (child->total_nodes <= 1)
+        {
+          /* Nothing to collapse: its node (if any) shows in the parent. */
+          map_subtree (self, child, into);
+          continue;
+        }
+
+      title = g_string_new (child->name);
+      while ((next = single_nonempty_child (child)) != NULL)
+        {
+          g_string_append_printf (title, ".%s", next->name);
+          child = next;
+        }
+      lgroup = lgroup_new (self, child, title->str, into);
+      /* Map the chain (from the top) and its node-less side branches. */
+      for (GraftGroup *walk = child; walk != NULL && walk != group; walk = walk->parent)
+        {
+          g_hash_table_insert (self->group_map, walk, lgroup);
+          if (walk != child)
+            for (guint j = 0; j < walk->children->len; j++)
+              {
+                GraftGroup *side = g_ptr_array_index (walk->children, j);
+
+                if (!g_hash_table_contains (self->group_map, side))
+                  map_subtree (self, side, lgroup);
+              }
+        }
+      build_children (self, child, lgroup);
+    }
+}
+
+/* Nodes fed only by weights (Constant, exporters' Identity of a shared
+ * initializer) often carry no scope; they belong where they are used. */
+static gboolean
+is_source_node (GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+
+      if (value != NULL && value->initializer == NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static LGroup *
+common_ancestor (LGroup *a, LGroup *b)
+{
+  while (a->depth > b->depth)
+    a = a->parent;
+  while (b->depth > a->depth)
+    b = b->parent;
+  while (a != b)
+    {
+      a = a->parent;
+      b = b->parent;
+    }
+  return a;
+}
+
+/* The deepest group holding every consumer of node's outputs, by the
+ * consumers' own (scope) groups. */
+static LGroup *
+consumers_ancestor (GraftLayout *self, GraftNode *node)
+{
+  LGroup *found = NULL;
+
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->outputs, i);
+
+      if (value == NULL)
+        continue;
+      if (value->is_graph_output)
+        return self->root;
+      for (guint j = 0; j < value->consumers->len; j++)
+        {
+          GraftNode *consumer = g_ptr_array_index (value->consumers, j);
+          LGroup *lgroup = consumer->graph == self->graph ? g_hash_table_lookup (self->node_groups, consumer) : NULL;
+
+          if (lgroup == NULL)
+            return self->root;
+          found = found != NULL ? common_ancestor (found, lgroup) : lgroup;
+        }
+    }
+  return found != NULL ? found : self->root;
+}
+
+static void
+assign_nodes (GraftLayout *self)
+{
+  for (guint i = 0; i < self->graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
+      LGroup *lgroup = node->group != NULL ? g_hash_table_lookup (self->group_map, node->group) : NULL;
+
+      if (lgroup == NULL)
+        lgroup = self->root;
+      g_hash_table_insert (self->node_groups, node, lgroup);
+    }
+  for (guint i = 0; i < self->graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
+      LGroup *lgroup = g_hash_table_lookup (self->node_groups, node);
+
+      if (lgroup == self->root && is_source_node (node))
+        {
+          lgroup = consumers_ancestor (self, node);
+          g_hash_table_insert (self->node_groups, node, lgroup);
+        }
+      g_ptr_array_add (lgroup->nodes, node);
+    }
+  /* Children come after their parents in self->groups. */
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+      lgroup->total_nodes = lgroup->nodes->len;
+    }
+  for (guint i = self->groups->len; i-- > 1;)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+      lgroup->parent->total_nodes += lgroup->total_nodes;
+    }
+}
+
+static GraftLayout *
+layout_new (GraftGraph *graph, gboolean flat)
+{
+  GraftLayout *self = g_object_new (GRAFT_TYPE_LAYOUT, NULL);
+
+  self->graph = graph;
+  /* Flattening reads total_nodes; make sure it is current. */
+  graft_graph_update_group_counts (graph);
+  self->root = lgroup_new (self, graph->root_group, graph->name != NULL ? graph->name : "", NULL);
+  if (graph->root_group != NULL)
+    {
+      g_hash_table_insert (self->group_map, graph->root_group, self->root);
+      if (!flat)
+        build_children (self, graph->root_group, self->root);
+      else
+        map_subtree (self, graph->root_group, self->root);
+    }
+  assign_nodes (self);
+  self->expanded = g_new0 (gboolean, self->groups->len);
+  graft_layout_reset_expansion (self, GRAFT_LAYOUT_DEFAULT_BUDGET);
+  return self;
+}
+
+GraftLayout *
+graft_layout_new (GraftGraph *graph)
+{
+  return layout_new (graph, FALSE);
+}
+
+GraftLayout *
+graft_layout_new_flat (GraftGraph *graph)
+{
+  return layout_new (graph, TRUE);
+}
+
+static void
+graft_layout_finalize (GObject *object)
+{
+  GraftLayout *self = GRAFT_LAYOUT (object);
+
+  g_ptr_array_unref (self->groups);
+  g_hash_table_unref (self->group_map);
+  g_hash_table_unref (self->node_groups);
+  g_hash_table_unref (self->cache);
+  g_free (self->expanded);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (graft_layout_parent_class)->finalize (object);
+}
+
+static void
+graft_layout_class_init (GraftLayoutClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = graft_layout_finalize;
+}
+
+static void
+graft_layout_init (GraftLayout *self)
+{
+  g_mutex_init (&self->lock);
+  self->groups = g_ptr_array_new_with_free_func (lgroup_free);
+  self->group_map = g_hash_table_new (NULL, NULL);
+  self->node_groups = g_hash_table_new (NULL, NULL);
+  self->cache = g_hash_table_new_full (cache_key_hash, cache_key_equal, g_free, group_layout_unref);
+  graft_layout_options_init (&self->options);
+}
+
+GraftGraph *
+graft_layout_get_graph (GraftLayout *self)
+{
+  return self->graph;
+}
+
+guint
+graft_layout_get_n_groups (GraftLayout *self)
+{
+  return self->groups->len - 1;
+}
+
+void
+graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *options)
+{
+  g_mutex_lock (&self->lock);
+  if (memcmp (&self->options, options, sizeof *options) != 0)
+    {
+      self->options = *options;
+      /* Entries for other options would only come back if the user flips
+       * the toggle back; not worth the memory for big graphs. */
+      g_hash_table_remove_all (self->cache);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+void
+graft_layout_get_options (GraftLayout *self, GraftLayoutOptions *options)
+{
+  g_mutex_lock (&self->lock);
+  *options = self->options;
+  g_mutex_unlock (&self->lock);
+}
+
+/* Expansion */
+
+static LGroup *
+lookup_lgroup (GraftLayout *self, GraftGroup *group)
+{
+  return group != NULL ? g_hash_table_lookup (self->group_map, group) : NULL;
+}
+
+GraftGroup *
+graft_layout_get_display_group (GraftLayout *self, GraftGroup *group)
+{
+  LGroup *lgroup = lookup_lgroup (self, group);
+
+  if (lgroup == NULL || lgroup == self->root)
+    return NULL;
+  /* A dissolved group maps to its parent's box, which does not show it. */
+  for (GraftGroup *walk = lgroup->group; walk != NULL; walk = walk->parent)
+    if (walk == group)
+      return lgroup->group;
+  return NULL;
+}
+
+gboolean
+graft_layout_get_group_expanded (GraftLayout *self, GraftGroup *group)
+{
+  LGroup *lgroup = lookup_lgroup (self, group);
+  gboolean expanded;
+
+  if (lgroup == NULL)
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  expanded = self->expanded[lgroup->id];
+  g_mutex_unlock (&self->lock);
+  return expanded;
+}
+
+void
+graft_layout_set_group_expanded (GraftLayout *self, GraftGroup *group, gboolean expanded)
+{
+  LGroup *lgroup = lookup_lgroup (self, group);
+
+  if (lgroup == NULL || lgroup == self->root)
+    return;
+  g_mutex_lock (&self->lock);
+  self->expanded[lgroup->id] = expanded;
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+set_all_expanded (GraftLayout *self, gboolean expanded)
+{
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->groups->len; i++)
+    self->expanded[i] = expanded || i == 0;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+graft_layout_expand_all (GraftLayout *self)
+{
+  set_all_expanded (self, TRUE);
+}
+
+void
+graft_layout_collapse_all (GraftLayout *self)
+{
+  set_all_expanded (self, FALSE);
+}
+
+static guint
+n_items (LGroup *lgroup)
+{
+  return lgroup->nodes->len + lgroup->children->len;
+}
+
+void
+graft_layout_reset_expansion (GraftLayout *self, guint budget)
+{
+  g_autoptr (GPtrArray) frontier = g_ptr_array_new ();
+  guint visible;
+
+  g_mutex_lock (&self->lock);
+  memset (self->expanded, 0, self->groups->len * sizeof (gboolean));
+  self->expanded[0] = TRUE;
+  visible = n_items (self->root) + self->graph->inputs->len + self->graph->outputs->len;
+  g_ptr_array_extend (frontier, self->root->children, NULL, NULL);
+
+  /* Level by level, so that siblings look alike: open a whole level only
+   * if all of it fits. */
+  while (frontier->len > 0)
+    {
+      g_autoptr (GPtrArray) next = g_ptr_array_new ();
+      guint cost = 0;
+
+      for (guint i = 0; i < frontier->len; i++)
+        cost += n_items (g_ptr_array_index (frontier, i)) - 1;
+      if (visible + cost > budget)
+        break;
+      visible += cost;
+      for (guint i = 0; i < frontier->len; i++)
+        {
+          LGroup *lgroup = g_ptr_array_index (frontier, i);
+
+          self->expanded[lgroup->id] = TRUE;
+          g_ptr_array_extend (next, lgroup->children, NULL, NULL);
+        }
+      g_ptr_array_unref (frontier);
+      frontier = g_steal_pointer (&next);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+gboolean
+graft_layout_expand_to_node (GraftLayout *self, GraftNode *node)
+{
+  LGroup *lgroup = g_hash_table_lookup (self->node_groups, node);
+  gboolean changed = FALSE;
+
+  g_mutex_lock (&self->lock);
+  for (; lgroup != NULL; lgroup = lgroup->parent)
+    if (!self->expanded[lgroup->id])
+      {
+        self->expanded[lgroup->id] = TRUE;
+        changed = TRUE;
+      }
+  g_mutex_unlock (&self->lock);
+  return changed;
+}
+
+/* One compute */
+
+typedef struct {
+  GraftLayout *self;
+  gboolean *expanded;
+  GraftLayoutOptions options;
+  guint64 *signatures;
+  GroupLayout **layouts;  /* by id, for the expanded groups */
+  cairo_t *measure;
+} Run;
+
+static void
+run_clear (Run *run)
+{
+  if (run->layouts != NULL)
+    for (guint i = 0; i < run->self->groups->len; i++)
+      group_layout_unref (run->layouts[i]);
+  g_free (run->layouts);
+  g_free (run->expanded);
+  g_free (run->signatures);
+  g_clear_pointer (&run->measure, cairo_destroy);
+}
+
+static guint64
+mix (guint64 hash, guint64 value)
+{
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  hash *= 0xff51afd7ed558ccdULL;
+  return hash ^ (hash >> 33);
+}
+
+static guint64
+options_bits (const GraftLayoutOptions *options)
+{
+  return (guint64) options->direction | (options->show_names << 2) | (options->show_attributes << 3)
+         | (options->show_shapes << 4);
+}
+
+/* Expanded groups reachable from the root, children before parents. */
+static void
+collect_expanded (Run *run, LGroup *lgroup, GPtrArray *order)
+{
+  for (guint i = 0; i < lgroup->children->len; i++)
+    {
+      LGroup *child = g_ptr_array_index (lgroup->children, i);
+
+      if (run->expanded[child->id])
+        collect_expanded (run, child, order);
+    }
+  g_ptr_array_add (order, lgroup);
+}
+
+static void
+compute_signature (Run *run, LGroup *lgroup)
+{
+  guint64 signature = mix (lgroup->id, options_bits (&run->options));
+
+  for (guint i = 0; i < lgroup->children->len; i++)
+    {
+      LGroup *child = g_ptr_array_index (lgroup->children, i);
+
+      signature = mix (signature, run->expanded[child->id] ? run->signatures[child->id] : 1);
+    }
+  run->signatures[lgroup->id] = signature;
+}
+
+static gboolean
+in_subtree (LGroup *ancestor, LGroup *lgroup)
+{
+  for (; lgroup != NULL; lgroup = lgroup->parent)
+    if (lgroup == ancestor)
+      return TRUE;
+  return FALSE;
+}
+
+typedef struct {
+  Run *run;
+  LGroup *lgroup;
+  GroupLayout *layout;
+  GHashTable *item_of;      /* GraftNode* / LGroup* → index + 1 */
+  GHashTable *inputs;       /* GraftValue* → INPUT item index + 1 (root) */
+  GHashTable *outputs;      /* GraftValue* → OUTPUT item index + 1 (root) */
+  GHashTable *edge_keys;    /* "src:dst:value" */
+  GHashTable *labelled;     /* "src:value" */
+} Level;
+
+static guint
+add_item (Level *level, const Item *item)
+{
+  g_array_append_val (level->layout->items, *item);
+  return level->layout->items->len - 1;
+}
+
+static char **
+value_box_lines (GraftValue *value, cairo_t *cr)
+{
+  g_autofree char *shape = graft_value_shape_label (value);
+  GPtrArray *lines = g_ptr_array_new ();
+
+  graft_text_select (cr, GRAFT_TEXT_TITLE);
+  g_ptr_array_add (lines, graft_text_elide (cr, value->name, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+  if (shape != NULL)
+    {
+      g_autofree char *typed = g_strdup_printf ("%s %s", graft_dtype_to_string (value->dtype), shape);
+
+      graft_text_select (cr, GRAFT_TEXT_BODY);
+      g_ptr_array_add (lines, graft_text_elide (cr, typed, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+    }
+  g_ptr_array_add (lines, NULL);
+  return (char **) g_ptr_array_free (lines, FALSE);
+}
+
+static char **
+collapsed_group_lines (LGroup *lgroup, cairo_t *cr)
+{
+  GPtrArray *lines = g_ptr_array_new ();
+  const char *class_name = lgroup->group->class_name;
+
+  graft_text_select (cr, GRAFT_TEXT_TITLE);
+  g_ptr_array_add (lines, graft_text_elide (cr, lgroup->title, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+  graft_text_select (cr, GRAFT_TEXT_BODY);
+  if (class_name != NULL && class_name[0] != '\0')
+    {
+      /* "torchvision.models.resnet.BasicBlock" → "BasicBlock" */
+      const char *dot = strrchr (class_name, '.');
+      g_ptr_array_add (lines, graft_text_elide (cr, dot != NULL ? dot + 1 : class_name,
+                                                NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+    }
+  g_ptr_array_add (lines, g_strdup_printf (lgroup->total_nodes == 1 ? "%u node" : "%u nodes", lgroup->total_nodes));
+  g_ptr_array_add (lines, NULL);
+  return (char **) g_ptr_array_free (lines, FALSE);
+}
+
+static double
+group_title_width (LGroup *lgroup, cairo_t *cr)
+{
+  g_autofree char *header = NULL;
+
+  if (lgroup->group->class_name != NULL && lgroup->group->class_name[0] != '\0')
+    {
+      const char *dot = strrchr (lgroup->group->class_name, '.');
+      header = g_strdup_printf ("%s · %s", lgroup->title, dot != NULL ? dot + 1 : lgroup->group->class_name);
+    }
+  else
+    header = g_strdup (lgroup->title);
+  graft_text_select (cr, GRAFT_TEXT_GROUP_TITLE);
+  /* The collapse mark takes the first 16 points of the header. */
+  return graft_text_measure (cr, header) + 16 + 2 * GROUP_PAD;
+}
+
+static guint
+node_item (Level *level, GraftNode *node)
+{
+  gpointer found = g_hash_table_lookup (level->item_of, node);
+  Item item = { ITEM_NODE, node };
+  guint index;
+
+  if (found != NULL)
+    return GPOINTER_TO_UINT (found) - 1;
+  {
+    GraftLabelOptions label_options = { level->run->options.show_names, level->run->options.show_attributes,
+                                        level->run->options.show_shapes };
+    g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+    item.lines = graft_node_label_lines (node, &label_options, level->run->measure, NODE_MAX_WIDTH);
+    if (subgraphs != NULL && subgraphs->len > 0)
+      {
+        /* Tell the user there is more inside (double-click opens it). */
+        guint n = g_strv_length (item.lines);
+        item.lines = g_renew (char *, item.lines, n + 2);
+        item.lines[n] = g_strdup_printf (subgraphs->len == 1 ? "%u subgraph" : "%u subgraphs", subgraphs->len);
+        item.lines[n + 1] = NULL;
+      }
+  }
+  item.category = graft_op_category_for_node (node);
+  graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
+  index = add_item (level, &item);
+  g_hash_table_insert (level->item_of, node, GUINT_TO_POINTER (index + 1));
+  return index;
+}
+
+static void
+add_group_item (Level *level, LGroup *child)
+{
+  Run *run = level->run;
+  Item item = { ITEM_GROUP, child };
+  guint index;
+
+  item.expanded = run->expanded[child->id];
+  if (item.expanded)
+    {
+      GroupLayout *inner = run->layouts[child->id];
+
+      item.width = MAX (inner->width + 2 * GROUP_PAD, group_title_width (child, run->measure));
+      item.height = inner->height + GROUP_HEADER + GROUP_PAD;
+    }
+  else
+    {
+      item.lines = collapsed_group_lines (child, run->measure);
+      graft_label_box_size (item.lines, run->measure, &item.width, &item.height);
+      /* Room for the card stacked behind (see painter.c). */
+      item.width += 4;
+      item.height += 4;
+    }
+  index = add_item (level, &item);
+  g_hash_table_insert (level->item_of, child, GUINT_TO_POINTER (index + 1));
+}
+
+static guint
+value_item (Level *level, GHashTable *table, ItemKind kind, GraftValue *value)
+{
+  gpointer found = g_hash_table_lookup (table, value);
+  Item item = { kind, value };
+  guint index;
+
+  if (found != NULL)
+    return GPOINTER_TO_UINT (found) - 1;
+  if (kind == ITEM_INPUT || kind == ITEM_OUTPUT)
+    {
+      item.lines = value_box_lines (value, level->run->measure);
+      item.category = GRAFT_OP_CATEGORY_IO;
+      graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
+    }
+  else
+    item.width = item.height = PORT_SIZE;
+  index = add_item (level, &item);
+  g_hash_table_insert (table, value, GUINT_TO_POINTER (index + 1));
+  return index;
+}
+
+/* The item standing for node at this level: itself or the child box it is in. */
+static guint
+representative (Level *level, GraftNode *node)
+{
+  LGroup *lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
+
+  if (lgroup == level->lgroup)
+    return node_item (level, node);
+  while (lgroup->parent != level->lgroup)
+    lgroup = lgroup->parent;
+  return GPOINTER_TO_UINT (g_hash_table_lookup (level->item_of, lgroup)) - 1;
+}
+
+static gboolean
+item_is_box_end (Level *level, guint index)
+{
+  Item *item = &g_array_index (level->layout->items, Item, index);
+
+  return item->kind == ITEM_NODE || item->kind == ITEM_INPUT || item->kind == ITEM_OUTPUT
+         || (item->kind == ITEM_GROUP && !item->expanded);
+}
+
+static void
+add_edge (Level *level, guint src, guint dst, GraftValue *value)
+{
+  g_autofree char *key = NULL;
+  Edge edge = { src, dst, value };
+
+  if (src == dst)
+    return;
+  key = g_strdup_printf ("%u:%u:%p", src, dst, (void *) value);
+  if (!g_hash_table_add (level->edge_keys, g_steal_pointer (&key)))
+    return;
+  if (level->run->options.show_shapes && item_is_box_end (level, src))
+    {
+      /* One shape label per value leaving a box, however many consumers. */
+      char *label_key = g_strdup_printf ("%u:%p", src, (void *) value);
+      edge.labelled = g_hash_table_add (level->labelled, label_key);
+    }
+  g_array_append_val (level->layout->edges, edge);
+}
+
+static gboolean
+node_in_level (Level *level, GraftNode *node)
+{
+  LGroup *lgroup;
+
+  if (node == NULL || node->graph != level->run->self->graph)
+    return FALSE;
+  lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
+  return lgroup != NULL && in_subtree (level->lgroup, lgroup);
+}
+
+static void
+collect_subtree_nodes (LGroup *lgroup, GPtrArray *nodes)
+{
+  g_ptr_array_extend (nodes, lgroup->nodes, NULL, NULL);
+  for (guint i = 0; i < lgroup->children->len; i++)
+    collect_subtree_nodes (g_ptr_array_index (lgroup->children, i), nodes);
+}
+
+static void
+add_value_edges (Level *level, GraftNode *node)
+{
+  gboolean is_root = level->lgroup->parent == NULL;
+  guint here = representative (level, node);
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      guint src;
+
+      /* Weights are listed in the node's box, not drawn as edges. */
+      if (value == NULL || value->initializer != NULL)
+        continue;
+      if (node_in_level (level, value->producer))
+        src = representative (level, value->producer);
+      else if (is_root)
+        src = value_item (level, level->inputs, ITEM_INPUT, value);
+      else
+        src = value_item (level, level->layout->in_ports, ITEM_IN_PORT, value);
+      add_edge (level, src, here, value);
+    }
+
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->outputs, i);
+      gboolean leaves = FALSE;
+
+      if (value == NULL)
+        continue;
+      if (is_root)
+        {
+          if (value->is_graph_output)
+            add_edge (level, here, value_item (level, level->outputs, ITEM_OUTPUT, value), value);
+          continue;
+        }
+      leaves = value->is_graph_output;
+      for (guint j = 0; !leaves && j < value->consumers->len; j++)
+        leaves = !node_in_level (level, g_ptr_array_index (value->consumers, j));
+      if (leaves)
+        add_edge (level, here, value_item (level, level->layout->out_ports, ITEM_OUT_PORT, value), value);
+    }
+}
+
+static gboolean
+run_dot (Level *level, GError **error)
+{
+  GroupLayout *layout = level->layout;
+  guint n_items = layout->items->len, n_edges = layout->edges->len;
+  g_autofree GraftDotBox *boxes = g_new0 (GraftDotBox, MAX (n_items, 1));
+  g_autofree GraftDotEdge *edges = g_new0 (GraftDotEdge, MAX (n_edges, 1));
+  GraftDotResult result;
+  gboolean shapes = level->run->options.show_shapes;
+
+  if (n_items == 0)
+    return TRUE;
+  for (guint i = 0; i < n_items; i++)
+    {
+      Item *item = &g_array_index (layout->items, Item, i);
+
+      boxes[i].width = item->width;
+      boxes[i].height = item->height;
+      boxes[i].point = item->kind == ITEM_IN_PORT || item->kind == ITEM_OUT_PORT;
+      if (item->kind == ITEM_INPUT || item->kind == ITEM_IN_PORT)
+        boxes[i].rank = GRAFT_DOT_RANK_FIRST;
+      else if (item->kind == ITEM_OUTPUT || item->kind == ITEM_OUT_PORT)
+        boxes[i].rank = GRAFT_DOT_RANK_LAST;
+    }
+  for (guint i = 0; i < n_edges; i++)
+    {
+      Edge *edge = &g_array_index (layout->edges, Edge, i);
+
+      edges[i] = (GraftDotEdge) { edge->src, edge->dst, item_is_box_end (level, edge->dst) };
+    }
+
+  if (!graft_dot_layout (boxes, n_items, edges, n_edges, level->run->options.direction, NODE_SEPARATION,
+                         shapes ? RANK_SEPARATION_SHAPES : RANK_SEPARATION, &result, error))
+    return FALSE;
+
+  layout->width = result.width;
+  layout->height = result.height;
+  for (guint i = 0; i < n_items; i++)
+    {
+      Item *item = &g_array_index (layout->items, Item, i);
+
+      item->cx = result.centers[i].x;
+      item->cy = result.centers[i].y;
+    }
+  for (guint i = 0; i < n_edges; i++)
+    {
+      Edge *edge = &g_array_index (layout->edges, Edge, i);
+      GraftDotSpline *spline = &result.splines[i];
+
+      edge->points = g_steal_pointer (&spline->points);
+      edge->n_points = spline->n_points;
+      edge->has_arrow = spline->has_arrow;
+      edge->tip = spline->tip;
+    }
+  graft_dot_result_clear (&result);
+  return TRUE;
+}
+
+static GroupLayout *
+layout_group (Run *run, LGroup *lgroup, GError **error)
+{
+  GraftGraph *graph = run->self->graph;
+  gboolean is_root = lgroup->parent == NULL;
+  g_autoptr (GPtrArray) subtree = g_ptr_array_new ();
+  Level level = { run, lgroup, group_layout_new () };
+
+  level.item_of = g_hash_table_new (NULL, NULL);
+  level.inputs = g_hash_table_new (NULL, NULL);
+  level.outputs = g_hash_table_new (NULL, NULL);
+  level.edge_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  level.labelled = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  /* Item order is dot's initial order: inputs, nodes in file order, groups. */
+  if (is_root)
+    for (guint i = 0; i < graph->inputs->len; i++)
+      {
+        GraftValue *value = g_ptr_array_index (graph->inputs, i);
+
+        if (value->initializer == NULL)
+          value_item (&level, level.inputs, ITEM_INPUT, value);
+      }
+  for (guint i = 0; i < lgroup->nodes->len; i++)
+    node_item (&level, g_ptr_array_index (lgroup->nodes, i));
+  for (guint i = 0; i < lgroup->children->len; i++)
+    add_group_item (&level, g_ptr_array_index (lgroup->children, i));
+
+  collect_subtree_nodes (lgroup, subtree);
+  for (guint i = 0; i < subtree->len; i++)
+    add_value_edges (&level, g_ptr_array_index (subtree, i));
+
+  if (is_root)
+    for (guint i = 0; i < graph->outputs->len; i++)
+      {
+        GraftValue *value = g_ptr_array_index (graph->outputs, i);
+        guint output = value_item (&level, level.outputs, ITEM_OUTPUT, value);
+
+        /* An input passed straight through to an output. */
+        if (value->producer == NULL && g_hash_table_contains (level.inputs, value))
+          add_edge (&level, GPOINTER_TO_UINT (g_hash_table_lookup (level.inputs, value)) - 1, output, value);
+      }
+
+  g_hash_table_unref (level.item_of);
+  g_hash_table_unref (level.inputs);
+  g_hash_table_unref (level.outputs);
+  g_hash_table_unref (level.edge_keys);
+  g_hash_table_unref (level.labelled);
+
+  if (!run_dot (&level, error))
+    {
+      group_layout_unref (level.layout);
+      return NULL;
+    }
+  return level.layout;
+}
+
+/* Scene assembly */
+
+static GraftPoint
+port_position (Run *run, const Item *box, double left, double top, GHashTable *ports, GraftValue *value,
+               gboolean *found)
+{
+  GroupLayout *inner = run->layouts[((LGroup *) box->ref)->id];
+  gpointer index = g_hash_table_lookup (ports, value);
+  const Item *port;
+
+  *found = index != NULL;
+  if (index == NULL)
+    return (GraftPoint) { 0 };
+  port = &g_array_index (inner->items, Item, GPOINTER_TO_UINT (index) - 1);
+  return (GraftPoint) { left + (box->width - inner->width) / 2 + port->cx, top + GROUP_HEADER + port->cy };
+}
+
+/* A cubic from a to b leaving and arriving along the flow direction. */
+static void
+append_join (GArray *points, GraftPoint a, GraftPoint b, GraftLayoutDirection direction, gboolean include_start)
+{
+  GraftPoint c1 = a, c2 = b;
+
+  if (direction == GRAFT_LAYOUT_DIRECTION_TB)
+    {
+      c1.y += (b.y - a.y) / 2;
+      c2.y -= (b.y - a.y) / 2;
+    }
+  else
+    {
+      c1.x += (b.x - a.x) / 2;
+      c2.x -= (b.x - a.x) / 2;
+    }
+  if (include_start)
+    g_array_append_val (points, a);
+  g_array_append_val (points, c1);
+  g_array_append_val (points, c2);
+  g_array_append_val (points, b);
+}
+
+static void
+assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int parent_group)
+{
+  GroupLayout *layout = run->layouts[lgroup->id];
+  GraftLayoutDirection direction = run->options.direction;
+  g_autofree double *lefts = g_new (double, MAX (layout->items->len, 1));
+  g_autofree double *tops = g_new (double, MAX (layout->items->len, 1));
+
+  for (guint i = 0; i < layout->items->len; i++)
+    {
+      Item *item = &g_array_index (layout->items, Item, i);
+      GraftRect rect = { ox + item->cx - item->width / 2, oy + item->cy - item->height / 2,
+                         item->width, item->height };
+
+      lefts[i] = rect.x;
+      tops[i] = rect.y;
+      switch (item->kind)
+        {
+        case ITEM_NODE:
+        case ITEM_INPUT:
+        case ITEM_OUTPUT:
+          {
+            GraftSceneNode node = { 0 };
+
+            node.kind = item->kind == ITEM_NODE ? GRAFT_SCENE_NODE_OP
+                        : item->kind == ITEM_INPUT ? GRAFT_SCENE_NODE_INPUT : GRAFT_SCENE_NODE_OUTPUT;
+            if (item->kind == ITEM_NODE)
+              node.node = item->ref;
+            else
+              node.value = item->ref;
+            node.rect = rect;
+            node.category = item->category;
+            node.lines = item->lines;
+            node.group = parent_group;
+            graft_scene_add_node (scene, &node);
+            break;
+          }
+        case ITEM_GROUP:
+          {
+            LGroup *child = item->ref;
+            GraftSceneGroup group = { 0 };
+            guint index;
+
+            group.group = child->group;
+            group.title = child->title;
+            group.class_name = child->group->class_name;
+            group.total_nodes = child->total_nodes;
+            group.expanded = item->expanded;
+            group.rect = rect;
+            group.header_height = item->expanded ? GROUP_HEADER : 0;
+            group.lines = item->lines;
+            group.parent = parent_group;
+            group.depth = child->depth;
+            index = graft_scene_add_group (scene, &group);
+            if (item->expanded)
+              assemble (run, scene, child, rect.x + (rect.width - run->layouts[child->id]->width) / 2,
+                        rect.y + GROUP_HEADER, index);
+            break;
+          }
+        case ITEM_IN_PORT:
+        case ITEM_OUT_PORT:
+        default:
+          break;
+        }
+    }
+
+  for (guint i = 0; i < layout->edges->len; i++)
+    {
+      Edge *edge = &g_array_index (layout->edges, Edge, i);
+      Item *src = &g_array_index (layout->items, Item, edge->src);
+      Item *dst = &g_array_index (layout->items, Item, edge->dst);
+      g_autoptr (GArray) points = g_array_new (FALSE, FALSE, sizeof (GraftPoint));
+      GraftPoint tip = { ox + edge->tip.x, oy + edge->tip.y };
+      GraftPoint label_pos = { 0 };
+      char *label = NULL;
+      gboolean found;
+      guint n_points;
+
+      if (edge->n_points == 0)
+        continue;
+      if (src->kind == ITEM_GROUP && src->expanded)
+        {
+          GraftPoint from = port_position (run, src, lefts[edge->src], tops[edge->src],
+                                           run->layouts[((LGroup *) src->ref)->id]->out_ports, edge->value, &found);
+          if (found)
+            append_join (points, from, (GraftPoint) { ox + edge->points[0].x, oy + edge->points[0].y },
+                         direction, TRUE);
+        }
+      for (guint p = points->len > 0 ? 1 : 0; p < edge->n_points; p++)
+        {
+          GraftPoint point = { ox + edge->points[p].x, oy + edge->points[p].y };
+          g_array_append_val (points, point);
+        }
+      if (dst->kind == ITEM_GROUP && dst->expanded)
+        {
+          GraftPoint to = port_position (run, dst, lefts[edge->dst], tops[edge->dst],
+                                         run->layouts[((LGroup *) dst->ref)->id]->in_ports, edge->value, &found);
+          if (found)
+            append_join (points, g_array_index (points, GraftPoint, points->len - 1), to, direction, FALSE);
+        }
+
+      if (edge->labelled && (label = graft_value_shape_label (edge->value)) != NULL)
+        {
+          GraftPoint offset[4];
+
+          for (int k = 0; k < 4; k++)
+            offset[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
+          graft_bezier_point (offset, 0.35, &label_pos);
+          if (direction == GRAFT_LAYOUT_DIRECTION_TB)
+            label_pos = (GraftPoint) { label_pos.x + 4, label_pos.y + 3 };
+          else
+            label_pos = (GraftPoint) { label_pos.x + 2, label_pos.y - 4 };
+        }
+
+      n_points = points->len;
+      graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),
+                            n_points, edge->has_arrow, tip, label, label_pos);
+    }
+}
+
+GraftScene *
+graft_layout_compute (GraftLayout *self, GCancellable *cancellable, GraftProgressFunc progress,
+                      gpointer progress_data, GError **error)
+{
+  Run run = { self };
+  g_autoptr (GPtrArray) order = g_ptr_array_new ();
+  g_autoptr (GPtrArray) todo = g_ptr_array_new ();
+  guint hits = 0;
+  GraftScene *scene;
+
+  g_mutex_lock (&self->lock);
+  run.expanded = g_memdup2 (self->expanded, self->groups->len * sizeof (gboolean));
+  run.options = self->options;
+  g_mutex_unlock (&self->lock);
+  run.signatures = g_new0 (guint64, self->groups->len);
+  run.layouts = g_new0 (GroupLayout *, self->groups->len);
+  run.measure = graft_text_context_new ();
+
+  collect_expanded (&run, self->root, order);
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < order->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (order, i);
+      CacheKey key;
+      GroupLayout *cached;
+
+      compute_signature (&run, lgroup);
+      key = (CacheKey) { lgroup, run.signatures[lgroup->id] };
+      cached = g_hash_table_lookup (self->cache, &key);
+      if (cached != NULL)
+        {
+          run.layouts[lgroup->id] = group_layout_ref (cached);
+          hits++;
+        }
+      else
+        g_ptr_array_add (todo, lgroup);
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* order is children first, so every child's size is known in time. */
+  for (guint i = 0; i < todo->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (todo, i);
+      GroupLayout *layout;
+      CacheKey *key;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          run_clear (&run);
+          return NULL;
+        }
+      layout = layout_group (&run, lgroup, error);
+      if (layout == NULL)
+        {
+          run_clear (&run);
+          return NULL;
+        }
+      run.layouts[lgroup->id] = layout;
+      key = g_new (CacheKey, 1);
+      *key = (CacheKey) { lgroup, run.signatures[lgroup->id] };
+      g_mutex_lock (&self->lock);
+      g_hash_table_replace (self->cache, key, group_layout_ref (layout));
+      g_mutex_unlock (&self->lock);
+      if (progress != NULL)
+        progress ((double) (i + 1) / todo->len, progress_data);
+    }
+
+  scene = graft_scene_new (self->graph);
+  assemble (&run, scene, self->root, 0, 0, -1);
+  graft_scene_finish (scene);
+
+  g_mutex_lock (&self->lock);
+  self->last_hits = hits;
+  self->last_runs = todo->len;
+  g_mutex_unlock (&self->lock);
+  run_clear (&run);
+  return scene;
+}
+
+void
+graft_layout_get_last_stats (GraftLayout *self, guint *cache_hits, guint *dot_runs)
+{
+  g_mutex_lock (&self->lock);
+  if (cache_hits != NULL)
+    *cache_hits = self->last_hits;
+  if (dot_runs != NULL)
+    *dot_runs = self->last_runs;
+  g_mutex_unlock (&self->lock);
+}
+
+typedef struct {
+  GraftProgressFunc progress;
+  gpointer progress_data;
+} ComputeData;
+
+static void
+compute_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  ComputeData *data = task_data;
+  GError *error = NULL;
+  GraftScene *scene;
+
+  scene = graft_layout_compute (GRAFT_LAYOUT (source_object), cancellable, data->progress, data->progress_data,
+                                &error);
+  if (scene == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, scene, (GDestroyNotify) graft_scene_unref);
+}
+
+void
+graft_layout_compute_async (GraftLayout *self, GCancellable *cancellable, GraftProgressFunc progress,
+                            gpointer progress_data, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  ComputeData *data = g_new0 (ComputeData, 1);
+
+  data->progress = progress;
+  data->progress_data = progress_data;
+  g_task_set_task_data (task, data, g_free);
+  g_task_set_source_tag (task, graft_layout_compute_async);
+  g_task_run_in_thread (task, compute_thread);
+}
+
+GraftScene *
+graft_layout_compute_finish (GraftLayout *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

@@ -1,0 +1,404 @@
+#include "layout/painter.h"
+
+#include <math.h>
+#include <string.h>
+#include "layout/labels.h"
+#include "layout/text.h"
+
+typedef struct {
+  double r, g, b;
+} Rgb;
+
+#define RGB(hex) { ((hex) >> 16 & 0xff) / 255.0, ((hex) >> 8 & 0xff) / 255.0, ((hex) & 0xff) / 255.0 }
+
+typedef struct {
+  Rgb background;
+  Rgb text;
+  Rgb text_muted;
+  Rgb edge;
+  Rgb accent;
+  Rgb group_fill[2];     /* alternating by depth */
+  Rgb group_border;
+  Rgb group_text;
+  Rgb collapsed_fill;
+  Rgb label_halo;
+  Rgb severity[4];       /* none, info, warning, error */
+  Rgb fill[GRAFT_OP_CATEGORY_N];
+  Rgb border[GRAFT_OP_CATEGORY_N];
+} Palette;
+
+/* Fills light enough for dark text in the light style, dark enough for
+ * light text in the dark style; each category keeps its hue in both. */
+static const Palette light_palette = {
+  .background = RGB (0xfafafb),
+  .text = RGB (0x1c1c1f),
+  .text_muted = RGB (0x45474d),
+  .edge = RGB (0x6f7178),
+  .accent = RGB (0x1c71d8),
+  .group_fill = { RGB (0xf1f2f6), RGB (0xe7e9ef) },
+  .group_border = RGB (0xb8bcc6),
+  .group_text = RGB (0x3a3d44),
+  .collapsed_fill = RGB (0xe3e6ee),
+  .label_halo = RGB (0xfafafb),
+  .severity = { RGB (0x000000), RGB (0x1c71d8), RGB (0xe5a50a), RGB (0xe01b24) },
+  .fill = {
+    [GRAFT_OP_CATEGORY_OTHER] = RGB (0xe8e8eb),
+    [GRAFT_OP_CATEGORY_LAYER] = RGB (0xc9dcfb),
+    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xfbd9bb),
+    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0xcdeccf),
+    [GRAFT_OP_CATEGORY_POOLING] = RGB (0xe2d6f5),
+    [GRAFT_OP_CATEGORY_MATH] = RGB (0xf1ecd9),
+    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0xd3eef0),
+    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xfbeb9e),
+    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0xeeeeee),
+    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xf6d2e4),
+    [GRAFT_OP_CATEGORY_IO] = RGB (0xffffff),
+  },
+  .border = {
+    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x8e8e96),
+    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x3d6fc4),
+    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xc2651c),
+    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x3b8f45),
+    [GRAFT_OP_CATEGORY_POOLING] = RGB (0x7b56b8),
+    [GRAFT_OP_CATEGORY_MATH] = RGB (0x9c8a45),
+    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x2f8b93),
+    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xb38b00),
+    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x9a9a9a),
+    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xb5487c),
+    [GRAFT_OP_CATEGORY_IO] = RGB (0x45474d),
+  },
+};
+
+static const Palette dark_palette = {
+  .background = RGB (0x1e1e21),
+  .text = RGB (0xf2f2f4),
+  .text_muted = RGB (0xcfd0d6),
+  .edge = RGB (0x9a9ca4),
+  .accent = RGB (0x78aeed),
+  .group_fill = { RGB (0x28292e), RGB (0x303137) },
+  .group_border = RGB (0x55585f),
+  .group_text = RGB (0xd8d9de),
+  .collapsed_fill = RGB (0x383a41),
+  .label_halo = RGB (0x1e1e21),
+  .severity = { RGB (0x000000), RGB (0x78aeed), RGB (0xf8e45c), RGB (0xff7b63) },
+  .fill = {
+    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x3a3b40),
+    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x234673),
+    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0x6e3c14),
+    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x21542b),
+    [GRAFT_OP_CATEGORY_POOLING] = RGB (0x4a3570),
+    [GRAFT_OP_CATEGORY_MATH] = RGB (0x544a25),
+    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x1c4d53),
+    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0x5f4f08),
+    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x35363a),
+    [GRAFT_OP_CATEGORY_PRIM] = RGB (0x5c2544),
+    [GRAFT_OP_CATEGORY_IO] = RGB (0x2a2b2f),
+  },
+  .border = {
+    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x7d7f87),
+    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x6f9fe0),
+    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xe79b5a),
+    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x6fc47b),
+    [GRAFT_OP_CATEGORY_POOLING] = RGB (0xaa8ce0),
+    [GRAFT_OP_CATEGORY_MATH] = RGB (0xc9b46a),
+    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x5fc0c8),
+    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xe0c23a),
+    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x8a8b90),
+    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xe07aab),
+    [GRAFT_OP_CATEGORY_IO] = RGB (0xb0b2b8),
+  },
+};
+
+/* Below this many device pixels per text em, text is not drawn. */
+#define MIN_READABLE_PIXELS 3.5
+
+typedef struct {
+  cairo_t *cr;
+  GraftScene *scene;
+  const Palette *palette;
+  const GraftPaintOptions *options;
+  double scale;          /* device pixels per scene point */
+  gboolean draw_text;
+} Painter;
+
+static void
+set_rgb (cairo_t *cr, const Rgb *rgb)
+{
+  cairo_set_source_rgb (cr, rgb->r, rgb->g, rgb->b);
+}
+
+static void
+rounded_rect (cairo_t *cr, const GraftRect *rect, double radius)
+{
+  double x = rect->x, y = rect->y, w = rect->width, h = rect->height;
+
+  radius = MIN (radius, MIN (w, h) / 2);
+  cairo_new_sub_path (cr);
+  cairo_arc (cr, x + w - radius, y + radius, radius, -G_PI / 2, 0);
+  cairo_arc (cr, x + w - radius, y + h - radius, radius, 0, G_PI / 2);
+  cairo_arc (cr, x + radius, y + h - radius, radius, G_PI / 2, G_PI);
+  cairo_arc (cr, x + radius, y + radius, radius, G_PI, 3 * G_PI / 2);
+  cairo_close_path (cr);
+}
+
+static double
+baseline_offset (GraftTextRole role)
+{
+  /* Centres the capitals in the line box. */
+  return (graft_text_get_line_height (role) + graft_text_get_size (role) * 0.7) / 2;
+}
+
+/* Title centred, other lines left-aligned: the layout measured them with
+ * the same fonts (labels.c), so they fit. */
+static void
+draw_lines (Painter *p, char **lines, const GraftRect *rect, const Rgb *title, const Rgb *body)
+{
+  cairo_t *cr = p->cr;
+  double y = rect->y + GRAFT_LABEL_PAD_Y;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      GraftTextRole role = i == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY;
+      double x;
+
+      graft_text_select (cr, role);
+      if (i == 0)
+        x = rect->x + (rect->width - graft_text_measure (cr, lines[i])) / 2;
+      else
+        x = rect->x + GRAFT_LABEL_PAD_X;
+      set_rgb (cr, i == 0 ? title : body);
+      cairo_move_to (cr, x, y + baseline_offset (role));
+      cairo_show_text (cr, lines[i]);
+      y += graft_text_get_line_height (role);
+    }
+}
+
+static void
+draw_group (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  cairo_t *cr = p->cr;
+  GraftSceneGroup *group = graft_scene_get_group (scene, index);
+  const Palette *palette = p->palette;
+
+  if (group->expanded)
+    {
+      g_autofree char *header = NULL;
+      const char *class_name = group->class_name;
+      GraftRect mark = { group->rect.x + 8, group->rect.y + (group->header_height - 9) / 2, 9, 9 };
+
+      rounded_rect (cr, &group->rect, 6);
+      set_rgb (cr, &palette->group_fill[group->depth % 2]);
+      cairo_fill_preserve (cr);
+      set_rgb (cr, &palette->group_border);
+      cairo_set_line_width (cr, 1);
+      cairo_stroke (cr);
+      if (!p->draw_text)
+        return;
+
+      /* The "−" box says a click on the header collapses the group. */
+      cairo_rectangle (cr, mark.x, mark.y, mark.width, mark.height);
+      cairo_move_to (cr, mark.x + 2, mark.y + mark.height / 2);
+      cairo_line_to (cr, mark.x + mark.width - 2, mark.y + mark.height / 2);
+      set_rgb (cr, &palette->group_text);
+      cairo_set_line_width (cr, 1);
+      cairo_stroke (cr);
+
+      if (class_name != NULL && class_name[0] != '\0')
+        {
+          const char *dot = strrchr (class_name, '.');
+          header = g_strdup_printf ("%s · %s", group->title, dot != NULL ? dot + 1 : class_name);
+        }
+      else
+        header = g_strdup (group->title);
+      graft_text_select (cr, GRAFT_TEXT_GROUP_TITLE);
+      cairo_move_to (cr, group->rect.x + 24, group->rect.y + baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
+      cairo_show_text (cr, header);
+      return;
+    }
+
+  /* Collapsed: a stack of cards, so it reads as "more inside". */
+  {
+    GraftRect back = group->rect;
+
+    back.x += 4;
+    back.y += 4;
+    back.width -= 4;
+    back.height -= 4;
+    rounded_rect (cr, &back, 5);
+    set_rgb (cr, &palette->group_fill[1]);
+    cairo_fill_preserve (cr);
+    set_rgb (cr, &palette->group_border);
+    cairo_set_line_width (cr, 1);
+    cairo_stroke (cr);
+
+    back = group->rect;
+    back.width -= 4;
+    back.height -= 4;
+    rounded_rect (cr, &back, 5);
+    set_rgb (cr, &palette->collapsed_fill);
+    cairo_fill_preserve (cr);
+    set_rgb (cr, &palette->group_border);
+    cairo_set_line_width (cr, 1.5);
+    cairo_stroke (cr);
+    if (p->draw_text && group->lines != NULL)
+      draw_lines (p, group->lines, &back, &palette->text, &palette->text_muted);
+  }
+}
+
+static void
+draw_arrow (cairo_t *cr, GraftPoint from, GraftPoint tip)
+{
+  double dx = tip.x - from.x, dy = tip.y - from.y;
+  double length = sqrt (dx * dx + dy * dy);
+  double nx, ny;
+
+  if (length < 0.01)
+    return;
+  nx = -dy / length * 3.2;
+  ny = dx / length * 3.2;
+  cairo_move_to (cr, tip.x, tip.y);
+  cairo_line_to (cr, from.x + nx, from.y + ny);
+  cairo_line_to (cr, from.x - nx, from.y - ny);
+  cairo_close_path (cr);
+  cairo_fill (cr);
+}
+
+static void
+draw_edge (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  cairo_t *cr = p->cr;
+  GraftSceneEdge *edge = graft_scene_get_edge (scene, index);
+  gboolean selected = edge->value != NULL && edge->value == p->options->selected_value;
+
+  if (edge->n_points < 4)
+    return;
+  cairo_move_to (cr, edge->points[0].x, edge->points[0].y);
+  for (guint i = 1; i + 2 < edge->n_points; i += 3)
+    cairo_curve_to (cr, edge->points[i].x, edge->points[i].y, edge->points[i + 1].x, edge->points[i + 1].y,
+                    edge->points[i + 2].x, edge->points[i + 2].y);
+  set_rgb (cr, selected ? &p->palette->accent : &p->palette->edge);
+  /* At least a device pixel wide, so far-out views still show the flow. */
+  cairo_set_line_width (cr, MAX (selected ? 2.5 : 1.1, 0.8 / p->scale));
+  cairo_stroke (cr);
+  if (edge->has_arrow)
+    draw_arrow (cr, edge->points[edge->n_points - 1], edge->arrow_tip);
+}
+
+static void
+draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  cairo_t *cr = p->cr;
+  GraftSceneEdge *edge = graft_scene_get_edge (scene, index);
+  gboolean selected = edge->value != NULL && edge->value == p->options->selected_value;
+  double width;
+
+  if (edge->label == NULL)
+    return;
+  graft_text_select (cr, GRAFT_TEXT_EDGE);
+  width = graft_text_measure (cr, edge->label);
+  /* A halo keeps the label readable where it crosses other edges. */
+  cairo_rectangle (cr, edge->label_pos.x - 1.5, edge->label_pos.y - graft_text_get_size (GRAFT_TEXT_EDGE) + 0.5,
+                   width + 3, graft_text_get_line_height (GRAFT_TEXT_EDGE));
+  cairo_set_source_rgba (cr, p->palette->label_halo.r, p->palette->label_halo.g, p->palette->label_halo.b, 0.85);
+  cairo_fill (cr);
+  set_rgb (cr, selected ? &p->palette->accent : &p->palette->text_muted);
+  cairo_move_to (cr, edge->label_pos.x, edge->label_pos.y);
+  cairo_show_text (cr, edge->label);
+}
+
+static void
+draw_badge (Painter *p, GraftSceneNode *node, const Rgb *colour)
+{
+  cairo_t *cr = p->cr;
+  double width;
+  GraftRect pill;
+
+  graft_text_select (cr, GRAFT_TEXT_EDGE);
+  width = graft_text_measure (cr, node->badge);
+  pill = (GraftRect) { node->rect.x + node->rect.width - width - 6, node->rect.y - 7, width + 8, 12 };
+  rounded_rect (cr, &pill, 6);
+  set_rgb (cr, colour);
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, pill.x + 4, pill.y + 9);
+  cairo_show_text (cr, node->badge);
+}
+
+static void
+draw_node (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  cairo_t *cr = p->cr;
+  GraftSceneNode *node = graft_scene_get_node (scene, index);
+  const Palette *palette = p->palette;
+  gboolean selected = node->kind == GRAFT_SCENE_NODE_OP ? node->node == p->options->selected_node
+                                                         : node->value == p->options->selected_value;
+  gboolean io = node->kind != GRAFT_SCENE_NODE_OP;
+  const Rgb *border = &palette->border[node->category];
+
+  rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
+  set_rgb (cr, &palette->fill[node->category]);
+  cairo_fill_preserve (cr);
+  if (selected)
+    {
+      set_rgb (cr, &palette->accent);
+      cairo_set_line_width (cr, 3);
+    }
+  else if (node->highlight > 0 && node->highlight < G_N_ELEMENTS (palette->severity))
+    {
+      set_rgb (cr, &palette->severity[node->highlight]);
+      cairo_set_line_width (cr, 2.5);
+    }
+  else
+    {
+      set_rgb (cr, border);
+      cairo_set_line_width (cr, MAX (1, 0.8 / p->scale));
+    }
+  cairo_stroke (cr);
+
+  if (p->draw_text && node->lines != NULL)
+    draw_lines (p, node->lines, &node->rect, &palette->text, &palette->text_muted);
+  if (p->draw_text && node->badge != NULL)
+    draw_badge (p, node, &palette->severity[MIN (node->highlight, 3)]);
+}
+
+void
+graft_painter_get_background (gboolean dark, double rgb[3])
+{
+  const Palette *palette = dark ? &dark_palette : &light_palette;
+
+  rgb[0] = palette->background.r;
+  rgb[1] = palette->background.g;
+  rgb[2] = palette->background.b;
+}
+
+void
+graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible, const GraftPaintOptions *options)
+{
+  Painter p = { cr, scene, options->dark ? &dark_palette : &light_palette, options };
+  double dx = 1, dy = 0;
+
+  cairo_save (cr);
+  cairo_user_to_device_distance (cr, &dx, &dy);
+  p.scale = MAX (sqrt (dx * dx + dy * dy), 1e-6);
+  p.draw_text = graft_text_get_size (GRAFT_TEXT_BODY) * p.scale >= MIN_READABLE_PIXELS;
+
+  if (options->paint_background)
+    {
+      set_rgb (cr, &p.palette->background);
+      cairo_rectangle (cr, visible->x, visible->y, visible->width, visible->height);
+      cairo_fill (cr);
+    }
+  cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
+
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_group, &p);
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_edge, &p);
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_node, &p);
+  if (graft_text_get_size (GRAFT_TEXT_EDGE) * p.scale >= MIN_READABLE_PIXELS)
+    graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_edge_label, &p);
+  cairo_restore (cr);
+}

@@ -1,0 +1,27 @@
+/* Draws a laid-out scene onto any cairo_t: the canvas, SVG, PDF and PNG
+ * files. Only items intersecting the visible rectangle are drawn, and text
+ * is left out once it would be too small to read, so a 10k-node scene stays
+ * cheap to draw at any zoom. */
+#pragma once
+
+#include <cairo.h>
+#include "layout/scene.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gboolean dark;
+  gboolean paint_background;
+  GraftNode *selected_node;
+  GraftValue *selected_value;
+} GraftPaintOptions;
+
+/* cr maps scene points to the device already (any translation or scale);
+ * visible is the part of the scene to draw, in scene coordinates. */
+void graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible,
+                          const GraftPaintOptions *options);
+
+/* Background colour of a style, for widgets drawing around the scene. */
+void graft_painter_get_background (gboolean dark, double rgb[3]);
+
+G_END_DECLS

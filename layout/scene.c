@@ -1,0 +1,447 @@
+#include "layout/scene.h"
+
+#include <math.h>
+#include <string.h>
+
+struct _GraftScene {
+  gint ref_count;
+  GraftGraph *graph;
+  GArray *nodes;   /* GraftSceneNode */
+  GArray *groups;  /* GraftSceneGroup */
+  GArray *edges;   /* GraftSceneEdge */
+  GHashTable *node_index;   /* GraftNode* or GraftValue* (io nodes) → index + 1 */
+  GHashTable *group_index;  /* GraftGroup* → index + 1 */
+  GraftRect bounds;
+};
+
+#define SCENE_MARGIN 16.0
+
+gboolean
+graft_rect_intersects (const GraftRect *a, const GraftRect *b)
+{
+  return a->x <= b->x + b->width && b->x <= a->x + a->width
+         && a->y <= b->y + b->height && b->y <= a->y + a->height;
+}
+
+gboolean
+graft_rect_contains (const GraftRect *rect, double x, double y)
+{
+  return x >= rect->x && x <= rect->x + rect->width && y >= rect->y && y <= rect->y + rect->height;
+}
+
+void
+graft_rect_union (GraftRect *dest, const GraftRect *other)
+{
+  double x0 = MIN (dest->x, other->x);
+  double y0 = MIN (dest->y, other->y);
+  double x1 = MAX (dest->x + dest->width, other->x + other->width);
+  double y1 = MAX (dest->y + dest->height, other->y + other->height);
+
+  *dest = (GraftRect) { x0, y0, x1 - x0, y1 - y0 };
+}
+
+static void
+clear_node (gpointer data)
+{
+  GraftSceneNode *node = data;
+
+  g_strfreev (node->lines);
+  g_free (node->badge);
+}
+
+static void
+clear_group (gpointer data)
+{
+  GraftSceneGroup *group = data;
+
+  g_free (group->title);
+  g_free (group->class_name);
+  g_strfreev (group->lines);
+}
+
+static void
+clear_edge (gpointer data)
+{
+  GraftSceneEdge *edge = data;
+
+  g_free (edge->points);
+  g_free (edge->label);
+}
+
+GraftScene *
+graft_scene_new (GraftGraph *graph)
+{
+  GraftScene *scene = g_new0 (GraftScene, 1);
+
+  scene->ref_count = 1;
+  scene->graph = graph;
+  scene->nodes = g_array_new (FALSE, TRUE, sizeof (GraftSceneNode));
+  scene->groups = g_array_new (FALSE, TRUE, sizeof (GraftSceneGroup));
+  scene->edges = g_array_new (FALSE, TRUE, sizeof (GraftSceneEdge));
+  g_array_set_clear_func (scene->nodes, clear_node);
+  g_array_set_clear_func (scene->groups, clear_group);
+  g_array_set_clear_func (scene->edges, clear_edge);
+  scene->node_index = g_hash_table_new (NULL, NULL);
+  scene->group_index = g_hash_table_new (NULL, NULL);
+  return scene;
+}
+
+GraftScene *
+graft_scene_ref (GraftScene *scene)
+{
+  g_atomic_int_inc (&scene->ref_count);
+  return scene;
+}
+
+void
+graft_scene_unref (GraftScene *scene)
+{
+  if (!g_atomic_int_dec_and_test (&scene->ref_count))
+    return;
+  g_array_unref (scene->nodes);
+  g_array_unref (scene->groups);
+  g_array_unref (scene->edges);
+  g_hash_table_unref (scene->node_index);
+  g_hash_table_unref (scene->group_index);
+  g_free (scene);
+}
+
+GraftGraph *
+graft_scene_get_graph (GraftScene *scene)
+{
+  return scene->graph;
+}
+
+guint
+graft_scene_add_node (GraftScene *scene, const GraftSceneNode *node)
+{
+  GraftSceneNode copy = *node;
+
+  copy.lines = g_strdupv (node->lines);
+  copy.badge = g_strdup (node->badge);
+  g_array_append_val (scene->nodes, copy);
+  return scene->nodes->len - 1;
+}
+
+guint
+graft_scene_add_group (GraftScene *scene, const GraftSceneGroup *group)
+{
+  GraftSceneGroup copy = *group;
+
+  copy.title = g_strdup (group->title);
+  copy.class_name = g_strdup (group->class_name);
+  copy.lines = g_strdupv (group->lines);
+  g_array_append_val (scene->groups, copy);
+  return scene->groups->len - 1;
+}
+
+void
+graft_bezier_point (const GraftPoint *p, double t, GraftPoint *out)
+{
+  double u = 1 - t;
+  double a = u * u * u, b = 3 * u * u * t, c = 3 * u * t * t, d = t * t * t;
+
+  out->x = a * p[0].x + b * p[1].x + c * p[2].x + d * p[3].x;
+  out->y = a * p[0].y + b * p[1].y + c * p[2].y + d * p[3].y;
+}
+
+guint
+graft_scene_add_edge (GraftScene *scene, GraftValue *value, GraftPoint *points, guint n_points,
+                      gboolean has_arrow, GraftPoint arrow_tip, char *label, GraftPoint label_pos)
+{
+  GraftSceneEdge edge = { value, points, n_points, has_arrow, arrow_tip, { 0 }, label, label_pos };
+  double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
+
+  /* The control polygon contains the curve. */
+  for (guint i = 0; i < n_points; i++)
+    {
+      x0 = MIN (x0, points[i].x);
+      y0 = MIN (y0, points[i].y);
+      x1 = MAX (x1, points[i].x);
+      y1 = MAX (y1, points[i].y);
+    }
+  if (has_arrow)
+    {
+      x0 = MIN (x0, arrow_tip.x);
+      y0 = MIN (y0, arrow_tip.y);
+      x1 = MAX (x1, arrow_tip.x);
+      y1 = MAX (y1, arrow_tip.y);
+    }
+  if (n_points == 0)
+    x0 = y0 = x1 = y1 = 0;
+  /* Room for the arrow head's width and the label. */
+  edge.bounds = (GraftRect) { x0 - 5, y0 - 5, x1 - x0 + 10, y1 - y0 + 10 };
+  if (label != NULL)
+    {
+      GraftRect label_box = { label_pos.x, label_pos.y - 10, 6.0 * strlen (label), 14 };
+      graft_rect_union (&edge.bounds, &label_box);
+    }
+  g_array_append_val (scene->edges, edge);
+  return scene->edges->len - 1;
+}
+
+void
+graft_scene_finish (GraftScene *scene)
+{
+  gboolean any = FALSE;
+  GraftRect bounds = { 0 };
+
+  for (guint i = 0; i < scene->nodes->len; i++)
+    {
+      GraftSceneNode *node = &g_array_index (scene->nodes, GraftSceneNode, i);
+      gpointer key = node->kind == GRAFT_SCENE_NODE_OP ? (gpointer) node->node : (gpointer) node->value;
+
+      if (!g_hash_table_contains (scene->node_index, key))
+        g_hash_table_insert (scene->node_index, key, GUINT_TO_POINTER (i + 1));
+      if (any)
+        graft_rect_union (&bounds, &node->rect);
+      else
+        bounds = node->rect;
+      any = TRUE;
+    }
+  for (guint i = 0; i < scene->groups->len; i++)
+    {
+      GraftSceneGroup *group = &g_array_index (scene->groups, GraftSceneGroup, i);
+
+      g_hash_table_insert (scene->group_index, group->group, GUINT_TO_POINTER (i + 1));
+      if (any)
+        graft_rect_union (&bounds, &group->rect);
+      else
+        bounds = group->rect;
+      any = TRUE;
+    }
+  for (guint i = 0; i < scene->edges->len; i++)
+    {
+      GraftSceneEdge *edge = &g_array_index (scene->edges, GraftSceneEdge, i);
+
+      if (any)
+        graft_rect_union (&bounds, &edge->bounds);
+      else
+        bounds = edge->bounds;
+      any = TRUE;
+    }
+  scene->bounds = (GraftRect) { bounds.x - SCENE_MARGIN, bounds.y - SCENE_MARGIN,
+                                bounds.width + 2 * SCENE_MARGIN, bounds.height + 2 * SCENE_MARGIN };
+}
+
+guint
+graft_scene_get_n_nodes (GraftScene *scene)
+{
+  return scene->nodes->len;
+}
+
+guint
+graft_scene_get_n_groups (GraftScene *scene)
+{
+  return scene->groups->len;
+}
+
+guint
+graft_scene_get_n_edges (GraftScene *scene)
+{
+  return scene->edges->len;
+}
+
+GraftSceneNode *
+graft_scene_get_node (GraftScene *scene, guint index)
+{
+  g_return_val_if_fail (index < scene->nodes->len, NULL);
+  return &g_array_index (scene->nodes, GraftSceneNode, index);
+}
+
+GraftSceneGroup *
+graft_scene_get_group (GraftScene *scene, guint index)
+{
+  g_return_val_if_fail (index < scene->groups->len, NULL);
+  return &g_array_index (scene->groups, GraftSceneGroup, index);
+}
+
+GraftSceneEdge *
+graft_scene_get_edge (GraftScene *scene, guint index)
+{
+  g_return_val_if_fail (index < scene->edges->len, NULL);
+  return &g_array_index (scene->edges, GraftSceneEdge, index);
+}
+
+void
+graft_scene_get_bounds (GraftScene *scene, GraftRect *bounds)
+{
+  *bounds = scene->bounds;
+}
+
+static double
+segment_distance (const GraftPoint *a, const GraftPoint *b, double x, double y)
+{
+  double dx = b->x - a->x, dy = b->y - a->y;
+  double len2 = dx * dx + dy * dy;
+  double t = len2 > 0 ? ((x - a->x) * dx + (y - a->y) * dy) / len2 : 0;
+  double px, py;
+
+  t = CLAMP (t, 0, 1);
+  px = a->x + t * dx - x;
+  py = a->y + t * dy - y;
+  return sqrt (px * px + py * py);
+}
+
+static double
+edge_distance (const GraftSceneEdge *edge, double x, double y)
+{
+  double best = G_MAXDOUBLE;
+
+  for (guint i = 0; i + 3 < edge->n_points; i += 3)
+    {
+      GraftPoint previous = edge->points[i];
+
+      /* Eight chords per cubic are well within a few points of the curve
+       * at the sizes dot produces. */
+      for (int step = 1; step <= 8; step++)
+        {
+          GraftPoint p;
+
+          graft_bezier_point (&edge->points[i], step / 8.0, &p);
+          best = MIN (best, segment_distance (&previous, &p, x, y));
+          previous = p;
+        }
+    }
+  if (edge->has_arrow && edge->n_points > 0)
+    best = MIN (best, segment_distance (&edge->points[edge->n_points - 1], &edge->arrow_tip, x, y));
+  return best;
+}
+
+gboolean
+graft_scene_hit_test (GraftScene *scene, double x, double y, double tolerance, GraftSceneHit *hit)
+{
+  double best_distance = tolerance;
+  int best_edge = -1;
+  int best_group = -1;
+
+  /* Later nodes are drawn on top: search backwards. */
+  for (guint i = scene->nodes->len; i-- > 0;)
+    if (graft_rect_contains (&g_array_index (scene->nodes, GraftSceneNode, i).rect, x, y))
+      {
+        *hit = (GraftSceneHit) { GRAFT_SCENE_HIT_NODE, i };
+        return TRUE;
+      }
+
+  for (guint i = 0; i < scene->edges->len; i++)
+    {
+      GraftSceneEdge *edge = &g_array_index (scene->edges, GraftSceneEdge, i);
+      GraftRect near = { x - tolerance, y - tolerance, 2 * tolerance, 2 * tolerance };
+      double distance;
+
+      if (!graft_rect_intersects (&edge->bounds, &near))
+        continue;
+      distance = edge_distance (edge, x, y);
+      if (distance <= best_distance)
+        {
+          best_distance = distance;
+          best_edge = i;
+        }
+    }
+  if (best_edge >= 0)
+    {
+      *hit = (GraftSceneHit) { GRAFT_SCENE_HIT_EDGE, best_edge };
+      return TRUE;
+    }
+
+  /* Groups nest: the deepest one containing the point wins. */
+  for (guint i = 0; i < scene->groups->len; i++)
+    {
+      GraftSceneGroup *group = &g_array_index (scene->groups, GraftSceneGroup, i);
+      GraftRect target = group->rect;
+
+      if (group->expanded)
+        target.height = group->header_height;
+      if (graft_rect_contains (&target, x, y)
+          && (best_group < 0 || group->depth >= g_array_index (scene->groups, GraftSceneGroup, best_group).depth))
+        best_group = i;
+    }
+  if (best_group >= 0)
+    {
+      *hit = (GraftSceneHit) { GRAFT_SCENE_HIT_GROUP, best_group };
+      return TRUE;
+    }
+  *hit = (GraftSceneHit) { GRAFT_SCENE_HIT_NONE, 0 };
+  return FALSE;
+}
+
+void
+graft_scene_foreach_in_rect (GraftScene *scene, GraftSceneHitKind kind, const GraftRect *rect,
+                             GraftSceneItemFunc func, gpointer user_data)
+{
+  /* A linear scan of the boxes costs tens of microseconds for 10k items,
+   * far below the cost of drawing what it finds. */
+  switch (kind)
+    {
+    case GRAFT_SCENE_HIT_NODE:
+      for (guint i = 0; i < scene->nodes->len; i++)
+        if (graft_rect_intersects (&g_array_index (scene->nodes, GraftSceneNode, i).rect, rect))
+          func (scene, i, user_data);
+      break;
+    case GRAFT_SCENE_HIT_EDGE:
+      for (guint i = 0; i < scene->edges->len; i++)
+        if (graft_rect_intersects (&g_array_index (scene->edges, GraftSceneEdge, i).bounds, rect))
+          func (scene, i, user_data);
+      break;
+    case GRAFT_SCENE_HIT_GROUP:
+      for (guint i = 0; i < scene->groups->len; i++)
+        if (graft_rect_intersects (&g_array_index (scene->groups, GraftSceneGroup, i).rect, rect))
+          func (scene, i, user_data);
+      break;
+    case GRAFT_SCENE_HIT_NONE:
+    default:
+      break;
+    }
+}
+
+int
+graft_scene_find_node (GraftScene *scene, GraftNode *node)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (scene->node_index, node)) - 1;
+}
+
+int
+graft_scene_find_value_node (GraftScene *scene, GraftValue *value)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (scene->node_index, value)) - 1;
+}
+
+int
+graft_scene_find_group (GraftScene *scene, GraftGroup *group)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (scene->group_index, group)) - 1;
+}
+
+gboolean
+graft_scene_get_value_bounds (GraftScene *scene, GraftValue *value, GraftRect *bounds)
+{
+  gboolean found = FALSE;
+
+  for (guint i = 0; i < scene->edges->len; i++)
+    {
+      GraftSceneEdge *edge = &g_array_index (scene->edges, GraftSceneEdge, i);
+
+      if (edge->value != value)
+        continue;
+      if (found)
+        graft_rect_union (bounds, &edge->bounds);
+      else
+        *bounds = edge->bounds;
+      found = TRUE;
+    }
+  return found;
+}
+
+void
+graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight, const char *text)
+{
+  int index = graft_scene_find_node (scene, node);
+  GraftSceneNode *scene_node;
+
+  if (index < 0)
+    return;
+  scene_node = &g_array_index (scene->nodes, GraftSceneNode, index);
+  scene_node->highlight = highlight;
+  g_free (scene_node->badge);
+  scene_node->badge = g_strdup (text);
+}

@@ -1,0 +1,150 @@
+/* A laid-out graph, ready to paint: node boxes, group boxes, edges.
+ *
+ * Coordinates are in points with y growing downwards. A scene is built by
+ * GraftLayout and is immutable afterwards except for the per-node
+ * diagnostics fields (highlight, badge). It references the GraftGraph it was
+ * built from, which must outlive it. */
+#pragma once
+
+#include <glib.h>
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  double x, y;
+} GraftPoint;
+
+typedef struct {
+  double x, y, width, height;
+} GraftRect;
+
+gboolean graft_rect_intersects (const GraftRect *a, const GraftRect *b);
+gboolean graft_rect_contains (const GraftRect *rect, double x, double y);
+void graft_rect_union (GraftRect *dest, const GraftRect *other);
+/* Point at t in [0, 1] of the cubic p[0..3]. */
+void graft_bezier_point (const GraftPoint *p, double t, GraftPoint *out);
+
+typedef enum {
+  GRAFT_OP_CATEGORY_OTHER = 0,
+  GRAFT_OP_CATEGORY_LAYER,          /* conv, linear, matmul, gemm, rnn */
+  GRAFT_OP_CATEGORY_ACTIVATION,
+  GRAFT_OP_CATEGORY_NORMALIZATION,
+  GRAFT_OP_CATEGORY_POOLING,
+  GRAFT_OP_CATEGORY_MATH,           /* elementwise arithmetic, reductions */
+  GRAFT_OP_CATEGORY_SHAPE,          /* reshape, transpose, concat, slice, gather... */
+  GRAFT_OP_CATEGORY_CONTROL,        /* If, Loop, Scan, prim::If */
+  GRAFT_OP_CATEGORY_CONSTANT,
+  GRAFT_OP_CATEGORY_PRIM,           /* other TorchScript prim:: ops */
+  GRAFT_OP_CATEGORY_IO,             /* graph inputs and outputs */
+  GRAFT_OP_CATEGORY_N
+} GraftOpCategory;
+
+typedef enum {
+  GRAFT_SCENE_NODE_OP,
+  GRAFT_SCENE_NODE_INPUT,
+  GRAFT_SCENE_NODE_OUTPUT,
+} GraftSceneNodeKind;
+
+typedef struct {
+  GraftSceneNodeKind kind;
+  GraftNode *node;           /* GRAFT_SCENE_NODE_OP */
+  GraftValue *value;         /* INPUT / OUTPUT */
+  GraftRect rect;
+  GraftOpCategory category;
+  char **lines;              /* first line is the title; already fitted to the box */
+  int group;                 /* index of the enclosing scene group, -1 at top level */
+
+  /* For diagnostics: 0 none, 1 info, 2 warning, 3 error; badge text or NULL. */
+  guint highlight;
+  char *badge;
+} GraftSceneNode;
+
+typedef struct {
+  GraftGroup *group;         /* the deepest group of a flattened chain */
+  char *title;               /* "layer1.0" for a flattened chain */
+  char *class_name;          /* may be NULL */
+  guint total_nodes;
+  gboolean expanded;
+  GraftRect rect;
+  double header_height;      /* expanded: title band at the top */
+  char **lines;              /* collapsed: name, class, "N nodes" */
+  int parent;                /* enclosing scene group, -1 at top level */
+  guint depth;
+} GraftSceneGroup;
+
+typedef struct {
+  GraftValue *value;         /* what the edge carries */
+  GraftPoint *points;        /* cubic Bézier: 3n+1 points */
+  guint n_points;
+  gboolean has_arrow;
+  GraftPoint arrow_tip;      /* arrow from the last point to here */
+  GraftRect bounds;
+  char *label;               /* tensor shape, or NULL */
+  GraftPoint label_pos;      /* left end of the label's baseline */
+} GraftSceneEdge;
+
+typedef enum {
+  GRAFT_SCENE_HIT_NONE,
+  GRAFT_SCENE_HIT_NODE,
+  GRAFT_SCENE_HIT_EDGE,
+  GRAFT_SCENE_HIT_GROUP,     /* a collapsed group, or an expanded group's header */
+} GraftSceneHitKind;
+
+typedef struct {
+  GraftSceneHitKind kind;
+  guint index;
+} GraftSceneHit;
+
+typedef struct _GraftScene GraftScene;
+
+GraftScene *graft_scene_new (GraftGraph *graph);
+GraftScene *graft_scene_ref (GraftScene *scene);
+void graft_scene_unref (GraftScene *scene);
+
+GraftGraph *graft_scene_get_graph (GraftScene *scene);
+
+/* Building (used by GraftLayout). Strings are copied. */
+guint graft_scene_add_node (GraftScene *scene, const GraftSceneNode *node);
+guint graft_scene_add_group (GraftScene *scene, const GraftSceneGroup *group);
+/* Takes ownership of points (g_free) and label. */
+guint graft_scene_add_edge (GraftScene *scene, GraftValue *value, GraftPoint *points, guint n_points,
+                            gboolean has_arrow, GraftPoint arrow_tip, char *label, GraftPoint label_pos);
+/* Computes bounds and the spatial index; call once when done adding. */
+void graft_scene_finish (GraftScene *scene);
+
+guint graft_scene_get_n_nodes (GraftScene *scene);
+guint graft_scene_get_n_groups (GraftScene *scene);
+guint graft_scene_get_n_edges (GraftScene *scene);
+GraftSceneNode *graft_scene_get_node (GraftScene *scene, guint index);
+GraftSceneGroup *graft_scene_get_group (GraftScene *scene, guint index);
+GraftSceneEdge *graft_scene_get_edge (GraftScene *scene, guint index);
+
+/* Bounding box of everything, with a margin. */
+void graft_scene_get_bounds (GraftScene *scene, GraftRect *bounds);
+
+/* Topmost item at (x, y): nodes first, then edges within tolerance, then
+ * groups (collapsed boxes, expanded headers). Returns FALSE if nothing. */
+gboolean graft_scene_hit_test (GraftScene *scene, double x, double y, double tolerance, GraftSceneHit *hit);
+
+/* Calls func for every node / edge / group whose box intersects rect, in
+ * drawing order. Uses the spatial index. */
+typedef void (*GraftSceneItemFunc) (GraftScene *scene, guint index, gpointer user_data);
+void graft_scene_foreach_in_rect (GraftScene *scene, GraftSceneHitKind kind, const GraftRect *rect,
+                                  GraftSceneItemFunc func, gpointer user_data);
+
+/* Index of the scene node of an IR node, or -1. */
+int graft_scene_find_node (GraftScene *scene, GraftNode *node);
+/* Index of the graph input or output box showing value, or -1. */
+int graft_scene_find_value_node (GraftScene *scene, GraftValue *value);
+/* Index of the scene group showing group (collapsed or expanded), or -1. */
+int graft_scene_find_group (GraftScene *scene, GraftGroup *group);
+/* Union of the boxes of the edges carrying value; FALSE if none. */
+gboolean graft_scene_get_value_bounds (GraftScene *scene, GraftValue *value, GraftRect *bounds);
+
+/* Diagnostics: marks the node's box. text may be NULL. */
+void graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight, const char *text);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftScene, graft_scene_unref)
+
+G_END_DECLS

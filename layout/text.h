@@ -1,0 +1,36 @@
+/* Fonts and text measurement shared by layout (box sizes) and painter
+ * (drawing), so a label measured at layout time is exactly as wide when
+ * drawn and is never cut off.
+ *
+ * Plain cairo "toy" text with metric hinting off: widths then scale
+ * linearly with the zoom, which the canvas relies on. */
+#pragma once
+
+#include <cairo.h>
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  GRAFT_TEXT_TITLE,        /* node op type */
+  GRAFT_TEXT_BODY,         /* node attributes, weights, name */
+  GRAFT_TEXT_GROUP_TITLE,  /* cluster header, collapsed group name */
+  GRAFT_TEXT_EDGE,         /* tensor shape on an edge */
+} GraftTextRole;
+
+/* Selects the font of role on cr. */
+void graft_text_select (cairo_t *cr, GraftTextRole role);
+
+double graft_text_get_size (GraftTextRole role);
+double graft_text_get_line_height (GraftTextRole role);
+
+/* Advance width of text in the font currently selected on cr. */
+double graft_text_measure (cairo_t *cr, const char *text);
+
+/* text, or its longest prefix followed by "…" that fits max_width. */
+char *graft_text_elide (cairo_t *cr, const char *text, double max_width);
+
+/* A context on a tiny image surface, for measuring only. */
+cairo_t *graft_text_context_new (void);
+
+G_END_DECLS

@@ -1,0 +1,516 @@
+/* Hierarchical layout: scene contents, flattening, expansion, the cache,
+ * cancellation, and that edges land on boxes. */
+#include <math.h>
+#include <string.h>
+#include "layout/layout.h"
+#include "layout/text.h"
+#include "layout/labels.h"
+#include "test-graphs.h"
+
+static GraftScene *
+compute (GraftLayout *layout)
+{
+  g_autoptr (GError) error = NULL;
+  GraftScene *scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (scene);
+  return scene;
+}
+
+static guint
+count_op_nodes (GraftScene *scene)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    n += graft_scene_get_node (scene, i)->kind == GRAFT_SCENE_NODE_OP;
+  return n;
+}
+
+static gboolean
+near_rect (const GraftRect *rect, GraftPoint p, double tolerance)
+{
+  return p.x >= rect->x - tolerance && p.x <= rect->x + rect->width + tolerance
+         && p.y >= rect->y - tolerance && p.y <= rect->y + rect->height + tolerance;
+}
+
+static gboolean
+near_any_box (GraftScene *scene, GraftPoint p)
+{
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    if (near_rect (&graft_scene_get_node (scene, i)->rect, p, 3))
+      return TRUE;
+  for (guint i = 0; i < graft_scene_get_n_groups (scene); i++)
+    if (near_rect (&graft_scene_get_group (scene, i)->rect, p, 3))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+test_expanded_scene (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 2, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  GraftNode *conv = g_ptr_array_index (graph->nodes, 0);
+  GraftSceneNode *conv_box;
+  gboolean weight_line = FALSE, kernel_line = FALSE;
+  guint n_inputs = 0, n_outputs = 0, n_labels = 0;
+  int index;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+
+  /* Every IR node has a box, plus the graph's input and output. */
+  g_assert_cmpuint (count_op_nodes (scene), ==, graph->nodes->len);
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (scene, i);
+
+      n_inputs += node->kind == GRAFT_SCENE_NODE_INPUT;
+      n_outputs += node->kind == GRAFT_SCENE_NODE_OUTPUT;
+      g_assert_cmpfloat (node->rect.width, >, 0);
+      g_assert_cmpfloat (node->rect.height, >, 0);
+    }
+  g_assert_cmpuint (n_inputs, ==, 1);
+  g_assert_cmpuint (n_outputs, ==, 1);
+
+  /* stage0, stage1 and their blocks. */
+  g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 6);
+
+  index = graft_scene_find_node (scene, conv);
+  g_assert_cmpint (index, >=, 0);
+  conv_box = graft_scene_get_node (scene, index);
+  g_assert_cmpstr (conv_box->lines[0], ==, "Conv");
+  g_assert_cmpint (conv_box->category, ==, GRAFT_OP_CATEGORY_LAYER);
+  for (guint i = 0; conv_box->lines[i] != NULL; i++)
+    {
+      weight_line |= strcmp (conv_box->lines[i], "W: float32[16,16,3,3]") == 0
+                     || g_str_has_prefix (conv_box->lines[i], "W: ");
+      kernel_line |= g_str_has_prefix (conv_box->lines[i], "kernel_shape = ");
+    }
+  g_assert_true (weight_line);
+  g_assert_true (kernel_line);
+
+  /* Conv's box lies inside its block's box, which lies inside its stage's. */
+  {
+    GraftSceneGroup *block = graft_scene_get_group (scene, conv_box->group);
+    GraftSceneGroup *stage;
+
+    g_assert_cmpstr (block->title, ==, "block0");
+    g_assert_cmpint (block->parent, >=, 0);
+    stage = graft_scene_get_group (scene, block->parent);
+    g_assert_cmpstr (stage->title, ==, "stage0");
+    g_assert_true (near_rect (&block->rect, (GraftPoint) { conv_box->rect.x, conv_box->rect.y }, 0));
+    g_assert_true (near_rect (&stage->rect, (GraftPoint) { block->rect.x, block->rect.y }, 0));
+  }
+
+  /* Edges start and end on a box (joins through group borders included). */
+  for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+    {
+      GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+      GraftPoint end = edge->has_arrow ? edge->arrow_tip : edge->points[edge->n_points - 1];
+
+      g_assert_cmpuint (edge->n_points % 3, ==, 1);
+      g_assert_nonnull (edge->value);
+      g_assert_true (near_any_box (scene, edge->points[0]));
+      g_assert_true (near_any_box (scene, end));
+      n_labels += edge->label != NULL;
+    }
+  g_assert_cmpuint (n_labels, >, 0);
+}
+
+static void
+test_node_boxes_do_not_overlap (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 3, 4);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  guint n;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  n = graft_scene_get_n_nodes (scene);
+  for (guint i = 0; i < n; i++)
+    for (guint j = i + 1; j < n; j++)
+      {
+        GraftRect a = graft_scene_get_node (scene, i)->rect;
+        GraftRect b = graft_scene_get_node (scene, j)->rect;
+
+        /* Shrink by a hair: touching borders are fine, overlaps are not. */
+        a = (GraftRect) { a.x + 0.5, a.y + 0.5, a.width - 1, a.height - 1 };
+        g_assert_false (graft_rect_intersects (&a, &b) && graft_rect_intersects (&b, &a)
+                        && a.x + a.width > b.x && b.x + b.width > a.x && a.y + a.height > b.y
+                        && b.y + b.height > a.y);
+      }
+}
+
+static void
+test_text_fits (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  GraftLayoutOptions options;
+  cairo_t *cr = graft_text_context_new ();
+  GraftNode *node = g_ptr_array_index (graph->nodes, 0);
+
+  /* A very long name must be elided, not overflow. */
+  g_free (node->name);
+  node->name = g_strdup ("a_node_name_that_is_much_much_longer_than_any_box_should_ever_be_allowed_to_grow");
+  graft_layout_get_options (layout, &options);
+  options.show_names = TRUE;
+  graft_layout_set_options (layout, &options);
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    {
+      GraftSceneNode *box = graft_scene_get_node (scene, i);
+      double height = 2 * GRAFT_LABEL_PAD_Y;
+
+      for (guint l = 0; box->lines[l] != NULL; l++)
+        {
+          GraftTextRole role = l == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY;
+
+          graft_text_select (cr, role);
+          g_assert_cmpfloat (graft_text_measure (cr, box->lines[l]), <=, box->rect.width - 2 * GRAFT_LABEL_PAD_X);
+          height += graft_text_get_line_height (role);
+        }
+      g_assert_cmpfloat (height, <=, box->rect.height + 0.01);
+    }
+  {
+    GraftSceneNode *box = graft_scene_get_node (scene, graft_scene_find_node (scene, node));
+    gboolean elided = FALSE;
+
+    for (guint l = 0; box->lines[l] != NULL; l++)
+      elided |= g_str_has_suffix (box->lines[l], "…");
+    g_assert_true (elided);
+  }
+  cairo_destroy (cr);
+}
+
+static void
+test_flatten (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("chain");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *values[4];
+  const char *names[] = { "/a/b/c/Relu", "/a/b/c/Relu_1", "/lonely/Relu", "/d/Relu" };
+  GraftGroup *abc, *lonely, *a;
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+
+  graft_graph_add_input (graph, x);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      GraftNode *node = graft_graph_add_node (graph, NULL, "Relu", names[i]);
+      g_autofree char *name = g_strdup_printf ("v%u", i);
+
+      graft_node_add_input (node, i == 0 ? x : values[i - 1]);
+      values[i] = graft_graph_ensure_value (graph, name);
+      graft_node_add_output (node, values[i]);
+    }
+  graft_graph_add_output (graph, values[3]);
+  graft_graph_build_groups_from_names (graph);
+
+  layout = graft_layout_new (graph);
+  /* a › b › c with nodes only in c is one box; single-node groups vanish. */
+  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 1);
+  abc = graft_group_find_path (graph->root_group, "a.b.c");
+  a = graft_group_find_path (graph->root_group, "a");
+  lonely = graft_group_find_path (graph->root_group, "lonely");
+  g_assert_nonnull (abc);
+  g_assert_true (graft_layout_get_display_group (layout, a) == abc);
+  g_assert_true (graft_layout_get_display_group (layout, abc) == abc);
+  g_assert_null (graft_layout_get_display_group (layout, lonely));
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 1);
+  g_assert_cmpstr (graft_scene_get_group (scene, 0)->title, ==, "a.b.c");
+  g_assert_cmpuint (count_op_nodes (scene), ==, 4);
+}
+
+static void
+test_collapse_and_cache (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (3, 3, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  GraftGroup *stage1 = graft_group_find_path (graph->root_group, "stage1");
+  GraftGroup *block = graft_group_find_path (graph->root_group, "stage1.block2");
+  guint hits, runs, n_groups = graft_layout_get_n_groups (layout);
+
+  g_assert_nonnull (stage1);
+  g_assert_nonnull (block);
+  g_assert_cmpuint (n_groups, ==, 3 + 9);
+
+  /* Collapsed: the stages are boxes; none of the nodes show. */
+  graft_layout_collapse_all (layout);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+    int index = graft_scene_find_group (scene, stage1);
+
+    g_assert_cmpint (index, >=, 0);
+    g_assert_false (graft_scene_get_group (scene, index)->expanded);
+    g_assert_cmpuint (graft_scene_get_group (scene, index)->total_nodes, ==, 12);
+    g_assert_cmpuint (count_op_nodes (scene), ==, 1); /* the Softmax (its group has one node) */
+    g_assert_cmpint (graft_scene_find_group (scene, block), ==, -1);
+    graft_layout_get_last_stats (layout, &hits, &runs);
+    g_assert_cmpuint (runs, ==, 1);
+  }
+
+  /* Everything open: one dot run per group plus the root. */
+  graft_layout_expand_all (layout);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+
+    g_assert_cmpuint (count_op_nodes (scene), ==, graph->nodes->len);
+    graft_layout_get_last_stats (layout, &hits, &runs);
+    g_assert_cmpuint (runs, ==, n_groups + 1);
+  }
+
+  /* Closing one block re-lays out only it's ancestors: stage1 and root. */
+  graft_layout_set_group_expanded (layout, block, FALSE);
+  g_assert_false (graft_layout_get_group_expanded (layout, block));
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+
+    graft_layout_get_last_stats (layout, &hits, &runs);
+    g_assert_cmpuint (runs, ==, 2);
+    g_assert_cmpuint (hits, ==, n_groups - 1 - 2 + 1);
+    g_assert_false (graft_scene_get_group (scene, graft_scene_find_group (scene, block))->expanded);
+  }
+
+  /* Back to the previous state: all from the cache. */
+  graft_layout_set_group_expanded (layout, block, TRUE);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+
+    graft_layout_get_last_stats (layout, &hits, &runs);
+    g_assert_cmpuint (runs, ==, 0);
+    g_assert_cmpuint (hits, ==, n_groups + 1);
+  }
+
+  /* expand_to_node opens exactly the chain down to the node. */
+  graft_layout_collapse_all (layout);
+  {
+    GraftNode *node = g_ptr_array_index (block->nodes, 0);
+
+    g_assert_true (graft_layout_expand_to_node (layout, node));
+    g_assert_false (graft_layout_expand_to_node (layout, node));
+    g_assert_true (graft_layout_get_group_expanded (layout, stage1));
+    g_assert_true (graft_layout_get_group_expanded (layout, block));
+    g_assert_false (graft_layout_get_group_expanded (layout, graft_group_find_path (graph->root_group, "stage0")));
+    {
+      g_autoptr (GraftScene) scene = compute (layout);
+      g_assert_cmpint (graft_scene_find_node (scene, node), >=, 0);
+    }
+  }
+}
+
+static void
+test_default_expansion (void)
+{
+  g_autoptr (GraftGraph) small = test_graph_new_blocks (2, 2, 2);
+  g_autoptr (GraftGraph) big = test_graph_new_blocks (4, 30, 3);
+  g_autoptr (GraftLayout) small_layout = graft_layout_new (small);
+  g_autoptr (GraftLayout) big_layout = graft_layout_new (big);
+  GraftGroup *stage = graft_group_find_path (big->root_group, "stage2");
+  GraftGroup *block = graft_group_find_path (big->root_group, "stage2.block7");
+
+  /* A small model opens completely, a big one stops where the picture would get crowded. */
+  g_assert_true (graft_layout_get_group_expanded (small_layout, graft_group_find_path (small->root_group, "stage1.block1")));
+  g_assert_true (graft_layout_get_group_expanded (big_layout, stage));
+  g_assert_false (graft_layout_get_group_expanded (big_layout, block));
+
+  graft_layout_reset_expansion (big_layout, 3);
+  g_assert_false (graft_layout_get_group_expanded (big_layout, stage));
+}
+
+static void
+test_cancel (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 2, 2);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+  GraftScene *scene;
+
+  g_cancellable_cancel (cancellable);
+  scene = graft_layout_compute (layout, cancellable, NULL, NULL, &error);
+  g_assert_null (scene);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+typedef struct {
+  GMainLoop *loop;
+  GraftScene *scene;
+  GError *error;
+  double last_progress;
+  GThread *main_thread;
+  gboolean progress_off_main;
+} AsyncData;
+
+static void
+on_progress (double fraction, gpointer user_data)
+{
+  AsyncData *data = user_data;
+
+  data->last_progress = fraction;
+  data->progress_off_main |= g_thread_self () != data->main_thread;
+}
+
+static void
+on_computed (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  AsyncData *data = user_data;
+
+  data->scene = graft_layout_compute_finish (GRAFT_LAYOUT (source), result, &data->error);
+  g_main_loop_quit (data->loop);
+}
+
+static void
+test_async (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 3, 2);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  AsyncData data = { g_main_loop_new (NULL, FALSE) };
+
+  data.main_thread = g_thread_self ();
+  graft_layout_expand_all (layout);
+  graft_layout_compute_async (layout, NULL, on_progress, &data, on_computed, &data);
+  g_main_loop_run (data.loop);
+  g_assert_no_error (data.error);
+  g_assert_nonnull (data.scene);
+  g_assert_cmpfloat (data.last_progress, ==, 1.0);
+  g_assert_true (data.progress_off_main);
+  g_assert_cmpuint (count_op_nodes (data.scene), ==, graph->nodes->len);
+
+  /* A cancelled async compute reports G_IO_ERROR_CANCELLED. */
+  graft_scene_unref (data.scene);
+  data.scene = NULL;
+  {
+    g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+    GraftLayoutOptions options;
+
+    graft_layout_get_options (layout, &options);
+    options.direction = GRAFT_LAYOUT_DIRECTION_LR;  /* nothing cached for LR */
+    graft_layout_set_options (layout, &options);
+    g_cancellable_cancel (cancellable);
+    graft_layout_compute_async (layout, cancellable, NULL, NULL, on_computed, &data);
+    g_main_loop_run (data.loop);
+    g_assert_null (data.scene);
+    g_assert_error (data.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_clear_error (&data.error);
+  }
+  g_main_loop_unref (data.loop);
+}
+
+static void
+test_direction (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 2);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  GraftLayoutOptions options;
+  GraftValue *x = g_ptr_array_index (graph->inputs, 0);
+  GraftValue *y = g_ptr_array_index (graph->outputs, 0);
+
+  graft_layout_expand_all (layout);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+    GraftSceneNode *in = graft_scene_get_node (scene, graft_scene_find_value_node (scene, x));
+    GraftSceneNode *out = graft_scene_get_node (scene, graft_scene_find_value_node (scene, y));
+
+    g_assert_cmpint (in->kind, ==, GRAFT_SCENE_NODE_INPUT);
+    g_assert_cmpfloat (in->rect.y + in->rect.height, <, out->rect.y);
+  }
+  graft_layout_get_options (layout, &options);
+  options.direction = GRAFT_LAYOUT_DIRECTION_LR;
+  graft_layout_set_options (layout, &options);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+    GraftSceneNode *in = graft_scene_get_node (scene, graft_scene_find_value_node (scene, x));
+    GraftSceneNode *out = graft_scene_get_node (scene, graft_scene_find_value_node (scene, y));
+
+    g_assert_cmpfloat (in->rect.x + in->rect.width, <, out->rect.x);
+  }
+}
+
+static void
+test_hit_test (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 2, 2);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  GraftNode *node = g_ptr_array_index (graph->nodes, 3);
+  GraftSceneNode *box;
+  GraftSceneHit hit;
+  GraftRect bounds;
+  GraftGroup *stage0 = graft_group_find_path (graph->root_group, "stage0");
+  GraftSceneGroup *group;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  box = graft_scene_get_node (scene, graft_scene_find_node (scene, node));
+  g_assert_true (graft_scene_hit_test (scene, box->rect.x + box->rect.width / 2, box->rect.y + box->rect.height / 2,
+                                       4, &hit));
+  g_assert_cmpint (hit.kind, ==, GRAFT_SCENE_HIT_NODE);
+  g_assert_true (graft_scene_get_node (scene, hit.index)->node == node);
+
+  graft_scene_get_bounds (scene, &bounds);
+  g_assert_false (graft_scene_hit_test (scene, bounds.x - 100, bounds.y - 100, 4, &hit));
+  g_assert_cmpint (hit.kind, ==, GRAFT_SCENE_HIT_NONE);
+
+  /* An expanded group is hit on its header. */
+  group = graft_scene_get_group (scene, graft_scene_find_group (scene, stage0));
+  g_assert_true (graft_scene_hit_test (scene, group->rect.x + 30, group->rect.y + 5, 2, &hit));
+  g_assert_cmpint (hit.kind, ==, GRAFT_SCENE_HIT_GROUP);
+  g_assert_true (graft_scene_get_group (scene, hit.index)->group == stage0);
+
+  /* An edge is hit near its middle control point. */
+  {
+    GraftSceneEdge *edge = graft_scene_get_edge (scene, 0);
+    GraftPoint mid = edge->points[0];
+
+    g_assert_true (graft_scene_hit_test (scene, mid.x, mid.y + 0.5, 3, &hit));
+    g_assert_true (hit.kind == GRAFT_SCENE_HIT_EDGE || hit.kind == GRAFT_SCENE_HIT_NODE);
+  }
+
+  /* Diagnostics can mark a node. */
+  graft_scene_set_node_badge (scene, node, 3, "unsupported");
+  g_assert_cmpuint (box->highlight, ==, 3);
+  g_assert_cmpstr (box->badge, ==, "unsupported");
+  g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
+}
+
+static void
+test_flat (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 2, 2);
+  g_autoptr (GraftLayout) layout = graft_layout_new_flat (graph);
+  g_autoptr (GraftScene) scene = compute (layout);
+
+  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 0);
+  g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 0);
+  g_assert_cmpuint (count_op_nodes (scene), ==, graph->nodes->len);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/layout/expanded-scene", test_expanded_scene);
+  g_test_add_func ("/layout/no-overlap", test_node_boxes_do_not_overlap);
+  g_test_add_func ("/layout/text-fits", test_text_fits);
+  g_test_add_func ("/layout/flatten", test_flatten);
+  g_test_add_func ("/layout/collapse-and-cache", test_collapse_and_cache);
+  g_test_add_func ("/layout/default-expansion", test_default_expansion);
+  g_test_add_func ("/layout/cancel", test_cancel);
+  g_test_add_func ("/layout/async", test_async);
+  g_test_add_func ("/layout/direction", test_direction);
+  g_test_add_func ("/layout/hit-test", test_hit_test);
+  g_test_add_func ("/layout/flat", test_flat);
+  return g_test_run ();
+}

@@ -1,0 +1,166 @@
+/* The painter draws a scene into an image surface: something visible,
+ * the selection in the accent colour, both styles. */
+#include <math.h>
+#include "layout/layout.h"
+#include "layout/painter.h"
+#include "test-graphs.h"
+
+typedef struct {
+  cairo_surface_t *surface;
+  GraftScene *scene;
+} Picture;
+
+static cairo_surface_t *
+paint (GraftScene *scene, const GraftPaintOptions *options, double scale)
+{
+  GraftRect bounds;
+  cairo_surface_t *surface;
+  cairo_t *cr;
+
+  graft_scene_get_bounds (scene, &bounds);
+  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, ceil (bounds.width * scale), ceil (bounds.height * scale));
+  cr = cairo_create (surface);
+  cairo_scale (cr, scale, scale);
+  cairo_translate (cr, -bounds.x, -bounds.y);
+  graft_painter_paint (cr, scene, &bounds, options);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  return surface;
+}
+
+static guint
+count_pixels (cairo_surface_t *surface, guint32 rgb, int tolerance)
+{
+  int width = cairo_image_surface_get_width (surface), height = cairo_image_surface_get_height (surface);
+  int stride = cairo_image_surface_get_stride (surface);
+  const guint8 *data = cairo_image_surface_get_data (surface);
+  guint n = 0;
+
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        guint32 pixel = *(const guint32 *) (data + y * stride + 4 * x);
+
+        if (ABS ((int) (pixel >> 16 & 0xff) - (int) (rgb >> 16 & 0xff)) <= tolerance
+            && ABS ((int) (pixel >> 8 & 0xff) - (int) (rgb >> 8 & 0xff)) <= tolerance
+            && ABS ((int) (pixel & 0xff) - (int) (rgb & 0xff)) <= tolerance)
+          n++;
+      }
+  return n;
+}
+
+static GraftScene *
+make_scene (GraftGraph *graph)
+{
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GError) error = NULL;
+  GraftScene *scene;
+
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return scene;
+}
+
+static guint32
+background (gboolean dark)
+{
+  double rgb[3];
+
+  graft_painter_get_background (dark, rgb);
+  return (guint32) lround (rgb[0] * 255) << 16 | (guint32) lround (rgb[1] * 255) << 8 | lround (rgb[2] * 255);
+}
+
+static void
+test_not_blank (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+
+  for (int dark = 0; dark <= 1; dark++)
+    {
+      GraftPaintOptions options = { .dark = dark, .paint_background = TRUE };
+      cairo_surface_t *surface = paint (scene, &options, 1.0);
+      guint total = cairo_image_surface_get_width (surface) * cairo_image_surface_get_height (surface);
+      guint bg = count_pixels (surface, background (dark), 0);
+
+      /* Mostly background, but a good share of boxes, lines and text. */
+      g_assert_cmpuint (bg, >, total / 4);
+      g_assert_cmpuint (bg, <, total * 95 / 100);
+      /* Text: pixels close to the text colour exist. */
+      g_assert_cmpuint (count_pixels (surface, dark ? 0xf2f2f4 : 0x1c1c1f, 40), >, 200);
+      cairo_surface_destroy (surface);
+    }
+}
+
+static void
+test_selection (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+  GraftNode *node = g_ptr_array_index (graph->nodes, 2);
+  GraftPaintOptions options = { .paint_background = TRUE };
+  cairo_surface_t *plain, *selected, *value_selected;
+  guint accent = 0x1c71d8;
+
+  plain = paint (scene, &options, 1.0);
+  options.selected_node = node;
+  selected = paint (scene, &options, 1.0);
+  options.selected_node = NULL;
+  options.selected_value = g_ptr_array_index (node->outputs, 0);
+  value_selected = paint (scene, &options, 1.0);
+
+  g_assert_cmpuint (count_pixels (plain, accent, 8), ==, 0);
+  /* A 3-point border around the box. */
+  g_assert_cmpuint (count_pixels (selected, accent, 8), >, 100);
+  g_assert_cmpuint (count_pixels (value_selected, accent, 8), >, 20);
+  cairo_surface_destroy (plain);
+  cairo_surface_destroy (selected);
+  cairo_surface_destroy (value_selected);
+}
+
+static void
+test_visible_rect_culls (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 3, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+  GraftPaintOptions options = { 0 };
+  GraftRect nowhere = { -5000, -5000, 10, 10 };
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, 64, 64);
+  cairo_t *cr = cairo_create (surface);
+
+  /* Painting a rectangle with nothing in it draws nothing. */
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  cairo_paint (cr);
+  cairo_translate (cr, 5000, 5000);
+  graft_painter_paint (cr, scene, &nowhere, &options);
+  cairo_destroy (cr);
+  cairo_surface_flush (surface);
+  g_assert_cmpuint (count_pixels (surface, 0x000000, 0), ==, 64 * 64);
+  cairo_surface_destroy (surface);
+}
+
+static void
+test_tiny_scale (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 3, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+  GraftPaintOptions options = { .paint_background = TRUE, .dark = TRUE };
+  cairo_surface_t *surface = paint (scene, &options, 0.05);
+
+  /* Far out, boxes still show even though text is left out. */
+  g_assert_cmpuint (count_pixels (surface, background (TRUE), 0),
+                    <, (guint) (cairo_image_surface_get_width (surface) * cairo_image_surface_get_height (surface)));
+  cairo_surface_destroy (surface);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/painter/not-blank", test_not_blank);
+  g_test_add_func ("/painter/selection", test_selection);
+  g_test_add_func ("/painter/visible-rect-culls", test_visible_rect_culls);
+  g_test_add_func ("/painter/tiny-scale", test_tiny_scale);
+  return g_test_run ();
+}

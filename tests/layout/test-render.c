@@ -1,0 +1,238 @@
+/* `graft-cli render`: pictures of the sample and of torchvision exports in
+ * all three formats, and one-line errors for bad input. */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+
+static const char *
+source_dir (void)
+{
+  const char *dir = g_getenv ("GRAFT_SOURCE_DIR");
+  return dir != NULL ? dir : ".";
+}
+
+static char *
+cli_path (void)
+{
+  const char *build = g_getenv ("GRAFT_BUILD_DIR");
+  return g_build_filename (build != NULL ? build : ".", "app", "graft-cli", NULL);
+}
+
+static int
+run_render (const char *const *args, char **err)
+{
+  g_autofree char *cli = cli_path ();
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GError) error = NULL;
+  int status = -1;
+
+  g_ptr_array_add (argv, cli);
+  g_ptr_array_add (argv, (char *) "render");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, err, &status, &error);
+  g_assert_no_error (error);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+static void
+assert_picture (const char *path, const char *format)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autoptr (GError) error = NULL;
+
+  g_file_get_contents (path, &contents, &length, &error);
+  g_assert_no_error (error);
+  if (strcmp (format, "png") == 0)
+    {
+      guint32 width, height;
+
+      g_assert_cmpuint (length, >, 24);
+      g_assert_cmpmem (contents, 8, "\x89PNG\r\n\x1a\n", 8);
+      width = GUINT32_FROM_BE (*(guint32 *) (contents + 16));
+      height = GUINT32_FROM_BE (*(guint32 *) (contents + 20));
+      g_assert_cmpuint (width, >, 50);
+      g_assert_cmpuint (height, >, 50);
+      g_assert_cmpuint (width, <=, 16000);
+      g_assert_cmpuint (height, <=, 16000);
+    }
+  else if (strcmp (format, "svg") == 0)
+    {
+      g_assert_nonnull (strstr (contents, "<svg"));
+      g_assert_nonnull (strstr (contents, "</svg>"));
+    }
+  else
+    {
+      g_assert_true (g_str_has_prefix (contents, "%PDF-"));
+      /* Binary streams hold NULs: search the tail by length. */
+      g_assert_cmpuint (length, >, 16);
+      g_assert_nonnull (memmem (contents + length - 16, 16, "%%EOF", 5));
+    }
+}
+
+static void
+assert_no_leftovers (const char *dir)
+{
+  g_autoptr (GDir) listing = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while ((name = g_dir_read_name (listing)) != NULL)
+    g_assert_false (name[0] == '.');
+}
+
+static void
+test_sample (void)
+{
+  g_autofree char *model = g_build_filename (source_dir (), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  const char *formats[] = { "svg", "png", "pdf" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("tiny.%s", formats[i]);
+      g_autofree char *out = g_build_filename (dir, name, NULL);
+      g_autofree char *err = NULL;
+      const char *args[] = { model, "-o", out, i == 1 ? "--dark" : "--names", NULL };
+
+      g_assert_cmpint (run_render (args, &err), ==, 0);
+      g_assert_cmpstr (err, ==, "");
+      assert_picture (out, formats[i]);
+    }
+  {
+    g_autofree char *out = g_build_filename (dir, "tiny-lr.PNG", NULL);
+    g_autofree char *err = NULL;
+    const char *args[] = { model, "-o", out, "--direction", "LR", "--no-shapes", "--expand-all", NULL };
+
+    g_assert_cmpint (run_render (args, &err), ==, 0);
+    assert_picture (out, "png");
+    /* Rendering again replaces the picture in place. */
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_render (args, &err), ==, 0);
+    assert_picture (out, "png");
+  }
+  assert_no_leftovers (dir);
+}
+
+static void
+assert_one_line_error (const char *const *args, const char *fragment)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_render (args, &err), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "graft-cli: "));
+  g_assert_true (g_str_has_suffix (err, "\n"));
+  /* Exactly one line. */
+  g_assert_true (strchr (err, '\n') == err + strlen (err) - 1);
+  if (fragment != NULL && strstr (err, fragment) == NULL)
+    g_error ("stderr '%s' does not mention '%s'", err, fragment);
+}
+
+static void
+test_errors (void)
+{
+  g_autofree char *model = g_build_filename (source_dir (), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  g_autofree char *empty = g_build_filename (dir, "empty.onnx", NULL);
+  g_autofree char *garbage = g_build_filename (dir, "garbage.onnx", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.png", NULL);
+  g_autofree char *missing_dir_out = g_build_filename (dir, "no-such-dir", "out.png", NULL);
+  g_autofree char *jpg = g_build_filename (dir, "out.jpg", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.onnx", NULL);
+  guint8 noise[512];
+
+  for (guint i = 0; i < sizeof noise; i++)
+    noise[i] = (i * 7919 + 13) & 0xff;
+  g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  g_assert_true (g_file_set_contents (garbage, (const char *) noise, sizeof noise, NULL));
+
+  {
+    const char *args[] = { missing, "-o", out, NULL };
+    assert_one_line_error (args, "missing.onnx");
+  }
+  {
+    const char *args[] = { empty, "-o", out, NULL };
+    assert_one_line_error (args, NULL);
+  }
+  {
+    const char *args[] = { garbage, "-o", out, NULL };
+    assert_one_line_error (args, NULL);
+  }
+  {
+    const char *args[] = { model, "-o", jpg, NULL };
+    assert_one_line_error (args, ".svg, .png or .pdf");
+  }
+  {
+    const char *args[] = { model, "-o", missing_dir_out, NULL };
+    assert_one_line_error (args, "no-such-dir");
+  }
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (jpg, G_FILE_TEST_EXISTS));
+  assert_no_leftovers (dir);
+}
+
+/* torchvision exports, generated at test time (cached). */
+static void
+test_torchvision (void)
+{
+  g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "layout", NULL);
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "layout", "make-models.py", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  const char *names[] = { "resnet18", "mobilenet_v2", "transformer24" };
+  const char *generate[] = { "/usr/bin/python3", script, models, "resnet18", "mobilenet_v2", "transformer24", NULL };
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  g_spawn_sync (NULL, (char **) generate, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *file = g_strdup_printf ("%s.onnx", names[i]);
+      g_autofree char *model = g_build_filename (models, file, NULL);
+
+      for (int expand = 0; expand <= 1; expand++)
+        for (int f = 0; f < 2; f++)
+          {
+            const char *format = f == 0 ? "png" : "svg";
+            g_autofree char *name = g_strdup_printf ("%s%s.%s", names[i], expand ? "-all" : "", format);
+            g_autofree char *out = g_build_filename (dir, name, NULL);
+            g_autofree char *err = NULL;
+            const char *args[] = { model, "-o", out, expand ? "--expand-all" : "--names", NULL };
+
+            g_test_message ("rendering %s", name);
+            g_assert_cmpint (run_render (args, &err), ==, 0);
+            assert_picture (out, format);
+          }
+    }
+  if (g_getenv ("GRAFT_KEEP_RENDERS") == NULL)
+    {
+      g_autoptr (GDir) listing = g_dir_open (dir, 0, NULL);
+      const char *name;
+
+      while ((name = g_dir_read_name (listing)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (dir, name, NULL);
+          g_unlink (path);
+        }
+      g_rmdir (dir);
+    }
+  else
+    g_printerr ("# renders kept in %s\n", dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (g_test_slow ())
+    g_test_add_func ("/render/torchvision", test_torchvision);
+  else
+    {
+      g_test_add_func ("/render/sample", test_sample);
+      g_test_add_func ("/render/errors", test_errors);
+    }
+  return g_test_run ();
+}

@@ -1,0 +1,942 @@
+#include "widgets/graph-canvas.h"
+
+#include <math.h>
+#include <string.h>
+#include <adwaita.h>
+#include "layout/export.h"
+#include "layout/layout.h"
+#include "layout/painter.h"
+#include "widgets/canvas-viewport.h"
+
+#define ZOOM_STEP 1.25
+#define FIT_MARGIN 24.0
+/* The first view of a big graph stays readable instead of fitting it all. */
+#define FIRST_VIEW_MIN_ZOOM 0.6
+#define CLICK_TOLERANCE_PIXELS 4.0
+
+struct _GraftGraphCanvas {
+  GtkWidget parent_instance;
+
+  GraftCanvasViewport *viewport;
+  GraftModel *model;
+  GraftGraph *graph;
+  GraftLayout *layout;
+  GraftScene *scene;
+  GCancellable *cancellable;
+  guint generation;
+
+  gboolean busy;
+  double progress;
+  gboolean show_names, show_attributes, show_shapes, dark;
+  GraftLayoutDirection direction;
+
+  GraftNode *selected_node;
+  GraftValue *selected_value;
+
+  /* What to do with the view when the running layout lands. */
+  gboolean first_view_pending;
+  gboolean fit_pending;
+  gboolean reveal_selection_pending;
+  GraftGroup *anchor_group;
+  double anchor_screen_x, anchor_screen_y;
+
+  double drag_origin_x, drag_origin_y;
+  double pinch_start_zoom;
+  double pointer_x, pointer_y;
+
+  gulong style_handler;
+};
+
+enum {
+  PROP_0,
+  PROP_SHOW_NAMES,
+  PROP_SHOW_ATTRIBUTES,
+  PROP_SHOW_SHAPES,
+  PROP_DIRECTION,
+  PROP_DARK,
+  PROP_SELECTED_NODE,
+  PROP_SELECTED_VALUE,
+  PROP_BUSY,
+  PROP_PROGRESS,
+  N_PROPS
+};
+
+enum {
+  NODE_ACTIVATED,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (GraftGraphCanvas, graft_graph_canvas, GTK_TYPE_WIDGET)
+
+/* Layout runs */
+
+typedef struct {
+  GWeakRef canvas;
+  guint generation;
+  GraftModel *model;   /* keeps the graph alive while the worker reads it */
+} LayoutRequest;
+
+typedef struct {
+  GWeakRef canvas;
+  guint generation;
+  double fraction;
+} ProgressUpdate;
+
+static void
+layout_request_free (LayoutRequest *request)
+{
+  g_weak_ref_clear (&request->canvas);
+  g_clear_object (&request->model);
+  g_free (request);
+}
+
+static void
+set_busy (GraftGraphCanvas *self, gboolean busy)
+{
+  if (self->busy == busy)
+    return;
+  self->busy = busy;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static void
+set_progress (GraftGraphCanvas *self, double progress)
+{
+  if (self->progress == progress)
+    return;
+  self->progress = progress;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROGRESS]);
+}
+
+static gboolean
+apply_progress (gpointer data)
+{
+  ProgressUpdate *update = data;
+  g_autoptr (GraftGraphCanvas) self = g_weak_ref_get (&update->canvas);
+
+  if (self != NULL && self->generation == update->generation && self->busy)
+    set_progress (self, update->fraction);
+  g_weak_ref_clear (&update->canvas);
+  g_free (update);
+  return G_SOURCE_REMOVE;
+}
+
+/* Called in the layout thread. */
+static void
+on_layout_progress (double fraction, gpointer user_data)
+{
+  LayoutRequest *request = user_data;
+  ProgressUpdate *update = g_new0 (ProgressUpdate, 1);
+  g_autoptr (GObject) canvas = g_weak_ref_get (&request->canvas);
+
+  g_weak_ref_init (&update->canvas, canvas);
+  update->generation = request->generation;
+  update->fraction = fraction;
+  g_idle_add (apply_progress, update);
+}
+
+static void
+fit_scene (GraftGraphCanvas *self, gboolean first_view)
+{
+  GraftRect bounds;
+  double zoom;
+
+  if (self->scene == NULL || graft_canvas_viewport_get_width (self->viewport) <= 0)
+    return;
+  graft_scene_get_bounds (self->scene, &bounds);
+  graft_canvas_viewport_fit (self->viewport, &bounds, FIT_MARGIN, 1.0);
+  zoom = graft_canvas_viewport_get_zoom (self->viewport);
+  if (first_view && zoom < FIRST_VIEW_MIN_ZOOM)
+    {
+      /* Too small to read: show the top of the graph at a readable size. */
+      graft_canvas_viewport_set_zoom (self->viewport, FIRST_VIEW_MIN_ZOOM);
+      graft_canvas_viewport_center_on (self->viewport, bounds.x + bounds.width / 2,
+                                       bounds.y + graft_canvas_viewport_get_height (self->viewport) / 2
+                                                    / FIRST_VIEW_MIN_ZOOM);
+    }
+}
+
+static gboolean
+selection_bounds (GraftGraphCanvas *self, GraftRect *rect)
+{
+  int index;
+
+  if (self->scene == NULL)
+    return FALSE;
+  if (self->selected_node != NULL)
+    {
+      index = graft_scene_find_node (self->scene, self->selected_node);
+      if (index < 0)
+        return FALSE;
+      *rect = graft_scene_get_node (self->scene, index)->rect;
+      return TRUE;
+    }
+  if (self->selected_value != NULL)
+    {
+      index = graft_scene_find_value_node (self->scene, self->selected_value);
+      if (index >= 0)
+        {
+          *rect = graft_scene_get_node (self->scene, index)->rect;
+          return TRUE;
+        }
+      return graft_scene_get_value_bounds (self->scene, self->selected_value, rect);
+    }
+  return FALSE;
+}
+
+static void
+reveal_selection (GraftGraphCanvas *self)
+{
+  GraftRect rect;
+
+  if (!selection_bounds (self, &rect) || graft_canvas_viewport_shows (self->viewport, &rect))
+    return;
+  /* Zoom out only if the selection would not fit at the current zoom. */
+  if (rect.width * graft_canvas_viewport_get_zoom (self->viewport) > graft_canvas_viewport_get_width (self->viewport)
+      || rect.height * graft_canvas_viewport_get_zoom (self->viewport) > graft_canvas_viewport_get_height (self->viewport))
+    graft_canvas_viewport_fit (self->viewport, &rect, FIT_MARGIN, graft_canvas_viewport_get_zoom (self->viewport));
+  else
+    graft_canvas_viewport_center_on (self->viewport, rect.x + rect.width / 2, rect.y + rect.height / 2);
+}
+
+static void
+apply_anchor (GraftGraphCanvas *self)
+{
+  int index = graft_scene_find_group (self->scene, self->anchor_group);
+  GraftSceneGroup *group;
+  double zoom = graft_canvas_viewport_get_zoom (self->viewport);
+
+  if (index < 0)
+    return;
+  group = graft_scene_get_group (self->scene, index);
+  /* The toggled group keeps its top-left corner where it was on screen. */
+  graft_canvas_viewport_set_origin (self->viewport, group->rect.x - self->anchor_screen_x / zoom,
+                                    group->rect.y - self->anchor_screen_y / zoom);
+}
+
+static void
+on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  LayoutRequest *request = user_data;
+  g_autoptr (GraftGraphCanvas) self = g_weak_ref_get (&request->canvas);
+  g_autoptr (GError) error = NULL;
+  GraftScene *scene = graft_layout_compute_finish (GRAFT_LAYOUT (source), result, &error);
+
+  if (self == NULL || self->generation != request->generation)
+    {
+      g_clear_pointer (&scene, graft_scene_unref);
+      layout_request_free (request);
+      return;
+    }
+  layout_request_free (request);
+  set_busy (self, FALSE);
+  if (scene == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_warning ("Cannot lay out graph: %s", error->message);
+      return;
+    }
+  set_progress (self, 1.0);
+  g_clear_pointer (&self->scene, graft_scene_unref);
+  self->scene = scene;
+
+  if (self->first_view_pending && graft_canvas_viewport_get_width (self->viewport) > 0)
+    {
+      fit_scene (self, TRUE);
+      self->first_view_pending = FALSE;
+    }
+  else if (self->fit_pending)
+    {
+      fit_scene (self, FALSE);
+      self->fit_pending = FALSE;
+    }
+  else if (self->anchor_group != NULL)
+    apply_anchor (self);
+  self->anchor_group = NULL;
+  if (self->reveal_selection_pending)
+    {
+      reveal_selection (self);
+      self->reveal_selection_pending = FALSE;
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+cancel_layout (GraftGraphCanvas *self)
+{
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+}
+
+static void
+request_layout (GraftGraphCanvas *self)
+{
+  LayoutRequest *request;
+  GraftLayoutOptions options;
+
+  if (self->layout == NULL)
+    return;
+  cancel_layout (self);
+  self->cancellable = g_cancellable_new ();
+  self->generation++;
+
+  graft_layout_options_init (&options);
+  options.direction = self->direction;
+  options.show_names = self->show_names;
+  options.show_attributes = self->show_attributes;
+  options.show_shapes = self->show_shapes;
+  graft_layout_set_options (self->layout, &options);
+
+  request = g_new0 (LayoutRequest, 1);
+  g_weak_ref_init (&request->canvas, self);
+  request->generation = self->generation;
+  request->model = self->model != NULL ? g_object_ref (self->model) : NULL;
+  set_progress (self, 0);
+  set_busy (self, TRUE);
+  graft_layout_compute_async (self->layout, self->cancellable, on_layout_progress, request, on_layout_done, request);
+}
+
+/* Selection */
+
+static void
+set_selection (GraftGraphCanvas *self, GraftNode *node, GraftValue *value)
+{
+  gboolean node_changed = node != self->selected_node, value_changed = value != self->selected_value;
+
+  self->selected_node = node;
+  self->selected_value = value;
+  if (node_changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_NODE]);
+  if (value_changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_VALUE]);
+  if (node_changed || value_changed)
+    gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+graft_graph_canvas_select_node (GraftGraphCanvas *self, GraftNode *node)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  set_selection (self, node, NULL);
+  if (node == NULL || self->layout == NULL)
+    return;
+  if (graft_layout_expand_to_node (self->layout, node))
+    {
+      self->reveal_selection_pending = TRUE;
+      request_layout (self);
+    }
+  else if (self->busy)
+    self->reveal_selection_pending = TRUE;
+  else
+    {
+      GraftRect rect;
+
+      if (selection_bounds (self, &rect))
+        graft_canvas_viewport_center_on (self->viewport, rect.x + rect.width / 2, rect.y + rect.height / 2);
+    }
+}
+
+void
+graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  set_selection (self, NULL, value);
+  if (value == NULL || self->layout == NULL)
+    return;
+  /* Open the producer's groups so the value's edges are on screen. */
+  if (value->producer != NULL && value->producer->graph == self->graph
+      && graft_layout_expand_to_node (self->layout, value->producer))
+    {
+      self->reveal_selection_pending = TRUE;
+      request_layout (self);
+    }
+  else if (self->busy)
+    self->reveal_selection_pending = TRUE;
+  else
+    reveal_selection (self);
+}
+
+GraftNode *
+graft_graph_canvas_get_selected_node (GraftGraphCanvas *self)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  return self->selected_node;
+}
+
+GraftValue *
+graft_graph_canvas_get_selected_value (GraftGraphCanvas *self)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  return self->selected_value;
+}
+
+/* Graph */
+
+void
+graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGraph *graph)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  cancel_layout (self);
+  self->generation++;
+  set_busy (self, FALSE);
+  set_selection (self, NULL, NULL);
+  g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_object (&self->layout);
+  g_set_object (&self->model, model);
+  self->graph = graph;
+  self->anchor_group = NULL;
+  if (graph != NULL)
+    {
+      self->layout = graft_layout_new (graph);
+      self->first_view_pending = TRUE;
+      request_layout (self);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+GraftGraph *
+graft_graph_canvas_get_graph (GraftGraphCanvas *self)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  return self->graph;
+}
+
+static void
+fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
+{
+  *paint = (GraftPaintOptions) { 0 };
+  paint->dark = self->dark;
+  paint->selected_node = self->selected_node;
+  paint->selected_value = self->selected_value;
+}
+
+gboolean
+graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error)
+{
+  GraftPaintOptions paint;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  if (self->scene == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PENDING,
+                   self->graph != NULL ? "cannot export '%s': the graph is still being laid out"
+                                       : "cannot export '%s': no graph is shown", path);
+      return FALSE;
+    }
+  fill_paint_options (self, &paint);
+  /* The file shows the graph, not the current selection. */
+  paint.selected_node = NULL;
+  paint.selected_value = NULL;
+  return graft_scene_export (self->scene, &paint, path, error);
+}
+
+/* Drawing */
+
+static void
+graft_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+  double width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  double background[3];
+  GraftPaintOptions paint;
+  GraftRect visible;
+  cairo_t *cr;
+  double zoom;
+
+  graft_painter_get_background (self->dark, background);
+  gtk_snapshot_append_color (snapshot, &(GdkRGBA) { background[0], background[1], background[2], 1 },
+                             &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (self->scene == NULL || width <= 0 || height <= 0)
+    return;
+
+  graft_canvas_viewport_set_size (self->viewport, width, height);
+  graft_canvas_viewport_get_visible (self->viewport, &visible);
+  zoom = graft_canvas_viewport_get_zoom (self->viewport);
+  fill_paint_options (self, &paint);
+
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  cairo_scale (cr, zoom, zoom);
+  cairo_translate (cr, -visible.x, -visible.y);
+  graft_painter_paint (cr, self->scene, &visible, &paint);
+  cairo_destroy (cr);
+}
+
+static void
+graft_graph_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+
+  graft_canvas_viewport_set_size (self->viewport, width, height);
+  if (self->scene != NULL && self->first_view_pending && width > 0)
+    {
+      fit_scene (self, TRUE);
+      self->first_view_pending = FALSE;
+    }
+}
+
+static void
+on_viewport_changed (GraftGraphCanvas *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Input */
+
+static void
+zoom_at (GraftGraphCanvas *self, double factor, double x, double y)
+{
+  graft_canvas_viewport_zoom_at (self->viewport, factor, x, y);
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, GraftGraphCanvas *self)
+{
+  self->drag_origin_x = graft_canvas_viewport_get_x (self->viewport);
+  self->drag_origin_y = graft_canvas_viewport_get_y (self->viewport);
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double offset_x, double offset_y, GraftGraphCanvas *self)
+{
+  double zoom = graft_canvas_viewport_get_zoom (self->viewport);
+
+  graft_canvas_viewport_set_origin (self->viewport, self->drag_origin_x - offset_x / zoom,
+                                    self->drag_origin_y - offset_y / zoom);
+}
+
+static void
+on_motion (GtkEventControllerMotion *controller, double x, double y, GraftGraphCanvas *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *controller, double dx, double dy, GraftGraphCanvas *self)
+{
+  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
+  GdkModifierType modifiers = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  double x = self->pointer_x, y = self->pointer_y;
+
+  if (event != NULL)
+    {
+      double wx, wy;
+      graphene_point_t point;
+      GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
+
+      if (native != NULL && gdk_event_get_position (event, &wx, &wy))
+        {
+          double nx, ny;
+
+          gtk_native_get_surface_transform (native, &nx, &ny);
+          if (gtk_widget_compute_point (GTK_WIDGET (native), GTK_WIDGET (self),
+                                        &GRAPHENE_POINT_INIT (wx - nx, wy - ny), &point))
+            {
+              x = point.x;
+              y = point.y;
+            }
+        }
+    }
+  /* Shift+scroll pans sideways; every other scroll zooms about the pointer. */
+  if (modifiers & GDK_SHIFT_MASK)
+    {
+      graft_canvas_viewport_pan (self->viewport, -(dx + dy) * 40, 0);
+      return TRUE;
+    }
+  zoom_at (self, pow (1.1, -dy), x, y);
+  return TRUE;
+}
+
+static void
+on_pinch_begin (GtkGesture *gesture, GdkEventSequence *sequence, GraftGraphCanvas *self)
+{
+  self->pinch_start_zoom = graft_canvas_viewport_get_zoom (self->viewport);
+}
+
+static void
+on_pinch_scale_changed (GtkGestureZoom *gesture, double scale, GraftGraphCanvas *self)
+{
+  double x, y;
+
+  if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (gesture), &x, &y))
+    {
+      x = graft_canvas_viewport_get_width (self->viewport) / 2;
+      y = graft_canvas_viewport_get_height (self->viewport) / 2;
+    }
+  zoom_at (self, self->pinch_start_zoom * scale / graft_canvas_viewport_get_zoom (self->viewport), x, y);
+}
+
+static void
+toggle_group (GraftGraphCanvas *self, GraftSceneGroup *group)
+{
+  double sx, sy;
+
+  graft_canvas_viewport_scene_to_screen (self->viewport, group->rect.x, group->rect.y, &sx, &sy);
+  self->anchor_group = group->group;
+  self->anchor_screen_x = sx;
+  self->anchor_screen_y = sy;
+  graft_layout_set_group_expanded (self->layout, group->group, !group->expanded);
+  request_layout (self);
+}
+
+static void
+on_click_released (GtkGestureClick *gesture, int n_press, double x, double y, GraftGraphCanvas *self)
+{
+  double zoom = graft_canvas_viewport_get_zoom (self->viewport);
+  double scene_x, scene_y;
+  GraftSceneHit hit;
+
+  if (self->scene == NULL)
+    return;
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+  graft_canvas_viewport_screen_to_scene (self->viewport, x, y, &scene_x, &scene_y);
+  if (!graft_scene_hit_test (self->scene, scene_x, scene_y, CLICK_TOLERANCE_PIXELS / zoom, &hit))
+    {
+      set_selection (self, NULL, NULL);
+      return;
+    }
+  switch (hit.kind)
+    {
+    case GRAFT_SCENE_HIT_NODE:
+      {
+        GraftSceneNode *node = graft_scene_get_node (self->scene, hit.index);
+
+        if (node->kind != GRAFT_SCENE_NODE_OP)
+          {
+            set_selection (self, NULL, node->value);
+            break;
+          }
+        set_selection (self, node->node, NULL);
+        if (n_press == 2)
+          {
+            g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node->node);
+
+            if (subgraphs->len > 0)
+              g_signal_emit (self, signals[NODE_ACTIVATED], 0, node->node);
+          }
+        break;
+      }
+    case GRAFT_SCENE_HIT_EDGE:
+      set_selection (self, NULL, graft_scene_get_edge (self->scene, hit.index)->value);
+      break;
+    case GRAFT_SCENE_HIT_GROUP:
+      if (n_press == 1 && !self->busy)
+        toggle_group (self, graft_scene_get_group (self->scene, hit.index));
+      break;
+    case GRAFT_SCENE_HIT_NONE:
+    default:
+      break;
+    }
+}
+
+/* Actions */
+
+static void
+zoom_about_centre (GraftGraphCanvas *self, double factor)
+{
+  zoom_at (self, factor, graft_canvas_viewport_get_width (self->viewport) / 2,
+           graft_canvas_viewport_get_height (self->viewport) / 2);
+}
+
+static void
+action_zoom (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+
+  if (strcmp (action_name, "canvas.zoom-in") == 0)
+    zoom_about_centre (self, ZOOM_STEP);
+  else if (strcmp (action_name, "canvas.zoom-out") == 0)
+    zoom_about_centre (self, 1 / ZOOM_STEP);
+  else if (strcmp (action_name, "canvas.zoom-reset") == 0)
+    graft_canvas_viewport_set_zoom (self->viewport, 1.0);
+  else if (strcmp (action_name, "canvas.zoom-fit") == 0)
+    fit_scene (self, FALSE);
+  else if (strcmp (action_name, "canvas.zoom-selection") == 0)
+    {
+      GraftRect rect;
+
+      if (selection_bounds (self, &rect))
+        graft_canvas_viewport_fit (self->viewport, &rect, 4 * FIT_MARGIN, 1.5);
+    }
+}
+
+static void
+action_expansion (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+
+  if (self->layout == NULL)
+    return;
+  if (strcmp (action_name, "canvas.expand-all") == 0)
+    graft_layout_expand_all (self->layout);
+  else
+    graft_layout_collapse_all (self->layout);
+  self->fit_pending = TRUE;
+  self->reveal_selection_pending = self->selected_node != NULL || self->selected_value != NULL;
+  request_layout (self);
+}
+
+static void
+action_cancel_layout (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+
+  cancel_layout (self);
+}
+
+/* Style */
+
+static void
+set_dark (GraftGraphCanvas *self, gboolean dark)
+{
+  if (self->dark == dark)
+    return;
+  self->dark = dark;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DARK]);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+on_style_dark_changed (AdwStyleManager *manager, GParamSpec *pspec, GraftGraphCanvas *self)
+{
+  set_dark (self, adw_style_manager_get_dark (manager));
+}
+
+/* GObject */
+
+static void
+set_option (GraftGraphCanvas *self, gboolean *field, gboolean value, guint prop)
+{
+  if (*field == value)
+    return;
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+  request_layout (self);
+}
+
+static void
+graft_graph_canvas_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (object);
+
+  switch (prop_id)
+    {
+    case PROP_SHOW_NAMES:
+      g_value_set_boolean (value, self->show_names);
+      break;
+    case PROP_SHOW_ATTRIBUTES:
+      g_value_set_boolean (value, self->show_attributes);
+      break;
+    case PROP_SHOW_SHAPES:
+      g_value_set_boolean (value, self->show_shapes);
+      break;
+    case PROP_DIRECTION:
+      g_value_set_string (value, self->direction == GRAFT_LAYOUT_DIRECTION_LR ? "LR" : "TB");
+      break;
+    case PROP_DARK:
+      g_value_set_boolean (value, self->dark);
+      break;
+    case PROP_SELECTED_NODE:
+      g_value_set_pointer (value, self->selected_node);
+      break;
+    case PROP_SELECTED_VALUE:
+      g_value_set_pointer (value, self->selected_value);
+      break;
+    case PROP_BUSY:
+      g_value_set_boolean (value, self->busy);
+      break;
+    case PROP_PROGRESS:
+      g_value_set_double (value, self->progress);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+graft_graph_canvas_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (object);
+
+  switch (prop_id)
+    {
+    case PROP_SHOW_NAMES:
+      set_option (self, &self->show_names, g_value_get_boolean (value), prop_id);
+      break;
+    case PROP_SHOW_ATTRIBUTES:
+      set_option (self, &self->show_attributes, g_value_get_boolean (value), prop_id);
+      break;
+    case PROP_SHOW_SHAPES:
+      set_option (self, &self->show_shapes, g_value_get_boolean (value), prop_id);
+      break;
+    case PROP_DIRECTION:
+      {
+        const char *text = g_value_get_string (value);
+        GraftLayoutDirection direction = text != NULL && g_ascii_strcasecmp (text, "LR") == 0
+                                           ? GRAFT_LAYOUT_DIRECTION_LR : GRAFT_LAYOUT_DIRECTION_TB;
+
+        if (direction != self->direction)
+          {
+            self->direction = direction;
+            g_object_notify_by_pspec (object, pspec);
+            self->fit_pending = TRUE;
+            request_layout (self);
+          }
+        break;
+      }
+    case PROP_DARK:
+      set_dark (self, g_value_get_boolean (value));
+      break;
+    case PROP_SELECTED_NODE:
+      graft_graph_canvas_select_node (self, g_value_get_pointer (value));
+      break;
+    case PROP_SELECTED_VALUE:
+      graft_graph_canvas_select_value (self, g_value_get_pointer (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+graft_graph_canvas_dispose (GObject *object)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (object);
+
+  cancel_layout (self);
+  if (self->style_handler != 0)
+    {
+      g_signal_handler_disconnect (adw_style_manager_get_default (), self->style_handler);
+      self->style_handler = 0;
+    }
+  g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_object (&self->layout);
+  g_clear_object (&self->model);
+  g_clear_object (&self->viewport);
+  self->graph = NULL;
+  G_OBJECT_CLASS (graft_graph_canvas_parent_class)->dispose (object);
+}
+
+static void
+graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->get_property = graft_graph_canvas_get_property;
+  object_class->set_property = graft_graph_canvas_set_property;
+  object_class->dispose = graft_graph_canvas_dispose;
+  widget_class->snapshot = graft_graph_canvas_snapshot;
+  widget_class->size_allocate = graft_graph_canvas_size_allocate;
+
+  properties[PROP_SHOW_NAMES] = g_param_spec_boolean ("show-names", NULL, NULL, FALSE, flags);
+  properties[PROP_SHOW_ATTRIBUTES] = g_param_spec_boolean ("show-attributes", NULL, NULL, TRUE, flags);
+  properties[PROP_SHOW_SHAPES] = g_param_spec_boolean ("show-shapes", NULL, NULL, TRUE, flags);
+  properties[PROP_DIRECTION] = g_param_spec_string ("direction", NULL, NULL, "TB", flags);
+  properties[PROP_DARK] = g_param_spec_boolean ("dark", NULL, NULL, FALSE, flags);
+  properties[PROP_SELECTED_NODE] = g_param_spec_pointer ("selected-node", NULL, NULL, flags);
+  properties[PROP_SELECTED_VALUE] = g_param_spec_pointer ("selected-value", NULL, NULL, flags);
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_PROGRESS] = g_param_spec_double ("progress", NULL, NULL, 0, 1, 0,
+                                                   G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* Double-click on a node with subgraphs (If, Loop, Scan): show them. */
+  signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                          NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+
+  gtk_widget_class_install_action (widget_class, "canvas.zoom-in", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "canvas.zoom-out", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "canvas.zoom-fit", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "canvas.zoom-reset", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "canvas.zoom-selection", NULL, action_zoom);
+  gtk_widget_class_install_action (widget_class, "canvas.expand-all", NULL, action_expansion);
+  gtk_widget_class_install_action (widget_class, "canvas.collapse-all", NULL, action_expansion);
+  gtk_widget_class_install_action (widget_class, "canvas.cancel-layout", NULL, action_cancel_layout);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK, "canvas.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK, "canvas.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, GDK_CONTROL_MASK, "canvas.zoom-in", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK, "canvas.zoom-out", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "canvas.zoom-out", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "canvas.zoom-fit", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_CONTROL_MASK, "canvas.zoom-reset", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_period, 0, "canvas.zoom-selection", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "canvas.cancel-layout", NULL);
+
+  gtk_widget_class_set_css_name (widget_class, "graph-canvas");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+graft_graph_canvas_init (GraftGraphCanvas *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  GtkGesture *drag, *click, *pinch;
+  GtkEventController *scroll, *motion;
+
+  self->show_attributes = TRUE;
+  self->show_shapes = TRUE;
+  self->direction = GRAFT_LAYOUT_DIRECTION_TB;
+  self->viewport = graft_canvas_viewport_new ();
+  g_signal_connect_swapped (self->viewport, "notify", G_CALLBACK (on_viewport_changed), self);
+
+  gtk_widget_set_focusable (widget, TRUE);
+  gtk_widget_set_overflow (widget, GTK_OVERFLOW_HIDDEN);
+  gtk_widget_set_hexpand (widget, TRUE);
+  gtk_widget_set_vexpand (widget, TRUE);
+
+  drag = gtk_gesture_drag_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), 0);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+
+  click = gtk_gesture_click_new ();
+  g_signal_connect (click, "released", G_CALLBACK (on_click_released), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (click));
+
+  scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (widget, scroll);
+
+  motion = gtk_event_controller_motion_new ();
+  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  gtk_widget_add_controller (widget, motion);
+
+  pinch = gtk_gesture_zoom_new ();
+  g_signal_connect (pinch, "begin", G_CALLBACK (on_pinch_begin), self);
+  g_signal_connect (pinch, "scale-changed", G_CALLBACK (on_pinch_scale_changed), self);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (pinch));
+
+  /* Follow the desktop's dark preference when libadwaita runs the style. */
+  if (adw_is_initialized ())
+    {
+      AdwStyleManager *manager = adw_style_manager_get_default ();
+
+      self->dark = adw_style_manager_get_dark (manager);
+      self->style_handler = g_signal_connect (manager, "notify::dark", G_CALLBACK (on_style_dark_changed), self);
+    }
+  else
+    {
+      gboolean prefer_dark = FALSE;
+
+      g_object_get (gtk_settings_get_default (), "gtk-application-prefer-dark-theme", &prefer_dark, NULL);
+      self->dark = prefer_dark;
+    }
+}
+
+GtkWidget *
+graft_graph_canvas_new (void)
+{
+  return g_object_new (GRAFT_TYPE_GRAPH_CANVAS, NULL);
+}

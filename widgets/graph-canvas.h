@@ -1,0 +1,33 @@
+/* The graph canvas: shows one graph of a model laid out hierarchically
+ * (layout/), drawn by the shared painter, with pan, zoom, selection and
+ * group expansion through event controllers. Layout runs in a worker
+ * thread; "busy" and "progress" report it. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_GRAPH_CANVAS (graft_graph_canvas_get_type ())
+G_DECLARE_FINAL_TYPE (GraftGraphCanvas, graft_graph_canvas, GRAFT, GRAPH_CANVAS, GtkWidget)
+
+GtkWidget *graft_graph_canvas_new (void);
+
+/* Shows graph (the model's main graph or one of its subgraphs); the model
+ * is kept alive while shown. Layout is asynchronous. */
+void graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGraph *graph);
+GraftGraph *graft_graph_canvas_get_graph (GraftGraphCanvas *self);
+
+GraftNode *graft_graph_canvas_get_selected_node (GraftGraphCanvas *self);
+GraftValue *graft_graph_canvas_get_selected_value (GraftGraphCanvas *self);
+/* Selects node (NULL clears), expands the groups it is in and centres it. */
+void graft_graph_canvas_select_node (GraftGraphCanvas *self, GraftNode *node);
+/* Selects value (NULL clears): its edges are highlighted and brought into view. */
+void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value);
+
+/* Writes the graph as shown (expansion state, options, style) to an SVG,
+ * PNG or PDF file chosen by the extension. */
+gboolean graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error);
+
+G_END_DECLS
