@@ -1,0 +1,674 @@
+/* Convolutions: Conv (im2col + SGEMM, 1×1 as plain GEMM, depthwise direct),
+ * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, and the shared
+ * window geometry that pooling uses too. Computation is in float32. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/window.h"
+
+gboolean
+graft_window_geometry (GraftNode *node, int n_spatial, const gint64 *in, const gint64 *kernel, gboolean transpose,
+                       gboolean ceil_mode, GraftWindow *w, GError **error)
+{
+  guint n;
+  const gint64 *v;
+  const char *auto_pad = graft_node_attr_string (node, "auto_pad", "NOTSET");
+
+  if (n_spatial > GRAFT_WINDOW_MAX_DIMS || n_spatial < 0)
+    return graft_kernel_unsupported (error, "%d spatial dimensions are not supported", n_spatial);
+  w->n = n_spatial;
+  for (int i = 0; i < n_spatial; i++)
+    {
+      w->kernel[i] = kernel[i];
+      w->stride[i] = 1;
+      w->dilation[i] = 1;
+      w->pad_begin[i] = w->pad_end[i] = 0;
+      w->in[i] = in[i];
+      w->output_padding[i] = 0;
+    }
+  if ((v = graft_node_attr_ints (node, "strides", &n)) && (int) n == n_spatial)
+    memcpy (w->stride, v, n * sizeof (gint64));
+  if ((v = graft_node_attr_ints (node, "dilations", &n)) && (int) n == n_spatial)
+    memcpy (w->dilation, v, n * sizeof (gint64));
+  if ((v = graft_node_attr_ints (node, "pads", &n)) && (int) n == 2 * n_spatial)
+    for (int i = 0; i < n_spatial; i++)
+      {
+        w->pad_begin[i] = v[i];
+        w->pad_end[i] = v[i + n_spatial];
+      }
+  if ((v = graft_node_attr_ints (node, "output_padding", &n)) && (int) n == n_spatial)
+    memcpy (w->output_padding, v, n * sizeof (gint64));
+  for (int i = 0; i < n_spatial; i++)
+    if (w->stride[i] <= 0 || w->dilation[i] <= 0 || w->kernel[i] < 0 || w->pad_begin[i] < 0 || w->pad_end[i] < 0)
+      return graft_kernel_fail (error, "invalid strides, dilations, pads or kernel size");
+
+  gboolean same_upper = strcmp (auto_pad, "SAME_UPPER") == 0, same_lower = strcmp (auto_pad, "SAME_LOWER") == 0;
+  gboolean valid = strcmp (auto_pad, "VALID") == 0;
+
+  for (int i = 0; i < n_spatial; i++)
+    {
+      gint64 span = (w->kernel[i] - 1) * w->dilation[i] + 1;
+      if (transpose)
+        {
+          const gint64 *os = graft_node_attr_ints (node, "output_shape", &n);
+          gint64 out;
+          if (os && (int) n >= n_spatial)
+            {
+              out = os[n - n_spatial + i];
+              gint64 total = w->stride[i] * (in[i] - 1) + w->output_padding[i] + span - out;
+              if (same_upper || same_lower || !graft_node_has_attr (node, "pads"))
+                {
+                  total = MAX (total, 0);
+                  if (same_lower)
+                    w->pad_begin[i] = total - total / 2, w->pad_end[i] = total / 2;
+                  else
+                    w->pad_begin[i] = total / 2, w->pad_end[i] = total - total / 2;
+                }
+            }
+          else if (same_upper || same_lower)
+            {
+              out = in[i] * w->stride[i];
+              gint64 total = MAX (w->stride[i] * (in[i] - 1) + w->output_padding[i] + span - out, 0);
+              if (same_upper)
+                w->pad_begin[i] = total / 2, w->pad_end[i] = total - total / 2;
+              else
+                w->pad_begin[i] = total - total / 2, w->pad_end[i] = total / 2;
+            }
+          else
+            out = w->stride[i] * (in[i] - 1) + w->output_padding[i] + span - w->pad_begin[i] - w->pad_end[i];
+          w->out[i] = out;
+          continue;
+        }
+      if (same_upper || same_lower)
+        {
+          gint64 out = (in[i] + w->stride[i] - 1) / w->stride[i];
+          gint64 total = MAX ((out - 1) * w->stride[i] + span - in[i], 0);
+          w->pad_begin[i] = same_upper ? total / 2 : total - total / 2;
+          w->pad_end[i] = total - w->pad_begin[i];
+          w->out[i] = out;
+        }
+      else
+        {
+          if (valid)
+            w->pad_begin[i] = w->pad_end[i] = 0;
+          gint64 avail = in[i] + w->pad_begin[i] + w->pad_end[i] - span;
+          if (avail < 0)
+            return graft_kernel_fail (error, "the kernel (%" G_GINT64_FORMAT ") is larger than the padded input (%" G_GINT64_FORMAT ")",
+                                      span, in[i] + w->pad_begin[i] + w->pad_end[i]);
+          gint64 out = ceil_mode ? (avail + w->stride[i] - 1) / w->stride[i] + 1 : avail / w->stride[i] + 1;
+          /* the last window must start inside the input or the left padding */
+          if (ceil_mode && (out - 1) * w->stride[i] >= in[i] + w->pad_begin[i])
+            out--;
+          w->out[i] = out;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_dims (GraftNode *node, GraftInferValue *weight, int n_spatial, gint64 *kernel, int weight_offset)
+{
+  guint n;
+  const gint64 *ks = graft_node_attr_ints (node, "kernel_shape", &n);
+  if (ks && (int) n == n_spatial)
+    {
+      memcpy (kernel, ks, n * sizeof (gint64));
+      return TRUE;
+    }
+  if (weight == NULL || weight->shape.rank != n_spatial + weight_offset)
+    return FALSE;
+  for (int i = 0; i < n_spatial; i++)
+    {
+      GraftDim d = weight->shape.dims[i + weight_offset];
+      if (d.kind != GRAFT_DIM_FIXED)
+        return FALSE;
+      kernel[i] = d.value;
+    }
+  return TRUE;
+}
+
+/* Conv-like inference: X [N, C, spatial...], W [M, C/g, k...]. */
+static gboolean
+infer_conv_like (GraftInferContext *ctx, guint x_index, guint w_index, GraftDType dtype, gboolean transpose, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, x_index), *wt = graft_infer_input (ctx, w_index);
+  if (x->shape.rank < 3)
+    {
+      if (x->shape.rank >= 0)
+        return graft_kernel_fail (error, "input must have rank >= 3, it has rank %d", x->shape.rank);
+      graft_infer_set_output_unknown (ctx, 0, dtype, -1);
+      return TRUE;
+    }
+  int ns = x->shape.rank - 2;
+  GraftShape out;
+  graft_shape_init (&out, x->shape.rank);
+  out.dims[0] = x->shape.dims[0];
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  if (wt && wt->shape.rank == x->shape.rank)
+    {
+      GraftDim m = wt->shape.dims[transpose ? 1 : 0];
+      if (transpose && m.kind == GRAFT_DIM_FIXED)
+        m.value *= group;
+      out.dims[1] = m;
+      GraftDim wc = wt->shape.dims[transpose ? 0 : 1];
+      GraftDim xc = x->shape.dims[1];
+      if (!transpose && wc.kind == GRAFT_DIM_FIXED && xc.kind == GRAFT_DIM_FIXED && wc.value * group != xc.value)
+        {
+          graft_shape_clear (&out);
+          return graft_kernel_fail (error, "input has %" G_GINT64_FORMAT " channels, weights expect %" G_GINT64_FORMAT " × group %" G_GINT64_FORMAT,
+                                    xc.value, wc.value, group);
+        }
+    }
+  gint64 in[GRAFT_WINDOW_MAX_DIMS], kernel[GRAFT_WINDOW_MAX_DIMS];
+  gboolean fixed = ns <= GRAFT_WINDOW_MAX_DIMS && kernel_dims (ctx->node, wt, ns, kernel, 2);
+  for (int i = 0; fixed && i < ns; i++)
+    {
+      if (x->shape.dims[i + 2].kind != GRAFT_DIM_FIXED)
+        fixed = FALSE;
+      else
+        in[i] = x->shape.dims[i + 2].value;
+    }
+  if (fixed)
+    {
+      GraftWindow w;
+      if (!graft_window_geometry (ctx->node, ns, in, kernel, transpose, FALSE, &w, error))
+        {
+          graft_shape_clear (&out);
+          return FALSE;
+        }
+      for (int i = 0; i < ns; i++)
+        out.dims[i + 2] = graft_dim_fixed (w.out[i]);
+    }
+  graft_infer_set_output (ctx, 0, dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+infer_conv (GraftInferContext *ctx, GError **error)
+{
+  return infer_conv_like (ctx, 0, 1, graft_infer_input (ctx, 0)->dtype, FALSE, error);
+}
+
+static gboolean
+infer_conv_transpose (GraftInferContext *ctx, GError **error)
+{
+  return infer_conv_like (ctx, 0, 1, graft_infer_input (ctx, 0)->dtype, TRUE, error);
+}
+
+static gboolean
+infer_conv_integer (GraftInferContext *ctx, GError **error)
+{
+  return infer_conv_like (ctx, 0, 1, GRAFT_DTYPE_INT32, FALSE, error);
+}
+
+static gboolean
+infer_qlinear_conv (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *zp = graft_infer_input (ctx, 7);
+  return infer_conv_like (ctx, 0, 3, zp ? zp->dtype : graft_infer_input (ctx, 0)->dtype, FALSE, error);
+}
+
+/* ---- float32 convolution core ---- */
+
+typedef struct {
+  const float *x;         /* one image, one group: [C/g, spatial] */
+  float *col;             /* [C/g * K, out_spatial] */
+  const GraftWindow *w;
+  gint64 channels;
+  gint64 in_size, out_size, k_size;
+} Im2ColJob;
+
+static void
+im2col_channel (gint64 c, gpointer data)
+{
+  Im2ColJob *job = data;
+  const GraftWindow *w = job->w;
+  const float *x = job->x + c * job->in_size;
+  float *col = job->col + c * job->k_size * job->out_size;
+
+  if (w->n == 2)
+    {
+      gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+      for (gint64 ki = 0; ki < w->kernel[0]; ki++)
+        for (gint64 kj = 0; kj < w->kernel[1]; kj++)
+          {
+            float *row = col + (ki * w->kernel[1] + kj) * job->out_size;
+            gint64 dh = ki * w->dilation[0] - w->pad_begin[0], dw = kj * w->dilation[1] - w->pad_begin[1];
+            for (gint64 oh = 0; oh < OH; oh++)
+              {
+                gint64 ih = oh * w->stride[0] + dh;
+                float *r = row + oh * OW;
+                if (ih < 0 || ih >= H)
+                  {
+                    memset (r, 0, OW * sizeof (float));
+                    continue;
+                  }
+                const float *xr = x + ih * W;
+                if (w->stride[1] == 1)
+                  {
+                    gint64 lo = MAX (0, -dw), hi = MIN (OW, W - dw);
+                    for (gint64 ow = 0; ow < MIN (lo, OW); ow++)
+                      r[ow] = 0;
+                    if (hi > lo)
+                      memcpy (r + lo, xr + lo + dw, (hi - lo) * sizeof (float));
+                    for (gint64 ow = MAX (hi, lo); ow < OW; ow++)
+                      r[ow] = 0;
+                  }
+                else
+                  for (gint64 ow = 0; ow < OW; ow++)
+                    {
+                      gint64 iw = ow * w->stride[1] + dw;
+                      r[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0;
+                    }
+              }
+          }
+      return;
+    }
+
+  /* any number of spatial dims */
+  gint64 kidx[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+  for (gint64 k = 0; k < job->k_size; k++)
+    {
+      gint64 oidx[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+      float *row = col + k * job->out_size;
+      for (gint64 o = 0; o < job->out_size; o++)
+        {
+          gint64 off = 0;
+          gboolean inside = TRUE;
+          for (int d = 0; d < w->n; d++)
+            {
+              gint64 i = oidx[d] * w->stride[d] + kidx[d] * w->dilation[d] - w->pad_begin[d];
+              if (i < 0 || i >= w->in[d])
+                {
+                  inside = FALSE;
+                  break;
+                }
+              off = off * w->in[d] + i;
+            }
+          row[o] = inside ? x[off] : 0;
+          for (int d = w->n - 1; d >= 0; d--)
+            {
+              if (++oidx[d] < w->out[d])
+                break;
+              oidx[d] = 0;
+            }
+        }
+      for (int d = w->n - 1; d >= 0; d--)
+        {
+          if (++kidx[d] < w->kernel[d])
+            break;
+          kidx[d] = 0;
+        }
+    }
+}
+
+typedef struct {
+  const float *x, *weight, *bias;
+  float *y;
+  const GraftWindow *w;
+  gint64 C, M;
+} DepthwiseJob;
+
+static void
+depthwise_channel (gint64 index, gpointer data)
+{
+  DepthwiseJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 c = index % job->C;
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+  gint64 KH = w->kernel[0], KW = w->kernel[1];
+  const float *x = job->x + index * H * W;
+  const float *k = job->weight + c * KH * KW;
+  float *y = job->y + index * OH * OW;
+  float b = job->bias ? job->bias[c] : 0;
+
+  for (gint64 oh = 0; oh < OH; oh++)
+    for (gint64 ow = 0; ow < OW; ow++)
+      {
+        float acc = b;
+        gint64 ih0 = oh * w->stride[0] - w->pad_begin[0], iw0 = ow * w->stride[1] - w->pad_begin[1];
+        for (gint64 ki = 0; ki < KH; ki++)
+          {
+            gint64 ih = ih0 + ki * w->dilation[0];
+            if (ih < 0 || ih >= H)
+              continue;
+            const float *xr = x + ih * W;
+            const float *kr = k + ki * KW;
+            for (gint64 kj = 0; kj < KW; kj++)
+              {
+                gint64 iw = iw0 + kj * w->dilation[1];
+                if (iw >= 0 && iw < W)
+                  acc += xr[iw] * kr[kj];
+              }
+          }
+        y[oh * OW + ow] = acc;
+      }
+}
+
+typedef struct {
+  float *y;
+  const float *bias;
+  gint64 M, spatial;
+} BiasJob;
+
+static void
+bias_row (gint64 index, gpointer data)
+{
+  BiasJob *job = data;
+  float b = job->bias[index % job->M];
+  float *y = job->y + index * job->spatial;
+  for (gint64 i = 0; i < job->spatial; i++)
+    y[i] += b;
+}
+
+/* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
+gboolean
+graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+{
+  gint64 in_size = 1, out_size = 1, k_size = 1;
+  for (int d = 0; d < w->n; d++)
+    {
+      in_size *= w->in[d];
+      out_size *= w->out[d];
+      k_size *= w->kernel[d];
+    }
+  gint64 Cg = C / group, Mg = M / group;
+
+  if (group == C && M == C && w->n == 2)
+    {
+      DepthwiseJob job = { x, weight, bias, y, w, C, M };
+      graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);
+      return TRUE;
+    }
+
+  gboolean pointwise = TRUE;
+  for (int d = 0; d < w->n; d++)
+    pointwise &= w->kernel[d] == 1 && w->stride[d] == 1 && w->pad_begin[d] == 0 && w->pad_end[d] == 0;
+
+  g_autofree float *col = NULL;
+  if (!pointwise)
+    {
+      gsize col_elems = (gsize) Cg * k_size * out_size;
+      col = g_try_malloc (col_elems * sizeof (float));
+      if (col == NULL && col_elems > 0)
+        return graft_kernel_fail (error, "out of memory for the im2col buffer (%" G_GSIZE_FORMAT " MB)", col_elems * 4 >> 20);
+    }
+
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 g = 0; g < group; g++)
+      {
+        const float *xg = x + (n * C + g * Cg) * in_size;
+        const float *b = xg;
+        if (!pointwise)
+          {
+            Im2ColJob job = { xg, col, w, Cg, in_size, out_size, k_size };
+            graft_kernel_parallel_for (ctx, Cg, im2col_channel, &job);
+            b = col;
+          }
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Mg, out_size, Cg * k_size, 1.0f,
+                     weight + g * Mg * Cg * k_size, Cg * k_size, b, out_size, 0.0f,
+                     y + (n * M + g * Mg) * out_size, out_size);
+      }
+  if (bias)
+    {
+      BiasJob job = { y, bias, M, out_size };
+      graft_kernel_parallel_for (ctx, N * M, bias_row, &job);
+    }
+  return TRUE;
+}
+
+static gboolean
+window_from_tensors (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, gboolean transpose, GraftWindow *w,
+                     GError **error)
+{
+  int ns = x->rank - 2;
+  gint64 kernel[GRAFT_WINDOW_MAX_DIMS];
+  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || wt->rank != x->rank)
+    return graft_kernel_fail (error, "input rank %d and weight rank %d do not fit", x->rank, wt->rank);
+  for (int i = 0; i < ns; i++)
+    kernel[i] = wt->dims[i + 2];
+  return graft_window_geometry (ctx->node, ns, x->dims + 2, kernel, transpose, FALSE, w, error);
+}
+
+static GraftRtTensor *
+as_f32 (GraftRtTensor *t, GraftRtTensor **owned, GError **error)
+{
+  *owned = NULL;
+  if (t == NULL || t->dtype == GRAFT_DTYPE_FLOAT32)
+    return t;
+  *owned = graft_rt_tensor_cast (t, GRAFT_DTYPE_FLOAT32, error);
+  return *owned;
+}
+
+static gboolean
+kernel_conv (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x0 = ctx->inputs[0], *w0 = ctx->inputs[1], *b0 = graft_kernel_input (ctx, 2);
+  g_autoptr(GraftRtTensor) xo = NULL, wo = NULL, bo = NULL;
+  GraftRtTensor *x = as_f32 (x0, &xo, error), *wt = as_f32 (w0, &wo, error), *b = as_f32 (b0, &bo, error);
+  GraftWindow w;
+  if (x == NULL || wt == NULL || (b0 && b == NULL))
+    return FALSE;
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  if (!window_from_tensors (ctx, x, wt, FALSE, &w, error))
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], M = wt->dims[0];
+  if (group <= 0 || C % group != 0 || M % group != 0 || wt->dims[1] * group != C)
+    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " input channels and weights %s do not fit group %" G_GINT64_FORMAT,
+                              C, graft_rt_tensor_describe (wt), group);
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  for (int i = 0; i < w.n; i++)
+    dims[i + 2] = w.out[i];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  if (!graft_conv2d_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, error))
+    return FALSE;
+  if (x0->dtype != GRAFT_DTYPE_FLOAT32)
+    {
+      GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);
+      if (cast == NULL)
+        return FALSE;
+      graft_kernel_set_output (ctx, 0, cast);
+    }
+  return TRUE;
+}
+
+/* ---- ConvTranspose: col = Wᵀ·X, then scatter-add (col2im) ---- */
+
+static gboolean
+kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x0 = ctx->inputs[0], *w0 = ctx->inputs[1], *b0 = graft_kernel_input (ctx, 2);
+  g_autoptr(GraftRtTensor) xo = NULL, wo = NULL, bo = NULL;
+  GraftRtTensor *x = as_f32 (x0, &xo, error), *wt = as_f32 (w0, &wo, error), *b = as_f32 (b0, &bo, error);
+  GraftWindow w;
+  if (x == NULL || wt == NULL || (b0 && b == NULL))
+    return FALSE;
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  if (!window_from_tensors (ctx, x, wt, TRUE, &w, error))
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], Mg = wt->dims[1], M = Mg * group, Cg = C / group;
+  if (group <= 0 || C % group != 0 || wt->dims[0] != C)
+    return graft_kernel_fail (error, "input channels and weights do not fit group %" G_GINT64_FORMAT, group);
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  gint64 in_size = 1, out_size = 1, k_size = 1;
+  for (int i = 0; i < w.n; i++)
+    {
+      dims[i + 2] = w.out[i];
+      in_size *= w.in[i];
+      out_size *= w.out[i];
+      k_size *= w.kernel[i];
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  float *yd = y->data;
+  memset (yd, 0, y->nbytes);
+  g_autofree float *col = g_try_malloc ((gsize) Mg * k_size * in_size * sizeof (float) + 1);
+  if (col == NULL)
+    return graft_kernel_fail (error, "out of memory for the col2im buffer");
+
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 g = 0; g < group; g++)
+      {
+        const float *xg = (const float *) x->data + (n * C + g * Cg) * in_size;
+        const float *wg = (const float *) wt->data + g * Cg * Mg * k_size;
+        /* col [Mg*K, in] = wgᵀ [Mg*K, Cg] × xg [Cg, in] */
+        cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, Mg * k_size, in_size, Cg, 1.0f,
+                     wg, Mg * k_size, xg, in_size, 0.0f, col, in_size);
+        for (gint64 m = 0; m < Mg; m++)
+          {
+            float *out = yd + (n * M + g * Mg + m) * out_size;
+            gint64 kidx[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+            for (gint64 k = 0; k < k_size; k++)
+              {
+                const float *row = col + (m * k_size + k) * in_size;
+                gint64 iidx[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+                for (gint64 i = 0; i < in_size; i++)
+                  {
+                    gint64 off = 0;
+                    gboolean inside = TRUE;
+                    for (int d = 0; d < w.n; d++)
+                      {
+                        gint64 o = iidx[d] * w.stride[d] + kidx[d] * w.dilation[d] - w.pad_begin[d];
+                        if (o < 0 || o >= w.out[d])
+                          {
+                            inside = FALSE;
+                            break;
+                          }
+                        off = off * w.out[d] + o;
+                      }
+                    if (inside)
+                      out[off] += row[i];
+                    for (int d = w.n - 1; d >= 0; d--)
+                      {
+                        if (++iidx[d] < w.in[d])
+                          break;
+                        iidx[d] = 0;
+                      }
+                  }
+                for (int d = w.n - 1; d >= 0; d--)
+                  {
+                    if (++kidx[d] < w.kernel[d])
+                      break;
+                    kidx[d] = 0;
+                  }
+              }
+            if (b)
+              for (gint64 i = 0; i < out_size; i++)
+                out[i] += ((const float *) b->data)[g * Mg + m];
+          }
+      }
+  if (x0->dtype != GRAFT_DTYPE_FLOAT32)
+    {
+      GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);
+      if (cast == NULL)
+        return FALSE;
+      graft_kernel_set_output (ctx, 0, cast);
+    }
+  return TRUE;
+}
+
+/* ---- Integer convolutions: exact int32 accumulation via double-free loops ---- */
+
+static gboolean
+conv_integer_core (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, GraftRtTensor *xzp, GraftRtTensor *wzp,
+                   gint64 **acc_out, GraftWindow *w, gint64 *dims, GError **error)
+{
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  if (!window_from_tensors (ctx, x, wt, FALSE, w, error))
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], M = wt->dims[0], Cg = C / MAX (group, 1), Mg = M / MAX (group, 1);
+  gint64 in_size = 1, out_size = 1, k_size = 1;
+  dims[0] = N;
+  dims[1] = M;
+  for (int i = 0; i < w->n; i++)
+    {
+      dims[i + 2] = w->out[i];
+      in_size *= w->in[i];
+      out_size *= w->out[i];
+      k_size *= w->kernel[i];
+    }
+  gint64 xz = xzp && xzp->numel ? graft_rt_tensor_get_i64 (xzp, 0) : 0;
+  g_autofree float *xf = g_new (float, MAX (x->numel, 1));
+  g_autofree float *wf = g_new (float, MAX (wt->numel, 1));
+  for (gint64 i = 0; i < x->numel; i++)
+    xf[i] = graft_rt_tensor_get_i64 (x, i) - xz;
+  for (gint64 i = 0; i < wt->numel; i++)
+    {
+      gint64 m = i / (Cg * k_size);
+      gint64 wz = wzp && wzp->numel ? graft_rt_tensor_get_i64 (wzp, wzp->numel > 1 ? m : 0) : 0;
+      wf[i] = graft_rt_tensor_get_i64 (wt, i) - wz;
+    }
+  /* Products of 8-bit values summed over a window stay far below 2^24,
+   * so float32 GEMM is exact here. */
+  g_autofree float *yf = g_new (float, MAX (N * M * out_size, 1));
+  if (!graft_conv2d_f32 (NULL, xf, wf, NULL, yf, N, C, M, group, w, error))
+    return FALSE;
+  gint64 *acc = g_new (gint64, MAX (N * M * out_size, 1));
+  for (gint64 i = 0; i < N * M * out_size; i++)
+    acc[i] = (gint64) llrintf (yf[i]);
+  (void) Mg;
+  (void) in_size;
+  *acc_out = acc;
+  return TRUE;
+}
+
+static gboolean
+kernel_conv_integer (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *wt = ctx->inputs[1];
+  GraftWindow w;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  g_autofree gint64 *acc = NULL;
+  if (!conv_integer_core (ctx, x, wt, graft_kernel_input (ctx, 2), graft_kernel_input (ctx, 3), &acc, &w, dims, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_INT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < y->numel; i++)
+    ((gint32 *) y->data)[i] = acc[i];
+  return TRUE;
+}
+
+static gboolean
+kernel_qlinear_conv (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
+  GraftRtTensor *wt = ctx->inputs[3], *ws = ctx->inputs[4], *wzp = ctx->inputs[5];
+  GraftRtTensor *ys = ctx->inputs[6], *yzp = graft_kernel_input (ctx, 7), *b = graft_kernel_input (ctx, 8);
+  GraftWindow w;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  g_autofree gint64 *acc = NULL;
+  if (!conv_integer_core (ctx, x, wt, xzp, wzp, &acc, &w, dims, error))
+    return FALSE;
+  GraftDType dtype = yzp ? yzp->dtype : x->dtype;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 M = dims[1], spatial = y->numel / MAX (dims[0] * M, 1);
+  double x_scale = graft_rt_tensor_get_f64 (xs, 0), y_scale = graft_rt_tensor_get_f64 (ys, 0);
+  gint64 y_zero = yzp ? graft_rt_tensor_get_i64 (yzp, 0) : 0;
+  for (gint64 i = 0; i < y->numel; i++)
+    {
+      gint64 m = (i / spatial) % M;
+      double w_scale = graft_rt_tensor_get_f64 (ws, ws->numel > 1 ? m : 0);
+      double v = acc[i] + (b ? graft_rt_tensor_get_i64 (b, m) : 0);
+      v = nearbyint (v * x_scale * w_scale / y_scale) + y_zero;
+      double lo = dtype == GRAFT_DTYPE_INT8 ? -128 : 0, hi = dtype == GRAFT_DTYPE_INT8 ? 127 : 255;
+      graft_rt_tensor_set_i64 (y, i, (gint64) CLAMP (v, lo, hi));
+    }
+  return TRUE;
+}
+
+const GraftOpSchema graft_ops_conv[] = {
+  { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0 },
+  { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0 },
+  { NULL }
+};

@@ -1,0 +1,51 @@
+/* Helpers shared by kernel families: broadcasting iteration and common
+ * inference shapes. */
+#pragma once
+
+#include "runtime/op.h"
+
+G_BEGIN_DECLS
+
+/* One contiguous run of a broadcast binary op: out[i] = f(a[i*sa], b[i*sb]). */
+typedef void (*GraftBinaryRun) (const void *a, gint64 sa, const void *b, gint64 sb,
+                                void *out, gint64 n, gconstpointer user_data);
+
+/* Applies run over out (whose shape is the broadcast of a and b). */
+void graft_broadcast_binary (const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out,
+                             GraftBinaryRun run, gconstpointer user_data);
+
+/* For n-ary broadcasting: offsets[k] of input k for every output element,
+ * computed incrementally. */
+typedef struct {
+  int rank;
+  guint n;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  gint64 strides[8][GRAFT_RT_MAX_RANK];
+  gint64 index[GRAFT_RT_MAX_RANK];
+  gint64 offsets[8];
+} GraftBroadcastIter;
+
+void graft_broadcast_iter_init (GraftBroadcastIter *iter, const GraftRtTensor *out,
+                                const GraftRtTensor *const *inputs, guint n);
+void graft_broadcast_iter_next (GraftBroadcastIter *iter);
+
+/* Broadcast of the shapes of all present inputs. */
+gboolean graft_infer_broadcast_inputs (GraftInferContext *ctx, guint first, guint n, GraftShape *out, GError **error);
+
+/* dims of a tensor input as a fixed GraftShape out (for infer from data). */
+gboolean graft_rt_tensor_read_ints (const GraftRtTensor *t, gint64 *values, gint64 max, gint64 *n);
+
+/* float32 view helpers */
+static inline float *graft_f32 (GraftRtTensor *t) { return (float *) t->data; }
+static inline const float *graft_cf32 (const GraftRtTensor *t) { return (const float *) t->data; }
+
+/* Element copies that also handle strings (defined in shape.c). */
+void graft_copy_element (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si);
+void graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si, gint64 n);
+/* out[perm-ordered] = in; out must have the permuted shape. */
+gboolean graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm);
+
+/* Product of dims[from..to) */
+gint64 graft_dims_product (const gint64 *dims, int from, int to);
+
+G_END_DECLS

@@ -1,0 +1,415 @@
+/* Matrix products: MatMul (numpy batching), Gemm, MatMulInteger,
+ * QLinearMatMul, and the aten:: linear/addmm/matmul/mm/bmm spellings.
+ * float32/float64 go through CBLAS. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+
+static gboolean
+infer_matmul (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *a = graft_infer_input (ctx, 0), *b = graft_infer_input (ctx, 1);
+  GraftDType dtype = a->dtype;
+  if (strcmp (ctx->node->op_type, "MatMulInteger") == 0)
+    dtype = GRAFT_DTYPE_INT32;
+  else if (strcmp (ctx->node->op_type, "QLinearMatMul") == 0)
+    {
+      GraftInferValue *zp = graft_infer_input (ctx, 7);
+      dtype = zp ? zp->dtype : GRAFT_DTYPE_UINT8;
+      b = graft_infer_input (ctx, 3);
+    }
+  if (a->shape.rank < 1 || b->shape.rank < 1)
+    {
+      graft_infer_set_output_unknown (ctx, 0, dtype, -1);
+      return TRUE;
+    }
+  GraftShape sa, sb, batch;
+  int ra = a->shape.rank, rb = b->shape.rank;
+  GraftDim m = ra >= 2 ? a->shape.dims[ra - 2] : graft_dim_fixed (1);
+  GraftDim ka = a->shape.dims[ra - 1];
+  GraftDim kb = rb >= 2 ? b->shape.dims[rb - 2] : b->shape.dims[0];
+  GraftDim n = rb >= 2 ? b->shape.dims[rb - 1] : graft_dim_fixed (1);
+  if (ka.kind == GRAFT_DIM_FIXED && kb.kind == GRAFT_DIM_FIXED && ka.value != kb.value)
+    {
+      g_autofree char *x = graft_shape_to_string (&a->shape);
+      g_autofree char *y = graft_shape_to_string (&b->shape);
+      return graft_kernel_fail (error, "inner dimensions do not match: %s × %s", x, y);
+    }
+  sa = (GraftShape) { MAX (ra - 2, 0), a->shape.dims };
+  sb = (GraftShape) { MAX (rb - 2, 0), b->shape.dims };
+  if (!graft_shape_broadcast (&sa, &sb, &batch, error))
+    return FALSE;
+  GraftShape out;
+  int rank = batch.rank + (ra >= 2) + (rb >= 2);
+  graft_shape_init (&out, rank);
+  for (int i = 0; i < batch.rank; i++)
+    out.dims[i] = batch.dims[i];
+  int pos = batch.rank;
+  if (ra >= 2)
+    out.dims[pos++] = m;
+  if (rb >= 2)
+    out.dims[pos++] = n;
+  graft_infer_set_output (ctx, 0, dtype, &out);
+  graft_shape_clear (&out);
+  graft_shape_clear (&batch);
+  return TRUE;
+}
+
+typedef struct {
+  const GraftRtTensor *a, *b;
+  GraftRtTensor *out;
+  gint64 M, N, K;
+  gint64 batch_dims[GRAFT_RT_MAX_RANK];
+  int batch_rank;
+  gint64 a_bstrides[GRAFT_RT_MAX_RANK], b_bstrides[GRAFT_RT_MAX_RANK];
+} MatMulJob;
+
+/* Offsets (in matrices) of batch item idx in a and b. */
+static void
+batch_offsets (const MatMulJob *job, gint64 idx, gint64 *oa, gint64 *ob)
+{
+  *oa = *ob = 0;
+  for (int d = job->batch_rank - 1; d >= 0; d--)
+    {
+      gint64 i = idx % job->batch_dims[d];
+      idx /= job->batch_dims[d];
+      *oa += i * job->a_bstrides[d];
+      *ob += i * job->b_bstrides[d];
+    }
+}
+
+static void
+matmul_generic (const GraftRtTensor *a, gint64 oa, const GraftRtTensor *b, gint64 ob, GraftRtTensor *out, gint64 oo,
+                gint64 M, gint64 N, gint64 K, gint64 za, gint64 zb)
+{
+  gboolean integer = graft_dtype_is_integer (out->dtype);
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      {
+        if (integer)
+          {
+            gint64 acc = 0;
+            for (gint64 k = 0; k < K; k++)
+              acc += (graft_rt_tensor_get_i64 (a, oa + i * K + k) - za) * (graft_rt_tensor_get_i64 (b, ob + k * N + j) - zb);
+            graft_rt_tensor_set_i64 (out, oo + i * N + j, acc);
+          }
+        else
+          {
+            double acc = 0;
+            for (gint64 k = 0; k < K; k++)
+              acc += graft_rt_tensor_get_f64 (a, oa + i * K + k) * graft_rt_tensor_get_f64 (b, ob + k * N + j);
+            graft_rt_tensor_set_f64 (out, oo + i * N + j, acc);
+          }
+      }
+}
+
+static gboolean
+setup_matmul (MatMulJob *job, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out, GError **error)
+{
+  int ra = a->rank, rb = b->rank;
+  job->a = a;
+  job->b = b;
+  job->out = out;
+  job->M = ra >= 2 ? a->dims[ra - 2] : 1;
+  job->K = a->dims[ra - 1];
+  job->N = rb >= 2 ? b->dims[rb - 1] : 1;
+  gint64 kb = rb >= 2 ? b->dims[rb - 2] : b->dims[0];
+  if (kb != job->K)
+    return graft_kernel_fail (error, "inner dimensions %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ", job->K, kb);
+  int bra = MAX (ra - 2, 0), brb = MAX (rb - 2, 0);
+  job->batch_rank = MAX (bra, brb);
+  gint64 sa = 1, sb = 1;
+  for (int d = job->batch_rank - 1; d >= 0; d--)
+    {
+      int ia = d - (job->batch_rank - bra), ib = d - (job->batch_rank - brb);
+      gint64 da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+      job->batch_dims[d] = MAX (da, db);
+      job->a_bstrides[d] = da == 1 ? 0 : sa;
+      job->b_bstrides[d] = db == 1 ? 0 : sb;
+      sa *= da;
+      sb *= db;
+    }
+  return TRUE;
+}
+
+static void
+matmul_item (gint64 idx, gpointer data)
+{
+  MatMulJob *job = data;
+  gint64 oa, ob;
+  gint64 M = job->M, N = job->N, K = job->K;
+  batch_offsets (job, idx, &oa, &ob);
+  oa *= M * K;
+  ob *= K * N;
+  gint64 oo = idx * M * N;
+  if (job->out->dtype == GRAFT_DTYPE_FLOAT32)
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f,
+                 (const float *) job->a->data + oa, K, (const float *) job->b->data + ob, N,
+                 0.0f, (float *) job->out->data + oo, N);
+  else if (job->out->dtype == GRAFT_DTYPE_FLOAT64)
+    cblas_dgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0,
+                 (const double *) job->a->data + oa, K, (const double *) job->b->data + ob, N,
+                 0.0, (double *) job->out->data + oo, N);
+  else
+    matmul_generic (job->a, oa, job->b, ob, job->out, oo, M, N, K, 0, 0);
+}
+
+gboolean
+graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out, GError **error)
+{
+  MatMulJob job;
+  if (!setup_matmul (&job, a, b, out, error))
+    return FALSE;
+  gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
+  if (out->numel == 0)
+    return TRUE;
+  if (job.K == 0)
+    {
+      memset (out->data, 0, out->nbytes);
+      return TRUE;
+    }
+  /* One big GEMM when b is shared by all batch items and a is contiguous. */
+  gboolean b_shared = TRUE;
+  for (int d = 0; d < job.batch_rank; d++)
+    b_shared &= job.b_bstrides[d] == 0 && job.a_bstrides[d] != 0;
+  if (b_shared && batches > 1 && (out->dtype == GRAFT_DTYPE_FLOAT32 || out->dtype == GRAFT_DTYPE_FLOAT64) &&
+      a->numel == batches * job.M * job.K)
+    {
+      job.M *= batches;
+      job.batch_rank = 0;
+      matmul_item (0, &job);
+      return TRUE;
+    }
+  if (batches > 1 && graft_kernel_get_n_threads (ctx) > 1 && job.M * job.N * job.K < 1 << 18)
+    {
+      /* many small products: parallel over the batch, BLAS single-threaded */
+      openblas_set_num_threads (1);
+      graft_kernel_parallel_for (ctx, batches, matmul_item, &job);
+      openblas_set_num_threads (graft_kernel_get_n_threads (ctx));
+    }
+  else
+    for (gint64 i = 0; i < batches; i++)
+      matmul_item (i, &job);
+  return TRUE;
+}
+
+static gboolean
+kernel_matmul (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  GraftRtTensor *a = graft_kernel_input (ctx, 0), *b = graft_kernel_input (ctx, 1);
+  if (out == NULL)
+    return FALSE;
+  if (a->dtype != b->dtype)
+    return graft_kernel_fail (error, "A is %s and B is %s", graft_dtype_to_string (a->dtype), graft_dtype_to_string (b->dtype));
+  return graft_matmul (ctx, a, b, out, error);
+}
+
+static gint64
+zero_point (GraftRtTensor *zp)
+{
+  return zp && zp->numel > 0 ? graft_rt_tensor_get_i64 (zp, 0) : 0;
+}
+
+static gboolean
+kernel_matmul_integer (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  GraftRtTensor *a = graft_kernel_input (ctx, 0), *b = graft_kernel_input (ctx, 1);
+  MatMulJob job;
+  if (out == NULL || !setup_matmul (&job, a, b, out, error))
+    return FALSE;
+  GraftRtTensor *azp = graft_kernel_input (ctx, 2), *bzp = graft_kernel_input (ctx, 3);
+  if ((azp && azp->numel > 1) || (bzp && bzp->numel > 1))
+    {
+      /* per-row / per-column zero points */
+      gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
+      for (gint64 bi = 0; bi < batches; bi++)
+        {
+          gint64 oa, ob;
+          batch_offsets (&job, bi, &oa, &ob);
+          oa *= job.M * job.K;
+          ob *= job.K * job.N;
+          for (gint64 i = 0; i < job.M; i++)
+            for (gint64 j = 0; j < job.N; j++)
+              {
+                gint64 za = azp ? graft_rt_tensor_get_i64 (azp, azp->numel > 1 ? i : 0) : 0;
+                gint64 zb = bzp ? graft_rt_tensor_get_i64 (bzp, bzp->numel > 1 ? j : 0) : 0;
+                gint64 acc = 0;
+                for (gint64 k = 0; k < job.K; k++)
+                  acc += (graft_rt_tensor_get_i64 (a, oa + i * job.K + k) - za) *
+                         (graft_rt_tensor_get_i64 (b, ob + k * job.N + j) - zb);
+                ((gint32 *) out->data)[bi * job.M * job.N + i * job.N + j] = acc;
+              }
+        }
+      return TRUE;
+    }
+  gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
+  for (gint64 bi = 0; bi < batches; bi++)
+    {
+      gint64 oa, ob;
+      batch_offsets (&job, bi, &oa, &ob);
+      matmul_generic (a, oa * job.M * job.K, b, ob * job.K * job.N, out, bi * job.M * job.N, job.M, job.N, job.K,
+                      zero_point (azp), zero_point (bzp));
+    }
+  return TRUE;
+}
+
+static double
+saturate_round (double v, GraftDType dtype)
+{
+  v = nearbyint (v);
+  double lo = dtype == GRAFT_DTYPE_INT8 ? -128 : 0, hi = dtype == GRAFT_DTYPE_INT8 ? 127 : 255;
+  return CLAMP (v, lo, hi);
+}
+
+static gboolean
+kernel_qlinear_matmul (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *a = ctx->inputs[0], *as = ctx->inputs[1], *azp = ctx->inputs[2];
+  GraftRtTensor *b = ctx->inputs[3], *bs = ctx->inputs[4], *bzp = ctx->inputs[5];
+  GraftRtTensor *ys = ctx->inputs[6], *yzp = graft_kernel_input (ctx, 7);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  MatMulJob job;
+  if (out == NULL || !setup_matmul (&job, a, b, out, error))
+    return FALSE;
+  gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
+  double y_scale = graft_rt_tensor_get_f64 (ys, 0);
+  gint64 y_zero = zero_point (yzp);
+  for (gint64 bi = 0; bi < batches; bi++)
+    {
+      gint64 oa, ob;
+      batch_offsets (&job, bi, &oa, &ob);
+      oa *= job.M * job.K;
+      ob *= job.K * job.N;
+      for (gint64 i = 0; i < job.M; i++)
+        for (gint64 j = 0; j < job.N; j++)
+          {
+            gint64 za = graft_rt_tensor_get_i64 (azp, azp->numel > 1 ? i : 0);
+            gint64 zb = graft_rt_tensor_get_i64 (bzp, bzp->numel > 1 ? j : 0);
+            double sa = graft_rt_tensor_get_f64 (as, as->numel > 1 ? i : 0);
+            double sb = graft_rt_tensor_get_f64 (bs, bs->numel > 1 ? j : 0);
+            gint64 acc = 0;
+            for (gint64 k = 0; k < job.K; k++)
+              acc += (graft_rt_tensor_get_i64 (a, oa + i * job.K + k) - za) *
+                     (graft_rt_tensor_get_i64 (b, ob + k * job.N + j) - zb);
+            double v = saturate_round (acc * sa * sb / y_scale + y_zero, out->dtype);
+            graft_rt_tensor_set_i64 (out, bi * job.M * job.N + i * job.N + j, (gint64) v);
+          }
+    }
+  return TRUE;
+}
+
+/* ---- Gemm ---- */
+
+static gboolean
+infer_gemm (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *a = graft_infer_input (ctx, 0), *b = graft_infer_input (ctx, 1);
+  gboolean ta = graft_node_attr_int (ctx->node, "transA", 0), tb = graft_node_attr_int (ctx->node, "transB", 0);
+  if (a->shape.rank != 2 || b->shape.rank != 2)
+    {
+      if (a->shape.rank >= 0 && a->shape.rank != 2)
+        return graft_kernel_fail (error, "A must be 2-D");
+      graft_infer_set_output_unknown (ctx, 0, a->dtype, 2);
+      return TRUE;
+    }
+  GraftShape out;
+  graft_shape_init (&out, 2);
+  out.dims[0] = a->shape.dims[ta ? 1 : 0];
+  out.dims[1] = b->shape.dims[tb ? 0 : 1];
+  GraftDim ka = a->shape.dims[ta ? 0 : 1], kb = b->shape.dims[tb ? 1 : 0];
+  if (ka.kind == GRAFT_DIM_FIXED && kb.kind == GRAFT_DIM_FIXED && ka.value != kb.value)
+    {
+      graft_shape_clear (&out);
+      return graft_kernel_fail (error, "inner dimensions %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ", ka.value, kb.value);
+    }
+  graft_infer_set_output (ctx, 0, a->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* C (broadcast to M×N) into out, scaled by beta. */
+static gboolean
+fill_bias (GraftRtTensor *out, GraftRtTensor *c, double beta, GError **error)
+{
+  const GraftRtTensor *ins[1] = { c };
+  GraftBroadcastIter iter;
+  GraftShape so, sc, sr;
+  graft_rt_tensor_get_shape (out, &so);
+  graft_rt_tensor_get_shape (c, &sc);
+  gboolean ok = graft_shape_broadcast (&so, &sc, &sr, error) && graft_shape_equal (&so, &sr);
+  graft_shape_clear (&so);
+  graft_shape_clear (&sc);
+  graft_shape_clear (&sr);
+  if (!ok)
+    {
+      if (error && *error == NULL)
+        graft_kernel_fail (error, "C does not broadcast to the output");
+      return FALSE;
+    }
+  graft_broadcast_iter_init (&iter, out, ins, 1);
+  if (out->dtype == GRAFT_DTYPE_FLOAT32 && c->dtype == GRAFT_DTYPE_FLOAT32)
+    for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
+      ((float *) out->data)[i] = beta * ((const float *) c->data)[iter.offsets[0]];
+  else
+    for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
+      graft_rt_tensor_set_f64 (out, i, beta * graft_rt_tensor_get_f64 (c, iter.offsets[0]));
+  return TRUE;
+}
+
+gboolean
+graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
+            double alpha, double beta, GraftRtTensor *out, GError **error)
+{
+  gint64 M = out->dims[0], N = out->dims[1], K = ta ? a->dims[0] : a->dims[1];
+  gboolean has_c = c != NULL && beta != 0;
+  if (has_c)
+    {
+      if (!fill_bias (out, c, beta, error))
+        return FALSE;
+    }
+  else
+    memset (out->data, 0, out->nbytes);
+  if (out->numel == 0)
+    return TRUE;
+  if (out->dtype == GRAFT_DTYPE_FLOAT32)
+    cblas_sgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+                 a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f, out->data, N);
+  else if (out->dtype == GRAFT_DTYPE_FLOAT64)
+    cblas_dgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+                 a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0 : 0.0, out->data, N);
+  else
+    for (gint64 i = 0; i < M; i++)
+      for (gint64 j = 0; j < N; j++)
+        {
+          double acc = 0;
+          for (gint64 k = 0; k < K; k++)
+            acc += graft_rt_tensor_get_f64 (a, ta ? k * M + i : i * K + k) * graft_rt_tensor_get_f64 (b, tb ? j * K + k : k * N + j);
+          graft_rt_tensor_set_f64 (out, i * N + j, alpha * acc + graft_rt_tensor_get_f64 (out, i * N + j));
+        }
+  return TRUE;
+}
+
+static gboolean
+kernel_gemm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  return graft_gemm (ctx->inputs[0], graft_node_attr_int (ctx->node, "transA", 0), ctx->inputs[1],
+                     graft_node_attr_int (ctx->node, "transB", 0), graft_kernel_input (ctx, 2),
+                     graft_node_attr_float (ctx->node, "alpha", 1.0), graft_node_attr_float (ctx->node, "beta", 1.0),
+                     out, error);
+}
+
+#define OP(name, since, infer, kernel, flags) { "onnx::" name, since, 0, infer, kernel, flags }
+
+const GraftOpSchema graft_ops_matmul[] = {
+  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT),
+  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT),
+  OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0),
+  OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0),
+  { NULL }
+};

@@ -1,0 +1,374 @@
+/* Normalisations: BatchNormalization, InstanceNormalization,
+ * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+ * LpNormalization. Statistics are accumulated in double. */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+
+static gboolean
+infer_batch_norm (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  GraftInferValue *mean = graft_infer_input (ctx, 3);
+  graft_infer_set_output (ctx, 0, x->dtype, &x->shape);
+  for (guint i = 1; i < ctx->n_outputs; i++)
+    if (mean)
+      graft_infer_set_output (ctx, i, mean->dtype, &mean->shape);
+  return TRUE;
+}
+
+typedef struct {
+  const float *x;
+  float *y;
+  const float *scale, *shift;   /* folded per channel */
+  gint64 C, spatial;
+} AffineJob;
+
+static void
+affine_plane (gint64 index, gpointer data)
+{
+  AffineJob *job = data;
+  gint64 c = index % job->C;
+  const float *x = job->x + index * job->spatial;
+  float *y = job->y + index * job->spatial;
+  float s = job->scale[c], b = job->shift[c];
+  for (gint64 i = 0; i < job->spatial; i++)
+    y[i] = x[i] * s + b;
+}
+
+static gboolean
+kernel_batch_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  GraftRtTensor *scale = ctx->inputs[1], *bias = ctx->inputs[2], *mean = ctx->inputs[3], *var = ctx->inputs[4];
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
+  double momentum = graft_node_attr_float (ctx->node, "momentum", 0.9);
+  gboolean training = graft_node_attr_int (ctx->node, "training_mode", 0);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  if (x->rank < 2 && x->rank != 1)
+    return graft_kernel_fail (error, "input must have rank >= 1");
+  gint64 N = x->dims[0], C = x->rank > 1 ? x->dims[1] : 1;
+  gint64 spatial = graft_dims_product (x->dims, 2, x->rank);
+  if (scale->numel != C || bias->numel != C || mean->numel != C || var->numel != C)
+    return graft_kernel_fail (error, "scale, B, mean and var must have %" G_GINT64_FORMAT " values", C);
+
+  g_autofree double *m = g_new0 (double, C);
+  g_autofree double *v = g_new0 (double, C);
+  for (gint64 c = 0; c < C; c++)
+    {
+      m[c] = graft_rt_tensor_get_f64 (mean, c);
+      v[c] = graft_rt_tensor_get_f64 (var, c);
+    }
+  if (training)
+    {
+      /* batch statistics; running stats are updated for the optional outputs */
+      g_autofree double *bm = g_new0 (double, C), *bv = g_new0 (double, C);
+      for (gint64 n = 0; n < N; n++)
+        for (gint64 c = 0; c < C; c++)
+          for (gint64 i = 0; i < spatial; i++)
+            bm[c] += graft_rt_tensor_get_f64 (x, (n * C + c) * spatial + i);
+      for (gint64 c = 0; c < C; c++)
+        bm[c] /= MAX (N * spatial, 1);
+      for (gint64 n = 0; n < N; n++)
+        for (gint64 c = 0; c < C; c++)
+          for (gint64 i = 0; i < spatial; i++)
+            {
+              double d = graft_rt_tensor_get_f64 (x, (n * C + c) * spatial + i) - bm[c];
+              bv[c] += d * d;
+            }
+      for (gint64 c = 0; c < C; c++)
+        bv[c] /= MAX (N * spatial, 1);
+      for (guint o = 1; o < 3 && o < ctx->n_outputs; o++)
+        {
+          if (!graft_kernel_wants_output (ctx, o))
+            continue;
+          GraftRtTensor *t = graft_kernel_output (ctx, o, error);
+          if (t == NULL)
+            return FALSE;
+          for (gint64 c = 0; c < C; c++)
+            graft_rt_tensor_set_f64 (t, c, o == 1 ? m[c] * momentum + bm[c] * (1 - momentum)
+                                                  : v[c] * momentum + bv[c] * (1 - momentum));
+        }
+      memcpy (m, bm, sizeof (double) * C);
+      memcpy (v, bv, sizeof (double) * C);
+    }
+
+  g_autofree float *fs = g_new (float, C), *fb = g_new (float, C);
+  for (gint64 c = 0; c < C; c++)
+    {
+      double s = graft_rt_tensor_get_f64 (scale, c) / sqrt (v[c] + eps);
+      fs[c] = s;
+      fb[c] = graft_rt_tensor_get_f64 (bias, c) - m[c] * s;
+    }
+  if (x->dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      AffineJob job = { x->data, y->data, fs, fb, C, spatial };
+      graft_kernel_parallel_for (ctx, N * C, affine_plane, &job);
+    }
+  else
+    for (gint64 i = 0; i < x->numel; i++)
+      {
+        gint64 c = (i / spatial) % C;
+        graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (x, i) * fs[c] + fb[c]);
+      }
+  return TRUE;
+}
+
+/* Normalises groups of `count` consecutive values: y = (x - mean) / sqrt(var + eps),
+ * then applies scale/bias through a callback-free index rule. */
+static void
+normalize_groups (const GraftRtTensor *x, GraftRtTensor *y, gint64 groups, gint64 count, double eps,
+                  double *means, double *inv_stds)
+{
+  for (gint64 g = 0; g < groups; g++)
+    {
+      double s = 0, sq = 0;
+      for (gint64 i = 0; i < count; i++)
+        s += graft_rt_tensor_get_f64 (x, g * count + i);
+      double mean = count ? s / count : 0;
+      for (gint64 i = 0; i < count; i++)
+        {
+          double d = graft_rt_tensor_get_f64 (x, g * count + i) - mean;
+          sq += d * d;
+        }
+      double inv = 1.0 / sqrt ((count ? sq / count : 0) + eps);
+      for (gint64 i = 0; i < count; i++)
+        graft_rt_tensor_set_f64 (y, g * count + i, (graft_rt_tensor_get_f64 (x, g * count + i) - mean) * inv);
+      if (means)
+        means[g] = mean;
+      if (inv_stds)
+        inv_stds[g] = inv;
+    }
+}
+
+static gboolean
+kernel_instance_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = ctx->inputs[2];
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
+  normalize_groups (x, y, N * C, spatial, graft_node_attr_float (ctx->node, "epsilon", 1e-5), NULL, NULL);
+  for (gint64 i = 0; i < y->numel; i++)
+    {
+      gint64 c = (i / MAX (spatial, 1)) % C;
+      graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * graft_rt_tensor_get_f64 (scale, c) +
+                                     graft_rt_tensor_get_f64 (bias, c));
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_layer_norm (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", -1);
+  graft_infer_set_output (ctx, 0, x->dtype, &x->shape);
+  if (ctx->n_outputs > 1 && x->shape.rank >= 0)
+    {
+      if (!graft_normalize_axis (&axis, x->shape.rank, error))
+        return FALSE;
+      GraftShape s;
+      graft_shape_copy (&s, &x->shape);
+      for (int d = axis; d < s.rank; d++)
+        s.dims[d] = graft_dim_fixed (1);
+      GraftDType stash = graft_node_attr_int (ctx->node, "stash_type", 1);
+      for (guint i = 1; i < ctx->n_outputs; i++)
+        graft_infer_set_output (ctx, i, stash == GRAFT_DTYPE_FLOAT32 ? x->dtype : stash, &s);
+      graft_shape_clear (&s);
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_layer_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = graft_kernel_input (ctx, 2);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", -1);
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
+  if (!graft_normalize_axis (&axis, x->rank, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 groups = graft_dims_product (x->dims, 0, axis), count = graft_dims_product (x->dims, axis, x->rank);
+  g_autofree double *means = g_new (double, MAX (groups, 1)), *invs = g_new (double, MAX (groups, 1));
+  normalize_groups (x, y, groups, count, eps, means, invs);
+  const GraftRtTensor *ins[2] = { scale, bias };
+  (void) ins;
+  for (gint64 i = 0; i < y->numel; i++)
+    {
+      gint64 k = i % MAX (count, 1);
+      /* scale and bias broadcast against the normalised trailing axes */
+      double s = graft_rt_tensor_get_f64 (scale, scale->numel == count ? k : k % MAX (scale->numel, 1));
+      double b = bias ? graft_rt_tensor_get_f64 (bias, bias->numel == count ? k : k % MAX (bias->numel, 1)) : 0;
+      graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * s + b);
+    }
+  for (guint o = 1; o < 3; o++)
+    if (graft_kernel_wants_output (ctx, o))
+      {
+        GraftRtTensor *t = graft_kernel_output (ctx, o, error);
+        if (t == NULL)
+          return FALSE;
+        for (gint64 g = 0; g < groups; g++)
+          graft_rt_tensor_set_f64 (t, g, o == 1 ? means[g] : invs[g]);
+      }
+  return TRUE;
+}
+
+static gboolean
+kernel_group_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = ctx->inputs[2];
+  gint64 groups = graft_node_attr_int (ctx->node, "num_groups", 1);
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
+  if (groups <= 0 || C % groups != 0)
+    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " channels do not divide into %" G_GINT64_FORMAT " groups", C, groups);
+  normalize_groups (x, y, N * groups, C / groups * spatial, eps, NULL, NULL);
+  for (gint64 i = 0; i < y->numel; i++)
+    {
+      gint64 c = (i / MAX (spatial, 1)) % C;
+      gint64 sc = scale->numel == C ? c : c / (C / groups);
+      graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * graft_rt_tensor_get_f64 (scale, sc) +
+                                     graft_rt_tensor_get_f64 (bias, sc));
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_lrn (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  double alpha = graft_node_attr_float (ctx->node, "alpha", 1e-4), beta = graft_node_attr_float (ctx->node, "beta", 0.75);
+  double bias = graft_node_attr_float (ctx->node, "bias", 1.0);
+  gint64 size = graft_node_attr_int (ctx->node, "size", 1);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
+  gint64 lo = (size - 1) / 2, hi = size - 1 - lo;
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 c = 0; c < C; c++)
+      for (gint64 i = 0; i < spatial; i++)
+        {
+          double sq = 0;
+          for (gint64 k = MAX (0, c - lo); k <= MIN (C - 1, c + hi); k++)
+            {
+              double v = graft_rt_tensor_get_f64 (x, (n * C + k) * spatial + i);
+              sq += v * v;
+            }
+          gint64 idx = (n * C + c) * spatial + i;
+          graft_rt_tensor_set_f64 (y, idx, graft_rt_tensor_get_f64 (x, idx) / pow (bias + alpha / size * sq, beta));
+        }
+  return TRUE;
+}
+
+static gboolean
+kernel_mvn (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  guint na;
+  const gint64 *axes = graft_node_attr_ints (ctx->node, "axes", &na);
+  gint64 default_axes[3] = { 0, 2, 3 };
+  if (axes == NULL)
+    {
+      axes = default_axes;
+      na = 3;
+    }
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
+  for (guint i = 0; i < na; i++)
+    {
+      gint64 a = axes[i];
+      if (!graft_normalize_axis (&a, x->rank, error))
+        return FALSE;
+      mask[a] = TRUE;
+    }
+  /* group index of each element: its coordinates on the kept axes */
+  gint64 n_groups = 1;
+  for (int d = 0; d < x->rank; d++)
+    if (!mask[d])
+      n_groups *= x->dims[d];
+  g_autofree double *sum = g_new0 (double, MAX (n_groups, 1)), *sq = g_new0 (double, MAX (n_groups, 1));
+  g_autofree gint64 *group_of = g_new (gint64, MAX (x->numel, 1));
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      gint64 g = 0;
+      for (int d = 0; d < x->rank; d++)
+        if (!mask[d])
+          g = g * x->dims[d] + index[d];
+      group_of[i] = g;
+      double v = graft_rt_tensor_get_f64 (x, i);
+      sum[g] += v;
+      sq[g] += v * v;
+      for (int d = x->rank - 1; d >= 0; d--)
+        {
+          if (++index[d] < x->dims[d])
+            break;
+          index[d] = 0;
+        }
+    }
+  gint64 count = x->numel / MAX (n_groups, 1);
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      gint64 g = group_of[i];
+      double mean = sum[g] / count, var = sq[g] / count - mean * mean;
+      graft_rt_tensor_set_f64 (y, i, (graft_rt_tensor_get_f64 (x, i) - mean) / (sqrt (MAX (var, 0)) + 1e-9));
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_lp_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", -1), p = graft_node_attr_int (ctx->node, "p", 2);
+  if (!graft_normalize_axis (&axis, x->rank, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 outer = graft_dims_product (x->dims, 0, axis), n = x->dims[axis];
+  gint64 inner = graft_dims_product (x->dims, axis + 1, x->rank);
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 i = 0; i < inner; i++)
+      {
+        double norm = 0;
+        for (gint64 k = 0; k < n; k++)
+          {
+            double v = graft_rt_tensor_get_f64 (x, (o * n + k) * inner + i);
+            norm += p == 1 ? fabs (v) : v * v;
+          }
+        if (p == 2)
+          norm = sqrt (norm);
+        for (gint64 k = 0; k < n; k++)
+          {
+            gint64 idx = (o * n + k) * inner + i;
+            graft_rt_tensor_set_f64 (y, idx, norm ? graft_rt_tensor_get_f64 (x, idx) / norm : 0);
+          }
+      }
+  return TRUE;
+}
+
+#define NORM(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, GRAFT_OP_HALF_AS_FLOAT }
+
+const GraftOpSchema graft_ops_norm[] = {
+  NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm),
+  NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm),
+  NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm),
+  NORM ("GroupNormalization", 18, graft_infer_same_as_input, kernel_group_norm),
+  NORM ("LRN", 1, graft_infer_same_as_input, kernel_lrn),
+  NORM ("MeanVarianceNormalization", 9, graft_infer_same_as_input, kernel_mvn),
+  NORM ("LpNormalization", 1, graft_infer_same_as_input, kernel_lp_norm),
+  { NULL }
+};

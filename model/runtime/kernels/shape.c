@@ -1,0 +1,1472 @@
+/* Shape manipulation: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+ * Concat, Split, Slice, Expand, Tile, Pad, Shape, Size, Identity,
+ * Constant, ConstantOfShape, Range, EyeLike, Trilu, DepthToSpace,
+ * SpaceToDepth, Cast, CastLike, Dropout (inference). */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+
+void
+graft_copy_element (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si)
+{
+  if (dst->dtype == GRAFT_DTYPE_STRING)
+    {
+      g_free (((char **) dst->data)[di]);
+      ((char **) dst->data)[di] = g_strdup (((char **) src->data)[si]);
+      return;
+    }
+  gsize e = graft_rt_dtype_size (dst->dtype);
+  switch (e)
+    {
+    case 4: ((guint32 *) dst->data)[di] = ((const guint32 *) src->data)[si]; break;
+    case 8: ((guint64 *) dst->data)[di] = ((const guint64 *) src->data)[si]; break;
+    case 1: ((guint8 *) dst->data)[di] = ((const guint8 *) src->data)[si]; break;
+    case 2: ((guint16 *) dst->data)[di] = ((const guint16 *) src->data)[si]; break;
+    default: memcpy ((char *) dst->data + di * e, (const char *) src->data + si * e, e);
+    }
+}
+
+void
+graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si, gint64 n)
+{
+  if (dst->dtype == GRAFT_DTYPE_STRING)
+    {
+      for (gint64 k = 0; k < n; k++)
+        graft_copy_element (dst, di + k, src, si + k);
+      return;
+    }
+  gsize e = graft_rt_dtype_size (dst->dtype);
+  memcpy ((char *) dst->data + di * e, (const char *) src->data + si * e, n * e);
+}
+
+/* Output with the same data as input (a view when possible). */
+static gboolean
+output_view (GraftKernelContext *ctx, guint out_index, GraftRtTensor *in, int rank, const gint64 *dims, GError **error)
+{
+  GraftRtTensor *view = graft_rt_tensor_reshape (in, rank, dims, error);
+  if (view == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, out_index, view);
+  return TRUE;
+}
+
+static gboolean
+inferred_dims (GraftKernelContext *ctx, guint i, int *rank, gint64 *dims, GError **error)
+{
+  GraftInferValue *info = &ctx->inferred[i];
+  if (!info->present || !graft_shape_is_fully_fixed (&info->shape))
+    return graft_kernel_fail (error, "the output shape could not be determined");
+  *rank = info->shape.rank;
+  for (int d = 0; d < *rank; d++)
+    dims[d] = info->shape.dims[d].value;
+  return TRUE;
+}
+
+static gboolean
+kernel_view (GraftKernelContext *ctx, GError **error)
+{
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (!inferred_dims (ctx, 0, &rank, dims, error))
+    return FALSE;
+  return output_view (ctx, 0, graft_kernel_input (ctx, 0), rank, dims, error);
+}
+
+/* ---- Reshape ---- */
+
+static gboolean
+infer_reshape (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *data = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *shape = NULL;
+  gboolean allowzero = graft_node_attr_int (ctx->node, "allowzero", 0);
+
+  if (ctx->opset < 5)
+    {
+      guint na;
+      const gint64 *a = graft_node_attr_ints (ctx->node, "shape", &na);
+      shape = g_memdup2 (a, sizeof (gint64) * na);
+      n = na;
+    }
+  else
+    {
+      GraftInferValue *s = graft_infer_input (ctx, 1);
+      shape = graft_infer_input_ints (ctx, 1, &n);
+      if (shape == NULL)
+        {
+          int rank = s && s->shape.rank == 1 && s->shape.dims[0].kind == GRAFT_DIM_FIXED ? (int) s->shape.dims[0].value : -1;
+          graft_infer_set_output_unknown (ctx, 0, data->dtype, rank);
+          return TRUE;
+        }
+    }
+  if (n > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "target rank %" G_GINT64_FORMAT " is too large", n);
+
+  GraftShape out;
+  graft_shape_init (&out, n);
+  gint64 known = 1;
+  int infer_at = -1;
+  gboolean all_fixed = TRUE;
+  for (gint64 i = 0; i < n; i++)
+    {
+      if (shape[i] == 0 && !allowzero)
+        {
+          if (data->shape.rank < 0 || i >= data->shape.rank)
+            {
+              if (data->shape.rank >= 0)
+                {
+                  graft_shape_clear (&out);
+                  return graft_kernel_fail (error, "shape[%" G_GINT64_FORMAT "] = 0 copies a dimension the input does not have", i);
+                }
+              all_fixed = FALSE;
+              continue;
+            }
+          out.dims[i] = data->shape.dims[i];
+          if (out.dims[i].kind == GRAFT_DIM_FIXED)
+            known *= out.dims[i].value;
+          else
+            all_fixed = FALSE;
+        }
+      else if (shape[i] == -1)
+        {
+          if (infer_at >= 0)
+            {
+              graft_shape_clear (&out);
+              return graft_kernel_fail (error, "shape has more than one -1");
+            }
+          infer_at = i;
+        }
+      else if (shape[i] < -1)
+        {
+          graft_shape_clear (&out);
+          return graft_kernel_fail (error, "shape[%" G_GINT64_FORMAT "] = %" G_GINT64_FORMAT " is invalid", i, shape[i]);
+        }
+      else
+        {
+          out.dims[i] = graft_dim_fixed (shape[i]);
+          known *= shape[i];
+        }
+    }
+  gint64 total = graft_shape_get_numel (&data->shape);
+  if (infer_at >= 0 && all_fixed && total >= 0)
+    {
+      if (known == 0 || total % known != 0)
+        {
+          graft_shape_clear (&out);
+          return graft_kernel_fail (error, "cannot reshape %" G_GINT64_FORMAT " elements with a -1 dimension", total);
+        }
+      out.dims[infer_at] = graft_dim_fixed (total / known);
+    }
+  else if (infer_at < 0 && total >= 0 && all_fixed && known != total)
+    {
+      g_autofree char *a = graft_shape_to_string (&data->shape);
+      g_autofree char *b = graft_shape_to_string (&out);
+      graft_shape_clear (&out);
+      return graft_kernel_fail (error, "cannot reshape %s into %s", a, b);
+    }
+  graft_infer_set_output (ctx, 0, data->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* ---- Flatten ---- */
+
+static gboolean
+infer_flatten (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
+  if (in->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, 2);
+      return TRUE;
+    }
+  int rank = in->shape.rank;
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return graft_kernel_fail (error, "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis, rank);
+  GraftShape first = { axis, in->shape.dims }, second = { rank - axis, in->shape.dims + axis };
+  gint64 a = graft_shape_get_numel (&first), b = graft_shape_get_numel (&second);
+  GraftShape out;
+  graft_shape_init (&out, 2);
+  out.dims[0] = a >= 0 ? graft_dim_fixed (a) : graft_dim_unknown ();
+  out.dims[1] = b >= 0 ? graft_dim_fixed (b) : graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* ---- Squeeze / Unsqueeze ---- */
+
+static gint64 *
+axes_from (GraftInferContext *ctx, guint input, gint64 *n, gboolean *known)
+{
+  *known = TRUE;
+  if (ctx->opset >= 13 || !graft_node_has_attr (ctx->node, "axes"))
+    {
+      if (graft_infer_input (ctx, input) == NULL)
+        {
+          *n = -1;   /* absent: all (Squeeze) */
+          return NULL;
+        }
+      gint64 *v = graft_infer_input_ints (ctx, input, n);
+      if (v == NULL && graft_infer_input (ctx, input) != NULL)
+        *known = FALSE;
+      if (v == NULL && *known)
+        *n = -1;
+      return v;
+    }
+  guint na;
+  const gint64 *a = graft_node_attr_ints (ctx->node, "axes", &na);
+  *n = na;
+  return g_memdup2 (a, sizeof (gint64) * MAX (na, 1));
+}
+
+static gboolean
+infer_squeeze (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 n;
+  gboolean known;
+  g_autofree gint64 *axes = axes_from (ctx, 1, &n, &known);
+
+  if (!known || in->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+      return TRUE;
+    }
+  int rank = in->shape.rank;
+  gboolean drop[GRAFT_RT_MAX_RANK * 4] = { 0 };
+  if (rank > (int) G_N_ELEMENTS (drop))
+    return graft_kernel_fail (error, "rank %d is too large", rank);
+  if (n < 0)
+    {
+      for (int d = 0; d < rank; d++)
+        {
+          if (in->shape.dims[d].kind != GRAFT_DIM_FIXED)
+            {
+              graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+              return TRUE;
+            }
+          drop[d] = in->shape.dims[d].value == 1;
+        }
+    }
+  for (gint64 i = 0; i < n; i++)
+    {
+      gint64 a = axes[i];
+      if (!graft_normalize_axis (&a, rank, error))
+        return FALSE;
+      if (in->shape.dims[a].kind == GRAFT_DIM_FIXED && in->shape.dims[a].value != 1)
+        return graft_kernel_fail (error, "cannot squeeze axis %" G_GINT64_FORMAT " of size %" G_GINT64_FORMAT,
+                                  axes[i], in->shape.dims[a].value);
+      drop[a] = TRUE;
+    }
+  GraftShape out;
+  graft_shape_init (&out, 0);
+  out.dims = g_new0 (GraftDim, MAX (rank, 1));
+  for (int d = 0; d < rank; d++)
+    if (!drop[d])
+      out.dims[out.rank++] = in->shape.dims[d];
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+infer_unsqueeze (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 n;
+  gboolean known;
+  g_autofree gint64 *axes = axes_from (ctx, 1, &n, &known);
+
+  if (!known || in->shape.rank < 0 || n < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+      return TRUE;
+    }
+  int rank = in->shape.rank + n;
+  if (rank > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "rank %d is too large", rank);
+  gboolean insert[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 i = 0; i < n; i++)
+    {
+      gint64 a = axes[i];
+      if (!graft_normalize_axis (&a, rank, error))
+        return FALSE;
+      if (insert[a])
+        return graft_kernel_fail (error, "axis %" G_GINT64_FORMAT " is repeated", axes[i]);
+      insert[a] = TRUE;
+    }
+  GraftShape out;
+  graft_shape_init (&out, rank);
+  for (int d = 0, s = 0; d < rank; d++)
+    out.dims[d] = insert[d] ? graft_dim_fixed (1) : in->shape.dims[s++];
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* ---- Transpose ---- */
+
+static gboolean
+get_perm (GraftNode *node, int rank, int *perm, GError **error)
+{
+  guint n;
+  const gint64 *p = graft_node_attr_ints (node, "perm", &n);
+  gboolean seen[GRAFT_RT_MAX_RANK] = { 0 };
+  if (p == NULL)
+    {
+      for (int i = 0; i < rank; i++)
+        perm[i] = rank - 1 - i;
+      return TRUE;
+    }
+  if ((int) n != rank)
+    return graft_kernel_fail (error, "perm has %u entries for rank %d", n, rank);
+  for (int i = 0; i < rank; i++)
+    {
+      gint64 a = p[i];
+      if (a < 0)
+        a += rank;
+      if (a < 0 || a >= rank || seen[a])
+        return graft_kernel_fail (error, "perm is not a permutation of 0..%d", rank - 1);
+      seen[a] = TRUE;
+      perm[i] = a;
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_transpose (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  int perm[GRAFT_RT_MAX_RANK];
+  if (in->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+      return TRUE;
+    }
+  if (in->shape.rank > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "rank too large");
+  if (!get_perm (ctx->node, in->shape.rank, perm, error))
+    return FALSE;
+  GraftShape out;
+  graft_shape_init (&out, in->shape.rank);
+  for (int i = 0; i < out.rank; i++)
+    out.dims[i] = in->shape.dims[perm[i]];
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+gboolean
+graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm)
+{
+  gint64 in_strides[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  int rank = in->rank;
+  graft_rt_strides (rank, in->dims, in_strides);
+  for (int i = 0; i < rank; i++)
+    strides[i] = in_strides[perm[i]];
+  gint64 off = 0;
+  if (out->numel == 0)
+    return TRUE;
+  if (rank == 0)
+    {
+      graft_copy_element (out, 0, in, 0);
+      return TRUE;
+    }
+  gint64 inner = out->dims[rank - 1], inner_stride = strides[rank - 1];
+  for (gint64 o = 0; o < out->numel; o += inner)
+    {
+      if (inner_stride == 1)
+        graft_copy_block (out, o, in, off, inner);
+      else
+        for (gint64 k = 0; k < inner; k++)
+          graft_copy_element (out, o + k, in, off + k * inner_stride);
+      for (int d = rank - 2; d >= 0; d--)
+        {
+          index[d]++;
+          off += strides[d];
+          if (index[d] < out->dims[d])
+            break;
+          off -= strides[d] * index[d];
+          index[d] = 0;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_transpose (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  int perm[GRAFT_RT_MAX_RANK];
+  if (!get_perm (ctx->node, in->rank, perm, error))
+    return FALSE;
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  return out && graft_transpose_into (in, out, perm);
+}
+
+/* ---- Concat ---- */
+
+static gboolean
+infer_concat (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *first = NULL;
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 0);
+  int rank = -1;
+
+  for (guint i = 0; i < ctx->n_inputs; i++)
+    if (graft_infer_input (ctx, i) && ctx->inputs[i].shape.rank >= 0)
+      {
+        first = &ctx->inputs[i];
+        rank = first->shape.rank;
+        break;
+      }
+  if (first == NULL)
+    {
+      GraftInferValue *any = graft_infer_input (ctx, 0);
+      graft_infer_set_output_unknown (ctx, 0, any ? any->dtype : GRAFT_DTYPE_UNDEFINED, -1);
+      return TRUE;
+    }
+  if (!graft_normalize_axis (&axis, rank, error))
+    return FALSE;
+  GraftShape out;
+  graft_shape_copy (&out, &first->shape);
+  gint64 total = 0;
+  gboolean fixed = TRUE;
+  for (guint i = 0; i < ctx->n_inputs; i++)
+    {
+      GraftInferValue *in = graft_infer_input (ctx, i);
+      if (in == NULL)
+        continue;
+      if (in->shape.rank < 0)
+        {
+          fixed = FALSE;
+          continue;
+        }
+      if (in->shape.rank != rank)
+        {
+          graft_shape_clear (&out);
+          return graft_kernel_fail (error, "input %u has rank %d, input 0 has rank %d", i, in->shape.rank, rank);
+        }
+      for (int d = 0; d < rank; d++)
+        {
+          GraftDim *dim = &in->shape.dims[d];
+          if (d == axis)
+            {
+              if (dim->kind == GRAFT_DIM_FIXED)
+                total += dim->value;
+              else
+                fixed = FALSE;
+            }
+          else if (dim->kind == GRAFT_DIM_FIXED && out.dims[d].kind == GRAFT_DIM_FIXED && dim->value != out.dims[d].value)
+            {
+              graft_shape_clear (&out);
+              return graft_kernel_fail (error, "input %u has size %" G_GINT64_FORMAT " on axis %d, expected %" G_GINT64_FORMAT,
+                                        i, dim->value, d, out.dims[d].value);
+            }
+          else if (out.dims[d].kind != GRAFT_DIM_FIXED && dim->kind == GRAFT_DIM_FIXED)
+            out.dims[d] = *dim;
+        }
+    }
+  out.dims[axis] = fixed ? graft_dim_fixed (total) : graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, first->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_concat (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 0);
+  if (out == NULL || !graft_normalize_axis (&axis, out->rank, error))
+    return FALSE;
+  gint64 outer = graft_dims_product (out->dims, 0, axis);
+  gint64 out_block = graft_dims_product (out->dims, axis, out->rank);
+  gint64 offset = 0;
+  for (guint i = 0; i < ctx->n_inputs; i++)
+    {
+      GraftRtTensor *in = ctx->inputs[i];
+      if (in == NULL)
+        continue;
+      if (in->dtype != out->dtype)
+        return graft_kernel_fail (error, "input %u is %s, input 0 is %s", i, graft_dtype_to_string (in->dtype),
+                                  graft_dtype_to_string (out->dtype));
+      gint64 block = graft_dims_product (in->dims, axis, in->rank);
+      for (gint64 o = 0; o < outer; o++)
+        graft_copy_block (out, o * out_block + offset, in, o * block, block);
+      offset += block;
+    }
+  return TRUE;
+}
+
+/* ---- Split ---- */
+
+static gboolean
+split_sizes (GraftNode *node, gint64 opset, gint64 dim, guint n_outputs, GraftRtTensor *split_input,
+             gint64 *sizes, GError **error)
+{
+  gint64 n = 0;
+  gint64 values[256];
+  if (split_input)
+    {
+      if (!graft_rt_tensor_read_ints (split_input, values, 256, &n))
+        return graft_kernel_fail (error, "split has too many entries");
+    }
+  else if (graft_node_has_attr (node, "split"))
+    {
+      guint na;
+      const gint64 *a = graft_node_attr_ints (node, "split", &na);
+      n = MIN (na, 256);
+      memcpy (values, a, sizeof (gint64) * n);
+    }
+  if (n > 0)
+    {
+      if (n != n_outputs)
+        return graft_kernel_fail (error, "split has %" G_GINT64_FORMAT " entries for %u outputs", n, n_outputs);
+      gint64 sum = 0;
+      for (gint64 i = 0; i < n; i++)
+        sum += sizes[i] = values[i];
+      if (sum != dim)
+        return graft_kernel_fail (error, "split sizes add up to %" G_GINT64_FORMAT ", the axis has %" G_GINT64_FORMAT, sum, dim);
+      return TRUE;
+    }
+  gint64 chunk = (dim + n_outputs - 1) / MAX (n_outputs, 1);
+  if (!graft_node_has_attr (node, "num_outputs") && dim % n_outputs != 0)
+    return graft_kernel_fail (error, "axis of size %" G_GINT64_FORMAT " cannot be split evenly into %u", dim, n_outputs);
+  for (guint i = 0; i < n_outputs; i++)
+    sizes[i] = MAX (0, MIN (chunk, dim - (gint64) i * chunk));
+  return TRUE;
+}
+
+static gboolean
+infer_split (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 0);
+  if (in->shape.rank < 0)
+    {
+      for (guint i = 0; i < ctx->n_outputs; i++)
+        graft_infer_set_output_unknown (ctx, i, in->dtype, -1);
+      return TRUE;
+    }
+  if (!graft_normalize_axis (&axis, in->shape.rank, error))
+    return FALSE;
+  GraftInferValue *split = graft_infer_input (ctx, 1);
+  GraftDim dim = in->shape.dims[axis];
+  gboolean known = dim.kind == GRAFT_DIM_FIXED && (split == NULL || split->data != NULL);
+  g_autofree gint64 *sizes = g_new0 (gint64, MAX (ctx->n_outputs, 1));
+  if (known && !split_sizes (ctx->node, ctx->opset, dim.value, ctx->n_outputs, split ? split->data : NULL, sizes, error))
+    return FALSE;
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    {
+      GraftShape out;
+      graft_shape_copy (&out, &in->shape);
+      out.dims[axis] = known ? graft_dim_fixed (sizes[i]) : graft_dim_unknown ();
+      graft_infer_set_output (ctx, i, in->dtype, &out);
+      graft_shape_clear (&out);
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_split (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 0);
+  if (!graft_normalize_axis (&axis, in->rank, error))
+    return FALSE;
+  gint64 outer = graft_dims_product (in->dims, 0, axis);
+  gint64 inner = graft_dims_product (in->dims, axis + 1, in->rank);
+  gint64 offset = 0;
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    {
+      GraftRtTensor *out = graft_kernel_output (ctx, i, error);
+      if (out == NULL)
+        return FALSE;
+      gint64 block = out->dims[axis] * inner;
+      for (gint64 o = 0; o < outer; o++)
+        graft_copy_block (out, o * block, in, o * in->dims[axis] * inner + offset, block);
+      offset += block;
+    }
+  return TRUE;
+}
+
+/* ---- Slice ---- */
+
+typedef struct {
+  gint64 start[GRAFT_RT_MAX_RANK], step[GRAFT_RT_MAX_RANK], size[GRAFT_RT_MAX_RANK];
+} SliceSpec;
+
+static gboolean
+slice_params (GraftInferContext *ctx, int rank, const GraftShape *shape, SliceSpec *spec, gboolean *known, GError **error)
+{
+  g_autofree gint64 *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
+  gint64 ns = 0, ne = 0, na = -1, nst = -1;
+
+  *known = TRUE;
+  if (ctx->opset < 10)
+    {
+      guint n1, n2, n3;
+      const gint64 *a = graft_node_attr_ints (ctx->node, "starts", &n1);
+      const gint64 *b = graft_node_attr_ints (ctx->node, "ends", &n2);
+      const gint64 *c = graft_node_attr_ints (ctx->node, "axes", &n3);
+      starts = g_memdup2 (a, sizeof (gint64) * n1); ns = n1;
+      ends = g_memdup2 (b, sizeof (gint64) * n2); ne = n2;
+      if (c)
+        {
+          axes = g_memdup2 (c, sizeof (gint64) * n3);
+          na = n3;
+        }
+    }
+  else
+    {
+      starts = graft_infer_input_ints (ctx, 1, &ns);
+      ends = graft_infer_input_ints (ctx, 2, &ne);
+      if (graft_infer_input (ctx, 3))
+        {
+          axes = graft_infer_input_ints (ctx, 3, &na);
+          if (axes == NULL)
+            *known = FALSE;
+        }
+      if (graft_infer_input (ctx, 4))
+        {
+          steps = graft_infer_input_ints (ctx, 4, &nst);
+          if (steps == NULL)
+            *known = FALSE;
+        }
+      if (starts == NULL || ends == NULL)
+        *known = FALSE;
+    }
+  for (int d = 0; d < rank; d++)
+    {
+      spec->start[d] = 0;
+      spec->step[d] = 1;
+      spec->size[d] = shape->dims[d].kind == GRAFT_DIM_FIXED ? shape->dims[d].value : -1;
+    }
+  if (!*known)
+    return TRUE;
+  if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns))
+    return graft_kernel_fail (error, "starts, ends, axes and steps have different lengths");
+  gboolean seen[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 i = 0; i < ns; i++)
+    {
+      gint64 axis = axes ? axes[i] : i;
+      if (!graft_normalize_axis (&axis, rank, error))
+        return FALSE;
+      if (seen[axis])
+        return graft_kernel_fail (error, "axis %" G_GINT64_FORMAT " is repeated", axis);
+      seen[axis] = TRUE;
+      gint64 step = steps ? steps[i] : 1;
+      if (step == 0)
+        return graft_kernel_fail (error, "step 0 on axis %" G_GINT64_FORMAT, axis);
+      if (shape->dims[axis].kind != GRAFT_DIM_FIXED)
+        {
+          spec->size[axis] = -1;
+          continue;
+        }
+      gint64 dim = shape->dims[axis].value;
+      gint64 s = starts[i], e = ends[i];
+      if (s < 0)
+        s += dim;
+      if (e < 0)
+        e += dim;
+      if (step > 0)
+        {
+          s = CLAMP (s, 0, dim);
+          e = CLAMP (e, 0, dim);
+          spec->size[axis] = e > s ? (e - s + step - 1) / step : 0;
+        }
+      else
+        {
+          s = CLAMP (s, 0, dim - 1);
+          e = CLAMP (e, -1, dim - 1);
+          spec->size[axis] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+      /* ends that were INT_MIN/MAX sentinels are handled by the clamps */
+      spec->start[axis] = s;
+      spec->step[axis] = step;
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_slice (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  SliceSpec spec;
+  gboolean known;
+  if (in->shape.rank < 0 || in->shape.rank > GRAFT_RT_MAX_RANK)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+      return TRUE;
+    }
+  if (!slice_params (ctx, in->shape.rank, &in->shape, &spec, &known, error))
+    return FALSE;
+  GraftShape out;
+  graft_shape_init (&out, in->shape.rank);
+  for (int d = 0; d < out.rank; d++)
+    out.dims[d] = known && spec.size[d] >= 0 ? graft_dim_fixed (spec.size[d]) : graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_slice (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  g_autofree GraftInferValue *infos = g_new0 (GraftInferValue, ctx->n_inputs);
+  for (guint i = 0; i < ctx->n_inputs; i++)
+    infos[i] = (GraftInferValue) { ctx->inputs[i] != NULL, GRAFT_VALUE_TENSOR, 0, GRAFT_SHAPE_UNKNOWN, ctx->inputs[i] };
+  GraftInferContext ictx = { ctx->node, ctx->opset, ctx->n_inputs, infos, 0, NULL };
+  GraftShape shape;
+  SliceSpec spec;
+  gboolean known;
+  graft_rt_tensor_get_shape (in, &shape);
+  gboolean ok = slice_params (&ictx, in->rank, &shape, &spec, &known, error);
+  graft_shape_clear (&shape);
+  if (!ok)
+    return FALSE;
+  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, in->dtype, in->rank, spec.size, error);
+  if (out == NULL)
+    return FALSE;
+  if (out->numel == 0)
+    return TRUE;
+  gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (in->rank, in->dims, strides);
+  gint64 base = 0;
+  for (int d = 0; d < in->rank; d++)
+    base += spec.start[d] * strides[d];
+  gint64 off = base;
+  for (gint64 o = 0; o < out->numel; o++)
+    {
+      graft_copy_element (out, o, in, off);
+      for (int d = in->rank - 1; d >= 0; d--)
+        {
+          index[d]++;
+          off += spec.step[d] * strides[d];
+          if (index[d] < out->dims[d])
+            break;
+          off -= spec.step[d] * strides[d] * index[d];
+          index[d] = 0;
+        }
+    }
+  return TRUE;
+}
+
+/* ---- Expand, Tile ---- */
+
+static gboolean
+infer_expand (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *shape = graft_infer_input_ints (ctx, 1, &n);
+  if (shape == NULL)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
+      return TRUE;
+    }
+  GraftShape target, out;
+  graft_shape_init_fixed (&target, n, shape);
+  gboolean ok = graft_shape_broadcast (&in->shape, &target, &out, error);
+  graft_shape_clear (&target);
+  if (!ok)
+    return FALSE;
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_broadcast_copy (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  const GraftRtTensor *ins[1] = { in };
+  GraftBroadcastIter iter;
+  if (out == NULL)
+    return FALSE;
+  graft_broadcast_iter_init (&iter, out, ins, 1);
+  for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
+    graft_copy_element (out, i, in, iter.offsets[0]);
+  return TRUE;
+}
+
+static gboolean
+infer_tile (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *repeats = graft_infer_input_ints (ctx, 1, &n);
+  if (repeats == NULL || in->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, in->shape.rank);
+      return TRUE;
+    }
+  if (n != in->shape.rank)
+    return graft_kernel_fail (error, "repeats has %" G_GINT64_FORMAT " entries for rank %d", n, in->shape.rank);
+  GraftShape out;
+  graft_shape_copy (&out, &in->shape);
+  for (int d = 0; d < out.rank; d++)
+    if (out.dims[d].kind == GRAFT_DIM_FIXED)
+      out.dims[d].value *= repeats[d];
+    else
+      out.dims[d] = graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_tile (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  if (out == NULL)
+    return FALSE;
+  graft_rt_strides (in->rank, in->dims, strides);
+  for (gint64 o = 0; o < out->numel; o++)
+    {
+      gint64 off = 0;
+      for (int d = 0; d < in->rank; d++)
+        off += (index[d] % in->dims[d]) * strides[d];
+      graft_copy_element (out, o, in, off);
+      for (int d = in->rank - 1; d >= 0; d--)
+        {
+          if (++index[d] < out->dims[d])
+            break;
+          index[d] = 0;
+        }
+    }
+  return TRUE;
+}
+
+/* ---- Pad ---- */
+
+static gboolean
+infer_pad (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  g_autofree gint64 *pads = NULL, *axes = NULL;
+  gint64 n = 0, na = -1;
+  if (ctx->opset < 11)
+    {
+      guint np;
+      const gint64 *p = graft_node_attr_ints (ctx->node, "pads", &np);
+      if (p == NULL)
+        p = graft_node_attr_ints (ctx->node, "paddings", &np);
+      pads = g_memdup2 (p, sizeof (gint64) * MAX (np, 1));
+      n = np;
+    }
+  else
+    {
+      pads = graft_infer_input_ints (ctx, 1, &n);
+      if (graft_infer_input (ctx, 3))
+        axes = graft_infer_input_ints (ctx, 3, &na);
+    }
+  if (pads == NULL || in->shape.rank < 0 || (graft_infer_input (ctx, 3) && axes == NULL))
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, in->shape.rank);
+      return TRUE;
+    }
+  int rank = in->shape.rank;
+  gint64 full[2 * GRAFT_RT_MAX_RANK] = { 0 };
+  gint64 n_axes = na >= 0 ? na : rank;
+  if (n != 2 * n_axes || rank > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "pads has %" G_GINT64_FORMAT " entries, expected %" G_GINT64_FORMAT, n, 2 * n_axes);
+  for (gint64 i = 0; i < n_axes; i++)
+    {
+      gint64 a = axes ? axes[i] : i;
+      if (!graft_normalize_axis (&a, rank, error))
+        return FALSE;
+      full[a] = pads[i];
+      full[a + rank] = pads[i + n_axes];
+    }
+  GraftShape out;
+  graft_shape_copy (&out, &in->shape);
+  for (int d = 0; d < rank; d++)
+    if (out.dims[d].kind == GRAFT_DIM_FIXED)
+      out.dims[d].value += full[d] + full[d + rank];
+    else
+      out.dims[d] = graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  /* keep the normalised pads for the kernel: recomputed there */
+  return TRUE;
+}
+
+static gboolean
+kernel_pad (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  const char *mode = graft_node_attr_string (ctx->node, "mode", "constant");
+  int rank = in->rank;
+  gint64 begin[GRAFT_RT_MAX_RANK] = { 0 };
+  if (out == NULL)
+    return FALSE;
+
+  /* begin pads = out - in - end; recover begins from the pads source */
+  gint64 pads[2 * GRAFT_RT_MAX_RANK] = { 0 }, n = 0;
+  gint64 axes[GRAFT_RT_MAX_RANK], na = -1;
+  if (ctx->opset < 11)
+    {
+      guint np;
+      const gint64 *p = graft_node_attr_ints (ctx->node, "pads", &np);
+      if (p == NULL)
+        p = graft_node_attr_ints (ctx->node, "paddings", &np);
+      n = MIN (np, 2 * GRAFT_RT_MAX_RANK);
+      memcpy (pads, p, sizeof (gint64) * n);
+    }
+  else
+    {
+      graft_rt_tensor_read_ints (ctx->inputs[1], pads, 2 * GRAFT_RT_MAX_RANK, &n);
+      if (graft_kernel_input (ctx, 3))
+        graft_rt_tensor_read_ints (ctx->inputs[3], axes, GRAFT_RT_MAX_RANK, &na);
+    }
+  gint64 n_axes = na >= 0 ? na : rank;
+  for (gint64 i = 0; i < n_axes; i++)
+    {
+      gint64 a = na >= 0 ? axes[i] : i;
+      if (a < 0)
+        a += rank;
+      begin[a] = pads[i];
+    }
+
+  double value = ctx->opset < 11 ? graft_node_attr_float (ctx->node, "value", 0) :
+                 (graft_kernel_input (ctx, 2) && ctx->inputs[2]->numel > 0 ? graft_rt_tensor_get_f64 (ctx->inputs[2], 0) : 0);
+  int m = strcmp (mode, "reflect") == 0 ? 1 : strcmp (mode, "edge") == 0 ? 2 : strcmp (mode, "wrap") == 0 ? 3 : 0;
+  gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (rank, in->dims, strides);
+  for (gint64 o = 0; o < out->numel; o++)
+    {
+      gint64 off = 0;
+      gboolean outside = FALSE;
+      for (int d = 0; d < rank; d++)
+        {
+          gint64 i = index[d] - begin[d], dim = in->dims[d];
+          if (i < 0 || i >= dim)
+            {
+              if (m == 0 || dim == 0)
+                {
+                  outside = TRUE;
+                  break;
+                }
+              if (m == 1)
+                {
+                  gint64 period = dim > 1 ? 2 * (dim - 1) : 1;
+                  i = ((i % period) + period) % period;
+                  if (i >= dim)
+                    i = period - i;
+                }
+              else if (m == 2)
+                i = CLAMP (i, 0, dim - 1);
+              else
+                i = ((i % dim) + dim) % dim;
+            }
+          off += i * strides[d];
+        }
+      if (outside)
+        {
+          if (out->dtype == GRAFT_DTYPE_STRING)
+            {
+              g_free (((char **) out->data)[o]);
+              ((char **) out->data)[o] = g_strdup ("");
+            }
+          else if (graft_dtype_is_float (out->dtype))
+            graft_rt_tensor_set_f64 (out, o, value);
+          else
+            graft_rt_tensor_set_i64 (out, o, graft_kernel_input (ctx, 2) ? graft_rt_tensor_get_i64 (ctx->inputs[2], 0) : (gint64) value);
+        }
+      else
+        graft_copy_element (out, o, in, off);
+      for (int d = rank - 1; d >= 0; d--)
+        {
+          if (++index[d] < out->dims[d])
+            break;
+          index[d] = 0;
+        }
+    }
+  return TRUE;
+}
+
+/* ---- Shape, Size ---- */
+
+static void
+shape_range (GraftNode *node, int rank, gint64 *start, gint64 *end)
+{
+  gint64 s = graft_node_attr_int (node, "start", 0);
+  gint64 e = graft_node_attr_int (node, "end", rank);
+  if (s < 0)
+    s += rank;
+  if (e < 0)
+    e += rank;
+  *start = CLAMP (s, 0, rank);
+  *end = CLAMP (e, 0, rank);
+  if (*end < *start)
+    *end = *start;
+}
+
+static gboolean
+infer_shape (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  if (in->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, GRAFT_DTYPE_INT64, 1);
+      return TRUE;
+    }
+  gint64 s, e;
+  shape_range (ctx->node, in->shape.rank, &s, &e);
+  gint64 n = e - s;
+  graft_infer_set_output_fixed (ctx, 0, GRAFT_DTYPE_INT64, 1, &n);
+  return TRUE;
+}
+
+static gboolean
+kernel_shape (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 s, e;
+  if (out == NULL)
+    return FALSE;
+  shape_range (ctx->node, in->rank, &s, &e);
+  for (gint64 i = s; i < e; i++)
+    ((gint64 *) out->data)[i - s] = in->dims[i];
+  return TRUE;
+}
+
+static gboolean
+infer_size (GraftInferContext *ctx, GError **error)
+{
+  graft_infer_set_output_fixed (ctx, 0, GRAFT_DTYPE_INT64, 0, NULL);
+  return TRUE;
+}
+
+static gboolean
+kernel_size (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  *(gint64 *) out->data = graft_kernel_input (ctx, 0)->numel;
+  return TRUE;
+}
+
+/* ---- Identity, Constant, ConstantOfShape ---- */
+
+static gboolean
+infer_identity (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  if (in == NULL)
+    return graft_kernel_fail (error, "input is missing");
+  graft_infer_set_output (ctx, 0, in->dtype, &in->shape);
+  ctx->outputs[0].kind = in->kind;
+  return TRUE;
+}
+
+static gboolean
+kernel_identity (GraftKernelContext *ctx, GError **error)
+{
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (graft_kernel_input (ctx, 0)));
+  return TRUE;
+}
+
+static GraftRtTensor *
+constant_value (GraftNode *node, GError **error)
+{
+  GraftAttribute *a;
+  if ((a = graft_node_get_attribute (node, "value")) && a->t)
+    return graft_rt_tensor_new_from_tensor (a->t, error);
+  if ((a = graft_node_get_attribute (node, "sparse_value")) && a->t)
+    return graft_rt_tensor_new_from_tensor (a->t, error);
+  if ((a = graft_node_get_attribute (node, "value_float")))
+    return graft_rt_tensor_new_scalar_f32 (a->f);
+  if ((a = graft_node_get_attribute (node, "value_int")))
+    return graft_rt_tensor_new_scalar_i64 (a->i);
+  if ((a = graft_node_get_attribute (node, "value_floats")) && a->floats)
+    {
+      gint64 n = a->floats->len;
+      GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &n, error);
+      for (gint64 i = 0; t && i < n; i++)
+        ((float *) t->data)[i] = g_array_index (a->floats, double, i);
+      return t;
+    }
+  if ((a = graft_node_get_attribute (node, "value_ints")) && a->ints)
+    {
+      gint64 n = a->ints->len;
+      GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, &n, error);
+      if (t)
+        memcpy (t->data, a->ints->data, sizeof (gint64) * n);
+      return t;
+    }
+  if ((a = graft_node_get_attribute (node, "value_string")))
+    {
+      GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+      g_free (((char **) t->data)[0]);
+      ((char **) t->data)[0] = graft_attribute_dup_string (a);
+      return t;
+    }
+  if ((a = graft_node_get_attribute (node, "value_strings")) && a->strings)
+    {
+      gint64 n = a->strings->len;
+      GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 1, &n, error);
+      for (gint64 i = 0; t && i < n; i++)
+        {
+          gsize len;
+          const char *s = g_bytes_get_data (a->strings->pdata[i], &len);
+          g_free (((char **) t->data)[i]);
+          ((char **) t->data)[i] = g_strndup (s, len);
+        }
+      return t;
+    }
+  graft_kernel_fail (error, "Constant has no value attribute");
+  return NULL;
+}
+
+static gboolean
+infer_constant (GraftInferContext *ctx, GError **error)
+{
+  g_autoptr(GraftRtTensor) t = constant_value (ctx->node, error);
+  if (t == NULL)
+    return FALSE;
+  graft_infer_set_output_fixed (ctx, 0, t->dtype, t->rank, t->dims);
+  return TRUE;
+}
+
+static gboolean
+kernel_constant (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *t = constant_value (ctx->node, error);
+  if (t == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, t);
+  return TRUE;
+}
+
+static gboolean
+infer_constant_of_shape (GraftInferContext *ctx, GError **error)
+{
+  GraftAttribute *a = graft_node_get_attribute (ctx->node, "value");
+  GraftDType dtype = a && a->t ? a->t->dtype : GRAFT_DTYPE_FLOAT32;
+  gint64 n;
+  g_autofree gint64 *dims = graft_infer_input_ints (ctx, 0, &n);
+  if (dims == NULL)
+    {
+      GraftInferValue *in = graft_infer_input (ctx, 0);
+      int rank = in && in->shape.rank == 1 && in->shape.dims[0].kind == GRAFT_DIM_FIXED ? in->shape.dims[0].value : -1;
+      graft_infer_set_output_unknown (ctx, 0, dtype, rank);
+      return TRUE;
+    }
+  graft_infer_set_output_fixed (ctx, 0, dtype, n, dims);
+  return TRUE;
+}
+
+static gboolean
+kernel_constant_of_shape (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  GraftAttribute *a = graft_node_get_attribute (ctx->node, "value");
+  if (out == NULL)
+    return FALSE;
+  if (a == NULL || a->t == NULL)
+    {
+      memset (out->data, 0, out->nbytes);
+      return TRUE;
+    }
+  g_autoptr(GraftRtTensor) v = graft_rt_tensor_new_from_tensor (a->t, error);
+  if (v == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < out->numel; i++)
+    graft_copy_element (out, i, v, 0);
+  return TRUE;
+}
+
+/* ---- Range, EyeLike, Trilu ---- */
+
+static gboolean
+infer_range (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *s = graft_infer_input (ctx, 0), *l = graft_infer_input (ctx, 1), *d = graft_infer_input (ctx, 2);
+  if (s == NULL || l == NULL || d == NULL)
+    return graft_kernel_fail (error, "Range needs start, limit and delta");
+  if (s->data == NULL || l->data == NULL || d->data == NULL)
+    {
+      graft_infer_set_output_unknown (ctx, 0, s->dtype, 1);
+      return TRUE;
+    }
+  double start = graft_rt_tensor_get_f64 (s->data, 0), limit = graft_rt_tensor_get_f64 (l->data, 0);
+  double delta = graft_rt_tensor_get_f64 (d->data, 0);
+  if (delta == 0)
+    return graft_kernel_fail (error, "delta is 0");
+  gint64 n = MAX ((gint64) ceil ((limit - start) / delta), 0);
+  graft_infer_set_output_fixed (ctx, 0, s->dtype, 1, &n);
+  return TRUE;
+}
+
+static gboolean
+kernel_range (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  if (graft_dtype_is_float (out->dtype))
+    {
+      double start = graft_rt_tensor_get_f64 (ctx->inputs[0], 0), delta = graft_rt_tensor_get_f64 (ctx->inputs[2], 0);
+      for (gint64 i = 0; i < out->numel; i++)
+        graft_rt_tensor_set_f64 (out, i, start + i * delta);
+    }
+  else
+    {
+      gint64 start = graft_rt_tensor_get_i64 (ctx->inputs[0], 0), delta = graft_rt_tensor_get_i64 (ctx->inputs[2], 0);
+      for (gint64 i = 0; i < out->numel; i++)
+        graft_rt_tensor_set_i64 (out, i, start + i * delta);
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_eye_like (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  GraftDType dtype = graft_node_attr_int (ctx->node, "dtype", in->dtype);
+  graft_infer_set_output (ctx, 0, dtype, &in->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_eye_like (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 k = graft_node_attr_int (ctx->node, "k", 0);
+  if (out == NULL)
+    return FALSE;
+  if (out->rank != 2)
+    return graft_kernel_fail (error, "EyeLike needs a 2-D input");
+  memset (out->data, 0, out->nbytes);
+  for (gint64 r = 0; r < out->dims[0]; r++)
+    {
+      gint64 c = r + k;
+      if (c >= 0 && c < out->dims[1])
+        graft_rt_tensor_set_f64 (out, r * out->dims[1] + c, 1);
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_trilu (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 k = graft_kernel_input (ctx, 1) ? graft_rt_tensor_get_i64 (ctx->inputs[1], 0) : 0;
+  gboolean upper = graft_node_attr_int (ctx->node, "upper", 1);
+  if (out == NULL)
+    return FALSE;
+  if (in->rank < 2)
+    return graft_kernel_fail (error, "Trilu needs rank >= 2");
+  gint64 rows = in->dims[in->rank - 2], cols = in->dims[in->rank - 1];
+  gsize e = graft_rt_dtype_size (in->dtype);
+  memset (out->data, 0, out->nbytes);
+  for (gint64 i = 0; i < in->numel; i++)
+    {
+      gint64 c = i % cols, r = (i / cols) % rows;
+      gboolean keep = upper ? c - r >= k : c - r <= k;
+      if (keep)
+        memcpy ((char *) out->data + i * e, (const char *) in->data + i * e, e);
+    }
+  return TRUE;
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+static gboolean
+infer_depth_space (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  gint64 b = graft_node_attr_int (ctx->node, "blocksize", 0);
+  gboolean to_space = strcmp (ctx->node->op_type, "DepthToSpace") == 0;
+  if (b <= 0)
+    return graft_kernel_fail (error, "blocksize must be positive");
+  if (in->shape.rank != 4)
+    {
+      graft_infer_set_output_unknown (ctx, 0, in->dtype, 4);
+      return TRUE;
+    }
+  GraftShape out;
+  graft_shape_copy (&out, &in->shape);
+  GraftDim *c = &out.dims[1], *h = &out.dims[2], *w = &out.dims[3];
+  if (to_space)
+    {
+      if (c->kind == GRAFT_DIM_FIXED)
+        c->value /= b * b;
+      if (h->kind == GRAFT_DIM_FIXED)
+        h->value *= b;
+      if (w->kind == GRAFT_DIM_FIXED)
+        w->value *= b;
+    }
+  else
+    {
+      if (c->kind == GRAFT_DIM_FIXED)
+        c->value *= b * b;
+      if (h->kind == GRAFT_DIM_FIXED)
+        h->value /= b;
+      if (w->kind == GRAFT_DIM_FIXED)
+        w->value /= b;
+    }
+  graft_infer_set_output (ctx, 0, in->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_depth_space (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  gint64 b = graft_node_attr_int (ctx->node, "blocksize", 1);
+  gboolean crd = strcmp (graft_node_attr_string (ctx->node, "mode", "DCR"), "CRD") == 0;
+  gboolean to_space = strcmp (ctx->node->op_type, "DepthToSpace") == 0;
+  if (out == NULL)
+    return FALSE;
+  gint64 N = in->dims[0];
+  if (to_space)
+    {
+      gint64 C = out->dims[1], H = in->dims[2], W = in->dims[3];
+      for (gint64 n = 0; n < N; n++)
+        for (gint64 c = 0; c < C; c++)
+          for (gint64 h = 0; h < H * b; h++)
+            for (gint64 w = 0; w < W * b; w++)
+              {
+                gint64 bh = h % b, bw = w % b;
+                gint64 ic = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
+                gint64 si = ((n * in->dims[1] + ic) * H + h / b) * W + w / b;
+                gint64 di = ((n * C + c) * H * b + h) * W * b + w;
+                graft_copy_element (out, di, in, si);
+              }
+    }
+  else
+    {
+      gint64 C = in->dims[1], H = out->dims[2], W = out->dims[3];
+      for (gint64 n = 0; n < N; n++)
+        for (gint64 c = 0; c < C; c++)
+          for (gint64 h = 0; h < H * b; h++)
+            for (gint64 w = 0; w < W * b; w++)
+              {
+                gint64 bh = h % b, bw = w % b;
+                gint64 oc = (bh * b + bw) * C + c;
+                gint64 si = ((n * C + c) * H * b + h) * W * b + w;
+                gint64 di = ((n * out->dims[1] + oc) * H + h / b) * W + w / b;
+                graft_copy_element (out, di, in, si);
+              }
+    }
+  return TRUE;
+}
+
+/* ---- Cast, CastLike, Dropout ---- */
+
+static gboolean
+infer_cast (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  GraftDType to;
+  if (strcmp (ctx->node->op_type, "CastLike") == 0)
+    {
+      GraftInferValue *like = graft_infer_input (ctx, 1);
+      to = like ? like->dtype : GRAFT_DTYPE_UNDEFINED;
+    }
+  else
+    {
+      GraftAttribute *a = graft_node_get_attribute (ctx->node, "to");
+      if (a && a->type == GRAFT_ATTR_STRING)
+        to = graft_dtype_from_string (graft_node_attr_string (ctx->node, "to", ""));
+      else
+        to = graft_node_attr_int (ctx->node, "to", 0);
+    }
+  if (!graft_dtype_is_valid (to) || to == GRAFT_DTYPE_UNDEFINED)
+    return graft_kernel_fail (error, "invalid target type %d", to);
+  graft_infer_set_output (ctx, 0, to, &in->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_cast (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *out = graft_rt_tensor_cast (in, ctx->inferred[0].dtype, error);
+  if (out == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, out);
+  return TRUE;
+}
+
+static gboolean
+infer_dropout (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  graft_infer_set_output (ctx, 0, in->dtype, &in->shape);
+  if (ctx->n_outputs > 1)
+    graft_infer_set_output (ctx, 1, GRAFT_DTYPE_BOOL, &in->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_dropout (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = graft_kernel_input (ctx, 0);
+  GraftRtTensor *training = graft_kernel_input (ctx, 2);
+  if (training && ((guint8 *) training->data)[0])
+    {
+      GraftRtTensor *ratio = graft_kernel_input (ctx, 1);
+      double r = ratio ? graft_rt_tensor_get_f64 (ratio, 0) : graft_node_attr_float (ctx->node, "ratio", 0.5);
+      if (r != 0)
+        return graft_kernel_unsupported (error, "Dropout in training mode (random masks) is not supported");
+    }
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (in));
+  if (graft_kernel_wants_output (ctx, 1))
+    {
+      GraftRtTensor *mask = graft_kernel_output (ctx, 1, error);
+      if (mask == NULL)
+        return FALSE;
+      memset (mask->data, 1, mask->nbytes);
+    }
+  return TRUE;
+}
+
+#define OP(name, since, until, infer, kernel) { "onnx::" name, since, until, infer, kernel, 0 }
+
+const GraftOpSchema graft_ops_shape[] = {
+  OP ("Reshape", 1, 0, infer_reshape, kernel_view),
+  OP ("Flatten", 1, 0, infer_flatten, kernel_view),
+  OP ("Squeeze", 1, 0, infer_squeeze, kernel_view),
+  OP ("Unsqueeze", 1, 0, infer_unsqueeze, kernel_view),
+  OP ("Transpose", 1, 0, infer_transpose, kernel_transpose),
+  OP ("Concat", 1, 0, infer_concat, kernel_concat),
+  OP ("Split", 1, 0, infer_split, kernel_split),
+  OP ("Slice", 1, 0, infer_slice, kernel_slice),
+  OP ("Expand", 8, 0, infer_expand, kernel_broadcast_copy),
+  OP ("Tile", 6, 0, infer_tile, kernel_tile),
+  OP ("Pad", 1, 0, infer_pad, kernel_pad),
+  OP ("Shape", 1, 0, infer_shape, kernel_shape),
+  OP ("Size", 1, 0, infer_size, kernel_size),
+  OP ("Identity", 1, 0, infer_identity, kernel_identity),
+  OP ("Constant", 1, 0, infer_constant, kernel_constant),
+  OP ("ConstantOfShape", 9, 0, infer_constant_of_shape, kernel_constant_of_shape),
+  OP ("Range", 11, 0, infer_range, kernel_range),
+  OP ("EyeLike", 9, 0, infer_eye_like, kernel_eye_like),
+  OP ("Trilu", 14, 0, graft_infer_same_as_input, kernel_trilu),
+  OP ("DepthToSpace", 1, 0, infer_depth_space, kernel_depth_space),
+  OP ("SpaceToDepth", 1, 0, infer_depth_space, kernel_depth_space),
+  OP ("Cast", 1, 0, infer_cast, kernel_cast),
+  OP ("CastLike", 15, 0, infer_cast, kernel_cast),
+  OP ("Dropout", 1, 0, infer_dropout, kernel_dropout),
+  { NULL }
+};

@@ -1,0 +1,35 @@
+/* Sliding-window geometry shared by convolutions and pooling: strides,
+ * dilations, explicit or automatic (SAME_UPPER/SAME_LOWER/VALID) padding,
+ * ceil_mode, and ConvTranspose's output_shape/output_padding. */
+#pragma once
+
+#include "runtime/op.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_WINDOW_MAX_DIMS 8
+
+typedef struct {
+  int n;
+  gint64 in[GRAFT_WINDOW_MAX_DIMS];
+  gint64 out[GRAFT_WINDOW_MAX_DIMS];
+  gint64 kernel[GRAFT_WINDOW_MAX_DIMS];
+  gint64 stride[GRAFT_WINDOW_MAX_DIMS];
+  gint64 dilation[GRAFT_WINDOW_MAX_DIMS];
+  gint64 pad_begin[GRAFT_WINDOW_MAX_DIMS];
+  gint64 pad_end[GRAFT_WINDOW_MAX_DIMS];
+  gint64 output_padding[GRAFT_WINDOW_MAX_DIMS];
+} GraftWindow;
+
+/* Reads strides/dilations/pads/auto_pad (and output_shape for transpose)
+ * from node and computes the output size of every spatial axis. */
+gboolean graft_window_geometry (GraftNode *node, int n_spatial, const gint64 *in, const gint64 *kernel,
+                                gboolean transpose, gboolean ceil_mode, GraftWindow *window, GError **error);
+
+/* float32 convolution: x [N, C, in...], weight [M, C/group, kernel...],
+ * bias [M] or NULL, y [N, M, out...]. ctx may be NULL (no threads). */
+gboolean graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias,
+                           float *y, gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *window,
+                           GError **error);
+
+G_END_DECLS

@@ -1,0 +1,135 @@
+/* The operator registry and what a kernel file needs.
+ *
+ * Every operator has ONE schema entry: its name ("onnx::Conv",
+ * "aten::conv2d"), the opset range it covers (ONNX domains only), its
+ * shape/dtype inference and its kernel. Kernel files (kernels/<family>.c) each
+ * export an array `const GraftOpSchema graft_ops_<family>[]` terminated by
+ * an entry with name NULL, and list <family> in kernels/meson.build.
+ *
+ * Inference works on the IR's GraftShape/GraftDType, so it runs both
+ * statically (symbolic or unknown dims, constant data only when known) and
+ * at run time (all dims fixed, all data known): the engine calls it before
+ * each kernel to learn the output shapes it allocates, so the shape logic
+ * of an op lives in one place.
+ */
+#pragma once
+
+#include <glib.h>
+#include "ir/graph.h"
+#include "runtime/rt-tensor.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  gboolean present;        /* FALSE: omitted optional input / output not inferred */
+  GraftValueKind kind;     /* TENSOR, SEQUENCE or OPTIONAL */
+  GraftDType dtype;        /* element type, UNDEFINED if unknown */
+  GraftShape shape;        /* owned; rank -1 if unknown */
+  GraftRtTensor *data;     /* the value when known (constants, run time), not owned; else NULL */
+} GraftInferValue;
+
+typedef struct {
+  GraftNode *node;
+  gint64 opset;
+  guint n_inputs;
+  GraftInferValue *inputs;
+  guint n_outputs;
+  GraftInferValue *outputs;  /* to fill; start as not present */
+} GraftInferContext;
+
+typedef gboolean (*GraftInferFunc) (GraftInferContext *ctx, GError **error);
+
+typedef struct _GraftKernelContext GraftKernelContext;
+typedef gboolean (*GraftKernelFunc) (GraftKernelContext *ctx, GError **error);
+
+typedef enum {
+  /* The engine converts float16/bfloat16 inputs to float32 before the
+   * kernel and the float32 outputs back afterwards. */
+  GRAFT_OP_HALF_AS_FLOAT = 1 << 0,
+} GraftOpFlags;
+
+typedef struct {
+  const char *name;        /* "onnx::Conv" */
+  int since;               /* first opset (ONNX domains), 0 for others */
+  int until;               /* last opset, 0 = still current */
+  GraftInferFunc infer;    /* may be NULL: outputs unknown until the kernel runs */
+  GraftKernelFunc kernel;
+  guint flags;
+} GraftOpSchema;
+
+/* Finds the schema for node->op at opset (ignored when the op's schemas
+ * have no range). NULL if the runtime has no kernel for it. */
+const GraftOpSchema *graft_op_registry_lookup (const char *op, gint64 opset);
+/* Every schema (for listings and tests). */
+GPtrArray *graft_op_registry_list (void);
+
+/* Attributes (usable from infer and kernels). */
+gint64 graft_node_attr_int (GraftNode *node, const char *name, gint64 fallback);
+double graft_node_attr_float (GraftNode *node, const char *name, double fallback);
+/* Borrowed NUL-terminated copy cached on the attribute; fallback if absent. */
+const char *graft_node_attr_string (GraftNode *node, const char *name, const char *fallback);
+/* Returns the INTS attribute's values (borrowed) or NULL; sets *n. */
+const gint64 *graft_node_attr_ints (GraftNode *node, const char *name, guint *n);
+const double *graft_node_attr_floats (GraftNode *node, const char *name, guint *n);
+gboolean graft_node_has_attr (GraftNode *node, const char *name);
+GraftGraph *graft_node_attr_graph (GraftNode *node, const char *name);
+
+/* Inference helpers */
+GraftInferValue *graft_infer_input (GraftInferContext *ctx, guint i); /* NULL if absent */
+void graft_infer_set_output (GraftInferContext *ctx, guint i, GraftDType dtype, const GraftShape *shape);
+void graft_infer_set_output_fixed (GraftInferContext *ctx, guint i, GraftDType dtype, int rank, const gint64 *dims);
+void graft_infer_set_output_unknown (GraftInferContext *ctx, guint i, GraftDType dtype, int rank);
+void graft_infer_set_output_kind (GraftInferContext *ctx, guint i, GraftValueKind kind, GraftDType dtype);
+/* Output i has input j's dtype and shape. */
+gboolean graft_infer_same_as_input (GraftInferContext *ctx, GError **error);
+/* Numpy broadcasting of shapes; FALSE with error if incompatible. */
+gboolean graft_shape_broadcast (const GraftShape *a, const GraftShape *b, GraftShape *out, GError **error);
+/* Values of a constant int tensor input (any int dtype); NULL if not known. g_free the result. */
+gint64 *graft_infer_input_ints (GraftInferContext *ctx, guint i, gint64 *n);
+/* Normalises a possibly negative axis against rank; FALSE with error when out of range. */
+gboolean graft_normalize_axis (gint64 *axis, int rank, GError **error);
+
+/* Kernel context */
+struct _GraftKernelContext {
+  GraftNode *node;
+  const GraftOpSchema *schema;
+  gint64 opset;
+  guint n_inputs;
+  GraftRtTensor **inputs;       /* NULL for omitted optional inputs */
+  guint n_outputs;
+  GraftRtTensor **outputs;      /* set by the kernel (or by graft_kernel_output) */
+  GraftInferValue *inferred;    /* n_outputs, from the schema's infer */
+  gpointer engine;              /* private: frame for subgraphs, pool, threads */
+};
+
+GraftRtTensor *graft_kernel_input (GraftKernelContext *ctx, guint i); /* NULL if absent */
+/* Output i allocated with its inferred dtype and shape (which must be fixed). */
+GraftRtTensor *graft_kernel_output (GraftKernelContext *ctx, guint i, GError **error);
+GraftRtTensor *graft_kernel_alloc_output (GraftKernelContext *ctx, guint i, GraftDType dtype,
+                                          int rank, const gint64 *dims, GError **error);
+/* Takes ownership of tensor. */
+void graft_kernel_set_output (GraftKernelContext *ctx, guint i, GraftRtTensor *tensor);
+gboolean graft_kernel_wants_output (GraftKernelContext *ctx, guint i);
+
+/* Runs a subgraph of the current node with the given inputs (borrowed) and
+ * returns its outputs (new array of owned tensors, graph output order).
+ * Outer-scope values resolve through the running frames. */
+GPtrArray *graft_kernel_run_subgraph (GraftKernelContext *ctx, GraftGraph *graph,
+                                      GraftRtTensor **inputs, guint n_inputs, GError **error);
+
+/* Calls func (index, data) for index in [0, n) on the worker pool. */
+typedef void (*GraftParallelFunc) (gint64 index, gpointer data);
+void graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc func, gpointer data);
+guint graft_kernel_get_n_threads (GraftKernelContext *ctx);
+
+/* Error helpers: messages are prefixed with the node by the engine. */
+/* Set error and return FALSE. */
+gboolean graft_kernel_fail (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+gboolean graft_kernel_unsupported (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+/* Numeric helpers shared by kernels */
+gboolean graft_dtype_is_signed_integer (GraftDType dtype);
+/* Row-major strides of a shape (in elements). */
+void graft_rt_strides (int rank, const gint64 *dims, gint64 *strides);
+
+G_END_DECLS

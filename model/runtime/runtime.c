@@ -1,0 +1,1033 @@
+#include "runtime/runtime.h"
+
+#include <cblas.h>
+#include <string.h>
+#include "runtime/op.h"
+#include "runtime/worker-pool.h"
+
+#define NO_SLOT G_MAXUINT
+
+typedef struct {
+  guint up;      /* how many frames up the value lives */
+  guint slot;    /* NO_SLOT: omitted optional input */
+} ValueRef;
+
+typedef struct {
+  GraftNode *node;
+  const GraftOpSchema *schema;
+  gint64 opset;
+  guint n_inputs;
+  ValueRef *inputs;
+  guint n_outputs;
+  guint *outputs;
+  guint n_release;
+  guint *release;
+  guint timing_index;
+} Step;
+
+typedef struct {
+  GraftGraph *graph;
+  GHashTable *slots;         /* GraftValue* → slot + 1 */
+  guint n_slots;
+  GraftValue **values;       /* slot → value */
+  guint n_steps;
+  Step *steps;
+  GraftRtTensor **constants; /* slot → initializer, or NULL */
+} Plan;
+
+struct _GraftRuntime {
+  GraftModel *model;
+  GHashTable *plans;         /* GraftGraph* → Plan* */
+  Plan *main;
+  GraftRtPool *pool;
+  GraftWorkerPool *workers;
+  guint n_threads;
+  gboolean profiling;
+  GArray *timings;           /* GraftNodeTiming, by Step.timing_index */
+  GMutex run_lock;           /* one run at a time: frames share the pool and timings */
+  GPtrArray *inputs;
+  GPtrArray *outputs;
+};
+
+typedef struct {
+  GraftRuntime *runtime;
+  GCancellable *cancellable;
+  GraftRuntimeProgressFunc progress;
+  gpointer progress_data;
+  guint done;
+} RunState;
+
+typedef struct _Frame Frame;
+struct _Frame {
+  Plan *plan;
+  GraftRtTensor **values;
+  Frame *parent;
+};
+
+typedef struct {
+  RunState *run;
+  Frame *frame;
+} EngineCtx;
+
+/* ------------------------------------------------------------------ */
+/* Support check                                                       */
+
+static gint64
+node_opset (GraftModel *model, GraftNode *node)
+{
+  return graft_model_get_opset (model, node->domain ? node->domain : "onnx");
+}
+
+typedef struct {
+  GraftModel *model;
+  GPtrArray *unsupported;
+} CheckData;
+
+static void
+check_node (GraftNode *node, gpointer user_data)
+{
+  CheckData *data = user_data;
+  if (graft_op_registry_lookup (node->op, node_opset (data->model, node)) == NULL)
+    g_ptr_array_add (data->unsupported, node);
+}
+
+gboolean
+graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  CheckData data = { model, g_ptr_array_new () };
+
+  if (graph == NULL)
+    {
+      g_ptr_array_unref (data.unsupported);
+      *unsupported = NULL;
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "the model has no graph to run (weights only)");
+      return FALSE;
+    }
+  graft_graph_foreach_node_recursive (graph, check_node, &data);
+  *unsupported = data.unsupported;
+  return TRUE;
+}
+
+gboolean
+graft_runtime_supports_op (const char *op, gint64 opset)
+{
+  return graft_op_registry_lookup (op, opset) != NULL;
+}
+
+char *
+graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported)
+{
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < unsupported->len; i++)
+    {
+      GraftNode *node = unsupported->pdata[i];
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (counts, node->op));
+      if (n == 0)
+        g_ptr_array_add (order, node);
+      g_hash_table_insert (counts, (gpointer) node->op, GUINT_TO_POINTER (n + 1));
+    }
+  for (guint i = 0; i < order->len; i++)
+    {
+      GraftNode *node = order->pdata[i];
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (counts, node->op));
+      gint64 opset = node_opset (model, node);
+      if (i > 0)
+        g_string_append (s, ", ");
+      g_string_append (s, node->op);
+      if (opset >= 0 && !g_str_has_prefix (node->op, "aten::") && !g_str_has_prefix (node->op, "prim::"))
+        g_string_append_printf (s, " (opset %" G_GINT64_FORMAT ")", opset);
+      if (n > 1)
+        g_string_append_printf (s, " ×%u", n);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Planning                                                            */
+
+static void
+plan_free (Plan *plan)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      g_free (plan->steps[i].inputs);
+      g_free (plan->steps[i].outputs);
+      g_free (plan->steps[i].release);
+    }
+  g_free (plan->steps);
+  for (guint i = 0; i < plan->n_slots; i++)
+    if (plan->constants[i])
+      graft_rt_tensor_unref (plan->constants[i]);
+  g_free (plan->constants);
+  g_free (plan->values);
+  g_hash_table_destroy (plan->slots);
+  g_free (plan);
+}
+
+static guint
+plan_slot (Plan *plan, GraftValue *value)
+{
+  gpointer p = g_hash_table_lookup (plan->slots, value);
+  return p ? GPOINTER_TO_UINT (p) - 1 : NO_SLOT;
+}
+
+/* Values of enclosing graphs that nodes inside sub (at any depth) read. */
+static void
+collect_captures (GraftGraph *sub, GHashTable *set)
+{
+  for (guint i = 0; i < sub->nodes->len; i++)
+    {
+      GraftNode *node = sub->nodes->pdata[i];
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          if (v != NULL && v->graph != sub)
+            g_hash_table_add (set, v);
+        }
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      for (guint k = 0; subs && k < subs->len; k++)
+        collect_captures (subs->pdata[k], set);
+    }
+  for (guint j = 0; j < sub->outputs->len; j++)
+    {
+      GraftValue *v = sub->outputs->pdata[j];
+      if (v != NULL && v->graph != sub)
+        g_hash_table_add (set, v);
+    }
+}
+
+/* Every value a node depends on: its inputs and its subgraphs' captures. */
+static GPtrArray *
+node_dependencies (GraftNode *node)
+{
+  GPtrArray *deps = g_ptr_array_new ();
+  for (guint j = 0; j < node->inputs->len; j++)
+    if (node->inputs->pdata[j])
+      g_ptr_array_add (deps, node->inputs->pdata[j]);
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  if (subs && subs->len > 0)
+    {
+      g_autoptr(GHashTable) set = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint k = 0; k < subs->len; k++)
+        collect_captures (subs->pdata[k], set);
+      GHashTableIter iter;
+      gpointer key;
+      g_hash_table_iter_init (&iter, set);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_ptr_array_add (deps, key);
+    }
+  return deps;
+}
+
+static gboolean
+topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
+{
+  guint n = graph->nodes->len;
+  g_autofree guint *pending = g_new0 (guint, n);
+  g_autoptr(GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  GPtrArray *result = g_ptr_array_sized_new (n);
+  GQueue ready = G_QUEUE_INIT;
+
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (users, g_ptr_array_new ());
+  for (guint i = 0; i < n; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      g_autoptr(GPtrArray) deps = node_dependencies (node);
+      g_autoptr(GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint j = 0; j < deps->len; j++)
+        {
+          GraftValue *v = deps->pdata[j];
+          GraftNode *producer = v->producer;
+          if (producer == NULL || producer->graph != graph || producer == node || !g_hash_table_add (seen, producer))
+            continue;
+          pending[i]++;
+          g_ptr_array_add (users->pdata[producer->index], node);
+        }
+    }
+  for (guint i = 0; i < n; i++)
+    if (pending[i] == 0)
+      g_queue_push_tail (&ready, graph->nodes->pdata[i]);
+  while (!g_queue_is_empty (&ready))
+    {
+      GraftNode *node = g_queue_pop_head (&ready);
+      g_ptr_array_add (result, node);
+      GPtrArray *u = users->pdata[node->index];
+      for (guint j = 0; j < u->len; j++)
+        {
+          GraftNode *user = u->pdata[j];
+          if (--pending[user->index] == 0)
+            g_queue_push_tail (&ready, user);
+        }
+    }
+  if (result->len != n)
+    {
+      for (guint i = 0; i < n; i++)
+        if (pending[i] > 0)
+          {
+            GraftNode *node = graph->nodes->pdata[i];
+            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                         "graph '%s' has a cycle through node '%s' (%s)",
+                         graph->name ? graph->name : "", node->name, node->op);
+            break;
+          }
+      g_ptr_array_unref (result);
+      return FALSE;
+    }
+  *order = result;
+  return TRUE;
+}
+
+static gboolean
+value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error)
+{
+  guint up = 0;
+  GraftGraph *g = graph;
+  while (g != NULL && g != value->graph)
+    {
+      g = g->parent_graph;
+      up++;
+    }
+  Plan *owner = g ? g_hash_table_lookup (rt->plans, g) : NULL;
+  if (owner == NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "value '%s' belongs to no enclosing graph", value->name);
+      return FALSE;
+    }
+  ref->up = up;
+  ref->slot = plan_slot (owner, value);
+  return TRUE;
+}
+
+static guint timing_counter_add (GraftRuntime *rt, GraftNode *node)
+{
+  GraftNodeTiming t = { node, 0, 0 };
+  g_array_append_val (rt->timings, t);
+  return rt->timings->len - 1;
+}
+
+static Plan *
+plan_new_slots (GraftGraph *graph)
+{
+  Plan *plan = g_new0 (Plan, 1);
+  plan->graph = graph;
+  plan->slots = g_hash_table_new (g_direct_hash, g_direct_equal);
+  plan->n_slots = graph->values->len;
+  plan->values = g_new0 (GraftValue *, plan->n_slots);
+  plan->constants = g_new0 (GraftRtTensor *, plan->n_slots);
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      g_hash_table_insert (plan->slots, v, GUINT_TO_POINTER (i + 1));
+      plan->values[i] = v;
+    }
+  return plan;
+}
+
+static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
+
+/* Creates the slot maps of graph and its subgraphs first (steps refer to
+ * outer plans' slots), then the steps. */
+static void
+register_plans (GraftRuntime *rt, GraftGraph *graph)
+{
+  g_hash_table_insert (rt->plans, graph, plan_new_slots (graph));
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        register_plans (rt, subs->pdata[k]);
+    }
+}
+
+static gboolean
+plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
+{
+  GraftGraph *graph = plan->graph;
+  g_autoptr(GPtrArray) order = NULL;
+
+  if (!topological_order (graph, &order, error))
+    return FALSE;
+
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *v = graph->initializers->pdata[i];
+      guint slot = plan_slot (plan, v);
+      if (slot == NO_SLOT || v->initializer == NULL || plan->constants[slot])
+        continue;
+      plan->constants[slot] = graft_rt_tensor_new_from_tensor (v->initializer, error);
+      if (plan->constants[slot] == NULL)
+        return FALSE;
+    }
+
+  plan->n_steps = order->len;
+  plan->steps = g_new0 (Step, order->len);
+  g_autofree guint *last_use = g_new (guint, plan->n_slots);
+  for (guint s = 0; s < plan->n_slots; s++)
+    last_use[s] = NO_SLOT;
+
+  for (guint i = 0; i < order->len; i++)
+    {
+      GraftNode *node = order->pdata[i];
+      Step *step = &plan->steps[i];
+      step->node = node;
+      step->opset = node_opset (rt->model, node);
+      step->schema = graft_op_registry_lookup (node->op, step->opset);
+      if (step->schema == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+                       "node '%s': %s is not supported at opset %" G_GINT64_FORMAT,
+                       node->name, node->op, step->opset);
+          return FALSE;
+        }
+      step->n_inputs = node->inputs->len;
+      step->inputs = g_new (ValueRef, MAX (step->n_inputs, 1));
+      for (guint j = 0; j < step->n_inputs; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          step->inputs[j] = (ValueRef) { 0, NO_SLOT };
+          if (v == NULL)
+            continue;
+          if (!value_ref (graph, v, &step->inputs[j], rt, error))
+            {
+              g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
+              return FALSE;
+            }
+        }
+      step->n_outputs = node->outputs->len;
+      step->outputs = g_new (guint, MAX (step->n_outputs, 1));
+      for (guint j = 0; j < step->n_outputs; j++)
+        {
+          GraftValue *v = node->outputs->pdata[j];
+          step->outputs[j] = v ? plan_slot (plan, v) : NO_SLOT;
+        }
+      g_autoptr(GPtrArray) deps = node_dependencies (node);
+      for (guint j = 0; j < deps->len; j++)
+        {
+          GraftValue *v = deps->pdata[j];
+          if (v->graph == graph)
+            {
+              guint slot = plan_slot (plan, v);
+              if (slot != NO_SLOT)
+                last_use[slot] = i;
+            }
+        }
+      step->timing_index = timing_counter_add (rt, node);
+    }
+
+  /* Free values after their last use, except graph outputs and constants. */
+  g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      GraftValue *v = plan->values[s];
+      if (last_use[s] == NO_SLOT || v->is_graph_output || plan->constants[s])
+        continue;
+      gboolean is_output = FALSE;
+      for (guint k = 0; k < graph->outputs->len; k++)
+        is_output |= graph->outputs->pdata[k] == v;
+      if (is_output)
+        {
+          last_use[s] = NO_SLOT;
+          continue;
+        }
+      n_release[last_use[s]]++;
+    }
+  for (guint i = 0; i < plan->n_steps; i++)
+    plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      if (last_use[s] == NO_SLOT || plan->constants[s] || plan->values[s]->is_graph_output)
+        continue;
+      Step *step = &plan->steps[last_use[s]];
+      step->release[step->n_release++] = s;
+    }
+  return TRUE;
+}
+
+GraftRuntime *
+graft_runtime_new (GraftModel *model, GError **error)
+{
+  g_autoptr(GPtrArray) unsupported = NULL;
+
+  if (!graft_runtime_check_supported (model, &unsupported, error))
+    return NULL;
+  if (unsupported->len > 0)
+    {
+      g_autofree char *list = graft_runtime_describe_unsupported (model, unsupported);
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+                   "the runtime does not support %s", list);
+      return NULL;
+    }
+
+  GraftRuntime *rt = g_new0 (GraftRuntime, 1);
+  rt->model = g_object_ref (model);
+  rt->plans = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) plan_free);
+  rt->pool = graft_rt_pool_new ();
+  rt->timings = g_array_new (FALSE, TRUE, sizeof (GraftNodeTiming));
+  rt->n_threads = 1;
+  g_mutex_init (&rt->run_lock);
+
+  GraftGraph *graph = graft_model_get_graph (model);
+  register_plans (rt, graph);
+  rt->main = g_hash_table_lookup (rt->plans, graph);
+
+  /* Main graph first so that its nodes come first in the timings. */
+  g_autoptr(GList) plans = g_hash_table_get_values (rt->plans);
+  if (!plan_graph_steps (rt, rt->main, error))
+    {
+      graft_runtime_free (rt);
+      return NULL;
+    }
+  for (GList *l = plans; l; l = l->next)
+    if (l->data != rt->main && !plan_graph_steps (rt, l->data, error))
+      {
+        graft_runtime_free (rt);
+        return NULL;
+      }
+
+  rt->inputs = g_ptr_array_new ();
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *v = graph->inputs->pdata[i];
+      if (v->initializer == NULL)
+        g_ptr_array_add (rt->inputs, v);
+    }
+  rt->outputs = g_ptr_array_copy (graph->outputs, NULL, NULL);
+  return rt;
+}
+
+void
+graft_runtime_free (GraftRuntime *self)
+{
+  if (self == NULL)
+    return;
+  g_hash_table_destroy (self->plans);
+  graft_worker_pool_free (self->workers);
+  graft_rt_pool_unref (self->pool);
+  g_array_unref (self->timings);
+  g_clear_pointer (&self->inputs, g_ptr_array_unref);
+  g_clear_pointer (&self->outputs, g_ptr_array_unref);
+  g_mutex_clear (&self->run_lock);
+  g_object_unref (self->model);
+  g_free (self);
+}
+
+GraftModel *
+graft_runtime_get_model (GraftRuntime *self)
+{
+  return self->model;
+}
+
+void
+graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
+{
+  n_threads = CLAMP (n_threads, 1, 256);
+  if (n_threads == self->n_threads && (self->workers != NULL || n_threads == 1))
+    return;
+  graft_worker_pool_free (self->workers);
+  self->workers = n_threads > 1 ? graft_worker_pool_new (n_threads) : NULL;
+  self->n_threads = n_threads;
+}
+
+guint
+graft_runtime_get_n_threads (GraftRuntime *self)
+{
+  return self->n_threads;
+}
+
+GPtrArray *
+graft_runtime_get_inputs (GraftRuntime *self)
+{
+  return self->inputs;
+}
+
+GPtrArray *
+graft_runtime_get_outputs (GraftRuntime *self)
+{
+  return self->outputs;
+}
+
+void
+graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled)
+{
+  self->profiling = enabled;
+}
+
+GArray *
+graft_runtime_get_timings (GraftRuntime *self)
+{
+  return self->timings;
+}
+
+void
+graft_runtime_reset_timings (GraftRuntime *self)
+{
+  for (guint i = 0; i < self->timings->len; i++)
+    {
+      GraftNodeTiming *t = &g_array_index (self->timings, GraftNodeTiming, i);
+      t->seconds = 0;
+      t->calls = 0;
+    }
+}
+
+gboolean
+graft_runtime_check_input (GraftRuntime *self, GraftValue *input, GraftRtTensor *tensor, GError **error)
+{
+  g_autofree char *expected = graft_shape_to_string (&input->shape);
+  g_autofree char *got = graft_rt_tensor_describe (tensor);
+  const char *want_dtype = graft_dtype_to_string (input->dtype);
+
+  if (input->kind == GRAFT_VALUE_SEQUENCE)
+    {
+      if (tensor->kind != GRAFT_RT_SEQUENCE)
+        return graft_kernel_fail (error, "input '%s' expects a sequence (%s), got %s",
+                                  input->name, input->type_string ? input->type_string : "", got);
+      return TRUE;
+    }
+  if (input->kind == GRAFT_VALUE_OPTIONAL && tensor->kind != GRAFT_RT_TENSOR)
+    return TRUE;
+  if (tensor->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "input '%s' expects a tensor %s[%s], got %s",
+                              input->name, want_dtype, expected, got);
+  if (input->dtype != GRAFT_DTYPE_UNDEFINED && tensor->dtype != input->dtype)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                   "input '%s' expects element type %s (shape %s), got %s",
+                   input->name, want_dtype, expected, got);
+      return FALSE;
+    }
+  if (input->shape.rank >= 0)
+    {
+      gboolean ok = input->shape.rank == tensor->rank;
+      for (int i = 0; ok && i < tensor->rank; i++)
+        if (input->shape.dims[i].kind == GRAFT_DIM_FIXED && input->shape.dims[i].value != tensor->dims[i])
+          ok = FALSE;
+      if (!ok)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "input '%s' expects shape %s (%s), got %s",
+                       input->name, expected, want_dtype, got);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Execution                                                           */
+
+static GPtrArray *run_plan (RunState *run, Plan *plan, Frame *parent,
+                            GraftRtTensor **inputs, guint n_inputs, GError **error);
+
+static GraftRtTensor *
+frame_get (Frame *frame, ValueRef ref)
+{
+  for (guint i = 0; i < ref.up && frame; i++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT)
+    return NULL;
+  return frame->values[ref.slot];
+}
+
+static void
+infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t)
+{
+  iv->present = t != NULL;
+  iv->data = t;
+  iv->shape = GRAFT_SHAPE_UNKNOWN;
+  if (t == NULL)
+    return;
+  iv->dtype = t->dtype;
+  switch (t->kind)
+    {
+    case GRAFT_RT_TENSOR:
+      iv->kind = GRAFT_VALUE_TENSOR;
+      graft_shape_init_fixed (&iv->shape, t->rank, t->dims);
+      break;
+    case GRAFT_RT_SEQUENCE:
+      iv->kind = GRAFT_VALUE_SEQUENCE;
+      break;
+    case GRAFT_RT_NONE:
+      iv->kind = GRAFT_VALUE_OPTIONAL;
+      break;
+    }
+}
+
+static gboolean
+is_half (GraftRtTensor *t)
+{
+  return t && t->kind == GRAFT_RT_TENSOR &&
+         (t->dtype == GRAFT_DTYPE_FLOAT16 || t->dtype == GRAFT_DTYPE_BFLOAT16);
+}
+
+static gboolean
+run_step (RunState *run, Frame *frame, Step *step, GError **error)
+{
+  GraftNode *node = step->node;
+  g_autofree GraftRtTensor **inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+  g_autofree GraftRtTensor **converted = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+  g_autofree GraftRtTensor **outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
+  g_autofree GraftInferValue *in_info = g_new0 (GraftInferValue, MAX (step->n_inputs, 1));
+  g_autofree GraftInferValue *out_info = g_new0 (GraftInferValue, MAX (step->n_outputs, 1));
+  GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
+  gboolean ok = FALSE;
+
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      if (step->inputs[j].slot == NO_SLOT)
+        continue;
+      inputs[j] = frame_get (frame, step->inputs[j]);
+      if (inputs[j] == NULL)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "node '%s' (%s): input '%s' has no value (not fed and not computed)",
+                       node->name, node->op, v->name);
+          return FALSE;
+        }
+      if ((step->schema->flags & GRAFT_OP_HALF_AS_FLOAT) && is_half (inputs[j]))
+        {
+          half_type = inputs[j]->dtype;
+          converted[j] = graft_rt_tensor_cast (inputs[j], GRAFT_DTYPE_FLOAT32, error);
+          if (converted[j] == NULL)
+            goto out;
+          inputs[j] = converted[j];
+        }
+    }
+
+  for (guint j = 0; j < step->n_inputs; j++)
+    infer_value_from_tensor (&in_info[j], inputs[j]);
+  for (guint j = 0; j < step->n_outputs; j++)
+    out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
+
+  if (step->schema->infer)
+    {
+      GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info };
+      if (!step->schema->infer (&ictx, error))
+        goto out;
+    }
+
+  EngineCtx ectx = { run, frame };
+  GraftKernelContext kctx = {
+    node, step->schema, step->opset,
+    step->n_inputs, inputs, step->n_outputs, outputs, out_info, &ectx,
+  };
+  if (!step->schema->kernel (&kctx, error))
+    goto out;
+
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      if (step->outputs[j] == NO_SLOT)
+        continue;
+      if (outputs[j] == NULL)
+        {
+          GraftValue *v = node->outputs->pdata[j];
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "output '%s' was not produced", v->name);
+          goto out;
+        }
+      if (half_type != GRAFT_DTYPE_UNDEFINED && outputs[j]->kind == GRAFT_RT_TENSOR &&
+          outputs[j]->dtype == GRAFT_DTYPE_FLOAT32)
+        {
+          GraftRtTensor *h = graft_rt_tensor_cast (outputs[j], half_type, error);
+          if (h == NULL)
+            goto out;
+          graft_rt_tensor_unref (outputs[j]);
+          outputs[j] = h;
+        }
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    if (step->outputs[j] != NO_SLOT)
+      {
+        GraftRtTensor **slot = &frame->values[step->outputs[j]];
+        if (*slot)
+          graft_rt_tensor_unref (*slot);
+        *slot = g_steal_pointer (&outputs[j]);
+      }
+  ok = TRUE;
+
+out:
+  if (!ok && error && *error && !g_str_has_prefix ((*error)->message, "node '"))
+    g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      graft_shape_clear (&in_info[j].shape);
+      if (converted[j])
+        graft_rt_tensor_unref (converted[j]);
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      graft_shape_clear (&out_info[j].shape);
+      if (outputs[j])
+        graft_rt_tensor_unref (outputs[j]);
+    }
+  return ok;
+}
+
+static void
+frame_clear (Frame *frame)
+{
+  for (guint s = 0; s < frame->plan->n_slots; s++)
+    if (frame->values[s])
+      graft_rt_tensor_unref (frame->values[s]);
+  g_free (frame->values);
+}
+
+static GPtrArray *
+run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs, GError **error)
+{
+  GraftRuntime *rt = run->runtime;
+  GraftGraph *graph = plan->graph;
+  Frame frame = { plan, g_new0 (GraftRtTensor *, MAX (plan->n_slots, 1)), parent };
+  GPtrArray *result = NULL;
+
+  for (guint s = 0; s < plan->n_slots; s++)
+    if (plan->constants[s])
+      frame.values[s] = graft_rt_tensor_ref (plan->constants[s]);
+  for (guint i = 0; i < graph->inputs->len && i < n_inputs; i++)
+    {
+      if (inputs[i] == NULL)
+        continue;
+      guint slot = plan_slot (plan, graph->inputs->pdata[i]);
+      if (slot == NO_SLOT)
+        continue;
+      if (frame.values[slot])
+        graft_rt_tensor_unref (frame.values[slot]);
+      frame.values[slot] = graft_rt_tensor_ref (inputs[i]);
+    }
+
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      if (g_cancellable_set_error_if_cancelled (run->cancellable, error))
+        goto out;
+      gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
+      if (!run_step (run, &frame, step, error))
+        goto out;
+      if (rt->profiling)
+        {
+          GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, step->timing_index);
+          t->seconds += (g_get_monotonic_time () - start) / 1e6;
+          t->calls++;
+        }
+      for (guint r = 0; r < step->n_release; r++)
+        g_clear_pointer (&frame.values[step->release[r]], graft_rt_tensor_unref);
+      if (plan == rt->main)
+        {
+          run->done++;
+          if (run->progress)
+            run->progress (run->done, plan->n_steps, run->progress_data);
+        }
+    }
+
+  result = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    {
+      GraftValue *v = graph->outputs->pdata[i];
+      ValueRef ref;
+      GraftRtTensor *t = NULL;
+      if (value_ref (graph, v, &ref, rt, NULL))
+        t = frame_get (&frame, ref);
+      if (t == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "graph output '%s' was not computed", v->name);
+          g_clear_pointer (&result, g_ptr_array_unref);
+          goto out;
+        }
+      g_ptr_array_add (result, graft_rt_tensor_ref (t));
+    }
+
+out:
+  frame_clear (&frame);
+  return result;
+}
+
+GPtrArray *
+graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancellable,
+                   GraftRuntimeProgressFunc progress, gpointer progress_data, GError **error)
+{
+  GraftGraph *graph = self->main->graph;
+  g_autofree GraftRtTensor **feed = g_new0 (GraftRtTensor *, MAX (graph->inputs->len, 1));
+  RunState run = { self, cancellable, progress, progress_data, 0 };
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *v = graph->inputs->pdata[i];
+      GraftRtTensor *t = inputs ? g_hash_table_lookup (inputs, v->name) : NULL;
+      if (t == NULL && v->initializer == NULL && v->kind != GRAFT_VALUE_OPTIONAL)
+        {
+          g_autofree char *shape = graft_shape_to_string (&v->shape);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "input '%s' (%s[%s]) was not given", v->name,
+                       graft_dtype_to_string (v->dtype), shape);
+          return NULL;
+        }
+      if (t != NULL && !graft_runtime_check_input (self, v, t, error))
+        return NULL;
+      feed[i] = t;
+    }
+
+  g_mutex_lock (&self->run_lock);
+  openblas_set_num_threads ((int) self->n_threads);
+  GPtrArray *outputs = run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
+  g_mutex_unlock (&self->run_lock);
+  return outputs;
+}
+
+typedef struct {
+  GraftRuntime *runtime;
+  GHashTable *inputs;
+  GraftRuntimeProgressFunc progress;
+  gpointer progress_data;
+} AsyncData;
+
+static void
+async_data_free (AsyncData *data)
+{
+  g_hash_table_unref (data->inputs);
+  g_free (data);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  AsyncData *data = task_data;
+  GraftRuntime *self = data->runtime;
+  GError *error = NULL;
+  GPtrArray *outputs = graft_runtime_run (self, data->inputs, cancellable, data->progress, data->progress_data, &error);
+  if (outputs)
+    g_task_return_pointer (task, outputs, (GDestroyNotify) g_ptr_array_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+graft_runtime_run_async (GraftRuntime *self, GHashTable *inputs, GCancellable *cancellable,
+                         GraftRuntimeProgressFunc progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  AsyncData *data = g_new0 (AsyncData, 1);
+  data->runtime = self;
+  data->inputs = g_hash_table_ref (inputs);
+  data->progress = progress;
+  data->progress_data = progress_data;
+  g_task_set_source_tag (task, graft_runtime_run_async);
+  g_task_set_task_data (task, data, (GDestroyNotify) async_data_free);
+  g_task_run_in_thread (task, run_thread);
+  g_object_unref (task);
+}
+
+GPtrArray *
+graft_runtime_run_finish (GraftRuntime *self, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel context                                                      */
+
+GraftRtTensor *
+graft_kernel_input (GraftKernelContext *ctx, guint i)
+{
+  return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+}
+
+static GraftRtPool *
+ctx_pool (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx->engine;
+  return e ? e->run->runtime->pool : NULL;
+}
+
+GraftRtTensor *
+graft_kernel_alloc_output (GraftKernelContext *ctx, guint i, GraftDType dtype, int rank,
+                           const gint64 *dims, GError **error)
+{
+  if (i >= ctx->n_outputs)
+    {
+      /* Asked for an output the node does not have: give a scratch tensor. */
+      return graft_rt_tensor_new_pooled (ctx_pool (ctx), dtype, rank, dims, error);
+    }
+  GraftRtTensor *t = graft_rt_tensor_new_pooled (ctx_pool (ctx), dtype, rank, dims, error);
+  if (t == NULL)
+    return NULL;
+  if (ctx->outputs[i])
+    graft_rt_tensor_unref (ctx->outputs[i]);
+  ctx->outputs[i] = t;
+  return t;
+}
+
+GraftRtTensor *
+graft_kernel_output (GraftKernelContext *ctx, guint i, GError **error)
+{
+  GraftInferValue *info = i < ctx->n_outputs ? &ctx->inferred[i] : NULL;
+  if (info == NULL || !info->present || !graft_shape_is_fully_fixed (&info->shape) ||
+      info->dtype == GRAFT_DTYPE_UNDEFINED)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "the shape of output %u could not be determined", i);
+      return NULL;
+    }
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (info->shape.rank > GRAFT_RT_MAX_RANK)
+    return graft_kernel_unsupported (error, "rank %d is above %d", info->shape.rank, GRAFT_RT_MAX_RANK), NULL;
+  for (int d = 0; d < info->shape.rank; d++)
+    dims[d] = info->shape.dims[d].value;
+  return graft_kernel_alloc_output (ctx, i, info->dtype, info->shape.rank, dims, error);
+}
+
+void
+graft_kernel_set_output (GraftKernelContext *ctx, guint i, GraftRtTensor *tensor)
+{
+  if (i >= ctx->n_outputs)
+    {
+      graft_rt_tensor_unref (tensor);
+      return;
+    }
+  if (ctx->outputs[i])
+    graft_rt_tensor_unref (ctx->outputs[i]);
+  ctx->outputs[i] = tensor;
+}
+
+gboolean
+graft_kernel_wants_output (GraftKernelContext *ctx, guint i)
+{
+  return i < ctx->n_outputs && ctx->node->outputs->pdata[i] != NULL;
+}
+
+GPtrArray *
+graft_kernel_run_subgraph (GraftKernelContext *ctx, GraftGraph *graph, GraftRtTensor **inputs,
+                           guint n_inputs, GError **error)
+{
+  EngineCtx *e = ctx->engine;
+  Plan *plan = g_hash_table_lookup (e->run->runtime->plans, graph);
+  if (plan == NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "subgraph '%s' was not planned", graph->name ? graph->name : "");
+      return NULL;
+    }
+  return run_plan (e->run, plan, e->frame, inputs, n_inputs, error);
+}
+
+void
+graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc func, gpointer data)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  graft_worker_pool_run (e ? e->run->runtime->workers : NULL, n, func, data);
+}
+
+guint
+graft_kernel_get_n_threads (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  return e ? e->run->runtime->n_threads : 1;
+}

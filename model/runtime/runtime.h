@@ -1,0 +1,85 @@
+/* Graft's CPU reference runtime: plans and runs a model's main graph.
+ *
+ * graft_runtime_new() plans once (topological order, value liveness,
+ * kernel lookup for every node including subgraphs) and refuses models
+ * with unsupported operators, naming them. graft_runtime_run() may then
+ * be called many times; buffers are recycled between runs.
+ *
+ * For a GUI: graft_runtime_run_async() runs on a worker thread, reports
+ * progress per node, honours a GCancellable, and the per-node timings of
+ * the last run are kept (graft_runtime_get_timings()).
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include "ir/model.h"
+#include "runtime/rt-tensor.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftRuntime GraftRuntime;
+
+/* Lists every node (main graph and subgraphs) that the runtime cannot
+ * run; *unsupported receives GraftNode* (not owned, empty if all are
+ * supported). Returns FALSE only on errors other than unsupported ops. */
+gboolean graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GError **error);
+/* "onnx::Foo (opset 17) ×2, aten::bar" for an array of unsupported nodes. */
+char *graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported);
+/* TRUE if the runtime has a kernel for op at opset (opset -1: any). */
+gboolean graft_runtime_supports_op (const char *op, gint64 opset);
+
+GraftRuntime *graft_runtime_new (GraftModel *model, GError **error);
+void graft_runtime_free (GraftRuntime *self);
+
+GraftModel *graft_runtime_get_model (GraftRuntime *self);
+
+/* Worker threads for kernels and BLAS (default 1). */
+void graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads);
+guint graft_runtime_get_n_threads (GraftRuntime *self);
+
+/* Graph inputs that must be fed (those without an initializer), GraftValue*. */
+GPtrArray *graft_runtime_get_inputs (GraftRuntime *self);
+GPtrArray *graft_runtime_get_outputs (GraftRuntime *self);
+
+/* Checks a tensor against the declared type of input value (dtype, rank,
+ * fixed dims); the error names the input and the expected shape. */
+gboolean graft_runtime_check_input (GraftRuntime *self, GraftValue *input, GraftRtTensor *tensor, GError **error);
+
+typedef void (*GraftRuntimeProgressFunc) (guint done_nodes, guint total_nodes, gpointer user_data);
+
+typedef struct {
+  GraftNode *node;
+  double seconds;          /* summed over runs since the last reset */
+  guint64 calls;
+} GraftNodeTiming;
+
+/* Runs the main graph. inputs: char* name → GraftRtTensor* (borrowed).
+ * Returns the outputs in graph output order (owned). */
+GPtrArray *graft_runtime_run (GraftRuntime *self,
+                              GHashTable *inputs,
+                              GCancellable *cancellable,
+                              GraftRuntimeProgressFunc progress,
+                              gpointer progress_data,
+                              GError **error);
+
+/* Same on a worker thread; callback runs in the caller's main context.
+ * progress is called from the worker thread. */
+void graft_runtime_run_async (GraftRuntime *self,
+                              GHashTable *inputs,
+                              GCancellable *cancellable,
+                              GraftRuntimeProgressFunc progress,
+                              gpointer progress_data,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data);
+GPtrArray *graft_runtime_run_finish (GraftRuntime *self, GAsyncResult *result, GError **error);
+
+/* Per-node timing collection (off by default: it costs a clock read per node). */
+void graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled);
+/* GraftNodeTiming for every executed node (main graph nodes in run order;
+ * subgraph nodes after them), borrowed until the next run or reset. */
+GArray *graft_runtime_get_timings (GraftRuntime *self);
+void graft_runtime_reset_timings (GraftRuntime *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftRuntime, graft_runtime_free)
+
+G_END_DECLS
