@@ -523,6 +523,12 @@ open_sample_action (GtkWidget *widget, const char *action_name, GVariant *parame
 }
 
 static void
+open_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  open_path (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
 open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
@@ -732,10 +738,57 @@ report_window_state (GraftWindow *self)
                        adw_status_page_get_description (self->error_page));
 }
 
+/* Dialogs this window shows (shortcuts, About, error details), in the
+ * order GTK lists them. */
+static GPtrArray *
+list_dialogs (GraftWindow *self)
+{
+  GPtrArray *dialogs = g_ptr_array_new ();
+  GListModel *toplevels = gtk_window_get_toplevels ();  /* owned by GTK */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
+
+      if (window != GTK_WINDOW (self) && gtk_widget_get_visible (GTK_WIDGET (window))
+          && gtk_window_get_transient_for (window) == GTK_WINDOW (self))
+        g_ptr_array_add (dialogs, window);
+    }
+  return dialogs;
+}
+
+static gboolean
+dialogs_are_drawn (GraftWindow *self)
+{
+  g_autoptr(GPtrArray) dialogs = list_dialogs (self);
+
+  for (guint i = 0; i < dialogs->len; i++)
+    if (!gtk_widget_get_mapped (g_ptr_array_index (dialogs, i)))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+report_dialog (guint index, GtkWindow *dialog)
+{
+  g_autofree char *key = g_strdup_printf ("dialog-%u", index);
+
+  if (ADW_IS_MESSAGE_DIALOG (dialog))
+    graft_test_report (key, "%s: %s — %s", G_OBJECT_TYPE_NAME (dialog),
+                       adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)),
+                       adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (dialog)));
+  else
+    graft_test_report (key, "%s: %s", G_OBJECT_TYPE_NAME (dialog),
+                       gtk_window_get_title (dialog) != NULL ? gtk_window_get_title (dialog) : "");
+}
+
+/* The window to path, and each dialog it shows to path-dialog-N.png. */
 static gboolean
 save_screenshot (GraftWindow *self, const char *path)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) dialogs = list_dialogs (self);
+  g_autofree char *stem = g_str_has_suffix (path, ".png") ? g_strndup (path, strlen (path) - 4) : g_strdup (path);
 
   if (!graft_widget_save_png (GTK_WIDGET (self), path, &error))
     {
@@ -744,6 +797,19 @@ save_screenshot (GraftWindow *self, const char *path)
       return FALSE;
     }
   graft_test_report ("screenshot", "%s", path);
+  for (guint i = 0; i < dialogs->len; i++)
+    {
+      g_autofree char *dialog_path = g_strdup_printf ("%s-dialog-%u.png", stem, i);
+      g_autofree char *key = g_strdup_printf ("dialog-%u-screenshot", i);
+      g_autoptr(GError) dialog_error = NULL;
+
+      report_dialog (i, g_ptr_array_index (dialogs, i));
+      if (graft_widget_save_png (g_ptr_array_index (dialogs, i), dialog_path, &dialog_error))
+        graft_test_report (key, "%s", dialog_path);
+      else
+        graft_test_report ("screenshot-error", "%s", dialog_error->message);
+    }
+  graft_test_report ("dialogs", "%u", dialogs->len);
   report_window_state (self);
   return TRUE;
 }
@@ -776,7 +842,8 @@ test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
   GraftWindow *self = GRAFT_WINDOW (widget);
 
   if (graft_node_sidebar_get_pending_stats (self->sidebar) > 0
-      || gtk_stack_get_transition_running (self->main_stack))
+      || gtk_stack_get_transition_running (self->main_stack)
+      || !dialogs_are_drawn (self))
     return G_SOURCE_CONTINUE;
   if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
     return G_SOURCE_CONTINUE;
@@ -826,12 +893,14 @@ test_plan_continue (GraftWindow *self)
     }
   self->test_waiting_for_layout = FALSE;
 
-  if (self->model != NULL && self->test_actions != NULL)
+  if (self->test_actions != NULL)
     {
       g_auto(GStrv) actions = g_steal_pointer (&self->test_actions);
 
       for (guint i = 0; actions[i] != NULL; i++)
         run_detailed_action (self, actions[i]);
+      if (self->load_cancellable != NULL)
+        return;  /* an action opened a file: on_model_loaded() resumes */
       if (canvas_is_busy (self))
         {
           /* Selecting may enter a subgraph, which is laid out anew. */
@@ -1101,6 +1170,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-sample", NULL, open_sample_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
+  gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-load", NULL, cancel_load_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);

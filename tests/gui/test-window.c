@@ -494,6 +494,94 @@ test_select_initializer_dark (void)
   }
 }
 
+static GdkPixbuf *
+load_dialog_screenshot (Run *run, guint index)
+{
+  g_autofree char *key = g_strdup_printf ("dialog-%u-screenshot", index);
+  const char *path = report_get (run, key);
+  g_autoptr(GError) error = NULL;
+  GdkPixbuf *pixbuf;
+
+  g_assert_nonnull (path);
+  pixbuf = gdk_pixbuf_new_from_file (path, &error);
+  g_assert_no_error (error);
+  g_test_message ("dialog screenshot: %s (%dx%d)", path,
+                  gdk_pixbuf_get_width (pixbuf), gdk_pixbuf_get_height (pixbuf));
+  return pixbuf;
+}
+
+static void
+test_open_sample_from_empty_state (void)
+{
+  g_autoptr(Run) run = run_graft ("open-sample", (const char *[]) { "--action=win.open-sample", NULL });
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  assert_exited_cleanly (run);
+  g_assert_null (report_get (run, "action-error"));
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  g_assert_cmpstr (report_get (run, "title"), ==, "tiny-cnn.onnx");
+  g_assert_cmpstr (report_get (run, "sidebar-title"), ==, "tiny-cnn.onnx");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
+/* A bad file opened over a good one: the model stays, a dialog says why. */
+static void
+test_error_dialog_keeps_model (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *dir = g_dir_make_tmp ("graft-bad-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "not-a-model.onnx", NULL);
+  g_autofree char *action = g_strconcat ("--action=win.open-path::", bad, NULL);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) dialog = NULL;
+  const char *description;
+
+  g_assert_true (g_file_set_contents (bad, "this is text, not protobuf", -1, NULL));
+  run = run_graft ("error-dialog", (const char *[]) { action, path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  g_assert_cmpstr (report_get (run, "title"), ==, "tiny-cnn.onnx");
+  g_assert_cmpstr (report_get (run, "dialogs"), ==, "1");
+  description = report_get (run, "dialog-0");
+  g_assert_true (g_str_has_prefix (description, "AdwMessageDialog: Could Not Open “not-a-model.onnx” — "));
+  /* The dialog gives the reader's exact reason. */
+  g_assert_nonnull (strstr (description, report_get (run, "error")));
+  dialog = load_dialog_screenshot (run, 0);
+  g_assert_cmpfloat (luminance_stddev (dialog, 0, 0, gdk_pixbuf_get_width (dialog), gdk_pixbuf_get_height (dialog)), >, 5);
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
+static void
+check_dialog_action (const char *name, const char *action, const char *type_name)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *arg = g_strconcat ("--action=", action, NULL);
+  g_autoptr(Run) run = run_graft (name, (const char *[]) { arg, path, NULL });
+  g_autoptr(GdkPixbuf) dialog = NULL;
+
+  assert_exited_cleanly (run);
+  g_assert_null (report_get (run, "action-error"));
+  g_assert_cmpstr (report_get (run, "dialogs"), ==, "1");
+  g_assert_true (g_str_has_prefix (report_get (run, "dialog-0"), type_name));
+  dialog = load_dialog_screenshot (run, 0);
+  g_assert_cmpint (gdk_pixbuf_get_width (dialog), >=, 300);
+  g_assert_cmpfloat (luminance_stddev (dialog, 0, 0, gdk_pixbuf_get_width (dialog), gdk_pixbuf_get_height (dialog)), >, 5);
+}
+
+static void
+test_shortcuts_window (void)
+{
+  check_dialog_action ("shortcuts", "win.show-help-overlay", "GtkShortcutsWindow");
+}
+
+static void
+test_about_window (void)
+{
+  check_dialog_action ("about", "app.about", "AdwAboutWindow");
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -511,5 +599,9 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/subgraph-breadcrumbs", test_subgraph_breadcrumbs);
   g_test_add_func ("/gui/window/find", test_find);
   g_test_add_func ("/gui/window/select-initializer-dark", test_select_initializer_dark);
+  g_test_add_func ("/gui/window/open-sample", test_open_sample_from_empty_state);
+  g_test_add_func ("/gui/window/error-dialog-keeps-model", test_error_dialog_keeps_model);
+  g_test_add_func ("/gui/window/shortcuts-window", test_shortcuts_window);
+  g_test_add_func ("/gui/window/about-window", test_about_window);
   return g_test_run ();
 }
