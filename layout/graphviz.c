@@ -138,7 +138,7 @@ graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
           if (first_rank == NULL)
             {
               first_rank = agsubg (graph, (char *) "first", 1);
-              agset (first_rank, (char *) "rank", (char *) "min");
+              agset (first_rank, (char *) "rank", (char *) "source");
             }
           agsubnode (first_rank, nodes[i], 1);
         }
@@ -147,7 +147,7 @@ graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
           if (last_rank == NULL)
             {
               last_rank = agsubg (graph, (char *) "last", 1);
-              agset (last_rank, (char *) "rank", (char *) "max");
+              agset (last_rank, (char *) "rank", (char *) "sink");
             }
           agsubnode (last_rank, nodes[i], 1);
         }

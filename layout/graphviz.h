@@ -16,8 +16,8 @@ typedef enum {
 
 typedef enum {
   GRAFT_DOT_RANK_ANY,
-  GRAFT_DOT_RANK_FIRST,   /* on the first rank (inputs, entry ports) */
-  GRAFT_DOT_RANK_LAST,    /* on the last rank (outputs, exit ports) */
+  GRAFT_DOT_RANK_FIRST,   /* alone on the first rank (inputs, entry ports) */
+  GRAFT_DOT_RANK_LAST,    /* alone on the last rank (outputs, exit ports) */
 } GraftDotRank;
 
 typedef struct {

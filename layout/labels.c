@@ -156,9 +156,35 @@ is_key_attribute (const char *name)
 }
 
 static gboolean
+all_ints_equal (const GraftAttribute *attribute, gint64 value)
+{
+  for (guint i = 0; i < attribute->ints->len; i++)
+    if (g_array_index (attribute->ints, gint64, i) != value)
+      return FALSE;
+  return TRUE;
+}
+
+/* ONNX defaults that exporters spell out anyway; they only take room. */
+static gboolean
+is_default_attribute (const GraftAttribute *attribute)
+{
+  if (attribute->type == GRAFT_ATTR_INTS && attribute->ints != NULL)
+    {
+      if (strcmp (attribute->name, "strides") == 0 || strcmp (attribute->name, "dilations") == 0)
+        return all_ints_equal (attribute, 1);
+      if (strcmp (attribute->name, "pads") == 0)
+        return all_ints_equal (attribute, 0);
+    }
+  if (attribute->type == GRAFT_ATTR_INT && strcmp (attribute->name, "group") == 0)
+    return attribute->i == 1;
+  return FALSE;
+}
+
+static gboolean
 is_shown_attribute (const GraftAttribute *attribute)
 {
-  return attribute->type != GRAFT_ATTR_GRAPH && attribute->type != GRAFT_ATTR_GRAPHS;
+  return attribute->type != GRAFT_ATTR_GRAPH && attribute->type != GRAFT_ATTR_GRAPHS
+         && !is_default_attribute (attribute);
 }
 
 static void
@@ -239,12 +265,19 @@ add_weight_lines (GPtrArray *lines, GraftNode *node)
     }
 }
 
+/* The end of a scoped name: "/layer1/layer1.0/conv1/Conv" → "conv1/Conv"
+ * (the group boxes already say the rest; the op alone says nothing new). */
 static const char *
 short_name (const char *name)
 {
   const char *slash = strrchr (name, '/');
 
-  return slash != NULL && slash[1] != '\0' ? slash + 1 : name;
+  if (slash == NULL || slash[1] == '\0')
+    return name;
+  for (const char *p = slash - 1; p >= name; p--)
+    if (*p == '/')
+      return p + 1;
+  return name;
 }
 
 char **

@@ -365,6 +365,139 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
     draw_badge (p, node, &palette->severity[MIN (node->highlight, 3)]);
 }
 
+/* Far out, thousands of boxes are a few pixels each: draw them as batched
+ * plain paths (one fill per colour, one stroke for all edges) instead of
+ * item by item, which keeps a whole 10k-node graph at interactive speed. */
+#define FAR_SCALE 0.3
+
+static void
+add_far_edge (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneEdge *edge = graft_scene_get_edge (scene, index);
+
+  if (edge->n_points < 4 || (edge->value != NULL && edge->value == p->options->selected_value))
+    return;
+  /* Shorter than a pixel or two: the boxes it joins already touch on screen. */
+  if (MAX (edge->bounds.width, edge->bounds.height) * p->scale < 2.5)
+    return;
+  /* The on-curve points are close enough to the curve at this size. */
+  cairo_move_to (p->cr, edge->points[0].x, edge->points[0].y);
+  for (guint i = 3; i < edge->n_points; i += 3)
+    cairo_line_to (p->cr, edge->points[i].x, edge->points[i].y);
+  if (edge->has_arrow)
+    cairo_line_to (p->cr, edge->arrow_tip.x, edge->arrow_tip.y);
+}
+
+typedef struct {
+  Painter *p;
+  GraftOpCategory category;
+} CategoryPass;
+
+static void
+add_far_node (GraftScene *scene, guint index, gpointer user_data)
+{
+  CategoryPass *pass = user_data;
+  GraftSceneNode *node = graft_scene_get_node (scene, index);
+
+  if (node->category == pass->category)
+    cairo_rectangle (pass->p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
+}
+
+typedef struct {
+  Painter *p;
+  guint parity;
+} GroupPass;
+
+static void
+add_far_group (GraftScene *scene, guint index, gpointer user_data)
+{
+  GroupPass *pass = user_data;
+  GraftSceneGroup *group = graft_scene_get_group (scene, index);
+
+  if (group->depth % 2 == pass->parity)
+    cairo_rectangle (pass->p->cr, group->rect.x, group->rect.y, group->rect.width, group->rect.height);
+}
+
+static void
+add_far_group_outline (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneGroup *group = graft_scene_get_group (scene, index);
+
+  cairo_rectangle (p->cr, group->rect.x, group->rect.y, group->rect.width, group->rect.height);
+}
+
+static void
+draw_selected_far (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneEdge *edge = graft_scene_get_edge (scene, index);
+
+  if (edge->value != NULL && edge->value == p->options->selected_value)
+    draw_edge (scene, index, p);
+}
+
+static void
+draw_marked_far (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneNode *node = graft_scene_get_node (scene, index);
+  gboolean selected = node->kind == GRAFT_SCENE_NODE_OP ? node->node == p->options->selected_node
+                                                         : node->value == p->options->selected_value;
+
+  if (selected || node->highlight > 0)
+    {
+      /* Grown to stay visible at a few pixels. */
+      double grow = 3 / p->scale;
+
+      cairo_rectangle (p->cr, node->rect.x - grow, node->rect.y - grow, node->rect.width + 2 * grow,
+                       node->rect.height + 2 * grow);
+      set_rgb (p->cr, selected ? &p->palette->accent : &p->palette->severity[MIN (node->highlight, 3)]);
+      cairo_fill (p->cr);
+    }
+}
+
+static void
+paint_far (Painter *p, const GraftRect *visible)
+{
+  cairo_t *cr = p->cr;
+  GraftScene *scene = p->scene;
+
+  for (guint parity = 0; parity < 2; parity++)
+    {
+      GroupPass pass = { p, parity };
+
+      graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, add_far_group, &pass);
+      set_rgb (cr, &p->palette->group_fill[parity]);
+      cairo_fill (cr);
+    }
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, add_far_group_outline, p);
+  set_rgb (cr, &p->palette->group_border);
+  cairo_set_line_width (cr, 1 / p->scale);
+  cairo_stroke (cr);
+
+  /* Round joins cost trigonometry per vertex; nobody sees them at this size. */
+  cairo_set_line_join (cr, CAIRO_LINE_JOIN_BEVEL);
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_BUTT);
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, add_far_edge, p);
+  set_rgb (cr, &p->palette->edge);
+  cairo_set_line_width (cr, 0.8 / p->scale);
+  cairo_stroke (cr);
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_selected_far, p);
+
+  for (guint category = 0; category < GRAFT_OP_CATEGORY_N; category++)
+    {
+      CategoryPass pass = { p, category };
+
+      graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, add_far_node, &pass);
+      /* Borders carry the category at this size: they are more saturated. */
+      set_rgb (cr, &p->palette->border[category]);
+      cairo_fill (cr);
+    }
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_marked_far, p);
+}
+
 void
 graft_painter_get_background (gboolean dark, double rgb[3])
 {
@@ -395,6 +528,12 @@ graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible, c
   cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
   cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
 
+  if (p.scale < FAR_SCALE)
+    {
+      paint_far (&p, visible);
+      cairo_restore (cr);
+      return;
+    }
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_group, &p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_edge, &p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_node, &p);

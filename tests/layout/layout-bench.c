@@ -3,7 +3,7 @@
  * first: the default (partly collapsed) state; full: every group expanded;
  * flat: the whole graph in a single dot run, ignoring groups;
  * frames: the full layout painted 20 times into a 1280×800 image, as the
- * canvas does per frame, at fit-all, 25 % and 100 % zoom.
+ * canvas does per frame, at fit-all, 25 %, 50 % and 100 % zoom.
  * Prints "MODE load_s layout_s draw_s boxes" on stdout (frames: one line
  * "frames ZOOM ms_per_frame" per zoom). */
 #include <stdio.h>
@@ -24,12 +24,13 @@ time_frames (GraftScene *scene)
   cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, FRAME_WIDTH, FRAME_HEIGHT);
   GraftPaintOptions paint = { .paint_background = TRUE };
   GraftRect bounds;
-  double zooms[3];
+  double zooms[4];
 
   graft_scene_get_bounds (scene, &bounds);
   zooms[0] = MIN (FRAME_WIDTH / bounds.width, FRAME_HEIGHT / bounds.height);
   zooms[1] = 0.25;
-  zooms[2] = 1.0;
+  zooms[2] = 0.5;
+  zooms[3] = 1.0;
   for (guint z = 0; z < G_N_ELEMENTS (zooms); z++)
     {
       double zoom = zooms[z];
