@@ -710,6 +710,29 @@ report_widget_bounds (GraftWindow *self, const char *key, GtkWidget *widget)
                      (int) bounds.size.width, (int) bounds.size.height);
 }
 
+/* The view toggles as the canvas and the settings hold them. */
+static void
+report_view_options (GraftWindow *self)
+{
+  gboolean names, attributes, shapes;
+  g_autofree char *direction = NULL;
+
+  g_object_get (self->canvas, "show-names", &names, "show-attributes", &attributes,
+                "show-shapes", &shapes, "direction", &direction, NULL);
+  graft_test_report ("canvas-options", "names=%d attributes=%d shapes=%d direction=%s",
+                     names, attributes, shapes, direction);
+  if (self->settings != NULL)
+    {
+      g_autofree char *saved_direction = g_settings_get_string (self->settings, "direction");
+
+      graft_test_report ("settings-options", "names=%d attributes=%d shapes=%d direction=%s",
+                         g_settings_get_boolean (self->settings, "show-names"),
+                         g_settings_get_boolean (self->settings, "show-attributes"),
+                         g_settings_get_boolean (self->settings, "show-shapes"),
+                         saved_direction);
+    }
+}
+
 /* What the window displays, for tests/gui: read from the widgets themselves. */
 static void
 report_window_state (GraftWindow *self)
@@ -731,6 +754,7 @@ report_window_state (GraftWindow *self)
   report_widget_bounds (self, "canvas-bounds", GTK_WIDGET (self->canvas));
   graft_test_report ("breadcrumbs", "%s", crumbs);
   graft_test_report ("selected-node", "%s", node != NULL ? node->name : "");
+  report_view_options (self);
   graft_test_report ("find-visible", "%d", self->find_visible && gtk_widget_get_mapped (GTK_WIDGET (self->find_panel)));
   graft_test_report ("find-matches", "%u", graft_find_panel_get_n_matches (self->find_panel));
   if (gtk_stack_get_visible_child (self->main_stack) == GTK_WIDGET (self->error_page))
@@ -1097,20 +1121,6 @@ bind_view_settings (GraftWindow *self)
 }
 
 static void
-graft_window_constructed (GObject *object)
-{
-  GraftWindow *self = GRAFT_WINDOW (object);
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-
-  G_OBJECT_CLASS (graft_window_parent_class)->constructed (object);
-
-  if (app != NULL && graft_application_get_settings (GRAFT_APPLICATION (app)) != NULL)
-    self->settings = g_object_ref (graft_application_get_settings (GRAFT_APPLICATION (app)));
-  restore_window_size (self);
-  bind_view_settings (self);
-}
-
-static void
 graft_window_dispose (GObject *object)
 {
   GraftWindow *self = GRAFT_WINDOW (object);
@@ -1222,7 +1232,6 @@ graft_window_class_init (GraftWindowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
 
-  object_class->constructed = graft_window_constructed;
   object_class->dispose = graft_window_dispose;
   object_class->finalize = graft_window_finalize;
   object_class->get_property = graft_window_get_property;
@@ -1295,5 +1304,14 @@ graft_window_init (GraftWindow *self)
 GraftWindow *
 graft_window_new (GraftApplication *application)
 {
-  return g_object_new (GRAFT_TYPE_WINDOW, "application", application, NULL);
+  GraftWindow *self = g_object_new (GRAFT_TYPE_WINDOW, "application", application, NULL);
+  GSettings *settings = graft_application_get_settings (application);
+
+  /* "application" is not a construct property, so this cannot live in
+   * constructed(). */
+  if (settings != NULL)
+    self->settings = g_object_ref (settings);
+  restore_window_size (self);
+  bind_view_settings (self);
+  return self;
 }

@@ -582,6 +582,27 @@ test_about_window (void)
   check_dialog_action ("about", "app.about", "AdwAboutWindow");
 }
 
+/* The toggles are stateful actions: the canvas follows them and the
+ * settings keep them. */
+static void
+test_view_toggles (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  const char *expected = "names=0 attributes=1 shapes=0 direction=LR";
+
+  run = run_graft ("toggles-left-to-right",
+                   (const char *[]) { "--action=win.show-names", "--action=win.show-shapes",
+                                      "--action=win.direction::LR", path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_null (report_get (run, "action-error"));
+  g_assert_cmpstr (report_get (run, "canvas-options"), ==, expected);
+  g_assert_cmpstr (report_get (run, "settings-options"), ==, expected);
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -603,5 +624,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/error-dialog-keeps-model", test_error_dialog_keeps_model);
   g_test_add_func ("/gui/window/shortcuts-window", test_shortcuts_window);
   g_test_add_func ("/gui/window/about-window", test_about_window);
+  g_test_add_func ("/gui/window/view-toggles", test_view_toggles);
   return g_test_run ();
 }
