@@ -221,9 +221,15 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
   GraftOnnxSlice slice;
   gsize numel;
 
+  if (proto->data_type == 0)
+    {
+      fail (error, GRAFT_MODEL_ERROR_MALFORMED, where, "has no data_type");
+      return NULL;
+    }
   if (dtype == GRAFT_DTYPE_UNDEFINED)
     {
-      fail (error, GRAFT_MODEL_ERROR_MALFORMED, where, "unknown data_type %d", proto->data_type);
+      fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, where, "unknown data_type %d (not an element type of the ONNX schema Graft was built with)",
+            proto->data_type);
       return NULL;
     }
   if (proto->n_dims > 64)

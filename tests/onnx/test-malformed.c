@@ -346,7 +346,7 @@ test_hostile_tensors (void)
 
   tensor.has_raw_data = FALSE;
   tensor.data_type = 99;
-  assert_tensor_refused (&tensor, NULL, GRAFT_MODEL_ERROR_MALFORMED, "unknown data_type 99");
+  assert_tensor_refused (&tensor, NULL, GRAFT_MODEL_ERROR_UNSUPPORTED, "unknown data_type 99");
   tensor.data_type = 1;
   assert_tensor_refused (&tensor, NULL, GRAFT_MODEL_ERROR_MALFORMED, "no data");
 }
