@@ -203,6 +203,24 @@ def make_external(outdir):
     onnx.save(external_model("sub/weights.bin", 16, 16), os.path.join(ext, "short.onnx"))
 
 
+def make_external_saved(outdir):
+    """external/real/: what onnx.save(save_as_external_data=True) writes, and
+    the same model with its weights embedded, to compare."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+             for name, shape in (("w1", (8, 4)), ("w2", (16,)), ("w3", (2, 3, 5)))]
+    inits.append(numpy_helper.from_array(np.arange(7, dtype=np.int64), "idx"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 4])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w1"], ["y"])], "saved", [x], [y], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    save(model, outdir, "external-embedded.onnx")
+    real = os.path.join(outdir, "external", "real")
+    os.makedirs(real, exist_ok=True)
+    onnx.save_model(model, os.path.join(real, "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.data", size_threshold=0)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -215,7 +233,8 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(stamp) and open(stamp).read().strip() == version:
             return
-        for make in (make_dims, make_attributes, make_tensors, make_subgraphs, make_function, make_external):
+        for make in (make_dims, make_attributes, make_tensors, make_subgraphs, make_function, make_external,
+                     make_external_saved):
             make(outdir)
         with open(stamp, "w") as f:
             f.write(version + "\n")

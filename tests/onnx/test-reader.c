@@ -453,6 +453,34 @@ test_external_good (void)
   g_assert_cmpmem (data, size, expected, sizeof expected);
 }
 
+/* The layout onnx.save(save_as_external_data=True) writes reads back the
+ * same bytes as the embedded model. */
+static void
+test_external_saved_by_onnx (void)
+{
+  g_autoptr(GraftModel) external = load_fixture ("external/real/model.onnx");
+  g_autoptr(GraftModel) embedded = load_fixture ("external-embedded.onnx");
+  GraftGraph *a = graft_model_get_graph (external);
+  GraftGraph *b = graft_model_get_graph (embedded);
+
+  g_assert_cmpuint (a->initializers->len, ==, 4);
+  g_assert_cmpuint (b->initializers->len, ==, 4);
+  for (guint i = 0; i < a->initializers->len; i++)
+    {
+      GraftValue *va = g_ptr_array_index (a->initializers, i);
+      GraftValue *vb = g_ptr_array_index (b->initializers, i);
+      const guint8 *da, *db;
+      gsize na, nb;
+
+      g_assert_cmpstr (va->name, ==, vb->name);
+      g_assert_true (graft_tensor_is_external (va->initializer));
+      g_assert_false (graft_tensor_is_external (vb->initializer));
+      da = tensor_bytes (va->initializer, &na);
+      db = tensor_bytes (vb->initializer, &nb);
+      g_assert_cmpmem (da, na, db, nb);
+    }
+}
+
 static void
 check_refused (const char *name, int code, const char *fragment)
 {
@@ -617,6 +645,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/reader/subgraph-outer-scope", test_subgraph_outer_scope);
   g_test_add_func ("/onnx/reader/function", test_function);
   g_test_add_func ("/onnx/reader/external-data", test_external_good);
+  g_test_add_func ("/onnx/reader/external-data-saved-by-onnx", test_external_saved_by_onnx);
   g_test_add_func ("/onnx/reader/external-data-refused", test_external_refused);
   g_test_add_func ("/onnx/reader/sample-model", test_sample_model);
   g_test_add_func ("/onnx/loader/sniff", test_sniff);
