@@ -861,28 +861,34 @@ test_plan_finish (GraftWindow *self, gboolean timed_out)
 }
 
 static gboolean
-test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-
-  if (graft_node_sidebar_get_pending_stats (self->sidebar) > 0
-      || gtk_stack_get_transition_running (self->main_stack)
-      || !dialogs_are_drawn (self))
-    return G_SOURCE_CONTINUE;
-  if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
-    return G_SOURCE_CONTINUE;
-  self->test_tick_id = 0;
-  test_plan_finish (self, FALSE);
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
 canvas_is_busy (GraftWindow *self)
 {
   gboolean busy = FALSE;
 
   g_object_get (self->canvas, "busy", &busy, NULL);
   return busy;
+}
+
+static gboolean
+test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  /* A selection may start a relayout (expanding its groups) on idle, after
+   * the action returned: keep settling until the canvas is idle too. */
+  if ((self->model != NULL && canvas_is_busy (self))
+      || graft_node_sidebar_get_pending_stats (self->sidebar) > 0
+      || gtk_stack_get_transition_running (self->main_stack)
+      || !dialogs_are_drawn (self))
+    {
+      self->test_settle_frames = 0;
+      return G_SOURCE_CONTINUE;
+    }
+  if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
+    return G_SOURCE_CONTINUE;
+  self->test_tick_id = 0;
+  test_plan_finish (self, FALSE);
+  return G_SOURCE_REMOVE;
 }
 
 /* "win.select-node::conv1" → win.select-node with the string "conv1". */
