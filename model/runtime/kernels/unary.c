@@ -272,6 +272,62 @@ kernel_not (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* Clip: bounds from attributes before opset 11, optional inputs since. */
+static gboolean
+kernel_clip (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_kernel_input (ctx, 0);
+  GraftRtTensor *lo_t = graft_kernel_input (ctx, 1), *hi_t = graft_kernel_input (ctx, 2);
+  gboolean onnx_attrs = g_str_has_prefix (ctx->node->op, "onnx::") && ctx->opset < 11;
+  double lo = -INFINITY, hi = INFINITY;
+  if (strcmp (ctx->node->op_type, "hardtanh") == 0 || strcmp (ctx->node->op_type, "hardtanh_") == 0)
+    lo = -1, hi = 1;
+  if (onnx_attrs)
+    {
+      lo = graft_node_attr_float (ctx->node, "min", -INFINITY);
+      hi = graft_node_attr_float (ctx->node, "max", INFINITY);
+    }
+  else
+    {
+      if (lo_t && lo_t->kind == GRAFT_RT_TENSOR && lo_t->numel > 0)
+        lo = graft_rt_tensor_get_f64 (lo_t, 0);
+      if (hi_t && hi_t->kind == GRAFT_RT_TENSOR && hi_t->numel > 0)
+        hi = graft_rt_tensor_get_f64 (hi_t, 0);
+    }
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  if (x->dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      const float *in = x->data;
+      float *out = y->data, flo = lo, fhi = hi;
+      for (gint64 i = 0; i < x->numel; i++)
+        {
+          float v = in[i];
+          out[i] = v < flo ? flo : v > fhi ? fhi : v;
+        }
+    }
+  else if (graft_dtype_is_integer (x->dtype))
+    {
+      for (gint64 i = 0; i < x->numel; i++)
+        {
+          gint64 v = graft_rt_tensor_get_i64 (x, i);
+          if (lo_t && (double) v < lo)
+            v = graft_rt_tensor_get_i64 (lo_t, 0);
+          if (hi_t && (double) v > hi)
+            v = graft_rt_tensor_get_i64 (hi_t, 0);
+          graft_rt_tensor_set_i64 (y, i, v);
+        }
+    }
+  else
+    for (gint64 i = 0; i < x->numel; i++)
+      {
+        double v = graft_rt_tensor_get_f64 (x, i);
+        graft_rt_tensor_set_f64 (y, i, v < lo ? lo : v > hi ? hi : v);
+      }
+  return TRUE;
+}
+
 #define UNARY(op, since) { "onnx::" op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
 #define ATEN_UNARY(op) { "aten::" op, 0, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
 
@@ -287,6 +343,11 @@ const GraftOpSchema graft_ops_unary[] = {
   { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0 },
   { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0 },
   { "onnx::Not", 1, 0, infer_unary, kernel_not, 0 },
+  { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
+  { "aten::clamp", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
+  { "aten::clamp_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
+  { "aten::hardtanh", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
+  { "aten::hardtanh_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
   ATEN_UNARY ("relu"), ATEN_UNARY ("relu_"), ATEN_UNARY ("sigmoid"), ATEN_UNARY ("sigmoid_"),
   ATEN_UNARY ("tanh"), ATEN_UNARY ("tanh_"), ATEN_UNARY ("hardswish"), ATEN_UNARY ("hardswish_"),
   ATEN_UNARY ("hardsigmoid"), ATEN_UNARY ("hardsigmoid_"), ATEN_UNARY ("gelu"), ATEN_UNARY ("silu"),
