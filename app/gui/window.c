@@ -62,7 +62,6 @@ struct _GraftWindow
   GStrv test_actions;
   char *test_screenshot_path;
   gboolean test_plan_active;
-  gboolean test_waiting_for_layout;
   guint test_settle_frames;
   guint test_timeout_id;
   guint test_tick_id;
@@ -102,7 +101,7 @@ update_action_states (GraftWindow *self)
   gboolean has_model = self->model != NULL;
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   const char *model_actions[] = {
-    "win.export", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
+    "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
   };
@@ -615,11 +614,41 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWi
 /* ---------- export and screenshots ---------- */
 
 static void
+export_picture (GraftWindow *self, const char *path)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (graft_graph_canvas_export (self->canvas, path, &error))
+    {
+      g_autofree char *basename = g_path_get_basename (path);
+      g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
+
+      show_toast (self, message);
+      graft_test_report ("exported", "%s", path);
+    }
+  else
+    {
+      GtkWidget *message = adw_message_dialog_new (GTK_WINDOW (self), "Could Not Export the Picture",
+                                                   error->message);
+
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", "_Close");
+      gtk_window_present (GTK_WINDOW (message));
+      graft_test_report ("export-error", "%s", error->message);
+    }
+}
+
+/* Without the file chooser: scripts and tests name the file. */
+static void
+export_to_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  export_picture (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
 on_export_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 {
   g_autoptr(GFile) file = NULL;
   g_autofree char *path = NULL;
-  g_autoptr(GError) error = NULL;
 
   if (response == GTK_RESPONSE_ACCEPT)
     file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
@@ -636,21 +665,7 @@ on_export_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
           g_free (path);
           path = with_suffix;
         }
-      if (graft_graph_canvas_export (self->canvas, path, &error))
-        {
-          g_autofree char *basename = g_path_get_basename (path);
-          g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
-
-          show_toast (self, message);
-        }
-      else
-        {
-          GtkWidget *message = adw_message_dialog_new (GTK_WINDOW (self), "Could Not Export the Picture",
-                                                       error->message);
-
-          adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", "_Close");
-          gtk_window_present (GTK_WINDOW (message));
-        }
+      export_picture (self, path);
     }
   g_object_unref (dialog);
 }
@@ -869,28 +884,6 @@ canvas_is_busy (GraftWindow *self)
   return busy;
 }
 
-static gboolean
-test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-
-  /* A selection may start a relayout (expanding its groups) on idle, after
-   * the action returned: keep settling until the canvas is idle too. */
-  if ((self->model != NULL && canvas_is_busy (self))
-      || graft_node_sidebar_get_pending_stats (self->sidebar) > 0
-      || gtk_stack_get_transition_running (self->main_stack)
-      || !dialogs_are_drawn (self))
-    {
-      self->test_settle_frames = 0;
-      return G_SOURCE_CONTINUE;
-    }
-  if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
-    return G_SOURCE_CONTINUE;
-  self->test_tick_id = 0;
-  test_plan_finish (self, FALSE);
-  return G_SOURCE_REMOVE;
-}
-
 /* "win.select-node::conv1" → win.select-node with the string "conv1". */
 static void
 run_detailed_action (GraftWindow *self, const char *detailed)
@@ -908,36 +901,57 @@ run_detailed_action (GraftWindow *self, const char *detailed)
     graft_test_report ("action-error", "%s: no such action", detailed);
 }
 
-/* Runs whenever loading or layout changes state, until the plan is done. */
-static void
-test_plan_continue (GraftWindow *self)
+static gboolean
+window_is_settling (GraftWindow *self)
 {
-  if (!self->test_plan_active || self->test_tick_id != 0)
-    return;
-  if (self->load_cancellable != NULL)
-    return;  /* still loading */
-  if (self->model != NULL && canvas_is_busy (self))
-    {
-      self->test_waiting_for_layout = TRUE;
-      return;
-    }
-  self->test_waiting_for_layout = FALSE;
+  return (self->model != NULL && canvas_is_busy (self))
+         || graft_node_sidebar_get_pending_stats (self->sidebar) > 0
+         || gtk_stack_get_transition_running (self->main_stack)
+         || !dialogs_are_drawn (self);
+}
 
+/* Each step (the actions, then the screenshot) waits until the window has
+ * drawn a few frames with nothing left to do: layouts, including those a
+ * selection starts on idle, statistics, transitions, dialogs. */
+static gboolean
+test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  if (self->load_cancellable != NULL)
+    {
+      /* An action opened a file: on_model_loaded() resumes the plan. */
+      self->test_tick_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+  if (window_is_settling (self))
+    {
+      self->test_settle_frames = 0;
+      return G_SOURCE_CONTINUE;
+    }
+  if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
+    return G_SOURCE_CONTINUE;
+
+  self->test_settle_frames = 0;
   if (self->test_actions != NULL)
     {
       g_auto(GStrv) actions = g_steal_pointer (&self->test_actions);
 
       for (guint i = 0; actions[i] != NULL; i++)
         run_detailed_action (self, actions[i]);
-      if (self->load_cancellable != NULL)
-        return;  /* an action opened a file: on_model_loaded() resumes */
-      if (canvas_is_busy (self))
-        {
-          /* Selecting may enter a subgraph, which is laid out anew. */
-          self->test_waiting_for_layout = TRUE;
-          return;
-        }
+      return G_SOURCE_CONTINUE;
     }
+  self->test_tick_id = 0;
+  test_plan_finish (self, FALSE);
+  return G_SOURCE_REMOVE;
+}
+
+/* Called when loading finishes or the window starts empty. */
+static void
+test_plan_continue (GraftWindow *self)
+{
+  if (!self->test_plan_active || self->test_tick_id != 0 || self->load_cancellable != NULL)
+    return;
   self->test_settle_frames = 0;
   self->test_tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), test_plan_tick, NULL, NULL);
 }
@@ -986,8 +1000,6 @@ on_canvas_busy_changed (GraftWindow *self)
   gboolean busy = canvas_is_busy (self);
 
   gtk_widget_set_visible (self->layout_status, busy);
-  if (!busy && self->test_plan_active && self->test_waiting_for_layout)
-    test_plan_continue (self);
 }
 
 static void
@@ -1189,6 +1201,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-load", NULL, cancel_load_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
   gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
   gtk_widget_class_install_action (widget_class, "win.find-text", "s", find_text_action);
   gtk_widget_class_install_action (widget_class, "win.parent-graph", NULL, parent_graph_action);

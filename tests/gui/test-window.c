@@ -603,6 +603,59 @@ test_view_toggles (void)
   assert_window_size (run, pixbuf);
 }
 
+static void
+assert_file_starts_with (const char *path, const char *magic, gsize magic_length)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  g_assert_cmpuint (length, >, 200);
+  g_assert_cmpmem (contents, magic_length, magic, magic_length);
+}
+
+static void
+test_export_picture (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *dir = g_dir_make_tmp ("graft-export-XXXXXX", NULL);
+  g_autofree char *svg = g_build_filename (dir, "graph.svg", NULL);
+  g_autofree char *png = g_build_filename (dir, "graph.png", NULL);
+  g_autofree char *pdf = g_build_filename (dir, "graph.pdf", NULL);
+  g_autofree char *bad = g_build_filename (dir, "graph.bmp", NULL);
+  g_autofree char *to_svg = g_strconcat ("--action=win.export-to::", svg, NULL);
+  g_autofree char *to_png = g_strconcat ("--action=win.export-to::", png, NULL);
+  g_autofree char *to_pdf = g_strconcat ("--action=win.export-to::", pdf, NULL);
+  g_autofree char *to_bad = g_strconcat ("--action=win.export-to::", bad, NULL);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(Run) bad_run = NULL;
+  g_autoptr(GdkPixbuf) picture = NULL;
+  g_autoptr(GError) error = NULL;
+
+  run = run_graft ("export", (const char *[]) { to_svg, to_png, to_pdf, path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_null (report_get (run, "export-error"));
+  assert_file_starts_with (svg, "<?xml", 5);
+  assert_file_starts_with (png, "\x89PNG", 4);
+  assert_file_starts_with (pdf, "%PDF", 4);
+  picture = gdk_pixbuf_new_from_file (png, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (luminance_stddev (picture, 0, 0, gdk_pixbuf_get_width (picture),
+                                       gdk_pixbuf_get_height (picture)), >, 5);
+
+  /* An unknown format is refused with a dialog, and nothing is written. */
+  bad_run = run_graft ("export-refused", (const char *[]) { to_bad, path, NULL });
+  assert_exited_cleanly (bad_run);
+  g_assert_nonnull (report_get (bad_run, "export-error"));
+  g_assert_cmpstr (report_get (bad_run, "dialogs"), ==, "1");
+  g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
+
+  g_unlink (svg);
+  g_unlink (png);
+  g_unlink (pdf);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -625,5 +678,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/shortcuts-window", test_shortcuts_window);
   g_test_add_func ("/gui/window/about-window", test_about_window);
   g_test_add_func ("/gui/window/view-toggles", test_view_toggles);
+  g_test_add_func ("/gui/window/export-picture", test_export_picture);
   return g_test_run ();
 }
