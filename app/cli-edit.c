@@ -1,0 +1,201 @@
+/* graft-cli edit IN -o OUT [edits]: applies model/edit operations in the
+ * order given and saves the result as ONNX (atomically; never over IN
+ * unless --overwrite). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "edit/edit.h"
+#include "edit/edit-history.h"
+#include "onnx/writer.h"
+
+static gboolean
+parse_int (const char *text, gint64 min, gint64 *value)
+{
+  guint64 parsed;
+
+  if (!g_ascii_string_to_unsigned (text, 10, min, G_MAXINT32, &parsed, NULL))
+    return FALSE;
+  *value = (gint64) parsed;
+  return TRUE;
+}
+
+/* INPUT:AXIS=NAME; the input name may itself contain ':'. */
+static GraftEdit *
+parse_dynamic (const char *spec)
+{
+  const char *equals = strrchr (spec, '=');
+  const char *colon;
+  g_autofree char *input = NULL, *axis_text = NULL;
+  gint64 axis;
+
+  if (equals == NULL)
+    return NULL;
+  for (colon = equals; colon > spec && *colon != ':'; colon--)
+    ;
+  if (colon == spec || equals[1] == '\0')
+    return NULL;
+  input = g_strndup (spec, colon - spec);
+  axis_text = g_strndup (colon + 1, equals - colon - 1);
+  if (!parse_int (axis_text, 0, &axis))
+    return NULL;
+  return graft_edit_new_make_dim_dynamic (input, (int) axis, equals + 1);
+}
+
+/* INPUT=1x3x224x224 */
+static GraftEdit *
+parse_shape (const char *spec)
+{
+  const char *equals = strrchr (spec, '=');
+  g_autofree char *input = NULL;
+  g_auto(GStrv) parts = NULL;
+  g_autofree gint64 *dims = NULL;
+  guint n;
+
+  if (equals == NULL || equals == spec || equals[1] == '\0')
+    return NULL;
+  input = g_strndup (spec, equals - spec);
+  parts = g_strsplit (equals + 1, "x", -1);
+  n = g_strv_length (parts);
+  dims = g_new (gint64, n);
+  for (guint i = 0; i < n; i++)
+    if (!parse_int (parts[i], 1, &dims[i]))
+      return NULL;
+  return graft_edit_new_set_input_shape (input, n, dims);
+}
+
+/* IN1,IN2:OUT1,OUT2 */
+static GraftEdit *
+parse_extract (const char *spec)
+{
+  g_auto(GStrv) halves = g_strsplit (spec, ":", 2);
+  g_auto(GStrv) inputs = NULL, outputs = NULL;
+
+  if (g_strv_length (halves) != 2 || halves[0][0] == '\0' || halves[1][0] == '\0')
+    return NULL;
+  inputs = g_strsplit (halves[0], ",", -1);
+  outputs = g_strsplit (halves[1], ",", -1);
+  return graft_edit_new_extract ((const char *const *) inputs, (const char *const *) outputs);
+}
+
+static void
+print_usage (void)
+{
+  printf ("Usage: graft-cli edit IN -o OUT [EDIT]... [--overwrite]\n"
+          "Edits, applied in the order given:\n"
+          "  --dynamic INPUT:AXIS=NAME   make a dim dynamic, repairing baked shape constants\n"
+          "  --shape INPUT=1x3x224x224   fix an input's shape\n"
+          "  --bypass NODE               connect NODE's input to its consumers and remove it\n"
+          "  --delete NODE               remove NODE and everything depending on it\n"
+          "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n"
+          "--overwrite allows OUT to be IN itself.\n");
+}
+
+int
+graft_cli_edit (int argc, char **argv)
+{
+  const char *in = NULL, *out = NULL;
+  gboolean overwrite = FALSE;
+  g_autoptr(GPtrArray) edits = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = NULL;
+  g_autoptr(GraftEditHistory) history = NULL;
+
+  for (int i = 1; i < argc; i++)
+    {
+      const char *arg = argv[i];
+      const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+      GraftEdit *edit = NULL;
+
+      if (strcmp (arg, "--help") == 0)
+        {
+          print_usage ();
+          return 0;
+        }
+      if (strcmp (arg, "--overwrite") == 0)
+        {
+          overwrite = TRUE;
+          continue;
+        }
+      if (arg[0] != '-')
+        {
+          if (in != NULL)
+            {
+              graft_cli_print_error ("edit: more than one input model ('%s' and '%s')", in, arg);
+              return 2;
+            }
+          in = arg;
+          continue;
+        }
+      if (next == NULL)
+        {
+          graft_cli_print_error ("edit: %s needs a value (try --help)", arg);
+          return 2;
+        }
+      i++;
+      if (strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+        {
+          out = next;
+          continue;
+        }
+      if (strcmp (arg, "--dynamic") == 0)
+        edit = parse_dynamic (next);
+      else if (strcmp (arg, "--shape") == 0)
+        edit = parse_shape (next);
+      else if (strcmp (arg, "--bypass") == 0)
+        edit = graft_edit_new_bypass_node (next);
+      else if (strcmp (arg, "--delete") == 0)
+        edit = graft_edit_new_delete_node (next);
+      else if (strcmp (arg, "--extract") == 0)
+        edit = parse_extract (next);
+      else
+        {
+          graft_cli_print_error ("edit: unknown option '%s' (try --help)", arg);
+          return 2;
+        }
+      if (edit == NULL)
+        {
+          graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
+          return 2;
+        }
+      g_ptr_array_add (edits, edit);
+    }
+  if (in == NULL || out == NULL)
+    {
+      graft_cli_print_error ("edit: needs an input model and -o OUT (try --help)");
+      return 2;
+    }
+
+  model = graft_model_load (in, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  history = graft_edit_history_new (model);
+  for (guint i = 0; i < edits->len; i++)
+    {
+      GraftEdit *edit = g_ptr_array_index (edits, i);
+      GPtrArray *notes;
+
+      if (!graft_edit_history_apply (history, edit, &error))
+        {
+          graft_cli_print_error ("%s: %s: %s", in, graft_edit_get_description (edit), error->message);
+          return 1;
+        }
+      notes = graft_edit_get_notes (edit);
+      printf ("%s\n", graft_edit_get_description (edit));
+      for (guint j = 0; j < notes->len; j++)
+        printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
+    }
+  if (!graft_onnx_write_file (model, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE,
+                              &error))
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  printf ("saved %s\n", out);
+  return 0;
+}

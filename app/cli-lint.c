@@ -1,0 +1,121 @@
+/* graft-cli lint FILE [--json] [--onnx-export]: the diagnostics of
+ * model/analysis. Exit status 1 when any has severity error. */
+#include <stdio.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "analysis/diagnostics.h"
+
+static void
+print_json (GPtrArray *diagnostics)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "diagnostics");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < diagnostics->len; i++)
+    {
+      GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "rule");
+      json_builder_add_string_value (builder, d->rule);
+      json_builder_set_member_name (builder, "severity");
+      json_builder_add_string_value (builder, graft_severity_to_string (d->severity));
+      json_builder_set_member_name (builder, "node");
+      if (d->node_name)
+        json_builder_add_string_value (builder, d->node_name);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "value");
+      if (d->value)
+        json_builder_add_string_value (builder, d->value->name);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "message");
+      json_builder_add_string_value (builder, d->message);
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  json_generator_set_pretty (generator, TRUE);
+  text = json_generator_to_data (generator, NULL);
+  printf ("%s\n", text);
+}
+
+static void
+print_text (const char *path, GPtrArray *diagnostics)
+{
+  guint counts[3] = { 0 };
+
+  for (guint i = 0; i < diagnostics->len; i++)
+    {
+      GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
+      const char *where = d->node_name ? d->node_name : d->value ? d->value->name : "";
+
+      counts[d->severity]++;
+      printf ("%s: %s [%s] %s: %s\n", path, graft_severity_to_string (d->severity), d->rule, where, d->message);
+    }
+  printf ("%u errors, %u warnings, %u notes\n", counts[GRAFT_SEVERITY_ERROR], counts[GRAFT_SEVERITY_WARNING],
+          counts[GRAFT_SEVERITY_INFO]);
+}
+
+int
+graft_cli_lint (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  GraftLintOptions options = { FALSE };
+  const char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = NULL;
+  g_autoptr(GPtrArray) diagnostics = NULL;
+
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--json") == 0)
+        json = TRUE;
+      else if (strcmp (argv[i], "--onnx-export") == 0)
+        options.onnx_export_target = TRUE;
+      else if (strcmp (argv[i], "--help") == 0)
+        {
+          printf ("Usage: graft-cli lint FILE [--json] [--onnx-export]\n"
+                  "Lists unsupported ops, static input dims, baked shape constants and trace hazards.\n"
+                  "--onnx-export: the TorchScript model is meant for torch.onnx.export.\n"
+                  "Exit status: 0 no errors, 1 errors found or unreadable file, 2 bad usage.\n");
+          return 0;
+        }
+      else if (argv[i][0] == '-' || path != NULL)
+        {
+          graft_cli_print_error ("lint: unexpected argument '%s' (try --help)", argv[i]);
+          return 2;
+        }
+      else
+        path = argv[i];
+    }
+  if (path == NULL)
+    {
+      graft_cli_print_error ("lint: no model file given (try --help)");
+      return 2;
+    }
+
+  model = graft_model_load (path, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  diagnostics = graft_lint_model (model, &options);
+  if (json)
+    print_json (diagnostics);
+  else
+    print_text (path, diagnostics);
+  return graft_diagnostics_have_errors (diagnostics) ? 1 : 0;
+}

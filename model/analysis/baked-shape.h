@@ -1,0 +1,41 @@
+/* Finding the shape constants that froze the traced value of an input
+ * dimension (Reshape [2, 512] in a model traced with batch 2).
+ *
+ * The search replaces the input's dim by a probe symbol, runs shape
+ * inference, and reports shape-taking nodes whose constant holds the
+ * traced value where their data carries the probe. The model's declared
+ * shapes are restored afterwards (inferred ones are those of the probe run
+ * until the next graft_shape_inference_run()).
+ */
+#pragma once
+
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_PROBE_SYMBOL "__graft_probe__"
+
+typedef struct {
+  GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Slice */
+  guint shape_input;        /* node input holding the constant */
+  GraftValue *constant;     /* that input (an initializer or a Constant output) */
+  guint element;            /* index in the constant that holds the traced value */
+  gint64 traced;            /* the traced value */
+  GraftValue *input;        /* the graph input and axis it came from */
+  int axis;
+} GraftBakedShape;
+
+/* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed. */
+GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
+
+/* The constant's values if value is an integer initializer or the output
+ * of an onnx::Constant node; NULL otherwise. */
+GraftTensor *graft_value_get_constant (GraftValue *value);
+
+/* Element i of an integer tensor, exactly (doubles lose INT64_MAX). */
+gint64 graft_tensor_get_int (GraftTensor *tensor, gint64 index);
+
+/* TRUE if dim is, or is a product involving, symbol. */
+gboolean graft_dim_mentions (const GraftDim *dim, const char *symbol);
+
+G_END_DECLS

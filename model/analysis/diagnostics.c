@@ -1,0 +1,260 @@
+#include "analysis/diagnostics.h"
+#include "analysis/diagnostics-private.h"
+#include "analysis/baked-shape.h"
+#include "analysis/shape-inference.h"
+#include "runtime/op.h"
+#include "runtime/runtime.h"
+
+#include <string.h>
+
+const char *
+graft_severity_to_string (GraftSeverity severity)
+{
+  switch (severity)
+    {
+    case GRAFT_SEVERITY_ERROR: return "error";
+    case GRAFT_SEVERITY_WARNING: return "warning";
+    default: return "info";
+    }
+}
+
+void
+graft_diagnostic_free (GraftDiagnostic *diagnostic)
+{
+  if (diagnostic == NULL)
+    return;
+  g_free (diagnostic->node_name);
+  g_free (diagnostic->message);
+  g_free (diagnostic);
+}
+
+char *
+graft_node_display_name (GraftNode *node)
+{
+  if (node->name != NULL && node->name[0] != '\0')
+    return g_strdup (node->name);
+  return g_strdup_printf ("%s #%u", node->op, node->index);
+}
+
+GraftDiagnostic *
+graft_diagnostic_add (GPtrArray *list, const char *rule, GraftSeverity severity, GraftNode *node,
+                      GraftValue *value, const char *format, ...)
+{
+  GraftDiagnostic *diagnostic = g_new0 (GraftDiagnostic, 1);
+  va_list args;
+
+  diagnostic->rule = rule;
+  diagnostic->severity = severity;
+  diagnostic->node = node;
+  diagnostic->value = value;
+  diagnostic->node_name = node ? graft_node_display_name (node) : NULL;
+  diagnostic->axis = -1;
+  va_start (args, format);
+  diagnostic->message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_ptr_array_add (list, diagnostic);
+  return diagnostic;
+}
+
+/* Domains whose operators any ONNX runtime knows. */
+static gboolean
+is_standard_domain (const char *domain)
+{
+  return domain == g_intern_static_string ("onnx") || strcmp (domain, "ai.onnx.ml") == 0
+         || strcmp (domain, "ai.onnx.preview.training") == 0;
+}
+
+typedef struct {
+  GraftModel *model;
+  GPtrArray *list;
+  GHashTable *reported;   /* op → TRUE: one "no kernel" warning per op is enough */
+} OpCheck;
+
+static void
+check_op (GraftNode *node, gpointer user_data)
+{
+  OpCheck *check = user_data;
+  GraftModel *model = check->model;
+  gboolean onnx = graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX;
+  gint64 opset = graft_model_get_opset (model, node->domain);
+
+  if (onnx && graft_model_lookup_function (model, node->domain, node->op_type) != NULL)
+    return;   /* a local function: its body is checked on its own */
+  if (onnx && !is_standard_domain (node->domain))
+    {
+      graft_diagnostic_add (check->list, "unsupported-op", GRAFT_SEVERITY_ERROR, node, NULL,
+                            "%s is in the non-standard domain '%s': only runtimes with that vendor's extension "
+                            "can run it, and Graft's runtime cannot; replace it with standard ONNX operators "
+                            "(or export it as a local function)", node->op, node->domain);
+      return;
+    }
+  if (onnx && opset < 0)
+    {
+      graft_diagnostic_add (check->list, "unsupported-op", GRAFT_SEVERITY_ERROR, node, NULL,
+                            "%s uses domain '%s', which the model does not import (no opset_import entry); "
+                            "add the opset import or re-export the model", node->op, node->domain);
+      return;
+    }
+  if (!onnx && (node->domain == g_intern_static_string ("prim")))
+    return;   /* structural TorchScript nodes have no kernels of their own */
+  if (!graft_runtime_supports_op (node->op, opset))
+    {
+      const char *range = graft_runtime_supports_op (node->op, -1) ? " at this opset" : "";
+
+      if (g_hash_table_contains (check->reported, node->op))
+        return;
+      g_hash_table_add (check->reported, (gpointer) node->op);
+      graft_diagnostic_add (check->list, "unsupported-op", GRAFT_SEVERITY_WARNING, node, NULL,
+                            "Graft's runtime has no kernel for %s%s (opset %" G_GINT64_FORMAT "): the model can be "
+                            "inspected, edited and exported, but 'graft-cli run' will refuse it; run it in "
+                            "onnxruntime, or replace the op", node->op, range, opset);
+    }
+}
+
+static void
+check_ops (GraftModel *model, GPtrArray *list)
+{
+  OpCheck check = { model, list, g_hash_table_new (NULL, NULL) };
+
+  graft_graph_foreach_node_recursive (graft_model_get_graph (model), check_op, &check);
+  for (guint i = 0; i < graft_model_get_functions (model)->len; i++)
+    {
+      GraftFunction *function = g_ptr_array_index (graft_model_get_functions (model), i);
+      graft_graph_foreach_node_recursive (function->body, check_op, &check);
+    }
+  g_hash_table_unref (check.reported);
+}
+
+static gboolean
+is_token_input (const GraftValue *value)
+{
+  return (value->dtype == GRAFT_DTYPE_INT64 || value->dtype == GRAFT_DTYPE_INT32) && value->shape.rank == 2;
+}
+
+static void
+add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
+{
+  g_autofree char *shape = graft_shape_to_string (&input->shape);
+  GraftDiagnostic *d;
+
+  d = graft_diagnostic_add (list, "static-input-dim", GRAFT_SEVERITY_WARNING, NULL, input,
+                            "input '%s' (%s) has a fixed %s of %" G_GINT64_FORMAT " (dim %d), so the model only "
+                            "accepts exactly that; make it dynamic: graft-cli edit --dynamic %s:%d=%s",
+                            input->name, shape, what, input->shape.dims[axis].value, axis, input->name, axis,
+                            axis == 0 ? "batch" : "sequence");
+  d->input = input;
+  d->axis = axis;
+}
+
+static void
+check_input_dims (GraftModel *model, GPtrArray *list)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i);
+
+      if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
+        continue;
+      if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
+        add_static_dim (list, input, 0, "batch size");
+      if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
+        add_static_dim (list, input, 1, "sequence length");
+    }
+}
+
+static char *
+format_constant (GraftTensor *tensor)
+{
+  GString *out = g_string_new ("[");
+  gint64 n = graft_tensor_get_numel (tensor);
+
+  for (gint64 i = 0; i < n && i < 16; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "",
+                            graft_tensor_get_int (tensor, i));
+  if (n > 16)
+    g_string_append (out, ", …");
+  g_string_append_c (out, ']');
+  return g_string_free (out, FALSE);
+}
+
+static void
+check_baked_shapes (GraftModel *model, GPtrArray *list)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_ONNX)
+    return;
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i);
+
+      if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR)
+        continue;
+      for (int axis = 0; axis < input->shape.rank; axis++)
+        {
+          g_autoptr(GPtrArray) found = NULL;
+
+          /* A traced 1 is indistinguishable from the many 1s of shapes. */
+          if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || input->shape.dims[axis].value < 2)
+            continue;
+          found = graft_find_baked_shapes (model, input, axis);
+          for (guint k = 0; k < found->len; k++)
+            {
+              GraftBakedShape *baked = g_ptr_array_index (found, k);
+              g_autofree char *values = format_constant (graft_value_get_constant (baked->constant));
+              GraftDiagnostic *d;
+
+              d = graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, baked->node,
+                                        baked->constant,
+                                        "%s takes the shape constant '%s' = %s, whose element %u is the traced "
+                                        "value %" G_GINT64_FORMAT " of input '%s' dim %d: the graph breaks when "
+                                        "that dim changes; graft-cli edit --dynamic %s:%d=NAME rewrites it",
+                                        baked->node->op, baked->constant->name, values, baked->element,
+                                        baked->traced, input->name, axis, input->name, axis);
+              d->input = input;
+              d->axis = axis;
+            }
+        }
+    }
+}
+
+GPtrArray *
+graft_lint_model (GraftModel *model, const GraftLintOptions *options)
+{
+  GPtrArray *list = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_diagnostic_free);
+  GraftLintOptions defaults = { FALSE };
+
+  if (options == NULL)
+    options = &defaults;
+  if (graft_model_get_graph (model) == NULL)
+    return list;
+  check_ops (model, list);
+  check_input_dims (model, list);
+  check_baked_shapes (model, list);
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT)
+    graft_check_trace_hazards (model, options, list);
+  /* The probe runs leave probe shapes behind: infer the real ones last. */
+  graft_shape_inference_run (model, NULL);
+  /* Stable: equal severities keep their graph order. */
+  {
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new ();
+    for (int s = GRAFT_SEVERITY_ERROR; s >= GRAFT_SEVERITY_INFO; s--)
+      for (guint i = 0; i < list->len; i++)
+        if (((GraftDiagnostic *) g_ptr_array_index (list, i))->severity == (GraftSeverity) s)
+          g_ptr_array_add (sorted, g_ptr_array_index (list, i));
+    for (guint i = 0; i < sorted->len; i++)
+      list->pdata[i] = sorted->pdata[i];
+  }
+  return list;
+}
+
+gboolean
+graft_diagnostics_have_errors (GPtrArray *diagnostics)
+{
+  for (guint i = 0; i < diagnostics->len; i++)
+    if (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->severity == GRAFT_SEVERITY_ERROR)
+      return TRUE;
+  return FALSE;
+}

@@ -1,0 +1,809 @@
+#include "analysis/shape-inference.h"
+#include "analysis/baked-shape.h"
+#include "analysis/fallback-infer.h"
+#include "analysis/sym-dim.h"
+#include "runtime/op.h"
+#include "runtime/rt-tensor.h"
+
+#include <string.h>
+
+/* Integer constants larger than this are not followed as data. */
+#define MAX_DATA_ELEMENTS 4096
+
+#define DATA_KEY "graft-shape-inference-data"
+
+typedef struct {
+  GraftModel *model;
+  GHashTable *data;        /* GraftValue* → GArray<GraftDim>, owned */
+  GHashTable *rt_data;     /* GraftValue* → GraftRtTensor*, owned */
+  GraftShapeInferenceReport *report;
+} Inferer;
+
+typedef struct {
+  GraftDType dtype;
+  GraftShape shape;
+  gboolean present;
+  GArray *data;            /* owned, may be NULL */
+} Output;
+
+static void
+dims_array_free (gpointer array)
+{
+  g_array_unref (array);
+}
+
+static GArray *
+dims_new (void)
+{
+  return g_array_new (FALSE, FALSE, sizeof (GraftDim));
+}
+
+static const GraftShape *
+known_shape (const GraftValue *value)
+{
+  return value->has_inferred ? &value->inferred_shape : &value->shape;
+}
+
+static GraftDType
+known_dtype (const GraftValue *value)
+{
+  return value->has_inferred && value->inferred_dtype != GRAFT_DTYPE_UNDEFINED ? value->inferred_dtype : value->dtype;
+}
+
+const GraftShape *
+graft_value_get_best_shape (const GraftValue *value)
+{
+  if (value->shape.rank >= 0)
+    {
+      gboolean all_known = TRUE;
+      for (int i = 0; i < value->shape.rank; i++)
+        all_known &= value->shape.dims[i].kind != GRAFT_DIM_UNKNOWN;
+      if (all_known || !value->has_inferred)
+        return &value->shape;
+    }
+  if (value->has_inferred)
+    return &value->inferred_shape;
+  return value->shape.rank >= 0 ? &value->shape : NULL;
+}
+
+static GArray *
+data_from_tensor (GraftTensor *tensor)
+{
+  gint64 numel = graft_tensor_get_numel (tensor);
+  GArray *dims;
+
+  if (!graft_dtype_is_integer (tensor->dtype) || numel < 0 || numel > MAX_DATA_ELEMENTS)
+    return NULL;
+  if (graft_tensor_get_data (tensor, NULL) == NULL)
+    return NULL;
+  dims = dims_new ();
+  for (gint64 i = 0; i < numel; i++)
+    {
+      GraftDim d = graft_dim_fixed (graft_tensor_get_int (tensor, i));
+      g_array_append_val (dims, d);
+    }
+  return dims;
+}
+
+static GArray *
+lookup_data (Inferer *inferer, GraftValue *value)
+{
+  return value ? g_hash_table_lookup (inferer->data, value) : NULL;
+}
+
+/* The data as plain integers, or NULL if any element is not fixed. */
+static gint64 *
+fixed_data (GArray *data)
+{
+  gint64 *values;
+
+  if (data == NULL)
+    return NULL;
+  values = g_new (gint64, MAX (data->len, 1));
+  for (guint i = 0; i < data->len; i++)
+    {
+      GraftDim *d = &g_array_index (data, GraftDim, i);
+      if (d->kind != GRAFT_DIM_FIXED)
+        {
+          g_free (values);
+          return NULL;
+        }
+      values[i] = d->value;
+    }
+  return values;
+}
+
+static void
+output_set (Output *out, GraftDType dtype, const GraftShape *shape)
+{
+  out->present = TRUE;
+  out->dtype = dtype;
+  graft_shape_clear (&out->shape);
+  if (shape != NULL)
+    graft_shape_copy (&out->shape, shape);
+  else
+    out->shape = GRAFT_SHAPE_UNKNOWN;
+}
+
+static void
+output_set_vector (Output *out, GraftDType dtype, GArray *data /* transfer full */)
+{
+  gint64 n = data->len;
+
+  out->present = TRUE;
+  out->dtype = dtype;
+  graft_shape_clear (&out->shape);
+  graft_shape_init_fixed (&out->shape, 1, &n);
+  out->data = data;
+}
+
+static GraftValue *
+node_input (GraftNode *node, guint i)
+{
+  return i < node->inputs->len ? g_ptr_array_index (node->inputs, i) : NULL;
+}
+
+/* Axes from the attribute (older opsets) or from input 1. */
+static gint64 *
+node_axes (Inferer *inferer, GraftNode *node, guint *n)
+{
+  guint n_attr;
+  const gint64 *attr = graft_node_attr_ints (node, "axes", &n_attr);
+  GArray *data;
+
+  if (attr != NULL)
+    {
+      *n = n_attr;
+      return g_memdup2 (attr, sizeof (gint64) * MAX (n_attr, 1));
+    }
+  data = lookup_data (inferer, node_input (node, 1));
+  *n = data ? data->len : 0;
+  return fixed_data (data);
+}
+
+static gboolean
+rule_constant (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftAttribute *value = graft_node_get_attribute (node, "value");
+  GraftAttribute *ints = graft_node_get_attribute (node, "value_ints");
+  GraftAttribute *one = graft_node_get_attribute (node, "value_int");
+
+  if (value != NULL && value->t != NULL)
+    {
+      GraftShape shape;
+      graft_shape_init_fixed (&shape, value->t->rank, value->t->dims);
+      output_set (out, value->t->dtype, &shape);
+      graft_shape_clear (&shape);
+      out->data = data_from_tensor (value->t);
+      return TRUE;
+    }
+  if (ints != NULL && ints->ints != NULL)
+    {
+      GArray *data = dims_new ();
+      for (guint i = 0; i < ints->ints->len; i++)
+        {
+          GraftDim d = graft_dim_fixed (g_array_index (ints->ints, gint64, i));
+          g_array_append_val (data, d);
+        }
+      output_set_vector (out, GRAFT_DTYPE_INT64, data);
+      return TRUE;
+    }
+  if (one != NULL)
+    {
+      GraftShape scalar;
+      GraftDim d = graft_dim_fixed (one->i);
+      graft_shape_init (&scalar, 0);
+      output_set (out, GRAFT_DTYPE_INT64, &scalar);
+      out->data = dims_new ();
+      g_array_append_val (out->data, d);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+rule_shape (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  const GraftShape *shape;
+  gint64 start, end;
+  GArray *data;
+
+  if (x == NULL || (shape = known_shape (x))->rank < 0)
+    return FALSE;
+  start = graft_node_attr_int (node, "start", 0);
+  end = graft_node_attr_int (node, "end", shape->rank);
+  if (start < 0)
+    start += shape->rank;
+  if (end < 0)
+    end += shape->rank;
+  start = CLAMP (start, 0, shape->rank);
+  end = CLAMP (end, start, shape->rank);
+  data = dims_new ();
+  g_array_append_vals (data, shape->dims + start, end - start);
+  output_set_vector (out, GRAFT_DTYPE_INT64, data);
+  return TRUE;
+}
+
+static gboolean
+rule_gather (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0), *indices = node_input (node, 1);
+  GArray *data = lookup_data (inferer, x), *index_data = lookup_data (inferer, indices);
+  const GraftShape *xs, *is;
+  gint64 axis = graft_node_attr_int (node, "axis", 0);
+  GraftShape shape;
+
+  if (x == NULL || indices == NULL || (xs = known_shape (x))->rank < 0 || (is = known_shape (indices))->rank < 0)
+    return FALSE;
+  if (axis < 0)
+    axis += xs->rank;
+  if (axis < 0 || axis >= xs->rank)
+    return FALSE;
+  graft_shape_init (&shape, xs->rank - 1 + is->rank);
+  for (int i = 0, k = 0; i < xs->rank; i++)
+    if (i == axis)
+      for (int j = 0; j < is->rank; j++)
+        shape.dims[k++] = is->dims[j];
+    else
+      shape.dims[k++] = xs->dims[i];
+  output_set (out, known_dtype (x), &shape);
+  graft_shape_clear (&shape);
+
+  if (data != NULL && index_data != NULL && xs->rank == 1)
+    {
+      g_autofree gint64 *index = fixed_data (index_data);
+      if (index != NULL)
+        {
+          out->data = dims_new ();
+          for (guint i = 0; i < index_data->len; i++)
+            {
+              gint64 k = index[i] < 0 ? index[i] + data->len : index[i];
+              GraftDim d = k >= 0 && k < data->len ? g_array_index (data, GraftDim, k) : graft_dim_unknown ();
+              g_array_append_val (out->data, d);
+            }
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+rule_unsqueeze (Inferer *inferer, GraftNode *node, Output *out, gboolean squeeze)
+{
+  GraftValue *x = node_input (node, 0);
+  const GraftShape *xs;
+  guint n_axes;
+  g_autofree gint64 *axes = node_axes (inferer, node, &n_axes);
+  GraftShape shape;
+  int rank;
+
+  if (x == NULL || (xs = known_shape (x))->rank < 0)
+    return FALSE;
+  if (axes == NULL && !(squeeze && graft_node_get_attribute (node, "axes") == NULL && node_input (node, 1) == NULL))
+    return FALSE;
+  rank = squeeze ? xs->rank : xs->rank + (int) n_axes;
+  if (squeeze && axes == NULL)
+    {
+      /* No axes: every 1 goes. */
+      int k = 0;
+      graft_shape_init (&shape, xs->rank);
+      for (int i = 0; i < xs->rank; i++)
+        {
+          if (xs->dims[i].kind != GRAFT_DIM_FIXED)
+            {
+              graft_shape_clear (&shape);
+              return FALSE;
+            }
+          if (xs->dims[i].value != 1)
+            shape.dims[k++] = xs->dims[i];
+        }
+      shape.rank = k;
+    }
+  else
+    {
+      g_autofree gboolean *marked = g_new0 (gboolean, MAX (rank, 1));
+      for (guint i = 0; i < n_axes; i++)
+        {
+          gint64 a = axes[i] < 0 ? axes[i] + rank : axes[i];
+          if (a < 0 || a >= rank)
+            return FALSE;
+          marked[a] = TRUE;
+        }
+      graft_shape_init (&shape, squeeze ? xs->rank - (int) n_axes : rank);
+      for (int i = 0, j = 0, k = 0; i < rank; i++)
+        {
+          if (squeeze)
+            {
+              if (!marked[i])
+                shape.dims[k++] = xs->dims[i];
+            }
+          else
+            shape.dims[i] = marked[i] ? graft_dim_fixed (1) : xs->dims[j++];
+        }
+    }
+  output_set (out, known_dtype (x), &shape);
+  graft_shape_clear (&shape);
+  if (lookup_data (inferer, x))
+    out->data = g_array_ref (lookup_data (inferer, x));
+  return TRUE;
+}
+
+static gboolean
+rule_concat (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *first = node_input (node, 0);
+  const GraftShape *fs;
+  gint64 axis = graft_node_attr_int (node, "axis", 0);
+  GraftShape shape;
+  gboolean all_data = TRUE;
+  GArray *data;
+
+  if (first == NULL || (fs = known_shape (first))->rank < 1)
+    return FALSE;
+  if (axis < 0)
+    axis += fs->rank;
+  if (axis < 0 || axis >= fs->rank)
+    return FALSE;
+  graft_shape_copy (&shape, fs);
+  shape.dims[axis] = graft_dim_fixed (0);
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *v = node_input (node, i);
+      const GraftShape *vs;
+      GraftDim *d = &shape.dims[axis];
+
+      if (v == NULL || (vs = known_shape (v))->rank != fs->rank)
+        {
+          graft_shape_clear (&shape);
+          return FALSE;
+        }
+      if (d->kind == GRAFT_DIM_FIXED && vs->dims[axis].kind == GRAFT_DIM_FIXED)
+        d->value += vs->dims[axis].value;
+      else
+        *d = graft_dim_unknown ();
+      all_data &= lookup_data (inferer, v) != NULL;
+    }
+  output_set (out, known_dtype (first), &shape);
+  graft_shape_clear (&shape);
+  if (all_data && fs->rank == 1)
+    {
+      data = dims_new ();
+      for (guint i = 0; i < node->inputs->len; i++)
+        {
+          GArray *part = lookup_data (inferer, node_input (node, i));
+          g_array_append_vals (data, part->data, part->len);
+        }
+      out->data = data;
+    }
+  return TRUE;
+}
+
+static gboolean
+rule_pass_through (Inferer *inferer, GraftNode *node, Output *out, GraftDType dtype)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *data;
+
+  if (x == NULL)
+    return FALSE;
+  output_set (out, dtype != GRAFT_DTYPE_UNDEFINED ? dtype : known_dtype (x), known_shape (x));
+  data = lookup_data (inferer, x);
+  if (data != NULL && (dtype == GRAFT_DTYPE_UNDEFINED || graft_dtype_is_integer (dtype)))
+    out->data = g_array_ref (data);
+  return TRUE;
+}
+
+/* Reshape's target: 0 copies the input dim, -1 takes what is left. */
+static gboolean
+rule_reshape (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *target = lookup_data (inferer, node_input (node, 1));
+  gboolean allow_zero = graft_node_attr_int (node, "allowzero", 0) != 0;
+  const GraftShape *xs;
+  GraftShape shape;
+  GraftDim rest;
+  int minus_one = -1;
+
+  if (x == NULL || target == NULL)
+    return FALSE;
+  xs = known_shape (x);
+  graft_shape_init (&shape, target->len);
+  rest = graft_shape_get_dim_product (xs, 0, xs->rank);
+  for (guint i = 0; i < target->len; i++)
+    {
+      GraftDim d = g_array_index (target, GraftDim, i);
+
+      if (d.kind == GRAFT_DIM_FIXED && d.value == -1)
+        {
+          minus_one = i;
+          continue;
+        }
+      if (d.kind == GRAFT_DIM_FIXED && d.value == 0 && !allow_zero)
+        d = (int) i < xs->rank ? xs->dims[i] : graft_dim_unknown ();
+      shape.dims[i] = d;
+      rest = graft_dim_divide (rest, d);
+    }
+  if (minus_one >= 0)
+    shape.dims[minus_one] = xs->rank >= 0 ? rest : graft_dim_unknown ();
+  output_set (out, known_dtype (x), &shape);
+  graft_shape_clear (&shape);
+  if (lookup_data (inferer, x))
+    out->data = g_array_ref (lookup_data (inferer, x));
+  return TRUE;
+}
+
+static gboolean
+rule_shape_from_data (Inferer *inferer, GraftNode *node, Output *out, guint shape_input, gboolean broadcast)
+{
+  GArray *target = lookup_data (inferer, node_input (node, shape_input));
+  GraftShape shape, merged;
+  GraftDType dtype = GRAFT_DTYPE_FLOAT32;
+  GraftAttribute *value = graft_node_get_attribute (node, "value");
+  GraftValue *x = node_input (node, 0);
+
+  if (target == NULL)
+    return FALSE;
+  graft_shape_init (&shape, target->len);
+  for (guint i = 0; i < target->len; i++)
+    shape.dims[i] = g_array_index (target, GraftDim, i);
+  if (broadcast)
+    {
+      if (x == NULL || !graft_shape_broadcast (known_shape (x), &shape, &merged, NULL))
+        {
+          graft_shape_clear (&shape);
+          return FALSE;
+        }
+      graft_shape_clear (&shape);
+      shape = merged;
+      dtype = known_dtype (x);
+    }
+  else if (value != NULL && value->t != NULL)
+    dtype = value->t->dtype;
+  output_set (out, dtype, &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+static gboolean
+rule_tile (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *repeats = lookup_data (inferer, node_input (node, 1));
+  const GraftShape *xs;
+  GraftShape shape;
+
+  if (x == NULL || repeats == NULL || (xs = known_shape (x))->rank != (int) repeats->len)
+    return FALSE;
+  graft_shape_copy (&shape, xs);
+  for (int i = 0; i < shape.rank; i++)
+    shape.dims[i] = graft_dim_multiply (shape.dims[i], g_array_index (repeats, GraftDim, i));
+  output_set (out, known_dtype (x), &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+/* Mul of shape vectors (batch × 2): only when both sides are known data. */
+static gboolean
+rule_mul (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *a = node_input (node, 0), *b = node_input (node, 1);
+  GArray *da = lookup_data (inferer, a), *db = lookup_data (inferer, b);
+  GraftShape shape;
+
+  if (da == NULL || db == NULL || (da->len != db->len && da->len != 1 && db->len != 1))
+    return FALSE;
+  if (!graft_shape_broadcast (known_shape (a), known_shape (b), &shape, NULL))
+    return FALSE;
+  output_set (out, known_dtype (a), &shape);
+  graft_shape_clear (&shape);
+  out->data = dims_new ();
+  for (guint i = 0; i < MAX (da->len, db->len); i++)
+    {
+      GraftDim d = graft_dim_multiply (g_array_index (da, GraftDim, da->len == 1 ? 0 : i),
+                                       g_array_index (db, GraftDim, db->len == 1 ? 0 : i));
+      g_array_append_val (out->data, d);
+    }
+  return TRUE;
+}
+
+static gboolean
+apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
+{
+  const char *op = node->op;
+
+  if (node->domain != g_intern_static_string ("onnx"))
+    return FALSE;
+  if (op == g_intern_static_string ("onnx::Constant"))
+    return rule_constant (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Shape"))
+    return rule_shape (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Gather"))
+    return rule_gather (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Unsqueeze"))
+    return rule_unsqueeze (inferer, node, out, FALSE);
+  if (op == g_intern_static_string ("onnx::Squeeze"))
+    return rule_unsqueeze (inferer, node, out, TRUE);
+  if (op == g_intern_static_string ("onnx::Concat"))
+    return rule_concat (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Identity"))
+    return rule_pass_through (inferer, node, out, GRAFT_DTYPE_UNDEFINED);
+  if (op == g_intern_static_string ("onnx::Cast"))
+    return rule_pass_through (inferer, node, out, (GraftDType) graft_node_attr_int (node, "to", 0));
+  if (op == g_intern_static_string ("onnx::Reshape"))
+    return rule_reshape (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Expand"))
+    return rule_shape_from_data (inferer, node, out, 1, TRUE);
+  if (op == g_intern_static_string ("onnx::ConstantOfShape"))
+    return rule_shape_from_data (inferer, node, out, 0, FALSE);
+  if (op == g_intern_static_string ("onnx::Tile"))
+    return rule_tile (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Mul"))
+    return rule_mul (inferer, node, out);
+  return FALSE;
+}
+
+/* Constant data for the registry's inference functions, built lazily from
+ * initializers and from fully fixed data. */
+static GraftRtTensor *
+rt_data_for (Inferer *inferer, GraftValue *value)
+{
+  GraftRtTensor *tensor = g_hash_table_lookup (inferer->rt_data, value);
+  GArray *data;
+  g_autofree gint64 *fixed = NULL;
+
+  if (tensor != NULL)
+    return tensor;
+  if (value->initializer != NULL && graft_tensor_get_numel (value->initializer) <= MAX_DATA_ELEMENTS)
+    tensor = graft_rt_tensor_new_from_tensor (value->initializer, NULL);
+  else if ((data = lookup_data (inferer, value)) != NULL && (fixed = fixed_data (data)) != NULL)
+    {
+      const GraftShape *shape = known_shape (value);
+      gint64 n = data->len;
+      gint64 dims[GRAFT_RT_MAX_RANK];
+      int rank = shape->rank >= 0 && shape->rank <= 1 ? shape->rank : 1;
+
+      dims[0] = n;
+      tensor = graft_rt_tensor_new (GRAFT_DTYPE_INT64, rank, dims, NULL);
+      if (tensor != NULL)
+        for (gint64 i = 0; i < n; i++)
+          graft_rt_tensor_set_i64 (tensor, i, fixed[i]);
+    }
+  if (tensor != NULL)
+    g_hash_table_insert (inferer->rt_data, value, tensor);
+  return tensor;
+}
+
+static gboolean
+apply_infer_function (Inferer *inferer, GraftNode *node, GraftInferFunc infer, Output *outs, GError **error)
+{
+  GraftInferContext ctx = { 0 };
+  gboolean ok;
+
+  ctx.node = node;
+  ctx.opset = graft_model_get_opset (inferer->model, node->domain);
+  ctx.n_inputs = node->inputs->len;
+  ctx.inputs = g_new0 (GraftInferValue, MAX (ctx.n_inputs, 1));
+  ctx.n_outputs = node->outputs->len;
+  ctx.outputs = g_new0 (GraftInferValue, MAX (ctx.n_outputs, 1));
+  for (guint i = 0; i < ctx.n_outputs; i++)
+    ctx.outputs[i].shape = GRAFT_SHAPE_UNKNOWN;
+  for (guint i = 0; i < ctx.n_inputs; i++)
+    {
+      GraftValue *v = node_input (node, i);
+      GraftInferValue *in = &ctx.inputs[i];
+
+      in->shape = GRAFT_SHAPE_UNKNOWN;
+      if (v == NULL)
+        continue;
+      in->present = TRUE;
+      in->kind = v->kind;
+      in->dtype = known_dtype (v);
+      graft_shape_copy (&in->shape, known_shape (v));
+      in->data = rt_data_for (inferer, v);
+    }
+
+  ok = infer (&ctx, error);
+  for (guint i = 0; ok && i < ctx.n_outputs; i++)
+    if (ctx.outputs[i].present)
+      output_set (&outs[i], ctx.outputs[i].dtype, &ctx.outputs[i].shape);
+
+  for (guint i = 0; i < ctx.n_inputs; i++)
+    graft_shape_clear (&ctx.inputs[i].shape);
+  for (guint i = 0; i < ctx.n_outputs; i++)
+    graft_shape_clear (&ctx.outputs[i].shape);
+  g_free (ctx.inputs);
+  g_free (ctx.outputs);
+  return ok;
+}
+
+static void
+fill_unknown_dims (Inferer *inferer, GraftNode *node, GraftInferFunc fallback, Output *outs)
+{
+  g_autofree Output *extra = g_new0 (Output, MAX (node->outputs->len, 1));
+
+  for (guint i = 0; i < node->outputs->len; i++)
+    extra[i].shape = GRAFT_SHAPE_UNKNOWN;
+  if (apply_infer_function (inferer, node, fallback, extra, NULL))
+    for (guint i = 0; i < node->outputs->len; i++)
+      {
+        if (extra[i].present && (!outs[i].present || outs[i].shape.rank < 0))
+          output_set (&outs[i], extra[i].dtype, &extra[i].shape);
+        else if (extra[i].present && outs[i].shape.rank == extra[i].shape.rank)
+          for (int d = 0; d < outs[i].shape.rank; d++)
+            if (outs[i].shape.dims[d].kind == GRAFT_DIM_UNKNOWN)
+              outs[i].shape.dims[d] = extra[i].shape.dims[d];
+      }
+  for (guint i = 0; i < node->outputs->len; i++)
+    graft_shape_clear (&extra[i].shape);
+}
+
+static void
+infer_node (Inferer *inferer, GraftNode *node)
+{
+  g_autofree Output *outs = g_new0 (Output, MAX (node->outputs->len, 1));
+  g_autoptr(GError) error = NULL;
+  gboolean handled;
+
+  for (guint i = 0; i < node->outputs->len; i++)
+    outs[i].shape = GRAFT_SHAPE_UNKNOWN;
+
+  handled = node->outputs->len > 0 && apply_data_rule (inferer, node, &outs[0]);
+  if (!handled)
+    {
+      const GraftOpSchema *schema = graft_op_registry_lookup (node->op, graft_model_get_opset (inferer->model, node->domain));
+      GraftInferFunc fallback = graft_fallback_infer_lookup (node->op);
+      GraftInferFunc infer = schema && schema->infer ? schema->infer : fallback;
+
+      if (infer != NULL && !apply_infer_function (inferer, node, infer, outs, &error) && inferer->report)
+        g_ptr_array_add (inferer->report->problems,
+                         g_strdup_printf ("node '%s' (%s): %s", node->name, node->op, error->message));
+      /* The registry's rules see fixed dims; the fallback also multiplies
+       * symbols (Flatten of batch×512×1×1): let it fill what is unknown. */
+      if (infer != fallback && fallback != NULL)
+        fill_unknown_dims (inferer, node, fallback, outs);
+    }
+
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *v = g_ptr_array_index (node->outputs, i);
+
+      if (v != NULL && outs[i].present)
+        {
+          v->has_inferred = TRUE;
+          v->inferred_dtype = outs[i].dtype;
+          graft_shape_clear (&v->inferred_shape);
+          graft_shape_copy (&v->inferred_shape, &outs[i].shape);
+          if (inferer->report)
+            inferer->report->n_inferred++;
+          if (outs[i].data != NULL)
+            g_hash_table_insert (inferer->data, v, g_steal_pointer (&outs[i].data));
+        }
+      else if (v != NULL && inferer->report)
+        inferer->report->n_unknown++;
+      g_clear_pointer (&outs[i].data, g_array_unref);
+      graft_shape_clear (&outs[i].shape);
+    }
+}
+
+static void
+clear_inferred (GraftNode *node, gpointer user_data)
+{
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *v = g_ptr_array_index (node->outputs, i);
+      if (v != NULL)
+        {
+          v->has_inferred = FALSE;
+          graft_shape_clear (&v->inferred_shape);
+          v->inferred_shape = GRAFT_SHAPE_UNKNOWN;
+        }
+    }
+}
+
+/* Kahn's order over the main graph; nodes on a cycle (malformed files)
+ * are appended in file order so that every node is visited once. */
+static GPtrArray *
+topological_order (GraftGraph *graph)
+{
+  GPtrArray *order = g_ptr_array_new ();
+  g_autofree guint *pending = g_new0 (guint, MAX (graph->nodes->len, 1));
+  g_autofree gboolean *done = g_new0 (gboolean, MAX (graph->nodes->len, 1));
+  g_autoptr(GQueue) ready = g_queue_new ();
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = g_ptr_array_index (node->inputs, j);
+          if (v && v->producer && v->producer->graph == graph)
+            pending[i]++;
+        }
+      if (pending[i] == 0)
+        g_queue_push_tail (ready, node);
+    }
+  while (!g_queue_is_empty (ready))
+    {
+      GraftNode *node = g_queue_pop_head (ready);
+
+      g_ptr_array_add (order, node);
+      done[node->index] = TRUE;
+      for (guint j = 0; j < node->outputs->len; j++)
+        {
+          GraftValue *v = g_ptr_array_index (node->outputs, j);
+          for (guint k = 0; v && k < v->consumers->len; k++)
+            {
+              GraftNode *consumer = g_ptr_array_index (v->consumers, k);
+              if (consumer->graph == graph && --pending[consumer->index] == 0)
+                g_queue_push_tail (ready, consumer);
+            }
+        }
+    }
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (!done[i])
+      g_ptr_array_add (order, g_ptr_array_index (graph->nodes, i));
+  return order;
+}
+
+static void
+seed_value (Inferer *inferer, GraftValue *value)
+{
+  value->has_inferred = TRUE;
+  value->inferred_dtype = value->dtype;
+  graft_shape_clear (&value->inferred_shape);
+  graft_shape_copy (&value->inferred_shape, &value->shape);
+  if (value->initializer != NULL)
+    {
+      GArray *data = data_from_tensor (value->initializer);
+      if (data != NULL)
+        g_hash_table_insert (inferer->data, value, data);
+    }
+}
+
+void
+graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  Inferer inferer = { model, NULL, NULL, report };
+  g_autoptr(GPtrArray) order = NULL;
+
+  if (report != NULL)
+    {
+      memset (report, 0, sizeof *report);
+      report->problems = g_ptr_array_new_with_free_func (g_free);
+    }
+  if (graph == NULL)
+    return;
+
+  inferer.data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
+  inferer.rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  graft_graph_foreach_node_recursive (graph, clear_inferred, NULL);
+  for (guint i = 0; i < graph->inputs->len; i++)
+    seed_value (&inferer, g_ptr_array_index (graph->inputs, i));
+  for (guint i = 0; i < graph->initializers->len; i++)
+    seed_value (&inferer, g_ptr_array_index (graph->initializers, i));
+
+  order = topological_order (graph);
+  for (guint i = 0; i < order->len; i++)
+    infer_node (&inferer, g_ptr_array_index (order, i));
+  if (report != NULL)
+    report->n_nodes = order->len;
+
+  g_hash_table_unref (inferer.rt_data);
+  g_object_set_data_full (G_OBJECT (model), DATA_KEY, inferer.data, (GDestroyNotify) g_hash_table_unref);
+}
+
+void
+graft_shape_inference_report_clear (GraftShapeInferenceReport *report)
+{
+  g_clear_pointer (&report->problems, g_ptr_array_unref);
+}
+
+GArray *
+graft_shape_inference_get_data (GraftModel *model, GraftValue *value)
+{
+  GHashTable *data = g_object_get_data (G_OBJECT (model), DATA_KEY);
+
+  return data ? g_hash_table_lookup (data, value) : NULL;
+}

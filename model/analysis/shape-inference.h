@@ -1,0 +1,43 @@
+/* Static shape and dtype inference over a model's main graph.
+ *
+ * Fills value->has_inferred / inferred_dtype / inferred_shape (the
+ * declared value->dtype/shape are never touched), following symbolic dims
+ * through the graph: an input of shape batch×3×224×224 gives outputs like
+ * batch×1000, and Reshape(-1) of batch×512×1×1 gives batch×512.
+ *
+ * Per node, in this order: the driver's own rules for the ops that carry
+ * shape vectors as data (Shape, Gather, Unsqueeze, Squeeze, Concat, Cast,
+ * Identity, Constant, Reshape, Expand, ConstantOfShape, Tile, Mul), which
+ * track symbolic elements the registry cannot see; then the runtime
+ * registry's inference function for the op and opset; then
+ * analysis/fallback-infer.c. A node none of them knows leaves its outputs
+ * without an inferred type, and so do nodes downstream of it whose rules
+ * need the missing information.
+ */
+#pragma once
+
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint n_nodes;          /* main-graph nodes visited */
+  guint n_inferred;       /* values that received an inferred type */
+  guint n_unknown;        /* node outputs left without one */
+  GPtrArray *problems;    /* char*: "node '/Reshape' (onnx::Reshape): ..." */
+} GraftShapeInferenceReport;
+
+/* report may be NULL. Never fails: problems are collected in the report. */
+void graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report);
+void graft_shape_inference_report_clear (GraftShapeInferenceReport *report);
+
+/* The known integer contents of a value after inference (shape vectors,
+ * small int constants), elements possibly symbolic; NULL if unknown.
+ * Valid until the next run on the same model. */
+GArray *graft_shape_inference_get_data (GraftModel *model, GraftValue *value);
+
+/* Declared shape if the file has one for every dim, else the inferred one,
+ * else NULL. */
+const GraftShape *graft_value_get_best_shape (const GraftValue *value);
+
+G_END_DECLS

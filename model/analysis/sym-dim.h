@@ -1,0 +1,21 @@
+/* Arithmetic on dimensions that may be symbolic.
+ *
+ * A symbolic dim's symbol is read as a product: a coefficient and named
+ * factors ("batch", "batch*2", "batch*seq"). That is enough to follow a
+ * batch through Reshape(-1), Flatten and Concat of shape vectors, which is
+ * what the rewrites need; sums are not represented (they become unknown).
+ */
+#pragma once
+
+#include "ir/shape.h"
+
+G_BEGIN_DECLS
+
+/* a × b; unknown if either is unknown. */
+GraftDim graft_dim_multiply (GraftDim a, GraftDim b);
+/* a ÷ b when b divides a exactly (coefficients and factors); else unknown. */
+GraftDim graft_dim_divide (GraftDim a, GraftDim b);
+/* Product of dims [start, end) of shape; unknown if any is unknown. */
+GraftDim graft_shape_get_dim_product (const GraftShape *shape, int start, int end);
+
+G_END_DECLS

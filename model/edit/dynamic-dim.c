@@ -1,0 +1,488 @@
+/* Making an input dimension dynamic (or fixing an input's shape) and
+ * repairing the shape constants a trace froze. */
+#include "edit/edit-private.h"
+#include "edit/graph-surgery.h"
+#include "analysis/baked-shape.h"
+#include "analysis/shape-inference.h"
+#include "analysis/sym-dim.h"
+
+#include <string.h>
+
+static gint64 *
+constant_values (GraftTensor *tensor, guint *n)
+{
+  gint64 count = graft_tensor_get_numel (tensor);
+  gint64 *values = g_new (gint64, MAX (count, 1));
+
+  for (gint64 i = 0; i < count; i++)
+    values[i] = graft_tensor_get_int (tensor, i);
+  *n = count;
+  return values;
+}
+
+static char *
+format_ints (const gint64 *values, guint n)
+{
+  GString *out = g_string_new ("[");
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "", values[i]);
+  g_string_append_c (out, ']');
+  return g_string_free (out, FALSE);
+}
+
+static void
+move_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
+{
+  g_ptr_array_steal_index (graph->nodes, node->index);
+  g_ptr_array_insert (graph->nodes, before->index, node);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    ((GraftNode *) g_ptr_array_index (graph->nodes, i))->index = i;
+}
+
+/* Removes a constant nobody uses any more (its Constant node, or the
+ * initializer). */
+static void
+drop_if_unused (GraftGraph *graph, GraftValue *value)
+{
+  if (value->consumers->len > 0 || value->is_graph_output || value->graph != graph)
+    return;
+  if (value->producer != NULL)
+    {
+      GraftNode *producer = value->producer;
+      if (producer->outputs->len == 1)
+        {
+          graft_graph_remove_node (graph, producer);
+          graft_graph_remove_value (graph, value);
+        }
+    }
+  else if (value->initializer != NULL && !value->is_graph_input)
+    graft_graph_remove_value (graph, value);
+}
+
+static GraftNode *
+add_node_before (GraftGraph *graph, GraftNode *before, const char *op_type, const char *suffix)
+{
+  g_autofree char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
+  GraftNode *node = graft_graph_add_node (graph, "", op_type, name);
+
+  move_before (graph, node, before);
+  return node;
+}
+
+static GraftValue *
+add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
+{
+  GraftValue *value = graft_graph_new_anonymous_value (graph, hint);
+
+  graft_node_add_output (node, value);
+  return value;
+}
+
+/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]), C[e+1:]):
+ * the element follows the input's real dim at run time. */
+static GraftValue *
+build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
+                     int axis)
+{
+  GraftNode *shape = add_node_before (graph, node, "Shape", "shape");
+  GraftNode *gather = add_node_before (graph, node, "Gather", "gather");
+  GraftNode *concat = add_node_before (graph, node, "Concat", "concat");
+  gint64 index = axis;
+  GraftValue *shape_out, *dim, *out;
+
+  graft_node_add_input (shape, input);
+  shape_out = add_output_value (graph, shape, "graft_shape");
+  graft_node_add_input (gather, shape_out);
+  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, FALSE));
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
+  dim = add_output_value (graph, gather, "graft_dim");
+  if (e > 0)
+    graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_head", values, e, FALSE));
+  graft_node_add_input (concat, dim);
+  if (e + 1 < n)
+    graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_tail", values + e + 1,
+                                                                  n - e - 1, FALSE));
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  out = add_output_value (graph, concat, "graft_dynamic_shape");
+  out->dtype = GRAFT_DTYPE_INT64;
+  return out;
+}
+
+static void
+replace_constant (GraftGraph *graph, GraftNode *node, guint shape_input, GraftValue *replacement)
+{
+  GraftValue *old = g_ptr_array_index (node->inputs, shape_input);
+
+  graft_node_set_input (node, shape_input, replacement);
+  drop_if_unused (graph, old);
+}
+
+/* TRUE if, with the input's dim now symbolic, output dim e of node is
+ * exactly that symbol and the other dims are what the constant said. */
+static gboolean
+reshape_is_exact (GraftModel *model, GraftNode *node, const gint64 *values, guint n, guint e, const char *symbol)
+{
+  GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+
+  graft_shape_inference_run (model, NULL);
+  if (out == NULL || !out->has_inferred || out->inferred_shape.rank != (int) n)
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      GraftDim *d = &out->inferred_shape.dims[i];
+      if (i == e)
+        {
+          if (d->kind != GRAFT_DIM_SYMBOLIC || strcmp (d->symbol, symbol) != 0)
+            return FALSE;
+        }
+      else if (values[i] > 0 && (d->kind != GRAFT_DIM_FIXED || d->value != values[i]))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reshape's target with -1 at e; a -1 elsewhere becomes the dim it stood
+ * for at trace time (static_out), if that is fixed. NULL if impossible. */
+static gint64 *
+reshape_candidate (const gint64 *values, guint n, guint e, const GraftShape *static_out)
+{
+  g_autofree gint64 *candidate = g_memdup2 (values, sizeof (gint64) * MAX (n, 1));
+
+  for (guint i = 0; i < n; i++)
+    if (i != e && values[i] == -1)
+      {
+        if (static_out == NULL || static_out->rank != (int) n || static_out->dims[i].kind != GRAFT_DIM_FIXED)
+          return NULL;
+        candidate[i] = static_out->dims[i].value;
+      }
+  candidate[e] = -1;
+  return g_steal_pointer (&candidate);
+}
+
+/* After a rewrite: the Reshape's output has as many elements as its input,
+ * symbolically. */
+static gboolean
+reshape_keeps_size (GraftModel *model, GraftNode *node)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, 0);
+  GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftDim a, b;
+
+  graft_shape_inference_run (model, NULL);
+  if (in == NULL || out == NULL || !in->has_inferred || !out->has_inferred)
+    return FALSE;
+  a = graft_shape_get_dim_product (&in->inferred_shape, 0, in->inferred_shape.rank);
+  b = graft_shape_get_dim_product (&out->inferred_shape, 0, out->inferred_shape.rank);
+  return a.kind != GRAFT_DIM_UNKNOWN && graft_dim_equal (&a, &b);
+}
+
+/* For Expand/Tile: the element that lines up (from the right) with the
+ * data dim that now carries the symbol. */
+static GraftBakedShape *
+aligned_entry (GraftModel *model, GPtrArray *entries, guint n, const char *symbol)
+{
+  GraftBakedShape *first = g_ptr_array_index (entries, 0);
+  GraftValue *data = first->node->inputs->len > 0 ? g_ptr_array_index (first->node->inputs, 0) : NULL;
+  const GraftShape *shape;
+
+  if (first->node->op == g_intern_static_string ("onnx::ConstantOfShape") || data == NULL)
+    return first;
+  graft_shape_inference_run (model, NULL);
+  shape = data->has_inferred ? &data->inferred_shape : &data->shape;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      int aligned = (int) entry->element - ((int) n - shape->rank);
+
+      if (shape->rank >= 0 && aligned >= 0 && aligned < shape->rank
+          && graft_dim_mentions (&shape->dims[aligned], symbol))
+        return entry;
+    }
+  return first;
+}
+
+/* Repairs one node; entries are its GraftBakedShapes (several elements of
+ * its constant may hold the traced value; the probe says which is the dim). */
+static gboolean
+repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
+             GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftBakedShape *baked = g_ptr_array_index (entries, 0);
+  GraftNode *node = baked->node;
+  GraftTensor *tensor = graft_value_get_constant (baked->constant);
+  g_autofree char *node_name = g_strdup (node->name[0] ? node->name : node->op);
+  g_autofree char *before = NULL;
+  g_autofree gint64 *values = NULL;
+  guint n;
+  GraftValue *replacement;
+  const char *op = node->op;
+
+  if (tensor == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "%s '%s': its shape constant is no longer a constant; repair it by hand", op, node_name);
+      return FALSE;
+    }
+  values = constant_values (tensor, &n);
+  before = format_ints (values, n);
+
+  if (op == g_intern_static_string ("onnx::Slice"))
+    {
+      /* Slicing up to the traced size of that axis is slicing to its end. */
+      for (guint i = 0; i < entries->len; i++)
+        values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = G_MAXINT64;
+      replace_constant (graph, node, baked->shape_input,
+                        graft_graph_add_int64_constant (graph, "graft_slice_ends", values, n, tensor->rank == 0));
+      g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': end %" G_GINT64_FORMAT " → INT64_MAX (to the end)",
+                                               node_name, baked->traced));
+      return TRUE;
+    }
+
+  for (guint i = 0; op == g_intern_static_string ("onnx::Reshape") && i < entries->len; i++)
+    {
+      GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      GraftValue *old = g_ptr_array_index (node->inputs, entry->shape_input);
+      g_autofree gint64 *candidate = reshape_candidate (values, n, entry->element, static_out);
+
+      if (candidate == NULL)
+        continue;
+      replacement = graft_graph_add_int64_constant (graph, "graft_shape", candidate, n, FALSE);
+      graft_node_set_input (node, entry->shape_input, replacement);
+      if (reshape_is_exact (model, node, candidate, n, entry->element, symbol))
+        {
+          g_autofree char *after = format_ints (candidate, n);
+          drop_if_unused (graph, old);
+          g_ptr_array_add (notes, g_strdup_printf ("Reshape '%s': shape %s → %s", node_name, before, after));
+          return TRUE;
+        }
+      /* -1 there would not be exactly the input's dim. */
+      graft_node_set_input (node, entry->shape_input, old);
+      graft_graph_remove_value (graph, replacement);
+    }
+
+  if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
+      || op == g_intern_static_string ("onnx::Tile") || op == g_intern_static_string ("onnx::ConstantOfShape"))
+    {
+      if (tensor->rank != 1)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "%s '%s': its shape constant %s is not a vector; it cannot be rewritten safely", op,
+                       node_name, before);
+          return FALSE;
+        }
+      if (op != g_intern_static_string ("onnx::Reshape"))
+        baked = aligned_entry (model, entries, n, symbol);
+      if (op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "Reshape '%s': several elements of %s equal the traced %" G_GINT64_FORMAT " and -1 cannot "
+                       "stand for the dynamic dim exactly; rewrite its shape by hand", node_name, before,
+                       baked->traced);
+          return FALSE;
+        }
+      /* The element takes the input's real dim at run time. */
+      replacement = build_dynamic_shape (graph, node, values, n, baked->element, baked->input, baked->axis);
+      replace_constant (graph, node, baked->shape_input, replacement);
+      if (op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (model, node))
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "Reshape '%s': with a dynamic %s:%d neither -1 nor the input's dim in %s keeps the element "
+                       "count; rewrite its shape by hand", node_name, baked->input->name, baked->axis, before);
+          return FALSE;
+        }
+      g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d]",
+                                               op, node_name, baked->element, before, baked->input->name,
+                                               baked->axis));
+      return TRUE;
+    }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+               "%s '%s' holds the traced value %" G_GINT64_FORMAT " in %s and Graft does not know how to rewrite "
+               "this op safely; change it by hand", op, node_name, baked->traced, before);
+  return FALSE;
+}
+
+static void
+collect_downstream (GraftValue *value, GHashTable *seen)
+{
+  if (!g_hash_table_add (seen, value))
+    return;
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+      for (guint j = 0; j < consumer->outputs->len; j++)
+        if (g_ptr_array_index (consumer->outputs, j) != NULL)
+          collect_downstream (g_ptr_array_index (consumer->outputs, j), seen);
+    }
+}
+
+/* Declared shapes downstream of input follow the new inference; a dim the
+ * inference cannot tell is declared unknown rather than left at the old
+ * traced value. */
+static void
+update_declared_shapes (GraftModel *model, GraftValue *input, gint64 traced)
+{
+  g_autoptr(GHashTable) downstream = g_hash_table_new (NULL, NULL);
+  GHashTableIter iter;
+  gpointer key;
+
+  graft_shape_inference_run (model, NULL);
+  collect_downstream (input, downstream);
+  g_hash_table_iter_init (&iter, downstream);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      GraftValue *value = key;
+      gboolean inferred = value->has_inferred && value->inferred_shape.rank == value->shape.rank;
+
+      if (value == input || value->shape.rank < 0)
+        continue;
+      for (int i = 0; i < value->shape.rank; i++)
+        {
+          GraftDim *d = &value->shape.dims[i];
+          if (inferred && value->inferred_shape.dims[i].kind != GRAFT_DIM_UNKNOWN)
+            *d = value->inferred_shape.dims[i];
+          else if ((d->kind == GRAFT_DIM_FIXED && d->value == traced)
+                   || (d->kind == GRAFT_DIM_SYMBOLIC && g_str_has_prefix (d->symbol, "graft_dim_")))
+            *d = graft_dim_unknown ();
+        }
+    }
+}
+
+static gpointer
+copy_shape (const GraftShape *shape)
+{
+  GraftShape *copy = g_new0 (GraftShape, 1);
+
+  graft_shape_copy (copy, shape);
+  return copy;
+}
+
+static void
+free_shape (gpointer data)
+{
+  graft_shape_clear (data);
+  g_free (data);
+}
+
+static GraftValue *
+checked_input_axis (GraftModel *model, const char *name, int axis, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftValue *input = graft_edit_find_input (graph, name, error);
+
+  if (input == NULL)
+    return NULL;
+  if (input->shape.rank < 0)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "input '%s' has no declared shape; set one first (--shape %s=...)", name, name);
+      return NULL;
+    }
+  if (axis < 0 || axis >= input->shape.rank)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "input '%s' has rank %d, so axis %d does not exist", name, input->shape.rank, axis);
+      return NULL;
+    }
+  return input;
+}
+
+static gboolean
+make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GPtrArray *notes, GError **error)
+{
+  GraftDim old = input->shape.dims[axis];
+  g_autoptr(GPtrArray) baked = NULL;
+  g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
+
+  if (old.kind == GRAFT_DIM_FIXED)
+    {
+      baked = graft_find_baked_shapes (model, input, axis);
+      /* What each node produced at trace time, to spell out a -1. */
+      graft_shape_inference_run (model, NULL);
+      for (guint i = 0; i < baked->len; i++)
+        {
+          GraftNode *node = ((GraftBakedShape *) g_ptr_array_index (baked, i))->node;
+          GraftValue *out = node->outputs->len ? g_ptr_array_index (node->outputs, 0) : NULL;
+          if (out != NULL && out->has_inferred && !g_hash_table_contains (static_out, node))
+            g_hash_table_insert (static_out, node, copy_shape (&out->inferred_shape));
+        }
+    }
+  input->shape.dims[axis] = graft_dim_symbolic (symbol);
+  /* One repair per node, with all its matching elements. */
+  for (guint i = 0; baked != NULL && i < baked->len;)
+    {
+      GraftBakedShape *b = g_ptr_array_index (baked, i);
+      g_autoptr(GPtrArray) entries = g_ptr_array_new ();
+
+      for (; i < baked->len && ((GraftBakedShape *) g_ptr_array_index (baked, i))->node == b->node; i++)
+        g_ptr_array_add (entries, g_ptr_array_index (baked, i));
+      if (!repair_node (model, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error))
+        return FALSE;
+    }
+  update_declared_shapes (model, input, old.kind == GRAFT_DIM_FIXED ? old.value : G_MININT64);
+  return TRUE;
+}
+
+static gboolean
+valid_symbol (const char *symbol, GError **error)
+{
+  if (symbol == NULL || symbol[0] == '\0' || g_ascii_isdigit (symbol[0]) || strchr (symbol, '*') != NULL
+      || strcmp (symbol, GRAFT_PROBE_SYMBOL) == 0)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "'%s' is not a usable dimension name (use a word such as batch or sequence)", symbol ? symbol : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, const char *symbol, GPtrArray *notes,
+                                GError **error)
+{
+  GraftValue *input;
+
+  if (!valid_symbol (symbol, error) || (input = checked_input_axis (model, name, axis, error)) == NULL)
+    return FALSE;
+  return make_dynamic (model, input, axis, symbol, notes, error);
+}
+
+gboolean
+graft_edit_do_set_input_shape (GraftModel *model, const char *name, int rank, const gint64 *dims, GPtrArray *notes,
+                               GError **error)
+{
+  GraftValue *input = graft_edit_find_input (graft_model_get_graph (model), name, error);
+
+  if (input == NULL)
+    return FALSE;
+  for (int i = 0; i < rank; i++)
+    if (dims[i] <= 0)
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                     "dim %d of the new shape of '%s' is %" G_GINT64_FORMAT "; dims must be positive", i, name, dims[i]);
+        return FALSE;
+      }
+  if (input->shape.rank < 0)
+    graft_shape_init (&input->shape, rank);
+  if (input->shape.rank != rank)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "input '%s' has rank %d; the new shape has rank %d", name, input->shape.rank, rank);
+      return FALSE;
+    }
+  /* Changing a traced dim: free it (repairing the constants that froze it)
+   * and then fix it to the new value. */
+  for (int i = 0; i < rank; i++)
+    {
+      GraftDim *d = &input->shape.dims[i];
+      g_autofree char *symbol = g_strdup_printf ("graft_dim_%d", i);
+
+      if (d->kind == GRAFT_DIM_FIXED && d->value != dims[i] && !make_dynamic (model, input, i, symbol, notes, error))
+        return FALSE;
+    }
+  for (int i = 0; i < rank; i++)
+    input->shape.dims[i] = graft_dim_fixed (dims[i]);
+  update_declared_shapes (model, input, G_MININT64);
+  return TRUE;
+}

@@ -1,0 +1,236 @@
+#include "edit/edit.h"
+#include "edit/edit-private.h"
+#include "edit/graph-copy.h"
+#include "edit/graph-surgery.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK (graft-edit-error-quark, graft_edit_error)
+
+struct _GraftEdit {
+  GObject parent_instance;
+
+  GraftEditKind kind;
+  char *description;
+  char *target;            /* input or node name */
+  int axis;
+  char *symbol;
+  GArray *dims;            /* gint64, SET_INPUT_SHAPE */
+  GStrv inputs, outputs;   /* EXTRACT */
+
+  GraftGraph *snapshot;    /* the graph before apply, while applied */
+  GPtrArray *notes;
+};
+
+G_DEFINE_FINAL_TYPE (GraftEdit, graft_edit, G_TYPE_OBJECT)
+
+static void
+graft_edit_finalize (GObject *object)
+{
+  GraftEdit *self = GRAFT_EDIT (object);
+
+  g_free (self->description);
+  g_free (self->target);
+  g_free (self->symbol);
+  g_clear_pointer (&self->dims, g_array_unref);
+  g_strfreev (self->inputs);
+  g_strfreev (self->outputs);
+  g_clear_pointer (&self->snapshot, graft_graph_free);
+  g_ptr_array_unref (self->notes);
+  G_OBJECT_CLASS (graft_edit_parent_class)->finalize (object);
+}
+
+static void
+graft_edit_class_init (GraftEditClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = graft_edit_finalize;
+}
+
+static void
+graft_edit_init (GraftEdit *self)
+{
+  self->notes = g_ptr_array_new_with_free_func (g_free);
+}
+
+static GraftEdit *
+edit_new (GraftEditKind kind, const char *target, char *description /* transfer full */)
+{
+  GraftEdit *self = g_object_new (GRAFT_TYPE_EDIT, NULL);
+
+  self->kind = kind;
+  self->target = g_strdup (target);
+  self->description = description;
+  return self;
+}
+
+GraftEdit *
+graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol)
+{
+  GraftEdit *self = edit_new (GRAFT_EDIT_MAKE_DIM_DYNAMIC, input,
+                              g_strdup_printf ("Make %s:%d dynamic (%s)", input, axis, symbol));
+  self->axis = axis;
+  self->symbol = g_strdup (symbol);
+  return self;
+}
+
+GraftEdit *
+graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims)
+{
+  GString *text = g_string_new (NULL);
+  GraftEdit *self;
+
+  for (int i = 0; i < rank; i++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, i ? "×" : "", dims[i]);
+  self = edit_new (GRAFT_EDIT_SET_INPUT_SHAPE, input, g_strdup_printf ("Set %s to %s", input, text->str));
+  g_string_free (text, TRUE);
+  self->dims = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_array_append_vals (self->dims, dims, rank);
+  return self;
+}
+
+GraftEdit *
+graft_edit_new_delete_node (const char *node)
+{
+  return edit_new (GRAFT_EDIT_DELETE_NODE, node, g_strdup_printf ("Delete %s", node));
+}
+
+GraftEdit *
+graft_edit_new_bypass_node (const char *node)
+{
+  return edit_new (GRAFT_EDIT_BYPASS_NODE, node, g_strdup_printf ("Bypass %s", node));
+}
+
+GraftEdit *
+graft_edit_new_extract (const char *const *inputs, const char *const *outputs)
+{
+  g_autofree char *in = g_strjoinv (", ", (char **) inputs);
+  g_autofree char *out = g_strjoinv (", ", (char **) outputs);
+  GraftEdit *self = edit_new (GRAFT_EDIT_EXTRACT, NULL, g_strdup_printf ("Extract %s → %s", in, out));
+
+  self->inputs = g_strdupv ((char **) inputs);
+  self->outputs = g_strdupv ((char **) outputs);
+  return self;
+}
+
+GraftEditKind
+graft_edit_get_kind (GraftEdit *self)
+{
+  return self->kind;
+}
+
+const char *
+graft_edit_get_description (GraftEdit *self)
+{
+  return self->description;
+}
+
+gboolean
+graft_edit_is_applied (GraftEdit *self)
+{
+  return self->snapshot != NULL;
+}
+
+GPtrArray *
+graft_edit_get_notes (GraftEdit *self)
+{
+  return self->notes;
+}
+
+static gboolean
+run (GraftEdit *self, GraftModel *model, GError **error)
+{
+  switch (self->kind)
+    {
+    case GRAFT_EDIT_MAKE_DIM_DYNAMIC:
+      return graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, self->notes, error);
+    case GRAFT_EDIT_SET_INPUT_SHAPE:
+      return graft_edit_do_set_input_shape (model, self->target, self->dims->len, (gint64 *) self->dims->data,
+                                            self->notes, error);
+    case GRAFT_EDIT_DELETE_NODE:
+      return graft_edit_do_delete_node (model, self->target, self->notes, error);
+    case GRAFT_EDIT_BYPASS_NODE:
+      return graft_edit_do_bypass_node (model, self->target, self->notes, error);
+    case GRAFT_EDIT_EXTRACT:
+      return graft_edit_do_extract (model, (const char *const *) self->inputs, (const char *const *) self->outputs,
+                                    self->notes, error);
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+gboolean
+graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftGraph *snapshot;
+
+  if (self->snapshot != NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE, "'%s' is already applied", self->description);
+      return FALSE;
+    }
+  if (graph == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the model has no graph to edit");
+      return FALSE;
+    }
+  snapshot = graft_graph_copy (graph, NULL);
+  g_ptr_array_set_size (self->notes, 0);
+  if (!run (self, model, error))
+    {
+      graft_model_set_graph (model, snapshot);
+      g_ptr_array_set_size (self->notes, 0);
+      return FALSE;
+    }
+  self->snapshot = snapshot;
+  return TRUE;
+}
+
+gboolean
+graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error)
+{
+  if (self->snapshot == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE, "'%s' is not applied", self->description);
+      return FALSE;
+    }
+  graft_model_set_graph (model, g_steal_pointer (&self->snapshot));
+  return TRUE;
+}
+
+GraftValue *
+graft_edit_find_input (GraftGraph *graph, const char *name, GError **error)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i);
+      if (input->initializer != NULL)
+        continue;
+      if (strcmp (input->name, name) == 0)
+        return input;
+      g_string_append_printf (names, "%s'%s'", names->len ? ", " : "", input->name);
+    }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the graph has no input '%s' (inputs: %s)", name,
+               names->len ? names->str : "none");
+  return NULL;
+}
+
+GraftNode *
+graft_edit_find_node (GraftGraph *graph, const char *name, GError **error)
+{
+  GraftNode *node = graft_graph_find_node (graph, name);
+  guint matches = 0;
+
+  if (node != NULL)
+    return node;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    matches += strcmp (((GraftNode *) g_ptr_array_index (graph->nodes, i))->name, name) == 0;
+  if (matches > 1)
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND,
+                 "%u nodes are named '%s'; the name does not say which one", matches, name);
+  else
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the main graph has no node named '%s'", name);
+  return NULL;
+}

@@ -1,0 +1,67 @@
+/* Graph rewrites as undoable operations.
+ *
+ * A GraftEdit names what it changes (inputs, nodes and values by name),
+ * so the same object can be applied, undone and applied again (redo).
+ * graft_edit_apply() keeps a snapshot of the main graph taken before the
+ * change and graft_edit_undo() puts it back. Both replace the graph object
+ * the model holds: callers (the canvas) must re-read
+ * graft_model_get_graph() and drop node/value pointers afterwards.
+ * A failing apply leaves the model as it was.
+ */
+#pragma once
+
+#include <glib-object.h>
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_EDIT_ERROR (graft_edit_error_quark ())
+GQuark graft_edit_error_quark (void);
+
+typedef enum {
+  GRAFT_EDIT_ERROR_NOT_FOUND,   /* no input/node/value of that name */
+  GRAFT_EDIT_ERROR_INVALID,     /* the request does not make sense for this graph */
+  GRAFT_EDIT_ERROR_BLOCKED,     /* a node cannot be rewritten safely: the message names it */
+  GRAFT_EDIT_ERROR_STATE,       /* apply twice, undo before apply */
+} GraftEditError;
+
+typedef enum {
+  GRAFT_EDIT_MAKE_DIM_DYNAMIC,
+  GRAFT_EDIT_SET_INPUT_SHAPE,
+  GRAFT_EDIT_DELETE_NODE,
+  GRAFT_EDIT_BYPASS_NODE,
+  GRAFT_EDIT_EXTRACT,
+} GraftEditKind;
+
+#define GRAFT_TYPE_EDIT (graft_edit_get_type ())
+G_DECLARE_FINAL_TYPE (GraftEdit, graft_edit, GRAFT, EDIT, GObject)
+
+/* input:axis becomes the symbol; shape constants that froze the traced
+ * value are repaired (Reshape → -1 where that is exactly right, otherwise
+ * Shape→Gather→Concat of the input's real dim); value_info and outputs are
+ * re-inferred. */
+GraftEdit *graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol);
+/* Fixes every dim of input (rank must match); constants are repaired the
+ * same way for the dims that change. */
+GraftEdit *graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims);
+/* Removes the node and everything that depends on its outputs. */
+GraftEdit *graft_edit_new_delete_node (const char *node);
+/* Connects the node's first input to the consumers of its first output and
+ * removes it. */
+GraftEdit *graft_edit_new_bypass_node (const char *node);
+/* Keeps only what computes outputs from inputs (value names). */
+GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const *outputs);
+
+GraftEditKind graft_edit_get_kind (GraftEdit *self);
+/* "Make x:0 dynamic (batch)", for the Undo menu item. */
+const char *graft_edit_get_description (GraftEdit *self);
+gboolean graft_edit_is_applied (GraftEdit *self);
+
+gboolean graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error);
+gboolean graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error);
+
+/* What the last apply did beyond the obvious, one line each
+ * ("Reshape '/Reshape': shape [2, 512] → [-1, 512]"). char*, borrowed. */
+GPtrArray *graft_edit_get_notes (GraftEdit *self);
+
+G_END_DECLS

@@ -1,0 +1,160 @@
+#include "edit/graph-copy.h"
+
+static GraftValue *
+map_value (GHashTable *map, GraftValue *value)
+{
+  GraftValue *mapped;
+
+  if (value == NULL)
+    return NULL;
+  mapped = g_hash_table_lookup (map, value);
+  return mapped ? mapped : value;
+}
+
+static GPtrArray *
+copy_bytes_array (GPtrArray *array)
+{
+  GPtrArray *copy = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+
+  for (guint i = 0; i < array->len; i++)
+    g_ptr_array_add (copy, g_bytes_ref (g_ptr_array_index (array, i)));
+  return copy;
+}
+
+GraftAttribute *
+graft_attribute_copy (const GraftAttribute *attribute, GHashTable *value_map)
+{
+  GraftAttribute *copy = graft_attribute_new (attribute->name, attribute->type);
+
+  copy->doc_string = g_strdup (attribute->doc_string);
+  copy->ref_attr_name = g_strdup (attribute->ref_attr_name);
+  copy->f = attribute->f;
+  copy->i = attribute->i;
+  copy->s = attribute->s ? g_bytes_ref (attribute->s) : NULL;
+  copy->t = attribute->t ? graft_tensor_ref (attribute->t) : NULL;
+  copy->g = attribute->g ? graft_graph_copy (attribute->g, value_map) : NULL;
+  if (attribute->floats)
+    {
+      g_clear_pointer (&copy->floats, g_array_unref);
+      copy->floats = g_array_copy (attribute->floats);
+    }
+  if (attribute->ints)
+    {
+      g_clear_pointer (&copy->ints, g_array_unref);
+      copy->ints = g_array_copy (attribute->ints);
+    }
+  if (attribute->strings)
+    {
+      g_clear_pointer (&copy->strings, g_ptr_array_unref);
+      copy->strings = copy_bytes_array (attribute->strings);
+    }
+  if (attribute->tensors)
+    {
+      g_clear_pointer (&copy->tensors, g_ptr_array_unref);
+      copy->tensors = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_tensor_unref);
+      for (guint i = 0; i < attribute->tensors->len; i++)
+        g_ptr_array_add (copy->tensors, graft_tensor_ref (g_ptr_array_index (attribute->tensors, i)));
+    }
+  if (attribute->graphs)
+    {
+      g_clear_pointer (&copy->graphs, g_ptr_array_unref);
+      copy->graphs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_graph_free);
+      for (guint i = 0; i < attribute->graphs->len; i++)
+        g_ptr_array_add (copy->graphs, graft_graph_copy (g_ptr_array_index (attribute->graphs, i), value_map));
+    }
+  return copy;
+}
+
+static void
+copy_value_fields (GraftValue *dest, const GraftValue *src)
+{
+  dest->kind = src->kind;
+  dest->dtype = src->dtype;
+  graft_shape_clear (&dest->shape);
+  graft_shape_copy (&dest->shape, &src->shape);
+  dest->type_string = g_strdup (src->type_string);
+  dest->has_inferred = src->has_inferred;
+  dest->inferred_dtype = src->inferred_dtype;
+  graft_shape_clear (&dest->inferred_shape);
+  graft_shape_copy (&dest->inferred_shape, &src->inferred_shape);
+  dest->doc_string = g_strdup (src->doc_string);
+}
+
+/* The node's group in the copy, found by the chain of group names. */
+static GraftGroup *
+copy_group_path (GraftGroup *new_root, GraftGroup *group)
+{
+  g_autoptr(GPtrArray) chain = g_ptr_array_new ();
+  GraftGroup *target = new_root;
+
+  for (GraftGroup *g = group; g != NULL && g->parent != NULL; g = g->parent)
+    g_ptr_array_insert (chain, 0, g);
+  for (guint i = 0; i < chain->len; i++)
+    {
+      GraftGroup *old = g_ptr_array_index (chain, i);
+      target = graft_group_ensure_child (target, old->name);
+      if (target->class_name == NULL && old->class_name != NULL)
+        target->class_name = g_strdup (old->class_name);
+    }
+  return target;
+}
+
+GraftGraph *
+graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
+{
+  GraftGraph *copy = graft_graph_new (graph->name);
+  g_autoptr(GHashTable) own_map = NULL;
+  GHashTable *map = outer_map;
+
+  if (map == NULL)
+    map = own_map = g_hash_table_new (NULL, NULL);
+  copy->doc_string = g_strdup (graph->doc_string);
+  copy->anonymous_counter = graph->anonymous_counter;
+
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *old = g_ptr_array_index (graph->values, i);
+      GraftValue *value = graft_graph_ensure_value (copy, old->name);
+
+      copy_value_fields (value, old);
+      g_hash_table_insert (map, old, value);
+    }
+  for (guint i = 0; i < graph->inputs->len; i++)
+    graft_graph_add_input (copy, map_value (map, g_ptr_array_index (graph->inputs, i)));
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *old = g_ptr_array_index (graph->initializers, i);
+      graft_graph_add_initializer (copy, map_value (map, old), graft_tensor_ref (old->initializer));
+    }
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *old = g_ptr_array_index (graph->nodes, i);
+      GraftNode *node = graft_graph_add_node (copy, old->domain, old->op_type, old->name);
+
+      node->doc_string = g_strdup (old->doc_string);
+      node->source_range = g_strdup (old->source_range);
+      for (guint j = 0; j < old->inputs->len; j++)
+        graft_node_add_input (node, map_value (map, g_ptr_array_index (old->inputs, j)));
+      for (guint j = 0; j < old->outputs->len; j++)
+        graft_node_add_output (node, map_value (map, g_ptr_array_index (old->outputs, j)));
+      for (guint j = 0; j < old->attributes->len; j++)
+        {
+          GraftAttribute *attribute = graft_attribute_copy (g_ptr_array_index (old->attributes, j), map);
+          graft_node_add_attribute (node, attribute);
+          if (attribute->g)
+            graft_node_adopt_subgraph (node, attribute->g);
+          for (guint k = 0; attribute->graphs && k < attribute->graphs->len; k++)
+            graft_node_adopt_subgraph (node, g_ptr_array_index (attribute->graphs, k));
+        }
+      if (old->group != NULL && old->group != graph->root_group)
+        {
+          g_ptr_array_remove (copy->root_group->nodes, node);
+          node->group = NULL;
+          graft_group_add_node (copy_group_path (copy->root_group, old->group), node);
+        }
+    }
+  for (guint i = 0; i < graph->outputs->len; i++)
+    graft_graph_add_output (copy, map_value (map, g_ptr_array_index (graph->outputs, i)));
+  graft_graph_update_group_counts (copy);
+  return copy;
+}

@@ -1,0 +1,34 @@
+/* Small structural changes to a graph that keep its bookkeeping (consumer
+ * lists, producers, node indices, groups, the name table) consistent. */
+#pragma once
+
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+/* Replaces input slot i of node (value may be NULL). */
+void graft_node_set_input (GraftNode *node, guint i, GraftValue *value);
+
+/* Every use of old (node inputs of this graph and its subgraphs, graph
+ * outputs) now uses replacement. */
+void graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *replacement);
+
+/* Removes and frees node; its outputs stay as values without producer. */
+void graft_graph_remove_node (GraftGraph *graph, GraftNode *node);
+
+/* Removes and frees a value that nothing uses any more. */
+void graft_graph_remove_value (GraftGraph *graph, GraftValue *value);
+
+/* Drops nodes whose outputs reach no graph output, then values (and
+ * initializers) that are neither used nor graph inputs/outputs. Returns
+ * the number of nodes removed. */
+guint graft_graph_prune (GraftGraph *graph);
+
+/* A new int64 initializer (rank 1, or 0 when scalar) named after hint. */
+GraftValue *graft_graph_add_int64_constant (GraftGraph *graph, const char *hint,
+                                            const gint64 *values, guint n, gboolean scalar);
+
+/* Finds a node of graph by name; NULL if none or if the name is ambiguous. */
+GraftNode *graft_graph_find_node (GraftGraph *graph, const char *name);
+
+G_END_DECLS

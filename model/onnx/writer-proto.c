@@ -1,0 +1,329 @@
+#include "onnx/writer-proto.h"
+#include "onnx/type-proto.h"
+#include "loader.h"
+
+#include <string.h>
+
+void
+graft_onnx_write_context_init (GraftOnnxWriteContext *context)
+{
+  context->arena = g_ptr_array_new_with_free_func (g_free);
+  context->tensor_bytes = 0;
+}
+
+void
+graft_onnx_write_context_clear (GraftOnnxWriteContext *context)
+{
+  g_clear_pointer (&context->arena, g_ptr_array_unref);
+}
+
+gpointer
+graft_onnx_write_alloc (GraftOnnxWriteContext *context, gsize size)
+{
+  gpointer block = g_malloc0 (MAX (size, 1));
+
+  g_ptr_array_add (context->arena, block);
+  return block;
+}
+
+char *
+graft_onnx_write_string (const char *text)
+{
+  return text != NULL && text[0] != '\0' ? (char *) text : NULL;
+}
+
+#define ALLOC_MESSAGE(context, type, init) \
+  ({ type *_m = graft_onnx_write_alloc ((context), sizeof (type)); type _i = init; *_m = _i; _m; })
+
+Onnx__TensorProto *
+graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+{
+  Onnx__TensorProto *proto = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
+
+  proto->name = graft_onnx_write_string (name);
+  proto->doc_string = graft_onnx_write_string (tensor->doc_string);
+  proto->has_data_type = TRUE;
+  proto->data_type = (int32_t) tensor->dtype;
+  proto->n_dims = tensor->rank;
+  proto->dims = tensor->dims;
+
+  if (tensor->dtype > GRAFT_DTYPE_BFLOAT16)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "tensor '%s': element type %s has no ONNX equivalent",
+                   tensor->name, graft_dtype_to_string (tensor->dtype));
+      return NULL;
+    }
+  if (tensor->dtype == GRAFT_DTYPE_STRING)
+    {
+      guint n = tensor->strings ? tensor->strings->len : 0;
+
+      proto->n_string_data = n;
+      proto->string_data = graft_onnx_write_alloc (context, sizeof (ProtobufCBinaryData) * n);
+      for (guint i = 0; i < n; i++)
+        {
+          gsize len;
+          proto->string_data[i].data = (uint8_t *) g_bytes_get_data (g_ptr_array_index (tensor->strings, i), &len);
+          proto->string_data[i].len = len;
+          context->tensor_bytes += len;
+        }
+      return proto;
+    }
+
+  {
+    /* External data is embedded: the saved file must stand alone. */
+    GBytes *bytes = graft_tensor_get_data (tensor, error);
+    gsize len;
+
+    if (bytes == NULL)
+      return NULL;
+    proto->has_raw_data = TRUE;
+    proto->raw_data.data = (uint8_t *) g_bytes_get_data (bytes, &len);
+    proto->raw_data.len = len;
+    context->tensor_bytes += len;
+  }
+  return proto;
+}
+
+Onnx__SparseTensorProto *
+graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, GError **error)
+{
+  Onnx__SparseTensorProto *proto = ALLOC_MESSAGE (context, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
+  Onnx__TensorProto *values, *indices;
+  gsize item = graft_dtype_get_size (tensor->dtype);
+  gint64 numel = graft_tensor_get_numel (tensor);
+  GBytes *bytes;
+  const guint8 *dense;
+  guint8 *packed;
+  gint64 *positions;
+  gint64 nnz = 0;
+
+  if (item == 0)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "sparse tensor '%s': %s elements cannot be written sparse",
+                   tensor->name, graft_dtype_to_string (tensor->dtype));
+      return NULL;
+    }
+  bytes = graft_tensor_get_data (tensor, error);
+  if (bytes == NULL)
+    return NULL;
+  dense = g_bytes_get_data (bytes, NULL);
+  packed = graft_onnx_write_alloc (context, item * MAX (numel, 1));
+  positions = graft_onnx_write_alloc (context, sizeof (gint64) * MAX (numel, 1));
+  for (gint64 i = 0; i < numel; i++)
+    {
+      const guint8 *element = dense + i * item;
+      gboolean zero = TRUE;
+
+      for (gsize b = 0; b < item && zero; b++)
+        zero = element[b] == 0;
+      if (zero)
+        continue;
+      memcpy (packed + nnz * item, element, item);
+      positions[nnz++] = GINT64_TO_LE (i);
+    }
+
+  values = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
+  values->name = graft_onnx_write_string (tensor->name);
+  values->has_data_type = TRUE;
+  values->data_type = tensor->dtype;
+  values->n_dims = 1;
+  values->dims = graft_onnx_write_alloc (context, sizeof (gint64));
+  values->dims[0] = nnz;
+  values->has_raw_data = TRUE;
+  values->raw_data.data = packed;
+  values->raw_data.len = nnz * item;
+
+  indices = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
+  indices->has_data_type = TRUE;
+  indices->data_type = GRAFT_DTYPE_INT64;
+  indices->n_dims = 1;
+  indices->dims = graft_onnx_write_alloc (context, sizeof (gint64));
+  indices->dims[0] = nnz;
+  indices->has_raw_data = TRUE;
+  indices->raw_data.data = (uint8_t *) positions;
+  indices->raw_data.len = nnz * sizeof (gint64);
+
+  proto->values = values;
+  proto->indices = indices;
+  proto->n_dims = tensor->rank;
+  proto->dims = tensor->dims;
+  context->tensor_bytes += nnz * (item + 8);
+  return proto;
+}
+
+static gboolean
+parse_elem_type (const char **p, int32_t *elem_type)
+{
+  gsize best_len = 0;
+
+  /* Longest match: "int8" must not stop "int64" early. */
+  for (int t = 1; t <= GRAFT_DTYPE_BFLOAT16; t++)
+    {
+      const char *name = graft_onnx_elem_type_name (t);
+      gsize len = strlen (name);
+
+      if (len > best_len && strncmp (*p, name, len) == 0)
+        {
+          best_len = len;
+          *elem_type = t;
+        }
+    }
+  *p += best_len;
+  return best_len > 0;
+}
+
+static gboolean
+expect (const char **p, const char *token)
+{
+  gsize len = strlen (token);
+
+  if (strncmp (*p, token, len) != 0)
+    return FALSE;
+  *p += len;
+  return TRUE;
+}
+
+static Onnx__TypeProto *
+parse_type (GraftOnnxWriteContext *context, const char **p, guint depth)
+{
+  Onnx__TypeProto *type = ALLOC_MESSAGE (context, Onnx__TypeProto, ONNX__TYPE_PROTO__INIT);
+
+  if (depth > 100)
+    return NULL;
+  if (expect (p, "tensor("))
+    {
+      type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+      type->tensor_type = ALLOC_MESSAGE (context, Onnx__TypeProto__Tensor, ONNX__TYPE_PROTO__TENSOR__INIT);
+      type->tensor_type->has_elem_type = parse_elem_type (p, &type->tensor_type->elem_type);
+    }
+  else if (expect (p, "sparse_tensor("))
+    {
+      type->value_case = ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE;
+      type->sparse_tensor_type = ALLOC_MESSAGE (context, Onnx__TypeProto__SparseTensor,
+                                                ONNX__TYPE_PROTO__SPARSE_TENSOR__INIT);
+      type->sparse_tensor_type->has_elem_type = parse_elem_type (p, &type->sparse_tensor_type->elem_type);
+    }
+  else if (expect (p, "seq("))
+    {
+      type->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+      type->sequence_type = ALLOC_MESSAGE (context, Onnx__TypeProto__Sequence, ONNX__TYPE_PROTO__SEQUENCE__INIT);
+      if (**p != ')' && (type->sequence_type->elem_type = parse_type (context, p, depth + 1)) == NULL)
+        return NULL;
+    }
+  else if (expect (p, "optional("))
+    {
+      type->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+      type->optional_type = ALLOC_MESSAGE (context, Onnx__TypeProto__Optional, ONNX__TYPE_PROTO__OPTIONAL__INIT);
+      if (**p != ')' && (type->optional_type->elem_type = parse_type (context, p, depth + 1)) == NULL)
+        return NULL;
+    }
+  else if (expect (p, "map("))
+    {
+      type->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+      type->map_type = ALLOC_MESSAGE (context, Onnx__TypeProto__Map, ONNX__TYPE_PROTO__MAP__INIT);
+      type->map_type->has_key_type = parse_elem_type (p, &type->map_type->key_type);
+      if (!expect (p, ",") || (type->map_type->value_type = parse_type (context, p, depth + 1)) == NULL)
+        return NULL;
+    }
+  else if (expect (p, "?"))
+    return type;   /* the reader's spelling of an unset type */
+  else
+    return NULL;
+  return expect (p, ")") ? type : NULL;
+}
+
+Onnx__TypeProto *
+graft_onnx_type_from_string (GraftOnnxWriteContext *context, const char *text)
+{
+  const char *p = text;
+  Onnx__TypeProto *type;
+
+  if (text == NULL)
+    return NULL;
+  type = parse_type (context, &p, 0);
+  return type != NULL && *p == '\0' ? type : NULL;
+}
+
+static Onnx__TensorShapeProto *
+shape_to_proto (GraftOnnxWriteContext *context, const GraftShape *shape)
+{
+  Onnx__TensorShapeProto *proto;
+
+  if (shape->rank < 0)
+    return NULL;
+  proto = ALLOC_MESSAGE (context, Onnx__TensorShapeProto, ONNX__TENSOR_SHAPE_PROTO__INIT);
+  proto->n_dim = shape->rank;
+  proto->dim = graft_onnx_write_alloc (context, sizeof (gpointer) * shape->rank);
+  for (int i = 0; i < shape->rank; i++)
+    {
+      Onnx__TensorShapeProto__Dimension *dim = ALLOC_MESSAGE (context, Onnx__TensorShapeProto__Dimension,
+                                                              ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT);
+      const GraftDim *d = &shape->dims[i];
+
+      if (d->kind == GRAFT_DIM_FIXED)
+        {
+          dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+          dim->dim_value = d->value;
+        }
+      else if (d->kind == GRAFT_DIM_SYMBOLIC && d->symbol != NULL)
+        {
+          dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+          dim->dim_param = (char *) d->symbol;
+        }
+      proto->dim[i] = dim;
+    }
+  return proto;
+}
+
+/* The reader keeps the innermost tensor's shape of seq/optional types in
+ * value->shape; put it back there. */
+static void
+attach_innermost_shape (GraftOnnxWriteContext *context, Onnx__TypeProto *type, const GraftShape *shape)
+{
+  for (guint depth = 0; type != NULL && depth < 100; depth++)
+    switch (type->value_case)
+      {
+      case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+        type->tensor_type->shape = shape_to_proto (context, shape);
+        return;
+      case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+        type->sparse_tensor_type->shape = shape_to_proto (context, shape);
+        return;
+      case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+        type = type->sequence_type->elem_type;
+        break;
+      case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+        type = type->optional_type->elem_type;
+        break;
+      default:
+        return;
+      }
+}
+
+Onnx__TypeProto *
+graft_onnx_value_type_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
+{
+  Onnx__TypeProto *type;
+
+  if (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL)
+    {
+      type = graft_onnx_type_from_string (context, value->type_string);
+      if (type != NULL)
+        attach_innermost_shape (context, type, &value->shape);
+      return type;
+    }
+  if (value->dtype == GRAFT_DTYPE_UNDEFINED && value->shape.rank < 0)
+    return NULL;
+  type = ALLOC_MESSAGE (context, Onnx__TypeProto, ONNX__TYPE_PROTO__INIT);
+  type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  type->tensor_type = ALLOC_MESSAGE (context, Onnx__TypeProto__Tensor, ONNX__TYPE_PROTO__TENSOR__INIT);
+  if (value->dtype != GRAFT_DTYPE_UNDEFINED)
+    {
+      type->tensor_type->has_elem_type = TRUE;
+      type->tensor_type->elem_type = value->dtype;
+    }
+  type->tensor_type->shape = shape_to_proto (context, &value->shape);
+  return type;
+}

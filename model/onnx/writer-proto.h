@@ -1,0 +1,45 @@
+/* Building protobuf-c messages from the IR (private to the ONNX writer).
+ *
+ * Every message and array is allocated in the context's arena and strings
+ * point into the IR, so one graft_onnx_write_context_clear() releases a
+ * whole ModelProto; protobuf_c_message_free_unpacked() must never be used
+ * on these messages.
+ */
+#pragma once
+
+#include "ir/model.h"
+#include "onnx.pb-c.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  GPtrArray *arena;        /* g_free'd blocks */
+  guint64 tensor_bytes;    /* raw data written so far, for the size limit */
+} GraftOnnxWriteContext;
+
+void graft_onnx_write_context_init (GraftOnnxWriteContext *context);
+void graft_onnx_write_context_clear (GraftOnnxWriteContext *context);
+
+/* Zeroed block owned by the context. */
+gpointer graft_onnx_write_alloc (GraftOnnxWriteContext *context, gsize size);
+
+/* "" and NULL become NULL (field absent); other strings are borrowed. */
+char *graft_onnx_write_string (const char *text);
+
+Onnx__TensorProto *graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context,
+                                               GraftTensor *tensor,
+                                               const char *name,
+                                               GError **error);
+
+Onnx__SparseTensorProto *graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context,
+                                                            GraftTensor *tensor,
+                                                            GError **error);
+
+/* Parses the reader's text form of a type ("seq(tensor(float))"); NULL if
+ * it is not one. */
+Onnx__TypeProto *graft_onnx_type_from_string (GraftOnnxWriteContext *context, const char *text);
+
+/* The declared type of a value, or NULL when it has none. */
+Onnx__TypeProto *graft_onnx_value_type_to_proto (GraftOnnxWriteContext *context, const GraftValue *value);
+
+G_END_DECLS

@@ -1,0 +1,590 @@
+#include "onnx/writer.h"
+#include "onnx/writer-proto.h"
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+/* protobuf's own parsers refuse messages of 2 GiB or more. */
+#define MAX_MODEL_BYTES ((guint64) G_MAXINT32)
+
+#define ALLOC_MESSAGE(context, type, init) \
+  ({ type *_m = graft_onnx_write_alloc ((context), sizeof (type)); type _i = init; *_m = _i; _m; })
+
+static Onnx__GraphProto *graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **error);
+
+static char *
+domain_to_proto (const char *domain)
+{
+  /* The default domain is written as "", as exporters do. */
+  if (domain == NULL || graft_canonical_domain (domain) == g_intern_static_string ("onnx"))
+    return NULL;
+  return (char *) domain;
+}
+
+static gboolean
+fail_attribute (GError **error, GraftNode *node, GraftAttribute *attribute, const char *detail)
+{
+  g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+               "node '%s' (%s) attribute '%s': %s", node ? node->name : "", node ? node->op : "",
+               attribute->name, detail);
+  return FALSE;
+}
+
+static gboolean
+attribute_values_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GraftAttribute *attribute,
+                           Onnx__AttributeProto *proto, GError **error)
+{
+  gsize len;
+
+  switch (attribute->type)
+    {
+    case GRAFT_ATTR_UNDEFINED:
+    case GRAFT_ATTR_NONE:
+      break;
+    case GRAFT_ATTR_FLOAT:
+      proto->has_f = TRUE;
+      proto->f = (float) attribute->f;
+      break;
+    case GRAFT_ATTR_INT:
+    case GRAFT_ATTR_BOOL:
+      proto->has_i = TRUE;
+      proto->i = attribute->i;
+      break;
+    case GRAFT_ATTR_STRING:
+      proto->has_s = TRUE;
+      if (attribute->s != NULL)
+        {
+          proto->s.data = (uint8_t *) g_bytes_get_data (attribute->s, &len);
+          proto->s.len = len;
+        }
+      break;
+    case GRAFT_ATTR_TENSOR:
+      if (attribute->t != NULL
+          && (proto->t = graft_onnx_tensor_to_proto (context, attribute->t, attribute->t->name, error)) == NULL)
+        return FALSE;
+      break;
+    case GRAFT_ATTR_SPARSE_TENSOR:
+      if (attribute->t != NULL
+          && (proto->sparse_tensor = graft_onnx_tensor_to_sparse_proto (context, attribute->t, error)) == NULL)
+        return FALSE;
+      break;
+    case GRAFT_ATTR_GRAPH:
+      if (attribute->g != NULL && (proto->g = graph_to_proto (context, attribute->g, error)) == NULL)
+        return FALSE;
+      break;
+    case GRAFT_ATTR_TYPE:
+      {
+        g_autofree char *text = graft_attribute_dup_string (attribute);
+
+        proto->tp = graft_onnx_type_from_string (context, text);
+        if (proto->tp == NULL)
+          return fail_attribute (error, node, attribute, "the type is not in ONNX's type syntax");
+      }
+      break;
+    case GRAFT_ATTR_FLOATS:
+      proto->n_floats = attribute->floats->len;
+      proto->floats = graft_onnx_write_alloc (context, sizeof (float) * attribute->floats->len);
+      for (guint i = 0; i < attribute->floats->len; i++)
+        proto->floats[i] = (float) g_array_index (attribute->floats, double, i);
+      break;
+    case GRAFT_ATTR_INTS:
+      proto->n_ints = attribute->ints->len;
+      proto->ints = (int64_t *) attribute->ints->data;
+      break;
+    case GRAFT_ATTR_STRINGS:
+      proto->n_strings = attribute->strings->len;
+      proto->strings = graft_onnx_write_alloc (context, sizeof (ProtobufCBinaryData) * attribute->strings->len);
+      for (guint i = 0; i < attribute->strings->len; i++)
+        {
+          proto->strings[i].data = (uint8_t *) g_bytes_get_data (g_ptr_array_index (attribute->strings, i), &len);
+          proto->strings[i].len = len;
+        }
+      break;
+    case GRAFT_ATTR_TYPES:
+      proto->n_type_protos = attribute->strings->len;
+      proto->type_protos = graft_onnx_write_alloc (context, sizeof (gpointer) * attribute->strings->len);
+      for (guint i = 0; i < attribute->strings->len; i++)
+        {
+          GBytes *bytes = g_ptr_array_index (attribute->strings, i);
+          g_autofree char *text = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+
+          proto->type_protos[i] = graft_onnx_type_from_string (context, text);
+          if (proto->type_protos[i] == NULL)
+            return fail_attribute (error, node, attribute, "a type is not in ONNX's type syntax");
+        }
+      break;
+    case GRAFT_ATTR_TENSORS:
+      proto->n_tensors = attribute->tensors->len;
+      proto->tensors = graft_onnx_write_alloc (context, sizeof (gpointer) * attribute->tensors->len);
+      for (guint i = 0; i < attribute->tensors->len; i++)
+        {
+          GraftTensor *tensor = g_ptr_array_index (attribute->tensors, i);
+          if ((proto->tensors[i] = graft_onnx_tensor_to_proto (context, tensor, tensor->name, error)) == NULL)
+            return FALSE;
+        }
+      break;
+    case GRAFT_ATTR_GRAPHS:
+      proto->n_graphs = attribute->graphs->len;
+      proto->graphs = graft_onnx_write_alloc (context, sizeof (gpointer) * attribute->graphs->len);
+      for (guint i = 0; i < attribute->graphs->len; i++)
+        if ((proto->graphs[i] = graph_to_proto (context, g_ptr_array_index (attribute->graphs, i), error)) == NULL)
+          return FALSE;
+      break;
+    default:
+      return fail_attribute (error, node, attribute, "unknown attribute type");
+    }
+  return TRUE;
+}
+
+static Onnx__AttributeProto__AttributeType
+attribute_type_to_proto (GraftAttrType type)
+{
+  switch (type)
+    {
+    case GRAFT_ATTR_FLOAT: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    case GRAFT_ATTR_INT:
+    case GRAFT_ATTR_BOOL: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    case GRAFT_ATTR_STRING: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    case GRAFT_ATTR_TENSOR: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    case GRAFT_ATTR_GRAPH: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    case GRAFT_ATTR_FLOATS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    case GRAFT_ATTR_INTS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    case GRAFT_ATTR_STRINGS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    case GRAFT_ATTR_TENSORS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    case GRAFT_ATTR_GRAPHS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    case GRAFT_ATTR_TYPE: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+    case GRAFT_ATTR_TYPES: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS;
+    case GRAFT_ATTR_SPARSE_TENSOR: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+    default: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+    }
+}
+
+static Onnx__AttributeProto *
+attribute_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GraftAttribute *attribute, GError **error)
+{
+  Onnx__AttributeProto *proto = ALLOC_MESSAGE (context, Onnx__AttributeProto, ONNX__ATTRIBUTE_PROTO__INIT);
+
+  proto->name = attribute->name;
+  proto->doc_string = graft_onnx_write_string (attribute->doc_string);
+  proto->ref_attr_name = graft_onnx_write_string (attribute->ref_attr_name);
+  proto->type = attribute_type_to_proto (attribute->type);
+  proto->has_type = proto->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+  /* A reference to a caller's attribute carries no value of its own. */
+  if (attribute->ref_attr_name == NULL && !attribute_values_to_proto (context, node, attribute, proto, error))
+    return NULL;
+  return proto;
+}
+
+static char **
+value_names (GraftOnnxWriteContext *context, GPtrArray *values)
+{
+  char **names = graft_onnx_write_alloc (context, sizeof (char *) * values->len);
+
+  for (guint i = 0; i < values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (values, i);
+      names[i] = value ? value->name : "";
+    }
+  return names;
+}
+
+static Onnx__NodeProto *
+node_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GError **error)
+{
+  Onnx__NodeProto *proto = ALLOC_MESSAGE (context, Onnx__NodeProto, ONNX__NODE_PROTO__INIT);
+
+  proto->name = graft_onnx_write_string (node->name);
+  proto->op_type = (char *) node->op_type;
+  proto->domain = domain_to_proto (node->domain);
+  proto->doc_string = graft_onnx_write_string (node->doc_string);
+  proto->n_input = node->inputs->len;
+  proto->input = value_names (context, node->inputs);
+  proto->n_output = node->outputs->len;
+  proto->output = value_names (context, node->outputs);
+  proto->n_attribute = node->attributes->len;
+  proto->attribute = graft_onnx_write_alloc (context, sizeof (gpointer) * node->attributes->len);
+  for (guint i = 0; i < node->attributes->len; i++)
+    if ((proto->attribute[i] = attribute_to_proto (context, node, g_ptr_array_index (node->attributes, i), error)) == NULL)
+      return NULL;
+  return proto;
+}
+
+static Onnx__ValueInfoProto *
+value_info_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
+{
+  Onnx__ValueInfoProto *proto = ALLOC_MESSAGE (context, Onnx__ValueInfoProto, ONNX__VALUE_INFO_PROTO__INIT);
+
+  proto->name = value->name;
+  proto->doc_string = graft_onnx_write_string (value->doc_string);
+  proto->type = graft_onnx_value_type_to_proto (context, value);
+  return proto;
+}
+
+static Onnx__ValueInfoProto **
+value_infos_to_proto (GraftOnnxWriteContext *context, GPtrArray *values)
+{
+  Onnx__ValueInfoProto **protos = graft_onnx_write_alloc (context, sizeof (gpointer) * values->len);
+
+  for (guint i = 0; i < values->len; i++)
+    protos[i] = value_info_to_proto (context, g_ptr_array_index (values, i));
+  return protos;
+}
+
+static gboolean
+has_declared_type (const GraftValue *value)
+{
+  return value->dtype != GRAFT_DTYPE_UNDEFINED || value->shape.rank >= 0
+         || (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL);
+}
+
+static Onnx__GraphProto *
+graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **error)
+{
+  Onnx__GraphProto *proto = ALLOC_MESSAGE (context, Onnx__GraphProto, ONNX__GRAPH_PROTO__INIT);
+  g_autoptr(GPtrArray) infos = g_ptr_array_new ();
+
+  proto->name = graft_onnx_write_string (graph->name);
+  proto->doc_string = graft_onnx_write_string (graph->doc_string);
+
+  proto->n_node = graph->nodes->len;
+  proto->node = graft_onnx_write_alloc (context, sizeof (gpointer) * graph->nodes->len);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if ((proto->node[i] = node_to_proto (context, g_ptr_array_index (graph->nodes, i), error)) == NULL)
+      return NULL;
+
+  proto->n_initializer = graph->initializers->len;
+  proto->initializer = graft_onnx_write_alloc (context, sizeof (gpointer) * graph->initializers->len);
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->initializers, i);
+      if ((proto->initializer[i] = graft_onnx_tensor_to_proto (context, value->initializer, value->name, error)) == NULL)
+        return NULL;
+    }
+
+  proto->n_input = graph->inputs->len;
+  proto->input = value_infos_to_proto (context, graph->inputs);
+  proto->n_output = graph->outputs->len;
+  proto->output = value_infos_to_proto (context, graph->outputs);
+
+  /* Initializers are left out: the reader gives them the tensor's type
+   * whether or not the file had a value_info for them. */
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->values, i);
+      if (!value->is_graph_input && !value->is_graph_output && value->initializer == NULL && has_declared_type (value))
+        g_ptr_array_add (infos, value);
+    }
+  proto->n_value_info = infos->len;
+  proto->value_info = value_infos_to_proto (context, infos);
+  return proto;
+}
+
+static Onnx__OperatorSetIdProto *
+opset_to_proto (GraftOnnxWriteContext *context, const char *domain, gint64 version)
+{
+  Onnx__OperatorSetIdProto *proto = ALLOC_MESSAGE (context, Onnx__OperatorSetIdProto,
+                                                   ONNX__OPERATOR_SET_ID_PROTO__INIT);
+
+  proto->domain = domain_to_proto (domain);
+  if (proto->domain == NULL)
+    proto->domain = "";   /* written explicitly, as onnx.helper does */
+  proto->has_version = TRUE;
+  proto->version = version;
+  return proto;
+}
+
+static Onnx__FunctionProto *
+function_to_proto (GraftOnnxWriteContext *context, GraftFunction *function, GError **error)
+{
+  Onnx__FunctionProto *proto = ALLOC_MESSAGE (context, Onnx__FunctionProto, ONNX__FUNCTION_PROTO__INIT);
+  GraftGraph *body = function->body;
+  GHashTableIter iter;
+  gpointer key, version;
+  guint n = 0;
+
+  proto->name = function->name;
+  proto->domain = function->domain ? function->domain : "";
+  proto->doc_string = graft_onnx_write_string (function->doc_string);
+  proto->n_input = body->inputs->len;
+  proto->input = value_names (context, body->inputs);
+  proto->n_output = body->outputs->len;
+  proto->output = value_names (context, body->outputs);
+  if (function->attribute_names != NULL)
+    {
+      proto->n_attribute = function->attribute_names->len;
+      proto->attribute = (char **) function->attribute_names->pdata;
+    }
+  proto->n_node = body->nodes->len;
+  proto->node = graft_onnx_write_alloc (context, sizeof (gpointer) * body->nodes->len);
+  for (guint i = 0; i < body->nodes->len; i++)
+    if ((proto->node[i] = node_to_proto (context, g_ptr_array_index (body->nodes, i), error)) == NULL)
+      return NULL;
+  if (function->opsets != NULL)
+    {
+      proto->opset_import = graft_onnx_write_alloc (context, sizeof (gpointer) * g_hash_table_size (function->opsets));
+      g_hash_table_iter_init (&iter, function->opsets);
+      while (g_hash_table_iter_next (&iter, &key, &version))
+        proto->opset_import[n++] = opset_to_proto (context, key, *(gint64 *) version);
+      proto->n_opset_import = n;
+    }
+  return proto;
+}
+
+static Onnx__ModelProto *
+model_to_proto (GraftOnnxWriteContext *context, GraftModel *model, GError **error)
+{
+  Onnx__ModelProto *proto = ALLOC_MESSAGE (context, Onnx__ModelProto, ONNX__MODEL_PROTO__INIT);
+  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GPtrArray *functions = graft_model_get_functions (model);
+  guint n_metadata = graft_model_get_n_metadata (model);
+
+  if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_ONNX || graft_model_get_graph (model) == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "only ONNX models can be saved as ONNX; this is a %s model (export it with torch.onnx.export)",
+                   graft_model_format_to_string (graft_model_get_format (model)));
+      return NULL;
+    }
+
+  /* -1 is the IR's "absent". */
+  proto->has_ir_version = graft_model_get_ir_version (model) >= 0;
+  proto->ir_version = graft_model_get_ir_version (model);
+  proto->producer_name = graft_onnx_write_string (graft_model_get_producer_name (model));
+  proto->producer_version = graft_onnx_write_string (graft_model_get_producer_version (model));
+  proto->domain = graft_onnx_write_string (graft_model_get_domain (model));
+  proto->has_model_version = graft_model_get_model_version (model) >= 0;
+  proto->model_version = graft_model_get_model_version (model);
+  proto->doc_string = graft_onnx_write_string (graft_model_get_doc_string (model));
+
+  proto->n_opset_import = domains->len;
+  proto->opset_import = graft_onnx_write_alloc (context, sizeof (gpointer) * domains->len);
+  for (guint i = 0; i < domains->len; i++)
+    {
+      const char *domain = g_ptr_array_index (domains, i);
+      proto->opset_import[i] = opset_to_proto (context, domain, graft_model_get_opset (model, domain));
+    }
+
+  proto->n_metadata_props = n_metadata;
+  proto->metadata_props = graft_onnx_write_alloc (context, sizeof (gpointer) * n_metadata);
+  for (guint i = 0; i < n_metadata; i++)
+    {
+      Onnx__StringStringEntryProto *entry = ALLOC_MESSAGE (context, Onnx__StringStringEntryProto,
+                                                           ONNX__STRING_STRING_ENTRY_PROTO__INIT);
+      const char *key, *value;
+
+      graft_model_get_metadata (model, i, &key, &value);
+      entry->key = (char *) key;
+      entry->value = (char *) value;
+      proto->metadata_props[i] = entry;
+    }
+
+  if ((proto->graph = graph_to_proto (context, graft_model_get_graph (model), error)) == NULL)
+    return NULL;
+
+  proto->n_functions = functions->len;
+  proto->functions = graft_onnx_write_alloc (context, sizeof (gpointer) * functions->len);
+  for (guint i = 0; i < functions->len; i++)
+    if ((proto->functions[i] = function_to_proto (context, g_ptr_array_index (functions, i), error)) == NULL)
+      return NULL;
+  return proto;
+}
+
+static gboolean
+check_size (gsize size, GError **error)
+{
+  if (size >= MAX_MODEL_BYTES)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "the model would be %" G_GSIZE_FORMAT " bytes, over protobuf's 2 GiB limit; "
+                   "Graft writes weights inline and cannot save models this large", size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+GBytes *
+graft_onnx_model_to_bytes (GraftModel *model, GError **error)
+{
+  GraftOnnxWriteContext context;
+  Onnx__ModelProto *proto;
+  GBytes *bytes = NULL;
+
+  graft_onnx_write_context_init (&context);
+  proto = model_to_proto (&context, model, error);
+  if (proto != NULL)
+    {
+      gsize size = onnx__model_proto__get_packed_size (proto);
+
+      if (check_size (size, error))
+        {
+          guint8 *buffer = g_malloc (MAX (size, 1));
+          onnx__model_proto__pack (proto, buffer);
+          bytes = g_bytes_new_take (buffer, size);
+        }
+    }
+  graft_onnx_write_context_clear (&context);
+  return bytes;
+}
+
+/* Streams the packed message to a file through a staging buffer, so a large
+ * model is never held twice in memory. */
+typedef struct {
+  ProtobufCBuffer base;
+  int fd;
+  int saved_errno;
+  guint8 *staging;
+  gsize used;
+} FileBuffer;
+
+#define STAGING_SIZE ((gsize) 1 << 20)
+
+static void
+write_all (FileBuffer *buffer, const guint8 *data, gsize len)
+{
+  while (len > 0 && buffer->saved_errno == 0)
+    {
+      ssize_t n = write (buffer->fd, data, len);
+
+      if (n < 0)
+        {
+          if (errno != EINTR)
+            buffer->saved_errno = errno;
+          continue;
+        }
+      data += n;
+      len -= n;
+    }
+}
+
+static void
+file_buffer_flush (FileBuffer *buffer)
+{
+  write_all (buffer, buffer->staging, buffer->used);
+  buffer->used = 0;
+}
+
+static void
+file_buffer_append (ProtobufCBuffer *base, size_t len, const uint8_t *data)
+{
+  FileBuffer *buffer = (FileBuffer *) base;
+
+  if (buffer->used + len > STAGING_SIZE)
+    file_buffer_flush (buffer);
+  if (len >= STAGING_SIZE)
+    write_all (buffer, data, len);
+  else
+    {
+      memcpy (buffer->staging + buffer->used, data, len);
+      buffer->used += len;
+    }
+}
+
+static gboolean
+is_same_file (const char *a, const char *b)
+{
+  GStatBuf sa, sb;
+
+  if (g_stat (a, &sa) != 0 || g_stat (b, &sb) != 0)
+    return FALSE;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static gboolean
+io_error (GError **error, const char *path, const char *what, int saved_errno)
+{
+  g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "cannot save '%s': %s: %s",
+               path, what, g_strerror (saved_errno));
+  return FALSE;
+}
+
+static gboolean
+write_proto_to_fd (Onnx__ModelProto *proto, int fd, const char *path, GError **error)
+{
+  FileBuffer buffer = { { file_buffer_append }, fd, 0, g_malloc (STAGING_SIZE), 0 };
+
+  onnx__model_proto__pack_to_buffer (proto, &buffer.base);
+  file_buffer_flush (&buffer);
+  g_free (buffer.staging);
+  if (buffer.saved_errno != 0)
+    return io_error (error, path, "writing failed", buffer.saved_errno);
+  if (fsync (fd) != 0)
+    return io_error (error, path, "fsync failed", errno);
+  return TRUE;
+}
+
+static gboolean
+write_atomically (Onnx__ModelProto *proto, const char *path, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
+  int fd, dir_fd;
+
+  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return io_error (error, path, "cannot create a temporary file in its folder", errno);
+  if (!write_proto_to_fd (proto, fd, path, error))
+    {
+      close (fd);
+      g_unlink (tmp);
+      return FALSE;
+    }
+  if (close (fd) != 0)
+    {
+      int saved = errno;
+      g_unlink (tmp);
+      return io_error (error, path, "closing the temporary file failed", saved);
+    }
+  if (g_rename (tmp, path) != 0)
+    {
+      int saved = errno;
+      g_unlink (tmp);
+      return io_error (error, path, "renaming the temporary file failed", saved);
+    }
+  /* Make the rename itself durable. */
+  dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0)
+    {
+      fsync (dir_fd);
+      close (dir_fd);
+    }
+  return TRUE;
+}
+
+gboolean
+graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags flags, GError **error)
+{
+  GraftOnnxWriteContext context;
+  Onnx__ModelProto *proto;
+  const char *source = graft_model_get_path (model);
+  gboolean ok = FALSE;
+
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "no file name to save to");
+      return FALSE;
+    }
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "cannot save '%s': it is a folder", path);
+      return FALSE;
+    }
+  if (source != NULL && !(flags & GRAFT_ONNX_WRITE_OVERWRITE_SOURCE) && is_same_file (source, path))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
+                   "'%s' is the file the model was opened from; choose another name or confirm overwriting it",
+                   path);
+      return FALSE;
+    }
+
+  graft_onnx_write_context_init (&context);
+  proto = model_to_proto (&context, model, error);
+  if (proto != NULL && check_size (onnx__model_proto__get_packed_size (proto), error))
+    ok = write_atomically (proto, path, error);
+  graft_onnx_write_context_clear (&context);
+  return ok;
+}

@@ -1,0 +1,434 @@
+/* Graph edits on small hand-built ONNX models: dynamic dims with constant
+ * repair, fixed shapes, delete, bypass, extract, undo/redo. */
+#include <string.h>
+#include "ir-compare.h"
+#include "analysis/baked-shape.h"
+#include "analysis/shape-inference.h"
+#include "edit/edit.h"
+#include "edit/edit-history.h"
+#include "edit/graph-copy.h"
+#include "edit/graph-surgery.h"
+
+static void
+set_fixed_shape (GraftValue *value, int rank, const gint64 *dims)
+{
+  value->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_clear (&value->shape);
+  graft_shape_init_fixed (&value->shape, rank, dims);
+}
+
+static GraftValue *
+add_op (GraftGraph *graph, const char *op, const char *name, GraftValue *a, GraftValue *b)
+{
+  GraftNode *node = graft_graph_add_node (graph, "", op, name);
+  g_autofree char *out = g_strconcat (name + 1, "_out", NULL);
+  GraftValue *value = graft_graph_ensure_value (graph, out);
+
+  graft_node_add_input (node, a);
+  if (b != NULL)
+    graft_node_add_input (node, b);
+  graft_node_add_output (node, value);
+  return value;
+}
+
+/* x[2,8] → op(x, shape constant) → Relu → y; the op's output and y carry
+ * the declared (traced) shape out_dims. */
+static GraftModel *
+shape_op_model_full (const char *pre_op, const char *op, const gint64 *shape, guint n, const gint64 *out_dims,
+                     int out_rank)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *shape_value, *mid, *y;
+  gint64 x_dims[] = { 2, 8 };
+
+  graft_model_set_ir_version (model, 8);
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, x_dims);
+  graft_graph_add_input (graph, x);
+  shape_value = graft_graph_add_int64_constant (graph, "shape", shape, n, FALSE);
+  if (pre_op != NULL)
+    {
+      GraftNode *pre = graft_graph_add_node (graph, "com.example", pre_op, "/Pre");
+      GraftValue *pre_out = graft_graph_ensure_value (graph, "Pre_out");
+      graft_model_set_opset (model, "com.example", 1);
+      graft_node_add_input (pre, x);
+      graft_node_add_output (pre, pre_out);
+      x = pre_out;
+    }
+  mid = add_op (graph, op, "/Op", x, shape_value);
+  set_fixed_shape (mid, out_rank, out_dims);
+  y = add_op (graph, "Relu", "/Relu", mid, NULL);
+  set_fixed_shape (y, out_rank, out_dims);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static GraftModel *
+shape_op_model (const char *op, const gint64 *shape, guint n, const gint64 *out_dims, int out_rank)
+{
+  return shape_op_model_full (NULL, op, shape, n, out_dims, out_rank);
+}
+
+static GraftTensor *
+shape_constant_of (GraftModel *model, const char *node_name, guint input)
+{
+  GraftNode *node = graft_graph_find_node (graft_model_get_graph (model), node_name);
+
+  g_assert_nonnull (node);
+  return graft_value_get_constant (g_ptr_array_index (node->inputs, input));
+}
+
+static void
+assert_tensor_ints (GraftTensor *tensor, const gint64 *expected, guint n)
+{
+  g_assert_nonnull (tensor);
+  g_assert_cmpint (graft_tensor_get_numel (tensor), ==, n);
+  g_assert_cmpint (tensor->dtype, ==, GRAFT_DTYPE_INT64);
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 v;
+      memcpy (&v, (const guint8 *) g_bytes_get_data (tensor->data, NULL) + 8 * i, 8);
+      g_assert_cmpint (GINT64_FROM_LE (v), ==, expected[i]);
+    }
+}
+
+static void
+assert_shape (GraftValue *value, const char *expected)
+{
+  g_autofree char *text = graft_shape_to_string (&value->shape);
+  g_assert_cmpstr (text, ==, expected);
+}
+
+static GraftValue *
+value (GraftModel *model, const char *name)
+{
+  GraftValue *v = graft_graph_lookup_value (graft_model_get_graph (model), name);
+  g_assert_nonnull (v);
+  return v;
+}
+
+static void
+test_reshape_becomes_minus_one (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) why = g_string_new (NULL);
+  GPtrArray *notes;
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  assert_shape (value (model, "x"), "batch×8");
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 4, 2 }, 3);
+  assert_shape (value (model, "Op_out"), "batch×4×2");
+  assert_shape (value (model, "Relu_out"), "batch×4×2");
+  notes = graft_edit_get_notes (edit);
+  g_assert_cmpuint (notes->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (notes, 0), "[2, 4, 2] → [-1, 4, 2]"));
+  /* The old constant, now unused, is gone. */
+  g_assert_cmpuint (graft_model_get_graph (model)->initializers->len, ==, 1);
+
+  g_assert_true (graft_edit_undo (edit, model, &error));
+  if (!graft_test_graphs_equal (before, graft_model_get_graph (model), "undo", why))
+    g_error ("undo did not restore the graph: %s", why->str);
+}
+
+static void
+test_reshape_with_existing_minus_one (void)
+{
+  /* [2, -1] from x.view(x.size(0), -1): the -1 was 8 at trace time. */
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, -1 }, 2, (gint64[]) { 2, 8 }, 2);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "N");
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 8 }, 2);
+  assert_shape (value (model, "Relu_out"), "N×8");
+}
+
+/* x[2,8] → Unsqueeze(1) + Unsqueeze(0) → [2,2,8] (batch × batch × 8) →
+ * Reshape(shape): neither -1 nor Shape(x)[0] fixes [2, 16]. */
+static void
+test_reshape_blocked (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("outer");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *u1, *u2, *sum, *y;
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 2, 8 });
+  graft_graph_add_input (graph, x);
+  u1 = add_op (graph, "Unsqueeze", "/U1", x, graft_graph_add_int64_constant (graph, "a1", (gint64[]) { 1 }, 1, FALSE));
+  u2 = add_op (graph, "Unsqueeze", "/U2", x, graft_graph_add_int64_constant (graph, "a0", (gint64[]) { 0 }, 1, FALSE));
+  sum = add_op (graph, "Add", "/Add", u1, u2);
+  y = add_op (graph, "Reshape", "/Reshape", sum,
+              graft_graph_add_int64_constant (graph, "shape", (gint64[]) { 2, 16 }, 2, FALSE));
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_false (graft_edit_apply (edit, model, &error));
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED);
+  g_assert_nonnull (strstr (error->message, "'/Reshape'"));
+  g_assert_cmpuint (graft_model_get_graph (model)->nodes->len, ==, 4);
+}
+
+static void
+test_expand_and_slice (void)
+{
+  g_autoptr(GraftModel) expand = shape_op_model ("Expand", (gint64[]) { 3, 2, 8 }, 3, (gint64[]) { 3, 2, 8 }, 3);
+  g_autoptr(GraftModel) slice = NULL;
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GraftEdit) edit2 = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph;
+  GraftNode *node;
+
+  g_assert_true (graft_edit_apply (edit, expand, &error));
+  g_assert_no_error (error);
+  node = graft_graph_find_node (graft_model_get_graph (expand), "/Op");
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (node->inputs, 1))->producer->op, ==, "onnx::Concat");
+  assert_shape (value (expand, "Relu_out"), "3×batch×8");
+
+  /* Slice(x, starts [0], ends [2], axes [0]): up to the traced batch. */
+  slice = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  graft_model_set_opset (slice, "", 13);
+  graph = graft_graph_new ("g");
+  {
+    GraftValue *x = graft_graph_ensure_value (graph, "x");
+    GraftValue *y;
+    node = graft_graph_add_node (graph, "", "Slice", "/Slice");
+    set_fixed_shape (x, 2, (gint64[]) { 2, 8 });
+    graft_graph_add_input (graph, x);
+    graft_node_add_input (node, x);
+    graft_node_add_input (node, graft_graph_add_int64_constant (graph, "starts", (gint64[]) { 0 }, 1, FALSE));
+    graft_node_add_input (node, graft_graph_add_int64_constant (graph, "ends", (gint64[]) { 2 }, 1, FALSE));
+    graft_node_add_input (node, graft_graph_add_int64_constant (graph, "axes", (gint64[]) { 0 }, 1, FALSE));
+    y = graft_graph_ensure_value (graph, "y");
+    graft_node_add_output (node, y);
+    graft_graph_add_output (graph, y);
+  }
+  graft_model_set_graph (slice, graph);
+  g_assert_true (graft_edit_apply (edit2, slice, &error));
+  g_assert_no_error (error);
+  assert_tensor_ints (shape_constant_of (slice, "/Slice", 2), (gint64[]) { G_MAXINT64 }, 1);
+}
+
+static void
+test_blocked_node_is_named (void)
+{
+  /* A 2-D shape "constant" cannot be rewritten: the error names the node. */
+  g_autoptr(GraftModel) model = shape_op_model ("Tile", (gint64[]) { 2, 1 }, 2, (gint64[]) { 4, 8 }, 2);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+  GraftNode *tile = graft_graph_find_node (graft_model_get_graph (model), "/Op");
+  GraftValue *repeats = g_ptr_array_index (tile->inputs, 1);
+
+  /* Make the repeats a 2×1 matrix. */
+  repeats->initializer->rank = 2;
+  repeats->initializer->dims = g_renew (gint64, repeats->initializer->dims, 2);
+  repeats->initializer->dims[0] = 2;
+  repeats->initializer->dims[1] = 1;
+  g_assert_false (graft_edit_apply (edit, model, &error));
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED);
+  g_assert_nonnull (strstr (error->message, "'/Op'"));
+  /* A failed edit leaves the model as it was. */
+  assert_shape (value (model, "x"), "2×8");
+}
+
+static void
+test_set_shape (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GraftEdit) edit = graft_edit_new_set_input_shape ("x", 2, (gint64[]) { 5, 8 });
+  g_autoptr(GraftEdit) bad = graft_edit_new_set_input_shape ("x", 3, (gint64[]) { 1, 2, 3 });
+  g_autoptr(GError) error = NULL;
+
+  graft_edit_apply (edit, model, &error);
+  g_assert_no_error (error);
+  assert_shape (value (model, "x"), "5×8");
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 4, 2 }, 3);
+  assert_shape (value (model, "Relu_out"), "5×4×2");
+  g_assert_false (graft_edit_apply (bad, model, &error));
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID);
+}
+
+static void
+test_errors (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GError) error = NULL;
+  struct { GraftEdit *edit; int code; const char *text; } cases[] = {
+    { graft_edit_new_make_dim_dynamic ("y", 0, "batch"), GRAFT_EDIT_ERROR_NOT_FOUND, "inputs: 'x'" },
+    { graft_edit_new_make_dim_dynamic ("x", 5, "batch"), GRAFT_EDIT_ERROR_INVALID, "axis 5" },
+    { graft_edit_new_make_dim_dynamic ("x", 0, "2*b"), GRAFT_EDIT_ERROR_INVALID, "dimension name" },
+    { graft_edit_new_delete_node ("nope"), GRAFT_EDIT_ERROR_NOT_FOUND, "'nope'" },
+    { graft_edit_new_delete_node ("/Op"), GRAFT_EDIT_ERROR_INVALID, "every graph output" },
+    { graft_edit_new_extract ((const char *[]) { "Op_out", NULL }, (const char *[]) { "zz", NULL }),
+      GRAFT_EDIT_ERROR_NOT_FOUND, "'zz'" },
+    { graft_edit_new_extract ((const char *[]) { "Op_out", NULL }, (const char *[]) { "Op_out", NULL }),
+      GRAFT_EDIT_ERROR_INVALID, NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gboolean ok = graft_edit_apply (cases[i].edit, model, &error);
+      if (cases[i].text == NULL)
+        {
+          /* Extracting a value to itself is allowed but leaves no nodes. */
+          g_assert_true (ok || error != NULL);
+          g_clear_error (&error);
+          g_object_unref (cases[i].edit);
+          continue;
+        }
+      g_assert_false (ok);
+      g_assert_error (error, GRAFT_EDIT_ERROR, cases[i].code);
+      if (strstr (error->message, cases[i].text) == NULL)
+        g_error ("case %u: '%s' lacks '%s'", i, error->message, cases[i].text);
+      g_clear_error (&error);
+      g_object_unref (cases[i].edit);
+    }
+}
+
+/* x → A(Relu) → B(Neg) → C(Abs) → y, plus D(Sigmoid) on A's output → z. */
+static GraftModel *
+chain_model (void)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("chain");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *a, *b, *c, *d;
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 1, 4 });
+  graft_graph_add_input (graph, x);
+  a = add_op (graph, "Relu", "/A", x, NULL);
+  b = add_op (graph, "Neg", "/B", a, NULL);
+  c = add_op (graph, "Abs", "/C", b, NULL);
+  d = add_op (graph, "Sigmoid", "/D", a, NULL);
+  graft_graph_add_output (graph, c);
+  graft_graph_add_output (graph, d);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static void
+test_bypass_delete_extract (void)
+{
+  g_autoptr(GraftModel) model = chain_model ();
+  g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
+  g_autoptr(GraftGraph) original = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftEdit) bypass = graft_edit_new_bypass_node ("/B");
+  g_autoptr(GraftEdit) bypass_last = graft_edit_new_bypass_node ("/C");
+  g_autoptr(GraftEdit) delete = graft_edit_new_delete_node ("/D");
+  g_autoptr(GraftEdit) extract = graft_edit_new_extract ((const char *[]) { "A_out", NULL },
+                                                         (const char *[]) { "C_out", NULL });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) why = g_string_new (NULL);
+  GraftGraph *graph;
+  GraftNode *c;
+
+  g_assert_false (graft_edit_history_is_modified (history));
+  g_assert_true (graft_edit_history_apply (history, bypass, &error));
+  g_assert_no_error (error);
+  graph = graft_model_get_graph (model);
+  g_assert_cmpuint (graph->nodes->len, ==, 3);
+  c = graft_graph_find_node (graph, "/C");
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (c->inputs, 0))->name, ==, "A_out");
+  g_assert_null (graft_graph_lookup_value (graph, "B_out"));
+  g_assert_true (graft_edit_history_is_modified (history));
+
+  /* Bypassing the producer of a graph output keeps the output's name. */
+  g_assert_true (graft_edit_history_apply (history, bypass_last, &error));
+  graph = graft_model_get_graph (model);
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (graph->outputs, 0))->name, ==, "C_out");
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (graph->outputs, 0))->producer->name, ==, "/A");
+  g_assert_true (graft_edit_history_undo (history, &error));
+
+  g_assert_true (graft_edit_history_apply (history, delete, &error));
+  g_assert_no_error (error);
+  graph = graft_model_get_graph (model);
+  g_assert_cmpuint (graph->outputs->len, ==, 1);
+  g_assert_null (graft_graph_find_node (graph, "/D"));
+
+  g_assert_true (graft_edit_history_apply (history, extract, &error));
+  g_assert_no_error (error);
+  graph = graft_model_get_graph (model);
+  g_assert_cmpuint (graph->nodes->len, ==, 1);
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (graph->inputs, 0))->name, ==, "A_out");
+  g_assert_true (((GraftValue *) g_ptr_array_index (graph->inputs, 0))->is_graph_input);
+  g_assert_null (graft_graph_lookup_value (graph, "x"));
+
+  g_assert_cmpstr (graft_edit_history_get_undo_description (history), ==, "Extract A_out → C_out");
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_false (graft_edit_history_can_undo (history));
+  g_assert_false (graft_edit_history_is_modified (history));
+  if (!graft_test_graphs_equal (original, graft_model_get_graph (model), "undo all", why))
+    g_error ("%s", why->str);
+
+  /* Redo replays the same edits by name. */
+  g_assert_true (graft_edit_history_redo (history, &error));
+  g_assert_true (graft_edit_history_redo (history, &error));
+  g_assert_cmpuint (graft_model_get_graph (model)->nodes->len, ==, 2);
+  graft_edit_history_mark_saved (history);
+  g_assert_false (graft_edit_history_is_modified (history));
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_true (graft_edit_history_is_modified (history));
+}
+
+static void
+test_copy_keeps_subgraphs_and_groups (void)
+{
+  g_autoptr(GraftGraph) graph = graft_graph_new ("main");
+  g_autoptr(GraftGraph) copy = NULL;
+  GraftGraph *branch = graft_graph_new ("then");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *inner = graft_graph_ensure_value (branch, "inner");
+  GraftNode *iff = graft_graph_add_node (graph, "", "If", "/block/If");
+  GraftNode *use = graft_graph_add_node (branch, "", "Identity", "id");
+  g_autoptr(GString) why = g_string_new (NULL);
+  GraftNode *copied_use;
+
+  graft_graph_add_input (graph, x);
+  graft_node_add_input (iff, x);
+  graft_node_add_input (use, x);
+  graft_node_add_output (use, inner);
+  graft_graph_add_output (branch, inner);
+  graft_node_add_attribute (iff, graft_attribute_new_graph ("then_branch", branch));
+  graft_node_adopt_subgraph (iff, branch);
+  graft_node_add_output (iff, graft_graph_ensure_value (graph, "y"));
+  graft_graph_add_output (graph, graft_graph_lookup_value (graph, "y"));
+  graft_graph_build_groups_from_names (graph);
+
+  copy = graft_graph_copy (graph, NULL);
+  g_assert_true (graft_test_graphs_equal (graph, copy, "copy", why));
+  copied_use = g_ptr_array_index (graft_node_get_attribute (g_ptr_array_index (copy->nodes, 0), "then_branch")->g->nodes, 0);
+  /* The outer-scope reference points into the copy, not the original. */
+  g_assert_true (g_ptr_array_index (copied_use->inputs, 0) == graft_graph_lookup_value (copy, "x"));
+  g_assert_nonnull (graft_group_find_path (copy->root_group, "block"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/edit/dynamic/reshape-minus-one", test_reshape_becomes_minus_one);
+  g_test_add_func ("/edit/dynamic/reshape-existing-minus-one", test_reshape_with_existing_minus_one);
+  g_test_add_func ("/edit/dynamic/reshape-blocked", test_reshape_blocked);
+  g_test_add_func ("/edit/dynamic/expand-slice", test_expand_and_slice);
+  g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
+  g_test_add_func ("/edit/set-shape", test_set_shape);
+  g_test_add_func ("/edit/errors", test_errors);
+  g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
+  g_test_add_func ("/edit/copy", test_copy_keeps_subgraphs_and_groups);
+  return g_test_run ();
+}
