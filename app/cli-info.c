@@ -288,7 +288,10 @@ format_value (GraftValue *value)
 
   if (value->type_string != NULL)
     return g_strdup (value->type_string);
-  return g_strdup_printf ("%s[%s]", graft_dtype_to_string (value->dtype), shape);
+  if (value->dtype == GRAFT_DTYPE_UNDEFINED && value->shape.rank < 0)
+    return g_strdup ("? (type not declared)");
+  return g_strdup_printf ("%s[%s]",
+                          value->dtype == GRAFT_DTYPE_UNDEFINED ? "?" : graft_dtype_to_string (value->dtype), shape);
 }
 
 static void
@@ -334,8 +337,11 @@ print_text (GraftModel *model)
     printf (" (IR version %" G_GINT64_FORMAT ")", graft_model_get_ir_version (model));
   printf ("\n");
   if (graft_model_get_producer_name (model) && graft_model_get_producer_name (model)[0])
-    printf ("Producer:  %s %s\n", graft_model_get_producer_name (model),
-            graft_model_get_producer_version (model) ? graft_model_get_producer_version (model) : "");
+    {
+      const char *version = graft_model_get_producer_version (model);
+      printf ("Producer:  %s%s%s\n", graft_model_get_producer_name (model),
+              version && version[0] ? " " : "", version && version[0] ? version : "");
+    }
   if (domains != NULL && domains->len > 0)
     {
       printf ("Opsets:   ");
@@ -353,7 +359,8 @@ print_text (GraftModel *model)
       printf ("Metadata:  %s = %s\n", key, value);
     }
 
-  if (graph != NULL)
+  /* A weight-only file has no interface to show, only its tensors. */
+  if (graph != NULL && graft_model_get_format (model) != GRAFT_MODEL_FORMAT_STATE_DICT)
     {
       g_autoptr(GPtrArray) inputs = real_inputs (graph);
       printf ("\n");

@@ -149,6 +149,72 @@ test_json_subgraphs (void)
   g_assert_cmpint (json_object_get_int_member (ops, "onnx::Identity"), ==, 1);
 }
 
+static char *torchscript_dir;
+
+static JsonObject *
+run_json (JsonParser *parser, const char *path)
+{
+  const char *args[] = { "info", "--json", path, NULL };
+  g_auto (Run) run = { 0 };
+  g_autoptr(GError) error = NULL;
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_cmpstr (run.err, ==, "");
+  g_assert_true (json_parser_load_from_data (parser, run.out, -1, &error));
+  g_assert_no_error (error);
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+/* The same contract for a TorchScript archive (the reader is another
+ * module: info only sees the GraftModel). */
+static void
+test_json_torchscript (void)
+{
+  g_autofree char *path = g_build_filename (torchscript_dir, "if_tensor_scripted.pt", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *root = run_json (parser, path);
+  JsonObject *graph, *ops;
+  g_autoptr(GList) members = NULL;
+  gint64 sum = 0;
+
+  g_assert_cmpstr (json_object_get_string_member (root, "format"), ==, "torchscript");
+  g_assert_true (json_object_has_member (json_object_get_object_member (root, "opsets"), "torchscript"));
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (json_object_get_array_member (root, "inputs"), 0), "name"),
+                   ==, "x");
+  graph = json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0);
+  ops = json_object_get_object_member (graph, "ops");
+  g_assert_cmpint (json_object_get_int_member (ops, "prim::If"), ==, 1);
+  members = json_object_get_members (ops);
+  for (GList *l = members; l; l = l->next)
+    {
+      g_assert_true (g_str_has_prefix (l->data, "aten::") || g_str_has_prefix (l->data, "prim::"));
+      sum += json_object_get_int_member (ops, l->data);
+    }
+  /* ops include the If's blocks, nodes only the main graph */
+  g_assert_cmpint (sum, ==, json_object_get_int_member (graph, "nodes_recursive"));
+  g_assert_cmpint (sum, >, json_object_get_int_member (graph, "nodes"));
+}
+
+static void
+test_json_state_dict (void)
+{
+  g_autofree char *path = g_build_filename (torchscript_dir, "state_dict.pt", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *root = run_json (parser, path);
+  JsonArray *tensors;
+  JsonObject *weight;
+
+  g_assert_cmpstr (json_object_get_string_member (root, "format"), ==, "state_dict");
+  tensors = json_object_get_array_member (root, "tensors");
+  g_assert_cmpuint (json_array_get_length (tensors), ==, 2);
+  weight = json_array_get_object_element (tensors, 0);
+  g_assert_cmpstr (json_object_get_string_member (weight, "name"), ==, "lin.weight");
+  g_assert_cmpstr (json_object_get_string_member (weight, "dtype"), ==, "float32");
+  g_assert_cmpint (json_array_get_int_element (json_object_get_array_member (weight, "shape"), 0), ==, 4);
+  g_assert_cmpint (json_array_get_int_element (json_object_get_array_member (weight, "shape"), 1), ==, 3);
+}
+
 static void
 test_text (void)
 {
@@ -165,6 +231,20 @@ test_text (void)
   g_assert_nonnull (strstr (run.out, "float32[batch×3×32×32]"));
   g_assert_nonnull (strstr (run.out, "35 nodes"));
   g_assert_true (g_regex_match_simple ("onnx::Conv +10\n", run.out, 0, 0));
+}
+
+static void
+test_text_state_dict (void)
+{
+  g_autofree char *path = g_build_filename (torchscript_dir, "state_dict.pt", NULL);
+  const char *args[] = { "info", path, NULL };
+  g_auto (Run) run = { 0 };
+
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_assert_nonnull (strstr (run.out, "Tensors: 2"));
+  g_assert_true (g_regex_match_simple ("lin.weight +float32\\[4,3\\]", run.out, 0, 0));
+  g_assert_null (strstr (run.out, "Inputs:"));
 }
 
 static void
@@ -243,11 +323,17 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* Shares the reader tests' small fixtures. */
   fixtures = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
+  torchscript_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+                                                  "tests/fixtures-generated/torchscript",
+                                                  (const char *const[]) { "--small", NULL });
 
   g_test_add_func ("/cli/info/json-sample", test_json_sample);
   g_test_add_func ("/cli/info/json-unknown-dims", test_json_unknown_dims);
   g_test_add_func ("/cli/info/json-subgraphs", test_json_subgraphs);
+  g_test_add_func ("/cli/info/json-torchscript", test_json_torchscript);
+  g_test_add_func ("/cli/info/json-state-dict", test_json_state_dict);
   g_test_add_func ("/cli/info/text", test_text);
+  g_test_add_func ("/cli/info/text-state-dict", test_text_state_dict);
   g_test_add_func ("/cli/info/bad-files", test_bad_files);
   g_test_add_func ("/cli/info/usage", test_usage);
   return g_test_run ();
