@@ -1,71 +1,12 @@
-#include "window.h"
+#include "window-private.h"
 
 #include <string.h>
 
-#include "widgets/breadcrumbs.h"
-#include "widgets/find-panel.h"
-#include "widgets/graph-canvas.h"
 #include "model-open.h"
-#include "widgets/node-sidebar.h"
 #include "test-report.h"
 #include "widgets/value-format.h"
-#include "widgets/widget-screenshot.h"
 
-/* Frames drawn after the layout finishes before a test screenshot, so the
- * canvas has painted the final scene and the sidebar its new rows. */
-#define SCREENSHOT_SETTLE_FRAMES 4
-/* A test run that never gets a laid-out model still writes its picture. */
-#define TEST_PLAN_TIMEOUT_SECONDS 120
-#define MAX_RECENT_ITEMS 10
 #define SIDEBAR_WIDTH 340
-
-struct _GraftWindow
-{
-  AdwApplicationWindow parent_instance;
-
-  /* template */
-  AdwToastOverlay *toast_overlay;
-  AdwSplitButton *open_button;
-  AdwWindowTitle *window_title;
-  GtkStack *main_stack;
-  AdwStatusPage *error_page;
-  GtkSpinner *loading_spinner;
-  GtkLabel *loading_label;
-  GtkProgressBar *loading_progress;
-  GtkPaned *paned;
-  GtkRevealer *find_revealer;
-  GraftFindPanel *find_panel;
-  GraftBreadcrumbs *breadcrumbs;
-  GraftGraphCanvas *canvas;
-  GtkWidget *layout_status;
-  GtkProgressBar *layout_progress;
-  GraftNodeSidebar *sidebar;
-
-  GSettings *settings;
-  GtkRecentManager *recent_manager;
-  GMenu *recent_menu;
-
-  GraftModel *model;
-  GCancellable *load_cancellable;
-  char *loading_path;
-  char *last_error;
-
-  /* Properties behind the stateful actions */
-  gboolean show_names;
-  gboolean show_attributes;
-  gboolean show_shapes;
-  char *direction;
-  gboolean find_visible;
-  gboolean sidebar_visible;
-
-  /* Test plan (--find, --select-node, --action, --screenshot) */
-  GStrv test_actions;
-  char *test_screenshot_path;
-  gboolean test_plan_active;
-  guint test_settle_frames;
-  guint test_timeout_id;
-  guint test_tick_id;
-};
 
 G_DEFINE_FINAL_TYPE (GraftWindow, graft_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -82,12 +23,10 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static void test_plan_continue (GraftWindow *self);
-
 /* ---------- small helpers ---------- */
 
-static void
-show_toast (GraftWindow *self, const char *text)
+void
+graft_window_show_toast (GraftWindow *self, const char *text)
 {
   AdwToast *toast = adw_toast_new (text);
 
@@ -241,7 +180,7 @@ select_node_action (GtkWidget *widget, const char *action_name, GVariant *parame
     {
       g_autofree char *message = g_strdup_printf ("No node named “%s” in this model", name);
 
-      show_toast (self, message);
+      graft_window_show_toast (self, message);
       graft_test_report ("select-error", "%s", message);
       return;
     }
@@ -264,7 +203,7 @@ select_value_action (GtkWidget *widget, const char *action_name, GVariant *param
     {
       g_autofree char *message = g_strdup_printf ("No value named “%s” in this graph", name);
 
-      show_toast (self, message);
+      graft_window_show_toast (self, message);
       return;
     }
   select_item (self, NULL, value);
@@ -397,11 +336,11 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
 
   update_action_states (self);
   if (self->test_plan_active)
-    test_plan_continue (self);
+    graft_window_test_plan_continue (self);
 }
 
-static void
-open_path (GraftWindow *self, const char *path)
+void
+graft_window_open_path (GraftWindow *self, const char *path)
 {
   g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *label = g_strdup_printf ("Opening “%s”…", basename);
@@ -439,10 +378,10 @@ graft_window_open_file (GraftWindow *self, GFile *file)
 
       show_load_error (self, uri, error);
       if (self->test_plan_active)
-        test_plan_continue (self);
+        graft_window_test_plan_continue (self);
       return;
     }
-  open_path (self, path);
+  graft_window_open_path (self, path);
 }
 
 gboolean
@@ -460,528 +399,13 @@ cancel_load_action (GtkWidget *widget, const char *action_name, GVariant *parame
     g_cancellable_cancel (self->load_cancellable);
 }
 
-static void
-on_open_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
-{
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-
-      if (file != NULL)
-        graft_window_open_file (self, file);
-    }
-  g_object_unref (dialog);
-}
-
-static GtkFileFilter *
-new_filter (const char *name, const char *mime_type, const char *const *patterns)
-{
-  GtkFileFilter *filter = gtk_file_filter_new ();
-
-  gtk_file_filter_set_name (filter, name);
-  if (mime_type != NULL)
-    gtk_file_filter_add_mime_type (filter, mime_type);
-  for (guint i = 0; patterns != NULL && patterns[i] != NULL; i++)
-    gtk_file_filter_add_pattern (filter, patterns[i]);
-  return filter;
-}
-
-static void
-open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *onnx[] = { "*.onnx", NULL };
-  const char *pytorch[] = { "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
-  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
-  const char *all[] = { "*", NULL };
-  GtkFileChooserNative *dialog;
-  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
-  g_autoptr(GtkFileFilter) onnx_filter = new_filter ("ONNX Models", "application/x-onnx", onnx);
-  g_autoptr(GtkFileFilter) pytorch_filter = new_filter ("PyTorch and TorchScript Files", "application/x-pytorch", pytorch);
-  g_autoptr(GtkFileFilter) all_filter = new_filter ("All Files", NULL, all);
-
-  dialog = gtk_file_chooser_native_new ("Open Model", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
-                                        "_Open", "_Cancel");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), models_filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), onnx_filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pytorch_filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all_filter);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-}
-
-static void
-open_sample_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  g_autofree char *path = graft_application_dup_sample_path (GRAFT_APPLICATION (app));
-
-  open_path (self, path);
-}
-
-static void
-open_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  open_path (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
-}
-
-static void
-open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  g_autoptr(GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
-
-  graft_window_open_file (self, file);
-}
-
-/* ---------- recent files ---------- */
-
-static gboolean
-is_model_uri (const char *uri)
-{
-  const char *suffixes[] = { ".onnx", ".pt", ".pth", ".ptl", ".torchscript" };
-
-  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
-    if (g_str_has_suffix (uri, suffixes[i]))
-      return TRUE;
-  return FALSE;
-}
-
-static int
-compare_recent_newest_first (gconstpointer a, gconstpointer b)
-{
-  GDateTime *ta = gtk_recent_info_get_modified ((GtkRecentInfo *) a);
-  GDateTime *tb = gtk_recent_info_get_modified ((GtkRecentInfo *) b);
-
-  return g_date_time_compare (tb, ta);
-}
-
-static void
-rebuild_recent_menu (GraftWindow *self)
-{
-  GList *items = gtk_recent_manager_get_items (self->recent_manager);
-  guint n_listed = 0;
-
-  g_menu_remove_all (self->recent_menu);
-  items = g_list_sort (items, compare_recent_newest_first);
-  for (GList *l = items; l != NULL && n_listed < MAX_RECENT_ITEMS; l = l->next)
-    {
-      GtkRecentInfo *info = l->data;
-      const char *uri = gtk_recent_info_get_uri (info);
-      g_autoptr(GMenuItem) item = NULL;
-
-      if (!gtk_recent_info_is_local (info) || !gtk_recent_info_exists (info) || !is_model_uri (uri))
-        continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
-      g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
-      g_menu_append_item (self->recent_menu, item);
-      n_listed++;
-    }
-  if (n_listed == 0)
-    g_menu_append (self->recent_menu, "No Recent Models", NULL);
-  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
-}
-
-/* ---------- drag and drop ---------- */
-
-static gboolean
-on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindow *self)
-{
-  GSList *files;
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-
-  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
-    return FALSE;
-  files = gdk_file_list_get_files (g_value_get_boxed (value));
-  if (files == NULL)
-    return FALSE;
-
-  graft_window_open_file (self, files->data);
-  /* Further files each get their own window, as when opened together. */
-  for (GSList *l = files->next; l != NULL; l = l->next)
-    {
-      GraftWindow *window = graft_window_new (GRAFT_APPLICATION (app));
-
-      graft_window_open_file (window, l->data);
-      gtk_window_present (GTK_WINDOW (window));
-    }
-  g_slist_free (files);
-  return TRUE;
-}
-
-/* ---------- export and screenshots ---------- */
-
-static void
-export_picture (GraftWindow *self, const char *path)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (graft_graph_canvas_export (self->canvas, path, &error))
-    {
-      g_autofree char *basename = g_path_get_basename (path);
-      g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
-
-      show_toast (self, message);
-      graft_test_report ("exported", "%s", path);
-    }
-  else
-    {
-      GtkWidget *message = adw_message_dialog_new (GTK_WINDOW (self), "Could Not Export the Picture",
-                                                   error->message);
-
-      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", "_Close");
-      gtk_window_present (GTK_WINDOW (message));
-      graft_test_report ("export-error", "%s", error->message);
-    }
-}
-
-/* Without the file chooser: scripts and tests name the file. */
-static void
-export_to_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  export_picture (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
-}
-
-static void
-on_export_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
-{
-  g_autoptr(GFile) file = NULL;
-  g_autofree char *path = NULL;
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-  if (file != NULL)
-    path = g_file_get_path (file);
-  if (path != NULL)
-    {
-      if (!g_str_has_suffix (path, ".svg") && !g_str_has_suffix (path, ".png") && !g_str_has_suffix (path, ".pdf"))
-        {
-          GtkFileFilter *filter = gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (dialog));
-          const char *suffix = filter != NULL ? g_object_get_data (G_OBJECT (filter), "graft-suffix") : NULL;
-          char *with_suffix = g_strconcat (path, suffix != NULL ? suffix : ".svg", NULL);
-
-          g_free (path);
-          path = with_suffix;
-        }
-      export_picture (self, path);
-    }
-  g_object_unref (dialog);
-}
-
-static GtkFileFilter *
-new_export_filter (const char *name, const char *mime_type, const char *suffix)
-{
-  GtkFileFilter *filter = gtk_file_filter_new ();
-  g_autofree char *pattern = g_strconcat ("*", suffix, NULL);
-
-  gtk_file_filter_set_name (filter, name);
-  gtk_file_filter_add_mime_type (filter, mime_type);
-  gtk_file_filter_add_pattern (filter, pattern);
-  g_object_set_data_full (G_OBJECT (filter), "graft-suffix", g_strdup (suffix), g_free);
-  return filter;
-}
-
-static void
-export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  GtkFileChooserNative *dialog;
-  g_autoptr(GtkFileFilter) svg = new_export_filter ("SVG Image", "image/svg+xml", ".svg");
-  g_autoptr(GtkFileFilter) png = new_export_filter ("PNG Image", "image/png", ".png");
-  g_autoptr(GtkFileFilter) pdf = new_export_filter ("PDF Document", "application/pdf", ".pdf");
-  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
-  g_autofree char *basename = path != NULL ? g_path_get_basename (path) : g_strdup ("graph");
-  g_autofree char *suggestion = NULL;
-  char *dot = strrchr (basename, '.');
-
-  if (dot != NULL && dot != basename)
-    *dot = '\0';
-  suggestion = g_strconcat (basename, ".svg", NULL);
-
-  dialog = gtk_file_chooser_native_new ("Export Picture", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
-                                        "_Export", "_Cancel");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), svg);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), png);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pdf);
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-}
-
-static void
-report_widget_bounds (GraftWindow *self, const char *key, GtkWidget *widget)
-{
-  graphene_rect_t bounds;
-
-  if (!gtk_widget_get_mapped (widget) || !gtk_widget_compute_bounds (widget, GTK_WIDGET (self), &bounds))
-    {
-      graft_test_report (key, "hidden");
-      return;
-    }
-  graft_test_report (key, "%d,%d,%d,%d", (int) bounds.origin.x, (int) bounds.origin.y,
-                     (int) bounds.size.width, (int) bounds.size.height);
-}
-
-/* The view toggles as the canvas and the settings hold them. */
-static void
-report_view_options (GraftWindow *self)
-{
-  gboolean names, attributes, shapes;
-  g_autofree char *direction = NULL;
-
-  g_object_get (self->canvas, "show-names", &names, "show-attributes", &attributes,
-                "show-shapes", &shapes, "direction", &direction, NULL);
-  graft_test_report ("canvas-options", "names=%d attributes=%d shapes=%d direction=%s",
-                     names, attributes, shapes, direction);
-  if (self->settings != NULL)
-    {
-      g_autofree char *saved_direction = g_settings_get_string (self->settings, "direction");
-
-      graft_test_report ("settings-options", "names=%d attributes=%d shapes=%d direction=%s",
-                         g_settings_get_boolean (self->settings, "show-names"),
-                         g_settings_get_boolean (self->settings, "show-attributes"),
-                         g_settings_get_boolean (self->settings, "show-shapes"),
-                         saved_direction);
-    }
-}
-
-/* What the window displays, for tests/gui: read from the widgets themselves. */
-static void
-report_window_state (GraftWindow *self)
-{
-  GraftNode *node = self->model != NULL ? graft_graph_canvas_get_selected_node (self->canvas) : NULL;
-  g_autofree char *crumbs = graft_breadcrumbs_dup_text (self->breadcrumbs);
-  int width, height;
-
-  graft_test_report ("state", "%s", gtk_stack_get_visible_child_name (self->main_stack));
-  graft_test_report ("title", "%s", adw_window_title_get_title (self->window_title));
-  graft_test_report ("subtitle", "%s", adw_window_title_get_subtitle (self->window_title));
-  gtk_window_get_default_size (GTK_WINDOW (self), &width, &height);
-  graft_test_report ("default-size", "%dx%d", width, height);
-  graft_test_report ("window-size", "%dx%d", gtk_widget_get_width (GTK_WIDGET (self)),
-                     gtk_widget_get_height (GTK_WIDGET (self)));
-  graft_test_report ("sidebar-title", "%s", graft_node_sidebar_get_title (self->sidebar));
-  graft_test_report ("sidebar-subtitle", "%s", graft_node_sidebar_get_subtitle (self->sidebar));
-  report_widget_bounds (self, "sidebar-bounds", GTK_WIDGET (self->sidebar));
-  report_widget_bounds (self, "canvas-bounds", GTK_WIDGET (self->canvas));
-  graft_test_report ("breadcrumbs", "%s", crumbs);
-  graft_test_report ("selected-node", "%s", node != NULL ? node->name : "");
-  report_view_options (self);
-  graft_test_report ("find-visible", "%d", self->find_visible && gtk_widget_get_mapped (GTK_WIDGET (self->find_panel)));
-  graft_test_report ("find-matches", "%u", graft_find_panel_get_n_matches (self->find_panel));
-  if (gtk_stack_get_visible_child (self->main_stack) == GTK_WIDGET (self->error_page))
-    graft_test_report ("error-page", "%s — %s", adw_status_page_get_title (self->error_page),
-                       adw_status_page_get_description (self->error_page));
-}
-
-/* Dialogs this window shows (shortcuts, About, error details), in the
- * order GTK lists them. */
-static GPtrArray *
-list_dialogs (GraftWindow *self)
-{
-  GPtrArray *dialogs = g_ptr_array_new ();
-  GListModel *toplevels = gtk_window_get_toplevels ();  /* owned by GTK */
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (window != GTK_WINDOW (self) && gtk_widget_get_visible (GTK_WIDGET (window))
-          && gtk_window_get_transient_for (window) == GTK_WINDOW (self))
-        g_ptr_array_add (dialogs, window);
-    }
-  return dialogs;
-}
-
-static gboolean
-dialogs_are_drawn (GraftWindow *self)
-{
-  g_autoptr(GPtrArray) dialogs = list_dialogs (self);
-
-  for (guint i = 0; i < dialogs->len; i++)
-    if (!gtk_widget_get_mapped (g_ptr_array_index (dialogs, i)))
-      return FALSE;
-  return TRUE;
-}
-
-static void
-report_dialog (guint index, GtkWindow *dialog)
-{
-  g_autofree char *key = g_strdup_printf ("dialog-%u", index);
-
-  if (ADW_IS_MESSAGE_DIALOG (dialog))
-    graft_test_report (key, "%s: %s — %s", G_OBJECT_TYPE_NAME (dialog),
-                       adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)),
-                       adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (dialog)));
-  else
-    graft_test_report (key, "%s: %s", G_OBJECT_TYPE_NAME (dialog),
-                       gtk_window_get_title (dialog) != NULL ? gtk_window_get_title (dialog) : "");
-}
-
-/* The window to path, and each dialog it shows to path-dialog-N.png. */
-static gboolean
-save_screenshot (GraftWindow *self, const char *path)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) dialogs = list_dialogs (self);
-  g_autofree char *stem = g_str_has_suffix (path, ".png") ? g_strndup (path, strlen (path) - 4) : g_strdup (path);
-
-  if (!graft_widget_save_png (GTK_WIDGET (self), path, &error))
-    {
-      show_toast (self, error->message);
-      graft_test_report ("screenshot-error", "%s", error->message);
-      return FALSE;
-    }
-  graft_test_report ("screenshot", "%s", path);
-  for (guint i = 0; i < dialogs->len; i++)
-    {
-      g_autofree char *dialog_path = g_strdup_printf ("%s-dialog-%u.png", stem, i);
-      g_autofree char *key = g_strdup_printf ("dialog-%u-screenshot", i);
-      g_autoptr(GError) dialog_error = NULL;
-
-      report_dialog (i, g_ptr_array_index (dialogs, i));
-      if (graft_widget_save_png (g_ptr_array_index (dialogs, i), dialog_path, &dialog_error))
-        graft_test_report (key, "%s", dialog_path);
-      else
-        graft_test_report ("screenshot-error", "%s", dialog_error->message);
-    }
-  graft_test_report ("dialogs", "%u", dialogs->len);
-  report_window_state (self);
-  return TRUE;
-}
-
-static void
-screenshot_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  save_screenshot (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
-}
-
-/* ---------- test plan ---------- */
-
-static void
-test_plan_finish (GraftWindow *self, gboolean timed_out)
-{
-  self->test_plan_active = FALSE;
-  g_clear_handle_id (&self->test_timeout_id, g_source_remove);
-  if (timed_out)
-    graft_test_report ("timeout", "%d", TEST_PLAN_TIMEOUT_SECONDS);
-  if (self->test_screenshot_path != NULL)
-    {
-      save_screenshot (self, self->test_screenshot_path);
-      gtk_window_destroy (GTK_WINDOW (self));
-    }
-}
-
-static gboolean
-canvas_is_busy (GraftWindow *self)
+gboolean
+graft_window_canvas_is_busy (GraftWindow *self)
 {
   gboolean busy = FALSE;
 
   g_object_get (self->canvas, "busy", &busy, NULL);
   return busy;
-}
-
-/* "win.select-node::conv1" → win.select-node with the string "conv1". */
-static void
-run_detailed_action (GraftWindow *self, const char *detailed)
-{
-  g_autofree char *name = NULL;
-  g_autoptr(GVariant) target = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (!g_action_parse_detailed_name (detailed, &name, &target, &error))
-    {
-      graft_test_report ("action-error", "%s: %s", detailed, error->message);
-      return;
-    }
-  if (!gtk_widget_activate_action_variant (GTK_WIDGET (self), name, target))
-    graft_test_report ("action-error", "%s: no such action", detailed);
-}
-
-static gboolean
-window_is_settling (GraftWindow *self)
-{
-  return (self->model != NULL && canvas_is_busy (self))
-         || graft_node_sidebar_get_pending_stats (self->sidebar) > 0
-         || gtk_stack_get_transition_running (self->main_stack)
-         || !dialogs_are_drawn (self);
-}
-
-/* Each step (the actions, then the screenshot) waits until the window has
- * drawn a few frames with nothing left to do: layouts, including those a
- * selection starts on idle, statistics, transitions, dialogs. */
-static gboolean
-test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-
-  if (self->load_cancellable != NULL)
-    {
-      /* An action opened a file: on_model_loaded() resumes the plan. */
-      self->test_tick_id = 0;
-      return G_SOURCE_REMOVE;
-    }
-  if (window_is_settling (self))
-    {
-      self->test_settle_frames = 0;
-      return G_SOURCE_CONTINUE;
-    }
-  if (++self->test_settle_frames < SCREENSHOT_SETTLE_FRAMES)
-    return G_SOURCE_CONTINUE;
-
-  self->test_settle_frames = 0;
-  if (self->test_actions != NULL)
-    {
-      g_auto(GStrv) actions = g_steal_pointer (&self->test_actions);
-
-      for (guint i = 0; actions[i] != NULL; i++)
-        run_detailed_action (self, actions[i]);
-      return G_SOURCE_CONTINUE;
-    }
-  self->test_tick_id = 0;
-  test_plan_finish (self, FALSE);
-  return G_SOURCE_REMOVE;
-}
-
-/* Called when loading finishes or the window starts empty. */
-static void
-test_plan_continue (GraftWindow *self)
-{
-  if (!self->test_plan_active || self->test_tick_id != 0 || self->load_cancellable != NULL)
-    return;
-  self->test_settle_frames = 0;
-  self->test_tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), test_plan_tick, NULL, NULL);
-}
-
-static gboolean
-test_plan_timeout (gpointer user_data)
-{
-  GraftWindow *self = user_data;
-
-  self->test_timeout_id = 0;
-  if (self->test_tick_id != 0)
-    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->test_tick_id);
-  self->test_tick_id = 0;
-  test_plan_finish (self, TRUE);
-  return G_SOURCE_REMOVE;
-}
-
-void
-graft_window_set_test_plan (GraftWindow *self,
-                            const char *const *actions,
-                            const char *screenshot_path)
-{
-  g_return_if_fail (GRAFT_IS_WINDOW (self));
-
-  g_strfreev (self->test_actions);
-  self->test_actions = g_strdupv ((char **) actions);
-  g_free (self->test_screenshot_path);
-  self->test_screenshot_path = g_strdup (screenshot_path);
-  self->test_plan_active = TRUE;
-  self->test_timeout_id = g_timeout_add_seconds (TEST_PLAN_TIMEOUT_SECONDS, test_plan_timeout, self);
 }
 
 void
@@ -991,13 +415,13 @@ graft_window_start (GraftWindow *self)
 
   gtk_stack_set_visible_child_name (self->main_stack, "empty");
   if (self->test_plan_active)
-    test_plan_continue (self);
+    graft_window_test_plan_continue (self);
 }
 
 static void
 on_canvas_busy_changed (GraftWindow *self)
 {
-  gboolean busy = canvas_is_busy (self);
+  gboolean busy = graft_window_canvas_is_busy (self);
 
   gtk_widget_set_visible (self->layout_status, busy);
 }
@@ -1195,21 +619,16 @@ install_actions (GtkWidgetClass *widget_class)
     "win.expand-all", "win.collapse-all", "win.cancel-layout",
   };
 
-  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
-  gtk_widget_class_install_action (widget_class, "win.open-sample", NULL, open_sample_action);
-  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
-  gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-load", NULL, cancel_load_action);
-  gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
   gtk_widget_class_install_action (widget_class, "win.find", NULL, find_action);
   gtk_widget_class_install_action (widget_class, "win.find-text", "s", find_text_action);
   gtk_widget_class_install_action (widget_class, "win.parent-graph", NULL, parent_graph_action);
   gtk_widget_class_install_action (widget_class, "win.select-node", "s", select_node_action);
   gtk_widget_class_install_action (widget_class, "win.select-value", "s", select_value_action);
-  gtk_widget_class_install_action (widget_class, "win.screenshot", "s", screenshot_action);
   for (guint i = 0; i < G_N_ELEMENTS (canvas_actions); i++)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
+  graft_window_class_add_file_actions (widget_class);
+  graft_window_class_add_test_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
   gtk_widget_class_install_property_action (widget_class, "win.show-attributes", "show-attributes");
@@ -1295,8 +714,6 @@ graft_window_class_init (GraftWindowClass *klass)
 static void
 graft_window_init (GraftWindow *self)
 {
-  GtkDropTarget *drop_target;
-
   self->show_names = TRUE;
   self->show_attributes = TRUE;
   self->show_shapes = TRUE;
@@ -1307,15 +724,7 @@ graft_window_init (GraftWindow *self)
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
 
-  self->recent_manager = gtk_recent_manager_get_default ();
-  self->recent_menu = g_menu_new ();
-  adw_split_button_set_menu_model (self->open_button, G_MENU_MODEL (self->recent_menu));
-  g_signal_connect_swapped (self->recent_manager, "changed", G_CALLBACK (rebuild_recent_menu), self);
-  rebuild_recent_menu (self);
-
-  drop_target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
-  g_signal_connect (drop_target, "drop", G_CALLBACK (on_drop), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop_target));
+  graft_window_init_files (self);
 
   update_action_states (self);
 }

@@ -1,0 +1,279 @@
+/* Files in and pictures out: the Open dialog, the bundled sample, recent
+ * models, drag and drop, and Export. */
+#include "window-private.h"
+
+#include "test-report.h"
+
+#define MAX_RECENT_ITEMS 10
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+      if (file != NULL)
+        graft_window_open_file (self, file);
+    }
+  g_object_unref (dialog);
+}
+
+static GtkFileFilter *
+new_filter (const char *name, const char *mime_type, const char *const *patterns)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, name);
+  if (mime_type != NULL)
+    gtk_file_filter_add_mime_type (filter, mime_type);
+  for (guint i = 0; patterns != NULL && patterns[i] != NULL; i++)
+    gtk_file_filter_add_pattern (filter, patterns[i]);
+  return filter;
+}
+
+static void
+open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *onnx[] = { "*.onnx", NULL };
+  const char *pytorch[] = { "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
+  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
+  const char *all[] = { "*", NULL };
+  GtkFileChooserNative *dialog;
+  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
+  g_autoptr(GtkFileFilter) onnx_filter = new_filter ("ONNX Models", "application/x-onnx", onnx);
+  g_autoptr(GtkFileFilter) pytorch_filter = new_filter ("PyTorch and TorchScript Files", "application/x-pytorch", pytorch);
+  g_autoptr(GtkFileFilter) all_filter = new_filter ("All Files", NULL, all);
+
+  dialog = gtk_file_chooser_native_new ("Open Model", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
+                                        "_Open", "_Cancel");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), models_filter);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), onnx_filter);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pytorch_filter);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all_filter);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+open_sample_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  g_autofree char *path = graft_application_dup_sample_path (GRAFT_APPLICATION (app));
+
+  graft_window_open_path (self, path);
+}
+
+static void
+open_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  graft_window_open_path (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
+open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_autoptr(GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
+
+  graft_window_open_file (self, file);
+}
+
+static gboolean
+is_model_uri (const char *uri)
+{
+  const char *suffixes[] = { ".onnx", ".pt", ".pth", ".ptl", ".torchscript" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    if (g_str_has_suffix (uri, suffixes[i]))
+      return TRUE;
+  return FALSE;
+}
+
+static int
+compare_recent_newest_first (gconstpointer a, gconstpointer b)
+{
+  GDateTime *ta = gtk_recent_info_get_modified ((GtkRecentInfo *) a);
+  GDateTime *tb = gtk_recent_info_get_modified ((GtkRecentInfo *) b);
+
+  return g_date_time_compare (tb, ta);
+}
+
+static void
+rebuild_recent_menu (GraftWindow *self)
+{
+  GList *items = gtk_recent_manager_get_items (self->recent_manager);
+  guint n_listed = 0;
+
+  g_menu_remove_all (self->recent_menu);
+  items = g_list_sort (items, compare_recent_newest_first);
+  for (GList *l = items; l != NULL && n_listed < MAX_RECENT_ITEMS; l = l->next)
+    {
+      GtkRecentInfo *info = l->data;
+      const char *uri = gtk_recent_info_get_uri (info);
+      g_autoptr(GMenuItem) item = NULL;
+
+      if (!gtk_recent_info_is_local (info) || !gtk_recent_info_exists (info) || !is_model_uri (uri))
+        continue;
+      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
+      g_menu_append_item (self->recent_menu, item);
+      n_listed++;
+    }
+  if (n_listed == 0)
+    g_menu_append (self->recent_menu, "No Recent Models", NULL);
+  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindow *self)
+{
+  GSList *files;
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+
+  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  files = gdk_file_list_get_files (g_value_get_boxed (value));
+  if (files == NULL)
+    return FALSE;
+
+  graft_window_open_file (self, files->data);
+  /* Further files each get their own window, as when opened together. */
+  for (GSList *l = files->next; l != NULL; l = l->next)
+    {
+      GraftWindow *window = graft_window_new (GRAFT_APPLICATION (app));
+
+      graft_window_open_file (window, l->data);
+      gtk_window_present (GTK_WINDOW (window));
+    }
+  g_slist_free (files);
+  return TRUE;
+}
+
+static void
+export_picture (GraftWindow *self, const char *path)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (graft_graph_canvas_export (self->canvas, path, &error))
+    {
+      g_autofree char *basename = g_path_get_basename (path);
+      g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
+
+      graft_window_show_toast (self, message);
+      graft_test_report ("exported", "%s", path);
+    }
+  else
+    {
+      GtkWidget *message = adw_message_dialog_new (GTK_WINDOW (self), "Could Not Export the Picture",
+                                                   error->message);
+
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", "_Close");
+      gtk_window_present (GTK_WINDOW (message));
+      graft_test_report ("export-error", "%s", error->message);
+    }
+}
+
+/* Without the file chooser: scripts and tests name the file. */
+static void
+export_to_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  export_picture (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
+on_export_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+  if (file != NULL)
+    path = g_file_get_path (file);
+  if (path != NULL)
+    {
+      if (!g_str_has_suffix (path, ".svg") && !g_str_has_suffix (path, ".png") && !g_str_has_suffix (path, ".pdf"))
+        {
+          GtkFileFilter *filter = gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (dialog));
+          const char *suffix = filter != NULL ? g_object_get_data (G_OBJECT (filter), "graft-suffix") : NULL;
+          char *with_suffix = g_strconcat (path, suffix != NULL ? suffix : ".svg", NULL);
+
+          g_free (path);
+          path = with_suffix;
+        }
+      export_picture (self, path);
+    }
+  g_object_unref (dialog);
+}
+
+static GtkFileFilter *
+new_export_filter (const char *name, const char *mime_type, const char *suffix)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+  g_autofree char *pattern = g_strconcat ("*", suffix, NULL);
+
+  gtk_file_filter_set_name (filter, name);
+  gtk_file_filter_add_mime_type (filter, mime_type);
+  gtk_file_filter_add_pattern (filter, pattern);
+  g_object_set_data_full (G_OBJECT (filter), "graft-suffix", g_strdup (suffix), g_free);
+  return filter;
+}
+
+static void
+export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  GtkFileChooserNative *dialog;
+  g_autoptr(GtkFileFilter) svg = new_export_filter ("SVG Image", "image/svg+xml", ".svg");
+  g_autoptr(GtkFileFilter) png = new_export_filter ("PNG Image", "image/png", ".png");
+  g_autoptr(GtkFileFilter) pdf = new_export_filter ("PDF Document", "application/pdf", ".pdf");
+  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
+  g_autofree char *basename = path != NULL ? g_path_get_basename (path) : g_strdup ("graph");
+  g_autofree char *suggestion = NULL;
+  char *dot = strrchr (basename, '.');
+
+  if (dot != NULL && dot != basename)
+    *dot = '\0';
+  suggestion = g_strconcat (basename, ".svg", NULL);
+
+  dialog = gtk_file_chooser_native_new ("Export Picture", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                        "_Export", "_Cancel");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), svg);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), png);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pdf);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+void
+graft_window_init_files (GraftWindow *self)
+{
+  GtkDropTarget *drop_target;
+
+  self->recent_manager = gtk_recent_manager_get_default ();
+  self->recent_menu = g_menu_new ();
+  adw_split_button_set_menu_model (self->open_button, G_MENU_MODEL (self->recent_menu));
+  g_signal_connect_swapped (self->recent_manager, "changed", G_CALLBACK (rebuild_recent_menu), self);
+  rebuild_recent_menu (self);
+
+  drop_target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop_target, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop_target));
+}
+
+void
+graft_window_class_add_file_actions (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.open-sample", NULL, open_sample_action);
+  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
+  gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
+  gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
+  gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
+}
