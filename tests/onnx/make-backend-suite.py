@@ -5,10 +5,14 @@ OUTDIR/expected-counts.tsv: one line per case with
   relative/path/model.onnx <TAB> main-graph node count <TAB> recursive node count
 as onnx.load() sees them. Later runs reuse the cache (OUTDIR/.stamp).
 
+It also writes OUTDIR/expected-io.json: for each case, the names of the
+main graph's inputs and outputs and its initializer count.
+
 Usage: make-backend-suite.py OUTDIR
 """
 import builtins
 import fcntl
+import json
 import os
 import sys
 
@@ -60,6 +64,30 @@ def generate(outdir):
         f.writelines(lines)
 
 
+def write_io(outdir):
+    """Written beside an existing suite without regenerating it (other
+    tests may be reading the cases)."""
+    restore_numpy_aliases()
+    import onnx
+
+    io = {}
+    for root, dirs, files in os.walk(outdir):
+        dirs.sort()
+        if "model.onnx" not in files:
+            continue
+        path = os.path.join(root, "model.onnx")
+        graph = onnx.load(path, load_external_data=False).graph
+        io[os.path.relpath(path, outdir)] = {
+            "inputs": [v.name for v in graph.input],
+            "outputs": [v.name for v in graph.output],
+            "initializers": len(graph.initializer) + len(graph.sparse_initializer),
+        }
+    tmp = os.path.join(outdir, "expected-io.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(io, f, sort_keys=True)
+    os.replace(tmp, os.path.join(outdir, "expected-io.json"))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -71,13 +99,15 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             with open(stamp) as f:
-                if f.read().strip() == STAMP_VERSION:
-                    return
+                current = f.read().strip() == STAMP_VERSION
         except FileNotFoundError:
-            pass
-        generate(outdir)
-        with open(stamp, "w") as f:
-            f.write(STAMP_VERSION + "\n")
+            current = False
+        if not current:
+            generate(outdir)
+            with open(stamp, "w") as f:
+                f.write(STAMP_VERSION + "\n")
+        if not os.path.exists(os.path.join(outdir, "expected-io.json")):
+            write_io(outdir)
 
 
 if __name__ == "__main__":

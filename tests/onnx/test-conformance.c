@@ -3,6 +3,8 @@
  * counts with what onnx.load() reports. One test case per model. */
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
 #include "loader.h"
 #include "fixtures.h"
 
@@ -10,7 +12,16 @@ typedef struct {
   char *path;
   guint nodes;
   guint nodes_recursive;
+  JsonObject *io;          /* inputs, outputs, initializers as onnx.load() sees them */
 } Case;
+
+static void
+check_names (JsonArray *expected, GPtrArray *values)
+{
+  g_assert_cmpuint (values->len, ==, json_array_get_length (expected));
+  for (guint i = 0; i < values->len; i++)
+    g_assert_cmpstr (((GraftValue *) g_ptr_array_index (values, i))->name, ==, json_array_get_string_element (expected, i));
+}
 
 static void
 test_case (gconstpointer data)
@@ -27,6 +38,9 @@ test_case (gconstpointer data)
   g_assert_cmpuint (graph->nodes->len, ==, c->nodes);
   g_assert_cmpuint (graft_graph_count_nodes_recursive (graph), ==, c->nodes_recursive);
   g_assert_cmpuint (graft_model_get_opset_domains (model)->len, >, 0);
+  check_names (json_object_get_array_member (c->io, "inputs"), graph->inputs);
+  check_names (json_object_get_array_member (c->io, "outputs"), graph->outputs);
+  g_assert_cmpuint (graph->initializers->len, ==, json_object_get_int_member (c->io, "initializers"));
 }
 
 static void
@@ -35,6 +49,7 @@ free_case (gpointer data)
   Case *c = data;
 
   g_free (c->path);
+  json_object_unref (c->io);
   g_free (c);
 }
 
@@ -47,6 +62,9 @@ main (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_auto (GStrv) lines = NULL;
   g_autoptr(GPtrArray) cases = g_ptr_array_new_with_free_func (free_case);
+  g_autoptr(JsonParser) io_parser = json_parser_new ();
+  g_autofree char *io_path = NULL;
+  JsonObject *io;
   guint n_cases = 0;
 
   g_test_init (&argc, &argv, NULL);
@@ -54,6 +72,11 @@ main (int argc, char **argv)
   list = g_build_filename (dir, "expected-counts.tsv", NULL);
   if (!g_file_get_contents (list, &contents, NULL, &error))
     g_error ("%s", error->message);
+
+  io_path = g_build_filename (dir, "expected-io.json", NULL);
+  if (!json_parser_load_from_file (io_parser, io_path, &error))
+    g_error ("%s", error->message);
+  io = json_node_get_object (json_parser_get_root (io_parser));
 
   lines = g_strsplit (contents, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
@@ -65,13 +88,16 @@ main (int argc, char **argv)
 
       if (lines[i][0] == '\0')
         continue;
-      if (g_strv_length (fields) != 3)
+      if (g_strv_length (fields) < 3)
         g_error ("%s:%u: expected 3 tab-separated fields", list, i + 1);
+      if (!json_object_has_member (io, fields[0]))
+        g_error ("%s has no entry for %s", io_path, fields[0]);
       c = g_new0 (Case, 1);
       g_ptr_array_add (cases, c);
       c->path = g_build_filename (dir, fields[0], NULL);
       c->nodes = (guint) g_ascii_strtoull (fields[1], NULL, 10);
       c->nodes_recursive = (guint) g_ascii_strtoull (fields[2], NULL, 10);
+      c->io = json_object_ref (json_object_get_object_member (io, fields[0]));
       /* node/test_abs/model.onnx → /onnx/conformance/node/test_abs */
       case_name = g_path_get_dirname (fields[0]);
       test_path = g_strconcat ("/onnx/conformance/", case_name, NULL);
