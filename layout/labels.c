@@ -166,7 +166,7 @@ all_ints_equal (const GraftAttribute *attribute, gint64 value)
 
 /* ONNX defaults that exporters spell out anyway; they only take room. */
 static gboolean
-is_default_attribute (const GraftAttribute *attribute)
+is_default_attribute (GraftNode *node, const GraftAttribute *attribute)
 {
   if (attribute->type == GRAFT_ATTR_INTS && attribute->ints != NULL)
     {
@@ -177,14 +177,23 @@ is_default_attribute (const GraftAttribute *attribute)
     }
   if (attribute->type == GRAFT_ATTR_INT && strcmp (attribute->name, "group") == 0)
     return attribute->i == 1;
+  if (strcmp (node->op_type, "Gemm") == 0)
+    {
+      if (attribute->type == GRAFT_ATTR_FLOAT && (strcmp (attribute->name, "alpha") == 0
+                                                  || strcmp (attribute->name, "beta") == 0))
+        return attribute->f == 1.0;
+      if (attribute->type == GRAFT_ATTR_INT && (strcmp (attribute->name, "transA") == 0
+                                                || strcmp (attribute->name, "transB") == 0))
+        return attribute->i == 0;
+    }
   return FALSE;
 }
 
 static gboolean
-is_shown_attribute (const GraftAttribute *attribute)
+is_shown_attribute (GraftNode *node, const GraftAttribute *attribute)
 {
   return attribute->type != GRAFT_ATTR_GRAPH && attribute->type != GRAFT_ATTR_GRAPHS
-         && !is_default_attribute (attribute);
+         && !is_default_attribute (node, attribute);
 }
 
 static void
@@ -198,14 +207,14 @@ add_attribute_lines (GPtrArray *lines, GraftNode *node)
     {
       GraftAttribute *attribute = graft_node_get_attribute (node, key_attributes[k]);
 
-      if (attribute != NULL && is_shown_attribute (attribute))
+      if (attribute != NULL && is_shown_attribute (node, attribute))
         g_ptr_array_add (ordered, attribute);
     }
   for (guint i = 0; i < node->attributes->len; i++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
 
-      if (is_shown_attribute (attribute) && !is_key_attribute (attribute->name))
+      if (is_shown_attribute (node, attribute) && !is_key_attribute (attribute->name))
         g_ptr_array_add (ordered, attribute);
     }
 

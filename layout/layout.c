@@ -75,6 +75,7 @@ struct _GraftLayout {
   GraftGraph *graph;
   LGroup *root;
   GPtrArray *groups;       /* LGroup*, owned, by id; parents before children */
+  GPtrArray *chunk_groups; /* GraftGroup*, owned: groups made up for big flat levels */
   GHashTable *group_map;   /* GraftGroup* → LGroup* */
   GHashTable *node_groups; /* GraftNode* → LGroup* */
 
@@ -350,6 +351,53 @@ assign_nodes (GraftLayout *self)
     }
 }
 
+/* A level with more nodes than this is cut into consecutive parts (file
+ * order, which ONNX keeps topological), so models without scope names do
+ * not end up in one slow whole-graph dot run. */
+#define CHUNK_LIMIT 300
+#define CHUNK_SIZE 150
+
+static void
+chunk_big_levels (GraftLayout *self)
+{
+  guint n_groups = self->groups->len;
+
+  for (guint g = 0; g < n_groups; g++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, g);
+      g_autoptr (GPtrArray) nodes = NULL;
+
+      if (lgroup->nodes->len <= CHUNK_LIMIT)
+        continue;
+      nodes = g_steal_pointer (&lgroup->nodes);
+      lgroup->nodes = g_ptr_array_new ();
+      for (guint start = 0; start < nodes->len; start += CHUNK_SIZE)
+        {
+          guint end = MIN (start + CHUNK_SIZE, nodes->len);
+          GraftGroup *group = graft_group_new_root ();
+          g_autofree char *title = g_strdup_printf ("nodes %u–%u", start + 1, end);
+          LGroup *chunk;
+
+          g_free (group->name);
+          g_free (group->path);
+          group->name = g_strdup (title);
+          group->path = g_strdup_printf ("%s#%u", lgroup->group != NULL ? lgroup->group->path : "", start + 1);
+          group->total_nodes = end - start;
+          g_ptr_array_add (self->chunk_groups, group);
+          chunk = lgroup_new (self, group, title, lgroup);
+          chunk->total_nodes = end - start;
+          g_hash_table_insert (self->group_map, group, chunk);
+          for (guint i = start; i < end; i++)
+            {
+              GraftNode *node = g_ptr_array_index (nodes, i);
+
+              g_ptr_array_add (chunk->nodes, node);
+              g_hash_table_insert (self->node_groups, node, chunk);
+            }
+        }
+    }
+}
+
 static GraftLayout *
 layout_new (GraftGraph *graph, gboolean flat)
 {
@@ -368,6 +416,8 @@ layout_new (GraftGraph *graph, gboolean flat)
         map_subtree (self, graph->root_group, self->root);
     }
   assign_nodes (self);
+  if (!flat)
+    chunk_big_levels (self);
   self->expanded = g_new0 (gboolean, self->groups->len);
   graft_layout_reset_expansion (self, GRAFT_LAYOUT_DEFAULT_BUDGET);
   return self;
@@ -391,6 +441,7 @@ graft_layout_finalize (GObject *object)
   GraftLayout *self = GRAFT_LAYOUT (object);
 
   g_ptr_array_unref (self->groups);
+  g_ptr_array_unref (self->chunk_groups);
   g_hash_table_unref (self->group_map);
   g_hash_table_unref (self->node_groups);
   g_hash_table_unref (self->cache);
@@ -410,6 +461,7 @@ graft_layout_init (GraftLayout *self)
 {
   g_mutex_init (&self->lock);
   self->groups = g_ptr_array_new_with_free_func (lgroup_free);
+  self->chunk_groups = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_group_free);
   self->group_map = g_hash_table_new (NULL, NULL);
   self->node_groups = g_hash_table_new (NULL, NULL);
   self->cache = g_hash_table_new_full (cache_key_hash, cache_key_equal, g_free, group_layout_unref);

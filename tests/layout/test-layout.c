@@ -485,6 +485,51 @@ test_hit_test (void)
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 
+/* 700 nodes without scope names: cut into parts instead of one dot run. */
+static void
+test_unscoped_chunks (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("unscoped");
+  GraftValue *current = graft_graph_ensure_value (graph, "x");
+  g_autoptr (GraftLayout) layout = NULL;
+  guint hits, runs;
+
+  graft_graph_add_input (graph, current);
+  for (guint i = 0; i < 700; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("Relu_%u", i);
+      g_autofree char *out_name = g_strdup_printf ("v%u", i);
+      GraftNode *node = graft_graph_add_node (graph, NULL, "Relu", name);
+      GraftValue *out = graft_graph_ensure_value (graph, out_name);
+
+      graft_node_add_input (node, current);
+      graft_node_add_output (node, out);
+      current = out;
+    }
+  graft_graph_add_output (graph, current);
+  graft_graph_build_groups_from_names (graph);
+
+  layout = graft_layout_new (graph);
+  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 5);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+
+    /* Too many to open at first: five boxes between input and output. */
+    g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 5);
+    g_assert_cmpstr (graft_scene_get_group (scene, 0)->title, ==, "nodes 1–150");
+    g_assert_cmpuint (graft_scene_get_group (scene, 4)->total_nodes, ==, 100);
+    g_assert_cmpuint (count_op_nodes (scene), ==, 0);
+  }
+  graft_layout_expand_all (layout);
+  {
+    g_autoptr (GraftScene) scene = compute (layout);
+
+    g_assert_cmpuint (count_op_nodes (scene), ==, 700);
+    graft_layout_get_last_stats (layout, &hits, &runs);
+    g_assert_cmpuint (runs, ==, 6);
+  }
+}
+
 static void
 test_flat (void)
 {
@@ -511,6 +556,7 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/async", test_async);
   g_test_add_func ("/layout/direction", test_direction);
   g_test_add_func ("/layout/hit-test", test_hit_test);
+  g_test_add_func ("/layout/unscoped-chunks", test_unscoped_chunks);
   g_test_add_func ("/layout/flat", test_flat);
   return g_test_run ();
 }
