@@ -450,6 +450,23 @@ reduce (Unpickler *u, GraftPickleValue *callable, GraftPickleValue *args)
   return make_opaque (name, args);
 }
 
+/* The class of NEWOBJ: a GLOBAL, or in legacy torch.save streams the
+ * ('module', GLOBAL, file, source) persistent id. */
+static const char *
+class_name_of (GraftPickleValue *cls)
+{
+  if (cls->kind == GRAFT_PICKLE_GLOBAL)
+    return cls->s;
+  if (cls->kind == GRAFT_PICKLE_OPAQUE && cls->state && cls->state->kind == GRAFT_PICKLE_TUPLE &&
+      cls->state->items->len >= 2)
+    {
+      GraftPickleValue *g = g_ptr_array_index (cls->state->items, 1);
+      if (g->kind == GRAFT_PICKLE_GLOBAL)
+        return g->s;
+    }
+  return "<object>";
+}
+
 static gboolean
 memo_put (Unpickler *u, guint64 index)
 {
@@ -759,10 +776,15 @@ step (Unpickler *u, gboolean *stop)
         else
           {
             result = container_new (GRAFT_PICKLE_OBJECT);
-            result->s = g_strdup (a->kind == GRAFT_PICKLE_GLOBAL ? a->s : "<object>");
+            result->s = g_strdup (class_name_of (a));
             if (b->kind == GRAFT_PICKLE_TUPLE)
               for (guint k = 0; k < b->items->len; k++)
-                container_add (u, result, graft_pickle_value_ref (g_ptr_array_index (b->items, k)));
+                if (!container_add (u, result, graft_pickle_value_ref (g_ptr_array_index (b->items, k))))
+                  {
+                    graft_pickle_value_unref (result);
+                    result = NULL;
+                    break;
+                  }
           }
         graft_pickle_value_unref (a);
         graft_pickle_value_unref (b);
@@ -785,7 +807,7 @@ step (Unpickler *u, gboolean *stop)
             return FALSE;
           }
         GraftPickleValue *result = container_new (GRAFT_PICKLE_OBJECT);
-        result->s = g_strdup (a->kind == GRAFT_PICKLE_GLOBAL ? a->s : "<object>");
+        result->s = g_strdup (class_name_of (a));
         graft_pickle_value_unref (a);
         graft_pickle_value_unref (b);
         push (u, result);

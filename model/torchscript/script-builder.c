@@ -32,6 +32,8 @@ struct _BValue {
   GraftPickleValue *object;
   char *path;
   char *qualname;
+  char *type;          /* RUNTIME: static type as far as known ("Tensor", "Optional[Tensor]"), NULL if unknown */
+  gboolean opaque;     /* RUNTIME: a parameter of a separately optimized callee (producer not visible) */
 };
 
 static BValue *
@@ -58,6 +60,7 @@ bv_unref (BValue *v)
   g_free (v->s);
   g_free (v->path);
   g_free (v->qualname);
+  g_free (v->type);
   g_clear_pointer (&v->items, g_ptr_array_unref);
   g_free (v);
 }
@@ -75,6 +78,14 @@ bv_runtime (GraftValue *value)
 {
   BValue *v = bv_new (BV_RUNTIME);
   v->value = value;
+  return v;
+}
+
+static BValue *
+bv_runtime_typed (GraftValue *value, const char *type)
+{
+  BValue *v = bv_runtime (value);
+  v->type = g_strdup (type);
   return v;
 }
 
@@ -143,9 +154,19 @@ typedef struct {
   GHashTable *tensors;        /* GraftPickleValue* → GraftValue* (root initializers) */
   GHashTable *group_classes;  /* module path → class name (demangled) */
   GraftPickleValue *constants;
+  GraftPickleValue *root_object;
   gboolean big_endian;
   guint n_nodes;
   guint node_counter;
+  /* Dead-code elimination runs the build twice: the first pass finds the
+   * nodes PyTorch's passes would delete (by creation sequence number), the
+   * second creates those in a scratch graph that is dropped. */
+  guint seq;
+  gboolean second_pass;
+  GHashTable *node_seq;       /* pass 1: GraftNode* → seq */
+  GHashTable *dead_seq;       /* seq → TRUE */
+  GPtrArray *forced_live;     /* pass 1: GraftValue* kept although unused */
+  GraftGraph *trash;          /* pass 2: dead nodes */
   GError **error;
 } Builder;
 
@@ -529,6 +550,10 @@ typedef struct {
   guint depth;
   BValue *ret;
   const char *hint;        /* name for the next node's output */
+  /* TRUE inside every callee of the root forward: PyTorch inlines each
+   * callee's optimized graph (inlined, peephole-optimized, constants
+   * propagated), while the root forward itself is only inlined. */
+  gboolean optimized;
 } Ctx;
 
 static void
@@ -557,9 +582,14 @@ add_node (Ctx *ctx, const char *domain, const char *op_type, guint line)
       g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "Loading was cancelled");
       return NULL;
     }
+  guint seq = ++b->seq;
+  if (b->second_pass && g_hash_table_contains (b->dead_seq, GUINT_TO_POINTER (seq)))
+    return graft_graph_add_node (b->trash, domain, op_type, "dead");
   g_autofree char *name = g_strdup_printf ("%s%s%s_%u", ctx->module_path, *ctx->module_path ? "/" : "",
                                            op_type, ++b->node_counter);
   GraftNode *node = graft_graph_add_node (ctx->graph, domain, op_type, name);
+  if (!b->second_pass)
+    g_hash_table_insert (b->node_seq, node, GUINT_TO_POINTER (seq));
   GraftGroup *group = ctx->graph->root_group;
   if (*ctx->module_path)
     {
@@ -583,7 +613,7 @@ add_node (Ctx *ctx, const char *domain, const char *op_type, guint line)
 static GraftValue *
 add_output (Ctx *ctx, GraftNode *node, const char *hint)
 {
-  GraftValue *value = graft_graph_new_anonymous_value (ctx->graph, hint ? hint : node->op_type);
+  GraftValue *value = graft_graph_new_anonymous_value (node->graph, hint ? hint : node->op_type);
   graft_node_add_output (node, value);
   return value;
 }
@@ -772,6 +802,13 @@ set_value_type (GraftValue *value, const char *type)
 
 static BValue *eval (Ctx *ctx, ScriptNode *e);
 static gboolean exec_block (Ctx *ctx, GPtrArray *body);
+static char *element_type (const char *type, guint index);
+
+static char *
+type_of (ScriptNode *e)
+{
+  return script_node_to_type_string (e);
+}
 
 static GPtrArray *
 eval_list (Ctx *ctx, GPtrArray *items)
@@ -790,12 +827,159 @@ eval_list (Ctx *ctx, GPtrArray *items)
   return out;
 }
 
+/* 0: never None, 1: always None, 2: unknown (PyTorch's peephole pass
+ * decides "x is None" from the static type alone). */
+static int
+none_state (BValue *v)
+{
+  if (v->kind == BV_CONST)
+    return v->ctype == GRAFT_ATTR_NONE ? 1 : 0;
+  if (v->kind != BV_RUNTIME)
+    return 0;
+  if (v->type == NULL || g_str_has_prefix (v->type, "Optional[") || strcmp (v->type, "Any") == 0)
+    return 2;
+  return strcmp (v->type, "NoneType") == 0 ? 1 : 0;
+}
+
+static gboolean
+const_number (BValue *v, double *out, gboolean *is_float)
+{
+  if (v->kind != BV_CONST)
+    return FALSE;
+  if (v->ctype == GRAFT_ATTR_INT || v->ctype == GRAFT_ATTR_BOOL)
+    {
+      *out = (double) v->i;
+      *is_float = FALSE;
+      return TRUE;
+    }
+  if (v->ctype == GRAFT_ATTR_FLOAT)
+    {
+      *out = v->f;
+      *is_float = TRUE;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* Constant propagation on immutable values (run by PyTorch on every
+ * compiled function) and the peephole rules of its optimized graphs. */
+static BValue *
+fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_outputs)
+{
+  if (n_outputs != 1 || strcmp (domain, "aten") != 0)
+    return NULL;
+  guint n = args->len;
+  BValue *a = n > 0 ? g_ptr_array_index (args, 0) : NULL;
+  BValue *b = n > 1 ? g_ptr_array_index (args, 1) : NULL;
+
+  if ((strcmp (op, "__is__") == 0 || strcmp (op, "__isnot__") == 0) && n == 2)
+    {
+      gboolean is = op[2] == 'i' && op[4] == '_';
+      int na = none_state (a), nb = none_state (b);
+      gboolean both_const = a->kind == BV_CONST && b->kind == BV_CONST;
+      if (both_const || ctx->optimized)
+        {
+          if (na == 1 && nb == 1)
+            return bv_bool (is);
+          if ((na == 1 && nb == 0) || (na == 0 && nb == 1))
+            return bv_bool (!is);
+        }
+      return NULL;
+    }
+  if (ctx->optimized && a && a->kind == BV_RUNTIME && !a->opaque && a->value->producer)
+    {
+      const char *producer = a->value->producer->op;
+      if ((strcmp (op, "Int") == 0 || strcmp (op, "Float") == 0) && n == 1 &&
+          strcmp (producer, "prim::NumToTensor") == 0 && a->value->producer->inputs->len == 1)
+        return bv_runtime_typed (g_ptr_array_index (a->value->producer->inputs, 0), op[0] == 'I' ? "int" : "float");
+      if (strcmp (op, "dim") == 0 && n == 1)
+        {
+          if (strcmp (producer, "aten::conv1d") == 0)
+            return bv_int (3);
+          if (strcmp (producer, "aten::conv2d") == 0)
+            return bv_int (4);
+          if (strcmp (producer, "aten::conv3d") == 0)
+            return bv_int (5);
+        }
+    }
+
+  /* list idioms: len and constant indexing of a list literal */
+  if (ctx->optimized && a && a->kind == BV_CONSTLIST)
+    {
+      if (strcmp (op, "len") == 0 && n == 1)
+        return bv_int (a->items->len);
+      if (strcmp (op, "__getitem__") == 0 && n == 2 && b->kind == BV_CONST && b->ctype == GRAFT_ATTR_INT)
+        {
+          gint64 i = b->i < 0 ? b->i + (gint64) a->items->len : b->i;
+          if (i >= 0 && i < (gint64) a->items->len)
+            return bv_ref (g_ptr_array_index (a->items, i));
+        }
+    }
+
+  for (guint k = 0; k < n; k++)
+    if (((BValue *) g_ptr_array_index (args, k))->kind != BV_CONST)
+      return NULL;
+  double x = 0, y = 0;
+  gboolean fx = FALSE, fy = FALSE;
+  gboolean nums = n == 2 && const_number (a, &x, &fx) && const_number (b, &y, &fy);
+  gboolean strs = n == 2 && a->ctype == GRAFT_ATTR_STRING && b->ctype == GRAFT_ATTR_STRING;
+  static const char *const compare[] = { "eq", "ne", "lt", "gt", "le", "ge" };
+  for (guint k = 0; k < G_N_ELEMENTS (compare); k++)
+    if (strcmp (op, compare[k]) == 0 && (nums || strs))
+      {
+        int c = strs ? strcmp (a->s, b->s) : (x < y ? -1 : x > y ? 1 : 0);
+        gboolean r[] = { c == 0, c != 0, c < 0, c > 0, c <= 0, c >= 0 };
+        return bv_bool (r[k]);
+      }
+  if (nums && (strcmp (op, "add") == 0 || strcmp (op, "sub") == 0 || strcmp (op, "mul") == 0))
+    {
+      double r = op[0] == 'a' ? x + y : op[0] == 's' ? x - y : x * y;
+      if (fx || fy)
+        {
+          BValue *v = bv_const (GRAFT_ATTR_FLOAT);
+          v->f = r;
+          return v;
+        }
+      return bv_int ((gint64) r);
+    }
+  if (n == 1 && strcmp (op, "__not__") == 0 && a->ctype == GRAFT_ATTR_BOOL)
+    return bv_bool (!a->i);
+  if (nums && !fx && !fy && (strcmp (op, "__and__") == 0 || strcmp (op, "__or__") == 0))
+    return a->ctype == GRAFT_ATTR_BOOL && b->ctype == GRAFT_ATTR_BOOL
+           ? bv_bool (op[2] == 'a' ? (a->i && b->i) : (a->i || b->i))
+           : bv_int (op[2] == 'a' ? (a->i & b->i) : (a->i | b->i));
+  if (n == 1 && (strcmp (op, "Int") == 0 || strcmp (op, "Float") == 0 || strcmp (op, "Bool") == 0) &&
+      const_number (a, &x, &fx))
+    {
+      if (op[0] == 'I')
+        return bv_int ((gint64) x);
+      if (op[0] == 'B')
+        return bv_bool (x != 0);
+      BValue *v = bv_const (GRAFT_ATTR_FLOAT);
+      v->f = x;
+      return v;
+    }
+  if (n == 1 && strcmp (op, "len") == 0 && a->ctype == GRAFT_ATTR_STRING)
+    return bv_int ((gint64) strlen (a->s));
+  if (n >= 1 && (strcmp (op, "format") == 0 || strcmp (op, "device") == 0) && a->ctype == GRAFT_ATTR_STRING)
+    {
+      /* The value only matters to messages; the format string stands in. */
+      BValue *v = bv_const (GRAFT_ATTR_STRING);
+      v->s = g_strdup (a->s);
+      return v;
+    }
+  return NULL;
+}
+
 /* Emits domain::op with the evaluated arguments and n_outputs results;
  * returns the single result, or a tuple of them. */
 static BValue *
 emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArray *keywords,
          guint n_outputs, guint line)
 {
+  BValue *folded = fold_op (ctx, domain, op, args, n_outputs);
+  if (folded)
+    return folded;
   GraftNode *node = add_node (ctx, domain, op, line);
   if (node == NULL)
     return NULL;
@@ -803,12 +987,15 @@ emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArra
     if (!add_argument (ctx, node, g_ptr_array_index (args, k),
                        keywords ? g_ptr_array_index (keywords, k) : NULL, k, line))
       return NULL;
+  /* aten results are never None (unknown otherwise), which is all the
+   * peephole rules need. */
+  const char *type = strcmp (domain, "aten") == 0 && strcmp (op, "__getitem__") != 0 ? "<aten>" : NULL;
   if (n_outputs == 1)
-    return bv_runtime (add_output (ctx, node, ctx->hint));
+    return bv_runtime_typed (add_output (ctx, node, ctx->hint), type);
   BValue *tuple = bv_new (BV_TUPLE);
   tuple->items = bv_list ();
   for (guint k = 0; k < n_outputs; k++)
-    g_ptr_array_add (tuple->items, bv_runtime (add_output (ctx, node, ctx->hint)));
+    g_ptr_array_add (tuple->items, bv_runtime_typed (add_output (ctx, node, ctx->hint), type));
   return tuple;
 }
 
@@ -893,24 +1080,22 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
     {
       if (is_script_object (v))
         return module_value (v, path);
+      ClassInfo *info = lookup_class (b, module->qualname);
+      const char *type = info ? g_hash_table_lookup (info->attribute_types, name) : NULL;
       if (v->kind == GRAFT_PICKLE_TENSOR)
         {
           GraftValue *value = tensor_value (b, v, path, "data");
-          return value ? bv_runtime (value) : NULL;
+          return value ? bv_runtime_typed (value, type ? type : "Tensor") : NULL;
         }
-      BValue *c = const_from_pickle (v);
-      if (c)
-        return c;
-      /* Containers and other objects stay a GetAttr of the module. */
+      /* Other attributes are read at run time (prim::GetAttr), so PyTorch
+       * never folds them; only Final class constants are constants. */
       GraftNode *node = add_node (ctx, "prim", "GetAttr", line);
       if (node == NULL)
         return NULL;
       graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
       GraftValue *out = add_output (ctx, node, name);
-      ClassInfo *info = lookup_class (b, module->qualname);
-      if (info)
-        set_value_type (out, g_hash_table_lookup (info->attribute_types, name));
-      return bv_runtime (out);
+      set_value_type (out, type);
+      return bv_runtime_typed (out, type);
     }
   ClassInfo *info = lookup_class (b, module->qualname);
   if (info)
@@ -924,6 +1109,44 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
   build_error (b, ctx->file, line, "module %s (%s) has no attribute \"%s\"",
                *module->path ? module->path : "<root>", module->qualname, name);
   return NULL;
+}
+
+/* Values PyTorch keeps because no pass runs after inlining into the root
+ * forward: what a root-level call returns. */
+static void
+keep_alive (Builder *b, BValue *v)
+{
+  if (b->second_pass || v == NULL)
+    return;
+  if (v->kind == BV_RUNTIME)
+    g_ptr_array_add (b->forced_live, v->value);
+  else if (v->kind == BV_TUPLE)
+    for (guint k = 0; k < v->items->len; k++)
+      keep_alive (b, g_ptr_array_index (v->items, k));
+}
+
+/* A callee of the root forward is optimized on its own: its parameters
+ * are opaque values of their declared types, whatever the caller passes. */
+static gboolean
+seal_parameters (Ctx *ctx, ScriptNode *def, Scope *scope, guint line)
+{
+  for (guint p = 0; p < def->params->len; p++)
+    {
+      ScriptNode *param = g_ptr_array_index (def->params, p);
+      BValue *v = g_hash_table_lookup (scope->vars, param->s);
+      if (v == NULL || v->kind == BV_MODULE || v->kind == BV_FUNCTION)
+        continue;
+      GraftValue *value = materialize (ctx, v, line);
+      if (value == NULL)
+        return FALSE;
+      g_autofree char *type = param->a ? type_of (param->a) : NULL;
+      BValue *sealed = bv_runtime_typed (value, type);
+      sealed->opaque = TRUE;
+      if (!ctx->b->second_pass)
+        g_ptr_array_add (ctx->b->forced_live, value);
+      scope_bind (scope, param->s, sealed);
+    }
+  return TRUE;
 }
 
 static BValue *
@@ -989,12 +1212,18 @@ call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrAr
         return NULL;
       scope_bind (scope, param->s, dflt);
     }
+  inner.optimized = TRUE;
+  if (!ctx->optimized && !seal_parameters (ctx, def, scope, line))
+    return NULL;
   if (!exec_block (&inner, def->body))
     {
       bv_unref (inner.ret);
       return NULL;
     }
-  return inner.ret ? inner.ret : bv_const (GRAFT_ATTR_NONE);
+  BValue *ret = inner.ret ? inner.ret : bv_const (GRAFT_ATTR_NONE);
+  if (!ctx->optimized)
+    keep_alive (b, ret);
+  return ret;
 }
 
 static BValue *
@@ -1012,11 +1241,6 @@ call_method (Ctx *ctx, BValue *module, const char *method, GPtrArray *args, GPtr
   return call_function (ctx, def, info->file, module, args, keywords, module->path, line);
 }
 
-static char *
-type_of (ScriptNode *e)
-{
-  return script_node_to_type_string (e);
-}
 
 static BValue *
 eval_annotate (Ctx *ctx, ScriptNode *call)
@@ -1061,7 +1285,11 @@ eval_annotate (Ctx *ctx, ScriptNode *call)
       result = emit_op1 (ctx, "aten", op, inner, call->line);
     }
   if (result && result->kind == BV_RUNTIME)
-    set_value_type (result->value, type);
+    {
+      set_value_type (result->value, type);
+      g_free (result->type);
+      result->type = g_strdup (type);
+    }
   return result;
 }
 
@@ -1110,7 +1338,11 @@ eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
           graft_node_add_attribute (node, graft_attribute_new_string ("types", type));
         }
       else if (result)
-        set_value_type (result->value, type);
+        {
+          set_value_type (result->value, type);
+          g_free (result->type);
+          result->type = g_strdup (type);
+        }
       return result;
     }
   if (dotted && strcmp (dotted, "getattr") == 0 && call->items->len == 2)
@@ -1275,7 +1507,13 @@ eval_subscript (Ctx *ctx, ScriptNode *e)
   g_autoptr(GPtrArray) args = bv_list ();
   g_ptr_array_add (args, bv_ref (base));
   g_ptr_array_add (args, bv_ref (key));
-  return emit_op (ctx, tuple_index ? "prim" : "aten", tuple_index ? "TupleIndex" : "__getitem__", args, NULL, 1, e->line);
+  BValue *r = emit_op (ctx, tuple_index ? "prim" : "aten", tuple_index ? "TupleIndex" : "__getitem__", args, NULL, 1, e->line);
+  if (r && r->kind == BV_RUNTIME && base->kind == BV_RUNTIME && key->kind == BV_CONST && key->ctype == GRAFT_ATTR_INT)
+    {
+      g_free (r->type);
+      r->type = element_type (base->type, (guint) MAX (key->i, 0));
+    }
+  return r;
 }
 
 static BValue *
@@ -1344,7 +1582,7 @@ eval (Ctx *ctx, ScriptNode *e)
             if (c->kind == GRAFT_PICKLE_TENSOR)
               {
                 GraftValue *value = tensor_value (b, c, dotted, "constants");
-                return value ? bv_runtime (value) : NULL;
+                return value ? bv_runtime_typed (value, "Tensor") : NULL;
               }
             v = const_from_pickle (c);
             if (v)
@@ -1481,6 +1719,41 @@ bind_target (Ctx *ctx, ScriptNode *target, BValue *value, guint line)
   return build_error (ctx->b, ctx->file, line, "unsupported assignment target");
 }
 
+/* Element type index of "Tuple[A, B]" / "List[A]" (any index); lists of
+ * an aten op are lists of non-None values. NULL if unknown. */
+static char *
+element_type (const char *type, guint index)
+{
+  if (type == NULL)
+    return NULL;
+  if (strcmp (type, "<aten>") == 0)
+    return g_strdup ("<aten>");
+  gboolean list = g_str_has_prefix (type, "List[");
+  if (!list && !g_str_has_prefix (type, "Tuple["))
+    return NULL;
+  const char *p = strchr (type, '[') + 1;
+  int depth = 0;
+  guint k = 0;
+  const char *start = p;
+  for (; *p; p++)
+    {
+      if (*p == '[')
+        depth++;
+      else if (*p == ']' && depth-- == 0)
+        break;
+      else if (*p == ',' && depth == 0)
+        {
+          if (k == index && !list)
+            return g_strstrip (g_strndup (start, (gsize) (p - start)));
+          k++;
+          start = p + 1;
+        }
+    }
+  if (list || k == index)
+    return g_strstrip (g_strndup (start, (gsize) (p - start)));
+  return NULL;
+}
+
 /* a, b, = value  (TupleUnpack / ListUnpack) */
 static gboolean
 unpack (Ctx *ctx, GPtrArray *targets, BValue *value, guint line)
@@ -1497,13 +1770,19 @@ unpack (Ctx *ctx, GPtrArray *targets, BValue *value, guint line)
     }
   if (value->kind != BV_RUNTIME)
     return build_error (ctx->b, ctx->file, line, "cannot unpack this value");
-  const char *op = value->value->type_string && g_str_has_prefix (value->value->type_string, "List[")
-                   ? "ListUnpack" : "TupleUnpack";
+  gboolean is_list = (value->value->type_string && g_str_has_prefix (value->value->type_string, "List[")) ||
+                     (value->type && (g_str_has_prefix (value->type, "List[") || strcmp (value->type, "<aten>") == 0));
   g_autoptr(GPtrArray) args = bv_list ();
   g_ptr_array_add (args, bv_ref (value));
-  g_autoptr(BValue) result = emit_op (ctx, "prim", op, args, NULL, n, line);
+  g_autoptr(BValue) result = emit_op (ctx, "prim", is_list ? "ListUnpack" : "TupleUnpack", args, NULL, n, line);
   if (result == NULL)
     return FALSE;
+  for (guint k = 0; k < n; k++)
+    {
+      BValue *item = n == 1 ? result : g_ptr_array_index (result->items, k);
+      g_free (item->type);
+      item->type = element_type (value->type, k);
+    }
   if (n == 1)
     return bind_target (ctx, g_ptr_array_index (targets, 0), result, line);
   for (guint k = 0; k < n; k++)
@@ -1560,8 +1839,12 @@ exec_assign (Ctx *ctx, ScriptNode *stmt)
     return FALSE;
   if (stmt->b && value->kind == BV_RUNTIME)
     {
+      /* "x : Optional[Tensor] = y" widens the static type of x. */
       g_autofree char *type = type_of (stmt->b);
-      set_value_type (value->value, type);
+      BValue *widened = bv_runtime_typed (value->value, type);
+      widened->opaque = value->opaque;
+      bv_unref (value);
+      value = widened;
     }
   if (n == 1 && !stmt->flag)
     return bind_target (ctx, first, value, stmt->line);
@@ -1605,7 +1888,8 @@ merge_branches (Ctx *ctx, GraftNode *node, GraftGraph *then_g, GraftGraph *else_
   const char *type = t->type_string ? t->type_string : e->type_string;
   if (type)
     set_value_type (out, type);
-  return bv_runtime (out);
+  int nt = none_state (tv), ne = none_state (ev);
+  return bv_runtime_typed (out, nt == 0 && ne == 0 ? "<aten>" : nt == 1 && ne == 1 ? "NoneType" : NULL);
 }
 
 static gboolean
@@ -1614,6 +1898,9 @@ exec_if (Ctx *ctx, ScriptNode *stmt)
   g_autoptr(BValue) cond = eval (ctx, stmt->a);
   if (cond == NULL)
     return FALSE;
+  /* Constant propagation inlines the taken branch of a constant if. */
+  if (cond->kind == BV_CONST && (cond->ctype == GRAFT_ATTR_BOOL || cond->ctype == GRAFT_ATTR_INT))
+    return exec_block (ctx, cond->i ? stmt->body : stmt->orelse);
   GraftNode *node = add_node (ctx, "prim", "If", stmt->line);
   if (node == NULL || !add_argument (ctx, node, cond, "cond", 0, stmt->line))
     return FALSE;
@@ -1907,19 +2194,280 @@ load_pickle (Builder *b, const char *record)
   return graft_pickle_load (data, len, where, NULL, b->error);
 }
 
+/* ------------------------------------------------------------------ dead code */
+
+static gboolean
+has_side_effects (GraftNode *node)
+{
+  static const char *const prim_ops[] = { "RaiseException", "SetAttr", "Print", "CallMethod", "CallFunction" };
+  static const char *const aten_ops[] = { "append", "insert", "extend", "pop", "remove", "clear", "_set_item",
+                                          "__setitem__", "warn", "backward", "manual_seed", "reverse" };
+  const char *op = node->op_type;
+  gsize len = strlen (op);
+  if (strcmp (node->domain, "prim") == 0)
+    {
+      for (guint k = 0; k < G_N_ELEMENTS (prim_ops); k++)
+        if (strcmp (op, prim_ops[k]) == 0)
+          return TRUE;
+      return FALSE;
+    }
+  /* in-place ops end with one underscore (add_), dunder ops with two */
+  if (len > 1 && op[len - 1] == '_' && op[len - 2] != '_')
+    return TRUE;
+  for (guint k = 0; k < G_N_ELEMENTS (aten_ops); k++)
+    if (strcmp (op, aten_ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+typedef struct {
+  GHashTable *nodes;
+  GHashTable *values;
+  GPtrArray *work;   /* GraftNode* or GraftValue*, told apart by the tables */
+  GHashTable *is_node;
+} Liveness;
+
+static void
+live_value (Liveness *l, GraftValue *v)
+{
+  if (v && g_hash_table_add (l->values, v))
+    g_ptr_array_add (l->work, v);
+}
+
+static void
+live_node (Liveness *l, GraftNode *n)
+{
+  if (n && g_hash_table_add (l->nodes, n))
+    {
+      g_hash_table_add (l->is_node, n);
+      g_ptr_array_add (l->work, n);
+    }
+}
+
+static GraftGraph *
+first_subgraph (GraftNode *node)
+{
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  return subs->len ? g_ptr_array_index (subs, 0) : NULL;
+}
+
+static void
+visit_live_node (Liveness *l, GraftNode *n)
+{
+  for (guint k = 0; k < n->inputs->len; k++)
+    live_value (l, g_ptr_array_index (n->inputs, k));
+  if (n->graph->parent_node)
+    live_node (l, n->graph->parent_node);
+  if (n->op == g_intern_static_string ("prim::Loop"))
+    {
+      GraftGraph *body = first_subgraph (n);
+      if (body && body->outputs->len)
+        live_value (l, g_ptr_array_index (body->outputs, 0));
+    }
+}
+
+static void
+visit_live_value (Liveness *l, GraftValue *v)
+{
+  GraftNode *p = v->producer;
+  if (p)
+    {
+      live_node (l, p);
+      if (p->op == g_intern_static_string ("prim::If"))
+        {
+          g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (p);
+          for (guint k = 0; k < subs->len; k++)
+            {
+              GraftGraph *g = g_ptr_array_index (subs, k);
+              if (v->producer_index < g->outputs->len)
+                live_value (l, g_ptr_array_index (g->outputs, v->producer_index));
+            }
+        }
+      else if (p->op == g_intern_static_string ("prim::Loop"))
+        {
+          GraftGraph *body = first_subgraph (p);
+          if (body && v->producer_index + 1 < body->outputs->len)
+            live_value (l, g_ptr_array_index (body->outputs, v->producer_index + 1));
+        }
+    }
+  GraftNode *loop = v->graph->parent_node;
+  if (v->is_graph_input && loop && loop->op == g_intern_static_string ("prim::Loop"))
+    {
+      guint j;
+      if (g_ptr_array_find (v->graph->inputs, v, &j) && j >= 1)
+        {
+          if (j < v->graph->outputs->len)
+            live_value (l, g_ptr_array_index (v->graph->outputs, j));
+          if (j + 1 < loop->inputs->len)
+            live_value (l, g_ptr_array_index (loop->inputs, j + 1));
+        }
+    }
+}
+
+static void
+collect_roots (Liveness *l, GraftGraph *graph)
+{
+  for (guint k = 0; k < graph->nodes->len; k++)
+    {
+      GraftNode *n = g_ptr_array_index (graph->nodes, k);
+      if (has_side_effects (n))
+        live_node (l, n);
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (n);
+      for (guint s = 0; s < subs->len; s++)
+        collect_roots (l, g_ptr_array_index (subs, s));
+    }
+}
+
+/* Marks what PyTorch's dead-code elimination keeps and records the
+ * creation numbers of everything else. */
+static void
+find_dead_nodes (Builder *b, GraftGraph *root)
+{
+  Liveness l = {
+    .nodes = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .values = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .is_node = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .work = g_ptr_array_new (),
+  };
+  collect_roots (&l, root);
+  for (guint k = 0; k < root->outputs->len; k++)
+    live_value (&l, g_ptr_array_index (root->outputs, k));
+  for (guint k = 0; k < b->forced_live->len; k++)
+    live_value (&l, g_ptr_array_index (b->forced_live, k));
+  while (l.work->len)
+    {
+      gpointer item = g_ptr_array_steal_index (l.work, l.work->len - 1);
+      if (g_hash_table_contains (l.is_node, item))
+        visit_live_node (&l, item);
+      else
+        visit_live_value (&l, item);
+    }
+  GHashTableIter it;
+  gpointer node, seq;
+  g_hash_table_iter_init (&it, b->node_seq);
+  while (g_hash_table_iter_next (&it, &node, &seq))
+    if (!g_hash_table_contains (l.nodes, node))
+      g_hash_table_add (b->dead_seq, seq);
+  g_hash_table_unref (l.nodes);
+  g_hash_table_unref (l.values);
+  g_hash_table_unref (l.is_node);
+  g_ptr_array_unref (l.work);
+}
+
+/* Dead nodes used live values; drop those back-references, and the
+ * graph-output marks subgraphs put on outer values. */
+static void
+unlink_dead_consumers (GraftGraph *trash)
+{
+  for (guint k = 0; k < trash->nodes->len; k++)
+    {
+      GraftNode *n = g_ptr_array_index (trash->nodes, k);
+      for (guint i = 0; i < n->inputs->len; i++)
+        {
+          GraftValue *v = g_ptr_array_index (n->inputs, i);
+          if (v)
+            g_ptr_array_remove (v->consumers, n);
+        }
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (n);
+      for (guint s = 0; s < subs->len; s++)
+        unlink_dead_consumers (g_ptr_array_index (subs, s));
+    }
+}
+
+static void
+fix_output_marks (GraftGraph *graph)
+{
+  for (guint k = 0; k < graph->values->len; k++)
+    {
+      GraftValue *v = g_ptr_array_index (graph->values, k);
+      v->is_graph_output = FALSE;
+    }
+  for (guint k = 0; k < graph->outputs->len; k++)
+    {
+      GraftValue *v = g_ptr_array_index (graph->outputs, k);
+      if (v->graph == graph)
+        v->is_graph_output = TRUE;
+    }
+  for (guint k = 0; k < graph->nodes->len; k++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (g_ptr_array_index (graph->nodes, k));
+      for (guint s = 0; s < subs->len; s++)
+        fix_output_marks (g_ptr_array_index (subs, s));
+    }
+}
+
+/* ------------------------------------------------------------------ entry */
+
+static gboolean
+run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
+{
+  g_autoptr(Scope) scope = scope_new (NULL);
+  Ctx ctx = { .b = b, .graph = b->root, .module_path = "", .scope = scope, .file = info->file };
+  g_autoptr(BValue) self = module_value (b->root_object, "");
+
+  for (guint k = 0; k < forward->params->len; k++)
+    {
+      ScriptNode *param = g_ptr_array_index (forward->params, k);
+      if (k == 0)
+        {
+          scope_bind (scope, param->s, bv_ref (self));
+          continue;
+        }
+      GraftValue *input = graft_graph_new_anonymous_value (b->root, param->s);
+      g_autofree char *type = param->a ? type_of (param->a) : g_strdup ("Tensor");
+      set_value_type (input, type);
+      graft_graph_add_input (b->root, input);
+      scope_bind (scope, param->s, bv_runtime_typed (input, type));
+    }
+  if (!exec_block (&ctx, forward->body))
+    {
+      bv_unref (ctx.ret);
+      return FALSE;
+    }
+  if (ctx.ret)
+    {
+      add_graph_outputs (&ctx, ctx.ret, forward->line);
+      bv_unref (ctx.ret);
+    }
+  return !(b->error && *b->error);
+}
+
+/* One complete build into model. */
+static gboolean
+run_pass (Builder *b, GraftModel *model, ClassInfo *info, ScriptNode *forward)
+{
+  b->model = model;
+  b->seq = 0;
+  b->n_nodes = 0;
+  b->node_counter = 0;
+  g_hash_table_remove_all (b->tensors);
+  g_hash_table_remove_all (b->group_classes);
+  b->root = graft_graph_new ("forward");
+  graft_model_set_graph (model, b->root);
+  g_autofree char *root_class = graft_script_demangle_class (b->root_object->s);
+  b->root->root_group->class_name = g_strdup (root_class);
+  if (!collect_parameters (b, b->root_object, ""))
+    return FALSE;
+  return run_forward (b, info, forward);
+}
+
 gboolean
 graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable *cancellable, GError **error)
 {
   Builder b = {
-    .archive = archive, .model = model, .cancellable = cancellable, .error = error,
+    .archive = archive, .cancellable = cancellable, .error = error,
     .files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) script_module_free),
     .classes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) class_info_free),
     .functions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
     .tensors = g_hash_table_new (g_direct_hash, g_direct_equal),
     .group_classes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
+    .node_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .dead_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
+    .forced_live = g_ptr_array_new (),
   };
   gboolean ok = FALSE;
   g_autoptr(GraftPickleValue) root = NULL;
+  g_autoptr(GraftModel) scratch = NULL;
 
   if (graft_torch_archive_has (archive, "byteorder"))
     {
@@ -1941,11 +2489,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
                    "%s: data.pkl does not hold a TorchScript module object", graft_torch_archive_get_path (archive));
       goto out;
     }
-
-  b.root = graft_graph_new ("forward");
-  graft_model_set_graph (model, b.root);
-  if (!collect_parameters (&b, root, ""))
-    goto out;
+  b.root_object = root;
   ClassInfo *info = lookup_class (&b, root->s);
   ScriptNode *forward = info ? g_hash_table_lookup (info->methods, "forward") : NULL;
   if (forward == NULL)
@@ -1955,47 +2499,39 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
                      "%s: the root module %s has no forward() in code/", graft_torch_archive_get_path (archive), root->s);
       goto out;
     }
-  {
-    g_autofree char *root_class = graft_script_demangle_class (root->s);
-    b.root->root_group->class_name = g_strdup (root_class);
-  }
 
-  g_autoptr(Scope) scope = scope_new (NULL);
-  Ctx ctx = { .b = &b, .graph = b.root, .module_path = "", .scope = scope, .file = info->file };
-  g_autoptr(BValue) self = module_value (root, "");
-  for (guint k = 0; k < forward->params->len; k++)
-    {
-      ScriptNode *param = g_ptr_array_index (forward->params, k);
-      if (k == 0)
-        {
-          scope_bind (scope, param->s, bv_ref (self));
-          continue;
-        }
-      GraftValue *input = graft_graph_new_anonymous_value (b.root, param->s);
-      g_autofree char *type = param->a ? type_of (param->a) : g_strdup ("Tensor");
-      set_value_type (input, type);
-      graft_graph_add_input (b.root, input);
-      scope_bind (scope, param->s, bv_runtime (input));
-    }
-  if (!exec_block (&ctx, forward->body))
-    {
-      bv_unref (ctx.ret);
-      goto out;
-    }
-  if (ctx.ret)
-    {
-      add_graph_outputs (&ctx, ctx.ret, forward->line);
-      bv_unref (ctx.ret);
-    }
+  scratch = graft_model_new (GRAFT_MODEL_FORMAT_TORCHSCRIPT);
+  if (!run_pass (&b, scratch, info, forward))
+    goto out;
+  find_dead_nodes (&b, b.root);
+  g_ptr_array_set_size (b.forced_live, 0);
+  g_clear_object (&scratch);   /* the pass-1 graph and its node pointers go away */
+  g_hash_table_remove_all (b.node_seq);
+
+  b.second_pass = TRUE;
+  b.trash = graft_graph_new ("dead");
+  if (!run_pass (&b, model, info, forward))
+    goto out;
+  unlink_dead_consumers (b.trash);
+  fix_output_marks (b.root);
   graft_graph_update_group_counts (b.root);
-  ok = !(error && *error);
+  ok = TRUE;
 
 out:
+  if (b.trash)
+    {
+      if (!ok)
+        unlink_dead_consumers (b.trash);
+      graft_graph_free (b.trash);
+    }
   g_clear_pointer (&b.constants, graft_pickle_value_unref);
   g_hash_table_unref (b.functions);
   g_hash_table_unref (b.classes);
   g_hash_table_unref (b.files);
   g_hash_table_unref (b.tensors);
   g_hash_table_unref (b.group_classes);
+  g_hash_table_unref (b.node_seq);
+  g_hash_table_unref (b.dead_seq);
+  g_ptr_array_unref (b.forced_live);
   return ok;
 }
