@@ -1,0 +1,276 @@
+/* Shape inference with symbolic dims, and each lint rule, on small
+ * hand-built models (ONNX and TorchScript IR). */
+#include <string.h>
+#include "analysis/baked-shape.h"
+#include "analysis/diagnostics.h"
+#include "analysis/shape-inference.h"
+#include "analysis/sym-dim.h"
+
+static void
+set_shape (GraftValue *value, GraftDType dtype, int rank, const char *const *dims)
+{
+  value->dtype = dtype;
+  graft_shape_clear (&value->shape);
+  graft_shape_init (&value->shape, rank);
+  for (int i = 0; i < rank; i++)
+    {
+      char *end = NULL;
+      gint64 n = g_ascii_strtoll (dims[i], &end, 10);
+      value->shape.dims[i] = *end == '\0' ? graft_dim_fixed (n) : graft_dim_symbolic (dims[i]);
+    }
+}
+
+static GraftValue *
+add_node (GraftGraph *graph, const char *domain, const char *op, const char *name, GraftValue *a, GraftValue *b)
+{
+  GraftNode *node = graft_graph_add_node (graph, domain, op, name);
+  GraftValue *out = graft_graph_new_anonymous_value (graph, op);
+
+  if (a != NULL)
+    graft_node_add_input (node, a);
+  if (b != NULL)
+    graft_node_add_input (node, b);
+  graft_node_add_output (node, out);
+  return out;
+}
+
+static GraftValue *
+int_constant (GraftGraph *graph, const char *name, const gint64 *values, guint n)
+{
+  GraftValue *value = graft_graph_ensure_value (graph, name);
+  gint64 dims[1] = { n };
+  GraftTensor *tensor = graft_tensor_new (name, GRAFT_DTYPE_INT64, 1, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new (values, 8 * n);
+
+  g_assert_true (graft_tensor_set_data (tensor, bytes, NULL));
+  graft_graph_add_initializer (graph, value, tensor);
+  return value;
+}
+
+static char *
+inferred (GraftValue *value)
+{
+  g_assert_true (value->has_inferred);
+  return graft_shape_to_string (&value->inferred_shape);
+}
+
+static void
+test_sym_dim (void)
+{
+  GraftDim batch = graft_dim_symbolic ("batch");
+  GraftDim two = graft_dim_fixed (2);
+  GraftDim doubled = graft_dim_multiply (batch, two);
+  GraftDim back = graft_dim_divide (doubled, two);
+  GraftDim seq = graft_dim_symbolic ("seq");
+  GraftDim area = graft_dim_multiply (graft_dim_multiply (seq, batch), graft_dim_fixed (8));
+
+  g_assert_cmpint (doubled.kind, ==, GRAFT_DIM_SYMBOLIC);
+  g_assert_cmpstr (doubled.symbol, ==, "batch*2");
+  g_assert_true (graft_dim_equal (&back, &batch));
+  g_assert_cmpstr (area.symbol, ==, "batch*seq*8");
+  g_assert_cmpstr (graft_dim_divide (area, graft_dim_symbolic ("seq*4")).symbol, ==, "batch*2");
+  g_assert_cmpint (graft_dim_divide (batch, two).kind, ==, GRAFT_DIM_UNKNOWN);
+  g_assert_cmpint (graft_dim_divide (graft_dim_fixed (6), graft_dim_fixed (4)).kind, ==, GRAFT_DIM_UNKNOWN);
+  g_assert_cmpint (graft_dim_multiply (batch, graft_dim_unknown ()).kind, ==, GRAFT_DIM_UNKNOWN);
+  g_assert_true (graft_dim_mentions (&area, "seq"));
+  g_assert_false (graft_dim_mentions (&area, "se"));
+}
+
+/* x[batch,3,8,8] → Conv(8,3x3,pad 1) → Flatten → Shape/Gather/Concat →
+ * Reshape: symbols follow through ops and through shape vectors. */
+static void
+test_symbolic_inference (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *w = graft_graph_ensure_value (graph, "w");
+  GraftValue *conv, *flat, *shape, *dim0, *concat, *reshaped, *doubled;
+  GraftNode *node;
+  gint64 w_dims[] = { 8, 3, 3, 3 };
+  GraftTensor *weights = graft_tensor_new ("w", GRAFT_DTYPE_FLOAT32, 4, w_dims);
+  g_autoptr(GBytes) zeros = g_bytes_new_take (g_malloc0 (8 * 27 * 4), 8 * 27 * 4);
+  GraftShapeInferenceReport report;
+  gint64 pads[] = { 1, 1, 1, 1 };
+  gint64 zero = 0, minus_one = -1, two = 2;
+
+  graft_model_set_opset (model, "", 13);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 4, (const char *[]) { "batch", "3", "8", "8" });
+  graft_graph_add_input (graph, x);
+  g_assert_true (graft_tensor_set_data (weights, zeros, NULL));
+  graft_graph_add_initializer (graph, w, weights);
+
+  conv = add_node (graph, "", "Conv", "conv", x, w);
+  node = conv->producer;
+  graft_node_add_attribute (node, graft_attribute_new_ints ("pads", pads, 4));
+  flat = add_node (graph, "", "Flatten", "flatten", conv, NULL);
+  shape = add_node (graph, "", "Shape", "shape", x, NULL);
+  dim0 = add_node (graph, "", "Gather", "gather", shape, int_constant (graph, "zero", &zero, 1));
+  concat = add_node (graph, "", "Concat", "concat", dim0, int_constant (graph, "minus_one", &minus_one, 1));
+  graft_node_add_attribute (concat->producer, graft_attribute_new_int ("axis", 0));
+  reshaped = add_node (graph, "", "Reshape", "reshape", conv, concat);
+  doubled = add_node (graph, "", "Mul", "mul", dim0, int_constant (graph, "two", &two, 1));
+  graft_graph_add_output (graph, reshaped);
+  graft_model_set_graph (model, graph);
+
+  graft_shape_inference_run (model, &report);
+  g_assert_cmpuint (report.n_nodes, ==, 7);
+  g_assert_cmpuint (report.problems->len, ==, 0);
+  g_assert_cmpstr (inferred (conv), ==, "batch×8×8×8");
+  g_assert_cmpstr (inferred (flat), ==, "batch×512");
+  g_assert_cmpstr (inferred (shape), ==, "4");
+  g_assert_cmpstr (inferred (reshaped), ==, "batch×512");
+  g_assert_cmpstr (g_array_index (graft_shape_inference_get_data (model, doubled), GraftDim, 0).symbol, ==, "batch*2");
+  /* Declared shapes are never touched. */
+  g_assert_cmpint (conv->shape.rank, ==, -1);
+  graft_shape_inference_report_clear (&report);
+}
+
+static GraftDiagnostic *
+find (GPtrArray *diagnostics, const char *rule, GraftSeverity severity)
+{
+  for (guint i = 0; i < diagnostics->len; i++)
+    {
+      GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
+      if (strcmp (d->rule, rule) == 0 && d->severity == severity)
+        return d;
+    }
+  return NULL;
+}
+
+static void
+test_onnx_rules (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *tokens = graft_graph_ensure_value (graph, "tokens");
+  GraftValue *r, *y;
+  gint64 target[] = { 3, -1 };
+  g_autoptr(GPtrArray) diagnostics = NULL;
+  GraftDiagnostic *d;
+
+  graft_model_set_opset (model, "", 13);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "3", "16" });
+  set_shape (tokens, GRAFT_DTYPE_INT64, 2, (const char *[]) { "batch", "128" });
+  graft_graph_add_input (graph, x);
+  graft_graph_add_input (graph, tokens);
+  r = add_node (graph, "", "Reshape", "/reshape", x, int_constant (graph, "target", target, 2));
+  y = add_node (graph, "com.example", "Fancy", "/fancy", r, NULL);
+  add_node (graph, "ai.other", "Thing", "/thing", tokens, NULL);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  diagnostics = graft_lint_model (model, NULL);
+  g_assert_true (graft_diagnostics_have_errors (diagnostics));
+  /* Errors come first. */
+  g_assert_cmpint (((GraftDiagnostic *) g_ptr_array_index (diagnostics, 0))->severity, ==, GRAFT_SEVERITY_ERROR);
+
+  d = find (diagnostics, "unsupported-op", GRAFT_SEVERITY_ERROR);
+  g_assert_nonnull (d);
+  g_assert_cmpstr (d->node_name, ==, "/fancy");
+  g_assert_nonnull (strstr (d->message, "com.example"));
+
+  d = find (diagnostics, "static-input-dim", GRAFT_SEVERITY_WARNING);
+  g_assert_nonnull (d);
+  g_assert_true (d->value == x);
+  g_assert_cmpint (d->axis, ==, 0);
+  g_assert_nonnull (strstr (d->message, "--dynamic x:0=batch"));
+
+  d = find (diagnostics, "baked-shape-constant", GRAFT_SEVERITY_WARNING);
+  g_assert_nonnull (d);
+  g_assert_cmpstr (d->node_name, ==, "/reshape");
+  g_assert_cmpstr (d->value->name, ==, "target");
+  g_assert_nonnull (strstr (d->message, "[3, -1]"));
+
+  /* The token input's sequence length, not its (dynamic) batch. */
+  {
+    gboolean seen_sequence = FALSE;
+    for (guint i = 0; i < diagnostics->len; i++)
+      {
+        GraftDiagnostic *e = g_ptr_array_index (diagnostics, i);
+        if (strcmp (e->rule, "static-input-dim") == 0 && e->value == tokens)
+          {
+            g_assert_cmpint (e->axis, ==, 1);
+            seen_sequence = TRUE;
+          }
+      }
+    g_assert_true (seen_sequence);
+  }
+  /* After linting, inferred shapes are the real ones, not the probe's. */
+  g_assert_cmpstr (inferred (r), ==, "3×16");
+}
+
+static void
+test_undeclared_domain (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  g_autoptr(GPtrArray) diagnostics = NULL;
+  GraftDiagnostic *d;
+
+  /* No opset import at all, not even the default domain. */
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 1, (const char *[]) { "n" });
+  graft_graph_add_input (graph, x);
+  graft_graph_add_output (graph, add_node (graph, "", "Relu", "relu", x, NULL));
+  graft_model_set_graph (model, graph);
+  diagnostics = graft_lint_model (model, NULL);
+  d = find (diagnostics, "unsupported-op", GRAFT_SEVERITY_ERROR);
+  g_assert_nonnull (d);
+  g_assert_nonnull (strstr (d->message, "opset_import"));
+  g_assert_null (find (diagnostics, "static-input-dim", GRAFT_SEVERITY_WARNING));
+}
+
+static void
+test_torchscript_rules (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_TORCHSCRIPT);
+  GraftGraph *graph = graft_graph_new ("forward");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *size, *item, *flag, *view;
+  GraftNode *iff;
+  gint64 sizes[] = { 2, -1 };
+  g_autoptr(GPtrArray) diagnostics = NULL;
+  g_autoptr(GPtrArray) export_diagnostics = NULL;
+  GraftLintOptions export_target = { TRUE };
+
+  x->kind = GRAFT_VALUE_TENSOR;
+  graft_graph_add_input (graph, x);
+  size = add_node (graph, "aten", "size", "size", x, NULL);
+  add_node (graph, "aten", "add_", "bump", size, NULL);
+  item = add_node (graph, "aten", "item", "item", x, NULL);
+  flag = add_node (graph, "aten", "Bool", "branch", x, NULL);
+  view = add_node (graph, "aten", "view", "flatten", x, NULL);
+  graft_node_add_attribute (view->producer, graft_attribute_new_ints ("size", sizes, 2));
+  iff = graft_graph_add_node (graph, "prim", "If", "if");
+  graft_node_add_input (iff, flag);
+  graft_graph_add_output (graph, view);
+  graft_model_set_graph (model, graph);
+  (void) item;
+
+  diagnostics = graft_lint_model (model, NULL);
+  g_assert_nonnull (find (diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING));
+  g_assert_cmpstr (find (diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING)->node_name, ==, "item");
+  g_assert_cmpstr (find (diagnostics, "trace-shape-inplace", GRAFT_SEVERITY_WARNING)->node_name, ==, "bump");
+  g_assert_cmpstr (find (diagnostics, "trace-flattened-control-flow", GRAFT_SEVERITY_WARNING)->node_name, ==, "branch");
+  g_assert_cmpstr (find (diagnostics, "trace-frozen-size", GRAFT_SEVERITY_WARNING)->node_name, ==, "flatten");
+  g_assert_nonnull (find (diagnostics, "control-flow", GRAFT_SEVERITY_INFO));
+  g_assert_false (graft_diagnostics_have_errors (diagnostics));
+
+  export_diagnostics = graft_lint_model (model, &export_target);
+  g_assert_nonnull (find (export_diagnostics, "control-flow", GRAFT_SEVERITY_WARNING));
+  g_assert_null (find (export_diagnostics, "control-flow", GRAFT_SEVERITY_INFO));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/analysis/sym-dim", test_sym_dim);
+  g_test_add_func ("/analysis/symbolic-inference", test_symbolic_inference);
+  g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
+  g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
+  g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
+  return g_test_run ();
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The diagnostics → rewrite → re-export → run loop on real PyTorch exports.
+
+Usage: run-rewrite-fixtures.py GRAFT_CLI
+
+Fixtures come from tests/fixtures/make-rewrite-fixtures.py (torchvision
+resnet18 and a traced x.view(x.size(0), -1) module exported with a static
+batch of 2, and a model with a com.example op). For each: the expected lint
+diagnostics; `graft-cli edit --dynamic x:0=batch`; the saved model passes
+onnx.checker and strict onnx shape inference; onnxruntime-node and Graft's
+runtime run it with batch 4 and match PyTorch's batch-4 output. Prints TAP.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+SOURCE = os.environ["GRAFT_SOURCE_DIR"]
+BUILD = os.environ["GRAFT_BUILD_DIR"]
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures-generated", "rewrite")
+OUT = os.path.join(BUILD, "tests", "edit", "rewrite-out")
+
+# rule, severity, node or value it must name
+EXPECTED = {
+    "resnet18-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")],
+                    "not": ["baked-shape-constant"], "notes": []},
+    "view-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x"),
+                                   ("baked-shape-constant", "warning", "/Reshape")],
+                "not": [], "notes": ["Reshape '/Reshape': shape [2, -1] → [-1, 512]"]},
+    "custom-b2": {"exit": 1, "has": [("unsupported-op", "error", "/custom/Swish"),
+                                     ("static-input-dim", "warning", "x")],
+                  "not": ["baked-shape-constant"], "notes": []},
+}
+
+count = 0
+
+
+def tap(ok, text, details=""):
+    global count
+    count += 1
+    print(f"{'ok' if ok else 'not ok'} {count} - {text}")
+    for line in str(details).splitlines()[:30]:
+        print(f"# {line}")
+    sys.stdout.flush()
+    return ok
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def lint(cli, path):
+    result = run([cli, "lint", path, "--json"])
+    try:
+        return result.returncode, json.loads(result.stdout)["diagnostics"], result.stderr
+    except (ValueError, KeyError) as e:
+        return result.returncode, None, f"{e}: {result.stdout[-500:]} {result.stderr[-500:]}"
+
+
+def check_lint(cli, name, model):
+    expected = EXPECTED[name]
+    code, diagnostics, err = lint(cli, model)
+    if diagnostics is None:
+        return tap(False, f"{name}: graft-cli lint --json", err)
+    problems = []
+    if code != expected["exit"]:
+        problems.append(f"exit status {code}, expected {expected['exit']}")
+    for rule, severity, where in expected["has"]:
+        if not any(d["rule"] == rule and d["severity"] == severity and where in (d["node"], d["value"])
+                   and d["message"] for d in diagnostics):
+            problems.append(f"missing {severity} {rule} on {where}")
+    for rule in expected["not"]:
+        if any(d["rule"] == rule for d in diagnostics):
+            problems.append(f"unexpected {rule}")
+    found = ", ".join(f"{d['severity']} {d['rule']} {d['node'] or d['value']}" for d in diagnostics)
+    return tap(not problems, f"{name}: lint finds {found or 'nothing'}", "\n".join(problems) + "\n" + err)
+
+
+def compare(a_path, b_path, rtol=1e-4, atol=1e-4):
+    a, b = np.load(a_path), np.load(b_path)
+    if a.shape != b.shape:
+        return False, f"shape {a.shape} vs {b.shape}"
+    diff = float(np.max(np.abs(a - b))) if a.size else 0.0
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol)), f"max abs diff {diff:.3g}"
+
+
+def check_saved(name, path):
+    try:
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+        onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
+    except Exception as e:  # noqa: BLE001 - any failure of the checks is the test's result
+        return tap(False, f"{name}: edited model passes onnx.checker and strict shape inference", e)
+    x = next(i for i in model.graph.input if i.name == "x")
+    dim0 = x.type.tensor_type.shape.dim[0]
+    out0 = model.graph.output[0].type.tensor_type.shape.dim[0]
+    ok = dim0.dim_param == "batch" and not out0.HasField("dim_value")
+    return tap(ok, f"{name}: edited model passes onnx.checker and strict shape inference; x dim 0 = "
+               f"{dim0.dim_param or dim0.dim_value}, output dim 0 = {out0.dim_param or out0.dim_value or '?'}")
+
+
+def main():
+    cli = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+    subprocess.run(["/usr/bin/python3", os.path.join(SOURCE, "tests", "fixtures", "make-rewrite-fixtures.py"),
+                    FIXTURES], check=True, stdout=sys.stderr)
+    subprocess.run([os.path.join(SOURCE, ".ci", "ensure-onnxruntime")], check=True, cwd=SOURCE, stdout=sys.stderr)
+    ort = [ "node", os.path.join(SOURCE, "tests", "edit", "run-ort.js")]
+
+    for name in EXPECTED:
+        original = os.path.join(FIXTURES, f"{name}.onnx")
+        edited = os.path.join(OUT, f"{name}-dynamic.onnx")
+        runnable = edited
+        x4 = os.path.join(FIXTURES, f"{name}.input_b4.npy")
+        torch_y4 = os.path.join(FIXTURES, f"{name}.output_b4.npy")
+
+        check_lint(cli, name, original)
+
+        if name != "custom-b2":
+            # The problem first: the static model refuses batch 4.
+            refused = run(ort + [original, "x", x4, os.path.join(OUT, f"{name}-orig-ort")])
+            tap(refused.returncode != 0 and "Expected: 2" in refused.stderr,
+                f"{name}: onnxruntime refuses batch 4 on the original model", refused.stderr.strip()[-300:])
+
+        result = run([cli, "edit", original, "-o", edited, "--dynamic", "x:0=batch"])
+        notes_ok = result.returncode == 0 and all(n in result.stdout for n in EXPECTED[name]["notes"])
+        tap(notes_ok, f"{name}: graft-cli edit --dynamic x:0=batch", result.stdout + result.stderr)
+        check_saved(name, edited)
+
+        code, diagnostics, err = lint(cli, edited)
+        left = [d for d in (diagnostics or []) if d["rule"] in ("static-input-dim", "baked-shape-constant")]
+        tap(diagnostics is not None and not left, f"{name}: lint of the edited model has no static-dim findings",
+            json.dumps(left) + err)
+
+        if name == "custom-b2":
+            # No runtime has com.example::Swish; the part before it runs.
+            runnable = os.path.join(OUT, f"{name}-dynamic-extract.onnx")
+            result = run([cli, "edit", edited, "-o", runnable, "--extract", "x:pre_swish"])
+            tap(result.returncode == 0, f"{name}: graft-cli edit --extract x:pre_swish", result.stdout + result.stderr)
+            check_saved(name + " (extracted)", runnable)
+
+        ort_dir = os.path.join(OUT, f"{name}-ort")
+        result = run(ort + [runnable, "x", x4, ort_dir])
+        if result.returncode == 0:
+            outputs = sorted(os.listdir(ort_dir))
+            ok, detail = compare(os.path.join(ort_dir, outputs[0]), torch_y4)
+        else:
+            ok, detail = False, result.stderr
+        tap(ok, f"{name}: onnxruntime-node runs the edited model with batch 4 and matches PyTorch ({detail.strip()[:80]})",
+            detail)
+
+        graft_dir = os.path.join(OUT, f"{name}-graft")
+        result = run([cli, "run", runnable, "--input", f"x={x4}", "-o", graft_dir])
+        if result.returncode == 0:
+            outputs = sorted(f for f in os.listdir(graft_dir) if f.endswith(".npy"))
+            ok, detail = compare(os.path.join(graft_dir, outputs[0]), torch_y4)
+        else:
+            ok, detail = False, result.stderr
+        tap(ok, f"{name}: graft-cli run with batch 4 matches PyTorch ({detail.strip()[:80]})", detail)
+
+        if name != "custom-b2":
+            result = run([cli, "run", runnable, "--random", "--dim", "batch=4", "-o", graft_dir + "-random"])
+            ok = result.returncode == 0
+            if ok:
+                y = np.load(os.path.join(graft_dir + "-random", sorted(os.listdir(graft_dir + "-random"))[0]))
+                ok = y.shape[0] == 4
+            tap(ok, f"{name}: graft-cli run --random --dim batch=4", result.stdout + result.stderr)
+    print(f"1..{count}")
+
+
+if __name__ == "__main__":
+    main()
