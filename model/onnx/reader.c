@@ -4,6 +4,7 @@
 #include "onnx.pb-c.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void
 free_model_proto (Onnx__ModelProto *proto)
@@ -12,6 +13,58 @@ free_model_proto (Onnx__ModelProto *proto)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Onnx__ModelProto, free_model_proto)
+
+static void
+make_string_valid (char **string)
+{
+  g_autofree char *valid = NULL;
+
+  if (*string == NULL || g_utf8_validate (*string, -1, NULL))
+    return;
+  /* protobuf-c allocated it with malloc() and will free() it. */
+  valid = g_utf8_make_valid (*string, -1);
+  free (*string);
+  *string = strdup (valid);
+}
+
+/* ONNX declares names, op types, doc strings and metadata UTF-8; a file
+ * that breaks this would hand invalid text to JSON and GTK. Every string
+ * field is checked once here, through protobuf-c's own field tables, so
+ * that all later code can rely on it. Nesting is bounded by the wire
+ * pre-pass. */
+static void
+make_strings_valid (ProtobufCMessage *message)
+{
+  const ProtobufCMessageDescriptor *descriptor = message->descriptor;
+
+  for (unsigned i = 0; i < descriptor->n_fields; i++)
+    {
+      const ProtobufCFieldDescriptor *field = &descriptor->fields[i];
+      char *member = (char *) message + field->offset;
+
+      if (field->type != PROTOBUF_C_TYPE_STRING && field->type != PROTOBUF_C_TYPE_MESSAGE)
+        continue;
+      if (field->label == PROTOBUF_C_LABEL_REPEATED)
+        {
+          size_t n = *(size_t *) ((char *) message + field->quantifier_offset);
+          void **items = *(void ***) member;
+
+          for (size_t j = 0; j < n; j++)
+            if (field->type == PROTOBUF_C_TYPE_STRING)
+              make_string_valid ((char **) &items[j]);
+            else
+              make_strings_valid (items[j]);
+          continue;
+        }
+      if ((field->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+          && *(uint32_t *) ((char *) message + field->quantifier_offset) != field->id)
+        continue;
+      if (field->type == PROTOBUF_C_TYPE_STRING)
+        make_string_valid ((char **) member);
+      else if (*(ProtobufCMessage **) member != NULL)
+        make_strings_valid (*(ProtobufCMessage **) member);
+    }
+}
 
 static void
 read_metadata (GraftModel *model, const Onnx__ModelProto *proto)
@@ -124,6 +177,7 @@ graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *mode
       return NULL;
     }
   g_clear_pointer (&stripped, g_bytes_unref);
+  make_strings_valid (&proto->base);
 
   model = model_from_proto (&context, proto, error);
   if (model == NULL)

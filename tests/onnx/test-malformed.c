@@ -412,6 +412,65 @@ test_hostile_external_paths (void)
   g_rmdir (dir);
 }
 
+/* Names that are not UTF-8 come out as valid UTF-8 (for JSON and GTK),
+ * consistently, so that edges still connect. */
+static void
+test_invalid_utf8_names (void)
+{
+  Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
+  Onnx__GraphProto graph = ONNX__GRAPH_PROTO__INIT;
+  Onnx__OperatorSetIdProto opset = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+  Onnx__OperatorSetIdProto *opsets[] = { &opset };
+  Onnx__ValueInfoProto input = ONNX__VALUE_INFO_PROTO__INIT;
+  Onnx__ValueInfoProto *inputs[] = { &input };
+  Onnx__NodeProto node = ONNX__NODE_PROTO__INIT;
+  Onnx__NodeProto *nodes[] = { &node };
+  char *node_inputs[] = { "in\xff\xfeput" };
+  char *node_outputs[] = { "out" };
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) loaded = NULL;
+  GraftGraph *g;
+  GraftNode *n;
+  gsize size;
+  guint8 *buffer;
+
+  opset.has_version = TRUE;
+  opset.version = 17;
+  input.name = "in\xff\xfeput";
+  node.op_type = "Re\xc3\x28lu";
+  node.name = "/sc\x80ope/node";
+  node.n_input = 1;
+  node.input = node_inputs;
+  node.n_output = 1;
+  node.output = node_outputs;
+  graph.name = "g\xff";
+  graph.n_input = 1;
+  graph.input = inputs;
+  graph.n_node = 1;
+  graph.node = nodes;
+  model.graph = &graph;
+  model.producer_name = "\xfe";
+  model.n_opset_import = 1;
+  model.opset_import = opsets;
+  size = onnx__model_proto__get_packed_size (&model);
+  buffer = g_malloc (size);
+  onnx__model_proto__pack (&model, buffer);
+  bytes = g_bytes_new_take (buffer, size);
+
+  loaded = graft_onnx_read_bytes (bytes, "test.onnx", NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g = graft_model_get_graph (loaded);
+  n = g_ptr_array_index (g->nodes, 0);
+  g_assert_true (g_utf8_validate (g->name, -1, NULL));
+  g_assert_true (g_utf8_validate (n->op, -1, NULL));
+  g_assert_true (g_utf8_validate (n->name, -1, NULL));
+  g_assert_true (g_utf8_validate (graft_model_get_producer_name (loaded), -1, NULL));
+  g_assert_true (g_ptr_array_index (n->inputs, 0) == g_ptr_array_index (g->inputs, 0));
+  g_assert_true (g_utf8_validate (((GraftValue *) g_ptr_array_index (g->inputs, 0))->name, -1, NULL));
+  g_assert_true (g_utf8_validate (n->group->name, -1, NULL));
+}
+
 static void
 test_not_a_model (void)
 {
@@ -446,6 +505,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/malformed/deep-subgraphs", test_deep_subgraphs);
   g_test_add_func ("/onnx/malformed/hostile-tensors", test_hostile_tensors);
   g_test_add_func ("/onnx/malformed/hostile-external-paths", test_hostile_external_paths);
+  g_test_add_func ("/onnx/malformed/invalid-utf8-names", test_invalid_utf8_names);
   g_test_add_func ("/onnx/malformed/not-a-model", test_not_a_model);
   return g_test_run ();
 }
