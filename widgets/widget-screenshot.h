@@ -1,5 +1,8 @@
 /* Renders a realized widget (usually a whole window) to a PNG file, the way
- * it is on screen; used by --screenshot and the win.screenshot action. */
+ * it is on screen; used by --screenshot and the win.screenshot action.
+ * The picture is made from the render nodes of the last paint, and a
+ * widget that has asked to be redrawn since has none: call this right
+ * after a paint (the frame clock's "after-paint") for a reliable result. */
 #pragma once
 
 #include <gtk/gtk.h>

@@ -28,6 +28,24 @@ report_widget_bounds (GraftWindow *self, const char *key, GtkWidget *widget)
                      (int) bounds.size.width, (int) bounds.size.height);
 }
 
+/* The labels of the Open button's recent-models menu, "|"-separated. */
+static void
+report_recent_menu (GraftWindow *self)
+{
+  GMenuModel *menu = G_MENU_MODEL (self->recent_menu);
+  GString *labels = g_string_new (NULL);
+
+  for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+    {
+      g_autofree char *label = NULL;
+
+      g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label);
+      g_string_append_printf (labels, "%s%s", i > 0 ? "|" : "", label != NULL ? label : "");
+    }
+  graft_test_report ("recent", "%s", labels->str);
+  g_string_free (labels, TRUE);
+}
+
 /* The view toggles as the canvas and the settings hold them. */
 static void
 report_view_options (GraftWindow *self)
@@ -73,6 +91,7 @@ report_window_state (GraftWindow *self)
   graft_test_report ("breadcrumbs", "%s", crumbs);
   graft_test_report ("selected-node", "%s", node != NULL ? node->name : "");
   report_view_options (self);
+  report_recent_menu (self);
   graft_test_report ("find-visible", "%d", self->find_visible && gtk_widget_get_mapped (GTK_WIDGET (self->find_panel)));
   graft_test_report ("find-matches", "%u", graft_find_panel_get_n_matches (self->find_panel));
   if (gtk_stack_get_visible_child (self->main_stack) == GTK_WIDGET (self->error_page))
@@ -176,6 +195,14 @@ test_plan_finish (GraftWindow *self, gboolean timed_out)
     }
 }
 
+static void
+on_after_paint (GraftWindow *self, GdkFrameClock *clock)
+{
+  g_signal_handlers_disconnect_by_func (clock, on_after_paint, self);
+  if (self->test_plan_active)
+    test_plan_finish (self, FALSE);
+}
+
 /* "win.select-node::conv1" → win.select-node with the string "conv1". */
 static void
 run_detailed_action (GraftWindow *self, const char *detailed)
@@ -234,7 +261,10 @@ test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
       return G_SOURCE_CONTINUE;
     }
   self->test_tick_id = 0;
-  test_plan_finish (self, FALSE);
+  /* The picture comes from the widgets' render nodes, which any redraw
+   * request drops until the next paint: take it right after one. */
+  g_signal_connect_object (clock, "after-paint", G_CALLBACK (on_after_paint), self, G_CONNECT_SWAPPED);
+  gtk_widget_queue_draw (widget);
   return G_SOURCE_REMOVE;
 }
 
@@ -273,6 +303,8 @@ graft_window_set_test_plan (GraftWindow *self,
   g_free (self->test_screenshot_path);
   self->test_screenshot_path = g_strdup (screenshot_path);
   self->test_plan_active = TRUE;
+  /* A blinking text cursor would make pictures differ from run to run. */
+  g_object_set (gtk_settings_get_default (), "gtk-cursor-blink", FALSE, NULL);
   self->test_timeout_id = g_timeout_add_seconds (TEST_PLAN_TIMEOUT_SECONDS, test_plan_timeout, self);
 }
 

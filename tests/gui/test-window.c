@@ -153,6 +153,14 @@ assert_exited_cleanly (Run *run)
   if (!g_spawn_check_wait_status (run->exit_status, &error))
     g_error ("graft did not exit cleanly: %s\n%s", error->message,
              run->stderr_text != NULL ? run->stderr_text : "");
+  if (report_get (run, "screenshot") == NULL)
+    {
+      g_autofree char *report = NULL;
+
+      g_file_get_contents (run->report_path, &report, NULL, NULL);
+      g_error ("graft wrote no screenshot; its report:\n%s\nstderr:\n%s",
+               report != NULL ? report : "(none)", run->stderr_text != NULL ? run->stderr_text : "");
+    }
   g_assert_null (report_get (run, "timeout"));
   g_assert_cmpstr (report_get (run, "screenshot"), ==, run->screenshot_path);
 }
@@ -656,6 +664,25 @@ test_export_picture (void)
   g_rmdir (dir);
 }
 
+/* A model opened once is offered in the Open button's menu next time. */
+static void
+test_recent_models (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *home = g_dir_make_tmp ("graft-recent-XXXXXX", NULL);
+  g_autofree char *data_home = g_strconcat ("XDG_DATA_HOME=", home, NULL);
+  const char *env[] = { data_home, NULL };
+  g_autoptr(Run) first = NULL;
+  g_autoptr(Run) second = NULL;
+
+  first = run_graft_env ("recent-first", (const char *[]) { path, NULL }, env);
+  assert_exited_cleanly (first);
+  second = run_graft_env ("recent-second", (const char *[]) { NULL }, env);
+  assert_exited_cleanly (second);
+  g_assert_cmpstr (report_get (second, "state"), ==, "empty");
+  g_assert_cmpstr (report_get (second, "recent"), ==, "tiny-cnn.onnx");
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -679,5 +706,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/about-window", test_about_window);
   g_test_add_func ("/gui/window/view-toggles", test_view_toggles);
   g_test_add_func ("/gui/window/export-picture", test_export_picture);
+  g_test_add_func ("/gui/window/recent-models", test_recent_models);
   return g_test_run ();
 }
