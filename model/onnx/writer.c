@@ -476,7 +476,7 @@ file_buffer_append (ProtobufCBuffer *base, size_t len, const uint8_t *data)
     file_buffer_flush (buffer);
   if (len >= STAGING_SIZE)
     write_all (buffer, data, len);
-  else
+  else if (len > 0)
     {
       memcpy (buffer->staging + buffer->used, data, len);
       buffer->used += len;

@@ -1,17 +1,116 @@
 /* roundtrip-tool SUITE_DIR OUT_DIR: for every case listed in
  * SUITE_DIR/expected-counts.tsv, loads the model with Graft, saves it with
  * the ONNX writer to OUT_DIR/<same relative path>, loads the saved file and
- * compares the two IRs. Prints one line per case:
- *   same<TAB>ORIGINAL<TAB>SAVED
- *   differs<TAB>ORIGINAL<TAB>SAVED<TAB>first difference
+ * compares the two IRs; where Graft's runtime runs the original on the
+ * case's test_data_set_0 inputs, runs the saved model too and compares the
+ * outputs bit for bit. Prints one line per case:
+ *   same<TAB>ORIGINAL<TAB>SAVED<TAB><TAB>RUN
+ *   differs<TAB>ORIGINAL<TAB>SAVED<TAB>first difference<TAB>RUN
  *   unreadable<TAB>ORIGINAL<TAB><TAB>reader's error
  *   unsaved<TAB>ORIGINAL<TAB><TAB>writer's error
+ * RUN is "outputs-identical", "outputs-differ: why" or "not-run: why".
  */
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <string.h>
 #include "ir-compare.h"
 #include "loader.h"
 #include "onnx/writer.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor-file.h"
+
+/* Outputs of model on the case's first test data set, or NULL (why set). */
+static GPtrArray *
+run_case (GraftModel *model, const char *case_dir, GString *why)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  GraftRuntime *runtime = graft_runtime_new (model, &error);
+  GPtrArray *wanted, *outputs;
+
+  if (runtime == NULL)
+    {
+      g_string_append (why, error->message);
+      return NULL;
+    }
+  wanted = graft_runtime_get_inputs (runtime);
+  for (guint i = 0; i < wanted->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (wanted, i);
+      g_autofree char *file = g_strdup_printf ("%s/test_data_set_0/input_%u.pb", case_dir, i);
+      GraftRtTensor *tensor = graft_tensor_file_read_pb (file, input->kind, NULL, &error);
+
+      if (tensor == NULL)
+        {
+          g_string_append (why, error->message);
+          graft_runtime_free (runtime);
+          return NULL;
+        }
+      g_hash_table_insert (inputs, input->name, tensor);
+    }
+  outputs = graft_runtime_run (runtime, inputs, NULL, NULL, NULL, &error);
+  if (outputs == NULL)
+    g_string_append (why, error->message);
+  graft_runtime_free (runtime);
+  return outputs;
+}
+
+static gboolean
+rt_equal (GraftRtTensor *a, GraftRtTensor *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank
+      || memcmp (a->dims, b->dims, sizeof (gint64) * a->rank) != 0)
+    return FALSE;
+  if (a->kind == GRAFT_RT_SEQUENCE)
+    {
+      if (a->items->len != b->items->len)
+        return FALSE;
+      for (guint i = 0; i < a->items->len; i++)
+        if (!rt_equal (g_ptr_array_index (a->items, i), g_ptr_array_index (b->items, i)))
+          return FALSE;
+      return TRUE;
+    }
+  if (a->kind != GRAFT_RT_TENSOR)
+    return TRUE;
+  if (a->dtype == GRAFT_DTYPE_STRING)
+    {
+      for (gint64 i = 0; i < a->numel; i++)
+        if (g_strcmp0 (((char **) a->data)[i], ((char **) b->data)[i]) != 0)
+          return FALSE;
+      return TRUE;
+    }
+  return a->nbytes == b->nbytes && memcmp (a->data, b->data, a->nbytes) == 0;
+}
+
+/* "outputs-identical", "outputs-differ: ..." or "not-run: ...". */
+static char *
+compare_runs (GraftModel *a, GraftModel *b, const char *case_dir)
+{
+  g_autoptr(GString) why = g_string_new (NULL);
+  g_autoptr(GPtrArray) out_a = run_case (a, case_dir, why);
+  g_autoptr(GPtrArray) out_b = NULL;
+
+  if (out_a == NULL)
+    {
+      g_strdelimit (why->str, "\t\n", ' ');
+      return g_strdup_printf ("not-run: %s", why->str);
+    }
+  out_b = run_case (b, case_dir, why);
+  if (out_b == NULL)
+    {
+      g_strdelimit (why->str, "\t\n", ' ');
+      return g_strdup_printf ("outputs-differ: the saved model does not run: %s", why->str);
+    }
+  if (out_a->len != out_b->len)
+    return g_strdup ("outputs-differ: output count");
+  for (guint i = 0; i < out_a->len; i++)
+    if (!rt_equal (g_ptr_array_index (out_a, i), g_ptr_array_index (out_b, i)))
+      return g_strdup_printf ("outputs-differ: output %u", i);
+  return g_strdup ("outputs-identical");
+}
 
 static void
 one_line (char *text)
@@ -46,6 +145,7 @@ main (int argc, char **argv)
       g_autoptr(GraftModel) a = NULL;
       g_autoptr(GraftModel) b = NULL;
       g_autoptr(GString) why = g_string_new (NULL);
+      g_autofree char *case_dir = NULL, *ran = NULL;
 
       if (fields[0] == NULL || fields[0][0] == '\0')
         continue;
@@ -75,12 +175,14 @@ main (int argc, char **argv)
           printf ("differs\t%s\t%s\treloading failed: %s\n", original, saved, error->message);
           continue;
         }
+      case_dir = g_path_get_dirname (original);
+      ran = compare_runs (a, b, case_dir);
       if (graft_test_models_equal (a, b, why))
-        printf ("same\t%s\t%s\n", original, saved);
+        printf ("same\t%s\t%s\t\t%s\n", original, saved, ran);
       else
         {
           one_line (why->str);
-          printf ("differs\t%s\t%s\t%s\n", original, saved, why->str);
+          printf ("differs\t%s\t%s\t%s\t%s\n", original, saved, why->str, ran);
         }
     }
   return 0;

@@ -6,9 +6,10 @@ Usage: run-roundtrip.py ROUNDTRIP_TOOL
 Generates (or reuses) the suite in $GRAFT_SOURCE_DIR/tests/fixtures-generated/
 onnx-backend, then for every case: Graft loads it, saves it, loads the saved
 file and compares the IRs (roundtrip-tool); compare-onnx.py then compares each
-saved file with its original field by field and runs onnx.checker. Prints TAP
-with one case per property over the whole suite; the cases that fail are
-listed as comments.
+saved file with its original field by field and runs onnx.checker. Where Graft's runtime runs
+a case, the original and the saved model must give bit-identical outputs.
+Prints TAP with one case per property over the whole suite; the cases that
+fail are listed as comments.
 """
 import os
 import subprocess
@@ -32,7 +33,7 @@ def main():
     suite = os.path.join(source, "tests", "fixtures-generated", "onnx-backend")
     out = os.path.join(build, "tests", "edit", "roundtrip-out")
 
-    print("1..3")
+    print("1..4")
     subprocess.run(["/usr/bin/python3", os.path.join(source, "tests", "onnx", "make-backend-suite.py"), suite],
                    check=True, stdout=sys.stderr)
     result = subprocess.run([tool, suite, out], check=True, capture_output=True, text=True)
@@ -64,6 +65,14 @@ def main():
     summary = next((line[2:] for line in lines if "saved models equivalent" in line), compared.stderr.strip()[-300:])
     tap(3, compared.returncode == 0 and total > 0,
         f"saved files match the originals field by field and pass onnx.checker: {summary}", bad)
+
+    runs = [row for row in same + differs if len(row) > 4]
+    identical = [r for r in runs if r[4] == "outputs-identical"]
+    bad_runs = [r for r in runs if r[4].startswith("outputs-differ")]
+    tap(4, not bad_runs and len(identical) > 0,
+        f"saved models give bit-identical outputs in Graft's runtime for {len(identical)} of "
+        f"{len(identical) + len(bad_runs)} cases it runs ({len(runs) - len(identical) - len(bad_runs)} not run)",
+        [f"{r[1]}: {r[4]}" for r in bad_runs])
 
 
 if __name__ == "__main__":

@@ -93,7 +93,9 @@ build_model (void)
   graft_node_add_attribute (node, graft_attribute_new_string ("s", "SAME_UPPER"));
   graft_node_add_attribute (node, graft_attribute_new_ints ("ints", ints, 3));
   graft_node_add_attribute (node, graft_attribute_new_floats ("floats", floats, 2));
-  graft_node_add_attribute (node, graft_attribute_new_tensor ("t", float_tensor ("t", 2, w_dims, w_values)));
+  attribute = graft_attribute_new ("t", GRAFT_ATTR_TENSOR);
+  attribute->t = float_tensor ("t", 2, w_dims, w_values);
+  graft_node_add_attribute (node, attribute);
   attribute = graft_attribute_new ("strings", GRAFT_ATTR_STRINGS);
   g_ptr_array_add (attribute->strings, g_bytes_new_static ("x", 1));
   g_ptr_array_add (attribute->strings, g_bytes_new_static ("", 0));
