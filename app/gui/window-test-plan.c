@@ -175,10 +175,50 @@ save_screenshot (GraftWindow *self, const char *path)
   return TRUE;
 }
 
+typedef struct {
+  GWeakRef window;
+  char *path;
+  gulong handler;
+} PendingScreenshot;
+
+static void
+pending_screenshot_free (gpointer data, GClosure *closure)
+{
+  PendingScreenshot *pending = data;
+
+  g_weak_ref_clear (&pending->window);
+  g_free (pending->path);
+  g_free (pending);
+}
+
+static void
+on_screenshot_painted (GdkFrameClock *clock, PendingScreenshot *pending)
+{
+  g_autoptr(GraftWindow) self = g_weak_ref_get (&pending->window);
+
+  if (self != NULL)
+    save_screenshot (self, pending->path);
+  g_signal_handler_disconnect (clock, pending->handler);  /* frees pending */
+}
+
+/* Deferred to the next paint, for the reason given in widget-screenshot.h. */
 static void
 screenshot_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  save_screenshot (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+  PendingScreenshot *pending;
+
+  if (clock == NULL)
+    {
+      graft_test_report ("screenshot-error", "the window is not shown yet");
+      return;
+    }
+  pending = g_new0 (PendingScreenshot, 1);
+  g_weak_ref_init (&pending->window, widget);
+  pending->path = g_variant_dup_string (parameter, NULL);
+  pending->handler = g_signal_connect_data (clock, "after-paint", G_CALLBACK (on_screenshot_painted),
+                                            pending, pending_screenshot_free, 0);
+  gtk_widget_queue_draw (widget);
 }
 
 static void
