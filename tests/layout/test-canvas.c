@@ -214,8 +214,10 @@ measure_frames (const char *path)
       start = g_get_monotonic_time ();
       for (int i = 0; i < n_frames; i++)
         g_object_unref (render_canvas (GTK_WIDGET (fixture.canvas)));
-      printf ("canvas-frames %s %.2f\n", zooms[z] > 0 ? "zoomed" : "fit",
-              (g_get_monotonic_time () - start) / 1e3 / n_frames);
+      if (zooms[z] > 0)
+        printf ("canvas-frames zoom-%.2f %.2f\n", zooms[z], (g_get_monotonic_time () - start) / 1e3 / n_frames);
+      else
+        printf ("canvas-frames fit-all %.2f\n", (g_get_monotonic_time () - start) / 1e3 / n_frames);
     }
   fixture_close (&fixture);
   return 0;
