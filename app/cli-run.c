@@ -1,9 +1,444 @@
-/* graft-cli run: being written; see app/cli.h. */
+/* graft-cli run: runs a model in Graft's CPU runtime.
+ *
+ *   graft-cli run MODEL [--input NAME=FILE]... [--random] [--seed N]
+ *                 [--dim NAME=VALUE]... [-o DIR] [--threads N] [--repeat N] [--profile]
+ *
+ * Inputs come from .npy or ONNX TensorProto .pb files, or are random data
+ * of the declared shapes. Each output is written as DIR/<name>.npy with the
+ * name reduced to a safe file name, so nothing is written outside DIR.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib/gstdio.h>
 #include "cli.h"
+#include "loader.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor-file.h"
+
+typedef struct {
+  char **inputs;
+  char **dims;
+  gboolean random;
+  gint64 seed;
+  char *output_dir;
+  int threads;
+  int repeat;
+  gboolean profile;
+} RunOptions;
+
+static GraftValue *
+find_input (GPtrArray *inputs, const char *name)
+{
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (g_strcmp0 (v->name, name) == 0)
+        return v;
+    }
+  return NULL;
+}
+
+static GraftValue *
+next_unbound (GPtrArray *inputs, GHashTable *bound)
+{
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (!g_hash_table_contains (bound, v->name))
+        return v;
+    }
+  return NULL;
+}
+
+static gboolean
+bind_files (RunOptions *opts, GPtrArray *inputs, GHashTable *bound, GError **error)
+{
+  for (guint i = 0; opts->inputs && opts->inputs[i]; i++)
+    {
+      const char *arg = opts->inputs[i];
+      const char *eq = strchr (arg, '=');
+      g_autofree char *name = NULL;
+      const char *path = arg;
+      GraftValue *target = NULL;
+
+      if (eq != NULL)
+        {
+          name = g_strndup (arg, eq - arg);
+          target = find_input (inputs, name);
+          if (target != NULL)
+            path = eq + 1;
+          else if (!g_file_test (arg, G_FILE_TEST_EXISTS))
+            {
+              g_autoptr(GString) names = g_string_new (NULL);
+              for (guint k = 0; k < inputs->len; k++)
+                g_string_append_printf (names, "%s'%s'", k ? ", " : "", ((GraftValue *) inputs->pdata[k])->name);
+              g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                           "--input %s: the model has no input '%s' (its inputs: %s)", arg, name, names->str);
+              return FALSE;
+            }
+        }
+      g_autofree char *stored = NULL;
+      GraftValueKind kind = target ? target->kind : GRAFT_VALUE_TENSOR;
+      GraftRtTensor *t = graft_tensor_file_read (path, kind, &stored, error);
+      if (t == NULL)
+        return FALSE;
+      if (target == NULL && stored && *stored)
+        {
+          target = find_input (inputs, stored);
+          if (target && g_hash_table_contains (bound, target->name))
+            target = NULL;
+        }
+      if (target == NULL)
+        target = next_unbound (inputs, bound);
+      if (target == NULL)
+        {
+          graft_rt_tensor_unref (t);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "%s: every input of the model is already given", path);
+          return FALSE;
+        }
+      if (g_hash_table_contains (bound, target->name))
+        {
+          graft_rt_tensor_unref (t);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "input '%s' is given twice", target->name);
+          return FALSE;
+        }
+      g_hash_table_insert (bound, target->name, t);
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_dims (char **dims, GHashTable *values, GError **error)
+{
+  for (guint i = 0; dims && dims[i]; i++)
+    {
+      const char *eq = strchr (dims[i], '=');
+      char *end = NULL;
+      gint64 v = eq ? g_ascii_strtoll (eq + 1, &end, 10) : 0;
+      if (eq == NULL || end == eq + 1 || *end != '\0' || v < 0)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "--dim %s: expected NAME=VALUE with a non-negative integer", dims[i]);
+          return FALSE;
+        }
+      g_hash_table_insert (values, g_strndup (dims[i], eq - dims[i]), g_memdup2 (&v, sizeof v));
+    }
+  return TRUE;
+}
+
+static GraftRtTensor *
+random_input (GraftValue *v, GHashTable *dims, GRand *rng, GError **error)
+{
+  gint64 shape[GRAFT_RT_MAX_RANK];
+  if (v->kind != GRAFT_VALUE_TENSOR)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                   "input '%s' is a %s: random data can only be made for tensors",
+                   v->name, v->type_string ? v->type_string : "non-tensor");
+      return NULL;
+    }
+  if (v->shape.rank < 0)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                   "input '%s' has no declared shape: give it with --input %s=FILE", v->name, v->name);
+      return NULL;
+    }
+  if (v->shape.rank > GRAFT_RT_MAX_RANK)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "input '%s' has rank %d", v->name, v->shape.rank);
+      return NULL;
+    }
+  for (int d = 0; d < v->shape.rank; d++)
+    {
+      GraftDim dim = v->shape.dims[d];
+      if (dim.kind == GRAFT_DIM_FIXED)
+        shape[d] = dim.value;
+      else if (dim.kind == GRAFT_DIM_SYMBOLIC && g_hash_table_contains (dims, dim.symbol))
+        shape[d] = *(gint64 *) g_hash_table_lookup (dims, dim.symbol);
+      else
+        {
+          g_autofree char *s = graft_shape_to_string (&v->shape);
+          if (dim.kind == GRAFT_DIM_SYMBOLIC)
+            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                         "input '%s' (%s) has the symbolic dimension '%s': give it with --dim %s=VALUE",
+                         v->name, s, dim.symbol, dim.symbol);
+          else
+            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                         "input '%s' (%s) has an unknown dimension at axis %d: give the input with --input %s=FILE",
+                         v->name, s, d, v->name);
+          return NULL;
+        }
+    }
+  GraftDType dtype = v->dtype == GRAFT_DTYPE_UNDEFINED ? GRAFT_DTYPE_FLOAT32 : v->dtype;
+  GraftRtTensor *t = graft_rt_tensor_new (dtype, v->shape.rank, shape, error);
+  if (t == NULL)
+    {
+      g_prefix_error (error, "input '%s': ", v->name);
+      return NULL;
+    }
+  for (gint64 i = 0; i < t->numel; i++)
+    {
+      if (dtype == GRAFT_DTYPE_STRING)
+        {
+          g_free (((char **) t->data)[i]);
+          ((char **) t->data)[i] = g_strdup_printf ("s%d", g_rand_int_range (rng, 0, 100));
+        }
+      else if (dtype == GRAFT_DTYPE_BOOL)
+        ((guint8 *) t->data)[i] = g_rand_boolean (rng);
+      else if (graft_dtype_is_integer (dtype))
+        graft_rt_tensor_set_i64 (t, i, g_rand_int_range (rng, 0, 10));
+      else
+        graft_rt_tensor_set_f64 (t, i, g_rand_double_range (rng, -1.0, 1.0));
+    }
+  return t;
+}
+
+/* A file name made of [A-Za-z0-9._-] only, never "." or "..", unique in used. */
+static char *
+safe_file_name (const char *name, guint index, GHashTable *used)
+{
+  GString *s = g_string_new (NULL);
+  for (const char *p = name; p && *p; p++)
+    g_string_append_c (s, (g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_');
+  while (s->len > 0 && s->str[0] == '.')
+    s->str[0] = '_';
+  if (s->len == 0)
+    g_string_printf (s, "output_%u", index);
+  if (s->len > 200)
+    g_string_truncate (s, 200);
+  g_autofree char *base = g_strdup (s->str);
+  for (guint n = 2; g_hash_table_contains (used, s->str); n++)
+    g_string_printf (s, "%s_%u", base, n);
+  g_hash_table_add (used, g_strdup (s->str));
+  g_string_append (s, ".npy");
+  return g_string_free (s, FALSE);
+}
+
+static void
+print_output_summary (const char *name, GraftRtTensor *t)
+{
+  g_autofree char *desc = graft_rt_tensor_describe (t);
+  if (t->kind != GRAFT_RT_TENSOR || t->dtype == GRAFT_DTYPE_STRING || t->numel == 0)
+    {
+      printf ("%s: %s\n", name, desc);
+      return;
+    }
+  double mn = INFINITY, mx = -INFINITY, sum = 0;
+  gint64 nan = 0;
+  for (gint64 i = 0; i < t->numel; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (t, i);
+      if (isnan (v))
+        {
+          nan++;
+          continue;
+        }
+      mn = MIN (mn, v);
+      mx = MAX (mx, v);
+      sum += v;
+    }
+  printf ("%s: %s min %.6g max %.6g mean %.6g", name, desc, mn, mx, t->numel > nan ? sum / (t->numel - nan) : NAN);
+  if (nan)
+    printf (" (%" G_GINT64_FORMAT " NaN)", nan);
+  printf ("\n");
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+compare_timings (gconstpointer a, gconstpointer b)
+{
+  const GraftNodeTiming *x = *(GraftNodeTiming *const *) a, *y = *(GraftNodeTiming *const *) b;
+  return x->seconds < y->seconds ? 1 : x->seconds > y->seconds ? -1 : 0;
+}
+
+static void
+print_profile (GraftRuntime *rt, guint runs)
+{
+  GArray *timings = graft_runtime_get_timings (rt);
+  g_autoptr(GPtrArray) sorted = g_ptr_array_new ();
+  double total = 0;
+  for (guint i = 0; i < timings->len; i++)
+    {
+      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
+      if (t->calls == 0)
+        continue;
+      total += t->seconds;
+      g_ptr_array_add (sorted, t);
+    }
+  g_ptr_array_sort (sorted, compare_timings);
+  printf ("%-24s %-40s %10s %7s\n", "op", "name", "ms/run", "%");
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      GraftNodeTiming *t = sorted->pdata[i];
+      printf ("%-24s %-40s %10.3f %6.1f%%\n", t->node->op, t->node->name && *t->node->name ? t->node->name : "(unnamed)",
+              t->seconds * 1000 / MAX (runs, 1), total > 0 ? 100 * t->seconds / total : 0);
+    }
+  printf ("%-24s %-40s %10.3f %6.1f%%\n", "total", "", total * 1000 / MAX (runs, 1), 100.0);
+}
+
+static int
+run_model (const char *path, RunOptions *opts)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  if (rt == NULL)
+    {
+      graft_cli_print_error ("%s: %s", path, error->message);
+      return 1;
+    }
+  graft_runtime_set_n_threads (rt, opts->threads);
+
+  GPtrArray *inputs = graft_runtime_get_inputs (rt);
+  g_autoptr(GHashTable) bound = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  if (!bind_files (opts, inputs, bound, &error) || !parse_dims (opts->dims, dims, &error))
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  g_autoptr(GRand) rng = g_rand_new_with_seed ((guint32) opts->seed);
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (g_hash_table_contains (bound, v->name))
+        continue;
+      if (!opts->random)
+        {
+          g_autofree char *shape = graft_shape_to_string (&v->shape);
+          graft_cli_print_error ("input '%s' (%s[%s]) was not given: use --input %s=FILE or --random",
+                                 v->name, graft_dtype_to_string (v->dtype), shape, v->name);
+          return 1;
+        }
+      GraftRtTensor *t = random_input (v, dims, rng, &error);
+      if (t == NULL)
+        {
+          graft_cli_print_error ("%s", error->message);
+          return 1;
+        }
+      g_hash_table_insert (bound, v->name, t);
+    }
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (!graft_runtime_check_input (rt, v, g_hash_table_lookup (bound, v->name), &error))
+        {
+          graft_cli_print_error ("%s", error->message);
+          return 1;
+        }
+    }
+
+  graft_runtime_set_profiling (rt, opts->profile);
+  g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GPtrArray) outputs = NULL;
+  for (int r = 0; r < opts->repeat; r++)
+    {
+      if (r == 1 && opts->profile)
+        graft_runtime_reset_timings (rt);  /* the first run pays for allocations */
+      g_clear_pointer (&outputs, g_ptr_array_unref);
+      gint64 start = g_get_monotonic_time ();
+      outputs = graft_runtime_run (rt, bound, NULL, NULL, NULL, &error);
+      double ms = (g_get_monotonic_time () - start) / 1000.0;
+      if (outputs == NULL)
+        {
+          graft_cli_print_error ("%s: %s", path, error->message);
+          return 1;
+        }
+      g_array_append_val (times, ms);
+    }
+
+  GPtrArray *values = graft_runtime_get_outputs (rt);
+  g_autoptr(GHashTable) used = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (opts->output_dir && g_mkdir_with_parents (opts->output_dir, 0755) != 0)
+    {
+      graft_cli_print_error ("cannot create the output folder %s: %s", opts->output_dir, g_strerror (errno));
+      return 1;
+    }
+  for (guint i = 0; i < outputs->len; i++)
+    {
+      GraftValue *v = values->pdata[i];
+      GraftRtTensor *t = outputs->pdata[i];
+      print_output_summary (v->name, t);
+      if (opts->output_dir == NULL)
+        continue;
+      g_autofree char *file = safe_file_name (v->name, i, used);
+      g_autofree char *out_path = g_build_filename (opts->output_dir, file, NULL);
+      if (!graft_npy_write (out_path, t, &error))
+        {
+          graft_cli_print_error ("output '%s': %s", v->name, error->message);
+          return 1;
+        }
+    }
+  if (opts->repeat > 1)
+    {
+      g_array_sort (times, compare_doubles);
+      double median = times->len % 2 ? g_array_index (times, double, times->len / 2)
+                                     : (g_array_index (times, double, times->len / 2 - 1) + g_array_index (times, double, times->len / 2)) / 2;
+      printf ("median time per run: %.3f ms over %d runs (%d thread%s)\n", median, opts->repeat, opts->threads,
+              opts->threads == 1 ? "" : "s");
+    }
+  if (opts->profile)
+    print_profile (rt, MAX (opts->repeat - 1, 1));
+  return 0;
+}
 
 int
 graft_cli_run (int argc, char **argv)
 {
-  graft_cli_print_error ("'run' is not available in this build yet");
-  return 1;
+  RunOptions opts = { .threads = 1, .repeat = 1 };
+  g_auto(GStrv) rest = NULL;
+  g_autoptr(GError) error = NULL;
+  GOptionEntry entries[] = {
+    { "input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &opts.inputs, "Input from a .npy or .pb file (by name, stored name or position)", "[NAME=]FILE" },
+    { "random", 0, 0, G_OPTION_ARG_NONE, &opts.random, "Random data for inputs not given", NULL },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &opts.seed, "Seed for --random (default 0)", "N" },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.dims, "Value of a symbolic dimension for --random", "NAME=VALUE" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opts.output_dir, "Write each output as DIR/<name>.npy", "DIR" },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &opts.threads, "Worker threads (default 1)", "N" },
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &opts.repeat, "Run N times and print the median time", "N" },
+    { "profile", 0, 0, G_OPTION_ARG_NONE, &opts.profile, "Print the time of every node", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "MODEL" },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("MODEL - run a model in Graft's CPU runtime");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      graft_cli_print_error ("run: %s", error->message);
+      return 2;
+    }
+  int status;
+  if (rest == NULL || rest[0] == NULL || rest[1] != NULL)
+    {
+      graft_cli_print_error ("run: expected exactly one MODEL (see graft-cli run --help)");
+      status = 2;
+    }
+  else if (opts.threads < 1 || opts.threads > 256 || opts.repeat < 1)
+    {
+      graft_cli_print_error ("run: --threads must be 1..256 and --repeat at least 1");
+      status = 2;
+    }
+  else
+    status = run_model (rest[0], &opts);
+  g_strfreev (opts.inputs);
+  g_strfreev (opts.dims);
+  g_free (opts.output_dir);
+  return status;
 }

@@ -110,6 +110,12 @@ GraftRtTensor *graft_kernel_alloc_output (GraftKernelContext *ctx, guint i, Graf
 /* Takes ownership of tensor. */
 void graft_kernel_set_output (GraftKernelContext *ctx, guint i, GraftRtTensor *tensor);
 gboolean graft_kernel_wants_output (GraftKernelContext *ctx, guint i);
+/* Input i if this node is its last user and nobody else holds it: the
+ * caller owns the returned reference and may write into it (in-place
+ * kernels). NULL otherwise; ctx->inputs[i] stays valid either way. */
+GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
+/* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
+GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 
 /* Runs a subgraph of the current node with the given inputs (borrowed) and
  * returns its outputs (new array of owned tensors, graph output order).

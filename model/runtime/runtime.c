@@ -67,6 +67,8 @@ struct _Frame {
 typedef struct {
   RunState *run;
   Frame *frame;
+  Step *step;
+  gboolean *donatable;       /* per input: the frame's reference is the last one */
 } EngineCtx;
 
 /* ------------------------------------------------------------------ */
@@ -675,6 +677,7 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
   g_autofree GraftRtTensor **outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
   g_autofree GraftInferValue *in_info = g_new0 (GraftInferValue, MAX (step->n_inputs, 1));
   g_autofree GraftInferValue *out_info = g_new0 (GraftInferValue, MAX (step->n_outputs, 1));
+  g_autofree gboolean *donatable = NULL;   /* before any goto */
   GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
   gboolean ok = FALSE;
 
@@ -713,7 +716,24 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
         goto out;
     }
 
-  EngineCtx ectx = { run, frame };
+  /* Inputs at their last use, held only by this frame and passed once,
+   * may be overwritten by the kernel (in-place activations, Add). */
+  donatable = g_new0 (gboolean, MAX (step->n_inputs, 1));
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      GraftRtTensor *t = inputs[j];
+      if (t == NULL || converted[j] || step->inputs[j].up != 0 || t->kind != GRAFT_RT_TENSOR ||
+          !graft_rt_tensor_is_writable (t) || g_atomic_int_get (&t->ref_count) != 1)
+        continue;
+      gboolean released = FALSE, once = TRUE;
+      for (guint r = 0; r < step->n_release; r++)
+        released |= step->release[r] == step->inputs[j].slot;
+      for (guint k = 0; k < step->n_inputs; k++)
+        if (k != j && inputs[k] == t)
+          once = FALSE;
+      donatable[j] = released && once;
+    }
+  EngineCtx ectx = { run, frame, step, donatable };
   GraftKernelContext kctx = {
     node, step->schema, step->opset,
     step->n_inputs, inputs, step->n_outputs, outputs, out_info, &ectx,
@@ -995,6 +1015,26 @@ graft_kernel_set_output (GraftKernelContext *ctx, guint i, GraftRtTensor *tensor
   if (ctx->outputs[i])
     graft_rt_tensor_unref (ctx->outputs[i]);
   ctx->outputs[i] = tensor;
+}
+
+GraftRtTensor *
+graft_kernel_steal_input (GraftKernelContext *ctx, guint i)
+{
+  EngineCtx *e = ctx->engine;
+  if (e == NULL || i >= ctx->n_inputs || !e->donatable[i])
+    return NULL;
+  GraftRtTensor **slot = &e->frame->values[e->step->inputs[i].slot];
+  if (*slot != ctx->inputs[i])
+    return NULL;
+  e->donatable[i] = FALSE;
+  return g_steal_pointer (slot);
+}
+
+GraftRtTensor *
+graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error)
+{
+  gint64 n = (nbytes + 3) / 4;
+  return graft_rt_tensor_new_pooled (ctx ? ctx_pool (ctx) : NULL, GRAFT_DTYPE_FLOAT32, 1, &n, error);
 }
 
 gboolean

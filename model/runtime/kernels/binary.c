@@ -211,8 +211,18 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
 
   if (op == N_OPS)
     return graft_kernel_unsupported (error, "unknown binary op %s", ctx->node->op);
-  out = graft_kernel_output (ctx, 0, error);
-  if (out == NULL)
+  out = NULL;
+  /* Residual adds: write into an input that is not needed afterwards. */
+  if (b && ctx->n_inputs == 2 && !is_comparison (op) && a->dtype == b->dtype && a->dtype == GRAFT_DTYPE_FLOAT32 &&
+      graft_rt_tensor_same_shape (a, b))
+    {
+      out = graft_kernel_steal_input (ctx, 0);
+      if (out == NULL)
+        out = graft_kernel_steal_input (ctx, 1);
+      if (out)
+        graft_kernel_set_output (ctx, 0, out);
+    }
+  if (out == NULL && (out = graft_kernel_output (ctx, 0, error)) == NULL)
     return FALSE;
 
   /* aten::add/sub(self, other, alpha): scale other first */

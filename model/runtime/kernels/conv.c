@@ -288,19 +288,9 @@ im2col_channel (gint64 c, gpointer data)
               off = off * w->in[d] + i;
             }
           row[o] = inside ? x[off] : 0;
-          for (int d = w->n - 1; d >= 0; d--)
-            {
-              if (++oidx[d] < w->out[d])
-                break;
-              oidx[d] = 0;
-            }
+          graft_index_next (oidx, w->out, w->n);
         }
-      for (int d = w->n - 1; d >= 0; d--)
-        {
-          if (++kidx[d] < w->kernel[d])
-            break;
-          kidx[d] = 0;
-        }
+      graft_index_next (kidx, w->kernel, w->n);
     }
 }
 
@@ -388,13 +378,16 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
   for (int d = 0; d < w->n; d++)
     pointwise &= w->kernel[d] == 1 && w->stride[d] == 1 && w->pad_begin[d] == 0 && w->pad_end[d] == 0;
 
-  g_autofree float *col = NULL;
+  g_autoptr(GraftRtTensor) scratch = NULL;
+  float *col = NULL;
   if (!pointwise)
     {
+      /* from the runtime's pool: a fresh multi-MB malloc per call costs page faults */
       gsize col_elems = (gsize) Cg * k_size * out_size;
-      col = g_try_malloc (col_elems * sizeof (float));
-      if (col == NULL && col_elems > 0)
-        return graft_kernel_fail (error, "out of memory for the im2col buffer (%" G_GSIZE_FORMAT " MB)", col_elems * 4 >> 20);
+      scratch = graft_kernel_scratch (ctx, col_elems * sizeof (float), error);
+      if (scratch == NULL)
+        return FALSE;
+      col = scratch->data;
     }
 
   for (gint64 n = 0; n < N; n++)
@@ -544,19 +537,9 @@ kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
                       }
                     if (inside)
                       out[off] += row[i];
-                    for (int d = w.n - 1; d >= 0; d--)
-                      {
-                        if (++iidx[d] < w.in[d])
-                          break;
-                        iidx[d] = 0;
-                      }
+                    graft_index_next (iidx, w.in, w.n);
                   }
-                for (int d = w.n - 1; d >= 0; d--)
-                  {
-                    if (++kidx[d] < w.kernel[d])
-                      break;
-                    kidx[d] = 0;
-                  }
+                graft_index_next (kidx, w.kernel, w.n);
               }
             if (b)
               for (gint64 i = 0; i < out_size; i++)

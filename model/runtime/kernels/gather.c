@@ -102,12 +102,7 @@ elements_offsets (const GraftRtTensor *data, const GraftRtTensor *ind, gint64 ax
           off += v * strides[d];
         }
       offsets[i] = off;
-      for (int d = ind->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < ind->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, ind->dims, ind->rank);
     }
   return TRUE;
 }
@@ -395,12 +390,7 @@ kernel_nonzero (GraftKernelContext *ctx, GError **error)
             ((gint64 *) out->data)[d * count + j] = index[d];
           j++;
         }
-      for (int d = in->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < in->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, in->dims, in->rank);
     }
   return TRUE;
 }

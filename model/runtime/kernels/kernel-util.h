@@ -45,6 +45,18 @@ void graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, 
 /* out[perm-ordered] = in; out must have the permuted shape. */
 gboolean graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm);
 
+/* Advances a row-major multi-index over dims (wrapping to all zeros at the end). */
+static inline void
+graft_index_next (gint64 *index, const gint64 *dims, int rank)
+{
+  for (int d = rank - 1; d >= 0; d--)
+    {
+      if (++index[d] < dims[d])
+        break;
+      index[d] = 0;
+    }
+}
+
 /* Product of dims[from..to) */
 gint64 graft_dims_product (const gint64 *dims, int from, int to);
 

@@ -311,12 +311,7 @@ kernel_mvn (GraftKernelContext *ctx, GError **error)
       double v = graft_rt_tensor_get_f64 (x, i);
       sum[g] += v;
       sq[g] += v * v;
-      for (int d = x->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < x->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, x->dims, x->rank);
     }
   gint64 count = x->numel / MAX (n_groups, 1);
   for (gint64 i = 0; i < x->numel; i++)

@@ -157,12 +157,7 @@ pool_plane (gint64 plane, gpointer data)
             }
           else if (in_padded && job->count_include_pad)
             count++;
-          for (int d = w->n - 1; d >= 0; d--)
-            {
-              if (++kidx[d] < w->kernel[d])
-                break;
-              kidx[d] = 0;
-            }
+          graft_index_next (kidx, w->kernel, w->n);
         }
       if (job->kind == POOL_AVG)
         acc = count ? acc / count : 0;
@@ -190,12 +185,7 @@ pool_plane (gint64 plane, gpointer data)
             }
           ind[o] = flat + plane * job->in_size;
         }
-      for (int d = w->n - 1; d >= 0; d--)
-        {
-          if (++oidx[d] < w->out[d])
-            break;
-          oidx[d] = 0;
-        }
+      graft_index_next (oidx, w->out, w->n);
     }
 }
 

@@ -327,12 +327,7 @@ kernel_resize (GraftKernelContext *ctx, GError **error)
             acc = nearbyint (acc);
           graft_rt_tensor_set_f64 (y, o, acc);
         }
-      for (int d = x->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < y->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, y->dims, x->rank);
     }
   for (int d = 0; d < x->rank; d++)
     g_free (taps[d]);

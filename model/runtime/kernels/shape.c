@@ -838,12 +838,7 @@ kernel_tile (GraftKernelContext *ctx, GError **error)
       for (int d = 0; d < in->rank; d++)
         off += (index[d] % in->dims[d]) * strides[d];
       graft_copy_element (out, o, in, off);
-      for (int d = in->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < out->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, out->dims, in->rank);
     }
   return TRUE;
 }
@@ -987,12 +982,7 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
         }
       else
         graft_copy_element (out, o, in, off);
-      for (int d = rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < out->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, out->dims, rank);
     }
   return TRUE;
 }

@@ -239,12 +239,7 @@ kernel_reverse_sequence (GraftKernelContext *ctx, GError **error)
       if (t < len)
         src = i + (len - 1 - 2 * t) * strides[time_axis];
       graft_copy_element (y, i, x, src);
-      for (int d = x->rank - 1; d >= 0; d--)
-        {
-          if (++index[d] < x->dims[d])
-            break;
-          index[d] = 0;
-        }
+      graft_index_next (index, x->dims, x->rank);
     }
   return TRUE;
 }

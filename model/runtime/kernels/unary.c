@@ -195,8 +195,10 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
                                      graft_dtype_to_string (x->dtype));
   read_params (ctx->node, &params);
 
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
-  if (y == NULL)
+  GraftRtTensor *y = NULL;
+  if (x->dtype == GRAFT_DTYPE_FLOAT32 && (y = graft_kernel_steal_input (ctx, 0)) != NULL)
+    graft_kernel_set_output (ctx, 0, y);   /* in place */
+  else if ((y = graft_kernel_output (ctx, 0, error)) == NULL)
     return FALSE;
 
   if (x->dtype == GRAFT_DTYPE_FLOAT32)
@@ -294,8 +296,10 @@ kernel_clip (GraftKernelContext *ctx, GError **error)
       if (hi_t && hi_t->kind == GRAFT_RT_TENSOR && hi_t->numel > 0)
         hi = graft_rt_tensor_get_f64 (hi_t, 0);
     }
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
-  if (y == NULL)
+  GraftRtTensor *y = NULL;
+  if (x->dtype == GRAFT_DTYPE_FLOAT32 && (y = graft_kernel_steal_input (ctx, 0)) != NULL)
+    graft_kernel_set_output (ctx, 0, y);
+  else if ((y = graft_kernel_output (ctx, 0, error)) == NULL)
     return FALSE;
   if (x->dtype == GRAFT_DTYPE_FLOAT32)
     {

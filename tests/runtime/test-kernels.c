@@ -1,0 +1,520 @@
+/* Kernel and engine unit tests on small in-memory graphs: broadcasting,
+ * negative axes, empty tensors, convolution geometry, integer wrap-around
+ * and division by zero, subgraph captures, liveness, unsupported-op
+ * reporting, input checks, .npy and .pb file handling. */
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include "runtime/npy.h"
+#include "runtime/op.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor-file.h"
+
+/* ---- tiny graph builder ---- */
+
+typedef struct {
+  GraftModel *model;
+  GraftGraph *graph;
+  GraftNode *node;
+} Builder;
+
+static void
+builder_init (Builder *b, gint64 opset)
+{
+  b->model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  b->graph = graft_graph_new ("test");
+  graft_model_set_opset (b->model, "onnx", opset);
+}
+
+static GraftValue *
+add_input (GraftGraph *g, const char *name, GraftDType dtype, int rank, const gint64 *dims)
+{
+  GraftValue *v = graft_graph_ensure_value (g, name);
+  v->dtype = dtype;
+  graft_shape_init_fixed (&v->shape, rank, dims);
+  graft_graph_add_input (g, v);
+  return v;
+}
+
+static GraftNode *
+add_node (GraftGraph *g, const char *op, const char *const *inputs, const char *const *outputs)
+{
+  GraftNode *node = graft_graph_add_node (g, NULL, op, op);
+  for (guint i = 0; inputs && inputs[i]; i++)
+    graft_node_add_input (node, *inputs[i] ? graft_graph_resolve_value (g, inputs[i]) ?
+                                 graft_graph_resolve_value (g, inputs[i]) : graft_graph_ensure_value (g, inputs[i]) : NULL);
+  for (guint i = 0; outputs && outputs[i]; i++)
+    graft_node_add_output (node, graft_graph_ensure_value (g, outputs[i]));
+  return node;
+}
+
+static void
+add_output (GraftGraph *g, const char *name)
+{
+  GraftValue *v = graft_graph_ensure_value (g, name);
+  graft_graph_add_output (g, v);
+}
+
+static GraftRtTensor *
+tensor_f32 (int rank, const gint64 *dims, const float *values)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dims, NULL);
+  if (values)
+    memcpy (t->data, values, t->nbytes);
+  return t;
+}
+
+static GraftRtTensor *
+tensor_typed (GraftDType dtype, int rank, const gint64 *dims, const gint64 *values)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (dtype, rank, dims, NULL);
+  for (gint64 i = 0; values && i < t->numel; i++)
+    graft_rt_tensor_set_i64 (t, i, values[i]);
+  return t;
+}
+
+/* Runs the builder's model with inputs (name, tensor) pairs, NULL-terminated. */
+static GPtrArray *
+run (Builder *b, GError **error, ...)
+{
+  va_list args;
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  graft_model_set_graph (b->model, b->graph);
+  va_start (args, error);
+  const char *name;
+  while ((name = va_arg (args, const char *)))
+    g_hash_table_insert (inputs, (gpointer) name, va_arg (args, GraftRtTensor *));
+  va_end (args);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b->model, error);
+  if (rt == NULL)
+    return NULL;
+  return graft_runtime_run (rt, inputs, NULL, NULL, NULL, error);
+}
+
+static void
+builder_clear (Builder *b)
+{
+  g_object_unref (b->model);
+}
+
+#define IN(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/* ---- tests ---- */
+
+static void
+test_broadcast_add (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 da[] = { 2, 3 }, db[] = { 3 };
+  add_input (b.graph, "a", GRAFT_DTYPE_FLOAT32, 2, da);
+  add_input (b.graph, "b", GRAFT_DTYPE_FLOAT32, 1, db);
+  add_node (b.graph, "Add", IN ("a", "b"), IN ("y"));
+  add_output (b.graph, "y");
+  float av[] = { 1, 2, 3, 4, 5, 6 }, bv[] = { 10, 20, 30 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "a", tensor_f32 (2, da, av), "b", tensor_f32 (1, db, bv), NULL);
+  g_assert_no_error (error);
+  GraftRtTensor *y = out->pdata[0];
+  g_assert_cmpint (y->rank, ==, 2);
+  float want[] = { 11, 22, 33, 14, 25, 36 };
+  for (int i = 0; i < 6; i++)
+    g_assert_cmpfloat (((float *) y->data)[i], ==, want[i]);
+  builder_clear (&b);
+}
+
+static void
+test_broadcast_incompatible (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 da[] = { 2, 3 }, db[] = { 4 };
+  add_input (b.graph, "a", GRAFT_DTYPE_FLOAT32, 2, da);
+  add_input (b.graph, "b", GRAFT_DTYPE_FLOAT32, 1, db);
+  add_node (b.graph, "Mul", IN ("a", "b"), IN ("y"));
+  add_output (b.graph, "y");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "a", tensor_f32 (2, da, NULL), "b", tensor_f32 (1, db, NULL), NULL);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "do not broadcast"));
+  g_assert_nonnull (strstr (error->message, "node 'Mul'"));
+  builder_clear (&b);
+}
+
+static void
+test_int_wrap_and_div_zero (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 3 };
+  add_input (b.graph, "a", GRAFT_DTYPE_INT8, 1, d);
+  add_input (b.graph, "b", GRAFT_DTYPE_INT8, 1, d);
+  add_node (b.graph, "Add", IN ("a", "b"), IN ("sum"));
+  add_node (b.graph, "Div", IN ("a", "b"), IN ("quot"));
+  add_output (b.graph, "sum");
+  add_output (b.graph, "quot");
+  gint64 av[] = { 127, -128, 7 }, bv[] = { 1, -1, 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "a", tensor_typed (GRAFT_DTYPE_INT8, 1, d, av),
+                                  "b", tensor_typed (GRAFT_DTYPE_INT8, 1, d, bv), NULL);
+  g_assert_no_error (error);
+  gint8 *sum = ((GraftRtTensor *) out->pdata[0])->data, *quot = ((GraftRtTensor *) out->pdata[1])->data;
+  g_assert_cmpint (sum[0], ==, -128);   /* wraps like numpy */
+  g_assert_cmpint (sum[1], ==, 127);
+  g_assert_cmpint (quot[1], ==, -128);  /* -128 / -1 wraps instead of trapping */
+  g_assert_cmpint (quot[2], ==, 0);     /* division by zero gives 0, not SIGFPE */
+  builder_clear (&b);
+}
+
+static void
+test_negative_axis_and_empty (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 2, 0, 3 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 3, d);
+  GraftNode *n = add_node (b.graph, "Concat", IN ("x", "x"), IN ("y"));
+  graft_node_add_attribute (n, graft_attribute_new_int ("axis", -1));
+  GraftNode *s = add_node (b.graph, "Softmax", IN ("y"), IN ("z"));
+  graft_node_add_attribute (s, graft_attribute_new_int ("axis", -2));
+  add_output (b.graph, "z");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (3, d, NULL), NULL);
+  g_assert_no_error (error);
+  GraftRtTensor *z = out->pdata[0];
+  g_assert_cmpint (z->dims[0], ==, 2);
+  g_assert_cmpint (z->dims[1], ==, 0);
+  g_assert_cmpint (z->dims[2], ==, 6);
+  g_assert_cmpint (z->numel, ==, 0);
+  builder_clear (&b);
+}
+
+static void
+test_conv_geometry (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 dx[] = { 1, 1, 5, 5 }, dw[] = { 1, 1, 3, 3 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+  add_input (b.graph, "w", GRAFT_DTYPE_FLOAT32, 4, dw);
+  GraftNode *n = add_node (b.graph, "Conv", IN ("x", "w"), IN ("y"));
+  gint64 strides[] = { 2, 2 }, dil[] = { 2, 2 }, pads[] = { 1, 1, 1, 1 };
+  graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
+  graft_node_add_attribute (n, graft_attribute_new_ints ("dilations", dil, 2));
+  graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
+  add_output (b.graph, "y");
+  float xv[25], wv[9];
+  for (int i = 0; i < 25; i++)
+    xv[i] = i;
+  for (int i = 0; i < 9; i++)
+    wv[i] = 1;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), "w", tensor_f32 (4, dw, wv), NULL);
+  g_assert_no_error (error);
+  GraftRtTensor *y = out->pdata[0];
+  /* (5 + 2 - 5) / 2 + 1 = 2 */
+  g_assert_cmpint (y->dims[2], ==, 2);
+  g_assert_cmpint (y->dims[3], ==, 2);
+  /* output (0,0) samples rows/cols -1, 1, 3: valid rows 1,3 × cols 1,3 = 6+8+16+18 */
+  g_assert_cmpfloat (((float *) y->data)[0], ==, 48);
+  builder_clear (&b);
+}
+
+static void
+test_maxpool_same_upper_ceil (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 dx[] = { 1, 1, 4, 4 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+  GraftNode *n = add_node (b.graph, "MaxPool", IN ("x"), IN ("y"));
+  gint64 k[] = { 3, 3 }, s[] = { 2, 2 };
+  graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", k, 2));
+  graft_node_add_attribute (n, graft_attribute_new_ints ("strides", s, 2));
+  graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", 1));
+  add_output (b.graph, "y");
+  float xv[16];
+  for (int i = 0; i < 16; i++)
+    xv[i] = i;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), NULL);
+  g_assert_no_error (error);
+  GraftRtTensor *y = out->pdata[0];
+  g_assert_cmpint (y->dims[2], ==, 2);   /* ceil((4-3)/2)+1 */
+  g_assert_cmpfloat (((float *) y->data)[3], ==, 15);
+  builder_clear (&b);
+}
+
+static void
+test_if_captures_outer_value (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 2 };
+  add_input (b.graph, "cond", GRAFT_DTYPE_BOOL, 0, NULL);
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 1, d);
+  GraftNode *n = add_node (b.graph, "If", IN ("cond"), IN ("y"));
+  GraftGraph *then_g = graft_graph_new ("then");
+  GraftGraph *else_g = graft_graph_new ("else");
+  graft_node_add_attribute (n, graft_attribute_new_graph ("then_branch", then_g));
+  graft_node_add_attribute (n, graft_attribute_new_graph ("else_branch", else_g));
+  graft_node_adopt_subgraph (n, then_g);
+  graft_node_adopt_subgraph (n, else_g);
+  add_node (then_g, "Neg", IN ("x"), IN ("t"));
+  add_output (then_g, "t");
+  add_node (else_g, "Abs", IN ("x"), IN ("e"));
+  add_output (else_g, "e");
+  add_output (b.graph, "y");
+  float xv[] = { -1, 2 };
+  g_autoptr(GraftRtTensor) cond = graft_rt_tensor_new (GRAFT_DTYPE_BOOL, 0, NULL, NULL);
+  ((guint8 *) cond->data)[0] = 1;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "cond", graft_rt_tensor_ref (cond), "x", tensor_f32 (1, d, xv), NULL);
+  g_assert_no_error (error);
+  float *y = ((GraftRtTensor *) out->pdata[0])->data;
+  g_assert_cmpfloat (y[0], ==, 1);
+  g_assert_cmpfloat (y[1], ==, -2);
+  builder_clear (&b);
+}
+
+static void
+test_unsupported_listed_before_running (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 2 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 1, d);
+  add_node (b.graph, "Relu", IN ("x"), IN ("r"));
+  GraftNode *odd = graft_graph_add_node (b.graph, "com.example", "Frobnicate", "frob");
+  graft_node_add_input (odd, graft_graph_lookup_value (b.graph, "r"));
+  graft_node_add_output (odd, graft_graph_ensure_value (b.graph, "y"));
+  add_output (b.graph, "y");
+  graft_model_set_graph (b.model, b.graph);
+  g_autoptr(GPtrArray) unsupported = NULL;
+  g_assert_true (graft_runtime_check_supported (b.model, &unsupported, NULL));
+  g_assert_cmpuint (unsupported->len, ==, 1);
+  g_assert_true (unsupported->pdata[0] == odd);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_null (rt);
+  g_assert_nonnull (strstr (error->message, "com.example::Frobnicate"));
+  builder_clear (&b);
+}
+
+static void
+test_input_checks (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 1, 3 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 2, d);
+  add_node (b.graph, "Relu", IN ("x"), IN ("y"));
+  add_output (b.graph, "y");
+  g_autoptr(GError) error = NULL;
+  gint64 wrong[] = { 1, 4 };
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (2, wrong, NULL), NULL);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "input 'x' expects shape 1×3"));
+  g_clear_error (&error);
+  builder_clear (&b);
+
+  builder_init (&b, 17);
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 2, d);
+  add_node (b.graph, "Relu", IN ("x"), IN ("y"));
+  add_output (b.graph, "y");
+  out = run (&b, &error, "x", tensor_typed (GRAFT_DTYPE_INT32, 2, d, NULL), NULL);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "expects element type float32"));
+  builder_clear (&b);
+}
+
+static void
+test_liveness_keeps_outputs (void)
+{
+  /* a value that is both consumed and a graph output must survive */
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 4 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 1, d);
+  add_node (b.graph, "Relu", IN ("x"), IN ("r"));
+  add_node (b.graph, "Neg", IN ("r"), IN ("n"));
+  add_output (b.graph, "r");
+  add_output (b.graph, "n");
+  float xv[] = { -1, 2, -3, 4 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (1, d, xv), NULL);
+  g_assert_no_error (error);
+  float *r = ((GraftRtTensor *) out->pdata[0])->data, *n = ((GraftRtTensor *) out->pdata[1])->data;
+  g_assert_cmpfloat (r[1], ==, 2);
+  g_assert_cmpfloat (n[1], ==, -2);
+  g_assert_cmpfloat (r[0], ==, 0);
+  builder_clear (&b);
+}
+
+static void
+test_half_precision (void)
+{
+  float values[] = { 0, 1, -2.5f, 65504, 1e-7f, INFINITY };
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      float back = graft_half_to_float (graft_float_to_half (values[i]));
+      if (values[i] == 1e-7f)
+        g_assert_cmpfloat (fabsf (back - values[i]), <, 1e-7f);
+      else
+        g_assert_cmpfloat (back, ==, values[i]);
+    }
+  g_assert_true (isnan (graft_half_to_float (graft_float_to_half (NAN))));
+}
+
+static void
+test_npy_roundtrip_and_truncation (void)
+{
+  gint64 d[] = { 2, 3 };
+  float v[] = { 1, 2, 3, 4, 5, 6 };
+  g_autoptr(GraftRtTensor) t = tensor_f32 (2, d, v);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = graft_npy_serialize (t, &error);
+  g_assert_no_error (error);
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+  g_assert_cmpint ((len - t->nbytes) % 64, ==, 0);   /* header padded to 64 bytes */
+  g_autoptr(GraftRtTensor) back = graft_npy_parse (data, len, "t.npy", &error);
+  g_assert_no_error (error);
+  g_assert_true (graft_rt_tensor_same_shape (back, t));
+  g_assert_cmpmem (back->data, back->nbytes, t->data, t->nbytes);
+
+  for (gsize cut = 0; cut < len; cut += 7)
+    {
+      g_autoptr(GError) e = NULL;
+      g_autoptr(GraftRtTensor) bad = graft_npy_parse (data, cut, "cut.npy", &e);
+      g_assert_null (bad);
+      g_assert_nonnull (e);
+      g_assert_true (strstr (e->message, "cut.npy") != NULL);
+    }
+  g_autoptr(GError) e = NULL;
+  g_autoptr(GraftRtTensor) bad = graft_npy_parse (data, len - 1, "short.npy", &e);
+  g_assert_null (bad);
+  g_assert_nonnull (strstr (e->message, "truncated .npy data"));
+}
+
+static void
+test_npy_versions_and_strings (void)
+{
+  /* a version 2.0 header and a big-endian int16 array written by hand */
+  const char header[] = "{'descr': '>i2', 'fortran_order': False, 'shape': (2,), }";
+  GByteArray *buf = g_byte_array_new ();
+  g_byte_array_append (buf, (const guint8 *) "\x93NUMPY\x02\x00", 8);
+  guint32 hl = sizeof header - 1;
+  guint8 lenb[4] = { hl & 0xff, hl >> 8, 0, 0 };
+  g_byte_array_append (buf, lenb, 4);
+  g_byte_array_append (buf, (const guint8 *) header, hl);
+  guint8 payload[] = { 0x01, 0x02, 0xff, 0xfe };
+  g_byte_array_append (buf, payload, 4);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRtTensor) t = graft_npy_parse (buf->data, buf->len, "v2.npy", &error);
+  g_byte_array_unref (buf);
+  g_assert_no_error (error);
+  g_assert_cmpint (t->dtype, ==, GRAFT_DTYPE_INT16);
+  g_assert_cmpint (((gint16 *) t->data)[0], ==, 0x0102);
+  g_assert_cmpint (((gint16 *) t->data)[1], ==, -2);
+
+  gint64 d[] = { 2 };
+  g_autoptr(GraftRtTensor) s = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 1, d, NULL);
+  g_free (((char **) s->data)[0]);
+  ((char **) s->data)[0] = g_strdup ("héllo");
+  g_autoptr(GBytes) bytes = graft_npy_serialize (s, &error);
+  g_assert_no_error (error);
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+  g_autoptr(GraftRtTensor) back = graft_npy_parse (data, len, "s.npy", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (((char **) back->data)[0], ==, "héllo");
+  g_assert_cmpstr (((char **) back->data)[1], ==, "");
+}
+
+static void
+test_pb_malformed (void)
+{
+  const guint8 junk[] = { 0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRtTensor) t = graft_tensor_file_parse_pb (junk, sizeof junk, GRAFT_VALUE_TENSOR, NULL, "junk.pb", &error);
+  g_assert_null (t);
+  g_assert_nonnull (strstr (error->message, "junk.pb"));
+  g_clear_error (&error);
+  g_autoptr(GraftRtTensor) s = graft_tensor_file_parse_pb (junk, sizeof junk, GRAFT_VALUE_SEQUENCE, NULL, "seq.pb", &error);
+  g_assert_null (s);
+  g_assert_nonnull (strstr (error->message, "SequenceProto"));
+}
+
+static void
+test_registry_entries (void)
+{
+  g_autoptr(GPtrArray) all = graft_op_registry_list ();
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_assert_cmpuint (all->len, >, 150);
+  for (guint i = 0; i < all->len; i++)
+    {
+      const GraftOpSchema *s = all->pdata[i];
+      g_assert_nonnull (s->kernel);
+      g_assert_nonnull (strstr (s->name, "::"));
+      /* one entry per op (per opset range) */
+      g_autofree char *key = g_strdup_printf ("%s@%d", s->name, s->since);
+      g_assert_false (g_hash_table_contains (seen, key));
+      g_hash_table_add (seen, g_steal_pointer (&key));
+    }
+  g_assert_nonnull (graft_op_registry_lookup ("onnx::Conv", 17));
+  g_assert_null (graft_op_registry_lookup ("onnx::Upsample", 13));
+}
+
+static void
+test_static_inference_symbolic (void)
+{
+  /* the same schema infers with symbolic dims and no data */
+  const GraftOpSchema *s = graft_op_registry_lookup ("onnx::MatMul", 17);
+  GraftInferValue in[2] = { 0 }, out[1] = { 0 };
+  in[0].present = in[1].present = TRUE;
+  in[0].dtype = in[1].dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init (&in[0].shape, 3);
+  in[0].shape.dims[0] = graft_dim_symbolic ("batch");
+  in[0].shape.dims[1] = graft_dim_fixed (4);
+  in[0].shape.dims[2] = graft_dim_fixed (8);
+  gint64 wd[] = { 8, 16 };
+  graft_shape_init_fixed (&in[1].shape, 2, wd);
+  out[0].shape = GRAFT_SHAPE_UNKNOWN;
+  Builder b;
+  builder_init (&b, 17);
+  GraftNode *node = graft_graph_add_node (b.graph, NULL, "MatMul", "mm");
+  GraftInferContext ctx = { node, 17, 2, in, 1, out };
+  g_autoptr(GError) error = NULL;
+  g_assert_true (s->infer (&ctx, &error));
+  g_autofree char *shape = graft_shape_to_string (&out[0].shape);
+  g_assert_cmpstr (shape, ==, "batch×4×16");
+  graft_shape_clear (&in[0].shape);
+  graft_shape_clear (&in[1].shape);
+  graft_shape_clear (&out[0].shape);
+  graft_model_set_graph (b.model, b.graph);
+  builder_clear (&b);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/broadcast-incompatible", test_broadcast_incompatible);
+  g_test_add_func ("/runtime/int-wrap-div-zero", test_int_wrap_and_div_zero);
+  g_test_add_func ("/runtime/negative-axis-empty", test_negative_axis_and_empty);
+  g_test_add_func ("/runtime/conv-geometry", test_conv_geometry);
+  g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
+  g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
+  g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);
+  g_test_add_func ("/runtime/input-checks", test_input_checks);
+  g_test_add_func ("/runtime/liveness-outputs", test_liveness_keeps_outputs);
+  g_test_add_func ("/runtime/half-precision", test_half_precision);
+  g_test_add_func ("/runtime/npy-roundtrip-truncation", test_npy_roundtrip_and_truncation);
+  g_test_add_func ("/runtime/npy-v2-big-endian-strings", test_npy_versions_and_strings);
+  g_test_add_func ("/runtime/pb-malformed", test_pb_malformed);
+  g_test_add_func ("/runtime/registry", test_registry_entries);
+  g_test_add_func ("/runtime/static-inference-symbolic", test_static_inference_symbolic);
+  return g_test_run ();
+}
