@@ -72,6 +72,24 @@ real_inputs (GraftGraph *graph)
   return inputs;
 }
 
+/* Elements and bytes of a graph's initializers (from their shapes: nothing
+ * is read, external data included). */
+static void
+count_weights (GraftGraph *graph, gint64 *elements, guint64 *bytes)
+{
+  *elements = 0;
+  *bytes = 0;
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftTensor *tensor = ((GraftValue *) g_ptr_array_index (graph->initializers, i))->initializer;
+      gint64 numel = graft_tensor_get_numel (tensor);
+
+      if (numel > 0)
+        *elements += numel;
+      *bytes += graft_tensor_get_nbytes (tensor);
+    }
+}
+
 /* ---- JSON ---- */
 
 static void
@@ -129,7 +147,10 @@ static void
 add_graph_object (JsonBuilder *builder, const char *name, const char *domain, GraftGraph *graph)
 {
   g_autoptr(GArray) ops = op_histogram (graph, compare_by_name);
+  gint64 elements;
+  guint64 bytes;
 
+  count_weights (graph, &elements, &bytes);
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "name");
   json_builder_add_string_value (builder, name);
@@ -144,6 +165,10 @@ add_graph_object (JsonBuilder *builder, const char *name, const char *domain, Gr
   json_builder_add_int_value (builder, graft_graph_count_nodes_recursive (graph));
   json_builder_set_member_name (builder, "initializers");
   json_builder_add_int_value (builder, graph->initializers->len);
+  json_builder_set_member_name (builder, "initializer_elements");
+  json_builder_add_int_value (builder, elements);
+  json_builder_set_member_name (builder, "initializer_bytes");
+  json_builder_add_int_value (builder, (gint64) bytes);
   json_builder_set_member_name (builder, "ops");
   json_builder_begin_object (builder);
   for (guint i = 0; i < ops->len; i++)
@@ -313,11 +338,19 @@ print_graph (const char *kind, const char *name, GraftGraph *graph)
 {
   g_autoptr(GArray) ops = op_histogram (graph, compare_by_count);
   guint recursive = graft_graph_count_nodes_recursive (graph);
+  g_autofree char *size = NULL;
+  gint64 elements;
+  guint64 bytes;
 
+  count_weights (graph, &elements, &bytes);
+  size = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
   printf ("%s '%s': %u nodes", kind, name, graph->nodes->len);
   if (recursive != graph->nodes->len)
     printf (" (%u with subgraphs)", recursive);
-  printf (", %u initializers\n", graph->initializers->len);
+  printf (", %u initializers", graph->initializers->len);
+  if (graph->initializers->len > 0)
+    printf (" (%" G_GINT64_FORMAT " elements, %s)", elements, size);
+  printf ("\n");
   for (guint i = 0; i < ops->len; i++)
     printf ("  %-32s %u\n", g_array_index (ops, OpCount, i).op, g_array_index (ops, OpCount, i).count);
 }

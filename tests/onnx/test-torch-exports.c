@@ -179,6 +179,8 @@ test_cli_json (gconstpointer data)
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (root, "graphs")), ==, 1);
   graph = json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0);
   g_assert_cmpint (json_object_get_int_member (graph, "nodes"), ==, json_object_get_int_member (expected, "nodes"));
+  g_assert_cmpint (json_object_get_int_member (graph, "initializer_elements"), ==,
+                   json_object_get_int_member (expected, "initializer_elements"));
   ops = json_object_get_object_member (graph, "ops");
   g_assert_true (json_node_equal (json_object_get_member (graph, "ops"), json_object_get_member (expected, "ops")));
   members = json_object_get_members (ops);
