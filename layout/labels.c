@@ -2,6 +2,7 @@
 
 #include <string.h>
 #include "layout/text.h"
+#include "analysis/shape-inference.h"
 
 /* Categories by lower-cased op type; ONNX and aten spellings side by side. */
 static const struct {
@@ -338,8 +339,11 @@ graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height)
 char *
 graft_value_shape_label (GraftValue *value)
 {
-  const GraftShape *shape = value->has_inferred ? &value->inferred_shape : &value->shape;
+  const GraftShape *shape = graft_value_get_best_shape (value);
 
+  /* A partly known declared shape still says something. */
+  if (shape == NULL)
+    shape = &value->shape;
   if (shape->rank < 0)
     return NULL;
   return graft_shape_to_string (shape);
