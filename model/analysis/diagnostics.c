@@ -100,14 +100,15 @@ check_op (GraftNode *node, gpointer user_data)
   if (!graft_runtime_supports_op (node->op, opset))
     {
       const char *range = graft_runtime_supports_op (node->op, -1) ? " at this opset" : "";
+      g_autofree char *at = opset >= 0 ? g_strdup_printf (" (opset %" G_GINT64_FORMAT ")", opset) : g_strdup ("");
 
       if (g_hash_table_contains (check->reported, node->op))
         return;
       g_hash_table_add (check->reported, (gpointer) node->op);
       graft_diagnostic_add (check->list, "unsupported-op", GRAFT_SEVERITY_WARNING, node, NULL,
-                            "Graft's runtime has no kernel for %s%s (opset %" G_GINT64_FORMAT "): the model can be "
-                            "inspected, edited and exported, but 'graft-cli run' will refuse it; run it in "
-                            "onnxruntime, or replace the op", node->op, range, opset);
+                            "Graft's runtime has no kernel for %s%s%s: the model can be inspected, edited and "
+                            "exported, but 'graft-cli run' will refuse it; run it in onnxruntime (or PyTorch), or "
+                            "replace the op", node->op, range, at);
     }
 }
 

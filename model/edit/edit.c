@@ -112,6 +112,16 @@ graft_edit_new_extract (const char *const *inputs, const char *const *outputs)
   return self;
 }
 
+GraftEdit *
+graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol)
+{
+  if (diagnostic->input == NULL || diagnostic->axis < 0)
+    return NULL;
+  if (symbol == NULL)
+    symbol = diagnostic->axis == 0 ? "batch" : "sequence";
+  return graft_edit_new_make_dim_dynamic (diagnostic->input->name, diagnostic->axis, symbol);
+}
+
 GraftEditKind
 graft_edit_get_kind (GraftEdit *self)
 {

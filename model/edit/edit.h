@@ -12,6 +12,7 @@
 
 #include <glib-object.h>
 #include "ir/model.h"
+#include "analysis/diagnostics.h"
 
 G_BEGIN_DECLS
 
@@ -51,6 +52,11 @@ GraftEdit *graft_edit_new_delete_node (const char *node);
 GraftEdit *graft_edit_new_bypass_node (const char *node);
 /* Keeps only what computes outputs from inputs (value names). */
 GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const *outputs);
+
+/* The fix a static-input-dim or baked-shape-constant diagnostic offers:
+ * make its input dim dynamic, named symbol (NULL: "batch" for dim 0,
+ * "sequence" otherwise). NULL for diagnostics of other rules. */
+GraftEdit *graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol);
 
 GraftEditKind graft_edit_get_kind (GraftEdit *self);
 /* "Make x:0 dynamic (batch)", for the Undo menu item. */

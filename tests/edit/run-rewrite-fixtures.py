@@ -102,6 +102,37 @@ def check_saved(name, path):
                f"{dim0.dim_param or dim0.dim_value}, output dim 0 = {out0.dim_param or out0.dim_value or '?'}")
 
 
+def check_cli_errors(cli):
+    view = os.path.join(FIXTURES, "view-b2.onnx")
+    out = os.path.join(OUT, "refused.onnx")
+    with open(view, "rb") as f:
+        before = f.read()
+    cases = [
+        (["--dynamic", "x0=batch"], 2, "cannot read"),
+        (["--dynamic", "nope:0=batch"], 1, "inputs: 'x'"),
+        (["--dynamic", "x:9=batch"], 1, "axis 9"),
+        (["--bypass", "/NoSuchNode"], 1, "no node named '/NoSuchNode'"),
+        (["--shape", "x=4x3x0x8"], 2, "cannot read"),
+        (["--frobnicate", "1"], 2, "unknown option"),
+    ]
+    for extra, status, text in cases:
+        if os.path.exists(out):
+            os.unlink(out)
+        result = run([cli, "edit", view, "-o", out] + extra)
+        tap(result.returncode == status and text in result.stderr and not os.path.exists(out)
+            and result.stderr.count("\n") == 1,
+            f"graft-cli edit {' '.join(extra)}: exit {result.returncode}, one-line error, nothing written",
+            result.stderr)
+    result = run([cli, "edit", view, "-o", view, "--dynamic", "x:0=batch"])
+    with open(view, "rb") as f:
+        after = f.read()
+    tap(result.returncode == 1 and "opened from" in result.stderr and before == after,
+        "graft-cli edit refuses to overwrite its input without --overwrite", result.stderr)
+    result = run([cli, "lint", os.path.join(FIXTURES, "no-such-file.onnx")])
+    tap(result.returncode == 1 and result.stderr.startswith("graft-cli: "), "graft-cli lint of a missing file exits 1",
+        result.stderr)
+
+
 def main():
     cli = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
@@ -168,6 +199,7 @@ def main():
                 y = np.load(os.path.join(graft_dir + "-random", sorted(os.listdir(graft_dir + "-random"))[0]))
                 ok = y.shape[0] == 4
             tap(ok, f"{name}: graft-cli run --random --dim batch=4", result.stdout + result.stderr)
+    check_cli_errors(cli)
     print(f"1..{count}")
 
 

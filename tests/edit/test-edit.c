@@ -417,6 +417,28 @@ test_copy_keeps_subgraphs_and_groups (void)
   g_assert_nonnull (graft_group_find_path (copy->root_group, "block"));
 }
 
+static void
+test_fix_from_diagnostic (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GPtrArray) diagnostics = graft_lint_model (model, NULL);
+  g_autoptr(GraftEdit) edit = NULL;
+  g_autoptr(GPtrArray) after = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftDiagnostic *baked = NULL;
+
+  for (guint i = 0; i < diagnostics->len; i++)
+    if (strcmp (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->rule, "baked-shape-constant") == 0)
+      baked = g_ptr_array_index (diagnostics, i);
+  g_assert_nonnull (baked);
+  edit = graft_edit_new_for_diagnostic (baked, NULL);
+  g_assert_cmpstr (graft_edit_get_description (edit), ==, "Make x:0 dynamic (batch)");
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  after = graft_lint_model (model, NULL);
+  g_assert_cmpuint (after->len, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -430,5 +452,6 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
   g_test_add_func ("/edit/copy", test_copy_keeps_subgraphs_and_groups);
+  g_test_add_func ("/edit/fix-from-diagnostic", test_fix_from_diagnostic);
   return g_test_run ();
 }
