@@ -7,6 +7,7 @@
 #include <string.h>
 #include "loader.h"
 #include "widgets/graph-canvas.h"
+#include "test-files.h"
 
 static void
 wait_until_idle (GraftGraphCanvas *canvas)
@@ -188,6 +189,7 @@ test_canvas_sample (void)
   g_assert_false (graft_graph_canvas_export (fixture.canvas, exported, &error));
   g_clear_error (&error);
   fixture_close (&fixture);
+  test_remove_dir (dir);
 }
 
 static int

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gio/gio.h>
+#include "test-files.h"
 
 static const char *
 source_dir (void)
@@ -113,6 +114,7 @@ test_sample (void)
     assert_picture (out, "png");
   }
   assert_no_leftovers (dir);
+  test_remove_dir (dir);
 }
 
 static void
@@ -170,6 +172,7 @@ test_errors (void)
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (jpg, G_FILE_TEST_EXISTS));
   assert_no_leftovers (dir);
+  test_remove_dir (dir);
 }
 
 /* torchvision exports, generated at test time (cached). */
@@ -207,20 +210,7 @@ test_torchvision (void)
             assert_picture (out, format);
           }
     }
-  if (g_getenv ("GRAFT_KEEP_RENDERS") == NULL)
-    {
-      g_autoptr (GDir) listing = g_dir_open (dir, 0, NULL);
-      const char *name;
-
-      while ((name = g_dir_read_name (listing)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (dir, name, NULL);
-          g_unlink (path);
-        }
-      g_rmdir (dir);
-    }
-  else
-    g_printerr ("# renders kept in %s\n", dir);
+  test_remove_dir (dir);
 }
 
 int
