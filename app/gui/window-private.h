@@ -31,6 +31,7 @@ struct _GraftWindow
   GraftBreadcrumbs *breadcrumbs;
   GraftGraphCanvas *canvas;
   GtkWidget *layout_status;
+  GtkWidget *no_graph_page;
   GtkProgressBar *layout_progress;
   GraftNodeSidebar *sidebar;
 

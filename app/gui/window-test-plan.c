@@ -90,6 +90,7 @@ report_window_state (GraftWindow *self)
   report_widget_bounds (self, "canvas-bounds", GTK_WIDGET (self->canvas));
   graft_test_report ("breadcrumbs", "%s", crumbs);
   graft_test_report ("selected-node", "%s", node != NULL ? node->name : "");
+  graft_test_report ("no-graph", "%d", gtk_widget_get_mapped (self->no_graph_page));
   report_view_options (self);
   report_recent_menu (self);
   graft_test_report ("find-visible", "%d", self->find_visible && gtk_widget_get_mapped (GTK_WIDGET (self->find_panel)));

@@ -67,6 +67,7 @@ show_graph (GraftWindow *self, GraftGraph *graph)
 {
   graft_graph_canvas_set_graph (self->canvas, self->model, graph);
   graft_breadcrumbs_set_graph (self->breadcrumbs, graph);
+  gtk_widget_set_visible (self->no_graph_page, graph == NULL || graph->nodes->len == 0);
   graft_node_sidebar_show_model (self->sidebar, self->model);
   update_action_states (self);
 }
@@ -299,10 +300,9 @@ show_model (GraftWindow *self, GraftModel *model, const char *path)
   graph = graft_model_get_graph (model);
   gtk_stack_set_visible_child_name (self->main_stack, "model");
   graft_find_panel_set_graph (self->find_panel, graph);
-  if (graph != NULL)
-    show_graph (self, graph);
-  else
-    graft_node_sidebar_show_model (self->sidebar, model);
+  /* A weights-only file has no graph: the sidebar lists its tensors. */
+  show_graph (self, graph);
+  gtk_widget_grab_focus (GTK_WIDGET (self->canvas));
   add_to_recent (self, path);
   update_action_states (self);
 }
@@ -698,6 +698,7 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, breadcrumbs);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, canvas);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, layout_status);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, no_graph_page);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, layout_progress);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, sidebar);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);

@@ -163,6 +163,8 @@ assert_exited_cleanly (Run *run)
     }
   g_assert_null (report_get (run, "timeout"));
   g_assert_cmpstr (report_get (run, "screenshot"), ==, run->screenshot_path);
+  /* GTK and GLib warnings are bugs too. */
+  g_assert_cmpstr (run->stderr_text, ==, "");
 }
 
 /* Standard deviation of the luminance in a rectangle, 0–255. */
@@ -273,6 +275,7 @@ test_sample_select_node (void)
   g_assert_cmpstr (report_get (run, "title"), ==, basename);
   g_assert_true (g_str_has_prefix (report_get (run, "subtitle"), "ONNX"));
   g_assert_cmpstr (report_get (run, "selected-node"), ==, node->name);
+  g_assert_cmpstr (report_get (run, "no-graph"), ==, "0");
   /* The sidebar's header labels show the node. */
   g_assert_cmpstr (report_get (run, "sidebar-title"), ==, node->op_type);
   g_assert_cmpstr (report_get (run, "sidebar-subtitle"), ==, node->name);
@@ -379,14 +382,14 @@ test_unknown_node (void)
   g_assert_cmpstr (report_get (run, "selected-node"), ==, "");
 }
 
-/* Generated once by make-if-model.py, cached with the other fixtures. */
+/* Generated once by a script of tests/gui, cached with the other fixtures. */
 static char *
-if_model_path (void)
+generated_fixture (const char *script_name, const char *file_name)
 {
   const char *source = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *dir = g_build_filename (source, "tests", "fixtures-generated", "gui", NULL);
-  char *path = g_build_filename (dir, "if-model.onnx", NULL);
-  g_autofree char *script = g_build_filename (source, "tests", "gui", "make-if-model.py", NULL);
+  char *path = g_build_filename (dir, file_name, NULL);
+  g_autofree char *script = g_build_filename (source, "tests", "gui", script_name, NULL);
   g_autofree char *tmp_path = g_strconcat (path, ".tmp", NULL);
   const char *argv[] = { "/usr/bin/python3", script, tmp_path, NULL };
   g_autoptr(GError) error = NULL;
@@ -399,9 +402,31 @@ if_model_path (void)
   g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err, &status, &error);
   g_assert_no_error (error);
   if (!g_spawn_check_wait_status (status, &error))
-    g_error ("make-if-model.py failed: %s\n%s", error->message, err);
+    g_error ("%s failed: %s\n%s", script_name, error->message, err);
   g_assert_cmpint (g_rename (tmp_path, path), ==, 0);
   return path;
+}
+
+static char *
+if_model_path (void)
+{
+  return generated_fixture ("make-if-model.py", "if-model.onnx");
+}
+
+static void
+test_weights_only (void)
+{
+  g_autofree char *path = generated_fixture ("make-state-dict.py", "weights.pt");
+  g_autoptr(Run) run = run_graft ("weights-only", (const char *[]) { path, NULL });
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "state"), ==, "model");
+  g_assert_cmpstr (report_get (run, "title"), ==, "weights.pt");
+  g_assert_cmpstr (report_get (run, "sidebar-title"), ==, "weights.pt");
+  g_assert_cmpstr (report_get (run, "no-graph"), ==, "1");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
 }
 
 static void
@@ -707,5 +732,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/view-toggles", test_view_toggles);
   g_test_add_func ("/gui/window/export-picture", test_export_picture);
   g_test_add_func ("/gui/window/recent-models", test_recent_models);
+  g_test_add_func ("/gui/window/weights-only", test_weights_only);
   return g_test_run ();
 }
