@@ -157,8 +157,12 @@ load_zip (const char *path, GCancellable *cancellable, GError **error)
                         "_save_for_lite_interpreter), or export it with torch.onnx.export.");
   if (graft_torch_archive_has (archive, "data.pkl"))
     return load_torch_save (archive, path, error);
+  const char *prefix = graft_torch_archive_get_prefix (archive);
+  if (*prefix == '\0')
+    return unsupported (error, path, "this zip archive is not a PyTorch file (PyTorch archives keep data.pkl, "
+                        "constants.pkl and code/ in one top folder; this one has none)");
   return unsupported (error, path, "this zip archive is not a PyTorch file (no data.pkl, constants.pkl or code/ "
-                      "below its top folder \"%s\")", graft_torch_archive_get_prefix (archive));
+                      "below its top folder \"%s\")", prefix);
 }
 
 /* Legacy torch.save stream: magic, protocol, sys_info, then the object pickle. */

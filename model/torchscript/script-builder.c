@@ -1635,9 +1635,9 @@ eval (Ctx *ctx, ScriptNode *e)
           {
             v = bv_new (BV_CONSTLIST);
             v->items = g_steal_pointer (&items);
-            if (constlist_attribute (v, "probe") != NULL)
+            GraftAttribute *probe = constlist_attribute (v, "probe");
+            if (probe != NULL)
               {
-                GraftAttribute *probe = constlist_attribute (v, "probe");
                 graft_attribute_free (probe);
                 return v;
               }

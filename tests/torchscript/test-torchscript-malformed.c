@@ -357,22 +357,22 @@ test_flipped_archives (void)
   g_assert_cmpuint (ok, >, 0);
 }
 
-/* A TorchScript archive written with libzip (Stored entries). */
+typedef struct {
+  const char *name;
+  const void *data;
+  gsize len;
+} ZipEntry;
+
+/* A zip written with libzip (Stored entries), in a temporary folder. */
 static char *
-make_archive (const char *data_pkl, gsize pkl_len, const char *code)
+make_zip (const char *file_name, const ZipEntry *entries, guint n)
 {
   g_autofree char *dir = g_dir_make_tmp ("graft-ts-XXXXXX", NULL);
-  char *path = g_build_filename (dir, "hostile.pt", NULL);
+  char *path = g_build_filename (dir, file_name, NULL);
   int zerr = 0;
   zip_t *z = zip_open (path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
   g_assert_nonnull (z);
-  struct { const char *name; const void *data; gsize len; } entries[] = {
-    { "hostile/data.pkl", data_pkl, pkl_len },
-    { "hostile/code/__torch__.py", code, strlen (code) },
-    { "hostile/constants.pkl", "\x80\x02).", 4 },
-    { "hostile/version", "3\n", 2 },
-  };
-  for (guint k = 0; k < G_N_ELEMENTS (entries); k++)
+  for (guint k = 0; k < n; k++)
     {
       zip_source_t *s = zip_source_buffer (z, entries[k].data, entries[k].len, 0);
       zip_int64_t i = zip_file_add (z, entries[k].name, s, ZIP_FL_OVERWRITE);
@@ -381,6 +381,19 @@ make_archive (const char *data_pkl, gsize pkl_len, const char *code)
     }
   g_assert_cmpint (zip_close (z), ==, 0);
   return path;
+}
+
+/* A TorchScript archive with one code file. */
+static char *
+make_archive (const char *data_pkl, gsize pkl_len, const char *code)
+{
+  const ZipEntry entries[] = {
+    { "hostile/data.pkl", data_pkl, pkl_len },
+    { "hostile/code/__torch__.py", code, strlen (code) },
+    { "hostile/constants.pkl", "\x80\x02).", 4 },
+    { "hostile/version", "3\n", 2 },
+  };
+  return make_zip ("hostile.pt", entries, G_N_ELEMENTS (entries));
 }
 
 /* __torch__.M object with an empty state */
@@ -468,6 +481,65 @@ test_prefix_not_archive (void)
   remove_temp (path);
 }
 
+static void
+expect_unsupported (const char *path, const char *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_pytorch_file_load (path, NULL, &error);
+  g_assert_null (model);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, message));
+}
+
+static void
+test_recognise_headers (void)
+{
+  guint8 tar[1024] = { 0 };
+  memcpy (tar, "storages", 8);
+  memcpy (tar + 257, "ustar", 5);
+  guint8 flat[64] = { 0x18, 0, 0, 0, 'P', 'T', 'M', 'F' };
+  static const char pickle[] = "\x80\x02}q\x00.";
+  struct { const char *name; const void *data; gsize len; const char *message; } files[] = {
+    { "preview.pt", "PYTORCH1\x00\x00\x00\x00", 12, "preview release" },
+    { "old.tar", tar, sizeof tar, "PyTorch 0.3 and older" },
+    { "mobile.ptl", flat, sizeof flat, "flatbuffer" },
+    { "plain.pkl", pickle, sizeof pickle - 1, "plain Python pickle" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (files); k++)
+    {
+      g_autofree char *path = write_temp (files[k].data, files[k].len, files[k].name);
+      expect_unsupported (path, files[k].message);
+      remove_temp (path);
+    }
+}
+
+static void
+test_recognise_zips (void)
+{
+  static const char empty_dict[] = "\x80\x02}q\x00.";
+  const ZipEntry model_json[] = { { "old/model.json", "{}", 2 }, { "old/tensors/0", "xxxx", 4 } };
+  const ZipEntry pt2_archive[] = { { "m/archive_format", "pt2", 3 }, { "m/models/model.json", "{}", 2 } };
+  const ZipEntry no_tensors[] = { { "archive/data.pkl", empty_dict, sizeof empty_dict - 1 },
+                                  { "archive/version", "3\n", 2 } };
+  const ZipEntry not_torch[] = { { "readme.txt", "hello", 5 } };
+  const ZipEntry no_code[] = { { "m/data.pkl", empty_dict, sizeof empty_dict - 1 },
+                               { "m/constants.pkl", "\x80\x02).", 4 } };
+  struct { const ZipEntry *entries; guint n; const char *message; } zips[] = {
+    { model_json, G_N_ELEMENTS (model_json), "before 1.3 (model.json layout)" },
+    { pt2_archive, G_N_ELEMENTS (pt2_archive), "torch.export ExportedProgram" },
+    { no_tensors, G_N_ELEMENTS (no_tensors), "dict without tensors" },
+    { not_torch, G_N_ELEMENTS (not_torch), "not a PyTorch file" },
+    { no_code, G_N_ELEMENTS (no_code), "has no code/ folder" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (zips); k++)
+    {
+      g_autofree char *path = make_zip ("file.pt", zips[k].entries, zips[k].n);
+      expect_unsupported (path, zips[k].message);
+      remove_temp (path);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -494,6 +566,8 @@ main (int argc, char **argv)
       g_test_add_data_func (name, &code_cases[k], test_code_case);
     }
   g_test_add_func ("/torchscript/archive/prefix", test_prefix_not_archive);
+  g_test_add_func ("/torchscript/recognise/headers", test_recognise_headers);
+  g_test_add_func ("/torchscript/recognise/zips", test_recognise_zips);
   g_test_add_func ("/torchscript/archive/truncated", test_truncated_archives);
   g_test_add_func ("/torchscript/archive/flipped", test_flipped_archives);
   int status = g_test_run ();
