@@ -87,6 +87,15 @@ read_spline (Agedge_t *edge, const boxf *bb, GraftPoint tail, const GraftDotBox 
   spline->tip = tip;
 }
 
+/* Graphviz prints its warnings on stderr; graft-cli promises one line there
+ * on failure and nothing on success, so they go to the debug log. */
+static int
+log_graphviz_message (char *message)
+{
+  g_debug ("Graphviz: %s", message);
+  return 0;
+}
+
 gboolean
 graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
                   const GraftDotEdge *edges, guint n_edges,
@@ -105,7 +114,10 @@ graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
 
   memset (result, 0, sizeof *result);
   if (graphviz_context == NULL)
-    graphviz_context = gvContext ();
+    {
+      agseterrf (log_graphviz_message);
+      graphviz_context = gvContext ();
+    }
 
   graph = agopen ((char *) "g", Agdirected, NULL);
   agattr (graph, AGRAPH, (char *) "rankdir", direction == GRAFT_LAYOUT_DIRECTION_LR ? (char *) "LR" : (char *) "TB");

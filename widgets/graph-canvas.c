@@ -514,8 +514,21 @@ on_drag_update (GtkGestureDrag *gesture, double offset_x, double offset_y, Graft
 static void
 on_motion (GtkEventControllerMotion *controller, double x, double y, GraftGraphCanvas *self)
 {
+  double scene_x, scene_y;
+  GraftSceneHit hit;
+  gboolean clickable = FALSE;
+
   self->pointer_x = x;
   self->pointer_y = y;
+  if (self->scene != NULL)
+    {
+      graft_canvas_viewport_screen_to_scene (self->viewport, x, y, &scene_x, &scene_y);
+      clickable = graft_scene_hit_test (self->scene, scene_x, scene_y,
+                                        CLICK_TOLERANCE_PIXELS / graft_canvas_viewport_get_zoom (self->viewport),
+                                        &hit);
+    }
+  /* A hand over what a click selects or opens. */
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self), clickable ? "pointer" : NULL);
 }
 
 static gboolean
@@ -665,6 +678,16 @@ action_zoom (GtkWidget *widget, const char *action_name, GVariant *parameter)
       if (selection_bounds (self, &rect))
         graft_canvas_viewport_fit (self->viewport, &rect, 4 * FIT_MARGIN, 1.5);
     }
+}
+
+static void
+action_pan (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+  double dx, dy;
+
+  g_variant_get (parameter, "(dd)", &dx, &dy);
+  graft_canvas_viewport_pan (self->viewport, dx, dy);
 }
 
 static void
@@ -862,6 +885,8 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   gtk_widget_class_install_action (widget_class, "canvas.expand-all", NULL, action_expansion);
   gtk_widget_class_install_action (widget_class, "canvas.collapse-all", NULL, action_expansion);
   gtk_widget_class_install_action (widget_class, "canvas.cancel-layout", NULL, action_cancel_layout);
+  /* Content moves by (dx, dy) pixels, as a drag would move it. */
+  gtk_widget_class_install_action (widget_class, "canvas.pan", "(dd)", action_pan);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK, "canvas.zoom-in", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK, "canvas.zoom-in", NULL);
@@ -872,6 +897,10 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_CONTROL_MASK, "canvas.zoom-reset", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_period, 0, "canvas.zoom-selection", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "canvas.cancel-layout", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, 0, "canvas.pan", "(dd)", 80.0, 0.0);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, 0, "canvas.pan", "(dd)", -80.0, 0.0);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "canvas.pan", "(dd)", 0.0, 80.0);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "canvas.pan", "(dd)", 0.0, -80.0);
 
   gtk_widget_class_set_css_name (widget_class, "graph-canvas");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);

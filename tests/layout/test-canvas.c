@@ -155,6 +155,7 @@ test_canvas_sample (void)
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.zoom-in", NULL));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.zoom-out", NULL));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.zoom-reset", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.pan", "(dd)", 40.0, -20.0));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.collapse-all", NULL));
   wait_until_idle (fixture.canvas);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.expand-all", NULL));
