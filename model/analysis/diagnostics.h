@@ -11,14 +11,17 @@
  *                           token inputs) (warning)
  *   baked-shape-constant    a shape constant holding an input dim's traced
  *                           value (warning)
+ *   trace-*                 (below) are warnings when the module may be a
+ *                           trace (no prim::If/Loop); in scripted modules
+ *                           notes, or warnings with onnx_export_target
  *   trace-python-number     TorchScript: a tensor turned into a Python
- *                           number (aten::item/Int/Float...) (warning)
+ *                           number (aten::item/Int/Float...)
  *   trace-frozen-size       TorchScript: a constant size list with a fixed
- *                           leading dim in view/reshape/expand... (warning)
+ *                           leading dim in view/reshape/expand...
  *   trace-shape-inplace     TorchScript: an in-place op on a value derived
- *                           from a shape (warning)
+ *                           from a shape
  *   trace-flattened-control-flow  TorchScript: aten::Bool/is_nonzero, a branch
- *                           on data decided once at trace time (warning)
+ *                           on data decided once at trace time
  *   control-flow            TorchScript prim::If/prim::Loop (info; warning
  *                           when the target is ONNX export)
  */

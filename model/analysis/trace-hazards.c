@@ -55,6 +55,10 @@ size_list (GraftNode *node)
 typedef struct {
   const GraftLintOptions *options;
   GPtrArray *list;
+  /* Severity of the trace-* rules: a module with prim::If/Loop was
+   * scripted, and these patterns only bite if it is traced or exported. */
+  GraftSeverity hazard;
+  const char *context;
 } HazardCheck;
 
 static void
@@ -70,10 +74,10 @@ check_size_list (HazardCheck *check, GraftNode *node)
    * what a traced x.size(0) leaves behind. */
   if (first < 2)
     return;
-  graft_diagnostic_add (check->list, "trace-frozen-size", GRAFT_SEVERITY_WARNING, node, NULL,
-                        "%s has the constant size list with leading dim %" G_GINT64_FORMAT ": if that came from "
+  graft_diagnostic_add (check->list, "trace-frozen-size", check->hazard, node, NULL,
+                        "%s%s has the constant size list with leading dim %" G_GINT64_FORMAT ": if that came from "
                         "x.size(0), .item() or numpy at trace time, the traced graph only works for that size; "
-                        "use -1 there, or script the module", node->op, first);
+                        "use -1 there, or script the module", check->context, node->op, first);
 }
 
 static void
@@ -95,36 +99,51 @@ check_node (GraftNode *node, gpointer user_data)
     }
   if (op_in (node, python_number_ops) && !(node->inputs->len > 0 && derived_from_shape (g_ptr_array_index (node->inputs, 0), 0)))
     {
-      graft_diagnostic_add (check->list, "trace-python-number", GRAFT_SEVERITY_WARNING, node, NULL,
-                            "%s turns a tensor into a Python number: in a trace, any Python arithmetic on it was "
+      graft_diagnostic_add (check->list, "trace-python-number", check->hazard, node, NULL,
+                            "%s%s turns a tensor into a Python number: in a trace, any Python arithmetic on it was "
                             "done once and frozen as a constant; keep the computation in tensors, or script it",
-                            node->op);
+                            check->context, node->op);
       return;
     }
   if (node->op == g_intern_static_string ("aten::Bool") || node->op == g_intern_static_string ("aten::is_nonzero"))
     {
-      graft_diagnostic_add (check->list, "trace-flattened-control-flow", GRAFT_SEVERITY_WARNING, node, NULL,
-                            "%s decides a branch on tensor data: a trace records only the branch taken for the "
-                            "example input; use torch.where, or script the module", node->op);
+      graft_diagnostic_add (check->list, "trace-flattened-control-flow", check->hazard, node, NULL,
+                            "%s%s decides a branch on tensor data: a trace records only the branch taken for the "
+                            "example input; use torch.where, or script the module", check->context, node->op);
       return;
     }
   if (node->domain == g_intern_static_string ("aten") && len > 1 && node->op_type[len - 1] == '_'
       && node->op_type[len - 2] != '_' && node->inputs->len > 0
       && derived_from_shape (g_ptr_array_index (node->inputs, 0), 0))
     {
-      graft_diagnostic_add (check->list, "trace-shape-inplace", GRAFT_SEVERITY_WARNING, node, NULL,
-                            "%s modifies in place a value computed from a shape: the trace may record the size as "
-                            "a constant and the update may be lost; use the out-of-place op", node->op);
+      graft_diagnostic_add (check->list, "trace-shape-inplace", check->hazard, node, NULL,
+                            "%s%s modifies in place a value computed from a shape: the trace may record the size as "
+                            "a constant and the update may be lost; use the out-of-place op", check->context, node->op);
       return;
     }
   if (op_in (node, size_taking_ops))
     check_size_list (check, node);
 }
 
+static void
+find_control_flow (GraftNode *node, gpointer user_data)
+{
+  if (node->op == g_intern_static_string ("prim::If") || node->op == g_intern_static_string ("prim::Loop"))
+    *(gboolean *) user_data = TRUE;
+}
+
 void
 graft_check_trace_hazards (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
-  HazardCheck check = { options, list };
+  HazardCheck check = { options, list, GRAFT_SEVERITY_WARNING, "" };
+  gboolean scripted = FALSE;
+
+  graft_graph_foreach_node_recursive (graft_model_get_graph (model), find_control_flow, &scripted);
+  if (scripted)
+    {
+      check.hazard = options->onnx_export_target ? GRAFT_SEVERITY_WARNING : GRAFT_SEVERITY_INFO;
+      check.context = "if this module is traced or exported to ONNX: ";
+    }
 
   graft_graph_foreach_node_recursive (graft_model_get_graph (model), check_node, &check);
 }

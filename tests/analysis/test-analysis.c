@@ -236,6 +236,7 @@ test_torchscript_rules (void)
   gint64 sizes[] = { 2, -1 };
   g_autoptr(GPtrArray) diagnostics = NULL;
   g_autoptr(GPtrArray) export_diagnostics = NULL;
+  g_autoptr(GPtrArray) scripted = NULL;
   GraftLintOptions export_target = { TRUE };
 
   x->kind = GRAFT_VALUE_TENSOR;
@@ -246,24 +247,32 @@ test_torchscript_rules (void)
   flag = add_node (graph, "aten", "Bool", "branch", x, NULL);
   view = add_node (graph, "aten", "view", "flatten", x, NULL);
   graft_node_add_attribute (view->producer, graft_attribute_new_ints ("size", sizes, 2));
-  iff = graft_graph_add_node (graph, "prim", "If", "if");
-  graft_node_add_input (iff, flag);
   graft_graph_add_output (graph, view);
   graft_model_set_graph (model, graph);
   (void) item;
 
+  /* No control flow: this may be a trace, so the trace rules warn. */
   diagnostics = graft_lint_model (model, NULL);
-  g_assert_nonnull (find (diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING));
   g_assert_cmpstr (find (diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING)->node_name, ==, "item");
   g_assert_cmpstr (find (diagnostics, "trace-shape-inplace", GRAFT_SEVERITY_WARNING)->node_name, ==, "bump");
   g_assert_cmpstr (find (diagnostics, "trace-flattened-control-flow", GRAFT_SEVERITY_WARNING)->node_name, ==, "branch");
   g_assert_cmpstr (find (diagnostics, "trace-frozen-size", GRAFT_SEVERITY_WARNING)->node_name, ==, "flatten");
-  g_assert_nonnull (find (diagnostics, "control-flow", GRAFT_SEVERITY_INFO));
   g_assert_false (graft_diagnostics_have_errors (diagnostics));
+
+  /* prim::If: the module was scripted; the same patterns are notes, and
+   * warnings again when it is meant for ONNX export. */
+  iff = graft_graph_add_node (graph, "prim", "If", "if");
+  graft_node_add_input (iff, flag);
+  scripted = graft_lint_model (model, NULL);
+  g_assert_nonnull (find (scripted, "control-flow", GRAFT_SEVERITY_INFO));
+  g_assert_nonnull (find (scripted, "trace-python-number", GRAFT_SEVERITY_INFO));
+  g_assert_null (find (scripted, "trace-python-number", GRAFT_SEVERITY_WARNING));
+  g_assert_nonnull (strstr (find (scripted, "trace-python-number", GRAFT_SEVERITY_INFO)->message, "if this module is traced"));
 
   export_diagnostics = graft_lint_model (model, &export_target);
   g_assert_nonnull (find (export_diagnostics, "control-flow", GRAFT_SEVERITY_WARNING));
   g_assert_null (find (export_diagnostics, "control-flow", GRAFT_SEVERITY_INFO));
+  g_assert_nonnull (find (export_diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING));
 }
 
 int

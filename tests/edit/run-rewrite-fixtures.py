@@ -5,7 +5,7 @@ Usage: run-rewrite-fixtures.py GRAFT_CLI
 
 Fixtures come from tests/fixtures/make-rewrite-fixtures.py (torchvision
 resnet18 and a traced x.view(x.size(0), -1) module exported with a static
-batch of 2, and a model with a com.example op). For each: the expected lint
+batch of 2, and a model with a com.example op; TorchScript traces). For each: the expected lint
 diagnostics; `graft-cli edit --dynamic x:0=batch`; the saved model passes
 onnx.checker and strict onnx shape inference; onnxruntime-node and Graft's
 runtime run it with batch 4 and match PyTorch's batch-4 output. Prints TAP.
@@ -100,6 +100,18 @@ def check_saved(name, path):
     ok = dim0.dim_param == "batch" and not out0.HasField("dim_value")
     return tap(ok, f"{name}: edited model passes onnx.checker and strict shape inference; x dim 0 = "
                f"{dim0.dim_param or dim0.dim_value}, output dim 0 = {out0.dim_param or out0.dim_value or '?'}")
+
+
+def check_traces(cli):
+    code, diagnostics, err = lint(cli, os.path.join(FIXTURES, "frozen-b2.pt"))
+    frozen = [d for d in diagnostics or [] if d["rule"] == "trace-frozen-size" and d["severity"] == "warning"
+              and "leading dim 2" in d["message"]]
+    tap(code == 0 and len(frozen) == 1, "frozen-b2.pt: lint flags the view size frozen by int(x.size(0)) in a trace",
+        err + json.dumps(diagnostics))
+    code, diagnostics, err = lint(cli, os.path.join(FIXTURES, "view-b2.pt"))
+    hazards = [d for d in diagnostics or [] if d["rule"].startswith("trace-")]
+    tap(diagnostics is not None and not hazards, "view-b2.pt: a trace that kept x.size(0) dynamic has no trace hazards",
+        err + json.dumps(hazards))
 
 
 def check_cli_errors(cli):
@@ -199,6 +211,7 @@ def main():
                 y = np.load(os.path.join(graft_dir + "-random", sorted(os.listdir(graft_dir + "-random"))[0]))
                 ok = y.shape[0] == 4
             tap(ok, f"{name}: graft-cli run --random --dim batch=4", result.stdout + result.stderr)
+    check_traces(cli)
     check_cli_errors(cli)
     print(f"1..{count}")
 
