@@ -158,12 +158,12 @@ f32_chunk (gint64 index, gpointer data)
   const float *in = job->in;
   float *out = job->out;
 
+  if (in != out && (job->func == f_relu || job->func == f_relu6))
+    memcpy (out + start, in + start, (end - start) * sizeof (float));
   if (job->func == f_relu)
-    for (gint64 i = start; i < end; i++)
-      out[i] = in[i] > 0 ? in[i] : 0;
+    graft_f32_clamp (out + start, end - start, 0, INFINITY);
   else if (job->func == f_relu6)
-    for (gint64 i = start; i < end; i++)
-      out[i] = in[i] < 0 ? 0 : in[i] > 6 ? 6 : in[i];
+    graft_f32_clamp (out + start, end - start, 0, 6);
   else if (job->func == f_sigmoid)
     for (gint64 i = start; i < end; i++)
       out[i] = 1.0f / (1.0f + expf (-in[i]));
@@ -303,13 +303,10 @@ kernel_clip (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (x->dtype == GRAFT_DTYPE_FLOAT32)
     {
-      const float *in = x->data;
       float *out = y->data, flo = lo, fhi = hi;
-      for (gint64 i = 0; i < x->numel; i++)
-        {
-          float v = in[i];
-          out[i] = v < flo ? flo : v > fhi ? fhi : v;
-        }
+      if (y != x)
+        memcpy (out, x->data, x->nbytes);
+      graft_f32_clamp (out, x->numel, flo, fhi);
     }
   else if (graft_dtype_is_integer (x->dtype))
     {
