@@ -1,5 +1,6 @@
 #include "onnx/wire.h"
 #include "loader.h"
+#include "onnx.pb-c.h"
 
 #include <string.h>
 
@@ -11,144 +12,6 @@
 #define WIRE_FIXED64 1
 #define WIRE_LEN 2
 #define WIRE_FIXED32 5
-
-/* The ONNX messages that contain other messages. Only these are walked;
- * every other length-delimited field is copied as it is. */
-typedef enum {
-  MSG_NONE = 0,
-  MSG_MODEL,
-  MSG_GRAPH,
-  MSG_NODE,
-  MSG_ATTRIBUTE,
-  MSG_TENSOR,
-  MSG_SPARSE_TENSOR,
-  MSG_VALUE_INFO,
-  MSG_TYPE,
-  MSG_TYPE_TENSOR,      /* TypeProto.Tensor and TypeProto.SparseTensor */
-  MSG_TYPE_ELEMENT,     /* TypeProto.Sequence and TypeProto.Optional */
-  MSG_TYPE_MAP,
-  MSG_SHAPE,
-  MSG_LEAF,             /* known message without nested messages */
-  MSG_TRAINING_INFO,
-  MSG_TENSOR_ANNOTATION,
-  MSG_FUNCTION,
-} MessageKind;
-
-static const char *const message_names[] = {
-  [MSG_NONE] = "?",
-  [MSG_MODEL] = "ModelProto",
-  [MSG_GRAPH] = "GraphProto",
-  [MSG_NODE] = "NodeProto",
-  [MSG_ATTRIBUTE] = "AttributeProto",
-  [MSG_TENSOR] = "TensorProto",
-  [MSG_SPARSE_TENSOR] = "SparseTensorProto",
-  [MSG_VALUE_INFO] = "ValueInfoProto",
-  [MSG_TYPE] = "TypeProto",
-  [MSG_TYPE_TENSOR] = "TypeProto.Tensor",
-  [MSG_TYPE_ELEMENT] = "TypeProto.Sequence",
-  [MSG_TYPE_MAP] = "TypeProto.Map",
-  [MSG_SHAPE] = "TensorShapeProto",
-  [MSG_LEAF] = "message",
-  [MSG_TRAINING_INFO] = "TrainingInfoProto",
-  [MSG_TENSOR_ANNOTATION] = "TensorAnnotation",
-  [MSG_FUNCTION] = "FunctionProto",
-};
-
-static MessageKind
-child_kind (MessageKind parent, guint32 field)
-{
-  switch (parent)
-    {
-    case MSG_MODEL:
-      switch (field)
-        {
-        case 7: return MSG_GRAPH;
-        case 8: case 14: return MSG_LEAF;      /* opset_import, metadata_props */
-        case 20: return MSG_TRAINING_INFO;
-        case 25: return MSG_FUNCTION;
-        }
-      break;
-    case MSG_GRAPH:
-      switch (field)
-        {
-        case 1: return MSG_NODE;
-        case 5: return MSG_TENSOR;
-        case 15: return MSG_SPARSE_TENSOR;
-        case 11: case 12: case 13: return MSG_VALUE_INFO;
-        case 14: return MSG_TENSOR_ANNOTATION;
-        }
-      break;
-    case MSG_NODE:
-      if (field == 5)
-        return MSG_ATTRIBUTE;
-      break;
-    case MSG_ATTRIBUTE:
-      switch (field)
-        {
-        case 5: case 10: return MSG_TENSOR;
-        case 6: case 11: return MSG_GRAPH;
-        case 22: case 23: return MSG_SPARSE_TENSOR;
-        case 14: case 15: return MSG_TYPE;
-        }
-      break;
-    case MSG_TENSOR:
-      if (field == 3 || field == 13)           /* segment, external_data */
-        return MSG_LEAF;
-      break;
-    case MSG_SPARSE_TENSOR:
-      if (field == 1 || field == 2)
-        return MSG_TENSOR;
-      break;
-    case MSG_VALUE_INFO:
-      if (field == 2)
-        return MSG_TYPE;
-      break;
-    case MSG_TYPE:
-      switch (field)
-        {
-        case 1: case 8: return MSG_TYPE_TENSOR;
-        case 4: case 9: return MSG_TYPE_ELEMENT;
-        case 5: return MSG_TYPE_MAP;
-        }
-      break;
-    case MSG_TYPE_TENSOR:
-      if (field == 2)
-        return MSG_SHAPE;
-      break;
-    case MSG_TYPE_ELEMENT:
-      if (field == 1)
-        return MSG_TYPE;
-      break;
-    case MSG_TYPE_MAP:
-      if (field == 2)
-        return MSG_TYPE;
-      break;
-    case MSG_SHAPE:
-      if (field == 1)
-        return MSG_LEAF;                       /* Dimension */
-      break;
-    case MSG_TRAINING_INFO:
-      if (field == 1 || field == 2)
-        return MSG_GRAPH;
-      if (field == 3 || field == 4)
-        return MSG_LEAF;
-      break;
-    case MSG_TENSOR_ANNOTATION:
-      if (field == 2)
-        return MSG_LEAF;
-      break;
-    case MSG_FUNCTION:
-      if (field == 7)
-        return MSG_NODE;
-      if (field == 9)
-        return MSG_LEAF;
-      break;
-    case MSG_NONE:
-    case MSG_LEAF:
-      break;
-    }
-  return MSG_NONE;
-}
 
 typedef struct {
   const guint8 *data;
@@ -211,11 +74,12 @@ patch_varint (guint8 *dest, guint width, guint64 value)
 }
 
 static gboolean
-fail (GError **error, GraftModelError code, gsize offset, MessageKind kind, const char *format, ...)
-  G_GNUC_PRINTF (5, 6);
+fail (GError **error, GraftModelError code, gsize offset, const ProtobufCMessageDescriptor *message,
+      const char *format, ...) G_GNUC_PRINTF (5, 6);
 
 static gboolean
-fail (GError **error, GraftModelError code, gsize offset, MessageKind kind, const char *format, ...)
+fail (GError **error, GraftModelError code, gsize offset, const ProtobufCMessageDescriptor *message,
+      const char *format, ...)
 {
   va_list args;
   g_autofree char *detail = NULL;
@@ -224,17 +88,60 @@ fail (GError **error, GraftModelError code, gsize offset, MessageKind kind, cons
   detail = g_strdup_vprintf (format, args);
   va_end (args);
   g_set_error (error, GRAFT_MODEL_ERROR, code, "invalid protobuf at byte %" G_GSIZE_FORMAT " (in %s): %s",
-               offset, message_names[kind], detail);
+               offset, message->short_name, detail);
   return FALSE;
 }
 
+/* The wire types protobuf-c accepts for a known field. */
 static gboolean
-walk_message (Walker *walker, MessageKind kind, gsize pos, gsize end, guint depth, GError **error)
+wire_type_fits (const ProtobufCFieldDescriptor *field, guint wire_type)
+{
+  gboolean packable = field->label == PROTOBUF_C_LABEL_REPEATED;
+
+  switch (field->type)
+    {
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_MESSAGE:
+      return wire_type == WIRE_LEN;
+    case PROTOBUF_C_TYPE_FLOAT:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+      return wire_type == WIRE_FIXED32 || (packable && wire_type == WIRE_LEN);
+    case PROTOBUF_C_TYPE_DOUBLE:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+      return wire_type == WIRE_FIXED64 || (packable && wire_type == WIRE_LEN);
+    default:
+      return wire_type == WIRE_VARINT || (packable && wire_type == WIRE_LEN);
+    }
+}
+
+/* "'initializer'" for a schema field, "17" for an unknown one. */
+static const char *
+field_label (const ProtobufCFieldDescriptor *field, guint32 number, char buffer[64])
+{
+  if (field != NULL)
+    g_snprintf (buffer, 64, "'%s'", field->name);
+  else
+    g_snprintf (buffer, 64, "%u", number);
+  return buffer;
+}
+
+static const char *const wire_type_names[] = {
+  "varint", "64-bit", "length-delimited", "group start", "group end", "32-bit", "6", "7",
+};
+
+static gboolean
+walk_message (Walker *walker, const ProtobufCMessageDescriptor *message, gsize pos, gsize end, guint depth,
+              GError **error)
 {
   const guint8 *data = walker->data;
+  gboolean at_file_end = end == walker->length;
+  GraftModelError cut = at_file_end ? GRAFT_MODEL_ERROR_TRUNCATED : GRAFT_MODEL_ERROR_MALFORMED;
 
   if (depth > GRAFT_ONNX_WIRE_MAX_DEPTH)
-    return fail (error, GRAFT_MODEL_ERROR_UNSAFE, pos, kind,
+    return fail (error, GRAFT_MODEL_ERROR_UNSAFE, pos, message,
                  "messages are nested more than %d levels deep", GRAFT_ONNX_WIRE_MAX_DEPTH);
 
   while (pos < end)
@@ -242,37 +149,37 @@ walk_message (Walker *walker, MessageKind kind, gsize pos, gsize end, guint dept
       gsize field_start = pos;
       guint64 tag, value;
       guint width = read_varint (data, pos, end, 5, &tag);
+      const ProtobufCFieldDescriptor *field;
+      guint32 number;
+      guint wire_type;
+      char label[64];
 
       if (width == 0 || tag > G_MAXUINT32)
-        return fail (error, end == walker->length ? GRAFT_MODEL_ERROR_TRUNCATED : GRAFT_MODEL_ERROR_MALFORMED,
-                     pos, kind, "unreadable field tag");
+        return fail (error, cut, pos, message, "unreadable field tag");
       pos += width;
-
-      guint32 field = (guint32) (tag >> 3);
-      guint wire_type = tag & 7;
-      MessageKind child = child_kind (kind, field);
-
-      if (field == 0)
-        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, kind, "field number 0");
-      if (child != MSG_NONE && wire_type != WIRE_LEN)
-        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, kind,
-                     "field %u must be a nested message but has wire type %u", field, wire_type);
+      number = (guint32) (tag >> 3);
+      wire_type = tag & 7;
+      if (number == 0)
+        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, message, "field number 0");
+      field = protobuf_c_message_descriptor_get_field (message, number);
+      if (field != NULL && !wire_type_fits (field, wire_type))
+        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, message,
+                     "field '%s' has wire type %s, which does not fit its type", field->name,
+                     wire_type_names[wire_type]);
 
       switch (wire_type)
         {
         case WIRE_VARINT:
           width = read_varint (data, pos, end, 10, &value);
           if (width == 0)
-            return fail (error, end == walker->length ? GRAFT_MODEL_ERROR_TRUNCATED : GRAFT_MODEL_ERROR_MALFORMED,
-                         pos, kind, "field %u: unterminated varint", field);
+            return fail (error, cut, pos, message, "field %s: unterminated varint", field_label (field, number, label));
           pos += width;
           break;
         case WIRE_FIXED64:
         case WIRE_FIXED32:
           width = wire_type == WIRE_FIXED64 ? 8 : 4;
           if (end - pos < width)
-            return fail (error, end == walker->length ? GRAFT_MODEL_ERROR_TRUNCATED : GRAFT_MODEL_ERROR_MALFORMED,
-                         pos, kind, "field %u: %u-byte value cut off", field, width);
+            return fail (error, cut, pos, message, "field %s: %u-byte value cut off", field_label (field, number, label), width);
           pos += width;
           break;
         case WIRE_LEN:
@@ -280,21 +187,21 @@ walk_message (Walker *walker, MessageKind kind, gsize pos, gsize end, guint dept
             guint len_width = read_varint (data, pos, end, 5, &value);
 
             if (len_width == 0 || value > G_MAXINT32)
-              return fail (error, GRAFT_MODEL_ERROR_MALFORMED, pos, kind,
-                           "field %u: unreadable or absurd length", field);
+              return fail (error, GRAFT_MODEL_ERROR_MALFORMED, pos, message,
+                           "field %s: unreadable or absurd length", field_label (field, number, label));
             pos += len_width;
             if (value > end - pos)
               {
-                if (end == walker->length)
-                  return fail (error, GRAFT_MODEL_ERROR_TRUNCATED, field_start, kind,
-                               "field %u declares %" G_GUINT64_FORMAT " bytes but the file ends after %" G_GSIZE_FORMAT,
-                               field, value, end - pos);
-                return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, kind,
-                             "field %u declares %" G_GUINT64_FORMAT " bytes but its enclosing message has only %" G_GSIZE_FORMAT " left",
-                             field, value, end - pos);
+                if (at_file_end)
+                  return fail (error, GRAFT_MODEL_ERROR_TRUNCATED, field_start, message,
+                               "field %s declares %" G_GUINT64_FORMAT " bytes but the file ends after %" G_GSIZE_FORMAT,
+                               field_label (field, number, label), value, end - pos);
+                return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, message,
+                             "field %s declares %" G_GUINT64_FORMAT " bytes but its enclosing message has only %" G_GSIZE_FORMAT " left",
+                             field_label (field, number, label), value, end - pos);
               }
 
-            if (kind == MSG_TENSOR && field == 9 && value >= walker->min_strip)
+            if (message == &onnx__tensor_proto__descriptor && number == 9 && value >= walker->min_strip)
               {
                 GraftOnnxSlice slice = { pos, value };
                 guint64 index = walker->slices->len;
@@ -308,16 +215,15 @@ walk_message (Walker *walker, MessageKind kind, gsize pos, gsize end, guint dept
                 pos += value;
                 continue;
               }
-            if (child != MSG_NONE)
+            if (field != NULL && field->type == PROTOBUF_C_TYPE_MESSAGE)
               {
-                gsize prefix_at;
-                gsize body_start;
+                gsize prefix_at, body_start;
 
                 g_byte_array_append (walker->out, data + field_start, pos - len_width - field_start);
                 prefix_at = walker->out->len;
                 g_byte_array_set_size (walker->out, prefix_at + len_width);
                 body_start = walker->out->len;
-                if (!walk_message (walker, child, pos, pos + value, depth + 1, error))
+                if (!walk_message (walker, field->descriptor, pos, pos + value, depth + 1, error))
                   return FALSE;
                 patch_varint (walker->out->data + prefix_at, len_width, walker->out->len - body_start);
                 pos += value;
@@ -327,12 +233,13 @@ walk_message (Walker *walker, MessageKind kind, gsize pos, gsize end, guint dept
           }
           break;
         default:
-          return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, kind,
-                       "field %u has wire type %u, which ONNX never uses", field, wire_type);
+          return fail (error, GRAFT_MODEL_ERROR_MALFORMED, field_start, message,
+                       "field %u has wire type %u (%s), which ONNX never uses", number, wire_type,
+                       wire_type_names[wire_type]);
         }
 
       /* A marker already in the file would alias our slice table. */
-      if (field == MARKER_FIELD)
+      if (number == MARKER_FIELD)
         continue;
       g_byte_array_append (walker->out, data + field_start, pos - field_start);
     }
@@ -345,7 +252,7 @@ graft_onnx_wire_strip (const guint8 *data, gsize length, gsize min_strip, GArray
   Walker walker = { data, length, MAX (min_strip, 16), NULL, slices };
 
   walker.out = g_byte_array_new ();
-  if (!walk_message (&walker, MSG_MODEL, 0, length, 0, error))
+  if (!walk_message (&walker, &onnx__model_proto__descriptor, 0, length, 0, error))
     {
       g_byte_array_unref (walker.out);
       return NULL;

@@ -2,8 +2,9 @@
  *
  * protobuf-c copies every `bytes` field while unpacking, which would double
  * the memory of a model whose weights are TensorProto.raw_data. This pass
- * checks the wire format of every message the ONNX schema nests (lengths,
- * varints, wire types, nesting depth) and writes a copy of the message in
+ * checks the wire format of every message (lengths, varints, the wire type
+ * of every field the schema knows, nesting depth), guided by protobuf-c's
+ * generated descriptors, and writes a copy of the message in
  * which large raw_data fields are replaced by a small marker field that
  * indexes a table of (offset, length) slices of the original buffer. The
  * reader then wraps those slices of the mapped file instead of copying.

@@ -214,6 +214,16 @@ test_huge_lengths (void)
   /* a known message field with the wrong wire type, and wire type 3 */
   assert_refused ("\x3d\x00\x00\x00\x00", 5, NULL, GRAFT_MODEL_ERROR_MALFORMED);
   assert_refused ("\x0b\x0c", 2, NULL, GRAFT_MODEL_ERROR_MALFORMED);
+
+  /* a string field (NodeProto.name) sent as a varint, two levels down */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GraftModel) model = read_bytes ("\x3a\x04\x0a\x02\x18\x05\x42\x02\x10\x11", 10, NULL, &error);
+
+    g_assert_null (model);
+    g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED);
+    g_assert_nonnull (strstr (error->message, "byte 4 (in NodeProto): field 'name' has wire type varint"));
+  }
 }
 
 /* TypeProto.sequence_type.elem_type... nested depth times in a graph input. */
