@@ -2429,6 +2429,16 @@ run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
       add_graph_outputs (&ctx, ctx.ret, forward->line);
       bv_unref (ctx.ret);
     }
+  /* Output types from forward's return annotation. */
+  g_autofree char *returns = forward->b ? type_of (forward->b) : NULL;
+  for (guint k = 0; returns && k < b->root->outputs->len; k++)
+    {
+      GraftValue *out = g_ptr_array_index (b->root->outputs, k);
+      g_autofree char *type = b->root->outputs->len == 1 && !g_str_has_prefix (returns, "Tuple[")
+                              ? g_strdup (returns) : element_type (returns, k);
+      if (type && out->type_string == NULL)
+        set_value_type (out, type);
+    }
   return !(b->error && *b->error);
 }
 

@@ -146,6 +146,14 @@ test_fixture (gconstpointer data)
       g_assert_cmpstr (graft_dtype_to_string (t->dtype), ==, dtype);
       g_assert_nonnull (t->data);
       g_assert_cmpuint (g_bytes_get_size (t->data), ==, graft_tensor_get_nbytes (t));
+      /* the values, read through the slice of the mapped file */
+      JsonArray *first = json_object_get_array_member (p, "first");
+      for (guint e = 0; e < json_array_get_length (first); e++)
+        g_assert_cmpfloat_with_epsilon (graft_tensor_get_element_as_double (t, e),
+                                        json_array_get_double_element (first, e), 1e-6);
+      if (graft_tensor_get_numel (t) > 0)
+        g_assert_cmpfloat_with_epsilon (graft_tensor_get_element_as_double (t, graft_tensor_get_numel (t) - 1),
+                                        json_object_get_double_member (p, "last"), 1e-6);
     }
 
   /* groups: module paths with their class names */
