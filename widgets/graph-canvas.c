@@ -11,7 +11,7 @@
 #define ZOOM_STEP 1.25
 #define FIT_MARGIN 24.0
 /* The first view of a big graph stays readable instead of fitting it all. */
-#define FIRST_VIEW_MIN_ZOOM 0.6
+#define FIRST_VIEW_MIN_ZOOM 0.9
 #define CLICK_TOLERANCE_PIXELS 4.0
 
 struct _GraftGraphCanvas {
