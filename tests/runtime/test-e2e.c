@@ -1,0 +1,103 @@
+/* End to end: torchvision ResNet-18 and MobileNetV2 exported to ONNX
+ * (random weights, tests/fixtures/make-onnx-models.py) run in Graft and in
+ * onnxruntime-node (tests/runtime/ort-run.mjs) on the same .npy input; the
+ * outputs must agree to 1e-4 of the output's largest magnitude. A missing
+ * Python module, node or onnxruntime-node fails the test. */
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include "loader.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+
+static char *models_dir;
+
+static gboolean
+spawn (const char *const *argv, GError **error)
+{
+  int status;
+  g_autofree char *err = NULL;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                     &err, &status, error))
+    return FALSE;
+  if (!g_spawn_check_wait_status (status, error))
+    {
+      g_prefix_error (error, "%s: %s: ", argv[0], err ? err : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+compare_with_ort (gconstpointer data)
+{
+  const char *name = data;
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
+  g_autofree char *tmp = g_dir_make_tmp ("graft-e2e-XXXXXX", NULL);
+  g_autofree char *input_path = g_build_filename (tmp, "input.npy", NULL);
+  g_autofree char *ort_dir = g_build_filename (tmp, "ort", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.mjs", NULL);
+  g_autoptr(GError) error = NULL;
+
+  gint64 dims[] = { 2, 3, 224, 224 };
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
+  for (gint64 i = 0; i < x->numel; i++)
+    ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  g_assert_true (graft_npy_write (input_path, x, &error));
+
+  g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
+  const char *argv[] = { "node", script, model_path, "--input", feed, "-o", ort_dir, NULL };
+  g_assert_true (spawn (argv, &error));
+  g_assert_no_error (error);
+  g_autofree char *ort_out = g_build_filename (ort_dir, "output.npy", NULL);
+  g_autoptr(GraftRtTensor) want = graft_npy_read (ort_out, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, 2);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftRtTensor *got = outs->pdata[0];
+  g_assert_true (graft_rt_tensor_same_shape (got, want));
+  double max_ref = 0, max_diff = 0;
+  for (gint64 i = 0; i < want->numel; i++)
+    {
+      double a = ((float *) got->data)[i], b = ((float *) want->data)[i];
+      max_ref = MAX (max_ref, fabs (b));
+      max_diff = MAX (max_diff, fabs (a - b));
+    }
+  g_test_message ("%s: max |graft - onnxruntime| = %g, max |onnxruntime| = %g", name, max_diff, max_ref);
+  g_assert_cmpfloat (max_ref, >, 0);
+  g_assert_cmpfloat (max_diff, <=, 1e-4 * max_ref);
+
+  g_remove (ort_out);
+  g_rmdir (ort_dir);
+  g_remove (input_path);
+  g_rmdir (tmp);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_test_init (&argc, &argv, NULL);
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  models_dir = g_build_filename (src, "tests", "fixtures-generated", "models", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "fixtures", "make-onnx-models.py", NULL);
+  const char *gen[] = { "/usr/bin/python3", script, models_dir, "resnet18", "mobilenet_v2", NULL };
+  if (!spawn (gen, &error))
+    {
+      g_printerr ("cannot generate the models: %s\n", error->message);
+      return 1;
+    }
+  g_test_add_data_func ("/e2e/resnet18-vs-onnxruntime", "resnet18", compare_with_ort);
+  g_test_add_data_func ("/e2e/mobilenet_v2-vs-onnxruntime", "mobilenet_v2", compare_with_ort);
+  return g_test_run ();
+}

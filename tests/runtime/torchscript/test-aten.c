@@ -1,0 +1,230 @@
+/* TorchScript fixtures run by Graft's runtime against PyTorch's outputs.
+ *
+ * tests/fixtures/make-torchscript-fixtures.py writes the archives,
+ * tests/fixtures/make-torchscript-outputs.py the seeded inputs and
+ * torch.jit.load(f)(*inputs) outputs as .npy files with a manifest. Each
+ * fixture is loaded with graft_model_load, run with graft_runtime_run and
+ * every output compared: max |graft - torch| <= 1e-4 * max |torch|.
+ *
+ * test-aten --dump FILE.pt prints the loaded graph (ops, inputs,
+ * attributes, blocks), which is what the aten kernels have to read. */
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "loader.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+#include "../../onnx/fixtures.h"
+
+static char *fixture_dir;
+static char *io_dir;
+
+static void
+generate (void)
+{
+  if (io_dir)
+    return;
+  fixture_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+                                              "tests/fixtures-generated/torchscript", NULL);
+  g_autofree char *out = graft_test_source_path ("tests/fixtures-generated/torchscript-io");
+  g_autofree char *script = graft_test_source_path ("tests/fixtures/make-torchscript-outputs.py");
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+  const char *argv[] = { "/usr/bin/python3", script, fixture_dir, out, NULL };
+  g_autofree char *err_text = NULL;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err_text, &status, &error) ||
+      !g_spawn_check_wait_status (status, &error))
+    g_error ("make-torchscript-outputs.py failed: %s\n%s", error->message, err_text ? err_text : "");
+  io_dir = g_steal_pointer (&out);
+}
+
+/* ------------------------------------------------------------------ dump */
+
+static void
+dump_graph (GraftGraph *graph, int depth)
+{
+  GString *line = g_string_new (NULL);
+  g_string_append_printf (line, "%*sgraph %s (", depth * 2, "", graph->name);
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *v = graph->inputs->pdata[i];
+      g_string_append_printf (line, "%s%s:%s%s", i ? ", " : "", v->name, v->type_string ? v->type_string : "?",
+                              v->initializer ? "=init" : "");
+    }
+  g_string_append (line, ")");
+  g_print ("%s\n", line->str);
+  g_string_free (line, TRUE);
+  for (guint n = 0; n < graph->nodes->len; n++)
+    {
+      GraftNode *node = graph->nodes->pdata[n];
+      GString *s = g_string_new (NULL);
+      g_string_append_printf (s, "%*s", depth * 2 + 2, "");
+      for (guint i = 0; i < node->outputs->len; i++)
+        {
+          GraftValue *v = node->outputs->pdata[i];
+          g_string_append_printf (s, "%s%s", i ? ", " : "", v ? v->name : "-");
+        }
+      g_string_append_printf (s, " = %s(", node->op);
+      for (guint i = 0; i < node->inputs->len; i++)
+        {
+          GraftValue *v = node->inputs->pdata[i];
+          g_string_append_printf (s, "%s%s", i ? ", " : "", v ? v->name : "-");
+        }
+      g_string_append (s, ")");
+      for (guint i = 0; i < node->attributes->len; i++)
+        {
+          GraftAttribute *a = node->attributes->pdata[i];
+          if (a->type == GRAFT_ATTR_GRAPH)
+            continue;
+          g_autofree char *val = graft_attribute_format_value (a, 8);
+          g_string_append_printf (s, " %s=%s", a->name, val);
+        }
+      g_print ("%s\n", s->str);
+      g_string_free (s, TRUE);
+      for (guint i = 0; i < node->attributes->len; i++)
+        {
+          GraftAttribute *a = node->attributes->pdata[i];
+          if (a->type == GRAFT_ATTR_GRAPH)
+            dump_graph (a->g, depth + 2);
+        }
+    }
+  GString *outs = g_string_new (NULL);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    g_string_append_printf (outs, "%s%s", i ? ", " : "", ((GraftValue *) graph->outputs->pdata[i])->name);
+  g_print ("%*sreturn %s\n", depth * 2 + 2, "", outs->str);
+  g_string_free (outs, TRUE);
+}
+
+/* ------------------------------------------------------------------ compare */
+
+static double
+max_abs (const GraftRtTensor *t)
+{
+  double m = 0;
+  for (gint64 i = 0; i < t->numel; i++)
+    m = MAX (m, fabs (graft_rt_tensor_get_f64 (t, i)));
+  return m;
+}
+
+static gboolean
+compare (const char *what, const GraftRtTensor *got, const GraftRtTensor *want, GString *report)
+{
+  g_autofree char *gd = graft_rt_tensor_describe (got);
+  g_autofree char *wd = graft_rt_tensor_describe (want);
+  if (got->kind != GRAFT_RT_TENSOR || got->rank != want->rank || !graft_rt_tensor_same_shape (got, want))
+    {
+      g_string_append_printf (report, "%s: shape %s, want %s; ", what, gd, wd);
+      return FALSE;
+    }
+  double ref = max_abs (want), diff = 0;
+  for (gint64 i = 0; i < want->numel; i++)
+    {
+      double d = fabs (graft_rt_tensor_get_f64 (got, i) - graft_rt_tensor_get_f64 (want, i));
+      if (isnan (d))
+        d = INFINITY;
+      diff = MAX (diff, d);
+    }
+  double tol = 1e-4 * ref;
+  gboolean ok = diff <= tol;
+  g_string_append_printf (report, "%s %s: max|diff| %.3g (tolerance %.3g, max|ref| %.3g)%s; ", what, wd, diff, tol,
+                          ref, ok ? "" : " FAIL");
+  return ok;
+}
+
+static void
+test_fixture (gconstpointer data)
+{
+  const char *name = data;
+  generate ();
+  g_autofree char *manifest = g_strdup_printf ("%s/%s.io.json", io_dir, name);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_assert_true (json_parser_load_from_file (parser, manifest, &error));
+  JsonObject *info = json_node_get_object (json_parser_get_root (parser));
+  if (json_object_has_member (info, "pytorch_error"))
+    {
+      g_autofree char *msg = g_strdup_printf ("PyTorch itself cannot run %s: %s", name,
+                                              json_object_get_string_member (info, "pytorch_error"));
+      g_test_skip (msg);
+      return;
+    }
+
+  g_autofree char *pt = g_strdup_printf ("%s/%s", fixture_dir, json_object_get_string_member (info, "fixture"));
+  g_autoptr(GraftModel) model = graft_model_load (pt, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) runtime = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GHashTable) feed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                      (GDestroyNotify) graft_rt_tensor_unref);
+  JsonArray *inputs = json_object_get_array_member (info, "inputs");
+  for (guint k = 0; k < json_array_get_length (inputs); k++)
+    {
+      JsonObject *in = json_array_get_object_element (inputs, k);
+      g_autofree char *path = g_strdup_printf ("%s/%s", io_dir, json_object_get_string_member (in, "file"));
+      GraftRtTensor *t = graft_npy_read (path, &error);
+      g_assert_no_error (error);
+      g_hash_table_insert (feed, g_strdup (json_object_get_string_member (in, "name")), t);
+    }
+  g_autoptr(GPtrArray) outputs = graft_runtime_run (runtime, feed, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+
+  JsonArray *want = json_object_get_array_member (info, "outputs");
+  g_assert_cmpuint (outputs->len, ==, json_array_get_length (want));
+  g_autoptr(GString) report = g_string_new (NULL);
+  gboolean ok = TRUE;
+  for (guint k = 0; k < outputs->len; k++)
+    {
+      JsonObject *out = json_array_get_object_element (want, k);
+      g_autofree char *path = g_strdup_printf ("%s/%s", io_dir, json_object_get_string_member (out, "file"));
+      g_autoptr(GraftRtTensor) ref = graft_npy_read (path, &error);
+      g_assert_no_error (error);
+      g_autofree char *what = g_strdup_printf ("output %u", k);
+      ok &= compare (what, outputs->pdata[k], ref, report);
+    }
+  g_test_message ("%s: %s", name, report->str);
+  if (!ok)
+    g_test_fail_printf ("%s: %s", name, report->str);
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 3 && strcmp (argv[1], "--dump") == 0)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GraftModel) model = graft_model_load (argv[2], NULL, NULL, NULL, &error);
+      if (model == NULL)
+        {
+          g_printerr ("%s\n", error->message);
+          return 1;
+        }
+      dump_graph (graft_model_get_graph (model), 0);
+      g_autoptr(GPtrArray) unsupported = NULL;
+      if (graft_runtime_check_supported (model, &unsupported, &error) && unsupported->len)
+        {
+          g_autofree char *text = graft_runtime_describe_unsupported (model, unsupported);
+          g_print ("unsupported: %s\n", text);
+        }
+      return 0;
+    }
+
+  g_test_init (&argc, &argv, NULL);
+  static const char *const names[] = {
+    "tiny_traced", "tiny_scripted", "if_tensor_traced", "if_tensor_scripted", "layer_loop_scripted",
+    "while_loop_scripted", "tuple_return_traced", "tuple_return_scripted", "item_scripted", "raising_scripted",
+    "lstm_traced", "lstm_scripted", "resnet18_traced", "resnet18_scripted", "mobilenet_v3_small_traced",
+    "mobilenet_v3_small_scripted", "googlenet_traced", "googlenet_scripted", "vit_b_16_traced",
+    "vit_b_16_scripted",
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      g_autofree char *path = g_strdup_printf ("/runtime/torchscript/%s", names[k]);
+      g_test_add_data_func (path, names[k], test_fixture);
+    }
+  int status = g_test_run ();
+  g_free (fixture_dir);
+  g_free (io_dir);
+  return status;
+}
