@@ -41,6 +41,7 @@ struct _GraftWindow
 
   GraftModel *model;
   GCancellable *load_cancellable;
+  guint loading_pulse_id;
   char *loading_path;
   char *last_error;
 

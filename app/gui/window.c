@@ -1,6 +1,9 @@
 #include "window-private.h"
 
 #include <string.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
 
 #include "model-open.h"
 #include "test-report.h"
@@ -307,12 +310,34 @@ show_model (GraftWindow *self, GraftModel *model, const char *path)
   update_action_states (self);
 }
 
+/* Readers that cannot tell how far they are never report a fraction
+ * below 1: the bar pulses until a real one arrives. */
+static gboolean
+pulse_loading_progress (gpointer user_data)
+{
+  GraftWindow *self = user_data;
+
+  gtk_progress_bar_pulse (self->loading_progress);
+  return G_SOURCE_CONTINUE;
+}
+
 static void
 on_load_progress (double fraction, gpointer user_data)
 {
   GraftWindow *self = user_data;
 
+  g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
   gtk_progress_bar_set_fraction (self->loading_progress, CLAMP (fraction, 0.0, 1.0));
+}
+
+static void
+stop_loading_feedback (GraftWindow *self)
+{
+  g_clear_object (&self->load_cancellable);
+  g_clear_pointer (&self->loading_path, g_free);
+  g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
+  gtk_spinner_stop (self->loading_spinner);
+  update_action_states (self);
 }
 
 static void
@@ -321,11 +346,15 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GraftWindow) self = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load_finish (result, &error);
-  g_autofree char *path = g_steal_pointer (&self->loading_path);
+  g_autofree char *path = NULL;
 
-  g_clear_object (&self->load_cancellable);
-  gtk_spinner_stop (self->loading_spinner);
+  /* A load the user cancelled, or replaced by opening another file, may
+   * still finish (a reader blocked in read() cannot be interrupted). */
+  if (g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
+    return;
 
+  path = g_strdup (self->loading_path);
+  stop_loading_feedback (self);
   if (model != NULL)
     show_model (self, model, path);
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
@@ -339,21 +368,54 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
     graft_window_test_plan_continue (self);
 }
 
+/* Folders, pipes and devices: reading them could block for ever. */
+static gboolean
+check_regular_file (const char *path, GError **error)
+{
+  GStatBuf info;
+
+  if (g_stat (path, &info) != 0)
+    return TRUE;  /* the reader reports a missing or unreadable file */
+  if (S_ISDIR (info.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY,
+                   "%s is a folder; open the model file inside it", path);
+      return FALSE;
+    }
+  if (!S_ISREG (info.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   "%s is not a regular file (a pipe, socket or device)", path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 void
 graft_window_open_path (GraftWindow *self, const char *path)
 {
   g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *label = g_strdup_printf ("Opening “%s”…", basename);
+  g_autoptr(GError) error = NULL;
 
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
+  stop_loading_feedback (self);
+  if (!check_regular_file (path, &error))
+    {
+      show_load_error (self, path, error);
+      if (self->test_plan_active)
+        graft_window_test_plan_continue (self);
+      return;
+    }
   self->load_cancellable = g_cancellable_new ();
   g_free (self->loading_path);
   self->loading_path = g_strdup (path);
 
   gtk_label_set_text (self->loading_label, label);
   gtk_progress_bar_set_fraction (self->loading_progress, 0);
+  g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
+  self->loading_pulse_id = g_timeout_add (100, pulse_loading_progress, self);
   gtk_spinner_start (self->loading_spinner);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
   update_action_states (self);
@@ -395,8 +457,14 @@ cancel_load_action (GtkWidget *widget, const char *action_name, GVariant *parame
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
-  if (self->load_cancellable != NULL)
-    g_cancellable_cancel (self->load_cancellable);
+  if (self->load_cancellable == NULL)
+    return;
+  /* Back at once: the worker's late result is ignored. */
+  g_cancellable_cancel (self->load_cancellable);
+  stop_loading_feedback (self);
+  gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
+  if (self->test_plan_active)
+    graft_window_test_plan_continue (self);
 }
 
 gboolean
@@ -570,6 +638,7 @@ graft_window_dispose (GObject *object)
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
+  g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
   g_clear_handle_id (&self->test_timeout_id, g_source_remove);
   if (self->recent_manager != NULL)
     g_signal_handlers_disconnect_by_data (self->recent_manager, self);

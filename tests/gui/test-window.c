@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "loader.h"
 
@@ -369,6 +370,34 @@ test_bad_file_empty (void)
   check_bad_file ("empty.onnx", (const guint8 *) "", 0);
 }
 
+/* A named pipe would block any reader for ever; a folder is no model. */
+static void
+test_not_a_regular_file (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("graft-fifo-XXXXXX", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "pipe.onnx", NULL);
+  g_autofree char *folder = g_build_filename (dir, "folder.onnx", NULL);
+  g_autoptr(Run) fifo_run = NULL;
+  g_autoptr(Run) folder_run = NULL;
+
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+
+  fifo_run = run_graft ("bad-file-fifo", (const char *[]) { fifo, NULL });
+  assert_exited_cleanly (fifo_run);
+  g_assert_cmpstr (report_get (fifo_run, "state"), ==, "error");
+  g_assert_nonnull (strstr (report_get (fifo_run, "error"), "not a regular file"));
+
+  folder_run = run_graft ("bad-file-folder", (const char *[]) { folder, NULL });
+  assert_exited_cleanly (folder_run);
+  g_assert_cmpstr (report_get (folder_run, "state"), ==, "error");
+  g_assert_nonnull (strstr (report_get (folder_run, "error"), "is a folder"));
+
+  g_unlink (fifo);
+  g_rmdir (folder);
+  g_rmdir (dir);
+}
+
 static void
 test_unknown_node (void)
 {
@@ -721,6 +750,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/bad-file-random", test_bad_file_random);
   g_test_add_func ("/gui/window/bad-file-truncated", test_bad_file_truncated);
   g_test_add_func ("/gui/window/bad-file-empty", test_bad_file_empty);
+  g_test_add_func ("/gui/window/not-a-regular-file", test_not_a_regular_file);
   g_test_add_func ("/gui/window/unknown-node", test_unknown_node);
   g_test_add_func ("/gui/window/subgraph-breadcrumbs", test_subgraph_breadcrumbs);
   g_test_add_func ("/gui/window/find", test_find);
