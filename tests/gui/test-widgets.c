@@ -1,0 +1,232 @@
+/* The window's parts in a real GTK (under Xvfb): the sidebar's rows and its
+ * threaded statistics, Find's result list, and the breadcrumbs. */
+#include <gtk/gtk.h>
+#include <string.h>
+
+#include "widgets/breadcrumbs.h"
+#include "widgets/find-panel.h"
+#include "widgets/node-sidebar.h"
+
+#define WEIGHT_ROWS 300  /* 300 × 300 elements: above the sidebar's synchronous limit */
+
+typedef struct {
+  GraftModel *model;
+  GraftGraph *graph;   /* owned by model */
+  GraftNode *conv;
+  GraftNode *branch;
+  GraftGraph *else_graph;
+} Fixture;
+
+static GraftTensor *
+make_weight (void)
+{
+  gint64 dims[] = { WEIGHT_ROWS, WEIGHT_ROWS };
+  GraftTensor *tensor = graft_tensor_new ("weight", GRAFT_DTYPE_FLOAT32, 2, dims);
+  gint64 n = WEIGHT_ROWS * WEIGHT_ROWS;
+  float *values = g_new (float, n);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (gint64 i = 0; i < n; i++)
+    values[i] = i * 0.001f;
+  bytes = g_bytes_new_take (values, n * sizeof (float));
+  g_assert_true (graft_tensor_set_data (tensor, bytes, &error));
+  g_assert_no_error (error);
+  return tensor;
+}
+
+static void
+fixture_set_up (Fixture *fixture, gconstpointer data)
+{
+  GraftGraph *graph = graft_graph_new ("main");
+  GraftGraph *then_graph = graft_graph_new ("then_branch");
+  GraftValue *input = graft_graph_ensure_value (graph, "input");
+  GraftValue *weight = graft_graph_ensure_value (graph, "weight");
+  GraftValue *output = graft_graph_ensure_value (graph, "conv_out");
+  const gint64 dims[] = { 1, 300 };
+
+  input->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&input->shape, 2, dims);
+  graft_graph_add_input (graph, input);
+  graft_graph_add_initializer (graph, weight, make_weight ());
+
+  fixture->conv = graft_graph_add_node (graph, NULL, "MatMul", "/layer/MatMul");
+  graft_node_add_input (fixture->conv, input);
+  graft_node_add_input (fixture->conv, weight);
+  graft_node_add_output (fixture->conv, output);
+  graft_node_add_attribute (fixture->conv, graft_attribute_new_int ("transB", 1));
+
+  fixture->branch = graft_graph_add_node (graph, NULL, "If", "branch");
+  graft_node_add_input (fixture->branch, output);
+  fixture->else_graph = graft_graph_new ("else_branch");
+  graft_graph_add_node (then_graph, NULL, "Identity", "inner_identity");
+  graft_graph_add_node (fixture->else_graph, NULL, "Neg", "inner_neg");
+  graft_node_add_attribute (fixture->branch, graft_attribute_new_graph ("then_branch", then_graph));
+  graft_node_adopt_subgraph (fixture->branch, then_graph);
+  graft_node_add_attribute (fixture->branch, graft_attribute_new_graph ("else_branch", fixture->else_graph));
+  graft_node_adopt_subgraph (fixture->branch, fixture->else_graph);
+  graft_graph_build_groups_from_names (graph);
+
+  fixture->model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  graft_model_set_opset (fixture->model, "", 17);
+  graft_model_set_graph (fixture->model, graph);
+  fixture->graph = graph;
+}
+
+static void
+fixture_tear_down (Fixture *fixture, gconstpointer data)
+{
+  g_clear_object (&fixture->model);
+}
+
+/* Texts of all labels under widget, depth first, joined by "\n". */
+static void
+collect_labels (GtkWidget *widget, GString *out)
+{
+  if (GTK_IS_LABEL (widget) && gtk_widget_get_visible (widget))
+    g_string_append_printf (out, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect_labels (child, out);
+}
+
+static char *
+dup_labels (GtkWidget *widget)
+{
+  GString *out = g_string_new (NULL);
+
+  collect_labels (widget, out);
+  return g_string_free (out, FALSE);
+}
+
+static void
+wait_for_stats (GraftNodeSidebar *sidebar)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  while (graft_node_sidebar_get_pending_stats (sidebar) > 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (sidebar), ==, 0);
+}
+
+static void
+test_sidebar_node (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+
+  graft_node_sidebar_show_node (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, fixture->conv);
+  g_assert_cmpstr (graft_node_sidebar_get_title (GRAFT_NODE_SIDEBAR (sidebar)), ==, "MatMul");
+  g_assert_cmpstr (graft_node_sidebar_get_subtitle (GRAFT_NODE_SIDEBAR (sidebar)), ==, "/layer/MatMul");
+
+  /* The big weight is summarised in a worker thread. */
+  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (GRAFT_NODE_SIDEBAR (sidebar)), ==, 1);
+  before = dup_labels (sidebar);
+  g_assert_nonnull (strstr (before, "computing…"));
+  wait_for_stats (GRAFT_NODE_SIDEBAR (sidebar));
+  after = dup_labels (sidebar);
+  g_test_message ("sidebar labels:\n%s", after);
+  g_assert_nonnull (strstr (after, "Operator\nonnx::MatMul\n"));
+  g_assert_nonnull (strstr (after, "transB\n1\n"));
+  g_assert_nonnull (strstr (after, "input\nfloat32 · 1×300\n"));
+  g_assert_nonnull (strstr (after, "Tensor\nfloat32[300,300]\n"));
+  g_assert_nonnull (strstr (after, "Size\n360.0\u00a0kB\n" /* g_format_size() uses a no-break space */));
+  g_assert_nonnull (strstr (after, "min 0 · max 89.999 · mean 44.9995"));
+  g_assert_null (strstr (after, "computing…"));
+  g_object_unref (sidebar);
+}
+
+static void
+test_sidebar_cancels_stats (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  g_autofree char *labels = NULL;
+
+  /* Moving on before the statistics arrive: they must not land in the
+   * model view. */
+  graft_node_sidebar_show_node (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, fixture->conv);
+  graft_node_sidebar_show_model (GRAFT_NODE_SIDEBAR (sidebar), fixture->model);
+  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (GRAFT_NODE_SIDEBAR (sidebar)), ==, 0);
+  for (int i = 0; i < 200; i++)
+    g_main_context_iteration (NULL, FALSE);
+  g_usleep (200000);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  labels = dup_labels (sidebar);
+  g_assert_null (strstr (labels, "min 0"));
+  g_assert_nonnull (strstr (labels, "Opset Imports\n"));
+  g_assert_nonnull (strstr (labels, "Nodes\n2 (4 with subgraphs)\n"));
+  g_object_unref (sidebar);
+}
+
+static void
+test_sidebar_value (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GraftValue *output = graft_graph_lookup_value (fixture->graph, "conv_out");
+  g_autofree char *labels = NULL;
+
+  graft_node_sidebar_show_value (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, output);
+  labels = dup_labels (sidebar);
+  g_assert_cmpstr (graft_node_sidebar_get_title (GRAFT_NODE_SIDEBAR (sidebar)), ==, "conv_out");
+  g_assert_cmpstr (graft_node_sidebar_get_subtitle (GRAFT_NODE_SIDEBAR (sidebar)), ==, "Value");
+  g_assert_nonnull (strstr (labels, "Produced By\nMatMul “/layer/MatMul”\noutput 0\n"));
+  g_assert_nonnull (strstr (labels, "Used By\nIf “branch”\nonnx::If\n"));
+  g_object_unref (sidebar);
+}
+
+static void
+test_find_panel (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *panel = g_object_ref_sink (graft_find_panel_new ());
+  g_autofree char *labels = NULL;
+
+  graft_find_panel_set_graph (GRAFT_FIND_PANEL (panel), fixture->graph);
+  graft_find_panel_set_text (GRAFT_FIND_PANEL (panel), "inner");
+  g_assert_cmpuint (graft_find_panel_get_n_matches (GRAFT_FIND_PANEL (panel)), ==, 2);
+  labels = dup_labels (panel);
+  g_assert_nonnull (strstr (labels, "2 matches\n"));
+  g_assert_nonnull (strstr (labels, "inner_identity\nonnx::Identity · main › If “branch” › then_branch\n"));
+  g_assert_nonnull (strstr (labels, "inner_neg\n"));
+  g_clear_pointer (&labels, g_free);
+
+  graft_find_panel_set_text (GRAFT_FIND_PANEL (panel), "softmax");
+  g_assert_cmpuint (graft_find_panel_get_n_matches (GRAFT_FIND_PANEL (panel)), ==, 0);
+  labels = dup_labels (panel);
+  g_assert_nonnull (strstr (labels, "No matches\n"));
+  g_object_unref (panel);
+}
+
+static void
+test_breadcrumbs (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *crumbs = g_object_ref_sink (graft_breadcrumbs_new ());
+  g_autofree char *main_text = NULL;
+  g_autofree char *else_text = NULL;
+
+  graft_breadcrumbs_set_graph (GRAFT_BREADCRUMBS (crumbs), fixture->graph);
+  main_text = graft_breadcrumbs_dup_text (GRAFT_BREADCRUMBS (crumbs));
+  g_assert_cmpstr (main_text, ==, "main");
+
+  graft_breadcrumbs_set_graph (GRAFT_BREADCRUMBS (crumbs), fixture->else_graph);
+  else_text = graft_breadcrumbs_dup_text (GRAFT_BREADCRUMBS (crumbs));
+  g_assert_cmpstr (else_text, ==, "main › If “branch” › else_branch");
+  /* If has two bodies: the last crumb switches between them. */
+  g_assert_true (GTK_IS_DROP_DOWN (gtk_widget_get_last_child (crumbs)));
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (gtk_widget_get_last_child (crumbs))), ==, 1);
+  g_object_unref (crumbs);
+}
+
+int
+main (int argc, char *argv[])
+{
+  gtk_test_init (&argc, &argv, NULL);
+
+  g_test_add ("/gui/widgets/sidebar-node", Fixture, NULL, fixture_set_up, test_sidebar_node, fixture_tear_down);
+  g_test_add ("/gui/widgets/sidebar-cancels-stats", Fixture, NULL, fixture_set_up, test_sidebar_cancels_stats, fixture_tear_down);
+  g_test_add ("/gui/widgets/sidebar-value", Fixture, NULL, fixture_set_up, test_sidebar_value, fixture_tear_down);
+  g_test_add ("/gui/widgets/find-panel", Fixture, NULL, fixture_set_up, test_find_panel, fixture_tear_down);
+  g_test_add ("/gui/widgets/breadcrumbs", Fixture, NULL, fixture_set_up, test_breadcrumbs, fixture_tear_down);
+  return g_test_run ();
+}
