@@ -961,9 +961,9 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
     }
   if (n == 1 && strcmp (op, "len") == 0 && a->ctype == GRAFT_ATTR_STRING)
     return bv_int ((gint64) strlen (a->s));
-  if (n >= 1 && (strcmp (op, "format") == 0 || strcmp (op, "device") == 0) && a->ctype == GRAFT_ATTR_STRING)
+  /* aten::format is never folded (its messages die with DCE instead). */
+  if (n == 1 && strcmp (op, "device") == 0 && a->ctype == GRAFT_ATTR_STRING)
     {
-      /* The value only matters to messages; the format string stands in. */
       BValue *v = bv_const (GRAFT_ATTR_STRING);
       v->s = g_strdup (a->s);
       return v;
