@@ -225,10 +225,26 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
   if (out == NULL && (out = graft_kernel_output (ctx, 0, error)) == NULL)
     return FALSE;
 
-  /* aten::add/sub(self, other, alpha): scale other first */
-  if (g_str_has_prefix (ctx->node->op, "aten::") && (op == OP_ADD || op == OP_SUB) && ctx->n_inputs > 2 &&
-      ctx->inputs[2] && graft_rt_tensor_get_f64 (ctx->inputs[2], 0) != 1.0)
-    return graft_kernel_unsupported (error, "alpha != 1 is not supported");
+  g_autoptr(GraftRtTensor) constant_b = NULL;
+  if (g_str_has_prefix (ctx->node->op, "aten::"))
+    {
+      /* aten::add/sub(self, other, alpha): other may be a folded constant */
+      GraftRtTensor *bt;
+      GraftAttribute *ba;
+      if (graft_aten_arg (ctx, 1, &bt, &ba) && ba)
+        {
+          constant_b = graft_aten_constant_tensor (ba, error);
+          if (constant_b == NULL)
+            return FALSE;
+          b = constant_b;
+        }
+      else
+        b = bt;
+      if ((op == OP_ADD || op == OP_SUB) && graft_aten_arg_float (ctx, 2, 1.0) != 1.0)
+        return graft_kernel_unsupported (error, "alpha != 1 is not supported");
+      if (b == NULL)
+        return graft_kernel_fail (error, "the second operand is missing");
+    }
   if (b && a->dtype != b->dtype && g_str_has_prefix (ctx->node->op, "aten::"))
     {
       /* TorchScript scalars arrive as 0-d tensors of another type. */
@@ -238,7 +254,7 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
       return apply (op, a, cast, out, error) != NULL;
     }
 
-  if (ctx->n_inputs == 1 || b == NULL)
+  if (b == NULL)
     {
       /* Variadic with one input: a copy */
       memcpy (out->data, a->data, MIN (out->nbytes, a->nbytes));

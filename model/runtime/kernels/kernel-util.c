@@ -154,3 +154,147 @@ graft_rt_tensor_read_ints (const GraftRtTensor *t, gint64 *values, gint64 max, g
   *n = t->numel;
   return TRUE;
 }
+
+gboolean
+graft_aten_arg (GraftKernelContext *ctx, guint index, GraftRtTensor **tensor, GraftAttribute **attr)
+{
+  guint input = 0;
+  *tensor = NULL;
+  *attr = NULL;
+  for (guint k = 0; k <= index; k++)
+    {
+      char name[24];
+      g_snprintf (name, sizeof name, "arg%u", k);
+      GraftAttribute *a = graft_node_get_attribute (ctx->node, name);
+      if (k == index)
+        {
+          if (a != NULL)
+            {
+              *attr = a;
+              return a->type != GRAFT_ATTR_NONE;
+            }
+          *tensor = input < ctx->n_inputs ? ctx->inputs[input] : NULL;
+          return *tensor != NULL && (*tensor)->kind != GRAFT_RT_NONE;
+        }
+      if (a == NULL)
+        input++;
+    }
+  return FALSE;
+}
+
+GraftRtTensor *
+graft_aten_arg_tensor (GraftKernelContext *ctx, guint index)
+{
+  GraftRtTensor *t;
+  GraftAttribute *a;
+  if (!graft_aten_arg (ctx, index, &t, &a) || t == NULL || t->kind != GRAFT_RT_TENSOR)
+    return NULL;
+  return t;
+}
+
+gint64
+graft_aten_arg_int (GraftKernelContext *ctx, guint index, gint64 fallback)
+{
+  GraftRtTensor *t;
+  GraftAttribute *a;
+  if (!graft_aten_arg (ctx, index, &t, &a))
+    return fallback;
+  if (a)
+    return a->type == GRAFT_ATTR_FLOAT ? (gint64) a->f : a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL ? a->i : fallback;
+  return t->kind == GRAFT_RT_TENSOR && t->numel > 0 ? graft_rt_tensor_get_i64 (t, 0) : fallback;
+}
+
+double
+graft_aten_arg_float (GraftKernelContext *ctx, guint index, double fallback)
+{
+  GraftRtTensor *t;
+  GraftAttribute *a;
+  if (!graft_aten_arg (ctx, index, &t, &a))
+    return fallback;
+  if (a)
+    return a->type == GRAFT_ATTR_FLOAT ? a->f : a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL ? (double) a->i : fallback;
+  return t->kind == GRAFT_RT_TENSOR && t->numel > 0 ? graft_rt_tensor_get_f64 (t, 0) : fallback;
+}
+
+int
+graft_aten_arg_ints (GraftKernelContext *ctx, guint index, gint64 *values, int max, int n_default)
+{
+  GraftRtTensor *t;
+  GraftAttribute *a;
+  if (!graft_aten_arg (ctx, index, &t, &a))
+    return -1;
+  if (a && a->type == GRAFT_ATTR_INTS && a->ints)
+    {
+      int n = MIN ((int) a->ints->len, max);
+      memcpy (values, a->ints->data, sizeof (gint64) * n);
+      return n;
+    }
+  if (a && a->type == GRAFT_ATTR_INT)
+    {
+      for (int i = 0; i < MIN (n_default, max); i++)
+        values[i] = a->i;
+      return MIN (n_default, max);
+    }
+  if (t && t->kind == GRAFT_RT_SEQUENCE)
+    {
+      int n = MIN ((int) t->items->len, max);
+      for (int i = 0; i < n; i++)
+        values[i] = graft_rt_tensor_get_i64 (t->items->pdata[i], 0);
+      return n;
+    }
+  if (t && t->kind == GRAFT_RT_TENSOR)
+    {
+      int n = MIN ((int) t->numel, max);
+      for (int i = 0; i < n; i++)
+        values[i] = graft_rt_tensor_get_i64 (t, i);
+      return t->rank == 0 ? MIN (n_default, max) : n;
+    }
+  return -1;
+}
+
+GraftRtTensor *
+graft_aten_constant_tensor (GraftAttribute *attr, GError **error)
+{
+  GraftRtTensor *t = NULL;
+  switch (attr->type)
+    {
+    case GRAFT_ATTR_INT:
+      return graft_rt_tensor_new_scalar_i64 (attr->i);
+    case GRAFT_ATTR_FLOAT:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT64, 0, NULL, error);
+      *(double *) t->data = attr->f;
+      return t;
+    case GRAFT_ATTR_BOOL:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_BOOL, 0, NULL, error);
+      *(guint8 *) t->data = attr->i != 0;
+      return t;
+    case GRAFT_ATTR_TENSOR:
+      return attr->t ? graft_rt_tensor_new_from_tensor (attr->t, error) : NULL;
+    case GRAFT_ATTR_NONE:
+      return graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
+    case GRAFT_ATTR_STRING:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+      g_free (((char **) t->data)[0]);
+      ((char **) t->data)[0] = graft_attribute_dup_string (attr);
+      return t;
+    case GRAFT_ATTR_INTS:
+      {
+        gint64 n = attr->ints ? attr->ints->len : 0;
+        t = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, &n, error);
+        if (t && n)
+          memcpy (t->data, attr->ints->data, sizeof (gint64) * n);
+        return t;
+      }
+    case GRAFT_ATTR_FLOATS:
+      {
+        gint64 n = attr->floats ? attr->floats->len : 0;
+        t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT64, 1, &n, error);
+        if (t && n)
+          memcpy (t->data, attr->floats->data, sizeof (double) * n);
+        return t;
+      }
+    default:
+      graft_kernel_unsupported (error, "constant of attribute type %s", graft_attr_type_to_string (attr->type));
+      return NULL;
+    }
+}

@@ -1,0 +1,611 @@
+/* TorchScript operators of traced and scripted torchvision classifiers:
+ * aten::_convolution/conv2d, batch_norm, max_pool2d, adaptive_avg_pool2d,
+ * linear/addmm/matmul, flatten, cat, mean/sum/max, dropout (inference),
+ * view/reshape, scalar conversions, and prim::Constant, ListConstruct,
+ * TupleConstruct, If, Loop. Constant arguments arrive as "argN"
+ * attributes (see graft_aten_arg). float32 compute. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/window.h"
+
+
+static GraftRtTensor *
+need_f32 (GraftKernelContext *ctx, guint arg, const char *what, GError **error)
+{
+  GraftRtTensor *t = graft_aten_arg_tensor (ctx, arg);
+  if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32)
+    {
+      graft_kernel_unsupported (error, "%s must be a float32 tensor%s", what, t ? "" : " (it is missing)");
+      return NULL;
+    }
+  return t;
+}
+
+/* ---- prim:: ---- */
+
+static gboolean
+kernel_prim_constant (GraftKernelContext *ctx, GError **error)
+{
+  GraftAttribute *a = graft_node_get_attribute (ctx->node, "value");
+  GraftRtTensor *t = a ? graft_aten_constant_tensor (a, error) : graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
+  if (t == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, t);
+  return TRUE;
+}
+
+static gboolean
+kernel_prim_list (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *seq = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+  guint total = ctx->n_inputs;
+  for (guint k = 0; k < 64; k++)
+    {
+      char name[24];
+      g_snprintf (name, sizeof name, "arg%u", k);
+      if (graft_node_get_attribute (ctx->node, name))
+        total = MAX (total, k + 1);
+    }
+  for (guint k = 0; k < total; k++)
+    {
+      GraftRtTensor *t;
+      GraftAttribute *a;
+      graft_aten_arg (ctx, k, &t, &a);
+      GraftRtTensor *item = a ? graft_aten_constant_tensor (a, error) : t ? graft_rt_tensor_ref (t) : NULL;
+      if (item == NULL)
+        {
+          graft_rt_tensor_unref (seq);
+          return error && *error ? FALSE : graft_kernel_fail (error, "list item %u is missing", k);
+        }
+      seq->dtype = item->dtype;
+      g_ptr_array_add (seq->items, item);
+    }
+  graft_kernel_set_output (ctx, 0, seq);
+  return TRUE;
+}
+
+static gboolean
+kernel_prim_unpack (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *seq = graft_kernel_input (ctx, 0);
+  if (seq == NULL || seq->kind != GRAFT_RT_SEQUENCE || seq->items->len < ctx->n_outputs)
+    return graft_kernel_fail (error, "expected a list or tuple of %u items", ctx->n_outputs);
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (seq->items->pdata[i]));
+  return TRUE;
+}
+
+static gboolean
+kernel_prim_if (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *cond = graft_kernel_input (ctx, 0);
+  gboolean take;
+  if (cond)
+    take = graft_rt_tensor_get_f64 (cond, 0) != 0;
+  else
+    take = graft_aten_arg_int (ctx, 0, 0) != 0;
+  GraftGraph *branch = graft_node_attr_graph (ctx->node, take ? "then_branch" : "else_branch");
+  if (branch == NULL)
+    return graft_kernel_fail (error, "the branch is missing");
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, branch, NULL, 0, error);
+  if (outs == NULL)
+    return FALSE;
+  for (guint i = 0; i < outs->len && i < ctx->n_outputs; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
+  return TRUE;
+}
+
+/* prim::Loop(max_trip_count, condition, carried...): body(trip, carried...) → (condition, carried...).
+ * A constant trip count arrives as the max_trip_count attribute. */
+static gboolean
+kernel_prim_loop (GraftKernelContext *ctx, GError **error)
+{
+  GraftGraph *body = graft_node_attr_graph (ctx->node, "body");
+  if (body == NULL)
+    return graft_kernel_fail (error, "the body is missing");
+  guint first = 0;
+  gint64 max_trips = G_MAXINT64;
+  if (graft_node_has_attr (ctx->node, "max_trip_count"))
+    max_trips = graft_node_attr_int (ctx->node, "max_trip_count", G_MAXINT64);
+  else
+    max_trips = graft_rt_tensor_get_i64 (ctx->inputs[first++], 0);
+  gboolean cond;
+  if (graft_node_has_attr (ctx->node, "initial_condition"))
+    cond = graft_node_attr_int (ctx->node, "initial_condition", 1);
+  else
+    cond = graft_rt_tensor_get_f64 (ctx->inputs[first++], 0) != 0;
+  guint n_carried = ctx->n_inputs - first;
+  g_autoptr(GPtrArray) carried = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint i = 0; i < n_carried; i++)
+    g_ptr_array_add (carried, graft_rt_tensor_ref (ctx->inputs[first + i]));
+  for (gint64 it = 0; it < max_trips && cond; it++)
+    {
+      g_autofree GraftRtTensor **ins = g_new0 (GraftRtTensor *, 1 + n_carried);
+      g_autoptr(GraftRtTensor) trip = graft_rt_tensor_new_scalar_i64 (it);
+      ins[0] = trip;
+      for (guint i = 0; i < n_carried; i++)
+        ins[1 + i] = carried->pdata[i];
+      g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ins, 1 + n_carried, error);
+      if (outs == NULL)
+        return FALSE;
+      if (outs->len < 1 + n_carried)
+        return graft_kernel_fail (error, "the loop body returns %u values, expected %u", outs->len, 1 + n_carried);
+      cond = graft_rt_tensor_get_f64 (outs->pdata[0], 0) != 0;
+      for (guint i = 0; i < n_carried; i++)
+        {
+          graft_rt_tensor_unref (carried->pdata[i]);
+          carried->pdata[i] = graft_rt_tensor_ref (outs->pdata[1 + i]);
+        }
+      if (it > (1 << 24))
+        return graft_kernel_fail (error, "more than 16 million iterations: stopping");
+    }
+  for (guint i = 0; i < ctx->n_outputs && i < n_carried; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (carried->pdata[i]));
+  return TRUE;
+}
+
+/* ---- scalar conversions and identities ---- */
+
+static gboolean
+kernel_to_scalar (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *t = graft_kernel_input (ctx, 0);
+  const char *op = ctx->node->op_type;
+  GraftDType dtype = strcmp (op, "Bool") == 0 ? GRAFT_DTYPE_BOOL : strcmp (op, "Int") == 0 ? GRAFT_DTYPE_INT64 : GRAFT_DTYPE_FLOAT64;
+  if (t == NULL || t->kind != GRAFT_RT_TENSOR || t->numel != 1)
+    return graft_kernel_fail (error, "expected a tensor with one element");
+  GraftRtTensor *out = graft_rt_tensor_new (dtype, 0, NULL, error);
+  if (out == NULL)
+    return FALSE;
+  if (dtype == GRAFT_DTYPE_FLOAT64)
+    *(double *) out->data = graft_rt_tensor_get_f64 (t, 0);
+  else
+    graft_rt_tensor_set_i64 (out, 0, dtype == GRAFT_DTYPE_BOOL ? graft_rt_tensor_get_f64 (t, 0) != 0 : graft_rt_tensor_get_i64 (t, 0));
+  graft_kernel_set_output (ctx, 0, out);
+  return TRUE;
+}
+
+static gboolean
+kernel_identity (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *t = graft_kernel_input (ctx, 0);
+  if (t == NULL)
+    return graft_kernel_fail (error, "input is missing");
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (t));
+  return TRUE;
+}
+
+/* ---- shapes ---- */
+
+static gboolean
+kernel_flatten (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_kernel_input (ctx, 0);
+  gint64 start = graft_aten_arg_int (ctx, 1, 0), end = graft_aten_arg_int (ctx, 2, -1);
+  int rank = MAX (x->rank, 1);
+  if (start < 0)
+    start += rank;
+  if (end < 0)
+    end += rank;
+  if (start < 0 || end >= rank || start > end)
+    return graft_kernel_fail (error, "flatten dims %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT " do not fit rank %d", start, end, x->rank);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < start; d++)
+    dims[n++] = x->dims[d];
+  dims[n++] = x->rank ? graft_dims_product (x->dims, start, end + 1) : 1;
+  for (int d = end + 1; d < x->rank; d++)
+    dims[n++] = x->dims[d];
+  GraftRtTensor *view = graft_rt_tensor_reshape (x, n, dims, error);
+  if (view == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, view);
+  return TRUE;
+}
+
+static gboolean
+kernel_view (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_kernel_input (ctx, 0);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int n = graft_aten_arg_ints (ctx, 1, dims, GRAFT_RT_MAX_RANK, 1);
+  if (n < 0)
+    return graft_kernel_fail (error, "the shape is missing");
+  gint64 known = 1;
+  int infer = -1;
+  for (int i = 0; i < n; i++)
+    if (dims[i] == -1)
+      infer = i;
+    else
+      known *= dims[i];
+  if (infer >= 0)
+    dims[infer] = known ? x->numel / known : 0;
+  GraftRtTensor *view = graft_rt_tensor_reshape (x, n, dims, error);
+  if (view == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, view);
+  return TRUE;
+}
+
+static gboolean
+kernel_cat (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *list = graft_kernel_input (ctx, 0);
+  gint64 axis = graft_aten_arg_int (ctx, 1, 0);
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
+    return graft_kernel_fail (error, "expected a non-empty list of tensors");
+  GraftRtTensor *first = list->items->pdata[0];
+  if (!graft_normalize_axis (&axis, first->rank, error))
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, first->dims, sizeof (gint64) * first->rank);
+  dims[axis] = 0;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      if (t->rank != first->rank || t->dtype != first->dtype)
+        return graft_kernel_fail (error, "list item %u does not match the first", i);
+      dims[axis] += t->dims[axis];
+    }
+  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, first->dtype, first->rank, dims, error);
+  if (out == NULL)
+    return FALSE;
+  gint64 outer = graft_dims_product (dims, 0, axis), out_block = graft_dims_product (dims, axis, first->rank);
+  gint64 offset = 0;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      gint64 block = graft_dims_product (t->dims, axis, t->rank);
+      for (gint64 o = 0; o < outer; o++)
+        graft_copy_block (out, o * out_block + offset, t, o * block, block);
+      offset += block;
+    }
+  return TRUE;
+}
+
+/* aten::mean/sum(self, dim, keepdim, dtype) and aten::max(self) */
+static gboolean
+kernel_reduce (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_kernel_input (ctx, 0);
+  const char *op = ctx->node->op_type;
+  gboolean is_max = strcmp (op, "max") == 0 || strcmp (op, "amax") == 0;
+  gint64 axes[GRAFT_RT_MAX_RANK];
+  int n = is_max && strcmp (op, "max") == 0 ? -1 : graft_aten_arg_ints (ctx, 1, axes, GRAFT_RT_MAX_RANK, 1);
+  gboolean keepdim = graft_aten_arg_int (ctx, 2, 0);
+  gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
+  if (is_max && strcmp (op, "max") == 0 && ctx->n_inputs > 1)
+    return graft_kernel_unsupported (error, "aten::max with a dim or other tensor is not supported");
+  for (int d = 0; d < x->rank; d++)
+    mask[d] = n <= 0;
+  for (int i = 0; i < n; i++)
+    {
+      gint64 a = axes[i];
+      if (!graft_normalize_axis (&a, x->rank, error))
+        return FALSE;
+      mask[a] = TRUE;
+    }
+  gint64 dims[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  int rank = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (!mask[d])
+      dims[rank++] = x->dims[d];
+    else if (keepdim)
+      dims[rank++] = 1;
+  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, x->dtype, rank, dims, error);
+  if (out == NULL)
+    return FALSE;
+  gint64 s = 1, count = 1;
+  for (int d = x->rank - 1; d >= 0; d--)
+    {
+      strides[d] = mask[d] ? 0 : s;
+      if (!mask[d])
+        s *= x->dims[d];
+      else
+        count *= x->dims[d];
+    }
+  g_autofree double *acc = g_new (double, MAX (out->numel, 1));
+  for (gint64 i = 0; i < out->numel; i++)
+    acc[i] = is_max ? -INFINITY : 0;
+  gint64 off = 0;
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (x, i);
+      if (is_max)
+        acc[off] = (isnan (v) || v > acc[off]) ? v : acc[off];
+      else
+        acc[off] += v;
+      for (int d = x->rank - 1; d >= 0; d--)
+        {
+          index[d]++;
+          off += strides[d];
+          if (index[d] < x->dims[d])
+            break;
+          off -= strides[d] * index[d];
+          index[d] = 0;
+        }
+    }
+  for (gint64 i = 0; i < out->numel; i++)
+    graft_rt_tensor_set_f64 (out, i, strcmp (op, "mean") == 0 ? acc[i] / MAX (count, 1) : acc[i]);
+  return TRUE;
+}
+
+/* ---- linear algebra ---- */
+
+static gboolean
+kernel_linear (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_aten_arg_tensor (ctx, 0), *w = graft_aten_arg_tensor (ctx, 1), *b = graft_aten_arg_tensor (ctx, 2);
+  if (x == NULL || w == NULL || w->rank != 2 || x->rank < 1 || x->dims[x->rank - 1] != w->dims[1])
+    return graft_kernel_fail (error, "input and weight shapes do not fit");
+  if (x->dtype != GRAFT_DTYPE_FLOAT32 || w->dtype != GRAFT_DTYPE_FLOAT32)
+    return graft_kernel_unsupported (error, "linear needs float32");
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof (gint64) * x->rank);
+  dims[x->rank - 1] = w->dims[0];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 M = x->numel / MAX (w->dims[1], 1), N = w->dims[0], K = w->dims[1];
+  float *yd = y->data;
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      yd[i * N + j] = b ? ((const float *) b->data)[b->numel == N ? j : 0] : 0;
+  if (M > 0 && N > 0 && K > 0)
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x->data, K, w->data, K, 1.0f, yd, N);
+  return TRUE;
+}
+
+static gboolean
+kernel_addmm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *bias = graft_aten_arg_tensor (ctx, 0), *a = graft_aten_arg_tensor (ctx, 1), *b = graft_aten_arg_tensor (ctx, 2);
+  double beta = graft_aten_arg_float (ctx, 3, 1), alpha = graft_aten_arg_float (ctx, 4, 1);
+  if (a == NULL || b == NULL || bias == NULL || a->rank != 2 || b->rank != 2 || a->dims[1] != b->dims[0])
+    return graft_kernel_fail (error, "addmm operands do not fit");
+  gint64 dims[2] = { a->dims[0], b->dims[1] };
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 2, dims, error);
+  if (y == NULL)
+    return FALSE;
+  return graft_gemm (a, FALSE, b, FALSE, bias, alpha, beta, y, error);
+}
+
+static gboolean
+kernel_matmul (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *a = graft_aten_arg_tensor (ctx, 0), *b = graft_aten_arg_tensor (ctx, 1);
+  if (a == NULL || b == NULL || a->rank < 1 || b->rank < 1)
+    return graft_kernel_fail (error, "matmul needs two tensors");
+  if (strcmp (ctx->node->op_type, "t") == 0)
+    return graft_kernel_unsupported (error, "aten::t");
+  int ra = a->rank, rb = b->rank;
+  int batch = MAX (ra, rb) - 2;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int n = 0;
+  for (int d = 0; d < batch; d++)
+    {
+      int ia = d - (batch - MAX (ra - 2, 0)), ib = d - (batch - MAX (rb - 2, 0));
+      gint64 da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+      dims[n++] = MAX (da, db);
+    }
+  if (ra >= 2)
+    dims[n++] = a->dims[ra - 2];
+  if (rb >= 2)
+    dims[n++] = b->dims[rb - 1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, a->dtype, n, dims, error);
+  return y && graft_matmul (ctx, a, b, y, error);
+}
+
+/* ---- convolution, batch norm, pooling ---- */
+
+static gboolean
+kernel_convolution (GraftKernelContext *ctx, GError **error)
+{
+  gboolean full = strcmp (ctx->node->op_type, "_convolution") == 0;
+  GraftRtTensor *x = need_f32 (ctx, 0, "input", error), *w = x ? need_f32 (ctx, 1, "weight", error) : NULL;
+  GraftRtTensor *b = graft_aten_arg_tensor (ctx, 2);
+  if (w == NULL)
+    return FALSE;
+  int ns = x->rank - 2;
+  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
+    return graft_kernel_fail (error, "input rank %d and weight rank %d do not fit", x->rank, w->rank);
+  if (full && graft_aten_arg_int (ctx, 6, 0))
+    return graft_kernel_unsupported (error, "transposed convolution is not supported");
+  GraftWindow win = { .n = ns };
+  gint64 v[GRAFT_WINDOW_MAX_DIMS];
+  for (int i = 0; i < ns; i++)
+    {
+      win.in[i] = x->dims[i + 2];
+      win.kernel[i] = w->dims[i + 2];
+      win.stride[i] = win.dilation[i] = 1;
+    }
+  if (graft_aten_arg_ints (ctx, 3, v, ns, ns) == ns)
+    memcpy (win.stride, v, sizeof (gint64) * ns);
+  GraftRtTensor *pt;
+  GraftAttribute *pa;
+  if (graft_aten_arg (ctx, 4, &pt, &pa) && pa && pa->type == GRAFT_ATTR_STRING)
+    return graft_kernel_unsupported (error, "string padding is not supported");
+  if (graft_aten_arg_ints (ctx, 4, v, ns, ns) == ns)
+    for (int i = 0; i < ns; i++)
+      win.pad_begin[i] = win.pad_end[i] = v[i];
+  if (graft_aten_arg_ints (ctx, 5, v, ns, ns) == ns)
+    memcpy (win.dilation, v, sizeof (gint64) * ns);
+  gint64 groups = graft_aten_arg_int (ctx, full ? 8 : 6, 1);
+  gint64 dims[GRAFT_RT_MAX_RANK] = { x->dims[0], w->dims[0] };
+  for (int i = 0; i < ns; i++)
+    {
+      gint64 span = (win.kernel[i] - 1) * win.dilation[i] + 1;
+      win.out[i] = (win.in[i] + 2 * win.pad_begin[i] - span) / win.stride[i] + 1;
+      if (win.out[i] <= 0)
+        return graft_kernel_fail (error, "the kernel is larger than the padded input");
+      dims[i + 2] = win.out[i];
+    }
+  if (groups <= 0 || x->dims[1] != w->dims[1] * groups || w->dims[0] % groups != 0)
+    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " input channels do not fit weights with %" G_GINT64_FORMAT
+                              " channels and %" G_GINT64_FORMAT " groups", x->dims[1], w->dims[1], groups);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  return y && graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, x->dims[0], x->dims[1],
+                                w->dims[0], groups, &win, error);
+}
+
+static gboolean
+kernel_batch_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
+  GraftRtTensor *scale = graft_aten_arg_tensor (ctx, 1), *bias = graft_aten_arg_tensor (ctx, 2);
+  GraftRtTensor *mean = graft_aten_arg_tensor (ctx, 3), *var = graft_aten_arg_tensor (ctx, 4);
+  double eps = graft_aten_arg_float (ctx, 7, 1e-5);
+  if (x == NULL)
+    return FALSE;
+  if (graft_aten_arg_int (ctx, 5, 0) && (mean == NULL || var == NULL))
+    return graft_kernel_unsupported (error, "batch_norm in training mode without running statistics");
+  if (mean == NULL || var == NULL)
+    return graft_kernel_fail (error, "running_mean and running_var are missing");
+  gint64 C = x->rank > 1 ? x->dims[1] : 1, N = x->dims[0], spatial = graft_dims_product (x->dims, 2, x->rank);
+  GraftRtTensor *y = graft_kernel_steal_input (ctx, 0);
+  if (y)
+    graft_kernel_set_output (ctx, 0, y);
+  else if ((y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error)) == NULL)
+    return FALSE;
+  const float *xd = x->data;
+  float *yd = y->data;
+  for (gint64 c = 0; c < C; c++)
+    {
+      double s = (scale ? graft_rt_tensor_get_f64 (scale, c) : 1) / sqrt (graft_rt_tensor_get_f64 (var, c) + eps);
+      float fs = s, fb = (bias ? graft_rt_tensor_get_f64 (bias, c) : 0) - graft_rt_tensor_get_f64 (mean, c) * s;
+      for (gint64 n = 0; n < N; n++)
+        {
+          gint64 base = (n * C + c) * spatial;
+          for (gint64 i = 0; i < spatial; i++)
+            yd[base + i] = xd[base + i] * fs + fb;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_max_pool (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
+  if (x == NULL)
+    return FALSE;
+  if (x->rank != 4 && x->rank != 3)
+    return graft_kernel_unsupported (error, "max_pool2d on rank %d", x->rank);
+  gint64 k[2], s[2], p[2] = { 0, 0 }, d[2] = { 1, 1 };
+  if (graft_aten_arg_ints (ctx, 1, k, 2, 2) != 2)
+    return graft_kernel_fail (error, "kernel_size is missing");
+  if (graft_aten_arg_ints (ctx, 2, s, 2, 2) != 2)
+    memcpy (s, k, sizeof s);
+  graft_aten_arg_ints (ctx, 3, p, 2, 2);
+  graft_aten_arg_ints (ctx, 4, d, 2, 2);
+  gboolean ceil_mode = graft_aten_arg_int (ctx, 5, 0);
+  gint64 H = x->dims[x->rank - 2], W = x->dims[x->rank - 1], out[2];
+  gint64 in[2] = { H, W };
+  for (int i = 0; i < 2; i++)
+    {
+      gint64 span = (k[i] - 1) * d[i] + 1, avail = in[i] + 2 * p[i] - span;
+      if (avail < 0 || s[i] <= 0)
+        return graft_kernel_fail (error, "the window is larger than the padded input");
+      out[i] = (ceil_mode ? (avail + s[i] - 1) / s[i] : avail / s[i]) + 1;
+      if (ceil_mode && (out[i] - 1) * s[i] >= in[i] + p[i])
+        out[i]--;
+    }
+  gint64 dims[4];
+  memcpy (dims, x->dims, sizeof (gint64) * x->rank);
+  dims[x->rank - 2] = out[0];
+  dims[x->rank - 1] = out[1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 planes = x->numel / MAX (H * W, 1);
+  for (gint64 pl = 0; pl < planes; pl++)
+    {
+      const float *xp = (const float *) x->data + pl * H * W;
+      float *yp = (float *) y->data + pl * out[0] * out[1];
+      for (gint64 oh = 0; oh < out[0]; oh++)
+        for (gint64 ow = 0; ow < out[1]; ow++)
+          {
+            float m = -INFINITY;
+            for (gint64 i = 0; i < k[0]; i++)
+              {
+                gint64 h = oh * s[0] - p[0] + i * d[0];
+                if (h < 0 || h >= H)
+                  continue;
+                for (gint64 j = 0; j < k[1]; j++)
+                  {
+                    gint64 w = ow * s[1] - p[1] + j * d[1];
+                    if (w >= 0 && w < W && (xp[h * W + w] > m || isnan (xp[h * W + w])))
+                      m = xp[h * W + w];
+                  }
+              }
+            yp[oh * out[1] + ow] = m;
+          }
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_adaptive_avg_pool (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
+  gint64 os[2];
+  if (x == NULL)
+    return FALSE;
+  if (x->rank < 3 || graft_aten_arg_ints (ctx, 1, os, 2, 2) != 2)
+    return graft_kernel_fail (error, "expected a 3-D or 4-D input and output_size");
+  gint64 H = x->dims[x->rank - 2], W = x->dims[x->rank - 1];
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof (gint64) * x->rank);
+  dims[x->rank - 2] = os[0];
+  dims[x->rank - 1] = os[1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 planes = x->numel / MAX (H * W, 1);
+  for (gint64 pl = 0; pl < planes; pl++)
+    {
+      const float *xp = (const float *) x->data + pl * H * W;
+      float *yp = (float *) y->data + pl * os[0] * os[1];
+      for (gint64 oh = 0; oh < os[0]; oh++)
+        for (gint64 ow = 0; ow < os[1]; ow++)
+          {
+            /* PyTorch's bins: [floor(i·in/out), ceil((i+1)·in/out)) */
+            gint64 h0 = oh * H / os[0], h1 = ((oh + 1) * H + os[0] - 1) / os[0];
+            gint64 w0 = ow * W / os[1], w1 = ((ow + 1) * W + os[1] - 1) / os[1];
+            double sum = 0;
+            for (gint64 h = h0; h < h1; h++)
+              for (gint64 w = w0; w < w1; w++)
+                sum += xp[h * W + w];
+            yp[oh * os[1] + ow] = sum / MAX ((h1 - h0) * (w1 - w0), 1);
+          }
+    }
+  return TRUE;
+}
+
+#define ATEN(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
+#define PRIM(name, kernel) { "prim::" name, 0, 0, NULL, kernel, 0 }
+
+const GraftOpSchema graft_ops_aten[] = {
+  PRIM ("Constant", kernel_prim_constant),
+  PRIM ("ListConstruct", kernel_prim_list),
+  PRIM ("TupleConstruct", kernel_prim_list),
+  PRIM ("ListUnpack", kernel_prim_unpack),
+  PRIM ("TupleUnpack", kernel_prim_unpack),
+  PRIM ("If", kernel_prim_if),
+  PRIM ("Loop", kernel_prim_loop),
+  ATEN ("Bool", kernel_to_scalar), ATEN ("Int", kernel_to_scalar), ATEN ("Float", kernel_to_scalar),
+  ATEN ("dropout", kernel_identity), ATEN ("dropout_", kernel_identity), ATEN ("feature_dropout", kernel_identity),
+  ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity),
+  ATEN ("flatten", kernel_flatten), ATEN ("view", kernel_view), ATEN ("reshape", kernel_view),
+  ATEN ("cat", kernel_cat),
+  ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("max", kernel_reduce), ATEN ("amax", kernel_reduce),
+  ATEN ("linear", kernel_linear), ATEN ("addmm", kernel_addmm), ATEN ("matmul", kernel_matmul),
+  ATEN ("mm", kernel_matmul), ATEN ("bmm", kernel_matmul),
+  ATEN ("_convolution", kernel_convolution), ATEN ("conv2d", kernel_convolution), ATEN ("conv1d", kernel_convolution),
+  ATEN ("batch_norm", kernel_batch_norm),
+  ATEN ("max_pool2d", kernel_max_pool),
+  ATEN ("adaptive_avg_pool2d", kernel_adaptive_avg_pool),
+  { NULL }
+};

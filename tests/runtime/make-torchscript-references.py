@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""PyTorch reference outputs for the runtime's TorchScript tests.
+
+Usage: make-torchscript-references.py FIXTURES_DIR OUTDIR
+
+FIXTURES_DIR holds the .pt files of tests/fixtures/make-torchscript-fixtures.py
+(run first, cached). For every case below it writes OUTDIR/<case>.in<i>.npy
+(inputs, seeded) and OUTDIR/<case>.out<i>.npy (what torch.jit.load(...)
+returns, tuples flattened, Python scalars as 0-d arrays). Kept when newer
+than the model and this script.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+# case → list of inputs (shape tuple for a float32 tensor, or a Python float)
+CASES = {
+    "tiny_traced": [(2, 3)],
+    "if_tensor_scripted": [(2, 4)],
+    "while_loop_scripted": [(2, 4), 10.0],
+    "resnet18_traced": [(2, 3, 224, 224)],
+    "mobilenet_v3_small_traced": [(2, 3, 224, 224)],
+    "googlenet_traced": [(2, 3, 224, 224)],
+}
+
+
+def flatten(value):
+    if isinstance(value, (tuple, list)):
+        out = []
+        for v in value:
+            out.extend(flatten(v))
+        return out
+    if isinstance(value, torch.Tensor):
+        return [value.detach().numpy()]
+    if isinstance(value, bool):
+        return [np.array(value)]
+    if isinstance(value, int):
+        return [np.array(value, dtype=np.int64)]
+    if isinstance(value, float):
+        return [np.array(value, dtype=np.float64)]
+    raise TypeError("cannot save %r" % type(value))
+
+
+def main():
+    fixtures, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    script_mtime = os.path.getmtime(__file__)
+    torch.manual_seed(0)
+    for case, specs in CASES.items():
+        model_path = os.path.join(fixtures, case + ".pt")
+        stamp = os.path.join(outdir, case + ".done")
+        if (os.path.exists(stamp) and os.path.getmtime(stamp) >= os.path.getmtime(model_path)
+                and os.path.getmtime(stamp) >= script_mtime):
+            continue
+        model = torch.jit.load(model_path).eval()
+        rng = np.random.default_rng(1)
+        args = []
+        for i, spec in enumerate(specs):
+            if isinstance(spec, tuple):
+                x = rng.standard_normal(spec).astype(np.float32)
+                np.save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), x)
+                args.append(torch.from_numpy(x))
+            else:
+                np.save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), np.array(spec, dtype=np.float64))
+                args.append(spec)
+        with torch.no_grad():
+            outputs = flatten(model(*args))
+        for i, out in enumerate(outputs):
+            np.save(os.path.join(outdir, "%s.out%d.npy" % (case, i)), np.ascontiguousarray(out))
+        with open(stamp, "w") as f:
+            f.write("%d\n" % len(outputs))
+
+
+if __name__ == "__main__":
+    main()
