@@ -34,6 +34,7 @@ struct _BValue {
   char *qualname;
   char *type;          /* RUNTIME: static type as far as known ("Tensor", "Optional[Tensor]"), NULL if unknown */
   gboolean opaque;     /* RUNTIME: a parameter of a separately optimized callee (producer not visible) */
+  gboolean mutated;    /* RUNTIME list literal (items set) passed to a mutating op */
 };
 
 static BValue *
@@ -803,6 +804,8 @@ set_value_type (GraftValue *value, const char *type)
 static BValue *eval (Ctx *ctx, ScriptNode *e);
 static gboolean exec_block (Ctx *ctx, GPtrArray *body);
 static char *element_type (const char *type, guint index);
+static BValue *emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArray *keywords,
+                        guint n_outputs, guint line);
 
 static char *
 type_of (ScriptNode *e)
@@ -903,8 +906,9 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
         }
     }
 
-  /* list idioms: len and constant indexing of a list literal */
-  if (ctx->optimized && a && a->kind == BV_CONSTLIST)
+  /* list idioms: len and constant indexing of a list literal that is
+   * never mutated */
+  if (ctx->optimized && a && (a->kind == BV_CONSTLIST || (a->kind == BV_RUNTIME && a->items && !a->mutated)))
     {
       if (strcmp (op, "len") == 0 && n == 1)
         return bv_int (a->items->len);
@@ -971,6 +975,32 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
   return NULL;
 }
 
+static gboolean
+op_mutates (const char *domain, const char *op)
+{
+  static const char *const list_ops[] = { "append", "insert", "extend", "pop", "remove", "clear", "_set_item",
+                                          "__setitem__", "reverse", "sort" };
+  gsize len = strlen (op);
+  if (strcmp (domain, "aten") != 0)
+    return strcmp (domain, "prim") == 0 && (strcmp (op, "SetAttr") == 0 || strcmp (op, "CallMethod") == 0);
+  if (len > 1 && op[len - 1] == '_' && op[len - 2] != '_')
+    return TRUE;
+  for (guint k = 0; k < G_N_ELEMENTS (list_ops); k++)
+    if (strcmp (op, list_ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* A ListConstruct result remembers its elements for the list idioms. */
+static BValue *
+list_literal (Ctx *ctx, GPtrArray *items, guint line)
+{
+  BValue *r = emit_op (ctx, "prim", "ListConstruct", items, NULL, 1, line);
+  if (r && r->kind == BV_RUNTIME && items->len > 0)
+    r->items = g_ptr_array_ref (items);
+  return r;
+}
+
 /* Emits domain::op with the evaluated arguments and n_outputs results;
  * returns the single result, or a tuple of them. */
 static BValue *
@@ -980,6 +1010,9 @@ emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArra
   BValue *folded = fold_op (ctx, domain, op, args, n_outputs);
   if (folded)
     return folded;
+  if (op_mutates (domain, op))
+    for (guint k = 0; k < args->len; k++)
+      ((BValue *) g_ptr_array_index (args, k))->mutated = TRUE;
   GraftNode *node = add_node (ctx, domain, op, line);
   if (node == NULL)
     return NULL;
@@ -1106,6 +1139,26 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
     }
   if (b->error && *b->error)
     return NULL;
+  /* An object restored by __setstate__ (quantized modules): its declared
+   * attributes are read at run time, which is all forward needs. */
+  const char *declared = info && state && state->kind != GRAFT_PICKLE_DICT
+                         ? g_hash_table_lookup (info->attribute_types, name) : NULL;
+  if (declared)
+    {
+      GraftNode *node = add_node (ctx, "prim", "GetAttr", line);
+      if (node == NULL)
+        return NULL;
+      graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
+      GraftValue *out = add_output (ctx, node, name);
+      set_value_type (out, declared);
+      return bv_runtime_typed (out, declared);
+    }
+  if (state && state->kind != GRAFT_PICKLE_DICT)
+    {
+      build_error (b, ctx->file, line, "%s (%s) restores its attributes with __setstate__, which Graft does not run; "
+                   "attribute \"%s\" is unknown", *module->path ? module->path : "<root>", module->qualname, name);
+      return NULL;
+    }
   build_error (b, ctx->file, line, "module %s (%s) has no attribute \"%s\"",
                *module->path ? module->path : "<root>", module->qualname, name);
   return NULL;
@@ -1259,7 +1312,7 @@ eval_annotate (Ctx *ctx, ScriptNode *call)
       g_autoptr(GPtrArray) items = eval_list (ctx, value->items);
       if (items == NULL)
         return NULL;
-      result = emit_op (ctx, "prim", "ListConstruct", items, NULL, 1, call->line);
+      result = list_literal (ctx, items, call->line);
     }
   else if (value->kind == SCRIPT_CALL && value->a->kind == SCRIPT_ATTRIBUTE && strcmp (value->a->s, "tolist") == 0)
     {
@@ -1644,7 +1697,7 @@ eval (Ctx *ctx, ScriptNode *e)
             items = g_steal_pointer (&v->items);
             bv_unref (v);
           }
-        return emit_op (ctx, "prim", "ListConstruct", items, NULL, 1, e->line);
+        return list_literal (ctx, items, e->line);
       }
     case SCRIPT_DICT:
       {
