@@ -35,6 +35,30 @@ graft_sniff_file_kind (const guint8 *head, gsize head_len)
   return GRAFT_FILE_KIND_ONNX;
 }
 
+/* Formats people mistake for models Graft opens. Only consulted after the
+ * ONNX reader has refused a file, to say what it is instead. */
+static const char *
+describe_foreign_format (const guint8 *head, gsize head_len)
+{
+  gsize skip = 0;
+
+  if (head_len >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+    return "a gzip-compressed file; decompress it first";
+  if (head_len >= 4 && memcmp (head, "\x89HDF", 4) == 0)
+    return "an HDF5 file (Keras .h5?), which Graft does not read; export the model to ONNX";
+  if (head_len >= 8 && memcmp (head + 4, "TFL3", 4) == 0)
+    return "a TensorFlow Lite model, which Graft does not read; convert it to ONNX (tf2onnx)";
+  if (head_len >= 10 && head[8] == '{' && head[9] == '"')
+    return "a safetensors file: weights only, no graph";
+  while (skip < head_len && g_ascii_isspace (head[skip]))
+    skip++;
+  if (head_len - skip >= 10
+      && (memcmp (head + skip, "ir_version", 10) == 0 || memcmp (head + skip, "producer_n", 10) == 0
+          || memcmp (head + skip, "opset_impo", 10) == 0 || memcmp (head + skip, "graph {", 7) == 0))
+    return "an ONNX model in protobuf text format; save it in the binary format (onnx.save) to open it";
+  return NULL;
+}
+
 static gboolean
 read_head (const char *path, guint8 *head, gsize *head_len, GError **error)
 {
@@ -102,6 +126,22 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
     case GRAFT_FILE_KIND_ONNX:
     case GRAFT_FILE_KIND_UNKNOWN:
     default:
-      return graft_onnx_read_file (path, cancellable, progress, progress_data, error);
+      {
+        g_autoptr(GError) local_error = NULL;
+        GraftModel *model = graft_onnx_read_file (path, cancellable, progress, progress_data, &local_error);
+        const char *foreign;
+
+        if (model != NULL)
+          return model;
+        foreign = describe_foreign_format (head, head_len);
+        if (foreign != NULL && (g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED)
+                                || g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED)))
+          {
+            g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED, "%s: %s", path, foreign);
+            return NULL;
+          }
+        g_propagate_error (error, g_steal_pointer (&local_error));
+        return NULL;
+      }
     }
 }

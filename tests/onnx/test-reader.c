@@ -604,6 +604,30 @@ test_loader_errors (void)
 }
 
 static void
+check_foreign (const char *name, const void *data, gsize size, const char *fragment)
+{
+  g_autofree char *path = write_temp (name, data, size);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_null (model);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, fragment));
+  remove_temp (path);
+}
+
+/* Files that are not models at all get named, not "invalid protobuf". */
+static void
+test_loader_foreign_formats (void)
+{
+  check_foreign ("model.onnx.gz", "\x1f\x8b\x08\x00\x00\x00\x00\x00", 8, "gzip");
+  check_foreign ("model.h5", "\x89HDF\r\n\x1a\n\0\0", 10, "HDF5");
+  check_foreign ("model.tflite", "\x1c\0\0\0TFL3\0\0\0\0", 12, "TensorFlow Lite");
+  check_foreign ("model.safetensors", "\x40\0\0\0\0\0\0\0{\"w\":{}}", 17, "safetensors");
+  check_foreign ("model.onnxtxt", "ir_version: 8\nproducer_name: \"x\"\n", 34, "text format");
+}
+
+static void
 count_progress (double fraction, gpointer user_data)
 {
   double *last = user_data;
@@ -650,6 +674,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/reader/sample-model", test_sample_model);
   g_test_add_func ("/onnx/loader/sniff", test_sniff);
   g_test_add_func ("/onnx/loader/errors", test_loader_errors);
+  g_test_add_func ("/onnx/loader/foreign-formats", test_loader_foreign_formats);
   g_test_add_func ("/onnx/loader/progress-and-cancel", test_progress_and_cancel);
   return g_test_run ();
 }
