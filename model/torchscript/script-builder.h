@@ -2,7 +2,28 @@
  * TorchScript archive: starts at the root module's forward, inlines every
  * method and function call into groups named by module path, turns
  * torch.X calls into aten::X nodes and keeps control flow as prim::If /
- * prim::Loop nodes whose blocks are subgraphs. */
+ * prim::Loop nodes whose blocks are subgraphs.
+ *
+ * Node conventions (for layout, analysis and the runtime):
+ * - Arguments keep their call order. A graph value is a node input; a
+ *   constant argument is folded into an attribute named after its keyword
+ *   ("dtype", "alpha") or "argN" for position N of the call (N counts all
+ *   arguments, inputs and attributes together). Constant lists become INTS /
+ *   FLOATS / STRINGS attributes; None is GRAFT_ATTR_NONE, bools GRAFT_ATTR_BOOL.
+ * - prim::If: condition as input 0 (or attribute "cond"), subgraph
+ *   attributes "then_branch" and "else_branch"; output k is output k of
+ *   both branches.
+ * - prim::Loop: "max_trip_count" and "cond" (input or attribute, in that
+ *   order), then the loop-carried initial values; subgraph "body" with
+ *   inputs (trip counter, carried…) and outputs (next condition, carried…);
+ *   node output k is carried value k.
+ * - Parameters and buffers are initializers of the root graph named by
+ *   module path ("layer1.0.conv1.weight"); tensor constants of
+ *   constants.pkl are named "CONSTANTS.cN". Other module attributes are
+ *   prim::GetAttr nodes whose "name" attribute is the attribute's path.
+ * - Nodes of an inlined module method sit in the group of its module path,
+ *   in the group tree of the (sub)graph that holds them; source_range is
+ *   "code/…py:LINE" of the saved code. */
 #pragma once
 
 #include <gio/gio.h>
