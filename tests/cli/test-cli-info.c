@@ -216,6 +216,25 @@ test_json_state_dict (void)
 }
 
 static void
+test_json_functions (void)
+{
+  g_autofree char *path = source_path ("tests/fixtures-generated/onnx/function.onnx");
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *root = run_json (parser, path);
+  JsonArray *functions = json_object_get_array_member (root, "functions");
+  JsonObject *function;
+
+  g_assert_cmpuint (json_array_get_length (functions), ==, 1);
+  function = json_array_get_object_element (functions, 0);
+  g_assert_cmpstr (json_object_get_string_member (function, "name"), ==, "ScaledRelu");
+  g_assert_cmpstr (json_object_get_string_member (function, "domain"), ==, "org.graft");
+  g_assert_cmpint (json_object_get_int_member (function, "nodes"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (function, "ops"), "onnx::Relu"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (json_array_get_object_element (json_object_get_array_member (root, "graphs"), 0), "ops"),
+                                               "org.graft::ScaledRelu"), ==, 1);
+}
+
+static void
 test_text (void)
 {
   g_autofree char *path = source_path ("data/samples/tiny-cnn.onnx");
@@ -330,6 +349,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/info/json-sample", test_json_sample);
   g_test_add_func ("/cli/info/json-unknown-dims", test_json_unknown_dims);
   g_test_add_func ("/cli/info/json-subgraphs", test_json_subgraphs);
+  g_test_add_func ("/cli/info/json-functions", test_json_functions);
   g_test_add_func ("/cli/info/json-torchscript", test_json_torchscript);
   g_test_add_func ("/cli/info/json-state-dict", test_json_state_dict);
   g_test_add_func ("/cli/info/text", test_text);
