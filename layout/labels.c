@@ -284,10 +284,10 @@ short_name (const char *name)
 
   if (slash == NULL || slash[1] == '\0')
     return name;
-  for (const char *p = slash - 1; p >= name; p--)
+  for (const char *p = slash - 1; p > name; p--)
     if (*p == '/')
       return p + 1;
-  return name;
+  return name[0] == '/' ? name + 1 : name;
 }
 
 char **
@@ -301,7 +301,9 @@ graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo
     g_ptr_array_add (lines, g_strdup (node->op_type));
   else
     g_ptr_array_add (lines, g_strdup (node->op));
-  if (options->show_names && node->name != NULL && node->name[0] != '\0')
+  /* A name that only repeats the op says nothing. */
+  if (options->show_names && node->name != NULL && node->name[0] != '\0'
+      && strcmp (short_name (node->name), node->op_type) != 0)
     g_ptr_array_add (lines, g_strdup (short_name (node->name)));
   if (options->show_attributes)
     add_attribute_lines (lines, node);

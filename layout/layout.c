@@ -1121,6 +1121,57 @@ append_join (GArray *points, GraftPoint a, GraftPoint b, GraftLayoutDirection di
   g_array_append_val (points, b);
 }
 
+static gboolean
+label_hits_item (GroupLayout *layout, const Edge *edge, const GraftRect *box, double ox, double oy)
+{
+  for (guint i = 0; i < layout->items->len; i++)
+    {
+      Item *item = &g_array_index (layout->items, Item, i);
+      GraftRect rect = { ox + item->cx - item->width / 2, oy + item->cy - item->height / 2, item->width,
+                         item->height };
+
+      if (item->kind != ITEM_IN_PORT && item->kind != ITEM_OUT_PORT && graft_rect_intersects (&rect, box))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Baseline start of an edge's shape label: beside the edge near its
+ * start, on the first side and spot along the curve where it covers no
+ * box of this level. */
+static GraftPoint
+place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy)
+{
+  static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
+  GraftPoint curve[4];
+  GraftPoint first = { 0 };
+  double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
+
+  graft_text_select (run->measure, GRAFT_TEXT_EDGE);
+  width = graft_text_measure (run->measure, label);
+  for (int k = 0; k < 4; k++)
+    curve[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
+
+  for (gsize s = 0; s < G_N_ELEMENTS (spots); s++)
+    for (int side = 0; side < 2; side++)
+      {
+        GraftPoint at, pos;
+        GraftRect box;
+
+        graft_bezier_point (curve, spots[s], &at);
+        if (run->options.direction == GRAFT_LAYOUT_DIRECTION_TB)
+          pos = (GraftPoint) { side == 0 ? at.x + 4 : at.x - 4 - width, at.y + 3 };
+        else
+          pos = (GraftPoint) { at.x - width / 2, side == 0 ? at.y - 4 : at.y + 4 + height - 2 };
+        if (s == 0 && side == 0)
+          first = pos;
+        box = (GraftRect) { pos.x - 2, pos.y - height + 1, width + 4, height };
+        if (!label_hits_item (layout, edge, &box, ox, oy))
+          return pos;
+      }
+  return first;
+}
+
 static void
 assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int parent_group)
 {
@@ -1223,17 +1274,7 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
         }
 
       if (edge->labelled && (label = graft_value_shape_label (edge->value)) != NULL)
-        {
-          GraftPoint offset[4];
-
-          for (int k = 0; k < 4; k++)
-            offset[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
-          graft_bezier_point (offset, 0.35, &label_pos);
-          if (direction == GRAFT_LAYOUT_DIRECTION_TB)
-            label_pos = (GraftPoint) { label_pos.x + 4, label_pos.y + 3 };
-          else
-            label_pos = (GraftPoint) { label_pos.x + 2, label_pos.y - 4 };
-        }
+        label_pos = place_label (run, layout, edge, label, ox, oy);
 
       n_points = points->len;
       graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),
