@@ -11,6 +11,7 @@
 #define NODE_SEPARATION 14.0
 #define RANK_SEPARATION 22.0
 #define RANK_SEPARATION_SHAPES 30.0
+#define MAX_LR_RANK_SEPARATION 160.0
 #define PORT_SIZE 1.0
 
 typedef struct _LGroup LGroup;
@@ -966,6 +967,29 @@ add_value_edges (Level *level, GraftNode *node)
     }
 }
 
+/* Left to right, shape labels sit between the ranks along the edges: make
+ * the gap as wide as the widest label of this level. */
+static double
+rank_separation (Level *level, gboolean shapes)
+{
+  double widest = 0;
+
+  if (!shapes)
+    return RANK_SEPARATION;
+  if (level->run->options.direction != GRAFT_LAYOUT_DIRECTION_LR)
+    return RANK_SEPARATION_SHAPES;
+  graft_text_select (level->run->measure, GRAFT_TEXT_EDGE);
+  for (guint i = 0; i < level->layout->edges->len; i++)
+    {
+      Edge *edge = &g_array_index (level->layout->edges, Edge, i);
+      g_autofree char *label = edge->labelled ? graft_value_shape_label (edge->value) : NULL;
+
+      if (label != NULL)
+        widest = MAX (widest, graft_text_measure (level->run->measure, label));
+    }
+  return CLAMP (widest + 16, RANK_SEPARATION_SHAPES, MAX_LR_RANK_SEPARATION);
+}
+
 static gboolean
 run_dot (Level *level, GError **error)
 {
@@ -998,7 +1022,7 @@ run_dot (Level *level, GError **error)
     }
 
   if (!graft_dot_layout (boxes, n_items, edges, n_edges, level->run->options.direction, NODE_SEPARATION,
-                         shapes ? RANK_SEPARATION_SHAPES : RANK_SEPARATION, &result, error))
+                         rank_separation (level, shapes), &result, error))
     return FALSE;
 
   layout->width = result.width;
