@@ -1,0 +1,14 @@
+/* Fixtures of the GUI tests, made by the Python scripts of tests/gui with
+ * Debian's python3-onnx and python3-torch and cached under
+ * tests/fixtures-generated/gui. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The path of file_name, running script_name to make it when missing; a
+ * failing script fails the test. */
+char *generated_fixture (const char *script_name, const char *file_name);
+
+G_END_DECLS
