@@ -320,31 +320,39 @@ depthwise_channel (gint64 index, gpointer data)
   float *y = job->y + index * OH * OW;
   float b = job->bias ? job->bias[c] : 0;
 
-  for (gint64 i = 0; i < OH * OW; i++)
-    y[i] = b;
-  for (gint64 ki = 0; ki < KH; ki++)
-    for (gint64 kj = 0; kj < KW; kj++)
-      {
-        float kv = k[ki * KW + kj];
-        gint64 dh = ki * w->dilation[0] - w->pad_begin[0], dw = kj * w->dilation[1] - w->pad_begin[1];
-        /* output columns whose input column ow*sw + dw lies in [0, W) */
-        gint64 ow0 = dw >= 0 ? 0 : (-dw + sw - 1) / sw;
-        gint64 ow1 = W - dw > 0 ? MIN (OW, (W - dw + sw - 1) / sw) : 0;
-        for (gint64 oh = 0; oh < OH; oh++)
-          {
-            gint64 ih = oh * sh + dh;
-            if (ih < 0 || ih >= H)
-              continue;
-            const float *xr = x + ih * W + dw;
-            float *yr = y + oh * OW;
-            if (sw == 1)
-              for (gint64 ow = ow0; ow < ow1; ow++)
-                yr[ow] += kv * xr[ow];
-            else
-              for (gint64 ow = ow0; ow < ow1; ow++)
-                yr[ow] += kv * xr[ow * sw];
-          }
-      }
+  /* valid output columns per kernel column */
+  gint64 ow0[32], ow1[32], dws[32];
+  g_return_if_fail (KW <= 32);   /* graft_conv2d_f32 only takes this path for KW <= 32 */
+  for (gint64 kj = 0; kj < KW; kj++)
+    {
+      gint64 dw = kj * w->dilation[1] - w->pad_begin[1];
+      dws[kj] = dw;
+      ow0[kj] = dw >= 0 ? 0 : (-dw + sw - 1) / sw;
+      ow1[kj] = W - dw > 0 ? MIN (OW, (W - dw + sw - 1) / sw) : 0;
+    }
+  /* row by row, so the output row stays in L1 across all taps */
+  for (gint64 oh = 0; oh < OH; oh++)
+    {
+      float *yr = y + oh * OW;
+      for (gint64 ow = 0; ow < OW; ow++)
+        yr[ow] = b;
+      for (gint64 ki = 0; ki < KH; ki++)
+        {
+          gint64 ih = oh * sh + ki * w->dilation[0] - w->pad_begin[0];
+          if (ih < 0 || ih >= H)
+            continue;
+          for (gint64 kj = 0; kj < KW; kj++)
+            {
+              float kv = k[ki * KW + kj];
+              const float *xr = x + ih * W + dws[kj];
+              if (sw == 1)
+                graft_f32_axpy (yr + ow0[kj], xr + ow0[kj], ow1[kj] - ow0[kj], kv);
+              else
+                for (gint64 ow = ow0[kj]; ow < ow1[kj]; ow++)
+                  yr[ow] += kv * xr[ow * sw];
+            }
+        }
+    }
 }
 
 typedef struct {
@@ -357,10 +365,7 @@ static void
 bias_row (gint64 index, gpointer data)
 {
   BiasJob *job = data;
-  float b = job->bias[index % job->M];
-  float *y = job->y + index * job->spatial;
-  for (gint64 i = 0; i < job->spatial; i++)
-    y[i] += b;
+  graft_f32_add_scalar (job->y + index * job->spatial, job->spatial, job->bias[index % job->M]);
 }
 
 /* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
@@ -377,7 +382,7 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
     }
   gint64 Cg = C / group, Mg = M / group;
 
-  if (group == C && M == C && w->n == 2)
+  if (group == C && M == C && w->n == 2 && w->kernel[1] <= 32)
     {
       DepthwiseJob job = { x, weight, bias, y, w, C, M };
       graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);

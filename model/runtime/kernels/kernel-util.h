@@ -111,6 +111,40 @@ gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const Gr
 gboolean graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
                      double alpha, double beta, GraftRtTensor *out, GError **error);
 
+/* y[i] += a * x[i] (axpy) and y[i] += b, vectorised the same way. */
+static inline void
+graft_f32_axpy (float *y, const float *x, gint64 n, float a)
+{
+  GraftV4f va = { a, a, a, a };
+  gint64 i = 0;
+  for (; i + 4 <= n; i += 4)
+    {
+      GraftV4f vx, vy;
+      memcpy (&vx, x + i, sizeof vx);
+      memcpy (&vy, y + i, sizeof vy);
+      vy += va * vx;
+      memcpy (y + i, &vy, sizeof vy);
+    }
+  for (; i < n; i++)
+    y[i] += a * x[i];
+}
+
+static inline void
+graft_f32_add_scalar (float *y, gint64 n, float b)
+{
+  GraftV4f vb = { b, b, b, b };
+  gint64 i = 0;
+  for (; i + 4 <= n; i += 4)
+    {
+      GraftV4f vy;
+      memcpy (&vy, y + i, sizeof vy);
+      vy += vb;
+      memcpy (y + i, &vy, sizeof vy);
+    }
+  for (; i < n; i++)
+    y[i] += b;
+}
+
 /* Product of dims[from..to) */
 gint64 graft_dims_product (const gint64 *dims, int from, int to);
 
