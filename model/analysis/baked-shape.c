@@ -1,5 +1,6 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
+#include "analysis/sym-dim.h"
 
 #include <string.h>
 
@@ -117,6 +118,7 @@ add_matches (GPtrArray *found, GraftNode *node, guint shape_input, gint64 traced
         baked->constant = constant;
         baked->element = e;
         baked->traced = traced;
+        baked->multiplier = 1;
         baked->input = input;
         baked->axis = axis;
         g_ptr_array_add (found, baked);
@@ -140,13 +142,123 @@ slice_relevant (GraftNode *node, guint element, gpointer data)
   return probe_at (g_ptr_array_index (node->inputs, 0), axis);
 }
 
+/* Trace-time data and output shapes of a Reshape. */
+typedef struct {
+  GraftShape in, out;
+} StaticIO;
+
 static void
-find_in_node (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+static_io_free (gpointer data)
+{
+  StaticIO *io = data;
+
+  graft_shape_clear (&io->in);
+  graft_shape_clear (&io->out);
+  g_free (io);
+}
+
+static gint64
+fixed_product (const GraftShape *shape, int end)
+{
+  gint64 product = 1;
+
+  for (int i = 0; i < end; i++)
+    product *= shape->dims[i].value;
+  return product;
+}
+
+/* The output element of a split/merge reshape whose extent contains input
+ * dim d, or -1. */
+static int
+containing_element (const StaticIO *io, int d)
+{
+  gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
+
+  for (int e = 0; e < io->out.rank; e++)
+    if (fixed_product (&io->out, e) <= start && end <= fixed_product (&io->out, e + 1)
+        && (end == start || fixed_product (&io->out, e + 1) > start))
+      return e;
+  return -1;
+}
+
+/* When Reshape splits input dim d (seq × batch → seq, batch), the one
+ * output element of that split whose constant is a multiple of the traced
+ * value; -1 when none or several are. */
+static int
+split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
+{
+  gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
+  int found = -1;
+
+  for (int e = 0; e < io->out.rank; e++)
+    {
+      gint64 value = graft_tensor_get_int (tensor, e);
+
+      if (fixed_product (&io->out, e) < start || fixed_product (&io->out, e + 1) > end
+          || io->out.dims[e].value == 1 || value <= 0 || value % traced != 0)
+        continue;
+      if (found >= 0)
+        return -1;
+      found = e;
+    }
+  return found;
+}
+
+static void
+add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, gint64 traced, gint64 multiplier,
+           GraftValue *input, int axis)
+{
+  GraftBakedShape *baked = g_new0 (GraftBakedShape, 1);
+
+  baked->node = node;
+  baked->shape_input = shape_input;
+  baked->constant = g_ptr_array_index (node->inputs, shape_input);
+  baked->element = element;
+  baked->traced = traced;
+  baked->multiplier = multiplier;
+  baked->input = input;
+  baked->axis = axis;
+  g_ptr_array_add (found, baked);
+}
+
+static void
+find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis)
+{
+  GraftValue *data = g_ptr_array_index (node->inputs, 0);
+  GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
+  const GraftShape *probed = probed_shape (data);
+
+  if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || probed == NULL || probed->rank != io->in.rank
+      || graft_tensor_get_numel (tensor) != io->out.rank)
+    return;
+  for (int d = 0; d < probed->rank; d++)
+    {
+      int e;
+      gint64 value;
+
+      if (!graft_dim_mentions (&probed->dims[d], GRAFT_PROBE_SYMBOL))
+        continue;
+      if ((e = containing_element (io, d)) < 0 && (e = split_element (io, d, tensor, traced)) < 0)
+        continue;
+      value = graft_tensor_get_int (tensor, e);
+      /* -1 is computed and 0 copies: neither is baked. */
+      if (value <= 0 || value != io->out.dims[e].value || value % traced != 0)
+        continue;
+      add_baked (found, node, 1, e, traced, value / traced, input, axis);
+      return;
+    }
+}
+
+static void
+find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
   const char *op = node->op;
+  StaticIO *io;
 
-  if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
+  if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
+    find_in_reshape (found, node, io, traced, input, axis);
+  else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
       || op == g_intern_static_string ("onnx::Tile"))
     {
       if (carries_probe (data))
@@ -161,22 +273,137 @@ find_in_node (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *inpu
     add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);
 }
 
+typedef struct {
+  GraftValue *input;
+  int axis;
+  GraftDim dim;
+} SavedDim;
+
+/* A size no real model traces with, so that it is never taken for one. */
+#define STAND_IN_SIZE 7919
+
+static GArray *
+fix_symbolic_inputs (GraftGraph *graph)
+{
+  GArray *saved = g_array_new (FALSE, FALSE, sizeof (SavedDim));
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i);
+      for (int d = 0; d < input->shape.rank; d++)
+        if (input->shape.dims[d].kind != GRAFT_DIM_FIXED)
+          {
+            SavedDim s = { input, d, input->shape.dims[d] };
+            g_array_append_val (saved, s);
+            input->shape.dims[d] = graft_dim_fixed (STAND_IN_SIZE);
+          }
+    }
+  return saved;
+}
+
+static void
+restore_symbolic_inputs (GraftGraph *graph, GArray *saved)
+{
+  for (guint i = 0; i < saved->len; i++)
+    {
+      SavedDim *s = &g_array_index (saved, SavedDim, i);
+      s->input->shape.dims[s->axis] = s->dim;
+    }
+}
+
+static gboolean
+already_found (GPtrArray *found, GraftNode *node)
+{
+  for (guint i = 0; i < found->len; i++)
+    if (((GraftBakedShape *) g_ptr_array_index (found, i))->node == node)
+      return TRUE;
+  return FALSE;
+}
+
+static int
+compare_by_position (gconstpointer a, gconstpointer b)
+{
+  const GraftBakedShape *x = *(GraftBakedShape **) a, *y = *(GraftBakedShape **) b;
+
+  if (x->node->index != y->node->index)
+    return x->node->index < y->node->index ? -1 : 1;
+  return (int) x->element - (int) y->element;
+}
+
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 {
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
   GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GHashTable) overrides = NULL;
+  g_autoptr(GHashTable) static_io = NULL;
+  g_autoptr(GArray) symbolic = NULL;
   GraftDim saved;
   gint64 traced;
+  guint before;
 
   if (graph == NULL || input->shape.rank <= axis || axis < 0 || input->shape.dims[axis].kind != GRAFT_DIM_FIXED)
     return found;
   saved = input->shape.dims[axis];
   traced = saved.value;
-  input->shape.dims[axis] = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
+  if (traced <= 0)
+    return found;
+
+  /* Trace-time shapes around every Reshape, to map dims through it. Dims
+   * already made dynamic get a stand-in size: only extents matter here. */
+  static_io = g_hash_table_new_full (NULL, NULL, NULL, static_io_free);
+  symbolic = fix_symbolic_inputs (graph);
   graft_shape_inference_run (model, NULL);
+  restore_symbolic_inputs (graph, symbolic);
   for (guint i = 0; i < graph->nodes->len; i++)
-    find_in_node (found, g_ptr_array_index (graph->nodes, i), traced, input, axis);
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+      GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+      StaticIO *io;
+
+      if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out == NULL || !out->has_inferred
+          || !graft_shape_is_fully_fixed (probed_shape (in)) || !graft_shape_is_fully_fixed (&out->inferred_shape))
+        continue;
+      io = g_new0 (StaticIO, 1);
+      graft_shape_copy (&io->in, probed_shape (in));
+      graft_shape_copy (&io->out, &out->inferred_shape);
+      g_hash_table_insert (static_io, node, io);
+    }
+
+  input->shape.dims[axis] = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
+  overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
+
+  /* A baked Reshape hides the probe from everything after it: treat each
+   * one found as repaired (its output dim carries the probe) and look
+   * again, until nothing new turns up. */
+  do
+    {
+      before = found->len;
+      graft_shape_inference_run_with_overrides (model, overrides);
+      for (guint i = 0; i < graph->nodes->len; i++)
+        {
+          GraftNode *node = g_ptr_array_index (graph->nodes, i);
+          guint first = found->len;
+
+          if (already_found (found, node))
+            continue;
+          find_in_node (found, node, static_io, traced, input, axis);
+          if (found->len > first && node->op != g_intern_static_string ("onnx::Slice"))
+            {
+              GArray *elements = g_array_new (FALSE, FALSE, sizeof (GraftShapeOverride));
+              /* The first match is the likeliest to be the dim itself. */
+              GraftBakedShape *baked = g_ptr_array_index (found, first);
+              GraftShapeOverride o = { baked->element, graft_dim_multiply (graft_dim_symbolic (GRAFT_PROBE_SYMBOL),
+                                                                          graft_dim_fixed (baked->multiplier)) };
+              g_array_append_val (elements, o);
+              g_hash_table_insert (overrides, node, elements);
+            }
+        }
+    }
+  while (found->len > before && found->len < 100000);
+
+  g_ptr_array_sort (found, compare_by_position);
   input->shape.dims[axis] = saved;
   return found;
 }

@@ -3,7 +3,9 @@
  *
  * The search replaces the input's dim by a probe symbol, runs shape
  * inference, and reports shape-taking nodes whose constant holds the
- * traced value where their data carries the probe. The model's declared
+ * traced value where their data carries the probe. For Reshape the element
+ * is the one whose extent, at trace time, contains the data dim carrying
+ * the probe, so merged dims (batch × heads) are found too. The model's declared
  * shapes are restored afterwards (inferred ones are those of the probe run
  * until the next graft_shape_inference_run()).
  */
@@ -20,7 +22,9 @@ typedef struct {
   guint shape_input;        /* node input holding the constant */
   GraftValue *constant;     /* that input (an initializer or a Constant output) */
   guint element;            /* index in the constant that holds the traced value */
-  gint64 traced;            /* the traced value */
+  gint64 traced;            /* the traced value of the input dim */
+  gint64 multiplier;        /* the element is traced × multiplier (Reshape merging
+                             * the batch with heads: [16, 8, 16] with batch 2 → 4) */
   GraftValue *input;        /* the graph input and axis it came from */
   int axis;
 } GraftBakedShape;

@@ -207,13 +207,18 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
               g_autofree char *values = format_constant (graft_value_get_constant (baked->constant));
               GraftDiagnostic *d;
 
+              g_autofree char *what = baked->multiplier == 1
+                ? g_strdup_printf ("the traced value %" G_GINT64_FORMAT, baked->traced)
+                : g_strdup_printf ("%" G_GINT64_FORMAT " × the traced value %" G_GINT64_FORMAT, baked->multiplier,
+                                   baked->traced);
+
               d = graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, baked->node,
                                         baked->constant,
-                                        "%s takes the shape constant '%s' = %s, whose element %u is the traced "
-                                        "value %" G_GINT64_FORMAT " of input '%s' dim %d: the graph breaks when "
-                                        "that dim changes; graft-cli edit --dynamic %s:%d=NAME rewrites it",
-                                        baked->node->op, baked->constant->name, values, baked->element,
-                                        baked->traced, input->name, axis, input->name, axis);
+                                        "%s takes the shape constant '%s' = %s, whose element %u is %s of input "
+                                        "'%s' dim %d: the graph breaks when that dim changes; graft-cli edit "
+                                        "--dynamic %s:%d=NAME rewrites it",
+                                        baked->node->op, baked->constant->name, values, baked->element, what,
+                                        input->name, axis, input->name, axis);
               d->input = input;
               d->axis = axis;
             }

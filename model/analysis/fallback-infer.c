@@ -197,6 +197,59 @@ infer_first_input (GraftInferContext *ctx, GError **error)
   return graft_infer_same_as_input (ctx, error);
 }
 
+/* Slice keeps every dim it does not slice, even when the starts and ends
+ * are computed at run time (exporters compute them for attention heads). */
+static gboolean
+infer_slice (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  g_autofree gint64 *axes_input = NULL;
+  const gint64 *axes;
+  guint n_attr = 0;
+  gint64 n_axes = 0;
+  GraftShape out;
+
+  if (x == NULL)
+    return graft_kernel_fail (error, "input data is missing");
+  if (x->shape.rank < 0)
+    {
+      graft_infer_set_output (ctx, 0, x->dtype, NULL);
+      return TRUE;
+    }
+  axes = graft_node_attr_ints (ctx->node, "axes", &n_attr);
+  n_axes = n_attr;
+  if (axes == NULL && ctx->n_inputs > 3 && graft_infer_input (ctx, 3) != NULL)
+    axes = axes_input = graft_infer_input_ints (ctx, 3, &n_axes);
+  graft_shape_copy (&out, &x->shape);
+  if (axes == NULL && (ctx->n_inputs > 3 || graft_node_has_attr (ctx->node, "starts")))
+    {
+      /* Axes exist but are not known: any dim may be sliced. */
+      if ((ctx->n_inputs > 3 && graft_infer_input (ctx, 3) != NULL) || graft_node_has_attr (ctx->node, "axes"))
+        for (int i = 0; i < out.rank; i++)
+          out.dims[i] = graft_dim_unknown ();
+    }
+  if (axes == NULL && !(ctx->n_inputs > 3 && graft_infer_input (ctx, 3) != NULL))
+    {
+      /* Default axes: the first len(starts) dims. */
+      GraftInferValue *starts = graft_infer_input (ctx, 1);
+      guint n_starts = 0;
+      gint64 count = graft_node_attr_ints (ctx->node, "starts", &n_starts) ? n_starts
+                     : starts && starts->shape.rank == 1 && starts->shape.dims[0].kind == GRAFT_DIM_FIXED
+                       ? starts->shape.dims[0].value : out.rank;
+      for (gint64 i = 0; i < count && i < out.rank; i++)
+        out.dims[i] = graft_dim_unknown ();
+    }
+  for (gint64 i = 0; axes != NULL && i < n_axes; i++)
+    {
+      gint64 a = axes[i] < 0 ? axes[i] + out.rank : axes[i];
+      if (a >= 0 && a < out.rank)
+        out.dims[a] = graft_dim_unknown ();
+    }
+  graft_infer_set_output (ctx, 0, x->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
 typedef struct {
   const char *op;
   GraftInferFunc infer;
@@ -220,6 +273,7 @@ static const Fallback fallbacks[] = {
   { "onnx::InstanceNormalization", infer_first_input },
   { "onnx::LayerNormalization", infer_first_input },
   { "onnx::Clip", infer_first_input },
+  { "onnx::Slice", infer_slice },
 };
 
 GraftInferFunc

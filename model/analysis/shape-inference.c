@@ -17,6 +17,7 @@ typedef struct {
   GHashTable *data;        /* GraftValue* → GArray<GraftDim>, owned */
   GHashTable *rt_data;     /* GraftValue* → GraftRtTensor*, owned */
   GraftShapeInferenceReport *report;
+  GHashTable *overrides;   /* GraftNode* → GArray<GraftShapeOverride>, may be NULL */
 } Inferer;
 
 typedef struct {
@@ -483,15 +484,40 @@ rule_tile (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
-/* Mul of shape vectors (batch × 2): only when both sides are known data. */
+typedef enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV } Arith;
+
+static GraftDim
+arith_dim (Arith arith, GraftDim a, GraftDim b)
+{
+  gboolean fixed = a.kind == GRAFT_DIM_FIXED && b.kind == GRAFT_DIM_FIXED;
+
+  switch (arith)
+    {
+    case ARITH_MUL:
+      return graft_dim_multiply (a, b);
+    case ARITH_DIV:
+      /* Integer division of shape values truncates like ONNX's Div. */
+      if (fixed && b.value != 0)
+        return graft_dim_fixed (a.value / b.value);
+      return graft_dim_divide (a, b);
+    case ARITH_ADD:
+      return fixed ? graft_dim_fixed (a.value + b.value) : graft_dim_unknown ();
+    default:
+      return fixed ? graft_dim_fixed (a.value - b.value) : graft_dim_unknown ();
+    }
+}
+
+/* Arithmetic on shape vectors (batch × 2, (768 + 2) / 3): only when both
+ * sides are known integer data. */
 static gboolean
-rule_mul (Inferer *inferer, GraftNode *node, Output *out)
+rule_arith (Inferer *inferer, GraftNode *node, Output *out, Arith arith)
 {
   GraftValue *a = node_input (node, 0), *b = node_input (node, 1);
   GArray *da = lookup_data (inferer, a), *db = lookup_data (inferer, b);
   GraftShape shape;
 
-  if (da == NULL || db == NULL || (da->len != db->len && da->len != 1 && db->len != 1))
+  if (da == NULL || db == NULL || (da->len != db->len && da->len != 1 && db->len != 1)
+      || !graft_dtype_is_integer (known_dtype (a)))
     return FALSE;
   if (!graft_shape_broadcast (known_shape (a), known_shape (b), &shape, NULL))
     return FALSE;
@@ -500,8 +526,8 @@ rule_mul (Inferer *inferer, GraftNode *node, Output *out)
   out->data = dims_new ();
   for (guint i = 0; i < MAX (da->len, db->len); i++)
     {
-      GraftDim d = graft_dim_multiply (g_array_index (da, GraftDim, da->len == 1 ? 0 : i),
-                                       g_array_index (db, GraftDim, db->len == 1 ? 0 : i));
+      GraftDim d = arith_dim (arith, g_array_index (da, GraftDim, da->len == 1 ? 0 : i),
+                              g_array_index (db, GraftDim, db->len == 1 ? 0 : i));
       g_array_append_val (out->data, d);
     }
   return TRUE;
@@ -539,7 +565,13 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
   if (op == g_intern_static_string ("onnx::Tile"))
     return rule_tile (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Mul"))
-    return rule_mul (inferer, node, out);
+    return rule_arith (inferer, node, out, ARITH_MUL);
+  if (op == g_intern_static_string ("onnx::Div"))
+    return rule_arith (inferer, node, out, ARITH_DIV);
+  if (op == g_intern_static_string ("onnx::Add"))
+    return rule_arith (inferer, node, out, ARITH_ADD);
+  if (op == g_intern_static_string ("onnx::Sub"))
+    return rule_arith (inferer, node, out, ARITH_SUB);
   return FALSE;
 }
 
@@ -617,6 +649,32 @@ apply_infer_function (Inferer *inferer, GraftNode *node, GraftInferFunc infer, O
   return ok;
 }
 
+/* After an override changed a Reshape's output dim, its -1 element (if
+ * any) is what is left of the input's element count. */
+static void
+resolve_minus_one (Inferer *inferer, GraftNode *node, GraftShape *out)
+{
+  GArray *target = lookup_data (inferer, node_input (node, 1));
+  GraftValue *x = node_input (node, 0);
+  GraftDim rest;
+
+  if (target == NULL || x == NULL || (int) target->len != out->rank)
+    return;
+  rest = graft_shape_get_dim_product (known_shape (x), 0, known_shape (x)->rank);
+  for (guint i = 0; i < target->len; i++)
+    {
+      GraftDim *t = &g_array_index (target, GraftDim, i);
+      if (!(t->kind == GRAFT_DIM_FIXED && t->value == -1))
+        rest = graft_dim_divide (rest, out->dims[i]);
+    }
+  for (guint i = 0; i < target->len; i++)
+    {
+      GraftDim *t = &g_array_index (target, GraftDim, i);
+      if (t->kind == GRAFT_DIM_FIXED && t->value == -1)
+        out->dims[i] = rest;
+    }
+}
+
 static void
 fill_unknown_dims (Inferer *inferer, GraftNode *node, GraftInferFunc fallback, Output *outs)
 {
@@ -662,6 +720,19 @@ infer_node (Inferer *inferer, GraftNode *node)
        * symbols (Flatten of batch×512×1×1): let it fill what is unknown. */
       if (infer != fallback && fallback != NULL)
         fill_unknown_dims (inferer, node, fallback, outs);
+    }
+
+  if (inferer->overrides != NULL && node->outputs->len > 0 && outs[0].present)
+    {
+      GArray *elements = g_hash_table_lookup (inferer->overrides, node);
+      for (guint k = 0; elements != NULL && k < elements->len; k++)
+        {
+          GraftShapeOverride *o = &g_array_index (elements, GraftShapeOverride, k);
+          if ((int) o->element < outs[0].shape.rank)
+            outs[0].shape.dims[o->element] = o->dim;
+        }
+      if (elements != NULL && node->op == g_intern_static_string ("onnx::Reshape"))
+        resolve_minus_one (inferer, node, &outs[0].shape);
     }
 
   for (guint i = 0; i < node->outputs->len; i++)
@@ -761,11 +832,11 @@ seed_value (Inferer *inferer, GraftValue *value)
     }
 }
 
-void
-graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
+static void
+run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable *overrides)
 {
   GraftGraph *graph = graft_model_get_graph (model);
-  Inferer inferer = { model, NULL, NULL, report };
+  Inferer inferer = { model, NULL, NULL, report, overrides };
   g_autoptr(GPtrArray) order = NULL;
 
   if (report != NULL)
@@ -792,6 +863,18 @@ graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
 
   g_hash_table_unref (inferer.rt_data);
   g_object_set_data_full (G_OBJECT (model), DATA_KEY, inferer.data, (GDestroyNotify) g_hash_table_unref);
+}
+
+void
+graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
+{
+  run_inference (model, report, NULL);
+}
+
+void
+graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides)
+{
+  run_inference (model, NULL, overrides);
 }
 
 void

@@ -7,7 +7,8 @@
  *
  * Per node, in this order: the driver's own rules for the ops that carry
  * shape vectors as data (Shape, Gather, Unsqueeze, Squeeze, Concat, Cast,
- * Identity, Constant, Reshape, Expand, ConstantOfShape, Tile, Mul), which
+ * Identity, Constant, Reshape, Expand, ConstantOfShape, Tile, and
+ * Add/Sub/Mul/Div of integer shape data), which
  * track symbolic elements the registry cannot see; then the runtime
  * registry's inference function for the op and opset; then
  * analysis/fallback-infer.c. A node none of them knows leaves its outputs
@@ -30,6 +31,17 @@ typedef struct {
 /* report may be NULL. Never fails: problems are collected in the report. */
 void graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report);
 void graft_shape_inference_report_clear (GraftShapeInferenceReport *report);
+
+typedef struct {
+  guint element;
+  GraftDim dim;
+} GraftShapeOverride;
+
+/* As graft_shape_inference_run(), but after node N is inferred, the dims
+ * listed in overrides[N] (GArray of GraftShapeOverride) of its first
+ * output are replaced. The baked-shape search uses it to see past a
+ * constant it has already found, as if that constant were repaired. */
+void graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides);
 
 /* The known integer contents of a value after inference (shape vectors,
  * small int constants), elements possibly symbolic; NULL if unknown.

@@ -79,15 +79,16 @@ add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
   return value;
 }
 
-/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]), C[e+1:]):
+/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
  * the element follows the input's real dim at run time. */
 static GraftValue *
 build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
-                     int axis)
+                     int axis, gint64 multiplier)
 {
+  /* Each new node goes right before node, so creation order is graph order. */
   GraftNode *shape = add_node_before (graph, node, "Shape", "shape");
   GraftNode *gather = add_node_before (graph, node, "Gather", "gather");
-  GraftNode *concat = add_node_before (graph, node, "Concat", "concat");
+  GraftNode *concat;
   gint64 index = axis;
   GraftValue *shape_out, *dim, *out;
 
@@ -97,6 +98,15 @@ build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, g
   graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, FALSE));
   graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
   dim = add_output_value (graph, gather, "graft_dim");
+  if (multiplier != 1)
+    {
+      /* The element is the dim times a constant (batch × heads). */
+      GraftNode *mul = add_node_before (graph, node, "Mul", "mul");
+      graft_node_add_input (mul, dim);
+      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, FALSE));
+      dim = add_output_value (graph, mul, "graft_dim_scaled");
+    }
+  concat = add_node_before (graph, node, "Concat", "concat");
   if (e > 0)
     graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_head", values, e, FALSE));
   graft_node_add_input (concat, dim);
@@ -119,11 +129,14 @@ replace_constant (GraftGraph *graph, GraftNode *node, guint shape_input, GraftVa
 }
 
 /* TRUE if, with the input's dim now symbolic, output dim e of node is
- * exactly that symbol and the other dims are what the constant said. */
+ * exactly that symbol (times multiplier) and the other dims are what the
+ * constant said. */
 static gboolean
-reshape_is_exact (GraftModel *model, GraftNode *node, const gint64 *values, guint n, guint e, const char *symbol)
+reshape_is_exact (GraftModel *model, GraftNode *node, const gint64 *values, guint n, guint e, const char *symbol,
+                  gint64 multiplier)
 {
   GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftDim expected = graft_dim_multiply (graft_dim_symbolic (symbol), graft_dim_fixed (multiplier));
 
   graft_shape_inference_run (model, NULL);
   if (out == NULL || !out->has_inferred || out->inferred_shape.rank != (int) n)
@@ -133,7 +146,7 @@ reshape_is_exact (GraftModel *model, GraftNode *node, const gint64 *values, guin
       GraftDim *d = &out->inferred_shape.dims[i];
       if (i == e)
         {
-          if (d->kind != GRAFT_DIM_SYMBOLIC || strcmp (d->symbol, symbol) != 0)
+          if (!graft_dim_equal (d, &expected))
             return FALSE;
         }
       else if (values[i] > 0 && (d->kind != GRAFT_DIM_FIXED || d->value != values[i]))
@@ -250,7 +263,7 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
         continue;
       replacement = graft_graph_add_int64_constant (graph, "graft_shape", candidate, n, FALSE);
       graft_node_set_input (node, entry->shape_input, replacement);
-      if (reshape_is_exact (model, node, candidate, n, entry->element, symbol))
+      if (reshape_is_exact (model, node, candidate, n, entry->element, symbol, entry->multiplier))
         {
           g_autofree char *after = format_ints (candidate, n);
           drop_if_unused (graph, old);
@@ -283,7 +296,8 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
           return FALSE;
         }
       /* The element takes the input's real dim at run time. */
-      replacement = build_dynamic_shape (graph, node, values, n, baked->element, baked->input, baked->axis);
+      replacement = build_dynamic_shape (graph, node, values, n, baked->element, baked->input, baked->axis,
+                                         baked->multiplier);
       replace_constant (graph, node, baked->shape_input, replacement);
       if (op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (model, node))
         {
@@ -292,9 +306,14 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
                        "count; rewrite its shape by hand", node_name, baked->input->name, baked->axis, before);
           return FALSE;
         }
-      g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d]",
-                                               op, node_name, baked->element, before, baked->input->name,
-                                               baked->axis));
+      if (baked->multiplier != 1)
+        g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d] × %"
+                                                 G_GINT64_FORMAT, op, node_name, baked->element, before,
+                                                 baked->input->name, baked->axis, baked->multiplier));
+      else
+        g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d]",
+                                                 op, node_name, baked->element, before, baked->input->name,
+                                                 baked->axis));
       return TRUE;
     }
   g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,

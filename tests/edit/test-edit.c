@@ -180,6 +180,48 @@ test_reshape_blocked (void)
   g_assert_cmpuint (graft_model_get_graph (model)->nodes->len, ==, 4);
 }
 
+/* x[4 seq, 2 batch, 8] → Reshape [4, 4, 4] (batch × 2 heads, head size 4):
+ * seq becomes -1, then batch × 2 must come from Shape(x)[1] × 2. */
+static void
+test_reshape_merged_heads (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) seq = graft_edit_new_make_dim_dynamic ("x", 0, "seq");
+  g_autoptr(GraftEdit) batch = graft_edit_new_make_dim_dynamic ("x", 1, "batch");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("heads");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *y, *shape;
+  GraftNode *reshape, *mul = NULL;
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 3, (gint64[]) { 4, 2, 8 });
+  graft_graph_add_input (graph, x);
+  y = add_op (graph, "Reshape", "/Reshape", x, graft_graph_add_int64_constant (graph, "shape", (gint64[]) { 4, 4, 4 }, 3, FALSE));
+  set_fixed_shape (y, 3, (gint64[]) { 4, 4, 4 });
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_true (graft_edit_apply (seq, model, &error));
+  g_assert_no_error (error);
+  assert_tensor_ints (shape_constant_of (model, "/Reshape", 1), (gint64[]) { -1, 4, 4 }, 3);
+  g_assert_true (graft_edit_apply (batch, model, &error));
+  g_assert_no_error (error);
+  graph = graft_model_get_graph (model);
+  reshape = graft_graph_find_node (graph, "/Reshape");
+  shape = g_ptr_array_index (reshape->inputs, 1);
+  g_assert_cmpstr (shape->producer->op, ==, "onnx::Concat");
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op == g_intern_static_string ("onnx::Mul"))
+      mul = g_ptr_array_index (graph->nodes, i);
+  g_assert_nonnull (mul);
+  /* Topologically sorted: Shape, Gather, Mul, Concat, then the Reshape. */
+  g_assert_cmpuint (mul->index, <, shape->producer->index);
+  g_assert_cmpuint (shape->producer->index, <, reshape->index);
+  assert_shape (value (model, "Reshape_out"), "seq×batch*2×4");
+  g_assert_nonnull (strstr (g_ptr_array_index (graft_edit_get_notes (batch), 0), "Shape(x)[1] × 2"));
+}
+
 static void
 test_expand_and_slice (void)
 {
@@ -447,6 +489,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/reshape-existing-minus-one", test_reshape_with_existing_minus_one);
   g_test_add_func ("/edit/dynamic/reshape-blocked", test_reshape_blocked);
   g_test_add_func ("/edit/dynamic/expand-slice", test_expand_and_slice);
+  g_test_add_func ("/edit/dynamic/merged-heads", test_reshape_merged_heads);
   g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
