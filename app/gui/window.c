@@ -126,11 +126,19 @@ static void
 on_node_activated (GraftWindow *self, GraftNode *node, GraftGraphCanvas *canvas)
 {
   g_autoptr(GPtrArray) subgraphs = NULL;
+  GraftAttribute *then_branch;
 
   if (node == NULL)
     return;
+  /* ONNX files keep attributes sorted, which puts else before then; the
+   * breadcrumbs offer the sibling bodies. */
+  then_branch = graft_node_get_attribute (node, "then_branch");
+  if (then_branch != NULL && then_branch->type == GRAFT_ATTR_GRAPH && then_branch->g != NULL)
+    {
+      show_graph (self, then_branch->g);
+      return;
+    }
   subgraphs = graft_node_get_subgraphs (node);
-  /* The breadcrumbs offer the sibling bodies (If's else_branch). */
   if (subgraphs->len > 0)
     show_graph (self, g_ptr_array_index (subgraphs, 0));
 }
