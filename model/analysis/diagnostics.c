@@ -139,9 +139,9 @@ add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
   GraftDiagnostic *d;
 
   d = graft_diagnostic_add (list, "static-input-dim", GRAFT_SEVERITY_WARNING, NULL, input,
-                            "input '%s' (%s) has a fixed %s of %" G_GINT64_FORMAT " (dim %d), so the model only "
-                            "accepts exactly that; make it dynamic: graft-cli edit --dynamic %s:%d=%s",
-                            input->name, shape, what, input->shape.dims[axis].value, axis, input->name, axis,
+                            "input '%s' (%s) has %s fixed at %" G_GINT64_FORMAT ", so the model only accepts "
+                            "exactly that size; make it dynamic: graft-cli edit --dynamic %s:%d=%s",
+                            input->name, shape, what, input->shape.dims[axis].value, input->name, axis,
                             axis == 0 ? "batch" : "sequence");
   d->input = input;
   d->axis = axis;
@@ -159,9 +159,9 @@ check_input_dims (GraftModel *model, GPtrArray *list)
       if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
         continue;
       if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 0, "batch size");
+        add_static_dim (list, input, 0, "dim 0 (usually the batch)");
       if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 1, "sequence length");
+        add_static_dim (list, input, 1, "dim 1 (the sequence length of a token input)");
     }
 }
 

@@ -305,6 +305,36 @@ test_write_errors (void)
   remove_dir (dir);
 }
 
+/* External data is read and embedded: the saved file stands alone. */
+static void
+test_external_data_embedded (void)
+{
+  g_autoptr(GraftModel) model = build_model ();
+  g_autofree char *dir = make_temp_dir ();
+  g_autofree char *data_path = g_build_filename (dir, "weights.bin", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.onnx", NULL);
+  static const float values[] = { 1, 2, 3, 4, 5, 6 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) loaded = NULL;
+  GraftValue *w = graft_graph_lookup_value (graft_model_get_graph (model), "w");
+  GraftValue *w2;
+  GBytes *bytes;
+
+  g_assert_true (g_file_set_contents (data_path, (const char *) values, sizeof values, NULL));
+  graft_tensor_set_external (w->initializer, data_path, 0, sizeof values);
+  g_assert_true (graft_onnx_write_file (model, out, GRAFT_ONNX_WRITE_NONE, &error));
+  g_assert_no_error (error);
+  g_unlink (data_path);   /* the saved model must not need it */
+  loaded = graft_model_load (out, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  w2 = graft_graph_lookup_value (graft_model_get_graph (loaded), "w");
+  g_assert_false (graft_tensor_is_external (w2->initializer));
+  bytes = graft_tensor_get_data (w2->initializer, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), values, sizeof values);
+  remove_dir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -313,5 +343,6 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx-writer/write-file-atomic", test_write_file_atomic);
   g_test_add_func ("/onnx-writer/refuses-source", test_refuses_source);
   g_test_add_func ("/onnx-writer/errors", test_write_errors);
+  g_test_add_func ("/onnx-writer/external-data-embedded", test_external_data_embedded);
   return g_test_run ();
 }
