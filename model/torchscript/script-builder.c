@@ -168,6 +168,7 @@ typedef struct {
   GHashTable *dead_seq;       /* seq → TRUE */
   GPtrArray *forced_live;     /* pass 1: GraftValue* kept although unused */
   GraftGraph *trash;          /* pass 2: dead nodes */
+  GHashTable *cat_lists;      /* GraftValue* of an aten::cat → BValue (list items, dim in .i) */
   GError **error;
 } Builder;
 
@@ -1346,6 +1347,68 @@ eval_annotate (Ctx *ctx, ScriptNode *call)
   return result;
 }
 
+/* PyTorch's peephole pass splices the list of an inner aten::cat (same
+ * constant dim, list literal) into the list of the cat that consumes it:
+ * one splice, the first in list order, per optimization of each enclosing
+ * callee, so a cat at callee depth d gets up to d splices. */
+static BValue *
+emit_cat (Ctx *ctx, GPtrArray *args, GPtrArray *keywords, guint line)
+{
+  Builder *b = ctx->b;
+  BValue *list = args->len == 2 ? g_ptr_array_index (args, 0) : NULL;
+  BValue *dim = args->len == 2 ? g_ptr_array_index (args, 1) : NULL;
+  gboolean literal = list && list->kind == BV_RUNTIME && list->items && !list->mutated &&
+                     dim->kind == BV_CONST && dim->ctype == GRAFT_ATTR_INT && (keywords == NULL ||
+                     (g_ptr_array_index (keywords, 0) == NULL && g_ptr_array_index (keywords, 1) == NULL));
+  if (literal && ctx->optimized)
+    {
+      g_autoptr(GPtrArray) items = g_ptr_array_ref (list->items);
+      gboolean changed = FALSE;
+      for (guint round = 0; round < ctx->depth; round++)
+        {
+          gboolean spliced = FALSE;
+          for (guint k = 0; k < items->len && !spliced; k++)
+            {
+              BValue *item = g_ptr_array_index (items, k);
+              BValue *inner = item->kind == BV_RUNTIME ? g_hash_table_lookup (b->cat_lists, item->value) : NULL;
+              if (inner == NULL || inner->i != dim->i || item->value->consumers->len != 1)
+                continue;
+              GPtrArray *next = bv_list ();
+              for (guint j = 0; j < items->len; j++)
+                if (j == k)
+                  for (guint e = 0; e < inner->items->len; e++)
+                    g_ptr_array_add (next, bv_ref (g_ptr_array_index (inner->items, e)));
+                else
+                  g_ptr_array_add (next, bv_ref (g_ptr_array_index (items, j)));
+              g_ptr_array_unref (items);
+              items = next;
+              spliced = changed = TRUE;
+            }
+          if (!spliced)
+            break;
+        }
+      if (changed)
+        {
+          BValue *merged = list_literal (ctx, items, line);
+          if (merged == NULL)
+            return NULL;
+          g_ptr_array_index (args, 0) = merged;
+          bv_unref (list);
+          list = merged;
+        }
+    }
+  BValue *result = emit_op (ctx, "aten", "cat", args, keywords, 1, line);
+  if (result && literal && result->kind == BV_RUNTIME)
+    {
+      /* remember the list (with the dim in .i) for an enclosing cat */
+      BValue *record = bv_new (BV_TUPLE);
+      record->items = g_ptr_array_ref (list->items);
+      record->i = dim->i;
+      g_hash_table_insert (b->cat_lists, result->value, record);
+    }
+  return result;
+}
+
 static BValue *
 eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
 {
@@ -1452,6 +1515,8 @@ eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
       for (guint k = 0; k < G_N_ELEMENTS (builtins); k++)
         if (strcmp (dotted, builtins[k].name) == 0)
           return emit_op (ctx, builtins[k].domain, builtins[k].op, args, call->names, n_outputs, call->line);
+      if (strcmp (dotted, "torch.cat") == 0 && n_outputs == 1)
+        return emit_cat (ctx, args, call->names, call->line);
       if (g_str_has_prefix (dotted, "torch.") && strchr (dotted + 6, '.') == NULL)
         return emit_op (ctx, "aten", dotted + 6, args, call->names, n_outputs, call->line);
       if (g_str_has_prefix (dotted, "ops."))
@@ -2505,6 +2570,7 @@ run_pass (Builder *b, GraftModel *model, ClassInfo *info, ScriptNode *forward)
   b->node_counter = 0;
   g_hash_table_remove_all (b->tensors);
   g_hash_table_remove_all (b->group_classes);
+  g_hash_table_remove_all (b->cat_lists);
   b->root = graft_graph_new ("forward");
   graft_model_set_graph (model, b->root);
   g_autofree char *root_class = graft_script_demangle_class (b->root_object->s);
@@ -2527,6 +2593,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
     .node_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .dead_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .forced_live = g_ptr_array_new (),
+    .cat_lists = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) bv_unref),
   };
   gboolean ok = FALSE;
   g_autoptr(GraftPickleValue) root = NULL;
@@ -2596,5 +2663,6 @@ out:
   g_hash_table_unref (b.node_seq);
   g_hash_table_unref (b.dead_seq);
   g_ptr_array_unref (b.forced_live);
+  g_hash_table_unref (b.cat_lists);
   return ok;
 }
