@@ -17,8 +17,9 @@ struct _GraftApplication
 
 G_DEFINE_FINAL_TYPE (GraftApplication, graft_application, ADW_TYPE_APPLICATION)
 
-gboolean
-graft_application_is_uninstalled (void)
+/* Run from the build tree: the schema and the sample come from there. */
+static gboolean
+is_uninstalled (void)
 {
   static int uninstalled = -1;
 
@@ -39,7 +40,7 @@ lookup_schema (void)
 
   /* From the build tree the freshly compiled schema wins over an older
    * installed one. */
-  if (graft_application_is_uninstalled ())
+  if (is_uninstalled ())
     {
       g_autoptr(GSettingsSchemaSource) build_source =
         g_settings_schema_source_new_from_directory (GRAFT_BUILD_ROOT "/data", installed, FALSE, NULL);
@@ -62,7 +63,7 @@ graft_application_get_settings (GraftApplication *self)
 char *
 graft_application_dup_sample_path (GraftApplication *self)
 {
-  if (graft_application_is_uninstalled ())
+  if (is_uninstalled ())
     return g_build_filename (GRAFT_SOURCE_ROOT, "data", "samples", SAMPLE_NAME, NULL);
   return g_build_filename (GRAFT_DATADIR, "samples", SAMPLE_NAME, NULL);
 }

@@ -20,6 +20,4 @@ GSettings *graft_application_get_settings (GraftApplication *self);
  * build tree, else in GRAFT_DATADIR/samples. */
 char *graft_application_dup_sample_path (GraftApplication *self);
 
-gboolean graft_application_is_uninstalled (void);
-
 G_END_DECLS

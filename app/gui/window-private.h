@@ -43,7 +43,6 @@ struct _GraftWindow
   GCancellable *load_cancellable;
   guint loading_pulse_id;
   char *loading_path;
-  char *last_error;
 
   /* Properties behind the stateful actions */
   gboolean show_names;

@@ -269,8 +269,6 @@ show_load_error (GraftWindow *self, const char *path, const GError *error)
   g_autofree char *title = g_strdup_printf ("Could Not Open “%s”", basename);
   g_autofree char *escaped = g_markup_escape_text (error->message, -1);
 
-  g_free (self->last_error);
-  self->last_error = g_strdup (error->message);
   graft_test_report ("error", "%s", error->message);
 
   if (self->model != NULL)
@@ -663,7 +661,6 @@ graft_window_finalize (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
   g_free (self->loading_path);
-  g_free (self->last_error);
   g_free (self->direction);
   g_strfreev (self->test_actions);
   g_free (self->test_screenshot_path);
