@@ -7,7 +7,8 @@ Generates (or reuses) the suite in $GRAFT_SOURCE_DIR/tests/fixtures-generated/
 onnx-backend, then for every case: Graft loads it, saves it, loads the saved
 file and compares the IRs (roundtrip-tool); compare-onnx.py then compares each
 saved file with its original field by field and runs onnx.checker. Where Graft's runtime runs
-a case, the original and the saved model must give bit-identical outputs.
+a case, the original and the saved model must give bit-identical outputs;
+and the undo snapshot of every loaded graph (graft_graph_copy) equals it.
 Prints TAP with one case per property over the whole suite; the cases that
 fail are listed as comments.
 """
@@ -33,7 +34,7 @@ def main():
     suite = os.path.join(source, "tests", "fixtures-generated", "onnx-backend")
     out = os.path.join(build, "tests", "edit", "roundtrip-out")
 
-    print("1..4")
+    print("1..5")
     subprocess.run(["/usr/bin/python3", os.path.join(source, "tests", "onnx", "make-backend-suite.py"), suite],
                    check=True, stdout=sys.stderr)
     result = subprocess.run([tool, suite, out], check=True, capture_output=True, text=True)
@@ -73,6 +74,11 @@ def main():
         f"saved models give bit-identical outputs in Graft's runtime for {len(identical)} of "
         f"{len(identical) + len(bad_runs)} cases it runs ({len(runs) - len(identical) - len(bad_runs)} not run)",
         [f"{r[1]}: {r[4]}" for r in bad_runs])
+
+    copies = [row for row in same + differs if len(row) > 5]
+    bad_copies = [r for r in copies if r[5] != "copy-same"]
+    tap(5, copies and not bad_copies, f"undo snapshots (graft_graph_copy) equal the loaded graph for "
+        f"{len(copies) - len(bad_copies)} of {len(copies)} models", [f"{r[1]}: {r[5]}" for r in bad_copies])
 
 
 if __name__ == "__main__":
