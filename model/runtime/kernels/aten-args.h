@@ -1,0 +1,57 @@
+/* How aten:: and prim:: nodes from the TorchScript builder carry their
+ * arguments, and the runtime values TorchScript needs beyond tensors.
+ *
+ * The builder (model/torchscript/script-builder.c) keeps the call's
+ * arguments in order: a constant argument becomes an attribute named
+ * "arg<position>" (or its keyword), a runtime argument the node's next
+ * input. graft_aten_args() undoes that, so kernels see positions again.
+ *
+ * Values: int / float / bool scalars are 0-d int64 / float64 / bool
+ * tensors, str a 0-d string tensor, None a GRAFT_RT_NONE value, lists and
+ * tuples GRAFT_RT_SEQUENCE values (items are scalars or tensors). Lists are
+ * shared by reference, so aten::append mutates the list every holder sees,
+ * as in TorchScript. */
+#pragma once
+
+#include "runtime/kernels/kernel-util.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_ATEN_MAX_ARGS 24
+
+typedef struct {
+  GraftAttribute *attr;    /* constant argument */
+  GraftRtTensor *value;    /* runtime argument (borrowed) */
+} GraftAtenArg;
+
+/* Fills args[0..n) from ctx; names (may be NULL, entries may be NULL) are
+ * the keyword names of the positions. */
+void graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args);
+/* Absent or None */
+gboolean graft_arg_is_none (const GraftAtenArg *arg);
+gint64 graft_arg_int (const GraftAtenArg *arg, gint64 fallback);
+double graft_arg_double (const GraftAtenArg *arg, double fallback);
+/* An int list (INTS attribute, sequence of scalars, 1-D int tensor) or a
+ * single int repeated to `repeat` entries (repeat 0: as is). */
+gboolean graft_arg_ints (const GraftAtenArg *arg, gint64 *values, guint max, guint *n, guint repeat,
+                              GError **error);
+/* The tensor of a runtime argument, NULL for constants or non-tensors. */
+GraftRtTensor *graft_arg_tensor (const GraftAtenArg *arg);
+/* The argument as a runtime value (new reference), constants converted. */
+GraftRtTensor *graft_arg_value (const GraftAtenArg *arg, GError **error);
+/* A constant attribute as a runtime value (new reference). */
+GraftRtTensor *graft_aten_value_from_attr (const GraftAttribute *attr, GError **error);
+
+/* Scalars */
+GraftRtTensor *graft_aten_new_bool (gboolean value);
+GraftRtTensor *graft_aten_new_f64 (double value);
+/* Truth value of a condition (bool / number scalar, one-element tensor). */
+gboolean graft_aten_truth (const GraftRtTensor *value, gboolean *out, GError **error);
+/* Required tensor input: error naming the position when missing. */
+GraftRtTensor *graft_aten_need_tensor (const GraftAtenArg *arg, guint position, GError **error);
+/* A new tensor of dtype with the values of t (a reference to t if it already has it). */
+GraftRtTensor *graft_aten_as_dtype (GraftRtTensor *t, GraftDType dtype, GError **error);
+/* torch's ScalarType codes (dtype=6 is float32) */
+GraftDType graft_aten_scalar_type (gint64 code);
+
+G_END_DECLS

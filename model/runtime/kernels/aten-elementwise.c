@@ -1,0 +1,461 @@
+/* aten:: arithmetic, comparisons, clamps, softmax, reductions and the
+ * inference no-ops (dropout, contiguous), with PyTorch's type promotion:
+ * a number (constant argument or 0-d value) adopts the dtype of a
+ * dimensioned tensor of the same category; int with float gives float. */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/aten-args.h"
+
+typedef enum {
+  B_ADD, B_SUB, B_MUL, B_DIV, B_FLOORDIV, B_REM, B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_MAX, B_MIN,
+  B_TRUEDIV_TRUNC, B_TRUEDIV_FLOOR, B_N
+} BinOp;
+
+static const struct { const char *name; BinOp op; } bin_names[] = {
+  { "add", B_ADD }, { "add_", B_ADD }, { "sub", B_SUB }, { "sub_", B_SUB }, { "rsub", B_SUB },
+  { "mul", B_MUL }, { "mul_", B_MUL }, { "div", B_DIV }, { "div_", B_DIV }, { "floor_divide", B_FLOORDIV },
+  { "floordiv", B_FLOORDIV }, { "remainder", B_REM }, { "eq", B_EQ }, { "ne", B_NE }, { "lt", B_LT },
+  { "gt", B_GT }, { "le", B_LE }, { "ge", B_GE }, { "maximum", B_MAX }, { "minimum", B_MIN },
+};
+
+static gboolean
+is_compare (BinOp op)
+{
+  return op >= B_EQ && op <= B_GE;
+}
+
+static int
+category (GraftDType t)
+{
+  return t == GRAFT_DTYPE_BOOL ? 0 : graft_dtype_is_float (t) ? 2 : 1;
+}
+
+/* PyTorch's result type for a op b. */
+static GraftDType
+promote (const GraftRtTensor *a, const GraftRtTensor *b)
+{
+  int ca = category (a->dtype), cb = category (b->dtype);
+  gboolean da = a->rank > 0, db = b->rank > 0;
+  if (da != db)
+    {
+      const GraftRtTensor *dim = da ? a : b, *num = da ? b : a;
+      if (category (num->dtype) <= category (dim->dtype))
+        return dim->dtype;
+      return category (num->dtype) == 2 ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
+    }
+  if (ca != cb)
+    return ca > cb ? a->dtype : b->dtype;
+  if (a->dtype == b->dtype)
+    return a->dtype;
+  return graft_dtype_get_size (a->dtype) >= graft_dtype_get_size (b->dtype) ? a->dtype : b->dtype;
+}
+
+static double
+apply_f (BinOp op, double x, double y)
+{
+  switch (op)
+    {
+    case B_ADD: return x + y;
+    case B_SUB: return x - y;
+    case B_MUL: return x * y;
+    case B_DIV: return x / y;
+    case B_FLOORDIV: return floor (x / y);
+    case B_REM: { double r = fmod (x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }
+    case B_EQ: return x == y;
+    case B_NE: return x != y;
+    case B_LT: return x < y;
+    case B_GT: return x > y;
+    case B_LE: return x <= y;
+    case B_GE: return x >= y;
+    case B_MAX: return x > y ? x : y;
+    case B_MIN: return x < y ? x : y;
+    case B_TRUEDIV_TRUNC: return trunc (x / y);
+    case B_TRUEDIV_FLOOR: return floor (x / y);
+    default: return 0;
+    }
+}
+
+static gint64
+apply_i (BinOp op, gint64 x, gint64 y, gboolean *div_zero)
+{
+  switch (op)
+    {
+    case B_ADD: return (gint64) ((guint64) x + (guint64) y);
+    case B_SUB: return (gint64) ((guint64) x - (guint64) y);
+    case B_MUL: return (gint64) ((guint64) x * (guint64) y);
+    case B_FLOORDIV:
+    case B_TRUEDIV_FLOOR:
+    case B_TRUEDIV_TRUNC:
+    case B_REM:
+      {
+        if (y == 0 || (x == G_MININT64 && y == -1))
+          {
+            *div_zero = TRUE;
+            return 0;
+          }
+        gint64 q = x / y, r = x % y;
+        if (op == B_TRUEDIV_TRUNC)
+          return q;
+        if (r != 0 && ((r < 0) != (y < 0)))
+          {
+            q--;
+            r += y;
+          }
+        return op == B_REM ? r : q;
+      }
+    case B_EQ: return x == y;
+    case B_NE: return x != y;
+    case B_LT: return x < y;
+    case B_GT: return x > y;
+    case B_LE: return x <= y;
+    case B_GE: return x >= y;
+    case B_MAX: return x > y ? x : y;
+    case B_MIN: return x < y ? x : y;
+    default: return 0;
+    }
+}
+
+typedef struct { BinOp op; } RunData;
+
+static void
+run_f32 (const void *pa, gint64 sa, const void *pb, gint64 sb, void *po, gint64 n, gconstpointer user_data)
+{
+  const RunData *d = user_data;
+  const float *a = pa, *b = pb;
+  float *o = po;
+  switch (d->op)
+    {
+    case B_ADD:
+      for (gint64 i = 0; i < n; i++) o[i] = a[i * sa] + b[i * sb];
+      break;
+    case B_SUB:
+      for (gint64 i = 0; i < n; i++) o[i] = a[i * sa] - b[i * sb];
+      break;
+    case B_MUL:
+      for (gint64 i = 0; i < n; i++) o[i] = a[i * sa] * b[i * sb];
+      break;
+    case B_DIV:
+      for (gint64 i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb];
+      break;
+    default:
+      for (gint64 i = 0; i < n; i++) o[i] = (float) apply_f (d->op, a[i * sa], b[i * sb]);
+      break;
+    }
+}
+
+static gboolean
+broadcast_dims (const GraftRtTensor *a, const GraftRtTensor *b, int *rank, gint64 *dims, GError **error)
+{
+  int r = MAX (a->rank, b->rank);
+  for (int i = 0; i < r; i++)
+    {
+      int ia = i - (r - a->rank), ib = i - (r - b->rank);
+      gint64 da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+      if (da != db && da != 1 && db != 1)
+        return graft_kernel_fail (error, "shapes do not broadcast (dimension %d: %" G_GINT64_FORMAT " vs %"
+                                  G_GINT64_FORMAT ")", i, da, db);
+      dims[i] = da == 1 ? db : da;
+    }
+  *rank = r;
+  return TRUE;
+}
+
+/* out = a op (alpha * b) in dtype compute, result dtype out_dtype */
+static GraftRtTensor *
+binary (GraftKernelContext *ctx, BinOp op, GraftRtTensor *a, GraftRtTensor *b, double alpha, GError **error)
+{
+  GraftDType compute = promote (a, b);
+  if (op == B_DIV && category (compute) < 2)
+    compute = (a->rank > 0 || b->rank > 0) ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_FLOAT64;
+  if (compute == GRAFT_DTYPE_BOOL && !is_compare (op) && op != B_MAX && op != B_MIN)
+    compute = GRAFT_DTYPE_INT64;
+  GraftDType out_dtype = is_compare (op) ? GRAFT_DTYPE_BOOL : compute;
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (!broadcast_dims (a, b, &rank, dims, error))
+    return NULL;
+  g_autoptr(GraftRtTensor) ca = graft_aten_as_dtype (a, compute, error);
+  if (ca == NULL)
+    return NULL;
+  g_autoptr(GraftRtTensor) cb = graft_aten_as_dtype (b, compute, error);
+  if (cb == NULL)
+    return NULL;
+  if (alpha != 1.0)
+    {
+      GraftRtTensor *scaled = graft_rt_tensor_copy (cb, error);
+      if (scaled == NULL)
+        return NULL;
+      for (gint64 i = 0; i < scaled->numel; i++)
+        graft_rt_tensor_set_f64 (scaled, i, alpha * graft_rt_tensor_get_f64 (scaled, i));
+      graft_rt_tensor_unref (cb);
+      cb = scaled;
+    }
+  GraftRtTensor *out = graft_rt_tensor_new (out_dtype, rank, dims, error);
+  if (out == NULL)
+    return NULL;
+  if (compute == GRAFT_DTYPE_FLOAT32 && out_dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      RunData d = { op };
+      graft_broadcast_binary (ca, cb, out, run_f32, &d);
+      return out;
+    }
+  const GraftRtTensor *ins[2] = { ca, cb };
+  GraftBroadcastIter it;
+  graft_broadcast_iter_init (&it, out, ins, 2);
+  gboolean is_float = category (compute) == 2, div_zero = FALSE;
+  for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&it))
+    {
+      if (is_float)
+        graft_rt_tensor_set_f64 (out, i, apply_f (op, graft_rt_tensor_get_f64 (ca, it.offsets[0]),
+                                                  graft_rt_tensor_get_f64 (cb, it.offsets[1])));
+      else
+        graft_rt_tensor_set_i64 (out, i, apply_i (op, graft_rt_tensor_get_i64 (ca, it.offsets[0]),
+                                                  graft_rt_tensor_get_i64 (cb, it.offsets[1]), &div_zero));
+    }
+  if (div_zero)
+    {
+      graft_rt_tensor_unref (out);
+      graft_kernel_fail (error, "integer division by zero");
+      return NULL;
+    }
+  (void) ctx;
+  return out;
+}
+
+static gboolean
+kernel_binary (GraftKernelContext *ctx, GError **error)
+{
+  BinOp op = B_N;
+  for (guint i = 0; i < G_N_ELEMENTS (bin_names); i++)
+    if (strcmp (ctx->node->op_type, bin_names[i].name) == 0)
+      op = bin_names[i].op;
+  static const char *const names[] = { "self", "other", "alpha" };
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, names, 3, args);
+  g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
+  if (a == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) b = graft_arg_value (&args[1], error);
+  if (b == NULL)
+    return FALSE;
+  if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR)
+    {
+      /* list == list, None comparisons */
+      if ((op == B_EQ || op == B_NE) && a->kind == GRAFT_RT_SEQUENCE && b->kind == GRAFT_RT_SEQUENCE)
+        {
+          gboolean same = a->items->len == b->items->len;
+          for (guint i = 0; same && i < a->items->len; i++)
+            same = graft_rt_tensor_get_f64 (a->items->pdata[i], 0) == graft_rt_tensor_get_f64 (b->items->pdata[i], 0);
+          graft_kernel_set_output (ctx, 0, graft_aten_new_bool (op == B_EQ ? same : !same));
+          return TRUE;
+        }
+      return graft_kernel_unsupported (error, "%s on %s values", ctx->node->op,
+                                       a->kind != GRAFT_RT_TENSOR ? "non-tensor" : "non-tensor");
+    }
+  if (strcmp (ctx->node->op_type, "rsub") == 0)
+    {
+      GraftRtTensor *t = a;
+      a = b;
+      b = t;
+    }
+  if (op == B_DIV)
+    {
+      const char *mode = graft_node_attr_string (ctx->node, "rounding_mode", NULL);
+      if (mode && strcmp (mode, "trunc") == 0)
+        op = B_TRUEDIV_TRUNC;
+      else if (mode && strcmp (mode, "floor") == 0)
+        op = B_TRUEDIV_FLOOR;
+      if (op != B_DIV && category (promote (a, b)) < 2)
+        {
+          /* integer division keeps the integer type */
+          GraftRtTensor *out = binary (ctx, B_FLOORDIV, a, b, 1.0, error);
+          if (out == NULL)
+            return FALSE;
+          if (op == B_TRUEDIV_TRUNC)
+            {
+              g_autoptr(GraftRtTensor) q = binary (ctx, B_TRUEDIV_TRUNC, a, b, 1.0, error);
+              graft_rt_tensor_unref (out);
+              if (q == NULL)
+                return FALSE;
+              out = graft_rt_tensor_ref (q);
+            }
+          graft_kernel_set_output (ctx, 0, out);
+          return TRUE;
+        }
+    }
+  double alpha = graft_arg_double (&args[2], 1.0);
+  GraftRtTensor *out = binary (ctx, op, a, b, (op == B_ADD || op == B_SUB) ? alpha : 1.0, error);
+  if (out == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, out);
+  return TRUE;
+}
+
+/* ---- clamp / hardtanh ---- */
+
+
+/* ---- softmax ---- */
+
+
+/* ---- dropout, contiguous, detach: identity at inference ---- */
+
+static gboolean
+kernel_identity (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[1];
+  graft_aten_args (ctx, NULL, 1, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
+  return TRUE;
+}
+
+/* ---- reductions: sum, mean, max/min (all or along dims) ---- */
+
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_ANY, R_ALL } RedOp;
+
+static gboolean
+reduce (GraftKernelContext *ctx, RedOp op, GraftRtTensor *x, const gboolean *reduced, gboolean keepdim,
+        GraftDType dtype, gboolean want_indices, GError **error)
+{
+  gint64 odims[GRAFT_RT_MAX_RANK], kdims[GRAFT_RT_MAX_RANK];
+  int orank = 0;
+  for (int d = 0; d < x->rank; d++)
+    {
+      kdims[d] = reduced[d] ? 1 : x->dims[d];
+      if (!reduced[d] || keepdim)
+        odims[orank++] = kdims[d];
+    }
+  gint64 ostrides[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, kdims, ostrides);
+  gint64 onumel = graft_dims_product (kdims, 0, x->rank);
+  g_autofree double *acc = g_new0 (double, MAX (onumel, 1));
+  g_autofree gint64 *arg = g_new0 (gint64, MAX (onumel, 1));
+  g_autofree gint64 *count = g_new0 (gint64, MAX (onumel, 1));
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  gint64 rsize = onumel ? x->numel / onumel : 0;
+  const float *pf = x->dtype == GRAFT_DTYPE_FLOAT32 ? x->data : NULL;
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      gint64 o = 0, r = 0, rs = 1;
+      for (int d = x->rank - 1; d >= 0; d--)
+        {
+          if (!reduced[d])
+            o += index[d] * ostrides[d];
+          else
+            {
+              r += index[d] * rs;
+              rs *= x->dims[d];
+            }
+        }
+      double v = pf ? pf[i] : graft_rt_tensor_get_f64 (x, i);
+      if (count[o] == 0)
+        {
+          acc[o] = op == R_SUM || op == R_MEAN ? v : op == R_ANY ? (v != 0) : op == R_ALL ? (v != 0) : v;
+          arg[o] = r;
+        }
+      else
+        switch (op)
+          {
+          case R_SUM:
+          case R_MEAN: acc[o] += v; break;
+          case R_MAX: if (v > acc[o] || isnan (v)) { acc[o] = v; arg[o] = r; } break;
+          case R_MIN: if (v < acc[o] || isnan (v)) { acc[o] = v; arg[o] = r; } break;
+          case R_ANY: acc[o] = acc[o] || v != 0; break;
+          case R_ALL: acc[o] = acc[o] && v != 0; break;
+          }
+      count[o]++;
+      graft_index_next (index, x->dims, x->rank);
+    }
+  if (onumel > 0 && rsize == 0 && (op == R_MAX || op == R_MIN))
+    return graft_kernel_fail (error, "max()/min() of an empty tensor");
+  GraftRtTensor *out = graft_rt_tensor_new (dtype, orank, odims, error);
+  if (out == NULL)
+    return FALSE;
+  for (gint64 o = 0; o < onumel; o++)
+    graft_rt_tensor_set_f64 (out, o, op == R_MEAN ? acc[o] / (double) rsize : acc[o]);
+  graft_kernel_set_output (ctx, 0, out);
+  if (want_indices)
+    {
+      GraftRtTensor *idx = graft_rt_tensor_new (GRAFT_DTYPE_INT64, orank, odims, error);
+      if (idx == NULL)
+        return FALSE;
+      for (gint64 o = 0; o < onumel; o++)
+        ((gint64 *) idx->data)[o] = arg[o];
+      graft_kernel_set_output (ctx, 1, idx);
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_reduce (GraftKernelContext *ctx, GError **error)
+{
+  const char *name = ctx->node->op_type;
+  RedOp op = strcmp (name, "sum") == 0 ? R_SUM : strcmp (name, "mean") == 0 ? R_MEAN
+             : strcmp (name, "max") == 0 ? R_MAX : strcmp (name, "min") == 0 ? R_MIN
+             : strcmp (name, "any") == 0 ? R_ANY : R_ALL;
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
+  if ((op == R_ANY || op == R_ALL) && args[0].value && args[0].value->kind == GRAFT_RT_SEQUENCE)
+    {
+      GraftRtTensor *list = args[0].value;
+      gboolean r = op == R_ALL;
+      for (guint i = 0; i < list->items->len; i++)
+        {
+          gboolean v = graft_rt_tensor_get_f64 (list->items->pdata[i], 0) != 0;
+          r = op == R_ALL ? r && v : r || v;
+        }
+      graft_kernel_set_output (ctx, 0, graft_aten_new_bool (r));
+      return TRUE;
+    }
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  gboolean reduced[GRAFT_RT_MAX_RANK];
+  gboolean keepdim = FALSE, all = graft_arg_is_none (&args[1]);
+  GraftDType dtype = x->dtype;
+  if (op == R_SUM && category (dtype) < 2)
+    dtype = GRAFT_DTYPE_INT64;
+  if (op == R_ANY || op == R_ALL)
+    dtype = GRAFT_DTYPE_BOOL;
+  for (int d = 0; d < x->rank; d++)
+    reduced[d] = all;
+  if (!all)
+    {
+      gint64 dims[GRAFT_RT_MAX_RANK];
+      guint n;
+      if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+        return FALSE;
+      if (n == 0)
+        for (int d = 0; d < x->rank; d++)
+          reduced[d] = TRUE;
+      for (guint k = 0; k < n; k++)
+        {
+          if (!graft_normalize_axis (&dims[k], MAX (x->rank, 1), error))
+            return FALSE;
+          if (x->rank)
+            reduced[dims[k]] = TRUE;
+        }
+      keepdim = graft_arg_int (&args[2], 0) != 0;
+      if ((op == R_SUM || op == R_MEAN) && !graft_arg_is_none (&args[3]))
+        dtype = graft_aten_scalar_type (graft_arg_int (&args[3], 6));
+    }
+  else if ((op == R_SUM || op == R_MEAN) && ctx->n_inputs == 1 && graft_node_has_attr (ctx->node, "dtype") &&
+           graft_node_get_attribute (ctx->node, "dtype")->type == GRAFT_ATTR_INT)
+    dtype = graft_aten_scalar_type (graft_node_attr_int (ctx->node, "dtype", 6));
+  gboolean indices = (op == R_MAX || op == R_MIN) && !all && ctx->n_outputs > 1;
+  return reduce (ctx, op, x, reduced, keepdim, dtype, indices, error);
+}
+
+#define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
+
+const GraftOpSchema graft_ops_aten_elementwise[] = {
+  OP ("rsub", kernel_binary),
+  OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
+  OP ("remainder", kernel_binary), OP ("ne", kernel_binary),
+  OP ("alpha_dropout", kernel_identity),
+  OP ("min", kernel_reduce),
+  OP ("any", kernel_reduce), OP ("all", kernel_reduce),
+  { NULL }
+};

@@ -1,0 +1,426 @@
+/* aten:: network layers: convolution (through conv.c's im2col/GEMM),
+ * batch_norm, layer_norm, linear/addmm/matmul/bmm (CBLAS and matmul.c),
+ * max/avg/adaptive-avg pooling and lstm. Inference only: batch_norm uses
+ * the running statistics, dropout inside lstm is ignored. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/window.h"
+
+static GraftRtTensor *
+f32_arg (GraftAtenArg *args, guint k, GraftRtTensor **owned, gboolean optional, GError **error)
+{
+  if (optional && graft_arg_is_none (&args[k]))
+    return NULL;
+  GraftRtTensor *t = graft_aten_need_tensor (&args[k], k, error);
+  if (t == NULL)
+    return NULL;
+  if (t->dtype == GRAFT_DTYPE_FLOAT32)
+    return t;
+  *owned = graft_rt_tensor_cast (t, GRAFT_DTYPE_FLOAT32, error);
+  return *owned;
+}
+
+#define NEED(t, k, optional) \
+  g_autoptr(GraftRtTensor) t##_owned = NULL; \
+  GraftRtTensor *t = f32_arg (args, k, &t##_owned, optional, error); \
+  if (t == NULL && (!(optional) || (error && *error))) \
+    return FALSE;
+
+/* ---- convolution ---- */
+
+static gboolean
+kernel_conv (GraftKernelContext *ctx, GError **error)
+{
+  /* conv2d(input, weight, bias, stride, padding, dilation, groups);
+   * _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...) */
+  gboolean underscore = strcmp (ctx->node->op_type, "_convolution") == 0;
+  GraftAtenArg args[13];
+  graft_aten_args (ctx, NULL, 13, args);
+  NEED (x, 0, FALSE);
+  NEED (w, 1, FALSE);
+  NEED (b, 2, TRUE);
+  if (underscore && graft_arg_int (&args[6], 0))
+    return graft_kernel_unsupported (error, "transposed convolution");
+  int ns = x->rank - 2;
+  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
+    return graft_kernel_fail (error, "input and weight must have the same rank (3 to %d)", GRAFT_WINDOW_MAX_DIMS + 2);
+  if (args[4].attr && args[4].attr->type == GRAFT_ATTR_STRING)
+    return graft_kernel_unsupported (error, "string padding");
+  gint64 stride[GRAFT_WINDOW_MAX_DIMS], pad[GRAFT_WINDOW_MAX_DIMS], dil[GRAFT_WINDOW_MAX_DIMS];
+  guint n;
+  for (int d = 0; d < ns; d++)
+    stride[d] = 1, pad[d] = 0, dil[d] = 1;
+  if ((!graft_arg_is_none (&args[3]) && !graft_arg_ints (&args[3], stride, ns, &n, ns, error)) ||
+      (!graft_arg_is_none (&args[4]) && !graft_arg_ints (&args[4], pad, ns, &n, ns, error)) ||
+      (!graft_arg_is_none (&args[5]) && !graft_arg_ints (&args[5], dil, ns, &n, ns, error)))
+    return FALSE;
+  gint64 groups = graft_arg_int (&args[underscore ? 8 : 6], 1);
+  gint64 N = x->dims[0], C = x->dims[1], M = w->dims[0];
+  if (groups <= 0 || C != w->dims[1] * groups || M % groups != 0)
+    return graft_kernel_fail (error, "input has %" G_GINT64_FORMAT " channels, weight expects %" G_GINT64_FORMAT
+                              " × %" G_GINT64_FORMAT " groups", C, w->dims[1], groups);
+  if (b && b->numel != M)
+    return graft_kernel_fail (error, "bias has %" G_GINT64_FORMAT " values, expected %" G_GINT64_FORMAT, b->numel, M);
+  GraftWindow win = { .n = ns };
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  for (int d = 0; d < ns; d++)
+    {
+      win.in[d] = x->dims[d + 2];
+      win.kernel[d] = w->dims[d + 2];
+      win.stride[d] = stride[d];
+      win.dilation[d] = dil[d];
+      win.pad_begin[d] = win.pad_end[d] = pad[d];
+      if (stride[d] <= 0 || dil[d] <= 0 || pad[d] < 0)
+        return graft_kernel_fail (error, "stride and dilation must be positive, padding not negative");
+      gint64 span = dil[d] * (win.kernel[d] - 1) + 1;
+      gint64 out = (win.in[d] + 2 * pad[d] - span) / stride[d] + 1;
+      if (win.in[d] + 2 * pad[d] < span)
+        return graft_kernel_fail (error, "the kernel (%" G_GINT64_FORMAT ") is larger than the padded input (%"
+                                  G_GINT64_FORMAT ")", span, win.in[d] + 2 * pad[d]);
+      win.out[d] = dims[d + 2] = out;
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  return graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error);
+}
+
+/* ---- normalisation ---- */
+
+
+static gboolean
+kernel_layer_norm (GraftKernelContext *ctx, GError **error)
+{
+  /* layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) */
+  GraftAtenArg args[6];
+  graft_aten_args (ctx, NULL, 6, args);
+  NEED (x, 0, FALSE);
+  NEED (w, 2, TRUE);
+  NEED (b, 3, TRUE);
+  gint64 shape[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], shape, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if ((int) n > x->rank)
+    return graft_kernel_fail (error, "normalized_shape has more dimensions than the input");
+  for (guint i = 0; i < n; i++)
+    if (shape[i] != x->dims[x->rank - n + i])
+      return graft_kernel_fail (error, "normalized_shape does not match the input's trailing dimensions");
+  gint64 inner = graft_dims_product (shape, 0, n), outer = inner ? x->numel / inner : 0;
+  if ((w && w->numel != inner) || (b && b->numel != inner))
+    return graft_kernel_fail (error, "weight and bias must have %" G_GINT64_FORMAT " values", inner);
+  double eps = graft_arg_double (&args[4], 1e-5);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 o = 0; o < outer; o++)
+    {
+      const float *src = graft_cf32 (x) + o * inner;
+      float *dst = graft_f32 (y) + o * inner;
+      double mean = 0, var = 0;
+      for (gint64 i = 0; i < inner; i++)
+        mean += src[i];
+      mean /= inner;
+      for (gint64 i = 0; i < inner; i++)
+        var += (src[i] - mean) * (src[i] - mean);
+      var /= inner;
+      double rstd = 1.0 / sqrt (var + eps);
+      for (gint64 i = 0; i < inner; i++)
+        dst[i] = (float) ((src[i] - mean) * rstd * (w ? graft_cf32 (w)[i] : 1.0) + (b ? graft_cf32 (b)[i] : 0.0));
+    }
+  return TRUE;
+}
+
+/* ---- linear algebra ---- */
+
+/* y[M, N] = beta * bias + alpha * x[M, K] · w[N, K]ᵀ (w_t) or x · w[K, N] */
+
+
+
+
+/* ---- pooling ---- */
+
+typedef struct {
+  gboolean is_max, count_pad, adaptive;
+  gint64 divisor;
+  gint64 k[2], s[2], p[2], d[2], in[2], out[2];
+} Pool2d;
+
+static void
+pool_plane (const Pool2d *P, const float *x, float *y)
+{
+  for (gint64 oh = 0; oh < P->out[0]; oh++)
+    for (gint64 ow = 0; ow < P->out[1]; ow++)
+      {
+        gint64 h0, h1, w0, w1;
+        if (P->adaptive)
+          {
+            h0 = oh * P->in[0] / P->out[0];
+            h1 = ((oh + 1) * P->in[0] + P->out[0] - 1) / P->out[0];
+            w0 = ow * P->in[1] / P->out[1];
+            w1 = ((ow + 1) * P->in[1] + P->out[1] - 1) / P->out[1];
+          }
+        else
+          {
+            h0 = oh * P->s[0] - P->p[0];
+            w0 = ow * P->s[1] - P->p[1];
+            h1 = h0 + P->d[0] * (P->k[0] - 1) + 1;
+            w1 = w0 + P->d[1] * (P->k[1] - 1) + 1;
+          }
+        double acc = P->is_max ? -INFINITY : 0;
+        gint64 count = 0;
+        if (!P->adaptive && !P->is_max && P->count_pad)
+          count = (MIN (h1, P->in[0] + P->p[0]) - h0) * (MIN (w1, P->in[1] + P->p[1]) - w0);
+        gint64 step_h = P->adaptive ? 1 : P->d[0], step_w = P->adaptive ? 1 : P->d[1];
+        for (gint64 h = h0; h < h1; h += step_h)
+          {
+            if (h < 0 || h >= P->in[0])
+              continue;
+            for (gint64 w = w0; w < w1; w += step_w)
+              {
+                if (w < 0 || w >= P->in[1])
+                  continue;
+                float v = x[h * P->in[1] + w];
+                if (P->is_max)
+                  acc = (v > acc || isnan (v)) ? v : acc;
+                else
+                  acc += v;
+                if (P->adaptive || !P->count_pad)
+                  count++;
+              }
+          }
+        if (!P->is_max)
+          acc = P->divisor > 0 ? acc / P->divisor : count ? acc / count : 0;
+        y[oh * P->out[1] + ow] = (float) acc;
+      }
+}
+
+static gint64
+pool_out (gint64 in, gint64 k, gint64 s, gint64 p, gint64 d, gboolean ceil_mode)
+{
+  gint64 span = d * (k - 1) + 1, num = in + 2 * p - span;
+  gint64 out = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+  /* the last window must start inside the input or left padding */
+  if (ceil_mode && (out - 1) * s >= in + p)
+    out--;
+  return out;
+}
+
+static gboolean
+kernel_pool (GraftKernelContext *ctx, GError **error)
+{
+  const char *op = ctx->node->op_type;
+  Pool2d P = { 0 };
+  P.is_max = g_str_has_prefix (op, "max");
+  P.adaptive = g_str_has_prefix (op, "adaptive");
+  GraftAtenArg args[7];
+  graft_aten_args (ctx, NULL, 7, args);
+  NEED (x, 0, FALSE);
+  if (x->rank != 4 && x->rank != 3)
+    return graft_kernel_fail (error, "2-D pooling needs a 3-D or 4-D input");
+  P.in[0] = x->dims[x->rank - 2];
+  P.in[1] = x->dims[x->rank - 1];
+  guint n;
+  gboolean ceil_mode = FALSE;
+  if (P.adaptive)
+    {
+      if (!graft_arg_ints (&args[1], P.out, 2, &n, 2, error))
+        return FALSE;
+      for (int i = 0; i < 2; i++)
+        if (P.out[i] <= 0)
+          return graft_kernel_fail (error, "output size must be positive");
+    }
+  else
+    {
+      /* max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
+       * avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+      P.s[0] = P.s[1] = 0;
+      P.p[0] = P.p[1] = 0;
+      P.d[0] = P.d[1] = 1;
+      if (!graft_arg_ints (&args[1], P.k, 2, &n, 2, error))
+        return FALSE;
+      if (!graft_arg_is_none (&args[2]) && !graft_arg_ints (&args[2], P.s, 2, &n, 2, error))
+        return FALSE;
+      if (n == 0 || P.s[0] == 0)
+        P.s[0] = P.k[0], P.s[1] = P.k[1];
+      if (!graft_arg_is_none (&args[3]) && !graft_arg_ints (&args[3], P.p, 2, &n, 2, error))
+        return FALSE;
+      if (P.is_max)
+        {
+          if (!graft_arg_is_none (&args[4]) && !graft_arg_ints (&args[4], P.d, 2, &n, 2, error))
+            return FALSE;
+          ceil_mode = graft_arg_int (&args[5], 0) != 0;
+        }
+      else
+        {
+          ceil_mode = graft_arg_int (&args[4], 0) != 0;
+          P.count_pad = graft_arg_int (&args[5], 1) != 0;
+          P.divisor = graft_arg_is_none (&args[6]) ? 0 : graft_arg_int (&args[6], 0);
+        }
+      for (int i = 0; i < 2; i++)
+        {
+          if (P.k[i] <= 0 || P.s[i] <= 0 || P.d[i] <= 0 || P.p[i] < 0 || 2 * P.p[i] > P.k[i])
+            return graft_kernel_fail (error, "invalid kernel, stride, padding or dilation");
+          P.out[i] = pool_out (P.in[i], P.k[i], P.s[i], P.p[i], P.d[i], ceil_mode);
+          if (P.out[i] <= 0)
+            return graft_kernel_fail (error, "the output would be empty");
+        }
+    }
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof dims);
+  dims[x->rank - 2] = P.out[0];
+  dims[x->rank - 1] = P.out[1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 planes = graft_dims_product (x->dims, 0, x->rank - 2);
+  for (gint64 p = 0; p < planes; p++)
+    pool_plane (&P, graft_cf32 (x) + p * P.in[0] * P.in[1], graft_f32 (y) + p * P.out[0] * P.out[1]);
+  return TRUE;
+}
+
+/* ---- lstm ---- */
+
+static inline float
+sigmoidf (float v)
+{
+  return 1.0f / (1.0f + expf (-v));
+}
+
+/* One direction of one layer over x [T, B, n_in] (time major) into out
+ * [T, B, out_stride] at column offset; h, c [B, H] in/out. */
+static void
+lstm_direction (const float *x, gint64 T, gint64 B, gint64 n_in, gint64 H, const float *w_ih, const float *w_hh,
+                const float *b_ih, const float *b_hh, gboolean reverse, float *h, float *c, float *out,
+                gint64 out_stride, gint64 offset)
+{
+  g_autofree float *gates = g_new (float, B * 4 * H);
+  for (gint64 step = 0; step < T; step++)
+    {
+      gint64 t = reverse ? T - 1 - step : step;
+      for (gint64 b = 0; b < B; b++)
+        for (gint64 g = 0; g < 4 * H; g++)
+          gates[b * 4 * H + g] = (b_ih ? b_ih[g] : 0) + (b_hh ? b_hh[g] : 0);
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, n_in, 1.0f, x + t * B * n_in, n_in, w_ih, n_in, 1.0f,
+                   gates, 4 * H);
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, h, H, w_hh, H, 1.0f, gates, 4 * H);
+      for (gint64 b = 0; b < B; b++)
+        {
+          float *gb = gates + b * 4 * H;
+          for (gint64 j = 0; j < H; j++)
+            {
+              float ig = sigmoidf (gb[j]), fg = sigmoidf (gb[H + j]), gg = tanhf (gb[2 * H + j]);
+              float og = sigmoidf (gb[3 * H + j]);
+              float cv = fg * c[b * H + j] + ig * gg;
+              c[b * H + j] = cv;
+              h[b * H + j] = og * tanhf (cv);
+              out[(t * B + b) * out_stride + offset + j] = h[b * H + j];
+            }
+        }
+    }
+}
+
+static gboolean
+kernel_lstm (GraftKernelContext *ctx, GError **error)
+{
+  /* lstm(input, hx[2], params, has_biases, num_layers, dropout, train, bidirectional, batch_first) */
+  GraftAtenArg args[9];
+  graft_aten_args (ctx, NULL, 9, args);
+  NEED (input, 0, FALSE);
+  GraftRtTensor *hx = args[1].value, *params = args[2].value;
+  if (hx == NULL || hx->kind != GRAFT_RT_SEQUENCE || hx->items->len != 2 || params == NULL ||
+      params->kind != GRAFT_RT_SEQUENCE)
+    return graft_kernel_fail (error, "lstm needs (h0, c0) and a list of weights");
+  gboolean has_biases = graft_arg_int (&args[3], 1) != 0;
+  gint64 layers = graft_arg_int (&args[4], 1);
+  gboolean bidir = graft_arg_int (&args[7], 0) != 0, batch_first = graft_arg_int (&args[8], 0) != 0;
+  gint64 dirs = bidir ? 2 : 1, per = has_biases ? 4 : 2;
+  if (input->rank != 3 && input->rank != 2)
+    return graft_kernel_fail (error, "lstm input must be 2-D or 3-D");
+  if (layers < 1 || (gint64) params->items->len != layers * dirs * per)
+    return graft_kernel_fail (error, "lstm expects %" G_GINT64_FORMAT " weight tensors, got %u", layers * dirs * per,
+                              params->items->len);
+  gboolean unbatched = input->rank == 2;
+  gint64 T = unbatched ? input->dims[0] : batch_first ? input->dims[1] : input->dims[0];
+  gint64 B = unbatched ? 1 : batch_first ? input->dims[0] : input->dims[1];
+  gint64 n_in = input->dims[input->rank - 1];
+  GraftRtTensor *h0 = hx->items->pdata[0], *c0 = hx->items->pdata[1];
+  GraftRtTensor *w0 = params->items->pdata[1];
+  if (w0->rank != 2)
+    return graft_kernel_fail (error, "lstm weights must be matrices");
+  gint64 H = w0->dims[1];
+  if (h0->numel != layers * dirs * B * H || c0->numel != h0->numel)
+    return graft_kernel_fail (error, "h0 and c0 must have %" G_GINT64_FORMAT " values", layers * dirs * B * H);
+  g_autoptr(GraftRtTensor) h0f = graft_rt_tensor_cast (h0, GRAFT_DTYPE_FLOAT32, error);
+  g_autoptr(GraftRtTensor) c0f = h0f ? graft_rt_tensor_cast (c0, GRAFT_DTYPE_FLOAT32, error) : NULL;
+  if (c0f == NULL)
+    return FALSE;
+
+  /* time-major copy of the input */
+  g_autofree float *seq = g_new (float, MAX (T * B * n_in, 1));
+  for (gint64 t = 0; t < T; t++)
+    for (gint64 b = 0; b < B; b++)
+      memcpy (seq + (t * B + b) * n_in, graft_cf32 (input) + (batch_first && !unbatched ? b * T + t : t * B + b) * n_in,
+              n_in * sizeof (float));
+  gint64 hn_dims[3] = { layers * dirs, B, H };
+  GraftRtTensor *hn = graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, unbatched ? 2 : 3,
+                                                 unbatched ? (gint64[]) { layers * dirs, H } : hn_dims, error);
+  GraftRtTensor *cn = hn ? graft_kernel_alloc_output (ctx, 2, GRAFT_DTYPE_FLOAT32, hn->rank, hn->dims, error) : NULL;
+  if (cn == NULL)
+    return FALSE;
+  memcpy (hn->data, h0f->data, hn->nbytes);
+  memcpy (cn->data, c0f->data, cn->nbytes);
+  gint64 in_size = n_in;
+  g_autofree float *layer_out = NULL;
+  for (gint64 l = 0; l < layers; l++)
+    {
+      layer_out = g_new0 (float, MAX (T * B * dirs * H, 1));
+      for (gint64 d = 0; d < dirs; d++)
+        {
+          gint64 base = (l * dirs + d) * per;
+          GraftRtTensor *w[4] = { NULL };
+          for (gint64 k = 0; k < per; k++)
+            {
+              w[k] = params->items->pdata[base + k];
+              if (w[k]->dtype != GRAFT_DTYPE_FLOAT32)
+                return graft_kernel_unsupported (error, "lstm weights of type %s", graft_dtype_to_string (w[k]->dtype));
+            }
+          if (w[0]->numel != 4 * H * in_size || w[1]->numel != 4 * H * H || (has_biases && (w[2]->numel != 4 * H ||
+                                                                                            w[3]->numel != 4 * H)))
+            return graft_kernel_fail (error, "lstm layer %" G_GINT64_FORMAT " weights have unexpected sizes", l);
+          float *h = graft_f32 (hn) + (l * dirs + d) * B * H, *c = graft_f32 (cn) + (l * dirs + d) * B * H;
+          lstm_direction (seq, T, B, in_size, H, w[0]->data, w[1]->data, has_biases ? w[2]->data : NULL,
+                          has_biases ? w[3]->data : NULL, d == 1, h, c, layer_out, dirs * H, d * H);
+        }
+      g_free (seq);
+      seq = g_steal_pointer (&layer_out);
+      in_size = dirs * H;
+    }
+  gint64 odims[3];
+  if (unbatched)
+    odims[0] = T, odims[1] = dirs * H;
+  else if (batch_first)
+    odims[0] = B, odims[1] = T, odims[2] = dirs * H;
+  else
+    odims[0] = T, odims[1] = B, odims[2] = dirs * H;
+  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, input->rank, odims, error);
+  if (out == NULL)
+    return FALSE;
+  for (gint64 t = 0; t < T; t++)
+    for (gint64 b = 0; b < B; b++)
+      memcpy (graft_f32 (out) + (batch_first && !unbatched ? b * T + t : t * B + b) * dirs * H,
+              seq + (t * B + b) * dirs * H, dirs * H * sizeof (float));
+  return TRUE;
+}
+
+#define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
+
+const GraftOpSchema graft_ops_aten_nn[] = {
+  OP ("conv3d", kernel_conv),
+  OP ("layer_norm", kernel_layer_norm),
+  OP ("avg_pool2d", kernel_pool),
+  OP ("lstm", kernel_lstm),
+  { NULL }
+};

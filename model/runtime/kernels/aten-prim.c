@@ -1,0 +1,490 @@
+/* TorchScript's prim:: nodes and the aten:: ops on scalars, lists and
+ * tuples (len, __getitem__, append, Int, __is__...): control flow runs the
+ * builder's blocks, containers are sequence values (see aten-args.h). */
+#include <string.h>
+#include "runtime/kernels/aten-args.h"
+
+/* Number of positional arguments a node was called with. */
+static guint
+n_call_args (GraftKernelContext *ctx)
+{
+  guint n = ctx->n_inputs;
+  for (guint i = 0; i < ctx->node->attributes->len; i++)
+    {
+      GraftAttribute *a = ctx->node->attributes->pdata[i];
+      if (g_str_has_prefix (a->name, "arg"))
+        n++;
+    }
+  return MIN (n, GRAFT_ATEN_MAX_ARGS);
+}
+
+static gboolean
+set_scalar_i64 (GraftKernelContext *ctx, guint i, gint64 v)
+{
+  graft_kernel_set_output (ctx, i, graft_rt_tensor_new_scalar_i64 (v));
+  return TRUE;
+}
+
+static gboolean
+set_bool (GraftKernelContext *ctx, guint i, gboolean v)
+{
+  graft_kernel_set_output (ctx, i, graft_aten_new_bool (v));
+  return TRUE;
+}
+
+/* ---- prim ---- */
+
+
+/* nn.LSTM/GRU/RNN._flat_weights: the module's parameters in PyTorch's
+ * order (per layer and direction: weight_ih, weight_hh, bias_ih, bias_hh). */
+static gboolean
+flat_weights (GraftKernelContext *ctx, const char *name, GError **error)
+{
+  g_autofree char *module = g_strndup (name, strlen (name) - strlen ("._flat_weights"));
+  static const char *const kinds[] = { "weight_ih", "weight_hh", "bias_ih", "bias_hh" };
+  GraftRtTensor *list = graft_rt_tensor_new_sequence (GRAFT_DTYPE_FLOAT32);
+  for (int layer = 0;; layer++)
+    {
+      guint before = list->items->len;
+      for (int dir = 0; dir < 2; dir++)
+        for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+          {
+            g_autofree char *pname = g_strdup_printf ("%s.%s_l%d%s", module, kinds[k], layer, dir ? "_reverse" : "");
+            GraftValue *v = graft_graph_resolve_value (ctx->node->graph, pname);
+            if (v == NULL || v->initializer == NULL)
+              continue;
+            GraftRtTensor *t = graft_rt_tensor_new_from_tensor (v->initializer, error);
+            if (t == NULL)
+              {
+                graft_rt_tensor_unref (list);
+                return FALSE;
+              }
+            g_ptr_array_add (list->items, t);
+          }
+      if (list->items->len == before)
+        break;
+    }
+  if (list->items->len == 0)
+    {
+      graft_rt_tensor_unref (list);
+      return graft_kernel_fail (error, "no parameters found for %s", name);
+    }
+  graft_kernel_set_output (ctx, 0, list);
+  return TRUE;
+}
+
+static gboolean
+kernel_get_attr (GraftKernelContext *ctx, GError **error)
+{
+  GraftAttribute *value = graft_node_get_attribute (ctx->node, "value");
+  if (value)
+    {
+      GraftRtTensor *v = graft_aten_value_from_attr (value, error);
+      if (v)
+        graft_kernel_set_output (ctx, 0, v);
+      return v != NULL;
+    }
+  const char *name = graft_node_attr_string (ctx->node, "name", "");
+  /* The runtime runs models for inference: modules are in eval mode. */
+  if (strcmp (name, "training") == 0 || g_str_has_suffix (name, ".training"))
+    return set_bool (ctx, 0, FALSE);
+  /* Tensor attributes are initializers, so a bias read here is None. */
+  if (strcmp (name, "bias") == 0 || g_str_has_suffix (name, ".bias"))
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_new_none (GRAFT_DTYPE_FLOAT32));
+      return TRUE;
+    }
+  if (g_str_has_suffix (name, "._flat_weights"))
+    return flat_weights (ctx, name, error);
+  return graft_kernel_unsupported (error, "the value of module attribute '%s' is not known", name);
+}
+
+static gboolean
+kernel_construct (GraftKernelContext *ctx, GError **error)
+{
+  guint n = n_call_args (ctx);
+  GraftAtenArg args[GRAFT_ATEN_MAX_ARGS];
+  graft_aten_args (ctx, NULL, n, args);
+  GraftRtTensor *seq = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+  for (guint k = 0; k < n; k++)
+    {
+      GraftRtTensor *v = graft_arg_value (&args[k], error);
+      if (v == NULL)
+        {
+          graft_rt_tensor_unref (seq);
+          return FALSE;
+        }
+      if (k == 0)
+        seq->dtype = v->dtype;
+      g_ptr_array_add (seq->items, v);
+    }
+  graft_kernel_set_output (ctx, 0, seq);
+  return TRUE;
+}
+
+static GraftRtTensor *
+need_sequence (GraftRtTensor *t, GError **error)
+{
+  if (t == NULL || t->kind != GRAFT_RT_SEQUENCE)
+    {
+      graft_kernel_fail (error, "expected a list or tuple");
+      return NULL;
+    }
+  return t;
+}
+
+
+static gboolean
+list_index (GraftRtTensor *seq, gint64 i, gint64 *out, GError **error)
+{
+  gint64 len = seq->items->len;
+  if (i < 0)
+    i += len;
+  if (i < 0 || i >= len)
+    return graft_kernel_fail (error, "list index %" G_GINT64_FORMAT " out of range (length %" G_GINT64_FORMAT ")",
+                              i, len);
+  *out = i;
+  return TRUE;
+}
+
+/* __getitem__ / TupleIndex on lists and tuples; dicts are sequences of
+ * key, value pairs (DictConstruct). */
+static gboolean
+kernel_getitem (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *seq = need_sequence (args[0].value, error);
+  if (seq == NULL)
+    return FALSE;
+  if (args[1].attr && args[1].attr->type == GRAFT_ATTR_STRING)
+    {
+      /* dict["key"] */
+      g_autofree char *key = graft_attribute_dup_string (graft_node_get_attribute (ctx->node, "arg1"));
+      for (guint i = 0; i + 1 < seq->items->len; i += 2)
+        {
+          GraftRtTensor *k = seq->items->pdata[i];
+          if (k->dtype == GRAFT_DTYPE_STRING && strcmp (((char **) k->data)[0], key) == 0)
+            {
+              graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (seq->items->pdata[i + 1]));
+              return TRUE;
+            }
+        }
+      return graft_kernel_fail (error, "key '%s' is not in the dict", key);
+    }
+  gint64 i = 0;
+  if (!list_index (seq, graft_arg_int (&args[1], 0), &i, error))
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (seq->items->pdata[i]));
+  return TRUE;
+}
+
+static gboolean
+kernel_dict_construct (GraftKernelContext *ctx, GError **error)
+{
+  if (!kernel_construct (ctx, error))
+    return FALSE;
+  /* keys first: a dict is recognised by its untyped pairs */
+  ctx->outputs[0]->dtype = GRAFT_DTYPE_UNDEFINED;
+  return TRUE;
+}
+
+static gboolean
+kernel_num_to_tensor (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR || x->numel != 1)
+    return graft_kernel_fail (error, "expected a number");
+  GraftRtTensor *copy = graft_rt_tensor_reshape (x, 0, NULL, error);
+  if (copy == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, copy);
+  return TRUE;
+}
+
+static gboolean
+kernel_pass_through (GraftKernelContext *ctx, GError **error)
+{
+  for (guint i = 0; i < ctx->n_outputs && i < ctx->n_inputs; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (ctx->inputs[i]));
+  return TRUE;
+}
+
+static gboolean
+kernel_uninitialized (GraftKernelContext *ctx, GError **error)
+{
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED));
+  return TRUE;
+}
+
+static gboolean
+kernel_raise (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autofree char *message = NULL, *kind = NULL;
+  if (args[0].attr && args[0].attr->type == GRAFT_ATTR_STRING)
+    message = graft_attribute_dup_string (args[0].attr);
+  else if (args[0].value && args[0].value->dtype == GRAFT_DTYPE_STRING && args[0].value->numel == 1)
+    message = g_strdup (((char **) args[0].value->data)[0]);
+  if (args[1].attr && args[1].attr->type == GRAFT_ATTR_STRING)
+    kind = graft_attribute_dup_string (args[1].attr);
+  return graft_kernel_fail (error, "the model raised %s: %s", kind ? kind : "an exception",
+                            message ? message : "");
+}
+
+
+/* prim::Loop: [max_trip_count], [cond], carried... (the first two are
+ * attributes when constant); the body takes (trip, carried...) and returns
+ * (cond, carried...). */
+
+/* ---- aten on scalars and lists ---- */
+
+static gboolean
+kernel_to_number (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR || x->numel != 1)
+    return graft_kernel_fail (error, "only one-element tensors can be converted to numbers");
+  const char *op = ctx->node->op_type;
+  if (strcmp (op, "Int") == 0)
+    return set_scalar_i64 (ctx, 0, graft_rt_tensor_get_i64 (x, 0));
+  if (strcmp (op, "Bool") == 0)
+    return set_bool (ctx, 0, graft_rt_tensor_get_f64 (x, 0) != 0);
+  if (strcmp (op, "Float") == 0)
+    {
+      graft_kernel_set_output (ctx, 0, graft_aten_new_f64 (graft_rt_tensor_get_f64 (x, 0)));
+      return TRUE;
+    }
+  /* item / ScalarImplicit: keep the category */
+  if (graft_dtype_is_float (x->dtype))
+    graft_kernel_set_output (ctx, 0, graft_aten_new_f64 (graft_rt_tensor_get_f64 (x, 0)));
+  else if (x->dtype == GRAFT_DTYPE_BOOL)
+    return set_bool (ctx, 0, graft_rt_tensor_get_i64 (x, 0) != 0);
+  else
+    return set_scalar_i64 (ctx, 0, graft_rt_tensor_get_i64 (x, 0));
+  return TRUE;
+}
+
+static gboolean
+kernel_is (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  gboolean same;
+  gboolean na = graft_arg_is_none (&args[0]), nb = graft_arg_is_none (&args[1]);
+  if (na || nb)
+    same = na && nb;
+  else
+    same = args[0].value && args[0].value == args[1].value;
+  return set_bool (ctx, 0, strcmp (ctx->node->op_type, "__is__") == 0 ? same : !same);
+}
+
+static gboolean
+kernel_logic (GraftKernelContext *ctx, GError **error)
+{
+  const char *op = ctx->node->op_type;
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  gboolean a = graft_arg_int (&args[0], 0) != 0;
+  if (strcmp (op, "__not__") == 0)
+    return set_bool (ctx, 0, !a);
+  gboolean b = graft_arg_int (&args[1], 0) != 0;
+  return set_bool (ctx, 0, op[2] == 'a' ? (a && b) : (a || b));
+}
+
+static gboolean
+kernel_len (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x && x->kind == GRAFT_RT_SEQUENCE)
+    return set_scalar_i64 (ctx, 0, x->items->len);
+  if (x && x->kind == GRAFT_RT_TENSOR && x->dtype == GRAFT_DTYPE_STRING && x->rank == 0)
+    return set_scalar_i64 (ctx, 0, strlen (((char **) x->data)[0]));
+  if (x && x->kind == GRAFT_RT_TENSOR && x->rank > 0)
+    return set_scalar_i64 (ctx, 0, x->dims[0]);
+  return graft_kernel_fail (error, "len() of a value without length");
+}
+
+static gboolean
+kernel_append (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *list = need_sequence (ctx->inputs[0], error);
+  if (list == NULL || ctx->n_inputs < 2 || ctx->inputs[1] == NULL)
+    return list ? graft_kernel_fail (error, "append() needs a value") : FALSE;
+  /* In place: everyone holding the list sees the new item. */
+  if (list->items->len == 0)
+    list->dtype = ctx->inputs[1]->dtype;
+  g_ptr_array_add (list->items, graft_rt_tensor_ref (ctx->inputs[1]));
+  if (ctx->n_outputs > 0)
+    graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (list));
+  return TRUE;
+}
+
+static gboolean
+kernel_list (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = need_sequence (ctx->inputs[0], error);
+  if (x == NULL)
+    return FALSE;
+  GraftRtTensor *copy = graft_rt_tensor_copy (x, error);
+  if (copy == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, copy);
+  return TRUE;
+}
+
+static gboolean
+kernel_size (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (!graft_arg_is_none (&args[1]))
+    {
+      gint64 d = graft_arg_int (&args[1], 0);
+      if (!graft_normalize_axis (&d, x->rank, error))
+        return FALSE;
+      return set_scalar_i64 (ctx, 0, x->dims[d]);
+    }
+  GraftRtTensor *seq = graft_rt_tensor_new_sequence (GRAFT_DTYPE_INT64);
+  for (int d = 0; d < x->rank; d++)
+    g_ptr_array_add (seq->items, graft_rt_tensor_new_scalar_i64 (x->dims[d]));
+  graft_kernel_set_output (ctx, 0, seq);
+  return TRUE;
+}
+
+static gboolean
+kernel_dim (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "dim() needs a tensor");
+  return set_scalar_i64 (ctx, 0, x->rank);
+}
+
+static gboolean
+kernel_warn (GraftKernelContext *ctx, GError **error)
+{
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED));
+  return TRUE;
+}
+
+/* format: the message only feeds exceptions, so "{}" get the values' descriptions. */
+static gboolean
+kernel_format (GraftKernelContext *ctx, GError **error)
+{
+  guint n = n_call_args (ctx);
+  GraftAtenArg args[GRAFT_ATEN_MAX_ARGS];
+  graft_aten_args (ctx, NULL, n, args);
+  g_autofree char *fmt = args[0].attr ? graft_attribute_dup_string (args[0].attr) : g_strdup ("");
+  GString *s = g_string_new (NULL);
+  guint k = 1;
+  for (const char *p = fmt ? fmt : ""; *p; p++)
+    if (p[0] == '{' && p[1] == '}')
+      {
+        if (k < n)
+          {
+            g_autoptr(GraftRtTensor) v = graft_arg_value (&args[k++], NULL);
+            if (v && v->kind == GRAFT_RT_TENSOR && v->numel == 1 && v->dtype != GRAFT_DTYPE_STRING)
+              g_string_append_printf (s, "%g", graft_rt_tensor_get_f64 (v, 0));
+            else if (v)
+              {
+                g_autofree char *d = graft_rt_tensor_describe (v);
+                g_string_append (s, d);
+              }
+          }
+        p++;
+      }
+    else
+      g_string_append_c (s, *p);
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+  if (t == NULL)
+    {
+      g_string_free (s, TRUE);
+      return FALSE;
+    }
+  ((char **) t->data)[0] = g_string_free (s, FALSE);
+  graft_kernel_set_output (ctx, 0, t);
+  return TRUE;
+}
+
+/* prim::min / prim::max of an int list */
+static gboolean
+kernel_list_minmax (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = need_sequence (ctx->inputs[0], error);
+  if (x == NULL || x->items->len == 0)
+    return x ? graft_kernel_fail (error, "min()/max() of an empty list") : FALSE;
+  gboolean is_min = strcmp (ctx->node->op_type, "min") == 0;
+  double best = 0;
+  GraftRtTensor *pick = NULL;
+  for (guint i = 0; i < x->items->len; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (x->items->pdata[i], 0);
+      if (pick == NULL || (is_min ? v < best : v > best))
+        {
+          best = v;
+          pick = x->items->pdata[i];
+        }
+    }
+  graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (pick));
+  return TRUE;
+}
+
+/* prim::dtype (a ScalarType code) and prim::device (always "cpu") */
+static gboolean
+kernel_tensor_info (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "%s needs a tensor", ctx->node->op);
+  if (strcmp (ctx->node->op_type, "dtype") == 0)
+    {
+      for (gint64 code = 0; code < 16; code++)
+        if (graft_aten_scalar_type (code) == x->dtype)
+          return set_scalar_i64 (ctx, 0, code);
+      return graft_kernel_unsupported (error, "no TorchScript dtype for %s", graft_dtype_to_string (x->dtype));
+    }
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  ((char **) t->data)[0] = g_strdup ("cpu");
+  graft_kernel_set_output (ctx, 0, t);
+  return TRUE;
+}
+
+#define OP(name, kernel) { name, 0, 0, NULL, kernel, 0 }
+
+const GraftOpSchema graft_ops_aten_prim[] = {
+  OP ("prim::GetAttr", kernel_get_attr),
+  OP ("prim::DictConstruct", kernel_dict_construct),
+  OP ("prim::TupleIndex", kernel_getitem),
+  OP ("prim::NumToTensor", kernel_num_to_tensor),
+  OP ("prim::unchecked_cast", kernel_pass_through),
+  OP ("prim::Uninitialized", kernel_uninitialized),
+  OP ("prim::RaiseException", kernel_raise),
+  OP ("prim::dtype", kernel_tensor_info),
+  OP ("prim::device", kernel_tensor_info),
+  OP ("prim::min", kernel_list_minmax),
+  OP ("prim::max", kernel_list_minmax),
+  OP ("aten::__getitem__", kernel_getitem),
+  OP ("aten::ScalarImplicit", kernel_to_number),
+  OP ("aten::item", kernel_to_number),
+  OP ("aten::__is__", kernel_is),
+  OP ("aten::__isnot__", kernel_is),
+  OP ("aten::__not__", kernel_logic),
+  OP ("aten::__and__", kernel_logic),
+  OP ("aten::__or__", kernel_logic),
+  OP ("aten::len", kernel_len),
+  OP ("aten::append", kernel_append),
+  OP ("aten::list", kernel_list),
+  OP ("aten::size", kernel_size),
+  OP ("aten::dim", kernel_dim),
+  OP ("aten::warn", kernel_warn),
+  OP ("aten::format", kernel_format),
+  { NULL }
+};

@@ -1,0 +1,672 @@
+/* aten:: shape and data-movement ops: view/reshape/flatten, permute,
+ * transpose, (un)squeeze, select, slice, cat/stack, chunk/split/unbind,
+ * expand, repeat, and the factories zeros/ones/full/tensor. Runtime
+ * tensors are contiguous, so views are copies when the layout changes. */
+#include <string.h>
+#include "runtime/kernels/aten-args.h"
+
+static GraftRtTensor *
+arg_tensor (GraftAtenArg *args, guint k, GError **error)
+{
+  return graft_aten_need_tensor (&args[k], k, error);
+}
+
+/* out[i...] = in[offset + sum i_d * strides[d]] */
+static void
+strided_copy (const GraftRtTensor *in, gint64 offset, const gint64 *strides, GraftRtTensor *out)
+{
+  if (out->numel == 0)
+    return;
+  int r = out->rank;
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  gint64 inner = r ? out->dims[r - 1] : 1, inner_stride = r ? strides[r - 1] : 1;
+  gsize es = graft_rt_dtype_size (in->dtype);
+  gboolean blocks = inner_stride == 1 && in->dtype != GRAFT_DTYPE_STRING;
+  for (gint64 o = 0; o < out->numel; o += inner)
+    {
+      gint64 src = offset;
+      for (int d = 0; d < r - 1; d++)
+        src += index[d] * strides[d];
+      if (blocks)
+        memcpy ((char *) out->data + o * es, (const char *) in->data + src * es, inner * es);
+      else
+        for (gint64 i = 0; i < inner; i++)
+          graft_copy_element (out, o + i, in, src + i * inner_stride);
+      if (r > 1)
+        graft_index_next (index, out->dims, r - 1);
+    }
+}
+
+static gboolean
+set_view (GraftKernelContext *ctx, GraftRtTensor *x, int rank, const gint64 *dims, GError **error)
+{
+  GraftRtTensor *v = graft_rt_tensor_reshape (x, rank, dims, error);
+  if (v == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, v);
+  return TRUE;
+}
+
+static gboolean
+kernel_view (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  gint64 known = 1;
+  int infer = -1;
+  for (guint i = 0; i < n; i++)
+    if (dims[i] == -1)
+      {
+        if (infer >= 0)
+          return graft_kernel_fail (error, "only one dimension can be -1");
+        infer = i;
+      }
+    else
+      known *= dims[i];
+  if (infer >= 0)
+    {
+      if (known == 0 || x->numel % known != 0)
+        return graft_kernel_fail (error, "shape does not fit %" G_GINT64_FORMAT " elements", x->numel);
+      dims[infer] = x->numel / known;
+    }
+  return set_view (ctx, x, n, dims, error);
+}
+
+
+static gboolean
+permute (GraftKernelContext *ctx, GraftRtTensor *x, const int *perm, GError **error)
+{
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  gboolean identity = TRUE;
+  for (int d = 0; d < x->rank; d++)
+    {
+      dims[d] = x->dims[perm[d]];
+      identity &= perm[d] == d;
+    }
+  if (identity)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
+      return TRUE;
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  return y && graft_transpose_into (x, y, perm);
+}
+
+static gboolean
+kernel_permute (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 p[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], p, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if ((int) n != x->rank)
+    return graft_kernel_fail (error, "permute() needs %d dimensions, got %u", x->rank, n);
+  int perm[GRAFT_RT_MAX_RANK];
+  for (guint i = 0; i < n; i++)
+    {
+      if (!graft_normalize_axis (&p[i], x->rank, error))
+        return FALSE;
+      perm[i] = p[i];
+    }
+  return permute (ctx, x, perm, error);
+}
+
+static gboolean
+kernel_transpose (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 a = graft_arg_int (&args[1], 0), b = graft_arg_int (&args[2], 1);
+  if (strcmp (ctx->node->op_type, "t") == 0)
+    {
+      a = 0;
+      b = x->rank > 1 ? 1 : 0;
+    }
+  if (x->rank == 0)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
+      return TRUE;
+    }
+  if (!graft_normalize_axis (&a, x->rank, error) || !graft_normalize_axis (&b, x->rank, error))
+    return FALSE;
+  int perm[GRAFT_RT_MAX_RANK];
+  for (int d = 0; d < x->rank; d++)
+    perm[d] = d;
+  perm[a] = b;
+  perm[b] = a;
+  return permute (ctx, x, perm, error);
+}
+
+static gboolean
+kernel_unsqueeze (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 d = graft_arg_int (&args[1], 0);
+  if (!graft_normalize_axis (&d, x->rank + 1, error))
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int n = 0;
+  for (int i = 0; i <= x->rank; i++)
+    dims[n++] = i == d ? 1 : x->dims[i < d ? i : i - 1];
+  return set_view (ctx, x, n, dims, error);
+}
+
+static gboolean
+kernel_squeeze (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 only = -1;
+  if (!graft_arg_is_none (&args[1]) && x->rank > 0)
+    {
+      only = graft_arg_int (&args[1], 0);
+      if (!graft_normalize_axis (&only, x->rank, error))
+        return FALSE;
+    }
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int n = 0;
+  for (int i = 0; i < x->rank; i++)
+    if (!(x->dims[i] == 1 && (only < 0 || only == i)))
+      dims[n++] = x->dims[i];
+  return set_view (ctx, x, n, dims, error);
+}
+
+static gboolean
+kernel_select (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 d = graft_arg_int (&args[1], 0), i = graft_arg_int (&args[2], 0);
+  if (!graft_normalize_axis (&d, x->rank, error))
+    return FALSE;
+  if (i < 0)
+    i += x->dims[d];
+  if (i < 0 || i >= x->dims[d])
+    return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is out of range for dimension %" G_GINT64_FORMAT
+                              " of size %" G_GINT64_FORMAT, graft_arg_int (&args[2], 0), d, x->dims[d]);
+  gint64 strides[GRAFT_RT_MAX_RANK], ostrides[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, x->dims, strides);
+  int n = 0;
+  for (int k = 0; k < x->rank; k++)
+    if (k != d)
+      {
+        ostrides[n] = strides[k];
+        dims[n++] = x->dims[k];
+      }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, n, dims, error);
+  if (y == NULL)
+    return FALSE;
+  strided_copy (x, i * strides[d], ostrides, y);
+  return TRUE;
+}
+
+static gboolean
+kernel_slice (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    {
+      /* list slicing */
+      if (args[0].value && args[0].value->kind == GRAFT_RT_SEQUENCE)
+        {
+          g_clear_error (error);
+          GraftRtTensor *list = args[0].value;
+          gint64 len = list->items->len;
+          gint64 s = graft_arg_is_none (&args[1]) ? 0 : graft_arg_int (&args[1], 0);
+          gint64 e = graft_arg_is_none (&args[2]) ? len : graft_arg_int (&args[2], len);
+          gint64 st = graft_arg_int (&args[3], 1);
+          s = s < 0 ? MAX (s + len, 0) : MIN (s, len);
+          e = e < 0 ? MAX (e + len, 0) : MIN (e, len);
+          GraftRtTensor *out = graft_rt_tensor_new_sequence (list->dtype);
+          for (gint64 i = s; st > 0 && i < e; i += st)
+            g_ptr_array_add (out->items, graft_rt_tensor_ref (list->items->pdata[i]));
+          graft_kernel_set_output (ctx, 0, out);
+          return TRUE;
+        }
+      return FALSE;
+    }
+  gint64 d = graft_arg_int (&args[1], 0);
+  if (!graft_normalize_axis (&d, x->rank, error))
+    return FALSE;
+  gint64 size = x->dims[d];
+  gint64 s = graft_arg_is_none (&args[2]) ? 0 : graft_arg_int (&args[2], 0);
+  gint64 e = graft_arg_is_none (&args[3]) ? size : graft_arg_int (&args[3], size);
+  gint64 step = graft_arg_int (&args[4], 1);
+  if (step <= 0)
+    return graft_kernel_fail (error, "slice step must be positive");
+  s = s < 0 ? MAX (s + size, 0) : MIN (s, size);
+  e = e < 0 ? MAX (e + size, 0) : MIN (e, size);
+  gint64 len = e > s ? (e - s + step - 1) / step : 0;
+  if (s == 0 && len == size && step == 1)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
+      return TRUE;
+    }
+  gint64 strides[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, x->dims, strides);
+  memcpy (dims, x->dims, sizeof dims);
+  dims[d] = len;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 offset = s * strides[d];
+  strides[d] *= step;
+  strided_copy (x, offset, strides, y);
+  return TRUE;
+}
+
+static GraftRtTensor *
+tensor_list (GraftAtenArg *arg, GError **error)
+{
+  GraftRtTensor *list = arg->value;
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
+    {
+      graft_kernel_fail (error, "expected a non-empty list of tensors");
+      return NULL;
+    }
+  return list;
+}
+
+static int
+category_rank (GraftDType t)
+{
+  return t == GRAFT_DTYPE_UNDEFINED ? -1 : t == GRAFT_DTYPE_BOOL ? 0 : graft_dtype_is_float (t) ? 2 : 1;
+}
+
+/* cat (stack: along a new axis) */
+static gboolean
+kernel_cat (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *list = tensor_list (&args[0], error);
+  if (list == NULL)
+    return FALSE;
+  gboolean stack = strcmp (ctx->node->op_type, "stack") == 0;
+  GraftRtTensor *first = NULL;
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  GraftDType dtype = GRAFT_DTYPE_UNDEFINED;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      /* legacy: cat skips 1-D empty tensors */
+      if (!stack && t->rank == 1 && t->numel == 0)
+        continue;
+      if (first == NULL || category_rank (t->dtype) > category_rank (dtype))
+        dtype = t->dtype;
+      if (first == NULL)
+        first = t;
+    }
+  if (first == NULL)
+    first = list->items->pdata[0];
+  if (dtype == GRAFT_DTYPE_UNDEFINED)
+    dtype = first->dtype;
+  int rank = first->rank + (stack ? 1 : 0);
+  gint64 d = graft_arg_int (&args[1], 0);
+  if (!graft_normalize_axis (&d, MAX (rank, 1), error))
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  for (int k = 0, j = 0; k < rank; k++)
+    dims[k] = stack && k == d ? 1 : first->dims[j++];
+  gint64 total = 0;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      if (!stack && t->rank == 1 && t->numel == 0 && first->rank != 1)
+        continue;
+      if (t->rank != first->rank)
+        return graft_kernel_fail (error, "tensor %u has rank %d, expected %d", i, t->rank, first->rank);
+      for (int k = 0, j = 0; k < rank; k++)
+        {
+          if (stack && k == d)
+            continue;
+          if (k != d && t->dims[j] != first->dims[j])
+            return graft_kernel_fail (error, "tensor %u does not match the others outside dimension %" G_GINT64_FORMAT,
+                                      i, d);
+          j++;
+        }
+      total += stack ? 1 : t->dims[d];
+      GraftRtTensor *c = graft_aten_as_dtype (t, dtype, error);
+      if (c == NULL)
+        return FALSE;
+      g_ptr_array_add (items, c);
+    }
+  dims[d] = total;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 outer = graft_dims_product (dims, 0, d), inner = graft_dims_product (dims, d + 1, rank);
+  gint64 pos = 0;
+  for (guint i = 0; i < items->len; i++)
+    {
+      GraftRtTensor *t = items->pdata[i];
+      gint64 len = stack ? 1 : t->dims[d];
+      for (gint64 o = 0; o < outer; o++)
+        graft_copy_block (y, (o * total + pos) * inner, t, o * len * inner, len * inner);
+      pos += len;
+    }
+  return TRUE;
+}
+
+/* Pieces of x along dim with the given sizes, as a list. */
+static gboolean
+split_output (GraftKernelContext *ctx, GraftRtTensor *x, gint64 d, const gint64 *sizes, guint n, gboolean drop_dim,
+              GError **error)
+{
+  GraftRtTensor *list = graft_rt_tensor_new_sequence (x->dtype);
+  gint64 outer = graft_dims_product (x->dims, 0, d), inner = graft_dims_product (x->dims, d + 1, x->rank);
+  gint64 pos = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 dims[GRAFT_RT_MAX_RANK];
+      memcpy (dims, x->dims, sizeof dims);
+      dims[d] = sizes[i];
+      int rank = x->rank;
+      if (drop_dim)
+        {
+          for (int k = d; k + 1 < rank; k++)
+            dims[k] = dims[k + 1];
+          rank--;
+        }
+      GraftRtTensor *t = graft_rt_tensor_new (x->dtype, rank, dims, error);
+      if (t == NULL)
+        {
+          graft_rt_tensor_unref (list);
+          return FALSE;
+        }
+      for (gint64 o = 0; o < outer; o++)
+        graft_copy_block (t, o * sizes[i] * inner, x, (o * x->dims[d] + pos) * inner, sizes[i] * inner);
+      pos += sizes[i];
+      g_ptr_array_add (list->items, t);
+    }
+  /* multi-output spellings (split_with_sizes traced to ListUnpack) take a list */
+  if (ctx->n_outputs == 1)
+    graft_kernel_set_output (ctx, 0, list);
+  else
+    {
+      for (guint i = 0; i < ctx->n_outputs && i < list->items->len; i++)
+        graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (list->items->pdata[i]));
+      graft_rt_tensor_unref (list);
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_split (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  const char *op = ctx->node->op_type;
+  gboolean unbind = strcmp (op, "unbind") == 0;
+  gint64 d = graft_arg_int (&args[unbind ? 1 : 2], 0);
+  if (!graft_normalize_axis (&d, x->rank, error))
+    return FALSE;
+  gint64 size = x->dims[d];
+  g_autofree gint64 *sizes = g_new0 (gint64, MAX (size, 1) + 1);
+  guint n = 0;
+  if (unbind)
+    {
+      for (gint64 i = 0; i < size; i++)
+        sizes[n++] = 1;
+      return split_output (ctx, x, d, sizes, n, TRUE, error);
+    }
+  if (strcmp (op, "chunk") == 0)
+    {
+      gint64 chunks = graft_arg_int (&args[1], 1);
+      if (chunks <= 0)
+        return graft_kernel_fail (error, "chunk() needs a positive number of chunks");
+      gint64 each = (size + chunks - 1) / chunks;
+      for (gint64 p = 0; p < size || (size == 0 && n == 0); p += MAX (each, 1))
+        {
+          sizes[n++] = MIN (each, size - p);
+          if (size == 0)
+            break;
+        }
+      return split_output (ctx, x, d, sizes, n, FALSE, error);
+    }
+  GraftRtTensor *sv = graft_arg_tensor (&args[1]);
+  gboolean list_arg = (args[1].attr && args[1].attr->type == GRAFT_ATTR_INTS) ||
+                      (args[1].value && args[1].value->kind == GRAFT_RT_SEQUENCE) || (sv && sv->rank == 1);
+  if (list_arg)
+    {
+      gint64 tmp[256];
+      guint m;
+      if (!graft_arg_ints (&args[1], tmp, 256, &m, 0, error))
+        return FALSE;
+      gint64 sum = 0;
+      for (guint i = 0; i < m; i++)
+        sum += tmp[i];
+      if (sum != size || m > (guint) size + 1)
+        return graft_kernel_fail (error, "split sizes add up to %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT, sum, size);
+      memcpy (sizes, tmp, m * sizeof (gint64));
+      n = m;
+    }
+  else
+    {
+      gint64 each = graft_arg_int (&args[1], 1);
+      if (each <= 0)
+        return graft_kernel_fail (error, "split size must be positive");
+      for (gint64 p = 0; p < size; p += each)
+        sizes[n++] = MIN (each, size - p);
+    }
+  return split_output (ctx, x, d, sizes, n, FALSE, error);
+}
+
+static gboolean
+kernel_expand (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if ((int) n < x->rank)
+    return graft_kernel_fail (error, "expand() needs at least %d sizes", x->rank);
+  gint64 own[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, x->dims, own);
+  for (guint i = 0; i < n; i++)
+    {
+      int j = (int) i - ((int) n - x->rank);
+      gint64 xd = j >= 0 ? x->dims[j] : 1;
+      if (dims[i] == -1)
+        dims[i] = xd;
+      if (xd != dims[i] && xd != 1)
+        return graft_kernel_fail (error, "cannot expand size %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, xd, dims[i]);
+      strides[i] = (j < 0 || xd == 1) ? 0 : own[j];
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, n, dims, error);
+  if (y == NULL)
+    return FALSE;
+  strided_copy (x, 0, strides, y);
+  return TRUE;
+}
+
+static gboolean
+kernel_repeat (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 reps[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK], xd[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], reps, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if ((int) n < x->rank)
+    return graft_kernel_fail (error, "repeat() needs at least %d counts", x->rank);
+  for (guint i = 0; i < n; i++)
+    {
+      int j = (int) i - ((int) n - x->rank);
+      xd[i] = j >= 0 ? x->dims[j] : 1;
+      dims[i] = xd[i] * reps[i];
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, n, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 xs[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (n, xd, xs);
+  for (gint64 o = 0; o < y->numel; o++)
+    {
+      gint64 src = 0;
+      for (guint d = 0; d < n; d++)
+        src += (index[d] % xd[d]) * xs[d];
+      graft_copy_element (y, o, x, src);
+      graft_index_next (index, dims, n);
+    }
+  return TRUE;
+}
+
+/* ---- factories ---- */
+
+static GraftDType
+factory_dtype (GraftKernelContext *ctx, GraftAtenArg *dtype_arg, GraftDType fallback)
+{
+  GraftAttribute *a = graft_node_get_attribute (ctx->node, "dtype");
+  if (a && a->type == GRAFT_ATTR_INT)
+    return graft_aten_scalar_type (a->i);
+  if (dtype_arg && !graft_arg_is_none (dtype_arg))
+    {
+      GraftDType t = graft_aten_scalar_type (graft_arg_int (dtype_arg, 6));
+      if (t != GRAFT_DTYPE_UNDEFINED)
+        return t;
+    }
+  return fallback;
+}
+
+static gboolean
+kernel_fill (GraftKernelContext *ctx, GError **error)
+{
+  const char *op = ctx->node->op_type;
+  gboolean like = g_str_has_suffix (op, "_like"), full = g_str_has_prefix (op, "full");
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  guint n;
+  GraftDType dtype = GRAFT_DTYPE_FLOAT32;
+  if (like)
+    {
+      GraftRtTensor *x = arg_tensor (args, 0, error);
+      if (x == NULL)
+        return FALSE;
+      n = x->rank;
+      memcpy (dims, x->dims, sizeof dims);
+      dtype = x->dtype;
+    }
+  else if (!graft_arg_ints (&args[0], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  GraftAtenArg *value = full ? &args[1] : NULL;
+  if (full && value->attr && value->attr->type != GRAFT_ATTR_FLOAT && !like)
+    dtype = GRAFT_DTYPE_INT64;
+  dtype = factory_dtype (ctx, &args[full ? 2 : 1], dtype);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, n, dims, error);
+  if (y == NULL)
+    return FALSE;
+  double v = full ? graft_arg_double (value, 0) : g_str_has_prefix (op, "ones") ? 1 : 0;
+  if (v == 0 && dtype != GRAFT_DTYPE_STRING)
+    memset (y->data, 0, y->nbytes);
+  else
+    for (gint64 i = 0; i < y->numel; i++)
+      graft_rt_tensor_set_f64 (y, i, v);
+  return TRUE;
+}
+
+static void
+flatten_values (GraftRtTensor *v, GArray *out, gboolean *is_float, int *rank, gint64 *dims, int depth)
+{
+  if (v->kind == GRAFT_RT_SEQUENCE)
+    {
+      if (depth < GRAFT_RT_MAX_RANK)
+        dims[depth] = v->items->len;
+      *rank = MAX (*rank, depth + 1);
+      for (guint i = 0; i < v->items->len; i++)
+        flatten_values (v->items->pdata[i], out, is_float, rank, dims, depth + 1);
+      return;
+    }
+  for (gint64 i = 0; i < v->numel; i++)
+    {
+      double x = graft_rt_tensor_get_f64 (v, i);
+      g_array_append_val (out, x);
+    }
+  *is_float |= graft_dtype_is_float (v->dtype);
+}
+
+/* torch.tensor(data, dtype=None, ...) */
+static gboolean
+kernel_tensor (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autoptr(GraftRtTensor) data = graft_arg_value (&args[0], error);
+  if (data == NULL)
+    return FALSE;
+  g_autoptr(GArray) values = g_array_new (FALSE, FALSE, sizeof (double));
+  gboolean is_float = FALSE;
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK] = { 0 };
+  flatten_values (data, values, &is_float, &rank, dims, 0);
+  if (data->kind == GRAFT_RT_TENSOR)
+    {
+      rank = data->rank;
+      memcpy (dims, data->dims, sizeof dims);
+    }
+  GraftDType dtype = factory_dtype (ctx, &args[1], is_float ? GRAFT_DTYPE_FLOAT32 : data->dtype == GRAFT_DTYPE_BOOL
+                                                   ? GRAFT_DTYPE_BOOL : GRAFT_DTYPE_INT64);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  if ((guint) y->numel != values->len)
+    return graft_kernel_fail (error, "the nested lists are not rectangular");
+  for (guint i = 0; i < values->len; i++)
+    graft_rt_tensor_set_f64 (y, i, g_array_index (values, double, i));
+  return TRUE;
+}
+
+#define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
+
+const GraftOpSchema graft_ops_aten_shape[] = {
+  OP ("_reshape_alias", kernel_view),
+  OP ("permute", kernel_permute), OP ("transpose", kernel_transpose),
+  OP ("t", kernel_transpose), OP ("unsqueeze", kernel_unsqueeze), OP ("squeeze", kernel_squeeze),
+  OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("concat", kernel_cat),
+  OP ("stack", kernel_cat), OP ("chunk", kernel_split), OP ("split", kernel_split),
+  OP ("split_with_sizes", kernel_split), OP ("unbind", kernel_split), OP ("expand", kernel_expand),
+  OP ("repeat", kernel_repeat), OP ("zeros", kernel_fill), OP ("ones", kernel_fill), OP ("full", kernel_fill),
+  OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
+  OP ("tensor", kernel_tensor),
+  { NULL }
+};
