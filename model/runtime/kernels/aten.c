@@ -46,7 +46,7 @@ kernel_prim_list (GraftKernelContext *ctx, GError **error)
       char name[24];
       g_snprintf (name, sizeof name, "arg%u", k);
       if (graft_node_get_attribute (ctx->node, name))
-        total = MAX (total, k + 1);
+        total++;
     }
   for (guint k = 0; k < total; k++)
     {
@@ -112,8 +112,8 @@ kernel_prim_loop (GraftKernelContext *ctx, GError **error)
   else
     max_trips = graft_rt_tensor_get_i64 (ctx->inputs[first++], 0);
   gboolean cond;
-  if (graft_node_has_attr (ctx->node, "initial_condition"))
-    cond = graft_node_attr_int (ctx->node, "initial_condition", 1);
+  if (graft_node_has_attr (ctx->node, "cond"))
+    cond = graft_node_attr_int (ctx->node, "cond", 1);
   else
     cond = graft_rt_tensor_get_f64 (ctx->inputs[first++], 0) != 0;
   guint n_carried = ctx->n_inputs - first;
