@@ -1,0 +1,259 @@
+/* Spatial sampling: GridSample (bilinear / nearest / bicubic with zeros,
+ * border or reflection padding) and RoiAlign (avg / max, half_pixel or
+ * output_half_pixel coordinates). float compute in double. */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/kernel-util.h"
+
+/* ---- GridSample ---- */
+
+static gboolean
+infer_grid_sample (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0), *grid = graft_infer_input (ctx, 1);
+  if (x->shape.rank != 4 || grid->shape.rank != 4)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, 4);
+      return TRUE;
+    }
+  GraftShape out;
+  graft_shape_init (&out, 4);
+  out.dims[0] = x->shape.dims[0];
+  out.dims[1] = x->shape.dims[1];
+  out.dims[2] = grid->shape.dims[1];
+  out.dims[3] = grid->shape.dims[2];
+  graft_infer_set_output (ctx, 0, x->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static double
+reflect (double x, double lo, double hi)
+{
+  double range = hi - lo;
+  if (range <= 0)
+    return lo;
+  if (x < lo)
+    {
+      double dx = lo - x;
+      gint64 n = (gint64) (dx / range);
+      double r = dx - n * range;
+      return n % 2 == 0 ? lo + r : hi - r;
+    }
+  if (x > hi)
+    {
+      double dx = x - hi;
+      gint64 n = (gint64) (dx / range);
+      double r = dx - n * range;
+      return n % 2 == 0 ? hi - r : lo + r;
+    }
+  return x;
+}
+
+typedef struct {
+  const GraftRtTensor *x;
+  gint64 base, H, W;
+  int padding;          /* 0 zeros, 1 border, 2 reflection */
+  gboolean align;
+} Plane;
+
+static double
+pixel (const Plane *p, gint64 h, gint64 w)
+{
+  if (p->padding == 0)
+    {
+      if (h < 0 || h >= p->H || w < 0 || w >= p->W)
+        return 0;
+    }
+  else if (p->padding == 1)
+    {
+      h = CLAMP (h, 0, p->H - 1);
+      w = CLAMP (w, 0, p->W - 1);
+    }
+  else
+    {
+      double lo_h = p->align ? 0 : -0.5, hi_h = p->align ? p->H - 1 : p->H - 0.5;
+      double lo_w = p->align ? 0 : -0.5, hi_w = p->align ? p->W - 1 : p->W - 0.5;
+      h = (gint64) reflect (h, lo_h, hi_h);
+      w = (gint64) reflect (w, lo_w, hi_w);
+      h = CLAMP (h, 0, p->H - 1);
+      w = CLAMP (w, 0, p->W - 1);
+    }
+  return graft_rt_tensor_get_f64 (p->x, p->base + h * p->W + w);
+}
+
+static double
+cubic (double t, int k)
+{
+  const double a = -0.75;
+  double x = fabs (t - (k - 1));
+  if (x <= 1)
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2)
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+static gboolean
+kernel_grid_sample (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *grid = ctx->inputs[1];
+  const char *mode = graft_node_attr_string (ctx->node, "mode", "bilinear");
+  const char *pad = graft_node_attr_string (ctx->node, "padding_mode", "zeros");
+  gboolean align = graft_node_attr_int (ctx->node, "align_corners", 0);
+  if (x->rank != 4 || grid->rank != 4 || grid->dims[3] != 2 || grid->dims[0] != x->dims[0])
+    return graft_kernel_unsupported (error, "only 4-D inputs with a [N, H, W, 2] grid are supported");
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = grid->dims[1], OW = grid->dims[2];
+  int padding = strcmp (pad, "border") == 0 ? 1 : strcmp (pad, "reflection") == 0 ? 2 : 0;
+  int m = strcmp (mode, "nearest") == 0 ? 1 : strcmp (mode, "bicubic") == 0 ? 2 : 0;
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 c = 0; c < C; c++)
+      {
+        Plane p = { x, (n * C + c) * H * W, H, W, padding, align };
+        for (gint64 oh = 0; oh < OH; oh++)
+          for (gint64 ow = 0; ow < OW; ow++)
+            {
+              gint64 g = ((n * OH + oh) * OW + ow) * 2;
+              double gx = graft_rt_tensor_get_f64 (grid, g), gy = graft_rt_tensor_get_f64 (grid, g + 1);
+              double fx = align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
+              double fy = align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
+              if (padding == 1)
+                {
+                  fx = CLAMP (fx, 0, W - 1);
+                  fy = CLAMP (fy, 0, H - 1);
+                }
+              else if (padding == 2 && m != 2)
+                {
+                  fx = CLAMP (reflect (fx, align ? 0 : -0.5, align ? W - 1 : W - 0.5), 0, W - 1);
+                  fy = CLAMP (reflect (fy, align ? 0 : -0.5, align ? H - 1 : H - 0.5), 0, H - 1);
+                }
+              double v;
+              if (m == 1)
+                v = pixel (&p, (gint64) nearbyint (fy), (gint64) nearbyint (fx));
+              else if (m == 0)
+                {
+                  gint64 x0 = (gint64) floor (fx), y0 = (gint64) floor (fy);
+                  double ax = fx - x0, ay = fy - y0;
+                  v = pixel (&p, y0, x0) * (1 - ax) * (1 - ay) + pixel (&p, y0, x0 + 1) * ax * (1 - ay) +
+                      pixel (&p, y0 + 1, x0) * (1 - ax) * ay + pixel (&p, y0 + 1, x0 + 1) * ax * ay;
+                }
+              else
+                {
+                  gint64 x0 = (gint64) floor (fx) - 1, y0 = (gint64) floor (fy) - 1;
+                  double tx = fx - floor (fx), ty = fy - floor (fy);
+                  v = 0;
+                  for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++)
+                      v += pixel (&p, y0 + i, x0 + j) * cubic (ty, i) * cubic (tx, j);
+                }
+              graft_rt_tensor_set_f64 (y, ((n * C + c) * OH + oh) * OW + ow, v);
+            }
+      }
+  return TRUE;
+}
+
+/* ---- RoiAlign ---- */
+
+static gboolean
+infer_roi_align (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0), *rois = graft_infer_input (ctx, 1);
+  GraftShape out;
+  graft_shape_init (&out, 4);
+  out.dims[0] = rois->shape.rank == 2 ? rois->shape.dims[0] : graft_dim_unknown ();
+  out.dims[1] = x->shape.rank == 4 ? x->shape.dims[1] : graft_dim_unknown ();
+  out.dims[2] = graft_dim_fixed (graft_node_attr_int (ctx->node, "output_height", 1));
+  out.dims[3] = graft_dim_fixed (graft_node_attr_int (ctx->node, "output_width", 1));
+  graft_infer_set_output (ctx, 0, x->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_roi_align (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *rois = ctx->inputs[1], *idx = ctx->inputs[2];
+  gboolean max_mode = strcmp (graft_node_attr_string (ctx->node, "mode", "avg"), "max") == 0;
+  gint64 ratio = graft_node_attr_int (ctx->node, "sampling_ratio", 0);
+  double scale = graft_node_attr_float (ctx->node, "spatial_scale", 1.0);
+  gboolean half = strcmp (graft_node_attr_string (ctx->node, "coordinate_transformation_mode", "half_pixel"), "half_pixel") == 0;
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0], OH = y->dims[2], OW = y->dims[3];
+  double offset = half ? 0.5 : 0;
+  for (gint64 r = 0; r < R; r++)
+    {
+      gint64 b = graft_rt_tensor_get_i64 (idx, r);
+      if (b < 0 || b >= x->dims[0])
+        return graft_kernel_fail (error, "batch index %" G_GINT64_FORMAT " is out of range", b);
+      double x1 = graft_rt_tensor_get_f64 (rois, r * 4) * scale - offset;
+      double y1 = graft_rt_tensor_get_f64 (rois, r * 4 + 1) * scale - offset;
+      double x2 = graft_rt_tensor_get_f64 (rois, r * 4 + 2) * scale - offset;
+      double y2 = graft_rt_tensor_get_f64 (rois, r * 4 + 3) * scale - offset;
+      double rw = x2 - x1, rh = y2 - y1;
+      if (!half)
+        {
+          rw = MAX (rw, 1);
+          rh = MAX (rh, 1);
+        }
+      double bh = rh / OH, bw = rw / OW;
+      gint64 gh = ratio > 0 ? ratio : (gint64) ceil (rh / OH), gw = ratio > 0 ? ratio : (gint64) ceil (rw / OW);
+      gh = MAX (gh, 1);
+      gw = MAX (gw, 1);
+      for (gint64 c = 0; c < C; c++)
+        {
+          gint64 base = (b * C + c) * H * W;
+          for (gint64 ph = 0; ph < OH; ph++)
+            for (gint64 pw = 0; pw < OW; pw++)
+              {
+                double acc = max_mode ? -INFINITY : 0;
+                for (gint64 iy = 0; iy < gh; iy++)
+                  for (gint64 ix = 0; ix < gw; ix++)
+                    {
+                      double yy = y1 + ph * bh + (iy + 0.5) * bh / gh;
+                      double xx = x1 + pw * bw + (ix + 0.5) * bw / gw;
+                      if (yy < -1 || yy > H || xx < -1 || xx > W)
+                        {
+                          if (max_mode)
+                            acc = MAX (acc, 0);
+                          continue;
+                        }
+                      yy = MAX (yy, 0);
+                      xx = MAX (xx, 0);
+                      gint64 y0 = (gint64) yy, x0 = (gint64) xx, y1i, x1i;
+                      if (y0 >= H - 1)
+                        y0 = y1i = H - 1, yy = y0;
+                      else
+                        y1i = y0 + 1;
+                      if (x0 >= W - 1)
+                        x0 = x1i = W - 1, xx = x0;
+                      else
+                        x1i = x0 + 1;
+                      double ly = yy - y0, lx = xx - x0, hy = 1 - ly, hx = 1 - lx;
+                      double v1 = graft_rt_tensor_get_f64 (x, base + y0 * W + x0) * hy * hx;
+                      double v2 = graft_rt_tensor_get_f64 (x, base + y0 * W + x1i) * hy * lx;
+                      double v3 = graft_rt_tensor_get_f64 (x, base + y1i * W + x0) * ly * hx;
+                      double v4 = graft_rt_tensor_get_f64 (x, base + y1i * W + x1i) * ly * lx;
+                      if (max_mode)
+                        acc = MAX (acc, MAX (MAX (v1, v2), MAX (v3, v4)));
+                      else
+                        acc += v1 + v2 + v3 + v4;
+                    }
+                if (!max_mode)
+                  acc /= gh * gw;
+                graft_rt_tensor_set_f64 (y, ((r * C + c) * OH + ph) * OW + pw, acc);
+              }
+        }
+    }
+  return TRUE;
+}
+
+const GraftOpSchema graft_ops_sample[] = {
+  { "onnx::GridSample", 16, 0, infer_grid_sample, kernel_grid_sample, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::RoiAlign", 10, 0, infer_roi_align, kernel_roi_align, GRAFT_OP_HALF_AS_FLOAT },
+  { NULL }
+};
