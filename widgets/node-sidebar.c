@@ -9,6 +9,8 @@
 #define STATS_SYNC_LIMIT 65536
 #define ATTRIBUTE_MAX_ITEMS 16
 #define MAX_LISTED_TENSORS 500
+/* Inputs, outputs and users listed before "… N more". */
+#define MAX_LISTED_ROWS 200
 
 struct _GraftNodeSidebar
 {
@@ -264,20 +266,34 @@ add_tensor_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
     add_stats_row (self, list, model, tensor);
 }
 
+/* Rows that jump to each value. Graph inputs that are initializers (old
+ * ONNX files list every weight as an input) are counted, not listed. */
 static void
-add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values)
+add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values, gboolean skip_initializers)
 {
-  GtkListBox *list;
+  GtkListBox *list = NULL;
+  guint n_skipped = 0, n_listed = 0;
 
   if (values == NULL || values->len == 0)
     return;
-  list = add_section (self, heading);
   for (guint i = 0; i < values->len; i++)
     {
       GraftValue *value = g_ptr_array_index (values, i);
       g_autofree char *type_text = NULL;
       g_autofree char *subtitle = NULL;
 
+      if (value != NULL && value->initializer != NULL && skip_initializers)
+        {
+          n_skipped++;
+          continue;
+        }
+      if (list == NULL)
+        list = add_section (self, heading);
+      if (n_listed++ == MAX_LISTED_ROWS)
+        {
+          add_row_printf (list, "…", "%u more", values->len - i - n_skipped);
+          break;
+        }
       if (value == NULL)
         {
           add_row (list, "(omitted optional)", NULL);
@@ -289,6 +305,12 @@ add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values)
       else
         subtitle = g_steal_pointer (&type_text);
       add_link_row (list, value->name, subtitle, NULL, value);
+    }
+  if (n_skipped > 0)
+    {
+      if (list == NULL)
+        list = add_section (self, heading);
+      add_row_printf (list, "Initializers", "%u more inputs are initializers (weights)", n_skipped);
     }
 }
 
@@ -419,8 +441,8 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   graph = graft_model_get_graph (model);
   if (graph != NULL)
     {
-      add_value_links (self, "Inputs", graph->inputs);
-      add_value_links (self, "Outputs", graph->outputs);
+      add_value_links (self, "Inputs", graph->inputs, TRUE);
+      add_value_links (self, "Outputs", graph->outputs, FALSE);
       add_graph_section (self, graph);
     }
   add_weights_section (self, model);
@@ -509,8 +531,8 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
   add_node_section (self, node);
   add_attributes_section (self, node);
-  add_value_links (self, "Inputs", node->inputs);
-  add_value_links (self, "Outputs", node->outputs);
+  add_value_links (self, "Inputs", node->inputs, FALSE);
+  add_value_links (self, "Outputs", node->outputs, FALSE);
   add_initializers_section (self, model, node);
   add_subgraphs_section (self, node);
 }
@@ -567,6 +589,11 @@ add_value_nodes_section (GraftNodeSidebar *self, GraftValue *value)
           GraftNode *consumer = g_ptr_array_index (value->consumers, i);
           g_autofree char *label = graft_node_format_label (consumer);
 
+          if (i == MAX_LISTED_ROWS)
+            {
+              add_row_printf (list, "…", "%u more", value->consumers->len - i);
+              break;
+            }
           add_link_row (list, label, consumer->op, consumer, NULL);
         }
     }

@@ -176,6 +176,21 @@ test_sidebar_value (Fixture *fixture, gconstpointer data)
   g_object_unref (sidebar);
 }
 
+/* Old ONNX files list every weight as a graph input too. */
+static void
+test_sidebar_model_inputs (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  g_autofree char *labels = NULL;
+
+  graft_graph_add_input (fixture->graph, graft_graph_lookup_value (fixture->graph, "weight"));
+  graft_node_sidebar_show_model (GRAFT_NODE_SIDEBAR (sidebar), fixture->model);
+  labels = dup_labels (sidebar);
+  g_assert_nonnull (strstr (labels, "Inputs\ninput\nfloat32 · 1×300\nInitializers\n1 more inputs are initializers (weights)\n"));
+  g_assert_null (strstr (labels, "weight\ninitializer"));
+  g_object_unref (sidebar);
+}
+
 static void
 test_find_panel (Fixture *fixture, gconstpointer data)
 {
@@ -226,6 +241,7 @@ main (int argc, char *argv[])
   g_test_add ("/gui/widgets/sidebar-node", Fixture, NULL, fixture_set_up, test_sidebar_node, fixture_tear_down);
   g_test_add ("/gui/widgets/sidebar-cancels-stats", Fixture, NULL, fixture_set_up, test_sidebar_cancels_stats, fixture_tear_down);
   g_test_add ("/gui/widgets/sidebar-value", Fixture, NULL, fixture_set_up, test_sidebar_value, fixture_tear_down);
+  g_test_add ("/gui/widgets/sidebar-model-inputs", Fixture, NULL, fixture_set_up, test_sidebar_model_inputs, fixture_tear_down);
   g_test_add ("/gui/widgets/find-panel", Fixture, NULL, fixture_set_up, test_find_panel, fixture_tear_down);
   g_test_add ("/gui/widgets/breadcrumbs", Fixture, NULL, fixture_set_up, test_breadcrumbs, fixture_tear_down);
   return g_test_run ();
