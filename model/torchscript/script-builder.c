@@ -35,6 +35,7 @@ struct _BValue {
   char *type;          /* RUNTIME: static type as far as known ("Tensor", "Optional[Tensor]"), NULL if unknown */
   gboolean opaque;     /* RUNTIME: a parameter of a separately optimized callee (producer not visible) */
   gboolean mutated;    /* RUNTIME list literal (items set) passed to a mutating op */
+  GHashTable *attrs;   /* MODULE made by Class.__new__ (object NULL): char* → BValue* set by SetAttr */
 };
 
 static BValue *
@@ -63,6 +64,7 @@ bv_unref (BValue *v)
   g_free (v->qualname);
   g_free (v->type);
   g_clear_pointer (&v->items, g_ptr_array_unref);
+  g_clear_pointer (&v->attrs, g_hash_table_unref);
   g_free (v);
 }
 
@@ -1106,7 +1108,13 @@ static BValue *
 module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
 {
   Builder *b = ctx->b;
-  GraftPickleValue *state = module->object->state;
+  if (module->attrs)
+    {
+      BValue *set = g_hash_table_lookup (module->attrs, name);
+      if (set)
+        return bv_ref (set);
+    }
+  GraftPickleValue *state = module->object ? module->object->state : NULL;
   GraftPickleValue *v = graft_pickle_dict_lookup (state, name);
   g_autofree char *path = *module->path ? g_strdup_printf ("%s.%s", module->path, name) : g_strdup (name);
 
@@ -1142,7 +1150,7 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
     return NULL;
   /* An object restored by __setstate__ (quantized modules): its declared
    * attributes are read at run time, which is all forward needs. */
-  const char *declared = info && state && state->kind != GRAFT_PICKLE_DICT
+  const char *declared = info && (module->object == NULL || (state && state->kind != GRAFT_PICKLE_DICT))
                          ? g_hash_table_lookup (info->attribute_types, name) : NULL;
   if (declared)
     {
@@ -1527,6 +1535,20 @@ eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
         }
     }
 
+  /* Class.__new__(Class): prim::CreateObject of a class from code/ */
+  if (dotted && g_str_has_prefix (dotted, "__torch__.") && g_str_has_suffix (dotted, ".__new__"))
+    {
+      g_autofree char *cls = g_strndup (dotted, strlen (dotted) - strlen (".__new__"));
+      if (lookup_class (b, cls))
+        {
+          BValue *object = bv_new (BV_MODULE);
+          object->qualname = g_steal_pointer (&cls);
+          object->path = g_strdup (ctx->module_path);
+          object->attrs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) bv_unref);
+          return object;
+        }
+    }
+
   /* A function or class: by qualified name, or through a variable. */
   g_autofree char *qualname = NULL;
   if (dotted && g_str_has_prefix (dotted, "__torch__."))
@@ -1802,6 +1824,12 @@ bind_target (Ctx *ctx, ScriptNode *target, BValue *value, guint line)
       g_autoptr(BValue) base = eval (ctx, target->a);
       if (base == NULL)
         return FALSE;
+      if (base->kind == BV_MODULE && base->attrs)
+        {
+          /* an object built in the code: its fields are tracked here */
+          g_hash_table_replace (base->attrs, g_strdup (target->s), bv_ref (value));
+          return TRUE;
+        }
       g_autoptr(GPtrArray) args = bv_list ();
       g_ptr_array_add (args, bv_ref (base));
       g_ptr_array_add (args, bv_ref (value));
@@ -1973,7 +2001,7 @@ static BValue *
 merge_branches (Ctx *ctx, GraftNode *node, GraftGraph *then_g, GraftGraph *else_g,
                 BValue *tv, BValue *ev, const char *name, guint line)
 {
-  if (tv == ev || (tv->kind == BV_MODULE && ev->kind == BV_MODULE && tv->object == ev->object) ||
+  if (tv == ev || (tv->kind == BV_MODULE && ev->kind == BV_MODULE && tv->object && tv->object == ev->object) ||
       (tv->kind == BV_FUNCTION && ev->kind == BV_FUNCTION && strcmp (tv->qualname, ev->qualname) == 0))
     return bv_ref (tv);
   if (tv->kind == BV_TUPLE && ev->kind == BV_TUPLE && tv->items->len == ev->items->len)
