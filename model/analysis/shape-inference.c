@@ -817,6 +817,32 @@ topological_order (GraftGraph *graph)
   return order;
 }
 
+static void seed_value (Inferer *inferer, GraftValue *value);
+
+/* Bodies of If/Loop/Scan first: their outer-scope inputs are known by now,
+ * and the node's own rule may read their outputs. Subgraph inputs start
+ * from their declared types (Loop's iteration count and carried values). */
+static void
+infer_subgraphs_then_node (Inferer *inferer, GraftNode *node)
+{
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+      g_autoptr(GPtrArray) order = NULL;
+
+      for (guint j = 0; j < body->inputs->len; j++)
+        seed_value (inferer, g_ptr_array_index (body->inputs, j));
+      for (guint j = 0; j < body->initializers->len; j++)
+        seed_value (inferer, g_ptr_array_index (body->initializers, j));
+      order = topological_order (body);
+      for (guint j = 0; j < order->len; j++)
+        infer_subgraphs_then_node (inferer, g_ptr_array_index (order, j));
+    }
+  infer_node (inferer, node);
+}
+
 static void
 seed_value (Inferer *inferer, GraftValue *value)
 {
@@ -857,7 +883,7 @@ run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable 
 
   order = topological_order (graph);
   for (guint i = 0; i < order->len; i++)
-    infer_node (&inferer, g_ptr_array_index (order, i));
+    infer_subgraphs_then_node (&inferer, g_ptr_array_index (order, i));
   if (report != NULL)
     report->n_nodes = order->len;
 

@@ -1,4 +1,4 @@
-/* Static shape and dtype inference over a model's main graph.
+/* Static shape and dtype inference over a model's graph and its subgraphs.
  *
  * Fills value->has_inferred / inferred_dtype / inferred_shape (the
  * declared value->dtype/shape are never touched), following symbolic dims
@@ -13,7 +13,8 @@
  * registry's inference function for the op and opset; then
  * analysis/fallback-infer.c. A node none of them knows leaves its outputs
  * without an inferred type, and so do nodes downstream of it whose rules
- * need the missing information.
+ * need the missing information. Subgraphs (If/Loop/Scan bodies) are
+ * inferred too, from their declared inputs, before the node that owns them.
  */
 #pragma once
 

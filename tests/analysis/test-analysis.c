@@ -129,6 +129,38 @@ test_symbolic_inference (void)
   graft_shape_inference_report_clear (&report);
 }
 
+/* An If whose branch reads an outer value: the branch is inferred too. */
+static void
+test_subgraph_inference (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftGraph *branch = graft_graph_new ("then");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *cond = graft_graph_ensure_value (graph, "cond");
+  GraftValue *relu, *inner;
+  GraftNode *iff;
+
+  graft_model_set_opset (model, "", 13);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "batch", "4" });
+  set_shape (cond, GRAFT_DTYPE_BOOL, 0, NULL);
+  graft_graph_add_input (graph, x);
+  graft_graph_add_input (graph, cond);
+  relu = add_node (graph, "", "Relu", "relu", x, NULL);
+  iff = graft_graph_add_node (graph, "", "If", "if");
+  graft_node_add_input (iff, cond);
+  inner = add_node (branch, "", "Neg", "neg", relu, NULL);
+  graft_graph_add_output (branch, inner);
+  graft_node_add_attribute (iff, graft_attribute_new_graph ("then_branch", branch));
+  graft_node_adopt_subgraph (iff, branch);
+  graft_node_add_output (iff, graft_graph_ensure_value (graph, "out"));
+  graft_graph_add_output (graph, graft_graph_lookup_value (graph, "out"));
+  graft_model_set_graph (model, graph);
+
+  graft_shape_inference_run (model, NULL);
+  assert_inferred (inner, "batch×4");
+}
+
 static GraftDiagnostic *
 find (GPtrArray *diagnostics, const char *rule, GraftSeverity severity)
 {
@@ -281,6 +313,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/analysis/sym-dim", test_sym_dim);
   g_test_add_func ("/analysis/symbolic-inference", test_symbolic_inference);
+  g_test_add_func ("/analysis/subgraph-inference", test_subgraph_inference);
   g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
   g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
   g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
