@@ -2004,6 +2004,16 @@ merge_branches (Ctx *ctx, GraftNode *node, GraftGraph *then_g, GraftGraph *else_
   if (tv == ev || (tv->kind == BV_MODULE && ev->kind == BV_MODULE && tv->object && tv->object == ev->object) ||
       (tv->kind == BV_FUNCTION && ev->kind == BV_FUNCTION && strcmp (tv->qualname, ev->qualname) == 0))
     return bv_ref (tv);
+  /* Constant propagation drops If outputs that are the same in both
+   * branches (the same value, or equal constants). */
+  if (tv->kind == BV_RUNTIME && ev->kind == BV_RUNTIME && tv->value == ev->value)
+    return bv_ref (tv);
+  if (tv->kind == BV_CONST && ev->kind == BV_CONST && tv->ctype == ev->ctype &&
+      (tv->ctype == GRAFT_ATTR_NONE ||
+       ((tv->ctype == GRAFT_ATTR_INT || tv->ctype == GRAFT_ATTR_BOOL) && tv->i == ev->i) ||
+       (tv->ctype == GRAFT_ATTR_FLOAT && tv->f == ev->f) ||
+       (tv->ctype == GRAFT_ATTR_STRING && strcmp (tv->s, ev->s) == 0)))
+    return bv_ref (tv);
   if (tv->kind == BV_TUPLE && ev->kind == BV_TUPLE && tv->items->len == ev->items->len)
     {
       BValue *tuple = bv_new (BV_TUPLE);
