@@ -15,7 +15,10 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell
 # What the tests and fixtures need on top.
 TEST_PACKAGES := python3-torch python3-torchvision python3-onnx python3-numpy \
-	xvfb xauth xdg-utils nodejs npm
+	xvfb xauth xdg-utils
+# Node.js runs onnxruntime-node, the reference runtime. A machine may already
+# have a Node.js of its own (whose npm conflicts with Debian's): use it then.
+NODE_PACKAGES := $(if $(shell command -v npm),,nodejs npm)
 
 .PHONY: all deps test-deps build run test bench clean
 
@@ -25,7 +28,7 @@ deps:
 	@.ci/ensure-packages $(BUILD_PACKAGES)
 
 test-deps: deps
-	@.ci/ensure-packages $(TEST_PACKAGES)
+	@.ci/ensure-packages $(TEST_PACKAGES) $(NODE_PACKAGES)
 	@.ci/ensure-onnxruntime
 
 $(BUILD)/build.ninja:
@@ -38,7 +41,7 @@ $(SANITIZE_BUILD)/build.ninja:
 	meson setup $(SANITIZE_BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 
 run: build
-	$(BUILD)/app/graft $(SAMPLE)
+	$(BUILD)/app/gui/graft $(SAMPLE)
 
 test: test-deps build $(SANITIZE_BUILD)/build.ninja
 	meson compile -C $(SANITIZE_BUILD)
