@@ -114,6 +114,9 @@ gboolean graft_kernel_wants_output (GraftKernelContext *ctx, guint i);
  * caller owns the returned reference and may write into it (in-place
  * kernels). NULL otherwise; ctx->inputs[i] stays valid either way. */
 GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
+/* TRUE if the engine fused a following Relu/Clip into this node: the
+ * kernel must clamp its output to [lo, hi]. */
+gboolean graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

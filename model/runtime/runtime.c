@@ -1,6 +1,7 @@
 #include "runtime/runtime.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <string.h>
 #include "runtime/op.h"
 #include "runtime/worker-pool.h"
@@ -23,6 +24,11 @@ typedef struct {
   guint n_release;
   guint *release;
   guint timing_index;
+  /* Conv followed by its only consumer Relu/Clip: the clamp runs in the
+   * Conv's epilogue and the activation step just forwards its input. */
+  gboolean fused;
+  float fused_lo, fused_hi;
+  gboolean forward_input;
 } Step;
 
 typedef struct {
@@ -151,6 +157,13 @@ graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported)
 
 /* ------------------------------------------------------------------ */
 /* Planning                                                            */
+
+/* Clip before opset 11 takes its bounds from attributes: not fused. */
+static gboolean
+node_opset_ok (GraftNode *node)
+{
+  return !graft_node_has_attr (node, "min") && !graft_node_has_attr (node, "max");
+}
 
 static void
 plan_free (Plan *plan)
@@ -334,6 +347,65 @@ plan_new_slots (GraftGraph *graph)
 
 static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
 
+/* A constant scalar: an initializer or a Constant node's value. */
+static gboolean
+constant_scalar (GraftValue *v, float *out)
+{
+  GraftTensor *t = v ? v->initializer : NULL;
+  if (t == NULL && v && v->producer && strcmp (v->producer->op, "onnx::Constant") == 0)
+    {
+      GraftAttribute *a = graft_node_get_attribute (v->producer, "value");
+      t = a ? a->t : NULL;
+    }
+  if (t == NULL || graft_tensor_get_numel (t) != 1 || t->dtype != GRAFT_DTYPE_FLOAT32)
+    return FALSE;
+  GBytes *bytes = graft_tensor_get_data (t, NULL);
+  if (bytes == NULL || g_bytes_get_size (bytes) != 4)
+    return FALSE;
+  memcpy (out, g_bytes_get_data (bytes, NULL), 4);
+  return TRUE;
+}
+
+static void
+fuse_activations (Plan *plan)
+{
+  if (g_getenv ("GRAFT_NO_FUSION"))
+    return;
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      if (strcmp (conv->node->op, "onnx::Conv") != 0 || conv->node->outputs->len != 1)
+        continue;
+      GraftValue *v = conv->node->outputs->pdata[0];
+      if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 1)
+        continue;
+      GraftNode *act = v->consumers->pdata[0];
+      float lo = -INFINITY, hi = INFINITY;
+      if (act->graph != conv->node->graph || act->inputs->len < 1 || act->inputs->pdata[0] != v)
+        continue;
+      if (strcmp (act->op, "onnx::Relu") == 0)
+        lo = 0;
+      else if (strcmp (act->op, "onnx::Clip") == 0 && node_opset_ok (act))
+        {
+          GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
+          GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
+          if ((vmin && !constant_scalar (vmin, &lo)) || (vmax && !constant_scalar (vmax, &hi)))
+            continue;
+        }
+      else
+        continue;
+      for (guint j = i + 1; j < plan->n_steps; j++)
+        if (plan->steps[j].node == act)
+          {
+            conv->fused = TRUE;
+            conv->fused_lo = lo;
+            conv->fused_hi = hi;
+            plan->steps[j].forward_input = TRUE;
+            break;
+          }
+    }
+}
+
 /* Creates the slot maps of graph and its subgraphs first (steps refer to
  * outer plans' slots), then the steps. */
 static void
@@ -422,6 +494,8 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         }
       step->timing_index = timing_counter_add (rt, node);
     }
+
+  fuse_activations (plan);
 
   /* Free values after their last use, except graph outputs and constants. */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
@@ -702,6 +776,19 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
             goto out;
           inputs[j] = converted[j];
         }
+    }
+
+  if (step->forward_input)
+    {
+      /* the producing Conv already applied this activation */
+      if (step->n_outputs > 0 && step->outputs[0] != NO_SLOT)
+        {
+          GraftRtTensor **slot = &frame->values[step->outputs[0]];
+          g_clear_pointer (slot, graft_rt_tensor_unref);
+          *slot = graft_rt_tensor_ref (frame_get (frame, step->inputs[0]));   /* not a float32 copy */
+        }
+      ok = TRUE;
+      goto out;
     }
 
   for (guint j = 0; j < step->n_inputs; j++)
@@ -1035,6 +1122,17 @@ graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error)
 {
   gint64 n = (nbytes + 3) / 4;
   return graft_rt_tensor_new_pooled (ctx ? ctx_pool (ctx) : NULL, GRAFT_DTYPE_FLOAT32, 1, &n, error);
+}
+
+gboolean
+graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || !e->step->fused)
+    return FALSE;
+  *lo = e->step->fused_lo;
+  *hi = e->step->fused_hi;
+  return TRUE;
 }
 
 gboolean

@@ -300,6 +300,8 @@ typedef struct {
   float *y;
   const GraftWindow *w;
   gint64 C, M;
+  gboolean clamp;
+  float lo, hi;
 } DepthwiseJob;
 
 /* One (image, channel) plane: accumulate each kernel tap over whole
@@ -352,6 +354,8 @@ depthwise_channel (gint64 index, gpointer data)
                   yr[ow] += kv * xr[ow * sw];
             }
         }
+      if (job->clamp)
+        graft_f32_clamp (yr, OW, job->lo, job->hi);
     }
 }
 
@@ -359,13 +363,19 @@ typedef struct {
   float *y;
   const float *bias;
   gint64 M, spatial;
+  gboolean clamp;
+  float lo, hi;
 } BiasJob;
 
 static void
 bias_row (gint64 index, gpointer data)
 {
   BiasJob *job = data;
-  graft_f32_add_scalar (job->y + index * job->spatial, job->spatial, job->bias[index % job->M]);
+  float *y = job->y + index * job->spatial;
+  if (job->bias)
+    graft_f32_add_scalar (y, job->spatial, job->bias[index % job->M]);
+  if (job->clamp)
+    graft_f32_clamp (y, job->spatial, job->lo, job->hi);
 }
 
 /* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
@@ -381,10 +391,12 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
       k_size *= w->kernel[d];
     }
   gint64 Cg = C / group, Mg = M / group;
+  float lo = -INFINITY, hi = INFINITY;
+  gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
 
   if (group == C && M == C && w->n == 2 && w->kernel[1] <= 32)
     {
-      DepthwiseJob job = { x, weight, bias, y, w, C, M };
+      DepthwiseJob job = { x, weight, bias, y, w, C, M, clamp, lo, hi };
       graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);
       return TRUE;
     }
@@ -398,7 +410,7 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
 
   /* Small feature maps: all images in one GEMM (weights packed once,
    * a wider N for the BLAS kernel), then scattered back to NCHW. */
-  if (!pointwise && N > 1 && out_size <= 1024)
+  if (N > 1 && out_size <= 1024)
     {
       gint64 wide = N * out_size;
       scratch = graft_kernel_scratch (ctx, (gsize) Cg * k_size * wide * sizeof (float), error);
@@ -424,6 +436,8 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
                 float b = bias ? bias[g * Mg + m] : 0;
                 for (gint64 p = 0; p < out_size; p++)
                   dst[p] = src[p] + b;
+                if (clamp)
+                  graft_f32_clamp (dst, out_size, lo, hi);
               }
         }
       return TRUE;
@@ -454,9 +468,9 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
                      weight + g * Mg * Cg * k_size, Cg * k_size, b, out_size, 0.0f,
                      y + (n * M + g * Mg) * out_size, out_size);
       }
-  if (bias)
+  if (bias || clamp)
     {
-      BiasJob job = { y, bias, M, out_size };
+      BiasJob job = { y, bias, M, out_size, clamp, lo, hi };
       graft_kernel_parallel_for (ctx, N * M, bias_row, &job);
     }
   return TRUE;
