@@ -915,6 +915,8 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
     {
       if (strcmp (op, "len") == 0 && n == 1)
         return bv_int (a->items->len);
+      if (strcmp (op, "__getitem__") == 0 && n == 2 && a->items->len == 1)
+        return bv_ref (g_ptr_array_index (a->items, 0));
       if (strcmp (op, "__getitem__") == 0 && n == 2 && b->kind == BV_CONST && b->ctype == GRAFT_ATTR_INT)
         {
           gint64 i = b->i < 0 ? b->i + (gint64) a->items->len : b->i;
@@ -982,7 +984,8 @@ static gboolean
 op_mutates (const char *domain, const char *op)
 {
   static const char *const list_ops[] = { "append", "insert", "extend", "pop", "remove", "clear", "_set_item",
-                                          "__setitem__", "reverse", "sort" };
+                                          "__setitem__", "__delitem__", "update", "setdefault", "popitem",
+                                          "reverse", "sort" };
   gsize len = strlen (op);
   if (strcmp (domain, "aten") != 0)
     return strcmp (domain, "prim") == 0 && (strcmp (op, "SetAttr") == 0 || strcmp (op, "CallMethod") == 0);
@@ -2357,7 +2360,8 @@ has_side_effects (GraftNode *node)
 {
   static const char *const prim_ops[] = { "RaiseException", "SetAttr", "Print", "CallMethod", "CallFunction" };
   static const char *const aten_ops[] = { "append", "insert", "extend", "pop", "remove", "clear", "_set_item",
-                                          "__setitem__", "warn", "backward", "manual_seed", "reverse" };
+                                          "__setitem__", "__delitem__", "update", "setdefault", "popitem",
+                                          "warn", "backward", "manual_seed", "reverse" };
   const char *op = node->op_type;
   gsize len = strlen (op);
   if (strcmp (node->domain, "prim") == 0)
@@ -2375,6 +2379,8 @@ has_side_effects (GraftNode *node)
       return TRUE;
   return FALSE;
 }
+
+static gboolean mutates_fresh_value (GraftNode *n);
 
 typedef struct {
   GHashTable *nodes;
@@ -2425,6 +2431,13 @@ visit_live_node (Liveness *l, GraftNode *n)
 static void
 visit_live_value (Liveness *l, GraftValue *v)
 {
+  /* a live fresh value keeps the mutations made to it */
+  for (guint k = 0; k < v->consumers->len; k++)
+    {
+      GraftNode *c = g_ptr_array_index (v->consumers, k);
+      if (c->inputs->len && g_ptr_array_index (c->inputs, 0) == v && has_side_effects (c) && mutates_fresh_value (c))
+        live_node (l, c);
+    }
   GraftNode *p = v->producer;
   if (p)
     {
@@ -2460,13 +2473,36 @@ visit_live_value (Liveness *l, GraftValue *v)
     }
 }
 
+/* A mutation of a value created right here (a new tensor, list or dict)
+ * matters only if that value is used: alias analysis lets PyTorch's DCE
+ * drop it otherwise. */
+static gboolean
+mutates_fresh_value (GraftNode *n)
+{
+  static const char *const creators[] = {
+    "aten::empty", "aten::zeros", "aten::ones", "aten::full", "aten::rand", "aten::randn", "aten::randint",
+    "aten::tensor", "aten::arange", "aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::full_like",
+    "aten::rand_like", "aten::randn_like", "aten::new_zeros", "aten::new_ones", "aten::new_empty", "aten::new_full",
+    "aten::clone", "prim::ListConstruct", "prim::DictConstruct",
+  };
+  if (strcmp (n->domain, "aten") != 0 || n->inputs->len == 0)
+    return FALSE;
+  GraftValue *target = g_ptr_array_index (n->inputs, 0);
+  if (target == NULL || target->producer == NULL)
+    return FALSE;
+  for (guint k = 0; k < G_N_ELEMENTS (creators); k++)
+    if (target->producer->op == g_intern_string (creators[k]))
+      return TRUE;
+  return FALSE;
+}
+
 static void
 collect_roots (Liveness *l, GraftGraph *graph)
 {
   for (guint k = 0; k < graph->nodes->len; k++)
     {
       GraftNode *n = g_ptr_array_index (graph->nodes, k);
-      if (has_side_effects (n))
+      if (has_side_effects (n) && !mutates_fresh_value (n))
         live_node (l, n);
       g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (n);
       for (guint s = 0; s < subs->len; s++)
