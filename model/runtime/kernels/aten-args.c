@@ -159,7 +159,7 @@ graft_aten_value_from_attr (const GraftAttribute *a, GError **error)
       {
         GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
         if (t)
-          ((char **) t->data)[0] = graft_attribute_dup_string (a);
+          ((char **) t->data)[0] = a->s ? graft_attribute_dup_string (a) : g_strdup ("");
         return t;
       }
     case GRAFT_ATTR_INTS:

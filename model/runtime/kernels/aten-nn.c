@@ -281,6 +281,17 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* y[M, N] = x[M, K] · w[N, K]ᵀ + bias[N] */
+static void
+gemm_bias_rows (const float *x, const float *w, const float *bias, float *y, gint64 M, gint64 N, gint64 K)
+{
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      y[i * N + j] = bias ? bias[j] : 0.0f;
+  if (M * N > 0 && K > 0)
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 1.0f, y, N);
+}
+
 /* ---- lstm ---- */
 
 static inline float
@@ -415,6 +426,97 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- attention ---- */
+
+/* _native_multi_head_attention(query, key, value, embed_dim, num_heads,
+ * qkv_weight, qkv_bias, proj_weight, proj_bias, mask=None,
+ * need_weights=True, average_attn_weights=True, mask_type=None):
+ * batch-first [B, L, E] inputs, as nn.MultiheadAttention's fast path. */
+static gboolean
+kernel_native_mha (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[13];
+  graft_aten_args (ctx, NULL, 13, args);
+  NEED (q_in, 0, FALSE);
+  NEED (k_in, 1, FALSE);
+  NEED (v_in, 2, FALSE);
+  NEED (w_qkv, 5, FALSE);
+  NEED (b_qkv, 6, TRUE);
+  NEED (w_proj, 7, FALSE);
+  NEED (b_proj, 8, TRUE);
+  if (!graft_arg_is_none (&args[9]))
+    return graft_kernel_unsupported (error, "attention masks");
+  gint64 E = graft_arg_int (&args[3], 0), H = graft_arg_int (&args[4], 1);
+  gboolean need_weights = graft_arg_int (&args[10], 1) != 0, average = graft_arg_int (&args[11], 1) != 0;
+  if (q_in->rank != 3 || k_in->rank != 3 || v_in->rank != 3 || q_in->dims[2] != E || k_in->dims[2] != E ||
+      v_in->dims[2] != E || k_in->dims[1] != v_in->dims[1] || q_in->dims[0] != k_in->dims[0] ||
+      k_in->dims[0] != v_in->dims[0])
+    return graft_kernel_fail (error, "query, key and value must be [batch, length, %" G_GINT64_FORMAT "]", E);
+  if (H <= 0 || E % H != 0 || w_qkv->numel != 3 * E * E || w_proj->numel != E * E ||
+      (b_qkv && b_qkv->numel != 3 * E) || (b_proj && b_proj->numel != E))
+    return graft_kernel_fail (error, "projection weights do not fit embed_dim %" G_GINT64_FORMAT " with %"
+                              G_GINT64_FORMAT " heads", E, H);
+  gint64 B = q_in->dims[0], Lq = q_in->dims[1], Lk = k_in->dims[1], D = E / H;
+  g_autofree float *q = g_new (float, MAX (B * Lq * E, 1));
+  g_autofree float *k = g_new (float, MAX (B * Lk * E, 1));
+  g_autofree float *v = g_new (float, MAX (B * Lk * E, 1));
+  GraftRtTensor *ins[3] = { q_in, k_in, v_in };
+  float *outs[3] = { q, k, v };
+  for (int p = 0; p < 3; p++)
+    {
+      gint64 rows = ins[p]->dims[0] * ins[p]->dims[1];
+      float *o = outs[p];
+      if (b_qkv)
+        for (gint64 r = 0; r < rows; r++)
+          memcpy (o + r * E, graft_cf32 (b_qkv) + p * E, E * sizeof (float));
+      if (rows > 0)
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, rows, E, E, 1.0f, ins[p]->data, E,
+                     graft_cf32 (w_qkv) + p * E * E, E, b_qkv ? 1.0f : 0.0f, o, E);
+    }
+  g_autofree float *ctxv = g_new0 (float, MAX (B * Lq * E, 1));
+  g_autofree float *scores = g_new (float, MAX (Lq * Lk, 1));
+  g_autofree float *avg = need_weights ? g_new0 (float, MAX (B * Lq * Lk, 1)) : NULL;
+  float scale = 1.0f / sqrtf ((float) D);
+  for (gint64 b = 0; b < B; b++)
+    for (gint64 h = 0; h < H; h++)
+      {
+        const float *qb = q + b * Lq * E + h * D, *kb = k + b * Lk * E + h * D, *vb = v + b * Lk * E + h * D;
+        if (Lq * Lk > 0)
+          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, Lq, Lk, D, scale, qb, E, kb, E, 0.0f, scores, Lk);
+        for (gint64 i = 0; i < Lq; i++)
+          {
+            float *row = scores + i * Lk, m = -INFINITY, sum = 0;
+            for (gint64 j = 0; j < Lk; j++)
+              m = MAX (m, row[j]);
+            for (gint64 j = 0; j < Lk; j++)
+              sum += row[j] = expf (row[j] - m);
+            for (gint64 j = 0; j < Lk; j++)
+              row[j] /= sum;
+            if (avg)
+              for (gint64 j = 0; j < Lk; j++)
+                avg[(b * Lq + i) * Lk + j] += row[j] / (average ? H : 1);
+          }
+        if (Lq * D > 0 && Lk > 0)
+          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Lq, D, Lk, 1.0f, scores, Lk, vb, E, 0.0f,
+                       ctxv + b * Lq * E + h * D, E);
+      }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, Lq, E }, error);
+  if (y == NULL)
+    return FALSE;
+  gemm_bias_rows (ctxv, w_proj->data, b_proj ? b_proj->data : NULL, y->data, B * Lq, E, E);
+  if (ctx->n_outputs > 1)
+    {
+      GraftRtTensor *w = need_weights
+                         ? graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, Lq, Lk }, error)
+                         : graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 1, (gint64[]) { 0 }, error);
+      if (w == NULL)
+        return FALSE;
+      if (need_weights)
+        memcpy (w->data, avg, w->nbytes);
+    }
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_nn[] = {
@@ -422,5 +524,6 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),
   OP ("lstm", kernel_lstm),
+  OP ("_native_multi_head_attention", kernel_native_mha),
   { NULL }
 };

@@ -164,7 +164,7 @@ kernel_getitem (GraftKernelContext *ctx, GError **error)
       for (guint i = 0; i + 1 < seq->items->len; i += 2)
         {
           GraftRtTensor *k = seq->items->pdata[i];
-          if (k->dtype == GRAFT_DTYPE_STRING && strcmp (((char **) k->data)[0], key) == 0)
+          if (k->dtype == GRAFT_DTYPE_STRING && g_strcmp0 (((char **) k->data)[0], key) == 0)
             {
               graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (seq->items->pdata[i + 1]));
               return TRUE;
@@ -300,7 +300,11 @@ kernel_len (GraftKernelContext *ctx, GError **error)
   if (x && x->kind == GRAFT_RT_SEQUENCE)
     return set_scalar_i64 (ctx, 0, x->items->len);
   if (x && x->kind == GRAFT_RT_TENSOR && x->dtype == GRAFT_DTYPE_STRING && x->rank == 0)
-    return set_scalar_i64 (ctx, 0, strlen (((char **) x->data)[0]));
+    {
+      /* an empty constant string may be stored as NULL */
+      const char *str = ((char **) x->data)[0];
+      return set_scalar_i64 (ctx, 0, str ? strlen (str) : 0);
+    }
   if (x && x->kind == GRAFT_RT_TENSOR && x->rank > 0)
     return set_scalar_i64 (ctx, 0, x->dims[0]);
   return graft_kernel_fail (error, "len() of a value without length");
@@ -457,6 +461,65 @@ kernel_tensor_info (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* Questions a CPU inference run answers the same way every time: no
+ * nested tensors, no CUDA, no autograd, no autocast. */
+static gboolean
+kernel_false (GraftKernelContext *ctx, GError **error)
+{
+  return set_bool (ctx, 0, FALSE);
+}
+
+static gboolean
+kernel_str (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+  if (t == NULL)
+    return FALSE;
+  if (x && x->kind == GRAFT_RT_TENSOR && x->dtype == GRAFT_DTYPE_STRING && x->numel == 1)
+    ((char **) t->data)[0] = g_strdup (((char **) x->data)[0] ? ((char **) x->data)[0] : "");
+  else if (x && x->kind == GRAFT_RT_TENSOR && x->numel == 1 && graft_dtype_is_float (x->dtype))
+    ((char **) t->data)[0] = g_strdup_printf ("%g", graft_rt_tensor_get_f64 (x, 0));
+  else if (x && x->kind == GRAFT_RT_TENSOR && x->numel == 1)
+    ((char **) t->data)[0] = g_strdup_printf ("%" G_GINT64_FORMAT, graft_rt_tensor_get_i64 (x, 0));
+  else
+    ((char **) t->data)[0] = x ? graft_rt_tensor_describe (x) : g_strdup ("None");
+  graft_kernel_set_output (ctx, 0, t);
+  return TRUE;
+}
+
+static const char *
+string_arg (GraftAtenArg *arg, char **owned)
+{
+  if (arg->attr && arg->attr->type == GRAFT_ATTR_STRING)
+    return *owned = arg->attr->s ? graft_attribute_dup_string (arg->attr) : g_strdup ("");
+  if (arg->value && arg->value->kind == GRAFT_RT_TENSOR && arg->value->dtype == GRAFT_DTYPE_STRING &&
+      arg->value->numel == 1)
+    return ((char **) arg->value->data)[0] ? ((char **) arg->value->data)[0] : "";
+  return NULL;
+}
+
+/* str.find(sub, start=0, end=len): index or -1 */
+static gboolean
+kernel_find (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
+  g_autofree char *own_s = NULL, *own_sub = NULL;
+  const char *s = string_arg (&args[0], &own_s), *sub = string_arg (&args[1], &own_sub);
+  if (s == NULL || sub == NULL)
+    return graft_kernel_fail (error, "find() needs two strings");
+  gint64 len = strlen (s);
+  gint64 start = graft_arg_int (&args[2], 0), end = graft_arg_is_none (&args[3]) ? len : graft_arg_int (&args[3], len);
+  start = start < 0 ? MAX (start + len, 0) : MIN (start, len);
+  end = end < 0 ? MAX (end + len, 0) : MIN (end, len);
+  gint64 sublen = strlen (sub);
+  for (gint64 i = start; i + sublen <= end; i++)
+    if (strncmp (s + i, sub, sublen) == 0)
+      return set_scalar_i64 (ctx, 0, i);
+  return set_scalar_i64 (ctx, 0, -1);
+}
+
 #define OP(name, kernel) { name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_prim[] = {
@@ -469,6 +532,13 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::RaiseException", kernel_raise),
   OP ("prim::dtype", kernel_tensor_info),
   OP ("prim::device", kernel_tensor_info),
+  OP ("prim::is_nested", kernel_false),
+  OP ("prim::is_cuda", kernel_false),
+  OP ("prim::requires_grad", kernel_false),
+  OP ("aten::is_autocast_enabled", kernel_false),
+  OP ("aten::is_grad_enabled", kernel_false),
+  OP ("aten::str", kernel_str),
+  OP ("aten::find", kernel_find),
   OP ("prim::min", kernel_list_minmax),
   OP ("prim::max", kernel_list_minmax),
   OP ("aten::__getitem__", kernel_getitem),
