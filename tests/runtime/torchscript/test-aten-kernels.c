@@ -1,0 +1,486 @@
+/* aten:: / prim:: kernel edge cases on small hand-built TorchScript-style
+ * graphs (constants as "arg<N>" attributes, runtime arguments as inputs, as
+ * the TorchScript builder makes them): negative indices and axes, uneven
+ * chunks, type promotion, Python's floor division and modulo, empty
+ * slices, pooling padding rules, list values and error messages. */
+#include <math.h>
+#include <string.h>
+#include "runtime/runtime.h"
+
+typedef struct {
+  GraftModel *model;
+  GraftGraph *graph;
+} Builder;
+
+static void
+builder_init (Builder *b)
+{
+  b->model = graft_model_new (GRAFT_MODEL_FORMAT_TORCHSCRIPT);
+  b->graph = graft_graph_new ("forward");
+}
+
+static void
+builder_clear (Builder *b)
+{
+  g_object_unref (b->model);
+}
+
+static void
+add_input (Builder *b, const char *name)
+{
+  GraftValue *v = graft_graph_ensure_value (b->graph, name);
+  v->kind = GRAFT_VALUE_TENSOR;
+  graft_graph_add_input (b->graph, v);
+}
+
+/* op(inputs...) -> outputs..., attributes added by the caller */
+static GraftNode *
+add_node (Builder *b, const char *op, const char *const *inputs, const char *const *outputs)
+{
+  g_auto(GStrv) parts = g_strsplit (op, "::", 2);
+  GraftNode *node = graft_graph_add_node (b->graph, parts[0], parts[1], op);
+  for (guint i = 0; inputs && inputs[i]; i++)
+    graft_node_add_input (node, graft_graph_ensure_value (b->graph, inputs[i]));
+  for (guint i = 0; outputs && outputs[i]; i++)
+    graft_node_add_output (node, graft_graph_ensure_value (b->graph, outputs[i]));
+  return node;
+}
+
+static void
+arg_int (GraftNode *node, guint position, gint64 value)
+{
+  g_autofree char *name = g_strdup_printf ("arg%u", position);
+  graft_node_add_attribute (node, graft_attribute_new_int (name, value));
+}
+
+static void
+arg_float (GraftNode *node, guint position, double value)
+{
+  g_autofree char *name = g_strdup_printf ("arg%u", position);
+  graft_node_add_attribute (node, graft_attribute_new_float (name, value));
+}
+
+static void
+arg_ints (GraftNode *node, guint position, const gint64 *values, guint n)
+{
+  g_autofree char *name = g_strdup_printf ("arg%u", position);
+  graft_node_add_attribute (node, graft_attribute_new_ints (name, values, n));
+}
+
+static void
+arg_none (GraftNode *node, guint position)
+{
+  g_autofree char *name = g_strdup_printf ("arg%u", position);
+  graft_node_add_attribute (node, graft_attribute_new (name, GRAFT_ATTR_NONE));
+}
+
+static void
+arg_bool (GraftNode *node, guint position, gboolean value)
+{
+  g_autofree char *name = g_strdup_printf ("arg%u", position);
+  GraftAttribute *a = graft_attribute_new (name, GRAFT_ATTR_BOOL);
+  a->i = value;
+  graft_node_add_attribute (node, a);
+}
+
+static void
+add_output (Builder *b, const char *name)
+{
+  graft_graph_add_output (b->graph, graft_graph_ensure_value (b->graph, name));
+}
+
+/* Runs with one input "x" (borrowed). */
+static GPtrArray *
+run (Builder *b, GraftRtTensor *x, GError **error)
+{
+  graft_model_set_graph (b->model, b->graph);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  if (x)
+    g_hash_table_insert (inputs, (gpointer) "x", x);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b->model, error);
+  if (rt == NULL)
+    return NULL;
+  return graft_runtime_run (rt, inputs, NULL, NULL, NULL, error);
+}
+
+static GraftRtTensor *
+arange_f32 (int rank, const gint64 *dims)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dims, NULL);
+  for (gint64 i = 0; i < t->numel; i++)
+    ((float *) t->data)[i] = (float) i;
+  return t;
+}
+
+static void
+assert_values (GraftRtTensor *t, int rank, const gint64 *dims, const double *values)
+{
+  g_assert_cmpint (t->kind, ==, GRAFT_RT_TENSOR);
+  g_assert_cmpint (t->rank, ==, rank);
+  for (int d = 0; d < rank; d++)
+    g_assert_cmpint (t->dims[d], ==, dims[d]);
+  for (gint64 i = 0; i < t->numel; i++)
+    g_assert_cmpfloat_with_epsilon (graft_rt_tensor_get_f64 (t, i), values[i], 1e-6);
+}
+
+#define IN(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/* x[:, -1] and x[:, -3::2] (negative start, step), and an empty slice */
+static void
+test_select_slice (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::select", IN ("x"), IN ("sel"));
+  arg_int (n, 1, 1);
+  arg_int (n, 2, -1);
+  n = add_node (&b, "aten::slice", IN ("x"), IN ("sl"));
+  arg_int (n, 1, 1);
+  arg_int (n, 2, -3);
+  arg_none (n, 3);
+  arg_int (n, 4, 2);
+  n = add_node (&b, "aten::slice", IN ("x"), IN ("empty"));
+  arg_int (n, 1, 0);
+  arg_int (n, 2, 5);
+  arg_int (n, 3, 9);
+  arg_int (n, 4, 1);
+  add_output (&b, "sel");
+  add_output (&b, "sl");
+  add_output (&b, "empty");
+  gint64 dims[] = { 2, 4 };
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, dims);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 1, (gint64[]) { 2 }, (double[]) { 3, 7 });
+  assert_values (out->pdata[1], 2, (gint64[]) { 2, 2 }, (double[]) { 1, 3, 5, 7 });
+  assert_values (out->pdata[2], 2, (gint64[]) { 0, 4 }, NULL);
+  builder_clear (&b);
+}
+
+static void
+test_select_out_of_range (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::select", IN ("x"), IN ("y"));
+  arg_int (n, 1, 0);
+  arg_int (n, 2, -3);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 4 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_null (out);
+  g_assert_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "index -3 is out of range for dimension 0 of size 2"));
+  builder_clear (&b);
+}
+
+/* chunk(5 rows, 3) gives 2, 2, 1 rows; ListUnpack splits the list */
+static void
+test_chunk_uneven (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::chunk", IN ("x"), IN ("list"));
+  arg_int (n, 1, 3);
+  arg_int (n, 2, -2);
+  add_node (&b, "prim::ListUnpack", IN ("list"), IN ("a", "b", "c"));
+  add_output (&b, "a");
+  add_output (&b, "c");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 5, 2 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 2, (gint64[]) { 2, 2 }, (double[]) { 0, 1, 2, 3 });
+  assert_values (out->pdata[1], 2, (gint64[]) { 1, 2 }, (double[]) { 8, 9 });
+  builder_clear (&b);
+}
+
+static void
+test_split_sizes_mismatch (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::split", IN ("x"), IN ("list"));
+  arg_ints (n, 1, (gint64[]) { 1, 1 }, 2);
+  arg_int (n, 2, 0);
+  add_output (&b, "list");
+  g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "split sizes add up to 2, not 3"));
+  builder_clear (&b);
+}
+
+/* Python semantics: -7 // 2 == -4, -7 % 3 == 2, 7 % -3 == -2 */
+static void
+test_floor_division_and_modulo (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::floor_divide", IN ("x"), IN ("q"));
+  arg_int (n, 1, 2);
+  n = add_node (&b, "aten::remainder", IN ("x"), IN ("r"));
+  arg_int (n, 1, 3);
+  n = add_node (&b, "aten::remainder", IN ("x"), IN ("rn"));
+  arg_int (n, 1, -3);
+  add_output (&b, "q");
+  add_output (&b, "r");
+  add_output (&b, "rn");
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, (gint64[]) { 3 }, NULL);
+  gint64 xv[] = { -7, 7, 0 };
+  memcpy (x->data, xv, sizeof xv);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  for (int k = 0; k < 3; k++)
+    g_assert_cmpint (((GraftRtTensor *) out->pdata[k])->dtype, ==, GRAFT_DTYPE_INT64);
+  assert_values (out->pdata[0], 1, (gint64[]) { 3 }, (double[]) { -4, 3, 0 });
+  assert_values (out->pdata[1], 1, (gint64[]) { 3 }, (double[]) { 2, 1, 0 });
+  assert_values (out->pdata[2], 1, (gint64[]) { 3 }, (double[]) { -1, -2, 0 });
+  builder_clear (&b);
+}
+
+static void
+test_int_division_by_zero (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::floor_divide", IN ("x"), IN ("q"));
+  arg_int (n, 1, 0);
+  add_output (&b, "q");
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new_scalar_i64 (5);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "integer division by zero"));
+  builder_clear (&b);
+}
+
+/* An int64 tensor with a float constant is float32; rsub(x, 1, alpha=2) = 1 - 2x */
+static void
+test_promotion_and_alpha (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::rsub", IN ("x"), IN ("r"));
+  arg_float (n, 1, 1.5);
+  arg_int (n, 2, 2);
+  n = add_node (&b, "aten::ne", IN ("x"), IN ("ne"));
+  arg_int (n, 1, 1);
+  add_output (&b, "r");
+  add_output (&b, "ne");
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, (gint64[]) { 2 }, NULL);
+  ((gint64 *) x->data)[0] = 1;
+  ((gint64 *) x->data)[1] = 3;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  GraftRtTensor *r = out->pdata[0], *ne = out->pdata[1];
+  g_assert_cmpint (r->dtype, ==, GRAFT_DTYPE_FLOAT32);
+  assert_values (r, 1, (gint64[]) { 2 }, (double[]) { -0.5, -4.5 });
+  g_assert_cmpint (ne->dtype, ==, GRAFT_DTYPE_BOOL);
+  assert_values (ne, 1, (gint64[]) { 2 }, (double[]) { 0, 1 });
+  builder_clear (&b);
+}
+
+/* expand with -1 and a new leading axis; repeat tiles */
+static void
+test_expand_repeat (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::expand", IN ("x"), IN ("e"));
+  arg_ints (n, 1, (gint64[]) { 2, -1, 3 }, 3);
+  n = add_node (&b, "aten::repeat", IN ("x"), IN ("r"));
+  arg_ints (n, 1, (gint64[]) { 1, 2 }, 2);
+  add_output (&b, "e");
+  add_output (&b, "r");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 1 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 3, (gint64[]) { 2, 2, 3 }, (double[]) { 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1 });
+  assert_values (out->pdata[1], 2, (gint64[]) { 2, 2 }, (double[]) { 0, 0, 1, 1 });
+  builder_clear (&b);
+}
+
+/* avg_pool2d 2x2 stride 2 pad 1: the corner window holds one value; with
+ * count_include_pad it is divided by 4, without by 1. ceil_mode adds a column. */
+static void
+test_avg_pool_padding (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  for (int include = 0; include < 2; include++)
+    {
+      GraftNode *n = add_node (&b, "aten::avg_pool2d", IN ("x"), IN (include ? "with" : "without"));
+      arg_ints (n, 1, (gint64[]) { 2, 2 }, 2);
+      arg_ints (n, 2, (gint64[]) { 2, 2 }, 2);
+      arg_ints (n, 3, (gint64[]) { 1, 1 }, 2);
+      arg_bool (n, 4, FALSE);
+      arg_bool (n, 5, include);
+      arg_none (n, 6);
+      add_output (&b, include ? "with" : "without");
+    }
+  GraftNode *n = add_node (&b, "aten::avg_pool2d", IN ("x"), IN ("ceil"));
+  arg_ints (n, 1, (gint64[]) { 2, 2 }, 2);
+  arg_ints (n, 2, (gint64[]) { 2, 2 }, 2);
+  arg_ints (n, 3, (gint64[]) { 0, 0 }, 2);
+  arg_bool (n, 4, TRUE);
+  add_output (&b, "ceil");
+  g_autoptr(GraftRtTensor) x = arange_f32 (4, (gint64[]) { 1, 1, 3, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  /* x = [[0 1 2] [3 4 5] [6 7 8]]; windows rows {-1,0},{1,2} cols {-1,0},{1,2} */
+  assert_values (out->pdata[0], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 0, 1.5, 4.5, 6 });
+  assert_values (out->pdata[1], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 0, 0.75, 2.25, 6 });
+  assert_values (out->pdata[2], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 2, 3.5, 6.5, 8 });
+  builder_clear (&b);
+}
+
+/* len / __getitem__ on a list from size(); a negative index counts from the end */
+static void
+test_size_list (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  add_node (&b, "aten::size", IN ("x"), IN ("size"));
+  add_node (&b, "aten::len", IN ("size"), IN ("len"));
+  GraftNode *n = add_node (&b, "aten::__getitem__", IN ("size"), IN ("last"));
+  arg_int (n, 1, -1);
+  add_node (&b, "aten::dim", IN ("x"), IN ("dim"));
+  add_output (&b, "len");
+  add_output (&b, "last");
+  add_output (&b, "dim");
+  g_autoptr(GraftRtTensor) x = arange_f32 (3, (gint64[]) { 2, 3, 5 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  for (int k = 0; k < 3; k++)
+    g_assert_cmpint (((GraftRtTensor *) out->pdata[k])->rank, ==, 0);
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[0], 0), ==, 3);
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[1], 0), ==, 5);
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[2], 0), ==, 3);
+  builder_clear (&b);
+}
+
+static void
+test_getitem_out_of_range (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  add_node (&b, "aten::size", IN ("x"), IN ("size"));
+  GraftNode *n = add_node (&b, "aten::__getitem__", IN ("size"), IN ("y"));
+  arg_int (n, 1, 2);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 4 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "list index 2 out of range (length 1)"));
+  builder_clear (&b);
+}
+
+/* prim::RaiseException reaches the caller with the exception's class and message */
+static void
+test_raise (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "prim::RaiseException", NULL, IN ("r"));
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg0", "bad n"));
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg1", "builtins.RuntimeError"));
+  add_node (&b, "aten::dim", IN ("x"), IN ("y"));
+  add_output (&b, "y");
+  add_output (&b, "r");
+  g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 1 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "the model raised builtins.RuntimeError: bad n"));
+  builder_clear (&b);
+}
+
+/* layer_norm over the last axis, no affine parameters */
+static void
+test_layer_norm (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::layer_norm", IN ("x"), IN ("y"));
+  arg_ints (n, 1, (gint64[]) { 2 }, 1);
+  arg_none (n, 2);
+  arg_none (n, 3);
+  arg_float (n, 4, 0.0);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 2 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 2, (gint64[]) { 2, 2 }, (double[]) { -1, 1, -1, 1 });
+  builder_clear (&b);
+}
+
+/* torch.zeros([2], dtype=4) is int64; torch.tensor of a float list is float32 */
+static void
+test_factories (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::zeros", NULL, IN ("z"));
+  arg_ints (n, 0, (gint64[]) { 2 }, 1);
+  graft_node_add_attribute (n, graft_attribute_new_int ("dtype", 4));
+  n = add_node (&b, "prim::ListConstruct", IN ("x"), IN ("list"));
+  arg_float (n, 1, 2.5);
+  add_node (&b, "aten::tensor", IN ("list"), IN ("t"));
+  add_output (&b, "z");
+  add_output (&b, "t");
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new_scalar_f32 (1.25f);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (((GraftRtTensor *) out->pdata[0])->dtype, ==, GRAFT_DTYPE_INT64);
+  assert_values (out->pdata[0], 1, (gint64[]) { 2 }, (double[]) { 0, 0 });
+  g_assert_cmpint (((GraftRtTensor *) out->pdata[1])->dtype, ==, GRAFT_DTYPE_FLOAT32);
+  assert_values (out->pdata[1], 1, (gint64[]) { 2 }, (double[]) { 1.25, 2.5 });
+  builder_clear (&b);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/runtime/aten/select-slice", test_select_slice);
+  g_test_add_func ("/runtime/aten/select-out-of-range", test_select_out_of_range);
+  g_test_add_func ("/runtime/aten/chunk-uneven", test_chunk_uneven);
+  g_test_add_func ("/runtime/aten/split-sizes-mismatch", test_split_sizes_mismatch);
+  g_test_add_func ("/runtime/aten/floor-division-modulo", test_floor_division_and_modulo);
+  g_test_add_func ("/runtime/aten/int-division-by-zero", test_int_division_by_zero);
+  g_test_add_func ("/runtime/aten/promotion-alpha", test_promotion_and_alpha);
+  g_test_add_func ("/runtime/aten/expand-repeat", test_expand_repeat);
+  g_test_add_func ("/runtime/aten/avg-pool-padding", test_avg_pool_padding);
+  g_test_add_func ("/runtime/aten/size-list", test_size_list);
+  g_test_add_func ("/runtime/aten/getitem-out-of-range", test_getitem_out_of_range);
+  g_test_add_func ("/runtime/aten/raise", test_raise);
+  g_test_add_func ("/runtime/aten/layer-norm", test_layer_norm);
+  g_test_add_func ("/runtime/aten/factories", test_factories);
+  return g_test_run ();
+}
