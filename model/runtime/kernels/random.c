@@ -1,7 +1,8 @@
 /* Random generators (RandomUniform, RandomNormal, their *Like forms,
  * Bernoulli, Multinomial) with the declared shapes and dtypes; values come
  * from GLib's generator (seeded by the seed attribute when given), so they
- * cannot match another runtime's numbers. Also StringNormalizer. */
+ * cannot match another runtime's numbers. Also the text operators
+ * StringNormalizer and TfIdfVectorizer. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -155,6 +156,102 @@ kernel_string_normalizer (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- TfIdfVectorizer ---- */
+
+/* Item k of the pool as an int64 (or a string pointer via strings). */
+typedef struct {
+  const gint64 *ints;
+  GPtrArray *strings;   /* GBytes* */
+} Pool;
+
+static gboolean
+token_equal (const GraftRtTensor *x, gint64 xi, const Pool *pool, gint64 k)
+{
+  if (x->dtype == GRAFT_DTYPE_STRING)
+    {
+      gsize len;
+      const char *p = g_bytes_get_data (pool->strings->pdata[k], &len);
+      const char *s = ((char **) x->data)[xi];
+      return strlen (s) == len && memcmp (s, p, len) == 0;
+    }
+  return graft_rt_tensor_get_i64 (x, xi) == pool->ints[k];
+}
+
+static gboolean
+infer_tfidf (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  guint n;
+  const gint64 *indexes = graft_node_attr_ints (ctx->node, "ngram_indexes", &n);
+  gint64 width = 0;
+  for (guint i = 0; i < n; i++)
+    width = MAX (width, indexes[i] + 1);
+  GraftShape out;
+  graft_shape_init (&out, x->shape.rank == 2 ? 2 : 1);
+  if (out.rank == 2)
+    out.dims[0] = x->shape.dims[0];
+  out.dims[out.rank - 1] = graft_dim_fixed (width);
+  graft_infer_set_output (ctx, 0, GRAFT_DTYPE_FLOAT32, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_tfidf (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gint64 min_n = graft_node_attr_int (ctx->node, "min_gram_length", 1);
+  gint64 max_n = graft_node_attr_int (ctx->node, "max_gram_length", 1);
+  gint64 max_skip = graft_node_attr_int (ctx->node, "max_skip_count", 0);
+  const char *mode = graft_node_attr_string (ctx->node, "mode", "TF");
+  guint n_counts, n_indexes, n_weights, n_ints;
+  const gint64 *counts = graft_node_attr_ints (ctx->node, "ngram_counts", &n_counts);
+  const gint64 *indexes = graft_node_attr_ints (ctx->node, "ngram_indexes", &n_indexes);
+  const double *weights = graft_node_attr_floats (ctx->node, "weights", &n_weights);
+  GraftAttribute *strings = graft_node_get_attribute (ctx->node, "pool_strings");
+  Pool pool = { graft_node_attr_ints (ctx->node, "pool_int64s", &n_ints), strings ? strings->strings : NULL };
+  gint64 pool_len = pool.strings ? (gint64) pool.strings->len : n_ints;
+  if (counts == NULL || indexes == NULL || (pool.ints == NULL && pool.strings == NULL))
+    return graft_kernel_fail (error, "ngram_counts, ngram_indexes and a pool are required");
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  memset (y->data, 0, y->nbytes);
+  gint64 rows = x->rank == 2 ? x->dims[0] : 1, C = x->rank ? x->dims[x->rank - 1] : 1, width = y->dims[y->rank - 1];
+  g_autofree gint64 *hits = g_new0 (gint64, MAX (n_indexes, 1));
+  for (gint64 r = 0; r < rows; r++)
+    {
+      memset (hits, 0, sizeof (gint64) * MAX (n_indexes, 1));
+      for (gint64 n = MAX (min_n, 1); n <= max_n && n <= (gint64) n_counts; n++)
+        {
+          /* n-grams of length n occupy pool[counts[n-1] .. counts[n]) */
+          gint64 start = counts[n - 1], end = n < (gint64) n_counts ? counts[n] : pool_len;
+          gint64 grams_before = 0;
+          for (gint64 m = 1; m < n; m++)
+            grams_before += ((m < (gint64) n_counts ? counts[m] : pool_len) - counts[m - 1]) / m;
+          for (gint64 skip = 0; skip <= (n == 1 ? 0 : max_skip); skip++)
+            for (gint64 i = 0; i + (n - 1) * (skip + 1) < C; i++)
+              for (gint64 g = 0; g < (end - start) / n; g++)
+                {
+                  gboolean match = TRUE;
+                  for (gint64 t = 0; t < n && match; t++)
+                    match = token_equal (x, r * C + i + t * (skip + 1), &pool, start + g * n + t);
+                  if (match && grams_before + g < (gint64) n_indexes)
+                    hits[grams_before + g]++;
+                }
+        }
+      for (guint k = 0; k < n_indexes; k++)
+        {
+          if (indexes[k] < 0 || indexes[k] >= width || hits[k] == 0)
+            continue;
+          double w = weights && k < n_weights ? weights[k] : 1;
+          double v = strcmp (mode, "IDF") == 0 ? w : strcmp (mode, "TFIDF") == 0 ? hits[k] * w : hits[k];
+          ((float *) y->data)[r * width + indexes[k]] = v;
+        }
+    }
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_random[] = {
@@ -165,5 +262,6 @@ const GraftOpSchema graft_ops_random[] = {
   OP ("Bernoulli", 15, infer_random, kernel_random),
   OP ("Multinomial", 7, infer_random, kernel_random),
   OP ("StringNormalizer", 10, NULL, kernel_string_normalizer),
+  OP ("TfIdfVectorizer", 9, infer_tfidf, kernel_tfidf),
   { NULL }
 };
