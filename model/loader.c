@@ -30,6 +30,11 @@ graft_sniff_file_kind (const guint8 *head, gsize head_len)
     return GRAFT_FILE_KIND_TORCH_TAR;
   if (head_len >= 8 && memcmp (head + 4, "PTMF", 4) == 0)
     return GRAFT_FILE_KIND_FLATBUFFER_MOBILE;
+  if (head_len >= 8 && memcmp (head, "PYTORCH1", 8) == 0)
+    return GRAFT_FILE_KIND_TORCH_PREVIEW;
+  /* PROTO opcode: no ModelProto starts with tag 0x80 followed by 2..5. */
+  if (head_len >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+    return GRAFT_FILE_KIND_PICKLE;
   /* ONNX has no magic number: anything else is tried as a ModelProto,
    * whose reader names the first byte that does not parse. */
   return GRAFT_FILE_KIND_ONNX;
@@ -116,6 +121,8 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
     case GRAFT_FILE_KIND_ZIP:
     case GRAFT_FILE_KIND_TORCH_LEGACY:
     case GRAFT_FILE_KIND_TORCH_TAR:
+    case GRAFT_FILE_KIND_TORCH_PREVIEW:
+    case GRAFT_FILE_KIND_PICKLE:
       return graft_pytorch_file_load (path, cancellable, error);
     case GRAFT_FILE_KIND_FLATBUFFER_MOBILE:
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,

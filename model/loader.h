@@ -26,6 +26,8 @@ typedef enum {
   GRAFT_FILE_KIND_TORCH_LEGACY,    /* pre-1.6 torch.save pickle stream */
   GRAFT_FILE_KIND_TORCH_TAR,       /* torch ≤ 0.3 tar */
   GRAFT_FILE_KIND_FLATBUFFER_MOBILE,
+  GRAFT_FILE_KIND_TORCH_PREVIEW,   /* "PYTORCH1" container of a preview release */
+  GRAFT_FILE_KIND_PICKLE,          /* a bare Python pickle (protocol 2-5) */
 } GraftFileKind;
 
 GraftFileKind graft_sniff_file_kind (const guint8 *head, gsize head_len);

@@ -545,6 +545,37 @@ test_sniff (void)
   g_assert_cmpint (graft_sniff_file_kind ((const guint8 *) "\x1c\0\0\0PTMF", 8), ==, GRAFT_FILE_KIND_FLATBUFFER_MOBILE);
   g_assert_cmpint (graft_sniff_file_kind ((const guint8 *) "\x08\x07\x12\x07pytorch", 11), ==, GRAFT_FILE_KIND_ONNX);
   g_assert_cmpint (graft_sniff_file_kind (head, 0), ==, GRAFT_FILE_KIND_UNKNOWN);
+  g_assert_cmpint (graft_sniff_file_kind ((const guint8 *) "PYTORCH1\0\0", 10), ==, GRAFT_FILE_KIND_TORCH_PREVIEW);
+  g_assert_cmpint (graft_sniff_file_kind ((const guint8 *) "\x80\x04\x95\x10", 4), ==, GRAFT_FILE_KIND_PICKLE);
+  g_assert_cmpint (graft_sniff_file_kind ((const guint8 *) "\x80\x02}q\x00.", 6), ==, GRAFT_FILE_KIND_PICKLE);
+}
+
+/* Files the ONNX reader cannot parse but the PyTorch loader recognises
+ * reach it by content and get its precise message. */
+static void
+test_pytorch_kinds_routed (void)
+{
+  struct { const char *bytes; gsize len; const char *expected; } cases[] = {
+    { "PYTORCH1\0\0\0\0", 12, "preview release" },
+    { "\x80\x02}q\x00.", 6, "pickle" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("graft-sniff-XXXXXX", NULL);
+      g_autofree char *path = g_build_filename (dir, "model.pt", NULL);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GraftModel) model = NULL;
+
+      g_assert_true (g_file_set_contents (path, cases[i].bytes, cases[i].len, NULL));
+      model = graft_model_load (path, NULL, NULL, NULL, &error);
+      g_assert_null (model);
+      g_assert_nonnull (error);
+      if (strstr (error->message, cases[i].expected) == NULL)
+        g_error ("case %" G_GSIZE_FORMAT ": unexpected message: %s", i, error->message);
+      g_unlink (path);
+      g_rmdir (dir);
+    }
 }
 
 static char *
@@ -673,6 +704,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/reader/external-data-refused", test_external_refused);
   g_test_add_func ("/onnx/reader/sample-model", test_sample_model);
   g_test_add_func ("/onnx/loader/sniff", test_sniff);
+  g_test_add_func ("/onnx/loader/pytorch-kinds-routed", test_pytorch_kinds_routed);
   g_test_add_func ("/onnx/loader/errors", test_loader_errors);
   g_test_add_func ("/onnx/loader/foreign-formats", test_loader_foreign_formats);
   g_test_add_func ("/onnx/loader/progress-and-cancel", test_progress_and_cancel);
