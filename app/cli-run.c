@@ -15,6 +15,7 @@
 #include <glib/gstdio.h>
 #include "cli.h"
 #include "loader.h"
+#include "runtime/inputs.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
@@ -132,73 +133,6 @@ parse_dims (char **dims, GHashTable *values, GError **error)
   return TRUE;
 }
 
-static GraftRtTensor *
-random_input (GraftValue *v, GHashTable *dims, GRand *rng, GError **error)
-{
-  gint64 shape[GRAFT_RT_MAX_RANK];
-  if (v->kind != GRAFT_VALUE_TENSOR)
-    {
-      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                   "input '%s' is a %s: random data can only be made for tensors",
-                   v->name, v->type_string ? v->type_string : "non-tensor");
-      return NULL;
-    }
-  if (v->shape.rank < 0)
-    {
-      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                   "input '%s' has no declared shape: give it with --input %s=FILE", v->name, v->name);
-      return NULL;
-    }
-  if (v->shape.rank > GRAFT_RT_MAX_RANK)
-    {
-      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "input '%s' has rank %d", v->name, v->shape.rank);
-      return NULL;
-    }
-  for (int d = 0; d < v->shape.rank; d++)
-    {
-      GraftDim dim = v->shape.dims[d];
-      if (dim.kind == GRAFT_DIM_FIXED)
-        shape[d] = dim.value;
-      else if (dim.kind == GRAFT_DIM_SYMBOLIC && g_hash_table_contains (dims, dim.symbol))
-        shape[d] = *(gint64 *) g_hash_table_lookup (dims, dim.symbol);
-      else
-        {
-          g_autofree char *s = graft_shape_to_string (&v->shape);
-          if (dim.kind == GRAFT_DIM_SYMBOLIC)
-            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                         "input '%s' (%s) has the symbolic dimension '%s': give it with --dim %s=VALUE",
-                         v->name, s, dim.symbol, dim.symbol);
-          else
-            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                         "input '%s' (%s) has an unknown dimension at axis %d: give the input with --input %s=FILE",
-                         v->name, s, d, v->name);
-          return NULL;
-        }
-    }
-  GraftDType dtype = v->dtype == GRAFT_DTYPE_UNDEFINED ? GRAFT_DTYPE_FLOAT32 : v->dtype;
-  GraftRtTensor *t = graft_rt_tensor_new (dtype, v->shape.rank, shape, error);
-  if (t == NULL)
-    {
-      g_prefix_error (error, "input '%s': ", v->name);
-      return NULL;
-    }
-  for (gint64 i = 0; i < t->numel; i++)
-    {
-      if (dtype == GRAFT_DTYPE_STRING)
-        {
-          g_free (((char **) t->data)[i]);
-          ((char **) t->data)[i] = g_strdup_printf ("s%d", g_rand_int_range (rng, 0, 100));
-        }
-      else if (dtype == GRAFT_DTYPE_BOOL)
-        ((guint8 *) t->data)[i] = g_rand_boolean (rng);
-      else if (graft_dtype_is_integer (dtype))
-        graft_rt_tensor_set_i64 (t, i, g_rand_int_range (rng, 0, 10));
-      else
-        graft_rt_tensor_set_f64 (t, i, g_rand_double_range (rng, -1.0, 1.0));
-    }
-  return t;
-}
-
 /* A file name made of [A-Za-z0-9._-] only, never "." or "..", unique in used. */
 static char *
 safe_file_name (const char *name, guint index, GHashTable *used)
@@ -224,28 +158,15 @@ static void
 print_output_summary (const char *name, GraftRtTensor *t)
 {
   g_autofree char *desc = graft_rt_tensor_describe (t);
-  if (t->kind != GRAFT_RT_TENSOR || t->dtype == GRAFT_DTYPE_STRING || t->numel == 0)
+  GraftRtStats stats;
+  if (!graft_rt_tensor_compute_stats (t, &stats))
     {
       printf ("%s: %s\n", name, desc);
       return;
     }
-  double mn = INFINITY, mx = -INFINITY, sum = 0;
-  gint64 nan = 0;
-  for (gint64 i = 0; i < t->numel; i++)
-    {
-      double v = graft_rt_tensor_get_f64 (t, i);
-      if (isnan (v))
-        {
-          nan++;
-          continue;
-        }
-      mn = MIN (mn, v);
-      mx = MAX (mx, v);
-      sum += v;
-    }
-  printf ("%s: %s min %.6g max %.6g mean %.6g", name, desc, mn, mx, t->numel > nan ? sum / (t->numel - nan) : NAN);
-  if (nan)
-    printf (" (%" G_GINT64_FORMAT " NaN)", nan);
+  printf ("%s: %s min %.6g max %.6g mean %.6g", name, desc, stats.min, stats.max, stats.mean);
+  if (stats.nan_count)
+    printf (" (%" G_GINT64_FORMAT " NaN)", stats.nan_count);
   printf ("\n");
 }
 
@@ -327,7 +248,7 @@ run_model (const char *path, RunOptions *opts)
                                  v->name, graft_dtype_to_string (v->dtype), shape, v->name);
           return 1;
         }
-      GraftRtTensor *t = random_input (v, dims, rng, &error);
+      GraftRtTensor *t = graft_runtime_random_input (v, dims, rng, &error);
       if (t == NULL)
         {
           graft_cli_print_error ("%s", error->message);

@@ -1,0 +1,27 @@
+/* Helpers shared by graft-cli run and the GUI's Run pane: random inputs
+ * of a declared type, and output statistics. */
+#pragma once
+
+#include <glib.h>
+#include "ir/graph.h"
+#include "runtime/rt-tensor.h"
+
+G_BEGIN_DECLS
+
+/* Random data of input's declared dtype and shape: floats uniform in
+ * [-1, 1), integers in [0, 10), random bools and short strings. Symbolic
+ * dims are looked up in dims (char* symbol → gint64*, may be NULL); a
+ * missing symbol or an unknown dim is an error naming the input and the
+ * dim (and saying how to give it). */
+GraftRtTensor *graft_runtime_random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error);
+
+typedef struct {
+  double min, max, mean;
+  gint64 count;        /* values summarised (NaN excluded) */
+  gint64 nan_count;
+} GraftRtStats;
+
+/* FALSE for strings, sequences and empty tensors. */
+gboolean graft_rt_tensor_compute_stats (const GraftRtTensor *tensor, GraftRtStats *stats);
+
+G_END_DECLS
