@@ -1,6 +1,7 @@
 /* Quantisation: QuantizeLinear, DequantizeLinear (per tensor or per
- * axis), DynamicQuantizeLinear; and the signal windows HannWindow,
- * HammingWindow, BlackmanWindow. */
+ * axis), DynamicQuantizeLinear; and signal processing: the windows
+ * HannWindow, HammingWindow, BlackmanWindow, and DFT / STFT (direct
+ * O(n²) transforms in double). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -165,6 +166,113 @@ kernel_window (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- DFT, STFT ---- */
+
+/* One transform of n complex samples (stride apart) into out (m bins). */
+static void
+dft_1d (const double *re, const double *im, gint64 n, gint64 m, gboolean inverse, double *out_re, double *out_im)
+{
+  double sign = inverse ? 1 : -1;
+  for (gint64 k = 0; k < m; k++)
+    {
+      double sr = 0, si = 0;
+      for (gint64 t = 0; t < n; t++)
+        {
+          double a = sign * 2 * G_PI * (double) ((k * t) % n) / n;
+          sr += re[t] * cos (a) - im[t] * sin (a);
+          si += re[t] * sin (a) + im[t] * cos (a);
+        }
+      out_re[k] = inverse ? sr / n : sr;
+      out_im[k] = inverse ? si / n : si;
+    }
+}
+
+static gboolean
+kernel_dft (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *len_t = graft_kernel_input (ctx, 1);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
+  gboolean inverse = graft_node_attr_int (ctx->node, "inverse", 0);
+  gboolean onesided = graft_node_attr_int (ctx->node, "onesided", 0);
+  if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
+    return graft_kernel_fail (error, "the last dimension must be 1 (real) or 2 (complex)");
+  if (!graft_normalize_axis (&axis, x->rank - 1, error))
+    return FALSE;
+  gboolean complex_in = x->dims[x->rank - 1] == 2;
+  gint64 n_in = x->dims[axis], n = len_t ? graft_rt_tensor_get_i64 (len_t, 0) : n_in;
+  gint64 m = onesided ? n / 2 + 1 : n;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof (gint64) * x->rank);
+  dims[axis] = m;
+  dims[x->rank - 1] = 2;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 outer = graft_dims_product (x->dims, 0, axis), inner = graft_dims_product (x->dims, axis + 1, x->rank - 1);
+  gint64 cin = complex_in ? 2 : 1;
+  g_autofree double *re = g_new0 (double, MAX (n, 1)), *im = g_new0 (double, MAX (n, 1));
+  g_autofree double *ore = g_new (double, MAX (m, 1)), *oim = g_new (double, MAX (m, 1));
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 i = 0; i < inner; i++)
+      {
+        for (gint64 t = 0; t < n; t++)
+          {
+            gint64 base = ((o * n_in + t) * inner + i) * cin;
+            re[t] = t < n_in ? graft_rt_tensor_get_f64 (x, base) : 0;
+            im[t] = t < n_in && complex_in ? graft_rt_tensor_get_f64 (x, base + 1) : 0;
+          }
+        dft_1d (re, im, n, m, inverse, ore, oim);
+        for (gint64 k = 0; k < m; k++)
+          {
+            gint64 base = ((o * m + k) * inner + i) * 2;
+            graft_rt_tensor_set_f64 (y, base, ore[k]);
+            graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
+          }
+      }
+  return TRUE;
+}
+
+static gboolean
+kernel_stft (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *step_t = ctx->inputs[1];
+  GraftRtTensor *window = graft_kernel_input (ctx, 2), *flen_t = graft_kernel_input (ctx, 3);
+  gboolean onesided = graft_node_attr_int (ctx->node, "onesided", 1);
+  if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
+    return graft_kernel_fail (error, "the signal must be [batch, length, 1 or 2]");
+  gint64 step = graft_rt_tensor_get_i64 (step_t, 0);
+  gint64 flen = flen_t ? graft_rt_tensor_get_i64 (flen_t, 0) : window ? window->numel : 0;
+  gint64 B = x->dims[0], L = x->dims[1], cin = x->dims[2];
+  if (step <= 0 || flen <= 0 || flen > L)
+    return graft_kernel_fail (error, "frame_step and frame_length must be positive and fit the signal");
+  gint64 frames = (L - flen) / step + 1, bins = onesided ? flen / 2 + 1 : flen;
+  gint64 dims[4] = { B, frames, bins, 2 };
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, 4, dims, error);
+  if (y == NULL)
+    return FALSE;
+  g_autofree double *re = g_new (double, flen), *im = g_new (double, flen);
+  g_autofree double *ore = g_new (double, bins), *oim = g_new (double, bins);
+  for (gint64 b = 0; b < B; b++)
+    for (gint64 f = 0; f < frames; f++)
+      {
+        for (gint64 t = 0; t < flen; t++)
+          {
+            double w = window ? graft_rt_tensor_get_f64 (window, t) : 1;
+            gint64 base = (b * L + f * step + t) * cin;
+            re[t] = graft_rt_tensor_get_f64 (x, base) * w;
+            im[t] = cin == 2 ? graft_rt_tensor_get_f64 (x, base + 1) * w : 0;
+          }
+        dft_1d (re, im, flen, bins, FALSE, ore, oim);
+        for (gint64 k = 0; k < bins; k++)
+          {
+            gint64 base = ((b * frames + f) * bins + k) * 2;
+            graft_rt_tensor_set_f64 (y, base, ore[k]);
+            graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
+          }
+      }
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_quantize[] = {
@@ -174,5 +282,7 @@ const GraftOpSchema graft_ops_quantize[] = {
   OP ("HannWindow", 17, infer_window, kernel_window),
   OP ("HammingWindow", 17, infer_window, kernel_window),
   OP ("BlackmanWindow", 17, infer_window, kernel_window),
+  { "onnx::DFT", 17, 0, NULL, kernel_dft, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::STFT", 17, 0, NULL, kernel_stft, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };
