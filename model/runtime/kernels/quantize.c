@@ -62,7 +62,10 @@ kernel_quantize (GraftKernelContext *ctx, GError **error)
       gint64 k = param_index (x, scale, axis, i);
       double s = graft_rt_tensor_get_f64 (scale, k);
       double z = zp ? graft_rt_tensor_get_f64 (zp, param_index (x, zp, axis, i)) : 0;
-      double v = nearbyint (graft_rt_tensor_get_f64 (x, i) / s) + z;
+      /* float32 inputs divide in float32, as the reference does (the rounding of x / s differs in double) */
+      double q = x->dtype == GRAFT_DTYPE_FLOAT32 ? (double) ((float) graft_rt_tensor_get_f64 (x, i) / (float) s)
+                                                 : graft_rt_tensor_get_f64 (x, i) / s;
+      double v = nearbyint (q) + z;
       graft_rt_tensor_set_i64 (y, i, (gint64) CLAMP (v, lo, hi));
     }
   return TRUE;
