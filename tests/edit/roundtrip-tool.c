@@ -9,8 +9,11 @@
  *   unreadable<TAB>ORIGINAL<TAB><TAB>reader's error
  *   unsaved<TAB>ORIGINAL<TAB><TAB>writer's error
  * RUN is "outputs-identical", "outputs-differ: why" or "not-run: why".
- * A last column says whether graft_graph_copy() (the undo snapshot) of the
- * loaded graph equals it: "copy-same" or "copy-differs: why".
+ * A sixth column says whether graft_graph_copy() (the undo snapshot) of the
+ * loaded graph equals it: "copy-same" or "copy-differs: why". A seventh
+ * makes the first graph input's dim 0 dynamic and saves the result to
+ * OUT_DIR/dynamic/<path>: "dynamic-saved", "dynamic-refused: why" or
+ * "dynamic-none" (no input with a dim 0).
  */
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "loader.h"
 #include "onnx/writer.h"
 #include "edit/graph-copy.h"
+#include "edit/edit.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
 
@@ -138,6 +142,38 @@ one_line (char *text)
   g_strdelimit (text, "\t\n", ' ');
 }
 
+static char *
+try_dynamic (const char *original, const char *out_dir, const char *relative)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (original, NULL, NULL, NULL, &error);
+  g_autoptr(GraftEdit) edit = NULL;
+  g_autofree char *path = g_build_filename (out_dir, "dynamic", relative, NULL);
+  g_autofree char *dir = g_path_get_dirname (path);
+  GraftGraph *graph;
+  GraftValue *input = NULL;
+
+  if (model == NULL)
+    return g_strdup ("dynamic-none");
+  graph = graft_model_get_graph (model);
+  for (guint i = 0; i < graph->inputs->len && input == NULL; i++)
+    {
+      GraftValue *v = g_ptr_array_index (graph->inputs, i);
+      if (v->initializer == NULL && v->shape.rank > 0)
+        input = v;
+    }
+  if (input == NULL)
+    return g_strdup ("dynamic-none");
+  edit = graft_edit_new_make_dim_dynamic (input->name, 0, "N");
+  g_mkdir_with_parents (dir, 0755);
+  if (!graft_edit_apply (edit, model, &error) || !graft_onnx_write_file (model, path, GRAFT_ONNX_WRITE_NONE, &error))
+    {
+      one_line (error->message);
+      return g_strdup_printf ("dynamic-refused: %s", error->message);
+    }
+  return g_strdup ("dynamic-saved");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -165,7 +201,7 @@ main (int argc, char **argv)
       g_autoptr(GraftModel) a = NULL;
       g_autoptr(GraftModel) b = NULL;
       g_autoptr(GString) why = g_string_new (NULL);
-      g_autofree char *case_dir = NULL, *ran = NULL, *copy_state = NULL;
+      g_autofree char *case_dir = NULL, *ran = NULL, *copy_state = NULL, *dynamic = NULL;
 
       if (fields[0] == NULL || fields[0][0] == '\0')
         continue;
@@ -209,12 +245,13 @@ main (int argc, char **argv)
           }
       }
       ran = compare_runs (a, b, case_dir);
+      dynamic = try_dynamic (original, argv[2], fields[0]);
       if (graft_test_models_equal (a, b, why))
-        printf ("same\t%s\t%s\t\t%s\t%s\n", original, saved, ran, copy_state);
+        printf ("same\t%s\t%s\t\t%s\t%s\t%s\n", original, saved, ran, copy_state, dynamic);
       else
         {
           one_line (why->str);
-          printf ("differs\t%s\t%s\t%s\t%s\t%s\n", original, saved, why->str, ran, copy_state);
+          printf ("differs\t%s\t%s\t%s\t%s\t%s\t%s\n", original, saved, why->str, ran, copy_state, dynamic);
         }
     }
   return 0;

@@ -17,6 +17,28 @@ import subprocess
 import sys
 
 
+CHECK_DYNAMIC = """
+import os, sys, onnx
+suite, out = sys.argv[1], sys.argv[2]
+
+def innermost(t):
+    while t.WhichOneof("value") in ("sequence_type", "optional_type"):
+        t = getattr(t, t.WhichOneof("value")).elem_type
+    return getattr(t, t.WhichOneof("value") or "tensor_type")
+
+for rel in sys.argv[3:]:
+    try:
+        m = onnx.load(os.path.join(out, rel))
+        onnx.checker.check_model(m)
+        if not any(n.op_type == "StringNormalizer" for n in m.graph.node):
+            onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        if not any(d.dim_param == "N" for i in m.graph.input for d in innermost(i.type).shape.dim[:1]):
+            print(rel + ": no input has dim N")
+    except Exception as e:
+        print(rel + ": " + (str(e).splitlines() or [type(e).__name__])[0][:200])
+"""
+
+
 def tap(n, ok, text, details=()):
     print(f"{'ok' if ok else 'not ok'} {n} - {text}")
     for line in list(details)[:40]:
@@ -34,7 +56,7 @@ def main():
     suite = os.path.join(source, "tests", "fixtures-generated", "onnx-backend")
     out = os.path.join(build, "tests", "edit", "roundtrip-out")
 
-    print("1..5")
+    print("1..6")
     subprocess.run(["/usr/bin/python3", os.path.join(source, "tests", "onnx", "make-backend-suite.py"), suite],
                    check=True, stdout=sys.stderr)
     result = subprocess.run([tool, suite, out], check=True, capture_output=True, text=True)
@@ -79,6 +101,17 @@ def main():
     bad_copies = [r for r in copies if r[5] != "copy-same"]
     tap(5, copies and not bad_copies, f"undo snapshots (graft_graph_copy) equal the loaded graph for "
         f"{len(copies) - len(bad_copies)} of {len(copies)} models", [f"{r[1]}: {r[5]}" for r in bad_copies])
+
+    # --dynamic on every model: the first input's dim 0 becomes N.
+    dynamic = [row for row in same + differs if len(row) > 6 and row[6] == "dynamic-saved"]
+    refused = [row for row in same + differs if len(row) > 6 and row[6].startswith("dynamic-refused")]
+    checked = subprocess.run(["/usr/bin/python3", "-c", CHECK_DYNAMIC, suite, os.path.join(out, "dynamic")] +
+                             [os.path.relpath(r[1], suite) for r in dynamic], capture_output=True, text=True)
+    problems = [line for line in checked.stdout.splitlines() if line]
+    tap(6, dynamic and not refused and checked.returncode == 0 and not problems,
+        f"making input 0's dim 0 dynamic: {len(dynamic)} models saved, all pass onnx.checker and strict shape "
+        f"inference (StringNormalizer, whose input must be [1, C], excepted from inference)",
+        [f"{r[1]}: {r[6]}" for r in refused] + problems + [checked.stderr[-300:]])
 
 
 if __name__ == "__main__":
