@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """Counts test results from meson's testlog.json files.
 
-A TAP test reports its own cases on stdout ("ok N ..." / "not ok N ...");
-each counts. A test without TAP output counts once by its result."""
+A test that speaks TAP (GTest with --tap) reports its own cases on stdout
+("ok N ..." / "not ok N ..."); each case counts. A test without TAP output
+counts once by its result. A TAP test whose process failed although every
+case it printed passed (crash after the last case, missing cases) counts
+one extra failure."""
 import json
 import re
 import sys
+
+TAP_LINE = re.compile(r"^(not ok|ok)\s+\d+\b(.*)")
 
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
@@ -20,24 +25,28 @@ for path in sys.argv[1:]:
             continue
         entry = json.loads(line)
         result = entry.get("result")
-        cases = 0
-        if entry.get("protocol") == "tap":
-            for out in (entry.get("stdout") or "").splitlines():
-                m = re.match(r"^(not ok|ok)\b(.*)", out)
-                if not m:
-                    continue
-                cases += 1
-                if "# SKIP" in m.group(2).upper():
-                    skipped += 1
-                elif m.group(1) == "ok" or "# TODO" in m.group(2).upper():
-                    passed += 1
-                else:
-                    failed += 1
-        if cases == 0 or result not in ("OK", "SKIP", "EXPECTEDFAIL"):
-            if result in ("OK", "EXPECTEDFAIL"):
-                passed += 1 if cases == 0 else 0
+        ok = result in ("OK", "EXPECTEDFAIL")
+        case_failures = cases = 0
+        for out in (entry.get("stdout") or "").splitlines():
+            m = TAP_LINE.match(out)
+            if not m:
+                continue
+            cases += 1
+            directive = m.group(2).upper()
+            if "# SKIP" in directive:
+                skipped += 1
+            elif m.group(1) == "ok" or "# TODO" in directive:
+                passed += 1
+            else:
+                failed += 1
+                case_failures += 1
+        if cases == 0:
+            if ok:
+                passed += 1
             elif result == "SKIP":
                 skipped += 1
             else:
                 failed += 1
+        elif not ok and result != "SKIP" and case_failures == 0:
+            failed += 1
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
