@@ -45,7 +45,27 @@ struct _GraftGraphCanvas {
   double pointer_x, pointer_y;
 
   gulong style_handler;
+
+  /* Diagnostics and timing marks, by GraftNode* or GraftValue* (graph
+   * input/output boxes), from any graph of the model: re-applied to every
+   * scene a layout produces. */
+  GHashTable *marks;
+  gboolean marks_dirty;
 };
+
+typedef struct {
+  guint level;
+  char *badge;
+} CanvasMark;
+
+static void
+canvas_mark_free (gpointer data)
+{
+  CanvasMark *mark = data;
+
+  g_free (mark->badge);
+  g_free (mark);
+}
 
 enum {
   PROP_0,
@@ -218,6 +238,24 @@ apply_anchor (GraftGraphCanvas *self)
 }
 
 static void
+apply_marks (GraftGraphCanvas *self)
+{
+  self->marks_dirty = FALSE;
+  if (self->scene == NULL)
+    return;
+  for (guint i = 0; i < graft_scene_get_n_nodes (self->scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (self->scene, i);
+      gpointer key = node->kind == GRAFT_SCENE_NODE_OP ? (gpointer) node->node : (gpointer) node->value;
+      CanvasMark *mark = key != NULL ? g_hash_table_lookup (self->marks, key) : NULL;
+
+      node->highlight = mark != NULL ? mark->level : 0;
+      g_free (node->badge);
+      node->badge = mark != NULL ? g_strdup (mark->badge) : NULL;
+    }
+}
+
+static void
 on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   LayoutRequest *request = user_data;
@@ -242,6 +280,7 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
   set_progress (self, 1.0);
   g_clear_pointer (&self->scene, graft_scene_unref);
   self->scene = scene;
+  apply_marks (self);
 
   if (self->first_view_pending && graft_canvas_viewport_get_width (self->viewport) > 0)
     {
@@ -408,6 +447,58 @@ graft_graph_canvas_get_graph (GraftGraphCanvas *self)
   return self->graph;
 }
 
+void
+graft_graph_canvas_clear_marks (GraftGraphCanvas *self)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_hash_table_remove_all (self->marks);
+  apply_marks (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+add_mark (GraftGraphCanvas *self, gpointer key, guint level, const char *badge)
+{
+  CanvasMark *mark = g_new0 (CanvasMark, 1);
+
+  mark->level = MIN (level, 3);
+  mark->badge = g_strdup (badge);
+  g_hash_table_replace (self->marks, key, mark);
+  /* Applied once before the next paint, not once per mark. */
+  self->marks_dirty = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint level, const char *badge)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_return_if_fail (node != NULL);
+  add_mark (self, node, level, badge);
+}
+
+void
+graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_return_if_fail (value != NULL);
+  add_mark (self, value, level, badge);
+}
+
+guint
+graft_graph_canvas_get_n_marked (GraftGraphCanvas *self)
+{
+  guint n = 0;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
+  if (self->marks_dirty)
+    apply_marks (self);
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
+    if (graft_scene_get_node (self->scene, i)->highlight > 0)
+      n++;
+  return n;
+}
+
 static void
 fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
 {
@@ -434,6 +525,8 @@ graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **er
   /* The file shows the graph, not the current selection. */
   paint.selected_node = NULL;
   paint.selected_value = NULL;
+  if (self->marks_dirty)
+    apply_marks (self);
   return graft_scene_export (self->scene, &paint, path, error);
 }
 
@@ -455,6 +548,8 @@ graft_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
                              &GRAPHENE_RECT_INIT (0, 0, width, height));
   if (self->scene == NULL || width <= 0 || height <= 0)
     return;
+  if (self->marks_dirty)
+    apply_marks (self);
 
   graft_canvas_viewport_set_size (self->viewport, width, height);
   graft_canvas_viewport_get_visible (self->viewport, &visible);
@@ -840,6 +935,7 @@ graft_graph_canvas_dispose (GObject *object)
       self->style_handler = 0;
     }
   g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_pointer (&self->marks, g_hash_table_unref);
   g_clear_object (&self->layout);
   g_clear_object (&self->model);
   g_clear_object (&self->viewport);
@@ -909,6 +1005,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
 static void
 graft_graph_canvas_init (GraftGraphCanvas *self)
 {
+  self->marks = g_hash_table_new_full (NULL, NULL, NULL, canvas_mark_free);
   GtkWidget *widget = GTK_WIDGET (self);
   GtkGesture *drag, *click, *pinch;
   GtkEventController *scroll, *motion;

@@ -26,6 +26,17 @@ void graft_graph_canvas_select_node (GraftGraphCanvas *self, GraftNode *node);
 /* Selects value (NULL clears): its edges are highlighted and brought into view. */
 void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value);
 
+/* Marks for diagnostics and timings: the box of node (or the graph
+ * input/output box of value) is outlined in level's colour (1 info, 2
+ * warning, 3 error) with badge (may be NULL) at its corner. Marks may name
+ * items of any graph of the model; they stay across layouts and graphs
+ * until cleared (the window clears them when the model changes). */
+void graft_graph_canvas_clear_marks (GraftGraphCanvas *self);
+void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint level, const char *badge);
+void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);
+/* Boxes of the current scene drawn marked. */
+guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
+
 /* Writes the graph as shown (expansion state, options, style) to an SVG,
  * PNG or PDF file chosen by the extension. */
 gboolean graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error);

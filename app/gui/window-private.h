@@ -5,7 +5,10 @@
 
 #include "window.h"
 
+#include "edit/edit-history.h"
 #include "widgets/breadcrumbs.h"
+#include "widgets/diagnostics-panel.h"
+#include "widgets/run-pane.h"
 #include "widgets/find-panel.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
@@ -34,6 +37,12 @@ struct _GraftWindow
   GtkWidget *no_graph_page;
   GtkProgressBar *layout_progress;
   GraftNodeSidebar *sidebar;
+  GtkRevealer *diagnostics_revealer;
+  GraftDiagnosticsPanel *diagnostics_panel;
+  GtkLabel *diagnostics_count;
+  GtkWidget *diagnostics_button;
+  GtkPaned *run_paned;
+  GraftRunPane *run_pane;
 
   GSettings *settings;
   GtkRecentManager *recent_manager;
@@ -51,6 +60,19 @@ struct _GraftWindow
   char *direction;
   gboolean find_visible;
   gboolean sidebar_visible;
+  gboolean diagnostics_visible;
+  gboolean run_visible;
+  gboolean show_timings;
+
+  /* Diagnostics of the graph shown now (window-analysis.c) */
+  GPtrArray *diagnostics;
+
+  /* Edits and saving (window-edits.c) */
+  GraftEditHistory *history;
+  char *title_base;         /* file name shown in the title */
+  char *save_path;          /* where Save writes; NULL until chosen */
+  gboolean close_confirmed;
+  gboolean close_after_save;
 
   /* Test plan (--find, --select-node, --action, --screenshot) */
   GStrv test_actions;
@@ -59,6 +81,7 @@ struct _GraftWindow
   guint test_settle_frames;
   guint test_timeout_id;
   guint test_tick_id;
+  guint test_action_index;
 };
 
 /* window.c */
@@ -69,6 +92,31 @@ gboolean graft_window_canvas_is_busy (GraftWindow *self);
 /* window-files.c */
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
 void graft_window_init_files (GraftWindow *self);
+
+void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
+void graft_window_update_action_states (GraftWindow *self);
+
+/* window-analysis.c: lint after loading (off the main thread) and after
+ * edits, canvas marks, the Run pane. */
+void graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class);
+void graft_window_lint_async (GraftWindow *self, GraftModel *model, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data);
+GPtrArray *graft_window_lint_finish (GAsyncResult *result, GError **error);
+void graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics);
+void graft_window_refresh_marks (GraftWindow *self);
+void graft_window_report_analysis (GraftWindow *self);
+gboolean graft_window_analysis_is_busy (GraftWindow *self);
+void graft_window_init_analysis (GraftWindow *self);
+/* Shows or hides the Run pane (the run-visible property's setter). */
+void graft_window_set_run_visible (GraftWindow *self, gboolean visible);
+
+/* window-edits.c: undoable edits, the unsaved-changes title, Save, Save
+ * As and the question on closing. */
+void graft_window_class_add_edit_actions (GtkWidgetClass *widget_class);
+void graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path);
+void graft_window_update_title (GraftWindow *self);
+/* TRUE if closing must wait for the user's answer. */
+gboolean graft_window_edits_close_request (GraftWindow *self);
 
 /* window-test-plan.c */
 void graft_window_class_add_test_actions (GtkWidgetClass *widget_class);

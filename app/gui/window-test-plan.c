@@ -95,6 +95,11 @@ report_window_state (GraftWindow *self)
   report_recent_menu (self);
   graft_test_report ("find-visible", "%d", self->find_visible && gtk_widget_get_mapped (GTK_WIDGET (self->find_panel)));
   graft_test_report ("find-matches", "%u", graft_find_panel_get_n_matches (self->find_panel));
+  graft_test_report ("window-title", "%s", gtk_window_get_title (GTK_WINDOW (self)));
+  graft_test_report ("can-undo", "%d", gtk_widget_is_sensitive (GTK_WIDGET (self)) && self->history != NULL
+                     && graft_edit_history_can_undo (self->history));
+  graft_test_report ("can-redo", "%d", self->history != NULL && graft_edit_history_can_redo (self->history));
+  graft_window_report_analysis (self);
   if (gtk_stack_get_visible_child (self->main_stack) == GTK_WIDGET (self->error_page))
     graft_test_report ("error-page", "%s — %s", adw_status_page_get_title (self->error_page),
                        adw_status_page_get_description (self->error_page));
@@ -267,6 +272,10 @@ window_is_settling (GraftWindow *self)
   return (self->model != NULL && graft_window_canvas_is_busy (self))
          || graft_node_sidebar_get_pending_stats (self->sidebar) > 0
          || gtk_stack_get_transition_running (self->main_stack)
+         || graft_window_analysis_is_busy (self)
+         || gtk_revealer_get_reveal_child (self->diagnostics_revealer)
+            != gtk_revealer_get_child_revealed (self->diagnostics_revealer)
+         || gtk_revealer_get_reveal_child (self->find_revealer) != gtk_revealer_get_child_revealed (self->find_revealer)
          || !dialogs_are_drawn (self);
 }
 
@@ -293,13 +302,14 @@ test_plan_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
     return G_SOURCE_CONTINUE;
 
   self->test_settle_frames = 0;
-  if (self->test_actions != NULL)
+  /* One action per settled window: a run or a layout an action starts
+   * has finished before the next action looks at the result. */
+  if (self->test_actions != NULL && self->test_actions[self->test_action_index] != NULL)
     {
-      g_auto(GStrv) actions = g_steal_pointer (&self->test_actions);
-
-      for (guint i = 0; actions[i] != NULL; i++)
-        run_detailed_action (self, actions[i]);
-      return G_SOURCE_CONTINUE;
+      run_detailed_action (self, self->test_actions[self->test_action_index++]);
+      if (self->load_cancellable != NULL)
+        self->test_tick_id = 0;
+      return self->load_cancellable != NULL ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
     }
   self->test_tick_id = 0;
   /* The picture comes from the widgets' render nodes, which any redraw
@@ -341,6 +351,7 @@ graft_window_set_test_plan (GraftWindow *self,
 
   g_strfreev (self->test_actions);
   self->test_actions = g_strdupv ((char **) actions);
+  self->test_action_index = 0;
   g_free (self->test_screenshot_path);
   self->test_screenshot_path = g_strdup (screenshot_path);
   self->test_plan_active = TRUE;

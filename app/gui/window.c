@@ -21,6 +21,9 @@ enum {
   PROP_DIRECTION,
   PROP_FIND_VISIBLE,
   PROP_SIDEBAR_VISIBLE,
+  PROP_DIAGNOSTICS_VISIBLE,
+  PROP_RUN_VISIBLE,
+  PROP_SHOW_TIMINGS,
   N_PROPS
 };
 
@@ -37,15 +40,23 @@ graft_window_show_toast (GraftWindow *self, const char *text)
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
-static void
-update_action_states (GraftWindow *self)
+void
+graft_window_update_action_states (GraftWindow *self)
 {
   gboolean has_model = self->model != NULL;
+  gboolean running = graft_run_pane_is_running (self->run_pane);
+  gboolean idle = has_model && !running;
+  const char *idle_actions[] = {
+    "win.make-dynamic", "win.set-shape", "win.save", "win.save-as", "win.save-as-path", "win.run",
+    "win.run-new-shape",
+  };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
+    "win.show-diagnostics", "win.show-run", "win.show-timings", "win.set-run-dim", "win.filter-diagnostics",
+    "win.save-outputs", "win.save-outputs-to",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -53,6 +64,19 @@ update_action_states (GraftWindow *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
                                  graph != NULL && graph->parent_graph != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
+    gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo",
+                                 idle && self->history != NULL && graft_edit_history_can_undo (self->history));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo",
+                                 idle && self->history != NULL && graft_edit_history_can_redo (self->history));
+}
+
+static void
+update_action_states (GraftWindow *self)
+{
+  graft_window_update_action_states (self);
 }
 
 static void
@@ -65,8 +89,8 @@ set_titles (GraftWindow *self, const char *title, const char *subtitle)
   gtk_window_set_title (GTK_WINDOW (self), window_title);
 }
 
-static void
-show_graph (GraftWindow *self, GraftGraph *graph)
+void
+graft_window_show_graph (GraftWindow *self, GraftGraph *graph)
 {
   graft_graph_canvas_set_graph (self->canvas, self->model, graph);
   graft_breadcrumbs_set_graph (self->breadcrumbs, graph);
@@ -99,7 +123,7 @@ select_item (GraftWindow *self, GraftNode *node, GraftValue *value)
   GraftGraph *owner = node != NULL ? node->graph : value->graph;
 
   if (owner != graft_graph_canvas_get_graph (self->canvas))
-    show_graph (self, owner);
+    graft_window_show_graph (self, owner);
   if (node != NULL)
     graft_graph_canvas_select_node (self->canvas, node);
   else
@@ -119,7 +143,7 @@ static void
 on_graph_activated (GraftWindow *self, gpointer graph, GraftBreadcrumbs *breadcrumbs)
 {
   if (graph != NULL)
-    show_graph (self, graph);
+    graft_window_show_graph (self, graph);
 }
 
 static void
@@ -135,12 +159,12 @@ on_node_activated (GraftWindow *self, GraftNode *node, GraftGraphCanvas *canvas)
   then_branch = graft_node_get_attribute (node, "then_branch");
   if (then_branch != NULL && then_branch->type == GRAFT_ATTR_GRAPH && then_branch->g != NULL)
     {
-      show_graph (self, then_branch->g);
+      graft_window_show_graph (self, then_branch->g);
       return;
     }
   subgraphs = graft_node_get_subgraphs (node);
   if (subgraphs->len > 0)
-    show_graph (self, g_ptr_array_index (subgraphs, 0));
+    graft_window_show_graph (self, g_ptr_array_index (subgraphs, 0));
 }
 
 static void
@@ -228,7 +252,7 @@ parent_graph_action (GtkWidget *widget, const char *action_name, GVariant *param
   GraftGraph *graph = graft_graph_canvas_get_graph (self->canvas);
 
   if (graph != NULL && graph->parent_graph != NULL)
-    show_graph (self, graph->parent_graph);
+    graft_window_show_graph (self, graph->parent_graph);
 }
 
 static void
@@ -298,19 +322,22 @@ add_to_recent (GraftWindow *self, const char *path)
 }
 
 static void
-show_model (GraftWindow *self, GraftModel *model, const char *path)
+show_model (GraftWindow *self, GraftModel *model, const char *path, GPtrArray *diagnostics)
 {
-  g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *description = graft_model_describe (model);
   GraftGraph *graph;
 
+  graft_window_set_diagnostics (self, NULL);
   g_set_object (&self->model, model);
-  set_titles (self, basename, description);
+  graft_window_edits_set_model (self, model, path);
+  adw_window_title_set_subtitle (self->window_title, description);
+  graft_run_pane_set_model (self->run_pane, model);
   graph = graft_model_get_graph (model);
   gtk_stack_set_visible_child_name (self->main_stack, "model");
   graft_find_panel_set_graph (self->find_panel, graph);
   /* A weights-only file has no graph: the sidebar lists its tensors. */
-  show_graph (self, graph);
+  graft_window_show_graph (self, graph);
+  graft_window_set_diagnostics (self, diagnostics);
   gtk_widget_grab_focus (GTK_WIDGET (self->canvas));
   add_to_recent (self, path);
   update_action_states (self);
@@ -346,6 +373,8 @@ stop_loading_feedback (GraftWindow *self)
   update_action_states (self);
 }
 
+static void on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data);
+
 static void
 on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -360,15 +389,41 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
 
   path = g_strdup (self->loading_path);
-  stop_loading_feedback (self);
   if (model != NULL)
-    show_model (self, model, path);
-  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+    {
+      g_autofree char *basename = g_path_get_basename (path);
+      g_autofree char *label = g_strdup_printf ("Checking “%s”…", basename);
+
+      /* Shown once checked, so that no layout reads the graph while the
+       * checks write inferred shapes into it. */
+      gtk_label_set_text (self->loading_label, label);
+      graft_window_lint_async (self, model, self->load_cancellable, on_model_checked, g_object_ref (self));
+      return;
+    }
+  stop_loading_feedback (self);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
            || g_error_matches (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED))
     gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
   else
     show_load_error (self, path, error);
 
+  update_action_states (self);
+  if (self->test_plan_active)
+    graft_window_test_plan_continue (self);
+}
+
+static void
+on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GraftWindow) self = user_data;
+  g_autoptr(GPtrArray) diagnostics = graft_window_lint_finish (result, NULL);
+  g_autofree char *path = NULL;
+
+  if (g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
+    return;
+  path = g_strdup (self->loading_path);
+  stop_loading_feedback (self);
+  show_model (self, g_task_get_task_data (G_TASK (result)), path, diagnostics);
   update_action_states (self);
   if (self->test_plan_active)
     graft_window_test_plan_continue (self);
@@ -538,6 +593,9 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DIRECTION: g_value_set_string (value, self->direction); break;
     case PROP_FIND_VISIBLE: g_value_set_boolean (value, self->find_visible); break;
     case PROP_SIDEBAR_VISIBLE: g_value_set_boolean (value, self->sidebar_visible); break;
+    case PROP_DIAGNOSTICS_VISIBLE: g_value_set_boolean (value, self->diagnostics_visible); break;
+    case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
+    case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -581,6 +639,12 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
       if (set_boolean (self, &self->sidebar_visible, value, prop_id))
         gtk_widget_set_visible (GTK_WIDGET (self->sidebar), self->sidebar_visible);
       break;
+    case PROP_DIAGNOSTICS_VISIBLE: set_boolean (self, &self->diagnostics_visible, value, prop_id); break;
+    case PROP_RUN_VISIBLE:
+      if (set_boolean (self, &self->run_visible, value, prop_id))
+        graft_window_set_run_visible (self, self->run_visible);
+      break;
+    case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -609,6 +673,8 @@ graft_window_close_request (GtkWindow *window)
 {
   GraftWindow *self = GRAFT_WINDOW (window);
 
+  if (graft_window_edits_close_request (self))
+    return TRUE;
   /* A test run must leave the user's settings alone. */
   if (self->settings != NULL && !graft_test_report_enabled () && self->test_screenshot_path == NULL)
     {
@@ -648,7 +714,11 @@ graft_window_dispose (GObject *object)
   g_clear_handle_id (&self->test_timeout_id, g_source_remove);
   if (self->recent_manager != NULL)
     g_signal_handlers_disconnect_by_data (self->recent_manager, self);
+  if (self->history != NULL)
+    g_signal_handlers_disconnect_by_data (self->history, self);
+  g_clear_object (&self->history);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
+  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_object (&self->model);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
@@ -662,6 +732,8 @@ graft_window_finalize (GObject *object)
   g_clear_object (&self->recent_menu);
   g_free (self->loading_path);
   g_free (self->direction);
+  g_free (self->title_base);
+  g_free (self->save_path);
   g_strfreev (self->test_actions);
   g_free (self->test_screenshot_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);
@@ -682,6 +754,12 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("find-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SIDEBAR_VISIBLE] =
     g_param_spec_boolean ("sidebar-visible", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_DIAGNOSTICS_VISIBLE] =
+    g_param_spec_boolean ("diagnostics-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RUN_VISIBLE] =
+    g_param_spec_boolean ("run-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_TIMINGS] =
+    g_param_spec_boolean ("show-timings", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -703,6 +781,8 @@ install_actions (GtkWidgetClass *widget_class)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_test_actions (widget_class);
+  graft_window_class_add_edit_actions (widget_class);
+  graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
   gtk_widget_class_install_property_action (widget_class, "win.show-attributes", "show-attributes");
@@ -730,6 +810,15 @@ add_shortcuts (GtkWidgetClass *widget_class)
     { GDK_KEY_Up, GDK_ALT_MASK, "win.parent-graph" },
     { GDK_KEY_F9, 0, "win.show-sidebar" },
     { GDK_KEY_w, GDK_CONTROL_MASK, "window.close" },
+    { GDK_KEY_z, GDK_CONTROL_MASK, "win.undo" },
+    { GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_Z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_s, GDK_CONTROL_MASK, "win.save" },
+    { GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-as" },
+    { GDK_KEY_S, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-as" },
+    { GDK_KEY_F5, 0, "win.run" },
+    { GDK_KEY_r, GDK_CONTROL_MASK, "win.show-run" },
+    { GDK_KEY_F8, 0, "win.show-diagnostics" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bindings); i++)
@@ -756,6 +845,8 @@ graft_window_class_init (GraftWindowClass *klass)
   g_type_ensure (GRAFT_TYPE_NODE_SIDEBAR);
   g_type_ensure (GRAFT_TYPE_FIND_PANEL);
   g_type_ensure (GRAFT_TYPE_BREADCRUMBS);
+  g_type_ensure (GRAFT_TYPE_DIAGNOSTICS_PANEL);
+  g_type_ensure (GRAFT_TYPE_RUN_PANE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/graft/Graft/ui/window.ui");
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, toast_overlay);
@@ -775,6 +866,12 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, no_graph_page);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, layout_progress);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, sidebar);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_revealer);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_panel);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_count);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_button);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_paned);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_pane);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);
@@ -800,6 +897,7 @@ graft_window_init (GraftWindow *self)
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
 
   graft_window_init_files (self);
+  graft_window_init_analysis (self);
 
   update_action_states (self);
 }

@@ -1,0 +1,294 @@
+/* What the model does and what is wrong with it: the lint run after
+ * loading (on a worker thread, before the model is shown, so nothing else
+ * reads the graph meanwhile) and after every edit, its marks on the canvas
+ * and its list, and the Run pane with its timing overlay. */
+#include "window-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-report.h"
+
+static void
+lint_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  GPtrArray *diagnostics = graft_lint_model (task_data, NULL);
+
+  g_task_return_pointer (task, diagnostics, (GDestroyNotify) g_ptr_array_unref);
+}
+
+void
+graft_window_lint_async (GraftWindow *self, GraftModel *model, GCancellable *cancellable,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_task_data (task, g_object_ref (model), g_object_unref);
+  g_task_run_in_thread (task, lint_thread);
+}
+
+GPtrArray *
+graft_window_lint_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static const char *
+badge_text (const char *rule)
+{
+  if (g_str_equal (rule, "unsupported-op"))
+    return "unsupported";
+  if (g_str_equal (rule, "static-input-dim"))
+    return "static dim";
+  if (g_str_equal (rule, "baked-shape-constant"))
+    return "baked shape";
+  if (g_str_has_prefix (rule, "trace-"))
+    return "trace";
+  if (g_str_equal (rule, "control-flow"))
+    return "control flow";
+  return rule;
+}
+
+/* The timing overlay: the slowest nodes in error red, then warning, then
+ * info colours, each with its time. */
+static void
+mark_timings (GraftWindow *self, GHashTable *timings)
+{
+  GHashTableIter iter;
+  gpointer node, seconds;
+  double slowest = 0;
+
+  g_hash_table_iter_init (&iter, timings);
+  while (g_hash_table_iter_next (&iter, &node, &seconds))
+    slowest = MAX (slowest, *(double *) seconds);
+  g_hash_table_iter_init (&iter, timings);
+  while (g_hash_table_iter_next (&iter, &node, &seconds))
+    {
+      double share = slowest > 0 ? *(double *) seconds / slowest : 0;
+      g_autofree char *badge = g_strdup_printf ("%.2f ms", *(double *) seconds * 1000);
+
+      graft_graph_canvas_mark_node (self->canvas, node, share > 0.5 ? 3 : share > 0.1 ? 2 : 1, badge);
+    }
+}
+
+void
+graft_window_refresh_marks (GraftWindow *self)
+{
+  GHashTable *timings = graft_run_pane_get_timings (self->run_pane);
+  g_autoptr(GHashTable) levels = g_hash_table_new (NULL, NULL);
+
+  graft_graph_canvas_clear_marks (self->canvas);
+  if (self->show_timings && timings != NULL)
+    {
+      mark_timings (self, timings);
+      return;
+    }
+  for (guint i = 0; self->diagnostics != NULL && i < self->diagnostics->len; i++)
+    {
+      GraftDiagnostic *diagnostic = g_ptr_array_index (self->diagnostics, i);
+      guint level = diagnostic->severity + 1;
+      GraftNode *node = diagnostic->node;
+      gpointer key;
+
+      if (node == NULL && diagnostic->value != NULL && !diagnostic->value->is_graph_input)
+        node = diagnostic->value->producer;
+      key = node != NULL ? (gpointer) node : (gpointer) diagnostic->value;
+      /* The most severe problem of an item gives its colour and badge. */
+      if (key == NULL || GPOINTER_TO_UINT (g_hash_table_lookup (levels, key)) >= level)
+        continue;
+      g_hash_table_insert (levels, key, GUINT_TO_POINTER (level));
+      if (node != NULL)
+        graft_graph_canvas_mark_node (self->canvas, node, level, badge_text (diagnostic->rule));
+      else
+        graft_graph_canvas_mark_value (self->canvas, diagnostic->value, level, badge_text (diagnostic->rule));
+    }
+}
+
+void
+graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
+{
+  guint n = diagnostics != NULL ? diagnostics->len : 0;
+  guint n_errors = 0;
+  g_autofree char *count = NULL;
+
+  if (diagnostics != NULL)
+    g_ptr_array_ref (diagnostics);
+  graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
+  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  self->diagnostics = diagnostics;
+  for (guint i = 0; i < n; i++)
+    if (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->severity == GRAFT_SEVERITY_ERROR)
+      n_errors++;
+  count = g_strdup_printf ("%u", n);
+  gtk_label_set_text (self->diagnostics_count, count);
+  gtk_widget_set_visible (self->diagnostics_button, diagnostics != NULL);
+  if (n_errors > 0)
+    gtk_widget_add_css_class (self->diagnostics_button, "error");
+  else
+    gtk_widget_remove_css_class (self->diagnostics_button, "error");
+  graft_window_refresh_marks (self);
+}
+
+gboolean
+graft_window_analysis_is_busy (GraftWindow *self)
+{
+  return graft_run_pane_is_running (self->run_pane);
+}
+
+void
+graft_window_report_analysis (GraftWindow *self)
+{
+  g_autofree char *summary = graft_diagnostics_panel_dup_summary (self->diagnostics_panel);
+  g_autofree char *outputs = graft_run_pane_dup_summary (self->run_pane);
+
+  graft_test_report ("diagnostics-count", "%s", gtk_label_get_text (self->diagnostics_count));
+  graft_test_report ("diagnostics-shown", "%u", graft_diagnostics_panel_get_n_shown (self->diagnostics_panel));
+  graft_test_report ("diagnostics", "%s", summary);
+  graft_test_report ("diagnostics-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->diagnostics_panel)));
+  graft_test_report ("canvas-marked", "%u", graft_graph_canvas_get_n_marked (self->canvas));
+  graft_test_report ("run-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->run_pane)));
+  graft_test_report ("run-status", "%s", graft_run_pane_get_status (self->run_pane));
+  graft_test_report ("run-outputs", "%s", outputs);
+}
+
+/* ---------- Run pane ---------- */
+
+void
+graft_window_set_run_visible (GraftWindow *self, gboolean visible)
+{
+  int height = gtk_widget_get_height (GTK_WIDGET (self->run_paned));
+
+  self->run_visible = visible;
+  gtk_widget_set_visible (GTK_WIDGET (self->run_pane), visible);
+  if (visible && height > 0)
+    gtk_paned_set_position (self->run_paned, MAX (height - 300, height / 2));
+}
+
+static void
+run_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  if (self->model == NULL)
+    return;
+  g_object_set (self, "run-visible", TRUE, NULL);
+  graft_run_pane_start (self->run_pane);
+}
+
+static void
+cancel_run_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  gtk_widget_activate_action (GTK_WIDGET (GRAFT_WINDOW (widget)->run_pane), "run.cancel", NULL);
+}
+
+/* "batch=4": sets the dim for random inputs. */
+static gboolean
+apply_dim_setting (GraftWindow *self, const char *setting)
+{
+  const char *eq = strchr (setting, '=');
+  g_autofree char *symbol = eq != NULL ? g_strndup (setting, eq - setting) : NULL;
+  char *end = NULL;
+  gint64 value = eq != NULL ? g_ascii_strtoll (eq + 1, &end, 10) : -1;
+
+  if (symbol == NULL || symbol[0] == '\0' || end == eq + 1 || *end != '\0' || value < 0)
+    {
+      g_autofree char *message = g_strdup_printf ("“%s” is not NAME=VALUE", setting);
+
+      graft_window_show_toast (self, message);
+      graft_test_report ("action-error", "%s", message);
+      return FALSE;
+    }
+  graft_run_pane_set_dim (self->run_pane, symbol, value);
+  return TRUE;
+}
+
+static void
+set_run_dim_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  apply_dim_setting (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+/* After making a dim dynamic: run with a size other than the traced one. */
+static void
+run_new_shape_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  if (self->model != NULL && apply_dim_setting (self, g_variant_get_string (parameter, NULL)))
+    run_action (widget, "win.run", NULL);
+}
+
+static void
+save_outputs_to_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  gtk_widget_activate_action_variant (GTK_WIDGET (GRAFT_WINDOW (widget)->run_pane), "run.save-outputs-to", parameter);
+}
+
+static void
+save_outputs_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  g_object_set (self, "run-visible", TRUE, NULL);
+  gtk_widget_activate_action (GTK_WIDGET (self->run_pane), "run.save-outputs", NULL);
+}
+
+static void
+on_run_finished (GraftWindow *self)
+{
+  graft_window_update_action_states (self);
+  if (self->show_timings)
+    graft_window_refresh_marks (self);
+  graft_test_report ("run-finished", "%s", graft_run_pane_get_status (self->run_pane));
+}
+
+static void
+on_run_running (GraftWindow *self)
+{
+  graft_window_update_action_states (self);
+}
+
+/* "static-input-dim" or "static-input-dim:warning", ":error" alone... */
+static void
+filter_diagnostics_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_auto(GStrv) parts = g_strsplit (g_variant_get_string (parameter, NULL), ":", 2);
+  GraftSeverity severity = GRAFT_SEVERITY_INFO;
+
+  if (parts[0] != NULL && parts[1] != NULL)
+    severity = g_str_equal (parts[1], "error") ? GRAFT_SEVERITY_ERROR
+             : g_str_equal (parts[1], "warning") ? GRAFT_SEVERITY_WARNING : GRAFT_SEVERITY_INFO;
+  g_object_set (self, "diagnostics-visible", TRUE, NULL);
+  graft_diagnostics_panel_set_filter (self->diagnostics_panel, parts[0], severity);
+}
+
+static void
+on_diagnostics_visible (GraftWindow *self)
+{
+  gtk_revealer_set_reveal_child (self->diagnostics_revealer, self->diagnostics_visible);
+}
+
+void
+graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.run", NULL, run_action);
+  gtk_widget_class_install_action (widget_class, "win.cancel-run", NULL, cancel_run_action);
+  gtk_widget_class_install_action (widget_class, "win.set-run-dim", "s", set_run_dim_action);
+  gtk_widget_class_install_action (widget_class, "win.run-new-shape", "s", run_new_shape_action);
+  gtk_widget_class_install_action (widget_class, "win.save-outputs", NULL, save_outputs_action);
+  gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);
+  gtk_widget_class_install_action (widget_class, "win.filter-diagnostics", "s", filter_diagnostics_action);
+  gtk_widget_class_install_property_action (widget_class, "win.show-diagnostics", "diagnostics-visible");
+  gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
+  gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
+}
+
+void
+graft_window_init_analysis (GraftWindow *self)
+{
+  g_signal_connect_swapped (self->run_pane, "run-finished", G_CALLBACK (on_run_finished), self);
+  g_signal_connect_swapped (self->run_pane, "notify::running", G_CALLBACK (on_run_running), self);
+  g_signal_connect_swapped (self, "notify::diagnostics-visible", G_CALLBACK (on_diagnostics_visible), self);
+  g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);
+}

@@ -1,0 +1,448 @@
+/* Rewriting the model: undoable edits through model/edit, the title's
+ * unsaved-changes mark, Save and Save As through the atomic ONNX writer,
+ * and the question when closing with unsaved changes. */
+#include "window-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/writer.h"
+#include "test-report.h"
+
+void
+graft_window_update_title (GraftWindow *self)
+{
+  gboolean modified = self->history != NULL && graft_edit_history_is_modified (self->history);
+  const char *base = self->title_base != NULL ? self->title_base : "Graft";
+  g_autofree char *title = modified ? g_strdup_printf ("• %s", base) : g_strdup (base);
+  g_autofree char *window_title = g_strdup_printf ("%s — Graft", title);
+
+  adw_window_title_set_title (self->window_title, title);
+  gtk_window_set_title (GTK_WINDOW (self), window_title);
+}
+
+static void
+on_history_changed (GraftWindow *self)
+{
+  graft_window_update_title (self);
+  graft_window_update_action_states (self);
+}
+
+void
+graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path)
+{
+  if (self->history != NULL)
+    g_signal_handlers_disconnect_by_data (self->history, self);
+  g_clear_object (&self->history);
+  g_clear_pointer (&self->title_base, g_free);
+  g_clear_pointer (&self->save_path, g_free);
+  self->close_confirmed = FALSE;
+  if (model != NULL)
+    {
+      self->history = graft_edit_history_new (model);
+      g_signal_connect_swapped (self->history, "changed", G_CALLBACK (on_history_changed), self);
+      self->title_base = g_path_get_basename (path);
+    }
+  graft_window_update_title (self);
+}
+
+/* The graph object was replaced: show the new one, check it again, and
+ * let the Run pane plan it anew. */
+static void
+after_model_changed (GraftWindow *self)
+{
+  g_autoptr(GPtrArray) diagnostics = graft_lint_model (self->model, NULL);
+
+  /* Node pointers of the old graph are gone: drop them before anything
+   * looks at them. */
+  graft_window_set_diagnostics (self, NULL);
+  graft_window_show_graph (self, graft_model_get_graph (self->model));
+  graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
+  graft_run_pane_set_model (self->run_pane, self->model);
+  graft_window_set_diagnostics (self, diagnostics);
+  graft_window_update_title (self);
+}
+
+static void
+show_edit_error (GraftWindow *self, const char *heading, const GError *error)
+{
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, error->message);
+
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  gtk_window_present (GTK_WINDOW (dialog));
+  graft_test_report ("edit-error", "%s", error->message);
+}
+
+static gboolean
+edits_allowed (GraftWindow *self)
+{
+  if (self->history == NULL)
+    return FALSE;
+  if (graft_run_pane_is_running (self->run_pane))
+    {
+      graft_window_show_toast (self, "Wait for the run to finish, or cancel it, before editing");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
+{
+  g_autoptr(GError) error = NULL;
+  GPtrArray *notes;
+  g_autoptr(GString) joined = g_string_new (NULL);
+
+  if (!edits_allowed (self))
+    return;
+  if (!graft_edit_history_apply (self->history, edit, &error))
+    {
+      show_edit_error (self, "Could Not Change the Model", error);
+      return;
+    }
+  after_model_changed (self);
+  notes = graft_edit_get_notes (edit);
+  for (guint i = 0; notes != NULL && i < notes->len; i++)
+    g_string_append_printf (joined, "%s%s", i > 0 ? "; " : "", (char *) g_ptr_array_index (notes, i));
+  graft_test_report ("edit", "%s", graft_edit_get_description (edit));
+  graft_test_report ("edit-notes", "%s", joined->str);
+  if (symbol != NULL)
+    {
+      /* Proving the fix: the traced size was usually 1 or 2. */
+      g_autofree char *title = g_strdup_printf ("%s — run it with %s = 4?", graft_edit_get_description (edit), symbol);
+      g_autofree char *target = g_strdup_printf ("%s=4", symbol);
+      AdwToast *toast = adw_toast_new (title);
+
+      adw_toast_set_button_label (toast, "Run with New Shape");
+      adw_toast_set_action_name (toast, "win.run-new-shape");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (target));
+      adw_toast_set_timeout (toast, 10);
+      adw_toast_overlay_add_toast (self->toast_overlay, toast);
+    }
+  else
+    graft_window_show_toast (self, graft_edit_get_description (edit));
+}
+
+/* "input:0=batch" */
+static void
+make_dynamic_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *spec = g_variant_get_string (parameter, NULL);
+  const char *eq = strrchr (spec, '=');
+  const char *colon = NULL;
+  g_autofree char *input = NULL;
+  g_autoptr(GraftEdit) edit = NULL;
+  char *end = NULL;
+  long axis = -1;
+
+  for (const char *p = spec; eq != NULL && p < eq; p++)
+    if (*p == ':')
+      colon = p;
+  if (colon != NULL)
+    axis = strtol (colon + 1, &end, 10);
+  if (colon == NULL || end != eq || axis < 0 || eq[1] == '\0')
+    {
+      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT:AXIS=NAME", spec);
+
+      graft_window_show_toast (self, message);
+      graft_test_report ("edit-error", "%s", message);
+      return;
+    }
+  input = g_strndup (spec, colon - spec);
+  edit = graft_edit_new_make_dim_dynamic (input, (int) axis, eq + 1);
+  apply_edit (self, edit, eq + 1);
+}
+
+/* "input=1x3x224x224" */
+static void
+set_shape_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *spec = g_variant_get_string (parameter, NULL);
+  const char *eq = strrchr (spec, '=');
+  g_autofree char *input = eq != NULL ? g_strndup (spec, eq - spec) : NULL;
+  g_auto(GStrv) parts = eq != NULL ? g_strsplit (eq + 1, "x", -1) : NULL;
+  g_autoptr(GArray) dims = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr(GraftEdit) edit = NULL;
+
+  for (guint i = 0; parts != NULL && parts[i] != NULL; i++)
+    {
+      char *end = NULL;
+      gint64 dim = g_ascii_strtoll (parts[i], &end, 10);
+
+      if (end == parts[i] || *end != '\0' || dim < 0)
+        {
+          g_clear_pointer (&input, g_free);
+          break;
+        }
+      g_array_append_val (dims, dim);
+    }
+  if (input == NULL || input[0] == '\0' || dims->len == 0)
+    {
+      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT=D1xD2x…", spec);
+
+      graft_window_show_toast (self, message);
+      graft_test_report ("edit-error", "%s", message);
+      return;
+    }
+  edit = graft_edit_new_set_input_shape (input, dims->len, (gint64 *) dims->data);
+  apply_edit (self, edit, NULL);
+}
+
+static void
+undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  gboolean undo = g_str_equal (action_name, "win.undo");
+  g_autofree char *description = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean ok;
+
+  if (!edits_allowed (self))
+    return;
+  description = g_strdup (undo ? graft_edit_history_get_undo_description (self->history)
+                               : graft_edit_history_get_redo_description (self->history));
+  if (description == NULL)
+    return;
+  ok = undo ? graft_edit_history_undo (self->history, &error) : graft_edit_history_redo (self->history, &error);
+  if (!ok)
+    {
+      show_edit_error (self, undo ? "Could Not Undo" : "Could Not Redo", error);
+      return;
+    }
+  after_model_changed (self);
+  {
+    g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
+
+    graft_window_show_toast (self, message);
+    graft_test_report (undo ? "undo" : "redo", "%s", description);
+  }
+}
+
+/* ---------- saving ---------- */
+
+static gboolean
+is_source_file (GraftWindow *self, const char *path)
+{
+  const char *source = graft_model_get_path (self->model);
+  g_autoptr(GFile) a = NULL;
+  g_autoptr(GFile) b = NULL;
+
+  if (source == NULL)
+    return FALSE;
+  a = g_file_new_for_path (source);
+  b = g_file_new_for_path (path);
+  return g_file_equal (a, b);
+}
+
+static void
+close_now (GraftWindow *self)
+{
+  self->close_confirmed = TRUE;
+  gtk_window_close (GTK_WINDOW (self));
+}
+
+static gboolean
+write_model (GraftWindow *self, const char *path, gboolean overwrite_source)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *basename = g_path_get_basename (path);
+
+  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+    {
+      g_autofree char *body = g_strdup_printf ("Graft saves ONNX files only, and this is a %s model: its "
+                                               "aten:: and prim:: operators have no ONNX form yet. Export it "
+                                               "with torch.onnx.export, open the .onnx file and edit that.",
+                                               graft_model_format_to_string (graft_model_get_format (self->model)));
+      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Cannot Save This Model", body);
+
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+      gtk_window_present (GTK_WINDOW (dialog));
+      graft_test_report ("save-error", "%s", body);
+      return FALSE;
+    }
+  if (!graft_onnx_write_file (self->model, path,
+                              overwrite_source ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error))
+    {
+      g_autofree char *heading = g_strdup_printf ("Could Not Save “%s”", basename);
+      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, error->message);
+
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+      gtk_window_present (GTK_WINDOW (dialog));
+      graft_test_report ("save-error", "%s", error->message);
+      return FALSE;
+    }
+  g_free (self->save_path);
+  self->save_path = g_strdup (path);
+  g_free (self->title_base);
+  self->title_base = g_strdup (basename);
+  graft_edit_history_mark_saved (self->history);
+  {
+    g_autofree char *message = g_strdup_printf ("Saved “%s”", basename);
+
+    graft_window_show_toast (self, message);
+  }
+  graft_test_report ("saved", "%s", path);
+  if (self->close_after_save)
+    close_now (self);
+  return TRUE;
+}
+
+static void
+on_replace_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+{
+  const char *path = g_object_get_data (G_OBJECT (dialog), "graft-path");
+
+  if (g_str_equal (response, "replace"))
+    write_model (self, path, TRUE);
+  else
+    self->close_after_save = FALSE;
+}
+
+/* The opened file is replaced only after the user says so. */
+static void
+save_to (GraftWindow *self, const char *path)
+{
+  if (is_source_file (self, path))
+    {
+      g_autofree char *basename = g_path_get_basename (path);
+      g_autofree char *heading = g_strdup_printf ("Replace the Original “%s”?", basename);
+      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+                                                  "This is the file the model was opened from. Its old "
+                                                  "content will be lost; Save As keeps it.");
+
+      adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "replace", "_Replace", NULL);
+      adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "replace",
+                                                  ADW_RESPONSE_DESTRUCTIVE);
+      adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+      g_object_set_data_full (G_OBJECT (dialog), "graft-path", g_strdup (path), g_free);
+      g_signal_connect (dialog, "response", G_CALLBACK (on_replace_response), self);
+      gtk_window_present (GTK_WINDOW (dialog));
+      return;
+    }
+  write_model (self, path, FALSE);
+}
+
+static void
+on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
+{
+  g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+  g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+  if (path != NULL && !g_str_has_suffix (path, ".onnx"))
+    {
+      char *with_suffix = g_strconcat (path, ".onnx", NULL);
+
+      g_free (path);
+      path = with_suffix;
+    }
+  if (path != NULL)
+    save_to (self, path);
+  else
+    self->close_after_save = FALSE;
+  g_object_unref (dialog);
+}
+
+static void
+save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  const char *source = graft_model_get_path (self->model);
+  g_autofree char *basename = g_path_get_basename (source != NULL ? source : "model.onnx");
+  g_autofree char *suggestion = NULL;
+  char *dot = strrchr (basename, '.');
+  GtkFileChooserNative *dialog;
+
+  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+    {
+      write_model (self, "", FALSE);  /* explains why */
+      return;
+    }
+  if (dot != NULL && dot != basename)
+    *dot = '\0';
+  suggestion = g_strconcat (basename, "-edited.onnx", NULL);
+  gtk_file_filter_set_name (filter, "ONNX Models");
+  gtk_file_filter_add_pattern (filter, "*.onnx");
+  dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                        "_Save", "_Cancel");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_save_as_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* Scripts and tests name the file. */
+static void
+save_as_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  save_to (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
+save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *path = self->save_path != NULL ? self->save_path : graft_model_get_path (self->model);
+
+  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX || path == NULL)
+    save_as_action (widget, "win.save-as", NULL);
+  else
+    save_to (self, path);
+}
+
+/* ---------- closing ---------- */
+
+static void
+on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+{
+  if (g_str_equal (response, "discard"))
+    close_now (self);
+  else if (g_str_equal (response, "save"))
+    {
+      /* Saving over the opened file asks again; a file saved before
+       * in this session is written at once. */
+      self->close_after_save = TRUE;
+      if (self->save_path != NULL && !is_source_file (self, self->save_path))
+        write_model (self, self->save_path, FALSE);
+      else
+        save_as_action (GTK_WIDGET (self), "win.save-as", NULL);
+    }
+}
+
+gboolean
+graft_window_edits_close_request (GraftWindow *self)
+{
+  g_autofree char *heading = NULL;
+  GtkWidget *dialog;
+
+  if (self->close_confirmed || self->history == NULL || !graft_edit_history_is_modified (self->history))
+    return FALSE;
+  heading = g_strdup_printf ("Save Changes to “%s”?", self->title_base);
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+                                   "The model was changed. Unsaved changes are lost when the window closes.");
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "discard", "_Discard",
+                                    "save", "_Save As…", NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "save", ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "save");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
+  gtk_window_present (GTK_WINDOW (dialog));
+  graft_test_report ("close-question", "%s", heading);
+  return TRUE;
+}
+
+void
+graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "win.make-dynamic", "s", make_dynamic_action);
+  gtk_widget_class_install_action (widget_class, "win.set-shape", "s", set_shape_action);
+  gtk_widget_class_install_action (widget_class, "win.undo", NULL, undo_redo_action);
+  gtk_widget_class_install_action (widget_class, "win.redo", NULL, undo_redo_action);
+  gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);
+  gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
+  gtk_widget_class_install_action (widget_class, "win.save-as-path", "s", save_as_path_action);
+}

@@ -1,0 +1,332 @@
+#include "diagnostics-panel.h"
+
+#include <string.h>
+
+struct _GraftDiagnosticsPanel
+{
+  GtkWidget parent_instance;
+
+  GtkDropDown *rule_dropdown;
+  GtkDropDown *severity_dropdown;
+  GtkLabel *status_label;
+  GtkListBox *rows;
+
+  GPtrArray *diagnostics;   /* GraftDiagnostic*, borrowed from the caller's array */
+  GtkStringList *rules;     /* "All Rules", then the rules present */
+  GPtrArray *listed;        /* GraftDiagnostic* of the rows, in order */
+  char *rule_filter;        /* NULL: all; "trace-*": a prefix */
+  GraftSeverity min_severity;
+  gboolean updating;
+};
+
+G_DEFINE_FINAL_TYPE (GraftDiagnosticsPanel, graft_diagnostics_panel, GTK_TYPE_WIDGET)
+
+enum {
+  SIGNAL_ITEM_ACTIVATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+const char *
+graft_diagnostics_default_symbol (int axis)
+{
+  return axis == 0 ? "batch" : "sequence";
+}
+
+static gboolean
+rule_matches (const char *filter, const char *rule)
+{
+  gsize len;
+
+  if (filter == NULL || filter[0] == '\0')
+    return TRUE;
+  len = strlen (filter);
+  if (filter[len - 1] == '*')
+    return strncmp (filter, rule, len - 1) == 0;
+  return strcmp (filter, rule) == 0;
+}
+
+static const char *
+severity_icon (GraftSeverity severity)
+{
+  switch (severity)
+    {
+    case GRAFT_SEVERITY_ERROR: return "dialog-error-symbolic";
+    case GRAFT_SEVERITY_WARNING: return "dialog-warning-symbolic";
+    default: return "dialog-information-symbolic";
+    }
+}
+
+static GtkWidget *
+make_row (const GraftDiagnostic *diagnostic)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  GtkWidget *icon = gtk_image_new_from_icon_name (severity_icon (diagnostic->severity));
+  GtkWidget *text = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  g_autofree char *heading = NULL;
+  GtkWidget *title, *message;
+
+  gtk_widget_add_css_class (box, "diagnostic-row");
+  gtk_widget_add_css_class (icon, graft_severity_to_string (diagnostic->severity));
+  gtk_widget_set_valign (icon, GTK_ALIGN_START);
+  gtk_box_append (GTK_BOX (box), icon);
+
+  if (diagnostic->node_name != NULL)
+    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->node_name);
+  else if (diagnostic->value != NULL)
+    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->value->name);
+  else
+    heading = g_strdup (diagnostic->rule);
+  title = gtk_label_new (heading);
+  gtk_label_set_xalign (GTK_LABEL (title), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_set_tooltip_text (title, heading);
+  gtk_widget_add_css_class (title, "heading");
+  message = gtk_label_new (diagnostic->message);
+  gtk_label_set_xalign (GTK_LABEL (message), 0);
+  gtk_label_set_wrap (GTK_LABEL (message), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (message), PANGO_WRAP_WORD_CHAR);
+  /* Wrapped labels ask for their natural (unwrapped) width otherwise. */
+  gtk_label_set_max_width_chars (GTK_LABEL (message), 30);
+  gtk_widget_add_css_class (message, "caption");
+  gtk_widget_set_hexpand (text, TRUE);
+  gtk_box_append (GTK_BOX (text), title);
+  gtk_box_append (GTK_BOX (text), message);
+
+  if (diagnostic->input != NULL && diagnostic->axis >= 0)
+    {
+      g_autofree char *target = g_strdup_printf ("%s:%d=%s", diagnostic->input->name, diagnostic->axis,
+                                                 graft_diagnostics_default_symbol (diagnostic->axis));
+      g_autofree char *tooltip = g_strdup_printf ("Make %s:%d the dynamic dimension “%s”",
+                                                  diagnostic->input->name, diagnostic->axis,
+                                                  graft_diagnostics_default_symbol (diagnostic->axis));
+      GtkWidget *button = gtk_button_new_with_mnemonic ("Make _Dynamic");
+
+      gtk_widget_set_halign (button, GTK_ALIGN_START);
+      gtk_widget_set_margin_top (button, 4);
+      gtk_widget_set_tooltip_text (button, tooltip);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.make-dynamic");
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", target);
+      gtk_widget_add_css_class (button, "pill");
+      gtk_widget_add_css_class (button, "small");
+      gtk_box_append (GTK_BOX (text), button);
+    }
+  gtk_box_append (GTK_BOX (box), text);
+  return box;
+}
+
+/* gtk_list_box_remove_all() is GTK 4.12; Graft targets 4.8. */
+static void
+remove_all_rows (GtkListBox *list)
+{
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))) != NULL)
+    gtk_list_box_remove (list, child);
+}
+
+static void
+refresh_rows (GraftDiagnosticsPanel *self)
+{
+  guint total = self->diagnostics != NULL ? self->diagnostics->len : 0;
+  g_autofree char *status = NULL;
+
+  remove_all_rows (self->rows);
+  g_ptr_array_set_size (self->listed, 0);
+  for (guint i = 0; i < total; i++)
+    {
+      GraftDiagnostic *diagnostic = g_ptr_array_index (self->diagnostics, i);
+
+      if (diagnostic->severity < self->min_severity || !rule_matches (self->rule_filter, diagnostic->rule))
+        continue;
+      g_ptr_array_add (self->listed, diagnostic);
+      gtk_list_box_append (self->rows, make_row (diagnostic));
+    }
+  if (self->diagnostics == NULL)
+    status = g_strdup ("No model checked");
+  else if (total == 0)
+    status = g_strdup ("No problems found");
+  else if (self->listed->len == total)
+    status = g_strdup_printf (g_dngettext (NULL, "%u problem", "%u problems", total), total);
+  else
+    status = g_strdup_printf ("%u of %u problems shown", self->listed->len, total);
+  gtk_label_set_text (self->status_label, status);
+}
+
+static void
+rebuild_rule_list (GraftDiagnosticsPanel *self)
+{
+  g_autoptr(GPtrArray) rules = g_ptr_array_new ();
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->rules));
+
+  for (guint i = 0; self->diagnostics != NULL && i < self->diagnostics->len; i++)
+    {
+      const char *rule = ((GraftDiagnostic *) g_ptr_array_index (self->diagnostics, i))->rule;
+
+      if (!g_ptr_array_find_with_equal_func (rules, rule, g_str_equal, NULL))
+        g_ptr_array_add (rules, (gpointer) rule);
+    }
+  g_ptr_array_add (rules, NULL);
+  self->updating = TRUE;
+  gtk_string_list_splice (self->rules, 1, n - 1, (const char *const *) rules->pdata);
+  gtk_drop_down_set_selected (self->rule_dropdown, 0);
+  self->updating = FALSE;
+}
+
+static void
+on_filter_changed (GraftDiagnosticsPanel *self)
+{
+  guint rule = gtk_drop_down_get_selected (self->rule_dropdown);
+  guint severity = gtk_drop_down_get_selected (self->severity_dropdown);
+
+  if (self->updating)
+    return;
+  g_clear_pointer (&self->rule_filter, g_free);
+  if (rule != GTK_INVALID_LIST_POSITION && rule > 0)
+    self->rule_filter = g_strdup (gtk_string_list_get_string (self->rules, rule));
+  self->min_severity = severity == 2 ? GRAFT_SEVERITY_ERROR
+                     : severity == 1 ? GRAFT_SEVERITY_WARNING : GRAFT_SEVERITY_INFO;
+  refresh_rows (self);
+}
+
+static void
+on_row_activated (GtkListBox *list, GtkListBoxRow *row, GraftDiagnosticsPanel *self)
+{
+  int index = gtk_list_box_row_get_index (row);
+  GraftDiagnostic *diagnostic;
+
+  if (index < 0 || (guint) index >= self->listed->len)
+    return;
+  diagnostic = g_ptr_array_index (self->listed, index);
+  g_signal_emit (self, signals[SIGNAL_ITEM_ACTIVATED], 0, diagnostic->node,
+                 diagnostic->node == NULL ? diagnostic->value : NULL);
+}
+
+void
+graft_diagnostics_panel_set_diagnostics (GraftDiagnosticsPanel *self, GPtrArray *diagnostics)
+{
+  g_return_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self));
+
+  if (diagnostics != NULL)
+    g_ptr_array_ref (diagnostics);
+  g_ptr_array_set_size (self->listed, 0);
+  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  self->diagnostics = diagnostics;
+  rebuild_rule_list (self);
+  on_filter_changed (self);
+}
+
+void
+graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char *rule, GraftSeverity min_severity)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->rules));
+  guint position = 0;
+
+  g_return_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self));
+  for (guint i = 1; rule != NULL && rule[0] != '\0' && i < n; i++)
+    if (g_strcmp0 (gtk_string_list_get_string (self->rules, i), rule) == 0)
+      position = i;
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (self->rule_dropdown, position);
+  gtk_drop_down_set_selected (self->severity_dropdown, min_severity == GRAFT_SEVERITY_ERROR ? 2
+                                                       : min_severity == GRAFT_SEVERITY_WARNING ? 1 : 0);
+  self->updating = FALSE;
+  on_filter_changed (self);
+  /* A prefix ("trace-*") or a rule not present is not in the list. */
+  if (position == 0 && rule != NULL && rule[0] != '\0')
+    {
+      g_free (self->rule_filter);
+      self->rule_filter = g_strdup (rule);
+      refresh_rows (self);
+    }
+}
+
+guint
+graft_diagnostics_panel_get_n_shown (GraftDiagnosticsPanel *self)
+{
+  g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), 0);
+  return self->listed->len;
+}
+
+char *
+graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self)
+{
+  GString *summary = g_string_new (NULL);
+
+  g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), NULL);
+  for (guint i = 0; i < self->listed->len; i++)
+    {
+      GraftDiagnostic *diagnostic = g_ptr_array_index (self->listed, i);
+
+      g_string_append_printf (summary, "%s%s %s %s", i > 0 ? "|" : "", graft_severity_to_string (diagnostic->severity),
+                              diagnostic->rule, diagnostic->node_name != NULL ? diagnostic->node_name
+                                                : diagnostic->value != NULL ? diagnostic->value->name : "-");
+    }
+  return g_string_free (summary, FALSE);
+}
+
+static void
+graft_diagnostics_panel_dispose (GObject *object)
+{
+  GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (object);
+  GtkWidget *child;
+
+  g_clear_pointer (&self->listed, g_ptr_array_unref);
+  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_DIAGNOSTICS_PANEL);
+  /* The template's root box is not a bound child: unparent it ourselves. */
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+  g_clear_object (&self->rules);
+  G_OBJECT_CLASS (graft_diagnostics_panel_parent_class)->dispose (object);
+}
+
+static void
+graft_diagnostics_panel_finalize (GObject *object)
+{
+  g_free (GRAFT_DIAGNOSTICS_PANEL (object)->rule_filter);
+  G_OBJECT_CLASS (graft_diagnostics_panel_parent_class)->finalize (object);
+}
+
+static void
+graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = graft_diagnostics_panel_dispose;
+  object_class->finalize = graft_diagnostics_panel_finalize;
+
+  signals[SIGNAL_ITEM_ACTIVATED] =
+    g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_POINTER);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/graft/Graft/ui/diagnostics-panel.ui");
+  gtk_widget_class_bind_template_child (widget_class, GraftDiagnosticsPanel, rule_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, GraftDiagnosticsPanel, severity_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, GraftDiagnosticsPanel, status_label);
+  gtk_widget_class_bind_template_child (widget_class, GraftDiagnosticsPanel, rows);
+  gtk_widget_class_bind_template_callback (widget_class, on_filter_changed);
+  gtk_widget_class_bind_template_callback (widget_class, on_row_activated);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "diagnosticspanel");
+}
+
+static void
+graft_diagnostics_panel_init (GraftDiagnosticsPanel *self)
+{
+  const char *first[] = { "All Rules", NULL };
+
+  self->listed = g_ptr_array_new ();
+  self->rules = gtk_string_list_new (first);
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (self->rules));
+  refresh_rows (self);
+}
+
+GtkWidget *
+graft_diagnostics_panel_new (void)
+{
+  return g_object_new (GRAFT_TYPE_DIAGNOSTICS_PANEL, NULL);
+}

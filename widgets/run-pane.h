@@ -1,0 +1,46 @@
+/* The Run pane: runs the shown model in Graft's CPU runtime.
+ *
+ * Each graph input is fed random data (a seed, and a value for each
+ * symbolic dim) or a .npy/.pb file; the run happens on a worker thread
+ * with progress and Cancel; each output is listed with its dtype, shape
+ * and min/max/mean, and the outputs can be saved as .npy files. Unsupported
+ * operators are listed before anything runs.
+ *
+ * Actions (on the pane): run.start, run.cancel, run.save-outputs (file
+ * chooser), run.save-outputs-to(s) (a folder). */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "ir/model.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_RUN_PANE (graft_run_pane_get_type ())
+G_DECLARE_FINAL_TYPE (GraftRunPane, graft_run_pane, GRAFT, RUN_PANE, GtkWidget)
+
+GtkWidget *graft_run_pane_new (void);
+
+/* The model to run (NULL clears). Call again after every edit: the plan
+ * and the input rows are rebuilt, a running run is cancelled. */
+void graft_run_pane_set_model (GraftRunPane *self, GraftModel *model);
+
+/* The value used for a symbolic dim in random inputs. */
+void graft_run_pane_set_dim (GraftRunPane *self, const char *symbol, gint64 value);
+/* Feeds input from a .npy or .pb file (NULL: back to random data). */
+void graft_run_pane_set_input_file (GraftRunPane *self, const char *input, const char *path);
+void graft_run_pane_set_seed (GraftRunPane *self, guint seed);
+void graft_run_pane_set_threads (GraftRunPane *self, guint threads);
+
+void graft_run_pane_start (GraftRunPane *self);
+gboolean graft_run_pane_is_running (GraftRunPane *self);
+
+/* After a successful run: "name dtype[shape] min= max= mean=" per output,
+ * "|"-separated; the status line otherwise. */
+char *graft_run_pane_dup_summary (GraftRunPane *self);
+const char *graft_run_pane_get_status (GraftRunPane *self);
+
+/* Per-node seconds of the last run: GraftNode* → double* (NULL before any
+ * run). Borrowed until the next run or set_model. */
+GHashTable *graft_run_pane_get_timings (GraftRunPane *self);
+
+G_END_DECLS
