@@ -202,6 +202,23 @@ apply_dim_setting (GraftWindow *self, const char *setting)
   return TRUE;
 }
 
+/* "input=PATH": feeds a .npy or .pb file; "input=" goes back to random data. */
+static void
+set_run_input_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *setting = g_variant_get_string (parameter, NULL);
+  const char *eq = strchr (setting, '=');
+  g_autofree char *input = eq != NULL ? g_strndup (setting, eq - setting) : NULL;
+
+  if (input == NULL)
+    {
+      graft_test_report ("action-error", "“%s” is not INPUT=PATH", setting);
+      return;
+    }
+  graft_run_pane_set_input_file (self->run_pane, input, eq[1] != '\0' ? eq + 1 : NULL);
+}
+
 static void
 set_run_dim_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -275,6 +292,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.run", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-run", NULL, cancel_run_action);
   gtk_widget_class_install_action (widget_class, "win.set-run-dim", "s", set_run_dim_action);
+  gtk_widget_class_install_action (widget_class, "win.set-run-input", "s", set_run_input_action);
   gtk_widget_class_install_action (widget_class, "win.run-new-shape", "s", run_new_shape_action);
   gtk_widget_class_install_action (widget_class, "win.save-outputs", NULL, save_outputs_action);
   gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);

@@ -56,7 +56,7 @@ graft_window_update_action_states (GraftWindow *self)
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
     "win.show-diagnostics", "win.show-run", "win.show-timings", "win.set-run-dim", "win.filter-diagnostics",
-    "win.save-outputs", "win.save-outputs-to",
+    "win.save-outputs", "win.save-outputs-to", "win.set-run-input",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)

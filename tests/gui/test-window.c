@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "loader.h"
+#include "runtime/npy.h"
 #include "gui-fixtures.h"
 
 #define EXPECTED_WIDTH 1200
@@ -713,6 +714,228 @@ test_recent_models (void)
   g_assert_cmpstr (report_get (second, "recent"), ==, "tiny-cnn.onnx");
 }
 
+
+/* Every value a key had, in report order (a run with several screenshots
+ * reports the window state once per picture). */
+static GStrv
+report_get_all (Run *run, const char *key)
+{
+  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autofree char *prefix = g_strconcat (key, "=", NULL);
+
+  g_assert_true (g_file_get_contents (run->report_path, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], prefix))
+      g_strv_builder_add (values, lines[i] + strlen (prefix));
+  return g_strv_builder_end (values);
+}
+
+static char *
+screenshot_action (const char *name)
+{
+  g_autofree char *dir = screenshot_dir ();
+  g_autofree char *file = g_strconcat (name, ".png", NULL);
+  g_autofree char *path = g_build_filename (dir, file, NULL);
+
+  return g_strconcat ("--action=win.screenshot::", path, NULL);
+}
+
+/* A copy of the static-batch model in a scratch folder, so saving next to
+ * it or over it touches nothing else. */
+static char *
+static_batch_copy (char **dir)
+{
+  g_autofree char *fixture = generated_fixture ("make-static-batch-model.py", "static-batch.onnx");
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  char *path;
+
+  *dir = g_dir_make_tmp ("graft-edit-XXXXXX", NULL);
+  path = g_build_filename (*dir, "static-batch.onnx", NULL);
+  g_assert_true (g_file_get_contents (fixture, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (path, contents, length, NULL));
+  return path;
+}
+
+static void
+check_with_onnx (const char *path, const char *expected_dim)
+{
+  const char *script =
+    "import sys, onnx\n"
+    "m = onnx.load(sys.argv[1])\n"
+    "onnx.checker.check_model(m)\n"
+    "onnx.shape_inference.infer_shapes(m, strict_mode=True)\n"
+    "d = m.graph.input[0].type.tensor_type.shape.dim[0]\n"
+    "print(d.dim_param or d.dim_value)\n";
+  const char *argv[] = { "/usr/bin/python3", "-c", script, path, NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, &error))
+    g_error ("onnx.checker refused %s: %s", path, err);
+  g_strstrip (out);
+  g_assert_cmpstr (out, ==, expected_dim);
+}
+
+/* The story of the rewrite issue: a static batch is flagged, made dynamic
+ * in one action, undone and redone, saved, and run with batch 4. */
+static void
+test_diagnostics_edit_save_run (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_autofree char *saved = g_build_filename (dir, "edited.onnx", NULL);
+  g_autofree char *save_arg = g_strconcat ("--action=win.save-as-path::", saved, NULL);
+  g_autofree char *shot_found = screenshot_action ("edit-1-diagnostics");
+  g_autofree char *shot_filtered = screenshot_action ("edit-2-filtered");
+  g_autofree char *shot_edited = screenshot_action ("edit-3-made-dynamic");
+  g_autofree char *shot_undone = screenshot_action ("edit-4-undone");
+  g_autoptr(Run) run = NULL;
+  g_auto(GStrv) titles = NULL;
+  g_auto(GStrv) counts = NULL;
+  g_auto(GStrv) summaries = NULL;
+  g_auto(GStrv) marked = NULL;
+  g_auto(GStrv) undo = NULL;
+  g_auto(GStrv) redo = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  run = run_graft ("edit-5-saved-and-run", (const char *[]) {
+    "--action=win.show-diagnostics", shot_found,
+    "--action=win.filter-diagnostics::baked-shape-constant", shot_filtered,
+    "--action=win.filter-diagnostics::", "--action=win.make-dynamic::input:0=batch", shot_edited,
+    "--action=win.undo", shot_undone,
+    "--action=win.redo", save_arg, "--action=win.run-new-shape::batch=4",
+    path, NULL });
+  assert_exited_cleanly (run);
+  titles = report_get_all (run, "title");
+  counts = report_get_all (run, "diagnostics-count");
+  summaries = report_get_all (run, "diagnostics");
+  marked = report_get_all (run, "canvas-marked");
+  undo = report_get_all (run, "can-undo");
+  redo = report_get_all (run, "can-redo");
+  g_assert_cmpuint (g_strv_length (titles), ==, 5);
+
+  /* Found: both problems, listed and drawn. */
+  g_assert_cmpstr (titles[0], ==, "static-batch.onnx");
+  g_assert_cmpstr (counts[0], ==, "2");
+  g_assert_nonnull (strstr (summaries[0], "warning static-input-dim input"));
+  g_assert_nonnull (strstr (summaries[0], "warning baked-shape-constant /Reshape"));
+  g_assert_cmpstr (marked[0], ==, "2");
+  /* Filtered by rule. */
+  g_assert_cmpstr (summaries[1], ==, "warning baked-shape-constant /Reshape");
+  /* Made dynamic: the constant is repaired, nothing is left to flag, the
+   * title says the model is changed. */
+  g_assert_cmpstr (titles[2], ==, "• static-batch.onnx");
+  g_assert_cmpstr (counts[2], ==, "0");
+  g_assert_cmpstr (marked[2], ==, "0");
+  g_assert_cmpstr (undo[2], ==, "1");
+  g_assert_nonnull (strstr (report_get (run, "edit-notes"), "[-1, 512]"));
+  /* Undone: as loaded. */
+  g_assert_cmpstr (titles[3], ==, "static-batch.onnx");
+  g_assert_cmpstr (counts[3], ==, "2");
+  g_assert_cmpstr (redo[3], ==, "1");
+  /* Redone, saved under a new name, run with batch 4. */
+  g_assert_cmpstr (report_get (run, "saved"), ==, saved);
+  g_assert_cmpstr (titles[4], ==, "edited.onnx");
+  g_assert_cmpstr (report_get (run, "diagnostics-count"), ==, "0");
+  g_assert_true (g_str_has_prefix (report_get (run, "run-outputs"), "logits float32[4,10] min="));
+  g_assert_true (g_str_has_prefix (report_get (run, "run-status"), "Ran in "));
+  check_with_onnx (saved, "batch");
+  check_with_onnx (path, "2");
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
+/* The Run pane on the sample: random input with a batch of 3, outputs
+ * summarised and saved as .npy, nodes coloured by their time. */
+static void
+test_run_sample (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *dir = g_dir_make_tmp ("graft-run-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "outputs", NULL);
+  g_autofree char *save_arg = g_strconcat ("--action=win.save-outputs-to::", out, NULL);
+  g_autofree char *npy = g_build_filename (out, "probabilities.npy", NULL);
+  g_autoptr(Run) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRtTensor) tensor = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  run = run_graft ("run-sample", (const char *[]) {
+    "--action=win.show-run", "--action=win.set-run-dim::batch=3", "--action=win.run", save_arg,
+    "--action=win.show-timings", path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "run-visible"), ==, "1");
+  g_assert_true (g_str_has_prefix (report_get (run, "run-outputs"), "probabilities float32[3,10] min="));
+  g_assert_nonnull (strstr (report_get (run, "run-outputs"), "mean=0.1"));
+  g_assert_true (g_str_has_prefix (report_get (run, "run-status"), "Saved 1 output as .npy in "));
+  g_assert_cmpint (atoi (report_get (run, "canvas-marked")), >, 3);
+  tensor = graft_npy_read (npy, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (tensor->rank, ==, 2);
+  g_assert_cmpint (tensor->dims[0], ==, 3);
+  g_assert_cmpint (tensor->dims[1], ==, 10);
+  pixbuf = load_screenshot (run);
+  assert_window_size (run, pixbuf);
+}
+
+/* An input of the wrong shape is refused before running, naming it. */
+static void
+test_run_bad_input_file (void)
+{
+  g_autofree char *path = sample_path ();
+  g_autofree char *dir = g_dir_make_tmp ("graft-run-XXXXXX", NULL);
+  g_autofree char *npy = g_build_filename (dir, "wrong.npy", NULL);
+  g_autoptr(GraftRtTensor) wrong = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, (gint64[]) { 2, 5 }, NULL);
+  g_autofree char *input_arg = g_strconcat ("--action=win.set-run-input::image=", npy, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(Run) run = NULL;
+
+  g_assert_true (graft_npy_write (npy, wrong, &error));
+  run = run_graft ("run-bad-input", (const char *[]) { "--action=win.show-run", input_arg, "--action=win.run",
+                                                       path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "run-outputs"), ==, "");
+  g_assert_nonnull (strstr (report_get (run, "run-status"), "image"));
+}
+
+/* Closing with unsaved changes asks; saving over the opened file asks. */
+static void
+test_unsaved_changes_ask (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_autofree char *save_arg = g_strconcat ("--action=win.save-as-path::", path, NULL);
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  gsize before_length = 0, after_length = 0;
+  g_autoptr(Run) close_run = NULL;
+  g_autoptr(Run) save_run = NULL;
+
+  g_assert_true (g_file_get_contents (path, &before, &before_length, NULL));
+  close_run = run_graft ("edit-close-asks", (const char *[]) {
+    "--action=win.make-dynamic::input:0=batch", "--action=window.close", path, NULL });
+  assert_exited_cleanly (close_run);
+  g_assert_cmpstr (report_get (close_run, "dialogs"), ==, "1");
+  g_assert_nonnull (strstr (report_get (close_run, "dialog-0"), "Save Changes to “static-batch.onnx”?"));
+  g_assert_cmpstr (report_get (close_run, "state"), ==, "model");
+
+  save_run = run_graft ("edit-replace-asks", (const char *[]) {
+    "--action=win.make-dynamic::input:0=batch", save_arg, path, NULL });
+  assert_exited_cleanly (save_run);
+  g_assert_nonnull (strstr (report_get (save_run, "dialog-0"), "Replace the Original “static-batch.onnx”?"));
+  g_assert_null (report_get (save_run, "saved"));
+  g_assert_true (g_file_get_contents (path, &after, &after_length, NULL));
+  g_assert_cmpmem (before, before_length, after, after_length);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -739,5 +962,9 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/export-picture", test_export_picture);
   g_test_add_func ("/gui/window/recent-models", test_recent_models);
   g_test_add_func ("/gui/window/weights-only", test_weights_only);
+  g_test_add_func ("/gui/window/diagnostics-edit-save-run", test_diagnostics_edit_save_run);
+  g_test_add_func ("/gui/window/run-sample", test_run_sample);
+  g_test_add_func ("/gui/window/run-bad-input-file", test_run_bad_input_file);
+  g_test_add_func ("/gui/window/unsaved-changes-ask", test_unsaved_changes_ask);
   return g_test_run ();
 }
