@@ -64,6 +64,20 @@ describe_foreign_format (const guint8 *head, gsize head_len)
   return NULL;
 }
 
+static const char *
+describe_file_type (mode_t mode)
+{
+  if (S_ISFIFO (mode))
+    return "named pipe (FIFO)";
+  if (S_ISCHR (mode))
+    return "character device";
+  if (S_ISBLK (mode))
+    return "block device";
+  if (S_ISSOCK (mode))
+    return "socket";
+  return "special file";
+}
+
 static gboolean
 read_head (const char *path, guint8 *head, gsize *head_len, GError **error)
 {
@@ -79,6 +93,15 @@ read_head (const char *path, guint8 *head, gsize *head_len, GError **error)
   if (S_ISDIR (st.st_mode))
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: is a folder, not a model file", path);
+      return FALSE;
+    }
+  /* Opening a FIFO blocks until a writer appears, and a device or socket has
+   * no end to read to: only regular files (or symlinks to one, which g_stat
+   * follows) are models. */
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: is a %s, not a regular model file", path,
+                   describe_file_type (st.st_mode));
       return FALSE;
     }
   file = g_fopen (path, "rb");

@@ -3,6 +3,8 @@
  * the committed sample model, cut and mutated, and protobuf built here. */
 #include <string.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "onnx/reader.h"
@@ -491,6 +493,45 @@ test_not_a_model (void)
   assert_refused ("hello, world\n", 13, NULL, -1);
 }
 
+static void
+assert_load_refused (const char *path, const char *reason)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_null (model);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO);
+  g_assert_true (g_str_has_prefix (error->message, path));
+  g_assert_nonnull (strstr (error->message, reason));
+  g_test_message ("%s", error->message);
+}
+
+/* Opening a FIFO for reading blocks until a writer comes: the loader must
+ * refuse anything but a regular file before it opens it. */
+static void
+test_special_files (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("graft-special-XXXXXX", &error);
+  g_autofree char *fifo = NULL;
+  g_autofree char *link = NULL;
+
+  g_assert_no_error (error);
+  fifo = g_build_filename (dir, "pipe.onnx", NULL);
+  link = g_build_filename (dir, "link.onnx", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  g_assert_cmpint (symlink ("pipe.onnx", link), ==, 0);
+
+  assert_load_refused (fifo, "named pipe");
+  assert_load_refused (link, "named pipe");
+  assert_load_refused ("/dev/null", "character device");
+  assert_load_refused (dir, "folder");
+
+  g_unlink (link);
+  g_unlink (fifo);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -517,5 +558,6 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/malformed/hostile-external-paths", test_hostile_external_paths);
   g_test_add_func ("/onnx/malformed/invalid-utf8-names", test_invalid_utf8_names);
   g_test_add_func ("/onnx/malformed/not-a-model", test_not_a_model);
+  g_test_add_func ("/onnx/malformed/special-files", test_special_files);
   return g_test_run ();
 }
