@@ -143,6 +143,16 @@ graft_aten_new_f64 (double value)
 }
 
 GraftRtTensor *
+graft_aten_new_string (char *value)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, NULL);
+  char **slot = t->data;
+  g_free (slot[0]);   /* new string tensors hold "" */
+  slot[0] = value;
+  return t;
+}
+
+GraftRtTensor *
 graft_aten_value_from_attr (const GraftAttribute *a, GError **error)
 {
   switch (a->type)
@@ -156,12 +166,7 @@ graft_aten_value_from_attr (const GraftAttribute *a, GError **error)
     case GRAFT_ATTR_NONE:
       return graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
     case GRAFT_ATTR_STRING:
-      {
-        GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
-        if (t)
-          ((char **) t->data)[0] = a->s ? graft_attribute_dup_string (a) : g_strdup ("");
-        return t;
-      }
+      return graft_aten_new_string (a->s ? graft_attribute_dup_string (a) : g_strdup (""));
     case GRAFT_ATTR_INTS:
     case GRAFT_ATTR_FLOATS:
     case GRAFT_ATTR_STRINGS:
@@ -183,8 +188,7 @@ graft_aten_value_from_attr (const GraftAttribute *a, GError **error)
                 GBytes *b = a->strings->pdata[i];
                 gsize len;
                 const char *s = g_bytes_get_data (b, &len);
-                item = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, NULL);
-                ((char **) item->data)[0] = g_strndup (s, len);
+                item = graft_aten_new_string (g_strndup (s, len));
               }
             g_ptr_array_add (seq->items, item);
           }

@@ -45,6 +45,8 @@ GraftRtTensor *graft_aten_value_from_attr (const GraftAttribute *attr, GError **
 /* Scalars */
 GraftRtTensor *graft_aten_new_bool (gboolean value);
 GraftRtTensor *graft_aten_new_f64 (double value);
+/* A 0-d string tensor; takes ownership of value. */
+GraftRtTensor *graft_aten_new_string (char *value);
 /* Truth value of a condition (bool / number scalar, one-element tensor). */
 gboolean graft_aten_truth (const GraftRtTensor *value, gboolean *out, GError **error);
 /* Required tensor input: error naming the position when missing. */

@@ -405,13 +405,7 @@ kernel_format (GraftKernelContext *ctx, GError **error)
       }
     else
       g_string_append_c (s, *p);
-  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
-  if (t == NULL)
-    {
-      g_string_free (s, TRUE);
-      return FALSE;
-    }
-  ((char **) t->data)[0] = g_string_free (s, FALSE);
+  GraftRtTensor *t = graft_aten_new_string (g_string_free (s, FALSE));
   graft_kernel_set_output (ctx, 0, t);
   return TRUE;
 }
@@ -453,11 +447,7 @@ kernel_tensor_info (GraftKernelContext *ctx, GError **error)
           return set_scalar_i64 (ctx, 0, code);
       return graft_kernel_unsupported (error, "no TorchScript dtype for %s", graft_dtype_to_string (x->dtype));
     }
-  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
-  if (t == NULL)
-    return FALSE;
-  ((char **) t->data)[0] = g_strdup ("cpu");
-  graft_kernel_set_output (ctx, 0, t);
+  graft_kernel_set_output (ctx, 0, graft_aten_new_string (g_strdup ("cpu")));
   return TRUE;
 }
 
@@ -473,17 +463,16 @@ static gboolean
 kernel_str (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = ctx->inputs[0];
-  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
-  if (t == NULL)
-    return FALSE;
+  char *text;
   if (x && x->kind == GRAFT_RT_TENSOR && x->dtype == GRAFT_DTYPE_STRING && x->numel == 1)
-    ((char **) t->data)[0] = g_strdup (((char **) x->data)[0] ? ((char **) x->data)[0] : "");
+    text = g_strdup (((char **) x->data)[0] ? ((char **) x->data)[0] : "");
   else if (x && x->kind == GRAFT_RT_TENSOR && x->numel == 1 && graft_dtype_is_float (x->dtype))
-    ((char **) t->data)[0] = g_strdup_printf ("%g", graft_rt_tensor_get_f64 (x, 0));
+    text = g_strdup_printf ("%g", graft_rt_tensor_get_f64 (x, 0));
   else if (x && x->kind == GRAFT_RT_TENSOR && x->numel == 1)
-    ((char **) t->data)[0] = g_strdup_printf ("%" G_GINT64_FORMAT, graft_rt_tensor_get_i64 (x, 0));
+    text = g_strdup_printf ("%" G_GINT64_FORMAT, graft_rt_tensor_get_i64 (x, 0));
   else
-    ((char **) t->data)[0] = x ? graft_rt_tensor_describe (x) : g_strdup ("None");
+    text = x ? graft_rt_tensor_describe (x) : g_strdup ("None");
+  GraftRtTensor *t = graft_aten_new_string (text);
   graft_kernel_set_output (ctx, 0, t);
   return TRUE;
 }

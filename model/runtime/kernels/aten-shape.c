@@ -2,6 +2,7 @@
  * transpose, (un)squeeze, select, slice, cat/stack, chunk/split/unbind,
  * expand, repeat, and the factories zeros/ones/full/tensor. Runtime
  * tensors are contiguous, so views are copies when the layout changes. */
+#include <math.h>
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
 
@@ -656,6 +657,48 @@ kernel_tensor (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* arange(end, [dtype, layout, device, pin_memory]) or
+ * arange(start, end, [step], ...): the dtype options come last. */
+static gboolean
+kernel_arange (GraftKernelContext *ctx, GError **error)
+{
+  guint total = ctx->n_inputs;
+  for (guint i = 0; i < ctx->node->attributes->len; i++)
+    if (g_str_has_prefix (((GraftAttribute *) ctx->node->attributes->pdata[i])->name, "arg"))
+      total++;
+  gboolean keyword_options = graft_node_has_attr (ctx->node, "dtype");
+  guint n_numbers = keyword_options ? total : total >= 4 ? total - 4 : total;
+  if (n_numbers < 1 || n_numbers > 3)
+    return graft_kernel_fail (error, "arange() takes 1 to 3 numbers, got %u", n_numbers);
+  GraftAtenArg args[7];
+  graft_aten_args (ctx, NULL, MIN (total, 7), args);
+  double v[3] = { 0, 0, 1 };
+  gboolean is_float = FALSE;
+  for (guint k = 0; k < n_numbers; k++)
+    {
+      GraftAtenArg *a = &args[k];
+      is_float |= (a->attr && a->attr->type == GRAFT_ATTR_FLOAT) ||
+                  (a->value && a->value->kind == GRAFT_RT_TENSOR && graft_dtype_is_float (a->value->dtype));
+    }
+  if (n_numbers == 1)
+    v[1] = graft_arg_double (&args[0], 0);
+  else
+    for (guint k = 0; k < n_numbers; k++)
+      v[k] = graft_arg_double (&args[k], v[k]);
+  if (v[2] == 0 || !isfinite (v[0]) || !isfinite (v[1]) || !isfinite (v[2]))
+    return graft_kernel_fail (error, "arange() needs finite bounds and a non-zero step");
+  double count = ceil ((v[1] - v[0]) / v[2]);
+  gint64 n = count > 0 ? (gint64) count : 0;
+  GraftAtenArg *dtype_arg = !keyword_options && total > n_numbers ? &args[n_numbers] : NULL;
+  GraftDType dtype = factory_dtype (ctx, dtype_arg, is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, 1, &n, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    graft_rt_tensor_set_f64 (y, i, v[0] + i * v[2]);
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_shape[] = {
@@ -667,6 +710,6 @@ const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("split_with_sizes", kernel_split), OP ("unbind", kernel_split), OP ("expand", kernel_expand),
   OP ("repeat", kernel_repeat), OP ("zeros", kernel_fill), OP ("ones", kernel_fill), OP ("full", kernel_fill),
   OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
-  OP ("tensor", kernel_tensor),
+  OP ("tensor", kernel_tensor), OP ("arange", kernel_arange),
   { NULL }
 };

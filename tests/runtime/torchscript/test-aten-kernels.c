@@ -5,6 +5,7 @@
  * slices, pooling padding rules, list values and error messages. */
 #include <math.h>
 #include <string.h>
+#include "runtime/op.h"
 #include "runtime/runtime.h"
 
 typedef struct {
@@ -464,10 +465,30 @@ test_factories (void)
   builder_clear (&b);
 }
 
+/* Each TorchScript op has one schema (several kernel families add aten:: ops). */
+static void
+test_no_duplicate_schemas (void)
+{
+  g_autoptr(GPtrArray) all = graft_op_registry_list ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GString) dups = g_string_new (NULL);
+  for (guint i = 0; i < all->len; i++)
+    {
+      const GraftOpSchema *s = all->pdata[i];
+      if (!g_str_has_prefix (s->name, "aten::") && !g_str_has_prefix (s->name, "prim::"))
+        continue;
+      if (!g_hash_table_add (seen, (gpointer) s->name))
+        g_string_append_printf (dups, " %s", s->name);
+    }
+  if (dups->len)
+    g_test_fail_printf ("registered twice:%s", dups->str);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/runtime/aten/no-duplicate-schemas", test_no_duplicate_schemas);
   g_test_add_func ("/runtime/aten/select-slice", test_select_slice);
   g_test_add_func ("/runtime/aten/select-out-of-range", test_select_out_of_range);
   g_test_add_func ("/runtime/aten/chunk-uneven", test_chunk_uneven);
