@@ -599,6 +599,99 @@ add_value_nodes_section (GraftNodeSidebar *self, GraftValue *value)
     }
 }
 
+/* ---------- editing a graph input's shape ---------- */
+
+static void
+on_make_dynamic_clicked (GtkButton *button, GtkEditable *entry)
+{
+  const char *input = g_object_get_data (G_OBJECT (button), "graft-input");
+  int axis = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "graft-axis"));
+  g_autofree char *symbol = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
+  g_autofree char *fallback = axis == 0 ? g_strdup ("batch") : axis == 1 ? g_strdup ("sequence")
+                                                              : g_strdup_printf ("dim%d", axis);
+  g_autofree char *target = g_strdup_printf ("%s:%d=%s", input, axis, symbol[0] != '\0' ? symbol : fallback);
+
+  gtk_widget_activate_action (GTK_WIDGET (button), "win.make-dynamic", "s", target);
+}
+
+static void
+on_set_shape_clicked (GtkButton *button, GtkEditable *entry)
+{
+  const char *input = g_object_get_data (G_OBJECT (button), "graft-input");
+  g_autofree char *shape = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
+  g_autofree char *target = NULL;
+
+  g_strdelimit (shape, "×*, ", 'x');
+  target = g_strdup_printf ("%s=%s", input, shape);
+  gtk_widget_activate_action (GTK_WIDGET (button), "win.set-shape", "s", target);
+}
+
+static GtkWidget *
+edit_row (const char *title, GtkWidget *entry, const char *button_label, const char *tooltip,
+          GCallback clicked, const char *input, int axis)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *button = gtk_button_new_with_mnemonic (button_label);
+
+  gtk_widget_add_css_class (box, "property-row");
+  gtk_box_append (GTK_BOX (box), make_label (title, "property-name", FALSE));
+  gtk_widget_set_hexpand (entry, TRUE);
+  gtk_editable_set_width_chars (GTK_EDITABLE (entry), 6);
+  gtk_widget_set_tooltip_text (button, tooltip);
+  g_object_set_data_full (G_OBJECT (button), "graft-input", g_strdup (input), g_free);
+  g_object_set_data (G_OBJECT (button), "graft-axis", GINT_TO_POINTER (axis));
+  g_signal_connect (button, "clicked", clicked, entry);
+  g_signal_connect_swapped (entry, "activate", G_CALLBACK (gtk_widget_activate), button);
+  gtk_box_append (GTK_BOX (controls), entry);
+  gtk_box_append (GTK_BOX (controls), button);
+  gtk_box_append (GTK_BOX (box), controls);
+  return box;
+}
+
+/* A main-graph input's fixed dims can be made dynamic, and the whole
+ * shape fixed; the window applies them as undoable edits. */
+static void
+add_input_edit_section (GraftNodeSidebar *self, GraftValue *value)
+{
+  GtkListBox *list;
+  GString *fixed = g_string_new (NULL);
+  GtkWidget *entry;
+
+  if (!value->is_graph_input || value->initializer != NULL || value->graph->parent_graph != NULL
+      || value->kind != GRAFT_VALUE_TENSOR || value->shape.rank <= 0)
+    {
+      g_string_free (fixed, TRUE);
+      return;
+    }
+  list = add_section (self, "Edit Shape");
+  for (int d = 0; d < value->shape.rank; d++)
+    {
+      GraftDim dim = value->shape.dims[d];
+
+      g_string_append_printf (fixed, "%s%" G_GINT64_FORMAT, d > 0 ? "x" : "",
+                              dim.kind == GRAFT_DIM_FIXED ? dim.value : 1);
+      if (dim.kind == GRAFT_DIM_FIXED)
+        {
+          g_autofree char *title = g_strdup_printf ("Dim %d, fixed at %" G_GINT64_FORMAT, d, dim.value);
+
+          g_autofree char *placeholder = d == 0 ? g_strdup ("batch") : d == 1 ? g_strdup ("sequence")
+                                                                : g_strdup_printf ("dim%d", d);
+
+          entry = gtk_entry_new ();
+          gtk_entry_set_placeholder_text (GTK_ENTRY (entry), placeholder);
+          gtk_list_box_append (list, edit_row (title, entry, "Make _Dynamic",
+                                               "Make this dim a named dynamic dimension",
+                                               G_CALLBACK (on_make_dynamic_clicked), value->name, d));
+        }
+    }
+  entry = gtk_entry_new ();
+  gtk_editable_set_text (GTK_EDITABLE (entry), fixed->str);
+  gtk_list_box_append (list, edit_row ("Fixed shape", entry, "_Set Shape", "Fix every dim of this input",
+                                       G_CALLBACK (on_set_shape_clicked), value->name, -1));
+  g_string_free (fixed, TRUE);
+}
+
 void
 graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value)
 {
@@ -608,6 +701,7 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
   clear_sections (self);
   set_header (self, value->name, describe_value_role (value));
   add_value_type_section (self, value);
+  add_input_edit_section (self, value);
   if (value->initializer != NULL)
     add_tensor_rows (self, add_section (self, "Initializer"), model, value->initializer);
   add_value_nodes_section (self, value);

@@ -249,7 +249,7 @@ add_dim_row (GraftRunPane *self, const char *symbol)
   g_object_set_data_full (G_OBJECT (spin), "graft-symbol", g_strdup (symbol), g_free);
   g_signal_connect (spin, "value-changed", G_CALLBACK (on_dim_changed), self);
   g_hash_table_insert (self->dim_spins, g_strdup (symbol), spin);
-  gtk_list_box_append (self->inputs_list, two_line_row (symbol, "dimension of the random inputs", spin));
+  gtk_list_box_append (self->inputs_list, two_line_row (symbol, "random inputs' size", spin));
 }
 
 static void
@@ -883,6 +883,8 @@ graft_run_pane_init (GraftRunPane *self)
   self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->dim_spins = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_list_box_set_placeholder (self->outputs_list,
+                                two_line_row ("No outputs yet", "Run the model to see them", NULL));
   update_actions (self);
 }
 

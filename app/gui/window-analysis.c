@@ -231,6 +231,8 @@ run_new_shape_action (GtkWidget *widget, const char *action_name, GVariant *para
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
   if (self->model != NULL && apply_dim_setting (self, g_variant_get_string (parameter, NULL)))
     run_action (widget, "win.run", NULL);
 }

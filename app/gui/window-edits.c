@@ -117,6 +117,7 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
       adw_toast_set_action_name (toast, "win.run-new-shape");
       adw_toast_set_action_target_value (toast, g_variant_new_string (target));
       adw_toast_set_timeout (toast, 10);
+      g_set_weak_pointer (&self->shape_toast, toast);
       adw_toast_overlay_add_toast (self->toast_overlay, toast);
     }
   else
@@ -433,6 +434,42 @@ graft_window_edits_close_request (GraftWindow *self)
   gtk_window_present (GTK_WINDOW (dialog));
   graft_test_report ("close-question", "%s", heading);
   return TRUE;
+}
+
+static void
+on_discard_for_open_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+{
+  const char *path = g_object_get_data (G_OBJECT (dialog), "graft-path");
+
+  if (!g_str_equal (response, "discard"))
+    return;
+  self->discard_confirmed = TRUE;
+  graft_window_open_path (self, path);
+}
+
+gboolean
+graft_window_edits_confirm_open (GraftWindow *self, const char *path)
+{
+  g_autofree char *heading = NULL;
+  GtkWidget *dialog;
+
+  if (self->discard_confirmed || self->history == NULL || !graft_edit_history_is_modified (self->history))
+    {
+      self->discard_confirmed = FALSE;
+      return TRUE;
+    }
+  heading = g_strdup_printf ("Discard Changes to “%s”?", self->title_base);
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+                                   "Opening another model here loses the unsaved changes. Save them first, "
+                                   "or open the other model in a new window.");
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "discard", "_Discard", NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_object_set_data_full (G_OBJECT (dialog), "graft-path", g_strdup (path), g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_discard_for_open_response), self);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return FALSE;
 }
 
 void

@@ -73,6 +73,8 @@ struct _GraftWindow
   char *save_path;          /* where Save writes; NULL until chosen */
   gboolean close_confirmed;
   gboolean close_after_save;
+  gboolean discard_confirmed;  /* the user agreed to open over unsaved changes */
+  AdwToast *shape_toast;    /* "Run with New Shape", weak */
 
   /* Test plan (--find, --select-node, --action, --screenshot) */
   GStrv test_actions;
@@ -115,6 +117,8 @@ void graft_window_set_run_visible (GraftWindow *self, gboolean visible);
 void graft_window_class_add_edit_actions (GtkWidgetClass *widget_class);
 void graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path);
 void graft_window_update_title (GraftWindow *self);
+/* FALSE if opening path must wait for the user's answer (unsaved changes). */
+gboolean graft_window_edits_confirm_open (GraftWindow *self, const char *path);
 /* TRUE if closing must wait for the user's answer. */
 gboolean graft_window_edits_close_request (GraftWindow *self);
 

@@ -459,6 +459,8 @@ graft_window_open_path (GraftWindow *self, const char *path)
   g_autofree char *label = g_strdup_printf ("Opening “%s”…", basename);
   g_autoptr(GError) error = NULL;
 
+  if (!graft_window_edits_confirm_open (self, path))
+    return;
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   stop_loading_feedback (self);
@@ -719,6 +721,7 @@ graft_window_dispose (GObject *object)
   g_clear_object (&self->history);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  g_clear_weak_pointer (&self->shape_toast);
   g_clear_object (&self->model);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
