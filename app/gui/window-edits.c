@@ -83,6 +83,12 @@ edits_allowed (GraftWindow *self)
       graft_window_show_toast (self, "Wait for the run to finish, or cancel it, before editing");
       return FALSE;
     }
+  /* An edit replaces the graph object that a layout worker may be reading. */
+  if (graft_window_canvas_is_busy (self))
+    {
+      graft_window_show_toast (self, "Wait until the graph is laid out before editing");
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -93,10 +99,17 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
   GPtrArray *notes;
   g_autoptr(GString) joined = g_string_new (NULL);
 
+  GraftGraph *before;
+
   if (!edits_allowed (self))
     return;
+  before = graft_model_get_graph (self->model);
   if (!graft_edit_history_apply (self->history, edit, &error))
     {
+      /* A failed edit may have put back a copy of the graph: what points
+       * into the old one must follow. */
+      if (graft_model_get_graph (self->model) != before)
+        after_model_changed (self);
       show_edit_error (self, "Could Not Change the Model", error);
       return;
     }

@@ -936,6 +936,42 @@ test_unsaved_changes_ask (void)
   g_assert_cmpmem (before, before_length, after, after_length);
 }
 
+/* A refused edit names the problem and leaves a working window (the edit
+ * library puts back a copy of the graph: the lists must follow it). */
+static void
+test_refused_edit (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_autoptr(Run) run = NULL;
+
+  run = run_graft ("edit-refused", (const char *[]) {
+    "--action=win.make-dynamic::nosuchinput:0=batch", "--action=win.make-dynamic::input:9=batch",
+    "--action=win.show-diagnostics", path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_nonnull (strstr (report_get (run, "edit-error"), "input"));
+  g_assert_cmpstr (report_get (run, "title"), ==, "static-batch.onnx");
+  g_assert_cmpstr (report_get (run, "diagnostics-count"), ==, "2");
+  g_assert_cmpstr (report_get (run, "canvas-marked"), ==, "2");
+  g_assert_nonnull (strstr (report_get (run, "dialog-0"), "Could Not Change the Model"));
+}
+
+/* Only ONNX is written: other formats get a reason, and no file. */
+static void
+test_save_refused_for_non_onnx (void)
+{
+  g_autofree char *weights = generated_fixture ("make-state-dict.py", "weights.pt");
+  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *target = g_build_filename (dir, "weights.onnx", NULL);
+  g_autofree char *save_arg = g_strconcat ("--action=win.save-as-path::", target, NULL);
+  g_autoptr(Run) run = NULL;
+
+  run = run_graft ("save-refused-state-dict", (const char *[]) { save_arg, weights, NULL });
+  assert_exited_cleanly (run);
+  g_assert_nonnull (strstr (report_get (run, "save-error"), "Graft saves ONNX files only"));
+  g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -966,5 +1002,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/run-sample", test_run_sample);
   g_test_add_func ("/gui/window/run-bad-input-file", test_run_bad_input_file);
   g_test_add_func ("/gui/window/unsaved-changes-ask", test_unsaved_changes_ask);
+  g_test_add_func ("/gui/window/refused-edit", test_refused_edit);
+  g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
   return g_test_run ();
 }
