@@ -156,6 +156,7 @@ typedef struct {
   GHashTable *functions;      /* qualname → FunctionInfo* */
   GHashTable *tensors;        /* GraftPickleValue* → GraftValue* (root initializers) */
   GHashTable *group_classes;  /* module path → class name (demangled) */
+  GHashTable *group_calls;    /* "graph|group path" → calls begun (for repeated calls of one module) */
   GraftPickleValue *constants;
   GraftPickleValue *root_object;
   gboolean big_endian;
@@ -257,6 +258,10 @@ load_code_file (Builder *b, const char *module_qualname)
   gpointer cached;
   if (g_hash_table_lookup_extended (b->files, record, NULL, &cached))
     return cached;
+  /* A file that failed is not cached: a later lookup must not read it again
+   * and set (and prefix) the error a second time. */
+  if (b->error && *b->error)
+    return NULL;
 
   ScriptModule *module = NULL;
   if (graft_torch_archive_has (b->archive, record))
@@ -549,6 +554,7 @@ typedef struct {
   Builder *b;
   GraftGraph *graph;
   char *module_path;       /* group for new nodes */
+  const char *object_path; /* module path of self (differs from module_path in a repeated call) */
   Scope *scope;
   const char *file;
   guint depth;
@@ -1225,7 +1231,8 @@ call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrAr
       return NULL;
     }
   g_autoptr(Scope) scope = scope_new (NULL);
-  Ctx inner = { .b = b, .graph = ctx->graph, .module_path = (char *) module_path, .scope = scope,
+  Ctx inner = { .b = b, .graph = ctx->graph, .module_path = (char *) module_path,
+                .object_path = self ? self->path : ctx->object_path, .scope = scope,
                 .file = file, .depth = ctx->depth + 1 };
   guint next = 0;
   GPtrArray *params = def->params;
@@ -1291,6 +1298,46 @@ call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrAr
   return ret;
 }
 
+/* The group a call of the module at object_path puts its nodes in. A module
+ * called twice (BasicBlock's one ReLU) gets one group per call, "relu" and
+ * "relu_1" like torch.onnx.export's scopes: a single group for both calls
+ * would be a box both before and after the nodes between the calls, a cycle
+ * that the layout can only draw with edges running backwards. */
+static char *
+call_group_path (Ctx *ctx, const char *object_path)
+{
+  Builder *b = ctx->b;
+  const char *caller = ctx->object_path ? ctx->object_path : "";
+  const char *dot = strrchr (object_path, '.');
+  g_autofree char *parent = dot ? g_strndup (object_path, dot - object_path) : g_strdup ("");
+  g_autofree char *base = NULL;
+  g_autofree char *key = NULL;
+  guint calls;
+  char *path;
+
+  if (strcmp (object_path, caller) == 0)
+    return g_strdup (ctx->module_path);
+  /* A child of the caller nests in the caller's group, which may itself be
+   * a repeated call's. */
+  if (strcmp (parent, caller) == 0 && *ctx->module_path)
+    base = g_strconcat (ctx->module_path, ".", dot ? dot + 1 : object_path, NULL);
+  else
+    base = g_strdup (object_path);
+  key = g_strdup_printf ("%p|%s", (void *) ctx->graph, base);
+  calls = GPOINTER_TO_UINT (g_hash_table_lookup (b->group_calls, key));
+  g_hash_table_insert (b->group_calls, g_steal_pointer (&key), GUINT_TO_POINTER (calls + 1));
+  if (calls == 0 && strcmp (base, object_path) == 0)
+    return g_steal_pointer (&base);
+  path = calls == 0 ? g_steal_pointer (&base) : g_strdup_printf ("%s_%u", base, calls);
+  if (!g_hash_table_contains (b->group_classes, path))
+    {
+      const char *cls = g_hash_table_lookup (b->group_classes, object_path);
+      if (cls)
+        g_hash_table_insert (b->group_classes, g_strdup (path), g_strdup (cls));
+    }
+  return path;
+}
+
 static BValue *
 call_method (Ctx *ctx, BValue *module, const char *method, GPtrArray *args, GPtrArray *keywords, guint line)
 {
@@ -1303,7 +1350,8 @@ call_method (Ctx *ctx, BValue *module, const char *method, GPtrArray *args, GPtr
         build_error (b, ctx->file, line, "class %s has no method \"%s\" in code/", module->qualname, method);
       return NULL;
     }
-  return call_function (ctx, def, info->file, module, args, keywords, module->path, line);
+  g_autofree char *group_path = call_group_path (ctx, module->path);
+  return call_function (ctx, def, info->file, module, args, keywords, group_path, line);
 }
 
 
@@ -1546,7 +1594,7 @@ eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
         {
           BValue *object = bv_new (BV_MODULE);
           object->qualname = g_steal_pointer (&cls);
-          object->path = g_strdup (ctx->module_path);
+          object->path = g_strdup (ctx->object_path ? ctx->object_path : "");
           object->attrs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) bv_unref);
           return object;
         }
@@ -2594,7 +2642,7 @@ static gboolean
 run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
 {
   g_autoptr(Scope) scope = scope_new (NULL);
-  Ctx ctx = { .b = b, .graph = b->root, .module_path = "", .scope = scope, .file = info->file };
+  Ctx ctx = { .b = b, .graph = b->root, .module_path = "", .object_path = "", .scope = scope, .file = info->file };
   g_autoptr(BValue) self = module_value (b->root_object, "");
 
   for (guint k = 0; k < forward->params->len; k++)
@@ -2644,6 +2692,7 @@ run_pass (Builder *b, GraftModel *model, ClassInfo *info, ScriptNode *forward)
   b->node_counter = 0;
   g_hash_table_remove_all (b->tensors);
   g_hash_table_remove_all (b->group_classes);
+  g_hash_table_remove_all (b->group_calls);
   g_hash_table_remove_all (b->cat_lists);
   b->root = graft_graph_new ("forward");
   graft_model_set_graph (model, b->root);
@@ -2664,6 +2713,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
     .functions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
     .tensors = g_hash_table_new (g_direct_hash, g_direct_equal),
     .group_classes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free),
+    .group_calls = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
     .node_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .dead_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .forced_live = g_ptr_array_new (),
@@ -2734,6 +2784,7 @@ out:
   g_hash_table_unref (b.files);
   g_hash_table_unref (b.tensors);
   g_hash_table_unref (b.group_classes);
+  g_hash_table_unref (b.group_calls);
   g_hash_table_unref (b.node_seq);
   g_hash_table_unref (b.dead_seq);
   g_ptr_array_unref (b.forced_live);
