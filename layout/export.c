@@ -110,9 +110,18 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
       break;
     case GRAFT_EXPORT_PNG:
     default:
-      scale = graft_export_png_scale (&bounds);
-      surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, MAX (1, (int) ceil (bounds.width * scale)),
-                                            MAX (1, (int) ceil (bounds.height * scale)));
+      {
+        int width, height;
+
+        scale = graft_export_png_scale (&bounds);
+        width = MAX (1, (int) ceil (bounds.width * scale));
+        height = MAX (1, (int) ceil (bounds.height * scale));
+        /* The background must cover the pixels the rounding up added, or
+         * the last column and row stay black (grey once antialiased). */
+        bounds.width = width / scale;
+        bounds.height = height / scale;
+        surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+      }
       break;
     }
 

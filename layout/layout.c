@@ -287,6 +287,62 @@ common_ancestor (LGroup *a, LGroup *b)
   return a;
 }
 
+/* The node of graph that node is, or whose subgraph (at any depth) holds
+ * node; NULL if node is not under graph. A value used inside an If/Loop
+ * body is drawn as an edge into the If/Loop node. */
+static GraftNode *
+lift_to_graph (GraftGraph *graph, GraftNode *node)
+{
+  while (node != NULL && node->graph != graph)
+    node = node->graph != NULL ? node->graph->parent_node : NULL;
+  return node;
+}
+
+static gboolean
+graph_is_within (GraftGraph *graph, GraftGraph *ancestor)
+{
+  for (; graph != NULL; graph = graph->parent_graph)
+    if (graph == ancestor)
+      return TRUE;
+  return FALSE;
+}
+
+/* Values the bodies of a node's subgraphs read from outside the node. */
+static void
+collect_captures (GraftGraph *body, GraftGraph *owner_body, GPtrArray *captures)
+{
+  for (guint i = 0; i < body->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (body->nodes, i);
+      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *value = g_ptr_array_index (node->inputs, j);
+
+          if (value != NULL && value->initializer == NULL && !graph_is_within (value->graph, owner_body)
+              && !g_ptr_array_find (captures, value, NULL))
+            g_ptr_array_add (captures, value);
+        }
+      for (guint j = 0; j < subgraphs->len; j++)
+        collect_captures (g_ptr_array_index (subgraphs, j), owner_body, captures);
+    }
+}
+
+static GPtrArray *
+node_captures (GraftNode *node)
+{
+  GPtrArray *captures = g_ptr_array_new ();
+  g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+      collect_captures (body, body, captures);
+    }
+  return captures;
+}
+
 /* The deepest group holding every consumer of node's outputs, by the
  * consumers' own (scope) groups. */
 static LGroup *
@@ -304,8 +360,8 @@ consumers_ancestor (GraftLayout *self, GraftNode *node)
         return self->root;
       for (guint j = 0; j < value->consumers->len; j++)
         {
-          GraftNode *consumer = g_ptr_array_index (value->consumers, j);
-          LGroup *lgroup = consumer->graph == self->graph ? g_hash_table_lookup (self->node_groups, consumer) : NULL;
+          GraftNode *consumer = lift_to_graph (self->graph, g_ptr_array_index (value->consumers, j));
+          LGroup *lgroup = consumer != NULL ? g_hash_table_lookup (self->node_groups, consumer) : NULL;
 
           if (lgroup == NULL)
             return self->root;
@@ -909,7 +965,8 @@ node_in_level (Level *level, GraftNode *node)
 {
   LGroup *lgroup;
 
-  if (node == NULL || node->graph != level->run->self->graph)
+  node = lift_to_graph (level->run->self->graph, node);
+  if (node == NULL)
     return FALSE;
   lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
   return lgroup != NULL && in_subtree (level->lgroup, lgroup);
@@ -924,27 +981,33 @@ collect_subtree_nodes (LGroup *lgroup, GPtrArray *nodes)
 }
 
 static void
+add_input_edge (Level *level, guint here, GraftValue *value)
+{
+  guint src;
+
+  /* Weights are listed in the node's box, not drawn as edges. */
+  if (value == NULL || value->initializer != NULL)
+    return;
+  if (node_in_level (level, value->producer))
+    src = representative (level, lift_to_graph (level->run->self->graph, value->producer));
+  else if (level->lgroup->parent == NULL)
+    src = value_item (level, level->inputs, ITEM_INPUT, value);
+  else
+    src = value_item (level, level->layout->in_ports, ITEM_IN_PORT, value);
+  add_edge (level, src, here, value);
+}
+
+static void
 add_value_edges (Level *level, GraftNode *node)
 {
   gboolean is_root = level->lgroup->parent == NULL;
   guint here = representative (level, node);
+  g_autoptr (GPtrArray) captures = node_captures (node);
 
   for (guint i = 0; i < node->inputs->len; i++)
-    {
-      GraftValue *value = g_ptr_array_index (node->inputs, i);
-      guint src;
-
-      /* Weights are listed in the node's box, not drawn as edges. */
-      if (value == NULL || value->initializer != NULL)
-        continue;
-      if (node_in_level (level, value->producer))
-        src = representative (level, value->producer);
-      else if (is_root)
-        src = value_item (level, level->inputs, ITEM_INPUT, value);
-      else
-        src = value_item (level, level->layout->in_ports, ITEM_IN_PORT, value);
-      add_edge (level, src, here, value);
-    }
+    add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
+  for (guint i = 0; i < captures->len; i++)
+    add_input_edge (level, here, g_ptr_array_index (captures, i));
 
   for (guint i = 0; i < node->outputs->len; i++)
     {

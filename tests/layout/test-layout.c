@@ -530,6 +530,68 @@ test_unscoped_chunks (void)
   }
 }
 
+/* An If body reading a value of the enclosing graph (ONNX outer scope,
+ * TorchScript block capture): drawn as an edge into the If node, not as an
+ * edge leaving the group towards nothing. */
+static void
+test_captured_values (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("captures");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *v = graft_graph_ensure_value (graph, "v");
+  GraftValue *cond = graft_graph_ensure_value (graph, "cond");
+  GraftValue *y = graft_graph_ensure_value (graph, "y");
+  GraftNode *relu = graft_graph_add_node (graph, NULL, "Relu", "/block/Relu");
+  GraftNode *check = graft_graph_add_node (graph, NULL, "ReduceMax", "/block/ReduceMax");
+  GraftNode *branch = graft_graph_add_node (graph, NULL, "If", "/block/If");
+  GraftGraph *body = graft_graph_new ("then_branch");
+  GraftNode *inner = graft_graph_add_node (body, NULL, "Neg", "neg");
+  GraftValue *inner_out = graft_graph_ensure_value (body, "neg_out");
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GError) error = NULL;
+  GraftSceneNode *if_box = NULL;
+  guint n_edges_of_v = 0, n_into_if = 0;
+
+  graft_graph_add_input (graph, x);
+  graft_node_add_input (relu, x);
+  graft_node_add_output (relu, v);
+  graft_node_add_input (check, v);
+  graft_node_add_output (check, cond);
+  graft_node_add_input (branch, cond);
+  graft_node_add_output (branch, y);
+  graft_graph_add_output (graph, y);
+  graft_node_add_input (inner, v);      /* from the enclosing graph */
+  graft_node_add_output (inner, inner_out);
+  graft_graph_add_output (body, inner_out);
+  graft_node_add_attribute (branch, graft_attribute_new_graph ("then_branch", body));
+  graft_node_adopt_subgraph (branch, body);
+  graft_graph_build_groups_from_names (graph);
+
+  layout = graft_layout_new (graph);
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    if (graft_scene_get_node (scene, i)->node == branch)
+      if_box = graft_scene_get_node (scene, i);
+  g_assert_nonnull (if_box);
+  for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+    {
+      GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+      GraftRect near_if = { if_box->rect.x - 2, if_box->rect.y - 2, if_box->rect.width + 4, if_box->rect.height + 4 };
+
+      if (edge->value != v)
+        continue;
+      n_edges_of_v++;
+      if (graft_rect_contains (&near_if, edge->arrow_tip.x, edge->arrow_tip.y))
+        n_into_if++;
+    }
+  /* Relu → ReduceMax and Relu → If; nothing towards the group's border. */
+  g_assert_cmpuint (n_edges_of_v, ==, 2);
+  g_assert_cmpuint (n_into_if, ==, 1);
+}
+
 static void
 test_flat (void)
 {
@@ -558,5 +620,6 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/hit-test", test_hit_test);
   g_test_add_func ("/layout/unscoped-chunks", test_unscoped_chunks);
   g_test_add_func ("/layout/flat", test_flat);
+  g_test_add_func ("/layout/captured-values", test_captured_values);
   return g_test_run ();
 }

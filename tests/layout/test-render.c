@@ -3,6 +3,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gio/gio.h>
+#include <cairo.h>
 #include "test-files.h"
 
 static const char *
@@ -82,6 +83,28 @@ assert_picture (const char *path, const char *format)
     }
 }
 
+/* The size in pixels is rounded up: the background must reach the last
+ * column and row too (they were left black, a grey line on the border). */
+static void
+assert_png_border_is_background (const char *path)
+{
+  cairo_surface_t *surface = cairo_image_surface_create_from_png (path);
+  int width = cairo_image_surface_get_width (surface), height = cairo_image_surface_get_height (surface);
+  int stride = cairo_image_surface_get_stride (surface);
+  const guint8 *data;
+  guint32 background;
+
+  g_assert_cmpint (cairo_surface_status (surface), ==, CAIRO_STATUS_SUCCESS);
+  cairo_surface_flush (surface);
+  data = cairo_image_surface_get_data (surface);
+  background = *(const guint32 *) data & 0xffffff;
+  for (int y = 0; y < height; y++)
+    g_assert_cmphex (*(const guint32 *) (data + y * stride + 4 * (width - 1)) & 0xffffff, ==, background);
+  for (int x = 0; x < width; x++)
+    g_assert_cmphex (*(const guint32 *) (data + (height - 1) * stride + 4 * x) & 0xffffff, ==, background);
+  cairo_surface_destroy (surface);
+}
+
 static void
 assert_no_leftovers (const char *dir)
 {
@@ -109,6 +132,8 @@ test_sample (void)
       g_assert_cmpint (run_render (args, &err), ==, 0);
       g_assert_cmpstr (err, ==, "");
       assert_picture (out, formats[i]);
+      if (i == 1)
+        assert_png_border_is_background (out);
     }
   {
     g_autofree char *out = g_build_filename (dir, "tiny-lr.PNG", NULL);
