@@ -540,10 +540,42 @@ test_recognise_zips (void)
     }
 }
 
+/* A broken code file that more than one lookup reaches (a class, then a
+ * function of that name): one error, naming the archive once (the second
+ * read used to set the GError over the first: a warning, fatal in tests). */
+static void
+test_broken_code_file_looked_up_twice (void)
+{
+  static const char root[] =
+    "class M(Module):\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+    "    return __torch__.lib.f(x, )\n";
+  static const char lib[] = "def f(x: Tensor) -> Tensor:\n  return torch.relu(x) + 1.2.3\n";
+  const ZipEntry entries[] = {
+    { "hostile/data.pkl", module_pkl, sizeof module_pkl - 1 },
+    { "hostile/code/__torch__.py", root, sizeof root - 1 },
+    { "hostile/code/__torch__/lib.py", lib, sizeof lib - 1 },
+    { "hostile/constants.pkl", "\x80\x02).", 4 },
+    { "hostile/version", "3\n", 2 },
+  };
+  g_autofree char *path = make_zip ("hostile.pt", entries, G_N_ELEMENTS (entries));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  const char *first;
+
+  g_assert_null (model);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "code/__torch__/lib.py line 2"));
+  first = strstr (error->message, "hostile.pt");
+  g_assert_nonnull (first);
+  g_assert_null (strstr (first + 1, "hostile.pt"));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/torchscript/code/broken-file-looked-up-twice", test_broken_code_file_looked_up_twice);
   for (guint k = 0; k < G_N_ELEMENTS (pickle_cases); k++)
     {
       g_autofree char *name = g_strdup_printf ("/torchscript/pickle/hostile/%s", pickle_cases[k].name);
