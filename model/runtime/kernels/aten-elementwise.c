@@ -448,6 +448,116 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   return reduce (ctx, op, x, reduced, keepdim, dtype, indices, error);
 }
 
+/* ---- logical ops, masked_fill, to, is_floating_point ---- */
+
+static gboolean
+kernel_logical (GraftKernelContext *ctx, GError **error)
+{
+  const char *op = ctx->node->op_type + strlen ("logical_");
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
+  if (a == NULL)
+    return FALSE;
+  gboolean unary = strcmp (op, "not") == 0;
+  g_autoptr(GraftRtTensor) b = unary ? graft_rt_tensor_ref (a) : graft_arg_value (&args[1], error);
+  if (b == NULL)
+    return FALSE;
+  if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "%s needs tensors", ctx->node->op);
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (!broadcast_dims (a, b, &rank, dims, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_BOOL, rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  const GraftRtTensor *ins[2] = { a, b };
+  GraftBroadcastIter it;
+  graft_broadcast_iter_init (&it, y, ins, 2);
+  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
+    {
+      gboolean x = graft_rt_tensor_get_f64 (a, it.offsets[0]) != 0, z = graft_rt_tensor_get_f64 (b, it.offsets[1]) != 0;
+      gboolean r = unary ? !x : op[0] == 'a' ? (x && z) : op[0] == 'o' ? (x || z) : (x != z);
+      ((guint8 *) y->data)[i] = r;
+    }
+  return TRUE;
+}
+
+/* masked_fill(self, mask, value): value where mask is true */
+static gboolean
+kernel_masked_fill (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *mask = x ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (mask == NULL)
+    return FALSE;
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (!broadcast_dims (x, mask, &rank, dims, error))
+    return FALSE;
+  gboolean fits = rank == x->rank;
+  for (int d = 0; fits && d < rank; d++)
+    fits = dims[d] == x->dims[d];
+  if (!fits)
+    return graft_kernel_fail (error, "the mask does not broadcast to the tensor's shape");
+  double value = graft_arg_double (&args[2], 0);
+  GraftRtTensor *y = graft_rt_tensor_copy (x, error);
+  if (y == NULL)
+    return FALSE;
+  const GraftRtTensor *ins[2] = { y, mask };
+  GraftBroadcastIter it;
+  graft_broadcast_iter_init (&it, y, ins, 2);
+  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
+    if (graft_rt_tensor_get_f64 (mask, it.offsets[1]) != 0)
+      graft_rt_tensor_set_f64 (y, i, value);
+  graft_kernel_set_output (ctx, 0, y);
+  return TRUE;
+}
+
+/* to(self, dtype, ...), to(self, device, dtype, ...), to(self, other, ...) */
+static gboolean
+kernel_to (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  GraftDType dtype = x->dtype;
+  GraftAttribute *kw = graft_node_get_attribute (ctx->node, "dtype");
+  GraftRtTensor *other = graft_arg_tensor (&args[1]);
+  if (kw && kw->type == GRAFT_ATTR_INT)
+    dtype = graft_aten_scalar_type (kw->i);
+  else if (other && other->rank > 0)
+    dtype = other->dtype;
+  else if ((args[1].attr && args[1].attr->type == GRAFT_ATTR_INT) ||
+           (other && other->numel == 1 && !graft_dtype_is_float (other->dtype) && other->dtype != GRAFT_DTYPE_STRING))
+    dtype = graft_aten_scalar_type (graft_arg_int (&args[1], 6));
+  else if (!graft_arg_is_none (&args[2]) && ((args[2].attr && args[2].attr->type == GRAFT_ATTR_INT) ||
+                                             graft_arg_tensor (&args[2])))
+    dtype = graft_aten_scalar_type (graft_arg_int (&args[2], 6));
+  if (dtype == GRAFT_DTYPE_UNDEFINED)
+    return graft_kernel_unsupported (error, "conversion to that dtype");
+  GraftRtTensor *y = graft_aten_as_dtype (x, dtype, error);
+  if (y == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, y);
+  return TRUE;
+}
+
+static gboolean
+kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "is_floating_point() needs a tensor");
+  graft_kernel_set_output (ctx, 0, graft_aten_new_bool (graft_dtype_is_float (x->dtype)));
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_elementwise[] = {
@@ -455,6 +565,9 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
   OP ("remainder", kernel_binary), OP ("ne", kernel_binary),
   OP ("alpha_dropout", kernel_identity),
+  OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
+  OP ("logical_xor", kernel_logical), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
   OP ("min", kernel_reduce),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),
   { NULL }

@@ -428,6 +428,54 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
 
 /* ---- attention ---- */
 
+/* One sequence of multi-head attention with packed in-projection
+ * w_qkv [3E, E] and out-projection w_proj [E, E]: xq [Lq, E], xk/xv
+ * [Lk, E] → out [Lq, E]; head-averaged (or summed) weights into avg [Lq, Lk]
+ * if given. */
+static void
+attention_one (const float *xq, gint64 Lq, const float *xk, const float *xv, gint64 Lk, gint64 E, gint64 H,
+               const float *w_qkv, const float *b_qkv, const float *w_proj, const float *b_proj, float *out,
+               float *avg, gboolean average)
+{
+  gint64 D = E / H;
+  g_autofree float *q = g_new (float, MAX (Lq * E, 1));
+  g_autofree float *k = g_new (float, MAX (Lk * E, 1));
+  g_autofree float *v = g_new (float, MAX (Lk * E, 1));
+  const float *ins[3] = { xq, xk, xv };
+  float *proj[3] = { q, k, v };
+  gint64 rows[3] = { Lq, Lk, Lk };
+  for (int p = 0; p < 3; p++)
+    gemm_bias_rows (ins[p], w_qkv + p * E * E, b_qkv ? b_qkv + p * E : NULL, proj[p], rows[p], E, E);
+  g_autofree float *ctxv = g_new0 (float, MAX (Lq * E, 1));
+  g_autofree float *scores = g_new (float, MAX (Lq * Lk, 1));
+  float scale = 1.0f / sqrtf ((float) D);
+  if (avg)
+    memset (avg, 0, Lq * Lk * sizeof (float));
+  for (gint64 h = 0; h < H; h++)
+    {
+      if (Lq * Lk > 0)
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, Lq, Lk, D, scale, q + h * D, E, k + h * D, E, 0.0f,
+                     scores, Lk);
+      for (gint64 i = 0; i < Lq; i++)
+        {
+          float *row = scores + i * Lk, m = -INFINITY, sum = 0;
+          for (gint64 j = 0; j < Lk; j++)
+            m = MAX (m, row[j]);
+          for (gint64 j = 0; j < Lk; j++)
+            sum += row[j] = expf (row[j] - m);
+          for (gint64 j = 0; j < Lk; j++)
+            row[j] /= sum;
+          if (avg)
+            for (gint64 j = 0; j < Lk; j++)
+              avg[i * Lk + j] += row[j] / (average ? H : 1);
+        }
+      if (Lq * D > 0 && Lk > 0)
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Lq, D, Lk, 1.0f, scores, Lk, v + h * D, E, 0.0f,
+                     ctxv + h * D, E);
+    }
+  gemm_bias_rows (ctxv, w_proj, b_proj, out, Lq, E, E);
+}
+
 /* _native_multi_head_attention(query, key, value, embed_dim, num_heads,
  * qkv_weight, qkv_bias, proj_weight, proj_bias, mask=None,
  * need_weights=True, average_attn_weights=True, mask_type=None):
@@ -456,64 +504,300 @@ kernel_native_mha (GraftKernelContext *ctx, GError **error)
       (b_qkv && b_qkv->numel != 3 * E) || (b_proj && b_proj->numel != E))
     return graft_kernel_fail (error, "projection weights do not fit embed_dim %" G_GINT64_FORMAT " with %"
                               G_GINT64_FORMAT " heads", E, H);
-  gint64 B = q_in->dims[0], Lq = q_in->dims[1], Lk = k_in->dims[1], D = E / H;
-  g_autofree float *q = g_new (float, MAX (B * Lq * E, 1));
-  g_autofree float *k = g_new (float, MAX (B * Lk * E, 1));
-  g_autofree float *v = g_new (float, MAX (B * Lk * E, 1));
-  GraftRtTensor *ins[3] = { q_in, k_in, v_in };
-  float *outs[3] = { q, k, v };
-  for (int p = 0; p < 3; p++)
-    {
-      gint64 rows = ins[p]->dims[0] * ins[p]->dims[1];
-      float *o = outs[p];
-      if (b_qkv)
-        for (gint64 r = 0; r < rows; r++)
-          memcpy (o + r * E, graft_cf32 (b_qkv) + p * E, E * sizeof (float));
-      if (rows > 0)
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, rows, E, E, 1.0f, ins[p]->data, E,
-                     graft_cf32 (w_qkv) + p * E * E, E, b_qkv ? 1.0f : 0.0f, o, E);
-    }
-  g_autofree float *ctxv = g_new0 (float, MAX (B * Lq * E, 1));
-  g_autofree float *scores = g_new (float, MAX (Lq * Lk, 1));
-  g_autofree float *avg = need_weights ? g_new0 (float, MAX (B * Lq * Lk, 1)) : NULL;
-  float scale = 1.0f / sqrtf ((float) D);
-  for (gint64 b = 0; b < B; b++)
-    for (gint64 h = 0; h < H; h++)
-      {
-        const float *qb = q + b * Lq * E + h * D, *kb = k + b * Lk * E + h * D, *vb = v + b * Lk * E + h * D;
-        if (Lq * Lk > 0)
-          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, Lq, Lk, D, scale, qb, E, kb, E, 0.0f, scores, Lk);
-        for (gint64 i = 0; i < Lq; i++)
-          {
-            float *row = scores + i * Lk, m = -INFINITY, sum = 0;
-            for (gint64 j = 0; j < Lk; j++)
-              m = MAX (m, row[j]);
-            for (gint64 j = 0; j < Lk; j++)
-              sum += row[j] = expf (row[j] - m);
-            for (gint64 j = 0; j < Lk; j++)
-              row[j] /= sum;
-            if (avg)
-              for (gint64 j = 0; j < Lk; j++)
-                avg[(b * Lq + i) * Lk + j] += row[j] / (average ? H : 1);
-          }
-        if (Lq * D > 0 && Lk > 0)
-          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Lq, D, Lk, 1.0f, scores, Lk, vb, E, 0.0f,
-                       ctxv + b * Lq * E + h * D, E);
-      }
+  gint64 B = q_in->dims[0], Lq = q_in->dims[1], Lk = k_in->dims[1];
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, Lq, E }, error);
   if (y == NULL)
     return FALSE;
-  gemm_bias_rows (ctxv, w_proj->data, b_proj ? b_proj->data : NULL, y->data, B * Lq, E, E);
+  GraftRtTensor *w = NULL;
   if (ctx->n_outputs > 1)
     {
-      GraftRtTensor *w = need_weights
-                         ? graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, Lq, Lk }, error)
-                         : graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 1, (gint64[]) { 0 }, error);
+      w = need_weights ? graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, Lq, Lk }, error)
+                       : graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, 1, (gint64[]) { 0 }, error);
       if (w == NULL)
         return FALSE;
-      if (need_weights)
-        memcpy (w->data, avg, w->nbytes);
     }
+  for (gint64 b = 0; b < B; b++)
+    attention_one (graft_cf32 (q_in) + b * Lq * E, Lq, graft_cf32 (k_in) + b * Lk * E, graft_cf32 (v_in) + b * Lk * E,
+                   Lk, E, H, w_qkv->data, b_qkv ? b_qkv->data : NULL, w_proj->data, b_proj ? b_proj->data : NULL,
+                   graft_f32 (y) + b * Lq * E, w && need_weights ? graft_f32 (w) + b * Lq * Lk : NULL, average);
+  return TRUE;
+}
+
+static void
+layer_norm_rows (float *x, gint64 rows, gint64 n, const float *w, const float *b, double eps)
+{
+  for (gint64 r = 0; r < rows; r++)
+    {
+      float *p = x + r * n;
+      double mean = 0, var = 0;
+      for (gint64 i = 0; i < n; i++)
+        mean += p[i];
+      mean /= n;
+      for (gint64 i = 0; i < n; i++)
+        var += (p[i] - mean) * (p[i] - mean);
+      double rstd = 1.0 / sqrt (var / n + eps);
+      for (gint64 i = 0; i < n; i++)
+        p[i] = (float) ((p[i] - mean) * rstd * (w ? w[i] : 1.0) + (b ? b[i] : 0.0));
+    }
+}
+
+typedef struct {
+  gint64 E, H, F;
+  gboolean gelu, norm_first;
+  double eps;
+  const float *w_qkv, *b_qkv, *w_proj, *b_proj, *n1w, *n1b, *n2w, *n2b, *w1, *b1, *w2, *b2;
+} EncoderLayer;
+
+/* x [L, E] → y [L, E] */
+static void
+encoder_layer_one (const EncoderLayer *P, const float *x, gint64 L, float *y)
+{
+  gint64 E = P->E, F = P->F;
+  g_autofree float *t = g_new (float, MAX (L * E, 1));
+  g_autofree float *attn = g_new (float, MAX (L * E, 1));
+  g_autofree float *hidden = g_new (float, MAX (L * F, 1));
+  memcpy (y, x, L * E * sizeof (float));
+  /* attention block */
+  memcpy (t, y, L * E * sizeof (float));
+  if (P->norm_first)
+    layer_norm_rows (t, L, E, P->n1w, P->n1b, P->eps);
+  attention_one (t, L, t, t, L, E, P->H, P->w_qkv, P->b_qkv, P->w_proj, P->b_proj, attn, NULL, TRUE);
+  for (gint64 i = 0; i < L * E; i++)
+    y[i] += attn[i];
+  if (!P->norm_first)
+    layer_norm_rows (y, L, E, P->n1w, P->n1b, P->eps);
+  /* feed-forward block */
+  memcpy (t, y, L * E * sizeof (float));
+  if (P->norm_first)
+    layer_norm_rows (t, L, E, P->n2w, P->n2b, P->eps);
+  gemm_bias_rows (t, P->w1, P->b1, hidden, L, F, E);
+  for (gint64 i = 0; i < L * F; i++)
+    hidden[i] = P->gelu ? (float) (0.5 * hidden[i] * (1.0 + erf (hidden[i] / G_SQRT2))) : MAX (hidden[i], 0.0f);
+  gemm_bias_rows (hidden, P->w2, P->b2, attn, L, E, F);
+  for (gint64 i = 0; i < L * E; i++)
+    y[i] += attn[i];
+  if (!P->norm_first)
+    layer_norm_rows (y, L, E, P->n2w, P->n2b, P->eps);
+}
+
+/* _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight,
+ * qkv_bias, proj_weight, proj_bias, use_gelu, norm_first, eps, norm_weight_1,
+ * norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
+ * ffn_weight_2, ffn_bias_2, mask=None, mask_type=None): nn.TransformerEncoderLayer's
+ * inference path on [B, L, E], or on a nested tensor (a list of [L_i, E]). */
+static gboolean
+kernel_encoder_layer (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[20];
+  graft_aten_args (ctx, NULL, 20, args);
+  if (!graft_arg_is_none (&args[18]))
+    return graft_kernel_unsupported (error, "attention masks");
+  EncoderLayer P = { 0 };
+  P.E = graft_arg_int (&args[1], 0);
+  P.H = graft_arg_int (&args[2], 1);
+  P.gelu = graft_arg_int (&args[7], 0) != 0;
+  P.norm_first = graft_arg_int (&args[8], 0) != 0;
+  P.eps = graft_arg_double (&args[9], 1e-5);
+  const float **slots[] = { &P.w_qkv, &P.b_qkv, &P.w_proj, &P.b_proj, NULL, NULL, NULL, &P.n1w, &P.n1b, &P.n2w,
+                            &P.n2b, &P.w1, &P.b1, &P.w2, &P.b2 };
+  GraftRtTensor *owned[G_N_ELEMENTS (slots)] = { NULL };
+  GraftRtTensor *w1 = NULL;
+  gboolean ok = TRUE;
+  for (guint k = 0; k < G_N_ELEMENTS (slots) && ok; k++)
+    if (slots[k])
+      {
+        GraftRtTensor *t = f32_arg (args, 3 + k, &owned[k], TRUE, error);
+        if (t == NULL && error && *error)
+          ok = FALSE;
+        *slots[k] = t ? t->data : NULL;
+        if (k == 11)
+          w1 = t;
+      }
+  if (ok && (P.H <= 0 || P.E <= 0 || P.E % P.H != 0 || !P.w_qkv || !P.w_proj || w1 == NULL || w1->rank != 2 ||
+             w1->dims[1] != P.E || !P.w2))
+    ok = graft_kernel_fail (error, "the layer's weights do not fit embed_dim %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT
+                            " heads", P.E, P.H);
+  if (ok)
+    {
+      P.F = w1->dims[0];
+      GraftRtTensor *src = args[0].value;
+      if (src && src->kind == GRAFT_RT_SEQUENCE)
+        {
+          GraftRtTensor *list = graft_rt_tensor_new_sequence (GRAFT_DTYPE_FLOAT32);
+          for (guint i = 0; ok && i < src->items->len; i++)
+            {
+              GraftRtTensor *x = src->items->pdata[i];
+              GraftRtTensor *y = x->rank == 2 && x->dims[1] == P.E && x->dtype == GRAFT_DTYPE_FLOAT32
+                                 ? graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, x->dims, error) : NULL;
+              if (y == NULL)
+                ok = error && *error ? FALSE : graft_kernel_fail (error, "nested item %u is not [length, %"
+                                                                  G_GINT64_FORMAT "] float32", i, P.E);
+              else
+                {
+                  encoder_layer_one (&P, x->data, x->dims[0], y->data);
+                  g_ptr_array_add (list->items, y);
+                }
+            }
+          if (ok)
+            graft_kernel_set_output (ctx, 0, list);
+          else
+            graft_rt_tensor_unref (list);
+        }
+      else
+        {
+          g_autoptr(GraftRtTensor) x_owned = NULL;
+          GraftRtTensor *x = f32_arg (args, 0, &x_owned, FALSE, error);
+          if (x == NULL || x->rank != 3 || x->dims[2] != P.E)
+            ok = x == NULL ? FALSE : graft_kernel_fail (error, "src must be [batch, length, %" G_GINT64_FORMAT "]", P.E);
+          GraftRtTensor *y = ok ? graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 3, x->dims, error) : NULL;
+          ok = y != NULL;
+          for (gint64 b = 0; ok && b < x->dims[0]; b++)
+            encoder_layer_one (&P, graft_cf32 (x) + b * x->dims[1] * P.E, x->dims[1], graft_f32 (y) + b * x->dims[1] * P.E);
+        }
+    }
+  for (guint k = 0; k < G_N_ELEMENTS (owned); k++)
+    g_clear_pointer (&owned[k], graft_rt_tensor_unref);
+  return ok;
+}
+
+/* ---- nested tensors, as lists of per-sequence tensors ---- */
+
+/* _nested_tensor_from_mask(src [B, L, E], mask [B, L] (True: keep), mask_check):
+ * sequence b keeps its first sum(mask[b]) rows (the mask must be left-aligned). */
+static gboolean
+mask_lengths (GraftRtTensor *src, GraftRtTensor *mask, gint64 *lengths, gboolean *aligned, GError **error)
+{
+  if (src->rank != 3 || mask->rank != 2 || mask->dims[0] != src->dims[0] || mask->dims[1] != src->dims[1])
+    return graft_kernel_fail (error, "the mask must be [batch, length] of src [batch, length, features]");
+  *aligned = TRUE;
+  for (gint64 b = 0; b < mask->dims[0]; b++)
+    {
+      lengths[b] = 0;
+      gboolean ended = FALSE;
+      for (gint64 l = 0; l < mask->dims[1]; l++)
+        {
+          gboolean keep = graft_rt_tensor_get_f64 (mask, b * mask->dims[1] + l) != 0;
+          if (keep && ended)
+            *aligned = FALSE;
+          if (keep)
+            lengths[b]++;
+          else
+            ended = TRUE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+kernel_nested_from_mask (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *src = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *mask = src ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (mask == NULL)
+    return FALSE;
+  g_autofree gint64 *lengths = g_new0 (gint64, MAX (src->rank ? src->dims[0] : 0, 1));
+  gboolean aligned = TRUE;
+  if (!mask_lengths (src, mask, lengths, &aligned, error))
+    return FALSE;
+  if (strcmp (ctx->node->op_type, "_nested_tensor_from_mask_left_aligned") == 0)
+    {
+      graft_kernel_set_output (ctx, 0, graft_aten_new_bool (aligned));
+      return TRUE;
+    }
+  if (!aligned && graft_arg_int (&args[2], 1))
+    return graft_kernel_fail (error, "the padding mask is not left-aligned");
+  GraftRtTensor *list = graft_rt_tensor_new_sequence (src->dtype);
+  gint64 L = src->dims[1], E = src->dims[2];
+  for (gint64 b = 0; b < src->dims[0]; b++)
+    {
+      GraftRtTensor *t = graft_rt_tensor_new (src->dtype, 2, (gint64[]) { lengths[b], E }, error);
+      if (t == NULL)
+        {
+          graft_rt_tensor_unref (list);
+          return FALSE;
+        }
+      graft_copy_block (t, 0, src, b * L * E, lengths[b] * E);
+      g_ptr_array_add (list->items, t);
+    }
+  graft_kernel_set_output (ctx, 0, list);
+  return TRUE;
+}
+
+/* to_padded_tensor(nested, padding, output_size=None) */
+static gboolean
+kernel_to_padded (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *list = args[0].value;
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
+    return graft_kernel_fail (error, "to_padded_tensor() needs a nested tensor");
+  GraftRtTensor *first = list->items->pdata[0];
+  gint64 L = 0, E = first->rank == 2 ? first->dims[1] : -1;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      if (t->rank != 2 || t->dims[1] != E || t->dtype != first->dtype)
+        return graft_kernel_fail (error, "nested items must all be [length, %" G_GINT64_FORMAT "]", E);
+      L = MAX (L, t->dims[0]);
+    }
+  gint64 size[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_is_none (&args[2]))
+    {
+      if (!graft_arg_ints (&args[2], size, GRAFT_RT_MAX_RANK, &n, 0, error))
+        return FALSE;
+      if (n != 3 || size[0] != list->items->len || size[1] < L || size[2] != E)
+        return graft_kernel_fail (error, "output_size does not fit the nested tensor");
+      L = size[1];
+    }
+  gint64 B = list->items->len;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, first->dtype, 3, (gint64[]) { B, L, E }, error);
+  if (y == NULL)
+    return FALSE;
+  double pad = graft_arg_double (&args[1], 0);
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, pad);
+  for (gint64 b = 0; b < B; b++)
+    {
+      GraftRtTensor *t = list->items->pdata[b];
+      graft_copy_block (y, b * L * E, t, 0, t->numel);
+    }
+  return TRUE;
+}
+
+/* baddbmm(self, batch1, batch2, beta=1, alpha=1) */
+static gboolean
+kernel_baddbmm (GraftKernelContext *ctx, GError **error)
+{
+  static const char *const names[] = { "self", "batch1", "batch2", "beta", "alpha" };
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, names, 5, args);
+  NEED (c, 0, FALSE);
+  NEED (a, 1, FALSE);
+  NEED (b, 2, FALSE);
+  if (a->rank != 3 || b->rank != 3 || a->dims[0] != b->dims[0] || a->dims[2] != b->dims[1])
+    return graft_kernel_fail (error, "baddbmm needs [B, M, K] and [B, K, N]");
+  gint64 B = a->dims[0], M = a->dims[1], K = a->dims[2], N = b->dims[2];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { B, M, N }, error);
+  if (y == NULL)
+    return FALSE;
+  GraftRtTensor *ins[2] = { y, c };
+  GraftBroadcastIter it;
+  for (int d = 0; d < c->rank; d++)
+    if (c->rank > 3 || (c->dims[d] != 1 && c->dims[d] != y->dims[d + 3 - c->rank]))
+      return graft_kernel_fail (error, "self does not broadcast to [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %"
+                                G_GINT64_FORMAT "]", B, M, N);
+  graft_broadcast_iter_init (&it, y, (const GraftRtTensor *const *) ins, 2);
+  float beta = graft_arg_double (&args[3], 1.0), alpha = graft_arg_double (&args[4], 1.0);
+  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
+    graft_f32 (y)[i] = beta == 0 ? 0 : beta * graft_cf32 (c)[it.offsets[1]];
+  for (gint64 i = 0; i < B && M * N > 0; i++)
+    if (K > 0)
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, alpha, graft_cf32 (a) + i * M * K, K,
+                   graft_cf32 (b) + i * K * N, N, 1.0f, graft_f32 (y) + i * M * N, N);
   return TRUE;
 }
 
@@ -525,5 +809,10 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("avg_pool2d", kernel_pool),
   OP ("lstm", kernel_lstm),
   OP ("_native_multi_head_attention", kernel_native_mha),
+  OP ("_transformer_encoder_layer_fwd", kernel_encoder_layer),
+  OP ("_nested_tensor_from_mask", kernel_nested_from_mask),
+  OP ("_nested_tensor_from_mask_left_aligned", kernel_nested_from_mask),
+  OP ("to_padded_tensor", kernel_to_padded),
+  OP ("baddbmm", kernel_baddbmm),
   { NULL }
 };

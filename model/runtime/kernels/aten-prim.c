@@ -509,6 +509,39 @@ kernel_find (GraftKernelContext *ctx, GError **error)
   return set_scalar_i64 (ctx, 0, -1);
 }
 
+/* x in list / key in dict (dicts are key, value pairs) */
+static gboolean
+kernel_contains (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autoptr(GraftRtTensor) container = graft_arg_value (&args[0], error);
+  if (container == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) key = graft_arg_value (&args[1], error);
+  if (key == NULL)
+    return FALSE;
+  if (container->kind != GRAFT_RT_SEQUENCE || key->kind != GRAFT_RT_TENSOR || key->numel != 1)
+    return graft_kernel_fail (error, "'in' needs a list or dict and a number or string");
+  gboolean is_dict = container->dtype == GRAFT_DTYPE_UNDEFINED && strcmp (ctx->node->op_type, "__contains__") == 0 &&
+                     container->items->len % 2 == 0 && container->items->len > 0 &&
+                     ((GraftRtTensor *) container->items->pdata[0])->dtype == key->dtype;
+  gboolean found = FALSE;
+  for (guint i = 0; !found && i < container->items->len; i += is_dict ? 2 : 1)
+    {
+      GraftRtTensor *item = container->items->pdata[i];
+      if (item->kind != GRAFT_RT_TENSOR || item->numel != 1)
+        continue;
+      if (key->dtype == GRAFT_DTYPE_STRING)
+        found = item->dtype == GRAFT_DTYPE_STRING &&
+                g_strcmp0 (((char **) item->data)[0] ? ((char **) item->data)[0] : "",
+                           ((char **) key->data)[0] ? ((char **) key->data)[0] : "") == 0;
+      else if (item->dtype != GRAFT_DTYPE_STRING)
+        found = graft_rt_tensor_get_f64 (item, 0) == graft_rt_tensor_get_f64 (key, 0);
+    }
+  return set_bool (ctx, 0, found);
+}
+
 #define OP(name, kernel) { name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_prim[] = {
@@ -539,6 +572,7 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::__and__", kernel_logic),
   OP ("aten::__or__", kernel_logic),
   OP ("aten::len", kernel_len),
+  OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
   OP ("aten::list", kernel_list),
   OP ("aten::size", kernel_size),

@@ -552,6 +552,64 @@ kernel_repeat (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* pad(input, pad, mode="constant", value=None): pad holds (before, after)
+ * pairs from the last dimension backwards; negative entries crop. */
+static gboolean
+kernel_pad (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 pad[2 * GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[1], pad, 2 * GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n % 2 != 0 || (int) n / 2 > x->rank)
+    return graft_kernel_fail (error, "pad needs (before, after) pairs for at most %d dimensions", x->rank);
+  GraftAttribute *mode = args[2].attr;
+  if (mode && mode->type == GRAFT_ATTR_STRING)
+    {
+      g_autofree char *m = graft_attribute_dup_string (mode);
+      if (m && strcmp (m, "constant") != 0)
+        return graft_kernel_unsupported (error, "pad mode '%s'", m);
+    }
+  gint64 before[GRAFT_RT_MAX_RANK] = { 0 }, dims[GRAFT_RT_MAX_RANK];
+  for (int d = 0; d < x->rank; d++)
+    {
+      int k = x->rank - 1 - d;
+      gint64 b = 2 * (guint) k < n ? pad[2 * k] : 0, a = 2 * (guint) k + 1 < n ? pad[2 * k + 1] : 0;
+      before[d] = b;
+      dims[d] = x->dims[d] + b + a;
+      if (dims[d] < 0)
+        return graft_kernel_fail (error, "padding makes dimension %d negative", d);
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  double value = graft_arg_is_none (&args[3]) ? 0 : graft_arg_double (&args[3], 0);
+  gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (x->rank, x->dims, strides);
+  for (gint64 o = 0; o < y->numel; o++)
+    {
+      gint64 src = 0;
+      gboolean inside = TRUE;
+      for (int d = 0; d < x->rank && inside; d++)
+        {
+          gint64 i = index[d] - before[d];
+          inside = i >= 0 && i < x->dims[d];
+          src += i * strides[d];
+        }
+      if (inside)
+        graft_copy_element (y, o, x, src);
+      else
+        graft_rt_tensor_set_f64 (y, o, value);
+      graft_index_next (index, dims, x->rank);
+    }
+  return TRUE;
+}
+
 /* ---- factories ---- */
 
 static GraftDType
@@ -710,6 +768,7 @@ const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("split_with_sizes", kernel_split), OP ("unbind", kernel_split), OP ("expand", kernel_expand),
   OP ("repeat", kernel_repeat), OP ("zeros", kernel_fill), OP ("ones", kernel_fill), OP ("full", kernel_fill),
   OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
-  OP ("tensor", kernel_tensor), OP ("arange", kernel_arange),
+  OP ("tensor", kernel_tensor), OP ("arange", kernel_arange), OP ("pad", kernel_pad),
+  OP ("constant_pad_nd", kernel_pad),
   { NULL }
 };

@@ -465,6 +465,85 @@ test_factories (void)
   builder_clear (&b);
 }
 
+/* pad([1, -1]) on the last axis: one column of the value before, one cropped after */
+static void
+test_pad_crop (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::pad", IN ("x"), IN ("y"));
+  arg_ints (n, 1, (gint64[]) { 1, -1 }, 2);
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg2", "constant"));
+  arg_float (n, 3, 9);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 2, (gint64[]) { 2, 3 }, (double[]) { 9, 0, 1, 9, 3, 4 });
+  builder_clear (&b);
+}
+
+/* masked_fill with a broadcast mask from x > 2 (logical_not of x <= 2) */
+static void
+test_masked_fill (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::le", IN ("x"), IN ("le"));
+  arg_int (n, 1, 2);
+  add_node (&b, "aten::logical_not", IN ("le"), IN ("mask"));
+  n = add_node (&b, "aten::masked_fill", IN ("x", "mask"), IN ("y"));
+  arg_float (n, 2, -INFINITY);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  GraftRtTensor *y = out->pdata[0];
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpfloat (((float *) y->data)[i], ==, i);
+  for (int i = 3; i < 6; i++)
+    g_assert_true (isinf (((float *) y->data)[i]) && ((float *) y->data)[i] < 0);
+  builder_clear (&b);
+}
+
+/* a nested tensor from a left-aligned mask, padded back with -1 */
+static void
+test_nested_round_trip (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  add_node (&b, "aten::size", IN ("x"), IN ("size"));
+  GraftNode *n = add_node (&b, "aten::ones", NULL, IN ("ones"));
+  arg_ints (n, 0, (gint64[]) { 2, 3 }, 2);
+  n = add_node (&b, "aten::slice", IN ("ones"), IN ("keep"));
+  arg_int (n, 1, 1);
+  arg_int (n, 2, 0);
+  arg_int (n, 3, 2);
+  arg_int (n, 4, 1);
+  n = add_node (&b, "aten::pad", IN ("keep"), IN ("mask"));
+  arg_ints (n, 1, (gint64[]) { 0, 1 }, 2);
+  add_node (&b, "aten::_nested_tensor_from_mask_left_aligned", IN ("x", "mask"), IN ("aligned"));
+  n = add_node (&b, "aten::_nested_tensor_from_mask", IN ("x", "mask"), IN ("nested"));
+  arg_bool (n, 2, TRUE);
+  n = add_node (&b, "aten::to_padded_tensor", IN ("nested"), IN ("y"));
+  arg_float (n, 1, -1);
+  add_output (&b, "aligned");
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (3, (gint64[]) { 2, 3, 1 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[0], 0), ==, 1);
+  /* both sequences keep 2 of 3 positions: the padded result has length 2 */
+  assert_values (out->pdata[1], 3, (gint64[]) { 2, 2, 1 }, (double[]) { 0, 1, 3, 4 });
+  builder_clear (&b);
+}
+
 /* Each TorchScript op has one schema (several kernel families add aten:: ops). */
 static void
 test_no_duplicate_schemas (void)
@@ -503,5 +582,8 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/raise", test_raise);
   g_test_add_func ("/runtime/aten/layer-norm", test_layer_norm);
   g_test_add_func ("/runtime/aten/factories", test_factories);
+  g_test_add_func ("/runtime/aten/pad-crop", test_pad_crop);
+  g_test_add_func ("/runtime/aten/masked-fill", test_masked_fill);
+  g_test_add_func ("/runtime/aten/nested-round-trip", test_nested_round_trip);
   return g_test_run ();
 }

@@ -25,8 +25,8 @@ static const struct { const char *name, *reason; } known_gaps[] = {
                            "so len()/stack() run before the loop" },
   { "mobilenet_v3_small_scripted", "prim::GetAttr of a non-tensor module attribute (use_res_connect): the "
                                    "TorchScript builder does not attach the value from the archive yet" },
-  { "transformer_scripted", "nn.TransformerEncoder's inference fast path (aten::_transformer_encoder_layer_fwd, "
-                            "nested tensors from padding masks, masked_fill, pad, to...) is not implemented" },
+  { "transformer_scripted", "prim::GetAttr of non-tensor module attributes (_qkv_same_embed_dim, "
+                            "activation_relu_or_gelu...): the TorchScript builder does not attach the values yet" },
   { "vit_b_16_scripted", "prim::GetAttr of non-tensor module attributes (num_heads, dropout, bias_k...): the "
                          "TorchScript builder does not attach the values from the archive yet" },
 };
