@@ -278,9 +278,12 @@ draw_edge (GraftScene *scene, guint index, gpointer user_data)
   for (guint i = 1; i + 2 < edge->n_points; i += 3)
     cairo_curve_to (cr, edge->points[i].x, edge->points[i].y, edge->points[i + 1].x, edge->points[i + 1].y,
                     edge->points[i + 2].x, edge->points[i + 2].y);
-  set_rgb (cr, selected ? &p->palette->accent : &p->palette->edge);
+  if (!selected && edge->highlight > 0)
+    set_rgb (cr, &p->palette->severity[MIN (edge->highlight, 3)]);
+  else
+    set_rgb (cr, selected ? &p->palette->accent : &p->palette->edge);
   /* At least a device pixel wide, so far-out views still show the flow. */
-  cairo_set_line_width (cr, MAX (selected ? 2.5 : 1.1, 0.8 / p->scale));
+  cairo_set_line_width (cr, MAX (selected ? 2.5 : edge->highlight > 0 ? 2.0 : 1.1, 0.8 / p->scale));
   cairo_stroke (cr);
   if (edge->has_arrow)
     draw_arrow (cr, edge->points[edge->n_points - 1], edge->arrow_tip);

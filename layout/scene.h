@@ -82,6 +82,8 @@ typedef struct {
   GraftRect bounds;
   char *label;               /* tensor shape, or NULL */
   GraftPoint label_pos;      /* left end of the label's baseline */
+  /* For diagnostics, as GraftSceneNode.highlight (set by the canvas). */
+  guint highlight;
 } GraftSceneEdge;
 
 typedef enum {

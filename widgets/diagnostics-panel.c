@@ -314,14 +314,52 @@ graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
 }
 
 static void
+setup_choice (GtkSignalListItemFactory *factory, GtkListItem *item)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  /* Long rule ids would widen the panel and squeeze the canvas. */
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), 12);
+  gtk_label_set_width_chars (GTK_LABEL (label), 8);
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+bind_choice (GtkSignalListItemFactory *factory, GtkListItem *item)
+{
+  GtkStringObject *choice = gtk_list_item_get_item (item);
+  GtkWidget *label = gtk_list_item_get_child (item);
+
+  gtk_label_set_text (GTK_LABEL (label), gtk_string_object_get_string (choice));
+  gtk_widget_set_tooltip_text (label, gtk_string_object_get_string (choice));
+}
+
+static GtkListItemFactory *
+choice_factory (void)
+{
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_choice), NULL);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_choice), NULL);
+  return factory;
+}
+
+static void
 graft_diagnostics_panel_init (GraftDiagnosticsPanel *self)
 {
+  g_autoptr(GtkListItemFactory) rule_factory = choice_factory ();
+  g_autoptr(GtkListItemFactory) severity_factory = choice_factory ();
+
   const char *first[] = { "All Rules", NULL };
 
   self->listed = g_ptr_array_new ();
   self->rules = gtk_string_list_new (first);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (self->rules));
+  gtk_drop_down_set_factory (self->rule_dropdown, rule_factory);
+  gtk_drop_down_set_factory (self->severity_dropdown, severity_factory);
   refresh_rows (self);
 }
 

@@ -253,6 +253,14 @@ apply_marks (GraftGraphCanvas *self)
       g_free (node->badge);
       node->badge = mark != NULL ? g_strdup (mark->badge) : NULL;
     }
+  /* A marked value's edges are drawn in its colour too. */
+  for (guint i = 0; i < graft_scene_get_n_edges (self->scene); i++)
+    {
+      GraftSceneEdge *edge = graft_scene_get_edge (self->scene, i);
+      CanvasMark *mark = edge->value != NULL ? g_hash_table_lookup (self->marks, edge->value) : NULL;
+
+      edge->highlight = mark != NULL ? mark->level : 0;
+    }
 }
 
 static void

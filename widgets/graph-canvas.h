@@ -27,7 +27,7 @@ void graft_graph_canvas_select_node (GraftGraphCanvas *self, GraftNode *node);
 void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value);
 
 /* Marks for diagnostics and timings: the box of node (or the graph
- * input/output box of value) is outlined in level's colour (1 info, 2
+ * input/output box of value, and the edges carrying value) is outlined in level's colour (1 info, 2
  * warning, 3 error) with badge (may be NULL) at its corner. Marks may name
  * items of any graph of the model; they stay across layouts and graphs
  * until cleared (the window clears them when the model changes). */

@@ -99,8 +99,11 @@ graft_window_refresh_marks (GraftWindow *self)
       g_hash_table_insert (levels, key, GUINT_TO_POINTER (level));
       if (node != NULL)
         graft_graph_canvas_mark_node (self->canvas, node, level, badge_text (diagnostic->rule));
-      else
-        graft_graph_canvas_mark_value (self->canvas, diagnostic->value, level, badge_text (diagnostic->rule));
+      /* The value concerned: a graph input's box, or the edges of a shape
+       * constant. */
+      if (diagnostic->value != NULL)
+        graft_graph_canvas_mark_value (self->canvas, diagnostic->value, level,
+                                       node == NULL ? badge_text (diagnostic->rule) : NULL);
     }
 }
 
