@@ -3,7 +3,10 @@
 #include <gtk/gtk.h>
 #include <string.h>
 
+#include "analysis/diagnostics.h"
 #include "widgets/breadcrumbs.h"
+#include "widgets/diagnostics-panel.h"
+#include "widgets/run-pane.h"
 #include "widgets/find-panel.h"
 #include "widgets/node-sidebar.h"
 
@@ -233,6 +236,150 @@ test_breadcrumbs (Fixture *fixture, gconstpointer data)
   g_object_unref (crumbs);
 }
 
+static GtkWidget *
+find_button (GtkWidget *widget, const char *label)
+{
+  if (GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0)
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_button (child, label);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static void
+record_target (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  char **target = user_data;
+
+  g_free (*target);
+  *target = g_strdup_printf ("%s %s", g_action_get_name (G_ACTION (action)), g_variant_get_string (parameter, NULL));
+}
+
+/* A graph input's dims are edited from the sidebar through the window's
+ * win.make-dynamic and win.set-shape actions. */
+static void
+test_sidebar_input_edit (Fixture *fixture, gconstpointer data)
+{
+  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *window = gtk_window_new ();
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
+  g_autofree char *target = NULL;
+  g_autofree char *labels = NULL;
+  const GActionEntry entries[] = {
+    { "make-dynamic", record_target, "s" },
+    { "set-shape", record_target, "s" },
+  };
+
+  g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), &target);
+  gtk_widget_insert_action_group (window, "win", G_ACTION_GROUP (group));
+  gtk_window_set_child (GTK_WINDOW (window), sidebar);
+  graft_node_sidebar_show_value (GRAFT_NODE_SIDEBAR (sidebar), fixture->model,
+                                 graft_graph_lookup_value (fixture->graph, "input"));
+  labels = dup_labels (sidebar);
+  g_assert_nonnull (strstr (labels, "Edit Shape\nDim 0, fixed at 1\n"));
+  g_assert_nonnull (strstr (labels, "Dim 1, fixed at 300\n"));
+  g_signal_emit_by_name (find_button (sidebar, "Make _Dynamic"), "clicked");
+  g_assert_cmpstr (target, ==, "make-dynamic input:0=batch");
+  g_signal_emit_by_name (find_button (sidebar, "_Set Shape"), "clicked");
+  g_assert_cmpstr (target, ==, "set-shape input=1x300");
+  /* Values other than graph inputs have nothing to edit. */
+  graft_node_sidebar_show_value (GRAFT_NODE_SIDEBAR (sidebar), fixture->model,
+                                 graft_graph_lookup_value (fixture->graph, "conv_out"));
+  g_clear_pointer (&labels, g_free);
+  labels = dup_labels (sidebar);
+  g_assert_null (strstr (labels, "Edit Shape"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_object_unref (sidebar);
+}
+
+/* input float32[batch or 2, 4] → Relu → out */
+static GraftModel *
+relu_model (gboolean dynamic)
+{
+  GraftGraph *graph = graft_graph_new ("relu");
+  GraftValue *input = graft_graph_ensure_value (graph, "x");
+  GraftValue *output = graft_graph_ensure_value (graph, "out");
+  GraftNode *relu = graft_graph_add_node (graph, NULL, "Relu", "relu");
+  const gint64 dims[] = { 2, 4 };
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+
+  input->dtype = output->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&input->shape, 2, dims);
+  if (dynamic)
+    input->shape.dims[0] = graft_dim_symbolic ("batch");
+  graft_graph_add_input (graph, input);
+  graft_node_add_input (relu, input);
+  graft_node_add_output (relu, output);
+  graft_graph_add_output (graph, output);
+  graft_model_set_opset (model, "", 17);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static void
+on_run_finished (GraftRunPane *pane, gboolean *finished)
+{
+  *finished = TRUE;
+}
+
+/* Random inputs of the chosen size, run on a worker thread, summarised. */
+static void
+test_run_pane (void)
+{
+  GtkWidget *pane = g_object_ref_sink (graft_run_pane_new ());
+  g_autoptr(GraftModel) model = relu_model (TRUE);
+  g_autofree char *summary = NULL;
+  gboolean finished = FALSE;
+
+  g_signal_connect (pane, "run-finished", G_CALLBACK (on_run_finished), &finished);
+  graft_run_pane_set_model (GRAFT_RUN_PANE (pane), model);
+  graft_run_pane_set_dim (GRAFT_RUN_PANE (pane), "batch", 3);
+  graft_run_pane_set_seed (GRAFT_RUN_PANE (pane), 7);
+  graft_run_pane_start (GRAFT_RUN_PANE (pane));
+  g_assert_true (graft_run_pane_is_running (GRAFT_RUN_PANE (pane)));
+  while (!finished)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (graft_run_pane_is_running (GRAFT_RUN_PANE (pane)));
+  summary = graft_run_pane_dup_summary (GRAFT_RUN_PANE (pane));
+  g_assert_true (g_str_has_prefix (summary, "out float32[3,4] min=0 max=0."));
+  g_assert_nonnull (graft_run_pane_get_timings (GRAFT_RUN_PANE (pane)));
+  g_assert_cmpuint (g_hash_table_size (graft_run_pane_get_timings (GRAFT_RUN_PANE (pane))), ==, 1);
+  g_object_unref (pane);
+}
+
+/* Lint results listed, filtered by rule and severity. */
+static void
+test_diagnostics_panel (void)
+{
+  GtkWidget *panel = g_object_ref_sink (graft_diagnostics_panel_new ());
+  g_autoptr(GraftModel) model = relu_model (FALSE);
+  g_autoptr(GPtrArray) diagnostics = graft_lint_model (model, NULL);
+  GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (panel);
+  g_autofree char *summary = NULL;
+  g_autofree char *labels = NULL;
+
+  graft_diagnostics_panel_set_diagnostics (self, diagnostics);
+  summary = graft_diagnostics_panel_dup_summary (self);
+  g_assert_cmpstr (summary, ==, "warning static-input-dim x");
+  labels = dup_labels (panel);
+  g_assert_nonnull (strstr (labels, "1 problem\n"));
+  g_assert_nonnull (find_button (panel, "Make _Dynamic"));
+  graft_diagnostics_panel_set_filter (self, "unsupported-op", GRAFT_SEVERITY_INFO);
+  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  graft_diagnostics_panel_set_filter (self, NULL, GRAFT_SEVERITY_ERROR);
+  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  graft_diagnostics_panel_set_filter (self, "static-input-dim", GRAFT_SEVERITY_WARNING);
+  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 1);
+  graft_diagnostics_panel_set_diagnostics (self, NULL);
+  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  g_object_unref (panel);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -241,6 +388,9 @@ main (int argc, char *argv[])
   g_test_add ("/gui/widgets/sidebar-node", Fixture, NULL, fixture_set_up, test_sidebar_node, fixture_tear_down);
   g_test_add ("/gui/widgets/sidebar-cancels-stats", Fixture, NULL, fixture_set_up, test_sidebar_cancels_stats, fixture_tear_down);
   g_test_add ("/gui/widgets/sidebar-value", Fixture, NULL, fixture_set_up, test_sidebar_value, fixture_tear_down);
+  g_test_add ("/gui/widgets/sidebar-input-edit", Fixture, NULL, fixture_set_up, test_sidebar_input_edit, fixture_tear_down);
+  g_test_add_func ("/gui/widgets/run-pane", test_run_pane);
+  g_test_add_func ("/gui/widgets/diagnostics-panel", test_diagnostics_panel);
   g_test_add ("/gui/widgets/sidebar-model-inputs", Fixture, NULL, fixture_set_up, test_sidebar_model_inputs, fixture_tear_down);
   g_test_add ("/gui/widgets/find-panel", Fixture, NULL, fixture_set_up, test_find_panel, fixture_tear_down);
   g_test_add ("/gui/widgets/breadcrumbs", Fixture, NULL, fixture_set_up, test_breadcrumbs, fixture_tear_down);
