@@ -220,6 +220,68 @@ test_conv_geometry (void)
   builder_clear (&b);
 }
 
+/* Depthwise convolution (group = channels) against a direct loop, over
+ * geometries the fast path must handle: odd widths, strides 1–3,
+ * dilation, asymmetric padding, rows shorter and longer than a vector. */
+static void
+test_depthwise_against_direct (void)
+{
+  static const struct { gint64 h, w, k, s, d, pt, pl, pb, pr; } cases[] = {
+    { 7, 7, 3, 1, 1, 1, 1, 1, 1 }, { 9, 21, 3, 2, 1, 1, 1, 1, 1 }, { 8, 37, 3, 2, 1, 0, 1, 1, 0 },
+    { 6, 40, 5, 1, 2, 2, 3, 3, 4 }, { 11, 13, 3, 3, 1, 1, 1, 1, 1 }, { 3, 2, 3, 1, 1, 1, 1, 1, 1 },
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
+    {
+      Builder b;
+      builder_init (&b, 17);
+      gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s, D = cases[t].d;
+      gint64 dx[] = { N, C, H, W }, dw[] = { C, 1, K, K }, db[] = { C };
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+      add_input (b.graph, "w", GRAFT_DTYPE_FLOAT32, 4, dw);
+      add_input (b.graph, "b", GRAFT_DTYPE_FLOAT32, 1, db);
+      GraftNode *n = add_node (b.graph, "Conv", IN ("x", "w", "b"), IN ("y"));
+      gint64 strides[] = { S, S }, dil[] = { D, D };
+      gint64 pads[] = { cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr };
+      graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
+      graft_node_add_attribute (n, graft_attribute_new_ints ("dilations", dil, 2));
+      graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
+      graft_node_add_attribute (n, graft_attribute_new_int ("group", C));
+      add_output (b.graph, "y");
+      g_autofree float *xv = g_new (float, N * C * H * W);
+      g_autofree float *wv = g_new (float, C * K * K);
+      float bv[3] = { 0.5f, -1, 2 };
+      for (gint64 i = 0; i < N * C * H * W; i++)
+        xv[i] = (float) ((i * 37) % 23) / 7 - 1.5f;
+      for (gint64 i = 0; i < C * K * K; i++)
+        wv[i] = (float) ((i * 11) % 13) / 5 - 1;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), "w", tensor_f32 (4, dw, wv),
+                                      "b", tensor_f32 (1, db, bv), NULL);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0];
+      gint64 OH = (H + cases[t].pt + cases[t].pb - (K - 1) * D - 1) / S + 1;
+      gint64 OW = (W + cases[t].pl + cases[t].pr - (K - 1) * D - 1) / S + 1;
+      g_assert_cmpint (y->dims[2], ==, OH);
+      g_assert_cmpint (y->dims[3], ==, OW);
+      const float *yv = y->data;
+      for (gint64 i = 0; i < N * C; i++)
+        for (gint64 oh = 0; oh < OH; oh++)
+          for (gint64 ow = 0; ow < OW; ow++)
+            {
+              double acc = bv[i % C];
+              for (gint64 ki = 0; ki < K; ki++)
+                for (gint64 kj = 0; kj < K; kj++)
+                  {
+                    gint64 ih = oh * S + ki * D - cases[t].pt, iw = ow * S + kj * D - cases[t].pl;
+                    if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                      acc += (double) xv[(i * H + ih) * W + iw] * wv[(i % C) * K * K + ki * K + kj];
+                  }
+              g_assert_cmpfloat_with_epsilon (yv[(i * OH + oh) * OW + ow], acc, 1e-4);
+            }
+      builder_clear (&b);
+    }
+}
+
 static void
 test_maxpool_same_upper_ceil (void)
 {
@@ -505,6 +567,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/int-wrap-div-zero", test_int_wrap_and_div_zero);
   g_test_add_func ("/runtime/negative-axis-empty", test_negative_axis_and_empty);
   g_test_add_func ("/runtime/conv-geometry", test_conv_geometry);
+  g_test_add_func ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
   g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
   g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
   g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);

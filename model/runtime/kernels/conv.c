@@ -295,19 +295,146 @@ im2col_channel (gint64 c, gpointer data)
     }
 }
 
+/* ---- depthwise: padded phase planes + register-accumulated taps ---- */
+
+typedef float GraftV8f __attribute__ ((vector_size (32)));
+
+/* y[0..n) = b + Σ_t kv[t]·src[t][0..n), 8 outputs per vector with all
+ * taps accumulated in registers (one store per output instead of one
+ * load/store per tap). src rows may be read up to 7 floats past n. */
+typedef gint32 GraftV8i __attribute__ ((vector_size (32)));
+
+/* v = min (max (v, lo), hi) lane-wise, NaN kept (GCC's C has no vector ?:). */
+#define DEPTHWISE_CLAMP(v, vlo, vhi) \
+  do { \
+    GraftV8i below_ = (v) < (vlo), above_; \
+    (v) = (GraftV8f) (((GraftV8i) (vlo) & below_) | ((GraftV8i) (v) & ~below_)); \
+    above_ = (v) > (vhi); \
+    (v) = (GraftV8f) (((GraftV8i) (vhi) & above_) | ((GraftV8i) (v) & ~above_)); \
+  } while (0)
+
+/* y[0..n) = clamp (b + Σ_t kv[t]·src[t][0..n)), 8 outputs per vector with
+ * all taps accumulated in registers (one store per output instead of a
+ * load and a store per tap). src rows may be read up to 7 floats past n. */
+static inline __attribute__ ((always_inline)) void
+depthwise_row_body (float *y, gint64 n, const float *const *src, const float *kv, int taps, float b,
+                    float lo, float hi)
+{
+  GraftV8f vlo = { lo, lo, lo, lo, lo, lo, lo, lo }, vhi = { hi, hi, hi, hi, hi, hi, hi, hi };
+  gint64 ow = 0;
+  for (; ow + 16 <= n; ow += 16)
+    {
+      GraftV8f a0 = { b, b, b, b, b, b, b, b }, a1 = a0;
+      for (int t = 0; t < taps; t++)
+        {
+          GraftV8f v0, v1;
+          memcpy (&v0, src[t] + ow, sizeof v0);
+          memcpy (&v1, src[t] + ow + 8, sizeof v1);
+          a0 += kv[t] * v0;
+          a1 += kv[t] * v1;
+        }
+      DEPTHWISE_CLAMP (a0, vlo, vhi);
+      DEPTHWISE_CLAMP (a1, vlo, vhi);
+      memcpy (y + ow, &a0, sizeof a0);
+      memcpy (y + ow + 8, &a1, sizeof a1);
+    }
+  for (; ow < n; ow += 8)
+    {
+      GraftV8f a0 = { b, b, b, b, b, b, b, b };
+      for (int t = 0; t < taps; t++)
+        {
+          GraftV8f v0;
+          memcpy (&v0, src[t] + ow, sizeof v0);
+          a0 += kv[t] * v0;
+        }
+      DEPTHWISE_CLAMP (a0, vlo, vhi);
+      memcpy (y + ow, &a0, MIN (n - ow, 8) * sizeof (float));
+    }
+}
+
+/* even[j] = row[2j], odd[j] = row[2j+1] for 2j+1 < 2n. */
+static inline __attribute__ ((always_inline)) void
+depthwise_split_body (const float *row, gint64 n, float *even, float *odd)
+{
+  const GraftV8i pick_even = { 0, 2, 4, 6, 8, 10, 12, 14 }, pick_odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
+  gint64 j = 0;
+  for (; j + 8 <= n; j += 8)
+    {
+      GraftV8f a, b;
+      memcpy (&a, row + 2 * j, sizeof a);
+      memcpy (&b, row + 2 * j + 8, sizeof b);
+      GraftV8f e = __builtin_shuffle (a, b, pick_even), o = __builtin_shuffle (a, b, pick_odd);
+      memcpy (even + j, &e, sizeof e);
+      memcpy (odd + j, &o, sizeof o);
+    }
+  for (; j < n; j++)
+    {
+      even[j] = row[2 * j];
+      odd[j] = row[2 * j + 1];
+    }
+}
+
+static void
+depthwise_row_generic (float *y, gint64 n, const float *const *src, const float *kv, int taps, float b,
+                       float lo, float hi)
+{
+  depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
+}
+
+static void
+depthwise_split_generic (const float *row, gint64 n, float *even, float *odd)
+{
+  depthwise_split_body (row, n, even, odd);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GRAFT_HAVE_AVX2_CLONE 1
+static __attribute__ ((target ("avx2,fma"))) void
+depthwise_row_avx2 (float *y, gint64 n, const float *const *src, const float *kv, int taps, float b,
+                    float lo, float hi)
+{
+  depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
+}
+
+static __attribute__ ((target ("avx2,fma"))) void
+depthwise_split_avx2 (const float *row, gint64 n, float *even, float *odd)
+{
+  depthwise_split_body (row, n, even, odd);
+}
+#else
+#define depthwise_row_avx2 depthwise_row_generic
+#define depthwise_split_avx2 depthwise_split_generic
+#endif
+
+typedef void (*DepthwiseRowFunc) (float *, gint64, const float *const *, const float *, int, float, float, float);
+typedef void (*DepthwiseSplitFunc) (const float *, gint64, float *, float *);
+
+static gboolean
+depthwise_use_avx2 (void)
+{
+#ifdef GRAFT_HAVE_AVX2_CLONE
+  return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+#else
+  return FALSE;
+#endif
+}
+
+#define DEPTHWISE_MAX_TAPS 64
+
 typedef struct {
   const float *x, *weight, *bias;
   float *y;
   const GraftWindow *w;
-  gint64 C, M;
-  gboolean clamp;
-  float lo, hi;
+  gint64 C;
+  float lo, hi;           /* ±INFINITY without a fused clamp */
+  DepthwiseRowFunc row;
+  DepthwiseSplitFunc split;
 } DepthwiseJob;
 
-/* One (image, channel) plane: accumulate each kernel tap over whole
- * output rows, so that the inner loop is a contiguous (for stride 1)
- * multiply-add the compiler vectorises, with the padding handled by
- * clipping the row range instead of per-pixel tests. */
+/* One (image, channel) plane. The plane is first copied with its zero
+ * padding into sw "phase" planes (phase p holds padded columns p, p+sw,
+ * p+2sw, …), so that every tap of a strided kernel reads a contiguous run
+ * and the padding needs no tests in the inner loop. */
 static void
 depthwise_channel (gint64 index, gpointer data)
 {
@@ -316,46 +443,70 @@ depthwise_channel (gint64 index, gpointer data)
   gint64 c = index % job->C;
   gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
   gint64 KH = w->kernel[0], KW = w->kernel[1];
-  gint64 sh = w->stride[0], sw = w->stride[1];
+  gint64 sh = w->stride[0], sw = w->stride[1], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
+  gint64 Hp = MAX (H + pt + w->pad_end[0], (OH - 1) * sh + (KH - 1) * dh + 1);
+  gint64 Wp = MAX (W + pl + w->pad_end[1], (OW - 1) * sw + (KW - 1) * dw + 1);
+  gint64 Wq = (Wp + sw - 1) / sw + 8;   /* phase row stride, with room for a last partial vector */
   const float *x = job->x + index * H * W;
   const float *k = job->weight + c * KH * KW;
   float *y = job->y + index * OH * OW;
   float b = job->bias ? job->bias[c] : 0;
+  g_autofree float *phases = g_new (float, sw * Hp * Wq + Wp);
+  float *tmp = phases + sw * Hp * Wq;
 
-  /* valid output columns per kernel column */
-  gint64 ow0[32], ow1[32], dws[32];
-  g_return_if_fail (KW <= 32);   /* graft_conv2d_f32 only takes this path for KW <= 32 */
-  for (gint64 kj = 0; kj < KW; kj++)
+  for (gint64 r = 0; r < Hp; r++)
     {
-      gint64 dw = kj * w->dilation[1] - w->pad_begin[1];
-      dws[kj] = dw;
-      ow0[kj] = dw >= 0 ? 0 : (-dw + sw - 1) / sw;
-      ow1[kj] = W - dw > 0 ? MIN (OW, (W - dw + sw - 1) / sw) : 0;
+      gint64 ih = r - pt;
+      if (ih < 0 || ih >= H)
+        {
+          for (gint64 p = 0; p < sw; p++)
+            memset (phases + (p * Hp + r) * Wq, 0, Wq * sizeof (float));
+          continue;
+        }
+      float *dst = sw == 1 ? phases + r * Wq : tmp;
+      memset (dst, 0, pl * sizeof (float));
+      memcpy (dst + pl, x + ih * W, W * sizeof (float));
+      memset (dst + pl + W, 0, ((sw == 1 ? Wq : Wp) - pl - W) * sizeof (float));
+      if (sw == 1)
+        continue;
+      if (sw == 2)
+        {
+          float *even = phases + r * Wq, *odd = phases + (Hp + r) * Wq;
+          gint64 half = Wp / 2;
+          job->split (tmp, half, even, odd);
+          even[half] = Wp % 2 ? tmp[Wp - 1] : 0;
+          memset (even + half + 1, 0, (Wq - half - 1) * sizeof (float));
+          memset (odd + half, 0, (Wq - half) * sizeof (float));
+          continue;
+        }
+      for (gint64 p = 0; p < sw; p++)
+        {
+          float *pr = phases + (p * Hp + r) * Wq;
+          gint64 j = 0;
+          for (gint64 col = p; col < Wp; col += sw)
+            pr[j++] = tmp[col];
+          memset (pr + j, 0, (Wq - j) * sizeof (float));
+        }
     }
-  /* row by row, so the output row stays in L1 across all taps */
+
+  const float *src[DEPTHWISE_MAX_TAPS];
+  float kv[DEPTHWISE_MAX_TAPS];
+  int taps = 0;
+  for (gint64 ki = 0; ki < KH; ki++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      {
+        gint64 col = kj * dw;
+        src[taps] = phases + ((col % sw) * Hp + ki * dh) * Wq + col / sw;
+        kv[taps++] = k[ki * KW + kj];
+      }
+  const float *row_src[DEPTHWISE_MAX_TAPS];
   for (gint64 oh = 0; oh < OH; oh++)
     {
       float *yr = y + oh * OW;
-      for (gint64 ow = 0; ow < OW; ow++)
-        yr[ow] = b;
-      for (gint64 ki = 0; ki < KH; ki++)
-        {
-          gint64 ih = oh * sh + ki * w->dilation[0] - w->pad_begin[0];
-          if (ih < 0 || ih >= H)
-            continue;
-          for (gint64 kj = 0; kj < KW; kj++)
-            {
-              float kv = k[ki * KW + kj];
-              const float *xr = x + ih * W + dws[kj];
-              if (sw == 1)
-                graft_f32_axpy (yr + ow0[kj], xr + ow0[kj], ow1[kj] - ow0[kj], kv);
-              else
-                for (gint64 ow = ow0[kj]; ow < ow1[kj]; ow++)
-                  yr[ow] += kv * xr[ow * sw];
-            }
-        }
-      if (job->clamp)
-        graft_f32_clamp (yr, OW, job->lo, job->hi);
+      for (int t = 0; t < taps; t++)
+        row_src[t] = src[t] + oh * sh * Wq;
+      job->row (yr, OW, row_src, kv, taps, b, job->lo, job->hi);
     }
 }
 
@@ -394,9 +545,11 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
   float lo = -INFINITY, hi = INFINITY;
   gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
 
-  if (group == C && M == C && w->n == 2 && w->kernel[1] <= 32)
+  if (group == C && M == C && w->n == 2 && w->kernel[0] * w->kernel[1] <= DEPTHWISE_MAX_TAPS)
     {
-      DepthwiseJob job = { x, weight, bias, y, w, C, M, clamp, lo, hi };
+      gboolean avx2 = depthwise_use_avx2 ();
+      DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, avx2 ? depthwise_row_avx2 : depthwise_row_generic,
+                           avx2 ? depthwise_split_avx2 : depthwise_split_generic };
       graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);
       return TRUE;
     }
