@@ -1,4 +1,5 @@
 #include "runtime/runtime.h"
+#include "runtime/function-call.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -53,6 +54,8 @@ struct _GraftRuntime {
   GMutex run_lock;           /* one run at a time: frames share the pool and timings */
   GPtrArray *inputs;
   GPtrArray *outputs;
+  GHashTable *function_bodies; /* calling GraftNode* → its own copy of the function body (owned) */
+  GHashTable *function_opsets; /* such a body → the function's opset imports */
 };
 
 typedef struct {
@@ -86,24 +89,65 @@ node_opset (GraftModel *model, GraftNode *node)
   return graft_model_get_opset (model, node->domain ? node->domain : "onnx");
 }
 
+/* Opset of a node in a graph whose root is the body of a function with
+ * its own opset imports (or the model's). */
+static gint64
+opset_in (GraftModel *model, GHashTable *opsets, GraftNode *node)
+{
+  if (opsets == NULL)
+    return node_opset (model, node);
+  const gint64 *v = g_hash_table_lookup (opsets, graft_canonical_domain (node->domain ? node->domain : "onnx"));
+  return v ? *v : -1;
+}
+
+#define MAX_FUNCTION_DEPTH 32
+
+/* Every node of a local function's body (and of the functions it calls)
+ * has a kernel. */
+static gboolean
+function_supported (GraftModel *model, GraftFunction *function, guint depth);
+
 typedef struct {
   GraftModel *model;
+  GHashTable *opsets;
+  guint depth;
+  gboolean ok;
   GPtrArray *unsupported;
 } CheckData;
+
+static gboolean
+node_supported (GraftModel *model, GHashTable *opsets, GraftNode *node, guint depth)
+{
+  if (graft_op_registry_lookup (node->op, opset_in (model, opsets, node)) != NULL)
+    return TRUE;
+  GraftFunction *function = graft_function_for_call (model, node);
+  return function && depth < MAX_FUNCTION_DEPTH && function_supported (model, function, depth + 1);
+}
 
 static void
 check_node (GraftNode *node, gpointer user_data)
 {
   CheckData *data = user_data;
-  if (graft_op_registry_lookup (node->op, node_opset (data->model, node)) == NULL)
+  if (node_supported (data->model, data->opsets, node, data->depth))
+    return;
+  data->ok = FALSE;
+  if (data->unsupported)
     g_ptr_array_add (data->unsupported, node);
+}
+
+static gboolean
+function_supported (GraftModel *model, GraftFunction *function, guint depth)
+{
+  CheckData data = { model, function->opsets, depth, TRUE, NULL };
+  graft_graph_foreach_node_recursive (function->body, check_node, &data);
+  return data.ok;
 }
 
 gboolean
 graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (model);
-  CheckData data = { model, g_ptr_array_new () };
+  CheckData data = { model, NULL, 0, TRUE, g_ptr_array_new () };
 
   if (graph == NULL)
     {
@@ -239,6 +283,56 @@ node_dependencies (GraftNode *node)
   return deps;
 }
 
+/* Ready nodes leave in program order (lowest index first): TorchScript
+ * ops such as aten::append mutate their inputs in place, so a node that
+ * reads a list must not overtake the loop that fills it, although no data
+ * edge says so. A binary min-heap of node indices keeps that O(n log n). */
+static void
+ready_push (GArray *heap, guint index)
+{
+  guint i = heap->len;
+
+  g_array_append_val (heap, index);
+  while (i > 0)
+    {
+      guint parent = (i - 1) / 2;
+      guint *h = (guint *) heap->data;
+      if (h[parent] <= h[i])
+        break;
+      guint tmp = h[parent];
+      h[parent] = h[i];
+      h[i] = tmp;
+      i = parent;
+    }
+}
+
+static guint
+ready_pop (GArray *heap)
+{
+  guint *h = (guint *) heap->data;
+  guint top = h[0];
+  guint n = heap->len - 1;
+  guint i = 0;
+
+  h[0] = h[n];
+  g_array_set_size (heap, n);
+  for (;;)
+    {
+      guint left = 2 * i + 1, right = left + 1, smallest = i;
+      if (left < n && h[left] < h[smallest])
+        smallest = left;
+      if (right < n && h[right] < h[smallest])
+        smallest = right;
+      if (smallest == i)
+        break;
+      guint tmp = h[smallest];
+      h[smallest] = h[i];
+      h[i] = tmp;
+      i = smallest;
+    }
+  return top;
+}
+
 static gboolean
 topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
 {
@@ -246,7 +340,7 @@ topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
   g_autofree guint *pending = g_new0 (guint, n);
   g_autoptr(GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   GPtrArray *result = g_ptr_array_sized_new (n);
-  GQueue ready = G_QUEUE_INIT;
+  g_autoptr(GArray) ready = g_array_sized_new (FALSE, FALSE, sizeof (guint), n);
 
   for (guint i = 0; i < n; i++)
     g_ptr_array_add (users, g_ptr_array_new ());
@@ -267,17 +361,17 @@ topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
     }
   for (guint i = 0; i < n; i++)
     if (pending[i] == 0)
-      g_queue_push_tail (&ready, graph->nodes->pdata[i]);
-  while (!g_queue_is_empty (&ready))
+      ready_push (ready, i);
+  while (ready->len > 0)
     {
-      GraftNode *node = g_queue_pop_head (&ready);
+      GraftNode *node = graph->nodes->pdata[ready_pop (ready)];
       g_ptr_array_add (result, node);
       GPtrArray *u = users->pdata[node->index];
       for (guint j = 0; j < u->len; j++)
         {
           GraftNode *user = u->pdata[j];
           if (--pending[user->index] == 0)
-            g_queue_push_tail (&ready, user);
+            ready_push (ready, user->index);
         }
     }
   if (result->len != n)

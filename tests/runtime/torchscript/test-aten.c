@@ -20,9 +20,6 @@
 /* Fixtures that do not match yet, with the reason: reported as TODO so the
  * count of passing ones can only go up. */
 static const struct { const char *name, *reason; } known_gaps[] = {
-  { "layer_loop_scripted", "aten::append inside prim::Loop mutates a list that later nodes read without a data "
-                           "dependency on the loop; the engine's topological order does not keep program order, "
-                           "so len()/stack() run before the loop" },
   { "mobilenet_v3_small_scripted", "prim::GetAttr of a non-tensor module attribute (use_res_connect): the "
                                    "TorchScript builder does not attach the value from the archive yet" },
   { "transformer_scripted", "prim::GetAttr of non-tensor module attributes (_qkv_same_embed_dim, "
