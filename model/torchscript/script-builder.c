@@ -1112,6 +1112,18 @@ module_value (GraftPickleValue *object, const char *path)
   return v;
 }
 
+/* Non-tensor module attributes (use_res_connect, num_heads...) reach the
+ * graph as prim::GetAttr; their value from data.pkl goes along as the
+ * "value" attribute so the runtime can evaluate them. */
+static void
+add_attribute_value (GraftNode *node, GraftPickleValue *v)
+{
+  g_autoptr(BValue) c = v ? const_from_pickle (v) : NULL;
+
+  if (c)
+    graft_node_add_attribute (node, const_attribute (c, "value"));
+}
+
 /* self.name on a module object. */
 static BValue *
 module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
@@ -1144,6 +1156,7 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
       if (node == NULL)
         return NULL;
       graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
+      add_attribute_value (node, v);
       GraftValue *out = add_output (ctx, node, name);
       set_value_type (out, type);
       return bv_runtime_typed (out, type);
@@ -1167,6 +1180,7 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
       if (node == NULL)
         return NULL;
       graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
+      add_attribute_value (node, v);
       GraftValue *out = add_output (ctx, node, name);
       set_value_type (out, declared);
       return bv_runtime_typed (out, declared);
