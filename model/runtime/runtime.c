@@ -56,6 +56,7 @@ struct _GraftRuntime {
   GPtrArray *outputs;
   GHashTable *function_bodies; /* calling GraftNode* → its own copy of the function body (owned) */
   GHashTable *function_opsets; /* such a body → the function's opset imports */
+  GHashTable *function_depths; /* such a body → how many calls deep it is */
 };
 
 typedef struct {
@@ -514,6 +515,78 @@ register_plans (GraftRuntime *rt, GraftGraph *graph)
     }
 }
 
+/* Runs the calling node's copy of a local function body. */
+static gboolean
+kernel_function_call (GraftKernelContext *ctx, GError **error)
+{
+  EngineCtx *e = ctx->engine;
+  GraftGraph *body = g_hash_table_lookup (e->run->runtime->function_bodies, ctx->node);
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ctx->inputs, ctx->n_inputs, error);
+  if (outs == NULL)
+    return FALSE;
+  for (guint i = 0; i < ctx->n_outputs && i < outs->len; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
+  return TRUE;
+}
+
+static const GraftOpSchema function_call_schema = { "function", 0, 0, NULL, kernel_function_call, 0 };
+
+static gint64
+plan_opset (GraftRuntime *rt, GraftGraph *graph, GraftNode *node)
+{
+  while (graph->parent_graph)
+    graph = graph->parent_graph;
+  return opset_in (rt->model, g_hash_table_lookup (rt->function_opsets, graph), node);
+}
+
+static gboolean
+plan_tree (GraftRuntime *rt, GraftGraph *graph, GError **error)
+{
+  if (!plan_graph_steps (rt, g_hash_table_lookup (rt->plans, graph), error))
+    return FALSE;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        if (!plan_tree (rt, subs->pdata[k], error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* A call of a local function gets its own copy of the body (the caller's
+ * attributes substituted), planned like a subgraph without captures. */
+static const GraftOpSchema *
+plan_function_call (GraftRuntime *rt, GraftGraph *graph, GraftNode *node, GError **error)
+{
+  GraftFunction *function = graft_function_for_call (rt->model, node);
+  guint depth = 0;
+  for (GraftGraph *g = graph; g; g = g->parent_graph)
+    if (g->parent_graph == NULL && g_hash_table_contains (rt->function_opsets, g))
+      depth = GPOINTER_TO_UINT (g_hash_table_lookup (rt->function_depths, g));
+  if (function == NULL)
+    return NULL;
+  if (depth >= MAX_FUNCTION_DEPTH)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "node '%s': local functions nest deeper than %d calls (recursion?)", node->name, MAX_FUNCTION_DEPTH);
+      return NULL;
+    }
+  GraftGraph *body = graft_function_instantiate (function, node, error);
+  if (body == NULL)
+    return NULL;
+  g_hash_table_insert (rt->function_bodies, node, body);
+  g_hash_table_insert (rt->function_opsets, body, function->opsets);
+  g_hash_table_insert (rt->function_depths, body, GUINT_TO_POINTER (depth + 1));
+  register_plans (rt, body);
+  if (!plan_tree (rt, body, error))
+    {
+      g_prefix_error (error, "function %s called by node '%s': ", node->op, node->name);
+      return NULL;
+    }
+  return &function_call_schema;
+}
+
 static gboolean
 plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 {
@@ -545,10 +618,12 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       GraftNode *node = order->pdata[i];
       Step *step = &plan->steps[i];
       step->node = node;
-      step->opset = node_opset (rt->model, node);
+      step->opset = plan_opset (rt, graph, node);
       step->schema = graft_op_registry_lookup (node->op, step->opset);
-      if (step->schema == NULL)
+      if (step->schema == NULL && (step->schema = plan_function_call (rt, graph, node, error)) == NULL)
         {
+          if (error && *error)
+            return FALSE;
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
                        "node '%s': %s is not supported at opset %" G_GINT64_FORMAT,
                        node->name, node->op, step->opset);
@@ -642,6 +717,9 @@ graft_runtime_new (GraftModel *model, GError **error)
   rt->timings = g_array_new (FALSE, TRUE, sizeof (GraftNodeTiming));
   rt->n_threads = 1;
   g_mutex_init (&rt->run_lock);
+  rt->function_bodies = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) graft_graph_free);
+  rt->function_opsets = g_hash_table_new (g_direct_hash, g_direct_equal);
+  rt->function_depths = g_hash_table_new (g_direct_hash, g_direct_equal);
 
   GraftGraph *graph = graft_model_get_graph (model);
   register_plans (rt, graph);
@@ -678,6 +756,9 @@ graft_runtime_free (GraftRuntime *self)
   if (self == NULL)
     return;
   g_hash_table_destroy (self->plans);
+  g_hash_table_destroy (self->function_bodies);
+  g_hash_table_destroy (self->function_opsets);
+  g_hash_table_destroy (self->function_depths);
   graft_worker_pool_free (self->workers);
   graft_rt_pool_unref (self->pool);
   g_array_unref (self->timings);

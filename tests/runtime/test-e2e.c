@@ -1,7 +1,8 @@
 /* End to end: torchvision ResNet-18 and MobileNetV2 exported to ONNX
  * (random weights, tests/fixtures/make-onnx-models.py) run in Graft and in
  * onnxruntime-node (tests/runtime/ort-run.mjs) on the same .npy input; the
- * outputs must agree to 1e-4 of the output's largest magnitude. A missing
+ * outputs must agree to 1e-4 of the output's largest magnitude; and a model
+ * with ONNX local functions against onnxruntime-node. A missing
  * Python module, node or onnxruntime-node fails the test. */
 #include <math.h>
 #include <string.h>
@@ -83,6 +84,60 @@ compare_with_ort (gconstpointer data)
   g_rmdir (tmp);
 }
 
+/* A model calling ONNX local functions (attribute references, a nested
+ * call, an omitted attribute, the functions' own opset imports; built by
+ * tests/runtime/make-function-model.py) against onnxruntime-node. */
+static void
+test_local_functions (void)
+{
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *dir = g_build_filename (src, "tests", "fixtures-generated", "runtime", "functions", NULL);
+  g_autofree char *gen = g_build_filename (src, "tests", "runtime", "make-function-model.py", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.mjs", NULL);
+  g_autofree char *model_path = g_build_filename (dir, "functions.onnx", NULL);
+  g_autofree char *x_path = g_build_filename (dir, "x.npy", NULL);
+  g_autofree char *b_path = g_build_filename (dir, "b.npy", NULL);
+  g_autofree char *ort_dir = g_build_filename (dir, "ort", NULL);
+  g_autofree char *x_feed = g_strdup_printf ("x=%s", x_path), *b_feed = g_strdup_printf ("b=%s", b_path);
+  g_autoptr(GError) error = NULL;
+
+  const char *gen_argv[] = { "/usr/bin/python3", gen, dir, NULL };
+  g_assert_true (spawn (gen_argv, &error));
+  g_assert_no_error (error);
+  const char *ort_argv[] = { "node", script, model_path, "--input", x_feed, "--input", b_feed, "-o", ort_dir, NULL };
+  g_assert_true (spawn (ort_argv, &error));
+  g_assert_no_error (error);
+
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GPtrArray) unsupported = NULL;
+  g_assert_true (graft_runtime_check_supported (model, &unsupported, &error));
+  g_assert_cmpuint (unsupported->len, ==, 0);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRtTensor) x = graft_npy_read (x_path, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRtTensor) b = graft_npy_read (b_path, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "x", x);
+  g_hash_table_insert (inputs, "b", b);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (outs->len, ==, 4);
+  for (guint k = 0; k < outs->len; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("y%u.npy", k + 1);
+      g_autofree char *path = g_build_filename (ort_dir, name, NULL);
+      g_autoptr(GraftRtTensor) want = graft_npy_read (path, &error);
+      g_assert_no_error (error);
+      GraftRtTensor *got = outs->pdata[k];
+      g_assert_true (graft_rt_tensor_same_shape (got, want));
+      for (gint64 i = 0; i < want->numel; i++)
+        g_assert_cmpfloat_with_epsilon (((float *) got->data)[i], ((float *) want->data)[i], 1e-5);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -99,5 +154,6 @@ main (int argc, char **argv)
     }
   g_test_add_data_func ("/e2e/resnet18-vs-onnxruntime", "resnet18", compare_with_ort);
   g_test_add_data_func ("/e2e/mobilenet_v2-vs-onnxruntime", "mobilenet_v2", compare_with_ort);
+  g_test_add_func ("/e2e/local-functions-vs-onnxruntime", test_local_functions);
   return g_test_run ();
 }
