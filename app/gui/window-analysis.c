@@ -135,7 +135,7 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
 gboolean
 graft_window_analysis_is_busy (GraftWindow *self)
 {
-  return graft_run_pane_is_running (self->run_pane);
+  return graft_run_pane_is_running (self->run_pane) || self->check_cancellable != NULL;
 }
 
 void

@@ -46,21 +46,49 @@ graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *
   graft_window_update_title (self);
 }
 
-/* The graph object was replaced: show the new one, check it again, and
- * let the Run pane plan it anew. */
+static void
+on_edit_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GraftWindow) self = user_data;
+  g_autoptr(GPtrArray) diagnostics = graft_window_lint_finish (result, NULL);
+
+  if (g_task_get_cancellable (G_TASK (result)) != self->check_cancellable)
+    return;
+  g_clear_object (&self->check_cancellable);
+  gtk_spinner_stop (self->loading_spinner);
+  gtk_stack_set_visible_child_full (self->main_stack, "model", GTK_STACK_TRANSITION_TYPE_NONE);
+  graft_window_show_graph (self, graft_model_get_graph (self->model));
+  graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
+  graft_window_set_diagnostics (self, diagnostics);
+  graft_window_update_action_states (self);
+  if (self->test_plan_active)
+    graft_window_test_plan_continue (self);
+}
+
+/* The graph object was replaced and the old one freed: nothing may show
+ * it any more. The new one is checked on a worker thread (seconds for a
+ * big transformer) and shown when checked, so that no layout or list
+ * reads it while the checks write inferred shapes. */
 static void
 after_model_changed (GraftWindow *self)
 {
-  g_autoptr(GPtrArray) diagnostics = graft_lint_model (self->model, NULL);
-
-  /* Node pointers of the old graph are gone: drop them before anything
-   * looks at them. */
   graft_window_set_diagnostics (self, NULL);
-  graft_window_show_graph (self, graft_model_get_graph (self->model));
-  graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
+  graft_graph_canvas_set_graph (self->canvas, self->model, NULL);
+  graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
+  graft_find_panel_set_graph (self->find_panel, NULL);
   graft_run_pane_set_model (self->run_pane, self->model);
-  graft_window_set_diagnostics (self, diagnostics);
   graft_window_update_title (self);
+
+  if (self->check_cancellable != NULL)
+    g_cancellable_cancel (self->check_cancellable);
+  g_clear_object (&self->check_cancellable);
+  self->check_cancellable = g_cancellable_new ();
+  gtk_label_set_text (self->loading_label, "Checking the changed model…");
+  gtk_progress_bar_set_fraction (self->loading_progress, 0);
+  gtk_spinner_start (self->loading_spinner);
+  gtk_stack_set_visible_child_full (self->main_stack, "loading", GTK_STACK_TRANSITION_TYPE_NONE);
+  graft_window_update_action_states (self);
+  graft_window_lint_async (self, self->model, self->check_cancellable, on_edit_checked, g_object_ref (self));
 }
 
 static void
@@ -83,6 +111,8 @@ edits_allowed (GraftWindow *self)
       graft_window_show_toast (self, "Wait for the run to finish, or cancel it, before editing");
       return FALSE;
     }
+  if (self->check_cancellable != NULL)
+    return FALSE;  /* the previous edit is still being checked */
   /* An edit replaces the graph object that a layout worker may be reading. */
   if (graft_window_canvas_is_busy (self))
     {

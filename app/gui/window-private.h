@@ -73,7 +73,8 @@ struct _GraftWindow
   char *save_path;          /* where Save writes; NULL until chosen */
   gboolean close_confirmed;
   gboolean close_after_save;
-  gboolean discard_confirmed;  /* the user agreed to open over unsaved changes */
+  gboolean discard_confirmed;
+  GCancellable *check_cancellable;  /* while an edited graph is checked */  /* the user agreed to open over unsaved changes */
   AdwToast *shape_toast;    /* "Run with New Shape", weak */
 
   /* Test plan (--find, --select-node, --action, --screenshot) */

@@ -45,7 +45,7 @@ graft_window_update_action_states (GraftWindow *self)
 {
   gboolean has_model = self->model != NULL;
   gboolean running = graft_run_pane_is_running (self->run_pane);
-  gboolean idle = has_model && !running;
+  gboolean idle = has_model && !running && self->check_cancellable == NULL;
   const char *idle_actions[] = {
     "win.make-dynamic", "win.set-shape", "win.save", "win.save-as", "win.save-as-path", "win.run",
     "win.run-new-shape",
@@ -461,6 +461,9 @@ graft_window_open_path (GraftWindow *self, const char *path)
 
   if (!graft_window_edits_confirm_open (self, path))
     return;
+  if (self->check_cancellable != NULL)
+    g_cancellable_cancel (self->check_cancellable);
+  g_clear_object (&self->check_cancellable);
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   stop_loading_feedback (self);
@@ -722,6 +725,9 @@ graft_window_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_weak_pointer (&self->shape_toast);
+  if (self->check_cancellable != NULL)
+    g_cancellable_cancel (self->check_cancellable);
+  g_clear_object (&self->check_cancellable);
   g_clear_object (&self->model);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
