@@ -255,6 +255,9 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
       show_edit_error (self, undo ? "Could Not Undo" : "Could Not Redo", error);
       return;
     }
+  /* "Run with New Shape" no longer describes the model. */
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
   after_model_changed (self);
   {
     g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
