@@ -311,13 +311,42 @@ restore_symbolic_inputs (GraftGraph *graph, GArray *saved)
     }
 }
 
-static gboolean
-already_found (GPtrArray *found, GraftNode *node)
+typedef struct {
+  GPtrArray *found;
+  GHashTable *found_nodes;  /* GraftNode* set: nodes already in found */
+  GHashTable *static_io;
+  gint64 traced;
+  GraftValue *input;
+  int axis;
+} Probe;
+
+/* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
+ * found is from then on treated as repaired (its output dim carries the
+ * probe), so that what comes after it can be seen. */
+static void
+probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 {
-  for (guint i = 0; i < found->len; i++)
-    if (((GraftBakedShape *) g_ptr_array_index (found, i))->node == node)
-      return TRUE;
-  return FALSE;
+  Probe *probe = user_data;
+  guint first = probe->found->len;
+  GArray *elements;
+  GraftBakedShape *baked;
+  GraftShapeOverride o;
+
+  if (g_hash_table_contains (probe->found_nodes, node))
+    return;
+  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis);
+  if (probe->found->len == first)
+    return;
+  g_hash_table_add (probe->found_nodes, node);
+  if (node->op == g_intern_static_string ("onnx::Slice"))
+    return;
+  elements = g_array_new (FALSE, FALSE, sizeof (GraftShapeOverride));
+  /* The first match is the likeliest to be the dim itself. */
+  baked = g_ptr_array_index (probe->found, first);
+  o = (GraftShapeOverride) { baked->element, graft_dim_multiply (graft_dim_symbolic (GRAFT_PROBE_SYMBOL),
+                                                                  graft_dim_fixed (baked->multiplier)) };
+  g_array_append_val (elements, o);
+  g_hash_table_insert (overrides, node, elements);
 }
 
 static int
@@ -338,6 +367,8 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
   g_autoptr(GHashTable) overrides = NULL;
   g_autoptr(GHashTable) static_io = NULL;
   g_autoptr(GArray) symbolic = NULL;
+  g_autoptr(GHashTable) found_nodes = NULL;
+  Probe probe;
   GraftDim saved;
   gint64 traced;
   guint before;
@@ -374,32 +405,19 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
   input->shape.dims[axis] = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
 
-  /* A baked Reshape hides the probe from everything after it: treat each
-   * one found as repaired (its output dim carries the probe) and look
-   * again, until nothing new turns up. */
+  /* A baked Reshape hides the probe from everything after it: each one
+   * found is treated as repaired, and the search goes on until nothing new
+   * turns up. Probing during inference sees a chain of them (one per
+   * transformer layer) in one run; the scan after it catches what depends
+   * on values inferred later (ConstantOfShape looks at its consumers). */
+  found_nodes = g_hash_table_new (NULL, NULL);
+  probe = (Probe) { found, found_nodes, static_io, traced, input, axis };
   do
     {
       before = found->len;
-      graft_shape_inference_run_with_overrides (model, overrides);
+      graft_shape_inference_run_with_hook (model, overrides, probe_node, &probe);
       for (guint i = 0; i < graph->nodes->len; i++)
-        {
-          GraftNode *node = g_ptr_array_index (graph->nodes, i);
-          guint first = found->len;
-
-          if (already_found (found, node))
-            continue;
-          find_in_node (found, node, static_io, traced, input, axis);
-          if (found->len > first && node->op != g_intern_static_string ("onnx::Slice"))
-            {
-              GArray *elements = g_array_new (FALSE, FALSE, sizeof (GraftShapeOverride));
-              /* The first match is the likeliest to be the dim itself. */
-              GraftBakedShape *baked = g_ptr_array_index (found, first);
-              GraftShapeOverride o = { baked->element, graft_dim_multiply (graft_dim_symbolic (GRAFT_PROBE_SYMBOL),
-                                                                          graft_dim_fixed (baked->multiplier)) };
-              g_array_append_val (elements, o);
-              g_hash_table_insert (overrides, node, elements);
-            }
-        }
+        probe_node (g_ptr_array_index (graph->nodes, i), overrides, &probe);
     }
   while (found->len > before && found->len < 100000);
 

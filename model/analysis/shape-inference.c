@@ -859,7 +859,8 @@ seed_value (Inferer *inferer, GraftValue *value)
 }
 
 static void
-run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable *overrides)
+run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable *overrides,
+               GraftShapeInferenceHook hook, gpointer hook_data)
 {
   GraftGraph *graph = graft_model_get_graph (model);
   Inferer inferer = { model, NULL, NULL, report, overrides };
@@ -883,7 +884,11 @@ run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable 
 
   order = topological_order (graph);
   for (guint i = 0; i < order->len; i++)
-    infer_subgraphs_then_node (&inferer, g_ptr_array_index (order, i));
+    {
+      if (hook != NULL)
+        hook (g_ptr_array_index (order, i), overrides, hook_data);
+      infer_subgraphs_then_node (&inferer, g_ptr_array_index (order, i));
+    }
   if (report != NULL)
     report->n_nodes = order->len;
 
@@ -894,13 +899,20 @@ run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable 
 void
 graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
 {
-  run_inference (model, report, NULL);
+  run_inference (model, report, NULL, NULL, NULL);
 }
 
 void
 graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides)
 {
-  run_inference (model, NULL, overrides);
+  run_inference (model, NULL, overrides, NULL, NULL);
+}
+
+void
+graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
+                                     GraftShapeInferenceHook hook, gpointer user_data)
+{
+  run_inference (model, NULL, overrides, hook, user_data);
 }
 
 void

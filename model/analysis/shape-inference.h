@@ -44,6 +44,15 @@ typedef struct {
  * constant it has already found, as if that constant were repaired. */
 void graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides);
 
+/* As graft_shape_inference_run_with_overrides(), and hook is called for
+ * each main-graph node just before it is inferred (its inputs are by
+ * then), so it may add overrides[node] that take effect at once: a chain
+ * of findings that each depend on the previous one needs one run, not one
+ * run per link. */
+typedef void (*GraftShapeInferenceHook) (GraftNode *node, GHashTable *overrides, gpointer user_data);
+void graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
+                                          GraftShapeInferenceHook hook, gpointer user_data);
+
 /* The known integer contents of a value after inference (shape vectors,
  * small int constants), elements possibly symbolic; NULL if unknown.
  * Valid until the next run on the same model. */
