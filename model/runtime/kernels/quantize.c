@@ -1,7 +1,7 @@
 /* Quantisation: QuantizeLinear, DequantizeLinear (per tensor or per
  * axis), DynamicQuantizeLinear; and signal processing: the windows
- * HannWindow, HammingWindow, BlackmanWindow, and DFT / STFT (direct
- * O(n²) transforms in double). */
+ * HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix, and DFT /
+ * STFT (direct O(n²) transforms in double). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -276,6 +276,53 @@ kernel_stft (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- MelWeightMatrix: triangular filters on the mel scale ---- */
+
+static gboolean
+kernel_mel_weight_matrix (GraftKernelContext *ctx, GError **error)
+{
+  gint64 n_mel = graft_rt_tensor_get_i64 (ctx->inputs[0], 0), dft = graft_rt_tensor_get_i64 (ctx->inputs[1], 0);
+  gint64 rate = graft_rt_tensor_get_i64 (ctx->inputs[2], 0);
+  /* the edges in float32, as the spec's reference computes them */
+  float lower = graft_rt_tensor_get_f64 (ctx->inputs[3], 0), upper = graft_rt_tensor_get_f64 (ctx->inputs[4], 0);
+  GraftDType dtype = graft_node_attr_int (ctx->node, "output_datatype", GRAFT_DTYPE_FLOAT32);
+  if (n_mel <= 0 || dft <= 0 || rate <= 0 || n_mel > (1 << 20) || dft > (1 << 26))
+    return graft_kernel_fail (error, "num_mel_bins %" G_GINT64_FORMAT ", dft_length %" G_GINT64_FORMAT
+                              " and sample_rate %" G_GINT64_FORMAT " must be positive (and not huge)", n_mel, dft, rate);
+  gint64 n_spec = dft / 2 + 1;
+  gint64 dims[2] = { n_spec, n_mel };
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, 2, dims, error);
+  if (y == NULL)
+    return FALSE;
+  float low_mel = 2595 * log10f (1 + lower / 700), high_mel = 2595 * log10f (1 + upper / 700);
+  float step = (high_mel - low_mel) / (float) (n_mel + 2);
+  g_autofree gint64 *bins = g_new (gint64, n_mel + 2);
+  for (gint64 i = 0; i < n_mel + 2; i++)
+    {
+      double hz = 700 * (pow (10, (i * (double) step + low_mel) / 2595) - 1);
+      bins[i] = (gint64) floor ((dft + 1) * hz / rate);
+    }
+  g_autofree double *w = g_new0 (double, n_spec * n_mel);
+  for (gint64 i = 0; i < n_mel; i++)
+    {
+      gint64 lo = bins[i], mid = bins[i + 1], hi = bins[i + 2];
+      if (mid == lo)
+        {
+          if (mid >= 0 && mid < n_spec)
+            w[mid * n_mel + i] = 1;
+        }
+      else
+        for (gint64 j = MAX (lo, 0); j <= mid && j < n_spec; j++)
+          w[j * n_mel + i] = (double) (j - lo) / (double) (mid - lo);
+      if (hi > mid)
+        for (gint64 j = MAX (mid, 0); j < hi && j < n_spec; j++)
+          w[j * n_mel + i] = (double) (hi - j) / (double) (hi - mid);
+    }
+  for (gint64 k = 0; k < n_spec * n_mel; k++)
+    graft_rt_tensor_set_f64 (y, k, w[k]);
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_quantize[] = {
@@ -287,5 +334,6 @@ const GraftOpSchema graft_ops_quantize[] = {
   OP ("BlackmanWindow", 17, infer_window, kernel_window),
   { "onnx::DFT", 17, 0, NULL, kernel_dft, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::STFT", 17, 0, NULL, kernel_stft, GRAFT_OP_HALF_AS_FLOAT },
+  OP ("MelWeightMatrix", 17, NULL, kernel_mel_weight_matrix),
   { NULL }
 };
