@@ -338,6 +338,12 @@ graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height)
   *height = h + 2 * GRAFT_LABEL_PAD_Y;
 }
 
+GraftTextRole
+graft_value_shape_label_role (GraftValue *value)
+{
+  return graft_value_get_best_shape (value) == &value->inferred_shape ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE;
+}
+
 char *
 graft_value_shape_label (GraftValue *value)
 {

@@ -4,6 +4,7 @@
 
 #include <cairo.h>
 #include "ir/graph.h"
+#include "layout/text.h"
 #include "layout/scene.h"
 
 G_BEGIN_DECLS
@@ -32,5 +33,8 @@ void graft_label_box_size (char **lines, cairo_t *cr, double *width, double *hei
 /* The tensor-shape text for an edge carrying value, or NULL when nothing is
  * known about its shape. */
 char *graft_value_shape_label (GraftValue *value);
+/* The font role of that label: inferred shapes are set apart from the
+ * ones the file declares. */
+GraftTextRole graft_value_shape_label_role (GraftValue *value);
 
 G_END_DECLS

@@ -1041,14 +1041,15 @@ rank_separation (Level *level, gboolean shapes)
     return RANK_SEPARATION;
   if (level->run->options.direction != GRAFT_LAYOUT_DIRECTION_LR)
     return RANK_SEPARATION_SHAPES;
-  graft_text_select (level->run->measure, GRAFT_TEXT_EDGE);
   for (guint i = 0; i < level->layout->edges->len; i++)
     {
       Edge *edge = &g_array_index (level->layout->edges, Edge, i);
       g_autofree char *label = edge->labelled ? graft_value_shape_label (edge->value) : NULL;
 
-      if (label != NULL)
-        widest = MAX (widest, graft_text_measure (level->run->measure, label));
+      if (label == NULL)
+        continue;
+      graft_text_select (level->run->measure, graft_value_shape_label_role (edge->value));
+      widest = MAX (widest, graft_text_measure (level->run->measure, label));
     }
   return CLAMP (widest + 16, RANK_SEPARATION_SHAPES, MAX_LR_RANK_SEPARATION);
 }
@@ -1234,7 +1235,7 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
   GraftPoint first = { 0 };
   double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
 
-  graft_text_select (run->measure, GRAFT_TEXT_EDGE);
+  graft_text_select (run->measure, graft_value_shape_label_role (edge->value));
   width = graft_text_measure (run->measure, label);
   for (int k = 0; k < 4; k++)
     curve[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };

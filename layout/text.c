@@ -6,11 +6,13 @@ static const struct {
   double size;
   double line_height;
   cairo_font_weight_t weight;
+  cairo_font_slant_t slant;
 } roles[] = {
-  [GRAFT_TEXT_TITLE] = { 11.0, 14.0, CAIRO_FONT_WEIGHT_BOLD },
-  [GRAFT_TEXT_BODY] = { 9.0, 11.5, CAIRO_FONT_WEIGHT_NORMAL },
-  [GRAFT_TEXT_GROUP_TITLE] = { 10.0, 13.0, CAIRO_FONT_WEIGHT_BOLD },
-  [GRAFT_TEXT_EDGE] = { 8.0, 10.0, CAIRO_FONT_WEIGHT_NORMAL },
+  [GRAFT_TEXT_TITLE] = { 11.0, 14.0, CAIRO_FONT_WEIGHT_BOLD, CAIRO_FONT_SLANT_NORMAL },
+  [GRAFT_TEXT_BODY] = { 9.0, 11.5, CAIRO_FONT_WEIGHT_NORMAL, CAIRO_FONT_SLANT_NORMAL },
+  [GRAFT_TEXT_GROUP_TITLE] = { 10.0, 13.0, CAIRO_FONT_WEIGHT_BOLD, CAIRO_FONT_SLANT_NORMAL },
+  [GRAFT_TEXT_EDGE] = { 8.0, 10.0, CAIRO_FONT_WEIGHT_NORMAL, CAIRO_FONT_SLANT_NORMAL },
+  [GRAFT_TEXT_EDGE_INFERRED] = { 8.0, 10.0, CAIRO_FONT_WEIGHT_NORMAL, CAIRO_FONT_SLANT_ITALIC },
 };
 
 void
@@ -24,7 +26,7 @@ graft_text_select (cairo_t *cr, GraftTextRole role)
   cairo_set_font_options (cr, options);
   cairo_font_options_destroy (options);
 
-  cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, roles[role].weight);
+  cairo_select_font_face (cr, "Sans", roles[role].slant, roles[role].weight);
   cairo_set_font_size (cr, roles[role].size);
 }
 

@@ -15,7 +15,8 @@ typedef enum {
   GRAFT_TEXT_TITLE,        /* node op type */
   GRAFT_TEXT_BODY,         /* node attributes, weights, name */
   GRAFT_TEXT_GROUP_TITLE,  /* cluster header, collapsed group name */
-  GRAFT_TEXT_EDGE,         /* tensor shape on an edge */
+  GRAFT_TEXT_EDGE,         /* tensor shape on an edge, as the file declares it */
+  GRAFT_TEXT_EDGE_INFERRED,/* tensor shape on an edge, found by shape inference */
 } GraftTextRole;
 
 /* Selects the font of role on cr. */

@@ -3,6 +3,7 @@
 #include <math.h>
 #include "layout/layout.h"
 #include "layout/painter.h"
+#include "layout/labels.h"
 #include "test-graphs.h"
 
 typedef struct {
@@ -154,6 +155,27 @@ test_tiny_scale (void)
   cairo_surface_destroy (surface);
 }
 
+/* Shapes found by inference are drawn in their own (italic) face, so a
+ * reader can tell them from the shapes the file declares. */
+static void
+test_inferred_shape_role (void)
+{
+  g_autoptr(GraftGraph) graph = graft_graph_new ("g");
+  GraftValue *declared = graft_graph_ensure_value (graph, "declared");
+  GraftValue *inferred = graft_graph_ensure_value (graph, "inferred");
+  gint64 dims[] = { 2, 3 };
+
+  graft_shape_init_fixed (&declared->shape, 2, dims);
+  inferred->has_inferred = TRUE;
+  graft_shape_init_fixed (&inferred->inferred_shape, 2, dims);
+  g_assert_cmpint (graft_value_shape_label_role (declared), ==, GRAFT_TEXT_EDGE);
+  g_assert_cmpint (graft_value_shape_label_role (inferred), ==, GRAFT_TEXT_EDGE_INFERRED);
+  {
+    g_autofree char *label = graft_value_shape_label (inferred);
+    g_assert_cmpstr (label, ==, "2×3");
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -162,5 +184,6 @@ main (int argc, char **argv)
   g_test_add_func ("/painter/selection", test_selection);
   g_test_add_func ("/painter/visible-rect-culls", test_visible_rect_culls);
   g_test_add_func ("/painter/tiny-scale", test_tiny_scale);
+  g_test_add_func ("/painter/inferred-shape-role", test_inferred_shape_role);
   return g_test_run ();
 }
