@@ -329,11 +329,47 @@ kernel_max_unpool (GraftKernelContext *ctx, GError **error)
     return FALSE;
   memset (y->data, 0, y->nbytes);
   /* MaxPool's indices are flat positions in the (N, C, spatial...) tensor
-   * that was pooled, which is the shape of this output. */
+   * that was pooled, whose spatial size follows from the kernel, strides and
+   * pads; with a different output_shape each position keeps its coordinates
+   * (the suite's reference places them so). */
+  int ns = x->rank - 2;
+  gint64 pooled[GRAFT_RT_MAX_RANK];
+  guint nk = 0, nst = 0, np = 0;
+  const gint64 *ks = graft_node_attr_ints (ctx->node, "kernel_shape", &nk);
+  const gint64 *st = graft_node_attr_ints (ctx->node, "strides", &nst);
+  const gint64 *pads = graft_node_attr_ints (ctx->node, "pads", &np);
+  gboolean remap = FALSE;
+  if (ns < 1 || y->rank != x->rank)
+    return graft_kernel_fail (error, "input rank %d and output rank %d do not fit", x->rank, y->rank);
+  pooled[0] = y->dims[0];
+  pooled[1] = y->dims[1];
+  for (int d = 0; d < ns; d++)
+    {
+      gint64 k = ks && (int) nk == ns ? ks[d] : 1, s = st && (int) nst == ns ? st[d] : 1;
+      gint64 p = pads && (int) np == 2 * ns ? pads[d] + pads[d + ns] : 0;
+      pooled[d + 2] = (x->dims[d + 2] - 1) * s + k - p;
+      remap |= pooled[d + 2] != y->dims[d + 2] && ks && (int) nk == ns;
+    }
   for (gint64 i = 0; i < x->numel; i++)
     {
       gint64 idx = graft_rt_tensor_get_i64 (ind, i);
       gint64 target = idx;
+      if (remap && idx >= 0)
+        {
+          gint64 rest = idx, stride = 1;
+          target = 0;
+          for (int d = x->rank - 1; d >= 0; d--)
+            {
+              gint64 c = rest % pooled[d];
+              rest /= pooled[d];
+              if (c >= y->dims[d])
+                return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is outside the output", idx);
+              target += c * stride;
+              stride *= y->dims[d];
+            }
+          if (rest != 0)
+            target = -1;
+        }
       if (target < 0 || target >= y->numel)
         return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is outside the output", idx);
       graft_copy_element (y, target, x, i);
