@@ -1,4 +1,4 @@
-/* Control flow and containers: If, Loop, Scan, the Sequence* ops,
+/* Control flow and containers: If, Loop, Scan (and Scan-8), the Sequence* ops,
  * SplitToSequence, ConcatFromSequence, SequenceMap and the Optional ops.
  * Subgraphs run through graft_kernel_run_subgraph, so outer-scope values
  * resolve through the enclosing frames. */
@@ -139,6 +139,41 @@ take_slice (GraftRtTensor *t, gint64 axis, gint64 index, GError **error)
   return out;
 }
 
+/* One iteration: the body on the state and the it-th slices of the scan
+ * inputs (along their axes, from the end where their direction is 1);
+ * the state becomes the body's first outputs, the rest are appended to
+ * scans (one GPtrArray per scan output). */
+static gboolean
+scan_step (GraftKernelContext *ctx, GraftGraph *body, GPtrArray *state, GraftRtTensor **seqs, gint64 n_seqs,
+           const gint64 *axes, guint n_axes, const gint64 *dirs, guint n_dirs, gint64 it, gint64 length,
+           GPtrArray *scans, GError **error)
+{
+  g_autoptr(GPtrArray) ins = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint i = 0; i < state->len; i++)
+    g_ptr_array_add (ins, graft_rt_tensor_ref (state->pdata[i]));
+  for (gint64 i = 0; i < n_seqs; i++)
+    {
+      gint64 axis = axes && i < n_axes ? axes[i] : 0;
+      graft_normalize_axis (&axis, seqs[i]->rank, NULL);
+      gboolean reverse = dirs && i < n_dirs && dirs[i];
+      GraftRtTensor *sl = take_slice (seqs[i], axis, reverse ? length - 1 - it : it, error);
+      if (sl == NULL)
+        return FALSE;
+      g_ptr_array_add (ins, sl);
+    }
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, (GraftRtTensor **) ins->pdata, ins->len, error);
+  if (outs == NULL)
+    return FALSE;
+  for (guint i = 0; i < state->len; i++)
+    {
+      graft_rt_tensor_unref (state->pdata[i]);
+      state->pdata[i] = graft_rt_tensor_ref (outs->pdata[i]);
+    }
+  for (guint i = 0; i < scans->len; i++)
+    g_ptr_array_add (scans->pdata[i], graft_rt_tensor_ref (outs->pdata[state->len + i]));
+  return TRUE;
+}
+
 static gboolean
 kernel_scan (GraftKernelContext *ctx, GError **error)
 {
@@ -174,32 +209,9 @@ kernel_scan (GraftKernelContext *ctx, GError **error)
     g_ptr_array_add (scans, g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref));
 
   for (gint64 it = 0; it < length; it++)
-    {
-      g_autoptr(GPtrArray) ins = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
-      for (guint i = 0; i < n_state; i++)
-        g_ptr_array_add (ins, graft_rt_tensor_ref (state->pdata[i]));
-      for (gint64 i = 0; i < n_scan_in; i++)
-        {
-          GraftRtTensor *t = ctx->inputs[n_state + i];
-          gint64 axis = in_axes && i < n_in_axes ? in_axes[i] : 0;
-          graft_normalize_axis (&axis, t->rank, NULL);
-          gboolean reverse = in_dirs && i < n_in_dirs && in_dirs[i];
-          GraftRtTensor *s = take_slice (t, axis, reverse ? length - 1 - it : it, error);
-          if (s == NULL)
-            return FALSE;
-          g_ptr_array_add (ins, s);
-        }
-      g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, (GraftRtTensor **) ins->pdata, ins->len, error);
-      if (outs == NULL)
-        return FALSE;
-      for (guint i = 0; i < n_state; i++)
-        {
-          graft_rt_tensor_unref (state->pdata[i]);
-          state->pdata[i] = graft_rt_tensor_ref (outs->pdata[i]);
-        }
-      for (guint i = 0; i < n_scan_out; i++)
-        g_ptr_array_add (scans->pdata[i], graft_rt_tensor_ref (outs->pdata[n_state + i]));
-    }
+    if (!scan_step (ctx, body, state, ctx->inputs + n_state, n_scan_in, in_axes, n_in_axes, in_dirs, n_in_dirs,
+                    it, length, scans, error))
+      return FALSE;
   for (guint i = 0; i < n_state; i++)
     graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (state->pdata[i]));
   for (guint i = 0; i < n_scan_out; i++)
@@ -514,11 +526,89 @@ kernel_optional (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- Scan-8: a batch axis 0 on every input and output, the scan axis 1,
+ * optional per-batch sequence lengths as the first input ---- */
+
+static gboolean
+kernel_scan8 (GraftKernelContext *ctx, GError **error)
+{
+  GraftGraph *body = graft_node_attr_graph (ctx->node, "body");
+  gint64 n_scan_in = graft_node_attr_int (ctx->node, "num_scan_inputs", 0);
+  guint n_dirs;
+  const gint64 *dirs = graft_node_attr_ints (ctx->node, "directions", &n_dirs);
+  if (body == NULL)
+    return graft_kernel_fail (error, "the body attribute is missing");
+  GraftRtTensor *lens = ctx->n_inputs > 0 ? ctx->inputs[0] : NULL;
+  if (n_scan_in < 1 || (guint) n_scan_in + 1 > ctx->n_inputs)
+    return graft_kernel_fail (error, "num_scan_inputs %" G_GINT64_FORMAT " does not fit %u inputs", n_scan_in, ctx->n_inputs);
+  guint n_state = ctx->n_inputs - 1 - n_scan_in;
+  guint n_scan_out = body->outputs->len - n_state;
+  GraftRtTensor **state_in = ctx->inputs + 1, **scan_in = ctx->inputs + 1 + n_state;
+  for (guint i = 0; i < n_state + n_scan_in; i++)
+    if (state_in[i] == NULL || state_in[i]->rank < (i < n_state ? 1 : 2))
+      return graft_kernel_fail (error, "input %u needs a batch axis%s", i + 1, i < n_state ? "" : " and a sequence axis");
+  gint64 batch = scan_in[0]->dims[0], length = scan_in[0]->dims[1];
+  for (gint64 b = 0; lens && b < lens->numel; b++)
+    if (graft_rt_tensor_get_i64 (lens, b) != length)
+      return graft_kernel_fail (error, "sequence_lens other than the full length %" G_GINT64_FORMAT " are not supported", length);
+
+  g_autoptr(GPtrArray) states = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  g_autoptr(GPtrArray) scans = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  for (guint i = 0; i < n_state; i++)
+    g_ptr_array_add (states, g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref));
+  for (guint i = 0; i < n_scan_out; i++)
+    g_ptr_array_add (scans, g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref));
+
+  for (gint64 b = 0; b < batch; b++)
+    {
+      g_autoptr(GPtrArray) state = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+      g_autoptr(GPtrArray) seqs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+      g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+      for (guint i = 0; i < n_state + n_scan_in; i++)
+        {
+          if (state_in[i]->dims[0] != batch)
+            return graft_kernel_fail (error, "input %u has batch %" G_GINT64_FORMAT ", the first scan input %" G_GINT64_FORMAT,
+                                      i + 1, state_in[i]->dims[0], batch);
+          GraftRtTensor *t = take_slice (state_in[i], 0, b, error);
+          if (t == NULL)
+            return FALSE;
+          g_ptr_array_add (i < n_state ? state : seqs, t);
+        }
+      for (guint i = 0; i < n_scan_out; i++)
+        g_ptr_array_add (items, g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref));
+      for (gint64 it = 0; it < length; it++)
+        if (!scan_step (ctx, body, state, (GraftRtTensor **) seqs->pdata, n_scan_in, NULL, 0, dirs, n_dirs,
+                        it, length, items, error))
+          return FALSE;
+      for (guint i = 0; i < n_state; i++)
+        g_ptr_array_add (states->pdata[i], graft_rt_tensor_ref (state->pdata[i]));
+      for (guint i = 0; i < n_scan_out; i++)
+        {
+          GraftValue *v = body->outputs->pdata[n_state + i];
+          GraftRtTensor *t = stack (items->pdata[i], v->dtype, error);
+          if (t == NULL)
+            return FALSE;
+          g_ptr_array_add (scans->pdata[i], t);
+        }
+    }
+  for (guint i = 0; i < n_state + n_scan_out; i++)
+    {
+      GPtrArray *per_batch = i < n_state ? states->pdata[i] : scans->pdata[i - n_state];
+      GraftValue *v = body->outputs->pdata[i];
+      GraftRtTensor *t = stack (per_batch, v->dtype, error);
+      if (t == NULL)
+        return FALSE;
+      graft_kernel_set_output (ctx, i, t);
+    }
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_control[] = {
   OP ("If", 1, NULL, kernel_if),
   OP ("Loop", 1, NULL, kernel_loop),
+  { "onnx::Scan", 8, 8, NULL, kernel_scan8, 0 },
   OP ("Scan", 9, NULL, kernel_scan),
   OP ("SequenceConstruct", 11, infer_sequence, kernel_sequence),
   OP ("SequenceEmpty", 11, infer_sequence, kernel_sequence),
