@@ -1,5 +1,6 @@
 /* graft-cli render FILE -o OUT.{svg,png,pdf}: lays out and draws a model's
- * main graph with the same layout and painter as the canvas. */
+ * main graph, or one of its subgraphs, with the same layout and painter as
+ * the canvas. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -8,6 +9,57 @@
 #include "layout/export.h"
 #include "layout/layout.h"
 
+typedef struct {
+  const char *name;
+  GraftNode *found;
+} NodeSearch;
+
+static void
+match_node_name (GraftNode *node, gpointer user_data)
+{
+  NodeSearch *search = user_data;
+
+  if (search->found == NULL && strcmp (node->name, search->name) == 0)
+    search->found = node;
+}
+
+/* step is "NODE" or "NODE:ATTRIBUTE"; NODE is looked for in graph and,
+ * depth first, in its subgraphs. */
+static GraftGraph *
+find_subgraph (GraftGraph *graph, const char *step, GError **error)
+{
+  g_autofree char *name = g_strdup (step);
+  char *colon = strrchr (name, ':');
+  const char *attribute = NULL;
+  NodeSearch search = { name, NULL };
+  g_autoptr(GPtrArray) subgraphs = NULL;
+
+  if (colon != NULL)
+    {
+      *colon = '\0';
+      attribute = colon + 1;
+    }
+  graft_graph_foreach_node_recursive (graph, match_node_name, &search);
+  if (search.found == NULL)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "no node named '%s' in graph '%s'", name,
+                   graph->name);
+      return NULL;
+    }
+  subgraphs = graft_node_get_subgraphs (search.found);
+  for (guint i = 0; i < search.found->attributes->len; i++)
+    {
+      GraftAttribute *a = g_ptr_array_index (search.found->attributes, i);
+      if (a->type == GRAFT_ATTR_GRAPH && a->g != NULL && (attribute == NULL || strcmp (a->name, attribute) == 0))
+        return a->g;
+    }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "node '%s' (%s) has %s", name, search.found->op,
+               subgraphs->len == 0 ? "no subgraph"
+               : attribute != NULL ? "no subgraph attribute of that name"
+               : "only subgraph lists");
+  return NULL;
+}
+
 int
 graft_cli_render (int argc, char **argv)
 {
@@ -15,6 +67,7 @@ graft_cli_render (int argc, char **argv)
   g_autofree char *direction = NULL;
   gboolean expand_all = FALSE, no_shapes = FALSE, no_attributes = FALSE, names = FALSE, dark = FALSE;
   gboolean timings = FALSE;
+  g_auto(GStrv) subgraph_path = NULL;
   const GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Picture to write (.svg, .png or .pdf)", "OUT" },
     { "expand-all", 0, 0, G_OPTION_ARG_NONE, &expand_all, "Expand every group", NULL },
@@ -24,6 +77,8 @@ graft_cli_render (int argc, char **argv)
     { "names", 0, 0, G_OPTION_ARG_NONE, &names, "Show node names", NULL },
     { "dark", 0, 0, G_OPTION_ARG_NONE, &dark, "Use the dark style", NULL },
     { "timings", 0, 0, G_OPTION_ARG_NONE, &timings, "Print load, layout and drawing times on stderr", NULL },
+    { "subgraph", 0, 0, G_OPTION_ARG_STRING_ARRAY, &subgraph_path,
+      "Draw the body of an If/Loop/Scan node instead (repeat to go deeper)", "NODE[:ATTRIBUTE]" },
     { NULL }
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("FILE - draw a model's graph");
@@ -82,6 +137,15 @@ graft_cli_render (int argc, char **argv)
       graft_cli_print_error ("'%s' holds no graph to draw (%s)", argv[1],
                              graft_model_format_to_string (graft_model_get_format (model)));
       return 1;
+    }
+  for (guint i = 0; subgraph_path != NULL && subgraph_path[i] != NULL; i++)
+    {
+      graph = find_subgraph (graph, subgraph_path[i], &error);
+      if (graph == NULL)
+        {
+          graft_cli_print_error ("render: %s", error->message);
+          return 1;
+        }
     }
   /* Edges are labelled with shapes: fill in those the file leaves out. */
   if (!no_shapes)

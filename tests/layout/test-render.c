@@ -251,6 +251,21 @@ test_torchvision (void)
             assert_picture (out, format);
           }
     }
+
+  /* The bodies of control flow, nested: Loop's body holds an If. */
+  {
+    g_autofree char *model = g_build_filename (models, "control_flow.onnx", NULL);
+    g_autofree char *out = g_build_filename (dir, "else-branch.png", NULL);
+    g_autofree char *err = NULL;
+    const char *nested[] = { model, "-o", out, "--subgraph", "/Loop", "--subgraph", "/If:else_branch", NULL };
+    const char *missing[] = { model, "-o", out, "--subgraph", "/Loop:no_such_body", NULL };
+
+    g_assert_cmpint (run_render (nested, &err), ==, 0);
+    assert_picture (out, "png");
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_render (missing, &err), ==, 1);
+    g_assert_nonnull (strstr (err, "no subgraph attribute of that name"));
+  }
   test_remove_dir (dir);
 }
 
