@@ -355,7 +355,9 @@ add_opsets_section (GraftNodeSidebar *self, GraftModel *model)
   GPtrArray *domains = graft_model_get_opset_domains (model);
   GtkListBox *list;
 
-  if (domains == NULL || domains->len == 0)
+  /* A TorchScript archive's only "opset" is its format version, which the
+   * subtitle already gives. */
+  if (domains == NULL || domains->len == 0 || graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT)
     return;
   list = add_section (self, "Opset Imports");
   for (guint i = 0; i < domains->len; i++)
