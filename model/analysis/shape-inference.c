@@ -858,6 +858,20 @@ seed_value (Inferer *inferer, GraftValue *value)
     }
 }
 
+/* Fresh tables, no inferred types left from before, graph inputs and
+ * initializers seeded from their declarations. */
+static void
+start_inference (Inferer *inferer, GraftGraph *graph)
+{
+  inferer->data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
+  inferer->rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  graft_graph_foreach_node_recursive (graph, clear_inferred, NULL);
+  for (guint i = 0; i < graph->inputs->len; i++)
+    seed_value (inferer, g_ptr_array_index (graph->inputs, i));
+  for (guint i = 0; i < graph->initializers->len; i++)
+    seed_value (inferer, g_ptr_array_index (graph->initializers, i));
+}
+
 static void
 run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable *overrides,
                GraftShapeInferenceHook hook, gpointer hook_data)
@@ -874,14 +888,7 @@ run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable 
   if (graph == NULL)
     return;
 
-  inferer.data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
-  inferer.rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
-  graft_graph_foreach_node_recursive (graph, clear_inferred, NULL);
-  for (guint i = 0; i < graph->inputs->len; i++)
-    seed_value (&inferer, g_ptr_array_index (graph->inputs, i));
-  for (guint i = 0; i < graph->initializers->len; i++)
-    seed_value (&inferer, g_ptr_array_index (graph->initializers, i));
-
+  start_inference (&inferer, graph);
   order = topological_order (graph);
   for (guint i = 0; i < order->len; i++)
     {
@@ -913,6 +920,114 @@ graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
                                      GraftShapeInferenceHook hook, gpointer user_data)
 {
   run_inference (model, NULL, overrides, hook, user_data);
+}
+
+struct _GraftShapeInferenceSession {
+  Inferer inferer;
+  GraftGraph *graph;
+  guint next;              /* graph->nodes[0 .. next) are up to date */
+};
+
+/* Graph order is a topological order, and no node has a body (whose
+ * outer-scope reads the run's own order does not wait for). */
+static gboolean
+session_applies (GraftGraph *graph)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+      if (subgraphs->len > 0)
+        return FALSE;
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = g_ptr_array_index (node->inputs, j);
+          if (v != NULL && v->producer != NULL && (v->producer->graph != graph || v->producer->index >= i))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+GraftShapeInferenceSession *
+graft_shape_inference_session_new (GraftModel *model)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftShapeInferenceSession *session;
+
+  if (graph == NULL || !session_applies (graph))
+    return NULL;
+  session = g_new0 (GraftShapeInferenceSession, 1);
+  session->inferer.model = model;
+  session->graph = graph;
+  start_inference (&session->inferer, graph);
+  return session;
+}
+
+/* What a value's entries say may be left from an earlier inference of it,
+ * or from a freed value that had the same address. */
+static void
+forget_value (Inferer *inferer, GraftValue *value)
+{
+  g_hash_table_remove (inferer->data, value);
+  g_hash_table_remove (inferer->rt_data, value);
+}
+
+static void
+session_infer_node (GraftShapeInferenceSession *session, GraftNode *node)
+{
+  Inferer *inferer = &session->inferer;
+
+  /* An initializer added since the session began (a new value starts
+   * without an inferred type) is seeded as a run would have. */
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *v = g_ptr_array_index (node->inputs, i);
+      if (v != NULL && v->producer == NULL && v->initializer != NULL && !v->has_inferred)
+        {
+          forget_value (inferer, v);
+          seed_value (inferer, v);
+        }
+    }
+  /* As if cleared at the start of a run. */
+  clear_inferred (node, NULL);
+  for (guint i = 0; i < node->outputs->len; i++)
+    if (g_ptr_array_index (node->outputs, i) != NULL)
+      forget_value (inferer, g_ptr_array_index (node->outputs, i));
+  infer_node (inferer, node);
+}
+
+void
+graft_shape_inference_session_infer_through (GraftShapeInferenceSession *session, GraftNode *node)
+{
+  g_return_if_fail (node->graph == session->graph && node->index < session->graph->nodes->len);
+
+  for (; session->next <= node->index; session->next++)
+    session_infer_node (session, g_ptr_array_index (session->graph->nodes, session->next));
+}
+
+void
+graft_shape_inference_session_rewind (GraftShapeInferenceSession *session, GraftNode *node)
+{
+  session->next = MIN (session->next, node->index);
+}
+
+void
+graft_shape_inference_session_node_removed (GraftShapeInferenceSession *session, guint index)
+{
+  if (index < session->next)
+    session->next--;
+}
+
+void
+graft_shape_inference_session_free (GraftShapeInferenceSession *session)
+{
+  if (session == NULL)
+    return;
+  g_hash_table_unref (session->inferer.data);
+  g_hash_table_unref (session->inferer.rt_data);
+  g_free (session);
 }
 
 void

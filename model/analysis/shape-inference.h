@@ -53,6 +53,30 @@ typedef void (*GraftShapeInferenceHook) (GraftNode *node, GHashTable *overrides,
 void graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
                                           GraftShapeInferenceHook hook, gpointer user_data);
 
+/* Inference one node at a time, in graph order, for an editor that
+ * changes the graph as it goes and needs, at node N, exactly what a whole
+ * run would show for N (an edit that checks each of 500 repairs otherwise
+ * reruns the whole graph 500 times). The session keeps a prefix of
+ * graph->nodes inferred for the graph as it is now; the caller says what
+ * it changed:
+ *  - rewind(node): node (its inputs, attributes, or a node newly moved to
+ *    its position) changed, so it and everything after it is stale;
+ *  - node_removed(index): the node that was at index was removed.
+ * Initializers added meanwhile are seeded when a node first reads them.
+ * Only for a main graph whose nodes are in topological order and own no
+ * subgraphs (where graph order is as good as the run's own order):
+ * returns NULL otherwise, and the caller runs the whole inference. Runs
+ * without overrides and without a report; does not publish
+ * graft_shape_inference_get_data(). */
+typedef struct _GraftShapeInferenceSession GraftShapeInferenceSession;
+GraftShapeInferenceSession *graft_shape_inference_session_new (GraftModel *model);
+/* Infers what is stale up to and including node (of the session's graph). */
+void graft_shape_inference_session_infer_through (GraftShapeInferenceSession *session, GraftNode *node);
+void graft_shape_inference_session_rewind (GraftShapeInferenceSession *session, GraftNode *node);
+void graft_shape_inference_session_node_removed (GraftShapeInferenceSession *session, guint index);
+void graft_shape_inference_session_free (GraftShapeInferenceSession *session);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftShapeInferenceSession, graft_shape_inference_session_free)
+
 /* The known integer contents of a value after inference (shape vectors,
  * small int constants), elements possibly symbolic; NULL if unknown.
  * Valid until the next run on the same model. */

@@ -31,6 +31,52 @@ format_ints (const gint64 *values, guint n)
   return g_string_free (out, FALSE);
 }
 
+/* Shape inference as the repairs go: with a session, node by node in
+ * graph order (a repair at node N only needs N and what comes before it
+ * up to date), told of every change; without one (the graph is not in
+ * topological order, or has subgraphs), rerun over the whole graph each
+ * time. Either way a check at N sees what a whole run would show. */
+typedef struct {
+  GraftModel *model;
+  GraftGraph *graph;
+  GraftShapeInferenceSession *session;
+} Repair;
+
+/* node's inputs and outputs as inference sees the graph now. */
+static void
+infer_through (Repair *repair, GraftNode *node)
+{
+  if (repair->session != NULL)
+    graft_shape_inference_session_infer_through (repair->session, node);
+  else
+    graft_shape_inference_run (repair->model, NULL);
+}
+
+/* node's inputs changed, or node was just put where it is. */
+static void
+node_changed (Repair *repair, GraftNode *node)
+{
+  if (repair->session != NULL)
+    graft_shape_inference_session_rewind (repair->session, node);
+}
+
+static void
+set_input (Repair *repair, GraftNode *node, guint i, GraftValue *value)
+{
+  graft_node_set_input (node, i, value);
+  node_changed (repair, node);
+}
+
+static void
+remove_node (Repair *repair, GraftNode *node)
+{
+  guint index = node->index;
+
+  graft_graph_remove_node (repair->graph, node);
+  if (repair->session != NULL)
+    graft_shape_inference_session_node_removed (repair->session, index);
+}
+
 static void
 move_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
 {
@@ -43,8 +89,10 @@ move_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
 /* Removes a constant nobody uses any more (its Constant node, or the
  * initializer). */
 static void
-drop_if_unused (GraftGraph *graph, GraftValue *value)
+drop_if_unused (Repair *repair, GraftValue *value)
 {
+  GraftGraph *graph = repair->graph;
+
   if (value->consumers->len > 0 || value->is_graph_output || value->graph != graph)
     return;
   if (value->producer != NULL)
@@ -52,7 +100,7 @@ drop_if_unused (GraftGraph *graph, GraftValue *value)
       GraftNode *producer = value->producer;
       if (producer->outputs->len == 1)
         {
-          graft_graph_remove_node (graph, producer);
+          remove_node (repair, producer);
           graft_graph_remove_value (graph, value);
         }
     }
@@ -61,12 +109,14 @@ drop_if_unused (GraftGraph *graph, GraftValue *value)
 }
 
 static GraftNode *
-add_node_before (GraftGraph *graph, GraftNode *before, const char *op_type, const char *suffix)
+add_node_before (Repair *repair, GraftNode *before, const char *op_type, const char *suffix)
 {
+  GraftGraph *graph = repair->graph;
   g_autofree char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
   GraftNode *node = graft_graph_add_node (graph, "", op_type, name);
 
   move_before (graph, node, before);
+  node_changed (repair, node);
   return node;
 }
 
@@ -82,12 +132,13 @@ add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
 /* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
  * the element follows the input's real dim at run time. */
 static GraftValue *
-build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
+build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
                      int axis, gint64 multiplier)
 {
   /* Each new node goes right before node, so creation order is graph order. */
-  GraftNode *shape = add_node_before (graph, node, "Shape", "shape");
-  GraftNode *gather = add_node_before (graph, node, "Gather", "gather");
+  GraftGraph *graph = repair->graph;
+  GraftNode *shape = add_node_before (repair, node, "Shape", "shape");
+  GraftNode *gather = add_node_before (repair, node, "Gather", "gather");
   GraftNode *concat;
   gint64 index = axis;
   GraftValue *shape_out, *dim, *out;
@@ -101,12 +152,12 @@ build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, g
   if (multiplier != 1)
     {
       /* The element is the dim times a constant (batch × heads). */
-      GraftNode *mul = add_node_before (graph, node, "Mul", "mul");
+      GraftNode *mul = add_node_before (repair, node, "Mul", "mul");
       graft_node_add_input (mul, dim);
       graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, FALSE));
       dim = add_output_value (graph, mul, "graft_dim_scaled");
     }
-  concat = add_node_before (graph, node, "Concat", "concat");
+  concat = add_node_before (repair, node, "Concat", "concat");
   if (e > 0)
     graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_head", values, e, FALSE));
   graft_node_add_input (concat, dim);
@@ -120,25 +171,25 @@ build_dynamic_shape (GraftGraph *graph, GraftNode *node, const gint64 *values, g
 }
 
 static void
-replace_constant (GraftGraph *graph, GraftNode *node, guint shape_input, GraftValue *replacement)
+replace_constant (Repair *repair, GraftNode *node, guint shape_input, GraftValue *replacement)
 {
   GraftValue *old = g_ptr_array_index (node->inputs, shape_input);
 
-  graft_node_set_input (node, shape_input, replacement);
-  drop_if_unused (graph, old);
+  set_input (repair, node, shape_input, replacement);
+  drop_if_unused (repair, old);
 }
 
 /* TRUE if, with the input's dim now symbolic, output dim e of node is
  * exactly that symbol (times multiplier) and the other dims are what the
  * constant said. */
 static gboolean
-reshape_is_exact (GraftModel *model, GraftNode *node, const gint64 *values, guint n, guint e, const char *symbol,
+reshape_is_exact (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, const char *symbol,
                   gint64 multiplier)
 {
   GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
   GraftDim expected = graft_dim_multiply (graft_dim_symbolic (symbol), graft_dim_fixed (multiplier));
 
-  graft_shape_inference_run (model, NULL);
+  infer_through (repair, node);
   if (out == NULL || !out->has_inferred || out->inferred_shape.rank != (int) n)
     return FALSE;
   for (guint i = 0; i < n; i++)
@@ -176,13 +227,13 @@ reshape_candidate (const gint64 *values, guint n, guint e, const GraftShape *sta
 /* After a rewrite: the Reshape's output has as many elements as its input,
  * symbolically. */
 static gboolean
-reshape_keeps_size (GraftModel *model, GraftNode *node)
+reshape_keeps_size (Repair *repair, GraftNode *node)
 {
   GraftValue *in = g_ptr_array_index (node->inputs, 0);
   GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
   GraftDim a, b;
 
-  graft_shape_inference_run (model, NULL);
+  infer_through (repair, node);
   if (in == NULL || out == NULL || !in->has_inferred || !out->has_inferred)
     return FALSE;
   a = graft_shape_get_dim_product (&in->inferred_shape, 0, in->inferred_shape.rank);
@@ -193,7 +244,7 @@ reshape_keeps_size (GraftModel *model, GraftNode *node)
 /* For Expand/Tile: the element that lines up (from the right) with the
  * data dim that now carries the symbol. */
 static GraftBakedShape *
-aligned_entry (GraftModel *model, GPtrArray *entries, guint n, const char *symbol)
+aligned_entry (Repair *repair, GPtrArray *entries, guint n, const char *symbol)
 {
   GraftBakedShape *first = g_ptr_array_index (entries, 0);
   GraftValue *data = first->node->inputs->len > 0 ? g_ptr_array_index (first->node->inputs, 0) : NULL;
@@ -201,7 +252,7 @@ aligned_entry (GraftModel *model, GPtrArray *entries, guint n, const char *symbo
 
   if (first->node->op == g_intern_static_string ("onnx::ConstantOfShape") || data == NULL)
     return first;
-  graft_shape_inference_run (model, NULL);
+  infer_through (repair, first->node);
   shape = data->has_inferred ? &data->inferred_shape : &data->shape;
   for (guint i = 0; i < entries->len; i++)
     {
@@ -218,10 +269,10 @@ aligned_entry (GraftModel *model, GPtrArray *entries, guint n, const char *symbo
 /* Repairs one node; entries are its GraftBakedShapes (several elements of
  * its constant may hold the traced value; the probe says which is the dim). */
 static gboolean
-repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
+repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
              GPtrArray *notes, GError **error)
 {
-  GraftGraph *graph = graft_model_get_graph (model);
+  GraftGraph *graph = repair->graph;
   GraftBakedShape *baked = g_ptr_array_index (entries, 0);
   GraftNode *node = baked->node;
   GraftTensor *tensor = graft_value_get_constant (baked->constant);
@@ -246,7 +297,7 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
       /* Slicing up to the traced size of that axis is slicing to its end. */
       for (guint i = 0; i < entries->len; i++)
         values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = G_MAXINT64;
-      replace_constant (graph, node, baked->shape_input,
+      replace_constant (repair, node, baked->shape_input,
                         graft_graph_add_int64_constant (graph, "graft_slice_ends", values, n, tensor->rank == 0));
       g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': end %" G_GINT64_FORMAT " → INT64_MAX (to the end)",
                                                node_name, baked->traced));
@@ -262,16 +313,16 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
       if (candidate == NULL)
         continue;
       replacement = graft_graph_add_int64_constant (graph, "graft_shape", candidate, n, FALSE);
-      graft_node_set_input (node, entry->shape_input, replacement);
-      if (reshape_is_exact (model, node, candidate, n, entry->element, symbol, entry->multiplier))
+      set_input (repair, node, entry->shape_input, replacement);
+      if (reshape_is_exact (repair, node, candidate, n, entry->element, symbol, entry->multiplier))
         {
           g_autofree char *after = format_ints (candidate, n);
-          drop_if_unused (graph, old);
+          drop_if_unused (repair, old);
           g_ptr_array_add (notes, g_strdup_printf ("Reshape '%s': shape %s → %s", node_name, before, after));
           return TRUE;
         }
       /* -1 there would not be exactly the input's dim. */
-      graft_node_set_input (node, entry->shape_input, old);
+      set_input (repair, node, entry->shape_input, old);
       graft_graph_remove_value (graph, replacement);
     }
 
@@ -286,7 +337,7 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
           return FALSE;
         }
       if (op != g_intern_static_string ("onnx::Reshape"))
-        baked = aligned_entry (model, entries, n, symbol);
+        baked = aligned_entry (repair, entries, n, symbol);
       if (op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
@@ -296,10 +347,10 @@ repair_node (GraftModel *model, GPtrArray *entries, const GraftShape *static_out
           return FALSE;
         }
       /* The element takes the input's real dim at run time. */
-      replacement = build_dynamic_shape (graph, node, values, n, baked->element, baked->input, baked->axis,
+      replacement = build_dynamic_shape (repair, node, values, n, baked->element, baked->input, baked->axis,
                                          baked->multiplier);
-      replace_constant (graph, node, baked->shape_input, replacement);
-      if (op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (model, node))
+      replace_constant (repair, node, baked->shape_input, replacement);
+      if (op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (repair, node))
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
                        "Reshape '%s': with a dynamic %s:%d neither -1 nor the input's dim in %s keeps the element "
@@ -413,6 +464,8 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
   GraftDim old = input->shape.dims[axis];
   g_autoptr(GPtrArray) baked = NULL;
   g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
+  g_autoptr(GraftShapeInferenceSession) session = NULL;
+  Repair repair = { model, graft_model_get_graph (model), NULL };
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
@@ -428,7 +481,9 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
         }
     }
   input->shape.dims[axis] = graft_dim_symbolic (symbol);
-  /* One repair per node, with all its matching elements. */
+  if (baked != NULL && baked->len > 0)
+    repair.session = session = graft_shape_inference_session_new (model);
+  /* One repair per node, with all its matching elements, in graph order. */
   for (guint i = 0; baked != NULL && i < baked->len;)
     {
       GraftBakedShape *b = g_ptr_array_index (baked, i);
@@ -436,7 +491,7 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
 
       for (; i < baked->len && ((GraftBakedShape *) g_ptr_array_index (baked, i))->node == b->node; i++)
         g_ptr_array_add (entries, g_ptr_array_index (baked, i));
-      if (!repair_node (model, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error))
+      if (!repair_node (&repair, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error))
         return FALSE;
     }
   update_declared_shapes (model, input, old.kind == GRAFT_DIM_FIXED ? old.value : G_MININT64);
