@@ -9,11 +9,11 @@ struct _GraftDiagnosticsPanel
   GtkDropDown *rule_dropdown;
   GtkDropDown *severity_dropdown;
   GtkLabel *status_label;
-  GtkListBox *rows;
+  GtkListView *rows;
 
-  GPtrArray *diagnostics;   /* GraftDiagnostic*, borrowed from the caller's array */
+  GPtrArray *diagnostics;   /* GraftDiagnostic*, a reference on the caller's array */
   GtkStringList *rules;     /* "All Rules", then the rules present */
-  GPtrArray *listed;        /* GraftDiagnostic* of the rows, in order */
+  GListStore *listed;       /* GraftDiagnosticItem of the rows, in order */
   char *rule_filter;        /* NULL: all; "trace-*": a prefix */
   GraftSeverity min_severity;
   gboolean updating;
@@ -27,6 +27,65 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
+
+/* One listed diagnostic: the list view recycles a few row widgets over
+ * these, so only the visible rows are built and measured (a GtkListBox
+ * row per diagnostic made big models slow to open). The item holds a
+ * reference on the array its diagnostic lives in. */
+#define GRAFT_TYPE_DIAGNOSTIC_ITEM (graft_diagnostic_item_get_type ())
+G_DECLARE_FINAL_TYPE (GraftDiagnosticItem, graft_diagnostic_item, GRAFT, DIAGNOSTIC_ITEM, GObject)
+
+struct _GraftDiagnosticItem
+{
+  GObject parent_instance;
+
+  GPtrArray *diagnostics;
+  guint index;
+};
+
+G_DEFINE_FINAL_TYPE (GraftDiagnosticItem, graft_diagnostic_item, G_TYPE_OBJECT)
+
+static void
+graft_diagnostic_item_finalize (GObject *object)
+{
+  g_ptr_array_unref (GRAFT_DIAGNOSTIC_ITEM (object)->diagnostics);
+  G_OBJECT_CLASS (graft_diagnostic_item_parent_class)->finalize (object);
+}
+
+static void
+graft_diagnostic_item_class_init (GraftDiagnosticItemClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = graft_diagnostic_item_finalize;
+}
+
+static void
+graft_diagnostic_item_init (GraftDiagnosticItem *self)
+{
+}
+
+static GraftDiagnosticItem *
+graft_diagnostic_item_new (GPtrArray *diagnostics, guint index)
+{
+  GraftDiagnosticItem *self = g_object_new (GRAFT_TYPE_DIAGNOSTIC_ITEM, NULL);
+
+  self->diagnostics = g_ptr_array_ref (diagnostics);
+  self->index = index;
+  return self;
+}
+
+static GraftDiagnostic *
+graft_diagnostic_item_get (GraftDiagnosticItem *self)
+{
+  return g_ptr_array_index (self->diagnostics, self->index);
+}
+
+static GraftDiagnostic *
+listed_diagnostic (GraftDiagnosticsPanel *self, guint position)
+{
+  g_autoptr(GraftDiagnosticItem) item = g_list_model_get_item (G_LIST_MODEL (self->listed), position);
+
+  return item != NULL ? graft_diagnostic_item_get (item) : NULL;
+}
 
 const char *
 graft_diagnostics_default_symbol (int axis)
@@ -58,32 +117,25 @@ severity_icon (GraftSeverity severity)
     }
 }
 
-static GtkWidget *
-make_row (const GraftDiagnostic *diagnostic)
+/* A row: severity icon, "rule · node" heading, wrapped message and a Make
+ * Dynamic button shown when the diagnostic names an input axis. */
+static void
+setup_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
-  GtkWidget *icon = gtk_image_new_from_icon_name (severity_icon (diagnostic->severity));
+  GtkWidget *icon = gtk_image_new ();
   GtkWidget *text = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
-  g_autofree char *heading = NULL;
-  GtkWidget *title, *message;
+  GtkWidget *title = gtk_label_new (NULL);
+  GtkWidget *message = gtk_label_new (NULL);
+  GtkWidget *button = gtk_button_new_with_mnemonic ("Make _Dynamic");
 
   gtk_widget_add_css_class (box, "diagnostic-row");
-  gtk_widget_add_css_class (icon, graft_severity_to_string (diagnostic->severity));
   gtk_widget_set_valign (icon, GTK_ALIGN_START);
   gtk_box_append (GTK_BOX (box), icon);
 
-  if (diagnostic->node_name != NULL)
-    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->node_name);
-  else if (diagnostic->value != NULL)
-    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->value->name);
-  else
-    heading = g_strdup (diagnostic->rule);
-  title = gtk_label_new (heading);
   gtk_label_set_xalign (GTK_LABEL (title), 0);
   gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_widget_set_tooltip_text (title, heading);
   gtk_widget_add_css_class (title, "heading");
-  message = gtk_label_new (diagnostic->message);
   gtk_label_set_xalign (GTK_LABEL (message), 0);
   gtk_label_set_wrap (GTK_LABEL (message), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (message), PANGO_WRAP_WORD_CHAR);
@@ -94,63 +146,91 @@ make_row (const GraftDiagnostic *diagnostic)
   gtk_box_append (GTK_BOX (text), title);
   gtk_box_append (GTK_BOX (text), message);
 
-  if (diagnostic->input != NULL && diagnostic->axis >= 0)
-    {
-      g_autofree char *target = g_strdup_printf ("%s:%d=%s", diagnostic->input->name, diagnostic->axis,
-                                                 graft_diagnostics_default_symbol (diagnostic->axis));
-      g_autofree char *tooltip = g_strdup_printf ("Make %s:%d the dynamic dimension “%s”",
-                                                  diagnostic->input->name, diagnostic->axis,
-                                                  graft_diagnostics_default_symbol (diagnostic->axis));
-      GtkWidget *button = gtk_button_new_with_mnemonic ("Make _Dynamic");
-
-      gtk_widget_set_halign (button, GTK_ALIGN_START);
-      gtk_widget_set_margin_top (button, 4);
-      gtk_widget_set_tooltip_text (button, tooltip);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.make-dynamic");
-      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", target);
-      gtk_widget_add_css_class (button, "pill");
-      gtk_widget_add_css_class (button, "small");
-      gtk_box_append (GTK_BOX (text), button);
-    }
+  gtk_widget_set_halign (button, GTK_ALIGN_START);
+  gtk_widget_set_margin_top (button, 4);
+  gtk_widget_add_css_class (button, "pill");
+  gtk_widget_add_css_class (button, "small");
+  gtk_box_append (GTK_BOX (text), button);
   gtk_box_append (GTK_BOX (box), text);
-  return box;
+  gtk_list_item_set_child (list_item, box);
 }
 
-/* gtk_list_box_remove_all() is GTK 4.12; Graft targets 4.8. */
 static void
-remove_all_rows (GtkListBox *list)
+bind_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
 {
-  GtkWidget *child;
+  const GraftDiagnostic *diagnostic = graft_diagnostic_item_get (gtk_list_item_get_item (list_item));
+  GtkWidget *box = gtk_list_item_get_child (list_item);
+  GtkWidget *icon = gtk_widget_get_first_child (box);
+  GtkWidget *text = gtk_widget_get_next_sibling (icon);
+  GtkWidget *title = gtk_widget_get_first_child (text);
+  GtkWidget *message = gtk_widget_get_next_sibling (title);
+  GtkWidget *button = gtk_widget_get_next_sibling (message);
+  const char *severity = graft_severity_to_string (diagnostic->severity);
+  g_autofree char *heading = NULL;
+  const char *classes[] = { "diagnostic-icon", severity, NULL };
 
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))) != NULL)
-    gtk_list_box_remove (list, child);
+  gtk_image_set_from_icon_name (GTK_IMAGE (icon), severity_icon (diagnostic->severity));
+  gtk_widget_set_css_classes (icon, classes);
+
+  if (diagnostic->node_name != NULL)
+    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->node_name);
+  else if (diagnostic->value != NULL)
+    heading = g_strdup_printf ("%s · %s", diagnostic->rule, diagnostic->value->name);
+  else
+    heading = g_strdup (diagnostic->rule);
+  gtk_label_set_text (GTK_LABEL (title), heading);
+  gtk_widget_set_tooltip_text (title, heading);
+  gtk_label_set_text (GTK_LABEL (message), diagnostic->message);
+
+  if (diagnostic->input != NULL && diagnostic->axis >= 0)
+    {
+      const char *symbol = graft_diagnostics_default_symbol (diagnostic->axis);
+      g_autofree char *target = g_strdup_printf ("%s:%d=%s", diagnostic->input->name, diagnostic->axis, symbol);
+      g_autofree char *tooltip = g_strdup_printf ("Make %s:%d the dynamic dimension “%s”",
+                                                  diagnostic->input->name, diagnostic->axis, symbol);
+
+      gtk_widget_set_tooltip_text (button, tooltip);
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", target);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.make-dynamic");
+      gtk_widget_set_visible (button, TRUE);
+    }
+  else
+    {
+      /* An action without its target would warn. */
+      gtk_widget_set_visible (button, FALSE);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), NULL);
+      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), NULL);
+    }
 }
 
 static void
 refresh_rows (GraftDiagnosticsPanel *self)
 {
   guint total = self->diagnostics != NULL ? self->diagnostics->len : 0;
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
   g_autofree char *status = NULL;
+  guint shown;
 
-  remove_all_rows (self->rows);
-  g_ptr_array_set_size (self->listed, 0);
   for (guint i = 0; i < total; i++)
     {
       GraftDiagnostic *diagnostic = g_ptr_array_index (self->diagnostics, i);
 
       if (diagnostic->severity < self->min_severity || !rule_matches (self->rule_filter, diagnostic->rule))
         continue;
-      g_ptr_array_add (self->listed, diagnostic);
-      gtk_list_box_append (self->rows, make_row (diagnostic));
+      g_ptr_array_add (items, graft_diagnostic_item_new (self->diagnostics, i));
     }
+  /* One change for the whole list. */
+  g_list_store_splice (self->listed, 0, g_list_model_get_n_items (G_LIST_MODEL (self->listed)),
+                       items->pdata, items->len);
+  shown = items->len;
   if (self->diagnostics == NULL)
     status = g_strdup ("No model checked");
   else if (total == 0)
     status = g_strdup ("No problems found");
-  else if (self->listed->len == total)
+  else if (shown == total)
     status = g_strdup_printf (g_dngettext (NULL, "%u problem", "%u problems", total), total);
   else
-    status = g_strdup_printf ("%u of %u problems shown", self->listed->len, total);
+    status = g_strdup_printf ("%u of %u problems shown", shown, total);
   gtk_label_set_text (self->status_label, status);
 }
 
@@ -191,14 +271,12 @@ on_filter_changed (GraftDiagnosticsPanel *self)
 }
 
 static void
-on_row_activated (GtkListBox *list, GtkListBoxRow *row, GraftDiagnosticsPanel *self)
+on_row_activated (GtkListView *list, guint position, GraftDiagnosticsPanel *self)
 {
-  int index = gtk_list_box_row_get_index (row);
-  GraftDiagnostic *diagnostic;
+  GraftDiagnostic *diagnostic = listed_diagnostic (self, position);
 
-  if (index < 0 || (guint) index >= self->listed->len)
+  if (diagnostic == NULL)
     return;
-  diagnostic = g_ptr_array_index (self->listed, index);
   g_signal_emit (self, signals[SIGNAL_ITEM_ACTIVATED], 0, diagnostic->node,
                  diagnostic->node == NULL ? diagnostic->value : NULL);
 }
@@ -210,7 +288,8 @@ graft_diagnostics_panel_set_diagnostics (GraftDiagnosticsPanel *self, GPtrArray 
 
   if (diagnostics != NULL)
     g_ptr_array_ref (diagnostics);
-  g_ptr_array_set_size (self->listed, 0);
+  /* Nothing may show the old diagnostics: their nodes may be gone. */
+  g_list_store_remove_all (self->listed);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   self->diagnostics = diagnostics;
   rebuild_rule_list (self);
@@ -246,18 +325,20 @@ guint
 graft_diagnostics_panel_get_n_shown (GraftDiagnosticsPanel *self)
 {
   g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), 0);
-  return self->listed->len;
+  return g_list_model_get_n_items (G_LIST_MODEL (self->listed));
 }
 
 char *
 graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self)
 {
   GString *summary = g_string_new (NULL);
+  guint n;
 
   g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), NULL);
-  for (guint i = 0; i < self->listed->len; i++)
+  n = g_list_model_get_n_items (G_LIST_MODEL (self->listed));
+  for (guint i = 0; i < n; i++)
     {
-      GraftDiagnostic *diagnostic = g_ptr_array_index (self->listed, i);
+      GraftDiagnostic *diagnostic = listed_diagnostic (self, i);
 
       g_string_append_printf (summary, "%s%s %s %s", i > 0 ? "|" : "", graft_severity_to_string (diagnostic->severity),
                               diagnostic->rule, diagnostic->node_name != NULL ? diagnostic->node_name
@@ -272,12 +353,12 @@ graft_diagnostics_panel_dispose (GObject *object)
   GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (object);
   GtkWidget *child;
 
-  g_clear_pointer (&self->listed, g_ptr_array_unref);
-  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_DIAGNOSTICS_PANEL);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
     gtk_widget_unparent (child);
+  g_clear_object (&self->listed);
+  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_object (&self->rules);
   G_OBJECT_CLASS (graft_diagnostics_panel_parent_class)->dispose (object);
 }
@@ -351,12 +432,21 @@ graft_diagnostics_panel_init (GraftDiagnosticsPanel *self)
 {
   g_autoptr(GtkListItemFactory) rule_factory = choice_factory ();
   g_autoptr(GtkListItemFactory) severity_factory = choice_factory ();
+  g_autoptr(GtkListItemFactory) row_factory = gtk_signal_list_item_factory_new ();
+  GtkSelectionModel *selection;
 
   const char *first[] = { "All Rules", NULL };
 
-  self->listed = g_ptr_array_new ();
+  self->listed = g_list_store_new (GRAFT_TYPE_DIAGNOSTIC_ITEM);
   self->rules = gtk_string_list_new (first);
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Rows are activated by a click (as a list box's were), not selected. */
+  selection = GTK_SELECTION_MODEL (gtk_no_selection_new (g_object_ref (G_LIST_MODEL (self->listed))));
+  gtk_list_view_set_model (self->rows, selection);
+  g_object_unref (selection);
+  g_signal_connect (row_factory, "setup", G_CALLBACK (setup_row), NULL);
+  g_signal_connect (row_factory, "bind", G_CALLBACK (bind_row), NULL);
+  gtk_list_view_set_factory (self->rows, row_factory);
   gtk_drop_down_set_model (self->rule_dropdown, G_LIST_MODEL (self->rules));
   gtk_drop_down_set_factory (self->rule_dropdown, rule_factory);
   gtk_drop_down_set_factory (self->severity_dropdown, severity_factory);

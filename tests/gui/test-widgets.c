@@ -352,23 +352,79 @@ test_run_pane (void)
   g_object_unref (pane);
 }
 
-/* Lint results listed, filtered by rule and severity. */
+/* The panel's own list (the drop-downs' popovers hold list views too,
+ * over a single selection). */
+static GtkWidget *
+find_diagnostics_list (GtkWidget *widget)
+{
+  if (GTK_IS_LIST_VIEW (widget) && GTK_IS_NO_SELECTION (gtk_list_view_get_model (GTK_LIST_VIEW (widget))))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_diagnostics_list (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+wake_up (gpointer user_data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_diagnostic_activated (GtkWidget *panel, gpointer node, gpointer value, gpointer user_data)
+{
+  *(gpointer *) user_data = node != NULL ? node : value;
+}
+
+/* Lint results listed, filtered by rule and severity; a listed row
+ * offers Make Dynamic and jumps to its value when activated. */
 static void
 test_diagnostics_panel (void)
 {
   GtkWidget *panel = g_object_ref_sink (graft_diagnostics_panel_new ());
+  GtkWidget *window = gtk_window_new ();
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autoptr(GraftModel) model = relu_model (FALSE);
   g_autoptr(GPtrArray) diagnostics = graft_lint_model (model, NULL);
   GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (panel);
   g_autofree char *summary = NULL;
   g_autofree char *labels = NULL;
+  g_autofree char *target = NULL;
+  const GActionEntry entries[] = { { "make-dynamic", record_target, "s" } };
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  guint wake = g_timeout_add (20, wake_up, NULL);
+  gpointer activated = NULL;
+  const GraftDiagnostic *diagnostic;
+  GtkWidget *button;
 
+  g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), &target);
+  gtk_widget_insert_action_group (window, "win", G_ACTION_GROUP (group));
+  gtk_window_set_default_size (GTK_WINDOW (window), 300, 400);
+  gtk_window_set_child (GTK_WINDOW (window), panel);
+  g_signal_connect (panel, "item-activated", G_CALLBACK (on_diagnostic_activated), &activated);
   graft_diagnostics_panel_set_diagnostics (self, diagnostics);
   summary = graft_diagnostics_panel_dup_summary (self);
   g_assert_cmpstr (summary, ==, "warning static-input-dim x");
   labels = dup_labels (panel);
   g_assert_nonnull (strstr (labels, "1 problem\n"));
-  g_assert_nonnull (find_button (panel, "Make _Dynamic"));
+  /* The list view builds its rows when it is laid out. */
+  gtk_window_present (GTK_WINDOW (window));
+  while ((button = find_button (panel, "Make _Dynamic")) == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (wake);
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_visible (button));
+  g_signal_emit_by_name (button, "clicked");
+  g_assert_cmpstr (target, ==, "make-dynamic x:0=batch");
+  g_signal_emit_by_name (find_diagnostics_list (panel), "activate", 0);
+  diagnostic = g_ptr_array_index (diagnostics, 0);
+  g_assert_nonnull (activated);
+  g_assert_true (activated == (diagnostic->node != NULL ? (gpointer) diagnostic->node : (gpointer) diagnostic->value));
   graft_diagnostics_panel_set_filter (self, "unsupported-op", GRAFT_SEVERITY_INFO);
   g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
   graft_diagnostics_panel_set_filter (self, NULL, GRAFT_SEVERITY_ERROR);
@@ -377,6 +433,7 @@ test_diagnostics_panel (void)
   g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 1);
   graft_diagnostics_panel_set_diagnostics (self, NULL);
   g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (panel);
 }
 
