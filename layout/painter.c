@@ -173,6 +173,41 @@ draw_lines (Painter *p, char **lines, const GraftRect *rect, const Rgb *title, c
     }
 }
 
+/* A pill of text in colour, its right end at right, straddling the box's
+ * top edge at top. The text is dark on light colours (warning yellow),
+ * white on the others. */
+static void
+draw_badge (Painter *p, const char *text, double right, double top, const Rgb *colour)
+{
+  cairo_t *cr = p->cr;
+  double luminance = 0.2126 * colour->r + 0.7152 * colour->g + 0.0722 * colour->b;
+  double width;
+  GraftRect pill;
+
+  graft_text_select (cr, GRAFT_TEXT_EDGE);
+  width = graft_text_measure (cr, text);
+  pill = (GraftRect) { right - width - 8, top - 7, width + 8, 12 };
+  rounded_rect (cr, &pill, 6);
+  set_rgb (cr, colour);
+  cairo_fill (cr);
+  if (luminance > 0.55)
+    set_rgb (cr, &light_palette.text);
+  else
+    cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_move_to (cr, pill.x + 4, pill.y + 9);
+  cairo_show_text (cr, text);
+}
+
+/* "12 ⚠": how many marked nodes a collapsed group hides, and the sign of
+ * the worst level. */
+static char *
+hidden_marks_text (const GraftSceneGroup *group)
+{
+  static const char *const signs[] = { "", "ℹ", "⚠", "✖" };
+
+  return g_strdup_printf ("%u %s", group->n_marked, signs[MIN (group->highlight, 3)]);
+}
+
 static void
 draw_group (GraftScene *scene, guint index, gpointer user_data)
 {
@@ -238,11 +273,27 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
     rounded_rect (cr, &back, 5);
     set_rgb (cr, &palette->collapsed_fill);
     cairo_fill_preserve (cr);
-    set_rgb (cr, &palette->group_border);
-    cairo_set_line_width (cr, 1.5);
+    /* Marked nodes inside: the front card is outlined in the worst one's
+     * colour, as a marked node would be. */
+    if (group->n_marked > 0)
+      {
+        set_rgb (cr, &palette->severity[MIN (group->highlight, 3)]);
+        cairo_set_line_width (cr, 2.5);
+      }
+    else
+      {
+        set_rgb (cr, &palette->group_border);
+        cairo_set_line_width (cr, 1.5);
+      }
     cairo_stroke (cr);
     if (p->draw_text && group->lines != NULL)
       draw_lines (p, group->lines, &back, &palette->text, &palette->text_muted);
+    if (p->draw_text && group->n_marked > 0)
+      {
+        g_autofree char *text = hidden_marks_text (group);
+
+        draw_badge (p, text, back.x + back.width + 2, back.y, &palette->severity[MIN (group->highlight, 3)]);
+      }
   }
 }
 
@@ -313,24 +364,6 @@ draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
 }
 
 static void
-draw_badge (Painter *p, GraftSceneNode *node, const Rgb *colour)
-{
-  cairo_t *cr = p->cr;
-  double width;
-  GraftRect pill;
-
-  graft_text_select (cr, GRAFT_TEXT_EDGE);
-  width = graft_text_measure (cr, node->badge);
-  pill = (GraftRect) { node->rect.x + node->rect.width - width - 6, node->rect.y - 7, width + 8, 12 };
-  rounded_rect (cr, &pill, 6);
-  set_rgb (cr, colour);
-  cairo_fill (cr);
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_move_to (cr, pill.x + 4, pill.y + 9);
-  cairo_show_text (cr, node->badge);
-}
-
-static void
 draw_node (GraftScene *scene, guint index, gpointer user_data)
 {
   Painter *p = user_data;
@@ -365,7 +398,8 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   if (p->draw_text && node->lines != NULL)
     draw_lines (p, node->lines, &node->rect, &palette->text, &palette->text_muted);
   if (p->draw_text && node->badge != NULL)
-    draw_badge (p, node, &palette->severity[MIN (node->highlight, 3)]);
+    draw_badge (p, node->badge, node->rect.x + node->rect.width + 2, node->rect.y,
+                &palette->severity[MIN (node->highlight, 3)]);
 }
 
 /* Far out, thousands of boxes are a few pixels each: draw them as batched
@@ -462,6 +496,21 @@ draw_marked_far (GraftScene *scene, guint index, gpointer user_data)
 }
 
 static void
+draw_marked_group_far (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneGroup *group = graft_scene_get_group (scene, index);
+
+  if (group->expanded || group->n_marked == 0)
+    return;
+  /* An outline a few pixels wide, so the box's contents still show. */
+  cairo_rectangle (p->cr, group->rect.x, group->rect.y, group->rect.width, group->rect.height);
+  set_rgb (p->cr, &p->palette->severity[MIN (group->highlight, 3)]);
+  cairo_set_line_width (p->cr, 3 / p->scale);
+  cairo_stroke (p->cr);
+}
+
+static void
 paint_far (Painter *p, const GraftRect *visible)
 {
   cairo_t *cr = p->cr;
@@ -498,6 +547,7 @@ paint_far (Painter *p, const GraftRect *visible)
       set_rgb (cr, &p->palette->border[category]);
       cairo_fill (cr);
     }
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_marked_group_far, p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_marked_far, p);
 }
 

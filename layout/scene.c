@@ -445,3 +445,47 @@ graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight,
   g_free (scene_node->badge);
   scene_node->badge = g_strdup (text);
 }
+
+int
+graft_scene_find_hiding_group (GraftScene *scene, GraftNode *node)
+{
+  if (node == NULL || node->graph != scene->graph || graft_scene_find_node (scene, node) >= 0)
+    return -1;
+  /* The innermost group with a box: collapsed, it hides the node; the
+   * groups inside a collapsed one have no box. A flattened chain's box is
+   * keyed by its deepest group, which is on the way up too. */
+  for (GraftGroup *group = node->group; group != NULL; group = group->parent)
+    {
+      int index = graft_scene_find_group (scene, group);
+
+      if (index >= 0)
+        return g_array_index (scene->groups, GraftSceneGroup, index).expanded ? -1 : index;
+    }
+  return -1;
+}
+
+void
+graft_scene_clear_hidden_marks (GraftScene *scene)
+{
+  for (guint i = 0; i < scene->groups->len; i++)
+    {
+      GraftSceneGroup *group = &g_array_index (scene->groups, GraftSceneGroup, i);
+
+      group->n_marked = 0;
+      group->highlight = 0;
+    }
+}
+
+int
+graft_scene_mark_hidden_node (GraftScene *scene, GraftNode *node, guint highlight)
+{
+  int index = graft_scene_find_hiding_group (scene, node);
+  GraftSceneGroup *group;
+
+  if (index < 0 || highlight == 0)
+    return -1;
+  group = &g_array_index (scene->groups, GraftSceneGroup, index);
+  group->n_marked++;
+  group->highlight = MAX (group->highlight, highlight);
+  return index;
+}

@@ -3,7 +3,8 @@
  * Coordinates are in points with y growing downwards. A scene is built by
  * GraftLayout and is immutable afterwards except for the per-node
  * diagnostics fields (highlight, badge). It references the GraftGraph it was
- * built from, which must outlive it. */
+ * built from, which must outlive it. The diagnostics fields of collapsed
+ * groups summarise the marked nodes they hide. */
 #pragma once
 
 #include <glib.h>
@@ -71,6 +72,12 @@ typedef struct {
   char **lines;              /* collapsed: name, class, "N nodes" */
   int parent;                /* enclosing scene group, -1 at top level */
   guint depth;
+
+  /* For diagnostics, on collapsed groups: how many marked nodes are hidden
+   * inside, and the worst of their levels (as GraftSceneNode.highlight).
+   * The painter outlines the box and draws the count as a badge. */
+  guint n_marked;
+  guint highlight;
 } GraftSceneGroup;
 
 typedef struct {
@@ -146,6 +153,17 @@ gboolean graft_scene_get_value_bounds (GraftScene *scene, GraftValue *value, Gra
 
 /* Diagnostics: marks the node's box. text may be NULL. */
 void graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight, const char *text);
+
+/* Index of the collapsed scene group whose box stands for node (a node of
+ * the scene's graph that has no box of its own), or -1. */
+int graft_scene_find_hiding_group (GraftScene *scene, GraftNode *node);
+/* Diagnostics on collapsed groups: clear_hidden_marks resets every group's
+ * count; mark_hidden_node counts node, with level highlight, in the
+ * collapsed group hiding it and returns that group's index, or -1 if node
+ * is shown or not in this graph (nothing is changed then). Call it once
+ * per marked node. */
+void graft_scene_clear_hidden_marks (GraftScene *scene);
+int graft_scene_mark_hidden_node (GraftScene *scene, GraftNode *node, guint highlight);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftScene, graft_scene_unref)
 

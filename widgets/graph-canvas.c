@@ -56,6 +56,7 @@ struct _GraftGraphCanvas {
 typedef struct {
   guint level;
   char *badge;
+  gboolean is_value;   /* keyed by a GraftValue*, not a GraftNode* */
 } CanvasMark;
 
 static void
@@ -237,6 +238,27 @@ apply_anchor (GraftGraphCanvas *self)
                                     group->rect.y - self->anchor_screen_y / zoom);
 }
 
+/* Marked nodes without a box of their own are counted on the collapsed
+ * group standing for them. Marked values are not counted: the window marks
+ * the node concerned with them (a value's edges inside a collapsed group
+ * are hidden with it). */
+static void
+apply_hidden_marks (GraftGraphCanvas *self)
+{
+  GHashTableIter iter;
+  gpointer key, data;
+
+  graft_scene_clear_hidden_marks (self->scene);
+  g_hash_table_iter_init (&iter, self->marks);
+  while (g_hash_table_iter_next (&iter, &key, &data))
+    {
+      CanvasMark *mark = data;
+
+      if (!mark->is_value)
+        graft_scene_mark_hidden_node (self->scene, key, mark->level);
+    }
+}
+
 static void
 apply_marks (GraftGraphCanvas *self)
 {
@@ -261,6 +283,7 @@ apply_marks (GraftGraphCanvas *self)
 
       edge->highlight = mark != NULL ? mark->level : 0;
     }
+  apply_hidden_marks (self);
 }
 
 static void
@@ -465,12 +488,13 @@ graft_graph_canvas_clear_marks (GraftGraphCanvas *self)
 }
 
 static void
-add_mark (GraftGraphCanvas *self, gpointer key, guint level, const char *badge)
+add_mark (GraftGraphCanvas *self, gpointer key, gboolean is_value, guint level, const char *badge)
 {
   CanvasMark *mark = g_new0 (CanvasMark, 1);
 
   mark->level = MIN (level, 3);
   mark->badge = g_strdup (badge);
+  mark->is_value = is_value;
   g_hash_table_replace (self->marks, key, mark);
   /* Applied once before the next paint, not once per mark. */
   self->marks_dirty = TRUE;
@@ -482,7 +506,7 @@ graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint lev
 {
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_return_if_fail (node != NULL);
-  add_mark (self, node, level, badge);
+  add_mark (self, node, FALSE, level, badge);
 }
 
 void
@@ -490,7 +514,7 @@ graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint 
 {
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_return_if_fail (value != NULL);
-  add_mark (self, value, level, badge);
+  add_mark (self, value, TRUE, level, badge);
 }
 
 guint
@@ -504,6 +528,29 @@ graft_graph_canvas_get_n_marked (GraftGraphCanvas *self)
   for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
     if (graft_scene_get_node (self->scene, i)->highlight > 0)
       n++;
+  return n;
+}
+
+guint
+graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden)
+{
+  guint n = 0, hidden = 0;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
+  if (self->marks_dirty)
+    apply_marks (self);
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
+    {
+      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
+
+      if (group->n_marked > 0)
+        {
+          n++;
+          hidden += group->n_marked;
+        }
+    }
+  if (n_hidden != NULL)
+    *n_hidden = hidden;
   return n;
 }
 

@@ -36,6 +36,12 @@ void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guin
 void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);
 /* Boxes of the current scene drawn marked. */
 guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
+/* A marked node inside a collapsed group has no box: the group's box is
+ * outlined in the worst level's colour with the count as its badge
+ * ("12 ⚠"), updated with the marks and the expansion. Returns the number
+ * of such groups in the current scene; n_hidden (may be NULL) gets the
+ * marked nodes they hide. */
+guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden);
 
 /* Writes the graph as shown (expansion state, options, style) to an SVG,
  * PNG or PDF file chosen by the extension. */

@@ -20,6 +20,7 @@ struct _GraftNodeSidebar
   GtkLabel *title_label;
   GtkLabel *subtitle_label;
   GtkBox *sections;
+  GtkLabel *file_label;     /* the model's File row, while shown */
 
   GCancellable *stats_cancellable;
   guint pending_stats;
@@ -69,6 +70,7 @@ clear_sections (GraftNodeSidebar *self)
 {
   GtkWidget *child;
 
+  self->file_label = NULL;
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->sections))) != NULL)
     gtk_box_remove (self->sections, child);
 
@@ -344,7 +346,7 @@ add_model_section (GraftNodeSidebar *self, GraftModel *model)
   if (graft_model_get_model_version (model) > 0)
     add_row_printf (list, "Model version", "%" G_GINT64_FORMAT, graft_model_get_model_version (model));
   if ((text = graft_model_get_path (model)) != NULL)
-    add_row (list, "File", text);
+    self->file_label = add_row (list, "File", text);
   if ((text = graft_model_get_doc_string (model)) != NULL && text[0] != '\0')
     add_row (list, "Description", text);
 }
@@ -730,6 +732,13 @@ graft_node_sidebar_get_subtitle (GraftNodeSidebar *self)
 {
   g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
   return gtk_label_get_text (self->subtitle_label);
+}
+
+const char *
+graft_node_sidebar_get_file (GraftNodeSidebar *self)
+{
+  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
+  return self->file_label != NULL ? gtk_label_get_text (self->file_label) : NULL;
 }
 
 guint

@@ -20,6 +20,8 @@ void graft_node_sidebar_clear (GraftNodeSidebar *self);
 /* What the header labels display (for the window title and test reports). */
 const char *graft_node_sidebar_get_title (GraftNodeSidebar *self);
 const char *graft_node_sidebar_get_subtitle (GraftNodeSidebar *self);
+/* The model's File row as displayed, or NULL when the model is not shown. */
+const char *graft_node_sidebar_get_file (GraftNodeSidebar *self);
 
 /* Number of initializer statistics still being computed. */
 guint graft_node_sidebar_get_pending_stats (GraftNodeSidebar *self);

@@ -149,6 +149,13 @@ graft_window_report_analysis (GraftWindow *self)
   graft_test_report ("diagnostics", "%s", summary);
   graft_test_report ("diagnostics-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->diagnostics_panel)));
   graft_test_report ("canvas-marked", "%u", graft_graph_canvas_get_n_marked (self->canvas));
+  {
+    guint n_hidden = 0;
+    guint n_groups = graft_graph_canvas_get_n_marked_groups (self->canvas, &n_hidden);
+
+    graft_test_report ("canvas-marked-groups", "%u", n_groups);
+    graft_test_report ("canvas-marked-hidden", "%u", n_hidden);
+  }
   graft_test_report ("run-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->run_pane)));
   graft_test_report ("run-status", "%s", graft_run_pane_get_status (self->run_pane));
   graft_test_report ("run-outputs", "%s", outputs);

@@ -291,9 +291,11 @@ close_now (GraftWindow *self)
 }
 
 static gboolean
-write_model (GraftWindow *self, const char *path, gboolean overwrite_source)
+write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 {
   g_autoptr(GError) error = NULL;
+  /* target may be self->save_path, which is replaced below. */
+  g_autofree char *path = g_strdup (target);
   g_autofree char *basename = g_path_get_basename (path);
 
   if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
@@ -320,11 +322,26 @@ write_model (GraftWindow *self, const char *path, gboolean overwrite_source)
       graft_test_report ("save-error", "%s", error->message);
       return FALSE;
     }
+  /* The saved file is the model's file from now on: the title, the
+   * sidebar's File row and the next Save name it, and it is the one Save
+   * As asks before replacing. The tensors are in memory or at absolute
+   * external paths, and the writer replaces files by renaming, so nothing
+   * still reads the old file through its name. */
   g_free (self->save_path);
   self->save_path = g_strdup (path);
+  graft_model_set_path (self->model, path);
   g_free (self->title_base);
   self->title_base = g_strdup (basename);
   graft_edit_history_mark_saved (self->history);
+  if (graft_graph_canvas_get_selected_node (self->canvas) == NULL
+      && graft_graph_canvas_get_selected_value (self->canvas) == NULL)
+    graft_node_sidebar_show_model (self->sidebar, self->model);
+  {
+    g_autoptr(GFile) file = g_file_new_for_path (path);
+    g_autofree char *uri = g_file_get_uri (file);
+
+    gtk_recent_manager_add_item (self->recent_manager, uri);
+  }
   {
     g_autofree char *message = g_strdup_printf ("Saved “%s”", basename);
 
@@ -432,10 +449,14 @@ static void
 save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *path = self->save_path != NULL ? self->save_path : graft_model_get_path (self->model);
+  const char *path = graft_model_get_path (self->model);
 
   if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX || path == NULL)
     save_as_action (widget, "win.save-as", NULL);
+  /* A file this window wrote (it is the model's file since) is written
+   * again at once; the file as opened is replaced only when confirmed. */
+  else if (self->save_path != NULL && is_source_file (self, self->save_path))
+    write_model (self, self->save_path, TRUE);
   else
     save_to (self, path);
 }
@@ -452,8 +473,8 @@ on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindow *
       /* Saving over the opened file asks again; a file saved before
        * in this session is written at once. */
       self->close_after_save = TRUE;
-      if (self->save_path != NULL && !is_source_file (self, self->save_path))
-        write_model (self, self->save_path, FALSE);
+      if (self->save_path != NULL && is_source_file (self, self->save_path))
+        write_model (self, self->save_path, TRUE);
       else
         save_as_action (GTK_WIDGET (self), "win.save-as", NULL);
     }

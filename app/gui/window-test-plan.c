@@ -86,6 +86,10 @@ report_window_state (GraftWindow *self)
                      gtk_widget_get_height (GTK_WIDGET (self)));
   graft_test_report ("sidebar-title", "%s", graft_node_sidebar_get_title (self->sidebar));
   graft_test_report ("sidebar-subtitle", "%s", graft_node_sidebar_get_subtitle (self->sidebar));
+  graft_test_report ("sidebar-file", "%s", graft_node_sidebar_get_file (self->sidebar) != NULL
+                     ? graft_node_sidebar_get_file (self->sidebar) : "");
+  graft_test_report ("model-path", "%s", self->model != NULL && graft_model_get_path (self->model) != NULL
+                     ? graft_model_get_path (self->model) : "");
   report_widget_bounds (self, "sidebar-bounds", GTK_WIDGET (self->sidebar));
   report_widget_bounds (self, "canvas-bounds", GTK_WIDGET (self->canvas));
   graft_test_report ("breadcrumbs", "%s", crumbs);

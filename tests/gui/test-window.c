@@ -972,6 +972,131 @@ test_save_refused_for_non_onnx (void)
   g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
 }
 
+/* Pixels of the canvas close to rgb (the error red of the light style):
+ * group outlines and badges. */
+static guint
+count_canvas_pixels (Run *run, GdkPixbuf *pixbuf, guint rgb)
+{
+  int channels = gdk_pixbuf_get_n_channels (pixbuf);
+  int stride = gdk_pixbuf_get_rowstride (pixbuf);
+  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
+  int bounds[4];
+  guint n = 0;
+
+  parse_bounds (run, "canvas-bounds", bounds);
+  for (int y = MAX (bounds[1], 0); y < MIN (bounds[1] + bounds[3], gdk_pixbuf_get_height (pixbuf)); y++)
+    for (int x = MAX (bounds[0], 0); x < MIN (bounds[0] + bounds[2], gdk_pixbuf_get_width (pixbuf)); x++)
+      {
+        const guint8 *p = pixels + y * stride + x * channels;
+
+        if (ABS (p[0] - (int) (rgb >> 16 & 0xff)) < 24 && ABS (p[1] - (int) (rgb >> 8 & 0xff)) < 24
+            && ABS (p[2] - (int) (rgb & 0xff)) < 24)
+          n++;
+      }
+  return n;
+}
+
+/* Flagged nodes inside collapsed groups: the first view opens none of the
+ * four 80-node groups, so the group boxes carry the marks (outline, "3 ✖"
+ * badge); selecting a flagged node opens its group and its nodes carry
+ * their own marks again. */
+static void
+test_marks_in_collapsed_groups (void)
+{
+  g_autofree char *path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
+  g_autofree char *shot_first = screenshot_action ("marks-1-collapsed-groups");
+  g_autofree char *dir = screenshot_dir ();
+  g_autofree char *first_path = g_build_filename (dir, "marks-1-collapsed-groups.png", NULL);
+  g_autoptr(Run) run = NULL;
+  g_auto(GStrv) marked = NULL;
+  g_auto(GStrv) groups = NULL;
+  g_auto(GStrv) hidden = NULL;
+  g_autoptr(GdkPixbuf) first = NULL;
+  g_autoptr(GdkPixbuf) last = NULL;
+  g_autoptr(GError) error = NULL;
+  guint red_first, red_last;
+
+  run = run_graft ("marks-2-group-opened", (const char *[]) {
+    shot_first, "--action=win.select-node::/block1/FancyNorm_1", path, NULL });
+  assert_exited_cleanly (run);
+  g_assert_cmpstr (report_get (run, "diagnostics-count"), ==, "5");
+  marked = report_get_all (run, "canvas-marked");
+  groups = report_get_all (run, "canvas-marked-groups");
+  hidden = report_get_all (run, "canvas-marked-hidden");
+  g_assert_cmpuint (g_strv_length (marked), ==, 2);
+  /* First view: no flagged node has a box; block1 hides 3, block2 2. */
+  g_assert_cmpstr (marked[0], ==, "0");
+  g_assert_cmpstr (groups[0], ==, "2");
+  g_assert_cmpstr (hidden[0], ==, "5");
+  /* block1 opened: its 3 nodes are marked themselves, block2 still hides 2. */
+  g_assert_cmpstr (report_get (run, "selected-node"), ==, "/block1/FancyNorm_1");
+  g_assert_cmpstr (marked[1], ==, "3");
+  g_assert_cmpstr (groups[1], ==, "1");
+  g_assert_cmpstr (hidden[1], ==, "2");
+
+  /* Drawn: the error red of the outlines and badges is on the canvas. */
+  first = gdk_pixbuf_new_from_file (first_path, &error);
+  g_assert_no_error (error);
+  red_first = count_canvas_pixels (run, first, 0xe01b24);
+  g_test_message ("error-red canvas pixels: first view %u", red_first);
+  g_assert_cmpuint (red_first, >, 150);
+  last = load_screenshot (run);
+  red_last = count_canvas_pixels (run, last, 0xe01b24);
+  g_test_message ("error-red canvas pixels: block1 open %u", red_last);
+  g_assert_cmpuint (red_last, >, 0);
+}
+
+/* After Save As the saved file is the model's file: title, sidebar File
+ * row and the next Save name it; Save writes it again without asking;
+ * Save As onto it asks about it, not about the file first opened. */
+static void
+test_save_as_becomes_the_file (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_autofree char *saved = g_build_filename (dir, "renamed.onnx", NULL);
+  g_autofree char *save_as_arg = g_strconcat ("--action=win.save-as-path::", saved, NULL);
+  g_autofree char *shot_saved = screenshot_action ("save-as-1-saved");
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  gsize before_length = 0, after_length = 0;
+  g_autoptr(Run) run = NULL;
+  g_auto(GStrv) titles = NULL;
+  g_auto(GStrv) files = NULL;
+  g_auto(GStrv) model_paths = NULL;
+  g_auto(GStrv) saves = NULL;
+
+  g_assert_true (g_file_get_contents (path, &before, &before_length, NULL));
+  run = run_graft ("save-as-2-saved-again", (const char *[]) {
+    "--action=win.make-dynamic::input:0=batch", save_as_arg, shot_saved,
+    "--action=win.undo", "--action=win.save",
+    save_as_arg, path, NULL });
+  assert_exited_cleanly (run);
+  titles = report_get_all (run, "title");
+  files = report_get_all (run, "sidebar-file");
+  model_paths = report_get_all (run, "model-path");
+  saves = report_get_all (run, "saved");
+  g_assert_cmpuint (g_strv_length (titles), ==, 2);
+
+  /* Saved as: everything names the new file. */
+  g_assert_cmpstr (titles[0], ==, "renamed.onnx");
+  g_assert_cmpstr (files[0], ==, saved);
+  g_assert_cmpstr (model_paths[0], ==, saved);
+  /* Undone and saved: written to the new file at once, no question. */
+  g_assert_cmpuint (g_strv_length (saves), ==, 2);
+  g_assert_cmpstr (saves[0], ==, saved);
+  g_assert_cmpstr (saves[1], ==, saved);
+  g_assert_cmpstr (titles[1], ==, "renamed.onnx");
+  g_assert_cmpstr (files[1], ==, saved);
+  check_with_onnx (saved, "2");
+  /* Save As onto it: the question is about the new file. */
+  g_assert_cmpstr (report_get (run, "dialogs"), ==, "1");
+  g_assert_nonnull (strstr (report_get (run, "dialog-0"), "Replace the Original “renamed.onnx”?"));
+  /* The file first opened was never written. */
+  g_assert_true (g_file_get_contents (path, &after, &after_length, NULL));
+  g_assert_cmpmem (before, before_length, after, after_length);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1004,5 +1129,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/unsaved-changes-ask", test_unsaved_changes_ask);
   g_test_add_func ("/gui/window/refused-edit", test_refused_edit);
   g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
+  g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
+  g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   return g_test_run ();
 }

@@ -176,6 +176,62 @@ test_inferred_shape_role (void)
   }
 }
 
+/* A marked node inside a collapsed group has no box: the group's box
+ * counts it, takes the worst level's colour, and is drawn so, near and far. */
+static void
+test_hidden_marks (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (4, 30, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  GraftGroup *block = graft_group_find_path (graph->root_group, "stage2.block7");
+  GraftNode *hidden_a, *hidden_b, *shown = NULL;
+  GraftSceneGroup *box;
+  cairo_surface_t *plain, *marked, *far;
+  GraftPaintOptions options = { 0 };
+  int index;
+
+  /* The default first view leaves the blocks of a big graph collapsed. */
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (block);
+  g_assert_cmpuint (block->nodes->len, >=, 2);
+  hidden_a = g_ptr_array_index (block->nodes, 0);
+  hidden_b = g_ptr_array_index (block->nodes, 1);
+  for (guint i = 0; i < graph->nodes->len && shown == NULL; i++)
+    if (graft_scene_find_node (scene, g_ptr_array_index (graph->nodes, i)) >= 0)
+      shown = g_ptr_array_index (graph->nodes, i);
+  g_assert_nonnull (shown);
+
+  index = graft_scene_find_hiding_group (scene, hidden_a);
+  g_assert_cmpint (index, >=, 0);
+  box = graft_scene_get_group (scene, index);
+  g_assert_false (box->expanded);
+  g_assert_true (box->group == block || g_str_has_prefix (block->path, box->group->path));
+  g_assert_cmpint (graft_scene_find_hiding_group (scene, shown), ==, -1);
+  g_assert_cmpint (graft_scene_mark_hidden_node (scene, shown, 3), ==, -1);
+
+  plain = paint (scene, &options, 1.0);
+  g_assert_cmpint (graft_scene_mark_hidden_node (scene, hidden_a, 2), ==, index);
+  g_assert_cmpint (graft_scene_mark_hidden_node (scene, hidden_b, 3), ==, index);
+  g_assert_cmpuint (box->n_marked, ==, 2);
+  g_assert_cmpuint (box->highlight, ==, 3);
+  marked = paint (scene, &options, 1.0);
+  far = paint (scene, &options, 0.1);
+  /* Error red: the outline and the "2 ✖" badge; none before. */
+  g_assert_cmpuint (count_pixels (plain, 0xe01b24, 8), ==, 0);
+  g_assert_cmpuint (count_pixels (marked, 0xe01b24, 8), >, 150);
+  g_assert_cmpuint (count_pixels (far, 0xe01b24, 8), >, 0);
+
+  graft_scene_clear_hidden_marks (scene);
+  g_assert_cmpuint (box->n_marked, ==, 0);
+  g_assert_cmpuint (box->highlight, ==, 0);
+  cairo_surface_destroy (plain);
+  cairo_surface_destroy (marked);
+  cairo_surface_destroy (far);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -185,5 +241,6 @@ main (int argc, char **argv)
   g_test_add_func ("/painter/visible-rect-culls", test_visible_rect_culls);
   g_test_add_func ("/painter/tiny-scale", test_tiny_scale);
   g_test_add_func ("/painter/inferred-shape-role", test_inferred_shape_role);
+  g_test_add_func ("/painter/hidden-marks", test_hidden_marks);
   return g_test_run ();
 }
