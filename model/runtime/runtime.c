@@ -1157,7 +1157,10 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
     }
 
   g_mutex_lock (&self->run_lock);
-  openblas_set_num_threads ((int) self->n_threads);
+  /* BLAS stays single-threaded: kernels split big products over the worker pool
+   * (graft_kernel_sgemm); OpenBLAS threads spinning between calls would take
+   * the cores the pool needs */
+  openblas_set_num_threads (1);
   GPtrArray *outputs = run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
   g_mutex_unlock (&self->run_lock);
   return outputs;

@@ -221,6 +221,48 @@ typedef struct {
   gint64 row_stride;      /* distance between col rows: out_size, or N·out_size when images share a GEMM */
 } Im2ColJob;
 
+/* The kernel row ki of channel c (2-D windows): col rows (c, ki, 0..KW). */
+static void
+im2col_row2d (gint64 index, gpointer data)
+{
+  Im2ColJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 KH = w->kernel[0], KW = w->kernel[1], c = index / KH, ki = index % KH;
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], sw = w->stride[1];
+  const float *x = job->x + c * job->in_size;
+  float *col = job->col + (c * job->k_size + ki * KW) * job->row_stride;
+
+  for (gint64 kj = 0; kj < KW; kj++)
+    {
+      float *row = col + kj * job->row_stride;
+      gint64 dh = ki * w->dilation[0] - w->pad_begin[0], dw = kj * w->dilation[1] - w->pad_begin[1];
+      /* outputs ow in [lo, hi) read inside the row: 0 <= ow·sw + dw < W */
+      gint64 lo = dw >= 0 ? 0 : (-dw + sw - 1) / sw;
+      gint64 hi = W - dw <= 0 ? 0 : (W - dw + sw - 1) / sw;
+      lo = MIN (lo, OW);
+      hi = CLAMP (hi, lo, OW);
+      for (gint64 oh = 0; oh < OH; oh++)
+        {
+          gint64 ih = oh * w->stride[0] + dh;
+          float *r = row + oh * OW;
+          if (ih < 0 || ih >= H)
+            {
+              memset (r, 0, OW * sizeof (float));
+              continue;
+            }
+          const float *xr = x + ih * W;
+          memset (r, 0, lo * sizeof (float));
+          if (sw == 1)
+            memcpy (r + lo, xr + lo + dw, (hi - lo) * sizeof (float));
+          else
+            for (gint64 ow = lo; ow < hi; ow++)
+              r[ow] = xr[ow * sw + dw];
+          memset (r + hi, 0, (OW - hi) * sizeof (float));
+        }
+    }
+}
+
+/* Any number of spatial dims, one channel per index. */
 static void
 im2col_channel (gint64 c, gpointer data)
 {
@@ -229,46 +271,6 @@ im2col_channel (gint64 c, gpointer data)
   const float *x = job->x + c * job->in_size;
   float *col = job->col + c * job->k_size * job->row_stride;
 
-  if (w->n == 2)
-    {
-      gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-      for (gint64 ki = 0; ki < w->kernel[0]; ki++)
-        for (gint64 kj = 0; kj < w->kernel[1]; kj++)
-          {
-            float *row = col + (ki * w->kernel[1] + kj) * job->row_stride;
-            gint64 dh = ki * w->dilation[0] - w->pad_begin[0], dw = kj * w->dilation[1] - w->pad_begin[1];
-            for (gint64 oh = 0; oh < OH; oh++)
-              {
-                gint64 ih = oh * w->stride[0] + dh;
-                float *r = row + oh * OW;
-                if (ih < 0 || ih >= H)
-                  {
-                    memset (r, 0, OW * sizeof (float));
-                    continue;
-                  }
-                const float *xr = x + ih * W;
-                if (w->stride[1] == 1)
-                  {
-                    gint64 lo = MAX (0, -dw), hi = MIN (OW, W - dw);
-                    for (gint64 ow = 0; ow < MIN (lo, OW); ow++)
-                      r[ow] = 0;
-                    if (hi > lo)
-                      memcpy (r + lo, xr + lo + dw, (hi - lo) * sizeof (float));
-                    for (gint64 ow = MAX (hi, lo); ow < OW; ow++)
-                      r[ow] = 0;
-                  }
-                else
-                  for (gint64 ow = 0; ow < OW; ow++)
-                    {
-                      gint64 iw = ow * w->stride[1] + dw;
-                      r[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0;
-                    }
-              }
-          }
-      return;
-    }
-
-  /* any number of spatial dims */
   gint64 kidx[GRAFT_WINDOW_MAX_DIMS] = { 0 };
   for (gint64 k = 0; k < job->k_size; k++)
     {
@@ -293,6 +295,15 @@ im2col_channel (gint64 c, gpointer data)
         }
       graft_index_next (kidx, w->kernel, w->n);
     }
+}
+
+static void
+im2col (GraftKernelContext *ctx, Im2ColJob *job)
+{
+  if (job->w->n == 2)
+    graft_kernel_parallel_for (ctx, job->channels * job->w->kernel[0], im2col_row2d, job);
+  else
+    graft_kernel_parallel_for (ctx, job->channels, im2col_channel, job);
 }
 
 /* ---- depthwise: padded phase planes + register-accumulated taps ---- */
@@ -529,6 +540,28 @@ bias_row (gint64 index, gpointer data)
     graft_f32_clamp (y, job->spatial, job->lo, job->hi);
 }
 
+/* Row (n, m) of a GEMM over all images, [Mg, N·out] → y [N, M, out] with bias and clamp. */
+typedef struct {
+  float *y;               /* at channel g·Mg */
+  const float *src, *bias;
+  gint64 M, Mg, out_size, wide;
+  gboolean clamp;
+  float lo, hi;
+} ScatterJob;
+
+static void
+scatter_row (gint64 index, gpointer data)
+{
+  const ScatterJob *job = data;
+  gint64 n = index / job->Mg, m = index % job->Mg;
+  float *dst = job->y + (n * job->M + m) * job->out_size;
+  memcpy (dst, job->src + m * job->wide + n * job->out_size, job->out_size * sizeof (float));
+  if (job->bias)
+    graft_f32_add_scalar (dst, job->out_size, job->bias[m]);
+  if (job->clamp)
+    graft_f32_clamp (dst, job->out_size, job->lo, job->hi);
+}
+
 /* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
 gboolean
 graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
@@ -577,21 +610,12 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
           for (gint64 n = 0; n < N; n++)
             {
               Im2ColJob job = { x + (n * C + g * Cg) * in_size, col + n * out_size, w, Cg, in_size, out_size, k_size, wide };
-              graft_kernel_parallel_for (ctx, Cg, im2col_channel, &job);
+              im2col (ctx, &job);
             }
-          cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Mg, wide, Cg * k_size, 1.0f,
-                       weight + g * Mg * Cg * k_size, Cg * k_size, col, wide, 0.0f, yw, wide);
-          for (gint64 n = 0; n < N; n++)
-            for (gint64 m = 0; m < Mg; m++)
-              {
-                float *dst = y + (n * M + g * Mg + m) * out_size;
-                const float *src = yw + m * wide + n * out_size;
-                float b = bias ? bias[g * Mg + m] : 0;
-                for (gint64 p = 0; p < out_size; p++)
-                  dst[p] = src[p] + b;
-                if (clamp)
-                  graft_f32_clamp (dst, out_size, lo, hi);
-              }
+          graft_kernel_sgemm (ctx, FALSE, FALSE, Mg, wide, Cg * k_size, 1.0f, weight + g * Mg * Cg * k_size, Cg * k_size,
+                              col, wide, 0.0f, yw, wide);
+          ScatterJob sj = { y + g * Mg * out_size, yw, bias ? bias + g * Mg : NULL, M, Mg, out_size, wide, clamp, lo, hi };
+          graft_kernel_parallel_for (ctx, N * Mg, scatter_row, &sj);
         }
       return TRUE;
     }
@@ -614,12 +638,11 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
         if (!pointwise)
           {
             Im2ColJob job = { xg, col, w, Cg, in_size, out_size, k_size, out_size };
-            graft_kernel_parallel_for (ctx, Cg, im2col_channel, &job);
+            im2col (ctx, &job);
             b = col;
           }
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, Mg, out_size, Cg * k_size, 1.0f,
-                     weight + g * Mg * Cg * k_size, Cg * k_size, b, out_size, 0.0f,
-                     y + (n * M + g * Mg) * out_size, out_size);
+        graft_kernel_sgemm (ctx, FALSE, FALSE, Mg, out_size, Cg * k_size, 1.0f, weight + g * Mg * Cg * k_size,
+                            Cg * k_size, b, out_size, 0.0f, y + (n * M + g * Mg) * out_size, out_size);
       }
   if (bias || clamp)
     {

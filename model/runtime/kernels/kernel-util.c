@@ -1,5 +1,6 @@
 #include "runtime/kernels/kernel-util.h"
 
+#include <cblas.h>
 #include <string.h>
 
 gint64
@@ -297,4 +298,68 @@ graft_aten_constant_tensor (GraftAttribute *attr, GError **error)
       graft_kernel_unsupported (error, "constant of attribute type %s", graft_attr_type_to_string (attr->type));
       return NULL;
     }
+}
+
+typedef struct {
+  gboolean ta, tb, by_rows;
+  gint64 M, N, K, lda, ldb, ldc, step;
+  float alpha, beta;
+  const float *a, *b;
+  float *c;
+} SgemmJob;
+
+static void
+sgemm_block (gint64 index, gpointer data)
+{
+  const SgemmJob *job = data;
+  gint64 total = job->by_rows ? job->M : job->N;
+  gint64 lo = index * job->step, n = MIN (job->step, total - lo);
+  const float *a = job->a, *b = job->b;
+  float *c = job->c;
+  gint64 M = job->M, N = job->N;
+  if (job->by_rows)
+    {
+      a += job->ta ? lo : lo * job->lda;
+      c += lo * job->ldc;
+      M = n;
+    }
+  else
+    {
+      b += job->tb ? lo * job->ldb : lo;
+      c += lo;
+      N = n;
+    }
+  cblas_sgemm (CblasRowMajor, job->ta ? CblasTrans : CblasNoTrans, job->tb ? CblasTrans : CblasNoTrans,
+               M, N, job->K, job->alpha, a, job->lda, b, job->ldb, job->beta, c, job->ldc);
+}
+
+void
+graft_kernel_sgemm (GraftKernelContext *ctx, gboolean ta, gboolean tb, gint64 M, gint64 N, gint64 K,
+                    float alpha, const float *a, gint64 lda, const float *b, gint64 ldb,
+                    float beta, float *c, gint64 ldc)
+{
+  SgemmJob job = { ta, tb, FALSE, M, N, K, lda, ldb, ldc, 0, alpha, beta, a, b, c };
+  gint64 threads = graft_kernel_get_n_threads (ctx);
+  /* below ~1 M multiply-adds a pool wake-up costs more than it saves */
+  if (threads > 1 && M * N * K >= (1 << 20))
+    {
+      /* column blocks in multiples of 16 (the width of the AVX-512 kernel),
+       * else row blocks in multiples of 4 */
+      gint64 cols = (N + threads - 1) / threads, rows = (M + threads - 1) / threads;
+      if (cols >= 64)
+        job.step = (cols + 15) / 16 * 16;
+      else if (rows >= 16)
+        {
+          job.by_rows = TRUE;
+          job.step = (rows + 3) / 4 * 4;
+        }
+    }
+  if (job.step == 0)
+    {
+      job.step = N;
+      sgemm_block (0, &job);
+      return;
+    }
+  gint64 total = job.by_rows ? M : N;
+  graft_kernel_parallel_for (ctx, (total + job.step - 1) / job.step, sgemm_block, &job);
 }

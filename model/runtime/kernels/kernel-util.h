@@ -111,6 +111,14 @@ gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const Gr
 gboolean graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
                      double alpha, double beta, GraftRtTensor *out, GError **error);
 
+/* Row-major C[M×N] = alpha·op(A)·op(B) + beta·C in float32. OpenBLAS runs
+ * single-threaded (its own threads would spin against the worker pool), so
+ * a large product is split here into per-thread sgemm calls over column
+ * blocks of C (or row blocks when C is narrow). ctx may be NULL. */
+void graft_kernel_sgemm (GraftKernelContext *ctx, gboolean ta, gboolean tb, gint64 M, gint64 N, gint64 K,
+                         float alpha, const float *a, gint64 lda, const float *b, gint64 ldb,
+                         float beta, float *c, gint64 ldc);
+
 /* y[i] += a * x[i] (axpy) and y[i] += b, vectorised the same way. */
 static inline void
 graft_f32_axpy (float *y, const float *x, gint64 n, float a)

@@ -63,6 +63,7 @@ typedef struct {
   gint64 batch_dims[GRAFT_RT_MAX_RANK];
   int batch_rank;
   gint64 a_bstrides[GRAFT_RT_MAX_RANK], b_bstrides[GRAFT_RT_MAX_RANK];
+  GraftKernelContext *split;   /* non-NULL: one product split over this context's pool */
 } MatMulJob;
 
 /* Offsets (in matrices) of batch item idx in a and b. */
@@ -144,9 +145,8 @@ matmul_item (gint64 idx, gpointer data)
   ob *= K * N;
   gint64 oo = idx * M * N;
   if (job->out->dtype == GRAFT_DTYPE_FLOAT32)
-    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f,
-                 (const float *) job->a->data + oa, K, (const float *) job->b->data + ob, N,
-                 0.0f, (float *) job->out->data + oo, N);
+    graft_kernel_sgemm (job->split, FALSE, FALSE, M, N, K, 1.0f, (const float *) job->a->data + oa, K,
+                        (const float *) job->b->data + ob, N, 0.0f, (float *) job->out->data + oo, N);
   else if (job->out->dtype == GRAFT_DTYPE_FLOAT64)
     cblas_dgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0,
                  (const double *) job->a->data + oa, K, (const double *) job->b->data + ob, N,
@@ -158,7 +158,7 @@ matmul_item (gint64 idx, gpointer data)
 gboolean
 graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out, GError **error)
 {
-  MatMulJob job;
+  MatMulJob job = { 0 };
   if (!setup_matmul (&job, a, b, out, error))
     return FALSE;
   gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
@@ -178,19 +178,19 @@ graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTens
     {
       job.M *= batches;
       job.batch_rank = 0;
+      job.split = ctx;
       matmul_item (0, &job);
       return TRUE;
     }
   if (batches > 1 && graft_kernel_get_n_threads (ctx) > 1 && job.M * job.N * job.K < 1 << 18)
-    {
-      /* many small products: parallel over the batch, BLAS single-threaded */
-      openblas_set_num_threads (1);
-      graft_kernel_parallel_for (ctx, batches, matmul_item, &job);
-      openblas_set_num_threads (graft_kernel_get_n_threads (ctx));
-    }
+    /* many small products: parallel over the batch, each one single-threaded */
+    graft_kernel_parallel_for (ctx, batches, matmul_item, &job);
   else
-    for (gint64 i = 0; i < batches; i++)
-      matmul_item (i, &job);
+    {
+      job.split = ctx;
+      for (gint64 i = 0; i < batches; i++)
+        matmul_item (i, &job);
+    }
   return TRUE;
 }
 
@@ -359,8 +359,8 @@ fill_bias (GraftRtTensor *out, GraftRtTensor *c, double beta, GError **error)
   return TRUE;
 }
 
-gboolean
-graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
+static gboolean
+gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
             double alpha, double beta, GraftRtTensor *out, GError **error)
 {
   gint64 M = out->dims[0], N = out->dims[1], K = ta ? a->dims[0] : a->dims[1];
@@ -375,8 +375,8 @@ graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftR
   if (out->numel == 0)
     return TRUE;
   if (out->dtype == GRAFT_DTYPE_FLOAT32)
-    cblas_sgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
-                 a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f, out->data, N);
+    graft_kernel_sgemm (ctx, ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f,
+                        out->data, N);
   else if (out->dtype == GRAFT_DTYPE_FLOAT64)
     cblas_dgemm (CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha,
                  a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0 : 0.0, out->data, N);
@@ -392,13 +392,20 @@ graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftR
   return TRUE;
 }
 
+gboolean
+graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
+            double alpha, double beta, GraftRtTensor *out, GError **error)
+{
+  return gemm_split (NULL, a, ta, b, tb, c, alpha, beta, out, error);
+}
+
 static gboolean
 kernel_gemm (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
   if (out == NULL)
     return FALSE;
-  return graft_gemm (ctx->inputs[0], graft_node_attr_int (ctx->node, "transA", 0), ctx->inputs[1],
+  return gemm_split (ctx, ctx->inputs[0], graft_node_attr_int (ctx->node, "transA", 0), ctx->inputs[1],
                      graft_node_attr_int (ctx->node, "transB", 0), graft_kernel_input (ctx, 2),
                      graft_node_attr_float (ctx->node, "alpha", 1.0), graft_node_attr_float (ctx->node, "beta", 1.0),
                      out, error);
