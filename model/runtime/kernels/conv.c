@@ -521,45 +521,107 @@ depthwise_channel (gint64 index, gpointer data)
     }
 }
 
+/* ---- blocked GEMM with the bias/clamp epilogue on each block ---- */
+
+/* C [M, N] = A [M, K] · B [K, N] in blocks of about 128 KB of C; right after
+ * each block's sgemm, while it is in cache, the bias and clamp are applied,
+ * either in place or while copying it to y [images, y_M, image] when the
+ * columns of C hold several images side by side. Blocks are spread over
+ * the worker pool (BLAS itself is single-threaded). */
 typedef struct {
-  float *y;
+  const float *a, *b;
+  float *c;
+  gint64 M, N, K;
+  gint64 col_step, row_step, col_blocks;
+  float *y;               /* NULL: in place in c */
+  gint64 y_M, image;
   const float *bias;
-  gint64 M, spatial;
   gboolean clamp;
   float lo, hi;
-} BiasJob;
+} ConvGemmJob;
 
-static void
-bias_row (gint64 index, gpointer data)
+static inline void
+bias_clamp_copy (float *dst, const float *src, gint64 n, float b, gboolean clamp, float lo, float hi)
 {
-  BiasJob *job = data;
-  float *y = job->y + index * job->spatial;
-  if (job->bias)
-    graft_f32_add_scalar (y, job->spatial, job->bias[index % job->M]);
-  if (job->clamp)
-    graft_f32_clamp (y, job->spatial, job->lo, job->hi);
+  GraftV4f vb = { b, b, b, b }, vlo = { lo, lo, lo, lo }, vhi = { hi, hi, hi, hi };
+  gint64 i = 0;
+  for (; i + 4 <= n; i += 4)
+    {
+      GraftV4f v;
+      memcpy (&v, src + i, sizeof v);
+      v += vb;
+      if (clamp)
+        {
+          v = graft_v4f_select (v < vlo, vlo, v);
+          v = graft_v4f_select (v > vhi, vhi, v);
+        }
+      memcpy (dst + i, &v, sizeof v);
+    }
+  for (; i < n; i++)
+    {
+      float v = src[i] + b;
+      if (clamp)
+        {
+          v = v < lo ? lo : v;
+          v = v > hi ? hi : v;
+        }
+      dst[i] = v;
+    }
 }
 
-/* Row (n, m) of a GEMM over all images, [Mg, N·out] → y [N, M, out] with bias and clamp. */
-typedef struct {
-  float *y;               /* at channel g·Mg */
-  const float *src, *bias;
-  gint64 M, Mg, out_size, wide;
-  gboolean clamp;
-  float lo, hi;
-} ScatterJob;
+static void
+conv_gemm_block (gint64 index, gpointer data)
+{
+  const ConvGemmJob *job = data;
+  gint64 r0 = index / job->col_blocks * job->row_step, c0 = index % job->col_blocks * job->col_step;
+  gint64 rows = MIN (job->row_step, job->M - r0), cols = MIN (job->col_step, job->N - c0);
+  float *c = job->c + r0 * job->N + c0;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, job->K, 1.0f, job->a + r0 * job->K, job->K,
+               job->b + c0, job->N, 0.0f, c, job->N);
+  if (job->y == NULL && job->bias == NULL && !job->clamp)
+    return;
+  for (gint64 m = 0; m < rows; m++)
+    {
+      float b = job->bias ? job->bias[r0 + m] : 0;
+      const float *src = c + m * job->N;
+      if (job->y == NULL)
+        {
+          bias_clamp_copy ((float *) src, src, cols, b, job->clamp, job->lo, job->hi);
+          continue;
+        }
+      /* the block's columns, image by image */
+      for (gint64 col = c0; col < c0 + cols;)
+        {
+          gint64 img = col / job->image, p = col % job->image, len = MIN (job->image - p, c0 + cols - col);
+          bias_clamp_copy (job->y + (img * job->y_M + r0 + m) * job->image + p, src + (col - c0), len, b,
+                           job->clamp, job->lo, job->hi);
+          col += len;
+        }
+    }
+}
 
 static void
-scatter_row (gint64 index, gpointer data)
+conv_gemm (GraftKernelContext *ctx, ConvGemmJob *job)
 {
-  const ScatterJob *job = data;
-  gint64 n = index / job->Mg, m = index % job->Mg;
-  float *dst = job->y + (n * job->M + m) * job->out_size;
-  memcpy (dst, job->src + m * job->wide + n * job->out_size, job->out_size * sizeof (float));
-  if (job->bias)
-    graft_f32_add_scalar (dst, job->out_size, job->bias[m]);
-  if (job->clamp)
-    graft_f32_clamp (dst, job->out_size, job->lo, job->hi);
+  gint64 threads = graft_kernel_get_n_threads (ctx);
+  gint64 M = job->M, N = job->N;
+  job->row_step = MAX (M, 1);
+  job->col_step = MAX ((32768 / MAX (M, 1) + 15) / 16 * 16, 128);
+  job->col_blocks = (N + job->col_step - 1) / job->col_step;
+  if (threads > 1 && M * N * job->K >= (1 << 20))
+    {
+      /* as many blocks for every thread, or row blocks when C is narrow */
+      gint64 blocks = (job->col_blocks + threads - 1) / threads * threads;
+      job->col_step = ((N + blocks - 1) / blocks + 15) / 16 * 16;
+      if (job->col_step < 32 && M >= 16 * threads)
+        {
+          job->col_step = MAX (N, 1);
+          job->row_step = ((M + threads - 1) / threads + 7) / 8 * 8;
+        }
+      job->col_blocks = (N + job->col_step - 1) / job->col_step;
+    }
+  gint64 row_blocks = (M + job->row_step - 1) / job->row_step;
+  graft_kernel_parallel_for (ctx, row_blocks * job->col_blocks, conv_gemm_block, job);
 }
 
 /* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
@@ -595,7 +657,7 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
   float *col = NULL;
 
   /* Small feature maps: all images in one GEMM (weights packed once,
-   * a wider N for the BLAS kernel), then scattered back to NCHW. */
+   * a wider N for the BLAS kernel), each block scattered back to NCHW. */
   if (N > 1 && out_size <= 1024)
     {
       gint64 wide = N * out_size;
@@ -612,10 +674,9 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
               Im2ColJob job = { x + (n * C + g * Cg) * in_size, col + n * out_size, w, Cg, in_size, out_size, k_size, wide };
               im2col (ctx, &job);
             }
-          graft_kernel_sgemm (ctx, FALSE, FALSE, Mg, wide, Cg * k_size, 1.0f, weight + g * Mg * Cg * k_size, Cg * k_size,
-                              col, wide, 0.0f, yw, wide);
-          ScatterJob sj = { y + g * Mg * out_size, yw, bias ? bias + g * Mg : NULL, M, Mg, out_size, wide, clamp, lo, hi };
-          graft_kernel_parallel_for (ctx, N * Mg, scatter_row, &sj);
+          ConvGemmJob job = { weight + g * Mg * Cg * k_size, col, yw, Mg, wide, Cg * k_size, 0, 0, 0,
+                              y + g * Mg * out_size, M, out_size, bias ? bias + g * Mg : NULL, clamp, lo, hi };
+          conv_gemm (ctx, &job);
         }
       return TRUE;
     }
@@ -641,14 +702,10 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
             im2col (ctx, &job);
             b = col;
           }
-        graft_kernel_sgemm (ctx, FALSE, FALSE, Mg, out_size, Cg * k_size, 1.0f, weight + g * Mg * Cg * k_size,
-                            Cg * k_size, b, out_size, 0.0f, y + (n * M + g * Mg) * out_size, out_size);
+        ConvGemmJob job = { weight + g * Mg * Cg * k_size, b, y + (n * M + g * Mg) * out_size, Mg, out_size, Cg * k_size,
+                            0, 0, 0, NULL, 0, 0, bias ? bias + g * Mg : NULL, clamp, lo, hi };
+        conv_gemm (ctx, &job);
       }
-  if (bias || clamp)
-    {
-      BiasJob job = { y, bias, M, out_size, clamp, lo, hi };
-      graft_kernel_parallel_for (ctx, N * M, bias_row, &job);
-    }
   return TRUE;
 }
 
