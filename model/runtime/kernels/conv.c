@@ -610,10 +610,12 @@ conv_gemm (GraftKernelContext *ctx, ConvGemmJob *job)
   job->col_blocks = (N + job->col_step - 1) / job->col_step;
   if (threads > 1 && M * N * job->K >= (1 << 20))
     {
-      /* as many blocks for every thread, or row blocks when C is narrow */
+      /* as many column blocks for every thread; row blocks instead when
+       * A is the larger operand (every column block packs all of A, every
+       * row block all of B) or C is narrow */
       gint64 blocks = (job->col_blocks + threads - 1) / threads * threads;
       job->col_step = ((N + blocks - 1) / blocks + 15) / 16 * 16;
-      if (job->col_step < 32 && M >= 16 * threads)
+      if ((job->col_step < 32 || M > N) && M >= 16 * threads)
         {
           job->col_step = MAX (N, 1);
           job->row_step = ((M + threads - 1) / threads + 7) / 8 * 8;

@@ -344,9 +344,10 @@ graft_kernel_sgemm (GraftKernelContext *ctx, gboolean ta, gboolean tb, gint64 M,
   if (threads > 1 && M * N * K >= (1 << 20))
     {
       /* column blocks in multiples of 16 (the width of the AVX-512 kernel),
-       * else row blocks in multiples of 4 */
+       * row blocks (multiples of 4) when A is the larger operand or C is
+       * narrow: a column block packs all of A, a row block all of B */
       gint64 cols = (N + threads - 1) / threads, rows = (M + threads - 1) / threads;
-      if (cols >= 64)
+      if (cols >= 64 && (N >= M || rows < 16))
         job.step = (cols + 15) / 16 * 16;
       else if (rows >= 16)
         {
