@@ -354,7 +354,7 @@ kernel_linear (GraftKernelContext *ctx, GError **error)
     for (gint64 j = 0; j < N; j++)
       yd[i * N + j] = b ? ((const float *) b->data)[b->numel == N ? j : 0] : 0;
   if (M > 0 && N > 0 && K > 0)
-    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x->data, K, w->data, K, 1.0f, yd, N);
+    graft_kernel_sgemm (ctx, FALSE, TRUE, M, N, K, 1.0f, x->data, K, w->data, K, 1.0f, yd, N);
   return TRUE;
 }
 
