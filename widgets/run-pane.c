@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "runtime/inputs.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
@@ -283,8 +284,8 @@ rebuild_inputs (GraftRunPane *self)
     gtk_list_box_append (self->inputs_list, two_line_row ("No inputs", "the graph computes from its constants", NULL));
 }
 
-/* Uniform in [-1, 1) for floats, [0, 10) for integers: what graft-cli run
- * --random feeds too. */
+/* The same data graft-cli run --random feeds (uniform in [-1, 1) for
+ * floats, [0, 10) for integers), with errors that name the pane's remedies. */
 static GraftRtTensor *
 random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error)
 {
@@ -314,26 +315,9 @@ random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error)
           return NULL;
         }
     }
-  tensor = graft_rt_tensor_new (dtype, input->shape.rank, shape, error);
+  tensor = graft_runtime_random_tensor (dtype, input->shape.rank, shape, rng, error);
   if (tensor == NULL)
-    {
-      g_prefix_error (error, "Input “%s”: ", input->name);
-      return NULL;
-    }
-  for (gint64 i = 0; i < tensor->numel; i++)
-    {
-      if (dtype == GRAFT_DTYPE_STRING)
-        {
-          g_free (((char **) tensor->data)[i]);
-          ((char **) tensor->data)[i] = g_strdup_printf ("s%d", g_rand_int_range (rng, 0, 100));
-        }
-      else if (dtype == GRAFT_DTYPE_BOOL)
-        ((guint8 *) tensor->data)[i] = g_rand_boolean (rng);
-      else if (graft_dtype_is_integer (dtype))
-        graft_rt_tensor_set_i64 (tensor, i, g_rand_int_range (rng, 0, 10));
-      else
-        graft_rt_tensor_set_f64 (tensor, i, g_rand_double_range (rng, -1.0, 1.0));
-    }
+    g_prefix_error (error, "Input “%s”: ", input->name);
   return tensor;
 }
 
@@ -367,28 +351,14 @@ static char *
 describe_output (GraftRtTensor *tensor)
 {
   g_autofree char *description = graft_rt_tensor_describe (tensor);
-  double low = INFINITY, high = -INFINITY, sum = 0;
-  gint64 nan = 0;
+  GraftRtStats stats;
 
-  if (tensor->kind != GRAFT_RT_TENSOR || tensor->dtype == GRAFT_DTYPE_STRING || tensor->numel == 0)
+  if (!graft_rt_tensor_compute_stats (tensor, &stats))
     return g_steal_pointer (&description);
-  for (gint64 i = 0; i < tensor->numel; i++)
-    {
-      double v = graft_rt_tensor_get_f64 (tensor, i);
-
-      if (isnan (v))
-        {
-          nan++;
-          continue;
-        }
-      low = MIN (low, v);
-      high = MAX (high, v);
-      sum += v;
-    }
-  if (nan == tensor->numel)
+  if (stats.count == 0)
     return g_strdup_printf ("%s all NaN", description);
-  return g_strdup_printf ("%s min=%.5g max=%.5g mean=%.5g%s", description, low, high, sum / (tensor->numel - nan),
-                          nan > 0 ? " (has NaN)" : "");
+  return g_strdup_printf ("%s min=%.5g max=%.5g mean=%.5g%s", description, stats.min, stats.max, stats.mean,
+                          stats.nan_count > 0 ? " (has NaN)" : "");
 }
 
 static void

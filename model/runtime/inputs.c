@@ -46,12 +46,18 @@ graft_runtime_random_input (GraftValue *v, GHashTable *dims, GRand *rng, GError 
         }
     }
   GraftDType dtype = v->dtype == GRAFT_DTYPE_UNDEFINED ? GRAFT_DTYPE_FLOAT32 : v->dtype;
-  GraftRtTensor *t = graft_rt_tensor_new (dtype, v->shape.rank, shape, error);
+  GraftRtTensor *t = graft_runtime_random_tensor (dtype, v->shape.rank, shape, rng, error);
   if (t == NULL)
-    {
-      g_prefix_error (error, "input '%s': ", v->name);
-      return NULL;
-    }
+    g_prefix_error (error, "input '%s': ", v->name);
+  return t;
+}
+
+GraftRtTensor *
+graft_runtime_random_tensor (GraftDType dtype, int rank, const gint64 *dims, GRand *rng, GError **error)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (dtype, rank, dims, error);
+  if (t == NULL)
+    return NULL;
   for (gint64 i = 0; i < t->numel; i++)
     {
       if (dtype == GRAFT_DTYPE_STRING)

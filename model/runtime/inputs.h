@@ -15,6 +15,10 @@ G_BEGIN_DECLS
  * dim (and saying how to give it). */
 GraftRtTensor *graft_runtime_random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error);
 
+/* The data part of graft_runtime_random_input(), for callers that work
+ * out the shape themselves (the Run pane words its own errors). */
+GraftRtTensor *graft_runtime_random_tensor (GraftDType dtype, int rank, const gint64 *dims, GRand *rng, GError **error);
+
 typedef struct {
   double min, max, mean;
   gint64 count;        /* values summarised (NaN excluded) */
