@@ -117,6 +117,15 @@ GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
 /* TRUE if the engine fused a following Relu/Clip into this node: the
  * kernel must clamp its output to [lo, hi]. */
 gboolean graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi);
+/* Data a kernel derives from a constant input (a packed filter, say),
+ * kept on the node's step between runs. input_data is that input's data
+ * pointer: the lookup gives NULL unless it is the same constant as when
+ * the data was kept. keep takes ownership of derived and returns TRUE
+ * only if input_data is the data of a constant input of this node;
+ * otherwise nothing is kept and the caller still owns derived. */
+gpointer graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data);
+gboolean graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived,
+                                    GDestroyNotify destroy);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

@@ -30,6 +30,10 @@ typedef struct {
   gboolean fused;
   float fused_lo, fused_hi;
   gboolean forward_input;
+  /* what the kernel derived from a constant input (graft_kernel_derived_keep) */
+  gconstpointer derived_key;
+  gpointer derived;
+  GDestroyNotify derived_free;
 } Step;
 
 typedef struct {
@@ -218,6 +222,8 @@ plan_free (Plan *plan)
       g_free (plan->steps[i].inputs);
       g_free (plan->steps[i].outputs);
       g_free (plan->steps[i].release);
+      if (plan->steps[i].derived_free)
+        plan->steps[i].derived_free (plan->steps[i].derived);
     }
   g_free (plan->steps);
   for (guint i = 0; i < plan->n_slots; i++)
@@ -1300,6 +1306,48 @@ graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error)
 {
   gint64 n = (nbytes + 3) / 4;
   return graft_rt_tensor_new_pooled (ctx ? ctx_pool (ctx) : NULL, GRAFT_DTYPE_FLOAT32, 1, &n, error);
+}
+
+gpointer
+graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || e->step->derived_key == NULL || e->step->derived_key != input_data)
+    return NULL;
+  return e->step->derived;
+}
+
+/* Input i's tensor is its plan's initializer (not a fed or computed value). */
+static gboolean
+input_is_constant (EngineCtx *e, guint i)
+{
+  ValueRef ref = e->step->inputs[i];
+  Frame *frame = e->frame;
+  for (guint up = 0; up < ref.up && frame; up++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT)
+    return FALSE;
+  GraftRtTensor *constant = frame->plan->constants[ref.slot];
+  return constant != NULL && frame->values[ref.slot] == constant;
+}
+
+gboolean
+graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived, GDestroyNotify destroy)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || input_data == NULL)
+    return FALSE;
+  gboolean constant = FALSE;
+  for (guint i = 0; i < ctx->n_inputs && !constant; i++)
+    constant = ctx->inputs[i] && ctx->inputs[i]->data == input_data && input_is_constant (e, i);
+  if (!constant)
+    return FALSE;
+  if (e->step->derived_free)
+    e->step->derived_free (e->step->derived);
+  e->step->derived_key = input_data;
+  e->step->derived = derived;
+  e->step->derived_free = destroy;
+  return TRUE;
 }
 
 gboolean

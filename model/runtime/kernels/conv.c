@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/window.h"
 
@@ -649,6 +650,17 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
                            avx2 ? depthwise_split_avx2 : depthwise_split_generic };
       graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);
       return TRUE;
+    }
+
+  if (w->n == 2 && w->kernel[1] <= 64 && graft_conv_gemm_available ())
+    {
+      g_autoptr(GraftPackedFilter) owned = NULL;
+      const GraftPackedFilter *filter = graft_packed_filter_for (ctx, weight, group, Mg, Cg * k_size, &owned);
+      if (filter == NULL)
+        return graft_kernel_fail (error, "out of memory for the packed filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+                                  M, Cg * k_size);
+      GraftConvGemmArgs args = { x, y, bias, N, C, M, group, w, clamp, lo, hi };
+      return graft_conv_gemm (ctx, filter, &args, error);
     }
 
   gboolean pointwise = TRUE;

@@ -1,0 +1,434 @@
+/* 2-D convolution as a packed GEMM with AVX-512 micro-kernels (see
+ * conv-gemm.h). Per block of up to PANEL_COLS output pixels, B [K, cols]
+ * is gathered from x into a panel that stays in L2, then every panel of
+ * ROWS packed filter rows is multiplied into a ROWS × cols tile held in 24
+ * zmm accumulators over the whole K, and the tile gets bias and clamp on
+ * its way to y. OpenBLAS repacks both operands and makes us write the
+ * im2col matrix to memory first; this does neither and runs the
+ * multiply-adds at close to the core's peak. */
+#include "runtime/kernels/conv-gemm.h"
+
+#include <string.h>
+
+#define ROWS 8                    /* output channels per filter panel */
+#define LANES 16                  /* floats per zmm */
+#define MAX_VECS 3
+#define PANEL_COLS (LANES * MAX_VECS)
+
+struct _GraftPackedFilter {
+  gint64 group, Mg, K;
+  gint64 panels;                  /* per group: ceil (Mg / ROWS) */
+  float *data;                    /* [group][panels][K][ROWS], rows past Mg zero */
+};
+
+static int force_blas = -1;   /* -1: from GRAFT_CONV_GEMM */
+
+void
+graft_conv_gemm_force_blas (gboolean force)
+{
+  force_blas = force;
+}
+
+gboolean
+graft_conv_gemm_available (void)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static int available = -1;
+  if (available < 0)
+    available = __builtin_cpu_supports ("avx512f") ? 1 : 0;
+  if (force_blas < 0)
+    force_blas = g_strcmp0 (g_getenv ("GRAFT_CONV_GEMM"), "blas") == 0;
+  return available && !force_blas;
+#else
+  return FALSE;
+#endif
+}
+
+GraftPackedFilter *
+graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K)
+{
+  gint64 panels = (Mg + ROWS - 1) / ROWS;
+  float *data = g_try_malloc0 ((gsize) MAX (group * panels * K * ROWS, 1) * sizeof (float));
+  if (data == NULL)
+    return NULL;
+  for (gint64 g = 0; g < group; g++)
+    for (gint64 m = 0; m < Mg; m++)
+      {
+        const float *src = weight + (g * Mg + m) * K;
+        float *dst = data + ((g * panels + m / ROWS) * K) * ROWS + m % ROWS;
+        for (gint64 k = 0; k < K; k++)
+          dst[k * ROWS] = src[k];
+      }
+  GraftPackedFilter *filter = g_new (GraftPackedFilter, 1);
+  *filter = (GraftPackedFilter) { group, Mg, K, panels, data };
+  return filter;
+}
+
+void
+graft_packed_filter_free (GraftPackedFilter *filter)
+{
+  if (filter == NULL)
+    return;
+  g_free (filter->data);
+  g_free (filter);
+}
+
+const GraftPackedFilter *
+graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,
+                         GraftPackedFilter **owned)
+{
+  *owned = NULL;
+  GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight);
+  if (cached && cached->group == group && cached->Mg == Mg && cached->K == K)
+    return cached;
+  GraftPackedFilter *filter = graft_packed_filter_new (weight, group, Mg, K);
+  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_packed_filter_free))
+    return filter;
+  *owned = filter;
+  return filter;
+}
+
+/* ---- the job ---- */
+
+/* Output pixels col .. col+len of one image that share an output row. */
+typedef struct {
+  gint64 col;                     /* first column within the panel */
+  gint64 image, oh, ow, len;
+} PixelRun;
+
+#define MAX_GROUP_PANELS 8        /* column panels sharing one pass over a block of the filter */
+#define MAX_KERNEL_COLS 64
+
+typedef struct {
+  const GraftPackedFilter *filter;
+  const GraftConvGemmArgs *args;
+  gint64 g;                       /* the convolution group being computed */
+  gint64 in_size, out_size;
+  gint64 columns, col_panels;     /* output pixels of all images, in panels of PANEL_COLS */
+  gint64 kc, k_blocks;            /* K in blocks whose filter rows stay in L1 */
+  gint64 group_panels;            /* column panels per pass over the filter */
+  gint64 col_tasks, row_splits, tasks;
+  gint64 ow_lo[MAX_KERNEL_COLS], ow_hi[MAX_KERNEL_COLS];  /* per kj: outputs ow reading inside the row */
+  gsize task_floats;
+  float *scratch;                 /* per task: the gathered panels, then the result tiles */
+} ConvGemmJob;
+
+static int
+pixel_runs (const GraftWindow *w, gint64 first, gint64 n, PixelRun *runs)
+{
+  gint64 OW = w->out[1], out_size = w->out[0] * OW;
+  int count = 0;
+  for (gint64 col = 0; col < n;)
+    {
+      gint64 j = first + col, p = j % out_size;
+      gint64 len = MIN (OW - p % OW, n - col);
+      runs[count++] = (PixelRun) { col, j / out_size, p / OW, p % OW, len };
+      col += len;
+    }
+  return count;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+
+#pragma GCC push_options
+#pragma GCC target ("avx512f")
+#include <immintrin.h>
+
+typedef float GraftV16f __attribute__ ((vector_size (64)));
+
+/* Lanes [from, to) of 16 (empty when to <= from). */
+static inline __mmask16
+lane_mask (gint64 from, gint64 to)
+{
+  from = MAX (from, 0);
+  to = MIN (to, LANES);
+  return to <= from ? 0 : (__mmask16) (((1u << to) - 1) & ~((1u << from) - 1));
+}
+
+/* dst[i] = src[(ow + i)·sw + shift] for i < len, 0 where that falls outside
+ * [0, W). Strides 1 and 2 use masked loads (lanes outside the row are
+ * never read); others a scalar loop over [from, to), the outputs inside. */
+static inline void
+gather_run (float *dst, const float *src, gint64 ow, gint64 len, gint64 sw, gint64 shift, gint64 W, gint64 from,
+            gint64 to)
+{
+  if (sw == 1 || sw == 2)
+    {
+      const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+      for (gint64 i = 0; i < len; i += LANES)
+        {
+          gint64 q = (ow + i) * sw + shift;   /* input column of lane 0 */
+          __mmask16 store = lane_mask (0, len - i);
+          __m512 v = _mm512_maskz_loadu_ps (lane_mask (-q, W - q), src + q);
+          if (sw == 2)
+            {
+              __m512 hi = _mm512_maskz_loadu_ps (lane_mask (-q - LANES, W - q - LANES), src + q + LANES);
+              v = _mm512_permutex2var_ps (v, pick_even, hi);
+            }
+          _mm512_mask_storeu_ps (dst + i, store, v);
+        }
+      return;
+    }
+  gint64 end = ow + len;
+  from = CLAMP (from, ow, end);
+  to = CLAMP (to, from, end);
+  for (gint64 o = ow; o < end; o++)
+    dst[o - ow] = o >= from && o < to ? src[o * sw + shift] : 0;
+}
+
+/* Rows [k0, k1) of the im2col matrix for one panel's columns into
+ * panel [k1 - k0][width]; columns past n_cols are zero. */
+static void
+gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n_cols, gint64 width, gint64 k0,
+              gint64 k1, float *panel)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1];
+  gint64 H = w->in[0], W = w->in[1], sh = w->stride[0], sw = w->stride[1];
+  gint64 dh = w->dilation[0], dw = w->dilation[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
+  gint64 c = k0 / (KH * KW), ki = k0 / KW % KH, kj = k0 % KW;
+  const float *x = a->x + job->g * Cg * job->in_size;
+
+  for (gint64 k = k0; k < k1; k++, panel += width)
+    {
+      gint64 shift = kj * dw - pl;
+      for (int r = 0; r < n_runs; r++)
+        {
+          const PixelRun *run = &runs[r];
+          float *dst = panel + run->col;
+          gint64 ih = run->oh * sh + ki * dh - pt;
+          if (ih < 0 || ih >= H)
+            memset (dst, 0, run->len * sizeof (float));
+          else
+            gather_run (dst, x + (run->image * a->C + c) * job->in_size + ih * W, run->ow, run->len, sw, shift, W,
+                        job->ow_lo[kj], job->ow_hi[kj]);
+        }
+      if (n_cols < width)
+        memset (panel + n_cols, 0, (width - n_cols) * sizeof (float));
+      if (++kj == KW)
+        {
+          kj = 0;
+          if (++ki == KH)
+            ki = 0, c++;
+        }
+    }
+}
+
+/* tile [ROWS][vecs·LANES] (+)= a [K][ROWS] · b [K][vecs·LANES]. The loops
+ * must unroll completely (accumulators in registers), hence O3 whatever
+ * the build type. */
+static inline __attribute__ ((always_inline)) void
+micro_kernel_body (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate, const int vecs)
+{
+  GraftV16f acc[ROWS][MAX_VECS];
+  for (int r = 0; r < ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      {
+        if (accumulate)
+          memcpy (&acc[r][v], tile + (r * vecs + v) * LANES, sizeof (GraftV16f));
+        else
+          acc[r][v] = (GraftV16f) { 0 };
+      }
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += vecs * LANES)
+    {
+      GraftV16f bv[MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        memcpy (&bv[v], b + v * LANES, sizeof (GraftV16f));
+      for (int r = 0; r < ROWS; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      memcpy (tile + (r * vecs + v) * LANES, &acc[r][v], sizeof (GraftV16f));
+}
+
+static __attribute__ ((optimize ("O3"), noinline)) void
+micro_kernel_1 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+{
+  micro_kernel_body (K, a, b, tile, accumulate, 1);
+}
+
+static __attribute__ ((optimize ("O3"), noinline)) void
+micro_kernel_2 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+{
+  micro_kernel_body (K, a, b, tile, accumulate, 2);
+}
+
+static __attribute__ ((optimize ("O3"), noinline)) void
+micro_kernel_3 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+{
+  micro_kernel_body (K, a, b, tile, accumulate, 3);
+}
+
+/* dst[0..n) = clamp (src[0..n) + bias) */
+static void
+store_row (float *dst, const float *src, gint64 n, float bias, gboolean clamp, float lo, float hi)
+{
+  __m512 vb = _mm512_set1_ps (bias), vlo = _mm512_set1_ps (lo), vhi = _mm512_set1_ps (hi);
+  for (gint64 i = 0; i < n; i += LANES)
+    {
+      __mmask16 lanes = lane_mask (0, n - i);
+      __m512 v = _mm512_add_ps (_mm512_maskz_loadu_ps (lanes, src + i), vb);
+      if (clamp)
+        {
+          /* the second operand is returned for NaN: NaN stays NaN */
+          v = _mm512_max_ps (vlo, v);
+          v = _mm512_min_ps (vhi, v);
+        }
+      _mm512_mask_storeu_ps (dst + i, lanes, v);
+    }
+}
+
+static void
+conv_gemm_task (gint64 task, gpointer data)
+{
+  const ConvGemmJob *job = data;
+  const GraftConvGemmArgs *a = job->args;
+  const GraftPackedFilter *f = job->filter;
+  gint64 K = f->K, Mg = f->Mg, G = job->group_panels;
+  gint64 ct = task / job->row_splits, rs = task % job->row_splits;
+  gint64 cp0 = ct * job->col_panels / job->col_tasks, cp1 = (ct + 1) * job->col_panels / job->col_tasks;
+  gint64 p0 = rs * f->panels / job->row_splits, p1 = (rs + 1) * f->panels / job->row_splits;
+  float *panels = job->scratch + task * job->task_floats;
+  float *tiles = panels + G * job->kc * PANEL_COLS;
+  PixelRun runs[MAX_GROUP_PANELS][PANEL_COLS];
+  int n_runs[MAX_GROUP_PANELS];
+
+  for (gint64 first = cp0; first < cp1; first += G)
+    {
+      gint64 n_group = MIN (G, cp1 - first);
+      for (gint64 c = 0; c < n_group; c++)
+        {
+          gint64 col0 = (first + c) * PANEL_COLS;
+          n_runs[c] = pixel_runs (a->w, col0, MIN (PANEL_COLS, job->columns - col0), runs[c]);
+        }
+      for (gint64 k0 = 0; k0 < K; k0 += job->kc)
+        {
+          gint64 k1 = MIN (K, k0 + job->kc);
+          for (gint64 c = 0; c < n_group; c++)
+            {
+              gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
+              gint64 width = (n_cols + LANES - 1) / LANES * LANES;
+              gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, panels + c * job->kc * PANEL_COLS);
+            }
+          for (gint64 p = p0; p < p1; p++)
+            {
+              const float *fa = f->data + ((job->g * f->panels + p) * K + k0) * ROWS;
+              for (gint64 c = 0; c < n_group; c++)
+                {
+                  gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
+                  const float *b = panels + c * job->kc * PANEL_COLS;
+                  float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
+                  if (n_cols > 2 * LANES)
+                    micro_kernel_3 (k1 - k0, fa, b, tile, k0 > 0);
+                  else if (n_cols > LANES)
+                    micro_kernel_2 (k1 - k0, fa, b, tile, k0 > 0);
+                  else
+                    micro_kernel_1 (k1 - k0, fa, b, tile, k0 > 0);
+                }
+            }
+        }
+      for (gint64 p = p0; p < p1; p++)
+        for (gint64 c = 0; c < n_group; c++)
+          {
+            gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
+            gint64 width = (n_cols + LANES - 1) / LANES * LANES;
+            const float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
+            for (gint64 r = 0; r < ROWS && p * ROWS + r < Mg; r++)
+              {
+                gint64 m = job->g * Mg + p * ROWS + r;
+                float bias = a->bias ? a->bias[m] : 0;
+                for (int i = 0; i < n_runs[c]; i++)
+                  {
+                    const PixelRun *run = &runs[c][i];
+                    float *dst = a->y + (run->image * a->M + m) * job->out_size + run->oh * a->w->out[1] + run->ow;
+                    store_row (dst, tile + r * width + run->col, run->len, bias, a->clamp, a->lo, a->hi);
+                  }
+              }
+          }
+    }
+}
+
+#pragma GCC pop_options
+
+#else
+
+static void
+conv_gemm_task (gint64 task, gpointer data)
+{
+  g_assert_not_reached ();
+}
+
+#endif
+
+/* Splits the work: K into blocks, column panels into passes, and the
+ * panels (or, when there are few, the output channels) over the threads. */
+static void
+plan_job (ConvGemmJob *job, gint64 threads)
+{
+  const GraftPackedFilter *f = job->filter;
+  gint64 K = MAX (f->K, 1);
+  /* up to 1280 the whole depth fits with its panel in L2; deeper filters
+   * in blocks of about 768, each block's filter rows read once per pass */
+  job->k_blocks = K <= 1280 ? 1 : (K + 767) / 768;
+  job->kc = (K + job->k_blocks - 1) / job->k_blocks;
+  job->col_panels = (job->columns + PANEL_COLS - 1) / PANEL_COLS;
+  job->col_tasks = 1;
+  job->row_splits = 1;
+  if (threads > 1 && job->col_panels >= 2 * threads)
+    job->col_tasks = threads;
+  else if (threads > 1)
+    job->row_splits = MAX (MIN (threads, f->panels), 1);
+  job->tasks = job->col_tasks * job->row_splits;
+
+  gint64 rows = (f->panels + job->row_splits - 1) / job->row_splits * ROWS;
+  gint64 G = 1;
+  if (job->k_blocks > 1)
+    {
+      /* the panels of a pass (kc × cols) and their tiles (rows × cols) within about 384 KB each */
+      gint64 budget = 384 * 1024 / sizeof (float) / PANEL_COLS;
+      G = MIN (budget / job->kc, budget / MAX (rows, 1));
+      G = CLAMP (G, 1, MAX_GROUP_PANELS);
+    }
+  job->group_panels = G;
+  job->task_floats = (gsize) G * job->kc * PANEL_COLS + (gsize) rows * G * PANEL_COLS;
+}
+
+gboolean
+graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
+                 GError **error)
+{
+  const GraftWindow *w = args->w;
+  if (w->n != 2 || w->kernel[1] > MAX_KERNEL_COLS)
+    return graft_kernel_unsupported (error, "the packed convolution handles 2-D windows up to %d columns wide",
+                                     MAX_KERNEL_COLS);
+  ConvGemmJob job = { filter, args };
+  job.in_size = w->in[0] * w->in[1];
+  job.out_size = w->out[0] * w->out[1];
+  job.columns = args->N * job.out_size;
+  if (job.columns == 0 || filter->Mg == 0)
+    return TRUE;
+  for (gint64 kj = 0; kj < w->kernel[1]; kj++)
+    {
+      /* 0 <= ow·sw + kj·dw - pl < W */
+      gint64 sw = w->stride[1], shift = kj * w->dilation[1] - w->pad_begin[1];
+      gint64 lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+      gint64 hi = w->in[1] - shift <= 0 ? 0 : (w->in[1] - shift + sw - 1) / sw;
+      job.ow_lo[kj] = MIN (lo, w->out[1]);
+      job.ow_hi[kj] = CLAMP (hi, job.ow_lo[kj], w->out[1]);
+    }
+  plan_job (&job, MAX (graft_kernel_get_n_threads (ctx), 1));
+
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, job.tasks * job.task_floats * sizeof (float), error);
+  if (scratch == NULL)
+    return FALSE;
+  job.scratch = scratch->data;
+  for (job.g = 0; job.g < args->group; job.g++)
+    graft_kernel_parallel_for (ctx, job.tasks, conv_gemm_task, &job);
+  return TRUE;
+}

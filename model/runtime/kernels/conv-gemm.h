@@ -1,0 +1,48 @@
+/* 2-D convolution as a GEMM with Graft's own AVX-512 micro-kernels.
+ *
+ * y [M, pixels] = W [M, K] · im2col (x) [K, pixels], K = C/group·KH·KW.
+ * The filter is packed once into panels of GRAFT_CONV_GEMM_ROWS output
+ * channels (and kept by the engine between runs); the im2col matrix is
+ * never written out: each block of output pixels (of every image, side
+ * by side) is gathered straight from x into a cache-resident panel, and
+ * bias and clamp are applied while the result tile is hot. */
+#pragma once
+
+#include "runtime/op.h"
+#include "runtime/kernels/window.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftPackedFilter GraftPackedFilter;
+
+/* TRUE when the CPU runs the micro-kernels (AVX-512F) and the im2col +
+ * OpenBLAS path is not forced (by GRAFT_CONV_GEMM=blas in the environment,
+ * read once, or by graft_conv_gemm_force_blas, for tests). */
+gboolean graft_conv_gemm_available (void);
+void graft_conv_gemm_force_blas (gboolean force);
+
+/* weight [group·Mg, K] row-major. */
+GraftPackedFilter *graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K);
+void graft_packed_filter_free (GraftPackedFilter *filter);
+/* The packed filter of weight, cached on the node when weight is constant.
+ * Borrowed when cached; else *owned holds it (free it). */
+const GraftPackedFilter *graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group,
+                                                  gint64 Mg, gint64 K, GraftPackedFilter **owned);
+
+typedef struct {
+  const float *x;          /* x [N, C, H, W] */
+  float *y;                /* y [N, M, OH, OW] */
+  const float *bias;       /* [M] or NULL */
+  gint64 N, C, M, group;
+  const GraftWindow *w;    /* 2-D */
+  gboolean clamp;
+  float lo, hi;
+} GraftConvGemmArgs;
+
+/* Every group of the convolution; ctx may be NULL (one thread). */
+gboolean graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
+                          GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedFilter, graft_packed_filter_free)
+
+G_END_DECLS

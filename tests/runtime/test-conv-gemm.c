@@ -1,0 +1,195 @@
+/* The packed convolution (conv-gemm.c) against a direct double-precision
+ * loop: output channels not a multiple of the filter panel, pixel counts
+ * around the panel widths (one, two and three vectors), images sharing a
+ * panel, strides 1–3, dilation, asymmetric padding, groups, deep filters
+ * that are split into K blocks, fused Relu/Clip, with one and two
+ * threads, and the filter cached between runs (weights as initializers). */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/conv-gemm.h"
+#include "runtime/runtime.h"
+
+typedef struct {
+  gint64 n, c, m, h, w, kh, kw, s, d, pt, pl, pb, pr, group;
+  const char *activation;   /* NULL, "Relu" or "Clip" (0, 6) */
+} ConvCase;
+
+static const ConvCase cases[] = {
+  { 2, 3, 64, 30, 30, 7, 7, 2, 1, 3, 3, 3, 3, 1, "Relu" },   /* stem-like, stride 2 */
+  { 2, 16, 24, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },      /* 81 pixels per image: images share panels */
+  { 1, 8, 13, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip" },     /* M = 13, 35 pixels */
+  { 1, 5, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },        /* pointwise, 16 pixels */
+  { 3, 4, 8, 6, 11, 3, 2, 3, 2, 2, 0, 1, 3, 1, "Relu" },     /* stride 3, dilation 2, asymmetric pads */
+  { 2, 8, 12, 10, 10, 3, 3, 2, 1, 1, 1, 0, 0, 2, NULL },     /* groups */
+  { 2, 160, 20, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* K = 1440: two K blocks */
+  { 1, 300, 9, 3, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, "Relu" },    /* K = 2700, padding wider than the input */
+  { 2, 4, 10, 12, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* rows longer than a panel */
+};
+
+static float
+value_at (gint64 i, gint64 salt)
+{
+  return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
+}
+
+static GraftValue *
+add_input (GraftGraph *g, const char *name, int rank, const gint64 *dims)
+{
+  GraftValue *v = graft_graph_ensure_value (g, name);
+  v->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&v->shape, rank, dims);
+  graft_graph_add_input (g, v);
+  return v;
+}
+
+static void
+add_initializer (GraftGraph *g, const char *name, int rank, const gint64 *dims, const float *values, gint64 n)
+{
+  GraftValue *v = graft_graph_ensure_value (g, name);
+  v->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&v->shape, rank, dims);
+  GraftTensor *t = graft_tensor_new (name, GRAFT_DTYPE_FLOAT32, rank, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new (values, n * sizeof (float));
+  g_assert_true (graft_tensor_set_data (t, bytes, NULL));
+  graft_graph_add_initializer (g, v, t);
+}
+
+static GraftModel *
+build_model (const ConvCase *c, const float *wv, const float *bv)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *g = graft_graph_new ("conv");
+  graft_model_set_opset (model, "onnx", 17);
+  gint64 dx[] = { c->n, c->c, c->h, c->w }, dw[] = { c->m, c->c / c->group, c->kh, c->kw }, db[] = { c->m };
+  add_input (g, "x", 4, dx);
+  add_initializer (g, "w", 4, dw, wv, c->m * (c->c / c->group) * c->kh * c->kw);
+  add_initializer (g, "b", 1, db, bv, c->m);
+  GraftNode *conv = graft_graph_add_node (g, NULL, "Conv", "Conv");
+  graft_node_add_input (conv, graft_graph_resolve_value (g, "x"));
+  graft_node_add_input (conv, graft_graph_resolve_value (g, "w"));
+  graft_node_add_input (conv, graft_graph_resolve_value (g, "b"));
+  graft_node_add_output (conv, graft_graph_ensure_value (g, c->activation ? "z" : "y"));
+  gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", strides, 2));
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("dilations", dil, 2));
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", pads, 4));
+  graft_node_add_attribute (conv, graft_attribute_new_int ("group", c->group));
+  if (c->activation)
+    {
+      GraftNode *act = graft_graph_add_node (g, NULL, c->activation, c->activation);
+      graft_node_add_input (act, graft_graph_resolve_value (g, "z"));
+      if (strcmp (c->activation, "Clip") == 0)
+        {
+          gint64 none[] = { 0 };
+          float lo = 0, hi = 6;
+          add_initializer (g, "lo", 0, none, &lo, 1);
+          add_initializer (g, "hi", 0, none, &hi, 1);
+          graft_node_add_input (act, graft_graph_resolve_value (g, "lo"));
+          graft_node_add_input (act, graft_graph_resolve_value (g, "hi"));
+        }
+      graft_node_add_output (act, graft_graph_ensure_value (g, "y"));
+    }
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+  graft_model_set_graph (model, g);
+  return model;
+}
+
+static double
+reference (const ConvCase *c, const float *xv, const float *wv, const float *bv, gint64 n, gint64 m, gint64 oh,
+           gint64 ow)
+{
+  gint64 Cg = c->c / c->group, g = m / (c->m / c->group);
+  double acc = bv[m];
+  for (gint64 ci = 0; ci < Cg; ci++)
+    for (gint64 ki = 0; ki < c->kh; ki++)
+      for (gint64 kj = 0; kj < c->kw; kj++)
+        {
+          gint64 ih = oh * c->s + ki * c->d - c->pt, iw = ow * c->s + kj * c->d - c->pl;
+          if (ih < 0 || ih >= c->h || iw < 0 || iw >= c->w)
+            continue;
+          acc += (double) xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw] *
+                 wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj];
+        }
+  if (c->activation)
+    acc = MAX (acc, 0);
+  if (c->activation && strcmp (c->activation, "Clip") == 0)
+    acc = MIN (acc, 6);
+  return acc;
+}
+
+static void
+check_case (const ConvCase *c)
+{
+  gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
+  g_autofree float *xv = g_new (float, nx);
+  g_autofree float *wv = g_new (float, nw);
+  g_autofree float *bv = g_new (float, c->m);
+  for (gint64 i = 0; i < nx; i++)
+    xv[i] = value_at (i, 1);
+  for (gint64 i = 0; i < nw; i++)
+    wv[i] = value_at (i, 7) / sqrtf ((float) (Cg * c->kh * c->kw));
+  for (gint64 i = 0; i < c->m; i++)
+    bv[i] = value_at (i, 3);
+  g_autoptr(GraftModel) model = build_model (c, wv, bv);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  gint64 OH = (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1;
+  gint64 OW = (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1;
+
+  /* also the im2col + OpenBLAS path that CPUs without AVX-512 take */
+  for (int blas = 0; blas < 2; blas++)
+  for (guint threads = 1; threads <= 2; threads++)
+    for (int again = 0; again < 2; again++)   /* the second run uses the cached packed filter */
+      {
+        graft_conv_gemm_force_blas (blas);
+        graft_runtime_set_n_threads (rt, threads);
+        gint64 dx[] = { c->n, c->c, c->h, c->w };
+        g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                              (GDestroyNotify) graft_rt_tensor_unref);
+        GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL);
+        memcpy (x->data, xv, x->nbytes);
+        g_hash_table_insert (inputs, (gpointer) "x", x);
+        g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+        g_assert_no_error (error);
+        GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->dims[1], ==, c->m);
+        g_assert_cmpint (y->dims[2], ==, OH);
+        g_assert_cmpint (y->dims[3], ==, OW);
+        const float *yv = y->data;
+        for (gint64 n = 0; n < c->n; n++)
+          for (gint64 m = 0; m < c->m; m++)
+            for (gint64 oh = 0; oh < OH; oh++)
+              for (gint64 ow = 0; ow < OW; ow++)
+                {
+                  double want = reference (c, xv, wv, bv, n, m, oh, ow);
+                  float got = yv[((n * c->m + m) * OH + oh) * OW + ow];
+                  if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
+                    g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
+                             ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
+                             blas ? "im2col + BLAS" : "packed", c->kh, c->kw, threads, n, m, oh, ow, got, want);
+                }
+      }
+  graft_conv_gemm_force_blas (FALSE);
+}
+
+static void
+test_cases (gconstpointer data)
+{
+  check_case (data);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  graft_conv_gemm_force_blas (FALSE);
+  if (!graft_conv_gemm_available ())
+    g_test_message ("this CPU has no AVX-512F: only the im2col + BLAS path is tested");
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/conv-gemm/case-%u", i);
+      g_test_add_data_func (path, &cases[i], test_cases);
+    }
+  return g_test_run ();
+}
