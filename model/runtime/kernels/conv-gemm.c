@@ -88,6 +88,14 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
   return filter;
 }
 
+#define MAX_KERNEL_COLS 64
+
+gboolean
+graft_conv_gemm_supports (const GraftWindow *w)
+{
+  return w->n == 2 && w->kernel[1] <= MAX_KERNEL_COLS && graft_conv_gemm_available ();
+}
+
 /* ---- the job ---- */
 
 /* Output pixels col .. col+len of one image that share an output row. */
@@ -97,7 +105,6 @@ typedef struct {
 } PixelRun;
 
 #define MAX_GROUP_PANELS 8        /* column panels sharing one pass over a block of the filter */
-#define MAX_KERNEL_COLS 64
 
 typedef struct {
   const GraftPackedFilter *filter;
@@ -404,7 +411,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
                  GError **error)
 {
   const GraftWindow *w = args->w;
-  if (w->n != 2 || w->kernel[1] > MAX_KERNEL_COLS)
+  if (!graft_conv_gemm_supports (w))
     return graft_kernel_unsupported (error, "the packed convolution handles 2-D windows up to %d columns wide",
                                      MAX_KERNEL_COLS);
   ConvGemmJob job = { filter, args };
@@ -414,14 +421,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
   if (job.columns == 0 || filter->Mg == 0)
     return TRUE;
   for (gint64 kj = 0; kj < w->kernel[1]; kj++)
-    {
-      /* 0 <= ow·sw + kj·dw - pl < W */
-      gint64 sw = w->stride[1], shift = kj * w->dilation[1] - w->pad_begin[1];
-      gint64 lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-      gint64 hi = w->in[1] - shift <= 0 ? 0 : (w->in[1] - shift + sw - 1) / sw;
-      job.ow_lo[kj] = MIN (lo, w->out[1]);
-      job.ow_hi[kj] = CLAMP (hi, job.ow_lo[kj], w->out[1]);
-    }
+    graft_window_inside (w, 1, kj, &job.ow_lo[kj], &job.ow_hi[kj]);
   plan_job (&job, MAX (graft_kernel_get_n_threads (ctx), 1));
 
   g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, job.tasks * job.task_floats * sizeof (float), error);

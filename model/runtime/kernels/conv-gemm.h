@@ -20,6 +20,8 @@ typedef struct _GraftPackedFilter GraftPackedFilter;
  * read once, or by graft_conv_gemm_force_blas, for tests). */
 gboolean graft_conv_gemm_available (void);
 void graft_conv_gemm_force_blas (gboolean force);
+/* Available, and w is a 2-D window the packed path takes. */
+gboolean graft_conv_gemm_supports (const GraftWindow *w);
 
 /* weight [group·Mg, K] row-major. */
 GraftPackedFilter *graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K);

@@ -237,11 +237,8 @@ im2col_row2d (gint64 index, gpointer data)
     {
       float *row = col + kj * job->row_stride;
       gint64 dh = ki * w->dilation[0] - w->pad_begin[0], dw = kj * w->dilation[1] - w->pad_begin[1];
-      /* outputs ow in [lo, hi) read inside the row: 0 <= ow·sw + dw < W */
-      gint64 lo = dw >= 0 ? 0 : (-dw + sw - 1) / sw;
-      gint64 hi = W - dw <= 0 ? 0 : (W - dw + sw - 1) / sw;
-      lo = MIN (lo, OW);
-      hi = CLAMP (hi, lo, OW);
+      gint64 lo, hi;
+      graft_window_inside (w, 1, kj, &lo, &hi);
       for (gint64 oh = 0; oh < OH; oh++)
         {
           gint64 ih = oh * w->stride[0] + dh;
@@ -652,7 +649,7 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
       return TRUE;
     }
 
-  if (w->n == 2 && w->kernel[1] <= 64 && graft_conv_gemm_available ())
+  if (graft_conv_gemm_supports (w))
     {
       g_autoptr(GraftPackedFilter) owned = NULL;
       const GraftPackedFilter *filter = graft_packed_filter_for (ctx, weight, group, Mg, Cg * k_size, &owned);

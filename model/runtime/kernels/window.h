@@ -21,6 +21,18 @@ typedef struct {
   gint64 output_padding[GRAFT_WINDOW_MAX_DIMS];
 } GraftWindow;
 
+/* Outputs o in [*lo, *hi) of axis whose tap k reads inside the input:
+ * 0 <= o·stride + k·dilation - pad_begin < in. */
+static inline void
+graft_window_inside (const GraftWindow *w, int axis, gint64 k, gint64 *lo, gint64 *hi)
+{
+  gint64 s = w->stride[axis], shift = k * w->dilation[axis] - w->pad_begin[axis];
+  gint64 from = shift >= 0 ? 0 : (-shift + s - 1) / s;
+  gint64 to = w->in[axis] - shift <= 0 ? 0 : (w->in[axis] - shift + s - 1) / s;
+  *lo = MIN (from, w->out[axis]);
+  *hi = CLAMP (to, *lo, w->out[axis]);
+}
+
 /* Reads strides/dilations/pads/auto_pad (and output_shape for transpose)
  * from node and computes the output size of every spatial axis. */
 gboolean graft_window_geometry (GraftNode *node, int n_spatial, const gint64 *in, const gint64 *kernel,
