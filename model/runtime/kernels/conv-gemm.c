@@ -135,6 +135,22 @@ pixel_runs (const GraftWindow *w, gint64 first, gint64 n, PixelRun *runs)
   return count;
 }
 
+/* The same pixels as they lie in y, where an image's outputs are
+ * contiguous across rows: runs break only between images. */
+static int
+image_runs (gint64 out_size, gint64 first, gint64 n, PixelRun *runs)
+{
+  int count = 0;
+  for (gint64 col = 0; col < n;)
+    {
+      gint64 j = first + col, p = j % out_size;
+      gint64 len = MIN (out_size - p, n - col);
+      runs[count++] = (PixelRun) { col, j / out_size, 0, p, len };
+      col += len;
+    }
+  return count;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 
 #pragma GCC push_options
@@ -303,8 +319,8 @@ conv_gemm_task (gint64 task, gpointer data)
   gint64 p0 = rs * f->panels / job->row_splits, p1 = (rs + 1) * f->panels / job->row_splits;
   float *panels = job->scratch + task * job->task_floats;
   float *tiles = panels + G * job->kc * PANEL_COLS;
-  PixelRun runs[MAX_GROUP_PANELS][PANEL_COLS];
-  int n_runs[MAX_GROUP_PANELS];
+  PixelRun runs[MAX_GROUP_PANELS][PANEL_COLS], out_runs[MAX_GROUP_PANELS][PANEL_COLS];
+  int n_runs[MAX_GROUP_PANELS], n_out_runs[MAX_GROUP_PANELS];
 
   for (gint64 first = cp0; first < cp1; first += G)
     {
@@ -313,6 +329,7 @@ conv_gemm_task (gint64 task, gpointer data)
         {
           gint64 col0 = (first + c) * PANEL_COLS;
           n_runs[c] = pixel_runs (a->w, col0, MIN (PANEL_COLS, job->columns - col0), runs[c]);
+          n_out_runs[c] = image_runs (job->out_size, col0, MIN (PANEL_COLS, job->columns - col0), out_runs[c]);
         }
       for (gint64 k0 = 0; k0 < K; k0 += job->kc)
         {
@@ -340,20 +357,21 @@ conv_gemm_task (gint64 task, gpointer data)
                 }
             }
         }
+      /* row by row, so that each row of y gets the pass's panels in one run */
       for (gint64 p = p0; p < p1; p++)
-        for (gint64 c = 0; c < n_group; c++)
+        for (gint64 r = 0; r < ROWS && p * ROWS + r < Mg; r++)
           {
-            gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
-            gint64 width = (n_cols + LANES - 1) / LANES * LANES;
-            const float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
-            for (gint64 r = 0; r < ROWS && p * ROWS + r < Mg; r++)
+            gint64 m = job->g * Mg + p * ROWS + r;
+            float bias = a->bias ? a->bias[m] : 0;
+            for (gint64 c = 0; c < n_group; c++)
               {
-                gint64 m = job->g * Mg + p * ROWS + r;
-                float bias = a->bias ? a->bias[m] : 0;
-                for (int i = 0; i < n_runs[c]; i++)
+                gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
+                gint64 width = (n_cols + LANES - 1) / LANES * LANES;
+                const float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
+                for (int i = 0; i < n_out_runs[c]; i++)
                   {
-                    const PixelRun *run = &runs[c][i];
-                    float *dst = a->y + (run->image * a->M + m) * job->out_size + run->oh * a->w->out[1] + run->ow;
+                    const PixelRun *run = &out_runs[c][i];
+                    float *dst = a->y + (run->image * a->M + m) * job->out_size + run->ow;
                     store_row (dst, tile + r * width + run->col, run->len, bias, a->clamp, a->lo, a->hi);
                   }
               }
@@ -394,15 +412,14 @@ plan_job (ConvGemmJob *job, gint64 threads)
   job->tasks = job->col_tasks * job->row_splits;
 
   gint64 rows = (f->panels + job->row_splits - 1) / job->row_splits * ROWS;
-  gint64 G = 1;
-  if (job->k_blocks > 1)
-    {
-      /* the panels of a pass (kc × cols) and their tiles (rows × cols) within about 384 KB each */
-      gint64 budget = 384 * 1024 / sizeof (float) / PANEL_COLS;
-      G = MIN (budget / job->kc, budget / MAX (rows, 1));
-      G = CLAMP (G, 1, MAX_GROUP_PANELS);
-    }
-  job->group_panels = G;
+  /* The panels of a pass (kc × cols) and their tiles (rows × cols) within
+   * about 384 KB each: deep filters are read once per pass rather than
+   * once per panel, and every output row is written in runs of several
+   * panels (a few hundred short runs into as many rows of y make the
+   * cores' store path, not the multiply-adds, the limit). */
+  gint64 budget = 384 * 1024 / sizeof (float) / PANEL_COLS;
+  gint64 G = MIN (budget / job->kc, budget / MAX (rows, 1));
+  job->group_panels = CLAMP (G, 1, MAX_GROUP_PANELS);
   job->task_floats = (gsize) G * job->kc * PANEL_COLS + (gsize) rows * G * PANEL_COLS;
 }
 
@@ -414,6 +431,23 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
   if (!graft_conv_gemm_supports (w))
     return graft_kernel_unsupported (error, "the packed convolution handles 2-D windows up to %d columns wide",
                                      MAX_KERNEL_COLS);
+  /* A 1×1 window with unit stride and no padding reads each input plane
+   * as one long row: one run per image in every panel row instead of one
+   * per output row. */
+  GraftWindow flat;
+  GraftConvGemmArgs flat_args;
+  if (w->kernel[0] == 1 && w->kernel[1] == 1 && w->stride[0] == 1 && w->stride[1] == 1 && w->pad_begin[0] == 0 &&
+      w->pad_begin[1] == 0 && w->pad_end[0] == 0 && w->pad_end[1] == 0 && w->out[0] == w->in[0] &&
+      w->out[1] == w->in[1])
+    {
+      flat = *w;
+      flat.in[0] = flat.out[0] = 1;
+      flat.in[1] = flat.out[1] = w->in[0] * w->in[1];
+      flat_args = *args;
+      flat_args.w = &flat;
+      args = &flat_args;
+      w = &flat;
+    }
   ConvGemmJob job = { filter, args };
   job.in_size = w->in[0] * w->in[1];
   job.out_size = w->out[0] * w->out[1];
