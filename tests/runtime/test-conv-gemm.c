@@ -1,11 +1,15 @@
-/* The packed convolution (conv-gemm.c) against a direct double-precision
- * loop: output channels not a multiple of the filter panel, pixel counts
- * around the panel widths (one, two and three vectors), images sharing a
- * panel, strides 1–3, dilation, asymmetric padding, groups, deep filters
- * that are split into K blocks, fused Relu/Clip, with one and two
- * threads, and the filter cached between runs (weights as initializers). */
+/* The packed convolution (conv-gemm.c) and the AVX-512 depthwise one
+ * (conv-depthwise.c), each against a direct double-precision loop and
+ * with the portable paths they replace: output channels not a multiple
+ * of the filter panel, pixel counts around the panel widths (one, two and
+ * three vectors), images sharing a panel, strides 1–3, dilation,
+ * asymmetric padding, groups, deep filters that are split into K blocks,
+ * depthwise rows with and without unmasked vectors, fused Relu/Clip, with
+ * one and two threads, and the filter cached between runs (weights as
+ * initializers). */
 #include <math.h>
 #include <string.h>
+#include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/runtime.h"
 
@@ -24,6 +28,15 @@ static const ConvCase cases[] = {
   { 2, 160, 20, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* K = 1440: two K blocks */
   { 1, 300, 9, 3, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, "Relu" },    /* K = 2700, padding wider than the input */
   { 2, 4, 10, 12, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* rows longer than a panel */
+  /* depthwise (group = C = M) */
+  { 2, 8, 8, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 8, "Clip" },    /* masked, two unmasked, masked tail */
+  { 2, 6, 6, 37, 75, 3, 3, 2, 1, 1, 1, 1, 1, 6, "Relu" },    /* stride 2, odd width */
+  { 1, 4, 4, 9, 100, 5, 5, 1, 1, 2, 2, 2, 2, 4, NULL },      /* 5×5 */
+  { 1, 3, 3, 11, 70, 3, 3, 2, 2, 2, 0, 1, 3, 3, NULL },      /* dilation 2, asymmetric pads */
+  { 1, 5, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5, NULL },        /* narrower than a vector */
+  { 1, 2, 2, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, "Relu" },      /* padding wider than the input */
+  { 1, 4, 4, 2, 64, 1, 7, 1, 1, 0, 3, 0, 3, 4, NULL },       /* one kernel row, 7 columns */
+  { 1, 2, 2, 8, 40, 3, 3, 3, 1, 1, 1, 1, 1, 2, NULL },       /* stride 3: the portable kernel */
 };
 
 static float
@@ -137,12 +150,14 @@ check_case (const ConvCase *c)
   gint64 OH = (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1;
   gint64 OW = (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1;
 
-  /* also the im2col + OpenBLAS path that CPUs without AVX-512 take */
+  /* also the im2col + OpenBLAS and portable depthwise paths that CPUs
+   * without AVX-512 take */
   for (int blas = 0; blas < 2; blas++)
   for (guint threads = 1; threads <= 2; threads++)
     for (int again = 0; again < 2; again++)   /* the second run uses the cached packed filter */
       {
         graft_conv_gemm_force_blas (blas);
+        graft_conv_depthwise_force_portable (blas);
         graft_runtime_set_n_threads (rt, threads);
         gint64 dx[] = { c->n, c->c, c->h, c->w };
         g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
@@ -167,10 +182,11 @@ check_case (const ConvCase *c)
                   if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
                     g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
-                             blas ? "im2col + BLAS" : "packed", c->kh, c->kw, threads, n, m, oh, ow, got, want);
+                             blas ? "portable" : "AVX-512", c->kh, c->kw, threads, n, m, oh, ow, got, want);
                 }
       }
   graft_conv_gemm_force_blas (FALSE);
+  graft_conv_depthwise_force_portable (FALSE);
 }
 
 static void

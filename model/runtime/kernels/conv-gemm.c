@@ -156,17 +156,9 @@ image_runs (gint64 out_size, gint64 first, gint64 n, PixelRun *runs)
 #pragma GCC push_options
 #pragma GCC target ("avx512f")
 #include <immintrin.h>
+#include "runtime/kernels/avx512-row.h"
 
 typedef float GraftV16f __attribute__ ((vector_size (64)));
-
-/* Lanes [from, to) of 16 (empty when to <= from). */
-static inline __mmask16
-lane_mask (gint64 from, gint64 to)
-{
-  from = MAX (from, 0);
-  to = MIN (to, LANES);
-  return to <= from ? 0 : (__mmask16) (((1u << to) - 1) & ~((1u << from) - 1));
-}
 
 /* dst[i] = src[(ow + i)·sw + shift] for i < len, 0 where that falls outside
  * [0, W). Strides 1 and 2 use masked loads (lanes outside the row are
@@ -177,18 +169,10 @@ gather_run (float *dst, const float *src, gint64 ow, gint64 len, gint64 sw, gint
 {
   if (sw == 1 || sw == 2)
     {
-      const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
       for (gint64 i = 0; i < len; i += LANES)
         {
           gint64 q = (ow + i) * sw + shift;   /* input column of lane 0 */
-          __mmask16 store = lane_mask (0, len - i);
-          __m512 v = _mm512_maskz_loadu_ps (lane_mask (-q, W - q), src + q);
-          if (sw == 2)
-            {
-              __m512 hi = _mm512_maskz_loadu_ps (lane_mask (-q - LANES, W - q - LANES), src + q + LANES);
-              v = _mm512_permutex2var_ps (v, pick_even, hi);
-            }
-          _mm512_mask_storeu_ps (dst + i, store, v);
+          _mm512_mask_storeu_ps (dst + i, graft_lane_mask16 (0, len - i), graft_load_row16 (src, q, W, sw));
         }
       return;
     }
@@ -295,7 +279,7 @@ store_row (float *dst, const float *src, gint64 n, float bias, gboolean clamp, f
   __m512 vb = _mm512_set1_ps (bias), vlo = _mm512_set1_ps (lo), vhi = _mm512_set1_ps (hi);
   for (gint64 i = 0; i < n; i += LANES)
     {
-      __mmask16 lanes = lane_mask (0, n - i);
+      __mmask16 lanes = graft_lane_mask16 (0, n - i);
       __m512 v = _mm512_add_ps (_mm512_maskz_loadu_ps (lanes, src + i), vb);
       if (clamp)
         {

@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/window.h"
@@ -640,6 +641,11 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
   float lo = -INFINITY, hi = INFINITY;
   gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
 
+  if (group == C && M == C && graft_conv_depthwise_supports (w))
+    {
+      graft_conv_depthwise (ctx, x, weight, bias, y, N, C, w, lo, hi);
+      return TRUE;
+    }
   if (group == C && M == C && w->n == 2 && w->kernel[0] * w->kernel[1] <= DEPTHWISE_MAX_TAPS)
     {
       gboolean avx2 = depthwise_use_avx2 ();

@@ -1,0 +1,244 @@
+/* Depthwise 2-D convolution with AVX-512 (see conv-depthwise.h). */
+#include "runtime/kernels/conv-depthwise.h"
+
+#define LANES 16
+
+static gboolean force_portable;
+
+void
+graft_conv_depthwise_force_portable (gboolean force)
+{
+  force_portable = force;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+
+gboolean
+graft_conv_depthwise_supports (const GraftWindow *w)
+{
+  static int available = -1;
+  if (available < 0)
+    available = __builtin_cpu_supports ("avx512f") ? 1 : 0;
+  return available && !force_portable && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
+         w->kernel[0] * w->kernel[1] <= GRAFT_CONV_DEPTHWISE_MAX_TAPS;
+}
+
+#pragma GCC push_options
+#pragma GCC target ("avx512f")
+#include <immintrin.h>
+#include "runtime/kernels/avx512-row.h"
+
+typedef struct {
+  const float *x, *weight, *bias;
+  float *y;
+  const GraftWindow *w;
+  gint64 C;
+  float lo, hi;
+  /* output vectors starting in [safe_lo, safe_hi - LANES] read only
+   * inside the row for every tap: no masks */
+  gint64 safe_lo, safe_hi;
+  /* per output vector v and kernel column kj: the lanes of its one or two
+   * loads that fall inside the row, [(v·KW + kj)·2 + half] */
+  const __mmask16 *edge_masks;
+} DepthwiseJob;
+
+/* The taps of one output row that fall on input rows. */
+typedef struct {
+  int n;
+  const float *row[GRAFT_CONV_DEPTHWISE_MAX_TAPS];   /* input row, already shifted by the tap's column */
+  __m512 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+} Taps;
+
+static inline __m512
+load_inside (const float *p, int sw)
+{
+  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 v = _mm512_loadu_ps (p);
+  return sw == 1 ? v : _mm512_permutex2var_ps (v, pick_even, _mm512_loadu_ps (p + LANES));
+}
+
+/* The 16 lanes p[i·sw] (i < 16), loading only the lanes in masks (the
+ * columns inside the row); the others read as zero. */
+static inline __m512
+load_masked (const float *p, const __mmask16 *masks, int sw)
+{
+  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 v = _mm512_maskz_loadu_ps (masks[0], p);
+  if (sw == 1)
+    return v;
+  __m512 hi = _mm512_maskz_loadu_ps (masks[1], p + LANES);
+  return _mm512_permutex2var_ps (v, pick_even, hi);
+}
+
+static inline __m512
+clamp (__m512 v, __m512 lo, __m512 hi)
+{
+  /* max/min return their second operand for NaN: NaN stays NaN */
+  return _mm512_min_ps (hi, _mm512_max_ps (lo, v));
+}
+
+/* Outputs ow0 .. ow0+31, every tap inside the row; two partial sums per
+ * vector so that four FMA chains are in flight. */
+static inline __attribute__ ((always_inline)) void
+row_inside_2 (float *y, const Taps *t, gint64 ow0, int sw, __m512 bias, __m512 lo, __m512 hi)
+{
+  __m512 a0 = bias, b0 = _mm512_setzero_ps (), a1 = bias, b1 = _mm512_setzero_ps ();
+  gint64 q = ow0 * sw;
+  int i = 0;
+  for (; i + 2 <= t->n; i += 2)
+    {
+      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a0);
+      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q + LANES * sw, sw), a1);
+      b0 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q, sw), b0);
+      b1 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q + LANES * sw, sw), b1);
+    }
+  if (i < t->n)
+    {
+      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a0);
+      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q + LANES * sw, sw), a1);
+    }
+  _mm512_storeu_ps (y + ow0, clamp (_mm512_add_ps (a0, b0), lo, hi));
+  _mm512_storeu_ps (y + ow0 + LANES, clamp (_mm512_add_ps (a1, b1), lo, hi));
+}
+
+static inline __attribute__ ((always_inline)) void
+row_inside_1 (float *y, const Taps *t, gint64 ow0, int sw, __m512 bias, __m512 lo, __m512 hi)
+{
+  __m512 a = bias, b = _mm512_setzero_ps ();
+  gint64 q = ow0 * sw;
+  int i = 0;
+  for (; i + 2 <= t->n; i += 2)
+    {
+      a = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a);
+      b = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q, sw), b);
+    }
+  if (i < t->n)
+    a = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a);
+  _mm512_storeu_ps (y + ow0, clamp (_mm512_add_ps (a, b), lo, hi));
+}
+
+/* Outputs ow0 .. min (ow0+16, OW) near the ends of the row; the taps come
+ * in whole kernel rows, so tap i is in kernel column i % KW. */
+static inline __attribute__ ((always_inline)) void
+row_edge (float *y, const Taps *t, const __mmask16 *masks, gint64 KW, gint64 ow0, gint64 OW, int sw, __m512 bias,
+          __m512 lo, __m512 hi)
+{
+  __m512 a = bias, b = _mm512_setzero_ps ();
+  gint64 q = ow0 * sw;
+  for (int i = 0; i < t->n; i++)
+    {
+      __m512 v = load_masked (t->row[i] + q, masks + i % KW * 2, sw);
+      if (i % 2)
+        b = _mm512_fmadd_ps (t->weight[i], v, b);
+      else
+        a = _mm512_fmadd_ps (t->weight[i], v, a);
+    }
+  _mm512_mask_storeu_ps (y + ow0, graft_lane_mask16 (0, OW - ow0), clamp (_mm512_add_ps (a, b), lo, hi));
+}
+
+static inline __attribute__ ((always_inline)) void
+depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
+{
+  const GraftWindow *w = job->w;
+  gint64 c = index % job->C;
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+  gint64 KH = w->kernel[0], KW = w->kernel[1];
+  gint64 sh = w->stride[0], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
+  const float *x = job->x + index * H * W;
+  const float *k = job->weight + c * KH * KW;
+  float *y = job->y + index * OH * OW;
+  __m512 bias = _mm512_set1_ps (job->bias ? job->bias[c] : 0);
+  __m512 lo = _mm512_set1_ps (job->lo), hi = _mm512_set1_ps (job->hi);
+  gint64 safe_lo = job->safe_lo, safe_hi = job->safe_hi;
+  Taps taps;
+
+  for (gint64 oh = 0; oh < OH; oh++, y += OW)
+    {
+      taps.n = 0;
+      for (gint64 ki = 0; ki < KH; ki++)
+        {
+          gint64 ih = oh * sh + ki * dh - pt;
+          if (ih < 0 || ih >= H)
+            continue;
+          for (gint64 kj = 0; kj < KW; kj++)
+            {
+              taps.row[taps.n] = x + ih * W + kj * dw - pl;
+              taps.weight[taps.n++] = _mm512_set1_ps (k[ki * KW + kj]);
+            }
+        }
+      gint64 ow = 0;
+      for (; ow < OW && ow < safe_lo; ow += LANES)
+        row_edge (y, &taps, job->edge_masks + ow / LANES * KW * 2, KW, ow, OW, sw, bias, lo, hi);
+      for (; ow + 2 * LANES <= safe_hi; ow += 2 * LANES)
+        row_inside_2 (y, &taps, ow, sw, bias, lo, hi);
+      for (; ow + LANES <= safe_hi; ow += LANES)
+        row_inside_1 (y, &taps, ow, sw, bias, lo, hi);
+      for (; ow < OW; ow += LANES)
+        row_edge (y, &taps, job->edge_masks + ow / LANES * KW * 2, KW, ow, OW, sw, bias, lo, hi);
+    }
+}
+
+static __attribute__ ((optimize ("O3"))) void
+depthwise_plane_stride1 (gint64 index, gpointer data)
+{
+  depthwise_plane (data, index, 1);
+}
+
+static __attribute__ ((optimize ("O3"))) void
+depthwise_plane_stride2 (gint64 index, gpointer data)
+{
+  depthwise_plane (data, index, 2);
+}
+
+static void
+depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y, gint64 N,
+               gint64 C, const GraftWindow *w, float lo, float hi)
+{
+  gint64 sw = w->stride[1], pl = w->pad_begin[1];
+  gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
+  DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi };
+  /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 16)·sw + shift_max - 1 */
+  job.safe_lo = (pl + sw - 1) / sw;
+  job.safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
+  if (job.safe_hi < job.safe_lo + LANES)
+    job.safe_lo = job.safe_hi = w->out[1];   /* no vector inside: every one goes through the masked path */
+  gint64 KW = w->kernel[1], vectors = (w->out[1] + LANES - 1) / LANES;
+  g_autofree __mmask16 *masks = g_new (__mmask16, MAX (vectors * KW * 2, 1));
+  for (gint64 v = 0; v < vectors; v++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      {
+        gint64 q = v * LANES * sw + kj * w->dilation[1] - pl;   /* first column the vector's load reads */
+        masks[(v * KW + kj) * 2] = graft_lane_mask16 (-q, w->in[1] - q);
+        masks[(v * KW + kj) * 2 + 1] = graft_lane_mask16 (-q - LANES, w->in[1] - q - LANES);
+      }
+  job.edge_masks = masks;
+  graft_kernel_parallel_for (ctx, N * C, sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2, &job);
+}
+
+#pragma GCC pop_options
+
+void
+graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                      gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
+{
+  g_return_if_fail (graft_conv_depthwise_supports (w));
+  depthwise_run (ctx, x, weight, bias, y, N, C, w, lo, hi);
+}
+
+#else
+
+gboolean
+graft_conv_depthwise_supports (const GraftWindow *w)
+{
+  return FALSE;
+}
+
+void
+graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                      gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
+{
+  g_return_if_reached ();
+}
+
+#endif

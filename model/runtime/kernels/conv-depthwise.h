@@ -1,0 +1,30 @@
+/* Depthwise 2-D convolution (group == C == M) with AVX-512.
+ *
+ * Every vector of 16 output pixels sums all its taps in registers and
+ * reads x in place: masked loads supply the zero padding at the ends of a
+ * row, a horizontal stride of 2 picks the even lanes of two loads, and
+ * rows above or below the input drop out of the tap list. The input
+ * plane is never copied, which is what the portable kernel in conv.c
+ * spends most of its time on. */
+#pragma once
+
+#include "runtime/op.h"
+#include "runtime/kernels/window.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_CONV_DEPTHWISE_MAX_TAPS 64
+
+/* TRUE when the CPU has AVX-512F, the portable kernel is not forced (for
+ * tests) and w is a 2-D window of at most GRAFT_CONV_DEPTHWISE_MAX_TAPS
+ * taps with a horizontal stride of 1 or 2. */
+gboolean graft_conv_depthwise_supports (const GraftWindow *w);
+void graft_conv_depthwise_force_portable (gboolean force);
+
+/* x [N, C, H, W], weight [C, 1, KH, KW], bias [C] or NULL, y [N, C, OH, OW];
+ * y = clamp (conv (x) + bias, lo, hi) (±INFINITY for no clamp). ctx may be
+ * NULL (one thread). */
+void graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                           gint64 N, gint64 C, const GraftWindow *w, float lo, float hi);
+
+G_END_DECLS
