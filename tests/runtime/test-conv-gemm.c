@@ -2,11 +2,11 @@
  * (conv-depthwise.c), each against a direct double-precision loop and
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
- * three vectors), images sharing a panel, strides 1–3, dilation,
- * asymmetric padding, groups, deep filters that are split into K blocks,
- * depthwise rows with and without unmasked vectors, fused Relu/Clip, with
- * one and two threads, and the filter cached between runs (weights as
- * initializers). */
+ * three vectors), images sharing a panel, pointwise panels read in place,
+ * strides 1–3, dilation, asymmetric padding, groups, deep filters that
+ * are split into K blocks, depthwise rows with and without unmasked
+ * vectors, fused Relu/Clip, with one and two threads, and the filter
+ * cached between runs (weights as initializers). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -28,6 +28,10 @@ static const ConvCase cases[] = {
   { 2, 160, 20, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* K = 1440: two K blocks */
   { 1, 300, 9, 3, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, "Relu" },    /* K = 2700, padding wider than the input */
   { 2, 4, 10, 12, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* rows longer than a panel */
+  /* pointwise panels read straight from x, gathered where they cross images */
+  { 2, 20, 12, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },
+  { 2, 8, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 2, NULL },       /* groups */
+  { 1, 1400, 10, 7, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },    /* two K blocks */
   /* depthwise (group = C = M) */
   { 2, 8, 8, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 8, "Clip" },    /* masked, two unmasked, masked tail */
   { 2, 6, 6, 37, 75, 3, 3, 2, 1, 1, 1, 1, 1, 6, "Relu" },    /* stride 2, odd width */

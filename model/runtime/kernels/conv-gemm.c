@@ -116,6 +116,7 @@ typedef struct {
   gint64 group_panels;            /* column panels per pass over the filter */
   gint64 col_tasks, row_splits, tasks;
   gint64 ow_lo[MAX_KERNEL_COLS], ow_hi[MAX_KERNEL_COLS];  /* per kj: outputs ow reading inside the row */
+  gboolean direct;                /* im2col (x) is x: 1×1 window, unit stride, no padding */
   gsize task_floats;
   float *scratch;                 /* per task: the gathered panels, then the result tiles */
 } ConvGemmJob;
@@ -226,7 +227,8 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
  * must unroll completely (accumulators in registers), hence O3 whatever
  * the build type. */
 static inline __attribute__ ((always_inline)) void
-micro_kernel_body (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate, const int vecs)
+micro_kernel_body (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate,
+                   const int vecs)
 {
   GraftV16f acc[ROWS][MAX_VECS];
   for (int r = 0; r < ROWS; r++)
@@ -237,7 +239,7 @@ micro_kernel_body (gint64 K, const float *a, const float *b, float *tile, gboole
         else
           acc[r][v] = (GraftV16f) { 0 };
       }
-  for (gint64 k = 0; k < K; k++, a += ROWS, b += vecs * LANES)
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
     {
       GraftV16f bv[MAX_VECS];
       for (int v = 0; v < vecs; v++)
@@ -255,21 +257,21 @@ micro_kernel_body (gint64 K, const float *a, const float *b, float *tile, gboole
 }
 
 static __attribute__ ((optimize ("O3"), noinline)) void
-micro_kernel_1 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+micro_kernel_1 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
-  micro_kernel_body (K, a, b, tile, accumulate, 1);
+  micro_kernel_body (K, a, b, ldb, tile, accumulate, 1);
 }
 
 static __attribute__ ((optimize ("O3"), noinline)) void
-micro_kernel_2 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+micro_kernel_2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
-  micro_kernel_body (K, a, b, tile, accumulate, 2);
+  micro_kernel_body (K, a, b, ldb, tile, accumulate, 2);
 }
 
 static __attribute__ ((optimize ("O3"), noinline)) void
-micro_kernel_3 (gint64 K, const float *a, const float *b, float *tile, gboolean accumulate)
+micro_kernel_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
-  micro_kernel_body (K, a, b, tile, accumulate, 3);
+  micro_kernel_body (K, a, b, ldb, tile, accumulate, 3);
 }
 
 /* dst[0..n) = clamp (src[0..n) + bias) */
@@ -318,11 +320,23 @@ conv_gemm_task (gint64 task, gpointer data)
       for (gint64 k0 = 0; k0 < K; k0 += job->kc)
         {
           gint64 k1 = MIN (K, k0 + job->kc);
+          const float *b[MAX_GROUP_PANELS];
+          gint64 ldb[MAX_GROUP_PANELS];
           for (gint64 c = 0; c < n_group; c++)
             {
               gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
               gint64 width = (n_cols + LANES - 1) / LANES * LANES;
-              gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, panels + c * job->kc * PANEL_COLS);
+              if (job->direct && n_cols == PANEL_COLS && n_out_runs[c] == 1)
+                {
+                  /* a whole panel of one image's plane: the multiply reads x where it is */
+                  const PixelRun *run = &out_runs[c][0];
+                  b[c] = a->x + (run->image * a->C + job->g * (a->C / a->group) + k0) * job->in_size + run->ow;
+                  ldb[c] = job->in_size;
+                  continue;
+                }
+              b[c] = panels + c * job->kc * PANEL_COLS;
+              ldb[c] = width;
+              gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, (float *) b[c]);
             }
           for (gint64 p = p0; p < p1; p++)
             {
@@ -330,14 +344,13 @@ conv_gemm_task (gint64 task, gpointer data)
               for (gint64 c = 0; c < n_group; c++)
                 {
                   gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
-                  const float *b = panels + c * job->kc * PANEL_COLS;
                   float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
                   if (n_cols > 2 * LANES)
-                    micro_kernel_3 (k1 - k0, fa, b, tile, k0 > 0);
+                    micro_kernel_3 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
                   else if (n_cols > LANES)
-                    micro_kernel_2 (k1 - k0, fa, b, tile, k0 > 0);
+                    micro_kernel_2 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
                   else
-                    micro_kernel_1 (k1 - k0, fa, b, tile, k0 > 0);
+                    micro_kernel_1 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
                 }
             }
         }
@@ -433,6 +446,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
       w = &flat;
     }
   ConvGemmJob job = { filter, args };
+  job.direct = w == &flat;
   job.in_size = w->in[0] * w->in[1];
   job.out_size = w->out[0] * w->out[1];
   job.columns = args->N * job.out_size;
