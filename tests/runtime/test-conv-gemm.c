@@ -5,8 +5,9 @@
  * three vectors), images sharing a panel, pointwise panels read in place,
  * strides 1–3, dilation, asymmetric padding, groups, deep filters that
  * are split into K blocks, depthwise rows with and without unmasked
- * vectors, fused Relu/Clip, with one and two threads, and the filter
- * cached between runs (weights as initializers). */
+ * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
+ * and two threads, and the filter cached between runs (weights as
+ * initializers). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -41,6 +42,10 @@ static const ConvCase cases[] = {
   { 1, 2, 2, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, "Relu" },      /* padding wider than the input */
   { 1, 4, 4, 2, 64, 1, 7, 1, 1, 0, 3, 0, 3, 4, NULL },       /* one kernel row, 7 columns */
   { 1, 2, 2, 8, 40, 3, 3, 3, 1, 1, 1, 1, 1, 2, NULL },       /* stride 3: the portable kernel */
+  /* depthwise, flat planes (unit stride, OW = W < 32): vectors span rows */
+  { 2, 3, 3, 9, 9, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },      /* asymmetric pads */
+  { 1, 4, 4, 12, 13, 3, 3, 1, 2, 2, 2, 2, 2, 4, NULL },      /* dilation 2 */
+  { 2, 4, 4, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 4, "Relu" },      /* 5×5 on 7×7 */
 };
 
 static float

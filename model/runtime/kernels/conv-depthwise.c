@@ -40,14 +40,22 @@ typedef struct {
   /* per output vector v and kernel column kj: the lanes of its one or two
    * loads that fall inside the row, [(v·KW + kj)·2 + half] */
   const __mmask16 *edge_masks;
+  /* flat planes (see depthwise_flat_plane): per output vector and tap */
+  const __mmask16 *flat_masks;
 } DepthwiseJob;
 
-/* The taps of one output row that fall on input rows. */
+/* The taps of one output row that fall on input rows: tap i reads the
+ * plane x from x + off[i] (its row and column offset within the window)
+ * + the row's offset. Whole kernel rows, so tap i is in column i % KW. */
 typedef struct {
   int n;
-  const float *row[GRAFT_CONV_DEPTHWISE_MAX_TAPS];   /* input row, already shifted by the tap's column */
-  __m512 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  const float *x;
+  gint64 row;
+  const gint64 *off;
+  const __m512 *weight;
 } Taps;
+
+#define TAP(t, i, q) ((t)->x + ((t)->row + (t)->off[i] + (q)))
 
 static inline __m512
 load_inside (const float *p, int sw)
@@ -87,15 +95,15 @@ row_inside_2 (float *y, const Taps *t, gint64 ow0, int sw, __m512 bias, __m512 l
   int i = 0;
   for (; i + 2 <= t->n; i += 2)
     {
-      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a0);
-      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q + LANES * sw, sw), a1);
-      b0 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q, sw), b0);
-      b1 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q + LANES * sw, sw), b1);
+      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q), sw), a0);
+      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q + LANES * sw), sw), a1);
+      b0 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (TAP (t, i + 1, q), sw), b0);
+      b1 = _mm512_fmadd_ps (t->weight[i + 1], load_inside (TAP (t, i + 1, q + LANES * sw), sw), b1);
     }
   if (i < t->n)
     {
-      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a0);
-      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q + LANES * sw, sw), a1);
+      a0 = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q), sw), a0);
+      a1 = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q + LANES * sw), sw), a1);
     }
   _mm512_storeu_ps (y + ow0, clamp (_mm512_add_ps (a0, b0), lo, hi));
   _mm512_storeu_ps (y + ow0 + LANES, clamp (_mm512_add_ps (a1, b1), lo, hi));
@@ -109,16 +117,15 @@ row_inside_1 (float *y, const Taps *t, gint64 ow0, int sw, __m512 bias, __m512 l
   int i = 0;
   for (; i + 2 <= t->n; i += 2)
     {
-      a = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a);
-      b = _mm512_fmadd_ps (t->weight[i + 1], load_inside (t->row[i + 1] + q, sw), b);
+      a = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q), sw), a);
+      b = _mm512_fmadd_ps (t->weight[i + 1], load_inside (TAP (t, i + 1, q), sw), b);
     }
   if (i < t->n)
-    a = _mm512_fmadd_ps (t->weight[i], load_inside (t->row[i] + q, sw), a);
+    a = _mm512_fmadd_ps (t->weight[i], load_inside (TAP (t, i, q), sw), a);
   _mm512_storeu_ps (y + ow0, clamp (_mm512_add_ps (a, b), lo, hi));
 }
 
-/* Outputs ow0 .. min (ow0+16, OW) near the ends of the row; the taps come
- * in whole kernel rows, so tap i is in kernel column i % KW. */
+/* Outputs ow0 .. min (ow0+16, OW) near the ends of the row. */
 static inline __attribute__ ((always_inline)) void
 row_edge (float *y, const Taps *t, const __mmask16 *masks, gint64 KW, gint64 ow0, gint64 OW, int sw, __m512 bias,
           __m512 lo, __m512 hi)
@@ -127,7 +134,7 @@ row_edge (float *y, const Taps *t, const __mmask16 *masks, gint64 KW, gint64 ow0
   gint64 q = ow0 * sw;
   for (int i = 0; i < t->n; i++)
     {
-      __m512 v = load_masked (t->row[i] + q, masks + i % KW * 2, sw);
+      __m512 v = load_masked (TAP (t, i, q), masks + i % KW * 2, sw);
       if (i % 2)
         b = _mm512_fmadd_ps (t->weight[i], v, b);
       else
@@ -151,22 +158,24 @@ depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
   __m512 bias = _mm512_set1_ps (job->bias ? job->bias[c] : 0);
   __m512 lo = _mm512_set1_ps (job->lo), hi = _mm512_set1_ps (job->hi);
   gint64 safe_lo = job->safe_lo, safe_hi = job->safe_hi;
-  Taps taps;
+  __m512 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  gint64 off[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  for (gint64 ki = 0; ki < KH; ki++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      {
+        weight[ki * KW + kj] = _mm512_set1_ps (k[ki * KW + kj]);
+        off[ki * KW + kj] = (ki * dh - pt) * W + kj * dw - pl;
+      }
 
   for (gint64 oh = 0; oh < OH; oh++, y += OW)
     {
-      taps.n = 0;
-      for (gint64 ki = 0; ki < KH; ki++)
-        {
-          gint64 ih = oh * sh + ki * dh - pt;
-          if (ih < 0 || ih >= H)
-            continue;
-          for (gint64 kj = 0; kj < KW; kj++)
-            {
-              taps.row[taps.n] = x + ih * W + kj * dw - pl;
-              taps.weight[taps.n++] = _mm512_set1_ps (k[ki * KW + kj]);
-            }
-        }
+      /* the kernel rows on input rows: 0 <= oh·sh + ki·dh - pt < H */
+      gint64 ki_lo = 0, ki_hi = KH;
+      while (ki_lo < KH && oh * sh + ki_lo * dh - pt < 0)
+        ki_lo++;
+      while (ki_hi > ki_lo && oh * sh + (ki_hi - 1) * dh - pt >= H)
+        ki_hi--;
+      Taps taps = { (ki_hi - ki_lo) * KW, x, oh * sh * W, off + ki_lo * KW, weight + ki_lo * KW };
       gint64 ow = 0;
       for (; ow < OW && ow < safe_lo; ow += LANES)
         row_edge (y, &taps, job->edge_masks + ow / LANES * KW * 2, KW, ow, OW, sw, bias, lo, hi);
@@ -177,6 +186,74 @@ depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
       for (; ow < OW; ow += LANES)
         row_edge (y, &taps, job->edge_masks + ow / LANES * KW * 2, KW, ow, OW, sw, bias, lo, hi);
     }
+}
+
+/* Unit strides and OW == W: output j = oh·W + ow of the flattened plane
+ * reads x[j + off[t]] for every tap t, so 16 consecutive outputs are one
+ * vector whatever rows they span, and a lane mask per (vector, tap)
+ * drops the taps that fall outside the row or the plane. Small maps
+ * (7×7, 14×14) fill their vectors this way instead of leaving most lanes
+ * of one short row idle. */
+static __attribute__ ((optimize ("O3"))) void
+depthwise_flat_plane (gint64 index, gpointer data)
+{
+  const DepthwiseJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 c = index % job->C;
+  gint64 H = w->in[0], W = w->in[1], n_out = w->out[0] * w->out[1];
+  gint64 KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
+  const float *x = job->x + index * H * W;
+  const float *k = job->weight + c * taps;
+  float *y = job->y + index * n_out;
+  __m512 bias = _mm512_set1_ps (job->bias ? job->bias[c] : 0);
+  __m512 lo = _mm512_set1_ps (job->lo), hi = _mm512_set1_ps (job->hi);
+  __m512 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  gint64 off[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  for (gint64 ki = 0; ki < KH; ki++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      {
+        weight[ki * KW + kj] = _mm512_set1_ps (k[ki * KW + kj]);
+        off[ki * KW + kj] = (ki * w->dilation[0] - w->pad_begin[0]) * W + kj * w->dilation[1] - w->pad_begin[1];
+      }
+  const __mmask16 *masks = job->flat_masks;
+  for (gint64 j0 = 0; j0 < n_out; j0 += LANES, masks += taps)
+    {
+      __m512 a = bias, b = _mm512_setzero_ps ();
+      gint64 t = 0;
+      for (; t + 2 <= taps; t += 2)
+        {
+          a = _mm512_fmadd_ps (weight[t], _mm512_maskz_loadu_ps (masks[t], x + (j0 + off[t])), a);
+          b = _mm512_fmadd_ps (weight[t + 1], _mm512_maskz_loadu_ps (masks[t + 1], x + (j0 + off[t + 1])), b);
+        }
+      if (t < taps)
+        a = _mm512_fmadd_ps (weight[t], _mm512_maskz_loadu_ps (masks[t], x + (j0 + off[t])), a);
+      _mm512_mask_storeu_ps (y + j0, graft_lane_mask16 (0, n_out - j0), clamp (_mm512_add_ps (a, b), lo, hi));
+    }
+}
+
+/* The lanes of each flat vector (see depthwise_flat_plane) whose tap
+ * reads inside its row and the plane, [vector · taps + tap]. */
+static __mmask16 *
+flat_masks_new (const GraftWindow *w)
+{
+  gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1];
+  gint64 n_out = w->out[0] * w->out[1], vectors = (n_out + LANES - 1) / LANES;
+  __mmask16 *masks = g_new0 (__mmask16, MAX (vectors * KH * KW, 1));
+  for (gint64 v = 0; v < vectors; v++)
+    for (gint64 ki = 0; ki < KH; ki++)
+      for (gint64 kj = 0; kj < KW; kj++)
+        {
+          gint64 dr = ki * w->dilation[0] - w->pad_begin[0], dc = kj * w->dilation[1] - w->pad_begin[1];
+          __mmask16 m = 0;
+          for (gint64 i = 0; i < LANES; i++)
+            {
+              gint64 j = v * LANES + i, row = j / W + dr, col = j % W + dc;
+              if (row >= 0 && row < H && col >= 0 && col < W)
+                m |= (__mmask16) (1u << i);
+            }
+          masks[v * KH * KW + ki * KW + kj] = m;
+        }
+  return masks;
 }
 
 static __attribute__ ((optimize ("O3"))) void
@@ -196,6 +273,14 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
                gint64 C, const GraftWindow *w, float lo, float hi)
 {
   gint64 sw = w->stride[1], pl = w->pad_begin[1];
+  if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[1] < 2 * LANES &&
+      w->out[0] * w->out[1] <= 4096)
+    {
+      g_autofree __mmask16 *masks = flat_masks_new (w);
+      DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, .flat_masks = masks };
+      graft_kernel_parallel_for (ctx, N * C, depthwise_flat_plane, &job);
+      return;
+    }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
   DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi };
   /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 16)·sw + shift_max - 1 */
