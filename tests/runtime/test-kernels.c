@@ -307,6 +307,65 @@ test_maxpool_same_upper_ceil (void)
   builder_clear (&b);
 }
 
+/* Rows wider than one vector, strides 1 and 2 (the AVX-512 kernel) and 3
+ * (the portable loop), padding, ceil mode, windows that hang over the
+ * edge; NaN inputs never win and -inf stays -inf. */
+static void
+test_maxpool_against_direct (void)
+{
+  static const struct { gint64 h, w, k, s, pt, pl, pb, pr, ceil; } cases[] = {
+    { 12, 40, 3, 2, 1, 1, 1, 1, 0 }, { 9, 37, 3, 1, 1, 1, 1, 1, 0 }, { 7, 20, 2, 2, 0, 0, 0, 0, 1 },
+    { 5, 33, 5, 2, 2, 2, 2, 2, 1 }, { 8, 18, 3, 3, 1, 0, 0, 1, 0 }, { 2, 3, 3, 1, 1, 1, 1, 1, 0 },
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
+    {
+      Builder b;
+      builder_init (&b, 17);
+      gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s;
+      gint64 dx[] = { N, C, H, W };
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+      GraftNode *n = add_node (b.graph, "MaxPool", IN ("x"), IN ("y"));
+      gint64 kernel[] = { K, K }, strides[] = { S, S };
+      gint64 pads[] = { cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr };
+      graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", kernel, 2));
+      graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
+      graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
+      graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", cases[t].ceil));
+      add_output (b.graph, "y");
+      g_autofree float *xv = g_new (float, N * C * H * W);
+      for (gint64 i = 0; i < N * C * H * W; i++)
+        xv[i] = i % 29 == 5 ? NAN : i % 31 == 7 ? -INFINITY : (float) ((i * 37) % 23) / 7 - 1.5f;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), NULL);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0];
+      gint64 span_h = H + cases[t].pt + cases[t].pb - K, span_w = W + cases[t].pl + cases[t].pr - K;
+      gint64 OH = (cases[t].ceil ? (span_h + S - 1) / S : span_h / S) + 1;
+      gint64 OW = (cases[t].ceil ? (span_w + S - 1) / S : span_w / S) + 1;
+      g_assert_cmpint (y->dims[2], ==, OH);
+      g_assert_cmpint (y->dims[3], ==, OW);
+      const float *yv = y->data;
+      for (gint64 i = 0; i < N * C; i++)
+        for (gint64 oh = 0; oh < OH; oh++)
+          for (gint64 ow = 0; ow < OW; ow++)
+            {
+              float want = -INFINITY;
+              for (gint64 ki = 0; ki < K; ki++)
+                for (gint64 kj = 0; kj < K; kj++)
+                  {
+                    gint64 ih = oh * S + ki - cases[t].pt, iw = ow * S + kj - cases[t].pl;
+                    if (ih >= 0 && ih < H && iw >= 0 && iw < W && xv[(i * H + ih) * W + iw] > want)
+                      want = xv[(i * H + ih) * W + iw];
+                  }
+              float got = yv[(i * OH + oh) * OW + ow];
+              if (got != want)
+                g_error ("case %u: y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
+                         t, i, oh, ow, got, want);
+            }
+      builder_clear (&b);
+    }
+}
+
 static void
 test_if_captures_outer_value (void)
 {
@@ -569,6 +628,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/conv-geometry", test_conv_geometry);
   g_test_add_func ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
   g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
+  g_test_add_func ("/runtime/maxpool-against-direct", test_maxpool_against_direct);
   g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
   g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);
   g_test_add_func ("/runtime/input-checks", test_input_checks);

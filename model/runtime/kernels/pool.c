@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/pool-max.h"
 #include "runtime/kernels/window.h"
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
@@ -244,7 +245,11 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
       job.out_size *= w.out[i];
       job.k_size *= w.kernel[i];
     }
-  job.y = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  /* float32 results go straight into the output, from the run's buffer
+   * pool; others are cast into it at the end */
+  gboolean direct = x0->dtype == GRAFT_DTYPE_FLOAT32;
+  job.y = direct ? graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error)
+                 : graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (job.y == NULL)
     return FALSE;
   if (graft_kernel_wants_output (ctx, 1))
@@ -252,7 +257,8 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
       job.indices = graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_INT64, x->rank, dims, error);
       if (job.indices == NULL)
         {
-          graft_rt_tensor_unref (job.y);
+          if (!direct)
+            graft_rt_tensor_unref (job.y);
           return FALSE;
         }
     }
@@ -268,18 +274,18 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
           ((float *) job.y->data)[p] = job.in_size ? s / job.in_size : 0;
         }
     }
+  else if (kind == POOL_MAX && !global && job.indices == NULL && graft_max_pool2d_supports (&w))
+    graft_max_pool2d (ctx, x->data, job.y->data, dims[0] * dims[1], &w);
   else
     graft_kernel_parallel_for (ctx, dims[0] * dims[1], pool_plane, &job);
 
-  if (x0->dtype != GRAFT_DTYPE_FLOAT32)
-    {
-      GraftRtTensor *cast = graft_rt_tensor_cast (job.y, x0->dtype, error);
-      graft_rt_tensor_unref (job.y);
-      if (cast == NULL)
-        return FALSE;
-      job.y = cast;
-    }
-  graft_kernel_set_output (ctx, 0, job.y);
+  if (direct)
+    return TRUE;
+  GraftRtTensor *cast = graft_rt_tensor_cast (job.y, x0->dtype, error);
+  graft_rt_tensor_unref (job.y);
+  if (cast == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, cast);
   return TRUE;
 }
 

@@ -1,0 +1,19 @@
+/* 2-D max pooling with AVX-512: 16 outputs of a row per vector, the
+ * window's taps read with masked loads (padding reads as -inf, a
+ * horizontal stride of 2 picks the even lanes of two loads). Same NaN
+ * rule as the portable loop in pool.c: a NaN input never wins. */
+#pragma once
+
+#include "runtime/op.h"
+#include "runtime/kernels/window.h"
+
+G_BEGIN_DECLS
+
+/* TRUE when the CPU has AVX-512F and w is 2-D, undilated, with a
+ * horizontal stride of 1 or 2. */
+gboolean graft_max_pool2d_supports (const GraftWindow *w);
+
+/* x [planes, H, W] → y [planes, OH, OW]; ctx may be NULL (one thread). */
+void graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 planes, const GraftWindow *w);
+
+G_END_DECLS
