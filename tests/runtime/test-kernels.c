@@ -223,10 +223,50 @@ test_conv_geometry (void)
 /* Depthwise convolution (group = channels) against a direct loop, over
  * geometries the fast path must handle: odd widths, strides 1–3,
  * dilation, asymmetric padding, rows shorter and longer than a vector. */
+/* A square window over x [2, 3, h, w]. */
+typedef struct {
+  gint64 h, w, k, s, d, pt, pl, pb, pr;
+  gboolean ceil;
+} WindowCase;
+
+/* Graph input x [2, 3, h, w], the node op over inputs with the case's
+ * strides, dilations and pads, and its output y. */
+static GraftNode *
+add_window_node (Builder *b, const char *op, const char *const *inputs, const WindowCase *c)
+{
+  gint64 dx[] = { 2, 3, c->h, c->w };
+  add_input (b->graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+  GraftNode *n = add_node (b->graph, op, inputs, IN ("y"));
+  gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
+  graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
+  graft_node_add_attribute (n, graft_attribute_new_ints ("dilations", dil, 2));
+  graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
+  add_output (b->graph, "y");
+  return n;
+}
+
+static gint64
+window_out (gint64 in, gint64 pad, const WindowCase *c)
+{
+  gint64 span = in + pad - (c->k - 1) * c->d - 1;
+  return (c->ceil ? (span + c->s - 1) / c->s : span / c->s) + 1;
+}
+
+/* Asserts that y has the case's output size; gives it as *OH × *OW. */
+static void
+assert_window_out (const GraftRtTensor *y, const WindowCase *c, gint64 *OH, gint64 *OW)
+{
+  *OH = window_out (c->h, c->pt + c->pb, c);
+  *OW = window_out (c->w, c->pl + c->pr, c);
+  g_assert_cmpint (y->rank, ==, 4);
+  g_assert_cmpint (y->dims[2], ==, *OH);
+  g_assert_cmpint (y->dims[3], ==, *OW);
+}
+
 static void
 test_depthwise_against_direct (void)
 {
-  static const struct { gint64 h, w, k, s, d, pt, pl, pb, pr; } cases[] = {
+  static const WindowCase cases[] = {
     { 7, 7, 3, 1, 1, 1, 1, 1, 1 }, { 9, 21, 3, 2, 1, 1, 1, 1, 1 }, { 8, 37, 3, 2, 1, 0, 1, 1, 0 },
     { 6, 40, 5, 1, 2, 2, 3, 3, 4 }, { 11, 13, 3, 3, 1, 1, 1, 1, 1 }, { 3, 2, 3, 1, 1, 1, 1, 1, 1 },
   };
@@ -236,17 +276,10 @@ test_depthwise_against_direct (void)
       builder_init (&b, 17);
       gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s, D = cases[t].d;
       gint64 dx[] = { N, C, H, W }, dw[] = { C, 1, K, K }, db[] = { C };
-      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+      GraftNode *n = add_window_node (&b, "Conv", IN ("x", "w", "b"), &cases[t]);
       add_input (b.graph, "w", GRAFT_DTYPE_FLOAT32, 4, dw);
       add_input (b.graph, "b", GRAFT_DTYPE_FLOAT32, 1, db);
-      GraftNode *n = add_node (b.graph, "Conv", IN ("x", "w", "b"), IN ("y"));
-      gint64 strides[] = { S, S }, dil[] = { D, D };
-      gint64 pads[] = { cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr };
-      graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
-      graft_node_add_attribute (n, graft_attribute_new_ints ("dilations", dil, 2));
-      graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
       graft_node_add_attribute (n, graft_attribute_new_int ("group", C));
-      add_output (b.graph, "y");
       g_autofree float *xv = g_new (float, N * C * H * W);
       g_autofree float *wv = g_new (float, C * K * K);
       float bv[3] = { 0.5f, -1, 2 };
@@ -259,10 +292,8 @@ test_depthwise_against_direct (void)
                                       "b", tensor_f32 (1, db, bv), NULL);
       g_assert_no_error (error);
       GraftRtTensor *y = out->pdata[0];
-      gint64 OH = (H + cases[t].pt + cases[t].pb - (K - 1) * D - 1) / S + 1;
-      gint64 OW = (W + cases[t].pl + cases[t].pr - (K - 1) * D - 1) / S + 1;
-      g_assert_cmpint (y->dims[2], ==, OH);
-      g_assert_cmpint (y->dims[3], ==, OW);
+      gint64 OH, OW;
+      assert_window_out (y, &cases[t], &OH, &OW);
       const float *yv = y->data;
       for (gint64 i = 0; i < N * C; i++)
         for (gint64 oh = 0; oh < OH; oh++)
@@ -313,25 +344,19 @@ test_maxpool_same_upper_ceil (void)
 static void
 test_maxpool_against_direct (void)
 {
-  static const struct { gint64 h, w, k, s, pt, pl, pb, pr, ceil; } cases[] = {
-    { 12, 40, 3, 2, 1, 1, 1, 1, 0 }, { 9, 37, 3, 1, 1, 1, 1, 1, 0 }, { 7, 20, 2, 2, 0, 0, 0, 0, 1 },
-    { 5, 33, 5, 2, 2, 2, 2, 2, 1 }, { 8, 18, 3, 3, 1, 0, 0, 1, 0 }, { 2, 3, 3, 1, 1, 1, 1, 1, 0 },
+  static const WindowCase cases[] = {
+    { 12, 40, 3, 2, 1, 1, 1, 1, 1 }, { 9, 37, 3, 1, 1, 1, 1, 1, 1 }, { 7, 20, 2, 2, 1, 0, 0, 0, 0, TRUE },
+    { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
   };
   for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
     {
       Builder b;
       builder_init (&b, 17);
       gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s;
-      gint64 dx[] = { N, C, H, W };
-      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
-      GraftNode *n = add_node (b.graph, "MaxPool", IN ("x"), IN ("y"));
-      gint64 kernel[] = { K, K }, strides[] = { S, S };
-      gint64 pads[] = { cases[t].pt, cases[t].pl, cases[t].pb, cases[t].pr };
+      gint64 dx[] = { N, C, H, W }, kernel[] = { K, K };
+      GraftNode *n = add_window_node (&b, "MaxPool", IN ("x"), &cases[t]);
       graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", kernel, 2));
-      graft_node_add_attribute (n, graft_attribute_new_ints ("strides", strides, 2));
-      graft_node_add_attribute (n, graft_attribute_new_ints ("pads", pads, 4));
       graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", cases[t].ceil));
-      add_output (b.graph, "y");
       g_autofree float *xv = g_new (float, N * C * H * W);
       for (gint64 i = 0; i < N * C * H * W; i++)
         xv[i] = i % 29 == 5 ? NAN : i % 31 == 7 ? -INFINITY : (float) ((i * 37) % 23) / 7 - 1.5f;
@@ -339,11 +364,8 @@ test_maxpool_against_direct (void)
       g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), NULL);
       g_assert_no_error (error);
       GraftRtTensor *y = out->pdata[0];
-      gint64 span_h = H + cases[t].pt + cases[t].pb - K, span_w = W + cases[t].pl + cases[t].pr - K;
-      gint64 OH = (cases[t].ceil ? (span_h + S - 1) / S : span_h / S) + 1;
-      gint64 OW = (cases[t].ceil ? (span_w + S - 1) / S : span_w / S) + 1;
-      g_assert_cmpint (y->dims[2], ==, OH);
-      g_assert_cmpint (y->dims[3], ==, OW);
+      gint64 OH, OW;
+      assert_window_out (y, &cases[t], &OH, &OW);
       const float *yv = y->data;
       for (gint64 i = 0; i < N * C; i++)
         for (gint64 oh = 0; oh < OH; oh++)
