@@ -2,12 +2,12 @@
  * (conv-depthwise.c), each against a direct double-precision loop and
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
- * three vectors), images sharing a panel, pointwise panels read in place,
- * strides 1–3, dilation, asymmetric padding, groups, deep filters that
- * are split into K blocks, depthwise rows with and without unmasked
- * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
- * and two threads, and the filter cached between runs (weights as
- * initializers). */
+ * three vectors), images sharing a panel, panels gathered at fixed
+ * offsets, pointwise panels read in place, strides 1–3, dilation,
+ * asymmetric padding, groups, deep filters that are split into K blocks,
+ * depthwise rows with and without unmasked vectors, depthwise vectors
+ * that span rows, fused Relu/Clip, with one and two threads, and the
+ * filter cached between runs (weights as initializers). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -29,6 +29,9 @@ static const ConvCase cases[] = {
   { 2, 160, 20, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* K = 1440: two K blocks */
   { 1, 300, 9, 3, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, "Relu" },    /* K = 2700, padding wider than the input */
   { 2, 4, 10, 12, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* rows longer than a panel */
+  /* unit strides with OW = W: panels inside an image gathered at fixed offsets */
+  { 1, 6, 10, 10, 12, 3, 3, 1, 2, 2, 2, 2, 2, 1, NULL },     /* dilation 2 */
+  { 2, 5, 9, 8, 10, 3, 3, 1, 1, 1, 0, 0, 2, 1, "Relu" },     /* asymmetric pads, OH < H */
   /* pointwise panels read straight from x, gathered where they cross images */
   { 2, 20, 12, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },
   { 2, 8, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 2, NULL },       /* groups */

@@ -89,6 +89,7 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
 }
 
 #define MAX_KERNEL_COLS 64
+#define MAX_KERNEL_ROWS 64
 
 gboolean
 graft_conv_gemm_supports (const GraftWindow *w)
@@ -117,6 +118,7 @@ typedef struct {
   gint64 col_tasks, row_splits, tasks;
   gint64 ow_lo[MAX_KERNEL_COLS], ow_hi[MAX_KERNEL_COLS];  /* per kj: outputs ow reading inside the row */
   gboolean direct;                /* im2col (x) is x: 1×1 window, unit stride, no padding */
+  gboolean flat;                  /* unit strides, OW == W, KH ≤ MAX_KERNEL_ROWS: see gather_panel_flat */
   gsize task_floats;
   float *scratch;                 /* per task: the gathered panels, then the result tiles */
 } ConvGemmJob;
@@ -214,6 +216,48 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
         }
       if (n_cols < width)
         memset (panel + n_cols, 0, (width - n_cols) * sizeof (float));
+      if (++kj == KW)
+        {
+          kj = 0;
+          if (++ki == KH)
+            ki = 0, c++;
+        }
+    }
+}
+
+/* gather_panel for a full panel inside one image of a window with unit
+ * strides and OW == W: output j of the flattened image reads input
+ * j + (ki·dh - pt)·W + kj·dw - pl for tap (ki, kj), so every row of the
+ * panel is three masked loads at a fixed offset; the masks (the lanes
+ * whose tap falls inside the row and the image) depend only on the tap
+ * and are worked out once per panel. */
+static void
+gather_panel_flat (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint64 k1, float *panel)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
+  gint64 H = w->in[0], W = w->in[1], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
+  __mmask16 col_mask[MAX_KERNEL_COLS][MAX_VECS] = { { 0 } }, row_mask[MAX_KERNEL_ROWS][MAX_VECS] = { { 0 } };
+  for (int i = 0; i < PANEL_COLS; i++)
+    {
+      gint64 j = run->ow + i, oh = j / W, ow = j % W;
+      for (gint64 kj = 0; kj < KW; kj++)
+        if (ow + kj * dw - pl >= 0 && ow + kj * dw - pl < W)
+          col_mask[kj][i / LANES] |= (__mmask16) (1u << i % LANES);
+      for (gint64 ki = 0; ki < KH; ki++)
+        if (oh + ki * dh - pt >= 0 && oh + ki * dh - pt < H)
+          row_mask[ki][i / LANES] |= (__mmask16) (1u << i % LANES);
+    }
+  const float *x = a->x + (run->image * a->C + job->g * Cg) * job->in_size + run->ow;
+  gint64 c = k0 / taps, ki = k0 % taps / KW, kj = k0 % KW;
+  for (gint64 k = k0; k < k1; k++, panel += PANEL_COLS)
+    {
+      const float *src = x + (c * job->in_size + (ki * dh - pt) * W + kj * dw - pl);
+      for (int v = 0; v < MAX_VECS; v++)
+        _mm512_storeu_ps (panel + v * LANES,
+                          _mm512_maskz_loadu_ps (col_mask[kj][v] & row_mask[ki][v], src + v * LANES));
       if (++kj == KW)
         {
           kj = 0;
@@ -336,7 +380,10 @@ conv_gemm_task (gint64 task, gpointer data)
                 }
               b[c] = panels + c * job->kc * PANEL_COLS;
               ldb[c] = width;
-              gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, (float *) b[c]);
+              if (job->flat && n_cols == PANEL_COLS && n_out_runs[c] == 1)
+                gather_panel_flat (job, &out_runs[c][0], k0, k1, (float *) b[c]);
+              else
+                gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, (float *) b[c]);
             }
           for (gint64 p = p0; p < p1; p++)
             {
@@ -447,6 +494,8 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
     }
   ConvGemmJob job = { filter, args };
   job.direct = w == &flat;
+  job.flat = !job.direct && w->stride[0] == 1 && w->stride[1] == 1 && w->out[1] == w->in[1] &&
+             w->kernel[0] <= MAX_KERNEL_ROWS;
   job.in_size = w->in[0] * w->in[1];
   job.out_size = w->out[0] * w->out[1];
   job.columns = args->N * job.out_size;
