@@ -115,8 +115,15 @@ gboolean graft_kernel_wants_output (GraftKernelContext *ctx, guint i);
  * kernels). NULL otherwise; ctx->inputs[i] stays valid either way. */
 GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
 /* TRUE if the engine fused a following Relu/Clip into this node: the
- * kernel must clamp its output to [lo, hi]. */
+ * kernel must clamp its output to [lo, hi]. With a residual (below) only
+ * once the kernel has taken it. */
 gboolean graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi);
+/* The other operand of the Add that is this Conv's only consumer, when it
+ * is ready before the Conv runs; NULL otherwise. A kernel that adds it
+ * into its output (before any fused clamp) calls graft_kernel_take_residual,
+ * and the Add then forwards the Conv's output instead of running. */
+GraftRtTensor *graft_kernel_get_residual (GraftKernelContext *ctx);
+void graft_kernel_take_residual (GraftKernelContext *ctx);
 /* Data a kernel derives from a constant input (a packed filter, say),
  * kept on the node's step between runs. input_data is that input's data
  * pointer: the lookup gives NULL unless it is the same constant as when

@@ -8,6 +8,7 @@
 #include "runtime/worker-pool.h"
 
 #define NO_SLOT G_MAXUINT
+#define NO_STEP G_MAXUINT
 
 typedef struct {
   guint up;      /* how many frames up the value lives */
@@ -30,6 +31,16 @@ typedef struct {
   gboolean fused;
   float fused_lo, fused_hi;
   gboolean forward_input;
+  /* Conv whose only consumer is an Add of a value computed before it (a
+   * residual connection): the kernel may add that value in its epilogue
+   * (graft_kernel_take_residual); then the Add, and a Relu/Clip after it
+   * whose clamp the Conv applies as well, forward input forward_index
+   * instead of running. Decided per run: the kernel only takes a
+   * residual of its own shape and dtype. */
+  gboolean has_residual;
+  ValueRef residual;
+  guint residual_from;      /* NO_STEP, or the Conv step whose taken residual makes this step forward */
+  guint forward_index;
   /* what the kernel derived from a constant input (graft_kernel_derived_keep) */
   gconstpointer derived_key;
   gpointer derived;
@@ -76,6 +87,7 @@ struct _Frame {
   Plan *plan;
   GraftRtTensor **values;
   Frame *parent;
+  gboolean *residual_taken;  /* per step: the Conv added its residual this run */
 };
 
 typedef struct {
@@ -467,43 +479,110 @@ constant_scalar (GraftValue *v, float *out)
   return TRUE;
 }
 
+/* The only consumer of node's single output, in node's graph, or NULL. */
+static GraftNode *
+sole_consumer (GraftNode *node, GraftValue **out)
+{
+  GraftValue *v = node->outputs->len == 1 ? node->outputs->pdata[0] : NULL;
+  *out = v;
+  if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 1)
+    return NULL;
+  GraftNode *consumer = v->consumers->pdata[0];
+  return consumer->graph == node->graph ? consumer : NULL;
+}
+
+/* Relu, or Clip with constant bounds, reading v as its input 0. */
+static gboolean
+activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
+{
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (act == NULL || act->inputs->len < 1 || act->inputs->pdata[0] != v)
+    return FALSE;
+  if (strcmp (act->op, "onnx::Relu") == 0)
+    {
+      *lo = 0;
+      return TRUE;
+    }
+  if (strcmp (act->op, "onnx::Clip") != 0 || !node_opset_ok (act))
+    return FALSE;
+  GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
+  GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
+  return (vmin == NULL || constant_scalar (vmin, lo)) && (vmax == NULL || constant_scalar (vmax, hi));
+}
+
+/* The step computing value, from step_of (value → 1 + step), or NO_STEP. */
+static guint
+producer_step (GHashTable *step_of, GraftValue *value)
+{
+  gpointer p = value ? g_hash_table_lookup (step_of, value) : NULL;
+  return p ? GPOINTER_TO_UINT (p) - 1 : NO_STEP;
+}
+
+/* When act is a Relu/Clip of input that runs after step i, gives step i
+ * act's clamp and returns act's step; NULL otherwise. */
+static Step *
+fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue *input)
+{
+  float lo, hi;
+  if (act == NULL || act->outputs->len != 1 || !activation_bounds (act, input, &lo, &hi))
+    return NULL;
+  guint j = producer_step (step_of, act->outputs->pdata[0]);
+  if (j == NO_STEP || j <= i)
+    return NULL;
+  plan->steps[i].fused = TRUE;
+  plan->steps[i].fused_lo = lo;
+  plan->steps[i].fused_hi = hi;
+  return &plan->steps[j];
+}
+
+/* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step. */
 static void
-fuse_activations (Plan *plan)
+fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, GraftNode *add, GraftValue *v)
+{
+  Step *conv = &plan->steps[i];
+  if (strcmp (add->op, "onnx::Add") != 0 || add->inputs->len != 2 || add->outputs->len != 1 ||
+      add->inputs->pdata[0] == add->inputs->pdata[1])
+    return;
+  guint index = add->inputs->pdata[0] == v ? 0 : 1;
+  GraftValue *r = add->inputs->pdata[1 - index];
+  guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
+  if (r == NULL || (r_step != NO_STEP && r_step >= i) || add_step == NO_STEP ||
+      !value_ref (plan->graph, r, &conv->residual, rt, NULL))
+    return;
+  conv->has_residual = TRUE;
+  plan->steps[add_step].residual_from = i;
+  plan->steps[add_step].forward_index = index;
+
+  GraftValue *sum;
+  GraftNode *act = sole_consumer (add, &sum);
+  Step *act_step = fuse_clamp (plan, step_of, i, act, sum);
+  if (act_step)
+    act_step->residual_from = i;
+}
+
+static void
+fuse_activations (GraftRuntime *rt, Plan *plan)
 {
   if (g_getenv ("GRAFT_NO_FUSION"))
     return;
+  g_autoptr(GHashTable) step_of = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    for (guint j = 0; j < plan->steps[i].node->outputs->len; j++)
+      if (plan->steps[i].node->outputs->pdata[j])
+        g_hash_table_insert (step_of, plan->steps[i].node->outputs->pdata[j], GUINT_TO_POINTER (i + 1));
+
   for (guint i = 0; i < plan->n_steps; i++)
     {
-      Step *conv = &plan->steps[i];
-      if (strcmp (conv->node->op, "onnx::Conv") != 0 || conv->node->outputs->len != 1)
+      if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
         continue;
-      GraftValue *v = conv->node->outputs->pdata[0];
-      if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 1)
-        continue;
-      GraftNode *act = v->consumers->pdata[0];
-      float lo = -INFINITY, hi = INFINITY;
-      if (act->graph != conv->node->graph || act->inputs->len < 1 || act->inputs->pdata[0] != v)
-        continue;
-      if (strcmp (act->op, "onnx::Relu") == 0)
-        lo = 0;
-      else if (strcmp (act->op, "onnx::Clip") == 0 && node_opset_ok (act))
-        {
-          GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
-          GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
-          if ((vmin && !constant_scalar (vmin, &lo)) || (vmax && !constant_scalar (vmax, &hi)))
-            continue;
-        }
-      else
-        continue;
-      for (guint j = i + 1; j < plan->n_steps; j++)
-        if (plan->steps[j].node == act)
-          {
-            conv->fused = TRUE;
-            conv->fused_lo = lo;
-            conv->fused_hi = hi;
-            plan->steps[j].forward_input = TRUE;
-            break;
-          }
+      GraftValue *v;
+      GraftNode *next = sole_consumer (plan->steps[i].node, &v);
+      Step *act_step = fuse_clamp (plan, step_of, i, next, v);
+      if (act_step)
+        act_step->forward_input = TRUE;
+      else if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
     }
 }
 
@@ -668,9 +747,10 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
             }
         }
       step->timing_index = timing_counter_add (rt, node);
+      step->residual_from = NO_STEP;
     }
 
-  fuse_activations (plan);
+  fuse_activations (rt, plan);
 
   /* Free values after their last use, except graph outputs and constants. */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
@@ -959,14 +1039,14 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
         }
     }
 
-  if (step->forward_input)
+  if (step->forward_input || (step->residual_from != NO_STEP && frame->residual_taken[step->residual_from]))
     {
-      /* the producing Conv already applied this activation */
+      /* the producing Conv already applied this activation (or residual Add) */
       if (step->n_outputs > 0 && step->outputs[0] != NO_SLOT)
         {
           GraftRtTensor **slot = &frame->values[step->outputs[0]];
           g_clear_pointer (slot, graft_rt_tensor_unref);
-          *slot = graft_rt_tensor_ref (frame_get (frame, step->inputs[0]));   /* not a float32 copy */
+          *slot = graft_rt_tensor_ref (frame_get (frame, step->inputs[step->forward_index]));   /* not a float32 copy */
         }
       ok = TRUE;
       goto out;
@@ -1065,6 +1145,7 @@ frame_clear (Frame *frame)
     if (frame->values[s])
       graft_rt_tensor_unref (frame->values[s]);
   g_free (frame->values);
+  g_free (frame->residual_taken);
 }
 
 static GPtrArray *
@@ -1072,7 +1153,8 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
 {
   GraftRuntime *rt = run->runtime;
   GraftGraph *graph = plan->graph;
-  Frame frame = { plan, g_new0 (GraftRtTensor *, MAX (plan->n_slots, 1)), parent };
+  Frame frame = { plan, g_new0 (GraftRtTensor *, MAX (plan->n_slots, 1)), parent,
+                  g_new0 (gboolean, MAX (plan->n_steps, 1)) };
   GPtrArray *result = NULL;
 
   for (guint s = 0; s < plan->n_slots; s++)
@@ -1350,11 +1432,35 @@ graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gp
   return TRUE;
 }
 
+static gboolean
+residual_taken (EngineCtx *e)
+{
+  return e->frame->residual_taken[e->step - e->frame->plan->steps];
+}
+
+GraftRtTensor *
+graft_kernel_get_residual (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || !e->step->has_residual)
+    return NULL;
+  return frame_get (e->frame, e->step->residual);
+}
+
+void
+graft_kernel_take_residual (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  g_return_if_fail (e != NULL && e->step != NULL && e->step->has_residual);
+  e->frame->residual_taken[e->step - e->frame->plan->steps] = TRUE;
+}
+
 gboolean
 graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  if (e == NULL || e->step == NULL || !e->step->fused)
+  /* a clamp after a residual Add belongs after the Add */
+  if (e == NULL || e->step == NULL || !e->step->fused || (e->step->has_residual && !residual_taken (e)))
     return FALSE;
   *lo = e->step->fused_lo;
   *hi = e->step->fused_hi;

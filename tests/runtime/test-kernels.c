@@ -388,6 +388,77 @@ test_maxpool_against_direct (void)
     }
 }
 
+/* Conv → Add → Relu with the Add's other operand ready before the Conv:
+ * the engine lets the Conv add it (and clamp after it) in its epilogue.
+ * The result must not depend on whether the kernel takes it: a residual
+ * that broadcasts ([1, M, 1, 1]) is left to the Add, and then the Relu
+ * must not be applied before it. Packed GEMM and depthwise paths, both
+ * operand orders, with and without the Relu. */
+static void
+test_conv_residual_fusion (void)
+{
+  for (int variant = 0; variant < 16; variant++)
+    {
+      gboolean broadcast = variant & 1, depthwise = variant & 2, residual_first = variant & 4, relu = variant & 8;
+      Builder b;
+      builder_init (&b, 17);
+      gint64 N = 2, C = 4, H = 9, W = 11, group = depthwise ? C : 1;
+      gint64 dx[] = { N, C, H, W }, dw[] = { C, C / group, 3, 3 }, db[] = { C };
+      gint64 dr_full[] = { N, C, H, W }, dr_bcast[] = { 1, C, 1, 1 };
+      const gint64 *dr = broadcast ? dr_bcast : dr_full;
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+      add_input (b.graph, "w", GRAFT_DTYPE_FLOAT32, 4, dw);
+      add_input (b.graph, "b", GRAFT_DTYPE_FLOAT32, 1, db);
+      add_input (b.graph, "r", GRAFT_DTYPE_FLOAT32, 4, dr);
+      GraftNode *conv = add_node (b.graph, "Conv", IN ("x", "w", "b"), IN ("c"));
+      gint64 pads[] = { 1, 1, 1, 1 };
+      graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", pads, 4));
+      graft_node_add_attribute (conv, graft_attribute_new_int ("group", group));
+      add_node (b.graph, "Add", residual_first ? IN ("r", "c") : IN ("c", "r"), IN (relu ? "s" : "y"));
+      if (relu)
+        add_node (b.graph, "Relu", IN ("s"), IN ("y"));
+      add_output (b.graph, "y");
+
+      gint64 nx = N * C * H * W, nw = C * (C / group) * 9, nr = broadcast ? C : nx;
+      g_autofree float *xv = g_new (float, nx);
+      g_autofree float *wv = g_new (float, nw);
+      g_autofree float *rv = g_new (float, nr);
+      float bv[] = { 0.25f, -0.5f, 1, -1 };
+      for (gint64 i = 0; i < nx; i++)
+        xv[i] = (float) ((i * 37) % 23) / 7 - 1.5f;
+      for (gint64 i = 0; i < nw; i++)
+        wv[i] = (float) ((i * 11) % 13) / 13 - 0.5f;
+      for (gint64 i = 0; i < nr; i++)
+        rv[i] = (float) ((i * 7) % 19) / 4 - 2.5f;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), "w", tensor_f32 (4, dw, wv),
+                                      "b", tensor_f32 (1, db, bv), "r", tensor_f32 (4, dr, rv), NULL);
+      g_assert_no_error (error);
+      const float *yv = ((GraftRtTensor *) out->pdata[0])->data;
+      for (gint64 n = 0; n < N; n++)
+        for (gint64 m = 0; m < C; m++)
+          for (gint64 oh = 0; oh < H; oh++)
+            for (gint64 ow = 0; ow < W; ow++)
+              {
+                gint64 at = ((n * C + m) * H + oh) * W + ow;
+                double want = bv[m] + rv[broadcast ? m : at];
+                for (gint64 ci = 0; ci < C / group; ci++)
+                  for (gint64 ki = 0; ki < 3; ki++)
+                    for (gint64 kj = 0; kj < 3; kj++)
+                      {
+                        gint64 ih = oh + ki - 1, iw = ow + kj - 1, c = depthwise ? m : ci;
+                        if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                          want += (double) xv[((n * C + c) * H + ih) * W + iw] * wv[((m * (C / group) + ci) * 3 + ki) * 3 + kj];
+                      }
+                if (relu)
+                  want = MAX (want, 0);
+                if (fabs (yv[at] - want) > 1e-4)
+                  g_error ("variant %d: y[%" G_GINT64_FORMAT "] = %g, want %g", variant, at, yv[at], want);
+              }
+      builder_clear (&b);
+    }
+}
+
 static void
 test_if_captures_outer_value (void)
 {
@@ -651,6 +722,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
   g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
   g_test_add_func ("/runtime/maxpool-against-direct", test_maxpool_against_direct);
+  g_test_add_func ("/runtime/conv-residual-fusion", test_conv_residual_fusion);
   g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
   g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);
   g_test_add_func ("/runtime/input-checks", test_input_checks);

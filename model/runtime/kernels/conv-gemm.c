@@ -318,15 +318,17 @@ micro_kernel_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *til
   micro_kernel_body (K, a, b, ldb, tile, accumulate, 3);
 }
 
-/* dst[0..n) = clamp (src[0..n) + bias) */
+/* dst[0..n) = clamp (src[0..n) + bias [+ res[0..n)]) */
 static void
-store_row (float *dst, const float *src, gint64 n, float bias, gboolean clamp, float lo, float hi)
+store_row (float *dst, const float *src, const float *res, gint64 n, float bias, gboolean clamp, float lo, float hi)
 {
   __m512 vb = _mm512_set1_ps (bias), vlo = _mm512_set1_ps (lo), vhi = _mm512_set1_ps (hi);
   for (gint64 i = 0; i < n; i += LANES)
     {
       __mmask16 lanes = graft_lane_mask16 (0, n - i);
       __m512 v = _mm512_add_ps (_mm512_maskz_loadu_ps (lanes, src + i), vb);
+      if (res)
+        v = _mm512_add_ps (v, _mm512_maskz_loadu_ps (lanes, res + i));
       if (clamp)
         {
           /* the second operand is returned for NaN: NaN stays NaN */
@@ -415,8 +417,9 @@ conv_gemm_task (gint64 task, gpointer data)
                 for (int i = 0; i < n_out_runs[c]; i++)
                   {
                     const PixelRun *run = &out_runs[c][i];
-                    float *dst = a->y + (run->image * a->M + m) * job->out_size + run->ow;
-                    store_row (dst, tile + r * width + run->col, run->len, bias, a->clamp, a->lo, a->hi);
+                    gint64 at = (run->image * a->M + m) * job->out_size + run->ow;
+                    store_row (a->y + at, tile + r * width + run->col, a->residual ? a->residual + at : NULL,
+                               run->len, bias, a->clamp, a->lo, a->hi);
                   }
               }
           }

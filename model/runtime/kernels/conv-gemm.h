@@ -35,6 +35,7 @@ typedef struct {
   const float *x;          /* x [N, C, H, W] */
   float *y;                /* y [N, M, OH, OW] */
   const float *bias;       /* [M] or NULL */
+  const float *residual;   /* [N, M, OH, OW], added before the clamp, or NULL */
   gint64 N, C, M, group;
   const GraftWindow *w;    /* 2-D */
   gboolean clamp;

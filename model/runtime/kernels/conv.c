@@ -625,10 +625,19 @@ conv_gemm (GraftKernelContext *ctx, ConvGemmJob *job)
   graft_kernel_parallel_for (ctx, row_blocks * job->col_blocks, conv_gemm_block, job);
 }
 
-/* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32). */
-gboolean
-graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
-                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+static gboolean
+takes_depthwise (gint64 C, gint64 M, gint64 group, const GraftWindow *w)
+{
+  return group == C && M == C &&
+         (graft_conv_depthwise_supports (w) || (w->n == 2 && w->kernel[0] * w->kernel[1] <= DEPTHWISE_MAX_TAPS));
+}
+
+/* y = clamp (conv (x) + bias [+ residual]); residual only where the packed
+ * GEMM takes it (see conv2d_f32). */
+static gboolean
+conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual,
+                gboolean clamp, float lo, float hi, GError **error)
 {
   gint64 in_size = 1, out_size = 1, k_size = 1;
   for (int d = 0; d < w->n; d++)
@@ -638,8 +647,6 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
       k_size *= w->kernel[d];
     }
   gint64 Cg = C / group, Mg = M / group;
-  float lo = -INFINITY, hi = INFINITY;
-  gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
 
   if (group == C && M == C && graft_conv_depthwise_supports (w))
     {
@@ -662,7 +669,7 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
       if (filter == NULL)
         return graft_kernel_fail (error, "out of memory for the packed filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
                                   M, Cg * k_size);
-      GraftConvGemmArgs args = { x, y, bias, N, C, M, group, w, clamp, lo, hi };
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, clamp, lo, hi };
       return graft_conv_gemm (ctx, filter, &args, error);
     }
 
@@ -726,6 +733,43 @@ graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
   return TRUE;
 }
 
+/* x [N, C, in...], weight [M, C/g, k...], y [N, M, out...] (all float32),
+ * residual NULL or [N, M, out...], added before the fused clamp. */
+static gboolean
+conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y, gint64 N,
+            gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual, GError **error)
+{
+  float lo = -INFINITY, hi = INFINITY;
+  gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
+  if (residual == NULL || (!takes_depthwise (C, M, group, w) && graft_conv_gemm_supports (w)))
+    return conv2d_compute (ctx, x, weight, bias, y, N, C, M, group, w, residual, clamp, lo, hi, error);
+
+  /* the other paths add the residual and clamp in a pass of their own */
+  if (!conv2d_compute (ctx, x, weight, bias, y, N, C, M, group, w, NULL, FALSE, -INFINITY, INFINITY, error))
+    return FALSE;
+  gint64 n = N * M;
+  for (int d = 0; d < w->n; d++)
+    n *= w->out[d];
+  for (gint64 i = 0; i < n; i++)
+    {
+      float v = y[i] + residual[i];
+      if (clamp)
+        {
+          v = v < lo ? lo : v;
+          v = v > hi ? hi : v;
+        }
+      y[i] = v;
+    }
+  return TRUE;
+}
+
+gboolean
+graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+{
+  return conv2d_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
+}
+
 static gboolean
 window_from_tensors (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, gboolean transpose, GraftWindow *w,
                      GError **error)
@@ -771,7 +815,16 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  if (!graft_conv2d_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, error))
+  /* a residual Add fused by the engine, taken when it is y's own shape */
+  GraftRtTensor *res = graft_kernel_get_residual (ctx);
+  const float *residual = NULL;
+  if (res && x0->dtype == GRAFT_DTYPE_FLOAT32 && res->dtype == GRAFT_DTYPE_FLOAT32 && res->rank == y->rank &&
+      memcmp (res->dims, y->dims, y->rank * sizeof (gint64)) == 0)
+    {
+      graft_kernel_take_residual (ctx);
+      residual = res->data;
+    }
+  if (!conv2d_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, residual, error))
     return FALSE;
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {
