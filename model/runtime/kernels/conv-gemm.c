@@ -90,6 +90,8 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
 
 #define MAX_KERNEL_COLS 64
 #define MAX_KERNEL_ROWS 64
+#define FEW_RUNS 8                /* panels of up to this many runs … */
+#define FEW_KERNEL_COLS 8         /* … and windows this wide gather with precomputed masks */
 
 gboolean
 graft_conv_gemm_supports (const GraftWindow *w)
@@ -200,6 +202,24 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
   gint64 c = k0 / (KH * KW), ki = k0 / KW % KH, kj = k0 % KW;
   const float *x = a->x + job->g * Cg * job->in_size;
 
+  /* With few runs and kernel columns the load masks, which depend on the
+   * run, the vector and kj only, are worked out once for the panel
+   * rather than for every row. */
+  gboolean few = (sw == 1 || sw == 2) && n_runs <= FEW_RUNS && KW <= FEW_KERNEL_COLS;
+  __mmask16 load[FEW_RUNS][FEW_KERNEL_COLS][MAX_VECS][2], store[FEW_RUNS][MAX_VECS];
+  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int r = 0; few && r < n_runs; r++)
+    for (gint64 v = 0; v * LANES < runs[r].len; v++)
+      {
+        store[r][v] = graft_lane_mask16 (0, runs[r].len - v * LANES);
+        for (gint64 j = 0; j < KW; j++)
+          {
+            gint64 q = (runs[r].ow + v * LANES) * sw + j * dw - pl;
+            load[r][j][v][0] = graft_lane_mask16 (-q, W - q);
+            load[r][j][v][1] = graft_lane_mask16 (-q - LANES, W - q - LANES);
+          }
+      }
+
   for (gint64 k = k0; k < k1; k++, panel += width)
     {
       gint64 shift = kj * dw - pl;
@@ -208,11 +228,22 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
           const PixelRun *run = &runs[r];
           float *dst = panel + run->col;
           gint64 ih = run->oh * sh + ki * dh - pt;
+          gint64 row = (run->image * a->C + c) * job->in_size + ih * W;
           if (ih < 0 || ih >= H)
             memset (dst, 0, run->len * sizeof (float));
+          else if (few)
+            {
+              const float *src = x + (row + run->ow * sw + shift);
+              for (gint64 v = 0; v * LANES < run->len; v++, src += LANES * sw)
+                {
+                  __m512 e = _mm512_maskz_loadu_ps (load[r][kj][v][0], src);
+                  if (sw == 2)
+                    e = _mm512_permutex2var_ps (e, pick_even, _mm512_maskz_loadu_ps (load[r][kj][v][1], src + LANES));
+                  _mm512_mask_storeu_ps (dst + v * LANES, store[r][v], e);
+                }
+            }
           else
-            gather_run (dst, x + (run->image * a->C + c) * job->in_size + ih * W, run->ow, run->len, sw, shift, W,
-                        job->ow_lo[kj], job->ow_hi[kj]);
+            gather_run (dst, x + row, run->ow, run->len, sw, shift, W, job->ow_lo[kj], job->ow_hi[kj]);
         }
       if (n_cols < width)
         memset (panel + n_cols, 0, (width - n_cols) * sizeof (float));
