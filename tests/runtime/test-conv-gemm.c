@@ -3,11 +3,12 @@
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
  * three vectors), images sharing a panel, panels gathered at fixed
- * offsets, pointwise panels read in place, strides 1–3, dilation,
- * asymmetric padding, groups, deep filters that are split into K blocks,
- * depthwise rows with and without unmasked vectors, depthwise vectors
- * that span rows, fused Relu/Clip, with one and two threads, and the
- * filter cached between runs (weights as initializers). */
+ * offsets (of x or of its parity planes), pointwise panels read in
+ * place, strides 1–3, dilation, asymmetric padding, groups, deep filters
+ * that are split into K blocks, depthwise rows with and without unmasked
+ * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
+ * and two threads, and the filter cached between runs (weights as
+ * initializers). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -32,6 +33,9 @@ static const ConvCase cases[] = {
   /* unit strides with OW = W: panels inside an image gathered at fixed offsets */
   { 1, 6, 10, 10, 12, 3, 3, 1, 2, 2, 2, 2, 2, 1, NULL },     /* dilation 2 */
   { 2, 5, 9, 8, 10, 3, 3, 1, 1, 1, 0, 0, 2, 1, "Relu" },     /* asymmetric pads, OH < H */
+  /* stride 2 with OW = ceil (W / 2): gathered from the parity planes */
+  { 2, 4, 16, 13, 45, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Relu" },   /* odd height and width */
+  { 1, 8, 8, 15, 15, 1, 1, 2, 1, 0, 0, 0, 0, 1, NULL },      /* 1×1 downsample */
   /* pointwise panels read straight from x, gathered where they cross images */
   { 2, 20, 12, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },
   { 2, 8, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 2, NULL },       /* groups */

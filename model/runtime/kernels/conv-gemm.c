@@ -89,7 +89,7 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
 }
 
 #define MAX_KERNEL_COLS 64
-#define MAX_KERNEL_ROWS 64
+#define MAX_FLAT_TAPS 64           /* taps of a window the flat gather takes */
 #define FEW_RUNS 8                /* panels of up to this many runs … */
 #define FEW_KERNEL_COLS 8         /* … and windows this wide gather with precomputed masks */
 
@@ -120,7 +120,16 @@ typedef struct {
   gint64 col_tasks, row_splits, tasks;
   gint64 ow_lo[MAX_KERNEL_COLS], ow_hi[MAX_KERNEL_COLS];  /* per kj: outputs ow reading inside the row */
   gboolean direct;                /* im2col (x) is x: 1×1 window, unit stride, no padding */
-  gboolean flat;                  /* unit strides, OW == W, KH ≤ MAX_KERNEL_ROWS: see gather_panel_flat */
+  /* flat gathers (see gather_panel_flat): input channel c of image n is
+   * plane flat_x + (n·C + c)·flat_plane, rows of OW floats; tap (ki, kj)
+   * reads it at output index + tap_off, valid where the output row plus
+   * row_shift[ki] is in [0, row_limit[ki]) and the column plus
+   * col_shift[kj] in [0, col_limit[kj]) */
+  gboolean flat;
+  const float *flat_x;
+  gint64 flat_plane;
+  gint64 row_shift[MAX_FLAT_TAPS], row_limit[MAX_FLAT_TAPS], col_shift[MAX_FLAT_TAPS], col_limit[MAX_FLAT_TAPS];
+  gint64 tap_off[MAX_FLAT_TAPS];
   gsize task_floats;
   float *scratch;                 /* per task: the gathered panels, then the result tiles */
 } ConvGemmJob;
@@ -256,36 +265,36 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
     }
 }
 
-/* gather_panel for a full panel inside one image of a window with unit
- * strides and OW == W: output j of the flattened image reads input
- * j + (ki·dh - pt)·W + kj·dw - pl for tap (ki, kj), so every row of the
- * panel is three masked loads at a fixed offset; the masks (the lanes
- * whose tap falls inside the row and the image) depend only on the tap
- * and are worked out once per panel. */
+/* gather_panel for a full panel inside one image when output j of the
+ * flattened image reads input plane element j + tap_off for every tap:
+ * windows with unit strides and OW == W read x itself; stride-2 windows
+ * with OW == ceil (W / 2) read x split into its four (row, column)
+ * parity planes (split_phases). Every row of the panel is then three
+ * masked loads at a fixed offset; the masks (the lanes whose tap falls
+ * inside the row and the plane) depend only on the tap and are worked
+ * out once per panel. */
 static void
 gather_panel_flat (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint64 k1, float *panel)
 {
   const GraftConvGemmArgs *a = job->args;
   const GraftWindow *w = a->w;
-  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
-  gint64 H = w->in[0], W = w->in[1], dh = w->dilation[0], dw = w->dilation[1];
-  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
-  __mmask16 col_mask[MAX_KERNEL_COLS][MAX_VECS] = { { 0 } }, row_mask[MAX_KERNEL_ROWS][MAX_VECS] = { { 0 } };
+  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW, OW = w->out[1];
+  __mmask16 col_mask[MAX_FLAT_TAPS][MAX_VECS] = { { 0 } }, row_mask[MAX_FLAT_TAPS][MAX_VECS] = { { 0 } };
   for (int i = 0; i < PANEL_COLS; i++)
     {
-      gint64 j = run->ow + i, oh = j / W, ow = j % W;
+      gint64 j = run->ow + i, oh = j / OW, ow = j % OW;
       for (gint64 kj = 0; kj < KW; kj++)
-        if (ow + kj * dw - pl >= 0 && ow + kj * dw - pl < W)
+        if (ow + job->col_shift[kj] >= 0 && ow + job->col_shift[kj] < job->col_limit[kj])
           col_mask[kj][i / LANES] |= (__mmask16) (1u << i % LANES);
       for (gint64 ki = 0; ki < KH; ki++)
-        if (oh + ki * dh - pt >= 0 && oh + ki * dh - pt < H)
+        if (oh + job->row_shift[ki] >= 0 && oh + job->row_shift[ki] < job->row_limit[ki])
           row_mask[ki][i / LANES] |= (__mmask16) (1u << i % LANES);
     }
-  const float *x = a->x + (run->image * a->C + job->g * Cg) * job->in_size + run->ow;
+  const float *x = job->flat_x + (run->image * a->C + job->g * Cg) * job->flat_plane + run->ow;
   gint64 c = k0 / taps, ki = k0 % taps / KW, kj = k0 % KW;
   for (gint64 k = k0; k < k1; k++, panel += PANEL_COLS)
     {
-      const float *src = x + (c * job->in_size + (ki * dh - pt) * W + kj * dw - pl);
+      const float *src = x + (c * job->flat_plane + job->tap_off[ki * KW + kj]);
       for (int v = 0; v < MAX_VECS; v++)
         _mm512_storeu_ps (panel + v * LANES,
                           _mm512_maskz_loadu_ps (col_mask[kj][v] & row_mask[ki][v], src + v * LANES));
@@ -294,6 +303,43 @@ gather_panel_flat (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint6
           kj = 0;
           if (++ki == KH)
             ki = 0, c++;
+        }
+    }
+}
+
+typedef struct {
+  const float *x;
+  float *phases;
+  gint64 H, W, Hq, Wq;
+} PhaseJob;
+
+/* Plane p of x into its four parity planes [p][row parity][column
+ * parity][Hq][Wq]; elements past the input's edge are zero. */
+static void
+split_phases_plane (gint64 p, gpointer data)
+{
+  const PhaseJob *job = data;
+  const float *x = job->x + p * job->H * job->W;
+  float *out = job->phases + p * 4 * job->Hq * job->Wq;
+  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i pick_odd = _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  for (gint64 r = 0; r < 2 * job->Hq; r++)
+    {
+      float *even = out + ((r % 2) * 2 * job->Hq + r / 2) * job->Wq, *odd = even + job->Hq * job->Wq;
+      if (r >= job->H)
+        {
+          memset (even, 0, job->Wq * sizeof (float));
+          memset (odd, 0, job->Wq * sizeof (float));
+          continue;
+        }
+      const float *row = x + r * job->W;
+      for (gint64 q = 0; q < job->Wq; q += LANES)
+        {
+          __mmask16 lanes = graft_lane_mask16 (0, job->Wq - q);
+          __m512 lo = _mm512_maskz_loadu_ps (graft_lane_mask16 (0, job->W - 2 * q), row + 2 * q);
+          __m512 hi = _mm512_maskz_loadu_ps (graft_lane_mask16 (0, job->W - 2 * q - LANES), row + 2 * q + LANES);
+          _mm512_mask_storeu_ps (even + q, lanes, _mm512_permutex2var_ps (lo, pick_even, hi));
+          _mm512_mask_storeu_ps (odd + q, lanes, _mm512_permutex2var_ps (lo, pick_odd, hi));
         }
     }
 }
@@ -501,6 +547,58 @@ plan_job (ConvGemmJob *job, gint64 threads)
   job->task_floats = (gsize) G * job->kc * PANEL_COLS + (gsize) rows * G * PANEL_COLS;
 }
 
+/* Sets up the flat gather (see ConvGemmJob) when the window allows it;
+ * for a stride of 2, *phases holds x split by split_phases. */
+static gboolean
+plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GError **error)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 KH = w->kernel[0], KW = w->kernel[1], H = w->in[0], W = w->in[1];
+  gint64 s = w->stride[0];
+  if (KH * KW > MAX_FLAT_TAPS || s != w->stride[1] || (s != 1 && s != 2) || w->out[1] != (W + s - 1) / s ||
+      !graft_conv_gemm_available ())
+    return TRUE;
+  gint64 Hq = (H + s - 1) / s, Wq = w->out[1];
+  if (s == 1)
+    {
+      job->flat_x = a->x;
+      job->flat_plane = job->in_size;
+    }
+  else
+    {
+      *phases = graft_kernel_scratch (ctx, (gsize) a->N * a->C * 4 * Hq * Wq * sizeof (float), error);
+      if (*phases == NULL)
+        return FALSE;
+      PhaseJob split = { a->x, (*phases)->data, H, W, Hq, Wq };
+      graft_kernel_parallel_for (ctx, a->N * a->C, split_phases_plane, &split);
+      job->flat_x = (*phases)->data;
+      job->flat_plane = 4 * Hq * Wq;
+    }
+  /* tap offset t = k·d - pad splits into parity t mod s and shift floor (t / s) */
+  gint64 row_parity[MAX_FLAT_TAPS], col_parity[MAX_FLAT_TAPS];
+  for (gint64 ki = 0; ki < KH; ki++)
+    {
+      gint64 t = ki * w->dilation[0] - w->pad_begin[0];
+      row_parity[ki] = ((t % s) + s) % s;
+      job->row_shift[ki] = (t - row_parity[ki]) / s;
+      job->row_limit[ki] = (H - row_parity[ki] + s - 1) / s;
+    }
+  for (gint64 kj = 0; kj < KW; kj++)
+    {
+      gint64 t = kj * w->dilation[1] - w->pad_begin[1];
+      col_parity[kj] = ((t % s) + s) % s;
+      job->col_shift[kj] = (t - col_parity[kj]) / s;
+      job->col_limit[kj] = (W - col_parity[kj] + s - 1) / s;
+    }
+  for (gint64 ki = 0; ki < KH; ki++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      job->tap_off[ki * KW + kj] = (s == 1 ? 0 : (row_parity[ki] * 2 + col_parity[kj]) * Hq * Wq) +
+                                   job->row_shift[ki] * Wq + job->col_shift[kj];
+  job->flat = TRUE;
+  return TRUE;
+}
+
 gboolean
 graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
                  GError **error)
@@ -528,9 +626,10 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
     }
   ConvGemmJob job = { filter, args };
   job.direct = w == &flat;
-  job.flat = !job.direct && w->stride[0] == 1 && w->stride[1] == 1 && w->out[1] == w->in[1] &&
-             w->kernel[0] <= MAX_KERNEL_ROWS;
   job.in_size = w->in[0] * w->in[1];
+  g_autoptr(GraftRtTensor) phases = NULL;
+  if (!job.direct && !plan_flat (ctx, &job, &phases, error))
+    return FALSE;
   job.out_size = w->out[0] * w->out[1];
   job.columns = args->N * job.out_size;
   if (job.columns == 0 || filter->Mg == 0)
