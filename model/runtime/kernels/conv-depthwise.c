@@ -60,22 +60,8 @@ typedef struct {
 static inline __m512
 load_inside (const float *p, int sw)
 {
-  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   __m512 v = _mm512_loadu_ps (p);
-  return sw == 1 ? v : _mm512_permutex2var_ps (v, pick_even, _mm512_loadu_ps (p + LANES));
-}
-
-/* The 16 lanes p[i·sw] (i < 16), loading only the lanes in masks (the
- * columns inside the row); the others read as zero. */
-static inline __m512
-load_masked (const float *p, const __mmask16 *masks, int sw)
-{
-  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  __m512 v = _mm512_maskz_loadu_ps (masks[0], p);
-  if (sw == 1)
-    return v;
-  __m512 hi = _mm512_maskz_loadu_ps (masks[1], p + LANES);
-  return _mm512_permutex2var_ps (v, pick_even, hi);
+  return sw == 1 ? v : graft_even_lanes16 (v, _mm512_loadu_ps (p + LANES));
 }
 
 static inline __m512
@@ -134,7 +120,8 @@ row_edge (float *y, const Taps *t, const __mmask16 *masks, gint64 KW, gint64 ow0
   gint64 q = ow0 * sw;
   for (int i = 0; i < t->n; i++)
     {
-      __m512 v = load_masked (TAP (t, i, q), masks + i % KW * 2, sw);
+      const __mmask16 *m = masks + i % KW * 2;
+      __m512 v = graft_load_strided16 (TAP (t, i, q), m[0], m[1], sw, _mm512_setzero_ps ());
       if (i % 2)
         b = _mm512_fmadd_ps (t->weight[i], v, b);
       else

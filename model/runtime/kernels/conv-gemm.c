@@ -216,7 +216,6 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
    * rather than for every row. */
   gboolean few = (sw == 1 || sw == 2) && n_runs <= FEW_RUNS && KW <= FEW_KERNEL_COLS;
   __mmask16 load[FEW_RUNS][FEW_KERNEL_COLS][MAX_VECS][2], store[FEW_RUNS][MAX_VECS];
-  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   for (int r = 0; few && r < n_runs; r++)
     for (gint64 v = 0; v * LANES < runs[r].len; v++)
       {
@@ -245,9 +244,7 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
               const float *src = x + (row + run->ow * sw + shift);
               for (gint64 v = 0; v * LANES < run->len; v++, src += LANES * sw)
                 {
-                  __m512 e = _mm512_maskz_loadu_ps (load[r][kj][v][0], src);
-                  if (sw == 2)
-                    e = _mm512_permutex2var_ps (e, pick_even, _mm512_maskz_loadu_ps (load[r][kj][v][1], src + LANES));
+                  __m512 e = graft_load_strided16 (src, load[r][kj][v][0], load[r][kj][v][1], sw, _mm512_setzero_ps ());
                   _mm512_mask_storeu_ps (dst + v * LANES, store[r][v], e);
                 }
             }
@@ -321,8 +318,6 @@ split_phases_plane (gint64 p, gpointer data)
   const PhaseJob *job = data;
   const float *x = job->x + p * job->H * job->W;
   float *out = job->phases + p * 4 * job->Hq * job->Wq;
-  const __m512i pick_even = _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i pick_odd = _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
   for (gint64 r = 0; r < 2 * job->Hq; r++)
     {
       float *even = out + ((r % 2) * 2 * job->Hq + r / 2) * job->Wq, *odd = even + job->Hq * job->Wq;
@@ -338,8 +333,8 @@ split_phases_plane (gint64 p, gpointer data)
           __mmask16 lanes = graft_lane_mask16 (0, job->Wq - q);
           __m512 lo = _mm512_maskz_loadu_ps (graft_lane_mask16 (0, job->W - 2 * q), row + 2 * q);
           __m512 hi = _mm512_maskz_loadu_ps (graft_lane_mask16 (0, job->W - 2 * q - LANES), row + 2 * q + LANES);
-          _mm512_mask_storeu_ps (even + q, lanes, _mm512_permutex2var_ps (lo, pick_even, hi));
-          _mm512_mask_storeu_ps (odd + q, lanes, _mm512_permutex2var_ps (lo, pick_odd, hi));
+          _mm512_mask_storeu_ps (even + q, lanes, graft_even_lanes16 (lo, hi));
+          _mm512_mask_storeu_ps (odd + q, lanes, graft_odd_lanes16 (lo, hi));
         }
     }
 }
