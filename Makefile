@@ -1,6 +1,7 @@
 # The two entry points of README.md: `make run` and `make test`.
-# Both install what is missing from Debian first, so a fresh Debian 12
-# machine needs nothing else.
+# Both install what is missing from Debian first, so a fresh Debian 12 or 13
+# machine needs nothing else; `make test` also builds the test venv (.venv)
+# from the exact pins of tests/requirements.txt.
 
 BUILD ?= build
 SANITIZE_BUILD ?= build-asan
@@ -10,26 +11,32 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # What building and running needs.
 BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	libglib2.0-dev libglib2.0-bin libgtk-4-dev libadwaita-1-dev libcairo2-dev \
-	libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+	libprotobuf-c-dev protobuf-c-compiler \
 	libgraphviz-dev libzip-dev libjson-glib-dev libopenblas-dev \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell
-# What the tests and fixtures need on top.
-TEST_PACKAGES := python3-torch python3-torchvision python3-onnx python3-numpy \
-	xvfb xauth xdg-utils
-# Node.js runs onnxruntime-node, the reference runtime. A machine may already
-# have a Node.js of its own (whose npm conflicts with Debian's): use it then.
-NODE_PACKAGES := $(if $(shell command -v npm),,nodejs npm)
+# What the tests need on top. The fixtures and references (PyTorch 2.13,
+# onnx, onnxruntime, transformers) come from the venv.
+TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils
+# Debian's own PyTorch (1.13 on Debian 12): a second generation of
+# TorchScript writers, used where Debian has it.
+LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
+VENV := .venv
 
-.PHONY: all deps test-deps build run test bench clean
+.PHONY: all deps test-deps test-venv build run test bench clean distclean
 
 all: build
 
 deps:
 	@.ci/ensure-packages $(BUILD_PACKAGES)
 
-test-deps: deps
-	@.ci/ensure-packages $(TEST_PACKAGES) $(NODE_PACKAGES)
-	@.ci/ensure-onnxruntime
+test-deps: deps test-venv
+	@.ci/ensure-packages $(TEST_PACKAGES)
+	@.ci/ensure-packages --optional $(LEGACY_TORCH_PACKAGES)
+
+test-venv: $(VENV)/.requirements
+
+$(VENV)/.requirements: tests/requirements.txt
+	@.ci/make-test-venv $(VENV) tests/requirements.txt
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD)
@@ -52,3 +59,6 @@ bench: test-deps build
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD)
+
+distclean: clean
+	rm -rf $(VENV) tests/fixtures-generated

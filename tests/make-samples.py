@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Regenerates the sample models committed under data/samples/.
 
 tiny-cnn.onnx: a small residual CNN (stem, two residual stages with a

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Counts test results from meson's testlog.json files.
 
 A test that speaks TAP (GTest with --tap) reports its own cases on stdout

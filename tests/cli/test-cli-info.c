@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 
 #include "fixtures.h"
+#include "../test-python.h"
 
 typedef struct {
   int status;
@@ -342,7 +343,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* Shares the reader tests' small fixtures. */
   fixtures = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
-  torchscript_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+  torchscript_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
                                                   "tests/fixtures-generated/torchscript",
                                                   (const char *const[]) { "--small", NULL });
 

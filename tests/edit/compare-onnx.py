@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Compares ONNX models saved by Graft with the originals, field by field.
 
 Usage: compare-onnx.py LISTFILE

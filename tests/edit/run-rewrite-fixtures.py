@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The diagnostics → rewrite → re-export → run loop on real PyTorch exports.
 
 Usage: run-rewrite-fixtures.py GRAFT_CLI
@@ -7,7 +7,7 @@ Fixtures come from tests/fixtures/make-rewrite-fixtures.py (torchvision
 resnet18 and a traced x.view(x.size(0), -1) module exported with a static
 batch of 2, and a model with a com.example op; TorchScript traces). For each: the expected lint
 diagnostics; `graft-cli edit --dynamic x:0=batch`; the saved model passes
-onnx.checker and strict onnx shape inference; onnxruntime-node and Graft's
+onnx.checker and strict onnx shape inference; onnxruntime and Graft's
 runtime run it with batch 4 and match PyTorch's batch-4 output. Prints TAP.
 """
 import json
@@ -158,10 +158,9 @@ def check_cli_errors(cli):
 def main():
     cli = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
-    subprocess.run(["/usr/bin/python3", os.path.join(SOURCE, "tests", "fixtures", "make-rewrite-fixtures.py"),
+    subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "fixtures", "make-rewrite-fixtures.py"),
                     FIXTURES], check=True, stdout=sys.stderr)
-    subprocess.run([os.path.join(SOURCE, ".ci", "ensure-onnxruntime")], check=True, cwd=SOURCE, stdout=sys.stderr)
-    ort = [ "node", os.path.join(SOURCE, "tests", "edit", "run-ort.js")]
+    ort = [sys.executable, os.path.join(SOURCE, "tests", "runtime", "ort-run.py")]
 
     for name in EXPECTED:
         original = os.path.join(FIXTURES, f"{name}.onnx")
@@ -174,7 +173,7 @@ def main():
 
         if name != "custom-b2":
             # The problem first: the static model refuses batch 4.
-            refused = run(ort + [original, "x", x4, os.path.join(OUT, f"{name}-orig-ort")])
+            refused = run(ort + [original, "--input", f"x={x4}", "-o", os.path.join(OUT, f"{name}-orig-ort")])
             tap(refused.returncode != 0 and "Expected: " in refused.stderr,
                 f"{name}: onnxruntime refuses {input_desc (x4)} on the original model", refused.stderr.strip()[-300:])
 
@@ -198,13 +197,13 @@ def main():
             check_saved(name + " (extracted)", runnable)
 
         ort_dir = os.path.join(OUT, f"{name}-ort")
-        result = run(ort + [runnable, "x", x4, ort_dir])
+        result = run(ort + [runnable, "--input", f"x={x4}", "-o", ort_dir])
         if result.returncode == 0:
             outputs = sorted(os.listdir(ort_dir))
             ok, detail = compare(os.path.join(ort_dir, outputs[0]), torch_y4)
         else:
             ok, detail = False, result.stderr
-        tap(ok, f"{name}: onnxruntime-node runs the edited model with {input_desc (x4)} and matches PyTorch "
+        tap(ok, f"{name}: onnxruntime runs the edited model with {input_desc (x4)} and matches PyTorch "
             f"({detail.strip()[:80]})", detail)
 
         graft_dir = os.path.join(OUT, f"{name}-graft")

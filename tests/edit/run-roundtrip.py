@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Round-trip test of the ONNX writer over the ONNX backend conformance suite.
 
 Usage: run-roundtrip.py ROUNDTRIP_TOOL
@@ -57,7 +57,7 @@ def main():
     out = os.path.join(build, "tests", "edit", "roundtrip-out")
 
     print("1..6")
-    subprocess.run(["/usr/bin/python3", os.path.join(source, "tests", "onnx", "make-backend-suite.py"), suite],
+    subprocess.run([sys.executable, os.path.join(source, "tests", "onnx", "make-backend-suite.py"), suite],
                    check=True, stdout=sys.stderr)
     result = subprocess.run([tool, suite, out], check=True, capture_output=True, text=True)
     rows = [line.split("\t") for line in result.stdout.splitlines() if line]
@@ -81,7 +81,7 @@ def main():
     with open(pairs, "w") as f:
         for row in same + differs:
             f.write(f"{row[1]}\t{row[2]}\n")
-    compared = subprocess.run(["/usr/bin/python3", os.path.join(here, "compare-onnx.py"), pairs],
+    compared = subprocess.run([sys.executable, os.path.join(here, "compare-onnx.py"), pairs],
                               capture_output=True, text=True)
     lines = compared.stdout.splitlines()
     bad = [line for line in lines if line.startswith("not ok") or (line.startswith("# ") and "saved models" not in line)]
@@ -105,7 +105,7 @@ def main():
     # --dynamic on every model: the first input's dim 0 becomes N.
     dynamic = [row for row in same + differs if len(row) > 6 and row[6] == "dynamic-saved"]
     refused = [row for row in same + differs if len(row) > 6 and row[6].startswith("dynamic-refused")]
-    checked = subprocess.run(["/usr/bin/python3", "-c", CHECK_DYNAMIC, suite, os.path.join(out, "dynamic")] +
+    checked = subprocess.run([sys.executable, "-c", CHECK_DYNAMIC, suite, os.path.join(out, "dynamic")] +
                              [os.path.relpath(r[1], suite) for r in dynamic], capture_output=True, text=True)
     problems = [line for line in checked.stdout.splitlines() if line]
     tap(6, dynamic and not refused and checked.returncode == 0 and not problems,

@@ -1,4 +1,5 @@
 #include "gui-fixtures.h"
+#include "../test-python.h"
 
 #include <glib/gstdio.h>
 
@@ -6,12 +7,13 @@
 char *
 generated_fixture (const char *script_name, const char *file_name)
 {
+  g_autofree char *test_python = graft_test_python ();
   const char *source = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *dir = g_build_filename (source, "tests", "fixtures-generated", "gui", NULL);
   char *path = g_build_filename (dir, file_name, NULL);
   g_autofree char *script = g_build_filename (source, "tests", "gui", script_name, NULL);
   g_autofree char *tmp_path = g_strconcat (path, ".tmp", NULL);
-  const char *argv[] = { "/usr/bin/python3", script, tmp_path, NULL };
+  const char *argv[] = { test_python, script, tmp_path, NULL };
   g_autoptr(GError) error = NULL;
   g_autofree char *err = NULL;
   int status = 0;

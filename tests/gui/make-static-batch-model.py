@@ -22,4 +22,4 @@ torch.manual_seed(0)
 model = Net().eval()
 example = torch.randn(2, 3, 16, 16)
 torch.onnx.export(model, example, sys.argv[1], input_names=["input"], output_names=["logits"],
-                  opset_version=13, do_constant_folding=True)
+                  opset_version=13, do_constant_folding=True, dynamo=False)

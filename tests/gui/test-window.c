@@ -12,6 +12,7 @@
 #include "loader.h"
 #include "runtime/npy.h"
 #include "gui-fixtures.h"
+#include "../test-python.h"
 
 #define EXPECTED_WIDTH 1200
 #define EXPECTED_HEIGHT 760
@@ -763,6 +764,7 @@ static_batch_copy (char **dir)
 static void
 check_with_onnx (const char *path, const char *expected_dim)
 {
+  g_autofree char *test_python = graft_test_python ();
   const char *script =
     "import sys, onnx\n"
     "m = onnx.load(sys.argv[1])\n"
@@ -770,7 +772,7 @@ check_with_onnx (const char *path, const char *expected_dim)
     "onnx.shape_inference.infer_shapes(m, strict_mode=True)\n"
     "d = m.graph.input[0].type.tensor_type.shape.dim[0]\n"
     "print(d.dim_param or d.dim_value)\n";
-  const char *argv[] = { "/usr/bin/python3", "-c", script, path, NULL };
+  const char *argv[] = { test_python, "-c", script, path, NULL };
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;

@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 #include <cairo.h>
 #include "test-files.h"
+#include "../test-python.h"
 
 static const char *
 source_dir (void)
@@ -214,11 +215,12 @@ test_errors (void)
 static void
 test_torchvision (void)
 {
+  g_autofree char *test_python = graft_test_python ();
   g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "models", NULL);
   g_autofree char *script = g_build_filename (source_dir (), "tests", "fixtures", "make-onnx-models.py", NULL);
   g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
   const char *names[] = { "resnet18", "mobilenet_v2", "transformer24", "control_flow" };
-  const char *generate[] = { "/usr/bin/python3", script, models, "resnet18", "mobilenet_v2", "transformer24",
+  const char *generate[] = { test_python, script, models, "resnet18", "mobilenet_v2", "transformer24",
                              "control_flow", NULL };
   g_autoptr (GError) error = NULL;
   g_autofree char *generator_out = NULL;

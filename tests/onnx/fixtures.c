@@ -1,4 +1,5 @@
 #include "fixtures.h"
+#include "../test-python.h"
 
 const char *
 graft_test_source_dir (void)
@@ -19,6 +20,15 @@ graft_test_source_path (const char *relative)
 char *
 graft_test_generate_fixtures (const char *script, const char *outdir_rel, const char *const *extra_args)
 {
+  g_autofree char *python = graft_test_python ();
+
+  return graft_test_generate_fixtures_with (python, script, outdir_rel, extra_args);
+}
+
+char *
+graft_test_generate_fixtures_with (const char *python, const char *script, const char *outdir_rel,
+                                   const char *const *extra_args)
+{
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;
@@ -26,7 +36,7 @@ graft_test_generate_fixtures (const char *script, const char *outdir_rel, const 
   char *outdir = graft_test_source_path (outdir_rel);
   int status = 0;
 
-  g_ptr_array_add (argv, g_strdup ("/usr/bin/python3"));
+  g_ptr_array_add (argv, g_strdup (python));
   g_ptr_array_add (argv, graft_test_source_path (script));
   g_ptr_array_add (argv, g_strdup (outdir));
   for (guint i = 0; extra_args != NULL && extra_args[i] != NULL; i++)

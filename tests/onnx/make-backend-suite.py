@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Generates the ONNX backend conformance suite (python3-onnx's
 `backend-test-tools generate-data`) into OUTDIR, once, and writes
 OUTDIR/expected-counts.tsv: one line per case with

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes small hand-built ONNX files (with python3-onnx's helper API) that
 the reader unit tests (tests/onnx/test-reader.c) check field by field.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes OUTDIR/functions.onnx: a model calling ONNX local functions
 (FunctionProto) with attribute references, a nested call, an omitted
 attribute (the body's default applies) and the function's own opset

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch reference outputs for the runtime's TorchScript tests.
 
 Usage: make-torchscript-references.py FIXTURES_DIR OUTDIR

@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
+#include "../test-python.h"
 
 static GHashTable *expected_failures;  /* name → reason */
 static GString *failure_log;
@@ -33,10 +34,11 @@ suite_dir (void)
 static gboolean
 ensure_suite (GError **error)
 {
+  g_autofree char *test_python = graft_test_python ();
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *script = g_build_filename (src ? src : ".", "tests", "onnx", "make-backend-suite.py", NULL);
   g_autofree char *dir = suite_dir ();
-  const char *argv[] = { "/usr/bin/python3", script, dir, NULL };
+  const char *argv[] = { test_python, script, dir, NULL };
   int status;
   g_autofree char *err = NULL;
 

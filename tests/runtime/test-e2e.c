@@ -1,15 +1,16 @@
 /* End to end: torchvision ResNet-18 and MobileNetV2 exported to ONNX
  * (random weights, tests/fixtures/make-onnx-models.py) run in Graft and in
- * onnxruntime-node (tests/runtime/ort-run.mjs) on the same .npy input; the
+ * onnxruntime (tests/runtime/ort-run.py) on the same .npy input; the
  * outputs must agree to 1e-4 of the output's largest magnitude; and a model
- * with ONNX local functions against onnxruntime-node. A missing
- * Python module, node or onnxruntime-node fails the test. */
+ * with ONNX local functions against onnxruntime. A missing test venv or
+ * Python module fails the test. */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include "loader.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
+#include "../test-python.h"
 
 static char *models_dir;
 
@@ -32,13 +33,14 @@ spawn (const char *const *argv, GError **error)
 static void
 compare_with_ort (gconstpointer data)
 {
+  g_autofree char *test_python = graft_test_python ();
   const char *name = data;
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
   g_autofree char *tmp = g_dir_make_tmp ("graft-e2e-XXXXXX", NULL);
   g_autofree char *input_path = g_build_filename (tmp, "input.npy", NULL);
   g_autofree char *ort_dir = g_build_filename (tmp, "ort", NULL);
-  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.mjs", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);
   g_autoptr(GError) error = NULL;
 
   gint64 dims[] = { 2, 3, 224, 224 };
@@ -49,7 +51,7 @@ compare_with_ort (gconstpointer data)
   g_assert_true (graft_npy_write (input_path, x, &error));
 
   g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
-  const char *argv[] = { "node", script, model_path, "--input", feed, "-o", ort_dir, NULL };
+  const char *argv[] = { test_python, script, model_path, "--input", feed, "-o", ort_dir, NULL };
   g_assert_true (spawn (argv, &error));
   g_assert_no_error (error);
   g_autofree char *ort_out = g_build_filename (ort_dir, "output.npy", NULL);
@@ -86,14 +88,15 @@ compare_with_ort (gconstpointer data)
 
 /* A model calling ONNX local functions (attribute references, a nested
  * call, an omitted attribute, the functions' own opset imports; built by
- * tests/runtime/make-function-model.py) against onnxruntime-node. */
+ * tests/runtime/make-function-model.py) against onnxruntime. */
 static void
 test_local_functions (void)
 {
+  g_autofree char *test_python = graft_test_python ();
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *dir = g_build_filename (src, "tests", "fixtures-generated", "runtime", "functions", NULL);
   g_autofree char *gen = g_build_filename (src, "tests", "runtime", "make-function-model.py", NULL);
-  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.mjs", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);
   g_autofree char *model_path = g_build_filename (dir, "functions.onnx", NULL);
   g_autofree char *x_path = g_build_filename (dir, "x.npy", NULL);
   g_autofree char *b_path = g_build_filename (dir, "b.npy", NULL);
@@ -101,10 +104,10 @@ test_local_functions (void)
   g_autofree char *x_feed = g_strdup_printf ("x=%s", x_path), *b_feed = g_strdup_printf ("b=%s", b_path);
   g_autoptr(GError) error = NULL;
 
-  const char *gen_argv[] = { "/usr/bin/python3", gen, dir, NULL };
+  const char *gen_argv[] = { test_python, gen, dir, NULL };
   g_assert_true (spawn (gen_argv, &error));
   g_assert_no_error (error);
-  const char *ort_argv[] = { "node", script, model_path, "--input", x_feed, "--input", b_feed, "-o", ort_dir, NULL };
+  const char *ort_argv[] = { test_python, script, model_path, "--input", x_feed, "--input", b_feed, "-o", ort_dir, NULL };
   g_assert_true (spawn (ort_argv, &error));
   g_assert_no_error (error);
 
@@ -141,12 +144,13 @@ test_local_functions (void)
 int
 main (int argc, char **argv)
 {
+  g_autofree char *test_python = graft_test_python ();
   g_autoptr(GError) error = NULL;
   g_test_init (&argc, &argv, NULL);
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   models_dir = g_build_filename (src, "tests", "fixtures-generated", "models", NULL);
   g_autofree char *script = g_build_filename (src, "tests", "fixtures", "make-onnx-models.py", NULL);
-  const char *gen[] = { "/usr/bin/python3", script, models_dir, "resnet18", "mobilenet_v2", NULL };
+  const char *gen[] = { test_python, script, models_dir, "resnet18", "mobilenet_v2", NULL };
   if (!spawn (gen, &error))
     {
       g_printerr ("cannot generate the models: %s\n", error->message);

@@ -6,6 +6,7 @@
 #include "loader.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
+#include "../test-python.h"
 
 static char *fixtures_dir, *refs_dir;
 
@@ -84,8 +85,8 @@ main (int argc, char **argv)
   refs_dir = g_build_filename (src, "tests", "fixtures-generated", "runtime-torchscript", NULL);
   g_autofree char *fixtures = g_build_filename (src, "tests", "fixtures", "make-torchscript-fixtures.py", NULL);
   g_autofree char *refs = g_build_filename (src, "tests", "runtime", "make-torchscript-references.py", NULL);
-  const char *gen1[] = { "/usr/bin/python3", fixtures, fixtures_dir, NULL };
-  const char *gen2[] = { "/usr/bin/python3", refs, fixtures_dir, refs_dir, NULL };
+  const char *gen1[] = { GRAFT_TEST_LEGACY_PYTHON, fixtures, fixtures_dir, NULL };
+  const char *gen2[] = { GRAFT_TEST_LEGACY_PYTHON, refs, fixtures_dir, refs_dir, NULL };
   if (!spawn (gen1, &error) || !spawn (gen2, &error))
     {
       g_printerr ("cannot generate the TorchScript fixtures: %s\n", error->message);

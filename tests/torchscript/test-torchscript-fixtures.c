@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 #include "loader.h"
 #include "../onnx/fixtures.h"
+#include "../test-python.h"
 
 static char *fixture_dir;
 
@@ -15,7 +16,7 @@ static const char *
 fixtures (void)
 {
   if (fixture_dir == NULL)
-    fixture_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+    fixture_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
                                                 "tests/fixtures-generated/torchscript", NULL);
   return fixture_dir;
 }

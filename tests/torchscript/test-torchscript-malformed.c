@@ -12,6 +12,7 @@
 #include "torchscript/script-parser.h"
 #include "torchscript/torch-archive.h"
 #include "../onnx/fixtures.h"
+#include "../test-python.h"
 
 /* ------------------------------------------------------------------ pickles */
 
@@ -274,7 +275,7 @@ small_fixtures (void)
   if (small_dir == NULL)
     {
       const char *const args[] = { "--small", NULL };
-      small_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+      small_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
                                                 "tests/fixtures-generated/torchscript", args);
     }
   return small_dir;

@@ -16,6 +16,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "../../onnx/fixtures.h"
+#include "../../test-python.h"
 
 /* Fixtures that do not match yet, with the reason: reported as TODO so the
  * count of passing ones can only go up. */
@@ -31,13 +32,13 @@ generate (void)
 {
   if (io_dir)
     return;
-  fixture_dir = graft_test_generate_fixtures ("tests/fixtures/make-torchscript-fixtures.py",
+  fixture_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
                                               "tests/fixtures-generated/torchscript", NULL);
   g_autofree char *out = graft_test_source_path ("tests/fixtures-generated/torchscript-io");
   g_autofree char *script = graft_test_source_path ("tests/fixtures/make-torchscript-outputs.py");
   g_autoptr(GError) error = NULL;
   int status = 0;
-  const char *argv[] = { "/usr/bin/python3", script, fixture_dir, out, NULL };
+  const char *argv[] = { GRAFT_TEST_LEGACY_PYTHON, script, fixture_dir, out, NULL };
   g_autofree char *err_text = NULL;
   if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &error) ||
       !g_spawn_check_wait_status (status, &error))

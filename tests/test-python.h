@@ -1,0 +1,20 @@
+/* The Pythons the tests spawn. */
+#pragma once
+
+#include <glib.h>
+
+/* SOURCE_DIR/tests/python: the test venv (PyTorch 2.13, onnx, onnxruntime,
+ * transformers), made by `make test-venv` from tests/requirements.txt. */
+static inline char *
+graft_test_python (void)
+{
+  const char *source = g_getenv ("GRAFT_SOURCE_DIR");
+
+  if (source == NULL || *source == '\0')
+    g_error ("GRAFT_SOURCE_DIR is not set: run the tests through meson test");
+  return g_build_filename (source, "tests", "python", NULL);
+}
+
+/* Debian's own Python with its python3-torch: a second, older generation of
+ * TorchScript writers (1.13 on Debian 12). Absent on a Debian without it. */
+#define GRAFT_TEST_LEGACY_PYTHON "/usr/bin/python3"
