@@ -48,7 +48,8 @@ def make_dims(outdir):
     graph.input.extend([mapped, opt])
     model = helper.make_model(graph, producer_name="graft-tests", producer_version="1.0",
                               doc_string="model doc", domain="org.graft.test", model_version=7,
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 2)])
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 2)],
+                              ir_version=8)  # stated: make_model's default follows the onnx release
     helper.set_model_props(model, {"author": "graft", "license": "CC0"})
     save(model, outdir, "dims.onnx", check=False)
 
