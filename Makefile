@@ -5,6 +5,7 @@
 
 BUILD ?= build
 SANITIZE_BUILD ?= build-asan
+CLANG_BUILD ?= build-clang
 SAMPLE ?= data/samples/tiny-cnn.onnx
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -16,7 +17,7 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
-TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils
+TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang
 # Debian's own PyTorch (1.13 on Debian 12): a second generation of
 # TorchScript writers, used where Debian has it.
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
@@ -52,13 +53,13 @@ run: build
 
 test: test-deps build $(SANITIZE_BUILD)/build.ninja
 	meson compile -C $(SANITIZE_BUILD)
-	@tests/run-all $(BUILD) $(SANITIZE_BUILD)
+	@tests/run-all $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD)
 
 bench: test-deps build
 	@tests/bench/run $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD)
 
 distclean: clean
 	rm -rf $(VENV) tests/fixtures-generated

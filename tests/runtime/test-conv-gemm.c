@@ -14,6 +14,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/runtime.h"
+#include "runtime/simd.h"
 
 typedef struct {
   gint64 n, c, m, h, w, kh, kw, s, d, pt, pl, pb, pr, group;
@@ -166,14 +167,9 @@ check_case (const ConvCase *c)
   gint64 OH = (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1;
   gint64 OW = (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1;
 
-  /* also the im2col + OpenBLAS and portable depthwise paths that CPUs
-   * without AVX-512 take */
-  for (int blas = 0; blas < 2; blas++)
   for (guint threads = 1; threads <= 2; threads++)
     for (int again = 0; again < 2; again++)   /* the second run uses the cached packed filter */
       {
-        graft_conv_gemm_force_blas (blas);
-        graft_conv_depthwise_force_portable (blas);
         graft_runtime_set_n_threads (rt, threads);
         gint64 dx[] = { c->n, c->c, c->h, c->w };
         g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
@@ -198,30 +194,50 @@ check_case (const ConvCase *c)
                   if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
                     g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
-                             blas ? "portable" : "AVX-512", c->kh, c->kw, threads, n, m, oh, ow, got, want);
+                             graft_simd_level_to_string (graft_simd_get_level ()), c->kh, c->kw, threads, n, m, oh, ow, got, want);
                 }
       }
-  graft_conv_gemm_force_blas (FALSE);
-  graft_conv_depthwise_force_portable (FALSE);
 }
 
+typedef struct {
+  const ConvCase *conv;
+  GraftSimdLevel level;
+} LevelCase;
+
+/* Each case at each SIMD level: the AVX-512 kernels, the AVX2 paths, the
+ * portable ones. A level this CPU lacks is a skip, never a pass. */
 static void
-test_cases (gconstpointer data)
+test_case_at_level (gconstpointer data)
 {
-  check_case (data);
+  const LevelCase *lc = data;
+
+  if (graft_simd_cpu_level () < lc->level)
+    {
+      g_autofree char *reason = g_strdup_printf ("needs %s; this CPU has %s",
+                                                 graft_simd_level_to_string (lc->level),
+                                                 graft_simd_level_to_string (graft_simd_cpu_level ()));
+      g_test_skip (reason);
+      return;
+    }
+  graft_simd_set_max_level (lc->level);
+  check_case (lc->conv);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
 int
 main (int argc, char **argv)
 {
+  static LevelCase level_cases[G_N_ELEMENTS (cases) * 3];
+
   g_test_init (&argc, &argv, NULL);
-  graft_conv_gemm_force_blas (FALSE);
-  if (!graft_conv_gemm_available ())
-    g_test_message ("this CPU has no AVX-512F: only the im2col + BLAS path is tested");
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/conv-gemm/case-%u", i);
-      g_test_add_data_func (path, &cases[i], test_cases);
-    }
+  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        LevelCase *lc = &level_cases[level * G_N_ELEMENTS (cases) + i];
+        g_autofree char *path = g_strdup_printf ("/conv-gemm/%s/case-%u", graft_simd_level_to_string (level), i);
+
+        *lc = (LevelCase) { &cases[i], level };
+        g_test_add_data_func (path, lc, test_case_at_level);
+      }
   return g_test_run ();
 }

@@ -9,6 +9,7 @@
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
+#include "runtime/simd.h"
 
 /* ---- tiny graph builder ---- */
 
@@ -710,6 +711,45 @@ test_static_inference_symbolic (void)
   builder_clear (&b);
 }
 
+typedef struct {
+  GTestFunc test;
+  GraftSimdLevel level;
+} LevelTest;
+
+/* A kernel test at one SIMD level (the AVX-512 kernels, the AVX2 paths,
+ * the portable ones), all against the same direct reference. A level this
+ * CPU lacks is a skip, never a pass. */
+static void
+run_at_level (gconstpointer data)
+{
+  const LevelTest *lt = data;
+
+  if (graft_simd_cpu_level () < lt->level)
+    {
+      g_autofree char *reason = g_strdup_printf ("needs %s; this CPU has %s",
+                                                 graft_simd_level_to_string (lt->level),
+                                                 graft_simd_level_to_string (graft_simd_cpu_level ()));
+      g_test_skip (reason);
+      return;
+    }
+  graft_simd_set_max_level (lt->level);
+  lt->test ();
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+add_at_each_level (const char *path, GTestFunc test)
+{
+  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
+    {
+      LevelTest *lt = g_new (LevelTest, 1);   /* lives as long as the test program */
+      g_autofree char *level_path = g_strdup_printf ("%s/%s", path, graft_simd_level_to_string (level));
+
+      *lt = (LevelTest) { test, level };
+      g_test_add_data_func (level_path, lt, run_at_level);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -719,10 +759,10 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/int-wrap-div-zero", test_int_wrap_and_div_zero);
   g_test_add_func ("/runtime/negative-axis-empty", test_negative_axis_and_empty);
   g_test_add_func ("/runtime/conv-geometry", test_conv_geometry);
-  g_test_add_func ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
+  add_at_each_level ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
   g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
-  g_test_add_func ("/runtime/maxpool-against-direct", test_maxpool_against_direct);
-  g_test_add_func ("/runtime/conv-residual-fusion", test_conv_residual_fusion);
+  add_at_each_level ("/runtime/maxpool-against-direct", test_maxpool_against_direct);
+  add_at_each_level ("/runtime/conv-residual-fusion", test_conv_residual_fusion);
   g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
   g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);
   g_test_add_func ("/runtime/input-checks", test_input_checks);

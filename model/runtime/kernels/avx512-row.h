@@ -1,6 +1,6 @@
 /* Masked AVX-512 reads of one row of floats, shared by the convolution
- * kernels. Include inside a `#pragma GCC target ("avx512f")` region,
- * after <immintrin.h>. */
+ * kernels. Include inside a GRAFT_TARGET_AVX512_BEGIN region
+ * (simd-target.h). */
 #pragma once
 
 #include <glib.h>

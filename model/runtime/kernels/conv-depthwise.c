@@ -1,31 +1,19 @@
 /* Depthwise 2-D convolution with AVX-512 (see conv-depthwise.h). */
 #include "runtime/kernels/conv-depthwise.h"
+#include "runtime/kernels/simd-target.h"
 
 #define LANES 16
 
-static gboolean force_portable;
-
-void
-graft_conv_depthwise_force_portable (gboolean force)
-{
-  force_portable = force;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef GRAFT_HAVE_X86_SIMD
 
 gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
 {
-  static int available = -1;
-  if (available < 0)
-    available = __builtin_cpu_supports ("avx512f") ? 1 : 0;
-  return available && !force_portable && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX512 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
          w->kernel[0] * w->kernel[1] <= GRAFT_CONV_DEPTHWISE_MAX_TAPS;
 }
 
-#pragma GCC push_options
-#pragma GCC target ("avx512f")
-#include <immintrin.h>
+GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/avx512-row.h"
 
 typedef struct {
@@ -181,7 +169,7 @@ depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
  * drops the taps that fall outside the row or the plane. Small maps
  * (7×7, 14×14) fill their vectors this way instead of leaving most lanes
  * of one short row idle. */
-static __attribute__ ((optimize ("O3"))) void
+static GRAFT_HOT_LOOP void
 depthwise_flat_plane (gint64 index, gpointer data)
 {
   const DepthwiseJob *job = data;
@@ -243,13 +231,13 @@ flat_masks_new (const GraftWindow *w)
   return masks;
 }
 
-static __attribute__ ((optimize ("O3"))) void
+static GRAFT_HOT_LOOP void
 depthwise_plane_stride1 (gint64 index, gpointer data)
 {
   depthwise_plane (data, index, 1);
 }
 
-static __attribute__ ((optimize ("O3"))) void
+static GRAFT_HOT_LOOP void
 depthwise_plane_stride2 (gint64 index, gpointer data)
 {
   depthwise_plane (data, index, 2);
@@ -288,7 +276,7 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
   graft_kernel_parallel_for (ctx, N * C, sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2, &job);
 }
 
-#pragma GCC pop_options
+GRAFT_TARGET_AVX512_END
 
 void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,

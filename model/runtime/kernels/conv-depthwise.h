@@ -15,11 +15,9 @@ G_BEGIN_DECLS
 
 #define GRAFT_CONV_DEPTHWISE_MAX_TAPS 64
 
-/* TRUE when the CPU has AVX-512F, the portable kernel is not forced (for
- * tests) and w is a 2-D window of at most GRAFT_CONV_DEPTHWISE_MAX_TAPS
+/* TRUE when the SIMD level (runtime/simd.h) is AVX-512 and w is a 2-D window of at most GRAFT_CONV_DEPTHWISE_MAX_TAPS
  * taps with a horizontal stride of 1 or 2. */
 gboolean graft_conv_depthwise_supports (const GraftWindow *w);
-void graft_conv_depthwise_force_portable (gboolean force);
 
 /* x [N, C, H, W], weight [C, 1, KH, KW], bias [C] or NULL, y [N, C, OH, OW];
  * y = clamp (conv (x) + bias, lo, hi) (±INFINITY for no clamp). ctx may be

@@ -7,6 +7,7 @@
  * im2col matrix to memory first; this does neither and runs the
  * multiply-adds at close to the core's peak. */
 #include "runtime/kernels/conv-gemm.h"
+#include "runtime/kernels/simd-target.h"
 
 #include <string.h>
 
@@ -21,24 +22,11 @@ struct _GraftPackedFilter {
   float *data;                    /* [group][panels][K][ROWS], rows past Mg zero */
 };
 
-static int force_blas = -1;   /* -1: from GRAFT_CONV_GEMM */
-
-void
-graft_conv_gemm_force_blas (gboolean force)
-{
-  force_blas = force;
-}
-
 gboolean
 graft_conv_gemm_available (void)
 {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  static int available = -1;
-  if (available < 0)
-    available = __builtin_cpu_supports ("avx512f") ? 1 : 0;
-  if (force_blas < 0)
-    force_blas = g_strcmp0 (g_getenv ("GRAFT_CONV_GEMM"), "blas") == 0;
-  return available && !force_blas;
+#ifdef GRAFT_HAVE_X86_SIMD
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX512;
 #else
   return FALSE;
 #endif
@@ -165,11 +153,9 @@ image_runs (gint64 out_size, gint64 first, gint64 n, PixelRun *runs)
   return count;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef GRAFT_HAVE_X86_SIMD
 
-#pragma GCC push_options
-#pragma GCC target ("avx512f")
-#include <immintrin.h>
+GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/avx512-row.h"
 
 typedef float GraftV16f __attribute__ ((vector_size (64)));
@@ -372,19 +358,19 @@ micro_kernel_body (gint64 K, const float *a, const float *b, gint64 ldb, float *
       memcpy (tile + (r * vecs + v) * LANES, &acc[r][v], sizeof (GraftV16f));
 }
 
-static __attribute__ ((optimize ("O3"), noinline)) void
+static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 micro_kernel_1 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
   micro_kernel_body (K, a, b, ldb, tile, accumulate, 1);
 }
 
-static __attribute__ ((optimize ("O3"), noinline)) void
+static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 micro_kernel_2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
   micro_kernel_body (K, a, b, ldb, tile, accumulate, 2);
 }
 
-static __attribute__ ((optimize ("O3"), noinline)) void
+static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 micro_kernel_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
 {
   micro_kernel_body (K, a, b, ldb, tile, accumulate, 3);
@@ -498,7 +484,7 @@ conv_gemm_task (gint64 task, gpointer data)
     }
 }
 
-#pragma GCC pop_options
+GRAFT_TARGET_AVX512_END
 
 #else
 

@@ -16,10 +16,9 @@ G_BEGIN_DECLS
 typedef struct _GraftPackedFilter GraftPackedFilter;
 
 /* TRUE when the CPU runs the micro-kernels (AVX-512F) and the im2col +
- * OpenBLAS path is not forced (by GRAFT_CONV_GEMM=blas in the environment,
- * read once, or by graft_conv_gemm_force_blas, for tests). */
+ * SIMD level is not capped below it (runtime/simd.h: GRAFT_SIMD=avx2 or
+ * portable takes the im2col + OpenBLAS path). */
 gboolean graft_conv_gemm_available (void);
-void graft_conv_gemm_force_blas (gboolean force);
 /* Available, and w is a 2-D window the packed path takes. */
 gboolean graft_conv_gemm_supports (const GraftWindow *w);
 

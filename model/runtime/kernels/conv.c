@@ -7,6 +7,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/window.h"
 
 gboolean
@@ -366,14 +367,15 @@ depthwise_row_body (float *y, gint64 n, const float *const *src, const float *kv
 static inline __attribute__ ((always_inline)) void
 depthwise_split_body (const float *row, gint64 n, float *even, float *odd)
 {
-  const GraftV8i pick_even = { 0, 2, 4, 6, 8, 10, 12, 14 }, pick_odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
   gint64 j = 0;
   for (; j + 8 <= n; j += 8)
     {
       GraftV8f a, b;
       memcpy (&a, row + 2 * j, sizeof a);
       memcpy (&b, row + 2 * j + 8, sizeof b);
-      GraftV8f e = __builtin_shuffle (a, b, pick_even), o = __builtin_shuffle (a, b, pick_odd);
+      /* __builtin_shufflevector: GCC (12 and later) and clang both have it */
+      GraftV8f e = __builtin_shufflevector (a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+      GraftV8f o = __builtin_shufflevector (a, b, 1, 3, 5, 7, 9, 11, 13, 15);
       memcpy (even + j, &e, sizeof e);
       memcpy (odd + j, &o, sizeof o);
     }
@@ -397,16 +399,15 @@ depthwise_split_generic (const float *row, gint64 n, float *even, float *odd)
   depthwise_split_body (row, n, even, odd);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GRAFT_HAVE_AVX2_CLONE 1
-static __attribute__ ((target ("avx2,fma"))) void
+#ifdef GRAFT_HAVE_X86_SIMD
+static GRAFT_TARGET_AVX2_FMA void
 depthwise_row_avx2 (float *y, gint64 n, const float *const *src, const float *kv, int taps, float b,
                     float lo, float hi)
 {
   depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
 }
 
-static __attribute__ ((target ("avx2,fma"))) void
+static GRAFT_TARGET_AVX2_FMA void
 depthwise_split_avx2 (const float *row, gint64 n, float *even, float *odd)
 {
   depthwise_split_body (row, n, even, odd);
@@ -422,11 +423,7 @@ typedef void (*DepthwiseSplitFunc) (const float *, gint64, float *, float *);
 static gboolean
 depthwise_use_avx2 (void)
 {
-#ifdef GRAFT_HAVE_AVX2_CLONE
-  return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
-#else
-  return FALSE;
-#endif
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX2;
 }
 
 #define DEPTHWISE_MAX_TAPS 64

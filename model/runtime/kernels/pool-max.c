@@ -1,25 +1,21 @@
 /* 2-D max pooling with AVX-512 (see pool-max.h). */
 #include "runtime/kernels/pool-max.h"
+#include "runtime/kernels/simd-target.h"
 
 #include <math.h>
 
 #define LANES 16
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef GRAFT_HAVE_X86_SIMD
 
 gboolean
 graft_max_pool2d_supports (const GraftWindow *w)
 {
-  static int available = -1;
-  if (available < 0)
-    available = __builtin_cpu_supports ("avx512f") ? 1 : 0;
-  return available && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX512 && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
          (w->stride[1] == 1 || w->stride[1] == 2);
 }
 
-#pragma GCC push_options
-#pragma GCC target ("avx512f")
-#include <immintrin.h>
+GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/avx512-row.h"
 
 typedef struct {
@@ -54,19 +50,19 @@ max_pool_plane (const MaxPoolJob *job, gint64 plane, const int sw)
     }
 }
 
-static __attribute__ ((optimize ("O3"))) void
+static GRAFT_HOT_LOOP void
 max_pool_plane_stride1 (gint64 plane, gpointer data)
 {
   max_pool_plane (data, plane, 1);
 }
 
-static __attribute__ ((optimize ("O3"))) void
+static GRAFT_HOT_LOOP void
 max_pool_plane_stride2 (gint64 plane, gpointer data)
 {
   max_pool_plane (data, plane, 2);
 }
 
-#pragma GCC pop_options
+GRAFT_TARGET_AVX512_END
 
 void
 graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 planes, const GraftWindow *w)

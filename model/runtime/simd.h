@@ -1,0 +1,27 @@
+/* Which vector instructions the runtime's kernels may use: what the CPU
+ * has, capped by GRAFT_SIMD=portable|avx2|avx512 in the environment (read
+ * once) or by graft_simd_set_max_level. The cap lets one machine run and
+ * test every slower variant of a kernel against the same reference. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  GRAFT_SIMD_PORTABLE,
+  GRAFT_SIMD_AVX2,      /* AVX2 and FMA */
+  GRAFT_SIMD_AVX512,    /* AVX-512F (and AVX2, FMA) */
+} GraftSimdLevel;
+
+/* What this CPU can run, whatever the cap. */
+GraftSimdLevel graft_simd_cpu_level (void);
+/* What the kernels may use now: the lower of the CPU's level and the cap. */
+GraftSimdLevel graft_simd_get_level (void);
+/* Caps the level; GRAFT_SIMD_AVX512 lifts the cap. */
+void graft_simd_set_max_level (GraftSimdLevel level);
+
+const char *graft_simd_level_to_string (GraftSimdLevel level);
+gboolean graft_simd_level_from_string (const char *text, GraftSimdLevel *level);
+
+G_END_DECLS
