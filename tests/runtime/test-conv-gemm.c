@@ -14,7 +14,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/runtime.h"
-#include "runtime/simd.h"
+#include "simd-levels.h"
 
 typedef struct {
   gint64 n, c, m, h, w, kh, kw, s, d, pt, pl, pb, pr, group;
@@ -211,15 +211,8 @@ test_case_at_level (gconstpointer data)
 {
   const LevelCase *lc = data;
 
-  if (graft_simd_cpu_level () < lc->level)
-    {
-      g_autofree char *reason = g_strdup_printf ("needs %s; this CPU has %s",
-                                                 graft_simd_level_to_string (lc->level),
-                                                 graft_simd_level_to_string (graft_simd_cpu_level ()));
-      g_test_skip (reason);
-      return;
-    }
-  graft_simd_set_max_level (lc->level);
+  if (!graft_test_use_simd_level (lc->level))
+    return;
   check_case (lc->conv);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }

@@ -9,7 +9,7 @@
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"
-#include "runtime/simd.h"
+#include "simd-levels.h"
 
 /* ---- tiny graph builder ---- */
 
@@ -724,15 +724,8 @@ run_at_level (gconstpointer data)
 {
   const LevelTest *lt = data;
 
-  if (graft_simd_cpu_level () < lt->level)
-    {
-      g_autofree char *reason = g_strdup_printf ("needs %s; this CPU has %s",
-                                                 graft_simd_level_to_string (lt->level),
-                                                 graft_simd_level_to_string (graft_simd_cpu_level ()));
-      g_test_skip (reason);
-      return;
-    }
-  graft_simd_set_max_level (lt->level);
+  if (!graft_test_use_simd_level (lt->level))
+    return;
   lt->test ();
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
