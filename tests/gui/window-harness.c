@@ -58,8 +58,9 @@ application (void)
 
   if (app != NULL)
     return app;
-  /* A blinking text cursor would make pictures differ from run to run. */
-  g_object_set (gtk_settings_get_default (), "gtk-cursor-blink", FALSE, NULL);
+  /* A blinking text cursor would make pictures differ from run to run;
+   * transitions only delay the final picture. */
+  g_object_set (gtk_settings_get_default (), "gtk-cursor-blink", FALSE, "gtk-enable-animations", FALSE, NULL);
   app = graft_application_new ();
   /* Never hand anything to a Graft the user has open. */
   g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
