@@ -235,6 +235,8 @@ test_empty_state (void)
   gui_start (&gui);
   state = capture (&gui, "empty-state");
   g_assert_cmpstr (get (state, "state"), ==, "empty");
+  g_assert_cmpstr (get (state, "can-undo"), ==, "0");
+  g_assert_cmpstr (get (state, "can-redo"), ==, "0");
   pixbuf = load_window_screenshot (state, "empty-state");
   g_assert_cmpfloat (whole_stddev (pixbuf), >, 5);
 }
@@ -825,6 +827,7 @@ test_diagnostics_edit_save_run (void)
   /* Undone: as loaded. */
   g_assert_cmpstr (get (undone, "title"), ==, "static-batch.onnx");
   g_assert_cmpstr (get (undone, "diagnostics-count"), ==, "2");
+  g_assert_cmpstr (get (undone, "can-undo"), ==, "0");
   g_assert_cmpstr (get (undone, "can-redo"), ==, "1");
   /* Redone, saved under a new name, run with batch 4. */
   g_assert_true (g_file_test (saved, G_FILE_TEST_IS_REGULAR));
