@@ -14,7 +14,7 @@
 /* Frames drawn with nothing left to do before a step counts as done, so
  * the canvas has painted the final scene and the sidebar its new rows. */
 #define SETTLE_FRAMES 4
-#define WAIT_SECONDS 30
+#define WAIT_SECONDS 60
 
 void
 harness_init_environment (void)

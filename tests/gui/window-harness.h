@@ -22,7 +22,7 @@ GraftWindow *harness_window_new (void);
  * window is finalized (no leaked references). */
 void harness_window_close (GraftWindow *window);
 
-/* Iterates the main loop until done (data) holds, failing after 30 s. */
+/* Iterates the main loop until done (data) holds, failing after 60 s. */
 void harness_wait_for (gboolean (*done) (gpointer), gpointer data);
 /* Until the window has drawn a few frames with nothing left to do:
  * loading and checking, layouts, statistics, runs, transitions, dialogs. */
