@@ -11,8 +11,6 @@ struct _GraftApplication
   AdwApplication parent_instance;
 
   GSettings *settings;
-  char *screenshot_path;
-  GStrv test_actions;   /* detailed window actions from --find, --select-node, --action */
 };
 
 G_DEFINE_FINAL_TYPE (GraftApplication, graft_application, ADW_TYPE_APPLICATION)
@@ -68,21 +66,6 @@ graft_application_dup_sample_path (GraftApplication *self)
   return g_build_filename (GRAFT_DATADIR, "samples", SAMPLE_NAME, NULL);
 }
 
-static GraftWindow *
-new_window (GraftApplication *self)
-{
-  GraftWindow *window = graft_window_new (self);
-
-  /* The test options apply to the first window only. */
-  if (self->screenshot_path != NULL || self->test_actions != NULL)
-    {
-      graft_window_set_test_plan (window, (const char *const *) self->test_actions, self->screenshot_path);
-      g_clear_pointer (&self->test_actions, g_strfreev);
-      g_clear_pointer (&self->screenshot_path, g_free);
-    }
-  return window;
-}
-
 static void
 graft_application_activate (GApplication *app)
 {
@@ -91,7 +74,7 @@ graft_application_activate (GApplication *app)
 
   if (window == NULL)
     {
-      window = GTK_WINDOW (new_window (self));
+      window = GTK_WINDOW (graft_window_new (self));
       graft_window_start (GRAFT_WINDOW (window));
     }
   gtk_window_present (window);
@@ -111,7 +94,7 @@ graft_application_open (GApplication *app, GFile **files, int n_files, const cha
       if (active != NULL && GRAFT_IS_WINDOW (active) && graft_window_is_empty (GRAFT_WINDOW (active)))
         window = GRAFT_WINDOW (active);
       else
-        window = new_window (self);
+        window = graft_window_new (self);
       graft_window_open_file (window, files[i]);
       gtk_window_present (GTK_WINDOW (window));
     }
@@ -151,7 +134,7 @@ quit_app (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 static void
 new_window_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  GraftWindow *window = new_window (GRAFT_APPLICATION (user_data));
+  GraftWindow *window = graft_window_new (GRAFT_APPLICATION (user_data));
 
   graft_window_start (window);
   gtk_window_present (GTK_WINDOW (window));
@@ -184,43 +167,14 @@ graft_application_startup (GApplication *app)
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.new-window", new_window_accels);
 }
 
-static void
-add_detailed_action (GStrvBuilder *actions, const char *name, const char *target)
-{
-  g_autofree char *detailed = g_strconcat (name, "::", target, NULL);
-
-  g_strv_builder_add (actions, detailed);
-}
-
 static int
 graft_application_handle_local_options (GApplication *app, GVariantDict *options)
 {
-  GraftApplication *self = GRAFT_APPLICATION (app);
-  g_autoptr(GStrvBuilder) actions = g_strv_builder_new ();
-  g_autofree char *find_text = NULL;
-  g_autofree char *select_node = NULL;
-  g_auto(GStrv) extra_actions = NULL;
-
   if (g_variant_dict_contains (options, "version"))
     {
       g_print ("graft %s\n", GRAFT_VERSION);
       return 0;
     }
-
-  g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot_path);
-  if (g_variant_dict_lookup (options, "find", "s", &find_text))
-    add_detailed_action (actions, "win.find-text", find_text);
-  if (g_variant_dict_lookup (options, "select-node", "s", &select_node))
-    add_detailed_action (actions, "win.select-node", select_node);
-  if (g_variant_dict_lookup (options, "action", "^as", &extra_actions))
-    g_strv_builder_addv (actions, (const char **) extra_actions);
-  self->test_actions = g_strv_builder_end (actions);
-  if (self->test_actions[0] == NULL)
-    g_clear_pointer (&self->test_actions, g_strfreev);
-
-  /* A test run must not hand its files to a Graft the user has open. */
-  if (self->screenshot_path != NULL || self->test_actions != NULL)
-    g_application_set_flags (app, g_application_get_flags (app) | G_APPLICATION_NON_UNIQUE);
   return -1;
 }
 
@@ -230,8 +184,6 @@ graft_application_finalize (GObject *object)
   GraftApplication *self = GRAFT_APPLICATION (object);
 
   g_clear_object (&self->settings);
-  g_free (self->screenshot_path);
-  g_strfreev (self->test_actions);
   G_OBJECT_CLASS (graft_application_parent_class)->finalize (object);
 }
 
@@ -249,14 +201,6 @@ graft_application_class_init (GraftApplicationClass *klass)
 }
 
 static const GOptionEntry options[] = {
-  { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
-    "Write the window to a PNG file once the model is laid out, then quit", "PATH" },
-  { "select-node", 0, 0, G_OPTION_ARG_STRING, NULL,
-    "Select the node with this name once the model is open", "NAME" },
-  { "find", 0, 0, G_OPTION_ARG_STRING, NULL,
-    "Open Find with this text once the model is open", "TEXT" },
-  { "action", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
-    "Activate a window action once the model is open (repeatable)", "win.NAME[::TARGET]" },
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
   { NULL }
 };

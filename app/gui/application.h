@@ -1,6 +1,5 @@
-/* The Graft application: one window per opened model, settings, the path
- * of the bundled sample, and the test options (--screenshot, --select-node,
- * --find) that it hands to its first window. */
+/* The Graft application: one window per opened model, settings and the
+ * path of the bundled sample. */
 #pragma once
 
 #include <adwaita.h>

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test-report.h"
 
 static void
 lint_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
@@ -132,35 +131,6 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
   graft_window_refresh_marks (self);
 }
 
-gboolean
-graft_window_analysis_is_busy (GraftWindow *self)
-{
-  return graft_run_pane_is_running (self->run_pane) || self->check_cancellable != NULL;
-}
-
-void
-graft_window_report_analysis (GraftWindow *self)
-{
-  g_autofree char *summary = graft_diagnostics_panel_dup_summary (self->diagnostics_panel);
-  g_autofree char *outputs = graft_run_pane_dup_summary (self->run_pane);
-
-  graft_test_report ("diagnostics-count", "%s", gtk_label_get_text (self->diagnostics_count));
-  graft_test_report ("diagnostics-shown", "%u", graft_diagnostics_panel_get_n_shown (self->diagnostics_panel));
-  graft_test_report ("diagnostics", "%s", summary);
-  graft_test_report ("diagnostics-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->diagnostics_panel)));
-  graft_test_report ("canvas-marked", "%u", graft_graph_canvas_get_n_marked (self->canvas));
-  {
-    guint n_hidden = 0;
-    guint n_groups = graft_graph_canvas_get_n_marked_groups (self->canvas, &n_hidden);
-
-    graft_test_report ("canvas-marked-groups", "%u", n_groups);
-    graft_test_report ("canvas-marked-hidden", "%u", n_hidden);
-  }
-  graft_test_report ("run-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (self->run_pane)));
-  graft_test_report ("run-status", "%s", graft_run_pane_get_status (self->run_pane));
-  graft_test_report ("run-outputs", "%s", outputs);
-}
-
 /* ---------- Run pane ---------- */
 
 void
@@ -205,7 +175,6 @@ apply_dim_setting (GraftWindow *self, const char *setting)
       g_autofree char *message = g_strdup_printf ("“%s” is not NAME=VALUE", setting);
 
       graft_window_show_toast (self, message);
-      graft_test_report ("action-error", "%s", message);
       return FALSE;
     }
   graft_run_pane_set_dim (self->run_pane, symbol, value);
@@ -223,7 +192,9 @@ set_run_input_action (GtkWidget *widget, const char *action_name, GVariant *para
 
   if (input == NULL)
     {
-      graft_test_report ("action-error", "“%s” is not INPUT=PATH", setting);
+      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT=PATH", setting);
+
+      graft_window_show_toast (self, message);
       return;
     }
   graft_run_pane_set_input_file (self->run_pane, input, eq[1] != '\0' ? eq + 1 : NULL);
@@ -268,7 +239,6 @@ on_run_finished (GraftWindow *self)
   graft_window_update_action_states (self);
   if (self->show_timings)
     graft_window_refresh_marks (self);
-  graft_test_report ("run-finished", "%s", graft_run_pane_get_status (self->run_pane));
 }
 
 static void

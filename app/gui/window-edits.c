@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "onnx/writer.h"
-#include "test-report.h"
 
 void
 graft_window_update_title (GraftWindow *self)
@@ -61,8 +60,6 @@ on_edit_checked (GObject *source, GAsyncResult *result, gpointer user_data)
   graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
   graft_window_set_diagnostics (self, diagnostics);
   graft_window_update_action_states (self);
-  if (self->test_plan_active)
-    graft_window_test_plan_continue (self);
 }
 
 /* The graph object was replaced and the old one freed: nothing may show
@@ -98,7 +95,6 @@ show_edit_error (GraftWindow *self, const char *heading, const GError *error)
 
   adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
   gtk_window_present (GTK_WINDOW (dialog));
-  graft_test_report ("edit-error", "%s", error->message);
 }
 
 static gboolean
@@ -147,8 +143,6 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
   notes = graft_edit_get_notes (edit);
   for (guint i = 0; notes != NULL && i < notes->len; i++)
     g_string_append_printf (joined, "%s%s", i > 0 ? "; " : "", (char *) g_ptr_array_index (notes, i));
-  graft_test_report ("edit", "%s", graft_edit_get_description (edit));
-  graft_test_report ("edit-notes", "%s", joined->str);
   if (symbol != NULL)
     {
       /* Proving the fix: the traced size was usually 1 or 2. */
@@ -190,7 +184,6 @@ make_dynamic_action (GtkWidget *widget, const char *action_name, GVariant *param
       g_autofree char *message = g_strdup_printf ("“%s” is not INPUT:AXIS=NAME", spec);
 
       graft_window_show_toast (self, message);
-      graft_test_report ("edit-error", "%s", message);
       return;
     }
   input = g_strndup (spec, colon - spec);
@@ -227,7 +220,6 @@ set_shape_action (GtkWidget *widget, const char *action_name, GVariant *paramete
       g_autofree char *message = g_strdup_printf ("“%s” is not INPUT=D1xD2x…", spec);
 
       graft_window_show_toast (self, message);
-      graft_test_report ("edit-error", "%s", message);
       return;
     }
   edit = graft_edit_new_set_input_shape (input, dims->len, (gint64 *) dims->data);
@@ -263,7 +255,6 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
     g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
 
     graft_window_show_toast (self, message);
-    graft_test_report (undo ? "undo" : "redo", "%s", description);
   }
 }
 
@@ -308,7 +299,6 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
-      graft_test_report ("save-error", "%s", body);
       return FALSE;
     }
   if (!graft_onnx_write_file (self->model, path,
@@ -319,7 +309,6 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
-      graft_test_report ("save-error", "%s", error->message);
       return FALSE;
     }
   /* The saved file is the model's file from now on: the title, the
@@ -347,7 +336,6 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 
     graft_window_show_toast (self, message);
   }
-  graft_test_report ("saved", "%s", path);
   if (self->close_after_save)
     close_now (self);
   return TRUE;
@@ -499,7 +487,6 @@ graft_window_edits_close_request (GraftWindow *self)
   adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
   g_signal_connect (dialog, "response", G_CALLBACK (on_close_response), self);
   gtk_window_present (GTK_WINDOW (dialog));
-  graft_test_report ("close-question", "%s", heading);
   return TRUE;
 }
 

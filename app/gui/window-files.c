@@ -2,7 +2,6 @@
  * models, drag and drop, and Export. */
 #include "window-private.h"
 
-#include "test-report.h"
 
 #define MAX_RECENT_ITEMS 10
 
@@ -164,7 +163,6 @@ export_picture (GraftWindow *self, const char *path)
       g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
 
       graft_window_show_toast (self, message);
-      graft_test_report ("exported", "%s", path);
     }
   else
     {
@@ -173,7 +171,6 @@ export_picture (GraftWindow *self, const char *path)
 
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (message), "close", "_Close");
       gtk_window_present (GTK_WINDOW (message));
-      graft_test_report ("export-error", "%s", error->message);
     }
 }
 

@@ -1,6 +1,7 @@
 /* The window's parts share its instance struct: window.c (life cycle,
- * loading, selection), window-files.c (open, recent, drop, export) and
- * window-test-plan.c (screenshots, test hooks). */
+ * loading, selection), window-files.c (open, recent, drop, export),
+ * window-analysis.c (lint, marks, the Run pane) and window-edits.c (edits,
+ * saving). */
 #pragma once
 
 #include "window.h"
@@ -76,15 +77,6 @@ struct _GraftWindow
   gboolean discard_confirmed;
   GCancellable *check_cancellable;  /* while an edited graph is checked */  /* the user agreed to open over unsaved changes */
   AdwToast *shape_toast;    /* "Run with New Shape", weak */
-
-  /* Test plan (--find, --select-node, --action, --screenshot) */
-  GStrv test_actions;
-  char *test_screenshot_path;
-  gboolean test_plan_active;
-  guint test_settle_frames;
-  guint test_timeout_id;
-  guint test_tick_id;
-  guint test_action_index;
 };
 
 /* window.c */
@@ -107,8 +99,6 @@ void graft_window_lint_async (GraftWindow *self, GraftModel *model, GCancellable
 GPtrArray *graft_window_lint_finish (GAsyncResult *result, GError **error);
 void graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics);
 void graft_window_refresh_marks (GraftWindow *self);
-void graft_window_report_analysis (GraftWindow *self);
-gboolean graft_window_analysis_is_busy (GraftWindow *self);
 void graft_window_init_analysis (GraftWindow *self);
 /* Shows or hides the Run pane (the run-visible property's setter). */
 void graft_window_set_run_visible (GraftWindow *self, gboolean visible);
@@ -122,9 +112,5 @@ void graft_window_update_title (GraftWindow *self);
 gboolean graft_window_edits_confirm_open (GraftWindow *self, const char *path);
 /* TRUE if closing must wait for the user's answer. */
 gboolean graft_window_edits_close_request (GraftWindow *self);
-
-/* window-test-plan.c */
-void graft_window_class_add_test_actions (GtkWidgetClass *widget_class);
-void graft_window_test_plan_continue (GraftWindow *self);
 
 G_END_DECLS

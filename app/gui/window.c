@@ -6,7 +6,6 @@
 #include <glib/gstdio.h>
 
 #include "model-open.h"
-#include "test-report.h"
 #include "widgets/value-format.h"
 
 #define SIDEBAR_WIDTH 340
@@ -217,7 +216,6 @@ select_node_action (GtkWidget *widget, const char *action_name, GVariant *parame
       g_autofree char *message = g_strdup_printf ("No node named “%s” in this model", name);
 
       graft_window_show_toast (self, message);
-      graft_test_report ("select-error", "%s", message);
       return;
     }
   select_item (self, node, NULL);
@@ -292,8 +290,6 @@ show_load_error (GraftWindow *self, const char *path, const GError *error)
   g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *title = g_strdup_printf ("Could Not Open “%s”", basename);
   g_autofree char *escaped = g_markup_escape_text (error->message, -1);
-
-  graft_test_report ("error", "%s", error->message);
 
   if (self->model != NULL)
     {
@@ -408,8 +404,6 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
     show_load_error (self, path, error);
 
   update_action_states (self);
-  if (self->test_plan_active)
-    graft_window_test_plan_continue (self);
 }
 
 static void
@@ -425,8 +419,6 @@ on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
   stop_loading_feedback (self);
   show_model (self, g_task_get_task_data (G_TASK (result)), path, diagnostics);
   update_action_states (self);
-  if (self->test_plan_active)
-    graft_window_test_plan_continue (self);
 }
 
 /* Folders, pipes and devices: reading them could block for ever. */
@@ -470,8 +462,6 @@ graft_window_open_path (GraftWindow *self, const char *path)
   if (!check_regular_file (path, &error))
     {
       show_load_error (self, path, error);
-      if (self->test_plan_active)
-        graft_window_test_plan_continue (self);
       return;
     }
   self->load_cancellable = g_cancellable_new ();
@@ -505,8 +495,6 @@ graft_window_open_file (GraftWindow *self, GFile *file)
                                              "%s is not a local file; Graft opens local files only", uri);
 
       show_load_error (self, uri, error);
-      if (self->test_plan_active)
-        graft_window_test_plan_continue (self);
       return;
     }
   graft_window_open_path (self, path);
@@ -529,8 +517,6 @@ cancel_load_action (GtkWidget *widget, const char *action_name, GVariant *parame
   g_cancellable_cancel (self->load_cancellable);
   stop_loading_feedback (self);
   gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
-  if (self->test_plan_active)
-    graft_window_test_plan_continue (self);
 }
 
 gboolean
@@ -548,8 +534,6 @@ graft_window_start (GraftWindow *self)
   g_return_if_fail (GRAFT_IS_WINDOW (self));
 
   gtk_stack_set_visible_child_name (self->main_stack, "empty");
-  if (self->test_plan_active)
-    graft_window_test_plan_continue (self);
 }
 
 static void
@@ -680,8 +664,7 @@ graft_window_close_request (GtkWindow *window)
 
   if (graft_window_edits_close_request (self))
     return TRUE;
-  /* A test run must leave the user's settings alone. */
-  if (self->settings != NULL && !graft_test_report_enabled () && self->test_screenshot_path == NULL)
+  if (self->settings != NULL)
     {
       int width, height;
 
@@ -716,7 +699,6 @@ graft_window_dispose (GObject *object)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
-  g_clear_handle_id (&self->test_timeout_id, g_source_remove);
   if (self->recent_manager != NULL)
     g_signal_handlers_disconnect_by_data (self->recent_manager, self);
   if (self->history != NULL)
@@ -743,8 +725,6 @@ graft_window_finalize (GObject *object)
   g_free (self->direction);
   g_free (self->title_base);
   g_free (self->save_path);
-  g_strfreev (self->test_actions);
-  g_free (self->test_screenshot_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);
 }
 
@@ -789,7 +769,6 @@ install_actions (GtkWidgetClass *widget_class)
   for (guint i = 0; i < G_N_ELEMENTS (canvas_actions); i++)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);
-  graft_window_class_add_test_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 

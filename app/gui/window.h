@@ -16,14 +16,7 @@ GraftWindow *graft_window_new (GraftApplication *application);
 void graft_window_open_file (GraftWindow *self, GFile *file);
 gboolean graft_window_is_empty (GraftWindow *self);
 
-/* Shows the empty state; runs the test plan when there is no file to load. */
+/* Shows the empty state, for a window with no file to load. */
 void graft_window_start (GraftWindow *self);
-
-/* Once the model (or the error, or the empty state) is shown and laid out:
- * activate each detailed action ("win.select-node::conv1"), write the
- * window to screenshot_path and close the window. Either may be NULL. */
-void graft_window_set_test_plan (GraftWindow *self,
-                                 const char *const *actions,
-                                 const char *screenshot_path);
 
 G_END_DECLS

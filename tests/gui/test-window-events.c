@@ -3,27 +3,10 @@
  * (the canvas's "node-activated"). Runs the real application in-process. */
 #include <string.h>
 
-#include "application.h"
 #include "gui-fixtures.h"
-#include "window.h"
+#include "window-harness.h"
 #include "widgets/breadcrumbs.h"
 #include "widgets/graph-canvas.h"
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_descendant (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
 
 static GtkDropTarget *
 find_drop_target (GtkWidget *widget)
@@ -41,57 +24,21 @@ find_drop_target (GtkWidget *widget)
 }
 
 static gboolean
-wake_up (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-wait_for (gboolean (*done) (gpointer), gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-  guint ticker = g_timeout_add (50, wake_up, NULL);  /* so the deadline is checked */
-
-  while (!done (data) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (ticker);
-  g_assert_true (done (data));
-}
-
-static gboolean
 canvas_has_graph (gpointer data)
 {
   return graft_graph_canvas_get_graph (data) != NULL;
 }
 
-static GraftWindow *
-new_window (GraftApplication **app_out)
-{
-  g_autoptr(GError) error = NULL;
-  GraftApplication *app = graft_application_new ();
-  GraftWindow *window;
-
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
-  g_assert_no_error (error);
-  window = graft_window_new (app);
-  graft_window_start (window);
-  gtk_window_present (GTK_WINDOW (window));
-  *app_out = app;
-  return window;
-}
-
 static void
 test_drop_file_list (void)
 {
-  g_autoptr(GraftApplication) app = NULL;
-  GraftWindow *window = new_window (&app);
+  GraftWindow *window = harness_window_new ();
   g_autofree char *path = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
   g_autoptr(GFile) file = g_file_new_for_path (path);
   GSList files = { file, NULL };
   GdkFileList *list = gdk_file_list_new_from_list (&files);  /* no autoptr in GTK 4.8 */
   GtkDropTarget *target = find_drop_target (GTK_WIDGET (window));
-  GtkWidget *canvas = find_descendant (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS);
+  GtkWidget *canvas = harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS);
   GValue value = G_VALUE_INIT;
   gboolean accepted = FALSE;
 
@@ -105,10 +52,10 @@ test_drop_file_list (void)
   g_value_unset (&value);
   g_assert_true (accepted);
 
-  wait_for (canvas_has_graph, canvas);
+  harness_wait_for (canvas_has_graph, canvas);
   g_assert_false (graft_window_is_empty (window));
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "tiny-cnn.onnx — Graft");
-  gtk_window_destroy (GTK_WINDOW (window));
+  harness_window_close (window);
 }
 
 typedef struct {
@@ -128,12 +75,11 @@ canvas_shows_graph_named (gpointer data)
 static void
 test_node_activated_enters_body (void)
 {
-  g_autoptr(GraftApplication) app = NULL;
-  GraftWindow *window = new_window (&app);
+  GraftWindow *window = harness_window_new ();
   g_autofree char *path = generated_fixture ("make-if-model.py", "if-model.onnx");
   g_autoptr(GFile) file = g_file_new_for_path (path);
-  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (find_descendant (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
-  GraftBreadcrumbs *crumbs = GRAFT_BREADCRUMBS (find_descendant (GTK_WIDGET (window), GRAFT_TYPE_BREADCRUMBS));
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftBreadcrumbs *crumbs = GRAFT_BREADCRUMBS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_BREADCRUMBS));
   GraphWait main_wait = { canvas, "if_model" };
   GraphWait body_wait = { canvas, NULL };
   GraftNode *branch = NULL;
@@ -142,7 +88,7 @@ test_node_activated_enters_body (void)
   g_autofree char *expected = NULL;
 
   graft_window_open_file (window, file);
-  wait_for (canvas_shows_graph_named, &main_wait);
+  harness_wait_for (canvas_shows_graph_named, &main_wait);
 
   for (guint i = 0; i < graft_graph_canvas_get_graph (canvas)->nodes->len; i++)
     {
@@ -158,20 +104,21 @@ test_node_activated_enters_body (void)
   g_assert_cmpstr (((GraftGraph *) g_ptr_array_index (subgraphs, 0))->name, ==, "else_branch");
   body_wait.graph_name = "then_branch";
   g_signal_emit_by_name (canvas, "node-activated", branch);
-  wait_for (canvas_shows_graph_named, &body_wait);
+  harness_wait_for (canvas_shows_graph_named, &body_wait);
   text = graft_breadcrumbs_dup_text (crumbs);
   expected = g_strconcat ("if_model › If “branch_if” › ", body_wait.graph_name, NULL);
   g_assert_cmpstr (text, ==, expected);
 
   /* Alt+Up's action goes back out. */
   gtk_widget_activate_action (GTK_WIDGET (window), "win.parent-graph", NULL);
-  wait_for (canvas_shows_graph_named, &main_wait);
-  gtk_window_destroy (GTK_WINDOW (window));
+  harness_wait_for (canvas_shows_graph_named, &main_wait);
+  harness_window_close (window);
 }
 
 int
 main (int argc, char *argv[])
 {
+  harness_init_environment ();
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/window-events/drop-file-list", test_drop_file_list);

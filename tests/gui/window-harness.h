@@ -1,0 +1,63 @@
+/* Drives the real GraftWindow in-process for the GUI tests: a window of a
+ * fresh application with the schema's default settings, its actions
+ * activated as menus and shortcuts do, each step waited out until the
+ * window has settled, what it displays read back from its widget tree,
+ * and screenshots written to BUILD/tests/gui/screenshots. */
+#pragma once
+
+#include "application.h"
+#include "window.h"
+
+G_BEGIN_DECLS
+
+/* Scratch HOME and XDG folders (recent files, caches), and no session bus
+ * autolaunched when none is set. Call before gtk_test_init(). */
+void harness_init_environment (void);
+
+/* A shown, empty window of the test program's application (registered
+ * non-unique), with the settings reset to the schema's defaults (the
+ * memory backend keeps them between tests). */
+GraftWindow *harness_window_new (void);
+/* Destroys the window's dialogs and the window, and checks that the
+ * window is finalized (no leaked references). */
+void harness_window_close (GraftWindow *window);
+
+/* Iterates the main loop until done (data) holds, failing after 60 s. */
+void harness_wait_for (gboolean (*done) (gpointer), gpointer data);
+/* Until the window has drawn a few frames with nothing left to do:
+ * loading and checking, layouts, statistics, runs, transitions, dialogs. */
+void harness_settle (GraftWindow *window);
+/* Opens path as the Open dialog would, then settles. */
+void harness_open (GraftWindow *window, const char *path);
+/* "win.select-node::conv1": the action with its target, then settles;
+ * fails if the window has no such action. */
+void harness_activate (GraftWindow *window, const char *detailed_action);
+
+GtkWidget *harness_find_type (GtkWidget *root, GType type);
+/* The widget its .ui template calls id. */
+GtkWidget *harness_find_id (GtkWidget *root, const char *id);
+/* A label whose text contains text (toasts are labels too), or NULL. */
+GtkLabel *harness_find_label (GtkWidget *root, const char *text);
+
+/* The visible windows transient for window, in the order GTK lists them. */
+GPtrArray *harness_list_dialogs (GraftWindow *window);
+/* "heading — body" of an AdwMessageDialog. */
+char *harness_describe_dialog (GtkWindow *dialog);
+
+/* BUILD/tests/gui/screenshots/name.png */
+char *harness_screenshot_path (const char *name);
+/* Writes the window to name.png and each dialog to name-dialog-N.png,
+ * right after a paint. */
+void harness_screenshot (GraftWindow *window, const char *name);
+
+/* What the window displays, as "key" → "value" strings: state, title,
+ * subtitle, default-size, window-size, sidebar-title, sidebar-subtitle,
+ * sidebar-file, sidebar-bounds and canvas-bounds ("x,y,w,h" or "hidden"),
+ * breadcrumbs, selected-node, no-graph, canvas-options, settings-options,
+ * recent, find-visible, find-matches, window-title, can-undo, can-redo,
+ * diagnostics-count, diagnostics-shown, diagnostics, diagnostics-visible,
+ * canvas-marked, canvas-marked-groups, canvas-marked-hidden, run-visible,
+ * run-status, run-outputs, error-page, dialogs and dialog-N. */
+GHashTable *harness_window_state (GraftWindow *window);
+
+G_END_DECLS
