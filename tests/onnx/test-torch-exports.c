@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
+#include <sys/wait.h>
 
 #include "loader.h"
 #include "fixtures.h"
@@ -244,6 +245,66 @@ test_dynamo_groups (gconstpointer data)
   g_assert_cmpstr (got, ==, want);
 }
 
+/* Runs build/app/graft-cli with args; returns its exit status. */
+static int
+run_graft_cli (const char *const *args, char **out, char **err)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (NULL);
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  g_ptr_array_add (argv, cli);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status,
+                               &error));
+  g_assert_no_error (error);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* `graft-cli render` draws a dynamo export (its groups collapsed and all
+ * expanded) and `graft-cli lint` finds no errors in it. */
+static void
+test_dynamo_render_lint (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *file = g_strconcat (name, "_dynamo.onnx", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-dynamo-XXXXXX", NULL);
+  g_autofree char *picture = g_build_filename (dir, "graph.svg", NULL);
+  g_autofree char *expanded = g_build_filename (dir, "graph-all.png", NULL);
+  const char *render[] = { "render", path, "-o", picture, NULL };
+  const char *render_all[] = { "render", path, "-o", expanded, "--expand-all", NULL };
+  const char *lint[] = { "lint", path, "--json", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  GStatBuf st;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      const char *out_path = i == 0 ? picture : expanded;
+
+      g_assert_cmpint (run_graft_cli (i == 0 ? render : render_all, &out, &err), ==, 0);
+      g_assert_cmpint (g_stat (out_path, &st), ==, 0);
+      g_assert_cmpint (st.st_size, >, 1000);
+      g_remove (out_path);
+    }
+  g_rmdir (dir);
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    JsonArray *diagnostics;
+
+    g_assert_cmpint (run_graft_cli (lint, &out, &err), ==, 0);
+    g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+    g_assert_no_error (error);
+    diagnostics = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "diagnostics");
+    g_test_message ("%s_dynamo: %u lint diagnostics, none an error", name, json_array_get_length (diagnostics));
+  }
+}
+
 static void
 test_cli_json (gconstpointer data)
 {
@@ -253,18 +314,15 @@ test_cli_json (gconstpointer data)
   JsonObject *expected = load_expected (name, &parser);
   g_autofree char *file = g_strconcat (name, ".onnx", NULL);
   g_autofree char *path = g_build_filename (models_dir, file, NULL);
-  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
-  const char *argv[] = { cli, "info", path, "--json", NULL };
+  const char *args[] = { "info", path, "--json", NULL };
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;
   JsonObject *root, *graph, *ops;
   g_autoptr(GList) members = NULL;
-  int status;
   gint64 sum = 0;
 
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, &error));
+  g_assert_cmpint (run_graft_cli (args, &out, &err), ==, 0);
   g_assert_cmpstr (err, ==, "");
   g_assert_true (json_parser_load_from_data (output, out, -1, &error));
   root = json_node_get_object (json_parser_get_root (output));
@@ -362,7 +420,10 @@ main (int argc, char **argv)
     {
       g_autofree char *path = g_strconcat ("/onnx/torch-exports/dynamo-groups/", dynamo_pairs[i], NULL);
 
+      g_autofree char *render_path = g_strconcat ("/onnx/torch-exports/dynamo-render-lint/", dynamo_pairs[i], NULL);
+
       g_test_add_data_func (path, dynamo_pairs[i], test_dynamo_groups);
+      g_test_add_data_func (render_path, dynamo_pairs[i], test_dynamo_render_lint);
     }
   g_test_add_func ("/onnx/torch-exports/peak-memory", test_peak_memory);
   return g_test_run ();
