@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 
 #include "loader.h"
+#include "onnx/reader.h"
+#include "onnx/writer.h"
 #include "fixtures.h"
 
 static char *models_dir;
@@ -245,6 +247,47 @@ test_dynamo_groups (gconstpointer data)
   g_assert_cmpstr (got, ==, want);
 }
 
+/* Saving a dynamo export keeps every node's metadata, so the saved file
+ * shows the same groups. */
+static void
+test_dynamo_round_trip (gconstpointer data)
+{
+  g_autofree char *name = g_strconcat (data, "_dynamo", NULL);
+  g_autoptr(GraftModel) model = load_model (name);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = graft_onnx_model_to_bytes (model, &error);
+  g_autoptr(GraftModel) saved = NULL;
+  GraftGraph *graph = graft_model_get_graph (model), *saved_graph;
+  guint n_groups, n_saved_groups, n_entries = 0;
+  g_autofree char *groups = NULL;
+  g_autofree char *saved_groups = NULL;
+
+  g_assert_no_error (error);
+  saved = graft_onnx_read_bytes (bytes, name, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  saved_graph = graft_model_get_graph (saved);
+  g_assert_cmpuint (saved_graph->nodes->len, ==, graph->nodes->len);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftNode *saved_node = g_ptr_array_index (saved_graph->nodes, i);
+
+      g_assert_cmpuint (graft_node_get_n_metadata (saved_node), ==, graft_node_get_n_metadata (node));
+      for (guint j = 0; j < graft_node_get_n_metadata (node); j++)
+        {
+          g_assert_cmpstr (g_ptr_array_index (saved_node->metadata_keys, j), ==, g_ptr_array_index (node->metadata_keys, j));
+          g_assert_cmpstr (g_ptr_array_index (saved_node->metadata_values, j), ==,
+                           g_ptr_array_index (node->metadata_values, j));
+        }
+      n_entries += graft_node_get_n_metadata (node);
+    }
+  groups = group_tree_text (graph, &n_groups);
+  saved_groups = group_tree_text (saved_graph, &n_saved_groups);
+  g_test_message ("%s: %u metadata entries on %u nodes kept", name, n_entries, graph->nodes->len);
+  g_assert_cmpuint (n_entries, >=, graph->nodes->len);
+  g_assert_cmpstr (saved_groups, ==, groups);
+}
+
 /* Runs build/app/graft-cli with args; returns its exit status. */
 static int
 run_graft_cli (const char *const *args, char **out, char **err)
@@ -419,11 +462,12 @@ main (int argc, char **argv)
   for (gsize i = 0; i < G_N_ELEMENTS (dynamo_pairs); i++)
     {
       g_autofree char *path = g_strconcat ("/onnx/torch-exports/dynamo-groups/", dynamo_pairs[i], NULL);
-
       g_autofree char *render_path = g_strconcat ("/onnx/torch-exports/dynamo-render-lint/", dynamo_pairs[i], NULL);
+      g_autofree char *round_trip_path = g_strconcat ("/onnx/torch-exports/dynamo-round-trip/", dynamo_pairs[i], NULL);
 
       g_test_add_data_func (path, dynamo_pairs[i], test_dynamo_groups);
       g_test_add_data_func (render_path, dynamo_pairs[i], test_dynamo_render_lint);
+      g_test_add_data_func (round_trip_path, dynamo_pairs[i], test_dynamo_round_trip);
     }
   g_test_add_func ("/onnx/torch-exports/peak-memory", test_peak_memory);
   return g_test_run ();
