@@ -491,6 +491,20 @@ add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
     }
 }
 
+/* The node's metadata_props: torch's dynamo exporter records the module
+ * path, classes and Python stack trace there. */
+static void
+add_node_metadata_section (GraftNodeSidebar *self, GraftNode *node)
+{
+  GtkListBox *list;
+
+  if (graft_node_get_n_metadata (node) == 0)
+    return;
+  list = add_section (self, "Metadata");
+  for (guint i = 0; i < graft_node_get_n_metadata (node); i++)
+    add_row (list, g_ptr_array_index (node->metadata_keys, i), g_ptr_array_index (node->metadata_values, i));
+}
+
 static void
 add_initializers_section (GraftNodeSidebar *self, GraftModel *model, GraftNode *node)
 {
@@ -535,6 +549,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
   add_node_section (self, node);
   add_attributes_section (self, node);
+  add_node_metadata_section (self, node);
   add_value_links (self, "Inputs", node->inputs, FALSE);
   add_value_links (self, "Outputs", node->outputs, FALSE);
   add_initializers_section (self, model, node);

@@ -133,6 +133,9 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
 
       node->doc_string = g_strdup (old->doc_string);
       node->source_range = g_strdup (old->source_range);
+      for (guint j = 0; j < graft_node_get_n_metadata (old); j++)
+        graft_node_add_metadata (node, g_ptr_array_index (old->metadata_keys, j),
+                                 g_ptr_array_index (old->metadata_values, j));
       for (guint j = 0; j < old->inputs->len; j++)
         graft_node_add_input (node, map_value (map, g_ptr_array_index (old->inputs, j)));
       for (guint j = 0; j < old->outputs->len; j++)

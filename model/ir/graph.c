@@ -1,4 +1,5 @@
 #include "ir/graph.h"
+#include "ir/torch-scopes.h"
 
 #include <string.h>
 
@@ -21,6 +22,8 @@ node_free (GraftNode *node)
   g_free (node->name);
   g_free (node->doc_string);
   g_free (node->source_range);
+  g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);
+  g_clear_pointer (&node->metadata_values, g_ptr_array_unref);
   g_ptr_array_unref (node->inputs);
   g_ptr_array_unref (node->outputs);
   g_ptr_array_unref (node->attributes);
@@ -214,6 +217,33 @@ graft_node_get_attribute (GraftNode *node, const char *name)
 }
 
 void
+graft_node_add_metadata (GraftNode *node, const char *key, const char *value)
+{
+  if (node->metadata_keys == NULL)
+    {
+      node->metadata_keys = g_ptr_array_new_with_free_func (g_free);
+      node->metadata_values = g_ptr_array_new_with_free_func (g_free);
+    }
+  g_ptr_array_add (node->metadata_keys, g_strdup (key));
+  g_ptr_array_add (node->metadata_values, g_strdup (value));
+}
+
+const char *
+graft_node_get_metadata (const GraftNode *node, const char *key)
+{
+  for (guint i = 0; i < graft_node_get_n_metadata (node); i++)
+    if (strcmp (g_ptr_array_index (node->metadata_keys, i), key) == 0)
+      return g_ptr_array_index (node->metadata_values, i);
+  return NULL;
+}
+
+guint
+graft_node_get_n_metadata (const GraftNode *node)
+{
+  return node->metadata_keys != NULL ? node->metadata_keys->len : 0;
+}
+
+void
 graft_node_adopt_subgraph (GraftNode *node, GraftGraph *subgraph)
 {
   subgraph->parent_graph = node->graph;
@@ -267,17 +297,24 @@ graft_graph_count_nodes_recursive (GraftGraph *graph)
   return count;
 }
 
-/* PyTorch's exporter repeats the parent's name in scoped names
- * ("/layer1/layer1.0/conv1/Conv"); strip that so the tree reads
- * layer1 › 0 › conv1. */
-static const char *
-strip_parent_prefix (const char *component, const char *parent_full)
+/* "/layer1/layer1.0/conv1/Conv" → layer1 › 0 › conv1 (the last component
+ * names the node itself); the root group when the name has no scope. */
+static GraftGroup *
+group_from_scoped_name (GraftGroup *root, const char *name)
 {
-  gsize len = strlen (parent_full);
+  g_auto(GStrv) parts = g_strsplit (name + 1, "/", -1);
+  guint n = g_strv_length (parts);
+  GraftGroup *group = root;
+  const char *parent_scope = "";
 
-  if (len > 0 && strncmp (component, parent_full, len) == 0 && component[len] == '.' && component[len + 1] != '\0')
-    return component + len + 1;
-  return component;
+  for (guint j = 0; j + 1 < n; j++)
+    {
+      if (parts[j][0] == '\0')
+        continue;
+      group = graft_group_ensure_child (group, graft_group_component_for_scope (parts[j], parent_scope));
+      parent_scope = parts[j];
+    }
+  return group;
 }
 
 void
@@ -285,33 +322,20 @@ graft_graph_build_groups_from_names (GraftGraph *graph)
 {
   GraftGroup *root = graph->root_group;
   g_autoptr(GPtrArray) root_nodes = g_ptr_array_new ();
+  g_autoptr(GraftTorchScopeWalk) walk = graft_torch_scope_walk_new (root);
 
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
-      g_auto(GStrv) parts = NULL;
-      GraftGroup *group = root;
-      const char *parent_full = "";
-      guint n;
+      GraftGroup *group;
 
       if (node->group != root)
         continue;
-      if (node->name[0] != '/')
-        {
-          g_ptr_array_add (root_nodes, node);
-          continue;
-        }
-      parts = g_strsplit (node->name + 1, "/", -1);
-      n = g_strv_length (parts);
-      /* The last component names the node itself. */
-      for (guint j = 0; j + 1 < n; j++)
-        {
-          if (parts[j][0] == '\0')
-            continue;
-          group = graft_group_ensure_child (group, strip_parent_prefix (parts[j], parent_full));
-          parent_full = parts[j];
-        }
-      if (group == root)
+      if (node->name[0] == '/')
+        group = group_from_scoped_name (root, node->name);
+      else
+        group = graft_torch_scope_walk_place (walk, node);
+      if (group == NULL || group == root)
         g_ptr_array_add (root_nodes, node);
       else
         {

@@ -70,6 +70,10 @@ struct _GraftNode {
   GraftGroup *group;       /* innermost group, or the graph's root group */
   char *doc_string;
   char *source_range;      /* TorchScript: "code/__torch__/....py:12"; may be NULL */
+  /* ONNX NodeProto.metadata_props in file order (torch's dynamo exporter
+   * writes "pkg.torch.onnx.name_scopes" and friends); NULL when none. */
+  GPtrArray *metadata_keys;   /* char*, owned */
+  GPtrArray *metadata_values; /* char*, owned, parallel to metadata_keys */
 };
 
 struct _GraftGraph {
@@ -107,6 +111,10 @@ void graft_node_add_input (GraftNode *node, GraftValue *value /* may be NULL */)
 void graft_node_add_output (GraftNode *node, GraftValue *value /* may be NULL */);
 void graft_node_add_attribute (GraftNode *node, GraftAttribute *attribute /* transfer full */);
 GraftAttribute *graft_node_get_attribute (GraftNode *node, const char *name);
+void graft_node_add_metadata (GraftNode *node, const char *key, const char *value);
+/* The value of the first entry named key, or NULL. */
+const char *graft_node_get_metadata (const GraftNode *node, const char *key);
+guint graft_node_get_n_metadata (const GraftNode *node);
 
 /* Subgraph attaching: sets graph->parent_graph/parent_node. Readers call
  * this for every GRAPH/GRAPHS attribute they add. */
@@ -126,8 +134,11 @@ typedef void (*GraftNodeFunc) (GraftNode *node, gpointer user_data);
 void graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data);
 
 /* Builds the group tree of an ONNX graph from node names ("/layer1/0/conv1/Conv"
- * → groups layer1 › 0 › conv1; the last component is the node itself). Nodes
- * with no scope stay in the root group. Call after all nodes are added. */
+ * → groups layer1 › 0 › conv1; the last component is the node itself), or,
+ * for a node whose name has no scope, from the module scopes torch's dynamo
+ * exporter records in its metadata (ir/torch-scopes.h), so that both
+ * exporters' files show the same tree. Nodes with neither stay in the root
+ * group. Call after all nodes are added. */
 void graft_graph_build_groups_from_names (GraftGraph *graph);
 
 /* Recomputes group->total_nodes over the tree. */

@@ -95,3 +95,13 @@ graft_group_get_depth (const GraftGroup *group)
     depth++;
   return depth;
 }
+
+const char *
+graft_group_component_for_scope (const char *scope, const char *parent_scope)
+{
+  gsize len = strlen (parent_scope);
+
+  if (len > 0 && strncmp (scope, parent_scope, len) == 0 && scope[len] == '.' && scope[len + 1] != '\0')
+    return scope + len + 1;
+  return scope;
+}

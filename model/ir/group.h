@@ -38,6 +38,11 @@ void graft_group_add_node (GraftGroup *group, GraftNode *node);
 
 guint graft_group_get_depth (const GraftGroup *group);
 
+/* The group name for a module scope as torch writes it, which repeats the
+ * parent's ("layer1.0" under "layer1" → "0"), so the tree reads
+ * layer1 › 0 › conv1. */
+const char *graft_group_component_for_scope (const char *scope, const char *parent_scope);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftGroup, graft_group_free)
 
 G_END_DECLS

@@ -235,6 +235,9 @@ add_nodes (GraftOnnxReadContext *context, GraftGraph *graph, Onnx__NodeProto *co
 
       if (proto->doc_string != NULL && proto->doc_string[0] != '\0')
         node->doc_string = g_strdup (proto->doc_string);
+      for (size_t j = 0; j < proto->n_metadata_props; j++)
+        graft_node_add_metadata (node, proto->metadata_props[j]->key ? proto->metadata_props[j]->key : "",
+                                 proto->metadata_props[j]->value ? proto->metadata_props[j]->value : "");
       for (size_t j = 0; j < proto->n_input; j++)
         {
           const char *name = proto->input[j];

@@ -58,6 +58,7 @@ fixture_set_up (Fixture *fixture, gconstpointer data)
   graft_node_add_input (fixture->conv, weight);
   graft_node_add_output (fixture->conv, output);
   graft_node_add_attribute (fixture->conv, graft_attribute_new_int ("transB", 1));
+  graft_node_add_metadata (fixture->conv, "pkg.torch.onnx.class_hierarchy", "['Net', 'torch.nn.Linear']");
 
   fixture->branch = graft_graph_add_node (graph, NULL, "If", "branch");
   graft_node_add_input (fixture->branch, output);
@@ -132,6 +133,7 @@ test_sidebar_node (Fixture *fixture, gconstpointer data)
   g_test_message ("sidebar labels:\n%s", after);
   g_assert_nonnull (strstr (after, "Operator\nonnx::MatMul\n"));
   g_assert_nonnull (strstr (after, "transB\n1\n"));
+  g_assert_nonnull (strstr (after, "Metadata\npkg.torch.onnx.class_hierarchy\n['Net', 'torch.nn.Linear']\n"));
   g_assert_nonnull (strstr (after, "input\nfloat32 · 1×300\n"));
   g_assert_nonnull (strstr (after, "Tensor\nfloat32[300,300]\n"));
   g_assert_nonnull (strstr (after, "Size\n360.0\u00a0kB\n" /* g_format_size() uses a no-break space */));

@@ -4,7 +4,9 @@
 #include <glib/gstdio.h>
 
 #include "loader.h"
+#include "ir/torch-scopes.h"
 #include "onnx/reader.h"
+#include "onnx/writer.h"
 #include "fixtures.h"
 
 static char *fixture_dir;
@@ -687,6 +689,190 @@ test_progress_and_cancel (void)
   g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED);
 }
 
+/* Adds Relu(x) named name with the dynamo exporter's name_scopes and
+ * class_hierarchy metadata (either may be NULL: left out). */
+static GraftNode *
+add_scoped_relu (GraftGraph *graph, GraftValue *x, const char *name, const char *scopes, const char *classes)
+{
+  g_autofree char *output_name = g_strconcat (name, "_out", NULL);
+  GraftNode *node = graft_graph_add_node (graph, NULL, "Relu", name);
+
+  graft_node_add_input (node, x);
+  graft_node_add_output (node, graft_graph_ensure_value (graph, output_name));
+  if (scopes != NULL)
+    graft_node_add_metadata (node, GRAFT_TORCH_NAME_SCOPES_KEY, scopes);
+  if (classes != NULL)
+    graft_node_add_metadata (node, GRAFT_TORCH_CLASS_HIERARCHY_KEY, classes);
+  return node;
+}
+
+/* Writes model as ONNX and reads it back: groups are built by the reader. */
+static GraftModel *
+write_and_read (GraftModel *model, GBytes **bytes_out)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = graft_onnx_model_to_bytes (model, &error);
+  GraftModel *read;
+
+  g_assert_no_error (error);
+  read = graft_onnx_read_bytes (bytes, "memory.onnx", NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  if (bytes_out != NULL)
+    *bytes_out = g_steal_pointer (&bytes);
+  return read;
+}
+
+static GraftModel *
+new_model_with_input (GraftGraph **graph_out, GraftValue **x_out)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("main");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+
+  graft_model_set_opset (model, "onnx", 18);
+  graft_model_set_ir_version (model, 9);
+  x->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&x->shape, 1, (gint64[]) { 4 });
+  graft_graph_add_input (graph, x);
+  graft_model_set_graph (model, graph);
+  *graph_out = graph;
+  *x_out = x;
+  return model;
+}
+
+static GraftGroup *
+group_of (GraftGraph *graph, const char *node_name)
+{
+  return find_node (graph, node_name)->group;
+}
+
+/* NodeProto.metadata_props survive read → write → read in order, and
+ * give the groups torch's TorchScript-based exporter would name: a second
+ * call of a module within one call of its parent is "act_1". */
+static void
+test_node_metadata_round_trip (void)
+{
+  GraftGraph *graph, *read_graph;
+  GraftValue *x;
+  g_autoptr(GraftModel) model = new_model_with_input (&graph, &x);
+  g_autoptr(GraftModel) read = NULL;
+  g_autoptr(GraftModel) read_again = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GBytes) bytes_again = NULL;
+  GraftNode *first;
+  GraftGroup *group;
+
+  first = add_scoped_relu (graph, x, "node_relu", "['', 'block', 'block.act', 'relu']",
+                           "['m.Net', 'm.Block', 'torch.nn.modules.activation.ReLU', 'aten.relu.default']");
+  graft_node_add_metadata (first, "namespace", ": m.Net/block: m.Block/block.act: ReLU/relu: aten.relu.default");
+  add_scoped_relu (graph, x, "node_add", "['', 'block', 'add']", NULL);
+  add_scoped_relu (graph, x, "node_relu_1", "['', 'block', 'block.act', 'relu_1']", NULL);
+  add_scoped_relu (graph, x, "node_relu_2", "['', 'head', 'relu_2']", NULL);
+  graft_graph_add_output (graph, graft_graph_lookup_value (graph, "node_relu_2_out"));
+
+  read = write_and_read (model, &bytes);
+  read_graph = graft_model_get_graph (read);
+  first = find_node (read_graph, "node_relu");
+  g_assert_cmpuint (graft_node_get_n_metadata (first), ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (first->metadata_keys, 0), ==, GRAFT_TORCH_NAME_SCOPES_KEY);
+  g_assert_cmpstr (g_ptr_array_index (first->metadata_keys, 2), ==, "namespace");
+  g_assert_cmpstr (graft_node_get_metadata (first, "namespace"), ==,
+                   ": m.Net/block: m.Block/block.act: ReLU/relu: aten.relu.default");
+  g_assert_null (graft_node_get_metadata (first, "no-such-key"));
+
+  group = group_of (read_graph, "node_relu");
+  g_assert_cmpstr (group->path, ==, "block.act");
+  g_assert_cmpstr (group->class_name, ==, "torch.nn.modules.activation.ReLU");
+  g_assert_cmpstr (group->parent->class_name, ==, "m.Block");
+  g_assert_cmpstr (group_of (read_graph, "node_add")->path, ==, "block");
+  g_assert_cmpstr (group_of (read_graph, "node_relu_1")->path, ==, "block.act_1");
+  g_assert_cmpstr (group_of (read_graph, "node_relu_2")->path, ==, "head");
+  g_assert_cmpuint (read_graph->root_group->total_nodes, ==, 4);
+  g_assert_cmpuint (read_graph->root_group->nodes->len, ==, 0);
+
+  /* Writing what was read gives the same file. */
+  read_again = write_and_read (read, &bytes_again);
+  g_assert_true (g_bytes_equal (bytes, bytes_again));
+}
+
+/* Metadata that is missing, malformed or not what the exporter writes
+ * leaves the node where its name puts it (the root group here), and a
+ * scoped name wins over metadata. */
+static void
+test_odd_torch_metadata (void)
+{
+  static const char *const odd_scopes[] = {
+    "", "[", "['', 'a'", "['', 'a',]x", "['', 'a'] trailing", "[1, 2]", "('', 'a', 'op')",
+    "['a', 'b', 'op']", "['']", "['', '', 'op']", "['', 'a\\x41', 'op']", "['', \"a', 'op']", "[]",
+  };
+  GraftGraph *graph, *read_graph;
+  GraftValue *x;
+  g_autoptr(GraftModel) model = new_model_with_input (&graph, &x);
+  g_autoptr(GraftModel) read = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (odd_scopes); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("odd_%u", i);
+      add_scoped_relu (graph, x, name, odd_scopes[i], "['too', 'short']");
+    }
+  add_scoped_relu (graph, x, "no_metadata", NULL, "['m.Net', 'x']");
+  add_scoped_relu (graph, x, "/named/Relu", "['', 'other', 'relu']", NULL);
+  /* Quotes of both kinds and escapes, as Python's repr writes them. */
+  add_scoped_relu (graph, x, "quoted", "[ '' , \"it's\", 'it\\'s.x\\\\y' ,'op' ]", "not a list");
+
+  read = write_and_read (model, NULL);
+  read_graph = graft_model_get_graph (read);
+  for (guint i = 0; i < G_N_ELEMENTS (odd_scopes); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("odd_%u", i);
+      g_test_message ("%s: %s", name, odd_scopes[i]);
+      g_assert_true (group_of (read_graph, name) == read_graph->root_group);
+    }
+  g_assert_true (group_of (read_graph, "no_metadata") == read_graph->root_group);
+  g_assert_cmpstr (group_of (read_graph, "/named/Relu")->path, ==, "named");
+  g_assert_cmpstr (group_of (read_graph, "quoted")->path, ==, "it's.x\\y");
+  g_assert_null (group_of (read_graph, "quoted")->class_name);
+}
+
+/* onnxscript's rewriter gives a Conv fused with its BatchNorm the
+ * BatchNorm's scope; the Conv's weight name puts it back in the Conv's
+ * module, as in the TorchScript-based export. */
+static void
+test_fused_conv_scope (void)
+{
+  static const char *const weights[] = { "block.conv.weight", "elsewhere.conv.weight", "block.conv.bias" };
+  GraftGraph *graph, *read_graph;
+  GraftValue *x;
+  g_autoptr(GraftModel) model = new_model_with_input (&graph, &x);
+  g_autoptr(GraftModel) read = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (weights); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("node_Conv_%u", i);
+      g_autofree char *output_name = g_strconcat (name, "_out", NULL);
+      GraftNode *node = graft_graph_add_node (graph, NULL, "Conv", name);
+      GraftTensor *tensor = graft_tensor_new (weights[i], GRAFT_DTYPE_FLOAT32, 3, (gint64[]) { 1, 1, 1 });
+      g_autoptr(GBytes) data = g_bytes_new (&(float) { 1 }, sizeof (float));
+      GraftValue *weight = graft_graph_ensure_value (graph, weights[i]);
+
+      g_assert_true (graft_tensor_set_data (tensor, data, &error));
+      graft_graph_add_initializer (graph, weight, tensor);
+      graft_node_add_input (node, x);
+      graft_node_add_input (node, weight);
+      graft_node_add_output (node, graft_graph_ensure_value (graph, output_name));
+      graft_node_add_metadata (node, GRAFT_TORCH_NAME_SCOPES_KEY, "['', 'block', 'block.bn', 'batch_norm']");
+      graft_node_add_metadata (node, GRAFT_ONNXSCRIPT_RULE_NAME_KEY, "FuseBatchNormIntoConv");
+    }
+
+  read = write_and_read (model, NULL);
+  read_graph = graft_model_get_graph (read);
+  g_assert_cmpstr (group_of (read_graph, "node_Conv_0")->path, ==, "block.conv");
+  /* A weight of another module, or not a weight: the recorded scope stays. */
+  g_assert_cmpstr (group_of (read_graph, "node_Conv_1")->path, ==, "block.bn");
+  g_assert_cmpstr (group_of (read_graph, "node_Conv_2")->path, ==, "block.bn");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -703,6 +889,9 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/reader/external-data-saved-by-onnx", test_external_saved_by_onnx);
   g_test_add_func ("/onnx/reader/external-data-refused", test_external_refused);
   g_test_add_func ("/onnx/reader/sample-model", test_sample_model);
+  g_test_add_func ("/onnx/reader/node-metadata-round-trip", test_node_metadata_round_trip);
+  g_test_add_func ("/onnx/reader/odd-torch-metadata", test_odd_torch_metadata);
+  g_test_add_func ("/onnx/reader/fused-conv-scope", test_fused_conv_scope);
   g_test_add_func ("/onnx/loader/sniff", test_sniff);
   g_test_add_func ("/onnx/loader/pytorch-kinds-routed", test_pytorch_kinds_routed);
   g_test_add_func ("/onnx/loader/errors", test_loader_errors);

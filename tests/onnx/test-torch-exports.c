@@ -1,16 +1,28 @@
-/* torchvision resnet18 / mobilenet_v2 and a 24-layer nn.TransformerEncoder,
- * exported by torch.onnx.export (tests/fixtures/make-onnx-models.py): the
- * reader and `graft-cli info --json` must agree with onnx.load(). */
+/* torchvision resnet18 / mobilenet_v2, a 24-layer nn.TransformerEncoder and
+ * transformers' BERT and GPT-2, exported by torch.onnx.export with both the
+ * TorchScript-based and the dynamo exporter
+ * (tests/fixtures/make-onnx-models.py): the reader and `graft-cli info
+ * --json` must agree with onnx.load(), and a dynamo export, whose node names
+ * carry no scope, must show the module groups of the TorchScript-based one. */
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
+#include <sys/wait.h>
 
 #include "loader.h"
+#include "onnx/reader.h"
+#include "onnx/writer.h"
 #include "fixtures.h"
 
 static char *models_dir;
 
-static const char *const model_names[] = { "resnet18", "mobilenet_v2", "transformer24", "control_flow" };
+static const char *const model_names[] = {
+  "resnet18", "mobilenet_v2", "transformer24", "control_flow", "bert", "gpt2",
+  "resnet18_dynamo", "mobilenet_v2_dynamo", "transformer24_dynamo", "bert_dynamo", "gpt2_dynamo", NULL
+};
+
+/* Models exported both ways: NAME and NAME_dynamo. */
+static const char *const dynamo_pairs[] = { "resnet18", "mobilenet_v2", "transformer24", "bert", "gpt2" };
 
 static JsonObject *
 load_expected (const char *name, JsonParser **parser_out)
@@ -145,6 +157,197 @@ test_reader (gconstpointer data)
     }
 }
 
+static GraftModel *
+load_model (const char *name)
+{
+  g_autofree char *file = g_strconcat (name, ".onnx", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autoptr(GError) error = NULL;
+  GraftModel *model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return model;
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+static void
+collect_group_paths (GraftGroup *group, GPtrArray *paths)
+{
+  for (guint i = 0; i < group->children->len; i++)
+    {
+      GraftGroup *child = g_ptr_array_index (group->children, i);
+
+      g_ptr_array_add (paths, child->path);
+      collect_group_paths (child, paths);
+    }
+}
+
+/* Every group path of the tree, one a line, sorted: equal texts mean the
+ * same groups with the same nesting (a path names all its ancestors). */
+static char *
+group_tree_text (GraftGraph *graph, guint *n_groups)
+{
+  g_autoptr(GPtrArray) paths = g_ptr_array_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  collect_group_paths (graph->root_group, paths);
+  g_ptr_array_sort (paths, compare_strings);
+  for (guint i = 0; i < paths->len; i++)
+    g_string_append_printf (text, "%s\n", (char *) g_ptr_array_index (paths, i));
+  *n_groups = paths->len;
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static guint
+count_grouped_nodes (GraftGraph *graph)
+{
+  return graph->root_group->total_nodes - graph->root_group->nodes->len;
+}
+
+/* Names the groups only one side has, before the assertion prints both. */
+static void
+report_missing_lines (const char *label, const char *text, const char *other)
+{
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+  g_auto(GStrv) other_lines = g_strsplit (other, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (lines[i][0] != '\0' && !g_strv_contains ((const char *const *) other_lines, lines[i]))
+      g_test_message ("only in %s: %s", label, lines[i]);
+}
+
+/* The dynamo export's module groups, built from its node metadata, are
+ * those its TorchScript-based twin's node names give. */
+static void
+test_dynamo_groups (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *dynamo_name = g_strconcat (name, "_dynamo", NULL);
+  g_autoptr(GraftModel) torchscript = load_model (name);
+  g_autoptr(GraftModel) dynamo = load_model (dynamo_name);
+  GraftGraph *torchscript_graph = graft_model_get_graph (torchscript);
+  GraftGraph *dynamo_graph = graft_model_get_graph (dynamo);
+  guint n_torchscript, n_dynamo;
+  g_autofree char *want = group_tree_text (torchscript_graph, &n_torchscript);
+  g_autofree char *got = group_tree_text (dynamo_graph, &n_dynamo);
+
+  g_test_message ("%s: %u groups (%u of %u nodes grouped); %s: %u groups (%u of %u nodes grouped)", name,
+                  n_torchscript, count_grouped_nodes (torchscript_graph), torchscript_graph->nodes->len,
+                  dynamo_name, n_dynamo, count_grouped_nodes (dynamo_graph), dynamo_graph->nodes->len);
+  for (guint i = 0; i < dynamo_graph->nodes->len; i++)
+    g_assert_null (strchr (((GraftNode *) g_ptr_array_index (dynamo_graph->nodes, i))->name, '/'));
+  g_assert_cmpuint (n_dynamo, >, 0);
+  report_missing_lines (name, want, got);
+  report_missing_lines (dynamo_name, got, want);
+  g_assert_cmpstr (got, ==, want);
+}
+
+/* Saving a dynamo export keeps every node's metadata, so the saved file
+ * shows the same groups. */
+static void
+test_dynamo_round_trip (gconstpointer data)
+{
+  g_autofree char *name = g_strconcat (data, "_dynamo", NULL);
+  g_autoptr(GraftModel) model = load_model (name);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = graft_onnx_model_to_bytes (model, &error);
+  g_autoptr(GraftModel) saved = NULL;
+  GraftGraph *graph = graft_model_get_graph (model), *saved_graph;
+  guint n_groups, n_saved_groups, n_entries = 0;
+  g_autofree char *groups = NULL;
+  g_autofree char *saved_groups = NULL;
+
+  g_assert_no_error (error);
+  saved = graft_onnx_read_bytes (bytes, name, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  saved_graph = graft_model_get_graph (saved);
+  g_assert_cmpuint (saved_graph->nodes->len, ==, graph->nodes->len);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftNode *saved_node = g_ptr_array_index (saved_graph->nodes, i);
+
+      g_assert_cmpuint (graft_node_get_n_metadata (saved_node), ==, graft_node_get_n_metadata (node));
+      for (guint j = 0; j < graft_node_get_n_metadata (node); j++)
+        {
+          g_assert_cmpstr (g_ptr_array_index (saved_node->metadata_keys, j), ==, g_ptr_array_index (node->metadata_keys, j));
+          g_assert_cmpstr (g_ptr_array_index (saved_node->metadata_values, j), ==,
+                           g_ptr_array_index (node->metadata_values, j));
+        }
+      n_entries += graft_node_get_n_metadata (node);
+    }
+  groups = group_tree_text (graph, &n_groups);
+  saved_groups = group_tree_text (saved_graph, &n_saved_groups);
+  g_test_message ("%s: %u metadata entries on %u nodes kept", name, n_entries, graph->nodes->len);
+  g_assert_cmpuint (n_entries, >=, graph->nodes->len);
+  g_assert_cmpstr (saved_groups, ==, groups);
+}
+
+/* Runs build/app/graft-cli with args; returns its exit status. */
+static int
+run_graft_cli (const char *const *args, char **out, char **err)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (NULL);
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  g_ptr_array_add (argv, cli);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status,
+                               &error));
+  g_assert_no_error (error);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* `graft-cli render` draws a dynamo export (its groups collapsed and all
+ * expanded) and `graft-cli lint` finds no errors in it. */
+static void
+test_dynamo_render_lint (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *file = g_strconcat (name, "_dynamo.onnx", NULL);
+  g_autofree char *path = g_build_filename (models_dir, file, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-dynamo-XXXXXX", NULL);
+  g_autofree char *picture = g_build_filename (dir, "graph.svg", NULL);
+  g_autofree char *expanded = g_build_filename (dir, "graph-all.png", NULL);
+  const char *render[] = { "render", path, "-o", picture, NULL };
+  const char *render_all[] = { "render", path, "-o", expanded, "--expand-all", NULL };
+  const char *lint[] = { "lint", path, "--json", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  GStatBuf st;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      const char *out_path = i == 0 ? picture : expanded;
+
+      g_assert_cmpint (run_graft_cli (i == 0 ? render : render_all, &out, &err), ==, 0);
+      g_assert_cmpint (g_stat (out_path, &st), ==, 0);
+      g_assert_cmpint (st.st_size, >, 1000);
+      g_remove (out_path);
+    }
+  g_rmdir (dir);
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    JsonArray *diagnostics;
+
+    g_assert_cmpint (run_graft_cli (lint, &out, &err), ==, 0);
+    g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+    g_assert_no_error (error);
+    diagnostics = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "diagnostics");
+    g_test_message ("%s_dynamo: %u lint diagnostics, none an error", name, json_array_get_length (diagnostics));
+  }
+}
+
 static void
 test_cli_json (gconstpointer data)
 {
@@ -154,18 +357,15 @@ test_cli_json (gconstpointer data)
   JsonObject *expected = load_expected (name, &parser);
   g_autofree char *file = g_strconcat (name, ".onnx", NULL);
   g_autofree char *path = g_build_filename (models_dir, file, NULL);
-  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
-  const char *argv[] = { cli, "info", path, "--json", NULL };
+  const char *args[] = { "info", path, "--json", NULL };
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
   g_autoptr(GError) error = NULL;
   JsonObject *root, *graph, *ops;
   g_autoptr(GList) members = NULL;
-  int status;
   gint64 sum = 0;
 
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
-  g_assert_true (g_spawn_check_wait_status (status, &error));
+  g_assert_cmpint (run_graft_cli (args, &out, &err), ==, 0);
   g_assert_cmpstr (err, ==, "");
   g_assert_true (json_parser_load_from_data (output, out, -1, &error));
   root = json_node_get_object (json_parser_get_root (output));
@@ -248,15 +448,26 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  models_dir = graft_test_generate_fixtures ("tests/fixtures/make-onnx-models.py", "tests/fixtures-generated/models", NULL);
+  models_dir = graft_test_generate_fixtures ("tests/fixtures/make-onnx-models.py", "tests/fixtures-generated/models",
+                                             model_names);
 
-  for (gsize i = 0; i < G_N_ELEMENTS (model_names); i++)
+  for (gsize i = 0; model_names[i] != NULL; i++)
     {
       g_autofree char *reader_path = g_strconcat ("/onnx/torch-exports/reader/", model_names[i], NULL);
       g_autofree char *cli_path = g_strconcat ("/onnx/torch-exports/cli-info-json/", model_names[i], NULL);
 
       g_test_add_data_func (reader_path, model_names[i], test_reader);
       g_test_add_data_func (cli_path, model_names[i], test_cli_json);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (dynamo_pairs); i++)
+    {
+      g_autofree char *path = g_strconcat ("/onnx/torch-exports/dynamo-groups/", dynamo_pairs[i], NULL);
+      g_autofree char *render_path = g_strconcat ("/onnx/torch-exports/dynamo-render-lint/", dynamo_pairs[i], NULL);
+      g_autofree char *round_trip_path = g_strconcat ("/onnx/torch-exports/dynamo-round-trip/", dynamo_pairs[i], NULL);
+
+      g_test_add_data_func (path, dynamo_pairs[i], test_dynamo_groups);
+      g_test_add_data_func (render_path, dynamo_pairs[i], test_dynamo_render_lint);
+      g_test_add_data_func (round_trip_path, dynamo_pairs[i], test_dynamo_round_trip);
     }
   g_test_add_func ("/onnx/torch-exports/peak-memory", test_peak_memory);
   return g_test_run ();

@@ -1,9 +1,10 @@
-/* End to end: torchvision ResNet-18 and MobileNetV2 exported to ONNX
- * (random weights, tests/fixtures/make-onnx-models.py) run in Graft and in
- * onnxruntime (tests/runtime/ort-run.py) on the same .npy input; the
- * outputs must agree to 1e-4 of the output's largest magnitude; and a model
- * with ONNX local functions against onnxruntime. A missing test venv or
- * Python module fails the test. */
+/* End to end: torchvision ResNet-18 and MobileNetV2, a TransformerEncoder
+ * and transformers' BERT and GPT-2 exported to ONNX by both of torch's
+ * exporters (random weights, tests/fixtures/make-onnx-models.py) run in
+ * Graft and in onnxruntime (tests/runtime/ort-run.py) on the same .npy
+ * input; the outputs must agree to 1e-4 of the output's largest magnitude;
+ * and a model with ONNX local functions against onnxruntime. A missing test
+ * venv or Python module fails the test. */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -30,11 +31,50 @@ spawn (const char *const *argv, GError **error)
   return TRUE;
 }
 
+/* A model and the input it is fed: uniform floats in [-1, 1), or token
+ * ids below vocabulary. */
+typedef struct {
+  const char *name;
+  const char *input_name;
+  GraftDType dtype;
+  int rank;
+  gint64 dims[4];
+  gint64 vocabulary;
+} E2eCase;
+
+static const E2eCase e2e_cases[] = {
+  { "resnet18", "input", GRAFT_DTYPE_FLOAT32, 4, { 2, 3, 224, 224 } },
+  { "mobilenet_v2", "input", GRAFT_DTYPE_FLOAT32, 4, { 2, 3, 224, 224 } },
+  { "resnet18_dynamo", "input", GRAFT_DTYPE_FLOAT32, 4, { 2, 3, 224, 224 } },
+  { "mobilenet_v2_dynamo", "input", GRAFT_DTYPE_FLOAT32, 4, { 2, 3, 224, 224 } },
+  { "transformer24", "src", GRAFT_DTYPE_FLOAT32, 3, { 16, 1, 256 } },
+  { "transformer24_dynamo", "src", GRAFT_DTYPE_FLOAT32, 3, { 16, 1, 256 } },
+  { "bert", "input_ids", GRAFT_DTYPE_INT64, 2, { 2, 16 }, 1000 },
+  { "bert_dynamo", "input_ids", GRAFT_DTYPE_INT64, 2, { 2, 16 }, 1000 },
+  { "gpt2", "input_ids", GRAFT_DTYPE_INT64, 2, { 2, 16 }, 1000 },
+  { "gpt2_dynamo", "input_ids", GRAFT_DTYPE_INT64, 2, { 2, 16 }, 1000 },
+};
+
+static GraftRtTensor *
+make_input (const E2eCase *e2e)
+{
+  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (e2e->dtype, e2e->rank, e2e->dims, NULL);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
+
+  for (gint64 i = 0; i < x->numel; i++)
+    if (e2e->dtype == GRAFT_DTYPE_INT64)
+      ((gint64 *) x->data)[i] = g_rand_int_range (rng, 0, e2e->vocabulary);
+    else
+      ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  return g_steal_pointer (&x);
+}
+
 static void
 compare_with_ort (gconstpointer data)
 {
   g_autofree char *test_python = graft_test_python ();
-  const char *name = data;
+  const E2eCase *e2e = data;
+  const char *name = e2e->name;
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
   g_autofree char *tmp = g_dir_make_tmp ("graft-e2e-XXXXXX", NULL);
@@ -43,14 +83,10 @@ compare_with_ort (gconstpointer data)
   g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);
   g_autoptr(GError) error = NULL;
 
-  gint64 dims[] = { 2, 3, 224, 224 };
-  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
-  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
-  for (gint64 i = 0; i < x->numel; i++)
-    ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  g_autoptr(GraftRtTensor) x = make_input (e2e);
   g_assert_true (graft_npy_write (input_path, x, &error));
 
-  g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
+  g_autofree char *feed = g_strdup_printf ("%s=%s", e2e->input_name, input_path);
   const char *argv[] = { test_python, script, model_path, "--input", feed, "-o", ort_dir, NULL };
   g_assert_true (spawn (argv, &error));
   g_assert_no_error (error);
@@ -64,7 +100,7 @@ compare_with_ort (gconstpointer data)
   g_assert_no_error (error);
   graft_runtime_set_n_threads (rt, 2);
   g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
-  g_hash_table_insert (inputs, "input", x);
+  g_hash_table_insert (inputs, (gpointer) e2e->input_name, x);
   g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   GraftRtTensor *got = outs->pdata[0];
@@ -150,14 +186,23 @@ main (int argc, char **argv)
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   models_dir = g_build_filename (src, "tests", "fixtures-generated", "models", NULL);
   g_autofree char *script = g_build_filename (src, "tests", "fixtures", "make-onnx-models.py", NULL);
-  const char *gen[] = { test_python, script, models_dir, "resnet18", "mobilenet_v2", NULL };
-  if (!spawn (gen, &error))
+  g_autoptr(GPtrArray) gen = g_ptr_array_new ();
+  g_ptr_array_add (gen, test_python);
+  g_ptr_array_add (gen, script);
+  g_ptr_array_add (gen, models_dir);
+  for (gsize i = 0; i < G_N_ELEMENTS (e2e_cases); i++)
+    g_ptr_array_add (gen, (gpointer) e2e_cases[i].name);
+  g_ptr_array_add (gen, NULL);
+  if (!spawn ((const char *const *) gen->pdata, &error))
     {
       g_printerr ("cannot generate the models: %s\n", error->message);
       return 1;
     }
-  g_test_add_data_func ("/e2e/resnet18-vs-onnxruntime", "resnet18", compare_with_ort);
-  g_test_add_data_func ("/e2e/mobilenet_v2-vs-onnxruntime", "mobilenet_v2", compare_with_ort);
+  for (gsize i = 0; i < G_N_ELEMENTS (e2e_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/e2e/%s-vs-onnxruntime", e2e_cases[i].name);
+      g_test_add_data_func (path, &e2e_cases[i], compare_with_ort);
+    }
   g_test_add_func ("/e2e/local-functions-vs-onnxruntime", test_local_functions);
   return g_test_run ();
 }
