@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/narrow-dtype.h"
 
 void
 graft_copy_element (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si)
@@ -1391,7 +1392,21 @@ static gboolean
 kernel_cast (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *in = graft_kernel_input (ctx, 0);
-  GraftRtTensor *out = graft_rt_tensor_cast (in, ctx->inferred[0].dtype, error);
+  GraftDType to = ctx->inferred[0].dtype;
+  if (to == GRAFT_DTYPE_FLOAT8E8M0 && g_strcmp0 (graft_node_attr_string (ctx->node, "round_mode", "up"), "up") != 0)
+    return graft_kernel_unsupported (error, "round_mode '%s' (only 'up')", graft_node_attr_string (ctx->node, "round_mode", ""));
+  if (graft_narrow_dtype_is_narrow (to) && !graft_node_attr_int (ctx->node, "saturate", 1) &&
+      in->dtype != GRAFT_DTYPE_STRING)
+    {
+      /* graft_rt_tensor_cast saturates, as Cast does by default. */
+      GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+      if (out == NULL)
+        return FALSE;
+      for (gint64 i = 0; i < in->numel; i++)
+        ((guint8 *) out->data)[i] = graft_narrow_dtype_encode (to, graft_rt_tensor_get_f64 (in, i), FALSE);
+      return TRUE;
+    }
+  GraftRtTensor *out = graft_rt_tensor_cast (in, to, error);
   if (out == NULL)
     return FALSE;
   graft_kernel_set_output (ctx, 0, out);
