@@ -1446,6 +1446,39 @@ kernel_dropout (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- BitCast ---- */
+
+static gboolean
+infer_bitcast (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  GraftDType to = graft_node_attr_int (ctx->node, "to", 0);
+  if (!graft_dtype_is_valid (to) || to == GRAFT_DTYPE_STRING || to > GRAFT_DTYPE_LAST_ONNX)
+    return graft_kernel_fail (error, "invalid target type %d", to);
+  if (in->dtype != GRAFT_DTYPE_UNDEFINED &&
+      (in->dtype == GRAFT_DTYPE_STRING || graft_dtype_get_size (in->dtype) != graft_dtype_get_size (to) ||
+       graft_dtype_get_packed_bits (in->dtype) != graft_dtype_get_packed_bits (to)))
+    return graft_kernel_fail (error, "cannot reinterpret %s as %s: the bit widths differ",
+                              graft_dtype_to_string (in->dtype), graft_dtype_to_string (to));
+  graft_infer_set_output (ctx, 0, to, &in->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_bitcast (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = ctx->inputs[0];
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  if (out->nbytes != in->nbytes)
+    return graft_kernel_fail (error, "output holds %" G_GSIZE_FORMAT " bytes, input %" G_GSIZE_FORMAT,
+                              out->nbytes, in->nbytes);
+  /* Graft runs on little-endian hosts only, as ONNX's bytes are. */
+  memcpy (out->data, in->data, in->nbytes);
+  return TRUE;
+}
+
 #define OP(name, since, until, infer, kernel) { "onnx::" name, since, until, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_shape[] = {
@@ -1472,6 +1505,7 @@ const GraftOpSchema graft_ops_shape[] = {
   OP ("SpaceToDepth", 1, 0, infer_depth_space, kernel_depth_space),
   OP ("Cast", 1, 0, infer_cast, kernel_cast),
   OP ("CastLike", 15, 0, infer_cast, kernel_cast),
+  OP ("BitCast", 26, 0, infer_bitcast, kernel_bitcast),
   OP ("Dropout", 1, 0, infer_dropout, kernel_dropout),
   { NULL }
 };
