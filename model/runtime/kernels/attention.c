@@ -1,9 +1,11 @@
-/* Transformer building blocks of opset 23+: Attention (scaled dot-product
- * attention with masks, a key/value cache and grouped-query heads) and
- * RotaryEmbedding. Both accept packed 3-D inputs [batch, seq, heads·size]
- * as well as 4-D [batch, heads, seq, size]. Scores and softmax are
- * accumulated in double. */
+/* Building blocks of transformer and recurrent decoders (opsets 23-27):
+ * Attention (scaled dot-product attention with masks, a key/value cache and
+ * grouped-query heads), RotaryEmbedding, LinearAttention (the linear,
+ * gated and delta-rule recurrences) and CausalConvWithState. Attention and
+ * RotaryEmbedding accept packed 3-D inputs [batch, seq, heads·size] as well
+ * as 4-D [batch, heads, seq, size]. Sums are accumulated in double. */
 #include <math.h>
+#include <string.h>
 #include "runtime/kernels/kernel-util.h"
 
 /* Where one head's rows live in a 3-D (packed) or 4-D tensor. */
@@ -404,8 +406,223 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- LinearAttention ---- */
+
+enum { LINEAR_QUERY, LINEAR_KEY, LINEAR_VALUE, LINEAR_PAST_STATE, LINEAR_DECAY, LINEAR_BETA };
+
+static gboolean
+infer_linear_attention (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *q = graft_infer_input (ctx, LINEAR_QUERY), *v = graft_infer_input (ctx, LINEAR_VALUE);
+  GraftInferValue *past = graft_infer_input (ctx, LINEAR_PAST_STATE);
+  gint64 q_heads = graft_node_attr_int (ctx->node, "q_num_heads", 0);
+  gint64 kv_heads = graft_node_attr_int (ctx->node, "kv_num_heads", 0);
+  if (q->shape.rank != 3 || v->shape.rank != 3)
+    {
+      graft_infer_set_output_unknown (ctx, 0, q->dtype, q->shape.rank);
+      graft_infer_set_output_unknown (ctx, 1, past ? past->dtype : q->dtype, 4);
+      return TRUE;
+    }
+  GraftDim k_size = dim_divided (&q->shape.dims[2], q_heads), v_size = dim_divided (&v->shape.dims[2], kv_heads);
+  GraftDim y_last = v_size.kind == GRAFT_DIM_FIXED ? graft_dim_fixed (v_size.value * q_heads) : graft_dim_unknown ();
+  GraftDim output[3] = { q->shape.dims[0], q->shape.dims[1], y_last };
+  GraftDim state[4] = { q->shape.dims[0], graft_dim_fixed (kv_heads), k_size, v_size };
+  set_output_dims (ctx, 0, q->dtype, 3, output);
+  if (ctx->n_outputs > 1)
+    set_output_dims (ctx, 1, past ? past->dtype : q->dtype, 4, state);
+  return TRUE;
+}
+
+/* Per-token rate of decay or β for (batch, kv head, step, key index):
+ * the input's last axis holds one value per head, one per head and key
+ * index (decay), or a single value (β). */
+static double
+rate_at (const GraftRtTensor *rate, gint64 b, gint64 head, gint64 t, gint64 k, gint64 kv_heads, gint64 k_size)
+{
+  gint64 last = rate->dims[2];
+  gint64 row = (b * rate->dims[1] + t) * last;
+  if (last == kv_heads)
+    return graft_rt_tensor_get_f64 (rate, row + head);
+  if (last == kv_heads * k_size)
+    return graft_rt_tensor_get_f64 (rate, row + head * k_size + k);
+  return graft_rt_tensor_get_f64 (rate, row);
+}
+
+static gboolean
+kernel_linear_attention (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *q = ctx->inputs[LINEAR_QUERY], *k = ctx->inputs[LINEAR_KEY], *v = ctx->inputs[LINEAR_VALUE];
+  GraftRtTensor *past = graft_kernel_input (ctx, LINEAR_PAST_STATE);
+  GraftRtTensor *decay = graft_kernel_input (ctx, LINEAR_DECAY), *beta = graft_kernel_input (ctx, LINEAR_BETA);
+  const char *rule = graft_node_attr_string (ctx->node, "update_rule", "gated_delta");
+  gboolean gated = g_str_has_prefix (rule, "gated"), delta = g_str_has_suffix (rule, "delta");
+  if (!g_str_equal (rule, "linear") && !g_str_equal (rule, "gated") && !g_str_equal (rule, "delta") &&
+      !g_str_equal (rule, "gated_delta"))
+    return graft_kernel_fail (error, "unknown update_rule '%s'", rule);
+  if (gated != (decay != NULL) || delta != (beta != NULL))
+    return graft_kernel_fail (error, "update_rule '%s' %s decay and %s beta", rule,
+                              gated ? "needs" : "forbids", delta ? "needs" : "forbids");
+  HeadLayout ql, kl, vl;
+  gint64 q_heads = graft_node_attr_int (ctx->node, "q_num_heads", 0);
+  gint64 kv_heads = graft_node_attr_int (ctx->node, "kv_num_heads", 0);
+  if (q->rank != 3 || k->rank != 3 || v->rank != 3)
+    return graft_kernel_fail (error, "query, key and value must be [batch, length, heads × size]");
+  if (!head_layout_init (&ql, q, q_heads, "query", error) || !head_layout_init (&kl, k, kv_heads, "key", error) ||
+      !head_layout_init (&vl, v, kv_heads, "value", error))
+    return FALSE;
+  if (q_heads % kv_heads != 0 || kl.head_size != ql.head_size || kl.seq != ql.seq || vl.seq != ql.seq)
+    return graft_kernel_fail (error, "query, key and value disagree on length, key size or head grouping");
+  gint64 k_size = ql.head_size, v_size = vl.head_size, group = q_heads / kv_heads;
+  if (decay && (decay->rank != 3 || decay->dims[0] != ql.batch || decay->dims[1] != ql.seq ||
+                (decay->dims[2] != kv_heads && decay->dims[2] != kv_heads * k_size)))
+    return graft_kernel_fail (error, "decay must be [batch, length, kv heads] or [batch, length, kv heads × key size]");
+  if (beta && (beta->rank != 3 || beta->dims[0] != ql.batch || beta->dims[1] != ql.seq ||
+               (beta->dims[2] != kv_heads && beta->dims[2] != 1)))
+    return graft_kernel_fail (error, "beta must be [batch, length, kv heads] or [batch, length, 1]");
+  gint64 state_dims[4] = { ql.batch, kv_heads, k_size, v_size };
+  if (past && (past->rank != 4 || memcmp (past->dims, state_dims, sizeof state_dims) != 0))
+    return graft_kernel_fail (error, "past_state must be [batch, kv heads, key size, value size]");
+  double scale = graft_node_attr_float (ctx->node, "scale", 0);
+  if (scale == 0)
+    scale = 1.0 / sqrt ((double) k_size);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  GraftRtTensor *present = NULL;
+  if (ctx->n_outputs > 1 && graft_kernel_wants_output (ctx, 1) && (present = graft_kernel_output (ctx, 1, error)) == NULL)
+    return FALSE;
+
+  gint64 state_size = kv_heads * k_size * v_size;
+  g_autofree double *state = g_new0 (double, MAX (state_size, 1));
+  g_autofree double *update = g_new (double, MAX (v_size, 1));
+  HeadLayout yl = { TRUE, ql.batch, q_heads, ql.seq, v_size };
+  for (gint64 b = 0; b < ql.batch; b++)
+    {
+      for (gint64 i = 0; i < state_size; i++)
+        state[i] = past ? graft_rt_tensor_get_f64 (past, b * state_size + i) : 0;
+      for (gint64 t = 0; t < ql.seq; t++)
+        {
+          for (gint64 h = 0; h < kv_heads; h++)
+            {
+              double *s = state + h * k_size * v_size;
+              gint64 k_row = head_layout_row (&kl, b, h, t), v_row = head_layout_row (&vl, b, h, t);
+              if (gated)
+                for (gint64 i = 0; i < k_size; i++)
+                  {
+                    double factor = exp (rate_at (decay, b, h, t, i, kv_heads, k_size));
+                    for (gint64 j = 0; j < v_size; j++)
+                      s[i * v_size + j] *= factor;
+                  }
+              for (gint64 j = 0; j < v_size; j++)
+                {
+                  update[j] = graft_rt_tensor_get_f64 (v, v_row + j);
+                  if (delta)
+                    {
+                      /* The delta rule writes only what the state does not already recall for k. */
+                      double recalled = 0;
+                      for (gint64 i = 0; i < k_size; i++)
+                        recalled += s[i * v_size + j] * graft_rt_tensor_get_f64 (k, k_row + i);
+                      update[j] = rate_at (beta, b, h, t, 0, kv_heads, k_size) * (update[j] - recalled);
+                    }
+                }
+              for (gint64 i = 0; i < k_size; i++)
+                {
+                  double key = graft_rt_tensor_get_f64 (k, k_row + i);
+                  for (gint64 j = 0; j < v_size; j++)
+                    s[i * v_size + j] += key * update[j];
+                }
+            }
+          for (gint64 h = 0; h < q_heads; h++)
+            {
+              const double *s = state + (h / group) * k_size * v_size;
+              gint64 q_row = head_layout_row (&ql, b, h, t), y_row = head_layout_row (&yl, b, h, t);
+              for (gint64 j = 0; j < v_size; j++)
+                {
+                  double acc = 0;
+                  for (gint64 i = 0; i < k_size; i++)
+                    acc += graft_rt_tensor_get_f64 (q, q_row + i) * s[i * v_size + j];
+                  graft_rt_tensor_set_f64 (y, y_row + j, scale * acc);
+                }
+            }
+        }
+      for (gint64 i = 0; present && i < state_size; i++)
+        graft_rt_tensor_set_f64 (present, b * state_size + i, state[i]);
+    }
+  return TRUE;
+}
+
+/* ---- CausalConvWithState ---- */
+
+static gboolean
+infer_causal_conv (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0), *w = graft_infer_input (ctx, 1);
+  graft_infer_set_output (ctx, 0, x->dtype, &x->shape);
+  if (ctx->n_outputs > 1)
+    {
+      if (x->shape.rank != 3 || w->shape.rank != 3 || w->shape.dims[2].kind != GRAFT_DIM_FIXED)
+        graft_infer_set_output_unknown (ctx, 1, x->dtype, 3);
+      else
+        {
+          GraftDim state[3] = { x->shape.dims[0], x->shape.dims[1], graft_dim_fixed (w->shape.dims[2].value - 1) };
+          set_output_dims (ctx, 1, x->dtype, 3, state);
+        }
+    }
+  return TRUE;
+}
+
+/* Depthwise causal 1-D convolution over [past_state ++ input]: output t
+ * sees positions t - (k-1) … t; present_state keeps the last k-1. */
+static gboolean
+kernel_causal_conv (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  GraftRtTensor *bias = graft_kernel_input (ctx, 2), *past = graft_kernel_input (ctx, 3);
+  const char *activation = graft_node_attr_string (ctx->node, "activation", "none");
+  gboolean silu = g_str_equal (activation, "silu") || g_str_equal (activation, "swish");
+  if (!silu && !g_str_equal (activation, "none"))
+    return graft_kernel_fail (error, "unknown activation '%s' (none, silu, swish)", activation);
+  if (x->rank != 3 || w->rank != 3 || w->dims[0] != x->dims[1] || w->dims[1] != 1 || w->dims[2] < 1)
+    return graft_kernel_fail (error, "input must be [batch, channels, length] and weight [channels, 1, k]");
+  gint64 batch = x->dims[0], channels = x->dims[1], length = x->dims[2], width = w->dims[2], carry = width - 1;
+  if (bias && bias->numel != channels)
+    return graft_kernel_fail (error, "bias must have one value per channel");
+  if (past && (past->rank != 3 || past->dims[0] != batch || past->dims[1] != channels || past->dims[2] != carry))
+    return graft_kernel_fail (error, "past_state must be [batch, channels, k - 1 = %" G_GINT64_FORMAT "]", carry);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  GraftRtTensor *present = NULL;
+  if (ctx->n_outputs > 1 && graft_kernel_wants_output (ctx, 1) && (present = graft_kernel_output (ctx, 1, error)) == NULL)
+    return FALSE;
+  g_autofree double *padded = g_new (double, carry + length);
+  for (gint64 b = 0; b < batch; b++)
+    for (gint64 c = 0; c < channels; c++)
+      {
+        gint64 plane = b * channels + c;
+        for (gint64 i = 0; i < carry; i++)
+          padded[i] = past ? graft_rt_tensor_get_f64 (past, plane * carry + i) : 0;
+        for (gint64 t = 0; t < length; t++)
+          padded[carry + t] = graft_rt_tensor_get_f64 (x, plane * length + t);
+        for (gint64 t = 0; t < length; t++)
+          {
+            double acc = bias ? graft_rt_tensor_get_f64 (bias, c) : 0;
+            for (gint64 j = 0; j < width; j++)
+              acc += graft_rt_tensor_get_f64 (w, c * width + j) * padded[t + j];
+            if (silu)
+              acc = acc / (1 + exp (-acc));
+            graft_rt_tensor_set_f64 (y, plane * length + t, acc);
+          }
+        for (gint64 i = 0; present && i < carry; i++)
+          graft_rt_tensor_set_f64 (present, plane * carry + i, padded[length + i]);
+      }
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_attention[] = {
   { "onnx::Attention", 23, 0, infer_attention, kernel_attention, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::RotaryEmbedding", 23, 0, graft_infer_same_as_input, kernel_rotary_embedding, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::LinearAttention", 27, 0, infer_linear_attention, kernel_linear_attention, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::CausalConvWithState", 27, 0, infer_causal_conv, kernel_causal_conv, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };
