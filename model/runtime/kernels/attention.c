@@ -406,6 +406,18 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* Output 0, and output 1 (the carried state) when asked for, else NULL. */
+static gboolean
+output_and_state (GraftKernelContext *ctx, GraftRtTensor **output, GraftRtTensor **state, GError **error)
+{
+  *state = NULL;
+  if ((*output = graft_kernel_output (ctx, 0, error)) == NULL)
+    return FALSE;
+  if (ctx->n_outputs > 1 && graft_kernel_wants_output (ctx, 1) && (*state = graft_kernel_output (ctx, 1, error)) == NULL)
+    return FALSE;
+  return TRUE;
+}
+
 /* ---- LinearAttention ---- */
 
 enum { LINEAR_QUERY, LINEAR_KEY, LINEAR_VALUE, LINEAR_PAST_STATE, LINEAR_DECAY, LINEAR_BETA };
@@ -485,11 +497,8 @@ kernel_linear_attention (GraftKernelContext *ctx, GError **error)
   double scale = graft_node_attr_float (ctx->node, "scale", 0);
   if (scale == 0)
     scale = 1.0 / sqrt ((double) k_size);
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
-  if (y == NULL)
-    return FALSE;
-  GraftRtTensor *present = NULL;
-  if (ctx->n_outputs > 1 && graft_kernel_wants_output (ctx, 1) && (present = graft_kernel_output (ctx, 1, error)) == NULL)
+  GraftRtTensor *y, *present;
+  if (!output_and_state (ctx, &y, &present, error))
     return FALSE;
 
   gint64 state_size = kv_heads * k_size * v_size;
@@ -589,11 +598,8 @@ kernel_causal_conv (GraftKernelContext *ctx, GError **error)
     return graft_kernel_fail (error, "bias must have one value per channel");
   if (past && (past->rank != 3 || past->dims[0] != batch || past->dims[1] != channels || past->dims[2] != carry))
     return graft_kernel_fail (error, "past_state must be [batch, channels, k - 1 = %" G_GINT64_FORMAT "]", carry);
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
-  if (y == NULL)
-    return FALSE;
-  GraftRtTensor *present = NULL;
-  if (ctx->n_outputs > 1 && graft_kernel_wants_output (ctx, 1) && (present = graft_kernel_output (ctx, 1, error)) == NULL)
+  GraftRtTensor *y, *present;
+  if (!output_and_state (ctx, &y, &present, error))
     return FALSE;
   g_autofree double *padded = g_new (double, carry + length);
   for (gint64 b = 0; b < batch; b++)
