@@ -187,6 +187,15 @@ apply (BinaryOp op, GraftRtTensor *a, GraftRtTensor *b, GraftRtTensor *out, GErr
   if (a->dtype != b->dtype)
     return graft_kernel_fail (error, "inputs have different element types (%s and %s)",
                               graft_dtype_to_string (a->dtype), graft_dtype_to_string (b->dtype)), NULL;
+  if (op == OP_EQUAL && a->dtype == GRAFT_DTYPE_STRING)
+    {
+      const GraftRtTensor *ins[2] = { a, b };
+      GraftBroadcastIter it;
+      graft_broadcast_iter_init (&it, out, ins, 2);
+      for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&it))
+        ((guint8 *) out->data)[i] = g_strcmp0 (((char **) a->data)[it.offsets[0]], ((char **) b->data)[it.offsets[1]]) == 0;
+      return out;
+    }
   GraftBinaryRun run = (guint) a->dtype <= GRAFT_DTYPE_BFLOAT16 ? tables[op][a->dtype] : NULL;
   if (run == NULL)
     return graft_kernel_unsupported (error, "element type %s is not supported", graft_dtype_to_string (a->dtype)), NULL;
