@@ -140,13 +140,16 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   gint64 n_out = out->numel;
   g_autofree double *acc = g_new (double, MAX (n_out, 1));
   double init = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1 : 0;
-  gboolean integer = graft_dtype_is_integer (in->dtype);
+  gboolean integer = graft_dtype_is_integer (in->dtype) || in->dtype == GRAFT_DTYPE_BOOL;
   g_autofree gint64 *iacc = integer ? g_new (gint64, MAX (n_out, 1)) : NULL;
+  /* Over an empty set, the identities: bool's range is {0, 1}. */
+  gint64 int_max_init = in->dtype == GRAFT_DTYPE_BOOL ? 0 : G_MININT64;
+  gint64 int_min_init = in->dtype == GRAFT_DTYPE_BOOL ? 1 : G_MAXINT64;
   for (gint64 i = 0; i < n_out; i++)
     {
       acc[i] = init;
       if (iacc)
-        iacc[i] = kind == R_MAX ? G_MININT64 : kind == R_MIN ? G_MAXINT64 : kind == R_PROD ? 1 : 0;
+        iacc[i] = kind == R_MAX ? int_max_init : kind == R_MIN ? int_min_init : kind == R_PROD ? 1 : 0;
     }
   double *max_for_lse = NULL;
   g_autofree double *lse_max = NULL;
