@@ -1,6 +1,7 @@
 /* Convolutions: Conv (im2col + SGEMM, 1×1 as plain GEMM, depthwise direct),
- * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, and the shared
- * window geometry that pooling uses too. Computation is in float32. */
+ * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, Col2Im, and the
+ * shared window geometry that pooling uses too. Computation is in float32
+ * (Col2Im: any element type, summed in double). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -1014,10 +1015,120 @@ kernel_qlinear_conv (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- Col2Im (18): the inverse of im2col, overlapping blocks summed ---- */
+
+typedef struct {
+  int rank;                       /* spatial axes */
+  gint64 image[GRAFT_RT_MAX_RANK], block[GRAFT_RT_MAX_RANK], blocks[GRAFT_RT_MAX_RANK];
+  gint64 strides[GRAFT_RT_MAX_RANK], pads[GRAFT_RT_MAX_RANK], dilations[GRAFT_RT_MAX_RANK];
+} Col2ImGeometry;
+
+static gboolean
+col2im_geometry (GraftNode *node, const gint64 *image, gint64 n_image, const gint64 *block, gint64 n_block,
+                 Col2ImGeometry *g, GError **error)
+{
+  guint n_strides, n_pads, n_dilations;
+  const gint64 *strides = graft_node_attr_ints (node, "strides", &n_strides);
+  const gint64 *pads = graft_node_attr_ints (node, "pads", &n_pads);
+  const gint64 *dilations = graft_node_attr_ints (node, "dilations", &n_dilations);
+  if (n_image != n_block || n_image < 1 || n_image > GRAFT_RT_MAX_RANK - 2)
+    return graft_kernel_fail (error, "image_shape and block_shape must name the same 1 to %d axes", GRAFT_RT_MAX_RANK - 2);
+  if ((strides && n_strides != n_image) || (pads && n_pads != 2 * n_image) || (dilations && n_dilations != n_image))
+    return graft_kernel_fail (error, "strides, pads or dilations do not match the %" G_GINT64_FORMAT " spatial axes", n_image);
+  g->rank = n_image;
+  for (int d = 0; d < g->rank; d++)
+    {
+      g->image[d] = image[d];
+      g->block[d] = block[d];
+      g->strides[d] = strides ? strides[d] : 1;
+      g->pads[d] = pads ? pads[d] : 0;
+      g->dilations[d] = dilations ? dilations[d] : 1;
+      gint64 span = g->dilations[d] * (g->block[d] - 1) + 1;
+      gint64 padded = g->image[d] + g->pads[d] + (pads ? pads[d + n_image] : 0);
+      if (g->block[d] < 1 || g->strides[d] < 1 || g->dilations[d] < 1 || padded < span)
+        return graft_kernel_fail (error, "axis %d: a block of %" G_GINT64_FORMAT " does not fit the padded image of %"
+                                  G_GINT64_FORMAT, d, span, padded);
+      g->blocks[d] = (padded - span) / g->strides[d] + 1;
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_col2im (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  gint64 n_image, n_block;
+  g_autofree gint64 *image = graft_infer_input_ints (ctx, 1, &n_image);
+  g_autofree gint64 *block = graft_infer_input_ints (ctx, 2, &n_block);
+  if (image == NULL || block == NULL || x->shape.rank != 3)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, image ? 2 + (int) n_image : -1);
+      return TRUE;
+    }
+  Col2ImGeometry g;
+  if (!col2im_geometry (ctx->node, image, n_image, block, n_block, &g, error))
+    return FALSE;
+  GraftShape shape;
+  graft_shape_init (&shape, 2 + g.rank);
+  gint64 block_size = graft_dims_product (g.block, 0, g.rank);
+  shape.dims[0] = x->shape.dims[0];
+  shape.dims[1] = x->shape.dims[1].kind == GRAFT_DIM_FIXED ? graft_dim_fixed (x->shape.dims[1].value / block_size)
+                                                           : graft_dim_unknown ();
+  for (int d = 0; d < g.rank; d++)
+    shape.dims[2 + d] = graft_dim_fixed (g.image[d]);
+  graft_infer_set_output (ctx, 0, x->dtype, &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_col2im (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gint64 image[GRAFT_RT_MAX_RANK], block[GRAFT_RT_MAX_RANK], n_image, n_block;
+  if (!graft_rt_tensor_read_ints (ctx->inputs[1], image, GRAFT_RT_MAX_RANK, &n_image) ||
+      !graft_rt_tensor_read_ints (ctx->inputs[2], block, GRAFT_RT_MAX_RANK, &n_block))
+    return graft_kernel_fail (error, "image_shape and block_shape must be short int tensors");
+  Col2ImGeometry g;
+  if (!col2im_geometry (ctx->node, image, n_image, block, n_block, &g, error))
+    return FALSE;
+  gint64 block_size = graft_dims_product (g.block, 0, g.rank), n_blocks = graft_dims_product (g.blocks, 0, g.rank);
+  if (x->rank != 3 || x->dims[1] % block_size != 0 || x->dims[2] != n_blocks)
+    return graft_kernel_fail (error, "input must be [N, C × %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", block_size, n_blocks);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 channels = x->dims[0] * (x->dims[1] / block_size), image_size = graft_dims_product (g.image, 0, g.rank);
+  g_autofree double *sum = g_new0 (double, MAX (y->numel, 1));
+  gint64 offset[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 k = 0; k < block_size; k++, graft_index_next (offset, g.block, g.rank))
+    {
+      gint64 position[GRAFT_RT_MAX_RANK] = { 0 };
+      for (gint64 l = 0; l < n_blocks; l++, graft_index_next (position, g.blocks, g.rank))
+        {
+          gint64 pixel = 0;
+          gboolean inside = TRUE;
+          for (int d = 0; d < g.rank && inside; d++)
+            {
+              gint64 coordinate = position[d] * g.strides[d] - g.pads[d] + offset[d] * g.dilations[d];
+              inside = coordinate >= 0 && coordinate < g.image[d];
+              pixel = pixel * g.image[d] + coordinate;
+            }
+          if (inside)
+            for (gint64 c = 0; c < channels; c++)
+              sum[c * image_size + pixel] += graft_rt_tensor_get_f64 (x, ((c * block_size) + k) * n_blocks + l);
+        }
+    }
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, sum[i]);
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_conv[] = {
   { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0 },
   { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0 },
+  { "onnx::Col2Im", 18, 0, infer_col2im, kernel_col2im, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };

@@ -1,6 +1,7 @@
 /* Spatial sampling: GridSample (bilinear / nearest / bicubic with zeros,
- * border or reflection padding) and RoiAlign (avg / max, half_pixel or
- * output_half_pixel coordinates). float compute in double. */
+ * border or reflection padding), AffineGrid (the grids it samples at) and
+ * RoiAlign (avg / max, half_pixel or output_half_pixel coordinates). float
+ * compute in double. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -252,8 +253,73 @@ kernel_roi_align (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- AffineGrid (20) ---- */
+
+static gboolean
+infer_affine_grid (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *theta = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *size = graft_infer_input_ints (ctx, 1, &n);
+  if (size == NULL)
+    {
+      graft_infer_set_output_unknown (ctx, 0, theta->dtype, -1);
+      return TRUE;
+    }
+  if (n != 4 && n != 5)
+    return graft_kernel_fail (error, "size must be [N, C, H, W] or [N, C, D, H, W], not %" G_GINT64_FORMAT " values", n);
+  gint64 dims[5];
+  dims[0] = size[0];
+  for (gint64 d = 2; d < n; d++)
+    dims[d - 1] = size[d];
+  dims[n - 1] = n - 2;
+  graft_infer_set_output_fixed (ctx, 0, theta->dtype, (int) n, dims);
+  return TRUE;
+}
+
+/* Evenly spaced positions in [-1, 1] along an axis of `length` pixels:
+ * pixel centres, with the corners' centres at ±1 under align_corners. */
+static double
+grid_position (gint64 i, gint64 length, gboolean align_corners)
+{
+  if (align_corners)
+    return length > 1 ? -1 + 2.0 * i / (length - 1) : -1;
+  return (2.0 * i + 1) / length - 1;
+}
+
+static gboolean
+kernel_affine_grid (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *theta = ctx->inputs[0];
+  GraftRtTensor *grid = graft_kernel_output (ctx, 0, error);
+  if (grid == NULL)
+    return FALSE;
+  int spatial = grid->rank - 2;   /* 2 or 3; the position is (x, y[, z]) */
+  if (theta->rank != 3 || theta->dims[0] != grid->dims[0] || theta->dims[1] != spatial || theta->dims[2] != spatial + 1)
+    return graft_kernel_fail (error, "theta must be [N, %d, %d]", spatial, spatial + 1);
+  gboolean align_corners = graft_node_attr_int (ctx->node, "align_corners", 0) != 0;
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 }, points = graft_dims_product (grid->dims, 1, grid->rank - 1);
+  for (gint64 p = 0; p < grid->dims[0] * points; p++, graft_index_next (index, grid->dims, grid->rank - 1))
+    {
+      double position[4];
+      for (int k = 0; k < spatial; k++)   /* x runs along the last axis */
+        position[k] = grid_position (index[grid->rank - 2 - k], grid->dims[grid->rank - 2 - k], align_corners);
+      position[spatial] = 1;
+      gint64 matrix = index[0] * spatial * (spatial + 1);
+      for (int row = 0; row < spatial; row++)
+        {
+          double acc = 0;
+          for (int k = 0; k <= spatial; k++)
+            acc += graft_rt_tensor_get_f64 (theta, matrix + row * (spatial + 1) + k) * position[k];
+          graft_rt_tensor_set_f64 (grid, p * spatial + row, acc);
+        }
+    }
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_sample[] = {
   { "onnx::GridSample", 16, 0, infer_grid_sample, kernel_grid_sample, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::RoiAlign", 10, 0, infer_roi_align, kernel_roi_align, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::AffineGrid", 20, 0, infer_affine_grid, kernel_affine_grid, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };
