@@ -261,29 +261,39 @@ dft_1d (const double *re, const double *im, gint64 n, gint64 m, gboolean inverse
     }
 }
 
+/* DFT-17 takes the axis as an attribute (default 1), DFT-20 as input 2
+ * (default -2); both count it over x's full rank, whose last axis holds
+ * the real (and imaginary) parts. inverse + onesided is an inverse real
+ * transform: n / 2 + 1 bins in, n real samples out. */
 static gboolean
 kernel_dft (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = ctx->inputs[0], *len_t = graft_kernel_input (ctx, 1);
-  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
+  GraftRtTensor *x = ctx->inputs[0], *len_t = graft_kernel_input (ctx, 1), *axis_t = graft_kernel_input (ctx, 2);
+  gint64 axis = ctx->opset >= 20 ? (axis_t ? graft_rt_tensor_get_i64 (axis_t, 0) : -2)
+                                 : graft_node_attr_int (ctx->node, "axis", 1);
   gboolean inverse = graft_node_attr_int (ctx->node, "inverse", 0);
   gboolean onesided = graft_node_attr_int (ctx->node, "onesided", 0);
   if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
     return graft_kernel_fail (error, "the last dimension must be 1 (real) or 2 (complex)");
-  if (!graft_normalize_axis (&axis, x->rank - 1, error))
+  if (!graft_normalize_axis (&axis, x->rank, error))
     return FALSE;
-  gboolean complex_in = x->dims[x->rank - 1] == 2;
-  gint64 n_in = x->dims[axis], n = len_t ? graft_rt_tensor_get_i64 (len_t, 0) : n_in;
-  gint64 m = onesided ? n / 2 + 1 : n;
+  if (axis == x->rank - 1)
+    return graft_kernel_fail (error, "axis must not be the last (real, imaginary) axis");
+  gboolean complex_in = x->dims[x->rank - 1] == 2, real_out = inverse && onesided;
+  gint64 n_in = x->dims[axis];
+  gint64 n = len_t ? graft_rt_tensor_get_i64 (len_t, 0) : real_out ? 2 * (n_in - 1) : n_in;
+  if (n < 1 || n > (1 << 24))
+    return graft_kernel_fail (error, "dft_length %" G_GINT64_FORMAT " is not a usable length", n);
+  gint64 m = real_out ? n : onesided ? n / 2 + 1 : n;
   gint64 dims[GRAFT_RT_MAX_RANK];
   memcpy (dims, x->dims, sizeof (gint64) * x->rank);
   dims[axis] = m;
-  dims[x->rank - 1] = 2;
+  dims[x->rank - 1] = real_out ? 1 : 2;
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
   gint64 outer = graft_dims_product (x->dims, 0, axis), inner = graft_dims_product (x->dims, axis + 1, x->rank - 1);
-  gint64 cin = complex_in ? 2 : 1;
+  gint64 cin = complex_in ? 2 : 1, cout = real_out ? 1 : 2;
   g_autofree double *re = g_new0 (double, MAX (n, 1)), *im = g_new0 (double, MAX (n, 1));
   g_autofree double *ore = g_new (double, MAX (m, 1)), *oim = g_new (double, MAX (m, 1));
   for (gint64 o = 0; o < outer; o++)
@@ -295,12 +305,20 @@ kernel_dft (GraftKernelContext *ctx, GError **error)
             re[t] = t < n_in ? graft_rt_tensor_get_f64 (x, base) : 0;
             im[t] = t < n_in && complex_in ? graft_rt_tensor_get_f64 (x, base + 1) : 0;
           }
+        if (real_out)
+          /* the bins past n / 2 are the conjugates of those before */
+          for (gint64 t = n_in; t < n; t++)
+            {
+              re[t] = re[n - t];
+              im[t] = -im[n - t];
+            }
         dft_1d (re, im, n, m, inverse, ore, oim);
         for (gint64 k = 0; k < m; k++)
           {
-            gint64 base = ((o * m + k) * inner + i) * 2;
+            gint64 base = ((o * m + k) * inner + i) * cout;
             graft_rt_tensor_set_f64 (y, base, ore[k]);
-            graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
+            if (!real_out)
+              graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
           }
       }
   return TRUE;
