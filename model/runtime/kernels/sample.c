@@ -109,7 +109,10 @@ kernel_grid_sample (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = grid->dims[1], OW = grid->dims[2];
   int padding = strcmp (pad, "border") == 0 ? 1 : strcmp (pad, "reflection") == 0 ? 2 : 0;
-  int m = strcmp (mode, "nearest") == 0 ? 1 : strcmp (mode, "bicubic") == 0 ? 2 : 0;
+  /* opset 20 renamed bilinear / bicubic to linear / cubic */
+  int m = strcmp (mode, "nearest") == 0 ? 1 : strcmp (mode, "bicubic") == 0 || strcmp (mode, "cubic") == 0 ? 2 : 0;
+  if (m == 0 && strcmp (mode, "bilinear") != 0 && strcmp (mode, "linear") != 0)
+    return graft_kernel_fail (error, "unknown mode '%s'", mode);
   for (gint64 n = 0; n < N; n++)
     for (gint64 c = 0; c < C; c++)
       {
