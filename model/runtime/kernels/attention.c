@@ -1,6 +1,7 @@
 /* Building blocks of transformer and recurrent decoders (opsets 23-27):
  * Attention (scaled dot-product attention with masks, a key/value cache and
- * grouped-query heads), RotaryEmbedding, LinearAttention (the linear,
+ * grouped-query heads), FlexAttention (attention whose scores and
+ * probabilities pass through subgraphs), RotaryEmbedding, LinearAttention (the linear,
  * gated and delta-rule recurrences) and CausalConvWithState. Attention and
  * RotaryEmbedding accept packed 3-D inputs [batch, seq, heads·size] as well
  * as 4-D [batch, heads, seq, size]. Sums are accumulated in double. */
@@ -349,6 +350,115 @@ kernel_attention (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- FlexAttention (ai.onnx.preview) ---- */
+
+static gboolean
+infer_flex_attention (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *q = graft_infer_input (ctx, 0), *v = graft_infer_input (ctx, 2);
+  if (q->shape.rank != 4 || v->shape.rank != 4)
+    {
+      graft_infer_set_output_unknown (ctx, 0, q->dtype, 4);
+      return TRUE;
+    }
+  GraftDim y[4] = { q->shape.dims[0], q->shape.dims[1], q->shape.dims[2], v->shape.dims[3] };
+  set_output_dims (ctx, 0, q->dtype, 4, y);
+  return TRUE;
+}
+
+/* Runs a score_mod / prob_mod subgraph over the whole [B, H, L, S] tensor
+ * and replaces it with the result, which must keep its shape. */
+static gboolean
+apply_modifier (GraftKernelContext *ctx, const char *attribute, GraftRtTensor **values, GError **error)
+{
+  GraftGraph *graph = graft_node_attr_graph (ctx->node, attribute);
+  if (graph == NULL)
+    return TRUE;
+  g_autoptr(GPtrArray) outputs = graft_kernel_run_subgraph (ctx, graph, values, 1, error);
+  if (outputs == NULL)
+    return FALSE;
+  GraftRtTensor *result = outputs->len == 1 ? outputs->pdata[0] : NULL;
+  if (result == NULL || result->numel != (*values)->numel)
+    return graft_kernel_fail (error, "%s must give one tensor of its input's shape", attribute);
+  GraftRtTensor *converted = graft_rt_tensor_cast (result, (*values)->dtype, error);
+  if (converted == NULL)
+    return FALSE;
+  graft_rt_tensor_unref (*values);
+  *values = converted;
+  return TRUE;
+}
+
+static gboolean
+kernel_flex_attention (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *q = ctx->inputs[0], *k = ctx->inputs[1], *v = ctx->inputs[2];
+  if (q->rank != 4 || k->rank != 4 || v->rank != 4)
+    return graft_kernel_fail (error, "Q, K and V must have rank 4");
+  gint64 batch = q->dims[0], q_heads = q->dims[1], q_seq = q->dims[2], size = q->dims[3];
+  gint64 kv_heads = k->dims[1], kv_seq = k->dims[2], v_size = v->dims[3];
+  if (k->dims[0] != batch || v->dims[0] != batch || v->dims[1] != kv_heads || v->dims[2] != kv_seq || k->dims[3] != size)
+    return graft_kernel_fail (error, "K and V must match Q's batch and head size, and each other's heads and length");
+  if (kv_heads <= 0 || q_heads % kv_heads != 0)
+    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " query heads do not group over %" G_GINT64_FORMAT
+                              " key/value heads", q_heads, kv_heads);
+  /* Scores are float32 unless the inputs or softmax_precision are double
+   * (float16/bfloat16 inputs arrive here as float32). */
+  GraftDType precision = graft_node_attr_int (ctx->node, "softmax_precision",
+                                              q->dtype == GRAFT_DTYPE_FLOAT64 ? GRAFT_DTYPE_FLOAT64 : GRAFT_DTYPE_FLOAT32);
+  if (precision != GRAFT_DTYPE_FLOAT32 && precision != GRAFT_DTYPE_FLOAT64)
+    return graft_kernel_unsupported (error, "softmax_precision %s (float and double are)", graft_dtype_to_string (precision));
+  double scale = graft_node_attr_float (ctx->node, "scale", 1.0 / sqrt ((double) MAX (size, 1)));
+  gint64 dims[4] = { batch, q_heads, q_seq, kv_seq }, group = q_heads / kv_heads;
+  GraftRtTensor *scores = graft_rt_tensor_new (precision, 4, dims, error);
+  if (scores == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) owned_scores = scores;
+  for (gint64 row = 0; row < batch * q_heads * q_seq; row++)
+    {
+      gint64 b = row / (q_heads * q_seq), h = row / q_seq % q_heads;
+      for (gint64 j = 0; j < kv_seq; j++)
+        {
+          double dot = 0;
+          gint64 k_row = ((b * kv_heads + h / group) * kv_seq + j) * size;
+          for (gint64 d = 0; d < size; d++)
+            dot += graft_rt_tensor_get_f64 (q, row * size + d) * graft_rt_tensor_get_f64 (k, k_row + d);
+          graft_rt_tensor_set_f64 (scores, row * kv_seq + j, dot * scale);
+        }
+    }
+  if (!apply_modifier (ctx, "score_mod", &owned_scores, error))
+    return FALSE;
+  scores = owned_scores;
+  for (gint64 row = 0; row < batch * q_heads * q_seq; row++)
+    {
+      double max_score = -INFINITY, sum = 0;
+      for (gint64 j = 0; j < kv_seq; j++)
+        max_score = MAX (max_score, graft_rt_tensor_get_f64 (scores, row * kv_seq + j));
+      for (gint64 j = 0; j < kv_seq; j++)
+        sum += exp (graft_rt_tensor_get_f64 (scores, row * kv_seq + j) - max_score);
+      for (gint64 j = 0; j < kv_seq; j++)
+        graft_rt_tensor_set_f64 (scores, row * kv_seq + j, exp (graft_rt_tensor_get_f64 (scores, row * kv_seq + j) - max_score) / sum);
+    }
+  if (!apply_modifier (ctx, "prob_mod", &owned_scores, error))
+    return FALSE;
+  scores = owned_scores;
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 row = 0; row < batch * q_heads * q_seq; row++)
+    {
+      gint64 b = row / (q_heads * q_seq), h = row / q_seq % q_heads;
+      for (gint64 d = 0; d < v_size; d++)
+        {
+          double acc = 0;
+          for (gint64 j = 0; j < kv_seq; j++)
+            acc += graft_rt_tensor_get_f64 (scores, row * kv_seq + j) *
+                   graft_rt_tensor_get_f64 (v, ((b * kv_heads + h / group) * kv_seq + j) * v_size + d);
+          graft_rt_tensor_set_f64 (y, row * v_size + d, acc);
+        }
+    }
+  return TRUE;
+}
+
 /* ---- RotaryEmbedding ---- */
 
 static gboolean
@@ -627,6 +737,7 @@ kernel_causal_conv (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_attention[] = {
   { "onnx::Attention", 23, 0, infer_attention, kernel_attention, GRAFT_OP_HALF_AS_FLOAT },
+  { "ai.onnx.preview::FlexAttention", 1, 0, infer_flex_attention, kernel_flex_attention, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::RotaryEmbedding", 23, 0, graft_infer_same_as_input, kernel_rotary_embedding, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::LinearAttention", 27, 0, infer_linear_attention, kernel_linear_attention, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::CausalConvWithState", 27, 0, infer_causal_conv, kernel_causal_conv, GRAFT_OP_HALF_AS_FLOAT },
