@@ -270,19 +270,20 @@ graft_rt_tensor_new_from_tensor (GraftTensor *tensor, GError **error)
     memcpy (t->dims, tensor->dims, sizeof (gint64) * t->rank);
   t->numel = numel;
   t->nbytes = nbytes;
-  if (((guintptr) g_bytes_get_data (bytes, NULL)) % 16 == 0 || nbytes == 0)
+  const void *data = g_bytes_get_data (bytes, NULL);
+  if (nbytes == 0)
+    t->data = aligned_alloc_bytes (1);   /* owned, so that it is freed */
+  else if (((guintptr) data) % 16 == 0)
     {
       t->borrowed = g_bytes_ref (bytes);
-      t->data = (gpointer) g_bytes_get_data (bytes, NULL);
+      t->data = (gpointer) data;
     }
   else
     {
       /* Unaligned slices of the file would make SIMD loads slow or wrong. */
       t->data = aligned_alloc_bytes (nbytes);
-      memcpy (t->data, g_bytes_get_data (bytes, NULL), nbytes);
+      memcpy (t->data, data, nbytes);
     }
-  if (t->data == NULL)
-    t->data = aligned_alloc_bytes (1);
   return t;
 }
 

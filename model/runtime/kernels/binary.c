@@ -86,7 +86,9 @@ CMP (ge, x >= y)
 BITS (band, x & y)
 BITS (bor, x | y)
 BITS (bxor, x ^ y)
-BITS (shl, (guint64) y >= sizeof (elem_t) * 8 ? 0 : (elem_t) (x << y))
+/* Left shifts go through the unsigned type: bits shifted past the sign bit
+ * are dropped, not undefined behaviour. */
+BITS (shl, (guint64) y >= sizeof (elem_t) * 8 ? 0 : (elem_t) ((uelem_t) x << y))
 /* Right shifts of signed values are arithmetic; a shift out of range
  * leaves only the sign fill (-1 for a negative value). */
 BITS (shr, (guint64) y >= sizeof (elem_t) * 8 ? (elem_t) (x < 1 && x != 0 ? -1 : 0) : (elem_t) (x >> y))
