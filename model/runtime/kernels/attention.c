@@ -9,6 +9,14 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 
+/* Element i as double; float32 (the common case, and what float16 and
+ * bfloat16 inputs arrive as) read directly in the inner loops. */
+static inline double
+value_at (const GraftRtTensor *t, gint64 i)
+{
+  return t->dtype == GRAFT_DTYPE_FLOAT32 ? ((const float *) t->data)[i] : graft_rt_tensor_get_f64 (t, i);
+}
+
 /* Where one head's rows live in a 3-D (packed) or 4-D tensor. */
 typedef struct {
   gboolean packed;
@@ -302,7 +310,7 @@ kernel_attention (GraftKernelContext *ctx, GError **error)
                   gint64 k_row = ((b * kl.heads + kv_head) * total_seq + j) * ql.head_size;
                   double dot = 0;
                   for (gint64 d = 0; d < ql.head_size; d++)
-                    dot += graft_rt_tensor_get_f64 (q, q_row + d) * graft_rt_tensor_get_f64 (keys, k_row + d);
+                    dot += value_at (q, q_row + d) * value_at (keys, k_row + d);
                   double score = dot * params.scale;
                   if (params.softcap > 0)
                     score = params.softcap * tanh (score / params.softcap);
@@ -341,7 +349,7 @@ kernel_attention (GraftKernelContext *ctx, GError **error)
                 {
                   double acc = 0;
                   for (gint64 j = 0; j < total_seq; j++)
-                    acc += scores[j] * graft_rt_tensor_get_f64 (values, ((b * kl.heads + kv_head) * total_seq + j) * v_size + d);
+                    acc += scores[j] * value_at (values, ((b * kl.heads + kv_head) * total_seq + j) * v_size + d);
                   graft_rt_tensor_set_f64 (y, y_row + d, acc);
                 }
             }
@@ -421,7 +429,7 @@ kernel_flex_attention (GraftKernelContext *ctx, GError **error)
           double dot = 0;
           gint64 k_row = ((b * kv_heads + h / group) * kv_seq + j) * size;
           for (gint64 d = 0; d < size; d++)
-            dot += graft_rt_tensor_get_f64 (q, row * size + d) * graft_rt_tensor_get_f64 (k, k_row + d);
+            dot += value_at (q, row * size + d) * value_at (k, k_row + d);
           graft_rt_tensor_set_f64 (scores, row * kv_seq + j, dot * scale);
         }
     }
@@ -451,8 +459,7 @@ kernel_flex_attention (GraftKernelContext *ctx, GError **error)
         {
           double acc = 0;
           for (gint64 j = 0; j < kv_seq; j++)
-            acc += graft_rt_tensor_get_f64 (scores, row * kv_seq + j) *
-                   graft_rt_tensor_get_f64 (v, ((b * kv_heads + h / group) * kv_seq + j) * v_size + d);
+            acc += value_at (scores, row * kv_seq + j) * value_at (v, ((b * kv_heads + h / group) * kv_seq + j) * v_size + d);
           graft_rt_tensor_set_f64 (y, row * v_size + d, acc);
         }
     }
