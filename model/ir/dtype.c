@@ -27,6 +27,16 @@ static const DTypeInfo dtype_table[] = {
   { GRAFT_DTYPE_COMPLEX64, "complex64", "COMPLEX64", 8 },
   { GRAFT_DTYPE_COMPLEX128, "complex128", "COMPLEX128", 16 },
   { GRAFT_DTYPE_BFLOAT16, "bfloat16", "BFLOAT16", 2 },
+  { GRAFT_DTYPE_FLOAT8E4M3FN, "float8e4m3fn", "FLOAT8E4M3FN", 1 },
+  { GRAFT_DTYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", "FLOAT8E4M3FNUZ", 1 },
+  { GRAFT_DTYPE_FLOAT8E5M2, "float8e5m2", "FLOAT8E5M2", 1 },
+  { GRAFT_DTYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", "FLOAT8E5M2FNUZ", 1 },
+  { GRAFT_DTYPE_UINT4, "uint4", "UINT4", 1 },
+  { GRAFT_DTYPE_INT4, "int4", "INT4", 1 },
+  { GRAFT_DTYPE_FLOAT4E2M1, "float4e2m1", "FLOAT4E2M1", 1 },
+  { GRAFT_DTYPE_FLOAT8E8M0, "float8e8m0", "FLOAT8E8M0", 1 },
+  { GRAFT_DTYPE_UINT2, "uint2", "UINT2", 1 },
+  { GRAFT_DTYPE_INT2, "int2", "INT2", 1 },
   { GRAFT_DTYPE_QINT8, "qint8", "QINT8", 1 },
   { GRAFT_DTYPE_QUINT8, "quint8", "QUINT8", 1 },
   { GRAFT_DTYPE_QINT32, "qint32", "QINT32", 4 },
@@ -70,6 +80,65 @@ graft_dtype_get_size (GraftDType dtype)
 {
   const DTypeInfo *info = lookup (dtype);
   return info ? info->size : 0;
+}
+
+guint
+graft_dtype_get_packed_bits (GraftDType dtype)
+{
+  switch (dtype)
+    {
+    case GRAFT_DTYPE_UINT4: case GRAFT_DTYPE_INT4: case GRAFT_DTYPE_FLOAT4E2M1:
+      return 4;
+    case GRAFT_DTYPE_UINT2: case GRAFT_DTYPE_INT2:
+      return 2;
+    default:
+      return 0;
+    }
+}
+
+gsize
+graft_dtype_get_packed_size (GraftDType dtype, gsize numel)
+{
+  return (numel * graft_dtype_get_packed_bits (dtype) + 7) / 8;
+}
+
+GBytes *
+graft_dtype_unpack (GraftDType dtype, GBytes *packed, gsize numel)
+{
+  guint bits = graft_dtype_get_packed_bits (dtype);
+  gsize have;
+  const guint8 *in = g_bytes_get_data (packed, &have);
+
+  g_return_val_if_fail (bits != 0, NULL);
+  if (have != graft_dtype_get_packed_size (dtype, numel))
+    return NULL;
+  guint8 *out = g_malloc (numel + 1);
+  guint per_byte = 8 / bits, mask = (1u << bits) - 1;
+  gboolean is_signed = dtype == GRAFT_DTYPE_INT4 || dtype == GRAFT_DTYPE_INT2;
+  for (gsize i = 0; i < numel; i++)
+    {
+      guint value = (in[i / per_byte] >> (bits * (i % per_byte))) & mask;
+      if (is_signed && (value >> (bits - 1)))
+        value |= ~mask;  /* sign-extend into the byte */
+      out[i] = (guint8) value;
+    }
+  return g_bytes_new_take (out, numel);
+}
+
+GBytes *
+graft_dtype_pack (GraftDType dtype, GBytes *unpacked)
+{
+  guint bits = graft_dtype_get_packed_bits (dtype);
+  gsize numel;
+  const guint8 *in = g_bytes_get_data (unpacked, &numel);
+
+  g_return_val_if_fail (bits != 0, NULL);
+  gsize size = graft_dtype_get_packed_size (dtype, numel);
+  guint8 *out = g_malloc0 (size + 1);
+  guint per_byte = 8 / bits, mask = (1u << bits) - 1;
+  for (gsize i = 0; i < numel; i++)
+    out[i / per_byte] |= (in[i] & mask) << (bits * (i % per_byte));
+  return g_bytes_new_take (out, size);
 }
 
 gboolean

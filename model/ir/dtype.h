@@ -27,6 +27,20 @@ typedef enum {
   GRAFT_DTYPE_COMPLEX64 = 14,
   GRAFT_DTYPE_COMPLEX128 = 15,
   GRAFT_DTYPE_BFLOAT16 = 16,
+  /* Narrow types of ONNX 1.14+ (IR 9-12). Graft keeps one element per
+   * byte in memory (the float8/float4 bit pattern, or the integer
+   * sign-extended); ONNX files pack the 4- and 2-bit types. */
+  GRAFT_DTYPE_FLOAT8E4M3FN = 17,
+  GRAFT_DTYPE_FLOAT8E4M3FNUZ = 18,
+  GRAFT_DTYPE_FLOAT8E5M2 = 19,
+  GRAFT_DTYPE_FLOAT8E5M2FNUZ = 20,
+  GRAFT_DTYPE_UINT4 = 21,
+  GRAFT_DTYPE_INT4 = 22,
+  GRAFT_DTYPE_FLOAT4E2M1 = 23,
+  GRAFT_DTYPE_FLOAT8E8M0 = 24,
+  GRAFT_DTYPE_UINT2 = 25,
+  GRAFT_DTYPE_INT2 = 26,
+  GRAFT_DTYPE_LAST_ONNX = GRAFT_DTYPE_INT2,
 
   /* PyTorch-only element types */
   GRAFT_DTYPE_QINT8 = 101,
@@ -46,6 +60,16 @@ GraftDType graft_dtype_from_string (const char *name);
 /* Bytes per element in Graft's in-memory layout; 0 for STRING and
  * UNDEFINED (strings are stored as an array of GBytes). */
 gsize graft_dtype_get_size (GraftDType dtype);
+
+/* Bits per element in an ONNX file's packed data for the 4- and 2-bit
+ * types, 0 for the others (stored as in memory). */
+guint graft_dtype_get_packed_bits (GraftDType dtype);
+gsize graft_dtype_get_packed_size (GraftDType dtype, gsize numel);
+/* Between ONNX's packed layout (low bits first) and Graft's one element
+ * per byte; both return a new buffer of the other layout's size. unpack
+ * returns NULL when packed is not graft_dtype_get_packed_size() long. */
+GBytes *graft_dtype_unpack (GraftDType dtype, GBytes *packed, gsize numel);
+GBytes *graft_dtype_pack (GraftDType dtype, GBytes *unpacked);
 
 gboolean graft_dtype_is_valid (int dtype);
 gboolean graft_dtype_is_float (GraftDType dtype);

@@ -91,9 +91,22 @@ typed_field_to_bytes (const Onnx__TensorProto *proto, GraftDType dtype, gsize nu
     case GRAFT_DTYPE_BOOL:
     case GRAFT_DTYPE_FLOAT16:
     case GRAFT_DTYPE_BFLOAT16:
-      /* ONNX stores these (float16/bfloat16 as bit patterns) one per int32. */
+    case GRAFT_DTYPE_FLOAT8E4M3FN:
+    case GRAFT_DTYPE_FLOAT8E4M3FNUZ:
+    case GRAFT_DTYPE_FLOAT8E5M2:
+    case GRAFT_DTYPE_FLOAT8E5M2FNUZ:
+    case GRAFT_DTYPE_FLOAT8E8M0:
+    case GRAFT_DTYPE_UINT4:
+    case GRAFT_DTYPE_INT4:
+    case GRAFT_DTYPE_FLOAT4E2M1:
+    case GRAFT_DTYPE_UINT2:
+    case GRAFT_DTYPE_INT2:
+      /* ONNX stores these (float16/bfloat16/float8 as bit patterns) one
+       * per int32; the 4- and 2-bit types one packed byte per int32. */
       field = "int32_data";
       have = proto->n_int32_data;
+      if (graft_dtype_get_packed_bits (dtype) != 0)
+        want = graft_dtype_get_packed_size (dtype, numel);
       if (have == want && have > 0)
         bytes = pack_words (proto->int32_data, 4, TRUE, have, graft_dtype_get_size (dtype),
                                dtype == GRAFT_DTYPE_BOOL);
@@ -289,6 +302,18 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
         }
     }
 
+  if (graft_dtype_get_packed_bits (dtype) != 0)
+    {
+      g_autoptr(GBytes) packed = g_steal_pointer (&bytes);
+      bytes = graft_dtype_unpack (dtype, packed, numel);
+      if (bytes == NULL)
+        {
+          fail (error, GRAFT_MODEL_ERROR_MALFORMED, where, "%s data holds %" G_GSIZE_FORMAT " bytes, %" G_GSIZE_FORMAT
+                " packed elements need %" G_GSIZE_FORMAT, graft_dtype_to_string (dtype), g_bytes_get_size (packed),
+                numel, graft_dtype_get_packed_size (dtype, numel));
+          return NULL;
+        }
+    }
   if (!graft_tensor_set_data (tensor, bytes, &local_error))
     {
       fail (error, GRAFT_MODEL_ERROR_MALFORMED, where, "%s", local_error->message);

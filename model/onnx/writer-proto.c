@@ -47,7 +47,7 @@ graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
   proto->n_dims = tensor->rank;
   proto->dims = tensor->dims;
 
-  if (tensor->dtype > GRAFT_DTYPE_BFLOAT16)
+  if (tensor->dtype > GRAFT_DTYPE_LAST_ONNX)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
                    "tensor '%s': element type %s has no ONNX equivalent",
@@ -77,6 +77,19 @@ graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
 
     if (bytes == NULL)
       return NULL;
+    if (graft_dtype_get_packed_bits (tensor->dtype) != 0)
+      {
+        /* The packed copy lives as long as the write context. */
+        g_autoptr(GBytes) packed = graft_dtype_pack (tensor->dtype, bytes);
+        gsize size;
+        const void *data = g_bytes_get_data (packed, &size);
+        proto->has_raw_data = TRUE;
+        proto->raw_data.data = graft_onnx_write_alloc (context, size);
+        memcpy (proto->raw_data.data, data, size);
+        proto->raw_data.len = size;
+        context->tensor_bytes += size;
+        return proto;
+      }
     proto->has_raw_data = TRUE;
     proto->raw_data.data = (uint8_t *) g_bytes_get_data (bytes, &len);
     proto->raw_data.len = len;

@@ -1,4 +1,5 @@
 #include "runtime/rt-tensor.h"
+#include "runtime/narrow-dtype.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -269,19 +270,20 @@ graft_rt_tensor_new_from_tensor (GraftTensor *tensor, GError **error)
     memcpy (t->dims, tensor->dims, sizeof (gint64) * t->rank);
   t->numel = numel;
   t->nbytes = nbytes;
-  if (((guintptr) g_bytes_get_data (bytes, NULL)) % 16 == 0 || nbytes == 0)
+  const void *data = g_bytes_get_data (bytes, NULL);
+  if (nbytes == 0)
+    t->data = aligned_alloc_bytes (1);   /* owned, so that it is freed */
+  else if (((guintptr) data) % 16 == 0)
     {
       t->borrowed = g_bytes_ref (bytes);
-      t->data = (gpointer) g_bytes_get_data (bytes, NULL);
+      t->data = (gpointer) data;
     }
   else
     {
       /* Unaligned slices of the file would make SIMD loads slow or wrong. */
       t->data = aligned_alloc_bytes (nbytes);
-      memcpy (t->data, g_bytes_get_data (bytes, NULL), nbytes);
+      memcpy (t->data, data, nbytes);
     }
-  if (t->data == NULL)
-    t->data = aligned_alloc_bytes (1);
   return t;
 }
 
@@ -546,7 +548,10 @@ graft_rt_tensor_get_f64 (const GraftRtTensor *self, gint64 i)
     case GRAFT_DTYPE_UINT32: return ((const guint32 *) d)[i];
     case GRAFT_DTYPE_INT64: return (double) ((const gint64 *) d)[i];
     case GRAFT_DTYPE_UINT64: return (double) ((const guint64 *) d)[i];
-    default: return NAN;
+    default:
+      if (graft_narrow_dtype_is_narrow (self->dtype))
+        return graft_narrow_dtype_decode (self->dtype, ((const guint8 *) d)[i]);
+      return NAN;
     }
 }
 
@@ -576,7 +581,13 @@ graft_rt_tensor_set_f64 (GraftRtTensor *self, gint64 i, double v)
     case GRAFT_DTYPE_UINT64:
       ((guint64 *) d)[i] = v >= 1.8446744073709552e19 ? G_MAXUINT64 : v < 0 ? (guint64) saturate_double_to_i64 (v) : (guint64) v;
       break;
-    default: graft_rt_tensor_set_i64 (self, i, saturate_double_to_i64 (v)); break;
+    default:
+      if (graft_narrow_dtype_is_narrow (self->dtype))
+        {
+          ((guint8 *) d)[i] = graft_narrow_dtype_encode (self->dtype, v, TRUE);
+          break;
+        }
+      graft_rt_tensor_set_i64 (self, i, saturate_double_to_i64 (v)); break;
     }
 }
 

@@ -26,11 +26,21 @@ def innermost(t):
         t = getattr(t, t.WhichOneof("value")).elem_type
     return getattr(t, t.WhichOneof("value") or "tensor_type")
 
+def infers_strictly(m):
+    try:
+        onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        return True
+    except Exception:
+        return False
+
 for rel in sys.argv[3:]:
     try:
         m = onnx.load(os.path.join(out, rel))
         onnx.checker.check_model(m)
-        if not any(n.op_type == "StringNormalizer" for n in m.graph.node):
+        # onnx 1.23 cannot infer some suite models itself (test_mvn's
+        # function body): hold the saved model only to what the original passes.
+        if (not any(n.op_type == "StringNormalizer" for n in m.graph.node)
+                and infers_strictly(onnx.load(os.path.join(suite, rel), load_external_data=False))):
             onnx.shape_inference.infer_shapes(m, strict_mode=True)
         if not any(d.dim_param == "N" for i in m.graph.input for d in innermost(i.type).shape.dim[:1]):
             print(rel + ": no input has dim N")
@@ -110,7 +120,7 @@ def main():
     problems = [line for line in checked.stdout.splitlines() if line]
     tap(6, dynamic and not refused and checked.returncode == 0 and not problems,
         f"making input 0's dim 0 dynamic: {len(dynamic)} models saved, all pass onnx.checker and strict shape "
-        f"inference (StringNormalizer, whose input must be [1, C], excepted from inference)",
+        f"inference when the original does (StringNormalizer, whose input must be [1, C], excepted)",
         [f"{r[1]}: {r[6]}" for r in refused] + problems + [checked.stderr[-300:]])
 
 

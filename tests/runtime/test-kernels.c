@@ -1,10 +1,12 @@
 /* Kernel and engine unit tests on small in-memory graphs: broadcasting,
  * negative axes, empty tensors, convolution geometry, integer wrap-around
  * and division by zero, subgraph captures, liveness, unsupported-op
- * reporting, input checks, .npy and .pb file handling. */
+ * reporting, input checks, .npy and .pb file handling, the narrow element
+ * types, and the checks of the opset 23+ transformer operators. */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include "runtime/narrow-dtype.h"
 #include "runtime/npy.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"
@@ -743,11 +745,95 @@ add_at_each_level (const char *path, GTestFunc test)
     }
 }
 
+static void
+test_narrow_dtypes (void)
+{
+  /* float8 E4M3FN: 448 is the largest finite value; beyond it saturate or NaN */
+  g_assert_cmphex (graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E4M3FN, 448, TRUE), ==, 0x7e);
+  g_assert_cmphex (graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E4M3FN, 1e6, TRUE), ==, 0x7e);
+  g_assert_true (isnan (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT8E4M3FN,
+                                                   graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E4M3FN, 1e6, FALSE))));
+  g_assert_cmpfloat (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT8E4M3FN,
+                                                graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E4M3FN, 0.47892547, TRUE)), ==, 0.46875);
+  /* E5M2 keeps infinity without saturation; FNUZ types have no -0 */
+  g_assert_true (isinf (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT8E5M2,
+                                                   graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E5M2, INFINITY, FALSE))));
+  g_assert_cmphex (graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT8E4M3FNUZ, -1e-7, TRUE), ==, 0);
+  g_assert_true (isnan (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT8E4M3FNUZ, 0x80)));
+  /* float4 E2M1 saturates at 6, ties to even */
+  g_assert_cmpfloat (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT4E2M1,
+                                                graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT4E2M1, 9, TRUE)), ==, 6);
+  g_assert_cmpfloat (graft_narrow_dtype_decode (GRAFT_DTYPE_FLOAT4E2M1,
+                                                graft_narrow_dtype_encode (GRAFT_DTYPE_FLOAT4E2M1, -3.5, TRUE)), ==, -4);
+  /* int4 out of range gives 0, as ONNX's reference does */
+  g_assert_cmpfloat (graft_narrow_dtype_decode (GRAFT_DTYPE_INT4, graft_narrow_dtype_encode (GRAFT_DTYPE_INT4, -8, TRUE)), ==, -8);
+  g_assert_cmpfloat (graft_narrow_dtype_decode (GRAFT_DTYPE_INT4, graft_narrow_dtype_encode (GRAFT_DTYPE_INT4, 8, TRUE)), ==, 0);
+
+  /* ONNX packs two int4 per byte, low nibble first; Graft sign-extends one per byte */
+  static const guint8 packed_bytes[] = { 0x8f, 0x07 };
+  g_autoptr(GBytes) packed = g_bytes_new_static (packed_bytes, sizeof packed_bytes);
+  g_autoptr(GBytes) unpacked = graft_dtype_unpack (GRAFT_DTYPE_INT4, packed, 3);
+  const gint8 *values = g_bytes_get_data (unpacked, NULL);
+  g_assert_cmpint (values[0], ==, -1);
+  g_assert_cmpint (values[1], ==, -8);
+  g_assert_cmpint (values[2], ==, 7);
+  g_autoptr(GBytes) repacked = graft_dtype_pack (GRAFT_DTYPE_INT4, unpacked);
+  g_assert_true (g_bytes_equal (packed, repacked));
+  /* a packed buffer of the wrong size is refused */
+  g_assert_null (graft_dtype_unpack (GRAFT_DTYPE_INT4, packed, 5));
+}
+
+static void
+test_attention_checks (void)
+{
+  Builder b;
+  builder_init (&b, 23);
+  gint64 dq[] = { 1, 3, 2, 4 }, dkv[] = { 1, 2, 2, 4 };
+  add_input (b.graph, "q", GRAFT_DTYPE_FLOAT32, 4, dq);
+  add_input (b.graph, "k", GRAFT_DTYPE_FLOAT32, 4, dkv);
+  add_input (b.graph, "v", GRAFT_DTYPE_FLOAT32, 4, dkv);
+  add_node (b.graph, "Attention", IN ("q", "k", "v"), IN ("y"));
+  add_output (b.graph, "y");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "q", tensor_f32 (4, dq, NULL), "k", tensor_f32 (4, dkv, NULL),
+                                  "v", tensor_f32 (4, dkv, NULL), NULL);
+  g_assert_null (out);
+  g_assert_nonnull (strstr (error->message, "3 query heads do not group over 2"));
+  builder_clear (&b);
+}
+
+static void
+test_rms_normalization (void)
+{
+  Builder b;
+  builder_init (&b, 23);
+  gint64 dx[] = { 2, 2 }, ds[] = { 2 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 2, dx);
+  add_input (b.graph, "scale", GRAFT_DTYPE_FLOAT32, 1, ds);
+  GraftNode *n = add_node (b.graph, "RMSNormalization", IN ("x", "scale"), IN ("y"));
+  graft_node_add_attribute (n, graft_attribute_new_float ("epsilon", 0));
+  add_output (b.graph, "y");
+  float xv[] = { 3, 4, -1, 1 }, sv[] = { 1, 2 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (2, dx, xv), "scale", tensor_f32 (1, ds, sv), NULL);
+  g_assert_no_error (error);
+  const float *y = ((GraftRtTensor *) out->pdata[0])->data;
+  /* rows divided by their root mean square (sqrt(12.5) and 1), times scale */
+  g_assert_cmpfloat_with_epsilon (y[0], 3 / sqrt (12.5), 1e-6);
+  g_assert_cmpfloat_with_epsilon (y[1], 8 / sqrt (12.5), 1e-6);
+  g_assert_cmpfloat_with_epsilon (y[2], -1, 1e-6);
+  g_assert_cmpfloat_with_epsilon (y[3], 2, 1e-6);
+  builder_clear (&b);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/narrow-dtypes", test_narrow_dtypes);
+  g_test_add_func ("/runtime/attention-checks", test_attention_checks);
+  g_test_add_func ("/runtime/rms-normalization", test_rms_normalization);
   g_test_add_func ("/runtime/broadcast-incompatible", test_broadcast_incompatible);
   g_test_add_func ("/runtime/int-wrap-div-zero", test_int_wrap_and_div_zero);
   g_test_add_func ("/runtime/negative-axis-empty", test_negative_axis_and_empty);

@@ -63,7 +63,14 @@ ARITH (prelu, x < 0 ? y * x : x, x < 0 ? WRAP ((uelem_t) y * (uelem_t) x) : x, x
 /* Signed division: C truncates toward zero like ONNX; guard /0 and MIN/-1. */
 ARITH (div, x / y, y == 0 ? 0 : (y == -1 ? WRAP (0 - (uelem_t) x) : x / y), y == 0 ? 0 : x / y)
 ARITH (modc, fmod (x, y), y == 0 ? 0 : (y == -1 ? 0 : x % y), y == 0 ? 0 : x % y)
-ARITH (modpy, fmod (x, y), y == 0 ? 0 : (y == -1 ? 0 : ((x % y) != 0 && ((x % y) < 0) != (y < 0) ? x % y + y : x % y)),
+/* Mod without fmod takes the divisor's sign, as Python's % does. */
+static inline double
+python_fmod (double x, double y)
+{
+  double r = fmod (x, y);
+  return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+}
+ARITH (modpy, python_fmod (x, y), y == 0 ? 0 : (y == -1 ? 0 : ((x % y) != 0 && ((x % y) < 0) != (y < 0) ? x % y + y : x % y)),
        y == 0 ? 0 : x % y)
 
 #define CMP(op, expr) \
@@ -79,8 +86,12 @@ CMP (ge, x >= y)
 BITS (band, x & y)
 BITS (bor, x | y)
 BITS (bxor, x ^ y)
-BITS (shl, (guint64) y >= sizeof (elem_t) * 8 ? 0 : (elem_t) (x << y))
-BITS (shr, (guint64) y >= sizeof (elem_t) * 8 ? 0 : (elem_t) (x >> y))
+/* Left shifts go through the unsigned type: bits shifted past the sign bit
+ * are dropped, not undefined behaviour. */
+BITS (shl, (guint64) y >= sizeof (elem_t) * 8 ? 0 : (elem_t) ((uelem_t) x << y))
+/* Right shifts of signed values are arithmetic; a shift out of range
+ * leaves only the sign fill (-1 for a negative value). */
+BITS (shr, (guint64) y >= sizeof (elem_t) * 8 ? (elem_t) (x < 1 && x != 0 ? -1 : 0) : (elem_t) (x >> y))
 
 RUN_FN (land_b, guint8, guint8, (x != 0) && (y != 0))
 RUN_FN (lor_b, guint8, guint8, (x != 0) || (y != 0))
@@ -178,6 +189,15 @@ apply (BinaryOp op, GraftRtTensor *a, GraftRtTensor *b, GraftRtTensor *out, GErr
   if (a->dtype != b->dtype)
     return graft_kernel_fail (error, "inputs have different element types (%s and %s)",
                               graft_dtype_to_string (a->dtype), graft_dtype_to_string (b->dtype)), NULL;
+  if (op == OP_EQUAL && a->dtype == GRAFT_DTYPE_STRING)
+    {
+      const GraftRtTensor *ins[2] = { a, b };
+      GraftBroadcastIter it;
+      graft_broadcast_iter_init (&it, out, ins, 2);
+      for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&it))
+        ((guint8 *) out->data)[i] = g_strcmp0 (((char **) a->data)[it.offsets[0]], ((char **) b->data)[it.offsets[1]]) == 0;
+      return out;
+    }
   GraftBinaryRun run = (guint) a->dtype <= GRAFT_DTYPE_BFLOAT16 ? tables[op][a->dtype] : NULL;
   if (run == NULL)
     return graft_kernel_unsupported (error, "element type %s is not supported", graft_dtype_to_string (a->dtype)), NULL;

@@ -1,6 +1,7 @@
 /* Convolutions: Conv (im2col + SGEMM, 1×1 as plain GEMM, depthwise direct),
- * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, and the shared
- * window geometry that pooling uses too. Computation is in float32. */
+ * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, Col2Im,
+ * DeformConv, and the shared window geometry that pooling uses too.
+ * Computation is in float32 (Col2Im, DeformConv: summed in double). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -1011,10 +1012,219 @@ kernel_qlinear_conv (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- Col2Im (18): the inverse of im2col, overlapping blocks summed ---- */
+
+typedef struct {
+  int rank;                       /* spatial axes */
+  gint64 image[GRAFT_RT_MAX_RANK], block[GRAFT_RT_MAX_RANK], blocks[GRAFT_RT_MAX_RANK];
+  gint64 strides[GRAFT_RT_MAX_RANK], pads[GRAFT_RT_MAX_RANK], dilations[GRAFT_RT_MAX_RANK];
+} Col2ImGeometry;
+
+static gboolean
+col2im_geometry (GraftNode *node, const gint64 *image, gint64 n_image, const gint64 *block, gint64 n_block,
+                 Col2ImGeometry *g, GError **error)
+{
+  guint n_strides, n_pads, n_dilations;
+  const gint64 *strides = graft_node_attr_ints (node, "strides", &n_strides);
+  const gint64 *pads = graft_node_attr_ints (node, "pads", &n_pads);
+  const gint64 *dilations = graft_node_attr_ints (node, "dilations", &n_dilations);
+  if (n_image != n_block || n_image < 1 || n_image > GRAFT_RT_MAX_RANK - 2)
+    return graft_kernel_fail (error, "image_shape and block_shape must name the same 1 to %d axes", GRAFT_RT_MAX_RANK - 2);
+  if ((strides && n_strides != n_image) || (pads && n_pads != 2 * n_image) || (dilations && n_dilations != n_image))
+    return graft_kernel_fail (error, "strides, pads or dilations do not match the %" G_GINT64_FORMAT " spatial axes", n_image);
+  g->rank = n_image;
+  for (int d = 0; d < g->rank; d++)
+    {
+      g->image[d] = image[d];
+      g->block[d] = block[d];
+      g->strides[d] = strides ? strides[d] : 1;
+      g->pads[d] = pads ? pads[d] : 0;
+      g->dilations[d] = dilations ? dilations[d] : 1;
+      gint64 span = g->dilations[d] * (g->block[d] - 1) + 1;
+      gint64 padded = g->image[d] + g->pads[d] + (pads ? pads[d + n_image] : 0);
+      if (g->block[d] < 1 || g->strides[d] < 1 || g->dilations[d] < 1 || padded < span)
+        return graft_kernel_fail (error, "axis %d: a block of %" G_GINT64_FORMAT " does not fit the padded image of %"
+                                  G_GINT64_FORMAT, d, span, padded);
+      g->blocks[d] = (padded - span) / g->strides[d] + 1;
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_col2im (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  gint64 n_image, n_block;
+  g_autofree gint64 *image = graft_infer_input_ints (ctx, 1, &n_image);
+  g_autofree gint64 *block = graft_infer_input_ints (ctx, 2, &n_block);
+  if (image == NULL || block == NULL || x->shape.rank != 3)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, image ? 2 + (int) n_image : -1);
+      return TRUE;
+    }
+  Col2ImGeometry g;
+  if (!col2im_geometry (ctx->node, image, n_image, block, n_block, &g, error))
+    return FALSE;
+  GraftShape shape;
+  graft_shape_init (&shape, 2 + g.rank);
+  gint64 block_size = graft_dims_product (g.block, 0, g.rank);
+  shape.dims[0] = x->shape.dims[0];
+  shape.dims[1] = x->shape.dims[1].kind == GRAFT_DIM_FIXED ? graft_dim_fixed (x->shape.dims[1].value / block_size)
+                                                           : graft_dim_unknown ();
+  for (int d = 0; d < g.rank; d++)
+    shape.dims[2 + d] = graft_dim_fixed (g.image[d]);
+  graft_infer_set_output (ctx, 0, x->dtype, &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_col2im (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gint64 image[GRAFT_RT_MAX_RANK], block[GRAFT_RT_MAX_RANK], n_image, n_block;
+  if (!graft_rt_tensor_read_ints (ctx->inputs[1], image, GRAFT_RT_MAX_RANK, &n_image) ||
+      !graft_rt_tensor_read_ints (ctx->inputs[2], block, GRAFT_RT_MAX_RANK, &n_block))
+    return graft_kernel_fail (error, "image_shape and block_shape must be short int tensors");
+  Col2ImGeometry g;
+  if (!col2im_geometry (ctx->node, image, n_image, block, n_block, &g, error))
+    return FALSE;
+  gint64 block_size = graft_dims_product (g.block, 0, g.rank), n_blocks = graft_dims_product (g.blocks, 0, g.rank);
+  if (x->rank != 3 || x->dims[1] % block_size != 0 || x->dims[2] != n_blocks)
+    return graft_kernel_fail (error, "input must be [N, C × %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", block_size, n_blocks);
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 channels = x->dims[0] * (x->dims[1] / block_size), image_size = graft_dims_product (g.image, 0, g.rank);
+  g_autofree double *sum = g_new0 (double, MAX (y->numel, 1));
+  gint64 offset[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 k = 0; k < block_size; k++, graft_index_next (offset, g.block, g.rank))
+    {
+      gint64 position[GRAFT_RT_MAX_RANK] = { 0 };
+      for (gint64 l = 0; l < n_blocks; l++, graft_index_next (position, g.blocks, g.rank))
+        {
+          gint64 pixel = 0;
+          gboolean inside = TRUE;
+          for (int d = 0; d < g.rank && inside; d++)
+            {
+              gint64 coordinate = position[d] * g.strides[d] - g.pads[d] + offset[d] * g.dilations[d];
+              inside = coordinate >= 0 && coordinate < g.image[d];
+              pixel = pixel * g.image[d] + coordinate;
+            }
+          if (inside)
+            for (gint64 c = 0; c < channels; c++)
+              sum[c * image_size + pixel] += graft_rt_tensor_get_f64 (x, ((c * block_size) + k) * n_blocks + l);
+        }
+    }
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, sum[i]);
+  return TRUE;
+}
+
+/* ---- DeformConv (19), 2-D ---- */
+
+static gboolean
+infer_deform_conv (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0), *w = graft_infer_input (ctx, 1), *offset = graft_infer_input (ctx, 2);
+  if (x->shape.rank != 4 || w->shape.rank != 4 || offset->shape.rank != 4)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, x->shape.rank);
+      return TRUE;
+    }
+  /* the offsets are given per output position, so they fix its size */
+  GraftShape shape;
+  graft_shape_init (&shape, 4);
+  shape.dims[0] = x->shape.dims[0];
+  shape.dims[1] = w->shape.dims[0];
+  shape.dims[2] = offset->shape.dims[2];
+  shape.dims[3] = offset->shape.dims[3];
+  graft_infer_set_output (ctx, 0, x->dtype, &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+/* Bilinear sample of one plane, each corner outside the image counting 0. */
+static double
+sample_plane (const GraftRtTensor *x, gint64 plane, gint64 height, gint64 width, double h, double w)
+{
+  gint64 h0 = (gint64) floor (h), w0 = (gint64) floor (w);
+  double dh = h - h0, dw = w - w0, sum = 0;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      {
+        gint64 hh = h0 + i, ww = w0 + j;
+        if (hh >= 0 && hh < height && ww >= 0 && ww < width)
+          sum += (i ? dh : 1 - dh) * (j ? dw : 1 - dw) * graft_rt_tensor_get_f64 (x, (plane * height + hh) * width + ww);
+      }
+  return sum;
+}
+
+static gboolean
+kernel_deform_conv (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *w = ctx->inputs[1], *offset = ctx->inputs[2];
+  GraftRtTensor *bias = graft_kernel_input (ctx, 3), *mask = graft_kernel_input (ctx, 4);
+  if (x->rank != 4 || w->rank != 4 || offset->rank != 4)
+    return graft_kernel_unsupported (error, "DeformConv on other than 2-D images");
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1), offset_group = graft_node_attr_int (ctx->node, "offset_group", 1);
+  gint64 batch = x->dims[0], channels = x->dims[1], height = x->dims[2], width = x->dims[3];
+  gint64 out_channels = w->dims[0], kh = w->dims[2], kw = w->dims[3], taps = kh * kw;
+  gint64 out_h = offset->dims[2], out_w = offset->dims[3];
+  if (group < 1 || offset_group < 1 || channels != w->dims[1] * group || out_channels % group != 0 ||
+      channels % offset_group != 0)
+    return graft_kernel_fail (error, "X's %" G_GINT64_FORMAT " channels do not fit W and group %" G_GINT64_FORMAT
+                              " / offset_group %" G_GINT64_FORMAT, channels, group, offset_group);
+  if (offset->dims[0] != batch || offset->dims[1] != offset_group * taps * 2 ||
+      (mask && (mask->rank != 4 || mask->dims[1] != offset_group * taps || mask->dims[2] != out_h || mask->dims[3] != out_w)))
+    return graft_kernel_fail (error, "offset must be [N, offset_group × %" G_GINT64_FORMAT " × 2, out H, out W] (mask the same without the 2)", taps);
+  if (bias && bias->numel != out_channels)
+    return graft_kernel_fail (error, "B must have one value per output channel");
+  guint n_strides, n_pads, n_dilations;
+  const gint64 *strides = graft_node_attr_ints (ctx->node, "strides", &n_strides);
+  const gint64 *pads = graft_node_attr_ints (ctx->node, "pads", &n_pads);
+  const gint64 *dilations = graft_node_attr_ints (ctx->node, "dilations", &n_dilations);
+  if ((strides && n_strides != 2) || (pads && n_pads != 4) || (dilations && n_dilations != 2))
+    return graft_kernel_fail (error, "strides and dilations need 2 values, pads 4");
+  gint64 stride_h = strides ? strides[0] : 1, stride_w = strides ? strides[1] : 1;
+  gint64 pad_h = pads ? pads[0] : 0, pad_w = pads ? pads[1] : 0;
+  gint64 dilation_h = dilations ? dilations[0] : 1, dilation_w = dilations ? dilations[1] : 1;
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 in_per_group = channels / group, out_per_group = out_channels / group, in_per_offset = channels / offset_group;
+  for (gint64 b = 0; b < batch; b++)
+    for (gint64 oc = 0; oc < out_channels; oc++)
+      for (gint64 oh = 0; oh < out_h; oh++)
+        for (gint64 ow = 0; ow < out_w; ow++)
+          {
+            double acc = bias ? graft_rt_tensor_get_f64 (bias, oc) : 0;
+            for (gint64 k = 0; k < in_per_group; k++)
+              {
+                gint64 c = oc / out_per_group * in_per_group + k, g = c / in_per_offset;
+                for (gint64 t = 0; t < taps; t++)
+                  {
+                    gint64 at = ((b * offset_group + g) * taps + t) * out_h * out_w + oh * out_w + ow;
+                    double dh = graft_rt_tensor_get_f64 (offset, ((b * offset_group + g) * taps + t) * 2 * out_h * out_w + oh * out_w + ow);
+                    double dw = graft_rt_tensor_get_f64 (offset, (((b * offset_group + g) * taps + t) * 2 + 1) * out_h * out_w + oh * out_w + ow);
+                    double h = oh * stride_h - pad_h + t / kw * dilation_h + dh;
+                    double wc = ow * stride_w - pad_w + t % kw * dilation_w + dw;
+                    double weight = graft_rt_tensor_get_f64 (w, (oc * in_per_group + k) * taps + t);
+                    double m = mask ? graft_rt_tensor_get_f64 (mask, at) : 1;
+                    acc += weight * m * sample_plane (x, b * channels + c, height, width, h, wc);
+                  }
+              }
+            graft_rt_tensor_set_f64 (y, ((b * out_channels + oc) * out_h + oh) * out_w + ow, acc);
+          }
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_conv[] = {
   { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0 },
   { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0 },
+  { "onnx::Col2Im", 18, 0, infer_col2im, kernel_col2im, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::DeformConv", 19, 0, infer_deform_conv, kernel_deform_conv, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };

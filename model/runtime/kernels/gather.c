@@ -397,6 +397,49 @@ kernel_nonzero (GraftKernelContext *ctx, GError **error)
 
 #define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
 
+/* ---- TensorScatter (24): a key/value cache update ---- */
+
+static gboolean
+kernel_tensor_scatter (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *past = ctx->inputs[0], *update = ctx->inputs[1], *write_indices = graft_kernel_input (ctx, 2);
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", -2);
+  gboolean circular = g_str_equal (graft_node_attr_string (ctx->node, "mode", "linear"), "circular");
+  if (!graft_normalize_axis (&axis, past->rank, error))
+    return FALSE;
+  if (axis == 0)
+    return graft_kernel_fail (error, "axis must not be the batch axis");
+  if (update->rank != past->rank || update->dtype != past->dtype)
+    return graft_kernel_fail (error, "update must have the cache's rank and element type");
+  for (int d = 0; d < past->rank; d++)
+    if (d != axis && update->dims[d] != past->dims[d])
+      return graft_kernel_fail (error, "update differs from the cache on axis %d", d);
+  if (write_indices && write_indices->numel != past->dims[0])
+    return graft_kernel_fail (error, "write_indices must have one index per batch");
+  GraftRtTensor *present = graft_kernel_output (ctx, 0, error);
+  if (present == NULL)
+    return FALSE;
+  graft_copy_block (present, 0, past, 0, past->numel);
+  gint64 capacity = past->dims[axis], length = update->dims[axis];
+  gint64 inner = graft_dims_product (past->dims, axis + 1, past->rank);
+  gint64 per_batch = graft_dims_product (past->dims, 1, axis);
+  for (gint64 b = 0; b < past->dims[0]; b++)
+    {
+      gint64 start = write_indices ? graft_rt_tensor_get_i64 (write_indices, b) : 0;
+      for (gint64 p = 0; p < per_batch; p++)
+        for (gint64 s = 0; s < length; s++)
+          {
+            gint64 position = circular ? (start + s) % MAX (capacity, 1) : start + s;
+            if (position < 0 || position >= capacity)
+              return graft_kernel_fail (error, "write index %" G_GINT64_FORMAT " + %" G_GINT64_FORMAT
+                                        " is outside the cache's %" G_GINT64_FORMAT " positions", start, s, capacity);
+            gint64 outer = b * per_batch + p;
+            graft_copy_block (present, (outer * capacity + position) * inner, update, (outer * length + s) * inner, inner);
+          }
+    }
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_gather[] = {
   OP ("Gather", 1, infer_gather, kernel_gather),
   OP ("GatherElements", 11, infer_gather_elements, kernel_gather_elements),
@@ -404,6 +447,7 @@ const GraftOpSchema graft_ops_gather[] = {
   OP ("Scatter", 9, graft_infer_same_as_input, kernel_scatter_elements),
   OP ("ScatterElements", 11, graft_infer_same_as_input, kernel_scatter_elements),
   OP ("ScatterND", 11, graft_infer_same_as_input, kernel_scatter_nd),
+  OP ("TensorScatter", 24, graft_infer_same_as_input, kernel_tensor_scatter),
   OP ("OneHot", 9, infer_one_hot, kernel_one_hot),
   OP ("Compress", 9, NULL, kernel_compress),
   OP ("NonZero", 9, infer_nonzero, kernel_nonzero),

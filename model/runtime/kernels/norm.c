@@ -1,6 +1,6 @@
 /* Normalisations: BatchNormalization, InstanceNormalization,
- * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
- * LpNormalization. Statistics are accumulated in double. */
+ * LayerNormalization, RMSNormalization, GroupNormalization, LRN,
+ * MeanVarianceNormalization, LpNormalization. Statistics are accumulated in double. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -183,18 +183,29 @@ infer_layer_norm (GraftInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* LayerNormalization and RMSNormalization normalise groups of the trailing
+ * axes from `axis` on: the group count and size, and output 0. */
+static GraftRtTensor *
+trailing_groups_output (GraftKernelContext *ctx, gint64 *groups, gint64 *count, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gint64 axis = graft_node_attr_int (ctx->node, "axis", -1);
+  if (!graft_normalize_axis (&axis, x->rank, error))
+    return NULL;
+  *groups = graft_dims_product (x->dims, 0, axis);
+  *count = graft_dims_product (x->dims, axis, x->rank);
+  return graft_kernel_output (ctx, 0, error);
+}
+
 static gboolean
 kernel_layer_norm (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = graft_kernel_input (ctx, 2);
-  gint64 axis = graft_node_attr_int (ctx->node, "axis", -1);
-  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
-  if (!graft_normalize_axis (&axis, x->rank, error))
-    return FALSE;
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  gint64 groups, count;
+  GraftRtTensor *y = trailing_groups_output (ctx, &groups, &count, error);
   if (y == NULL)
     return FALSE;
-  gint64 groups = graft_dims_product (x->dims, 0, axis), count = graft_dims_product (x->dims, axis, x->rank);
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
   g_autofree double *means = g_new (double, MAX (groups, 1)), *invs = g_new (double, MAX (groups, 1));
   normalize_groups (x, y, groups, count, eps, means, invs);
   const GraftRtTensor *ins[2] = { scale, bias };
@@ -216,6 +227,51 @@ kernel_layer_norm (GraftKernelContext *ctx, GError **error)
         for (gint64 g = 0; g < groups; g++)
           graft_rt_tensor_set_f64 (t, g, o == 1 ? means[g] : invs[g]);
       }
+  return TRUE;
+}
+
+/* Scale broadcasts unidirectionally against X's trailing axes: the
+ * normalised element k of a group reads scale at k modulo its size (scale
+ * covers either the whole group or trailing axes of it). */
+static double
+broadcast_trailing (const GraftRtTensor *t, gint64 k)
+{
+  return graft_rt_tensor_get_f64 (t, k % MAX (t->numel, 1));
+}
+
+static gboolean
+infer_rms_norm (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0), *scale = graft_infer_input (ctx, 1);
+  graft_infer_set_output (ctx, 0, scale->dtype, &x->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_rms_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
+  gint64 groups, count;
+  GraftRtTensor *y = trailing_groups_output (ctx, &groups, &count, error);
+  if (y == NULL)
+    return FALSE;
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
+  if (count % MAX (scale->numel, 1) != 0)
+    return graft_kernel_fail (error, "scale (%" G_GINT64_FORMAT " values) does not broadcast to the %"
+                              G_GINT64_FORMAT " normalised values", scale->numel, count);
+  for (gint64 g = 0; g < groups; g++)
+    {
+      double sq = 0;
+      for (gint64 k = 0; k < count; k++)
+        {
+          double v = graft_rt_tensor_get_f64 (x, g * count + k);
+          sq += v * v;
+        }
+      double inv_rms = 1.0 / sqrt ((count ? sq / count : 0) + eps);
+      for (gint64 k = 0; k < count; k++)
+        graft_rt_tensor_set_f64 (y, g * count + k,
+                                 graft_rt_tensor_get_f64 (x, g * count + k) * inv_rms * broadcast_trailing (scale, k));
+    }
   return TRUE;
 }
 
@@ -361,6 +417,7 @@ const GraftOpSchema graft_ops_norm[] = {
   NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm),
   NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm),
   NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm),
+  NORM ("RMSNormalization", 23, infer_rms_norm, kernel_rms_norm),
   NORM ("GroupNormalization", 18, graft_infer_same_as_input, kernel_group_norm),
   NORM ("LRN", 1, graft_infer_same_as_input, kernel_lrn),
   NORM ("MeanVarianceNormalization", 9, graft_infer_same_as_input, kernel_mvn),

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/narrow-dtype.h"
 
 static void
 quant_range (GraftDType dtype, double *lo, double *hi)
@@ -15,15 +16,30 @@ quant_range (GraftDType dtype, double *lo, double *hi)
     case GRAFT_DTYPE_INT16: *lo = -32768; *hi = 32767; break;
     case GRAFT_DTYPE_UINT16: *lo = 0; *hi = 65535; break;
     case GRAFT_DTYPE_INT32: *lo = -2147483648.0; *hi = 2147483647.0; break;
+    case GRAFT_DTYPE_INT4: *lo = -8; *hi = 7; break;
+    case GRAFT_DTYPE_UINT4: *lo = 0; *hi = 15; break;
+    case GRAFT_DTYPE_INT2: *lo = -2; *hi = 1; break;
+    case GRAFT_DTYPE_UINT2: *lo = 0; *hi = 3; break;
     default: *lo = 0; *hi = 255; break;
     }
+}
+
+/* The float8/float4 targets take x / scale + zero point unrounded. */
+static gboolean
+is_narrow_float (GraftDType dtype)
+{
+  return graft_narrow_dtype_is_narrow (dtype) && dtype != GRAFT_DTYPE_INT4 && dtype != GRAFT_DTYPE_UINT4 &&
+         dtype != GRAFT_DTYPE_INT2 && dtype != GRAFT_DTYPE_UINT2;
 }
 
 static gboolean
 infer_quantize (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *x = graft_infer_input (ctx, 0), *zp = graft_infer_input (ctx, 2);
-  graft_infer_set_output (ctx, 0, zp ? zp->dtype : GRAFT_DTYPE_UINT8, &x->shape);
+  GraftDType dtype = graft_node_attr_int (ctx->node, "output_dtype", GRAFT_DTYPE_UNDEFINED);
+  if (zp)
+    dtype = zp->dtype;
+  graft_infer_set_output (ctx, 0, dtype != GRAFT_DTYPE_UNDEFINED ? dtype : GRAFT_DTYPE_UINT8, &x->shape);
   return TRUE;
 }
 
@@ -31,42 +47,96 @@ static gboolean
 infer_dequantize (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *x = graft_infer_input (ctx, 0), *scale = graft_infer_input (ctx, 1);
-  graft_infer_set_output (ctx, 0, scale ? scale->dtype : GRAFT_DTYPE_FLOAT32, &x->shape);
+  GraftDType dtype = graft_node_attr_int (ctx->node, "output_dtype", GRAFT_DTYPE_UNDEFINED);
+  if (dtype == GRAFT_DTYPE_UNDEFINED)
+    dtype = scale ? scale->dtype : GRAFT_DTYPE_FLOAT32;
+  graft_infer_set_output (ctx, 0, dtype, &x->shape);
   return TRUE;
 }
 
-/* Index into a per-axis parameter for element i of x. */
+/* How scale and zero point map onto x: one value, one per index of
+ * `axis`, or (block_size > 0, opset 21) one per block of block_size
+ * indices along `axis`, the parameters having x's rank. */
+typedef struct {
+  gint64 axis, block_size;
+} QuantLayout;
+
+static gboolean
+quant_layout_init (QuantLayout *layout, GraftKernelContext *ctx, const GraftRtTensor *x, const GraftRtTensor *scale,
+                   GError **error)
+{
+  layout->axis = graft_node_attr_int (ctx->node, "axis", 1);
+  layout->block_size = graft_node_attr_int (ctx->node, "block_size", 0);
+  if (scale->numel <= 1 && layout->block_size == 0)
+    return TRUE;
+  if (!graft_normalize_axis (&layout->axis, x->rank, error))
+    return FALSE;
+  if (layout->block_size > 0)
+    {
+      if (scale->rank != x->rank)
+        return graft_kernel_fail (error, "blocked scale must have x's rank %d, not %d", x->rank, scale->rank);
+      for (int d = 0; d < x->rank; d++)
+        {
+          gint64 want = d == layout->axis ? (x->dims[d] + layout->block_size - 1) / layout->block_size : x->dims[d];
+          if (scale->dims[d] != want)
+            return graft_kernel_fail (error, "blocked scale axis %d has %" G_GINT64_FORMAT " values, expected %"
+                                      G_GINT64_FORMAT, d, scale->dims[d], want);
+        }
+    }
+  else if (scale->numel != x->dims[layout->axis])
+    return graft_kernel_fail (error, "scale has %" G_GINT64_FORMAT " values, axis %" G_GINT64_FORMAT " has %"
+                              G_GINT64_FORMAT, scale->numel, layout->axis, x->dims[layout->axis]);
+  return TRUE;
+}
+
+/* Index into a scale or zero point for element i of x. */
 static gint64
-param_index (const GraftRtTensor *x, const GraftRtTensor *param, gint64 axis, gint64 i)
+param_index (const QuantLayout *layout, const GraftRtTensor *x, const GraftRtTensor *param, gint64 i)
 {
   if (param == NULL || param->numel <= 1)
     return 0;
-  gint64 inner = graft_dims_product (x->dims, axis + 1, x->rank);
-  return (i / MAX (inner, 1)) % x->dims[axis];
+  if (layout->block_size <= 0)
+    {
+      gint64 inner = graft_dims_product (x->dims, layout->axis + 1, x->rank);
+      return (i / MAX (inner, 1)) % x->dims[layout->axis];
+    }
+  gint64 index = 0, stride = 1;
+  for (int d = x->rank - 1; d >= 0; d--)
+    {
+      gint64 coordinate = i % x->dims[d];
+      i /= x->dims[d];
+      if (d == layout->axis)
+        coordinate /= layout->block_size;
+      index += coordinate * stride;
+      stride *= param->dims[d];
+    }
+  return index;
 }
 
 static gboolean
 kernel_quantize (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *zp = graft_kernel_input (ctx, 2);
-  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
-  if (scale->numel > 1 && !graft_normalize_axis (&axis, x->rank, error))
+  QuantLayout layout;
+  if (!quant_layout_init (&layout, ctx, x, scale, error))
     return FALSE;
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  gboolean saturate = graft_node_attr_int (ctx->node, "saturate", 1) != 0;
   double lo, hi;
   quant_range (y->dtype, &lo, &hi);
   for (gint64 i = 0; i < x->numel; i++)
     {
-      gint64 k = param_index (x, scale, axis, i);
-      double s = graft_rt_tensor_get_f64 (scale, k);
-      double z = zp ? graft_rt_tensor_get_f64 (zp, param_index (x, zp, axis, i)) : 0;
+      double s = graft_rt_tensor_get_f64 (scale, param_index (&layout, x, scale, i));
+      double z = zp ? graft_rt_tensor_get_f64 (zp, param_index (&layout, x, zp, i)) : 0;
       /* float32 inputs divide in float32, as the reference does (the rounding of x / s differs in double) */
       double q = x->dtype == GRAFT_DTYPE_FLOAT32 ? (double) ((float) graft_rt_tensor_get_f64 (x, i) / (float) s)
                                                  : graft_rt_tensor_get_f64 (x, i) / s;
-      double v = nearbyint (q) + z;
-      graft_rt_tensor_set_i64 (y, i, (gint64) CLAMP (v, lo, hi));
+      if (is_narrow_float (y->dtype))
+        ((guint8 *) y->data)[i] = graft_narrow_dtype_encode (y->dtype, q + z, saturate);
+      else
+        graft_rt_tensor_set_i64 (y, i, (gint64) CLAMP (nearbyint (q) + z, lo, hi));
     }
   return TRUE;
 }
@@ -75,17 +145,18 @@ static gboolean
 kernel_dequantize (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *zp = graft_kernel_input (ctx, 2);
-  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
-  if (scale->numel > 1 && !graft_normalize_axis (&axis, x->rank, error))
+  QuantLayout layout;
+  if (!quant_layout_init (&layout, ctx, x, scale, error))
     return FALSE;
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
   for (gint64 i = 0; i < x->numel; i++)
     {
-      double s = graft_rt_tensor_get_f64 (scale, param_index (x, scale, axis, i));
-      gint64 z = zp ? graft_rt_tensor_get_i64 (zp, param_index (x, zp, axis, i)) : 0;
-      graft_rt_tensor_set_f64 (y, i, (double) (graft_rt_tensor_get_i64 (x, i) - z) * s);
+      double s = graft_rt_tensor_get_f64 (scale, param_index (&layout, x, scale, i));
+      double z = zp ? graft_rt_tensor_get_f64 (zp, param_index (&layout, x, zp, i)) : 0;
+      /* int32 and narrower are exact in double, as are the float8 values. */
+      graft_rt_tensor_set_f64 (y, i, (graft_rt_tensor_get_f64 (x, i) - z) * s);
     }
   return TRUE;
 }
@@ -190,29 +261,39 @@ dft_1d (const double *re, const double *im, gint64 n, gint64 m, gboolean inverse
     }
 }
 
+/* DFT-17 takes the axis as an attribute (default 1), DFT-20 as input 2
+ * (default -2); both count it over x's full rank, whose last axis holds
+ * the real (and imaginary) parts. inverse + onesided is an inverse real
+ * transform: n / 2 + 1 bins in, n real samples out. */
 static gboolean
 kernel_dft (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = ctx->inputs[0], *len_t = graft_kernel_input (ctx, 1);
-  gint64 axis = graft_node_attr_int (ctx->node, "axis", 1);
+  GraftRtTensor *x = ctx->inputs[0], *len_t = graft_kernel_input (ctx, 1), *axis_t = graft_kernel_input (ctx, 2);
+  gint64 axis = ctx->opset >= 20 ? (axis_t ? graft_rt_tensor_get_i64 (axis_t, 0) : -2)
+                                 : graft_node_attr_int (ctx->node, "axis", 1);
   gboolean inverse = graft_node_attr_int (ctx->node, "inverse", 0);
   gboolean onesided = graft_node_attr_int (ctx->node, "onesided", 0);
   if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
     return graft_kernel_fail (error, "the last dimension must be 1 (real) or 2 (complex)");
-  if (!graft_normalize_axis (&axis, x->rank - 1, error))
+  if (!graft_normalize_axis (&axis, x->rank, error))
     return FALSE;
-  gboolean complex_in = x->dims[x->rank - 1] == 2;
-  gint64 n_in = x->dims[axis], n = len_t ? graft_rt_tensor_get_i64 (len_t, 0) : n_in;
-  gint64 m = onesided ? n / 2 + 1 : n;
+  if (axis == x->rank - 1)
+    return graft_kernel_fail (error, "axis must not be the last (real, imaginary) axis");
+  gboolean complex_in = x->dims[x->rank - 1] == 2, real_out = inverse && onesided;
+  gint64 n_in = x->dims[axis];
+  gint64 n = len_t ? graft_rt_tensor_get_i64 (len_t, 0) : real_out ? 2 * (n_in - 1) : n_in;
+  if (n < 1 || n > (1 << 24))
+    return graft_kernel_fail (error, "dft_length %" G_GINT64_FORMAT " is not a usable length", n);
+  gint64 m = real_out ? n : onesided ? n / 2 + 1 : n;
   gint64 dims[GRAFT_RT_MAX_RANK];
   memcpy (dims, x->dims, sizeof (gint64) * x->rank);
   dims[axis] = m;
-  dims[x->rank - 1] = 2;
+  dims[x->rank - 1] = real_out ? 1 : 2;
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
   gint64 outer = graft_dims_product (x->dims, 0, axis), inner = graft_dims_product (x->dims, axis + 1, x->rank - 1);
-  gint64 cin = complex_in ? 2 : 1;
+  gint64 cin = complex_in ? 2 : 1, cout = real_out ? 1 : 2;
   g_autofree double *re = g_new0 (double, MAX (n, 1)), *im = g_new0 (double, MAX (n, 1));
   g_autofree double *ore = g_new (double, MAX (m, 1)), *oim = g_new (double, MAX (m, 1));
   for (gint64 o = 0; o < outer; o++)
@@ -224,12 +305,20 @@ kernel_dft (GraftKernelContext *ctx, GError **error)
             re[t] = t < n_in ? graft_rt_tensor_get_f64 (x, base) : 0;
             im[t] = t < n_in && complex_in ? graft_rt_tensor_get_f64 (x, base + 1) : 0;
           }
+        if (real_out)
+          /* the bins past n / 2 are the conjugates of those before */
+          for (gint64 t = n_in; t < n; t++)
+            {
+              re[t] = re[n - t];
+              im[t] = -im[n - t];
+            }
         dft_1d (re, im, n, m, inverse, ore, oim);
         for (gint64 k = 0; k < m; k++)
           {
-            gint64 base = ((o * m + k) * inner + i) * 2;
+            gint64 base = ((o * m + k) * inner + i) * cout;
             graft_rt_tensor_set_f64 (y, base, ore[k]);
-            graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
+            if (!real_out)
+              graft_rt_tensor_set_f64 (y, base + 1, oim[k]);
           }
       }
   return TRUE;

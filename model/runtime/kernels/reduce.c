@@ -1,5 +1,5 @@
 /* Reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare},
- * ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax, CumSum. */
+ * ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax, CumSum, CumProd. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -140,13 +140,16 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   gint64 n_out = out->numel;
   g_autofree double *acc = g_new (double, MAX (n_out, 1));
   double init = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1 : 0;
-  gboolean integer = graft_dtype_is_integer (in->dtype);
+  gboolean integer = graft_dtype_is_integer (in->dtype) || in->dtype == GRAFT_DTYPE_BOOL;
   g_autofree gint64 *iacc = integer ? g_new (gint64, MAX (n_out, 1)) : NULL;
+  /* Over an empty set, the identities: bool's range is {0, 1}. */
+  gint64 int_max_init = in->dtype == GRAFT_DTYPE_BOOL ? 0 : G_MININT64;
+  gint64 int_min_init = in->dtype == GRAFT_DTYPE_BOOL ? 1 : G_MAXINT64;
   for (gint64 i = 0; i < n_out; i++)
     {
       acc[i] = init;
       if (iacc)
-        iacc[i] = kind == R_MAX ? G_MININT64 : kind == R_MIN ? G_MAXINT64 : kind == R_PROD ? 1 : 0;
+        iacc[i] = kind == R_MAX ? int_max_init : kind == R_MIN ? int_min_init : kind == R_PROD ? 1 : 0;
     }
   double *max_for_lse = NULL;
   g_autofree double *lse_max = NULL;
@@ -366,11 +369,12 @@ kernel_softmax (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- CumSum ---- */
+/* ---- CumSum, CumProd ---- */
 
 static gboolean
-kernel_cumsum (GraftKernelContext *ctx, GError **error)
+kernel_cumulative (GraftKernelContext *ctx, GError **error)
 {
+  gboolean product = strcmp (ctx->node->op_type, "CumProd") == 0;
   GraftRtTensor *in = graft_kernel_input (ctx, 0);
   gint64 axis = graft_rt_tensor_get_i64 (graft_kernel_input (ctx, 1), 0);
   gboolean exclusive = graft_node_attr_int (ctx->node, "exclusive", 0);
@@ -386,8 +390,8 @@ kernel_cumsum (GraftKernelContext *ctx, GError **error)
   for (gint64 o = 0; o < outer; o++)
     for (gint64 i = 0; i < inner; i++)
       {
-        double acc = 0;
-        gint64 iacc = 0;
+        double acc = product ? 1 : 0;
+        gint64 iacc = product ? 1 : 0;
         for (gint64 step = 0; step < n; step++)
           {
             gint64 k = reverse ? n - 1 - step : step;
@@ -397,7 +401,7 @@ kernel_cumsum (GraftKernelContext *ctx, GError **error)
                 gint64 v = graft_rt_tensor_get_i64 (in, idx);
                 if (exclusive)
                   graft_rt_tensor_set_i64 (out, idx, iacc);
-                iacc += v;
+                iacc = product ? (gint64) ((guint64) iacc * (guint64) v) : (gint64) ((guint64) iacc + (guint64) v);
                 if (!exclusive)
                   graft_rt_tensor_set_i64 (out, idx, iacc);
               }
@@ -406,7 +410,7 @@ kernel_cumsum (GraftKernelContext *ctx, GError **error)
                 double v = graft_rt_tensor_get_f64 (in, idx);
                 if (exclusive)
                   graft_rt_tensor_set_f64 (out, idx, acc);
-                acc += v;
+                acc = product ? acc * v : acc + v;
                 if (!exclusive)
                   graft_rt_tensor_set_f64 (out, idx, acc);
               }
@@ -426,7 +430,8 @@ const GraftOpSchema graft_ops_reduce[] = {
   { "onnx::Softmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::LogSoftmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::Hardmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::CumSum", 11, 0, graft_infer_same_as_input, kernel_cumsum, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::CumSum", 11, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::CumProd", 26, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT },
   { "aten::softmax", 0, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { "aten::log_softmax", 0, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }

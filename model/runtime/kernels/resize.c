@@ -5,7 +5,9 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 
-#define MAX_TAPS 4
+/* 4 taps suffice without antialias; an antialiased downscale by s needs
+ * about 4 / s (cubic). */
+#define MAX_TAPS 64
 
 typedef struct {
   gint64 index[MAX_TAPS];
@@ -20,6 +22,31 @@ typedef struct {
   double roi_start[GRAFT_RT_MAX_RANK], roi_end[GRAFT_RT_MAX_RANK];
   gboolean known;
 } ResizeSpec;
+
+/* keep_aspect_ratio_policy (opset 18): one scale for every resized axis,
+ * the smallest (not_larger) or largest (not_smaller) that sizes asks for;
+ * the sizes then follow from it, rounded half up. */
+static gboolean
+keep_aspect_ratio (GraftNode *node, const GraftShape *in_shape, const int *map, int n, ResizeSpec *spec, GError **error)
+{
+  const char *policy = graft_node_attr_string (node, "keep_aspect_ratio_policy", "stretch");
+  gboolean smaller = g_str_equal (policy, "not_larger");
+  if (g_str_equal (policy, "stretch"))
+    return TRUE;
+  if (!smaller && !g_str_equal (policy, "not_smaller"))
+    return graft_kernel_fail (error, "unknown keep_aspect_ratio_policy '%s'", policy);
+  double scale = smaller ? INFINITY : 0;
+  for (int i = 0; i < n; i++)
+    scale = smaller ? MIN (scale, spec->scales[map[i]]) : MAX (scale, spec->scales[map[i]]);
+  for (int i = 0; i < n; i++)
+    {
+      int d = map[i];
+      spec->scales[d] = scale;
+      if (in_shape->dims[d].kind == GRAFT_DIM_FIXED)
+        spec->out_dims[d] = (gint64) (scale * in_shape->dims[d].value + 0.5);
+    }
+  return TRUE;
+}
 
 static gboolean
 resize_spec (GraftNode *node, gint64 opset, int rank, const GraftShape *in_shape,
@@ -62,7 +89,7 @@ resize_spec (GraftNode *node, gint64 opset, int rank, const GraftShape *in_shape
           spec->scales[d] = spec->out_dims[d] > 0 && in_shape->dims[d].kind == GRAFT_DIM_FIXED && in_shape->dims[d].value > 0 ?
                             (double) spec->out_dims[d] / in_shape->dims[d].value : 1;
         }
-      return TRUE;
+      return keep_aspect_ratio (node, in_shape, map, n, spec, error);
     }
   if (scales && scales->numel > 0)
     {
@@ -164,6 +191,39 @@ cubic_weight (double x, double a)
   return 0;
 }
 
+/* Antialiased downscaling (opset 18) stretches the linear or cubic
+ * filter by 1 / scale, normalised, over the taps ONNX's reference picks. */
+static void
+antialias_taps (double x, double scale, gboolean cubic, double a, gboolean exclude, gint64 in_len, Taps *t)
+{
+  double ratio = x == floor (x) ? 1 : x - floor (x);
+  gint64 first = (gint64) floor ((cubic ? -2 : -1) / scale) + 1;
+  int n = (int) MIN (2 - 2 * first, MAX_TAPS);   /* kernel_resize refuses scales needing more */
+  double sum = 0;
+  for (int k = 0; k < n; k++)
+    {
+      double u = scale * (first + k - ratio);
+      t->weight[k] = cubic ? cubic_weight (u, a) : MAX (0, 1 - fabs (u));
+    }
+  /* the n neighbours of x, preferring the lower ones, before clamping */
+  gint64 pad = (n + 1) / 2;
+  double padded = x + pad;
+  gint64 p = (gint64) floor (padded);
+  double frac = padded - p;
+  gint64 offset = n % 2 == 0 ? (frac == 0 ? -(n / 2) : -(n / 2) + 1) : (frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1);
+  for (int k = 0; k < n; k++)
+    {
+      gint64 index = p + offset + k - pad;
+      if (exclude && (index < 0 || index >= in_len))
+        t->weight[k] = 0;
+      t->index[k] = CLAMP (index, 0, in_len - 1);
+      sum += t->weight[k];
+    }
+  for (int k = 0; k < n && sum != 0; k++)
+    t->weight[k] /= sum;
+  t->n = n;
+}
+
 static void
 axis_taps (GraftNode *node, gboolean upsample, gint64 in_len, gint64 out_len, double scale, double roi_start,
            double roi_end, Taps *taps)
@@ -173,6 +233,7 @@ axis_taps (GraftNode *node, gboolean upsample, gint64 in_len, gint64 out_len, do
   const char *nearest = upsample ? "floor" : graft_node_attr_string (node, "nearest_mode", "round_prefer_floor");
   double a = graft_node_attr_float (node, "cubic_coeff_a", -0.75);
   gboolean exclude = graft_node_attr_int (node, "exclude_outside", 0);
+  gboolean antialias = !upsample && graft_node_attr_int (node, "antialias", 0);
 
   for (gint64 o = 0; o < out_len; o++)
     {
@@ -198,10 +259,18 @@ axis_taps (GraftNode *node, gboolean upsample, gint64 in_len, gint64 out_len, do
           if (x < 0 || x > in_len - 1)
             t->outside = TRUE;
         }
+      else if (strcmp (ctm, "half_pixel_symmetric") == 0)
+        {
+          /* centres the implicit ROI when out_len is a rounded in_len × scale */
+          double offset = in_len / 2.0 * (1 - out_len / (scale * in_len));
+          x = offset + (o + 0.5) / scale - 0.5;
+        }
       else
         x = (o + 0.5) / scale - 0.5;
 
-      if (strcmp (mode, "nearest") == 0)
+      if (antialias && scale < 1 && strcmp (mode, "nearest") != 0)
+        antialias_taps (x, scale, strcmp (mode, "cubic") == 0, a, exclude, in_len, t);
+      else if (strcmp (mode, "nearest") == 0)
         {
           double r;
           if (strcmp (nearest, "round_prefer_ceil") == 0)
@@ -273,6 +342,10 @@ kernel_resize (GraftKernelContext *ctx, GError **error)
     return TRUE;
   double extrapolation = graft_node_attr_float (ctx->node, "extrapolation_value", 0);
   g_autofree Taps **taps = g_new0 (Taps *, x->rank);
+  for (int d = 0; d < x->rank; d++)
+    if (graft_node_attr_int (ctx->node, "antialias", 0) && !upsample && 2 - 2 * (floor (-2 / spec.scales[d]) + 1) > MAX_TAPS)
+      return graft_kernel_unsupported (error, "antialiased downscaling by %g (at most %d taps per output)",
+                                       spec.scales[d], MAX_TAPS);
   for (int d = 0; d < x->rank; d++)
     {
       taps[d] = g_new0 (Taps, MAX (spec.out_dims[d], 1));

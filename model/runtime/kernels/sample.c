@@ -1,6 +1,7 @@
 /* Spatial sampling: GridSample (bilinear / nearest / bicubic with zeros,
- * border or reflection padding) and RoiAlign (avg / max, half_pixel or
- * output_half_pixel coordinates). float compute in double. */
+ * border or reflection padding), AffineGrid (the grids it samples at) and
+ * RoiAlign (avg / max, half_pixel or output_half_pixel coordinates). float
+ * compute in double. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -11,17 +12,18 @@ static gboolean
 infer_grid_sample (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *x = graft_infer_input (ctx, 0), *grid = graft_infer_input (ctx, 1);
-  if (x->shape.rank != 4 || grid->shape.rank != 4)
+  int rank = x->shape.rank;
+  if ((rank != 4 && rank != 5) || grid->shape.rank != rank)
     {
-      graft_infer_set_output_unknown (ctx, 0, x->dtype, 4);
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, rank);
       return TRUE;
     }
   GraftShape out;
-  graft_shape_init (&out, 4);
+  graft_shape_init (&out, rank);
   out.dims[0] = x->shape.dims[0];
   out.dims[1] = x->shape.dims[1];
-  out.dims[2] = grid->shape.dims[1];
-  out.dims[3] = grid->shape.dims[2];
+  for (int d = 2; d < rank; d++)
+    out.dims[d] = grid->shape.dims[d - 1];
   graft_infer_set_output (ctx, 0, x->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
@@ -94,6 +96,80 @@ cubic (double t, int k)
   return 0;
 }
 
+/* A pixel coordinate from a normalised grid value in [-1, 1]. */
+static double
+denormalize (double g, gint64 length, gboolean align)
+{
+  return align ? (g + 1) / 2 * (length - 1) : ((g + 1) * length - 1) / 2;
+}
+
+/* One coordinate under border or reflection padding (zeros: unchanged). */
+static double
+pad_coordinate (double f, gint64 length, int padding, gboolean align)
+{
+  if (padding == 1)
+    return CLAMP (f, 0, length - 1);
+  if (padding == 2)
+    return CLAMP (reflect (f, align ? 0 : -0.5, align ? length - 1 : length - 0.5), 0, length - 1);
+  return f;
+}
+
+/* Volumetric GridSample: x [N, C, D, H, W], grid [N, D', H', W', 3] of
+ * (x, y, z); nearest or trilinear (cubic is 4-D only in ONNX). */
+static gboolean
+grid_sample_volume (GraftKernelContext *ctx, int mode, int padding, gboolean align, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *grid = ctx->inputs[1];
+  if (grid->rank != 5 || grid->dims[4] != 3 || grid->dims[0] != x->dims[0])
+    return graft_kernel_fail (error, "a 5-D X needs a [N, D, H, W, 3] grid");
+  if (mode == 2)
+    return graft_kernel_fail (error, "cubic mode takes 4-D inputs only");
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], size[3] = { x->dims[4], x->dims[3], x->dims[2] };   /* W, H, D */
+  gint64 points = grid->dims[1] * grid->dims[2] * grid->dims[3];
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 p = 0; p < points; p++)
+      {
+        double f[3];
+        for (int a = 0; a < 3; a++)
+          f[a] = pad_coordinate (denormalize (graft_rt_tensor_get_f64 (grid, (n * points + p) * 3 + a), size[a], align),
+                                 size[a], padding, align);
+        for (gint64 c = 0; c < C; c++)
+          {
+            gint64 volume = (n * C + c) * size[0] * size[1] * size[2];
+            double v = 0;
+            for (int corner = 0; corner < (mode == 1 ? 1 : 8); corner++)
+              {
+                double weight = 1;
+                gint64 at[3];
+                for (int a = 0; a < 3; a++)
+                  {
+                    if (mode == 1)
+                      at[a] = (gint64) nearbyint (f[a]);
+                    else
+                      {
+                        gint64 low = (gint64) floor (f[a]);
+                        gboolean high = (corner >> a) & 1;
+                        at[a] = low + high;
+                        weight *= high ? f[a] - low : 1 - (f[a] - low);
+                      }
+                    if (padding == 1)
+                      at[a] = CLAMP (at[a], 0, size[a] - 1);
+                  }
+                gboolean inside = TRUE;
+                for (int a = 0; a < 3; a++)
+                  inside = inside && at[a] >= 0 && at[a] < size[a];
+                if (inside && weight != 0)
+                  v += weight * graft_rt_tensor_get_f64 (x, volume + (at[2] * size[1] + at[1]) * size[0] + at[0]);
+              }
+            graft_rt_tensor_set_f64 (y, (n * C + c) * points + p, v);
+          }
+      }
+  return TRUE;
+}
+
 static gboolean
 kernel_grid_sample (GraftKernelContext *ctx, GError **error)
 {
@@ -101,14 +177,19 @@ kernel_grid_sample (GraftKernelContext *ctx, GError **error)
   const char *mode = graft_node_attr_string (ctx->node, "mode", "bilinear");
   const char *pad = graft_node_attr_string (ctx->node, "padding_mode", "zeros");
   gboolean align = graft_node_attr_int (ctx->node, "align_corners", 0);
+  int padding = strcmp (pad, "border") == 0 ? 1 : strcmp (pad, "reflection") == 0 ? 2 : 0;
+  /* opset 20 renamed bilinear / bicubic to linear / cubic */
+  int m = strcmp (mode, "nearest") == 0 ? 1 : strcmp (mode, "bicubic") == 0 || strcmp (mode, "cubic") == 0 ? 2 : 0;
+  if (m == 0 && strcmp (mode, "bilinear") != 0 && strcmp (mode, "linear") != 0)
+    return graft_kernel_fail (error, "unknown mode '%s'", mode);
+  if (x->rank == 5)
+    return grid_sample_volume (ctx, m, padding, align, error);
   if (x->rank != 4 || grid->rank != 4 || grid->dims[3] != 2 || grid->dims[0] != x->dims[0])
-    return graft_kernel_unsupported (error, "only 4-D inputs with a [N, H, W, 2] grid are supported");
+    return graft_kernel_unsupported (error, "only 4-D inputs with a [N, H, W, 2] grid and 5-D with [N, D, H, W, 3] are supported");
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
   gint64 N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = grid->dims[1], OW = grid->dims[2];
-  int padding = strcmp (pad, "border") == 0 ? 1 : strcmp (pad, "reflection") == 0 ? 2 : 0;
-  int m = strcmp (mode, "nearest") == 0 ? 1 : strcmp (mode, "bicubic") == 0 ? 2 : 0;
   for (gint64 n = 0; n < N; n++)
     for (gint64 c = 0; c < C; c++)
       {
@@ -118,17 +199,12 @@ kernel_grid_sample (GraftKernelContext *ctx, GError **error)
             {
               gint64 g = ((n * OH + oh) * OW + ow) * 2;
               double gx = graft_rt_tensor_get_f64 (grid, g), gy = graft_rt_tensor_get_f64 (grid, g + 1);
-              double fx = align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
-              double fy = align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
-              if (padding == 1)
+              double fx = denormalize (gx, W, align), fy = denormalize (gy, H, align);
+              /* cubic reflects each of its 16 taps instead (pixel ()) */
+              if (padding == 1 || m != 2)
                 {
-                  fx = CLAMP (fx, 0, W - 1);
-                  fy = CLAMP (fy, 0, H - 1);
-                }
-              else if (padding == 2 && m != 2)
-                {
-                  fx = CLAMP (reflect (fx, align ? 0 : -0.5, align ? W - 1 : W - 0.5), 0, W - 1);
-                  fy = CLAMP (reflect (fy, align ? 0 : -0.5, align ? H - 1 : H - 0.5), 0, H - 1);
+                  fx = pad_coordinate (fx, W, padding, align);
+                  fy = pad_coordinate (fy, H, padding, align);
                 }
               double v;
               if (m == 1)
@@ -252,8 +328,73 @@ kernel_roi_align (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- AffineGrid (20) ---- */
+
+static gboolean
+infer_affine_grid (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *theta = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *size = graft_infer_input_ints (ctx, 1, &n);
+  if (size == NULL)
+    {
+      graft_infer_set_output_unknown (ctx, 0, theta->dtype, -1);
+      return TRUE;
+    }
+  if (n != 4 && n != 5)
+    return graft_kernel_fail (error, "size must be [N, C, H, W] or [N, C, D, H, W], not %" G_GINT64_FORMAT " values", n);
+  gint64 dims[5];
+  dims[0] = size[0];
+  for (gint64 d = 2; d < n; d++)
+    dims[d - 1] = size[d];
+  dims[n - 1] = n - 2;
+  graft_infer_set_output_fixed (ctx, 0, theta->dtype, (int) n, dims);
+  return TRUE;
+}
+
+/* Evenly spaced positions in [-1, 1] along an axis of `length` pixels:
+ * pixel centres, with the corners' centres at ±1 under align_corners. */
+static double
+grid_position (gint64 i, gint64 length, gboolean align_corners)
+{
+  if (align_corners)
+    return length > 1 ? -1 + 2.0 * i / (length - 1) : -1;
+  return (2.0 * i + 1) / length - 1;
+}
+
+static gboolean
+kernel_affine_grid (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *theta = ctx->inputs[0];
+  GraftRtTensor *grid = graft_kernel_output (ctx, 0, error);
+  if (grid == NULL)
+    return FALSE;
+  int spatial = grid->rank - 2;   /* 2 or 3; the position is (x, y[, z]) */
+  if (theta->rank != 3 || theta->dims[0] != grid->dims[0] || theta->dims[1] != spatial || theta->dims[2] != spatial + 1)
+    return graft_kernel_fail (error, "theta must be [N, %d, %d]", spatial, spatial + 1);
+  gboolean align_corners = graft_node_attr_int (ctx->node, "align_corners", 0) != 0;
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 }, points = graft_dims_product (grid->dims, 1, grid->rank - 1);
+  for (gint64 p = 0; p < grid->dims[0] * points; p++, graft_index_next (index, grid->dims, grid->rank - 1))
+    {
+      double position[4];
+      for (int k = 0; k < spatial; k++)   /* x runs along the last axis */
+        position[k] = grid_position (index[grid->rank - 2 - k], grid->dims[grid->rank - 2 - k], align_corners);
+      position[spatial] = 1;
+      gint64 matrix = index[0] * spatial * (spatial + 1);
+      for (int row = 0; row < spatial; row++)
+        {
+          double acc = 0;
+          for (int k = 0; k <= spatial; k++)
+            acc += graft_rt_tensor_get_f64 (theta, matrix + row * (spatial + 1) + k) * position[k];
+          graft_rt_tensor_set_f64 (grid, p * spatial + row, acc);
+        }
+    }
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_sample[] = {
   { "onnx::GridSample", 16, 0, infer_grid_sample, kernel_grid_sample, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::RoiAlign", 10, 0, infer_roi_align, kernel_roi_align, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::AffineGrid", 20, 0, infer_affine_grid, kernel_affine_grid, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/narrow-dtype.h"
 
 void
 graft_copy_element (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si)
@@ -1352,7 +1353,7 @@ kernel_depth_space (GraftKernelContext *ctx, GError **error)
             for (gint64 w = 0; w < W * b; w++)
               {
                 gint64 bh = h % b, bw = w % b;
-                gint64 oc = (bh * b + bw) * C + c;
+                gint64 oc = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
                 gint64 si = ((n * C + c) * H * b + h) * W * b + w;
                 gint64 di = ((n * out->dims[1] + oc) * H + h / b) * W + w / b;
                 graft_copy_element (out, di, in, si);
@@ -1391,7 +1392,21 @@ static gboolean
 kernel_cast (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *in = graft_kernel_input (ctx, 0);
-  GraftRtTensor *out = graft_rt_tensor_cast (in, ctx->inferred[0].dtype, error);
+  GraftDType to = ctx->inferred[0].dtype;
+  if (to == GRAFT_DTYPE_FLOAT8E8M0 && g_strcmp0 (graft_node_attr_string (ctx->node, "round_mode", "up"), "up") != 0)
+    return graft_kernel_unsupported (error, "round_mode '%s' (only 'up')", graft_node_attr_string (ctx->node, "round_mode", ""));
+  if (graft_narrow_dtype_is_narrow (to) && !graft_node_attr_int (ctx->node, "saturate", 1) &&
+      in->dtype != GRAFT_DTYPE_STRING)
+    {
+      /* graft_rt_tensor_cast saturates, as Cast does by default. */
+      GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+      if (out == NULL)
+        return FALSE;
+      for (gint64 i = 0; i < in->numel; i++)
+        ((guint8 *) out->data)[i] = graft_narrow_dtype_encode (to, graft_rt_tensor_get_f64 (in, i), FALSE);
+      return TRUE;
+    }
+  GraftRtTensor *out = graft_rt_tensor_cast (in, to, error);
   if (out == NULL)
     return FALSE;
   graft_kernel_set_output (ctx, 0, out);
@@ -1431,6 +1446,120 @@ kernel_dropout (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- CenterCropPad ---- */
+
+/* Target size per axis of x (x's own size where the node leaves it). */
+static gboolean
+center_crop_sizes (GraftNode *node, int rank, const gint64 *shape, gint64 n_shape, gint64 *sizes, GError **error)
+{
+  guint n_axes;
+  const gint64 *axes = graft_node_attr_ints (node, "axes", &n_axes);
+  if (axes ? (gint64) n_axes != n_shape : n_shape != rank)
+    return graft_kernel_fail (error, "shape has %" G_GINT64_FORMAT " values for %d axes", n_shape, axes ? (int) n_axes : rank);
+  for (gint64 i = 0; i < n_shape; i++)
+    {
+      gint64 axis = axes ? axes[i] : i;
+      if (!graft_normalize_axis (&axis, rank, error))
+        return FALSE;
+      if (shape[i] < 0)
+        return graft_kernel_fail (error, "negative target size %" G_GINT64_FORMAT, shape[i]);
+      sizes[axis] = shape[i];
+    }
+  return TRUE;
+}
+
+static gboolean
+infer_center_crop_pad (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  gint64 n;
+  g_autofree gint64 *shape = graft_infer_input_ints (ctx, 1, &n);
+  if (x->shape.rank < 0 || shape == NULL)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, x->shape.rank);
+      return TRUE;
+    }
+  gint64 sizes[GRAFT_RT_MAX_RANK];
+  for (int d = 0; d < x->shape.rank && d < GRAFT_RT_MAX_RANK; d++)
+    sizes[d] = -1;
+  if (x->shape.rank > GRAFT_RT_MAX_RANK || !center_crop_sizes (ctx->node, x->shape.rank, shape, n, sizes, error))
+    return x->shape.rank > GRAFT_RT_MAX_RANK ? graft_kernel_fail (error, "too many axes") : FALSE;
+  GraftShape out;
+  graft_shape_copy (&out, &x->shape);
+  for (int d = 0; d < out.rank; d++)
+    if (sizes[d] >= 0)
+      out.dims[d] = graft_dim_fixed (sizes[d]);
+  graft_infer_set_output (ctx, 0, x->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* Crops centred (the window starts rounded down) or pads with zeros
+ * (the odd pixel on the right), axis by axis. */
+static gboolean
+kernel_center_crop_pad (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  if (x->dtype == GRAFT_DTYPE_STRING)
+    return graft_kernel_unsupported (error, "string tensors (no zero to pad with)");
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 shift[GRAFT_RT_MAX_RANK], x_strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (x->rank, x->dims, x_strides);
+  for (int d = 0; d < x->rank; d++)
+    shift[d] = x->dims[d] > y->dims[d] ? (x->dims[d] - y->dims[d]) / 2 : -((y->dims[d] - x->dims[d]) / 2);
+  for (gint64 i = 0; i < y->numel; i++, graft_index_next (index, y->dims, y->rank))
+    {
+      gint64 source = 0;
+      gboolean inside = TRUE;
+      for (int d = 0; d < y->rank && inside; d++)
+        {
+          gint64 coordinate = index[d] + shift[d];
+          inside = coordinate >= 0 && coordinate < x->dims[d];
+          source += coordinate * x_strides[d];
+        }
+      if (inside)
+        graft_copy_element (y, i, x, source);
+      else
+        graft_rt_tensor_set_f64 (y, i, 0);
+    }
+  return TRUE;
+}
+
+/* ---- BitCast ---- */
+
+static gboolean
+infer_bitcast (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *in = graft_infer_input (ctx, 0);
+  GraftDType to = graft_node_attr_int (ctx->node, "to", 0);
+  if (!graft_dtype_is_valid (to) || to == GRAFT_DTYPE_STRING || to > GRAFT_DTYPE_LAST_ONNX)
+    return graft_kernel_fail (error, "invalid target type %d", to);
+  if (in->dtype != GRAFT_DTYPE_UNDEFINED &&
+      (in->dtype == GRAFT_DTYPE_STRING || graft_dtype_get_size (in->dtype) != graft_dtype_get_size (to) ||
+       graft_dtype_get_packed_bits (in->dtype) != graft_dtype_get_packed_bits (to)))
+    return graft_kernel_fail (error, "cannot reinterpret %s as %s: the bit widths differ",
+                              graft_dtype_to_string (in->dtype), graft_dtype_to_string (to));
+  graft_infer_set_output (ctx, 0, to, &in->shape);
+  return TRUE;
+}
+
+static gboolean
+kernel_bitcast (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *in = ctx->inputs[0];
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  if (out->nbytes != in->nbytes)
+    return graft_kernel_fail (error, "output holds %" G_GSIZE_FORMAT " bytes, input %" G_GSIZE_FORMAT,
+                              out->nbytes, in->nbytes);
+  /* Graft runs on little-endian hosts only, as ONNX's bytes are. */
+  memcpy (out->data, in->data, in->nbytes);
+  return TRUE;
+}
+
 #define OP(name, since, until, infer, kernel) { "onnx::" name, since, until, infer, kernel, 0 }
 
 const GraftOpSchema graft_ops_shape[] = {
@@ -1457,6 +1586,8 @@ const GraftOpSchema graft_ops_shape[] = {
   OP ("SpaceToDepth", 1, 0, infer_depth_space, kernel_depth_space),
   OP ("Cast", 1, 0, infer_cast, kernel_cast),
   OP ("CastLike", 15, 0, infer_cast, kernel_cast),
+  OP ("BitCast", 26, 0, infer_bitcast, kernel_bitcast),
+  OP ("CenterCropPad", 18, 0, infer_center_crop_pad, kernel_center_crop_pad),
   OP ("Dropout", 1, 0, infer_dropout, kernel_dropout),
   { NULL }
 };

@@ -41,6 +41,7 @@ static double f_elu (double x, const UnaryParams *p) { return x >= 0 ? x : p->al
 static double f_selu (double x, const UnaryParams *p) { return p->gamma * (x > 0 ? x : p->alpha * (exp (x) - 1)); }
 static double f_celu (double x, const UnaryParams *p) { return MAX (0, x) + MIN (0, p->alpha * (exp (x / p->alpha) - 1)); }
 static double f_hard_sigmoid (double x, const UnaryParams *p) { return MAX (0, MIN (1, p->alpha * x + p->beta)); }
+static double f_swish (double x, const UnaryParams *p) { return x * f_sigmoid (p->alpha * x, p); }
 static double f_hard_swish (double x, const UnaryParams *p) { return x * MAX (0, MIN (1, x / 6 + 0.5)); }
 static double f_softplus (double x, const UnaryParams *p) { return x > 30 ? x : log1p (exp (x)); }
 static double f_softsign (double x, const UnaryParams *p) { return x / (1 + fabs (x)); }
@@ -73,6 +74,7 @@ static const UnaryDef unary_defs[] = {
   { "Celu", f_celu }, { "HardSigmoid", f_hard_sigmoid }, { "HardSwish", f_hard_swish },
   { "Softplus", f_softplus }, { "Softsign", f_softsign }, { "Mish", f_mish },
   { "ThresholdedRelu", f_thresholded_relu }, { "Shrink", f_shrink }, { "Gelu", f_gelu },
+  { "Swish", f_swish },
   /* aten:: spellings */
   { "relu", f_relu, TRUE }, { "relu_", f_relu, TRUE }, { "sigmoid", f_sigmoid }, { "sigmoid_", f_sigmoid },
   { "tanh", f_tanh }, { "tanh_", f_tanh }, { "hardswish", f_hard_swish }, { "hardswish_", f_hard_swish },
@@ -99,7 +101,8 @@ read_params (GraftNode *node, UnaryParams *p)
   const char *op = node->op_type;
   double alpha = 0.01, beta = 0, gamma = 0;
 
-  if (strcmp (op, "Elu") == 0 || strcmp (op, "Celu") == 0 || strcmp (op, "ThresholdedRelu") == 0)
+  if (strcmp (op, "Elu") == 0 || strcmp (op, "Celu") == 0 || strcmp (op, "ThresholdedRelu") == 0 ||
+      strcmp (op, "Swish") == 0 || strcmp (op, "SwiGLU") == 0)
     alpha = 1.0;
   else if (strcmp (op, "Selu") == 0)
     alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
@@ -329,6 +332,24 @@ kernel_clip (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* SwiGLU (opset 28): Swish of the gate A times the value B, same shapes. */
+static gboolean
+kernel_swiglu (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *gate = ctx->inputs[0], *value = ctx->inputs[1];
+  if (gate->rank != value->rank || memcmp (gate->dims, value->dims, sizeof (gint64) * gate->rank) != 0)
+    return graft_kernel_fail (error, "A and B must have the same shape (SwiGLU does not broadcast)");
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  UnaryParams params = { 0 };
+  read_params (ctx->node, &params);
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, f_swish (graft_rt_tensor_get_f64 (gate, i), &params) *
+                                   graft_rt_tensor_get_f64 (value, i));
+  return TRUE;
+}
+
 #define UNARY(op, since) { "onnx::" op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
 #define ATEN_UNARY(op) { "aten::" op, 0, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
 
@@ -341,6 +362,8 @@ const GraftOpSchema graft_ops_unary[] = {
   UNARY ("Relu", 1), UNARY ("LeakyRelu", 1), UNARY ("Elu", 1), UNARY ("Selu", 1), UNARY ("Celu", 12),
   UNARY ("HardSigmoid", 1), UNARY ("HardSwish", 14), UNARY ("Softplus", 1), UNARY ("Softsign", 1),
   UNARY ("Mish", 18), UNARY ("ThresholdedRelu", 10), UNARY ("Shrink", 9), UNARY ("Gelu", 20),
+  UNARY ("Swish", 24),
+  { "onnx::SwiGLU", 28, 0, infer_unary, kernel_swiglu, GRAFT_OP_HALF_AS_FLOAT },
   { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0 },
   { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0 },
   { "onnx::Not", 1, 0, infer_unary, kernel_not, 0 },
