@@ -181,14 +181,16 @@ containing_element (const StaticIO *io, int d)
   return -1;
 }
 
-/* When Reshape splits input dim d (seq × batch → seq, batch), the one
- * output element of that split whose constant is a multiple of the traced
- * value; -1 when none or several are. */
+/* When Reshape splits input dim d (seq × batch → seq, batch), the output
+ * element of that split whose constant is a multiple of the traced value;
+ * -1 when none is. When several are (batch × heads = 2 × 4 → [2, 4], where
+ * 4 is 2 × 2 too) the outermost: exporters merge the batch as the major
+ * factor (b * heads + h). That is a preference, not a proof: the edit's
+ * verification runs the result at other sizes and says if it was wrong. */
 static int
 split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
 {
   gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
-  int found = -1;
 
   for (int e = 0; e < io->out.rank; e++)
     {
@@ -197,11 +199,9 @@ split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
       if (fixed_product (&io->out, e) < start || fixed_product (&io->out, e + 1) > end
           || io->out.dims[e].value == 1 || value <= 0 || value % traced != 0)
         continue;
-      if (found >= 0)
-        return -1;
-      found = e;
+      return e;
     }
-  return found;
+  return -1;
 }
 
 static void

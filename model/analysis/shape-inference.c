@@ -484,7 +484,7 @@ rule_tile (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
-typedef enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV } Arith;
+typedef enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_MOD } Arith;
 
 static GraftDim
 arith_dim (Arith arith, GraftDim a, GraftDim b)
@@ -500,6 +500,11 @@ arith_dim (Arith arith, GraftDim a, GraftDim b)
       if (fixed && b.value != 0)
         return graft_dim_fixed (a.value / b.value);
       return graft_dim_divide (a, b);
+    case ARITH_MOD:
+      /* Exporters compute axis indices this way ((i + rank) % rank). */
+      if (fixed && b.value != 0)
+        return graft_dim_fixed (((a.value % b.value) + b.value) % b.value);
+      return graft_dim_unknown ();
     case ARITH_ADD:
       return fixed ? graft_dim_fixed (a.value + b.value) : graft_dim_unknown ();
     default:
@@ -530,6 +535,64 @@ rule_arith (Inferer *inferer, GraftNode *node, Output *out, Arith arith)
                               g_array_index (db, GraftDim, db->len == 1 ? 0 : i));
       g_array_append_val (out->data, d);
     }
+  return TRUE;
+}
+
+/* One element of Slice's starts/ends/axes/steps: from the attribute
+ * (opset < 10) or the input; fallback when absent. FALSE when unknown. */
+static gboolean
+slice_parameter (Inferer *inferer, GraftNode *node, const char *name, guint input, gint64 fallback, gint64 *value)
+{
+  guint n_attr;
+  const gint64 *attr = graft_node_attr_ints (node, name, &n_attr);
+  GraftValue *v = node_input (node, input);
+  GArray *data;
+
+  if (attr != NULL)
+    {
+      if (n_attr != 1)
+        return FALSE;
+      *value = attr[0];
+      return TRUE;
+    }
+  if (v == NULL)
+    {
+      *value = fallback;
+      return TRUE;
+    }
+  data = lookup_data (inferer, v);
+  if (data == NULL || data->len != 1 || g_array_index (data, GraftDim, 0).kind != GRAFT_DIM_FIXED)
+    return FALSE;
+  *value = g_array_index (data, GraftDim, 0).value;
+  return TRUE;
+}
+
+/* Slice of a shape vector (exporters take Shape(x)[:-2] and Shape(x)[-1:]
+ * to rebuild a shape): the elements follow, symbols and all. */
+static gboolean
+rule_slice (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *data = lookup_data (inferer, x);
+  gint64 start, end, axis, step, n;
+  GArray *sliced;
+
+  if (data == NULL || known_shape (x)->rank != 1
+      || !slice_parameter (inferer, node, "starts", 1, 0, &start)
+      || !slice_parameter (inferer, node, "ends", 2, G_MAXINT64, &end)
+      || !slice_parameter (inferer, node, "axes", 3, 0, &axis)
+      || !slice_parameter (inferer, node, "steps", 4, 1, &step) || (axis != 0 && axis != -1) || step != 1)
+    return FALSE;
+  n = data->len;
+  if (start < 0)
+    start += n;
+  if (end < 0)
+    end += n;
+  start = CLAMP (start, 0, n);
+  end = CLAMP (end, start, n);
+  sliced = dims_new ();
+  g_array_append_vals (sliced, &g_array_index (data, GraftDim, start), end - start);
+  output_set_vector (out, known_dtype (x), sliced);
   return TRUE;
 }
 
@@ -572,6 +635,10 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_arith (inferer, node, out, ARITH_ADD);
   if (op == g_intern_static_string ("onnx::Sub"))
     return rule_arith (inferer, node, out, ARITH_SUB);
+  if (op == g_intern_static_string ("onnx::Mod"))
+    return rule_arith (inferer, node, out, ARITH_MOD);
+  if (op == g_intern_static_string ("onnx::Slice"))
+    return rule_slice (inferer, node, out);
   return FALSE;
 }
 
