@@ -39,6 +39,18 @@ graft_tensor_get_int (GraftTensor *tensor, gint64 index)
   return (gint64) v;
 }
 
+char *
+graft_tensor_format_ints (GraftTensor *tensor)
+{
+  GString *out = g_string_new ("[");
+  gint64 n = graft_tensor_get_numel (tensor);
+
+  for (gint64 i = 0; i < n && i < 16; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "", graft_tensor_get_int (tensor, i));
+  g_string_append (out, n > 16 ? ", …]" : "]");
+  return g_string_free (out, FALSE);
+}
+
 gboolean
 graft_dim_mentions (const GraftDim *dim, const char *symbol)
 {

@@ -39,6 +39,9 @@ GraftTensor *graft_value_get_constant (GraftValue *value);
 /* Element i of an integer tensor, exactly (doubles lose INT64_MAX). */
 gint64 graft_tensor_get_int (GraftTensor *tensor, gint64 index);
 
+/* "[16, 2, 64]" for an integer tensor (the first 16 elements, then "…"). */
+char *graft_tensor_format_ints (GraftTensor *tensor);
+
 /* TRUE if dim is, or is a product involving, symbol. */
 gboolean graft_dim_mentions (const GraftDim *dim, const char *symbol);
 

@@ -165,21 +165,6 @@ check_input_dims (GraftModel *model, GPtrArray *list)
     }
 }
 
-static char *
-format_constant (GraftTensor *tensor)
-{
-  GString *out = g_string_new ("[");
-  gint64 n = graft_tensor_get_numel (tensor);
-
-  for (gint64 i = 0; i < n && i < 16; i++)
-    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "",
-                            graft_tensor_get_int (tensor, i));
-  if (n > 16)
-    g_string_append (out, ", …");
-  g_string_append_c (out, ']');
-  return g_string_free (out, FALSE);
-}
-
 static void
 check_baked_shapes (GraftModel *model, GPtrArray *list)
 {
@@ -204,7 +189,7 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
-              g_autofree char *values = format_constant (graft_value_get_constant (baked->constant));
+              g_autofree char *values = graft_tensor_format_ints (graft_value_get_constant (baked->constant));
               GraftDiagnostic *d;
 
               g_autofree char *what = baked->multiplier == 1

@@ -20,6 +20,7 @@ struct _GraftEdit {
 
   GraftGraph *snapshot;    /* the graph before apply, while applied */
   GPtrArray *notes;
+  GArray *changed_dims;    /* GraftDimCheckDim: input dims the last apply changed */
 };
 
 G_DEFINE_FINAL_TYPE (GraftEdit, graft_edit, G_TYPE_OBJECT)
@@ -37,6 +38,7 @@ graft_edit_finalize (GObject *object)
   g_strfreev (self->outputs);
   g_clear_pointer (&self->snapshot, graft_graph_free);
   g_ptr_array_unref (self->notes);
+  g_array_unref (self->changed_dims);
   G_OBJECT_CLASS (graft_edit_parent_class)->finalize (object);
 }
 
@@ -50,6 +52,7 @@ static void
 graft_edit_init (GraftEdit *self)
 {
   self->notes = g_ptr_array_new_with_free_func (g_free);
+  self->changed_dims = g_array_new (FALSE, FALSE, sizeof (GraftDimCheckDim));
 }
 
 static GraftEdit *
@@ -146,6 +149,60 @@ graft_edit_get_notes (GraftEdit *self)
   return self->notes;
 }
 
+/* A dim the user names as a batch gets the batch-invariance check. */
+static gboolean
+names_a_batch (const char *symbol)
+{
+  g_autofree char *lower = g_ascii_strdown (symbol, -1);
+
+  return strstr (lower, "batch") != NULL;
+}
+
+/* Which input dims this edit is about to change, with their sizes now. */
+static void
+record_changed_dims (GraftEdit *self, GraftGraph *graph)
+{
+  GraftValue *input = NULL;
+
+  g_array_set_size (self->changed_dims, 0);
+  if (self->kind != GRAFT_EDIT_MAKE_DIM_DYNAMIC && self->kind != GRAFT_EDIT_SET_INPUT_SHAPE)
+    return;
+  for (guint i = 0; i < graph->inputs->len && input == NULL; i++)
+    if (strcmp (((GraftValue *) g_ptr_array_index (graph->inputs, i))->name, self->target) == 0)
+      input = g_ptr_array_index (graph->inputs, i);
+  if (input == NULL || input->shape.rank < 0)
+    return;
+  for (int axis = 0; axis < input->shape.rank; axis++)
+    {
+      GraftDim *d = &input->shape.dims[axis];
+      GraftDimCheckDim dim = { self->target, axis, d->kind == GRAFT_DIM_FIXED ? d->value : 0, FALSE };
+
+      if (self->kind == GRAFT_EDIT_MAKE_DIM_DYNAMIC && axis == self->axis)
+        dim.batch = names_a_batch (self->symbol);
+      else if (self->kind != GRAFT_EDIT_SET_INPUT_SHAPE || axis >= (int) self->dims->len
+               || (d->kind == GRAFT_DIM_FIXED && d->value == g_array_index (self->dims, gint64, axis)))
+        continue;
+      g_array_append_val (self->changed_dims, dim);
+    }
+}
+
+GArray *
+graft_edit_get_changed_dims (GraftEdit *self)
+{
+  return self->changed_dims;
+}
+
+GraftDimCheck *
+graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error)
+{
+  if (self->snapshot == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE, "'%s' is not applied", self->description);
+      return NULL;
+    }
+  return graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, error);
+}
+
 static gboolean
 run (GraftEdit *self, GraftModel *model, GError **error)
 {
@@ -186,6 +243,7 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
     }
   snapshot = graft_graph_copy (graph, NULL);
   g_ptr_array_set_size (self->notes, 0);
+  record_changed_dims (self, graph);
   if (!run (self, model, error))
     {
       graft_model_set_graph (model, snapshot);

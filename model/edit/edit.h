@@ -13,6 +13,7 @@
 #include <glib-object.h>
 #include "ir/model.h"
 #include "analysis/diagnostics.h"
+#include "analysis/dim-check.h"
 
 G_BEGIN_DECLS
 
@@ -69,5 +70,15 @@ gboolean graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error);
 /* What the last apply did beyond the obvious, one line each
  * ("Reshape '/Reshape': shape [2, 512] → [-1, 512]"). char*, borrowed. */
 GPtrArray *graft_edit_get_notes (GraftEdit *self);
+
+/* The input dims the last apply changed (GraftDimCheckDim, borrowed):
+ * for make-dynamic its dim, marked as a batch when its name says so; for
+ * set-shape each dim whose size changed. Empty for other edits. */
+GArray *graft_edit_get_changed_dims (GraftEdit *self);
+
+/* Proves the applied edit at other sizes of the dims it changed
+ * (analysis/dim-check.h) on a copy of model: a repair is only trusted
+ * once this passes. NULL with error when the edit is not applied. */
+GraftDimCheck *graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error);
 
 G_END_DECLS
