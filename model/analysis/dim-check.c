@@ -151,7 +151,7 @@ stale_constant (Checker *checker, GraftNode *node, gboolean exact)
 /* The nearest node upstream of (and including) start whose size constant
  * still holds a traced size, described; NULL if none does. */
 static char *
-find_stale_constant (Checker *checker, GraftNode *start)
+find_stale_constant (Checker *checker, GraftNode *start, GraftNode **stale_node)
 {
   for (int pass = 0; pass < 2; pass++)
     {
@@ -166,7 +166,10 @@ find_stale_constant (Checker *checker, GraftNode *start)
           char *found = stale_constant (checker, node, pass == 0);
 
           if (found != NULL)
-            return found;
+            {
+              *stale_node = node;
+              return found;
+            }
           for (guint i = 0; i < node->inputs->len; i++)
             {
               GraftValue *value = g_ptr_array_index (node->inputs, i);
@@ -192,11 +195,16 @@ node_in_message (Checker *checker, const char *message)
   return graft_graph_find_node (graft_model_get_graph (checker->symbolic), name);
 }
 
+/* Why node failed, as the end of a sentence; the node to look at is
+ * remembered for the first failure. */
 static char *
 blame (Checker *checker, GraftNode *node)
 {
-  g_autofree char *stale = node ? find_stale_constant (checker, node) : NULL;
+  GraftNode *stale_node = node;
+  g_autofree char *stale = node ? find_stale_constant (checker, node, &stale_node) : NULL;
 
+  if (checker->result->failed_node == NULL && stale_node != NULL)
+    checker->result->failed_node = g_strdup (stale_node->name);
   if (stale != NULL)
     return g_strdup_printf ("; %s", stale);
   return g_strdup ("; no size constant upstream holds a traced size, so the size comes from something "
@@ -705,5 +713,6 @@ graft_dim_check_free (GraftDimCheck *check)
     return;
   g_ptr_array_unref (check->lines);
   g_free (check->failure);
+  g_free (check->failed_node);
   g_free (check);
 }

@@ -36,6 +36,8 @@ typedef struct {
   gboolean complete;    /* FALSE when a part could not be checked (the lines say which) */
   GPtrArray *lines;     /* char*: each check and its outcome, for the CLI and the GUI */
   char *failure;        /* the first failure in one sentence; NULL when passed */
+  char *failed_node;    /* the node to look at: the one whose constant still holds a
+                         * traced size, else the one that failed; may be NULL */
   guint n_runs;         /* concrete runs done (0: the runtime could not run the model) */
 } GraftDimCheck;
 
