@@ -110,6 +110,25 @@ value (GraftModel *model, const char *name)
   return v;
 }
 
+/* The applied edit changed one dim (traced at traced) and passes its
+ * check at other sizes. */
+static void
+assert_verified (GraftEdit *edit, GraftModel *model, gint64 traced)
+{
+  GArray *dims = graft_edit_get_changed_dims (edit);
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpuint (dims->len, ==, 1);
+  g_assert_cmpint (g_array_index (dims, GraftDimCheckDim, 0).traced, ==, traced);
+  check = graft_edit_verify (edit, model, &error);
+  g_assert_no_error (error);
+  if (!check->passed)
+    g_error ("verification failed: %s", check->failure);
+  g_assert_true (check->complete);
+  g_assert_cmpuint (check->n_runs, >=, 2);
+}
+
 static void
 test_reshape_becomes_minus_one (void)
 {
@@ -131,6 +150,7 @@ test_reshape_becomes_minus_one (void)
   g_assert_nonnull (strstr (g_ptr_array_index (notes, 0), "[2, 4, 2] → [-1, 4, 2]"));
   /* The old constant, now unused, is gone. */
   g_assert_cmpuint (graft_model_get_graph (model)->initializers->len, ==, 1);
+  assert_verified (edit, model, 2);
 
   g_assert_true (graft_edit_undo (edit, model, &error));
   if (!graft_test_graphs_equal (before, graft_model_get_graph (model), "undo", why))
@@ -220,6 +240,68 @@ test_reshape_merged_heads (void)
   g_assert_cmpuint (shape->producer->index, <, reshape->index);
   assert_shape (value (model, "Reshape_out"), "seq×batch*2×4");
   g_assert_nonnull (strstr (g_ptr_array_index (graft_edit_get_notes (batch), 0), "Shape(x)[1] × 2"));
+
+  /* Both dims at once, at 1 and at 5 × 7: the product batch × 2 is 14 only
+   * if the repair read it right. */
+  {
+    GraftDimCheckDim dims[] = { g_array_index (graft_edit_get_changed_dims (seq), GraftDimCheckDim, 0),
+                                g_array_index (graft_edit_get_changed_dims (batch), GraftDimCheckDim, 0) };
+    g_autoptr(GraftDimCheck) check = graft_dim_check_run (model, dims, 2, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpint (dims[0].traced, ==, 4);
+    g_assert_false (dims[0].batch);
+    g_assert_true (dims[1].batch);
+    if (!check->passed)
+      g_error ("verification failed: %s", check->failure);
+    /* The output has batch × 2, not batch, as a dim: which rows are a
+     * sample is not known, and the check says it did not look. */
+    g_assert_false (check->complete);
+    g_assert_cmpstr (g_ptr_array_index (check->lines, check->lines->len - 1), ==,
+                     "batch invariance over batch: not checked, no float output has a dim that is exactly batch");
+  }
+}
+
+/* x[2, 8] → Reshape(x, Cast([2., 8.])): the size is baked behind a Cast of
+ * a float constant, which the repair cannot see. The edit applies, and its
+ * verification fails, naming the Reshape. */
+static void
+test_verify_fails_on_untraceable_size (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("opaque");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *size_float = graft_graph_ensure_value (graph, "size_float");
+  GraftValue *size, *y;
+  gint64 n = 2;
+  float values[] = { 2, 8 };
+  GraftTensor *tensor = graft_tensor_new ("size_float", GRAFT_DTYPE_FLOAT32, 1, &n);
+  g_autoptr(GBytes) bytes = g_bytes_new (values, sizeof values);
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 2, 8 });
+  graft_graph_add_input (graph, x);
+  g_assert_true (graft_tensor_set_data (tensor, bytes, NULL));
+  graft_graph_add_initializer (graph, size_float, tensor);
+  size = add_op (graph, "Cast", "/Cast", size_float, NULL);
+  graft_node_add_attribute (size->producer, graft_attribute_new_int ("to", GRAFT_DTYPE_INT64));
+  y = add_op (graph, "Reshape", "/Reshape", x, size);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  check = graft_edit_verify (edit, model, &error);
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE);
+  g_clear_error (&error);
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  check = graft_edit_verify (edit, model, &error);
+  g_assert_no_error (error);
+  g_assert_false (check->passed);
+  g_assert_nonnull (strstr (check->failure, "node '/Reshape'"));
+  g_assert_nonnull (strstr (check->failure, "cannot trace back"));
+  g_assert_cmpstr (check->failed_node, ==, "/Reshape");
 }
 
 static void
@@ -298,6 +380,17 @@ test_set_shape (void)
   assert_shape (value (model, "x"), "5×8");
   assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 4, 2 }, 3);
   assert_shape (value (model, "Relu_out"), "5×4×2");
+  {
+    /* Checked at the size set, and at 1 and a prime as the repair allows. */
+    g_autoptr(GraftDimCheck) check = graft_edit_verify (edit, model, &error);
+    gboolean at_five = FALSE;
+
+    g_assert_no_error (error);
+    g_assert_true (check->passed);
+    for (guint i = 0; i < check->lines->len; i++)
+      at_five |= strstr (g_ptr_array_index (check->lines, i), "runtime at x:0=5 ") != NULL;
+    g_assert_true (at_five);
+  }
   g_assert_false (graft_edit_apply (bad, model, &error));
   g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID);
 }
@@ -491,6 +584,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/expand-slice", test_expand_and_slice);
   g_test_add_func ("/edit/dynamic/merged-heads", test_reshape_merged_heads);
   g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
+  g_test_add_func ("/edit/dynamic/verify-fails-untraceable", test_verify_fails_on_untraceable_size);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
