@@ -196,13 +196,15 @@ containing_element (const StaticIO *io, int d)
 /* When Reshape splits input dim d (seq × batch → seq, batch), the output
  * element of that split whose constant is a multiple of the traced value;
  * -1 when none is. When several are (batch × heads = 2 × 4 → [2, 4], where
- * 4 is 2 × 2 too) the outermost: exporters merge the batch as the major
- * factor (b * heads + h). That is a preference, not a proof: the edit's
- * verification runs the result at other sizes and says if it was wrong. */
+ * 4 is 2 × 2 too) reading picks one and *ambiguous is set: that is a
+ * preference, not a proof; the edit verifies the result at other sizes
+ * and tries the other reading if it fails. */
 static int
-split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
+split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, GraftSplitReading reading,
+               gboolean *ambiguous)
 {
   gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
+  int found = -1;
 
   for (int e = 0; e < io->out.rank; e++)
     {
@@ -211,9 +213,12 @@ split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
       if (fixed_product (&io->out, e) < start || fixed_product (&io->out, e + 1) > end
           || io->out.dims[e].value == 1 || value <= 0 || value % traced != 0)
         continue;
-      return e;
+      if (found >= 0)
+        *ambiguous = TRUE;
+      if (found < 0 || reading == GRAFT_SPLIT_INNERMOST)
+        found = e;
     }
-  return -1;
+  return found;
 }
 
 static void
@@ -234,7 +239,8 @@ add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, 
 }
 
 static void
-find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis)
+find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
+                 GraftSplitReading reading, gboolean *ambiguous)
 {
   GraftValue *data = g_ptr_array_index (node->inputs, 0);
   GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
@@ -250,7 +256,7 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
 
       if (!graft_dim_mentions (&probed->dims[d], GRAFT_PROBE_SYMBOL))
         continue;
-      if ((e = containing_element (io, d)) < 0 && (e = split_element (io, d, tensor, traced)) < 0)
+      if ((e = containing_element (io, d)) < 0 && (e = split_element (io, d, tensor, traced, reading, ambiguous)) < 0)
         continue;
       value = graft_tensor_get_int (tensor, e);
       /* -1 is computed and 0 copies: neither is baked. */
@@ -262,14 +268,15 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
 }
 
 static void
-find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis)
+find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
+              GraftSplitReading reading, gboolean *ambiguous)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
   const char *op = node->op;
   StaticIO *io;
 
   if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
-    find_in_reshape (found, node, io, traced, input, axis);
+    find_in_reshape (found, node, io, traced, input, axis, reading, ambiguous);
   else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
       || op == g_intern_static_string ("onnx::Tile"))
     {
@@ -330,6 +337,8 @@ typedef struct {
   gint64 traced;
   GraftValue *input;
   int axis;
+  GraftSplitReading reading;
+  gboolean ambiguous;
 } Probe;
 
 /* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
@@ -346,7 +355,8 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis);
+  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->reading,
+                &probe->ambiguous);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
@@ -374,6 +384,13 @@ compare_by_position (gconstpointer a, gconstpointer b)
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 {
+  return graft_find_baked_shapes_read (model, input, axis, GRAFT_SPLIT_OUTERMOST, NULL);
+}
+
+GPtrArray *
+graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReading reading,
+                              gboolean *ambiguous)
+{
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
   GraftGraph *graph = graft_model_get_graph (model);
   g_autoptr(GHashTable) overrides = NULL;
@@ -385,6 +402,8 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
   gint64 traced;
   guint before;
 
+  if (ambiguous != NULL)
+    *ambiguous = FALSE;
   if (graph == NULL || input->shape.rank <= axis || axis < 0 || input->shape.dims[axis].kind != GRAFT_DIM_FIXED)
     return found;
   saved = input->shape.dims[axis];
@@ -423,7 +442,7 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
    * transformer layer) in one run; the scan after it catches what depends
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
-  probe = (Probe) { found, found_nodes, static_io, traced, input, axis };
+  probe = (Probe) { found, found_nodes, static_io, traced, input, axis, reading, FALSE };
   do
     {
       before = found->len;
@@ -435,5 +454,7 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 
   g_ptr_array_sort (found, compare_by_position);
   input->shape.dims[axis] = saved;
+  if (ambiguous != NULL)
+    *ambiguous = probe.ambiguous;
   return found;
 }

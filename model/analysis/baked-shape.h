@@ -29,8 +29,22 @@ typedef struct {
   int axis;
 } GraftBakedShape;
 
-/* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed. */
+/* How to read a Reshape that splits a merged dim into several elements
+ * that are each a multiple of the traced size ([2, 4] from batch × heads
+ * with batch 2): the dim as the outermost of them, or the innermost. */
+typedef enum {
+  GRAFT_SPLIT_OUTERMOST,
+  GRAFT_SPLIT_INNERMOST,
+} GraftSplitReading;
+
+/* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed.
+ * Splits are read outermost first (exporters merge the batch as the major
+ * factor: b * heads + h). */
 GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
+/* As graft_find_baked_shapes(), reading splits as told; *ambiguous (may
+ * be NULL) is set when some split could have been read otherwise. */
+GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReading reading,
+                                         gboolean *ambiguous);
 
 /* The constant's values if value is an integer initializer or the output
  * of an onnx::Constant node; NULL otherwise. */

@@ -4,11 +4,15 @@
 #pragma once
 
 #include "edit/edit.h"
+#include "analysis/baked-shape.h"
 
 G_BEGIN_DECLS
 
+/* *ambiguous: some merged dim could have been split another way
+ * (analysis/baked-shape.h), so the result needs its verification. */
 gboolean graft_edit_do_make_dim_dynamic (GraftModel *model, const char *input, int axis, const char *symbol,
-                                         GPtrArray *notes, GError **error);
+                                         GraftSplitReading reading, gboolean *ambiguous, GPtrArray *notes,
+                                         GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
 gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);

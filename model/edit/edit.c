@@ -204,12 +204,57 @@ graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error)
 }
 
 static gboolean
+verifies (GraftEdit *self, GraftModel *model)
+{
+  g_autoptr(GraftDimCheck) check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data,
+                                                        self->changed_dims->len, NULL);
+
+  return check != NULL && check->passed;
+}
+
+/* A product the repair could read two ways (8 = batch × heads = 2 × 4
+ * split into [2, 4], where 4 is 2 × 2 too) is not guessed: the usual
+ * reading (batch outermost) is run at other sizes, and when that fails the
+ * other reading is tried and kept if it passes. */
+static gboolean
+make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
+{
+  g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftGraph) outermost = NULL;
+  g_autoptr(GPtrArray) outermost_notes = NULL;
+  gboolean ambiguous;
+
+  if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, GRAFT_SPLIT_OUTERMOST,
+                                       &ambiguous, self->notes, error))
+    return FALSE;
+  if (!ambiguous || verifies (self, model))
+    return TRUE;
+  outermost = graft_graph_copy (graft_model_get_graph (model), NULL);
+  outermost_notes = g_steal_pointer (&self->notes);
+  self->notes = g_ptr_array_new_with_free_func (g_free);
+  graft_model_set_graph (model, g_steal_pointer (&before));
+  if (graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, GRAFT_SPLIT_INNERMOST,
+                                      &ambiguous, self->notes, NULL)
+      && verifies (self, model))
+    {
+      g_ptr_array_add (self->notes, g_strdup ("a merged dim was split with the new dim innermost: the outermost "
+                                              "reading failed at other sizes"));
+      return TRUE;
+    }
+  /* Neither passes: keep the usual reading; verification will say why. */
+  graft_model_set_graph (model, g_steal_pointer (&outermost));
+  g_ptr_array_unref (self->notes);
+  self->notes = g_steal_pointer (&outermost_notes);
+  return TRUE;
+}
+
+static gboolean
 run (GraftEdit *self, GraftModel *model, GError **error)
 {
   switch (self->kind)
     {
     case GRAFT_EDIT_MAKE_DIM_DYNAMIC:
-      return graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, self->notes, error);
+      return make_dim_dynamic (self, model, error);
     case GRAFT_EDIT_SET_INPUT_SHAPE:
       return graft_edit_do_set_input_shape (model, self->target, self->dims->len, (gint64 *) self->dims->data,
                                             self->notes, error);

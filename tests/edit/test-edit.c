@@ -262,6 +262,46 @@ test_reshape_merged_heads (void)
   }
 }
 
+/* x[2 batch, 6] → Transpose → [6, batch] → Reshape [12] → Reshape [6, 2]
+ * → + the transpose: the last Reshape splits 6 × batch, and both 6 and 2
+ * are multiples of the traced 2. Read the usual way (batch outermost,
+ * [batch × 3, 2]) the Add fails at batch 1; the probes pick [6, -1]. */
+static void
+test_ambiguous_split_resolved_by_probes (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("split");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *t, *flat, *split, *y;
+  GPtrArray *notes;
+  gint64 perm[] = { 1, 0 };
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 2, 6 });
+  graft_graph_add_input (graph, x);
+  t = add_op (graph, "Transpose", "/Transpose", x, NULL);
+  graft_node_add_attribute (t->producer, graft_attribute_new_ints ("perm", perm, 2));
+  flat = add_op (graph, "Reshape", "/Flat", t, graft_graph_add_int64_constant (graph, "flat", (gint64[]) { 12 }, 1, FALSE));
+  split = add_op (graph, "Reshape", "/Split", flat,
+                  graft_graph_add_int64_constant (graph, "split", (gint64[]) { 6, 2 }, 2, FALSE));
+  y = add_op (graph, "Add", "/Add", split, t);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  notes = graft_edit_get_notes (edit);
+  g_assert_nonnull (strstr (g_ptr_array_index (notes, notes->len - 1), "innermost"));
+  g_assert_nonnull (strstr (g_ptr_array_index (notes, notes->len - 2), "'/Split': shape [6, 2] → [6, -1]"));
+  check = graft_edit_verify (edit, model, &error);
+  g_assert_no_error (error);
+  g_assert_true (check->passed);
+  g_assert_true (check->complete);
+}
+
 /* x[2, 8] → Reshape(x, Cast([2., 8.])): the size is baked behind a Cast of
  * a float constant, which the repair cannot see. The edit applies, and its
  * verification fails, naming the Reshape. */
@@ -585,6 +625,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/merged-heads", test_reshape_merged_heads);
   g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
   g_test_add_func ("/edit/dynamic/verify-fails-untraceable", test_verify_fails_on_untraceable_size);
+  g_test_add_func ("/edit/dynamic/ambiguous-split", test_ambiguous_split_resolved_by_probes);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
