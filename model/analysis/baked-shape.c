@@ -109,6 +109,25 @@ consumers_carry_probe (GraftValue *value)
   return FALSE;
 }
 
+/* TRUE if value, within a few nodes downstream, meets a value carrying
+ * the probe at the same node (arange(seq) → Cast → Unsqueeze → + x). */
+static gboolean
+meets_probe_downstream (GraftValue *value, int depth)
+{
+  if (value == NULL || depth <= 0)
+    return FALSE;
+  if (consumers_carry_probe (value))
+    return TRUE;
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+      for (guint j = 0; j < consumer->outputs->len; j++)
+        if (meets_probe_downstream (g_ptr_array_index (consumer->outputs, j), depth - 1))
+          return TRUE;
+    }
+  return FALSE;
+}
+
 static void
 add_matches (GPtrArray *found, GraftNode *node, guint shape_input, gint64 traced, GraftValue *input, int axis,
              gboolean (*relevant) (GraftNode *node, guint element, gpointer data), gpointer data)
@@ -287,6 +306,12 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
     {
       if (node->outputs->len > 0 && consumers_carry_probe (g_ptr_array_index (node->outputs, 0)))
         add_matches (found, node, 0, traced, input, axis, NULL, NULL);
+    }
+  else if (op == g_intern_static_string ("onnx::Range") && node->inputs->len >= 2)
+    {
+      /* arange(traced size): its limit, when what it counts meets the dim. */
+      if (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
     add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);

@@ -596,6 +596,31 @@ rule_slice (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
+/* Range(0, n, 1) has n elements, n possibly symbolic (arange(seq)). */
+static gboolean
+rule_range (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *start = lookup_data (inferer, node_input (node, 0));
+  GArray *limit = lookup_data (inferer, node_input (node, 1));
+  GArray *delta = lookup_data (inferer, node_input (node, 2));
+  GraftDim *s, *l, *d;
+  GraftShape shape;
+
+  if (start == NULL || limit == NULL || delta == NULL || start->len != 1 || limit->len != 1 || delta->len != 1)
+    return FALSE;
+  s = &g_array_index (start, GraftDim, 0);
+  l = &g_array_index (limit, GraftDim, 0);
+  d = &g_array_index (delta, GraftDim, 0);
+  if (s->kind != GRAFT_DIM_FIXED || s->value != 0 || d->kind != GRAFT_DIM_FIXED || d->value != 1
+      || l->kind != GRAFT_DIM_SYMBOLIC)
+    return FALSE;   /* fixed ranges are the registry's */
+  graft_shape_init (&shape, 1);
+  shape.dims[0] = *l;
+  output_set (out, known_dtype (node_input (node, 0)), &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
 static gboolean
 apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
 {
@@ -639,6 +664,8 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_arith (inferer, node, out, ARITH_MOD);
   if (op == g_intern_static_string ("onnx::Slice"))
     return rule_slice (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Range"))
+    return rule_range (inferer, node, out);
   return FALSE;
 }
 

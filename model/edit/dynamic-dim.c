@@ -170,6 +170,34 @@ build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guin
   return out;
 }
 
+/* limit input of a Range := Gather(Shape(input), axis) × multiplier, a
+ * scalar: arange(traced size) counts to the real size at run time. */
+static GraftValue *
+build_dynamic_limit (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier)
+{
+  GraftGraph *graph = repair->graph;
+  GraftNode *shape = add_node_before (repair, node, "Shape", "shape");
+  GraftNode *gather = add_node_before (repair, node, "Gather", "gather");
+  gint64 index = axis;
+  GraftValue *dim;
+
+  graft_node_add_input (shape, input);
+  graft_node_add_input (gather, add_output_value (graph, shape, "graft_shape"));
+  /* A scalar index gives a scalar, as Range wants. */
+  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, TRUE));
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
+  dim = add_output_value (graph, gather, "graft_limit");
+  if (multiplier != 1)
+    {
+      GraftNode *mul = add_node_before (repair, node, "Mul", "mul");
+      graft_node_add_input (mul, dim);
+      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, TRUE));
+      dim = add_output_value (graph, mul, "graft_limit_scaled");
+    }
+  dim->dtype = GRAFT_DTYPE_INT64;
+  return dim;
+}
+
 static void
 replace_constant (Repair *repair, GraftNode *node, guint shape_input, GraftValue *replacement)
 {
@@ -301,6 +329,21 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
                         graft_graph_add_int64_constant (graph, "graft_slice_ends", values, n, tensor->rank == 0));
       g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': end %" G_GINT64_FORMAT " → INT64_MAX (to the end)",
                                                node_name, baked->traced));
+      return TRUE;
+    }
+
+  if (op == g_intern_static_string ("onnx::Range"))
+    {
+      if (tensor->rank != 0 || tensor->dtype != GRAFT_DTYPE_INT64)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "Range '%s': its limit %s is not an int64 scalar; rewrite it by hand", node_name, before);
+          return FALSE;
+        }
+      replace_constant (repair, node, baked->shape_input,
+                        build_dynamic_limit (repair, node, baked->input, baked->axis, baked->multiplier));
+      g_ptr_array_add (notes, g_strdup_printf ("Range '%s': limit %" G_GINT64_FORMAT " now comes from Shape(%s)[%d]",
+                                               node_name, baked->traced, baked->input->name, baked->axis));
       return TRUE;
     }
 

@@ -5,7 +5,8 @@ Usage: run-rewrite-fixtures.py GRAFT_CLI
 
 Fixtures come from tests/fixtures/make-rewrite-fixtures.py (torchvision
 resnet18 and a traced x.view(x.size(0), -1) module exported with a static
-batch of 2, a 2-layer transformer encoder with static sequence and batch,
+batch of 2, a view merging batch and channels, a 2-layer transformer
+encoder with static sequence and batch,
 and a model with a com.example op; TorchScript traces). For each: the
 expected lint diagnostics; `graft-cli edit --dynamic x:0=batch` (seq and
 batch for the encoder), whose verification at other sizes must pass; the
@@ -46,6 +47,11 @@ EXPECTED = {
                                          "batch invariance at seq=5, batch=7"],
                     "edit": ["--dynamic", "x:0=seq", "--dynamic", "x:1=batch"], "dim0": ("seq", 8),
                     "dims": ["--dim", "seq=8", "--dim", "batch=4"]},
+    "mix-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x"), ("baked-shape-constant", "warning", "/Reshape"),
+                                  ("baked-shape-constant", "warning", "/Reshape_1")],
+               "not": [], "notes": ["Reshape '/Reshape': shape [8, 64] → [-1, 64]",
+                                    "Reshape '/Reshape_1': shape [2, 256] → [-1, 256]",
+                                    "batch invariance at batch=5"]},
     "custom-b2": {"exit": 1, "has": [("unsupported-op", "error", "/custom/Swish"),
                                      ("static-input-dim", "warning", "x")],
                   "not": ["baked-shape-constant"], "notes": []},

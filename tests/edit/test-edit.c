@@ -302,6 +302,43 @@ test_ambiguous_split_resolved_by_probes (void)
   g_assert_true (check->complete);
 }
 
+/* x[2, 6 seq] + Unsqueeze(Cast(Range(0, 6, 1)), 0): positions counted to
+ * the traced sequence length. The limit must follow Shape(x)[1]. */
+static void
+test_range_limit (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 1, "seq");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("range");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *counted, *as_float, *row, *y;
+  GraftNode *range;
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 2, 6 });
+  graft_graph_add_input (graph, x);
+  range = graft_graph_add_node (graph, "", "Range", "/Range");
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "start", (gint64[]) { 0 }, 1, TRUE));
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "limit", (gint64[]) { 6 }, 1, TRUE));
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "delta", (gint64[]) { 1 }, 1, TRUE));
+  counted = graft_graph_ensure_value (graph, "Range_out");
+  graft_node_add_output (range, counted);
+  as_float = add_op (graph, "Cast", "/Cast", counted, NULL);
+  graft_node_add_attribute (as_float->producer, graft_attribute_new_int ("to", GRAFT_DTYPE_FLOAT32));
+  row = add_op (graph, "Unsqueeze", "/Unsqueeze", as_float,
+                graft_graph_add_int64_constant (graph, "axes", (gint64[]) { 0 }, 1, FALSE));
+  y = add_op (graph, "Add", "/Add", x, row);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (g_ptr_array_index (graft_edit_get_notes (edit), 0),
+                            "Range '/Range': limit 6 now comes from Shape(x)[1]"));
+  assert_verified (edit, model, 6);
+}
+
 /* x[2, 8] → Reshape(x, Cast([2., 8.])): the size is baked behind a Cast of
  * a float constant, which the repair cannot see. The edit applies, and its
  * verification fails, naming the Reshape. */
@@ -626,6 +663,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
   g_test_add_func ("/edit/dynamic/verify-fails-untraceable", test_verify_fails_on_untraceable_size);
   g_test_add_func ("/edit/dynamic/ambiguous-split", test_ambiguous_split_resolved_by_probes);
+  g_test_add_func ("/edit/dynamic/range-limit", test_range_limit);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
