@@ -129,24 +129,21 @@ add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
   return value;
 }
 
-/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
- * the element follows the input's real dim at run time. */
+/* Gather(Shape(input), axis) × multiplier, computed right before node: a
+ * 1-element vector, or a scalar (what Range wants) when scalar is TRUE. */
 static GraftValue *
-build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
-                     int axis, gint64 multiplier)
+build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier, gboolean scalar)
 {
   /* Each new node goes right before node, so creation order is graph order. */
   GraftGraph *graph = repair->graph;
   GraftNode *shape = add_node_before (repair, node, "Shape", "shape");
   GraftNode *gather = add_node_before (repair, node, "Gather", "gather");
-  GraftNode *concat;
   gint64 index = axis;
-  GraftValue *shape_out, *dim, *out;
+  GraftValue *dim;
 
   graft_node_add_input (shape, input);
-  shape_out = add_output_value (graph, shape, "graft_shape");
-  graft_node_add_input (gather, shape_out);
-  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, FALSE));
+  graft_node_add_input (gather, add_output_value (graph, shape, "graft_shape"));
+  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, scalar));
   graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
   dim = add_output_value (graph, gather, "graft_dim");
   if (multiplier != 1)
@@ -154,10 +151,24 @@ build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guin
       /* The element is the dim times a constant (batch × heads). */
       GraftNode *mul = add_node_before (repair, node, "Mul", "mul");
       graft_node_add_input (mul, dim);
-      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, FALSE));
+      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, scalar));
       dim = add_output_value (graph, mul, "graft_dim_scaled");
     }
-  concat = add_node_before (repair, node, "Concat", "concat");
+  dim->dtype = GRAFT_DTYPE_INT64;
+  return dim;
+}
+
+/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
+ * the element follows the input's real dim at run time. */
+static GraftValue *
+build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
+                     int axis, gint64 multiplier)
+{
+  GraftGraph *graph = repair->graph;
+  GraftValue *dim = build_input_dim (repair, node, input, axis, multiplier, FALSE);
+  GraftNode *concat = add_node_before (repair, node, "Concat", "concat");
+  GraftValue *out;
+
   if (e > 0)
     graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_head", values, e, FALSE));
   graft_node_add_input (concat, dim);
@@ -168,34 +179,6 @@ build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guin
   out = add_output_value (graph, concat, "graft_dynamic_shape");
   out->dtype = GRAFT_DTYPE_INT64;
   return out;
-}
-
-/* limit input of a Range := Gather(Shape(input), axis) × multiplier, a
- * scalar: arange(traced size) counts to the real size at run time. */
-static GraftValue *
-build_dynamic_limit (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier)
-{
-  GraftGraph *graph = repair->graph;
-  GraftNode *shape = add_node_before (repair, node, "Shape", "shape");
-  GraftNode *gather = add_node_before (repair, node, "Gather", "gather");
-  gint64 index = axis;
-  GraftValue *dim;
-
-  graft_node_add_input (shape, input);
-  graft_node_add_input (gather, add_output_value (graph, shape, "graft_shape"));
-  /* A scalar index gives a scalar, as Range wants. */
-  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, TRUE));
-  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
-  dim = add_output_value (graph, gather, "graft_limit");
-  if (multiplier != 1)
-    {
-      GraftNode *mul = add_node_before (repair, node, "Mul", "mul");
-      graft_node_add_input (mul, dim);
-      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, TRUE));
-      dim = add_output_value (graph, mul, "graft_limit_scaled");
-    }
-  dim->dtype = GRAFT_DTYPE_INT64;
-  return dim;
 }
 
 static void
@@ -341,7 +324,7 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
           return FALSE;
         }
       replace_constant (repair, node, baked->shape_input,
-                        build_dynamic_limit (repair, node, baked->input, baked->axis, baked->multiplier));
+                        build_input_dim (repair, node, baked->input, baked->axis, baked->multiplier, TRUE));
       g_ptr_array_add (notes, g_strdup_printf ("Range '%s': limit %" G_GINT64_FORMAT " now comes from Shape(%s)[%d]",
                                                node_name, baked->traced, baked->input->name, baked->axis));
       return TRUE;
