@@ -215,11 +215,11 @@ containing_element (const StaticIO *io, int d)
 /* When Reshape splits input dim d (seq × batch → seq, batch), the output
  * element of that split whose constant is a multiple of the traced value;
  * -1 when none is. When several are (batch × heads = 2 × 4 → [2, 4], where
- * 4 is 2 × 2 too) reading picks one and *ambiguous is set: that is a
- * preference, not a proof; the edit verifies the result at other sizes
- * and tries the other reading if it fails. */
+ * 4 is 2 × 2 too) the outermost or innermost one, and *ambiguous is set:
+ * that is a preference, not a proof; the edit verifies the result at other
+ * sizes and reads the node the other way if it fails there. */
 static int
-split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, GraftSplitReading reading,
+split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, gboolean innermost,
                gboolean *ambiguous)
 {
   gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
@@ -234,7 +234,7 @@ split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, Gr
         continue;
       if (found >= 0)
         *ambiguous = TRUE;
-      if (found < 0 || reading == GRAFT_SPLIT_INNERMOST)
+      if (found < 0 || innermost)
         found = e;
     }
   return found;
@@ -259,7 +259,7 @@ add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, 
 
 static void
 find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
-                 GraftSplitReading reading, gboolean *ambiguous)
+                 GraftSplitReadings *readings)
 {
   GraftValue *data = g_ptr_array_index (node->inputs, 0);
   GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
@@ -275,8 +275,15 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
 
       if (!graft_dim_mentions (&probed->dims[d], GRAFT_PROBE_SYMBOL))
         continue;
-      if ((e = containing_element (io, d)) < 0 && (e = split_element (io, d, tensor, traced, reading, ambiguous)) < 0)
+      gboolean innermost = readings != NULL && readings->innermost != NULL
+                           && g_hash_table_contains (readings->innermost, GUINT_TO_POINTER (node->index + 1));
+      gboolean ambiguous = FALSE;
+
+      if ((e = containing_element (io, d)) < 0
+          && (e = split_element (io, d, tensor, traced, innermost, &ambiguous)) < 0)
         continue;
+      if (ambiguous && readings != NULL && readings->ambiguous != NULL)
+        g_array_append_val (readings->ambiguous, node->index);
       value = graft_tensor_get_int (tensor, e);
       /* -1 is computed and 0 copies: neither is baked. */
       if (value <= 0 || value != io->out.dims[e].value || value % traced != 0)
@@ -288,14 +295,14 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
 
 static void
 find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
-              GraftSplitReading reading, gboolean *ambiguous)
+              GraftSplitReadings *readings)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
   const char *op = node->op;
   StaticIO *io;
 
   if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
-    find_in_reshape (found, node, io, traced, input, axis, reading, ambiguous);
+    find_in_reshape (found, node, io, traced, input, axis, readings);
   else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
       || op == g_intern_static_string ("onnx::Tile"))
     {
@@ -362,8 +369,7 @@ typedef struct {
   gint64 traced;
   GraftValue *input;
   int axis;
-  GraftSplitReading reading;
-  gboolean ambiguous;
+  GraftSplitReadings *readings;
 } Probe;
 
 /* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
@@ -380,8 +386,7 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->reading,
-                &probe->ambiguous);
+  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
@@ -409,12 +414,11 @@ compare_by_position (gconstpointer a, gconstpointer b)
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 {
-  return graft_find_baked_shapes_read (model, input, axis, GRAFT_SPLIT_OUTERMOST, NULL);
+  return graft_find_baked_shapes_read (model, input, axis, NULL);
 }
 
 GPtrArray *
-graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReading reading,
-                              gboolean *ambiguous)
+graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReadings *readings)
 {
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
   GraftGraph *graph = graft_model_get_graph (model);
@@ -427,8 +431,6 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   gint64 traced;
   guint before;
 
-  if (ambiguous != NULL)
-    *ambiguous = FALSE;
   if (graph == NULL || input->shape.rank <= axis || axis < 0 || input->shape.dims[axis].kind != GRAFT_DIM_FIXED)
     return found;
   saved = input->shape.dims[axis];
@@ -467,7 +469,7 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
    * transformer layer) in one run; the scan after it catches what depends
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
-  probe = (Probe) { found, found_nodes, static_io, traced, input, axis, reading, FALSE };
+  probe = (Probe) { found, found_nodes, static_io, traced, input, axis, readings };
   do
     {
       before = found->len;
@@ -479,7 +481,5 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
 
   g_ptr_array_sort (found, compare_by_position);
   input->shape.dims[axis] = saved;
-  if (ambiguous != NULL)
-    *ambiguous = probe.ambiguous;
   return found;
 }

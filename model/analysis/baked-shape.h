@@ -29,22 +29,25 @@ typedef struct {
   int axis;
 } GraftBakedShape;
 
-/* How to read a Reshape that splits a merged dim into several elements
- * that are each a multiple of the traced size ([2, 4] from batch × heads
- * with batch 2): the dim as the outermost of them, or the innermost. */
-typedef enum {
-  GRAFT_SPLIT_OUTERMOST,
-  GRAFT_SPLIT_INNERMOST,
-} GraftSplitReading;
+/* A Reshape can split a merged dim into several elements that are each a
+ * multiple of the traced size ([2, 4] from batch × heads with batch 2,
+ * [16, 2] from seq × batch): the dim is then read as the outermost of
+ * them, unless the node is listed in innermost. The search lists every
+ * node where it had that choice in ambiguous, so that a caller can probe
+ * the result and read them the other way. */
+typedef struct {
+  GHashTable *innermost;   /* node index in graph->nodes + 1 (GUINT_TO_POINTER); may be NULL */
+  GArray *ambiguous;       /* guint node indices, graph order; filled by the search; may be NULL */
+} GraftSplitReadings;
 
 /* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed.
- * Splits are read outermost first (exporters merge the batch as the major
- * factor: b * heads + h). */
+ * Splits are read outermost (exporters usually merge the batch as the
+ * major factor: b * heads + h). */
 GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
-/* As graft_find_baked_shapes(), reading splits as told; *ambiguous (may
- * be NULL) is set when some split could have been read otherwise. */
-GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReading reading,
-                                         gboolean *ambiguous);
+/* As graft_find_baked_shapes(), reading splits as readings says (NULL:
+ * all outermost). */
+GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis,
+                                         GraftSplitReadings *readings);
 
 /* The constant's values if value is an integer initializer or the output
  * of an onnx::Constant node; NULL otherwise. */

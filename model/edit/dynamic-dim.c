@@ -485,8 +485,8 @@ checked_input_axis (GraftModel *model, const char *name, int axis, GError **erro
 }
 
 static gboolean
-make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GraftSplitReading reading,
-              gboolean *ambiguous, GPtrArray *notes, GError **error)
+make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GraftSplitReadings *readings,
+              GPtrArray *notes, GError **error)
 {
   GraftDim old = input->shape.dims[axis];
   g_autoptr(GPtrArray) baked = NULL;
@@ -496,7 +496,7 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
-      baked = graft_find_baked_shapes_read (model, input, axis, reading, ambiguous);
+      baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */
       graft_shape_inference_run (model, NULL);
       for (guint i = 0; i < baked->len; i++)
@@ -540,14 +540,13 @@ valid_symbol (const char *symbol, GError **error)
 
 gboolean
 graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, const char *symbol,
-                                GraftSplitReading reading, gboolean *ambiguous, GPtrArray *notes, GError **error)
+                                GraftSplitReadings *readings, GPtrArray *notes, GError **error)
 {
   GraftValue *input;
 
-  *ambiguous = FALSE;
   if (!valid_symbol (symbol, error) || (input = checked_input_axis (model, name, axis, error)) == NULL)
     return FALSE;
-  return make_dynamic (model, input, axis, symbol, reading, ambiguous, notes, error);
+  return make_dynamic (model, input, axis, symbol, readings, notes, error);
 }
 
 gboolean
@@ -583,7 +582,7 @@ graft_edit_do_set_input_shape (GraftModel *model, const char *name, int rank, co
       /* The sizes are fixed again at once: a split read the usual way
        * (outermost) is checked by the caller's verification. */
       if (d->kind == GRAFT_DIM_FIXED && d->value != dims[i]
-          && !make_dynamic (model, input, i, symbol, GRAFT_SPLIT_OUTERMOST, NULL, notes, error))
+          && !make_dynamic (model, input, i, symbol, NULL, notes, error))
         return FALSE;
     }
   for (int i = 0; i < rank; i++)

@@ -8,11 +8,10 @@
 
 G_BEGIN_DECLS
 
-/* *ambiguous: some merged dim could have been split another way
- * (analysis/baked-shape.h), so the result needs its verification. */
+/* readings (may be NULL): how to read merged dims the repair could split
+ * two ways, and where it met them (analysis/baked-shape.h). */
 gboolean graft_edit_do_make_dim_dynamic (GraftModel *model, const char *input, int axis, const char *symbol,
-                                         GraftSplitReading reading, gboolean *ambiguous, GPtrArray *notes,
-                                         GError **error);
+                                         GraftSplitReadings *readings, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
 gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);

@@ -2,6 +2,7 @@
 #include "edit/edit-private.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
+#include "analysis/baked-shape.h"
 
 #include <string.h>
 
@@ -203,48 +204,92 @@ graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error)
   return graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, error);
 }
 
-static gboolean
-verifies (GraftEdit *self, GraftModel *model)
+/* The ambiguous split (an index in graph->nodes listed in ambiguous) that
+ * a failed check blamed, or -1. */
+static int
+blamed_split (GraftGraph *graph, GArray *ambiguous, GraftDimCheck *check)
 {
-  g_autoptr(GraftDimCheck) check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data,
-                                                        self->changed_dims->len, NULL);
+  GraftNode *node = check->failed_node ? graft_graph_find_node (graph, check->failed_node) : NULL;
 
-  return check != NULL && check->passed;
+  for (guint i = 0; node != NULL && i < ambiguous->len; i++)
+    if (g_array_index (ambiguous, guint, i) == node->index)
+      return node->index;
+  return -1;
 }
 
-/* A product the repair could read two ways (8 = batch × heads = 2 × 4
- * split into [2, 4], where 4 is 2 × 2 too) is not guessed: the usual
- * reading (batch outermost) is run at other sizes, and when that fails the
- * other reading is tried and kept if it passes. */
+static char *
+split_signature (GraftGraph *graph, guint index)
+{
+  GraftNode *node = g_ptr_array_index (graph->nodes, index);
+  GraftTensor *shape = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
+  g_autofree char *values = shape ? graft_tensor_format_ints (shape) : g_strdup ("?");
+
+  return g_strdup_printf ("%s %s", node->op, values);
+}
+
+/* Reads the split at index the other way, and so every node with the same
+ * op and constant (the same layer repeated, before or after it). */
+static void
+flip_splits (GraftGraph *graph, GHashTable *innermost, guint index)
+{
+  g_autofree char *signature = split_signature (graph, index);
+  gboolean to_innermost = !g_hash_table_contains (innermost, GUINT_TO_POINTER (index + 1));
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      g_autofree char *other = NULL;
+
+      if (node->op != ((GraftNode *) g_ptr_array_index (graph->nodes, index))->op)
+        continue;
+      other = split_signature (graph, i);
+      if (strcmp (signature, other) != 0)
+        continue;
+      if (to_innermost)
+        g_hash_table_add (innermost, GUINT_TO_POINTER (i + 1));
+      else
+        g_hash_table_remove (innermost, GUINT_TO_POINTER (i + 1));
+    }
+}
+
+/* Merged dims the repair could split two ways (8 = batch × heads as
+ * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]) are not
+ * guessed: the repair reads them outermost and runs the result at other
+ * sizes; when the check blames a node whose split was such a choice, that
+ * node (and the nodes of the same pattern, as repeated layers have) is
+ * read the other way, and the repair is done again. What stays wrong is
+ * left for the caller's verification to report. */
 static gboolean
 make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 {
   g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
-  g_autoptr(GraftGraph) outermost = NULL;
-  g_autoptr(GPtrArray) outermost_notes = NULL;
-  gboolean ambiguous;
+  g_autoptr(GHashTable) innermost = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) ambiguous = g_array_new (FALSE, FALSE, sizeof (guint));
+  GraftSplitReadings readings = { innermost, ambiguous };
 
-  if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, GRAFT_SPLIT_OUTERMOST,
-                                       &ambiguous, self->notes, error))
-    return FALSE;
-  if (!ambiguous || verifies (self, model))
-    return TRUE;
-  outermost = graft_graph_copy (graft_model_get_graph (model), NULL);
-  outermost_notes = g_steal_pointer (&self->notes);
-  self->notes = g_ptr_array_new_with_free_func (g_free);
-  graft_model_set_graph (model, g_steal_pointer (&before));
-  if (graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, GRAFT_SPLIT_INNERMOST,
-                                      &ambiguous, self->notes, NULL)
-      && verifies (self, model))
+  for (guint attempt = 0;; attempt++)
     {
-      g_ptr_array_add (self->notes, g_strdup ("a merged dim was split with the new dim innermost: the outermost "
-                                              "reading failed at other sizes"));
-      return TRUE;
+      g_autoptr(GraftDimCheck) check = NULL;
+      int blamed;
+
+      g_array_set_size (ambiguous, 0);
+      g_ptr_array_set_size (self->notes, 0);
+      if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, &readings, self->notes,
+                                           error))
+        return FALSE;
+      if (ambiguous->len == 0)
+        return TRUE;
+      check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, NULL);
+      if (check == NULL || check->passed || attempt > 2 * ambiguous->len
+          || (blamed = blamed_split (before, ambiguous, check)) < 0)
+        break;
+      flip_splits (before, innermost, blamed);
+      graft_model_set_graph (model, graft_graph_copy (before, NULL));
     }
-  /* Neither passes: keep the usual reading; verification will say why. */
-  graft_model_set_graph (model, g_steal_pointer (&outermost));
-  g_ptr_array_unref (self->notes);
-  self->notes = g_steal_pointer (&outermost_notes);
+  if (g_hash_table_size (innermost) > 0)
+    g_ptr_array_add (self->notes, g_strdup_printf ("%u merged dims were split with %s:%d innermost: the outermost "
+                                                   "reading failed at other sizes", g_hash_table_size (innermost),
+                                                   self->target, self->axis));
   return TRUE;
 }
 
