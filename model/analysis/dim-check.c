@@ -677,12 +677,14 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
   open_runtime (&checker);
 
   /* 1 everywhere, then a different prime per dim (so that batch × seq
-   * cannot pass for seq × heads), then the sizes a shape edit set. */
+   * cannot pass for seq × heads), then the sizes a shape edit set. The
+   * primes skip 2, and every traced size. */
   g_ptr_array_add (probes, ones = sizes_new (&checker));
   g_ptr_array_add (probes, primes = sizes_new (&checker));
   for (guint i = 0; i < n_dims; i++)
     {
-      set_size (ones, symbols[i], 1);
+      /* A dim traced at 1 gets 2 instead: two sizes other than the traced one. */
+      set_size (ones, symbols[i], dims[i].traced == 1 ? 2 : 1);
       /* Two dims of one symbol (x:0 and mask:0 both batch) share a size. */
       if (g_hash_table_add (assigned, (gpointer) symbols[i]))
         set_size (primes, symbols[i], pick_prime (&checker, used));

@@ -40,8 +40,11 @@ G_DECLARE_FINAL_TYPE (GraftEdit, graft_edit, GRAFT, EDIT, GObject)
 
 /* input:axis becomes the symbol; shape constants that froze the traced
  * value are repaired (Reshape → -1 where that is exactly right, otherwise
- * Shape→Gather→Concat of the input's real dim); value_info and outputs are
- * re-inferred. */
+ * Shape→Gather→(Mul)→Concat of the input's real dim; Range limits from
+ * Shape→Gather); value_info and outputs are re-inferred. Where a merged
+ * dim could be split two ways, apply runs the result at other sizes
+ * (analysis/dim-check.h) and reads the blamed splits the other way. Apply
+ * does not prove the result: call graft_edit_verify(). */
 GraftEdit *graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol);
 /* Fixes every dim of input (rank must match); constants are repaired the
  * same way for the dims that change. */
