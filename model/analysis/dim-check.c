@@ -628,6 +628,44 @@ infer_expected (Checker *checker)
     }
 }
 
+/* A batch that reaches no output is one a constant still holds: every
+ * output keeps the shape it was traced with. (A dim that is not a batch
+ * may be pooled away; that is only said.) */
+static void
+check_dims_reach_outputs (Checker *checker)
+{
+  for (guint i = 0; i < checker->n_dims; i++)
+    {
+      gboolean reaches = FALSE, known = TRUE;
+      g_autoptr(GString) shapes = g_string_new (NULL);
+
+      for (guint o = 0; o < checker->expected->len; o++)
+        {
+          const GraftShape *shape = g_ptr_array_index (checker->expected, o);
+          g_autofree char *text = graft_shape_to_string (shape);
+
+          known &= shape->rank >= 0;
+          for (int d = 0; d < shape->rank; d++)
+            {
+              reaches |= graft_dim_mentions (&shape->dims[d], checker->symbols[i]);
+              known &= shape->dims[d].kind != GRAFT_DIM_UNKNOWN;
+            }
+          g_string_append_printf (shapes, "%s%s %s", shapes->len ? ", " : "", graph_output (checker, o)->name, text);
+        }
+      if (reaches || !known)
+        continue;
+      if (checker->dims[i].batch)
+        {
+          g_autofree char *why = blame (checker, graph_output (checker, 0)->producer);
+          fail (checker, "%s reaches no output: every output keeps a fixed shape (%s)%s", checker->symbols[i],
+                shapes->str, why);
+        }
+      else
+        add_line (checker, "%s reaches no output shape (%s): pooled away, or still held by a constant the runs "
+                  "below may show", checker->symbols[i], shapes->str);
+    }
+}
+
 static void
 open_runtime (Checker *checker)
 {
@@ -703,6 +741,10 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
       if (checker.result->passed)
         check_concrete (&checker, g_ptr_array_index (probes, p), g_ptr_array_index (probes, p) == primes);
     }
+  /* After the runs: a node that fails names the first stale constant,
+   * where this can only look back from the outputs. */
+  if (checker.result->passed)
+    check_dims_reach_outputs (&checker);
   g_clear_pointer (&checker.runtime, graft_runtime_free);
   g_rand_free (checker.rng);
   return checker.result;

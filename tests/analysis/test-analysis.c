@@ -206,6 +206,37 @@ test_dim_check_names_stale_constant (void)
   g_assert_nonnull (strstr (error->message, "'nope'"));
 }
 
+/* x[batch, 12] → ReduceMean over the batch → [12]: every run works, and
+ * no output follows the batch, which for a batch is a failure. */
+static void
+test_dim_check_batch_reaches_no_output (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *mean;
+  gint64 axes[] = { 0 };
+  GraftDimCheckDim batch = { "x", 0, 2, TRUE }, rows = { "x", 0, 2, FALSE };
+  g_autoptr(GraftDimCheck) as_batch = NULL, as_rows = NULL;
+
+  graft_model_set_opset (model, "", 14);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "batch", "12" });
+  graft_graph_add_input (graph, x);
+  mean = add_node (graph, "", "ReduceMean", "/mean", x, NULL);
+  graft_node_add_attribute (mean->producer, graft_attribute_new_ints ("axes", axes, 1));
+  graft_node_add_attribute (mean->producer, graft_attribute_new_int ("keepdims", 0));
+  graft_graph_add_output (graph, mean);
+  graft_model_set_graph (model, graph);
+
+  as_batch = graft_dim_check_run (model, &batch, 1, NULL);
+  g_assert_false (as_batch->passed);
+  g_assert_nonnull (strstr (as_batch->failure, "batch reaches no output"));
+  /* Not called a batch, a dim may be reduced away: said, not failed. */
+  as_rows = graft_dim_check_run (model, &rows, 1, NULL);
+  g_assert_true (as_rows->passed);
+  g_assert_true (lines_mention (as_rows, "reaches no output shape"));
+}
+
 /* x[batch, 4] → Reshape [4, -1] → Softmax over that -1 → Reshape [-1, 4]:
  * every shape is right at any batch, but samples mix. Only the batch
  * invariance check sees it. */
@@ -476,6 +507,7 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/dim-check/passes", test_dim_check_passes);
   g_test_add_func ("/analysis/dim-check/names-stale-constant", test_dim_check_names_stale_constant);
   g_test_add_func ("/analysis/dim-check/catches-mixed-samples", test_dim_check_catches_mixed_samples);
+  g_test_add_func ("/analysis/dim-check/batch-reaches-no-output", test_dim_check_batch_reaches_no_output);
   g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
   g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
   g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
