@@ -596,6 +596,78 @@ rule_slice (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
+/* Constant data: the integer fill of ConstantOfShape, Equal and Where
+ * over known vectors. torch writes expand(-1 → keep) as
+ * Where(Equal(shape, -1), ones, shape) over constants; following it lets
+ * an Expand's target be seen (and folded by the repairs). */
+static gboolean
+rule_constant_of_shape_data (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *target = lookup_data (inferer, node_input (node, 0));
+  g_autofree gint64 *dims = fixed_data (target);
+  GraftAttribute *value = graft_node_get_attribute (node, "value");
+  gint64 fill = 0;
+
+  if (dims == NULL || target->len != 1 || dims[0] < 0 || dims[0] > 64)
+    return rule_shape_from_data (inferer, node, out, 0, FALSE);
+  if (value != NULL && value->t != NULL)
+    {
+      if (!graft_dtype_is_integer (value->t->dtype) || graft_tensor_get_numel (value->t) != 1)
+        return rule_shape_from_data (inferer, node, out, 0, FALSE);
+      fill = graft_tensor_get_int (value->t, 0);
+    }
+  out->data = dims_new ();
+  for (gint64 i = 0; i < dims[0]; i++)
+    {
+      GraftDim d = graft_dim_fixed (fill);
+      g_array_append_val (out->data, d);
+    }
+  output_set_vector (out, value && value->t ? value->t->dtype : GRAFT_DTYPE_FLOAT32, out->data);
+  return TRUE;
+}
+
+/* Element i of data broadcast to n elements (a vector or one element). */
+static GraftDim *
+broadcast_element (GArray *data, guint i)
+{
+  return &g_array_index (data, GraftDim, data->len == 1 ? 0 : i);
+}
+
+static gboolean
+rule_equal_where (Inferer *inferer, GraftNode *node, Output *out, gboolean where)
+{
+  GArray *a = lookup_data (inferer, node_input (node, 0));
+  GArray *b = lookup_data (inferer, node_input (node, 1));
+  GArray *c = where ? lookup_data (inferer, node_input (node, 2)) : NULL;
+  guint n;
+
+  if (a == NULL || b == NULL || (where && c == NULL))
+    return FALSE;
+  n = MAX (MAX (a->len, b->len), c ? c->len : 1);
+  if ((a->len != n && a->len != 1) || (b->len != n && b->len != 1) || (c && c->len != n && c->len != 1)
+      || known_shape (node_input (node, 0))->rank > 1)
+    return FALSE;
+  out->data = dims_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      GraftDim *x = broadcast_element (a, i), *y = broadcast_element (b, i);
+      GraftDim d;
+
+      if (x->kind != GRAFT_DIM_FIXED || (!where && y->kind != GRAFT_DIM_FIXED))
+        {
+          g_clear_pointer (&out->data, g_array_unref);
+          return FALSE;
+        }
+      if (where)
+        d = x->value ? *y : *broadcast_element (c, i);
+      else
+        d = graft_dim_fixed (x->value == y->value);
+      g_array_append_val (out->data, d);
+    }
+  output_set_vector (out, where ? known_dtype (node_input (node, 1)) : GRAFT_DTYPE_BOOL, out->data);
+  return TRUE;
+}
+
 /* Range(0, n, 1) has n elements, n possibly symbolic (arange(seq)). */
 static gboolean
 rule_range (Inferer *inferer, GraftNode *node, Output *out)
@@ -649,7 +721,11 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
   if (op == g_intern_static_string ("onnx::Expand"))
     return rule_shape_from_data (inferer, node, out, 1, TRUE);
   if (op == g_intern_static_string ("onnx::ConstantOfShape"))
-    return rule_shape_from_data (inferer, node, out, 0, FALSE);
+    return rule_constant_of_shape_data (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Equal"))
+    return rule_equal_where (inferer, node, out, FALSE);
+  if (op == g_intern_static_string ("onnx::Where"))
+    return rule_equal_where (inferer, node, out, TRUE);
   if (op == g_intern_static_string ("onnx::Tile"))
     return rule_tile (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Mul"))

@@ -484,6 +484,70 @@ checked_input_axis (GraftModel *model, const char *name, int axis, GError **erro
   return input;
 }
 
+/* TRUE if value is computed from constants only (no graph input, no
+ * Shape of anything): folding it cannot bake a size. */
+static gboolean
+from_constants_only (GraftValue *value, GHashTable *seen)
+{
+  GraftNode *producer = value->producer;
+
+  if (value->is_graph_input && value->initializer == NULL)
+    return FALSE;
+  if (producer == NULL || graft_value_get_constant (value) != NULL || !g_hash_table_add (seen, value))
+    return TRUE;
+  if (producer->op == g_intern_static_string ("onnx::Shape") || producer->op == g_intern_static_string ("onnx::Size"))
+    return FALSE;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (producer->inputs, i);
+      if (in != NULL && !from_constants_only (in, seen))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Size inputs computed from constants (torch writes expand's target as
+ * Where(Equal(C, -1), ones, C)) become initializers, so that the search
+ * sees the traced size they hold and the repair can rewrite it. */
+static void
+fold_size_inputs (GraftModel *model, GPtrArray *notes)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  graft_shape_inference_run (model, NULL);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      guint at = node->op == g_intern_static_string ("onnx::ConstantOfShape") ? 0 : 1;
+      GraftValue *size = at < node->inputs->len ? g_ptr_array_index (node->inputs, at) : NULL;
+      g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+      GArray *data;
+      g_autofree gint64 *values = NULL;
+
+      if ((node->op != g_intern_static_string ("onnx::Expand") && node->op != g_intern_static_string ("onnx::Reshape")
+           && node->op != g_intern_static_string ("onnx::Tile") && at != 0)
+          || size == NULL || size->producer == NULL || graft_value_get_constant (size) != NULL
+          || !from_constants_only (size, seen) || (data = graft_shape_inference_get_data (model, size)) == NULL)
+        continue;
+      values = g_new (gint64, MAX (data->len, 1));
+      for (guint k = 0; k < data->len; k++)
+        {
+          GraftDim *d = &g_array_index (data, GraftDim, k);
+          if (d->kind != GRAFT_DIM_FIXED)
+            break;
+          values[k] = d->value;
+          if (k + 1 == data->len)
+            {
+              g_autofree char *text = format_ints (values, data->len);
+              graft_node_set_input (node, at, graft_graph_add_int64_constant (graph, "graft_folded", values, data->len,
+                                                                             FALSE));
+              g_ptr_array_add (notes, g_strdup_printf ("%s '%s': its size input, computed from constants, folded "
+                                                       "to %s", node->op_type, node->name, text));
+            }
+        }
+    }
+}
+
 static gboolean
 make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GraftSplitReadings *readings,
               GPtrArray *notes, GError **error)
@@ -496,6 +560,7 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
+      fold_size_inputs (model, notes);
       baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */
       graft_shape_inference_run (model, NULL);
