@@ -52,6 +52,12 @@ EXPECTED = {
                                          ("baked-shape-constant", "warning", "/layers.0/self_attn/Reshape_10")],
                       "not": [], "notes": ["merged dims were split with x:0 innermost",
                                            "batch invariance at batch=5"]},
+    # transformers exports: the causal mask's expand target is computed from constants
+    "gpt2-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
+                "notes": ["Expand '/model/Expand': its size input, computed from constants, folded to [2, 1, 16, 16]",
+                          "batch invariance at batch=5"]},
+    "bert-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
+                "notes": ["batch invariance at batch=5"]},
     "mix-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x"), ("baked-shape-constant", "warning", "/Reshape"),
                                   ("baked-shape-constant", "warning", "/Reshape_1")],
                "not": [], "notes": ["Reshape '/Reshape': shape [8, 64] → [-1, 64]",
