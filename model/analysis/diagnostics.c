@@ -176,10 +176,11 @@ check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *lis
     node = graft_graph_find_node (graft_model_get_graph (model), check->failed_node);
   graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, node, input,
                         "input '%s' dim %d cannot be made dynamic by a rewrite: %s. Fix it where the model is "
-                        "exported: torch.onnx.export(..., dynamic_axes={'%s': {%d: 'batch'}}) or torch.export "
+                        "exported: torch.onnx.export(..., dynamic_axes={'%s': {%d: '%s'}}) or torch.export "
                         "dynamic_shapes, and sizes written as x.size(%d) (not int(...) or a Python number) so that "
                         "the trace keeps them symbolic", input->name, axis,
-                        check != NULL ? check->failure : error->message, input->name, axis, axis);
+                        check != NULL ? check->failure : error->message, input->name, axis,
+                        axis == 0 ? "batch" : "sequence", axis);
   return FALSE;
 }
 

@@ -17,8 +17,6 @@
 /* Sizes for dims that are dynamic but not being checked. */
 #define OTHER_DIM_SIZE 3
 
-static const gint64 probe_primes[] = { 5, 7, 3, 11, 13, 17, 19, 23 };
-
 typedef struct {
   GraftModel *symbolic;       /* copy of the model, the checked dims symbolic */
   const GraftDimCheckDim *dims;
@@ -554,22 +552,38 @@ set_size (GHashTable *sizes, const char *symbol, gint64 size)
   g_hash_table_insert (sizes, (gpointer) symbol, g_memdup2 (&size, sizeof size));
 }
 
-/* A prime that is no dim's traced size and not yet used. */
-static gint64
-pick_prime (Checker *checker, GHashTable *used)
+static gboolean
+is_prime (gint64 n)
 {
-  for (guint p = 0; p < G_N_ELEMENTS (probe_primes); p++)
+  if (n < 2)
+    return FALSE;
+  for (gint64 k = 2; k * k <= n; k++)
+    if (n % k == 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* The smallest prime above both the dim's traced size and 4 that is no
+ * dim's traced size and not used yet: above, so that a repair that only
+ * works up to the traced size (a clamped Slice, a table of positions)
+ * shows; prime and distinct, so that products of dims cannot coincide. */
+static gint64
+pick_prime (Checker *checker, GArray *used, gint64 traced)
+{
+  for (gint64 n = MAX (traced, 4) + 1;; n++)
     {
-      gboolean clash = g_hash_table_contains (used, &probe_primes[p]);
-      for (guint d = 0; d < checker->n_dims; d++)
-        clash |= checker->dims[d].traced == probe_primes[p];
+      gboolean clash = !is_prime (n);
+
+      for (guint i = 0; i < used->len && !clash; i++)
+        clash = g_array_index (used, gint64, i) == n;
+      for (guint d = 0; d < checker->n_dims && !clash; d++)
+        clash = checker->dims[d].traced == n;
       if (!clash)
         {
-          g_hash_table_add (used, (gpointer) &probe_primes[p]);
-          return probe_primes[p];
+          g_array_append_val (used, n);
+          return n;
         }
     }
-  return 29;
 }
 
 /* The checked dims become symbols on the copy (a dim fixed by a shape
@@ -697,7 +711,7 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
   g_autofree const char **symbols = g_new0 (const char *, MAX (n_dims, 1));
   g_autofree gint64 *current = g_new0 (gint64, MAX (n_dims, 1));
   g_autoptr(GPtrArray) expected = g_ptr_array_new_with_free_func (shape_free);
-  g_autoptr(GHashTable) used = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr(GArray) used = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr(GHashTable) assigned = g_hash_table_new (NULL, NULL);
   g_autoptr(GPtrArray) probes = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
   gboolean any_current = FALSE;
@@ -714,9 +728,8 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
   infer_expected (&checker);
   open_runtime (&checker);
 
-  /* 1 everywhere, then a different prime per dim (so that batch × seq
-   * cannot pass for seq × heads), then the sizes a shape edit set. The
-   * primes skip 2, and every traced size. */
+  /* 1 everywhere, then a different prime per dim above its traced size,
+   * then the sizes a shape edit set. */
   g_ptr_array_add (probes, ones = sizes_new (&checker));
   g_ptr_array_add (probes, primes = sizes_new (&checker));
   for (guint i = 0; i < n_dims; i++)
@@ -725,7 +738,7 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
       set_size (ones, symbols[i], dims[i].traced == 1 ? 2 : 1);
       /* Two dims of one symbol (x:0 and mask:0 both batch) share a size. */
       if (g_hash_table_add (assigned, (gpointer) symbols[i]))
-        set_size (primes, symbols[i], pick_prime (&checker, used));
+        set_size (primes, symbols[i], pick_prime (&checker, used, dims[i].traced));
       any_current |= current[i] > 0;
     }
   if (any_current)

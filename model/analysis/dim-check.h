@@ -4,8 +4,9 @@
  * that looks right can still be wrong: a constant left holding the traced
  * size, a product (8 = batch × heads = 2 × 4) read the wrong way round. The
  * check runs the model at other sizes of each changed dim, at 1 (2 for a
- * dim traced at 1) and at primes (distinct per dim, so that products
- * cannot coincide), and at the input's current size when that is fixed:
+ * dim traced at 1) and at a prime above the traced size (distinct per dim,
+ * so that products cannot coincide; above, so that what only works up to
+ * the traced size shows), and at the input's current size when fixed:
  *  - symbolic: shape inference with the sizes filled in must accept every
  *    node and give each output its expected shape (the edited model's
  *    symbolic output shape, evaluated);

@@ -44,7 +44,7 @@ EXPECTED = {
                     "not": [], "notes": ["Reshape '/layers.0/self_attn/Reshape_3': shape [16, 8, 16] → [-1, 8, 16]",
                                          "element 1 of [-1, 8, 16] now comes from Shape(x)[1] × 4",
                                          "element 0 of [2, 4, -1, 16] now comes from Shape(x)[1]",
-                                         "batch invariance at seq=5, batch=7"],
+                                         "batch invariance at seq=17, batch=5"],
                     "edit": ["--dynamic", "x:0=seq", "--dynamic", "x:1=batch"], "dim0": ("seq", 8),
                     "dims": ["--dim", "seq=8", "--dim", "batch=4"]},
     # issue 18's report: batch_first, only the batch made dynamic; [16, 2, 64] must be read as seq × batch
