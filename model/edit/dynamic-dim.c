@@ -506,6 +506,64 @@ from_constants_only (GraftValue *value, GHashTable *seen)
   return TRUE;
 }
 
+static void
+collect_producers (GraftValue *value, GraftGraph *graph, GHashTable *nodes)
+{
+  GraftNode *producer = value->producer;
+
+  if (producer == NULL || producer->graph != graph || !g_hash_table_add (nodes, producer))
+    return;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    if (g_ptr_array_index (producer->inputs, i) != NULL)
+      collect_producers (g_ptr_array_index (producer->inputs, i), graph, nodes);
+}
+
+static gboolean
+outputs_unused (GraftNode *node)
+{
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (node->outputs, i);
+      if (out != NULL && (out->consumers->len > 0 || out->is_graph_output))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Removes the nodes in computation (the producers of a value nobody uses
+ * any more) that nothing uses, until none is left: shared inputs go only
+ * when their last user went. */
+static void
+drop_unused_computation (GraftGraph *graph, GHashTable *computation)
+{
+  gboolean removed = TRUE;
+
+  while (removed)
+    {
+      GHashTableIter iter;
+      gpointer key;
+
+      removed = FALSE;
+      g_hash_table_iter_init (&iter, computation);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          GraftNode *node = key;
+          g_autoptr(GPtrArray) outputs = NULL;
+
+          if (!outputs_unused (node))
+            continue;
+          g_hash_table_iter_remove (&iter);
+          outputs = g_ptr_array_copy (node->outputs, NULL, NULL);
+          graft_graph_remove_node (graph, node);
+          for (guint i = 0; i < outputs->len; i++)
+            if (g_ptr_array_index (outputs, i) != NULL)
+              graft_graph_remove_value (graph, g_ptr_array_index (outputs, i));
+          removed = TRUE;
+          break;   /* the table changed under the iterator's feet */
+        }
+    }
+}
+
 /* Size inputs computed from constants (torch writes expand's target as
  * Where(Equal(C, -1), ones, C)) become initializers, so that the search
  * sees the traced size they hold and the repair can rewrite it. */
@@ -539,8 +597,12 @@ fold_size_inputs (GraftModel *model, GPtrArray *notes)
           if (k + 1 == data->len)
             {
               g_autofree char *text = format_ints (values, data->len);
+              g_autoptr(GHashTable) computation = g_hash_table_new (NULL, NULL);
+
+              collect_producers (size, graph, computation);
               graft_node_set_input (node, at, graft_graph_add_int64_constant (graph, "graft_folded", values, data->len,
                                                                              FALSE));
+              drop_unused_computation (graph, computation);
               g_ptr_array_add (notes, g_strdup_printf ("%s '%s': its size input, computed from constants, folded "
                                                        "to %s", node->op_type, node->name, text));
             }
