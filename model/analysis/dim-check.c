@@ -138,8 +138,8 @@ stale_constant (Checker *checker, GraftNode *node, gboolean exact)
               continue;
             values = graft_tensor_format_ints (tensor);
             return g_strdup_printf ("%s '%s' still takes the constant '%s' = %s, whose element %" G_GINT64_FORMAT
-                                    " is %s %s's traced size %" G_GINT64_FORMAT, node->op_type, node->name,
-                                    value->name, values, e, v == traced ? "" : "a multiple of",
+                                    " is %s%s's traced size %" G_GINT64_FORMAT, node->op_type, node->name,
+                                    value->name, values, e, v == traced ? "" : "a multiple of ",
                                     checker->symbols[d], traced);
           }
     }
