@@ -339,6 +339,55 @@ test_range_limit (void)
   assert_verified (edit, model, 6);
 }
 
+/* x[2, 4] × Expand(mask[1, 4], Where(Equal(C, -1), ones, C)) with C =
+ * [2, 4]: torch's expand target, computed from constants. The repair folds
+ * it, then makes its batch follow x; the Where/Equal chain goes. */
+static void
+test_expand_target_from_constants (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("expand");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *target = graft_graph_add_int64_constant (graph, "target", (gint64[]) { 2, 4 }, 2, FALSE);
+  GraftValue *is_free, *chosen, *mask, *y;
+  GraftNode *where;
+  float ones[] = { 1, 1, 1, 1 };
+  GraftTensor *tensor = graft_tensor_new ("mask", GRAFT_DTYPE_FLOAT32, 2, (gint64[]) { 1, 4 });
+  g_autoptr(GBytes) bytes = g_bytes_new (ones, sizeof ones);
+  GraftValue *mask_value = graft_graph_ensure_value (graph, "mask");
+  GPtrArray *notes;
+
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 2, (gint64[]) { 2, 4 });
+  graft_graph_add_input (graph, x);
+  g_assert_true (graft_tensor_set_data (tensor, bytes, NULL));
+  graft_graph_add_initializer (graph, mask_value, tensor);
+  is_free = add_op (graph, "Equal", "/Equal", target,
+                    graft_graph_add_int64_constant (graph, "minus_one", (gint64[]) { -1 }, 1, FALSE));
+  where = graft_graph_add_node (graph, "", "Where", "/Where");
+  graft_node_add_input (where, is_free);
+  graft_node_add_input (where, graft_graph_add_int64_constant (graph, "ones", (gint64[]) { 1, 1 }, 2, FALSE));
+  graft_node_add_input (where, target);
+  chosen = graft_graph_ensure_value (graph, "Where_out");
+  graft_node_add_output (where, chosen);
+  mask = add_op (graph, "Expand", "/Expand", mask_value, chosen);
+  y = add_op (graph, "Mul", "/Mul", x, mask);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  notes = graft_edit_get_notes (edit);
+  g_assert_nonnull (strstr (g_ptr_array_index (notes, 0), "Expand '/Expand': its size input, computed from constants, "
+                                                          "folded to [2, 4]"));
+  g_assert_nonnull (strstr (g_ptr_array_index (notes, 1), "element 0 of [2, 4] now comes from Shape(x)[0]"));
+  g_assert_null (graft_graph_find_node (graft_model_get_graph (model), "/Where"));
+  g_assert_null (graft_graph_find_node (graft_model_get_graph (model), "/Equal"));
+  assert_verified (edit, model, 2);
+}
+
 /* x[2, 8] → Reshape(x, Cast([2., 8.])): the size is baked behind a Cast of
  * a float constant, which the repair cannot see. The edit applies, and its
  * verification fails, naming the Reshape. */
@@ -664,6 +713,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/verify-fails-untraceable", test_verify_fails_on_untraceable_size);
   g_test_add_func ("/edit/dynamic/ambiguous-split", test_ambiguous_split_resolved_by_probes);
   g_test_add_func ("/edit/dynamic/range-limit", test_range_limit);
+  g_test_add_func ("/edit/dynamic/expand-target-from-constants", test_expand_target_from_constants);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
