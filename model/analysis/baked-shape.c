@@ -1,6 +1,7 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "analysis/sym-dim.h"
+#include "runtime/op.h"
 
 #include <string.h>
 
@@ -293,6 +294,26 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
     }
 }
 
+/* The axis along which tensor is arange(traced) (every other dim 1), or -1:
+ * position ids folded into a constant at export. */
+static int
+arange_axis (GraftTensor *tensor, gint64 traced)
+{
+  int axis = -1;
+
+  if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || graft_tensor_get_numel (tensor) != traced)
+    return -1;
+  for (int k = 0; k < tensor->rank; k++)
+    if (tensor->dims[k] == traced && axis < 0)
+      axis = k;
+    else if (tensor->dims[k] != 1)
+      return -1;
+  for (gint64 i = 0; axis >= 0 && i < traced; i++)
+    if (graft_tensor_get_int (tensor, i) != i)
+      return -1;
+  return axis;
+}
+
 static void
 find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
               GraftSplitReadings *readings)
@@ -328,6 +349,15 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
     }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
     add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);
+  else if (op == g_intern_static_string ("onnx::Gather") && node->inputs->len >= 2 && !carries_probe (data)
+           && graft_node_attr_int (node, "axis", 0) == 0 && node->outputs->len > 0
+           && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 3))
+    {
+      /* Gather(table, arange(traced)): positions looked up in a table. */
+      int e = arange_axis (graft_value_get_constant (g_ptr_array_index (node->inputs, 1)), traced);
+      if (e >= 0)
+        add_baked (found, node, 1, e, traced, 1, input, axis);
+    }
 }
 
 typedef struct {

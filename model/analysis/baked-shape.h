@@ -18,7 +18,8 @@ G_BEGIN_DECLS
 #define GRAFT_PROBE_SYMBOL "__graft_probe__"
 
 typedef struct {
-  GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice */
+  GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice,
+                             * Gather (its indices are arange(traced): element is their axis) */
   guint shape_input;        /* node input holding the constant */
   GraftValue *constant;     /* that input (an initializer or a Constant output) */
   guint element;            /* index in the constant that holds the traced value */

@@ -115,12 +115,21 @@ takes_sizes (GraftNode *node, guint input)
   return FALSE;
 }
 
+/* Where merged dims are written (batch × heads): a multiple of a traced
+ * size means something there, not in Split sizes or Slice bounds. */
+static gboolean
+merges_dims (GraftNode *node)
+{
+  return node->op == g_intern_static_string ("onnx::Reshape") || node->op == g_intern_static_string ("onnx::Expand")
+         || node->op == g_intern_static_string ("onnx::Tile");
+}
+
 /* What node's size constants say about the traced sizes, or NULL: the
  * traced size itself (multiples only when exact is FALSE). */
 static char *
 stale_constant (Checker *checker, GraftNode *node, gboolean exact)
 {
-  for (guint i = 0; i < node->inputs->len; i++)
+  for (guint i = 0; i < node->inputs->len && (exact || merges_dims (node)); i++)
     {
       GraftValue *value = g_ptr_array_index (node->inputs, i);
       GraftTensor *tensor = takes_sizes (node, i) ? graft_value_get_constant (value) : NULL;
@@ -134,7 +143,9 @@ stale_constant (Checker *checker, GraftNode *node, gboolean exact)
             gint64 v = graft_tensor_get_int (tensor, e), traced = checker->dims[d].traced;
             g_autofree char *values = NULL;
 
-            if (traced < 2 || v < traced || (exact ? v != traced : v % traced != 0))
+            /* Everything is a multiple of 2: only larger sizes make a
+             * multiple worth naming. */
+            if (traced < (exact ? 2 : 3) || v < traced || (exact ? v != traced : v % traced != 0))
               continue;
             values = graft_tensor_format_ints (tensor);
             return g_strdup_printf ("%s '%s' still takes the constant '%s' = %s, whose element %" G_GINT64_FORMAT
@@ -146,12 +157,16 @@ stale_constant (Checker *checker, GraftNode *node, gboolean exact)
   return NULL;
 }
 
+static char *sized_constant_input (Checker *checker, GraftNode *node);
+
 /* The nearest node upstream of (and including) start whose size constant
- * still holds a traced size, described; NULL if none does. */
+ * still holds a traced size (else one reading a constant table shaped by
+ * one, else a size constant holding a multiple of one), described; NULL
+ * if none. */
 static char *
 find_stale_constant (Checker *checker, GraftNode *start, GraftNode **stale_node)
 {
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 3; pass++)
     {
       g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
       g_autoptr(GQueue) queue = g_queue_new ();
@@ -161,7 +176,7 @@ find_stale_constant (Checker *checker, GraftNode *start, GraftNode **stale_node)
       while (!g_queue_is_empty (queue))
         {
           GraftNode *node = g_queue_pop_head (queue);
-          char *found = stale_constant (checker, node, pass == 0);
+          char *found = pass == 1 ? sized_constant_input (checker, node) : stale_constant (checker, node, pass == 0);
 
           if (found != NULL)
             {
@@ -191,6 +206,37 @@ node_in_message (Checker *checker, const char *message)
     return NULL;
   name = g_strndup (start + 6, end - start - 6);
   return graft_graph_find_node (graft_model_get_graph (checker->symbolic), name);
+}
+
+/* A constant input of node shaped by a traced size (positions or a mask
+ * folded into a table at export), described; NULL if none. */
+static char *
+sized_constant_input (Checker *checker, GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      GraftTensor *tensor = graft_value_get_constant (value);
+
+      /* Tables have two dims or more (a vector of 2 is more likely a shape),
+       * and sizes of 2 are everywhere. */
+      for (int k = 0; tensor != NULL && tensor->rank >= 2 && k < tensor->rank; k++)
+        for (guint d = 0; d < checker->n_dims; d++)
+          if (checker->dims[d].traced >= 3 && tensor->dims[k] == checker->dims[d].traced)
+            {
+              GraftShape shape;
+              g_autofree char *text = NULL;
+
+              graft_shape_init_fixed (&shape, tensor->rank, tensor->dims);
+              text = graft_shape_to_string (&shape);
+              graft_shape_clear (&shape);
+              return g_strdup_printf ("%s '%s' reads '%s', a constant of shape %s sized like %s's traced %"
+                                      G_GINT64_FORMAT " (a table folded at export, such as positions or a mask): "
+                                      "no rewrite can make it follow the dim", node->op_type, node->name,
+                                      value->name, text, checker->symbols[d], checker->dims[d].traced);
+            }
+    }
+  return NULL;
 }
 
 /* Why node failed, as the end of a sentence; the node to look at is

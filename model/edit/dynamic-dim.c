@@ -315,6 +315,45 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
       return TRUE;
     }
 
+  if (op == g_intern_static_string ("onnx::Gather"))
+    {
+      GraftNode *range;
+      GraftValue *limit, *counted, *shaped;
+      gint64 zero = 0, one = 1;
+      g_autofree gint64 *target = g_new (gint64, MAX (tensor->rank, 1));
+
+      if (tensor->dtype != GRAFT_DTYPE_INT64)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "Gather '%s': its positions are not int64; rewrite them by hand", node_name);
+          return FALSE;
+        }
+      /* The positions become Reshape(Range(0, Shape(x)[axis], 1), C's
+       * shape with -1 on its long axis): they count to the real size. */
+      limit = build_input_dim (repair, node, baked->input, baked->axis, 1, TRUE);
+      range = add_node_before (repair, node, "Range", "range");
+      graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_start", &zero, 1, TRUE));
+      graft_node_add_input (range, limit);
+      graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_delta", &one, 1, TRUE));
+      counted = add_output_value (graph, range, "graft_positions");
+      for (int k = 0; k < tensor->rank; k++)
+        target[k] = (guint) k == baked->element ? -1 : tensor->dims[k];
+      shaped = counted;
+      if (tensor->rank != 1)
+        {
+          GraftNode *reshape = add_node_before (repair, node, "Reshape", "reshape");
+          graft_node_add_input (reshape, counted);
+          graft_node_add_input (reshape, graft_graph_add_int64_constant (graph, "graft_positions_shape", target,
+                                                                         tensor->rank, FALSE));
+          shaped = add_output_value (graph, reshape, "graft_positions_shaped");
+        }
+      shaped->dtype = GRAFT_DTYPE_INT64;
+      replace_constant (repair, node, baked->shape_input, shaped);
+      g_ptr_array_add (notes, g_strdup_printf ("Gather '%s': positions 0..%" G_GINT64_FORMAT " now count to "
+                                               "Shape(%s)[%d]", node_name, baked->traced - 1, baked->input->name,
+                                               baked->axis));
+      return TRUE;
+    }
   if (op == g_intern_static_string ("onnx::Range"))
     {
       if (tensor->rank != 0 || tensor->dtype != GRAFT_DTYPE_INT64)
