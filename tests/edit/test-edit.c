@@ -339,6 +339,48 @@ test_range_limit (void)
   assert_verified (edit, model, 6);
 }
 
+/* x[1, 6 seq, 4] + Gather(table[10, 4], [[0, 1, 2, 3, 4, 5]]): position
+ * ids folded into a constant at export. They must count to Shape(x)[1]. */
+static void
+test_positions_follow_sequence (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 1, "seq");
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_graph_new ("positions");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *table = graft_graph_ensure_value (graph, "table");
+  GraftValue *positions = graft_graph_ensure_value (graph, "positions");
+  GraftValue *embedded, *y;
+  g_autofree float *rows = g_new0 (float, 40);
+  gint64 ids[] = { 0, 1, 2, 3, 4, 5 };
+  GraftTensor *table_tensor = graft_tensor_new ("table", GRAFT_DTYPE_FLOAT32, 2, (gint64[]) { 10, 4 });
+  GraftTensor *ids_tensor = graft_tensor_new ("positions", GRAFT_DTYPE_INT64, 2, (gint64[]) { 1, 6 });
+  g_autoptr(GBytes) table_bytes = NULL;
+  g_autoptr(GBytes) ids_bytes = g_bytes_new (ids, sizeof ids);
+
+  for (int i = 0; i < 40; i++)
+    rows[i] = i;
+  table_bytes = g_bytes_new (rows, 40 * sizeof (float));
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (x, 3, (gint64[]) { 1, 6, 4 });
+  graft_graph_add_input (graph, x);
+  g_assert_true (graft_tensor_set_data (table_tensor, table_bytes, NULL));
+  g_assert_true (graft_tensor_set_data (ids_tensor, ids_bytes, NULL));
+  graft_graph_add_initializer (graph, table, table_tensor);
+  graft_graph_add_initializer (graph, positions, ids_tensor);
+  embedded = add_op (graph, "Gather", "/Gather", table, positions);
+  y = add_op (graph, "Add", "/Add", x, embedded);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (g_ptr_array_index (graft_edit_get_notes (edit), 0),
+                            "Gather '/Gather': positions 0..5 now count to Shape(x)[1]"));
+  assert_verified (edit, model, 6);
+}
+
 /* x[2, 4] × Expand(mask[1, 4], Where(Equal(C, -1), ones, C)) with C =
  * [2, 4]: torch's expand target, computed from constants. The repair folds
  * it, then makes its batch follow x; the Where/Equal chain goes. */
@@ -714,6 +756,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/ambiguous-split", test_ambiguous_split_resolved_by_probes);
   g_test_add_func ("/edit/dynamic/range-limit", test_range_limit);
   g_test_add_func ("/edit/dynamic/expand-target-from-constants", test_expand_target_from_constants);
+  g_test_add_func ("/edit/dynamic/positions", test_positions_follow_sequence);
   g_test_add_func ("/edit/set-shape", test_set_shape);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
