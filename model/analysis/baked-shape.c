@@ -314,6 +314,35 @@ arange_axis (GraftTensor *tensor, gint64 traced)
   return axis;
 }
 
+/* Constants counting 0 .. traced - 1 that a node reads while none of its
+ * inputs carries the dim but its result meets it downstream: positions
+ * looked up in a table (Gather(table, arange)), the two ranges a causal
+ * mask compares (LessOrEqual). */
+static void
+find_aranges (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+{
+  if (node->outputs->len == 0 || g_ptr_array_index (node->outputs, 0) == NULL)
+    return;
+  for (guint i = 0; i < node->inputs->len; i++)
+    if (carries_probe (g_ptr_array_index (node->inputs, i)))
+      return;
+  if (node->op == g_intern_static_string ("onnx::Gather") && graft_node_attr_int (node, "axis", 0) != 0)
+    return;
+  if (!meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+    return;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      int e = arange_axis (graft_value_get_constant (g_ptr_array_index (node->inputs, i)), traced);
+
+      /* Gather's data is a table, not positions. */
+      if (e >= 0 && !(node->op == g_intern_static_string ("onnx::Gather") && i == 0))
+        {
+          add_baked (found, node, i, e, traced, 1, input, axis);
+          ((GraftBakedShape *) g_ptr_array_index (found, found->len - 1))->arange = TRUE;
+        }
+    }
+}
+
 static void
 find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
               GraftSplitReadings *readings)
@@ -349,15 +378,8 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
     }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
     add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);
-  else if (op == g_intern_static_string ("onnx::Gather") && node->inputs->len >= 2 && !carries_probe (data)
-           && graft_node_attr_int (node, "axis", 0) == 0 && node->outputs->len > 0
-           && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 3))
-    {
-      /* Gather(table, arange(traced)): positions looked up in a table. */
-      int e = arange_axis (graft_value_get_constant (g_ptr_array_index (node->inputs, 1)), traced);
-      if (e >= 0)
-        add_baked (found, node, 1, e, traced, 1, input, axis);
-    }
+  else
+    find_aranges (found, node, traced, input, axis);
 }
 
 typedef struct {

@@ -19,7 +19,7 @@ G_BEGIN_DECLS
 
 typedef struct {
   GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice,
-                             * Gather (its indices are arange(traced): element is their axis) */
+                             * or any op reading an arange(traced) constant (below) */
   guint shape_input;        /* node input holding the constant */
   GraftValue *constant;     /* that input (an initializer or a Constant output) */
   guint element;            /* index in the constant that holds the traced value */
@@ -28,6 +28,8 @@ typedef struct {
                              * the batch with heads: [16, 8, 16] with batch 2 → 4) */
   GraftValue *input;        /* the graph input and axis it came from */
   int axis;
+  gboolean arange;          /* the constant counts 0 .. traced - 1 along dim element
+                             * (positions, a causal mask's ranges), shape_input of any op */
 } GraftBakedShape;
 
 /* A Reshape can split a merged dim into several elements that are each a

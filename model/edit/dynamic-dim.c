@@ -40,6 +40,7 @@ typedef struct {
   GraftModel *model;
   GraftGraph *graph;
   GraftShapeInferenceSession *session;
+  GHashTable *node_names;   /* char* (owned) of the graph's nodes: new ones get unique names */
 } Repair;
 
 /* node's inputs and outputs as inference sees the graph now. */
@@ -112,8 +113,18 @@ static GraftNode *
 add_node_before (Repair *repair, GraftNode *before, const char *op_type, const char *suffix)
 {
   GraftGraph *graph = repair->graph;
-  g_autofree char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
-  GraftNode *node = graft_graph_add_node (graph, "", op_type, name);
+  char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
+  GraftNode *node;
+
+  /* ONNX wants node names unique: a node repaired twice (two ranges read
+   * by one LessOrEqual) gets _2, _3... */
+  for (guint k = 2; g_hash_table_contains (repair->node_names, name); k++)
+    {
+      g_free (name);
+      name = g_strdup_printf ("%s/graft_%s_%u", before->name[0] ? before->name : before->op_type, suffix, k);
+    }
+  g_hash_table_add (repair->node_names, name);
+  node = graft_graph_add_node (graph, "", op_type, name);
 
   move_before (graph, node, before);
   node_changed (repair, node);
@@ -277,6 +288,86 @@ aligned_entry (Repair *repair, GPtrArray *entries, guint n, const char *symbol)
   return first;
 }
 
+/* The constant entry reads (0 .. traced - 1 along one dim) becomes
+ * Reshape(Range(0, Shape(x)[axis], 1), its shape with -1 on that dim):
+ * positions and mask ranges count to the real size. */
+static gboolean
+count_to_input_dim (Repair *repair, GraftNode *node, GraftBakedShape *entry, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = repair->graph;
+  GraftTensor *tensor = graft_value_get_constant (entry->constant);
+  GraftNode *range;
+  GraftValue *counted, *shaped;
+  gint64 zero = 0, one = 1;
+  g_autofree gint64 *target = NULL;
+
+  if (tensor == NULL || tensor->dtype != GRAFT_DTYPE_INT64)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "%s '%s': the range it reads is not an int64 constant; rewrite it by hand", node->op_type,
+                   node->name);
+      return FALSE;
+    }
+  target = g_new (gint64, MAX (tensor->rank, 1));
+  range = add_node_before (repair, node, "Range", "range");
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_start", &zero, 1, TRUE));
+  graft_node_add_input (range, build_input_dim (repair, range, entry->input, entry->axis, 1, TRUE));
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_delta", &one, 1, TRUE));
+  counted = add_output_value (graph, range, "graft_positions");
+  for (int k = 0; k < tensor->rank; k++)
+    target[k] = (guint) k == entry->element ? -1 : tensor->dims[k];
+  shaped = counted;
+  if (tensor->rank != 1)
+    {
+      GraftNode *reshape = add_node_before (repair, node, "Reshape", "reshape");
+      graft_node_add_input (reshape, counted);
+      graft_node_add_input (reshape, graft_graph_add_int64_constant (graph, "graft_positions_shape", target,
+                                                                     tensor->rank, FALSE));
+      shaped = add_output_value (graph, reshape, "graft_positions_shaped");
+    }
+  shaped->dtype = GRAFT_DTYPE_INT64;
+  replace_constant (repair, node, entry->shape_input, shaped);
+  g_ptr_array_add (notes, g_strdup_printf ("%s '%s': the range 0..%" G_GINT64_FORMAT " it reads now counts to "
+                                           "Shape(%s)[%d]", node->op_type, node->name, entry->traced - 1,
+                                           entry->input->name, entry->axis));
+  return TRUE;
+}
+
+/* Expand broadcasts: where its data already carries the dim, a target
+ * element of 1 keeps it. When that covers every element holding the
+ * traced size (a causal mask already seq × seq), the target becomes a
+ * plain constant; TRUE then. */
+static gboolean
+expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gint64 *values, guint n,
+                        const char *symbol, const char *before, GPtrArray *notes)
+{
+  GraftValue *data = g_ptr_array_index (node->inputs, 0);
+  GraftBakedShape *first = g_ptr_array_index (entries, 0);
+  const GraftShape *shape;
+  g_autofree char *after = NULL;
+
+  infer_through (repair, node);
+  shape = data->has_inferred ? &data->inferred_shape : &data->shape;
+  if (shape->rank < 0)
+    return FALSE;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      int aligned = (int) entry->element - ((int) n - shape->rank);
+
+      if (aligned < 0 || aligned >= shape->rank || !graft_dim_mentions (&shape->dims[aligned], symbol))
+        return FALSE;
+    }
+  for (guint i = 0; i < entries->len; i++)
+    values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = 1;
+  replace_constant (repair, node, first->shape_input,
+                    graft_graph_add_int64_constant (repair->graph, "graft_expand_shape", values, n, FALSE));
+  after = format_ints (values, n);
+  g_ptr_array_add (notes, g_strdup_printf ("Expand '%s': shape %s → %s (its data already follows %s:%d)", node->name,
+                                           before, after, first->input->name, first->axis));
+  return TRUE;
+}
+
 /* Repairs one node; entries are its GraftBakedShapes (several elements of
  * its constant may hold the traced value; the probe says which is the dim). */
 static gboolean
@@ -315,43 +406,11 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
       return TRUE;
     }
 
-  if (op == g_intern_static_string ("onnx::Gather"))
+  if (baked->arange)
     {
-      GraftNode *range;
-      GraftValue *limit, *counted, *shaped;
-      gint64 zero = 0, one = 1;
-      g_autofree gint64 *target = g_new (gint64, MAX (tensor->rank, 1));
-
-      if (tensor->dtype != GRAFT_DTYPE_INT64)
-        {
-          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-                       "Gather '%s': its positions are not int64; rewrite them by hand", node_name);
+      for (guint i = 0; i < entries->len; i++)
+        if (!count_to_input_dim (repair, node, g_ptr_array_index (entries, i), notes, error))
           return FALSE;
-        }
-      /* The positions become Reshape(Range(0, Shape(x)[axis], 1), C's
-       * shape with -1 on its long axis): they count to the real size. */
-      limit = build_input_dim (repair, node, baked->input, baked->axis, 1, TRUE);
-      range = add_node_before (repair, node, "Range", "range");
-      graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_start", &zero, 1, TRUE));
-      graft_node_add_input (range, limit);
-      graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_delta", &one, 1, TRUE));
-      counted = add_output_value (graph, range, "graft_positions");
-      for (int k = 0; k < tensor->rank; k++)
-        target[k] = (guint) k == baked->element ? -1 : tensor->dims[k];
-      shaped = counted;
-      if (tensor->rank != 1)
-        {
-          GraftNode *reshape = add_node_before (repair, node, "Reshape", "reshape");
-          graft_node_add_input (reshape, counted);
-          graft_node_add_input (reshape, graft_graph_add_int64_constant (graph, "graft_positions_shape", target,
-                                                                         tensor->rank, FALSE));
-          shaped = add_output_value (graph, reshape, "graft_positions_shaped");
-        }
-      shaped->dtype = GRAFT_DTYPE_INT64;
-      replace_constant (repair, node, baked->shape_input, shaped);
-      g_ptr_array_add (notes, g_strdup_printf ("Gather '%s': positions 0..%" G_GINT64_FORMAT " now count to "
-                                               "Shape(%s)[%d]", node_name, baked->traced - 1, baked->input->name,
-                                               baked->axis));
       return TRUE;
     }
   if (op == g_intern_static_string ("onnx::Range"))
@@ -401,6 +460,9 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
                        node_name, before);
           return FALSE;
         }
+      if (op == g_intern_static_string ("onnx::Expand") && expand_keeps_data_dims (repair, node, entries, values, n,
+                                                                                     symbol, before, notes))
+        return TRUE;
       if (op != g_intern_static_string ("onnx::Reshape"))
         baked = aligned_entry (repair, entries, n, symbol);
       if (op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
@@ -657,7 +719,11 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
   g_autoptr(GPtrArray) baked = NULL;
   g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
   g_autoptr(GraftShapeInferenceSession) session = NULL;
-  Repair repair = { model, graft_model_get_graph (model), NULL };
+  g_autoptr(GHashTable) node_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Repair repair = { model, graft_model_get_graph (model), NULL, node_names };
+
+  for (guint i = 0; i < repair.graph->nodes->len; i++)
+    g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
 
   if (old.kind == GRAFT_DIM_FIXED)
     {

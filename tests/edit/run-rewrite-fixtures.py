@@ -53,9 +53,14 @@ EXPECTED = {
                       "not": [], "notes": ["merged dims were split with x:0 innermost",
                                            "batch invariance at batch=5"]},
     # transformers exports: the causal mask's expand target is computed from constants
+    # the sequence first: its positions and causal-mask ranges become Range(0, Shape(x)[1]); then the batch
     "gpt2-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
                 "notes": ["Expand '/model/Expand': its size input, computed from constants, folded to [2, 1, 16, 16]",
-                          "batch invariance at batch=5"]},
+                          "Gather '/model/wpe/Gather': the range 0..15 it reads now counts to Shape(x)[1]",
+                          "Expand '/model/Expand': shape [2, 1, 16, 16] → [2, 1, 1, 1] (its data already follows x:1)",
+                          "batch invariance at seq=17, batch=5"],
+                "edit": ["--dynamic", "x:1=seq", "--dynamic", "x:0=batch"],
+                "dims": ["--dim", "seq=7", "--dim", "batch=3"], "dim0": ("batch", 3)},
     "bert-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
                 "notes": ["batch invariance at batch=5"]},
     "mix-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x"), ("baked-shape-constant", "warning", "/Reshape"),
