@@ -1,7 +1,11 @@
 #include "analysis/diagnostics.h"
 #include "analysis/diagnostics-private.h"
 #include "analysis/baked-shape.h"
+#include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
+#include "edit/edit.h"
+#include "edit/graph-copy.h"
+#include "edit/graph-surgery.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 
@@ -132,7 +136,7 @@ is_token_input (const GraftValue *value)
   return (value->dtype == GRAFT_DTYPE_INT64 || value->dtype == GRAFT_DTYPE_INT32) && value->shape.rank == 2;
 }
 
-static void
+static GraftDiagnostic *
 add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
 {
   g_autofree char *shape = graft_shape_to_string (&input->shape);
@@ -145,6 +149,39 @@ add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
                             axis == 0 ? "batch" : "sequence");
   d->input = input;
   d->axis = axis;
+  return d;
+}
+
+/* The symbol a trial gives a dim: not a batch by name, since lint cannot
+ * know what the dim means (dim 0 of a seq-first encoder is the sequence). */
+#define TRIAL_SYMBOL "lint_trial"
+
+/* When making input:axis dynamic fails its proof (on a copy), the baked
+ * size is one no rewrite repairs: say where and why, and what to change
+ * in the exporter. No fix is offered (input stays NULL): it would fail. */
+static gboolean
+check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *list)
+{
+  g_autoptr(GraftModel) trial = graft_model_copy (model);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic (input->name, axis, TRIAL_SYMBOL);
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftNode *node = NULL;
+
+  if (graft_edit_apply (edit, trial, &error))
+    check = graft_edit_verify (edit, trial, &error);
+  if (check != NULL && check->passed)
+    return TRUE;
+  if (check != NULL && check->failed_node != NULL)
+    node = graft_graph_find_node (graft_model_get_graph (model), check->failed_node);
+  graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, node, input,
+                        "input '%s' dim %d cannot be made dynamic by a rewrite: %s. Fix it where the model is "
+                        "exported: torch.onnx.export(..., dynamic_axes={'%s': {%d: '%s'}}) or torch.export "
+                        "dynamic_shapes, and sizes written as x.size(%d) (not int(...) or a Python number) so that "
+                        "the trace keeps them symbolic", input->name, axis,
+                        check != NULL ? check->failure : error->message, input->name, axis,
+                        axis == 0 ? "batch" : "sequence", axis);
+  return FALSE;
 }
 
 static void
@@ -158,26 +195,29 @@ check_input_dims (GraftModel *model, GPtrArray *list)
 
       if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
         continue;
-      if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 0, "dim 0 (usually the batch)");
-      if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 1, "dim 1 (the sequence length of a token input)");
+      for (int axis = 0; axis < 2; axis++)
+        {
+          if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || (axis == 1 && !is_token_input (input)))
+            continue;
+          GraftDiagnostic *d = add_static_dim (list, input, axis, axis == 0 ? "dim 0 (usually the batch)"
+                                                                            : "dim 1 (the sequence length of a "
+                                                                              "token input)");
+          if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX && !check_repairable (model, input, axis, list))
+            {
+              /* The edit it suggests would fail: offer none. */
+              char *cut = strstr (d->message, "; make it dynamic:");
+              char *message;
+
+              if (cut != NULL)
+                *cut = '\0';
+              message = g_strconcat (d->message, "; graft-cli edit cannot make it dynamic (see baked-shape-constant)",
+                                     NULL);
+              g_free (d->message);
+              d->message = message;
+              d->input = NULL;
+            }
+        }
     }
-}
-
-static char *
-format_constant (GraftTensor *tensor)
-{
-  GString *out = g_string_new ("[");
-  gint64 n = graft_tensor_get_numel (tensor);
-
-  for (gint64 i = 0; i < n && i < 16; i++)
-    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "",
-                            graft_tensor_get_int (tensor, i));
-  if (n > 16)
-    g_string_append (out, ", …");
-  g_string_append_c (out, ']');
-  return g_string_free (out, FALSE);
 }
 
 static void
@@ -204,7 +244,7 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
-              g_autofree char *values = format_constant (graft_value_get_constant (baked->constant));
+              g_autofree char *values = graft_tensor_format_ints (graft_value_get_constant (baked->constant));
               GraftDiagnostic *d;
 
               g_autofree char *what = baked->multiplier == 1
