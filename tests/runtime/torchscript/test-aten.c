@@ -1,4 +1,5 @@
-/* TorchScript fixtures run by Graft's runtime against PyTorch's outputs.
+/* TorchScript fixtures run by Graft's runtime against PyTorch's outputs,
+ * for both generations of writers (torch-generations.h).
  *
  * tests/fixtures/make-torchscript-fixtures.py writes the archives,
  * tests/fixtures/make-torchscript-outputs.py the seeded inputs and
@@ -15,8 +16,7 @@
 #include "loader.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
-#include "../../onnx/fixtures.h"
-#include "../../test-python.h"
+#include "../../torchscript/torch-generations.h"
 
 /* Fixtures that do not match yet, with the reason: reported as TODO so the
  * count of passing ones can only go up. */
@@ -24,26 +24,22 @@ static const struct { const char *name, *reason; } known_gaps[] = {
   { NULL, NULL }, /* every fixture matches PyTorch today */
 };
 
-static char *fixture_dir;
-static char *io_dir;
+static char *fixture_dirs[GRAFT_TORCH_N_GENERATIONS];
+static char *io_dirs[GRAFT_TORCH_N_GENERATIONS];
+
 
 static void
-generate (void)
+generate (GraftTorchGeneration generation)
 {
-  if (io_dir)
+  static gboolean done[GRAFT_TORCH_N_GENERATIONS];
+
+  if (done[generation])
     return;
-  fixture_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
-                                              "tests/fixtures-generated/torchscript", NULL);
-  g_autofree char *out = graft_test_source_path ("tests/fixtures-generated/torchscript-io");
-  g_autofree char *script = graft_test_source_path ("tests/fixtures/make-torchscript-outputs.py");
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { GRAFT_TEST_LEGACY_PYTHON, script, fixture_dir, out, NULL };
-  g_autofree char *err_text = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &error) ||
-      !g_spawn_check_wait_status (status, &error))
-    g_error ("make-torchscript-outputs.py failed: %s\n%s", error->message, err_text ? err_text : "");
-  io_dir = g_steal_pointer (&out);
+  done[generation] = TRUE;
+  fixture_dirs[generation] = graft_torch_generation_fixtures (generation, NULL);
+  if (fixture_dirs[generation] != NULL)
+    io_dirs[generation] = graft_torch_generation_run (generation, "tests/fixtures/make-torchscript-outputs.py",
+                                                      fixture_dirs[generation], "-io");
 }
 
 /* ------------------------------------------------------------------ dump */
@@ -162,8 +158,12 @@ fail (const char *name, const char *format, ...)
 static void
 test_fixture (gconstpointer data)
 {
-  const char *name = data;
-  generate ();
+  const GraftTorchGenerationCase *c = data;
+  const char *name = c->name;
+  generate (c->generation);
+  const char *fixture_dir = fixture_dirs[c->generation], *io_dir = io_dirs[c->generation];
+  if (graft_torch_generation_skip (c, fixture_dir))
+    return;
   g_autofree char *manifest = g_strdup_printf ("%s/%s.io.json", io_dir, name);
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
@@ -270,15 +270,22 @@ main (int argc, char **argv)
     "lstm_traced", "lstm_scripted", "resnet18_traced", "resnet18_scripted", "mobilenet_v3_small_traced",
     "mobilenet_v3_small_scripted", "googlenet_traced", "googlenet_scripted", "vit_b_16_traced",
     "vit_b_16_scripted", "const_traced", "nested_cat_traced", "nested_cat_scripted", "frozen_scripted",
-    "transformer_scripted",
+    "transformer_scripted", "mobilenet_v2_traced", "mobilenet_v2_scripted", "bert_traced", "gpt2_traced",
+    "vit_hf_traced", "whisper_traced",
   };
-  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
-    {
-      g_autofree char *path = g_strdup_printf ("/runtime/torchscript/%s", names[k]);
-      g_test_add_data_func (path, names[k], test_fixture);
-    }
+  static GraftTorchGenerationCase cases[GRAFT_TORCH_N_GENERATIONS][G_N_ELEMENTS (names)];
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+      {
+        g_autofree char *path = g_strdup_printf ("/runtime/torchscript/%s/%s", graft_torch_generation_name (g), names[k]);
+        cases[g][k] = (GraftTorchGenerationCase) { g, names[k] };
+        g_test_add_data_func (path, &cases[g][k], test_fixture);
+      }
   int status = g_test_run ();
-  g_free (fixture_dir);
-  g_free (io_dir);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    {
+      g_free (fixture_dirs[g]);
+      g_free (io_dirs[g]);
+    }
   return status;
 }
