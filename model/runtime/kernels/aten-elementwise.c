@@ -8,7 +8,7 @@
 
 typedef enum {
   B_ADD, B_SUB, B_MUL, B_DIV, B_FLOORDIV, B_REM, B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_MAX, B_MIN,
-  B_TRUEDIV_TRUNC, B_TRUEDIV_FLOOR, B_N
+  B_TRUEDIV_TRUNC, B_TRUEDIV_FLOOR, B_POW, B_N
 } BinOp;
 
 static const struct { const char *name; BinOp op; } bin_names[] = {
@@ -16,6 +16,7 @@ static const struct { const char *name; BinOp op; } bin_names[] = {
   { "mul", B_MUL }, { "mul_", B_MUL }, { "div", B_DIV }, { "div_", B_DIV }, { "floor_divide", B_FLOORDIV },
   { "floordiv", B_FLOORDIV }, { "remainder", B_REM }, { "eq", B_EQ }, { "ne", B_NE }, { "lt", B_LT },
   { "gt", B_GT }, { "le", B_LE }, { "ge", B_GE }, { "maximum", B_MAX }, { "minimum", B_MIN },
+  { "pow", B_POW },
 };
 
 static gboolean
@@ -71,6 +72,7 @@ apply_f (BinOp op, double x, double y)
     case B_MIN: return x < y ? x : y;
     case B_TRUEDIV_TRUNC: return trunc (x / y);
     case B_TRUEDIV_FLOOR: return floor (x / y);
+    case B_POW: return pow (x, y);
     default: return 0;
     }
 }
@@ -111,6 +113,18 @@ apply_i (BinOp op, gint64 x, gint64 y, gboolean *div_zero)
     case B_GE: return x >= y;
     case B_MAX: return x > y ? x : y;
     case B_MIN: return x < y ? x : y;
+    case B_POW:
+      {
+        /* integer powers wrap like PyTorch's; a negative exponent is an
+         * error there, 0 here (1 for a base of ±1) */
+        guint64 result = 1, base = (guint64) x;
+        if (y < 0)
+          return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
+        for (; y > 0; y >>= 1, base *= base)
+          if (y & 1)
+            result *= base;
+        return (gint64) result;
+      }
     default: return 0;
     }
 }
@@ -563,7 +577,7 @@ kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("rsub", kernel_binary),
   OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
-  OP ("remainder", kernel_binary), OP ("ne", kernel_binary),
+  OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
   OP ("logical_xor", kernel_logical), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),

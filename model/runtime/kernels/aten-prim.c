@@ -554,6 +554,7 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::RaiseException", kernel_raise),
   OP ("prim::dtype", kernel_tensor_info),
   OP ("prim::device", kernel_tensor_info),
+  OP ("prim::type", kernel_pass_through),   /* of a device: Graft's devices are their type, "cpu" */
   OP ("prim::is_nested", kernel_false),
   OP ("prim::is_cuda", kernel_false),
   OP ("prim::requires_grad", kernel_false),
