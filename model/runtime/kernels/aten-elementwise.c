@@ -498,6 +498,45 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* __and__ / __or__ / __xor__ and bitwise_*: logical on bools, bitwise on
+ * integers, for Python scalars and (broadcast) tensors alike */
+static gboolean
+kernel_bitwise (GraftKernelContext *ctx, GError **error)
+{
+  const char *op = ctx->node->op_type;
+  op += g_str_has_prefix (op, "bitwise_") ? strlen ("bitwise_") : strlen ("__");
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
+  if (a == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) b = graft_arg_value (&args[1], error);
+  if (b == NULL)
+    return FALSE;
+  if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR || graft_dtype_is_float (a->dtype) ||
+      graft_dtype_is_float (b->dtype))
+    return graft_kernel_fail (error, "%s needs bool or integer values", ctx->node->op);
+  GraftDType dtype = a->dtype == GRAFT_DTYPE_BOOL && b->dtype == GRAFT_DTYPE_BOOL ? GRAFT_DTYPE_BOOL : promote (a, b);
+  if (dtype == GRAFT_DTYPE_BOOL && (a->dtype != GRAFT_DTYPE_BOOL || b->dtype != GRAFT_DTYPE_BOOL))
+    dtype = GRAFT_DTYPE_INT64;
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  if (!broadcast_dims (a, b, &rank, dims, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  const GraftRtTensor *ins[2] = { a, b };
+  GraftBroadcastIter it;
+  graft_broadcast_iter_init (&it, y, ins, 2);
+  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
+    {
+      gint64 x = graft_rt_tensor_get_i64 (a, it.offsets[0]), z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
+      graft_rt_tensor_set_i64 (y, i, op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
+    }
+  return TRUE;
+}
+
 /* masked_fill(self, mask, value): value where mask is true */
 static gboolean
 kernel_masked_fill (GraftKernelContext *ctx, GError **error)
@@ -580,7 +619,9 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
-  OP ("logical_xor", kernel_logical), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("logical_xor", kernel_logical), OP ("__and__", kernel_bitwise), OP ("__or__", kernel_bitwise),
+  OP ("__xor__", kernel_bitwise), OP ("bitwise_and", kernel_bitwise), OP ("bitwise_or", kernel_bitwise),
+  OP ("bitwise_xor", kernel_bitwise), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
   OP ("min", kernel_reduce),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),

@@ -280,17 +280,13 @@ kernel_is (GraftKernelContext *ctx, GError **error)
   return set_bool (ctx, 0, strcmp (ctx->node->op_type, "__is__") == 0 ? same : !same);
 }
 
+/* Python's `not`; and / or / xor are aten-elementwise.c's kernel_bitwise */
 static gboolean
-kernel_logic (GraftKernelContext *ctx, GError **error)
+kernel_not (GraftKernelContext *ctx, GError **error)
 {
-  const char *op = ctx->node->op_type;
-  GraftAtenArg args[2];
-  graft_aten_args (ctx, NULL, 2, args);
-  gboolean a = graft_arg_int (&args[0], 0) != 0;
-  if (strcmp (op, "__not__") == 0)
-    return set_bool (ctx, 0, !a);
-  gboolean b = graft_arg_int (&args[1], 0) != 0;
-  return set_bool (ctx, 0, op[2] == 'a' ? (a && b) : (a || b));
+  GraftAtenArg args[1];
+  graft_aten_args (ctx, NULL, 1, args);
+  return set_bool (ctx, 0, graft_arg_int (&args[0], 0) == 0);
 }
 
 static gboolean
@@ -569,9 +565,7 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::item", kernel_to_number),
   OP ("aten::__is__", kernel_is),
   OP ("aten::__isnot__", kernel_is),
-  OP ("aten::__not__", kernel_logic),
-  OP ("aten::__and__", kernel_logic),
-  OP ("aten::__or__", kernel_logic),
+  OP ("aten::__not__", kernel_not),
   OP ("aten::len", kernel_len),
   OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
