@@ -309,13 +309,19 @@ kernel_len (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_append (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *list = need_sequence (ctx->inputs[0], error);
-  if (list == NULL || ctx->n_inputs < 2 || ctx->inputs[1] == NULL)
-    return list ? graft_kernel_fail (error, "append() needs a value") : FALSE;
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *list = need_sequence (args[0].value, error);
+  if (list == NULL)
+    return FALSE;
+  /* the item may be a folded constant (torch 2.x appends len({}) + len({})) */
+  GraftRtTensor *item = args[1].attr || args[1].value ? graft_arg_value (&args[1], error) : NULL;
+  if (item == NULL)
+    return error && *error ? FALSE : graft_kernel_fail (error, "append() needs a value");
   /* In place: everyone holding the list sees the new item. */
   if (list->items->len == 0)
-    list->dtype = ctx->inputs[1]->dtype;
-  g_ptr_array_add (list->items, graft_rt_tensor_ref (ctx->inputs[1]));
+    list->dtype = item->dtype;
+  g_ptr_array_add (list->items, item);
   if (ctx->n_outputs > 0)
     graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (list));
   return TRUE;
