@@ -537,6 +537,40 @@ kernel_bitwise (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* clamp(self, min=None, max=None) and hardtanh(self, min_val=-1, max_val=1):
+ * the bounds are usually constants, which the builder keeps as attributes */
+static gboolean
+kernel_clamp (GraftKernelContext *ctx, GError **error)
+{
+  gboolean hardtanh = g_str_has_prefix (ctx->node->op_type, "hardtanh");
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (graft_arg_tensor (&args[1]) && graft_arg_tensor (&args[1])->numel > 1)
+    return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
+  if (graft_arg_tensor (&args[2]) && graft_arg_tensor (&args[2])->numel > 1)
+    return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
+  double lo = graft_arg_is_none (&args[1]) ? (hardtanh ? -1 : -INFINITY) : graft_arg_double (&args[1], 0);
+  double hi = graft_arg_is_none (&args[2]) ? (hardtanh ? 1 : INFINITY) : graft_arg_double (&args[2], 0);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  if (x->dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      memcpy (y->data, x->data, x->nbytes);
+      graft_f32_clamp (y->data, y->numel, (float) lo, (float) hi);
+      return TRUE;
+    }
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (x, i);
+      graft_rt_tensor_set_f64 (y, i, v < lo ? lo : v > hi ? hi : v);
+    }
+  return TRUE;
+}
+
 /* masked_fill(self, mask, value): value where mask is true */
 static gboolean
 kernel_masked_fill (GraftKernelContext *ctx, GError **error)
@@ -621,7 +655,8 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
   OP ("logical_xor", kernel_logical), OP ("__and__", kernel_bitwise), OP ("__or__", kernel_bitwise),
   OP ("__xor__", kernel_bitwise), OP ("bitwise_and", kernel_bitwise), OP ("bitwise_or", kernel_bitwise),
-  OP ("bitwise_xor", kernel_bitwise), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("bitwise_xor", kernel_bitwise), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
+  OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
   OP ("min", kernel_reduce),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),
