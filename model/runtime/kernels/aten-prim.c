@@ -133,6 +133,28 @@ need_sequence (GraftRtTensor *t, GError **error)
   return t;
 }
 
+/* A dict key (or list item) equal to key: strings by text, numbers by value */
+static gboolean
+same_key (const GraftRtTensor *item, const GraftRtTensor *key)
+{
+  if (item->kind != GRAFT_RT_TENSOR || item->numel != 1 || key->kind != GRAFT_RT_TENSOR || key->numel != 1)
+    return FALSE;
+  if (key->dtype == GRAFT_DTYPE_STRING || item->dtype == GRAFT_DTYPE_STRING)
+    return item->dtype == key->dtype &&
+           g_strcmp0 (((char **) item->data)[0] ? ((char **) item->data)[0] : "",
+                      ((char **) key->data)[0] ? ((char **) key->data)[0] : "") == 0;
+  return graft_rt_tensor_get_f64 (item, 0) == graft_rt_tensor_get_f64 (key, 0);
+}
+
+/* The position of key's value in a dict (key, value pairs), or -1 */
+static gint64
+dict_find (const GraftRtTensor *dict, const GraftRtTensor *key)
+{
+  for (guint i = 0; i + 1 < dict->items->len; i += 2)
+    if (same_key (dict->items->pdata[i], key))
+      return i + 1;
+  return -1;
+}
 
 static gboolean
 list_index (GraftRtTensor *seq, gint64 i, gint64 *out, GError **error)
@@ -171,6 +193,16 @@ kernel_getitem (GraftKernelContext *ctx, GError **error)
             }
         }
       return graft_kernel_fail (error, "key '%s' is not in the dict", key);
+    }
+  if (seq->dtype == GRAFT_DTYPE_UNDEFINED && args[1].value && args[1].value->dtype == GRAFT_DTYPE_STRING)
+    {
+      /* dict[name] with a runtime key */
+      gint64 at = dict_find (seq, args[1].value);
+      if (at < 0)
+        return graft_kernel_fail (error, "key '%s' is not in the dict",
+                                  args[1].value->numel ? ((char **) args[1].value->data)[0] : "");
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (seq->items->pdata[at]));
+      return TRUE;
     }
   gint64 i = 0;
   if (!list_index (seq, graft_arg_int (&args[1], 0), &i, error))
@@ -511,6 +543,50 @@ kernel_find (GraftKernelContext *ctx, GError **error)
   return set_scalar_i64 (ctx, 0, -1);
 }
 
+/* _set_item(dict, key, value) / _set_item(list, index, value): in place,
+ * as every holder of the dict or list sees it */
+static gboolean
+kernel_set_item (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *seq = need_sequence (args[0].value, error);
+  if (seq == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) key = graft_arg_value (&args[1], error);
+  if (key == NULL)
+    return FALSE;
+  GraftRtTensor *value = graft_arg_value (&args[2], error);
+  if (value == NULL)
+    return FALSE;
+  for (guint k = 0; k < ctx->n_outputs; k++)
+    graft_kernel_set_output (ctx, k, graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED));
+  if (seq->dtype == GRAFT_DTYPE_UNDEFINED)
+    {
+      gint64 at = dict_find (seq, key);
+      if (at >= 0)
+        {
+          graft_rt_tensor_unref (seq->items->pdata[at]);
+          seq->items->pdata[at] = value;
+        }
+      else
+        {
+          g_ptr_array_add (seq->items, g_steal_pointer (&key));
+          g_ptr_array_add (seq->items, value);
+        }
+      return TRUE;
+    }
+  gint64 i = 0;
+  if (!list_index (seq, graft_rt_tensor_get_i64 (key, 0), &i, error))
+    {
+      graft_rt_tensor_unref (value);
+      return FALSE;
+    }
+  graft_rt_tensor_unref (seq->items->pdata[i]);
+  seq->items->pdata[i] = value;
+  return TRUE;
+}
+
 /* x in list / key in dict (dicts are key, value pairs) */
 static gboolean
 kernel_contains (GraftKernelContext *ctx, GError **error)
@@ -530,17 +606,7 @@ kernel_contains (GraftKernelContext *ctx, GError **error)
                      ((GraftRtTensor *) container->items->pdata[0])->dtype == key->dtype;
   gboolean found = FALSE;
   for (guint i = 0; !found && i < container->items->len; i += is_dict ? 2 : 1)
-    {
-      GraftRtTensor *item = container->items->pdata[i];
-      if (item->kind != GRAFT_RT_TENSOR || item->numel != 1)
-        continue;
-      if (key->dtype == GRAFT_DTYPE_STRING)
-        found = item->dtype == GRAFT_DTYPE_STRING &&
-                g_strcmp0 (((char **) item->data)[0] ? ((char **) item->data)[0] : "",
-                           ((char **) key->data)[0] ? ((char **) key->data)[0] : "") == 0;
-      else if (item->dtype != GRAFT_DTYPE_STRING)
-        found = graft_rt_tensor_get_f64 (item, 0) == graft_rt_tensor_get_f64 (key, 0);
-    }
+    found = same_key (container->items->pdata[i], key);
   return set_bool (ctx, 0, found);
 }
 
@@ -575,6 +641,7 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::len", kernel_len),
   OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
+  OP ("aten::_set_item", kernel_set_item),
   OP ("aten::list", kernel_list),
   OP ("aten::size", kernel_size),
   OP ("aten::dim", kernel_dim),
