@@ -464,10 +464,15 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
 
 /* ---- logical ops, masked_fill, to, is_floating_point ---- */
 
+/* logical_not/and/or/xor: truth values of any dtype, a bool result.
+ * __and__ / __or__ / __xor__ and bitwise_*: logical on bools, bitwise on
+ * integers, for Python scalars and (broadcast) tensors alike. */
 static gboolean
 kernel_logical (GraftKernelContext *ctx, GError **error)
 {
-  const char *op = ctx->node->op_type + strlen ("logical_");
+  const char *op = ctx->node->op_type;
+  gboolean logical = g_str_has_prefix (op, "logical_");
+  op += logical ? strlen ("logical_") : g_str_has_prefix (op, "bitwise_") ? strlen ("bitwise_") : strlen ("__");
   GraftAtenArg args[2];
   graft_aten_args (ctx, NULL, 2, args);
   g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
@@ -479,46 +484,11 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR)
     return graft_kernel_fail (error, "%s needs tensors", ctx->node->op);
-  int rank = 0;
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  if (!broadcast_dims (a, b, &rank, dims, error))
-    return FALSE;
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_BOOL, rank, dims, error);
-  if (y == NULL)
-    return FALSE;
-  const GraftRtTensor *ins[2] = { a, b };
-  GraftBroadcastIter it;
-  graft_broadcast_iter_init (&it, y, ins, 2);
-  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
-    {
-      gboolean x = graft_rt_tensor_get_f64 (a, it.offsets[0]) != 0, z = graft_rt_tensor_get_f64 (b, it.offsets[1]) != 0;
-      gboolean r = unary ? !x : op[0] == 'a' ? (x && z) : op[0] == 'o' ? (x || z) : (x != z);
-      ((guint8 *) y->data)[i] = r;
-    }
-  return TRUE;
-}
-
-/* __and__ / __or__ / __xor__ and bitwise_*: logical on bools, bitwise on
- * integers, for Python scalars and (broadcast) tensors alike */
-static gboolean
-kernel_bitwise (GraftKernelContext *ctx, GError **error)
-{
-  const char *op = ctx->node->op_type;
-  op += g_str_has_prefix (op, "bitwise_") ? strlen ("bitwise_") : strlen ("__");
-  GraftAtenArg args[2];
-  graft_aten_args (ctx, NULL, 2, args);
-  g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
-  if (a == NULL)
-    return FALSE;
-  g_autoptr(GraftRtTensor) b = graft_arg_value (&args[1], error);
-  if (b == NULL)
-    return FALSE;
-  if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR || graft_dtype_is_float (a->dtype) ||
-      graft_dtype_is_float (b->dtype))
+  if (!logical && (graft_dtype_is_float (a->dtype) || graft_dtype_is_float (b->dtype)))
     return graft_kernel_fail (error, "%s needs bool or integer values", ctx->node->op);
-  GraftDType dtype = a->dtype == GRAFT_DTYPE_BOOL && b->dtype == GRAFT_DTYPE_BOOL ? GRAFT_DTYPE_BOOL : promote (a, b);
-  if (dtype == GRAFT_DTYPE_BOOL && (a->dtype != GRAFT_DTYPE_BOOL || b->dtype != GRAFT_DTYPE_BOOL))
-    dtype = GRAFT_DTYPE_INT64;
+  GraftDType dtype = GRAFT_DTYPE_BOOL;
+  if (!logical && (a->dtype != GRAFT_DTYPE_BOOL || b->dtype != GRAFT_DTYPE_BOOL))
+    dtype = promote (a, b) == GRAFT_DTYPE_BOOL ? GRAFT_DTYPE_INT64 : promote (a, b);
   int rank = 0;
   gint64 dims[GRAFT_RT_MAX_RANK];
   if (!broadcast_dims (a, b, &rank, dims, error))
@@ -531,8 +501,18 @@ kernel_bitwise (GraftKernelContext *ctx, GError **error)
   graft_broadcast_iter_init (&it, y, ins, 2);
   for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
     {
-      gint64 x = graft_rt_tensor_get_i64 (a, it.offsets[0]), z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
-      graft_rt_tensor_set_i64 (y, i, op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
+      gint64 x, z;
+      if (logical)
+        {
+          x = graft_rt_tensor_get_f64 (a, it.offsets[0]) != 0;
+          z = graft_rt_tensor_get_f64 (b, it.offsets[1]) != 0;
+        }
+      else
+        {
+          x = graft_rt_tensor_get_i64 (a, it.offsets[0]);
+          z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
+        }
+      graft_rt_tensor_set_i64 (y, i, unary ? !x : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
     }
   return TRUE;
 }
@@ -653,9 +633,9 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
-  OP ("logical_xor", kernel_logical), OP ("__and__", kernel_bitwise), OP ("__or__", kernel_bitwise),
-  OP ("__xor__", kernel_bitwise), OP ("bitwise_and", kernel_bitwise), OP ("bitwise_or", kernel_bitwise),
-  OP ("bitwise_xor", kernel_bitwise), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
+  OP ("logical_xor", kernel_logical), OP ("__and__", kernel_logical), OP ("__or__", kernel_logical),
+  OP ("__xor__", kernel_logical), OP ("bitwise_and", kernel_logical), OP ("bitwise_or", kernel_logical),
+  OP ("bitwise_xor", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
   OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
   OP ("min", kernel_reduce),

@@ -312,7 +312,7 @@ kernel_is (GraftKernelContext *ctx, GError **error)
   return set_bool (ctx, 0, strcmp (ctx->node->op_type, "__is__") == 0 ? same : !same);
 }
 
-/* Python's `not`; and / or / xor are aten-elementwise.c's kernel_bitwise */
+/* Python's `not`; and / or / xor are aten-elementwise.c's kernel_logical */
 static gboolean
 kernel_not (GraftKernelContext *ctx, GError **error)
 {
