@@ -285,8 +285,6 @@ kernel_clip (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *lo_t = graft_kernel_input (ctx, 1), *hi_t = graft_kernel_input (ctx, 2);
   gboolean onnx_attrs = g_str_has_prefix (ctx->node->op, "onnx::") && ctx->opset < 11;
   double lo = -INFINITY, hi = INFINITY;
-  if (strcmp (ctx->node->op_type, "hardtanh") == 0 || strcmp (ctx->node->op_type, "hardtanh_") == 0)
-    lo = -1, hi = 1;
   if (onnx_attrs)
     {
       lo = graft_node_attr_float (ctx->node, "min", -INFINITY);
@@ -368,10 +366,6 @@ const GraftOpSchema graft_ops_unary[] = {
   { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0 },
   { "onnx::Not", 1, 0, infer_unary, kernel_not, 0 },
   { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::clamp", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::clamp_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::hardtanh", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::hardtanh_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
   ATEN_UNARY ("relu"), ATEN_UNARY ("relu_"), ATEN_UNARY ("sigmoid"), ATEN_UNARY ("sigmoid_"),
   ATEN_UNARY ("tanh"), ATEN_UNARY ("tanh_"), ATEN_UNARY ("hardswish"), ATEN_UNARY ("hardswish_"),
   ATEN_UNARY ("hardsigmoid"), ATEN_UNARY ("hardsigmoid_"), ATEN_UNARY ("gelu"), ATEN_UNARY ("silu"),
