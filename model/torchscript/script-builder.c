@@ -1,7 +1,7 @@
 #include "torchscript/script-builder.h"
 
 #include <string.h>
-#include "loader.h"
+#include "ir/model-error.h"
 #include "torchscript/script-parser.h"
 
 /* ------------------------------------------------------------------ values
