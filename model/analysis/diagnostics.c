@@ -1,5 +1,6 @@
 #include "analysis/diagnostics.h"
 #include "analysis/diagnostics-private.h"
+#include "analysis/lint-rules.h"
 #include "analysis/baked-shape.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
@@ -44,9 +45,11 @@ GraftDiagnostic *
 graft_diagnostic_add (GPtrArray *list, const char *rule, GraftSeverity severity, GraftNode *node,
                       GraftValue *value, const char *format, ...)
 {
-  GraftDiagnostic *diagnostic = g_new0 (GraftDiagnostic, 1);
+  GraftDiagnostic *diagnostic;
   va_list args;
 
+  g_return_val_if_fail (graft_lint_rule_lookup (rule) != NULL, NULL);
+  diagnostic = g_new0 (GraftDiagnostic, 1);
   diagnostic->rule = rule;
   diagnostic->severity = severity;
   diagnostic->node = node;
@@ -117,7 +120,7 @@ check_op (GraftNode *node, gpointer user_data)
 }
 
 static void
-check_ops (GraftModel *model, GPtrArray *list)
+check_ops (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   OpCheck check = { model, list, g_hash_table_new (NULL, NULL) };
 
@@ -185,7 +188,7 @@ check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *lis
 }
 
 static void
-check_input_dims (GraftModel *model, GPtrArray *list)
+check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -221,7 +224,7 @@ check_input_dims (GraftModel *model, GPtrArray *list)
 }
 
 static void
-check_baked_shapes (GraftModel *model, GPtrArray *list)
+check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -266,6 +269,47 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
     }
 }
 
+static const GraftLintRule lint_rules[] = {
+  { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
+    "a node in a non-standard domain or one the model does not import (error), or with no kernel in Graft's "
+    "runtime (warning)", check_ops, GRAFT_LINT_FIX_NONE },
+  { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
+    "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs)",
+    check_input_dims, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
+  { "baked-shape-constant", GRAFT_SEVERITY_WARNING, "Baked shape constant", "baked shape",
+    "a shape constant holding an input dim's traced value", check_baked_shapes, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
+  /* The TorchScript rules: warnings when the module may be a trace (no
+   * prim::If/Loop), notes in scripted modules unless meant for ONNX export. */
+  { "trace-python-number", GRAFT_SEVERITY_WARNING, "Tensor turned into a Python number", "trace",
+    "TorchScript: aten::item/Int/Float... whose Python arithmetic a trace freezes", graft_check_trace_hazards,
+    GRAFT_LINT_FIX_NONE },
+  { "trace-frozen-size", GRAFT_SEVERITY_WARNING, "Frozen size list", "trace",
+    "TorchScript: a constant size list with a fixed leading dim in view/reshape/expand...", NULL,
+    GRAFT_LINT_FIX_NONE },
+  { "trace-shape-inplace", GRAFT_SEVERITY_WARNING, "In-place op on a shape value", "trace",
+    "TorchScript: an in-place op on a value derived from a shape", NULL, GRAFT_LINT_FIX_NONE },
+  { "trace-flattened-control-flow", GRAFT_SEVERITY_WARNING, "Branch on tensor data", "trace",
+    "TorchScript: aten::Bool/is_nonzero, a branch on data decided once at trace time", NULL, GRAFT_LINT_FIX_NONE },
+  { "control-flow", GRAFT_SEVERITY_INFO, "Scripted control flow", "control flow",
+    "TorchScript prim::If/prim::Loop (a warning when the target is ONNX export)", NULL, GRAFT_LINT_FIX_NONE },
+};
+
+const GraftLintRule *
+graft_lint_rules (guint *n_rules)
+{
+  *n_rules = G_N_ELEMENTS (lint_rules);
+  return lint_rules;
+}
+
+const GraftLintRule *
+graft_lint_rule_lookup (const char *id)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (lint_rules); i++)
+    if (strcmp (lint_rules[i].id, id) == 0)
+      return &lint_rules[i];
+  return NULL;
+}
+
 GPtrArray *
 graft_lint_model (GraftModel *model, const GraftLintOptions *options)
 {
@@ -276,11 +320,14 @@ graft_lint_model (GraftModel *model, const GraftLintOptions *options)
     options = &defaults;
   if (graft_model_get_graph (model) == NULL)
     return list;
-  check_ops (model, list);
-  check_input_dims (model, list);
-  check_baked_shapes (model, list);
-  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT)
-    graft_check_trace_hazards (model, options, list);
+  {
+    guint n_rules;
+    const GraftLintRule *rules = graft_lint_rules (&n_rules);
+
+    for (guint i = 0; i < n_rules; i++)
+      if (rules[i].check != NULL)
+        rules[i].check (model, options, list);
+  }
   /* The probe runs leave probe shapes behind: infer the real ones last. */
   graft_shape_inference_run (model, NULL);
   /* Stable: equal severities keep their graph order. */

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "analysis/baked-shape.h"
 #include "analysis/diagnostics.h"
+#include "analysis/lint-rules.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
 #include "analysis/sym-dim.h"
@@ -496,6 +497,31 @@ test_torchscript_rules (void)
   g_assert_nonnull (find (export_diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING));
 }
 
+/* The rule table: ids unique and found by lookup, every row described,
+ * every family run by exactly one check, fixes only where the diagnostic
+ * can name an input axis. */
+static void
+test_rule_table (void)
+{
+  guint n_rules, n_checks = 0;
+  const GraftLintRule *rules = graft_lint_rules (&n_rules);
+
+  g_assert_cmpuint (n_rules, >=, 8);
+  for (guint i = 0; i < n_rules; i++)
+    {
+      g_assert_true (graft_lint_rule_lookup (rules[i].id) == &rules[i]);
+      g_assert_true (rules[i].title != NULL && rules[i].title[0] != '\0');
+      g_assert_true (rules[i].badge != NULL && rules[i].badge[0] != '\0');
+      g_assert_true (rules[i].description != NULL && rules[i].description[0] != '\0');
+      n_checks += rules[i].check != NULL;
+      if (rules[i].fix == GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC)
+        g_assert_true (g_str_equal (rules[i].id, "static-input-dim") || g_str_equal (rules[i].id, "baked-shape-constant"));
+    }
+  g_assert_cmpuint (n_checks, ==, 4);
+  g_assert_true (rules[0].check != NULL);
+  g_assert_null (graft_lint_rule_lookup ("no-such-rule"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -511,5 +537,6 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
   g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
   g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
+  g_test_add_func ("/analysis/lint/rule-table", test_rule_table);
   return g_test_run ();
 }
