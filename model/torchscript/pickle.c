@@ -555,324 +555,474 @@ read_line (Unpickler *u, const char **start, gsize *len)
   return TRUE;
 }
 
+/* The opcodes of pickle protocols 0-5 that torch.save and torch.jit.save
+ * write (Python's Lib/pickletools.py names them). */
+typedef enum {
+  OP_MARK = '(',
+  OP_STOP = '.',
+  OP_POP = '0',
+  OP_POP_MARK = '1',
+  OP_DUP = '2',
+  OP_BINFLOAT = 'G',
+  OP_BININT = 'J',
+  OP_BININT1 = 'K',
+  OP_BININT2 = 'M',
+  OP_NONE = 'N',
+  OP_BINPERSID = 'Q',
+  OP_REDUCE = 'R',
+  OP_BINSTRING = 'T',
+  OP_SHORT_BINSTRING = 'U',
+  OP_BINUNICODE = 'X',
+  OP_BINBYTES = 'B',
+  OP_SHORT_BINBYTES = 'C',
+  OP_APPEND = 'a',
+  OP_BUILD = 'b',
+  OP_GLOBAL = 'c',
+  OP_DICT = 'd',
+  OP_EMPTY_DICT = '}',
+  OP_APPENDS = 'e',
+  OP_BINGET = 'h',
+  OP_LONG_BINGET = 'j',
+  OP_LIST = 'l',
+  OP_EMPTY_LIST = ']',
+  OP_BINPUT = 'q',
+  OP_LONG_BINPUT = 'r',
+  OP_SETITEM = 's',
+  OP_TUPLE = 't',
+  OP_EMPTY_TUPLE = ')',
+  OP_SETITEMS = 'u',
+  OP_PROTO = 0x80,
+  OP_NEWOBJ = 0x81,
+  OP_TUPLE1 = 0x85,
+  OP_TUPLE2 = 0x86,
+  OP_TUPLE3 = 0x87,
+  OP_NEWTRUE = 0x88,
+  OP_NEWFALSE = 0x89,
+  OP_LONG1 = 0x8a,
+  OP_LONG4 = 0x8b,
+  OP_SHORT_BINUNICODE = 0x8c,
+  OP_BINUNICODE8 = 0x8d,
+  OP_BINBYTES8 = 0x8e,
+  OP_EMPTY_SET = 0x8f,
+  OP_ADDITEMS = 0x90,
+  OP_FROZENSET = 0x91,
+  OP_NEWOBJ_EX = 0x92,
+  OP_STACK_GLOBAL = 0x93,
+  OP_MEMOIZE = 0x94,
+  OP_FRAME = 0x95,
+} PickleOpcode;
+
+/* An unsigned little-endian operand of width bytes. */
 static gboolean
-step (Unpickler *u, gboolean *stop)
+take_operand (Unpickler *u, guint width, guint64 *value)
 {
-  u->op_pos = u->pos;
-  if (!need (u, 1))
+  if (!need (u, width))
     return FALSE;
-  guint8 op = u->data[u->pos++];
+  *value = take_le (u, width);
+  return TRUE;
+}
+
+static gboolean
+op_binint (Unpickler *u, PickleOpcode op)
+{
+  guint width = op == OP_BININT ? 4 : op == OP_BININT1 ? 1 : 2;
+  guint64 raw;
+
+  if (!take_operand (u, width, &raw))
+    return FALSE;
+  GraftPickleValue *a = value_new (GRAFT_PICKLE_INT);
+  /* BININT is signed; BININT1 and BININT2 are not */
+  a->i = op == OP_BININT ? (gint64) (gint32) (guint32) raw : (gint64) raw;
+  push (u, a);
+  return TRUE;
+}
+
+/* BINFLOAT: a big-endian IEEE double. */
+static gboolean
+op_binfloat (Unpickler *u)
+{
+  guint64 raw = 0;
+
+  if (!need (u, 8))
+    return FALSE;
+  for (int k = 0; k < 8; k++)
+    raw = (raw << 8) | u->data[u->pos + k];
+  u->pos += 8;
+  GraftPickleValue *a = value_new (GRAFT_PICKLE_FLOAT);
+  memcpy (&a->f, &raw, 8);
+  push (u, a);
+  return TRUE;
+}
+
+/* A string or bytes whose length is a width-byte operand. */
+static gboolean
+op_counted_string (Unpickler *u, guint width, GraftPickleKind kind)
+{
+  guint64 length;
+
+  return take_operand (u, width, &length) && push_string (u, kind, length);
+}
+
+/* LIST, DICT, FROZENSET: a new container of the items above the mark. */
+static gboolean
+op_container_from_mark (Unpickler *u, PickleOpcode op)
+{
+  GPtrArray *items = pop_mark (u);
+
+  if (items == NULL)
+    return FALSE;
+  GraftPickleValue *a = container_new (op == OP_DICT ? GRAFT_PICKLE_DICT : GRAFT_PICKLE_LIST);
+  push (u, a);
+  return add_items (u, a, items, op == OP_DICT);
+}
+
+static gboolean
+op_append (Unpickler *u)
+{
   GraftPickleValue *a, *b;
+
+  if ((b = pop (u)) == NULL)
+    return FALSE;
+  if ((a = top (u)) == NULL || a->kind != GRAFT_PICKLE_LIST)
+    {
+      graft_pickle_value_unref (b);
+      return a == NULL ? FALSE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "APPEND to something that is not a list");
+    }
+  return container_add (u, a, b);
+}
+
+/* APPENDS, ADDITEMS, SETITEMS: the items above the mark into the list
+ * (set) or dict below it. */
+static gboolean
+op_add_items_from_mark (Unpickler *u, PickleOpcode op)
+{
+  gboolean to_dict = op == OP_SETITEMS;
+  GPtrArray *items = pop_mark (u);
+  GraftPickleValue *a;
+
+  if (items == NULL)
+    return FALSE;
+  if ((a = top (u)) == NULL)
+    {
+      g_ptr_array_unref (items);
+      return FALSE;
+    }
+  if (a->kind != (to_dict ? GRAFT_PICKLE_DICT : GRAFT_PICKLE_LIST))
+    {
+      g_ptr_array_unref (items);
+      return fail (u, GRAFT_MODEL_ERROR_MALFORMED, "%s on something that is not a %s",
+                   to_dict ? "SETITEMS" : "APPENDS", to_dict ? "dict" : "list");
+    }
+  return add_items (u, a, items, to_dict);
+}
+
+static gboolean
+op_setitem (Unpickler *u)
+{
+  GraftPickleValue *value = pop (u);
+  GraftPickleValue *key = value ? pop (u) : NULL;
+  GraftPickleValue *dict = key ? top (u) : NULL;
+
+  if (dict == NULL || dict->kind != GRAFT_PICKLE_DICT)
+    {
+      if (key)
+        graft_pickle_value_unref (key);
+      if (value)
+        graft_pickle_value_unref (value);
+      return dict == NULL && key != NULL ? FALSE
+             : key == NULL ? FALSE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "SETITEM on something that is not a dict");
+    }
+  if (!container_add (u, dict, key))
+    {
+      graft_pickle_value_unref (value);
+      return FALSE;
+    }
+  return container_add (u, dict, value);
+}
+
+/* GLOBAL "module\nname\n" */
+static gboolean
+op_global (Unpickler *u)
+{
+  const char *m, *n;
+  gsize ml, nl;
+
+  if (!read_line (u, &m, &ml) || !read_line (u, &n, &nl))
+    return FALSE;
+  return do_global (u, m, ml, n, nl);
+}
+
+static gboolean
+op_stack_global (Unpickler *u)
+{
+  GraftPickleValue *a, *b;
+
+  if ((b = pop (u)) == NULL)
+    return FALSE;
+  if ((a = pop (u)) == NULL)
+    {
+      graft_pickle_value_unref (b);
+      return FALSE;
+    }
+  gboolean ok = a->kind == GRAFT_PICKLE_STRING && b->kind == GRAFT_PICKLE_STRING;
+  if (ok)
+    do_global (u, a->s, a->s_len, b->s, b->s_len);
+  graft_pickle_value_unref (a);
+  graft_pickle_value_unref (b);
+  return ok ? TRUE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "STACK_GLOBAL needs two strings");
+}
+
+/* NEWOBJ: an object of class a whose items are the tuple b's. */
+static GraftPickleValue *
+new_object (Unpickler *u, GraftPickleValue *a, GraftPickleValue *b)
+{
+  if (b->depth + 1 > GRAFT_PICKLE_MAX_DEPTH)
+    return (fail (u, GRAFT_MODEL_ERROR_UNSAFE, "nesting deeper than %d levels", GRAFT_PICKLE_MAX_DEPTH), NULL);
+  GraftPickleValue *result = container_new (GRAFT_PICKLE_OBJECT);
+  result->s = g_strdup (class_name_of (a));
+  if (b->kind == GRAFT_PICKLE_TUPLE)
+    for (guint k = 0; k < b->items->len; k++)
+      if (!container_add (u, result, graft_pickle_value_ref (g_ptr_array_index (b->items, k))))
+        {
+          graft_pickle_value_unref (result);
+          return NULL;
+        }
+  return result;
+}
+
+/* REDUCE and NEWOBJ: callable or class, then its arguments. */
+static gboolean
+op_reduce_or_newobj (Unpickler *u, PickleOpcode op)
+{
+  GraftPickleValue *a, *b, *result;
+
+  if ((b = pop (u)) == NULL)
+    return FALSE;
+  if ((a = pop (u)) == NULL)
+    {
+      graft_pickle_value_unref (b);
+      return FALSE;
+    }
+  result = op == OP_REDUCE ? reduce (u, a, b) : new_object (u, a, b);
+  graft_pickle_value_unref (a);
+  graft_pickle_value_unref (b);
+  if (result == NULL)
+    return FALSE;
+  push (u, result);
+  return TRUE;
+}
+
+/* NEWOBJ_EX: cls, args, kwargs; only the class matters to the graph. */
+static gboolean
+op_newobj_ex (Unpickler *u)
+{
+  GraftPickleValue *a, *b, *kwargs = pop (u);
+
+  if (kwargs == NULL)
+    return FALSE;
+  graft_pickle_value_unref (kwargs);
+  if ((b = pop (u)) == NULL)
+    return FALSE;
+  if ((a = pop (u)) == NULL)
+    {
+      graft_pickle_value_unref (b);
+      return FALSE;
+    }
+  GraftPickleValue *result = container_new (GRAFT_PICKLE_OBJECT);
+  result->s = g_strdup (class_name_of (a));
+  graft_pickle_value_unref (a);
+  graft_pickle_value_unref (b);
+  push (u, result);
+  return TRUE;
+}
+
+/* BUILD: the state b of the object a below it. */
+static gboolean
+op_build (Unpickler *u)
+{
+  GraftPickleValue *a, *b;
+
+  if ((b = pop (u)) == NULL)
+    return FALSE;
+  if ((a = top (u)) == NULL)
+    {
+      graft_pickle_value_unref (b);
+      return FALSE;
+    }
+  if (a->kind != GRAFT_PICKLE_OBJECT)
+    {
+      /* BUILD on an OrderedDict (state_dict _metadata) or a tensor
+       * (Python attributes): nothing the graph needs. */
+      graft_pickle_value_unref (b);
+      return TRUE;
+    }
+  if (a->sealed || a->state != NULL || b == a)
+    {
+      graft_pickle_value_unref (b);
+      return fail (u, GRAFT_MODEL_ERROR_UNSUPPORTED, "recursive structure (object state set after it was stored)");
+    }
+  if (b->depth + 1 > GRAFT_PICKLE_MAX_DEPTH)
+    {
+      graft_pickle_value_unref (b);
+      return fail (u, GRAFT_MODEL_ERROR_UNSAFE, "nesting deeper than %d levels", GRAFT_PICKLE_MAX_DEPTH);
+    }
+  b->sealed = TRUE;
+  a->depth = MAX (a->depth, b->depth + 1);
+  a->state = b;
+  return TRUE;
+}
+
+/* BINPERSID: a persistent id, which torch uses for tensor storages. */
+static gboolean
+op_binpersid (Unpickler *u)
+{
+  GraftPickleValue *a, *b;
+
+  if ((a = pop (u)) == NULL)
+    return FALSE;
+  b = make_storage (u, a);
+  graft_pickle_value_unref (a);
+  if (b == NULL)
+    return FALSE;
+  push (u, b);
+  return TRUE;
+}
+
+/* The stack-only opcodes: MARK, POP, POP_MARK, DUP. */
+static gboolean
+op_stack (Unpickler *u, PickleOpcode op)
+{
+  GraftPickleValue *a;
+  GPtrArray *items;
 
   switch (op)
     {
-    case 0x80: /* PROTO */
+    case OP_MARK:
+      if (u->marks->len >= MAX_MARKS)
+        return fail (u, GRAFT_MODEL_ERROR_UNSAFE, "more than %d nested MARKs", MAX_MARKS);
+      g_array_append_val (u->marks, u->stack->len);
+      return TRUE;
+    case OP_POP:
+      if ((a = pop (u)) == NULL)
+        return FALSE;
+      graft_pickle_value_unref (a);
+      return TRUE;
+    case OP_POP_MARK:
+      if ((items = pop_mark (u)) == NULL)
+        return FALSE;
+      g_ptr_array_unref (items);
+      return TRUE;
+    default: /* OP_DUP */
+      if ((a = top (u)) == NULL)
+        return FALSE;
+      push (u, graft_pickle_value_ref (a));
+      return TRUE;
+    }
+}
+
+/* One opcode. *stop is set at STOP. */
+static gboolean
+step (Unpickler *u, gboolean *stop)
+{
+  guint64 operand;
+
+  u->op_pos = u->pos;
+  if (!need (u, 1))
+    return FALSE;
+  PickleOpcode op = u->data[u->pos++];
+
+  switch (op)
+    {
+    case OP_PROTO:
       if (!need (u, 1))
         return FALSE;
       if (u->data[u->pos] > 5)
         return fail (u, GRAFT_MODEL_ERROR_UNSUPPORTED, "pickle protocol %u", u->data[u->pos]);
       u->pos++;
       return TRUE;
-    case 0x95: /* FRAME */
-      if (!need (u, 8))
-        return FALSE;
-      u->pos += 8;
-      return TRUE;
-    case '.': /* STOP */
+    case OP_FRAME:
+      return take_operand (u, 8, &operand);
+    case OP_STOP:
       *stop = TRUE;
       return TRUE;
-    case '(': /* MARK */
-      if (u->marks->len >= MAX_MARKS)
-        return fail (u, GRAFT_MODEL_ERROR_UNSAFE, "more than %d nested MARKs", MAX_MARKS);
-      g_array_append_val (u->marks, u->stack->len);
-      return TRUE;
-    case '0': /* POP */
-      if ((a = pop (u)) == NULL)
-        return FALSE;
-      graft_pickle_value_unref (a);
-      return TRUE;
-    case '1': /* POP_MARK */
-      {
-        GPtrArray *items = pop_mark (u);
-        if (items == NULL)
-          return FALSE;
-        g_ptr_array_unref (items);
-        return TRUE;
-      }
-    case '2': /* DUP */
-      if ((a = top (u)) == NULL)
-        return FALSE;
-      push (u, graft_pickle_value_ref (a));
-      return TRUE;
-    case 'N':
+    case OP_MARK: case OP_POP: case OP_POP_MARK: case OP_DUP:
+      return op_stack (u, op);
+    case OP_NONE:
       push (u, value_new (GRAFT_PICKLE_NONE));
       return TRUE;
-    case 0x88: case 0x89:
-      a = value_new (GRAFT_PICKLE_BOOL);
-      a->i = op == 0x88;
-      push (u, a);
-      return TRUE;
-    case 'J': case 'K': case 'M':
+    case OP_NEWTRUE: case OP_NEWFALSE:
       {
-        guint width = op == 'J' ? 4 : op == 'K' ? 1 : 2;
-        if (!need (u, width))
-          return FALSE;
-        guint64 raw = take_le (u, width);
-        a = value_new (GRAFT_PICKLE_INT);
-        a->i = op == 'J' ? (gint64) (gint32) (guint32) raw : (gint64) raw;
+        GraftPickleValue *a = value_new (GRAFT_PICKLE_BOOL);
+        a->i = op == OP_NEWTRUE;
         push (u, a);
         return TRUE;
       }
-    case 0x8a: /* LONG1 */
-      if (!need (u, 1))
-        return FALSE;
-      return push_long (u, take_le (u, 1));
-    case 0x8b: /* LONG4 */
-      if (!need (u, 4))
-        return FALSE;
-      return push_long (u, take_le (u, 4));
-    case 'G': /* BINFLOAT, big-endian */
-      {
-        if (!need (u, 8))
-          return FALSE;
-        guint64 raw = 0;
-        for (int k = 0; k < 8; k++)
-          raw = (raw << 8) | u->data[u->pos + k];
-        u->pos += 8;
-        a = value_new (GRAFT_PICKLE_FLOAT);
-        memcpy (&a->f, &raw, 8);
-        push (u, a);
-        return TRUE;
-      }
-    case 'X': case 'T': case 'B': /* BINUNICODE, BINSTRING, BINBYTES: u32 length */
-      if (!need (u, 4))
-        return FALSE;
-      return push_string (u, op == 'X' ? GRAFT_PICKLE_STRING : GRAFT_PICKLE_BYTES, take_le (u, 4));
-    case 0x8c: case 'U': case 'C': /* SHORT_BINUNICODE, SHORT_BINSTRING, SHORT_BINBYTES */
-      if (!need (u, 1))
-        return FALSE;
-      return push_string (u, op == 0x8c ? GRAFT_PICKLE_STRING : GRAFT_PICKLE_BYTES, take_le (u, 1));
-    case 0x8d: case 0x8e: /* BINUNICODE8, BINBYTES8 */
-      if (!need (u, 8))
-        return FALSE;
-      return push_string (u, op == 0x8d ? GRAFT_PICKLE_STRING : GRAFT_PICKLE_BYTES, take_le (u, 8));
-    case ')':
+    case OP_BININT: case OP_BININT1: case OP_BININT2:
+      return op_binint (u, op);
+    case OP_LONG1:
+      return take_operand (u, 1, &operand) && push_long (u, operand);
+    case OP_LONG4:
+      return take_operand (u, 4, &operand) && push_long (u, operand);
+    case OP_BINFLOAT:
+      return op_binfloat (u);
+    case OP_BINUNICODE:
+      return op_counted_string (u, 4, GRAFT_PICKLE_STRING);
+    case OP_BINSTRING: case OP_BINBYTES:
+      return op_counted_string (u, 4, GRAFT_PICKLE_BYTES);
+    case OP_SHORT_BINUNICODE:
+      return op_counted_string (u, 1, GRAFT_PICKLE_STRING);
+    case OP_SHORT_BINSTRING: case OP_SHORT_BINBYTES:
+      return op_counted_string (u, 1, GRAFT_PICKLE_BYTES);
+    case OP_BINUNICODE8:
+      return op_counted_string (u, 8, GRAFT_PICKLE_STRING);
+    case OP_BINBYTES8:
+      return op_counted_string (u, 8, GRAFT_PICKLE_BYTES);
+    case OP_EMPTY_TUPLE:
       push (u, container_new (GRAFT_PICKLE_TUPLE));
       return TRUE;
-    case ']':
+    case OP_EMPTY_LIST: case OP_EMPTY_SET:
       push (u, container_new (GRAFT_PICKLE_LIST));
       return TRUE;
-    case '}':
+    case OP_EMPTY_DICT:
       push (u, container_new (GRAFT_PICKLE_DICT));
       return TRUE;
-    case 0x8f: /* EMPTY_SET */
-      push (u, container_new (GRAFT_PICKLE_LIST));
-      return TRUE;
-    case 't': /* TUPLE */
+    case OP_TUPLE:
       {
         GPtrArray *items = pop_mark (u);
         return items != NULL && push_tuple_of (u, items);
       }
-    case 0x85: case 0x86: case 0x87:
-      return push_tuple_n (u, op - 0x84);
-    case 'l': case 'd': case 0x91: /* LIST, DICT, FROZENSET */
-      {
-        GPtrArray *items = pop_mark (u);
-        if (items == NULL)
-          return FALSE;
-        a = container_new (op == 'd' ? GRAFT_PICKLE_DICT : GRAFT_PICKLE_LIST);
-        push (u, a);
-        return add_items (u, a, items, op == 'd');
-      }
-    case 'a': /* APPEND */
-      if ((b = pop (u)) == NULL)
-        return FALSE;
-      if ((a = top (u)) == NULL || a->kind != GRAFT_PICKLE_LIST)
-        {
-          graft_pickle_value_unref (b);
-          return a == NULL ? FALSE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "APPEND to something that is not a list");
-        }
-      return container_add (u, a, b);
-    case 'e': case 0x90: /* APPENDS, ADDITEMS */
-    case 'u': /* SETITEMS */
-      {
-        GPtrArray *items = pop_mark (u);
-        if (items == NULL)
-          return FALSE;
-        if ((a = top (u)) == NULL)
-          {
-            g_ptr_array_unref (items);
-            return FALSE;
-          }
-        GraftPickleKind want = op == 'u' ? GRAFT_PICKLE_DICT : GRAFT_PICKLE_LIST;
-        if (a->kind != want)
-          {
-            g_ptr_array_unref (items);
-            return fail (u, GRAFT_MODEL_ERROR_MALFORMED, "%s on something that is not a %s",
-                         op == 'u' ? "SETITEMS" : "APPENDS", op == 'u' ? "dict" : "list");
-          }
-        return add_items (u, a, items, op == 'u');
-      }
-    case 's': /* SETITEM */
-      {
-        GraftPickleValue *value = pop (u);
-        GraftPickleValue *key = value ? pop (u) : NULL;
-        GraftPickleValue *dict = key ? top (u) : NULL;
-        if (dict == NULL || dict->kind != GRAFT_PICKLE_DICT)
-          {
-            if (key)
-              graft_pickle_value_unref (key);
-            if (value)
-              graft_pickle_value_unref (value);
-            return dict == NULL && key != NULL ? FALSE
-                   : key == NULL ? FALSE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "SETITEM on something that is not a dict");
-          }
-        if (!container_add (u, dict, key))
-          {
-            graft_pickle_value_unref (value);
-            return FALSE;
-          }
-        return container_add (u, dict, value);
-      }
-    case 'c': /* GLOBAL "module\nname\n" */
-      {
-        const char *m, *n;
-        gsize ml, nl;
-        if (!read_line (u, &m, &ml) || !read_line (u, &n, &nl))
-          return FALSE;
-        return do_global (u, m, ml, n, nl);
-      }
-    case 0x93: /* STACK_GLOBAL */
-      {
-        if ((b = pop (u)) == NULL)
-          return FALSE;
-        if ((a = pop (u)) == NULL)
-          {
-            graft_pickle_value_unref (b);
-            return FALSE;
-          }
-        gboolean ok = a->kind == GRAFT_PICKLE_STRING && b->kind == GRAFT_PICKLE_STRING;
-        if (ok)
-          do_global (u, a->s, a->s_len, b->s, b->s_len);
-        graft_pickle_value_unref (a);
-        graft_pickle_value_unref (b);
-        return ok ? TRUE : fail (u, GRAFT_MODEL_ERROR_MALFORMED, "STACK_GLOBAL needs two strings");
-      }
-    case 'R': /* REDUCE */
-    case 0x81: /* NEWOBJ */
-      {
-        if ((b = pop (u)) == NULL)
-          return FALSE;
-        if ((a = pop (u)) == NULL)
-          {
-            graft_pickle_value_unref (b);
-            return FALSE;
-          }
-        GraftPickleValue *result;
-        if (op == 'R')
-          result = reduce (u, a, b);
-        else if (b->depth + 1 > GRAFT_PICKLE_MAX_DEPTH)
-          result = (fail (u, GRAFT_MODEL_ERROR_UNSAFE, "nesting deeper than %d levels", GRAFT_PICKLE_MAX_DEPTH), NULL);
-        else
-          {
-            result = container_new (GRAFT_PICKLE_OBJECT);
-            result->s = g_strdup (class_name_of (a));
-            if (b->kind == GRAFT_PICKLE_TUPLE)
-              for (guint k = 0; k < b->items->len; k++)
-                if (!container_add (u, result, graft_pickle_value_ref (g_ptr_array_index (b->items, k))))
-                  {
-                    graft_pickle_value_unref (result);
-                    result = NULL;
-                    break;
-                  }
-          }
-        graft_pickle_value_unref (a);
-        graft_pickle_value_unref (b);
-        if (result == NULL)
-          return FALSE;
-        push (u, result);
-        return TRUE;
-      }
-    case 0x92: /* NEWOBJ_EX: cls, args, kwargs */
-      {
-        GraftPickleValue *kwargs = pop (u);
-        if (kwargs == NULL)
-          return FALSE;
-        graft_pickle_value_unref (kwargs);
-        if ((b = pop (u)) == NULL)
-          return FALSE;
-        if ((a = pop (u)) == NULL)
-          {
-            graft_pickle_value_unref (b);
-            return FALSE;
-          }
-        GraftPickleValue *result = container_new (GRAFT_PICKLE_OBJECT);
-        result->s = g_strdup (class_name_of (a));
-        graft_pickle_value_unref (a);
-        graft_pickle_value_unref (b);
-        push (u, result);
-        return TRUE;
-      }
-    case 'b': /* BUILD */
-      {
-        if ((b = pop (u)) == NULL)
-          return FALSE;
-        if ((a = top (u)) == NULL)
-          {
-            graft_pickle_value_unref (b);
-            return FALSE;
-          }
-        if (a->kind != GRAFT_PICKLE_OBJECT)
-          {
-            /* BUILD on an OrderedDict (state_dict _metadata) or a tensor
-             * (Python attributes): nothing the graph needs. */
-            graft_pickle_value_unref (b);
-            return TRUE;
-          }
-        if (a->sealed || a->state != NULL || b == a)
-          {
-            graft_pickle_value_unref (b);
-            return fail (u, GRAFT_MODEL_ERROR_UNSUPPORTED, "recursive structure (object state set after it was stored)");
-          }
-        if (b->depth + 1 > GRAFT_PICKLE_MAX_DEPTH)
-          {
-            graft_pickle_value_unref (b);
-            return fail (u, GRAFT_MODEL_ERROR_UNSAFE, "nesting deeper than %d levels", GRAFT_PICKLE_MAX_DEPTH);
-          }
-        b->sealed = TRUE;
-        a->depth = MAX (a->depth, b->depth + 1);
-        a->state = b;
-        return TRUE;
-      }
-    case 'Q': /* BINPERSID */
-      {
-        if ((a = pop (u)) == NULL)
-          return FALSE;
-        b = make_storage (u, a);
-        graft_pickle_value_unref (a);
-        if (b == NULL)
-          return FALSE;
-        push (u, b);
-        return TRUE;
-      }
-    case 'q':
-      if (!need (u, 1))
-        return FALSE;
-      return memo_put (u, take_le (u, 1));
-    case 'r':
-      if (!need (u, 4))
-        return FALSE;
-      return memo_put (u, take_le (u, 4));
-    case 0x94: /* MEMOIZE */
+    case OP_TUPLE1: case OP_TUPLE2: case OP_TUPLE3:
+      return push_tuple_n (u, op - OP_TUPLE1 + 1);
+    case OP_LIST: case OP_DICT: case OP_FROZENSET:
+      return op_container_from_mark (u, op);
+    case OP_APPEND:
+      return op_append (u);
+    case OP_APPENDS: case OP_ADDITEMS: case OP_SETITEMS:
+      return op_add_items_from_mark (u, op);
+    case OP_SETITEM:
+      return op_setitem (u);
+    case OP_GLOBAL:
+      return op_global (u);
+    case OP_STACK_GLOBAL:
+      return op_stack_global (u);
+    case OP_REDUCE: case OP_NEWOBJ:
+      return op_reduce_or_newobj (u, op);
+    case OP_NEWOBJ_EX:
+      return op_newobj_ex (u);
+    case OP_BUILD:
+      return op_build (u);
+    case OP_BINPERSID:
+      return op_binpersid (u);
+    case OP_BINPUT:
+      return take_operand (u, 1, &operand) && memo_put (u, operand);
+    case OP_LONG_BINPUT:
+      return take_operand (u, 4, &operand) && memo_put (u, operand);
+    case OP_MEMOIZE:
       return memo_put (u, u->memo->len);
-    case 'h':
-      if (!need (u, 1))
-        return FALSE;
-      return memo_get (u, take_le (u, 1));
-    case 'j':
-      if (!need (u, 4))
-        return FALSE;
-      return memo_get (u, take_le (u, 4));
+    case OP_BINGET:
+      return take_operand (u, 1, &operand) && memo_get (u, operand);
+    case OP_LONG_BINGET:
+      return take_operand (u, 4, &operand) && memo_get (u, operand);
     default:
       return fail (u, GRAFT_MODEL_ERROR_UNSUPPORTED, "unknown or unsupported pickle opcode");
     }
