@@ -555,6 +555,20 @@ read_line (Unpickler *u, const char **start, gsize *len)
   return TRUE;
 }
 
+/* The two values on top, a below b; both popped or neither. */
+static gboolean
+pop_two (Unpickler *u, GraftPickleValue **a, GraftPickleValue **b)
+{
+  if ((*b = pop (u)) == NULL)
+    return FALSE;
+  if ((*a = pop (u)) == NULL)
+    {
+      graft_pickle_value_unref (*b);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The opcodes of pickle protocols 0-5 that torch.save and torch.jit.save
  * write (Python's Lib/pickletools.py names them). */
 typedef enum {
@@ -757,13 +771,8 @@ op_stack_global (Unpickler *u)
 {
   GraftPickleValue *a, *b;
 
-  if ((b = pop (u)) == NULL)
+  if (!pop_two (u, &a, &b))
     return FALSE;
-  if ((a = pop (u)) == NULL)
-    {
-      graft_pickle_value_unref (b);
-      return FALSE;
-    }
   gboolean ok = a->kind == GRAFT_PICKLE_STRING && b->kind == GRAFT_PICKLE_STRING;
   if (ok)
     do_global (u, a->s, a->s_len, b->s, b->s_len);
@@ -796,13 +805,8 @@ op_reduce_or_newobj (Unpickler *u, PickleOpcode op)
 {
   GraftPickleValue *a, *b, *result;
 
-  if ((b = pop (u)) == NULL)
+  if (!pop_two (u, &a, &b))
     return FALSE;
-  if ((a = pop (u)) == NULL)
-    {
-      graft_pickle_value_unref (b);
-      return FALSE;
-    }
   result = op == OP_REDUCE ? reduce (u, a, b) : new_object (u, a, b);
   graft_pickle_value_unref (a);
   graft_pickle_value_unref (b);
@@ -821,13 +825,8 @@ op_newobj_ex (Unpickler *u)
   if (kwargs == NULL)
     return FALSE;
   graft_pickle_value_unref (kwargs);
-  if ((b = pop (u)) == NULL)
+  if (!pop_two (u, &a, &b))
     return FALSE;
-  if ((a = pop (u)) == NULL)
-    {
-      graft_pickle_value_unref (b);
-      return FALSE;
-    }
   GraftPickleValue *result = container_new (GRAFT_PICKLE_OBJECT);
   result->s = g_strdup (class_name_of (a));
   graft_pickle_value_unref (a);
