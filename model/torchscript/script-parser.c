@@ -96,189 +96,219 @@ lex_string (const char *p, const char *end, const char **out_end, GString *buf)
   return TRUE;
 }
 
+/* The state of one lex () run. */
+typedef struct {
+  const char *p, *end;
+  const char *path;
+  guint line;
+  guint nesting;          /* open brackets: newlines inside them are not statement ends */
+  gboolean at_line_start;
+  GArray *indents;        /* guint columns of the open blocks, 0 first */
+  GArray *tokens;
+} Lexer;
+
+typedef enum {
+  LINE_STARTED,           /* tokens follow on this line */
+  LINE_BLANK,             /* blank or comment-only line, consumed */
+  LINE_AT_END,            /* nothing but white space left */
+} LineStart;
+
+/* At the start of a logical line: the INDENT or DEDENTs its column asks
+ * for, or a blank line skipped. FALSE with error on bad indentation. */
+static gboolean
+lex_line_start (Lexer *lx, LineStart *result, GError **error)
+{
+  guint col = 0;
+
+  while (lx->p < lx->end && (*lx->p == ' ' || *lx->p == '\t'))
+    col = *lx->p++ == '\t' ? (col / 8 + 1) * 8 : col + 1;
+  if (lx->p >= lx->end)
+    {
+      *result = LINE_AT_END;
+      return TRUE;
+    }
+  if (*lx->p == '\n' || *lx->p == '#' || *lx->p == '\r')
+    {
+      while (lx->p < lx->end && *lx->p != '\n')
+        lx->p++;
+      if (lx->p < lx->end)
+        lx->p++;
+      lx->line++;
+      *result = LINE_BLANK;
+      return TRUE;
+    }
+  lx->at_line_start = FALSE;
+  *result = LINE_STARTED;
+  if (col > g_array_index (lx->indents, guint, lx->indents->len - 1))
+    {
+      if (lx->indents->len >= MAX_INDENT_LEVELS)
+        return lex_error (lx->path, lx->line, error, "indentation nested too deeply");
+      g_array_append_val (lx->indents, col);
+      add_token (lx->tokens, TOK_INDENT, lx->line, NULL);
+      return TRUE;
+    }
+  while (col < g_array_index (lx->indents, guint, lx->indents->len - 1))
+    {
+      g_array_set_size (lx->indents, lx->indents->len - 1);
+      add_token (lx->tokens, TOK_DEDENT, lx->line, NULL);
+    }
+  if (col != g_array_index (lx->indents, guint, lx->indents->len - 1))
+    return lex_error (lx->path, lx->line, error, "inconsistent indentation");
+  return TRUE;
+}
+
+/* An int or float literal; an int past G_MAXINT64 becomes a float. */
+static gboolean
+lex_number (Lexer *lx, GError **error)
+{
+  const char *s = lx->p;
+  gboolean is_float = FALSE;
+
+  while (lx->p < lx->end && (g_ascii_isalnum (*lx->p) || *lx->p == '.' ||
+                             ((*lx->p == '-' || *lx->p == '+') && (lx->p[-1] == 'e' || lx->p[-1] == 'E'))))
+    {
+      if (*lx->p == '.' || *lx->p == 'e' || *lx->p == 'E')
+        is_float = TRUE;
+      lx->p++;
+    }
+  g_autofree char *num = g_strndup (s, (gsize) (lx->p - s));
+  Token t = { is_float ? TOK_FLOAT : TOK_INT, lx->line, NULL, 0, 0 };
+  char *stop = NULL;
+  if (is_float)
+    t.f = g_ascii_strtod (num, &stop);
+  else
+    {
+      guint64 v = g_ascii_strtoull (num, &stop, 10);
+      t.i = (gint64) v;
+      if (v > G_MAXINT64)
+        {
+          t.kind = TOK_FLOAT;
+          t.f = (double) v;
+        }
+    }
+  if (stop == NULL || *stop != '\0')
+    return lex_error (lx->path, lx->line, error, "malformed number");
+  g_array_append_val (lx->tokens, t);
+  return TRUE;
+}
+
+/* An operator or bracket, longest spelling first. */
+static gboolean
+lex_operator (Lexer *lx, GError **error)
+{
+  static const char *const ops[] = { "->", "**", "//", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "...",
+                                     "<<", ">>" };
+  char c = *lx->p;
+
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if ((gsize) (lx->end - lx->p) >= strlen (ops[k]) && strncmp (lx->p, ops[k], strlen (ops[k])) == 0)
+      {
+        add_token (lx->tokens, TOK_OP, lx->line, g_strdup (ops[k]));
+        lx->p += strlen (ops[k]);
+        return TRUE;
+      }
+  if (strchr ("()[]{}:,.=+-*/%<>@&|^~", c) == NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("unexpected character 0x%02x", (guint8) c);
+      return lex_error (lx->path, lx->line, error, what);
+    }
+  if (c == '(' || c == '[' || c == '{')
+    lx->nesting++;
+  else if ((c == ')' || c == ']' || c == '}') && lx->nesting > 0)
+    lx->nesting--;
+  add_token (lx->tokens, TOK_OP, lx->line, g_strndup (lx->p, 1));
+  lx->p++;
+  return TRUE;
+}
+
+/* One token, or white space, a comment or a line continuation skipped. */
+static gboolean
+lex_next (Lexer *lx, GError **error)
+{
+  char c = *lx->p;
+
+  if (c == '\n')
+    {
+      if (lx->nesting == 0)
+        {
+          add_token (lx->tokens, TOK_NEWLINE, lx->line, NULL);
+          lx->at_line_start = TRUE;
+        }
+      lx->line++;
+      lx->p++;
+      return TRUE;
+    }
+  if (c == ' ' || c == '\t' || c == '\r')
+    {
+      lx->p++;
+      return TRUE;
+    }
+  if (c == '#')
+    {
+      while (lx->p < lx->end && *lx->p != '\n')
+        lx->p++;
+      return TRUE;
+    }
+  if (c == '\\' && lx->p + 1 < lx->end && lx->p[1] == '\n')
+    {
+      lx->p += 2;
+      lx->line++;
+      return TRUE;
+    }
+  if (g_ascii_isalpha (c) || c == '_')
+    {
+      const char *s = lx->p;
+      while (lx->p < lx->end && (g_ascii_isalnum (*lx->p) || *lx->p == '_'))
+        lx->p++;
+      add_token (lx->tokens, TOK_NAME, lx->line, g_strndup (s, (gsize) (lx->p - s)));
+      return TRUE;
+    }
+  if (g_ascii_isdigit (c) || (c == '.' && lx->p + 1 < lx->end && g_ascii_isdigit (lx->p[1])))
+    return lex_number (lx, error);
+  if (c == '"' || c == '\'')
+    {
+      g_autoptr(GString) buf = g_string_new (NULL);
+      if (!lex_string (lx->p, lx->end, &lx->p, buf))
+        return lex_error (lx->path, lx->line, error, "unterminated string");
+      add_token (lx->tokens, TOK_STRING, lx->line, g_string_free (g_steal_pointer (&buf), FALSE));
+      return TRUE;
+    }
+  return lex_operator (lx, error);
+}
+
 static GArray *
 lex (const char *text, gsize len, const char *path, GError **error)
 {
   g_autoptr(GArray) tokens = g_array_new (FALSE, TRUE, sizeof (Token));
-  g_array_set_clear_func (tokens, token_clear);
-  const char *p = text, *end = text + len;
-  guint line = 1, nesting = 0;
-  GArray *indents = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) indents = g_array_new (FALSE, FALSE, sizeof (guint));
   guint zero = 0;
-  gboolean at_line_start = TRUE;
+  Lexer lx = { text, text + len, path, 1, 0, TRUE, indents, tokens };
+
+  g_array_set_clear_func (tokens, token_clear);
   g_array_append_val (indents, zero);
-
-  while (p < end)
+  while (lx.p < lx.end)
     {
-      if (at_line_start && nesting == 0)
+      if (lx.at_line_start && lx.nesting == 0)
         {
-          guint col = 0;
-          while (p < end && (*p == ' ' || *p == '\t'))
-            col = *p++ == '\t' ? (col / 8 + 1) * 8 : col + 1;
-          if (p >= end)
+          LineStart start;
+          if (!lex_line_start (&lx, &start, error))
+            return NULL;
+          if (start == LINE_AT_END)
             break;
-          if (*p == '\n' || *p == '#' || *p == '\r')
-            {
-              while (p < end && *p != '\n')
-                p++;
-              if (p < end)
-                p++;
-              line++;
-              continue;
-            }
-          at_line_start = FALSE;
-          guint current = g_array_index (indents, guint, indents->len - 1);
-          if (col > current)
-            {
-              if (indents->len >= MAX_INDENT_LEVELS)
-                {
-                  g_array_unref (indents);
-                  lex_error (path, line, error, "indentation nested too deeply");
-                  return NULL;
-                }
-              g_array_append_val (indents, col);
-              add_token (tokens, TOK_INDENT, line, NULL);
-            }
-          else
-            {
-              while (col < g_array_index (indents, guint, indents->len - 1))
-                {
-                  g_array_set_size (indents, indents->len - 1);
-                  add_token (tokens, TOK_DEDENT, line, NULL);
-                }
-              if (col != g_array_index (indents, guint, indents->len - 1))
-                {
-                  g_array_unref (indents);
-                  lex_error (path, line, error, "inconsistent indentation");
-                  return NULL;
-                }
-            }
+          if (start == LINE_BLANK)
+            continue;
         }
-
-      char c = *p;
-      if (c == '\n')
-        {
-          if (nesting == 0)
-            {
-              add_token (tokens, TOK_NEWLINE, line, NULL);
-              at_line_start = TRUE;
-            }
-          line++;
-          p++;
-          continue;
-        }
-      if (c == ' ' || c == '\t' || c == '\r')
-        {
-          p++;
-          continue;
-        }
-      if (c == '#')
-        {
-          while (p < end && *p != '\n')
-            p++;
-          continue;
-        }
-      if (c == '\\' && p + 1 < end && p[1] == '\n')
-        {
-          p += 2;
-          line++;
-          continue;
-        }
-      if (g_ascii_isalpha (c) || c == '_')
-        {
-          const char *s = p;
-          while (p < end && (g_ascii_isalnum (*p) || *p == '_'))
-            p++;
-          add_token (tokens, TOK_NAME, line, g_strndup (s, (gsize) (p - s)));
-          continue;
-        }
-      if (g_ascii_isdigit (c) || (c == '.' && p + 1 < end && g_ascii_isdigit (p[1])))
-        {
-          const char *s = p;
-          gboolean is_float = FALSE;
-          while (p < end && (g_ascii_isalnum (*p) || *p == '.' ||
-                             ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E'))))
-            {
-              if (*p == '.' || *p == 'e' || *p == 'E')
-                is_float = TRUE;
-              p++;
-            }
-          g_autofree char *num = g_strndup (s, (gsize) (p - s));
-          Token t = { is_float ? TOK_FLOAT : TOK_INT, line, NULL, 0, 0 };
-          char *stop = NULL;
-          if (is_float)
-            t.f = g_ascii_strtod (num, &stop);
-          else
-            {
-              guint64 v = g_ascii_strtoull (num, &stop, 10);
-              t.i = (gint64) v;
-              if (v > G_MAXINT64)
-                {
-                  t.kind = TOK_FLOAT;
-                  t.f = (double) v;
-                }
-            }
-          if (stop == NULL || *stop != '\0')
-            {
-              g_array_unref (indents);
-              lex_error (path, line, error, "malformed number");
-              return NULL;
-            }
-          g_array_append_val (tokens, t);
-          continue;
-        }
-      if (c == '"' || c == '\'')
-        {
-          g_autoptr(GString) buf = g_string_new (NULL);
-          if (!lex_string (p, end, &p, buf))
-            {
-              g_array_unref (indents);
-              lex_error (path, line, error, "unterminated string");
-              return NULL;
-            }
-          add_token (tokens, TOK_STRING, line, g_string_free (g_steal_pointer (&buf), FALSE));
-          continue;
-        }
-      static const char *const ops[] = { "->", "**", "//", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "...",
-                                         "<<", ">>" };
-      const char *op = NULL;
-      for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
-        if ((gsize) (end - p) >= strlen (ops[k]) && strncmp (p, ops[k], strlen (ops[k])) == 0)
-          {
-            op = ops[k];
-            break;
-          }
-      if (op == NULL)
-        {
-          if (strchr ("()[]{}:,.=+-*/%<>@&|^~", c) == NULL)
-            {
-              g_array_unref (indents);
-              g_autofree char *what = g_strdup_printf ("unexpected character 0x%02x", (guint8) c);
-              lex_error (path, line, error, what);
-              return NULL;
-            }
-          if (c == '(' || c == '[' || c == '{')
-            nesting++;
-          else if ((c == ')' || c == ']' || c == '}') && nesting > 0)
-            nesting--;
-          add_token (tokens, TOK_OP, line, g_strndup (p, 1));
-          p++;
-        }
-      else
-        {
-          add_token (tokens, TOK_OP, line, g_strdup (op));
-          p += strlen (op);
-        }
+      if (!lex_next (&lx, error))
+        return NULL;
     }
-  if (!at_line_start)
-    add_token (tokens, TOK_NEWLINE, line, NULL);
+  if (!lx.at_line_start)
+    add_token (tokens, TOK_NEWLINE, lx.line, NULL);
   while (indents->len > 1)
     {
       g_array_set_size (indents, indents->len - 1);
-      add_token (tokens, TOK_DEDENT, line, NULL);
+      add_token (tokens, TOK_DEDENT, lx.line, NULL);
     }
-  add_token (tokens, TOK_END, line, NULL);
-  g_array_unref (indents);
+  add_token (tokens, TOK_END, lx.line, NULL);
   return g_steal_pointer (&tokens);
 }
 
