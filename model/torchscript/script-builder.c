@@ -1520,10 +1520,167 @@ emit_cat (Ctx *ctx, GPtrArray *args, GPtrArray *keywords, guint line)
   return result;
 }
 
+/* unchecked_cast(T, x), uninitialized(T), isinstance(x, T): the type T
+ * becomes the value's type or the node's "types" attribute. */
+static BValue *
+eval_type_builtin (Ctx *ctx, ScriptNode *call, const char *dotted, const char *hint)
+{
+  gboolean cast = strcmp (dotted, "unchecked_cast") == 0;
+  gboolean uninit = strcmp (dotted, "uninitialized") == 0;
+  g_autofree char *type = NULL;
+  g_autoptr(GPtrArray) args = bv_list ();
+  ScriptNode *type_node = uninit ? (call->items->len ? g_ptr_array_index (call->items, 0) : NULL)
+                        : cast ? (call->items->len == 2 ? g_ptr_array_index (call->items, 0) : NULL)
+                        : (call->items->len == 2 ? g_ptr_array_index (call->items, 1) : NULL);
+  if (type_node == NULL)
+    {
+      build_error (ctx->b, ctx->file, call->line, "%s() has the wrong number of arguments", dotted);
+      return NULL;
+    }
+  type = type_of (type_node);
+  if (!uninit)
+    {
+      BValue *v = eval (ctx, g_ptr_array_index (call->items, cast ? 1 : 0));
+      if (v == NULL)
+        return NULL;
+      if (cast && v->kind != BV_RUNTIME)
+        return v;
+      g_ptr_array_add (args, v);
+    }
+  ctx->hint = hint;
+  BValue *result = emit_op (ctx, "prim", uninit ? "Uninitialized" : cast ? "unchecked_cast" : "isinstance",
+                            args, NULL, 1, call->line);
+  if (result && !cast && !uninit)
+    graft_node_add_attribute (result->value->producer, graft_attribute_new_string ("types", type));
+  else if (result)
+    {
+      set_value_type (result->value, type);
+      g_free (result->type);
+      result->type = g_strdup (type);
+    }
+  return result;
+}
+
+/* getattr(module, "name") */
+static BValue *
+eval_getattr (Ctx *ctx, ScriptNode *call)
+{
+  g_autoptr(BValue) base = eval (ctx, g_ptr_array_index (call->items, 0));
+  ScriptNode *name = g_ptr_array_index (call->items, 1);
+
+  if (base == NULL)
+    return NULL;
+  if (base->kind != BV_MODULE || name->kind != SCRIPT_STRING)
+    {
+      build_error (ctx->b, ctx->file, call->line, "getattr() on something that is not a module");
+      return NULL;
+    }
+  return module_attribute (ctx, base, name->s, call->line);
+}
+
+/* x.method(…): inlined on a module, a prim::CallMethod on anything else. */
+static BValue *
+eval_method_call (Ctx *ctx, ScriptNode *call, guint n_outputs, const char *hint)
+{
+  ScriptNode *f = call->a;
+  g_autoptr(BValue) base = eval (ctx, f->a);
+  if (base == NULL)
+    return NULL;
+  g_autoptr(GPtrArray) args = eval_list (ctx, call->items);
+  if (args == NULL)
+    return NULL;
+  if (base->kind == BV_MODULE)
+    return call_method (ctx, base, f->s, args, call->names, call->line);
+  g_ptr_array_insert (args, 0, bv_ref (base));
+  ctx->hint = hint;
+  BValue *r = emit_op (ctx, "prim", "CallMethod", args, NULL, n_outputs, call->line);
+  if (r && r->kind == BV_RUNTIME)
+    graft_node_add_attribute (r->value->producer, graft_attribute_new_string ("name", f->s));
+  return r;
+}
+
+/* Python builtins, torch.X and ops.NS.X: one node each. FALSE when dotted
+ * names none of them. */
+static gboolean
+emit_named_op (Ctx *ctx, ScriptNode *call, const char *dotted, GPtrArray *args, guint n_outputs, BValue **result)
+{
+  static const struct { const char *name; const char *domain; const char *op; } builtins[] = {
+    { "int", "aten", "Int" }, { "float", "aten", "Float" }, { "bool", "aten", "Bool" },
+    { "str", "aten", "str" }, { "sorted", "aten", "sorted" }, { "print", "prim", "Print" },
+    { "torch.autograd.grad", "aten", "grad" }, { "torch.autograd.backward", "aten", "backward" },
+    { "len", "aten", "len" },
+  };
+
+  for (guint k = 0; k < G_N_ELEMENTS (builtins); k++)
+    if (strcmp (dotted, builtins[k].name) == 0)
+      {
+        *result = emit_op (ctx, builtins[k].domain, builtins[k].op, args, call->names, n_outputs, call->line);
+        return TRUE;
+      }
+  if (strcmp (dotted, "torch.cat") == 0 && n_outputs == 1)
+    {
+      *result = emit_cat (ctx, args, call->names, call->line);
+      return TRUE;
+    }
+  if (g_str_has_prefix (dotted, "torch.") && strchr (dotted + 6, '.') == NULL)
+    {
+      *result = emit_op (ctx, "aten", dotted + 6, args, call->names, n_outputs, call->line);
+      return TRUE;
+    }
+  if (g_str_has_prefix (dotted, "ops."))
+    {
+      g_auto(GStrv) parts = g_strsplit (dotted, ".", -1);
+      if (g_strv_length (parts) == 3)
+        {
+          *result = emit_op (ctx, parts[1], parts[2], args, call->names, n_outputs, call->line);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* Class.__new__(Class) of a class from code/: a new, empty object. NULL
+ * when dotted is not that. */
+static BValue *
+new_code_object (Ctx *ctx, const char *dotted)
+{
+  if (!g_str_has_prefix (dotted, "__torch__.") || !g_str_has_suffix (dotted, ".__new__"))
+    return NULL;
+  g_autofree char *cls = g_strndup (dotted, strlen (dotted) - strlen (".__new__"));
+  if (!lookup_class (ctx->b, cls))
+    return NULL;
+  BValue *object = bv_new (BV_MODULE);
+  object->qualname = g_steal_pointer (&cls);
+  object->path = g_strdup (ctx->object_path ? ctx->object_path : "");
+  object->attrs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) bv_unref);
+  return object;
+}
+
+/* A function of code/ (inlined) or a NamedTuple class, by qualified name. */
+static BValue *
+call_by_qualname (Ctx *ctx, ScriptNode *call, const char *qualname, GPtrArray *args)
+{
+  Builder *b = ctx->b;
+  FunctionInfo *fn = lookup_function (b, qualname);
+
+  if (fn)
+    return call_function (ctx, fn->def, fn->file, NULL, args, call->names, ctx->module_path, call->line);
+  ClassInfo *cls = lookup_class (b, qualname);
+  if (cls && cls->is_namedtuple)
+    {
+      BValue *tuple = bv_new (BV_TUPLE);
+      tuple->items = g_ptr_array_ref (args);
+      return tuple;
+    }
+  if (b->error && *b->error)
+    return NULL;
+  build_error (b, ctx->file, call->line, "cannot find %s in code/", qualname);
+  return NULL;
+}
+
 static BValue *
 eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
 {
-  Builder *b = ctx->b;
   ScriptNode *f = call->a;
   g_autofree char *dotted = script_node_dotted_name (f);
   const char *hint = ctx->hint;
@@ -1533,153 +1690,35 @@ eval_call (Ctx *ctx, ScriptNode *call, guint n_outputs)
     return eval_annotate (ctx, call);
   if (dotted && (strcmp (dotted, "unchecked_cast") == 0 || strcmp (dotted, "uninitialized") == 0 ||
                  strcmp (dotted, "isinstance") == 0))
-    {
-      gboolean cast = dotted[0] == 'u' && dotted[2] == 'c';
-      gboolean uninit = dotted[0] == 'u' && !cast;
-      g_autofree char *type = NULL;
-      g_autoptr(GPtrArray) args = bv_list ();
-      ScriptNode *type_node = uninit ? (call->items->len ? g_ptr_array_index (call->items, 0) : NULL)
-                            : cast ? (call->items->len == 2 ? g_ptr_array_index (call->items, 0) : NULL)
-                            : (call->items->len == 2 ? g_ptr_array_index (call->items, 1) : NULL);
-      if (type_node == NULL)
-        {
-          build_error (b, ctx->file, call->line, "%s() has the wrong number of arguments", dotted);
-          return NULL;
-        }
-      type = type_of (type_node);
-      if (!uninit)
-        {
-          BValue *v = eval (ctx, g_ptr_array_index (call->items, cast ? 1 : 0));
-          if (v == NULL)
-            return NULL;
-          if (cast && v->kind != BV_RUNTIME)
-            return v;
-          g_ptr_array_add (args, v);
-        }
-      ctx->hint = hint;
-      BValue *result = emit_op (ctx, "prim", uninit ? "Uninitialized" : cast ? "unchecked_cast" : "isinstance",
-                                args, NULL, 1, call->line);
-      if (result && !cast && !uninit)
-        {
-          GraftNode *node = result->value->producer;
-          graft_node_add_attribute (node, graft_attribute_new_string ("types", type));
-        }
-      else if (result)
-        {
-          set_value_type (result->value, type);
-          g_free (result->type);
-          result->type = g_strdup (type);
-        }
-      return result;
-    }
+    return eval_type_builtin (ctx, call, dotted, hint);
   if (dotted && strcmp (dotted, "getattr") == 0 && call->items->len == 2)
-    {
-      g_autoptr(BValue) base = eval (ctx, g_ptr_array_index (call->items, 0));
-      ScriptNode *name = g_ptr_array_index (call->items, 1);
-      if (base == NULL)
-        return NULL;
-      if (base->kind != BV_MODULE || name->kind != SCRIPT_STRING)
-        {
-          build_error (b, ctx->file, call->line, "getattr() on something that is not a module");
-          return NULL;
-        }
-      return module_attribute (ctx, base, name->s, call->line);
-    }
-
-  /* Method calls: (module).method(…) inline; anything else on a value is a CallMethod. */
+    return eval_getattr (ctx, call);
   if (f->kind == SCRIPT_ATTRIBUTE && (dotted == NULL || (!g_str_has_prefix (dotted, "torch.") &&
                                                          !g_str_has_prefix (dotted, "ops.") &&
                                                          !g_str_has_prefix (dotted, "__torch__."))))
-    {
-      g_autoptr(BValue) base = eval (ctx, f->a);
-      if (base == NULL)
-        return NULL;
-      g_autoptr(GPtrArray) args = eval_list (ctx, call->items);
-      if (args == NULL)
-        return NULL;
-      if (base->kind == BV_MODULE)
-        {
-          BValue *r = call_method (ctx, base, f->s, args, call->names, call->line);
-          return r;
-        }
-      g_ptr_array_insert (args, 0, bv_ref (base));
-      ctx->hint = hint;
-      BValue *r = emit_op (ctx, "prim", "CallMethod", args, NULL, n_outputs, call->line);
-      if (r && r->kind == BV_RUNTIME)
-        graft_node_add_attribute (r->value->producer, graft_attribute_new_string ("name", f->s));
-      return r;
-    }
+    return eval_method_call (ctx, call, n_outputs, hint);
 
   g_autoptr(GPtrArray) args = eval_list (ctx, call->items);
   if (args == NULL)
     return NULL;
   ctx->hint = hint;
 
-  if (dotted)
-    {
-      static const struct { const char *name; const char *domain; const char *op; } builtins[] = {
-        { "int", "aten", "Int" }, { "float", "aten", "Float" }, { "bool", "aten", "Bool" },
-        { "str", "aten", "str" }, { "sorted", "aten", "sorted" }, { "print", "prim", "Print" },
-        { "torch.autograd.grad", "aten", "grad" }, { "torch.autograd.backward", "aten", "backward" },
-        { "len", "aten", "len" },
-      };
-      for (guint k = 0; k < G_N_ELEMENTS (builtins); k++)
-        if (strcmp (dotted, builtins[k].name) == 0)
-          return emit_op (ctx, builtins[k].domain, builtins[k].op, args, call->names, n_outputs, call->line);
-      if (strcmp (dotted, "torch.cat") == 0 && n_outputs == 1)
-        return emit_cat (ctx, args, call->names, call->line);
-      if (g_str_has_prefix (dotted, "torch.") && strchr (dotted + 6, '.') == NULL)
-        return emit_op (ctx, "aten", dotted + 6, args, call->names, n_outputs, call->line);
-      if (g_str_has_prefix (dotted, "ops."))
-        {
-          g_auto(GStrv) parts = g_strsplit (dotted, ".", -1);
-          if (g_strv_length (parts) == 3)
-            return emit_op (ctx, parts[1], parts[2], args, call->names, n_outputs, call->line);
-        }
-    }
-
-  /* Class.__new__(Class): prim::CreateObject of a class from code/ */
-  if (dotted && g_str_has_prefix (dotted, "__torch__.") && g_str_has_suffix (dotted, ".__new__"))
-    {
-      g_autofree char *cls = g_strndup (dotted, strlen (dotted) - strlen (".__new__"));
-      if (lookup_class (b, cls))
-        {
-          BValue *object = bv_new (BV_MODULE);
-          object->qualname = g_steal_pointer (&cls);
-          object->path = g_strdup (ctx->object_path ? ctx->object_path : "");
-          object->attrs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) bv_unref);
-          return object;
-        }
-    }
+  BValue *result = NULL;
+  if (dotted && emit_named_op (ctx, call, dotted, args, n_outputs, &result))
+    return result;
+  if (dotted && (result = new_code_object (ctx, dotted)) != NULL)
+    return result;
 
   /* A function or class: by qualified name, or through a variable. */
-  g_autofree char *qualname = NULL;
   if (dotted && g_str_has_prefix (dotted, "__torch__."))
-    qualname = g_strdup (dotted);
-  else if (f->kind == SCRIPT_NAME)
+    return call_by_qualname (ctx, call, dotted, args);
+  if (f->kind == SCRIPT_NAME)
     {
       BValue *fv = scope_lookup (ctx->scope, f->s);
       if (fv && fv->kind == BV_FUNCTION)
-        qualname = g_strdup (fv->qualname);
+        return call_by_qualname (ctx, call, fv->qualname, args);
     }
-  if (qualname)
-    {
-      FunctionInfo *fn = lookup_function (b, qualname);
-      if (fn)
-        return call_function (ctx, fn->def, fn->file, NULL, args, call->names, ctx->module_path, call->line);
-      ClassInfo *cls = lookup_class (b, qualname);
-      if (cls && cls->is_namedtuple)
-        {
-          BValue *tuple = bv_new (BV_TUPLE);
-          tuple->items = g_ptr_array_ref (args);
-          return tuple;
-        }
-      if (b->error && *b->error)
-        return NULL;
-      build_error (b, ctx->file, call->line, "cannot find %s in code/", qualname);
-      return NULL;
-    }
-  build_error (b, ctx->file, call->line, "unsupported call to %s", dotted ? dotted : "an expression");
+  build_error (ctx->b, ctx->file, call->line, "unsupported call to %s", dotted ? dotted : "an expression");
   return NULL;
 }
 
