@@ -683,6 +683,30 @@ test_registry_entries (void)
   g_assert_null (graft_op_registry_lookup ("onnx::Upsample", 13));
 }
 
+/* Every entry of an ONNX domain carries its schema's parameter names,
+ * which the labels show ("W: 64×3×7×7"). */
+static void
+test_registry_parameter_names (void)
+{
+  g_autoptr(GPtrArray) all = graft_op_registry_list ();
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const GraftOpSchema *s = all->pdata[i];
+
+      if (g_str_has_prefix (s->name, "aten::") || g_str_has_prefix (s->name, "prim::"))
+        continue;
+      if (s->input_names == NULL || s->output_names == NULL)
+        g_error ("%s (since %d) has no parameter names", s->name, s->since);
+    }
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::Conv", 17, 1), ==, "W");
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::BatchNormalization", 15, 4), ==, "var");
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::Concat", 13, 5), ==, "inputs");
+  g_assert_null (graft_op_registry_input_name ("onnx::Relu", 14, 1));
+  g_assert_cmpstr (graft_op_registry_output_name ("onnx::MaxPool", 12, 1), ==, "Indices");
+  g_assert_null (graft_op_registry_input_name ("aten::conv2d", 0, 0));
+}
+
 static void
 test_static_inference_symbolic (void)
 {
@@ -831,6 +855,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/narrow-dtypes", test_narrow_dtypes);
   g_test_add_func ("/runtime/attention-checks", test_attention_checks);
   g_test_add_func ("/runtime/rms-normalization", test_rms_normalization);

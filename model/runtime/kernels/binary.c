@@ -400,18 +400,18 @@ kernel_bitwise_not (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define BIN(op, since) { "onnx::" op, since, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT }
+#define BIN(op, since, input_names, output_names) { "onnx::" op, since, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 #define ATEN_BIN(op) { "aten::" op, 0, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_binary[] = {
-  BIN ("Add", 1), BIN ("Sub", 1), BIN ("Mul", 1), BIN ("Div", 1), BIN ("Max", 1), BIN ("Min", 1),
-  BIN ("Sum", 1), BIN ("Mean", 1), BIN ("Equal", 1), BIN ("Less", 1), BIN ("Greater", 1),
-  BIN ("LessOrEqual", 12), BIN ("GreaterOrEqual", 12), BIN ("And", 1), BIN ("Or", 1), BIN ("Xor", 1),
-  BIN ("BitwiseAnd", 18), BIN ("BitwiseOr", 18), BIN ("BitwiseXor", 18), BIN ("BitShift", 11),
-  BIN ("Mod", 10), BIN ("PRelu", 1),
-  { "onnx::BitwiseNot", 18, 0, graft_infer_same_as_input, kernel_bitwise_not, 0 },
-  { "onnx::Pow", 1, 0, infer_binary, kernel_pow, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::Where", 9, 0, infer_where, kernel_where, 0 },
+  BIN ("Add", 1, "A B", "C"), BIN ("Sub", 1, "A B", "C"), BIN ("Mul", 1, "A B", "C"), BIN ("Div", 1, "A B", "C"), BIN ("Max", 1, "data_0...", "max"), BIN ("Min", 1, "data_0...", "min"),
+  BIN ("Sum", 1, "data_0...", "sum"), BIN ("Mean", 1, "data_0...", "mean"), BIN ("Equal", 1, "A B", "C"), BIN ("Less", 1, "A B", "C"), BIN ("Greater", 1, "A B", "C"),
+  BIN ("LessOrEqual", 12, "A B", "C"), BIN ("GreaterOrEqual", 12, "A B", "C"), BIN ("And", 1, "A B", "C"), BIN ("Or", 1, "A B", "C"), BIN ("Xor", 1, "A B", "C"),
+  BIN ("BitwiseAnd", 18, "A B", "C"), BIN ("BitwiseOr", 18, "A B", "C"), BIN ("BitwiseXor", 18, "A B", "C"), BIN ("BitShift", 11, "X Y", "Z"),
+  BIN ("Mod", 10, "A B", "C"), BIN ("PRelu", 1, "X slope", "Y"),
+  { "onnx::BitwiseNot", 18, 0, graft_infer_same_as_input, kernel_bitwise_not, 0, "X", "Y" },
+  { "onnx::Pow", 1, 0, infer_binary, kernel_pow, GRAFT_OP_HALF_AS_FLOAT, "X Y", "Z" },
+  { "onnx::Where", 9, 0, infer_where, kernel_where, 0, "condition X Y", "output" },
   ATEN_BIN ("add"), ATEN_BIN ("add_"), ATEN_BIN ("sub"), ATEN_BIN ("sub_"), ATEN_BIN ("mul"),
   ATEN_BIN ("mul_"), ATEN_BIN ("div"), ATEN_BIN ("div_"), ATEN_BIN ("maximum"), ATEN_BIN ("minimum"),
   ATEN_BIN ("eq"), ATEN_BIN ("lt"), ATEN_BIN ("gt"), ATEN_BIN ("le"), ATEN_BIN ("ge"),

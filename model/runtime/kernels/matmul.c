@@ -411,12 +411,12 @@ kernel_gemm (GraftKernelContext *ctx, GError **error)
                      out, error);
 }
 
-#define OP(name, since, infer, kernel, flags) { "onnx::" name, since, 0, infer, kernel, flags }
+#define OP(name, since, infer, kernel, flags, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, flags, input_names, output_names }
 
 const GraftOpSchema graft_ops_matmul[] = {
-  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT),
-  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT),
-  OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0),
-  OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0),
+  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT, "A B", "Y"),
+  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT, "A B C", "Y"),
+  OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0, "A B a_zero_point b_zero_point", "Y"),
+  OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0, "a a_scale a_zero_point b b_scale b_zero_point y_scale y_zero_point", "y"),
   { NULL }
 };

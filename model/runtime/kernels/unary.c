@@ -350,24 +350,24 @@ kernel_swiglu (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define UNARY(op, since) { "onnx::" op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
+#define UNARY(op, since, input_names, output_names) { "onnx::" op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 #define ATEN_UNARY(op) { "aten::" op, 0, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_unary[] = {
-  UNARY ("Abs", 1), UNARY ("Neg", 1), UNARY ("Floor", 1), UNARY ("Ceil", 1), UNARY ("Round", 11),
-  UNARY ("Sqrt", 1), UNARY ("Exp", 1), UNARY ("Log", 1), UNARY ("Reciprocal", 1),
-  UNARY ("Sin", 7), UNARY ("Cos", 7), UNARY ("Tan", 7), UNARY ("Asin", 7), UNARY ("Acos", 7),
-  UNARY ("Atan", 7), UNARY ("Sinh", 9), UNARY ("Cosh", 9), UNARY ("Tanh", 1), UNARY ("Asinh", 9),
-  UNARY ("Acosh", 9), UNARY ("Atanh", 9), UNARY ("Erf", 9), UNARY ("Sign", 9), UNARY ("Sigmoid", 1),
-  UNARY ("Relu", 1), UNARY ("LeakyRelu", 1), UNARY ("Elu", 1), UNARY ("Selu", 1), UNARY ("Celu", 12),
-  UNARY ("HardSigmoid", 1), UNARY ("HardSwish", 14), UNARY ("Softplus", 1), UNARY ("Softsign", 1),
-  UNARY ("Mish", 18), UNARY ("ThresholdedRelu", 10), UNARY ("Shrink", 9), UNARY ("Gelu", 20),
-  UNARY ("Swish", 24),
-  { "onnx::SwiGLU", 28, 0, infer_unary, kernel_swiglu, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0 },
-  { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0 },
-  { "onnx::Not", 1, 0, infer_unary, kernel_not, 0 },
-  { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
+  UNARY ("Abs", 1, "X", "Y"), UNARY ("Neg", 1, "X", "Y"), UNARY ("Floor", 1, "X", "Y"), UNARY ("Ceil", 1, "X", "Y"), UNARY ("Round", 11, "X", "Y"),
+  UNARY ("Sqrt", 1, "X", "Y"), UNARY ("Exp", 1, "input", "output"), UNARY ("Log", 1, "input", "output"), UNARY ("Reciprocal", 1, "X", "Y"),
+  UNARY ("Sin", 7, "input", "output"), UNARY ("Cos", 7, "input", "output"), UNARY ("Tan", 7, "input", "output"), UNARY ("Asin", 7, "input", "output"), UNARY ("Acos", 7, "input", "output"),
+  UNARY ("Atan", 7, "input", "output"), UNARY ("Sinh", 9, "input", "output"), UNARY ("Cosh", 9, "input", "output"), UNARY ("Tanh", 1, "input", "output"), UNARY ("Asinh", 9, "input", "output"),
+  UNARY ("Acosh", 9, "input", "output"), UNARY ("Atanh", 9, "input", "output"), UNARY ("Erf", 9, "input", "output"), UNARY ("Sign", 9, "input", "output"), UNARY ("Sigmoid", 1, "X", "Y"),
+  UNARY ("Relu", 1, "X", "Y"), UNARY ("LeakyRelu", 1, "X", "Y"), UNARY ("Elu", 1, "X", "Y"), UNARY ("Selu", 1, "X", "Y"), UNARY ("Celu", 12, "X", "Y"),
+  UNARY ("HardSigmoid", 1, "X", "Y"), UNARY ("HardSwish", 14, "X", "Y"), UNARY ("Softplus", 1, "X", "Y"), UNARY ("Softsign", 1, "input", "output"),
+  UNARY ("Mish", 18, "X", "Y"), UNARY ("ThresholdedRelu", 10, "X", "Y"), UNARY ("Shrink", 9, "input", "output"), UNARY ("Gelu", 20, "X", "Y"),
+  UNARY ("Swish", 24, "X", "Y"),
+  { "onnx::SwiGLU", 28, 0, infer_unary, kernel_swiglu, GRAFT_OP_HALF_AS_FLOAT, "A B", "Y" },
+  { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0, "X", "Y" },
+  { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0, "X", "Y" },
+  { "onnx::Not", 1, 0, infer_unary, kernel_not, 0, "X", "Y" },
+  { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT, "input min max", "output" },
   { "aten::clamp", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
   { "aten::clamp_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
   { "aten::hardtanh", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
