@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "analysis/sym-dim.h"
 #include "runtime/narrow-dtype.h"
 
 void
@@ -188,12 +189,11 @@ infer_flatten (GraftInferContext *ctx, GError **error)
     axis += rank;
   if (axis < 0 || axis > rank)
     return graft_kernel_fail (error, "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis, rank);
-  GraftShape first = { axis, in->shape.dims }, second = { rank - axis, in->shape.dims + axis };
-  gint64 a = graft_shape_get_numel (&first), b = graft_shape_get_numel (&second);
+  /* Symbolic products keep the batch: batch×512×1×1 gives batch×512. */
   GraftShape out;
   graft_shape_init (&out, 2);
-  out.dims[0] = a >= 0 ? graft_dim_fixed (a) : graft_dim_unknown ();
-  out.dims[1] = b >= 0 ? graft_dim_fixed (b) : graft_dim_unknown ();
+  out.dims[0] = graft_shape_get_dim_product (&in->shape, 0, axis);
+  out.dims[1] = graft_shape_get_dim_product (&in->shape, axis, rank);
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
@@ -695,12 +695,56 @@ slice_params (GraftInferContext *ctx, int rank, const GraftShape *shape, SliceSp
   return TRUE;
 }
 
+/* Which axes a Slice may cut, as far as that is known before its starts
+ * and ends are: exporters compute those at run time (attention heads),
+ * and every other dim, symbolic or not, passes through. */
+static void
+slice_cut_axes (GraftInferContext *ctx, int rank, gboolean *cut)
+{
+  GraftInferValue *axes_input = ctx->n_inputs > 3 ? graft_infer_input (ctx, 3) : NULL;
+  g_autofree gint64 *axes_values = NULL;
+  guint n_attr = 0;
+  gint64 n_axes;
+  const gint64 *axes = graft_node_attr_ints (ctx->node, "axes", &n_attr);
+
+  n_axes = n_attr;
+  if (axes == NULL && axes_input != NULL)
+    axes = axes_values = graft_infer_input_ints (ctx, 3, &n_axes);
+  for (int d = 0; d < rank; d++)
+    cut[d] = FALSE;
+  if (axes == NULL && (axes_input != NULL || graft_node_has_attr (ctx->node, "axes")))
+    {
+      /* Axes exist but are not known: any dim may be cut. */
+      for (int d = 0; d < rank; d++)
+        cut[d] = TRUE;
+      return;
+    }
+  if (axes == NULL)
+    {
+      /* Default axes: the first len(starts) dims. */
+      GraftInferValue *starts = graft_infer_input (ctx, 1);
+      guint n_starts = 0;
+      gint64 count = graft_node_attr_ints (ctx->node, "starts", &n_starts) ? n_starts
+                     : starts && starts->shape.rank == 1 && starts->shape.dims[0].kind == GRAFT_DIM_FIXED
+                       ? starts->shape.dims[0].value : rank;
+      for (gint64 d = 0; d < count && d < rank; d++)
+        cut[d] = TRUE;
+      return;
+    }
+  for (gint64 i = 0; i < n_axes; i++)
+    {
+      gint64 axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (axis >= 0 && axis < rank)
+        cut[axis] = TRUE;
+    }
+}
+
 static gboolean
 infer_slice (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *in = graft_infer_input (ctx, 0);
   SliceSpec spec;
-  gboolean known;
+  gboolean known, cut[GRAFT_RT_MAX_RANK];
   if (in->shape.rank < 0 || in->shape.rank > GRAFT_RT_MAX_RANK)
     {
       graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
@@ -708,10 +752,16 @@ infer_slice (GraftInferContext *ctx, GError **error)
     }
   if (!slice_params (ctx, in->shape.rank, &in->shape, &spec, &known, error))
     return FALSE;
+  slice_cut_axes (ctx, in->shape.rank, cut);
   GraftShape out;
   graft_shape_init (&out, in->shape.rank);
   for (int d = 0; d < out.rank; d++)
-    out.dims[d] = known && spec.size[d] >= 0 ? graft_dim_fixed (spec.size[d]) : graft_dim_unknown ();
+    {
+      if (known && spec.size[d] >= 0)
+        out.dims[d] = graft_dim_fixed (spec.size[d]);
+      else
+        out.dims[d] = cut[d] ? graft_dim_unknown () : in->shape.dims[d];
+    }
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
