@@ -1,6 +1,7 @@
 /* graft-cli edit IN -o OUT [edits]: applies model/edit operations in the
- * order given and saves the result as ONNX (atomically; never over IN
- * unless --overwrite). */
+ * order given, proves the dims they changed at other sizes (unless
+ * --no-verify), and saves the result as ONNX (atomically; never over IN
+ * unless --overwrite; not at all when the proof fails, unless --force). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,70 @@ parse_extract (const char *spec)
   return graft_edit_new_extract ((const char *const *) inputs, (const char *const *) outputs);
 }
 
+/* The dims all edits changed, each once, with its size before the first. */
+static GArray *
+collect_changed_dims (GPtrArray *edits)
+{
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (GraftDimCheckDim));
+
+  for (guint i = 0; i < edits->len; i++)
+    {
+      GArray *dims = graft_edit_get_changed_dims (g_ptr_array_index (edits, i));
+      for (guint j = 0; j < dims->len; j++)
+        {
+          GraftDimCheckDim *dim = &g_array_index (dims, GraftDimCheckDim, j);
+          gboolean merged = FALSE;
+
+          for (guint k = 0; k < all->len && !merged; k++)
+            {
+              GraftDimCheckDim *seen = &g_array_index (all, GraftDimCheckDim, k);
+              if ((merged = strcmp (seen->input, dim->input) == 0 && seen->axis == dim->axis))
+                seen->batch |= dim->batch;
+            }
+          if (!merged)
+            g_array_append_val (all, *dim);
+        }
+    }
+  return all;
+}
+
+/* Prints the check of the changed dims; FALSE when it failed. */
+static gboolean
+verify_edits (GraftModel *model, GPtrArray *edits, const char *in)
+{
+  g_autoptr(GArray) dims = collect_changed_dims (edits);
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) what = g_string_new (NULL);
+
+  if (dims->len == 0)
+    return TRUE;
+  for (guint i = 0; i < dims->len; i++)
+    {
+      GraftDimCheckDim *dim = &g_array_index (dims, GraftDimCheckDim, i);
+      g_string_append_printf (what, "%s%s:%d", i ? ", " : "", dim->input, dim->axis);
+      if (dim->traced > 0)
+        g_string_append_printf (what, " (traced %" G_GINT64_FORMAT "%s)", dim->traced, dim->batch ? ", a batch" : "");
+    }
+  printf ("Verify %s at other sizes\n", what->str);
+  check = graft_dim_check_run (model, (GraftDimCheckDim *) dims->data, dims->len, &error);
+  if (check == NULL)
+    {
+      graft_cli_print_error ("%s: cannot verify the edit: %s", in, error->message);
+      return FALSE;
+    }
+  for (guint i = 0; i < check->lines->len; i++)
+    printf ("  %s\n", (char *) g_ptr_array_index (check->lines, i));
+  if (!check->passed)
+    {
+      graft_cli_print_error ("%s: the edit is wrong at other sizes: %s", in, check->failure);
+      return FALSE;
+    }
+  printf ("%s: %s at other sizes (%u runs in Graft's runtime)\n",
+          check->complete ? "verified" : "partly verified, see what was not checked above", what->str, check->n_runs);
+  return TRUE;
+}
+
 static void
 print_usage (void)
 {
@@ -90,14 +155,19 @@ print_usage (void)
           "  --bypass NODE               connect NODE's input to its consumers and remove it\n"
           "  --delete NODE               remove NODE and everything depending on it\n"
           "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n"
-          "--overwrite allows OUT to be IN itself.\n");
+          "--overwrite allows OUT to be IN itself.\n"
+          "After --dynamic and --shape, the edited model is run at other sizes of the changed dims (1 and\n"
+          "primes) by shape inference and in Graft's runtime on random inputs, and a dim named like a\n"
+          "batch must keep samples apart. If that fails, the edit fails: exit status 1, nothing saved.\n"
+          "  --no-verify                 skip that check\n"
+          "  --force                     save even when the check fails (the exit status is still 1)\n");
 }
 
 int
 graft_cli_edit (int argc, char **argv)
 {
   const char *in = NULL, *out = NULL;
-  gboolean overwrite = FALSE;
+  gboolean overwrite = FALSE, verify = TRUE, force = FALSE, verified = TRUE;
   g_autoptr(GPtrArray) edits = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = NULL;
@@ -114,9 +184,12 @@ graft_cli_edit (int argc, char **argv)
           print_usage ();
           return 0;
         }
-      if (strcmp (arg, "--overwrite") == 0)
+      if (strcmp (arg, "--overwrite") == 0 || strcmp (arg, "--force") == 0 || strcmp (arg, "--verify") == 0
+          || strcmp (arg, "--no-verify") == 0)
         {
-          overwrite = TRUE;
+          overwrite |= strcmp (arg, "--overwrite") == 0;
+          force |= strcmp (arg, "--force") == 0;
+          verify = strcmp (arg, "--no-verify") == 0 ? FALSE : strcmp (arg, "--verify") == 0 ? TRUE : verify;
           continue;
         }
       if (arg[0] != '-')
@@ -190,12 +263,16 @@ graft_cli_edit (int argc, char **argv)
       for (guint j = 0; j < notes->len; j++)
         printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
     }
+  if (verify)
+    verified = verify_edits (model, edits, in);
+  if (!verified && !force)
+    return 1;
   if (!graft_onnx_write_file (model, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE,
                               &error))
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
-  printf ("saved %s\n", out);
-  return 0;
+  printf ("saved %s%s\n", out, verified ? "" : " although the check failed (--force)");
+  return verified ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "loader.h"
 #include "analysis/diagnostics.h"
+#include "analysis/lint-rules.h"
 
 static void
 print_json (GPtrArray *diagnostics)
@@ -68,6 +69,18 @@ print_text (const char *path, GPtrArray *diagnostics)
           counts[GRAFT_SEVERITY_INFO]);
 }
 
+static void
+print_rules (void)
+{
+  guint n_rules;
+  const GraftLintRule *rules = graft_lint_rules (&n_rules);
+
+  for (guint i = 0; i < n_rules; i++)
+    printf ("%-30s %-8s %s%s\n%32s%s\n", rules[i].id, graft_severity_to_string (rules[i].severity), rules[i].title,
+            rules[i].fix == GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC ? " (fix: make the dim dynamic)" : "", "",
+            rules[i].description);
+}
+
 int
 graft_cli_lint (int argc, char **argv)
 {
@@ -84,11 +97,18 @@ graft_cli_lint (int argc, char **argv)
         json = TRUE;
       else if (strcmp (argv[i], "--onnx-export") == 0)
         options.onnx_export_target = TRUE;
+      else if (strcmp (argv[i], "--list-rules") == 0)
+        {
+          print_rules ();
+          return 0;
+        }
       else if (strcmp (argv[i], "--help") == 0)
         {
           printf ("Usage: graft-cli lint FILE [--json] [--onnx-export]\n"
+                  "       graft-cli lint --list-rules\n"
                   "Lists unsupported ops, static input dims, baked shape constants and trace hazards.\n"
                   "--onnx-export: the TorchScript model is meant for torch.onnx.export.\n"
+                  "--list-rules: every rule with its usual severity, title and fix.\n"
                   "Exit status: 0 no errors, 1 errors found or unreadable file, 2 bad usage.\n");
           return 0;
         }

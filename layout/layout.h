@@ -18,7 +18,9 @@
 
 #include <gio/gio.h>
 #include "ir/graph.h"
-#include "loader.h"
+#include <gio/gio.h>
+#include "ir/model.h"
+#include "ir/model-error.h"
 #include "layout/graphviz.h"
 #include "layout/scene.h"
 

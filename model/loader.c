@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 
-G_DEFINE_QUARK (graft-model-error-quark, graft_model_error)
 
 /* torch.save before 1.6 starts with the pickled protocol-2 magic number
  * 0x1950a86a20f9469cfc6c. */

@@ -4,20 +4,9 @@
 
 #include <gio/gio.h>
 #include "ir/model.h"
+#include "ir/model-error.h"
 
 G_BEGIN_DECLS
-
-#define GRAFT_MODEL_ERROR (graft_model_error_quark ())
-GQuark graft_model_error_quark (void);
-
-typedef enum {
-  GRAFT_MODEL_ERROR_IO,            /* cannot read the file */
-  GRAFT_MODEL_ERROR_TRUNCATED,     /* file ends early */
-  GRAFT_MODEL_ERROR_MALFORMED,     /* not a valid file of its format */
-  GRAFT_MODEL_ERROR_UNSUPPORTED,   /* recognised but not loadable: the message says what it is and what to do */
-  GRAFT_MODEL_ERROR_UNSAFE,        /* refused for safety: external data outside the model folder, hostile sizes */
-  GRAFT_MODEL_ERROR_CANCELLED,
-} GraftModelError;
 
 typedef enum {
   GRAFT_FILE_KIND_UNKNOWN = 0,
@@ -33,7 +22,6 @@ typedef enum {
 GraftFileKind graft_sniff_file_kind (const guint8 *head, gsize head_len);
 
 /* cancellable may be NULL. Progress, if given, is called with a fraction in [0, 1]. */
-typedef void (*GraftProgressFunc) (double fraction, gpointer user_data);
 
 GraftModel *graft_model_load (const char *path,
                               GCancellable *cancellable,

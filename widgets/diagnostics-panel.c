@@ -1,4 +1,5 @@
 #include "diagnostics-panel.h"
+#include "analysis/lint-rules.h"
 
 #include <string.h>
 
@@ -118,7 +119,8 @@ severity_icon (GraftSeverity severity)
 }
 
 /* A row: severity icon, "rule · node" heading, wrapped message and a Make
- * Dynamic button shown when the diagnostic names an input axis. */
+ * Dynamic button shown when the rule's fix is that and the diagnostic
+ * names an input axis. */
 static void
 setup_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
 {
@@ -155,6 +157,14 @@ setup_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
   gtk_list_item_set_child (list_item, box);
 }
 
+static gboolean
+rule_offers_make_dynamic (const GraftDiagnostic *diagnostic)
+{
+  const GraftLintRule *rule = graft_lint_rule_lookup (diagnostic->rule);
+
+  return rule != NULL && rule->fix == GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC;
+}
+
 static void
 bind_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
 {
@@ -179,10 +189,16 @@ bind_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
   else
     heading = g_strdup (diagnostic->rule);
   gtk_label_set_text (GTK_LABEL (title), heading);
-  gtk_widget_set_tooltip_text (title, heading);
+  {
+    const GraftLintRule *rule = graft_lint_rule_lookup (diagnostic->rule);
+    g_autofree char *tooltip = rule != NULL ? g_strdup_printf ("%s — %s: %s", heading, rule->title, rule->description)
+                                            : g_strdup (heading);
+
+    gtk_widget_set_tooltip_text (title, tooltip);
+  }
   gtk_label_set_text (GTK_LABEL (message), diagnostic->message);
 
-  if (diagnostic->input != NULL && diagnostic->axis >= 0)
+  if (rule_offers_make_dynamic (diagnostic) && diagnostic->input != NULL && diagnostic->axis >= 0)
     {
       const char *symbol = graft_diagnostics_default_symbol (diagnostic->axis);
       g_autofree char *target = g_strdup_printf ("%s:%d=%s", diagnostic->input->name, diagnostic->axis, symbol);

@@ -3,6 +3,7 @@
  * reads the graph meanwhile) and after every edit, its marks on the canvas
  * and its list, and the Run pane with its timing overlay. */
 #include "window-private.h"
+#include "analysis/lint-rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +36,9 @@ graft_window_lint_finish (GAsyncResult *result, GError **error)
 static const char *
 badge_text (const char *rule)
 {
-  if (g_str_equal (rule, "unsupported-op"))
-    return "unsupported";
-  if (g_str_equal (rule, "static-input-dim"))
-    return "static dim";
-  if (g_str_equal (rule, "baked-shape-constant"))
-    return "baked shape";
-  if (g_str_has_prefix (rule, "trace-"))
-    return "trace";
-  if (g_str_equal (rule, "control-flow"))
-    return "control flow";
-  return rule;
+  const GraftLintRule *row = graft_lint_rule_lookup (rule);
+
+  return row != NULL ? row->badge : rule;
 }
 
 /* The timing overlay: the slowest nodes in error red, then warning, then

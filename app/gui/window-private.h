@@ -20,7 +20,7 @@ struct _GraftWindow
 {
   AdwApplicationWindow parent_instance;
 
-  /* template */
+  /* Template widgets (owned by the template, disposed with it) */
   AdwToastOverlay *toast_overlay;
   AdwSplitButton *open_button;
   AdwWindowTitle *window_title;
@@ -45,38 +45,37 @@ struct _GraftWindow
   GtkPaned *run_paned;
   GraftRunPane *run_pane;
 
+  /* Owned references */
   GSettings *settings;
-  GtkRecentManager *recent_manager;
   GMenu *recent_menu;
-
   GraftModel *model;
   GCancellable *load_cancellable;
-  guint loading_pulse_id;
   char *loading_path;
+  GPtrArray *diagnostics;           /* of the graph shown now (window-analysis.c) */
+  GraftEditHistory *history;        /* edits and saving (window-edits.c) */
+  char *title_base;                 /* file name shown in the title */
+  char *save_path;                  /* where Save writes; NULL until chosen */
+  GCancellable *check_cancellable;  /* while an edited graph is checked */
+  char *direction;                  /* behind the direction action */
 
+  /* Borrowed references */
+  GtkRecentManager *recent_manager; /* the default manager */
+  AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
+
+  /* State */
+  guint loading_pulse_id;
   /* Properties behind the stateful actions */
   gboolean show_names;
   gboolean show_attributes;
   gboolean show_shapes;
-  char *direction;
   gboolean find_visible;
   gboolean sidebar_visible;
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
-
-  /* Diagnostics of the graph shown now (window-analysis.c) */
-  GPtrArray *diagnostics;
-
-  /* Edits and saving (window-edits.c) */
-  GraftEditHistory *history;
-  char *title_base;         /* file name shown in the title */
-  char *save_path;          /* where Save writes; NULL until chosen */
   gboolean close_confirmed;
   gboolean close_after_save;
-  gboolean discard_confirmed;
-  GCancellable *check_cancellable;  /* while an edited graph is checked */  /* the user agreed to open over unsaved changes */
-  AdwToast *shape_toast;    /* "Run with New Shape", weak */
+  gboolean discard_confirmed;       /* the user agreed to open over unsaved changes */
 };
 
 /* window.c */

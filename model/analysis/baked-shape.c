@@ -1,6 +1,7 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "analysis/sym-dim.h"
+#include "runtime/op.h"
 
 #include <string.h>
 
@@ -37,6 +38,18 @@ graft_tensor_get_int (GraftTensor *tensor, gint64 index)
                    || tensor->dtype == GRAFT_DTYPE_INT32) && (v >> (8 * size - 1)) & 1)
     v |= ~(guint64) 0 << (8 * size);
   return (gint64) v;
+}
+
+char *
+graft_tensor_format_ints (GraftTensor *tensor)
+{
+  GString *out = g_string_new ("[");
+  gint64 n = graft_tensor_get_numel (tensor);
+
+  for (gint64 i = 0; i < n && i < 16; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "", graft_tensor_get_int (tensor, i));
+  g_string_append (out, n > 16 ? ", …]" : "]");
+  return g_string_free (out, FALSE);
 }
 
 gboolean
@@ -93,6 +106,25 @@ consumers_carry_probe (GraftValue *value)
           if (other != value && carries_probe (other))
             return TRUE;
         }
+    }
+  return FALSE;
+}
+
+/* TRUE if value, within a few nodes downstream, meets a value carrying
+ * the probe at the same node (arange(seq) → Cast → Unsqueeze → + x). */
+static gboolean
+meets_probe_downstream (GraftValue *value, int depth)
+{
+  if (value == NULL || depth <= 0)
+    return FALSE;
+  if (consumers_carry_probe (value))
+    return TRUE;
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+      for (guint j = 0; j < consumer->outputs->len; j++)
+        if (meets_probe_downstream (g_ptr_array_index (consumer->outputs, j), depth - 1))
+          return TRUE;
     }
   return FALSE;
 }
@@ -181,11 +213,15 @@ containing_element (const StaticIO *io, int d)
   return -1;
 }
 
-/* When Reshape splits input dim d (seq × batch → seq, batch), the one
- * output element of that split whose constant is a multiple of the traced
- * value; -1 when none or several are. */
+/* When Reshape splits input dim d (seq × batch → seq, batch), the output
+ * element of that split whose constant is a multiple of the traced value;
+ * -1 when none is. When several are (batch × heads = 2 × 4 → [2, 4], where
+ * 4 is 2 × 2 too) the outermost or innermost one, and *ambiguous is set:
+ * that is a preference, not a proof; the edit verifies the result at other
+ * sizes and reads the node the other way if it fails there. */
 static int
-split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
+split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, gboolean innermost,
+               gboolean *ambiguous)
 {
   gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
   int found = -1;
@@ -198,8 +234,9 @@ split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced)
           || io->out.dims[e].value == 1 || value <= 0 || value % traced != 0)
         continue;
       if (found >= 0)
-        return -1;
-      found = e;
+        *ambiguous = TRUE;
+      if (found < 0 || innermost)
+        found = e;
     }
   return found;
 }
@@ -222,7 +259,8 @@ add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, 
 }
 
 static void
-find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis)
+find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
+                 GraftSplitReadings *readings)
 {
   GraftValue *data = g_ptr_array_index (node->inputs, 0);
   GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
@@ -238,8 +276,15 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
 
       if (!graft_dim_mentions (&probed->dims[d], GRAFT_PROBE_SYMBOL))
         continue;
-      if ((e = containing_element (io, d)) < 0 && (e = split_element (io, d, tensor, traced)) < 0)
+      gboolean innermost = readings != NULL && readings->innermost != NULL
+                           && g_hash_table_contains (readings->innermost, GUINT_TO_POINTER (node->index + 1));
+      gboolean ambiguous = FALSE;
+
+      if ((e = containing_element (io, d)) < 0
+          && (e = split_element (io, d, tensor, traced, innermost, &ambiguous)) < 0)
         continue;
+      if (ambiguous && readings != NULL && readings->ambiguous != NULL)
+        g_array_append_val (readings->ambiguous, node->index);
       value = graft_tensor_get_int (tensor, e);
       /* -1 is computed and 0 copies: neither is baked. */
       if (value <= 0 || value != io->out.dims[e].value || value % traced != 0)
@@ -249,19 +294,75 @@ find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 t
     }
 }
 
+/* The axis along which tensor is arange(traced) (every other dim 1), or -1:
+ * position ids folded into a constant at export. */
+static int
+arange_axis (GraftTensor *tensor, gint64 traced)
+{
+  int axis = -1;
+
+  if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || graft_tensor_get_numel (tensor) != traced)
+    return -1;
+  for (int k = 0; k < tensor->rank; k++)
+    if (tensor->dims[k] == traced && axis < 0)
+      axis = k;
+    else if (tensor->dims[k] != 1)
+      return -1;
+  for (gint64 i = 0; axis >= 0 && i < traced; i++)
+    if (graft_tensor_get_int (tensor, i) != i)
+      return -1;
+  return axis;
+}
+
+/* Constants counting 0 .. traced - 1 that a node reads while none of its
+ * inputs carries the dim but its result meets it downstream: positions
+ * looked up in a table (Gather(table, arange)), the two ranges a causal
+ * mask compares (LessOrEqual). */
 static void
-find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis)
+find_aranges (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+{
+  if (node->outputs->len == 0 || g_ptr_array_index (node->outputs, 0) == NULL)
+    return;
+  for (guint i = 0; i < node->inputs->len; i++)
+    if (carries_probe (g_ptr_array_index (node->inputs, i)))
+      return;
+  if (node->op == g_intern_static_string ("onnx::Gather") && graft_node_attr_int (node, "axis", 0) != 0)
+    return;
+  if (!meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+    return;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      int e = arange_axis (graft_value_get_constant (g_ptr_array_index (node->inputs, i)), traced);
+
+      /* Gather's data is a table, not positions. */
+      if (e >= 0 && !(node->op == g_intern_static_string ("onnx::Gather") && i == 0))
+        {
+          add_baked (found, node, i, e, traced, 1, input, axis);
+          ((GraftBakedShape *) g_ptr_array_index (found, found->len - 1))->arange = TRUE;
+        }
+    }
+}
+
+static void
+find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
+              GraftSplitReadings *readings)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
   const char *op = node->op;
   StaticIO *io;
 
   if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
-    find_in_reshape (found, node, io, traced, input, axis);
-  else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
-      || op == g_intern_static_string ("onnx::Tile"))
+    find_in_reshape (found, node, io, traced, input, axis, readings);
+  else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Tile"))
     {
       if (carries_probe (data))
+        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
+    }
+  else if (op == g_intern_static_string ("onnx::Expand"))
+    {
+      /* Its data, or what its result meets (a causal mask expanded to the
+       * batch, then applied to the attention scores). */
+      if (carries_probe (data) || (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 2)))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::ConstantOfShape"))
@@ -269,8 +370,16 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
       if (node->outputs->len > 0 && consumers_carry_probe (g_ptr_array_index (node->outputs, 0)))
         add_matches (found, node, 0, traced, input, axis, NULL, NULL);
     }
+  else if (op == g_intern_static_string ("onnx::Range") && node->inputs->len >= 2)
+    {
+      /* arange(traced size): its limit, when what it counts meets the dim. */
+      if (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
+    }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
     add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);
+  else
+    find_aranges (found, node, traced, input, axis);
 }
 
 typedef struct {
@@ -318,6 +427,7 @@ typedef struct {
   gint64 traced;
   GraftValue *input;
   int axis;
+  GraftSplitReadings *readings;
 } Probe;
 
 /* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
@@ -334,7 +444,7 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis);
+  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
@@ -361,6 +471,12 @@ compare_by_position (gconstpointer a, gconstpointer b)
 
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
+{
+  return graft_find_baked_shapes_read (model, input, axis, NULL);
+}
+
+GPtrArray *
+graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReadings *readings)
 {
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
   GraftGraph *graph = graft_model_get_graph (model);
@@ -411,7 +527,7 @@ graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
    * transformer layer) in one run; the scan after it catches what depends
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
-  probe = (Probe) { found, found_nodes, static_io, traced, input, axis };
+  probe = (Probe) { found, found_nodes, static_io, traced, input, axis, readings };
   do
     {
       before = found->len;

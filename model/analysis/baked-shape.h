@@ -18,7 +18,8 @@ G_BEGIN_DECLS
 #define GRAFT_PROBE_SYMBOL "__graft_probe__"
 
 typedef struct {
-  GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Slice */
+  GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice,
+                             * or any op reading an arange(traced) constant (below) */
   guint shape_input;        /* node input holding the constant */
   GraftValue *constant;     /* that input (an initializer or a Constant output) */
   guint element;            /* index in the constant that holds the traced value */
@@ -27,10 +28,29 @@ typedef struct {
                              * the batch with heads: [16, 8, 16] with batch 2 → 4) */
   GraftValue *input;        /* the graph input and axis it came from */
   int axis;
+  gboolean arange;          /* the constant counts 0 .. traced - 1 along dim element
+                             * (positions, a causal mask's ranges), shape_input of any op */
 } GraftBakedShape;
 
-/* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed. */
+/* A Reshape can split a merged dim into several elements that are each a
+ * multiple of the traced size ([2, 4] from batch × heads with batch 2,
+ * [16, 2] from seq × batch): the dim is then read as the outermost of
+ * them, unless the node is listed in innermost. The search lists every
+ * node where it had that choice in ambiguous, so that a caller can probe
+ * the result and read them the other way. */
+typedef struct {
+  GHashTable *innermost;   /* node index in graph->nodes + 1 (GUINT_TO_POINTER); may be NULL */
+  GArray *ambiguous;       /* guint node indices, graph order; filled by the search; may be NULL */
+} GraftSplitReadings;
+
+/* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed.
+ * Splits are read outermost (exporters usually merge the batch as the
+ * major factor: b * heads + h). */
 GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
+/* As graft_find_baked_shapes(), reading splits as readings says (NULL:
+ * all outermost). */
+GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis,
+                                         GraftSplitReadings *readings);
 
 /* The constant's values if value is an integer initializer or the output
  * of an onnx::Constant node; NULL otherwise. */
@@ -38,6 +58,9 @@ GraftTensor *graft_value_get_constant (GraftValue *value);
 
 /* Element i of an integer tensor, exactly (doubles lose INT64_MAX). */
 gint64 graft_tensor_get_int (GraftTensor *tensor, gint64 index);
+
+/* "[16, 2, 64]" for an integer tensor (the first 16 elements, then "…"). */
+char *graft_tensor_format_ints (GraftTensor *tensor);
 
 /* TRUE if dim is, or is a product involving, symbol. */
 gboolean graft_dim_mentions (const GraftDim *dim, const char *symbol);

@@ -1,7 +1,12 @@
 #include "analysis/diagnostics.h"
 #include "analysis/diagnostics-private.h"
+#include "analysis/lint-rules.h"
 #include "analysis/baked-shape.h"
+#include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
+#include "edit/edit.h"
+#include "edit/graph-copy.h"
+#include "edit/graph-surgery.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 
@@ -40,9 +45,11 @@ GraftDiagnostic *
 graft_diagnostic_add (GPtrArray *list, const char *rule, GraftSeverity severity, GraftNode *node,
                       GraftValue *value, const char *format, ...)
 {
-  GraftDiagnostic *diagnostic = g_new0 (GraftDiagnostic, 1);
+  GraftDiagnostic *diagnostic;
   va_list args;
 
+  g_return_val_if_fail (graft_lint_rule_lookup (rule) != NULL, NULL);
+  diagnostic = g_new0 (GraftDiagnostic, 1);
   diagnostic->rule = rule;
   diagnostic->severity = severity;
   diagnostic->node = node;
@@ -113,7 +120,7 @@ check_op (GraftNode *node, gpointer user_data)
 }
 
 static void
-check_ops (GraftModel *model, GPtrArray *list)
+check_ops (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   OpCheck check = { model, list, g_hash_table_new (NULL, NULL) };
 
@@ -132,7 +139,7 @@ is_token_input (const GraftValue *value)
   return (value->dtype == GRAFT_DTYPE_INT64 || value->dtype == GRAFT_DTYPE_INT32) && value->shape.rank == 2;
 }
 
-static void
+static GraftDiagnostic *
 add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
 {
   g_autofree char *shape = graft_shape_to_string (&input->shape);
@@ -145,10 +152,43 @@ add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
                             axis == 0 ? "batch" : "sequence");
   d->input = input;
   d->axis = axis;
+  return d;
+}
+
+/* The symbol a trial gives a dim: not a batch by name, since lint cannot
+ * know what the dim means (dim 0 of a seq-first encoder is the sequence). */
+#define TRIAL_SYMBOL "lint_trial"
+
+/* When making input:axis dynamic fails its proof (on a copy), the baked
+ * size is one no rewrite repairs: say where and why, and what to change
+ * in the exporter. No fix is offered (input stays NULL): it would fail. */
+static gboolean
+check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *list)
+{
+  g_autoptr(GraftModel) trial = graft_model_copy (model);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic (input->name, axis, TRIAL_SYMBOL);
+  g_autoptr(GraftDimCheck) check = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftNode *node = NULL;
+
+  if (graft_edit_apply (edit, trial, &error))
+    check = graft_edit_verify (edit, trial, &error);
+  if (check != NULL && check->passed)
+    return TRUE;
+  if (check != NULL && check->failed_node != NULL)
+    node = graft_graph_find_node (graft_model_get_graph (model), check->failed_node);
+  graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, node, input,
+                        "input '%s' dim %d cannot be made dynamic by a rewrite: %s. Fix it where the model is "
+                        "exported: torch.onnx.export(..., dynamic_axes={'%s': {%d: '%s'}}) or torch.export "
+                        "dynamic_shapes, and sizes written as x.size(%d) (not int(...) or a Python number) so that "
+                        "the trace keeps them symbolic", input->name, axis,
+                        check != NULL ? check->failure : error->message, input->name, axis,
+                        axis == 0 ? "batch" : "sequence", axis);
+  return FALSE;
 }
 
 static void
-check_input_dims (GraftModel *model, GPtrArray *list)
+check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -158,30 +198,33 @@ check_input_dims (GraftModel *model, GPtrArray *list)
 
       if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
         continue;
-      if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 0, "dim 0 (usually the batch)");
-      if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 1, "dim 1 (the sequence length of a token input)");
+      for (int axis = 0; axis < 2; axis++)
+        {
+          if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || (axis == 1 && !is_token_input (input)))
+            continue;
+          GraftDiagnostic *d = add_static_dim (list, input, axis, axis == 0 ? "dim 0 (usually the batch)"
+                                                                            : "dim 1 (the sequence length of a "
+                                                                              "token input)");
+          if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX && !check_repairable (model, input, axis, list))
+            {
+              /* The edit it suggests would fail: offer none. */
+              char *cut = strstr (d->message, "; make it dynamic:");
+              char *message;
+
+              if (cut != NULL)
+                *cut = '\0';
+              message = g_strconcat (d->message, "; graft-cli edit cannot make it dynamic (see baked-shape-constant)",
+                                     NULL);
+              g_free (d->message);
+              d->message = message;
+              d->input = NULL;
+            }
+        }
     }
 }
 
-static char *
-format_constant (GraftTensor *tensor)
-{
-  GString *out = g_string_new ("[");
-  gint64 n = graft_tensor_get_numel (tensor);
-
-  for (gint64 i = 0; i < n && i < 16; i++)
-    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "",
-                            graft_tensor_get_int (tensor, i));
-  if (n > 16)
-    g_string_append (out, ", …");
-  g_string_append_c (out, ']');
-  return g_string_free (out, FALSE);
-}
-
 static void
-check_baked_shapes (GraftModel *model, GPtrArray *list)
+check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -204,7 +247,7 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
-              g_autofree char *values = format_constant (graft_value_get_constant (baked->constant));
+              g_autofree char *values = graft_tensor_format_ints (graft_value_get_constant (baked->constant));
               GraftDiagnostic *d;
 
               g_autofree char *what = baked->multiplier == 1
@@ -226,6 +269,47 @@ check_baked_shapes (GraftModel *model, GPtrArray *list)
     }
 }
 
+static const GraftLintRule lint_rules[] = {
+  { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
+    "a node in a non-standard domain or one the model does not import (error), or with no kernel in Graft's "
+    "runtime (warning)", check_ops, GRAFT_LINT_FIX_NONE },
+  { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
+    "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs)",
+    check_input_dims, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
+  { "baked-shape-constant", GRAFT_SEVERITY_WARNING, "Baked shape constant", "baked shape",
+    "a shape constant holding an input dim's traced value", check_baked_shapes, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
+  /* The TorchScript rules: warnings when the module may be a trace (no
+   * prim::If/Loop), notes in scripted modules unless meant for ONNX export. */
+  { "trace-python-number", GRAFT_SEVERITY_WARNING, "Tensor turned into a Python number", "trace",
+    "TorchScript: aten::item/Int/Float... whose Python arithmetic a trace freezes", graft_check_trace_hazards,
+    GRAFT_LINT_FIX_NONE },
+  { "trace-frozen-size", GRAFT_SEVERITY_WARNING, "Frozen size list", "trace",
+    "TorchScript: a constant size list with a fixed leading dim in view/reshape/expand...", NULL,
+    GRAFT_LINT_FIX_NONE },
+  { "trace-shape-inplace", GRAFT_SEVERITY_WARNING, "In-place op on a shape value", "trace",
+    "TorchScript: an in-place op on a value derived from a shape", NULL, GRAFT_LINT_FIX_NONE },
+  { "trace-flattened-control-flow", GRAFT_SEVERITY_WARNING, "Branch on tensor data", "trace",
+    "TorchScript: aten::Bool/is_nonzero, a branch on data decided once at trace time", NULL, GRAFT_LINT_FIX_NONE },
+  { "control-flow", GRAFT_SEVERITY_INFO, "Scripted control flow", "control flow",
+    "TorchScript prim::If/prim::Loop (a warning when the target is ONNX export)", NULL, GRAFT_LINT_FIX_NONE },
+};
+
+const GraftLintRule *
+graft_lint_rules (guint *n_rules)
+{
+  *n_rules = G_N_ELEMENTS (lint_rules);
+  return lint_rules;
+}
+
+const GraftLintRule *
+graft_lint_rule_lookup (const char *id)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (lint_rules); i++)
+    if (strcmp (lint_rules[i].id, id) == 0)
+      return &lint_rules[i];
+  return NULL;
+}
+
 GPtrArray *
 graft_lint_model (GraftModel *model, const GraftLintOptions *options)
 {
@@ -236,11 +320,14 @@ graft_lint_model (GraftModel *model, const GraftLintOptions *options)
     options = &defaults;
   if (graft_model_get_graph (model) == NULL)
     return list;
-  check_ops (model, list);
-  check_input_dims (model, list);
-  check_baked_shapes (model, list);
-  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT)
-    graft_check_trace_hazards (model, options, list);
+  {
+    guint n_rules;
+    const GraftLintRule *rules = graft_lint_rules (&n_rules);
+
+    for (guint i = 0; i < n_rules; i++)
+      if (rules[i].check != NULL)
+        rules[i].check (model, options, list);
+  }
   /* The probe runs leave probe shapes behind: infer the real ones last. */
   graft_shape_inference_run (model, NULL);
   /* Stable: equal severities keep their graph order. */

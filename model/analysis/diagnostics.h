@@ -1,30 +1,7 @@
 /* Lint: problems that stop a model from being deployed as it is, each with
  * a stable rule id, a severity, the node and/or value it concerns and a
- * message that says what to do.
- *
- * Rules:
- *   unsupported-op          a node in a non-standard domain (error), in a
- *                           domain the model does not import (error), or
- *                           with no kernel in Graft's runtime (warning)
- *   static-input-dim        a graph input with a fixed batch (dim 0 of rank
- *                           >= 2) or sequence length (dim 1 of integer
- *                           token inputs) (warning)
- *   baked-shape-constant    a shape constant holding an input dim's traced
- *                           value (warning)
- *   trace-*                 (below) are warnings when the module may be a
- *                           trace (no prim::If/Loop); in scripted modules
- *                           notes, or warnings with onnx_export_target
- *   trace-python-number     TorchScript: a tensor turned into a Python
- *                           number (aten::item/Int/Float...)
- *   trace-frozen-size       TorchScript: a constant size list with a fixed
- *                           leading dim in view/reshape/expand...
- *   trace-shape-inplace     TorchScript: an in-place op on a value derived
- *                           from a shape
- *   trace-flattened-control-flow  TorchScript: aten::Bool/is_nonzero, a branch
- *                           on data decided once at trace time
- *   control-flow            TorchScript prim::If/prim::Loop (info; warning
- *                           when the target is ONNX export)
- */
+ * message that says what to do. The rules are the table of
+ * analysis/lint-rules.h. */
 #pragma once
 
 #include "ir/model.h"

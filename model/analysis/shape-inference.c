@@ -483,7 +483,7 @@ rule_tile (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
-typedef enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV } Arith;
+typedef enum { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV, ARITH_MOD } Arith;
 
 static GraftDim
 arith_dim (Arith arith, GraftDim a, GraftDim b)
@@ -499,6 +499,11 @@ arith_dim (Arith arith, GraftDim a, GraftDim b)
       if (fixed && b.value != 0)
         return graft_dim_fixed (a.value / b.value);
       return graft_dim_divide (a, b);
+    case ARITH_MOD:
+      /* Exporters compute axis indices this way ((i + rank) % rank). */
+      if (fixed && b.value != 0)
+        return graft_dim_fixed (((a.value % b.value) + b.value) % b.value);
+      return graft_dim_unknown ();
     case ARITH_ADD:
       return fixed ? graft_dim_fixed (a.value + b.value) : graft_dim_unknown ();
     default:
@@ -532,6 +537,161 @@ rule_arith (Inferer *inferer, GraftNode *node, Output *out, Arith arith)
   return TRUE;
 }
 
+/* One element of Slice's starts/ends/axes/steps: from the attribute
+ * (opset < 10) or the input; fallback when absent. FALSE when unknown. */
+static gboolean
+slice_parameter (Inferer *inferer, GraftNode *node, const char *name, guint input, gint64 fallback, gint64 *value)
+{
+  guint n_attr;
+  const gint64 *attr = graft_node_attr_ints (node, name, &n_attr);
+  GraftValue *v = node_input (node, input);
+  GArray *data;
+
+  if (attr != NULL)
+    {
+      if (n_attr != 1)
+        return FALSE;
+      *value = attr[0];
+      return TRUE;
+    }
+  if (v == NULL)
+    {
+      *value = fallback;
+      return TRUE;
+    }
+  data = lookup_data (inferer, v);
+  if (data == NULL || data->len != 1 || g_array_index (data, GraftDim, 0).kind != GRAFT_DIM_FIXED)
+    return FALSE;
+  *value = g_array_index (data, GraftDim, 0).value;
+  return TRUE;
+}
+
+/* Slice of a shape vector (exporters take Shape(x)[:-2] and Shape(x)[-1:]
+ * to rebuild a shape): the elements follow, symbols and all. */
+static gboolean
+rule_slice (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *data = lookup_data (inferer, x);
+  gint64 start, end, axis, step, n;
+  GArray *sliced;
+
+  if (data == NULL || known_shape (x)->rank != 1
+      || !slice_parameter (inferer, node, "starts", 1, 0, &start)
+      || !slice_parameter (inferer, node, "ends", 2, G_MAXINT64, &end)
+      || !slice_parameter (inferer, node, "axes", 3, 0, &axis)
+      || !slice_parameter (inferer, node, "steps", 4, 1, &step) || (axis != 0 && axis != -1) || step != 1)
+    return FALSE;
+  n = data->len;
+  if (start < 0)
+    start += n;
+  if (end < 0)
+    end += n;
+  start = CLAMP (start, 0, n);
+  end = CLAMP (end, start, n);
+  sliced = dims_new ();
+  g_array_append_vals (sliced, &g_array_index (data, GraftDim, start), end - start);
+  output_set_vector (out, known_dtype (x), sliced);
+  return TRUE;
+}
+
+/* Constant data: the integer fill of ConstantOfShape, Equal and Where
+ * over known vectors. torch writes expand(-1 → keep) as
+ * Where(Equal(shape, -1), ones, shape) over constants; following it lets
+ * an Expand's target be seen (and folded by the repairs). */
+static gboolean
+rule_constant_of_shape_data (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *target = lookup_data (inferer, node_input (node, 0));
+  g_autofree gint64 *dims = fixed_data (target);
+  GraftAttribute *value = graft_node_get_attribute (node, "value");
+  gint64 fill = 0;
+
+  if (dims == NULL || target->len != 1 || dims[0] < 0 || dims[0] > 64)
+    return rule_shape_from_data (inferer, node, out, 0, FALSE);
+  if (value != NULL && value->t != NULL)
+    {
+      if (!graft_dtype_is_integer (value->t->dtype) || graft_tensor_get_numel (value->t) != 1)
+        return rule_shape_from_data (inferer, node, out, 0, FALSE);
+      fill = graft_tensor_get_int (value->t, 0);
+    }
+  out->data = dims_new ();
+  for (gint64 i = 0; i < dims[0]; i++)
+    {
+      GraftDim d = graft_dim_fixed (fill);
+      g_array_append_val (out->data, d);
+    }
+  output_set_vector (out, value && value->t ? value->t->dtype : GRAFT_DTYPE_FLOAT32, out->data);
+  return TRUE;
+}
+
+/* Element i of data broadcast to n elements (a vector or one element). */
+static GraftDim *
+broadcast_element (GArray *data, guint i)
+{
+  return &g_array_index (data, GraftDim, data->len == 1 ? 0 : i);
+}
+
+static gboolean
+rule_equal_where (Inferer *inferer, GraftNode *node, Output *out, gboolean where)
+{
+  GArray *a = lookup_data (inferer, node_input (node, 0));
+  GArray *b = lookup_data (inferer, node_input (node, 1));
+  GArray *c = where ? lookup_data (inferer, node_input (node, 2)) : NULL;
+  guint n;
+
+  if (a == NULL || b == NULL || (where && c == NULL))
+    return FALSE;
+  n = MAX (MAX (a->len, b->len), c ? c->len : 1);
+  if ((a->len != n && a->len != 1) || (b->len != n && b->len != 1) || (c && c->len != n && c->len != 1)
+      || known_shape (node_input (node, 0))->rank > 1)
+    return FALSE;
+  out->data = dims_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      GraftDim *x = broadcast_element (a, i), *y = broadcast_element (b, i);
+      GraftDim d;
+
+      if (x->kind != GRAFT_DIM_FIXED || (!where && y->kind != GRAFT_DIM_FIXED))
+        {
+          g_clear_pointer (&out->data, g_array_unref);
+          return FALSE;
+        }
+      if (where)
+        d = x->value ? *y : *broadcast_element (c, i);
+      else
+        d = graft_dim_fixed (x->value == y->value);
+      g_array_append_val (out->data, d);
+    }
+  output_set_vector (out, where ? known_dtype (node_input (node, 1)) : GRAFT_DTYPE_BOOL, out->data);
+  return TRUE;
+}
+
+/* Range(0, n, 1) has n elements, n possibly symbolic (arange(seq)). */
+static gboolean
+rule_range (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *start = lookup_data (inferer, node_input (node, 0));
+  GArray *limit = lookup_data (inferer, node_input (node, 1));
+  GArray *delta = lookup_data (inferer, node_input (node, 2));
+  GraftDim *s, *l, *d;
+  GraftShape shape;
+
+  if (start == NULL || limit == NULL || delta == NULL || start->len != 1 || limit->len != 1 || delta->len != 1)
+    return FALSE;
+  s = &g_array_index (start, GraftDim, 0);
+  l = &g_array_index (limit, GraftDim, 0);
+  d = &g_array_index (delta, GraftDim, 0);
+  if (s->kind != GRAFT_DIM_FIXED || s->value != 0 || d->kind != GRAFT_DIM_FIXED || d->value != 1
+      || l->kind != GRAFT_DIM_SYMBOLIC)
+    return FALSE;   /* fixed ranges are the registry's */
+  graft_shape_init (&shape, 1);
+  shape.dims[0] = *l;
+  output_set (out, known_dtype (node_input (node, 0)), &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
 static gboolean
 apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
 {
@@ -560,7 +720,11 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
   if (op == g_intern_static_string ("onnx::Expand"))
     return rule_shape_from_data (inferer, node, out, 1, TRUE);
   if (op == g_intern_static_string ("onnx::ConstantOfShape"))
-    return rule_shape_from_data (inferer, node, out, 0, FALSE);
+    return rule_constant_of_shape_data (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Equal"))
+    return rule_equal_where (inferer, node, out, FALSE);
+  if (op == g_intern_static_string ("onnx::Where"))
+    return rule_equal_where (inferer, node, out, TRUE);
   if (op == g_intern_static_string ("onnx::Tile"))
     return rule_tile (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Mul"))
@@ -571,6 +735,12 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_arith (inferer, node, out, ARITH_ADD);
   if (op == g_intern_static_string ("onnx::Sub"))
     return rule_arith (inferer, node, out, ARITH_SUB);
+  if (op == g_intern_static_string ("onnx::Mod"))
+    return rule_arith (inferer, node, out, ARITH_MOD);
+  if (op == g_intern_static_string ("onnx::Slice"))
+    return rule_slice (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Range"))
+    return rule_range (inferer, node, out);
   return FALSE;
 }
 

@@ -8,7 +8,7 @@
  * Per node, in this order: the driver's own rules for the ops that carry
  * shape vectors as data (Shape, Gather, Unsqueeze, Squeeze, Concat, Cast,
  * Identity, Constant, Reshape, Expand, ConstantOfShape, Tile, and
- * Add/Sub/Mul/Div of integer shape data), which
+ * Add/Sub/Mul/Div/Mod and Slice of integer shape data, Range(0, n, 1)), which
  * track symbolic elements the registry cannot see; then the runtime
  * registry's inference function for the op and opset, which follows
  * symbolic dims too. A node neither knows leaves its outputs

@@ -139,3 +139,27 @@ graft_shape_get_dim_product (const GraftShape *shape, int start, int end)
     product = graft_dim_multiply (product, shape->dims[i]);
   return product;
 }
+
+gboolean
+graft_dim_evaluate (GraftDim dim, GHashTable *values, gint64 *size)
+{
+  Monomial m;
+  gboolean known;
+
+  if (!monomial_from_dim (dim, &m))
+    {
+      g_ptr_array_unref (m.factors);
+      return FALSE;
+    }
+  known = TRUE;
+  *size = m.coefficient;
+  for (guint i = 0; known && i < m.factors->len; i++)
+    {
+      gint64 *value = g_hash_table_lookup (values, g_ptr_array_index (m.factors, i));
+      known = value != NULL;
+      if (known)
+        *size *= *value;
+    }
+  g_ptr_array_unref (m.factors);
+  return known;
+}

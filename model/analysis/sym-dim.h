@@ -18,4 +18,9 @@ GraftDim graft_dim_divide (GraftDim a, GraftDim b);
 /* Product of dims [start, end) of shape; unknown if any is unknown. */
 GraftDim graft_shape_get_dim_product (const GraftShape *shape, int start, int end);
 
+/* The dim's size when each symbol has the gint64 in values (interned or
+ * plain char* symbol → gint64*): "batch*4" at batch 3 is 12. FALSE when the
+ * dim is unknown or names a symbol values lacks. */
+gboolean graft_dim_evaluate (GraftDim dim, GHashTable *values, gint64 *size);
+
 G_END_DECLS

@@ -138,6 +138,8 @@ graft_check_trace_hazards (GraftModel *model, const GraftLintOptions *options, G
   HazardCheck check = { options, list, GRAFT_SEVERITY_WARNING, "" };
   gboolean scripted = FALSE;
 
+  if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_TORCHSCRIPT)
+    return;
   graft_graph_foreach_node_recursive (graft_model_get_graph (model), find_control_flow, &scripted);
   if (scripted)
     {

@@ -40,6 +40,7 @@ typedef struct {
   GraftModel *model;
   GraftGraph *graph;
   GraftShapeInferenceSession *session;
+  GHashTable *node_names;   /* char* (owned) of the graph's nodes: new ones get unique names */
 } Repair;
 
 /* node's inputs and outputs as inference sees the graph now. */
@@ -112,8 +113,18 @@ static GraftNode *
 add_node_before (Repair *repair, GraftNode *before, const char *op_type, const char *suffix)
 {
   GraftGraph *graph = repair->graph;
-  g_autofree char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
-  GraftNode *node = graft_graph_add_node (graph, "", op_type, name);
+  char *name = g_strdup_printf ("%s/graft_%s", before->name[0] ? before->name : before->op_type, suffix);
+  GraftNode *node;
+
+  /* ONNX wants node names unique: a node repaired twice (two ranges read
+   * by one LessOrEqual) gets _2, _3... */
+  for (guint k = 2; g_hash_table_contains (repair->node_names, name); k++)
+    {
+      g_free (name);
+      name = g_strdup_printf ("%s/graft_%s_%u", before->name[0] ? before->name : before->op_type, suffix, k);
+    }
+  g_hash_table_add (repair->node_names, name);
+  node = graft_graph_add_node (graph, "", op_type, name);
 
   move_before (graph, node, before);
   node_changed (repair, node);
@@ -129,24 +140,21 @@ add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
   return value;
 }
 
-/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
- * the element follows the input's real dim at run time. */
+/* Gather(Shape(input), axis) × multiplier, computed right before node: a
+ * 1-element vector, or a scalar (what Range wants) when scalar is TRUE. */
 static GraftValue *
-build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
-                     int axis, gint64 multiplier)
+build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier, gboolean scalar)
 {
   /* Each new node goes right before node, so creation order is graph order. */
   GraftGraph *graph = repair->graph;
   GraftNode *shape = add_node_before (repair, node, "Shape", "shape");
   GraftNode *gather = add_node_before (repair, node, "Gather", "gather");
-  GraftNode *concat;
   gint64 index = axis;
-  GraftValue *shape_out, *dim, *out;
+  GraftValue *dim;
 
   graft_node_add_input (shape, input);
-  shape_out = add_output_value (graph, shape, "graft_shape");
-  graft_node_add_input (gather, shape_out);
-  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, FALSE));
+  graft_node_add_input (gather, add_output_value (graph, shape, "graft_shape"));
+  graft_node_add_input (gather, graft_graph_add_int64_constant (graph, "graft_axis", &index, 1, scalar));
   graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
   dim = add_output_value (graph, gather, "graft_dim");
   if (multiplier != 1)
@@ -154,10 +162,24 @@ build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guin
       /* The element is the dim times a constant (batch × heads). */
       GraftNode *mul = add_node_before (repair, node, "Mul", "mul");
       graft_node_add_input (mul, dim);
-      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, FALSE));
+      graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, scalar));
       dim = add_output_value (graph, mul, "graft_dim_scaled");
     }
-  concat = add_node_before (repair, node, "Concat", "concat");
+  dim->dtype = GRAFT_DTYPE_INT64;
+  return dim;
+}
+
+/* shape_input of node := Concat(C[:e], Gather(Shape(input), [axis]) × k, C[e+1:]):
+ * the element follows the input's real dim at run time. */
+static GraftValue *
+build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
+                     int axis, gint64 multiplier)
+{
+  GraftGraph *graph = repair->graph;
+  GraftValue *dim = build_input_dim (repair, node, input, axis, multiplier, FALSE);
+  GraftNode *concat = add_node_before (repair, node, "Concat", "concat");
+  GraftValue *out;
+
   if (e > 0)
     graft_node_add_input (concat, graft_graph_add_int64_constant (graph, "graft_shape_head", values, e, FALSE));
   graft_node_add_input (concat, dim);
@@ -266,6 +288,86 @@ aligned_entry (Repair *repair, GPtrArray *entries, guint n, const char *symbol)
   return first;
 }
 
+/* The constant entry reads (0 .. traced - 1 along one dim) becomes
+ * Reshape(Range(0, Shape(x)[axis], 1), its shape with -1 on that dim):
+ * positions and mask ranges count to the real size. */
+static gboolean
+count_to_input_dim (Repair *repair, GraftNode *node, GraftBakedShape *entry, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = repair->graph;
+  GraftTensor *tensor = graft_value_get_constant (entry->constant);
+  GraftNode *range;
+  GraftValue *counted, *shaped;
+  gint64 zero = 0, one = 1;
+  g_autofree gint64 *target = NULL;
+
+  if (tensor == NULL || tensor->dtype != GRAFT_DTYPE_INT64)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "%s '%s': the range it reads is not an int64 constant; rewrite it by hand", node->op_type,
+                   node->name);
+      return FALSE;
+    }
+  target = g_new (gint64, MAX (tensor->rank, 1));
+  range = add_node_before (repair, node, "Range", "range");
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_start", &zero, 1, TRUE));
+  graft_node_add_input (range, build_input_dim (repair, range, entry->input, entry->axis, 1, TRUE));
+  graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_delta", &one, 1, TRUE));
+  counted = add_output_value (graph, range, "graft_positions");
+  for (int k = 0; k < tensor->rank; k++)
+    target[k] = (guint) k == entry->element ? -1 : tensor->dims[k];
+  shaped = counted;
+  if (tensor->rank != 1)
+    {
+      GraftNode *reshape = add_node_before (repair, node, "Reshape", "reshape");
+      graft_node_add_input (reshape, counted);
+      graft_node_add_input (reshape, graft_graph_add_int64_constant (graph, "graft_positions_shape", target,
+                                                                     tensor->rank, FALSE));
+      shaped = add_output_value (graph, reshape, "graft_positions_shaped");
+    }
+  shaped->dtype = GRAFT_DTYPE_INT64;
+  replace_constant (repair, node, entry->shape_input, shaped);
+  g_ptr_array_add (notes, g_strdup_printf ("%s '%s': the range 0..%" G_GINT64_FORMAT " it reads now counts to "
+                                           "Shape(%s)[%d]", node->op_type, node->name, entry->traced - 1,
+                                           entry->input->name, entry->axis));
+  return TRUE;
+}
+
+/* Expand broadcasts: where its data already carries the dim, a target
+ * element of 1 keeps it. When that covers every element holding the
+ * traced size (a causal mask already seq × seq), the target becomes a
+ * plain constant; TRUE then. */
+static gboolean
+expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gint64 *values, guint n,
+                        const char *symbol, const char *before, GPtrArray *notes)
+{
+  GraftValue *data = g_ptr_array_index (node->inputs, 0);
+  GraftBakedShape *first = g_ptr_array_index (entries, 0);
+  const GraftShape *shape;
+  g_autofree char *after = NULL;
+
+  infer_through (repair, node);
+  shape = data->has_inferred ? &data->inferred_shape : &data->shape;
+  if (shape->rank < 0)
+    return FALSE;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      int aligned = (int) entry->element - ((int) n - shape->rank);
+
+      if (aligned < 0 || aligned >= shape->rank || !graft_dim_mentions (&shape->dims[aligned], symbol))
+        return FALSE;
+    }
+  for (guint i = 0; i < entries->len; i++)
+    values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = 1;
+  replace_constant (repair, node, first->shape_input,
+                    graft_graph_add_int64_constant (repair->graph, "graft_expand_shape", values, n, FALSE));
+  after = format_ints (values, n);
+  g_ptr_array_add (notes, g_strdup_printf ("Expand '%s': shape %s → %s (its data already follows %s:%d)", node->name,
+                                           before, after, first->input->name, first->axis));
+  return TRUE;
+}
+
 /* Repairs one node; entries are its GraftBakedShapes (several elements of
  * its constant may hold the traced value; the probe says which is the dim). */
 static gboolean
@@ -304,6 +406,28 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
       return TRUE;
     }
 
+  if (baked->arange)
+    {
+      for (guint i = 0; i < entries->len; i++)
+        if (!count_to_input_dim (repair, node, g_ptr_array_index (entries, i), notes, error))
+          return FALSE;
+      return TRUE;
+    }
+  if (op == g_intern_static_string ("onnx::Range"))
+    {
+      if (tensor->rank != 0 || tensor->dtype != GRAFT_DTYPE_INT64)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "Range '%s': its limit %s is not an int64 scalar; rewrite it by hand", node_name, before);
+          return FALSE;
+        }
+      replace_constant (repair, node, baked->shape_input,
+                        build_input_dim (repair, node, baked->input, baked->axis, baked->multiplier, TRUE));
+      g_ptr_array_add (notes, g_strdup_printf ("Range '%s': limit %" G_GINT64_FORMAT " now comes from Shape(%s)[%d]",
+                                               node_name, baked->traced, baked->input->name, baked->axis));
+      return TRUE;
+    }
+
   for (guint i = 0; op == g_intern_static_string ("onnx::Reshape") && i < entries->len; i++)
     {
       GraftBakedShape *entry = g_ptr_array_index (entries, i);
@@ -336,6 +460,9 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
                        node_name, before);
           return FALSE;
         }
+      if (op == g_intern_static_string ("onnx::Expand") && expand_keeps_data_dims (repair, node, entries, values, n,
+                                                                                     symbol, before, notes))
+        return TRUE;
       if (op != g_intern_static_string ("onnx::Reshape"))
         baked = aligned_entry (repair, entries, n, symbol);
       if (op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
@@ -458,18 +585,150 @@ checked_input_axis (GraftModel *model, const char *name, int axis, GError **erro
   return input;
 }
 
+/* TRUE if value is computed from constants only (no graph input, no
+ * Shape of anything): folding it cannot bake a size. */
 static gboolean
-make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GPtrArray *notes, GError **error)
+from_constants_only (GraftValue *value, GHashTable *seen)
+{
+  GraftNode *producer = value->producer;
+
+  if (value->is_graph_input && value->initializer == NULL)
+    return FALSE;
+  if (producer == NULL || graft_value_get_constant (value) != NULL || !g_hash_table_add (seen, value))
+    return TRUE;
+  if (producer->op == g_intern_static_string ("onnx::Shape") || producer->op == g_intern_static_string ("onnx::Size"))
+    return FALSE;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (producer->inputs, i);
+      if (in != NULL && !from_constants_only (in, seen))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+collect_producers (GraftValue *value, GraftGraph *graph, GHashTable *nodes)
+{
+  GraftNode *producer = value->producer;
+
+  if (producer == NULL || producer->graph != graph || !g_hash_table_add (nodes, producer))
+    return;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    if (g_ptr_array_index (producer->inputs, i) != NULL)
+      collect_producers (g_ptr_array_index (producer->inputs, i), graph, nodes);
+}
+
+static gboolean
+outputs_unused (GraftNode *node)
+{
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (node->outputs, i);
+      if (out != NULL && (out->consumers->len > 0 || out->is_graph_output))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Removes the nodes in computation (the producers of a value nobody uses
+ * any more) that nothing uses, until none is left: shared inputs go only
+ * when their last user went. */
+static void
+drop_unused_computation (GraftGraph *graph, GHashTable *computation)
+{
+  gboolean removed = TRUE;
+
+  while (removed)
+    {
+      GHashTableIter iter;
+      gpointer key;
+
+      removed = FALSE;
+      g_hash_table_iter_init (&iter, computation);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          GraftNode *node = key;
+          g_autoptr(GPtrArray) outputs = NULL;
+
+          if (!outputs_unused (node))
+            continue;
+          g_hash_table_iter_remove (&iter);
+          outputs = g_ptr_array_copy (node->outputs, NULL, NULL);
+          graft_graph_remove_node (graph, node);
+          for (guint i = 0; i < outputs->len; i++)
+            if (g_ptr_array_index (outputs, i) != NULL)
+              graft_graph_remove_value (graph, g_ptr_array_index (outputs, i));
+          removed = TRUE;
+          break;   /* the table changed under the iterator's feet */
+        }
+    }
+}
+
+/* Size inputs computed from constants (torch writes expand's target as
+ * Where(Equal(C, -1), ones, C)) become initializers, so that the search
+ * sees the traced size they hold and the repair can rewrite it. */
+static void
+fold_size_inputs (GraftModel *model, GPtrArray *notes)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  graft_shape_inference_run (model, NULL);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      guint at = node->op == g_intern_static_string ("onnx::ConstantOfShape") ? 0 : 1;
+      GraftValue *size = at < node->inputs->len ? g_ptr_array_index (node->inputs, at) : NULL;
+      g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+      GArray *data;
+      g_autofree gint64 *values = NULL;
+
+      if ((node->op != g_intern_static_string ("onnx::Expand") && node->op != g_intern_static_string ("onnx::Reshape")
+           && node->op != g_intern_static_string ("onnx::Tile") && at != 0)
+          || size == NULL || size->producer == NULL || graft_value_get_constant (size) != NULL
+          || !from_constants_only (size, seen) || (data = graft_shape_inference_get_data (model, size)) == NULL)
+        continue;
+      values = g_new (gint64, MAX (data->len, 1));
+      for (guint k = 0; k < data->len; k++)
+        {
+          GraftDim *d = &g_array_index (data, GraftDim, k);
+          if (d->kind != GRAFT_DIM_FIXED)
+            break;
+          values[k] = d->value;
+          if (k + 1 == data->len)
+            {
+              g_autofree char *text = format_ints (values, data->len);
+              g_autoptr(GHashTable) computation = g_hash_table_new (NULL, NULL);
+
+              collect_producers (size, graph, computation);
+              graft_node_set_input (node, at, graft_graph_add_int64_constant (graph, "graft_folded", values, data->len,
+                                                                             FALSE));
+              drop_unused_computation (graph, computation);
+              g_ptr_array_add (notes, g_strdup_printf ("%s '%s': its size input, computed from constants, folded "
+                                                       "to %s", node->op_type, node->name, text));
+            }
+        }
+    }
+}
+
+static gboolean
+make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GraftSplitReadings *readings,
+              GPtrArray *notes, GError **error)
 {
   GraftDim old = input->shape.dims[axis];
   g_autoptr(GPtrArray) baked = NULL;
   g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
   g_autoptr(GraftShapeInferenceSession) session = NULL;
-  Repair repair = { model, graft_model_get_graph (model), NULL };
+  g_autoptr(GHashTable) node_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Repair repair = { model, graft_model_get_graph (model), NULL, node_names };
+
+  for (guint i = 0; i < repair.graph->nodes->len; i++)
+    g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
-      baked = graft_find_baked_shapes (model, input, axis);
+      fold_size_inputs (model, notes);
+      baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */
       graft_shape_inference_run (model, NULL);
       for (guint i = 0; i < baked->len; i++)
@@ -512,14 +771,14 @@ valid_symbol (const char *symbol, GError **error)
 }
 
 gboolean
-graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, const char *symbol, GPtrArray *notes,
-                                GError **error)
+graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, const char *symbol,
+                                GraftSplitReadings *readings, GPtrArray *notes, GError **error)
 {
   GraftValue *input;
 
   if (!valid_symbol (symbol, error) || (input = checked_input_axis (model, name, axis, error)) == NULL)
     return FALSE;
-  return make_dynamic (model, input, axis, symbol, notes, error);
+  return make_dynamic (model, input, axis, symbol, readings, notes, error);
 }
 
 gboolean
@@ -552,7 +811,10 @@ graft_edit_do_set_input_shape (GraftModel *model, const char *name, int rank, co
       GraftDim *d = &input->shape.dims[i];
       g_autofree char *symbol = g_strdup_printf ("graft_dim_%d", i);
 
-      if (d->kind == GRAFT_DIM_FIXED && d->value != dims[i] && !make_dynamic (model, input, i, symbol, notes, error))
+      /* The sizes are fixed again at once: a split read the usual way
+       * (outermost) is checked by the caller's verification. */
+      if (d->kind == GRAFT_DIM_FIXED && d->value != dims[i]
+          && !make_dynamic (model, input, i, symbol, NULL, notes, error))
         return FALSE;
     }
   for (int i = 0; i < rank; i++)

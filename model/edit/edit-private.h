@@ -4,11 +4,14 @@
 #pragma once
 
 #include "edit/edit.h"
+#include "analysis/baked-shape.h"
 
 G_BEGIN_DECLS
 
+/* readings (may be NULL): how to read merged dims the repair could split
+ * two ways, and where it met them (analysis/baked-shape.h). */
 gboolean graft_edit_do_make_dim_dynamic (GraftModel *model, const char *input, int axis, const char *symbol,
-                                         GPtrArray *notes, GError **error);
+                                         GraftSplitReadings *readings, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
 gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);

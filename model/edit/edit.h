@@ -13,6 +13,7 @@
 #include <glib-object.h>
 #include "ir/model.h"
 #include "analysis/diagnostics.h"
+#include "analysis/dim-check.h"
 
 G_BEGIN_DECLS
 
@@ -39,8 +40,11 @@ G_DECLARE_FINAL_TYPE (GraftEdit, graft_edit, GRAFT, EDIT, GObject)
 
 /* input:axis becomes the symbol; shape constants that froze the traced
  * value are repaired (Reshape → -1 where that is exactly right, otherwise
- * Shape→Gather→Concat of the input's real dim); value_info and outputs are
- * re-inferred. */
+ * Shape→Gather→(Mul)→Concat of the input's real dim; Range limits from
+ * Shape→Gather); value_info and outputs are re-inferred. Where a merged
+ * dim could be split two ways, apply runs the result at other sizes
+ * (analysis/dim-check.h) and reads the blamed splits the other way. Apply
+ * does not prove the result: call graft_edit_verify(). */
 GraftEdit *graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol);
 /* Fixes every dim of input (rank must match); constants are repaired the
  * same way for the dims that change. */
@@ -69,5 +73,15 @@ gboolean graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error);
 /* What the last apply did beyond the obvious, one line each
  * ("Reshape '/Reshape': shape [2, 512] → [-1, 512]"). char*, borrowed. */
 GPtrArray *graft_edit_get_notes (GraftEdit *self);
+
+/* The input dims the last apply changed (GraftDimCheckDim, borrowed):
+ * for make-dynamic its dim, marked as a batch when its name says so; for
+ * set-shape each dim whose size changed. Empty for other edits. */
+GArray *graft_edit_get_changed_dims (GraftEdit *self);
+
+/* Proves the applied edit at other sizes of the dims it changed
+ * (analysis/dim-check.h) on a copy of model: a repair is only trusted
+ * once this passes. NULL with error when the edit is not applied. */
+GraftDimCheck *graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error);
 
 G_END_DECLS

@@ -161,3 +161,42 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
   graft_graph_update_group_counts (copy);
   return copy;
 }
+
+static GraftFunction *
+function_copy (const GraftFunction *function)
+{
+  GraftFunction *copy = g_new0 (GraftFunction, 1);
+
+  copy->name = g_strdup (function->name);
+  copy->domain = g_strdup (function->domain);
+  copy->doc_string = g_strdup (function->doc_string);
+  copy->attribute_names = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; function->attribute_names && i < function->attribute_names->len; i++)
+    g_ptr_array_add (copy->attribute_names, g_strdup (g_ptr_array_index (function->attribute_names, i)));
+  copy->body = function->body ? graft_graph_copy (function->body, NULL) : NULL;
+  /* Nothing changes a function's opset table after loading. */
+  copy->opsets = function->opsets ? g_hash_table_ref (function->opsets) : NULL;
+  return copy;
+}
+
+GraftModel *
+graft_model_copy (GraftModel *model)
+{
+  GraftModel *copy = graft_model_new (graft_model_get_format (model));
+  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GPtrArray *functions = graft_model_get_functions (model);
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  graft_model_set_path (copy, graft_model_get_path (model));
+  graft_model_set_ir_version (copy, graft_model_get_ir_version (model));
+  for (guint i = 0; i < domains->len; i++)
+    {
+      const char *domain = g_ptr_array_index (domains, i);
+      graft_model_set_opset (copy, domain, graft_model_get_opset (model, domain));
+    }
+  for (guint i = 0; i < functions->len; i++)
+    graft_model_add_function (copy, function_copy (g_ptr_array_index (functions, i)));
+  if (graph != NULL)
+    graft_model_set_graph (copy, graft_graph_copy (graph, NULL));
+  return copy;
+}

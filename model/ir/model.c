@@ -1,4 +1,5 @@
 #include "ir/model.h"
+#include "ir/model-error.h"
 
 #include <string.h>
 
@@ -27,6 +28,8 @@ struct _GraftModel {
   GPtrArray *tensors;
   GArray *keep_alive;
 };
+
+G_DEFINE_QUARK (graft-model-error-quark, graft_model_error)
 
 G_DEFINE_FINAL_TYPE (GraftModel, graft_model, G_TYPE_OBJECT)
 

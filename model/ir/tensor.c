@@ -1,5 +1,5 @@
 #include "ir/tensor.h"
-#include "loader.h"
+#include "ir/model-error.h"
 
 #include <math.h>
 #include <string.h>

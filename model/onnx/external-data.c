@@ -1,5 +1,5 @@
 #include "onnx/external-data.h"
-#include "loader.h"
+#include "ir/model-error.h"
 
 #include <errno.h>
 #include <stdlib.h>

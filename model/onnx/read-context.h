@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gio/gio.h>
-#include "loader.h"
+#include <gio/gio.h>
+#include "ir/model.h"
+#include "ir/model-error.h"
 
 G_BEGIN_DECLS
 

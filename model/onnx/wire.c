@@ -1,5 +1,5 @@
 #include "onnx/wire.h"
-#include "loader.h"
+#include "ir/model-error.h"
 #include "onnx.pb-c.h"
 
 #include <string.h>

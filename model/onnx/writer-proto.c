@@ -1,6 +1,6 @@
 #include "onnx/writer-proto.h"
 #include "onnx/type-proto.h"
-#include "loader.h"
+#include "ir/model-error.h"
 
 #include <string.h>
 

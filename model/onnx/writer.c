@@ -1,6 +1,6 @@
 #include "onnx/writer.h"
 #include "onnx/writer-proto.h"
-#include "loader.h"
+#include "ir/model-error.h"
 
 #include <errno.h>
 #include <fcntl.h>

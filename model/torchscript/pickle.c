@@ -1,7 +1,7 @@
 #include "torchscript/pickle.h"
 
 #include <string.h>
-#include "loader.h"
+#include "ir/model-error.h"
 
 #define MAX_MARKS 4096
 #define MAX_MEMO (1u << 24)

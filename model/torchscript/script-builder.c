@@ -1,7 +1,7 @@
 #include "torchscript/script-builder.h"
 
 #include <string.h>
-#include "loader.h"
+#include "ir/model-error.h"
 #include "torchscript/script-parser.h"
 
 /* ------------------------------------------------------------------ values
@@ -34,7 +34,9 @@ struct _BValue {
   char *qualname;
   char *type;          /* RUNTIME: static type as far as known ("Tensor", "Optional[Tensor]"), NULL if unknown */
   gboolean opaque;     /* RUNTIME: a parameter of a separately optimized callee (producer not visible) */
-  gboolean mutated;    /* RUNTIME list literal (items set) passed to a mutating op */
+  gboolean mutated;    /* RUNTIME list or dict literal passed to a mutating op */
+  gboolean dict_literal; /* RUNTIME made by a dict display: dict_entries key/value pairs */
+  guint dict_entries;
   GHashTable *attrs;   /* MODULE made by Class.__new__ (object NULL): char* → BValue* set by SetAttr */
 };
 
@@ -901,9 +903,10 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
   if (ctx->optimized && a && a->kind == BV_RUNTIME && !a->opaque && a->value->producer)
     {
       const char *producer = a->value->producer->op;
-      if ((strcmp (op, "Int") == 0 || strcmp (op, "Float") == 0) && n == 1 &&
+      if ((strcmp (op, "Int") == 0 || strcmp (op, "Float") == 0 || strcmp (op, "ScalarImplicit") == 0) && n == 1 &&
           strcmp (producer, "prim::NumToTensor") == 0 && a->value->producer->inputs->len == 1)
-        return bv_runtime_typed (g_ptr_array_index (a->value->producer->inputs, 0), op[0] == 'I' ? "int" : "float");
+        return bv_runtime_typed (g_ptr_array_index (a->value->producer->inputs, 0),
+                                 op[0] == 'I' ? "int" : op[0] == 'F' ? "float" : "number");
       if (strcmp (op, "dim") == 0 && n == 1)
         {
           if (strcmp (producer, "aten::conv1d") == 0)
@@ -930,6 +933,12 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
             return bv_ref (g_ptr_array_index (a->items, i));
         }
     }
+
+  /* dict idioms: len of a dict display that is never mutated (torch 2.x
+   * TransformerEncoderLayer counts empty dicts on its fast-path check) */
+  if (ctx->optimized && a && a->kind == BV_RUNTIME && a->dict_literal && !a->mutated && strcmp (op, "len") == 0 &&
+      n == 1)
+    return bv_int (a->dict_entries);
 
   for (guint k = 0; k < n; k++)
     if (((BValue *) g_ptr_array_index (args, k))->kind != BV_CONST)
@@ -1234,6 +1243,32 @@ seal_parameters (Ctx *ctx, ScriptNode *def, Scope *scope, guint line)
   return TRUE;
 }
 
+/* PyTorch inlines a callee's graph into the root forward after the root's
+ * own constant propagation, so the root never folds on a number or bool a
+ * call returns (torch 2.x's `not torch.backends.mha.get_fastpath_enabled()`
+ * keeps its aten::__not__). */
+static BValue *
+seal_scalar_result (Ctx *ctx, BValue *ret, guint line)
+{
+  static const struct { GraftAttrType ctype; const char *type; } scalars[] = {
+    { GRAFT_ATTR_BOOL, "bool" }, { GRAFT_ATTR_INT, "int" }, { GRAFT_ATTR_FLOAT, "float" },
+  };
+  if (ret == NULL || ret->kind != BV_CONST)
+    return ret;
+  for (guint k = 0; k < G_N_ELEMENTS (scalars); k++)
+    if (ret->ctype == scalars[k].ctype)
+      {
+        GraftValue *value = materialize (ctx, ret, line);
+        bv_unref (ret);
+        if (value == NULL)
+          return NULL;
+        BValue *sealed = bv_runtime_typed (value, scalars[k].type);
+        sealed->opaque = TRUE;
+        return sealed;
+      }
+  return ret;
+}
+
 static BValue *
 call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrArray *args,
                GPtrArray *keywords, const char *module_path, guint line)
@@ -1308,7 +1343,10 @@ call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrAr
     }
   BValue *ret = inner.ret ? inner.ret : bv_const (GRAFT_ATTR_NONE);
   if (!ctx->optimized)
-    keep_alive (b, ret);
+    {
+      ret = seal_scalar_result (ctx, ret, line);
+      keep_alive (b, ret);
+    }
   return ret;
 }
 
@@ -1856,7 +1894,13 @@ eval (Ctx *ctx, ScriptNode *e)
         g_autoptr(GPtrArray) items = eval_list (ctx, e->items);
         if (items == NULL)
           return NULL;
-        return emit_op (ctx, "prim", "DictConstruct", items, NULL, 1, e->line);
+        BValue *dict = emit_op (ctx, "prim", "DictConstruct", items, NULL, 1, e->line);
+        if (dict && dict->kind == BV_RUNTIME)
+          {
+            dict->dict_literal = TRUE;
+            dict->dict_entries = items->len / 2;
+          }
+        return dict;
       }
     case SCRIPT_UNARY:
       {

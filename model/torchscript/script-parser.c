@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "loader.h"
+#include "ir/model-error.h"
 
 #define MAX_EXPR_DEPTH 200
 #define MAX_INDENT_LEVELS 100

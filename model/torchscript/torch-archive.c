@@ -3,7 +3,7 @@
 #include <string.h>
 #include <zip.h>
 #include <gio/gio.h>
-#include "loader.h"
+#include "ir/model-error.h"
 
 struct _GraftTorchArchive {
   char *path;

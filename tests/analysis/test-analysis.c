@@ -3,6 +3,8 @@
 #include <string.h>
 #include "analysis/baked-shape.h"
 #include "analysis/diagnostics.h"
+#include "analysis/lint-rules.h"
+#include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
 #include "analysis/sym-dim.h"
 
@@ -77,6 +79,194 @@ test_sym_dim (void)
   g_assert_cmpint (graft_dim_multiply (batch, graft_dim_unknown ()).kind, ==, GRAFT_DIM_UNKNOWN);
   g_assert_true (graft_dim_mentions (&area, "seq"));
   g_assert_false (graft_dim_mentions (&area, "se"));
+  {
+    g_autoptr(GHashTable) sizes = g_hash_table_new (g_str_hash, g_str_equal);
+    gint64 three = 3, five = 5, size = 0;
+
+    g_hash_table_insert (sizes, "batch", &three);
+    g_hash_table_insert (sizes, "seq", &five);
+    g_assert_true (graft_dim_evaluate (area, sizes, &size));
+    g_assert_cmpint (size, ==, 120);
+    g_assert_true (graft_dim_evaluate (two, sizes, &size));
+    g_assert_cmpint (size, ==, 2);
+    g_assert_false (graft_dim_evaluate (graft_dim_symbolic ("heads"), sizes, &size));
+    g_assert_false (graft_dim_evaluate (graft_dim_unknown (), sizes, &size));
+  }
+}
+
+/* torch 2.x attention rebuilds a shape as Shape(x)[:(2 % 3)] ++ [3, 4]:
+ * the symbols must survive Mod and Slice of the shape vector. */
+static void
+test_shape_vector_slice (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *shape, *end, *head, *target, *reshaped;
+  gint64 two = 2, three = 3, zero = 0, tail[] = { 3, 4 };
+  GraftShapeInferenceReport report;
+
+  graft_model_set_opset (model, "", 14);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 3, (const char *[]) { "seq", "batch", "12" });
+  graft_graph_add_input (graph, x);
+  shape = add_node (graph, "", "Shape", "shape", x, NULL);
+  end = add_node (graph, "", "Mod", "mod", int_constant (graph, "two", &two, 1), int_constant (graph, "three", &three, 1));
+  head = add_node (graph, "", "Slice", "slice", shape, int_constant (graph, "zero", &zero, 1));
+  graft_node_add_input (head->producer, end);
+  target = add_node (graph, "", "Concat", "concat", head, int_constant (graph, "tail", tail, 2));
+  graft_node_add_attribute (target->producer, graft_attribute_new_int ("axis", 0));
+  reshaped = add_node (graph, "", "Reshape", "reshape", x, target);
+  graft_graph_add_output (graph, reshaped);
+  graft_model_set_graph (model, graph);
+
+  graft_shape_inference_run (model, &report);
+  g_assert_cmpuint (report.problems->len, ==, 0);
+  assert_inferred (head, "2");
+  assert_inferred (reshaped, "seq×batch×3×4");
+  graft_shape_inference_report_clear (&report);
+}
+
+/* x[batch, 12] → Reshape(target) → Relu → y, for the dim check. */
+static GraftModel *
+reshape_model (const gint64 *target, guint n)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *r, *y;
+
+  graft_model_set_opset (model, "", 14);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "batch", "12" });
+  graft_graph_add_input (graph, x);
+  r = add_node (graph, "", "Reshape", "/reshape", x, int_constant (graph, "target", target, n));
+  y = add_node (graph, "", "Relu", "/relu", r, NULL);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static gboolean
+lines_mention (GraftDimCheck *check, const char *text)
+{
+  for (guint i = 0; i < check->lines->len; i++)
+    if (strstr (g_ptr_array_index (check->lines, i), text) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* A right repair passes at 1 and a prime, samples kept apart; the check
+ * only reads the model (no inferred shapes left on it). */
+static void
+test_dim_check_passes (void)
+{
+  gint64 target[] = { -1, 3, 4 };
+  g_autoptr(GraftModel) model = reshape_model (target, 3);
+  GraftDimCheckDim dim = { "x", 0, 2, TRUE };
+  g_autoptr(GraftDimCheck) check = graft_dim_check_run (model, &dim, 1, NULL);
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  g_assert_nonnull (check);
+  g_assert_true (check->passed);
+  g_assert_true (check->complete);
+  g_assert_null (check->failure);
+  g_assert_cmpuint (check->n_runs, >=, 2 + 5);
+  g_assert_true (lines_mention (check, "runtime at batch=1"));
+  g_assert_true (lines_mention (check, "runtime at batch=5"));
+  g_assert_true (lines_mention (check, "y batch×3×4") || lines_mention (check, "5×3×4"));
+  g_assert_true (lines_mention (check, "batch invariance at batch=5"));
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      g_assert_false (((GraftValue *) g_ptr_array_index (node->outputs, 0))->has_inferred);
+    }
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (graph->inputs, 0))->shape.dims[0].symbol, ==, "batch");
+}
+
+/* A constant still holding the traced batch of 2: the check fails at
+ * batch 1 and names the node and the constant. */
+static void
+test_dim_check_names_stale_constant (void)
+{
+  gint64 target[] = { 2, 3, 4 };
+  g_autoptr(GraftModel) model = reshape_model (target, 3);
+  GraftDimCheckDim dim = { "x", 0, 2, TRUE };
+  g_autoptr(GraftDimCheck) check = graft_dim_check_run (model, &dim, 1, NULL);
+  g_autoptr(GError) error = NULL;
+  GraftDimCheckDim missing = { "nope", 0, 2, FALSE };
+
+  g_assert_nonnull (check);
+  g_assert_false (check->passed);
+  g_assert_nonnull (strstr (check->failure, "batch=1"));
+  g_assert_nonnull (strstr (check->failure, "'/reshape'"));
+  g_assert_nonnull (strstr (check->failure, "'target' = [2, 3, 4]"));
+  g_assert_nonnull (strstr (check->failure, "batch's traced size 2"));
+  g_assert_cmpstr (check->failed_node, ==, "/reshape");
+  g_assert_true (lines_mention (check, "FAILED: "));
+
+  g_assert_null (graft_dim_check_run (model, &missing, 1, &error));
+  g_assert_nonnull (strstr (error->message, "'nope'"));
+}
+
+/* x[batch, 12] → ReduceMean over the batch → [12]: every run works, and
+ * no output follows the batch, which for a batch is a failure. */
+static void
+test_dim_check_batch_reaches_no_output (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *mean;
+  gint64 axes[] = { 0 };
+  GraftDimCheckDim batch = { "x", 0, 2, TRUE }, rows = { "x", 0, 2, FALSE };
+  g_autoptr(GraftDimCheck) as_batch = NULL, as_rows = NULL;
+
+  graft_model_set_opset (model, "", 14);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "batch", "12" });
+  graft_graph_add_input (graph, x);
+  mean = add_node (graph, "", "ReduceMean", "/mean", x, NULL);
+  graft_node_add_attribute (mean->producer, graft_attribute_new_ints ("axes", axes, 1));
+  graft_node_add_attribute (mean->producer, graft_attribute_new_int ("keepdims", 0));
+  graft_graph_add_output (graph, mean);
+  graft_model_set_graph (model, graph);
+
+  as_batch = graft_dim_check_run (model, &batch, 1, NULL);
+  g_assert_false (as_batch->passed);
+  g_assert_nonnull (strstr (as_batch->failure, "batch reaches no output"));
+  /* Not called a batch, a dim may be reduced away: said, not failed. */
+  as_rows = graft_dim_check_run (model, &rows, 1, NULL);
+  g_assert_true (as_rows->passed);
+  g_assert_true (lines_mention (as_rows, "reaches no output shape"));
+}
+
+/* x[batch, 4] → Reshape [4, -1] → Softmax over that -1 → Reshape [-1, 4]:
+ * every shape is right at any batch, but samples mix. Only the batch
+ * invariance check sees it. */
+static void
+test_dim_check_catches_mixed_samples (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *across, *soft, *back;
+  gint64 wrong[] = { 4, -1 }, right[] = { -1, 4 };
+  GraftDimCheckDim dim = { "x", 0, 2, TRUE };
+  g_autoptr(GraftDimCheck) check = NULL;
+
+  graft_model_set_opset (model, "", 14);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "batch", "4" });
+  graft_graph_add_input (graph, x);
+  across = add_node (graph, "", "Reshape", "/across", x, int_constant (graph, "wrong", wrong, 2));
+  soft = add_node (graph, "", "Softmax", "/softmax", across, NULL);
+  graft_node_add_attribute (soft->producer, graft_attribute_new_int ("axis", 1));
+  back = add_node (graph, "", "Reshape", "/back", soft, int_constant (graph, "right", right, 2));
+  graft_graph_add_output (graph, back);
+  graft_model_set_graph (model, graph);
+
+  check = graft_dim_check_run (model, &dim, 1, NULL);
+  g_assert_nonnull (check);
+  g_assert_false (check->passed);
+  g_assert_true (lines_mention (check, "runtime at batch=5 on random inputs: runs"));
+  g_assert_nonnull (strstr (check->failure, "mixes samples"));
 }
 
 /* x[batch,3,8,8] → Conv(8,3x3,pad 1) → Flatten → Shape/Gather/Concat →
@@ -307,6 +497,31 @@ test_torchscript_rules (void)
   g_assert_nonnull (find (export_diagnostics, "trace-python-number", GRAFT_SEVERITY_WARNING));
 }
 
+/* The rule table: ids unique and found by lookup, every row described,
+ * every family run by exactly one check, fixes only where the diagnostic
+ * can name an input axis. */
+static void
+test_rule_table (void)
+{
+  guint n_rules, n_checks = 0;
+  const GraftLintRule *rules = graft_lint_rules (&n_rules);
+
+  g_assert_cmpuint (n_rules, >=, 8);
+  for (guint i = 0; i < n_rules; i++)
+    {
+      g_assert_true (graft_lint_rule_lookup (rules[i].id) == &rules[i]);
+      g_assert_true (rules[i].title != NULL && rules[i].title[0] != '\0');
+      g_assert_true (rules[i].badge != NULL && rules[i].badge[0] != '\0');
+      g_assert_true (rules[i].description != NULL && rules[i].description[0] != '\0');
+      n_checks += rules[i].check != NULL;
+      if (rules[i].fix == GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC)
+        g_assert_true (g_str_equal (rules[i].id, "static-input-dim") || g_str_equal (rules[i].id, "baked-shape-constant"));
+    }
+  g_assert_cmpuint (n_checks, ==, 4);
+  g_assert_true (rules[0].check != NULL);
+  g_assert_null (graft_lint_rule_lookup ("no-such-rule"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -314,8 +529,14 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/sym-dim", test_sym_dim);
   g_test_add_func ("/analysis/symbolic-inference", test_symbolic_inference);
   g_test_add_func ("/analysis/subgraph-inference", test_subgraph_inference);
+  g_test_add_func ("/analysis/shape-vector-slice", test_shape_vector_slice);
+  g_test_add_func ("/analysis/dim-check/passes", test_dim_check_passes);
+  g_test_add_func ("/analysis/dim-check/names-stale-constant", test_dim_check_names_stale_constant);
+  g_test_add_func ("/analysis/dim-check/catches-mixed-samples", test_dim_check_catches_mixed_samples);
+  g_test_add_func ("/analysis/dim-check/batch-reaches-no-output", test_dim_check_batch_reaches_no_output);
   g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
   g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
   g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
+  g_test_add_func ("/analysis/lint/rule-table", test_rule_table);
   return g_test_run ();
 }

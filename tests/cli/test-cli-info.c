@@ -5,7 +5,7 @@
 #include <json-glib/json-glib.h>
 
 #include "fixtures.h"
-#include "../test-python.h"
+#include "../torchscript/torch-generations.h"
 
 typedef struct {
   int status;
@@ -150,7 +150,20 @@ test_json_subgraphs (void)
   g_assert_cmpint (json_object_get_int_member (ops, "onnx::Identity"), ==, 1);
 }
 
-static char *torchscript_dir;
+/* TorchScript fixtures of each generation of writers (torch-generations.h) */
+static char *torchscript_dirs[GRAFT_TORCH_N_GENERATIONS];
+static const GraftTorchGeneration generations[GRAFT_TORCH_N_GENERATIONS] = { GRAFT_TORCH_CURRENT, GRAFT_TORCH_LEGACY };
+
+/* The generation's folder, or NULL after g_test_skip when its torch is missing. */
+static const char *
+torchscript_dir_or_skip (gconstpointer data)
+{
+  GraftTorchGeneration generation = *(const GraftTorchGeneration *) data;
+
+  if (torchscript_dirs[generation] == NULL)
+    g_test_skip (graft_torch_generation_missing (generation));
+  return torchscript_dirs[generation];
+}
 
 static JsonObject *
 run_json (JsonParser *parser, const char *path)
@@ -170,8 +183,11 @@ run_json (JsonParser *parser, const char *path)
 /* The same contract for a TorchScript archive (the reader is another
  * module: info only sees the GraftModel). */
 static void
-test_json_torchscript (void)
+test_json_torchscript (gconstpointer data)
 {
+  const char *torchscript_dir = torchscript_dir_or_skip (data);
+  if (torchscript_dir == NULL)
+    return;
   g_autofree char *path = g_build_filename (torchscript_dir, "if_tensor_scripted.pt", NULL);
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonObject *root = run_json (parser, path);
@@ -198,8 +214,11 @@ test_json_torchscript (void)
 }
 
 static void
-test_json_state_dict (void)
+test_json_state_dict (gconstpointer data)
 {
+  const char *torchscript_dir = torchscript_dir_or_skip (data);
+  if (torchscript_dir == NULL)
+    return;
   g_autofree char *path = g_build_filename (torchscript_dir, "state_dict.pt", NULL);
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonObject *root = run_json (parser, path);
@@ -254,8 +273,11 @@ test_text (void)
 }
 
 static void
-test_text_state_dict (void)
+test_text_state_dict (gconstpointer data)
 {
+  const char *torchscript_dir = torchscript_dir_or_skip (data);
+  if (torchscript_dir == NULL)
+    return;
   g_autofree char *path = g_build_filename (torchscript_dir, "state_dict.pt", NULL);
   const char *args[] = { "info", path, NULL };
   g_auto (Run) run = { 0 };
@@ -343,19 +365,27 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* Shares the reader tests' small fixtures. */
   fixtures = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
-  torchscript_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
-                                                  "tests/fixtures-generated/torchscript",
-                                                  (const char *const[]) { "--small", NULL });
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    torchscript_dirs[g] = graft_torch_generation_fixtures (g, (const char *const[]) { "--small", NULL });
 
   g_test_add_func ("/cli/info/json-sample", test_json_sample);
   g_test_add_func ("/cli/info/json-unknown-dims", test_json_unknown_dims);
   g_test_add_func ("/cli/info/json-subgraphs", test_json_subgraphs);
   g_test_add_func ("/cli/info/json-functions", test_json_functions);
-  g_test_add_func ("/cli/info/json-torchscript", test_json_torchscript);
-  g_test_add_func ("/cli/info/json-state-dict", test_json_state_dict);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    {
+      g_autofree char *torchscript = g_strdup_printf ("/cli/info/%s/json-torchscript", graft_torch_generation_name (g));
+      g_autofree char *state_dict = g_strdup_printf ("/cli/info/%s/json-state-dict", graft_torch_generation_name (g));
+      g_autofree char *text = g_strdup_printf ("/cli/info/%s/text-state-dict", graft_torch_generation_name (g));
+      g_test_add_data_func (torchscript, &generations[g], test_json_torchscript);
+      g_test_add_data_func (state_dict, &generations[g], test_json_state_dict);
+      g_test_add_data_func (text, &generations[g], test_text_state_dict);
+    }
   g_test_add_func ("/cli/info/text", test_text);
-  g_test_add_func ("/cli/info/text-state-dict", test_text_state_dict);
   g_test_add_func ("/cli/info/bad-files", test_bad_files);
   g_test_add_func ("/cli/info/usage", test_usage);
-  return g_test_run ();
+  int status = g_test_run ();
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    g_free (torchscript_dirs[g]);
+  return status;
 }

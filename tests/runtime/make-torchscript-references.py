@@ -4,11 +4,13 @@
 Usage: make-torchscript-references.py FIXTURES_DIR OUTDIR
 
 FIXTURES_DIR holds the .pt files of tests/fixtures/make-torchscript-fixtures.py
-(run first, cached). For every case below it writes OUTDIR/<case>.in<i>.npy
+(run first, cached, by the same Python: one run per generation of PyTorch).
+Cases FIXTURES_DIR/manifest.json lists as skipped get no references. For every case below it writes OUTDIR/<case>.in<i>.npy
 (inputs, seeded) and OUTDIR/<case>.out<i>.npy (what torch.jit.load(...)
 returns, tuples flattened, Python scalars as 0-d arrays). Kept when newer
 than the model and this script.
 """
+import json
 import os
 import sys
 
@@ -23,6 +25,7 @@ CASES = {
     "resnet18_traced": [(2, 3, 224, 224)],
     "mobilenet_v3_small_traced": [(2, 3, 224, 224)],
     "googlenet_traced": [(2, 3, 224, 224)],
+    "mobilenet_v2_traced": [(2, 3, 224, 224)],
 }
 
 
@@ -48,7 +51,11 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     script_mtime = os.path.getmtime(__file__)
     torch.manual_seed(0)
+    with open(os.path.join(fixtures, "manifest.json")) as f:
+        skipped = json.load(f)["skipped"]
     for case, specs in CASES.items():
+        if case in skipped:
+            continue
         model_path = os.path.join(fixtures, case + ".pt")
         stamp = os.path.join(outdir, case + ".done")
         if (os.path.exists(stamp) and os.path.getmtime(stamp) >= os.path.getmtime(model_path)

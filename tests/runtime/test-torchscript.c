@@ -1,39 +1,30 @@
 /* TorchScript models (tests/fixtures/make-torchscript-fixtures.py) run in
- * Graft against PyTorch's own outputs (tests/runtime/make-torchscript-references.py):
+ * Graft against PyTorch's own outputs (tests/runtime/make-torchscript-references.py),
+ * for both generations of writers (torch-generations.h):
  * max |graft - torch| ≤ 1e-4 × max |torch| for every output. */
 #include <math.h>
 #include <string.h>
 #include "loader.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
-#include "../test-python.h"
+#include "../torchscript/torch-generations.h"
 
-static char *fixtures_dir, *refs_dir;
+static char *fixtures_dirs[GRAFT_TORCH_N_GENERATIONS], *refs_dirs[GRAFT_TORCH_N_GENERATIONS];
 
 static const char *cases[] = {
   "tiny_traced", "if_tensor_scripted", "while_loop_scripted",
-  "resnet18_traced", "mobilenet_v3_small_traced", "googlenet_traced",
+  "resnet18_traced", "mobilenet_v3_small_traced", "googlenet_traced", "mobilenet_v2_traced",
 };
 
-static gboolean
-spawn (const char *const *argv, GError **error)
-{
-  int status;
-  g_autofree char *err = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err, &status, error))
-    return FALSE;
-  if (!g_spawn_check_wait_status (status, error))
-    {
-      g_prefix_error (error, "%s: %s: ", argv[1], err ? err : "");
-      return FALSE;
-    }
-  return TRUE;
-}
 
 static void
 compare_with_torch (gconstpointer data)
 {
-  const char *name = data;
+  const GraftTorchGenerationCase *c = data;
+  const char *name = c->name;
+  const char *fixtures_dir = fixtures_dirs[c->generation], *refs_dir = refs_dirs[c->generation];
+  if (graft_torch_generation_skip (c, fixtures_dir))
+    return;
   g_autoptr(GError) error = NULL;
   g_autofree char *model_path = g_strdup_printf ("%s/%s.pt", fixtures_dir, name);
   g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
@@ -78,24 +69,22 @@ compare_with_torch (gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  g_autoptr(GError) error = NULL;
+  static GraftTorchGenerationCase generation_cases[GRAFT_TORCH_N_GENERATIONS][G_N_ELEMENTS (cases)];
+
   g_test_init (&argc, &argv, NULL);
-  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
-  fixtures_dir = g_build_filename (src, "tests", "fixtures-generated", "torchscript", NULL);
-  refs_dir = g_build_filename (src, "tests", "fixtures-generated", "runtime-torchscript", NULL);
-  g_autofree char *fixtures = g_build_filename (src, "tests", "fixtures", "make-torchscript-fixtures.py", NULL);
-  g_autofree char *refs = g_build_filename (src, "tests", "runtime", "make-torchscript-references.py", NULL);
-  const char *gen1[] = { GRAFT_TEST_LEGACY_PYTHON, fixtures, fixtures_dir, NULL };
-  const char *gen2[] = { GRAFT_TEST_LEGACY_PYTHON, refs, fixtures_dir, refs_dir, NULL };
-  if (!spawn (gen1, &error) || !spawn (gen2, &error))
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
     {
-      g_printerr ("cannot generate the TorchScript fixtures: %s\n", error->message);
-      return 1;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/torchscript/%s-vs-pytorch", cases[i]);
-      g_test_add_data_func (path, cases[i], compare_with_torch);
+      fixtures_dirs[g] = graft_torch_generation_fixtures (g, NULL);
+      if (fixtures_dirs[g] != NULL)
+        refs_dirs[g] = graft_torch_generation_run (g, "tests/runtime/make-torchscript-references.py", fixtures_dirs[g],
+                                                   "-references");
+      for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+        {
+          g_autofree char *path = g_strdup_printf ("/torchscript/%s/%s-vs-pytorch", graft_torch_generation_name (g),
+                                                   cases[i]);
+          generation_cases[g][i] = (GraftTorchGenerationCase) { g, cases[i] };
+          g_test_add_data_func (path, &generation_cases[g][i], compare_with_torch);
+        }
     }
   return g_test_run ();
 }

@@ -1,5 +1,6 @@
-/* TorchScript archives made by torch.jit.trace / torch.jit.script (Debian
- * python3-torch 1.13): Graft's graph must hold exactly the aten:: nodes of
+/* TorchScript archives made by torch.jit.trace / torch.jit.script, by both
+ * generations of writers (the venv's PyTorch 2.x and Debian's python3-torch
+ * 1.13, see torch-generations.h): Graft's graph must hold exactly the aten:: nodes of
  * torch.jit.load(f).inlined_graph (blocks included), with the forward
  * inputs, the parameters and the module groups. Also the other PyTorch
  * file kinds, which must be recognised with a precise message, and
@@ -7,18 +8,16 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "loader.h"
-#include "../onnx/fixtures.h"
-#include "../test-python.h"
+#include "torch-generations.h"
 
-static char *fixture_dir;
+static char *fixture_dirs[GRAFT_TORCH_N_GENERATIONS];
 
+/* The generation's fixture folder, or NULL after g_test_skip when that
+ * generation's torch is missing or could not make NAME. */
 static const char *
-fixtures (void)
+fixtures_or_skip (const GraftTorchGenerationCase *c)
 {
-  if (fixture_dir == NULL)
-    fixture_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
-                                                "tests/fixtures-generated/torchscript", NULL);
-  return fixture_dir;
+  return graft_torch_generation_skip (c, fixture_dirs[c->generation]) ? NULL : fixture_dirs[c->generation];
 }
 
 static void
@@ -105,9 +104,13 @@ check_groups (GraftGroup *group, JsonObject *groups, guint *n_checked)
 static void
 test_fixture (gconstpointer data)
 {
-  const char *name = data;
-  g_autofree char *pt = g_strdup_printf ("%s/%s.pt", fixtures (), name);
-  g_autofree char *js = g_strdup_printf ("%s/%s.hist.json", fixtures (), name);
+  const GraftTorchGenerationCase *c = data;
+  const char *name = c->name;
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
+  g_autofree char *pt = g_strdup_printf ("%s/%s.pt", dir, name);
+  g_autofree char *js = g_strdup_printf ("%s/%s.hist.json", dir, name);
   g_autoptr(JsonParser) parser = NULL;
   JsonObject *expected = load_json (js, &parser);
   g_autoptr(GError) error = NULL;
@@ -137,7 +140,10 @@ test_fixture (gconstpointer data)
     if (!json_object_has_member (hist, op))
       g_string_append_printf (diff, " %s: torch 0, graft %u;", (char *) op, GPOINTER_TO_UINT (count));
   if (diff->len)
-    g_error ("%s: aten histogram differs:%s", name, diff->str);
+    {
+      g_test_fail_printf ("%s: aten histogram differs:%s", name, diff->str);
+      return;
+    }
   g_test_message ("%s: %" G_GINT64_FORMAT " aten nodes match", name, json_object_get_int_member (expected, "n_aten"));
 
   /* forward inputs */
@@ -197,10 +203,27 @@ test_fixture (gconstpointer data)
   g_test_message ("%s: %u groups checked", name, n_groups);
 }
 
+/* torchvision's classes where it imports, tests/fixtures/vision_models.py's
+ * copies (same class names, another module) elsewhere */
 static void
-test_resnet_groups (void)
+assert_class (GraftGroup *group, const char *torchvision_class)
 {
-  g_autofree char *pt = g_strdup_printf ("%s/resnet18_scripted.pt", fixtures ());
+  const char *dot = strrchr (torchvision_class, '.');
+  g_autofree char *suffix = g_strdup (dot);
+
+  g_assert_nonnull (group->class_name);
+  if (strcmp (group->class_name, torchvision_class) != 0 && !g_str_has_suffix (group->class_name, suffix))
+    g_error ("group %s is a %s, not a %s", group->path, group->class_name, torchvision_class);
+}
+
+static void
+test_resnet_groups (gconstpointer data)
+{
+  const GraftTorchGenerationCase *c = data;
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
+  g_autofree char *pt = g_strdup_printf ("%s/%s.pt", dir, c->name);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load (pt, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
@@ -209,8 +232,8 @@ test_resnet_groups (void)
   g_assert_nonnull (conv);
   g_assert_cmpstr (conv->class_name, ==, "torch.nn.modules.conv.Conv2d");
   GraftGroup *block = graft_group_find_path (graph->root_group, "layer1.0");
-  g_assert_cmpstr (block->class_name, ==, "torchvision.models.resnet.BasicBlock");
-  g_assert_cmpstr (graph->root_group->class_name, ==, "torchvision.models.resnet.ResNet");
+  assert_class (block, "torchvision.models.resnet.BasicBlock");
+  assert_class (graph->root_group, "torchvision.models.resnet.ResNet");
   gboolean has_conv = FALSE;
   for (guint k = 0; k < conv->nodes->len; k++)
     has_conv |= strcmp (((GraftNode *) g_ptr_array_index (conv->nodes, k))->op, "aten::conv2d") == 0;
@@ -247,9 +270,13 @@ test_resnet_groups (void)
 }
 
 static void
-test_state_dict (void)
+test_state_dict (gconstpointer data)
 {
-  g_autofree char *pt = g_strdup_printf ("%s/state_dict.pt", fixtures ());
+  const GraftTorchGenerationCase *c = data;
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
+  g_autofree char *pt = g_strdup_printf ("%s/state_dict.pt", dir);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load (pt, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
@@ -263,7 +290,7 @@ test_state_dict (void)
   g_assert_cmpint (w->dims[1], ==, 3);
   g_assert_cmpuint (g_bytes_get_size (w->data), ==, 48);
 
-  g_autofree char *ck = g_strdup_printf ("%s/checkpoint.pt", fixtures ());
+  g_autofree char *ck = g_strdup_printf ("%s/checkpoint.pt", dir);
   g_autoptr(GraftModel) checkpoint = graft_model_load (ck, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   GraftTensor *cw = g_ptr_array_index (graft_model_get_tensors (checkpoint), 0);
@@ -284,11 +311,24 @@ static const Recognition recognitions[] = {
   { "exported.pt2", "torch.export ExportedProgram (.pt2)" },
 };
 
+static const Recognition *
+find_recognition (const char *file)
+{
+  for (guint k = 0; k < G_N_ELEMENTS (recognitions); k++)
+    if (strcmp (recognitions[k].file, file) == 0)
+      return &recognitions[k];
+  g_assert_not_reached ();
+}
+
 static void
 test_recognition (gconstpointer data)
 {
-  const Recognition *r = data;
-  g_autofree char *path = g_strdup_printf ("%s/%s", fixtures (), r->file);
+  const GraftTorchGenerationCase *c = data;
+  const Recognition *r = find_recognition (c->name);
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
+  g_autofree char *path = g_strdup_printf ("%s/%s", dir, r->file);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
   g_assert_null (model);
@@ -300,9 +340,13 @@ test_recognition (gconstpointer data)
 }
 
 static void
-test_lite_interpreter_with_code (void)
+test_lite_interpreter_with_code (gconstpointer data)
 {
-  g_autofree char *path = g_strdup_printf ("%s/tiny_lite.ptl", fixtures ());
+  const GraftTorchGenerationCase *c = data;
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
+  g_autofree char *path = g_strdup_printf ("%s/%s", dir, c->name);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
@@ -313,10 +357,14 @@ test_lite_interpreter_with_code (void)
 }
 
 static void
-test_cli_info (void)
+test_cli_info (gconstpointer data)
 {
+  const GraftTorchGenerationCase *c = data;
+  const char *dir = fixtures_or_skip (c);
+  if (dir == NULL)
+    return;
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
-  g_autofree char *path = g_strdup_printf ("%s/resnet18_traced.pt", fixtures ());
+  g_autofree char *path = g_strdup_printf ("%s/%s.pt", dir, c->name);
   const char *argv[] = { cli, "info", "--json", path, NULL };
   g_autofree char *out = NULL, *err = NULL;
   int status;
@@ -338,40 +386,45 @@ test_cli_info (void)
   g_assert_cmpint (json_object_get_int_member (ops, "aten::linear"), ==, 1);
 }
 
+/* Registers TEST for NAME in every generation: /torchscript/<generation>/<what>/<name> */
+static void
+add_generation_cases (GPtrArray *cases, const char *what, const char *name, GTestDataFunc test)
+{
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    {
+      GraftTorchGenerationCase *c = g_new0 (GraftTorchGenerationCase, 1);
+      g_autofree char *path = g_strdup_printf ("/torchscript/%s/%s/%s", graft_torch_generation_name (g), what, name);
+      c->generation = g;
+      c->name = g_intern_string (name);
+      g_ptr_array_add (cases, c);
+      g_test_add_data_func (path, c, test);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GDir) dir = g_dir_open (fixtures (), 0, NULL);
-  g_assert_nonnull (dir);
-  const char *entry;
-  while ((entry = g_dir_read_name (dir)))
-    if (g_str_has_suffix (entry, ".hist.json"))
-      g_ptr_array_add (names, g_strndup (entry, strlen (entry) - strlen (".hist.json")));
-  for (guint i = 1; i < names->len; i++)
-    for (guint j = i; j > 0 && strcmp (g_ptr_array_index (names, j - 1), g_ptr_array_index (names, j)) > 0; j--)
-      {
-        gpointer t = names->pdata[j];
-        names->pdata[j] = names->pdata[j - 1];
-        names->pdata[j - 1] = t;
-      }
-  g_assert_cmpuint (names->len, >=, 20);
-  for (guint k = 0; k < names->len; k++)
+  g_autoptr(GHashTable) names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) cases = g_ptr_array_new_with_free_func (g_free);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
     {
-      g_autofree char *path = g_strdup_printf ("/torchscript/fixture/%s", (char *) g_ptr_array_index (names, k));
-      g_test_add_data_func (path, g_ptr_array_index (names, k), test_fixture);
+      fixture_dirs[g] = graft_torch_generation_fixtures (g, NULL);
+      if (fixture_dirs[g] != NULL)
+        graft_torch_generation_add_names (fixture_dirs[g], names);
     }
-  g_test_add_func ("/torchscript/resnet18-groups", test_resnet_groups);
-  g_test_add_func ("/torchscript/state-dict", test_state_dict);
-  g_test_add_func ("/torchscript/lite-interpreter-with-code", test_lite_interpreter_with_code);
+  g_autoptr(GPtrArray) sorted = graft_torch_generation_sorted (names);
+  g_assert_cmpuint (sorted->len, >=, 20);
+  for (guint k = 0; k < sorted->len; k++)
+    add_generation_cases (cases, "fixture", sorted->pdata[k], test_fixture);
+  add_generation_cases (cases, "groups", "resnet18_scripted", test_resnet_groups);
+  add_generation_cases (cases, "state-dict", "state_dict.pt", test_state_dict);
+  add_generation_cases (cases, "lite-interpreter-with-code", "tiny_lite.ptl", test_lite_interpreter_with_code);
   for (guint k = 0; k < G_N_ELEMENTS (recognitions); k++)
-    {
-      g_autofree char *path = g_strdup_printf ("/torchscript/recognise/%s", recognitions[k].file);
-      g_test_add_data_func (path, &recognitions[k], test_recognition);
-    }
-  g_test_add_func ("/torchscript/cli-info", test_cli_info);
+    add_generation_cases (cases, "recognise", recognitions[k].file, test_recognition);
+  add_generation_cases (cases, "cli-info", "resnet18_traced", test_cli_info);
   int status = g_test_run ();
-  g_free (fixture_dir);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    g_free (fixture_dirs[g]);
   return status;
 }

@@ -12,7 +12,7 @@
 #include "torchscript/script-parser.h"
 #include "torchscript/torch-archive.h"
 #include "../onnx/fixtures.h"
-#include "../test-python.h"
+#include "torch-generations.h"
 
 /* ------------------------------------------------------------------ pickles */
 
@@ -267,18 +267,26 @@ test_parse_deep (void)
 
 /* ------------------------------------------------------------------ archives */
 
-static char *small_dir;
+static char *small_dirs[GRAFT_TORCH_N_GENERATIONS];
+static const GraftTorchGeneration generations[GRAFT_TORCH_N_GENERATIONS] = { GRAFT_TORCH_CURRENT, GRAFT_TORCH_LEGACY };
 
+/* The small fixtures of the generation DATA points to, or NULL after
+ * g_test_skip when that generation's torch is missing. */
 static const char *
-small_fixtures (void)
+small_fixtures_or_skip (gconstpointer data)
 {
-  if (small_dir == NULL)
+  GraftTorchGeneration generation = *(const GraftTorchGeneration *) data;
+  static gboolean generated[GRAFT_TORCH_N_GENERATIONS];
+
+  if (!generated[generation])
     {
       const char *const args[] = { "--small", NULL };
-      small_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
-                                                "tests/fixtures-generated/torchscript", args);
+      small_dirs[generation] = graft_torch_generation_fixtures (generation, args);
+      generated[generation] = TRUE;
     }
-  return small_dir;
+  if (small_dirs[generation] == NULL)
+    g_test_skip (graft_torch_generation_missing (generation));
+  return small_dirs[generation];
 }
 
 static char *
@@ -314,9 +322,12 @@ load_must_not_crash (const char *path, guint *n_ok, guint *n_err)
 }
 
 static void
-test_truncated_archives (void)
+test_truncated_archives (gconstpointer data)
 {
-  g_autofree char *src = g_build_filename (small_fixtures (), "tiny_traced.pt", NULL);
+  const char *dir = small_fixtures_or_skip (data);
+  if (dir == NULL)
+    return;
+  g_autofree char *src = g_build_filename (dir, "tiny_traced.pt", NULL);
   g_autofree char *contents = NULL;
   gsize len;
   g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
@@ -337,9 +348,12 @@ test_truncated_archives (void)
 }
 
 static void
-test_flipped_archives (void)
+test_flipped_archives (gconstpointer data)
 {
-  g_autofree char *src = g_build_filename (small_fixtures (), "lstm_scripted.pt", NULL);
+  const char *dir = small_fixtures_or_skip (data);
+  if (dir == NULL)
+    return;
+  g_autofree char *src = g_build_filename (dir, "lstm_scripted.pt", NULL);
   g_autofree char *contents = NULL;
   gsize len;
   g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
@@ -601,9 +615,15 @@ main (int argc, char **argv)
   g_test_add_func ("/torchscript/archive/prefix", test_prefix_not_archive);
   g_test_add_func ("/torchscript/recognise/headers", test_recognise_headers);
   g_test_add_func ("/torchscript/recognise/zips", test_recognise_zips);
-  g_test_add_func ("/torchscript/archive/truncated", test_truncated_archives);
-  g_test_add_func ("/torchscript/archive/flipped", test_flipped_archives);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    {
+      g_autofree char *truncated = g_strdup_printf ("/torchscript/archive/%s/truncated", graft_torch_generation_name (g));
+      g_autofree char *flipped = g_strdup_printf ("/torchscript/archive/%s/flipped", graft_torch_generation_name (g));
+      g_test_add_data_func (truncated, &generations[g], test_truncated_archives);
+      g_test_add_data_func (flipped, &generations[g], test_flipped_archives);
+    }
   int status = g_test_run ();
-  g_free (small_dir);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    g_free (small_dirs[g]);
   return status;
 }

@@ -8,7 +8,7 @@
 
 typedef enum {
   B_ADD, B_SUB, B_MUL, B_DIV, B_FLOORDIV, B_REM, B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_MAX, B_MIN,
-  B_TRUEDIV_TRUNC, B_TRUEDIV_FLOOR, B_N
+  B_TRUEDIV_TRUNC, B_TRUEDIV_FLOOR, B_POW, B_N
 } BinOp;
 
 static const struct { const char *name; BinOp op; } bin_names[] = {
@@ -16,6 +16,7 @@ static const struct { const char *name; BinOp op; } bin_names[] = {
   { "mul", B_MUL }, { "mul_", B_MUL }, { "div", B_DIV }, { "div_", B_DIV }, { "floor_divide", B_FLOORDIV },
   { "floordiv", B_FLOORDIV }, { "remainder", B_REM }, { "eq", B_EQ }, { "ne", B_NE }, { "lt", B_LT },
   { "gt", B_GT }, { "le", B_LE }, { "ge", B_GE }, { "maximum", B_MAX }, { "minimum", B_MIN },
+  { "pow", B_POW },
 };
 
 static gboolean
@@ -71,6 +72,7 @@ apply_f (BinOp op, double x, double y)
     case B_MIN: return x < y ? x : y;
     case B_TRUEDIV_TRUNC: return trunc (x / y);
     case B_TRUEDIV_FLOOR: return floor (x / y);
+    case B_POW: return pow (x, y);
     default: return 0;
     }
 }
@@ -111,6 +113,18 @@ apply_i (BinOp op, gint64 x, gint64 y, gboolean *div_zero)
     case B_GE: return x >= y;
     case B_MAX: return x > y ? x : y;
     case B_MIN: return x < y ? x : y;
+    case B_POW:
+      {
+        /* integer powers wrap like PyTorch's; a negative exponent is an
+         * error there, 0 here (1 for a base of ±1) */
+        guint64 result = 1, base = (guint64) x;
+        if (y < 0)
+          return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
+        for (; y > 0; y >>= 1, base *= base)
+          if (y & 1)
+            result *= base;
+        return (gint64) result;
+      }
     default: return 0;
     }
 }
@@ -450,10 +464,15 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
 
 /* ---- logical ops, masked_fill, to, is_floating_point ---- */
 
+/* logical_not/and/or/xor: truth values of any dtype, a bool result.
+ * __and__ / __or__ / __xor__ and bitwise_*: logical on bools, bitwise on
+ * integers, for Python scalars and (broadcast) tensors alike. */
 static gboolean
 kernel_logical (GraftKernelContext *ctx, GError **error)
 {
-  const char *op = ctx->node->op_type + strlen ("logical_");
+  const char *op = ctx->node->op_type;
+  gboolean logical = g_str_has_prefix (op, "logical_");
+  op += logical ? strlen ("logical_") : g_str_has_prefix (op, "bitwise_") ? strlen ("bitwise_") : strlen ("__");
   GraftAtenArg args[2];
   graft_aten_args (ctx, NULL, 2, args);
   g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
@@ -465,11 +484,16 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR)
     return graft_kernel_fail (error, "%s needs tensors", ctx->node->op);
+  if (!logical && (graft_dtype_is_float (a->dtype) || graft_dtype_is_float (b->dtype)))
+    return graft_kernel_fail (error, "%s needs bool or integer values", ctx->node->op);
+  GraftDType dtype = GRAFT_DTYPE_BOOL;
+  if (!logical && (a->dtype != GRAFT_DTYPE_BOOL || b->dtype != GRAFT_DTYPE_BOOL))
+    dtype = promote (a, b) == GRAFT_DTYPE_BOOL ? GRAFT_DTYPE_INT64 : promote (a, b);
   int rank = 0;
   gint64 dims[GRAFT_RT_MAX_RANK];
   if (!broadcast_dims (a, b, &rank, dims, error))
     return FALSE;
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_BOOL, rank, dims, error);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, rank, dims, error);
   if (y == NULL)
     return FALSE;
   const GraftRtTensor *ins[2] = { a, b };
@@ -477,9 +501,52 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
   graft_broadcast_iter_init (&it, y, ins, 2);
   for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
     {
-      gboolean x = graft_rt_tensor_get_f64 (a, it.offsets[0]) != 0, z = graft_rt_tensor_get_f64 (b, it.offsets[1]) != 0;
-      gboolean r = unary ? !x : op[0] == 'a' ? (x && z) : op[0] == 'o' ? (x || z) : (x != z);
-      ((guint8 *) y->data)[i] = r;
+      gint64 x, z;
+      if (logical)
+        {
+          x = graft_rt_tensor_get_f64 (a, it.offsets[0]) != 0;
+          z = graft_rt_tensor_get_f64 (b, it.offsets[1]) != 0;
+        }
+      else
+        {
+          x = graft_rt_tensor_get_i64 (a, it.offsets[0]);
+          z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
+        }
+      graft_rt_tensor_set_i64 (y, i, unary ? !x : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
+    }
+  return TRUE;
+}
+
+/* clamp(self, min=None, max=None) and hardtanh(self, min_val=-1, max_val=1):
+ * the bounds are usually constants, which the builder keeps as attributes */
+static gboolean
+kernel_clamp (GraftKernelContext *ctx, GError **error)
+{
+  gboolean hardtanh = g_str_has_prefix (ctx->node->op_type, "hardtanh");
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (graft_arg_tensor (&args[1]) && graft_arg_tensor (&args[1])->numel > 1)
+    return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
+  if (graft_arg_tensor (&args[2]) && graft_arg_tensor (&args[2])->numel > 1)
+    return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
+  double lo = graft_arg_is_none (&args[1]) ? (hardtanh ? -1 : -INFINITY) : graft_arg_double (&args[1], 0);
+  double hi = graft_arg_is_none (&args[2]) ? (hardtanh ? 1 : INFINITY) : graft_arg_double (&args[2], 0);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  if (x->dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      memcpy (y->data, x->data, x->nbytes);
+      graft_f32_clamp (y->data, y->numel, (float) lo, (float) hi);
+      return TRUE;
+    }
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (x, i);
+      graft_rt_tensor_set_f64 (y, i, v < lo ? lo : v > hi ? hi : v);
     }
   return TRUE;
 }
@@ -563,10 +630,13 @@ kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("rsub", kernel_binary),
   OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
-  OP ("remainder", kernel_binary), OP ("ne", kernel_binary),
+  OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
-  OP ("logical_xor", kernel_logical), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("logical_xor", kernel_logical), OP ("__and__", kernel_logical), OP ("__or__", kernel_logical),
+  OP ("__xor__", kernel_logical), OP ("bitwise_and", kernel_logical), OP ("bitwise_or", kernel_logical),
+  OP ("bitwise_xor", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
+  OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
   OP ("min", kernel_reduce),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),

@@ -768,6 +768,130 @@ kernel_to_padded (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* scaled_dot_product_attention(query, key, value, attn_mask=None,
+ * dropout_p=0., is_causal=False, scale=None, enable_gqa=False):
+ * q [..., L, E], k [..., S, E], v [..., S, Ev] → [..., L, Ev]. A bool mask
+ * keeps where true, a float mask is added; both broadcast to [..., L, S].
+ * A row with every key masked out gives zeros. */
+static gboolean
+kernel_sdpa (GraftKernelContext *ctx, GError **error)
+{
+  static const char *const names[] = { "query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
+                                       "enable_gqa" };
+  GraftAtenArg args[8];
+  graft_aten_args (ctx, names, 8, args);
+  NEED (q, 0, FALSE);
+  NEED (k, 1, FALSE);
+  NEED (v, 2, FALSE);
+  GraftRtTensor *mask = graft_arg_is_none (&args[3]) ? NULL : graft_aten_need_tensor (&args[3], 3, error);
+  if (!graft_arg_is_none (&args[3]) && mask == NULL)
+    return FALSE;
+  gboolean causal = graft_arg_int (&args[5], 0) != 0;
+  int r = q->rank;
+  if (r < 2 || k->rank != r || v->rank != r)
+    return graft_kernel_fail (error, "query, key and value must have the same rank (at least 2)");
+  gint64 L = q->dims[r - 2], E = q->dims[r - 1], S = k->dims[r - 2], Ev = v->dims[r - 1];
+  if (k->dims[r - 1] != E || v->dims[r - 2] != S)
+    return graft_kernel_fail (error, "key must be [..., S, %" G_GINT64_FORMAT "] and value [..., S, Ev]", E);
+  for (int d = 0; d < r - 2; d++)
+    if (k->dims[d] != q->dims[d] || v->dims[d] != q->dims[d])
+      return graft_kernel_unsupported (error, "attention with key/value batch dimensions other than the query's");
+  if (mask && mask->rank > r)
+    return graft_kernel_fail (error, "the attention mask has more dimensions than the query");
+  double scale = graft_arg_is_none (&args[6]) ? 1.0 / sqrt ((double) E) : graft_arg_double (&args[6], 1.0);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, q->dims, sizeof (gint64) * r);
+  dims[r - 1] = Ev;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, r, dims, error);
+  if (y == NULL)
+    return FALSE;
+  /* the mask's strides for the [..., L, S] score index (0 where it broadcasts) */
+  gint64 mask_strides[GRAFT_RT_MAX_RANK] = { 0 }, score_dims[GRAFT_RT_MAX_RANK];
+  memcpy (score_dims, q->dims, sizeof (gint64) * r);
+  score_dims[r - 1] = S;
+  if (mask)
+    {
+      gint64 stride = 1;
+      for (int d = r - 1, md = mask->rank - 1; md >= 0; d--, md--)
+        {
+          if (mask->dims[md] != 1 && mask->dims[md] != score_dims[d])
+            return graft_kernel_fail (error, "the attention mask does not broadcast to the scores");
+          mask_strides[d] = mask->dims[md] == 1 ? 0 : stride;
+          stride *= mask->dims[md];
+        }
+    }
+  gint64 batches = graft_dims_product (q->dims, 0, r - 2);
+  g_autofree float *scores = g_new (float, MAX (L * S, 1));
+  for (gint64 b = 0; b < batches; b++)
+    {
+      const float *qb = graft_cf32 (q) + b * L * E, *kb = graft_cf32 (k) + b * S * E, *vb = graft_cf32 (v) + b * S * Ev;
+      float *yb = graft_f32 (y) + b * L * Ev;
+      if (L * S > 0 && E > 0)
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, L, S, E, (float) scale, qb, E, kb, E, 0.0f, scores, S);
+      else
+        memset (scores, 0, sizeof (float) * MAX (L * S, 1));
+      gint64 mask_base = 0, rest = b;
+      for (int d = r - 3; d >= 0; rest /= q->dims[d], d--)
+        mask_base += (rest % q->dims[d]) * mask_strides[d];
+      for (gint64 i = 0; i < L; i++)
+        {
+          float *row = scores + i * S, m = -INFINITY, sum = 0;
+          for (gint64 j = 0; j < S; j++)
+            {
+              if (causal && j > i)
+                row[j] = -INFINITY;
+              else if (mask)
+                {
+                  gint64 at = mask_base + i * mask_strides[r - 2] + j * mask_strides[r - 1];
+                  if (mask->dtype == GRAFT_DTYPE_BOOL)
+                    row[j] = ((const guint8 *) mask->data)[at] ? row[j] : -INFINITY;
+                  else
+                    row[j] += (float) graft_rt_tensor_get_f64 (mask, at);
+                }
+              m = MAX (m, row[j]);
+            }
+          for (gint64 j = 0; j < S; j++)
+            sum += row[j] = m == -INFINITY ? 0 : expf (row[j] - m);
+          for (gint64 j = 0; j < S; j++)
+            row[j] = sum > 0 ? row[j] / sum : 0;
+        }
+      if (L * Ev > 0)
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, L, Ev, S, 1.0f, scores, S, vb, Ev, 0.0f, yb, Ev);
+    }
+  return TRUE;
+}
+
+/* embedding(weight, indices, padding_idx=-1, scale_grad_by_freq, sparse):
+ * rows of weight; the training-only arguments change nothing here */
+static gboolean
+kernel_embedding (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *weight = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *indices = weight ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (indices == NULL)
+    return FALSE;
+  if (weight->rank != 2 || graft_dtype_is_float (indices->dtype) || indices->rank + 1 > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "embedding needs a [rows, dim] weight and integer indices");
+  gint64 rows = weight->dims[0], width = weight->dims[1], dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, indices->dims, sizeof (gint64) * indices->rank);
+  dims[indices->rank] = width;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, weight->dtype, indices->rank + 1, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gsize row_bytes = width * graft_dtype_get_size (weight->dtype);
+  for (gint64 e = 0; e < indices->numel; e++)
+    {
+      gint64 at = graft_rt_tensor_get_i64 (indices, e);
+      if (at < 0 || at >= rows)
+        return graft_kernel_fail (error, "embedding index %" G_GINT64_FORMAT " is out of range for %" G_GINT64_FORMAT
+                                  " rows", at, rows);
+      memcpy ((guint8 *) y->data + e * row_bytes, (const guint8 *) weight->data + at * row_bytes, row_bytes);
+    }
+  return TRUE;
+}
+
 /* baddbmm(self, batch1, batch2, beta=1, alpha=1) */
 static gboolean
 kernel_baddbmm (GraftKernelContext *ctx, GError **error)
@@ -814,5 +938,7 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("_nested_tensor_from_mask_left_aligned", kernel_nested_from_mask),
   OP ("to_padded_tensor", kernel_to_padded),
   OP ("baddbmm", kernel_baddbmm),
+  OP ("scaled_dot_product_attention", kernel_sdpa),
+  OP ("embedding", kernel_embedding),
   { NULL }
 };

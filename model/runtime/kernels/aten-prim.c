@@ -133,6 +133,28 @@ need_sequence (GraftRtTensor *t, GError **error)
   return t;
 }
 
+/* A dict key (or list item) equal to key: strings by text, numbers by value */
+static gboolean
+same_key (const GraftRtTensor *item, const GraftRtTensor *key)
+{
+  if (item->kind != GRAFT_RT_TENSOR || item->numel != 1 || key->kind != GRAFT_RT_TENSOR || key->numel != 1)
+    return FALSE;
+  if (key->dtype == GRAFT_DTYPE_STRING || item->dtype == GRAFT_DTYPE_STRING)
+    return item->dtype == key->dtype &&
+           g_strcmp0 (((char **) item->data)[0] ? ((char **) item->data)[0] : "",
+                      ((char **) key->data)[0] ? ((char **) key->data)[0] : "") == 0;
+  return graft_rt_tensor_get_f64 (item, 0) == graft_rt_tensor_get_f64 (key, 0);
+}
+
+/* The position of key's value in a dict (key, value pairs), or -1 */
+static gint64
+dict_find (const GraftRtTensor *dict, const GraftRtTensor *key)
+{
+  for (guint i = 0; i + 1 < dict->items->len; i += 2)
+    if (same_key (dict->items->pdata[i], key))
+      return i + 1;
+  return -1;
+}
 
 static gboolean
 list_index (GraftRtTensor *seq, gint64 i, gint64 *out, GError **error)
@@ -171,6 +193,16 @@ kernel_getitem (GraftKernelContext *ctx, GError **error)
             }
         }
       return graft_kernel_fail (error, "key '%s' is not in the dict", key);
+    }
+  if (seq->dtype == GRAFT_DTYPE_UNDEFINED && args[1].value && args[1].value->dtype == GRAFT_DTYPE_STRING)
+    {
+      /* dict[name] with a runtime key */
+      gint64 at = dict_find (seq, args[1].value);
+      if (at < 0)
+        return graft_kernel_fail (error, "key '%s' is not in the dict",
+                                  args[1].value->numel ? ((char **) args[1].value->data)[0] : "");
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (seq->items->pdata[at]));
+      return TRUE;
     }
   gint64 i = 0;
   if (!list_index (seq, graft_arg_int (&args[1], 0), &i, error))
@@ -280,17 +312,13 @@ kernel_is (GraftKernelContext *ctx, GError **error)
   return set_bool (ctx, 0, strcmp (ctx->node->op_type, "__is__") == 0 ? same : !same);
 }
 
+/* Python's `not`; and / or / xor are aten-elementwise.c's kernel_logical */
 static gboolean
-kernel_logic (GraftKernelContext *ctx, GError **error)
+kernel_not (GraftKernelContext *ctx, GError **error)
 {
-  const char *op = ctx->node->op_type;
-  GraftAtenArg args[2];
-  graft_aten_args (ctx, NULL, 2, args);
-  gboolean a = graft_arg_int (&args[0], 0) != 0;
-  if (strcmp (op, "__not__") == 0)
-    return set_bool (ctx, 0, !a);
-  gboolean b = graft_arg_int (&args[1], 0) != 0;
-  return set_bool (ctx, 0, op[2] == 'a' ? (a && b) : (a || b));
+  GraftAtenArg args[1];
+  graft_aten_args (ctx, NULL, 1, args);
+  return set_bool (ctx, 0, graft_arg_int (&args[0], 0) == 0);
 }
 
 static gboolean
@@ -313,13 +341,19 @@ kernel_len (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_append (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *list = need_sequence (ctx->inputs[0], error);
-  if (list == NULL || ctx->n_inputs < 2 || ctx->inputs[1] == NULL)
-    return list ? graft_kernel_fail (error, "append() needs a value") : FALSE;
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *list = need_sequence (args[0].value, error);
+  if (list == NULL)
+    return FALSE;
+  /* the item may be a folded constant (torch 2.x appends len({}) + len({})) */
+  GraftRtTensor *item = args[1].attr || args[1].value ? graft_arg_value (&args[1], error) : NULL;
+  if (item == NULL)
+    return error && *error ? FALSE : graft_kernel_fail (error, "append() needs a value");
   /* In place: everyone holding the list sees the new item. */
   if (list->items->len == 0)
-    list->dtype = ctx->inputs[1]->dtype;
-  g_ptr_array_add (list->items, graft_rt_tensor_ref (ctx->inputs[1]));
+    list->dtype = item->dtype;
+  g_ptr_array_add (list->items, item);
   if (ctx->n_outputs > 0)
     graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (list));
   return TRUE;
@@ -509,6 +543,50 @@ kernel_find (GraftKernelContext *ctx, GError **error)
   return set_scalar_i64 (ctx, 0, -1);
 }
 
+/* _set_item(dict, key, value) / _set_item(list, index, value): in place,
+ * as every holder of the dict or list sees it */
+static gboolean
+kernel_set_item (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *seq = need_sequence (args[0].value, error);
+  if (seq == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) key = graft_arg_value (&args[1], error);
+  if (key == NULL)
+    return FALSE;
+  GraftRtTensor *value = graft_arg_value (&args[2], error);
+  if (value == NULL)
+    return FALSE;
+  for (guint k = 0; k < ctx->n_outputs; k++)
+    graft_kernel_set_output (ctx, k, graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED));
+  if (seq->dtype == GRAFT_DTYPE_UNDEFINED)
+    {
+      gint64 at = dict_find (seq, key);
+      if (at >= 0)
+        {
+          graft_rt_tensor_unref (seq->items->pdata[at]);
+          seq->items->pdata[at] = value;
+        }
+      else
+        {
+          g_ptr_array_add (seq->items, g_steal_pointer (&key));
+          g_ptr_array_add (seq->items, value);
+        }
+      return TRUE;
+    }
+  gint64 i = 0;
+  if (!list_index (seq, graft_rt_tensor_get_i64 (key, 0), &i, error))
+    {
+      graft_rt_tensor_unref (value);
+      return FALSE;
+    }
+  graft_rt_tensor_unref (seq->items->pdata[i]);
+  seq->items->pdata[i] = value;
+  return TRUE;
+}
+
 /* x in list / key in dict (dicts are key, value pairs) */
 static gboolean
 kernel_contains (GraftKernelContext *ctx, GError **error)
@@ -528,17 +606,7 @@ kernel_contains (GraftKernelContext *ctx, GError **error)
                      ((GraftRtTensor *) container->items->pdata[0])->dtype == key->dtype;
   gboolean found = FALSE;
   for (guint i = 0; !found && i < container->items->len; i += is_dict ? 2 : 1)
-    {
-      GraftRtTensor *item = container->items->pdata[i];
-      if (item->kind != GRAFT_RT_TENSOR || item->numel != 1)
-        continue;
-      if (key->dtype == GRAFT_DTYPE_STRING)
-        found = item->dtype == GRAFT_DTYPE_STRING &&
-                g_strcmp0 (((char **) item->data)[0] ? ((char **) item->data)[0] : "",
-                           ((char **) key->data)[0] ? ((char **) key->data)[0] : "") == 0;
-      else if (item->dtype != GRAFT_DTYPE_STRING)
-        found = graft_rt_tensor_get_f64 (item, 0) == graft_rt_tensor_get_f64 (key, 0);
-    }
+    found = same_key (container->items->pdata[i], key);
   return set_bool (ctx, 0, found);
 }
 
@@ -554,6 +622,7 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::RaiseException", kernel_raise),
   OP ("prim::dtype", kernel_tensor_info),
   OP ("prim::device", kernel_tensor_info),
+  OP ("prim::type", kernel_pass_through),   /* of a device: Graft's devices are their type, "cpu" */
   OP ("prim::is_nested", kernel_false),
   OP ("prim::is_cuda", kernel_false),
   OP ("prim::requires_grad", kernel_false),
@@ -568,12 +637,11 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::item", kernel_to_number),
   OP ("aten::__is__", kernel_is),
   OP ("aten::__isnot__", kernel_is),
-  OP ("aten::__not__", kernel_logic),
-  OP ("aten::__and__", kernel_logic),
-  OP ("aten::__or__", kernel_logic),
+  OP ("aten::__not__", kernel_not),
   OP ("aten::len", kernel_len),
   OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
+  OP ("aten::_set_item", kernel_set_item),
   OP ("aten::list", kernel_list),
   OP ("aten::size", kernel_size),
   OP ("aten::dim", kernel_dim),

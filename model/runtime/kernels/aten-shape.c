@@ -627,16 +627,29 @@ factory_dtype (GraftKernelContext *ctx, GraftAtenArg *dtype_arg, GraftDType fall
   return fallback;
 }
 
+/* zeros/ones/full(size, [value,] dtype, …), their _like(self, …) and
+ * new_(self, size, …) forms: the new_ forms take self's dtype by default */
 static gboolean
 kernel_fill (GraftKernelContext *ctx, GError **error)
 {
   const char *op = ctx->node->op_type;
+  gboolean new_form = g_str_has_prefix (op, "new_");
+  if (new_form)
+    op += strlen ("new_");
   gboolean like = g_str_has_suffix (op, "_like"), full = g_str_has_prefix (op, "full");
-  GraftAtenArg args[4];
-  graft_aten_args (ctx, NULL, 4, args);
+  GraftAtenArg all_args[5];
+  graft_aten_args (ctx, NULL, 5, all_args);
+  GraftAtenArg *args = new_form ? all_args + 1 : all_args;
   gint64 dims[GRAFT_RT_MAX_RANK];
   guint n;
   GraftDType dtype = GRAFT_DTYPE_FLOAT32;
+  if (new_form)
+    {
+      GraftRtTensor *self = arg_tensor (all_args, 0, error);
+      if (self == NULL)
+        return FALSE;
+      dtype = self->dtype;
+    }
   if (like)
     {
       GraftRtTensor *x = arg_tensor (args, 0, error);
@@ -649,7 +662,7 @@ kernel_fill (GraftKernelContext *ctx, GError **error)
   else if (!graft_arg_ints (&args[0], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
     return FALSE;
   GraftAtenArg *value = full ? &args[1] : NULL;
-  if (full && value->attr && value->attr->type != GRAFT_ATTR_FLOAT && !like)
+  if (full && value->attr && value->attr->type != GRAFT_ATTR_FLOAT && !like && !new_form)
     dtype = GRAFT_DTYPE_INT64;
   dtype = factory_dtype (ctx, &args[full ? 2 : 1], dtype);
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, n, dims, error);
@@ -757,6 +770,307 @@ kernel_arange (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* unflatten(self, dim, sizes): dim split into sizes (one may be -1) */
+static gboolean
+kernel_unflatten (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 axis = graft_arg_int (&args[1], 0), sizes[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_normalize_axis (&axis, x->rank, error) ||
+      !graft_arg_ints (&args[2], sizes, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n == 0 || x->rank - 1 + (int) n > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "unflatten needs 1 to %d sizes", GRAFT_RT_MAX_RANK - x->rank + 1);
+  gint64 known = 1;
+  int infer = -1;
+  for (guint i = 0; i < n; i++)
+    if (sizes[i] == -1 && infer < 0)
+      infer = (int) i;
+    else if (sizes[i] < 0)
+      return graft_kernel_fail (error, "unflatten sizes must be positive, or one -1");
+    else
+      known *= sizes[i];
+  if (infer >= 0)
+    sizes[infer] = known ? x->dims[axis] / known : 0;
+  int rank = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (d == axis)
+      for (guint i = 0; i < n; i++)
+        dims[rank++] = sizes[i];
+    else
+      dims[rank++] = x->dims[d];
+  GraftRtTensor *view = graft_rt_tensor_reshape (x, rank, dims, error);
+  if (view == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, view);
+  return TRUE;
+}
+
+/* triu / tril(self, diagonal=0) over the last two dimensions */
+static gboolean
+kernel_triangle (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (x->rank < 2)
+    return graft_kernel_fail (error, "%s needs at least 2 dimensions", ctx->node->op);
+  gboolean upper = strcmp (ctx->node->op_type, "triu") == 0;
+  gint64 diagonal = graft_arg_int (&args[1], 0), rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  gsize item = graft_dtype_get_size (x->dtype);
+  for (gint64 e = 0; e < x->numel; e++)
+    {
+      gint64 j = e % cols, i = (e / cols) % rows;
+      gboolean keep = upper ? j - i >= diagonal : j - i <= diagonal;
+      if (keep)
+        memcpy ((guint8 *) y->data + e * item, (const guint8 *) x->data + e * item, item);
+      else
+        memset ((guint8 *) y->data + e * item, 0, item);
+    }
+  return TRUE;
+}
+
+/* Splits a tensor's dimensions around axis: outer × size × inner. */
+static void
+around_axis (const GraftRtTensor *x, gint64 axis, gint64 *outer, gint64 *inner)
+{
+  *outer = graft_dims_product (x->dims, 0, (int) axis);
+  *inner = graft_dims_product (x->dims, (int) axis + 1, x->rank);
+}
+
+/* cumsum(self, dim, dtype=None): integers and bools sum in int64 */
+static gboolean
+kernel_cumsum (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 axis = graft_arg_int (&args[1], 0);
+  if (!graft_normalize_axis (&axis, MAX (x->rank, 1), error))
+    return FALSE;
+  GraftDType dtype = graft_dtype_is_float (x->dtype) ? x->dtype : GRAFT_DTYPE_INT64;
+  dtype = factory_dtype (ctx, &args[2], dtype);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 outer = 1, inner = 1, size = x->rank ? x->dims[axis] : 1;
+  if (x->rank)
+    around_axis (x, axis, &outer, &inner);
+  gboolean is_float = graft_dtype_is_float (dtype);
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 in = 0; in < inner; in++)
+      {
+        double sum_f = 0;
+        gint64 sum_i = 0;
+        for (gint64 k = 0; k < size; k++)
+          {
+            gint64 e = (o * size + k) * inner + in;
+            if (is_float)
+              graft_rt_tensor_set_f64 (y, e, sum_f += graft_rt_tensor_get_f64 (x, e));
+            else
+              graft_rt_tensor_set_i64 (y, e, sum_i += graft_rt_tensor_get_i64 (x, e));
+          }
+      }
+  return TRUE;
+}
+
+/* diff(self, n=1, dim=-1, prepend=None, append=None): first differences
+ * along dim of prepend ++ self ++ append, n times */
+static gboolean
+kernel_diff (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 times = graft_arg_int (&args[1], 1), axis = graft_arg_int (&args[2], -1);
+  if (x->rank == 0 || !graft_normalize_axis (&axis, x->rank, error))
+    return graft_kernel_fail (error, "diff needs a tensor with dimension %" G_GINT64_FORMAT, axis);
+  if (times < 0)
+    return graft_kernel_fail (error, "diff's order must not be negative");
+  GraftRtTensor *parts[3] = { graft_arg_tensor (&args[3]), x, graft_arg_tensor (&args[4]) };
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof (gint64) * x->rank);
+  dims[axis] = 0;
+  for (int p = 0; p < 3; p++)
+    {
+      if (parts[p] == NULL)
+        continue;
+      if (parts[p]->rank != x->rank || parts[p]->dtype != x->dtype)
+        return graft_kernel_fail (error, "diff's prepend and append must match the input's rank and dtype");
+      for (int d = 0; d < x->rank; d++)
+        if (d != axis && parts[p]->dims[d] != x->dims[d])
+          return graft_kernel_fail (error, "diff's prepend and append must match the input outside dim");
+      dims[axis] += parts[p]->dims[axis];
+    }
+  gint64 outer, inner, length = dims[axis];
+  around_axis (x, axis, &outer, &inner);
+  g_autofree double *values = g_new (double, MAX (outer * length * inner, 1));
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 k = 0, at = 0; k < 3; k++)
+      {
+        if (parts[k] == NULL)
+          continue;
+        gint64 n = parts[k]->dims[axis];
+        for (gint64 j = 0; j < n; j++, at++)
+          for (gint64 in = 0; in < inner; in++)
+            values[(o * length + at) * inner + in] = graft_rt_tensor_get_f64 (parts[k], (o * n + j) * inner + in);
+      }
+  for (gint64 t = 0; t < times && length > 0; t++, length--)
+    for (gint64 o = 0; o < outer; o++)
+      for (gint64 j = 0; j + 1 < length; j++)
+        for (gint64 in = 0; in < inner; in++)
+          {
+            /* compact in place: row length-1 of every outer block */
+            double next = values[(o * length + j + 1) * inner + in], here = values[(o * length + j) * inner + in];
+            values[(o * (length - 1) + j) * inner + in] = x->dtype == GRAFT_DTYPE_BOOL ? (next != here) : next - here;
+          }
+  dims[axis] = length;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 e = 0; e < y->numel; e++)
+    graft_rt_tensor_set_f64 (y, e, values[e]);
+  return TRUE;
+}
+
+/* gather(self, dim, index, sparse_grad=False) */
+static gboolean
+kernel_gather (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  GraftRtTensor *index = x ? arg_tensor (args, 2, error) : NULL;
+  if (index == NULL)
+    return FALSE;
+  gint64 axis = graft_arg_int (&args[1], 0);
+  if (!graft_normalize_axis (&axis, x->rank, error))
+    return FALSE;
+  if (index->rank != x->rank || graft_dtype_is_float (index->dtype))
+    return graft_kernel_fail (error, "gather's index must be an integer tensor of the input's rank");
+  for (int d = 0; d < x->rank; d++)
+    if (d != axis && index->dims[d] > x->dims[d])
+      return graft_kernel_fail (error, "gather's index is larger than the input in dimension %d", d);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, index->rank, index->dims, error);
+  if (y == NULL)
+    return FALSE;
+  gsize item = graft_dtype_get_size (x->dtype);
+  for (gint64 e = 0; e < index->numel; e++)
+    {
+      gint64 rest = e, source = 0, stride = 1;
+      for (int d = x->rank - 1; d >= 0; d--)
+        {
+          gint64 at = rest % index->dims[d];
+          rest /= index->dims[d];
+          if (d == axis)
+            {
+              at = graft_rt_tensor_get_i64 (index, e);
+              if (at < -x->dims[d] || at >= x->dims[d])
+                return graft_kernel_fail (error, "gather index %" G_GINT64_FORMAT " is out of range for size %"
+                                          G_GINT64_FORMAT, at, x->dims[d]);
+              at += at < 0 ? x->dims[d] : 0;
+            }
+          source += at * stride;
+          stride *= x->dims[d];
+        }
+      memcpy ((guint8 *) y->data + e * item, (const guint8 *) x->data + source * item, item);
+    }
+  return TRUE;
+}
+
+/* index(self, indices: List[Optional[Tensor]]): advanced indexing by
+ * integer tensors on the leading dimensions (broadcast together); the
+ * dimensions after them are kept whole. */
+static gboolean
+kernel_index (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  GraftRtTensor *list = args[1].value;
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0 || (int) list->items->len > x->rank)
+    return graft_kernel_fail (error, "index needs 1 to %d index tensors", x->rank);
+  guint k = list->items->len;
+  GraftRtTensor *indices[GRAFT_RT_MAX_RANK];
+  int rank = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  for (guint i = 0; i < k; i++)
+    {
+      indices[i] = list->items->pdata[i];
+      if (indices[i] == NULL || indices[i]->kind != GRAFT_RT_TENSOR)
+        return graft_kernel_unsupported (error, "index with None (a full slice) among the indices");
+      if (graft_dtype_is_float (indices[i]->dtype) || indices[i]->dtype == GRAFT_DTYPE_BOOL)
+        return graft_kernel_unsupported (error, "index by %s tensors", graft_dtype_to_string (indices[i]->dtype));
+      /* broadcast the index shapes */
+      int r = MAX (rank, indices[i]->rank);
+      gint64 merged[GRAFT_RT_MAX_RANK];
+      for (int d = 0; d < r; d++)
+        {
+          int a = d - (r - rank), b = d - (r - indices[i]->rank);
+          gint64 da = a >= 0 ? dims[a] : 1, db = b >= 0 ? indices[i]->dims[b] : 1;
+          if (da != db && da != 1 && db != 1)
+            return graft_kernel_fail (error, "index tensors do not broadcast together");
+          merged[d] = da == 1 ? db : da;
+        }
+      rank = r;
+      memcpy (dims, merged, sizeof (gint64) * r);
+    }
+  gint64 positions = graft_dims_product (dims, 0, rank), inner = graft_dims_product (x->dims, (int) k, x->rank);
+  if (rank + x->rank - (int) k > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "the indexed result has too many dimensions");
+  int out_rank = rank;
+  for (int d = (int) k; d < x->rank; d++)
+    dims[out_rank++] = x->dims[d];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, out_rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gsize item = graft_dtype_get_size (x->dtype);
+  for (gint64 p = 0; p < positions; p++)
+    {
+      gint64 row = 0;
+      for (guint i = 0; i < k; i++)
+        {
+          /* the element of index i at broadcast position p */
+          const GraftRtTensor *t = indices[i];
+          gint64 rest = p, offset = 0, stride = 1;
+          for (int d = rank - 1; d >= 0; d--)
+            {
+              gint64 at = rest % dims[d];
+              rest /= dims[d];
+              int td = d - (rank - t->rank);
+              if (td >= 0)
+                {
+                  offset += (t->dims[td] == 1 ? 0 : at) * stride;
+                  stride *= t->dims[td];
+                }
+            }
+          gint64 v = graft_rt_tensor_get_i64 (t, offset);
+          if (v < -x->dims[i] || v >= x->dims[i])
+            return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is out of range for dimension %u of size %"
+                                      G_GINT64_FORMAT, v, i, x->dims[i]);
+          row = row * x->dims[i] + (v < 0 ? v + x->dims[i] : v);
+        }
+      memcpy ((guint8 *) y->data + p * inner * item, (const guint8 *) x->data + row * inner * item, inner * item);
+    }
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_shape[] = {
@@ -770,5 +1084,8 @@ const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
   OP ("tensor", kernel_tensor), OP ("arange", kernel_arange), OP ("pad", kernel_pad),
   OP ("constant_pad_nd", kernel_pad),
+  OP ("new_zeros", kernel_fill), OP ("new_ones", kernel_fill), OP ("new_full", kernel_fill),
+  OP ("unflatten", kernel_unflatten), OP ("triu", kernel_triangle), OP ("tril", kernel_triangle),
+  OP ("cumsum", kernel_cumsum), OP ("diff", kernel_diff), OP ("gather", kernel_gather), OP ("index", kernel_index),
   { NULL }
 };

@@ -337,8 +337,6 @@ kernel_clip (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *lo_t = graft_kernel_input (ctx, 1), *hi_t = graft_kernel_input (ctx, 2);
   gboolean onnx_attrs = g_str_has_prefix (ctx->node->op, "onnx::") && ctx->opset < 11;
   double lo = -INFINITY, hi = INFINITY;
-  if (strcmp (ctx->node->op_type, "hardtanh") == 0 || strcmp (ctx->node->op_type, "hardtanh_") == 0)
-    lo = -1, hi = 1;
   if (onnx_attrs)
     {
       lo = graft_node_attr_float (ctx->node, "min", -INFINITY);
@@ -412,9 +410,5 @@ const GraftOpSchema graft_ops_unary[] = {
   { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0, "X", "Y" },
   { "onnx::Not", 1, 0, infer_unary, kernel_not, 0, "X", "Y" },
   { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT, "input min max", "output" },
-  { "aten::clamp", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::clamp_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::hardtanh", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  { "aten::hardtanh_", 0, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }
 };

@@ -510,6 +510,142 @@ test_masked_fill (void)
   builder_clear (&b);
 }
 
+/* hardtanh_(x, 0., 6.) (ReLU6) and clamp(x, None, 2.) take their
+ * constant bounds */
+static void
+test_clamp_bounds (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::sub", IN ("x"), IN ("shifted"));
+  arg_int (n, 1, 3);
+  n = add_node (&b, "aten::hardtanh_", IN ("shifted"), IN ("relu6"));
+  arg_float (n, 1, 0.);
+  arg_float (n, 2, 6.);
+  n = add_node (&b, "aten::clamp", IN ("shifted"), IN ("below"));
+  arg_none (n, 1);
+  arg_float (n, 2, 2.);
+  add_output (&b, "relu6");
+  add_output (&b, "below");
+  g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 12 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 1, (gint64[]) { 12 }, (double[]) { 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 6, 6 });
+  assert_values (out->pdata[1], 1, (gint64[]) { 12 }, (double[]) { -3, -2, -1, 0, 1, 2, 2, 2, 2, 2, 2, 2 });
+  builder_clear (&b);
+}
+
+/* scaled_dot_product_attention: causal, and a bool mask that hides every
+ * key of the second query (a zero row, not NaN) */
+static void
+test_attention_masks (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::scaled_dot_product_attention", IN ("x", "x", "x"), IN ("causal"));
+  arg_none (n, 3);
+  arg_float (n, 4, 0.);
+  arg_bool (n, 5, TRUE);
+  n = add_node (&b, "aten::select", IN ("x"), IN ("row"));
+  arg_int (n, 1, 3);
+  arg_int (n, 2, 0);
+  n = add_node (&b, "aten::lt", IN ("row"), IN ("keep"));   /* [[T, F]]: query 0 sees key 0 only */
+  arg_float (n, 1, 0.5);
+  n = add_node (&b, "aten::transpose", IN ("keep"), IN ("keep_t"));   /* [[T], [F]] broadcast over keys */
+  arg_int (n, 1, -1);
+  arg_int (n, 2, -2);
+  n = add_node (&b, "aten::scaled_dot_product_attention", IN ("x", "x", "x", "keep_t"), IN ("masked"));
+  arg_float (n, 4, 0.);
+  arg_bool (n, 5, FALSE);
+  add_output (&b, "causal");
+  add_output (&b, "masked");
+  g_autoptr(GraftRtTensor) x = arange_f32 (4, (gint64[]) { 1, 1, 2, 2 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  gint64 dims[] = { 1, 1, 2, 2 };
+  assert_values (out->pdata[0], 4, dims, (double[]) { 0, 1, 1.99830279, 2.99830279 });
+  /* query 0 sees both keys (softmax of 1/√2·[1, 3]), query 1 none */
+  double w1 = 1 / (1 + exp (-2 / sqrt (2.)));
+  assert_values (out->pdata[1], 4, dims, (double[]) { 2 * w1, 1 + 2 * w1, 0, 0 });
+  builder_clear (&b);
+}
+
+/* index / gather / embedding name the bad index instead of reading past
+ * the tensor */
+static void
+test_indexing_out_of_range (void)
+{
+  static const char *const ops[] = { "aten::embedding", "aten::gather", "aten::index" };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    {
+      Builder b;
+      builder_init (&b);
+      add_input (&b, "x");
+      GraftNode *n = add_node (&b, "aten::full", NULL, IN ("at"));
+      arg_ints (n, 0, (gint64[]) { 2, 1 }, 2);
+      arg_int (n, 1, 7);
+      if (k == 0)
+        add_node (&b, ops[k], IN ("x", "at"), IN ("y"));
+      else if (k == 1)
+        {
+          n = add_node (&b, ops[k], IN ("x", "at"), IN ("y"));   /* gather(x, 1, at) */
+          arg_int (n, 1, 1);
+        }
+      else
+        {
+          add_node (&b, "prim::ListConstruct", IN ("at"), IN ("indices"));
+          add_node (&b, ops[k], IN ("x", "indices"), IN ("y"));
+        }
+      add_output (&b, "y");
+      g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 3 });
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, x, &error);
+      g_assert_null (out);
+      g_assert_nonnull (error);
+      g_test_message ("%s: %s", ops[k], error->message);
+      g_assert_nonnull (strstr (error->message, "7"));
+      g_assert_nonnull (strstr (error->message, "out of range"));
+      builder_clear (&b);
+    }
+}
+
+/* d = {}; d["a"] = x; d["a"] = x + 1; d["a"], and 6 & 3 on Python ints */
+static void
+test_dict_set_item_and_bitwise (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  add_node (&b, "prim::DictConstruct", NULL, IN ("d"));
+  GraftNode *n = add_node (&b, "aten::_set_item", IN ("d", "x"), IN ("none1"));
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg1", "a"));
+  n = add_node (&b, "aten::add", IN ("x"), IN ("x1"));
+  arg_int (n, 1, 1);
+  n = add_node (&b, "aten::_set_item", IN ("d", "x1"), IN ("none2"));
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg1", "a"));
+  add_node (&b, "aten::len", IN ("d"), IN ("entries"));
+  n = add_node (&b, "aten::__getitem__", IN ("d"), IN ("a"));
+  graft_node_add_attribute (n, graft_attribute_new_string ("arg1", "a"));
+  n = add_node (&b, "aten::__and__", NULL, IN ("bits"));
+  arg_int (n, 0, 6);
+  arg_int (n, 1, 3);
+  add_output (&b, "entries");
+  add_output (&b, "a");
+  add_output (&b, "bits");
+  g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 2 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[0], 0), ==, 2);   /* one key, one value */
+  assert_values (out->pdata[1], 1, (gint64[]) { 2 }, (double[]) { 1, 2 });
+  g_assert_cmpint (graft_rt_tensor_get_i64 (out->pdata[2], 0), ==, 2);
+  builder_clear (&b);
+}
+
 /* a nested tensor from a left-aligned mask, padded back with -1 */
 static void
 test_nested_round_trip (void)
@@ -584,6 +720,10 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/factories", test_factories);
   g_test_add_func ("/runtime/aten/pad-crop", test_pad_crop);
   g_test_add_func ("/runtime/aten/masked-fill", test_masked_fill);
+  g_test_add_func ("/runtime/aten/clamp-bounds", test_clamp_bounds);
+  g_test_add_func ("/runtime/aten/attention-masks", test_attention_masks);
+  g_test_add_func ("/runtime/aten/indexing-out-of-range", test_indexing_out_of_range);
+  g_test_add_func ("/runtime/aten/dict-set-item-bitwise", test_dict_set_item_and_bitwise);
   g_test_add_func ("/runtime/aten/nested-round-trip", test_nested_round_trip);
   return g_test_run ();
 }

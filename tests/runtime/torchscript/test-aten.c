@@ -1,4 +1,5 @@
-/* TorchScript fixtures run by Graft's runtime against PyTorch's outputs.
+/* TorchScript fixtures run by Graft's runtime against PyTorch's outputs,
+ * for both generations of writers (torch-generations.h).
  *
  * tests/fixtures/make-torchscript-fixtures.py writes the archives,
  * tests/fixtures/make-torchscript-outputs.py the seeded inputs and
@@ -15,35 +16,33 @@
 #include "loader.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
-#include "../../onnx/fixtures.h"
-#include "../../test-python.h"
+#include "runtime/kernels/aten-args.h"
+#include "../../torchscript/torch-generations.h"
 
 /* Fixtures that do not match yet, with the reason: reported as TODO so the
  * count of passing ones can only go up. */
 static const struct { const char *name, *reason; } known_gaps[] = {
-  { NULL, NULL }, /* every fixture matches PyTorch today */
+  { "quantized_traced", "the runtime has no quantized:: kernels (conv2d_relu, linear on packed params) yet" },
+  { "quantized_scripted", "the runtime has no quantized:: kernels (conv2d_relu, linear on packed params) yet" },
+  { NULL, NULL },
 };
 
-static char *fixture_dir;
-static char *io_dir;
+static char *fixture_dirs[GRAFT_TORCH_N_GENERATIONS];
+static char *io_dirs[GRAFT_TORCH_N_GENERATIONS];
+
 
 static void
-generate (void)
+generate (GraftTorchGeneration generation)
 {
-  if (io_dir)
+  static gboolean done[GRAFT_TORCH_N_GENERATIONS];
+
+  if (done[generation])
     return;
-  fixture_dir = graft_test_generate_fixtures_with (GRAFT_TEST_LEGACY_PYTHON, "tests/fixtures/make-torchscript-fixtures.py",
-                                              "tests/fixtures-generated/torchscript", NULL);
-  g_autofree char *out = graft_test_source_path ("tests/fixtures-generated/torchscript-io");
-  g_autofree char *script = graft_test_source_path ("tests/fixtures/make-torchscript-outputs.py");
-  g_autoptr(GError) error = NULL;
-  int status = 0;
-  const char *argv[] = { GRAFT_TEST_LEGACY_PYTHON, script, fixture_dir, out, NULL };
-  g_autofree char *err_text = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &error) ||
-      !g_spawn_check_wait_status (status, &error))
-    g_error ("make-torchscript-outputs.py failed: %s\n%s", error->message, err_text ? err_text : "");
-  io_dir = g_steal_pointer (&out);
+  done[generation] = TRUE;
+  fixture_dirs[generation] = graft_torch_generation_fixtures (generation, NULL);
+  if (fixture_dirs[generation] != NULL)
+    io_dirs[generation] = graft_torch_generation_run (generation, "tests/fixtures/make-torchscript-outputs.py",
+                                                      fixture_dirs[generation], "-io");
 }
 
 /* ------------------------------------------------------------------ dump */
@@ -114,9 +113,34 @@ max_abs (const GraftRtTensor *t)
   return m;
 }
 
+/* A 1-D string array (a List[str] input) as the list TorchScript takes;
+ * consumes strings. */
+static GraftRtTensor *
+strings_as_list (GraftRtTensor *strings)
+{
+  GraftRtTensor *list = graft_rt_tensor_new_sequence (GRAFT_DTYPE_STRING);
+  for (gint64 i = 0; i < strings->numel; i++)
+    g_ptr_array_add (list->items, graft_aten_new_string (g_strdup (((char **) strings->data)[i])));
+  graft_rt_tensor_unref (strings);
+  return list;
+}
+
+static gboolean
+compare_strings (const char *what, const GraftRtTensor *got, const GraftRtTensor *want, GString *report)
+{
+  gboolean same = got->kind == GRAFT_RT_TENSOR && got->dtype == GRAFT_DTYPE_STRING && got->numel == want->numel;
+  for (gint64 i = 0; same && i < want->numel; i++)
+    same = g_strcmp0 (((char **) got->data)[i], ((char **) want->data)[i]) == 0;
+  g_string_append_printf (report, "%s: string %s%s; ", what, want->numel ? ((char **) want->data)[0] : "",
+                          same ? "" : " FAIL");
+  return same;
+}
+
 static gboolean
 compare (const char *what, const GraftRtTensor *got, const GraftRtTensor *want, GString *report)
 {
+  if (want->dtype == GRAFT_DTYPE_STRING)
+    return compare_strings (what, got, want, report);
   g_autofree char *gd = graft_rt_tensor_describe (got);
   g_autofree char *wd = graft_rt_tensor_describe (want);
   if (got->kind != GRAFT_RT_TENSOR || got->rank != want->rank || !graft_rt_tensor_same_shape (got, want))
@@ -159,11 +183,27 @@ fail (const char *name, const char *format, ...)
   g_test_fail_printf ("%s", msg);
 }
 
+/* A list result (List[int], say) item by item, as the reference script
+ * flattens it; None left out. The items stay owned by their list. */
+static void
+flatten_result (GraftRtTensor *value, GPtrArray *out)
+{
+  if (value->kind == GRAFT_RT_SEQUENCE)
+    for (guint i = 0; i < value->items->len; i++)
+      flatten_result (value->items->pdata[i], out);
+  else if (value->kind != GRAFT_RT_NONE)
+    g_ptr_array_add (out, value);
+}
+
 static void
 test_fixture (gconstpointer data)
 {
-  const char *name = data;
-  generate ();
+  const GraftTorchGenerationCase *c = data;
+  const char *name = c->name;
+  generate (c->generation);
+  const char *fixture_dir = fixture_dirs[c->generation], *io_dir = io_dirs[c->generation];
+  if (graft_torch_generation_skip (c, fixture_dir))
+    return;
   g_autofree char *manifest = g_strdup_printf ("%s/%s.io.json", io_dir, name);
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
@@ -202,6 +242,8 @@ test_fixture (gconstpointer data)
       g_autofree char *path = g_strdup_printf ("%s/%s", io_dir, json_object_get_string_member (in, "file"));
       GraftRtTensor *t = graft_npy_read (path, &error);
       g_assert_no_error (error);
+      if (g_strcmp0 (json_object_get_string_member_with_default (in, "kind", NULL), "strings") == 0)
+        t = strings_as_list (t);
       g_hash_table_insert (feed, g_strdup (json_object_get_string_member (in, "name")), t);
     }
   /* Optional parameters left out of the call are None. */
@@ -212,12 +254,15 @@ test_fixture (gconstpointer data)
       if (v->kind == GRAFT_VALUE_OPTIONAL && !g_hash_table_contains (feed, v->name))
         g_hash_table_insert (feed, g_strdup (v->name), graft_rt_tensor_new_none (v->dtype));
     }
-  g_autoptr(GPtrArray) outputs = graft_runtime_run (runtime, feed, NULL, NULL, NULL, &error);
-  if (outputs == NULL)
+  g_autoptr(GPtrArray) results = graft_runtime_run (runtime, feed, NULL, NULL, NULL, &error);
+  if (results == NULL)
     {
       fail (name, "%s fails while running: %s", name, error->message);
       return;
     }
+  g_autoptr(GPtrArray) outputs = g_ptr_array_new ();
+  for (guint k = 0; k < results->len; k++)
+    flatten_result (results->pdata[k], outputs);
 
   JsonArray *want = json_object_get_array_member (info, "outputs");
   if (outputs->len != json_array_get_length (want))
@@ -270,15 +315,22 @@ main (int argc, char **argv)
     "lstm_traced", "lstm_scripted", "resnet18_traced", "resnet18_scripted", "mobilenet_v3_small_traced",
     "mobilenet_v3_small_scripted", "googlenet_traced", "googlenet_scripted", "vit_b_16_traced",
     "vit_b_16_scripted", "const_traced", "nested_cat_traced", "nested_cat_scripted", "frozen_scripted",
-    "transformer_scripted",
+    "transformer_scripted", "mobilenet_v2_traced", "mobilenet_v2_scripted", "bert_traced", "gpt2_traced",
+    "vit_hf_traced", "whisper_traced", "containers_scripted", "quantized_traced", "quantized_scripted",
   };
-  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
-    {
-      g_autofree char *path = g_strdup_printf ("/runtime/torchscript/%s", names[k]);
-      g_test_add_data_func (path, names[k], test_fixture);
-    }
+  static GraftTorchGenerationCase cases[GRAFT_TORCH_N_GENERATIONS][G_N_ELEMENTS (names)];
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+      {
+        g_autofree char *path = g_strdup_printf ("/runtime/torchscript/%s/%s", graft_torch_generation_name (g), names[k]);
+        cases[g][k] = (GraftTorchGenerationCase) { g, names[k] };
+        g_test_add_data_func (path, &cases[g][k], test_fixture);
+      }
   int status = g_test_run ();
-  g_free (fixture_dir);
-  g_free (io_dir);
+  for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
+    {
+      g_free (fixture_dirs[g]);
+      g_free (io_dirs[g]);
+    }
   return status;
 }
