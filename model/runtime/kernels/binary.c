@@ -5,7 +5,7 @@
  * division by zero yields 0 instead of trapping. */
 #include <math.h>
 #include <string.h>
-#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/aten-args.h"
 
 typedef enum {
   OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN,
@@ -249,9 +249,11 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
   if (g_str_has_prefix (ctx->node->op, "aten::"))
     {
       /* aten::add/sub(self, other, alpha): other may be a folded constant */
-      GraftRtTensor *bt;
+      GraftAtenArg args[3];
       GraftAttribute *ba;
-      if (graft_aten_arg (ctx, 1, &bt, &ba) && ba)
+      graft_aten_args (ctx, NULL, 3, args);
+      ba = args[1].attr;
+      if (ba != NULL && ba->type != GRAFT_ATTR_NONE)
         {
           constant_b = graft_aten_constant_tensor (ba, error);
           if (constant_b == NULL)
@@ -259,8 +261,8 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
           b = constant_b;
         }
       else
-        b = bt;
-      if ((op == OP_ADD || op == OP_SUB) && graft_aten_arg_float (ctx, 2, 1.0) != 1.0)
+        b = ba == NULL ? args[1].value : NULL;
+      if ((op == OP_ADD || op == OP_SUB) && graft_arg_double (&args[2], 1.0) != 1.0)
         return graft_kernel_unsupported (error, "alpha != 1 is not supported");
       if (b == NULL)
         return graft_kernel_fail (error, "the second operand is missing");
