@@ -3,6 +3,7 @@
 #include <string.h>
 #include "layout/text.h"
 #include "analysis/shape-inference.h"
+#include "runtime/op.h"
 
 /* Categories by lower-cased op type; ONNX and aten spellings side by side. */
 static const struct {
@@ -230,31 +231,6 @@ add_attribute_lines (GPtrArray *lines, GraftNode *node)
     g_ptr_array_add (lines, g_strdup_printf ("+%u more", ordered->len - shown));
 }
 
-/* Input slot names of common ops, so weights read "W: 64×3×7×7". */
-static const char *
-input_slot_name (GraftNode *node, guint index)
-{
-  static const struct {
-    const char *op_type;
-    const char *slots[5];
-  } slots[] = {
-    { "Conv", { "X", "W", "B" } },
-    { "ConvTranspose", { "X", "W", "B" } },
-    { "Gemm", { "A", "B", "C" } },
-    { "MatMul", { "A", "B" } },
-    { "BatchNormalization", { "X", "scale", "B", "mean", "var" } },
-    { "LayerNormalization", { "X", "scale", "B" } },
-    { "InstanceNormalization", { "X", "scale", "B" } },
-    { "Reshape", { "data", "shape" } },
-    { "PRelu", { "X", "slope" } },
-  };
-
-  for (gsize i = 0; i < G_N_ELEMENTS (slots); i++)
-    if (strcmp (node->op_type, slots[i].op_type) == 0)
-      return index < 5 ? slots[i].slots[index] : NULL;
-  return NULL;
-}
-
 static void
 add_weight_lines (GPtrArray *lines, GraftNode *node)
 {
@@ -267,7 +243,8 @@ add_weight_lines (GPtrArray *lines, GraftNode *node)
       if (value == NULL || value->initializer == NULL)
         continue;
       dims = graft_tensor_describe (value->initializer);
-      slot = input_slot_name (node, i);
+      /* The newest schema names the slot: ONNX does not rename inputs between versions. */
+      slot = graft_op_registry_input_name (node->op, -1, i);
       if (slot != NULL)
         g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot, dims));
       else

@@ -1,6 +1,5 @@
 #include "analysis/shape-inference.h"
 #include "analysis/baked-shape.h"
-#include "analysis/fallback-infer.h"
 #include "analysis/sym-dim.h"
 #include "runtime/op.h"
 #include "runtime/rt-tensor.h"
@@ -846,27 +845,6 @@ resolve_minus_one (Inferer *inferer, GraftNode *node, GraftShape *out)
 }
 
 static void
-fill_unknown_dims (Inferer *inferer, GraftNode *node, GraftInferFunc fallback, Output *outs)
-{
-  g_autofree Output *extra = g_new0 (Output, MAX (node->outputs->len, 1));
-
-  for (guint i = 0; i < node->outputs->len; i++)
-    extra[i].shape = GRAFT_SHAPE_UNKNOWN;
-  if (apply_infer_function (inferer, node, fallback, extra, NULL))
-    for (guint i = 0; i < node->outputs->len; i++)
-      {
-        if (extra[i].present && (!outs[i].present || outs[i].shape.rank < 0))
-          output_set (&outs[i], extra[i].dtype, &extra[i].shape);
-        else if (extra[i].present && outs[i].shape.rank == extra[i].shape.rank)
-          for (int d = 0; d < outs[i].shape.rank; d++)
-            if (outs[i].shape.dims[d].kind == GRAFT_DIM_UNKNOWN)
-              outs[i].shape.dims[d] = extra[i].shape.dims[d];
-      }
-  for (guint i = 0; i < node->outputs->len; i++)
-    graft_shape_clear (&extra[i].shape);
-}
-
-static void
 infer_node (Inferer *inferer, GraftNode *node)
 {
   g_autofree Output *outs = g_new0 (Output, MAX (node->outputs->len, 1));
@@ -880,16 +858,11 @@ infer_node (Inferer *inferer, GraftNode *node)
   if (!handled)
     {
       const GraftOpSchema *schema = graft_op_registry_lookup (node->op, graft_model_get_opset (inferer->model, node->domain));
-      GraftInferFunc fallback = graft_fallback_infer_lookup (node->op);
-      GraftInferFunc infer = schema && schema->infer ? schema->infer : fallback;
+      GraftInferFunc infer = schema != NULL ? schema->infer : NULL;
 
       if (infer != NULL && !apply_infer_function (inferer, node, infer, outs, &error) && inferer->report)
         g_ptr_array_add (inferer->report->problems,
                          g_strdup_printf ("node '%s' (%s): %s", node->name, node->op, error->message));
-      /* The registry's rules see fixed dims; the fallback also multiplies
-       * symbols (Flatten of batch×512×1×1): let it fill what is unknown. */
-      if (infer != fallback && fallback != NULL)
-        fill_unknown_dims (inferer, node, fallback, outs);
     }
 
   if (inferer->overrides != NULL && node->outputs->len > 0 && outs[0].present)

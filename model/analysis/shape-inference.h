@@ -10,8 +10,8 @@
  * Identity, Constant, Reshape, Expand, ConstantOfShape, Tile, and
  * Add/Sub/Mul/Div/Mod and Slice of integer shape data, Range(0, n, 1)), which
  * track symbolic elements the registry cannot see; then the runtime
- * registry's inference function for the op and opset; then
- * analysis/fallback-infer.c. A node none of them knows leaves its outputs
+ * registry's inference function for the op and opset, which follows
+ * symbolic dims too. A node neither knows leaves its outputs
  * without an inferred type, and so do nodes downstream of it whose rules
  * need the missing information. Subgraphs (If/Loop/Scan bodies) are
  * inferred too, from their declared inputs, before the node that owns them.

@@ -74,6 +74,42 @@ graft_op_registry_list (void)
   return all;
 }
 
+/* The index-th name of a space-separated list; a last name ending in
+ * "..." stands for every index from its own on. */
+static const char *
+parameter_name (const char *names, guint index)
+{
+  g_auto(GStrv) split = NULL;
+  guint n;
+
+  if (names == NULL || names[0] == '\0')
+    return NULL;
+  split = g_strsplit (names, " ", -1);
+  n = g_strv_length (split);
+  if (g_str_has_suffix (split[n - 1], "..."))
+    {
+      split[n - 1][strlen (split[n - 1]) - 3] = '\0';
+      index = MIN (index, n - 1);
+    }
+  return index < n ? g_intern_string (split[index]) : NULL;
+}
+
+const char *
+graft_op_registry_input_name (const char *op, gint64 opset, guint index)
+{
+  const GraftOpSchema *schema = graft_op_registry_lookup (op, opset);
+
+  return schema != NULL ? parameter_name (schema->input_names, index) : NULL;
+}
+
+const char *
+graft_op_registry_output_name (const char *op, gint64 opset, guint index)
+{
+  const GraftOpSchema *schema = graft_op_registry_lookup (op, opset);
+
+  return schema != NULL ? parameter_name (schema->output_names, index) : NULL;
+}
+
 gboolean
 graft_kernel_fail (GError **error, const char *format, ...)
 {

@@ -55,6 +55,11 @@ typedef struct {
   GraftInferFunc infer;    /* may be NULL: outputs unknown until the kernel runs */
   GraftKernelFunc kernel;
   guint flags;
+  /* The ONNX schema's input and output names, space-separated ("X W B");
+   * a trailing "..." marks a variadic last parameter ("inputs..."). NULL
+   * when the op has no ONNX schema (aten::, prim::). */
+  const char *input_names;
+  const char *output_names;
 } GraftOpSchema;
 
 /* Finds the schema for node->op at opset (ignored when the op's schemas
@@ -62,6 +67,11 @@ typedef struct {
 const GraftOpSchema *graft_op_registry_lookup (const char *op, gint64 opset);
 /* Every schema (for listings and tests). */
 GPtrArray *graft_op_registry_list (void);
+/* The schema's name of input / output index of op at opset ("W" for
+ * input 1 of onnx::Conv), an interned string; NULL when the registry has
+ * no name for it. A variadic last parameter names every index from it on. */
+const char *graft_op_registry_input_name (const char *op, gint64 opset, guint index);
+const char *graft_op_registry_output_name (const char *op, gint64 opset, guint index);
 
 /* Attributes (usable from infer and kernels). */
 gint64 graft_node_attr_int (GraftNode *node, const char *name, gint64 fallback);

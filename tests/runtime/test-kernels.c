@@ -683,6 +683,93 @@ test_registry_entries (void)
   g_assert_null (graft_op_registry_lookup ("onnx::Upsample", 13));
 }
 
+/* Every entry of an ONNX domain carries its schema's parameter names,
+ * which the labels show ("W: 64×3×7×7"). */
+static void
+test_registry_parameter_names (void)
+{
+  g_autoptr(GPtrArray) all = graft_op_registry_list ();
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const GraftOpSchema *s = all->pdata[i];
+
+      if (g_str_has_prefix (s->name, "aten::") || g_str_has_prefix (s->name, "prim::"))
+        continue;
+      if (s->input_names == NULL || s->output_names == NULL)
+        g_error ("%s (since %d) has no parameter names", s->name, s->since);
+    }
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::Conv", 17, 1), ==, "W");
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::BatchNormalization", 15, 4), ==, "var");
+  g_assert_cmpstr (graft_op_registry_input_name ("onnx::Concat", 13, 5), ==, "inputs");
+  g_assert_null (graft_op_registry_input_name ("onnx::Relu", 14, 1));
+  g_assert_cmpstr (graft_op_registry_output_name ("onnx::MaxPool", 12, 1), ==, "Indices");
+  g_assert_null (graft_op_registry_input_name ("aten::conv2d", 0, 0));
+}
+
+/* Output 0 of op_type's registry inference over inputs, as a string. */
+static char *
+infer_output_string (const char *op_type, GraftInferValue *in, guint n_in)
+{
+  g_autofree char *op = g_strconcat ("onnx::", op_type, NULL);
+  const GraftOpSchema *s = graft_op_registry_lookup (op, 17);
+  GraftInferValue out[1] = { 0 };
+  g_autoptr(GError) error = NULL;
+  Builder b;
+  char *shape;
+
+  builder_init (&b, 17);
+  GraftNode *node = graft_graph_add_node (b.graph, NULL, op_type, "node");
+  GraftInferContext ctx = { node, 17, n_in, in, 1, out };
+  out[0].shape = GRAFT_SHAPE_UNKNOWN;
+  g_assert_true (s->infer (&ctx, &error));
+  shape = graft_shape_to_string (&out[0].shape);
+  graft_shape_clear (&out[0].shape);
+  graft_model_set_graph (b.model, b.graph);
+  builder_clear (&b);
+  return shape;
+}
+
+static GraftInferValue
+symbolic_input (const char *dims)
+{
+  g_auto(GStrv) parts = g_strsplit (dims, "x", -1);
+  GraftInferValue v = { TRUE, GRAFT_VALUE_TENSOR, GRAFT_DTYPE_FLOAT32, GRAFT_SHAPE_UNKNOWN, NULL };
+
+  if (strcmp (dims, "?") == 0)
+    return v;
+  graft_shape_init (&v.shape, g_strv_length (parts));
+  for (int i = 0; i < v.shape.rank; i++)
+    v.shape.dims[i] = g_ascii_isdigit (parts[i][0]) ? graft_dim_fixed (g_ascii_strtoll (parts[i], NULL, 10))
+                                                     : graft_dim_symbolic (parts[i]);
+  return v;
+}
+
+/* Static inference keeps symbolic dims where the op only moves them
+ * (what analysis/fallback-infer.c used to add on top of the registry). */
+static void
+test_static_inference_keeps_symbols (void)
+{
+  GraftInferValue flatten[1] = { symbolic_input ("batchx512x1x1") };
+  GraftInferValue gemm[2] = { symbolic_input ("batchx512"), symbolic_input ("?") };
+  /* starts and ends known only at run time: the default axes cut dim 0 */
+  GraftInferValue slice[3] = { symbolic_input ("4xseqx64"), symbolic_input ("1"), symbolic_input ("1") };
+  g_autofree char *flat = infer_output_string ("Flatten", flatten, 1);
+  g_autofree char *product = infer_output_string ("Gemm", gemm, 2);
+  g_autofree char *sliced = infer_output_string ("Slice", slice, 3);
+
+  g_assert_cmpstr (flat, ==, "batch×512");
+  g_assert_cmpstr (product, ==, "batch×?");
+  g_assert_cmpstr (sliced, ==, "?×seq×64");
+  for (guint i = 0; i < 3; i++)
+    {
+      graft_shape_clear (&slice[i].shape);
+      if (i < 2)
+        graft_shape_clear (&gemm[i].shape);
+    }
+  graft_shape_clear (&flatten[0].shape);
+}
+
 static void
 test_static_inference_symbolic (void)
 {
@@ -831,6 +918,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
+  g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);
   g_test_add_func ("/runtime/narrow-dtypes", test_narrow_dtypes);
   g_test_add_func ("/runtime/attention-checks", test_attention_checks);
   g_test_add_func ("/runtime/rms-normalization", test_rms_normalization);

@@ -259,3 +259,50 @@ graft_aten_scalar_type (gint64 code)
     return GRAFT_DTYPE_UNDEFINED;
   return types[code];
 }
+
+GraftRtTensor *
+graft_aten_constant_tensor (GraftAttribute *attr, GError **error)
+{
+  GraftRtTensor *t = NULL;
+  switch (attr->type)
+    {
+    case GRAFT_ATTR_INT:
+      return graft_rt_tensor_new_scalar_i64 (attr->i);
+    case GRAFT_ATTR_FLOAT:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT64, 0, NULL, error);
+      *(double *) t->data = attr->f;
+      return t;
+    case GRAFT_ATTR_BOOL:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_BOOL, 0, NULL, error);
+      *(guint8 *) t->data = attr->i != 0;
+      return t;
+    case GRAFT_ATTR_TENSOR:
+      return attr->t ? graft_rt_tensor_new_from_tensor (attr->t, error) : NULL;
+    case GRAFT_ATTR_NONE:
+      return graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
+    case GRAFT_ATTR_STRING:
+      t = graft_rt_tensor_new (GRAFT_DTYPE_STRING, 0, NULL, error);
+      g_free (((char **) t->data)[0]);
+      ((char **) t->data)[0] = graft_attribute_dup_string (attr);
+      return t;
+    case GRAFT_ATTR_INTS:
+      {
+        gint64 n = attr->ints ? attr->ints->len : 0;
+        t = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, &n, error);
+        if (t && n)
+          memcpy (t->data, attr->ints->data, sizeof (gint64) * n);
+        return t;
+      }
+    case GRAFT_ATTR_FLOATS:
+      {
+        gint64 n = attr->floats ? attr->floats->len : 0;
+        t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT64, 1, &n, error);
+        if (t && n)
+          memcpy (t->data, attr->floats->data, sizeof (double) * n);
+        return t;
+      }
+    default:
+      graft_kernel_unsupported (error, "constant of attribute type %s", graft_attr_type_to_string (attr->type));
+      return NULL;
+    }
+}

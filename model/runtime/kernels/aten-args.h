@@ -41,6 +41,10 @@ GraftRtTensor *graft_arg_tensor (const GraftAtenArg *arg);
 GraftRtTensor *graft_arg_value (const GraftAtenArg *arg, GError **error);
 /* A constant attribute as a runtime value (new reference). */
 GraftRtTensor *graft_aten_value_from_attr (const GraftAttribute *attr, GError **error);
+/* The same with int and float lists as 1-D int64 / float64 tensors rather
+ * than lists, as prim::Constant and prim::ListConstruct items and folded
+ * operands of aten::add/sub are read. */
+GraftRtTensor *graft_aten_constant_tensor (GraftAttribute *attr, GError **error);
 
 /* Scalars */
 GraftRtTensor *graft_aten_new_bool (gboolean value);

@@ -928,6 +928,7 @@ kernel_baddbmm (GraftKernelContext *ctx, GError **error)
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_nn[] = {
+  OP ("_convolution", kernel_conv), OP ("conv1d", kernel_conv), OP ("conv2d", kernel_conv),
   OP ("conv3d", kernel_conv),
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),

@@ -1074,7 +1074,7 @@ kernel_index (GraftKernelContext *ctx, GError **error)
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_shape[] = {
-  OP ("_reshape_alias", kernel_view),
+  OP ("view", kernel_view), OP ("reshape", kernel_view), OP ("_reshape_alias", kernel_view),
   OP ("permute", kernel_permute), OP ("transpose", kernel_transpose),
   OP ("t", kernel_transpose), OP ("unsqueeze", kernel_unsqueeze), OP ("squeeze", kernel_squeeze),
   OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("concat", kernel_cat),

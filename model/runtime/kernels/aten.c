@@ -1,26 +1,36 @@
 /* TorchScript operators of traced and scripted torchvision classifiers:
- * aten::_convolution/conv2d, batch_norm, max_pool2d, adaptive_avg_pool2d,
+ * aten::batch_norm, max_pool2d, adaptive_avg_pool2d,
  * linear/addmm/matmul, flatten, cat, mean/sum/max, dropout (inference),
- * view/reshape, scalar conversions, and prim::Constant, ListConstruct,
+ * scalar conversions, and prim::Constant, ListConstruct,
  * TupleConstruct, If, Loop. Constant arguments arrive as "argN"
- * attributes (see graft_aten_arg). float32 compute. */
+ * attributes (see aten-args.h). float32 compute. */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
-#include "runtime/kernels/kernel-util.h"
-#include "runtime/kernels/window.h"
+#include "runtime/kernels/aten-args.h"
 
 
 static GraftRtTensor *
-need_f32 (GraftKernelContext *ctx, guint arg, const char *what, GError **error)
+need_f32 (const GraftAtenArg *arg, const char *what, GError **error)
 {
-  GraftRtTensor *t = graft_aten_arg_tensor (ctx, arg);
+  GraftRtTensor *t = graft_arg_tensor (arg);
   if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32)
     {
       graft_kernel_unsupported (error, "%s must be a float32 tensor%s", what, t ? "" : " (it is missing)");
       return NULL;
     }
   return t;
+}
+
+/* The int list of arg (a single int repeated to `repeat` entries); -1
+ * when the argument is absent, None or not a list of at most max ints. */
+static int
+arg_ints (const GraftAtenArg *arg, gint64 *values, guint max, guint repeat)
+{
+  guint n;
+  if (graft_arg_is_none (arg) || !graft_arg_ints (arg, values, max, &n, repeat, NULL))
+    return -1;
+  return n;
 }
 
 /* ---- prim:: ---- */
@@ -48,11 +58,12 @@ kernel_prim_list (GraftKernelContext *ctx, GError **error)
       if (graft_node_get_attribute (ctx->node, name))
         total++;
     }
+  g_autofree GraftAtenArg *args = g_new (GraftAtenArg, MAX (total, 1));
+  graft_aten_args (ctx, NULL, total, args);
   for (guint k = 0; k < total; k++)
     {
-      GraftRtTensor *t;
-      GraftAttribute *a;
-      graft_aten_arg (ctx, k, &t, &a);
+      GraftAttribute *a = args[k].attr;
+      GraftRtTensor *t = args[k].value;
       GraftRtTensor *item = a ? graft_aten_constant_tensor (a, error) : t ? graft_rt_tensor_ref (t) : NULL;
       if (item == NULL)
         {
@@ -85,7 +96,11 @@ kernel_prim_if (GraftKernelContext *ctx, GError **error)
   if (cond)
     take = graft_rt_tensor_get_f64 (cond, 0) != 0;
   else
-    take = graft_aten_arg_int (ctx, 0, 0) != 0;
+    {
+      GraftAtenArg args[1];
+      graft_aten_args (ctx, NULL, 1, args);
+      take = graft_arg_int (&args[0], 0) != 0;
+    }
   GraftGraph *branch = graft_node_attr_graph (ctx->node, take ? "then_branch" : "else_branch");
   if (branch == NULL)
     return graft_kernel_fail (error, "the branch is missing");
@@ -183,7 +198,9 @@ static gboolean
 kernel_flatten (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
-  gint64 start = graft_aten_arg_int (ctx, 1, 0), end = graft_aten_arg_int (ctx, 2, -1);
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  gint64 start = graft_arg_int (&args[1], 0), end = graft_arg_int (&args[2], -1);
   int rank = MAX (x->rank, 1);
   if (start < 0)
     start += rank;
@@ -206,34 +223,12 @@ kernel_flatten (GraftKernelContext *ctx, GError **error)
 }
 
 static gboolean
-kernel_view (GraftKernelContext *ctx, GError **error)
-{
-  GraftRtTensor *x = graft_kernel_input (ctx, 0);
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  int n = graft_aten_arg_ints (ctx, 1, dims, GRAFT_RT_MAX_RANK, 1);
-  if (n < 0)
-    return graft_kernel_fail (error, "the shape is missing");
-  gint64 known = 1;
-  int infer = -1;
-  for (int i = 0; i < n; i++)
-    if (dims[i] == -1)
-      infer = i;
-    else
-      known *= dims[i];
-  if (infer >= 0)
-    dims[infer] = known ? x->numel / known : 0;
-  GraftRtTensor *view = graft_rt_tensor_reshape (x, n, dims, error);
-  if (view == NULL)
-    return FALSE;
-  graft_kernel_set_output (ctx, 0, view);
-  return TRUE;
-}
-
-static gboolean
 kernel_cat (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *list = graft_kernel_input (ctx, 0);
-  gint64 axis = graft_aten_arg_int (ctx, 1, 0);
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  gint64 axis = graft_arg_int (&args[1], 0);
   if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
     return graft_kernel_fail (error, "expected a non-empty list of tensors");
   GraftRtTensor *first = list->items->pdata[0];
@@ -273,8 +268,10 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   const char *op = ctx->node->op_type;
   gboolean is_max = strcmp (op, "max") == 0 || strcmp (op, "amax") == 0;
   gint64 axes[GRAFT_RT_MAX_RANK];
-  int n = is_max && strcmp (op, "max") == 0 ? -1 : graft_aten_arg_ints (ctx, 1, axes, GRAFT_RT_MAX_RANK, 1);
-  gboolean keepdim = graft_aten_arg_int (ctx, 2, 0);
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  int n = is_max && strcmp (op, "max") == 0 ? -1 : arg_ints (&args[1], axes, GRAFT_RT_MAX_RANK, 1);
+  gboolean keepdim = graft_arg_int (&args[2], 0);
   gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
   if (is_max && strcmp (op, "max") == 0 && ctx->n_inputs > 1)
     return graft_kernel_unsupported (error, "aten::max with a dim or other tensor is not supported");
@@ -337,7 +334,9 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_linear (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = graft_aten_arg_tensor (ctx, 0), *w = graft_aten_arg_tensor (ctx, 1), *b = graft_aten_arg_tensor (ctx, 2);
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_arg_tensor (&args[0]), *w = graft_arg_tensor (&args[1]), *b = graft_arg_tensor (&args[2]);
   if (x == NULL || w == NULL || w->rank != 2 || x->rank < 1 || x->dims[x->rank - 1] != w->dims[1])
     return graft_kernel_fail (error, "input and weight shapes do not fit");
   if (x->dtype != GRAFT_DTYPE_FLOAT32 || w->dtype != GRAFT_DTYPE_FLOAT32)
@@ -361,8 +360,10 @@ kernel_linear (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_addmm (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *bias = graft_aten_arg_tensor (ctx, 0), *a = graft_aten_arg_tensor (ctx, 1), *b = graft_aten_arg_tensor (ctx, 2);
-  double beta = graft_aten_arg_float (ctx, 3, 1), alpha = graft_aten_arg_float (ctx, 4, 1);
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  GraftRtTensor *bias = graft_arg_tensor (&args[0]), *a = graft_arg_tensor (&args[1]), *b = graft_arg_tensor (&args[2]);
+  double beta = graft_arg_double (&args[3], 1), alpha = graft_arg_double (&args[4], 1);
   if (a == NULL || b == NULL || bias == NULL || a->rank != 2 || b->rank != 2 || a->dims[1] != b->dims[0])
     return graft_kernel_fail (error, "addmm operands do not fit");
   gint64 dims[2] = { a->dims[0], b->dims[1] };
@@ -375,7 +376,9 @@ kernel_addmm (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_matmul (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *a = graft_aten_arg_tensor (ctx, 0), *b = graft_aten_arg_tensor (ctx, 1);
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *a = graft_arg_tensor (&args[0]), *b = graft_arg_tensor (&args[1]);
   if (a == NULL || b == NULL || a->rank < 1 || b->rank < 1)
     return graft_kernel_fail (error, "matmul needs two tensors");
   if (strcmp (ctx->node->op_type, "t") == 0)
@@ -398,68 +401,21 @@ kernel_matmul (GraftKernelContext *ctx, GError **error)
   return y && graft_matmul (ctx, a, b, y, error);
 }
 
-/* ---- convolution, batch norm, pooling ---- */
-
-static gboolean
-kernel_convolution (GraftKernelContext *ctx, GError **error)
-{
-  gboolean full = strcmp (ctx->node->op_type, "_convolution") == 0;
-  GraftRtTensor *x = need_f32 (ctx, 0, "input", error), *w = x ? need_f32 (ctx, 1, "weight", error) : NULL;
-  GraftRtTensor *b = graft_aten_arg_tensor (ctx, 2);
-  if (w == NULL)
-    return FALSE;
-  int ns = x->rank - 2;
-  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
-    return graft_kernel_fail (error, "input rank %d and weight rank %d do not fit", x->rank, w->rank);
-  if (full && graft_aten_arg_int (ctx, 6, 0))
-    return graft_kernel_unsupported (error, "transposed convolution is not supported");
-  GraftWindow win = { .n = ns };
-  gint64 v[GRAFT_WINDOW_MAX_DIMS];
-  for (int i = 0; i < ns; i++)
-    {
-      win.in[i] = x->dims[i + 2];
-      win.kernel[i] = w->dims[i + 2];
-      win.stride[i] = win.dilation[i] = 1;
-    }
-  if (graft_aten_arg_ints (ctx, 3, v, ns, ns) == ns)
-    memcpy (win.stride, v, sizeof (gint64) * ns);
-  GraftRtTensor *pt;
-  GraftAttribute *pa;
-  if (graft_aten_arg (ctx, 4, &pt, &pa) && pa && pa->type == GRAFT_ATTR_STRING)
-    return graft_kernel_unsupported (error, "string padding is not supported");
-  if (graft_aten_arg_ints (ctx, 4, v, ns, ns) == ns)
-    for (int i = 0; i < ns; i++)
-      win.pad_begin[i] = win.pad_end[i] = v[i];
-  if (graft_aten_arg_ints (ctx, 5, v, ns, ns) == ns)
-    memcpy (win.dilation, v, sizeof (gint64) * ns);
-  gint64 groups = graft_aten_arg_int (ctx, full ? 8 : 6, 1);
-  gint64 dims[GRAFT_RT_MAX_RANK] = { x->dims[0], w->dims[0] };
-  for (int i = 0; i < ns; i++)
-    {
-      gint64 span = (win.kernel[i] - 1) * win.dilation[i] + 1;
-      win.out[i] = (win.in[i] + 2 * win.pad_begin[i] - span) / win.stride[i] + 1;
-      if (win.out[i] <= 0)
-        return graft_kernel_fail (error, "the kernel is larger than the padded input");
-      dims[i + 2] = win.out[i];
-    }
-  if (groups <= 0 || x->dims[1] != w->dims[1] * groups || w->dims[0] % groups != 0)
-    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " input channels do not fit weights with %" G_GINT64_FORMAT
-                              " channels and %" G_GINT64_FORMAT " groups", x->dims[1], w->dims[1], groups);
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
-  return y && graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, x->dims[0], x->dims[1],
-                                w->dims[0], groups, &win, error);
-}
+/* ---- batch norm, pooling ---- */
 
 static gboolean
 kernel_batch_norm (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
-  GraftRtTensor *scale = graft_aten_arg_tensor (ctx, 1), *bias = graft_aten_arg_tensor (ctx, 2);
-  GraftRtTensor *mean = graft_aten_arg_tensor (ctx, 3), *var = graft_aten_arg_tensor (ctx, 4);
-  double eps = graft_aten_arg_float (ctx, 7, 1e-5);
+  /* batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled) */
+  GraftAtenArg args[8];
+  graft_aten_args (ctx, NULL, 8, args);
+  GraftRtTensor *x = need_f32 (&args[0], "input", error);
+  GraftRtTensor *scale = graft_arg_tensor (&args[1]), *bias = graft_arg_tensor (&args[2]);
+  GraftRtTensor *mean = graft_arg_tensor (&args[3]), *var = graft_arg_tensor (&args[4]);
+  double eps = graft_arg_double (&args[7], 1e-5);
   if (x == NULL)
     return FALSE;
-  if (graft_aten_arg_int (ctx, 5, 0) && (mean == NULL || var == NULL))
+  if (graft_arg_int (&args[5], 0) && (mean == NULL || var == NULL))
     return graft_kernel_unsupported (error, "batch_norm in training mode without running statistics");
   if (mean == NULL || var == NULL)
     return graft_kernel_fail (error, "running_mean and running_var are missing");
@@ -488,19 +444,22 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_max_pool (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
+  /* max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode) */
+  GraftAtenArg args[6];
+  graft_aten_args (ctx, NULL, 6, args);
+  GraftRtTensor *x = need_f32 (&args[0], "input", error);
   if (x == NULL)
     return FALSE;
   if (x->rank != 4 && x->rank != 3)
     return graft_kernel_unsupported (error, "max_pool2d on rank %d", x->rank);
   gint64 k[2], s[2], p[2] = { 0, 0 }, d[2] = { 1, 1 };
-  if (graft_aten_arg_ints (ctx, 1, k, 2, 2) != 2)
+  if (arg_ints (&args[1], k, 2, 2) != 2)
     return graft_kernel_fail (error, "kernel_size is missing");
-  if (graft_aten_arg_ints (ctx, 2, s, 2, 2) != 2)
+  if (arg_ints (&args[2], s, 2, 2) != 2)
     memcpy (s, k, sizeof s);
-  graft_aten_arg_ints (ctx, 3, p, 2, 2);
-  graft_aten_arg_ints (ctx, 4, d, 2, 2);
-  gboolean ceil_mode = graft_aten_arg_int (ctx, 5, 0);
+  arg_ints (&args[3], p, 2, 2);
+  arg_ints (&args[4], d, 2, 2);
+  gboolean ceil_mode = graft_arg_int (&args[5], 0);
   gint64 H = x->dims[x->rank - 2], W = x->dims[x->rank - 1], out[2];
   gint64 in[2] = { H, W };
   for (int i = 0; i < 2; i++)
@@ -549,11 +508,13 @@ kernel_max_pool (GraftKernelContext *ctx, GError **error)
 static gboolean
 kernel_adaptive_avg_pool (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = need_f32 (ctx, 0, "input", error);
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = need_f32 (&args[0], "input", error);
   gint64 os[2];
   if (x == NULL)
     return FALSE;
-  if (x->rank < 3 || graft_aten_arg_ints (ctx, 1, os, 2, 2) != 2)
+  if (x->rank < 3 || arg_ints (&args[1], os, 2, 2) != 2)
     return graft_kernel_fail (error, "expected a 3-D or 4-D input and output_size");
   gint64 H = x->dims[x->rank - 2], W = x->dims[x->rank - 1];
   gint64 dims[GRAFT_RT_MAX_RANK];
@@ -598,12 +559,11 @@ const GraftOpSchema graft_ops_aten[] = {
   ATEN ("Bool", kernel_to_scalar), ATEN ("Int", kernel_to_scalar), ATEN ("Float", kernel_to_scalar),
   ATEN ("dropout", kernel_identity), ATEN ("dropout_", kernel_identity), ATEN ("feature_dropout", kernel_identity),
   ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity),
-  ATEN ("flatten", kernel_flatten), ATEN ("view", kernel_view), ATEN ("reshape", kernel_view),
+  ATEN ("flatten", kernel_flatten),
   ATEN ("cat", kernel_cat),
   ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("max", kernel_reduce), ATEN ("amax", kernel_reduce),
   ATEN ("linear", kernel_linear), ATEN ("addmm", kernel_addmm), ATEN ("matmul", kernel_matmul),
   ATEN ("mm", kernel_matmul), ATEN ("bmm", kernel_matmul),
-  ATEN ("_convolution", kernel_convolution), ATEN ("conv2d", kernel_convolution), ATEN ("conv1d", kernel_convolution),
   ATEN ("batch_norm", kernel_batch_norm),
   ATEN ("max_pool2d", kernel_max_pool),
   ATEN ("adaptive_avg_pool2d", kernel_adaptive_avg_pool),

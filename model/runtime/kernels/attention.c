@@ -743,10 +743,10 @@ kernel_causal_conv (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_attention[] = {
-  { "onnx::Attention", 23, 0, infer_attention, kernel_attention, GRAFT_OP_HALF_AS_FLOAT },
-  { "ai.onnx.preview::FlexAttention", 1, 0, infer_flex_attention, kernel_flex_attention, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::RotaryEmbedding", 23, 0, graft_infer_same_as_input, kernel_rotary_embedding, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::LinearAttention", 27, 0, infer_linear_attention, kernel_linear_attention, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::CausalConvWithState", 27, 0, infer_causal_conv, kernel_causal_conv, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::Attention", 23, 0, infer_attention, kernel_attention, GRAFT_OP_HALF_AS_FLOAT, "Q K V attn_mask past_key past_value nonpad_kv_seqlen", "Y present_key present_value qk_matmul_output" },
+  { "ai.onnx.preview::FlexAttention", 1, 0, infer_flex_attention, kernel_flex_attention, GRAFT_OP_HALF_AS_FLOAT, "Q K V", "Y" },
+  { "onnx::RotaryEmbedding", 23, 0, graft_infer_same_as_input, kernel_rotary_embedding, GRAFT_OP_HALF_AS_FLOAT, "X cos_cache sin_cache position_ids", "Y" },
+  { "onnx::LinearAttention", 27, 0, infer_linear_attention, kernel_linear_attention, GRAFT_OP_HALF_AS_FLOAT, "query key value past_state decay beta", "output present_state" },
+  { "onnx::CausalConvWithState", 27, 0, infer_causal_conv, kernel_causal_conv, GRAFT_OP_HALF_AS_FLOAT, "input weight bias past_state", "output present_state" },
   { NULL }
 };

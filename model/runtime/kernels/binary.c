@@ -5,7 +5,7 @@
  * division by zero yields 0 instead of trapping. */
 #include <math.h>
 #include <string.h>
-#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/aten-args.h"
 
 typedef enum {
   OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN,
@@ -249,9 +249,11 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
   if (g_str_has_prefix (ctx->node->op, "aten::"))
     {
       /* aten::add/sub(self, other, alpha): other may be a folded constant */
-      GraftRtTensor *bt;
+      GraftAtenArg args[3];
       GraftAttribute *ba;
-      if (graft_aten_arg (ctx, 1, &bt, &ba) && ba)
+      graft_aten_args (ctx, NULL, 3, args);
+      ba = args[1].attr;
+      if (ba != NULL && ba->type != GRAFT_ATTR_NONE)
         {
           constant_b = graft_aten_constant_tensor (ba, error);
           if (constant_b == NULL)
@@ -259,8 +261,8 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
           b = constant_b;
         }
       else
-        b = bt;
-      if ((op == OP_ADD || op == OP_SUB) && graft_aten_arg_float (ctx, 2, 1.0) != 1.0)
+        b = ba == NULL ? args[1].value : NULL;
+      if ((op == OP_ADD || op == OP_SUB) && graft_arg_double (&args[2], 1.0) != 1.0)
         return graft_kernel_unsupported (error, "alpha != 1 is not supported");
       if (b == NULL)
         return graft_kernel_fail (error, "the second operand is missing");
@@ -400,18 +402,18 @@ kernel_bitwise_not (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define BIN(op, since) { "onnx::" op, since, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT }
+#define BIN(op, since, input_names, output_names) { "onnx::" op, since, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 #define ATEN_BIN(op) { "aten::" op, 0, 0, infer_binary, kernel_binary, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_binary[] = {
-  BIN ("Add", 1), BIN ("Sub", 1), BIN ("Mul", 1), BIN ("Div", 1), BIN ("Max", 1), BIN ("Min", 1),
-  BIN ("Sum", 1), BIN ("Mean", 1), BIN ("Equal", 1), BIN ("Less", 1), BIN ("Greater", 1),
-  BIN ("LessOrEqual", 12), BIN ("GreaterOrEqual", 12), BIN ("And", 1), BIN ("Or", 1), BIN ("Xor", 1),
-  BIN ("BitwiseAnd", 18), BIN ("BitwiseOr", 18), BIN ("BitwiseXor", 18), BIN ("BitShift", 11),
-  BIN ("Mod", 10), BIN ("PRelu", 1),
-  { "onnx::BitwiseNot", 18, 0, graft_infer_same_as_input, kernel_bitwise_not, 0 },
-  { "onnx::Pow", 1, 0, infer_binary, kernel_pow, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::Where", 9, 0, infer_where, kernel_where, 0 },
+  BIN ("Add", 1, "A B", "C"), BIN ("Sub", 1, "A B", "C"), BIN ("Mul", 1, "A B", "C"), BIN ("Div", 1, "A B", "C"), BIN ("Max", 1, "data_0...", "max"), BIN ("Min", 1, "data_0...", "min"),
+  BIN ("Sum", 1, "data_0...", "sum"), BIN ("Mean", 1, "data_0...", "mean"), BIN ("Equal", 1, "A B", "C"), BIN ("Less", 1, "A B", "C"), BIN ("Greater", 1, "A B", "C"),
+  BIN ("LessOrEqual", 12, "A B", "C"), BIN ("GreaterOrEqual", 12, "A B", "C"), BIN ("And", 1, "A B", "C"), BIN ("Or", 1, "A B", "C"), BIN ("Xor", 1, "A B", "C"),
+  BIN ("BitwiseAnd", 18, "A B", "C"), BIN ("BitwiseOr", 18, "A B", "C"), BIN ("BitwiseXor", 18, "A B", "C"), BIN ("BitShift", 11, "X Y", "Z"),
+  BIN ("Mod", 10, "A B", "C"), BIN ("PRelu", 1, "X slope", "Y"),
+  { "onnx::BitwiseNot", 18, 0, graft_infer_same_as_input, kernel_bitwise_not, 0, "X", "Y" },
+  { "onnx::Pow", 1, 0, infer_binary, kernel_pow, GRAFT_OP_HALF_AS_FLOAT, "X Y", "Z" },
+  { "onnx::Where", 9, 0, infer_where, kernel_where, 0, "condition X Y", "output" },
   ATEN_BIN ("add"), ATEN_BIN ("add_"), ATEN_BIN ("sub"), ATEN_BIN ("sub_"), ATEN_BIN ("mul"),
   ATEN_BIN ("mul_"), ATEN_BIN ("div"), ATEN_BIN ("div_"), ATEN_BIN ("maximum"), ATEN_BIN ("minimum"),
   ATEN_BIN ("eq"), ATEN_BIN ("lt"), ATEN_BIN ("gt"), ATEN_BIN ("le"), ATEN_BIN ("ge"),

@@ -603,24 +603,24 @@ kernel_scan8 (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
+#define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_control[] = {
-  OP ("If", 1, NULL, kernel_if),
-  OP ("Loop", 1, NULL, kernel_loop),
-  { "onnx::Scan", 8, 8, NULL, kernel_scan8, 0 },
-  OP ("Scan", 9, NULL, kernel_scan),
-  OP ("SequenceConstruct", 11, infer_sequence, kernel_sequence),
-  OP ("SequenceEmpty", 11, infer_sequence, kernel_sequence),
-  OP ("SequenceInsert", 11, infer_sequence, kernel_sequence),
-  OP ("SequenceErase", 11, infer_sequence, kernel_sequence),
-  OP ("SequenceAt", 11, infer_length, kernel_sequence),
-  OP ("SequenceLength", 11, infer_length, kernel_sequence),
-  OP ("SplitToSequence", 11, infer_sequence, kernel_split_to_sequence),
-  OP ("ConcatFromSequence", 11, NULL, kernel_concat_from_sequence),
-  OP ("SequenceMap", 17, NULL, kernel_sequence_map),
-  OP ("Optional", 15, NULL, kernel_optional),
-  OP ("OptionalHasElement", 15, NULL, kernel_optional),
-  OP ("OptionalGetElement", 15, NULL, kernel_optional),
+  OP ("If", 1, NULL, kernel_if, "cond", "outputs..."),
+  OP ("Loop", 1, NULL, kernel_loop, "M cond v_initial...", "v_final_and_scan_outputs..."),
+  { "onnx::Scan", 8, 8, NULL, kernel_scan8, 0, "sequence_lens initial_state_and_scan_inputs...", "final_state_and_scan_outputs..." },
+  OP ("Scan", 9, NULL, kernel_scan, "initial_state_and_scan_inputs...", "final_state_and_scan_outputs..."),
+  OP ("SequenceConstruct", 11, infer_sequence, kernel_sequence, "inputs...", "output_sequence"),
+  OP ("SequenceEmpty", 11, infer_sequence, kernel_sequence, "", "output"),
+  OP ("SequenceInsert", 11, infer_sequence, kernel_sequence, "input_sequence tensor position", "output_sequence"),
+  OP ("SequenceErase", 11, infer_sequence, kernel_sequence, "input_sequence position", "output_sequence"),
+  OP ("SequenceAt", 11, infer_length, kernel_sequence, "input_sequence position", "tensor"),
+  OP ("SequenceLength", 11, infer_length, kernel_sequence, "input_sequence", "length"),
+  OP ("SplitToSequence", 11, infer_sequence, kernel_split_to_sequence, "input split", "output_sequence"),
+  OP ("ConcatFromSequence", 11, NULL, kernel_concat_from_sequence, "input_sequence", "concat_result"),
+  OP ("SequenceMap", 17, NULL, kernel_sequence_map, "input_sequence additional_inputs...", "out_sequence..."),
+  OP ("Optional", 15, NULL, kernel_optional, "input", "output"),
+  OP ("OptionalHasElement", 15, NULL, kernel_optional, "input", "output"),
+  OP ("OptionalGetElement", 15, NULL, kernel_optional, "input", "output"),
   { NULL }
 };

@@ -1220,11 +1220,11 @@ kernel_deform_conv (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_conv[] = {
-  { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0 },
-  { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0 },
-  { "onnx::Col2Im", 18, 0, infer_col2im, kernel_col2im, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::DeformConv", 19, 0, infer_deform_conv, kernel_deform_conv, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
+  { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
+  { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0, "x w x_zero_point w_zero_point", "y" },
+  { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0, "x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B", "y" },
+  { "onnx::Col2Im", 18, 0, infer_col2im, kernel_col2im, GRAFT_OP_HALF_AS_FLOAT, "input image_shape block_shape", "output" },
+  { "onnx::DeformConv", 19, 0, infer_deform_conv, kernel_deform_conv, GRAFT_OP_HALF_AS_FLOAT, "X W offset B mask", "Y" },
   { NULL }
 };

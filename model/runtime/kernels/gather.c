@@ -395,7 +395,7 @@ kernel_nonzero (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
+#define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 /* ---- TensorScatter (24): a key/value cache update ---- */
 
@@ -441,15 +441,15 @@ kernel_tensor_scatter (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_gather[] = {
-  OP ("Gather", 1, infer_gather, kernel_gather),
-  OP ("GatherElements", 11, infer_gather_elements, kernel_gather_elements),
-  OP ("GatherND", 11, infer_gather_nd, kernel_gather_nd),
-  OP ("Scatter", 9, graft_infer_same_as_input, kernel_scatter_elements),
-  OP ("ScatterElements", 11, graft_infer_same_as_input, kernel_scatter_elements),
-  OP ("ScatterND", 11, graft_infer_same_as_input, kernel_scatter_nd),
-  OP ("TensorScatter", 24, graft_infer_same_as_input, kernel_tensor_scatter),
-  OP ("OneHot", 9, infer_one_hot, kernel_one_hot),
-  OP ("Compress", 9, NULL, kernel_compress),
-  OP ("NonZero", 9, infer_nonzero, kernel_nonzero),
+  OP ("Gather", 1, infer_gather, kernel_gather, "data indices", "output"),
+  OP ("GatherElements", 11, infer_gather_elements, kernel_gather_elements, "data indices", "output"),
+  OP ("GatherND", 11, infer_gather_nd, kernel_gather_nd, "data indices", "output"),
+  OP ("Scatter", 9, graft_infer_same_as_input, kernel_scatter_elements, "data indices updates", "output"),
+  OP ("ScatterElements", 11, graft_infer_same_as_input, kernel_scatter_elements, "data indices updates", "output"),
+  OP ("ScatterND", 11, graft_infer_same_as_input, kernel_scatter_nd, "data indices updates", "output"),
+  OP ("TensorScatter", 24, graft_infer_same_as_input, kernel_tensor_scatter, "past_cache update write_indices", "present_cache"),
+  OP ("OneHot", 9, infer_one_hot, kernel_one_hot, "indices depth values", "output"),
+  OP ("Compress", 9, NULL, kernel_compress, "input condition", "output"),
+  OP ("NonZero", 9, infer_nonzero, kernel_nonzero, "X", "Y"),
   { NULL }
 };

@@ -154,6 +154,6 @@ kernel_image_decoder (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_image[] = {
-  { "onnx::ImageDecoder", 20, 0, infer_image_decoder, kernel_image_decoder, 0 },
+  { "onnx::ImageDecoder", 20, 0, infer_image_decoder, kernel_image_decoder, 0, "encoded_stream", "image" },
   { NULL }
 };

@@ -91,20 +91,6 @@ graft_f32_clamp (float *p, gint64 n, float lo, float hi)
     }
 }
 
-/* TorchScript call arguments. The reader folds constant arguments into
- * attributes named "argN" (N = position); the others are the node's inputs
- * in order. These read argument N either way. */
-gboolean graft_aten_arg (GraftKernelContext *ctx, guint index, GraftRtTensor **tensor, GraftAttribute **attr);
-/* NULL when the argument is None, absent or a constant. */
-GraftRtTensor *graft_aten_arg_tensor (GraftKernelContext *ctx, guint index);
-gint64 graft_aten_arg_int (GraftKernelContext *ctx, guint index, gint64 fallback);
-double graft_aten_arg_float (GraftKernelContext *ctx, guint index, double fallback);
-/* An int list (INTS attribute, a single INT repeated to n_default, or a
- * 1-D int tensor); returns the count or -1 if absent. */
-int graft_aten_arg_ints (GraftKernelContext *ctx, guint index, gint64 *values, int max, int n_default);
-/* A 0-d tensor for a constant scalar argument (INT → int64, FLOAT → float64, BOOL → bool). */
-GraftRtTensor *graft_aten_constant_tensor (GraftAttribute *attr, GError **error);
-
 /* Matrix products shared with the aten:: kernels (matmul.c). */
 gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out,
                        GError **error);

@@ -95,7 +95,7 @@ kernel_sce (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_loss[] = {
-  { "onnx::NegativeLogLikelihoodLoss", 12, 0, infer_loss, kernel_nll, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::SoftmaxCrossEntropyLoss", 12, 0, infer_loss, kernel_sce, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::NegativeLogLikelihoodLoss", 12, 0, infer_loss, kernel_nll, GRAFT_OP_HALF_AS_FLOAT, "input target weight", "loss" },
+  { "onnx::SoftmaxCrossEntropyLoss", 12, 0, infer_loss, kernel_sce, GRAFT_OP_HALF_AS_FLOAT, "scores labels weights", "output log_prob" },
   { NULL }
 };

@@ -308,18 +308,17 @@ infer_gemm (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *a = graft_infer_input (ctx, 0), *b = graft_infer_input (ctx, 1);
   gboolean ta = graft_node_attr_int (ctx->node, "transA", 0), tb = graft_node_attr_int (ctx->node, "transB", 0);
-  if (a->shape.rank != 2 || b->shape.rank != 2)
-    {
-      if (a->shape.rank >= 0 && a->shape.rank != 2)
-        return graft_kernel_fail (error, "A must be 2-D");
-      graft_infer_set_output_unknown (ctx, 0, a->dtype, 2);
-      return TRUE;
-    }
+  if (a->shape.rank >= 0 && a->shape.rank != 2)
+    return graft_kernel_fail (error, "A must be 2-D");
+  /* Each output dim comes from one operand: one of unknown rank leaves
+   * the other's dim (batch×512 · ? gives batch×?). */
+  gboolean a_known = a->shape.rank == 2, b_known = b->shape.rank == 2;
   GraftShape out;
   graft_shape_init (&out, 2);
-  out.dims[0] = a->shape.dims[ta ? 1 : 0];
-  out.dims[1] = b->shape.dims[tb ? 0 : 1];
-  GraftDim ka = a->shape.dims[ta ? 0 : 1], kb = b->shape.dims[tb ? 1 : 0];
+  out.dims[0] = a_known ? a->shape.dims[ta ? 1 : 0] : graft_dim_unknown ();
+  out.dims[1] = b_known ? b->shape.dims[tb ? 0 : 1] : graft_dim_unknown ();
+  GraftDim ka = a_known ? a->shape.dims[ta ? 0 : 1] : graft_dim_unknown ();
+  GraftDim kb = b_known ? b->shape.dims[tb ? 1 : 0] : graft_dim_unknown ();
   if (ka.kind == GRAFT_DIM_FIXED && kb.kind == GRAFT_DIM_FIXED && ka.value != kb.value)
     {
       graft_shape_clear (&out);
@@ -411,12 +410,12 @@ kernel_gemm (GraftKernelContext *ctx, GError **error)
                      out, error);
 }
 
-#define OP(name, since, infer, kernel, flags) { "onnx::" name, since, 0, infer, kernel, flags }
+#define OP(name, since, infer, kernel, flags, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, flags, input_names, output_names }
 
 const GraftOpSchema graft_ops_matmul[] = {
-  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT),
-  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT),
-  OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0),
-  OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0),
+  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT, "A B", "Y"),
+  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT, "A B C", "Y"),
+  OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0, "A B a_zero_point b_zero_point", "Y"),
+  OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0, "a a_scale a_zero_point b b_scale b_zero_point y_scale y_zero_point", "y"),
   { NULL }
 };

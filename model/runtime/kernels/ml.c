@@ -379,12 +379,12 @@ kernel_tree_ensemble (GraftKernelContext *ctx, GError **error)
   return y != NULL;
 }
 
-#define ML(name, since, infer, kernel) { "ai.onnx.ml::" name, since, 0, infer, kernel, 0 }
+#define ML(name, since, infer, kernel, input_names, output_names) { "ai.onnx.ml::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_ml[] = {
-  ML ("LabelEncoder", 1, infer_label_encoder, kernel_label_encoder),
-  ML ("Binarizer", 1, graft_infer_same_as_input, kernel_binarizer),
-  ML ("ArrayFeatureExtractor", 1, infer_array_feature_extractor, kernel_array_feature_extractor),
-  ML ("TreeEnsemble", 5, infer_tree_ensemble, kernel_tree_ensemble),
+  ML ("LabelEncoder", 1, infer_label_encoder, kernel_label_encoder, "X", "Y"),
+  ML ("Binarizer", 1, graft_infer_same_as_input, kernel_binarizer, "X", "Y"),
+  ML ("ArrayFeatureExtractor", 1, infer_array_feature_extractor, kernel_array_feature_extractor, "X Y", "Z"),
+  ML ("TreeEnsemble", 5, infer_tree_ensemble, kernel_tree_ensemble, "X", "Y"),
   { NULL }
 };

@@ -411,16 +411,19 @@ kernel_lp_norm (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define NORM(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, GRAFT_OP_HALF_AS_FLOAT }
+#define NORM(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 
 const GraftOpSchema graft_ops_norm[] = {
-  NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm),
-  NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm),
-  NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm),
-  NORM ("RMSNormalization", 23, infer_rms_norm, kernel_rms_norm),
-  NORM ("GroupNormalization", 18, graft_infer_same_as_input, kernel_group_norm),
-  NORM ("LRN", 1, graft_infer_same_as_input, kernel_lrn),
-  NORM ("MeanVarianceNormalization", 9, graft_infer_same_as_input, kernel_mvn),
-  NORM ("LpNormalization", 1, graft_infer_same_as_input, kernel_lp_norm),
+  /* The labels have always called these weights "mean", "var" and "scale"
+   * (the ONNX schema says input_mean, input_var and, for LayerNormalization,
+   * Scale): the shorter names fit the node boxes. */
+  NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm, "X scale B mean var", "Y running_mean running_var"),
+  NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm, "input scale B", "output"),
+  NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm, "X scale B", "Y Mean InvStdDev"),
+  NORM ("RMSNormalization", 23, infer_rms_norm, kernel_rms_norm, "X scale", "Y"),
+  NORM ("GroupNormalization", 18, graft_infer_same_as_input, kernel_group_norm, "X scale bias", "Y"),
+  NORM ("LRN", 1, graft_infer_same_as_input, kernel_lrn, "X", "Y"),
+  NORM ("MeanVarianceNormalization", 9, graft_infer_same_as_input, kernel_mvn, "X", "Y"),
+  NORM ("LpNormalization", 1, graft_infer_same_as_input, kernel_lp_norm, "input", "output"),
   { NULL }
 };

@@ -383,11 +383,11 @@ kernel_max_unpool (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define POOL(name) { "onnx::" name, 1, 0, infer_pool, kernel_pool, GRAFT_OP_HALF_AS_FLOAT }
+#define POOL(name, input_names, output_names) { "onnx::" name, 1, 0, infer_pool, kernel_pool, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 
 const GraftOpSchema graft_ops_pool[] = {
-  POOL ("MaxPool"), POOL ("AveragePool"), POOL ("LpPool"),
-  POOL ("GlobalMaxPool"), POOL ("GlobalAveragePool"), POOL ("GlobalLpPool"),
-  { "onnx::MaxUnpool", 9, 0, infer_max_unpool, kernel_max_unpool, 0 },
+  POOL ("MaxPool", "X", "Y Indices"), POOL ("AveragePool", "X", "Y"), POOL ("LpPool", "X", "Y"),
+  POOL ("GlobalMaxPool", "X", "Y"), POOL ("GlobalAveragePool", "X", "Y"), POOL ("GlobalLpPool", "X", "Y"),
+  { "onnx::MaxUnpool", 9, 0, infer_max_unpool, kernel_max_unpool, 0, "X I output_shape", "output" },
   { NULL }
 };

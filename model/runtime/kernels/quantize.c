@@ -412,17 +412,17 @@ kernel_mel_weight_matrix (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
+#define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_quantize[] = {
-  OP ("QuantizeLinear", 10, infer_quantize, kernel_quantize),
-  OP ("DequantizeLinear", 10, infer_dequantize, kernel_dequantize),
-  OP ("DynamicQuantizeLinear", 11, infer_dynamic_quantize, kernel_dynamic_quantize),
-  OP ("HannWindow", 17, infer_window, kernel_window),
-  OP ("HammingWindow", 17, infer_window, kernel_window),
-  OP ("BlackmanWindow", 17, infer_window, kernel_window),
-  { "onnx::DFT", 17, 0, NULL, kernel_dft, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::STFT", 17, 0, NULL, kernel_stft, GRAFT_OP_HALF_AS_FLOAT },
-  OP ("MelWeightMatrix", 17, NULL, kernel_mel_weight_matrix),
+  OP ("QuantizeLinear", 10, infer_quantize, kernel_quantize, "x y_scale y_zero_point", "y"),
+  OP ("DequantizeLinear", 10, infer_dequantize, kernel_dequantize, "x x_scale x_zero_point", "y"),
+  OP ("DynamicQuantizeLinear", 11, infer_dynamic_quantize, kernel_dynamic_quantize, "x", "y y_scale y_zero_point"),
+  OP ("HannWindow", 17, infer_window, kernel_window, "size", "output"),
+  OP ("HammingWindow", 17, infer_window, kernel_window, "size", "output"),
+  OP ("BlackmanWindow", 17, infer_window, kernel_window, "size", "output"),
+  { "onnx::DFT", 17, 0, NULL, kernel_dft, GRAFT_OP_HALF_AS_FLOAT, "input dft_length axis", "output" },
+  { "onnx::STFT", 17, 0, NULL, kernel_stft, GRAFT_OP_HALF_AS_FLOAT, "signal frame_step window frame_length", "output" },
+  OP ("MelWeightMatrix", 17, NULL, kernel_mel_weight_matrix, "num_mel_bins dft_length sample_rate lower_edge_hertz upper_edge_hertz", "output"),
   { NULL }
 };

@@ -252,16 +252,16 @@ kernel_tfidf (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, infer, kernel) { "onnx::" name, since, 0, infer, kernel, 0 }
+#define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_random[] = {
-  OP ("RandomUniform", 1, infer_random, kernel_random),
-  OP ("RandomNormal", 1, infer_random, kernel_random),
-  OP ("RandomUniformLike", 1, infer_random, kernel_random),
-  OP ("RandomNormalLike", 1, infer_random, kernel_random),
-  OP ("Bernoulli", 15, infer_random, kernel_random),
-  OP ("Multinomial", 7, infer_random, kernel_random),
-  OP ("StringNormalizer", 10, NULL, kernel_string_normalizer),
-  OP ("TfIdfVectorizer", 9, infer_tfidf, kernel_tfidf),
+  OP ("RandomUniform", 1, infer_random, kernel_random, "", "output"),
+  OP ("RandomNormal", 1, infer_random, kernel_random, "", "output"),
+  OP ("RandomUniformLike", 1, infer_random, kernel_random, "input", "output"),
+  OP ("RandomNormalLike", 1, infer_random, kernel_random, "input", "output"),
+  OP ("Bernoulli", 15, infer_random, kernel_random, "input", "output"),
+  OP ("Multinomial", 7, infer_random, kernel_random, "input", "output"),
+  OP ("StringNormalizer", 10, NULL, kernel_string_normalizer, "X", "Y"),
+  OP ("TfIdfVectorizer", 9, infer_tfidf, kernel_tfidf, "X", "Y"),
   { NULL }
 };

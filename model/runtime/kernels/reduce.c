@@ -419,19 +419,19 @@ kernel_cumulative (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define REDUCE(name) { "onnx::" name, 1, 0, infer_reduce, kernel_reduce, GRAFT_OP_HALF_AS_FLOAT }
+#define REDUCE(name, input_names, output_names) { "onnx::" name, 1, 0, infer_reduce, kernel_reduce, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 
 const GraftOpSchema graft_ops_reduce[] = {
-  REDUCE ("ReduceSum"), REDUCE ("ReduceMean"), REDUCE ("ReduceMax"), REDUCE ("ReduceMin"),
-  REDUCE ("ReduceProd"), REDUCE ("ReduceL1"), REDUCE ("ReduceL2"), REDUCE ("ReduceLogSum"),
-  REDUCE ("ReduceLogSumExp"), REDUCE ("ReduceSumSquare"),
-  { "onnx::ArgMax", 1, 0, infer_arg, kernel_arg, 0 },
-  { "onnx::ArgMin", 1, 0, infer_arg, kernel_arg, 0 },
-  { "onnx::Softmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::LogSoftmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::Hardmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::CumSum", 11, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::CumProd", 26, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT },
+  REDUCE ("ReduceSum", "data axes", "reduced"), REDUCE ("ReduceMean", "data axes", "reduced"), REDUCE ("ReduceMax", "data axes", "reduced"), REDUCE ("ReduceMin", "data axes", "reduced"),
+  REDUCE ("ReduceProd", "data axes", "reduced"), REDUCE ("ReduceL1", "data axes", "reduced"), REDUCE ("ReduceL2", "data axes", "reduced"), REDUCE ("ReduceLogSum", "data axes", "reduced"),
+  REDUCE ("ReduceLogSumExp", "data axes", "reduced"), REDUCE ("ReduceSumSquare", "data axes", "reduced"),
+  { "onnx::ArgMax", 1, 0, infer_arg, kernel_arg, 0, "data", "reduced" },
+  { "onnx::ArgMin", 1, 0, infer_arg, kernel_arg, 0, "data", "reduced" },
+  { "onnx::Softmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT, "input", "output" },
+  { "onnx::LogSoftmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT, "input", "output" },
+  { "onnx::Hardmax", 1, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT, "input", "output" },
+  { "onnx::CumSum", 11, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT, "x axis", "y" },
+  { "onnx::CumProd", 26, 0, graft_infer_same_as_input, kernel_cumulative, GRAFT_OP_HALF_AS_FLOAT, "x axis", "y" },
   { "aten::softmax", 0, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { "aten::log_softmax", 0, 0, graft_infer_same_as_input, kernel_softmax, GRAFT_OP_HALF_AS_FLOAT },
   { NULL }

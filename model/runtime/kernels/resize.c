@@ -408,7 +408,7 @@ kernel_resize (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_resize[] = {
-  { "onnx::Resize", 10, 0, infer_resize, kernel_resize, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::Upsample", 7, 9, infer_resize, kernel_resize, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::Resize", 10, 0, infer_resize, kernel_resize, GRAFT_OP_HALF_AS_FLOAT, "X roi scales sizes", "Y" },
+  { "onnx::Upsample", 7, 9, infer_resize, kernel_resize, GRAFT_OP_HALF_AS_FLOAT, "X scales", "Y" },
   { NULL }
 };

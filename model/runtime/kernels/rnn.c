@@ -364,8 +364,8 @@ kernel_rnn (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_rnn[] = {
-  { "onnx::RNN", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::GRU", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::LSTM", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::RNN", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT, "X W R B sequence_lens initial_h", "Y Y_h" },
+  { "onnx::GRU", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT, "X W R B sequence_lens initial_h", "Y Y_h" },
+  { "onnx::LSTM", 1, 0, infer_rnn, kernel_rnn, GRAFT_OP_HALF_AS_FLOAT, "X W R B sequence_lens initial_h initial_c P", "Y Y_h Y_c" },
   { NULL }
 };

@@ -393,8 +393,8 @@ kernel_affine_grid (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_sample[] = {
-  { "onnx::GridSample", 16, 0, infer_grid_sample, kernel_grid_sample, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::RoiAlign", 10, 0, infer_roi_align, kernel_roi_align, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::AffineGrid", 20, 0, infer_affine_grid, kernel_affine_grid, GRAFT_OP_HALF_AS_FLOAT },
+  { "onnx::GridSample", 16, 0, infer_grid_sample, kernel_grid_sample, GRAFT_OP_HALF_AS_FLOAT, "X grid", "Y" },
+  { "onnx::RoiAlign", 10, 0, infer_roi_align, kernel_roi_align, GRAFT_OP_HALF_AS_FLOAT, "X rois batch_indices", "Y" },
+  { "onnx::AffineGrid", 20, 0, infer_affine_grid, kernel_affine_grid, GRAFT_OP_HALF_AS_FLOAT, "theta size", "grid" },
   { NULL }
 };

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "analysis/sym-dim.h"
 #include "runtime/narrow-dtype.h"
 
 void
@@ -188,12 +189,11 @@ infer_flatten (GraftInferContext *ctx, GError **error)
     axis += rank;
   if (axis < 0 || axis > rank)
     return graft_kernel_fail (error, "axis %" G_GINT64_FORMAT " is out of range for rank %d", axis, rank);
-  GraftShape first = { axis, in->shape.dims }, second = { rank - axis, in->shape.dims + axis };
-  gint64 a = graft_shape_get_numel (&first), b = graft_shape_get_numel (&second);
+  /* Symbolic products keep the batch: batch×512×1×1 gives batch×512. */
   GraftShape out;
   graft_shape_init (&out, 2);
-  out.dims[0] = a >= 0 ? graft_dim_fixed (a) : graft_dim_unknown ();
-  out.dims[1] = b >= 0 ? graft_dim_fixed (b) : graft_dim_unknown ();
+  out.dims[0] = graft_shape_get_dim_product (&in->shape, 0, axis);
+  out.dims[1] = graft_shape_get_dim_product (&in->shape, axis, rank);
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
@@ -695,12 +695,56 @@ slice_params (GraftInferContext *ctx, int rank, const GraftShape *shape, SliceSp
   return TRUE;
 }
 
+/* Which axes a Slice may cut, as far as that is known before its starts
+ * and ends are: exporters compute those at run time (attention heads),
+ * and every other dim, symbolic or not, passes through. */
+static void
+slice_cut_axes (GraftInferContext *ctx, int rank, gboolean *cut)
+{
+  GraftInferValue *axes_input = ctx->n_inputs > 3 ? graft_infer_input (ctx, 3) : NULL;
+  g_autofree gint64 *axes_values = NULL;
+  guint n_attr = 0;
+  gint64 n_axes;
+  const gint64 *axes = graft_node_attr_ints (ctx->node, "axes", &n_attr);
+
+  n_axes = n_attr;
+  if (axes == NULL && axes_input != NULL)
+    axes = axes_values = graft_infer_input_ints (ctx, 3, &n_axes);
+  for (int d = 0; d < rank; d++)
+    cut[d] = FALSE;
+  if (axes == NULL && (axes_input != NULL || graft_node_has_attr (ctx->node, "axes")))
+    {
+      /* Axes exist but are not known: any dim may be cut. */
+      for (int d = 0; d < rank; d++)
+        cut[d] = TRUE;
+      return;
+    }
+  if (axes == NULL)
+    {
+      /* Default axes: the first len(starts) dims. */
+      GraftInferValue *starts = graft_infer_input (ctx, 1);
+      guint n_starts = 0;
+      gint64 count = graft_node_attr_ints (ctx->node, "starts", &n_starts) ? n_starts
+                     : starts && starts->shape.rank == 1 && starts->shape.dims[0].kind == GRAFT_DIM_FIXED
+                       ? starts->shape.dims[0].value : rank;
+      for (gint64 d = 0; d < count && d < rank; d++)
+        cut[d] = TRUE;
+      return;
+    }
+  for (gint64 i = 0; i < n_axes; i++)
+    {
+      gint64 axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (axis >= 0 && axis < rank)
+        cut[axis] = TRUE;
+    }
+}
+
 static gboolean
 infer_slice (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *in = graft_infer_input (ctx, 0);
   SliceSpec spec;
-  gboolean known;
+  gboolean known, cut[GRAFT_RT_MAX_RANK];
   if (in->shape.rank < 0 || in->shape.rank > GRAFT_RT_MAX_RANK)
     {
       graft_infer_set_output_unknown (ctx, 0, in->dtype, -1);
@@ -708,10 +752,16 @@ infer_slice (GraftInferContext *ctx, GError **error)
     }
   if (!slice_params (ctx, in->shape.rank, &in->shape, &spec, &known, error))
     return FALSE;
+  slice_cut_axes (ctx, in->shape.rank, cut);
   GraftShape out;
   graft_shape_init (&out, in->shape.rank);
   for (int d = 0; d < out.rank; d++)
-    out.dims[d] = known && spec.size[d] >= 0 ? graft_dim_fixed (spec.size[d]) : graft_dim_unknown ();
+    {
+      if (known && spec.size[d] >= 0)
+        out.dims[d] = graft_dim_fixed (spec.size[d]);
+      else
+        out.dims[d] = cut[d] ? graft_dim_unknown () : in->shape.dims[d];
+    }
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
@@ -1560,34 +1610,34 @@ kernel_bitcast (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, until, infer, kernel) { "onnx::" name, since, until, infer, kernel, 0 }
+#define OP(name, since, until, infer, kernel, input_names, output_names) { "onnx::" name, since, until, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_shape[] = {
-  OP ("Reshape", 1, 0, infer_reshape, kernel_view),
-  OP ("Flatten", 1, 0, infer_flatten, kernel_view),
-  OP ("Squeeze", 1, 0, infer_squeeze, kernel_view),
-  OP ("Unsqueeze", 1, 0, infer_unsqueeze, kernel_view),
-  OP ("Transpose", 1, 0, infer_transpose, kernel_transpose),
-  OP ("Concat", 1, 0, infer_concat, kernel_concat),
-  OP ("Split", 1, 0, infer_split, kernel_split),
-  OP ("Slice", 1, 0, infer_slice, kernel_slice),
-  OP ("Expand", 8, 0, infer_expand, kernel_broadcast_copy),
-  OP ("Tile", 6, 0, infer_tile, kernel_tile),
-  OP ("Pad", 1, 0, infer_pad, kernel_pad),
-  OP ("Shape", 1, 0, infer_shape, kernel_shape),
-  OP ("Size", 1, 0, infer_size, kernel_size),
-  OP ("Identity", 1, 0, infer_identity, kernel_identity),
-  OP ("Constant", 1, 0, infer_constant, kernel_constant),
-  OP ("ConstantOfShape", 9, 0, infer_constant_of_shape, kernel_constant_of_shape),
-  OP ("Range", 11, 0, infer_range, kernel_range),
-  OP ("EyeLike", 9, 0, infer_eye_like, kernel_eye_like),
-  OP ("Trilu", 14, 0, graft_infer_same_as_input, kernel_trilu),
-  OP ("DepthToSpace", 1, 0, infer_depth_space, kernel_depth_space),
-  OP ("SpaceToDepth", 1, 0, infer_depth_space, kernel_depth_space),
-  OP ("Cast", 1, 0, infer_cast, kernel_cast),
-  OP ("CastLike", 15, 0, infer_cast, kernel_cast),
-  OP ("BitCast", 26, 0, infer_bitcast, kernel_bitcast),
-  OP ("CenterCropPad", 18, 0, infer_center_crop_pad, kernel_center_crop_pad),
-  OP ("Dropout", 1, 0, infer_dropout, kernel_dropout),
+  OP ("Reshape", 1, 0, infer_reshape, kernel_view, "data shape", "reshaped"),
+  OP ("Flatten", 1, 0, infer_flatten, kernel_view, "input", "output"),
+  OP ("Squeeze", 1, 0, infer_squeeze, kernel_view, "data axes", "squeezed"),
+  OP ("Unsqueeze", 1, 0, infer_unsqueeze, kernel_view, "data axes", "expanded"),
+  OP ("Transpose", 1, 0, infer_transpose, kernel_transpose, "data", "transposed"),
+  OP ("Concat", 1, 0, infer_concat, kernel_concat, "inputs...", "concat_result"),
+  OP ("Split", 1, 0, infer_split, kernel_split, "input split", "outputs..."),
+  OP ("Slice", 1, 0, infer_slice, kernel_slice, "data starts ends axes steps", "output"),
+  OP ("Expand", 8, 0, infer_expand, kernel_broadcast_copy, "input shape", "output"),
+  OP ("Tile", 6, 0, infer_tile, kernel_tile, "input repeats", "output"),
+  OP ("Pad", 1, 0, infer_pad, kernel_pad, "data pads constant_value axes", "output"),
+  OP ("Shape", 1, 0, infer_shape, kernel_shape, "data", "shape"),
+  OP ("Size", 1, 0, infer_size, kernel_size, "data", "size"),
+  OP ("Identity", 1, 0, infer_identity, kernel_identity, "input", "output"),
+  OP ("Constant", 1, 0, infer_constant, kernel_constant, "", "output"),
+  OP ("ConstantOfShape", 9, 0, infer_constant_of_shape, kernel_constant_of_shape, "input", "output"),
+  OP ("Range", 11, 0, infer_range, kernel_range, "start limit delta", "output"),
+  OP ("EyeLike", 9, 0, infer_eye_like, kernel_eye_like, "input", "output"),
+  OP ("Trilu", 14, 0, graft_infer_same_as_input, kernel_trilu, "input k", "output"),
+  OP ("DepthToSpace", 1, 0, infer_depth_space, kernel_depth_space, "input", "output"),
+  OP ("SpaceToDepth", 1, 0, infer_depth_space, kernel_depth_space, "input", "output"),
+  OP ("Cast", 1, 0, infer_cast, kernel_cast, "input", "output"),
+  OP ("CastLike", 15, 0, infer_cast, kernel_cast, "input target_type", "output"),
+  OP ("BitCast", 26, 0, infer_bitcast, kernel_bitcast, "input", "output"),
+  OP ("CenterCropPad", 18, 0, infer_center_crop_pad, kernel_center_crop_pad, "input_data shape", "output_data"),
+  OP ("Dropout", 1, 0, infer_dropout, kernel_dropout, "data ratio training_mode", "output mask"),
   { NULL }
 };

@@ -534,14 +534,14 @@ kernel_einsum (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OP(name, since, infer, kernel, flags) { "onnx::" name, since, 0, infer, kernel, flags }
+#define OP(name, since, infer, kernel, flags, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, flags, input_names, output_names }
 
 const GraftOpSchema graft_ops_sort[] = {
-  OP ("TopK", 1, infer_topk, kernel_topk, 0),
-  OP ("Unique", 11, NULL, kernel_unique, 0),
-  OP ("ReverseSequence", 10, graft_infer_same_as_input, kernel_reverse_sequence, 0),
-  OP ("NonMaxSuppression", 10, NULL, kernel_nms, 0),
-  OP ("Det", 11, infer_det, kernel_det, GRAFT_OP_HALF_AS_FLOAT),
-  OP ("Einsum", 12, NULL, kernel_einsum, GRAFT_OP_HALF_AS_FLOAT),
+  OP ("TopK", 1, infer_topk, kernel_topk, 0, "X K", "Values Indices"),
+  OP ("Unique", 11, NULL, kernel_unique, 0, "X", "Y indices inverse_indices counts"),
+  OP ("ReverseSequence", 10, graft_infer_same_as_input, kernel_reverse_sequence, 0, "input sequence_lens", "Y"),
+  OP ("NonMaxSuppression", 10, NULL, kernel_nms, 0, "boxes scores max_output_boxes_per_class iou_threshold score_threshold", "selected_indices"),
+  OP ("Det", 11, infer_det, kernel_det, GRAFT_OP_HALF_AS_FLOAT, "X", "Y"),
+  OP ("Einsum", 12, NULL, kernel_einsum, GRAFT_OP_HALF_AS_FLOAT, "Inputs...", "Output"),
   { NULL }
 };

@@ -191,8 +191,8 @@ kernel_regex_full_match (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_text[] = {
-  { "onnx::StringConcat", 20, 0, infer_string_concat, kernel_string_concat, 0 },
-  { "onnx::StringSplit", 20, 0, infer_string_split, kernel_string_split, 0 },
-  { "onnx::RegexFullMatch", 20, 0, infer_regex_full_match, kernel_regex_full_match, 0 },
+  { "onnx::StringConcat", 20, 0, infer_string_concat, kernel_string_concat, 0, "X Y", "Z" },
+  { "onnx::StringSplit", 20, 0, infer_string_split, kernel_string_split, 0, "X", "Y Z" },
+  { "onnx::RegexFullMatch", 20, 0, infer_regex_full_match, kernel_regex_full_match, 0, "X", "Y" },
   { NULL }
 };

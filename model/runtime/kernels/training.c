@@ -98,9 +98,9 @@ kernel_optimizer (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define OPTIMIZER(name) { "ai.onnx.preview.training::" name, 1, 0, infer_optimizer, kernel_optimizer, GRAFT_OP_HALF_AS_FLOAT }
+#define OPTIMIZER(name, input_names, output_names) { "ai.onnx.preview.training::" name, 1, 0, infer_optimizer, kernel_optimizer, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names }
 
 const GraftOpSchema graft_ops_training[] = {
-  OPTIMIZER ("Adagrad"), OPTIMIZER ("Momentum"), OPTIMIZER ("Adam"),
+  OPTIMIZER ("Adagrad", "R T inputs...", "outputs..."), OPTIMIZER ("Momentum", "R T inputs...", "outputs..."), OPTIMIZER ("Adam", "R T inputs...", "outputs..."),
   { NULL }
 };

@@ -57,40 +57,94 @@ static double f_gelu (double x, const UnaryParams *p)
 static double f_silu (double x, const UnaryParams *p) { return x * f_sigmoid (x, p); }
 static double f_relu6 (double x, const UnaryParams *p) { return MIN (MAX (x, 0), 6); }
 
-typedef struct {
-  const char *op_type;
-  UnaryFunc func;
-  gboolean integer_exact;  /* integer inputs computed exactly in int64 */
-} UnaryDef;
-
-static const UnaryDef unary_defs[] = {
-  { "Abs", f_abs, TRUE }, { "Neg", f_neg, TRUE }, { "Floor", f_floor }, { "Ceil", f_ceil },
-  { "Round", f_round }, { "Sqrt", f_sqrt }, { "Exp", f_exp }, { "Log", f_log },
-  { "Reciprocal", f_reciprocal }, { "Sin", f_sin }, { "Cos", f_cos }, { "Tan", f_tan },
-  { "Asin", f_asin }, { "Acos", f_acos }, { "Atan", f_atan }, { "Sinh", f_sinh },
-  { "Cosh", f_cosh }, { "Tanh", f_tanh }, { "Asinh", f_asinh }, { "Acosh", f_acosh },
-  { "Atanh", f_atanh }, { "Erf", f_erf }, { "Sign", f_sign, TRUE }, { "Sigmoid", f_sigmoid },
-  { "Relu", f_relu, TRUE }, { "LeakyRelu", f_leaky_relu }, { "Elu", f_elu }, { "Selu", f_selu },
-  { "Celu", f_celu }, { "HardSigmoid", f_hard_sigmoid }, { "HardSwish", f_hard_swish },
-  { "Softplus", f_softplus }, { "Softsign", f_softsign }, { "Mish", f_mish },
-  { "ThresholdedRelu", f_thresholded_relu }, { "Shrink", f_shrink }, { "Gelu", f_gelu },
-  { "Swish", f_swish },
-  /* aten:: spellings */
-  { "relu", f_relu, TRUE }, { "relu_", f_relu, TRUE }, { "sigmoid", f_sigmoid }, { "sigmoid_", f_sigmoid },
-  { "tanh", f_tanh }, { "tanh_", f_tanh }, { "hardswish", f_hard_swish }, { "hardswish_", f_hard_swish },
-  { "hardsigmoid", f_hard_sigmoid }, { "hardsigmoid_", f_hard_sigmoid }, { "gelu", f_gelu },
-  { "silu", f_silu }, { "silu_", f_silu }, { "relu6", f_relu6 }, { "relu6_", f_relu6 },
-  { "exp", f_exp }, { "log", f_log }, { "sqrt", f_sqrt }, { "abs", f_abs }, { "neg", f_neg },
-  { "erf", f_erf }, { "rsqrt", NULL }, { "softplus", f_softplus }, { "mish", f_mish },
-};
-
 static double f_rsqrt (double x, const UnaryParams *p) { return 1.0 / sqrt (x); }
 
+typedef enum {
+  UNARY_INTEGER_EXACT = 1 << 0,  /* integer inputs computed exactly in int64 */
+} UnaryFlags;
+
+/* Every elementwise unary op is one row: registry name, first opset (0
+ * outside ONNX), function, flags, ONNX input and output names. The
+ * registry entries and the kernel's function lookup both expand it. */
+#define UNARY_OPS(ROW) \
+  ROW ("onnx::Abs", 1, f_abs, UNARY_INTEGER_EXACT, "X", "Y") \
+  ROW ("onnx::Neg", 1, f_neg, UNARY_INTEGER_EXACT, "X", "Y") \
+  ROW ("onnx::Floor", 1, f_floor, 0, "X", "Y") \
+  ROW ("onnx::Ceil", 1, f_ceil, 0, "X", "Y") \
+  ROW ("onnx::Round", 11, f_round, 0, "X", "Y") \
+  ROW ("onnx::Sqrt", 1, f_sqrt, 0, "X", "Y") \
+  ROW ("onnx::Exp", 1, f_exp, 0, "input", "output") \
+  ROW ("onnx::Log", 1, f_log, 0, "input", "output") \
+  ROW ("onnx::Reciprocal", 1, f_reciprocal, 0, "X", "Y") \
+  ROW ("onnx::Sin", 7, f_sin, 0, "input", "output") \
+  ROW ("onnx::Cos", 7, f_cos, 0, "input", "output") \
+  ROW ("onnx::Tan", 7, f_tan, 0, "input", "output") \
+  ROW ("onnx::Asin", 7, f_asin, 0, "input", "output") \
+  ROW ("onnx::Acos", 7, f_acos, 0, "input", "output") \
+  ROW ("onnx::Atan", 7, f_atan, 0, "input", "output") \
+  ROW ("onnx::Sinh", 9, f_sinh, 0, "input", "output") \
+  ROW ("onnx::Cosh", 9, f_cosh, 0, "input", "output") \
+  ROW ("onnx::Tanh", 1, f_tanh, 0, "input", "output") \
+  ROW ("onnx::Asinh", 9, f_asinh, 0, "input", "output") \
+  ROW ("onnx::Acosh", 9, f_acosh, 0, "input", "output") \
+  ROW ("onnx::Atanh", 9, f_atanh, 0, "input", "output") \
+  ROW ("onnx::Erf", 9, f_erf, 0, "input", "output") \
+  ROW ("onnx::Sign", 9, f_sign, UNARY_INTEGER_EXACT, "input", "output") \
+  ROW ("onnx::Sigmoid", 1, f_sigmoid, 0, "X", "Y") \
+  ROW ("onnx::Relu", 1, f_relu, UNARY_INTEGER_EXACT, "X", "Y") \
+  ROW ("onnx::LeakyRelu", 1, f_leaky_relu, 0, "X", "Y") \
+  ROW ("onnx::Elu", 1, f_elu, 0, "X", "Y") \
+  ROW ("onnx::Selu", 1, f_selu, 0, "X", "Y") \
+  ROW ("onnx::Celu", 12, f_celu, 0, "X", "Y") \
+  ROW ("onnx::HardSigmoid", 1, f_hard_sigmoid, 0, "X", "Y") \
+  ROW ("onnx::HardSwish", 14, f_hard_swish, 0, "X", "Y") \
+  ROW ("onnx::Softplus", 1, f_softplus, 0, "X", "Y") \
+  ROW ("onnx::Softsign", 1, f_softsign, 0, "input", "output") \
+  ROW ("onnx::Mish", 18, f_mish, 0, "X", "Y") \
+  ROW ("onnx::ThresholdedRelu", 10, f_thresholded_relu, 0, "X", "Y") \
+  ROW ("onnx::Shrink", 9, f_shrink, 0, "input", "output") \
+  ROW ("onnx::Gelu", 20, f_gelu, 0, "X", "Y") \
+  ROW ("onnx::Swish", 24, f_swish, 0, "X", "Y") \
+  ROW ("aten::relu", 0, f_relu, UNARY_INTEGER_EXACT, NULL, NULL) \
+  ROW ("aten::relu_", 0, f_relu, UNARY_INTEGER_EXACT, NULL, NULL) \
+  ROW ("aten::sigmoid", 0, f_sigmoid, 0, NULL, NULL) \
+  ROW ("aten::sigmoid_", 0, f_sigmoid, 0, NULL, NULL) \
+  ROW ("aten::tanh", 0, f_tanh, 0, NULL, NULL) \
+  ROW ("aten::tanh_", 0, f_tanh, 0, NULL, NULL) \
+  ROW ("aten::hardswish", 0, f_hard_swish, 0, NULL, NULL) \
+  ROW ("aten::hardswish_", 0, f_hard_swish, 0, NULL, NULL) \
+  ROW ("aten::hardsigmoid", 0, f_hard_sigmoid, 0, NULL, NULL) \
+  ROW ("aten::hardsigmoid_", 0, f_hard_sigmoid, 0, NULL, NULL) \
+  ROW ("aten::gelu", 0, f_gelu, 0, NULL, NULL) \
+  ROW ("aten::silu", 0, f_silu, 0, NULL, NULL) \
+  ROW ("aten::silu_", 0, f_silu, 0, NULL, NULL) \
+  ROW ("aten::relu6", 0, f_relu6, 0, NULL, NULL) \
+  ROW ("aten::relu6_", 0, f_relu6, 0, NULL, NULL) \
+  ROW ("aten::exp", 0, f_exp, 0, NULL, NULL) \
+  ROW ("aten::log", 0, f_log, 0, NULL, NULL) \
+  ROW ("aten::sqrt", 0, f_sqrt, 0, NULL, NULL) \
+  ROW ("aten::rsqrt", 0, f_rsqrt, 0, NULL, NULL) \
+  ROW ("aten::abs", 0, f_abs, 0, NULL, NULL) \
+  ROW ("aten::neg", 0, f_neg, 0, NULL, NULL) \
+  ROW ("aten::erf", 0, f_erf, 0, NULL, NULL) \
+  ROW ("aten::softplus", 0, f_softplus, 0, NULL, NULL) \
+  ROW ("aten::mish", 0, f_mish, 0, NULL, NULL)
+
+typedef struct {
+  const char *op;
+  UnaryFunc func;
+  guint flags;
+} UnaryDef;
+
+#define UNARY_DEF(op, since, func, flags, input_names, output_names) { op, func, flags },
+static const UnaryDef unary_defs[] = { UNARY_OPS (UNARY_DEF) };
+#undef UNARY_DEF
+
 static const UnaryDef *
-find_def (const char *op_type)
+find_def (const char *op)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (unary_defs); i++)
-    if (strcmp (unary_defs[i].op_type, op_type) == 0)
+    if (strcmp (unary_defs[i].op, op) == 0)
       return &unary_defs[i];
   return NULL;
 }
@@ -185,12 +239,10 @@ static gboolean
 kernel_unary (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
-  const UnaryDef *def = find_def (ctx->node->op_type);
+  const UnaryDef *def = find_def (ctx->node->op);
   UnaryFunc func = def ? def->func : NULL;
   UnaryParams params = { 0 };
 
-  if (strcmp (ctx->node->op_type, "rsqrt") == 0)
-    func = f_rsqrt;
   if (func == NULL)
     return graft_kernel_unsupported (error, "no elementwise function for %s", ctx->node->op);
   if (x->kind != GRAFT_RT_TENSOR || x->dtype == GRAFT_DTYPE_STRING)
@@ -212,7 +264,7 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
       job.chunk = (x->numel + chunks - 1) / MAX (chunks, 1);
       graft_kernel_parallel_for (ctx, job.chunk > 0 ? (x->numel + job.chunk - 1) / job.chunk : 0, f32_chunk, &job);
     }
-  else if (graft_dtype_is_integer (x->dtype) && def && def->integer_exact)
+  else if (graft_dtype_is_integer (x->dtype) && def && (def->flags & UNARY_INTEGER_EXACT))
     {
       for (gint64 i = 0; i < x->numel; i++)
         {
@@ -348,29 +400,15 @@ kernel_swiglu (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-#define UNARY(op, since) { "onnx::" op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
-#define ATEN_UNARY(op) { "aten::" op, 0, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT }
+#define UNARY_SCHEMA(op, since, func, flags, input_names, output_names) \
+  { op, since, 0, infer_unary, kernel_unary, GRAFT_OP_HALF_AS_FLOAT, input_names, output_names },
 
 const GraftOpSchema graft_ops_unary[] = {
-  UNARY ("Abs", 1), UNARY ("Neg", 1), UNARY ("Floor", 1), UNARY ("Ceil", 1), UNARY ("Round", 11),
-  UNARY ("Sqrt", 1), UNARY ("Exp", 1), UNARY ("Log", 1), UNARY ("Reciprocal", 1),
-  UNARY ("Sin", 7), UNARY ("Cos", 7), UNARY ("Tan", 7), UNARY ("Asin", 7), UNARY ("Acos", 7),
-  UNARY ("Atan", 7), UNARY ("Sinh", 9), UNARY ("Cosh", 9), UNARY ("Tanh", 1), UNARY ("Asinh", 9),
-  UNARY ("Acosh", 9), UNARY ("Atanh", 9), UNARY ("Erf", 9), UNARY ("Sign", 9), UNARY ("Sigmoid", 1),
-  UNARY ("Relu", 1), UNARY ("LeakyRelu", 1), UNARY ("Elu", 1), UNARY ("Selu", 1), UNARY ("Celu", 12),
-  UNARY ("HardSigmoid", 1), UNARY ("HardSwish", 14), UNARY ("Softplus", 1), UNARY ("Softsign", 1),
-  UNARY ("Mish", 18), UNARY ("ThresholdedRelu", 10), UNARY ("Shrink", 9), UNARY ("Gelu", 20),
-  UNARY ("Swish", 24),
-  { "onnx::SwiGLU", 28, 0, infer_unary, kernel_swiglu, GRAFT_OP_HALF_AS_FLOAT },
-  { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0 },
-  { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0 },
-  { "onnx::Not", 1, 0, infer_unary, kernel_not, 0 },
-  { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT },
-  ATEN_UNARY ("relu"), ATEN_UNARY ("relu_"), ATEN_UNARY ("sigmoid"), ATEN_UNARY ("sigmoid_"),
-  ATEN_UNARY ("tanh"), ATEN_UNARY ("tanh_"), ATEN_UNARY ("hardswish"), ATEN_UNARY ("hardswish_"),
-  ATEN_UNARY ("hardsigmoid"), ATEN_UNARY ("hardsigmoid_"), ATEN_UNARY ("gelu"), ATEN_UNARY ("silu"),
-  ATEN_UNARY ("silu_"), ATEN_UNARY ("relu6"), ATEN_UNARY ("relu6_"), ATEN_UNARY ("exp"),
-  ATEN_UNARY ("log"), ATEN_UNARY ("sqrt"), ATEN_UNARY ("rsqrt"), ATEN_UNARY ("abs"), ATEN_UNARY ("neg"),
-  ATEN_UNARY ("erf"), ATEN_UNARY ("softplus"), ATEN_UNARY ("mish"),
+  UNARY_OPS (UNARY_SCHEMA)
+  { "onnx::SwiGLU", 28, 0, infer_unary, kernel_swiglu, GRAFT_OP_HALF_AS_FLOAT, "A B", "Y" },
+  { "onnx::IsNaN", 9, 0, infer_unary, kernel_isnan, 0, "X", "Y" },
+  { "onnx::IsInf", 10, 0, infer_unary, kernel_isinf, 0, "X", "Y" },
+  { "onnx::Not", 1, 0, infer_unary, kernel_not, 0, "X", "Y" },
+  { "onnx::Clip", 1, 0, infer_unary, kernel_clip, GRAFT_OP_HALF_AS_FLOAT, "input min max", "output" },
   { NULL }
 };
