@@ -133,7 +133,7 @@ is_token_input (const GraftValue *value)
 }
 
 static void
-add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
+add_static_dim (GPtrArray *list, GraftModel *model, GraftValue *input, guint position, int axis, const char *what)
 {
   g_autofree char *shape = graft_shape_to_string (&input->shape);
   GraftDiagnostic *d;
@@ -147,8 +147,8 @@ add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
   d->axis = axis;
 }
 
-static void
-check_input_dims (GraftModel *model, GPtrArray *list)
+void
+graft_check_input_dims (GraftModel *model, GPtrArray *list, GraftStaticDimFunc report)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -159,9 +159,9 @@ check_input_dims (GraftModel *model, GPtrArray *list)
       if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
         continue;
       if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 0, "dim 0 (usually the batch)");
+        report (list, model, input, i, 0, "dim 0 (usually the batch)");
       if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
-        add_static_dim (list, input, 1, "dim 1 (the sequence length of a token input)");
+        report (list, model, input, i, 1, "dim 1 (the sequence length of a token input)");
     }
 }
 
@@ -237,7 +237,10 @@ graft_lint_model (GraftModel *model, const GraftLintOptions *options)
   if (graft_model_get_graph (model) == NULL)
     return list;
   check_ops (model, list);
-  check_input_dims (model, list);
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    graft_check_exported_program (model, list);
+  else
+    graft_check_input_dims (model, list, add_static_dim);
   check_baked_shapes (model, list);
   if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT)
     graft_check_trace_hazards (model, options, list);

@@ -9,6 +9,12 @@
  *   static-input-dim        a graph input with a fixed batch (dim 0 of rank
  *                           >= 2) or sequence length (dim 1 of integer
  *                           token inputs) (warning)
+ *                           torch.export: a dim export specialized, with the
+ *                           dynamic_shapes / Dim(...) that keeps it dynamic
+ *   data-dependent-shape    torch.export: a node that makes an unbacked size
+ *                           (u0) from data: nonzero, item (info)
+ *   runtime-assertion       torch.export: _assert_scalar, sym_constrain_range…
+ *                           with the condition checked at run time (info)
  *   baked-shape-constant    a shape constant holding an input dim's traced
  *                           value (warning)
  *   trace-*                 (below) are warnings when the module may be a

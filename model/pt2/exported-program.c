@@ -32,8 +32,10 @@ fail (GError **error, GraftModelError code, const Reader *r, const char *format,
   va_start (args, format);
   g_autofree char *message = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, GRAFT_MODEL_ERROR, code, "%s: %s: %s", r->path, r->program_record ? r->program_record : "archive",
-               message);
+  if (r->program_record != NULL)
+    g_set_error (error, GRAFT_MODEL_ERROR, code, "%s: %s: %s", r->path, r->program_record, message);
+  else
+    g_set_error (error, GRAFT_MODEL_ERROR, code, "%s: %s", r->path, message);
   return FALSE;
 }
 
@@ -94,6 +96,37 @@ member_int (JsonObject *object, const char *name, gint64 *value)
   return TRUE;
 }
 
+/* torch 2.1–2.3 wrote unbounded ranges with Python's json, as the
+ * non-standard tokens Infinity / -Infinity; they become null (unbounded),
+ * padded to the same length, outside strings. */
+static char *
+replace_infinity (const char *data, gsize len)
+{
+  char *text = g_strndup (data, len);
+  gboolean in_string = FALSE;
+  for (gsize i = 0; i < len; i++)
+    {
+      if (in_string)
+        {
+          if (text[i] == '\\')
+            i++;
+          else if (text[i] == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (text[i] == '"')
+        in_string = TRUE;
+      else if (len - i >= 8 && memcmp (text + i, "Infinity", 8) == 0)
+        {
+          gsize start = i > 0 && text[i - 1] == '-' ? i - 1 : i;
+          memset (text + start, ' ', i + 8 - start);
+          memcpy (text + start, "null", 4);
+          i += 7;
+        }
+    }
+  return text;
+}
+
 /* The JSON object in record, owned by parser. */
 static JsonObject *
 parse_json_record (const Reader *r, const char *record, JsonParser *parser, GError **error)
@@ -102,17 +135,20 @@ parse_json_record (const Reader *r, const char *record, JsonParser *parser, GErr
   if (bytes == NULL)
     return NULL;
   gsize len;
-  const char *text = g_bytes_get_data (bytes, &len);
+  const char *data = g_bytes_get_data (bytes, &len);
+  g_autofree char *text = replace_infinity (data, len);
+  /* fail() already names the program record. */
+  const char *what = g_strcmp0 (record, r->program_record) == 0 ? "the program" : record;
   g_autoptr(GError) json_error = NULL;
   if (!json_parser_load_from_data (parser, text, len, &json_error))
     {
-      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s is not valid JSON: %s", record, json_error->message);
+      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s is not valid JSON: %s", what, json_error->message);
       return NULL;
     }
   JsonNode *root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
-      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s is not a JSON object", record);
+      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s is not a JSON object", what);
       return NULL;
     }
   return json_node_get_object (root);

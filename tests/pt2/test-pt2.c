@@ -6,6 +6,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "loader.h"
+#include "analysis/diagnostics.h"
 #include "pt2/exported-program.h"
 #include "../onnx/fixtures.h"
 
@@ -209,6 +210,39 @@ test_cli_info_ranges (void)
   g_assert_cmpint (json_array_get_int_element (shape, 1), ==, 3);
 }
 
+static guint
+count_rule (GPtrArray *diagnostics, const char *rule, const char *needle)
+{
+  guint n = 0;
+  for (guint i = 0; i < diagnostics->len; i++)
+    {
+      GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
+      if (strcmp (d->rule, rule) == 0 && (needle == NULL || strstr (d->message, needle)))
+        n++;
+    }
+  return n;
+}
+
+/* A specialized batch names the Dim that keeps it dynamic; a declared one
+ * is not reported; assertions and data-dependent sizes are listed. */
+static void
+test_lint (void)
+{
+  g_autoptr(GraftModel) fixed = load_program ("cnn_static.pt2");
+  g_autoptr(GPtrArray) fixed_list = graft_lint_model (fixed, NULL);
+  g_assert_cmpuint (count_rule (fixed_list, "static-input-dim",
+                                "dynamic_shapes={\"x\": {0: Dim(\"batch\", min=2, max=…)}}"), ==, 1);
+  g_autoptr(GraftModel) dynamic = load_program ("cnn_dynamic.pt2");
+  g_autoptr(GPtrArray) dynamic_list = graft_lint_model (dynamic, NULL);
+  g_assert_cmpuint (count_rule (dynamic_list, "static-input-dim", NULL), ==, 0);
+  g_autoptr(GraftModel) data_dependent = load_program ("data_dependent.pt2");
+  g_autoptr(GPtrArray) list = graft_lint_model (data_dependent, NULL);
+  g_assert_cmpuint (count_rule (list, "runtime-assertion", NULL), ==, 4);
+  g_assert_cmpuint (count_rule (list, "runtime-assertion", "checks u0 <= 64"), ==, 1);
+  g_assert_cmpuint (count_rule (list, "data-dependent-shape", "u1 (∈ [0, 12])"), ==, 1);
+  g_assert_cmpuint (count_rule (list, "data-dependent-shape", NULL), ==, 2);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -220,5 +254,6 @@ main (int argc, char *argv[])
     }
   g_test_add_func ("/pt2/flat-layout", test_flat_layout);
   g_test_add_func ("/pt2/cli-info-ranges", test_cli_info_ranges);
+  g_test_add_func ("/pt2/lint", test_lint);
   return g_test_run ();
 }
