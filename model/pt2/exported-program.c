@@ -680,6 +680,13 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
       graft_node_add_attribute (node, graft_attribute_new (attribute_name, GRAFT_ATTR_NONE));
       return TRUE;
     }
+  /* An item of a SymInt / SymBool list: {"as_name": "sym_size_int"}. */
+  if (strcmp (field, "as_name") == 0 && JSON_NODE_HOLDS_VALUE (value) &&
+      json_node_get_value_type (value) == G_TYPE_STRING)
+    {
+      graft_node_add_input (node, value_for (r, json_node_get_string (value)));
+      return TRUE;
+    }
   if (strcmp (field, "as_tensor") == 0 || strcmp (field, "as_sym_int") == 0 || strcmp (field, "as_sym_bool") == 0 ||
       strcmp (field, "as_sym_float") == 0)
     {
