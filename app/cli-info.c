@@ -403,12 +403,8 @@ print_dim_ranges (GraftModel *model)
   for (guint i = 0; i < symbols->len; i++)
     {
       const char *symbol = g_ptr_array_index (symbols, i);
-      gint64 min, max;
-      graft_model_get_dim_range (model, symbol, &min, &max);
-      if (max < 0)
-        printf ("Dim:       %s ≥ %" G_GINT64_FORMAT "\n", symbol, min);
-      else
-        printf ("Dim:       %s ∈ [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]\n", symbol, min, max);
+      g_autofree char *range = graft_model_describe_dim_range (model, symbol);
+      printf ("Dim:       %s %s\n", symbol, range);
     }
 }
 

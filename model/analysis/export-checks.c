@@ -34,17 +34,6 @@ add_specialized_dim (GPtrArray *list, GraftModel *model, GraftValue *input, guin
   d->axis = axis;
 }
 
-static char *
-describe_range (GraftModel *model, const char *symbol)
-{
-  gint64 min, max;
-  if (!graft_model_get_dim_range (model, symbol, &min, &max))
-    return g_strdup ("no known bounds");
-  if (max < 0)
-    return g_strdup_printf ("≥ %" G_GINT64_FORMAT, min);
-  return g_strdup_printf ("∈ [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", min, max);
-}
-
 /* An unbacked symbol (u0) first appears as a dim or value of this node. */
 static const char *
 new_unbacked_symbol (GraftNode *node, GHashTable *seen)
@@ -81,10 +70,10 @@ check_guards (GraftModel *model, GPtrArray *list)
       const char *symbol = new_unbacked_symbol (node, seen);
       if (symbol != NULL)
         {
-          g_autofree char *range = describe_range (model, symbol);
+          g_autofree char *range = graft_model_describe_dim_range (model, symbol);
           graft_diagnostic_add (list, "data-dependent-shape", GRAFT_SEVERITY_INFO, node, NULL,
                                 "%s makes the data-dependent size %s (%s): its value is known only when the program "
-                                "runs, and the assertions that follow check it", node->op, symbol, range);
+                                "runs, and the assertions that follow check it", node->op, symbol, range ? range : "no known bounds");
         }
       if (!g_strv_contains (assertion_ops, node->op))
         continue;

@@ -391,6 +391,18 @@ graft_model_get_dim_range (GraftModel *self, const char *symbol, gint64 *min, gi
   return TRUE;
 }
 
+char *
+graft_model_describe_dim_range (GraftModel *self, const char *symbol)
+{
+  gint64 min, max;
+
+  if (!graft_model_get_dim_range (self, symbol, &min, &max))
+    return NULL;
+  if (max < 0)
+    return g_strdup_printf ("≥ %" G_GINT64_FORMAT, min);
+  return g_strdup_printf ("∈ [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", min, max);
+}
+
 static int
 compare_symbols (gconstpointer a, gconstpointer b)
 {
