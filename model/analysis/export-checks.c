@@ -83,7 +83,9 @@ check_guards (GraftModel *model, GPtrArray *list)
       const char *condition = text && g_str_has_prefix (text, prefix) ? text + strlen (prefix) : text;
       graft_diagnostic_add (list, "runtime-assertion", GRAFT_SEVERITY_INFO, node, NULL,
                             "%s checks %s when the program runs; a run whose values break it fails here, as in "
-                            "PyTorch", node->op, condition ? condition : "a condition (no message)");
+                            "PyTorch", node->op, condition ? condition
+                            : node->op == g_intern_static_string ("aten::_assert_tensor_metadata")
+                            ? "its input's dtype and device" : "a condition (no message)");
     }
 }
 

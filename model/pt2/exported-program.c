@@ -960,12 +960,34 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
 
 /* ------------------------------------------------------------------ program */
 
+/* The flat layout also writes the schema version as a "version" record,
+ * "8.6"; older programs whose JSON lacks schema_version still have it. */
+static gboolean
+read_version_record (Reader *r, gint64 *major, gint64 *minor)
+{
+  if (!r->flat || !graft_torch_archive_has (r->archive, "version"))
+    return FALSE;
+  g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, "version", NULL);
+  if (bytes == NULL)
+    return FALSE;
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+  g_autofree char *text = g_strndup (data, MIN (len, 32));
+  char *end = NULL;
+  *major = g_ascii_strtoll (text, &end, 10);
+  if (end == text || *major < 0)
+    return FALSE;
+  *minor = *end == '.' ? g_ascii_strtoll (end + 1, NULL, 10) : 0;
+  return TRUE;
+}
+
 static gboolean
 check_schema_version (Reader *r, JsonObject *program, GError **error)
 {
   JsonObject *version = member_object (program, "schema_version");
   gint64 major = -1, minor = -1;
-  if (version == NULL || !member_int (version, "major", &major) || !member_int (version, "minor", &minor))
+  if ((version == NULL || !member_int (version, "major", &major) || !member_int (version, "minor", &minor)) &&
+      !read_version_record (r, &major, &minor))
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r,
                  "this torch.export ExportedProgram (.pt2) has no schema_version {major, minor}, so it was not "
                  "written by torch.export.save; save the program again with torch.export.save(ep, \"model.pt2\")");
@@ -973,8 +995,9 @@ check_schema_version (Reader *r, JsonObject *program, GError **error)
   graft_model_add_metadata (r->model, "schema version", text);
   if (major != GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR)
     return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r,
-                 "torch.export schema version %s is %s than Graft reads (%d.x, written by torch 2.3 to 2.13); "
-                 "load it with the torch that wrote it and save it as ONNX with torch.onnx.export(ep, …)",
+                 "this torch.export ExportedProgram (.pt2) has schema version %s, %s than Graft reads (%d.x, "
+                 "as torch 2.13 writes); load it with the torch that wrote it and save it as ONNX with "
+                 "torch.onnx.export(ep, …), or export the model again with a torch Graft reads",
                  text, major > GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR ? "newer" : "older",
                  GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR);
   return TRUE;

@@ -52,15 +52,20 @@ typedef struct {
   const char *program;
   GraftModelError code;
   const char *message;
+  const char *version;   /* the flat layout's "version" record, or NULL */
 } ProgramCase;
 
 static const ProgramCase program_cases[] = {
   /* the hand-made recognition fixture of make-torchscript-fixtures.py */
-  { "graph-module-only", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_MALFORMED, "has no schema_version" },
+  { "graph-module-only", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
+    "this torch.export ExportedProgram (.pt2) has schema version 5.1, older than Graft reads (8.x", "5.1" },
+  { "no-version-at-all", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_MALFORMED, "has no schema_version", NULL },
+  { "version-record-only", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_MALFORMED,
+    "graph_module.graph.nodes is missing", "8.6" },
   { "newer-schema", "{\"schema_version\": {\"major\": 99, \"minor\": 1}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
-    "schema version 99.1 is newer than Graft reads (8.x" },
+    "schema version 99.1, newer than Graft reads (8.x" },
   { "older-schema", "{\"schema_version\": {\"major\": 3, \"minor\": 0}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
-    "schema version 3.0 is older" },
+    "schema version 3.0, older" },
   { "bad-json", "{\"schema_version\": ", GRAFT_MODEL_ERROR_MALFORMED, "is not valid JSON" },
   { "nan-token", "{\"range_constraints\": {\"s0\": {\"min_val\": 2, \"max_val\": NaN}}}",
     GRAFT_MODEL_ERROR_MALFORMED, "the program is not valid JSON" },
@@ -92,9 +97,16 @@ test_flat_program (gconstpointer data)
 {
   const ProgramCase *c = data;
   g_autofree char *file = g_strdup_printf ("%s.pt2", c->name);
-  Entry entries[] = { { "serialized_exported_program.json", c->program }, { "version", "8.20" } };
-  g_autofree char *path = write_zip (file, entries, G_N_ELEMENTS (entries));
+  Entry entries[] = { { "serialized_exported_program.json", c->program }, { "version", c->version } };
+  g_autofree char *path = write_zip (file, entries, c->version ? 2 : 1);
   assert_load_fails (path, c->code, c->message);
+  if (c->code == GRAFT_MODEL_ERROR_UNSUPPORTED)
+    {
+      /* and it says how to get a file Graft can open */
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+      g_assert_nonnull (strstr (error->message, "torch.onnx.export"));
+    }
 }
 
 #define CONFIG(path, sizes) \
