@@ -24,7 +24,7 @@ fixtures (void)
 }
 
 static const char *const programs[] = {
-  "cnn_static", "cnn_dynamic", "encoder_dynamic", "data_dependent", "buffer_mutation",
+  "cnn_static", "cnn_dynamic", "encoder_dynamic", "data_dependent", "buffer_mutation", "whisper_tiny",
 };
 
 static JsonObject *
@@ -273,6 +273,14 @@ run_program (const char *file, const char *name)
           if (strcmp (name, "data_dependent") == 0 && i == 0)
             {
               g_test_incomplete ("aten::sum(bool) is not promoted to int64 by kernel_reduce (aten.c)");
+              continue;
+            }
+          /* aten::__and__ is registered as TorchScript's bool `and`
+           * (aten-prim.c kernel_logic), so __and__.Tensor of the decoder's
+           * causal mask gives a 0-d bool instead of the broadcast mask. */
+          if (strcmp (name, "whisper_tiny") == 0 && i == 0)
+            {
+              g_test_incomplete ("aten::__and__.Tensor on tensors runs the scalar kernel of aten-prim.c");
               continue;
             }
           g_error ("%s output %u: max error %g > %g", name, i, max_error, 1e-4 * max_ref);

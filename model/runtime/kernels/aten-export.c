@@ -1,8 +1,10 @@
 /* Operators that torch.export programs use and TorchScript graphs do not:
  * symbolic-size arithmetic (aten::sym_size and Python's _operator.mul,
  * floordiv, ge… on SymInts), runtime assertions (aten::_assert_scalar,
- * sym_constrain_range), aten::nonzero, aten::unflatten and
- * aten::scaled_dot_product_attention (float32). Arguments arrive as the
+ * sym_constrain_range), aten::nonzero, aten::unflatten,
+ * aten::scaled_dot_product_attention (float32), and what transformers'
+ * Whisper adds: embedding, index.Tensor, cumsum, diff, new_ones,
+ * _assert_tensor_metadata. Arguments arrive as the
  * reader in model/pt2 lays them out: constants as "argN" attributes,
  * values as inputs (see aten-args.h). */
 #include <math.h>
@@ -231,6 +233,236 @@ kernel_unflatten (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- indexing and scans (Hugging Face models) ---- */
+
+/* embedding(weight, indices, padding_idx=-1, …): rows of weight. */
+static gboolean
+kernel_embedding (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *weight = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *indices = weight ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (indices == NULL)
+    return FALSE;
+  if (weight->rank != 2 || indices->rank + 1 > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "aten::embedding needs a 2-D weight");
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, indices->dims, indices->rank * sizeof (gint64));
+  dims[indices->rank] = weight->dims[1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, weight->dtype, indices->rank + 1, dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < indices->numel; i++)
+    {
+      gint64 row = graft_rt_tensor_get_i64 (indices, i);
+      if (row < 0 || row >= weight->dims[0])
+        return graft_kernel_fail (error, "aten::embedding: index %" G_GINT64_FORMAT " is outside the %" G_GINT64_FORMAT
+                                  " rows of the weight", row, weight->dims[0]);
+      graft_copy_block (y, i * weight->dims[1], weight, row * weight->dims[1], weight->dims[1]);
+    }
+  return TRUE;
+}
+
+/* index.Tensor(self, indices): advanced indexing by k index tensors on
+ * the first k dims (torch broadcasts them); no None entries. */
+static gboolean
+kernel_index (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = graft_kernel_input (ctx, 0);
+  GraftRtTensor *list = graft_kernel_input (ctx, 1);
+  if (x == NULL || list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0 ||
+      list->items->len > (guint) x->rank || list->items->len > 8)
+    return graft_kernel_unsupported (error, "aten::index with other than 1 to 8 index tensors on the leading dims");
+  guint k = list->items->len;
+  const GraftRtTensor *indices[8];
+  for (guint i = 0; i < k; i++)
+    {
+      indices[i] = g_ptr_array_index (list->items, i);
+      if (indices[i]->kind != GRAFT_RT_TENSOR || indices[i]->dtype == GRAFT_DTYPE_BOOL)
+        return graft_kernel_unsupported (error, "aten::index with None or boolean-mask indices");
+    }
+  /* the broadcast shape of the indices */
+  int brank = 0;
+  gint64 bdims[GRAFT_RT_MAX_RANK];
+  for (guint i = 0; i < k; i++)
+    brank = MAX (brank, indices[i]->rank);
+  for (int d = 0; d < brank; d++)
+    {
+      bdims[d] = 1;
+      for (guint i = 0; i < k; i++)
+        {
+          int at = d - (brank - indices[i]->rank);
+          gint64 n = at >= 0 ? indices[i]->dims[at] : 1;
+          if (n != 1 && bdims[d] != 1 && n != bdims[d])
+            return graft_kernel_fail (error, "aten::index: index shapes do not broadcast");
+          if (n != 1)
+            bdims[d] = n;
+        }
+    }
+  if (brank + x->rank - (int) k > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "aten::index: result rank too large");
+  gint64 dims[GRAFT_RT_MAX_RANK], inner = 1;
+  memcpy (dims, bdims, brank * sizeof (gint64));
+  for (int d = k; d < x->rank; d++)
+    dims[brank + d - k] = x->dims[d], inner *= x->dims[d];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, brank + x->rank - k, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 outer = y->numel / MAX (inner, 1), index[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 o = 0; o < outer; o++)
+    {
+      gint64 source = 0;
+      for (guint i = 0; i < k; i++)
+        {
+          gint64 at = 0, stride = 1;
+          for (int d = indices[i]->rank - 1; d >= 0; d--)
+            {
+              int bd = d + brank - indices[i]->rank;
+              at += (indices[i]->dims[d] == 1 ? 0 : index[bd]) * stride;
+              stride *= indices[i]->dims[d];
+            }
+          gint64 v = graft_rt_tensor_get_i64 (indices[i], at);
+          if (v < 0)
+            v += x->dims[i];
+          if (v < 0 || v >= x->dims[i])
+            return graft_kernel_fail (error, "aten::index: index %" G_GINT64_FORMAT " is outside dim %u of size %"
+                                      G_GINT64_FORMAT, v, i, x->dims[i]);
+          source = source * x->dims[i] + v;
+        }
+      graft_copy_block (y, o * inner, x, source * inner, inner);
+      graft_index_next (index, bdims, brank);
+    }
+  return TRUE;
+}
+
+/* cumsum(self, dim, dtype=None); bool and integers sum as int64. */
+static gboolean
+kernel_cumsum (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  gint64 dim;
+  GraftRtTensor *x = tensor_and_dim (ctx, args, 2, &dim, error);
+  if (x == NULL)
+    return FALSE;
+  GraftDType dtype = graft_dtype_is_float (x->dtype) ? x->dtype : GRAFT_DTYPE_INT64;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 inner = 1;
+  for (int d = dim + 1; d < x->rank; d++)
+    inner *= x->dims[d];
+  gint64 n = x->dims[dim], outer = x->numel / MAX (n * inner, 1);
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 i = 0; i < inner; i++)
+      {
+        double sum = 0;
+        for (gint64 j = 0; j < n; j++)
+          {
+            gint64 at = (o * n + j) * inner + i;
+            sum += graft_rt_tensor_get_f64 (x, at);
+            graft_rt_tensor_set_f64 (y, at, sum);
+          }
+      }
+  return TRUE;
+}
+
+/* diff(self, n=1, dim=-1, prepend=None, append=None) for n = 1. */
+static gboolean
+kernel_diff (GraftKernelContext *ctx, GError **error)
+{
+  static const char *const names[] = { NULL, "n", "dim", "prepend", "append" };
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, names, 5, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (graft_arg_int (&args[1], 1) != 1)
+    return graft_kernel_unsupported (error, "aten::diff with n ≠ 1");
+  gint64 dim = graft_arg_int (&args[2], -1);
+  if (!graft_normalize_axis (&dim, x->rank, error))
+    return FALSE;
+  GraftRtTensor *parts[3] = { graft_arg_tensor (&args[3]), x, graft_arg_tensor (&args[4]) };
+  gint64 total = 0;
+  for (guint p = 0; p < 3; p++)
+    if (parts[p] != NULL)
+      {
+        if (parts[p]->rank != x->rank)
+          return graft_kernel_fail (error, "aten::diff: prepend/append must have the input's rank");
+        total += parts[p]->dims[dim];
+      }
+  if (total < 1)
+    return graft_kernel_fail (error, "aten::diff of an empty dim");
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, x->rank * sizeof (gint64));
+  dims[dim] = total - 1;
+  GraftDType dtype = x->dtype == GRAFT_DTYPE_BOOL ? GRAFT_DTYPE_BOOL : x->dtype;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 inner = 1;
+  for (int d = dim + 1; d < x->rank; d++)
+    inner *= x->dims[d];
+  gint64 outer = y->numel / MAX (dims[dim] * inner, 1);
+  g_autofree double *line = g_new (double, total);
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 i = 0; i < inner; i++)
+      {
+        gint64 j = 0;
+        for (guint p = 0; p < 3; p++)
+          for (gint64 t = 0; parts[p] && t < parts[p]->dims[dim]; t++)
+            line[j++] = graft_rt_tensor_get_f64 (parts[p], (o * parts[p]->dims[dim] + t) * inner + i);
+        for (gint64 t = 0; t + 1 < total; t++)
+          graft_rt_tensor_set_f64 (y, (o * dims[dim] + t) * inner + i,
+                                   dtype == GRAFT_DTYPE_BOOL ? (line[t + 1] != line[t]) : line[t + 1] - line[t]);
+      }
+  return TRUE;
+}
+
+/* new_ones(self, size, dtype=None, …): ones of size, self's dtype unless given. */
+static gboolean
+kernel_new_ones (GraftKernelContext *ctx, GError **error)
+{
+  static const char *const names[] = { NULL, "size", "dtype" };
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, names, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  guint rank = 0;
+  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &rank, 0, error))
+    return FALSE;
+  GraftDType dtype = graft_arg_is_none (&args[2]) ? x->dtype : graft_aten_scalar_type (graft_arg_int (&args[2], 6));
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, (int) rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, 1);
+  return TRUE;
+}
+
+/* _assert_tensor_metadata(a, size, stride, dtype, …): export's check that
+ * a value has the dtype it traced with. */
+static gboolean
+kernel_assert_tensor_metadata (GraftKernelContext *ctx, GError **error)
+{
+  static const char *const names[] = { NULL, "size", "stride", "dtype" };
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, names, 4, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (!graft_arg_is_none (&args[3]))
+    {
+      GraftDType want = graft_aten_scalar_type (graft_arg_int (&args[3], -1));
+      if (want != GRAFT_DTYPE_UNDEFINED && want != x->dtype)
+        return graft_kernel_fail (error, "%s: expected %s, got %s", ctx->node->name, graft_dtype_to_string (want),
+                                  graft_dtype_to_string (x->dtype));
+    }
+  return TRUE;
+}
+
 /* ---- attention ---- */
 
 typedef struct {
@@ -354,6 +586,12 @@ const GraftOpSchema graft_ops_aten_export[] = {
   OP ("aten::_functional_sym_constrain_range_for_size", kernel_constrain_range),
   OP ("aten::nonzero", kernel_nonzero),
   OP ("aten::unflatten", kernel_unflatten),
+  OP ("aten::embedding", kernel_embedding),
+  OP ("aten::index", kernel_index),
+  OP ("aten::cumsum", kernel_cumsum),
+  OP ("aten::diff", kernel_diff),
+  OP ("aten::new_ones", kernel_new_ones),
+  OP ("aten::_assert_tensor_metadata", kernel_assert_tensor_metadata),
   OP ("aten::scaled_dot_product_attention", kernel_scaled_dot_product_attention),
   OP ("_operator::add", kernel_python_operator), OP ("_operator::sub", kernel_python_operator),
   OP ("_operator::mul", kernel_python_operator), OP ("_operator::floordiv", kernel_python_operator),
