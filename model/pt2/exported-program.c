@@ -960,6 +960,18 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
 
 /* ------------------------------------------------------------------ program */
 
+/* A one-line record ("pt2", "8.6") as text, its first 32 bytes stripped. */
+static char *
+read_short_record (const Reader *r, const char *record, GError **error)
+{
+  g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, record, error);
+  if (bytes == NULL)
+    return NULL;
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+  return g_strstrip (g_strndup (data, MIN (len, 32)));
+}
+
 /* The flat layout also writes the schema version as a "version" record,
  * "8.6"; older programs whose JSON lacks schema_version still have it. */
 static gboolean
@@ -967,12 +979,9 @@ read_version_record (Reader *r, gint64 *major, gint64 *minor)
 {
   if (!r->flat || !graft_torch_archive_has (r->archive, "version"))
     return FALSE;
-  g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, "version", NULL);
-  if (bytes == NULL)
+  g_autofree char *text = read_short_record (r, "version", NULL);
+  if (text == NULL)
     return FALSE;
-  gsize len;
-  const char *data = g_bytes_get_data (bytes, &len);
-  g_autofree char *text = g_strndup (data, MIN (len, 32));
   char *end = NULL;
   *major = g_ascii_strtoll (text, &end, 10);
   if (end == text || *major < 0)
@@ -988,9 +997,11 @@ check_schema_version (Reader *r, JsonObject *program, GError **error)
   gint64 major = -1, minor = -1;
   if ((version == NULL || !member_int (version, "major", &major) || !member_int (version, "minor", &minor)) &&
       !read_version_record (r, &major, &minor))
-    return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r,
-                 "this torch.export ExportedProgram (.pt2) has no schema_version {major, minor}, so it was not "
-                 "written by torch.export.save; save the program again with torch.export.save(ep, \"model.pt2\")");
+    return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r,
+                 "this torch.export ExportedProgram (.pt2) names no schema_version {major, minor}, so Graft "
+                 "cannot tell which torch.export schema it follows (Graft reads %d.x, as torch 2.13 writes); "
+                 "save the program again with torch.export.save(ep, \"model.pt2\"), or export the model with "
+                 "torch.onnx.export", GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR);
   g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT ".%" G_GINT64_FORMAT, major, minor);
   graft_model_add_metadata (r->model, "schema version", text);
   if (major != GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR)
@@ -1034,26 +1045,20 @@ locate_program (Reader *r, GError **error)
     }
   if (graft_torch_archive_has (r->archive, "archive_format"))
     {
-      g_autoptr(GBytes) format = graft_torch_archive_read (r->archive, "archive_format", error);
+      g_autofree char *format = read_short_record (r, "archive_format", error);
       if (format == NULL)
         return FALSE;
-      gsize len;
-      const char *text = g_bytes_get_data (format, &len);
-      if (len < 3 || strncmp (text, "pt2", 3) != 0)
-        return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r, "archive_format is \"%.*s\", not \"pt2\"",
-                     (int) MIN (len, 32), text);
+      if (strcmp (format, "pt2") != 0)
+        return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r, "archive_format is \"%s\", not \"pt2\"", format);
     }
   if (graft_torch_archive_has (r->archive, "archive_version"))
     {
-      g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, "archive_version", error);
-      if (bytes == NULL)
+      g_autofree char *version = read_short_record (r, "archive_version", error);
+      if (version == NULL)
         return FALSE;
-      gsize len;
-      const char *text = g_bytes_get_data (bytes, &len);
-      g_autofree char *copy = g_strndup (text, MIN (len, 32));
-      if (g_ascii_strtoll (copy, NULL, 10) > 0)
+      if (g_ascii_strtoll (version, NULL, 10) > 0)
         return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r, "PT2 archive_version %s is newer than Graft reads (0)",
-                     g_strstrip (copy));
+                     version);
     }
   /* models/<name>.json; torch.export.save names it "model". */
   for (guint i = 0; i < graft_torch_archive_get_n_entries (r->archive); i++)

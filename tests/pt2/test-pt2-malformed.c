@@ -59,7 +59,8 @@ static const ProgramCase program_cases[] = {
   /* the hand-made recognition fixture of make-torchscript-fixtures.py */
   { "graph-module-only", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
     "this torch.export ExportedProgram (.pt2) has schema version 5.1, older than Graft reads (8.x", "5.1" },
-  { "no-version-at-all", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_MALFORMED, "has no schema_version", NULL },
+  { "no-version-at-all", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
+    "names no schema_version {major, minor}, so Graft cannot tell", NULL },
   { "version-record-only", "{\"graph_module\": {}}", GRAFT_MODEL_ERROR_MALFORMED,
     "graph_module.graph.nodes is missing", "8.6" },
   { "newer-schema", "{\"schema_version\": {\"major\": 99, \"minor\": 1}}", GRAFT_MODEL_ERROR_UNSUPPORTED,
