@@ -930,7 +930,9 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
       g_autofree char *domain = NULL, *op = NULL, *overload = NULL;
       split_target (target, &domain, &op, &overload);
       GraftNode *node = graft_graph_add_node (r->graph, domain, op, name ? name : fallback_name);
-      if (overload != NULL)
+      /* "default" is the op's only or main schema: only other overloads
+       * (Tensor, Scalar, using_ints…) say something. */
+      if (overload != NULL && strcmp (overload, "default") != 0)
         graft_node_add_attribute (node, graft_attribute_new_string ("overload", overload));
       JsonObject *metadata = member_object (object, "metadata");
       add_node_metadata (node, metadata);

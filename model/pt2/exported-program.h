@@ -10,7 +10,9 @@
  *   (serialized_state_dict.pt).
  *
  * The program becomes the same IR as TorchScript: "torch.ops.aten.conv2d.default"
- * is a node aten::conv2d with a string attribute "overload" = "default";
+ * is a node aten::conv2d, "torch.ops.aten.add.Tensor" aten::add with a
+ * string attribute "overload" = "Tensor" (the "default" overload is not
+ * recorded);
  * constant arguments are attributes "arg<position>" (or their keyword),
  * tensor and symbolic arguments are inputs, as model/runtime expects of aten
  * nodes. Parameters, buffers and tensor constants are initializers (slices

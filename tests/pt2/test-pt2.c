@@ -188,6 +188,29 @@ test_flat_layout (void)
     }
 }
 
+/* aten::flatten keeps its "using_ints" overload; conv2d.default needs none. */
+static void
+test_overload (void)
+{
+  g_autoptr(GraftModel) model = load_program ("cnn_static.pt2");
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftNode *flatten = NULL, *conv = NULL;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      if (strcmp (node->name, "flatten") == 0)
+        flatten = node;
+      if (strcmp (node->name, "conv2d") == 0)
+        conv = node;
+    }
+  g_assert_nonnull (flatten);
+  g_assert_cmpstr (flatten->op, ==, "aten::flatten");
+  g_autofree char *overload = graft_attribute_dup_string (graft_node_get_attribute (flatten, "overload"));
+  g_assert_cmpstr (overload, ==, "using_ints");
+  g_assert_nonnull (conv);
+  g_assert_null (graft_node_get_attribute (conv, "overload"));
+}
+
 static void
 test_cli_info_ranges (void)
 {
@@ -361,6 +384,7 @@ main (int argc, char *argv[])
       g_test_add_data_func (path, programs[i], test_program);
     }
   g_test_add_func ("/pt2/flat-layout", test_flat_layout);
+  g_test_add_func ("/pt2/overload", test_overload);
   g_test_add_func ("/pt2/cli-info-ranges", test_cli_info_ranges);
   g_test_add_func ("/pt2/lint", test_lint);
   for (guint i = 0; i < G_N_ELEMENTS (programs); i++)
