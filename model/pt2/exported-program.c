@@ -1105,6 +1105,14 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
       if (member_int (opsets, l->data, &version))
         graft_model_set_opset (r->model, l->data, version);
     }
+  /* torch 2.13 writes the input guards it checks as Python code. */
+  JsonArray *guards = member_array (program, "guards_code");
+  for (guint i = 0; guards && i < json_array_get_length (guards); i++)
+    {
+      const char *guard = json_array_get_string_element (guards, i);
+      if (guard)
+        graft_model_add_metadata (r->model, "guard", guard);
+    }
   JsonArray *verifiers = member_array (program, "verifiers");
   for (guint i = 0; verifiers && i < json_array_get_length (verifiers); i++)
     {

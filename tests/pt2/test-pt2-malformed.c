@@ -124,7 +124,7 @@ test_infinity_range (void)
   const char *program = "{\"schema_version\": {\"major\": 8, \"minor\": 1}, \"range_constraints\": "
     "{\"s0\": {\"min_val\": 2, \"max_val\": Infinity}, \"s1\": {\"min_val\": -Infinity, \"max_val\": 5}}, "
     "\"graph_module\": {\"graph\": {\"nodes\": []}, \"signature\": {\"input_specs\": [], \"output_specs\": []}, "
-    "\"metadata\": {\"note\": \"Infinity stays in strings\"}}}";
+    "\"metadata\": {\"note\": \"Infinity stays in strings\"}}, \"guards_code\": [\"x.size()[0] >= 2\", 3]}";
   Entry entries[] = { { "serialized_exported_program.json", program } };
   g_autofree char *path = write_zip ("infinity.pt2", entries, G_N_ELEMENTS (entries));
   g_autoptr(GError) error = NULL;
@@ -137,6 +137,19 @@ test_infinity_range (void)
   g_assert_true (graft_model_get_dim_range (model, "s1", &min, &max));
   g_assert_cmpint (min, ==, 0);
   g_assert_cmpint (max, ==, 5);
+  /* guards_code entries are shown as metadata; a non-string is skipped */
+  guint guards = 0;
+  for (guint i = 0; i < graft_model_get_n_metadata (model); i++)
+    {
+      const char *key, *value;
+      graft_model_get_metadata (model, i, &key, &value);
+      if (strcmp (key, "guard") == 0)
+        {
+          g_assert_cmpstr (value, ==, "x.size()[0] >= 2");
+          guards++;
+        }
+    }
+  g_assert_cmpuint (guards, ==, 1);
 }
 
 static void
