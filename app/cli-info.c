@@ -92,8 +92,33 @@ count_weights (GraftGraph *graph, gint64 *elements, guint64 *bytes)
 
 /* ---- JSON ---- */
 
+/* A symbolic dim with a known range (torch.export range_constraints) is
+ * {"name": "s77", "min": 2, "max": 16}; max is null when unbounded. */
 static void
-add_shape_member (JsonBuilder *builder, const GraftShape *shape)
+add_symbolic_dim (JsonBuilder *builder, GraftModel *model, const char *symbol)
+{
+  gint64 min, max;
+
+  if (!graft_model_get_dim_range (model, symbol, &min, &max))
+    {
+      json_builder_add_string_value (builder, symbol);
+      return;
+    }
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, symbol);
+  json_builder_set_member_name (builder, "min");
+  json_builder_add_int_value (builder, min);
+  json_builder_set_member_name (builder, "max");
+  if (max < 0)
+    json_builder_add_null_value (builder);
+  else
+    json_builder_add_int_value (builder, max);
+  json_builder_end_object (builder);
+}
+
+static void
+add_shape_member (JsonBuilder *builder, GraftModel *model, const GraftShape *shape)
 {
   json_builder_set_member_name (builder, "shape");
   if (shape->rank < 0)
@@ -109,7 +134,7 @@ add_shape_member (JsonBuilder *builder, const GraftShape *shape)
         json_builder_add_int_value (builder, shape->dims[i].value);
         break;
       case GRAFT_DIM_SYMBOLIC:
-        json_builder_add_string_value (builder, shape->dims[i].symbol);
+        add_symbolic_dim (builder, model, shape->dims[i].symbol);
         break;
       default:
         json_builder_add_null_value (builder);
@@ -119,7 +144,7 @@ add_shape_member (JsonBuilder *builder, const GraftShape *shape)
 }
 
 static void
-add_values_member (JsonBuilder *builder, const char *member, GPtrArray *values)
+add_values_member (JsonBuilder *builder, GraftModel *model, const char *member, GPtrArray *values)
 {
   json_builder_set_member_name (builder, member);
   json_builder_begin_array (builder);
@@ -132,7 +157,7 @@ add_values_member (JsonBuilder *builder, const char *member, GPtrArray *values)
       json_builder_add_string_value (builder, value->name);
       json_builder_set_member_name (builder, "dtype");
       json_builder_add_string_value (builder, graft_dtype_to_string (value->dtype));
-      add_shape_member (builder, &value->shape);
+      add_shape_member (builder, model, &value->shape);
       if (value->type_string != NULL)
         {
           json_builder_set_member_name (builder, "type");
@@ -243,6 +268,20 @@ add_metadata_member (JsonBuilder *builder, GraftModel *model)
   json_builder_end_object (builder);
 }
 
+static void
+add_dim_ranges_member (JsonBuilder *builder, GraftModel *model)
+{
+  g_autoptr(GPtrArray) symbols = graft_model_list_dim_ranges (model);
+
+  if (symbols->len == 0)
+    return;
+  json_builder_set_member_name (builder, "dim_ranges");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < symbols->len; i++)
+    add_symbolic_dim (builder, model, g_ptr_array_index (symbols, i));
+  json_builder_end_array (builder);
+}
+
 static char *
 model_to_json (GraftModel *model)
 {
@@ -265,18 +304,19 @@ model_to_json (GraftModel *model)
     }
   add_opsets_member (builder, model);
   add_metadata_member (builder, model);
+  add_dim_ranges_member (builder, model);
 
   if (graph != NULL)
     {
       g_autoptr(GPtrArray) inputs = real_inputs (graph);
-      add_values_member (builder, "inputs", inputs);
-      add_values_member (builder, "outputs", graph->outputs);
+      add_values_member (builder, model, "inputs", inputs);
+      add_values_member (builder, model, "outputs", graph->outputs);
     }
   else
     {
       g_autoptr(GPtrArray) none = g_ptr_array_new ();
-      add_values_member (builder, "inputs", none);
-      add_values_member (builder, "outputs", none);
+      add_values_member (builder, model, "inputs", none);
+      add_values_member (builder, model, "outputs", none);
     }
 
   json_builder_set_member_name (builder, "graphs");
@@ -356,6 +396,19 @@ print_graph (const char *kind, const char *name, GraftGraph *graph)
 }
 
 static void
+print_dim_ranges (GraftModel *model)
+{
+  g_autoptr(GPtrArray) symbols = graft_model_list_dim_ranges (model);
+
+  for (guint i = 0; i < symbols->len; i++)
+    {
+      const char *symbol = g_ptr_array_index (symbols, i);
+      g_autofree char *range = graft_model_describe_dim_range (model, symbol);
+      printf ("Dim:       %s %s\n", symbol, range);
+    }
+}
+
+static void
 print_text (GraftModel *model)
 {
   GraftGraph *graph = graft_model_get_graph (model);
@@ -393,6 +446,7 @@ print_text (GraftModel *model)
       graft_model_get_metadata (model, i, &key, &value);
       printf ("Metadata:  %s = %s\n", key, value);
     }
+  print_dim_ranges (model);
 
   /* A weight-only file has no interface to show, only its tensors. */
   if (graph != NULL && graft_model_get_format (model) != GRAFT_MODEL_FORMAT_STATE_DICT)

@@ -388,6 +388,24 @@ add_metadata_section (GraftNodeSidebar *self, GraftModel *model)
     }
 }
 
+/* torch.export's range_constraints: every symbolic dim with its range. */
+static void
+add_dim_ranges_section (GraftNodeSidebar *self, GraftModel *model)
+{
+  g_autoptr(GPtrArray) symbols = graft_model_list_dim_ranges (model);
+  GtkListBox *list;
+
+  if (symbols->len == 0)
+    return;
+  list = add_section (self, "Dynamic Dims");
+  for (guint i = 0; i < symbols->len; i++)
+    {
+      g_autofree char *range = graft_model_describe_dim_range (model, g_ptr_array_index (symbols, i));
+
+      add_row (list, g_ptr_array_index (symbols, i), range);
+    }
+}
+
 static void
 add_graph_section (GraftNodeSidebar *self, GraftGraph *graph)
 {
@@ -442,6 +460,7 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   add_model_section (self, model);
   add_opsets_section (self, model);
   add_metadata_section (self, model);
+  add_dim_ranges_section (self, model);
   graph = graft_model_get_graph (model);
   if (graph != NULL)
     {
@@ -569,12 +588,22 @@ describe_value_role (const GraftValue *value)
 }
 
 static void
-add_value_type_section (GraftNodeSidebar *self, GraftValue *value)
+add_value_type_section (GraftNodeSidebar *self, GraftModel *model, GraftValue *value)
 {
   GtkListBox *list = add_section (self, "Value");
   g_autofree char *type_text = graft_value_format_type (value);
 
   add_row (list, "Type", type_text);
+  /* torch.export's range_constraints for the symbolic dims */
+  for (int i = 0; model != NULL && i < value->shape.rank; i++)
+    if (value->shape.dims[i].kind == GRAFT_DIM_SYMBOLIC)
+      {
+        g_autofree char *range = graft_model_describe_dim_range (model, value->shape.dims[i].symbol);
+        g_autofree char *key = g_strdup_printf ("Dim %d", i);
+
+        if (range != NULL)
+          add_row_printf (list, key, "%s %s", value->shape.dims[i].symbol, range);
+      }
   if (value->has_inferred)
     {
       g_autofree char *inferred = graft_shape_to_string (&value->inferred_shape);
@@ -719,7 +748,7 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
 
   clear_sections (self);
   set_header (self, value->name, describe_value_role (value));
-  add_value_type_section (self, value);
+  add_value_type_section (self, model, value);
   add_input_edit_section (self, value);
   if (value->initializer != NULL)
     add_tensor_rows (self, add_section (self, "Initializer"), model, value->initializer);

@@ -36,8 +36,8 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
   const char *onnx[] = { "*.onnx", NULL };
-  const char *pytorch[] = { "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
-  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", NULL };
+  const char *pytorch[] = { "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
+  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
   const char *all[] = { "*", NULL };
   GtkFileChooserNative *dialog;
   g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
@@ -84,7 +84,7 @@ open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parame
 static gboolean
 is_model_uri (const char *uri)
 {
-  const char *suffixes[] = { ".onnx", ".pt", ".pth", ".ptl", ".torchscript" };
+  const char *suffixes[] = { ".onnx", ".pt", ".pth", ".ptl", ".torchscript", ".pt2" };
 
   for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
     if (g_str_has_suffix (uri, suffixes[i]))

@@ -187,8 +187,30 @@ check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *lis
   return FALSE;
 }
 
+/* static-input-dim outside torch.export: the fix is offered where it
+ * would succeed. */
 static void
-check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
+report_static_dim (GPtrArray *list, GraftModel *model, GraftValue *input, guint position, int axis, const char *what)
+{
+  GraftDiagnostic *d = add_static_dim (list, input, axis, what);
+
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX && !check_repairable (model, input, axis, list))
+    {
+      /* The edit it suggests would fail: offer none. */
+      char *cut = strstr (d->message, "; make it dynamic:");
+      char *message;
+
+      if (cut != NULL)
+        *cut = '\0';
+      message = g_strconcat (d->message, "; graft-cli edit cannot make it dynamic (see baked-shape-constant)", NULL);
+      g_free (d->message);
+      d->message = message;
+      d->input = NULL;
+    }
+}
+
+void
+graft_check_input_dims (GraftModel *model, GPtrArray *list, GraftStaticDimFunc report)
 {
   GraftGraph *graph = graft_model_get_graph (model);
 
@@ -198,28 +220,10 @@ check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray 
 
       if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 2)
         continue;
-      for (int axis = 0; axis < 2; axis++)
-        {
-          if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || (axis == 1 && !is_token_input (input)))
-            continue;
-          GraftDiagnostic *d = add_static_dim (list, input, axis, axis == 0 ? "dim 0 (usually the batch)"
-                                                                            : "dim 1 (the sequence length of a "
-                                                                              "token input)");
-          if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX && !check_repairable (model, input, axis, list))
-            {
-              /* The edit it suggests would fail: offer none. */
-              char *cut = strstr (d->message, "; make it dynamic:");
-              char *message;
-
-              if (cut != NULL)
-                *cut = '\0';
-              message = g_strconcat (d->message, "; graft-cli edit cannot make it dynamic (see baked-shape-constant)",
-                                     NULL);
-              g_free (d->message);
-              d->message = message;
-              d->input = NULL;
-            }
-        }
+      if (input->shape.dims[0].kind == GRAFT_DIM_FIXED)
+        report (list, model, input, i, 0, "dim 0 (usually the batch)");
+      if (is_token_input (input) && input->shape.dims[1].kind == GRAFT_DIM_FIXED)
+        report (list, model, input, i, 1, "dim 1 (the sequence length of a token input)");
     }
 }
 
@@ -269,13 +273,32 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
     }
 }
 
+/* static-input-dim, and in a torch.export program the rules of its own
+ * (export-checks.c): specialized dims, data-dependent shapes, runtime
+ * assertions. */
+static void
+check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
+{
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    graft_check_exported_program (model, list);
+  else
+    graft_check_input_dims (model, list, report_static_dim);
+}
+
 static const GraftLintRule lint_rules[] = {
   { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
     "a node in a non-standard domain or one the model does not import (error), or with no kernel in Graft's "
     "runtime (warning)", check_ops, GRAFT_LINT_FIX_NONE },
   { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
-    "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs)",
+    "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs); "
+    "torch.export: a dim export specialized, with the dynamic_shapes / Dim(...) that keeps it dynamic",
     check_input_dims, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
+  /* The torch.export rules, found by static-input-dim's check. */
+  { "data-dependent-shape", GRAFT_SEVERITY_INFO, "Data-dependent shape", "data-dependent",
+    "torch.export: a node that makes an unbacked size (u0) from data: nonzero, item", NULL, GRAFT_LINT_FIX_NONE },
+  { "runtime-assertion", GRAFT_SEVERITY_INFO, "Runtime assertion", "assertion",
+    "torch.export: _assert_scalar, sym_constrain_range… with the condition checked at run time", NULL,
+    GRAFT_LINT_FIX_NONE },
   { "baked-shape-constant", GRAFT_SEVERITY_WARNING, "Baked shape constant", "baked shape",
     "a shape constant holding an input dim's traced value", check_baked_shapes, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC },
   /* The TorchScript rules: warnings when the module may be a trace (no

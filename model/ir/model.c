@@ -27,6 +27,7 @@ struct _GraftModel {
   GPtrArray *functions;
   GPtrArray *tensors;
   GArray *keep_alive;
+  GHashTable *dim_ranges;    /* interned symbol → gint64[2] */
 };
 
 G_DEFINE_QUARK (graft-model-error-quark, graft_model_error)
@@ -55,6 +56,7 @@ graft_model_format_to_string (GraftModelFormat format)
     case GRAFT_MODEL_FORMAT_ONNX: return "onnx";
     case GRAFT_MODEL_FORMAT_TORCHSCRIPT: return "torchscript";
     case GRAFT_MODEL_FORMAT_STATE_DICT: return "state_dict";
+    case GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM: return "exported_program";
     default: return "unknown";
     }
 }
@@ -75,6 +77,7 @@ graft_model_finalize (GObject *object)
         k->destroy (k->data);
     }
   g_array_unref (self->keep_alive);
+  g_clear_pointer (&self->dim_ranges, g_hash_table_unref);
   g_hash_table_unref (self->opsets);
   g_ptr_array_unref (self->opset_domains);
   g_ptr_array_unref (self->metadata_keys);
@@ -347,6 +350,11 @@ graft_model_describe (GraftModel *self)
     case GRAFT_MODEL_FORMAT_STATE_DICT:
       g_string_append_printf (out, "PyTorch state_dict · %u tensors", self->tensors->len);
       break;
+    case GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM:
+      g_string_append (out, "torch.export program");
+      if (graft_model_get_opset (self, "aten") >= 0)
+        g_string_append_printf (out, " · aten opset %" G_GINT64_FORMAT, graft_model_get_opset (self, "aten"));
+      break;
     default:
       g_string_append (out, "model");
       break;
@@ -358,4 +366,64 @@ graft_model_describe (GraftModel *self)
         g_string_append_printf (out, " %s", self->producer_version);
     }
   return g_string_free (out, FALSE);
+}
+
+void
+graft_model_set_dim_range (GraftModel *self, const char *symbol, gint64 min, gint64 max)
+{
+  gint64 *range = g_new (gint64, 2);
+
+  if (self->dim_ranges == NULL)
+    self->dim_ranges = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  range[0] = min;
+  range[1] = max;
+  g_hash_table_replace (self->dim_ranges, (gpointer) g_intern_string (symbol), range);
+}
+
+gboolean
+graft_model_get_dim_range (GraftModel *self, const char *symbol, gint64 *min, gint64 *max)
+{
+  const gint64 *range = self->dim_ranges && symbol ? g_hash_table_lookup (self->dim_ranges, symbol) : NULL;
+
+  if (range == NULL)
+    return FALSE;
+  if (min)
+    *min = range[0];
+  if (max)
+    *max = range[1];
+  return TRUE;
+}
+
+char *
+graft_model_describe_dim_range (GraftModel *self, const char *symbol)
+{
+  gint64 min, max;
+
+  if (!graft_model_get_dim_range (self, symbol, &min, &max))
+    return NULL;
+  if (max < 0)
+    return g_strdup_printf ("≥ %" G_GINT64_FORMAT, min);
+  return g_strdup_printf ("∈ [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", min, max);
+}
+
+static int
+compare_symbols (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
+GPtrArray *
+graft_model_list_dim_ranges (GraftModel *self)
+{
+  GPtrArray *symbols = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer key;
+
+  if (self->dim_ranges == NULL)
+    return symbols;
+  g_hash_table_iter_init (&iter, self->dim_ranges);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    g_ptr_array_add (symbols, key);
+  g_ptr_array_sort (symbols, compare_symbols);
+  return symbols;
 }

@@ -11,6 +11,7 @@ typedef enum {
   GRAFT_MODEL_FORMAT_ONNX = 0,
   GRAFT_MODEL_FORMAT_TORCHSCRIPT,
   GRAFT_MODEL_FORMAT_STATE_DICT,   /* weights only, no graph */
+  GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM, /* torch.export .pt2 */
 } GraftModelFormat;
 
 const char *graft_model_format_to_string (GraftModelFormat format); /* "onnx", "torchscript", "state_dict" */
@@ -73,6 +74,15 @@ GraftFunction *graft_model_lookup_function (GraftModel *self, const char *domain
 /* Named tensors of a weight-only file, or the parameters of a TorchScript module. */
 GPtrArray *graft_model_get_tensors (GraftModel *self); /* GraftTensor*, owned */
 void graft_model_add_tensor (GraftModel *self, GraftTensor *tensor /* transfer full */);
+
+/* Value ranges of symbolic dims (torch.export range_constraints: "s77" ∈
+ * [2, 16]). max < 0 means no upper bound. */
+void graft_model_set_dim_range (GraftModel *self, const char *symbol, gint64 min, gint64 max);
+gboolean graft_model_get_dim_range (GraftModel *self, const char *symbol, gint64 *min, gint64 *max);
+/* "∈ [2, 16]", "≥ 2", or NULL when symbol has no range. */
+char *graft_model_describe_dim_range (GraftModel *self, const char *symbol);
+/* Symbols with a range, sorted (interned char*; free the array). */
+GPtrArray *graft_model_list_dim_ranges (GraftModel *self);
 
 /* Keeps an object alive as long as the model (the mapped file, the zip). */
 void graft_model_keep_alive (GraftModel *self, gpointer data, GDestroyNotify destroy);

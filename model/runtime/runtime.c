@@ -913,6 +913,37 @@ graft_runtime_reset_timings (GraftRuntime *self)
     }
 }
 
+/* A symbolic dim with a range (torch.export's range_constraints) refuses
+ * sizes outside it, as the exported program does in PyTorch. */
+static gboolean
+check_dim_ranges (GraftRuntime *self, GraftValue *input, GraftRtTensor *tensor, GError **error)
+{
+  GraftModel *model = graft_runtime_get_model (self);
+  GraftGraph *graph = graft_model_get_graph (model);
+  guint position = 0;
+
+  g_ptr_array_find (graph->inputs, input, &position);
+  for (int i = 0; i < tensor->rank; i++)
+    {
+      const GraftDim *dim = &input->shape.dims[i];
+      gint64 min, max;
+
+      if (dim->kind != GRAFT_DIM_SYMBOLIC || !graft_model_get_dim_range (model, dim->symbol, &min, &max))
+        continue;
+      if (tensor->dims[i] >= min && (max < 0 || tensor->dims[i] <= max))
+        continue;
+      g_autofree char *range = max < 0 ? g_strdup_printf ("[%" G_GINT64_FORMAT ", ∞)", min)
+                               : g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", min, max);
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                   "input '%s' dim %d (%s) is %" G_GINT64_FORMAT ", outside its range %s; the exported program "
+                   "refuses it in PyTorch too (expected *args[%u].shape[%d] to be %s %" G_GINT64_FORMAT ")",
+                   input->name, i, dim->symbol, tensor->dims[i], range, position, i,
+                   tensor->dims[i] < min ? ">=" : "<=", tensor->dims[i] < min ? min : max);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 graft_runtime_check_input (GraftRuntime *self, GraftValue *input, GraftRtTensor *tensor, GError **error)
 {
@@ -952,6 +983,7 @@ graft_runtime_check_input (GraftRuntime *self, GraftValue *input, GraftRtTensor 
                        input->name, expected, want_dtype, got);
           return FALSE;
         }
+      return check_dim_ranges (self, input, tensor, error);
     }
   return TRUE;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "pt2/exported-program.h"
 #include "torchscript/pickle.h"
 #include "torchscript/script-builder.h"
 #include "torchscript/torch-archive.h"
@@ -132,12 +133,8 @@ load_zip (const char *path, GCancellable *cancellable, GError **error)
   if (archive == NULL)
     return NULL;
 
-  if (graft_torch_archive_has (archive, "serialized_exported_program.json") ||
-      graft_torch_archive_has_prefix (archive, "models/") || graft_torch_archive_has (archive, "archive_format"))
-    return unsupported (error, path,
-                        "this is a torch.export ExportedProgram (.pt2), which Graft cannot read yet. "
-                        "Export the same model with torch.onnx.export(model, example_inputs, \"model.onnx\"), "
-                        "or save it as TorchScript with torch.jit.save(torch.jit.trace(model, example_inputs), \"model.pt\").");
+  if (graft_exported_program_recognize (archive))
+    return graft_exported_program_load (archive, path, cancellable, error);
   if (graft_torch_archive_has (archive, "model.json"))
     return unsupported (error, path,
                         "this is a TorchScript archive from PyTorch before 1.3 (model.json layout). "

@@ -12,7 +12,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/graft-desktop-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..16"
 
 # ok NAME COMMAND...: runs the command, its output goes to the log as TAP comments.
 check () {
@@ -74,6 +74,7 @@ check "update-desktop-database" update-desktop-database "$share/applications"
 mkdir -p "$tmp/home/data" "$tmp/home/config"
 printf '\010\007\022\007pytorch' > "$tmp/model.onnx"
 printf 'PK\003\004' > "$tmp/model.pt"
+printf 'PK\003\004' > "$tmp/model.pt2"
 query () {
   env HOME="$tmp/home" XDG_DATA_HOME="$tmp/home/data" XDG_CONFIG_HOME="$tmp/home/config" \
       XDG_CONFIG_DIRS="$tmp/home/config" XDG_DATA_DIRS="$share" XDG_CURRENT_DESKTOP=GNOME \
@@ -83,5 +84,8 @@ equals "xdg-mime filetype of an .onnx file" application/x-onnx query filetype "$
 equals "xdg-mime filetype of a .pt file" application/x-pytorch query filetype "$tmp/model.pt"
 equals "default handler of application/x-onnx" org.graft.Graft.desktop query default application/x-onnx
 equals "default handler of application/x-pytorch" org.graft.Graft.desktop query default application/x-pytorch
+equals "xdg-mime filetype of a .pt2 file" application/x-pytorch-exported-program query filetype "$tmp/model.pt2"
+equals "default handler of application/x-pytorch-exported-program" org.graft.Graft.desktop \
+  query default application/x-pytorch-exported-program
 
 [ "$failed" = 0 ]

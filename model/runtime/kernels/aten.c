@@ -260,6 +260,18 @@ kernel_cat (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* The dtype of sum(x) / mean(x): the dtype argument when given, else as
+ * torch does: bools and integers sum to int64, the rest keep theirs. */
+static GraftDType
+reduce_dtype (const char *op, GraftRtTensor *x, const GraftAtenArg *dtype_arg)
+{
+  if (!graft_arg_is_none (dtype_arg))
+    return graft_aten_scalar_type (graft_arg_int (dtype_arg, 6));
+  if (strcmp (op, "sum") == 0 && (x->dtype == GRAFT_DTYPE_BOOL || graft_dtype_is_integer (x->dtype)))
+    return GRAFT_DTYPE_INT64;
+  return x->dtype;
+}
+
 /* aten::mean/sum(self, dim, keepdim, dtype) and aten::max(self) */
 static gboolean
 kernel_reduce (GraftKernelContext *ctx, GError **error)
@@ -268,8 +280,8 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   const char *op = ctx->node->op_type;
   gboolean is_max = strcmp (op, "max") == 0 || strcmp (op, "amax") == 0;
   gint64 axes[GRAFT_RT_MAX_RANK];
-  GraftAtenArg args[3];
-  graft_aten_args (ctx, NULL, 3, args);
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
   int n = is_max && strcmp (op, "max") == 0 ? -1 : arg_ints (&args[1], axes, GRAFT_RT_MAX_RANK, 1);
   gboolean keepdim = graft_arg_int (&args[2], 0);
   gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
@@ -291,7 +303,10 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
       dims[rank++] = x->dims[d];
     else if (keepdim)
       dims[rank++] = 1;
-  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, x->dtype, rank, dims, error);
+  GraftDType out_dtype = is_max ? x->dtype : reduce_dtype (op, x, &args[3]);
+  if (out_dtype == GRAFT_DTYPE_UNDEFINED)
+    return graft_kernel_unsupported (error, "aten::%s with dtype code %" G_GINT64_FORMAT, op, graft_arg_int (&args[3], -1));
+  GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, out_dtype, rank, dims, error);
   if (out == NULL)
     return FALSE;
   gint64 s = 1, count = 1;
