@@ -211,6 +211,8 @@ kernel_assert_tensor_metadata (GraftKernelContext *ctx, GError **error)
 }
 
 #define OP(name, kernel) { name, 0, 0, NULL, kernel, 0 }
+/* Python's operator module: operator.add(a, b) and the like. */
+#define PY_OP(name) { "_operator::" name, 0, 0, NULL, kernel_python_operator, 0, "a b", "result" }
 
 const GraftOpSchema graft_ops_aten_export[] = {
   OP ("aten::sym_size", kernel_sym_size),
@@ -221,11 +223,11 @@ const GraftOpSchema graft_ops_aten_export[] = {
   OP ("aten::_functional_sym_constrain_range_for_size", kernel_constrain_range),
   OP ("aten::nonzero", kernel_nonzero),
   OP ("aten::_assert_tensor_metadata", kernel_assert_tensor_metadata),
-  OP ("_operator::add", kernel_python_operator), OP ("_operator::sub", kernel_python_operator),
-  OP ("_operator::mul", kernel_python_operator), OP ("_operator::floordiv", kernel_python_operator),
-  OP ("_operator::mod", kernel_python_operator), OP ("_operator::truediv", kernel_python_operator),
-  OP ("_operator::eq", kernel_python_operator), OP ("_operator::ne", kernel_python_operator),
-  OP ("_operator::lt", kernel_python_operator), OP ("_operator::le", kernel_python_operator),
-  OP ("_operator::gt", kernel_python_operator), OP ("_operator::ge", kernel_python_operator),
+  PY_OP ("add"), PY_OP ("sub"),
+  PY_OP ("mul"), PY_OP ("floordiv"),
+  PY_OP ("mod"), PY_OP ("truediv"),
+  PY_OP ("eq"), PY_OP ("ne"),
+  PY_OP ("lt"), PY_OP ("le"),
+  PY_OP ("gt"), PY_OP ("ge"),
   { NULL }
 };
