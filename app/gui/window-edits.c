@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dim-check.h"
+#include "edit/graph-copy.h"
 #include "onnx/writer.h"
 
 void
@@ -79,6 +81,13 @@ after_model_changed (GraftWindow *self)
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
+  /* A verdict on the previous graph, or a wait for one, would describe the
+   * wrong model. */
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
+  if (self->verify_cancellable != NULL)
+    g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
   self->check_cancellable = g_cancellable_new ();
   gtk_label_set_text (self->loading_label, "Checking the changed model…");
   gtk_progress_bar_set_fraction (self->loading_progress, 0);
@@ -118,14 +127,179 @@ edits_allowed (GraftWindow *self)
   return TRUE;
 }
 
+/* ---------- proving an edit at other sizes ---------- */
+
+typedef struct {
+  char *description;
+  GArray *dims;         /* GraftDimCheckDim, input names owned by names */
+  GPtrArray *names;
+  GraftModel *model;    /* a copy of the edited model, the worker's own */
+  char *symbol;         /* the dim "Run with New Shape" sets; NULL for set-shape */
+} VerifyData;
+
+static void
+verify_data_free (VerifyData *data)
+{
+  g_free (data->description);
+  g_array_unref (data->dims);
+  g_ptr_array_unref (data->names);
+  g_object_unref (data->model);
+  g_free (data->symbol);
+  g_free (data);
+}
+
+static void
+verify_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  VerifyData *data = task_data;
+  GArray *dims = data->dims;
+  GError *error = NULL;
+  GraftDimCheck *check = graft_dim_check_run (data->model, (GraftDimCheckDim *) dims->data, dims->len, &error);
+
+  if (check == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, check, (GDestroyNotify) graft_dim_check_free);
+}
+
+/* "batch=1, 5" for one dim; "batch=1, seq=1; batch=5, seq=7" for several. */
+static char *
+describe_checked_sizes (GraftDimCheck *check)
+{
+  GString *text = g_string_new (NULL);
+  const char *first = check->sizes->len > 0 ? g_ptr_array_index (check->sizes, 0) : "";
+  const char *eq = strchr (first, '=');
+  gboolean one_dim = eq != NULL && strchr (first, ',') == NULL;
+
+  for (guint i = 0; i < check->sizes->len; i++)
+    {
+      const char *sizes = g_ptr_array_index (check->sizes, i);
+
+      if (i == 0 || !one_dim)
+        g_string_append_printf (text, "%s%s", i > 0 ? "; " : "", sizes);
+      else
+        g_string_append_printf (text, ", %s", strchr (sizes, '=') + 1);
+    }
+  return g_string_free (text, FALSE);
+}
+
+static void
+show_verified_toast (GraftWindow *self, VerifyData *data, GraftDimCheck *check)
+{
+  g_autofree char *sizes = describe_checked_sizes (check);
+  g_autofree char *title = g_strdup_printf ("%s: verified at %s%s%s", data->description, sizes,
+                                            check->batch_invariant ? " (batch invariance ok)" : "",
+                                            check->complete ? "" : ", partly: see graft-cli edit --verify");
+  AdwToast *toast = adw_toast_new (title);
+
+  if (data->symbol != NULL)
+    {
+      /* Proving the fix in the run pane: the traced size was usually 1 or 2. */
+      g_autofree char *target = g_strdup_printf ("%s=4", data->symbol);
+
+      adw_toast_set_button_label (toast, "Run with New Shape");
+      adw_toast_set_action_name (toast, "win.run-new-shape");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (target));
+      g_set_weak_pointer (&self->shape_toast, toast);
+    }
+  adw_toast_set_timeout (toast, 10);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+/* The whole sentence of a failed verification: which size, which node,
+ * which constant. */
+static void
+show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (widget), "The Edit Is Wrong at Other Sizes",
+                                              g_variant_get_string (parameter, NULL));
+
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GraftWindow) self = user_data;
+  VerifyData *data = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftDimCheck) check = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (g_task_get_cancellable (G_TASK (result)) != self->verify_cancellable)
+    return;
+  g_clear_object (&self->verify_cancellable);
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
+  if (check == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("%s: could not verify the edit: %s",
+                                                  data->description, error->message);
+      graft_window_show_toast (self, message);
+    }
+  else if (!check->passed)
+    {
+      /* Never "Run with New Shape" on a model known to be wrong. The
+       * sentence is too long for a toast: the toast names the node, the
+       * dialog behind Details says what failed where. */
+      g_autofree char *message = NULL;
+      AdwToast *toast;
+
+      if (check->failed_node != NULL)
+        message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’", data->description, check->failed_node);
+      else
+        message = g_strdup_printf ("%s FAILED at other sizes", data->description);
+      toast = adw_toast_new (message);
+      adw_toast_set_button_label (toast, "Details");
+      adw_toast_set_action_name (toast, "win.show-edit-failure");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (check->failure));
+      adw_toast_set_timeout (toast, 0);
+      adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+      adw_toast_overlay_add_toast (self->toast_overlay, toast);
+    }
+  else
+    show_verified_toast (self, data, check);
+}
+
+/* The verdict comes as a toast; model is a copy nothing else touches. */
+static void
+verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const char *symbol)
+{
+  g_autofree char *title = g_strdup_printf ("%s — verifying at other sizes…", graft_edit_get_description (edit));
+  VerifyData *data = g_new0 (VerifyData, 1);
+  g_autoptr(GTask) task = NULL;
+  AdwToast *toast = adw_toast_new (title);
+
+  self->verify_cancellable = g_cancellable_new ();
+  /* The worker's own: an undo or redo rewrites the edit's. */
+  data->description = g_strdup (graft_edit_get_description (edit));
+  data->dims = g_array_copy (graft_edit_get_changed_dims (edit));
+  data->names = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < data->dims->len; i++)
+    {
+      GraftDimCheckDim *dim = &g_array_index (data->dims, GraftDimCheckDim, i);
+      dim->input = g_strdup (dim->input);
+      g_ptr_array_add (data->names, (char *) dim->input);
+    }
+  data->model = g_object_ref (model);
+  data->symbol = g_strdup (symbol);
+  task = g_task_new (self, self->verify_cancellable, on_edit_verified, g_object_ref (self));
+  g_task_set_task_data (task, data, (GDestroyNotify) verify_data_free);
+  g_task_run_in_thread (task, verify_thread);
+
+  /* Shown now, not behind the toasts of earlier edits. */
+  adw_toast_set_timeout (toast, 0);
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  g_set_weak_pointer (&self->shape_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
 static void
 apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 {
   g_autoptr(GError) error = NULL;
-  GPtrArray *notes;
-  g_autoptr(GString) joined = g_string_new (NULL);
-
   GraftGraph *before;
+  g_autoptr(GraftModel) edited = NULL;
 
   if (!edits_allowed (self))
     return;
@@ -139,24 +313,12 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
       show_edit_error (self, "Could Not Change the Model", error);
       return;
     }
+  /* Copied before the checks start writing inferred shapes into it. */
+  if (graft_edit_get_changed_dims (edit)->len > 0)
+    edited = graft_model_copy (self->model);
   after_model_changed (self);
-  notes = graft_edit_get_notes (edit);
-  for (guint i = 0; notes != NULL && i < notes->len; i++)
-    g_string_append_printf (joined, "%s%s", i > 0 ? "; " : "", (char *) g_ptr_array_index (notes, i));
-  if (symbol != NULL)
-    {
-      /* Proving the fix: the traced size was usually 1 or 2. */
-      g_autofree char *title = g_strdup_printf ("%s — run it with %s = 4?", graft_edit_get_description (edit), symbol);
-      g_autofree char *target = g_strdup_printf ("%s=4", symbol);
-      AdwToast *toast = adw_toast_new (title);
-
-      adw_toast_set_button_label (toast, "Run with New Shape");
-      adw_toast_set_action_name (toast, "win.run-new-shape");
-      adw_toast_set_action_target_value (toast, g_variant_new_string (target));
-      adw_toast_set_timeout (toast, 10);
-      g_set_weak_pointer (&self->shape_toast, toast);
-      adw_toast_overlay_add_toast (self->toast_overlay, toast);
-    }
+  if (edited != NULL)
+    verify_edit_async (self, edit, edited, symbol);
   else
     graft_window_show_toast (self, graft_edit_get_description (edit));
 }
@@ -531,6 +693,7 @@ graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.make-dynamic", "s", make_dynamic_action);
   gtk_widget_class_install_action (widget_class, "win.set-shape", "s", set_shape_action);
+  gtk_widget_class_install_action (widget_class, "win.show-edit-failure", "s", show_edit_failure_action);
   gtk_widget_class_install_action (widget_class, "win.undo", NULL, undo_redo_action);
   gtk_widget_class_install_action (widget_class, "win.redo", NULL, undo_redo_action);
   gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);

@@ -56,6 +56,7 @@ struct _GraftWindow
   char *title_base;                 /* file name shown in the title */
   char *save_path;                  /* where Save writes; NULL until chosen */
   GCancellable *check_cancellable;  /* while an edited graph is checked */
+  GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
   char *direction;                  /* behind the direction action */
 
   /* Borrowed references */

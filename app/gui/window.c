@@ -456,6 +456,11 @@ graft_window_open_path (GraftWindow *self, const char *path)
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
+  if (self->verify_cancellable != NULL)
+    g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   stop_loading_feedback (self);
@@ -710,6 +715,9 @@ graft_window_dispose (GObject *object)
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
+  if (self->verify_cancellable != NULL)
+    g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
   g_clear_object (&self->model);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }

@@ -353,15 +353,15 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
 
   if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
     find_in_reshape (found, node, io, traced, input, axis, readings);
-  else if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Tile"))
+  else if (op == g_intern_static_string ("onnx::Reshape"))
     {
       if (carries_probe (data))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
-  else if (op == g_intern_static_string ("onnx::Expand"))
+  else if (op == g_intern_static_string ("onnx::Expand") || op == g_intern_static_string ("onnx::Tile"))
     {
-      /* Its data, or what its result meets (a causal mask expanded to the
-       * batch, then applied to the attention scores). */
+      /* Its data, or what its result meets (a causal mask expanded, or a
+       * learned row tiled, to the batch, then applied to the activations). */
       if (carries_probe (data) || (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 2)))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }

@@ -519,9 +519,12 @@ check_batch (Checker *checker, const char *symbol, GHashTable *sizes, GHashTable
           " runs at %s=1 by up to %.3g (limit %.0e × max |output| %.3g): the edited model mixes samples",
           where, n, n, symbol, max_diff, BATCH_TOLERANCE, max_magnitude);
   else
-    add_line (checker, "batch invariance at %s: %" G_GINT64_FORMAT " samples in one batch = %" G_GINT64_FORMAT
-              " runs at %s=1 (max diff %.3g, limit %.0e × max |output| %.3g)", where, n, n, symbol, max_diff,
-              BATCH_TOLERANCE, max_magnitude);
+    {
+      add_line (checker, "batch invariance at %s: %" G_GINT64_FORMAT " samples in one batch = %" G_GINT64_FORMAT
+                " runs at %s=1 (max diff %.3g, limit %.0e × max |output| %.3g)", where, n, n, symbol, max_diff,
+                BATCH_TOLERANCE, max_magnitude);
+      checker->result->batch_invariant = TRUE;
+    }
 }
 
 /* Graft's runtime on random inputs at sizes. */
@@ -770,6 +773,7 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
   checker.result->passed = TRUE;
   checker.result->complete = TRUE;
   checker.result->lines = g_ptr_array_new_with_free_func (g_free);
+  checker.result->sizes = g_ptr_array_new_with_free_func (g_free);
   checker.rng = g_rand_new_with_seed (18);
   infer_expected (&checker);
   open_runtime (&checker);
@@ -799,6 +803,8 @@ graft_dim_check_run (GraftModel *model, const GraftDimCheckDim *dims, guint n_di
       check_symbolic (&checker, g_ptr_array_index (probes, p));
       if (checker.result->passed)
         check_concrete (&checker, g_ptr_array_index (probes, p), g_ptr_array_index (probes, p) == primes);
+      if (checker.result->passed)
+        g_ptr_array_add (checker.result->sizes, describe_sizes (&checker, g_ptr_array_index (probes, p)));
     }
   /* After the runs: a node that fails names the first stale constant,
    * where this can only look back from the outputs. */
@@ -815,6 +821,7 @@ graft_dim_check_free (GraftDimCheck *check)
   if (check == NULL)
     return;
   g_ptr_array_unref (check->lines);
+  g_ptr_array_unref (check->sizes);
   g_free (check->failure);
   g_free (check->failed_node);
   g_free (check);

@@ -40,6 +40,8 @@ typedef struct {
   char *failed_node;    /* the node to look at: the one whose constant still holds a
                          * traced size, else the one that failed; may be NULL */
   guint n_runs;         /* concrete runs done (0: the runtime could not run the model) */
+  GPtrArray *sizes;     /* char*: each size the model passed at ("batch=1, seq=1"), in order */
+  gboolean batch_invariant; /* the batch invariance check ran and passed */
 } GraftDimCheck;
 
 /* NULL with error only when the dims themselves are wrong (no such input

@@ -31,22 +31,31 @@ add_op (GraftGraph *graph, const char *op, const char *name, GraftValue *a, Graf
   return value;
 }
 
+/* An ONNX model (opset 13) whose graph has the input x[2,8]. */
+static GraftModel *
+x_model_new (GraftGraph **graph, GraftValue **x)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+
+  *graph = graft_graph_new ("g");
+  *x = graft_graph_ensure_value (*graph, "x");
+  graft_model_set_ir_version (model, 8);
+  graft_model_set_opset (model, "", 13);
+  set_fixed_shape (*x, 2, (gint64[]) { 2, 8 });
+  graft_graph_add_input (*graph, *x);
+  return model;
+}
+
 /* x[2,8] → op(x, shape constant) → Relu → y; the op's output and y carry
  * the declared (traced) shape out_dims. */
 static GraftModel *
 shape_op_model_full (const char *pre_op, const char *op, const gint64 *shape, guint n, const gint64 *out_dims,
                      int out_rank)
 {
-  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
-  GraftGraph *graph = graft_graph_new ("g");
-  GraftValue *x = graft_graph_ensure_value (graph, "x");
-  GraftValue *shape_value, *mid, *y;
-  gint64 x_dims[] = { 2, 8 };
+  GraftGraph *graph;
+  GraftValue *x, *shape_value, *mid, *y;
+  GraftModel *model = x_model_new (&graph, &x);
 
-  graft_model_set_ir_version (model, 8);
-  graft_model_set_opset (model, "", 13);
-  set_fixed_shape (x, 2, x_dims);
-  graft_graph_add_input (graph, x);
   shape_value = graft_graph_add_int64_constant (graph, "shape", shape, n, FALSE);
   if (pre_op != NULL)
     {
@@ -472,6 +481,64 @@ test_verify_fails_on_untraceable_size (void)
   g_assert_cmpstr (check->failed_node, ==, "/Reshape");
 }
 
+/* x[2,8] + ConstantOfShape([2, 8]), or + Tile(ConstantOfShape([1, 8]),
+ * [2, 1]): a batch baked into a shape to fill and into repeats. */
+static GraftModel *
+filled_model (gboolean tile)
+{
+  GraftGraph *graph;
+  GraftValue *x, *fill, *sum, *y;
+  GraftModel *model = x_model_new (&graph, &x);
+  gint64 x_dims[] = { 2, 8 };
+
+  if (tile)
+    {
+      GraftValue *row = add_op (graph, "ConstantOfShape", "/Fill",
+                                graft_graph_add_int64_constant (graph, "row_shape", (gint64[]) { 1, 8 }, 2, FALSE),
+                                NULL);
+      set_fixed_shape (row, 2, (gint64[]) { 1, 8 });
+      fill = add_op (graph, "Tile", "/Tile", row,
+                     graft_graph_add_int64_constant (graph, "repeats", (gint64[]) { 2, 1 }, 2, FALSE));
+    }
+  else
+    fill = add_op (graph, "ConstantOfShape", "/Fill",
+                   graft_graph_add_int64_constant (graph, "fill_shape", (gint64[]) { 2, 8 }, 2, FALSE), NULL);
+  set_fixed_shape (fill, 2, x_dims);
+  sum = add_op (graph, "Add", "/Add", x, fill);
+  set_fixed_shape (sum, 2, x_dims);
+  y = add_op (graph, "Relu", "/Relu", sum, NULL);
+  set_fixed_shape (y, 2, x_dims);
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static void
+test_constant_of_shape_and_tile (void)
+{
+  g_autoptr(GraftModel) filled = filled_model (FALSE);
+  g_autoptr(GraftModel) tiled = filled_model (TRUE);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GraftEdit) edit2 = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+
+  /* The shape to fill follows the batch, and the edit holds at 1 and 5. */
+  g_assert_true (graft_edit_apply (edit, filled, &error));
+  g_assert_no_error (error);
+  g_assert_null (shape_constant_of (filled, "/Fill", 0));
+  assert_shape (value (filled, "Relu_out"), "batch×8");
+  assert_verified (edit, filled, 2);
+
+  /* A row tiled to the batch: the repeat follows it, the row stays
+   * [1, 8], and the edit holds at 1 and 5. */
+  g_assert_true (graft_edit_apply (edit2, tiled, &error));
+  g_assert_no_error (error);
+  g_assert_null (shape_constant_of (tiled, "/Tile", 1));
+  assert_tensor_ints (shape_constant_of (tiled, "/Fill", 0), (gint64[]) { 1, 8 }, 2);
+  assert_shape (value (tiled, "Relu_out"), "batch×8");
+  assert_verified (edit2, tiled, 2);
+}
+
 static void
 test_expand_and_slice (void)
 {
@@ -752,6 +819,7 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/reshape-existing-minus-one", test_reshape_with_existing_minus_one);
   g_test_add_func ("/edit/dynamic/reshape-blocked", test_reshape_blocked);
   g_test_add_func ("/edit/dynamic/expand-slice", test_expand_and_slice);
+  g_test_add_func ("/edit/dynamic/constant-of-shape-tile", test_constant_of_shape_and_tile);
   g_test_add_func ("/edit/dynamic/merged-heads", test_reshape_merged_heads);
   g_test_add_func ("/edit/dynamic/blocked", test_blocked_node_is_named);
   g_test_add_func ("/edit/dynamic/verify-fails-untraceable", test_verify_fails_on_untraceable_size);

@@ -947,6 +947,71 @@ test_unsaved_changes_ask (void)
 
 /* A refused edit names the problem and leaves a working window (the edit
  * library puts back a copy of the graph: the lists must follow it). */
+/* Make Dynamic proves the edit at other sizes on a worker and says so in
+ * the toast that offers "Run with New Shape"; the edit whose baked batch
+ * no rewrite can trace back is reported as failed, naming the node, and
+ * offers no run. */
+static void
+test_edit_verified_in_toast (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  GtkLabel *label;
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  state = capture (&gui, "edit-verified-toast");
+  label = harness_find_label (GTK_WIDGET (gui.window), "verified at batch=1, ");
+  g_assert_nonnull (label);
+  g_assert_nonnull (strstr (gtk_label_get_text (label), "Make input:0 dynamic"));
+  g_assert_nonnull (strstr (gtk_label_get_text (label), "(batch invariance ok)"));
+  g_assert_true (window_says (&gui, "Run with New Shape"));
+  g_assert_false (window_says (&gui, "FAILED"));
+  pixbuf = load_window_screenshot (state, "edit-verified-toast");
+}
+
+static void
+test_edit_verify_failed_in_toast (void)
+{
+  g_autofree char *path = generated_fixture ("make-opaque-batch-model.py", "opaque-batch.onnx");
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GHashTable) details_state = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  GtkLabel *label, *details;
+  GtkWidget *button;
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  harness_activate (gui.window, "win.make-dynamic::x:0=batch");
+  state = capture (&gui, "edit-verify-failed-toast");
+  label = harness_find_label (GTK_WIDGET (gui.window), "Make x:0 dynamic");
+  g_assert_nonnull (label);
+  g_assert_nonnull (strstr (gtk_label_get_text (label), "FAILED at other sizes: node ‘/Reshape’"));
+  g_assert_false (window_says (&gui, "Run with New Shape"));
+  g_assert_false (window_says (&gui, "verified at"));
+  /* Still an edit: it can be undone. */
+  g_assert_cmpstr (get (state, "can-undo"), ==, "1");
+  pixbuf = load_window_screenshot (state, "edit-verify-failed-toast");
+
+  /* Details: the whole sentence, with the size and the node. */
+  details = harness_find_label (GTK_WIDGET (gui.window), "Details");
+  g_assert_nonnull (details);
+  button = gtk_widget_get_ancestor (GTK_WIDGET (details), GTK_TYPE_BUTTON);
+  g_assert_nonnull (button);
+  g_assert_cmpstr (gtk_actionable_get_action_name (GTK_ACTIONABLE (button)), ==, "win.show-edit-failure");
+  g_assert_true (gtk_widget_activate_action_variant (button, "win.show-edit-failure",
+                                                     gtk_actionable_get_action_target_value (GTK_ACTIONABLE (button))));
+  harness_settle (gui.window);
+  details_state = capture (&gui, "edit-verify-failed-details");
+  g_assert_nonnull (strstr (get (details_state, "dialog-0"), "The Edit Is Wrong at Other Sizes"));
+  g_assert_nonnull (strstr (get (details_state, "dialog-0"), "at batch=1: node '/Reshape'"));
+}
+
 static void
 test_refused_edit (void)
 {
@@ -1130,6 +1195,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/run-bad-input-file", test_run_bad_input_file);
   g_test_add_func ("/gui/window/unsaved-changes-ask", test_unsaved_changes_ask);
   g_test_add_func ("/gui/window/refused-edit", test_refused_edit);
+  g_test_add_func ("/gui/window/edit-verified-in-toast", test_edit_verified_in_toast);
+  g_test_add_func ("/gui/window/edit-verify-failed-in-toast", test_edit_verify_failed_in_toast);
   g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);

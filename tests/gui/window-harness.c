@@ -240,6 +240,8 @@ window_is_settling (GraftWindow *window)
          || gtk_stack_get_transition_running (stack)
          || graft_node_sidebar_get_pending_stats (FIND (window, GraftNodeSidebar, GRAFT_TYPE_NODE_SIDEBAR)) > 0
          || graft_run_pane_is_running (FIND (window, GraftRunPane, GRAFT_TYPE_RUN_PANE))
+         /* An edit being proved at other sizes: its toast says so. */
+         || harness_find_label (GTK_WIDGET (window), "verifying at other sizes…") != NULL
          || find_widget (GTK_WIDGET (window), is_moving_revealer, NULL) != NULL
          || !dialogs_are_drawn (window);
 }
