@@ -902,6 +902,8 @@ test_run_pt2_range (void)
   g_autoptr(GdkPixbuf) pixbuf = NULL;
 
   open_and_run (&gui, path, "s77=4");
+  /* The dim's row says its range. */
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "random inputs' size · ∈ [2, 16]"));
   state = capture (&gui, "run-pt2");
   g_assert_cmpstr (get (state, "state"), ==, "model");
   g_assert_true (g_str_has_prefix (get (state, "subtitle"), "torch.export program · schema "));
