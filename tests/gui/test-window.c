@@ -841,16 +841,18 @@ test_diagnostics_edit_save_run (void)
   pixbuf = load_window_screenshot (state, "edit-5-saved-and-run");
 }
 
-/* Opens path, shows the Run pane, sets a dim ("batch=3") and runs. */
+/* Opens path, shows the Run pane, sets a dim ("batch=3", or NULL to keep
+ * the pane's default) and runs. */
 static void
 open_and_run (Gui *gui, const char *path, const char *dim_setting)
 {
-  g_autofree char *dim_action = g_strconcat ("win.set-run-dim::", dim_setting, NULL);
+  g_autofree char *dim_action = dim_setting ? g_strconcat ("win.set-run-dim::", dim_setting, NULL) : NULL;
 
   gui_start (gui);
   harness_open (gui->window, path);
   harness_activate (gui->window, "win.show-run");
-  harness_activate (gui->window, dim_action);
+  if (dim_action != NULL)
+    harness_activate (gui->window, dim_action);
   harness_activate (gui->window, "win.run");
 }
 
@@ -889,12 +891,19 @@ test_run_sample (void)
 
 /* The Run pane on a torch.export program: batch 4 runs, batch 17 is
  * refused before running with the range torch.export declared. */
-static void
-test_run_pt2_range (void)
+static char *
+pt2_fixture (const char *file_name)
 {
   g_autofree char *dir = graft_test_generate_fixtures ("tests/fixtures/make-pt2-fixtures.py",
                                                        "tests/fixtures-generated/pt2", NULL);
-  g_autofree char *path = g_build_filename (dir, "cnn_dynamic.pt2", NULL);
+
+  return g_build_filename (dir, file_name, NULL);
+}
+
+static void
+test_run_pt2_range (void)
+{
+  g_autofree char *path = pt2_fixture ("cnn_dynamic.pt2");
   g_auto(Gui) gui = { 0 };
   g_autoptr(GHashTable) state = NULL;
   g_autoptr(GHashTable) refused = NULL;
@@ -926,6 +935,19 @@ test_run_pt2_range (void)
   g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "stride"));
   g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "weight · initializer"));
   g_assert_null (harness_find_label (GTK_WIDGET (gui.window), "arg3"));
+}
+
+/* Untouched, a ranged dim starts at its minimum (2), so Run just works. */
+static void
+test_run_pt2_default_dim (void)
+{
+  g_autofree char *path = pt2_fixture ("cnn_dynamic.pt2");
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+
+  open_and_run (&gui, path, NULL);
+  state = capture (&gui, "run-pt2-default-dim");
+  g_assert_true (g_str_has_prefix (get (state, "run-outputs"), "linear float32[2,10] min="));
 }
 
 /* An input of the wrong shape is refused before running, naming it. */
@@ -1185,5 +1207,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
+  g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
   return g_test_run ();
 }
