@@ -153,6 +153,7 @@ graft_cli_render (int argc, char **argv)
   loaded = g_get_monotonic_time ();
 
   layout = graft_layout_new (graph);
+  graft_layout_set_model (layout, model);
   graft_layout_set_options (layout, &options);
   if (expand_all)
     graft_layout_expand_all (layout);

@@ -225,7 +225,9 @@ add_attribute_lines (GPtrArray *lines, GraftNode *node)
       GraftAttribute *attribute = g_ptr_array_index (ordered, shown);
       g_autofree char *value = graft_attribute_format_value (attribute, 4);
 
-      g_ptr_array_add (lines, g_strdup_printf ("%s = %s", attribute->name, value));
+      const char *argument = graft_node_get_attribute_argument_name (node, attribute->name);
+
+      g_ptr_array_add (lines, g_strdup_printf ("%s = %s", argument ? argument : attribute->name, value));
     }
   if (ordered->len > shown)
     g_ptr_array_add (lines, g_strdup_printf ("+%u more", ordered->len - shown));
@@ -244,7 +246,9 @@ add_weight_lines (GPtrArray *lines, GraftNode *node)
         continue;
       dims = graft_tensor_describe (value->initializer);
       /* The newest schema names the slot: ONNX does not rename inputs between versions. */
-      slot = graft_op_registry_input_name (node->op, -1, i);
+      slot = graft_node_get_input_argument_name (node, i);
+      if (slot == NULL)
+        slot = graft_op_registry_input_name (node->op, -1, i);
       if (slot != NULL)
         g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot, dims));
       else

@@ -74,6 +74,7 @@ struct _GraftLayout {
   GObject parent_instance;
 
   GraftGraph *graph;
+  GraftModel *model;       /* borrowed, for dim ranges; may be NULL */
   LGroup *root;
   GPtrArray *groups;       /* LGroup*, owned, by id; parents before children */
   GPtrArray *chunk_groups; /* GraftGroup*, owned: groups made up for big flat levels */
@@ -525,6 +526,13 @@ graft_layout_init (GraftLayout *self)
   graft_layout_options_init (&self->options);
 }
 
+void
+graft_layout_set_model (GraftLayout *self, GraftModel *model)
+{
+  g_return_if_fail (GRAFT_IS_LAYOUT (self));
+  self->model = model;
+}
+
 GraftGraph *
 graft_layout_get_graph (GraftLayout *self)
 {
@@ -781,8 +789,37 @@ add_item (Level *level, const Item *item)
   return level->layout->items->len - 1;
 }
 
+/* "s77 ∈ [2, 16]" for each ranged symbol of the value's shape, once
+ * each: the box is where the user first looks for what a dim may be.
+ * Edges keep the bare symbol — a range on every edge would repeat the
+ * same text dozens of times, and the tooltip/sidebar of any value says it. */
+static void
+add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value, cairo_t *cr)
+{
+  g_autoptr (GPtrArray) seen = g_ptr_array_new ();
+  const GraftShape *shape = &value->shape;
+
+  if (model == NULL || shape->rank < 0)
+    return;
+  for (gint64 i = 0; i < shape->rank; i++)
+    {
+      const char *symbol = shape->dims[i].kind == GRAFT_DIM_SYMBOLIC ? shape->dims[i].symbol : NULL;
+      g_autofree char *range = NULL;
+      g_autofree char *line = NULL;
+
+      if (symbol == NULL || g_ptr_array_find (seen, symbol, NULL))
+        continue;
+      g_ptr_array_add (seen, (gpointer) symbol);
+      range = graft_model_describe_dim_range (model, symbol);
+      if (range == NULL)
+        continue;
+      line = g_strdup_printf ("%s %s", symbol, range);
+      g_ptr_array_add (lines, graft_text_elide (cr, line, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+    }
+}
+
 static char **
-value_box_lines (GraftValue *value, cairo_t *cr)
+value_box_lines (GraftModel *model, GraftValue *value, cairo_t *cr)
 {
   g_autofree char *shape = graft_value_shape_label (value);
   GPtrArray *lines = g_ptr_array_new ();
@@ -795,6 +832,7 @@ value_box_lines (GraftValue *value, cairo_t *cr)
 
       graft_text_select (cr, GRAFT_TEXT_BODY);
       g_ptr_array_add (lines, graft_text_elide (cr, typed, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+      add_dim_range_lines (lines, model, value, cr);
     }
   g_ptr_array_add (lines, NULL);
   return (char **) g_ptr_array_free (lines, FALSE);
@@ -907,7 +945,7 @@ value_item (Level *level, GHashTable *table, ItemKind kind, GraftValue *value)
     return GPOINTER_TO_UINT (found) - 1;
   if (kind == ITEM_INPUT || kind == ITEM_OUTPUT)
     {
-      item.lines = value_box_lines (value, level->run->measure);
+      item.lines = value_box_lines (level->run->self->model, value, level->run->measure);
       item.category = GRAFT_OP_CATEGORY_IO;
       graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
     }

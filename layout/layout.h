@@ -49,6 +49,9 @@ GraftLayout *graft_layout_new (GraftGraph *graph);
 GraftLayout *graft_layout_new_flat (GraftGraph *graph);
 
 GraftGraph *graft_layout_get_graph (GraftLayout *self);
+/* model (borrowed, may be NULL) names the ranges of symbolic dims, shown
+ * on the graph input boxes: "s77 ∈ [2, 16]". Set before the first scene. */
+void graft_layout_set_model (GraftLayout *self, GraftModel *model);
 
 void graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *options);
 void graft_layout_get_options (GraftLayout *self, GraftLayoutOptions *options);

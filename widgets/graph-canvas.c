@@ -465,6 +465,7 @@ graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGr
   if (graph != NULL)
     {
       self->layout = graft_layout_new (graph);
+      graft_layout_set_model (self->layout, self->model);
       self->first_view_pending = TRUE;
       request_layout (self);
     }

@@ -269,9 +269,11 @@ add_tensor_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
 }
 
 /* Rows that jump to each value. Graph inputs that are initializers (old
- * ONNX files list every weight as an input) are counted, not listed. */
+ * ONNX files list every weight as an input) are counted, not listed.
+ * @node, when the values are its inputs, names each one's argument. */
 static void
-add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values, gboolean skip_initializers)
+add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values, gboolean skip_initializers,
+                 GraftNode *node)
 {
   GtkListBox *list = NULL;
   guint n_skipped = 0, n_listed = 0;
@@ -283,6 +285,7 @@ add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values,
       GraftValue *value = g_ptr_array_index (values, i);
       g_autofree char *type_text = NULL;
       g_autofree char *subtitle = NULL;
+      const char *argument;
 
       if (value != NULL && value->initializer != NULL && skip_initializers)
         {
@@ -302,8 +305,11 @@ add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values,
           continue;
         }
       type_text = graft_value_format_type (value);
+      argument = node != NULL ? graft_node_get_input_argument_name (node, i) : NULL;
       if (value->initializer != NULL)
-        subtitle = g_strdup_printf ("initializer · %s", type_text);
+        subtitle = g_strdup_printf ("%s%sinitializer · %s", argument ? argument : "", argument ? " · " : "", type_text);
+      else if (argument != NULL)
+        subtitle = g_strdup_printf ("%s · %s", argument, type_text);
       else
         subtitle = g_steal_pointer (&type_text);
       add_link_row (list, value->name, subtitle, NULL, value);
@@ -464,8 +470,8 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   graph = graft_model_get_graph (model);
   if (graph != NULL)
     {
-      add_value_links (self, "Inputs", graph->inputs, TRUE);
-      add_value_links (self, "Outputs", graph->outputs, FALSE);
+      add_value_links (self, "Inputs", graph->inputs, TRUE, NULL);
+      add_value_links (self, "Outputs", graph->outputs, FALSE, NULL);
       add_graph_section (self, graph);
     }
   add_weights_section (self, model);
@@ -505,8 +511,9 @@ add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
       g_autofree char *value = graft_attribute_format_value (attribute, ATTRIBUTE_MAX_ITEMS);
+      const char *argument = graft_node_get_attribute_argument_name (node, attribute->name);
 
-      add_row (list, attribute->name, value);
+      add_row (list, argument ? argument : attribute->name, value);
     }
 }
 
@@ -569,8 +576,8 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   add_node_section (self, node);
   add_attributes_section (self, node);
   add_node_metadata_section (self, node);
-  add_value_links (self, "Inputs", node->inputs, FALSE);
-  add_value_links (self, "Outputs", node->outputs, FALSE);
+  add_value_links (self, "Inputs", node->inputs, FALSE, node);
+  add_value_links (self, "Outputs", node->outputs, FALSE, NULL);
   add_initializers_section (self, model, node);
   add_subgraphs_section (self, node);
 }

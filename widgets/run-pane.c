@@ -238,19 +238,24 @@ add_dim_row (GraftRunPane *self, const char *symbol)
 {
   gint64 *value = g_hash_table_lookup (self->dims, symbol);
   GtkWidget *spin = gtk_spin_button_new_with_range (0, 1 << 20, 1);
+  g_autofree char *range = graft_model_describe_dim_range (self->model, symbol);
+  g_autofree char *subtitle = range ? g_strdup_printf ("random inputs' size · %s", range) : NULL;
+  gint64 min = 1;
 
   if (value == NULL)
     {
-      gint64 one = 1;
-
-      g_hash_table_insert (self->dims, g_strdup (symbol), g_memdup2 (&one, sizeof one));
+      /* A declared range (torch.export refuses 0 and 1 for a Dim of
+       * min 2) gives the first size that runs. */
+      if (!graft_model_get_dim_range (self->model, symbol, &min, NULL) || min < 1)
+        min = 1;
+      g_hash_table_insert (self->dims, g_strdup (symbol), g_memdup2 (&min, sizeof min));
       value = g_hash_table_lookup (self->dims, symbol);
     }
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), *value);
   g_object_set_data_full (G_OBJECT (spin), "graft-symbol", g_strdup (symbol), g_free);
   g_signal_connect (spin, "value-changed", G_CALLBACK (on_dim_changed), self);
   g_hash_table_insert (self->dim_spins, g_strdup (symbol), spin);
-  gtk_list_box_append (self->inputs_list, two_line_row (symbol, "random inputs' size", spin));
+  gtk_list_box_append (self->inputs_list, two_line_row (symbol, subtitle ? subtitle : "random inputs' size", spin));
 }
 
 static void

@@ -23,6 +23,8 @@ node_free (GraftNode *node)
   g_free (node->doc_string);
   g_free (node->source_range);
   g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);
+  g_clear_pointer (&node->input_argument_names, g_ptr_array_unref);
+  g_clear_pointer (&node->attribute_argument_names, g_hash_table_unref);
   g_clear_pointer (&node->metadata_values, g_ptr_array_unref);
   g_ptr_array_unref (node->inputs);
   g_ptr_array_unref (node->outputs);
@@ -235,6 +237,44 @@ graft_node_get_metadata (const GraftNode *node, const char *key)
     if (strcmp (g_ptr_array_index (node->metadata_keys, i), key) == 0)
       return g_ptr_array_index (node->metadata_values, i);
   return NULL;
+}
+
+void
+graft_node_set_input_argument_name (GraftNode *node, guint input, const char *name)
+{
+  g_return_if_fail (input < node->inputs->len);
+  if (node->input_argument_names == NULL)
+    node->input_argument_names = g_ptr_array_new_with_free_func (g_free);
+  if (node->input_argument_names->len <= input)
+    g_ptr_array_set_size (node->input_argument_names, input + 1);
+  g_free (g_ptr_array_index (node->input_argument_names, input));
+  g_ptr_array_index (node->input_argument_names, input) = g_strdup (name);
+}
+
+/* The schema name of input @input, or NULL when the format names none. */
+const char *
+graft_node_get_input_argument_name (const GraftNode *node, guint input)
+{
+  if (node->input_argument_names == NULL || input >= node->input_argument_names->len)
+    return NULL;
+  return g_ptr_array_index (node->input_argument_names, input);
+}
+
+void
+graft_node_set_attribute_argument_name (GraftNode *node, const char *attribute, const char *name)
+{
+  if (node->attribute_argument_names == NULL)
+    node->attribute_argument_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_replace (node->attribute_argument_names, g_strdup (attribute), g_strdup (name));
+}
+
+/* The schema name of the positional attribute @attribute ("arg3" →
+ * "stride"), or NULL when the format names none. */
+const char *
+graft_node_get_attribute_argument_name (const GraftNode *node, const char *attribute)
+{
+  return node->attribute_argument_names != NULL ? g_hash_table_lookup (node->attribute_argument_names, attribute)
+                                                 : NULL;
 }
 
 guint

@@ -74,6 +74,13 @@ struct _GraftNode {
    * writes "pkg.torch.onnx.name_scopes" and friends); NULL when none. */
   GPtrArray *metadata_keys;   /* char*, owned */
   GPtrArray *metadata_values; /* char*, owned, parallel to metadata_keys */
+  /* Schema names of arguments that the IR keeps positional. torch.export
+   * names every argument (NamedArgument.name: "stride", "weight") but the
+   * aten kernels read them by position ("argN" attributes, inputs in
+   * order), so the positions stay and this records the names beside them
+   * for the labels and the sidebar. NULL when the format names none. */
+  GPtrArray *input_argument_names;  /* char* or NULL, owned, parallel to inputs */
+  GHashTable *attribute_argument_names; /* attribute name → schema name, owned */
 };
 
 struct _GraftGraph {
@@ -114,6 +121,10 @@ GraftAttribute *graft_node_get_attribute (GraftNode *node, const char *name);
 void graft_node_add_metadata (GraftNode *node, const char *key, const char *value);
 /* The value of the first entry named key, or NULL. */
 const char *graft_node_get_metadata (const GraftNode *node, const char *key);
+void graft_node_set_input_argument_name (GraftNode *node, guint input, const char *name);
+const char *graft_node_get_input_argument_name (const GraftNode *node, guint input);
+void graft_node_set_attribute_argument_name (GraftNode *node, const char *attribute, const char *name);
+const char *graft_node_get_attribute_argument_name (const GraftNode *node, const char *attribute);
 guint graft_node_get_n_metadata (const GraftNode *node);
 
 /* Subgraph attaching: sets graph->parent_graph/parent_node. Readers call

@@ -351,10 +351,20 @@ graft_model_describe (GraftModel *self)
       g_string_append_printf (out, "PyTorch state_dict · %u tensors", self->tensors->len);
       break;
     case GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM:
+      /* The program's versions are its serde schema and the torch that
+       * wrote it; its "aten" opset entry is a constant that says nothing. */
       g_string_append (out, "torch.export program");
-      if (graft_model_get_opset (self, "aten") >= 0)
-        g_string_append_printf (out, " · aten opset %" G_GINT64_FORMAT, graft_model_get_opset (self, "aten"));
-      break;
+      for (guint i = 0; i < graft_model_get_n_metadata (self); i++)
+        {
+          const char *key, *value;
+
+          graft_model_get_metadata (self, i, &key, &value);
+          if (strcmp (key, "schema version") == 0)
+            g_string_append_printf (out, " · schema %s", value);
+        }
+      if (self->producer_version && *self->producer_version)
+        g_string_append_printf (out, " · torch %s", self->producer_version);
+      return g_string_free (out, FALSE);
     default:
       g_string_append (out, "model");
       break;

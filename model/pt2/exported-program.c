@@ -912,6 +912,23 @@ add_outputs (Reader *r, GraftNode *node, JsonArray *outputs, GError **error)
   return TRUE;
 }
 
+/* Positional arguments keep their positions for the aten kernels; their
+ * schema names ride beside them (see GraftNode.input_argument_names). */
+static void
+name_argument (GraftNode *node, const char *name, guint first_input, guint first_attribute)
+{
+  if (name == NULL || *name == '\0')
+    return;
+  for (guint i = first_input; i < node->inputs->len; i++)
+    graft_node_set_input_argument_name (node, i, name);
+  for (guint i = first_attribute; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+      if (strcmp (attribute->name, name) != 0)
+        graft_node_set_attribute_argument_name (node, attribute->name, name);
+    }
+}
+
 static gboolean
 read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **error)
 {
@@ -948,11 +965,13 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
           member_int (named_object, "kind", &kind);
           const char *keyword = member_string (named_object, "name");
           g_autofree char *attribute_name = kind == 2 && keyword ? g_strdup (keyword) : g_strdup_printf ("arg%u", k);
+          guint n_inputs = node->inputs->len, n_attributes = node->attributes->len;
           if (named_object == NULL || !add_argument (r, node, json_object_get_member (named_object, "arg"),
                                                      attribute_name, error))
             return error && *error ? FALSE
                    : fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "node %s: input %u is not a NamedArgument",
                            node->name, k);
+          name_argument (node, keyword, n_inputs, n_attributes);
         }
       if (!add_outputs (r, node, member_array (object, "outputs"), error))
         return FALSE;

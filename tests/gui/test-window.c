@@ -14,6 +14,7 @@
 #include "runtime/npy.h"
 #include "widgets/graph-canvas.h"
 #include "gui-fixtures.h"
+#include "../onnx/fixtures.h"
 #include "window-harness.h"
 #include "../test-python.h"
 
@@ -840,6 +841,21 @@ test_diagnostics_edit_save_run (void)
   pixbuf = load_window_screenshot (state, "edit-5-saved-and-run");
 }
 
+/* Opens path, shows the Run pane, sets a dim ("batch=3", or NULL to keep
+ * the pane's default) and runs. */
+static void
+open_and_run (Gui *gui, const char *path, const char *dim_setting)
+{
+  g_autofree char *dim_action = dim_setting ? g_strconcat ("win.set-run-dim::", dim_setting, NULL) : NULL;
+
+  gui_start (gui);
+  harness_open (gui->window, path);
+  harness_activate (gui->window, "win.show-run");
+  if (dim_action != NULL)
+    harness_activate (gui->window, dim_action);
+  harness_activate (gui->window, "win.run");
+}
+
 /* The Run pane on the sample: random input with a batch of 3, outputs
  * summarised and saved as .npy, nodes coloured by their time. */
 static void
@@ -856,11 +872,7 @@ test_run_sample (void)
   g_autoptr(GraftRtTensor) tensor = NULL;
   g_autoptr(GdkPixbuf) pixbuf = NULL;
 
-  gui_start (&gui);
-  harness_open (gui.window, path);
-  harness_activate (gui.window, "win.show-run");
-  harness_activate (gui.window, "win.set-run-dim::batch=3");
-  harness_activate (gui.window, "win.run");
+  open_and_run (&gui, path, "batch=3");
   harness_activate (gui.window, save_action);
   harness_activate (gui.window, "win.show-timings");
   state = capture (&gui, "run-sample");
@@ -875,6 +887,67 @@ test_run_sample (void)
   g_assert_cmpint (tensor->dims[0], ==, 3);
   g_assert_cmpint (tensor->dims[1], ==, 10);
   pixbuf = load_window_screenshot (state, "run-sample");
+}
+
+/* The Run pane on a torch.export program: batch 4 runs, batch 17 is
+ * refused before running with the range torch.export declared. */
+static char *
+pt2_fixture (const char *file_name)
+{
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/fixtures/make-pt2-fixtures.py",
+                                                       "tests/fixtures-generated/pt2", NULL);
+
+  return g_build_filename (dir, file_name, NULL);
+}
+
+static void
+test_run_pt2_range (void)
+{
+  g_autofree char *path = pt2_fixture ("cnn_dynamic.pt2");
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GHashTable) refused = NULL;
+  g_autoptr(GHashTable) selected = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  open_and_run (&gui, path, "s77=4");
+  /* The dim's row says its range. */
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "random inputs' size · ∈ [2, 16]"));
+  state = capture (&gui, "run-pt2");
+  g_assert_cmpstr (get (state, "state"), ==, "model");
+  g_assert_true (g_str_has_prefix (get (state, "subtitle"), "torch.export program · schema "));
+  g_assert_null (strstr (get (state, "subtitle"), "opset"));
+  g_assert_cmpstr (get (state, "run-visible"), ==, "1");
+  g_assert_true (g_str_has_prefix (get (state, "run-outputs"), "linear float32[4,10] min="));
+  g_assert_true (g_str_has_prefix (get (state, "run-status"), "Ran in "));
+  pixbuf = load_window_screenshot (state, "run-pt2");
+
+  harness_activate (gui.window, "win.set-run-dim::s77=17");
+  harness_activate (gui.window, "win.run");
+  refused = capture (&gui, "run-pt2-refused");
+  g_assert_cmpstr (get (refused, "run-outputs"), ==, "");
+  g_assert_nonnull (strstr (get (refused, "run-status"), "[2, 16]"));
+
+  /* The sidebar names the conv's arguments by their schema names. */
+  harness_activate (gui.window, "win.select-node::conv2d");
+  selected = capture (&gui, "pt2-conv2d-selected");
+  g_assert_cmpstr (get (selected, "selected-node"), ==, "conv2d");
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "stride"));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (gui.window), "weight · initializer"));
+  g_assert_null (harness_find_label (GTK_WIDGET (gui.window), "arg3"));
+}
+
+/* Untouched, a ranged dim starts at its minimum (2), so Run just works. */
+static void
+test_run_pt2_default_dim (void)
+{
+  g_autofree char *path = pt2_fixture ("cnn_dynamic.pt2");
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+
+  open_and_run (&gui, path, NULL);
+  state = capture (&gui, "run-pt2-default-dim");
+  g_assert_true (g_str_has_prefix (get (state, "run-outputs"), "linear float32[2,10] min="));
 }
 
 /* An input of the wrong shape is refused before running, naming it. */
@@ -1200,5 +1273,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
+  g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
+  g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
   return g_test_run ();
 }

@@ -211,6 +211,35 @@ test_overload (void)
   g_assert_null (graft_node_get_attribute (conv, "overload"));
 }
 
+/* Arguments stay positional for the kernels ("arg3", inputs in order)
+ * and carry their schema names for the labels and the sidebar. */
+static void
+test_argument_names (void)
+{
+  g_autoptr(GraftModel) model = load_program ("cnn_dynamic.pt2");
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftNode *conv = NULL;
+  for (guint i = 0; i < graph->nodes->len && conv == NULL; i++)
+    if (strcmp (((GraftNode *) g_ptr_array_index (graph->nodes, i))->name, "conv2d") == 0)
+      conv = g_ptr_array_index (graph->nodes, i);
+  g_assert_nonnull (conv);
+  g_assert_cmpuint (conv->inputs->len, ==, 3);
+  g_assert_cmpstr (graft_node_get_input_argument_name (conv, 0), ==, "input");
+  g_assert_cmpstr (graft_node_get_input_argument_name (conv, 1), ==, "weight");
+  g_assert_cmpstr (graft_node_get_input_argument_name (conv, 2), ==, "bias");
+  g_assert_null (graft_node_get_input_argument_name (conv, 3));
+  g_assert_nonnull (graft_node_get_attribute (conv, "arg3"));
+  g_assert_cmpstr (graft_node_get_attribute_argument_name (conv, "arg3"), ==, "stride");
+  g_assert_cmpstr (graft_node_get_attribute_argument_name (conv, "arg4"), ==, "padding");
+  g_assert_null (graft_node_get_attribute_argument_name (conv, "overload"));
+
+  /* The window's subtitle: the schema and torch versions, not an opset. */
+  g_autofree char *description = graft_model_describe (model);
+  g_assert_true (g_str_has_prefix (description, "torch.export program · schema 8."));
+  g_assert_nonnull (strstr (description, " · torch 2."));
+  g_assert_null (strstr (description, "opset"));
+}
+
 static void
 test_cli_info_ranges (void)
 {
@@ -368,6 +397,7 @@ main (int argc, char *argv[])
     }
   g_test_add_func ("/pt2/flat-layout", test_flat_layout);
   g_test_add_func ("/pt2/overload", test_overload);
+  g_test_add_func ("/pt2/argument-names", test_argument_names);
   g_test_add_func ("/pt2/cli-info-ranges", test_cli_info_ranges);
   g_test_add_func ("/pt2/lint", test_lint);
   for (guint i = 0; i < G_N_ELEMENTS (programs); i++)
