@@ -428,9 +428,9 @@ print_text (GraftModel *model)
       printf ("Producer:  %s%s%s\n", graft_model_get_producer_name (model),
               version && version[0] ? " " : "", version && version[0] ? version : "");
     }
-  /* A TorchScript archive's only "opset" is its format version, which the
-   * Format line already gives. */
-  if (domains != NULL && domains->len > 0 && graft_model_get_format (model) != GRAFT_MODEL_FORMAT_TORCHSCRIPT)
+  /* A TorchScript archive's or torch.export program's only "opset" is its
+   * format or schema version, which the Format line already gives. */
+  if (domains != NULL && domains->len > 0 && graft_model_get_format (model) == GRAFT_MODEL_FORMAT_ONNX)
     {
       printf ("Opsets:   ");
       for (guint i = 0; i < domains->len; i++)
