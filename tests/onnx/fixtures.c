@@ -49,3 +49,23 @@ graft_test_generate_fixtures_with (const char *python, const char *script, const
     g_error ("fixture generator %s failed (%s):\n%s", script, error->message, err);
   return outdir;
 }
+
+JsonParser *
+graft_test_cli_info_json (const char *path)
+{
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  const char *argv[] = { cli, "info", "--json", path, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonParser *parser;
+  int status;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("graft-cli info failed: %s", err);
+  parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, out, -1, &error))
+    g_error ("graft-cli info --json printed no JSON: %s", error->message);
+  return parser;
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -17,6 +18,10 @@ char *graft_test_generate_fixtures (const char *script, const char *outdir_rel, 
 /* The same with another Python (GRAFT_TEST_LEGACY_PYTHON, say). */
 char *graft_test_generate_fixtures_with (const char *python, const char *script, const char *outdir_rel,
                                          const char *const *extra_args);
+
+/* Runs BUILD_DIR/app/graft-cli info --json path and returns the parsed
+ * output; a failed run or unparsable output fails the calling test. */
+JsonParser *graft_test_cli_info_json (const char *path);
 
 /* SOURCE_DIR/relative */
 char *graft_test_source_path (const char *relative);

@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 #include "loader.h"
 #include "torch-generations.h"
+#include "../onnx/fixtures.h"
 
 static char *fixture_dirs[GRAFT_TORCH_N_GENERATIONS];
 
@@ -363,18 +364,8 @@ test_cli_info (gconstpointer data)
   const char *dir = fixtures_or_skip (c);
   if (dir == NULL)
     return;
-  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
   g_autofree char *path = g_strdup_printf ("%s/%s.pt", dir, c->name);
-  const char *argv[] = { cli, "info", "--json", path, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  int status;
-  g_autoptr(GError) error = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("graft-cli info failed: %s", err);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_autoptr(JsonParser) parser = graft_test_cli_info_json (path);
   JsonObject *root = json_node_get_object (json_parser_get_root (parser));
   g_assert_cmpstr (json_object_get_string_member (root, "format"), ==, "torchscript");
   JsonArray *inputs = json_object_get_array_member (root, "inputs");
