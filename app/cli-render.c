@@ -84,6 +84,7 @@ graft_cli_render (int argc, char **argv)
   g_autoptr (GOptionContext) context = g_option_context_new ("FILE - draw a model's graph");
   g_autoptr (GError) error = NULL;
   g_autoptr (GraftModel) model = NULL;
+  g_autoptr (GraftInference) inference = NULL;
   g_autoptr (GraftLayout) layout = NULL;
   g_autoptr (GraftScene) scene = NULL;
   GraftLayoutOptions options;
@@ -149,11 +150,12 @@ graft_cli_render (int argc, char **argv)
     }
   /* Edges are labelled with shapes: fill in those the file leaves out. */
   if (!no_shapes)
-    graft_shape_inference_run (model, NULL);
+    inference = graft_shape_inference_run (model, NULL);
   loaded = g_get_monotonic_time ();
 
   layout = graft_layout_new (graph);
   graft_layout_set_model (layout, model);
+  graft_layout_set_inference (layout, inference);
   graft_layout_set_options (layout, &options);
   if (expand_all)
     graft_layout_expand_all (layout);

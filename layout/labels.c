@@ -320,15 +320,18 @@ graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height)
 }
 
 GraftTextRole
-graft_value_shape_label_role (GraftValue *value)
+graft_value_shape_label_role (GraftValue *value, GraftInference *inference)
 {
-  return graft_value_get_best_shape (value) == &value->inferred_shape ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE;
+  const GraftShape *inferred = graft_inference_get_shape (inference, value);
+
+  return inferred != NULL && graft_value_get_best_shape (value, inference) == inferred ? GRAFT_TEXT_EDGE_INFERRED
+                                                                                        : GRAFT_TEXT_EDGE;
 }
 
 char *
-graft_value_shape_label (GraftValue *value)
+graft_value_shape_label (GraftValue *value, GraftInference *inference)
 {
-  const GraftShape *shape = graft_value_get_best_shape (value);
+  const GraftShape *shape = graft_value_get_best_shape (value, inference);
 
   /* A partly known declared shape still says something. */
   if (shape == NULL)

@@ -4,6 +4,7 @@
 
 #include <cairo.h>
 #include "ir/graph.h"
+#include "analysis/shape-inference.h"
 #include "layout/text.h"
 #include "layout/scene.h"
 
@@ -31,10 +32,11 @@ void graft_label_box_size (char **lines, cairo_t *cr, double *width, double *hei
 #define GRAFT_LABEL_PAD_Y 4.0
 
 /* The tensor-shape text for an edge carrying value, or NULL when nothing is
- * known about its shape. */
-char *graft_value_shape_label (GraftValue *value);
+ * known about its shape; inference (may be NULL) fills in what the file
+ * does not declare. */
+char *graft_value_shape_label (GraftValue *value, GraftInference *inference);
 /* The font role of that label: inferred shapes are set apart from the
  * ones the file declares. */
-GraftTextRole graft_value_shape_label_role (GraftValue *value);
+GraftTextRole graft_value_shape_label_role (GraftValue *value, GraftInference *inference);
 
 G_END_DECLS

@@ -84,6 +84,8 @@ struct _GraftLayout {
   GMutex lock;             /* guards everything below */
   gboolean *expanded;      /* by LGroup id */
   GraftLayoutOptions options;
+  GraftInference *inference; /* owned, may be NULL: the shapes edges are labelled with */
+  guint inference_serial;  /* counts set_inference() calls: part of the cache key */
   GHashTable *cache;       /* CacheKey* → GroupLayout* */
   guint last_hits, last_runs;
 };
@@ -503,6 +505,7 @@ graft_layout_finalize (GObject *object)
   g_hash_table_unref (self->group_map);
   g_hash_table_unref (self->node_groups);
   g_hash_table_unref (self->cache);
+  g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (graft_layout_parent_class)->finalize (object);
@@ -554,6 +557,23 @@ graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *options)
       self->options = *options;
       /* Entries for other options would only come back if the user flips
        * the toggle back; not worth the memory for big graphs. */
+      g_hash_table_remove_all (self->cache);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+void
+graft_layout_set_inference (GraftLayout *self, GraftInference *inference)
+{
+  g_return_if_fail (GRAFT_IS_LAYOUT (self));
+  g_mutex_lock (&self->lock);
+  if (self->inference != inference)
+    {
+      g_clear_pointer (&self->inference, graft_inference_unref);
+      self->inference = inference != NULL ? graft_inference_ref (inference) : NULL;
+      /* Edge labels, and so the sizes of every level, change; a compute
+       * still running with the old shapes caches under the old serial. */
+      self->inference_serial++;
       g_hash_table_remove_all (self->cache);
     }
   g_mutex_unlock (&self->lock);
@@ -702,6 +722,8 @@ typedef struct {
   GraftLayout *self;
   gboolean *expanded;
   GraftLayoutOptions options;
+  GraftInference *inference; /* owned, may be NULL */
+  guint inference_serial;
   guint64 *signatures;
   GroupLayout **layouts;  /* by id, for the expanded groups */
   cairo_t *measure;
@@ -717,6 +739,7 @@ run_clear (Run *run)
   g_free (run->expanded);
   g_free (run->signatures);
   g_clear_pointer (&run->measure, cairo_destroy);
+  g_clear_pointer (&run->inference, graft_inference_unref);
 }
 
 static guint64
@@ -751,7 +774,7 @@ collect_expanded (Run *run, LGroup *lgroup, GPtrArray *order)
 static void
 compute_signature (Run *run, LGroup *lgroup)
 {
-  guint64 signature = mix (lgroup->id, options_bits (&run->options));
+  guint64 signature = mix (mix (lgroup->id, options_bits (&run->options)), run->inference_serial);
 
   for (guint i = 0; i < lgroup->children->len; i++)
     {
@@ -819,9 +842,9 @@ add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value, cai
 }
 
 static char **
-value_box_lines (GraftModel *model, GraftValue *value, cairo_t *cr)
+value_box_lines (GraftModel *model, GraftInference *inference, GraftValue *value, cairo_t *cr)
 {
-  g_autofree char *shape = graft_value_shape_label (value);
+  g_autofree char *shape = graft_value_shape_label (value, inference);
   GPtrArray *lines = g_ptr_array_new ();
 
   graft_text_select (cr, GRAFT_TEXT_TITLE);
@@ -945,7 +968,7 @@ value_item (Level *level, GHashTable *table, ItemKind kind, GraftValue *value)
     return GPOINTER_TO_UINT (found) - 1;
   if (kind == ITEM_INPUT || kind == ITEM_OUTPUT)
     {
-      item.lines = value_box_lines (level->run->self->model, value, level->run->measure);
+      item.lines = value_box_lines (level->run->self->model, level->run->inference, value, level->run->measure);
       item.category = GRAFT_OP_CATEGORY_IO;
       graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
     }
@@ -1082,11 +1105,11 @@ rank_separation (Level *level, gboolean shapes)
   for (guint i = 0; i < level->layout->edges->len; i++)
     {
       Edge *edge = &g_array_index (level->layout->edges, Edge, i);
-      g_autofree char *label = edge->labelled ? graft_value_shape_label (edge->value) : NULL;
+      g_autofree char *label = edge->labelled ? graft_value_shape_label (edge->value, level->run->inference) : NULL;
 
       if (label == NULL)
         continue;
-      graft_text_select (level->run->measure, graft_value_shape_label_role (edge->value));
+      graft_text_select (level->run->measure, graft_value_shape_label_role (edge->value, level->run->inference));
       widest = MAX (widest, graft_text_measure (level->run->measure, label));
     }
   return CLAMP (widest + 16, RANK_SEPARATION_SHAPES, MAX_LR_RANK_SEPARATION);
@@ -1273,7 +1296,7 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
   GraftPoint first = { 0 };
   double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
 
-  graft_text_select (run->measure, graft_value_shape_label_role (edge->value));
+  graft_text_select (run->measure, graft_value_shape_label_role (edge->value, run->inference));
   width = graft_text_measure (run->measure, label);
   for (int k = 0; k < 4; k++)
     curve[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
@@ -1374,7 +1397,7 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
       GraftPoint label_pos = { 0 };
       char *label = NULL;
       gboolean found;
-      guint n_points;
+      guint n_points, index;
 
       if (edge->n_points == 0)
         continue;
@@ -1399,12 +1422,14 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
             append_join (points, g_array_index (points, GraftPoint, points->len - 1), to, direction, FALSE);
         }
 
-      if (edge->labelled && (label = graft_value_shape_label (edge->value)) != NULL)
+      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL)
         label_pos = place_label (run, layout, edge, label, ox, oy);
 
       n_points = points->len;
-      graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),
-                            n_points, edge->has_arrow, tip, label, label_pos);
+      index = graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),
+                                    n_points, edge->has_arrow, tip, label, label_pos);
+      graft_scene_get_edge (scene, index)->label_inferred
+        = graft_value_shape_label_role (edge->value, run->inference) == GRAFT_TEXT_EDGE_INFERRED;
     }
 }
 
@@ -1421,6 +1446,8 @@ graft_layout_compute (GraftLayout *self, GCancellable *cancellable, GraftProgres
   g_mutex_lock (&self->lock);
   run.expanded = g_memdup2 (self->expanded, self->groups->len * sizeof (gboolean));
   run.options = self->options;
+  run.inference = self->inference != NULL ? graft_inference_ref (self->inference) : NULL;
+  run.inference_serial = self->inference_serial;
   g_mutex_unlock (&self->lock);
   run.signatures = g_new0 (guint64, self->groups->len);
   run.layouts = g_new0 (GroupLayout *, self->groups->len);

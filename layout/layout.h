@@ -21,6 +21,7 @@
 #include <gio/gio.h>
 #include "ir/model.h"
 #include "ir/model-error.h"
+#include "analysis/shape-inference.h"
 #include "layout/graphviz.h"
 #include "layout/scene.h"
 
@@ -54,6 +55,10 @@ GraftGraph *graft_layout_get_graph (GraftLayout *self);
 void graft_layout_set_model (GraftLayout *self, GraftModel *model);
 
 void graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *options);
+/* The shapes that edges and value boxes are labelled with beside the
+ * declared ones (ref taken; NULL: declared shapes only). Like the options,
+ * snapshotted when a compute starts. */
+void graft_layout_set_inference (GraftLayout *self, GraftInference *inference);
 void graft_layout_get_options (GraftLayout *self, GraftLayoutOptions *options);
 
 /* group may be any group of the graph's tree; merged and dissolved groups

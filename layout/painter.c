@@ -351,7 +351,7 @@ draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
 
   if (edge->label == NULL)
     return;
-  graft_text_select (cr, edge->value != NULL ? graft_value_shape_label_role (edge->value) : GRAFT_TEXT_EDGE);
+  graft_text_select (cr, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE);
   width = graft_text_measure (cr, edge->label);
   /* A halo keeps the label readable where it crosses other edges. */
   cairo_rectangle (cr, edge->label_pos.x - 1.5, edge->label_pos.y - graft_text_get_size (GRAFT_TEXT_EDGE) + 0.5,

@@ -149,7 +149,8 @@ guint
 graft_scene_add_edge (GraftScene *scene, GraftValue *value, GraftPoint *points, guint n_points,
                       gboolean has_arrow, GraftPoint arrow_tip, char *label, GraftPoint label_pos)
 {
-  GraftSceneEdge edge = { value, points, n_points, has_arrow, arrow_tip, { 0 }, label, label_pos };
+  GraftSceneEdge edge = { .value = value, .points = points, .n_points = n_points, .has_arrow = has_arrow,
+                          .arrow_tip = arrow_tip, .label = label, .label_pos = label_pos };
   double x0 = G_MAXDOUBLE, y0 = G_MAXDOUBLE, x1 = -G_MAXDOUBLE, y1 = -G_MAXDOUBLE;
 
   /* The control polygon contains the curve. */

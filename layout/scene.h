@@ -88,6 +88,7 @@ typedef struct {
   GraftPoint arrow_tip;      /* arrow from the last point to here */
   GraftRect bounds;
   char *label;               /* tensor shape, or NULL */
+  gboolean label_inferred;   /* the label is an inferred shape (set apart in another font) */
   GraftPoint label_pos;      /* left end of the label's baseline */
   /* For diagnostics, as GraftSceneNode.highlight (set by the canvas). */
   guint highlight;

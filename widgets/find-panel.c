@@ -15,6 +15,7 @@ struct _GraftFindPanel
   GtkListBox *results;
 
   GraftGraph *graph;
+  GraftInference *inference;   /* owned, may be NULL */
   GPtrArray *hits;
   guint n_matches;
 };
@@ -84,7 +85,7 @@ refresh_results (GraftFindPanel *self)
       return;
     }
 
-  self->hits = graft_graph_search (self->graph, text, MAX_LISTED_HITS, &self->n_matches);
+  self->hits = graft_graph_search (self->graph, self->inference, text, MAX_LISTED_HITS, &self->n_matches);
   for (guint i = 0; i < self->hits->len; i++)
     gtk_list_box_append (self->results, make_hit_row (g_ptr_array_index (self->hits, i)));
 
@@ -172,6 +173,18 @@ graft_find_panel_set_graph (GraftFindPanel *self, GraftGraph *graph)
 }
 
 void
+graft_find_panel_set_inference (GraftFindPanel *self, GraftInference *inference)
+{
+  g_return_if_fail (GRAFT_IS_FIND_PANEL (self));
+
+  if (inference != NULL)
+    graft_inference_ref (inference);
+  g_clear_pointer (&self->inference, graft_inference_unref);
+  self->inference = inference;
+  refresh_results (self);
+}
+
+void
 graft_find_panel_set_text (GraftFindPanel *self, const char *text)
 {
   g_return_if_fail (GRAFT_IS_FIND_PANEL (self));
@@ -205,6 +218,7 @@ graft_find_panel_dispose (GObject *object)
 
   g_clear_pointer (&self->hits, g_ptr_array_unref);
   self->graph = NULL;
+  g_clear_pointer (&self->inference, graft_inference_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_FIND_PANEL);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)

@@ -3,6 +3,7 @@
 
 #include <gtk/gtk.h>
 #include "ir/graph.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -13,6 +14,9 @@ GtkWidget *graft_find_panel_new (void);
 
 /* The graph searched, with all its subgraphs; NULL clears. */
 void graft_find_panel_set_graph (GraftFindPanel *self, GraftGraph *graph);
+/* Inferred shapes to match besides the declared ones (ref taken; may be
+ * NULL); of the graph set. */
+void graft_find_panel_set_inference (GraftFindPanel *self, GraftInference *inference);
 void graft_find_panel_set_text (GraftFindPanel *self, const char *text);
 void graft_find_panel_focus_entry (GraftFindPanel *self);
 

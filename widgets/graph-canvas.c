@@ -21,9 +21,14 @@ struct _GraftGraphCanvas {
   GraftModel *model;
   GraftGraph *graph;
   GraftLayout *layout;
+  GraftInference *inference;  /* owned, may be NULL: shapes the edges are labelled with */
   GraftScene *scene;
   GCancellable *cancellable;
   guint generation;
+  /* Layout workers still running, cancelled ones included: they read the
+   * graph until they return, so the canvas is busy (and the graph must
+   * not be edited) until the last one has. */
+  guint n_workers;
 
   gboolean busy;
   double progress;
@@ -294,14 +299,27 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   GraftScene *scene = graft_layout_compute_finish (GRAFT_LAYOUT (source), result, &error);
 
+  if (self != NULL)
+    self->n_workers--;
   if (self == NULL || self->generation != request->generation)
     {
+      /* The last cancelled worker: what waited for the canvas to be idle
+       * applies to the scene it shows. */
+      if (self != NULL && self->n_workers == 0 && self->busy)
+        {
+          set_busy (self, FALSE);
+          if (self->scene != NULL && self->fit_pending)
+            fit_scene (self, FALSE);
+          if (self->scene != NULL && self->reveal_selection_pending)
+            reveal_selection (self);
+          self->fit_pending = self->reveal_selection_pending = FALSE;
+        }
       g_clear_pointer (&scene, graft_scene_unref);
       layout_request_free (request);
       return;
     }
   layout_request_free (request);
-  set_busy (self, FALSE);
+  set_busy (self, self->n_workers > 0);
   if (scene == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -367,6 +385,7 @@ request_layout (GraftGraphCanvas *self)
   request->model = self->model != NULL ? g_object_ref (self->model) : NULL;
   set_progress (self, 0);
   set_busy (self, TRUE);
+  self->n_workers++;
   graft_layout_compute_async (self->layout, self->cancellable, on_layout_progress, request, on_layout_done, request);
 }
 
@@ -455,7 +474,7 @@ graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGr
 
   cancel_layout (self);
   self->generation++;
-  set_busy (self, FALSE);
+  set_busy (self, self->n_workers > 0);
   set_selection (self, NULL, NULL);
   g_clear_pointer (&self->scene, graft_scene_unref);
   g_clear_object (&self->layout);
@@ -466,10 +485,30 @@ graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGr
     {
       self->layout = graft_layout_new (graph);
       graft_layout_set_model (self->layout, self->model);
+      graft_layout_set_inference (self->layout, self->inference);
       self->first_view_pending = TRUE;
       request_layout (self);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+graft_graph_canvas_set_inference (GraftGraphCanvas *self, GraftInference *inference)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  if (inference == self->inference)
+    return;
+  if (inference != NULL)
+    graft_inference_ref (inference);
+  g_clear_pointer (&self->inference, graft_inference_unref);
+  self->inference = inference;
+  if (self->layout == NULL)
+    return;
+  graft_layout_set_inference (self->layout, inference);
+  /* Labels change size: lay out again, keeping the view. */
+  if (self->show_shapes)
+    request_layout (self);
 }
 
 GraftGraph *
@@ -993,6 +1032,7 @@ graft_graph_canvas_dispose (GObject *object)
   g_clear_pointer (&self->scene, graft_scene_unref);
   g_clear_pointer (&self->marks, g_hash_table_unref);
   g_clear_object (&self->layout);
+  g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_object (&self->model);
   g_clear_object (&self->viewport);
   self->graph = NULL;

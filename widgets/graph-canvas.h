@@ -6,6 +6,7 @@
 
 #include <gtk/gtk.h>
 #include "ir/model.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -18,6 +19,9 @@ GtkWidget *graft_graph_canvas_new (void);
  * is kept alive while shown. Layout is asynchronous. */
 void graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGraph *graph);
 GraftGraph *graft_graph_canvas_get_graph (GraftGraphCanvas *self);
+/* Inferred shapes for the edge labels (ref taken; NULL: declared shapes
+ * only), kept across set_graph; a change lays the graph out again. */
+void graft_graph_canvas_set_inference (GraftGraphCanvas *self, GraftInference *inference);
 
 GraftNode *graft_graph_canvas_get_selected_node (GraftGraphCanvas *self);
 GraftValue *graft_graph_canvas_get_selected_value (GraftGraphCanvas *self);

@@ -9,6 +9,7 @@ typedef struct {
   GPtrArray *hits;
   guint max_hits;
   guint n_total;
+  GraftInference *inference;
 } SearchState;
 
 void
@@ -93,7 +94,7 @@ search_values_of_graph (SearchState *state, GraftGraph *graph)
   for (guint i = 0; i < graph->values->len; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->values, i);
-      g_autofree char *type_text = graft_value_format_type (value);
+      g_autofree char *type_text = graft_value_format_type (value, state->inference);
       GraftSearchMatch match;
       GraftSearchHit *hit;
 
@@ -125,6 +126,7 @@ collect_subgraph_values (GraftNode *node, gpointer user_data)
 
 GPtrArray *
 graft_graph_search (GraftGraph *graph,
+                    GraftInference *inference,
                     const char *query,
                     guint max_hits,
                     guint *n_total)
@@ -134,6 +136,7 @@ graft_graph_search (GraftGraph *graph,
 
   state.hits = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_search_hit_free);
   state.max_hits = max_hits;
+  state.inference = inference;
 
   if (stripped[0] != '\0')
     {

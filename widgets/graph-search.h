@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -24,9 +25,10 @@ typedef struct {
 void graft_search_hit_free (GraftSearchHit *hit);
 
 /* Case-insensitive substring search. Shapes match both "1x3x224x224" and
- * "1×3×224×224". Returns at most max_hits hits (GraftSearchHit*), nodes
+ * "1×3×224×224", declared or inferred (inference may be NULL). Returns at most max_hits hits (GraftSearchHit*), nodes
  * before values; *n_total gets the number of all matches. */
 GPtrArray *graft_graph_search (GraftGraph *graph,
+                               GraftInference *inference,
                                const char *query,
                                guint max_hits,
                                guint *n_total);

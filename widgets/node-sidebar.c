@@ -24,6 +24,7 @@ struct _GraftNodeSidebar
 
   GCancellable *stats_cancellable;
   guint pending_stats;
+  GraftInference *inference;   /* owned, may be NULL: types the file does not declare */
 };
 
 G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
@@ -304,7 +305,7 @@ add_value_links (GraftNodeSidebar *self, const char *heading, GPtrArray *values,
           add_row (list, "(omitted optional)", NULL);
           continue;
         }
-      type_text = graft_value_format_type (value);
+      type_text = graft_value_format_type (value, self->inference);
       argument = node != NULL ? graft_node_get_input_argument_name (node, i) : NULL;
       if (value->initializer != NULL)
         subtitle = g_strdup_printf ("%s%sinitializer · %s", argument ? argument : "", argument ? " · " : "", type_text);
@@ -598,7 +599,9 @@ static void
 add_value_type_section (GraftNodeSidebar *self, GraftModel *model, GraftValue *value)
 {
   GtkListBox *list = add_section (self, "Value");
-  g_autofree char *type_text = graft_value_format_type (value);
+  g_autofree char *type_text = graft_value_format_type (value, self->inference);
+  GraftDType inferred_dtype;
+  const GraftShape *inferred_shape;
 
   add_row (list, "Type", type_text);
   /* torch.export's range_constraints for the symbolic dims */
@@ -611,11 +614,11 @@ add_value_type_section (GraftNodeSidebar *self, GraftModel *model, GraftValue *v
         if (range != NULL)
           add_row_printf (list, key, "%s %s", value->shape.dims[i].symbol, range);
       }
-  if (value->has_inferred)
+  if (graft_inference_lookup (self->inference, value, &inferred_dtype, &inferred_shape))
     {
-      g_autofree char *inferred = graft_shape_to_string (&value->inferred_shape);
+      g_autofree char *inferred = graft_shape_to_string (inferred_shape);
 
-      add_row_printf (list, "Inferred", "%s · %s", graft_dtype_to_string (value->inferred_dtype), inferred);
+      add_row_printf (list, "Inferred", "%s · %s", graft_dtype_to_string (inferred_dtype), inferred);
     }
   if (value->type_string != NULL && value->kind == GRAFT_VALUE_TENSOR)
     add_row (list, "Declared type", value->type_string);
@@ -763,6 +766,17 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
 }
 
 void
+graft_node_sidebar_set_inference (GraftNodeSidebar *self, GraftInference *inference)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+
+  if (inference != NULL)
+    graft_inference_ref (inference);
+  g_clear_pointer (&self->inference, graft_inference_unref);
+  self->inference = inference;
+}
+
+void
 graft_node_sidebar_clear (GraftNodeSidebar *self)
 {
   g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
@@ -808,6 +822,7 @@ graft_node_sidebar_dispose (GObject *object)
   if (self->stats_cancellable != NULL)
     g_cancellable_cancel (self->stats_cancellable);
   g_clear_object (&self->stats_cancellable);
+  g_clear_pointer (&self->inference, graft_inference_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)

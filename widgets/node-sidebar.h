@@ -4,6 +4,7 @@
 
 #include <gtk/gtk.h>
 #include "ir/model.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -13,6 +14,9 @@ G_DECLARE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GRAFT, NODE_SIDEBAR,
 GtkWidget *graft_node_sidebar_new (void);
 
 void graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model);
+/* Inferred types shown beside the declared ones from the next show_*
+ * on (ref taken; may be NULL). */
+void graft_node_sidebar_set_inference (GraftNodeSidebar *self, GraftInference *inference);
 void graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNode *node);
 void graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value);
 void graft_node_sidebar_clear (GraftNodeSidebar *self);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 char *
-graft_value_format_type (const GraftValue *value)
+graft_value_format_type (const GraftValue *value, GraftInference *inference)
 {
   GraftDType dtype = value->dtype;
   const GraftShape *shape = &value->shape;
@@ -12,10 +12,16 @@ graft_value_format_type (const GraftValue *value)
   if (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL)
     return g_strdup (value->type_string);
 
-  if (value->has_inferred && dtype == GRAFT_DTYPE_UNDEFINED)
-    dtype = value->inferred_dtype;
-  if (value->has_inferred && shape->rank < 0)
-    shape = &value->inferred_shape;
+  GraftDType inferred_dtype;
+  const GraftShape *inferred_shape;
+
+  if (graft_inference_lookup (inference, value, &inferred_dtype, &inferred_shape))
+    {
+      if (dtype == GRAFT_DTYPE_UNDEFINED)
+        dtype = inferred_dtype;
+      if (shape->rank < 0)
+        shape = inferred_shape;
+    }
 
   if (value->initializer != NULL && dtype == GRAFT_DTYPE_UNDEFINED)
     return graft_tensor_describe (value->initializer);

@@ -3,12 +3,13 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
 /* "float32 · 1×3×224×224", "seq(tensor(float))", "int64 · ?"; uses the
- * inferred type when the file declares none. */
-char *graft_value_format_type (const GraftValue *value);
+ * inferred type (inference may be NULL) when the file declares none. */
+char *graft_value_format_type (const GraftValue *value, GraftInference *inference);
 
 /* "Conv “/layer1/0/conv1/Conv”" or just "Conv" for unnamed nodes. */
 char *graft_node_format_label (const GraftNode *node);

@@ -1,7 +1,8 @@
-/* What the model does and what is wrong with it: the lint run after
- * loading (on a worker thread, before the model is shown, so nothing else
- * reads the graph meanwhile) and after every edit, its marks on the canvas
- * and its list, and the Run pane with its timing overlay. */
+/* What the model does and what is wrong with it: the check (lint and shape
+ * inference) after loading and after every edit, on a worker thread while
+ * the graph is shown (analysis only reads the model, so the canvas, a
+ * layout and a run go on meanwhile), its marks on the canvas and its list,
+ * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
 #include "analysis/lint-rules.h"
 
@@ -9,28 +10,95 @@
 #include <string.h>
 
 
-static void
-lint_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GPtrArray *diagnostics = graft_lint_model (task_data, NULL);
+typedef struct {
+  GPtrArray *diagnostics;
+  GraftInference *inference;
+} CheckResult;
 
-  g_task_return_pointer (task, diagnostics, (GDestroyNotify) g_ptr_array_unref);
+static void
+check_result_free (gpointer data)
+{
+  CheckResult *result = data;
+
+  g_clear_pointer (&result->diagnostics, g_ptr_array_unref);
+  g_clear_pointer (&result->inference, graft_inference_unref);
+  g_free (result);
+}
+
+static void
+check_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CheckResult *result = g_new0 (CheckResult, 1);
+
+  result->diagnostics = graft_lint_model_with_inference (task_data, NULL, &result->inference);
+  g_task_return_pointer (task, result, check_result_free);
+}
+
+static void
+on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GraftWindow) self = user_data;
+  CheckResult *check = g_task_propagate_pointer (G_TASK (result), NULL);
+
+  /* A check of a graph an edit or another file has replaced since. */
+  if (g_task_get_cancellable (G_TASK (result)) != self->check_cancellable || check == NULL)
+    {
+      if (check != NULL)
+        check_result_free (check);
+      return;
+    }
+  g_clear_object (&self->check_cancellable);
+  g_object_notify (G_OBJECT (self), "checking");
+  graft_window_set_inference (self, check->inference);
+  graft_window_set_diagnostics (self, check->diagnostics);
+  check_result_free (check);
+  graft_window_update_action_states (self);
+}
+
+static void
+cancel_check (GraftWindow *self)
+{
+  if (self->check_cancellable == NULL)
+    return;
+  g_cancellable_cancel (self->check_cancellable);
+  g_clear_object (&self->check_cancellable);
+  g_object_notify (G_OBJECT (self), "checking");
 }
 
 void
-graft_window_lint_async (GraftWindow *self, GraftModel *model, GCancellable *cancellable,
-                         GAsyncReadyCallback callback, gpointer user_data)
+graft_window_check_model (GraftWindow *self)
 {
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr(GTask) task = NULL;
 
-  g_task_set_task_data (task, g_object_ref (model), g_object_unref);
-  g_task_run_in_thread (task, lint_thread);
+  cancel_check (self);
+  if (self->model == NULL)
+    return;
+  self->check_cancellable = g_cancellable_new ();
+  g_object_notify (G_OBJECT (self), "checking");
+  /* The Problems button says a check is under way until its count lands. */
+  gtk_label_set_text (self->diagnostics_count, "…");
+  gtk_widget_set_tooltip_text (self->diagnostics_button, "Checking the model…");
+  gtk_widget_set_visible (self->diagnostics_button, TRUE);
+  task = g_task_new (self, self->check_cancellable, on_model_checked, g_object_ref (self));
+  /* The task's own reference keeps the model alive while it is read,
+   * even if the window moves on to another file. */
+  g_task_set_task_data (task, g_object_ref (self->model), g_object_unref);
+  g_task_run_in_thread (task, check_thread);
+  graft_window_update_action_states (self);
 }
 
-GPtrArray *
-graft_window_lint_finish (GAsyncResult *result, GError **error)
+void
+graft_window_set_inference (GraftWindow *self, GraftInference *inference)
 {
-  return g_task_propagate_pointer (G_TASK (result), error);
+  if (inference != NULL)
+    graft_inference_ref (inference);
+  g_clear_pointer (&self->inference, graft_inference_unref);
+  self->inference = inference;
+  graft_graph_canvas_set_inference (self->canvas, inference);
+  graft_node_sidebar_set_inference (self->sidebar, inference);
+  graft_find_panel_set_inference (self->find_panel, inference);
+  /* The sidebar shows what it shows now, with the inferred types. */
+  graft_window_update_sidebar (self);
 }
 
 static const char *
@@ -116,6 +184,7 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
       n_errors++;
   count = g_strdup_printf ("%u", n);
   gtk_label_set_text (self->diagnostics_count, count);
+  gtk_widget_set_tooltip_text (self->diagnostics_button, "Problems (F8)");
   gtk_widget_set_visible (self->diagnostics_button, diagnostics != NULL);
   if (n_errors > 0)
     gtk_widget_add_css_class (self->diagnostics_button, "error");

@@ -47,40 +47,24 @@ graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *
   graft_window_update_title (self);
 }
 
-static void
-on_edit_checked (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr(GraftWindow) self = user_data;
-  g_autoptr(GPtrArray) diagnostics = graft_window_lint_finish (result, NULL);
-
-  if (g_task_get_cancellable (G_TASK (result)) != self->check_cancellable)
-    return;
-  g_clear_object (&self->check_cancellable);
-  gtk_spinner_stop (self->loading_spinner);
-  gtk_stack_set_visible_child_full (self->main_stack, "model", GTK_STACK_TRANSITION_TYPE_NONE);
-  graft_window_show_graph (self, graft_model_get_graph (self->model));
-  graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
-  graft_window_set_diagnostics (self, diagnostics);
-  graft_window_update_action_states (self);
-}
-
 /* The graph object was replaced and the old one freed: nothing may show
- * it any more. The new one is checked on a worker thread (seconds for a
- * big transformer) and shown when checked, so that no layout or list
- * reads it while the checks write inferred shapes. */
+ * it any more. The new one is shown at once and checked on a worker
+ * thread (seconds for a big transformer); its marks and inferred shapes
+ * appear when the check lands. */
 static void
 after_model_changed (GraftWindow *self)
 {
-  graft_window_set_diagnostics (self, NULL);
+  GraftGraph *graph = graft_model_get_graph (self->model);
+
+  /* First let go of the old graph, so that nothing below lays it out. */
   graft_graph_canvas_set_graph (self->canvas, self->model, NULL);
   graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
   graft_find_panel_set_graph (self->find_panel, NULL);
+  graft_window_set_diagnostics (self, NULL);
+  graft_window_set_inference (self, NULL);
   graft_run_pane_set_model (self->run_pane, self->model);
   graft_window_update_title (self);
 
-  if (self->check_cancellable != NULL)
-    g_cancellable_cancel (self->check_cancellable);
-  g_clear_object (&self->check_cancellable);
   /* A verdict on the previous graph, or a wait for one, would describe the
    * wrong model. */
   if (self->shape_toast != NULL)
@@ -88,13 +72,10 @@ after_model_changed (GraftWindow *self)
   if (self->verify_cancellable != NULL)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
-  self->check_cancellable = g_cancellable_new ();
-  gtk_label_set_text (self->loading_label, "Checking the changed model…");
-  gtk_progress_bar_set_fraction (self->loading_progress, 0);
-  gtk_spinner_start (self->loading_spinner);
-  gtk_stack_set_visible_child_full (self->main_stack, "loading", GTK_STACK_TRANSITION_TYPE_NONE);
+  graft_window_show_graph (self, graph);
+  graft_find_panel_set_graph (self->find_panel, graph);
+  graft_window_check_model (self);
   graft_window_update_action_states (self);
-  graft_window_lint_async (self, self->model, self->check_cancellable, on_edit_checked, g_object_ref (self));
 }
 
 static void
@@ -117,7 +98,10 @@ edits_allowed (GraftWindow *self)
       return FALSE;
     }
   if (self->check_cancellable != NULL)
-    return FALSE;  /* the previous edit is still being checked */
+    {
+      graft_window_show_toast (self, "Wait until the model is checked before editing");
+      return FALSE;
+    }
   /* An edit replaces the graph object that a layout worker may be reading. */
   if (graft_window_canvas_is_busy (self))
     {
@@ -313,7 +297,7 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
       show_edit_error (self, "Could Not Change the Model", error);
       return;
     }
-  /* Copied before the checks start writing inferred shapes into it. */
+  /* The proof runs on a worker while the user may undo or edit again. */
   if (graft_edit_get_changed_dims (edit)->len > 0)
     edited = graft_model_copy (self->model);
   after_model_changed (self);

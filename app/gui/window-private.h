@@ -52,10 +52,11 @@ struct _GraftWindow
   GCancellable *load_cancellable;
   char *loading_path;
   GPtrArray *diagnostics;           /* of the graph shown now (window-analysis.c) */
+  GraftInference *inference;        /* its inferred shapes, from the same check; NULL until it lands */
   GraftEditHistory *history;        /* edits and saving (window-edits.c) */
   char *title_base;                 /* file name shown in the title */
   char *save_path;                  /* where Save writes; NULL until chosen */
-  GCancellable *check_cancellable;  /* while an edited graph is checked */
+  GCancellable *check_cancellable;  /* while the graph shown is checked (lint, shape inference) */
   GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
   char *direction;                  /* behind the direction action */
 
@@ -83,6 +84,8 @@ struct _GraftWindow
 void graft_window_show_toast (GraftWindow *self, const char *text);
 void graft_window_open_path (GraftWindow *self, const char *path);
 gboolean graft_window_canvas_is_busy (GraftWindow *self);
+/* The sidebar shows the selected node or value, or the model. */
+void graft_window_update_sidebar (GraftWindow *self);
 
 /* window-files.c */
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
@@ -91,13 +94,17 @@ void graft_window_init_files (GraftWindow *self);
 void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
 void graft_window_update_action_states (GraftWindow *self);
 
-/* window-analysis.c: lint after loading (off the main thread) and after
+/* window-analysis.c: the check (lint and shape inference, on a worker
+ * thread while the graph is shown and usable) after loading and after
  * edits, canvas marks, the Run pane. */
 void graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class);
-void graft_window_lint_async (GraftWindow *self, GraftModel *model, GCancellable *cancellable,
-                              GAsyncReadyCallback callback, gpointer user_data);
-GPtrArray *graft_window_lint_finish (GAsyncResult *result, GError **error);
+/* Cancels a check under way and checks self->model's graph; the results
+ * are shown when they land. */
+void graft_window_check_model (GraftWindow *self);
 void graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics);
+/* The shapes the canvas, the sidebar and Find show beside the declared
+ * ones (NULL: none yet). */
+void graft_window_set_inference (GraftWindow *self, GraftInference *inference);
 void graft_window_refresh_marks (GraftWindow *self);
 void graft_window_init_analysis (GraftWindow *self);
 /* Shows or hides the Run pane (the run-visible property's setter). */

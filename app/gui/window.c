@@ -23,6 +23,7 @@ enum {
   PROP_DIAGNOSTICS_VISIBLE,
   PROP_RUN_VISIBLE,
   PROP_SHOW_TIMINGS,
+  PROP_CHECKING,
   N_PROPS
 };
 
@@ -44,11 +45,14 @@ graft_window_update_action_states (GraftWindow *self)
 {
   gboolean has_model = self->model != NULL;
   gboolean running = graft_run_pane_is_running (self->run_pane);
-  gboolean idle = has_model && !running && self->check_cancellable == NULL;
+  gboolean idle = has_model && !running;
+  /* The check only reads the graph, as a run and saving do; an edit
+   * replaces it, so edits wait for the check. */
+  gboolean editable = idle && self->check_cancellable == NULL;
   const char *idle_actions[] = {
-    "win.make-dynamic", "win.set-shape", "win.save", "win.save-as", "win.save-as-path", "win.run",
-    "win.run-new-shape",
+    "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
+  const char *edit_actions[] = { "win.make-dynamic", "win.set-shape" };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
@@ -65,11 +69,13 @@ graft_window_update_action_states (GraftWindow *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
+  for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
+    gtk_widget_action_set_enabled (GTK_WIDGET (self), edit_actions[i], editable);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo",
-                                 idle && self->history != NULL && graft_edit_history_can_undo (self->history));
+                                 editable && self->history != NULL && graft_edit_history_can_undo (self->history));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo",
-                                 idle && self->history != NULL && graft_edit_history_can_redo (self->history));
+                                 editable && self->history != NULL && graft_edit_history_can_redo (self->history));
 }
 
 static void
@@ -100,8 +106,8 @@ graft_window_show_graph (GraftWindow *self, GraftGraph *graph)
 
 /* ---------- selection and navigation ---------- */
 
-static void
-on_selection_changed (GraftWindow *self)
+void
+graft_window_update_sidebar (GraftWindow *self)
 {
   GraftNode *node = graft_graph_canvas_get_selected_node (self->canvas);
   GraftValue *value = graft_graph_canvas_get_selected_value (self->canvas);
@@ -114,6 +120,12 @@ on_selection_changed (GraftWindow *self)
     graft_node_sidebar_show_value (self->sidebar, self->model, value);
   else
     graft_node_sidebar_show_model (self->sidebar, self->model);
+}
+
+static void
+on_selection_changed (GraftWindow *self)
+{
+  graft_window_update_sidebar (self);
 }
 
 static void
@@ -318,12 +330,13 @@ add_to_recent (GraftWindow *self, const char *path)
 }
 
 static void
-show_model (GraftWindow *self, GraftModel *model, const char *path, GPtrArray *diagnostics)
+show_model (GraftWindow *self, GraftModel *model, const char *path)
 {
   g_autofree char *description = graft_model_describe (model);
   GraftGraph *graph;
 
   graft_window_set_diagnostics (self, NULL);
+  graft_window_set_inference (self, NULL);
   g_set_object (&self->model, model);
   graft_window_edits_set_model (self, model, path);
   adw_window_title_set_subtitle (self->window_title, description);
@@ -333,9 +346,11 @@ show_model (GraftWindow *self, GraftModel *model, const char *path, GPtrArray *d
   graft_find_panel_set_graph (self->find_panel, graph);
   /* A weights-only file has no graph: the sidebar lists its tensors. */
   graft_window_show_graph (self, graph);
-  graft_window_set_diagnostics (self, diagnostics);
   gtk_widget_grab_focus (GTK_WIDGET (self->canvas));
   add_to_recent (self, path);
+  /* Lint and shape inference only read the model: the graph is usable
+   * while they run, and their marks and shapes appear when they land. */
+  graft_window_check_model (self);
   update_action_states (self);
 }
 
@@ -369,8 +384,6 @@ stop_loading_feedback (GraftWindow *self)
   update_action_states (self);
 }
 
-static void on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data);
-
 static void
 on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -385,39 +398,18 @@ on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
 
   path = g_strdup (self->loading_path);
+  stop_loading_feedback (self);
   if (model != NULL)
     {
-      g_autofree char *basename = g_path_get_basename (path);
-      g_autofree char *label = g_strdup_printf ("Checking “%s”…", basename);
-
-      /* Shown once checked, so that no layout reads the graph while the
-       * checks write inferred shapes into it. */
-      gtk_label_set_text (self->loading_label, label);
-      graft_window_lint_async (self, model, self->load_cancellable, on_model_checked, g_object_ref (self));
+      show_model (self, model, path);
       return;
     }
-  stop_loading_feedback (self);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
            || g_error_matches (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED))
     gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
   else
     show_load_error (self, path, error);
 
-  update_action_states (self);
-}
-
-static void
-on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr(GraftWindow) self = user_data;
-  g_autoptr(GPtrArray) diagnostics = graft_window_lint_finish (result, NULL);
-  g_autofree char *path = NULL;
-
-  if (g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
-    return;
-  path = g_strdup (self->loading_path);
-  stop_loading_feedback (self);
-  show_model (self, g_task_get_task_data (G_TASK (result)), path, diagnostics);
   update_action_states (self);
 }
 
@@ -453,9 +445,8 @@ graft_window_open_path (GraftWindow *self, const char *path)
 
   if (!graft_window_edits_confirm_open (self, path))
     return;
-  if (self->check_cancellable != NULL)
-    g_cancellable_cancel (self->check_cancellable);
-  g_clear_object (&self->check_cancellable);
+  /* A check of the model shown goes on: it still applies if this file
+   * cannot be opened, and the new model's check replaces it if it can. */
   if (self->verify_cancellable != NULL)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
@@ -590,6 +581,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DIAGNOSTICS_VISIBLE: g_value_set_boolean (value, self->diagnostics_visible); break;
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
+    case PROP_CHECKING: g_value_set_boolean (value, self->check_cancellable != NULL); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -711,6 +703,7 @@ graft_window_dispose (GObject *object)
   g_clear_object (&self->history);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
@@ -757,6 +750,9 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("run-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SHOW_TIMINGS] =
     g_param_spec_boolean ("show-timings", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Lint and shape inference of the graph shown are under way. */
+  properties[PROP_CHECKING] =
+    g_param_spec_boolean ("checking", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

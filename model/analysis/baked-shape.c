@@ -63,18 +63,23 @@ graft_dim_mentions (const GraftDim *dim, const char *symbol)
   return g_strv_contains ((const char *const *) parts, symbol);
 }
 
+/* Shapes as the probe run inferred them (the run in progress, when called
+ * from its hook). */
 static const GraftShape *
-probed_shape (GraftValue *value)
+probed_shape (GraftInference *inference, GraftValue *value)
 {
+  const GraftShape *inferred;
+
   if (value == NULL)
     return NULL;
-  return value->has_inferred ? &value->inferred_shape : &value->shape;
+  inferred = graft_inference_get_shape (inference, value);
+  return inferred != NULL ? inferred : &value->shape;
 }
 
 static gboolean
-carries_probe (GraftValue *value)
+carries_probe (GraftInference *inference, GraftValue *value)
 {
-  const GraftShape *shape = probed_shape (value);
+  const GraftShape *shape = probed_shape (inference, value);
 
   for (int i = 0; shape && i < shape->rank; i++)
     if (graft_dim_mentions (&shape->dims[i], GRAFT_PROBE_SYMBOL))
@@ -83,9 +88,9 @@ carries_probe (GraftValue *value)
 }
 
 static gboolean
-probe_at (GraftValue *value, gint64 axis)
+probe_at (GraftInference *inference, GraftValue *value, gint64 axis)
 {
-  const GraftShape *shape = probed_shape (value);
+  const GraftShape *shape = probed_shape (inference, value);
 
   if (shape == NULL || shape->rank < 0)
     return FALSE;
@@ -95,7 +100,7 @@ probe_at (GraftValue *value, gint64 axis)
 }
 
 static gboolean
-consumers_carry_probe (GraftValue *value)
+consumers_carry_probe (GraftInference *inference, GraftValue *value)
 {
   for (guint i = 0; value && i < value->consumers->len; i++)
     {
@@ -103,7 +108,7 @@ consumers_carry_probe (GraftValue *value)
       for (guint j = 0; j < consumer->inputs->len; j++)
         {
           GraftValue *other = g_ptr_array_index (consumer->inputs, j);
-          if (other != value && carries_probe (other))
+          if (other != value && carries_probe (inference, other))
             return TRUE;
         }
     }
@@ -113,17 +118,17 @@ consumers_carry_probe (GraftValue *value)
 /* TRUE if value, within a few nodes downstream, meets a value carrying
  * the probe at the same node (arange(seq) → Cast → Unsqueeze → + x). */
 static gboolean
-meets_probe_downstream (GraftValue *value, int depth)
+meets_probe_downstream (GraftInference *inference, GraftValue *value, int depth)
 {
   if (value == NULL || depth <= 0)
     return FALSE;
-  if (consumers_carry_probe (value))
+  if (consumers_carry_probe (inference, value))
     return TRUE;
   for (guint i = 0; i < value->consumers->len; i++)
     {
       GraftNode *consumer = g_ptr_array_index (value->consumers, i);
       for (guint j = 0; j < consumer->outputs->len; j++)
-        if (meets_probe_downstream (g_ptr_array_index (consumer->outputs, j), depth - 1))
+        if (meets_probe_downstream (inference, g_ptr_array_index (consumer->outputs, j), depth - 1))
           return TRUE;
     }
   return FALSE;
@@ -171,7 +176,7 @@ slice_relevant (GraftNode *node, guint element, gpointer data)
         return FALSE;
       axis = graft_tensor_get_int (axes, element);
     }
-  return probe_at (g_ptr_array_index (node->inputs, 0), axis);
+  return probe_at (data, g_ptr_array_index (node->inputs, 0), axis);
 }
 
 /* Trace-time data and output shapes of a Reshape. */
@@ -259,12 +264,12 @@ add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, 
 }
 
 static void
-find_in_reshape (GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
+find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
                  GraftSplitReadings *readings)
 {
   GraftValue *data = g_ptr_array_index (node->inputs, 0);
   GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
-  const GraftShape *probed = probed_shape (data);
+  const GraftShape *probed = probed_shape (inference, data);
 
   if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || probed == NULL || probed->rank != io->in.rank
       || graft_tensor_get_numel (tensor) != io->out.rank)
@@ -319,16 +324,16 @@ arange_axis (GraftTensor *tensor, gint64 traced)
  * looked up in a table (Gather(table, arange)), the two ranges a causal
  * mask compares (LessOrEqual). */
 static void
-find_aranges (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+find_aranges (GraftInference *inference, GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
 {
   if (node->outputs->len == 0 || g_ptr_array_index (node->outputs, 0) == NULL)
     return;
   for (guint i = 0; i < node->inputs->len; i++)
-    if (carries_probe (g_ptr_array_index (node->inputs, i)))
+    if (carries_probe (inference, g_ptr_array_index (node->inputs, i)))
       return;
   if (node->op == g_intern_static_string ("onnx::Gather") && graft_node_attr_int (node, "axis", 0) != 0)
     return;
-  if (!meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+  if (!meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 4))
     return;
   for (guint i = 0; i < node->inputs->len; i++)
     {
@@ -344,7 +349,7 @@ find_aranges (GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *inpu
 }
 
 static void
-find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
+find_in_node (GraftInference *inference, GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
               GraftSplitReadings *readings)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
@@ -352,72 +357,70 @@ find_in_node (GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 t
   StaticIO *io;
 
   if (op == g_intern_static_string ("onnx::Reshape") && (io = g_hash_table_lookup (static_io, node)) != NULL)
-    find_in_reshape (found, node, io, traced, input, axis, readings);
+    find_in_reshape (inference, found, node, io, traced, input, axis, readings);
   else if (op == g_intern_static_string ("onnx::Reshape"))
     {
-      if (carries_probe (data))
+      if (carries_probe (inference, data))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Expand") || op == g_intern_static_string ("onnx::Tile"))
     {
       /* Its data, or what its result meets (a causal mask expanded, or a
        * learned row tiled, to the batch, then applied to the activations). */
-      if (carries_probe (data) || (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 2)))
+      if (carries_probe (inference, data) || (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 2)))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::ConstantOfShape"))
     {
-      if (node->outputs->len > 0 && consumers_carry_probe (g_ptr_array_index (node->outputs, 0)))
+      if (node->outputs->len > 0 && consumers_carry_probe (inference, g_ptr_array_index (node->outputs, 0)))
         add_matches (found, node, 0, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Range") && node->inputs->len >= 2)
     {
       /* arange(traced size): its limit, when what it counts meets the dim. */
-      if (node->outputs->len > 0 && meets_probe_downstream (g_ptr_array_index (node->outputs, 0), 4))
+      if (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 4))
         add_matches (found, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
-    add_matches (found, node, 2, traced, input, axis, slice_relevant, NULL);
+    add_matches (found, node, 2, traced, input, axis, slice_relevant, inference);
   else
-    find_aranges (found, node, traced, input, axis);
+    find_aranges (inference, found, node, traced, input, axis);
 }
-
-typedef struct {
-  GraftValue *input;
-  int axis;
-  GraftDim dim;
-} SavedDim;
 
 /* A size no real model traces with, so that it is never taken for one. */
 #define STAND_IN_SIZE 7919
 
-static GArray *
-fix_symbolic_inputs (GraftGraph *graph)
+static void
+shape_free (gpointer shape)
 {
-  GArray *saved = g_array_new (FALSE, FALSE, sizeof (SavedDim));
+  graft_shape_clear (shape);
+  g_free (shape);
+}
+
+/* The graph inputs' shapes with each dim that is not fixed given a
+ * stand-in size (dims already made dynamic: only extents matter for the
+ * trace-time shapes), and with input's dim axis replaced by probe when
+ * probe is not NULL; an overlay for the inference, the inputs stay as
+ * they are. */
+static GHashTable *
+probe_input_shapes (GraftGraph *graph, GraftValue *input, int axis, const GraftDim *probe)
+{
+  GHashTable *shapes = g_hash_table_new_full (NULL, NULL, NULL, shape_free);
 
   for (guint i = 0; i < graph->inputs->len; i++)
     {
-      GraftValue *input = g_ptr_array_index (graph->inputs, i);
-      for (int d = 0; d < input->shape.rank; d++)
-        if (input->shape.dims[d].kind != GRAFT_DIM_FIXED)
-          {
-            SavedDim s = { input, d, input->shape.dims[d] };
-            g_array_append_val (saved, s);
-            input->shape.dims[d] = graft_dim_fixed (STAND_IN_SIZE);
-          }
-    }
-  return saved;
-}
+      GraftValue *value = g_ptr_array_index (graph->inputs, i);
+      GraftShape *shape = g_new0 (GraftShape, 1);
 
-static void
-restore_symbolic_inputs (GraftGraph *graph, GArray *saved)
-{
-  for (guint i = 0; i < saved->len; i++)
-    {
-      SavedDim *s = &g_array_index (saved, SavedDim, i);
-      s->input->shape.dims[s->axis] = s->dim;
+      graft_shape_copy (shape, &value->shape);
+      for (int d = 0; probe == NULL && d < shape->rank; d++)
+        if (shape->dims[d].kind != GRAFT_DIM_FIXED)
+          shape->dims[d] = graft_dim_fixed (STAND_IN_SIZE);
+      if (probe != NULL && value == input)
+        shape->dims[axis] = *probe;
+      g_hash_table_insert (shapes, value, shape);
     }
+  return shapes;
 }
 
 typedef struct {
@@ -434,7 +437,7 @@ typedef struct {
  * found is from then on treated as repaired (its output dim carries the
  * probe), so that what comes after it can be seen. */
 static void
-probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
+probe_node (GraftNode *node, GraftInference *inference, GHashTable *overrides, gpointer user_data)
 {
   Probe *probe = user_data;
   guint first = probe->found->len;
@@ -444,7 +447,7 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
+  find_in_node (inference, probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
@@ -482,43 +485,46 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   GraftGraph *graph = graft_model_get_graph (model);
   g_autoptr(GHashTable) overrides = NULL;
   g_autoptr(GHashTable) static_io = NULL;
-  g_autoptr(GArray) symbolic = NULL;
+  g_autoptr(GHashTable) stand_in_shapes = NULL;
+  g_autoptr(GHashTable) probe_shapes = NULL;
   g_autoptr(GHashTable) found_nodes = NULL;
+  g_autoptr(GraftInference) traced_inference = NULL;
+  GraftShapeInferenceOptions options = { 0 };
+  GraftDim probe_dim = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
   Probe probe;
-  GraftDim saved;
   gint64 traced;
   guint before;
 
   if (graph == NULL || input->shape.rank <= axis || axis < 0 || input->shape.dims[axis].kind != GRAFT_DIM_FIXED)
     return found;
-  saved = input->shape.dims[axis];
-  traced = saved.value;
+  traced = input->shape.dims[axis].value;
   if (traced <= 0)
     return found;
 
   /* Trace-time shapes around every Reshape, to map dims through it. Dims
    * already made dynamic get a stand-in size: only extents matter here. */
   static_io = g_hash_table_new_full (NULL, NULL, NULL, static_io_free);
-  symbolic = fix_symbolic_inputs (graph);
-  graft_shape_inference_run (model, NULL);
-  restore_symbolic_inputs (graph, symbolic);
+  stand_in_shapes = probe_input_shapes (graph, input, axis, NULL);
+  options.input_shapes = stand_in_shapes;
+  traced_inference = graft_shape_inference_run_full (model, &options);
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
       GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
       GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+      const GraftShape *out_shape = graft_inference_get_shape (traced_inference, out);
       StaticIO *io;
 
-      if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out == NULL || !out->has_inferred
-          || !graft_shape_is_fully_fixed (probed_shape (in)) || !graft_shape_is_fully_fixed (&out->inferred_shape))
+      if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out_shape == NULL
+          || !graft_shape_is_fully_fixed (probed_shape (traced_inference, in)) || !graft_shape_is_fully_fixed (out_shape))
         continue;
       io = g_new0 (StaticIO, 1);
-      graft_shape_copy (&io->in, probed_shape (in));
-      graft_shape_copy (&io->out, &out->inferred_shape);
+      graft_shape_copy (&io->in, probed_shape (traced_inference, in));
+      graft_shape_copy (&io->out, out_shape);
       g_hash_table_insert (static_io, node, io);
     }
 
-  input->shape.dims[axis] = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
+  probe_shapes = probe_input_shapes (graph, input, axis, &probe_dim);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
 
   /* A baked Reshape hides the probe from everything after it: each one
@@ -528,16 +534,19 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
   probe = (Probe) { found, found_nodes, static_io, traced, input, axis, readings };
+  options = (GraftShapeInferenceOptions) { .input_shapes = probe_shapes, .overrides = overrides,
+                                           .hook = probe_node, .hook_data = &probe };
   do
     {
+      g_autoptr(GraftInference) probed = NULL;
+
       before = found->len;
-      graft_shape_inference_run_with_hook (model, overrides, probe_node, &probe);
+      probed = graft_shape_inference_run_full (model, &options);
       for (guint i = 0; i < graph->nodes->len; i++)
-        probe_node (g_ptr_array_index (graph->nodes, i), overrides, &probe);
+        probe_node (g_ptr_array_index (graph->nodes, i), probed, overrides, &probe);
     }
   while (found->len > before && found->len < 100000);
 
   g_ptr_array_sort (found, compare_by_position);
-  input->shape.dims[axis] = saved;
   return found;
 }

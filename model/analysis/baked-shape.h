@@ -5,9 +5,8 @@
  * inference, and reports shape-taking nodes whose constant holds the
  * traced value where their data carries the probe. For Reshape the element
  * is the one whose extent, at trace time, contains the data dim carrying
- * the probe, so merged dims (batch × heads) are found too. The model's declared
- * shapes are restored afterwards (inferred ones are those of the probe run
- * until the next graft_shape_inference_run()).
+ * the probe, so merged dims (batch × heads) are found too. The probe is an
+ * overlay given to shape inference: the model is only read.
  */
 #pragma once
 

@@ -336,11 +336,19 @@ graft_lint_rule_lookup (const char *id)
 GPtrArray *
 graft_lint_model (GraftModel *model, const GraftLintOptions *options)
 {
+  return graft_lint_model_with_inference (model, options, NULL);
+}
+
+GPtrArray *
+graft_lint_model_with_inference (GraftModel *model, const GraftLintOptions *options, GraftInference **inference)
+{
   GPtrArray *list = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_diagnostic_free);
   GraftLintOptions defaults = { FALSE };
 
   if (options == NULL)
     options = &defaults;
+  if (inference != NULL)
+    *inference = graft_shape_inference_run (model, NULL);
   if (graft_model_get_graph (model) == NULL)
     return list;
   {
@@ -351,8 +359,6 @@ graft_lint_model (GraftModel *model, const GraftLintOptions *options)
       if (rules[i].check != NULL)
         rules[i].check (model, options, list);
   }
-  /* The probe runs leave probe shapes behind: infer the real ones last. */
-  graft_shape_inference_run (model, NULL);
   /* Stable: equal severities keep their graph order. */
   {
     g_autoptr(GPtrArray) sorted = g_ptr_array_new ();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/model.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -37,9 +38,16 @@ typedef struct {
   gboolean onnx_export_target;
 } GraftLintOptions;
 
-/* Runs shape inference and every rule. options may be NULL. Returns
- * GraftDiagnostic* ordered errors first, then by graph position. */
+/* Runs every rule; the model is only read, so lint may run on a worker
+ * thread while a layout or a run reads the same model. options may be
+ * NULL. Returns GraftDiagnostic* ordered errors first, then by graph
+ * position. */
 GPtrArray *graft_lint_model (GraftModel *model, const GraftLintOptions *options);
+/* As graft_lint_model(), and *inference (transfer full; inference may be
+ * NULL) is the model's shape inference, for a viewer that shows the
+ * shapes beside the diagnostics. */
+GPtrArray *graft_lint_model_with_inference (GraftModel *model, const GraftLintOptions *options,
+                                            GraftInference **inference);
 
 /* TRUE if any diagnostic has severity error. */
 gboolean graft_diagnostics_have_errors (GPtrArray *diagnostics);

@@ -340,7 +340,7 @@ check_symbolic (Checker *checker, GHashTable *sizes)
             input->shape.dims[d] = graft_dim_fixed (*size);
         }
     }
-  graft_shape_inference_run (fixed, &report);
+  g_autoptr(GraftInference) inference = graft_shape_inference_run (fixed, &report);
   if (report.problems->len > 0)
     {
       const char *problem = g_ptr_array_index (report.problems, 0);
@@ -356,6 +356,7 @@ check_symbolic (Checker *checker, GHashTable *sizes)
       GraftValue *output = g_ptr_array_index (graph->outputs, o);
       g_autofree char *text = NULL, *mismatch = NULL;
       gint64 dims[GRAFT_RT_MAX_RANK];
+      const GraftShape *inferred = graft_inference_get_shape (inference, output);
 
       if (!output_expected (checker, o, sizes))
         {
@@ -366,16 +367,15 @@ check_symbolic (Checker *checker, GHashTable *sizes)
           checker->result->complete = FALSE;
           continue;
         }
-      if (!output->has_inferred || !graft_shape_is_fully_fixed (&output->inferred_shape)
-          || output->inferred_shape.rank > GRAFT_RT_MAX_RANK)
+      if (inferred == NULL || !graft_shape_is_fully_fixed (inferred) || inferred->rank > GRAFT_RT_MAX_RANK)
         {
           fail (checker, "shape inference at %s cannot tell the shape of output '%s'%s", where, output->name,
                 output->producer ? " (a node before it is not inferred)" : "");
           return;
         }
-      fixed_dims (&output->inferred_shape, dims);
-      mismatch = output_mismatch (checker, o, output->inferred_shape.rank, dims, sizes);
-      text = graft_shape_to_string (&output->inferred_shape);
+      fixed_dims (inferred, dims);
+      mismatch = output_mismatch (checker, o, inferred->rank, dims, sizes);
+      text = graft_shape_to_string (inferred);
       if (mismatch != NULL)
         {
           g_autofree char *why = blame (checker, graph_output (checker, o)->producer);
@@ -677,16 +677,16 @@ static void
 infer_expected (Checker *checker)
 {
   GraftGraph *graph = graft_model_get_graph (checker->symbolic);
-  GraftShapeInferenceReport report;
+  g_autoptr(GraftInference) inference = graft_shape_inference_run (checker->symbolic, NULL);
 
-  graft_shape_inference_run (checker->symbolic, &report);
-  graft_shape_inference_report_clear (&report);
   for (guint o = 0; o < graph->outputs->len; o++)
     {
       GraftValue *output = g_ptr_array_index (graph->outputs, o);
       GraftShape *shape = g_new0 (GraftShape, 1);
 
-      graft_shape_copy (shape, output->has_inferred ? &output->inferred_shape : &output->shape);
+      const GraftShape *inferred = graft_inference_get_shape (inference, output);
+
+      graft_shape_copy (shape, inferred != NULL ? inferred : &output->shape);
       g_ptr_array_add (checker->expected, shape);
     }
 }

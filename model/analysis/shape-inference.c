@@ -9,14 +9,25 @@
 /* Integer constants larger than this are not followed as data. */
 #define MAX_DATA_ELEMENTS 4096
 
-#define DATA_KEY "graft-shape-inference-data"
+typedef struct {
+  GraftDType dtype;
+  GraftShape shape;
+} InferredType;
+
+struct _GraftInference {
+  gatomicrefcount ref_count;
+  GHashTable *types;       /* GraftValue* → InferredType*, owned */
+  GHashTable *data;        /* GraftValue* → GArray<GraftDim>, owned */
+};
 
 typedef struct {
   GraftModel *model;
-  GHashTable *data;        /* GraftValue* → GArray<GraftDim>, owned */
+  GraftInference *result;  /* what the run found; also what it reads back */
+  GHashTable *data;        /* result->data */
   GHashTable *rt_data;     /* GraftValue* → GraftRtTensor*, owned */
   GraftShapeInferenceReport *report;
   GHashTable *overrides;   /* GraftNode* → GArray<GraftShapeOverride>, may be NULL */
+  GHashTable *input_shapes;/* GraftValue* → GraftShape*, may be NULL */
 } Inferer;
 
 typedef struct {
@@ -38,31 +49,134 @@ dims_new (void)
   return g_array_new (FALSE, FALSE, sizeof (GraftDim));
 }
 
-static const GraftShape *
-known_shape (const GraftValue *value)
+static void
+inferred_type_free (gpointer data)
 {
-  return value->has_inferred ? &value->inferred_shape : &value->shape;
+  InferredType *type = data;
+
+  graft_shape_clear (&type->shape);
+  g_free (type);
 }
 
-static GraftDType
-known_dtype (const GraftValue *value)
+static GraftInference *
+inference_new (void)
 {
-  return value->has_inferred && value->inferred_dtype != GRAFT_DTYPE_UNDEFINED ? value->inferred_dtype : value->dtype;
+  GraftInference *inference = g_new0 (GraftInference, 1);
+
+  g_atomic_ref_count_init (&inference->ref_count);
+  inference->types = g_hash_table_new_full (NULL, NULL, NULL, inferred_type_free);
+  inference->data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
+  return inference;
+}
+
+GraftInference *
+graft_inference_ref (GraftInference *inference)
+{
+  g_atomic_ref_count_inc (&inference->ref_count);
+  return inference;
+}
+
+void
+graft_inference_unref (GraftInference *inference)
+{
+  if (inference == NULL || !g_atomic_ref_count_dec (&inference->ref_count))
+    return;
+  g_hash_table_unref (inference->types);
+  g_hash_table_unref (inference->data);
+  g_free (inference);
+}
+
+gboolean
+graft_inference_lookup (GraftInference *inference, const GraftValue *value, GraftDType *dtype, const GraftShape **shape)
+{
+  InferredType *type = inference != NULL && value != NULL ? g_hash_table_lookup (inference->types, value) : NULL;
+
+  if (type == NULL)
+    return FALSE;
+  if (dtype != NULL)
+    *dtype = type->dtype;
+  if (shape != NULL)
+    *shape = &type->shape;
+  return TRUE;
 }
 
 const GraftShape *
-graft_value_get_best_shape (const GraftValue *value)
+graft_inference_get_shape (GraftInference *inference, const GraftValue *value)
 {
+  const GraftShape *shape = NULL;
+
+  graft_inference_lookup (inference, value, NULL, &shape);
+  return shape;
+}
+
+GraftDType
+graft_inference_get_dtype (GraftInference *inference, const GraftValue *value)
+{
+  GraftDType dtype = GRAFT_DTYPE_UNDEFINED;
+
+  graft_inference_lookup (inference, value, &dtype, NULL);
+  return dtype;
+}
+
+guint
+graft_inference_get_n_values (GraftInference *inference)
+{
+  return g_hash_table_size (inference->types);
+}
+
+GArray *
+graft_inference_get_data (GraftInference *inference, const GraftValue *value)
+{
+  return inference != NULL && value != NULL ? g_hash_table_lookup (inference->data, value) : NULL;
+}
+
+static void
+set_inferred (Inferer *inferer, GraftValue *value, GraftDType dtype, const GraftShape *shape)
+{
+  InferredType *type = g_new0 (InferredType, 1);
+
+  type->dtype = dtype;
+  graft_shape_copy (&type->shape, shape);
+  g_hash_table_insert (inferer->result->types, value, type);
+}
+
+static void
+clear_inferred_value (Inferer *inferer, GraftValue *value)
+{
+  g_hash_table_remove (inferer->result->types, value);
+}
+
+static const GraftShape *
+known_shape (Inferer *inferer, const GraftValue *value)
+{
+  const GraftShape *shape = graft_inference_get_shape (inferer->result, value);
+
+  return shape != NULL ? shape : &value->shape;
+}
+
+static GraftDType
+known_dtype (Inferer *inferer, const GraftValue *value)
+{
+  GraftDType dtype = graft_inference_get_dtype (inferer->result, value);
+
+  return dtype != GRAFT_DTYPE_UNDEFINED ? dtype : value->dtype;
+}
+
+const GraftShape *
+graft_value_get_best_shape (const GraftValue *value, GraftInference *inference)
+{
+  const GraftShape *inferred = graft_inference_get_shape (inference, value);
+
   if (value->shape.rank >= 0)
     {
       gboolean all_known = TRUE;
       for (int i = 0; i < value->shape.rank; i++)
         all_known &= value->shape.dims[i].kind != GRAFT_DIM_UNKNOWN;
-      if (all_known || !value->has_inferred)
+      if (all_known || inferred == NULL)
         return &value->shape;
     }
-  if (value->has_inferred)
-    return &value->inferred_shape;
+  if (inferred != NULL)
+    return inferred;
   return value->shape.rank >= 0 ? &value->shape : NULL;
 }
 
@@ -209,7 +323,7 @@ rule_shape (Inferer *inferer, GraftNode *node, Output *out)
   gint64 start, end;
   GArray *data;
 
-  if (x == NULL || (shape = known_shape (x))->rank < 0)
+  if (x == NULL || (shape = known_shape (inferer, x))->rank < 0)
     return FALSE;
   start = graft_node_attr_int (node, "start", 0);
   end = graft_node_attr_int (node, "end", shape->rank);
@@ -234,7 +348,7 @@ rule_gather (Inferer *inferer, GraftNode *node, Output *out)
   gint64 axis = graft_node_attr_int (node, "axis", 0);
   GraftShape shape;
 
-  if (x == NULL || indices == NULL || (xs = known_shape (x))->rank < 0 || (is = known_shape (indices))->rank < 0)
+  if (x == NULL || indices == NULL || (xs = known_shape (inferer, x))->rank < 0 || (is = known_shape (inferer, indices))->rank < 0)
     return FALSE;
   if (axis < 0)
     axis += xs->rank;
@@ -247,7 +361,7 @@ rule_gather (Inferer *inferer, GraftNode *node, Output *out)
         shape.dims[k++] = is->dims[j];
     else
       shape.dims[k++] = xs->dims[i];
-  output_set (out, known_dtype (x), &shape);
+  output_set (out, known_dtype (inferer, x), &shape);
   graft_shape_clear (&shape);
 
   if (data != NULL && index_data != NULL && xs->rank == 1)
@@ -277,7 +391,7 @@ rule_unsqueeze (Inferer *inferer, GraftNode *node, Output *out, gboolean squeeze
   GraftShape shape;
   int rank;
 
-  if (x == NULL || (xs = known_shape (x))->rank < 0)
+  if (x == NULL || (xs = known_shape (inferer, x))->rank < 0)
     return FALSE;
   if (axes == NULL && !(squeeze && graft_node_get_attribute (node, "axes") == NULL && node_input (node, 1) == NULL))
     return FALSE;
@@ -321,7 +435,7 @@ rule_unsqueeze (Inferer *inferer, GraftNode *node, Output *out, gboolean squeeze
             shape.dims[i] = marked[i] ? graft_dim_fixed (1) : xs->dims[j++];
         }
     }
-  output_set (out, known_dtype (x), &shape);
+  output_set (out, known_dtype (inferer, x), &shape);
   graft_shape_clear (&shape);
   if (lookup_data (inferer, x))
     out->data = g_array_ref (lookup_data (inferer, x));
@@ -338,7 +452,7 @@ rule_concat (Inferer *inferer, GraftNode *node, Output *out)
   gboolean all_data = TRUE;
   GArray *data;
 
-  if (first == NULL || (fs = known_shape (first))->rank < 1)
+  if (first == NULL || (fs = known_shape (inferer, first))->rank < 1)
     return FALSE;
   if (axis < 0)
     axis += fs->rank;
@@ -352,7 +466,7 @@ rule_concat (Inferer *inferer, GraftNode *node, Output *out)
       const GraftShape *vs;
       GraftDim *d = &shape.dims[axis];
 
-      if (v == NULL || (vs = known_shape (v))->rank != fs->rank)
+      if (v == NULL || (vs = known_shape (inferer, v))->rank != fs->rank)
         {
           graft_shape_clear (&shape);
           return FALSE;
@@ -363,7 +477,7 @@ rule_concat (Inferer *inferer, GraftNode *node, Output *out)
         *d = graft_dim_unknown ();
       all_data &= lookup_data (inferer, v) != NULL;
     }
-  output_set (out, known_dtype (first), &shape);
+  output_set (out, known_dtype (inferer, first), &shape);
   graft_shape_clear (&shape);
   if (all_data && fs->rank == 1)
     {
@@ -386,7 +500,7 @@ rule_pass_through (Inferer *inferer, GraftNode *node, Output *out, GraftDType dt
 
   if (x == NULL)
     return FALSE;
-  output_set (out, dtype != GRAFT_DTYPE_UNDEFINED ? dtype : known_dtype (x), known_shape (x));
+  output_set (out, dtype != GRAFT_DTYPE_UNDEFINED ? dtype : known_dtype (inferer, x), known_shape (inferer, x));
   data = lookup_data (inferer, x);
   if (data != NULL && (dtype == GRAFT_DTYPE_UNDEFINED || graft_dtype_is_integer (dtype)))
     out->data = g_array_ref (data);
@@ -407,7 +521,7 @@ rule_reshape (Inferer *inferer, GraftNode *node, Output *out)
 
   if (x == NULL || target == NULL)
     return FALSE;
-  xs = known_shape (x);
+  xs = known_shape (inferer, x);
   graft_shape_init (&shape, target->len);
   rest = graft_shape_get_dim_product (xs, 0, xs->rank);
   for (guint i = 0; i < target->len; i++)
@@ -426,7 +540,7 @@ rule_reshape (Inferer *inferer, GraftNode *node, Output *out)
     }
   if (minus_one >= 0)
     shape.dims[minus_one] = xs->rank >= 0 ? rest : graft_dim_unknown ();
-  output_set (out, known_dtype (x), &shape);
+  output_set (out, known_dtype (inferer, x), &shape);
   graft_shape_clear (&shape);
   if (lookup_data (inferer, x))
     out->data = g_array_ref (lookup_data (inferer, x));
@@ -449,14 +563,14 @@ rule_shape_from_data (Inferer *inferer, GraftNode *node, Output *out, guint shap
     shape.dims[i] = g_array_index (target, GraftDim, i);
   if (broadcast)
     {
-      if (x == NULL || !graft_shape_broadcast (known_shape (x), &shape, &merged, NULL))
+      if (x == NULL || !graft_shape_broadcast (known_shape (inferer, x), &shape, &merged, NULL))
         {
           graft_shape_clear (&shape);
           return FALSE;
         }
       graft_shape_clear (&shape);
       shape = merged;
-      dtype = known_dtype (x);
+      dtype = known_dtype (inferer, x);
     }
   else if (value != NULL && value->t != NULL)
     dtype = value->t->dtype;
@@ -473,12 +587,12 @@ rule_tile (Inferer *inferer, GraftNode *node, Output *out)
   const GraftShape *xs;
   GraftShape shape;
 
-  if (x == NULL || repeats == NULL || (xs = known_shape (x))->rank != (int) repeats->len)
+  if (x == NULL || repeats == NULL || (xs = known_shape (inferer, x))->rank != (int) repeats->len)
     return FALSE;
   graft_shape_copy (&shape, xs);
   for (int i = 0; i < shape.rank; i++)
     shape.dims[i] = graft_dim_multiply (shape.dims[i], g_array_index (repeats, GraftDim, i));
-  output_set (out, known_dtype (x), &shape);
+  output_set (out, known_dtype (inferer, x), &shape);
   graft_shape_clear (&shape);
   return TRUE;
 }
@@ -521,11 +635,11 @@ rule_arith (Inferer *inferer, GraftNode *node, Output *out, Arith arith)
   GraftShape shape;
 
   if (da == NULL || db == NULL || (da->len != db->len && da->len != 1 && db->len != 1)
-      || !graft_dtype_is_integer (known_dtype (a)))
+      || !graft_dtype_is_integer (known_dtype (inferer, a)))
     return FALSE;
-  if (!graft_shape_broadcast (known_shape (a), known_shape (b), &shape, NULL))
+  if (!graft_shape_broadcast (known_shape (inferer, a), known_shape (inferer, b), &shape, NULL))
     return FALSE;
-  output_set (out, known_dtype (a), &shape);
+  output_set (out, known_dtype (inferer, a), &shape);
   graft_shape_clear (&shape);
   out->data = dims_new ();
   for (guint i = 0; i < MAX (da->len, db->len); i++)
@@ -576,7 +690,7 @@ rule_slice (Inferer *inferer, GraftNode *node, Output *out)
   gint64 start, end, axis, step, n;
   GArray *sliced;
 
-  if (data == NULL || known_shape (x)->rank != 1
+  if (data == NULL || known_shape (inferer, x)->rank != 1
       || !slice_parameter (inferer, node, "starts", 1, 0, &start)
       || !slice_parameter (inferer, node, "ends", 2, G_MAXINT64, &end)
       || !slice_parameter (inferer, node, "axes", 3, 0, &axis)
@@ -591,7 +705,7 @@ rule_slice (Inferer *inferer, GraftNode *node, Output *out)
   end = CLAMP (end, start, n);
   sliced = dims_new ();
   g_array_append_vals (sliced, &g_array_index (data, GraftDim, start), end - start);
-  output_set_vector (out, known_dtype (x), sliced);
+  output_set_vector (out, known_dtype (inferer, x), sliced);
   return TRUE;
 }
 
@@ -644,7 +758,7 @@ rule_equal_where (Inferer *inferer, GraftNode *node, Output *out, gboolean where
     return FALSE;
   n = MAX (MAX (a->len, b->len), c ? c->len : 1);
   if ((a->len != n && a->len != 1) || (b->len != n && b->len != 1) || (c && c->len != n && c->len != 1)
-      || known_shape (node_input (node, 0))->rank > 1)
+      || known_shape (inferer, node_input (node, 0))->rank > 1)
     return FALSE;
   out->data = dims_new ();
   for (guint i = 0; i < n; i++)
@@ -663,7 +777,7 @@ rule_equal_where (Inferer *inferer, GraftNode *node, Output *out, gboolean where
         d = graft_dim_fixed (x->value == y->value);
       g_array_append_val (out->data, d);
     }
-  output_set_vector (out, where ? known_dtype (node_input (node, 1)) : GRAFT_DTYPE_BOOL, out->data);
+  output_set_vector (out, where ? known_dtype (inferer, node_input (node, 1)) : GRAFT_DTYPE_BOOL, out->data);
   return TRUE;
 }
 
@@ -687,7 +801,7 @@ rule_range (Inferer *inferer, GraftNode *node, Output *out)
     return FALSE;   /* fixed ranges are the registry's */
   graft_shape_init (&shape, 1);
   shape.dims[0] = *l;
-  output_set (out, known_dtype (node_input (node, 0)), &shape);
+  output_set (out, known_dtype (inferer, node_input (node, 0)), &shape);
   graft_shape_clear (&shape);
   return TRUE;
 }
@@ -759,7 +873,7 @@ rt_data_for (Inferer *inferer, GraftValue *value)
     tensor = graft_rt_tensor_new_from_tensor (value->initializer, NULL);
   else if ((data = lookup_data (inferer, value)) != NULL && (fixed = fixed_data (data)) != NULL)
     {
-      const GraftShape *shape = known_shape (value);
+      const GraftShape *shape = known_shape (inferer, value);
       gint64 n = data->len;
       gint64 dims[GRAFT_RT_MAX_RANK];
       int rank = shape->rank >= 0 && shape->rank <= 1 ? shape->rank : 1;
@@ -799,8 +913,8 @@ apply_infer_function (Inferer *inferer, GraftNode *node, GraftInferFunc infer, O
         continue;
       in->present = TRUE;
       in->kind = v->kind;
-      in->dtype = known_dtype (v);
-      graft_shape_copy (&in->shape, known_shape (v));
+      in->dtype = known_dtype (inferer, v);
+      graft_shape_copy (&in->shape, known_shape (inferer, v));
       in->data = rt_data_for (inferer, v);
     }
 
@@ -829,7 +943,7 @@ resolve_minus_one (Inferer *inferer, GraftNode *node, GraftShape *out)
 
   if (target == NULL || x == NULL || (int) target->len != out->rank)
     return;
-  rest = graft_shape_get_dim_product (known_shape (x), 0, known_shape (x)->rank);
+  rest = graft_shape_get_dim_product (known_shape (inferer, x), 0, known_shape (inferer, x)->rank);
   for (guint i = 0; i < target->len; i++)
     {
       GraftDim *t = &g_array_index (target, GraftDim, i);
@@ -884,10 +998,7 @@ infer_node (Inferer *inferer, GraftNode *node)
 
       if (v != NULL && outs[i].present)
         {
-          v->has_inferred = TRUE;
-          v->inferred_dtype = outs[i].dtype;
-          graft_shape_clear (&v->inferred_shape);
-          graft_shape_copy (&v->inferred_shape, &outs[i].shape);
+          set_inferred (inferer, v, outs[i].dtype, &outs[i].shape);
           if (inferer->report)
             inferer->report->n_inferred++;
           if (outs[i].data != NULL)
@@ -901,17 +1012,13 @@ infer_node (Inferer *inferer, GraftNode *node)
 }
 
 static void
-clear_inferred (GraftNode *node, gpointer user_data)
+clear_inferred (Inferer *inferer, GraftNode *node)
 {
   for (guint i = 0; i < node->outputs->len; i++)
     {
       GraftValue *v = g_ptr_array_index (node->outputs, i);
       if (v != NULL)
-        {
-          v->has_inferred = FALSE;
-          graft_shape_clear (&v->inferred_shape);
-          v->inferred_shape = GRAFT_SHAPE_UNKNOWN;
-        }
+        clear_inferred_value (inferer, v);
     }
 }
 
@@ -989,10 +1096,9 @@ infer_subgraphs_then_node (Inferer *inferer, GraftNode *node)
 static void
 seed_value (Inferer *inferer, GraftValue *value)
 {
-  value->has_inferred = TRUE;
-  value->inferred_dtype = value->dtype;
-  graft_shape_clear (&value->inferred_shape);
-  graft_shape_copy (&value->inferred_shape, &value->shape);
+  const GraftShape *probe = inferer->input_shapes != NULL ? g_hash_table_lookup (inferer->input_shapes, value) : NULL;
+
+  set_inferred (inferer, value, value->dtype, probe != NULL ? probe : &value->shape);
   if (value->initializer != NULL)
     {
       GArray *data = data_from_tensor (value->initializer);
@@ -1001,68 +1107,63 @@ seed_value (Inferer *inferer, GraftValue *value)
     }
 }
 
-/* Fresh tables, no inferred types left from before, graph inputs and
- * initializers seeded from their declarations. */
+/* A fresh result, graph inputs and initializers seeded from their
+ * declarations (or the probe shapes standing in for them). */
 static void
 start_inference (Inferer *inferer, GraftGraph *graph)
 {
-  inferer->data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
+  inferer->result = inference_new ();
+  inferer->data = inferer->result->data;
   inferer->rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
-  graft_graph_foreach_node_recursive (graph, clear_inferred, NULL);
   for (guint i = 0; i < graph->inputs->len; i++)
     seed_value (inferer, g_ptr_array_index (graph->inputs, i));
   for (guint i = 0; i < graph->initializers->len; i++)
     seed_value (inferer, g_ptr_array_index (graph->initializers, i));
 }
 
-static void
-run_inference (GraftModel *model, GraftShapeInferenceReport *report, GHashTable *overrides,
-               GraftShapeInferenceHook hook, gpointer hook_data)
+GraftInference *
+graft_shape_inference_run_full (GraftModel *model, const GraftShapeInferenceOptions *options)
 {
+  static const GraftShapeInferenceOptions no_options = { 0 };
   GraftGraph *graph = graft_model_get_graph (model);
-  Inferer inferer = { model, NULL, NULL, report, overrides };
+  Inferer inferer = { 0 };
   g_autoptr(GPtrArray) order = NULL;
 
-  if (report != NULL)
+  if (options == NULL)
+    options = &no_options;
+  inferer.model = model;
+  inferer.report = options->report;
+  inferer.overrides = options->overrides;
+  inferer.input_shapes = options->input_shapes;
+  if (inferer.report != NULL)
     {
-      memset (report, 0, sizeof *report);
-      report->problems = g_ptr_array_new_with_free_func (g_free);
+      memset (inferer.report, 0, sizeof *inferer.report);
+      inferer.report->problems = g_ptr_array_new_with_free_func (g_free);
     }
   if (graph == NULL)
-    return;
+    return inference_new ();
 
   start_inference (&inferer, graph);
   order = topological_order (graph);
   for (guint i = 0; i < order->len; i++)
     {
-      if (hook != NULL)
-        hook (g_ptr_array_index (order, i), overrides, hook_data);
+      if (options->hook != NULL)
+        options->hook (g_ptr_array_index (order, i), inferer.result, options->overrides, options->hook_data);
       infer_subgraphs_then_node (&inferer, g_ptr_array_index (order, i));
     }
-  if (report != NULL)
-    report->n_nodes = order->len;
+  if (inferer.report != NULL)
+    inferer.report->n_nodes = order->len;
 
   g_hash_table_unref (inferer.rt_data);
-  g_object_set_data_full (G_OBJECT (model), DATA_KEY, inferer.data, (GDestroyNotify) g_hash_table_unref);
+  return inferer.result;
 }
 
-void
+GraftInference *
 graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report)
 {
-  run_inference (model, report, NULL, NULL, NULL);
-}
+  GraftShapeInferenceOptions options = { .report = report };
 
-void
-graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides)
-{
-  run_inference (model, NULL, overrides, NULL, NULL);
-}
-
-void
-graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
-                                     GraftShapeInferenceHook hook, gpointer user_data)
-{
-  run_inference (model, NULL, overrides, hook, user_data);
+  return graft_shape_inference_run_full (model, &options);
 }
 
 struct _GraftShapeInferenceSession {
@@ -1113,6 +1214,7 @@ graft_shape_inference_session_new (GraftModel *model)
 static void
 forget_value (Inferer *inferer, GraftValue *value)
 {
+  clear_inferred_value (inferer, value);
   g_hash_table_remove (inferer->data, value);
   g_hash_table_remove (inferer->rt_data, value);
 }
@@ -1122,19 +1224,20 @@ session_infer_node (GraftShapeInferenceSession *session, GraftNode *node)
 {
   Inferer *inferer = &session->inferer;
 
-  /* An initializer added since the session began (a new value starts
-   * without an inferred type) is seeded as a run would have. */
+  /* Initializers are seeded afresh as a run would have: one may have been
+   * added since the session began, at the address of a freed value whose
+   * entries are still in the tables. */
   for (guint i = 0; i < node->inputs->len; i++)
     {
       GraftValue *v = g_ptr_array_index (node->inputs, i);
-      if (v != NULL && v->producer == NULL && v->initializer != NULL && !v->has_inferred)
+      if (v != NULL && v->producer == NULL && v->initializer != NULL)
         {
           forget_value (inferer, v);
           seed_value (inferer, v);
         }
     }
   /* As if cleared at the start of a run. */
-  clear_inferred (node, NULL);
+  clear_inferred (inferer, node);
   for (guint i = 0; i < node->outputs->len; i++)
     if (g_ptr_array_index (node->outputs, i) != NULL)
       forget_value (inferer, g_ptr_array_index (node->outputs, i));
@@ -1168,7 +1271,7 @@ graft_shape_inference_session_free (GraftShapeInferenceSession *session)
 {
   if (session == NULL)
     return;
-  g_hash_table_unref (session->inferer.data);
+  graft_inference_unref (session->inferer.result);
   g_hash_table_unref (session->inferer.rt_data);
   g_free (session);
 }
@@ -1179,10 +1282,8 @@ graft_shape_inference_report_clear (GraftShapeInferenceReport *report)
   g_clear_pointer (&report->problems, g_ptr_array_unref);
 }
 
-GArray *
-graft_shape_inference_get_data (GraftModel *model, GraftValue *value)
+GraftInference *
+graft_shape_inference_session_get_inference (GraftShapeInferenceSession *session)
 {
-  GHashTable *data = g_object_get_data (G_OBJECT (model), DATA_KEY);
-
-  return data ? g_hash_table_lookup (data, value) : NULL;
+  return session->inferer.result;
 }

@@ -1,7 +1,11 @@
 /* Static shape and dtype inference over a model's graph and its subgraphs.
  *
- * Fills value->has_inferred / inferred_dtype / inferred_shape (the
- * declared value->dtype/shape are never touched), following symbolic dims
+ * Returns a GraftInference: per value (subgraph values too), the inferred
+ * dtype and shape, and the known integer contents of shape vectors. The
+ * model is only read, so that lint, a layout and a run can look at one
+ * model at the same time; probes with other input shapes pass them in
+ * GraftShapeInferenceOptions.input_shapes instead of editing the inputs.
+ * Inference follows symbolic dims
  * through the graph: an input of shape batch×3×224×224 gives outputs like
  * batch×1000, and Reshape(-1) of batch×512×1×1 gives batch×512.
  *
@@ -22,6 +26,29 @@
 
 G_BEGIN_DECLS
 
+/* The result of a run: immutable once returned, so it may be read from
+ * any thread. Its keys are the values of the graph as it was when
+ * inferred; after an edit that replaces the graph, infer again. */
+typedef struct _GraftInference GraftInference;
+
+GraftInference *graft_inference_ref (GraftInference *inference);
+void graft_inference_unref (GraftInference *inference);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftInference, graft_inference_unref)
+
+/* TRUE if inference gave value a type; dtype and shape (valid as long as
+ * inference) may be NULL. inference may be NULL (nothing inferred). */
+gboolean graft_inference_lookup (GraftInference *inference, const GraftValue *value,
+                                 GraftDType *dtype, const GraftShape **shape);
+/* The inferred shape, or NULL. */
+const GraftShape *graft_inference_get_shape (GraftInference *inference, const GraftValue *value);
+/* The inferred dtype, or GRAFT_DTYPE_UNDEFINED. */
+GraftDType graft_inference_get_dtype (GraftInference *inference, const GraftValue *value);
+/* Number of values with an inferred type. */
+guint graft_inference_get_n_values (GraftInference *inference);
+/* The known integer contents of a value (shape vectors, small int
+ * constants), elements possibly symbolic; NULL if unknown. */
+GArray *graft_inference_get_data (GraftInference *inference, const GraftValue *value);
+
 typedef struct {
   guint n_nodes;          /* main-graph nodes visited */
   guint n_inferred;       /* values that received an inferred type */
@@ -30,7 +57,7 @@ typedef struct {
 } GraftShapeInferenceReport;
 
 /* report may be NULL. Never fails: problems are collected in the report. */
-void graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report);
+GraftInference *graft_shape_inference_run (GraftModel *model, GraftShapeInferenceReport *report) G_GNUC_WARN_UNUSED_RESULT;
 void graft_shape_inference_report_clear (GraftShapeInferenceReport *report);
 
 typedef struct {
@@ -38,20 +65,30 @@ typedef struct {
   GraftDim dim;
 } GraftShapeOverride;
 
-/* As graft_shape_inference_run(), but after node N is inferred, the dims
- * listed in overrides[N] (GArray of GraftShapeOverride) of its first
- * output are replaced. The baked-shape search uses it to see past a
- * constant it has already found, as if that constant were repaired. */
-void graft_shape_inference_run_with_overrides (GraftModel *model, GHashTable *overrides);
+/* Called for each main-graph node just before it is inferred (its inputs
+ * are by then, in inference, the run's result so far), so that it may add overrides[node] that take effect at
+ * once: a chain of findings that each depend on the previous one needs one
+ * run, not one run per link. */
+typedef void (*GraftShapeInferenceHook) (GraftNode *node, GraftInference *inference, GHashTable *overrides,
+                                         gpointer user_data);
 
-/* As graft_shape_inference_run_with_overrides(), and hook is called for
- * each main-graph node just before it is inferred (its inputs are by
- * then), so it may add overrides[node] that take effect at once: a chain
- * of findings that each depend on the previous one needs one run, not one
- * run per link. */
-typedef void (*GraftShapeInferenceHook) (GraftNode *node, GHashTable *overrides, gpointer user_data);
-void graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrides,
-                                          GraftShapeInferenceHook hook, gpointer user_data);
+typedef struct {
+  GraftShapeInferenceReport *report;   /* may be NULL */
+  /* GraftValue* → GraftShape*: shapes that graph inputs are inferred
+   * with instead of their declared ones (the baked-shape probe). */
+  GHashTable *input_shapes;
+  /* GraftNode* → GArray of GraftShapeOverride: after node N is inferred,
+   * these dims of its first output are replaced. The baked-shape search
+   * uses it to see past a constant it has already found, as if that
+   * constant were repaired. */
+  GHashTable *overrides;
+  GraftShapeInferenceHook hook;        /* needs overrides */
+  gpointer hook_data;
+} GraftShapeInferenceOptions;
+
+/* options may be NULL. */
+GraftInference *graft_shape_inference_run_full (GraftModel *model, const GraftShapeInferenceOptions *options)
+  G_GNUC_WARN_UNUSED_RESULT;
 
 /* Inference one node at a time, in graph order, for an editor that
  * changes the graph as it goes and needs, at node N, exactly what a whole
@@ -66,8 +103,9 @@ void graft_shape_inference_run_with_hook (GraftModel *model, GHashTable *overrid
  * Only for a main graph whose nodes are in topological order and own no
  * subgraphs (where graph order is as good as the run's own order):
  * returns NULL otherwise, and the caller runs the whole inference. Runs
- * without overrides and without a report; does not publish
- * graft_shape_inference_get_data(). */
+ * without overrides and without a report. The session's result is
+ * graft_shape_inference_session_get_inference(), current up to the last
+ * node inferred. */
 typedef struct _GraftShapeInferenceSession GraftShapeInferenceSession;
 GraftShapeInferenceSession *graft_shape_inference_session_new (GraftModel *model);
 /* Infers what is stale up to and including node (of the session's graph). */
@@ -75,15 +113,12 @@ void graft_shape_inference_session_infer_through (GraftShapeInferenceSession *se
 void graft_shape_inference_session_rewind (GraftShapeInferenceSession *session, GraftNode *node);
 void graft_shape_inference_session_node_removed (GraftShapeInferenceSession *session, guint index);
 void graft_shape_inference_session_free (GraftShapeInferenceSession *session);
+/* Borrowed; changes as the session infers. */
+GraftInference *graft_shape_inference_session_get_inference (GraftShapeInferenceSession *session);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftShapeInferenceSession, graft_shape_inference_session_free)
 
-/* The known integer contents of a value after inference (shape vectors,
- * small int constants), elements possibly symbolic; NULL if unknown.
- * Valid until the next run on the same model. */
-GArray *graft_shape_inference_get_data (GraftModel *model, GraftValue *value);
-
-/* Declared shape if the file has one for every dim, else the inferred one,
- * else NULL. */
-const GraftShape *graft_value_get_best_shape (const GraftValue *value);
+/* Declared shape if the file has one for every dim, else the inferred one
+ * (inference may be NULL), else the partly known declared one, else NULL. */
+const GraftShape *graft_value_get_best_shape (const GraftValue *value, GraftInference *inference);
 
 G_END_DECLS

@@ -41,16 +41,22 @@ typedef struct {
   GraftGraph *graph;
   GraftShapeInferenceSession *session;
   GHashTable *node_names;   /* char* (owned) of the graph's nodes: new ones get unique names */
+  GraftInference *inference;/* owned: the last whole run, without a session */
 } Repair;
 
-/* node's inputs and outputs as inference sees the graph now. */
-static void
+/* node's inputs and outputs as inference sees the graph now; valid until
+ * the next call. */
+static GraftInference *
 infer_through (Repair *repair, GraftNode *node)
 {
   if (repair->session != NULL)
-    graft_shape_inference_session_infer_through (repair->session, node);
-  else
-    graft_shape_inference_run (repair->model, NULL);
+    {
+      graft_shape_inference_session_infer_through (repair->session, node);
+      return graft_shape_inference_session_get_inference (repair->session);
+    }
+  g_clear_pointer (&repair->inference, graft_inference_unref);
+  repair->inference = graft_shape_inference_run (repair->model, NULL);
+  return repair->inference;
 }
 
 /* node's inputs changed, or node was just put where it is. */
@@ -210,13 +216,13 @@ reshape_is_exact (Repair *repair, GraftNode *node, const gint64 *values, guint n
 {
   GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
   GraftDim expected = graft_dim_multiply (graft_dim_symbolic (symbol), graft_dim_fixed (multiplier));
+  const GraftShape *shape = graft_inference_get_shape (infer_through (repair, node), out);
 
-  infer_through (repair, node);
-  if (out == NULL || !out->has_inferred || out->inferred_shape.rank != (int) n)
+  if (shape == NULL || shape->rank != (int) n)
     return FALSE;
   for (guint i = 0; i < n; i++)
     {
-      GraftDim *d = &out->inferred_shape.dims[i];
+      GraftDim *d = &shape->dims[i];
       if (i == e)
         {
           if (!graft_dim_equal (d, &expected))
@@ -253,13 +259,15 @@ reshape_keeps_size (Repair *repair, GraftNode *node)
 {
   GraftValue *in = g_ptr_array_index (node->inputs, 0);
   GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftInference *inference = infer_through (repair, node);
+  const GraftShape *in_shape = graft_inference_get_shape (inference, in);
+  const GraftShape *out_shape = graft_inference_get_shape (inference, out);
   GraftDim a, b;
 
-  infer_through (repair, node);
-  if (in == NULL || out == NULL || !in->has_inferred || !out->has_inferred)
+  if (in_shape == NULL || out_shape == NULL)
     return FALSE;
-  a = graft_shape_get_dim_product (&in->inferred_shape, 0, in->inferred_shape.rank);
-  b = graft_shape_get_dim_product (&out->inferred_shape, 0, out->inferred_shape.rank);
+  a = graft_shape_get_dim_product (in_shape, 0, in_shape->rank);
+  b = graft_shape_get_dim_product (out_shape, 0, out_shape->rank);
   return a.kind != GRAFT_DIM_UNKNOWN && graft_dim_equal (&a, &b);
 }
 
@@ -274,8 +282,9 @@ aligned_entry (Repair *repair, GPtrArray *entries, guint n, const char *symbol)
 
   if (first->node->op == g_intern_static_string ("onnx::ConstantOfShape") || data == NULL)
     return first;
-  infer_through (repair, first->node);
-  shape = data->has_inferred ? &data->inferred_shape : &data->shape;
+  shape = graft_inference_get_shape (infer_through (repair, first->node), data);
+  if (shape == NULL)
+    shape = &data->shape;
   for (guint i = 0; i < entries->len; i++)
     {
       GraftBakedShape *entry = g_ptr_array_index (entries, i);
@@ -346,8 +355,9 @@ expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gin
   const GraftShape *shape;
   g_autofree char *after = NULL;
 
-  infer_through (repair, node);
-  shape = data->has_inferred ? &data->inferred_shape : &data->shape;
+  shape = graft_inference_get_shape (infer_through (repair, node), data);
+  if (shape == NULL)
+    shape = &data->shape;
   if (shape->rank < 0)
     return FALSE;
   for (guint i = 0; i < entries->len; i++)
@@ -521,24 +531,25 @@ static void
 update_declared_shapes (GraftModel *model, GraftValue *input, gint64 traced)
 {
   g_autoptr(GHashTable) downstream = g_hash_table_new (NULL, NULL);
+  g_autoptr(GraftInference) inference = graft_shape_inference_run (model, NULL);
   GHashTableIter iter;
   gpointer key;
 
-  graft_shape_inference_run (model, NULL);
   collect_downstream (input, downstream);
   g_hash_table_iter_init (&iter, downstream);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
       GraftValue *value = key;
-      gboolean inferred = value->has_inferred && value->inferred_shape.rank == value->shape.rank;
+      const GraftShape *shape = graft_inference_get_shape (inference, value);
+      gboolean inferred = shape != NULL && shape->rank == value->shape.rank;
 
       if (value == input || value->shape.rank < 0)
         continue;
       for (int i = 0; i < value->shape.rank; i++)
         {
           GraftDim *d = &value->shape.dims[i];
-          if (inferred && value->inferred_shape.dims[i].kind != GRAFT_DIM_UNKNOWN)
-            *d = value->inferred_shape.dims[i];
+          if (inferred && shape->dims[i].kind != GRAFT_DIM_UNKNOWN)
+            *d = shape->dims[i];
           else if ((d->kind == GRAFT_DIM_FIXED && d->value == traced)
                    || (d->kind == GRAFT_DIM_SYMBOLIC && g_str_has_prefix (d->symbol, "graft_dim_")))
             *d = graft_dim_unknown ();
@@ -672,8 +683,8 @@ static void
 fold_size_inputs (GraftModel *model, GPtrArray *notes)
 {
   GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GraftInference) inference = graft_shape_inference_run (model, NULL);
 
-  graft_shape_inference_run (model, NULL);
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
@@ -686,7 +697,7 @@ fold_size_inputs (GraftModel *model, GPtrArray *notes)
       if ((node->op != g_intern_static_string ("onnx::Expand") && node->op != g_intern_static_string ("onnx::Reshape")
            && node->op != g_intern_static_string ("onnx::Tile") && at != 0)
           || size == NULL || size->producer == NULL || graft_value_get_constant (size) != NULL
-          || !from_constants_only (size, seen) || (data = graft_shape_inference_get_data (model, size)) == NULL)
+          || !from_constants_only (size, seen) || (data = graft_inference_get_data (inference, size)) == NULL)
         continue;
       values = g_new (gint64, MAX (data->len, 1));
       for (guint k = 0; k < data->len; k++)
@@ -720,7 +731,9 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
   g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
   g_autoptr(GraftShapeInferenceSession) session = NULL;
   g_autoptr(GHashTable) node_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  Repair repair = { model, graft_model_get_graph (model), NULL, node_names };
+  g_autoptr(GraftInference) traced = NULL;
+  Repair repair = { model, graft_model_get_graph (model), NULL, node_names, NULL };
+  gboolean ok = TRUE;
 
   for (guint i = 0; i < repair.graph->nodes->len; i++)
     g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
@@ -730,29 +743,32 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
       fold_size_inputs (model, notes);
       baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */
-      graft_shape_inference_run (model, NULL);
+      traced = graft_shape_inference_run (model, NULL);
       for (guint i = 0; i < baked->len; i++)
         {
           GraftNode *node = ((GraftBakedShape *) g_ptr_array_index (baked, i))->node;
           GraftValue *out = node->outputs->len ? g_ptr_array_index (node->outputs, 0) : NULL;
-          if (out != NULL && out->has_inferred && !g_hash_table_contains (static_out, node))
-            g_hash_table_insert (static_out, node, copy_shape (&out->inferred_shape));
+          const GraftShape *shape = graft_inference_get_shape (traced, out);
+          if (shape != NULL && !g_hash_table_contains (static_out, node))
+            g_hash_table_insert (static_out, node, copy_shape (shape));
         }
     }
   input->shape.dims[axis] = graft_dim_symbolic (symbol);
   if (baked != NULL && baked->len > 0)
     repair.session = session = graft_shape_inference_session_new (model);
   /* One repair per node, with all its matching elements, in graph order. */
-  for (guint i = 0; baked != NULL && i < baked->len;)
+  for (guint i = 0; ok && baked != NULL && i < baked->len;)
     {
       GraftBakedShape *b = g_ptr_array_index (baked, i);
       g_autoptr(GPtrArray) entries = g_ptr_array_new ();
 
       for (; i < baked->len && ((GraftBakedShape *) g_ptr_array_index (baked, i))->node == b->node; i++)
         g_ptr_array_add (entries, g_ptr_array_index (baked, i));
-      if (!repair_node (&repair, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error))
-        return FALSE;
+      ok = repair_node (&repair, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error);
     }
+  g_clear_pointer (&repair.inference, graft_inference_unref);
+  if (!ok)
+    return FALSE;
   update_declared_shapes (model, input, old.kind == GRAFT_DIM_FIXED ? old.value : G_MININT64);
   return TRUE;
 }

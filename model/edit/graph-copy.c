@@ -73,10 +73,6 @@ copy_value_fields (GraftValue *dest, const GraftValue *src)
   graft_shape_clear (&dest->shape);
   graft_shape_copy (&dest->shape, &src->shape);
   dest->type_string = g_strdup (src->type_string);
-  dest->has_inferred = src->has_inferred;
-  dest->inferred_dtype = src->inferred_dtype;
-  graft_shape_clear (&dest->inferred_shape);
-  graft_shape_copy (&dest->inferred_shape, &src->inferred_shape);
   dest->doc_string = g_strdup (src->doc_string);
 }
 

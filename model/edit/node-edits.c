@@ -81,6 +81,7 @@ graft_edit_do_bypass_node (GraftModel *model, const char *name, GPtrArray *notes
   GraftNode *node = graft_edit_find_node (graph, name, error);
   GraftValue *in, *out;
   g_autofree char *in_shape = NULL, *out_shape = NULL;
+  g_autoptr(GraftInference) inference = NULL;
 
   if (node == NULL)
     return FALSE;
@@ -110,9 +111,11 @@ graft_edit_do_bypass_node (GraftModel *model, const char *name, GPtrArray *notes
       return FALSE;
     }
 
-  graft_shape_inference_run (model, NULL);
-  in_shape = graft_shape_to_string (graft_value_get_best_shape (in) ? graft_value_get_best_shape (in) : &in->shape);
-  out_shape = graft_shape_to_string (graft_value_get_best_shape (out) ? graft_value_get_best_shape (out) : &out->shape);
+  inference = graft_shape_inference_run (model, NULL);
+  in_shape = graft_shape_to_string (graft_value_get_best_shape (in, inference) ? graft_value_get_best_shape (in, inference)
+                                                                                : &in->shape);
+  out_shape = graft_shape_to_string (graft_value_get_best_shape (out, inference)
+                                     ? graft_value_get_best_shape (out, inference) : &out->shape);
   if (strcmp (in_shape, out_shape) != 0)
     g_ptr_array_add (notes, g_strdup_printf ("'%s' changed the shape %s → %s: its consumers now get %s", name,
                                              in_shape, out_shape, in_shape));
@@ -190,19 +193,28 @@ collect_needed (GraftValue *value, GHashTable *inputs, GHashTable *needed, GErro
   return TRUE;
 }
 
+/* The new graph's inputs and outputs need a type in the file: what
+ * inference found becomes their declaration (an explicit step of the
+ * edit, not a side effect of the inference). */
 static void
-declare_type (GraftValue *value)
+declare_type (GraftValue *value, GraftInference *inference)
 {
-  if (value->dtype == GRAFT_DTYPE_UNDEFINED && value->has_inferred)
-    value->dtype = value->inferred_dtype;
-  if (value->shape.rank < 0 && value->has_inferred)
-    graft_shape_copy (&value->shape, &value->inferred_shape);
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (!graft_inference_lookup (inference, value, &dtype, &shape))
+    return;
+  if (value->dtype == GRAFT_DTYPE_UNDEFINED)
+    value->dtype = dtype;
+  if (value->shape.rank < 0)
+    graft_shape_copy (&value->shape, shape);
 }
 
 gboolean
 graft_edit_do_extract (GraftModel *model, const char *const *input_names, const char *const *output_names,
                        GPtrArray *notes, GError **error)
 {
+  g_autoptr(GraftInference) inference = NULL;
   GraftGraph *graph = graft_model_get_graph (model);
   g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
   g_autoptr(GPtrArray) outputs = g_ptr_array_new ();
@@ -218,7 +230,7 @@ graft_edit_do_extract (GraftModel *model, const char *const *input_names, const 
     if (!collect_needed (g_ptr_array_index (outputs, i), input_set, needed, error))
       return FALSE;
 
-  graft_shape_inference_run (model, NULL);
+  inference = graft_shape_inference_run (model, NULL);
   for (guint i = 0; i < graph->inputs->len; i++)
     ((GraftValue *) g_ptr_array_index (graph->inputs, i))->is_graph_input = FALSE;
   for (guint i = 0; i < graph->outputs->len; i++)
@@ -252,10 +264,10 @@ graft_edit_do_extract (GraftModel *model, const char *const *input_names, const 
     {
       GraftValue *input = g_ptr_array_index (inputs, i);
       input->producer = NULL;
-      declare_type (input);
+      declare_type (input, inference);
     }
   for (guint i = 0; i < outputs->len; i++)
-    declare_type (g_ptr_array_index (outputs, i));
+    declare_type (g_ptr_array_index (outputs, i), inference);
   graft_graph_prune (graph);
   g_ptr_array_add (notes, g_strdup_printf ("kept %u of %u nodes", graph->nodes->len, before));
   return TRUE;

@@ -10,7 +10,6 @@ value_free (GraftValue *value)
   g_free (value->type_string);
   g_free (value->doc_string);
   graft_shape_clear (&value->shape);
-  graft_shape_clear (&value->inferred_shape);
   g_ptr_array_unref (value->consumers);
   g_clear_pointer (&value->initializer, graft_tensor_unref);
   g_free (value);
@@ -92,7 +91,6 @@ value_new (GraftGraph *graph, const char *name)
   value->name = g_strdup (name);
   value->graph = graph;
   value->shape = GRAFT_SHAPE_UNKNOWN;
-  value->inferred_shape = GRAFT_SHAPE_UNKNOWN;
   value->consumers = g_ptr_array_new ();
   g_ptr_array_add (graph->values, value);
   g_hash_table_insert (graph->value_by_name, value->name, value);

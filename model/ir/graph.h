@@ -40,10 +40,9 @@ struct _GraftValue {
   GraftShape shape;
   char *type_string;       /* full type for non-tensor kinds: "seq(tensor(float))", "List[int]" */
 
-  /* Filled by shape inference (model/analysis); shown distinctly. */
-  gboolean has_inferred;
-  GraftDType inferred_dtype;
-  GraftShape inferred_shape;
+  /* Inferred types are not stored here: shape inference returns them in
+   * a GraftInference (analysis/shape-inference.h) and leaves the graph
+   * as read. */
 
   GraftNode *producer;     /* NULL for graph inputs and initializers */
   guint producer_index;    /* output slot in producer */

@@ -67,7 +67,7 @@ test_search_by_name_and_op (void)
   g_autoptr(GPtrArray) hits = NULL;
   guint total = 0;
 
-  hits = graft_graph_search (graph, "CONV", 100, &total);
+  hits = graft_graph_search (graph, NULL, "CONV", 100, &total);
   /* The Conv node (by name and op) and the conv_out value, nothing else. */
   g_assert_cmpuint (total, ==, 2);
   g_assert_cmpstr (hit_at (hits, 0)->node->name, ==, "/layer1/conv/Conv");
@@ -78,7 +78,7 @@ test_search_by_name_and_op (void)
   g_assert_cmpstr (hit_at (hits, 1)->value->name, ==, "conv_out");
   g_clear_pointer (&hits, g_ptr_array_unref);
 
-  hits = graft_graph_search (graph, "onnx::relu", 100, &total);
+  hits = graft_graph_search (graph, NULL, "onnx::relu", 100, &total);
   g_assert_cmpuint (total, ==, 1);
   g_assert_cmpint (hit_at (hits, 0)->match, ==, GRAFT_SEARCH_MATCH_OP_TYPE);
 }
@@ -87,7 +87,7 @@ static void
 test_search_subgraphs (void)
 {
   g_autoptr(GraftGraph) graph = build_graph ();
-  g_autoptr(GPtrArray) hits = graft_graph_search (graph, "inner_", 100, NULL);
+  g_autoptr(GPtrArray) hits = graft_graph_search (graph, NULL, "inner_", 100, NULL);
 
   g_assert_cmpuint (hits->len, ==, 2);
   g_assert_cmpstr (hit_at (hits, 0)->node->name, ==, "inner_identity");
@@ -95,7 +95,7 @@ test_search_subgraphs (void)
   g_assert_cmpstr (hit_at (hits, 1)->node->name, ==, "inner_neg");
   g_clear_pointer (&hits, g_ptr_array_unref);
 
-  hits = graft_graph_search (graph, "else_out", 100, NULL);
+  hits = graft_graph_search (graph, NULL, "else_out", 100, NULL);
   g_assert_cmpuint (hits->len, ==, 1);
   g_assert_cmpstr (hit_at (hits, 0)->value->name, ==, "else_out");
 }
@@ -104,9 +104,9 @@ static void
 test_search_by_shape (void)
 {
   g_autoptr(GraftGraph) graph = build_graph ();
-  g_autoptr(GPtrArray) typed = graft_graph_search (graph, "1x64x112", 100, NULL);
-  g_autoptr(GPtrArray) pasted = graft_graph_search (graph, "1×64×112×112", 100, NULL);
-  g_autoptr(GPtrArray) input = graft_graph_search (graph, "3x224x224", 100, NULL);
+  g_autoptr(GPtrArray) typed = graft_graph_search (graph, NULL, "1x64x112", 100, NULL);
+  g_autoptr(GPtrArray) pasted = graft_graph_search (graph, NULL, "1×64×112×112", 100, NULL);
+  g_autoptr(GPtrArray) input = graft_graph_search (graph, NULL, "3x224x224", 100, NULL);
 
   g_assert_cmpuint (typed->len, ==, 2);
   g_assert_cmpint (hit_at (typed, 0)->match, ==, GRAFT_SEARCH_MATCH_SHAPE);
@@ -125,15 +125,15 @@ test_search_limits (void)
   g_autoptr(GPtrArray) none = NULL;
   guint total = 0;
 
-  capped = graft_graph_search (graph, "_", 1, &total);
+  capped = graft_graph_search (graph, NULL, "_", 1, &total);
   g_assert_cmpuint (capped->len, ==, 1);
   g_assert_cmpuint (total, >, 1);
 
-  blank = graft_graph_search (graph, "   ", 100, &total);
+  blank = graft_graph_search (graph, NULL, "   ", 100, &total);
   g_assert_cmpuint (blank->len, ==, 0);
   g_assert_cmpuint (total, ==, 0);
 
-  none = graft_graph_search (graph, "softmax", 100, &total);
+  none = graft_graph_search (graph, NULL, "softmax", 100, &total);
   g_assert_cmpuint (none->len, ==, 0);
 }
 
@@ -161,7 +161,7 @@ static void
 test_graph_location (void)
 {
   g_autoptr(GraftGraph) graph = build_graph ();
-  g_autoptr(GPtrArray) hits = graft_graph_search (graph, "inner_neg", 100, NULL);
+  g_autoptr(GPtrArray) hits = graft_graph_search (graph, NULL, "inner_neg", 100, NULL);
   g_autofree char *location = graft_graph_format_location (hit_at (hits, 0)->node->graph);
   g_autofree char *main_location = graft_graph_format_location (graph);
 
@@ -180,14 +180,14 @@ test_value_types (void)
   g_autofree char *unknown_text = NULL;
   g_autofree char *symbolic_text = NULL;
 
-  unknown_text = graft_value_format_type (unknown);
+  unknown_text = graft_value_format_type (unknown, NULL);
   g_assert_cmpstr (unknown_text, ==, "unknown type");
 
   symbolic->dtype = GRAFT_DTYPE_INT64;
   graft_shape_init (&symbolic->shape, 2);
   symbolic->shape.dims[0] = graft_dim_symbolic ("batch");
   symbolic->shape.dims[1] = graft_dim_fixed (8);
-  symbolic_text = graft_value_format_type (symbolic);
+  symbolic_text = graft_value_format_type (symbolic, NULL);
   g_assert_cmpstr (symbolic_text, ==, "int64 · batch×8");
 }
 

@@ -234,8 +234,11 @@ window_is_settling (GraftWindow *window)
   GtkStack *stack = GTK_STACK (harness_find_id (GTK_WIDGET (window), "main_stack"));
   gboolean canvas_busy = FALSE;
 
+  gboolean checking = FALSE;
+
   g_object_get (FIND (window, GObject, GRAFT_TYPE_GRAPH_CANVAS), "busy", &canvas_busy, NULL);
-  return canvas_busy
+  g_object_get (window, "checking", &checking, NULL);
+  return canvas_busy || checking
          || g_strcmp0 (gtk_stack_get_visible_child_name (stack), "loading") == 0
          || gtk_stack_get_transition_running (stack)
          || graft_node_sidebar_get_pending_stats (FIND (window, GraftNodeSidebar, GRAFT_TYPE_NODE_SIDEBAR)) > 0

@@ -160,20 +160,35 @@ test_tiny_scale (void)
 static void
 test_inferred_shape_role (void)
 {
-  g_autoptr(GraftGraph) graph = graft_graph_new ("g");
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
   GraftValue *declared = graft_graph_ensure_value (graph, "declared");
   GraftValue *inferred = graft_graph_ensure_value (graph, "inferred");
+  GraftNode *relu = graft_graph_add_node (graph, "", "Relu", "relu");
+  g_autoptr(GraftInference) inference = NULL;
   gint64 dims[] = { 2, 3 };
 
+  graft_model_set_opset (model, "", 14);
+  declared->dtype = GRAFT_DTYPE_FLOAT32;
   graft_shape_init_fixed (&declared->shape, 2, dims);
-  inferred->has_inferred = TRUE;
-  graft_shape_init_fixed (&inferred->inferred_shape, 2, dims);
-  g_assert_cmpint (graft_value_shape_label_role (declared), ==, GRAFT_TEXT_EDGE);
-  g_assert_cmpint (graft_value_shape_label_role (inferred), ==, GRAFT_TEXT_EDGE_INFERRED);
+  graft_graph_add_input (graph, declared);
+  graft_node_add_input (relu, declared);
+  graft_node_add_output (relu, inferred);
+  graft_graph_add_output (graph, inferred);
+  graft_model_set_graph (model, graph);
+  inference = graft_shape_inference_run (model, NULL);
+
+  g_assert_cmpint (graft_value_shape_label_role (declared, inference), ==, GRAFT_TEXT_EDGE);
+  g_assert_cmpint (graft_value_shape_label_role (inferred, inference), ==, GRAFT_TEXT_EDGE_INFERRED);
+  g_assert_cmpint (graft_value_shape_label_role (inferred, NULL), ==, GRAFT_TEXT_EDGE);
   {
-    g_autofree char *label = graft_value_shape_label (inferred);
+    g_autofree char *label = graft_value_shape_label (inferred, inference);
+    g_autofree char *unknown = graft_value_shape_label (inferred, NULL);
     g_assert_cmpstr (label, ==, "2×3");
+    g_assert_null (unknown);
   }
+  /* The inference is beside the graph, not in it. */
+  g_assert_cmpint (inferred->shape.rank, <, 0);
 }
 
 /* A marked node inside a collapsed group has no box: the group's box
