@@ -841,6 +841,65 @@ test_diagnostics_edit_save_run (void)
   pixbuf = load_window_screenshot (state, "edit-5-saved-and-run");
 }
 
+static gboolean
+canvas_has_graph (gpointer data)
+{
+  return graft_graph_canvas_get_graph (data) != NULL;
+}
+
+static gboolean
+window_is_checking (GraftWindow *window)
+{
+  gboolean checking = FALSE;
+
+  g_object_get (window, "checking", &checking, NULL);
+  return checking;
+}
+
+static gboolean
+check_is_done (gpointer data)
+{
+  return !window_is_checking (data);
+}
+
+/* Lint only reads the model: the graph is shown and usable while a
+ * 24-layer transformer is checked (seconds), and a run goes on beside it;
+ * its problems and inferred shapes appear when the check lands. */
+static void
+test_check_in_background (void)
+{
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/fixtures/make-rewrite-fixtures.py",
+                                                       "tests/fixtures-generated/rewrite", NULL);
+  g_autofree char *path = g_build_filename (dir, "encoder24-b2.onnx", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_auto(Gui) gui = { 0 };
+  GraftGraphCanvas *canvas;
+  g_autoptr(GHashTable) during = NULL;
+  g_autoptr(GHashTable) after = NULL;
+
+  gui_start (&gui);
+  canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  graft_window_open_file (gui.window, file);
+  harness_wait_for (canvas_has_graph, canvas);
+  /* Shown at once, checked meanwhile: the canvas and a run work, edits wait. */
+  g_assert_true (window_is_checking (gui.window));
+  during = harness_window_state (gui.window);
+  g_assert_cmpstr (get (during, "diagnostics-count"), ==, "…");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.zoom-in", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.show-run", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.run", NULL));
+  /* An edit would free the graph the check reads: refused (disabled, or
+   * told to wait), the model unchanged. */
+  gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.make-dynamic", "s", "src:0=batch");
+  g_assert_true (window_is_checking (gui.window));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (gui.window)), ==, "encoder24-b2.onnx — Graft");
+  harness_wait_for (check_is_done, gui.window);
+  harness_settle (gui.window);
+  after = capture (&gui, "check-in-background");
+  g_assert_cmpint (atoi (get (after, "diagnostics-count")), >, 0);
+  g_assert_true (g_str_has_prefix (get (after, "run-status"), "Ran in "));
+}
+
 /* Opens path, shows the Run pane, sets a dim ("batch=3", or NULL to keep
  * the pane's default) and runs. */
 static void
@@ -1247,6 +1306,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/gui/window/sample-select-node", test_sample_select_node);
   g_test_add_func ("/gui/window/empty-state", test_empty_state);
+  g_test_add_func ("/gui/window/check-in-background", test_check_in_background);
   g_test_add_func ("/gui/window/bad-file-random", test_bad_file_random);
   g_test_add_func ("/gui/window/bad-file-truncated", test_bad_file_truncated);
   g_test_add_func ("/gui/window/bad-file-empty", test_bad_file_empty);
