@@ -1,6 +1,6 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 #include "runtime/op.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
 #include "analysis/dim-check.h"
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
 #include "runtime/inputs.h"

@@ -1,6 +1,6 @@
 #include "analysis/shape-inference.h"
 #include "analysis/baked-shape.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 #include "runtime/op.h"
 #include "runtime/rt-tensor.h"
 

@@ -4,7 +4,7 @@
 #include "edit/graph-surgery.h"
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 
 #include <string.h>
 

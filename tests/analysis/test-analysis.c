@@ -6,7 +6,7 @@
 #include "analysis/lint-rules.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 
 static void
 set_shape (GraftValue *value, GraftDType dtype, int rank, const char *const *dims)

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 #include "runtime/narrow-dtype.h"
 
 void

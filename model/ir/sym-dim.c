@@ -1,4 +1,4 @@
-#include "analysis/sym-dim.h"
+#include "ir/sym-dim.h"
 
 #include <stdlib.h>
 #include <string.h>
