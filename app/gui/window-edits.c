@@ -25,8 +25,10 @@ graft_window_update_title (GraftWindow *self)
 static void
 on_history_changed (GraftWindow *self)
 {
+  /* Emitted inside an undo or redo, when the graph the canvas shows has
+   * just been freed: the action states follow in after_model_changed(),
+   * once the canvas shows the new one. */
   graft_window_update_title (self);
-  graft_window_update_action_states (self);
 }
 
 void

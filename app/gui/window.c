@@ -335,6 +335,8 @@ show_model (GraftWindow *self, GraftModel *model, const char *path)
   g_autofree char *description = graft_model_describe (model);
   GraftGraph *graph;
 
+  /* Let go of the graph shown before, so that nothing below lays it out. */
+  graft_graph_canvas_set_graph (self->canvas, NULL, NULL);
   graft_window_set_diagnostics (self, NULL);
   graft_window_set_inference (self, NULL);
   g_set_object (&self->model, model);
