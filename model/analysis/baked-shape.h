@@ -56,6 +56,15 @@ GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, i
  * of an onnx::Constant node; NULL otherwise. */
 GraftTensor *graft_value_get_constant (GraftValue *value);
 
+/* An element graft_value_read_ints() cannot tell (symbolic). */
+#define GRAFT_NOT_AN_INT G_MININT64
+
+/* value's integers: a constant's, or (model not NULL) what inference
+ * last found for a shape vector an earlier make-dynamic built
+ * (Concat(Gather(Shape(x), 0), [1, 16, 16])), whose symbolic elements
+ * are GRAFT_NOT_AN_INT. NULL when neither. */
+gint64 *graft_value_read_ints (GraftModel *model, GraftValue *value, guint *n);
+
 /* Element i of an integer tensor, exactly (doubles lose INT64_MAX). */
 gint64 graft_tensor_get_int (GraftTensor *tensor, gint64 index);
 

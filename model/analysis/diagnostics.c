@@ -251,10 +251,15 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
-              g_autofree char *values = graft_tensor_format_ints (graft_value_get_constant (baked->constant));
+              GraftTensor *constant = graft_value_get_constant (baked->constant);
+              /* A Split before opset 13 holds its sizes in an attribute. */
+              g_autofree char *values = constant != NULL ? graft_tensor_format_ints (constant) : g_strdup ("…");
               GraftDiagnostic *d;
 
-              g_autofree char *what = baked->multiplier == 1
+              g_autofree char *what = baked->node->op == g_intern_static_string ("onnx::Split")
+                ? g_strdup_printf ("a part of the traced value %" G_GINT64_FORMAT " (the sizes add up to it)",
+                                   baked->traced)
+                : baked->multiplier == 1
                 ? g_strdup_printf ("the traced value %" G_GINT64_FORMAT, baked->traced)
                 : g_strdup_printf ("%" G_GINT64_FORMAT " × the traced value %" G_GINT64_FORMAT, baked->multiplier,
                                    baked->traced);
@@ -264,7 +269,8 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
                                         "%s takes the shape constant '%s' = %s, whose element %u is %s of input "
                                         "'%s' dim %d: the graph breaks when that dim changes; graft-cli edit "
                                         "--dynamic %s:%d=NAME rewrites it",
-                                        baked->node->op, baked->constant->name, values, baked->element, what,
+                                        baked->node->op, baked->constant != NULL ? baked->constant->name : "split",
+                                        values, baked->element, what,
                                         input->name, axis, input->name, axis);
               d->input = input;
               d->axis = axis;

@@ -692,6 +692,58 @@ rule_range (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
+/* Resize by constant whole-number scales: h × 2 for a symbolic h too. */
+static gboolean
+rule_resize_scales (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GraftTensor *scales = graft_value_get_constant (node_input (node, 2));
+  const GraftShape *in = x != NULL ? known_shape (x) : NULL;
+  GraftShape shape;
+
+  if (scales == NULL || in == NULL || in->rank < 0 || graft_tensor_get_numel (scales) != in->rank)
+    return FALSE;
+  graft_shape_init (&shape, in->rank);
+  for (int i = 0; i < in->rank; i++)
+    {
+      double scale = graft_tensor_get_element_as_double (scales, i);
+
+      if (scale < 1 || scale != (double) (gint64) scale)
+        {
+          graft_shape_clear (&shape);
+          return FALSE;
+        }
+      shape.dims[i] = graft_dim_multiply (in->dims[i], graft_dim_fixed ((gint64) scale));
+    }
+  output_set (out, known_dtype (x), &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+/* Resize to sizes known as dims (h × 2 after a make-dynamic, which the
+ * registry's rule, reading only constant data, cannot see): the output
+ * is those sizes. Axes and an aspect-ratio policy are the registry's. */
+static gboolean
+rule_resize_sizes (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *sizes = node->inputs->len > 3 ? lookup_data (inferer, node_input (node, 3)) : NULL;
+  GraftValue *x = node_input (node, 0);
+  GraftAttribute *policy = graft_node_get_attribute (node, "keep_aspect_ratio_policy");
+
+  if (graft_node_get_attribute (node, "axes") != NULL
+      || (policy != NULL && (policy->s == NULL || g_bytes_get_size (policy->s) != 7
+                             || memcmp (g_bytes_get_data (policy->s, NULL), "stretch", 7) != 0)))
+    return FALSE;
+  if (sizes == NULL && node->inputs->len == 3)
+    return rule_resize_scales (inferer, node, out);
+  if (sizes == NULL || x == NULL || known_shape (x)->rank != (int) sizes->len)
+    return FALSE;
+  if (!rule_shape_from_data (inferer, node, out, 3, FALSE))
+    return FALSE;
+  out->dtype = known_dtype (x);
+  return TRUE;
+}
+
 static gboolean
 apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
 {
@@ -741,6 +793,8 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_slice (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Range"))
     return rule_range (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Resize"))
+    return rule_resize_sizes (inferer, node, out);
   return FALSE;
 }
 

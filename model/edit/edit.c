@@ -209,11 +209,29 @@ graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error)
 static int
 blamed_split (GraftGraph *graph, GArray *ambiguous, GraftDimCheck *check)
 {
-  GraftNode *node = check->failed_node ? graft_graph_find_node (graph, check->failed_node) : NULL;
+  GraftNode *failed = check->failed_node ? graft_graph_find_node (graph, check->failed_node) : NULL;
+  g_autoptr(GPtrArray) queue = g_ptr_array_new ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
 
-  for (guint i = 0; node != NULL && i < ambiguous->len; i++)
-    if (g_array_index (ambiguous, guint, i) == node->index)
-      return node->index;
+  /* The failed node itself, else the nearest such choice upstream of it
+   * (two slices x[:, 1:] - x[:, :15] fail at the Sub that meets them). */
+  if (failed != NULL)
+    g_ptr_array_add (queue, failed);
+  for (guint q = 0; q < queue->len && q < 256; q++)
+    {
+      GraftNode *node = g_ptr_array_index (queue, q);
+
+      for (guint i = 0; i < ambiguous->len; i++)
+        if (g_array_index (ambiguous, guint, i) == node->index)
+          return node->index;
+      for (guint i = 0; i < node->inputs->len; i++)
+        {
+          GraftValue *in = g_ptr_array_index (node->inputs, i);
+          if (in != NULL && in->producer != NULL && in->producer->graph == graph
+              && g_hash_table_add (seen, in->producer))
+            g_ptr_array_add (queue, in->producer);
+        }
+    }
   return -1;
 }
 
@@ -221,10 +239,16 @@ static char *
 split_signature (GraftGraph *graph, guint index)
 {
   GraftNode *node = g_ptr_array_index (graph->nodes, index);
-  GraftTensor *shape = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
-  g_autofree char *values = shape ? graft_tensor_format_ints (shape) : g_strdup ("?");
+  GString *signature = g_string_new (node->op);
 
-  return g_strdup_printf ("%s %s", node->op, values);
+  /* Every constant input: a Slice's starts alone say little. */
+  for (guint i = 1; i < node->inputs->len; i++)
+    {
+      GraftTensor *constant = graft_value_get_constant (g_ptr_array_index (node->inputs, i));
+      g_autofree char *values = constant ? graft_tensor_format_ints (constant) : g_strdup ("?");
+      g_string_append_printf (signature, " %s", values);
+    }
+  return g_string_free (signature, FALSE);
 }
 
 /* Reads the split at index the other way, and so every node with the same
@@ -287,9 +311,25 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
       graft_model_set_graph (model, graft_graph_copy (before, NULL));
     }
   if (g_hash_table_size (innermost) > 0)
-    g_ptr_array_add (self->notes, g_strdup_printf ("%u merged dims were split with %s:%d innermost: the outermost "
-                                                   "reading failed at other sizes", g_hash_table_size (innermost),
-                                                   self->target, self->axis));
+    {
+      GHashTableIter iter;
+      gpointer key;
+      guint slices = 0;
+
+      g_hash_table_iter_init (&iter, innermost);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        slices += ((GraftNode *) g_ptr_array_index (before->nodes, GPOINTER_TO_UINT (key) - 1))->op
+                  == g_intern_static_string ("onnx::Slice");
+      if (g_hash_table_size (innermost) > slices)
+        g_ptr_array_add (self->notes, g_strdup_printf ("%u merged dims were split with %s:%d innermost: the outermost "
+                                                       "reading failed at other sizes",
+                                                       g_hash_table_size (innermost) - slices, self->target,
+                                                       self->axis));
+      if (slices > 0)
+        g_ptr_array_add (self->notes, g_strdup_printf ("%u slice bounds were read from the end of %s:%d: as fixed "
+                                                       "sizes they failed at other sizes", slices, self->target,
+                                                       self->axis));
+    }
   return TRUE;
 }
 
