@@ -1057,6 +1057,7 @@ test_edit_verify_failed_in_toast (void)
   g_autoptr(GHashTable) applied_state = NULL;
   g_autoptr(GPtrArray) dialogs = NULL;
   g_autoptr(GdkPixbuf) pixbuf = NULL;
+  g_autoptr(GdkPixbuf) details_pixbuf = NULL;
   GtkLabel *label, *details;
   GtkWidget *button;
 
@@ -1088,11 +1089,14 @@ test_edit_verify_failed_in_toast (void)
   g_assert_nonnull (strstr (get (details_state, "dialog-0"), "The Edit Is Wrong at Other Sizes"));
   g_assert_nonnull (strstr (get (details_state, "dialog-0"), "at batch=1: node '/Reshape'"));
   g_assert_nonnull (strstr (get (details_state, "dialog-0"), "The edit was undone."));
-  g_assert_nonnull (strstr (get (details_state, "dialog-0"), "Apply Anyway"));
 
   /* Apply Anyway: the user's call, as graft-cli edit --force. */
   dialogs = harness_list_dialogs (gui.window);
   g_assert_cmpuint (dialogs->len, ==, 1);
+  g_assert_true (adw_message_dialog_has_response (g_ptr_array_index (dialogs, 0), "apply"));
+  g_assert_cmpstr (adw_message_dialog_get_response_label (g_ptr_array_index (dialogs, 0), "apply"), ==,
+                   "_Apply Anyway");
+  details_pixbuf = load_window_screenshot (details_state, "edit-verify-failed-details");
   adw_message_dialog_response (g_ptr_array_index (dialogs, 0), "apply");
   harness_settle (gui.window);
   applied_state = capture (&gui, "edit-verify-failed-applied");
