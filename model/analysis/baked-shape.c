@@ -614,6 +614,7 @@ restore_symbolic_inputs (GraftGraph *graph, GArray *saved)
 
 typedef struct {
   GraftModel *model;
+  GHashTable *overrides;
   GPtrArray *found;
   GHashTable *found_nodes;  /* GraftNode* set: nodes already in found */
   GHashTable *static_io;
@@ -622,6 +623,23 @@ typedef struct {
   int axis;
   GraftSplitReadings *readings;
 } Probe;
+
+static void
+record_static_io (GraftNode *node, gpointer user_data)
+{
+  GHashTable *static_io = user_data;
+  GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  StaticIO *io;
+
+  if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out == NULL || !out->has_inferred
+      || !graft_shape_is_fully_fixed (probed_shape (in)) || !graft_shape_is_fully_fixed (&out->inferred_shape))
+    return;
+  io = g_new0 (StaticIO, 1);
+  graft_shape_copy (&io->in, probed_shape (in));
+  graft_shape_copy (&io->out, &out->inferred_shape);
+  g_hash_table_insert (static_io, node, io);
+}
 
 /* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
  * found is from then on treated as repaired (its output dim carries the
@@ -637,7 +655,9 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (probe->found, probe->model, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
+  /* Readings name nodes by their index in the main graph. */
+  find_in_node (probe->found, probe->model, node, probe->static_io, probe->traced, probe->input, probe->axis,
+                node->graph->parent_graph == NULL ? probe->readings : NULL);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
@@ -664,11 +684,38 @@ probe_node (GraftNode *node, GHashTable *overrides, gpointer user_data)
   g_array_append_val (elements, o);
 }
 
+/* After an inference run: what it found for every node, bodies included
+ * (their overrides take effect in the next run). */
+static void
+probe_node_in_scan (GraftNode *node, gpointer user_data)
+{
+  Probe *probe = user_data;
+
+  probe_node (node, probe->overrides, probe);
+}
+
+/* The depth of graph under the main graph (0 for the main graph). */
+static guint
+graph_depth (GraftGraph *graph)
+{
+  guint depth = 0;
+
+  for (; graph->parent_graph != NULL; graph = graph->parent_graph)
+    depth++;
+  return depth;
+}
+
+/* Graph order, main graph first; a body's nodes after it, grouped by body. */
 static int
 compare_by_position (gconstpointer a, gconstpointer b)
 {
   const GraftBakedShape *x = *(GraftBakedShape **) a, *y = *(GraftBakedShape **) b;
+  guint dx = graph_depth (x->node->graph), dy = graph_depth (y->node->graph);
 
+  if (dx != dy)
+    return dx < dy ? -1 : 1;
+  if (x->node->graph != y->node->graph)
+    return x->node->graph < y->node->graph ? -1 : 1;
   if (x->node->index != y->node->index)
     return x->node->index < y->node->index ? -1 : 1;
   return (int) x->element - (int) y->element;
@@ -707,21 +754,8 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   symbolic = fix_symbolic_inputs (graph);
   graft_shape_inference_run (model, NULL);
   restore_symbolic_inputs (graph, symbolic);
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      GraftNode *node = g_ptr_array_index (graph->nodes, i);
-      GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
-      GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
-      StaticIO *io;
-
-      if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out == NULL || !out->has_inferred
-          || !graft_shape_is_fully_fixed (probed_shape (in)) || !graft_shape_is_fully_fixed (&out->inferred_shape))
-        continue;
-      io = g_new0 (StaticIO, 1);
-      graft_shape_copy (&io->in, probed_shape (in));
-      graft_shape_copy (&io->out, &out->inferred_shape);
-      g_hash_table_insert (static_io, node, io);
-    }
+  /* If/Loop bodies too: their constants bake sizes as well. */
+  graft_graph_foreach_node_recursive (graph, record_static_io, static_io);
 
   input->shape.dims[axis] = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
@@ -732,13 +766,12 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
    * transformer layer) in one run; the scan after it catches what depends
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
-  probe = (Probe) { model, found, found_nodes, static_io, traced, input, axis, readings };
+  probe = (Probe) { model, overrides, found, found_nodes, static_io, traced, input, axis, readings };
   do
     {
       before = found->len;
       graft_shape_inference_run_with_hook (model, overrides, probe_node, &probe);
-      for (guint i = 0; i < graph->nodes->len; i++)
-        probe_node (g_ptr_array_index (graph->nodes, i), overrides, &probe);
+      graft_graph_foreach_node_recursive (graph, probe_node_in_scan, &probe);
     }
   while (found->len > before && found->len < 100000);
 

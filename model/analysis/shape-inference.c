@@ -971,22 +971,53 @@ clear_inferred (GraftNode *node, gpointer user_data)
 
 /* Kahn's order over the main graph; nodes on a cycle (malformed files)
  * are appended in file order so that every node is visited once. */
+typedef struct {
+  GraftGraph *graph;
+  GHashTable *values;
+} CaptureSearch;
+
+static void
+collect_capture (GraftNode *node, gpointer user_data)
+{
+  CaptureSearch *search = user_data;
+
+  for (guint j = 0; j < node->inputs->len; j++)
+    {
+      GraftValue *v = g_ptr_array_index (node->inputs, j);
+      if (v && v->producer && v->producer->graph == search->graph)
+        g_hash_table_add (search->values, v);
+    }
+}
+
 static GPtrArray *
 topological_order (GraftGraph *graph)
 {
   GPtrArray *order = g_ptr_array_new ();
   g_autofree guint *pending = g_new0 (guint, MAX (graph->nodes->len, 1));
   g_autofree gboolean *done = g_new0 (gboolean, MAX (graph->nodes->len, 1));
+  /* Per node with bodies: the values of graph its bodies read from the
+   * enclosing scope, which it waits for like its inputs (an If's result
+   * read inside a later Loop's body). */
+  g_autofree GHashTable **captures = g_new0 (GHashTable *, MAX (graph->nodes->len, 1));
   g_autoptr(GQueue) ready = g_queue_new ();
 
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
       for (guint j = 0; j < node->inputs->len; j++)
         {
           GraftValue *v = g_ptr_array_index (node->inputs, j);
           if (v && v->producer && v->producer->graph == graph)
             pending[i]++;
+        }
+      if (subgraphs->len > 0)
+        {
+          CaptureSearch search = { graph, captures[i] = g_hash_table_new (NULL, NULL) };
+          for (guint k = 0; k < subgraphs->len; k++)
+            graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, k), collect_capture, &search);
+          pending[i] += g_hash_table_size (captures[i]);
         }
       if (pending[i] == 0)
         g_queue_push_tail (ready, node);
@@ -1003,14 +1034,26 @@ topological_order (GraftGraph *graph)
           for (guint k = 0; v && k < v->consumers->len; k++)
             {
               GraftNode *consumer = g_ptr_array_index (v->consumers, k);
-              if (consumer->graph == graph && --pending[consumer->index] == 0)
+
+              /* A body's node: its ancestor in graph waits for v once. */
+              while (consumer->graph != graph && consumer->graph->parent_node != NULL)
+                consumer = consumer->graph->parent_node;
+              if (consumer->graph != graph || done[consumer->index])
+                continue;
+              if (consumer != g_ptr_array_index (v->consumers, k)
+                  && (captures[consumer->index] == NULL || !g_hash_table_remove (captures[consumer->index], v)))
+                continue;
+              if (--pending[consumer->index] == 0)
                 g_queue_push_tail (ready, consumer);
             }
         }
     }
   for (guint i = 0; i < graph->nodes->len; i++)
-    if (!done[i])
-      g_ptr_array_add (order, g_ptr_array_index (graph->nodes, i));
+    {
+      if (!done[i])
+        g_ptr_array_add (order, g_ptr_array_index (graph->nodes, i));
+      g_clear_pointer (&captures[i], g_hash_table_unref);
+    }
   return order;
 }
 

@@ -632,9 +632,27 @@ repair_split (Repair *repair, GraftNode *node, GraftBakedShape *baked, GPtrArray
 
 /* Repairs one node; entries are its GraftBakedShapes (several elements of
  * its constant may hold the traced value; the probe says which is the dim). */
+static gboolean repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *static_out,
+                                          const char *symbol, GPtrArray *notes, GError **error);
+
+/* A node in an If/Loop body gets its new nodes and constants there; they
+ * read x from the enclosing scope. */
 static gboolean
 repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
              GPtrArray *notes, GError **error)
+{
+  GraftGraph *main_graph = repair->graph;
+  gboolean ok;
+
+  repair->graph = ((GraftBakedShape *) g_ptr_array_index (entries, 0))->node->graph;
+  ok = repair_node_in_its_graph (repair, entries, static_out, symbol, notes, error);
+  repair->graph = main_graph;
+  return ok;
+}
+
+static gboolean
+repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
+                          GPtrArray *notes, GError **error)
 {
   GraftGraph *graph = repair->graph;
   GraftBakedShape *baked = g_ptr_array_index (entries, 0);
