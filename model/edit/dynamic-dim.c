@@ -78,15 +78,6 @@ remove_node (Repair *repair, GraftNode *node)
     graft_shape_inference_session_node_removed (repair->session, index);
 }
 
-static void
-move_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
-{
-  g_ptr_array_steal_index (graph->nodes, node->index);
-  g_ptr_array_insert (graph->nodes, before->index, node);
-  for (guint i = 0; i < graph->nodes->len; i++)
-    ((GraftNode *) g_ptr_array_index (graph->nodes, i))->index = i;
-}
-
 /* Removes a constant nobody uses any more (its Constant node, or the
  * initializer). */
 static void
@@ -126,7 +117,7 @@ add_node_before (Repair *repair, GraftNode *before, const char *op_type, const c
   g_hash_table_add (repair->node_names, name);
   node = graft_graph_add_node (graph, "", op_type, name);
 
-  move_before (graph, node, before);
+  graft_graph_move_node_before (graph, node, before);
   node_changed (repair, node);
   return node;
 }
@@ -1006,6 +997,10 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
+      if (graft_edit_inline_shape_functions (model, notes, error) == G_MAXUINT)
+        return FALSE;
+      for (guint i = 0; i < repair.graph->nodes->len; i++)
+        g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
       fold_size_inputs (model, notes);
       baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */

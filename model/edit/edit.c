@@ -286,11 +286,17 @@ flip_splits (GraftGraph *graph, GHashTable *innermost, guint index)
 static gboolean
 make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 {
-  g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftGraph) before = NULL;
   g_autoptr(GHashTable) innermost = g_hash_table_new (NULL, NULL);
   g_autoptr(GArray) ambiguous = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) inlined = g_ptr_array_new_with_free_func (g_free);
   GraftSplitReadings readings = { innermost, ambiguous };
 
+  /* Before the copy the attempts start from: the readings name nodes of
+   * the graph with the function bodies in it. */
+  if (graft_edit_inline_shape_functions (model, inlined, error) == G_MAXUINT)
+    return FALSE;
+  before = graft_graph_copy (graft_model_get_graph (model), NULL);
   for (guint attempt = 0;; attempt++)
     {
       g_autoptr(GraftDimCheck) check = NULL;
@@ -298,6 +304,8 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 
       g_array_set_size (ambiguous, 0);
       g_ptr_array_set_size (self->notes, 0);
+      for (guint i = 0; i < inlined->len; i++)
+        g_ptr_array_add (self->notes, g_strdup (g_ptr_array_index (inlined, i)));
       if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, &readings, self->notes,
                                            error))
         return FALSE;

@@ -52,6 +52,13 @@ EXPECTED = {
                                          ("baked-shape-constant", "warning", "/layers.0/self_attn/Reshape_10")],
                       "not": [], "notes": ["merged dims were split with x:0 innermost",
                                            "batch invariance at batch=5"]},
+    # the same model with each layer a local function (export_modules_as_functions): the bodies are inlined
+    "encoder-fn-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
+                      "notes": ["function torch.nn.modules.transformer.TransformerEncoderLayer: its body replaces its "
+                                "1 call", "merged dims were split with x:0 innermost",
+                                "batch invariance at batch=5, seq=17"],
+                      "edit": ["--dynamic", "x:0=batch", "--dynamic", "x:1=seq"],
+                      "dims": ["--dim", "batch=3", "--dim", "seq=5"], "dim0": ("batch", 3)},
     # transformers exports: the causal mask's expand target is computed from constants
     # the sequence first: its positions and causal-mask ranges become Range(0, Shape(x)[1]); then the batch
     "gpt2-b2": {"sample": "b3s7", "exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
