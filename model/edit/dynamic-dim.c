@@ -386,6 +386,7 @@ repair_computed_vector (Repair *repair, GraftNode *node, GPtrArray *entries, gui
   gboolean expand = node->op == g_intern_static_string ("onnx::Expand");
   gboolean keep_data = expand && entries_follow_data (repair, node, entries, n, symbol);
   g_autofree GraftValue **pieces = g_new0 (GraftValue *, MAX (n, 1));
+  guint kept = 0, followed = 0;
   GraftNode *concat;
   GraftValue *out;
 
@@ -396,18 +397,29 @@ repair_computed_vector (Repair *repair, GraftNode *node, GPtrArray *entries, gui
                    "shape by hand", node->name, baked->traced);
       return FALSE;
     }
-  if (!keep_data && (expand || node->op == g_intern_static_string ("onnx::Tile")))
+  if (!expand && node->op == g_intern_static_string ("onnx::Tile"))
     baked = aligned_entry (repair, entries, n, symbol);
   for (guint i = 0; i < entries->len; i++)
     {
       GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      g_autoptr(GPtrArray) one_entry = g_ptr_array_new ();
       gint64 one = 1;
 
-      if (keep_data)
-        pieces[entry->element] = graft_graph_add_int64_constant (graph, "graft_keep", &one, 1, FALSE);
-      else if (entry == baked)
-        pieces[entry->element] = build_input_dim (repair, node, entry->input, entry->axis, entry->multiplier, 0,
-                                                  FALSE);
+      g_ptr_array_add (one_entry, entry);
+      /* An Expand keeps a dim its data already carries (1), and is told
+       * the size of one it broadcasts ([b, 1, s, s] from a [b, 1, 1, s]
+       * mask: the last 16 kept, the other from Shape(x)). */
+      if (keep_data || (expand && entries_follow_data (repair, node, one_entry, n, symbol)))
+        {
+          pieces[entry->element] = graft_graph_add_int64_constant (graph, "graft_keep", &one, 1, FALSE);
+          kept++;
+        }
+      else if (expand || entry == baked)
+        {
+          pieces[entry->element] = build_input_dim (repair, node, entry->input, entry->axis, entry->multiplier, 0,
+                                                    FALSE);
+          followed++;
+        }
     }
   concat = add_node_before (repair, node, "Concat", "concat");
   for (guint i = 0; i < n;)
@@ -443,10 +455,11 @@ repair_computed_vector (Repair *repair, GraftNode *node, GPtrArray *entries, gui
                    "hand", node->name, baked->input->name, baked->axis);
       return FALSE;
     }
-  if (keep_data)
-    g_ptr_array_add (notes, g_strdup_printf ("%s '%s': %u elements of its computed shape → 1 (its data already "
-                                             "follows %s:%d)", node->op_type, node->name, entries->len,
-                                             baked->input->name, baked->axis));
+  if (expand)
+    g_ptr_array_add (notes, g_strdup_printf ("%s '%s': of the %u elements of its shape holding the traced size, %u → 1 "
+                                             "(its data already follows %s:%d), %u now come from Shape(%s)[%d]",
+                                             node->op_type, node->name, entries->len, kept, baked->input->name,
+                                             baked->axis, followed, baked->input->name, baked->axis));
   else
     g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of its computed shape now comes from Shape(%s)[%d]"
                                              " × %" G_GINT64_FORMAT, node->op_type, node->name, baked->element,
@@ -731,6 +744,8 @@ repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *
       if (op == g_intern_static_string ("onnx::Expand") && expand_keeps_data_dims (repair, node, entries, values, n,
                                                                                      symbol, before, notes))
         return TRUE;
+      if (op == g_intern_static_string ("onnx::Expand") && entries->len > 1)
+        return repair_computed_vector (repair, node, entries, n, symbol, notes, error);
       /* A Resize's sizes (or the Concat piece of them) line up with its data already. */
       if (op == g_intern_static_string ("onnx::Expand") || op == g_intern_static_string ("onnx::Tile")
           || op == g_intern_static_string ("onnx::ConstantOfShape"))

@@ -72,9 +72,25 @@ EXPECTED = {
     "gpt2-b2 batch then seq": {"fixture": "gpt2-b2", "sample": "b3s7", "exit": 0,
                                "has": [("static-input-dim", "warning", "x")], "not": [],
                                "notes": ["Expand '/model/Expand': element 0 of [2, 1, 16, 16] now comes from Shape(x)[0]",
-                                         "Expand '/model/Expand': 2 elements of its computed shape → 1 (its data "
-                                         "already follows x:1)", "batch invariance at batch=5, seq=17"],
+                                         "Expand '/model/Expand': of the 2 elements of its shape holding the "
+                                         "traced size, 2 → 1 (its data already follows x:1)",
+                                         "batch invariance at batch=5, seq=17"],
                                "edit": ["--dynamic", "x:0=batch", "--dynamic", "x:1=seq"],
+                               "dims": ["--dim", "batch=3", "--dim", "seq=7"], "dim0": ("batch", 3)},
+    # BERT with the sequence too: its attention mask [b, 1, s, s] broadcast from [b, 1, 1, s], its
+    # position and token type ids; both orders
+    "bert-b2 batch then seq": {"fixture": "bert-b2", "sample": "b3s7", "exit": 0,
+                               "has": [("static-input-dim", "warning", "x")], "not": [],
+                               "notes": ["the range 0..15 it reads now counts to Shape(x)[1]",
+                                         "Expand '/model/Expand': of the 2 elements of its shape holding the traced "
+                                         "size, 1 → 1 (its data already follows x:1), 1 now come from Shape(x)[1]",
+                                         "batch invariance at batch=5, seq=17"],
+                               "edit": ["--dynamic", "x:0=batch", "--dynamic", "x:1=seq"],
+                               "dims": ["--dim", "batch=3", "--dim", "seq=7"], "dim0": ("batch", 3)},
+    "bert-b2 seq then batch": {"fixture": "bert-b2", "sample": "b3s7", "exit": 0,
+                               "has": [("static-input-dim", "warning", "x")], "not": [],
+                               "notes": ["batch invariance at seq=17, batch=5"],
+                               "edit": ["--dynamic", "x:1=seq", "--dynamic", "x:0=batch"],
                                "dims": ["--dim", "batch=3", "--dim", "seq=7"], "dim0": ("batch", 3)},
     "bert-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
                 "notes": ["batch invariance at batch=5"]},
