@@ -227,6 +227,16 @@ graft_check_input_dims (GraftModel *model, GPtrArray *list, GraftStaticDimFunc r
     }
 }
 
+static char *
+format_int_list (const gint64 *values, guint n)
+{
+  GString *out = g_string_new ("[");
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "", values[i]);
+  return g_string_free (g_string_append_c (out, ']'), FALSE);
+}
+
 static void
 check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
@@ -253,7 +263,10 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
               GraftBakedShape *baked = g_ptr_array_index (found, k);
               GraftTensor *constant = graft_value_get_constant (baked->constant);
               /* A Split before opset 13 holds its sizes in an attribute. */
-              g_autofree char *values = constant != NULL ? graft_tensor_format_ints (constant) : g_strdup ("…");
+              guint n_split = 0;
+              const gint64 *split = constant == NULL ? graft_node_attr_ints (baked->node, "split", &n_split) : NULL;
+              g_autofree char *values = constant != NULL ? graft_tensor_format_ints (constant)
+                                        : format_int_list (split, n_split);
               GraftDiagnostic *d;
 
               g_autofree char *what = baked->node->op == g_intern_static_string ("onnx::Split")
@@ -269,7 +282,7 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
                                         "%s takes the shape constant '%s' = %s, whose element %u is %s of input "
                                         "'%s' dim %d: the graph breaks when that dim changes; graft-cli edit "
                                         "--dynamic %s:%d=NAME rewrites it",
-                                        baked->node->op, baked->constant != NULL ? baked->constant->name : "split",
+                                        baked->node->op, baked->constant != NULL ? baked->constant->name : "split (attribute)",
                                         values, baked->element, what,
                                         input->name, axis, input->name, axis);
               d->input = input;

@@ -269,6 +269,25 @@ def check_unrepairable(cli):
         "opaque-b2: --no-verify skips the check", result.stdout + result.stderr)
 
 
+def check_split_attribute(cli):
+    """A Split whose sizes are an attribute (opset < 13) cannot follow a dim: lint shows the sizes, the edit
+    refuses with what to do."""
+    model = os.path.join(FIXTURES, "split-opset11.onnx")
+    out = os.path.join(OUT, "split-opset11-dynamic.onnx")
+    code, diagnostics, err = lint(cli, model)
+    found = [d for d in diagnostics or [] if d["rule"] == "baked-shape-constant" and d["node"] == "/Split"
+             and "'split (attribute)' = [8, 8]" in d["message"]]
+    tap(len(found) == 1, "split-opset11: lint names the Split whose split attribute adds up to the traced sequence",
+        err + json.dumps(diagnostics))
+    if os.path.exists(out):
+        os.unlink(out)
+    result = run([cli, "edit", model, "-o", out, "--dynamic", "x:1=seq"])
+    tap(result.returncode == 1 and "an attribute before opset 13" in result.stderr
+        and "export at opset 13 or later" in result.stderr and not os.path.exists(out),
+        "split-opset11: graft-cli edit --dynamic x:1=seq refuses, says why and what to do, saves nothing",
+        result.stdout + result.stderr)
+
+
 def check_cli_errors(cli):
     view = os.path.join(FIXTURES, "view-b2.onnx")
     out = os.path.join(OUT, "refused.onnx")
@@ -379,6 +398,7 @@ def main():
             tap(ok, f"{name}: graft-cli run --random {' '.join(dims)}", result.stdout + result.stderr)
     check_traces(cli)
     check_unrepairable(cli)
+    check_split_attribute(cli)
     check_cli_errors(cli)
     print(f"1..{count}")
 
