@@ -14,10 +14,6 @@ gboolean graft_edit_do_make_dim_dynamic (GraftModel *model, const char *input, i
                                          GraftSplitReadings *readings, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
-/* Replaces the main graph's calls of local functions whose bodies take
- * shapes by those bodies (inline-functions.c); the number replaced, or
- * G_MAXUINT with error. */
-guint graft_edit_inline_shape_functions (GraftModel *model, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_bypass_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);
 gboolean graft_edit_do_extract (GraftModel *model, const char *const *inputs, const char *const *outputs,
