@@ -19,9 +19,13 @@ G_BEGIN_DECLS
 
 typedef struct {
   GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice,
-                             * or any op reading an arange(traced) constant (below) */
-  guint shape_input;        /* node input holding the constant */
-  GraftValue *constant;     /* that input (an initializer or a Constant output) */
+                             * Split, Resize, the Concat building a Resize's sizes, or any op
+                             * reading an arange(traced) constant (below); in the main graph
+                             * or an If/Loop body */
+  guint shape_input;        /* node input holding the constant; G_MAXUINT for a Split's
+                             * split attribute (opset < 13) */
+  GraftValue *constant;     /* that input (an initializer or a Constant output, or a shape
+                             * vector an earlier make-dynamic built); NULL for an attribute */
   guint element;            /* index in the constant that holds the traced value */
   gint64 traced;            /* the traced value of the input dim */
   gint64 multiplier;        /* the element is traced × multiplier (Reshape merging

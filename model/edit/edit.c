@@ -277,11 +277,13 @@ flip_splits (GraftGraph *graph, GHashTable *innermost, guint index)
 }
 
 /* Merged dims the repair could split two ways (8 = batch × heads as
- * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]) are not
- * guessed: the repair reads them outermost and runs the result at other
- * sizes; when the check blames a node whose split was such a choice, that
- * node (and the nodes of the same pattern, as repeated layers have) is
- * read the other way, and the repair is done again. What stays wrong is
+ * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]), and Slice
+ * bounds that may be literals or the size minus a constant, are not
+ * guessed: the repair reads them outermost (bounds as literals) and runs
+ * the result at other sizes; when the check blames a node whose reading
+ * was such a choice (the failed node or the nearest one upstream of it),
+ * that node (and the nodes of the same pattern, as repeated layers have)
+ * is read the other way, and the repair is done again. What stays wrong is
  * left for the caller's verification to report. */
 static gboolean
 make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
