@@ -195,12 +195,37 @@ show_verified_toast (GraftWindow *self, VerifyData *data, GraftDimCheck *check)
 /* The whole sentence of a failed verification: which size, which node,
  * which constant. */
 static void
+on_edit_failure_response (AdwMessageDialog *dialog, const char *response, gpointer user_data)
+{
+  GtkWidget *window = GTK_WIDGET (gtk_window_get_transient_for (GTK_WINDOW (dialog)));
+
+  /* The user's call, as graft-cli edit --force: the edit is wanted anyway. */
+  if (window != NULL && g_str_equal (response, "apply"))
+    gtk_widget_activate_action (window, "win.redo", NULL);
+}
+
+/* The whole sentence of a failed verification: which size, which node,
+ * which constant; the edit was undone, and can be applied anyway (to fix
+ * the rest by hand, say). */
+static void
 show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (widget), "The Edit Is Wrong at Other Sizes",
-                                              g_variant_get_string (parameter, NULL));
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  gboolean undone = graft_edit_history_get_redo_description (self->history) != NULL;
+  g_autofree char *body = g_strdup_printf ("%s%s", g_variant_get_string (parameter, NULL),
+                                           undone ? "\n\nThe edit was undone." : "");
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (widget), "The Edit Is Wrong at Other Sizes", body);
 
   adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  if (undone)
+    {
+      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "apply", "_Apply Anyway");
+      adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "apply",
+                                                  ADW_RESPONSE_DESTRUCTIVE);
+    }
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "close");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "close");
+  g_signal_connect (dialog, "response", G_CALLBACK (on_edit_failure_response), NULL);
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
@@ -225,16 +250,25 @@ on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (!check->passed)
     {
-      /* Never "Run with New Shape" on a model known to be wrong. The
-       * sentence is too long for a toast: the toast names the node, the
-       * dialog behind Details says what failed where. */
+      /* A model known to be wrong does not stay the current one: the edit
+       * is undone at once (as graft-cli edit saves nothing without
+       * --force), which the toast says; Details says what failed where and
+       * offers to apply it anyway. Never "Run with New Shape" here. A
+       * verdict only arrives while the edit is the last one (any other
+       * change cancels it), so undo takes exactly this edit back. */
       g_autofree char *message = NULL;
+      g_autoptr(GError) undo_error = NULL;
+      gboolean undone = g_strcmp0 (graft_edit_history_get_undo_description (self->history), data->description) == 0
+                        && graft_edit_history_undo (self->history, &undo_error);
       AdwToast *toast;
 
+      if (undone)
+        after_model_changed (self);
       if (check->failed_node != NULL)
-        message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’", data->description, check->failed_node);
+        message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’%s", data->description, check->failed_node,
+                                   undone ? " — undone" : "");
       else
-        message = g_strdup_printf ("%s FAILED at other sizes", data->description);
+        message = g_strdup_printf ("%s FAILED at other sizes%s", data->description, undone ? " — undone" : "");
       toast = adw_toast_new (message);
       adw_toast_set_button_label (toast, "Details");
       adw_toast_set_action_name (toast, "win.show-edit-failure");

@@ -52,6 +52,37 @@ graft_tensor_format_ints (GraftTensor *tensor)
   return g_string_free (out, FALSE);
 }
 
+gint64 *
+graft_value_read_ints (GraftInference *inference, GraftValue *value, guint *n)
+{
+  GraftTensor *tensor = graft_value_get_constant (value);
+  GArray *data;
+  gint64 *values;
+
+  if (tensor != NULL && graft_dtype_is_integer (tensor->dtype))
+    {
+      *n = graft_tensor_get_numel (tensor);
+      values = g_new (gint64, MAX (*n, 1));
+      for (guint i = 0; i < *n; i++)
+        values[i] = graft_tensor_get_int (tensor, i);
+      return values;
+    }
+  /* Only what an earlier make-dynamic built: other computed shapes are
+   * the exporter's, and it kept them dynamic on purpose. */
+  if (tensor != NULL || inference == NULL || value == NULL || value->producer == NULL
+      || strstr (value->producer->name, "/graft_") == NULL
+      || (data = graft_inference_get_data (inference, value)) == NULL)
+    return NULL;
+  *n = data->len;
+  values = g_new (gint64, MAX (*n, 1));
+  for (guint i = 0; i < *n; i++)
+    {
+      GraftDim *d = &g_array_index (data, GraftDim, i);
+      values[i] = d->kind == GRAFT_DIM_FIXED ? d->value : GRAFT_NOT_AN_INT;
+    }
+  return values;
+}
+
 gboolean
 graft_dim_mentions (const GraftDim *dim, const char *symbol)
 {
@@ -135,17 +166,18 @@ meets_probe_downstream (GraftInference *inference, GraftValue *value, int depth)
 }
 
 static void
-add_matches (GPtrArray *found, GraftNode *node, guint shape_input, gint64 traced, GraftValue *input, int axis,
-             gboolean (*relevant) (GraftNode *node, guint element, gpointer data), gpointer data)
+add_matches (GPtrArray *found, GraftInference *inference, GraftNode *node, guint shape_input, gint64 traced,
+             GraftValue *input, int axis, gboolean (*relevant) (GraftNode *node, guint element, gpointer data),
+             gpointer data)
 {
   GraftValue *constant = shape_input < node->inputs->len ? g_ptr_array_index (node->inputs, shape_input) : NULL;
-  GraftTensor *tensor = graft_value_get_constant (constant);
-  gint64 n;
+  g_autofree gint64 *values = NULL;
+  guint n;
 
-  if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || (n = graft_tensor_get_numel (tensor)) > 64)
+  if ((values = graft_value_read_ints (inference, constant, &n)) == NULL || n > 64)
     return;
-  for (gint64 e = 0; e < n; e++)
-    if (graft_tensor_get_int (tensor, e) == traced
+  for (guint e = 0; e < n; e++)
+    if (values[e] == traced
         && (relevant == NULL || relevant (node, e, data)))
       {
         GraftBakedShape *baked = g_new0 (GraftBakedShape, 1);
@@ -263,6 +295,159 @@ add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, 
   g_ptr_array_add (found, baked);
 }
 
+/* Slice bounds in the second half of the traced extent of an axis that
+ * carries the probe (x[:, :x.size(1) - 1] baked as 15) may be a fixed prefix or
+ * the size minus a constant: read fixed unless readings lists the node as
+ * innermost, where they are read from the end (15 → -1); either way the
+ * node is listed as ambiguous for the caller's probes to decide. */
+static void
+find_relative_slice_bounds (GraftInference *inference, GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis,
+                            GraftSplitReadings *readings)
+{
+  gboolean from_end = readings != NULL && readings->innermost != NULL
+                      && g_hash_table_contains (readings->innermost, GUINT_TO_POINTER (node->index + 1));
+  gboolean listed = FALSE;
+
+  for (guint i = 1; i <= 2; i++)
+    {
+      GraftTensor *bounds = graft_value_get_constant (g_ptr_array_index (node->inputs, i));
+      gint64 n = bounds != NULL && graft_dtype_is_integer (bounds->dtype) ? graft_tensor_get_numel (bounds) : 0;
+
+      for (gint64 e = 0; e < n && e < 64; e++)
+        {
+          gint64 v = graft_tensor_get_int (bounds, e);
+
+          /* Near the start a bound is likelier a literal (x[:, 1:]) than
+           * the size minus most of it. */
+          if (v <= 0 || v >= traced || traced - v >= v || !slice_relevant (node, e, inference))
+            continue;
+          if (!listed && readings != NULL && readings->ambiguous != NULL)
+            g_array_append_val (readings->ambiguous, node->index);
+          listed = TRUE;
+          if (from_end)
+            add_baked (found, node, i, e, traced, 1, input, axis);
+        }
+    }
+}
+
+/* Split sizes adding up to the traced size of the split axis (chunk(2)
+ * baked as [8, 8], split([4, n - 4]) as [4, 12]); from input 1, or from
+ * the split attribute before opset 13 (shape_input G_MAXUINT then). The
+ * element is the part that takes the rest: the largest (the first of
+ * equal ones; the repair splits equal parts evenly). */
+static void
+find_in_split (GraftInference *inference, GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+{
+  GraftValue *sizes_value = node->inputs->len > 1 ? g_ptr_array_index (node->inputs, 1) : NULL;
+  GraftTensor *sizes = graft_value_get_constant (sizes_value);
+  GraftAttribute *attribute = graft_node_get_attribute (node, "split");
+  g_autofree gint64 *values = NULL;
+  gint64 n = 0, sum = 0;
+  guint largest = 0;
+  GraftBakedShape *baked;
+
+  if (!probe_at (inference, g_ptr_array_index (node->inputs, 0), graft_node_attr_int (node, "axis", 0)))
+    return;
+  if (sizes != NULL && graft_dtype_is_integer (sizes->dtype))
+    {
+      n = graft_tensor_get_numel (sizes);
+      values = g_new (gint64, MAX (n, 1));
+      for (gint64 i = 0; i < n; i++)
+        values[i] = graft_tensor_get_int (sizes, i);
+    }
+  else if (sizes_value == NULL && attribute != NULL && attribute->type == GRAFT_ATTR_INTS)
+    {
+      n = attribute->ints->len;
+      values = g_memdup2 (attribute->ints->data, sizeof (gint64) * MAX (n, 1));
+    }
+  for (gint64 i = 0; i < n; i++)
+    {
+      sum += values[i];
+      if (values[i] > values[largest])
+        largest = i;
+    }
+  if (n < 2 || sum != traced)
+    return;
+  baked = g_new0 (GraftBakedShape, 1);
+  *baked = (GraftBakedShape) { node, sizes_value != NULL ? 1 : G_MAXUINT, sizes_value, largest, traced, 1, input, axis,
+                               FALSE };
+  g_ptr_array_add (found, baked);
+}
+
+/* The constant elements of sizes (a constant, or a Concat of pieces,
+ * nested when an earlier repair rebuilt a piece) that follow a dim of
+ * data carrying the probe: sizes[e] = traced × k (the same size, or an
+ * integer upscale). The entry is the constant's consumer: node itself, or
+ * the Concat. FALSE when where the later pieces start is unknown. */
+static gboolean
+scan_sizes (GraftInference *inference, GPtrArray *found, GraftNode *node, guint at, GraftValue *data, gint64 *offset, gint64 traced,
+            GraftValue *input, int axis)
+{
+  GraftValue *sizes = g_ptr_array_index (node->inputs, at);
+  GraftTensor *tensor = graft_value_get_constant (sizes);
+  const GraftShape *shape = probed_shape (inference, sizes);
+
+  if (tensor == NULL && sizes != NULL && sizes->producer != NULL
+      && sizes->producer->op == g_intern_static_string ("onnx::Concat"))
+    {
+      for (guint j = 0; j < sizes->producer->inputs->len; j++)
+        if (!scan_sizes (inference, found, sizes->producer, j, data, offset, traced, input, axis))
+          return FALSE;
+      return TRUE;
+    }
+  if (tensor == NULL)
+    {
+      if (shape == NULL || shape->rank != 1 || shape->dims[0].kind != GRAFT_DIM_FIXED)
+        return FALSE;
+      *offset += shape->dims[0].value;
+      return TRUE;
+    }
+  for (gint64 e = 0; graft_dtype_is_integer (tensor->dtype) && e < graft_tensor_get_numel (tensor); e++)
+    {
+      gint64 v = graft_tensor_get_int (tensor, e);
+
+      if (probe_at (inference, data, *offset + e) && v > 0 && v % traced == 0)
+        add_baked (found, node, at, e, traced, v / traced, input, axis);
+    }
+  *offset += graft_tensor_get_numel (tensor);
+  return TRUE;
+}
+
+/* Resize sizes that follow a dim carrying the probe, from a constant or
+ * from a constant piece of the Concat that builds them (torch writes
+ * Concat(Shape(x)[:2], [16, 16]) for interpolate(size=(2h, 2w))). Scales
+ * need nothing: a ratio is not a size. */
+static void
+find_in_resize (GraftInference *inference, GPtrArray *found, GraftNode *node, gint64 traced, GraftValue *input, int axis)
+{
+  gint64 offset = 0;
+
+  scan_sizes (inference, found, node, 3, g_ptr_array_index (node->inputs, 0), &offset, traced, input, axis);
+}
+
+/* Where piece of concat starts in the sizes of the Resize that reads it
+ * (through nested Concats). */
+static void
+concat_piece_offset (GraftInference *inference, GraftNode *concat, guint piece, gint64 *offset)
+{
+  *offset = 0;
+  while (concat != NULL && concat->op == g_intern_static_string ("onnx::Concat"))
+    {
+      GraftValue *out = g_ptr_array_index (concat->outputs, 0);
+      GraftNode *next = out->consumers->len == 1 ? g_ptr_array_index (out->consumers, 0) : NULL;
+
+      for (guint j = 0; j < piece; j++)
+        {
+          const GraftShape *shape = probed_shape (inference, g_ptr_array_index (concat->inputs, j));
+          *offset += shape != NULL && shape->rank == 1 ? shape->dims[0].value : 0;
+        }
+      for (piece = 0; next != NULL && piece < next->inputs->len && g_ptr_array_index (next->inputs, piece) != out;
+           piece++)
+        ;
+      concat = next;
+    }
+}
+
 static void
 find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
                  GraftSplitReadings *readings)
@@ -349,8 +534,8 @@ find_aranges (GraftInference *inference, GPtrArray *found, GraftNode *node, gint
 }
 
 static void
-find_in_node (GraftInference *inference, GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced, GraftValue *input, int axis,
-              GraftSplitReadings *readings)
+find_in_node (GraftInference *inference, GPtrArray *found, GraftNode *node, GHashTable *static_io, gint64 traced,
+              GraftValue *input, int axis, GraftSplitReadings *readings)
 {
   GraftValue *data = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
   const char *op = node->op;
@@ -361,28 +546,36 @@ find_in_node (GraftInference *inference, GPtrArray *found, GraftNode *node, GHas
   else if (op == g_intern_static_string ("onnx::Reshape"))
     {
       if (carries_probe (inference, data))
-        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
+        add_matches (found, inference, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Expand") || op == g_intern_static_string ("onnx::Tile"))
     {
       /* Its data, or what its result meets (a causal mask expanded, or a
        * learned row tiled, to the batch, then applied to the activations). */
-      if (carries_probe (inference, data) || (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 2)))
-        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
+      if (carries_probe (inference, data)
+          || (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 2)))
+        add_matches (found, inference, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::ConstantOfShape"))
     {
       if (node->outputs->len > 0 && consumers_carry_probe (inference, g_ptr_array_index (node->outputs, 0)))
-        add_matches (found, node, 0, traced, input, axis, NULL, NULL);
+        add_matches (found, inference, node, 0, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Range") && node->inputs->len >= 2)
     {
       /* arange(traced size): its limit, when what it counts meets the dim. */
       if (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 4))
-        add_matches (found, node, 1, traced, input, axis, NULL, NULL);
+        add_matches (found, inference, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::Slice") && node->inputs->len >= 3)
-    add_matches (found, node, 2, traced, input, axis, slice_relevant, inference);
+    {
+      add_matches (found, inference, node, 2, traced, input, axis, slice_relevant, inference);
+      find_relative_slice_bounds (inference, found, node, traced, input, axis, readings);
+    }
+  else if (op == g_intern_static_string ("onnx::Split") && node->inputs->len >= 1)
+    find_in_split (inference, found, node, traced, input, axis);
+  else if (op == g_intern_static_string ("onnx::Resize") && node->inputs->len >= 4)
+    find_in_resize (inference, found, node, traced, input, axis);
   else
     find_aranges (inference, found, node, traced, input, axis);
 }
@@ -424,6 +617,8 @@ probe_input_shapes (GraftGraph *graph, GraftValue *input, int axis, const GraftD
 }
 
 typedef struct {
+  GHashTable *overrides;
+  GraftInference *scanned;  /* the run probe_node_in_scan looks at */
   GPtrArray *found;
   GHashTable *found_nodes;  /* GraftNode* set: nodes already in found */
   GHashTable *static_io;
@@ -432,6 +627,29 @@ typedef struct {
   int axis;
   GraftSplitReadings *readings;
 } Probe;
+
+typedef struct {
+  GHashTable *static_io;
+  GraftInference *traced;
+} StaticIOSearch;
+
+static void
+record_static_io (GraftNode *node, gpointer user_data)
+{
+  StaticIOSearch *search = user_data;
+  GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  const GraftShape *out_shape = graft_inference_get_shape (search->traced, out);
+  StaticIO *io;
+
+  if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out_shape == NULL
+      || !graft_shape_is_fully_fixed (probed_shape (search->traced, in)) || !graft_shape_is_fully_fixed (out_shape))
+    return;
+  io = g_new0 (StaticIO, 1);
+  graft_shape_copy (&io->in, probed_shape (search->traced, in));
+  graft_shape_copy (&io->out, out_shape);
+  g_hash_table_insert (search->static_io, node, io);
+}
 
 /* Looks for a baked constant at node; a Reshape/Expand/Tile/ConstantOfShape
  * found is from then on treated as repaired (its output dim carries the
@@ -447,26 +665,67 @@ probe_node (GraftNode *node, GraftInference *inference, GHashTable *overrides, g
 
   if (g_hash_table_contains (probe->found_nodes, node))
     return;
-  find_in_node (inference, probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis, probe->readings);
+  /* Readings name nodes by their index in the main graph. */
+  find_in_node (inference, probe->found, node, probe->static_io, probe->traced, probe->input, probe->axis,
+                node->graph->parent_graph == NULL ? probe->readings : NULL);
   if (probe->found->len == first)
     return;
   g_hash_table_add (probe->found_nodes, node);
-  if (node->op == g_intern_static_string ("onnx::Slice"))
+  /* A Split's parts are not the dim, and a Slice keeps what it keeps. */
+  if (node->op == g_intern_static_string ("onnx::Slice") || node->op == g_intern_static_string ("onnx::Split"))
     return;
-  elements = g_array_new (FALSE, FALSE, sizeof (GraftShapeOverride));
   /* The first match is the likeliest to be the dim itself. */
   baked = g_ptr_array_index (probe->found, first);
   o = (GraftShapeOverride) { baked->element, graft_dim_multiply (graft_dim_symbolic (GRAFT_PROBE_SYMBOL),
                                                                   graft_dim_fixed (baked->multiplier)) };
+  if (baked->node != node)
+    {
+      /* A piece of the Resize's sizes: its output dim follows. */
+      gint64 offset;
+      concat_piece_offset (inference, baked->node, baked->shape_input, &offset);
+      o.element += offset;
+    }
+  elements = g_hash_table_lookup (overrides, node);
+  if (elements == NULL)
+    {
+      elements = g_array_new (FALSE, FALSE, sizeof (GraftShapeOverride));
+      g_hash_table_insert (overrides, node, elements);
+    }
   g_array_append_val (elements, o);
-  g_hash_table_insert (overrides, node, elements);
 }
 
+/* After an inference run: what it found for every node, bodies included
+ * (their overrides take effect in the next run). */
+static void
+probe_node_in_scan (GraftNode *node, gpointer user_data)
+{
+  Probe *probe = user_data;
+
+  probe_node (node, probe->scanned, probe->overrides, probe);
+}
+
+/* The depth of graph under the main graph (0 for the main graph). */
+static guint
+graph_depth (GraftGraph *graph)
+{
+  guint depth = 0;
+
+  for (; graph->parent_graph != NULL; graph = graph->parent_graph)
+    depth++;
+  return depth;
+}
+
+/* Graph order, main graph first; a body's nodes after it, grouped by body. */
 static int
 compare_by_position (gconstpointer a, gconstpointer b)
 {
   const GraftBakedShape *x = *(GraftBakedShape **) a, *y = *(GraftBakedShape **) b;
+  guint dx = graph_depth (x->node->graph), dy = graph_depth (y->node->graph);
 
+  if (dx != dy)
+    return dx < dy ? -1 : 1;
+  if (x->node->graph != y->node->graph)
+    return x->node->graph < y->node->graph ? -1 : 1;
   if (x->node->index != y->node->index)
     return x->node->index < y->node->index ? -1 : 1;
   return (int) x->element - (int) y->element;
@@ -491,6 +750,7 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   g_autoptr(GraftInference) traced_inference = NULL;
   GraftShapeInferenceOptions options = { 0 };
   GraftDim probe_dim = graft_dim_symbolic (GRAFT_PROBE_SYMBOL);
+  StaticIOSearch static_io_search;
   Probe probe;
   gint64 traced;
   guint before;
@@ -507,22 +767,9 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   stand_in_shapes = probe_input_shapes (graph, input, axis, NULL);
   options.input_shapes = stand_in_shapes;
   traced_inference = graft_shape_inference_run_full (model, &options);
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      GraftNode *node = g_ptr_array_index (graph->nodes, i);
-      GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
-      GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
-      const GraftShape *out_shape = graft_inference_get_shape (traced_inference, out);
-      StaticIO *io;
-
-      if (node->op != g_intern_static_string ("onnx::Reshape") || in == NULL || out_shape == NULL
-          || !graft_shape_is_fully_fixed (probed_shape (traced_inference, in)) || !graft_shape_is_fully_fixed (out_shape))
-        continue;
-      io = g_new0 (StaticIO, 1);
-      graft_shape_copy (&io->in, probed_shape (traced_inference, in));
-      graft_shape_copy (&io->out, out_shape);
-      g_hash_table_insert (static_io, node, io);
-    }
+  /* If/Loop bodies too: their constants bake sizes as well. */
+  static_io_search = (StaticIOSearch) { static_io, traced_inference };
+  graft_graph_foreach_node_recursive (graph, record_static_io, &static_io_search);
 
   probe_shapes = probe_input_shapes (graph, input, axis, &probe_dim);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
@@ -533,7 +780,7 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
    * transformer layer) in one run; the scan after it catches what depends
    * on values inferred later (ConstantOfShape looks at its consumers). */
   found_nodes = g_hash_table_new (NULL, NULL);
-  probe = (Probe) { found, found_nodes, static_io, traced, input, axis, readings };
+  probe = (Probe) { overrides, NULL, found, found_nodes, static_io, traced, input, axis, readings };
   options = (GraftShapeInferenceOptions) { .input_shapes = probe_shapes, .overrides = overrides,
                                            .hook = probe_node, .hook_data = &probe };
   do
@@ -542,8 +789,9 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
 
       before = found->len;
       probed = graft_shape_inference_run_full (model, &options);
-      for (guint i = 0; i < graph->nodes->len; i++)
-        probe_node (g_ptr_array_index (graph->nodes, i), probed, overrides, &probe);
+      probe.scanned = probed;
+      graft_graph_foreach_node_recursive (graph, probe_node_in_scan, &probe);
+      probe.scanned = NULL;
     }
   while (found->len > before && found->len < 100000);
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "ir/model.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -18,9 +19,13 @@ G_BEGIN_DECLS
 
 typedef struct {
   GraftNode *node;          /* Reshape, Expand, Tile, ConstantOfShape, Range (limit), Slice,
-                             * or any op reading an arange(traced) constant (below) */
-  guint shape_input;        /* node input holding the constant */
-  GraftValue *constant;     /* that input (an initializer or a Constant output) */
+                             * Split, Resize, the Concat building a Resize's sizes, or any op
+                             * reading an arange(traced) constant (below); in the main graph
+                             * or an If/Loop body */
+  guint shape_input;        /* node input holding the constant; G_MAXUINT for a Split's
+                             * split attribute (opset < 13) */
+  GraftValue *constant;     /* that input (an initializer or a Constant output, or a shape
+                             * vector an earlier make-dynamic built); NULL for an attribute */
   guint element;            /* index in the constant that holds the traced value */
   gint64 traced;            /* the traced value of the input dim */
   gint64 multiplier;        /* the element is traced × multiplier (Reshape merging
@@ -54,6 +59,15 @@ GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, i
 /* The constant's values if value is an integer initializer or the output
  * of an onnx::Constant node; NULL otherwise. */
 GraftTensor *graft_value_get_constant (GraftValue *value);
+
+/* An element graft_value_read_ints() cannot tell (symbolic). */
+#define GRAFT_NOT_AN_INT G_MININT64
+
+/* value's integers: a constant's, or (inference not NULL) what inference
+ * found for a shape vector an earlier make-dynamic built
+ * (Concat(Gather(Shape(x), 0), [1, 16, 16])), whose symbolic elements
+ * are GRAFT_NOT_AN_INT. NULL when neither. */
+gint64 *graft_value_read_ints (GraftInference *inference, GraftValue *value, guint *n);
 
 /* Element i of an integer tensor, exactly (doubles lose INT64_MAX). */
 gint64 graft_tensor_get_int (GraftTensor *tensor, gint64 index);

@@ -227,18 +227,63 @@ graft_check_input_dims (GraftModel *model, GPtrArray *list, GraftStaticDimFunc r
     }
 }
 
+/* The node of graph whose call was replaced by the body holding the node
+ * named name ("CALL/BODY_NODE"), or NULL. */
+static GraftNode *
+call_holding (GraftGraph *graph, const char *name)
+{
+  GraftNode *best = NULL;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      gsize length = strlen (node->name);
+
+      if (length > 0 && g_str_has_prefix (name, node->name) && name[length] == '/'
+          && (best == NULL || length > strlen (best->name)))
+        best = node;
+    }
+  return best;
+}
+
+static char *
+format_int_list (const gint64 *values, guint n)
+{
+  GString *out = g_string_new ("[");
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%" G_GINT64_FORMAT, i ? ", " : "", values[i]);
+  return g_string_free (g_string_append_c (out, ']'), FALSE);
+}
+
 static void
 check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GraftModel) inlined = NULL;
+  GraftModel *searched = model;
 
   if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_ONNX)
     return;
+  /* Layers exported as local functions hold their traced sizes in the
+   * bodies: search a copy whose calls are replaced by their bodies, as the
+   * edit does, and report a body's constant on its call. */
+  if (graft_model_get_functions (model)->len > 0)
+    {
+      g_autoptr(GPtrArray) ignored = g_ptr_array_new_with_free_func (g_free);
+      guint n;
+
+      inlined = graft_model_copy (model);
+      n = graft_edit_inline_shape_functions (inlined, ignored, NULL);
+      if (n > 0 && n != G_MAXUINT)
+        searched = inlined;
+    }
   for (guint i = 0; i < graph->inputs->len; i++)
     {
       GraftValue *input = g_ptr_array_index (graph->inputs, i);
+      GraftValue *searched_input = graft_graph_lookup_value (graft_model_get_graph (searched), input->name);
 
-      if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR)
+      if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR || searched_input == NULL)
         continue;
       for (int axis = 0; axis < input->shape.rank; axis++)
         {
@@ -247,24 +292,44 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
           /* A traced 1 is indistinguishable from the many 1s of shapes. */
           if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || input->shape.dims[axis].value < 2)
             continue;
-          found = graft_find_baked_shapes (model, input, axis);
+          found = graft_find_baked_shapes (searched, searched_input, axis);
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
-              g_autofree char *values = graft_tensor_format_ints (graft_value_get_constant (baked->constant));
+              GraftTensor *constant = graft_value_get_constant (baked->constant);
+              /* A Split before opset 13 holds its sizes in an attribute. */
+              guint n_split = 0;
+              const gint64 *split = constant == NULL ? graft_node_attr_ints (baked->node, "split", &n_split) : NULL;
+              g_autofree char *values = constant != NULL ? graft_tensor_format_ints (constant)
+                                        : format_int_list (split, n_split);
               GraftDiagnostic *d;
 
-              g_autofree char *what = baked->multiplier == 1
+              g_autofree char *what = baked->node->op == g_intern_static_string ("onnx::Split")
+                ? g_strdup_printf ("a part of the traced value %" G_GINT64_FORMAT " (the sizes add up to it)",
+                                   baked->traced)
+                : baked->multiplier == 1
                 ? g_strdup_printf ("the traced value %" G_GINT64_FORMAT, baked->traced)
                 : g_strdup_printf ("%" G_GINT64_FORMAT " × the traced value %" G_GINT64_FORMAT, baked->multiplier,
                                    baked->traced);
 
-              d = graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING, baked->node,
-                                        baked->constant,
-                                        "%s takes the shape constant '%s' = %s, whose element %u is %s of input "
-                                        "'%s' dim %d: the graph breaks when that dim changes; graft-cli edit "
-                                        "--dynamic %s:%d=NAME rewrites it",
-                                        baked->node->op, baked->constant->name, values, baked->element, what,
+              /* Found in the copy: the same node of the model by name, else the call holding it. */
+              GraftNode *node = searched == model ? baked->node : graft_graph_find_node (graph, baked->node->name);
+              GraftNode *call = node == NULL ? call_holding (graph, baked->node->name) : NULL;
+              GraftValue *constant_value = searched == model ? baked->constant
+                                           : node != NULL && baked->shape_input < node->inputs->len
+                                           ? g_ptr_array_index (node->inputs, baked->shape_input) : NULL;
+              g_autofree char *where = call != NULL
+                ? g_strdup_printf ("in the body of %s called by '%s', ", call->op, call->name) : g_strdup ("");
+
+              d = graft_diagnostic_add (list, "baked-shape-constant", GRAFT_SEVERITY_WARNING,
+                                        node != NULL ? node : call, constant_value,
+                                        "%s%s%s%s takes the shape constant '%s' = %s, whose element %u is %s of "
+                                        "input '%s' dim %d: the graph breaks when that dim changes; graft-cli edit "
+                                        "--dynamic %s:%d=NAME rewrites it", where, baked->node->op,
+                                        call != NULL ? " " : "",
+                                        call != NULL ? baked->node->name + strlen (call->name) + 1 : "",
+                                        baked->constant != NULL ? baked->constant->name : "split (attribute)",
+                                        values, baked->element, what,
                                         input->name, axis, input->name, axis);
               d->input = input;
               d->axis = axis;

@@ -806,6 +806,58 @@ rule_range (Inferer *inferer, GraftNode *node, Output *out)
   return TRUE;
 }
 
+/* Resize by constant whole-number scales: h × 2 for a symbolic h too. */
+static gboolean
+rule_resize_scales (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GraftTensor *scales = graft_value_get_constant (node_input (node, 2));
+  const GraftShape *in = x != NULL ? known_shape (inferer, x) : NULL;
+  GraftShape shape;
+
+  if (scales == NULL || in == NULL || in->rank < 0 || graft_tensor_get_numel (scales) != in->rank)
+    return FALSE;
+  graft_shape_init (&shape, in->rank);
+  for (int i = 0; i < in->rank; i++)
+    {
+      double scale = graft_tensor_get_element_as_double (scales, i);
+
+      if (scale < 1 || scale != (double) (gint64) scale)
+        {
+          graft_shape_clear (&shape);
+          return FALSE;
+        }
+      shape.dims[i] = graft_dim_multiply (in->dims[i], graft_dim_fixed ((gint64) scale));
+    }
+  output_set (out, known_dtype (inferer, x), &shape);
+  graft_shape_clear (&shape);
+  return TRUE;
+}
+
+/* Resize to sizes known as dims (h × 2 after a make-dynamic, which the
+ * registry's rule, reading only constant data, cannot see): the output
+ * is those sizes. Axes and an aspect-ratio policy are the registry's. */
+static gboolean
+rule_resize_sizes (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GArray *sizes = node->inputs->len > 3 ? lookup_data (inferer, node_input (node, 3)) : NULL;
+  GraftValue *x = node_input (node, 0);
+  GraftAttribute *policy = graft_node_get_attribute (node, "keep_aspect_ratio_policy");
+
+  if (graft_node_get_attribute (node, "axes") != NULL
+      || (policy != NULL && (policy->s == NULL || g_bytes_get_size (policy->s) != 7
+                             || memcmp (g_bytes_get_data (policy->s, NULL), "stretch", 7) != 0)))
+    return FALSE;
+  if (sizes == NULL && node->inputs->len == 3)
+    return rule_resize_scales (inferer, node, out);
+  if (sizes == NULL || x == NULL || known_shape (inferer, x)->rank != (int) sizes->len)
+    return FALSE;
+  if (!rule_shape_from_data (inferer, node, out, 3, FALSE))
+    return FALSE;
+  out->dtype = known_dtype (inferer, x);
+  return TRUE;
+}
+
 static gboolean
 apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
 {
@@ -855,6 +907,8 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_slice (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Range"))
     return rule_range (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Resize"))
+    return rule_resize_sizes (inferer, node, out);
   return FALSE;
 }
 
@@ -890,12 +944,20 @@ rt_data_for (Inferer *inferer, GraftValue *value)
 }
 
 static gboolean
+lookup_subgraph_value (gpointer lookup_data, const GraftValue *value, GraftDType *dtype, const GraftShape **shape)
+{
+  return graft_inference_lookup (lookup_data, value, dtype, shape);
+}
+
+static gboolean
 apply_infer_function (Inferer *inferer, GraftNode *node, GraftInferFunc infer, Output *outs, GError **error)
 {
   GraftInferContext ctx = { 0 };
   gboolean ok;
 
   ctx.node = node;
+  ctx.lookup_subgraph_value = lookup_subgraph_value;
+  ctx.lookup_data = inferer->result;
   ctx.opset = graft_model_get_opset (inferer->model, node->domain);
   ctx.n_inputs = node->inputs->len;
   ctx.inputs = g_new0 (GraftInferValue, MAX (ctx.n_inputs, 1));
@@ -1024,22 +1086,53 @@ clear_inferred (Inferer *inferer, GraftNode *node)
 
 /* Kahn's order over the main graph; nodes on a cycle (malformed files)
  * are appended in file order so that every node is visited once. */
+typedef struct {
+  GraftGraph *graph;
+  GHashTable *values;
+} CaptureSearch;
+
+static void
+collect_capture (GraftNode *node, gpointer user_data)
+{
+  CaptureSearch *search = user_data;
+
+  for (guint j = 0; j < node->inputs->len; j++)
+    {
+      GraftValue *v = g_ptr_array_index (node->inputs, j);
+      if (v && v->producer && v->producer->graph == search->graph)
+        g_hash_table_add (search->values, v);
+    }
+}
+
 static GPtrArray *
 topological_order (GraftGraph *graph)
 {
   GPtrArray *order = g_ptr_array_new ();
   g_autofree guint *pending = g_new0 (guint, MAX (graph->nodes->len, 1));
   g_autofree gboolean *done = g_new0 (gboolean, MAX (graph->nodes->len, 1));
+  /* Per node with bodies: the values of graph its bodies read from the
+   * enclosing scope, which it waits for like its inputs (an If's result
+   * read inside a later Loop's body). */
+  g_autofree GHashTable **captures = g_new0 (GHashTable *, MAX (graph->nodes->len, 1));
   g_autoptr(GQueue) ready = g_queue_new ();
 
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
       for (guint j = 0; j < node->inputs->len; j++)
         {
           GraftValue *v = g_ptr_array_index (node->inputs, j);
           if (v && v->producer && v->producer->graph == graph)
             pending[i]++;
+        }
+      if (subgraphs->len > 0)
+        {
+          CaptureSearch search = { graph, captures[i] = g_hash_table_new (NULL, NULL) };
+          for (guint k = 0; k < subgraphs->len; k++)
+            graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, k), collect_capture, &search);
+          pending[i] += g_hash_table_size (captures[i]);
         }
       if (pending[i] == 0)
         g_queue_push_tail (ready, node);
@@ -1056,14 +1149,26 @@ topological_order (GraftGraph *graph)
           for (guint k = 0; v && k < v->consumers->len; k++)
             {
               GraftNode *consumer = g_ptr_array_index (v->consumers, k);
-              if (consumer->graph == graph && --pending[consumer->index] == 0)
+
+              /* A body's node: its ancestor in graph waits for v once. */
+              while (consumer->graph != graph && consumer->graph->parent_node != NULL)
+                consumer = consumer->graph->parent_node;
+              if (consumer->graph != graph || done[consumer->index])
+                continue;
+              if (consumer != g_ptr_array_index (v->consumers, k)
+                  && (captures[consumer->index] == NULL || !g_hash_table_remove (captures[consumer->index], v)))
+                continue;
+              if (--pending[consumer->index] == 0)
                 g_queue_push_tail (ready, consumer);
             }
         }
     }
   for (guint i = 0; i < graph->nodes->len; i++)
-    if (!done[i])
-      g_ptr_array_add (order, g_ptr_array_index (graph->nodes, i));
+    {
+      if (!done[i])
+        g_ptr_array_add (order, g_ptr_array_index (graph->nodes, i));
+      g_clear_pointer (&captures[i], g_hash_table_unref);
+    }
   return order;
 }
 

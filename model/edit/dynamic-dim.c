@@ -84,15 +84,6 @@ remove_node (Repair *repair, GraftNode *node)
     graft_shape_inference_session_node_removed (repair->session, index);
 }
 
-static void
-move_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
-{
-  g_ptr_array_steal_index (graph->nodes, node->index);
-  g_ptr_array_insert (graph->nodes, before->index, node);
-  for (guint i = 0; i < graph->nodes->len; i++)
-    ((GraftNode *) g_ptr_array_index (graph->nodes, i))->index = i;
-}
-
 /* Removes a constant nobody uses any more (its Constant node, or the
  * initializer). */
 static void
@@ -132,7 +123,7 @@ add_node_before (Repair *repair, GraftNode *before, const char *op_type, const c
   g_hash_table_add (repair->node_names, name);
   node = graft_graph_add_node (graph, "", op_type, name);
 
-  move_before (graph, node, before);
+  graft_graph_move_node_before (graph, node, before);
   node_changed (repair, node);
   return node;
 }
@@ -146,10 +137,12 @@ add_output_value (GraftGraph *graph, GraftNode *node, const char *hint)
   return value;
 }
 
-/* Gather(Shape(input), axis) × multiplier, computed right before node: a
- * 1-element vector, or a scalar (what Range wants) when scalar is TRUE. */
+/* Gather(Shape(input), axis) × multiplier + offset, computed right before
+ * node: a 1-element vector, or a scalar (what Range wants) when scalar is
+ * TRUE. */
 static GraftValue *
-build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier, gboolean scalar)
+build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, gint64 multiplier, gint64 offset,
+                 gboolean scalar)
 {
   /* Each new node goes right before node, so creation order is graph order. */
   GraftGraph *graph = repair->graph;
@@ -171,6 +164,14 @@ build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, g
       graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_factor", &multiplier, 1, scalar));
       dim = add_output_value (graph, mul, "graft_dim_scaled");
     }
+  if (offset != 0)
+    {
+      /* The rest of the dim after fixed parts (a split's [4, n - 4]). */
+      GraftNode *add = add_node_before (repair, node, "Add", "add");
+      graft_node_add_input (add, dim);
+      graft_node_add_input (add, graft_graph_add_int64_constant (graph, "graft_offset", &offset, 1, scalar));
+      dim = add_output_value (graph, add, "graft_dim_rest");
+    }
   dim->dtype = GRAFT_DTYPE_INT64;
   return dim;
 }
@@ -179,10 +180,10 @@ build_input_dim (Repair *repair, GraftNode *node, GraftValue *input, int axis, g
  * the element follows the input's real dim at run time. */
 static GraftValue *
 build_dynamic_shape (Repair *repair, GraftNode *node, const gint64 *values, guint n, guint e, GraftValue *input,
-                     int axis, gint64 multiplier)
+                     int axis, gint64 multiplier, gint64 offset)
 {
   GraftGraph *graph = repair->graph;
-  GraftValue *dim = build_input_dim (repair, node, input, axis, multiplier, FALSE);
+  GraftValue *dim = build_input_dim (repair, node, input, axis, multiplier, offset, FALSE);
   GraftNode *concat = add_node_before (repair, node, "Concat", "concat");
   GraftValue *out;
 
@@ -320,7 +321,7 @@ count_to_input_dim (Repair *repair, GraftNode *node, GraftBakedShape *entry, GPt
   target = g_new (gint64, MAX (tensor->rank, 1));
   range = add_node_before (repair, node, "Range", "range");
   graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_start", &zero, 1, TRUE));
-  graft_node_add_input (range, build_input_dim (repair, range, entry->input, entry->axis, 1, TRUE));
+  graft_node_add_input (range, build_input_dim (repair, range, entry->input, entry->axis, 1, 0, TRUE));
   graft_node_add_input (range, graft_graph_add_int64_constant (graph, "graft_delta", &one, 1, TRUE));
   counted = add_output_value (graph, range, "graft_positions");
   for (int k = 0; k < tensor->rank; k++)
@@ -342,18 +343,13 @@ count_to_input_dim (Repair *repair, GraftNode *node, GraftBakedShape *entry, GPt
   return TRUE;
 }
 
-/* Expand broadcasts: where its data already carries the dim, a target
- * element of 1 keeps it. When that covers every element holding the
- * traced size (a causal mask already seq × seq), the target becomes a
- * plain constant; TRUE then. */
+/* TRUE if every entry lines up (from the right) with a dim of node's
+ * data that already carries symbol. */
 static gboolean
-expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gint64 *values, guint n,
-                        const char *symbol, const char *before, GPtrArray *notes)
+entries_follow_data (Repair *repair, GraftNode *node, GPtrArray *entries, guint n, const char *symbol)
 {
   GraftValue *data = g_ptr_array_index (node->inputs, 0);
-  GraftBakedShape *first = g_ptr_array_index (entries, 0);
   const GraftShape *shape;
-  g_autofree char *after = NULL;
 
   shape = graft_inference_get_shape (infer_through (repair, node), data);
   if (shape == NULL)
@@ -368,6 +364,133 @@ expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gin
       if (aligned < 0 || aligned >= shape->rank || !graft_dim_mentions (&shape->dims[aligned], symbol))
         return FALSE;
     }
+  return TRUE;
+}
+
+static gboolean
+computed_vector_length (Repair *repair, GraftNode *node, GraftBakedShape *baked, guint *n)
+{
+  GraftValue *value = baked->constant;
+  const GraftShape *shape;
+
+  if (value == NULL || value->producer == NULL || strstr (value->producer->name, "/graft_") == NULL)
+    return FALSE;
+  shape = graft_inference_get_shape (infer_through (repair, node), value);
+  if (shape == NULL || shape->rank != 1 || shape->dims[0].kind != GRAFT_DIM_FIXED)
+    return FALSE;
+  *n = shape->dims[0].value;
+  return TRUE;
+}
+
+/* A shape vector an earlier make-dynamic built (some elements computed
+ * from Shape(x)): each element holding the traced size of this dim
+ * becomes Shape(input)[axis] × k, or 1 where an Expand's data already
+ * carries the dim; the other elements are sliced from the old vector as
+ * they are. */
+static gboolean
+repair_computed_vector (Repair *repair, GraftNode *node, GPtrArray *entries, guint n, const char *symbol,
+                        GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = repair->graph;
+  GraftBakedShape *baked = g_ptr_array_index (entries, 0);
+  GraftValue *old = g_ptr_array_index (node->inputs, baked->shape_input);
+  gboolean expand = node->op == g_intern_static_string ("onnx::Expand");
+  gboolean keep_data = expand && entries_follow_data (repair, node, entries, n, symbol);
+  g_autofree GraftValue **pieces = g_new0 (GraftValue *, MAX (n, 1));
+  guint kept = 0, followed = 0;
+  GraftNode *concat;
+  GraftValue *out;
+
+  if (node->op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "Reshape '%s': several elements of its shape equal the traced %" G_GINT64_FORMAT "; rewrite its "
+                   "shape by hand", node->name, baked->traced);
+      return FALSE;
+    }
+  if (!expand && node->op == g_intern_static_string ("onnx::Tile"))
+    baked = aligned_entry (repair, entries, n, symbol);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      GraftBakedShape *entry = g_ptr_array_index (entries, i);
+      g_autoptr(GPtrArray) one_entry = g_ptr_array_new ();
+      gint64 one = 1;
+
+      g_ptr_array_add (one_entry, entry);
+      /* An Expand keeps a dim its data already carries (1), and is told
+       * the size of one it broadcasts ([b, 1, s, s] from a [b, 1, 1, s]
+       * mask: the last 16 kept, the other from Shape(x)). */
+      if (keep_data || (expand && entries_follow_data (repair, node, one_entry, n, symbol)))
+        {
+          pieces[entry->element] = graft_graph_add_int64_constant (graph, "graft_keep", &one, 1, FALSE);
+          kept++;
+        }
+      else if (expand || entry == baked)
+        {
+          pieces[entry->element] = build_input_dim (repair, node, entry->input, entry->axis, entry->multiplier, 0,
+                                                    FALSE);
+          followed++;
+        }
+    }
+  concat = add_node_before (repair, node, "Concat", "concat");
+  for (guint i = 0; i < n;)
+    {
+      guint end = i;
+      gint64 start = i, stop, zero = 0;
+      GraftNode *slice;
+
+      if (pieces[i] != NULL)
+        {
+          graft_node_add_input (concat, pieces[i++]);
+          continue;
+        }
+      while (end < n && pieces[end] == NULL)
+        end++;
+      stop = end;
+      slice = add_node_before (repair, concat, "Slice", "unchanged");
+      graft_node_add_input (slice, old);
+      graft_node_add_input (slice, graft_graph_add_int64_constant (graph, "graft_from", &start, 1, FALSE));
+      graft_node_add_input (slice, graft_graph_add_int64_constant (graph, "graft_to", &stop, 1, FALSE));
+      graft_node_add_input (slice, graft_graph_add_int64_constant (graph, "graft_axis", &zero, 1, FALSE));
+      graft_node_add_input (concat, add_output_value (graph, slice, "graft_unchanged"));
+      i = end;
+    }
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  out = add_output_value (graph, concat, "graft_dynamic_shape");
+  out->dtype = GRAFT_DTYPE_INT64;
+  set_input (repair, node, baked->shape_input, out);
+  if (node->op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (repair, node))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "Reshape '%s': with a dynamic %s:%d its shape does not keep the element count; rewrite it by "
+                   "hand", node->name, baked->input->name, baked->axis);
+      return FALSE;
+    }
+  if (expand)
+    g_ptr_array_add (notes, g_strdup_printf ("%s '%s': of the %u elements of its shape holding the traced size, %u → 1 "
+                                             "(its data already follows %s:%d), %u now come from Shape(%s)[%d]",
+                                             node->op_type, node->name, entries->len, kept, baked->input->name,
+                                             baked->axis, followed, baked->input->name, baked->axis));
+  else
+    g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of its computed shape now comes from Shape(%s)[%d]"
+                                             " × %" G_GINT64_FORMAT, node->op_type, node->name, baked->element,
+                                             baked->input->name, baked->axis, baked->multiplier));
+  return TRUE;
+}
+
+/* Expand broadcasts: where its data already carries the dim, a target
+ * element of 1 keeps it. When that covers every element holding the
+ * traced size (a causal mask already seq × seq), the target becomes a
+ * plain constant; TRUE then. */
+static gboolean
+expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gint64 *values, guint n,
+                        const char *symbol, const char *before, GPtrArray *notes)
+{
+  GraftBakedShape *first = g_ptr_array_index (entries, 0);
+  g_autofree char *after = NULL;
+
+  if (!entries_follow_data (repair, node, entries, n, symbol))
+    return FALSE;
   for (guint i = 0; i < entries->len; i++)
     values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = 1;
   replace_constant (repair, node, first->shape_input,
@@ -378,11 +501,173 @@ expand_keeps_data_dims (Repair *repair, GraftNode *node, GPtrArray *entries, gin
   return TRUE;
 }
 
+/* Slice bounds: the traced size itself is the end of the axis
+ * (INT64_MAX); a bound inside it, read as the size minus a constant, is
+ * counted from the end (15 → -1). */
+static gboolean
+repair_slice (Repair *repair, GraftNode *node, GPtrArray *entries, GPtrArray *notes)
+{
+  for (guint input = 1; input <= 2; input++)
+    {
+      GraftValue *old = g_ptr_array_index (node->inputs, input);
+      GraftTensor *tensor = graft_value_get_constant (old);
+      g_autofree gint64 *values = NULL;
+      gboolean changed = FALSE;
+      guint n;
+
+      if (tensor == NULL)
+        continue;
+      values = constant_values (tensor, &n);
+      for (guint i = 0; i < entries->len; i++)
+        {
+          GraftBakedShape *entry = g_ptr_array_index (entries, i);
+          gint64 v = values[entry->element];
+
+          if (entry->shape_input != input)
+            continue;
+          changed = TRUE;
+          values[entry->element] = v == entry->traced ? G_MAXINT64 : v - entry->traced;
+          if (v == entry->traced)
+            g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': end %" G_GINT64_FORMAT " → INT64_MAX (to the end)",
+                                                     node->name, v));
+          else
+            g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': %s %" G_GINT64_FORMAT " → %" G_GINT64_FORMAT
+                                                     " (counted from the end of Shape(%s)[%d])", node->name,
+                                                     input == 1 ? "start" : "end", v, v - entry->traced,
+                                                     entry->input->name, entry->axis));
+        }
+      if (changed)
+        replace_constant (repair, node, input,
+                          graft_graph_add_int64_constant (repair->graph, input == 1 ? "graft_slice_starts"
+                                                          : "graft_slice_ends", values, n, tensor->rank == 0));
+    }
+  return TRUE;
+}
+
+/* [c, c, …, d - (n - 1) c] with d = Shape(input)[axis], c = ceil(d / n):
+ * the sizes of torch.chunk(n), computed before node. */
+static GraftValue *
+build_chunk_sizes (Repair *repair, GraftNode *node, GraftValue *input, int axis, guint n)
+{
+  GraftGraph *graph = repair->graph;
+  gint64 parts = n, others = n - 1;
+  GraftNode *div = add_node_before (repair, node, "Div", "chunk");
+  GraftNode *mul, *sub, *concat;
+  GraftValue *chunk, *last, *out;
+
+  graft_node_add_input (div, build_input_dim (repair, div, input, axis, 1, n - 1, FALSE));
+  graft_node_add_input (div, graft_graph_add_int64_constant (graph, "graft_parts", &parts, 1, FALSE));
+  chunk = add_output_value (graph, div, "graft_chunk");
+  mul = add_node_before (repair, node, "Mul", "chunks");
+  graft_node_add_input (mul, chunk);
+  graft_node_add_input (mul, graft_graph_add_int64_constant (graph, "graft_others", &others, 1, FALSE));
+  sub = add_node_before (repair, node, "Sub", "last");
+  graft_node_add_input (sub, build_input_dim (repair, sub, input, axis, 1, 0, FALSE));
+  graft_node_add_input (sub, add_output_value (graph, mul, "graft_chunks"));
+  last = add_output_value (graph, sub, "graft_last");
+  concat = add_node_before (repair, node, "Concat", "sizes");
+  for (guint i = 0; i < others; i++)
+    graft_node_add_input (concat, chunk);
+  graft_node_add_input (concat, last);
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  out = add_output_value (graph, concat, "graft_split_sizes");
+  chunk->dtype = last->dtype = out->dtype = GRAFT_DTYPE_INT64;
+  return out;
+}
+
+/* Split sizes that add up to the traced size: equal parts become torch's
+ * chunk (num_outputs from opset 18, computed sizes before), otherwise the largest part
+ * takes what the others leave: Shape(x)[axis] - (their sum). */
+static gboolean
+repair_split (Repair *repair, GraftNode *node, GraftBakedShape *baked, GPtrArray *notes, GError **error)
+{
+  GraftAttribute *attribute = graft_node_get_attribute (node, "split");
+  GraftTensor *tensor = graft_value_get_constant (baked->constant);
+  g_autofree gint64 *values = NULL;
+  g_autofree char *before = NULL;
+  gboolean equal = TRUE;
+  guint n;
+
+  if (tensor != NULL)
+    values = constant_values (tensor, &n);
+  else if (attribute != NULL && attribute->type == GRAFT_ATTR_INTS)
+    {
+      n = attribute->ints->len;
+      values = g_memdup2 (attribute->ints->data, sizeof (gint64) * MAX (n, 1));
+    }
+  else
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "Split '%s': its sizes are no longer a constant; repair it by hand", node->name);
+      return FALSE;
+    }
+  before = format_ints (values, n);
+  for (guint i = 1; i < n; i++)
+    equal = equal && values[i] == values[0];
+  if (equal && n == node->outputs->len && graft_model_get_opset (repair->model, node->domain) >= 18)
+    {
+      /* num_outputs splits as torch.chunk does: ceil-sized parts, the last smaller. */
+      if (tensor != NULL)
+        {
+          replace_constant (repair, node, 1, NULL);
+          g_ptr_array_set_size (node->inputs, 1);
+        }
+      else
+        g_ptr_array_remove (node->attributes, attribute);
+      graft_node_add_attribute (node, graft_attribute_new_int ("num_outputs", n));
+      node_changed (repair, node);
+      g_ptr_array_add (notes, g_strdup_printf ("Split '%s': sizes %s → %u equal parts of Shape(%s)[%d]", node->name,
+                                               before, n, baked->input->name, baked->axis));
+      return TRUE;
+    }
+  if (equal && n == node->outputs->len && tensor != NULL)
+    {
+      /* Before opset 18 an even split must divide exactly: spell out
+       * torch.chunk's sizes, c = ceil(d / n) for all but the last. */
+      replace_constant (repair, node, 1, build_chunk_sizes (repair, node, baked->input, baked->axis, n));
+      node_changed (repair, node);
+      g_ptr_array_add (notes, g_strdup_printf ("Split '%s': sizes %s → %u equal parts of Shape(%s)[%d]", node->name,
+                                               before, n, baked->input->name, baked->axis));
+      return TRUE;
+    }
+  if (tensor == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "Split '%s': its sizes %s add up to the traced %" G_GINT64_FORMAT " but are an attribute before "
+                   "opset 13, which cannot follow a dynamic dim; export at opset 13 or later", node->name, before,
+                   baked->traced);
+      return FALSE;
+    }
+  replace_constant (repair, node, 1, build_dynamic_shape (repair, node, values, n, baked->element, baked->input,
+                                                          baked->axis, 1, values[baked->element] - baked->traced));
+  g_ptr_array_add (notes, g_strdup_printf ("Split '%s': part %u of %s now takes the rest of Shape(%s)[%d]",
+                                           node->name, baked->element, before, baked->input->name, baked->axis));
+  return TRUE;
+}
+
 /* Repairs one node; entries are its GraftBakedShapes (several elements of
  * its constant may hold the traced value; the probe says which is the dim). */
+static gboolean repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *static_out,
+                                          const char *symbol, GPtrArray *notes, GError **error);
+
+/* A node in an If/Loop body gets its new nodes and constants there; they
+ * read x from the enclosing scope. */
 static gboolean
 repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
              GPtrArray *notes, GError **error)
+{
+  GraftGraph *main_graph = repair->graph;
+  gboolean ok;
+
+  repair->graph = ((GraftBakedShape *) g_ptr_array_index (entries, 0))->node->graph;
+  ok = repair_node_in_its_graph (repair, entries, static_out, symbol, notes, error);
+  repair->graph = main_graph;
+  return ok;
+}
+
+static gboolean
+repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *static_out, const char *symbol,
+                          GPtrArray *notes, GError **error)
 {
   GraftGraph *graph = repair->graph;
   GraftBakedShape *baked = g_ptr_array_index (entries, 0);
@@ -395,6 +680,11 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
   GraftValue *replacement;
   const char *op = node->op;
 
+  if (op == g_intern_static_string ("onnx::Split"))
+    return repair_split (repair, node, baked, notes, error);
+  /* A vector built by an earlier make-dynamic: its length is what matters. */
+  if (tensor == NULL && !baked->arange && computed_vector_length (repair, node, baked, &n))
+    return repair_computed_vector (repair, node, entries, n, symbol, notes, error);
   if (tensor == NULL)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
@@ -405,16 +695,7 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
   before = format_ints (values, n);
 
   if (op == g_intern_static_string ("onnx::Slice"))
-    {
-      /* Slicing up to the traced size of that axis is slicing to its end. */
-      for (guint i = 0; i < entries->len; i++)
-        values[((GraftBakedShape *) g_ptr_array_index (entries, i))->element] = G_MAXINT64;
-      replace_constant (repair, node, baked->shape_input,
-                        graft_graph_add_int64_constant (graph, "graft_slice_ends", values, n, tensor->rank == 0));
-      g_ptr_array_add (notes, g_strdup_printf ("Slice '%s': end %" G_GINT64_FORMAT " → INT64_MAX (to the end)",
-                                               node_name, baked->traced));
-      return TRUE;
-    }
+    return repair_slice (repair, node, entries, notes);
 
   if (baked->arange)
     {
@@ -432,7 +713,7 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
           return FALSE;
         }
       replace_constant (repair, node, baked->shape_input,
-                        build_input_dim (repair, node, baked->input, baked->axis, baked->multiplier, TRUE));
+                        build_input_dim (repair, node, baked->input, baked->axis, baked->multiplier, 0, TRUE));
       g_ptr_array_add (notes, g_strdup_printf ("Range '%s': limit %" G_GINT64_FORMAT " now comes from Shape(%s)[%d]",
                                                node_name, baked->traced, baked->input->name, baked->axis));
       return TRUE;
@@ -461,7 +742,8 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
     }
 
   if (op == g_intern_static_string ("onnx::Reshape") || op == g_intern_static_string ("onnx::Expand")
-      || op == g_intern_static_string ("onnx::Tile") || op == g_intern_static_string ("onnx::ConstantOfShape"))
+      || op == g_intern_static_string ("onnx::Tile") || op == g_intern_static_string ("onnx::ConstantOfShape")
+      || op == g_intern_static_string ("onnx::Resize") || op == g_intern_static_string ("onnx::Concat"))
     {
       if (tensor->rank != 1)
         {
@@ -473,7 +755,11 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
       if (op == g_intern_static_string ("onnx::Expand") && expand_keeps_data_dims (repair, node, entries, values, n,
                                                                                      symbol, before, notes))
         return TRUE;
-      if (op != g_intern_static_string ("onnx::Reshape"))
+      if (op == g_intern_static_string ("onnx::Expand") && entries->len > 1)
+        return repair_computed_vector (repair, node, entries, n, symbol, notes, error);
+      /* A Resize's sizes (or the Concat piece of them) line up with its data already. */
+      if (op == g_intern_static_string ("onnx::Expand") || op == g_intern_static_string ("onnx::Tile")
+          || op == g_intern_static_string ("onnx::ConstantOfShape"))
         baked = aligned_entry (repair, entries, n, symbol);
       if (op == g_intern_static_string ("onnx::Reshape") && entries->len > 1)
         {
@@ -485,7 +771,7 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
         }
       /* The element takes the input's real dim at run time. */
       replacement = build_dynamic_shape (repair, node, values, n, baked->element, baked->input, baked->axis,
-                                         baked->multiplier);
+                                         baked->multiplier, 0);
       replace_constant (repair, node, baked->shape_input, replacement);
       if (op == g_intern_static_string ("onnx::Reshape") && !reshape_keeps_size (repair, node))
         {
@@ -496,11 +782,11 @@ repair_node (Repair *repair, GPtrArray *entries, const GraftShape *static_out, c
         }
       if (baked->multiplier != 1)
         g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d] × %"
-                                                 G_GINT64_FORMAT, op, node_name, baked->element, before,
+                                                 G_GINT64_FORMAT, node->op_type, node_name, baked->element, before,
                                                  baked->input->name, baked->axis, baked->multiplier));
       else
         g_ptr_array_add (notes, g_strdup_printf ("%s '%s': element %u of %s now comes from Shape(%s)[%d]",
-                                                 op, node_name, baked->element, before, baked->input->name,
+                                                 node->op_type, node_name, baked->element, before, baked->input->name,
                                                  baked->axis));
       return TRUE;
     }
@@ -740,6 +1026,10 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
 
   if (old.kind == GRAFT_DIM_FIXED)
     {
+      if (graft_edit_inline_shape_functions (model, notes, error) == G_MAXUINT)
+        return FALSE;
+      for (guint i = 0; i < repair.graph->nodes->len; i++)
+        g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
       fold_size_inputs (model, notes);
       baked = graft_find_baked_shapes_read (model, input, axis, readings);
       /* What each node produced at trace time, to spell out a -1. */

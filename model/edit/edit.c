@@ -209,11 +209,29 @@ graft_edit_verify (GraftEdit *self, GraftModel *model, GError **error)
 static int
 blamed_split (GraftGraph *graph, GArray *ambiguous, GraftDimCheck *check)
 {
-  GraftNode *node = check->failed_node ? graft_graph_find_node (graph, check->failed_node) : NULL;
+  GraftNode *failed = check->failed_node ? graft_graph_find_node (graph, check->failed_node) : NULL;
+  g_autoptr(GPtrArray) queue = g_ptr_array_new ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
 
-  for (guint i = 0; node != NULL && i < ambiguous->len; i++)
-    if (g_array_index (ambiguous, guint, i) == node->index)
-      return node->index;
+  /* The failed node itself, else the nearest such choice upstream of it
+   * (two slices x[:, 1:] - x[:, :15] fail at the Sub that meets them). */
+  if (failed != NULL)
+    g_ptr_array_add (queue, failed);
+  for (guint q = 0; q < queue->len && q < 256; q++)
+    {
+      GraftNode *node = g_ptr_array_index (queue, q);
+
+      for (guint i = 0; i < ambiguous->len; i++)
+        if (g_array_index (ambiguous, guint, i) == node->index)
+          return node->index;
+      for (guint i = 0; i < node->inputs->len; i++)
+        {
+          GraftValue *in = g_ptr_array_index (node->inputs, i);
+          if (in != NULL && in->producer != NULL && in->producer->graph == graph
+              && g_hash_table_add (seen, in->producer))
+            g_ptr_array_add (queue, in->producer);
+        }
+    }
   return -1;
 }
 
@@ -221,10 +239,16 @@ static char *
 split_signature (GraftGraph *graph, guint index)
 {
   GraftNode *node = g_ptr_array_index (graph->nodes, index);
-  GraftTensor *shape = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
-  g_autofree char *values = shape ? graft_tensor_format_ints (shape) : g_strdup ("?");
+  GString *signature = g_string_new (node->op);
 
-  return g_strdup_printf ("%s %s", node->op, values);
+  /* Every constant input: a Slice's starts alone say little. */
+  for (guint i = 1; i < node->inputs->len; i++)
+    {
+      GraftTensor *constant = graft_value_get_constant (g_ptr_array_index (node->inputs, i));
+      g_autofree char *values = constant ? graft_tensor_format_ints (constant) : g_strdup ("?");
+      g_string_append_printf (signature, " %s", values);
+    }
+  return g_string_free (signature, FALSE);
 }
 
 /* Reads the split at index the other way, and so every node with the same
@@ -253,20 +277,28 @@ flip_splits (GraftGraph *graph, GHashTable *innermost, guint index)
 }
 
 /* Merged dims the repair could split two ways (8 = batch × heads as
- * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]) are not
- * guessed: the repair reads them outermost and runs the result at other
- * sizes; when the check blames a node whose split was such a choice, that
- * node (and the nodes of the same pattern, as repeated layers have) is
- * read the other way, and the repair is done again. What stays wrong is
+ * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]), and Slice
+ * bounds that may be literals or the size minus a constant, are not
+ * guessed: the repair reads them outermost (bounds as literals) and runs
+ * the result at other sizes; when the check blames a node whose reading
+ * was such a choice (the failed node or the nearest one upstream of it),
+ * that node (and the nodes of the same pattern, as repeated layers have)
+ * is read the other way, and the repair is done again. What stays wrong is
  * left for the caller's verification to report. */
 static gboolean
 make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 {
-  g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftGraph) before = NULL;
   g_autoptr(GHashTable) innermost = g_hash_table_new (NULL, NULL);
   g_autoptr(GArray) ambiguous = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) inlined = g_ptr_array_new_with_free_func (g_free);
   GraftSplitReadings readings = { innermost, ambiguous };
 
+  /* Before the copy the attempts start from: the readings name nodes of
+   * the graph with the function bodies in it. */
+  if (graft_edit_inline_shape_functions (model, inlined, error) == G_MAXUINT)
+    return FALSE;
+  before = graft_graph_copy (graft_model_get_graph (model), NULL);
   for (guint attempt = 0;; attempt++)
     {
       g_autoptr(GraftDimCheck) check = NULL;
@@ -274,6 +306,8 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 
       g_array_set_size (ambiguous, 0);
       g_ptr_array_set_size (self->notes, 0);
+      for (guint i = 0; i < inlined->len; i++)
+        g_ptr_array_add (self->notes, g_strdup (g_ptr_array_index (inlined, i)));
       if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, &readings, self->notes,
                                            error))
         return FALSE;
@@ -287,9 +321,25 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
       graft_model_set_graph (model, graft_graph_copy (before, NULL));
     }
   if (g_hash_table_size (innermost) > 0)
-    g_ptr_array_add (self->notes, g_strdup_printf ("%u merged dims were split with %s:%d innermost: the outermost "
-                                                   "reading failed at other sizes", g_hash_table_size (innermost),
-                                                   self->target, self->axis));
+    {
+      GHashTableIter iter;
+      gpointer key;
+      guint slices = 0;
+
+      g_hash_table_iter_init (&iter, innermost);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        slices += ((GraftNode *) g_ptr_array_index (before->nodes, GPOINTER_TO_UINT (key) - 1))->op
+                  == g_intern_static_string ("onnx::Slice");
+      if (g_hash_table_size (innermost) > slices)
+        g_ptr_array_add (self->notes, g_strdup_printf ("%u merged dims were split with %s:%d innermost: the outermost "
+                                                       "reading failed at other sizes",
+                                                       g_hash_table_size (innermost) - slices, self->target,
+                                                       self->axis));
+      if (slices > 0)
+        g_ptr_array_add (self->notes, g_strdup_printf ("%u slice bounds were read from the end of %s:%d: as fixed "
+                                                       "sizes they failed at other sizes", slices, self->target,
+                                                       self->axis));
+    }
   return TRUE;
 }
 

@@ -46,6 +46,12 @@ G_DECLARE_FINAL_TYPE (GraftEdit, graft_edit, GRAFT, EDIT, GObject)
  * (analysis/dim-check.h) and reads the blamed splits the other way. Apply
  * does not prove the result: call graft_edit_verify(). */
 GraftEdit *graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol);
+
+/* Replaces the main graph's calls of local functions whose bodies take
+ * shapes by those bodies, named "CALL/BODY_NODE" (inline-functions.c), as
+ * make-dynamic does first; notes says which. The number replaced, or
+ * G_MAXUINT with error. */
+guint graft_edit_inline_shape_functions (GraftModel *model, GPtrArray *notes, GError **error);
 /* Fixes every dim of input (rank must match); constants are repaired the
  * same way for the dims that change. */
 GraftEdit *graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims);

@@ -63,6 +63,15 @@ graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
 }
 
 void
+graft_graph_move_node_before (GraftGraph *graph, GraftNode *node, GraftNode *before)
+{
+  g_ptr_array_steal_index (graph->nodes, node->index);
+  g_ptr_array_insert (graph->nodes, before->index, node);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    ((GraftNode *) g_ptr_array_index (graph->nodes, i))->index = i;
+}
+
+void
 graft_graph_remove_value (GraftGraph *graph, GraftValue *value)
 {
   g_ptr_array_remove (graph->inputs, value);

@@ -15,6 +15,8 @@ void graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *r
 
 /* Removes and frees node; its outputs stay as values without producer. */
 void graft_graph_remove_node (GraftGraph *graph, GraftNode *node);
+/* Moves node (of graph) to just before before, renumbering the nodes. */
+void graft_graph_move_node_before (GraftGraph *graph, GraftNode *node, GraftNode *before);
 
 /* Removes and frees a value that nothing uses any more. */
 void graft_graph_remove_value (GraftGraph *graph, GraftValue *value);

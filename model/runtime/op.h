@@ -35,6 +35,12 @@ typedef struct {
   GraftInferValue *inputs;
   guint n_outputs;
   GraftInferValue *outputs;  /* to fill; start as not present */
+  /* Static inference only (NULL at run time): what it inferred for a
+   * value of one of node's subgraphs, which are inferred before node
+   * (an If's result is what its branches give). FALSE if nothing. */
+  gboolean (*lookup_subgraph_value) (gpointer lookup_data, const GraftValue *value, GraftDType *dtype,
+                                     const GraftShape **shape);
+  gpointer lookup_data;
 } GraftInferContext;
 
 typedef gboolean (*GraftInferFunc) (GraftInferContext *ctx, GError **error);

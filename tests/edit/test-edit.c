@@ -8,6 +8,7 @@
 #include "edit/edit-history.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
+#include "runtime/op.h"
 
 static void
 set_fixed_shape (GraftValue *value, int rank, const gint64 *dims)
@@ -178,6 +179,45 @@ test_reshape_with_existing_minus_one (void)
   g_assert_no_error (error);
   assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 8 }, 2);
   assert_shape (value (model, "Relu_out"), "N×8");
+}
+
+/* Reshape's 0 copies the input's dim (x.view(0, 4, 2) as torch exports
+ * x.view(x.size(0), 4, 2) with dynamic axes): it already follows the
+ * batch, so nothing is rewritten and the edit verifies. */
+static void
+test_reshape_zero_copies_dim (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 0, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { 0, 4, 2 }, 3);
+  g_assert_cmpuint (graft_edit_get_notes (edit)->len, ==, 0);
+  assert_shape (value (model, "Relu_out"), "batch×4×2");
+  assert_verified (edit, model, 2);
+}
+
+/* With allowzero=1 a 0 would be a literal zero-sized dim: the repair
+ * writes -1 (never 0) for the batch, and the Reshape keeps allowzero. */
+static void
+test_reshape_allowzero (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  GraftNode *reshape = graft_graph_find_node (graft_model_get_graph (model), "/Op");
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GError) error = NULL;
+
+  graft_node_add_attribute (reshape, graft_attribute_new_int ("allowzero", 1));
+  graft_model_set_opset (model, "", 14);
+  g_assert_true (graft_edit_apply (edit, model, &error));
+  g_assert_no_error (error);
+  reshape = graft_graph_find_node (graft_model_get_graph (model), "/Op");
+  g_assert_cmpint (graft_node_attr_int (reshape, "allowzero", 0), ==, 1);
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 4, 2 }, 3);
+  assert_shape (value (model, "Relu_out"), "batch×4×2");
+  assert_verified (edit, model, 2);
 }
 
 /* x[2,8] → Unsqueeze(1) + Unsqueeze(0) → [2,2,8] (batch × batch × 8) →
@@ -818,6 +858,8 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/reshape-minus-one", test_reshape_becomes_minus_one);
   g_test_add_func ("/edit/dynamic/reshape-existing-minus-one", test_reshape_with_existing_minus_one);
   g_test_add_func ("/edit/dynamic/reshape-blocked", test_reshape_blocked);
+  g_test_add_func ("/edit/dynamic/reshape-zero-copies-dim", test_reshape_zero_copies_dim);
+  g_test_add_func ("/edit/dynamic/reshape-allowzero", test_reshape_allowzero);
   g_test_add_func ("/edit/dynamic/expand-slice", test_expand_and_slice);
   g_test_add_func ("/edit/dynamic/constant-of-shape-tile", test_constant_of_shape_and_tile);
   g_test_add_func ("/edit/dynamic/merged-heads", test_reshape_merged_heads);

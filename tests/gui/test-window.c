@@ -1113,7 +1113,10 @@ test_edit_verify_failed_in_toast (void)
   g_auto(Gui) gui = { 0 };
   g_autoptr(GHashTable) state = NULL;
   g_autoptr(GHashTable) details_state = NULL;
+  g_autoptr(GHashTable) applied_state = NULL;
+  g_autoptr(GPtrArray) dialogs = NULL;
   g_autoptr(GdkPixbuf) pixbuf = NULL;
+  g_autoptr(GdkPixbuf) details_pixbuf = NULL;
   GtkLabel *label, *details;
   GtkWidget *button;
 
@@ -1123,11 +1126,13 @@ test_edit_verify_failed_in_toast (void)
   state = capture (&gui, "edit-verify-failed-toast");
   label = harness_find_label (GTK_WIDGET (gui.window), "Make x:0 dynamic");
   g_assert_nonnull (label);
-  g_assert_nonnull (strstr (gtk_label_get_text (label), "FAILED at other sizes: node ‘/Reshape’"));
+  g_assert_nonnull (strstr (gtk_label_get_text (label), "FAILED at other sizes: node ‘/Reshape’ — undone"));
   g_assert_false (window_says (&gui, "Run with New Shape"));
   g_assert_false (window_says (&gui, "verified at"));
-  /* Still an edit: it can be undone. */
-  g_assert_cmpstr (get (state, "can-undo"), ==, "1");
+  /* A model known to be wrong does not stay: the edit was undone (and can be redone). */
+  g_assert_cmpstr (get (state, "can-undo"), ==, "0");
+  g_assert_cmpstr (get (state, "can-redo"), ==, "1");
+  g_assert_cmpstr (get (state, "title"), ==, "opaque-batch.onnx");
   pixbuf = load_window_screenshot (state, "edit-verify-failed-toast");
 
   /* Details: the whole sentence, with the size and the node. */
@@ -1142,6 +1147,20 @@ test_edit_verify_failed_in_toast (void)
   details_state = capture (&gui, "edit-verify-failed-details");
   g_assert_nonnull (strstr (get (details_state, "dialog-0"), "The Edit Is Wrong at Other Sizes"));
   g_assert_nonnull (strstr (get (details_state, "dialog-0"), "at batch=1: node '/Reshape'"));
+  g_assert_nonnull (strstr (get (details_state, "dialog-0"), "The edit was undone."));
+
+  /* Apply Anyway: the user's call, as graft-cli edit --force. */
+  dialogs = harness_list_dialogs (gui.window);
+  g_assert_cmpuint (dialogs->len, ==, 1);
+  g_assert_true (adw_message_dialog_has_response (g_ptr_array_index (dialogs, 0), "apply"));
+  g_assert_cmpstr (adw_message_dialog_get_response_label (g_ptr_array_index (dialogs, 0), "apply"), ==,
+                   "_Apply Anyway");
+  details_pixbuf = load_window_screenshot (details_state, "edit-verify-failed-details");
+  adw_message_dialog_response (g_ptr_array_index (dialogs, 0), "apply");
+  harness_settle (gui.window);
+  applied_state = capture (&gui, "edit-verify-failed-applied");
+  g_assert_cmpstr (get (applied_state, "can-undo"), ==, "1");
+  g_assert_cmpstr (get (applied_state, "title"), ==, "• opaque-batch.onnx");
 }
 
 static void

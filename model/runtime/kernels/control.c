@@ -603,10 +603,53 @@ kernel_scan8 (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+static const GraftShape *
+branch_output_shape (GraftInferContext *ctx, const char *branch, guint i, GraftDType *dtype)
+{
+  GraftAttribute *attribute = graft_node_get_attribute (ctx->node, branch);
+  const GraftShape *inferred = NULL;
+  GraftValue *out;
+
+  if (attribute == NULL || attribute->g == NULL || i >= attribute->g->outputs->len)
+    return NULL;
+  out = g_ptr_array_index (attribute->g->outputs, i);
+  if (ctx->lookup_subgraph_value != NULL && ctx->lookup_subgraph_value (ctx->lookup_data, out, dtype, &inferred)
+      && inferred != NULL)
+    return inferred;
+  *dtype = out->dtype;
+  return &out->shape;
+}
+
+/* Output i is what both branches give (their bodies are inferred before
+ * the node): a dim they disagree on is unknown, and so is the rank. */
+static gboolean
+infer_if (GraftInferContext *ctx, GError **error)
+{
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    {
+      GraftDType then_dtype = GRAFT_DTYPE_UNDEFINED, else_dtype = GRAFT_DTYPE_UNDEFINED;
+      const GraftShape *a = branch_output_shape (ctx, "then_branch", i, &then_dtype);
+      const GraftShape *b = branch_output_shape (ctx, "else_branch", i, &else_dtype);
+      GraftShape merged;
+
+      if (a == NULL || b == NULL || a->rank < 0 || a->rank != b->rank)
+        {
+          graft_infer_set_output_unknown (ctx, i, then_dtype == else_dtype ? then_dtype : GRAFT_DTYPE_UNDEFINED, -1);
+          continue;
+        }
+      graft_shape_init (&merged, a->rank);
+      for (int d = 0; d < a->rank; d++)
+        merged.dims[d] = graft_dim_equal (&a->dims[d], &b->dims[d]) ? a->dims[d] : graft_dim_unknown ();
+      graft_infer_set_output (ctx, i, then_dtype == else_dtype ? then_dtype : GRAFT_DTYPE_UNDEFINED, &merged);
+      graft_shape_clear (&merged);
+    }
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_control[] = {
-  OP ("If", 1, NULL, kernel_if, "cond", "outputs..."),
+  OP ("If", 1, infer_if, kernel_if, "cond", "outputs..."),
   OP ("Loop", 1, NULL, kernel_loop, "M cond v_initial...", "v_final_and_scan_outputs..."),
   { "onnx::Scan", 8, 8, NULL, kernel_scan8, 0, "sequence_lens initial_state_and_scan_inputs...", "final_state_and_scan_outputs..." },
   OP ("Scan", 9, NULL, kernel_scan, "initial_state_and_scan_inputs...", "final_state_and_scan_outputs..."),
