@@ -15,6 +15,12 @@ struct _GraftTorchArchive {
   char *prefix;
   GArray *entries;          /* GraftTorchArchiveEntry */
   GHashTable *by_record;    /* const char* record → guint index + 1 */
+
+  /* The load this archive serves */
+  GCancellable *cancellable;
+  GHashTable *inflated;     /* libzip index → GBytes: each Deflate record inflates once */
+  guint64 allocated;        /* bytes spent from GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED */
+  GraftPickleBudget pickle_budget;
 };
 
 static guint16
@@ -50,6 +56,8 @@ graft_torch_archive_free (GraftTorchArchive *archive)
   if (archive->zip)
     zip_discard (archive->zip);
   g_clear_pointer (&archive->by_record, g_hash_table_unref);
+  g_clear_pointer (&archive->inflated, g_hash_table_unref);
+  g_clear_object (&archive->cancellable);
   g_clear_pointer (&archive->entries, g_array_unref);
   g_clear_pointer (&archive->bytes, g_bytes_unref);
   g_clear_pointer (&archive->mapped, g_mapped_file_unref);
@@ -255,6 +263,8 @@ archive_open_common (GraftTorchArchive *archive, GError **error)
   zip_error_t zerr;
   zip_error_init (&zerr);
 
+  archive->inflated = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_bytes_unref);
+  graft_pickle_budget_init (&archive->pickle_budget, NULL);
   archive->data = g_bytes_get_data (archive->bytes, &archive->size);
   if (archive->size < 4 || memcmp (archive->data, "PK\x03\x04", 4) != 0)
     {
@@ -324,6 +334,40 @@ const char *
 graft_torch_archive_get_path (GraftTorchArchive *archive)
 {
   return archive->path;
+}
+
+void
+graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *cancellable)
+{
+  g_set_object (&archive->cancellable, cancellable);
+  archive->pickle_budget.cancellable = cancellable;
+}
+
+GCancellable *
+graft_torch_archive_get_cancellable (GraftTorchArchive *archive)
+{
+  return archive->cancellable;
+}
+
+GraftPickleBudget *
+graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive)
+{
+  return &archive->pickle_budget;
+}
+
+gboolean
+graft_torch_archive_spend (GraftTorchArchive *archive, guint64 n, const char *what, GError **error)
+{
+  if (n > GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED - archive->allocated)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
+                   "%s: %s needs %" G_GUINT64_FORMAT " MiB, past the %" G_GUINT64_FORMAT " MiB one file may allocate "
+                   "(%" G_GUINT64_FORMAT " MiB already)", archive->path, what, n >> 20,
+                   (guint64) GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED >> 20, archive->allocated >> 20);
+      return FALSE;
+    }
+  archive->allocated += n;
+  return TRUE;
 }
 
 const char *
@@ -401,6 +445,10 @@ read_stored (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GE
 static GBytes *
 read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GError **error)
 {
+  GBytes *cached = g_hash_table_lookup (archive->inflated, GSIZE_TO_POINTER (entry->index));
+
+  if (cached)
+    return g_bytes_ref (cached);
   if (entry->size > GRAFT_TORCH_ARCHIVE_MAX_INFLATED)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
@@ -408,6 +456,9 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                    archive->path, entry->name, entry->size, GRAFT_TORCH_ARCHIVE_MAX_INFLATED);
       return NULL;
     }
+  g_autofree char *what = g_strdup_printf ("inflating entry \"%s\"", entry->name);
+  if (!graft_torch_archive_spend (archive, entry->size, what, error))
+    return NULL;
   zip_file_t *file = zip_fopen_index (archive->zip, entry->index, 0);
   if (file == NULL)
     {
@@ -419,7 +470,14 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
   guint64 got = 0;
   while (got < entry->size)
     {
-      zip_int64_t r = zip_fread (file, buffer + got, entry->size - got);
+      /* In slices, so a cancelled load stops within a few milliseconds. */
+      if (g_cancellable_set_error_if_cancelled (archive->cancellable, error))
+        {
+          zip_fclose (file);
+          g_free (buffer);
+          return NULL;
+        }
+      zip_int64_t r = zip_fread (file, buffer + got, MIN (entry->size - got, 4u << 20));
       if (r <= 0)
         {
           g_set_error (error, GRAFT_MODEL_ERROR,
@@ -435,7 +493,9 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
     }
   zip_fclose (file);
   buffer[got] = 0;   /* code is parsed as text */
-  return g_bytes_new_take (buffer, (gsize) got);
+  GBytes *bytes = g_bytes_new_take (buffer, (gsize) got);
+  g_hash_table_insert (archive->inflated, GSIZE_TO_POINTER (entry->index), g_bytes_ref (bytes));
+  return bytes;
 }
 
 GBytes *
