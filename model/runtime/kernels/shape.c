@@ -465,16 +465,20 @@ infer_concat (GraftInferContext *ctx, GError **error)
           GraftDim *dim = &in->shape.dims[d];
           if (d == axis)
             {
-              if (dim->kind == GRAFT_DIM_FIXED)
-                total += dim->value;
-              else
+              if (dim->kind != GRAFT_DIM_FIXED)
                 fixed = FALSE;
+              else if (!graft_dim_add_checked (total, dim->value, &total))
+                {
+                  graft_shape_clear (&out);
+                  return graft_kernel_fail (error, "the concatenated axis has more than 2^63 elements");
+                }
             }
           else if (dim->kind == GRAFT_DIM_FIXED && out.dims[d].kind == GRAFT_DIM_FIXED && dim->value != out.dims[d].value)
             {
+              gint64 expected = out.dims[d].value;   /* read before out is cleared */
               graft_shape_clear (&out);
               return graft_kernel_fail (error, "input %u has size %" G_GINT64_FORMAT " on axis %d, expected %" G_GINT64_FORMAT,
-                                        i, dim->value, d, out.dims[d].value);
+                                        i, dim->value, d, expected);
             }
           else if (out.dims[d].kind != GRAFT_DIM_FIXED && dim->kind == GRAFT_DIM_FIXED)
             out.dims[d] = *dim;
