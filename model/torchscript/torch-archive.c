@@ -477,7 +477,7 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
           g_free (buffer);
           return NULL;
         }
-      zip_int64_t r = zip_fread (file, buffer + got, MIN (entry->size - got, 4u << 20));
+      zip_int64_t r = zip_fread (file, buffer + got, MIN (entry->size - got, 1u << 20));
       if (r <= 0)
         {
           g_set_error (error, GRAFT_MODEL_ERROR,
