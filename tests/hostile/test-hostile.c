@@ -301,6 +301,33 @@ test_cancel_run (void)
   g_clear_error (&r.error);
 }
 
+/* Terminal escapes in names and metadata reach the terminal as visible
+ * text from every text command, never as raw ESC / BEL / C1 bytes. */
+static void
+test_cli_escapes_control_characters (void)
+{
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autofree char *path = g_build_filename (files_dir, "terminal-escapes.onnx", NULL);
+  const char *const commands[][3] = { { "info", NULL }, { "lint", NULL }, { "run", "--random" } };
+
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      const char *argv[] = { cli, commands[i][0], path, commands[i][1], NULL };
+      g_autofree char *out = NULL, *err = NULL;
+      int status;
+      g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+      g_autofree char *both = g_strconcat (out, err, NULL);
+      g_test_message ("%s: %s", commands[i][0], both);
+      for (const char *p = both; *p; p++)
+        g_assert_true (((guchar) *p >= 0x20 && *p != 0x7f) || *p == '\n' || *p == '\t' || (guchar) *p >= 0xa0);
+      g_assert_null (strstr (both, "\xc2\x9b"));
+    }
+  const char *argv[] = { cli, "info", path, NULL };
+  g_autofree char *out = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, NULL, NULL));
+  g_assert_nonnull (strstr (out, "\\x1b]52;c;cHduZWQ=\\x07evil"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -313,6 +340,7 @@ main (int argc, char **argv)
       g_autofree char *name = g_strdup_printf ("/hostile/%s/%s", actions[cases[i].action], cases[i].file);
       g_test_add_data_func (name, &cases[i], test_case);
     }
+  g_test_add_func ("/hostile/cli/escapes-control-characters", test_cli_escapes_control_characters);
   g_test_add_func ("/hostile/cancel/load", test_cancel_load);
   g_test_add_func ("/hostile/cancel/run", test_cancel_run);
   int status = g_test_run ();
