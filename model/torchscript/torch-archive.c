@@ -3,11 +3,11 @@
 #include <string.h>
 #include <zip.h>
 #include <gio/gio.h>
+#include "ir/file-bytes.h"
 #include "ir/model-error.h"
 
 struct _GraftTorchArchive {
   char *path;
-  GMappedFile *mapped;
   GBytes *bytes;
   const guint8 *data;
   gsize size;
@@ -60,7 +60,6 @@ graft_torch_archive_free (GraftTorchArchive *archive)
   g_clear_object (&archive->cancellable);
   g_clear_pointer (&archive->entries, g_array_unref);
   g_clear_pointer (&archive->bytes, g_bytes_unref);
-  g_clear_pointer (&archive->mapped, g_mapped_file_unref);
   g_free (archive->prefix);
   g_free (archive->path);
   g_free (archive);
@@ -306,18 +305,14 @@ archive_open_common (GraftTorchArchive *archive, GError **error)
 GraftTorchArchive *
 graft_torch_archive_open (const char *path, GError **error)
 {
-  g_autoptr(GError) local_error = NULL;
-  GMappedFile *mapped = g_mapped_file_new (path, FALSE, &local_error);
+  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
+  GBytes *bytes = graft_file_bytes_open (path, error);
 
-  if (mapped == NULL)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s", local_error->message);
-      return NULL;
-    }
+  if (bytes == NULL)
+    return NULL;
   GraftTorchArchive *archive = g_new0 (GraftTorchArchive, 1);
   archive->path = g_strdup (path);
-  archive->mapped = mapped;
-  archive->bytes = g_mapped_file_get_bytes (mapped);
+  archive->bytes = bytes;
   return archive_open_common (archive, error);
 }
 
