@@ -292,12 +292,34 @@ report_structure_problem (GraftNode *node, GraftValue *value, const char *messag
   graft_diagnostic_add (user_data, "invalid-graph", GRAFT_SEVERITY_ERROR, node, value, "%s", message);
 }
 
+typedef struct {
+  GraftModel *model;
+  GPtrArray *list;
+} StructureCheck;
+
+static void
+check_node_inputs (GraftNode *node, gpointer user_data)
+{
+  StructureCheck *c = user_data;
+  const GraftOpSchema *schema = graft_op_registry_lookup (node->op, graft_model_get_opset (c->model, node->domain));
+  const char *missing = graft_op_schema_missing_first_input (schema, node);
+
+  if (missing != NULL)
+    graft_diagnostic_add (c->list, "invalid-graph", GRAFT_SEVERITY_ERROR, node, NULL,
+                          "node '%s' (%s) has no input '%s', which the operator requires", node->name, node->op,
+                          missing);
+}
+
 static void
 check_structure (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   GraftGraph *graph = graft_model_get_graph (model);
-  if (graph)
-    graft_graph_check_structure (graph, report_structure_problem, list);
+  StructureCheck c = { model, list };
+
+  if (graph == NULL)
+    return;
+  graft_graph_check_structure (graph, report_structure_problem, list);
+  graft_graph_foreach_node_recursive (graph, check_node_inputs, &c);
 }
 
 static const GraftLintRule lint_rules[] = {

@@ -145,6 +145,10 @@ typedef struct {
   gint64 minimum;
 } AttributeRange;
 
+/* No real kernel, stride, dilation or padding comes near this; beyond it
+ * the window arithmetic of the kernels would overflow. */
+#define ATTRIBUTE_MAXIMUM G_MAXINT32
+
 /* Attributes kernels divide by or loop over, in the default ONNX domain. */
 static const AttributeRange attribute_ranges[] = {
   { "MaxPool", "kernel_shape", 1 }, { "MaxPool", "strides", 1 }, { "MaxPool", "dilations", 1 }, { "MaxPool", "pads", 0 },
@@ -179,17 +183,20 @@ check_attribute_ranges (Checker *c, GraftGraph *graph)
           GraftAttribute *a = graft_node_get_attribute (node, range->attribute);
           if (a == NULL)
             continue;
-          if (a->type == GRAFT_ATTR_INT && a->i < range->minimum)
-            problem (c, node, NULL, "node '%s' (%s): %s = %" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT,
-                     node_label (node), node->op, range->attribute, a->i, range->minimum);
+          if (a->type == GRAFT_ATTR_INT && (a->i < range->minimum || a->i > ATTRIBUTE_MAXIMUM))
+            problem (c, node, NULL, "node '%s' (%s): %s = %" G_GINT64_FORMAT " must be in %" G_GINT64_FORMAT "..%d",
+                     node_label (node), node->op, range->attribute, a->i, range->minimum, ATTRIBUTE_MAXIMUM);
           for (guint k = 0; a->type == GRAFT_ATTR_INTS && a->ints && k < a->ints->len; k++)
-            if (g_array_index (a->ints, gint64, k) < range->minimum)
-              {
-                problem (c, node, NULL, "node '%s' (%s): %s[%u] = %" G_GINT64_FORMAT " must be at least %" G_GINT64_FORMAT,
-                         node_label (node), node->op, range->attribute, k, g_array_index (a->ints, gint64, k),
-                         range->minimum);
-                break;
-              }
+            {
+              gint64 v = g_array_index (a->ints, gint64, k);
+              if (v < range->minimum || v > ATTRIBUTE_MAXIMUM)
+                {
+                  problem (c, node, NULL, "node '%s' (%s): %s[%u] = %" G_GINT64_FORMAT " must be in %" G_GINT64_FORMAT
+                           "..%d", node_label (node), node->op, range->attribute, k, v, range->minimum,
+                           ATTRIBUTE_MAXIMUM);
+                  break;
+                }
+            }
         }
     }
 }

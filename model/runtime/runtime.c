@@ -1117,6 +1117,12 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
   for (guint j = 0; j < step->n_outputs; j++)
     out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
 
+  const char *missing = graft_op_schema_missing_first_input (step->schema, node);
+  if (missing != NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "input '%s' is missing", missing);
+      goto out;
+    }
   if (step->schema->infer)
     {
       GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info };

@@ -94,6 +94,35 @@ scan_body = helper.make_graph(
 save(model_of([helper.make_node("Loop", ["trips", "cond"], ["scan"], body=scan_body)],
               [vi("x", shape=[1])], [vi("scan")], initializers=[trips, cond, big]), "loop-scan-growth.onnx")
 
+# Kernels that take sizes from inputs and attributes.
+def const(name, dtype, dims, values):
+    return helper.make_tensor(name, dtype, dims, values)
+
+
+range_inputs = ["start", "limit", "delta"]
+save(model_of([helper.make_node("Range", range_inputs, ["y"])], [vi("x", shape=[1])], [vi("y")],
+              initializers=[const("start", TensorProto.FLOAT, [], [0]), const("limit", TensorProto.FLOAT, [], [float("inf")]),
+                            const("delta", TensorProto.FLOAT, [], [1])]), "range-infinite.onnx")
+save(model_of([helper.make_node("Range", range_inputs, ["y"])], [vi("x", shape=[1])], [vi("y")],
+              initializers=[const("start", TensorProto.INT64, [], [-(1 << 63)]),
+                            const("limit", TensorProto.INT64, [], [(1 << 63) - 1]),
+                            const("delta", TensorProto.INT64, [], [3])]), "range-overflow.onnx")
+save(model_of([helper.make_node("Resize", ["x", "", "scales"], ["y"])], [vi("x", shape=[2, 3])], [vi("y")],
+              initializers=[const("scales", TensorProto.FLOAT, [2], [float("nan"), 1])]), "resize-nan-scale.onnx")
+save(model_of([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], pads=[1 << 62, 0, 1 << 62, 0])],
+              [vi("x", shape=[1, 1, 4, 4])], [vi("y")]), "maxpool-huge-pads.onnx")
+save(model_of([helper.make_node("Pad", ["x", "pads"], ["y"])], [vi("x", shape=[2, 3])], [vi("y")],
+              initializers=[const("pads", TensorProto.INT64, [4], [1 << 40, 0, 1 << 40, 0])]), "pad-huge.onnx")
+save(model_of([helper.make_node("Tile", ["x", "repeats"], ["y"])], [vi("x", shape=[2, 3])], [vi("y")],
+              initializers=[const("repeats", TensorProto.INT64, [2], [1 << 40, 1 << 40])]), "tile-huge.onnx")
+# Inputs that do not concatenate: the error quoted a shape already freed.
+save(model_of([helper.make_node("Concat", ["a", "b"], ["y"], axis=0)],
+              [vi("a", shape=[2, 3]), vi("b", shape=[2, 4])], [vi("y")]), "concat-mismatch.onnx")
+
+# A node without the input its operator requires (found by fuzz-onnx).
+save(model_of([helper.make_node("MaxPool", [], ["y"], name="pool", kernel_shape=[2, 2])],
+              [vi("x", shape=[1, 1, 4, 4])], [vi("y")]), "maxpool-no-input.onnx")
+
 # Two producers of "y" (SSA violation): Relu(x) and Neg(x).
 save(model_of([helper.make_node("Relu", ["x"], ["y"], name="relu"), helper.make_node("Neg", ["x"], ["y"], name="neg")],
               [vi("x", shape=[2])], [vi("y", shape=[2])]), "ssa-two-producers.onnx")

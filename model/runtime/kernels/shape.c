@@ -1271,7 +1271,11 @@ infer_range (GraftInferContext *ctx, GError **error)
   double delta = graft_rt_tensor_get_f64 (d->data, 0);
   if (delta == 0)
     return graft_kernel_fail (error, "delta is 0");
-  gint64 n = MAX ((gint64) ceil ((limit - start) / delta), 0);
+  double count = ceil ((limit - start) / delta);
+  /* inf, nan or past 2^62: no tensor (and no defined cast to an integer) */
+  if (!(count < 4611686018427387904.0))
+    return graft_kernel_fail (error, "Range from %g to %g by %g has too many elements", start, limit, delta);
+  gint64 n = MAX ((gint64) count, 0);
   graft_infer_set_output_fixed (ctx, 0, s->dtype, 1, &n);
   return TRUE;
 }
