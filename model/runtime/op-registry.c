@@ -105,7 +105,7 @@ graft_op_registry_input_name (const char *op, gint64 opset, guint index)
 const char *
 graft_op_schema_missing_first_input (const GraftOpSchema *schema, GraftNode *node)
 {
-  static const char *const optional_first[] = { "Loop", "Optional", "OptionalHasElement" };
+  static const char *const optional_first[] = { "Loop", "Scan", "Optional", "OptionalHasElement" };
 
   if (schema == NULL || (node->inputs->len > 0 && node->inputs->pdata[0] != NULL))
     return NULL;
