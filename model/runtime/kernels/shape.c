@@ -535,8 +535,9 @@ split_sizes (GraftNode *node, gint64 opset, gint64 dim, guint n_outputs, GraftRt
       const gint64 *a = graft_node_attr_ints (node, "split", &na);
       if (na > G_N_ELEMENTS (values))
         return graft_kernel_fail (error, "split has too many entries");
-      n = na;
-      memcpy (values, a, sizeof (gint64) * n);
+      n = a != NULL ? na : 0;   /* an empty "split" attribute has no array at all */
+      if (n > 0)
+        memcpy (values, a, sizeof (gint64) * n);
     }
   if (n > 0)
     {
