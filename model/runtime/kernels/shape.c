@@ -577,6 +577,8 @@ infer_split (GraftInferContext *ctx, GError **error)
         graft_infer_set_output_unknown (ctx, i, in->dtype, -1);
       return TRUE;
     }
+  if (in->shape.rank == 0)
+    return graft_kernel_fail (error, "a scalar cannot be split");
   if (!graft_normalize_axis (&axis, in->shape.rank, error))
     return FALSE;
   GraftInferValue *split = graft_infer_input (ctx, 1);
