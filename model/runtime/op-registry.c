@@ -164,7 +164,9 @@ graft_node_attr_int (GraftNode *node, const char *name, gint64 fallback)
     return fallback;
   if (a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL)
     return a->i;
-  if (a->type == GRAFT_ATTR_FLOAT)
+  /* A float where an int belongs: only in range is it a number (the cast
+   * of NaN or 1e34 is undefined); otherwise the attribute is ignored. */
+  if (a->type == GRAFT_ATTR_FLOAT && a->f > -9.2e18 && a->f < 9.2e18)
     return (gint64) a->f;
   return fallback;
 }
