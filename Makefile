@@ -6,6 +6,9 @@
 BUILD ?= build
 SANITIZE_BUILD ?= build-asan
 CLANG_BUILD ?= build-clang
+FUZZ_BUILD ?= build-fuzz
+# Seconds per harness for `make fuzz`.
+FUZZ_SECONDS ?= 300
 SAMPLE ?= data/samples/tiny-cnn.onnx
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -18,12 +21,15 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
 TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang
+# libFuzzer for tests/fuzz: the runtime of Debian's default clang
+# (libclang-rt-14-dev on Debian 12, -19-dev on 13).
+TEST_PACKAGES += libclang-rt-dev
 # Debian's own PyTorch (1.13 on Debian 12): a second generation of
 # TorchScript writers, used where Debian has it.
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
 VENV := .venv
 
-.PHONY: all deps test-deps test-venv build run test bench clean distclean
+.PHONY: all deps test-deps test-venv build run test bench fuzz clean distclean
 
 all: build
 
@@ -53,13 +59,18 @@ run: build
 
 test: test-deps build $(SANITIZE_BUILD)/build.ninja
 	meson compile -C $(SANITIZE_BUILD)
-	@tests/run-all $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD)
+	@tests/run-all $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)
+
+# Each libFuzzer harness of tests/fuzz for FUZZ_SECONDS; what they find
+# stays in $(FUZZ_BUILD)/tests/fuzz/work-NAME/{corpus,crashes}.
+fuzz: test-deps
+	@tests/fuzz/run-all-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: test-deps build
 	@tests/bench/run $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)
 
 distclean: clean
 	rm -rf $(VENV) tests/fixtures-generated

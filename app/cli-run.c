@@ -2,6 +2,7 @@
  *
  *   graft-cli run MODEL [--input NAME=FILE]... [--random] [--seed N]
  *                 [--dim NAME=VALUE]... [-o DIR] [--threads N] [--repeat N] [--profile]
+ *                 [--time-limit SECONDS] [--memory-limit MIB]
  *
  * Inputs come from .npy or ONNX TensorProto .pb files, or are random data
  * of the declared shapes. Each output is written as DIR/<name>.npy with the
@@ -29,6 +30,8 @@ typedef struct {
   int threads;
   int repeat;
   gboolean profile;
+  double time_limit;     /* seconds per run, 0: none */
+  gint64 memory_limit;   /* MiB of tensors, 0: none, -1: the runtime's default */
 } RunOptions;
 
 static GraftValue *
@@ -226,6 +229,10 @@ run_model (const char *path, RunOptions *opts)
       return 1;
     }
   graft_runtime_set_n_threads (rt, opts->threads);
+  guint64 default_bytes;
+  graft_runtime_get_limits (rt, NULL, &default_bytes);
+  graft_runtime_set_limits (rt, opts->time_limit,
+                            opts->memory_limit < 0 ? default_bytes : (guint64) opts->memory_limit << 20);
 
   GPtrArray *inputs = graft_runtime_get_inputs (rt);
   g_autoptr(GHashTable) bound = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
@@ -323,7 +330,7 @@ run_model (const char *path, RunOptions *opts)
 int
 graft_cli_run (int argc, char **argv)
 {
-  RunOptions opts = { .threads = 1, .repeat = 1 };
+  RunOptions opts = { .threads = 1, .repeat = 1, .time_limit = GRAFT_RUNTIME_DEFAULT_SECONDS, .memory_limit = -1 };
   g_auto(GStrv) rest = NULL;
   g_autoptr(GError) error = NULL;
   GOptionEntry entries[] = {
@@ -335,6 +342,9 @@ graft_cli_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &opts.threads, "Worker threads (default 1)", "N" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &opts.repeat, "Run N times and print the median time", "N" },
     { "profile", 0, 0, G_OPTION_ARG_NONE, &opts.profile, "Print the time of every node", NULL },
+    { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &opts.time_limit, "Stop a run after SECONDS (default 3600, 0: none)", "SECONDS" },
+    { "memory-limit", 0, 0, G_OPTION_ARG_INT64, &opts.memory_limit,
+      "Stop a run holding more than MIB of tensors (default: 3/4 of the memory, 0: none)", "MIB" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "MODEL" },
     { NULL }
   };
@@ -354,6 +364,11 @@ graft_cli_run (int argc, char **argv)
   else if (opts.threads < 1 || opts.threads > 256 || opts.repeat < 1)
     {
       graft_cli_print_error ("run: --threads must be 1..256 and --repeat at least 1");
+      status = 2;
+    }
+  else if (!(opts.time_limit >= 0) || opts.memory_limit < -1 || opts.memory_limit > (G_MAXINT64 >> 20))
+    {
+      graft_cli_print_error ("run: --time-limit and --memory-limit must not be negative");
       status = 2;
     }
   else

@@ -11,5 +11,9 @@ int graft_cli_run (int argc, char **argv);
 int graft_cli_lint (int argc, char **argv);
 int graft_cli_edit (int argc, char **argv);
 
+/* From here on, stdout and stderr show control characters (terminal
+ * escapes from names and metadata in the file) as visible \xNN escapes. */
+void graft_cli_escape_control_output (void);
+
 /* Prints "graft-cli: <message>" on stderr as one line. */
 void graft_cli_print_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

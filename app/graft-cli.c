@@ -62,7 +62,13 @@ main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        graft_cli_escape_control_output ();
+        int status = commands[i].run (argc - 1, argv + 1);
+        fflush (stdout);
+        fflush (stderr);
+        return status;
+      }
 
   graft_cli_print_error ("unknown command '%s' (try --help)", argv[1]);
   return 2;

@@ -449,7 +449,8 @@ static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   RunJob *job = user_data;
-  GraftRunPane *self = job->self;
+  /* The job may hold the last reference (the window closed during the run). */
+  g_autoptr(GraftRunPane) self = g_object_ref (job->self);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) outputs = graft_runtime_run_finish (job->runtime, result, &error);
   double seconds = (g_get_monotonic_time () - job->start_time) / 1e6;

@@ -501,6 +501,7 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
   g_free (self->save_path);
   self->save_path = g_strdup (path);
   graft_model_set_path (self->model, path);
+  graft_window_watch_file (self, path);   /* our own write is no change to offer a reload for */
   g_free (self->title_base);
   self->title_base = g_strdup (basename);
   graft_edit_history_mark_saved (self->history);

@@ -248,6 +248,69 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
+/* A training script that saves the model again (torch.onnx.export,
+ * torch.jit.save) while Graft shows it: the model in memory stays as it
+ * was opened (model files are read, not mapped, when they can change:
+ * ir/file-bytes.h), and a toast offers to reload it. */
+static void
+on_watched_file_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event,
+                         GraftWindow *self)
+{
+  if (event != G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT && event != G_FILE_MONITOR_EVENT_CREATED &&
+      event != G_FILE_MONITOR_EVENT_MOVED_IN && event != G_FILE_MONITOR_EVENT_RENAMED &&
+      event != G_FILE_MONITOR_EVENT_DELETED)
+    return;
+  if (self->reload_toast != NULL)
+    return;   /* one offer at a time */
+  g_autofree char *basename = g_path_get_basename (self->watched_path);
+  gboolean deleted = event == G_FILE_MONITOR_EVENT_DELETED && !g_file_test (self->watched_path, G_FILE_TEST_EXISTS);
+  g_autofree char *title = g_strdup_printf (deleted ? "“%s” was deleted on disk" : "“%s” changed on disk", basename);
+  AdwToast *toast = adw_toast_new (title);
+  if (!deleted)
+    {
+      adw_toast_set_button_label (toast, "_Reload");
+      adw_toast_set_action_name (toast, "win.reload");
+    }
+  adw_toast_set_timeout (toast, 0);
+  g_set_weak_pointer (&self->reload_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+graft_window_watch_file (GraftWindow *self, const char *path)
+{
+  if (self->file_monitor != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->file_monitor, self);
+      g_file_monitor_cancel (self->file_monitor);
+      g_clear_object (&self->file_monitor);
+    }
+  if (self->reload_toast != NULL)
+    adw_toast_dismiss (self->reload_toast);
+  g_clear_weak_pointer (&self->reload_toast);
+  g_clear_pointer (&self->watched_path, g_free);
+  if (path == NULL)
+    return;
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  self->file_monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
+  if (self->file_monitor == NULL)
+    return;   /* no monitoring here (some network file systems): no offer, nothing breaks */
+  self->watched_path = g_strdup (path);
+  g_signal_connect (self->file_monitor, "changed", G_CALLBACK (on_watched_file_changed), self);
+}
+
+static void
+reload_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  if (self->watched_path != NULL)
+    {
+      g_autofree char *path = g_strdup (self->watched_path);
+      graft_window_open_path (self, path);
+    }
+}
+
 void
 graft_window_init_files (GraftWindow *self)
 {
@@ -273,4 +336,5 @@ graft_window_class_add_file_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
+  gtk_widget_class_install_action (widget_class, "win.reload", NULL, reload_action);
 }

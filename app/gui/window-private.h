@@ -59,10 +59,13 @@ struct _GraftWindow
   GCancellable *check_cancellable;  /* while the graph shown is checked (lint, shape inference) */
   GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
   char *direction;                  /* behind the direction action */
+  GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
+  char *watched_path;
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
+  AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -90,6 +93,9 @@ void graft_window_update_sidebar (GraftWindow *self);
 /* window-files.c */
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
 void graft_window_init_files (GraftWindow *self);
+/* Watches path (the model shown) and offers Reload when it changes on
+ * disk; NULL stops watching. */
+void graft_window_watch_file (GraftWindow *self, const char *path);
 
 void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
 void graft_window_update_action_states (GraftWindow *self);

@@ -353,6 +353,7 @@ show_model (GraftWindow *self, GraftModel *model, const char *path)
   /* Lint and shape inference only read the model: the graph is usable
    * while they run, and their marks and shapes appear when they land. */
   graft_window_check_model (self);
+  graft_window_watch_file (self, path);
   update_action_states (self);
 }
 
@@ -703,6 +704,11 @@ graft_window_dispose (GObject *object)
   if (self->history != NULL)
     g_signal_handlers_disconnect_by_data (self->history, self);
   g_clear_object (&self->history);
+  graft_window_watch_file (self, NULL);
+  /* A run still going holds the pane past the window: its end must not
+   * reach this window's handlers (they read template children). */
+  if (self->run_pane != NULL)
+    g_signal_handlers_disconnect_by_data (self->run_pane, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_pointer (&self->inference, graft_inference_unref);

@@ -232,7 +232,8 @@ fixed_product (const GraftShape *shape, int end)
   gint64 product = 1;
 
   for (int i = 0; i < end; i++)
-    product *= shape->dims[i].value;
+    if (!graft_dim_mul_checked (product, shape->dims[i].value, &product))
+      return -1;   /* no real tensor: matches no extent */
   return product;
 }
 

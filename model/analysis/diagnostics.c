@@ -1,4 +1,5 @@
 #include "analysis/diagnostics.h"
+#include "ir/graph-check.h"
 #include "analysis/diagnostics-private.h"
 #include "analysis/lint-rules.h"
 #include "analysis/baked-shape.h"
@@ -350,7 +351,47 @@ check_input_dims (GraftModel *model, const GraftLintOptions *options, GPtrArray 
     graft_check_input_dims (model, list, report_static_dim);
 }
 
+static void
+report_structure_problem (GraftNode *node, GraftValue *value, const char *message, gpointer user_data)
+{
+  graft_diagnostic_add (user_data, "invalid-graph", GRAFT_SEVERITY_ERROR, node, value, "%s", message);
+}
+
+typedef struct {
+  GraftModel *model;
+  GPtrArray *list;
+} StructureCheck;
+
+static void
+check_node_inputs (GraftNode *node, gpointer user_data)
+{
+  StructureCheck *c = user_data;
+  const GraftOpSchema *schema = graft_op_registry_lookup (node->op, graft_model_get_opset (c->model, node->domain));
+  const char *missing = graft_op_schema_missing_first_input (schema, node);
+
+  if (missing != NULL)
+    graft_diagnostic_add (c->list, "invalid-graph", GRAFT_SEVERITY_ERROR, node, NULL,
+                          "node '%s' (%s) has no input '%s', which the operator requires", node->name, node->op,
+                          missing);
+}
+
+static void
+check_structure (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  StructureCheck c = { model, list };
+
+  if (graph == NULL)
+    return;
+  graft_graph_check_structure (graph, report_structure_problem, list);
+  graft_graph_foreach_node_recursive (graph, check_node_inputs, &c);
+}
+
 static const GraftLintRule lint_rules[] = {
+  { "invalid-graph", GRAFT_SEVERITY_ERROR, "Invalid graph", "invalid",
+    "a value with two producers, a cycle, an input nothing defines, or an attribute out of the range its operator "
+    "needs (kernel_shape, strides, dilations > 0; pads >= 0): onnx.checker refuses the model and Graft will not run it",
+    check_structure, GRAFT_LINT_FIX_NONE },
   { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
     "a node in a non-standard domain or one the model does not import (error), or with no kernel in Graft's "
     "runtime (warning)", check_ops, GRAFT_LINT_FIX_NONE },

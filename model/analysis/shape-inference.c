@@ -1035,8 +1035,15 @@ infer_node (Inferer *inferer, GraftNode *node)
     {
       const GraftOpSchema *schema = graft_op_registry_lookup (node->op, graft_model_get_opset (inferer->model, node->domain));
       GraftInferFunc infer = schema != NULL ? schema->infer : NULL;
+      const char *missing = graft_op_schema_missing_first_input (schema, node);
 
-      if (infer != NULL && !apply_infer_function (inferer, node, infer, outs, &error) && inferer->report)
+      if (missing != NULL)
+        {
+          if (inferer->report)
+            g_ptr_array_add (inferer->report->problems,
+                             g_strdup_printf ("node '%s' (%s): input '%s' is missing", node->name, node->op, missing));
+        }
+      else if (infer != NULL && !apply_infer_function (inferer, node, infer, outs, &error) && inferer->report)
         g_ptr_array_add (inferer->report->problems,
                          g_strdup_printf ("node '%s' (%s): %s", node->name, node->op, error->message));
     }

@@ -90,6 +90,28 @@ graft_shape_is_fully_fixed (const GraftShape *shape)
   return TRUE;
 }
 
+gboolean
+graft_dim_mul_checked (gint64 a, gint64 b, gint64 *result)
+{
+  gint64 r;
+
+  if (__builtin_mul_overflow (a, b, &r))
+    return FALSE;
+  *result = r;
+  return TRUE;
+}
+
+gboolean
+graft_dim_add_checked (gint64 a, gint64 b, gint64 *result)
+{
+  gint64 r;
+
+  if (__builtin_add_overflow (a, b, &r))
+    return FALSE;
+  *result = r;
+  return TRUE;
+}
+
 gint64
 graft_shape_get_numel (const GraftShape *shape)
 {

@@ -39,7 +39,15 @@ void graft_shape_clear (GraftShape *shape);
 gboolean graft_shape_equal (const GraftShape *a, const GraftShape *b);
 gboolean graft_shape_is_fully_fixed (const GraftShape *shape);
 
-/* Product of the dims, or -1 when any dim (or the rank) is not fixed. */
+/* Overflow-checked arithmetic on dimension sizes and element counts:
+ * FALSE (and *result untouched) when the exact result does not fit in a
+ * gint64. Every size that comes from a file goes through these before it
+ * sizes an allocation or a loop. */
+gboolean graft_dim_mul_checked (gint64 a, gint64 b, gint64 *result);
+gboolean graft_dim_add_checked (gint64 a, gint64 b, gint64 *result);
+
+/* Product of the dims, or -1 when any dim (or the rank) is not fixed or
+ * the product overflows. */
 gint64 graft_shape_get_numel (const GraftShape *shape);
 
 /* "2×3×224×224", "batch×3×?×?", "scalar", "?" for unknown rank. */

@@ -86,14 +86,17 @@ graft_dim_multiply (GraftDim a, GraftDim b)
   GraftDim result = graft_dim_unknown ();
 
   if (a.kind == GRAFT_DIM_FIXED && b.kind == GRAFT_DIM_FIXED)
-    return graft_dim_fixed (a.value * b.value);
+    {
+      gint64 product;
+      /* A product past gint64 is no size any tensor can have. */
+      return graft_dim_mul_checked (a.value, b.value, &product) ? graft_dim_fixed (product) : graft_dim_unknown ();
+    }
   if (monomial_from_dim (a, &ma) & monomial_from_dim (b, &mb))
     {
       if (ma.coefficient == 0 || mb.coefficient == 0)
         result = graft_dim_fixed (0);
-      else
+      else if (graft_dim_mul_checked (ma.coefficient, mb.coefficient, &ma.coefficient))
         {
-          ma.coefficient *= mb.coefficient;
           g_ptr_array_extend (ma.factors, mb.factors, NULL, NULL);
           g_ptr_array_sort (ma.factors, compare_factors);
           result = monomial_to_dim (&ma);
@@ -156,9 +159,7 @@ graft_dim_evaluate (GraftDim dim, GHashTable *values, gint64 *size)
   for (guint i = 0; known && i < m.factors->len; i++)
     {
       gint64 *value = g_hash_table_lookup (values, g_ptr_array_index (m.factors, i));
-      known = value != NULL;
-      if (known)
-        *size *= *value;
+      known = value != NULL && graft_dim_mul_checked (*size, *value, size);
     }
   g_ptr_array_unref (m.factors);
   return known;

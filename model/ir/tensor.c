@@ -1,4 +1,5 @@
 #include "ir/tensor.h"
+#include "ir/file-bytes.h"
 #include "ir/model-error.h"
 
 #include <math.h>
@@ -124,7 +125,6 @@ static GBytes *
 load_external (GraftTensor *tensor, GError **error)
 {
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(GMappedFile) mapped = NULL;
   g_autoptr(GBytes) whole = NULL;
   gsize file_size;
   gsize expected = graft_tensor_get_nbytes (tensor);
@@ -137,15 +137,15 @@ load_external (GraftTensor *tensor, GError **error)
                    tensor->name, tensor->external_path);
       return NULL;
     }
-  mapped = g_mapped_file_new (tensor->external_path, FALSE, &local_error);
-  if (mapped == NULL)
+  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
+  whole = graft_file_bytes_open (tensor->external_path, &local_error);
+  if (whole == NULL)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
                    "tensor '%s': cannot read external data '%s': %s",
                    tensor->name, tensor->external_path, local_error->message);
       return NULL;
     }
-  whole = g_mapped_file_get_bytes (mapped);
   file_size = g_bytes_get_size (whole);
   length = tensor->external_length >= 0 ? (guint64) tensor->external_length
                                         : (tensor->external_offset <= file_size ? file_size - tensor->external_offset : 0);

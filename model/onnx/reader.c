@@ -1,4 +1,5 @@
 #include "onnx/reader.h"
+#include "ir/file-bytes.h"
 #include "onnx/graph-proto.h"
 #include "onnx/wire.h"
 #include "onnx.pb-c.h"
@@ -192,22 +193,15 @@ GraftModel *
 graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgressFunc progress,
                       gpointer progress_data, GError **error)
 {
-  g_autoptr(GError) local_error = NULL;
-  g_autoptr(GMappedFile) mapped = NULL;
   g_autoptr(GBytes) bytes = NULL;
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *model_dir = realpath (dir, NULL);
   GraftModel *model;
 
-  /* Read-only private mapping: weights stay in the page cache and are
-   * paged in only when someone looks at them. */
-  mapped = g_mapped_file_new (path, FALSE, &local_error);
-  if (mapped == NULL)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s", local_error->message);
-      return NULL;
-    }
-  bytes = g_mapped_file_get_bytes (mapped);
+  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
+  bytes = graft_file_bytes_open (path, error);
+  if (bytes == NULL)
+    return NULL;
   model = graft_onnx_read_bytes (bytes, path, model_dir, cancellable, progress, progress_data, error);
   if (model != NULL)
     graft_model_set_path (model, path);

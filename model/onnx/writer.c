@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <glib/gstdio.h>
 
 /* protobuf's own parsers refuse messages of 2 GiB or more. */
@@ -514,7 +516,7 @@ io_error (GError **error, const char *path, const char *what, int saved_errno)
 }
 
 static gboolean
-write_proto_to_fd (Onnx__ModelProto *proto, int fd, const char *path, GError **error)
+write_proto_to_fd (Onnx__ModelProto *proto, int fd, const char *path, gboolean regular, GError **error)
 {
   FileBuffer buffer = { { file_buffer_append }, fd, 0, g_malloc (STAGING_SIZE), 0 };
 
@@ -523,14 +525,72 @@ write_proto_to_fd (Onnx__ModelProto *proto, int fd, const char *path, GError **e
   g_free (buffer.staging);
   if (buffer.saved_errno != 0)
     return io_error (error, path, "writing failed", buffer.saved_errno);
-  if (fsync (fd) != 0)
+  /* Pipes and devices cannot be synced (EINVAL); only files must be. */
+  if (fsync (fd) != 0 && (regular || errno != EINVAL))
     return io_error (error, path, "fsync failed", errno);
   return TRUE;
 }
 
-static gboolean
-write_atomically (Onnx__ModelProto *proto, const char *path, GError **error)
+/* The replaced file's mode, owner (where permitted: root, or a group the
+ * user is in) and extended attributes (SELinux labels, user.*) go to the
+ * new file, so that saving over a 0600 file does not widen it. */
+static void
+copy_file_attributes (int fd, const GStatBuf *original, const char *original_path)
 {
+  if (fchown (fd, original->st_uid, original->st_gid) != 0 && fchown (fd, (uid_t) -1, original->st_gid) != 0)
+    {
+      /* Neither owner nor group may be given away: the new file stays the user's. */
+    }
+  if (fchmod (fd, original->st_mode & 07777) != 0)
+    g_debug ("cannot keep the mode of %s: %s", original_path, g_strerror (errno));
+
+  ssize_t list_len = listxattr (original_path, NULL, 0);
+  if (list_len <= 0)
+    return;
+  g_autofree char *names = g_malloc (list_len);
+  list_len = listxattr (original_path, names, list_len);
+  for (ssize_t at = 0; at < list_len; at += strlen (names + at) + 1)
+    {
+      ssize_t value_len = getxattr (original_path, names + at, NULL, 0);
+      if (value_len < 0)
+        continue;
+      g_autofree char *value = g_malloc (MAX (value_len, 1));
+      value_len = getxattr (original_path, names + at, value, value_len);
+      if (value_len >= 0)
+        fsetxattr (fd, names + at, value, value_len, 0);   /* best effort: a label the user may not set stays off */
+    }
+}
+
+/* A pipe, a device or a socket (-o /dev/stdout, a FIFO): written in
+ * place. Replacing it by a regular file would break it, and as root
+ * clobber /dev/null. */
+static gboolean
+write_through (Onnx__ModelProto *proto, const char *path, GError **error)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return io_error (error, path, "cannot open it for writing", errno);
+  gboolean ok = write_proto_to_fd (proto, fd, path, FALSE, error);
+  if (close (fd) != 0 && ok)
+    return io_error (error, path, "closing failed", errno);
+  return ok;
+}
+
+static gboolean
+write_atomically (Onnx__ModelProto *proto, const char *requested_path, GError **error)
+{
+  /* A symbolic link is followed: its target is what gets replaced, and
+   * the link stays a link. */
+  g_autofree char *path = g_file_test (requested_path, G_FILE_TEST_IS_SYMLINK)
+                          ? realpath (requested_path, NULL) : g_strdup (requested_path);
+  if (path == NULL)
+    return io_error (error, requested_path, "the symbolic link points nowhere", errno);
+  GStatBuf original;
+  gboolean exists = g_stat (path, &original) == 0;
+  if (exists && !S_ISREG (original.st_mode))
+    return write_through (proto, path, error);
+
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *tmp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
@@ -539,7 +599,9 @@ write_atomically (Onnx__ModelProto *proto, const char *path, GError **error)
   fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0666);
   if (fd < 0)
     return io_error (error, path, "cannot create a temporary file in its folder", errno);
-  if (!write_proto_to_fd (proto, fd, path, error))
+  if (exists)
+    copy_file_attributes (fd, &original, path);
+  if (!write_proto_to_fd (proto, fd, path, TRUE, error))
     {
       close (fd);
       g_unlink (tmp);

@@ -383,7 +383,8 @@ open_nested (Reader *r, const char *record, GraftTorchArchive **nested, GraftPic
   gsize len;
   const guint8 *data = g_bytes_get_data (pickle, &len);
   g_autofree char *where = g_strdup_printf ("%s: data.pkl", name);
-  GraftPickleValue *value = graft_pickle_load (data, len, where, NULL, error);
+  GraftPickleValue *value = graft_pickle_load_budgeted (data, len, where, NULL,
+                                                        graft_torch_archive_get_pickle_budget (archive), error);
   if (value == NULL)
     return FALSE;
   graft_model_keep_alive (r->model, value, (GDestroyNotify) graft_pickle_value_unref);

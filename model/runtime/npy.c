@@ -45,14 +45,21 @@ find_key (const char *header, const char *key)
 static gboolean
 parse_descr (const char *descr, GraftDType *dtype, gboolean *swap, int *unicode_len, const char *what, GError **error)
 {
+  *swap = FALSE;
+  if (strlen (descr) < 3)
+    return fail (error, what, "unsupported dtype '%s'", descr);
   char order = descr[0];
   char kind = descr[1];
-  int size = atoi (descr + 2);
+  char *size_end;
+  gint64 size = g_ascii_strtoll (descr + 2, &size_end, 10);
 
-  *swap = order == '>' && size > 1;
   *unicode_len = 0;
-  if (order != '<' && order != '>' && order != '|' && order != '=')
+  /* The size must be the whole rest; 'U' lengths beyond 2^20 characters
+   * per cell are no text any model reads. */
+  if ((order != '<' && order != '>' && order != '|' && order != '=') || *size_end != '\0' || size <= 0 ||
+      size > (1 << 20))
     return fail (error, what, "unsupported dtype '%s'", descr);
+  *swap = order == '>' && size > 1;
   switch (kind)
     {
     case 'f':
@@ -71,7 +78,7 @@ parse_descr (const char *descr, GraftDType *dtype, gboolean *swap, int *unicode_
       break;
     case 'U':
       *dtype = GRAFT_DTYPE_STRING;
-      *unicode_len = size;
+      *unicode_len = (int) size;
       *swap = order == '>';
       break;
     default:
@@ -168,15 +175,21 @@ graft_npy_parse (const guint8 *data, gsize length, const char *what, GError **er
   if (!parse_descr (descr, &dtype, &swap, &unicode_len, what, error))
     return NULL;
 
+  /* The header's shape is checked against the bytes the file has before
+   * anything is allocated for it. */
+  gsize elem = dtype == GRAFT_DTYPE_STRING ? (gsize) unicode_len * 4 : graft_dtype_get_size (dtype);
+  gint64 numel = 1;
+  for (int k = 0; k < rank; k++)
+    if (!graft_dim_mul_checked (numel, dims[k], &numel))
+      return fail (error, what, "the .npy shape has more than 2^63 elements"), NULL;
+  if ((guint64) numel > (length - offset) / elem)
+    return fail (error, what, "truncated .npy data: shape needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT
+                 " bytes, file has %" G_GSIZE_FORMAT, numel, elem, length - offset), NULL;
+
   g_autoptr(GError) local = NULL;
   g_autoptr(GraftRtTensor) t = graft_rt_tensor_new (dtype, rank, dims, &local);
   if (t == NULL)
     return fail (error, what, "%s", local->message), NULL;
-
-  gsize elem = dtype == GRAFT_DTYPE_STRING ? (gsize) unicode_len * 4 : graft_dtype_get_size (dtype);
-  if (elem != 0 && (gsize) t->numel > (length - offset) / elem)
-    return fail (error, what, "truncated .npy data: shape needs %" G_GSIZE_FORMAT " bytes, file has %" G_GSIZE_FORMAT,
-                 elem * t->numel, length - offset), NULL;
   if (dtype == GRAFT_DTYPE_STRING)
     {
       for (gint64 i = 0; i < t->numel; i++)
@@ -186,12 +199,13 @@ graft_npy_parse (const guint8 *data, gsize length, const char *what, GError **er
           for (int c = 0; c < unicode_len; c++)
             {
               const guint8 *b = cell + c * 4;
-              chars[c] = swap ? (b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]) : (b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]);
+              chars[c] = swap ? ((guint32) b[0] << 24 | (guint32) b[1] << 16 | (guint32) b[2] << 8 | b[3])
+                              : ((guint32) b[3] << 24 | (guint32) b[2] << 16 | (guint32) b[1] << 8 | b[0]);
+              if (!g_unichar_validate (chars[c]))
+                return fail (error, what, "string %" G_GINT64_FORMAT " has an invalid code point U+%X", i, chars[c]), NULL;
             }
           g_free (((char **) t->data)[i]);
           ((char **) t->data)[i] = g_ucs4_to_utf8 (chars, -1, NULL, NULL, NULL);
-          if (((char **) t->data)[i] == NULL)
-            ((char **) t->data)[i] = g_strdup ("");
         }
       return g_steal_pointer (&t);
     }

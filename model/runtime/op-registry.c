@@ -103,6 +103,22 @@ graft_op_registry_input_name (const char *op, gint64 opset, guint index)
 }
 
 const char *
+graft_op_schema_missing_first_input (const GraftOpSchema *schema, GraftNode *node)
+{
+  static const char *const optional_first[] = { "Loop", "Scan", "Optional", "OptionalHasElement" };
+
+  if (schema == NULL || (node->inputs->len > 0 && node->inputs->pdata[0] != NULL))
+    return NULL;
+  const char *name = parameter_name (schema->input_names, 0);
+  if (name == NULL)
+    return NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (optional_first); i++)
+    if (strcmp (node->op_type, optional_first[i]) == 0)
+      return NULL;
+  return name;
+}
+
+const char *
 graft_op_registry_output_name (const char *op, gint64 opset, guint index)
 {
   const GraftOpSchema *schema = graft_op_registry_lookup (op, opset);
@@ -148,7 +164,9 @@ graft_node_attr_int (GraftNode *node, const char *name, gint64 fallback)
     return fallback;
   if (a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL)
     return a->i;
-  if (a->type == GRAFT_ATTR_FLOAT)
+  /* A float where an int belongs: only in range is it a number (the cast
+   * of NaN or 1e34 is undefined); otherwise the attribute is ignored. */
+  if (a->type == GRAFT_ATTR_FLOAT && a->f > -9.2e18 && a->f < 9.2e18)
     return (gint64) a->f;
   return fallback;
 }

@@ -77,6 +77,10 @@ GPtrArray *graft_op_registry_list (void);
  * input 1 of onnx::Conv), an interned string; NULL when the registry has
  * no name for it. A variadic last parameter names every index from it on. */
 const char *graft_op_registry_input_name (const char *op, gint64 opset, guint index);
+/* The name of the schema's first input when node lacks it, else NULL:
+ * shape functions and kernels read input 0 unchecked (ONNX marks it
+ * optional only for Loop, Scan-8 and the Optional ops). */
+const char *graft_op_schema_missing_first_input (const GraftOpSchema *schema, GraftNode *node);
 const char *graft_op_registry_output_name (const char *op, gint64 opset, guint index);
 
 /* Attributes (usable from infer and kernels). */

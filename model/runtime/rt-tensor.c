@@ -94,6 +94,38 @@ graft_rt_dtype_size (GraftDType dtype)
   return graft_dtype_get_size (dtype);
 }
 
+static gssize live_bytes;
+
+gint64
+graft_rt_tensor_get_live_bytes (void)
+{
+  return (gint64) g_atomic_pointer_get (&live_bytes);
+}
+
+static void
+count_bytes (GraftRtTensor *t, gsize n)
+{
+  t->counted += n;
+  g_atomic_pointer_add (&live_bytes, (gssize) n);
+}
+
+void
+graft_rt_tensor_count_string_bytes (GraftRtTensor *self)
+{
+  gsize text = 0;
+
+  if (self->kind != GRAFT_RT_TENSOR || self->dtype != GRAFT_DTYPE_STRING || self->data == NULL)
+    return;
+  for (gint64 i = 0; i < self->numel; i++)
+    {
+      const char *s = ((char **) self->data)[i];
+      text += s ? strlen (s) + 1 : 0;
+    }
+  /* Only what was not counted yet: the pointers were counted at allocation. */
+  if (self->nbytes + text > self->counted)
+    count_bytes (self, self->nbytes + text - self->counted);
+}
+
 static gboolean
 compute_numel (int rank, const gint64 *dims, GraftDType dtype, gint64 *numel, gsize *nbytes, GError **error)
 {
@@ -167,6 +199,7 @@ tensor_alloc (GraftRtPool *pool, GraftDType dtype, int rank, const gint64 *dims,
                    "out of memory allocating %" G_GSIZE_FORMAT " bytes", nbytes);
       return NULL;
     }
+  count_bytes (t, nbytes);
   if (zero)
     memset (t->data, 0, nbytes);
   if (dtype == GRAFT_DTYPE_STRING)
@@ -318,6 +351,7 @@ graft_rt_tensor_unref (GraftRtTensor *self)
 {
   if (self == NULL || !g_atomic_int_dec_and_test (&self->ref_count))
     return;
+  g_atomic_pointer_add (&live_bytes, -(gssize) self->counted);
   if (self->items)
     g_ptr_array_unref (self->items);
   if (self->borrowed)

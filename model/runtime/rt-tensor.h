@@ -44,6 +44,7 @@ struct _GraftRtTensor {
   gint ref_count;
   GraftRtPool *pool;     /* where the buffer goes back to, may be NULL */
   GBytes *borrowed;      /* data points into this (read-only) */
+  gsize counted;         /* bytes this tensor adds to graft_rt_tensor_get_live_bytes() */
 
   /*< public >*/
   GraftRtKind kind;
@@ -61,6 +62,15 @@ struct _GraftRtTensor {
 GraftRtPool *graft_rt_pool_new (void);
 GraftRtPool *graft_rt_pool_ref (GraftRtPool *pool);
 void graft_rt_pool_unref (GraftRtPool *pool);
+
+/* Bytes held by all runtime tensors of the process (buffers, and the
+ * text of string tensors that kernels report with
+ * graft_rt_tensor_count_string_bytes()): what a run's memory budget reads. */
+gint64 graft_rt_tensor_get_live_bytes (void);
+
+/* Adds the text of a string tensor's elements to its counted bytes
+ * (kernels that fill string tensors call it once the strings are set). */
+void graft_rt_tensor_count_string_bytes (GraftRtTensor *self);
 
 /* Zero-filled tensor. Returns NULL (with error) for hostile sizes. */
 GraftRtTensor *graft_rt_tensor_new (GraftDType dtype, int rank, const gint64 *dims, GError **error);

@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+#include "ir/graph-check.h"
 #include "runtime/op.h"
 #include "runtime/worker-pool.h"
 
@@ -72,6 +74,8 @@ struct _GraftRuntime {
   GHashTable *function_bodies; /* calling GraftNode* → its own copy of the function body (owned) */
   GHashTable *function_opsets; /* such a body → the function's opset imports */
   GHashTable *function_depths; /* such a body → how many calls deep it is */
+  double max_seconds;          /* 0: no limit */
+  guint64 max_bytes;           /* 0: no limit */
 };
 
 typedef struct {
@@ -80,6 +84,7 @@ typedef struct {
   GraftRuntimeProgressFunc progress;
   gpointer progress_data;
   guint done;
+  gint64 deadline;           /* g_get_monotonic_time() limit, 0: none */
 } RunState;
 
 typedef struct _Frame Frame;
@@ -786,6 +791,10 @@ graft_runtime_new (GraftModel *model, GError **error)
 {
   g_autoptr(GPtrArray) unsupported = NULL;
 
+  /* Kernels trust SSA, order and attribute ranges: an invalid graph would
+   * run to a wrong answer (or read out of bounds), so it does not run. */
+  if (graft_model_get_graph (model) && !graft_graph_validate_structure (graft_model_get_graph (model), error))
+    return NULL;
   if (!graft_runtime_check_supported (model, &unsupported, error))
     return NULL;
   if (unsupported->len > 0)
@@ -797,6 +806,9 @@ graft_runtime_new (GraftModel *model, GError **error)
     }
 
   GraftRuntime *rt = g_new0 (GraftRuntime, 1);
+  long pages = sysconf (_SC_PHYS_PAGES), page_size = sysconf (_SC_PAGESIZE);
+  rt->max_seconds = GRAFT_RUNTIME_DEFAULT_SECONDS;
+  rt->max_bytes = pages > 0 && page_size > 0 ? (guint64) pages * (guint64) page_size / 4 * 3 : 0;
   rt->model = g_object_ref (model);
   rt->plans = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) plan_free);
   rt->pool = graft_rt_pool_new ();
@@ -870,6 +882,22 @@ graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
   graft_worker_pool_free (self->workers);
   self->workers = n_threads > 1 ? graft_worker_pool_new (n_threads) : NULL;
   self->n_threads = n_threads;
+}
+
+void
+graft_runtime_set_limits (GraftRuntime *self, double seconds, guint64 bytes)
+{
+  self->max_seconds = MAX (seconds, 0);
+  self->max_bytes = bytes;
+}
+
+void
+graft_runtime_get_limits (GraftRuntime *self, double *seconds, guint64 *bytes)
+{
+  if (seconds)
+    *seconds = self->max_seconds;
+  if (bytes)
+    *bytes = self->max_bytes;
 }
 
 guint
@@ -1089,6 +1117,12 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
   for (guint j = 0; j < step->n_outputs; j++)
     out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
 
+  const char *missing = graft_op_schema_missing_first_input (step->schema, node);
+  if (missing != NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "input '%s' is missing", missing);
+      goto out;
+    }
   if (step->schema->infer)
     {
       GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info };
@@ -1180,6 +1214,32 @@ frame_clear (Frame *frame)
   g_free (frame->residual_taken);
 }
 
+/* Checked before every step, in subgraphs too (a Loop of an empty body
+ * still enters its plan once per iteration). */
+static gboolean
+within_limits (RunState *run, GError **error)
+{
+  GraftRuntime *rt = run->runtime;
+
+  if (g_cancellable_set_error_if_cancelled (run->cancellable, error))
+    return FALSE;
+  if (run->deadline && g_get_monotonic_time () > run->deadline)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
+                   "the run took longer than its time limit of %g s", rt->max_seconds);
+      return FALSE;
+    }
+  gint64 live = graft_rt_tensor_get_live_bytes ();
+  if (rt->max_bytes && live > 0 && (guint64) live > rt->max_bytes)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
+                   "the run holds %" G_GINT64_FORMAT " MiB of tensors, past its memory limit of %" G_GUINT64_FORMAT " MiB",
+                   live >> 20, rt->max_bytes >> 20);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static GPtrArray *
 run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs, GError **error)
 {
@@ -1189,6 +1249,8 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
                   g_new0 (gboolean, MAX (plan->n_steps, 1)) };
   GPtrArray *result = NULL;
 
+  if (!within_limits (run, error))
+    goto out;
   for (guint s = 0; s < plan->n_slots; s++)
     if (plan->constants[s])
       frame.values[s] = graft_rt_tensor_ref (plan->constants[s]);
@@ -1207,11 +1269,17 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *step = &plan->steps[i];
-      if (g_cancellable_set_error_if_cancelled (run->cancellable, error))
+      if (!within_limits (run, error))
         goto out;
       gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
       if (!run_step (run, &frame, step, error))
         goto out;
+      for (guint j = 0; j < step->n_outputs; j++)
+        {
+          GraftRtTensor *out = step->outputs[j] != NO_SLOT ? frame.values[step->outputs[j]] : NULL;
+          if (out && out->dtype == GRAFT_DTYPE_STRING)
+            graft_rt_tensor_count_string_bytes (out);
+        }
       if (rt->profiling)
         {
           GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, step->timing_index);
@@ -1257,7 +1325,8 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
 {
   GraftGraph *graph = self->main->graph;
   g_autofree GraftRtTensor **feed = g_new0 (GraftRtTensor *, MAX (graph->inputs->len, 1));
-  RunState run = { self, cancellable, progress, progress_data, 0 };
+  RunState run = { self, cancellable, progress, progress_data, 0,
+                   self->max_seconds > 0 ? g_get_monotonic_time () + (gint64) (self->max_seconds * 1e6) : 0 };
 
   for (guint i = 0; i < graph->inputs->len; i++)
     {

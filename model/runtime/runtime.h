@@ -33,6 +33,15 @@ void graft_runtime_free (GraftRuntime *self);
 
 GraftModel *graft_runtime_get_model (GraftRuntime *self);
 
+/* Limits of one run, each 0 for none: wall-clock seconds, and bytes held by
+ * runtime tensors (the process's, graft_rt_tensor_get_live_bytes(), string
+ * text included). A run past either stops with GRAFT_RUNTIME_ERROR_TOO_LARGE
+ * naming the limit and the node. Defaults: GRAFT_RUNTIME_DEFAULT_SECONDS
+ * and three quarters of the physical memory. */
+#define GRAFT_RUNTIME_DEFAULT_SECONDS 3600.0
+void graft_runtime_set_limits (GraftRuntime *self, double seconds, guint64 bytes);
+void graft_runtime_get_limits (GraftRuntime *self, double *seconds, guint64 *bytes);
+
 /* Worker threads for kernels and BLAS (default 1). */
 void graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads);
 guint graft_runtime_get_n_threads (GraftRuntime *self);

@@ -67,6 +67,7 @@ typedef struct {
   GPtrArray *stack;        /* GraftPickleValue*, owned */
   GArray *marks;           /* guint stack positions */
   GPtrArray *memo;         /* GraftPickleValue* or NULL, owned */
+  guint64 pushed;          /* values pushed, spent from the budget */
   GError **error;
 } Unpickler;
 
@@ -104,6 +105,7 @@ take_le (Unpickler *u, guint n)
 static void
 push (Unpickler *u, GraftPickleValue *value /* transfer full */)
 {
+  u->pushed++;
   g_ptr_array_add (u->stack, value);
 }
 
@@ -1027,8 +1029,41 @@ step (Unpickler *u, gboolean *stop)
     }
 }
 
+void
+graft_pickle_budget_init (GraftPickleBudget *budget, GCancellable *cancellable)
+{
+  budget->cancellable = cancellable;
+  budget->values_left = GRAFT_PICKLE_MAX_VALUES;
+}
+
+/* Called between opcodes: the values pushed so far against the budget,
+ * and every 64k opcodes, whether the load was cancelled. */
+static gboolean
+within_budget (Unpickler *u, GraftPickleBudget *budget, guint64 ops)
+{
+  if (u->pushed > budget->values_left)
+    return fail (u, GRAFT_MODEL_ERROR_UNSAFE, "more than %" G_GUINT64_FORMAT " values (the limit for one file)",
+                 (guint64) GRAFT_PICKLE_MAX_VALUES);
+  if (ops % 65536 == 0 && g_cancellable_is_cancelled (budget->cancellable))
+    {
+      g_set_error (u->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "Loading was cancelled");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 GraftPickleValue *
 graft_pickle_load (const guint8 *data, gsize len, const char *where, gsize *consumed, GError **error)
+{
+  GraftPickleBudget budget;
+
+  graft_pickle_budget_init (&budget, NULL);
+  return graft_pickle_load_budgeted (data, len, where, consumed, &budget, error);
+}
+
+GraftPickleValue *
+graft_pickle_load_budgeted (const guint8 *data, gsize len, const char *where, gsize *consumed,
+                            GraftPickleBudget *budget, GError **error)
 {
   Unpickler u = {
     .data = data, .len = len, .where = where, .error = error,
@@ -1039,8 +1074,8 @@ graft_pickle_load (const guint8 *data, gsize len, const char *where, gsize *cons
   gboolean stop = FALSE;
   GraftPickleValue *result = NULL;
 
-  while (!stop)
-    if (!step (&u, &stop))
+  for (guint64 ops = 1; !stop; ops++)
+    if (!within_budget (&u, budget, ops) || !step (&u, &stop))
       goto out;
   if (u.stack->len != 1 || u.marks->len != 0)
     {
@@ -1049,6 +1084,7 @@ graft_pickle_load (const guint8 *data, gsize len, const char *where, gsize *cons
       goto out;
     }
   result = g_ptr_array_steal_index (u.stack, 0);
+  budget->values_left -= MIN (u.pushed, budget->values_left);
   if (consumed)
     *consumed = u.pos;
 out:

@@ -9,7 +9,7 @@
  * an error that names the byte offset. */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 #include "ir/dtype.h"
 
 G_BEGIN_DECLS
@@ -76,11 +76,28 @@ struct _GraftPickleValue {
 GraftPickleValue *graft_pickle_value_ref (GraftPickleValue *value);
 void graft_pickle_value_unref (GraftPickleValue *value);
 
+/* What the pickles of one load may spend: values created (an empty tuple
+ * costs 1 opcode byte in the file and ~100 bytes here) and a cancellable
+ * checked every few thousand opcodes. */
+typedef struct {
+  GCancellable *cancellable;
+  guint64 values_left;
+} GraftPickleBudget;
+
+#define GRAFT_PICKLE_MAX_VALUES (1u << 22)
+
+void graft_pickle_budget_init (GraftPickleBudget *budget, GCancellable *cancellable);
+
 /* Unpickles one pickle from data. where names it in messages ("model.pt:
  * data.pkl"). consumed (may be NULL) receives the bytes used, for streams of
- * back-to-back pickles. */
+ * back-to-back pickles. The pickle gets a budget of its own. */
 GraftPickleValue *graft_pickle_load (const guint8 *data, gsize len, const char *where,
                                      gsize *consumed, GError **error);
+
+/* The same, spending from budget (shared by the pickles of one load). */
+GraftPickleValue *graft_pickle_load_budgeted (const guint8 *data, gsize len, const char *where,
+                                              gsize *consumed, GraftPickleBudget *budget, GError **error);
+
 
 /* Protocol-2 opcodes only, as the TorchScript C++ unpickler does, plus the
  * Python pickler's extras; TRUE if data starts with PROTO n. */

@@ -34,8 +34,12 @@ unsupported (GError **error, const char *path, const char *format, ...)
 
 static gboolean
 add_state_tensors (GraftTorchArchive *archive, GraftModel *model, GraftPickleValue *dict, const char *prefix,
-                   guint depth, guint *count, GError **error)
+                   guint depth, GHashTable *visited, guint *count, GError **error)
 {
+  /* A pickle may reach one dict from many places (memo references): each
+   * is listed once, under its first name, so the walk stays linear. */
+  if (!g_hash_table_add (visited, dict))
+    return TRUE;
   for (guint k = 0; k + 1 < dict->items->len; k += 2)
     {
       GraftPickleValue *key = g_ptr_array_index (dict->items, k);
@@ -55,7 +59,7 @@ add_state_tensors (GraftTorchArchive *archive, GraftModel *model, GraftPickleVal
         }
       else if (value->kind == GRAFT_PICKLE_DICT && depth < 8)
         {
-          if (!add_state_tensors (archive, model, value, name, depth + 1, count, error))
+          if (!add_state_tensors (archive, model, value, name, depth + 1, visited, count, error))
             return FALSE;
         }
     }
@@ -75,7 +79,17 @@ load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
   g_autofree char *first_global = graft_pickle_peek_first_global (data, len);
   g_autofree char *where = g_strdup_printf ("%s: data.pkl", path);
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(GraftPickleValue) root = graft_pickle_load (data, len, where, NULL, &local_error);
+  g_autoptr(GraftPickleValue) root = graft_pickle_load_budgeted (data, len, where, NULL,
+                                                                 graft_torch_archive_get_pickle_budget (archive),
+                                                                 &local_error);
+
+  /* A load stopped by the user or by a limit says so, whatever the file. */
+  if (root == NULL && (g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED) ||
+                       g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE)))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
 
   if (root && root->kind == GRAFT_PICKLE_DICT)
     {
@@ -83,7 +97,8 @@ load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
       guint count = 0;
       graft_model_set_path (model, path);
       graft_model_set_producer (model, "torch.save", NULL);
-      if (!add_state_tensors (archive, model, root, "", 0, &count, error))
+      g_autoptr(GHashTable) visited = g_hash_table_new (NULL, NULL);
+      if (!add_state_tensors (archive, model, root, "", 0, visited, &count, error))
         return NULL;
       if (count == 0)
         return unsupported (error, path, "this torch.save file holds a dict without tensors, not a model. " HOW_TO_EXPORT);
@@ -132,6 +147,7 @@ load_zip (const char *path, GCancellable *cancellable, GError **error)
   g_autoptr(GraftTorchArchive) archive = graft_torch_archive_open (path, error);
   if (archive == NULL)
     return NULL;
+  graft_torch_archive_set_cancellable (archive, cancellable);
 
   if (graft_exported_program_recognize (archive))
     return graft_exported_program_load (archive, path, cancellable, error);

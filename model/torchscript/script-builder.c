@@ -164,6 +164,9 @@ typedef struct {
   gboolean big_endian;
   guint n_nodes;
   guint node_counter;
+  guint64 work;               /* statements run + calls inlined (GRAFT_SCRIPT_MAX_WORK) */
+  guint eval_depth;           /* eval() frames open, across inlined calls */
+  guint module_visits;
   /* Dead-code elimination runs the build twice: the first pass finds the
    * nodes PyTorch's passes would delete (by creation sequence number), the
    * second creates those in a scratch graph that is dropped. */
@@ -359,6 +362,16 @@ is_contiguous (const GraftPickleTensor *t)
   return TRUE;
 }
 
+static char *
+describe_sizes (const GraftPickleTensor *t)
+{
+  GString *text = g_string_new ("[");
+  for (int k = 0; k < t->rank; k++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, k ? ", " : "", t->sizes[k]);
+  g_string_append_c (text, ']');
+  return g_string_free (text, FALSE);
+}
+
 GraftTensor *
 graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPickleValue *value,
                           const char *name, GError **error)
@@ -374,20 +387,24 @@ graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPick
   if (itemsize == 0 || numel == 0 || s->numel == 0)
     return g_steal_pointer (&tensor);
 
-  /* Highest element index the view touches, checked against the storage. */
-  guint64 extent = (guint64) t->offset;
-  for (int k = 0; k < t->rank; k++)
+  /* Sizes, strides and offset come from the file: every product is
+   * checked, so a view can neither wrap past the storage nor size a buffer
+   * smaller than the elements written into it. */
+  gint64 nbytes, storage_bytes, extent = t->offset;
+  gboolean fits = numel > 0 && graft_dim_mul_checked (numel, (gint64) itemsize, &nbytes) &&
+                  graft_dim_mul_checked (s->numel, (gint64) itemsize, &storage_bytes);
+  for (int k = 0; fits && k < t->rank; k++)
     {
-      if (t->sizes[k] > 0 && (guint64) t->strides[k] > G_MAXUINT64 / 4 / (guint64) t->sizes[k])
-        extent = G_MAXUINT64 / 2;
-      else if (t->sizes[k] > 0)
-        extent += (guint64) (t->sizes[k] - 1) * (guint64) t->strides[k];
+      gint64 reach;
+      fits = graft_dim_mul_checked (t->sizes[k] - 1, t->strides[k], &reach) &&
+             graft_dim_add_checked (extent, reach, &extent);
     }
-  if (extent >= (guint64) s->numel || (guint64) s->numel > G_MAXUINT64 / 16)
+  if (!fits || extent >= s->numel)
     {
+      g_autofree char *shape = describe_sizes (t);
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
-                   "%s: tensor \"%s\" reaches element %" G_GUINT64_FORMAT " of storage %s/%s, which has %" G_GINT64_FORMAT,
-                   graft_torch_archive_get_path (archive), name, extent, dir, s->key, s->numel);
+                   "%s: tensor \"%s\" (sizes %s) reaches past storage %s/%s, which has %" G_GINT64_FORMAT " elements",
+                   graft_torch_archive_get_path (archive), name, shape, dir, s->key, s->numel);
       return NULL;
     }
   g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
@@ -395,7 +412,7 @@ graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPick
   if (storage == NULL)
     return NULL;
   gsize storage_size = g_bytes_get_size (storage);
-  if (storage_size < (gsize) s->numel * itemsize)
+  if (storage_size < (gsize) storage_bytes)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
                    "%s: storage %s has %" G_GSIZE_FORMAT " bytes, tensor \"%s\" needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT,
@@ -404,12 +421,16 @@ graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPick
     }
   g_autoptr(GBytes) data = NULL;
   if (is_contiguous (t))
-    data = g_bytes_new_from_bytes (storage, (gsize) t->offset * itemsize, (gsize) numel * itemsize);
+    data = g_bytes_new_from_bytes (storage, (gsize) t->offset * itemsize, (gsize) nbytes);
   else
     {
-      /* Views are rare among parameters; gather them into row-major order. */
+      /* Views are rare among parameters; gather them into row-major order.
+       * A stride-0 "expanded" view may be far larger than its storage. */
+      g_autofree char *what = g_strdup_printf ("the strided view \"%s\"", name);
+      if (!graft_torch_archive_spend (archive, (guint64) nbytes, what, error))
+        return NULL;
       const guint8 *src = g_bytes_get_data (storage, NULL);
-      guint8 *dst = g_malloc ((gsize) numel * itemsize);
+      guint8 *dst = g_malloc ((gsize) nbytes);
       gint64 *index = g_new0 (gint64, MAX (t->rank, 1));
       for (gint64 e = 0; e < numel; e++)
         {
@@ -425,7 +446,7 @@ graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPick
             }
         }
       g_free (index);
-      data = g_bytes_new_take (dst, (gsize) numel * itemsize);
+      data = g_bytes_new_take (dst, (gsize) nbytes);
       g_clear_pointer (&tensor->strides, g_free);
     }
   if (!graft_tensor_set_data (tensor, data, error))
@@ -471,6 +492,13 @@ is_script_object (GraftPickleValue *v)
 static gboolean
 collect_parameters (Builder *b, GraftPickleValue *object, const char *path)
 {
+  if (++b->module_visits > GRAFT_SCRIPT_MAX_MODULE_VISITS)
+    {
+      g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
+                   "%s: data.pkl reaches more than %d submodules (one module shared at every level?), at %s",
+                   graft_torch_archive_get_path (b->archive), GRAFT_SCRIPT_MAX_MODULE_VISITS, path);
+      return FALSE;
+    }
   g_autofree char *cls = graft_script_demangle_class (object->s);
   g_hash_table_insert (b->group_classes, g_strdup (path), g_steal_pointer (&cls));
   GraftPickleValue *state = object->state;
@@ -580,6 +608,23 @@ ensure_group_classes (Builder *b, GraftGroup *group)
       }
 }
 
+/* One unit of work (a statement run, a call inlined): bounded in total,
+ * and the load's cancellable is checked every 256. */
+static gboolean
+spend_work (Ctx *ctx, guint line)
+{
+  Builder *b = ctx->b;
+  if (++b->work > GRAFT_SCRIPT_MAX_WORK)
+    return build_error (b, ctx->file, line, "inlining runs more than %d statements and calls (a call tree that "
+                        "grows at every level?)", GRAFT_SCRIPT_MAX_WORK);
+  if (b->work % 256 == 0 && g_cancellable_is_cancelled (b->cancellable))
+    {
+      g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "Loading was cancelled");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static GraftNode *
 add_node (Ctx *ctx, const char *domain, const char *op_type, guint line)
 {
@@ -587,11 +632,6 @@ add_node (Ctx *ctx, const char *domain, const char *op_type, guint line)
   if (++b->n_nodes > GRAFT_SCRIPT_MAX_NODES)
     {
       build_error (b, ctx->file, line, "the inlined graph exceeds %u nodes", GRAFT_SCRIPT_MAX_NODES);
-      return NULL;
-    }
-  if (b->n_nodes % 4096 == 0 && g_cancellable_is_cancelled (b->cancellable))
-    {
-      g_set_error (b->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED, "Loading was cancelled");
       return NULL;
     }
   guint seq = ++b->seq;
@@ -1146,6 +1186,12 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
     }
   GraftPickleValue *state = module->object ? module->object->state : NULL;
   GraftPickleValue *v = graft_pickle_dict_lookup (state, name);
+  if (strlen (module->path) > GRAFT_SCRIPT_MAX_PATH_LENGTH)
+    {
+      build_error (b, ctx->file, line, "module path longer than %d characters (a module that contains itself?)",
+                   GRAFT_SCRIPT_MAX_PATH_LENGTH);
+      return NULL;
+    }
   g_autofree char *path = *module->path ? g_strdup_printf ("%s.%s", module->path, name) : g_strdup (name);
 
   if (v)
@@ -1274,6 +1320,8 @@ call_function (Ctx *ctx, ScriptNode *def, const char *file, BValue *self, GPtrAr
                GPtrArray *keywords, const char *module_path, guint line)
 {
   Builder *b = ctx->b;
+  if (!spend_work (ctx, line))
+    return NULL;
   if (ctx->depth + 1 > GRAFT_SCRIPT_MAX_CALL_DEPTH)
     {
       build_error (b, ctx->file, line, "calls nested deeper than %d (recursive code?)", GRAFT_SCRIPT_MAX_CALL_DEPTH);
@@ -1829,8 +1877,28 @@ eval_binary (Ctx *ctx, ScriptNode *e)
   return emit_op (ctx, "aten", op, args, NULL, 1, e->line);
 }
 
+static BValue *eval_expression (Ctx *ctx, ScriptNode *e);
+
+/* Expressions are at most a few hundred deep (the parser's limit), but
+ * inlined calls nest them: one bound on the whole recursion. */
 static BValue *
 eval (Ctx *ctx, ScriptNode *e)
+{
+  Builder *b = ctx->b;
+  if (b->eval_depth >= GRAFT_SCRIPT_MAX_EVAL_DEPTH)
+    {
+      build_error (b, ctx->file, e->line, "expressions nested deeper than %d across inlined calls",
+                   GRAFT_SCRIPT_MAX_EVAL_DEPTH);
+      return NULL;
+    }
+  b->eval_depth++;
+  BValue *v = eval_expression (ctx, e);
+  b->eval_depth--;
+  return v;
+}
+
+static BValue *
+eval_expression (Ctx *ctx, ScriptNode *e)
 {
   Builder *b = ctx->b;
   BValue *v;
@@ -2462,7 +2530,8 @@ exec_block (Ctx *ctx, GPtrArray *body)
       if (ctx->ret)
         return build_error (ctx->b, ctx->file, ((ScriptNode *) g_ptr_array_index (body, k))->line,
                             "statement after return");
-      if (!exec_statement (ctx, g_ptr_array_index (body, k)))
+      if (!spend_work (ctx, ((ScriptNode *) g_ptr_array_index (body, k))->line) ||
+          !exec_statement (ctx, g_ptr_array_index (body, k)))
         return FALSE;
     }
   return TRUE;
@@ -2495,7 +2564,8 @@ load_pickle (Builder *b, const char *record)
   gsize len;
   const guint8 *data = g_bytes_get_data (bytes, &len);
   g_autofree char *where = g_strdup_printf ("%s: %s", graft_torch_archive_get_path (b->archive), record);
-  return graft_pickle_load (data, len, where, NULL, b->error);
+  return graft_pickle_load_budgeted (data, len, where, NULL, graft_torch_archive_get_pickle_budget (b->archive),
+                                    b->error);
 }
 
 /* ------------------------------------------------------------------ dead code */

@@ -33,9 +33,18 @@
 
 G_BEGIN_DECLS
 
-/* Limits against hostile code: inlining depth and total nodes. */
+/* Limits against hostile code: inlining depth and total nodes; total work
+ * (statements run and calls inlined, which a call tree that doubles at
+ * every level exhausts without adding nodes; vit_b_16 scripted takes 11k,
+ * ~4 µs each); expression evaluation
+ * nested across inlined calls; submodule visits (a module reached twice at
+ * every level of the tree); length of a module path (self.a.a.a…). */
 #define GRAFT_SCRIPT_MAX_CALL_DEPTH 64
 #define GRAFT_SCRIPT_MAX_NODES 4000000
+#define GRAFT_SCRIPT_MAX_WORK 1000000
+#define GRAFT_SCRIPT_MAX_EVAL_DEPTH 2000
+#define GRAFT_SCRIPT_MAX_MODULE_VISITS 65536
+#define GRAFT_SCRIPT_MAX_PATH_LENGTH 1024
 
 /* Fills model (format TORCHSCRIPT) from the archive: graph, parameters as
  * initializers and model tensors. */

@@ -320,6 +320,7 @@ node_new (ScriptKind kind, guint line)
   ScriptNode *node = g_new0 (ScriptNode, 1);
   node->kind = kind;
   node->line = line;
+  node->height = 1;
   return node;
 }
 
@@ -416,6 +417,44 @@ expect_op (Parser *p, const char *op)
 static ScriptNode *parse_expr (Parser *p);
 static GPtrArray *parse_suite (Parser *p);
 
+/* Every expression node records the height of its subtree, so one limit
+ * (MAX_EXPR_DEPTH) covers every way of nesting: brackets, operator chains
+ * (x + x + …), postfix chains (x[0][0]…, x.a.a…) and prefixes (not not …).
+ * The builder's evaluator and script_node_free() then recurse no deeper. */
+static guint
+child_height (const ScriptNode *child)
+{
+  return child ? child->height : 0;
+}
+
+static gboolean
+seal (Parser *p, ScriptNode *node)
+{
+  guint h = MAX (MAX (child_height (node->a), child_height (node->b)), child_height (node->c));
+
+  for (guint k = 0; node->items && k < node->items->len; k++)
+    h = MAX (h, child_height (g_ptr_array_index (node->items, k)));
+  node->height = h + 1;
+  if (node->height > MAX_EXPR_DEPTH)
+    {
+      parse_error (p, "a shallower expression (nesting limit reached)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* seal(), freeing the node when it is too tall. */
+static ScriptNode *
+sealed (Parser *p, ScriptNode *node)
+{
+  if (node != NULL && !seal (p, node))
+    {
+      script_node_free (node);
+      return NULL;
+    }
+  return node;
+}
+
 static gboolean
 enter (Parser *p)
 {
@@ -494,7 +533,7 @@ parse_slice_or_expr (Parser *p)
             return NULL;
           }
     }
-  return slice;
+  return sealed (p, slice);
 }
 
 static ScriptNode *
@@ -565,7 +604,7 @@ parse_atom (Parser *p, gboolean *paren)
             }
           node = node_new (SCRIPT_TUPLE, t->line);
           node->items = g_steal_pointer (&items);
-          return node;
+          return sealed (p, node);
         }
       if (strcmp (t->text, "[") == 0)
         {
@@ -577,7 +616,7 @@ parse_atom (Parser *p, gboolean *paren)
               script_node_free (node);
               return NULL;
             }
-          return node;
+          return sealed (p, node);
         }
       if (strcmp (t->text, "{") == 0)
         {
@@ -609,7 +648,7 @@ parse_atom (Parser *p, gboolean *paren)
               script_node_free (node);
               return NULL;
             }
-          return node;
+          return sealed (p, node);
         }
       break;
     default:
@@ -675,6 +714,9 @@ parse_postfix (Parser *p)
             {
               sub->b = node_new (SCRIPT_TUPLE, line);
               sub->b->items = g_steal_pointer (&parts);
+              sub->b->height = 1;
+              for (guint k = 0; k < sub->b->items->len; k++)
+                sub->b->height = MAX (sub->b->height, 1 + child_height (g_ptr_array_index (sub->b->items, k)));
             }
         }
       else if (is_op (p, "."))
@@ -694,6 +736,11 @@ parse_postfix (Parser *p)
       else
         break;
       paren = FALSE;
+      if (!seal (p, node))
+        {
+          script_node_free (node);
+          return NULL;
+        }
     }
   return node;
 }
@@ -729,13 +776,16 @@ parse_binary_level (Parser *p, int level)
   if (level == 2 && is_name (p, "not"))
     {
       guint line = advance (p)->line;
+      if (!enter (p))
+        return NULL;
       ScriptNode *inner = parse_binary_level (p, 2);
+      p->depth--;
       if (inner == NULL)
         return NULL;
       ScriptNode *node = node_new (SCRIPT_UNARY, line);
       node->s = g_strdup ("not");
       node->a = inner;
-      return node;
+      return sealed (p, node);
     }
   ScriptNode *left = parse_binary_level (p, level + 1);
   while (left)
@@ -764,7 +814,7 @@ parse_binary_level (Parser *p, int level)
           script_node_free (left);
           return NULL;
         }
-      left = make_binary (opname, left, right, t->line);
+      left = sealed (p, make_binary (opname, left, right, t->line));
       g_free (opname);
     }
   return left;
@@ -797,7 +847,7 @@ parse_unary (Parser *p)
       ScriptNode *node = node_new (SCRIPT_UNARY, t->line);
       node->s = g_strdup (t->text);
       node->a = inner;
-      return node;
+      return sealed (p, node);
     }
   return parse_postfix (p);
 }
@@ -838,7 +888,7 @@ parse_expr_list (Parser *p)
         }
       g_ptr_array_add (tuple->items, e);
     }
-  return tuple;
+  return sealed (p, tuple);
 }
 
 static gboolean

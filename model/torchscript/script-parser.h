@@ -58,6 +58,7 @@ struct _ScriptNode {
   GPtrArray *body;    /* ScriptNode* statements */
   GPtrArray *orelse;
   GPtrArray *params;
+  guint height;       /* expressions: 1 + the tallest child expression, at most the parser's limit */
 };
 
 void script_node_free (ScriptNode *node);

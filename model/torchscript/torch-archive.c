@@ -1,13 +1,14 @@
 #include "torchscript/torch-archive.h"
 
 #include <string.h>
+#include <sys/mman.h>
 #include <zip.h>
 #include <gio/gio.h>
+#include "ir/file-bytes.h"
 #include "ir/model-error.h"
 
 struct _GraftTorchArchive {
   char *path;
-  GMappedFile *mapped;
   GBytes *bytes;
   const guint8 *data;
   gsize size;
@@ -15,6 +16,12 @@ struct _GraftTorchArchive {
   char *prefix;
   GArray *entries;          /* GraftTorchArchiveEntry */
   GHashTable *by_record;    /* const char* record → guint index + 1 */
+
+  /* The load this archive serves */
+  GCancellable *cancellable;
+  GHashTable *inflated;     /* libzip index → GBytes: each Deflate record inflates once */
+  guint64 allocated;        /* bytes spent from GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED */
+  GraftPickleBudget pickle_budget;
 };
 
 static guint16
@@ -50,9 +57,10 @@ graft_torch_archive_free (GraftTorchArchive *archive)
   if (archive->zip)
     zip_discard (archive->zip);
   g_clear_pointer (&archive->by_record, g_hash_table_unref);
+  g_clear_pointer (&archive->inflated, g_hash_table_unref);
+  g_clear_object (&archive->cancellable);
   g_clear_pointer (&archive->entries, g_array_unref);
   g_clear_pointer (&archive->bytes, g_bytes_unref);
-  g_clear_pointer (&archive->mapped, g_mapped_file_unref);
   g_free (archive->prefix);
   g_free (archive->path);
   g_free (archive);
@@ -255,6 +263,8 @@ archive_open_common (GraftTorchArchive *archive, GError **error)
   zip_error_t zerr;
   zip_error_init (&zerr);
 
+  archive->inflated = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_bytes_unref);
+  graft_pickle_budget_init (&archive->pickle_budget, NULL);
   archive->data = g_bytes_get_data (archive->bytes, &archive->size);
   if (archive->size < 4 || memcmp (archive->data, "PK\x03\x04", 4) != 0)
     {
@@ -296,18 +306,14 @@ archive_open_common (GraftTorchArchive *archive, GError **error)
 GraftTorchArchive *
 graft_torch_archive_open (const char *path, GError **error)
 {
-  g_autoptr(GError) local_error = NULL;
-  GMappedFile *mapped = g_mapped_file_new (path, FALSE, &local_error);
+  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
+  GBytes *bytes = graft_file_bytes_open (path, error);
 
-  if (mapped == NULL)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s", local_error->message);
-      return NULL;
-    }
+  if (bytes == NULL)
+    return NULL;
   GraftTorchArchive *archive = g_new0 (GraftTorchArchive, 1);
   archive->path = g_strdup (path);
-  archive->mapped = mapped;
-  archive->bytes = g_mapped_file_get_bytes (mapped);
+  archive->bytes = bytes;
   return archive_open_common (archive, error);
 }
 
@@ -324,6 +330,40 @@ const char *
 graft_torch_archive_get_path (GraftTorchArchive *archive)
 {
   return archive->path;
+}
+
+void
+graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *cancellable)
+{
+  g_set_object (&archive->cancellable, cancellable);
+  archive->pickle_budget.cancellable = cancellable;
+}
+
+GCancellable *
+graft_torch_archive_get_cancellable (GraftTorchArchive *archive)
+{
+  return archive->cancellable;
+}
+
+GraftPickleBudget *
+graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive)
+{
+  return &archive->pickle_budget;
+}
+
+gboolean
+graft_torch_archive_spend (GraftTorchArchive *archive, guint64 n, const char *what, GError **error)
+{
+  if (n > GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED - archive->allocated)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
+                   "%s: %s needs %" G_GUINT64_FORMAT " MiB, past the %" G_GUINT64_FORMAT " MiB one file may allocate "
+                   "(%" G_GUINT64_FORMAT " MiB already)", archive->path, what, n >> 20,
+                   (guint64) GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED >> 20, archive->allocated >> 20);
+      return FALSE;
+    }
+  archive->allocated += n;
+  return TRUE;
 }
 
 const char *
@@ -398,9 +438,41 @@ read_stored (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GE
   return g_bytes_new_from_bytes (archive->bytes, (gsize) start, (gsize) entry->size);
 }
 
+/* Inflated records live in anonymous mappings: no copy of a large
+ * record's pages until written, and freeing one (a cancelled load) is an
+ * munmap, not a walk over the memory. */
+typedef struct {
+  gpointer data;
+  gsize size;
+} Mapping;
+
+static gpointer
+mapping_new (gsize size, Mapping **out)
+{
+  gpointer data = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED)
+    return NULL;
+  *out = g_new (Mapping, 1);
+  (*out)->data = data;
+  (*out)->size = size;
+  return data;
+}
+
+static void
+mapping_free (gpointer user_data)
+{
+  Mapping *m = user_data;
+  munmap (m->data, m->size);
+  g_free (m);
+}
+
 static GBytes *
 read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GError **error)
 {
+  GBytes *cached = g_hash_table_lookup (archive->inflated, GSIZE_TO_POINTER (entry->index));
+
+  if (cached)
+    return g_bytes_ref (cached);
   if (entry->size > GRAFT_TORCH_ARCHIVE_MAX_INFLATED)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
@@ -408,6 +480,9 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                    archive->path, entry->name, entry->size, GRAFT_TORCH_ARCHIVE_MAX_INFLATED);
       return NULL;
     }
+  g_autofree char *what = g_strdup_printf ("inflating entry \"%s\"", entry->name);
+  if (!graft_torch_archive_spend (archive, entry->size, what, error))
+    return NULL;
   zip_file_t *file = zip_fopen_index (archive->zip, entry->index, 0);
   if (file == NULL)
     {
@@ -415,11 +490,26 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                    "%s: entry \"%s\": %s", archive->path, entry->name, zip_strerror (archive->zip));
       return NULL;
     }
-  guint8 *buffer = g_malloc (entry->size + 1);
+  Mapping *mapping = NULL;
+  guint8 *buffer = mapping_new (entry->size + 1, &mapping);
+  if (buffer == NULL)
+    {
+      zip_fclose (file);
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: entry \"%s\": no memory for %" G_GUINT64_FORMAT
+                   " bytes", archive->path, entry->name, entry->size);
+      return NULL;
+    }
   guint64 got = 0;
   while (got < entry->size)
     {
-      zip_int64_t r = zip_fread (file, buffer + got, entry->size - got);
+      /* In slices, so a cancelled load stops within a few milliseconds. */
+      if (g_cancellable_set_error_if_cancelled (archive->cancellable, error))
+        {
+          zip_fclose (file);
+          mapping_free (mapping);
+          return NULL;
+        }
+      zip_int64_t r = zip_fread (file, buffer + got, MIN (entry->size - got, 1u << 20));
       if (r <= 0)
         {
           g_set_error (error, GRAFT_MODEL_ERROR,
@@ -428,14 +518,16 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                        archive->path, entry->name,
                        r == 0 ? "data ends early" : zip_file_strerror (file), got, entry->size);
           zip_fclose (file);
-          g_free (buffer);
+          mapping_free (mapping);
           return NULL;
         }
       got += (guint64) r;
     }
   zip_fclose (file);
   buffer[got] = 0;   /* code is parsed as text */
-  return g_bytes_new_take (buffer, (gsize) got);
+  GBytes *bytes = g_bytes_new_with_free_func (buffer, (gsize) got, mapping_free, mapping);
+  g_hash_table_insert (archive->inflated, GSIZE_TO_POINTER (entry->index), g_bytes_ref (bytes));
+  return bytes;
 }
 
 GBytes *

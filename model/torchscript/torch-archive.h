@@ -6,7 +6,8 @@
  * mapping (no copy), Deflate records are inflated through libzip. */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
+#include "torchscript/pickle.h"
 
 G_BEGIN_DECLS
 
@@ -25,6 +26,12 @@ typedef struct {
 /* Limit on the inflated size of one Deflate record (code files are small;
  * a huge declared size is a hostile or corrupt file). */
 #define GRAFT_TORCH_ARCHIVE_MAX_INFLATED (256u * 1024u * 1024u)
+/* Limit on the memory one load allocates for the file's data: inflated
+ * Deflate records and tensors gathered from strided views. A small zip of
+ * many highly compressed entries, or a stride-0 view of 2^30 elements,
+ * must not allocate without bound. Each record is inflated once and kept,
+ * however many tensors share it; Stored records are slices of the file. */
+#define GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED (2048ull * 1024u * 1024u)
 
 GraftTorchArchive *graft_torch_archive_open (const char *path, GError **error);
 /* Opens an archive held in memory (bytes are referenced, not copied);
@@ -33,6 +40,17 @@ GraftTorchArchive *graft_torch_archive_open_bytes (GBytes *bytes, const char *di
 void graft_torch_archive_free (GraftTorchArchive *archive);
 
 const char *graft_torch_archive_get_path (GraftTorchArchive *archive);
+
+/* The load this archive serves: inflating checks the cancellable, and the
+ * pickles read from it share one budget of values (GraftPickleBudget). */
+void graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *cancellable);
+GCancellable *graft_torch_archive_get_cancellable (GraftTorchArchive *archive);
+GraftPickleBudget *graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive);
+
+/* Takes n bytes from the load's allocation budget
+ * (GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED) before they are allocated; the error
+ * names what wanted them. */
+gboolean graft_torch_archive_spend (GraftTorchArchive *archive, guint64 n, const char *what, GError **error);
 /* The single top folder ("resnet18", "archive"); "" when entries sit at
  * the zip root (torch.export .pt2 before 2.8). */
 const char *graft_torch_archive_get_prefix (GraftTorchArchive *archive);

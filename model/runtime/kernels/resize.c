@@ -42,8 +42,11 @@ keep_aspect_ratio (GraftNode *node, const GraftShape *in_shape, const int *map, 
     {
       int d = map[i];
       spec->scales[d] = scale;
+      double size = scale * in_shape->dims[d].value + 0.5;
+      if (in_shape->dims[d].kind == GRAFT_DIM_FIXED && !(size < 4611686018427387904.0))
+        return graft_kernel_fail (error, "keep_aspect_ratio_policy gives more than 2^62 elements on axis %d", d);
       if (in_shape->dims[d].kind == GRAFT_DIM_FIXED)
-        spec->out_dims[d] = (gint64) (scale * in_shape->dims[d].value + 0.5);
+        spec->out_dims[d] = (gint64) size;
     }
   return TRUE;
 }
@@ -99,10 +102,13 @@ resize_spec (GraftNode *node, gint64 opset, int rank, const GraftShape *in_shape
         {
           int d = map[i];
           spec->scales[d] = graft_rt_tensor_get_f64 (scales, i);
-          if (spec->scales[d] <= 0)
-            return graft_kernel_fail (error, "scale %g on axis %d is not positive", spec->scales[d], d);
+          if (!(spec->scales[d] > 0) || !isfinite (spec->scales[d]))
+            return graft_kernel_fail (error, "scale %g on axis %d is not a positive number", spec->scales[d], d);
+          double size = floor (spec->out_dims[d] * spec->scales[d]);
+          if (spec->out_dims[d] >= 0 && !(size < 4611686018427387904.0))
+            return graft_kernel_fail (error, "scale %g on axis %d gives more than 2^62 elements", spec->scales[d], d);
           if (spec->out_dims[d] >= 0)
-            spec->out_dims[d] = (gint64) floor (spec->out_dims[d] * spec->scales[d] + 1e-9 * 0);
+            spec->out_dims[d] = (gint64) size;
         }
       return TRUE;
     }

@@ -125,10 +125,13 @@ infer_reshape (GraftInferContext *ctx, GError **error)
               continue;
             }
           out.dims[i] = data->shape.dims[i];
-          if (out.dims[i].kind == GRAFT_DIM_FIXED)
-            known *= out.dims[i].value;
-          else
+          if (out.dims[i].kind != GRAFT_DIM_FIXED)
             all_fixed = FALSE;
+          else if (!graft_dim_mul_checked (known, out.dims[i].value, &known))
+            {
+              graft_shape_clear (&out);
+              return graft_kernel_fail (error, "the target shape has more than 2^63 elements");
+            }
         }
       else if (shape[i] == -1)
         {
@@ -147,7 +150,11 @@ infer_reshape (GraftInferContext *ctx, GError **error)
       else
         {
           out.dims[i] = graft_dim_fixed (shape[i]);
-          known *= shape[i];
+          if (!graft_dim_mul_checked (known, shape[i], &known))
+            {
+              graft_shape_clear (&out);
+              return graft_kernel_fail (error, "the target shape has more than 2^63 elements");
+            }
         }
     }
   gint64 total = graft_shape_get_numel (&data->shape);
@@ -458,16 +465,20 @@ infer_concat (GraftInferContext *ctx, GError **error)
           GraftDim *dim = &in->shape.dims[d];
           if (d == axis)
             {
-              if (dim->kind == GRAFT_DIM_FIXED)
-                total += dim->value;
-              else
+              if (dim->kind != GRAFT_DIM_FIXED)
                 fixed = FALSE;
+              else if (!graft_dim_add_checked (total, dim->value, &total))
+                {
+                  graft_shape_clear (&out);
+                  return graft_kernel_fail (error, "the concatenated axis has more than 2^63 elements");
+                }
             }
           else if (dim->kind == GRAFT_DIM_FIXED && out.dims[d].kind == GRAFT_DIM_FIXED && dim->value != out.dims[d].value)
             {
+              gint64 expected = out.dims[d].value;   /* read before out is cleared */
               graft_shape_clear (&out);
               return graft_kernel_fail (error, "input %u has size %" G_GINT64_FORMAT " on axis %d, expected %" G_GINT64_FORMAT,
-                                        i, dim->value, d, out.dims[d].value);
+                                        i, dim->value, d, expected);
             }
           else if (out.dims[d].kind != GRAFT_DIM_FIXED && dim->kind == GRAFT_DIM_FIXED)
             out.dims[d] = *dim;
@@ -522,8 +533,11 @@ split_sizes (GraftNode *node, gint64 opset, gint64 dim, guint n_outputs, GraftRt
     {
       guint na;
       const gint64 *a = graft_node_attr_ints (node, "split", &na);
-      n = MIN (na, 256);
-      memcpy (values, a, sizeof (gint64) * n);
+      if (na > G_N_ELEMENTS (values))
+        return graft_kernel_fail (error, "split has too many entries");
+      n = a != NULL ? na : 0;   /* an empty "split" attribute has no array at all */
+      if (n > 0)
+        memcpy (values, a, sizeof (gint64) * n);
     }
   if (n > 0)
     {
@@ -531,12 +545,20 @@ split_sizes (GraftNode *node, gint64 opset, gint64 dim, guint n_outputs, GraftRt
         return graft_kernel_fail (error, "split has %" G_GINT64_FORMAT " entries for %u outputs", n, n_outputs);
       gint64 sum = 0;
       for (gint64 i = 0; i < n; i++)
-        sum += sizes[i] = values[i];
+        {
+          /* The kernel copies blocks by these sizes: a negative one or a
+           * sum that wraps would read outside the input. */
+          if (values[i] < 0 || !graft_dim_add_checked (sum, values[i], &sum))
+            return graft_kernel_fail (error, "split[%" G_GINT64_FORMAT "] = %" G_GINT64_FORMAT " is invalid", i, values[i]);
+          sizes[i] = values[i];
+        }
       if (sum != dim)
         return graft_kernel_fail (error, "split sizes add up to %" G_GINT64_FORMAT ", the axis has %" G_GINT64_FORMAT, sum, dim);
       return TRUE;
     }
-  gint64 chunk = (dim + n_outputs - 1) / MAX (n_outputs, 1);
+  if (n_outputs == 0)
+    return graft_kernel_fail (error, "Split has no outputs");
+  gint64 chunk = dim / n_outputs + (dim % n_outputs != 0);
   if (!graft_node_has_attr (node, "num_outputs") && dim % n_outputs != 0)
     return graft_kernel_fail (error, "axis of size %" G_GINT64_FORMAT " cannot be split evenly into %u", dim, n_outputs);
   for (guint i = 0; i < n_outputs; i++)
@@ -555,6 +577,8 @@ infer_split (GraftInferContext *ctx, GError **error)
         graft_infer_set_output_unknown (ctx, i, in->dtype, -1);
       return TRUE;
     }
+  if (in->shape.rank == 0)
+    return graft_kernel_fail (error, "a scalar cannot be split");
   if (!graft_normalize_axis (&axis, in->shape.rank, error))
     return FALSE;
   GraftInferValue *split = graft_infer_input (ctx, 1);
@@ -862,13 +886,14 @@ infer_tile (GraftInferContext *ctx, GError **error)
     }
   if (n != in->shape.rank)
     return graft_kernel_fail (error, "repeats has %" G_GINT64_FORMAT " entries for rank %d", n, in->shape.rank);
+  for (int d = 0; d < n; d++)
+    if (repeats[d] < 0)
+      return graft_kernel_fail (error, "repeats[%d] = %" G_GINT64_FORMAT " is negative", d, repeats[d]);
   GraftShape out;
   graft_shape_copy (&out, &in->shape);
   for (int d = 0; d < out.rank; d++)
-    if (out.dims[d].kind == GRAFT_DIM_FIXED)
-      out.dims[d].value *= repeats[d];
-    else
-      out.dims[d] = graft_dim_unknown ();
+    out.dims[d] = out.dims[d].kind == GRAFT_DIM_FIXED
+                  ? graft_dim_multiply (out.dims[d], graft_dim_fixed (repeats[d])) : graft_dim_unknown ();
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
@@ -1249,7 +1274,11 @@ infer_range (GraftInferContext *ctx, GError **error)
   double delta = graft_rt_tensor_get_f64 (d->data, 0);
   if (delta == 0)
     return graft_kernel_fail (error, "delta is 0");
-  gint64 n = MAX ((gint64) ceil ((limit - start) / delta), 0);
+  double count = ceil ((limit - start) / delta);
+  /* inf, nan or past 2^62: no tensor (and no defined cast to an integer) */
+  if (!(count < 4611686018427387904.0))
+    return graft_kernel_fail (error, "Range from %g to %g by %g has too many elements", start, limit, delta);
+  gint64 n = MAX ((gint64) count, 0);
   graft_infer_set_output_fixed (ctx, 0, s->dtype, 1, &n);
   return TRUE;
 }
@@ -1335,8 +1364,8 @@ infer_depth_space (GraftInferContext *ctx, GError **error)
   GraftInferValue *in = graft_infer_input (ctx, 0);
   gint64 b = graft_node_attr_int (ctx->node, "blocksize", 0);
   gboolean to_space = strcmp (ctx->node->op_type, "DepthToSpace") == 0;
-  if (b <= 0)
-    return graft_kernel_fail (error, "blocksize must be positive");
+  if (b <= 0 || b > G_MAXINT32)
+    return graft_kernel_fail (error, "blocksize %" G_GINT64_FORMAT " is out of range", b);
   if (in->shape.rank != 4)
     {
       graft_infer_set_output_unknown (ctx, 0, in->dtype, 4);
@@ -1350,14 +1379,14 @@ infer_depth_space (GraftInferContext *ctx, GError **error)
       if (c->kind == GRAFT_DIM_FIXED)
         c->value /= b * b;
       if (h->kind == GRAFT_DIM_FIXED)
-        h->value *= b;
+        *h = graft_dim_multiply (*h, graft_dim_fixed (b));
       if (w->kind == GRAFT_DIM_FIXED)
-        w->value *= b;
+        *w = graft_dim_multiply (*w, graft_dim_fixed (b));
     }
   else
     {
       if (c->kind == GRAFT_DIM_FIXED)
-        c->value *= b * b;
+        *c = graft_dim_multiply (*c, graft_dim_fixed (b * b));
       if (h->kind == GRAFT_DIM_FIXED)
         h->value /= b;
       if (w->kind == GRAFT_DIM_FIXED)

@@ -1,0 +1,26 @@
+/* libFuzzer harness: the PyTorch loader from the file on (zip archive,
+ * TorchScript pickles and code, torch.save state dicts, .pt2): each input
+ * is written to a file in $TMPDIR and opened with graft_model_load(). */
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include "loader.h"
+
+int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
+
+static char *path;
+
+int
+LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (path == NULL)
+    {
+      path = g_build_filename (g_get_tmp_dir (), "graft-fuzz-XXXXXX", NULL);
+      close (g_mkstemp (path));
+    }
+  g_assert (g_file_set_contents (path, (const char *) data, (gssize) size, NULL));
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_assert ((model == NULL) == (error != NULL));
+  return 0;
+}
