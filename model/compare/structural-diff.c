@@ -1,0 +1,363 @@
+#include "compare/structural-diff.h"
+
+#include <string.h>
+#include "compare/op-family.h"
+
+static void
+change_free (GraftChange *change)
+{
+  g_free (change->what);
+  g_free (change->before);
+  g_free (change->after);
+  g_free (change);
+}
+
+static void
+group_free (GraftGroupDiff *group)
+{
+  g_free (group->path);
+  g_free (group);
+}
+
+static GraftChange *
+add_change (GraftStructuralDiff *self, GraftChangeKind kind, GraftNode *a, GraftNode *b, const char *what,
+            char *before /* transfer full */, char *after /* transfer full */)
+{
+  GraftChange *change = g_new0 (GraftChange, 1);
+  change->kind = kind;
+  change->a = a;
+  change->b = b;
+  change->what = g_strdup (what);
+  change->before = before;
+  change->after = after;
+  g_ptr_array_add (self->changes, change);
+  return change;
+}
+
+static GraftGroupDiff *
+group_for (GHashTable *groups, GraftNode *node)
+{
+  const char *path = node && node->group && node->group->path ? node->group->path : "";
+  GraftGroupDiff *group = g_hash_table_lookup (groups, path);
+  if (group == NULL)
+    {
+      group = g_new0 (GraftGroupDiff, 1);
+      group->path = g_strdup (path);
+      g_hash_table_insert (groups, group->path, group);
+    }
+  return group;
+}
+
+static char *
+tensor_text (GraftTensor *t)
+{
+  g_autofree char *type = graft_tensor_describe (t);
+  gint64 n = graft_tensor_get_numel (t);
+  if (n < 0 || n > 8)
+    return g_steal_pointer (&type);
+  GString *s = g_string_new (type);
+  g_string_append (s, " [");
+  for (gint64 k = 0; k < n; k++)
+    g_string_append_printf (s, "%s%g", k ? ", " : "", graft_tensor_get_element_as_double (t, k));
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+same_data (GraftTensor *x, GraftTensor *y)
+{
+  if (x->dtype != y->dtype || x->rank != y->rank)
+    return FALSE;
+  for (int d = 0; d < x->rank; d++)
+    if (x->dims[d] != y->dims[d])
+      return FALSE;
+  GBytes *bx = graft_tensor_get_data (x, NULL), *by = graft_tensor_get_data (y, NULL);
+  return bx && by && g_bytes_equal (bx, by);
+}
+
+/* The constant data of an input: an initializer or a Constant's tensor. */
+static GraftTensor *
+constant_of (GraftValue *v)
+{
+  if (v == NULL)
+    return NULL;
+  if (v->initializer)
+    return v->initializer;
+  if (v->producer && strcmp (v->producer->op, "onnx::Constant") == 0)
+    {
+      GraftAttribute *value = graft_node_get_attribute (v->producer, "value");
+      return value && value->type == GRAFT_ATTR_TENSOR ? value->t : NULL;
+    }
+  return NULL;
+}
+
+/* A TorchScript argument left at its default on one side and spelled out
+ * on the other (dtype=None, pin_memory=False). */
+static gboolean
+is_default_argument (const GraftAttribute *attr)
+{
+  return attr->type == GRAFT_ATTR_NONE || (attr->type == GRAFT_ATTR_BOOL && attr->i == 0);
+}
+
+/* TorchScript keeps a constant argument as an attribute where one side
+ * had a Python literal, and as a constant input (CONSTANTS.cN) where the
+ * trace recorded a tensor: the same argument when the values agree. An
+ * input computed at run time instead is what the baked-constant notes
+ * report. */
+static gboolean
+argument_moved_to_input (const GraftAttribute *attr, GraftNode *self_node, GraftNode *other, gboolean *same_value)
+{
+  if (other->inputs->len <= self_node->inputs->len)
+    return FALSE;
+  *same_value = FALSE;
+  gboolean computed = FALSE;
+  for (guint i = 0; i < other->inputs->len; i++)
+    {
+      GraftValue *v = other->inputs->pdata[i];
+      GraftTensor *t = v ? v->initializer : NULL;
+      if (v && t == NULL && v->producer && i >= self_node->inputs->len)
+        computed = TRUE;
+      if (t && graft_tensor_get_numel (t) == 1 &&
+          (attr->type == GRAFT_ATTR_INT || attr->type == GRAFT_ATTR_FLOAT || attr->type == GRAFT_ATTR_BOOL))
+        {
+          double x = attr->type == GRAFT_ATTR_FLOAT ? attr->f : (double) attr->i;
+          *same_value |= graft_tensor_get_element_as_double (t, 0) == x;
+        }
+    }
+  return *same_value || computed;
+}
+
+static void
+compare_attributes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean torchscript)
+{
+  for (guint side = 0; side < 2; side++)
+    {
+      GraftNode *x_node = side == 0 ? a : b, *y_node = side == 0 ? b : a;
+      for (guint i = 0; i < x_node->attributes->len; i++)
+        {
+          GraftAttribute *x = x_node->attributes->pdata[i];
+          GraftAttribute *y = graft_node_get_attribute (y_node, x->name);
+          gboolean same_value;
+          if (x->type == GRAFT_ATTR_GRAPH || x->type == GRAFT_ATTR_GRAPHS || (side == 1 && y != NULL))
+            continue;
+          if (y == NULL && torchscript &&
+              (is_default_argument (x) || argument_moved_to_input (x, x_node, y_node, &same_value)))
+            continue;
+          g_autofree char *vx = graft_attribute_format_value (x, 16);
+          g_autofree char *vy = y ? graft_attribute_format_value (y, 16) : g_strdup ("(absent)");
+          if (g_strcmp0 (vx, vy) == 0)
+            continue;
+          if (side == 0)
+            add_change (self, GRAFT_CHANGE_ATTRIBUTE, a, b, x->name, g_steal_pointer (&vx), g_steal_pointer (&vy));
+          else
+            add_change (self, GRAFT_CHANGE_ATTRIBUTE, a, b, x->name, g_steal_pointer (&vy), g_steal_pointer (&vx));
+        }
+    }
+}
+
+static guint
+compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean same_format)
+{
+  guint before = self->changes->len;
+  gboolean torchscript = graft_model_get_format (self->alignment->a) == GRAFT_MODEL_FORMAT_TORCHSCRIPT;
+  /* a trace records aten::_convolution where a script calls aten::conv2d:
+   * the same operation spelled with other arguments */
+  gboolean respelled = torchscript && a->op != b->op &&
+                       strcmp (graft_op_family_lookup (a->op)->family, graft_op_family_lookup (b->op)->family) == 0;
+  if (same_format && a->op != b->op && !respelled)
+    add_change (self, GRAFT_CHANGE_OP, a, b, "op", g_strdup (a->op), g_strdup (b->op));
+  if (same_format && !respelled)
+    {
+      compare_attributes (self, a, b, torchscript);
+      for (guint i = 0; i < a->inputs->len && i < b->inputs->len; i++)
+        {
+          GraftTensor *x = constant_of (a->inputs->pdata[i]), *y = constant_of (b->inputs->pdata[i]);
+          if (x && y && !same_data (x, y))
+            add_change (self, GRAFT_CHANGE_CONSTANT, a, b, ((GraftValue *) b->inputs->pdata[i])->name,
+                        tensor_text (x), tensor_text (y));
+        }
+    }
+  for (guint j = 0; j < a->outputs->len && j < b->outputs->len; j++)
+    {
+      GraftValue *x = a->outputs->pdata[j], *y = b->outputs->pdata[j];
+      if (x == NULL || y == NULL)
+        continue;
+      if (x->dtype != GRAFT_DTYPE_UNDEFINED && y->dtype != GRAFT_DTYPE_UNDEFINED && x->dtype != y->dtype)
+        add_change (self, GRAFT_CHANGE_DTYPE, a, b, y->name, g_strdup (graft_dtype_to_string (x->dtype)),
+                    g_strdup (graft_dtype_to_string (y->dtype)));
+      if (x->shape.rank >= 0 && y->shape.rank >= 0 && !graft_shape_equal (&x->shape, &y->shape))
+        add_change (self, GRAFT_CHANGE_SHAPE, a, b, y->name, graft_shape_to_string (&x->shape),
+                    graft_shape_to_string (&y->shape));
+    }
+  return self->changes->len - before;
+}
+
+static void
+compare_inputs (GraftStructuralDiff *self)
+{
+  GArray *values = self->alignment->value_pairs;
+  for (guint i = 0; i < values->len; i++)
+    {
+      GraftValuePair *vp = &g_array_index (values, GraftValuePair, i);
+      if (!vp->a->is_graph_input || !vp->b->is_graph_input)
+        continue;
+      if (vp->a->shape.rank >= 0 && vp->b->shape.rank >= 0 && !graft_shape_equal (&vp->a->shape, &vp->b->shape))
+        add_change (self, GRAFT_CHANGE_INPUT, NULL, NULL, vp->b->name, graft_shape_to_string (&vp->a->shape),
+                    graft_shape_to_string (&vp->b->shape));
+      if (vp->a->dtype != GRAFT_DTYPE_UNDEFINED && vp->b->dtype != GRAFT_DTYPE_UNDEFINED && vp->a->dtype != vp->b->dtype)
+        add_change (self, GRAFT_CHANGE_INPUT, NULL, NULL, vp->b->name, g_strdup (graft_dtype_to_string (vp->a->dtype)),
+                    g_strdup (graft_dtype_to_string (vp->b->dtype)));
+    }
+}
+
+static char *
+short_name (GraftModel *model, const char *fallback)
+{
+  const char *path = graft_model_get_path (model);
+  return path ? g_path_get_basename (path) : g_strdup (fallback);
+}
+
+static void
+append_clause (GString *s, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static void
+append_clause (GString *s, const char *format, ...)
+{
+  va_list args;
+  if (s->len)
+    g_string_append (s, "; ");
+  va_start (args, format);
+  g_string_append_vprintf (s, format, args);
+  va_end (args);
+}
+
+static void
+summarise (GraftStructuralDiff *self)
+{
+  GraftAlignment *al = self->alignment;
+  g_autofree char *name_a = short_name (al->a, "A");
+  g_autofree char *name_b = short_name (al->b, "B");
+  guint flow[2] = { 0, 0 }, checks[2] = { 0, 0 }, shapes[2] = { 0, 0 }, numbers[2] = { 0, 0 }, folded[2] = { 0, 0 };
+  for (guint i = 0; i < al->notes->len; i++)
+    {
+      GraftAlignmentNote *note = al->notes->pdata[i];
+      guint s = note->in_a ? 0 : 1;
+      switch (note->kind)
+        {
+        case GRAFT_NOTE_FLATTENED_IF:
+        case GRAFT_NOTE_UNROLLED_LOOP: flow[s]++; break;
+        case GRAFT_NOTE_RUNTIME_CHECK: checks[s]++; break;
+        case GRAFT_NOTE_BAKED_SHAPE: shapes[s]++; break;
+        case GRAFT_NOTE_BAKED_NUMBER: numbers[s]++; break;
+        case GRAFT_NOTE_FOLDED: folded[s]++; break;
+        default: break;
+        }
+    }
+  GString *s = g_string_new (NULL);
+  for (guint k = 0; k < 2; k++)
+    {
+      const char *mine = k == 0 ? name_a : name_b, *theirs = k == 0 ? name_b : name_a;
+      if (flow[k])
+        append_clause (s, "%s keeps %u control-flow block%s that %s flattened", mine, flow[k], flow[k] == 1 ? "" : "s", theirs);
+      if (checks[k])
+        append_clause (s, "%s keeps %u runtime check%s that %s dropped", mine, checks[k], checks[k] == 1 ? "" : "s", theirs);
+      if (shapes[k])
+        append_clause (s, "%s baked %u shape constant%s", theirs, shapes[k], shapes[k] == 1 ? "" : "s");
+      if (numbers[k])
+        append_clause (s, "%s baked %u number%s read from tensors", theirs, numbers[k], numbers[k] == 1 ? "" : "s");
+      if (folded[k])
+        append_clause (s, "%s folded %u BatchNorm%s into convolutions", theirs, folded[k], folded[k] == 1 ? "" : "s");
+    }
+  append_clause (s, "%u node%s matched exactly, %u inferred", self->n_exact, self->n_exact == 1 ? "" : "s", self->n_inferred);
+  if (al->only_a->len || al->only_b->len)
+    append_clause (s, "%u only in %s, %u only in %s", al->only_a->len, name_a, al->only_b->len, name_b);
+  if (self->n_changed_nodes)
+    append_clause (s, "%u matched node%s changed", self->n_changed_nodes, self->n_changed_nodes == 1 ? "" : "s");
+  guint inputs = 0;
+  for (guint i = 0; i < self->changes->len; i++)
+    inputs += ((GraftChange *) self->changes->pdata[i])->kind == GRAFT_CHANGE_INPUT;
+  if (inputs)
+    append_clause (s, "%u input type%s changed", inputs, inputs == 1 ? "" : "s");
+  self->summary = g_string_free (s, FALSE);
+}
+
+static int
+compare_groups (gconstpointer x, gconstpointer y)
+{
+  return strcmp ((*(GraftGroupDiff *const *) x)->path, (*(GraftGroupDiff *const *) y)->path);
+}
+
+GraftStructuralDiff *
+graft_structural_diff_new (GraftAlignment *alignment)
+{
+  GraftStructuralDiff *self = g_new0 (GraftStructuralDiff, 1);
+  self->alignment = alignment;
+  self->changes = g_ptr_array_new_with_free_func ((GDestroyNotify) change_free);
+  g_autoptr(GHashTable) groups = g_hash_table_new (g_str_hash, g_str_equal);
+  gboolean same_format = graft_model_get_format (alignment->a) == graft_model_get_format (alignment->b);
+
+  for (guint i = 0; i < alignment->node_pairs->len; i++)
+    {
+      GraftNodePair *pair = &g_array_index (alignment->node_pairs, GraftNodePair, i);
+      if (pair->kind == GRAFT_MATCH_EXACT)
+        self->n_exact++;
+      else
+        self->n_inferred++;
+      GraftGroupDiff *group = group_for (groups, pair->a);
+      group->matched++;
+      /* an unrolled iteration has its counter baked in by design */
+      gboolean unrolled = strcmp (pair->reason, "unrolled loop iteration") == 0;
+      if (compare_nodes (self, pair->a, pair->b, same_format && !unrolled) > 0)
+        {
+          self->n_changed_nodes++;
+          group->changed++;
+        }
+    }
+  compare_inputs (self);
+  for (guint i = 0; i < alignment->only_a->len; i++)
+    group_for (groups, alignment->only_a->pdata[i])->only_a++;
+  for (guint i = 0; i < alignment->only_b->len; i++)
+    group_for (groups, alignment->only_b->pdata[i])->only_b++;
+  for (guint i = 0; i < alignment->notes->len; i++)
+    {
+      GraftAlignmentNote *note = alignment->notes->pdata[i];
+      self->n_notes[note->kind]++;
+      group_for (groups, note->node)->notes++;
+    }
+  self->groups = g_ptr_array_new_with_free_func ((GDestroyNotify) group_free);
+  GHashTableIter iter;
+  gpointer group;
+  g_hash_table_iter_init (&iter, groups);
+  while (g_hash_table_iter_next (&iter, NULL, &group))
+    g_ptr_array_add (self->groups, group);
+  g_ptr_array_sort (self->groups, compare_groups);
+  summarise (self);
+  return self;
+}
+
+void
+graft_structural_diff_free (GraftStructuralDiff *self)
+{
+  if (self == NULL)
+    return;
+  g_ptr_array_unref (self->changes);
+  g_ptr_array_unref (self->groups);
+  g_free (self->summary);
+  g_free (self);
+}
+
+gboolean
+graft_structural_diff_is_equivalent (GraftStructuralDiff *self)
+{
+  for (guint k = 0; k < GRAFT_N_NOTE_KINDS; k++)
+    if (self->n_notes[k] && k != GRAFT_NOTE_FOLDED && k != GRAFT_NOTE_RUNTIME_CHECK)
+      return FALSE;
+  return self->changes->len == 0 && self->alignment->only_a->len == 0 && self->alignment->only_b->len == 0;
+}
+
+const char *
+graft_change_kind_to_string (GraftChangeKind kind)
+{
+  static const char *const names[] = { "op", "attribute", "constant", "shape", "dtype", "input" };
+  return kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
+}
