@@ -117,6 +117,15 @@ input_set_clear (InputSet *set)
   g_clear_pointer (&set->label, g_free);
 }
 
+static gboolean
+names_set_dim (const GraftShape *shape, GHashTable *dim_lists)
+{
+  for (int d = 0; d < shape->rank; d++)
+    if (shape->dims[d].kind == GRAFT_DIM_SYMBOLIC && g_hash_table_contains (dim_lists, shape->dims[d].symbol))
+      return TRUE;
+  return FALSE;
+}
+
 static GraftRtTensor *
 random_for (GraftNumericDiff *nd, GraftValue *v, DiffOptions *opts, GHashTable *dim_lists, GHashTable *shape_lists,
             guint setting, GRand *rng, GError **error)
@@ -135,7 +144,13 @@ random_for (GraftNumericDiff *nd, GraftValue *v, DiffOptions *opts, GHashTable *
         return NULL;
       return graft_runtime_random_tensor (dtype, rank, dims, rng, error);
     }
+  /* A's declared shape, unless only B's names the dims --dim sets (the
+   * trace's fixed batch against the edit's "batch": run at the new sizes,
+   * which is where the fixed model breaks). */
   const GraftShape *shape = v->shape.rank >= 0 ? &v->shape : partner && partner->shape.rank >= 0 ? &partner->shape : NULL;
+  if (partner && partner->shape.rank >= 0 && names_set_dim (&partner->shape, dim_lists) &&
+      !names_set_dim (&v->shape, dim_lists))
+    shape = &partner->shape;
   if (shape == NULL || shape->rank > GRAFT_RT_MAX_RANK)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

@@ -155,6 +155,53 @@ compare_attributes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gbool
     }
 }
 
+/* The dims where a and b differ are all a fixed size on one side and a
+ * symbol on the other that a graph input changed the same way (x: 2×3 →
+ * batch×3 makes y: 2×10 → batch×10): a consequence of the input change,
+ * not a change of its own. */
+static gboolean
+follows_inputs (GraftStructuralDiff *self, const GraftShape *a, const GraftShape *b)
+{
+  if (a->rank != b->rank)
+    return FALSE;
+  for (int d = 0; d < a->rank; d++)
+    {
+      const GraftDim *x = &a->dims[d], *y = &b->dims[d];
+      if (graft_dim_equal (x, y))
+        continue;
+      const GraftDim *fixed = x->kind == GRAFT_DIM_FIXED ? x : y, *symbolic = x->kind == GRAFT_DIM_FIXED ? y : x;
+      if (fixed->kind != GRAFT_DIM_FIXED || symbolic->kind != GRAFT_DIM_SYMBOLIC)
+        return FALSE;
+      gpointer traced;
+      if (!g_hash_table_lookup_extended (self->input_dims, symbolic->symbol, NULL, &traced) ||
+          GPOINTER_TO_SIZE (traced) != (gsize) fixed->value)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* symbol → fixed size, for the graph input dims that changed between the
+ * two (x: 2×3×8×8 → batch×3×8×8 gives batch → 2). */
+static void
+collect_input_dims (GraftStructuralDiff *self)
+{
+  GArray *values = self->alignment->value_pairs;
+  for (guint i = 0; i < values->len; i++)
+    {
+      GraftValuePair *vp = &g_array_index (values, GraftValuePair, i);
+      if (!vp->a->is_graph_input || !vp->b->is_graph_input || vp->a->shape.rank != vp->b->shape.rank)
+        continue;
+      for (int d = 0; d < vp->a->shape.rank; d++)
+        {
+          const GraftDim *x = &vp->a->shape.dims[d], *y = &vp->b->shape.dims[d];
+          if (x->kind == GRAFT_DIM_FIXED && y->kind == GRAFT_DIM_SYMBOLIC)
+            g_hash_table_insert (self->input_dims, (gpointer) y->symbol, GSIZE_TO_POINTER (x->value));
+          else if (y->kind == GRAFT_DIM_FIXED && x->kind == GRAFT_DIM_SYMBOLIC)
+            g_hash_table_insert (self->input_dims, (gpointer) x->symbol, GSIZE_TO_POINTER (y->value));
+        }
+    }
+}
+
 static guint
 compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean same_format)
 {
@@ -185,7 +232,8 @@ compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean s
       if (x->dtype != GRAFT_DTYPE_UNDEFINED && y->dtype != GRAFT_DTYPE_UNDEFINED && x->dtype != y->dtype)
         add_change (self, GRAFT_CHANGE_DTYPE, a, b, y->name, g_strdup (graft_dtype_to_string (x->dtype)),
                     g_strdup (graft_dtype_to_string (y->dtype)));
-      if (x->shape.rank >= 0 && y->shape.rank >= 0 && !graft_shape_equal (&x->shape, &y->shape))
+      if (x->shape.rank >= 0 && y->shape.rank >= 0 && !graft_shape_equal (&x->shape, &y->shape) &&
+          !follows_inputs (self, &x->shape, &y->shape))
         add_change (self, GRAFT_CHANGE_SHAPE, a, b, y->name, graft_shape_to_string (&x->shape),
                     graft_shape_to_string (&y->shape));
     }
@@ -293,6 +341,8 @@ graft_structural_diff_new (GraftAlignment *alignment)
   GraftStructuralDiff *self = g_new0 (GraftStructuralDiff, 1);
   self->alignment = alignment;
   self->changes = g_ptr_array_new_with_free_func ((GDestroyNotify) change_free);
+  self->input_dims = g_hash_table_new (g_str_hash, g_str_equal);
+  collect_input_dims (self);
   g_autoptr(GHashTable) groups = g_hash_table_new (g_str_hash, g_str_equal);
   gboolean same_format = graft_model_get_format (alignment->a) == graft_model_get_format (alignment->b);
 
@@ -342,6 +392,7 @@ graft_structural_diff_free (GraftStructuralDiff *self)
     return;
   g_ptr_array_unref (self->changes);
   g_ptr_array_unref (self->groups);
+  g_hash_table_unref (self->input_dims);
   g_free (self->summary);
   g_free (self);
 }

@@ -44,6 +44,8 @@ typedef struct {
   guint n_changed_nodes;     /* matched nodes with at least one change */
   guint n_notes[GRAFT_N_NOTE_KINDS];
   char *summary;             /* one line */
+  /*< private >*/
+  GHashTable *input_dims;    /* symbol (interned) → the fixed size it replaced in a graph input */
 } GraftStructuralDiff;
 
 GraftStructuralDiff *graft_structural_diff_new (GraftAlignment *alignment);

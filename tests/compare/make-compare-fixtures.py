@@ -12,7 +12,9 @@
 - four modules whose trace and script differ, each as NAME_traced.pt and
   NAME_scripted.pt: if_tensor (if on a tensor value), item (.item() baked
   into a constant), inplace_shape (in-place op, then a view to the traced
-  batch), size_loop (a loop over x.size(0)).
+  batch), size_loop (a loop over x.size(0));
+- if_tensor_positive.npy / if_tensor_negative.npy: inputs that take the
+  traced branch and the other one.
 
 Files already present and newer than this script are kept.
 """
@@ -21,6 +23,7 @@ import os
 import sys
 import warnings
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -139,6 +142,10 @@ def main():
                 module.linear.bias.fill_(0.1)
             save_ts(name + "_traced.pt", torch.jit.trace(module, example, check_trace=False))
             save_ts(name + "_scripted.pt", torch.jit.script(module))
+
+        # inputs on either side of the traced if: ones took the then branch
+        save("if_tensor_positive.npy", lambda p: np.save(open(p, "wb"), np.ones((2, 4), np.float32)))
+        save("if_tensor_negative.npy", lambda p: np.save(open(p, "wb"), -np.ones((2, 4), np.float32)))
 
 
 main()
