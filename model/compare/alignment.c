@@ -11,6 +11,7 @@ typedef struct {
   const GraftOpFamily *family;
   gboolean data;               /* computes on values derived from the graph inputs */
   guint64 weight_hash;         /* of its largest constant input; 0 when it has none */
+  gboolean computes;           /* control nodes: a block holds an aligned node (not only glue) */
   GraftNode *container;        /* innermost If/Loop holding it, or NULL */
   guint branch;                /* which subgraph of container */
 } NodeInfo;
@@ -101,7 +102,9 @@ collect_node (Side *side, GraftNode *node, GraftNode *container, guint branch)
   g_ptr_array_add (side->nodes, info);
   g_hash_table_insert (side->info, node, info);
 
-  if (info->family->role != GRAFT_OP_ROLE_GLUE)
+  /* Lists and tuples of tensors carry data on; reading a size or a
+   * number out of a tensor does not. */
+  if (!info->family->reads_number)
     for (guint i = 0; i < node->inputs->len && !info->data; i++)
       info->data = is_data_input (side, node->inputs->pdata[i]);
 
@@ -111,9 +114,14 @@ collect_node (Side *side, GraftNode *node, GraftNode *container, guint branch)
       GraftGraph *sub = subgraphs->pdata[k];
       guint first = side->nodes->len;
       collect_graph (side, sub, node, k);
-      /* a control node computes on data when its blocks do */
-      for (guint j = first; j < side->nodes->len && !info->data; j++)
-        info->data = ((NodeInfo *) side->nodes->pdata[j])->data;
+      /* a control node carries data on when its blocks do, and is aligned
+       * when they compute on it (not when they only check its type) */
+      for (guint j = first; j < side->nodes->len; j++)
+        {
+          NodeInfo *inner = side->nodes->pdata[j];
+          info->data |= inner->data;
+          info->computes |= inner->data && (inner->family->role == GRAFT_OP_ROLE_COMPUTE || inner->computes);
+        }
     }
   if (info->data)
     for (guint j = 0; j < node->outputs->len; j++)
@@ -188,7 +196,7 @@ static gboolean
 alignable (NodeInfo *info)
 {
   return info != NULL && info->data &&
-         (info->family->role == GRAFT_OP_ROLE_COMPUTE || info->family->role == GRAFT_OP_ROLE_CONTROL);
+         (info->family->role == GRAFT_OP_ROLE_COMPUTE || (info->family->role == GRAFT_OP_ROLE_CONTROL && info->computes));
 }
 
 static const char *
@@ -443,7 +451,7 @@ add_data_consumers (Side *side, GraftValue *v, GPtrArray *out, guint depth)
       NodeInfo *info = info_of (side, node);
       if (info == NULL)
         continue;
-      if (info->family->role == GRAFT_OP_ROLE_PASSTHROUGH ||
+      if (info->family->role == GRAFT_OP_ROLE_PASSTHROUGH || (info->family->role == GRAFT_OP_ROLE_GLUE && info->data) ||
           (g_hash_table_contains (side->explained, node) && strcmp (info->family->family, "batchnorm") == 0))
         {
           for (guint j = 0; j < node->outputs->len; j++)
@@ -463,18 +471,22 @@ consumers_of (Side *side, GraftNode *node)
   return out;
 }
 
-/* Producers of the node's data inputs, in input order. */
-static GPtrArray *
-producers_of (Side *side, GraftNode *node)
+static void
+add_producers (Side *side, GraftNode *node, GPtrArray *out, guint depth)
 {
-  GPtrArray *out = g_ptr_array_new ();
-  for (guint i = 0; i < node->inputs->len; i++)
+  for (guint i = 0; i < node->inputs->len && depth < 16; i++)
     {
       GraftValue *v = node->inputs->pdata[i];
       if (!is_data_input (side, v))
         continue;
       GraftNode *p = real_producer (side, v);
       NodeInfo *info = info_of (side, p);
+      if (info && info->family->role == GRAFT_OP_ROLE_GLUE)
+        {
+          /* the tensors of a list or tuple */
+          add_producers (side, p, out, depth + 1);
+          continue;
+        }
       /* a folded BatchNorm is looked through to the Conv before it */
       while (info && g_hash_table_contains (side->explained, info->node) &&
              strcmp (info->family->family, "batchnorm") == 0 && info->node->inputs->len > 0)
@@ -482,6 +494,14 @@ producers_of (Side *side, GraftNode *node)
       if (info && alignable (info))
         g_ptr_array_add (out, info);
     }
+}
+
+/* Producers of the node's data inputs, in input order. */
+static GPtrArray *
+producers_of (Side *side, GraftNode *node)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  add_producers (side, node, out, 0);
   return out;
 }
 
@@ -673,7 +693,7 @@ runtime_checks (Side *side)
   for (guint i = 0; i < side->nodes->len; i++)
     {
       NodeInfo *c = side->nodes->pdata[i];
-      if (c->container || c->data || c->family->role != GRAFT_OP_ROLE_CONTROL)
+      if (c->container || alignable (c) || c->family->role != GRAFT_OP_ROLE_CONTROL)
         continue;
       g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (c->node);
       for (guint k = 0; subs && k < subs->len; k++)
@@ -925,7 +945,7 @@ find_readings (Side *side, GraftNode *node, GPtrArray *found, guint depth)
       NodeInfo *p = info_of (side, v->producer);
       if (p == NULL || (p->family->role != GRAFT_OP_ROLE_GLUE && !(depth > 0 && !p->data)))
         continue;
-      if (p->family->reads_number && !g_ptr_array_find (found, p, NULL))
+      if (p->family->reads_number && strcmp (p->family->family, "property") != 0 && !g_ptr_array_find (found, p, NULL))
         g_ptr_array_add (found, p);
       find_readings (side, v->producer, found, depth + 1);
     }

@@ -12,6 +12,8 @@ typedef struct {
 #define G(op) { op, { "glue", GRAFT_OP_ROLE_GLUE, FALSE } }
 #define N(op, family) { op, { family, GRAFT_OP_ROLE_GLUE, TRUE } }
 #define F(op) { op, { "control", GRAFT_OP_ROLE_CONTROL, FALSE } }
+/* what a tensor is rather than what it holds: glue, and it carries no data on */
+#define Q(op) { op, { "property", GRAFT_OP_ROLE_GLUE, TRUE } }
 
 /* In-place aten variants (add_, relu_) share their row through the
  * trailing underscore being dropped before the lookup. */
@@ -58,7 +60,7 @@ static const FamilyRow rows[] = {
   P ("aten::dropout"), P ("aten::feature_dropout"), P ("aten::contiguous"), P ("aten::detach"),
   P ("aten::clone"), P ("aten::alias"), P ("onnx::Identity"), P ("onnx::Dropout"),
   G ("prim::Constant"), G ("prim::ListConstruct"), G ("prim::ListUnpack"), G ("prim::TupleConstruct"),
-  G ("prim::TupleUnpack"), G ("prim::TupleIndex"), G ("prim::GetAttr"), G ("prim::device"), G ("prim::dtype"),
+  G ("prim::TupleUnpack"), G ("prim::TupleIndex"), G ("prim::GetAttr"),
   G ("prim::unchecked_cast"), G ("prim::Uninitialized"), G ("prim::RaiseException"), G ("aten::__getitem__"),
   G ("aten::format"), G ("aten::warn"), G ("aten::__is__"), G ("aten::__isnot__"), G ("onnx::Constant"),
   G ("aten::eq"), G ("aten::ne"), G ("aten::lt"), G ("aten::gt"), G ("aten::le"), G ("aten::ge"),
@@ -69,6 +71,9 @@ static const FamilyRow rows[] = {
   N ("prim::NumToTensor", "number"), N ("aten::Int", "number"), N ("aten::Float", "number"),
   N ("aten::ScalarImplicit", "number"), N ("aten::item", "item"), N ("aten::tolist", "item"),
   N ("prim::tolist", "item"), N ("onnx::Shape", "size"), N ("onnx::Size", "size"),
+  Q ("prim::device"), Q ("prim::dtype"), Q ("prim::type"), Q ("prim::requires_grad"), Q ("prim::is_cuda"),
+  Q ("prim::is_nested"), Q ("aten::__contains__"), Q ("aten::is_floating_point"), Q ("prim::layout"),
+  Q ("aten::is_grad_enabled"), Q ("prim::data"),
   F ("prim::If"), F ("prim::Loop"), F ("onnx::If"), F ("onnx::Loop"), F ("onnx::Scan"),
 };
 

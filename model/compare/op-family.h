@@ -19,7 +19,9 @@ typedef struct {
   const char *family;  /* "conv"; for an op without a row, the op itself */
   GraftOpRole role;
   /* the op reads a run-time number (x.size(0), .item(), Shape): where the
-   * other model has a literal instead, that literal was baked in */
+   * other model has a literal instead, that literal was baked in. Also
+   * set for the "property" family (prim::dtype, prim::requires_grad):
+   * neither carries the tensor's data on. */
   gboolean reads_number;
 } GraftOpFamily;
 

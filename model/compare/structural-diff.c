@@ -53,6 +53,9 @@ tensor_text (GraftTensor *t)
 {
   g_autofree char *type = graft_tensor_describe (t);
   gint64 n = graft_tensor_get_numel (t);
+  GraftTensorStats stats;
+  if ((n < 0 || n > 8) && graft_tensor_compute_stats (t, &stats, NULL))
+    return g_strdup_printf ("%s (min %.4g, max %.4g, mean %.4g)", type, stats.min, stats.max, stats.mean);
   if (n < 0 || n > 8)
     return g_steal_pointer (&type);
   GString *s = g_string_new (type);
@@ -99,37 +102,122 @@ is_default_argument (const GraftAttribute *attr)
   return attr->type == GRAFT_ATTR_NONE || (attr->type == GRAFT_ATTR_BOOL && attr->i == 0);
 }
 
-/* TorchScript keeps a constant argument as an attribute where one side
- * had a Python literal, and as a constant input (CONSTANTS.cN) where the
- * trace recorded a tensor: the same argument when the values agree. An
- * input computed at run time instead is what the baked-constant notes
- * report. */
+/* A TorchScript call's positional arguments: attribute "argN" holds
+ * argument N (a constant folded by the loader), the inputs fill the other
+ * places in order. */
+typedef struct {
+  GraftAttribute *attr;
+  GraftValue *value;
+} Argument;
+
 static gboolean
-argument_moved_to_input (const GraftAttribute *attr, GraftNode *self_node, GraftNode *other, gboolean *same_value)
+positional_index (const GraftAttribute *attr, guint *index)
 {
-  if (other->inputs->len <= self_node->inputs->len)
+  char *end = NULL;
+  if (!g_str_has_prefix (attr->name, "arg"))
     return FALSE;
-  *same_value = FALSE;
-  gboolean computed = FALSE;
-  for (guint i = 0; i < other->inputs->len; i++)
+  guint64 n = g_ascii_strtoull (attr->name + 3, &end, 10);
+  if (end == attr->name + 3 || *end != '\0' || n > 4096)
+    return FALSE;
+  *index = (guint) n;
+  return TRUE;
+}
+
+static GArray *
+torchscript_arguments (GraftNode *node)
+{
+  GArray *args = g_array_new (FALSE, TRUE, sizeof (Argument));
+  guint n = node->inputs->len, index;
+  for (guint i = 0; i < node->attributes->len; i++)
+    n += positional_index (node->attributes->pdata[i], &index);
+  g_array_set_size (args, n);
+  for (guint i = 0; i < node->attributes->len; i++)
+    if (positional_index (node->attributes->pdata[i], &index))
+      {
+        if (index >= args->len)
+          g_array_set_size (args, index + 1);
+        g_array_index (args, Argument, index).attr = node->attributes->pdata[i];
+      }
+  guint next = 0;
+  for (guint i = 0; i < node->inputs->len; i++)
     {
-      GraftValue *v = other->inputs->pdata[i];
-      GraftTensor *t = v ? v->initializer : NULL;
-      if (v && t == NULL && v->producer && i >= self_node->inputs->len)
-        computed = TRUE;
-      if (t && graft_tensor_get_numel (t) == 1 &&
-          (attr->type == GRAFT_ATTR_INT || attr->type == GRAFT_ATTR_FLOAT || attr->type == GRAFT_ATTR_BOOL))
-        {
-          double x = attr->type == GRAFT_ATTR_FLOAT ? attr->f : (double) attr->i;
-          *same_value |= graft_tensor_get_element_as_double (t, 0) == x;
-        }
+      while (next < args->len && g_array_index (args, Argument, next).attr)
+        next++;
+      if (next == args->len)
+        g_array_set_size (args, next + 1);
+      g_array_index (args, Argument, next++).value = node->inputs->pdata[i];
     }
-  return *same_value || computed;
+  return args;
+}
+
+/* The number an argument holds when it is a literal or a one-element
+ * constant input; FALSE for computed inputs and other kinds. */
+static gboolean
+argument_number (const Argument *arg, double *out)
+{
+  if (arg->attr && (arg->attr->type == GRAFT_ATTR_INT || arg->attr->type == GRAFT_ATTR_BOOL))
+    return *out = (double) arg->attr->i, TRUE;
+  if (arg->attr && arg->attr->type == GRAFT_ATTR_FLOAT)
+    return *out = arg->attr->f, TRUE;
+  if (arg->value && arg->value->initializer && graft_tensor_get_numel (arg->value->initializer) == 1)
+    return *out = graft_tensor_get_element_as_double (arg->value->initializer, 0), TRUE;
+  return FALSE;
+}
+
+static char *
+argument_text (const Argument *arg)
+{
+  if (arg->attr)
+    return graft_attribute_format_value (arg->attr, 16);
+  if (arg->value && arg->value->initializer)
+    return tensor_text (arg->value->initializer);
+  return g_strdup (arg->value ? arg->value->name : "(absent)");
+}
+
+static void
+compare_torchscript_arguments (GraftStructuralDiff *self, GraftNode *a, GraftNode *b)
+{
+  g_autoptr(GArray) xa = torchscript_arguments (a);
+  g_autoptr(GArray) xb = torchscript_arguments (b);
+  for (guint k = 0; k < MAX (xa->len, xb->len); k++)
+    {
+      Argument none = { NULL, NULL };
+      const Argument *x = k < xa->len ? &g_array_index (xa, Argument, k) : &none;
+      const Argument *y = k < xb->len ? &g_array_index (xb, Argument, k) : &none;
+      double vx, vy;
+      gboolean differ;
+      if ((x->attr == NULL && x->value == NULL && y->attr && is_default_argument (y->attr)) ||
+          (y->attr == NULL && y->value == NULL && x->attr && is_default_argument (x->attr)))
+        continue;
+      if (x->attr && y->attr)
+        {
+          g_autofree char *fx = graft_attribute_format_value (x->attr, 16);
+          g_autofree char *fy = graft_attribute_format_value (y->attr, 16);
+          differ = strcmp (fx, fy) != 0;
+        }
+      else if (argument_number (x, &vx) && argument_number (y, &vy))
+        differ = vx != vy;
+      else if (x->value && y->value && x->value->initializer && y->value->initializer)
+        differ = !same_data (x->value->initializer, y->value->initializer);
+      else
+        /* a computed argument: equal data flows in, or a baked-constant
+         * note says what the other side fixed */
+        continue;
+      if (!differ)
+        continue;
+      g_autofree char *what = g_strdup_printf ("arg%u", k);
+      gboolean constant = x->value && y->value;
+      add_change (self, constant ? GRAFT_CHANGE_CONSTANT : GRAFT_CHANGE_ATTRIBUTE, a, b,
+                  constant ? y->value->name : what, argument_text (x), argument_text (y));
+    }
 }
 
 static void
 compare_attributes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean torchscript)
 {
+  guint index;
+  if (torchscript)
+    compare_torchscript_arguments (self, a, b);
   for (guint side = 0; side < 2; side++)
     {
       GraftNode *x_node = side == 0 ? a : b, *y_node = side == 0 ? b : a;
@@ -137,11 +225,8 @@ compare_attributes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gbool
         {
           GraftAttribute *x = x_node->attributes->pdata[i];
           GraftAttribute *y = graft_node_get_attribute (y_node, x->name);
-          gboolean same_value;
-          if (x->type == GRAFT_ATTR_GRAPH || x->type == GRAFT_ATTR_GRAPHS || (side == 1 && y != NULL))
-            continue;
-          if (y == NULL && torchscript &&
-              (is_default_argument (x) || argument_moved_to_input (x, x_node, y_node, &same_value)))
+          if (x->type == GRAFT_ATTR_GRAPH || x->type == GRAFT_ATTR_GRAPHS || (side == 1 && y != NULL) ||
+              (torchscript && positional_index (x, &index)) || (torchscript && y == NULL && is_default_argument (x)))
             continue;
           g_autofree char *vx = graft_attribute_format_value (x, 16);
           g_autofree char *vy = y ? graft_attribute_format_value (y, 16) : g_strdup ("(absent)");
@@ -216,7 +301,7 @@ compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean s
   if (same_format && !respelled)
     {
       compare_attributes (self, a, b, torchscript);
-      for (guint i = 0; i < a->inputs->len && i < b->inputs->len; i++)
+      for (guint i = 0; !torchscript && i < a->inputs->len && i < b->inputs->len; i++)
         {
           GraftTensor *x = constant_of (a->inputs->pdata[i]), *y = constant_of (b->inputs->pdata[i]);
           if (x && y && !same_data (x, y))
