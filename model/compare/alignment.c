@@ -281,10 +281,29 @@ same_family (NodeInfo *x, NodeInfo *y)
   return strcmp (x->family->family, y->family->family) == 0;
 }
 
+/* Families one exporter turns into another: adaptive_avg_pool2d(1) is a
+ * ReduceMean over H, W in the dynamo exporter. */
+static const char *const compatible_families[][2] = {
+  { "avgpool", "reduce_mean" },
+};
+
+static gboolean
+compatible (NodeInfo *x, NodeInfo *y)
+{
+  if (same_family (x, y))
+    return TRUE;
+  for (gsize i = 0; i < G_N_ELEMENTS (compatible_families); i++)
+    for (guint k = 0; k < 2; k++)
+      if (strcmp (x->family->family, compatible_families[i][k]) == 0 &&
+          strcmp (y->family->family, compatible_families[i][1 - k]) == 0)
+        return TRUE;
+  return FALSE;
+}
+
 static gboolean
 can_pair (Aligner *al, NodeInfo *x, NodeInfo *y)
 {
-  return alignable (x) && alignable (y) && same_family (x, y) &&
+  return alignable (x) && alignable (y) && compatible (x, y) &&
          !matched (al, 0, x->node) && !matched (al, 1, y->node);
 }
 
@@ -540,6 +559,17 @@ pair_neighbours (Aligner *al, GPtrArray *xs, GPtrArray *ys)
       if (pick && nx == ny && can_pair (al, x, pick))
         add_pair (al, x->node, pick->node, kind_for (x->node, pick->node), "graph structure", TRUE);
     }
+  /* one neighbour left on each side, of families an exporter converts */
+  NodeInfo *last_x = NULL, *last_y = NULL;
+  guint left_x = 0, left_y = 0;
+  for (guint i = 0; i < xs->len; i++)
+    if (alignable (xs->pdata[i]) && !matched (al, 0, ((NodeInfo *) xs->pdata[i])->node))
+      left_x++, last_x = xs->pdata[i];
+  for (guint i = 0; i < ys->len; i++)
+    if (alignable (ys->pdata[i]) && !matched (al, 1, ((NodeInfo *) ys->pdata[i])->node))
+      left_y++, last_y = ys->pdata[i];
+  if (left_x == 1 && left_y == 1 && can_pair (al, last_x, last_y))
+    add_pair (al, last_x->node, last_y->node, GRAFT_MATCH_INFERRED, "graph structure", TRUE);
 }
 
 static void

@@ -5,6 +5,8 @@
 - resnet18_traced.pt / resnet18_scripted.pt: the same ResNet-18 (random
   weights, seed 0, eval mode) traced at 1×3×224×224 and scripted;
 - resnet18.onnx: its export by torch.onnx.export (BatchNorm folded into Conv);
+- resnet18_dynamo.onnx (+ .data): the same by torch.onnx.export(dynamo=True),
+  whose module scopes are node metadata;
 - resnet18_corrupt_traced.pt: the traced copy with layer2.0.conv2.weight
   multiplied by 3 (the first layer whose values must differ);
 - reshape_cnn.onnx: a small CNN exported at batch 2 whose flatten is a
@@ -123,6 +125,10 @@ def main():
         save_ts("resnet18_traced.pt", torch.jit.trace(resnet, image, check_trace=False))
         save_ts("resnet18_scripted.pt", torch.jit.script(resnet))
         save("resnet18.onnx", lambda p: export_onnx(resnet, (image,), p, input_names=["x"], output_names=["logits"]))
+        if not fresh("resnet18_dynamo.onnx"):
+            # external data next to it: written in place, not through a temporary name
+            torch.onnx.export(resnet, (image,), os.path.join(OUT, "resnet18_dynamo.onnx"), dynamo=True,
+                              input_names=["x"], output_names=["logits"])
         corrupt = copy.deepcopy(resnet)
         corrupt.layer2[0].conv2.weight.mul_(3.0)
         save_ts("resnet18_corrupt_traced.pt", torch.jit.trace(corrupt, image, check_trace=False))

@@ -202,9 +202,10 @@ test_resnet_trace_vs_script (void)
 }
 
 static void
-test_resnet_torchscript_vs_onnx (void)
+test_resnet_torchscript_vs_onnx (gconstpointer data)
 {
-  g_autoptr(GraftAlignment) al = align ("resnet18_traced.pt", "resnet18.onnx");
+  const char *onnx = data;
+  g_autoptr(GraftAlignment) al = align ("resnet18_traced.pt", onnx);
   assert_aligned_by_modules (al);
   /* every BatchNorm folded into its Conv, nothing else left over */
   g_assert_cmpuint (count_notes (al, GRAFT_NOTE_FOLDED), ==, 20);
@@ -213,7 +214,8 @@ test_resnet_torchscript_vs_onnx (void)
 
   const char *args[] = { "--random", "--shape", "x=1x3x224x224", "--rtol", "0", "--atol", "1", NULL };
   g_auto (DiffRun) run = { 0 };
-  run_diff (&run, "resnet18_traced.pt", "resnet18.onnx", args);
+  run_diff (&run, "resnet18_traced.pt", onnx, args);
+  g_assert_cmpint (run.status, ==, 0);
   JsonObject *nr = numeric_run (&run, 0);
   g_autoptr(GraftModel) traced = load ("resnet18_traced.pt");
   GraftGraph *graph = graft_model_get_graph (traced);
@@ -405,7 +407,9 @@ main (int argc, char **argv)
   fixture_dir = graft_test_generate_fixtures ("tests/compare/make-compare-fixtures.py",
                                               "tests/fixtures-generated/compare", NULL);
   g_test_add_func ("/compare/resnet18/trace-vs-script", test_resnet_trace_vs_script);
-  g_test_add_func ("/compare/resnet18/torchscript-vs-onnx", test_resnet_torchscript_vs_onnx);
+  g_test_add_data_func ("/compare/resnet18/torchscript-vs-onnx", "resnet18.onnx", test_resnet_torchscript_vs_onnx);
+  g_test_add_data_func ("/compare/resnet18/torchscript-vs-onnx-dynamo", "resnet18_dynamo.onnx",
+                        test_resnet_torchscript_vs_onnx);
   g_test_add_func ("/compare/if-on-tensor", test_if_on_tensor);
   g_test_add_func ("/compare/item-baked", test_item_baked);
   g_test_add_func ("/compare/inplace-shape-baked", test_inplace_shape_baked);
