@@ -1,6 +1,8 @@
 """Generates the model pairs of tests/compare (test venv, torch 2.x):
 
-    make-compare-fixtures.py OUTDIR
+    make-compare-fixtures.py OUTDIR [--small]
+
+(--small: only the four small module pairs and their inputs, for the GUI test)
 
 - resnet18_traced.pt / resnet18_scripted.pt: the same ResNet-18 (random
   weights, seed 0, eval mode) traced at 1×3×224×224 and scripted;
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import vision_models  # noqa: E402
 
 OUT = sys.argv[1]
+SMALL = "--small" in sys.argv[2:]
 os.makedirs(OUT, exist_ok=True)
 SCRIPT_TIME = os.path.getmtime(__file__)
 warnings.simplefilter("ignore")
@@ -117,41 +120,45 @@ def export_onnx(module, example, path, **kwargs):
         torch.onnx.export(module, example, path, opset_version=17, **kwargs)
 
 
-def main():
+def vision_fixtures():
     torch.manual_seed(0)
     resnet = vision_models.resnet18().eval()
     image = torch.randn(1, 3, 224, 224)
-    with torch.no_grad():
-        save_ts("resnet18_traced.pt", torch.jit.trace(resnet, image, check_trace=False))
-        save_ts("resnet18_scripted.pt", torch.jit.script(resnet))
-        save("resnet18.onnx", lambda p: export_onnx(resnet, (image,), p, input_names=["x"], output_names=["logits"]))
-        if not fresh("resnet18_dynamo.onnx"):
-            # external data next to it: written in place, not through a temporary name
-            torch.onnx.export(resnet, (image,), os.path.join(OUT, "resnet18_dynamo.onnx"), dynamo=True,
-                              input_names=["x"], output_names=["logits"])
-        corrupt = copy.deepcopy(resnet)
-        corrupt.layer2[0].conv2.weight.mul_(3.0)
-        save_ts("resnet18_corrupt_traced.pt", torch.jit.trace(corrupt, image, check_trace=False))
+    save_ts("resnet18_traced.pt", torch.jit.trace(resnet, image, check_trace=False))
+    save_ts("resnet18_scripted.pt", torch.jit.script(resnet))
+    save("resnet18.onnx", lambda p: export_onnx(resnet, (image,), p, input_names=["x"], output_names=["logits"]))
+    if not fresh("resnet18_dynamo.onnx"):
+        # external data next to it: written in place, not through a temporary name
+        torch.onnx.export(resnet, (image,), os.path.join(OUT, "resnet18_dynamo.onnx"), dynamo=True,
+                          input_names=["x"], output_names=["logits"])
+    corrupt = copy.deepcopy(resnet)
+    corrupt.layer2[0].conv2.weight.mul_(3.0)
+    save_ts("resnet18_corrupt_traced.pt", torch.jit.trace(corrupt, image, check_trace=False))
 
-        cnn = ReshapeCNN().eval()
-        save("reshape_cnn.onnx", lambda p: export_onnx(cnn, (torch.randn(2, 3, 8, 8),), p, input_names=["x"],
-                                                       output_names=["y"]))
-
-        for name, module, example in (("if_tensor", IfTensor(), torch.ones(2, 4)),
-                                      ("item", ItemScale(), torch.randn(2, 3)),
-                                      ("inplace_shape", InPlaceShape(), torch.randn(2, 3)),
-                                      ("size_loop", SizeLoop(), torch.randn(3, 4))):
-            module.eval()
-            if name == "if_tensor":
-                # the trace takes the then branch: make y.sum() > 0 for ones
-                module.linear.weight.fill_(0.1)
-                module.linear.bias.fill_(0.1)
-            save_ts(name + "_traced.pt", torch.jit.trace(module, example, check_trace=False))
-            save_ts(name + "_scripted.pt", torch.jit.script(module))
-
-        # inputs on either side of the traced if: ones took the then branch
-        save("if_tensor_positive.npy", lambda p: np.save(open(p, "wb"), np.ones((2, 4), np.float32)))
-        save("if_tensor_negative.npy", lambda p: np.save(open(p, "wb"), -np.ones((2, 4), np.float32)))
+    cnn = ReshapeCNN().eval()
+    save("reshape_cnn.onnx", lambda p: export_onnx(cnn, (torch.randn(2, 3, 8, 8),), p, input_names=["x"],
+                                                   output_names=["y"]))
 
 
-main()
+def small_fixtures():
+    for name, module, example in (("if_tensor", IfTensor(), torch.ones(2, 4)),
+                                  ("item", ItemScale(), torch.randn(2, 3)),
+                                  ("inplace_shape", InPlaceShape(), torch.randn(2, 3)),
+                                  ("size_loop", SizeLoop(), torch.randn(3, 4))):
+        module.eval()
+        if name == "if_tensor":
+            # the trace takes the then branch: make y.sum() > 0 for ones
+            module.linear.weight.fill_(0.1)
+            module.linear.bias.fill_(0.1)
+        save_ts(name + "_traced.pt", torch.jit.trace(module, example, check_trace=False))
+        save_ts(name + "_scripted.pt", torch.jit.script(module))
+
+    # inputs on either side of the traced if: ones took the then branch
+    save("if_tensor_positive.npy", lambda p: np.save(open(p, "wb"), np.ones((2, 4), np.float32)))
+    save("if_tensor_negative.npy", lambda p: np.save(open(p, "wb"), -np.ones((2, 4), np.float32)))
+
+
+with torch.no_grad():
+    if not SMALL:
+        vision_fixtures()
+    small_fixtures()

@@ -1,0 +1,32 @@
+/* A window comparing two models side by side: both graphs on canvases
+ * whose selections follow each other through the alignment
+ * (model/compare), the differences marked on both (only on this side:
+ * red, changed: amber, explained difference such as a flattened If or a
+ * baked constant: blue) with a legend, and a Differences list that
+ * selects both sides of the difference clicked. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "compare/alignment.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_COMPARE_WINDOW (graft_compare_window_get_type ())
+G_DECLARE_FINAL_TYPE (GraftCompareWindow, graft_compare_window, GRAFT, COMPARE_WINDOW, GtkApplicationWindow)
+
+/* Aligns a with b (fails only for a model without a graph). */
+GraftCompareWindow *graft_compare_window_new (GtkApplication *app, GraftModel *a, GraftModel *b, GError **error);
+
+/* Loads both files (in a worker thread) and presents their comparison;
+ * a load that fails is shown in a message dialog on parent (may be NULL). */
+void graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const char *path_a, const char *path_b);
+/* The same with a model already open (the window's, edits included) as A. */
+void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *a, const char *path_b);
+
+GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
+/* The canvas of side 0 (A) or 1 (B). */
+GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side);
+/* Rows of the Differences list shown under the current filter. */
+guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
+
+G_END_DECLS
