@@ -459,7 +459,7 @@ add_value_error_json (JsonBuilder *b, const GraftValueError *e)
 }
 
 static void
-add_numeric_json (JsonBuilder *b, GPtrArray *runs, DiffOptions *opts)
+add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptions *opts)
 {
   json_builder_set_member_name (b, "numeric");
   if (runs == NULL)
@@ -475,8 +475,10 @@ add_numeric_json (JsonBuilder *b, GPtrArray *runs, DiffOptions *opts)
   for (guint r = 0; r < runs->len; r++)
     {
       GraftNumericRun *run = runs->pdata[r];
+      g_autofree char *verdict = graft_numeric_run_describe (run, al);
       json_builder_begin_object (b);
       add_string (b, "inputs", run->label);
+      add_string (b, "verdict", verdict);
       add_bool (b, "outputs_close", run->outputs_close);
       add_string (b, "error_a", run->error_a);
       add_string (b, "error_b", run->error_b);
@@ -514,7 +516,7 @@ print_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
   add_double (b, "alignment_seconds", align_seconds);
   add_alignment_json (b, al, sd);
   add_changes_json (b, sd);
-  add_numeric_json (b, runs, opts);
+  add_numeric_json (b, al, runs, opts);
   json_builder_end_object (b);
   g_autoptr(JsonGenerator) gen = json_generator_new ();
   g_autoptr(JsonNode) root = json_builder_get_root (b);
@@ -594,7 +596,9 @@ print_text (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
           if (e->a->is_graph_output)
             worst_abs = MAX (worst_abs, e->max_abs), worst_rel = MAX (worst_rel, e->max_rel);
         }
-      printf ("\nRun at %s: outputs %s (max abs %.3g, rel %.3g; rtol %g, atol %g); %u values compared, %u divergent\n",
+      g_autofree char *verdict = graft_numeric_run_describe (run, al);
+      printf ("\n%c%s\n", g_ascii_toupper (verdict[0]), verdict + 1);
+      printf ("Run at %s: outputs %s (max abs %.3g, rel %.3g; rtol %g, atol %g); %u values compared, %u divergent\n",
               run->label, run->outputs_close ? "close" : "DIFFER", worst_abs, worst_rel, opts->rtol, opts->atol,
               run->n_compared, run->n_divergent);
       if (run->error_a)

@@ -5,6 +5,7 @@
 #include "compare/structural-diff.h"
 #include "widgets/graph-canvas.h"
 #include "model-open.h"
+#include "edit/graph-copy.h"
 
 /* Canvas mark levels: their colours are the legend's. */
 enum { MARK_EXPLAINED = 1, MARK_CHANGED = 2, MARK_ONLY_HERE = 3 };
@@ -363,7 +364,7 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
       open_data_free (data);
       return;
     }
-  if (side == 0)
+  if (data->models[1] == NULL)
     {
       load_next (data);
       return;
@@ -404,11 +405,13 @@ graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const c
 }
 
 void
-graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *a, const char *path_b)
+graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *model, guint model_side,
+                                const char *path)
 {
   OpenData *data = open_data_new (app, parent);
-  data->models[0] = g_object_ref (a);
-  data->paths[1] = g_strdup (path_b);
+  /* a copy: the window may go on editing its model */
+  data->models[model_side] = graft_model_copy (model);
+  data->paths[1 - model_side] = g_strdup (path);
   load_next (data);
 }
 

@@ -20,8 +20,11 @@ GraftCompareWindow *graft_compare_window_new (GtkApplication *app, GraftModel *a
 /* Loads both files (in a worker thread) and presents their comparison;
  * a load that fails is shown in a message dialog on parent (may be NULL). */
 void graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const char *path_a, const char *path_b);
-/* The same with a model already open (the window's, edits included) as A. */
-void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *a, const char *path_b);
+/* The same with a model already open (the window's, edits included; a
+ * copy is compared) as side model_side (0: A, 1: B) and the file at path
+ * as the other. */
+void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *model, guint model_side,
+                                     const char *path);
 
 GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
 /* The canvas of side 0 (A) or 1 (B). */

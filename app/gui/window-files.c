@@ -66,7 +66,7 @@ on_compare_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path != NULL)
         graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self),
-                                        self->model, path);
+                                        self->model, 0, path);
     }
   g_object_unref (dialog);
 }
@@ -95,7 +95,19 @@ compare_path_action (GtkWidget *widget, const char *action_name, GVariant *param
   GraftWindow *self = GRAFT_WINDOW (widget);
   if (self->model != NULL)
     graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
-                                    g_variant_get_string (parameter, NULL));
+                                    0, g_variant_get_string (parameter, NULL));
+}
+
+/* File → Compare with Saved: the file on disk (A) against the model as
+ * edited since (B). */
+static void
+compare_saved_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *path = self->save_path ? self->save_path : self->model ? graft_model_get_path (self->model) : NULL;
+  if (self->model != NULL && path != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
+                                    1, path);
 }
 
 static void
@@ -315,6 +327,7 @@ graft_window_class_add_file_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
   gtk_widget_class_install_action (widget_class, "win.compare-with", NULL, compare_with_action);
   gtk_widget_class_install_action (widget_class, "win.compare-path", "s", compare_path_action);
+  gtk_widget_class_install_action (widget_class, "win.compare-saved", NULL, compare_saved_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
 }

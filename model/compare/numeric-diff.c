@@ -316,3 +316,44 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
   g_free (st.computed_b);
   return run;
 }
+
+static char *
+file_name (GraftModel *model, const char *fallback)
+{
+  const char *path = graft_model_get_path (model);
+  return path ? g_path_get_basename (path) : g_strdup (fallback);
+}
+
+char *
+graft_numeric_run_describe (GraftNumericRun *run, GraftAlignment *alignment)
+{
+  g_autofree char *name_a = file_name (alignment->a, "A");
+  g_autofree char *name_b = file_name (alignment->b, "B");
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  g_autofree char *where = NULL;
+  if (first)
+    {
+      GraftNode *node = first->b->producer ? first->b->producer : first->a->producer;
+      where = g_strdup_printf ("%s (%s ↔ %s)", node ? node->op : first->b->name,
+                               first->a->producer ? first->a->producer->name : first->a->name,
+                               first->b->producer ? first->b->producer->name : first->b->name);
+    }
+  if (run->error_a || run->error_b)
+    {
+      GString *s = g_string_new (NULL);
+      g_string_append_printf (s, "at %s %s fails", run->label, run->error_a ? name_a : name_b);
+      if (run->error_a && run->error_b)
+        g_string_append_printf (s, " and so does %s", name_b);
+      g_string_append_printf (s, " (%s)", run->error_a ? run->error_a : run->error_b);
+      if (where)
+        g_string_append_printf (s, ", after diverging from %s on", where);
+      return g_string_free (s, FALSE);
+    }
+  if (run->outputs_close && where == NULL)
+    return g_strdup_printf ("at %s the outputs agree", run->label);
+  if (run->outputs_close)
+    return g_strdup_printf ("at %s the outputs agree, though values differ from %s on", run->label, where);
+  if (where)
+    return g_strdup_printf ("at %s they differ from %s on", run->label, where);
+  return g_strdup_printf ("at %s the outputs differ", run->label);
+}
