@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "loader.h"
 #include "compare/alignment.h"
+#include "compare/input-settings.h"
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
 #include "runtime/inputs.h"
@@ -36,146 +37,6 @@ typedef struct {
   double rtol;
   double atol;
 } DiffOptions;
-
-/* A "NAME=V1,V2" list: name → GPtrArray of the value strings. */
-static gboolean
-parse_lists (char **args, const char *option, GHashTable *lists, guint *n_settings, GError **error)
-{
-  for (guint i = 0; args && args[i]; i++)
-    {
-      const char *eq = strchr (args[i], '=');
-      if (eq == NULL || eq == args[i] || eq[1] == '\0')
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s %s: expected NAME=VALUE[,VALUE...]",
-                       option, args[i]);
-          return FALSE;
-        }
-      g_autofree char *name = g_strndup (args[i], eq - args[i]);
-      GPtrArray *values = g_hash_table_lookup (lists, name);
-      if (values == NULL)
-        {
-          values = g_ptr_array_new_with_free_func (g_free);
-          g_hash_table_insert (lists, g_steal_pointer (&name), values);
-        }
-      g_auto(GStrv) parts = g_strsplit (eq + 1, ",", -1);
-      for (guint k = 0; parts[k]; k++)
-        g_ptr_array_add (values, g_strdup (parts[k]));
-      *n_settings = MAX (*n_settings, values->len);
-    }
-  return TRUE;
-}
-
-static const char *
-setting_value (GHashTable *lists, const char *name, guint setting)
-{
-  GPtrArray *values = name ? g_hash_table_lookup (lists, name) : NULL;
-  if (values == NULL || values->len == 0)
-    return NULL;
-  return values->pdata[MIN (setting, values->len - 1)];
-}
-
-static gboolean
-parse_int (const char *text, gint64 *out)
-{
-  char *end = NULL;
-  gint64 v = g_ascii_strtoll (text, &end, 10);
-  if (end == text || *end != '\0' || v < 0)
-    return FALSE;
-  *out = v;
-  return TRUE;
-}
-
-/* "1x3x224x224" → rank and dims. */
-static gboolean
-parse_shape (const char *text, int *rank, gint64 *dims, GError **error)
-{
-  g_auto(GStrv) parts = g_strsplit (text, "x", -1);
-  *rank = 0;
-  for (guint k = 0; parts[k]; k++)
-    {
-      if (*rank >= GRAFT_RT_MAX_RANK || (strlen (text) > 0 && !parse_int (parts[k], &dims[*rank])))
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--shape: '%s' is not a shape like 1x3x224x224", text);
-          return FALSE;
-        }
-      if (strlen (text) > 0)
-        (*rank)++;
-    }
-  return TRUE;
-}
-
-typedef struct {
-  GHashTable *tensors;   /* A input name → GraftRtTensor* (owned) */
-  char *label;
-} InputSet;
-
-static void
-input_set_clear (InputSet *set)
-{
-  g_clear_pointer (&set->tensors, g_hash_table_unref);
-  g_clear_pointer (&set->label, g_free);
-}
-
-static gboolean
-names_set_dim (const GraftShape *shape, GHashTable *dim_lists)
-{
-  for (int d = 0; d < shape->rank; d++)
-    if (shape->dims[d].kind == GRAFT_DIM_SYMBOLIC && g_hash_table_contains (dim_lists, shape->dims[d].symbol))
-      return TRUE;
-  return FALSE;
-}
-
-static GraftRtTensor *
-random_for (GraftNumericDiff *nd, GraftValue *v, DiffOptions *opts, GHashTable *dim_lists, GHashTable *shape_lists,
-            guint setting, GRand *rng, GError **error)
-{
-  GraftValue *partner = graft_numeric_diff_get_partner_input (nd, v);
-  GraftDType dtype = v->dtype != GRAFT_DTYPE_UNDEFINED ? v->dtype
-                     : partner && partner->dtype != GRAFT_DTYPE_UNDEFINED ? partner->dtype : GRAFT_DTYPE_FLOAT32;
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  int rank;
-  const char *given = setting_value (shape_lists, v->name, setting);
-  if (given == NULL && partner)
-    given = setting_value (shape_lists, partner->name, setting);
-  if (given)
-    {
-      if (!parse_shape (given, &rank, dims, error))
-        return NULL;
-      return graft_runtime_random_tensor (dtype, rank, dims, rng, error);
-    }
-  /* A's declared shape, unless only B's names the dims --dim sets (the
-   * trace's fixed batch against the edit's "batch": run at the new sizes,
-   * which is where the fixed model breaks). */
-  const GraftShape *shape = v->shape.rank >= 0 ? &v->shape : partner && partner->shape.rank >= 0 ? &partner->shape : NULL;
-  if (partner && partner->shape.rank >= 0 && names_set_dim (&partner->shape, dim_lists) &&
-      !names_set_dim (&v->shape, dim_lists))
-    shape = &partner->shape;
-  if (shape == NULL || shape->rank > GRAFT_RT_MAX_RANK)
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "input '%s' has no declared shape in either model: give --shape %s=DIMS (e.g. 1x3x224x224) or --input %s=FILE",
-                   v->name, v->name, v->name);
-      return NULL;
-    }
-  rank = shape->rank;
-  for (int d = 0; d < rank; d++)
-    {
-      const GraftDim *dim = &shape->dims[d];
-      const char *value = dim->kind == GRAFT_DIM_SYMBOLIC ? setting_value (dim_lists, dim->symbol, setting) : NULL;
-      if (dim->kind == GRAFT_DIM_FIXED)
-        dims[d] = dim->value;
-      else if (value == NULL || !parse_int (value, &dims[d]))
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "input '%s' dim %d is %s: give --dim %s=VALUE (or --shape %s=DIMS)", v->name, d,
-                       dim->kind == GRAFT_DIM_SYMBOLIC ? dim->symbol : "unknown",
-                       dim->kind == GRAFT_DIM_SYMBOLIC ? dim->symbol : "NAME", v->name);
-          return NULL;
-        }
-    }
-  return graft_runtime_random_tensor (dtype, rank, dims, rng, error);
-}
 
 static gboolean
 read_given_inputs (GraftNumericDiff *nd, DiffOptions *opts, GHashTable *given, GError **error)
@@ -221,56 +82,46 @@ read_given_inputs (GraftNumericDiff *nd, DiffOptions *opts, GHashTable *given, G
   return TRUE;
 }
 
-static GArray *
-make_input_sets (GraftNumericDiff *nd, DiffOptions *opts, GError **error)
+static GraftInputSettings *
+parse_settings (DiffOptions *opts, GError **error)
 {
-  g_autoptr(GHashTable) dim_lists = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
-  g_autoptr(GHashTable) shape_lists = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
-  g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
-  guint n_settings = 1;
-  if (!parse_lists (opts->dims, "--dim", dim_lists, &n_settings, error) ||
-      !parse_lists (opts->shapes, "--shape", shape_lists, &n_settings, error) ||
-      !read_given_inputs (nd, opts, given, error))
-    return NULL;
+  g_autoptr(GraftInputSettings) settings = graft_input_settings_new ();
+  for (guint i = 0; opts->dims && opts->dims[i]; i++)
+    if (!graft_input_settings_add_dims (settings, opts->dims[i], error))
+      return g_prefix_error (error, "--dim: "), NULL;
+  for (guint i = 0; opts->shapes && opts->shapes[i]; i++)
+    if (!graft_input_settings_add_shapes (settings, opts->shapes[i], error))
+      return g_prefix_error (error, "--shape: "), NULL;
+  return g_steal_pointer (&settings);
+}
 
-  GPtrArray *inputs = graft_numeric_diff_get_inputs (nd);
-  g_autoptr(GArray) sets = g_array_new (FALSE, TRUE, sizeof (InputSet));
-  g_array_set_clear_func (sets, (GDestroyNotify) input_set_clear);
-  for (guint s = 0; s < n_settings; s++)
+static GPtrArray *
+run_numeric (GraftNumericDiff *nd, DiffOptions *opts, GError **error)
+{
+  g_autoptr(GraftInputSettings) settings = parse_settings (opts, error);
+  g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  if (settings == NULL || !read_given_inputs (nd, opts, given, error))
+    return NULL;
+  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_numeric_run_free);
+  for (guint k = 0; k < graft_input_settings_get_n_runs (settings); k++)
     {
-      InputSet set = { g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref), NULL };
-      g_array_append_val (sets, set);
-      InputSet *cur = &g_array_index (sets, InputSet, sets->len - 1);
-      g_autoptr(GRand) rng = g_rand_new_with_seed ((guint32) opts->seed);
-      GString *label = g_string_new (NULL);
-      for (guint i = 0; i < inputs->len; i++)
+      g_autofree char *label = NULL;
+      g_autoptr(GHashTable) inputs = graft_input_settings_make_inputs (settings, nd, k, given, opts->random,
+                                                                       (guint32) opts->seed, &label, error);
+      if (inputs == NULL)
         {
-          GraftValue *v = inputs->pdata[i];
-          GraftRtTensor *t = g_hash_table_lookup (given, v->name);
-          if (t)
-            t = graft_rt_tensor_ref (t);
-          else if (!opts->random)
-            {
-              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "input '%s' was not given: use --input %s=FILE or --random", v->name, v->name);
-              g_string_free (label, TRUE);
-              return NULL;
-            }
-          else if ((t = random_for (nd, v, opts, dim_lists, shape_lists, s, rng, error)) == NULL)
-            {
-              g_string_free (label, TRUE);
-              return NULL;
-            }
-          g_hash_table_insert (cur->tensors, v->name, t);
-          GraftShape shape;
-          graft_rt_tensor_get_shape (t, &shape);
-          g_autofree char *text = graft_shape_to_string (&shape);
-          graft_shape_clear (&shape);
-          g_string_append_printf (label, "%s%s: %s", i ? ", " : "", v->name, text);
+          g_autofree char *message = g_strdup ((*error)->message);
+          g_clear_error (error);
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "%s (options: --shape NAME=DIMS, --dim NAME=VALUE, --input NAME=FILE, --random)", message);
+          return NULL;
         }
-      cur->label = g_string_free (label, FALSE);
+      GraftNumericRun *run = graft_numeric_diff_run (nd, inputs, label, error);
+      if (run == NULL)
+        return NULL;
+      g_ptr_array_add (runs, run);
     }
-  return g_steal_pointer (&sets);
+  return g_steal_pointer (&runs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -653,27 +504,14 @@ diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
           graft_cli_print_error ("diff: %s", error->message);
           return 2;
         }
-      GArray *sets = make_input_sets (nd, opts, &error);
-      if (sets == NULL)
+      runs = run_numeric (nd, opts, &error);
+      if (runs == NULL)
         {
           graft_cli_print_error ("diff: %s", error->message);
           return 2;
         }
-      runs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_numeric_run_free);
-      for (guint s = 0; s < sets->len; s++)
-        {
-          InputSet *set = &g_array_index (sets, InputSet, s);
-          GraftNumericRun *run = graft_numeric_diff_run (nd, set->tensors, set->label, &error);
-          if (run == NULL)
-            {
-              g_array_unref (sets);
-              graft_cli_print_error ("diff: %s", error->message);
-              return 2;
-            }
-          equivalent &= run->outputs_close;
-          g_ptr_array_add (runs, run);
-        }
-      g_array_unref (sets);
+      for (guint r = 0; r < runs->len; r++)
+        equivalent &= ((GraftNumericRun *) runs->pdata[r])->outputs_close;
     }
   if (opts->json)
     print_json (al, sd, runs, opts, equivalent, align_seconds);
