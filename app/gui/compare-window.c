@@ -2,6 +2,8 @@
 
 #include <adwaita.h>
 
+#include "compare/input-settings.h"
+#include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
 #include "widgets/graph-canvas.h"
 #include "model-open.h"
@@ -38,6 +40,12 @@ struct _GraftCompareWindow {
   GtkWidget *list;
   GtkWidget *filter;
   GtkWidget *summary;
+  GtkWidget *shapes_entry;
+  GtkWidget *run_button;
+  GtkWidget *run_status;
+
+  GCancellable *run_cancellable;
+  GraftNumericRun *last_run;
 
   gboolean syncing;          /* a selection made to follow the other side */
   guint n_shown;
@@ -214,6 +222,176 @@ on_filter_changed (GtkDropDown *dropdown, GParamSpec *pspec, GraftCompareWindow 
   fill_list (self);
 }
 
+/* ---- Run Both: the numeric diff as an overlay ---- */
+
+typedef struct {
+  GraftAlignment *alignment;   /* borrowed: the window outlives the task (it holds a reference) */
+  char *spec;
+} RunTask;
+
+static void
+run_task_free (RunTask *task)
+{
+  g_free (task->spec);
+  g_free (task);
+}
+
+/* "x=1x3x224x224 batch=2": an input's shape where NAME is an input of
+ * either model, else a symbolic dim's value. */
+static GraftInputSettings *
+parse_run_spec (GraftNumericDiff *nd, const char *spec, GError **error)
+{
+  g_autoptr(GraftInputSettings) settings = graft_input_settings_new ();
+  g_auto(GStrv) tokens = g_strsplit_set (spec, " \t,;", -1);
+  GPtrArray *inputs = graft_numeric_diff_get_inputs (nd);
+  for (guint i = 0; tokens[i]; i++)
+    {
+      if (*tokens[i] == '\0')
+        continue;
+      const char *eq = strchr (tokens[i], '=');
+      g_autofree char *name = eq ? g_strndup (tokens[i], eq - tokens[i]) : NULL;
+      gboolean is_input = FALSE;
+      for (guint k = 0; name && k < inputs->len; k++)
+        {
+          GraftValue *v = inputs->pdata[k], *p = graft_numeric_diff_get_partner_input (nd, v);
+          is_input |= g_strcmp0 (v->name, name) == 0 || (p && g_strcmp0 (p->name, name) == 0);
+        }
+      if (!(is_input ? graft_input_settings_add_shapes (settings, tokens[i], error)
+                     : graft_input_settings_add_dims (settings, tokens[i], error)))
+        return NULL;
+    }
+  return g_steal_pointer (&settings);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  RunTask *rt = task_data;
+  GError *error = NULL;
+  g_autoptr(GraftNumericDiff) nd = graft_numeric_diff_new (rt->alignment, 1e-5, 1e-5, &error);
+  g_autoptr(GraftInputSettings) settings = nd ? parse_run_spec (nd, rt->spec, &error) : NULL;
+  g_autofree char *label = NULL;
+  g_autoptr(GHashTable) inputs = settings ? graft_input_settings_make_inputs (settings, nd, 0, NULL, TRUE, 0, &label,
+                                                                               &error) : NULL;
+  GraftNumericRun *run = inputs ? graft_numeric_diff_run (nd, inputs, label, &error) : NULL;
+  if (run == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, run, (GDestroyNotify) graft_numeric_run_free);
+}
+
+static void
+mark_numeric (GraftCompareWindow *self, GraftNumericRun *run)
+{
+  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (self->canvases[0]), *cb = GRAFT_GRAPH_CANVAS (self->canvases[1]);
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  for (guint i = 0; i < run->values->len; i++)
+    {
+      GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+      if (e->close)
+        continue;
+      g_autofree char *badge = e->shape_differs ? g_strdup_printf ("%s%s ≠ %s", e == first ? "first: " : "",
+                                                                   e->shape_a, e->shape_b)
+                                                : g_strdup_printf ("%serror %.2g", e == first ? "first: " : "",
+                                                                   e->max_rel);
+      if (e->a->producer)
+        graft_graph_canvas_mark_node (ca, e->a->producer, MARK_ONLY_HERE, badge);
+      if (e->b->producer)
+        graft_graph_canvas_mark_node (cb, e->b->producer, MARK_ONLY_HERE, badge);
+    }
+}
+
+static void
+on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (source);
+  g_autoptr(GError) error = NULL;
+  GraftNumericRun *run = g_task_propagate_pointer (G_TASK (result), &error);
+  if (self->run_cancellable == NULL)
+    {
+      /* the window was closed while both ran */
+      g_clear_pointer (&run, graft_numeric_run_free);
+      return;
+    }
+  gtk_widget_set_sensitive (self->run_button, TRUE);
+  if (run == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("Run Both failed: %s", error->message);
+      gtk_label_set_text (GTK_LABEL (self->run_status), text);
+      return;
+    }
+  g_clear_pointer (&self->last_run, graft_numeric_run_free);
+  self->last_run = run;
+  g_autofree char *verdict = graft_numeric_run_describe (run, self->alignment);
+  g_autofree char *text = g_strdup_printf ("%c%s — %u values compared, %u divergent", g_ascii_toupper (verdict[0]),
+                                           verdict + 1, run->n_compared, run->n_divergent);
+  gtk_label_set_text (GTK_LABEL (self->run_status), text);
+  graft_graph_canvas_clear_marks (GRAFT_GRAPH_CANVAS (self->canvases[0]));
+  graft_graph_canvas_clear_marks (GRAFT_GRAPH_CANVAS (self->canvases[1]));
+  mark_differences (self);
+  mark_numeric (self, run);
+}
+
+/* compare.run-both("x=1x3x224x224"): both models on the same random
+ * inputs (seed 0) of those shapes (an empty string: the declared ones). */
+static void
+run_both_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (widget);
+  RunTask *rt = g_new0 (RunTask, 1);
+  rt->alignment = self->alignment;
+  rt->spec = g_strdup (parameter ? g_variant_get_string (parameter, NULL) : "");
+  g_autoptr(GTask) task = g_task_new (self, self->run_cancellable, on_run_done, NULL);
+  g_task_set_task_data (task, rt, (GDestroyNotify) run_task_free);
+  gtk_widget_set_sensitive (self->run_button, FALSE);
+  gtk_label_set_text (GTK_LABEL (self->run_status), "Running both models…");
+  g_task_run_in_thread (task, run_thread);
+}
+
+static void
+on_run_clicked (GtkButton *button, GraftCompareWindow *self)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "compare.run-both", "s",
+                              gtk_editable_get_text (GTK_EDITABLE (self->shapes_entry)));
+}
+
+static GtkWidget *
+run_bar (GraftCompareWindow *self)
+{
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_margin_start (bar, 12);
+  gtk_widget_set_margin_end (bar, 12);
+  self->shapes_entry = gtk_entry_new ();
+  gtk_entry_set_placeholder_text (GTK_ENTRY (self->shapes_entry), "input shapes: x=1x3x224x224 (or dims: batch=2)");
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->shapes_entry), 36);
+  /* a TorchScript input declares no shape: start from the other side's */
+  GPtrArray *inputs = graft_model_get_graph (self->alignment->a)->inputs;
+  GString *guess = g_string_new (NULL);
+  for (guint i = 0; i < self->alignment->value_pairs->len; i++)
+    {
+      GraftValuePair *vp = &g_array_index (self->alignment->value_pairs, GraftValuePair, i);
+      const GraftShape *shape = vp->a->shape.rank >= 0 ? &vp->a->shape : &vp->b->shape;
+      if (!vp->a->is_graph_input || !graft_shape_is_fully_fixed (shape) || !g_ptr_array_find (inputs, vp->a, NULL))
+        continue;
+      g_string_append_printf (guess, "%s%s=", guess->len ? " " : "", vp->a->name);
+      for (int d = 0; d < shape->rank; d++)
+        g_string_append_printf (guess, "%s%" G_GINT64_FORMAT, d ? "x" : "", shape->dims[d].value);
+    }
+  gtk_editable_set_text (GTK_EDITABLE (self->shapes_entry), guess->str);
+  g_string_free (guess, TRUE);
+  g_signal_connect_swapped (self->shapes_entry, "activate", G_CALLBACK (on_run_clicked), self);
+  gtk_box_append (GTK_BOX (bar), self->shapes_entry);
+  self->run_button = gtk_button_new_with_mnemonic ("_Run Both");
+  g_signal_connect (self->run_button, "clicked", G_CALLBACK (on_run_clicked), self);
+  gtk_box_append (GTK_BOX (bar), self->run_button);
+  self->run_status = gtk_label_new ("Run both models on the same random inputs to compare their values");
+  gtk_label_set_xalign (GTK_LABEL (self->run_status), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (self->run_status), PANGO_ELLIPSIZE_END);
+  gtk_widget_set_hexpand (self->run_status, TRUE);
+  gtk_box_append (GTK_BOX (bar), self->run_status);
+  return bar;
+}
+
 static GtkWidget *
 legend_item (const char *css_class, const char *text)
 {
@@ -270,7 +448,9 @@ build (GraftCompareWindow *self)
   gtk_box_append (GTK_BOX (legend), legend_item ("error", "■ only on this side"));
   gtk_box_append (GTK_BOX (legend), legend_item ("warning", "■ matched, changed"));
   gtk_box_append (GTK_BOX (legend), legend_item ("accent", "■ explained difference (flattened, baked, folded)"));
+  gtk_box_append (GTK_BOX (legend), legend_item ("error", "(after Run Both: ■ values that differ)"));
   gtk_box_append (GTK_BOX (top), legend);
+  gtk_box_append (GTK_BOX (top), run_bar (self));
 
   GtkWidget *sides = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
   gtk_paned_set_start_child (GTK_PANED (sides), side_pane (self, 0, self->alignment->a));
@@ -438,6 +618,9 @@ static void
 graft_compare_window_dispose (GObject *object)
 {
   GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (object);
+  g_cancellable_cancel (self->run_cancellable);
+  g_clear_object (&self->run_cancellable);
+  g_clear_pointer (&self->last_run, graft_numeric_run_free);
   g_clear_pointer (&self->diff, graft_structural_diff_free);
   G_OBJECT_CLASS (graft_compare_window_parent_class)->dispose (object);
 }
@@ -457,11 +640,26 @@ graft_compare_window_class_init (GraftCompareWindowClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   object_class->dispose = graft_compare_window_dispose;
   object_class->finalize = graft_compare_window_finalize;
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "compare.run-both", "s", run_both_action);
 }
 
 static void
 graft_compare_window_init (GraftCompareWindow *self)
 {
+  self->run_cancellable = g_cancellable_new ();
   self->differences = g_array_new (FALSE, TRUE, sizeof (Difference));
   g_array_set_clear_func (self->differences, (GDestroyNotify) difference_clear);
+}
+
+/* The last Run Both, or NULL. */
+GraftNumericRun *
+graft_compare_window_get_last_run (GraftCompareWindow *self)
+{
+  return self->last_run;
+}
+
+gboolean
+graft_compare_window_is_running (GraftCompareWindow *self)
+{
+  return !gtk_widget_get_sensitive (self->run_button);
 }

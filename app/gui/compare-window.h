@@ -8,6 +8,7 @@
 
 #include <gtk/gtk.h>
 #include "compare/alignment.h"
+#include "compare/numeric-diff.h"
 
 G_BEGIN_DECLS
 
@@ -31,5 +32,11 @@ GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
 GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side);
 /* Rows of the Differences list shown under the current filter. */
 guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
+
+/* compare.run-both("x=1x3x224x224 batch=2") runs both models on the same
+ * random inputs and marks the values that differ on both canvases; the
+ * result of the last run (NULL before one), and whether one is running. */
+GraftNumericRun *graft_compare_window_get_last_run (GraftCompareWindow *self);
+gboolean graft_compare_window_is_running (GraftCompareWindow *self);
 
 G_END_DECLS

@@ -57,6 +57,12 @@ shot_taken (gpointer data)
   return ((Shot *) data)->done;
 }
 
+static gboolean
+run_finished (gpointer data)
+{
+  return !graft_compare_window_is_running (data) && graft_compare_window_get_last_run (data) != NULL;
+}
+
 static GraftNode *
 node_named (GraftModel *model, const char *name)
 {
@@ -105,6 +111,15 @@ test_compare_with (void)
   GraftNode *add_b = node_named (al->b, "add_4");
   graft_graph_canvas_select_node (cb, add_b);
   g_assert_cmpstr (graft_graph_canvas_get_selected_node (ca)->op, ==, "aten::add");
+
+  /* Run Both: the same random inputs through both, the values compared */
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=2x4");
+  harness_wait_for (run_finished, compare);
+  GraftNumericRun *run = graft_compare_window_get_last_run (compare);
+  g_assert_nonnull (run);
+  g_assert_cmpuint (run->n_compared, >=, 3);
+  g_assert_cmpstr (run->label, ==, "x: 2×4");
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "values compared"));
 
   /* the screenshot, as a user sees it, right after a paint */
   Shot s = { harness_screenshot_path ("compare-window"), FALSE, NULL };
