@@ -375,9 +375,29 @@ anchor_inputs_outputs (Aligner *al)
     }
 }
 
+/* How many alignable nodes of side hold each weight hash. */
+static GHashTable *
+count_weights (Side *side)
+{
+  GHashTable *counts = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (guint i = 0; i < side->nodes->len; i++)
+    {
+      NodeInfo *x = side->nodes->pdata[i];
+      if (x->weight_hash == 0 || !alignable (x))
+        continue;
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (counts, &x->weight_hash));
+      g_hash_table_insert (counts, &x->weight_hash, GUINT_TO_POINTER (n + 1));
+    }
+  return counts;
+}
+
+/* A weight identifies its layer only when no other layer holds the same
+ * data on either side: freshly initialised BatchNorms all hold ones. */
 static void
 anchor_weights (Aligner *al)
 {
+  g_autoptr(GHashTable) count_a = count_weights (&al->sides[0]);
+  g_autoptr(GHashTable) count_b = count_weights (&al->sides[1]);
   g_autoptr(GHashTable) by_hash = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                                          (GDestroyNotify) g_ptr_array_unref);
   Side *sb = &al->sides[1];
@@ -396,6 +416,9 @@ anchor_weights (Aligner *al)
     {
       NodeInfo *x = sa->nodes->pdata[i];
       GPtrArray *list = x->weight_hash ? g_hash_table_lookup (by_hash, &x->weight_hash) : NULL;
+      if (list == NULL || GPOINTER_TO_UINT (g_hash_table_lookup (count_a, &x->weight_hash)) != 1 ||
+          GPOINTER_TO_UINT (g_hash_table_lookup (count_b, &x->weight_hash)) != 1)
+        continue;
       for (guint k = 0; list && k < list->len; k++)
         if (can_pair (al, x, list->pdata[k]))
           {
@@ -444,9 +467,25 @@ anchor_module_paths (Aligner *al)
         continue;
       g_autofree char *key = g_strconcat (group_path (x->node), "\x1f", x->family->family, NULL);
       GPtrArray *la = g_hash_table_lookup (in_a, key), *lb = g_hash_table_lookup (in_b, key);
-      if (lb == NULL || la->len != lb->len || g_hash_table_contains (done, la))
+      if (lb == NULL || g_hash_table_contains (done, la))
         continue;
       g_hash_table_add (done, la);
+      g_autoptr(GPtrArray) one_branch = NULL;
+      if (la->len != lb->len && x->container != NULL)
+        {
+          /* both branches of an If call the module: pair with the first
+           * branch's nodes, note_if() moves them to the taken one */
+          one_branch = g_ptr_array_new ();
+          for (guint k = 0; k < la->len; k++)
+            {
+              NodeInfo *o = la->pdata[k];
+              if (o->container == x->container && o->branch == x->branch)
+                g_ptr_array_add (one_branch, o);
+            }
+          la = one_branch;
+        }
+      if (la->len != lb->len)
+        continue;
       for (guint k = 0; k < la->len; k++)
         {
           NodeInfo *p = la->pdata[k], *q = lb->pdata[k];
@@ -820,10 +859,92 @@ pair_across (Aligner *al, guint s, GraftValue *mine, GraftValue *theirs)
     add_value_pair (al, theirs, mine);
 }
 
+/* The node of branch, not in used, that the other side's node y would
+ * pair with: same module and family. */
+static NodeInfo *
+branch_node_for (Aligner *al, guint s, GraftGraph *branch, NodeInfo *y, GHashTable *used)
+{
+  for (guint i = 0; i < branch->nodes->len; i++)
+    {
+      NodeInfo *x = info_of (&al->sides[s], branch->nodes->pdata[i]);
+      if (alignable (x) && !g_hash_table_contains (used, x) && compatible (x, y) &&
+          strcmp (group_path (x->node), group_path (y->node)) == 0)
+        return x;
+    }
+  return NULL;
+}
+
+/* Both branches often call the same modules (`x + self.conv(x)` or
+ * `self.conv(x)`), so the weights pair the other side's nodes with either.
+ * The taken branch is the one that holds them all with the fewest nodes
+ * left over; the pairs then move into it. Returns it, or G_MAXUINT. */
+static guint
+choose_taken_branch (Aligner *al, guint s, GPtrArray *subs)
+{
+  g_autoptr(GArray) inside = g_array_new (FALSE, FALSE, sizeof (guint));   /* pair indices */
+  for (guint k = 0; k < subs->len; k++)
+    {
+      GraftGraph *branch = subs->pdata[k];
+      for (guint i = 0; i < branch->nodes->len; i++)
+        {
+          GHashTable *map = s == 0 ? al->result->pair_of_a : al->result->pair_of_b;
+          guint index = GPOINTER_TO_UINT (g_hash_table_lookup (map, branch->nodes->pdata[i]));
+          if (index)
+            g_array_append_val (inside, index);
+        }
+    }
+  if (inside->len == 0)
+    return G_MAXUINT;
+  guint taken = G_MAXUINT;
+  gint best = G_MININT;
+  for (guint k = 0; k < subs->len; k++)
+    {
+      g_autoptr(GHashTable) used = g_hash_table_new (g_direct_hash, g_direct_equal);
+      guint n = 0, m = 0;
+      count_branch (al, s, subs->pdata[k], &n, &m);
+      gint held = 0;
+      for (guint i = 0; i < inside->len; i++)
+        {
+          GraftNodePair *pair = &g_array_index (al->result->node_pairs, GraftNodePair, g_array_index (inside, guint, i) - 1);
+          NodeInfo *y = info_of (&al->sides[1 - s], s == 0 ? pair->b : pair->a);
+          NodeInfo *x = y ? branch_node_for (al, s, subs->pdata[k], y, used) : NULL;
+          if (x)
+            g_hash_table_add (used, x), held++;
+        }
+      gint score = 2 * held - (gint) n;
+      if (score > best)
+        best = score, taken = k;
+    }
+  /* move the pairs into the taken branch */
+  g_autoptr(GHashTable) used = g_hash_table_new (g_direct_hash, g_direct_equal);
+  GHashTable *map = s == 0 ? al->result->pair_of_a : al->result->pair_of_b;
+  for (guint i = 0; i < inside->len; i++)
+    {
+      guint index = g_array_index (inside, guint, i);
+      GraftNodePair *pair = &g_array_index (al->result->node_pairs, GraftNodePair, index - 1);
+      GraftNode **mine = s == 0 ? &pair->a : &pair->b;
+      NodeInfo *y = info_of (&al->sides[1 - s], s == 0 ? pair->b : pair->a);
+      if ((*mine)->graph == subs->pdata[taken])
+        {
+          g_hash_table_add (used, info_of (&al->sides[s], *mine));
+          continue;
+        }
+      NodeInfo *x = y ? branch_node_for (al, s, subs->pdata[taken], y, used) : NULL;
+      if (x == NULL || g_hash_table_contains (map, x->node))
+        continue;
+      g_hash_table_add (used, x);
+      if (GPOINTER_TO_UINT (g_hash_table_lookup (map, *mine)) == index)
+        g_hash_table_remove (map, *mine);
+      *mine = x->node;
+      g_hash_table_insert (map, x->node, GUINT_TO_POINTER (index));
+    }
+  return taken;
+}
+
 static void
 note_if (Aligner *al, guint s, NodeInfo *c, GPtrArray *subs)
 {
-  guint n_branches = subs->len, taken = G_MAXUINT, best = 0, total = 0;
+  guint n_branches = subs->len, taken = choose_taken_branch (al, s, subs), total = 0;
   gboolean raises[2] = { FALSE, FALSE };
   guint counts[2] = { 0, 0 };
   for (guint k = 0; k < n_branches && k < 2; k++)
@@ -833,9 +954,12 @@ note_if (Aligner *al, guint s, NodeInfo *c, GPtrArray *subs)
       counts[k] = n;
       raises[k] = branch_raises (subs->pdata[k]);
       total += m;
-      if (m > best)
-        best = m, taken = k;
     }
+  /* nothing matched inside: the other side took a branch that computes
+   * nothing (`if is_batched: x = x.unsqueeze(1)` traced with a batch) */
+  for (guint k = 0; taken == G_MAXUINT && k < n_branches && k < 2; k++)
+    if (counts[k] == 0 && !raises[k] && counts[1 - k] > 0)
+      taken = k;
   g_autofree char *w = where (c->node);
   GraftAlignmentNote *note;
   if (n_branches == 2 && (raises[0] || raises[1]) && counts[raises[0] ? 1 : 0] == 0)
@@ -1122,7 +1246,7 @@ graft_alignment_new (GraftModel *a, GraftModel *b, GError **error)
   for (guint s = 0; s < 2; s++)
     {
       GraftModel *m = s == 0 ? a : b;
-      if (graft_model_get_graph (m) == NULL)
+      if (graft_model_get_graph (m) == NULL || graft_model_get_format (m) == GRAFT_MODEL_FORMAT_STATE_DICT)
         {
           const char *path = graft_model_get_path (m);
           g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
