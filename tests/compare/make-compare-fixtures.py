@@ -11,6 +11,9 @@
   whose module scopes are node metadata;
 - resnet18_corrupt_traced.pt: the traced copy with layer2.0.conv2.weight
   multiplied by 3 (the first layer whose values must differ);
+- mobilenet_v2_traced.pt / mobilenet_v2_scripted.pt: MobileNetV2 with other
+  random weights on each side (nothing to anchor on but module paths and
+  structure);
 - reshape_cnn.onnx: a small CNN exported at batch 2 whose flatten is a
   Reshape to the literal [2, -1] (what `graft-cli edit --dynamic` repairs);
 - four modules whose trace and script differ, each as NAME_traced.pt and
@@ -134,6 +137,12 @@ def vision_fixtures():
     corrupt = copy.deepcopy(resnet)
     corrupt.layer2[0].conv2.weight.mul_(3.0)
     save_ts("resnet18_corrupt_traced.pt", torch.jit.trace(corrupt, image, check_trace=False))
+
+    # different random weights on each side: alignment without weight evidence
+    torch.manual_seed(1)
+    save_ts("mobilenet_v2_traced.pt", torch.jit.trace(vision_models.mobilenet_v2().eval(), image, check_trace=False))
+    torch.manual_seed(2)
+    save_ts("mobilenet_v2_scripted.pt", torch.jit.script(vision_models.mobilenet_v2().eval()))
 
     cnn = ReshapeCNN().eval()
     save("reshape_cnn.onnx", lambda p: export_onnx(cnn, (torch.randn(2, 3, 8, 8),), p, input_names=["x"],

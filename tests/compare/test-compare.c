@@ -224,6 +224,25 @@ test_resnet_torchscript_vs_onnx (gconstpointer data)
   g_assert_cmpint (json_object_get_int_member (nr, "compared"), >=, 45);
 }
 
+/* No weight in common: module paths and structure alone, through the
+ * scripted InvertedResidual's `if self.use_res_connect` whose two
+ * branches call the same modules. */
+static void
+test_mobilenet_other_weights (void)
+{
+  g_autoptr(GraftAlignment) al = align ("mobilenet_v2_scripted.pt", "mobilenet_v2_traced.pt");
+  assert_aligned_by_modules (al);
+  g_assert_cmpuint (al->only_a->len + al->only_b->len, ==, 0);
+  g_assert_cmpuint (count_notes (al, GRAFT_NOTE_FLATTENED_IF), ==, 17);
+  /* the blocks without a residual took the else branch: no Add there */
+  for (guint i = 0; i < al->notes->len; i++)
+    {
+      GraftAlignmentNote *note = al->notes->pdata[i];
+      if (note->kind == GRAFT_NOTE_FLATTENED_IF && strcmp (group_of (note->node), "features.1") == 0)
+        g_assert_nonnull (strstr (note->description, "else branch"));
+    }
+}
+
 static void
 test_if_on_tensor (void)
 {
@@ -410,6 +429,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/compare/resnet18/torchscript-vs-onnx", "resnet18.onnx", test_resnet_torchscript_vs_onnx);
   g_test_add_data_func ("/compare/resnet18/torchscript-vs-onnx-dynamo", "resnet18_dynamo.onnx",
                         test_resnet_torchscript_vs_onnx);
+  g_test_add_func ("/compare/mobilenet-v2/other-weights", test_mobilenet_other_weights);
   g_test_add_func ("/compare/if-on-tensor", test_if_on_tensor);
   g_test_add_func ("/compare/item-baked", test_item_baked);
   g_test_add_func ("/compare/inplace-shape-baked", test_inplace_shape_baked);
