@@ -247,6 +247,7 @@ add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
       add_node_json (b, "node", n->node);
       add_node_json (b, "other", n->other);
       add_nodes_json (b, "absorbed", n->absorbed);
+      add_nodes_json (b, "absorbed_other", n->absorbed_other);
       add_string (b, "description", n->description);
       json_builder_end_object (b);
     }

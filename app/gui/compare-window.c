@@ -115,6 +115,8 @@ mark_differences (GraftCompareWindow *self)
           graft_graph_canvas_mark_node (mine, note->absorbed->pdata[k], MARK_EXPLAINED, NULL);
       if (note->other)
         graft_graph_canvas_mark_node (theirs, note->other, MARK_EXPLAINED, graft_note_kind_to_string (note->kind));
+      for (guint k = 0; k < note->absorbed_other->len; k++)
+        graft_graph_canvas_mark_node (theirs, note->absorbed_other->pdata[k], MARK_EXPLAINED, NULL);
     }
   /* the other side's copies of a flattened or unrolled block */
   for (guint i = 0; i < al->node_pairs->len; i++)

@@ -646,6 +646,7 @@ add_note (Aligner *al, GraftNoteKind kind, guint s, GraftNode *node, GraftNode *
   note->node = node;
   note->other = other;
   note->absorbed = g_ptr_array_new ();
+  note->absorbed_other = g_ptr_array_new ();
   g_ptr_array_add (al->result->notes, note);
   return note;
 }
@@ -1180,6 +1181,196 @@ find_baked (Aligner *al)
     }
 }
 
+/* Nodes of side s reachable from start along edges (forward: to
+ * consumers; else to producers) without passing a matched or explained
+ * node; at most limit of them. */
+static GHashTable *
+unmatched_region (Aligner *al, guint s, GPtrArray *start, gboolean forward, guint limit)
+{
+  GHashTable *seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  GQueue queue = G_QUEUE_INIT;
+  for (guint i = 0; i < start->len; i++)
+    g_queue_push_tail (&queue, start->pdata[i]);
+  GraftNode *node;
+  while ((node = g_queue_pop_head (&queue)) != NULL && g_hash_table_size (seen) < limit)
+    {
+      GPtrArray *values = forward ? node->outputs : node->inputs;
+      for (guint j = 0; j < values->len; j++)
+        {
+          GraftValue *v = values->pdata[j];
+          if (v == NULL)
+            continue;
+          guint n = forward ? v->consumers->len : (v->producer ? 1 : 0);
+          for (guint k = 0; k < n; k++)
+            {
+              GraftNode *next = forward ? v->consumers->pdata[k] : v->producer;
+              if (g_hash_table_contains (seen, next) || matched (al, s, next) ||
+                  g_hash_table_contains (al->sides[s].explained, next) || info_of (&al->sides[s], next) == NULL)
+                continue;
+              g_hash_table_add (seen, next);
+              g_queue_push_tail (&queue, next);
+            }
+        }
+    }
+  g_queue_clear (&queue);
+  return seen;
+}
+
+/* An unmatched op whose producers and consumers all match, where the
+ * other side has only unmatched ops between their partners: one fused op
+ * against its decomposition (an exporter's attention, GELU, LayerNorm). */
+static void
+find_decomposed (Aligner *al)
+{
+  for (guint s = 0; s < 2; s++)
+    {
+      Side *side = &al->sides[s];
+      for (guint i = 0; i < side->nodes->len; i++)
+        {
+          NodeInfo *x = side->nodes->pdata[i];
+          if (!alignable (x) || x->family->role != GRAFT_OP_ROLE_COMPUTE || matched (al, s, x->node) ||
+              g_hash_table_contains (side->explained, x->node))
+            continue;
+          g_autoptr(GPtrArray) producers = producers_of (side, x->node);
+          g_autoptr(GPtrArray) consumers = consumers_of (side, x->node);
+          g_autoptr(GPtrArray) starts = g_ptr_array_new ();
+          g_autoptr(GPtrArray) ends = g_ptr_array_new ();
+          gboolean all = producers->len > 0 && consumers->len > 0;
+          for (guint k = 0; all && k < producers->len; k++)
+            {
+              GraftNode *p = partner (al, s, ((NodeInfo *) producers->pdata[k])->node);
+              all = p != NULL;
+              if (p)
+                g_ptr_array_add (starts, p);
+            }
+          for (guint k = 0; all && k < consumers->len; k++)
+            {
+              GraftNode *c = partner (al, s, ((NodeInfo *) consumers->pdata[k])->node);
+              all = c != NULL;
+              if (c)
+                g_ptr_array_add (ends, c);
+            }
+          if (!all)
+            continue;
+          g_autoptr(GHashTable) after = unmatched_region (al, 1 - s, starts, TRUE, 4096);
+          g_autoptr(GHashTable) before = unmatched_region (al, 1 - s, ends, FALSE, 4096);
+          g_autoptr(GPtrArray) between = g_ptr_array_new ();
+          guint computing = 0;
+          Side *other = &al->sides[1 - s];
+          for (guint k = 0; k < other->nodes->len; k++)
+            {
+              NodeInfo *y = other->nodes->pdata[k];
+              if (g_hash_table_contains (after, y->node) && g_hash_table_contains (before, y->node))
+                {
+                  g_ptr_array_add (between, y->node);
+                  computing += alignable (y);
+                }
+            }
+          if (computing < 2)
+            continue;
+          GraftAlignmentNote *note = add_note (al, GRAFT_NOTE_DECOMPOSED, s, x->node, NULL);
+          absorb (al, s, note, x->node);
+          for (guint k = 0; k < between->len; k++)
+            if (!g_hash_table_contains (other->explained, between->pdata[k]))
+              {
+                g_hash_table_add (other->explained, between->pdata[k]);
+                g_ptr_array_add (note->absorbed_other, between->pdata[k]);
+              }
+          g_autofree char *w = where (x->node);
+          note->description = g_strdup_printf ("%s of %s is %u ops in %s", w, side_name (al, s), computing,
+                                               side_name (al, 1 - s));
+          /* its output holds what the last op before the partner consumer computes */
+          GraftNode *end = ends->pdata[0];
+          for (guint j = 0; j < end->inputs->len && x->node->outputs->len > 0; j++)
+            {
+              GraftValue *v = end->inputs->pdata[j];
+              if (v && v->producer && g_hash_table_contains (after, v->producer))
+                {
+                  pair_across (al, s, x->node->outputs->pdata[0], v);
+                  break;
+                }
+            }
+        }
+    }
+}
+
+/* Replaces the value A's value a is paired with (or adds the pair). */
+static void
+repair_value (Aligner *al, GraftValue *a, GraftValue *b)
+{
+  for (guint i = 0; i < al->result->value_pairs->len; i++)
+    {
+      GraftValuePair *vp = &g_array_index (al->result->value_pairs, GraftValuePair, i);
+      if (vp->a == a)
+        {
+          vp->b = b;
+          g_hash_table_insert (al->value_of_a, a, b);
+          return;
+        }
+    }
+  add_value_pair (al, a, b);
+}
+
+/* A matched op whose partner is followed by unmatched ops before the
+ * partners of its consumers: the other side split it (aten::linear as
+ * MatMul, then Add of the bias). Its output is the last of them. */
+static void
+find_split (Aligner *al)
+{
+  guint n = al->result->node_pairs->len;
+  for (guint i = 0; i < n; i++)
+    {
+      GraftNodePair pair = g_array_index (al->result->node_pairs, GraftNodePair, i);
+      for (guint s = 0; s < 2; s++)
+        {
+          GraftNode *x = s == 0 ? pair.a : pair.b, *y = s == 0 ? pair.b : pair.a;
+          g_autoptr(GPtrArray) consumers = consumers_of (&al->sides[s], x);
+          g_autoptr(GPtrArray) ends = g_ptr_array_new ();
+          gboolean all = consumers->len > 0 && x->outputs->len == 1;
+          for (guint k = 0; all && k < consumers->len; k++)
+            {
+              GraftNode *c = partner (al, s, ((NodeInfo *) consumers->pdata[k])->node);
+              all = c != NULL;
+              if (c)
+                g_ptr_array_add (ends, c);
+            }
+          if (!all)
+            continue;
+          g_autoptr(GPtrArray) start = g_ptr_array_new ();
+          g_ptr_array_add (start, y);
+          g_autoptr(GHashTable) after = unmatched_region (al, 1 - s, start, TRUE, 64);
+          g_autoptr(GHashTable) before = unmatched_region (al, 1 - s, ends, FALSE, 64);
+          g_autoptr(GPtrArray) between = g_ptr_array_new ();
+          Side *other = &al->sides[1 - s];
+          for (guint k = 0; k < other->nodes->len; k++)
+            {
+              NodeInfo *z = other->nodes->pdata[k];
+              if (alignable (z) && g_hash_table_contains (after, z->node) && g_hash_table_contains (before, z->node))
+                g_ptr_array_add (between, z->node);
+            }
+          if (between->len == 0 || between->len > 4)
+            continue;
+          GraftAlignmentNote *note = add_note (al, GRAFT_NOTE_DECOMPOSED, s, x, y);
+          for (guint k = 0; k < between->len; k++)
+            {
+              g_hash_table_add (other->explained, between->pdata[k]);
+              g_ptr_array_add (note->absorbed_other, between->pdata[k]);
+            }
+          g_autofree char *w = where (x);
+          note->description = g_strdup_printf ("%s of %s is %s and %u more op%s in %s", w, side_name (al, s), y->op,
+                                               between->len, between->len == 1 ? "" : "s", side_name (al, 1 - s));
+          GraftNode *last = between->pdata[between->len - 1];
+          if (last->outputs->len > 0 && last->outputs->pdata[0])
+            {
+              if (s == 0)
+                repair_value (al, x->outputs->pdata[0], last->outputs->pdata[0]);
+              else
+                add_value_pair (al, last->outputs->pdata[0], x->outputs->pdata[0]);
+            }
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ */
 
 static void
@@ -1236,6 +1427,7 @@ static void
 note_free (GraftAlignmentNote *note)
 {
   g_ptr_array_unref (note->absorbed);
+  g_ptr_array_unref (note->absorbed_other);
   g_free (note->description);
   g_free (note);
 }
@@ -1287,6 +1479,8 @@ graft_alignment_new (GraftModel *a, GraftModel *b, GError **error)
   find_control_flow (&al);
   find_runtime_checks (&al);
   find_baked (&al);
+  find_decomposed (&al);
+  find_split (&al);
   finish (&al);
 
   g_queue_clear (&al.worklist);
@@ -1326,7 +1520,7 @@ const char *
 graft_note_kind_to_string (GraftNoteKind kind)
 {
   static const char *const names[] = {
-    "flattened-if", "unrolled-loop", "runtime-check", "baked-shape", "baked-number", "folded",
+    "flattened-if", "unrolled-loop", "runtime-check", "baked-shape", "baked-number", "folded", "decomposed",
   };
   return kind < G_N_ELEMENTS (names) ? names[kind] : "unknown";
 }

@@ -17,7 +17,9 @@
  * If/Loop kept in one model and flattened or unrolled in the other, a
  * number read at run time in one (x.size(0), .item()) that is a literal in
  * the other, a BatchNorm folded into the preceding Conv, a runtime check
- * (a branch that only raises) that the other model dropped.
+ * (a branch that only raises) that the other model dropped, one fused op
+ * (aten::_native_multi_head_attention) whose neighbours match and whose
+ * place the other side fills with several ops.
  *
  * The alignment only reads the models. */
 #pragma once
@@ -50,6 +52,7 @@ typedef enum {
   GRAFT_NOTE_BAKED_SHAPE,      /* a size read at run time on one side, a literal on the other */
   GRAFT_NOTE_BAKED_NUMBER,     /* a tensor value read as a number (.item()) on one side, a literal on the other */
   GRAFT_NOTE_FOLDED,           /* a BatchNorm folded into the Conv before it on the other side */
+  GRAFT_NOTE_DECOMPOSED,       /* one fused op on one side, several ops between the same neighbours on the other */
   GRAFT_N_NOTE_KINDS,
 } GraftNoteKind;
 
@@ -59,6 +62,7 @@ typedef struct {
   GraftNode *node;         /* the If/Loop, the node reading the number, the folded BatchNorm */
   GraftNode *other;        /* its counterpart on the other side, or NULL */
   GPtrArray *absorbed;     /* GraftNode* on node's side that this note explains (not owned) */
+  GPtrArray *absorbed_other; /* GraftNode* on the other side it explains (a decomposition's ops) */
   char *description;       /* one sentence */
 } GraftAlignmentNote;
 

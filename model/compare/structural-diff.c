@@ -371,6 +371,7 @@ summarise (GraftStructuralDiff *self)
   g_autofree char *name_a = short_name (al->a, "A");
   g_autofree char *name_b = short_name (al->b, "B");
   guint flow[2] = { 0, 0 }, checks[2] = { 0, 0 }, shapes[2] = { 0, 0 }, numbers[2] = { 0, 0 }, folded[2] = { 0, 0 };
+  guint fused[2] = { 0, 0 };
   for (guint i = 0; i < al->notes->len; i++)
     {
       GraftAlignmentNote *note = al->notes->pdata[i];
@@ -383,6 +384,7 @@ summarise (GraftStructuralDiff *self)
         case GRAFT_NOTE_BAKED_SHAPE: shapes[s]++; break;
         case GRAFT_NOTE_BAKED_NUMBER: numbers[s]++; break;
         case GRAFT_NOTE_FOLDED: folded[s]++; break;
+        case GRAFT_NOTE_DECOMPOSED: fused[s]++; break;
         default: break;
         }
     }
@@ -400,6 +402,8 @@ summarise (GraftStructuralDiff *self)
         append_clause (s, "%s baked %u number%s read from tensors", theirs, numbers[k], numbers[k] == 1 ? "" : "s");
       if (folded[k])
         append_clause (s, "%s folded %u BatchNorm%s into convolutions", theirs, folded[k], folded[k] == 1 ? "" : "s");
+      if (fused[k])
+        append_clause (s, "%s decomposed %u fused op%s of %s", theirs, fused[k], fused[k] == 1 ? "" : "s", mine);
     }
   append_clause (s, "%u node%s matched exactly, %u inferred", self->n_exact, self->n_exact == 1 ? "" : "s", self->n_inferred);
   if (al->only_a->len || al->only_b->len)
@@ -486,7 +490,7 @@ gboolean
 graft_structural_diff_is_equivalent (GraftStructuralDiff *self)
 {
   for (guint k = 0; k < GRAFT_N_NOTE_KINDS; k++)
-    if (self->n_notes[k] && k != GRAFT_NOTE_FOLDED && k != GRAFT_NOTE_RUNTIME_CHECK)
+    if (self->n_notes[k] && k != GRAFT_NOTE_FOLDED && k != GRAFT_NOTE_RUNTIME_CHECK && k != GRAFT_NOTE_DECOMPOSED)
       return FALSE;
   return self->changes->len == 0 && self->alignment->only_a->len == 0 && self->alignment->only_b->len == 0;
 }

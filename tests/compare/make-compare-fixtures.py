@@ -14,6 +14,9 @@
 - mobilenet_v2_traced.pt / mobilenet_v2_scripted.pt: MobileNetV2 with other
   random weights on each side (nothing to anchor on but module paths and
   structure);
+- attention_traced.pt / attention_dynamo.onnx: LayerNorm, attention and an
+  MLP, traced (one fused attention op) and exported by the dynamo exporter
+  (attention spelled out, each Linear as MatMul + Add);
 - reshape_cnn.onnx: a small CNN exported at batch 2 whose flatten is a
   Reshape to the literal [2, -1] (what `graft-cli edit --dynamic` repairs);
 - four modules whose trace and script differ, each as NAME_traced.pt and
@@ -105,6 +108,24 @@ class SizeLoop(nn.Module):
         return torch.tanh(acc)
 
 
+class AttentionBlock(nn.Module):
+    """LayerNorm, attention, MLP: traced in eval mode, attention is the one
+    fused aten::_native_multi_head_attention; the dynamo ONNX export spells
+    it out (MatMul, Softmax, ...) and splits each Linear in MatMul + Add."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.ln = nn.LayerNorm(dim)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x):
+        y = self.ln(x)
+        y, _ = self.attention(y, y, y, need_weights=False)
+        x = x + y
+        return x + self.mlp(x)
+
+
 class ReshapeCNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -143,6 +164,14 @@ def vision_fixtures():
     save_ts("mobilenet_v2_traced.pt", torch.jit.trace(vision_models.mobilenet_v2().eval(), image, check_trace=False))
     torch.manual_seed(2)
     save_ts("mobilenet_v2_scripted.pt", torch.jit.script(vision_models.mobilenet_v2().eval()))
+
+    torch.manual_seed(3)
+    block = AttentionBlock().eval()
+    tokens = torch.randn(1, 5, 16)
+    save_ts("attention_traced.pt", torch.jit.trace(block, tokens, check_trace=False))
+    if not fresh("attention_dynamo.onnx"):
+        torch.onnx.export(block, (tokens,), os.path.join(OUT, "attention_dynamo.onnx"), dynamo=True,
+                          input_names=["x"], output_names=["y"])
 
     cnn = ReshapeCNN().eval()
     save("reshape_cnn.onnx", lambda p: export_onnx(cnn, (torch.randn(2, 3, 8, 8),), p, input_names=["x"],

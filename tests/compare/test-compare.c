@@ -243,6 +243,37 @@ test_mobilenet_other_weights (void)
     }
 }
 
+/* A fused op against its decomposition, and a Linear split in two: all
+ * explained, and the values compared at the right places. */
+static void
+test_attention_decomposed (void)
+{
+  g_autoptr(GraftAlignment) al = align ("attention_traced.pt", "attention_dynamo.onnx");
+  g_assert_cmpuint (al->only_a->len + al->only_b->len, ==, 0);
+  g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
+  g_assert_cmpuint (al->n_matched_b, ==, al->n_compute_b);
+  gboolean attention = FALSE;
+  guint splits = 0;
+  for (guint i = 0; i < al->notes->len; i++)
+    {
+      GraftAlignmentNote *note = al->notes->pdata[i];
+      g_assert_cmpint (note->kind, ==, GRAFT_NOTE_DECOMPOSED);
+      if (strcmp (note->node->op, "aten::_native_multi_head_attention") == 0)
+        attention = note->absorbed_other->len >= 5;
+      splits += strcmp (note->node->op, "aten::linear") == 0;
+    }
+  g_assert_true (attention);
+  g_assert_cmpuint (splits, ==, 2);
+
+  const char *args[] = { "--random", "--shape", "x=1x5x16", "--rtol", "1e-4", "--atol", "1e-5", NULL };
+  g_auto (DiffRun) run = { 0 };
+  run_diff (&run, "attention_traced.pt", "attention_dynamo.onnx", args);
+  g_assert_cmpint (run.status, ==, 0);
+  JsonObject *nr = numeric_run (&run, 0);
+  g_assert_cmpint (json_object_get_int_member (nr, "divergent"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (nr, "compared"), ==, 7);   /* every op of the trace */
+}
+
 static void
 test_if_on_tensor (void)
 {
@@ -430,6 +461,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/compare/resnet18/torchscript-vs-onnx-dynamo", "resnet18_dynamo.onnx",
                         test_resnet_torchscript_vs_onnx);
   g_test_add_func ("/compare/mobilenet-v2/other-weights", test_mobilenet_other_weights);
+  g_test_add_func ("/compare/attention-decomposed", test_attention_decomposed);
   g_test_add_func ("/compare/if-on-tensor", test_if_on_tensor);
   g_test_add_func ("/compare/item-baked", test_item_baked);
   g_test_add_func ("/compare/inplace-shape-baked", test_inplace_shape_baked);
