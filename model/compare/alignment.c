@@ -1062,6 +1062,29 @@ note_loop (Aligner *al, guint s, NodeInfo *c, GraftGraph *body)
     }
 }
 
+/* An aligned node of role on side s that nothing matched or explained yet. */
+static gboolean
+unexplained (Aligner *al, guint s, NodeInfo *info, GraftOpRole role)
+{
+  return alignable (info) && info->family->role == role && !matched (al, s, info->node) &&
+         !g_hash_table_contains (al->sides[s].explained, info->node);
+}
+
+/* The partners of nodes (NodeInfo* of side s) into out; FALSE when one
+ * has none (or nodes is empty). */
+static gboolean
+partners_of_all (Aligner *al, guint s, GPtrArray *nodes, GPtrArray *out)
+{
+  for (guint k = 0; k < nodes->len; k++)
+    {
+      GraftNode *p = partner (al, s, ((NodeInfo *) nodes->pdata[k])->node);
+      if (p == NULL)
+        return FALSE;
+      g_ptr_array_add (out, p);
+    }
+  return nodes->len > 0;
+}
+
 static void
 find_control_flow (Aligner *al)
 {
@@ -1071,8 +1094,7 @@ find_control_flow (Aligner *al)
       for (guint i = 0; i < side->nodes->len; i++)
         {
           NodeInfo *c = side->nodes->pdata[i];
-          if (!alignable (c) || c->family->role != GRAFT_OP_ROLE_CONTROL || matched (al, s, c->node) ||
-              g_hash_table_contains (side->explained, c->node))
+          if (!unexplained (al, s, c, GRAFT_OP_ROLE_CONTROL))
             continue;
           g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (c->node);
           if (subs == NULL || subs->len == 0)
@@ -1228,29 +1250,13 @@ find_decomposed (Aligner *al)
       for (guint i = 0; i < side->nodes->len; i++)
         {
           NodeInfo *x = side->nodes->pdata[i];
-          if (!alignable (x) || x->family->role != GRAFT_OP_ROLE_COMPUTE || matched (al, s, x->node) ||
-              g_hash_table_contains (side->explained, x->node))
+          if (!unexplained (al, s, x, GRAFT_OP_ROLE_COMPUTE))
             continue;
           g_autoptr(GPtrArray) producers = producers_of (side, x->node);
           g_autoptr(GPtrArray) consumers = consumers_of (side, x->node);
           g_autoptr(GPtrArray) starts = g_ptr_array_new ();
           g_autoptr(GPtrArray) ends = g_ptr_array_new ();
-          gboolean all = producers->len > 0 && consumers->len > 0;
-          for (guint k = 0; all && k < producers->len; k++)
-            {
-              GraftNode *p = partner (al, s, ((NodeInfo *) producers->pdata[k])->node);
-              all = p != NULL;
-              if (p)
-                g_ptr_array_add (starts, p);
-            }
-          for (guint k = 0; all && k < consumers->len; k++)
-            {
-              GraftNode *c = partner (al, s, ((NodeInfo *) consumers->pdata[k])->node);
-              all = c != NULL;
-              if (c)
-                g_ptr_array_add (ends, c);
-            }
-          if (!all)
+          if (!partners_of_all (al, s, producers, starts) || !partners_of_all (al, s, consumers, ends))
             continue;
           g_autoptr(GHashTable) after = unmatched_region (al, 1 - s, starts, TRUE, 4096);
           g_autoptr(GHashTable) before = unmatched_region (al, 1 - s, ends, FALSE, 4096);
@@ -1311,6 +1317,24 @@ repair_value (Aligner *al, GraftValue *a, GraftValue *b)
   add_value_pair (al, a, b);
 }
 
+/* Pairs B's value b with a instead of what it was paired with. */
+static void
+repair_b_value (Aligner *al, GraftValue *b, GraftValue *a)
+{
+  for (guint i = 0; i < al->result->value_pairs->len; i++)
+    {
+      GraftValuePair *vp = &g_array_index (al->result->value_pairs, GraftValuePair, i);
+      if (vp->b == b)
+        {
+          g_hash_table_remove (al->value_of_a, vp->a);
+          vp->a = a;
+          g_hash_table_insert (al->value_of_a, a, b);
+          return;
+        }
+    }
+  add_value_pair (al, a, b);
+}
+
 /* A matched op whose partner is followed by unmatched ops before the
  * partners of its consumers: the other side split it (aten::linear as
  * MatMul, then Add of the bias). Its output is the last of them. */
@@ -1326,15 +1350,7 @@ find_split (Aligner *al)
           GraftNode *x = s == 0 ? pair.a : pair.b, *y = s == 0 ? pair.b : pair.a;
           g_autoptr(GPtrArray) consumers = consumers_of (&al->sides[s], x);
           g_autoptr(GPtrArray) ends = g_ptr_array_new ();
-          gboolean all = consumers->len > 0 && x->outputs->len == 1;
-          for (guint k = 0; all && k < consumers->len; k++)
-            {
-              GraftNode *c = partner (al, s, ((NodeInfo *) consumers->pdata[k])->node);
-              all = c != NULL;
-              if (c)
-                g_ptr_array_add (ends, c);
-            }
-          if (!all)
+          if (x->outputs->len != 1 || !partners_of_all (al, s, consumers, ends))
             continue;
           g_autoptr(GPtrArray) start = g_ptr_array_new ();
           g_ptr_array_add (start, y);
@@ -1365,7 +1381,7 @@ find_split (Aligner *al)
               if (s == 0)
                 repair_value (al, x->outputs->pdata[0], last->outputs->pdata[0]);
               else
-                add_value_pair (al, last->outputs->pdata[0], x->outputs->pdata[0]);
+                repair_b_value (al, x->outputs->pdata[0], last->outputs->pdata[0]);
             }
         }
     }
