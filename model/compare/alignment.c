@@ -718,24 +718,48 @@ find_folded (Aligner *al)
     }
 }
 
-/* Unmatched compute nodes upstream of node (through any inputs), up to
- * where matched nodes or graph inputs begin. */
-static void
-absorb_upstream (Aligner *al, guint s, GraftAlignmentNote *note, GraftNode *node, guint depth)
+/* Every consumer of p's outputs is in set. */
+static gboolean
+feeds_only (GraftNode *p, GHashTable *set)
 {
-  if (node == NULL || depth > 24)
+  for (guint j = 0; j < p->outputs->len; j++)
+    {
+      GraftValue *v = p->outputs->pdata[j];
+      for (guint k = 0; v && k < v->consumers->len; k++)
+        if (!g_hash_table_contains (set, v->consumers->pdata[k]))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+absorb_feeders (Aligner *al, guint s, GraftAlignmentNote *note, GraftNode *node, GHashTable *set, guint depth)
+{
+  if (depth > 24)
     return;
   for (guint i = 0; i < node->inputs->len; i++)
     {
       GraftValue *v = node->inputs->pdata[i];
       GraftNode *p = v ? v->producer : NULL;
-      if (p == NULL || matched (al, s, p) || g_hash_table_contains (al->sides[s].explained, p))
+      if (p == NULL || g_hash_table_contains (set, p) || matched (al, s, p) ||
+          g_hash_table_contains (al->sides[s].explained, p) || !feeds_only (p, set))
         continue;
-      NodeInfo *info = info_of (&al->sides[s], p);
-      if (info && alignable (info))
+      g_hash_table_add (set, p);
+      if (alignable (info_of (&al->sides[s], p)))
         absorb (al, s, note, p);
-      absorb_upstream (al, s, note, p, depth + 1);
+      absorb_feeders (al, s, note, p, set, depth + 1);
     }
+}
+
+/* The unmatched nodes that exist only to feed node (the abs and max
+ * before an .item(), the sum behind an If's condition): those whose every
+ * consumer is node or another of them. */
+static void
+absorb_upstream (Aligner *al, guint s, GraftAlignmentNote *note, GraftNode *node, guint depth)
+{
+  g_autoptr(GHashTable) set = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_hash_table_add (set, node);
+  absorb_feeders (al, s, note, node, set, depth);
 }
 
 static gboolean
@@ -860,6 +884,29 @@ pair_across (Aligner *al, guint s, GraftValue *mine, GraftValue *theirs)
     add_value_pair (al, theirs, mine);
 }
 
+/* An aligned node of role on side s that nothing matched or explained yet. */
+static gboolean
+unexplained (Aligner *al, guint s, NodeInfo *info, GraftOpRole role)
+{
+  return alignable (info) && info->family->role == role && !matched (al, s, info->node) &&
+         !g_hash_table_contains (al->sides[s].explained, info->node);
+}
+
+/* The partners of nodes (NodeInfo* of side s) into out; FALSE when one
+ * has none (or nodes is empty). */
+static gboolean
+partners_of_all (Aligner *al, guint s, GPtrArray *nodes, GPtrArray *out)
+{
+  for (guint k = 0; k < nodes->len; k++)
+    {
+      GraftNode *p = partner (al, s, ((NodeInfo *) nodes->pdata[k])->node);
+      if (p == NULL)
+        return FALSE;
+      g_ptr_array_add (out, p);
+    }
+  return nodes->len > 0;
+}
+
 /* The node of branch, not in used, that the other side's node y would
  * pair with: same module and family. */
 static NodeInfo *
@@ -958,12 +1005,21 @@ note_if (Aligner *al, guint s, NodeInfo *c, GPtrArray *subs)
     }
   /* nothing matched inside: the other side took a branch that computes
    * nothing (`if is_batched: x = x.unsqueeze(1)` traced with a batch) */
-  for (guint k = 0; taken == G_MAXUINT && k < n_branches && k < 2; k++)
+  /* what it feeds is matched, or explained by another note */
+  g_autoptr(GPtrArray) consumers = consumers_of (&al->sides[s], c->node);
+  gboolean placed = consumers->len > 0;
+  for (guint k = 0; k < consumers->len; k++)
+    {
+      GraftNode *next = ((NodeInfo *) consumers->pdata[k])->node;
+      placed &= matched (al, s, next) || g_hash_table_contains (al->sides[s].explained, next);
+    }
+  for (guint k = 0; placed && taken == G_MAXUINT && k < n_branches && k < 2; k++)
     if (counts[k] == 0 && !raises[k] && counts[1 - k] > 0)
       taken = k;
   g_autofree char *w = where (c->node);
   GraftAlignmentNote *note;
-  if (n_branches == 2 && (raises[0] || raises[1]) && counts[raises[0] ? 1 : 0] == 0)
+  /* a check: one branch raises, and neither computes anything */
+  if (n_branches == 2 && (raises[0] || raises[1]) && counts[0] == 0 && counts[1] == 0)
     {
       note = add_note (al, GRAFT_NOTE_RUNTIME_CHECK, s, c->node, NULL);
       note->description = g_strdup_printf ("%s keeps a runtime check (%s raising an exception) that %s does not have",
@@ -1062,31 +1118,8 @@ note_loop (Aligner *al, guint s, NodeInfo *c, GraftGraph *body)
     }
 }
 
-/* An aligned node of role on side s that nothing matched or explained yet. */
-static gboolean
-unexplained (Aligner *al, guint s, NodeInfo *info, GraftOpRole role)
-{
-  return alignable (info) && info->family->role == role && !matched (al, s, info->node) &&
-         !g_hash_table_contains (al->sides[s].explained, info->node);
-}
-
-/* The partners of nodes (NodeInfo* of side s) into out; FALSE when one
- * has none (or nodes is empty). */
-static gboolean
-partners_of_all (Aligner *al, guint s, GPtrArray *nodes, GPtrArray *out)
-{
-  for (guint k = 0; k < nodes->len; k++)
-    {
-      GraftNode *p = partner (al, s, ((NodeInfo *) nodes->pdata[k])->node);
-      if (p == NULL)
-        return FALSE;
-      g_ptr_array_add (out, p);
-    }
-  return nodes->len > 0;
-}
-
 static void
-find_control_flow (Aligner *al)
+find_control_flow_once (Aligner *al)
 {
   for (guint s = 0; s < 2; s++)
     {
@@ -1104,6 +1137,19 @@ find_control_flow (Aligner *al)
           else if (strcmp (c->node->op_type, "Loop") == 0)
             note_loop (al, s, c, subs->pdata[0]);
         }
+    }
+}
+
+/* Again while notes appear: an If feeding a flattened one is placed by it. */
+static void
+find_control_flow (Aligner *al)
+{
+  for (guint pass = 0; pass < 4; pass++)
+    {
+      guint before = al->result->notes->len;
+      find_control_flow_once (al);
+      if (al->result->notes->len == before)
+        break;
     }
 }
 

@@ -274,6 +274,21 @@ test_attention_decomposed (void)
   g_assert_cmpint (json_object_get_int_member (nr, "compared"), ==, 7);   /* every op of the trace */
 }
 
+/* Two unrelated models: little matches, and no note explains the rest
+ * away (a check's upstream, an If's branches). */
+static void
+test_unrelated_models (void)
+{
+  g_autoptr(GraftAlignment) al = align ("resnet18_traced.pt", "mobilenet_v2_scripted.pt");
+  g_assert_cmpuint (al->n_matched_a * 100, <, al->n_compute_a * 30);
+  g_assert_cmpuint (al->n_matched_b * 100, <, al->n_compute_b * 30);
+  for (guint i = 0; i < al->notes->len; i++)
+    {
+      GraftAlignmentNote *note = al->notes->pdata[i];
+      g_assert_cmpuint (note->absorbed->len + note->absorbed_other->len, <=, 4);
+    }
+}
+
 static void
 test_if_on_tensor (void)
 {
@@ -462,6 +477,7 @@ main (int argc, char **argv)
                         test_resnet_torchscript_vs_onnx);
   g_test_add_func ("/compare/mobilenet-v2/other-weights", test_mobilenet_other_weights);
   g_test_add_func ("/compare/attention-decomposed", test_attention_decomposed);
+  g_test_add_func ("/compare/unrelated-models", test_unrelated_models);
   g_test_add_func ("/compare/if-on-tensor", test_if_on_tensor);
   g_test_add_func ("/compare/item-baked", test_item_baked);
   g_test_add_func ("/compare/inplace-shape-baked", test_inplace_shape_baked);
