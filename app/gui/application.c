@@ -3,6 +3,7 @@
 #include "graft-config.h"
 #include "gui-config.h"
 #include "window.h"
+#include "compare-window.h"
 
 #define SAMPLE_NAME "tiny-cnn.onnx"
 
@@ -11,6 +12,7 @@ struct _GraftApplication
   AdwApplication parent_instance;
 
   GSettings *settings;
+  gboolean compare;   /* --compare: the two files opened next are compared */
 };
 
 G_DEFINE_FINAL_TYPE (GraftApplication, graft_application, ADW_TYPE_APPLICATION)
@@ -85,6 +87,16 @@ graft_application_open (GApplication *app, GFile **files, int n_files, const cha
 {
   GraftApplication *self = GRAFT_APPLICATION (app);
 
+  if (self->compare && n_files == 2)
+    {
+      g_autofree char *a = g_file_get_path (files[0]);
+      g_autofree char *b = g_file_get_path (files[1]);
+      self->compare = FALSE;
+      graft_compare_window_open_paths (GTK_APPLICATION (app), NULL, a, b);
+      return;
+    }
+  if (self->compare)
+    g_printerr ("graft: --compare takes two files, not %d\n", n_files);
   for (int i = 0; i < n_files; i++)
     {
       GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (app));
@@ -175,6 +187,7 @@ graft_application_handle_local_options (GApplication *app, GVariantDict *options
       g_print ("graft %s\n", GRAFT_VERSION);
       return 0;
     }
+  GRAFT_APPLICATION (app)->compare = g_variant_dict_contains (options, "compare");
   return -1;
 }
 
@@ -202,6 +215,7 @@ graft_application_class_init (GraftApplicationClass *klass)
 
 static const GOptionEntry options[] = {
   { "version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and exit", NULL },
+  { "compare", 0, 0, G_OPTION_ARG_NONE, NULL, "Compare the two FILEs side by side", NULL },
   { NULL }
 };
 

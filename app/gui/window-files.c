@@ -1,6 +1,7 @@
 /* Files in and pictures out: the Open dialog, the bundled sample, recent
  * models, drag and drop, and Export. */
 #include "window-private.h"
+#include "compare-window.h"
 
 
 #define MAX_RECENT_ITEMS 10
@@ -54,6 +55,59 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+on_compare_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT && self->model != NULL)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path != NULL)
+        graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self),
+                                        self->model, 0, path);
+    }
+  g_object_unref (dialog);
+}
+
+/* File → Compare With…: the shown model (as edited) against another file. */
+static void
+compare_with_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
+  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
+  if (self->model == NULL)
+    return;
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new ("Compare With", GTK_WINDOW (self),
+                                                              GTK_FILE_CHOOSER_ACTION_OPEN, "_Compare", "_Cancel");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), models_filter);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_compare_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* "win.compare-path::FILE": Compare With… without the dialog. */
+static void
+compare_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  if (self->model != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
+                                    0, g_variant_get_string (parameter, NULL));
+}
+
+/* File → Compare with Saved: the file on disk (A) against the model as
+ * edited since (B). */
+static void
+compare_saved_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *path = self->save_path ? self->save_path : self->model ? graft_model_get_path (self->model) : NULL;
+  if (self->model != NULL && path != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
+                                    1, path);
 }
 
 static void
@@ -334,6 +388,9 @@ graft_window_class_add_file_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open-sample", NULL, open_sample_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
   gtk_widget_class_install_action (widget_class, "win.open-path", "s", open_path_action);
+  gtk_widget_class_install_action (widget_class, "win.compare-with", NULL, compare_with_action);
+  gtk_widget_class_install_action (widget_class, "win.compare-path", "s", compare_path_action);
+  gtk_widget_class_install_action (widget_class, "win.compare-saved", NULL, compare_saved_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-to", "s", export_to_action);
   gtk_widget_class_install_action (widget_class, "win.reload", NULL, reload_action);

@@ -76,6 +76,8 @@ struct _GraftRuntime {
   GHashTable *function_depths; /* such a body → how many calls deep it is */
   double max_seconds;          /* 0: no limit */
   guint64 max_bytes;           /* 0: no limit */
+  GraftRuntimeObserveFunc observe;
+  gpointer observe_data;
 };
 
 typedef struct {
@@ -677,6 +679,15 @@ plan_function_call (GraftRuntime *rt, GraftGraph *graph, GraftNode *node, GError
   return &function_call_schema;
 }
 
+/* aten::mul_, aten::copy_ (not aten::__and__) */
+static gboolean
+is_inplace_aten (GraftNode *node)
+{
+  gsize len = strlen (node->op_type);
+  return g_strcmp0 (node->domain, "aten") == 0 && len > 1 && node->op_type[len - 1] == '_' &&
+         node->op_type[len - 2] != '_';
+}
+
 static gboolean
 plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 {
@@ -702,6 +713,11 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
   g_autofree guint *last_use = g_new (guint, plan->n_slots);
   for (guint s = 0; s < plan->n_slots; s++)
     last_use[s] = NO_SLOT;
+  /* TorchScript in-place ops (aten::mul_) mutate their first input, and
+   * later nodes read the mutated tensor through the input's name: those
+   * reads go to the in-place op's output instead (file order is kept by
+   * the topological order, so they run after it). */
+  g_autoptr(GHashTable) mutated = g_hash_table_new (g_direct_hash, g_direct_equal);
 
   for (guint i = 0; i < order->len; i++)
     {
@@ -727,6 +743,13 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
           step->inputs[j] = (ValueRef) { 0, NO_SLOT };
           if (v == NULL)
             continue;
+          for (GraftValue *w; (w = g_hash_table_lookup (mutated, v)) != NULL;)
+            {
+              v = w;
+              guint slot = plan_slot (plan, v);
+              if (slot != NO_SLOT)
+                last_use[slot] = i;
+            }
           if (!value_ref (graph, v, &step->inputs[j], rt, error))
             {
               g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
@@ -753,6 +776,10 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         }
       step->timing_index = timing_counter_add (rt, node);
       step->residual_from = NO_STEP;
+      if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&
+          node->outputs->pdata[0] && ((GraftValue *) node->inputs->pdata[0])->graph == graph &&
+          node->inputs->pdata[0] != node->outputs->pdata[0])
+        g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
     }
 
   fuse_activations (rt, plan);
@@ -916,6 +943,13 @@ GPtrArray *
 graft_runtime_get_outputs (GraftRuntime *self)
 {
   return self->outputs;
+}
+
+void
+graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc func, gpointer user_data)
+{
+  self->observe = func;
+  self->observe_data = user_data;
 }
 
 void
@@ -1099,7 +1133,8 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
         }
     }
 
-  if (step->forward_input || (step->residual_from != NO_STEP && frame->residual_taken[step->residual_from]))
+  if (run->runtime->observe == NULL &&
+      (step->forward_input || (step->residual_from != NO_STEP && frame->residual_taken[step->residual_from])))
     {
       /* the producing Conv already applied this activation (or residual Add) */
       if (step->n_outputs > 0 && step->outputs[0] != NO_SLOT)
@@ -1286,6 +1321,10 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
           t->calls++;
         }
+      if (plan == rt->main && rt->observe)
+        for (guint j = 0; j < step->n_outputs; j++)
+          if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
+            rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);
       for (guint r = 0; r < step->n_release; r++)
         g_clear_pointer (&frame.values[step->release[r]], graft_rt_tensor_unref);
       if (plan == rt->main)
@@ -1543,7 +1582,7 @@ GraftRtTensor *
 graft_kernel_get_residual (GraftKernelContext *ctx)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  if (e == NULL || e->step == NULL || !e->step->has_residual)
+  if (e == NULL || e->step == NULL || !e->step->has_residual || e->run->runtime->observe)
     return NULL;
   return frame_get (e->frame, e->step->residual);
 }
@@ -1561,7 +1600,8 @@ graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
   /* a clamp after a residual Add belongs after the Add */
-  if (e == NULL || e->step == NULL || !e->step->fused || (e->step->has_residual && !residual_taken (e)))
+  if (e == NULL || e->step == NULL || !e->step->fused || (e->step->has_residual && !residual_taken (e)) ||
+      e->run->runtime->observe)
     return FALSE;
   *lo = e->step->fused_lo;
   *hi = e->step->fused_hi;

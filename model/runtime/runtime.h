@@ -82,6 +82,14 @@ void graft_runtime_run_async (GraftRuntime *self,
                               gpointer user_data);
 GPtrArray *graft_runtime_run_finish (GraftRuntime *self, GAsyncResult *result, GError **error);
 
+/* Called after each node of the main graph runs, once per output value
+ * it computed (for comparing intermediate values). While an observer is
+ * set every node runs on its own (no activation or residual Add fused into
+ * a Conv), so that each value is what its own node computes. The tensor is
+ * borrowed: take a reference to keep it. NULL func removes the observer. */
+typedef void (*GraftRuntimeObserveFunc) (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data);
+void graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc func, gpointer user_data);
+
 /* Per-node timing collection (off by default: it costs a clock read per node). */
 void graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled);
 /* GraftNodeTiming for every executed node (main graph nodes in run order;

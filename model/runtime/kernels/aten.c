@@ -192,6 +192,21 @@ kernel_identity (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* clone(x, memory_format=None): a copy, so that in-place ops on it
+ * (out.mul_()) leave x alone */
+static gboolean
+kernel_clone (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *t = graft_kernel_input (ctx, 0);
+  if (t == NULL)
+    return graft_kernel_fail (error, "input is missing");
+  GraftRtTensor *copy = graft_rt_tensor_copy (t, error);
+  if (copy == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, copy);
+  return TRUE;
+}
+
 /* ---- shapes ---- */
 
 static gboolean
@@ -573,7 +588,7 @@ const GraftOpSchema graft_ops_aten[] = {
   PRIM ("Loop", kernel_prim_loop),
   ATEN ("Bool", kernel_to_scalar), ATEN ("Int", kernel_to_scalar), ATEN ("Float", kernel_to_scalar),
   ATEN ("dropout", kernel_identity), ATEN ("dropout_", kernel_identity), ATEN ("feature_dropout", kernel_identity),
-  ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity),
+  ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity), ATEN ("clone", kernel_clone),
   ATEN ("flatten", kernel_flatten),
   ATEN ("cat", kernel_cat),
   ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("max", kernel_reduce), ATEN ("amax", kernel_reduce),

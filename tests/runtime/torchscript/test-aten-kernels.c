@@ -520,12 +520,14 @@ test_clamp_bounds (void)
   add_input (&b, "x");
   GraftNode *n = add_node (&b, "aten::sub", IN ("x"), IN ("shifted"));
   arg_int (n, 1, 3);
-  n = add_node (&b, "aten::hardtanh_", IN ("shifted"), IN ("relu6"));
-  arg_float (n, 1, 0.);
-  arg_float (n, 2, 6.);
+  /* clamp first: hardtanh_ mutates shifted, and nodes after it read the
+   * mutated tensor, as in PyTorch */
   n = add_node (&b, "aten::clamp", IN ("shifted"), IN ("below"));
   arg_none (n, 1);
   arg_float (n, 2, 2.);
+  n = add_node (&b, "aten::hardtanh_", IN ("shifted"), IN ("relu6"));
+  arg_float (n, 1, 0.);
+  arg_float (n, 2, 6.);
   add_output (&b, "relu6");
   add_output (&b, "below");
   g_autoptr(GraftRtTensor) x = arange_f32 (1, (gint64[]) { 12 });

@@ -1,0 +1,567 @@
+/* graft-cli diff: compares two models (a trace and a script of the same
+ * module, a TorchScript model and its ONNX export, an ONNX model and an
+ * edit of it).
+ *
+ *   graft-cli diff A B [--json] [--input NAME=FILE]... [--random] [--seed N]
+ *                  [--dim NAME=V[,V...]]... [--shape NAME=DIMS[,DIMS...]]...
+ *                  [--rtol R] [--atol A] [--pairs]
+ *
+ * Always aligns the two graphs and prints the structural diff; with
+ * --input or --random also runs both in Graft's runtime, once per shape
+ * setting (the k-th value of every --dim / --shape list; a shorter list
+ * keeps its last value), and compares outputs and matched intermediates.
+ * Exit status: 0 equivalent (no structural difference but folded
+ * BatchNorms and runtime checks, and all outputs close), 1 they differ,
+ * 2 error. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+#include "cli.h"
+#include "loader.h"
+#include "compare/alignment.h"
+#include "compare/input-settings.h"
+#include "compare/numeric-diff.h"
+#include "compare/structural-diff.h"
+#include "runtime/inputs.h"
+#include "runtime/tensor-file.h"
+
+typedef struct {
+  gboolean json;
+  gboolean pairs;
+  char **inputs;
+  gboolean random;
+  gint64 seed;
+  char **dims;
+  char **shapes;
+  double rtol;
+  double atol;
+} DiffOptions;
+
+static gboolean
+read_given_inputs (GraftNumericDiff *nd, DiffOptions *opts, GHashTable *given, GError **error)
+{
+  GPtrArray *inputs = graft_numeric_diff_get_inputs (nd);
+  for (guint i = 0; opts->inputs && opts->inputs[i]; i++)
+    {
+      const char *arg = opts->inputs[i];
+      const char *eq = strchr (arg, '=');
+      GraftValue *target = NULL;
+      const char *path = arg;
+      if (eq)
+        {
+          g_autofree char *name = g_strndup (arg, eq - arg);
+          for (guint k = 0; k < inputs->len && target == NULL; k++)
+            {
+              GraftValue *v = inputs->pdata[k], *p = graft_numeric_diff_get_partner_input (nd, v);
+              if (g_strcmp0 (v->name, name) == 0 || (p && g_strcmp0 (p->name, name) == 0))
+                target = v;
+            }
+          if (target == NULL)
+            {
+              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--input %s: neither model has an input '%s'",
+                           arg, name);
+              return FALSE;
+            }
+          path = eq + 1;
+        }
+      else
+        for (guint k = 0; k < inputs->len && target == NULL; k++)
+          if (!g_hash_table_contains (given, ((GraftValue *) inputs->pdata[k])->name))
+            target = inputs->pdata[k];
+      if (target == NULL)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--input %s: every input is already given", arg);
+          return FALSE;
+        }
+      GraftRtTensor *t = graft_tensor_file_read (path, target->kind, NULL, error);
+      if (t == NULL)
+        return FALSE;
+      g_hash_table_insert (given, target->name, t);
+    }
+  return TRUE;
+}
+
+static GraftInputSettings *
+parse_settings (DiffOptions *opts, GError **error)
+{
+  g_autoptr(GraftInputSettings) settings = graft_input_settings_new ();
+  for (guint i = 0; opts->dims && opts->dims[i]; i++)
+    if (!graft_input_settings_add_dims (settings, opts->dims[i], error))
+      return g_prefix_error (error, "--dim: "), NULL;
+  for (guint i = 0; opts->shapes && opts->shapes[i]; i++)
+    if (!graft_input_settings_add_shapes (settings, opts->shapes[i], error))
+      return g_prefix_error (error, "--shape: "), NULL;
+  return g_steal_pointer (&settings);
+}
+
+static GPtrArray *
+run_numeric (GraftNumericDiff *nd, DiffOptions *opts, GError **error)
+{
+  g_autoptr(GraftInputSettings) settings = parse_settings (opts, error);
+  g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  if (settings == NULL || !read_given_inputs (nd, opts, given, error))
+    return NULL;
+  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_numeric_run_free);
+  for (guint k = 0; k < graft_input_settings_get_n_runs (settings); k++)
+    {
+      g_autofree char *label = NULL;
+      g_autoptr(GHashTable) inputs = graft_input_settings_make_inputs (settings, nd, k, given, opts->random,
+                                                                       (guint32) opts->seed, &label, error);
+      if (inputs == NULL)
+        {
+          g_autofree char *message = g_strdup ((*error)->message);
+          g_clear_error (error);
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "%s (options: --shape NAME=DIMS, --dim NAME=VALUE, --input NAME=FILE, --random)", message);
+          return NULL;
+        }
+      GraftNumericRun *run = graft_numeric_diff_run (nd, inputs, label, error);
+      if (run == NULL)
+        return NULL;
+      g_ptr_array_add (runs, run);
+    }
+  return g_steal_pointer (&runs);
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+
+static const char *
+node_name (GraftNode *node)
+{
+  return node && node->name && *node->name ? node->name : node ? node->op : "";
+}
+
+static const char *
+node_group (GraftNode *node)
+{
+  return node && node->group && node->group->path ? node->group->path : "";
+}
+
+static void
+add_string (JsonBuilder *b, const char *member, const char *value)
+{
+  json_builder_set_member_name (b, member);
+  if (value)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+add_int (JsonBuilder *b, const char *member, gint64 value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_int_value (b, value);
+}
+
+static void
+add_bool (JsonBuilder *b, const char *member, gboolean value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_boolean_value (b, value);
+}
+
+static void
+add_node_object (JsonBuilder *b, GraftNode *node)
+{
+  json_builder_begin_object (b);
+  add_string (b, "name", node->name ? node->name : "");
+  add_string (b, "op", node->op);
+  add_string (b, "group", node_group (node));
+  json_builder_end_object (b);
+}
+
+static void
+add_node_json (JsonBuilder *b, const char *member, GraftNode *node)
+{
+  json_builder_set_member_name (b, member);
+  if (node == NULL)
+    json_builder_add_null_value (b);
+  else
+    add_node_object (b, node);
+}
+
+static void
+add_double (JsonBuilder *b, const char *member, double v)
+{
+  json_builder_set_member_name (b, member);
+  if (isfinite (v))
+    json_builder_add_double_value (b, v);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+add_nodes_json (JsonBuilder *b, const char *member, GPtrArray *nodes)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_begin_array (b);
+  for (guint i = 0; i < nodes->len; i++)
+    add_node_object (b, nodes->pdata[i]);
+  json_builder_end_array (b);
+}
+
+static void
+add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
+{
+  json_builder_set_member_name (b, "alignment");
+  json_builder_begin_object (b);
+  add_int (b, "compute_nodes_a", al->n_compute_a);
+  add_int (b, "compute_nodes_b", al->n_compute_b);
+  add_int (b, "matched_a", al->n_matched_a);
+  add_int (b, "matched_b", al->n_matched_b);
+  add_int (b, "exact", sd->n_exact);
+  add_int (b, "inferred", sd->n_inferred);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "pairs");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < al->node_pairs->len; i++)
+    {
+      GraftNodePair *p = &g_array_index (al->node_pairs, GraftNodePair, i);
+      json_builder_begin_object (b);
+      add_node_json (b, "a", p->a);
+      add_node_json (b, "b", p->b);
+      add_string (b, "match", p->kind == GRAFT_MATCH_EXACT ? "exact" : "inferred");
+      add_string (b, "reason", p->reason);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+
+  json_builder_set_member_name (b, "unmatched");
+  json_builder_begin_object (b);
+  add_nodes_json (b, "a", al->only_a);
+  add_nodes_json (b, "b", al->only_b);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "notes");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < al->notes->len; i++)
+    {
+      GraftAlignmentNote *n = al->notes->pdata[i];
+      json_builder_begin_object (b);
+      add_string (b, "kind", graft_note_kind_to_string (n->kind));
+      add_string (b, "side", n->in_a ? "a" : "b");
+      add_node_json (b, "node", n->node);
+      add_node_json (b, "other", n->other);
+      add_nodes_json (b, "absorbed", n->absorbed);
+      add_nodes_json (b, "absorbed_other", n->absorbed_other);
+      add_string (b, "description", n->description);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
+add_changes_json (JsonBuilder *b, GraftStructuralDiff *sd)
+{
+  json_builder_set_member_name (b, "changes");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < sd->changes->len; i++)
+    {
+      GraftChange *c = sd->changes->pdata[i];
+      json_builder_begin_object (b);
+      add_string (b, "kind", graft_change_kind_to_string (c->kind));
+      add_node_json (b, "a", c->a);
+      add_node_json (b, "b", c->b);
+      add_string (b, "what", c->what);
+      add_string (b, "before", c->before);
+      add_string (b, "after", c->after);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+
+  json_builder_set_member_name (b, "groups");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < sd->groups->len; i++)
+    {
+      GraftGroupDiff *g = sd->groups->pdata[i];
+      json_builder_begin_object (b);
+      add_string (b, "path", g->path);
+      const char *names[] = { "matched", "changed", "only_a", "only_b", "notes" };
+      guint values[] = { g->matched, g->changed, g->only_a, g->only_b, g->notes };
+      for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+        {
+          add_int (b, names[k], values[k]);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
+add_value_error_json (JsonBuilder *b, const GraftValueError *e)
+{
+  json_builder_begin_object (b);
+  add_string (b, "a", e->a->name);
+  add_string (b, "b", e->b->name);
+  add_node_json (b, "node_a", e->a->producer);
+  add_node_json (b, "node_b", e->b->producer);
+  add_bool (b, "close", e->close);
+  add_double (b, "max_abs", e->max_abs);
+  add_double (b, "max_rel", e->max_rel);
+  if (e->shape_differs)
+    {
+      add_string (b, "shape_a", e->shape_a);
+      add_string (b, "shape_b", e->shape_b);
+    }
+  json_builder_end_object (b);
+}
+
+static void
+add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptions *opts)
+{
+  json_builder_set_member_name (b, "numeric");
+  if (runs == NULL)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  add_double (b, "rtol", opts->rtol);
+  add_double (b, "atol", opts->atol);
+  json_builder_set_member_name (b, "runs");
+  json_builder_begin_array (b);
+  for (guint r = 0; r < runs->len; r++)
+    {
+      GraftNumericRun *run = runs->pdata[r];
+      g_autofree char *verdict = graft_numeric_run_describe (run, al);
+      json_builder_begin_object (b);
+      add_string (b, "inputs", run->label);
+      add_string (b, "verdict", verdict);
+      add_bool (b, "outputs_close", run->outputs_close);
+      add_string (b, "error_a", run->error_a);
+      add_string (b, "error_b", run->error_b);
+      add_int (b, "compared", run->n_compared);
+      add_int (b, "divergent", run->n_divergent);
+      add_double (b, "seconds_a", run->seconds_a);
+      add_double (b, "seconds_b", run->seconds_b);
+      json_builder_set_member_name (b, "first_divergent");
+      const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+      if (first)
+        add_value_error_json (b, first);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "values");
+      json_builder_begin_array (b);
+      for (guint i = 0; i < run->values->len; i++)
+        add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+static void
+print_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOptions *opts, gboolean equivalent,
+            double align_seconds)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "a", graft_model_get_path (al->a));
+  add_string (b, "b", graft_model_get_path (al->b));
+  add_bool (b, "equivalent", equivalent);
+  add_string (b, "summary", sd->summary);
+  add_double (b, "alignment_seconds", align_seconds);
+  add_alignment_json (b, al, sd);
+  add_changes_json (b, sd);
+  add_numeric_json (b, al, runs, opts);
+  json_builder_end_object (b);
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  g_autofree char *text = json_generator_to_data (gen, NULL);
+  printf ("%s\n", text);
+}
+
+static void
+print_node_list (const char *title, GPtrArray *nodes)
+{
+  if (nodes->len == 0)
+    return;
+  printf ("\n%s (%u):\n", title, nodes->len);
+  for (guint i = 0; i < nodes->len; i++)
+    printf ("  %-24s %-40s %s\n", ((GraftNode *) nodes->pdata[i])->op, node_name (nodes->pdata[i]), node_group (nodes->pdata[i]));
+}
+
+static void
+print_text (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOptions *opts)
+{
+  printf ("A: %s\nB: %s\n\n%s\n", graft_model_get_path (al->a), graft_model_get_path (al->b), sd->summary);
+  printf ("\nAlignment: %u of %u compute nodes of A matched or explained (%.1f%%), %u of %u of B (%.1f%%)\n",
+          al->n_matched_a, al->n_compute_a, al->n_compute_a ? 100.0 * al->n_matched_a / al->n_compute_a : 100.0,
+          al->n_matched_b, al->n_compute_b, al->n_compute_b ? 100.0 * al->n_matched_b / al->n_compute_b : 100.0);
+  if (al->notes->len)
+    {
+      printf ("\nDifferences explained:\n");
+      for (guint i = 0; i < al->notes->len; i++)
+        {
+          GraftAlignmentNote *n = al->notes->pdata[i];
+          printf ("  %-14s %s\n", graft_note_kind_to_string (n->kind), n->description);
+        }
+    }
+  if (sd->changes->len)
+    {
+      printf ("\nChanged (%u):\n", sd->changes->len);
+      for (guint i = 0; i < sd->changes->len; i++)
+        {
+          GraftChange *c = sd->changes->pdata[i];
+          printf ("  %-10s %s %s: %s → %s\n", graft_change_kind_to_string (c->kind),
+                  c->b ? node_name (c->b) : "input", c->what, c->before, c->after);
+        }
+    }
+  print_node_list ("Only in A", al->only_a);
+  print_node_list ("Only in B", al->only_b);
+  gboolean header = FALSE;
+  for (guint i = 0; i < sd->groups->len; i++)
+    {
+      GraftGroupDiff *g = sd->groups->pdata[i];
+      if (g->changed + g->only_a + g->only_b + g->notes == 0)
+        continue;
+      if (!header)
+        printf ("\n%-40s %8s %8s %8s %8s %8s\n", "group", "matched", "changed", "only A", "only B", "notes");
+      header = TRUE;
+      printf ("%-40s %8u %8u %8u %8u %8u\n", *g->path ? g->path : "(top level)", g->matched, g->changed, g->only_a,
+              g->only_b, g->notes);
+    }
+  if (opts->pairs)
+    {
+      printf ("\nPairs (%u):\n", al->node_pairs->len);
+      for (guint i = 0; i < al->node_pairs->len; i++)
+        {
+          GraftNodePair *p = &g_array_index (al->node_pairs, GraftNodePair, i);
+          printf ("  %-8s %-40s ↔ %-40s (%s)\n", p->kind == GRAFT_MATCH_EXACT ? "exact" : "inferred",
+                  node_name (p->a), node_name (p->b), p->reason);
+        }
+    }
+  for (guint r = 0; runs && r < runs->len; r++)
+    {
+      GraftNumericRun *run = runs->pdata[r];
+      double worst_abs = 0, worst_rel = 0;
+      for (guint i = 0; i < run->values->len; i++)
+        {
+          GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+          if (e->a->is_graph_output)
+            worst_abs = MAX (worst_abs, e->max_abs), worst_rel = MAX (worst_rel, e->max_rel);
+        }
+      g_autofree char *verdict = graft_numeric_run_describe (run, al);
+      printf ("\n%c%s\n", g_ascii_toupper (verdict[0]), verdict + 1);
+      printf ("Run at %s: outputs %s (max abs %.3g, rel %.3g; rtol %g, atol %g); %u values compared, %u divergent\n",
+              run->label, run->outputs_close ? "close" : "DIFFER", worst_abs, worst_rel, opts->rtol, opts->atol,
+              run->n_compared, run->n_divergent);
+      if (run->error_a)
+        printf ("  A fails: %s\n", run->error_a);
+      if (run->error_b)
+        printf ("  B fails: %s\n", run->error_b);
+      const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+      if (first && first->shape_differs)
+        printf ("  first divergent: %s (%s) ↔ %s (%s): shape %s vs %s\n", node_name (first->a->producer), first->a->name,
+                node_name (first->b->producer), first->b->name, first->shape_a, first->shape_b);
+      else if (first)
+        printf ("  first divergent: %s (%s) ↔ %s (%s): max abs %.3g, rel %.3g\n", node_name (first->a->producer),
+                first->a->name, node_name (first->b->producer), first->b->name, first->max_abs, first->max_rel);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+
+static int
+diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) a = graft_model_load (path_a, NULL, NULL, NULL, &error);
+  if (a == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 2;
+    }
+  g_autoptr(GraftModel) b = graft_model_load (path_b, NULL, NULL, NULL, &error);
+  if (b == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 2;
+    }
+  gint64 start = g_get_monotonic_time ();
+  g_autoptr(GraftAlignment) al = graft_alignment_new (a, b, &error);
+  double align_seconds = (g_get_monotonic_time () - start) / 1e6;
+  if (al == NULL)
+    {
+      graft_cli_print_error ("diff: %s", error->message);
+      return 2;
+    }
+  g_autoptr(GraftStructuralDiff) sd = graft_structural_diff_new (al);
+  gboolean equivalent = graft_structural_diff_is_equivalent (sd);
+
+  g_autoptr(GPtrArray) runs = NULL;
+  if (opts->random || opts->inputs)
+    {
+      g_autoptr(GraftNumericDiff) nd = graft_numeric_diff_new (al, opts->rtol, opts->atol, &error);
+      if (nd == NULL)
+        {
+          graft_cli_print_error ("diff: %s", error->message);
+          return 2;
+        }
+      runs = run_numeric (nd, opts, &error);
+      if (runs == NULL)
+        {
+          graft_cli_print_error ("diff: %s", error->message);
+          return 2;
+        }
+      for (guint r = 0; r < runs->len; r++)
+        equivalent &= ((GraftNumericRun *) runs->pdata[r])->outputs_close;
+    }
+  if (opts->json)
+    print_json (al, sd, runs, opts, equivalent, align_seconds);
+  else
+    print_text (al, sd, runs, opts);
+  return equivalent ? 0 : 1;
+}
+
+int
+graft_cli_diff (int argc, char **argv)
+{
+  DiffOptions opts = { .rtol = 1e-5, .atol = 1e-5 };
+  g_auto(GStrv) rest = NULL;
+  g_autoptr(GError) error = NULL;
+  GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &opts.json, "Print the result as JSON", NULL },
+    { "pairs", 0, 0, G_OPTION_ARG_NONE, &opts.pairs, "List every matched pair (text output)", NULL },
+    { "input", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &opts.inputs, "Input from a .npy or .pb file, fed to both models", "[NAME=]FILE" },
+    { "random", 0, 0, G_OPTION_ARG_NONE, &opts.random, "Random data for inputs not given", NULL },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &opts.seed, "Seed for --random (default 0)", "N" },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.dims, "Values of a symbolic dimension, one run each", "NAME=V[,V...]" },
+    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.shapes, "Shapes of a random input, one run each", "NAME=DIMS[,DIMS...]" },
+    { "rtol", 0, 0, G_OPTION_ARG_DOUBLE, &opts.rtol, "Relative tolerance (default 1e-5)", "R" },
+    { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &opts.atol, "Absolute tolerance (default 1e-5)", "A" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "A B" },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("A B - compare two models");
+  g_option_context_add_main_entries (context, entries, NULL);
+  int status;
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      graft_cli_print_error ("diff: %s", error->message);
+      status = 2;
+    }
+  else if (rest == NULL || rest[0] == NULL || rest[1] == NULL || rest[2] != NULL)
+    {
+      graft_cli_print_error ("diff: expected two models A and B (see graft-cli diff --help)");
+      status = 2;
+    }
+  else if (!(opts.rtol >= 0) || !(opts.atol >= 0))
+    {
+      graft_cli_print_error ("diff: --rtol and --atol must be non-negative numbers");
+      status = 2;
+    }
+  else
+    status = diff_models (rest[0], rest[1], &opts);
+  g_strfreev (opts.inputs);
+  g_strfreev (opts.dims);
+  g_strfreev (opts.shapes);
+  return status;
+}

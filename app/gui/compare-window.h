@@ -1,0 +1,42 @@
+/* A window comparing two models side by side: both graphs on canvases
+ * whose selections follow each other through the alignment
+ * (model/compare), the differences marked on both (only on this side:
+ * red, changed: amber, explained difference such as a flattened If or a
+ * baked constant: blue) with a legend, and a Differences list that
+ * selects both sides of the difference clicked. */
+#pragma once
+
+#include <gtk/gtk.h>
+#include "compare/alignment.h"
+#include "compare/numeric-diff.h"
+
+G_BEGIN_DECLS
+
+#define GRAFT_TYPE_COMPARE_WINDOW (graft_compare_window_get_type ())
+G_DECLARE_FINAL_TYPE (GraftCompareWindow, graft_compare_window, GRAFT, COMPARE_WINDOW, GtkApplicationWindow)
+
+/* Aligns a with b (fails only for a model without a graph). */
+GraftCompareWindow *graft_compare_window_new (GtkApplication *app, GraftModel *a, GraftModel *b, GError **error);
+
+/* Loads both files (in a worker thread) and presents their comparison;
+ * a load that fails is shown in a message dialog on parent (may be NULL). */
+void graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const char *path_a, const char *path_b);
+/* The same with a model already open (the window's, edits included; a
+ * copy is compared) as side model_side (0: A, 1: B) and the file at path
+ * as the other. */
+void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *model, guint model_side,
+                                     const char *path);
+
+GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
+/* The canvas of side 0 (A) or 1 (B). */
+GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side);
+/* Rows of the Differences list shown under the current filter. */
+guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
+
+/* compare.run-both("x=1x3x224x224 batch=2") runs both models on the same
+ * random inputs and marks the values that differ on both canvases; the
+ * result of the last run (NULL before one), and whether one is running. */
+GraftNumericRun *graft_compare_window_get_last_run (GraftCompareWindow *self);
+gboolean graft_compare_window_is_running (GraftCompareWindow *self);
+
+G_END_DECLS
