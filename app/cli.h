@@ -10,6 +10,7 @@ int graft_cli_render (int argc, char **argv);
 int graft_cli_run (int argc, char **argv);
 int graft_cli_lint (int argc, char **argv);
 int graft_cli_edit (int argc, char **argv);
+int graft_cli_convert (int argc, char **argv);
 
 /* Prints "graft-cli: <message>" on stderr as one line. */
 void graft_cli_print_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

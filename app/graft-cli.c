@@ -18,6 +18,7 @@ static const GraftCliCommand commands[] = {
   { "lint", graft_cli_lint, "FILE [--json] [--onnx-export]  list problems (exit 1 on errors)" },
   { "edit", graft_cli_edit, "IN -o OUT [--dynamic IN:AXIS=NAME]... [--shape IN=1x3x224x224]... "
                             "[--bypass NODE]... [--delete NODE]... [--extract IN,..:OUT,..]  rewrite and save as ONNX" },
+  { "convert", graft_cli_convert, "IN.pt -o OUT.onnx [--opset N] [--shape IN=1x3x224x224]... [--dynamic IN:AXIS=NAME]...  TorchScript to ONNX" },
 };
 
 void
