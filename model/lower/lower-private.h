@@ -134,6 +134,8 @@ GraftGraph *graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, co
 GHashTable *_graft_lower_types_new (void);
 void _graft_lower_declare_type (GraftLowerContext *ctx, GraftValue *value, GraftDType dtype, const GraftShape *shape);
 char *_graft_lower_unique_node_name (GraftLowerContext *ctx, const char *op_type);
+GraftValue *_graft_lower_add_constant (GraftLowerContext *ctx, GraftTensor *tensor /* transfer full */);
+void _graft_lower_fold_batch_norms (GraftLowerContext *ctx, GraftGraph *graph);
 gboolean _graft_lower_nodes (GraftLowerContext *ctx, GraftGraph *source, GError **error);
 GraftNode *_graft_lower_custom_node (GraftLowerContext *ctx, const char *domain, const char *op_type, guint n_outputs);
 

@@ -315,8 +315,8 @@ graft_lower_op (GraftLowerContext *ctx, const char *op_type, guint n_inputs, ...
 
 /* ---- constants: initializers of the main graph ---- */
 
-static GraftValue *
-add_constant (GraftLowerContext *ctx, GraftTensor *tensor /* transfer full */)
+GraftValue *
+_graft_lower_add_constant (GraftLowerContext *ctx, GraftTensor *tensor /* transfer full */)
 {
   g_autofree char *name = NULL;
   do
@@ -344,7 +344,7 @@ constant_from_data (GraftLowerContext *ctx, GraftDType dtype, int rank, const gi
   GraftTensor *tensor = graft_tensor_new (NULL, dtype, rank, dims);
   g_autoptr(GBytes) bytes = g_bytes_new (data, nbytes);
   graft_tensor_set_data (tensor, bytes, NULL);
-  return add_constant (ctx, tensor);
+  return _graft_lower_add_constant (ctx, tensor);
 }
 
 GraftValue *
@@ -405,7 +405,7 @@ graft_lower_const_attribute (GraftLowerContext *ctx, const GraftAttribute *const
             graft_tensor_unref (t);
             return NULL;
           }
-        return add_constant (ctx, t);
+        return _graft_lower_add_constant (ctx, t);
       }
     default:
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ir/model-error.h"
 #include "graft-config.h"
+#include "edit/graph-surgery.h"
 
 #define GRAFT_LOWER_FAMILY(family) extern const GraftLowering graft_lowerings_##family[];
 #include "lower/lower-families.h"
@@ -475,6 +476,13 @@ graft_lower_to_onnx (GraftModel *model, const GraftLowerOptions *options, GError
       ok = add_output (&ctx, graph, graft_lower_lookup (&ctx, out), out->name, TRUE, error);
     }
 
+  if (ok)
+    {
+      _graft_lower_fold_batch_norms (&ctx, graph);
+      /* Shape → Gather made for a dim only a dropped check read, and
+       * weights a fold replaced. */
+      graft_graph_prune (graph);
+    }
   g_hash_table_unref (ctx.map);
   g_hash_table_unref (ctx.types);
   g_hash_table_unref (ctx.rt_data);
