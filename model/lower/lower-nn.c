@@ -258,8 +258,43 @@ gemm (GraftLowerContext *ctx, GraftValue *a, GraftValue *b, GraftValue *c, gbool
   return graft_lower_finish (ctx, n);
 }
 
-/* linear(input, weight, bias): Gemm for a 2-D input, else MatMul by the
- * transposed weight (+ bias). */
+/* Wᵀ of a 2-D weight: a transposed constant when W is one (torch.onnx's
+ * constant folding does the same), else a Transpose node. */
+static GraftValue *
+transposed_weight (GraftLowerContext *ctx, GraftValue *w)
+{
+  GraftTensor *t = w->initializer;
+  GBytes *data = t && t->rank == 2 && t->dtype == GRAFT_DTYPE_FLOAT32 ? graft_tensor_get_data (t, NULL) : NULL;
+  if (data != NULL)
+    {
+      gint64 rows = t->dims[0], cols = t->dims[1];
+      const float *src = g_bytes_get_data (data, NULL);
+      float *dst = g_new (float, MAX (rows * cols, 1));
+      for (gint64 r = 0; r < rows; r++)
+        for (gint64 c = 0; c < cols; c++)
+          dst[c * rows + r] = src[r * cols + c];
+      gint64 dims[2] = { cols, rows };
+      GraftTensor *wt = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, 2, dims);
+      g_autoptr(GBytes) bytes = g_bytes_new_take (dst, rows * cols * sizeof (float));
+      graft_tensor_set_data (wt, bytes, NULL);
+      return _graft_lower_add_constant (ctx, wt);
+    }
+  GraftNode *transpose = graft_lower_node (ctx, "Transpose", 1, 1, w);
+  add_ints (transpose, "perm", (gint64[]) { 1, 0 }, 2);
+  return graft_lower_finish (ctx, transpose);
+}
+
+/* x·Wᵀ + b: Gemm for a 2-D x, else MatMul (+ Add). */
+static GraftValue *
+linear (GraftLowerContext *ctx, GraftValue *x, GraftValue *w, GraftValue *b)
+{
+  if (graft_lower_rank (ctx, x) == 2 && graft_lower_rank (ctx, w) == 2)
+    return gemm (ctx, x, w, b, TRUE, 1, 1);
+  GraftValue *y = graft_lower_op (ctx, "MatMul", 2, x, transposed_weight (ctx, w));
+  return b ? graft_lower_op (ctx, "Add", 2, y, b) : y;
+}
+
+/* linear(input, weight, bias) */
 static gboolean
 lower_linear (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -270,16 +305,92 @@ lower_linear (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   if (!graft_lower_arg_is_none (ctx, node, 2) && (b = graft_lower_arg_tensor (ctx, node, 2, error)) == NULL)
     return FALSE;
-  if (graft_lower_rank (ctx, x) == 2 && graft_lower_rank (ctx, w) == 2)
+  graft_lower_set_output (ctx, node, 0, linear (ctx, x, w, b));
+  return TRUE;
+}
+
+static GraftValue *
+layer_norm (GraftLowerContext *ctx, GraftValue *x, GraftValue *w, GraftValue *b, double eps)
+{
+  GraftNode *ln = graft_lower_node (ctx, "LayerNormalization", 1, 3, x, w, b);
+  graft_node_add_attribute (ln, graft_attribute_new_int ("axis", -1));
+  graft_node_add_attribute (ln, graft_attribute_new_float ("epsilon", eps));
+  return graft_lower_finish (ctx, ln);
+}
+
+/* Multi-head self-attention of x [batch, length, E] with packed q/k/v
+ * projections, as nn.MultiheadAttention computes it. */
+static GraftValue *
+self_attention (GraftLowerContext *ctx, GraftValue *x, gint64 E, gint64 H, GraftValue *w_qkv, GraftValue *b_qkv,
+                GraftValue *w_proj, GraftValue *b_proj)
+{
+  gint64 D = E / H;
+  GraftValue *qkv = linear (ctx, x, w_qkv, b_qkv);
+  GraftNode *split = graft_lower_node (ctx, "Split", 3, 2, qkv, graft_lower_const_ints (ctx, (gint64[]) { E, E, E }, 3, FALSE));
+  graft_node_add_attribute (split, graft_attribute_new_int ("axis", -1));
+  graft_lower_finish (ctx, split);
+  GraftValue *heads_shape = graft_lower_const_ints (ctx, (gint64[]) { 0, 0, H, D }, 4, FALSE);
+  GraftValue *parts[3];
+  static const gint64 perms[3][4] = { { 0, 2, 1, 3 }, { 0, 2, 3, 1 }, { 0, 2, 1, 3 } };
+  for (guint i = 0; i < 3; i++)
     {
-      graft_lower_set_output (ctx, node, 0, gemm (ctx, x, w, b, TRUE, 1, 1));
-      return TRUE;
+      GraftValue *r = graft_lower_op (ctx, "Reshape", 2, g_ptr_array_index (split->outputs, i), heads_shape);
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, r);
+      add_ints (t, "perm", perms[i], 4);
+      parts[i] = graft_lower_finish (ctx, t);
     }
-  GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, w);
-  add_ints (t, "perm", (gint64[]) { 1, 0 }, 2);
-  GraftValue *y = graft_lower_op (ctx, "MatMul", 2, x, graft_lower_finish (ctx, t));
-  if (b != NULL)
-    y = graft_lower_op (ctx, "Add", 2, y, b);
+  GraftValue *scores = graft_lower_op (ctx, "MatMul", 2, parts[0], parts[1]);
+  scores = graft_lower_op (ctx, "Mul", 2, scores, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 1 / sqrt ((double) D)));
+  GraftNode *softmax = graft_lower_node (ctx, "Softmax", 1, 1, scores);
+  graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
+  GraftValue *context = graft_lower_op (ctx, "MatMul", 2, graft_lower_finish (ctx, softmax), parts[2]);
+  GraftNode *back = graft_lower_node (ctx, "Transpose", 1, 1, context);
+  add_ints (back, "perm", perms[0], 4);
+  GraftValue *merged = graft_lower_op (ctx, "Reshape", 2, graft_lower_finish (ctx, back),
+                                       graft_lower_const_ints (ctx, (gint64[]) { 0, 0, E }, 3, FALSE));
+  return linear (ctx, merged, w_proj, b_proj);
+}
+
+/* _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+ * use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
+ * ffn_weight_2, ffn_bias_2, mask, mask_type): the fast path nn.TransformerEncoderLayer takes in eval mode. */
+static gboolean
+lower_encoder_layer (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 E, H, gelu, norm_first;
+  double eps;
+  GraftValue *t[18] = { NULL };
+  if (!graft_lower_arg_int (ctx, node, 1, 0, &E, error) || !graft_lower_arg_int (ctx, node, 2, 1, &H, error) ||
+      !graft_lower_arg_int (ctx, node, 7, 0, &gelu, error) || !graft_lower_arg_int (ctx, node, 8, 0, &norm_first, error) ||
+      !graft_lower_arg_double (ctx, node, 9, 1e-5, &eps, error))
+    return FALSE;
+  if (!graft_lower_arg_is_none (ctx, node, 18))
+    return graft_lower_fail (error, node, "an attention mask on the fast path is not lowered yet");
+  if (H <= 0 || E <= 0 || E % H != 0)
+    return graft_lower_fail (error, node, "embed_dim %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT " heads", E, H);
+  for (guint k = 0; k < 18; k++)
+    if (k != 1 && k != 2 && (k < 7 || k > 9) && (t[k] = graft_lower_arg_tensor (ctx, node, k, error)) == NULL)
+      return FALSE;
+  GraftValue *x = t[0];
+  GraftValue *attn_in = norm_first ? layer_norm (ctx, x, t[10], t[11], eps) : x;
+  GraftValue *h = graft_lower_op (ctx, "Add", 2, x, self_attention (ctx, attn_in, E, H, t[3], t[4], t[5], t[6]));
+  if (!norm_first)
+    h = layer_norm (ctx, h, t[10], t[11], eps);
+  GraftValue *ffn_in = norm_first ? layer_norm (ctx, h, t[12], t[13], eps) : h;
+  GraftValue *hidden = linear (ctx, ffn_in, t[14], t[15]);
+  if (gelu)
+    {
+      GraftValue *inner = graft_lower_op (ctx, "Erf", 1, graft_lower_op (ctx, "Div", 2, hidden,
+                                                                          graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, G_SQRT2)));
+      GraftValue *half = graft_lower_op (ctx, "Mul", 2, hidden, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 0.5));
+      hidden = graft_lower_op (ctx, "Mul", 2, half, graft_lower_op (ctx, "Add", 2, inner,
+                                                                   graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 1)));
+    }
+  else
+    hidden = graft_lower_op (ctx, "Relu", 1, hidden);
+  GraftValue *y = graft_lower_op (ctx, "Add", 2, h, linear (ctx, hidden, t[16], t[17]));
+  if (!norm_first)
+    y = layer_norm (ctx, y, t[12], t[13], eps);
   graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
 }
@@ -413,6 +524,9 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::softmax", 0, lower_softmax, "self dim dtype" },
   { "aten::log_softmax", 0, lower_softmax, "self dim dtype" },
   { "aten::embedding", 0, lower_embedding, "weight indices padding_idx scale_grad_by_freq sparse" },
+  { "aten::_transformer_encoder_layer_fwd", 17, lower_encoder_layer,
+    "src embed_dim num_heads qkv_weight qkv_bias proj_weight proj_bias use_gelu norm_first eps norm_weight_1 "
+    "norm_bias_1 norm_weight_2 norm_bias_2 ffn_weight_1 ffn_bias_1 ffn_weight_2 ffn_bias_2 mask mask_type" },
   { "aten::scaled_dot_product_attention", 0, lower_sdpa,
     "query key value attn_mask dropout_p is_causal scale enable_gqa" },
   { NULL }

@@ -49,6 +49,55 @@ lower_nothing (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* Graft converts for the CPU: every tensor's device is "cpu". */
+static gboolean
+lower_device (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  g_autoptr(GraftAttribute) cpu = graft_attribute_new_string ("value", "cpu");
+  bind_output (ctx, node, 0, graft_lower_value_const (cpu));
+  return TRUE;
+}
+
+static gboolean
+same_constant (const GraftAttribute *a, const GraftAttribute *b)
+{
+  if (a->type == GRAFT_ATTR_STRING && b->type == GRAFT_ATTR_STRING)
+    return g_bytes_equal (a->s, b->s);
+  if ((a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL) && (b->type == GRAFT_ATTR_INT || b->type == GRAFT_ATTR_BOOL))
+    return a->i == b->i;
+  if (a->type == GRAFT_ATTR_FLOAT && b->type == GRAFT_ATTR_FLOAT)
+    return a->f == b->f;
+  return FALSE;
+}
+
+/* key in container, both constant */
+static gboolean
+lower_contains (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *container = graft_lower_arg (ctx, node, 0), *key = graft_lower_arg (ctx, node, 1);
+  if (container == NULL || key == NULL || key->kind != LOWER_CONST)
+    return graft_lower_fail (error, node, "membership is only known for constants while converting");
+  gboolean found = FALSE;
+  if (container->kind == LOWER_CONST && container->constant->type == GRAFT_ATTR_STRINGS)
+    for (guint i = 0; i < container->constant->strings->len && !found; i++)
+      found = key->constant->type == GRAFT_ATTR_STRING && g_bytes_equal (key->constant->s, container->constant->strings->pdata[i]);
+  else if (container->kind == LOWER_CONST && container->constant->type == GRAFT_ATTR_INTS)
+    for (guint i = 0; i < container->constant->ints->len && !found; i++)
+      found = key->constant->type == GRAFT_ATTR_INT && key->constant->i == g_array_index (container->constant->ints, gint64, i);
+  else if (container->kind == LOWER_LIST)
+    for (guint i = 0; i < container->items->len && !found; i++)
+      {
+        LowerValue *item = container->items->pdata[i];
+        if (item->kind != LOWER_CONST)
+          return graft_lower_fail (error, node, "membership is only known for constants while converting");
+        found = same_constant (item->constant, key->constant);
+      }
+  else
+    return graft_lower_fail (error, node, "membership is only known for constant lists while converting");
+  bind_output (ctx, node, 0, bool_constant (found));
+  return TRUE;
+}
+
 static gboolean
 lower_false (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -107,6 +156,33 @@ lower_tuple_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (i < 0 || i >= (gint64) list->items->len)
     return graft_lower_fail (error, node, "index out of range");
   bind_output (ctx, node, 0, graft_lower_value_copy (list->items->pdata[i]));
+  return TRUE;
+}
+
+/* x.dtype as torch's ScalarType code (float32 → 6) */
+static gboolean
+lower_dtype (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  GraftDType dtype = graft_lower_dtype (ctx, x);
+  for (gint64 code = 0; code < 16; code++)
+    if (dtype != GRAFT_DTYPE_UNDEFINED && graft_lower_scalar_type (code) == dtype)
+      {
+        g_autoptr(GraftAttribute) a = graft_attribute_new_int ("value", code);
+        bind_output (ctx, node, 0, graft_lower_value_const (a));
+        return TRUE;
+      }
+  return graft_lower_fail (error, node, "the dtype of '%s' is not known while converting", x->name);
+}
+
+/* device.type: the device is already its type */
+static gboolean
+lower_pass_through (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *v = graft_lower_arg (ctx, node, 0);
+  bind_output (ctx, node, 0, v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1));
   return TRUE;
 }
 
@@ -270,6 +346,146 @@ lower_if (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* append(list, item): lists are shared by reference, so the list every
+ * holder sees grows (a copy made before, at a branch's end, does not). */
+static gboolean
+lower_append (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *list = graft_lower_arg (ctx, node, 0), *item = graft_lower_arg (ctx, node, 1);
+  if (list == NULL || list->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "appends to a list whose items are not known while converting (a list grown "
+                             "in a loop whose trip count depends on the input)");
+  g_ptr_array_add (list->items, item ? graft_lower_value_copy (item) : g_new0 (LowerValue, 1));
+  bind_output (ctx, node, 0, graft_lower_value_copy (list));
+  return TRUE;
+}
+
+/* any(list) / all(list) of bools; any(tensor) / all(tensor) */
+static gboolean
+lower_any_all (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean any = strcmp (node->op_type, "any") == 0;
+  LowerValue *v = graft_lower_arg (ctx, node, 0);
+  if (v != NULL && v->kind == LOWER_LIST)
+    {
+      gboolean result = !any;
+      GraftValue *runtime = NULL;
+      for (guint i = 0; i < v->items->len; i++)
+        {
+          LowerValue *item = v->items->pdata[i];
+          gboolean truth;
+          if (const_truth (item, &truth))
+            result = any ? result || truth : result && truth;
+          else if (item->kind == LOWER_TENSOR)
+            {
+              GraftValue *b = graft_lower_cast (ctx, item->value, GRAFT_DTYPE_BOOL);
+              runtime = runtime ? graft_lower_op (ctx, any ? "Or" : "And", 2, runtime, b) : b;
+            }
+          else
+            return graft_lower_fail (error, node, "item %u is not a bool", i);
+        }
+      if (runtime == NULL || result == any)
+        bind_output (ctx, node, 0, bool_constant (result));
+      else
+        graft_lower_set_output_scalar (ctx, node, 0, runtime);
+      return TRUE;
+    }
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (!graft_lower_arg_is_none (ctx, node, 1))
+    return graft_lower_fail (error, node, "any/all over a dim is not lowered yet");
+  GraftValue *as_int = graft_lower_cast (ctx, graft_lower_cast (ctx, x, GRAFT_DTYPE_BOOL), GRAFT_DTYPE_INT32);
+  GraftNode *r = graft_lower_node (ctx, any ? "ReduceMax" : "ReduceMin", 1, 1, as_int);
+  graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", 0));
+  graft_lower_set_output (ctx, node, 0, graft_lower_cast (ctx, graft_lower_finish (ctx, r), GRAFT_DTYPE_BOOL));
+  return TRUE;
+}
+
+static gboolean
+mutates_lists (GraftGraph *body)
+{
+  for (guint i = 0; i < body->nodes->len; i++)
+    {
+      GraftNode *n = g_ptr_array_index (body->nodes, i);
+      if (strcmp (n->op, "aten::append") == 0 || strcmp (n->op, "aten::_set_item") == 0)
+        return TRUE;
+      g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (n);
+      for (guint j = 0; j < bodies->len; j++)
+        if (mutates_lists (bodies->pdata[j]))
+          return TRUE;
+    }
+  return FALSE;
+}
+
+/* A loop with a known trip count that carries lists, None or strings, or
+ * grows a list: unrolled while converting, as tracing would. */
+static gboolean
+unroll_loop (GraftLowerContext *ctx, GraftNode *node, GraftGraph *body, gint64 trips, LowerValue *cond,
+             GError **error)
+{
+  guint n_carried = node->outputs->len;
+  g_autoptr(GPtrArray) state = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
+  LowerValue *current_cond = graft_lower_value_copy (cond);
+  gboolean ok = TRUE;
+  for (guint k = 0; k < n_carried; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, 2 + k);
+      g_ptr_array_add (state, v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1));
+    }
+  for (gint64 i = 0; ok && i < trips; i++)
+    {
+      gboolean truth;
+      if (!const_truth (current_cond, &truth))
+        {
+          ok = graft_lower_fail (error, node, "a loop that carries lists stops on a condition known only at run time");
+          break;
+        }
+      if (!truth)
+        break;
+      g_autoptr(GraftAttribute) counter = graft_attribute_new_int ("value", i);
+      graft_lower_bind (ctx, g_ptr_array_index (body->inputs, 0), graft_lower_value_const (counter));
+      for (guint k = 0; k < n_carried && k + 1 < body->inputs->len; k++)
+        graft_lower_bind (ctx, g_ptr_array_index (body->inputs, k + 1), graft_lower_value_copy (state->pdata[k]));
+      GPtrArray *saved = ctx->scratch;
+      ctx->scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
+      ok = _graft_lower_nodes (ctx, body, error);
+      g_ptr_array_unref (ctx->scratch);
+      ctx->scratch = saved;
+      if (!ok)
+        break;
+      LowerValue *next = graft_lower_lookup (ctx, g_ptr_array_index (body->outputs, 0));
+      graft_lower_value_free (current_cond);
+      current_cond = next ? graft_lower_value_copy (next) : g_new0 (LowerValue, 1);
+      for (guint k = 0; k < n_carried && k + 1 < body->outputs->len; k++)
+        {
+          LowerValue *v = graft_lower_lookup (ctx, g_ptr_array_index (body->outputs, k + 1));
+          graft_lower_value_free (state->pdata[k]);
+          state->pdata[k] = v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1);
+        }
+    }
+  graft_lower_value_free (current_cond);
+  for (guint k = 0; ok && k < n_carried; k++)
+    bind_output (ctx, node, k, graft_lower_value_copy (state->pdata[k]));
+  return ok;
+}
+
+static gboolean
+needs_unrolling (GraftLowerContext *ctx, GraftNode *node, GraftGraph *body)
+{
+  for (guint k = 0; k < node->outputs->len; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, 2 + k);
+      if (v == NULL || v->kind == LOWER_LIST || v->kind == LOWER_NONE ||
+          (v->kind == LOWER_CONST && v->constant->type != GRAFT_ATTR_INT && v->constant->type != GRAFT_ATTR_FLOAT &&
+           v->constant->type != GRAFT_ATTR_BOOL))
+        return TRUE;
+    }
+  return mutates_lists (body);
+}
+
+#define MAX_UNROLLED_TRIPS 4096
+
 /* prim::Loop(max_trip_count, cond, carried…) with body (i, carried…) →
  * (cond, carried…): ONNX Loop with the same carried values. */
 static gboolean
@@ -294,6 +510,18 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
       return TRUE;
     }
   (void) zero;
+  if (needs_unrolling (ctx, node, body))
+    {
+      if (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT &&
+          trips->constant->i <= MAX_UNROLLED_TRIPS)
+        return unroll_loop (ctx, node, body, trips->constant->i, cond, error);
+      if (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT && const_truth (cond, &truth) &&
+          trips->constant->i > MAX_UNROLLED_TRIPS && !mutates_lists (body))
+        ; /* a while loop over non-tensor state: tried below */
+      else
+        return graft_lower_fail (error, node, "carries lists, None or strings through a loop whose trip count is "
+                                 "known only at run time (ONNX sequences for them are not written yet)");
+    }
   GraftValue *m = trips->kind == LOWER_NONE ? NULL : graft_lower_arg_tensor (ctx, node, 0, error);
   if (trips->kind != LOWER_NONE && m == NULL)
     return FALSE;
@@ -350,8 +578,10 @@ const GraftLowering graft_lowerings_prim[] = {
   { "prim::Loop", 0, lower_loop, "max_trip_count cond" },
   { "prim::RaiseException", 0, lower_raise, "msg cls" },
   { "prim::Uninitialized", 0, lower_nothing, NULL },
-  { "prim::device", 0, lower_nothing, "a" },
-  { "prim::type", 0, lower_nothing, "a" },
+  { "prim::device", 0, lower_device, "a" },
+  { "prim::dtype", 0, lower_dtype, "a" },
+  { "prim::type", 0, lower_pass_through, "a" },
+  { "aten::__contains__", 0, lower_contains, "dict key" },
   { "prim::requires_grad", 0, lower_false, "a" },
   { "prim::is_nested", 0, lower_false, "a" },
   { "prim::is_cuda", 0, lower_false, "a" },
@@ -360,6 +590,9 @@ const GraftLowering graft_lowerings_prim[] = {
   { "aten::is_floating_point", 0, lower_is_floating_point, "self" },
   { "aten::__is__", 0, lower_is, "self obj" },
   { "aten::__isnot__", 0, lower_is, "self obj" },
+  { "aten::append", 0, lower_append, "self el" },
+  { "aten::any", 0, lower_any_all, "self dim keepdim" },
+  { "aten::all", 0, lower_any_all, "self dim keepdim" },
   { "aten::format", 0, lower_nothing, NULL },
   { "aten::str", 0, lower_nothing, NULL },
   { "aten::warn", 0, lower_nothing, NULL },

@@ -480,9 +480,13 @@ lower_len (GraftLowerContext *ctx, GraftNode *node, GError **error)
       graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (v->items->len));
       return TRUE;
     }
-  if (v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INTS)
+  if (v != NULL && v->kind == LOWER_CONST && (v->constant->type == GRAFT_ATTR_INTS || v->constant->type == GRAFT_ATTR_FLOATS ||
+                                               v->constant->type == GRAFT_ATTR_STRING))
     {
-      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (v->constant->ints->len));
+      gsize n = v->constant->type == GRAFT_ATTR_INTS ? v->constant->ints->len
+                : v->constant->type == GRAFT_ATTR_FLOATS ? v->constant->floats->len
+                : g_utf8_strlen (g_bytes_get_data (v->constant->s, NULL), g_bytes_get_size (v->constant->s));
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (n));
       return TRUE;
     }
   if (v != NULL && v->kind == LOWER_TENSOR)

@@ -254,6 +254,13 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
           graft_lower_bind (ctx, in, g_new0 (LowerValue, 1));
           continue;
         }
+      const GraftShape *given = options->input_shapes ? g_hash_table_lookup (options->input_shapes, in->name) : NULL;
+      if (in->type_string != NULL && g_str_has_prefix (in->type_string, "Optional[") && given == NULL)
+        {
+          /* An optional input without a shape is left out: None, its default. */
+          graft_lower_bind (ctx, in, g_new0 (LowerValue, 1));
+          continue;
+        }
       if (is_scalar_type (in, &dtype))
         {
           GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
@@ -263,10 +270,10 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
           graft_lower_bind (ctx, in, graft_lower_value_tensor (v, TRUE));
           continue;
         }
-      if (in->kind != GRAFT_VALUE_TENSOR)
+      if (in->kind != GRAFT_VALUE_TENSOR && given == NULL)
         return graft_lower_fail (error, NULL, "input '%s' of type %s has no ONNX form; only tensor and scalar inputs do",
                                  in->name, in->type_string ? in->type_string : "?");
-      const GraftShape *shape = options->input_shapes ? g_hash_table_lookup (options->input_shapes, in->name) : NULL;
+      const GraftShape *shape = given;
       if (shape == NULL && in->shape.rank >= 0)
         shape = &in->shape;
       GraftShape unknown = { -1, NULL };
