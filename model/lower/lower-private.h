@@ -109,6 +109,8 @@ GraftValue *graft_lower_finish (GraftLowerContext *ctx, GraftNode *node);
 /* One-output node without attributes, finished. */
 GraftValue *graft_lower_op (GraftLowerContext *ctx, const char *op_type, guint n_inputs, ...);
 
+/* Concat of inputs (GraftValue*) along axis. */
+GraftValue *graft_lower_concat (GraftLowerContext *ctx, GPtrArray *inputs, gint64 axis);
 GraftValue *graft_lower_const_ints (GraftLowerContext *ctx, const gint64 *values, guint n, gboolean scalar);
 GraftValue *graft_lower_const_int (GraftLowerContext *ctx, gint64 value);   /* 1-D, one element */
 GraftValue *graft_lower_const_scalar (GraftLowerContext *ctx, GraftDType dtype, double value); /* 0-d */

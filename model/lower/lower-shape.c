@@ -68,15 +68,34 @@ lower_flatten (GraftLowerContext *ctx, GraftNode *node, GError **error)
       return TRUE;
     }
   GraftValue *shape = graft_lower_op (ctx, "Shape", 1, x);
-  GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 0);
-  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
   if (start > 0)
-    graft_node_add_input (concat, slice_vector (ctx, shape, 0, start));
-  graft_node_add_input (concat, graft_lower_const_int (ctx, -1));
+    g_ptr_array_add (parts, slice_vector (ctx, shape, 0, start));
+  g_ptr_array_add (parts, graft_lower_const_int (ctx, -1));
   if (end < rank - 1)
-    graft_node_add_input (concat, slice_vector (ctx, shape, end + 1, rank));
-  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, graft_lower_finish (ctx, concat)));
+    g_ptr_array_add (parts, slice_vector (ctx, shape, end + 1, rank));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, graft_lower_concat (ctx, parts, 0)));
   return TRUE;
+}
+
+/* When the size list holds run-time sizes, the registry's shape logic
+ * cannot read the shape vector; its fixed items and its length still
+ * give the result's rank and some dims. */
+static void
+declare_from_size_list (GraftLowerContext *ctx, GraftValue *result, GraftDType dtype, LowerValue *size)
+{
+  if (graft_lower_rank (ctx, result) >= 0 || size == NULL || size->kind != LOWER_LIST)
+    return;
+  GraftShape shape;
+  graft_shape_init (&shape, size->items->len);
+  for (guint i = 0; i < size->items->len; i++)
+    {
+      LowerValue *item = size->items->pdata[i];
+      if (item->kind == LOWER_CONST && item->constant->type == GRAFT_ATTR_INT && item->constant->i >= 0)
+        shape.dims[i] = graft_dim_fixed (item->constant->i);
+    }
+  _graft_lower_declare_type (ctx, result, dtype, &shape);
+  graft_shape_clear (&shape);
 }
 
 /* view / reshape(self, size) */
@@ -87,7 +106,137 @@ lower_reshape (GraftLowerContext *ctx, GraftNode *node, GError **error)
   GraftValue *shape = x ? graft_lower_arg_int_vector (ctx, node, 1, error) : NULL;
   if (shape == NULL)
     return FALSE;
-  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, shape));
+  GraftValue *y = graft_lower_op (ctx, "Reshape", 2, x, shape);
+  declare_from_size_list (ctx, y, graft_lower_dtype (ctx, x), graft_lower_arg (ctx, node, 1));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* A ConstantOfShape of dtype filled with value. */
+static GraftValue *
+filled (GraftLowerContext *ctx, GraftValue *shape, GraftDType dtype, double value)
+{
+  GraftNode *fill = graft_lower_node (ctx, "ConstantOfShape", 1, 1, shape);
+  GraftValue *scalar = graft_lower_const_scalar (ctx, dtype, value);
+  g_autoptr(GraftTensor) t = graft_tensor_new ("value", graft_lower_dtype (ctx, scalar), 1, (gint64[]) { 1 });
+  graft_tensor_set_data (t, graft_tensor_get_data (scalar->initializer, NULL), NULL);
+  graft_node_add_attribute (fill, graft_attribute_new_tensor ("value", t));
+  return graft_lower_finish (ctx, fill);
+}
+
+/* zeros / ones(size, dtype, …), full(size, fill_value, dtype, …), and the
+ * _like forms (self, dtype, …) */
+static gboolean
+lower_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  const char *op = node->op_type;
+  gboolean like = g_str_has_suffix (op, "_like"), full = g_str_has_prefix (op, "full");
+  double value = g_str_has_prefix (op, "ones") ? 1 : 0;
+  guint dtype_position = full ? 2 : 1;
+  gint64 code;
+  if (full && !graft_lower_arg_double (ctx, node, 1, 0, &value, error))
+    return FALSE;
+  if (!graft_lower_arg_int (ctx, node, dtype_position, -1, &code, error))
+    return FALSE;
+  GraftValue *shape, *self = NULL;
+  if (like)
+    {
+      if ((self = graft_lower_arg_tensor (ctx, node, 0, error)) == NULL)
+        return FALSE;
+      shape = graft_lower_op (ctx, "Shape", 1, self);
+    }
+  else if ((shape = graft_lower_arg_int_vector (ctx, node, 0, error)) == NULL)
+    return FALSE;
+  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : self ? graft_lower_dtype (ctx, self) : GRAFT_DTYPE_FLOAT32;
+  GraftValue *y = filled (ctx, shape, dtype, value);
+  if (!like)
+    declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 0));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* arange(end, dtype, …) / arange(start, end, step, dtype, …): the bounds
+ * are numbers or TorchScript scalars (a traced size) */
+static gboolean
+lower_arange (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *bounds[3] = { NULL };
+  guint n = 0;
+  gint64 code = -1;
+  gboolean is_float = FALSE;
+  for (guint k = 0; k < 3; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, k);
+      gboolean number = v != NULL && v->kind == LOWER_CONST &&
+                        (v->constant->type == GRAFT_ATTR_INT || v->constant->type == GRAFT_ATTR_FLOAT);
+      gboolean scalar = v != NULL && v->kind == LOWER_TENSOR && (v->scalar || graft_lower_rank (ctx, v->value) == 0);
+      if (!number && !scalar)
+        break;
+      is_float |= number ? v->constant->type == GRAFT_ATTR_FLOAT : graft_dtype_is_float (graft_lower_dtype (ctx, v->value));
+      bounds[n++] = v;
+    }
+  if (n == 0)
+    return graft_lower_fail (error, node, "has no numeric bounds");
+  /* arange(end, dtype, layout, device, pin_memory) has 5 arguments; the
+   * dtype follows the numbers */
+  if (!graft_lower_arg_int (ctx, node, n, -1, &code, error))
+    return FALSE;
+  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
+  GraftValue *values[3];
+  for (guint k = 0; k < 3; k++)
+    {
+      guint source = n == 1 ? (k == 1 ? 0 : G_MAXUINT) : n == 2 ? (k < 2 ? k : G_MAXUINT) : k;
+      if (source == G_MAXUINT)
+        values[k] = graft_lower_const_scalar (ctx, dtype, k == 2 ? 1 : 0);
+      else if (bounds[source]->kind == LOWER_CONST)
+        values[k] = graft_lower_const_scalar (ctx, dtype, bounds[source]->constant->type == GRAFT_ATTR_FLOAT
+                                                            ? bounds[source]->constant->f : (double) bounds[source]->constant->i);
+      else
+        values[k] = graft_lower_cast (ctx, bounds[source]->value, dtype);
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Range", 3, values[0], values[1], values[2]));
+  return TRUE;
+}
+
+/* max / min(self) over everything, max(self, dim, keepdim) → (values,
+ * indices), max(self, other) elementwise; amax(self, dim, keepdim) */
+static gboolean
+lower_max_min (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean is_max = strstr (node->op_type, "max") != NULL;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  LowerValue *second = graft_lower_arg (ctx, node, 1);
+  if (second != NULL && second->kind == LOWER_TENSOR && !second->scalar)
+    {
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, is_max ? "Max" : "Min", 2, x, second->value));
+      return TRUE;
+    }
+  gint64 axes[MAX_RANK], keepdim;
+  guint n;
+  if (!graft_lower_arg_ints (ctx, node, 1, axes, MAX_RANK, &n, 0, error) ||
+      !graft_lower_arg_int (ctx, node, 2, 0, &keepdim, error))
+    return FALSE;
+  GraftNode *r;
+  if (n == 0)
+    r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 1, x);
+  else if (ctx->opset >= 18)
+    r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 2, x, graft_lower_const_ints (ctx, axes, n, FALSE));
+  else
+    {
+      r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 1, x);
+      add_ints (r, "axes", axes, n);
+    }
+  graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", n == 0 ? 0 : keepdim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+  if (node->outputs->len > 1 && n == 1)
+    {
+      GraftNode *arg = graft_lower_node (ctx, is_max ? "ArgMax" : "ArgMin", 1, 1, x);
+      graft_node_add_attribute (arg, graft_attribute_new_int ("axis", axes[0]));
+      graft_node_add_attribute (arg, graft_attribute_new_int ("keepdims", keepdim));
+      graft_lower_set_output (ctx, node, 1, graft_lower_finish (ctx, arg));
+    }
   return TRUE;
 }
 
@@ -187,8 +336,7 @@ lower_cat (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   if (list == NULL || list->kind != LOWER_LIST)
     return graft_lower_fail (error, node, "the tensor list is not known while converting (a list built in a loop)");
-  GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 0);
-  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", dim));
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
   for (guint i = 0; i < list->items->len; i++)
     {
       LowerValue *item = list->items->pdata[i];
@@ -197,9 +345,9 @@ lower_cat (GraftLowerContext *ctx, GraftNode *node, GError **error)
       GraftValue *t = item->value;
       if (stack)
         t = graft_lower_op (ctx, "Unsqueeze", 2, t, graft_lower_const_int (ctx, dim));
-      graft_node_add_input (concat, t);
+      g_ptr_array_add (parts, t);
     }
-  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, concat));
+  graft_lower_set_output (ctx, node, 0, graft_lower_concat (ctx, parts, dim));
   return TRUE;
 }
 
@@ -366,7 +514,9 @@ lower_expand (GraftLowerContext *ctx, GraftNode *node, GError **error)
       GraftValue *minus = graft_lower_op (ctx, "Equal", 2, shape, graft_lower_const_ints (ctx, (gint64[]) { -1 }, 1, TRUE));
       shape = graft_lower_op (ctx, "Where", 3, minus, graft_lower_const_ints (ctx, (gint64[]) { 1 }, 1, TRUE), shape);
     }
-  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Expand", 2, x, shape));
+  GraftValue *y = graft_lower_op (ctx, "Expand", 2, x, shape);
+  declare_from_size_list (ctx, y, graft_lower_dtype (ctx, x), size);
+  graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
 }
 
@@ -561,6 +711,17 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::expand", 0, lower_expand, "self size implicit" },
   { "aten::mean", 0, lower_reduce, "self dim keepdim dtype" },
   { "aten::sum", 0, lower_reduce, "self dim keepdim dtype" },
+  { "aten::zeros", 0, lower_fill, "size dtype layout device pin_memory" },
+  { "aten::ones", 0, lower_fill, "size dtype layout device pin_memory" },
+  { "aten::full", 0, lower_fill, "size fill_value dtype layout device pin_memory" },
+  { "aten::zeros_like", 0, lower_fill, "self dtype layout device pin_memory memory_format" },
+  { "aten::ones_like", 0, lower_fill, "self dtype layout device pin_memory memory_format" },
+  { "aten::full_like", 0, lower_fill, "self fill_value dtype layout device pin_memory memory_format" },
+  { "aten::arange", 0, lower_arange, NULL },
+  { "aten::max", 0, lower_max_min, "self dim keepdim" },
+  { "aten::min", 0, lower_max_min, "self dim keepdim" },
+  { "aten::amax", 0, lower_max_min, "self dim keepdim" },
+  { "aten::amin", 0, lower_max_min, "self dim keepdim" },
   { "aten::size", 0, lower_size, "self dim" },
   { "aten::dim", 0, lower_dim, "self" },
   { "aten::len", 0, lower_len, "a" },

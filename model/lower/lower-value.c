@@ -247,6 +247,55 @@ infer_node (GraftLowerContext *ctx, GraftNode *node)
   g_free (ic.outputs);
 }
 
+/* Where the registry cannot type an output (its inputs' dims are not all
+ * known), the rank of elementwise and matrix ops is still the largest
+ * input rank: enough for the lowerings that need ranks. */
+static const char *const broadcast_ops[] = {
+  "onnx::Add", "onnx::Sub", "onnx::Mul", "onnx::Div", "onnx::Pow", "onnx::Where", "onnx::Max", "onnx::Min",
+  "onnx::MatMul", "onnx::Mod", "onnx::Equal", "onnx::Less", "onnx::Greater", "onnx::LessOrEqual",
+  "onnx::GreaterOrEqual", "onnx::And", "onnx::Or", "onnx::Softmax", "onnx::LogSoftmax", "onnx::Relu",
+  "onnx::Sigmoid", "onnx::Tanh", "onnx::Erf", "onnx::Cast", "onnx::Not", "onnx::Clip", "onnx::Neg", "onnx::Sqrt",
+  "onnx::LayerNormalization", "onnx::Identity", "onnx::Exp", "onnx::Abs", "onnx::HardSwish", "onnx::HardSigmoid", NULL,
+};
+
+static void
+infer_rank_fallback (GraftLowerContext *ctx, GraftNode *node)
+{
+  GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  if (out == NULL || graft_lower_rank (ctx, out) >= 0 || !g_strv_contains (broadcast_ops, node->op))
+    return;
+  int rank = -1;
+  GraftDType dtype = GRAFT_DTYPE_UNDEFINED;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (node->inputs, i);
+      if (in == NULL || (strcmp (node->op, "onnx::Where") != 0 && strcmp (node->op, "onnx::Clip") != 0 && i > 0 &&
+                         !g_str_has_prefix (node->op, "onnx::") ))
+        continue;
+      if (graft_lower_rank (ctx, in) < 0)
+        {
+          if (g_getenv ("GRAFT_LOWER_DEBUG"))
+            g_printerr ("untyped: %s (input %s of %s)\n", out->name, in->name, node->name);
+          return;
+        }
+      rank = MAX (rank, graft_lower_rank (ctx, in));
+      if (dtype == GRAFT_DTYPE_UNDEFINED || (strcmp (node->op, "onnx::Where") == 0 && i == 1))
+        dtype = graft_lower_dtype (ctx, in);
+      if (strcmp (node->op, "onnx::Clip") == 0 || strcmp (node->op, "onnx::LayerNormalization") == 0)
+        break;
+    }
+  if (strcmp (node->op, "onnx::Cast") == 0)
+    dtype = graft_node_attr_int (node, "to", dtype);
+  else if (strcmp (node->op, "onnx::Equal") == 0 || g_str_has_prefix (node->op, "onnx::Less") ||
+           g_str_has_prefix (node->op, "onnx::Greater") || strcmp (node->op, "onnx::Not") == 0 ||
+           strcmp (node->op, "onnx::And") == 0 || strcmp (node->op, "onnx::Or") == 0)
+    dtype = GRAFT_DTYPE_BOOL;
+  GraftShape shape;
+  graft_shape_init (&shape, rank);
+  set_type (ctx, out, dtype, &shape);
+  graft_shape_clear (&shape);
+}
+
 /* ---- emitting ---- */
 
 char *
@@ -298,6 +347,7 @@ GraftValue *
 graft_lower_finish (GraftLowerContext *ctx, GraftNode *node)
 {
   infer_node (ctx, node);
+  infer_rank_fallback (ctx, node);
   return node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
 }
 
@@ -721,8 +771,7 @@ graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GE
       return NULL;
     }
   /* A list with symbolic items: each item as a 1-element vector, concatenated. */
-  GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 0);
-  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
   for (guint i = 0; i < v->items->len; i++)
     {
       LowerValue *item = v->items->pdata[i];
@@ -740,8 +789,19 @@ graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GE
           graft_lower_fail (error, node, "item %u of argument %u is not an int", i, k);
           return NULL;
         }
-      graft_node_add_input (concat, t);
+      g_ptr_array_add (parts, t);
     }
+  return graft_lower_concat (ctx, parts, 0);
+}
+
+GraftValue *
+graft_lower_concat (GraftLowerContext *ctx, GPtrArray *inputs, gint64 axis)
+{
+  /* Made after its inputs, so that the nodes stay in topological order. */
+  GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 0);
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", axis));
+  for (guint i = 0; i < inputs->len; i++)
+    graft_node_add_input (concat, inputs->pdata[i]);
   return graft_lower_finish (ctx, concat);
 }
 

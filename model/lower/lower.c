@@ -161,9 +161,29 @@ lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+static gboolean lower_node (GraftLowerContext *ctx, GraftNode *node, GError **error);
+
+/* The builder may place a constant after the loop that reads it: lower
+ * such a producer first. */
+static gboolean
+lower_late_producers (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (node->inputs, i);
+      if (in != NULL && in->producer != NULL && in->producer->graph == node->graph &&
+          in->producer->index > node->index && g_hash_table_lookup (ctx->map, in) == NULL &&
+          !lower_node (ctx, in->producer, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 lower_node (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
+  if (!lower_late_producers (ctx, node, error))
+    return FALSE;
   g_autofree char *scope = scope_of (node);
   const char *saved_scope = ctx->scope;
   const GraftLowering *saved_row = ctx->row;
