@@ -76,8 +76,27 @@ fold_into_conv (GraftLowerContext *ctx, GraftGraph *graph, GraftNode *bn)
   replace_input (conv, 1, _graft_lower_add_constant (ctx, wt));
   replace_input (conv, 2, _graft_lower_add_constant (ctx, bt));
   ctx->scope = "";
+  gboolean output = y->is_graph_output;
+  g_autofree char *name = g_strdup (y->name);
+  GraftDType dtype = y->dtype;
+  GraftShape shape;
+  graft_shape_copy (&shape, &y->shape);
   graft_graph_replace_uses (graph, y, x);
   graft_graph_remove_node (graph, bn);
+  if (output)
+    {
+      /* The graph output keeps its name and declared type. */
+      graft_graph_remove_value (graph, y);
+      g_hash_table_remove (graph->value_by_name, x->name);
+      g_free (x->name);
+      x->name = g_steal_pointer (&name);
+      g_hash_table_insert (graph->value_by_name, x->name, x);
+      x->dtype = dtype;
+      graft_shape_clear (&x->shape);
+      x->shape = shape;
+    }
+  else
+    graft_shape_clear (&shape);
   return TRUE;
 }
 

@@ -555,8 +555,11 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
   for (guint k = 0; k < n_carried; k++)
     {
       GraftValue *out = g_ptr_array_index (n->outputs, k);
-      GraftShape unknown = { -1, NULL };
-      _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, carried[k]), &unknown);
+      /* Carried values keep their rank; their dims may change per iteration. */
+      GraftShape any_dims;
+      graft_shape_init (&any_dims, graft_lower_rank (ctx, carried[k]));
+      _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, carried[k]), &any_dims);
+      graft_shape_clear (&any_dims);
       if (scalar[k])
         graft_lower_set_output_scalar (ctx, node, k, out);
       else

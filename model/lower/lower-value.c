@@ -431,7 +431,8 @@ graft_lower_const_attribute (GraftLowerContext *ctx, const GraftAttribute *const
   switch (constant->type)
     {
     case GRAFT_ATTR_INT:
-      return graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, (double) constant->i);
+      /* not through a double: while loops count to INT64_MAX */
+      return graft_lower_const_ints (ctx, &constant->i, 1, TRUE);
     case GRAFT_ATTR_BOOL:
       return graft_lower_const_scalar (ctx, GRAFT_DTYPE_BOOL, (double) constant->i);
     case GRAFT_ATTR_FLOAT:
