@@ -255,6 +255,65 @@ fold_binary (GraftNode *node, GraftLowerContext *ctx, BinaryOp op, LowerValue *a
   return TRUE;
 }
 
+static guint
+list_length (const LowerValue *v)
+{
+  return v->kind == LOWER_LIST ? v->items->len : v->constant->ints->len;
+}
+
+/* Item i of a list or of a constant int list, as a (borrowed or scratch) value. */
+static LowerValue *
+list_item (GraftLowerContext *ctx, LowerValue *v, guint i)
+{
+  if (v->kind == LOWER_LIST)
+    return v->items->pdata[i];
+  LowerValue *item = number_value ((double) g_array_index (v->constant->ints, gint64, i), GRAFT_ATTR_INT);
+  g_ptr_array_add (ctx->scratch, item);
+  return item;
+}
+
+static gboolean
+is_list (const LowerValue *v)
+{
+  return v != NULL && (v->kind == LOWER_LIST || (v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INTS));
+}
+
+/* list == list / list != list: item by item, folded where both are
+ * constants, else Equal of the sizes joined by And. */
+static gboolean
+compare_lists (GraftLowerContext *ctx, GraftNode *node, BinaryOp op, LowerValue *a, LowerValue *b, GError **error)
+{
+  gboolean equal = list_length (a) == list_length (b);
+  GraftValue *runtime = NULL;
+  for (guint i = 0; equal && i < list_length (a); i++)
+    {
+      LowerValue *x = list_item (ctx, a, i), *y = list_item (ctx, b, i);
+      double u, v;
+      gboolean fu, fv;
+      if (const_number (x, &u, &fu) && const_number (y, &v, &fv))
+        equal = u == v;
+      else if ((x->kind == LOWER_TENSOR || x->kind == LOWER_CONST) && (y->kind == LOWER_TENSOR || y->kind == LOWER_CONST))
+        {
+          GraftValue *tx = x->kind == LOWER_TENSOR ? x->value : graft_lower_const_attribute (ctx, x->constant, error);
+          GraftValue *ty = y->kind == LOWER_TENSOR ? y->value : graft_lower_const_attribute (ctx, y->constant, error);
+          if (tx == NULL || ty == NULL)
+            return FALSE;
+          GraftValue *same = graft_lower_op (ctx, "Equal", 2, graft_lower_cast (ctx, tx, GRAFT_DTYPE_INT64),
+                                             graft_lower_cast (ctx, ty, GRAFT_DTYPE_INT64));
+          runtime = runtime ? graft_lower_op (ctx, "And", 2, runtime, same) : same;
+        }
+      else
+        return graft_lower_fail (error, node, "compares lists of items that are not numbers");
+    }
+  if (!equal || runtime == NULL)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), number_value (op == B_EQ ? equal : !equal, GRAFT_ATTR_BOOL));
+      return TRUE;
+    }
+  graft_lower_set_output_scalar (ctx, node, 0, op == B_EQ ? runtime : graft_lower_op (ctx, "Not", 1, runtime));
+  return TRUE;
+}
+
 static gboolean
 lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -269,6 +328,8 @@ lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   if (alpha == 1 && fold_binary (node, ctx, op, a, b))
     return TRUE;
+  if ((op == B_EQ || op == B_NE) && is_list (a) && is_list (b))
+    return compare_lists (ctx, node, op, a, b, error);
   if (a == NULL || b == NULL || a->kind == LOWER_NONE || b->kind == LOWER_NONE)
     {
       /* `x is None`-style comparisons fold on presence. */

@@ -503,7 +503,112 @@ lower_sdpa (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* A [1, 4H, cols] constant with torch's gate blocks (i, f, g, o)
+ * reordered as ONNX's (i, o, f, c); for biases cols = 1 and the two bias
+ * vectors go one after the other ([1, 8H]). */
+static GraftValue *
+lstm_weight (GraftLowerContext *ctx, GraftValue *const *parts, guint n_parts, gint64 hidden, gint64 cols)
+{
+  static const int order[4] = { 0, 3, 1, 2 };
+  gint64 block = hidden * cols;
+  float *data = g_new (float, 4 * block * n_parts);
+  for (guint p = 0; p < n_parts; p++)
+    {
+      GraftTensor *t = parts[p]->initializer;
+      GBytes *bytes = t && t->dtype == GRAFT_DTYPE_FLOAT32 && graft_tensor_get_numel (t) == 4 * block
+                      ? graft_tensor_get_data (t, NULL) : NULL;
+      if (bytes == NULL)
+        {
+          g_free (data);
+          return NULL;
+        }
+      const float *src = g_bytes_get_data (bytes, NULL);
+      for (int g = 0; g < 4; g++)
+        memcpy (data + p * 4 * block + g * block, src + order[g] * block, block * sizeof (float));
+    }
+  gint64 dims[3] = { 1, 4 * hidden * n_parts, cols };
+  GraftTensor *w = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, cols == 1 ? 2 : 3, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (data, 4 * block * n_parts * sizeof (float));
+  graft_tensor_set_data (w, bytes, NULL);
+  return _graft_lower_add_constant (ctx, w);
+}
+
+static GraftValue *
+slice_layer (GraftLowerContext *ctx, GraftValue *state, gint64 layer)
+{
+  return graft_lower_op (ctx, "Slice", 4, state, graft_lower_const_int (ctx, layer), graft_lower_const_int (ctx, layer + 1),
+                         graft_lower_const_int (ctx, 0));
+}
+
+/* lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+ * one ONNX LSTM per layer (dropout between layers is off in eval). */
+static gboolean
+lower_lstm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 has_biases, layers, train, bidirectional, batch_first;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  LowerValue *hx = graft_lower_arg (ctx, node, 1), *params = graft_lower_arg (ctx, node, 2);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 3, 1, &has_biases, error) ||
+      !graft_lower_arg_int (ctx, node, 4, 1, &layers, error) || !graft_lower_arg_int (ctx, node, 6, 0, &train, error) ||
+      !graft_lower_arg_int (ctx, node, 7, 0, &bidirectional, error) ||
+      !graft_lower_arg_int (ctx, node, 8, 0, &batch_first, error))
+    return FALSE;
+  if (bidirectional)
+    return graft_lower_fail (error, node, "a bidirectional LSTM is not lowered yet");
+  guint per_layer = has_biases ? 4 : 2;
+  if (hx == NULL || hx->kind != LOWER_LIST || hx->items->len != 2 || params == NULL || params->kind != LOWER_LIST ||
+      params->items->len != per_layer * layers)
+    return graft_lower_fail (error, node, "expects [h0, c0] and %u weights per layer", per_layer);
+  for (guint i = 0; i < params->items->len; i++)
+    if (((LowerValue *) params->items->pdata[i])->kind != LOWER_TENSOR)
+      return graft_lower_fail (error, node, "weight %u is not a tensor", i);
+  GraftValue *h0 = ((LowerValue *) hx->items->pdata[0])->value, *c0 = ((LowerValue *) hx->items->pdata[1])->value;
+  GraftValue *seq = x;
+  if (batch_first)
+    {
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, x);
+      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
+      seq = graft_lower_finish (ctx, t);
+    }
+  g_autoptr(GPtrArray) last_h = g_ptr_array_new ();
+  g_autoptr(GPtrArray) last_c = g_ptr_array_new ();
+  for (gint64 l = 0; l < layers; l++)
+    {
+      GraftValue *w[4];
+      for (guint k = 0; k < per_layer; k++)
+        w[k] = ((LowerValue *) params->items->pdata[l * per_layer + k])->value;
+      GraftTensor *w_ih = w[0]->initializer, *w_hh = w[1]->initializer;
+      if (w_ih == NULL || w_hh == NULL || w_ih->rank != 2 || w_hh->rank != 2)
+        return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not constants", l);
+      gint64 hidden = w_hh->dims[1];
+      GraftValue *W = lstm_weight (ctx, &w[0], 1, hidden, w_ih->dims[1]);
+      GraftValue *R = lstm_weight (ctx, &w[1], 1, hidden, hidden);
+      GraftValue *B = has_biases ? lstm_weight (ctx, &w[2], 2, hidden, 1) : NULL;
+      if (W == NULL || R == NULL || (has_biases && B == NULL))
+        return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not float32 constants", l);
+      GraftNode *lstm = graft_lower_node (ctx, "LSTM", 3, 7, seq, W, R, B, NULL, slice_layer (ctx, h0, l),
+                                          slice_layer (ctx, c0, l));
+      graft_node_add_attribute (lstm, graft_attribute_new_int ("hidden_size", hidden));
+      GraftValue *y = graft_lower_finish (ctx, lstm);
+      g_ptr_array_add (last_h, g_ptr_array_index (lstm->outputs, 1));
+      g_ptr_array_add (last_c, g_ptr_array_index (lstm->outputs, 2));
+      seq = graft_lower_op (ctx, "Squeeze", 2, y, graft_lower_const_int (ctx, 1));
+    }
+  if (batch_first)
+    {
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, seq);
+      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
+      seq = graft_lower_finish (ctx, t);
+    }
+  graft_lower_set_output (ctx, node, 0, seq);
+  graft_lower_set_output (ctx, node, 1, last_h->len == 1 ? last_h->pdata[0] : graft_lower_concat (ctx, last_h, 0));
+  graft_lower_set_output (ctx, node, 2, last_c->len == 1 ? last_c->pdata[0] : graft_lower_concat (ctx, last_c, 0));
+  return TRUE;
+}
+
 const GraftLowering graft_lowerings_nn[] = {
+  { "aten::lstm", 0, lower_lstm,
+    "input hx params has_biases num_layers dropout train bidirectional batch_first" },
   { "aten::conv1d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv2d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv3d", 0, lower_conv, "input weight bias stride padding dilation groups" },

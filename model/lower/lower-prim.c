@@ -32,12 +32,46 @@ lower_constant (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+static gboolean lower_nothing (GraftLowerContext *ctx, GraftNode *node, GError **error);
+
 /* Module attributes: the builder records the value of plain ones
  * (training, a None bias); module objects lower to nothing. */
 static gboolean
 lower_get_attr (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  return lower_constant (ctx, node, error);
+  if (graft_node_get_attribute (node, "value") != NULL)
+    return lower_constant (ctx, node, error);
+  const char *name = graft_node_attr_string (node, "name", "");
+  /* Converted modules are in eval mode, as the runtime runs them. */
+  if (strcmp (name, "training") == 0 || g_str_has_suffix (name, ".training"))
+    {
+      bind_output (ctx, node, 0, bool_constant (FALSE));
+      return TRUE;
+    }
+  if (!g_str_has_suffix (name, "._flat_weights"))
+    return lower_nothing (ctx, node, error);
+  /* An RNN's weights in torch's order: per layer and direction
+   * weight_ih, weight_hh, bias_ih, bias_hh. */
+  static const char *const kinds[] = { "weight_ih", "weight_hh", "bias_ih", "bias_hh" };
+  g_autofree char *module = g_strndup (name, strlen (name) - strlen ("._flat_weights"));
+  LowerValue *list = graft_lower_value_list ();
+  for (int layer = 0;; layer++)
+    {
+      guint before = list->items->len;
+      for (int dir = 0; dir < 2; dir++)
+        for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+          {
+            g_autofree char *parameter = g_strdup_printf ("%s.%s_l%d%s", module, kinds[k], layer, dir ? "_reverse" : "");
+            GraftValue *v = graft_graph_resolve_value (node->graph, parameter);
+            LowerValue *lowered = v && v->initializer ? graft_lower_lookup (ctx, v) : NULL;
+            if (lowered != NULL)
+              g_ptr_array_add (list->items, graft_lower_value_copy (lowered));
+          }
+      if (list->items->len == before)
+        break;
+    }
+  bind_output (ctx, node, 0, list);
+  return TRUE;
 }
 
 /* Things nothing in ONNX reads: strings for messages, devices, None. */
