@@ -98,10 +98,26 @@ collect_unsupported (GraftGraph *graph, gint64 opset, GPtrArray *problems)
     }
 }
 
+static GraftModel *lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **problems,
+                                GError **error);
+
 GPtrArray *
-graft_lower_find_unsupported (GraftModel *model, gint64 opset)
+graft_lower_find_unsupported (GraftModel *model, gint64 opset, const GraftLowerOptions *options)
 {
-  GPtrArray *problems = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_problem_free);
+  GraftLowerOptions trial = { 0 };
+  GPtrArray *problems = NULL;
+  if (options != NULL)
+    trial = *options;
+  trial.opset = opset;
+  trial.allow_custom = TRUE;
+  /* A trial conversion names exactly the ops it reaches (checks a
+   * scripted module makes fold away with the shapes); when it stops for
+   * another reason, every op of the graph without a lowering is named. */
+  g_autoptr(GraftModel) converted = lower_model (model, &trial, &problems, NULL);
+  if (converted != NULL)
+    return problems;
+  g_clear_pointer (&problems, g_ptr_array_unref);
+  problems = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_problem_free);
   GraftGraph *graph = graft_model_get_graph (model);
   if (graph != NULL)
     collect_unsupported (graph, opset, problems);
@@ -195,10 +211,9 @@ lower_node (GraftLowerContext *ctx, GraftNode *node, GError **error)
     ok = ctx->row->lower (ctx, node, error);
   else
     {
-      /* Without --allow-custom the node is still written as a custom one,
-       * so the lowering goes on and the error names every such op. */
-      if (!ctx->allow_custom)
-        g_ptr_array_add (ctx->problems, problem_new (node, ctx->opset));
+      /* The node is written as a custom one either way, so the lowering
+       * goes on and the error (or the lint) names every such op. */
+      g_ptr_array_add (ctx->problems, problem_new (node, ctx->opset));
       ok = lower_custom (ctx, node, error);
     }
   if (!ok && error && *error && !g_str_has_prefix ((*error)->message, "node '"))
@@ -444,6 +459,13 @@ ir_version_for (gint64 opset)
 GraftModel *
 graft_lower_to_onnx (GraftModel *model, const GraftLowerOptions *options, GError **error)
 {
+  g_autoptr(GPtrArray) problems = NULL;
+  return lower_model (model, options, &problems, error);
+}
+
+static GraftModel *
+lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **problems_out, GError **error)
+{
   GraftGraph *source = graft_model_get_graph (model);
   GraftLowerOptions defaults = { 0 };
   gint64 opset, max_opset = graft_lower_max_opset ();
@@ -515,8 +537,8 @@ graft_lower_to_onnx (GraftModel *model, const GraftLowerOptions *options, GError
   g_hash_table_unref (ctx.rt_data);
   g_hash_table_unref (ctx.node_names);
   g_ptr_array_unref (ctx.scratch);
-  g_autoptr(GPtrArray) problems = ctx.problems;
-  if (ok && problems->len > 0)
+  GPtrArray *problems = *problems_out = ctx.problems;
+  if (ok && problems->len > 0 && !options->allow_custom)
     {
       g_autoptr(GString) list = g_string_new (NULL);
       for (guint i = 0; i < problems->len; i++)

@@ -49,8 +49,10 @@ typedef struct {
 void graft_lower_problem_free (GraftLowerProblem *problem);
 
 /* The ops of model that have no lowering at opset (GraftLowerProblem*,
- * graph order, subgraphs included); an empty array when all lower. */
-GPtrArray *graft_lower_find_unsupported (GraftModel *model, gint64 opset);
+ * graph order, subgraphs included); an empty array when all lower.
+ * options (may be NULL) gives input shapes, with which the checks of a
+ * scripted module fold away as in a conversion. */
+GPtrArray *graft_lower_find_unsupported (GraftModel *model, gint64 opset, const GraftLowerOptions *options);
 
 /* A new ONNX model computing what model (format TORCHSCRIPT or
  * EXPORTED_PROGRAM) computes. Inputs keep the declared shapes of the
