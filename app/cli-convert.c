@@ -87,15 +87,21 @@ parse_dynamic (GHashTable *shapes, const char *spec, GError **error)
   return TRUE;
 }
 
-/* Shared with graft-cli edit, which converts TorchScript input first. */
-GraftModel *
-graft_cli_convert_model (GraftModel *model, const GraftLowerOptions *options, const char *in)
+GHashTable *
+graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error)
 {
-  g_autoptr(GError) error = NULL;
-  GraftModel *onnx = graft_lower_to_onnx (model, options, &error);
-  if (onnx == NULL)
-    graft_cli_print_error ("%s: %s", in, error->message);
-  return onnx;
+  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, free_shape);
+  for (guint i = 0; i < shape_specs->len; i++)
+    if (!parse_shape (shapes, shape_specs->pdata[i]))
+      {
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "cannot read '--shape %s' (try --help)",
+                     (char *) shape_specs->pdata[i]);
+        return NULL;
+      }
+  for (guint i = 0; i < dynamic_specs->len; i++)
+    if (!parse_dynamic (shapes, dynamic_specs->pdata[i], error))
+      return NULL;
+  return g_steal_pointer (&shapes);
 }
 
 int
@@ -104,7 +110,8 @@ graft_cli_convert (int argc, char **argv)
   const char *in = NULL, *out = NULL;
   gboolean overwrite = FALSE;
   GraftLowerOptions options = { 0 };
-  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, free_shape);
+  g_autoptr(GHashTable) shapes = NULL;
+  g_autoptr(GPtrArray) shape_specs = g_ptr_array_new ();
   g_autoptr(GPtrArray) dynamic = g_ptr_array_new ();
   g_autoptr(GError) error = NULL;
 
@@ -152,13 +159,7 @@ graft_cli_convert (int argc, char **argv)
           options.opset = (gint64) opset;
         }
       else if (strcmp (arg, "--shape") == 0)
-        {
-          if (!parse_shape (shapes, next))
-            {
-              graft_cli_print_error ("convert: cannot read '--shape %s' (try --help)", next);
-              return 2;
-            }
-        }
+        g_ptr_array_add (shape_specs, (gpointer) next);
       else if (strcmp (arg, "--dynamic") == 0)
         g_ptr_array_add (dynamic, (gpointer) next);
       else
@@ -172,12 +173,11 @@ graft_cli_convert (int argc, char **argv)
       graft_cli_print_error ("convert: needs an input model and -o OUT (try --help)");
       return 2;
     }
-  for (guint i = 0; i < dynamic->len; i++)
-    if (!parse_dynamic (shapes, dynamic->pdata[i], &error))
-      {
-        graft_cli_print_error ("convert: %s", error->message);
-        return 2;
-      }
+  if ((shapes = graft_cli_parse_input_shapes (shape_specs, dynamic, &error)) == NULL)
+    {
+      graft_cli_print_error ("convert: %s", error->message);
+      return 2;
+    }
   options.input_shapes = shapes;
 
   g_autoptr(GraftModel) model = graft_model_load (in, NULL, NULL, NULL, &error);
@@ -186,9 +186,12 @@ graft_cli_convert (int argc, char **argv)
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
-  g_autoptr(GraftModel) onnx = graft_cli_convert_model (model, &options, in);
+  g_autoptr(GraftModel) onnx = graft_lower_to_onnx (model, &options, &error);
   if (onnx == NULL)
-    return 1;
+    {
+      graft_cli_print_error ("%s: %s", in, error->message);
+      return 1;
+    }
   graft_model_set_path (onnx, in);
   if (!graft_onnx_write_file (onnx, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error))
     {

@@ -172,6 +172,17 @@ lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
       graft_node_add_attribute (custom, attr);
     }
   graft_lower_finish (ctx, custom);
+  /* Where the runtime's kernel has no shape logic, an aten op's result
+   * mostly keeps its first input's dtype (what a Python number next to it
+   * then takes). */
+  GraftValue *first = custom->inputs->len > 0 ? g_ptr_array_index (custom->inputs, 0) : NULL;
+  for (guint k = 0; first != NULL && k < custom->outputs->len; k++)
+    {
+      GraftValue *out = g_ptr_array_index (custom->outputs, k);
+      GraftShape unknown = { -1, NULL };
+      if (graft_lower_dtype (ctx, out) == GRAFT_DTYPE_UNDEFINED)
+        _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, first), &unknown);
+    }
   for (guint k = 0; k < node->outputs->len; k++)
     graft_lower_set_output (ctx, node, k, g_ptr_array_index (custom->outputs, k));
   return TRUE;

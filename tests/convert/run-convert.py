@@ -110,6 +110,13 @@ class LSTMModel(nn.Module):
         return self.head(out[:, -1]), h
 
 
+class CumulativeSum(nn.Module):
+    """aten::cumsum has no lowering: named by lint and convert, run by Graft with --allow-custom."""
+
+    def forward(self, x):
+        return torch.relu(x).cumsum(1) * 2
+
+
 def transformer_encoder():
     return nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), 2, enable_nested_tensor=False)
 
@@ -335,15 +342,68 @@ def run_case(graft_cli, name, mode, make, specs, torchvision, workdir):
     return ok, notes
 
 
+def cli(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True)
+
+
+def cli_cases(graft_cli, workdir):
+    """What cannot be lowered is named; edit takes TorchScript. (name, ok, notes) per check."""
+    path, _ = save_module("cumsum", "traced", CumulativeSum, [{"name": "x", "shape": [2, 5]}])
+    onnx_path = os.path.join(workdir, "cumsum.onnx")
+    lint = cli(graft_cli, "lint", path, "--target", "onnx:17")
+    yield ("lint --target onnx names aten::cumsum", lint.returncode == 1 and "[unsupported-op]" in lint.stdout
+           and "aten::cumsum" in lint.stdout, [lint.stdout.strip()[-400:]])
+    refused = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=2x5")
+    yield ("convert fails listing aten::cumsum", refused.returncode == 1 and "aten::cumsum" in refused.stderr
+           and not os.path.exists(onnx_path), [refused.stderr.strip()[:400]])
+    custom = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=2x5", "--dynamic", "x:0=batch",
+                 "--allow-custom")
+    notes = [custom.stdout.strip() or custom.stderr.strip()]
+    ok = custom.returncode == 0
+    if ok:
+        model = onnx.load(onnx_path)
+        domains = {n.domain for n in model.graph.node}
+        ok = "aten" in domains
+        x = torch.randn(3, 5)
+        ref = torch.jit.load(path)(x).numpy()
+        out_dir = graft_run(graft_cli, onnx_path, {"x": x.numpy()}, tempfile.mkdtemp(dir=workdir))
+        got = np.load(os.path.join(out_dir, os.listdir(out_dir)[0]))
+        good, how = close(ref, got)
+        ok &= good
+        notes.append("domains %s; graft runtime at batch 3: %s" % (sorted(domains), how))
+    yield ("convert --allow-custom writes an aten-domain node Graft runs", ok, notes)
+
+    path, _ = save_module("resnet18", "traced", vision_models.resnet18, [IMAGE])
+    edited = os.path.join(workdir, "resnet18-head.onnx")
+    edit = cli(graft_cli, "edit", path, "-o", edited, "--shape", "x=1x3x224x224", "--dynamic", "x:0=batch",
+               "--extract", "x:/layer1/1/relu_1/Relu_output_0")
+    ok = edit.returncode == 0
+    notes = [edit.stdout.strip() or edit.stderr.strip()]
+    if ok:
+        model = onnx.load(edited)
+        onnx.checker.check_model(model, full_check=True)
+        dims = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        ok = dims == ["batch", 3, 224, 224] and model.graph.output[0].name == "/layer1/1/relu_1/Relu_output_0"
+        notes.append("input %s, %d nodes" % (dims, len(model.graph.node)))
+    yield ("edit converts TorchScript and extracts /layer1/1", ok, notes)
+
+
 def main():
     graft_cli = sys.argv[1]
     only = set(sys.argv[2:])
     os.makedirs(OUT, exist_ok=True)
     todo = [(c, mode) for c in CASES for mode in c[2] if not only or c[0] in only or "%s_%s" % (c[0], mode) in only]
-    print("1..%d" % len(todo), flush=True)
+    n_cli = 0 if only and "cli" not in only else 4
+    print("1..%d" % (len(todo) + n_cli), flush=True)
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
-        for n, ((name, make, _, specs, torchvision), mode) in enumerate(todo, 1):
+        for n, (name, ok, notes) in enumerate(cli_cases(graft_cli, workdir) if n_cli else [], 1):
+            failed += not ok
+            print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
+            for note in notes:
+                print("# " + note.replace("\n", "\n# "))
+            sys.stdout.flush()
+        for n, ((name, make, _, specs, torchvision), mode) in enumerate(todo, n_cli + 1):
             try:
                 ok, notes = run_case(graft_cli, name, mode, make, specs, torchvision, workdir)
             except Exception as e:  # noqa: BLE001 - reported as the case's failure
