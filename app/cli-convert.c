@@ -180,13 +180,16 @@ graft_cli_convert (int argc, char **argv)
     }
   options.input_shapes = shapes;
 
+  gint64 start = g_get_monotonic_time ();
   g_autoptr(GraftModel) model = graft_model_load (in, NULL, NULL, NULL, &error);
   if (model == NULL)
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
+  gint64 loaded = g_get_monotonic_time ();
   g_autoptr(GraftModel) onnx = graft_lower_to_onnx (model, &options, &error);
+  gint64 lowered = g_get_monotonic_time ();
   if (onnx == NULL)
     {
       graft_cli_print_error ("%s: %s", in, error->message);
@@ -198,7 +201,9 @@ graft_cli_convert (int argc, char **argv)
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
-  printf ("converted %s to %s: opset %" G_GINT64_FORMAT ", %u nodes\n", in, out,
-          graft_model_get_opset (onnx, "onnx"), graft_graph_count_nodes_recursive (graft_model_get_graph (onnx)));
+  gint64 written = g_get_monotonic_time ();
+  printf ("converted %s to %s: opset %" G_GINT64_FORMAT ", %u nodes (read %.2f s, lowered %.2f s, written %.2f s)\n",
+          in, out, graft_model_get_opset (onnx, "onnx"), graft_graph_count_nodes_recursive (graft_model_get_graph (onnx)),
+          (loaded - start) / 1e6, (lowered - loaded) / 1e6, (written - lowered) / 1e6);
   return 0;
 }

@@ -351,6 +351,35 @@ self_attention (GraftLowerContext *ctx, GraftValue *x, gint64 E, gint64 H, Graft
   return linear (ctx, merged, w_proj, b_proj);
 }
 
+/* _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
+ * proj_bias, mask, need_weights, average_attn_weights, mask_type): nn.MultiheadAttention's fast path in
+ * eval mode; self-attention without weights (what ViT and encoders use). */
+static gboolean
+lower_native_mha (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 E, H, need_weights;
+  GraftValue *t[9] = { NULL };
+  if (!graft_lower_arg_int (ctx, node, 3, 0, &E, error) || !graft_lower_arg_int (ctx, node, 4, 1, &H, error) ||
+      !graft_lower_arg_int (ctx, node, 10, 1, &need_weights, error))
+    return FALSE;
+  for (guint k = 0; k < 9; k++)
+    if (k != 3 && k != 4 && (t[k] = graft_lower_arg_tensor (ctx, node, k, error)) == NULL)
+      return FALSE;
+  if (t[0] != t[1] || t[1] != t[2])
+    return graft_lower_fail (error, node, "attention with different query, key and value is not lowered yet");
+  if (!graft_lower_arg_is_none (ctx, node, 9))
+    return graft_lower_fail (error, node, "an attention mask on the fast path is not lowered yet");
+  if (need_weights && node->outputs->len > 1 && ((GraftValue *) g_ptr_array_index (node->outputs, 1))->consumers->len > 0)
+    return graft_lower_fail (error, node, "the attention weights output is not lowered yet");
+  if (H <= 0 || E <= 0 || E % H != 0 || graft_lower_rank (ctx, t[0]) != 3)
+    return graft_lower_fail (error, node, "embed_dim %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT " heads on a "
+                             "[batch, length, embed] input", E, H);
+  graft_lower_set_output (ctx, node, 0, self_attention (ctx, t[0], E, H, t[5], t[6], t[7], t[8]));
+  if (node->outputs->len > 1)
+    graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 1), g_new0 (LowerValue, 1));
+  return TRUE;
+}
+
 /* _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
  * use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
  * ffn_weight_2, ffn_bias_2, mask, mask_type): the fast path nn.TransformerEncoderLayer takes in eval mode. */
@@ -629,6 +658,9 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::softmax", 0, lower_softmax, "self dim dtype" },
   { "aten::log_softmax", 0, lower_softmax, "self dim dtype" },
   { "aten::embedding", 0, lower_embedding, "weight indices padding_idx scale_grad_by_freq sparse" },
+  { "aten::_native_multi_head_attention", 0, lower_native_mha,
+    "query key value embed_dim num_head qkv_weight qkv_bias proj_weight proj_bias mask need_weights "
+    "average_attn_weights mask_type" },
   { "aten::_transformer_encoder_layer_fwd", 17, lower_encoder_layer,
     "src embed_dim num_heads qkv_weight qkv_bias proj_weight proj_bias use_gelu norm_first eps norm_weight_1 "
     "norm_bias_1 norm_weight_2 norm_bias_2 ffn_weight_1 ffn_bias_1 ffn_weight_2 ffn_bias_2 mask mask_type" },

@@ -226,9 +226,14 @@ lower_is (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   LowerValue *a = graft_lower_arg (ctx, node, 0), *b = graft_lower_arg (ctx, node, 1);
   gboolean a_none = a == NULL || a->kind == LOWER_NONE, b_none = b == NULL || b->kind == LOWER_NONE;
-  if (!a_none && !b_none)
-    return graft_lower_fail (error, node, "identity of two values is only known for None");
   gboolean same = a_none == b_none;
+  if (!a_none && !b_none)
+    {
+      /* `query is key`: the same TorchScript value lowers to the same ONNX value */
+      if (a->kind != LOWER_TENSOR || b->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "identity of two values is only known for tensors and None");
+      same = a->value == b->value;
+    }
   bind_output (ctx, node, 0, bool_constant (strcmp (node->op_type, "__is__") == 0 ? same : !same));
   return TRUE;
 }
