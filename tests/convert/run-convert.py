@@ -305,6 +305,11 @@ def run_case(graft_cli, name, mode, make, specs, torchvision, workdir):
     if torchvision and isinstance(reference, int) and nodes > reference:
         ok = False
         notes.append("more nodes than torch.onnx.export")
+    if name == "resnet18":
+        # module groups survive as scopes in the node names
+        scoped = [n.name for n in model.graph.node if n.name.startswith("/layer1/0/conv1/")]
+        ok &= scoped == ["/layer1/0/conv1/Conv"]
+        notes.append("layer1.0.conv1 nodes: %s" % scoped)
 
     script = torch.jit.load(path).eval()
     session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
@@ -374,6 +379,35 @@ def cli_cases(graft_cli, workdir):
         notes.append("domains %s; graft runtime at batch 3: %s" % (sorted(domains), how))
     yield ("convert --allow-custom writes an aten-domain node Graft runs", ok, notes)
 
+    # A torch.export program (.pt2) with a dynamic batch: its shapes come from the program.
+    pt2 = os.path.join(OUT, "tuple_return_exported.pt2")
+    torch.manual_seed(0)
+    module = TupleReturn().eval()
+    if not fresh(pt2):
+        batch = torch.export.Dim("batch", min=2, max=64)
+        program = torch.export.export(module, (torch.randn(2, 3, 8, 8),), dynamic_shapes={"x": {0: batch}})
+        torch.export.save(program, pt2 + ".tmp.pt2")
+        os.replace(pt2 + ".tmp.pt2", pt2)
+    converted = os.path.join(workdir, "exported.onnx")
+    run = cli(graft_cli, "convert", pt2, "-o", converted)
+    ok = run.returncode == 0
+    notes = [run.stdout.strip() or run.stderr.strip()]
+    if ok:
+        model = onnx.load(converted)
+        onnx.checker.check_model(model, full_check=True)
+        session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
+        program = torch.export.load(pt2).module()
+        for batch in (2, 5):
+            x = torch.randn(batch, 3, 8, 8)
+            with torch.no_grad():
+                refs = flatten(program(x))
+            outs = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+            for i, (ref, got) in enumerate(zip(refs, outs)):
+                good, how = close(ref, got)
+                ok &= good
+                notes.append("batch %d output %d: %s" % (batch, i, how))
+    yield ("convert a torch.export .pt2 with a dynamic batch", ok, notes)
+
     path, _ = save_module("resnet18", "traced", vision_models.resnet18, [IMAGE])
     edited = os.path.join(workdir, "resnet18-head.onnx")
     edit = cli(graft_cli, "edit", path, "-o", edited, "--shape", "x=1x3x224x224", "--dynamic", "x:0=batch",
@@ -394,7 +428,7 @@ def main():
     only = set(sys.argv[2:])
     os.makedirs(OUT, exist_ok=True)
     todo = [(c, mode) for c in CASES for mode in c[2] if not only or c[0] in only or "%s_%s" % (c[0], mode) in only]
-    n_cli = 0 if only and "cli" not in only else 4
+    n_cli = 0 if only and "cli" not in only else 5
     print("1..%d" % (len(todo) + n_cli), flush=True)
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
