@@ -73,7 +73,14 @@ problem_new (GraftNode *node, gint64 opset)
   const GraftLowering *any = lookup_any_opset (node->op);
   p->node = node;
   p->node_name = g_strdup (node->name);
-  p->schema = any && any->arguments ? g_strdup_printf ("%s(%s)", node->op, any->arguments) : g_strdup (node->op);
+  if (any != NULL && any->arguments != NULL)
+    {
+      g_auto(GStrv) names = g_strsplit (any->arguments, " ", -1);
+      g_autofree char *joined = g_strjoinv (", ", names);
+      p->schema = g_strdup_printf ("%s(%s)", node->op, joined);
+    }
+  else
+    p->schema = g_strdup (node->op);
   if (any != NULL && any->since > opset)
     p->help = g_strdup_printf ("it lowers at opset %d and later (--opset %d)", any->since, any->since);
   else if (node->domain == g_intern_static_string ("aten") || node->domain == g_intern_static_string ("prim"))
@@ -179,9 +186,14 @@ lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
   for (guint k = 0; first != NULL && k < custom->outputs->len; k++)
     {
       GraftValue *out = g_ptr_array_index (custom->outputs, k);
-      GraftShape unknown = { -1, NULL };
-      if (graft_lower_dtype (ctx, out) == GRAFT_DTYPE_UNDEFINED)
-        _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, first), &unknown);
+      GraftShape guess = { -1, NULL };
+      /* Without --allow-custom the file is not written: the first input's
+       * rank lets the conversion go on to name every other such op. */
+      if (!ctx->allow_custom)
+        graft_shape_init (&guess, graft_lower_rank (ctx, first));
+      if (graft_lower_dtype (ctx, out) == GRAFT_DTYPE_UNDEFINED || graft_lower_rank (ctx, out) < 0)
+        _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, first), &guess);
+      graft_shape_clear (&guess);
     }
   for (guint k = 0; k < node->outputs->len; k++)
     graft_lower_set_output (ctx, node, k, g_ptr_array_index (custom->outputs, k));
@@ -549,13 +561,19 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **pr
   g_hash_table_unref (ctx.node_names);
   g_ptr_array_unref (ctx.scratch);
   GPtrArray *problems = *problems_out = ctx.problems;
-  if (ok && problems->len > 0 && !options->allow_custom)
+  if (problems->len > 0 && !options->allow_custom)
     {
       g_autoptr(GString) list = g_string_new (NULL);
       for (guint i = 0; i < problems->len; i++)
         {
           GraftLowerProblem *p = problems->pdata[i];
           g_string_append_printf (list, "%s%s (%s): %s", i ? "; " : "", p->node_name, p->schema, p->help);
+        }
+      if (error != NULL && *error != NULL)
+        {
+          /* what stopped the conversion after those ops */
+          g_string_append_printf (list, "; then %s", (*error)->message);
+          g_clear_error (error);
         }
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
                    "%u op%s cannot be written as ONNX opset %" G_GINT64_FORMAT ": %s", problems->len,

@@ -4,8 +4,8 @@
     tests/python run-convert.py GRAFT_CLI [CASE...]
 
 For each case (a module, traced or scripted, saved with torch.jit.save into
-tests/fixtures-generated/convert and kept while newer than this script and
-tests/fixtures/vision_models.py), the TorchScript file is converted with
+tests/fixtures-generated/convert and kept while the module definitions
+here and in tests/fixtures/vision_models.py are unchanged), the TorchScript file is converted with
 graft-cli convert and the ONNX file must:
   - pass onnx.checker.check_model(full_check=True) and strict shape inference;
   - give onnxruntime outputs within 1e-4·max|ref| of PyTorch's at the export
@@ -44,7 +44,17 @@ sys.path.insert(0, os.path.join(SOURCE, "tests", "fixtures"))
 import vision_models  # noqa: E402
 
 OUT = os.path.join(SOURCE, "tests", "fixtures-generated", "convert")
-INPUTS_MTIME = max(os.path.getmtime(__file__), os.path.getmtime(vision_models.__file__))
+
+
+def modules_source():
+    """The text that defines the modules: the archives are made again when it changes."""
+    with open(__file__) as f:
+        text = f.read()
+    with open(vision_models.__file__) as f:
+        return text[text.index("-- modules\n"):text.index("-- helpers\n")] + f.read()
+
+
+MODULES_DIGEST = __import__("hashlib").sha256(modules_source().encode()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------- modules
@@ -164,7 +174,17 @@ CASES = [
 # ---------------------------------------------------------------- helpers
 
 def fresh(path):
-    return os.path.exists(path) and os.path.getmtime(path) >= INPUTS_MTIME
+    """Made from the current module definitions (recorded in PATH.digest)."""
+    try:
+        with open(path + ".digest") as f:
+            return os.path.exists(path) and f.read() == MODULES_DIGEST
+    except OSError:
+        return False
+
+
+def mark_fresh(path):
+    with open(path + ".digest", "w") as f:
+        f.write(MODULES_DIGEST)
 
 
 def make_inputs(specs, shape_key, path, seed):
@@ -233,6 +253,8 @@ def save_module(name, mode, make, specs):
     meta = {"torch_onnx_nodes": torch_onnx_nodes(model, example, specs)}
     with open(meta_path, "w") as f:
         json.dump(meta, f)
+    mark_fresh(path)
+    mark_fresh(meta_path)
     return path, meta
 
 
@@ -388,6 +410,7 @@ def cli_cases(graft_cli, workdir):
         program = torch.export.export(module, (torch.randn(2, 3, 8, 8),), dynamic_shapes={"x": {0: batch}})
         torch.export.save(program, pt2 + ".tmp.pt2")
         os.replace(pt2 + ".tmp.pt2", pt2)
+        mark_fresh(pt2)
     converted = os.path.join(workdir, "exported.onnx")
     run = cli(graft_cli, "convert", pt2, "-o", converted)
     ok = run.returncode == 0
