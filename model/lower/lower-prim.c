@@ -536,7 +536,6 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (body == NULL || trips == NULL || cond == NULL)
     return graft_lower_fail (error, node, "has no trip count, condition or body");
   gboolean truth;
-  double zero;
   if ((const_truth (cond, &truth) && !truth) ||
       (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT && trips->constant->i <= 0))
     {
@@ -548,18 +547,13 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
         }
       return TRUE;
     }
-  (void) zero;
   if (needs_unrolling (ctx, node, body))
     {
       if (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT &&
           trips->constant->i <= MAX_UNROLLED_TRIPS)
         return unroll_loop (ctx, node, body, trips->constant->i, cond, error);
-      if (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT && const_truth (cond, &truth) &&
-          trips->constant->i > MAX_UNROLLED_TRIPS && !mutates_lists (body))
-        ; /* a while loop over non-tensor state: tried below */
-      else
-        return graft_lower_fail (error, node, "carries lists, None or strings through a loop whose trip count is "
-                                 "known only at run time (ONNX sequences for them are not written yet)");
+      return graft_lower_fail (error, node, "carries lists, None or strings through a loop whose trip count is "
+                               "known only at run time (ONNX sequences for them are not written yet)");
     }
   GraftValue *m = trips->kind == LOWER_NONE ? NULL : graft_lower_arg_tensor (ctx, node, 0, error);
   if (trips->kind != LOWER_NONE && m == NULL)

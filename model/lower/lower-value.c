@@ -269,15 +269,10 @@ infer_rank_fallback (GraftLowerContext *ctx, GraftNode *node)
   for (guint i = 0; i < node->inputs->len; i++)
     {
       GraftValue *in = g_ptr_array_index (node->inputs, i);
-      if (in == NULL || (strcmp (node->op, "onnx::Where") != 0 && strcmp (node->op, "onnx::Clip") != 0 && i > 0 &&
-                         !g_str_has_prefix (node->op, "onnx::") ))
+      if (in == NULL)
         continue;
       if (graft_lower_rank (ctx, in) < 0)
-        {
-          if (g_getenv ("GRAFT_LOWER_DEBUG"))
-            g_printerr ("untyped: %s (input %s of %s)\n", out->name, in->name, node->name);
-          return;
-        }
+        return;
       rank = MAX (rank, graft_lower_rank (ctx, in));
       if (dtype == GRAFT_DTYPE_UNDEFINED || (strcmp (node->op, "onnx::Where") == 0 && i == 1))
         dtype = graft_lower_dtype (ctx, in);
