@@ -296,6 +296,25 @@ is_scalar_type (const GraftValue *source, GraftDType *dtype)
   return TRUE;
 }
 
+/* A TorchScript input without a declared shape still has the rank of the
+ * convolution that reads it (its weight's rank): enough to convert a CNN
+ * with every dim left symbolic ("x_dim0"…). -1 when nothing tells. */
+static int
+rank_from_consumers (GraftValue *input)
+{
+  for (guint i = 0; i < input->consumers->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (input->consumers, i);
+      if (node->inputs->len < 2 || g_ptr_array_index (node->inputs, 0) != input ||
+          (strcmp (node->op, "aten::_convolution") != 0 && !g_str_has_prefix (node->op, "aten::conv")))
+        continue;
+      GraftValue *weight = g_ptr_array_index (node->inputs, 1);
+      if (weight != NULL && weight->initializer != NULL)
+        return weight->initializer->rank;
+    }
+  return -1;
+}
+
 /* The graph's inputs: module objects lower to nothing; tensors and
  * scalars become ONNX inputs. */
 static gboolean
@@ -334,9 +353,19 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
       const GraftShape *shape = given;
       if (shape == NULL && in->shape.rank >= 0)
         shape = &in->shape;
-      GraftShape unknown = { -1, NULL };
+      GraftShape guessed = { -1, NULL };
+      if (shape == NULL)
+        {
+          graft_shape_init (&guessed, rank_from_consumers (in));
+          for (int d = 0; d < guessed.rank; d++)
+            {
+              g_autofree char *symbol = g_strdup_printf ("%s_dim%d", in->name, d);
+              guessed.dims[d] = graft_dim_symbolic (g_intern_string (symbol));
+            }
+        }
       GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
-      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : GRAFT_DTYPE_FLOAT32, shape ? shape : &unknown);
+      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : GRAFT_DTYPE_FLOAT32, shape ? shape : &guessed);
+      graft_shape_clear (&guessed);
       graft_graph_add_input (ctx->graph, v);
       graft_lower_bind (ctx, in, graft_lower_value_tensor (v, FALSE));
     }
