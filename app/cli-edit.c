@@ -1,5 +1,6 @@
 /* graft-cli edit IN -o OUT [edits]: applies model/edit operations in the
- * order given, proves the dims they changed at other sizes (unless
+ * order given (a TorchScript IN is first converted to ONNX by model/lower,
+ * taking its input shapes from --shape and --dynamic), proves the dims they changed at other sizes (unless
  * --no-verify), and saves the result as ONNX (atomically; never over IN
  * unless --overwrite; not at all when the proof fails, unless --force). */
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "edit/edit.h"
 #include "edit/edit-history.h"
 #include "onnx/writer.h"
+#include "lower/lower.h"
 
 static gboolean
 parse_int (const char *text, gint64 min, gint64 *value)
@@ -172,6 +174,10 @@ graft_cli_edit (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = NULL;
   g_autoptr(GraftEditHistory) history = NULL;
+  /* The --shape and --dynamic values, for a TorchScript IN's conversion. */
+  g_autoptr(GPtrArray) shape_specs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) dynamic_specs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) shape_edits = g_ptr_array_new ();
 
   for (int i = 1; i < argc; i++)
     {
@@ -214,9 +220,17 @@ graft_cli_edit (int argc, char **argv)
           continue;
         }
       if (strcmp (arg, "--dynamic") == 0)
-        edit = parse_dynamic (next);
+        {
+          edit = parse_dynamic (next);
+          g_ptr_array_add (dynamic_specs, (gpointer) next);
+          g_ptr_array_add (shape_edits, edit);
+        }
       else if (strcmp (arg, "--shape") == 0)
-        edit = parse_shape (next);
+        {
+          edit = parse_shape (next);
+          g_ptr_array_add (shape_specs, (gpointer) next);
+          g_ptr_array_add (shape_edits, edit);
+        }
       else if (strcmp (arg, "--bypass") == 0)
         edit = graft_edit_new_bypass_node (next);
       else if (strcmp (arg, "--delete") == 0)
@@ -246,6 +260,32 @@ graft_cli_edit (int argc, char **argv)
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
+    }
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
+      graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    {
+      /* The shapes go into the conversion (TorchScript declares none), the
+       * other edits apply to the converted graph. */
+      g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes (shape_specs, dynamic_specs, &error);
+      GraftLowerOptions options = { 0 };
+      if (shapes == NULL)
+        {
+          graft_cli_print_error ("edit: %s", error->message);
+          return 2;
+        }
+      options.input_shapes = shapes;
+      GraftModel *converted = graft_lower_to_onnx (model, &options, &error);
+      if (converted == NULL)
+        {
+          graft_cli_print_error ("%s: %s", in, error->message);
+          return 1;
+        }
+      graft_model_set_path (converted, in);
+      g_object_unref (model);
+      model = converted;
+      printf ("converted %s to ONNX opset %" G_GINT64_FORMAT "\n", in, graft_model_get_opset (model, "onnx"));
+      for (guint i = 0; i < shape_edits->len; i++)
+        g_ptr_array_remove (edits, shape_edits->pdata[i]);
     }
   history = graft_edit_history_new (model);
   for (guint i = 0; i < edits->len; i++)

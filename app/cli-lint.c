@@ -8,6 +8,7 @@
 #include "loader.h"
 #include "analysis/diagnostics.h"
 #include "analysis/lint-rules.h"
+#include "lower/lower.h"
 
 static void
 print_json (GPtrArray *diagnostics)
@@ -97,6 +98,20 @@ graft_cli_lint (int argc, char **argv)
         json = TRUE;
       else if (strcmp (argv[i], "--onnx-export") == 0)
         options.onnx_export_target = TRUE;
+      else if (strcmp (argv[i], "--target") == 0 || g_str_has_prefix (argv[i], "--target="))
+        {
+          const char *target = argv[i][8] == '=' ? argv[i] + 9 : i + 1 < argc ? argv[++i] : "";
+          guint64 opset = GRAFT_LOWER_DEFAULT_OPSET;
+          if (!g_str_has_prefix (target, "onnx") || (target[4] != '\0' && target[4] != ':') ||
+              (target[4] == ':' && !g_ascii_string_to_unsigned (target + 5, 10, GRAFT_LOWER_MIN_OPSET,
+                                                                  graft_lower_max_opset (), &opset, NULL)))
+            {
+              graft_cli_print_error ("lint: --target takes onnx or onnx:OPSET (opset %d to %" G_GINT64_FORMAT "), not '%s'",
+                                     GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset (), target);
+              return 2;
+            }
+          options.onnx_target_opset = (gint64) opset;
+        }
       else if (strcmp (argv[i], "--list-rules") == 0)
         {
           print_rules ();
@@ -104,10 +119,12 @@ graft_cli_lint (int argc, char **argv)
         }
       else if (strcmp (argv[i], "--help") == 0)
         {
-          printf ("Usage: graft-cli lint FILE [--json] [--onnx-export]\n"
+          printf ("Usage: graft-cli lint FILE [--json] [--onnx-export] [--target onnx[:OPSET]]\n"
                   "       graft-cli lint --list-rules\n"
                   "Lists unsupported ops, static input dims, baked shape constants and trace hazards.\n"
                   "--onnx-export: the TorchScript model is meant for torch.onnx.export.\n"
+                  "--target onnx[:OPSET]: the model is to be converted with graft-cli convert; ops it cannot\n"
+                  "  write at that opset (default 17) are unsupported-op errors.\n"
                   "--list-rules: every rule with its usual severity, title and fix.\n"
                   "Exit status: 0 no errors, 1 errors found or unreadable file, 2 bad usage.\n");
           return 0;

@@ -16,5 +16,11 @@ int graft_cli_diff (int argc, char **argv);
  * escapes from names and metadata in the file) as visible \xNN escapes. */
 void graft_cli_escape_control_output (void);
 
+int graft_cli_convert (int argc, char **argv);
+
+/* --shape INPUT=1x3x224x224 and --dynamic INPUT:AXIS=NAME values as input
+ * shapes for model/lower (name → GraftShape*), or NULL with an error. */
+GHashTable *graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error);
+
 /* Prints "graft-cli: <message>" on stderr as one line. */
 void graft_cli_print_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

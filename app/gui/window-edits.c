@@ -9,6 +9,7 @@
 #include "analysis/dim-check.h"
 #include "edit/graph-copy.h"
 #include "onnx/writer.h"
+#include "lower/lower.h"
 
 void
 graft_window_update_title (GraftWindow *self)
@@ -463,6 +464,42 @@ close_now (GraftWindow *self)
   gtk_window_close (GTK_WINDOW (self));
 }
 
+static void
+show_save_error (GraftWindow *self, const char *basename, const char *message)
+{
+  g_autofree char *heading = g_strdup_printf ("Could Not Save “%s”", basename);
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, message);
+
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* A TorchScript model (or torch.export program) is exported: converted to
+ * ONNX by model/lower and written, while the window keeps showing the
+ * TorchScript graph. */
+static gboolean
+export_as_onnx (GraftWindow *self, const char *path, const char *basename)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) onnx = graft_lower_to_onnx (self->model, NULL, &error);
+
+  if (onnx == NULL || !graft_onnx_write_file (onnx, path, GRAFT_ONNX_WRITE_NONE, &error))
+    {
+      g_autofree char *message = g_strdup_printf ("%s\n\nTo give the inputs' shapes, convert it with graft-cli "
+                                                  "convert IN.pt -o OUT.onnx --shape NAME=1x3x224x224.",
+                                                  error->message);
+      show_save_error (self, basename, message);
+      return FALSE;
+    }
+  {
+    g_autofree char *message = g_strdup_printf ("Exported “%s” (ONNX opset %" G_GINT64_FORMAT ", %u nodes)", basename,
+                                                graft_model_get_opset (onnx, "onnx"),
+                                                graft_graph_count_nodes_recursive (graft_model_get_graph (onnx)));
+    graft_window_show_toast (self, message);
+  }
+  return TRUE;
+}
+
 static gboolean
 write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 {
@@ -470,8 +507,11 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
   /* target may be self->save_path, which is replaced below. */
   g_autofree char *path = g_strdup (target);
   g_autofree char *basename = g_path_get_basename (path);
+  GraftModelFormat format = graft_model_get_format (self->model);
 
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT || format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    return export_as_onnx (self, path, basename);
+  if (format != GRAFT_MODEL_FORMAT_ONNX)
     {
       g_autofree char *body = g_strdup_printf ("Graft saves ONNX files only, and this is a %s model: its "
                                                "aten:: and prim:: operators have no ONNX form yet. Export it "
@@ -486,11 +526,7 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
   if (!graft_onnx_write_file (self->model, path,
                               overwrite_source ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error))
     {
-      g_autofree char *heading = g_strdup_printf ("Could Not Save “%s”", basename);
-      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, error->message);
-
-      adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
-      gtk_window_present (GTK_WINDOW (dialog));
+      show_save_error (self, basename, error->message);
       return FALSE;
     }
   /* The saved file is the model's file from now on: the title, the
@@ -719,5 +755,7 @@ graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.redo", NULL, undo_redo_action);
   gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
+  /* The same dialog: a TorchScript model is written converted to ONNX. */
+  gtk_widget_class_install_action (widget_class, "win.export-onnx", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.save-as-path", "s", save_as_path_action);
 }

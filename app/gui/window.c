@@ -72,6 +72,13 @@ graft_window_update_action_states (GraftWindow *self)
   for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), edit_actions[i], editable);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
+  /* Export as ONNX…: the menu shows it for what model/lower converts. */
+  {
+    GraftModelFormat format = has_model ? graft_model_get_format (self->model) : GRAFT_MODEL_FORMAT_ONNX;
+    gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-onnx",
+                                   idle && (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
+                                            format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM));
+  }
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo",
                                  editable && self->history != NULL && graft_edit_history_can_undo (self->history));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo",

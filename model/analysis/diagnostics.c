@@ -1,6 +1,7 @@
 #include "analysis/diagnostics.h"
 #include "ir/graph-check.h"
 #include "analysis/diagnostics-private.h"
+#include "lower/lower.h"
 #include "analysis/lint-rules.h"
 #include "analysis/baked-shape.h"
 #include "analysis/dim-check.h"
@@ -120,10 +121,29 @@ check_op (GraftNode *node, gpointer user_data)
     }
 }
 
+/* Ops the conversion to ONNX (model/lower) cannot write at the target opset. */
+static void
+check_lowering (GraftModel *model, gint64 opset, GPtrArray *list)
+{
+  g_autoptr(GPtrArray) problems = graft_lower_find_unsupported (model, opset, NULL);
+  for (guint i = 0; i < problems->len; i++)
+    {
+      GraftLowerProblem *p = g_ptr_array_index (problems, i);
+      graft_diagnostic_add (list, "unsupported-op", GRAFT_SEVERITY_ERROR, p->node, NULL,
+                            "%s has no ONNX lowering at opset %" G_GINT64_FORMAT " (schema %s): %s", p->node->op,
+                            opset, p->schema, p->help);
+    }
+}
+
 static void
 check_ops (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   OpCheck check = { model, list, g_hash_table_new (NULL, NULL) };
+  GraftModelFormat format = graft_model_get_format (model);
+
+  if (options->onnx_target_opset > 0 &&
+      (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT || format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM))
+    check_lowering (model, options->onnx_target_opset, list);
 
   graft_graph_foreach_node_recursive (graft_model_get_graph (model), check_op, &check);
   for (guint i = 0; i < graft_model_get_functions (model)->len; i++)
@@ -393,8 +413,9 @@ static const GraftLintRule lint_rules[] = {
     "needs (kernel_shape, strides, dilations > 0; pads >= 0): onnx.checker refuses the model and Graft will not run it",
     check_structure, GRAFT_LINT_FIX_NONE },
   { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
-    "a node in a non-standard domain or one the model does not import (error), or with no kernel in Graft's "
-    "runtime (warning)", check_ops, GRAFT_LINT_FIX_NONE },
+    "a node in a non-standard domain or one the model does not import (error), with no ONNX lowering at the "
+    "target opset (error, --target onnx), or with no kernel in Graft's runtime (warning)", check_ops,
+    GRAFT_LINT_FIX_NONE },
   { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
     "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs); "
     "torch.export: a dim export specialized, with the dynamic_shapes / Dim(...) that keeps it dynamic",

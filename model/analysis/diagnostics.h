@@ -36,6 +36,10 @@ typedef struct {
   /* TorchScript control flow is a warning when the model is meant for
    * torch.onnx.export. */
   gboolean onnx_export_target;
+  /* > 0: the TorchScript model is to be converted to ONNX at this opset
+   * (graft-cli convert): every op without a lowering is an unsupported-op
+   * error. */
+  gint64 onnx_target_opset;
 } GraftLintOptions;
 
 /* Runs every rule; the model is only read, so lint may run on a worker

@@ -1205,6 +1205,33 @@ test_save_refused_for_non_onnx (void)
   g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
 }
 
+/* A TorchScript model is exported: converted to ONNX and written, while
+ * the window keeps the TorchScript graph. */
+static void
+test_export_torchscript_as_onnx (void)
+{
+  g_autofree char *script = generated_fixture ("make-small-cnn-script.py", "cnn-script.pt");
+  g_autofree char *dir = g_dir_make_tmp ("graft-export-XXXXXX", NULL);
+  g_autofree char *target = g_build_filename (dir, "cnn.onnx", NULL);
+  g_autofree char *save_action = g_strconcat ("win.save-as-path::", target, NULL);
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GraftModel) exported = NULL;
+  g_autoptr(GError) error = NULL;
+
+  gui_start (&gui);
+  harness_open (gui.window, script);
+  harness_activate (gui.window, save_action);
+  state = capture (&gui, "export-torchscript-onnx");
+  g_assert_cmpstr (get (state, "title"), ==, "cnn-script.pt");
+  g_assert_null (g_hash_table_lookup (state, "dialog-0"));
+  exported = graft_model_load (target, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_model_get_format (exported), ==, GRAFT_MODEL_FORMAT_ONNX);
+  /* Conv (batch norm folded in), Relu, GlobalAveragePool, Flatten, Gemm */
+  g_assert_cmpuint (graft_model_get_graph (exported)->nodes->len, ==, 5);
+}
+
 /* Pixels of the canvas close to rgb (the error red of the light style):
  * group outlines and badges. */
 static guint
@@ -1350,6 +1377,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/edit-verified-in-toast", test_edit_verified_in_toast);
   g_test_add_func ("/gui/window/edit-verify-failed-in-toast", test_edit_verify_failed_in_toast);
   g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
+  g_test_add_func ("/gui/window/export-torchscript-as-onnx", test_export_torchscript_as_onnx);
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);

@@ -1,0 +1,209 @@
+/* graft-cli convert IN.pt -o OUT.onnx [--opset N] [--shape x=1x3x224x224]
+ * [--dynamic x:0=batch]... [--allow-custom]: a TorchScript archive (or a
+ * torch.export program) lowered to ONNX by model/lower, without PyTorch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "loader.h"
+#include "lower/lower.h"
+#include "onnx/writer.h"
+
+static void
+print_usage (void)
+{
+  printf ("Usage: graft-cli convert IN.pt -o OUT.onnx [OPTION]...\n"
+          "Converts a TorchScript archive (traced or scripted) to ONNX without PyTorch.\n"
+          "  --opset N                   ONNX opset to write (default %d; %d to %" G_GINT64_FORMAT ")\n"
+          "  --shape INPUT=1x3x224x224   an input's shape (TorchScript files declare none)\n"
+          "  --dynamic INPUT:AXIS=NAME   keep that dim symbolic (named NAME) in the file\n"
+          "  --allow-custom              write ops without an ONNX lowering as nodes of the \"aten\"\n"
+          "                              domain (Graft's runtime runs them) instead of failing\n"
+          "  --overwrite                 allow OUT to be IN itself\n"
+          "Exit status: 0 written, 1 the model cannot be converted (the message names every op that\n"
+          "has no lowering), 2 bad usage.\n",
+          GRAFT_LOWER_DEFAULT_OPSET, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
+}
+
+static void
+free_shape (gpointer data)
+{
+  graft_shape_clear (data);
+  g_free (data);
+}
+
+/* INPUT=1x3x224x224 */
+static gboolean
+parse_shape (GHashTable *shapes, const char *spec)
+{
+  const char *equals = strrchr (spec, '=');
+  if (equals == NULL || equals == spec || equals[1] == '\0')
+    return FALSE;
+  g_auto(GStrv) parts = g_strsplit (equals + 1, "x", -1);
+  guint n = g_strv_length (parts);
+  GraftShape *shape = g_new0 (GraftShape, 1);
+  graft_shape_init (shape, n);
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 value;
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, G_MAXINT32, &value, NULL))
+        {
+          free_shape (shape);
+          return FALSE;
+        }
+      shape->dims[i] = graft_dim_fixed ((gint64) value);
+    }
+  g_hash_table_replace (shapes, g_strndup (spec, equals - spec), shape);
+  return TRUE;
+}
+
+/* INPUT:AXIS=NAME, after the input's --shape */
+static gboolean
+parse_dynamic (GHashTable *shapes, const char *spec, GError **error)
+{
+  const char *equals = strrchr (spec, '=');
+  const char *colon = equals ? g_strrstr_len (spec, equals - spec, ":") : NULL;
+  guint64 axis;
+  if (colon == NULL || colon == spec || equals[1] == '\0')
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "cannot read '--dynamic %s' (try --help)", spec);
+      return FALSE;
+    }
+  g_autofree char *input = g_strndup (spec, colon - spec);
+  g_autofree char *axis_text = g_strndup (colon + 1, equals - colon - 1);
+  GraftShape *shape = g_hash_table_lookup (shapes, input);
+  if (!g_ascii_string_to_unsigned (axis_text, 10, 0, G_MAXINT32, &axis, NULL))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "cannot read the axis of '--dynamic %s'", spec);
+      return FALSE;
+    }
+  if (shape == NULL || (int) axis >= shape->rank)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--dynamic %s: give '%s' a --shape with at least %u dims first", spec, input, (guint) axis + 1);
+      return FALSE;
+    }
+  shape->dims[axis] = graft_dim_symbolic (g_intern_string (equals + 1));
+  return TRUE;
+}
+
+GHashTable *
+graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error)
+{
+  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, free_shape);
+  for (guint i = 0; i < shape_specs->len; i++)
+    if (!parse_shape (shapes, shape_specs->pdata[i]))
+      {
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "cannot read '--shape %s' (try --help)",
+                     (char *) shape_specs->pdata[i]);
+        return NULL;
+      }
+  for (guint i = 0; i < dynamic_specs->len; i++)
+    if (!parse_dynamic (shapes, dynamic_specs->pdata[i], error))
+      return NULL;
+  return g_steal_pointer (&shapes);
+}
+
+int
+graft_cli_convert (int argc, char **argv)
+{
+  const char *in = NULL, *out = NULL;
+  gboolean overwrite = FALSE;
+  GraftLowerOptions options = { 0 };
+  g_autoptr(GHashTable) shapes = NULL;
+  g_autoptr(GPtrArray) shape_specs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) dynamic = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+
+  for (int i = 1; i < argc; i++)
+    {
+      const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+      if (strcmp (arg, "--help") == 0)
+        {
+          print_usage ();
+          return 0;
+        }
+      if (strcmp (arg, "--allow-custom") == 0 || strcmp (arg, "--overwrite") == 0)
+        {
+          options.allow_custom |= strcmp (arg, "--allow-custom") == 0;
+          overwrite |= strcmp (arg, "--overwrite") == 0;
+          continue;
+        }
+      if (arg[0] != '-')
+        {
+          if (in != NULL)
+            {
+              graft_cli_print_error ("convert: more than one input model ('%s' and '%s')", in, arg);
+              return 2;
+            }
+          in = arg;
+          continue;
+        }
+      if (next == NULL)
+        {
+          graft_cli_print_error ("convert: %s needs a value (try --help)", arg);
+          return 2;
+        }
+      i++;
+      if (strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+        out = next;
+      else if (strcmp (arg, "--opset") == 0)
+        {
+          guint64 opset;
+          if (!g_ascii_string_to_unsigned (next, 10, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset (), &opset, NULL))
+            {
+              graft_cli_print_error ("convert: --opset %s: the conversion writes opsets %d to %" G_GINT64_FORMAT,
+                                     next, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
+              return 2;
+            }
+          options.opset = (gint64) opset;
+        }
+      else if (strcmp (arg, "--shape") == 0)
+        g_ptr_array_add (shape_specs, (gpointer) next);
+      else if (strcmp (arg, "--dynamic") == 0)
+        g_ptr_array_add (dynamic, (gpointer) next);
+      else
+        {
+          graft_cli_print_error ("convert: unknown option '%s' (try --help)", arg);
+          return 2;
+        }
+    }
+  if (in == NULL || out == NULL)
+    {
+      graft_cli_print_error ("convert: needs an input model and -o OUT (try --help)");
+      return 2;
+    }
+  if ((shapes = graft_cli_parse_input_shapes (shape_specs, dynamic, &error)) == NULL)
+    {
+      graft_cli_print_error ("convert: %s", error->message);
+      return 2;
+    }
+  options.input_shapes = shapes;
+
+  gint64 start = g_get_monotonic_time ();
+  g_autoptr(GraftModel) model = graft_model_load (in, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  gint64 loaded = g_get_monotonic_time ();
+  g_autoptr(GraftModel) onnx = graft_lower_to_onnx (model, &options, &error);
+  gint64 lowered = g_get_monotonic_time ();
+  if (onnx == NULL)
+    {
+      graft_cli_print_error ("%s: %s", in, error->message);
+      return 1;
+    }
+  graft_model_set_path (onnx, in);
+  if (!graft_onnx_write_file (onnx, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error))
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  gint64 written = g_get_monotonic_time ();
+  printf ("converted %s to %s: opset %" G_GINT64_FORMAT ", %u nodes (read %.2f s, lowered %.2f s, written %.2f s)\n",
+          in, out, graft_model_get_opset (onnx, "onnx"), graft_graph_count_nodes_recursive (graft_model_get_graph (onnx)),
+          (loaded - start) / 1e6, (lowered - loaded) / 1e6, (written - lowered) / 1e6);
+  return 0;
+}

@@ -1,0 +1,674 @@
+/* Network layers: convolution, normalisation, pooling, linear algebra,
+ * softmax, embedding and attention. */
+#include "lower/lower-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_SPATIAL 3
+
+static void
+add_ints (GraftNode *node, const char *name, const gint64 *values, guint n)
+{
+  graft_node_add_attribute (node, graft_attribute_new_ints (name, values, n));
+}
+
+/* [p0, p1] → ONNX pads [p0, p1, p0, p1] */
+static void
+add_pads (GraftNode *node, const gint64 *pad, guint n)
+{
+  gint64 pads[2 * MAX_SPATIAL];
+  for (guint i = 0; i < n; i++)
+    pads[i] = pads[i + n] = pad[i];
+  add_ints (node, "pads", pads, 2 * n);
+}
+
+/* conv2d(input, weight, bias, stride, padding, dilation, groups)
+ * _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, …) */
+static gboolean
+lower_conv (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean underscore = strcmp (node->op_type, "_convolution") == 0;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *w = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  GraftValue *b = NULL;
+  gint64 stride[MAX_SPATIAL], pad[MAX_SPATIAL], dilation[MAX_SPATIAL], groups, transposed = 0;
+  guint ns_stride, ns_pad, ns_dilation;
+  int w_rank;
+
+  if (w == NULL || !graft_lower_need_rank (ctx, w, &w_rank, error))
+    return FALSE;
+  guint ns = w_rank - 2;
+  if (ns < 1 || ns > MAX_SPATIAL)
+    return graft_lower_fail (error, node, "weight of rank %d", w_rank);
+  if (!graft_lower_arg_is_none (ctx, node, 2) && (b = graft_lower_arg_tensor (ctx, node, 2, error)) == NULL)
+    return FALSE;
+  LowerValue *padding = graft_lower_arg (ctx, node, 4);
+  if (padding && padding->kind == LOWER_CONST && padding->constant->type == GRAFT_ATTR_STRING)
+    {
+      g_autofree char *mode = graft_attribute_dup_string (padding->constant);
+      if (strcmp (mode, "valid") != 0)
+        return graft_lower_fail (error, node, "padding='%s' (only 'valid' and explicit pads are lowered)", mode);
+      for (guint i = 0; i < ns; i++)
+        pad[i] = 0;
+      ns_pad = ns;
+    }
+  else if (!graft_lower_arg_ints (ctx, node, 4, pad, ns, &ns_pad, ns, error))
+    return FALSE;
+  if (!graft_lower_arg_ints (ctx, node, 3, stride, ns, &ns_stride, ns, error) ||
+      !graft_lower_arg_ints (ctx, node, 5, dilation, ns, &ns_dilation, ns, error) ||
+      (underscore && !graft_lower_arg_int (ctx, node, 6, 0, &transposed, error)) ||
+      !graft_lower_arg_int (ctx, node, underscore ? 8 : 6, 1, &groups, error))
+    return FALSE;
+  if (transposed)
+    return graft_lower_fail (error, node, "transposed convolution through _convolution is not lowered yet");
+  for (guint i = 0; i < ns; i++)
+    {
+      if (ns_stride == 0) stride[i] = 1;
+      if (ns_pad == 0) pad[i] = 0;
+      if (ns_dilation == 0) dilation[i] = 1;
+    }
+  GraftNode *conv = graft_lower_node (ctx, "Conv", 1, b ? 3 : 2, x, w, b);
+  const GraftShape *ws = graft_lower_shape (ctx, w);
+  gint64 kernel[MAX_SPATIAL];
+  gboolean kernel_known = TRUE;
+  for (guint i = 0; i < ns; i++)
+    {
+      kernel_known &= ws->dims[i + 2].kind == GRAFT_DIM_FIXED;
+      kernel[i] = ws->dims[i + 2].value;
+    }
+  if (kernel_known)
+    add_ints (conv, "kernel_shape", kernel, ns);
+  add_ints (conv, "strides", stride, ns);
+  add_pads (conv, pad, ns);
+  add_ints (conv, "dilations", dilation, ns);
+  graft_node_add_attribute (conv, graft_attribute_new_int ("group", groups));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, conv));
+  return TRUE;
+}
+
+/* A 1-D float constant filled with value, as long as dim 0 of like. */
+static GraftValue *
+filled_like (GraftLowerContext *ctx, GraftNode *node, GraftValue *like, double value, GError **error)
+{
+  const GraftShape *s = graft_lower_shape (ctx, like);
+  if (s->rank < 1 || s->dims[0].kind != GRAFT_DIM_FIXED)
+    {
+      graft_lower_fail (error, node, "needs the channel count of '%s'", like->name);
+      return NULL;
+    }
+  GraftValue *shape = graft_lower_const_int (ctx, s->dims[0].value);
+  GraftNode *fill = graft_lower_node (ctx, "ConstantOfShape", 1, 1, shape);
+  g_autoptr(GraftTensor) t = graft_tensor_new ("value", graft_lower_dtype (ctx, like), 1, (gint64[]) { 1 });
+  float f = (float) value;
+  g_autoptr(GBytes) bytes = g_bytes_new (&f, sizeof f);
+  graft_tensor_set_data (t, bytes, NULL);
+  graft_node_add_attribute (fill, graft_attribute_new_tensor ("value", t));
+  return graft_lower_finish (ctx, fill);
+}
+
+/* batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled) */
+static gboolean
+lower_batch_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 training;
+  double eps;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 5, 0, &training, error) ||
+      !graft_lower_arg_double (ctx, node, 7, 1e-5, &eps, error))
+    return FALSE;
+  if (training)
+    return graft_lower_fail (error, node, "batch statistics (training mode): export the module in eval() mode");
+  if (graft_lower_arg_is_none (ctx, node, 3) || graft_lower_arg_is_none (ctx, node, 4))
+    return graft_lower_fail (error, node, "no running statistics (track_running_stats=False) in eval mode");
+  GraftValue *mean = graft_lower_arg_tensor (ctx, node, 3, error);
+  GraftValue *var = mean ? graft_lower_arg_tensor (ctx, node, 4, error) : NULL;
+  if (var == NULL)
+    return FALSE;
+  GraftValue *scale = graft_lower_arg_is_none (ctx, node, 1) ? filled_like (ctx, node, mean, 1, error)
+                      : graft_lower_arg_tensor (ctx, node, 1, error);
+  GraftValue *bias = scale == NULL ? NULL : graft_lower_arg_is_none (ctx, node, 2) ? filled_like (ctx, node, mean, 0, error)
+                     : graft_lower_arg_tensor (ctx, node, 2, error);
+  if (bias == NULL)
+    return FALSE;
+  GraftNode *bn = graft_lower_node (ctx, "BatchNormalization", 1, 5, x, scale, bias, mean, var);
+  graft_node_add_attribute (bn, graft_attribute_new_float ("epsilon", eps));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, bn));
+  return TRUE;
+}
+
+/* layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) */
+static gboolean
+lower_layer_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 shape[8];
+  guint n;
+  double eps;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) ||
+      !graft_lower_arg_ints (ctx, node, 1, shape, G_N_ELEMENTS (shape), &n, 0, error) ||
+      !graft_lower_arg_double (ctx, node, 4, 1e-5, &eps, error))
+    return FALSE;
+  GraftValue *scale = NULL, *bias = NULL;
+  if (!graft_lower_arg_is_none (ctx, node, 2) && (scale = graft_lower_arg_tensor (ctx, node, 2, error)) == NULL)
+    return FALSE;
+  if (!graft_lower_arg_is_none (ctx, node, 3) && (bias = graft_lower_arg_tensor (ctx, node, 3, error)) == NULL)
+    return FALSE;
+  if (scale == NULL)
+    {
+      gint64 numel = 1;
+      for (guint i = 0; i < n; i++)
+        numel *= shape[i];
+      GraftNode *fill = graft_lower_node (ctx, "ConstantOfShape", 1, 1, graft_lower_const_ints (ctx, shape, n, FALSE));
+      g_autoptr(GraftTensor) one = graft_tensor_new ("value", GRAFT_DTYPE_FLOAT32, 1, (gint64[]) { 1 });
+      float f = 1;
+      g_autoptr(GBytes) bytes = g_bytes_new (&f, sizeof f);
+      graft_tensor_set_data (one, bytes, NULL);
+      graft_node_add_attribute (fill, graft_attribute_new_tensor ("value", one));
+      scale = graft_lower_finish (ctx, fill);
+    }
+  GraftNode *ln = graft_lower_node (ctx, "LayerNormalization", 1, bias ? 3 : 2, x, scale, bias);
+  graft_node_add_attribute (ln, graft_attribute_new_int ("axis", rank - (int) n));
+  graft_node_add_attribute (ln, graft_attribute_new_float ("epsilon", eps));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, ln));
+  return TRUE;
+}
+
+/* max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+ * avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static gboolean
+lower_pool (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean is_max = g_str_has_prefix (node->op_type, "max_pool");
+  gint64 kernel[MAX_SPATIAL], stride[MAX_SPATIAL], pad[MAX_SPATIAL], dilation[MAX_SPATIAL], ceil_mode,
+    count_include_pad = 1;
+  guint nk, ns, np, nd = 0;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, kernel, MAX_SPATIAL, &nk, 2, error) ||
+      !graft_lower_arg_ints (ctx, node, 2, stride, MAX_SPATIAL, &ns, 2, error) ||
+      !graft_lower_arg_ints (ctx, node, 3, pad, MAX_SPATIAL, &np, 2, error) ||
+      (is_max && !graft_lower_arg_ints (ctx, node, 4, dilation, MAX_SPATIAL, &nd, 2, error)) ||
+      !graft_lower_arg_int (ctx, node, is_max ? 5 : 4, 0, &ceil_mode, error) ||
+      (!is_max && !graft_lower_arg_int (ctx, node, 5, 1, &count_include_pad, error)))
+    return FALSE;
+  if (!is_max && !graft_lower_arg_is_none (ctx, node, 6))
+    return graft_lower_fail (error, node, "divisor_override has no ONNX form");
+  if (ns == 0)
+    memcpy (stride, kernel, sizeof stride), ns = nk;
+  for (guint i = np; i < nk; i++)
+    pad[i] = 0;
+  GraftNode *pool = graft_lower_node (ctx, is_max ? "MaxPool" : "AveragePool", 1, 1, x);
+  add_ints (pool, "kernel_shape", kernel, nk);
+  add_ints (pool, "strides", stride, nk);
+  add_pads (pool, pad, nk);
+  if (is_max && nd > 0)
+    {
+      gboolean ones = TRUE;
+      for (guint i = 0; i < nd; i++)
+        ones &= dilation[i] == 1;
+      if (!ones)
+        add_ints (pool, "dilations", dilation, nd);
+    }
+  if (ceil_mode)
+    graft_node_add_attribute (pool, graft_attribute_new_int ("ceil_mode", 1));
+  if (!is_max)
+    graft_node_add_attribute (pool, graft_attribute_new_int ("count_include_pad", count_include_pad));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, pool));
+  return TRUE;
+}
+
+/* adaptive_avg_pool2d(input, output_size): GlobalAveragePool for 1×1,
+ * an AveragePool when the input size divides evenly. */
+static gboolean
+lower_adaptive_avg_pool (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 size[2];
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, size, 2, &n, 2, error))
+    return FALSE;
+  if (n == 2 && size[0] == 1 && size[1] == 1)
+    {
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GlobalAveragePool", 1, x));
+      return TRUE;
+    }
+  const GraftShape *s = graft_lower_shape (ctx, x);
+  if (s->rank != 4 || s->dims[2].kind != GRAFT_DIM_FIXED || s->dims[3].kind != GRAFT_DIM_FIXED ||
+      s->dims[2].value % size[0] != 0 || s->dims[3].value % size[1] != 0)
+    return graft_lower_fail (error, node, "output size other than 1×1 needs fixed input sizes that it divides");
+  gint64 kernel[2] = { s->dims[2].value / size[0], s->dims[3].value / size[1] };
+  GraftNode *pool = graft_lower_node (ctx, "AveragePool", 1, 1, x);
+  add_ints (pool, "kernel_shape", kernel, 2);
+  add_ints (pool, "strides", kernel, 2);
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, pool));
+  return TRUE;
+}
+
+static GraftValue *
+gemm (GraftLowerContext *ctx, GraftValue *a, GraftValue *b, GraftValue *c, gboolean trans_b, double alpha, double beta)
+{
+  GraftNode *n = graft_lower_node (ctx, "Gemm", 1, c ? 3 : 2, a, b, c);
+  if (alpha != 1)
+    graft_node_add_attribute (n, graft_attribute_new_float ("alpha", alpha));
+  if (beta != 1)
+    graft_node_add_attribute (n, graft_attribute_new_float ("beta", beta));
+  if (trans_b)
+    graft_node_add_attribute (n, graft_attribute_new_int ("transB", 1));
+  return graft_lower_finish (ctx, n);
+}
+
+/* Wᵀ of a 2-D weight: a transposed constant when W is one (torch.onnx's
+ * constant folding does the same), else a Transpose node. */
+static GraftValue *
+transposed_weight (GraftLowerContext *ctx, GraftValue *w)
+{
+  GraftTensor *t = w->initializer;
+  GBytes *data = t && t->rank == 2 && t->dtype == GRAFT_DTYPE_FLOAT32 ? graft_tensor_get_data (t, NULL) : NULL;
+  if (data != NULL)
+    {
+      gint64 rows = t->dims[0], cols = t->dims[1];
+      const float *src = g_bytes_get_data (data, NULL);
+      float *dst = g_new (float, MAX (rows * cols, 1));
+      /* in tiles, so that both sides stay in cache (ViT-B's 768×3072 weights) */
+      enum { TILE = 32 };
+      for (gint64 r0 = 0; r0 < rows; r0 += TILE)
+        for (gint64 c0 = 0; c0 < cols; c0 += TILE)
+          for (gint64 r = r0; r < MIN (r0 + TILE, rows); r++)
+            for (gint64 c = c0; c < MIN (c0 + TILE, cols); c++)
+              dst[c * rows + r] = src[r * cols + c];
+      gint64 dims[2] = { cols, rows };
+      GraftTensor *wt = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, 2, dims);
+      g_autoptr(GBytes) bytes = g_bytes_new_take (dst, rows * cols * sizeof (float));
+      graft_tensor_set_data (wt, bytes, NULL);
+      return _graft_lower_add_constant (ctx, wt);
+    }
+  GraftNode *transpose = graft_lower_node (ctx, "Transpose", 1, 1, w);
+  add_ints (transpose, "perm", (gint64[]) { 1, 0 }, 2);
+  return graft_lower_finish (ctx, transpose);
+}
+
+/* x·Wᵀ + b: Gemm for a 2-D x, else MatMul (+ Add). */
+static GraftValue *
+linear (GraftLowerContext *ctx, GraftValue *x, GraftValue *w, GraftValue *b)
+{
+  if (graft_lower_rank (ctx, x) == 2 && graft_lower_rank (ctx, w) == 2)
+    return gemm (ctx, x, w, b, TRUE, 1, 1);
+  GraftValue *y = graft_lower_op (ctx, "MatMul", 2, x, transposed_weight (ctx, w));
+  return b ? graft_lower_op (ctx, "Add", 2, y, b) : y;
+}
+
+/* linear(input, weight, bias) */
+static gboolean
+lower_linear (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *w = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  GraftValue *b = NULL;
+  if (w == NULL)
+    return FALSE;
+  if (!graft_lower_arg_is_none (ctx, node, 2) && (b = graft_lower_arg_tensor (ctx, node, 2, error)) == NULL)
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, linear (ctx, x, w, b));
+  return TRUE;
+}
+
+static GraftValue *
+layer_norm (GraftLowerContext *ctx, GraftValue *x, GraftValue *w, GraftValue *b, double eps)
+{
+  GraftNode *ln = graft_lower_node (ctx, "LayerNormalization", 1, 3, x, w, b);
+  graft_node_add_attribute (ln, graft_attribute_new_int ("axis", -1));
+  graft_node_add_attribute (ln, graft_attribute_new_float ("epsilon", eps));
+  return graft_lower_finish (ctx, ln);
+}
+
+/* Multi-head self-attention of x [batch, length, E] with packed q/k/v
+ * projections, as nn.MultiheadAttention computes it. */
+static GraftValue *
+self_attention (GraftLowerContext *ctx, GraftValue *x, gint64 E, gint64 H, GraftValue *w_qkv, GraftValue *b_qkv,
+                GraftValue *w_proj, GraftValue *b_proj)
+{
+  gint64 D = E / H;
+  GraftValue *qkv = linear (ctx, x, w_qkv, b_qkv);
+  GraftNode *split = graft_lower_node (ctx, "Split", 3, 2, qkv, graft_lower_const_ints (ctx, (gint64[]) { E, E, E }, 3, FALSE));
+  graft_node_add_attribute (split, graft_attribute_new_int ("axis", -1));
+  graft_lower_finish (ctx, split);
+  GraftValue *heads_shape = graft_lower_const_ints (ctx, (gint64[]) { 0, 0, H, D }, 4, FALSE);
+  GraftValue *parts[3];
+  static const gint64 perms[3][4] = { { 0, 2, 1, 3 }, { 0, 2, 3, 1 }, { 0, 2, 1, 3 } };
+  for (guint i = 0; i < 3; i++)
+    {
+      GraftValue *r = graft_lower_op (ctx, "Reshape", 2, g_ptr_array_index (split->outputs, i), heads_shape);
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, r);
+      add_ints (t, "perm", perms[i], 4);
+      parts[i] = graft_lower_finish (ctx, t);
+    }
+  GraftValue *scores = graft_lower_op (ctx, "MatMul", 2, parts[0], parts[1]);
+  scores = graft_lower_op (ctx, "Mul", 2, scores, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 1 / sqrt ((double) D)));
+  GraftNode *softmax = graft_lower_node (ctx, "Softmax", 1, 1, scores);
+  graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
+  GraftValue *context = graft_lower_op (ctx, "MatMul", 2, graft_lower_finish (ctx, softmax), parts[2]);
+  GraftNode *back = graft_lower_node (ctx, "Transpose", 1, 1, context);
+  add_ints (back, "perm", perms[0], 4);
+  GraftValue *merged = graft_lower_op (ctx, "Reshape", 2, graft_lower_finish (ctx, back),
+                                       graft_lower_const_ints (ctx, (gint64[]) { 0, 0, E }, 3, FALSE));
+  return linear (ctx, merged, w_proj, b_proj);
+}
+
+/* _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
+ * proj_bias, mask, need_weights, average_attn_weights, mask_type): nn.MultiheadAttention's fast path in
+ * eval mode; self-attention without weights (what ViT and encoders use). */
+static gboolean
+lower_native_mha (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 E, H, need_weights;
+  GraftValue *t[9] = { NULL };
+  if (!graft_lower_arg_int (ctx, node, 3, 0, &E, error) || !graft_lower_arg_int (ctx, node, 4, 1, &H, error) ||
+      !graft_lower_arg_int (ctx, node, 10, 1, &need_weights, error))
+    return FALSE;
+  for (guint k = 0; k < 9; k++)
+    if (k != 3 && k != 4 && (t[k] = graft_lower_arg_tensor (ctx, node, k, error)) == NULL)
+      return FALSE;
+  if (t[0] != t[1] || t[1] != t[2])
+    return graft_lower_fail (error, node, "attention with different query, key and value is not lowered yet");
+  if (!graft_lower_arg_is_none (ctx, node, 9))
+    return graft_lower_fail (error, node, "an attention mask on the fast path is not lowered yet");
+  if (need_weights && node->outputs->len > 1 && ((GraftValue *) g_ptr_array_index (node->outputs, 1))->consumers->len > 0)
+    return graft_lower_fail (error, node, "the attention weights output is not lowered yet");
+  if (H <= 0 || E <= 0 || E % H != 0 || graft_lower_rank (ctx, t[0]) != 3)
+    return graft_lower_fail (error, node, "embed_dim %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT " heads on a "
+                             "[batch, length, embed] input", E, H);
+  graft_lower_set_output (ctx, node, 0, self_attention (ctx, t[0], E, H, t[5], t[6], t[7], t[8]));
+  if (node->outputs->len > 1)
+    graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 1), g_new0 (LowerValue, 1));
+  return TRUE;
+}
+
+/* _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+ * use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1,
+ * ffn_weight_2, ffn_bias_2, mask, mask_type): the fast path nn.TransformerEncoderLayer takes in eval mode. */
+static gboolean
+lower_encoder_layer (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 E, H, gelu, norm_first;
+  double eps;
+  GraftValue *t[18] = { NULL };
+  if (!graft_lower_arg_int (ctx, node, 1, 0, &E, error) || !graft_lower_arg_int (ctx, node, 2, 1, &H, error) ||
+      !graft_lower_arg_int (ctx, node, 7, 0, &gelu, error) || !graft_lower_arg_int (ctx, node, 8, 0, &norm_first, error) ||
+      !graft_lower_arg_double (ctx, node, 9, 1e-5, &eps, error))
+    return FALSE;
+  if (!graft_lower_arg_is_none (ctx, node, 18))
+    return graft_lower_fail (error, node, "an attention mask on the fast path is not lowered yet");
+  if (H <= 0 || E <= 0 || E % H != 0)
+    return graft_lower_fail (error, node, "embed_dim %" G_GINT64_FORMAT " with %" G_GINT64_FORMAT " heads", E, H);
+  for (guint k = 0; k < 18; k++)
+    if (k != 1 && k != 2 && (k < 7 || k > 9) && (t[k] = graft_lower_arg_tensor (ctx, node, k, error)) == NULL)
+      return FALSE;
+  GraftValue *x = t[0];
+  GraftValue *attn_in = norm_first ? layer_norm (ctx, x, t[10], t[11], eps) : x;
+  GraftValue *h = graft_lower_op (ctx, "Add", 2, x, self_attention (ctx, attn_in, E, H, t[3], t[4], t[5], t[6]));
+  if (!norm_first)
+    h = layer_norm (ctx, h, t[10], t[11], eps);
+  GraftValue *ffn_in = norm_first ? layer_norm (ctx, h, t[12], t[13], eps) : h;
+  GraftValue *hidden = linear (ctx, ffn_in, t[14], t[15]);
+  if (gelu)
+    {
+      GraftValue *inner = graft_lower_op (ctx, "Erf", 1, graft_lower_op (ctx, "Div", 2, hidden,
+                                                                          graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, G_SQRT2)));
+      GraftValue *half = graft_lower_op (ctx, "Mul", 2, hidden, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 0.5));
+      hidden = graft_lower_op (ctx, "Mul", 2, half, graft_lower_op (ctx, "Add", 2, inner,
+                                                                   graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, 1)));
+    }
+  else
+    hidden = graft_lower_op (ctx, "Relu", 1, hidden);
+  GraftValue *y = graft_lower_op (ctx, "Add", 2, h, linear (ctx, hidden, t[16], t[17]));
+  if (!norm_first)
+    y = layer_norm (ctx, y, t[12], t[13], eps);
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* addmm(self, mat1, mat2, beta, alpha) = beta·self + alpha·mat1@mat2 */
+static gboolean
+lower_addmm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  double beta, alpha;
+  GraftValue *c = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *a = c ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  GraftValue *b = a ? graft_lower_arg_tensor (ctx, node, 2, error) : NULL;
+  if (b == NULL || !graft_lower_arg_double (ctx, node, 3, 1, &beta, error) ||
+      !graft_lower_arg_double (ctx, node, 4, 1, &alpha, error))
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, gemm (ctx, a, b, c, FALSE, alpha, beta));
+  return TRUE;
+}
+
+static gboolean
+lower_matmul (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *a = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *b = a ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (b == NULL)
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "MatMul", 2, a, b));
+  return TRUE;
+}
+
+/* softmax(input, dim, dtype) / log_softmax */
+static gboolean
+lower_softmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim, dtype;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, -1, &dim, error) ||
+      !graft_lower_arg_int (ctx, node, 2, -1, &dtype, error))
+    return FALSE;
+  if (dtype >= 0)
+    x = graft_lower_cast (ctx, x, graft_lower_scalar_type (dtype));
+  GraftNode *n = graft_lower_node (ctx, g_str_has_prefix (node->op_type, "log_") ? "LogSoftmax" : "Softmax", 1, 1, x);
+  graft_node_add_attribute (n, graft_attribute_new_int ("axis", dim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, n));
+  return TRUE;
+}
+
+/* embedding(weight, indices, padding_idx, …) → Gather(weight, indices) */
+static gboolean
+lower_embedding (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *w = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *indices = w ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (indices == NULL)
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Gather", 2, w, indices));
+  return TRUE;
+}
+
+/* scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+ * softmax(q·kᵀ·scale + mask)·v, the scale split over q and k as torch.onnx does. */
+static gboolean
+lower_sdpa (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 causal;
+  double scale;
+  int rank;
+  GraftValue *q = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *k = q ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  GraftValue *v = k ? graft_lower_arg_tensor (ctx, node, 2, error) : NULL;
+  if (v == NULL || !graft_lower_arg_int (ctx, node, 5, 0, &causal, error) ||
+      !graft_lower_arg_double (ctx, node, 6, NAN, &scale, error) || !graft_lower_need_rank (ctx, k, &rank, error))
+    return FALSE;
+  if (causal)
+    return graft_lower_fail (error, node, "is_causal=True is not lowered yet; pass the causal mask as attn_mask");
+  GraftDType dtype = graft_lower_dtype (ctx, q);
+  GraftValue *scaled_q;
+  if (isnan (scale))
+    {
+      /* 1/√(last dim of q), from the shape so it stays right for any size */
+      GraftValue *shape = graft_lower_op (ctx, "Shape", 1, q);
+      GraftNode *last = graft_lower_node (ctx, "Slice", 1, 3, shape, graft_lower_const_int (ctx, -1),
+                                          graft_lower_const_int (ctx, G_MAXINT64));
+      GraftValue *d = graft_lower_cast (ctx, graft_lower_finish (ctx, last), dtype);
+      scaled_q = graft_lower_op (ctx, "Div", 2, q, graft_lower_op (ctx, "Sqrt", 1, d));
+    }
+  else
+    scaled_q = graft_lower_op (ctx, "Mul", 2, q, graft_lower_const_scalar (ctx, dtype, scale));
+  gint64 perm[8];
+  for (int i = 0; i < rank; i++)
+    perm[i] = i;
+  perm[rank - 2] = rank - 1;
+  perm[rank - 1] = rank - 2;
+  GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, k);
+  add_ints (t, "perm", perm, rank);
+  GraftValue *scores = graft_lower_op (ctx, "MatMul", 2, scaled_q, graft_lower_finish (ctx, t));
+  if (!graft_lower_arg_is_none (ctx, node, 3))
+    {
+      GraftValue *mask = graft_lower_arg_tensor (ctx, node, 3, error);
+      if (mask == NULL)
+        return FALSE;
+      if (graft_lower_dtype (ctx, mask) == GRAFT_DTYPE_BOOL)
+        mask = graft_lower_op (ctx, "Where", 3, mask, graft_lower_const_scalar (ctx, dtype, 0),
+                               graft_lower_const_scalar (ctx, dtype, -INFINITY));
+      scores = graft_lower_op (ctx, "Add", 2, scores, mask);
+    }
+  GraftNode *softmax = graft_lower_node (ctx, "Softmax", 1, 1, scores);
+  graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "MatMul", 2, graft_lower_finish (ctx, softmax), v));
+  return TRUE;
+}
+
+/* A [1, 4H, cols] constant with torch's gate blocks (i, f, g, o)
+ * reordered as ONNX's (i, o, f, c); for biases cols = 1 and the two bias
+ * vectors go one after the other ([1, 8H]). */
+static GraftValue *
+lstm_weight (GraftLowerContext *ctx, GraftValue *const *parts, guint n_parts, gint64 hidden, gint64 cols)
+{
+  static const int order[4] = { 0, 3, 1, 2 };
+  gint64 block = hidden * cols;
+  float *data = g_new (float, 4 * block * n_parts);
+  for (guint p = 0; p < n_parts; p++)
+    {
+      GraftTensor *t = parts[p]->initializer;
+      GBytes *bytes = t && t->dtype == GRAFT_DTYPE_FLOAT32 && graft_tensor_get_numel (t) == 4 * block
+                      ? graft_tensor_get_data (t, NULL) : NULL;
+      if (bytes == NULL)
+        {
+          g_free (data);
+          return NULL;
+        }
+      const float *src = g_bytes_get_data (bytes, NULL);
+      for (int g = 0; g < 4; g++)
+        memcpy (data + p * 4 * block + g * block, src + order[g] * block, block * sizeof (float));
+    }
+  gint64 dims[3] = { 1, 4 * hidden * n_parts, cols };
+  GraftTensor *w = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, cols == 1 ? 2 : 3, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (data, 4 * block * n_parts * sizeof (float));
+  graft_tensor_set_data (w, bytes, NULL);
+  return _graft_lower_add_constant (ctx, w);
+}
+
+static GraftValue *
+slice_layer (GraftLowerContext *ctx, GraftValue *state, gint64 layer)
+{
+  return graft_lower_op (ctx, "Slice", 4, state, graft_lower_const_int (ctx, layer), graft_lower_const_int (ctx, layer + 1),
+                         graft_lower_const_int (ctx, 0));
+}
+
+/* lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+ * one ONNX LSTM per layer (dropout between layers is off in eval). */
+static gboolean
+lower_lstm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 has_biases, layers, train, bidirectional, batch_first;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  LowerValue *hx = graft_lower_arg (ctx, node, 1), *params = graft_lower_arg (ctx, node, 2);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 3, 1, &has_biases, error) ||
+      !graft_lower_arg_int (ctx, node, 4, 1, &layers, error) || !graft_lower_arg_int (ctx, node, 6, 0, &train, error) ||
+      !graft_lower_arg_int (ctx, node, 7, 0, &bidirectional, error) ||
+      !graft_lower_arg_int (ctx, node, 8, 0, &batch_first, error))
+    return FALSE;
+  if (bidirectional)
+    return graft_lower_fail (error, node, "a bidirectional LSTM is not lowered yet");
+  guint per_layer = has_biases ? 4 : 2;
+  if (hx == NULL || hx->kind != LOWER_LIST || hx->items->len != 2 || params == NULL || params->kind != LOWER_LIST ||
+      params->items->len != per_layer * layers)
+    return graft_lower_fail (error, node, "expects [h0, c0] and %u weights per layer", per_layer);
+  for (guint i = 0; i < params->items->len; i++)
+    if (((LowerValue *) params->items->pdata[i])->kind != LOWER_TENSOR)
+      return graft_lower_fail (error, node, "weight %u is not a tensor", i);
+  GraftValue *h0 = ((LowerValue *) hx->items->pdata[0])->value, *c0 = ((LowerValue *) hx->items->pdata[1])->value;
+  GraftValue *seq = x;
+  if (batch_first)
+    {
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, x);
+      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
+      seq = graft_lower_finish (ctx, t);
+    }
+  g_autoptr(GPtrArray) last_h = g_ptr_array_new ();
+  g_autoptr(GPtrArray) last_c = g_ptr_array_new ();
+  for (gint64 l = 0; l < layers; l++)
+    {
+      GraftValue *w[4];
+      for (guint k = 0; k < per_layer; k++)
+        w[k] = ((LowerValue *) params->items->pdata[l * per_layer + k])->value;
+      GraftTensor *w_ih = w[0]->initializer, *w_hh = w[1]->initializer;
+      if (w_ih == NULL || w_hh == NULL || w_ih->rank != 2 || w_hh->rank != 2)
+        return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not constants", l);
+      gint64 hidden = w_hh->dims[1];
+      GraftValue *W = lstm_weight (ctx, &w[0], 1, hidden, w_ih->dims[1]);
+      GraftValue *R = lstm_weight (ctx, &w[1], 1, hidden, hidden);
+      GraftValue *B = has_biases ? lstm_weight (ctx, &w[2], 2, hidden, 1) : NULL;
+      if (W == NULL || R == NULL || (has_biases && B == NULL))
+        return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not float32 constants", l);
+      GraftNode *lstm = graft_lower_node (ctx, "LSTM", 3, 7, seq, W, R, B, NULL, slice_layer (ctx, h0, l),
+                                          slice_layer (ctx, c0, l));
+      graft_node_add_attribute (lstm, graft_attribute_new_int ("hidden_size", hidden));
+      GraftValue *y = graft_lower_finish (ctx, lstm);
+      g_ptr_array_add (last_h, g_ptr_array_index (lstm->outputs, 1));
+      g_ptr_array_add (last_c, g_ptr_array_index (lstm->outputs, 2));
+      seq = graft_lower_op (ctx, "Squeeze", 2, y, graft_lower_const_int (ctx, 1));
+    }
+  if (batch_first)
+    {
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, seq);
+      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
+      seq = graft_lower_finish (ctx, t);
+    }
+  graft_lower_set_output (ctx, node, 0, seq);
+  graft_lower_set_output (ctx, node, 1, last_h->len == 1 ? last_h->pdata[0] : graft_lower_concat (ctx, last_h, 0));
+  graft_lower_set_output (ctx, node, 2, last_c->len == 1 ? last_c->pdata[0] : graft_lower_concat (ctx, last_c, 0));
+  return TRUE;
+}
+
+const GraftLowering graft_lowerings_nn[] = {
+  { "aten::lstm", 0, lower_lstm,
+    "input hx params has_biases num_layers dropout train bidirectional batch_first" },
+  { "aten::conv1d", 0, lower_conv, "input weight bias stride padding dilation groups" },
+  { "aten::conv2d", 0, lower_conv, "input weight bias stride padding dilation groups" },
+  { "aten::conv3d", 0, lower_conv, "input weight bias stride padding dilation groups" },
+  { "aten::_convolution", 0, lower_conv,
+    "input weight bias stride padding dilation transposed output_padding groups benchmark deterministic cudnn_enabled allow_tf32" },
+  { "aten::batch_norm", 0, lower_batch_norm,
+    "input weight bias running_mean running_var training momentum eps cudnn_enabled" },
+  { "aten::layer_norm", 17, lower_layer_norm, "input normalized_shape weight bias eps cudnn_enable" },
+  { "aten::max_pool1d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
+  { "aten::max_pool2d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
+  { "aten::avg_pool2d", 0, lower_pool, "self kernel_size stride padding ceil_mode count_include_pad divisor_override" },
+  { "aten::adaptive_avg_pool2d", 0, lower_adaptive_avg_pool, "self output_size" },
+  { "aten::linear", 0, lower_linear, "input weight bias" },
+  { "aten::addmm", 0, lower_addmm, "self mat1 mat2 beta alpha" },
+  { "aten::matmul", 0, lower_matmul, "self other" },
+  { "aten::mm", 0, lower_matmul, "self mat2" },
+  { "aten::bmm", 0, lower_matmul, "self mat2" },
+  { "aten::softmax", 0, lower_softmax, "self dim dtype" },
+  { "aten::log_softmax", 0, lower_softmax, "self dim dtype" },
+  { "aten::embedding", 0, lower_embedding, "weight indices padding_idx scale_grad_by_freq sparse" },
+  { "aten::_native_multi_head_attention", 0, lower_native_mha,
+    "query key value embed_dim num_head qkv_weight qkv_bias proj_weight proj_bias mask need_weights "
+    "average_attn_weights mask_type" },
+  { "aten::_transformer_encoder_layer_fwd", 17, lower_encoder_layer,
+    "src embed_dim num_heads qkv_weight qkv_bias proj_weight proj_bias use_gelu norm_first eps norm_weight_1 "
+    "norm_bias_1 norm_weight_2 norm_bias_2 ffn_weight_1 ffn_bias_1 ffn_weight_2 ffn_bias_2 mask mask_type" },
+  { "aten::scaled_dot_product_attention", 0, lower_sdpa,
+    "query key value attn_mask dropout_p is_causal scale enable_gqa" },
+  { NULL }
+};

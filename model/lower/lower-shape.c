@@ -1,0 +1,730 @@
+/* Shape ops: reshaping, transposing, joining, splitting, slicing, and
+ * aten::size / dim / len, whose results stay symbolic (Shape → Gather)
+ * unless the dim is fixed. */
+#include "lower/lower-private.h"
+
+#include <string.h>
+
+#define MAX_RANK 8
+
+static void
+add_ints (GraftNode *node, const char *name, const gint64 *values, guint n)
+{
+  graft_node_add_attribute (node, graft_attribute_new_ints (name, values, n));
+}
+
+static gboolean
+normalize_dim (GraftNode *node, gint64 *dim, int rank, GError **error)
+{
+  if (*dim < 0)
+    *dim += rank;
+  if (*dim < 0 || *dim >= rank)
+    return graft_lower_fail (error, node, "dim out of range for rank %d", rank);
+  return TRUE;
+}
+
+static GraftValue *
+transpose (GraftLowerContext *ctx, GraftValue *x, const gint64 *perm, int rank)
+{
+  GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, x);
+  add_ints (t, "perm", perm, rank);
+  return graft_lower_finish (ctx, t);
+}
+
+/* Slice(shape, start, end) of a 1-D vector. */
+static GraftValue *
+slice_vector (GraftLowerContext *ctx, GraftValue *vector, gint64 start, gint64 end)
+{
+  return graft_lower_op (ctx, "Slice", 3, vector, graft_lower_const_int (ctx, start), graft_lower_const_int (ctx, end));
+}
+
+/* flatten(input, start_dim, end_dim) */
+static gboolean
+lower_flatten (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 start, end;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &start, error) ||
+      !graft_lower_arg_int (ctx, node, 2, -1, &end, error) || !graft_lower_need_rank (ctx, x, &rank, error))
+    return FALSE;
+  if (rank == 0)
+    {
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_int (ctx, 1)));
+      return TRUE;
+    }
+  if (!normalize_dim (node, &start, rank, error) || !normalize_dim (node, &end, rank, error))
+    return FALSE;
+  if (start == 1 && end == rank - 1)
+    {
+      GraftNode *f = graft_lower_node (ctx, "Flatten", 1, 1, x);
+      graft_node_add_attribute (f, graft_attribute_new_int ("axis", 1));
+      graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, f));
+      return TRUE;
+    }
+  if (start >= end)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  GraftValue *shape = graft_lower_op (ctx, "Shape", 1, x);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  if (start > 0)
+    g_ptr_array_add (parts, slice_vector (ctx, shape, 0, start));
+  g_ptr_array_add (parts, graft_lower_const_int (ctx, -1));
+  if (end < rank - 1)
+    g_ptr_array_add (parts, slice_vector (ctx, shape, end + 1, rank));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, graft_lower_concat (ctx, parts, 0)));
+  return TRUE;
+}
+
+/* When the size list holds run-time sizes, the registry's shape logic
+ * cannot read the shape vector; its fixed items and its length still
+ * give the result's rank and some dims. */
+static void
+declare_from_size_list (GraftLowerContext *ctx, GraftValue *result, GraftDType dtype, LowerValue *size)
+{
+  if (graft_lower_rank (ctx, result) >= 0 || size == NULL || size->kind != LOWER_LIST)
+    return;
+  GraftShape shape;
+  graft_shape_init (&shape, size->items->len);
+  for (guint i = 0; i < size->items->len; i++)
+    {
+      LowerValue *item = size->items->pdata[i];
+      if (item->kind == LOWER_CONST && item->constant->type == GRAFT_ATTR_INT && item->constant->i >= 0)
+        shape.dims[i] = graft_dim_fixed (item->constant->i);
+    }
+  _graft_lower_declare_type (ctx, result, dtype, &shape);
+  graft_shape_clear (&shape);
+}
+
+/* view / reshape(self, size) */
+static gboolean
+lower_reshape (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *shape = x ? graft_lower_arg_int_vector (ctx, node, 1, error) : NULL;
+  if (shape == NULL)
+    return FALSE;
+  GraftValue *y = graft_lower_op (ctx, "Reshape", 2, x, shape);
+  declare_from_size_list (ctx, y, graft_lower_dtype (ctx, x), graft_lower_arg (ctx, node, 1));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* A ConstantOfShape of dtype filled with value. */
+static GraftValue *
+filled (GraftLowerContext *ctx, GraftValue *shape, GraftDType dtype, double value)
+{
+  GraftNode *fill = graft_lower_node (ctx, "ConstantOfShape", 1, 1, shape);
+  GraftValue *scalar = graft_lower_const_scalar (ctx, dtype, value);
+  g_autoptr(GraftTensor) t = graft_tensor_new ("value", graft_lower_dtype (ctx, scalar), 1, (gint64[]) { 1 });
+  graft_tensor_set_data (t, graft_tensor_get_data (scalar->initializer, NULL), NULL);
+  graft_node_add_attribute (fill, graft_attribute_new_tensor ("value", t));
+  return graft_lower_finish (ctx, fill);
+}
+
+/* zeros / ones(size, dtype, …), full(size, fill_value, dtype, …), and the
+ * _like forms (self, dtype, …) */
+static gboolean
+lower_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  const char *op = node->op_type;
+  gboolean like = g_str_has_suffix (op, "_like"), full = g_str_has_prefix (op, "full");
+  double value = g_str_has_prefix (op, "ones") ? 1 : 0;
+  guint dtype_position = full ? 2 : 1;
+  gint64 code;
+  if (full && !graft_lower_arg_double (ctx, node, 1, 0, &value, error))
+    return FALSE;
+  if (!graft_lower_arg_int (ctx, node, dtype_position, -1, &code, error))
+    return FALSE;
+  GraftValue *shape, *self = NULL;
+  if (like)
+    {
+      if ((self = graft_lower_arg_tensor (ctx, node, 0, error)) == NULL)
+        return FALSE;
+      shape = graft_lower_op (ctx, "Shape", 1, self);
+    }
+  else if ((shape = graft_lower_arg_int_vector (ctx, node, 0, error)) == NULL)
+    return FALSE;
+  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : self ? graft_lower_dtype (ctx, self) : GRAFT_DTYPE_FLOAT32;
+  GraftValue *y = filled (ctx, shape, dtype, value);
+  if (!like)
+    declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 0));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* arange(end, dtype, …) / arange(start, end, step, dtype, …): the bounds
+ * are numbers or TorchScript scalars (a traced size) */
+static gboolean
+lower_arange (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *bounds[3] = { NULL };
+  guint n = 0;
+  gint64 code = -1;
+  gboolean is_float = FALSE;
+  for (guint k = 0; k < 3; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, k);
+      gboolean number = v != NULL && v->kind == LOWER_CONST &&
+                        (v->constant->type == GRAFT_ATTR_INT || v->constant->type == GRAFT_ATTR_FLOAT);
+      gboolean scalar = v != NULL && v->kind == LOWER_TENSOR && (v->scalar || graft_lower_rank (ctx, v->value) == 0);
+      if (!number && !scalar)
+        break;
+      is_float |= number ? v->constant->type == GRAFT_ATTR_FLOAT : graft_dtype_is_float (graft_lower_dtype (ctx, v->value));
+      bounds[n++] = v;
+    }
+  if (n == 0)
+    return graft_lower_fail (error, node, "has no numeric bounds");
+  /* arange(end, dtype, layout, device, pin_memory) has 5 arguments; the
+   * dtype follows the numbers */
+  if (!graft_lower_arg_int (ctx, node, n, -1, &code, error))
+    return FALSE;
+  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
+  GraftValue *values[3];
+  for (guint k = 0; k < 3; k++)
+    {
+      guint source = n == 1 ? (k == 1 ? 0 : G_MAXUINT) : n == 2 ? (k < 2 ? k : G_MAXUINT) : k;
+      if (source == G_MAXUINT)
+        values[k] = graft_lower_const_scalar (ctx, dtype, k == 2 ? 1 : 0);
+      else if (bounds[source]->kind == LOWER_CONST)
+        values[k] = graft_lower_const_scalar (ctx, dtype, bounds[source]->constant->type == GRAFT_ATTR_FLOAT
+                                                            ? bounds[source]->constant->f : (double) bounds[source]->constant->i);
+      else
+        values[k] = graft_lower_cast (ctx, bounds[source]->value, dtype);
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Range", 3, values[0], values[1], values[2]));
+  return TRUE;
+}
+
+/* max / min(self) over everything, max(self, dim, keepdim) → (values,
+ * indices), max(self, other) elementwise; amax(self, dim, keepdim) */
+static gboolean
+lower_max_min (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean is_max = strstr (node->op_type, "max") != NULL;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  LowerValue *second = graft_lower_arg (ctx, node, 1);
+  if (second != NULL && second->kind == LOWER_TENSOR && !second->scalar)
+    {
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, is_max ? "Max" : "Min", 2, x, second->value));
+      return TRUE;
+    }
+  gint64 axes[MAX_RANK], keepdim;
+  guint n;
+  if (!graft_lower_arg_ints (ctx, node, 1, axes, MAX_RANK, &n, 0, error) ||
+      !graft_lower_arg_int (ctx, node, 2, 0, &keepdim, error))
+    return FALSE;
+  GraftNode *r;
+  if (n == 0)
+    r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 1, x);
+  else if (ctx->opset >= 18)
+    r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 2, x, graft_lower_const_ints (ctx, axes, n, FALSE));
+  else
+    {
+      r = graft_lower_node (ctx, is_max ? "ReduceMax" : "ReduceMin", 1, 1, x);
+      add_ints (r, "axes", axes, n);
+    }
+  graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", n == 0 ? 0 : keepdim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+  if (node->outputs->len > 1 && n == 1)
+    {
+      GraftNode *arg = graft_lower_node (ctx, is_max ? "ArgMax" : "ArgMin", 1, 1, x);
+      graft_node_add_attribute (arg, graft_attribute_new_int ("axis", axes[0]));
+      graft_node_add_attribute (arg, graft_attribute_new_int ("keepdims", keepdim));
+      graft_lower_set_output (ctx, node, 1, graft_lower_finish (ctx, arg));
+    }
+  return TRUE;
+}
+
+static gboolean
+lower_permute (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 perm[MAX_RANK];
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, perm, MAX_RANK, &n, 0, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    if (perm[i] < 0)
+      perm[i] += n;
+  graft_lower_set_output (ctx, node, 0, transpose (ctx, x, perm, n));
+  return TRUE;
+}
+
+/* transpose(self, dim0, dim1), t(self) */
+static gboolean
+lower_transpose (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 d0 = 0, d1 = 1, perm[MAX_RANK];
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) || rank > MAX_RANK)
+    return x != NULL && rank > MAX_RANK ? graft_lower_fail (error, node, "rank %d", rank) : FALSE;
+  if (strcmp (node->op_type, "t") != 0 &&
+      (!graft_lower_arg_int (ctx, node, 1, 0, &d0, error) || !graft_lower_arg_int (ctx, node, 2, 1, &d1, error)))
+    return FALSE;
+  if (rank < 2)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  if (!normalize_dim (node, &d0, rank, error) || !normalize_dim (node, &d1, rank, error))
+    return FALSE;
+  for (int i = 0; i < rank; i++)
+    perm[i] = i;
+  perm[d0] = d1;
+  perm[d1] = d0;
+  graft_lower_set_output (ctx, node, 0, transpose (ctx, x, perm, rank));
+  return TRUE;
+}
+
+static gboolean
+lower_unsqueeze (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Unsqueeze", 2, x, graft_lower_const_int (ctx, dim)));
+  return TRUE;
+}
+
+/* squeeze(self) / squeeze(self, dim): torch leaves a dim that is not 1. */
+static gboolean
+lower_squeeze (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  gint64 dims[MAX_RANK];
+  guint n;
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, dims, MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n == 0)
+    {
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Squeeze", 1, x));
+      return TRUE;
+    }
+  const GraftShape *s = graft_lower_shape (ctx, x);
+  guint kept = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 d = dims[i] < 0 && s->rank >= 0 ? dims[i] + s->rank : dims[i];
+      if (s->rank >= 0 && d >= 0 && d < s->rank && s->dims[d].kind == GRAFT_DIM_FIXED && s->dims[d].value != 1)
+        continue;
+      dims[kept++] = dims[i];
+    }
+  if (kept == 0)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Squeeze", 2, x, graft_lower_const_ints (ctx, dims, kept, FALSE)));
+  return TRUE;
+}
+
+/* cat(tensors, dim) / stack(tensors, dim) */
+static gboolean
+lower_cat (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean stack = strcmp (node->op_type, "stack") == 0;
+  gint64 dim;
+  LowerValue *list = graft_lower_arg (ctx, node, 0);
+  if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  if (list == NULL || list->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "the tensor list is not known while converting (a list built in a loop)");
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      LowerValue *item = list->items->pdata[i];
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "item %u of the list is not a tensor", i);
+      GraftValue *t = item->value;
+      if (stack)
+        t = graft_lower_op (ctx, "Unsqueeze", 2, t, graft_lower_const_int (ctx, dim));
+      g_ptr_array_add (parts, t);
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_concat (ctx, parts, dim));
+  return TRUE;
+}
+
+/* A list of the tensors Split makes. */
+static void
+bind_split (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, gint64 dim, const gint64 *sizes, guint n)
+{
+  GraftNode *split = graft_lower_node (ctx, "Split", n, 2, x, graft_lower_const_ints (ctx, sizes, n, FALSE));
+  graft_node_add_attribute (split, graft_attribute_new_int ("axis", dim));
+  graft_lower_finish (ctx, split);
+  if (node->outputs->len == 1 && n != 1)
+    {
+      LowerValue *list = graft_lower_value_list ();
+      for (guint i = 0; i < n; i++)
+        g_ptr_array_add (list->items, graft_lower_value_tensor (g_ptr_array_index (split->outputs, i), FALSE));
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), list);
+      return;
+    }
+  for (guint i = 0; i < node->outputs->len && i < n; i++)
+    graft_lower_set_output (ctx, node, i, g_ptr_array_index (split->outputs, i));
+}
+
+/* chunk(self, chunks, dim), split(self, split_size, dim), split_with_sizes,
+ * unbind(self, dim): the split dim must be fixed. */
+static gboolean
+lower_split (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean unbind = strcmp (node->op_type, "unbind") == 0;
+  gint64 dim, sizes[256], count[256];
+  guint n = 0;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, unbind ? 1 : 2, 0, &dim, error))
+    return FALSE;
+  const GraftShape *s = graft_lower_shape (ctx, x);
+  if (s->rank < 0)
+    return graft_lower_fail (error, node, "needs the rank of its input; give the inputs' shapes");
+  if (!normalize_dim (node, &dim, s->rank, error))
+    return FALSE;
+  if (s->dims[dim].kind != GRAFT_DIM_FIXED)
+    return graft_lower_fail (error, node, "splits dim %" G_GINT64_FORMAT ", which is not fixed", dim);
+  gint64 total = s->dims[dim].value;
+  if (!unbind && !graft_lower_arg_ints (ctx, node, 1, count, G_N_ELEMENTS (count), &n, 0, error))
+    return FALSE;
+  if (unbind || strcmp (node->op_type, "chunk") == 0 || n == 1)
+    {
+      gint64 each = unbind ? 1 : strcmp (node->op_type, "chunk") == 0 ? (total + count[0] - 1) / MAX (count[0], 1) : count[0];
+      if (each <= 0 || total / each + 1 > (gint64) G_N_ELEMENTS (sizes))
+        return graft_lower_fail (error, node, "split size %" G_GINT64_FORMAT, each);
+      n = 0;
+      for (gint64 at = 0; at < total; at += each)
+        sizes[n++] = MIN (each, total - at);
+    }
+  else
+    memcpy (sizes, count, n * sizeof (gint64));
+  if (!unbind)
+    {
+      bind_split (ctx, node, x, dim, sizes, n);
+      return TRUE;
+    }
+  /* unbind drops the dim */
+  GraftNode *split = graft_lower_node (ctx, "Split", n, 2, x, graft_lower_const_ints (ctx, sizes, n, FALSE));
+  graft_node_add_attribute (split, graft_attribute_new_int ("axis", dim));
+  graft_lower_finish (ctx, split);
+  LowerValue *list = graft_lower_value_list ();
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (list->items, graft_lower_value_tensor (
+      graft_lower_op (ctx, "Squeeze", 2, g_ptr_array_index (split->outputs, i), graft_lower_const_int (ctx, dim)), FALSE));
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), list);
+  return TRUE;
+}
+
+/* A scalar index (constant or 0-d tensor) as a 1-element int64 vector. */
+static GraftValue *
+index_vector (GraftLowerContext *ctx, GraftNode *node, guint k, gint64 fallback, GError **error)
+{
+  LowerValue *v = graft_lower_arg (ctx, node, k);
+  if (v == NULL || v->kind == LOWER_NONE)
+    return graft_lower_const_int (ctx, fallback);
+  if (v->kind == LOWER_CONST)
+    {
+      gint64 i;
+      if (!graft_lower_arg_int (ctx, node, k, fallback, &i, error))
+        return NULL;
+      return graft_lower_const_int (ctx, i);
+    }
+  GraftValue *t = graft_lower_arg_tensor (ctx, node, k, error);
+  if (t == NULL)
+    return NULL;
+  return graft_lower_op (ctx, "Reshape", 2, graft_lower_cast (ctx, t, GRAFT_DTYPE_INT64), graft_lower_const_int (ctx, 1));
+}
+
+/* slice(self, dim, start, end, step) */
+static gboolean
+lower_slice (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim;
+  LowerValue *self = graft_lower_arg (ctx, node, 0);
+  if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  if (self != NULL && self->kind == LOWER_LIST)
+    return graft_lower_fail (error, node, "slicing a list is not lowered yet");
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *start = x ? index_vector (ctx, node, 2, 0, error) : NULL;
+  GraftValue *end = start ? index_vector (ctx, node, 3, G_MAXINT64, error) : NULL;
+  GraftValue *step = end ? index_vector (ctx, node, 4, 1, error) : NULL;
+  if (step == NULL)
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Slice", 5, x, start, end, graft_lower_const_int (ctx, dim), step));
+  return TRUE;
+}
+
+/* select(self, dim, index) → Gather with a 0-d index (drops the dim) */
+static gboolean
+lower_select (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  LowerValue *index = graft_lower_arg (ctx, node, 2);
+  GraftValue *i;
+  if (index != NULL && index->kind == LOWER_CONST)
+    {
+      gint64 value;
+      if (!graft_lower_arg_int (ctx, node, 2, 0, &value, error))
+        return FALSE;
+      i = graft_lower_const_ints (ctx, &value, 1, TRUE);
+    }
+  else if ((i = graft_lower_arg_tensor (ctx, node, 2, error)) == NULL)
+    return FALSE;
+  else
+    i = graft_lower_cast (ctx, i, GRAFT_DTYPE_INT64);
+  GraftNode *gather = graft_lower_node (ctx, "Gather", 1, 2, x, i);
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", dim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, gather));
+  return TRUE;
+}
+
+/* expand(self, size, implicit): -1 keeps the dim, as 1 does under ONNX's
+ * two-way broadcasting. */
+static gboolean
+lower_expand (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 sizes[MAX_RANK];
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  LowerValue *size = x ? graft_lower_arg (ctx, node, 1) : NULL;
+  GraftValue *shape;
+  if (size == NULL)
+    return x != NULL ? graft_lower_fail (error, node, "has no size") : FALSE;
+  if (size->kind == LOWER_CONST && graft_lower_arg_ints (ctx, node, 1, sizes, MAX_RANK, &n, 0, NULL))
+    {
+      for (guint i = 0; i < n; i++)
+        if (sizes[i] == -1)
+          sizes[i] = 1;
+      shape = graft_lower_const_ints (ctx, sizes, n, FALSE);
+    }
+  else
+    {
+      shape = graft_lower_arg_int_vector (ctx, node, 1, error);
+      if (shape == NULL)
+        return FALSE;
+      /* Max(size, 1) would be wrong for 0; -1 → 1 through Where */
+      GraftValue *minus = graft_lower_op (ctx, "Equal", 2, shape, graft_lower_const_ints (ctx, (gint64[]) { -1 }, 1, TRUE));
+      shape = graft_lower_op (ctx, "Where", 3, minus, graft_lower_const_ints (ctx, (gint64[]) { 1 }, 1, TRUE), shape);
+    }
+  GraftValue *y = graft_lower_op (ctx, "Expand", 2, x, shape);
+  declare_from_size_list (ctx, y, graft_lower_dtype (ctx, x), size);
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* mean / sum(self, dim, keepdim, dtype) */
+static gboolean
+lower_reduce (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean mean = strcmp (node->op_type, "mean") == 0;
+  gint64 axes[MAX_RANK], keepdim, dtype = -1;
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  LowerValue *second = graft_lower_arg (ctx, node, 1);
+  gboolean all = second == NULL || second->kind == LOWER_NONE ||
+                 (second->kind == LOWER_CONST && second->constant->type == GRAFT_ATTR_INT && node->inputs->len +
+                  node->attributes->len <= 2);
+  if (all)
+    {
+      /* mean(self, dtype) over everything */
+      GraftNode *r = graft_lower_node (ctx, mean ? "ReduceMean" : "ReduceSum", 1, 1, x);
+      graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", 0));
+      graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+      return TRUE;
+    }
+  if (!graft_lower_arg_ints (ctx, node, 1, axes, MAX_RANK, &n, 0, error) ||
+      !graft_lower_arg_int (ctx, node, 2, 0, &keepdim, error) || !graft_lower_arg_int (ctx, node, 3, -1, &dtype, error))
+    return FALSE;
+  if (dtype >= 0)
+    x = graft_lower_cast (ctx, x, graft_lower_scalar_type (dtype));
+  GraftNode *r;
+  gboolean axes_input = !mean || ctx->opset >= 18;
+  if (axes_input)
+    r = graft_lower_node (ctx, mean ? "ReduceMean" : "ReduceSum", 1, 2, x, graft_lower_const_ints (ctx, axes, n, FALSE));
+  else
+    {
+      r = graft_lower_node (ctx, "ReduceMean", 1, 1, x);
+      add_ints (r, "axes", axes, n);
+    }
+  graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", keepdim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+  return TRUE;
+}
+
+/* ---- sizes ---- */
+
+static LowerValue *
+int_constant (gint64 value)
+{
+  g_autoptr(GraftAttribute) a = graft_attribute_new_int ("value", value);
+  return graft_lower_value_const (a);
+}
+
+/* Dim d of x: a constant when fixed, else Shape → Gather (a 0-d int64). */
+static LowerValue *
+dim_value (GraftLowerContext *ctx, GraftValue *x, gint64 d)
+{
+  const GraftShape *s = graft_lower_shape (ctx, x);
+  if (s->rank > d && s->dims[d].kind == GRAFT_DIM_FIXED)
+    return int_constant (s->dims[d].value);
+  GraftNode *gather = graft_lower_node (ctx, "Gather", 1, 2, graft_lower_op (ctx, "Shape", 1, x),
+                                        graft_lower_const_ints (ctx, &d, 1, TRUE));
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
+  return graft_lower_value_tensor (graft_lower_finish (ctx, gather), TRUE);
+}
+
+/* size(self) → a list of dims; size(self, dim) → one dim */
+static gboolean
+lower_size (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL)
+    return FALSE;
+  int rank = graft_lower_rank (ctx, x);
+  if (!graft_lower_arg_is_none (ctx, node, 1))
+    {
+      gint64 dim;
+      if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+        return FALSE;
+      if (dim < 0 && (rank < 0 || !normalize_dim (node, &dim, rank, error)))
+        return rank < 0 ? graft_lower_fail (error, node, "a negative dim needs the input's rank") : FALSE;
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), dim_value (ctx, x, dim));
+      return TRUE;
+    }
+  if (rank < 0)
+    return graft_lower_fail (error, node, "needs the rank of its input; give the inputs' shapes");
+  LowerValue *list = graft_lower_value_list ();
+  for (int d = 0; d < rank; d++)
+    g_ptr_array_add (list->items, dim_value (ctx, x, d));
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), list);
+  return TRUE;
+}
+
+static gboolean
+lower_dim (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error))
+    return FALSE;
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (rank));
+  return TRUE;
+}
+
+static gboolean
+lower_len (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *v = graft_lower_arg (ctx, node, 0);
+  if (v != NULL && v->kind == LOWER_LIST)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (v->items->len));
+      return TRUE;
+    }
+  if (v != NULL && v->kind == LOWER_CONST && (v->constant->type == GRAFT_ATTR_INTS || v->constant->type == GRAFT_ATTR_FLOATS ||
+                                               v->constant->type == GRAFT_ATTR_STRING))
+    {
+      gsize n = v->constant->type == GRAFT_ATTR_INTS ? v->constant->ints->len
+                : v->constant->type == GRAFT_ATTR_FLOATS ? v->constant->floats->len
+                : g_utf8_strlen (g_bytes_get_data (v->constant->s, NULL), g_bytes_get_size (v->constant->s));
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (n));
+      return TRUE;
+    }
+  if (v != NULL && v->kind == LOWER_TENSOR)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), dim_value (ctx, v->value, 0));
+      return TRUE;
+    }
+  return graft_lower_fail (error, node, "the length of this value is not known while converting");
+}
+
+/* list[index] with a constant index, or a tensor's row */
+static gboolean
+lower_getitem (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *v = graft_lower_arg (ctx, node, 0);
+  LowerValue *index = graft_lower_arg (ctx, node, 1);
+  gint64 i;
+  if (v == NULL)
+    return graft_lower_fail (error, node, "has no operand");
+  if (index != NULL && index->kind == LOWER_CONST && (v->kind == LOWER_LIST || v->kind == LOWER_CONST))
+    {
+      if (!graft_lower_arg_int (ctx, node, 1, 0, &i, error))
+        return FALSE;
+      guint n = v->kind == LOWER_LIST ? v->items->len
+                : v->constant->type == GRAFT_ATTR_INTS ? v->constant->ints->len : 0;
+      if (i < 0)
+        i += n;
+      if (i < 0 || i >= (gint64) n)
+        return graft_lower_fail (error, node, "index %" G_GINT64_FORMAT " is out of range for %u items", i, n);
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0),
+                        v->kind == LOWER_LIST ? graft_lower_value_copy (v->items->pdata[i])
+                        : int_constant (g_array_index (v->constant->ints, gint64, i)));
+      return TRUE;
+    }
+  if (v->kind == LOWER_LIST)
+    {
+      /* A runtime index into a list of scalars: Gather from their vector. */
+      GraftValue *vector = graft_lower_arg_int_vector (ctx, node, 0, error);
+      GraftValue *at = vector ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+      if (at == NULL)
+        return FALSE;
+      graft_lower_set_output_scalar (ctx, node, 0, graft_lower_op (ctx, "Gather", 2, vector,
+                                                                   graft_lower_cast (ctx, at, GRAFT_DTYPE_INT64)));
+      return TRUE;
+    }
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *at = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (at == NULL)
+    return FALSE;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Gather", 2, x, graft_lower_cast (ctx, at, GRAFT_DTYPE_INT64)));
+  return TRUE;
+}
+
+const GraftLowering graft_lowerings_shape[] = {
+  { "aten::flatten", 0, lower_flatten, "self start_dim end_dim" },
+  { "aten::view", 0, lower_reshape, "self size" },
+  { "aten::reshape", 0, lower_reshape, "self shape" },
+  { "aten::permute", 0, lower_permute, "self dims" },
+  { "aten::transpose", 0, lower_transpose, "self dim0 dim1" },
+  { "aten::t", 0, lower_transpose, "self" },
+  { "aten::unsqueeze", 0, lower_unsqueeze, "self dim" },
+  { "aten::squeeze", 0, lower_squeeze, "self dim" },
+  { "aten::cat", 0, lower_cat, "tensors dim" },
+  { "aten::concat", 0, lower_cat, "tensors dim" },
+  { "aten::stack", 0, lower_cat, "tensors dim" },
+  { "aten::chunk", 0, lower_split, "self chunks dim" },
+  { "aten::split", 0, lower_split, "self split_size dim" },
+  { "aten::split_with_sizes", 0, lower_split, "self split_sizes dim" },
+  { "aten::unbind", 0, lower_split, "self dim" },
+  { "aten::slice", 0, lower_slice, "self dim start end step" },
+  { "aten::select", 0, lower_select, "self dim index" },
+  { "aten::expand", 0, lower_expand, "self size implicit" },
+  { "aten::mean", 0, lower_reduce, "self dim keepdim dtype" },
+  { "aten::sum", 0, lower_reduce, "self dim keepdim dtype" },
+  { "aten::zeros", 0, lower_fill, "size dtype layout device pin_memory" },
+  { "aten::ones", 0, lower_fill, "size dtype layout device pin_memory" },
+  { "aten::full", 0, lower_fill, "size fill_value dtype layout device pin_memory" },
+  { "aten::zeros_like", 0, lower_fill, "self dtype layout device pin_memory memory_format" },
+  { "aten::ones_like", 0, lower_fill, "self dtype layout device pin_memory memory_format" },
+  { "aten::full_like", 0, lower_fill, "self fill_value dtype layout device pin_memory memory_format" },
+  { "aten::arange", 0, lower_arange, NULL },
+  { "aten::max", 0, lower_max_min, "self dim keepdim" },
+  { "aten::min", 0, lower_max_min, "self dim keepdim" },
+  { "aten::amax", 0, lower_max_min, "self dim keepdim" },
+  { "aten::amin", 0, lower_max_min, "self dim keepdim" },
+  { "aten::size", 0, lower_size, "self dim" },
+  { "aten::dim", 0, lower_dim, "self" },
+  { "aten::len", 0, lower_len, "a" },
+  { "aten::__getitem__", 0, lower_getitem, "list idx" },
+  { NULL }
+};
