@@ -4,6 +4,7 @@
 #pragma once
 
 #include "edit/edit.h"
+#include "edit/edit-operation.h"
 #include "analysis/baked-shape.h"
 
 G_BEGIN_DECLS
@@ -22,5 +23,33 @@ gboolean graft_edit_do_extract (GraftModel *model, const char *const *inputs, co
 /* The graph input called name, or NULL with an error listing the inputs. */
 GraftValue *graft_edit_find_input (GraftGraph *graph, const char *name, GError **error);
 GraftNode *graft_edit_find_node (GraftGraph *graph, const char *name, GError **error);
+/* The value called name in graph (not in enclosing graphs), or NULL with an error. */
+GraftValue *graft_edit_find_value (GraftGraph *graph, const char *name, GError **error);
+
+/* Resolves params' "function" and "graph" keys; recorded_path (may be
+ * NULL) receives the subgraph path as node addresses (av), or NULL. */
+gboolean graft_edit_scope_resolve (GraftModel *model, GVariant *params, GraftEditScope *scope,
+                                   GVariant **recorded_path, GError **error);
+/* A recorded path back to "NODE#ATTRIBUTE…" names in model. */
+char *graft_edit_scope_path_from_recorded (GraftModel *model, GVariant *recorded, GError **error);
+
+/* Structural helpers the operation families share. */
+/* The only places the edits read shape inference, so that a change of
+ * how inference hands out its results touches these two: infer runs it
+ * over model; value_type gives value's best known type after that
+ * (declared, else inferred; shape NULL when unknown), FALSE when the
+ * dtype is unknown. */
+void graft_edit_infer (GraftModel *model);
+gboolean graft_edit_value_type (GraftModel *model, GraftValue *value, GraftDType *dtype, const GraftShape **shape);
+/* Runs inference and fails when the runtime registry's shape function for
+ * node's op rejects node (its attributes, its input types). */
+gboolean graft_edit_check_node (GraftModel *model, GraftNode *node, GError **error);
+/* A node name not used in graph yet, from hint. */
+char *graft_edit_unique_node_name (GraftGraph *graph, const char *hint);
+
+/* Reorders graph->nodes so that every node comes after the producers of
+ * its inputs (and of what its subgraphs read), keeping the file order
+ * where it already is; FALSE with an error naming a node on a cycle. */
+gboolean graft_edit_toposort (GraftGraph *graph, GError **error);
 
 G_END_DECLS
