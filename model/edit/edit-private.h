@@ -44,6 +44,10 @@ gboolean graft_edit_value_type (GraftModel *model, GraftValue *value, GraftDType
 /* Runs inference and fails when the runtime registry's shape function for
  * node's op rejects node (its attributes, its input types). */
 gboolean graft_edit_check_node (GraftModel *model, GraftNode *node, GError **error);
+/* Removes neutral arithmetic and ops that do nothing, and merges
+ * reshape chains with a static end (edit/simplify.c); call after
+ * graft_edit_infer(). Returns the number of nodes changed or removed. */
+guint graft_edit_simplify (GraftModel *model, GraftGraph *graph);
 /* A node name not used in graph yet, from hint. */
 char *graft_edit_unique_node_name (GraftGraph *graph, const char *hint);
 

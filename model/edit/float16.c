@@ -134,7 +134,10 @@ float16 (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
           && dtype == GRAFT_DTYPE_FLOAT32)
         g_hash_table_add (was_float, value);
     }
-  original_nodes = g_ptr_array_copy (graph->nodes, NULL, NULL);
+  /* Not g_ptr_array_copy: that would take graph->nodes' free function along. */
+  original_nodes = g_ptr_array_sized_new (graph->nodes->len);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    g_ptr_array_add (original_nodes, g_ptr_array_index (graph->nodes, i));
   for (guint i = 0; i < original_nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (original_nodes, i);

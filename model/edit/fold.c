@@ -311,37 +311,17 @@ is_pass_through (GraftNode *node)
          && training == NULL;
 }
 
-static gboolean
-remove_pass_through (GraftGraph *graph, GraftNode *node)
-{
-  GraftValue *in = g_ptr_array_index (node->inputs, 0);
-  GraftValue *out = g_ptr_array_index (node->outputs, 0);
-  GraftNode *producer = in->producer;
-
-  if (!out->is_graph_output)
-    {
-      graft_graph_replace_uses (graph, out, in);
-      graft_graph_remove_node (graph, node);
-      return TRUE;
-    }
-  /* A graph output keeps its name: the input's producer writes it, when
-   * the input is this graph's own intermediate value. */
-  if (producer == NULL || in->graph != graph || in->is_graph_output || in->is_graph_input)
-    return FALSE;
-  graft_graph_replace_uses (graph, in, out);
-  graft_graph_remove_node (graph, node);
-  producer->outputs->pdata[in->producer_index] = out;
-  out->producer = producer;
-  out->producer_index = in->producer_index;
-  in->producer = NULL;
-  graft_graph_remove_value (graph, in);
-  return TRUE;
-}
-
 static guint
 hash_tensor (GraftTensor *tensor, GBytes *data)
 {
-  guint hash = g_bytes_hash (data) ^ (guint) tensor->dtype ^ ((guint) tensor->rank << 8);
+  /* The head of the data is enough to tell most weights apart; equal
+   * hashes are compared in full. */
+  gsize size;
+  const guint8 *bytes = g_bytes_get_data (data, &size);
+  guint hash = (guint) size ^ (guint) tensor->dtype ^ ((guint) tensor->rank << 8);
+
+  for (gsize i = 0; i < MIN (size, 256); i++)
+    hash = hash * 33 + bytes[i];
 
   for (int i = 0; i < tensor->rank; i++)
     hash = hash * 31 + (guint) tensor->dims[i];
@@ -402,14 +382,16 @@ static gboolean
 cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
 {
   GraftGraph *graph = scope->graph;
-  guint before = graph->nodes->len, initializers = graph->initializers->len, passed = 0, merged, pruned;
+  guint before = graph->nodes->len, initializers = graph->initializers->len, passed = 0, merged, pruned, simplified;
 
   for (guint i = graph->nodes->len; i > 0; i--)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i - 1);
-      if (is_pass_through (node) && remove_pass_through (graph, node))
+      if (is_pass_through (node) && graft_graph_bypass (graph, node, 0))
         passed++;
     }
+  graft_edit_infer (scope->model);
+  simplified = graft_edit_simplify (scope->model, graph);
   merged = merge_duplicate_initializers (graph);
   pruned = graft_graph_prune (graph);
   /* Initializers ONNX lists as inputs too, when nothing reads them. */
@@ -425,8 +407,9 @@ cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
         g_ptr_array_add (notes, g_strdup_printf ("input '%s' is unused; it stays, as it is part of the interface "
                                                  "(remove-input removes it)", input->name));
     }
-  g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes: %u Identity/Dropout, %u dead; %u → %u initializers "
-                                           "(%u duplicates merged)", before, graph->nodes->len, passed, pruned,
+  g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes: %u Identity/Dropout, %u simplified (neutral arithmetic, "
+                                           "no-op ops, reshape chains), %u dead; %u → %u initializers (%u duplicates "
+                                           "merged)", before, graph->nodes->len, passed, simplified, pruned,
                                            initializers, graph->initializers->len, merged));
   return TRUE;
 }

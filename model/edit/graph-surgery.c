@@ -16,22 +16,21 @@ graft_node_set_input (GraftNode *node, guint i, GraftValue *value)
     g_ptr_array_add (value->consumers, node);
 }
 
-static void
-replace_in_node (GraftNode *node, gpointer data)
-{
-  GraftValue **pair = data;
-
-  for (guint i = 0; i < node->inputs->len; i++)
-    if (g_ptr_array_index (node->inputs, i) == pair[0])
-      graft_node_set_input (node, i, pair[1]);
-}
-
 void
 graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *replacement)
 {
-  GraftValue *pair[2] = { old, replacement };
+  /* old->consumers lists every reader, subgraph nodes included, once per
+   * use: walking it instead of the whole graph keeps bulk rewrites
+   * (merging thousands of duplicate weights) linear. */
+  g_autoptr(GPtrArray) readers = g_ptr_array_copy (old->consumers, NULL, NULL);
 
-  graft_graph_foreach_node_recursive (graph, replace_in_node, pair);
+  for (guint r = 0; r < readers->len; r++)
+    {
+      GraftNode *node = g_ptr_array_index (readers, r);
+      for (guint i = 0; i < node->inputs->len; i++)
+        if (g_ptr_array_index (node->inputs, i) == old)
+          graft_node_set_input (node, i, replacement);
+    }
   for (guint i = 0; i < graph->outputs->len; i++)
     if (g_ptr_array_index (graph->outputs, i) == old)
       {
@@ -150,4 +149,29 @@ graft_graph_find_node (GraftGraph *graph, const char *name)
         }
     }
   return found;
+}
+
+gboolean
+graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, input);
+  GraftValue *out = g_ptr_array_index (node->outputs, 0);
+  GraftNode *producer = in->producer;
+
+  if (!out->is_graph_output)
+    {
+      graft_graph_replace_uses (graph, out, in);
+      graft_graph_remove_node (graph, node);
+      return TRUE;
+    }
+  if (producer == NULL || in->graph != graph || in->is_graph_output || in->is_graph_input)
+    return FALSE;
+  graft_graph_replace_uses (graph, in, out);
+  graft_graph_remove_node (graph, node);
+  producer->outputs->pdata[in->producer_index] = out;
+  out->producer = producer;
+  out->producer_index = in->producer_index;
+  in->producer = NULL;
+  graft_graph_remove_value (graph, in);
+  return TRUE;
 }

@@ -28,6 +28,13 @@ guint graft_graph_prune (GraftGraph *graph);
 GraftValue *graft_graph_add_int64_constant (GraftGraph *graph, const char *hint,
                                             const gint64 *values, guint n, gboolean scalar);
 
+/* Removes node, whose first output then is its input `input` (consumers
+ * of the output read the input instead). A graph output keeps its name:
+ * the input's producer writes it then. FALSE (nothing changed) when that
+ * is impossible: the output is a graph output and the input is a graph
+ * input, an initializer, another graph output or an outer-scope value. */
+gboolean graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input);
+
 /* Finds a node of graph by name; NULL if none or if the name is ambiguous. */
 GraftNode *graft_graph_find_node (GraftGraph *graph, const char *name);
 
