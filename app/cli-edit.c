@@ -224,30 +224,45 @@ static const struct {
   const char *option;
   const char *id;
   ParseFunc parse;
-  const char *usage;
+  const char *argument;
+  const char *help;
 } operation_options[] = {
-  { "--rename-node", "rename-node", parse_rename_node, "OLD=NEW              rename a node" },
-  { "--rename-value", "rename-value", parse_rename_value, "OLD=NEW             rename a value (consumers and outputs follow)" },
-  { "--attr", "set-attribute", parse_set_attribute, "NODE:NAME=[TYPE:]VALUE      set or add an attribute (TYPE: int, float, string,\n"
-    "                                          ints, floats, strings; default: the attribute's own type)" },
-  { "--remove-attr", "remove-attribute", parse_remove_attribute, "NODE:NAME            remove an attribute" },
-  { "--initializer", "replace-initializer", parse_npy, "NAME=FILE.npy        replace an initializer's data" },
-  { "--initializer-values", "set-initializer-values", parse_values, "NAME=[1,2,…]  set a small initializer's elements" },
-  { "--cast-initializer", "cast-initializer", parse_cast, "NAME=DTYPE      change an initializer's dtype" },
-  { "--add-output", "add-output", parse_value, "VALUE                 mark a value as a graph output" },
-  { "--remove-output", "remove-output", parse_value, "VALUE              drop a graph output (and what only it needed)" },
-  { "--add-input", "add-input", parse_add_input, "VALUE[=DTYPE[:SHAPE]]  cut the graph at VALUE, or add a new input\n"
-    "                                          (SHAPE like 1xbatchx224; '?' unknown)" },
-  { "--remove-input", "remove-input", parse_value, "NAME                remove an unused graph input" },
-  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,…)]          insert OP on the edge VALUE (all its consumers);\n"
-    "                                          OP may be DOMAIN::OP; IN are extra inputs" },
-  { "--replace-op", "replace-op", parse_replace_op, "NODE=OP              give NODE another op, keeping edges and attributes" },
-  { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,…=DOMAIN::OP  replace nodes by one (plugin) op taking\n"
-    "                                          their inputs and giving their outputs" },
-  { "--fold", "fold-constants", NULL, "                        fold constants (and Shape of static shapes) in Graft's runtime" },
-  { "--cleanup", "cleanup", NULL, "                     remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
-  { "--toposort", "toposort", NULL, "                    sort nodes topologically" },
-  { "--float16", "float16", NULL, "                     convert weights and compute to float16 (see --keep-io-types, --fp16-keep)" },
+  { "--rename-node", "rename-node", parse_rename_node, "OLD=NEW",
+    "rename a node" },
+  { "--rename-value", "rename-value", parse_rename_value, "OLD=NEW",
+    "rename a value (consumers and outputs follow)" },
+  { "--attr", "set-attribute", parse_set_attribute, "NODE:NAME=[TYPE:]VALUE",
+    "set or add an attribute (TYPE: int, float, string, ints, floats, strings; default: the attribute's own type)" },
+  { "--remove-attr", "remove-attribute", parse_remove_attribute, "NODE:NAME",
+    "remove an attribute" },
+  { "--initializer", "replace-initializer", parse_npy, "NAME=FILE.npy",
+    "replace an initializer's data" },
+  { "--initializer-values", "set-initializer-values", parse_values, "NAME=[1,2,...]",
+    "set a small initializer's elements" },
+  { "--cast-initializer", "cast-initializer", parse_cast, "NAME=DTYPE",
+    "change an initializer's dtype" },
+  { "--add-output", "add-output", parse_value, "VALUE",
+    "mark a value as a graph output" },
+  { "--remove-output", "remove-output", parse_value, "VALUE",
+    "drop a graph output (and what only it needed)" },
+  { "--add-input", "add-input", parse_add_input, "VALUE[=DTYPE[:SHAPE]]",
+    "cut the graph at VALUE, or add a new input (SHAPE like 1xbatchx224; '?' unknown)" },
+  { "--remove-input", "remove-input", parse_value, "NAME",
+    "remove an unused graph input" },
+  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,...)]",
+    "insert OP on the edge VALUE (all its consumers); OP may be DOMAIN::OP; IN are extra inputs" },
+  { "--replace-op", "replace-op", parse_replace_op, "NODE=OP",
+    "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)" },
+  { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,...=DOMAIN::OP",
+    "replace nodes by one (plugin) op taking their inputs and giving their outputs" },
+  { "--fold", "fold-constants", NULL, "",
+    "fold constants (and Shape of static shapes) in Graft's runtime" },
+  { "--cleanup", "cleanup", NULL, "",
+    "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
+  { "--toposort", "toposort", NULL, "",
+    "sort nodes topologically" },
+  { "--float16", "float16", NULL, "",
+    "convert weights and compute to float16 (see --keep-io-types, --fp16-keep)" },
 };
 
 /* The dims all edits changed, each once, with its size before the first. */
@@ -325,7 +340,19 @@ print_usage (void)
           "  --delete NODE               remove NODE and everything depending on it\n"
           "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n");
   for (guint i = 0; i < G_N_ELEMENTS (operation_options); i++)
-    printf ("  %s %s\n", operation_options[i].option, operation_options[i].usage);
+    {
+      g_autofree char *usage = g_strdup_printf ("%s %s", operation_options[i].option, operation_options[i].argument);
+      g_auto(GStrv) words = g_strsplit (operation_options[i].help, " ", -1);
+      int column = strlen (usage) > 27 ? (printf ("  %s\n", usage), printf ("%29s", "")) : printf ("  %-27s", usage);
+
+      for (guint w = 0; words[w] != NULL; w++)
+        {
+          if (column + 1 + (int) strlen (words[w]) > 100)
+            column = printf ("\n%29s", "") - 1;
+          column += printf (" %s", words[w]);
+        }
+      printf ("\n");
+    }
   printf ("  --keep-io-types             with --float16: inputs and outputs stay float32\n"
           "  --fp16-keep OP,OP           with --float16: ops kept in float32 (default: Resize, TopK, Range,\n"
           "                              Min, Max, CumSum, RoiAlign, NonMaxSuppression, ai.onnx.ml ops…)\n"

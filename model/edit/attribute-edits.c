@@ -174,7 +174,12 @@ static gboolean
 check (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
 {
   note_unchecked (scope, node, notes);
-  return scope->function != NULL || graft_edit_check_node (scope->model, node, error);
+  if (scope->function != NULL)
+    return TRUE;
+  if (!graft_edit_check_node (scope->model, node, error))
+    return FALSE;
+  graft_edit_refresh_declared_types (scope->model, scope->graph, notes);
+  return TRUE;
 }
 
 static gboolean

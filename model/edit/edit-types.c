@@ -25,6 +25,51 @@ graft_edit_value_type (GraftModel *model, GraftValue *value, GraftDType *dtype, 
   return *dtype != GRAFT_DTYPE_UNDEFINED;
 }
 
+/* Declared dims that inference now contradicts (both fixed and
+ * different, or another rank), or types a graph output lacks. */
+static gboolean
+declared_type_is_stale (GraftValue *value)
+{
+  if (!value->has_inferred)
+    return FALSE;
+  if (value->is_graph_output && value->dtype == GRAFT_DTYPE_UNDEFINED)
+    return value->inferred_dtype != GRAFT_DTYPE_UNDEFINED;
+  if (value->dtype != GRAFT_DTYPE_UNDEFINED && value->inferred_dtype != GRAFT_DTYPE_UNDEFINED
+      && value->dtype != value->inferred_dtype)
+    return TRUE;
+  if (value->shape.rank < 0 || value->inferred_shape.rank < 0)
+    return FALSE;
+  if (value->shape.rank != value->inferred_shape.rank)
+    return TRUE;
+  for (int i = 0; i < value->shape.rank; i++)
+    if (value->shape.dims[i].kind == GRAFT_DIM_FIXED && value->inferred_shape.dims[i].kind == GRAFT_DIM_FIXED
+        && value->shape.dims[i].value != value->inferred_shape.dims[i].value)
+      return TRUE;
+  return FALSE;
+}
+
+void
+graft_edit_refresh_declared_types (GraftModel *model, GraftGraph *graph, GPtrArray *notes)
+{
+  graft_shape_inference_run (model, NULL);
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->values, i);
+      g_autofree char *before = NULL, *after = NULL;
+
+      if (value->initializer != NULL || value->is_graph_input || !declared_type_is_stale (value))
+        continue;
+      before = value->dtype != GRAFT_DTYPE_UNDEFINED ? graft_shape_to_string (&value->shape) : g_strdup ("none");
+      value->dtype = value->inferred_dtype;
+      graft_shape_clear (&value->shape);
+      graft_shape_copy (&value->shape, &value->inferred_shape);
+      after = graft_shape_to_string (&value->shape);
+      if (notes != NULL)
+        g_ptr_array_add (notes, g_strdup_printf ("declared type of '%s': %s → %s %s", value->name, before,
+                                                 graft_dtype_to_string (value->dtype), after));
+    }
+}
+
 gboolean
 graft_edit_check_node (GraftModel *model, GraftNode *node, GError **error)
 {

@@ -69,8 +69,10 @@ remove_output (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
     }
   g_ptr_array_remove (scope->graph->outputs, value);
   value->is_graph_output = FALSE;
+  /* value may go with the nodes: the note names it from the parameters. */
   if ((removed = graft_graph_prune (scope->graph)) > 0)
-    g_ptr_array_add (notes, g_strdup_printf ("removed %u nodes that only computed '%s'", removed, value->name));
+    g_ptr_array_add (notes, g_strdup_printf ("removed %u nodes that only computed '%s'", removed,
+                                             graft_edit_param_string (params, "value")));
   return TRUE;
 }
 

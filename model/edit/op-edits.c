@@ -52,13 +52,15 @@ import_domain (GraftEditScope *scope, GraftNode *node, GVariant *params, GPtrArr
 static gboolean
 check_op (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
 {
+  if (scope->function != NULL)
+    return TRUE;
   if (graft_op_registry_lookup (node->op, graft_model_get_opset (scope->model, node->domain)) == NULL)
-    {
-      g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: its inputs and attributes are not checked",
-                                               node->op));
-      return TRUE;
-    }
-  return scope->function != NULL || graft_edit_check_node (scope->model, node, error);
+    g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: its inputs and attributes are not checked",
+                                             node->op));
+  else if (!graft_edit_check_node (scope->model, node, error))
+    return FALSE;
+  graft_edit_refresh_declared_types (scope->model, scope->graph, notes);
+  return TRUE;
 }
 
 static gboolean
@@ -169,9 +171,13 @@ replace_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **
     return FALSE;
   before = node->op;
   set_op (node, domain, op_type);
-  if (!graft_edit_param_bool (params, "keep_attributes", TRUE) && node->attributes->len > 0)
+  /* A plugin op usually takes the attributes of what it replaces; an ONNX
+   * op has its own. */
+  if (!graft_edit_param_bool (params, "keep_attributes", strcmp (node->domain, "onnx") != 0)
+      && node->attributes->len > 0)
     {
-      g_ptr_array_add (notes, g_strdup_printf ("dropped %u attributes", node->attributes->len));
+      g_ptr_array_add (notes, g_strdup_printf ("dropped %u attributes of %s (set them with set-attribute)",
+                                               node->attributes->len, before));
       g_ptr_array_set_size (node->attributes, 0);
     }
   g_ptr_array_add (notes, g_strdup_printf ("'%s': %s → %s", node->name, before, node->op));

@@ -183,7 +183,7 @@ graft_recipe_to_json (GPtrArray *edits, GError **error)
                        graft_edit_get_description (edit));
           return NULL;
         }
-      step = g_variant_ref_sink (graft_edit_params_replace (recorded, "op",
+      step = g_variant_ref_sink (graft_edit_params_replace (recorded, "edit",
                                                             g_variant_new_string (graft_edit_get_operation_id (edit))));
       json_builder_add_value (builder, dict_to_json (step));
     }
@@ -273,7 +273,7 @@ resolve_keys (GVariantDict *dict, GVariant *step, const char *keys, GraftGraph *
 static GraftEdit *
 edit_from_step (GraftModel *model, GVariant *step, GError **error)
 {
-  const char *id = graft_edit_param_string (step, "op");
+  const char *id = graft_edit_param_string (step, "edit");
   const GraftEditOperation *operation = id ? graft_edit_operation_lookup (id) : NULL;
   g_autoptr(GVariant) path = g_variant_lookup_value (step, "graph_path", G_VARIANT_TYPE ("av"));
   g_autoptr(GVariant) params = NULL;
@@ -282,11 +282,12 @@ edit_from_step (GraftModel *model, GVariant *step, GError **error)
 
   if (operation == NULL)
     {
-      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "unknown operation '%s'", id ? id : "(none)");
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "unknown edit '%s'", id ? id : "(none: a step "
+                   "needs \"edit\")");
       return NULL;
     }
   g_variant_dict_init (&dict, step);
-  g_variant_dict_remove (&dict, "op");
+  g_variant_dict_remove (&dict, "edit");
   g_variant_dict_remove (&dict, "graph_path");
   if (path != NULL)
     {
@@ -348,7 +349,7 @@ graft_recipe_replay (const char *json, gsize length, GraftEditHistory *history, 
       if (step != NULL)
         {
           g_variant_ref_sink (step);
-          id = graft_edit_param_string (step, "op");
+          id = graft_edit_param_string (step, "edit");
         }
       else if (step_error == NULL)
         g_set_error (&step_error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "a step must be an object");

@@ -2,10 +2,11 @@
  * export of the same network.
  *
  *   { "graft-recipe": 1,
- *     "steps": [ { "op": "bypass-node", "node": { "name": "/relu/Relu", "op": "onnx::Relu",
+ *     "steps": [ { "edit": "bypass-node", "node": { "name": "/relu/Relu", "op": "onnx::Relu",
  *                  "group": "relu", "index": 0, "op_index": 3, "op_count": 17 } }, … ] }
  *
- * Each step is an operation of edit/edit-operation.h with its parameters;
+ * Each step names an operation of edit/edit-operation.h ("edit") and has
+ * its parameters beside;
  * nodes and values are saved as addresses (edit/address.h) so that a
  * replay finds them when names changed. A hand-written step may name them
  * with plain strings. A step whose target cannot be found fails, naming
