@@ -539,6 +539,8 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
   GraftGraph *snapshot;
   GraftEditScope scope;
   g_autoptr(GVariant) recorded = NULL;
+  g_autoptr(GError) record_error = NULL;
+  gboolean done;
 
   if (self->snapshot != NULL)
     {
@@ -550,16 +552,24 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the model has no graph to edit");
       return FALSE;
     }
-  if ((recorded = record_params (self, model, error)) == NULL
-      || !graft_edit_scope_resolve (model, self->params, &scope, NULL, error))
+  if (!graft_edit_scope_resolve (model, self->params, &scope, NULL, error))
     return FALSE;
+  /* Addresses are taken before the change; when a target is missing the
+   * operation's own error says it best, so that one is reported. */
+  recorded = record_params (self, model, &record_error);
   snapshot = graft_graph_copy (graph, NULL);
   self->function = scope.function;
   if (scope.function != NULL)
     self->function_snapshot = graft_graph_copy (scope.function->body, NULL);
   g_ptr_array_set_size (self->notes, 0);
   record_changed_dims (self, graph);
-  if (!run (self, model, error))
+  done = run (self, model, error);
+  if (done && recorded == NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&record_error));
+      done = FALSE;
+    }
+  if (!done)
     {
       graft_model_set_graph (model, snapshot);
       restore_function (self);
