@@ -400,12 +400,16 @@ with_scope (GVariant *params, const char *graph_path, const char *function)
   return g_variant_dict_end (&dict);
 }
 
+/* seconds < 0: not measured. */
 static void
-print_edit (GraftEdit *edit)
+print_edit (GraftEdit *edit, double seconds)
 {
   GPtrArray *notes = graft_edit_get_notes (edit);
 
-  printf ("%s\n", graft_edit_get_description (edit));
+  if (seconds >= 0)
+    printf ("%s (%.3f s)\n", graft_edit_get_description (edit), seconds);
+  else
+    printf ("%s\n", graft_edit_get_description (edit));
   for (guint j = 0; j < notes->len; j++)
     printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
 }
@@ -570,12 +574,13 @@ graft_cli_edit (int argc, char **argv)
     {
       Step *step = g_ptr_array_index (steps, i);
       guint before = applied->len;
+      gint64 start;
 
       if (step->recipe != NULL)
         {
           gboolean replayed = graft_recipe_replay_file (step->recipe, history, applied, &error);
           for (guint j = before; j < applied->len; j++)
-            print_edit (g_ptr_array_index (applied, j));
+            print_edit (g_ptr_array_index (applied, j), -1);
           if (!replayed)
             {
               graft_cli_print_error ("%s: %s", in, error->message);
@@ -585,13 +590,14 @@ graft_cli_edit (int argc, char **argv)
         }
       if (step->edit == NULL)
         continue;
+      start = g_get_monotonic_time ();
       if (!graft_edit_history_apply (history, step->edit, &error))
         {
           graft_cli_print_error ("%s: %s: %s", in, graft_edit_get_description (step->edit), error->message);
           return 1;
         }
       g_ptr_array_add (applied, g_object_ref (step->edit));
-      print_edit (step->edit);
+      print_edit (step->edit, (g_get_monotonic_time () - start) / 1e6);
     }
   if (verify)
     verified = verify_edits (model, applied, in);

@@ -16,6 +16,10 @@ void graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *r
 /* Removes and frees node; its outputs stay as values without producer. */
 void graft_graph_remove_node (GraftGraph *graph, GraftNode *node);
 
+/* Removes and frees every node in doomed (GraftNode* set) at once, in
+ * time linear in the graph. */
+void graft_graph_remove_nodes (GraftGraph *graph, GHashTable *doomed);
+
 /* Removes and frees a value that nothing uses any more. */
 void graft_graph_remove_value (GraftGraph *graph, GraftValue *value);
 
