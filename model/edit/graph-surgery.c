@@ -47,11 +47,11 @@ unset_inputs (GraftNode *node, gpointer data)
     graft_node_set_input (node, i, NULL);
 }
 
-void
-graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
+/* Detaches node from the values it reads and writes; its subgraphs go
+ * with it, so their reads of outer values end too. */
+static void
+unlink_node (GraftNode *node)
 {
-  guint index = node->index;
-
   g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
   unset_inputs (node, NULL);
@@ -63,6 +63,14 @@ graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
       if (out != NULL && out->producer == node)
         out->producer = NULL;
     }
+}
+
+void
+graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
+{
+  guint index = node->index;
+
+  unlink_node (node);
   if (node->group != NULL)
     g_ptr_array_remove (node->group->nodes, node);
   g_ptr_array_remove_index (graph->nodes, index);   /* frees the node */
@@ -121,18 +129,8 @@ graft_graph_remove_nodes (GraftGraph *graph, GHashTable *doomed)
   while (g_hash_table_iter_next (&iter, &item, NULL))
     {
       GraftNode *node = item;
-      g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
-      unset_inputs (node, NULL);
-      /* Its subgraphs go with it: their reads of outer values end too. */
-      for (guint i = 0; i < subgraphs->len; i++)
-        graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, i), unset_inputs, NULL);
-      for (guint i = 0; i < node->outputs->len; i++)
-        {
-          GraftValue *out = g_ptr_array_index (node->outputs, i);
-          if (out != NULL && out->producer == node)
-            out->producer = NULL;
-        }
+      unlink_node (node);
       if (node->group != NULL)
         g_hash_table_add (groups, node->group);
     }
