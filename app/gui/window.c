@@ -48,6 +48,10 @@ graft_window_update_action_states (GraftWindow *self)
   const char *idle_actions[] = {
     "win.make-dynamic", "win.set-shape", "win.save", "win.save-as", "win.save-as-path", "win.run",
     "win.run-new-shape",
+    /* window-surgery.c */
+    "win.bypass-node", "win.delete-node", "win.extract-node", "win.rename-node", "win.replace-op",
+    "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
+    "win.apply-recipe-path",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   const char *model_actions[] = {
@@ -778,6 +782,7 @@ install_actions (GtkWidgetClass *widget_class)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
+  graft_window_class_add_surgery_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
@@ -894,6 +899,7 @@ graft_window_init (GraftWindow *self)
 
   graft_window_init_files (self);
   graft_window_init_analysis (self);
+  graft_window_init_surgery (self);
 
   update_action_states (self);
 }
