@@ -144,13 +144,36 @@ delete_selection_action (GtkWidget *widget, const char *action_name, GVariant *p
   gtk_widget_activate_action (widget, "win.delete-node", "s", node->name);
 }
 
-/* ---------- rename and replace-op: a dialog with one entry ---------- */
+/* ---------- dialogs with one entry: rename, replace op, set an attribute, insert a node ---------- */
+
+typedef struct {
+  const char *action;      /* "win.rename-node" */
+  const char *operation;   /* the edit it applies */
+  const char *target_key;  /* the parameter the action's target fills: "node" or "value" */
+  const char *text_key;    /* the parameter the entry fills */
+  const char *heading;
+  const char *body;
+  const char *apply_label;
+} EntryDialogKind;
+
+static const EntryDialogKind entry_dialogs[] = {
+  { "win.rename-node", "rename-node", "node", "to", "Rename Node", NULL, "_Rename" },
+  { "win.replace-op", "replace-op", "node", "op", "Replace Op",
+    "The node keeps its inputs and outputs. An op of a custom domain (“com.example::MyPlugin”) keeps its "
+    "attributes too.", "_Replace" },
+  { "win.set-attribute", "set-attribute", "node", "assignment", "Set Attribute",
+    "NAME=VALUE, with the attribute's own type, or a type first: “alpha=float:0.2”, “perm=ints:[0, 2, 1]”. "
+    "The op's shape function checks the result.", "_Set" },
+  { "win.insert-node", "insert-node", "value", "op", "Insert Node",
+    "A node of this op (“Relu”, or “com.example::MyPlugin”) reads the value, and everything that read it reads "
+    "the new node's output.", "_Insert" },
+};
 
 typedef struct {
   GraftWindow *window;
   GtkEntry *entry;
-  char *operation;   /* "rename-node" or "replace-op" */
-  char *node;
+  const EntryDialogKind *kind;
+  char *target;
 } EntryDialog;
 
 static void
@@ -158,59 +181,105 @@ entry_dialog_free (gpointer user_data, GClosure *closure)
 {
   EntryDialog *data = user_data;
 
-  g_free (data->operation);
-  g_free (data->node);
+  g_free (data->target);
   g_free (data);
+}
+
+/* "alpha=float:0.2" → name, value and (optional) type parameters. */
+static GVariant *
+attribute_params (const char *node, const char *text)
+{
+  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
+  const char *equals = strchr (text, '=');
+  g_autofree char *name = equals ? g_strstrip (g_strndup (text, equals - text)) : NULL;
+  const char *value = equals ? equals + 1 : NULL;
+  const char *colon = value ? strchr (value, ':') : NULL;
+  g_autofree char *type = colon ? g_strndup (value, colon - value) : NULL;
+
+  if (name == NULL || *name == '\0')
+    return NULL;
+  if (type != NULL && g_strv_contains (types, type))
+    value = colon + 1;
+  else
+    g_clear_pointer (&type, g_free);
+  return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
+                                "value", g_variant_new_string (value), "type", type ? g_variant_new_string (type) : NULL,
+                                NULL);
 }
 
 static void
 on_entry_dialog_response (AdwMessageDialog *dialog, const char *response, EntryDialog *data)
 {
   const char *text = gtk_editable_get_text (GTK_EDITABLE (data->entry));
+  GVariant *params;
 
   if (!g_str_equal (response, "apply") || *text == '\0')
     return;
-  apply_operation (data->window, data->operation,
-                   graft_edit_params_new ("node", g_variant_new_string (data->node),
-                                          g_str_equal (data->operation, "rename-node") ? "to" : "op",
-                                          g_variant_new_string (text), NULL));
+  if (g_str_equal (data->kind->operation, "set-attribute"))
+    params = attribute_params (data->target, text);
+  else
+    params = graft_edit_params_new (data->kind->target_key, g_variant_new_string (data->target),
+                                    data->kind->text_key, g_variant_new_string (text), NULL);
+  if (params == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("“%s” is not NAME=VALUE", text);
+      graft_window_show_toast (data->window, message);
+      return;
+    }
+  apply_operation (data->window, data->kind->operation, params);
+}
+
+/* What the entry starts with. */
+static char *
+entry_suggestion (const EntryDialogKind *kind, GraftGraph *graph, const char *target)
+{
+  GraftNode *node = g_str_equal (kind->target_key, "node") ? graft_graph_find_node (graph, target) : NULL;
+
+  if (g_str_equal (kind->operation, "rename-node"))
+    return g_strdup (target);
+  if (g_str_equal (kind->operation, "replace-op") && node != NULL)
+    return g_strdup (strcmp (node->domain, "onnx") == 0 ? node->op_type : node->op);
+  if (g_str_equal (kind->operation, "set-attribute") && node != NULL && node->attributes->len > 0)
+    {
+      GraftAttribute *first = g_ptr_array_index (node->attributes, 0);
+      g_autofree char *value = graft_attribute_format_value (first, 64);
+      return g_strdup_printf ("%s=%s", first->name, value);
+    }
+  return g_strdup ("");
 }
 
 static void
 entry_dialog_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *name = g_variant_get_string (parameter, NULL);
-  gboolean rename = g_str_equal (action_name, "win.rename-node");
-  GraftNode *node = graft_graph_find_node (graft_graph_canvas_get_graph (self->canvas), name);
+  const char *target = g_variant_get_string (parameter, NULL);
+  const EntryDialogKind *kind = NULL;
+  g_autofree char *suggestion = NULL;
   EntryDialog *data;
   GtkWidget *dialog, *entry;
 
-  if (node == NULL || !graft_window_edits_allowed (self))
+  for (guint i = 0; i < G_N_ELEMENTS (entry_dialogs); i++)
+    if (g_str_equal (action_name, entry_dialogs[i].action))
+      kind = &entry_dialogs[i];
+  if (kind == NULL || !graft_window_edits_allowed (self))
     return;
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), rename ? "Rename Node" : "Replace Op",
-                                   rename ? NULL
-                                          : "The node keeps its inputs and outputs. An op of a custom domain "
-                                            "(“com.example::MyPlugin”) keeps its attributes too.");
+  suggestion = entry_suggestion (kind, graft_graph_canvas_get_graph (self->canvas), target);
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), kind->heading, kind->body);
   entry = gtk_entry_new ();
-  gtk_editable_set_text (GTK_EDITABLE (entry), rename ? node->name
-                                               : strcmp (node->domain, "onnx") == 0 ? node->op_type
-                                                                                     : node->op);
+  gtk_editable_set_text (GTK_EDITABLE (entry), suggestion);
   gtk_entry_set_activates_default (GTK_ENTRY (entry), TRUE);
   gtk_widget_set_size_request (entry, 360, -1);
   adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), entry);
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "apply",
-                                    rename ? "_Rename" : "_Replace", NULL);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "apply", kind->apply_label, NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "apply", ADW_RESPONSE_SUGGESTED);
   adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "apply");
   adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
   data = g_new0 (EntryDialog, 1);
   data->window = self;
   data->entry = GTK_ENTRY (entry);
-  data->operation = g_strdup (rename ? "rename-node" : "replace-op");
-  data->node = g_strdup (name);
-  g_signal_connect_data (dialog, "response", G_CALLBACK (on_entry_dialog_response), data,
-                         entry_dialog_free, 0);
+  data->kind = kind;
+  data->target = g_strdup (target);
+  g_signal_connect_data (dialog, "response", G_CALLBACK (on_entry_dialog_response), data, entry_dialog_free, 0);
   gtk_window_present (GTK_WINDOW (dialog));
   gtk_widget_grab_focus (entry);
 }
@@ -259,6 +328,7 @@ fill_node_menu (GtkWidget *box, GtkPopover *popover, GraftNode *node, gboolean m
 {
   add_item (box, popover, "_Rename…", "win.rename-node", node->name);
   add_item (box, popover, "Replace _Op…", "win.replace-op", node->name);
+  add_item (box, popover, "Set _Attribute…", "win.set-attribute", node->name);
   if (main_graph)
     {
       add_separator (box);
@@ -288,6 +358,7 @@ fill_value_menu (GtkWidget *box, GtkPopover *popover, GraftValue *value)
     add_item (box, popover, "Remove Graph _Output", "win.unmark-output", value->name);
   else
     add_item (box, popover, "Mark as Graph _Output", "win.mark-output", value->name);
+  add_item (box, popover, "_Insert Node…", "win.insert-node", value->name);
   if (value->producer != NULL && value->initializer == NULL)
     add_item (box, popover, "_Cut Here (Make It an Input)", "win.cut-at-value", value->name);
 }
@@ -453,8 +524,8 @@ graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.bypass-node", "s", node_edit_action);
   gtk_widget_class_install_action (widget_class, "win.delete-node", "s", node_edit_action);
   gtk_widget_class_install_action (widget_class, "win.extract-node", "s", node_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.rename-node", "s", entry_dialog_action);
-  gtk_widget_class_install_action (widget_class, "win.replace-op", "s", entry_dialog_action);
+  for (guint i = 0; i < G_N_ELEMENTS (entry_dialogs); i++)
+    gtk_widget_class_install_action (widget_class, entry_dialogs[i].action, "s", entry_dialog_action);
   gtk_widget_class_install_action (widget_class, "win.mark-output", "s", value_edit_action);
   gtk_widget_class_install_action (widget_class, "win.unmark-output", "s", value_edit_action);
   gtk_widget_class_install_action (widget_class, "win.cut-at-value", "s", value_edit_action);

@@ -186,6 +186,70 @@ test_delete_mark_undo_and_recipe (void)
   harness_window_close (replay);
 }
 
+/* Fills the one dialog's entry with text and presses its apply button. */
+static void
+answer_entry_dialog (GraftWindow *window, const char *expected_start, const char *text, const char *screenshot)
+{
+  g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
+  GtkWidget *entry;
+
+  for (guint i = 0; dialogs->len != 1 && i < dialogs->len; i++)
+    {
+      g_autofree char *text = harness_describe_dialog (g_ptr_array_index (dialogs, i));
+      g_message ("dialog %u: %s", i, text);
+    }
+  g_assert_cmpuint (dialogs->len, ==, 1);
+  entry = harness_find_type (g_ptr_array_index (dialogs, 0), GTK_TYPE_ENTRY);
+  g_assert_true (g_str_has_prefix (gtk_editable_get_text (GTK_EDITABLE (entry)), expected_start));
+  gtk_editable_set_text (GTK_EDITABLE (entry), text);
+  if (screenshot != NULL)
+    harness_screenshot (window, screenshot);
+  /* The apply button's response; the button would close the dialog too. */
+  adw_message_dialog_response (g_ptr_array_index (dialogs, 0), "apply");
+  gtk_window_destroy (g_ptr_array_index (dialogs, 0));
+  harness_settle (window);
+}
+
+static void
+test_attribute_and_insert_dialogs (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = sample_path ();
+  GraftNode *gemm, *inserted = NULL;
+  GraftGraph *graph;
+
+  harness_open (window, path);
+  harness_activate (window, "win.set-attribute::/fc/Gemm");
+  answer_entry_dialog (window, "alpha=", "alpha=0.5", "surgery-attribute-dialog");
+  gemm = graft_graph_find_node (main_graph (window), "/fc/Gemm");
+  g_assert_nonnull (gemm);
+  g_assert_nonnull (graft_node_get_attribute (gemm, "alpha"));
+  g_assert_cmpfloat (graft_node_get_attribute (gemm, "alpha")->f, ==, 0.5);
+
+  harness_activate (window, "win.insert-node::/Flatten_output_0");
+  answer_entry_dialog (window, "", "Relu", NULL);
+  graph = main_graph (window);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (g_str_equal (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op, "onnx::Relu")
+        && g_str_has_prefix (((GraftNode *) g_ptr_array_index (graph->nodes, i))->name, "/Flatten_output_0"))
+      inserted = g_ptr_array_index (graph->nodes, i);
+  g_assert_nonnull (inserted);
+  gemm = graft_graph_find_node (graph, "/fc/Gemm");
+  g_assert_nonnull (gemm);
+  g_assert_true (g_ptr_array_index (gemm->inputs, 0) == g_ptr_array_index (inserted->outputs, 0));
+
+  /* A value that is not NAME=VALUE changes nothing (a toast says why). */
+  {
+    guint n_attributes = gemm->attributes->len;
+
+    harness_activate (window, "win.set-attribute::/fc/Gemm");
+    answer_entry_dialog (window, "", "nonsense", NULL);
+    gemm = graft_graph_find_node (main_graph (window), "/fc/Gemm");
+    g_assert_cmpuint (gemm->attributes->len, ==, n_attributes);
+  }
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -193,5 +257,6 @@ main (int argc, char **argv)
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/gui/surgery/context-menu-and-dialog", test_context_menu_and_dialog);
   g_test_add_func ("/gui/surgery/delete-mark-undo-recipe", test_delete_mark_undo_and_recipe);
+  g_test_add_func ("/gui/surgery/attribute-and-insert-dialogs", test_attribute_and_insert_dialogs);
   return g_test_run ();
 }
