@@ -465,7 +465,7 @@ graft_cli_edit (int argc, char **argv)
           if (strcmp (operation_options[operation].id, "float16") == 0)
             step->float16 = g_variant_ref (params);
           else
-            step->edit = graft_edit_new_operation (operation_options[operation].id, g_variant_ref (params), &error);
+            step->edit = graft_edit_new_operation (operation_options[operation].id, params, &error);
           if (step->edit == NULL && step->float16 == NULL)
             {
               graft_cli_print_error ("edit: %s: %s", arg, error->message);
@@ -555,10 +555,15 @@ graft_cli_edit (int argc, char **argv)
       Step *step = g_ptr_array_index (steps, i);
       if (step->float16 != NULL)
         {
-          GVariant *params = graft_edit_params_replace (step->float16, "keep_io_types", g_variant_new_boolean (keep_io));
+          g_autoptr(GVariant) params = g_variant_ref_sink (
+              graft_edit_params_replace (step->float16, "keep_io_types", g_variant_new_boolean (keep_io)));
           if (fp16_keep != NULL)
-            params = graft_edit_params_replace (g_variant_ref_sink (params), "block_ops",
-                                                g_variant_new_strv ((const char *const *) fp16_keep, -1));
+            {
+              GVariant *with_list = graft_edit_params_replace (params, "block_ops",
+                                                               g_variant_new_strv ((const char *const *) fp16_keep, -1));
+              g_variant_unref (params);
+              params = g_variant_ref_sink (with_list);
+            }
           step->edit = graft_edit_new_operation ("float16", params, NULL);
         }
     }

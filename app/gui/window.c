@@ -39,6 +39,17 @@ graft_window_show_toast (GraftWindow *self, const char *text)
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
+static gboolean
+shows_function_body (GraftWindow *self, GraftGraph *graph)
+{
+  GPtrArray *functions = graft_model_get_functions (self->model);
+
+  for (guint i = 0; i < functions->len; i++)
+    if (((GraftFunction *) g_ptr_array_index (functions, i))->body == graph)
+      return TRUE;
+  return FALSE;
+}
+
 void
 graft_window_update_action_states (GraftWindow *self)
 {
@@ -65,8 +76,11 @@ graft_window_update_action_states (GraftWindow *self)
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), model_actions[i], has_model);
+  /* Compared, not read: between an undo (which frees the graph) and the
+   * canvas being given the new one, the canvas still names the old one. */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
-                                 graph != NULL && graph->parent_graph != NULL);
+                                 graph != NULL && graph != graft_model_get_graph (self->model)
+                                 && !shows_function_body (self, graph));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
