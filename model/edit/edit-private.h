@@ -41,7 +41,8 @@ char *graft_edit_scope_path_from_recorded (GraftModel *model, GVariant *recorded
  * dtype is unknown. */
 void graft_edit_infer (GraftModel *model);
 gboolean graft_edit_value_type (GraftModel *model, GraftValue *value, GraftDType *dtype, const GraftShape **shape);
-/* Runs inference and makes the declared types of graph's values (outputs,
+/* After graft_edit_infer() or graft_edit_check_node() (which infer),
+ * makes the declared types of graph's values (outputs,
  * value_info) agree with it where an edit made them wrong: a fixed dim
  * that is now another size, another rank or dtype, a new graph output
  * without a type. Adds a note for each. */

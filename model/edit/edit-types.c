@@ -51,7 +51,6 @@ declared_type_is_stale (GraftValue *value)
 void
 graft_edit_refresh_declared_types (GraftModel *model, GraftGraph *graph, GPtrArray *notes)
 {
-  graft_shape_inference_run (model, NULL);
   for (guint i = 0; i < graph->values->len; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->values, i);

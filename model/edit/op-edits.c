@@ -55,8 +55,11 @@ check_op (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **err
   if (scope->function != NULL)
     return TRUE;
   if (graft_op_registry_lookup (node->op, graft_model_get_opset (scope->model, node->domain)) == NULL)
-    g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: its inputs and attributes are not checked",
-                                             node->op));
+    {
+      g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: its inputs and attributes are not checked",
+                                               node->op));
+      graft_edit_infer (scope->model);
+    }
   else if (!graft_edit_check_node (scope->model, node, error))
     return FALSE;
   graft_edit_refresh_declared_types (scope->model, scope->graph, notes);
