@@ -485,6 +485,33 @@ def recipes(cli):
         tap(not differences and ok and same_outputs,
             f"the replayed model equals the recorded one ({label}): same nodes, edges, attributes, weights, outputs",
             "\n".join(differences[:10]) + details)
+    # The other exporter: torch.onnx.export(dynamo=True) of the same network
+    # names every node differently ("node_Conv_296"); its module groups are
+    # the same, so a recipe of node edits finds the same nodes there.
+    dynamo_recipe = out_path("resnet18-dynamo-recipe.json")
+    session = ["--fold", "--cleanup", "--rename-node", "/layer1/layer1.0/conv1/Conv=block1_conv1",
+               "--bypass", "/layer3/layer3.1/relu_1/Relu", "--add-output", "/layer2/layer2.0/relu/Relu_output_0",
+               "--replace-op", "/layer2/layer2.1/relu/Relu=Elu", "--attr", "/fc/Gemm:alpha=0.5"]
+    torchscript_result = out_path("resnet18-torchscript-edited.onnx")
+    dynamo_result = out_path("resnet18-dynamo-replayed.onnx")
+    first = edit(cli, source, torchscript_result, *session, "--save-recipe", dynamo_recipe)
+    second = edit(cli, os.path.join(MODELS, "resnet18_dynamo.onnx"), dynamo_result, "--recipe", dynamo_recipe)
+    if tap(first.returncode == 0 and second.returncode == 0, "a recipe recorded on the TorchScript-based export "
+           "replays on the dynamo export", first.stderr + second.stderr + second.stdout):
+        feeds, a = ort_run(torchscript_result)
+        _, b = ort_run(dynamo_result, feeds)
+        problems = []
+        for (key_a, value_a), (key_b, value_b) in zip(a.items(), b.items()):
+            same, text = close(value_b, value_a, 1e-5)
+            if not same:
+                problems.append(f"{key_a} vs {key_b}: {text}")
+        g = graph_of(dynamo_result)
+        ops = [n.op_type for n in g.node]
+        if not node_named(g, "block1_conv1") or ops.count("Elu") != 1 or ops.count("Relu") != 15 or len(b) != 2:
+            problems.append(f"renamed node, Elu, 15 Relu and 2 outputs expected; ops {ops}, outputs {list(b)}")
+        tap(not problems, "the dynamo export edited by the recipe computes what the edited TorchScript-based export "
+            "computes (both outputs within 1e-5 × max)", "\n".join(problems))
+
     # A step whose target is gone fails, naming it.
     broken = out_path("broken-recipe.json")
     data = json.load(open(recipe))
