@@ -11,6 +11,8 @@
 #include "loader.h"
 #include "edit/edit.h"
 #include "edit/edit-history.h"
+#include "edit/edit-operation.h"
+#include "edit/recipe.h"
 #include "onnx/writer.h"
 #include "lower/lower.h"
 
@@ -82,6 +84,188 @@ parse_extract (const char *spec)
   outputs = g_strsplit (halves[1], ",", -1);
   return graft_edit_new_extract ((const char *const *) inputs, (const char *const *) outputs);
 }
+
+/* Splits "LEFT=RIGHT" at the first '=' (names rarely hold one; values may). */
+static gboolean
+split_at_equals (const char *spec, char **left, char **right)
+{
+  const char *equals = strchr (spec, '=');
+
+  if (equals == NULL || equals == spec)
+    return FALSE;
+  *left = g_strndup (spec, equals - spec);
+  *right = g_strdup (equals + 1);
+  return TRUE;
+}
+
+/* NODE:NAME=VALUE (the node name may hold ':'); VALUE may start with a
+ * type, "ints:[1,2]". */
+static GVariant *
+parse_attribute (const char *spec, gboolean with_value)
+{
+  const char *equals = with_value ? strchr (spec, '=') : spec + strlen (spec);
+  const char *colon;
+  g_autofree char *node = NULL, *name = NULL;
+  const char *value = with_value && equals ? equals + 1 : NULL;
+  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
+  g_autofree char *type = NULL;
+
+  if (equals == NULL)
+    return NULL;
+  for (colon = equals; colon > spec && *colon != ':'; colon--)
+    ;
+  if (colon == spec || colon + 1 == equals)
+    return NULL;
+  node = g_strndup (spec, colon - spec);
+  name = g_strndup (colon + 1, equals - colon - 1);
+  if (value != NULL && strchr (value, ':') != NULL)
+    {
+      g_autofree char *prefix = g_strndup (value, strchr (value, ':') - value);
+      if (g_strv_contains (types, prefix))
+        {
+          type = g_steal_pointer (&prefix);
+          value = strchr (value, ':') + 1;
+        }
+    }
+  return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
+                                "value", value ? g_variant_new_string (value) : NULL,
+                                "type", type ? g_variant_new_string (type) : NULL, NULL);
+}
+
+/* OLD=NEW for key_from / "to". */
+static GVariant *
+parse_rename (const char *spec, const char *key)
+{
+  g_autofree char *from = NULL, *to = NULL;
+
+  if (!split_at_equals (spec, &from, &to) || *to == '\0')
+    return NULL;
+  return graft_edit_params_new (key, g_variant_new_string (from), "to", g_variant_new_string (to), NULL);
+}
+
+/* NAME=TEXT into { key_left: NAME, key_right: TEXT }. */
+static GVariant *
+parse_pair (const char *spec, const char *key_left, const char *key_right)
+{
+  g_autofree char *left = NULL, *right = NULL;
+
+  if (!split_at_equals (spec, &left, &right) || *right == '\0')
+    return NULL;
+  return graft_edit_params_new (key_left, g_variant_new_string (left), key_right, g_variant_new_string (right), NULL);
+}
+
+/* VALUE=OP or VALUE=OP(IN2,IN3): the extra inputs follow the edge. */
+static GVariant *
+parse_insert (const char *spec)
+{
+  g_autofree char *value = NULL, *op = NULL;
+  char *open;
+  g_auto(GStrv) inputs = NULL;
+
+  if (!split_at_equals (spec, &value, &op) || *op == '\0')
+    return NULL;
+  if ((open = strchr (op, '(')) != NULL)
+    {
+      gsize n = strlen (open);
+      if (n < 2 || open[n - 1] != ')')
+        return NULL;
+      open[n - 1] = '\0';
+      inputs = g_strsplit (open + 1, ",", -1);
+      *open = '\0';
+    }
+  return graft_edit_params_new ("value", g_variant_new_string (value), "op", g_variant_new_string (op),
+                                "inputs", inputs ? g_variant_new_strv ((const char *const *) inputs, -1) : NULL, NULL);
+}
+
+/* NAME, or NAME=DTYPE[:SHAPE] for a new input. */
+static GVariant *
+parse_add_input (const char *spec)
+{
+  g_autofree char *name = NULL, *type = NULL;
+  char *colon;
+
+  if (!split_at_equals (spec, &name, &type))
+    return graft_edit_params_new ("value", g_variant_new_string (spec), NULL);
+  if ((colon = strchr (type, ':')) != NULL)
+    *colon++ = '\0';
+  return graft_edit_params_new ("value", g_variant_new_string (name), "dtype", g_variant_new_string (type),
+                                "shape", colon ? g_variant_new_string (colon) : NULL, NULL);
+}
+
+/* N1,N2=DOMAIN::OP */
+static GVariant *
+parse_replace_nodes (const char *spec)
+{
+  const char *equals = strrchr (spec, '=');
+  g_autofree char *list = NULL;
+  g_auto(GStrv) nodes = NULL;
+
+  if (equals == NULL || equals == spec || equals[1] == '\0')
+    return NULL;
+  list = g_strndup (spec, equals - spec);
+  nodes = g_strsplit (list, ",", -1);
+  return graft_edit_params_new ("nodes", g_variant_new_strv ((const char *const *) nodes, -1),
+                                "op", g_variant_new_string (equals + 1), NULL);
+}
+
+/* Options of operation edits: option, table id, how the value reads
+ * (NULL for options without a value). */
+typedef GVariant *(*ParseFunc) (const char *spec);
+
+static GVariant *parse_rename_node (const char *spec) { return parse_rename (spec, "node"); }
+static GVariant *parse_rename_value (const char *spec) { return parse_rename (spec, "value"); }
+static GVariant *parse_set_attribute (const char *spec) { return parse_attribute (spec, TRUE); }
+static GVariant *parse_remove_attribute (const char *spec) { return parse_attribute (spec, FALSE); }
+static GVariant *parse_npy (const char *spec) { return parse_pair (spec, "value", "file"); }
+static GVariant *parse_values (const char *spec) { return parse_pair (spec, "value", "values"); }
+static GVariant *parse_cast (const char *spec) { return parse_pair (spec, "value", "dtype"); }
+static GVariant *parse_value (const char *spec) { return graft_edit_params_new ("value", g_variant_new_string (spec), NULL); }
+static GVariant *parse_replace_op (const char *spec) { return parse_pair (spec, "node", "op"); }
+
+static const struct {
+  const char *option;
+  const char *id;
+  ParseFunc parse;
+  const char *argument;
+  const char *help;
+} operation_options[] = {
+  { "--rename-node", "rename-node", parse_rename_node, "OLD=NEW",
+    "rename a node" },
+  { "--rename-value", "rename-value", parse_rename_value, "OLD=NEW",
+    "rename a value (consumers and outputs follow)" },
+  { "--attr", "set-attribute", parse_set_attribute, "NODE:NAME=[TYPE:]VALUE",
+    "set or add an attribute (TYPE: int, float, string, ints, floats, strings; default: the attribute's own type)" },
+  { "--remove-attr", "remove-attribute", parse_remove_attribute, "NODE:NAME",
+    "remove an attribute" },
+  { "--initializer", "replace-initializer", parse_npy, "NAME=FILE.npy",
+    "replace an initializer's data" },
+  { "--initializer-values", "set-initializer-values", parse_values, "NAME=[1,2,...]",
+    "set a small initializer's elements" },
+  { "--cast-initializer", "cast-initializer", parse_cast, "NAME=DTYPE",
+    "change an initializer's dtype" },
+  { "--add-output", "add-output", parse_value, "VALUE",
+    "mark a value as a graph output" },
+  { "--remove-output", "remove-output", parse_value, "VALUE",
+    "drop a graph output (and what only it needed)" },
+  { "--add-input", "add-input", parse_add_input, "VALUE[=DTYPE[:SHAPE]]",
+    "cut the graph at VALUE, or add a new input (SHAPE like 1xbatchx224; '?' unknown)" },
+  { "--remove-input", "remove-input", parse_value, "NAME",
+    "remove an unused graph input" },
+  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,...)]",
+    "insert OP on the edge VALUE (all its consumers); OP may be DOMAIN::OP; IN are extra inputs" },
+  { "--replace-op", "replace-op", parse_replace_op, "NODE=OP",
+    "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)" },
+  { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,...=DOMAIN::OP",
+    "replace nodes by one (plugin) op taking their inputs and giving their outputs" },
+  { "--fold", "fold-constants", NULL, "",
+    "fold constants (and Shape of static shapes) in Graft's runtime" },
+  { "--cleanup", "cleanup", NULL, "",
+    "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
+  { "--toposort", "toposort", NULL, "",
+    "sort nodes topologically" },
+  { "--float16", "float16", NULL, "",
+    "convert weights and compute to float16 (see --keep-io-types, --fp16-keep)" },
+};
 
 /* The dims all edits changed, each once, with its size before the first. */
 static GArray *
@@ -156,7 +340,29 @@ print_usage (void)
           "  --shape INPUT=1x3x224x224   fix an input's shape\n"
           "  --bypass NODE               connect NODE's input to its consumers and remove it\n"
           "  --delete NODE               remove NODE and everything depending on it\n"
-          "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n"
+          "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n");
+  for (guint i = 0; i < G_N_ELEMENTS (operation_options); i++)
+    {
+      g_autofree char *usage = g_strdup_printf ("%s %s", operation_options[i].option, operation_options[i].argument);
+      g_auto(GStrv) words = g_strsplit (operation_options[i].help, " ", -1);
+      int column = strlen (usage) > 27 ? (printf ("  %s\n", usage), printf ("%29s", "")) : printf ("  %-27s", usage);
+
+      for (guint w = 0; words[w] != NULL; w++)
+        {
+          if (column + 1 + (int) strlen (words[w]) > 100)
+            column = printf ("\n%29s", "") - 1;
+          column += printf (" %s", words[w]);
+        }
+      printf ("\n");
+    }
+  printf ("  --keep-io-types             with --float16: inputs and outputs stay float32\n"
+          "  --fp16-keep OP,OP           with --float16: ops kept in float32 (default: Resize, TopK, Range,\n"
+          "                              Min, Max, CumSum, RoiAlign, NonMaxSuppression, ai.onnx.ml ops…)\n"
+          "  --graph NODE#ATTR[#…]       the following edits work inside that subgraph ('' = main graph)\n"
+          "  --function NAME             the following edits work in that local function's body\n"
+          "  --recipe FILE.json          replay a recipe's steps here (nodes found by name, else by group,\n"
+          "                              op and position; a step that finds no target fails, naming it)\n"
+          "  --save-recipe FILE.json     save every edit applied as a recipe\n"
           "--overwrite allows OUT to be IN itself.\n"
           "After --dynamic and --shape, the edited model is run at other sizes of the changed dims (1 and\n"
           "primes) by shape inference and in Graft's runtime on random inputs, and a dim named like a\n"
@@ -165,12 +371,69 @@ print_usage (void)
           "  --force                     save even when the check fails (the exit status is still 1)\n");
 }
 
+/* One edit on the command line, or a recipe to replay at that point. */
+typedef struct {
+  GraftEdit *edit;
+  char *recipe;
+  GVariant *float16;    /* --float16's scope, built once its modifiers are all read */
+} Step;
+
+static void
+step_free (Step *step)
+{
+  g_clear_object (&step->edit);
+  g_free (step->recipe);
+  g_clear_pointer (&step->float16, g_variant_unref);
+  g_free (step);
+}
+
+/* params plus the scope options in force. */
+static GVariant *
+with_scope (GVariant *params, const char *graph_path, const char *function)
+{
+  GVariantDict dict;
+
+  g_variant_dict_init (&dict, params);
+  if (graph_path != NULL && *graph_path != '\0')
+    g_variant_dict_insert (&dict, "graph", "s", graph_path);
+  if (function != NULL)
+    g_variant_dict_insert (&dict, "function", "s", function);
+  g_variant_unref (g_variant_ref_sink (params));
+  return g_variant_dict_end (&dict);
+}
+
+/* seconds < 0: not measured. */
+static void
+print_edit (GraftEdit *edit, double seconds)
+{
+  GPtrArray *notes = graft_edit_get_notes (edit);
+
+  if (seconds >= 0)
+    printf ("%s (%.3f s)\n", graft_edit_get_description (edit), seconds);
+  else
+    printf ("%s\n", graft_edit_get_description (edit));
+  for (guint j = 0; j < notes->len; j++)
+    printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
+}
+
+/* The operation option arg names, or -1. */
+static int
+find_operation_option (const char *arg)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (operation_options); i++)
+    if (strcmp (arg, operation_options[i].option) == 0)
+      return i;
+  return -1;
+}
+
 int
 graft_cli_edit (int argc, char **argv)
 {
-  const char *in = NULL, *out = NULL;
-  gboolean overwrite = FALSE, verify = TRUE, force = FALSE, verified = TRUE;
-  g_autoptr(GPtrArray) edits = g_ptr_array_new_with_free_func (g_object_unref);
+  const char *in = NULL, *out = NULL, *save_recipe = NULL, *graph_path = NULL, *function = NULL;
+  gboolean overwrite = FALSE, verify = TRUE, force = FALSE, verified = TRUE, keep_io = FALSE;
+  g_auto(GStrv) fp16_keep = NULL;
+  g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
+  g_autoptr(GPtrArray) applied = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = NULL;
   g_autoptr(GraftEditHistory) history = NULL;
@@ -183,19 +446,37 @@ graft_cli_edit (int argc, char **argv)
     {
       const char *arg = argv[i];
       const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-      GraftEdit *edit = NULL;
+      int operation = find_operation_option (arg);
+      Step *step = g_new0 (Step, 1);
 
+      g_ptr_array_add (steps, step);
       if (strcmp (arg, "--help") == 0)
         {
           print_usage ();
           return 0;
         }
       if (strcmp (arg, "--overwrite") == 0 || strcmp (arg, "--force") == 0 || strcmp (arg, "--verify") == 0
-          || strcmp (arg, "--no-verify") == 0)
+          || strcmp (arg, "--no-verify") == 0 || strcmp (arg, "--keep-io-types") == 0)
         {
           overwrite |= strcmp (arg, "--overwrite") == 0;
           force |= strcmp (arg, "--force") == 0;
+          keep_io |= strcmp (arg, "--keep-io-types") == 0;
           verify = strcmp (arg, "--no-verify") == 0 ? FALSE : strcmp (arg, "--verify") == 0 ? TRUE : verify;
+          continue;
+        }
+      if (operation >= 0 && operation_options[operation].parse == NULL)
+        {
+          g_autoptr(GVariant) params = g_variant_ref_sink (with_scope (graft_edit_params_new (NULL, NULL), graph_path,
+                                                                       function));
+          if (strcmp (operation_options[operation].id, "float16") == 0)
+            step->float16 = g_variant_ref (params);
+          else
+            step->edit = graft_edit_new_operation (operation_options[operation].id, params, &error);
+          if (step->edit == NULL && step->float16 == NULL)
+            {
+              graft_cli_print_error ("edit: %s: %s", arg, error->message);
+              return 2;
+            }
           continue;
         }
       if (arg[0] != '-')
@@ -215,44 +496,90 @@ graft_cli_edit (int argc, char **argv)
         }
       i++;
       if (strcmp (arg, "-o") == 0 || strcmp (arg, "--output") == 0)
+        out = next;
+      else if (strcmp (arg, "--save-recipe") == 0)
+        save_recipe = next;
+      else if (strcmp (arg, "--recipe") == 0)
+        step->recipe = g_strdup (next);
+      else if (strcmp (arg, "--graph") == 0)
+        graph_path = next;
+      else if (strcmp (arg, "--function") == 0)
+        function = *next ? next : NULL;
+      else if (strcmp (arg, "--fp16-keep") == 0)
         {
-          out = next;
-          continue;
+          g_strfreev (fp16_keep);
+          fp16_keep = g_strsplit (next, ",", -1);
         }
-      if (strcmp (arg, "--dynamic") == 0)
+      else if (strcmp (arg, "--dynamic") == 0)
         {
-          edit = parse_dynamic (next);
+          step->edit = parse_dynamic (next);
           g_ptr_array_add (dynamic_specs, (gpointer) next);
-          g_ptr_array_add (shape_edits, edit);
+          g_ptr_array_add (shape_edits, step->edit);
         }
       else if (strcmp (arg, "--shape") == 0)
         {
-          edit = parse_shape (next);
+          step->edit = parse_shape (next);
           g_ptr_array_add (shape_specs, (gpointer) next);
-          g_ptr_array_add (shape_edits, edit);
+          g_ptr_array_add (shape_edits, step->edit);
         }
       else if (strcmp (arg, "--bypass") == 0)
-        edit = graft_edit_new_bypass_node (next);
+        step->edit = graft_edit_new_bypass_node (next);
       else if (strcmp (arg, "--delete") == 0)
-        edit = graft_edit_new_delete_node (next);
+        step->edit = graft_edit_new_delete_node (next);
       else if (strcmp (arg, "--extract") == 0)
-        edit = parse_extract (next);
+        step->edit = parse_extract (next);
+      else if (operation >= 0)
+        {
+          GVariant *params = operation_options[operation].parse (next);
+          if (params != NULL)
+            {
+              step->edit = graft_edit_new_operation (operation_options[operation].id,
+                                                     with_scope (params, graph_path, function), &error);
+              if (step->edit == NULL)
+                {
+                  graft_cli_print_error ("edit: %s %s: %s", arg, next, error->message);
+                  return 2;
+                }
+            }
+        }
       else
         {
           graft_cli_print_error ("edit: unknown option '%s' (try --help)", arg);
           return 2;
         }
-      if (edit == NULL)
+      if (step->edit == NULL && step->recipe == NULL && operation >= 0)
         {
           graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
           return 2;
         }
-      g_ptr_array_add (edits, edit);
+      if (step->edit == NULL && (strcmp (arg, "--dynamic") == 0 || strcmp (arg, "--shape") == 0
+                                 || strcmp (arg, "--extract") == 0))
+        {
+          graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
+          return 2;
+        }
     }
   if (in == NULL || out == NULL)
     {
       graft_cli_print_error ("edit: needs an input model and -o OUT (try --help)");
       return 2;
+    }
+  for (guint i = 0; i < steps->len; i++)
+    {
+      Step *step = g_ptr_array_index (steps, i);
+      if (step->float16 != NULL)
+        {
+          g_autoptr(GVariant) params = g_variant_ref_sink (
+              graft_edit_params_replace (step->float16, "keep_io_types", g_variant_new_boolean (keep_io)));
+          if (fp16_keep != NULL)
+            {
+              GVariant *with_list = graft_edit_params_replace (params, "block_ops",
+                                                               g_variant_new_strv ((const char *const *) fp16_keep, -1));
+              g_variant_unref (params);
+              params = g_variant_ref_sink (with_list);
+            }
+          step->edit = graft_edit_new_operation ("float16", params, NULL);
+        }
     }
 
   model = graft_model_load (in, NULL, NULL, NULL, &error);
@@ -284,29 +611,56 @@ graft_cli_edit (int argc, char **argv)
       g_object_unref (model);
       model = converted;
       printf ("converted %s to ONNX opset %" G_GINT64_FORMAT "\n", in, graft_model_get_opset (model, "onnx"));
-      for (guint i = 0; i < shape_edits->len; i++)
-        g_ptr_array_remove (edits, shape_edits->pdata[i]);
+      for (guint i = 0; i < steps->len; i++)
+        {
+          Step *step = g_ptr_array_index (steps, i);
+          if (step->edit != NULL && g_ptr_array_find (shape_edits, step->edit, NULL))
+            g_clear_object (&step->edit);
+        }
     }
   history = graft_edit_history_new (model);
-  for (guint i = 0; i < edits->len; i++)
+  for (guint i = 0; i < steps->len; i++)
     {
-      GraftEdit *edit = g_ptr_array_index (edits, i);
-      GPtrArray *notes;
+      Step *step = g_ptr_array_index (steps, i);
+      guint before = applied->len;
+      gint64 start;
 
-      if (!graft_edit_history_apply (history, edit, &error))
+      if (step->recipe != NULL)
         {
-          graft_cli_print_error ("%s: %s: %s", in, graft_edit_get_description (edit), error->message);
+          gboolean replayed = graft_recipe_replay_file (step->recipe, history, applied, &error);
+          for (guint j = before; j < applied->len; j++)
+            print_edit (g_ptr_array_index (applied, j), -1);
+          if (!replayed)
+            {
+              graft_cli_print_error ("%s: %s", in, error->message);
+              return 1;
+            }
+          continue;
+        }
+      if (step->edit == NULL)
+        continue;
+      start = g_get_monotonic_time ();
+      if (!graft_edit_history_apply (history, step->edit, &error))
+        {
+          graft_cli_print_error ("%s: %s: %s", in, graft_edit_get_description (step->edit), error->message);
           return 1;
         }
-      notes = graft_edit_get_notes (edit);
-      printf ("%s\n", graft_edit_get_description (edit));
-      for (guint j = 0; j < notes->len; j++)
-        printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
+      g_ptr_array_add (applied, g_object_ref (step->edit));
+      print_edit (step->edit, (g_get_monotonic_time () - start) / 1e6);
     }
   if (verify)
-    verified = verify_edits (model, edits, in);
+    verified = verify_edits (model, applied, in);
   if (!verified && !force)
     return 1;
+  if (save_recipe != NULL)
+    {
+      if (!graft_recipe_save (graft_edit_history_get_applied (history), save_recipe, &error))
+        {
+          graft_cli_print_error ("%s", error->message);
+          return 1;
+        }
+      printf ("recipe of %u edits saved to %s\n", graft_edit_history_get_applied (history)->len, save_recipe);
+    }
   if (!graft_onnx_write_file (model, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE,
                               &error))
     {

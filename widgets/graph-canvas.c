@@ -789,6 +789,38 @@ toggle_group (GraftGraphCanvas *self, GraftSceneGroup *group)
   request_layout (self);
 }
 
+gboolean
+graft_graph_canvas_select_at (GraftGraphCanvas *self, double x, double y)
+{
+  double zoom = graft_canvas_viewport_get_zoom (self->viewport);
+  double scene_x, scene_y;
+  GraftSceneHit hit;
+  GraftSceneNode *node;
+
+  if (self->scene == NULL)
+    return FALSE;
+  graft_canvas_viewport_screen_to_scene (self->viewport, x, y, &scene_x, &scene_y);
+  if (!graft_scene_hit_test (self->scene, scene_x, scene_y, CLICK_TOLERANCE_PIXELS / zoom, &hit))
+    return FALSE;
+  switch (hit.kind)
+    {
+    case GRAFT_SCENE_HIT_NODE:
+      node = graft_scene_get_node (self->scene, hit.index);
+      if (node->kind == GRAFT_SCENE_NODE_OP)
+        set_selection (self, node->node, NULL);
+      else
+        set_selection (self, NULL, node->value);
+      return TRUE;
+    case GRAFT_SCENE_HIT_EDGE:
+      set_selection (self, NULL, graft_scene_get_edge (self->scene, hit.index)->value);
+      return TRUE;
+    case GRAFT_SCENE_HIT_GROUP:
+    case GRAFT_SCENE_HIT_NONE:
+    default:
+      return FALSE;
+    }
+}
+
 static void
 on_click_released (GtkGestureClick *gesture, int n_press, double x, double y, GraftGraphCanvas *self)
 {

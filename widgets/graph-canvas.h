@@ -27,6 +27,9 @@ GraftNode *graft_graph_canvas_get_selected_node (GraftGraphCanvas *self);
 GraftValue *graft_graph_canvas_get_selected_value (GraftGraphCanvas *self);
 /* Selects node (NULL clears), expands the groups it is in and centres it. */
 void graft_graph_canvas_select_node (GraftGraphCanvas *self, GraftNode *node);
+/* Selects the node or value drawn at widget point (x, y), as a click
+ * does (a group is not toggled); FALSE when nothing selectable is there. */
+gboolean graft_graph_canvas_select_at (GraftGraphCanvas *self, double x, double y);
 /* Selects value (NULL clears): its edges are highlighted and brought into view. */
 void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value);
 

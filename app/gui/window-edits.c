@@ -81,6 +81,34 @@ after_model_changed (GraftWindow *self)
   graft_window_update_action_states (self);
 }
 
+static void show_edit_error (GraftWindow *self, const char *heading, const GError *error);
+static gboolean edits_allowed (GraftWindow *self);
+static void apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol);
+
+void
+graft_window_edits_model_changed (GraftWindow *self)
+{
+  after_model_changed (self);
+}
+
+void
+graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error)
+{
+  show_edit_error (self, heading, error);
+}
+
+gboolean
+graft_window_edits_allowed (GraftWindow *self)
+{
+  return edits_allowed (self);
+}
+
+void
+graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
+{
+  apply_edit (self, edit, NULL);
+}
+
 static void
 show_edit_error (GraftWindow *self, const char *heading, const GError *error)
 {

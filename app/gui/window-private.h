@@ -125,5 +125,18 @@ void graft_window_update_title (GraftWindow *self);
 gboolean graft_window_edits_confirm_open (GraftWindow *self, const char *path);
 /* TRUE if closing must wait for the user's answer. */
 gboolean graft_window_edits_close_request (GraftWindow *self);
+/* Applies edit through the history (undoable), then shows and checks the
+ * changed model; a failure is shown in a dialog. */
+void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
+/* FALSE (with a toast saying why) while a run, a check or a layout must finish first. */
+gboolean graft_window_edits_allowed (GraftWindow *self);
+/* After the history changed the graph by other means (a recipe replay). */
+void graft_window_edits_model_changed (GraftWindow *self);
+void graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error);
+
+/* window-surgery.c: the canvas's context menu, Delete, rename and
+ * replace-op dialogs, recipes (Save Edits As…, Apply Recipe…). */
+void graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class);
+void graft_window_init_surgery (GraftWindow *self);
 
 G_END_DECLS

@@ -40,6 +40,17 @@ graft_window_show_toast (GraftWindow *self, const char *text)
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
+static gboolean
+shows_function_body (GraftWindow *self, GraftGraph *graph)
+{
+  GPtrArray *functions = graft_model_get_functions (self->model);
+
+  for (guint i = 0; i < functions->len; i++)
+    if (((GraftFunction *) g_ptr_array_index (functions, i))->body == graph)
+      return TRUE;
+  return FALSE;
+}
+
 void
 graft_window_update_action_states (GraftWindow *self)
 {
@@ -52,7 +63,14 @@ graft_window_update_action_states (GraftWindow *self)
   const char *idle_actions[] = {
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
-  const char *edit_actions[] = { "win.make-dynamic", "win.set-shape" };
+  const char *edit_actions[] = {
+    "win.make-dynamic", "win.set-shape",
+    /* window-surgery.c */
+    "win.bypass-node", "win.delete-node", "win.extract-node", "win.rename-node", "win.replace-op",
+    "win.set-attribute", "win.insert-node",
+    "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
+    "win.apply-recipe-path",
+  };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
@@ -64,8 +82,11 @@ graft_window_update_action_states (GraftWindow *self)
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), model_actions[i], has_model);
+  /* Compared, not read: between an undo (which frees the graph) and the
+   * canvas being given the new one, the canvas still names the old one. */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
-                                 graph != NULL && graph->parent_graph != NULL);
+                                 graph != NULL && graph != graft_model_get_graph (self->model)
+                                 && !shows_function_body (self, graph));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
@@ -789,6 +810,7 @@ install_actions (GtkWidgetClass *widget_class)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
+  graft_window_class_add_surgery_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
@@ -905,6 +927,7 @@ graft_window_init (GraftWindow *self)
 
   graft_window_init_files (self);
   graft_window_init_analysis (self);
+  graft_window_init_surgery (self);
 
   update_action_states (self);
 }

@@ -142,3 +142,9 @@ graft_edit_history_is_modified (GraftEditHistory *self)
 {
   return self->saved_depth != (gint) self->done->len;
 }
+
+GPtrArray *
+graft_edit_history_get_applied (GraftEditHistory *self)
+{
+  return self->done;
+}

@@ -24,6 +24,10 @@ gboolean graft_edit_history_can_redo (GraftEditHistory *self);
 const char *graft_edit_history_get_undo_description (GraftEditHistory *self);
 const char *graft_edit_history_get_redo_description (GraftEditHistory *self);
 
+/* The edits applied and not undone, oldest first (GraftEdit*, borrowed):
+ * the session a recipe saves. */
+GPtrArray *graft_edit_history_get_applied (GraftEditHistory *self);
+
 /* Call after saving: the current state becomes the unmodified one. */
 void graft_edit_history_mark_saved (GraftEditHistory *self);
 gboolean graft_edit_history_is_modified (GraftEditHistory *self);

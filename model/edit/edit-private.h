@@ -3,7 +3,10 @@
  * restores its snapshot. */
 #pragma once
 
+#include "analysis/shape-inference.h"
+
 #include "edit/edit.h"
+#include "edit/edit-operation.h"
 #include "analysis/baked-shape.h"
 
 G_BEGIN_DECLS
@@ -22,5 +25,45 @@ gboolean graft_edit_do_extract (GraftModel *model, const char *const *inputs, co
 /* The graph input called name, or NULL with an error listing the inputs. */
 GraftValue *graft_edit_find_input (GraftGraph *graph, const char *name, GError **error);
 GraftNode *graft_edit_find_node (GraftGraph *graph, const char *name, GError **error);
+/* The value called name in graph (not in enclosing graphs), or NULL with an error. */
+GraftValue *graft_edit_find_value (GraftGraph *graph, const char *name, GError **error);
+
+/* Resolves params' "function" and "graph" keys; recorded_path (may be
+ * NULL) receives the subgraph path as node addresses (av), or NULL. */
+gboolean graft_edit_scope_resolve (GraftModel *model, GVariant *params, GraftEditScope *scope,
+                                   GVariant **recorded_path, GError **error);
+/* A recorded path back to "NODE#ATTRIBUTE…" names in model. */
+char *graft_edit_scope_path_from_recorded (GraftModel *model, GVariant *recorded, GError **error);
+
+/* Structural helpers the operation families share. */
+/* The only places the edits read shape inference: infer runs it over
+ * model (the result is the caller's to unref, valid until the next edit
+ * replaces values); value_type gives value's best known type in it
+ * (declared, else inferred; shape NULL when unknown), FALSE when the
+ * dtype is unknown. */
+GraftInference *graft_edit_infer (GraftModel *model) G_GNUC_WARN_UNUSED_RESULT;
+gboolean graft_edit_value_type (GraftInference *inference, GraftValue *value, GraftDType *dtype,
+                                const GraftShape **shape);
+/* With what graft_edit_infer() or graft_edit_check_node() inferred,
+ * makes the declared types of graph's values (outputs,
+ * value_info) agree with it where an edit made them wrong: a fixed dim
+ * that is now another size, another rank or dtype, a new graph output
+ * without a type. Adds a note for each. */
+void graft_edit_refresh_declared_types (GraftInference *inference, GraftGraph *graph, GPtrArray *notes);
+/* Runs inference and fails when the runtime registry's shape function for
+ * node's op rejects node (its attributes, its input types); else returns
+ * what it inferred (the caller's to unref). */
+GraftInference *graft_edit_check_node (GraftModel *model, GraftNode *node, GError **error);
+/* Removes neutral arithmetic and ops that do nothing, and merges
+ * reshape chains with a static end (edit/simplify.c); call after
+ * graft_edit_infer(), with what it inferred. Returns the number of nodes changed or removed. */
+guint graft_edit_simplify (GraftInference *inference, GraftGraph *graph);
+/* A node name not used in graph yet, from hint. */
+char *graft_edit_unique_node_name (GraftGraph *graph, const char *hint);
+
+/* Reorders graph->nodes so that every node comes after the producers of
+ * its inputs (and of what its subgraphs read), keeping the file order
+ * where it already is; FALSE with an error naming a node on a cycle. */
+gboolean graft_edit_toposort (GraftGraph *graph, GError **error);
 
 G_END_DECLS

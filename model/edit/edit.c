@@ -2,6 +2,7 @@
 #include "edit/edit-private.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
+#include "edit/address.h"
 #include "analysis/baked-shape.h"
 
 #include <string.h>
@@ -18,8 +19,13 @@ struct _GraftEdit {
   char *symbol;
   GArray *dims;            /* gint64, SET_INPUT_SHAPE */
   GStrv inputs, outputs;   /* EXTRACT */
+  const GraftEditOperation *operation; /* every kind */
+  GVariant *params;        /* as given, a{sv} */
+  GVariant *recorded;      /* params with addresses, from the last apply */
 
   GraftGraph *snapshot;    /* the graph before apply, while applied */
+  GraftFunction *function; /* the function whose body was edited, while applied */
+  GraftGraph *function_snapshot;
   GPtrArray *notes;
   GArray *changed_dims;    /* GraftDimCheckDim: input dims the last apply changed */
 };
@@ -38,6 +44,9 @@ graft_edit_finalize (GObject *object)
   g_strfreev (self->inputs);
   g_strfreev (self->outputs);
   g_clear_pointer (&self->snapshot, graft_graph_free);
+  g_clear_pointer (&self->function_snapshot, graft_graph_free);
+  g_clear_pointer (&self->params, g_variant_unref);
+  g_clear_pointer (&self->recorded, g_variant_unref);
   g_ptr_array_unref (self->notes);
   g_array_unref (self->changed_dims);
   G_OBJECT_CLASS (graft_edit_parent_class)->finalize (object);
@@ -56,6 +65,14 @@ graft_edit_init (GraftEdit *self)
   self->changed_dims = g_array_new (FALSE, FALSE, sizeof (GraftDimCheckDim));
 }
 
+static const char *const structure_ids[] = {
+  [GRAFT_EDIT_MAKE_DIM_DYNAMIC] = "make-dim-dynamic",
+  [GRAFT_EDIT_SET_INPUT_SHAPE] = "set-input-shape",
+  [GRAFT_EDIT_DELETE_NODE] = "delete-node",
+  [GRAFT_EDIT_BYPASS_NODE] = "bypass-node",
+  [GRAFT_EDIT_EXTRACT] = "extract",
+};
+
 static GraftEdit *
 edit_new (GraftEditKind kind, const char *target, char *description /* transfer full */)
 {
@@ -64,6 +81,15 @@ edit_new (GraftEditKind kind, const char *target, char *description /* transfer 
   self->kind = kind;
   self->target = g_strdup (target);
   self->description = description;
+  if (kind != GRAFT_EDIT_OPERATION)
+    self->operation = graft_edit_operation_lookup (structure_ids[kind]);
+  return self;
+}
+
+static GraftEdit *
+take_params (GraftEdit *self, GVariant *params)
+{
+  self->params = g_variant_ref_sink (params);
   return self;
 }
 
@@ -74,7 +100,9 @@ graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol
                               g_strdup_printf ("Make %s:%d dynamic (%s)", input, axis, symbol));
   self->axis = axis;
   self->symbol = g_strdup (symbol);
-  return self;
+  return take_params (self, graft_edit_params_new ("input", g_variant_new_string (input),
+                                                   "axis", g_variant_new_int64 (axis),
+                                                   "symbol", g_variant_new_string (symbol), NULL));
 }
 
 GraftEdit *
@@ -89,19 +117,24 @@ graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims)
   g_string_free (text, TRUE);
   self->dims = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_array_append_vals (self->dims, dims, rank);
-  return self;
+  return take_params (self, graft_edit_params_new ("input", g_variant_new_string (input),
+                                                   "dims", g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims,
+                                                                                      rank, sizeof (gint64)),
+                                                   NULL));
 }
 
 GraftEdit *
 graft_edit_new_delete_node (const char *node)
 {
-  return edit_new (GRAFT_EDIT_DELETE_NODE, node, g_strdup_printf ("Delete %s", node));
+  return take_params (edit_new (GRAFT_EDIT_DELETE_NODE, node, g_strdup_printf ("Delete %s", node)),
+                      graft_edit_params_new ("node", g_variant_new_string (node), NULL));
 }
 
 GraftEdit *
 graft_edit_new_bypass_node (const char *node)
 {
-  return edit_new (GRAFT_EDIT_BYPASS_NODE, node, g_strdup_printf ("Bypass %s", node));
+  return take_params (edit_new (GRAFT_EDIT_BYPASS_NODE, node, g_strdup_printf ("Bypass %s", node)),
+                      graft_edit_params_new ("node", g_variant_new_string (node), NULL));
 }
 
 GraftEdit *
@@ -113,7 +146,106 @@ graft_edit_new_extract (const char *const *inputs, const char *const *outputs)
 
   self->inputs = g_strdupv ((char **) inputs);
   self->outputs = g_strdupv ((char **) outputs);
+  return take_params (self, graft_edit_params_new ("inputs", g_variant_new_strv (inputs, -1),
+                                                   "outputs", g_variant_new_strv (outputs, -1), NULL));
+}
+
+static gboolean
+require (GVariant *params, const char *id, const char *key, const char *type, GError **error)
+{
+  g_autoptr(GVariant) value = g_variant_lookup_value (params, key, G_VARIANT_TYPE (type));
+
+  if (value != NULL)
+    return TRUE;
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "%s needs the parameter '%s' (%s)", id, key,
+               strcmp (type, "s") == 0 ? "a string" : strcmp (type, "x") == 0 ? "an integer" : "a list");
+  return FALSE;
+}
+
+/* The kinds with their own constructors, from parameters. */
+static GraftEdit *
+new_structure_edit (const char *id, GVariant *params, GError **error)
+{
+  const char *input = graft_edit_param_string (params, "input");
+
+  if (strcmp (id, "make-dim-dynamic") == 0)
+    return require (params, id, "input", "s", error) && require (params, id, "axis", "x", error)
+                   && require (params, id, "symbol", "s", error)
+               ? graft_edit_new_make_dim_dynamic (input, graft_edit_param_int (params, "axis", 0),
+                                                  graft_edit_param_string (params, "symbol"))
+               : NULL;
+  if (strcmp (id, "set-input-shape") == 0)
+    {
+      g_autoptr(GVariant) dims = NULL;
+      gsize n;
+      const gint64 *values;
+
+      if (!require (params, id, "input", "s", error) || !require (params, id, "dims", "ax", error))
+        return NULL;
+      dims = g_variant_lookup_value (params, "dims", G_VARIANT_TYPE ("ax"));
+      values = g_variant_get_fixed_array (dims, &n, sizeof (gint64));
+      return graft_edit_new_set_input_shape (input, n, values);
+    }
+  if (strcmp (id, "delete-node") == 0 || strcmp (id, "bypass-node") == 0)
+    {
+      if (!require (params, id, "node", "s", error))
+        return NULL;
+      return id[0] == 'd' ? graft_edit_new_delete_node (graft_edit_param_string (params, "node"))
+                          : graft_edit_new_bypass_node (graft_edit_param_string (params, "node"));
+    }
+  {
+    g_autofree const char **inputs = graft_edit_param_strv (params, "inputs");
+    g_autofree const char **outputs = graft_edit_param_strv (params, "outputs");
+    if (inputs == NULL || outputs == NULL)
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "extract needs 'inputs' and 'outputs' lists");
+        return NULL;
+      }
+    return graft_edit_new_extract (inputs, outputs);
+  }
+}
+
+GraftEdit *
+graft_edit_new_operation (const char *id, GVariant *params, GError **error)
+{
+  const GraftEditOperation *operation = graft_edit_operation_lookup (id);
+  g_autoptr(GVariant) owned = g_variant_ref_sink (params ? params : g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+  GraftEdit *self;
+
+  if (operation == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "no edit operation is called '%s'", id);
+      return NULL;
+    }
+  if (!g_variant_is_of_type (owned, G_VARIANT_TYPE_VARDICT))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the parameters of '%s' are not a dictionary", id);
+      return NULL;
+    }
+  if (operation->apply == NULL)
+    return new_structure_edit (id, owned, error);
+  self = edit_new (GRAFT_EDIT_OPERATION, NULL, operation->describe (owned));
+  self->operation = operation;
+  self->params = g_variant_ref (owned);
   return self;
+}
+
+const char *
+graft_edit_get_operation_id (GraftEdit *self)
+{
+  return self->operation->id;
+}
+
+GVariant *
+graft_edit_get_params (GraftEdit *self)
+{
+  return self->params;
+}
+
+GVariant *
+graft_edit_get_recorded_params (GraftEdit *self)
+{
+  return self->recorded;
 }
 
 GraftEdit *
@@ -360,9 +492,94 @@ run (GraftEdit *self, GraftModel *model, GError **error)
     case GRAFT_EDIT_EXTRACT:
       return graft_edit_do_extract (model, (const char *const *) self->inputs, (const char *const *) self->outputs,
                                     self->notes, error);
+    case GRAFT_EDIT_OPERATION:
+      {
+        GraftEditScope scope;
+        return graft_edit_scope_resolve (model, self->params, &scope, NULL, error)
+               && self->operation->apply (&scope, self->params, self->notes, error);
+      }
     default:
       g_assert_not_reached ();
     }
+}
+
+/* Puts back the function body the last apply edited. */
+static void
+restore_function (GraftEdit *self)
+{
+  if (self->function_snapshot == NULL)
+    return;
+  graft_graph_free (self->function->body);
+  self->function->body = g_steal_pointer (&self->function_snapshot);
+  self->function = NULL;
+}
+
+/* Replaces the nodes (or values) that params names under keys, one (s)
+ * or a list (as), by their addresses in graph. */
+static gboolean
+record_addresses (GVariantDict *dict, GVariant *params, GStrv keys, GraftGraph *graph, gboolean nodes,
+                  GError **error)
+{
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      g_autofree const char **names = *keys[i] ? graft_edit_param_strv (params, keys[i]) : NULL;
+      g_autoptr(GVariant) single = *keys[i] ? g_variant_lookup_value (params, keys[i], G_VARIANT_TYPE_STRING) : NULL;
+      GVariantBuilder addresses;
+
+      if (names == NULL)
+        continue;
+      g_variant_builder_init (&addresses, G_VARIANT_TYPE ("av"));
+      for (guint j = 0; names[j] != NULL; j++)
+        {
+          GraftNode *node = nodes ? graft_edit_find_node (graph, names[j], error) : NULL;
+          GraftValue *value = nodes ? NULL : graft_edit_find_value (graph, names[j], error);
+
+          if (node == NULL && value == NULL)
+            {
+              g_variant_builder_clear (&addresses);
+              return FALSE;
+            }
+          g_variant_builder_add (&addresses, "v", node ? graft_node_address_new (node) : graft_value_address_new (value));
+        }
+      if (single != NULL)
+        {
+          g_autoptr(GVariant) list = g_variant_ref_sink (g_variant_builder_end (&addresses));
+          g_autoptr(GVariant) first = g_variant_get_child_value (list, 0);
+          g_autoptr(GVariant) address = g_variant_get_variant (first);
+          g_variant_dict_insert_value (dict, keys[i], address);
+        }
+      else
+        g_variant_dict_insert_value (dict, keys[i], g_variant_builder_end (&addresses));
+    }
+  return TRUE;
+}
+
+/* Replaces each node and value the parameters name by its address in
+ * scope's graph as it is now. */
+static GVariant *
+record_params (GraftEdit *self, GraftModel *model, GError **error)
+{
+  GraftEditScope scope;
+  g_autoptr(GVariant) path = NULL;
+  g_auto(GStrv) node_keys = g_strsplit (self->operation->node_params, " ", -1);
+  g_auto(GStrv) value_keys = g_strsplit (self->operation->value_params, " ", -1);
+  GVariantDict dict;
+
+  if (!graft_edit_scope_resolve (model, self->params, &scope, &path, error))
+    return NULL;
+  g_variant_dict_init (&dict, self->params);
+  if (path != NULL)
+    {
+      g_variant_dict_remove (&dict, "graph");
+      g_variant_dict_insert_value (&dict, "graph_path", path);
+    }
+  if (!record_addresses (&dict, self->params, node_keys, scope.graph, TRUE, error)
+      || !record_addresses (&dict, self->params, value_keys, scope.graph, FALSE, error))
+    {
+      g_variant_dict_clear (&dict);
+      return NULL;
+    }
+  return g_variant_ref_sink (g_variant_dict_end (&dict));
 }
 
 gboolean
@@ -370,6 +587,10 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (model);
   GraftGraph *snapshot;
+  GraftEditScope scope;
+  g_autoptr(GVariant) recorded = NULL;
+  g_autoptr(GError) record_error = NULL;
+  gboolean done;
 
   if (self->snapshot != NULL)
     {
@@ -381,16 +602,33 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the model has no graph to edit");
       return FALSE;
     }
+  if (!graft_edit_scope_resolve (model, self->params, &scope, NULL, error))
+    return FALSE;
+  /* Addresses are taken before the change; when a target is missing the
+   * operation's own error says it best, so that one is reported. */
+  recorded = record_params (self, model, &record_error);
   snapshot = graft_graph_copy (graph, NULL);
+  self->function = scope.function;
+  if (scope.function != NULL)
+    self->function_snapshot = graft_graph_copy (scope.function->body, NULL);
   g_ptr_array_set_size (self->notes, 0);
   record_changed_dims (self, graph);
-  if (!run (self, model, error))
+  done = run (self, model, error);
+  if (done && recorded == NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&record_error));
+      done = FALSE;
+    }
+  if (!done)
     {
       graft_model_set_graph (model, snapshot);
+      restore_function (self);
       g_ptr_array_set_size (self->notes, 0);
       return FALSE;
     }
   self->snapshot = snapshot;
+  g_clear_pointer (&self->recorded, g_variant_unref);
+  self->recorded = g_steal_pointer (&recorded);
   return TRUE;
 }
 
@@ -403,6 +641,7 @@ graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error)
       return FALSE;
     }
   graft_model_set_graph (model, g_steal_pointer (&self->snapshot));
+  restore_function (self);
   return TRUE;
 }
 
@@ -425,12 +664,30 @@ graft_edit_find_input (GraftGraph *graph, const char *name, GError **error)
   return NULL;
 }
 
+GraftValue *
+graft_edit_find_value (GraftGraph *graph, const char *name, GError **error)
+{
+  GraftValue *value = name ? graft_graph_lookup_value (graph, name) : NULL;
+
+  if (name == NULL)
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the edit names no value");
+  else if (value == NULL)
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the %s has no value named '%s'",
+                 graph->parent_node ? "subgraph" : "graph", name);
+  return value;
+}
+
 GraftNode *
 graft_edit_find_node (GraftGraph *graph, const char *name, GError **error)
 {
-  GraftNode *node = graft_graph_find_node (graph, name);
+  GraftNode *node = name ? graft_graph_find_node (graph, name) : NULL;
   guint matches = 0;
 
+  if (name == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the edit names no node");
+      return NULL;
+    }
   if (node != NULL)
     return node;
   for (guint i = 0; i < graph->nodes->len; i++)
@@ -439,6 +696,7 @@ graft_edit_find_node (GraftGraph *graph, const char *name, GError **error)
     g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND,
                  "%u nodes are named '%s'; the name does not say which one", matches, name);
   else
-    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the main graph has no node named '%s'", name);
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the %s has no node named '%s'",
+                 graph->parent_node ? "subgraph" : "graph", name);
   return NULL;
 }

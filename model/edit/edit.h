@@ -33,6 +33,7 @@ typedef enum {
   GRAFT_EDIT_DELETE_NODE,
   GRAFT_EDIT_BYPASS_NODE,
   GRAFT_EDIT_EXTRACT,
+  GRAFT_EDIT_OPERATION,        /* a row of the operation table (edit/edit-operation.h) */
 } GraftEditKind;
 
 #define GRAFT_TYPE_EDIT (graft_edit_get_type ())
@@ -68,7 +69,20 @@ GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const 
  * "sequence" otherwise). NULL for diagnostics of other rules. */
 GraftEdit *graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol);
 
+/* Any operation of the table by its id ("rename-node", "fold-constants",
+ * and the kinds above: "delete-node"...) with its parameters (a{sv},
+ * floating references are sunk); NULL with an error for an unknown id or
+ * missing parameters. */
+GraftEdit *graft_edit_new_operation (const char *id, GVariant *params, GError **error);
+
 GraftEditKind graft_edit_get_kind (GraftEdit *self);
+/* The table id and the parameters as given (names), for every kind. */
+const char *graft_edit_get_operation_id (GraftEdit *self);
+GVariant *graft_edit_get_params (GraftEdit *self);
+/* The parameters with every node and value replaced by its address
+ * (edit/address.h) as it was just before the last apply, and the subgraph
+ * path as "graph_path": what a recipe saves. NULL before the first apply. */
+GVariant *graft_edit_get_recorded_params (GraftEdit *self);
 /* "Make x:0 dynamic (batch)", for the Undo menu item. */
 const char *graft_edit_get_description (GraftEdit *self);
 gboolean graft_edit_is_applied (GraftEdit *self);

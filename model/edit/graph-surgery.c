@@ -16,22 +16,21 @@ graft_node_set_input (GraftNode *node, guint i, GraftValue *value)
     g_ptr_array_add (value->consumers, node);
 }
 
-static void
-replace_in_node (GraftNode *node, gpointer data)
-{
-  GraftValue **pair = data;
-
-  for (guint i = 0; i < node->inputs->len; i++)
-    if (g_ptr_array_index (node->inputs, i) == pair[0])
-      graft_node_set_input (node, i, pair[1]);
-}
-
 void
 graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *replacement)
 {
-  GraftValue *pair[2] = { old, replacement };
+  /* old->consumers lists every reader, subgraph nodes included, once per
+   * use: walking it instead of the whole graph keeps bulk rewrites
+   * (merging thousands of duplicate weights) linear. */
+  g_autoptr(GPtrArray) readers = g_ptr_array_copy (old->consumers, NULL, NULL);
 
-  graft_graph_foreach_node_recursive (graph, replace_in_node, pair);
+  for (guint r = 0; r < readers->len; r++)
+    {
+      GraftNode *node = g_ptr_array_index (readers, r);
+      for (guint i = 0; i < node->inputs->len; i++)
+        if (g_ptr_array_index (node->inputs, i) == old)
+          graft_node_set_input (node, i, replacement);
+    }
   for (guint i = 0; i < graph->outputs->len; i++)
     if (g_ptr_array_index (graph->outputs, i) == old)
       {
@@ -41,19 +40,37 @@ graft_graph_replace_uses (GraftGraph *graph, GraftValue *old, GraftValue *replac
       }
 }
 
-void
-graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
+static void
+unset_inputs (GraftNode *node, gpointer data)
 {
-  guint index = node->index;
-
   for (guint i = 0; i < node->inputs->len; i++)
     graft_node_set_input (node, i, NULL);
+}
+
+/* Detaches node from the values it reads and writes; its subgraphs go
+ * with it, so their reads of outer values end too. */
+static void
+unlink_node (GraftNode *node)
+{
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  unset_inputs (node, NULL);
+  for (guint i = 0; i < subgraphs->len; i++)
+    graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, i), unset_inputs, NULL);
   for (guint i = 0; i < node->outputs->len; i++)
     {
       GraftValue *out = g_ptr_array_index (node->outputs, i);
       if (out != NULL && out->producer == node)
         out->producer = NULL;
     }
+}
+
+void
+graft_graph_remove_node (GraftGraph *graph, GraftNode *node)
+{
+  guint index = node->index;
+
+  unlink_node (node);
   if (node->group != NULL)
     g_ptr_array_remove (node->group->nodes, node);
   g_ptr_array_remove_index (graph->nodes, index);   /* frees the node */
@@ -87,38 +104,146 @@ is_used (GraftValue *value)
   return value->consumers->len > 0 || value->is_graph_output;
 }
 
+/* Keeps the elements of array that are not in doomed, in order; the
+ * others go through the array's free function. */
+static void
+compact (GPtrArray *array, GHashTable *doomed)
+{
+  guint kept = 0;
+  g_autoptr(GPtrArray) gone = g_ptr_array_new ();
+
+  for (guint i = 0; i < array->len; i++)
+    {
+      gpointer item = g_ptr_array_index (array, i);
+      if (g_hash_table_contains (doomed, item))
+        g_ptr_array_add (gone, item);
+      else
+        array->pdata[kept++] = item;
+    }
+  for (guint i = 0; i < gone->len; i++)
+    array->pdata[kept + i] = g_ptr_array_index (gone, i);
+  g_ptr_array_set_size (array, kept);
+}
+
+void
+graft_graph_remove_nodes (GraftGraph *graph, GHashTable *doomed)
+{
+  g_autoptr(GHashTable) groups = g_hash_table_new (NULL, NULL);
+  GHashTableIter iter;
+  gpointer item;
+
+  if (g_hash_table_size (doomed) == 0)
+    return;
+  g_hash_table_iter_init (&iter, doomed);
+  while (g_hash_table_iter_next (&iter, &item, NULL))
+    {
+      GraftNode *node = item;
+
+      unlink_node (node);
+      if (node->group != NULL)
+        g_hash_table_add (groups, node->group);
+    }
+  g_hash_table_iter_init (&iter, groups);
+  while (g_hash_table_iter_next (&iter, &item, NULL))
+    compact (((GraftGroup *) item)->nodes, doomed);
+  compact (graph->nodes, doomed);   /* frees the nodes */
+  for (guint i = 0; i < graph->nodes->len; i++)
+    ((GraftNode *) g_ptr_array_index (graph->nodes, i))->index = i;
+  graft_graph_update_group_counts (graph);
+}
+
+/* Uses of value that are not by a node in dead (nor in its subgraphs). */
+static gboolean
+used_outside (GraftValue *value, GHashTable *dead)
+{
+  if (value->is_graph_output)
+    return TRUE;
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+      while (consumer->graph != value->graph && consumer->graph->parent_node != NULL)
+        consumer = consumer->graph->parent_node;
+      if (!g_hash_table_contains (dead, consumer))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+is_dead (GraftNode *node, GHashTable *dead)
+{
+  for (guint j = 0; j < node->outputs->len; j++)
+    {
+      GraftValue *out = g_ptr_array_index (node->outputs, j);
+      if (out != NULL && used_outside (out, dead))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+collect_reads (GraftNode *node, gpointer data)
+{
+  GPtrArray *reads = data;
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    if (g_ptr_array_index (node->inputs, i) != NULL)
+      g_ptr_array_add (reads, g_ptr_array_index (node->inputs, i));
+}
+
 guint
 graft_graph_prune (GraftGraph *graph)
 {
-  guint removed = 0;
-  gboolean changed = TRUE;
+  g_autoptr(GHashTable) dead = g_hash_table_new (NULL, NULL);
+  g_autoptr(GHashTable) dead_values = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) queue = g_ptr_array_new ();
+  guint removed;
 
-  while (changed)
+  /* A worklist from the nodes nothing reads back to their producers, so
+   * that pruning stays linear on large graphs. */
+  for (guint i = graph->nodes->len; i > 0; i--)
+    if (is_dead (g_ptr_array_index (graph->nodes, i - 1), dead))
+      {
+        g_hash_table_add (dead, g_ptr_array_index (graph->nodes, i - 1));
+        g_ptr_array_add (queue, g_ptr_array_index (graph->nodes, i - 1));
+      }
+  while (queue->len > 0)
     {
-      changed = FALSE;
-      for (guint i = graph->nodes->len; i > 0; i--)
-        {
-          GraftNode *node = g_ptr_array_index (graph->nodes, i - 1);
-          gboolean live = FALSE;
+      GraftNode *node = g_ptr_array_steal_index_fast (queue, queue->len - 1);
+      g_autoptr(GPtrArray) reads = g_ptr_array_new ();
+      g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
-          for (guint j = 0; j < node->outputs->len && !live; j++)
+      collect_reads (node, reads);
+      for (guint i = 0; i < subgraphs->len; i++)
+        graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, i), collect_reads, reads);
+      for (guint i = 0; i < reads->len; i++)
+        {
+          GraftValue *in = g_ptr_array_index (reads, i);
+          GraftNode *producer = in->producer;
+          if (producer != NULL && producer->graph == graph && !g_hash_table_contains (dead, producer)
+              && is_dead (producer, dead))
             {
-              GraftValue *out = g_ptr_array_index (node->outputs, j);
-              live = out != NULL && is_used (out);
-            }
-          if (!live)
-            {
-              graft_graph_remove_node (graph, node);
-              removed++;
-              changed = TRUE;
+              g_hash_table_add (dead, producer);
+              g_ptr_array_add (queue, producer);
             }
         }
     }
-  for (guint i = graph->values->len; i > 0; i--)
+  removed = g_hash_table_size (dead);
+  graft_graph_remove_nodes (graph, dead);
+  for (guint i = 0; i < graph->values->len; i++)
     {
-      GraftValue *value = g_ptr_array_index (graph->values, i - 1);
+      GraftValue *value = g_ptr_array_index (graph->values, i);
       if (!is_used (value) && !value->is_graph_input && value->producer == NULL)
-        graft_graph_remove_value (graph, value);
+        {
+          g_hash_table_add (dead_values, value);
+          g_hash_table_remove (graph->value_by_name, value->name);
+        }
+    }
+  if (g_hash_table_size (dead_values) > 0)
+    {
+      compact (graph->initializers, dead_values);
+      compact (graph->outputs, dead_values);
+      compact (graph->values, dead_values);   /* frees the values */
     }
   return removed;
 }
@@ -159,4 +284,29 @@ graft_graph_find_node (GraftGraph *graph, const char *name)
         }
     }
   return found;
+}
+
+gboolean
+graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, input);
+  GraftValue *out = g_ptr_array_index (node->outputs, 0);
+  GraftNode *producer = in->producer;
+
+  if (!out->is_graph_output)
+    {
+      graft_graph_replace_uses (graph, out, in);
+      graft_graph_remove_node (graph, node);
+      return TRUE;
+    }
+  if (producer == NULL || in->graph != graph || in->is_graph_output || in->is_graph_input)
+    return FALSE;
+  graft_graph_replace_uses (graph, in, out);
+  graft_graph_remove_node (graph, node);
+  producer->outputs->pdata[in->producer_index] = out;
+  out->producer = producer;
+  out->producer_index = in->producer_index;
+  in->producer = NULL;
+  graft_graph_remove_value (graph, in);
+  return TRUE;
 }

@@ -18,6 +18,10 @@ void graft_graph_remove_node (GraftGraph *graph, GraftNode *node);
 /* Moves node (of graph) to just before before, renumbering the nodes. */
 void graft_graph_move_node_before (GraftGraph *graph, GraftNode *node, GraftNode *before);
 
+/* Removes and frees every node in doomed (GraftNode* set) at once, in
+ * time linear in the graph. */
+void graft_graph_remove_nodes (GraftGraph *graph, GHashTable *doomed);
+
 /* Removes and frees a value that nothing uses any more. */
 void graft_graph_remove_value (GraftGraph *graph, GraftValue *value);
 
@@ -29,6 +33,13 @@ guint graft_graph_prune (GraftGraph *graph);
 /* A new int64 initializer (rank 1, or 0 when scalar) named after hint. */
 GraftValue *graft_graph_add_int64_constant (GraftGraph *graph, const char *hint,
                                             const gint64 *values, guint n, gboolean scalar);
+
+/* Removes node, whose first output then is its input `input` (consumers
+ * of the output read the input instead). A graph output keeps its name:
+ * the input's producer writes it then. FALSE (nothing changed) when that
+ * is impossible: the output is a graph output and the input is a graph
+ * input, an initializer, another graph output or an outer-scope value. */
+gboolean graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input);
 
 /* Finds a node of graph by name; NULL if none or if the name is ambiguous. */
 GraftNode *graft_graph_find_node (GraftGraph *graph, const char *name);

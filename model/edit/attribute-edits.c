@@ -1,0 +1,271 @@
+/* Setting and removing node attributes, typed. The runtime registry has
+ * a shape function for most ops, which reads the attributes: an edited
+ * node is run through it, so a value the op cannot take (a Transpose perm
+ * of the wrong length, a Conv group that does not divide the channels) is
+ * refused with the registry's reason. */
+#include "edit/edit-private.h"
+#include "runtime/op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  GraftAttrType type;
+} attribute_types[] = {
+  { "int", GRAFT_ATTR_INT }, { "float", GRAFT_ATTR_FLOAT }, { "string", GRAFT_ATTR_STRING },
+  { "ints", GRAFT_ATTR_INTS }, { "floats", GRAFT_ATTR_FLOATS }, { "strings", GRAFT_ATTR_STRINGS },
+};
+
+static gboolean
+parse_int (const char *text, gint64 *value)
+{
+  return g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, value, NULL);
+}
+
+static gboolean
+parse_float (const char *text, double *value)
+{
+  char *end = NULL;
+
+  if (*text == '\0')
+    return FALSE;
+  *value = g_ascii_strtod (text, &end);
+  return end != NULL && *end == '\0';
+}
+
+/* "[1, 2]", "1,2" or "" → items, stripped. */
+static GStrv
+split_list (const char *text)
+{
+  g_autofree char *inner = g_strstrip (g_strdup (text));
+  gsize n = strlen (inner);
+  GStrv items;
+
+  if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']')
+    {
+      memmove (inner, inner + 1, n - 2);
+      inner[n - 2] = '\0';
+    }
+  if (*g_strstrip (inner) == '\0')
+    return g_new0 (char *, 1);
+  items = g_strsplit (inner, ",", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    g_strstrip (items[i]);
+  return items;
+}
+
+static GraftAttrType
+guess_type (const char *text)
+{
+  g_auto(GStrv) items = NULL;
+  gint64 i;
+  double f;
+  gboolean all_int = TRUE, all_float = TRUE;
+
+  if (parse_int (text, &i))
+    return GRAFT_ATTR_INT;
+  if (parse_float (text, &f))
+    return GRAFT_ATTR_FLOAT;
+  if (text[0] != '[')
+    return GRAFT_ATTR_STRING;
+  items = split_list (text);
+  for (guint k = 0; items[k] != NULL; k++)
+    {
+      all_int &= parse_int (items[k], &i);
+      all_float &= parse_float (items[k], &f);
+    }
+  return all_int ? GRAFT_ATTR_INTS : all_float ? GRAFT_ATTR_FLOATS : GRAFT_ATTR_STRINGS;
+}
+
+static GraftAttribute *
+parse_attribute (const char *name, GraftAttrType type, const char *text, GError **error)
+{
+  g_auto(GStrv) items = NULL;
+  gint64 i;
+  double f;
+
+  switch (type)
+    {
+    case GRAFT_ATTR_INT:
+      if (parse_int (text, &i))
+        return graft_attribute_new_int (name, i);
+      break;
+    case GRAFT_ATTR_FLOAT:
+      if (parse_float (text, &f))
+        return graft_attribute_new_float (name, f);
+      break;
+    case GRAFT_ATTR_STRING:
+      return graft_attribute_new_string (name, text);
+    case GRAFT_ATTR_INTS:
+    case GRAFT_ATTR_FLOATS:
+    case GRAFT_ATTR_STRINGS:
+      {
+        g_autoptr(GArray) ints = g_array_new (FALSE, FALSE, sizeof (gint64));
+        g_autoptr(GArray) floats = g_array_new (FALSE, FALSE, sizeof (double));
+        GraftAttribute *attribute;
+
+        items = split_list (text);
+        if (type == GRAFT_ATTR_STRINGS)
+          {
+            attribute = graft_attribute_new (name, GRAFT_ATTR_STRINGS);
+            for (guint k = 0; items[k] != NULL; k++)
+              g_ptr_array_add (attribute->strings, g_bytes_new (items[k], strlen (items[k])));
+            return attribute;
+          }
+        for (guint k = 0; items[k] != NULL; k++)
+          {
+            if (type == GRAFT_ATTR_INTS ? !parse_int (items[k], &i) : !parse_float (items[k], &f))
+              {
+                g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                             "attribute '%s': element %u ('%s') is not %s", name, k, items[k],
+                             type == GRAFT_ATTR_INTS ? "an integer" : "a number");
+                return NULL;
+              }
+            g_array_append_val (ints, i);
+            g_array_append_val (floats, f);
+          }
+        return type == GRAFT_ATTR_INTS ? graft_attribute_new_ints (name, (gint64 *) ints->data, ints->len)
+                                       : graft_attribute_new_floats (name, (double *) floats->data, floats->len);
+      }
+    default:
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "attribute '%s' is of type %s, which cannot be set from text", name, graft_attr_type_to_string (type));
+      return NULL;
+    }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "attribute '%s' is %s %s; '%s' is not", name,
+               type == GRAFT_ATTR_INT ? "an" : "a", graft_attr_type_to_string (type), text);
+  return NULL;
+}
+
+static gboolean
+type_from_name (const char *type_name, GraftAttrType *type, GError **error)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (attribute_types); i++)
+    if (g_ascii_strcasecmp (type_name, attribute_types[i].name) == 0)
+      {
+        *type = attribute_types[i].type;
+        return TRUE;
+      }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+               "unknown attribute type '%s' (int, float, string, ints, floats or strings)", type_name);
+  return FALSE;
+}
+
+static void
+remove_attribute (GraftNode *node, const char *name)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    if (strcmp (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name, name) == 0)
+      {
+        g_ptr_array_remove_index (node->attributes, i);
+        return;
+      }
+}
+
+static void
+note_unchecked (GraftEditScope *scope, GraftNode *node, GPtrArray *notes)
+{
+  if (graft_op_registry_lookup (node->op, graft_model_get_opset (scope->model, node->domain)) == NULL)
+    g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: the attribute is not checked", node->op));
+}
+
+static gboolean
+check (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
+{
+  g_autoptr(GraftInference) inference = NULL;
+
+  note_unchecked (scope, node, notes);
+  if (scope->function != NULL)
+    return TRUE;
+  if ((inference = graft_edit_check_node (scope->model, node, error)) == NULL)
+    return FALSE;
+  graft_edit_refresh_declared_types (inference, scope->graph, notes);
+  return TRUE;
+}
+
+static gboolean
+set_attribute (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftNode *node = graft_edit_find_node (scope->graph, graft_edit_param_string (params, "node"), error);
+  const char *name = graft_edit_param_string (params, "name");
+  const char *text = graft_edit_param_string (params, "value");
+  const char *type_name = graft_edit_param_string (params, "type");
+  GraftAttribute *existing;
+  GraftAttribute *attribute;
+  GraftAttrType type;
+
+  if (node == NULL)
+    return FALSE;
+  if (name == NULL || *name == '\0' || text == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "set-attribute needs 'name' and 'value'");
+      return FALSE;
+    }
+  existing = graft_node_get_attribute (node, name);
+  if (type_name != NULL)
+    {
+      if (!type_from_name (type_name, &type, error))
+        return FALSE;
+      if (existing != NULL && existing->type != type)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                       "attribute '%s' of '%s' is %s, not %s (remove it first to change its type)", name, node->name,
+                       graft_attr_type_to_string (existing->type), type_name);
+          return FALSE;
+        }
+    }
+  else
+    type = existing != NULL ? existing->type : guess_type (text);
+  if ((attribute = parse_attribute (name, type, text, error)) == NULL)
+    return FALSE;
+  if (existing != NULL)
+    {
+      g_autofree char *before = graft_attribute_format_value (existing, 8);
+      g_autofree char *after = graft_attribute_format_value (attribute, 8);
+      g_ptr_array_add (notes, g_strdup_printf ("%s: %s → %s", name, before, after));
+      remove_attribute (node, name);
+    }
+  else
+    g_ptr_array_add (notes, g_strdup_printf ("added %s attribute '%s'", graft_attr_type_to_string (type), name));
+  graft_node_add_attribute (node, attribute);
+  return check (scope, node, notes, error);
+}
+
+static gboolean
+remove_attribute_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftNode *node = graft_edit_find_node (scope->graph, graft_edit_param_string (params, "node"), error);
+  const char *name = graft_edit_param_string (params, "name");
+
+  if (node == NULL)
+    return FALSE;
+  if (name == NULL || graft_node_get_attribute (node, name) == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "'%s' (%s) has no attribute '%s'", node->name,
+                   node->op, name ? name : "");
+      return FALSE;
+    }
+  remove_attribute (node, name);
+  return check (scope, node, notes, error);
+}
+
+static char *
+describe_set (GVariant *params)
+{
+  return g_strdup_printf ("Set %s.%s = %s", graft_edit_param_string (params, "node"),
+                          graft_edit_param_string (params, "name"), graft_edit_param_string (params, "value"));
+}
+
+static char *
+describe_remove (GVariant *params)
+{
+  return g_strdup_printf ("Remove attribute %s.%s", graft_edit_param_string (params, "node"),
+                          graft_edit_param_string (params, "name"));
+}
+
+const GraftEditOperation graft_edit_ops_attribute[] = {
+  { "set-attribute", "node", "", set_attribute, describe_set },
+  { "remove-attribute", "node", "", remove_attribute_op, describe_remove },
+  { NULL },
+};

@@ -1,0 +1,147 @@
+/* The operation table and parameter helpers. */
+#include "edit/edit-private.h"
+
+#include <stdarg.h>
+
+extern const GraftEditOperation graft_edit_ops_rename[];
+extern const GraftEditOperation graft_edit_ops_attribute[];
+extern const GraftEditOperation graft_edit_ops_initializer[];
+extern const GraftEditOperation graft_edit_ops_io[];
+extern const GraftEditOperation graft_edit_ops_node[];
+extern const GraftEditOperation graft_edit_ops_fold[];
+extern const GraftEditOperation graft_edit_ops_float16[];
+
+/* The kinds GraftEdit runs itself: their rows say which parameters name
+ * what, for recipes. */
+static const GraftEditOperation graft_edit_ops_structure[] = {
+  { "make-dim-dynamic", "", "input", NULL, NULL },
+  { "set-input-shape", "", "input", NULL, NULL },
+  { "delete-node", "node", "", NULL, NULL },
+  { "bypass-node", "node", "", NULL, NULL },
+  { "extract", "", "inputs outputs", NULL, NULL },
+  { NULL },
+};
+
+static GArray *
+build_table (void)
+{
+  const GraftEditOperation *families[] = {
+    graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute, graft_edit_ops_initializer,
+    graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_fold, graft_edit_ops_float16,
+  };
+  GArray *table = g_array_new (FALSE, FALSE, sizeof (GraftEditOperation));
+
+  for (guint i = 0; i < G_N_ELEMENTS (families); i++)
+    for (const GraftEditOperation *op = families[i]; op->id != NULL; op++)
+      g_array_append_val (table, *op);
+  return table;
+}
+
+static GArray *
+table (void)
+{
+  static GArray *operations;
+
+  if (g_once_init_enter (&operations))
+    g_once_init_leave (&operations, build_table ());
+  return operations;
+}
+
+const GraftEditOperation *
+graft_edit_operation_list (guint *n)
+{
+  *n = table ()->len;
+  return (const GraftEditOperation *) table ()->data;
+}
+
+const GraftEditOperation *
+graft_edit_operation_lookup (const char *id)
+{
+  guint n;
+  const GraftEditOperation *operations = graft_edit_operation_list (&n);
+
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (operations[i].id, id) == 0)
+      return &operations[i];
+  return NULL;
+}
+
+const char *
+graft_edit_param_string (GVariant *params, const char *key)
+{
+  const char *text = NULL;
+
+  if (params == NULL || !g_variant_lookup (params, key, "&s", &text))
+    return NULL;
+  return text;
+}
+
+gint64
+graft_edit_param_int (GVariant *params, const char *key, gint64 fallback)
+{
+  gint64 value;
+
+  if (params == NULL || !g_variant_lookup (params, key, "x", &value))
+    return fallback;
+  return value;
+}
+
+gboolean
+graft_edit_param_bool (GVariant *params, const char *key, gboolean fallback)
+{
+  gboolean value;
+
+  if (params == NULL || !g_variant_lookup (params, key, "b", &value))
+    return fallback;
+  return value;
+}
+
+const char **
+graft_edit_param_strv (GVariant *params, const char *key)
+{
+  g_autoptr(GVariant) value = params ? g_variant_lookup_value (params, key, NULL) : NULL;
+  const char **strv;
+
+  if (value == NULL)
+    return NULL;
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+    {
+      strv = g_new0 (const char *, 2);
+      strv[0] = g_variant_get_string (value, NULL);   /* lives as long as params */
+      return strv;
+    }
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+    return NULL;
+  return g_variant_get_strv (value, NULL);
+}
+
+GVariant *
+graft_edit_params_new (const char *first_key, ...)
+{
+  GVariantDict dict;
+  va_list args;
+
+  g_variant_dict_init (&dict, NULL);
+  va_start (args, first_key);
+  for (const char *key = first_key; key != NULL; key = va_arg (args, const char *))
+    {
+      GVariant *value = va_arg (args, GVariant *);
+      if (value != NULL)
+        g_variant_dict_insert_value (&dict, key, value);
+    }
+  va_end (args);
+  return g_variant_dict_end (&dict);
+}
+
+GVariant *
+graft_edit_params_replace (GVariant *params, const char *key, GVariant *value)
+{
+  GVariantDict dict;
+
+  g_variant_dict_init (&dict, params);
+  if (value != NULL)
+    g_variant_dict_insert_value (&dict, key, value);
+  else
+    g_variant_dict_remove (&dict, key);
+  return g_variant_dict_end (&dict);
+}

@@ -1,0 +1,575 @@
+/* Constant folding, cleanup and topological sorting.
+ *
+ * Folding runs the nodes whose inputs are all constant in Graft's own
+ * runtime (one run of a small graph made of just those nodes) and puts
+ * their results in as initializers; Shape and Size of values whose shapes
+ * are fully static become constants too, so shape subgraphs fold away once
+ * the input shapes are fixed. Cleanup removes what computes nothing the
+ * graph gives out, Identity and inference-time Dropout nodes, unused
+ * initializers, and merges initializers with the same type and bytes. */
+#include "edit/edit-private.h"
+#include "edit/graph-copy.h"
+#include "edit/graph-surgery.h"
+#include "runtime/runtime.h"
+#include "runtime/op.h"
+
+#include <string.h>
+
+/* Results above this stay computed: folding must not bloat the file. */
+#define FOLD_MAX_BYTES (64 * 1024 * 1024)
+
+static const char *const nondeterministic_ops[] = {
+  "onnx::RandomNormal", "onnx::RandomUniform", "onnx::RandomNormalLike", "onnx::RandomUniformLike",
+  "onnx::Multinomial", "onnx::Bernoulli", NULL,
+};
+
+static gboolean
+is_constant (GraftValue *value, GHashTable *folded)
+{
+  return (value->initializer != NULL && !value->is_graph_input) || g_hash_table_contains (folded, value);
+}
+
+static gboolean
+has_subgraphs (GraftNode *node)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+      if (attribute->type == GRAFT_ATTR_GRAPH || attribute->type == GRAFT_ATTR_GRAPHS)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+can_fold (GraftModel *model, GraftNode *node, GHashTable *folded)
+{
+  if (g_strv_contains (nondeterministic_ops, node->op) || has_subgraphs (node)
+      || graft_model_lookup_function (model, node->domain, node->op_type) != NULL
+      || !graft_runtime_supports_op (node->op, graft_model_get_opset (model, node->domain)))
+    return FALSE;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (node->inputs, i);
+      if (in != NULL && !is_constant (in, folded))
+        return FALSE;
+    }
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (node->outputs, i);
+      if (out != NULL && out->kind != GRAFT_VALUE_TENSOR)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Makes value an initializer holding tensor; its producer keeps a placeholder. */
+static void
+materialize (GraftGraph *graph, GraftValue *value, GraftTensor *tensor)
+{
+  GraftNode *producer = value->producer;
+
+  if (producer != NULL)
+    {
+      GraftValue *placeholder = graft_graph_new_anonymous_value (graph, value->name);
+      producer->outputs->pdata[value->producer_index] = placeholder;
+      placeholder->producer = producer;
+      placeholder->producer_index = value->producer_index;
+      value->producer = NULL;
+    }
+  graft_graph_add_initializer (graph, value, tensor);
+  value->dtype = tensor->dtype;
+  graft_shape_clear (&value->shape);
+  graft_shape_init_fixed (&value->shape, tensor->rank, tensor->dims);
+}
+
+static GraftTensor *
+int64_tensor (const char *name, const gint64 *values, guint n, gboolean scalar)
+{
+  gint64 dims[1] = { n };
+  GraftTensor *tensor = graft_tensor_new (name, GRAFT_DTYPE_INT64, scalar ? 0 : 1, dims);
+  g_autoptr(GBytes) data = NULL;
+  guint64 *bytes = g_new (guint64, MAX (n, 1));
+
+  for (guint i = 0; i < n; i++)
+    bytes[i] = GUINT64_TO_LE ((guint64) values[i]);
+  data = g_bytes_new_take (bytes, 8 * n);
+  graft_tensor_set_data (tensor, data, NULL);
+  return tensor;
+}
+
+/* Shape and Size of a fully static value. */
+static guint
+fold_shapes (GraftInference *inference, GraftGraph *graph)
+{
+  guint folded = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftValue *in, *out;
+      GraftDType dtype;
+      const GraftShape *shape;
+      gboolean is_size = strcmp (node->op, "onnx::Size") == 0;
+
+      if ((strcmp (node->op, "onnx::Shape") != 0 && !is_size) || node->inputs->len < 1 || node->outputs->len < 1)
+        continue;
+      in = g_ptr_array_index (node->inputs, 0);
+      out = g_ptr_array_index (node->outputs, 0);
+      if (in == NULL || out == NULL || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL
+          || !graft_shape_is_fully_fixed (shape))
+        continue;
+      if (is_size)
+        {
+          gint64 numel = graft_shape_get_numel (shape);
+          materialize (graph, out, int64_tensor (out->name, &numel, 1, TRUE));
+        }
+      else
+        {
+          gint64 rank = shape->rank;
+          gint64 start = graft_node_attr_int (node, "start", 0), end = graft_node_attr_int (node, "end", rank);
+          g_autofree gint64 *dims = g_new (gint64, MAX (rank, 1));
+          guint n = 0;
+
+          start = CLAMP (start < 0 ? start + rank : start, 0, rank);
+          end = CLAMP (end < 0 ? end + rank : end, 0, rank);
+          for (gint64 d = start; d < end; d++)
+            dims[n++] = shape->dims[d].value;
+          materialize (graph, out, int64_tensor (out->name, dims, n, FALSE));
+        }
+      folded++;
+    }
+  return folded;
+}
+
+/* Identity of an initializer is that initializer: the tensor is shared
+ * (tensors are never changed in place), no copy is made. */
+static guint
+fold_identities (GraftGraph *graph)
+{
+  guint folded = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftValue *in = node->inputs->len == 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+      GraftValue *out = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
+
+      if (strcmp (node->op, "onnx::Identity") != 0 || in == NULL || out == NULL || in->initializer == NULL
+          || in->is_graph_input)
+        continue;
+      materialize (graph, out, graft_tensor_ref (in->initializer));
+      folded++;
+    }
+  return folded;
+}
+
+/* A model of just the foldable nodes, giving out the boundary values. */
+static GraftModel *
+fold_model_new (GraftModel *model, GPtrArray *nodes, GPtrArray *boundary)
+{
+  GraftModel *fold = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GraftGraph *graph = graft_graph_new ("fold");
+
+  graft_model_set_ir_version (fold, graft_model_get_ir_version (model));
+  for (guint i = 0; i < domains->len; i++)
+    graft_model_set_opset (fold, g_ptr_array_index (domains, i),
+                           graft_model_get_opset (model, g_ptr_array_index (domains, i)));
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (nodes, i);
+      GraftNode *copy = graft_graph_add_node (graph, node->domain, node->op_type, node->name);
+
+      for (guint j = 0; j < node->attributes->len; j++)
+        graft_node_add_attribute (copy, graft_attribute_copy (g_ptr_array_index (node->attributes, j), NULL));
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *in = g_ptr_array_index (node->inputs, j);
+          GraftValue *mapped = in ? graft_graph_lookup_value (graph, in->name) : NULL;
+          if (in != NULL && mapped == NULL)
+            {
+              mapped = graft_graph_ensure_value (graph, in->name);
+              graft_graph_add_initializer (graph, mapped, graft_tensor_ref (in->initializer));
+            }
+          graft_node_add_input (copy, mapped);
+        }
+      for (guint j = 0; j < node->outputs->len; j++)
+        {
+          GraftValue *out = g_ptr_array_index (node->outputs, j);
+          GraftValue *mapped = out ? graft_graph_ensure_value (graph, out->name) : NULL;
+          if (mapped)
+            mapped->producer = copy, mapped->producer_index = j;
+          g_ptr_array_add (copy->outputs, mapped);
+        }
+    }
+  for (guint i = 0; i < boundary->len; i++)
+    graft_graph_add_output (graph, graft_graph_lookup_value (graph, ((GraftValue *) g_ptr_array_index (boundary, i))->name));
+  graft_model_set_graph (fold, graph);
+  return fold;
+}
+
+static gboolean
+has_outside_use (GraftValue *value, GHashTable *foldable)
+{
+  if (value->is_graph_output)
+    return TRUE;
+  for (guint i = 0; i < value->consumers->len; i++)
+    if (!g_hash_table_contains (foldable, g_ptr_array_index (value->consumers, i)))
+      return TRUE;
+  return FALSE;
+}
+
+/* Runs what is constant; returns the number of nodes folded, -1 on error. */
+static gint
+fold_constants_once (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GError **error)
+{
+  g_autoptr(GHashTable) folded_values = g_hash_table_new (NULL, NULL);
+  g_autoptr(GHashTable) foldable = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) nodes = g_ptr_array_new ();
+  g_autoptr(GPtrArray) boundary = g_ptr_array_new ();
+  g_autoptr(GraftModel) fold = NULL;
+  g_autoptr(GraftRuntime) runtime = NULL;
+  g_autoptr(GPtrArray) results = NULL;
+  g_autoptr(GHashTable) no_inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) local_error = NULL;
+  guint materialized = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      if (!can_fold (model, node, folded_values))
+        continue;
+      g_hash_table_add (foldable, node);
+      g_ptr_array_add (nodes, node);
+      for (guint j = 0; j < node->outputs->len; j++)
+        if (g_ptr_array_index (node->outputs, j) != NULL)
+          g_hash_table_add (folded_values, g_ptr_array_index (node->outputs, j));
+    }
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (nodes, i);
+      for (guint j = 0; j < node->outputs->len; j++)
+        {
+          GraftValue *out = g_ptr_array_index (node->outputs, j);
+          if (out != NULL && has_outside_use (out, foldable))
+            g_ptr_array_add (boundary, out);
+        }
+    }
+  if (boundary->len == 0)
+    return 0;
+  fold = fold_model_new (model, nodes, boundary);
+  if ((runtime = graft_runtime_new (fold, &local_error)) == NULL
+      || (results = graft_runtime_run (runtime, no_inputs, NULL, NULL, NULL, &local_error)) == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED, "running the %u constant nodes failed: %s",
+                   nodes->len, local_error->message);
+      return -1;
+    }
+  for (guint i = 0; i < boundary->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (boundary, i);
+      GraftRtTensor *result = g_ptr_array_index (results, i);
+
+      if (result == NULL || result->kind != GRAFT_RT_TENSOR || result->nbytes > FOLD_MAX_BYTES)
+        {
+          if (result != NULL && result->nbytes > FOLD_MAX_BYTES)
+            g_ptr_array_add (notes, g_strdup_printf ("'%s' is left computed: %" G_GSIZE_FORMAT " MiB of data",
+                                                     value->name, result->nbytes >> 20));
+          continue;
+        }
+      materialize (graph, value, graft_rt_tensor_to_tensor (result, value->name));
+      materialized++;
+    }
+  return materialized ? graft_graph_prune (graph) : 0;
+}
+
+static gboolean
+fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  guint before = graph->nodes->len, shapes = 0;
+
+  if (scope->graph != graft_model_get_graph (scope->model))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "constants are folded in the main graph (subgraph bodies run with their node)");
+      return FALSE;
+    }
+  for (guint pass = 0; pass < 16; pass++)
+    {
+      guint n_shapes;
+      gint n_nodes;
+
+      if (fold_identities (graph) > 0)
+        graft_graph_prune (graph);
+      g_autoptr(GraftInference) inference = graft_edit_infer (scope->model);
+
+      n_shapes = fold_shapes (inference, graph);
+      if (n_shapes > 0)
+        graft_graph_prune (graph);
+      shapes += n_shapes;
+      if ((n_nodes = fold_constants_once (scope->model, graph, notes, error)) < 0)
+        return FALSE;
+      if (n_shapes == 0 && n_nodes == 0)
+        break;
+    }
+  g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes (%u Shape/Size of static shapes)", before,
+                                           graph->nodes->len, shapes));
+  return TRUE;
+}
+
+/* Identity, and Dropout at inference (no mask used, not in training mode):
+ * their consumers read the input instead. */
+static gboolean
+is_pass_through (GraftNode *node)
+{
+  GraftValue *mask = node->outputs->len > 1 ? g_ptr_array_index (node->outputs, 1) : NULL;
+  GraftValue *training = node->inputs->len > 2 ? g_ptr_array_index (node->inputs, 2) : NULL;
+
+  if (node->inputs->len < 1 || node->outputs->len < 1 || g_ptr_array_index (node->inputs, 0) == NULL
+      || g_ptr_array_index (node->outputs, 0) == NULL)
+    return FALSE;
+  if (strcmp (node->op, "onnx::Identity") == 0)
+    return TRUE;
+  return strcmp (node->op, "onnx::Dropout") == 0 && (mask == NULL || (mask->consumers->len == 0 && !mask->is_graph_output))
+         && training == NULL;
+}
+
+static guint
+hash_tensor (GraftTensor *tensor, GBytes *data)
+{
+  /* The head of the data is enough to tell most weights apart; equal
+   * hashes are compared in full. */
+  gsize size;
+  const guint8 *bytes = g_bytes_get_data (data, &size);
+  guint hash = (guint) size ^ (guint) tensor->dtype ^ ((guint) tensor->rank << 8);
+
+  for (gsize i = 0; i < MIN (size, 256); i++)
+    hash = hash * 33 + bytes[i];
+
+  for (int i = 0; i < tensor->rank; i++)
+    hash = hash * 31 + (guint) tensor->dims[i];
+  return hash;
+}
+
+static gboolean
+same_tensor (GraftTensor *a, GBytes *a_data, GraftTensor *b, GBytes *b_data)
+{
+  if (a == b)
+    return TRUE;
+  return a->dtype == b->dtype && a->rank == b->rank && memcmp (a->dims, b->dims, sizeof (gint64) * a->rank) == 0
+         && g_bytes_equal (a_data, b_data);
+}
+
+/* Initializers with the same dtype, shape and bytes become one. */
+static guint
+merge_duplicate_initializers (GraftGraph *graph)
+{
+  g_autoptr(GHashTable) by_hash = g_hash_table_new (NULL, NULL);   /* hash → GSList of GraftValue* */
+  GHashTableIter iter;
+  gpointer list_data;
+  guint merged = 0;
+
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->initializers, i);
+      GBytes *data = value->initializer->dtype != GRAFT_DTYPE_STRING ? graft_tensor_get_data (value->initializer, NULL)
+                                                                     : NULL;
+      gpointer key;
+      GSList *list;
+      GraftValue *same = NULL;
+
+      if (data == NULL || value->is_graph_input || value->is_graph_output)
+        continue;
+      key = GUINT_TO_POINTER (hash_tensor (value->initializer, data));
+      list = g_hash_table_lookup (by_hash, key);
+      for (GSList *l = list; l != NULL && same == NULL; l = l->next)
+        {
+          GraftValue *other = l->data;
+          if (same_tensor (other->initializer, graft_tensor_get_data (other->initializer, NULL), value->initializer, data))
+            same = other;
+        }
+      if (same != NULL)
+        {
+          graft_graph_replace_uses (graph, value, same);
+          merged++;
+          continue;
+        }
+      list = g_slist_prepend (list, value);
+      g_hash_table_insert (by_hash, key, list);
+    }
+  g_hash_table_iter_init (&iter, by_hash);
+  while (g_hash_table_iter_next (&iter, NULL, &list_data))
+    g_slist_free (list_data);
+  return merged;
+}
+
+static gboolean
+cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  guint before = graph->nodes->len, initializers = graph->initializers->len, passed = 0, merged, pruned, simplified;
+  g_autoptr(GraftInference) inference = NULL;
+
+  for (guint i = graph->nodes->len; i > 0; i--)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i - 1);
+      if (is_pass_through (node) && graft_graph_bypass (graph, node, 0))
+        passed++;
+    }
+  inference = graft_edit_infer (scope->model);
+  simplified = graft_edit_simplify (inference, graph);
+  merged = merge_duplicate_initializers (graph);
+  pruned = graft_graph_prune (graph);
+  /* Initializers ONNX lists as inputs too, when nothing reads them. */
+  for (guint i = graph->inputs->len; i > 0; i--)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i - 1);
+      if (input->initializer != NULL && input->consumers->len == 0 && !input->is_graph_output)
+        {
+          input->is_graph_input = FALSE;
+          graft_graph_remove_value (graph, input);
+        }
+      else if (input->initializer == NULL && input->consumers->len == 0 && !input->is_graph_output)
+        g_ptr_array_add (notes, g_strdup_printf ("input '%s' is unused; it stays, as it is part of the interface "
+                                                 "(remove-input removes it)", input->name));
+    }
+  g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes: %u Identity/Dropout, %u simplified (neutral arithmetic, "
+                                           "no-op ops, reshape chains), %u dead; %u → %u initializers (%u duplicates "
+                                           "merged)", before, graph->nodes->len, passed, simplified, pruned,
+                                           initializers, graph->initializers->len, merged));
+  return TRUE;
+}
+
+static void
+collect_outer_read (GraftNode *inner, gpointer data)
+{
+  gpointer *pair = data;
+  GraftGraph *graph = pair[0];
+  GPtrArray *reads = pair[1];
+
+  for (guint i = 0; i < inner->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (inner->inputs, i);
+      if (in != NULL && in->graph == graph)
+        g_ptr_array_add (reads, in);
+    }
+}
+
+/* The values node reads from its graph: its inputs and its subgraphs'
+ * outer-scope reads. */
+static GPtrArray *
+node_reads (GraftNode *node)
+{
+  GPtrArray *reads = g_ptr_array_new ();
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    if (g_ptr_array_index (node->inputs, i) != NULL)
+      g_ptr_array_add (reads, g_ptr_array_index (node->inputs, i));
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      gpointer pair[2] = { node->graph, reads };
+      graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, i), collect_outer_read, pair);
+    }
+  return reads;
+}
+
+gboolean
+graft_edit_toposort (GraftGraph *graph, GError **error)
+{
+  guint n = graph->nodes->len;
+  g_autofree guint8 *state = g_new0 (guint8, n);   /* 0 new, 1 on the stack, 2 placed */
+  g_autoptr(GPtrArray) order = g_ptr_array_sized_new (n);
+  g_autoptr(GPtrArray) stack = g_ptr_array_new ();
+  g_autoptr(GArray) cursor = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) reads_of = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  gboolean moved = FALSE;
+
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (reads_of, node_reads (g_ptr_array_index (graph->nodes, i)));
+  for (guint start = 0; start < n; start++)
+    {
+      if (state[start] != 0)
+        continue;
+      g_ptr_array_add (stack, g_ptr_array_index (graph->nodes, start));
+      g_array_append_val (cursor, (guint) { 0 });
+      state[start] = 1;
+      while (stack->len > 0)
+        {
+          GraftNode *node = g_ptr_array_index (stack, stack->len - 1);
+          guint *next = &g_array_index (cursor, guint, cursor->len - 1);
+          GPtrArray *reads = g_ptr_array_index (reads_of, node->index);
+          GraftNode *dependency = NULL;
+
+          while (*next < reads->len && dependency == NULL)
+            {
+              GraftValue *in = g_ptr_array_index (reads, (*next)++);
+              GraftNode *producer = in->producer;
+              if (producer != NULL && producer->graph == graph && state[producer->index] != 2)
+                dependency = producer;
+            }
+          if (dependency == NULL)
+            {
+              state[node->index] = 2;
+              g_ptr_array_add (order, node);
+              g_ptr_array_set_size (stack, stack->len - 1);
+              g_array_set_size (cursor, cursor->len - 1);
+              continue;
+            }
+          if (state[dependency->index] == 1)
+            {
+              g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                           "the graph has a cycle through '%s' (%s)", dependency->name, dependency->op);
+              return FALSE;
+            }
+          state[dependency->index] = 1;
+          g_ptr_array_add (stack, dependency);
+          g_array_append_val (cursor, (guint) { 0 });
+        }
+    }
+  for (guint i = 0; i < n; i++)
+    moved |= g_ptr_array_index (order, i) != g_ptr_array_index (graph->nodes, i);
+  if (!moved)
+    return TRUE;
+  /* graph->nodes owns the nodes: swap the pointers without freeing them. */
+  for (guint i = 0; i < n; i++)
+    {
+      GraftNode *node = g_ptr_array_index (order, i);
+      graph->nodes->pdata[i] = node;
+      node->index = i;
+    }
+  return TRUE;
+}
+
+static gboolean
+toposort (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  return graft_edit_toposort (scope->graph, error);
+}
+
+static char *
+describe_fold (GVariant *params)
+{
+  return g_strdup ("Fold constants");
+}
+
+static char *
+describe_cleanup (GVariant *params)
+{
+  return g_strdup ("Clean up");
+}
+
+static char *
+describe_toposort (GVariant *params)
+{
+  return g_strdup ("Sort nodes topologically");
+}
+
+const GraftEditOperation graft_edit_ops_fold[] = {
+  { "fold-constants", "", "", fold_constants, describe_fold },
+  { "cleanup", "", "", cleanup, describe_cleanup },
+  { "toposort", "", "", toposort, describe_toposort },
+  { NULL },
+};

@@ -1,0 +1,325 @@
+/* Changing which ops run: insert a node on an edge, give a node another op
+ * (keeping its edges; a custom domain makes it a plugin op for TensorRT
+ * and friends), and replace a set of nodes (a matched pattern) by one
+ * custom-domain node that takes the set's inputs and gives its outputs. */
+#include "edit/edit-private.h"
+#include "edit/graph-surgery.h"
+#include "runtime/op.h"
+
+#include <string.h>
+
+/* "Relu" → ("", "Relu"); "com.example::Swish" → ("com.example", "Swish"). */
+static gboolean
+split_op (const char *text, char **domain, char **op_type, GError **error)
+{
+  const char *separator = text ? strstr (text, "::") : NULL;
+
+  if (text == NULL || *text == '\0' || (separator != NULL && separator[2] == '\0'))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "an op is needed: \"Relu\" or \"domain::Op\" (\"com.example::Swish\")");
+      return FALSE;
+    }
+  *domain = separator ? g_strndup (text, separator - text) : g_strdup ("");
+  *op_type = g_strdup (separator ? separator + 2 : text);
+  return TRUE;
+}
+
+static void
+set_op (GraftNode *node, const char *domain, const char *op_type)
+{
+  g_autofree char *op = NULL;
+
+  node->domain = graft_canonical_domain (domain);
+  node->op_type = g_intern_string (op_type);
+  op = g_strconcat (node->domain, "::", node->op_type, NULL);
+  node->op = g_intern_string (op);
+}
+
+/* A custom domain needs an opset import; version 1 unless one is given. */
+static void
+import_domain (GraftEditScope *scope, GraftNode *node, GVariant *params, GPtrArray *notes)
+{
+  gint64 version = graft_edit_param_int (params, "opset", 1);
+
+  if (graft_model_get_opset (scope->model, node->domain) >= 0)
+    return;
+  graft_model_set_opset (scope->model, node->domain, version);
+  g_ptr_array_add (notes, g_strdup_printf ("imports domain '%s' version %" G_GINT64_FORMAT, node->domain, version));
+}
+
+/* The registry checks ops it knows; others are noted as unchecked. */
+static gboolean
+check_op (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
+{
+  g_autoptr(GraftInference) inference = NULL;
+
+  if (scope->function != NULL)
+    return TRUE;
+  if (graft_op_registry_lookup (node->op, graft_model_get_opset (scope->model, node->domain)) == NULL)
+    {
+      g_ptr_array_add (notes, g_strdup_printf ("Graft has no schema for %s: its inputs and attributes are not checked",
+                                               node->op));
+      inference = graft_edit_infer (scope->model);
+    }
+  else if ((inference = graft_edit_check_node (scope->model, node, error)) == NULL)
+    return FALSE;
+  graft_edit_refresh_declared_types (inference, scope->graph, notes);
+  return TRUE;
+}
+
+static gboolean
+add_extra_inputs (GraftEditScope *scope, GraftNode *node, GVariant *params, GError **error)
+{
+  g_autofree const char **names = graft_edit_param_strv (params, "inputs");
+
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      GraftValue *value = *names[i] ? graft_graph_resolve_value (scope->graph, names[i]) : NULL;
+      if (*names[i] != '\0' && value == NULL)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND, "the graph has no value '%s' to feed '%s'",
+                       names[i], node->name);
+          return FALSE;
+        }
+      graft_node_add_input (node, value);
+    }
+  return TRUE;
+}
+
+/* Gives value's name to other (both in graph), value takes a fresh one. */
+static void
+swap_names (GraftGraph *graph, GraftValue *value, GraftValue *other)
+{
+  char *name = value->name;
+
+  g_hash_table_remove (graph->value_by_name, value->name);
+  g_hash_table_remove (graph->value_by_name, other->name);
+  value->name = other->name;
+  other->name = name;
+  g_hash_table_insert (graph->value_by_name, value->name, value);
+  g_hash_table_insert (graph->value_by_name, other->name, other);
+}
+
+static gboolean
+insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  GraftValue *edge = graft_edit_find_value (graph, graft_edit_param_string (params, "value"), error);
+  const char *consumer_name = graft_edit_param_string (params, "consumer");
+  GraftNode *consumer = NULL;
+  g_autofree char *domain = NULL, *op_type = NULL, *name = NULL, *hint = NULL;
+  GraftNode *node;
+  GraftValue *out;
+
+  if (edge == NULL || !split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+    return FALSE;
+  if (consumer_name != NULL && (consumer = graft_edit_find_node (graph, consumer_name, error)) == NULL)
+    return FALSE;
+  if (consumer != NULL && !g_ptr_array_find (edge->consumers, consumer, NULL))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "'%s' does not read '%s'", consumer->name,
+                   edge->name);
+      return FALSE;
+    }
+  hint = g_strdup_printf ("%s/%s", edge->name, op_type);
+  name = graft_edit_param_string (params, "name") ? g_strdup (graft_edit_param_string (params, "name"))
+                                                  : graft_edit_unique_node_name (graph, hint);
+  if (graft_graph_find_node (graph, name) != NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "a node is already named '%s'", name);
+      return FALSE;
+    }
+  node = graft_graph_add_node (graph, domain, op_type, name);
+  out = graft_graph_new_anonymous_value (graph, hint);
+  graft_node_add_input (node, edge);
+  if (!add_extra_inputs (scope, node, params, error))
+    return FALSE;
+  graft_node_add_output (node, out);
+  if (consumer != NULL)
+    {
+      for (guint i = 0; i < consumer->inputs->len; i++)
+        if (g_ptr_array_index (consumer->inputs, i) == edge)
+          graft_node_set_input (consumer, i, out);
+    }
+  else
+    {
+      graft_node_set_input (node, 0, NULL);
+      graft_graph_replace_uses (graph, edge, out);
+      graft_node_set_input (node, 0, edge);
+      /* The graph's interface keeps its names: the output is still called as before. */
+      if (out->is_graph_output)
+        swap_names (graph, edge, out);
+    }
+  if (edge->producer != NULL && edge->producer->group != NULL)
+    {
+      g_ptr_array_remove (graph->root_group->nodes, node);
+      node->group = NULL;
+      graft_group_add_node (edge->producer->group, node);
+      graft_graph_update_group_counts (graph);
+    }
+  import_domain (scope, node, params, notes);
+  if (!graft_edit_toposort (graph, error))
+    return FALSE;
+  g_ptr_array_add (notes, g_strdup_printf ("added '%s' (%s)", node->name, node->op));
+  return check_op (scope, node, notes, error);
+}
+
+static gboolean
+replace_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftNode *node = graft_edit_find_node (scope->graph, graft_edit_param_string (params, "node"), error);
+  g_autofree char *domain = NULL, *op_type = NULL;
+  const char *before;
+
+  if (node == NULL || !split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+    return FALSE;
+  before = node->op;
+  set_op (node, domain, op_type);
+  /* A plugin op usually takes the attributes of what it replaces; an ONNX
+   * op has its own. */
+  if (!graft_edit_param_bool (params, "keep_attributes", strcmp (node->domain, "onnx") != 0)
+      && node->attributes->len > 0)
+    {
+      g_ptr_array_add (notes, g_strdup_printf ("dropped %u attributes of %s (set them with set-attribute)",
+                                               node->attributes->len, before));
+      g_ptr_array_set_size (node->attributes, 0);
+    }
+  g_ptr_array_add (notes, g_strdup_printf ("'%s': %s → %s", node->name, before, node->op));
+  import_domain (scope, node, params, notes);
+  return check_op (scope, node, notes, error);
+}
+
+/* The values that nodes read from outside the set, in first-use order. */
+static void
+collect_boundary (GraftGraph *graph, GHashTable *set, GPtrArray *inputs, GPtrArray *outputs)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      if (!g_hash_table_contains (set, node))
+        continue;
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *in = g_ptr_array_index (node->inputs, j);
+          if (in != NULL && !(in->producer && g_hash_table_contains (set, in->producer)) && g_hash_table_add (seen, in))
+            g_ptr_array_add (inputs, in);
+        }
+      for (guint j = 0; j < node->outputs->len; j++)
+        {
+          GraftValue *out = g_ptr_array_index (node->outputs, j);
+          gboolean outside = out != NULL && out->is_graph_output;
+          for (guint k = 0; out != NULL && k < out->consumers->len && !outside; k++)
+            outside = !g_hash_table_contains (set, g_ptr_array_index (out->consumers, k));
+          if (outside)
+            g_ptr_array_add (outputs, out);
+        }
+    }
+}
+
+static gboolean
+replace_nodes (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  g_autofree const char **names = graft_edit_param_strv (params, "nodes");
+  g_autoptr(GHashTable) set = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) outputs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) placeholders = g_ptr_array_new ();
+  g_autofree char *domain = NULL, *op_type = NULL, *name = NULL;
+  GraftGroup *group = NULL;
+  GraftNode *replacement;
+
+  if (names == NULL || names[0] == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "replace-nodes needs the 'nodes' to replace");
+      return FALSE;
+    }
+  if (!split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+    return FALSE;
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      GraftNode *node = graft_edit_find_node (graph, names[i], error);
+      if (node == NULL)
+        return FALSE;
+      g_hash_table_add (set, node);
+      group = group ? group : node->group;
+    }
+  collect_boundary (graph, set, inputs, outputs);
+  if (outputs->len == 0)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "nothing outside the %u nodes reads what they compute",
+                   g_hash_table_size (set));
+      return FALSE;
+    }
+  name = g_strdup (graft_edit_param_string (params, "name") ? graft_edit_param_string (params, "name") : names[0]);
+  /* The set's nodes keep placeholder outputs until they are removed. */
+  for (guint i = 0; i < outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (outputs, i);
+      GraftValue *placeholder = graft_graph_new_anonymous_value (graph, out->name);
+      out->producer->outputs->pdata[out->producer_index] = placeholder;
+      placeholder->producer = out->producer;
+      out->producer = NULL;
+      g_ptr_array_add (placeholders, placeholder);
+    }
+  for (guint i = graph->nodes->len; i > 0; i--)
+    if (g_hash_table_contains (set, g_ptr_array_index (graph->nodes, i - 1)))
+      graft_graph_remove_node (graph, g_ptr_array_index (graph->nodes, i - 1));
+  for (guint i = 0; i < placeholders->len; i++)
+    graft_graph_remove_value (graph, g_ptr_array_index (placeholders, i));
+  replacement = graft_graph_add_node (graph, domain, op_type, name);
+  for (guint i = 0; i < inputs->len; i++)
+    graft_node_add_input (replacement, g_ptr_array_index (inputs, i));
+  for (guint i = 0; i < outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (outputs, i);
+      graft_node_add_output (replacement, out);
+    }
+  if (group != NULL && group != graph->root_group)
+    {
+      g_ptr_array_remove (graph->root_group->nodes, replacement);
+      replacement->group = NULL;
+      graft_group_add_node (group, replacement);
+    }
+  graft_graph_update_group_counts (graph);
+  graft_graph_prune (graph);
+  import_domain (scope, replacement, params, notes);
+  if (!graft_edit_toposort (graph, error))
+    return FALSE;
+  g_ptr_array_add (notes, g_strdup_printf ("%u nodes → '%s' (%s) with %u inputs and %u outputs", g_hash_table_size (set),
+                                           replacement->name, replacement->op, inputs->len, outputs->len));
+  return check_op (scope, replacement, notes, error);
+}
+
+static char *
+describe_insert (GVariant *params)
+{
+  return g_strdup_printf ("Insert %s after %s", graft_edit_param_string (params, "op"),
+                          graft_edit_param_string (params, "value"));
+}
+
+static char *
+describe_replace_op (GVariant *params)
+{
+  return g_strdup_printf ("Replace %s by %s", graft_edit_param_string (params, "node"),
+                          graft_edit_param_string (params, "op"));
+}
+
+static char *
+describe_replace_nodes (GVariant *params)
+{
+  g_autofree const char **names = graft_edit_param_strv (params, "nodes");
+
+  return g_strdup_printf ("Replace %u nodes by %s", names ? g_strv_length ((char **) names) : 0,
+                          graft_edit_param_string (params, "op"));
+}
+
+const GraftEditOperation graft_edit_ops_node[] = {
+  { "insert-node", "consumer", "value", insert_node, describe_insert },
+  { "replace-op", "node", "", replace_op, describe_replace_op },
+  { "replace-nodes", "nodes", "", replace_nodes, describe_replace_nodes },
+  { NULL },
+};

@@ -1,0 +1,223 @@
+/* The graph-level simplifications cleanup makes once types are inferred:
+ * arithmetic with a neutral constant (x + 0, x · 1, x / 1, x ^ 1) that does
+ * not broadcast, ops that do nothing (identity Transpose, Cast to the same
+ * type, Reshape to the same static shape), and chains of Reshape,
+ * Squeeze, Unsqueeze and Flatten that end in a static shape, which become
+ * one Reshape. */
+#include "edit/edit-private.h"
+#include "edit/graph-surgery.h"
+#include "runtime/op.h"
+
+#include <math.h>
+#include <string.h>
+
+static GraftTensor *
+constant_of (GraftValue *value)
+{
+  return value != NULL && value->initializer != NULL && !value->is_graph_input ? value->initializer : NULL;
+}
+
+static gboolean
+all_equal_to (GraftTensor *tensor, double neutral)
+{
+  gint64 n = graft_tensor_get_numel (tensor);
+
+  if (tensor->dtype == GRAFT_DTYPE_STRING || graft_tensor_get_data (tensor, NULL) == NULL || n > 1 << 24)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    if (graft_tensor_get_element_as_double (tensor, i) != neutral)
+      return FALSE;
+  return TRUE;
+}
+
+/* x op c gives x's shape: c's dims are 1 or x's (fixed) dims. */
+static gboolean
+broadcast_keeps_shape (GraftTensor *c, const GraftShape *x)
+{
+  if (x == NULL || x->rank < c->rank)
+    return FALSE;
+  for (int i = 0; i < c->rank; i++)
+    {
+      const GraftDim *d = &x->dims[x->rank - c->rank + i];
+      if (c->dims[i] != 1 && !(d->kind == GRAFT_DIM_FIXED && d->value == c->dims[i]))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The input slot whose value the node passes through, or -1. */
+static int
+neutral_operand (GraftInference *inference, GraftNode *node)
+{
+  static const struct {
+    const char *op;
+    double neutral;
+    gboolean commutative;
+  } rules[] = {
+    { "onnx::Add", 0, TRUE }, { "onnx::Sub", 0, FALSE }, { "onnx::Mul", 1, TRUE },
+    { "onnx::Div", 1, FALSE }, { "onnx::Pow", 1, FALSE },
+  };
+
+  if (node->inputs->len != 2 || node->outputs->len != 1)
+    return -1;
+  for (guint r = 0; r < G_N_ELEMENTS (rules); r++)
+    {
+      if (strcmp (node->op, rules[r].op) != 0)
+        continue;
+      for (int slot = 1; slot >= (rules[r].commutative ? 0 : 1); slot--)
+        {
+          GraftTensor *c = constant_of (g_ptr_array_index (node->inputs, slot));
+          GraftValue *x = g_ptr_array_index (node->inputs, 1 - slot);
+          GraftValue *out = g_ptr_array_index (node->outputs, 0);
+          GraftDType x_dtype, out_dtype;
+          const GraftShape *x_shape, *out_shape;
+
+          if (c == NULL || x == NULL || out == NULL || !graft_edit_value_type (inference, x, &x_dtype, &x_shape)
+              || !graft_edit_value_type (inference, out, &out_dtype, &out_shape) || x_dtype != out_dtype
+              || (strcmp (node->op, "onnx::Pow") != 0 && x_dtype != c->dtype))
+            continue;
+          if (broadcast_keeps_shape (c, x_shape) && all_equal_to (c, rules[r].neutral))
+            return 1 - slot;
+        }
+    }
+  return -1;
+}
+
+static gboolean
+same_static_shape (GraftInference *inference, GraftValue *a, GraftValue *b)
+{
+  GraftDType a_dtype, b_dtype;
+  const GraftShape *a_shape, *b_shape;
+
+  return a != NULL && b != NULL && graft_edit_value_type (inference, a, &a_dtype, &a_shape)
+         && graft_edit_value_type (inference, b, &b_dtype, &b_shape) && a_shape && b_shape
+         && graft_shape_is_fully_fixed (a_shape) && graft_shape_equal (a_shape, b_shape);
+}
+
+static gboolean
+does_nothing (GraftInference *inference, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftValue *out = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (in == NULL || out == NULL)
+    return FALSE;
+  if (strcmp (node->op, "onnx::Transpose") == 0)
+    {
+      guint n;
+      const gint64 *perm = graft_node_attr_ints (node, "perm", &n);
+      for (guint i = 0; perm != NULL && i < n; i++)
+        if (perm[i] != (gint64) i)
+          return FALSE;
+      return perm != NULL;
+    }
+  if (strcmp (node->op, "onnx::Cast") == 0)
+    return graft_edit_value_type (inference, in, &dtype, &shape) && dtype == graft_node_attr_int (node, "to", -1);
+  if (strcmp (node->op, "onnx::Reshape") == 0)
+    return same_static_shape (inference, in, out);
+  return FALSE;
+}
+
+static gboolean
+is_shape_only (GraftNode *node)
+{
+  return node != NULL
+         && (strcmp (node->op, "onnx::Reshape") == 0 || strcmp (node->op, "onnx::Squeeze") == 0
+             || strcmp (node->op, "onnx::Unsqueeze") == 0 || strcmp (node->op, "onnx::Flatten") == 0);
+}
+
+/* node reads a shape-only node's output that nobody else reads and gives
+ * a static shape: it becomes Reshape(that node's input, the shape). */
+static gboolean
+merge_into_reshape (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftValue *out = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftNode *previous = in ? in->producer : NULL;
+  GraftValue *source;
+  GraftValue *shape_value;
+  GraftDType dtype;
+  const GraftShape *shape;
+  g_autofree gint64 *dims = NULL;
+  g_autofree char *op = NULL;
+
+  if (!is_shape_only (node) || !is_shape_only (previous) || previous->graph != graph || in->consumers->len != 1
+      || in->is_graph_output || out == NULL || !graft_edit_value_type (inference, out, &dtype, &shape) || shape == NULL
+      || !graft_shape_is_fully_fixed (shape) || (source = g_ptr_array_index (previous->inputs, 0)) == NULL)
+    return FALSE;
+  dims = g_new (gint64, MAX (shape->rank, 1));
+  for (int i = 0; i < shape->rank; i++)
+    if ((dims[i] = shape->dims[i].value) == 0)
+      return FALSE;   /* Reshape would copy a 0 from the input */
+  shape_value = graft_graph_add_int64_constant (graph, "shape", dims, shape->rank, FALSE);
+  node->op_type = g_intern_string ("Reshape");
+  op = g_strconcat (node->domain, "::Reshape", NULL);
+  node->op = g_intern_string (op);
+  g_ptr_array_set_size (node->attributes, 0);
+  graft_node_set_input (node, 0, source);
+  if (node->inputs->len < 2)
+    graft_node_add_input (node, shape_value);
+  else
+    graft_node_set_input (node, 1, shape_value);
+  while (node->inputs->len > 2)
+    {
+      graft_node_set_input (node, node->inputs->len - 1, NULL);
+      g_ptr_array_set_size (node->inputs, node->inputs->len - 1);
+    }
+  return TRUE;
+}
+
+/* Transpose(Transpose(x, p1), p2) = Transpose(x, p1∘p2), when nobody
+ * else reads the first. */
+static gboolean
+merge_transposes (GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len == 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *previous = in ? in->producer : NULL;
+  const gint64 *p1, *p2;
+  guint n1, n2;
+  GraftAttribute *perm;
+
+  if (strcmp (node->op, "onnx::Transpose") != 0 || previous == NULL || strcmp (previous->op, "onnx::Transpose") != 0
+      || previous->graph != graph || in->consumers->len != 1 || in->is_graph_output
+      || (p1 = graft_node_attr_ints (previous, "perm", &n1)) == NULL
+      || (p2 = graft_node_attr_ints (node, "perm", &n2)) == NULL || n1 != n2)
+    return FALSE;
+  perm = graft_node_get_attribute (node, "perm");
+  for (guint i = 0; i < n2; i++)
+    g_array_index (perm->ints, gint64, i) = p1[p2[i]];
+  graft_node_set_input (node, 0, g_ptr_array_index (previous->inputs, 0));
+  return TRUE;
+}
+
+guint
+graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
+{
+  guint simplified = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      int passed = neutral_operand (inference, node);
+
+      if (passed < 0 && does_nothing (inference, node))
+        passed = 0;
+      if (passed >= 0 && graft_graph_bypass (graph, node, passed))
+        {
+          simplified++;
+          i--;
+          continue;
+        }
+      if (merge_transposes (graph, node))
+        {
+          simplified++;
+          i--;   /* the merged perm may be the identity */
+          continue;
+        }
+      if (merge_into_reshape (inference, graph, node))
+        simplified++;
+    }
+  return simplified;
+}
