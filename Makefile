@@ -17,7 +17,7 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
-TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang
+TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang xdotool
 # Debian's own PyTorch (1.13 on Debian 12): a second generation of
 # TorchScript writers, used where Debian has it.
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision

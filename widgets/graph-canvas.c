@@ -159,8 +159,11 @@ on_layout_progress (double fraction, gpointer user_data)
   g_idle_add (apply_progress, update);
 }
 
+/* Fits the whole scene; if that is too small to read and keep_readable
+ * (the first view, a new expansion), shows its top at a readable size
+ * instead, as Netron opens at 100 %. */
 static void
-fit_scene (GraftGraphCanvas *self, gboolean first_view)
+fit_scene (GraftGraphCanvas *self, gboolean keep_readable)
 {
   GraftRect bounds;
   double zoom;
@@ -170,13 +173,18 @@ fit_scene (GraftGraphCanvas *self, gboolean first_view)
   graft_scene_get_bounds (self->scene, &bounds);
   graft_canvas_viewport_fit (self->viewport, &bounds, FIT_MARGIN, 1.0);
   zoom = graft_canvas_viewport_get_zoom (self->viewport);
-  if (first_view && zoom < FIRST_VIEW_MIN_ZOOM)
+  if (keep_readable && zoom < FIRST_VIEW_MIN_ZOOM)
     {
-      /* Too small to read: show the top of the graph at a readable size. */
+      /* Too small to read: show where the graph starts (its top, or its
+       * left end when it runs left to right) at a readable size. */
+      double half_width = graft_canvas_viewport_get_width (self->viewport) / 2 / FIRST_VIEW_MIN_ZOOM;
+      double half_height = graft_canvas_viewport_get_height (self->viewport) / 2 / FIRST_VIEW_MIN_ZOOM;
+
       graft_canvas_viewport_set_zoom (self->viewport, FIRST_VIEW_MIN_ZOOM);
-      graft_canvas_viewport_center_on (self->viewport, bounds.x + bounds.width / 2,
-                                       bounds.y + graft_canvas_viewport_get_height (self->viewport) / 2
-                                                    / FIRST_VIEW_MIN_ZOOM);
+      if (self->direction == GRAFT_LAYOUT_DIRECTION_LR)
+        graft_canvas_viewport_center_on (self->viewport, bounds.x + half_width, bounds.y + bounds.height / 2);
+      else
+        graft_canvas_viewport_center_on (self->viewport, bounds.x + bounds.width / 2, bounds.y + half_height);
     }
 }
 
@@ -320,7 +328,7 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (self->fit_pending)
     {
-      fit_scene (self, FALSE);
+      fit_scene (self, TRUE);
       self->fit_pending = FALSE;
     }
   else if (self->anchor_group != NULL)
@@ -562,6 +570,24 @@ fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
   paint->dark = self->dark;
   paint->selected_node = self->selected_node;
   paint->selected_value = self->selected_value;
+}
+
+double
+graft_graph_canvas_get_zoom (GraftGraphCanvas *self)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 1.0);
+  return graft_canvas_viewport_get_zoom (self->viewport);
+}
+
+gboolean
+graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRect *scene_bounds)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  if (self->scene == NULL)
+    return FALSE;
+  graft_canvas_viewport_get_visible (self->viewport, visible);
+  graft_scene_get_bounds (self->scene, scene_bounds);
+  return TRUE;
 }
 
 gboolean

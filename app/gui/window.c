@@ -50,6 +50,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.run-new-shape",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
+  GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
+  gboolean has_drawing = main_graph != NULL && main_graph->nodes->len > 0;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
@@ -60,6 +62,11 @@ graft_window_update_action_states (GraftWindow *self)
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), model_actions[i], has_model);
+  /* A weights-only file has nothing to draw: no blank pictures. (The
+   * model's graph: while an edit is undone the canvas still names the
+   * graph being replaced.) */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", has_drawing);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-to", has_drawing);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
                                  graph != NULL && graph->parent_graph != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
@@ -814,12 +821,26 @@ add_shortcuts (GtkWidgetClass *widget_class)
     { GDK_KEY_S, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-as" },
     { GDK_KEY_F5, 0, "win.run" },
     { GDK_KEY_r, GDK_CONTROL_MASK, "win.show-run" },
-    { GDK_KEY_F8, 0, "win.show-diagnostics" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bindings); i++)
     gtk_widget_class_add_binding_action (widget_class, bindings[i].key, bindings[i].mods,
                                          bindings[i].action, NULL);
+}
+
+/* GtkPaned binds F6 and F8 for itself, and its binding runs before the
+ * window's class bindings whenever the focus is inside a pane (the canvas,
+ * the sidebar): F8 is taken in the capture phase, before any pane sees it. */
+static void
+add_capture_shortcuts (GraftWindow *self)
+{
+  GtkEventController *controller = gtk_shortcut_controller_new ();
+
+  gtk_event_controller_set_propagation_phase (controller, GTK_PHASE_CAPTURE);
+  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
+                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_F8, 0),
+                                                          gtk_named_action_new ("win.show-diagnostics")));
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
 }
 
 static void
@@ -891,6 +912,7 @@ graft_window_init (GraftWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
+  add_capture_shortcuts (self);
 
   graft_window_init_files (self);
   graft_window_init_analysis (self);

@@ -1,0 +1,324 @@
+/* Issue 19's broken items, in the real window: F8 pressed on the X server
+ * (xdotool) after a click on the canvas opens the Problems panel and the
+ * shortcuts window lists it; Expand All keeps a readable zoom at the top of
+ * the graph; several windows open, expand and close models at once (their
+ * layouts run in parallel workers, and Graphviz is not thread-safe). */
+#include <gdk/x11/gdkx.h>
+#include <string.h>
+
+#include "gui-fixtures.h"
+#include "window-harness.h"
+#include "widgets/graph-canvas.h"
+
+static const char *
+get (GHashTable *state, const char *key)
+{
+  return g_hash_table_lookup (state, key);
+}
+
+static GraftGraphCanvas *
+find_canvas (GraftWindow *window)
+{
+  return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+}
+
+/* ---------- real key and pointer events, through the X server ---------- */
+
+typedef struct {
+  gboolean exited;
+  int status;
+} Child;
+
+static void
+on_child_exited (GPid pid, int status, gpointer data)
+{
+  Child *child = data;
+
+  child->status = status;
+  child->exited = TRUE;
+  g_spawn_close_pid (pid);
+}
+
+static gboolean
+child_has_exited (gpointer data)
+{
+  return ((Child *) data)->exited;
+}
+
+/* Runs xdotool with the window's X id in place of "WINDOW", while the main
+ * loop keeps running so the window receives what it sends. */
+static void
+xdotool (GraftWindow *window, const char *const *commands)
+{
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+  g_autofree char *xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  Child child = { FALSE, 0 };
+  GPid pid;
+
+  g_ptr_array_add (argv, (char *) "xdotool");
+  for (guint i = 0; commands[i] != NULL; i++)
+    g_ptr_array_add (argv, g_str_equal (commands[i], "WINDOW") ? xid : (char *) commands[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_async (NULL, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                NULL, NULL, &pid, &error));
+  g_assert_no_error (error);
+  g_child_watch_add (pid, on_child_exited, &child);
+  harness_wait_for (child_has_exited, &child);
+  g_assert_true (g_spawn_check_wait_status (child.status, NULL));
+  harness_settle (window);
+}
+
+static gboolean
+have_xdotool (void)
+{
+  g_autofree char *path = g_find_program_in_path ("xdotool");
+
+  if (path == NULL)
+    g_test_skip ("needs xdotool (Debian package xdotool) to send real key events");
+  return path != NULL;
+}
+
+/* A click in the middle of the canvas, as the user does before a key. */
+static void
+click_canvas (GraftWindow *window)
+{
+  GtkWidget *canvas = GTK_WIDGET (find_canvas (window));
+  graphene_point_t centre;
+  g_autofree char *x = NULL;
+  g_autofree char *y = NULL;
+  double offset_x, offset_y;
+
+  gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
+  g_assert_true (gtk_widget_compute_point (canvas, GTK_WIDGET (window),
+                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (canvas) / 2.0,
+                                                                 gtk_widget_get_height (canvas) - 30.0),
+                                           &centre));
+  x = g_strdup_printf ("%d", (int) (centre.x + offset_x));
+  y = g_strdup_printf ("%d", (int) (centre.y + offset_y));
+  {
+    const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x, y,
+                               "click", "1", NULL };
+
+    xdotool (window, commands);
+  }
+}
+
+static void
+press_key (GraftWindow *window, const char *key)
+{
+  const char *commands[] = { "key", key, NULL };
+
+  xdotool (window, commands);
+}
+
+static gboolean
+canvas_has_focus (GraftWindow *window)
+{
+  GtkWidget *focus = gtk_window_get_focus (GTK_WINDOW (window));
+
+  return focus != NULL && (focus == GTK_WIDGET (find_canvas (window))
+                           || gtk_widget_is_ancestor (focus, GTK_WIDGET (find_canvas (window))));
+}
+
+static void
+test_f8_opens_problems (void)
+{
+  GraftWindow *window;
+  g_autofree char *path = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) opened = NULL;
+  g_autoptr(GHashTable) closed = NULL;
+
+  if (!have_xdotool ())
+    return;
+  window = harness_window_new ();
+  path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
+  harness_open (window, path);
+  before = harness_window_state (window);
+  g_assert_cmpstr (get (before, "diagnostics-visible"), ==, "0");
+  g_assert_cmpstr (get (before, "diagnostics-count"), !=, "0");
+
+  /* The canvas sits in two GtkPaned, which bind F8 for themselves. */
+  click_canvas (window);
+  g_assert_true (canvas_has_focus (window));
+  press_key (window, "F8");
+  harness_screenshot (window, "viewer-f8-problems");
+  opened = harness_window_state (window);
+  g_assert_cmpstr (get (opened, "diagnostics-visible"), ==, "1");
+  g_assert_cmpuint (atoi (get (opened, "diagnostics-shown")), >, 0);
+
+  press_key (window, "F8");
+  closed = harness_window_state (window);
+  g_assert_cmpstr (get (closed, "diagnostics-visible"), ==, "0");
+  harness_window_close (window);
+}
+
+/* The shortcuts window lists every key the tooltips promise. */
+static void
+test_shortcuts_window_lists_f8 (void)
+{
+  g_autoptr(GtkBuilder) builder = gtk_builder_new_from_resource ("/org/graft/Graft/gtk/help-overlay.ui");
+  GtkWidget *overlay = GTK_WIDGET (gtk_builder_get_object (builder, "help_overlay"));
+  g_autoptr(GString) keys = g_string_new (NULL);
+  gboolean found = FALSE;
+  GSList *objects = gtk_builder_get_objects (builder);
+
+  for (GSList *l = objects; l != NULL; l = l->next)
+    if (GTK_IS_SHORTCUTS_SHORTCUT (l->data))
+      {
+        g_autofree char *accelerator = NULL;
+        g_autofree char *title = NULL;
+
+        g_object_get (l->data, "accelerator", &accelerator, "title", &title, NULL);
+        g_string_append_printf (keys, "%s=%s; ", title, accelerator != NULL ? accelerator : "");
+        if (g_strcmp0 (accelerator, "F8") == 0)
+          found = strstr (title, "problems") != NULL;
+      }
+  g_slist_free (objects);
+  g_test_message ("shortcuts: %s", keys->str);
+  g_assert_true (found);
+  gtk_window_destroy (GTK_WINDOW (overlay));
+}
+
+/* ---------- nothing to draw ---------- */
+
+/* Whether a button bound to detailed_action would be sensitive. */
+static gboolean
+action_is_enabled (GraftWindow *window, const char *detailed_action)
+{
+  GtkWidget *popover = gtk_popover_new ();
+  GtkWidget *probe = gtk_button_new ();
+  gboolean enabled;
+
+  gtk_actionable_set_detailed_action_name (GTK_ACTIONABLE (probe), detailed_action);
+  gtk_popover_set_child (GTK_POPOVER (popover), probe);
+  gtk_widget_set_parent (popover, GTK_WIDGET (window));
+  enabled = gtk_widget_get_sensitive (probe);
+  gtk_widget_unparent (popover);
+  return enabled;
+}
+
+/* A state_dict opens as its list of tensors; a picture of it would be
+ * blank, so Export is off (graft-cli render refuses it too). */
+static void
+test_state_dict_has_no_export (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *weights = generated_fixture ("make-state-dict.py", "weights.pt");
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+
+  harness_open (window, weights);
+  g_assert_false (action_is_enabled (window, "win.export"));
+  g_assert_false (action_is_enabled (window, "win.export-to::'/tmp/x.png'"));
+  harness_open (window, sample);
+  g_assert_true (action_is_enabled (window, "win.export"));
+  harness_window_close (window);
+}
+
+/* ---------- Expand All on a big graph ---------- */
+
+static void
+test_expand_all_stays_readable (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
+  GraftGraphCanvas *canvas = find_canvas (window);
+  GraftRect visible, bounds;
+
+  harness_open (window, path);
+  harness_activate (window, "win.expand-all");
+  harness_screenshot (window, "viewer-expand-all");
+  g_assert_true (graft_graph_canvas_get_view (canvas, &visible, &bounds));
+  g_test_message ("zoom %.2f, scene %.0f×%.0f, view at %.0f,%.0f", graft_graph_canvas_get_zoom (canvas),
+                  bounds.width, bounds.height, visible.x, visible.y);
+  /* 320 nodes in a chain: fitting them all would be a thin strip. */
+  g_assert_cmpfloat (bounds.height * graft_graph_canvas_get_zoom (canvas), >, visible.height * 3);
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >=, 0.9);
+  /* At the top of the graph, which is in view across. */
+  g_assert_cmpfloat (visible.y, <=, bounds.y + 1);
+  g_assert_cmpfloat (visible.y + visible.height, >, bounds.y);
+
+  /* Ctrl+0 still fits everything when asked. */
+  harness_activate (window, "win.zoom-fit");
+  g_assert_true (graft_graph_canvas_get_view (canvas, &visible, &bounds));
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), <, 0.9);
+  harness_window_close (window);
+}
+
+/* ---------- several windows at once ---------- */
+
+static gboolean
+window_is_gone (gpointer data)
+{
+  return *(gpointer *) data == NULL;
+}
+
+/* Opens, expands and closes models in several windows without waiting for
+ * one to finish before the next starts, so that their layouts (worker
+ * threads, Graphviz underneath) overlap: what the crash seen once in
+ * Graphviz's dot plugin needed. */
+static void
+test_concurrent_windows (void)
+{
+  const char *scripts[][2] = {
+    { "make-grouped-model.py", "grouped.onnx" },
+    { "make-if-model.py", "if-model.onnx" },
+    { "make-static-batch-model.py", "static-batch.onnx" },
+  };
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; i < G_N_ELEMENTS (scripts); i++)
+    g_ptr_array_add (paths, generated_fixture (scripts[i][0], scripts[i][1]));
+  g_ptr_array_add (paths, g_strdup (sample));
+
+  for (guint round = 0; round < 3; round++)
+    {
+      GraftWindow *windows[4];
+      gpointer weak[4];
+
+      for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
+        {
+          g_autoptr(GFile) file = g_file_new_for_path (g_ptr_array_index (paths, (i + round) % paths->len));
+
+          windows[i] = harness_window_new ();
+          graft_window_open_file (windows[i], file);
+        }
+      /* Each one's expansion as soon as its model is on screen, while the
+       * others still load or lay out. */
+      for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
+        {
+          harness_settle (windows[i]);
+          gtk_widget_activate_action (GTK_WIDGET (windows[i]), "win.expand-all", NULL);
+        }
+      /* Closed in the middle of their layouts, in the order of the round. */
+      for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
+        {
+          guint k = (i + round) % G_N_ELEMENTS (windows);
+
+          weak[k] = windows[k];
+          g_object_add_weak_pointer (G_OBJECT (windows[k]), &weak[k]);
+          if (i % 2 == 1)
+            harness_settle (windows[k]);
+          gtk_window_destroy (GTK_WINDOW (windows[k]));
+        }
+      for (guint i = 0; i < G_N_ELEMENTS (windows); i++)
+        harness_wait_for (window_is_gone, &weak[i]);
+    }
+}
+
+int
+main (int argc, char *argv[])
+{
+  harness_init_environment ();
+  gtk_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/gui/viewer/f8-opens-problems", test_f8_opens_problems);
+  g_test_add_func ("/gui/viewer/shortcuts-window-lists-f8", test_shortcuts_window_lists_f8);
+  g_test_add_func ("/gui/viewer/state-dict-has-no-export", test_state_dict_has_no_export);
+  g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
+  g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
+  return g_test_run ();
+}
