@@ -1,6 +1,7 @@
 """Writes a small convolutional model traced and scripted with the test
 venv's torch: conv (stride 2, no bias), batch norm, max pool, linear, in
-eval mode. Usage: make-conv-model.py OUT_DIR"""
+eval mode (and scripted once more in training mode, whose
+`if self.training:` branches are live). Usage: make-conv-model.py OUT_DIR"""
 import os
 import sys
 
@@ -28,6 +29,7 @@ def main():
     model = ConvNet().eval()
     torch.jit.trace(model, torch.randn(1, 3, 32, 32)).save(os.path.join(out, "conv_traced.pt"))
     torch.jit.script(model).save(os.path.join(out, "conv_scripted.pt"))
+    torch.jit.script(model.train()).save(os.path.join(out, "conv_scripted_train.pt"))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-/* The aten schemas shipped in data/aten-schemas.tsv: overload choice for
- * TorchScript calls, and TorchScript nodes labelled with the schema's
- * argument names (stride = [2, 2], weight: …) instead of positions. That
- * the file matches torch is the test aten-schemas-match-torch. */
+/* TorchScript that reads like the model. The aten schemas shipped in
+ * data/aten-schemas.tsv: overload choice for TorchScript calls, and nodes
+ * labelled with the schema's argument names (stride = [2, 2], weight: …)
+ * instead of positions (that the file matches torch is the test
+ * aten-schemas-match-torch). Branches on self.training in a module saved
+ * in eval mode are dead code, not control flow to look at. */
 #include <string.h>
 #include <glib/gstdio.h>
 
 #include "loader.h"
+#include "analysis/diagnostics.h"
 #include "layout/labels.h"
 #include "torchscript/aten-schemas.h"
 #include "../test-python.h"
@@ -138,11 +141,54 @@ test_torchscript_labels (void)
   assert_conv_labels (scripted, "conv2d");
 }
 
+static GPtrArray *
+control_flow_notes (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_autoptr(GPtrArray) diagnostics = NULL;
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+
+  g_assert_no_error (error);
+  diagnostics = graft_lint_model (model, NULL);
+  for (guint i = 0; i < diagnostics->len; i++)
+    {
+      GraftDiagnostic *diagnostic = g_ptr_array_index (diagnostics, i);
+
+      if (g_str_equal (diagnostic->rule, "control-flow"))
+        g_ptr_array_add (names, g_strdup (diagnostic->node_name));
+    }
+  g_ptr_array_add (names, NULL);
+  return names;
+}
+
+static void
+test_dead_training_branches (void)
+{
+  g_autofree char *dir = conv_model_dir ();
+  g_autofree char *eval_path = g_build_filename (dir, "conv_scripted.pt", NULL);
+  g_autofree char *train_path = g_build_filename (dir, "conv_scripted_train.pt", NULL);
+  g_autoptr(GPtrArray) eval_notes = control_flow_notes (eval_path);
+  g_autoptr(GPtrArray) train_notes = control_flow_notes (train_path);
+  g_autofree char *eval_list = g_strjoinv (", ", (char **) eval_notes->pdata);
+  g_autofree char *train_list = g_strjoinv (", ", (char **) train_notes->pdata);
+
+  g_test_message ("control flow in eval mode: %s", eval_list);
+  g_test_message ("control flow in training mode: %s", train_list);
+  /* BatchNorm's `if self.training:` and `if self.training and
+   * self.track_running_stats:` are live only in training mode; its input
+   * rank check stays. */
+  g_assert_cmpuint (eval_notes->len - 1, <, train_notes->len - 1);
+  g_assert_cmpuint (eval_notes->len - 1, <=, 2);
+  g_assert_cmpuint (train_notes->len - 1, >=, eval_notes->len - 1 + 2);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/aten-schemas/lookup", test_lookup);
   g_test_add_func ("/aten-schemas/torchscript-labels", test_torchscript_labels);
+  g_test_add_func ("/torchscript-reading/dead-training-branches", test_dead_training_branches);
   return g_test_run ();
 }
