@@ -375,10 +375,22 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   gboolean io = node->kind != GRAFT_SCENE_NODE_OP;
   const Rgb *border = &palette->border[node->category];
 
+  if (selected)
+    {
+      /* A halo outside the box: a mark's outline (info marks are in the
+       * accent colour too, as on every scripted prim::If) stays visible
+       * inside it, and the selection still shows. */
+      GraftRect halo = { node->rect.x - 4, node->rect.y - 4, node->rect.width + 8, node->rect.height + 8 };
+
+      rounded_rect (cr, &halo, io ? halo.height / 2 : 8);
+      cairo_set_source_rgba (cr, palette->accent.r, palette->accent.g, palette->accent.b, 0.35);
+      cairo_set_line_width (cr, 5);
+      cairo_stroke (cr);
+    }
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   set_rgb (cr, &palette->fill[node->category]);
   cairo_fill_preserve (cr);
-  if (selected)
+  if (selected && node->highlight == 0)
     {
       set_rgb (cr, &palette->accent);
       cairo_set_line_width (cr, 3);

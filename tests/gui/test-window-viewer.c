@@ -247,6 +247,29 @@ test_expand_all_stays_readable (void)
   harness_window_close (window);
 }
 
+/* ---------- scripted TorchScript ---------- */
+
+/* Scripted in eval mode: BatchNorm's `if self.training:` branches are dead
+ * and not counted; a prim::If left (marked as control flow) still looks
+ * selected when selected; labels use the aten argument names. */
+static void
+test_scripted_if_selected (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = generated_fixture ("make-scripted-conv-model.py", "conv-scripted.pt");
+  g_autoptr(GHashTable) state = NULL;
+
+  harness_open (window, path);
+  harness_activate (window, "win.expand-all");
+  harness_activate (window, "win.select-node::bn/If_5");
+  harness_screenshot (window, "viewer-scripted-if-selected");
+  state = harness_window_state (window);
+  g_test_message ("problems: %s", get (state, "diagnostics"));
+  g_assert_cmpstr (get (state, "selected-node"), ==, "bn/If_5");
+  g_assert_cmpstr (get (state, "diagnostics-count"), ==, "2");
+  harness_window_close (window);
+}
+
 /* ---------- several windows at once ---------- */
 
 static gboolean
@@ -319,6 +342,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/shortcuts-window-lists-f8", test_shortcuts_window_lists_f8);
   g_test_add_func ("/gui/viewer/state-dict-has-no-export", test_state_dict_has_no_export);
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
+  g_test_add_func ("/gui/viewer/scripted-if-selected", test_scripted_if_selected);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
 }
