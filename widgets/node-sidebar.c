@@ -477,6 +477,23 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   add_weights_section (self, model);
 }
 
+/* "torch/nn/modules/conv.py:560" rather than the whole path of the
+ * site-packages it was traced from, as Netron shows it. */
+static const char *
+short_python_path (const char *path)
+{
+  const char *folders[] = { "site-packages/", "dist-packages/" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (folders); i++)
+    {
+      const char *found = g_strrstr (path, folders[i]);
+
+      if (found != NULL && found[strlen (folders[i])] != '\0')
+        return found + strlen (folders[i]);
+    }
+  return path;
+}
+
 static void
 add_node_section (GraftNodeSidebar *self, GraftNode *node)
 {
@@ -493,8 +510,10 @@ add_node_section (GraftNodeSidebar *self, GraftNode *node)
         add_row (list, "Group", node->group->path);
     }
   add_row (list, "Graph", where);
+  if (node->python_source != NULL)
+    add_row (list, "Python Source", short_python_path (node->python_source));
   if (node->source_range != NULL)
-    add_row (list, "Source", node->source_range);
+    add_row (list, node->python_source != NULL ? "Serialised Code" : "Source", node->source_range);
   if (node->doc_string != NULL && node->doc_string[0] != '\0')
     add_row (list, "Description", node->doc_string);
 }

@@ -4,6 +4,7 @@
 #include "ir/model-error.h"
 #include "torchscript/script-parser.h"
 #include "torchscript/aten-schemas.h"
+#include "torchscript/debug-source.h"
 
 /* ------------------------------------------------------------------ values
  *
@@ -2909,6 +2910,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
   unlink_dead_consumers (b.trash);
   fix_output_marks (b.root);
   graft_graph_update_group_counts (b.root);
+  graft_debug_source_annotate (archive, b.root);
   ok = TRUE;
 
 out:

@@ -267,6 +267,9 @@ test_scripted_if_selected (void)
   g_test_message ("problems: %s", get (state, "diagnostics"));
   g_assert_cmpstr (get (state, "selected-node"), ==, "bn/If_5");
   g_assert_cmpstr (get (state, "diagnostics-count"), ==, "2");
+  /* Where it came from in torch's Python (its debug records), as Netron shows it. */
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "Python Source"));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "torch/nn/modules/batchnorm.py:"));
   harness_window_close (window);
 }
 

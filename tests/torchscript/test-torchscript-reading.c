@@ -183,6 +183,55 @@ test_dead_training_branches (void)
   g_assert_cmpuint (train_notes->len - 1, >=, eval_notes->len - 1 + 2);
 }
 
+/* The line python_source ("FILE:LINE") names, read from that file. */
+static char *
+source_line (const char *python_source)
+{
+  const char *colon = strrchr (python_source, ':');
+  g_autofree char *file = g_strndup (python_source, colon - python_source);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint64 line = g_ascii_strtoull (colon + 1, NULL, 10);
+
+  g_assert_true (g_file_get_contents (file, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (line, >=, 1);
+  g_assert_cmpuint (line, <=, g_strv_length (lines));
+  return g_strdup (lines[line - 1]);
+}
+
+/* The code/ debug_pkl records lead each node back to the Python line it came from:
+ * torch's own modules, and the model's forward. */
+static void
+test_python_source (void)
+{
+  g_autofree char *dir = conv_model_dir ();
+  const char *files[] = { "conv_scripted.pt", "conv_traced.pt" };
+
+  for (guint f = 0; f < G_N_ELEMENTS (files); f++)
+    {
+      g_autofree char *path = g_build_filename (dir, files[f], NULL);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+      GraftNode *conv, *relu;
+      g_autofree char *conv_line = NULL;
+      g_autofree char *relu_line = NULL;
+
+      g_assert_no_error (error);
+      conv = find_op (graft_model_get_graph (model), f == 0 ? "conv2d" : "_convolution");
+      relu = find_op (graft_model_get_graph (model), "relu");
+      g_assert_nonnull (conv->python_source);
+      g_assert_nonnull (relu->python_source);
+      g_test_message ("%s: conv at %s, relu at %s", files[f], conv->python_source, relu->python_source);
+      g_assert_nonnull (strstr (conv->python_source, "torch/nn/modules/conv.py:"));
+      conv_line = source_line (conv->python_source);
+      g_assert_nonnull (strstr (conv_line, "conv2d"));
+      g_assert_nonnull (strstr (relu->python_source, "make-conv-model.py:"));
+      relu_line = source_line (relu->python_source);
+      g_assert_nonnull (strstr (relu_line, "torch.relu"));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -190,5 +239,6 @@ main (int argc, char **argv)
   g_test_add_func ("/aten-schemas/lookup", test_lookup);
   g_test_add_func ("/aten-schemas/torchscript-labels", test_torchscript_labels);
   g_test_add_func ("/torchscript-reading/dead-training-branches", test_dead_training_branches);
+  g_test_add_func ("/torchscript-reading/python-source", test_python_source);
   return g_test_run ();
 }
