@@ -95,12 +95,48 @@ set_titles (GraftWindow *self, const char *title, const char *subtitle)
   gtk_window_set_title (GTK_WINDOW (self), window_title);
 }
 
+/* What the canvas says when there is no graph: a state_dict holds weights
+ * only; torch.save(model) holds the module tree but not its computation. */
+static void
+update_no_graph_page (GraftWindow *self)
+{
+  AdwStatusPage *page = ADW_STATUS_PAGE (self->no_graph_page);
+  const char *module_class = NULL;
+
+  for (guint i = 0; self->model != NULL && i < graft_model_get_n_metadata (self->model); i++)
+    {
+      const char *key, *value;
+
+      graft_model_get_metadata (self->model, i, &key, &value);
+      if (g_strcmp0 (key, "pickled module") == 0)
+        module_class = value;
+    }
+  if (module_class == NULL)
+    {
+      adw_status_page_set_title (page, "No Graph");
+      adw_status_page_set_description (page, "This file holds weights only; its tensors are listed in the details");
+      return;
+    }
+  {
+    g_autofree char *escaped = g_markup_escape_text (module_class, -1);
+    g_autofree char *description =
+      g_strdup_printf ("torch.save(model) stored the %s object, not its computation: its modules, parameters and "
+                       "buffers are listed in the details. For the graph, save the model with "
+                       "torch.jit.save(torch.jit.trace(model, example_inputs)), torch.jit.script(model), or "
+                       "torch.export.save(torch.export.export(model, example_inputs))", escaped);
+
+    adw_status_page_set_title (page, "A Pickled Module Has No Graph");
+    adw_status_page_set_description (page, description);
+  }
+}
+
 void
 graft_window_show_graph (GraftWindow *self, GraftGraph *graph)
 {
   graft_graph_canvas_set_graph (self->canvas, self->model, graph);
   graft_breadcrumbs_set_graph (self->breadcrumbs, graph);
   gtk_widget_set_visible (self->no_graph_page, graph == NULL || graph->nodes->len == 0);
+  update_no_graph_page (self);
   graft_node_sidebar_show_model (self->sidebar, self->model);
   update_action_states (self);
 }

@@ -249,17 +249,32 @@ test_expand_all_stays_readable (void)
 
 /* ---------- scripted TorchScript ---------- */
 
+/* A new window showing the fixture script makes. */
+static GraftWindow *
+open_generated (const char *script, const char *file)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = generated_fixture (script, file);
+
+  harness_open (window, path);
+  return window;
+}
+
+static gboolean
+says (GraftWindow *window, const char *text)
+{
+  return harness_find_label (GTK_WIDGET (window), text) != NULL;
+}
+
 /* Scripted in eval mode: BatchNorm's `if self.training:` branches are dead
  * and not counted; a prim::If left (marked as control flow) still looks
  * selected when selected; labels use the aten argument names. */
 static void
 test_scripted_if_selected (void)
 {
-  GraftWindow *window = harness_window_new ();
-  g_autofree char *path = generated_fixture ("make-scripted-conv-model.py", "conv-scripted.pt");
+  GraftWindow *window = open_generated ("make-scripted-conv-model.py", "conv-scripted.pt");
   g_autoptr(GHashTable) state = NULL;
 
-  harness_open (window, path);
   harness_activate (window, "win.expand-all");
   harness_activate (window, "win.select-node::bn/If_5");
   harness_screenshot (window, "viewer-scripted-if-selected");
@@ -268,8 +283,28 @@ test_scripted_if_selected (void)
   g_assert_cmpstr (get (state, "selected-node"), ==, "bn/If_5");
   g_assert_cmpstr (get (state, "diagnostics-count"), ==, "2");
   /* Where it came from in torch's Python (its debug records), as Netron shows it. */
-  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "Python Source"));
-  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "torch/nn/modules/batchnorm.py:"));
+  g_assert_true (says (window, "Python Source"));
+  g_assert_true (says (window, "torch/nn/modules/batchnorm.py:"));
+  harness_window_close (window);
+}
+
+/* torch.save(model): the module tree and its tensors, and a banner that
+ * says there is no graph and how to get one. */
+static void
+test_pickled_module (void)
+{
+  GraftWindow *window = open_generated ("make-pickled-module.py", "pickled-module.pt");
+  g_autoptr(GHashTable) state = NULL;
+
+  harness_screenshot (window, "viewer-pickled-module");
+  state = harness_window_state (window);
+  g_assert_cmpstr (get (state, "state"), ==, "model");
+  g_assert_cmpstr (get (state, "no-graph"), ==, "1");
+  g_assert_true (says (window, "A Pickled Module Has No Graph"));
+  g_assert_true (says (window, "torch.jit.trace"));
+  g_assert_true (says (window, "make_conv_model.ConvNet"));
+  g_assert_true (says (window, "bn.running_var"));
+  g_assert_true (says (window, "torch.nn.modules.batchnorm.BatchNorm2d"));
   harness_window_close (window);
 }
 
@@ -346,6 +381,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/state-dict-has-no-export", test_state_dict_has_no_export);
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
   g_test_add_func ("/gui/viewer/scripted-if-selected", test_scripted_if_selected);
+  g_test_add_func ("/gui/viewer/pickled-module", test_pickled_module);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
 }
