@@ -845,7 +845,6 @@ add_shortcuts (GtkWidgetClass *widget_class)
     { GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "win.zoom-out" },
     { GDK_KEY_0, GDK_CONTROL_MASK, "win.zoom-fit" },
     { GDK_KEY_1, GDK_CONTROL_MASK, "win.zoom-reset" },
-    { GDK_KEY_period, GDK_CONTROL_MASK, "win.zoom-selection" },
     { GDK_KEY_Up, GDK_ALT_MASK, "win.parent-graph" },
     { GDK_KEY_F9, 0, "win.show-sidebar" },
     { GDK_KEY_w, GDK_CONTROL_MASK, "window.close" },
@@ -864,18 +863,25 @@ add_shortcuts (GtkWidgetClass *widget_class)
                                          bindings[i].action, NULL);
 }
 
-/* GtkPaned binds F6 and F8 for itself, and its binding runs before the
- * window's class bindings whenever the focus is inside a pane (the canvas,
- * the sidebar): F8 is taken in the capture phase, before any pane sees it. */
+/* Keys a focused child would take for itself before the window's class
+ * bindings see them, taken in the capture phase instead: GtkPaned binds F8
+ * (the canvas and the sidebar sit in panes), and a text entry binds Ctrl+.
+ * to its emoji picker (the Find entry, where Ctrl+. is meant to zoom to
+ * the match). */
 static void
 add_capture_shortcuts (GraftWindow *self)
 {
   GtkEventController *controller = gtk_shortcut_controller_new ();
+  struct { guint key; GdkModifierType mods; const char *action; } keys[] = {
+    { GDK_KEY_F8, 0, "win.show-diagnostics" },
+    { GDK_KEY_period, GDK_CONTROL_MASK, "win.zoom-selection" },
+  };
 
   gtk_event_controller_set_propagation_phase (controller, GTK_PHASE_CAPTURE);
-  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
-                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_F8, 0),
-                                                          gtk_named_action_new ("win.show-diagnostics")));
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
+                                          gtk_shortcut_new (gtk_keyval_trigger_new (keys[i].key, keys[i].mods),
+                                                            gtk_named_action_new (keys[i].action)));
   gtk_widget_add_controller (GTK_WIDGET (self), controller);
 }
 

@@ -155,6 +155,41 @@ test_f8_opens_problems (void)
   harness_window_close (window);
 }
 
+/* Ctrl+. in the Find entry zooms to the match (its tooltip's promise)
+ * instead of opening the entry's emoji picker. */
+static void
+test_find_ctrl_period (void)
+{
+  GraftWindow *window;
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+  GraftGraphCanvas *canvas;
+  double zoom_before;
+
+  if (!have_xdotool ())
+    return;
+  window = harness_window_new ();
+  canvas = find_canvas (window);
+  harness_open (window, sample);
+  harness_activate (window, "win.zoom-fit");
+  zoom_before = graft_graph_canvas_get_zoom (canvas);
+  harness_activate (window, "win.find");
+  {
+    const char *commands[] = { "windowfocus", "WINDOW", "key", "--delay", "5", "G", "e", "m", "m", "Return", NULL };
+    xdotool (window, commands);
+  }
+  /* Enter, sent right after the typing, acted on what was typed. */
+  g_test_message ("find entry: '%s'",
+                  gtk_editable_get_text (GTK_EDITABLE (harness_find_type (GTK_WIDGET (window), GTK_TYPE_SEARCH_ENTRY))));
+  g_assert_nonnull (graft_graph_canvas_get_selected_node (canvas));
+  harness_activate (window, "win.zoom-fit");
+  harness_activate (window, "win.find");
+  press_key (window, "ctrl+period");
+  harness_screenshot (window, "viewer-find-ctrl-period");
+  g_assert_null (harness_find_type (GTK_WIDGET (window), GTK_TYPE_EMOJI_CHOOSER));
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >, zoom_before * 1.2);
+  harness_window_close (window);
+}
+
 /* The shortcuts window lists every key the tooltips promise. */
 static void
 test_shortcuts_window_lists_f8 (void)
@@ -377,6 +412,7 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/viewer/f8-opens-problems", test_f8_opens_problems);
+  g_test_add_func ("/gui/viewer/find-ctrl-period", test_find_ctrl_period);
   g_test_add_func ("/gui/viewer/shortcuts-window-lists-f8", test_shortcuts_window_lists_f8);
   g_test_add_func ("/gui/viewer/state-dict-has-no-export", test_state_dict_has_no_export);
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
