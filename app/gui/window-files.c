@@ -101,6 +101,14 @@ compare_recent_newest_first (gconstpointer a, gconstpointer b)
   return g_date_time_compare (tb, ta);
 }
 
+static char *
+escape_underscores (const char *text)
+{
+  g_auto(GStrv) parts = g_strsplit (text, "_", -1);
+
+  return g_strjoinv ("__", parts);
+}
+
 static void
 rebuild_recent_menu (GraftWindow *self)
 {
@@ -114,10 +122,14 @@ rebuild_recent_menu (GraftWindow *self)
       GtkRecentInfo *info = l->data;
       const char *uri = gtk_recent_info_get_uri (info);
       g_autoptr(GMenuItem) item = NULL;
+      g_autofree char *escaped_name = NULL;
 
       if (!gtk_recent_info_is_local (info) || !gtk_recent_info_exists (info) || !is_model_uri (uri))
         continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      /* Menu labels take "_" as a mnemonic mark: resnet18_traced.pt
+       * would read "resnet18traced.pt". */
+      escaped_name = escape_underscores (gtk_recent_info_get_display_name (info));
+      item = g_menu_item_new (escaped_name, NULL);
       g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
       g_menu_append_item (self->recent_menu, item);
       n_listed++;

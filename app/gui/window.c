@@ -327,6 +327,18 @@ forward_to_canvas (GtkWidget *widget, const char *action_name, GVariant *paramet
 
 /* ---------- loading ---------- */
 
+/* A file that no longer opens leaves Recent Models (it may have been
+ * listed from an earlier, successful open). */
+static void
+forget_recent (GraftWindow *self, const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_commandline_arg (path);
+  g_autofree char *uri = g_file_get_uri (file);
+
+  if (gtk_recent_manager_has_item (self->recent_manager, uri))
+    gtk_recent_manager_remove_item (self->recent_manager, uri, NULL);
+}
+
 static void
 show_load_error (GraftWindow *self, const char *path, const GError *error)
 {
@@ -340,11 +352,14 @@ show_load_error (GraftWindow *self, const char *path, const GError *error)
        * gives the whole reason. */
       GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), title, error->message);
 
+      forget_recent (self, path);
+
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
       gtk_stack_set_visible_child_name (self->main_stack, "model");
       return;
     }
+  forget_recent (self, path);
   adw_status_page_set_title (self->error_page, title);
   adw_status_page_set_description (self->error_page, escaped);
   gtk_stack_set_visible_child_name (self->main_stack, "error");

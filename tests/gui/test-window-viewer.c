@@ -5,6 +5,7 @@
  * layouts run in parallel workers, and Graphviz is not thread-safe). */
 #include <gdk/x11/gdkx.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #include "gui-fixtures.h"
 #include "window-harness.h"
@@ -343,6 +344,71 @@ test_pickled_module (void)
   harness_window_close (window);
 }
 
+/* ---------- Recent Models ---------- */
+
+typedef struct {
+  GraftWindow *window;
+  const char *expected;
+} RecentWait;
+
+static gboolean
+recent_menu_reads (gpointer data)
+{
+  RecentWait *wait = data;
+  g_autoptr(GHashTable) state = harness_window_state (wait->window);
+
+  return g_strcmp0 (get (state, "recent"), wait->expected) == 0;
+}
+
+/* Names keep their underscores (a menu label takes "_" as a mnemonic mark,
+ * written "__" for a plain one), and a file that fails to open leaves the
+ * list. */
+static void
+test_recent_models_papercuts (void)
+{
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-recent-XXXXXX", NULL);
+  g_autofree char *good = g_build_filename (dir, "resnet18_traced_v2.onnx", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+  GraftWindow *window;
+  RecentWait wait;
+
+  gtk_recent_manager_purge_items (gtk_recent_manager_get_default (), NULL);
+  g_assert_true (g_file_get_contents (sample, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (good, contents, length, NULL));
+  window = harness_window_new ();
+  harness_open (window, good);
+  wait = (RecentWait) { window, "resnet18__traced__v2.onnx" };
+  harness_wait_for (recent_menu_reads, &wait);
+  {
+    /* What the popover shows for that label. */
+    g_autoptr(GtkWidget) label = g_object_ref_sink (gtk_label_new_with_mnemonic (wait.expected));
+    g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (label)), ==, "resnet18_traced_v2.onnx");
+  }
+  harness_window_close (window);
+
+  /* The file breaks; opened from the list again, it fails and goes. */
+  g_assert_true (g_file_set_contents (good, "not a model at all", -1, NULL));
+  window = harness_window_new ();
+  {
+    g_autoptr(GFile) file = g_file_new_for_path (good);
+    g_autofree char *uri = g_file_get_uri (file);
+    g_autoptr(GHashTable) state = NULL;
+
+    gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", uri);
+    harness_settle (window);
+    harness_screenshot (window, "viewer-recent-failed");
+    state = harness_window_state (window);
+    g_assert_cmpstr (get (state, "state"), ==, "error");
+  }
+  wait = (RecentWait) { window, "No Recent Models" };
+  harness_wait_for (recent_menu_reads, &wait);
+  harness_window_close (window);
+  g_unlink (good);
+  g_rmdir (dir);
+}
+
 /* ---------- several windows at once ---------- */
 
 static gboolean
@@ -418,6 +484,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
   g_test_add_func ("/gui/viewer/scripted-if-selected", test_scripted_if_selected);
   g_test_add_func ("/gui/viewer/pickled-module", test_pickled_module);
+  g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
 }
