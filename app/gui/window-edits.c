@@ -415,8 +415,15 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
   after_model_changed (self);
   {
     g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
+    AdwToast *toast = adw_toast_new (message);
 
-    graft_window_show_toast (self, message);
+    /* The overlay queues toasts: the last undo's would hide this one for
+     * its whole timeout. */
+    if (self->history_toast != NULL)
+      adw_toast_dismiss (self->history_toast);
+    adw_toast_set_timeout (toast, 5);
+    g_set_weak_pointer (&self->history_toast, toast);
+    adw_toast_overlay_add_toast (self->toast_overlay, toast);
   }
 }
 

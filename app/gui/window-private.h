@@ -62,6 +62,7 @@ struct _GraftWindow
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
+  AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
 
   /* State */
   guint loading_pulse_id;

@@ -770,6 +770,7 @@ graft_window_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_weak_pointer (&self->shape_toast);
+  g_clear_weak_pointer (&self->history_toast);
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);

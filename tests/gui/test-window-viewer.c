@@ -344,6 +344,23 @@ test_pickled_module (void)
   harness_window_close (window);
 }
 
+/* ---------- edits ---------- */
+
+/* The toasts of Undo and Redo say which one happened. */
+static void
+test_undo_redo_toasts (void)
+{
+  GraftWindow *window = open_generated ("make-static-batch-model.py", "static-batch.onnx");
+
+  harness_activate (window, "win.make-dynamic::input:0=batch");
+  harness_activate (window, "win.undo");
+  g_assert_true (says (window, "Undone: "));
+  harness_activate (window, "win.redo");
+  harness_screenshot (window, "viewer-redo-toast");
+  g_assert_true (says (window, "Redone: "));
+  harness_window_close (window);
+}
+
 /* ---------- Recent Models ---------- */
 
 typedef struct {
@@ -484,6 +501,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
   g_test_add_func ("/gui/viewer/scripted-if-selected", test_scripted_if_selected);
   g_test_add_func ("/gui/viewer/pickled-module", test_pickled_module);
+  g_test_add_func ("/gui/viewer/undo-redo-toasts", test_undo_redo_toasts);
   g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
