@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "value-format.h"
+#include "edit/edit.h"
 
 /* Tensors up to this many elements are summarised at once; bigger ones in
  * a worker thread so that clicking a 100 MB embedding never stalls. */
@@ -681,8 +682,8 @@ on_make_dynamic_clicked (GtkButton *button, GtkEditable *entry)
   const char *input = g_object_get_data (G_OBJECT (button), "graft-input");
   int axis = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "graft-axis"));
   g_autofree char *symbol = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
-  g_autofree char *fallback = axis == 0 ? g_strdup ("batch") : axis == 1 ? g_strdup ("sequence")
-                                                              : g_strdup_printf ("dim%d", axis);
+  /* Left empty, the name the entry suggests. */
+  const char *fallback = gtk_entry_get_placeholder_text (GTK_ENTRY (entry));
   g_autofree char *target = g_strdup_printf ("%s:%d=%s", input, axis, symbol[0] != '\0' ? symbol : fallback);
 
   gtk_widget_activate_action (GTK_WIDGET (button), "win.make-dynamic", "s", target);
@@ -749,8 +750,7 @@ add_input_edit_section (GraftNodeSidebar *self, GraftValue *value)
         {
           g_autofree char *title = g_strdup_printf ("Dim %d, fixed at %" G_GINT64_FORMAT, d, dim.value);
 
-          g_autofree char *placeholder = d == 0 ? g_strdup ("batch") : d == 1 ? g_strdup ("sequence")
-                                                                : g_strdup_printf ("dim%d", d);
+          g_autofree char *placeholder = graft_edit_suggest_dim_symbol (value, d);
 
           entry = gtk_entry_new ();
           gtk_entry_set_placeholder_text (GTK_ENTRY (entry), placeholder);

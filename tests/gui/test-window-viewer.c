@@ -361,6 +361,45 @@ test_undo_redo_toasts (void)
   harness_window_close (window);
 }
 
+static gboolean
+has_placeholder (GtkWidget *widget, gconstpointer text)
+{
+  return GTK_IS_ENTRY (widget) && g_strcmp0 (gtk_entry_get_placeholder_text (GTK_ENTRY (widget)), text) == 0;
+}
+
+static GtkWidget *
+find_entry_with_placeholder (GtkWidget *root, const char *text)
+{
+  if (has_placeholder (root, text))
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_entry_with_placeholder (child, text);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Dims of an image input (NCHW) are offered as channels, height and width,
+ * not dim 1 as "sequence". */
+static void
+test_image_dim_names (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+
+  harness_open (window, sample);
+  harness_activate (window, "win.select-value::image");
+  harness_screenshot (window, "viewer-image-dim-names");
+  g_assert_nonnull (find_entry_with_placeholder (GTK_WIDGET (window), "channels"));
+  g_assert_nonnull (find_entry_with_placeholder (GTK_WIDGET (window), "height"));
+  g_assert_nonnull (find_entry_with_placeholder (GTK_WIDGET (window), "width"));
+  g_assert_null (find_entry_with_placeholder (GTK_WIDGET (window), "sequence"));
+  harness_window_close (window);
+}
+
 /* ---------- Recent Models ---------- */
 
 typedef struct {
@@ -502,6 +541,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/scripted-if-selected", test_scripted_if_selected);
   g_test_add_func ("/gui/viewer/pickled-module", test_pickled_module);
   g_test_add_func ("/gui/viewer/undo-redo-toasts", test_undo_redo_toasts);
+  g_test_add_func ("/gui/viewer/image-dim-names", test_image_dim_names);
   g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
