@@ -28,6 +28,8 @@ struct _GraftGraphCanvas {
   gboolean busy;
   double progress;
   gboolean show_names, show_attributes, show_shapes, dark;
+  gboolean dark_requested;  /* the "dark" property as set; dark also follows the theme */
+  gboolean theme_is_dark;   /* the widget's style draws light text */
   GraftLayoutDirection direction;
 
   GraftNode *selected_node;
@@ -894,13 +896,39 @@ action_cancel_layout (GtkWidget *widget, const char *action_name, GVariant *para
 /* Style */
 
 static void
-set_dark (GraftGraphCanvas *self, gboolean dark)
+apply_dark (GraftGraphCanvas *self, gboolean dark)
 {
   if (self->dark == dark)
     return;
   self->dark = dark;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DARK]);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Dark when asked (the style manager's preference), or when the theme the
+ * widget is drawn with is a dark one: GTK_THEME=Adwaita:dark darkens the
+ * chrome without telling AdwStyleManager. */
+static void
+set_dark (GraftGraphCanvas *self, gboolean dark)
+{
+  self->dark_requested = dark;
+  apply_dark (self, self->dark_requested || self->theme_is_dark);
+}
+
+static void
+graft_graph_canvas_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+  GdkRGBA color;
+
+  GTK_WIDGET_CLASS (graft_graph_canvas_parent_class)->css_changed (widget, change);
+#if GTK_CHECK_VERSION (4, 10, 0)
+  gtk_widget_get_color (widget, &color);
+#else
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &color);
+#endif
+  self->theme_is_dark = 0.2126 * color.red + 0.7152 * color.green + 0.0722 * color.blue > 0.5;
+  set_dark (self, self->dark_requested);
 }
 
 static void
@@ -1036,6 +1064,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   object_class->set_property = graft_graph_canvas_set_property;
   object_class->dispose = graft_graph_canvas_dispose;
   widget_class->snapshot = graft_graph_canvas_snapshot;
+  widget_class->css_changed = graft_graph_canvas_css_changed;
   widget_class->size_allocate = graft_graph_canvas_size_allocate;
 
   properties[PROP_SHOW_NAMES] = g_param_spec_boolean ("show-names", NULL, NULL, FALSE, flags);
@@ -1131,7 +1160,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
     {
       AdwStyleManager *manager = adw_style_manager_get_default ();
 
-      self->dark = adw_style_manager_get_dark (manager);
+      self->dark = self->dark_requested = adw_style_manager_get_dark (manager);
       self->style_handler = g_signal_connect (manager, "notify::dark", G_CALLBACK (on_style_dark_changed), self);
     }
   else
@@ -1139,7 +1168,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
       gboolean prefer_dark = FALSE;
 
       g_object_get (gtk_settings_get_default (), "gtk-application-prefer-dark-theme", &prefer_dark, NULL);
-      self->dark = prefer_dark;
+      self->dark = self->dark_requested = prefer_dark;
     }
 }
 
