@@ -80,6 +80,7 @@ paint_scene (cairo_surface_t *surface, GraftScene *scene, const GraftPaintOption
   GraftPaintOptions with_background = *options;
 
   with_background.paint_background = TRUE;
+  with_background.picture = TRUE;
   cairo_scale (cr, scale, scale);
   cairo_translate (cr, -bounds->x, -bounds->y);
   graft_painter_paint (cr, scene, bounds, &with_background);
