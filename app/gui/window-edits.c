@@ -589,6 +589,7 @@ save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
                                         "_Save", "_Cancel");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_save_as_response), self);

@@ -232,6 +232,17 @@ new_export_filter (const char *name, const char *mime_type, const char *suffix)
   return filter;
 }
 
+void
+graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser)
+{
+  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
+  g_autofree char *dir = path != NULL ? g_path_get_dirname (path) : NULL;
+  g_autoptr(GFile) folder = dir != NULL ? g_file_new_for_path (dir) : NULL;
+
+  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY)
+    gtk_file_chooser_set_current_folder (chooser, folder, NULL);
+}
+
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -254,6 +265,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), svg);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), png);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pdf);
+  graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);

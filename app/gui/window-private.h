@@ -86,6 +86,9 @@ void graft_window_open_path (GraftWindow *self, const char *path);
 gboolean graft_window_canvas_is_busy (GraftWindow *self);
 
 /* window-files.c */
+/* Starts a Save/Export chooser in the folder of the model shown (not the
+ * folder Graft was launched from). */
+void graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser);
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
 void graft_window_init_files (GraftWindow *self);
 

@@ -400,6 +400,49 @@ test_image_dim_names (void)
   harness_window_close (window);
 }
 
+/* Save As and Export start in the model's folder, not the folder Graft
+ * was started in. */
+static void
+test_choosers_start_beside_model (void)
+{
+  g_autofree char *fixture = generated_fixture ("make-static-batch-model.py", "static-batch.onnx");
+  g_autofree char *dir = g_dir_make_tmp ("graft-save-as-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "model_copy.onnx", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+  const char *actions[] = { "win.save-as", "win.export" };
+  GraftWindow *window;
+
+  g_autofree char *launch_dir = g_get_current_dir ();
+
+  g_assert_true (g_file_get_contents (fixture, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (path, contents, length, NULL));
+  g_assert_cmpstr (launch_dir, !=, dir);
+  window = harness_window_new ();
+  harness_open (window, path);
+  for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
+    {
+      g_autoptr(GPtrArray) dialogs = NULL;
+      g_autoptr(GFile) folder = NULL;
+      g_autofree char *folder_path = NULL;
+      g_autofree char *shot = g_strdup_printf ("viewer-chooser-%u", i);
+
+      harness_activate (window, actions[i]);
+      harness_screenshot (window, shot);
+      dialogs = harness_list_dialogs (window);
+      g_assert_cmpuint (dialogs->len, ==, 1);
+      g_assert_true (GTK_IS_FILE_CHOOSER (g_ptr_array_index (dialogs, 0)));
+      folder = gtk_file_chooser_get_current_folder (GTK_FILE_CHOOSER (g_ptr_array_index (dialogs, 0)));
+      folder_path = folder != NULL ? g_file_get_path (folder) : NULL;
+      g_assert_cmpstr (folder_path, ==, dir);
+      gtk_window_destroy (g_ptr_array_index (dialogs, 0));
+      harness_settle (window);
+    }
+  harness_window_close (window);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* ---------- Recent Models ---------- */
 
 typedef struct {
@@ -542,6 +585,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/pickled-module", test_pickled_module);
   g_test_add_func ("/gui/viewer/undo-redo-toasts", test_undo_redo_toasts);
   g_test_add_func ("/gui/viewer/image-dim-names", test_image_dim_names);
+  g_test_add_func ("/gui/viewer/choosers-start-beside-model", test_choosers_start_beside_model);
   g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
