@@ -25,6 +25,7 @@ struct _GraftNodeSidebar
 
   GCancellable *stats_cancellable;
   guint pending_stats;
+  GraftModel *shown_model;  /* weak: the model of the details shown */
 };
 
 G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
@@ -447,6 +448,17 @@ add_weights_section (GraftNodeSidebar *self, GraftModel *model)
     add_row_printf (list, "…", "%u more tensors", tensors->len - MAX_LISTED_TENSORS);
 }
 
+/* Details of another model start at the top, not where the last model's
+ * were scrolled to. */
+static void
+note_shown_model (GraftNodeSidebar *self, GraftModel *model)
+{
+  if (self->shown_model == model)
+    return;
+  g_set_weak_pointer (&self->shown_model, model);
+  gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller)), 0);
+}
+
 void
 graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
 {
@@ -459,6 +471,7 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   g_return_if_fail (GRAFT_IS_MODEL (model));
 
   clear_sections (self);
+  note_shown_model (self, model);
   path = graft_model_get_path (model);
   basename = path != NULL ? g_path_get_basename (path) : g_strdup ("Model");
   description = graft_model_describe (model);
@@ -591,6 +604,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   g_return_if_fail (node != NULL);
 
   clear_sections (self);
+  note_shown_model (self, model);
   set_header (self, node->op_type,
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
   add_node_section (self, node);
@@ -773,6 +787,7 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
   g_return_if_fail (value != NULL);
 
   clear_sections (self);
+  note_shown_model (self, model);
   set_header (self, value->name, describe_value_role (value));
   add_value_type_section (self, model, value);
   add_input_edit_section (self, value);
@@ -827,6 +842,7 @@ graft_node_sidebar_dispose (GObject *object)
   if (self->stats_cancellable != NULL)
     g_cancellable_cancel (self->stats_cancellable);
   g_clear_object (&self->stats_cancellable);
+  g_clear_weak_pointer (&self->shown_model);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)

@@ -10,6 +10,7 @@
 #include "gui-fixtures.h"
 #include "window-harness.h"
 #include "widgets/graph-canvas.h"
+#include "widgets/node-sidebar.h"
 
 static const char *
 get (GHashTable *state, const char *key)
@@ -443,6 +444,26 @@ test_choosers_start_beside_model (void)
   g_rmdir (dir);
 }
 
+/* The details of a newly opened model start at the top. */
+static void
+test_sidebar_scroll_resets (void)
+{
+  GraftWindow *window = open_generated ("make-grouped-model.py", "grouped.onnx");
+  g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+  GtkWidget *sidebar = harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_NODE_SIDEBAR);
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (harness_find_type (sidebar, GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (scroller);
+
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), >, gtk_adjustment_get_page_size (adjustment) + 100);
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment));
+  harness_settle (window);
+  g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), >, 100);
+  harness_open (window, sample);
+  harness_screenshot (window, "viewer-sidebar-scroll-reset");
+  g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, 0);
+  harness_window_close (window);
+}
+
 /* ---------- Recent Models ---------- */
 
 typedef struct {
@@ -586,6 +607,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/undo-redo-toasts", test_undo_redo_toasts);
   g_test_add_func ("/gui/viewer/image-dim-names", test_image_dim_names);
   g_test_add_func ("/gui/viewer/choosers-start-beside-model", test_choosers_start_beside_model);
+  g_test_add_func ("/gui/viewer/sidebar-scroll-resets", test_sidebar_scroll_resets);
   g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
