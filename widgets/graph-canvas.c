@@ -574,6 +574,54 @@ fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
   paint->selected_value = self->selected_value;
 }
 
+static void
+collect_expanded (GraftLayout *layout, GraftGroup *group, GPtrArray *paths)
+{
+  for (guint i = 0; group->children != NULL && i < group->children->len; i++)
+    {
+      GraftGroup *child = g_ptr_array_index (group->children, i);
+
+      if (!graft_layout_get_group_expanded (layout, child))
+        continue;
+      g_ptr_array_add (paths, g_strdup (child->path));
+      collect_expanded (layout, child, paths);
+    }
+}
+
+char **
+graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  if (self->layout != NULL && self->graph != NULL && self->graph->root_group != NULL)
+    collect_expanded (self->layout, self->graph->root_group, paths);
+  g_ptr_array_add (paths, NULL);
+  return (char **) g_ptr_array_free (paths, FALSE);
+}
+
+void
+graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths)
+{
+  gboolean changed = FALSE;
+
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  if (self->layout == NULL || self->graph == NULL || self->graph->root_group == NULL || paths == NULL)
+    return;
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      GraftGroup *group = graft_group_find_path (self->graph->root_group, paths[i]);
+
+      if (group != NULL && !graft_layout_get_group_expanded (self->layout, group))
+        {
+          graft_layout_set_group_expanded (self->layout, group, TRUE);
+          changed = TRUE;
+        }
+    }
+  if (changed)
+    request_layout (self);
+}
+
 double
 graft_graph_canvas_get_zoom (GraftGraphCanvas *self)
 {

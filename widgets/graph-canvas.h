@@ -44,6 +44,11 @@ guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
  * marked nodes they hide. */
 guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden);
 
+/* The paths ("layer1.0") of the groups expanded now, to carry them over
+ * to an edited copy of the graph (NULL-terminated; empty without a graph);
+ * and expanding such paths in the graph shown (unknown paths are skipped). */
+char **graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self);
+void graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths);
 /* The view: zoom (screen pixels per point), the part of the scene shown,
  * and the scene's bounds (FALSE while there is no scene). */
 double graft_graph_canvas_get_zoom (GraftGraphCanvas *self);

@@ -59,6 +59,9 @@ on_edit_checked (GObject *source, GAsyncResult *result, gpointer user_data)
   gtk_spinner_stop (self->loading_spinner);
   gtk_stack_set_visible_child_full (self->main_stack, "model", GTK_STACK_TRANSITION_TYPE_NONE);
   graft_window_show_graph (self, graft_model_get_graph (self->model));
+  /* An edit keeps the groups the user had opened. */
+  graft_graph_canvas_expand_groups (self->canvas, (const char *const *) self->expanded_before_edit);
+  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
   graft_find_panel_set_graph (self->find_panel, graft_model_get_graph (self->model));
   graft_window_set_diagnostics (self, diagnostics);
   graft_window_update_action_states (self);
@@ -294,6 +297,16 @@ verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const 
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
+/* Read before the edit frees the graph shown; only the main graph's groups
+ * carry over (a subgraph shown may not survive the edit). */
+static void
+remember_expanded_groups (GraftWindow *self)
+{
+  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
+  if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (self->model))
+    self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
+}
+
 static void
 apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 {
@@ -303,6 +316,7 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 
   if (!edits_allowed (self))
     return;
+  remember_expanded_groups (self);
   before = graft_model_get_graph (self->model);
   if (!graft_edit_history_apply (self->history, edit, &error))
     {
@@ -403,6 +417,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
                                : graft_edit_history_get_redo_description (self->history));
   if (description == NULL)
     return;
+  remember_expanded_groups (self);
   ok = undo ? graft_edit_history_undo (self->history, &error) : graft_edit_history_redo (self->history, &error);
   if (!ok)
     {

@@ -58,6 +58,7 @@ struct _GraftWindow
   GCancellable *check_cancellable;  /* while an edited graph is checked */
   GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
   char *direction;                  /* behind the direction action */
+  char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */

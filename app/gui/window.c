@@ -790,6 +790,7 @@ graft_window_finalize (GObject *object)
   g_clear_object (&self->recent_menu);
   g_free (self->loading_path);
   g_free (self->direction);
+  g_strfreev (self->expanded_before_edit);
   g_free (self->title_base);
   g_free (self->save_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);

@@ -464,6 +464,30 @@ test_sidebar_scroll_resets (void)
   harness_window_close (window);
 }
 
+/* An edit (and its undo) keeps the groups the user had opened. */
+static void
+test_edit_keeps_expanded_groups (void)
+{
+  GraftWindow *window = open_generated ("make-grouped-model.py", "grouped.onnx");
+  GraftGraphCanvas *canvas = find_canvas (window);
+  g_auto(GStrv) before = NULL;
+  g_auto(GStrv) after_edit = NULL;
+  g_auto(GStrv) after_undo = NULL;
+
+  /* Selecting a node inside block2 opens it. */
+  harness_activate (window, "win.select-node::/block2/Relu_40");
+  before = graft_graph_canvas_dup_expanded_groups (canvas);
+  g_assert_true (g_strv_contains ((const char *const *) before, "block2"));
+  harness_activate (window, "win.make-dynamic::x:1=features");
+  harness_screenshot (window, "viewer-edit-keeps-groups");
+  after_edit = graft_graph_canvas_dup_expanded_groups (canvas);
+  g_assert_true (g_strv_contains ((const char *const *) after_edit, "block2"));
+  harness_activate (window, "win.undo");
+  after_undo = graft_graph_canvas_dup_expanded_groups (canvas);
+  g_assert_true (g_strv_contains ((const char *const *) after_undo, "block2"));
+  harness_window_close (window);
+}
+
 /* ---------- Recent Models ---------- */
 
 typedef struct {
@@ -608,6 +632,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/viewer/image-dim-names", test_image_dim_names);
   g_test_add_func ("/gui/viewer/choosers-start-beside-model", test_choosers_start_beside_model);
   g_test_add_func ("/gui/viewer/sidebar-scroll-resets", test_sidebar_scroll_resets);
+  g_test_add_func ("/gui/viewer/edit-keeps-expanded-groups", test_edit_keeps_expanded_groups);
   g_test_add_func ("/gui/viewer/recent-models-papercuts", test_recent_models_papercuts);
   g_test_add_func ("/gui/viewer/concurrent-windows", test_concurrent_windows);
   return g_test_run ();
