@@ -28,6 +28,7 @@ struct _GraftGraphCanvas {
   gboolean busy;
   double progress;
   gboolean show_names, show_attributes, show_shapes, dark;
+  gboolean wheel_zooms;     /* the wheel zooms (the old way), not scrolls */
   gboolean dark_requested;  /* the "dark" property as set; dark also follows the theme */
   gboolean theme_is_dark;   /* the widget's style draws light text */
   GraftLayoutDirection direction;
@@ -77,6 +78,7 @@ enum {
   PROP_SHOW_SHAPES,
   PROP_DIRECTION,
   PROP_DARK,
+  PROP_WHEEL_ZOOMS,
   PROP_SELECTED_NODE,
   PROP_SELECTED_VALUE,
   PROP_BUSY,
@@ -784,13 +786,21 @@ on_scroll (GtkEventControllerScroll *controller, double dx, double dy, GraftGrap
             }
         }
     }
-  /* Shift+scroll pans sideways; every other scroll zooms about the pointer. */
+  /* As in Netron and most viewers: the wheel scrolls, Shift+wheel scrolls
+   * sideways, Ctrl+wheel zooms about the pointer; with wheel-zooms, the
+   * plain wheel zooms too. */
   if (modifiers & GDK_SHIFT_MASK)
     {
       graft_canvas_viewport_pan (self->viewport, -(dx + dy) * 40, 0);
       return TRUE;
     }
-  zoom_at (self, pow (1.1, -dy), x, y);
+  if ((modifiers & GDK_CONTROL_MASK) || self->wheel_zooms)
+    {
+      zoom_at (self, pow (1.1, -dy), x, y);
+      return TRUE;
+    }
+  graft_canvas_viewport_pan (self->viewport, -dx * 40, -dy * 40);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
   return TRUE;
 }
 
@@ -1019,6 +1029,9 @@ graft_graph_canvas_get_property (GObject *object, guint prop_id, GValue *value, 
     case PROP_DARK:
       g_value_set_boolean (value, self->dark);
       break;
+    case PROP_WHEEL_ZOOMS:
+      g_value_set_boolean (value, self->wheel_zooms);
+      break;
     case PROP_SELECTED_NODE:
       g_value_set_pointer (value, self->selected_node);
       break;
@@ -1070,6 +1083,13 @@ graft_graph_canvas_set_property (GObject *object, guint prop_id, const GValue *v
     case PROP_DARK:
       set_dark (self, g_value_get_boolean (value));
       break;
+    case PROP_WHEEL_ZOOMS:
+      if (self->wheel_zooms != g_value_get_boolean (value))
+        {
+          self->wheel_zooms = g_value_get_boolean (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
     case PROP_SELECTED_NODE:
       graft_graph_canvas_select_node (self, g_value_get_pointer (value));
       break;
@@ -1120,6 +1140,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   properties[PROP_SHOW_SHAPES] = g_param_spec_boolean ("show-shapes", NULL, NULL, TRUE, flags);
   properties[PROP_DIRECTION] = g_param_spec_string ("direction", NULL, NULL, "TB", flags);
   properties[PROP_DARK] = g_param_spec_boolean ("dark", NULL, NULL, FALSE, flags);
+  properties[PROP_WHEEL_ZOOMS] = g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, flags);
   properties[PROP_SELECTED_NODE] = g_param_spec_pointer ("selected-node", NULL, NULL, flags);
   properties[PROP_SELECTED_VALUE] = g_param_spec_pointer ("selected-value", NULL, NULL, flags);
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,

@@ -76,6 +76,7 @@ struct _GraftWindow
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
+  gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
   gboolean close_confirmed;
   gboolean close_after_save;
   gboolean discard_confirmed;       /* the user agreed to open over unsaved changes */

@@ -23,6 +23,7 @@ enum {
   PROP_DIAGNOSTICS_VISIBLE,
   PROP_RUN_VISIBLE,
   PROP_SHOW_TIMINGS,
+  PROP_WHEEL_ZOOMS,
   N_PROPS
 };
 
@@ -648,6 +649,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DIAGNOSTICS_VISIBLE: g_value_set_boolean (value, self->diagnostics_visible); break;
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
+    case PROP_WHEEL_ZOOMS: g_value_set_boolean (value, self->wheel_zooms); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -697,6 +699,7 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
         graft_window_set_run_visible (self, self->run_visible);
       break;
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
+    case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -741,7 +744,7 @@ graft_window_close_request (GtkWindow *window)
 static void
 bind_view_settings (GraftWindow *self)
 {
-  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "direction" };
+  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "direction", "wheel-zooms" };
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
@@ -815,6 +818,8 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("diagnostics-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_RUN_VISIBLE] =
     g_param_spec_boolean ("run-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_WHEEL_ZOOMS] =
+    g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SHOW_TIMINGS] =
     g_param_spec_boolean ("show-timings", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -844,6 +849,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_property_action (widget_class, "win.show-attributes", "show-attributes");
   gtk_widget_class_install_property_action (widget_class, "win.show-shapes", "show-shapes");
   gtk_widget_class_install_property_action (widget_class, "win.direction", "direction");
+  gtk_widget_class_install_property_action (widget_class, "win.wheel-zooms", "wheel-zooms");
   gtk_widget_class_install_property_action (widget_class, "win.show-find", "find-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-sidebar", "sidebar-visible");
 }

@@ -24,6 +24,23 @@ find_canvas (GraftWindow *window)
   return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
 }
 
+/* A new window showing the fixture script makes. */
+static GraftWindow *
+open_generated (const char *script, const char *file)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = generated_fixture (script, file);
+
+  harness_open (window, path);
+  return window;
+}
+
+static gboolean
+says (GraftWindow *window, const char *text)
+{
+  return harness_find_label (GTK_WIDGET (window), text) != NULL;
+}
+
 /* ---------- real key and pointer events, through the X server ---------- */
 
 typedef struct {
@@ -192,6 +209,53 @@ test_find_ctrl_period (void)
   harness_window_close (window);
 }
 
+/* The mouse wheel, sent by the X server over the canvas: it scrolls, Ctrl
+ * makes it zoom; the "Mouse Wheel Zooms" preference brings back zooming. */
+static void
+test_wheel_scrolls (void)
+{
+  GraftWindow *window;
+  GraftGraphCanvas *canvas;
+  GraftRect before, after, bounds;
+  double zoom;
+  g_autofree char *x = NULL;
+  g_autofree char *y = NULL;
+
+  if (!have_xdotool ())
+    return;
+  window = open_generated ("make-grouped-model.py", "grouped.onnx");
+  canvas = find_canvas (window);
+  harness_activate (window, "win.expand-all");
+  click_canvas (window);
+  zoom = graft_graph_canvas_get_zoom (canvas);
+  g_assert_true (graft_graph_canvas_get_view (canvas, &before, &bounds));
+  {
+    const char *commands[] = { "click", "--repeat", "3", "5", NULL };
+    xdotool (window, commands);
+  }
+  g_assert_true (graft_graph_canvas_get_view (canvas, &after, &bounds));
+  g_test_message ("wheel down ×3: view y %.0f → %.0f, zoom %.2f → %.2f", before.y, after.y, zoom,
+                  graft_graph_canvas_get_zoom (canvas));
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), ==, zoom);
+  g_assert_cmpfloat (after.y, >, before.y + 50);
+  {
+    const char *commands[] = { "keydown", "ctrl", "click", "4", "keyup", "ctrl", NULL };
+    xdotool (window, commands);
+  }
+  harness_screenshot (window, "viewer-wheel");
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >, zoom * 1.05);
+
+  /* The preference: the plain wheel zooms again. */
+  zoom = graft_graph_canvas_get_zoom (canvas);
+  harness_activate (window, "win.wheel-zooms");
+  {
+    const char *commands[] = { "click", "5", NULL };
+    xdotool (window, commands);
+  }
+  g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), <, zoom / 1.05);
+  harness_window_close (window);
+}
+
 /* The shortcuts window lists every key the tooltips promise. */
 static void
 test_shortcuts_window_lists_f8 (void)
@@ -286,22 +350,6 @@ test_expand_all_stays_readable (void)
 
 /* ---------- scripted TorchScript ---------- */
 
-/* A new window showing the fixture script makes. */
-static GraftWindow *
-open_generated (const char *script, const char *file)
-{
-  GraftWindow *window = harness_window_new ();
-  g_autofree char *path = generated_fixture (script, file);
-
-  harness_open (window, path);
-  return window;
-}
-
-static gboolean
-says (GraftWindow *window, const char *text)
-{
-  return harness_find_label (GTK_WIDGET (window), text) != NULL;
-}
 
 /* Scripted in eval mode: BatchNorm's `if self.training:` branches are dead
  * and not counted; a prim::If left (marked as control flow) still looks
@@ -623,6 +671,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/gui/viewer/f8-opens-problems", test_f8_opens_problems);
   g_test_add_func ("/gui/viewer/find-ctrl-period", test_find_ctrl_period);
+  g_test_add_func ("/gui/viewer/wheel-scrolls", test_wheel_scrolls);
   g_test_add_func ("/gui/viewer/shortcuts-window-lists-f8", test_shortcuts_window_lists_f8);
   g_test_add_func ("/gui/viewer/state-dict-has-no-export", test_state_dict_has_no_export);
   g_test_add_func ("/gui/viewer/expand-all-stays-readable", test_expand_all_stays_readable);
