@@ -20,7 +20,7 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
-TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang
+TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang xdotool
 # libFuzzer for tests/fuzz: the runtime of Debian's default clang
 # (libclang-rt-14-dev on Debian 12, -19-dev on 13).
 TEST_PACKAGES += libclang-rt-dev

@@ -133,6 +133,13 @@ graft_cli_render (int argc, char **argv)
       return 1;
     }
   graph = graft_model_get_graph (model);
+  if (graph != NULL && graph->nodes->len == 0 && graft_model_get_format (model) == GRAFT_MODEL_FORMAT_STATE_DICT)
+    {
+      /* A blank picture would look like a drawing bug. */
+      graft_cli_print_error ("'%s' is a state_dict: %u tensors and no graph to draw; "
+                             "'graft-cli info %s' lists them", argv[1], graft_model_get_tensors (model)->len, argv[1]);
+      return 1;
+    }
   if (graph == NULL)
     {
       graft_cli_print_error ("'%s' holds no graph to draw (%s)", argv[1],

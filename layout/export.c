@@ -12,8 +12,6 @@
 
 /* PNGs of small graphs are drawn at twice the point size, for sharpness. */
 #define PNG_PREFERRED_SCALE 2.0
-/* PDF viewers commonly refuse pages beyond 200 inches. */
-#define PDF_MAX_SIDE 14400.0
 
 gboolean
 graft_export_format_from_path (const char *path, GraftExportFormat *format, GError **error)
@@ -82,10 +80,52 @@ paint_scene (cairo_surface_t *surface, GraftScene *scene, const GraftPaintOption
   GraftPaintOptions with_background = *options;
 
   with_background.paint_background = TRUE;
+  with_background.picture = TRUE;
   cairo_scale (cr, scale, scale);
   cairo_translate (cr, -bounds->x, -bounds->y);
   graft_painter_paint (cr, scene, bounds, &with_background);
   cairo_destroy (cr);
+}
+
+guint
+graft_export_pdf_n_pages (const GraftRect *bounds)
+{
+  return (guint) ceil (MAX (bounds->width, 1) / GRAFT_EXPORT_PDF_MAX_PAGE_SIDE)
+         * (guint) ceil (MAX (bounds->height, 1) / GRAFT_EXPORT_PDF_MAX_PAGE_SIDE);
+}
+
+/* Full size, tiled into pages no viewer refuses, left to right and top to
+ * bottom. */
+static void
+paint_pdf_pages (cairo_surface_t *surface, GraftScene *scene, const GraftPaintOptions *options,
+                 const GraftRect *bounds)
+{
+  for (double y = 0; y < MAX (bounds->height, 1); y += GRAFT_EXPORT_PDF_MAX_PAGE_SIDE)
+    for (double x = 0; x < MAX (bounds->width, 1); x += GRAFT_EXPORT_PDF_MAX_PAGE_SIDE)
+      {
+        GraftRect page = { bounds->x + x, bounds->y + y,
+                           MIN (GRAFT_EXPORT_PDF_MAX_PAGE_SIDE, MAX (bounds->width, 1) - x),
+                           MIN (GRAFT_EXPORT_PDF_MAX_PAGE_SIDE, MAX (bounds->height, 1) - y) };
+
+        cairo_pdf_surface_set_size (surface, page.width, page.height);
+        paint_scene (surface, scene, options, &page, 1.0);
+        cairo_surface_show_page (surface);
+      }
+}
+
+static gboolean
+check_png_size (const GraftRect *bounds, double scale, const char *path, GError **error)
+{
+  if (scale >= GRAFT_EXPORT_PNG_MIN_SCALE)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+               "cannot write '%s': the graph is %.0f × %.0f points, and a PNG at a readable scale "
+               "would be %.0f × %.0f pixels, past the limit of %d pixels a side and %.0f million in all; "
+               "write .svg or .pdf instead (the PDF is tiled into %u pages), or leave groups collapsed",
+               path, bounds->width, bounds->height, ceil (bounds->width * GRAFT_EXPORT_PNG_MIN_SCALE),
+               ceil (bounds->height * GRAFT_EXPORT_PNG_MIN_SCALE), GRAFT_EXPORT_PNG_MAX_SIDE,
+               GRAFT_EXPORT_PNG_MAX_PIXELS / 1e6, graft_export_pdf_n_pages (bounds));
+  return FALSE;
 }
 
 static gboolean
@@ -104,9 +144,9 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
       surface = cairo_svg_surface_create_for_stream (write_to_sink, sink, bounds.width, bounds.height);
       break;
     case GRAFT_EXPORT_PDF:
-      scale = MIN (1.0, PDF_MAX_SIDE / MAX (bounds.width, bounds.height));
-      surface = cairo_pdf_surface_create_for_stream (write_to_sink, sink, bounds.width * scale,
-                                                     bounds.height * scale);
+      surface = cairo_pdf_surface_create_for_stream (write_to_sink, sink,
+                                                     MIN (bounds.width, GRAFT_EXPORT_PDF_MAX_PAGE_SIDE),
+                                                     MIN (bounds.height, GRAFT_EXPORT_PDF_MAX_PAGE_SIDE));
       break;
     case GRAFT_EXPORT_PNG:
     default:
@@ -114,6 +154,8 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
         int width, height;
 
         scale = graft_export_png_scale (&bounds);
+        if (!check_png_size (&bounds, scale, path, error))
+          return FALSE;
         width = MAX (1, (int) ceil (bounds.width * scale));
         height = MAX (1, (int) ceil (bounds.height * scale));
         /* The background must cover the pixels the rounding up added, or
@@ -126,7 +168,12 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
     }
 
   if (cairo_surface_status (surface) == CAIRO_STATUS_SUCCESS)
-    paint_scene (surface, scene, options, &bounds, scale);
+    {
+      if (format == GRAFT_EXPORT_PDF)
+        paint_pdf_pages (surface, scene, options, &bounds);
+      else
+        paint_scene (surface, scene, options, &bounds, scale);
+    }
   if (format == GRAFT_EXPORT_PNG && cairo_surface_status (surface) == CAIRO_STATUS_SUCCESS)
     status = cairo_surface_write_to_png_stream (surface, write_to_sink, sink);
   else

@@ -18,12 +18,22 @@ typedef enum {
 /* FALSE with an error naming the extension if it is not .svg/.png/.pdf. */
 gboolean graft_export_format_from_path (const char *path, GraftExportFormat *format, GError **error);
 
-/* Largest PNG side and pixel count; bigger scenes are scaled down. */
-#define GRAFT_EXPORT_PNG_MAX_SIDE 16000
+/* Largest PNG side (cairo's image limit is 32767) and pixel count; bigger
+ * scenes are scaled down, but never below GRAFT_EXPORT_PNG_MIN_SCALE (one
+ * pixel per point, where 8-point edge labels still read): a scene that
+ * would need less is refused, as SVG and PDF hold it at full size. */
+#define GRAFT_EXPORT_PNG_MAX_SIDE 32000
 #define GRAFT_EXPORT_PNG_MAX_PIXELS (24.0 * 1000 * 1000)
+#define GRAFT_EXPORT_PNG_MIN_SCALE 1.0
+/* PDF pages stay within what viewers open (200 inches); a bigger scene is
+ * drawn at full size on several pages, row by row. */
+#define GRAFT_EXPORT_PDF_MAX_PAGE_SIDE 14400.0
 
-/* Scale (device units per point) a PNG of this scene is drawn at. */
+/* Scale (device units per point) a PNG of this scene is drawn at; below
+ * GRAFT_EXPORT_PNG_MIN_SCALE if the scene is too big for a readable PNG. */
 double graft_export_png_scale (const GraftRect *bounds);
+/* Pages a PDF of this scene has. */
+guint graft_export_pdf_n_pages (const GraftRect *bounds);
 
 gboolean graft_scene_export (GraftScene *scene, const GraftPaintOptions *options, const char *path,
                              GError **error);

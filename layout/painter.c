@@ -231,13 +231,17 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       if (!p->draw_text)
         return;
 
-      /* The "−" box says a click on the header collapses the group. */
-      cairo_rectangle (cr, mark.x, mark.y, mark.width, mark.height);
-      cairo_move_to (cr, mark.x + 2, mark.y + mark.height / 2);
-      cairo_line_to (cr, mark.x + mark.width - 2, mark.y + mark.height / 2);
-      set_rgb (cr, &palette->group_text);
-      cairo_set_line_width (cr, 1);
-      cairo_stroke (cr);
+      /* The "−" box says a click on the header collapses the group; a
+       * picture has nothing to click. */
+      if (!p->options->picture)
+        {
+          cairo_rectangle (cr, mark.x, mark.y, mark.width, mark.height);
+          cairo_move_to (cr, mark.x + 2, mark.y + mark.height / 2);
+          cairo_line_to (cr, mark.x + mark.width - 2, mark.y + mark.height / 2);
+          set_rgb (cr, &palette->group_text);
+          cairo_set_line_width (cr, 1);
+          cairo_stroke (cr);
+        }
 
       if (class_name != NULL && class_name[0] != '\0')
         {
@@ -247,7 +251,8 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       else
         header = g_strdup (group->title);
       graft_text_select (cr, GRAFT_TEXT_GROUP_TITLE);
-      cairo_move_to (cr, group->rect.x + 24, group->rect.y + baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
+      cairo_move_to (cr, group->rect.x + (p->options->picture ? 8 : 24),
+                     group->rect.y + baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
       cairo_show_text (cr, header);
       return;
     }
@@ -375,10 +380,22 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   gboolean io = node->kind != GRAFT_SCENE_NODE_OP;
   const Rgb *border = &palette->border[node->category];
 
+  if (selected)
+    {
+      /* A halo outside the box: a mark's outline (info marks are in the
+       * accent colour too, as on every scripted prim::If) stays visible
+       * inside it, and the selection still shows. */
+      GraftRect halo = { node->rect.x - 4, node->rect.y - 4, node->rect.width + 8, node->rect.height + 8 };
+
+      rounded_rect (cr, &halo, io ? halo.height / 2 : 8);
+      cairo_set_source_rgba (cr, palette->accent.r, palette->accent.g, palette->accent.b, 0.35);
+      cairo_set_line_width (cr, 5);
+      cairo_stroke (cr);
+    }
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   set_rgb (cr, &palette->fill[node->category]);
   cairo_fill_preserve (cr);
-  if (selected)
+  if (selected && node->highlight == 0)
     {
       set_rgb (cr, &palette->accent);
       cairo_set_line_width (cr, 3);

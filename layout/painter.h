@@ -12,6 +12,7 @@ G_BEGIN_DECLS
 typedef struct {
   gboolean dark;
   gboolean paint_background;
+  gboolean picture;        /* for a file: no controls (the groups' collapse boxes) */
   GraftNode *selected_node;
   GraftValue *selected_value;
 } GraftPaintOptions;

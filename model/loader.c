@@ -63,6 +63,35 @@ describe_foreign_format (const guint8 *head, gsize head_len)
   return NULL;
 }
 
+/* Only a file named .onnx is surely meant as ONNX. Anything else was
+ * recognised by its content alone, and what failed was the last guess:
+ * the message must not claim the file is a broken ONNX model. */
+static void
+describe_unrecognised (const char *path, const guint8 *head, gsize head_len, const GError *onnx_error,
+                       GError **error)
+{
+  g_autoptr(GString) start = g_string_new (NULL);
+  const char *reason = strstr (onnx_error->message, "ONNX file: ");
+
+  g_autofree char *basename = g_path_get_basename (path);
+
+  if (reason != NULL)
+    reason += strlen ("ONNX file: ");
+  else if (g_str_has_prefix (onnx_error->message, path) && g_str_has_prefix (onnx_error->message + strlen (path), ": "))
+    reason = onnx_error->message + strlen (path) + 2;
+  else if (g_str_has_prefix (onnx_error->message, basename)
+           && g_str_has_prefix (onnx_error->message + strlen (basename), ": "))
+    reason = onnx_error->message + strlen (basename) + 2;
+  else
+    reason = onnx_error->message;
+  for (gsize i = 0; i < MIN (head_len, 8); i++)
+    g_string_append_printf (start, "%s%02x", i > 0 ? " " : "", head[i]);
+  g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+               "%s: neither a PyTorch archive nor ONNX: it starts with %s, which is no PyTorch signature "
+               "(zip, pickle, tar), and it does not parse as an ONNX model (%s)",
+               path, start->str, reason);
+}
+
 static const char *
 describe_file_type (mode_t mode)
 {
@@ -167,6 +196,13 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
                                 || g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED)))
           {
             g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED, "%s: %s", path, foreign);
+            return NULL;
+          }
+        if (!g_str_has_suffix (path, ".onnx")
+            && (g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED)
+                || g_error_matches (local_error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED)))
+          {
+            describe_unrecognised (path, head, head_len, local_error, error);
             return NULL;
           }
         g_propagate_error (error, g_steal_pointer (&local_error));

@@ -1,5 +1,6 @@
 #include "diagnostics-panel.h"
 #include "analysis/lint-rules.h"
+#include "edit/edit.h"
 
 #include <string.h>
 
@@ -86,12 +87,6 @@ listed_diagnostic (GraftDiagnosticsPanel *self, guint position)
   g_autoptr(GraftDiagnosticItem) item = g_list_model_get_item (G_LIST_MODEL (self->listed), position);
 
   return item != NULL ? graft_diagnostic_item_get (item) : NULL;
-}
-
-const char *
-graft_diagnostics_default_symbol (int axis)
-{
-  return axis == 0 ? "batch" : "sequence";
 }
 
 static gboolean
@@ -200,7 +195,7 @@ bind_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
 
   if (rule_offers_make_dynamic (diagnostic) && diagnostic->input != NULL && diagnostic->axis >= 0)
     {
-      const char *symbol = graft_diagnostics_default_symbol (diagnostic->axis);
+      g_autofree char *symbol = graft_edit_suggest_dim_symbol (diagnostic->input, diagnostic->axis);
       g_autofree char *target = g_strdup_printf ("%s:%d=%s", diagnostic->input->name, diagnostic->axis, symbol);
       g_autofree char *tooltip = g_strdup_printf ("Make %s:%d the dynamic dimension “%s”",
                                                   diagnostic->input->name, diagnostic->axis, symbol);

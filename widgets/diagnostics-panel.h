@@ -26,7 +26,5 @@ void graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char
 guint graft_diagnostics_panel_get_n_shown (GraftDiagnosticsPanel *self);
 /* "severity rule node" of each listed row, "|"-separated (tests). */
 char *graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self);
-/* The symbol a Make Dynamic button proposes for dim axis of an input. */
-const char *graft_diagnostics_default_symbol (int axis);
 
 G_END_DECLS

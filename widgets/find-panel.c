@@ -18,6 +18,7 @@ struct _GraftFindPanel
   GraftInference *inference;   /* owned, may be NULL */
   GPtrArray *hits;
   guint n_matches;
+  char *searched;   /* the text hits are for */
 };
 
 G_DEFINE_FINAL_TYPE (GraftFindPanel, graft_find_panel, GTK_TYPE_WIDGET)
@@ -78,6 +79,8 @@ refresh_results (GraftFindPanel *self)
   remove_all_rows (self->results);
   g_clear_pointer (&self->hits, g_ptr_array_unref);
   self->n_matches = 0;
+  g_free (self->searched);
+  self->searched = g_strdup (text);
 
   if (self->graph == NULL || text[0] == '\0')
     {
@@ -124,8 +127,13 @@ on_search_changed (GtkSearchEntry *entry, GraftFindPanel *self)
 static void
 on_entry_activate (GtkSearchEntry *entry, GraftFindPanel *self)
 {
-  GtkListBoxRow *row = gtk_list_box_get_selected_row (self->results);
+  GtkListBoxRow *row;
 
+  /* search-changed waits for typing to pause: Enter typed right after the
+   * text must not act on the hits of the text before. */
+  if (g_strcmp0 (self->searched, gtk_editable_get_text (GTK_EDITABLE (self->search_entry))) != 0)
+    refresh_results (self);
+  row = gtk_list_box_get_selected_row (self->results);
   activate_hit (self, row != NULL ? gtk_list_box_row_get_index (row) : 0);
 }
 
@@ -217,6 +225,7 @@ graft_find_panel_dispose (GObject *object)
   GtkWidget *child;
 
   g_clear_pointer (&self->hits, g_ptr_array_unref);
+  g_clear_pointer (&self->searched, g_free);
   self->graph = NULL;
   g_clear_pointer (&self->inference, graft_inference_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_FIND_PANEL);

@@ -33,6 +33,9 @@ struct _GraftGraphCanvas {
   gboolean busy;
   double progress;
   gboolean show_names, show_attributes, show_shapes, dark;
+  gboolean wheel_zooms;     /* the wheel zooms (the old way), not scrolls */
+  gboolean dark_requested;  /* the "dark" property as set; dark also follows the theme */
+  gboolean theme_is_dark;   /* the widget's style draws light text */
   GraftLayoutDirection direction;
 
   GraftNode *selected_node;
@@ -80,6 +83,7 @@ enum {
   PROP_SHOW_SHAPES,
   PROP_DIRECTION,
   PROP_DARK,
+  PROP_WHEEL_ZOOMS,
   PROP_SELECTED_NODE,
   PROP_SELECTED_VALUE,
   PROP_BUSY,
@@ -164,8 +168,11 @@ on_layout_progress (double fraction, gpointer user_data)
   g_idle_add (apply_progress, update);
 }
 
+/* Fits the whole scene; if that is too small to read and keep_readable
+ * (the first view, a new expansion), shows its top at a readable size
+ * instead, as Netron opens at 100 %. */
 static void
-fit_scene (GraftGraphCanvas *self, gboolean first_view)
+fit_scene (GraftGraphCanvas *self, gboolean keep_readable)
 {
   GraftRect bounds;
   double zoom;
@@ -175,13 +182,18 @@ fit_scene (GraftGraphCanvas *self, gboolean first_view)
   graft_scene_get_bounds (self->scene, &bounds);
   graft_canvas_viewport_fit (self->viewport, &bounds, FIT_MARGIN, 1.0);
   zoom = graft_canvas_viewport_get_zoom (self->viewport);
-  if (first_view && zoom < FIRST_VIEW_MIN_ZOOM)
+  if (keep_readable && zoom < FIRST_VIEW_MIN_ZOOM)
     {
-      /* Too small to read: show the top of the graph at a readable size. */
+      /* Too small to read: show where the graph starts (its top, or its
+       * left end when it runs left to right) at a readable size. */
+      double half_width = graft_canvas_viewport_get_width (self->viewport) / 2 / FIRST_VIEW_MIN_ZOOM;
+      double half_height = graft_canvas_viewport_get_height (self->viewport) / 2 / FIRST_VIEW_MIN_ZOOM;
+
       graft_canvas_viewport_set_zoom (self->viewport, FIRST_VIEW_MIN_ZOOM);
-      graft_canvas_viewport_center_on (self->viewport, bounds.x + bounds.width / 2,
-                                       bounds.y + graft_canvas_viewport_get_height (self->viewport) / 2
-                                                    / FIRST_VIEW_MIN_ZOOM);
+      if (self->direction == GRAFT_LAYOUT_DIRECTION_LR)
+        graft_canvas_viewport_center_on (self->viewport, bounds.x + half_width, bounds.y + bounds.height / 2);
+      else
+        graft_canvas_viewport_center_on (self->viewport, bounds.x + bounds.width / 2, bounds.y + half_height);
     }
 }
 
@@ -338,7 +350,7 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (self->fit_pending)
     {
-      fit_scene (self, FALSE);
+      fit_scene (self, TRUE);
       self->fit_pending = FALSE;
     }
   else if (self->anchor_group != NULL)
@@ -603,6 +615,72 @@ fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
   paint->selected_value = self->selected_value;
 }
 
+static void
+collect_expanded (GraftLayout *layout, GraftGroup *group, GPtrArray *paths)
+{
+  for (guint i = 0; group->children != NULL && i < group->children->len; i++)
+    {
+      GraftGroup *child = g_ptr_array_index (group->children, i);
+
+      if (!graft_layout_get_group_expanded (layout, child))
+        continue;
+      g_ptr_array_add (paths, g_strdup (child->path));
+      collect_expanded (layout, child, paths);
+    }
+}
+
+char **
+graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  if (self->layout != NULL && self->graph != NULL && self->graph->root_group != NULL)
+    collect_expanded (self->layout, self->graph->root_group, paths);
+  g_ptr_array_add (paths, NULL);
+  return (char **) g_ptr_array_free (paths, FALSE);
+}
+
+void
+graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths)
+{
+  gboolean changed = FALSE;
+
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  if (self->layout == NULL || self->graph == NULL || self->graph->root_group == NULL || paths == NULL)
+    return;
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      GraftGroup *group = graft_group_find_path (self->graph->root_group, paths[i]);
+
+      if (group != NULL && !graft_layout_get_group_expanded (self->layout, group))
+        {
+          graft_layout_set_group_expanded (self->layout, group, TRUE);
+          changed = TRUE;
+        }
+    }
+  if (changed)
+    request_layout (self);
+}
+
+double
+graft_graph_canvas_get_zoom (GraftGraphCanvas *self)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 1.0);
+  return graft_canvas_viewport_get_zoom (self->viewport);
+}
+
+gboolean
+graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRect *scene_bounds)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  if (self->scene == NULL)
+    return FALSE;
+  graft_canvas_viewport_get_visible (self->viewport, visible);
+  graft_scene_get_bounds (self->scene, scene_bounds);
+  return TRUE;
+}
+
 gboolean
 graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error)
 {
@@ -747,13 +825,21 @@ on_scroll (GtkEventControllerScroll *controller, double dx, double dy, GraftGrap
             }
         }
     }
-  /* Shift+scroll pans sideways; every other scroll zooms about the pointer. */
+  /* As in Netron and most viewers: the wheel scrolls, Shift+wheel scrolls
+   * sideways, Ctrl+wheel zooms about the pointer; with wheel-zooms, the
+   * plain wheel zooms too. */
   if (modifiers & GDK_SHIFT_MASK)
     {
       graft_canvas_viewport_pan (self->viewport, -(dx + dy) * 40, 0);
       return TRUE;
     }
-  zoom_at (self, pow (1.1, -dy), x, y);
+  if ((modifiers & GDK_CONTROL_MASK) || self->wheel_zooms)
+    {
+      zoom_at (self, pow (1.1, -dy), x, y);
+      return TRUE;
+    }
+  graft_canvas_viewport_pan (self->viewport, -dx * 40, -dy * 40);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
   return TRUE;
 }
 
@@ -939,13 +1025,39 @@ action_cancel_layout (GtkWidget *widget, const char *action_name, GVariant *para
 /* Style */
 
 static void
-set_dark (GraftGraphCanvas *self, gboolean dark)
+apply_dark (GraftGraphCanvas *self, gboolean dark)
 {
   if (self->dark == dark)
     return;
   self->dark = dark;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DARK]);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Dark when asked (the style manager's preference), or when the theme the
+ * widget is drawn with is a dark one: GTK_THEME=Adwaita:dark darkens the
+ * chrome without telling AdwStyleManager. */
+static void
+set_dark (GraftGraphCanvas *self, gboolean dark)
+{
+  self->dark_requested = dark;
+  apply_dark (self, self->dark_requested || self->theme_is_dark);
+}
+
+static void
+graft_graph_canvas_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
+{
+  GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (widget);
+  GdkRGBA color;
+
+  GTK_WIDGET_CLASS (graft_graph_canvas_parent_class)->css_changed (widget, change);
+#if GTK_CHECK_VERSION (4, 10, 0)
+  gtk_widget_get_color (widget, &color);
+#else
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &color);
+#endif
+  self->theme_is_dark = 0.2126 * color.red + 0.7152 * color.green + 0.0722 * color.blue > 0.5;
+  set_dark (self, self->dark_requested);
 }
 
 static void
@@ -987,6 +1099,9 @@ graft_graph_canvas_get_property (GObject *object, guint prop_id, GValue *value, 
       break;
     case PROP_DARK:
       g_value_set_boolean (value, self->dark);
+      break;
+    case PROP_WHEEL_ZOOMS:
+      g_value_set_boolean (value, self->wheel_zooms);
       break;
     case PROP_SELECTED_NODE:
       g_value_set_pointer (value, self->selected_node);
@@ -1039,6 +1154,13 @@ graft_graph_canvas_set_property (GObject *object, guint prop_id, const GValue *v
     case PROP_DARK:
       set_dark (self, g_value_get_boolean (value));
       break;
+    case PROP_WHEEL_ZOOMS:
+      if (self->wheel_zooms != g_value_get_boolean (value))
+        {
+          self->wheel_zooms = g_value_get_boolean (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
     case PROP_SELECTED_NODE:
       graft_graph_canvas_select_node (self, g_value_get_pointer (value));
       break;
@@ -1082,6 +1204,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   object_class->set_property = graft_graph_canvas_set_property;
   object_class->dispose = graft_graph_canvas_dispose;
   widget_class->snapshot = graft_graph_canvas_snapshot;
+  widget_class->css_changed = graft_graph_canvas_css_changed;
   widget_class->size_allocate = graft_graph_canvas_size_allocate;
 
   properties[PROP_SHOW_NAMES] = g_param_spec_boolean ("show-names", NULL, NULL, FALSE, flags);
@@ -1089,6 +1212,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   properties[PROP_SHOW_SHAPES] = g_param_spec_boolean ("show-shapes", NULL, NULL, TRUE, flags);
   properties[PROP_DIRECTION] = g_param_spec_string ("direction", NULL, NULL, "TB", flags);
   properties[PROP_DARK] = g_param_spec_boolean ("dark", NULL, NULL, FALSE, flags);
+  properties[PROP_WHEEL_ZOOMS] = g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, flags);
   properties[PROP_SELECTED_NODE] = g_param_spec_pointer ("selected-node", NULL, NULL, flags);
   properties[PROP_SELECTED_VALUE] = g_param_spec_pointer ("selected-value", NULL, NULL, flags);
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
@@ -1177,7 +1301,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
     {
       AdwStyleManager *manager = adw_style_manager_get_default ();
 
-      self->dark = adw_style_manager_get_dark (manager);
+      self->dark = self->dark_requested = adw_style_manager_get_dark (manager);
       self->style_handler = g_signal_connect (manager, "notify::dark", G_CALLBACK (on_style_dark_changed), self);
     }
   else
@@ -1185,7 +1309,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
       gboolean prefer_dark = FALSE;
 
       g_object_get (gtk_settings_get_default (), "gtk-application-prefer-dark-theme", &prefer_dark, NULL);
-      self->dark = prefer_dark;
+      self->dark = self->dark_requested = prefer_dark;
     }
 }
 

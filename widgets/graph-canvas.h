@@ -7,6 +7,7 @@
 #include <gtk/gtk.h>
 #include "ir/model.h"
 #include "analysis/shape-inference.h"
+#include "layout/scene.h"
 
 G_BEGIN_DECLS
 
@@ -50,6 +51,15 @@ guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
  * marked nodes they hide. */
 guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden);
 
+/* The paths ("layer1.0") of the groups expanded now, to carry them over
+ * to an edited copy of the graph (NULL-terminated; empty without a graph);
+ * and expanding such paths in the graph shown (unknown paths are skipped). */
+char **graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self);
+void graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths);
+/* The view: zoom (screen pixels per point), the part of the scene shown,
+ * and the scene's bounds (FALSE while there is no scene). */
+double graft_graph_canvas_get_zoom (GraftGraphCanvas *self);
+gboolean graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRect *scene_bounds);
 /* Writes the graph as shown (expansion state, options, style) to an SVG,
  * PNG or PDF file chosen by the extension. */
 gboolean graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error);

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "value-format.h"
+#include "edit/edit.h"
 
 /* Tensors up to this many elements are summarised at once; bigger ones in
  * a worker thread so that clicking a 100 MB embedding never stalls. */
@@ -25,6 +26,7 @@ struct _GraftNodeSidebar
   GCancellable *stats_cancellable;
   guint pending_stats;
   GraftInference *inference;   /* owned, may be NULL: types the file does not declare */
+  GraftModel *shown_model;  /* weak: the model of the details shown */
 };
 
 G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
@@ -447,6 +449,17 @@ add_weights_section (GraftNodeSidebar *self, GraftModel *model)
     add_row_printf (list, "…", "%u more tensors", tensors->len - MAX_LISTED_TENSORS);
 }
 
+/* Details of another model start at the top, not where the last model's
+ * were scrolled to. */
+static void
+note_shown_model (GraftNodeSidebar *self, GraftModel *model)
+{
+  if (self->shown_model == model)
+    return;
+  g_set_weak_pointer (&self->shown_model, model);
+  gtk_adjustment_set_value (gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (self->scroller)), 0);
+}
+
 void
 graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
 {
@@ -459,6 +472,7 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   g_return_if_fail (GRAFT_IS_MODEL (model));
 
   clear_sections (self);
+  note_shown_model (self, model);
   path = graft_model_get_path (model);
   basename = path != NULL ? g_path_get_basename (path) : g_strdup ("Model");
   description = graft_model_describe (model);
@@ -478,6 +492,23 @@ graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model)
   add_weights_section (self, model);
 }
 
+/* "torch/nn/modules/conv.py:560" rather than the whole path of the
+ * site-packages it was traced from, as Netron shows it. */
+static const char *
+short_python_path (const char *path)
+{
+  const char *folders[] = { "site-packages/", "dist-packages/" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (folders); i++)
+    {
+      const char *found = g_strrstr (path, folders[i]);
+
+      if (found != NULL && found[strlen (folders[i])] != '\0')
+        return found + strlen (folders[i]);
+    }
+  return path;
+}
+
 static void
 add_node_section (GraftNodeSidebar *self, GraftNode *node)
 {
@@ -494,8 +525,10 @@ add_node_section (GraftNodeSidebar *self, GraftNode *node)
         add_row (list, "Group", node->group->path);
     }
   add_row (list, "Graph", where);
+  if (node->python_source != NULL)
+    add_row (list, "Python Source", short_python_path (node->python_source));
   if (node->source_range != NULL)
-    add_row (list, "Source", node->source_range);
+    add_row (list, node->python_source != NULL ? "Serialised Code" : "Source", node->source_range);
   if (node->doc_string != NULL && node->doc_string[0] != '\0')
     add_row (list, "Description", node->doc_string);
 }
@@ -572,6 +605,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   g_return_if_fail (node != NULL);
 
   clear_sections (self);
+  note_shown_model (self, model);
   set_header (self, node->op_type,
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
   add_node_section (self, node);
@@ -665,8 +699,8 @@ on_make_dynamic_clicked (GtkButton *button, GtkEditable *entry)
   const char *input = g_object_get_data (G_OBJECT (button), "graft-input");
   int axis = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "graft-axis"));
   g_autofree char *symbol = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
-  g_autofree char *fallback = axis == 0 ? g_strdup ("batch") : axis == 1 ? g_strdup ("sequence")
-                                                              : g_strdup_printf ("dim%d", axis);
+  /* Left empty, the name the entry suggests. */
+  const char *fallback = gtk_entry_get_placeholder_text (GTK_ENTRY (entry));
   g_autofree char *target = g_strdup_printf ("%s:%d=%s", input, axis, symbol[0] != '\0' ? symbol : fallback);
 
   gtk_widget_activate_action (GTK_WIDGET (button), "win.make-dynamic", "s", target);
@@ -733,8 +767,7 @@ add_input_edit_section (GraftNodeSidebar *self, GraftValue *value)
         {
           g_autofree char *title = g_strdup_printf ("Dim %d, fixed at %" G_GINT64_FORMAT, d, dim.value);
 
-          g_autofree char *placeholder = d == 0 ? g_strdup ("batch") : d == 1 ? g_strdup ("sequence")
-                                                                : g_strdup_printf ("dim%d", d);
+          g_autofree char *placeholder = graft_edit_suggest_dim_symbol (value, d);
 
           entry = gtk_entry_new ();
           gtk_entry_set_placeholder_text (GTK_ENTRY (entry), placeholder);
@@ -757,6 +790,7 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
   g_return_if_fail (value != NULL);
 
   clear_sections (self);
+  note_shown_model (self, model);
   set_header (self, value->name, describe_value_role (value));
   add_value_type_section (self, model, value);
   add_input_edit_section (self, value);
@@ -823,6 +857,7 @@ graft_node_sidebar_dispose (GObject *object)
     g_cancellable_cancel (self->stats_cancellable);
   g_clear_object (&self->stats_cancellable);
   g_clear_pointer (&self->inference, graft_inference_unref);
+  g_clear_weak_pointer (&self->shown_model);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)

@@ -1,4 +1,7 @@
+#define G_SETTINGS_ENABLE_BACKEND
 #include "application.h"
+
+#include <gio/gsettingsbackend.h>
 
 #include "graft-config.h"
 #include "gui-config.h"
@@ -51,6 +54,22 @@ lookup_schema (void)
   if (schema == NULL && installed != NULL)
     schema = g_settings_schema_source_lookup (installed, GRAFT_APP_ID, TRUE);
   return schema;
+}
+
+/* Without a session bus (containers, ssh -X) the default backend, dconf,
+ * cannot write, and every change snaps back to its old value: keep the
+ * settings in a key file in the user's config folder instead. A backend
+ * named in GSETTINGS_BACKEND is the user's (or a test's) choice. */
+static GSettingsBackend *
+dup_settings_backend (GApplication *app)
+{
+  g_autofree char *path = NULL;
+
+  if (g_getenv ("GSETTINGS_BACKEND") != NULL || g_application_get_dbus_connection (app) != NULL)
+    return NULL;
+  path = g_build_filename (g_get_user_config_dir (), "graft", "settings.ini", NULL);
+  g_debug ("no session bus: settings are kept in %s", path);
+  return g_keyfile_settings_backend_new (path, "/org/graft/Graft/", "Graft");
 }
 
 GSettings *
@@ -163,14 +182,16 @@ graft_application_startup (GApplication *app)
 {
   GraftApplication *self = GRAFT_APPLICATION (app);
   g_autoptr(GSettingsSchema) schema = NULL;
+  g_autoptr(GSettingsBackend) backend = NULL;
   const char *quit_accels[] = { "<Control>q", NULL };
   const char *new_window_accels[] = { "<Control>n", NULL };
 
   G_APPLICATION_CLASS (graft_application_parent_class)->startup (app);
 
   schema = lookup_schema ();
+  backend = dup_settings_backend (app);
   if (schema != NULL)
-    self->settings = g_settings_new_full (schema, NULL, NULL);
+    self->settings = g_settings_new_full (schema, backend, NULL);
   else
     g_message ("GSettings schema %s not found; settings will not be saved", GRAFT_APP_ID);
 

@@ -76,6 +76,9 @@ after_model_changed (GraftWindow *self)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
   graft_window_show_graph (self, graph);
+  /* An edit keeps the groups the user had opened. */
+  graft_graph_canvas_expand_groups (self->canvas, (const char *const *) self->expanded_before_edit);
+  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
   graft_find_panel_set_graph (self->find_panel, graph);
   graft_window_check_model (self);
   graft_window_update_action_states (self);
@@ -343,6 +346,16 @@ verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const 
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
+/* Read before the edit frees the graph shown; only the main graph's groups
+ * carry over (a subgraph shown may not survive the edit). */
+static void
+remember_expanded_groups (GraftWindow *self)
+{
+  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
+  if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (self->model))
+    self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
+}
+
 static void
 apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 {
@@ -352,6 +365,7 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 
   if (!edits_allowed (self))
     return;
+  remember_expanded_groups (self);
   before = graft_model_get_graph (self->model);
   if (!graft_edit_history_apply (self->history, edit, &error))
     {
@@ -452,6 +466,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
                                : graft_edit_history_get_redo_description (self->history));
   if (description == NULL)
     return;
+  remember_expanded_groups (self);
   ok = undo ? graft_edit_history_undo (self->history, &error) : graft_edit_history_redo (self->history, &error);
   if (!ok)
     {
@@ -464,8 +479,15 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
   after_model_changed (self);
   {
     g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
+    AdwToast *toast = adw_toast_new (message);
 
-    graft_window_show_toast (self, message);
+    /* The overlay queues toasts: the last undo's would hide this one for
+     * its whole timeout. */
+    if (self->history_toast != NULL)
+      adw_toast_dismiss (self->history_toast);
+    adw_toast_set_timeout (toast, 5);
+    g_set_weak_pointer (&self->history_toast, toast);
+    adw_toast_overlay_add_toast (self->toast_overlay, toast);
   }
 }
 
@@ -667,6 +689,7 @@ save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
                                         "_Save", "_Cancel");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_save_as_response), self);

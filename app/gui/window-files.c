@@ -155,6 +155,14 @@ compare_recent_newest_first (gconstpointer a, gconstpointer b)
   return g_date_time_compare (tb, ta);
 }
 
+static char *
+escape_underscores (const char *text)
+{
+  g_auto(GStrv) parts = g_strsplit (text, "_", -1);
+
+  return g_strjoinv ("__", parts);
+}
+
 static void
 rebuild_recent_menu (GraftWindow *self)
 {
@@ -168,10 +176,14 @@ rebuild_recent_menu (GraftWindow *self)
       GtkRecentInfo *info = l->data;
       const char *uri = gtk_recent_info_get_uri (info);
       g_autoptr(GMenuItem) item = NULL;
+      g_autofree char *escaped_name = NULL;
 
       if (!gtk_recent_info_is_local (info) || !gtk_recent_info_exists (info) || !is_model_uri (uri))
         continue;
-      item = g_menu_item_new (gtk_recent_info_get_display_name (info), NULL);
+      /* Menu labels take "_" as a mnemonic mark: resnet18_traced.pt
+       * would read "resnet18traced.pt". */
+      escaped_name = escape_underscores (gtk_recent_info_get_display_name (info));
+      item = g_menu_item_new (escaped_name, NULL);
       g_menu_item_set_action_and_target (item, "win.open-recent", "s", uri);
       g_menu_append_item (self->recent_menu, item);
       n_listed++;
@@ -274,6 +286,17 @@ new_export_filter (const char *name, const char *mime_type, const char *suffix)
   return filter;
 }
 
+void
+graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser)
+{
+  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
+  g_autofree char *dir = path != NULL ? g_path_get_dirname (path) : NULL;
+  g_autoptr(GFile) folder = dir != NULL ? g_file_new_for_path (dir) : NULL;
+
+  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY)
+    gtk_file_chooser_set_current_folder (chooser, folder, NULL);
+}
+
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -296,6 +319,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), svg);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), png);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pdf);
+  graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);

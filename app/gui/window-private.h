@@ -61,11 +61,13 @@ struct _GraftWindow
   char *direction;                  /* behind the direction action */
   GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
   char *watched_path;
+  char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
+  AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -78,6 +80,7 @@ struct _GraftWindow
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
+  gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
   gboolean close_confirmed;
   gboolean close_after_save;
   gboolean discard_confirmed;       /* the user agreed to open over unsaved changes */
@@ -91,6 +94,9 @@ gboolean graft_window_canvas_is_busy (GraftWindow *self);
 void graft_window_update_sidebar (GraftWindow *self);
 
 /* window-files.c */
+/* Starts a Save/Export chooser in the folder of the model shown (not the
+ * folder Graft was launched from). */
+void graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser);
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
 void graft_window_init_files (GraftWindow *self);
 /* Watches path (the model shown) and offers Reload when it changes on

@@ -24,6 +24,7 @@ enum {
   PROP_RUN_VISIBLE,
   PROP_SHOW_TIMINGS,
   PROP_CHECKING,
+  PROP_WHEEL_ZOOMS,
   N_PROPS
 };
 
@@ -72,6 +73,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.apply-recipe-path",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
+  GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
+  gboolean has_drawing = main_graph != NULL && main_graph->nodes->len > 0;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
@@ -82,6 +85,11 @@ graft_window_update_action_states (GraftWindow *self)
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), model_actions[i], has_model);
+  /* A weights-only file has nothing to draw: no blank pictures. (The
+   * model's graph: while an edit is undone the canvas still names the
+   * graph being replaced.) */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export", has_drawing);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-to", has_drawing);
   /* Compared, not read: between an undo (which frees the graph) and the
    * canvas being given the new one, the canvas still names the old one. */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
@@ -122,12 +130,48 @@ set_titles (GraftWindow *self, const char *title, const char *subtitle)
   gtk_window_set_title (GTK_WINDOW (self), window_title);
 }
 
+/* What the canvas says when there is no graph: a state_dict holds weights
+ * only; torch.save(model) holds the module tree but not its computation. */
+static void
+update_no_graph_page (GraftWindow *self)
+{
+  AdwStatusPage *page = ADW_STATUS_PAGE (self->no_graph_page);
+  const char *module_class = NULL;
+
+  for (guint i = 0; self->model != NULL && i < graft_model_get_n_metadata (self->model); i++)
+    {
+      const char *key, *value;
+
+      graft_model_get_metadata (self->model, i, &key, &value);
+      if (g_strcmp0 (key, "pickled module") == 0)
+        module_class = value;
+    }
+  if (module_class == NULL)
+    {
+      adw_status_page_set_title (page, "No Graph");
+      adw_status_page_set_description (page, "This file holds weights only; its tensors are listed in the details");
+      return;
+    }
+  {
+    g_autofree char *escaped = g_markup_escape_text (module_class, -1);
+    g_autofree char *description =
+      g_strdup_printf ("torch.save(model) stored the %s object, not its computation: its modules, parameters and "
+                       "buffers are listed in the details. For the graph, save the model with "
+                       "torch.jit.save(torch.jit.trace(model, example_inputs)), torch.jit.script(model), or "
+                       "torch.export.save(torch.export.export(model, example_inputs))", escaped);
+
+    adw_status_page_set_title (page, "A Pickled Module Has No Graph");
+    adw_status_page_set_description (page, description);
+  }
+}
+
 void
 graft_window_show_graph (GraftWindow *self, GraftGraph *graph)
 {
   graft_graph_canvas_set_graph (self->canvas, self->model, graph);
   graft_breadcrumbs_set_graph (self->breadcrumbs, graph);
   gtk_widget_set_visible (self->no_graph_page, graph == NULL || graph->nodes->len == 0);
+  update_no_graph_page (self);
   graft_node_sidebar_show_model (self->sidebar, self->model);
   update_action_states (self);
 }
@@ -324,6 +368,18 @@ forward_to_canvas (GtkWidget *widget, const char *action_name, GVariant *paramet
 
 /* ---------- loading ---------- */
 
+/* A file that no longer opens leaves Recent Models (it may have been
+ * listed from an earlier, successful open). */
+static void
+forget_recent (GraftWindow *self, const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_commandline_arg (path);
+  g_autofree char *uri = g_file_get_uri (file);
+
+  if (gtk_recent_manager_has_item (self->recent_manager, uri))
+    gtk_recent_manager_remove_item (self->recent_manager, uri, NULL);
+}
+
 static void
 show_load_error (GraftWindow *self, const char *path, const GError *error)
 {
@@ -337,11 +393,14 @@ show_load_error (GraftWindow *self, const char *path, const GError *error)
        * gives the whole reason. */
       GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), title, error->message);
 
+      forget_recent (self, path);
+
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
       gtk_stack_set_visible_child_name (self->main_stack, "model");
       return;
     }
+  forget_recent (self, path);
   adw_status_page_set_title (self->error_page, title);
   adw_status_page_set_description (self->error_page, escaped);
   gtk_stack_set_visible_child_name (self->main_stack, "error");
@@ -613,6 +672,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
     case PROP_CHECKING: g_value_set_boolean (value, self->check_cancellable != NULL); break;
+    case PROP_WHEEL_ZOOMS: g_value_set_boolean (value, self->wheel_zooms); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -662,6 +722,7 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
         graft_window_set_run_visible (self, self->run_visible);
       break;
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
+    case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -706,7 +767,7 @@ graft_window_close_request (GtkWindow *window)
 static void
 bind_view_settings (GraftWindow *self)
 {
-  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "direction" };
+  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "direction", "wheel-zooms" };
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
@@ -741,6 +802,7 @@ graft_window_dispose (GObject *object)
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
+  g_clear_weak_pointer (&self->history_toast);
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
@@ -760,6 +822,7 @@ graft_window_finalize (GObject *object)
   g_clear_object (&self->recent_menu);
   g_free (self->loading_path);
   g_free (self->direction);
+  g_strfreev (self->expanded_before_edit);
   g_free (self->title_base);
   g_free (self->save_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);
@@ -784,6 +847,8 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("diagnostics-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_RUN_VISIBLE] =
     g_param_spec_boolean ("run-visible", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_WHEEL_ZOOMS] =
+    g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SHOW_TIMINGS] =
     g_param_spec_boolean ("show-timings", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /* Lint and shape inference of the graph shown are under way. */
@@ -817,6 +882,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_property_action (widget_class, "win.show-attributes", "show-attributes");
   gtk_widget_class_install_property_action (widget_class, "win.show-shapes", "show-shapes");
   gtk_widget_class_install_property_action (widget_class, "win.direction", "direction");
+  gtk_widget_class_install_property_action (widget_class, "win.wheel-zooms", "wheel-zooms");
   gtk_widget_class_install_property_action (widget_class, "win.show-find", "find-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-sidebar", "sidebar-visible");
 }
@@ -835,7 +901,6 @@ add_shortcuts (GtkWidgetClass *widget_class)
     { GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "win.zoom-out" },
     { GDK_KEY_0, GDK_CONTROL_MASK, "win.zoom-fit" },
     { GDK_KEY_1, GDK_CONTROL_MASK, "win.zoom-reset" },
-    { GDK_KEY_period, GDK_CONTROL_MASK, "win.zoom-selection" },
     { GDK_KEY_Up, GDK_ALT_MASK, "win.parent-graph" },
     { GDK_KEY_F9, 0, "win.show-sidebar" },
     { GDK_KEY_w, GDK_CONTROL_MASK, "window.close" },
@@ -847,12 +912,33 @@ add_shortcuts (GtkWidgetClass *widget_class)
     { GDK_KEY_S, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-as" },
     { GDK_KEY_F5, 0, "win.run" },
     { GDK_KEY_r, GDK_CONTROL_MASK, "win.show-run" },
-    { GDK_KEY_F8, 0, "win.show-diagnostics" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (bindings); i++)
     gtk_widget_class_add_binding_action (widget_class, bindings[i].key, bindings[i].mods,
                                          bindings[i].action, NULL);
+}
+
+/* Keys a focused child would take for itself before the window's class
+ * bindings see them, taken in the capture phase instead: GtkPaned binds F8
+ * (the canvas and the sidebar sit in panes), and a text entry binds Ctrl+.
+ * to its emoji picker (the Find entry, where Ctrl+. is meant to zoom to
+ * the match). */
+static void
+add_capture_shortcuts (GraftWindow *self)
+{
+  GtkEventController *controller = gtk_shortcut_controller_new ();
+  struct { guint key; GdkModifierType mods; const char *action; } keys[] = {
+    { GDK_KEY_F8, 0, "win.show-diagnostics" },
+    { GDK_KEY_period, GDK_CONTROL_MASK, "win.zoom-selection" },
+  };
+
+  gtk_event_controller_set_propagation_phase (controller, GTK_PHASE_CAPTURE);
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
+                                          gtk_shortcut_new (gtk_keyval_trigger_new (keys[i].key, keys[i].mods),
+                                                            gtk_named_action_new (keys[i].action)));
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
 }
 
 static void
@@ -924,6 +1010,7 @@ graft_window_init (GraftWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
+  add_capture_shortcuts (self);
 
   graft_window_init_files (self);
   graft_window_init_analysis (self);

@@ -164,13 +164,13 @@ static GraftDiagnostic *
 add_static_dim (GPtrArray *list, GraftValue *input, int axis, const char *what)
 {
   g_autofree char *shape = graft_shape_to_string (&input->shape);
+  g_autofree char *symbol = graft_edit_suggest_dim_symbol (input, axis);
   GraftDiagnostic *d;
 
   d = graft_diagnostic_add (list, "static-input-dim", GRAFT_SEVERITY_WARNING, NULL, input,
                             "input '%s' (%s) has %s fixed at %" G_GINT64_FORMAT ", so the model only accepts "
                             "exactly that size; make it dynamic: graft-cli edit --dynamic %s:%d=%s",
-                            input->name, shape, what, input->shape.dims[axis].value, input->name, axis,
-                            axis == 0 ? "batch" : "sequence");
+                            input->name, shape, what, input->shape.dims[axis].value, input->name, axis, symbol);
   d->input = input;
   d->axis = axis;
   return d;
@@ -190,6 +190,7 @@ check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *lis
   g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic (input->name, axis, TRIAL_SYMBOL);
   g_autoptr(GraftDimCheck) check = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *symbol = graft_edit_suggest_dim_symbol (input, axis);
   GraftNode *node = NULL;
 
   if (graft_edit_apply (edit, trial, &error))
@@ -203,8 +204,7 @@ check_repairable (GraftModel *model, GraftValue *input, int axis, GPtrArray *lis
                         "exported: torch.onnx.export(..., dynamic_axes={'%s': {%d: '%s'}}) or torch.export "
                         "dynamic_shapes, and sizes written as x.size(%d) (not int(...) or a Python number) so that "
                         "the trace keeps them symbolic", input->name, axis,
-                        check != NULL ? check->failure : error->message, input->name, axis,
-                        axis == 0 ? "batch" : "sequence", axis);
+                        check != NULL ? check->failure : error->message, input->name, axis, symbol, axis);
   return FALSE;
 }
 

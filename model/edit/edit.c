@@ -248,13 +248,33 @@ graft_edit_get_recorded_params (GraftEdit *self)
   return self->recorded;
 }
 
+char *
+graft_edit_suggest_dim_symbol (const GraftValue *input, int axis)
+{
+  static const char *const image_4d[] = { "batch", "channels", "height", "width" };
+  static const char *const image_5d[] = { "batch", "channels", "depth", "height", "width" };
+  int rank = input != NULL ? input->shape.rank : -1;
+
+  if (axis == 0)
+    return g_strdup ("batch");
+  if (rank == 4 && axis < 4)
+    return g_strdup (image_4d[axis]);
+  if (rank == 5 && axis < 5)
+    return g_strdup (image_5d[axis]);
+  if (axis == 1)
+    return g_strdup ("sequence");
+  return g_strdup_printf ("dim%d", axis);
+}
+
 GraftEdit *
 graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol)
 {
+  g_autofree char *suggested = NULL;
+
   if (diagnostic->input == NULL || diagnostic->axis < 0)
     return NULL;
   if (symbol == NULL)
-    symbol = diagnostic->axis == 0 ? "batch" : "sequence";
+    symbol = suggested = graft_edit_suggest_dim_symbol (diagnostic->input, diagnostic->axis);
   return graft_edit_new_make_dim_dynamic (diagnostic->input->name, diagnostic->axis, symbol);
 }
 

@@ -64,9 +64,14 @@ GraftEdit *graft_edit_new_bypass_node (const char *node);
 /* Keeps only what computes outputs from inputs (value names). */
 GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const *outputs);
 
+/* A name for dim axis of input when the user gives none: "batch" for dim
+ * 0; for an image (rank 4 or 5: NCHW, NCDHW) "channels", "depth",
+ * "height", "width"; "sequence" for dim 1 of anything else; "dimN" after. */
+char *graft_edit_suggest_dim_symbol (const GraftValue *input, int axis);
+
 /* The fix a static-input-dim or baked-shape-constant diagnostic offers:
- * make its input dim dynamic, named symbol (NULL: "batch" for dim 0,
- * "sequence" otherwise). NULL for diagnostics of other rules. */
+ * make its input dim dynamic, named symbol (NULL: the suggestion of
+ * graft_edit_suggest_dim_symbol()). NULL for diagnostics of other rules. */
 GraftEdit *graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol);
 
 /* Any operation of the table by its id ("rename-node", "fold-constants",

@@ -21,6 +21,7 @@ node_free (GraftNode *node)
   g_free (node->name);
   g_free (node->doc_string);
   g_free (node->source_range);
+  g_free (node->python_source);
   g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);
   g_clear_pointer (&node->input_argument_names, g_ptr_array_unref);
   g_clear_pointer (&node->attribute_argument_names, g_hash_table_unref);

@@ -69,6 +69,7 @@ struct _GraftNode {
   GraftGroup *group;       /* innermost group, or the graph's root group */
   char *doc_string;
   char *source_range;      /* TorchScript: "code/__torch__/....py:12"; may be NULL */
+  char *python_source;     /* TorchScript: the user's "torch/nn/modules/conv.py:459" (code/ debug_pkl records); may be NULL */
   /* ONNX NodeProto.metadata_props in file order (torch's dynamo exporter
    * writes "pkg.torch.onnx.name_scopes" and friends); NULL when none. */
   GPtrArray *metadata_keys;   /* char*, owned */

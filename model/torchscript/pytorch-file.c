@@ -66,8 +66,86 @@ add_state_tensors (GraftTorchArchive *archive, GraftModel *model, GraftPickleVal
   return TRUE;
 }
 
-/* torch.save zip: a state_dict / checkpoint opens as a list of tensors; a
- * pickled nn.Module or anything else is explained. */
+/* The nn.Module state of a pickled module object (what __dict__ held), or
+ * NULL if value is no module. */
+static GraftPickleValue *
+module_state (GraftPickleValue *value)
+{
+  if (value == NULL || value->kind != GRAFT_PICKLE_OBJECT || value->state == NULL
+      || value->state->kind != GRAFT_PICKLE_DICT)
+    return NULL;
+  if (graft_pickle_dict_lookup (value->state, "_modules") == NULL
+      && graft_pickle_dict_lookup (value->state, "_parameters") == NULL)
+    return NULL;
+  return value->state;
+}
+
+/* torch.save(model): the module tree read without running any of its
+ * code, as Netron shows it: each submodule's class, and its parameters and
+ * buffers named by their path (layer1.0.conv1.weight). */
+static gboolean
+add_module_tree (GraftTorchArchive *archive, GraftModel *model, GraftPickleValue *module, const char *path,
+                 guint depth, GHashTable *visited, guint *n_tensors, guint *n_modules, GError **error)
+{
+  GraftPickleValue *state = module_state (module);
+  const char *tensor_dicts[] = { "_parameters", "_buffers" };
+  GraftPickleValue *children;
+
+  /* A module shared by several parents (memo references) is listed once,
+   * under its first path, so the walk stays linear. */
+  if (state == NULL || depth > 64 || !g_hash_table_add (visited, module))
+    return TRUE;
+  (*n_modules)++;
+  if (*path != '\0')
+    {
+      g_autofree char *key = g_strdup_printf ("module %s", path);
+      graft_model_add_metadata (model, key, module->s);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (tensor_dicts); i++)
+    {
+      GraftPickleValue *tensors = graft_pickle_dict_lookup (state, tensor_dicts[i]);
+
+      if (tensors != NULL && tensors->kind == GRAFT_PICKLE_DICT
+          && !add_state_tensors (archive, model, tensors, path, 0, visited, n_tensors, error))
+        return FALSE;
+    }
+  children = graft_pickle_dict_lookup (state, "_modules");
+  for (guint k = 0; children != NULL && children->kind == GRAFT_PICKLE_DICT && k + 1 < children->items->len; k += 2)
+    {
+      GraftPickleValue *key = g_ptr_array_index (children->items, k);
+      g_autofree char *child_path = NULL;
+
+      if (key->kind != GRAFT_PICKLE_STRING)
+        continue;
+      child_path = *path ? g_strdup_printf ("%s.%s", path, key->s) : g_strdup (key->s);
+      if (!add_module_tree (archive, model, g_ptr_array_index (children->items, k + 1), child_path, depth + 1,
+                            visited, n_tensors, n_modules, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static GraftModel *
+load_pickled_module (GraftTorchArchive *archive, const char *path, GraftPickleValue *root, GError **error)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_STATE_DICT);
+  g_autoptr(GHashTable) visited = g_hash_table_new (NULL, NULL);
+  guint n_tensors = 0, n_modules = 0;
+  g_autofree char *counts = NULL;
+
+  graft_model_set_path (model, path);
+  graft_model_set_producer (model, "torch.save(model)", NULL);
+  graft_model_add_metadata (model, "pickled module", root->s);
+  if (!add_module_tree (archive, model, root, "", 0, visited, &n_tensors, &n_modules, error))
+    return NULL;
+  counts = g_strdup_printf ("%u modules, %u parameters and buffers", n_modules, n_tensors);
+  graft_model_add_metadata (model, "module tree", counts);
+  graft_model_set_graph (model, graft_graph_new ("module"));
+  return g_steal_pointer (&model);
+}
+
+/* torch.save zip: a state_dict / checkpoint opens as a list of tensors, a
+ * pickled nn.Module as its module tree; anything else is explained. */
 static GraftModel *
 load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
 {
@@ -105,6 +183,8 @@ load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
       graft_model_set_graph (model, graft_graph_new ("state_dict"));
       return g_steal_pointer (&model);
     }
+  if (module_state (root) != NULL)
+    return load_pickled_module (archive, path, root, error);
   const char *cls = root && (root->kind == GRAFT_PICKLE_OBJECT || root->kind == GRAFT_PICKLE_OPAQUE) ? root->s : first_global;
   if (cls && (root == NULL || root->kind == GRAFT_PICKLE_OBJECT) && strcmp (cls, "collections.OrderedDict") != 0)
     return unsupported (error, path,

@@ -3,6 +3,8 @@
 #include <string.h>
 #include "ir/model-error.h"
 #include "torchscript/script-parser.h"
+#include "torchscript/aten-schemas.h"
+#include "torchscript/debug-source.h"
 
 /* ------------------------------------------------------------------ values
  *
@@ -1062,6 +1064,41 @@ list_literal (Ctx *ctx, GPtrArray *items, guint line)
   return r;
 }
 
+/* Names the call's arguments after the aten schema that takes them
+ * ("stride" for arg3, "weight" for the second input), for the labels and
+ * the sidebar; kernels still read them by position. */
+static void
+name_aten_arguments (GraftNode *node, const char *op, GPtrArray *keywords, const int *input_of_argument,
+                     guint n_arguments)
+{
+  g_autofree char *qualified = g_strconcat ("aten::", op, NULL);
+  g_autofree gboolean *is_value = g_new0 (gboolean, MAX (n_arguments, 1));
+  g_autofree guint *argument_index = g_new0 (guint, MAX (n_arguments, 1));
+  const GraftAtenSchema *schema;
+
+  for (guint k = 0; k < n_arguments; k++)
+    is_value[k] = input_of_argument[k] >= 0;
+  schema = graft_aten_schema_find (qualified, n_arguments, keywords ? (const char *const *) keywords->pdata : NULL,
+                                   is_value, argument_index);
+  if (schema == NULL)
+    return;
+  for (guint k = 0; k < n_arguments; k++)
+    {
+      const char *name = schema->arguments[argument_index[k]].name;
+      const char *keyword = keywords ? g_ptr_array_index (keywords, k) : NULL;
+      g_autofree char *attribute = NULL;
+
+      if (input_of_argument[k] >= 0)
+        graft_node_set_input_argument_name (node, input_of_argument[k], name);
+      else if (keyword == NULL)
+        {
+          attribute = g_strdup_printf ("arg%u", k);
+          if (graft_node_get_attribute (node, attribute) != NULL)
+            graft_node_set_attribute_argument_name (node, attribute, name);
+        }
+    }
+}
+
 /* Emits domain::op with the evaluated arguments and n_outputs results;
  * returns the single result, or a tuple of them. */
 static BValue *
@@ -1077,10 +1114,17 @@ emit_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, GPtrArra
   GraftNode *node = add_node (ctx, domain, op, line);
   if (node == NULL)
     return NULL;
+  g_autofree int *input_of_argument = g_new (int, MAX (args->len, 1));
   for (guint k = 0; k < args->len; k++)
-    if (!add_argument (ctx, node, g_ptr_array_index (args, k),
-                       keywords ? g_ptr_array_index (keywords, k) : NULL, k, line))
-      return NULL;
+    {
+      guint n_inputs = node->inputs->len;
+      if (!add_argument (ctx, node, g_ptr_array_index (args, k),
+                         keywords ? g_ptr_array_index (keywords, k) : NULL, k, line))
+        return NULL;
+      input_of_argument[k] = node->inputs->len > n_inputs ? (int) n_inputs : -1;
+    }
+  if (strcmp (domain, "aten") == 0)
+    name_aten_arguments (node, op, keywords, input_of_argument, args->len);
   /* aten results are never None (unknown otherwise), which is all the
    * peephole rules need. */
   const char *type = strcmp (domain, "aten") == 0 && strcmp (op, "__getitem__") != 0 ? "<aten>" : NULL;
@@ -2936,6 +2980,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
   unlink_dead_consumers (b.trash);
   fix_output_marks (b.root);
   graft_graph_update_group_counts (b.root);
+  graft_debug_source_annotate (archive, b.root);
   ok = TRUE;
 
 out:

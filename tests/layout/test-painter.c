@@ -120,6 +120,93 @@ test_selection (void)
   cairo_surface_destroy (value_selected);
 }
 
+static guint
+count_differences (cairo_surface_t *a, cairo_surface_t *b)
+{
+  int stride = cairo_image_surface_get_stride (a);
+  const guint8 *pa = cairo_image_surface_get_data (a), *pb = cairo_image_surface_get_data (b);
+  guint n = 0;
+
+  for (int y = 0; y < cairo_image_surface_get_height (a); y++)
+    for (int x = 0; x < cairo_image_surface_get_width (a); x++)
+      n += (*(const guint32 *) (pa + y * stride + 4 * x) & 0xffffff) != (*(const guint32 *) (pb + y * stride + 4 * x) & 0xffffff);
+  return n;
+}
+
+/* A node with an info mark (outlined in the accent colour, as every
+ * scripted prim::If is) must still look selected when selected. */
+static void
+test_selection_of_marked_node (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+  GraftPaintOptions options = { .paint_background = TRUE };
+  GraftSceneNode *box = NULL;
+  cairo_surface_t *marked, *selected;
+  guint changed;
+
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene) && box == NULL; i++)
+    if (graft_scene_get_node (scene, i)->kind == GRAFT_SCENE_NODE_OP)
+      box = graft_scene_get_node (scene, i);
+  g_assert_nonnull (box);
+  box->highlight = 1;
+  marked = paint (scene, &options, 1.0);
+  options.selected_node = box->node;
+  selected = paint (scene, &options, 1.0);
+  changed = count_differences (marked, selected);
+  g_test_message ("%u pixels change when the marked box %.0f×%.0f is selected", changed, box->rect.width,
+                  box->rect.height);
+  /* A ring of a few points all around the box. */
+  g_assert_cmpuint (changed, >, 2 * (box->rect.width + box->rect.height) * 3);
+  cairo_surface_destroy (marked);
+  cairo_surface_destroy (selected);
+}
+
+/* A picture for a file has no collapse boxes on expanded groups: all it
+ * changes is in the groups' header bands. */
+static void
+test_picture_has_no_controls (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (1, 2, 3);
+  g_autoptr (GraftScene) scene = make_scene (graph);
+  GraftPaintOptions options = { .paint_background = TRUE };
+  cairo_surface_t *canvas, *picture;
+  GraftRect bounds;
+  int stride;
+  const guint8 *a, *b;
+  guint changed = 0, outside = 0;
+
+  graft_scene_get_bounds (scene, &bounds);
+  canvas = paint (scene, &options, 1.0);
+  options.picture = TRUE;
+  picture = paint (scene, &options, 1.0);
+  stride = cairo_image_surface_get_stride (canvas);
+  a = cairo_image_surface_get_data (canvas);
+  b = cairo_image_surface_get_data (picture);
+  for (int y = 0; y < cairo_image_surface_get_height (canvas); y++)
+    for (int x = 0; x < cairo_image_surface_get_width (canvas); x++)
+      if ((*(const guint32 *) (a + y * stride + 4 * x) & 0xffffff) != (*(const guint32 *) (b + y * stride + 4 * x) & 0xffffff))
+        {
+          gboolean in_header = FALSE;
+
+          changed++;
+          for (guint g = 0; g < graft_scene_get_n_groups (scene); g++)
+            {
+              GraftSceneGroup *group = graft_scene_get_group (scene, g);
+              double sx = x + bounds.x, sy = y + bounds.y;
+
+              in_header |= group->expanded && sx >= group->rect.x - 1 && sx <= group->rect.x + group->rect.width + 1
+                           && sy >= group->rect.y - 1 && sy <= group->rect.y + group->header_height + 1;
+            }
+          outside += !in_header;
+        }
+  g_test_message ("%u pixels differ, %u outside group headers", changed, outside);
+  g_assert_cmpuint (changed, >, 20);
+  g_assert_cmpuint (outside, ==, 0);
+  cairo_surface_destroy (canvas);
+  cairo_surface_destroy (picture);
+}
+
 static void
 test_visible_rect_culls (void)
 {
@@ -253,6 +340,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/painter/not-blank", test_not_blank);
   g_test_add_func ("/painter/selection", test_selection);
+  g_test_add_func ("/painter/selection-of-marked-node", test_selection_of_marked_node);
+  g_test_add_func ("/painter/picture-has-no-controls", test_picture_has_no_controls);
   g_test_add_func ("/painter/visible-rect-culls", test_visible_rect_culls);
   g_test_add_func ("/painter/tiny-scale", test_tiny_scale);
   g_test_add_func ("/painter/inferred-shape-role", test_inferred_shape_role);

@@ -1,0 +1,193 @@
+#include "torchscript/aten-schemas.h"
+
+#include <string.h>
+#include <gio/gio.h>
+
+#include "aten-schemas-resources.h"
+
+#define SCHEMAS_PATH "/org/graft/Graft/model/aten-schemas.tsv"
+
+typedef struct {
+  GHashTable *by_name;  /* op → GPtrArray of GraftAtenSchema*, never freed */
+  guint count;
+} SchemaTable;
+
+static GraftAtenSchema *
+parse_line (char *line)
+{
+  g_auto(GStrv) fields = g_strsplit (line, "\t", -1);
+  guint n_fields = g_strv_length (fields);
+  GraftAtenSchema *schema;
+  GraftAtenArgument *arguments;
+
+  if (n_fields < 2)
+    return NULL;
+  schema = g_new0 (GraftAtenSchema, 1);
+  arguments = g_new0 (GraftAtenArgument, MAX (n_fields - 2, 1));
+  schema->name = g_intern_string (fields[0]);
+  schema->overload = g_intern_string (fields[1]);
+  for (guint i = 2; i < n_fields; i++)
+    {
+      char *field = fields[i];
+      char *colon;
+      gsize length;
+      GraftAtenArgument *argument = &arguments[schema->n_arguments];
+
+      if (*field == '*')
+        {
+          argument->kwarg_only = TRUE;
+          field++;
+        }
+      length = strlen (field);
+      if (length > 0 && field[length - 1] == '=')
+        {
+          argument->has_default = TRUE;
+          field[length - 1] = '\0';
+        }
+      colon = strchr (field, ':');
+      if (colon == NULL)
+        continue;
+      *colon = '\0';
+      argument->name = g_intern_string (field);
+      argument->type = g_intern_string (colon + 1);
+      schema->n_arguments++;
+    }
+  schema->arguments = arguments;
+  return schema;
+}
+
+static gpointer
+load_table (gpointer unused)
+{
+  SchemaTable *table = g_new0 (SchemaTable, 1);
+  g_autoptr(GBytes) bytes = g_resource_lookup_data (graft_aten_schemas_get_resource (), SCHEMAS_PATH,
+                                                    G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  table->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  /* Compiled in: missing only in a broken build. */
+  g_return_val_if_fail (bytes != NULL, table);
+  text = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      GraftAtenSchema *schema;
+      GPtrArray *overloads;
+
+      if (lines[i][0] == '#' || lines[i][0] == '\0' || (schema = parse_line (lines[i])) == NULL)
+        continue;
+      overloads = g_hash_table_lookup (table->by_name, schema->name);
+      if (overloads == NULL)
+        {
+          overloads = g_ptr_array_new ();
+          g_hash_table_insert (table->by_name, (gpointer) schema->name, overloads);
+        }
+      g_ptr_array_add (overloads, schema);
+      table->count++;
+    }
+  return table;
+}
+
+static SchemaTable *
+get_table (void)
+{
+  static GOnce once = G_ONCE_INIT;
+
+  return g_once (&once, load_table, NULL);
+}
+
+GPtrArray *
+graft_aten_schema_list (const char *op)
+{
+  return g_hash_table_lookup (get_table ()->by_name, op);
+}
+
+guint
+graft_aten_schema_count (void)
+{
+  return get_table ()->count;
+}
+
+static int
+find_argument (const GraftAtenSchema *schema, const char *name)
+{
+  for (guint i = 0; i < schema->n_arguments; i++)
+    if (strcmp (schema->arguments[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+static gboolean
+is_tensor_type (const char *type)
+{
+  return strstr (type, "Tensor") != NULL;
+}
+
+/* How well schema takes the call: -1 if it cannot; else one point per
+ * argument whose kind (tensor value or constant) fits its type. */
+static int
+score_overload (const GraftAtenSchema *schema, guint n_arguments, const char *const *keywords,
+                const gboolean *is_value, guint *argument_index)
+{
+  guint n_positional = 0;
+  int score = 0;
+  g_autofree gboolean *given = g_new0 (gboolean, MAX (schema->n_arguments, 1));
+
+  for (guint k = 0; k < n_arguments; k++)
+    {
+      const char *keyword = keywords != NULL ? keywords[k] : NULL;
+      int index;
+
+      if (keyword != NULL)
+        index = find_argument (schema, keyword);
+      else
+        {
+          /* Positional arguments fill the schema in order, keyword-only ones
+           * too: TorchScript's serialised calls pass them by position. */
+          index = n_positional < schema->n_arguments ? (int) n_positional : -1;
+          n_positional++;
+        }
+      if (index < 0 || given[index])
+        return -1;
+      given[index] = TRUE;
+      if (argument_index != NULL)
+        argument_index[k] = index;
+      if (is_value != NULL && is_value[k] == is_tensor_type (schema->arguments[index].type))
+        score++;
+    }
+  for (guint i = 0; i < schema->n_arguments; i++)
+    if (!given[i] && !schema->arguments[i].has_default)
+      return -1;
+  return score;
+}
+
+const GraftAtenSchema *
+graft_aten_schema_find (const char *op, guint n_arguments, const char *const *keywords, const gboolean *is_value,
+                        guint *argument_index)
+{
+  GPtrArray *overloads = graft_aten_schema_list (op);
+  const GraftAtenSchema *best = NULL;
+  int best_score = -1;
+
+  for (guint i = 0; overloads != NULL && i < overloads->len; i++)
+    {
+      const GraftAtenSchema *schema = g_ptr_array_index (overloads, i);
+      int score = score_overload (schema, n_arguments, keywords, is_value, NULL);
+
+      /* Ties go to the exact arity, then to the default overload. */
+      if (score > best_score
+          || (score == best_score && best != NULL && score >= 0
+              && ((schema->n_arguments == n_arguments && best->n_arguments != n_arguments)
+                  || (schema->n_arguments == best->n_arguments && *schema->overload == '\0'))))
+        {
+          best = schema;
+          best_score = score;
+        }
+    }
+  if (best_score < 0)
+    return NULL;
+  if (argument_index != NULL)
+    score_overload (best, n_arguments, keywords, is_value, argument_index);
+  return best;
+}

@@ -1,0 +1,39 @@
+/* The aten operator schemas PyTorch publishes: each overload's argument
+ * names and types, read from data/aten-schemas.tsv (made from the pinned
+ * torch by data/make-aten-schemas.py, compiled in). TorchScript calls pass
+ * arguments by position; these give them their names. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char *name;
+  const char *type;        /* TorchScript type: "Tensor", "Optional[Tensor]", "List[int]", … */
+  gboolean kwarg_only;
+  gboolean has_default;
+} GraftAtenArgument;
+
+typedef struct {
+  const char *name;        /* "aten::conv2d" */
+  const char *overload;    /* "" for the default overload */
+  const GraftAtenArgument *arguments;
+  guint n_arguments;
+} GraftAtenSchema;
+
+/* The overload of op ("aten::conv2d") that a call with n_arguments
+ * arguments matches best: argument k has keyword keywords[k] (or NULL if
+ * positional; keywords may be NULL) and is a tensor value if is_value[k]
+ * (else a constant). NULL if op has no schema or no overload takes such a
+ * call. If found and argument_index is not NULL, argument_index[k] gets
+ * the schema argument that call argument k binds to. The schemas live as
+ * long as the process. */
+const GraftAtenSchema *graft_aten_schema_find (const char *op, guint n_arguments, const char *const *keywords,
+                                               const gboolean *is_value, guint *argument_index);
+
+/* All overloads of op, or NULL; and the number of schemas known. */
+GPtrArray *graft_aten_schema_list (const char *op);
+guint graft_aten_schema_count (void);
+
+G_END_DECLS
