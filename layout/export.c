@@ -42,6 +42,10 @@ graft_export_png_scale (const GraftRect *bounds)
   scale = MIN (scale, GRAFT_EXPORT_PNG_MAX_SIDE / w);
   scale = MIN (scale, GRAFT_EXPORT_PNG_MAX_SIDE / h);
   scale = MIN (scale, sqrt (GRAFT_EXPORT_PNG_MAX_PIXELS / (w * h)));
+  /* The surface is the bounds rounded up to whole pixels: shrink until
+   * that rounding keeps within the pixel count too. */
+  while (ceil (w * scale) * ceil (h * scale) > GRAFT_EXPORT_PNG_MAX_PIXELS)
+    scale *= 0.9999;
   return scale;
 }
 
