@@ -9,6 +9,8 @@ value_free (GraftValue *value)
   g_free (value->name);
   g_free (value->type_string);
   g_free (value->doc_string);
+  g_clear_pointer (&value->onnx_type, g_bytes_unref);
+  g_clear_pointer (&value->onnx_kept_fields, g_bytes_unref);
   graft_shape_clear (&value->shape);
   g_ptr_array_unref (value->consumers);
   g_clear_pointer (&value->initializer, graft_tensor_unref);
@@ -20,6 +22,7 @@ node_free (GraftNode *node)
 {
   g_free (node->name);
   g_free (node->doc_string);
+  g_clear_pointer (&node->onnx_kept_fields, g_bytes_unref);
   g_free (node->source_range);
   g_free (node->python_source);
   g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);
@@ -63,6 +66,7 @@ graft_graph_free (GraftGraph *graph)
   graft_group_free (graph->root_group);
   g_free (graph->name);
   g_free (graph->doc_string);
+  g_clear_pointer (&graph->onnx_kept_fields, g_bytes_unref);
   g_free (graph);
 }
 

@@ -52,6 +52,16 @@ struct _GraftValue {
   gboolean is_graph_input;
   gboolean is_graph_output;
   char *doc_string;
+
+  /* ONNX pass-through (onnx/kept-fields.h): the TypeProto as read, packed,
+   * written back while it still says what dtype/shape/type_string say (it
+   * has the denotations and the shapes inside map types the IR drops); the
+   * ValueInfoProto fields the IR has no place for; the 1-based position of
+   * the value's entry in graph.value_info (0: none), so that the saved
+   * value_info keeps the file's order and its entries for initializers. */
+  GBytes *onnx_type;
+  GBytes *onnx_kept_fields;
+  guint onnx_value_info_position;
 };
 
 struct _GraftNode {
@@ -81,6 +91,7 @@ struct _GraftNode {
    * for the labels and the sidebar. NULL when the format names none. */
   GPtrArray *input_argument_names;  /* char* or NULL, owned, parallel to inputs */
   GHashTable *attribute_argument_names; /* attribute name → schema name, owned */
+  GBytes *onnx_kept_fields;  /* NodeProto fields the IR has no place for (onnx/kept-fields.h) */
 };
 
 struct _GraftGraph {
@@ -97,6 +108,7 @@ struct _GraftGraph {
   GraftGraph *parent_graph;/* enclosing graph for subgraphs, else NULL */
   GraftNode *parent_node;  /* node whose attribute holds this subgraph, else NULL */
   guint anonymous_counter; /* for graft_graph_new_anonymous_value() */
+  GBytes *onnx_kept_fields;/* GraphProto fields the IR has no place for (onnx/kept-fields.h) */
 };
 
 GraftGraph *graft_graph_new (const char *name);

@@ -1,5 +1,6 @@
 #include "onnx/writer-proto.h"
 #include "onnx/type-proto.h"
+#include "onnx/kept-fields.h"
 #include "ir/model-error.h"
 
 #include <string.h>
@@ -35,8 +36,21 @@ graft_onnx_write_string (const char *text)
 #define ALLOC_MESSAGE(context, type, init) \
   ({ type *_m = graft_onnx_write_alloc ((context), sizeof (type)); type _i = init; *_m = _i; _m; })
 
+static Onnx__TensorProto *tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
+                                                 const char *name, GError **error);
+
 Onnx__TensorProto *
 graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+{
+  Onnx__TensorProto *proto = tensor_data_to_proto (context, tensor, name, error);
+
+  if (proto == NULL || !graft_onnx_restore_kept_fields (context, &proto->base, tensor->onnx_kept_fields, error))
+    return NULL;
+  return proto;
+}
+
+static Onnx__TensorProto *
+tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
 {
   Onnx__TensorProto *proto = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
 
@@ -99,9 +113,28 @@ graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
 }
 
 Onnx__SparseTensorProto *
+graft_onnx_kept_sparse_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name)
+{
+  Onnx__SparseTensorProto *proto;
+
+  if (tensor->onnx_sparse == NULL)
+    return NULL;
+  proto = (Onnx__SparseTensorProto *) graft_onnx_unpack_kept (context, &onnx__sparse_tensor_proto__descriptor,
+                                                              tensor->onnx_sparse);
+  /* Only while it still describes the tensor (set_data drops it; a
+   * changed shape or type must not be). */
+  if (proto == NULL || proto->values == NULL || proto->values->data_type != (int32_t) tensor->dtype
+      || proto->n_dims != (size_t) tensor->rank
+      || (tensor->rank > 0 && memcmp (proto->dims, tensor->dims, sizeof (gint64) * tensor->rank) != 0))
+    return NULL;
+  proto->values->name = graft_onnx_write_string (name);
+  return proto;
+}
+
+Onnx__SparseTensorProto *
 graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, GError **error)
 {
-  Onnx__SparseTensorProto *proto = ALLOC_MESSAGE (context, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
+  Onnx__SparseTensorProto *proto;
   Onnx__TensorProto *values, *indices;
   gsize item = graft_dtype_get_size (tensor->dtype);
   gint64 numel = graft_tensor_get_numel (tensor);
@@ -111,6 +144,10 @@ graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context, GraftTensor *
   gint64 *positions;
   gint64 nnz = 0;
 
+  proto = graft_onnx_kept_sparse_to_proto (context, tensor, tensor->name);
+  if (proto != NULL)
+    return proto;
+  proto = ALLOC_MESSAGE (context, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
   if (item == 0)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
@@ -316,9 +353,37 @@ attach_innermost_shape (GraftOnnxWriteContext *context, Onnx__TypeProto *type, c
 }
 
 Onnx__TypeProto *
+graft_onnx_kept_type (GraftOnnxWriteContext *context, GBytes *kept)
+{
+  return kept ? (Onnx__TypeProto *) graft_onnx_unpack_kept (context, &onnx__type_proto__descriptor, kept) : NULL;
+}
+
+/* The TypeProto the value was read with, if the IR still says the same. */
+static Onnx__TypeProto *
+kept_value_type (GraftOnnxWriteContext *context, const GraftValue *value)
+{
+  Onnx__TypeProto *type = graft_onnx_kept_type (context, value->onnx_type);
+  GraftValue read_as = { .kind = GRAFT_VALUE_TENSOR, .shape = GRAFT_SHAPE_UNKNOWN };
+  gboolean same;
+
+  if (type == NULL)
+    return NULL;
+  graft_onnx_apply_type (&read_as, type);
+  same = read_as.kind == value->kind && read_as.dtype == value->dtype
+         && graft_shape_equal (&read_as.shape, &value->shape)
+         && g_strcmp0 (read_as.type_string, value->type_string) == 0;
+  graft_shape_clear (&read_as.shape);
+  g_free (read_as.type_string);
+  return same ? type : NULL;
+}
+
+Onnx__TypeProto *
 graft_onnx_value_type_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
 {
-  Onnx__TypeProto *type;
+  Onnx__TypeProto *type = kept_value_type (context, value);
+
+  if (type != NULL)
+    return type;
 
   if (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL)
     {

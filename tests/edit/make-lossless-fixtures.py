@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Writes ONNX models that use every field a lossless save must keep.
+
+Usage: make-lossless-fixtures.py OUTDIR
+
+Each model is built with onnx.helper and passes onnx.checker (except
+where noted); together they set the fields Graft's IR has no place for
+of its own: sparse initializers (2-D and linear indices, an explicit
+zero), SPARSE_TENSOR(S) and TYPE_PROTO(S) attributes with shapes and
+denotations, training_info, metadata_props and doc strings on every level,
+local functions with attribute_proto / value_info / overload /
+metadata_props, quantization annotations, device configurations, tensor
+segments and metadata, typed-field tensors and external data.
+Prints the file names written.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def props(prefix):
+    return [onnx.StringStringEntryProto(key=f"{prefix}.key", value=f"{prefix} value")]
+
+
+def add_meta(message, prefix):
+    message.metadata_props.extend(props(prefix))
+
+
+def shaped_type(elem, dims, denotation=None, dim_denotations=()):
+    tp = helper.make_tensor_type_proto(elem, dims)
+    if denotation:
+        tp.denotation = denotation
+    for d, text in zip(tp.tensor_type.shape.dim, dim_denotations):
+        d.denotation = text
+    return tp
+
+
+def value_info(name, elem, dims, doc, **kw):
+    vi = helper.make_value_info(name, shaped_type(elem, dims, **kw), doc_string=doc)
+    add_meta(vi, f"value_info {name}")
+    return vi
+
+
+def sparse(name, values, indices, dims, doc=None):
+    v = numpy_helper.from_array(np.asarray(values, dtype=np.float32), name)
+    if doc:
+        v.doc_string = doc
+    i = numpy_helper.from_array(np.asarray(indices, dtype=np.int64), "")
+    return helper.make_sparse_tensor(v, i, dims)
+
+
+def local_function():
+    node = helper.make_node("Mul", ["a", "scale"], ["b"], doc_string="inside the function")
+    add_meta(node, "function node")
+    const = helper.make_node("Constant", [], ["scale"])
+    const.attribute.append(helper.make_attribute("value_float", 1.0))
+    const.attribute[0].ref_attr_name = "factor"
+    const.attribute[0].type = onnx.AttributeProto.FLOAT
+    const.attribute[0].ClearField("f")
+    fn = helper.make_function("local.fn", "Scale", ["a"], ["b"], [const, node],
+                              [helper.make_opsetid("", 21)], attributes=[],
+                              attribute_protos=[helper.make_attribute("factor", 2.0, doc_string="default factor")],
+                              doc_string="a scaling function")
+    fn.value_info.append(value_info("scale", TensorProto.FLOAT, [], "the factor as a tensor"))
+    fn.overload = "v1"
+    add_meta(fn, "function")
+    return fn
+
+
+def training_info():
+    init = helper.make_graph(
+        [helper.make_node("RandomNormal", [], ["w_init"], shape=[3], doc_string="fresh weights")],
+        "initialization", [], [helper.make_tensor_value_info("w_init", TensorProto.FLOAT, [3])])
+    lr = numpy_helper.from_array(np.full([40], 0.5, dtype=np.float32), "lr")
+    algo = helper.make_graph(
+        [helper.make_node("Mul", ["W", "lr3"], ["w_next"]),
+         helper.make_node("Slice", ["lr", "zero", "three"], ["lr3"])],
+        "algorithm", [], [helper.make_tensor_value_info("w_next", TensorProto.FLOAT, [3])],
+        initializer=[lr, numpy_helper.from_array(np.array([0], np.int64), "zero"),
+                     numpy_helper.from_array(np.array([3], np.int64), "three")])
+    info = onnx.TrainingInfoProto()
+    info.initialization.CopyFrom(init)
+    info.algorithm.CopyFrom(algo)
+    info.initialization_binding.add(key="W", value="w_init")
+    info.update_binding.add(key="W", value="w_next")
+    return info
+
+
+def everything():
+    W = numpy_helper.from_array(np.arange(3, dtype=np.float32), "W")
+    W.doc_string = "a weight"
+    add_meta(W, "initializer W")
+    steps = helper.make_tensor("steps", TensorProto.INT64, [2], [4, 5])   # int64_data, not raw_data
+    S = sparse("S", [1.5, 0.0, -2.0], [[0, 0], [1, 1], [1, 2]], [2, 3], doc="sparse weight")
+    S_linear = sparse("S_linear", [7.0], [4], [2, 3])
+
+    nodes = [
+        helper.make_node("Add", ["x", "W"], ["y"], name="add", doc_string="adds W"),
+        helper.make_node("Constant", [], ["c"], name="const", sparse_value=sparse("", [3.0], [[1]], [4])),
+        helper.make_node("Optional", [], ["maybe"], name="optional",
+                         type=shaped_type(TensorProto.FLOAT, [2, "K"], denotation="TENSOR",
+                                          dim_denotations=("DATA_BATCH", "DATA_CHANNEL"))),
+        helper.make_node("Scale", ["y"], ["z"], name="call", domain="local.fn", factor=3.0),
+        helper.make_node("Identity", ["steps"], ["steps_out"], name="id"),
+    ]
+    nodes[0].attribute.extend([])
+    add_meta(nodes[0], "node add")
+    nodes[3].overload = "v1"
+    # An attribute's own doc string.
+    nodes[2].attribute[0].doc_string = "the type of the optional"
+    graph = helper.make_graph(
+        nodes, "everything",
+        [value_info("x", TensorProto.FLOAT, ["N", 3], "the input", denotation="TENSOR",
+                    dim_denotations=("DATA_BATCH",))],
+        [value_info("z", TensorProto.FLOAT, ["N", 3], "the output"),
+         value_info("c", TensorProto.FLOAT, [4], "sparse constant"),
+         helper.make_value_info("maybe", helper.make_optional_type_proto(shaped_type(TensorProto.FLOAT, [2, "K"]))),
+         value_info("steps_out", TensorProto.INT64, [2], "")],
+        initializer=[W, steps], value_info=[value_info("y", TensorProto.FLOAT, ["N", 3], "after add")],
+        doc_string="the main graph", sparse_initializer=[S, S_linear])
+    add_meta(graph, "graph")
+    qa = graph.quantization_annotation.add(tensor_name="y")
+    qa.quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="W")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local.fn", 1)],
+                              functions=[local_function()], producer_name="lossless-fixture",
+                              producer_version="1.0", domain="org.graft.test", model_version=7,
+                              doc_string="a model with every field")
+    model.ir_version = 10
+    add_meta(model, "model")
+    model.training_info.append(training_info())
+    return model
+
+
+def attribute_kinds():
+    """A custom-domain node: TYPE_PROTOS with shapes, SPARSE_TENSORS, a
+    tensor with segment and metadata, device configurations. Not for
+    onnx.checker (custom.op has no schema; segment is legacy)."""
+    t = helper.make_tensor("seg", TensorProto.FLOAT, [2], [1.0, 2.0])
+    t.segment.begin = 0
+    t.segment.end = 2
+    add_meta(t, "tensor seg")
+    node = helper.make_node(
+        "Custom", ["x"], ["y"], domain="custom.op", name="custom",
+        types=[shaped_type(TensorProto.FLOAT, [1, "M"]),
+               helper.make_sequence_type_proto(shaped_type(TensorProto.INT64, [5])),
+               helper.make_map_type_proto(TensorProto.STRING, shaped_type(TensorProto.DOUBLE, [2, 2]))],
+        sparse_list=[sparse("", [1.0, 2.0], [0, 3], [4]), sparse("", [5.0], [[0, 1]], [2, 2])],
+        tensor=t)
+    cfg = node.device_configurations.add(configuration_id="two-gpus", pipeline_stage=0)
+    cfg.sharding_spec.add(tensor_name="x")
+    graph = helper.make_graph([node], "attribute_kinds",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("custom.op", 1)])
+    model.ir_version = 11
+    model.configuration.add(name="two-gpus", num_devices=2)
+    return model
+
+
+def external(outdir):
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "big"], ["y"])], "external",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256])],
+        initializer=[numpy_helper.from_array(np.linspace(0, 1, 256, dtype=np.float32), "big")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.save(model, os.path.join(outdir, "external.onnx"), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="external.bin", size_threshold=0)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    model = everything()
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(outdir, "everything.onnx"))
+    onnx.save(attribute_kinds(), os.path.join(outdir, "attribute-kinds.onnx"))
+    external(outdir)
+    for name in ("everything.onnx", "attribute-kinds.onnx", "external.onnx"):
+        print(os.path.join(outdir, name))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Lossless save: Graft's load → save keeps every protobuf field.
+
+Usage: run-lossless.py RESAVE_TOOL
+
+Corpora (all generated or shipped, none checked in):
+- the ONNX backend suite of the pinned onnx (node, simple and real cases,
+  tests/onnx/make-backend-suite.py),
+- the model folders the onnx wheel ships (onnx/backend/test/data/
+  pytorch-converted, pytorch-operator, simple, light),
+- PyTorch exports (TorchScript and dynamo exporters) made by
+  tests/fixtures/make-onnx-models.py,
+- fixtures that set every field Graft's IR has no place of its own for
+  (make-lossless-fixtures.py: sparse initializers, TYPE_PROTO shapes,
+  training_info, metadata_props and doc strings everywhere...).
+resave-tool loads and saves each model unchanged; compare-onnx-fields.py
+then compares every field of the two ModelProtos (its docstring lists the
+only normalisations). Prints TAP, one case per corpus plus one for
+onnx.checker on the saved fixtures.
+"""
+import glob
+import os
+import subprocess
+import sys
+
+import onnx
+
+from tap import plan, tap
+
+SOURCE = os.environ["GRAFT_SOURCE_DIR"]
+BUILD = os.environ["GRAFT_BUILD_DIR"]
+HERE = os.path.join(SOURCE, "tests", "edit")
+OUT = os.path.join(BUILD, "tests", "edit", "lossless-out")
+TORCH_EXPORTS = ["resnet18", "transformer24", "resnet18_dynamo", "transformer24_dynamo"]
+
+
+def corpora():
+    suite = os.path.join(SOURCE, "tests", "fixtures-generated", "onnx-backend")
+    subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "onnx", "make-backend-suite.py"), suite],
+                   check=True, stdout=sys.stderr)
+    with open(os.path.join(suite, "expected-counts.tsv")) as f:
+        backend = [os.path.join(suite, line.split("\t")[0]) for line in f if line.strip()]
+
+    wheel_data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+    wheel = sorted(glob.glob(os.path.join(wheel_data, "*", "*", "model.onnx")))
+
+    models = os.path.join(SOURCE, "tests", "fixtures-generated", "models")
+    subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "fixtures", "make-onnx-models.py"), models]
+                   + TORCH_EXPORTS, check=True, stdout=sys.stderr)
+    torch = [os.path.join(models, name + ".onnx") for name in TORCH_EXPORTS]
+
+    fixtures_dir = os.path.join(OUT, "fixtures-made")
+    made = subprocess.run([sys.executable, os.path.join(HERE, "make-lossless-fixtures.py"), fixtures_dir],
+                          check=True, capture_output=True, text=True)
+    fixtures = made.stdout.split()
+    return [("ONNX backend suite", "backend", suite, backend),
+            ("models shipped in the onnx wheel", "wheel", wheel_data, wheel),
+            ("PyTorch exports", "torch", models, torch),
+            ("fixtures setting every field", "fixtures", fixtures_dir, fixtures)]
+
+
+def resave(tool, name, root, files):
+    pairs = [(path, os.path.join(OUT, name, os.path.relpath(path, root))) for path in files]
+    listfile = os.path.join(OUT, name + ".pairs")
+    with open(listfile, "w") as f:
+        f.writelines(f"{a}\t{b}\n" for a, b in pairs)
+    result = subprocess.run([tool, listfile], capture_output=True, text=True)
+    failed = [line for line in result.stdout.splitlines() if line.startswith("failed")]
+    return listfile, pairs, failed
+
+
+def compare(listfile):
+    result = subprocess.run([sys.executable, os.path.join(HERE, "compare-onnx-fields.py"), listfile, "--summary"],
+                            capture_output=True, text=True)
+    lines = result.stdout.splitlines()
+    differing = [line[len("not ok "):].split(" - ", 1)[1] for line in lines if line.startswith("not ok")]
+    details = [line[2:] for line in lines if line.startswith("# ") and not line.startswith("# summary")]
+    summary = [line[len("# summary "):] for line in lines if line.startswith("# summary")]
+    return differing, details, summary, result
+
+
+def main(tool):
+    os.makedirs(OUT, exist_ok=True)
+    fixture_pairs = []
+    for title, name, root, files in corpora():
+        listfile, pairs, failed = resave(tool, name, root, files)
+        differing, details, summary, result = compare(listfile)
+        saved = len(pairs) - len(failed)
+        identical = len(pairs) - len(differing)
+        tap(bool(files) and not failed and not differing and result.returncode == 0,
+            f"{title}: {saved} of {len(pairs)} models saved, {identical} identical to the original field by field",
+            "\n".join(failed + summary + details + ([result.stderr[-400:]] if result.returncode not in (0, 1) else [])))
+        if name == "fixtures":
+            fixture_pairs = pairs
+
+    problems = []
+    for original, saved in fixture_pairs:
+        try:
+            onnx.checker.check_model(onnx.load(original))
+        except Exception:  # noqa: BLE001 - fixtures made for Graft only, not for the checker
+            continue
+        try:
+            onnx.checker.check_model(onnx.load(saved), full_check=True)
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"{saved}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+    tap(bool(fixture_pairs) and not problems,
+        "saved fixtures pass onnx.checker (full check) wherever the original passes", "\n".join(problems))
+    plan()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) == 2 else sys.exit(__doc__))
