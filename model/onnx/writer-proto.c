@@ -358,32 +358,84 @@ graft_onnx_kept_type (GraftOnnxWriteContext *context, GBytes *kept)
   return kept ? (Onnx__TypeProto *) graft_onnx_unpack_kept (context, &onnx__type_proto__descriptor, kept) : NULL;
 }
 
-/* The TypeProto the value was read with, if the IR still says the same. */
-static Onnx__TypeProto *
-kept_value_type (GraftOnnxWriteContext *context, const GraftValue *value)
+/* Whether the TypeProto the value was read with still says what the IR says. */
+static gboolean
+kept_type_is_current (const Onnx__TypeProto *type, const GraftValue *value)
 {
-  Onnx__TypeProto *type = graft_onnx_kept_type (context, value->onnx_type);
   GraftValue read_as = { .kind = GRAFT_VALUE_TENSOR, .shape = GRAFT_SHAPE_UNKNOWN };
   gboolean same;
 
-  if (type == NULL)
-    return NULL;
   graft_onnx_apply_type (&read_as, type);
   same = read_as.kind == value->kind && read_as.dtype == value->dtype
          && graft_shape_equal (&read_as.shape, &value->shape)
          && g_strcmp0 (read_as.type_string, value->type_string) == 0;
   graft_shape_clear (&read_as.shape);
   g_free (read_as.type_string);
-  return same ? type : NULL;
+  return same;
 }
 
+static void
+carry_dim_denotations (Onnx__TensorShapeProto *to, const Onnx__TensorShapeProto *from)
+{
+  /* By position only while the rank is the same. */
+  if (to == NULL || from == NULL || to->n_dim != from->n_dim)
+    return;
+  for (size_t i = 0; i < to->n_dim; i++)
+    to->dim[i]->denotation = from->dim[i]->denotation;
+}
+
+/* An edited type keeps the denotations of the type it replaces where the
+ * two have the same structure. */
+static void
+carry_denotations (Onnx__TypeProto *to, const Onnx__TypeProto *from, guint depth)
+{
+  if (to == NULL || from == NULL || to->value_case != from->value_case || depth > 100)
+    return;
+  to->denotation = from->denotation;
+  switch (to->value_case)
+    {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+      carry_dim_denotations (to->tensor_type->shape, from->tensor_type->shape);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+      carry_dim_denotations (to->sparse_tensor_type->shape, from->sparse_tensor_type->shape);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+      carry_denotations (to->sequence_type->elem_type, from->sequence_type->elem_type, depth + 1);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+      carry_denotations (to->optional_type->elem_type, from->optional_type->elem_type, depth + 1);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+      carry_denotations (to->map_type->value_type, from->map_type->value_type, depth + 1);
+      break;
+    default:
+      break;
+    }
+}
+
+static Onnx__TypeProto *type_from_ir (GraftOnnxWriteContext *context, const GraftValue *value);
+
+/* The type the value was read with while the IR still agrees with it (it
+ * has what the IR drops: denotations, shapes inside map types); else the
+ * IR's type with the old denotations. */
 Onnx__TypeProto *
 graft_onnx_value_type_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
 {
-  Onnx__TypeProto *type = kept_value_type (context, value);
+  Onnx__TypeProto *kept = graft_onnx_kept_type (context, value->onnx_type);
+  Onnx__TypeProto *type;
 
-  if (type != NULL)
-    return type;
+  if (kept != NULL && kept_type_is_current (kept, value))
+    return kept;
+  type = type_from_ir (context, value);
+  carry_denotations (type, kept, 0);
+  return type;
+}
+
+static Onnx__TypeProto *
+type_from_ir (GraftOnnxWriteContext *context, const GraftValue *value)
+{
+  Onnx__TypeProto *type;
 
   if (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL)
     {

@@ -105,7 +105,64 @@ def main(tool):
             problems.append(f"{saved}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     tap(bool(fixture_pairs) and not problems,
         "saved fixtures pass onnx.checker (full check) wherever the original passes", "\n".join(problems))
+    edited_saves(tool, fixture_pairs[0][0])
     plan()
+
+
+def save_edited(tool, original, name, operation, params):
+    saved = os.path.join(OUT, "edited", name)
+    listfile = os.path.join(OUT, name + ".pairs")
+    with open(listfile, "w") as f:
+        f.write(f"{original}\t{saved}\n")
+    result = subprocess.run([tool, "--operation", operation, params, listfile], capture_output=True, text=True)
+    if result.returncode != 0:
+        return None, result.stdout + result.stderr
+    return saved, ""
+
+
+def edited_saves(tool, everything):
+    """After an edit, what it did not touch is kept; what it replaced is
+    written from the IR (an edited sparse initializer becomes dense)."""
+    a = onnx.load(everything)
+    saved, why = save_edited(tool, everything, "values.onnx", "set-initializer-values",
+                             "{'value': <'S'>, 'values': <'[1, 2, 3, 4, 5, 6]'>}")
+    problems = [why] if saved is None else []
+    if saved is not None:
+        b = onnx.load(saved)
+        dense = {t.name: onnx.numpy_helper.to_array(t).tolist() for t in b.graph.initializer}
+        if dense.get("S") != [[1, 2, 3], [4, 5, 6]]:
+            problems.append(f"S is not dense with the new values: {dense.get('S')}")
+        if [t.values.name for t in b.graph.sparse_initializer] != ["S_linear"]:
+            problems.append(f"sparse initializers {[t.values.name for t in b.graph.sparse_initializer]} != ['S_linear']")
+        elif b.graph.sparse_initializer[0] != a.graph.sparse_initializer[1]:
+            problems.append("the untouched sparse initializer S_linear changed")
+        for field in ("training_info", "functions", "metadata_props"):
+            if list(getattr(a, field)) != list(getattr(b, field)):
+                problems.append(f"{field} changed")
+        if list(a.graph.node) != list(b.graph.node) or a.graph.quantization_annotation != b.graph.quantization_annotation:
+            problems.append("nodes or quantization annotations changed")
+    tap(not problems, "set-initializer-values on a sparse initializer: it is saved dense with its new values, "
+        "the other sparse initializer, training_info, functions and nodes are kept", "\n".join(problems))
+
+    saved, why = save_edited(tool, everything, "dynamic.onnx", "make-dim-dynamic",
+                             "{'input': <'x'>, 'axis': <int64 1>, 'symbol': <'C'>}")
+    problems = [why] if saved is None else []
+    if saved is not None:
+        b = onnx.load(saved)
+        dims = [d.dim_param or d.dim_value for d in b.graph.input[0].type.tensor_type.shape.dim]
+        if dims != ["N", "C"]:
+            problems.append(f"input x dims {dims} != ['N', 'C']")
+        old, new = a.graph.input[0].type, b.graph.input[0].type
+        if (new.denotation, new.tensor_type.shape.dim[0].denotation) != (old.denotation, old.tensor_type.shape.dim[0].denotation):
+            problems.append("the input's type and dim denotations were not carried over")
+        if list(a.graph.sparse_initializer) != list(b.graph.sparse_initializer):
+            problems.append("sparse initializers changed")
+        if list(a.training_info) != list(b.training_info) or list(a.functions) != list(b.functions):
+            problems.append("training_info or functions changed")
+        if a.graph.metadata_props != b.graph.metadata_props or a.graph.input[0].metadata_props != b.graph.input[0].metadata_props:
+            problems.append("graph or input metadata_props changed")
+    tap(not problems, "make-dim-dynamic: the new dim is saved with the old denotations, sparse initializers, "
+        "training_info, functions and metadata are kept", "\n".join(problems))
 
 
 if __name__ == "__main__":
