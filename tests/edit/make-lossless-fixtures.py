@@ -10,7 +10,8 @@ zero), SPARSE_TENSOR(S) and TYPE_PROTO(S) attributes with shapes and
 denotations, training_info, metadata_props and doc strings on every level,
 local functions with attribute_proto / value_info / overload /
 metadata_props, quantization annotations, device configurations, tensor
-segments and metadata, typed-field tensors and external data.
+segments and metadata, typed-field tensors, fields unknown to onnx.proto
+and external data.
 Prints the file names written.
 """
 import os
@@ -160,6 +161,34 @@ def attribute_kinds():
     return model
 
 
+def with_unknown(message, number, payload):
+    """message with a length-delimited field number that onnx.proto does
+    not define, as a newer producer would write it."""
+    tag = (number << 3) | 2
+    varint = bytearray()
+    for value in (tag, len(payload)):
+        while True:
+            byte = value & 0x7F
+            value >>= 7
+            varint.append(byte | (0x80 if value else 0))
+            if not value:
+                break
+    extended = type(message)()
+    extended.ParseFromString(message.SerializeToString() + bytes(varint) + payload)
+    return extended
+
+
+def unknown_fields():
+    """Fields of a newer onnx.proto, on the model, a node and a tensor."""
+    node = with_unknown(helper.make_node("Add", ["x", "w"], ["y"], name="add"), 90, b"node extension")
+    w = with_unknown(numpy_helper.from_array(np.ones([2], np.float32), "w"), 91, b"tensor extension")
+    graph = helper.make_graph([node], "unknown_fields", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    return with_unknown(model, 99, b"model extension")
+
+
 def external(outdir):
     graph = helper.make_graph(
         [helper.make_node("Add", ["x", "big"], ["y"])], "external",
@@ -181,8 +210,9 @@ def main():
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, os.path.join(outdir, "everything.onnx"))
     onnx.save(attribute_kinds(), os.path.join(outdir, "attribute-kinds.onnx"))
+    onnx.save(unknown_fields(), os.path.join(outdir, "unknown-fields.onnx"))
     external(outdir)
-    for name in ("everything.onnx", "attribute-kinds.onnx", "external.onnx"):
+    for name in ("everything.onnx", "attribute-kinds.onnx", "unknown-fields.onnx", "external.onnx"):
         print(os.path.join(outdir, name))
 
 

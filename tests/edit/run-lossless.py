@@ -42,7 +42,8 @@ def corpora():
         backend = [os.path.join(suite, line.split("\t")[0]) for line in f if line.strip()]
 
     wheel_data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
-    wheel = sorted(glob.glob(os.path.join(wheel_data, "*", "*", "model.onnx")))
+    wheel = sorted(glob.glob(os.path.join(wheel_data, "*", "*", "model.onnx"))
+                   + glob.glob(os.path.join(wheel_data, "light", "*.onnx")))
 
     models = os.path.join(SOURCE, "tests", "fixtures-generated", "models")
     subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "fixtures", "make-onnx-models.py"), models]
