@@ -111,6 +111,11 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
     map = own_map = g_hash_table_new (NULL, NULL);
   copy->doc_string = g_strdup (graph->doc_string);
   copy->onnx_kept_fields = graph->onnx_kept_fields ? g_bytes_ref (graph->onnx_kept_fields) : NULL;
+  for (guint i = 0; graph->onnx_unbound_value_info != NULL && i < graph->onnx_unbound_value_info->len; i++)
+    {
+      GraftOnnxUnboundValueInfo *entry = &g_array_index (graph->onnx_unbound_value_info, GraftOnnxUnboundValueInfo, i);
+      graft_graph_add_onnx_unbound_value_info (copy, entry->position, entry->value_info);
+    }
   copy->anonymous_counter = graph->anonymous_counter;
 
   for (guint i = 0; i < graph->values->len; i++)

@@ -67,6 +67,7 @@ graft_graph_free (GraftGraph *graph)
   g_free (graph->name);
   g_free (graph->doc_string);
   g_clear_pointer (&graph->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&graph->onnx_unbound_value_info, g_array_unref);
   g_free (graph);
 }
 
@@ -406,4 +407,25 @@ void
 graft_graph_update_group_counts (GraftGraph *graph)
 {
   update_counts (graph->root_group);
+}
+
+static void
+clear_unbound_value_info (gpointer data)
+{
+  GraftOnnxUnboundValueInfo *entry = data;
+
+  g_clear_pointer (&entry->value_info, g_bytes_unref);
+}
+
+void
+graft_graph_add_onnx_unbound_value_info (GraftGraph *graph, guint position, GBytes *value_info)
+{
+  GraftOnnxUnboundValueInfo entry = { position, g_bytes_ref (value_info) };
+
+  if (graph->onnx_unbound_value_info == NULL)
+    {
+      graph->onnx_unbound_value_info = g_array_new (FALSE, FALSE, sizeof (GraftOnnxUnboundValueInfo));
+      g_array_set_clear_func (graph->onnx_unbound_value_info, clear_unbound_value_info);
+    }
+  g_array_append_val (graph->onnx_unbound_value_info, entry);
 }

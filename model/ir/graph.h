@@ -94,6 +94,14 @@ struct _GraftNode {
   GBytes *onnx_kept_fields;  /* NodeProto fields the IR has no place for (onnx/kept-fields.h) */
 };
 
+/* An ONNX graph.value_info entry naming no value of its graph (a
+ * subgraph's annotation of an outer-scope value, a stale entry): not
+ * applied by the reader, put back by the writer at its position. */
+typedef struct {
+  guint position;          /* 1-based, in the file's value_info list */
+  GBytes *value_info;      /* the ValueInfoProto, packed */
+} GraftOnnxUnboundValueInfo;
+
 struct _GraftGraph {
   char *name;
   char *doc_string;
@@ -109,7 +117,11 @@ struct _GraftGraph {
   GraftNode *parent_node;  /* node whose attribute holds this subgraph, else NULL */
   guint anonymous_counter; /* for graft_graph_new_anonymous_value() */
   GBytes *onnx_kept_fields;/* GraphProto fields the IR has no place for (onnx/kept-fields.h) */
+  GArray *onnx_unbound_value_info; /* GraftOnnxUnboundValueInfo; NULL when none */
 };
+
+/* Adds an entry to graph->onnx_unbound_value_info (takes a reference). */
+void graft_graph_add_onnx_unbound_value_info (GraftGraph *graph, guint position, GBytes *value_info);
 
 GraftGraph *graft_graph_new (const char *name);
 void graft_graph_free (GraftGraph *graph);

@@ -342,6 +342,11 @@ graft_onnx_graph_from_proto (GraftOnnxReadContext *context, const Onnx__GraphPro
           apply_value_info (context, value, proto->value_info[i]);
           value->onnx_value_info_position = i + 1;
         }
+      else
+        {
+          g_autoptr(GBytes) kept = graft_onnx_keep_message (context, &proto->value_info[i]->base);
+          graft_graph_add_onnx_unbound_value_info (graph, i + 1, kept);
+        }
     }
 
   for (size_t i = 0; i < proto->n_output; i++)

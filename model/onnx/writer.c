@@ -312,15 +312,60 @@ has_declared_type (const GraftValue *value)
          || (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL);
 }
 
-static int
-compare_value_info_positions (gconstpointer a, gconstpointer b)
-{
-  guint pa = (*(GraftValue *const *) a)->onnx_value_info_position;
-  guint pb = (*(GraftValue *const *) b)->onnx_value_info_position;
+typedef struct {
+  guint position;          /* in the file's value_info; G_MAXUINT: new */
+  Onnx__ValueInfoProto *proto;
+} PlacedValueInfo;
 
-  pa = pa ? pa : G_MAXUINT;
-  pb = pb ? pb : G_MAXUINT;
+static int
+compare_placed (gconstpointer a, gconstpointer b)
+{
+  guint pa = ((const PlacedValueInfo *) a)->position;
+  guint pb = ((const PlacedValueInfo *) b)->position;
+
   return pa < pb ? -1 : pa > pb;
+}
+
+/* The file's value_info entries first, in its order (also those naming no
+ * value of the graph, kept aside by the reader); then values that gained
+ * a declared type since. An initializer gets an entry only if the file had
+ * one: the reader gives it the tensor's type either way. */
+static gboolean
+value_info_to_protos (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__GraphProto *proto, GError **error)
+{
+  g_autoptr(GArray) placed = g_array_new (FALSE, FALSE, sizeof (PlacedValueInfo));
+  GArray *unbound = graph->onnx_unbound_value_info;
+
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->values, i);
+      PlacedValueInfo entry = { value->onnx_value_info_position ? value->onnx_value_info_position : G_MAXUINT, NULL };
+
+      if (value->is_graph_input || value->is_graph_output
+          || (value->onnx_value_info_position == 0 && (value->initializer != NULL || !has_declared_type (value))))
+        continue;
+      entry.proto = value_info_to_proto (context, value);
+      g_array_append_val (placed, entry);
+    }
+  for (guint i = 0; unbound != NULL && i < unbound->len; i++)
+    {
+      GraftOnnxUnboundValueInfo *kept = &g_array_index (unbound, GraftOnnxUnboundValueInfo, i);
+      PlacedValueInfo entry = { kept->position, (Onnx__ValueInfoProto *) graft_onnx_unpack_kept (
+                                                  context, &onnx__value_info_proto__descriptor, kept->value_info) };
+      if (entry.proto == NULL)
+        {
+          g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                       "graph '%s': a value_info entry kept from the original file does not parse", graph->name);
+          return FALSE;
+        }
+      g_array_append_val (placed, entry);
+    }
+  g_array_sort (placed, compare_placed);   /* stable */
+  proto->n_value_info = placed->len;
+  proto->value_info = graft_onnx_write_alloc (context, sizeof (gpointer) * placed->len);
+  for (guint i = 0; i < placed->len; i++)
+    proto->value_info[i] = g_array_index (placed, PlacedValueInfo, i).proto;
+  return TRUE;
 }
 
 /* Initializers read sparse are saved sparse (graph.sparse_initializer)
@@ -354,7 +399,6 @@ static Onnx__GraphProto *
 graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **error)
 {
   Onnx__GraphProto *proto = ALLOC_MESSAGE (context, Onnx__GraphProto, ONNX__GRAPH_PROTO__INIT);
-  g_autoptr(GPtrArray) infos = g_ptr_array_new ();
 
   proto->name = graft_onnx_write_string (graph->name);
   proto->doc_string = graft_onnx_write_string (graph->doc_string);
@@ -373,19 +417,8 @@ graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **erro
   proto->n_output = graph->outputs->len;
   proto->output = value_infos_to_proto (context, graph->outputs);
 
-  /* The file's value_info entries first, in its order; then values that
-   * gained a declared type since. An initializer gets an entry only if the
-   * file had one: the reader gives it the tensor's type either way. */
-  for (guint i = 0; i < graph->values->len; i++)
-    {
-      GraftValue *value = g_ptr_array_index (graph->values, i);
-      if (!value->is_graph_input && !value->is_graph_output
-          && (value->onnx_value_info_position > 0 || (value->initializer == NULL && has_declared_type (value))))
-        g_ptr_array_add (infos, value);
-    }
-  g_ptr_array_sort (infos, compare_value_info_positions);   /* stable */
-  proto->n_value_info = infos->len;
-  proto->value_info = value_infos_to_proto (context, infos);
+  if (!value_info_to_protos (context, graph, proto, error))
+    return NULL;
   if (!graft_onnx_restore_kept_fields (context, &proto->base, graph->onnx_kept_fields, error))
     return NULL;
   return proto;

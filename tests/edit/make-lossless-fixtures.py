@@ -137,7 +137,8 @@ def everything():
 
 def attribute_kinds():
     """A custom-domain node: TYPE_PROTOS with shapes, SPARSE_TENSORS, a
-    tensor with segment and metadata, device configurations. Not for
+    tensor with segment and metadata, device configurations; value_info
+    entries naming no value. Not for
     onnx.checker (custom.op has no schema; segment is legacy)."""
     t = helper.make_tensor("seg", TensorProto.FLOAT, [2], [1.0, 2.0])
     t.segment.begin = 0
@@ -152,9 +153,15 @@ def attribute_kinds():
         tensor=t)
     cfg = node.device_configurations.add(configuration_id="two-gpus", pipeline_stage=0)
     cfg.sharding_spec.add(tensor_name="x")
-    graph = helper.make_graph([node], "attribute_kinds",
+    node.output[0] = "y0"
+    # value_info entries the reader cannot attach (naming no value of the
+    # graph), before and after one it can: order and content must survive.
+    graph = helper.make_graph([node, helper.make_node("Identity", ["y0"], ["y"])], "attribute_kinds",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              value_info=[value_info("ghost", TensorProto.INT8, [1], "names no value"),
+                                          helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
+                                          helper.make_tensor_value_info("stale", TensorProto.BOOL, [])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("custom.op", 1)])
     model.ir_version = 11
     model.configuration.add(name="two-gpus", num_devices=2)
