@@ -327,9 +327,10 @@ compare_placed (gconstpointer a, gconstpointer b)
 }
 
 /* The file's value_info entries first, in its order (also those naming no
- * value of the graph, kept aside by the reader); then values that gained
- * a declared type since. An initializer gets an entry only if the file had
- * one: the reader gives it the tensor's type either way. */
+ * value of the graph, kept aside by the reader, and those of graph inputs
+ * and outputs); then values that gained a declared type since. An
+ * initializer gets an entry only if the file had one: the reader gives it
+ * the tensor's type either way. */
 static gboolean
 value_info_to_protos (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__GraphProto *proto, GError **error)
 {
@@ -341,8 +342,10 @@ value_info_to_protos (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__G
       GraftValue *value = g_ptr_array_index (graph->values, i);
       PlacedValueInfo entry = { value->onnx_value_info_position ? value->onnx_value_info_position : G_MAXUINT, NULL };
 
-      if (value->is_graph_input || value->is_graph_output
-          || (value->onnx_value_info_position == 0 && (value->initializer != NULL || !has_declared_type (value))))
+      /* Inputs and outputs are declared in their own lists. */
+      if (value->onnx_value_info_position == 0
+          && (value->is_graph_input || value->is_graph_output || value->initializer != NULL
+              || !has_declared_type (value)))
         continue;
       entry.proto = value_info_to_proto (context, value);
       g_array_append_val (placed, entry);

@@ -155,12 +155,14 @@ def attribute_kinds():
     cfg.sharding_spec.add(tensor_name="x")
     node.output[0] = "y0"
     # value_info entries the reader cannot attach (naming no value of the
-    # graph), before and after one it can: order and content must survive.
+    # graph), before and after ones it can, one of them for the graph
+    # output: order and content must survive.
     graph = helper.make_graph([node, helper.make_node("Identity", ["y0"], ["y"])], "attribute_kinds",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               value_info=[value_info("ghost", TensorProto.INT8, [1], "names no value"),
                                           helper.make_tensor_value_info("y0", TensorProto.FLOAT, None),
+                                          helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
                                           helper.make_tensor_value_info("stale", TensorProto.BOOL, [])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("custom.op", 1)])
     model.ir_version = 11

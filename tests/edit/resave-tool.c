@@ -21,7 +21,8 @@ resave (const char *original, const char *saved, const char *operation, const ch
     return FALSE;
   if (operation != NULL)
     {
-      GVariant *parsed = g_variant_parse (G_VARIANT_TYPE_VARDICT, params, NULL, NULL, error);
+      /* A non-floating reference, which the edit takes one more of. */
+      g_autoptr(GVariant) parsed = g_variant_parse (G_VARIANT_TYPE_VARDICT, params, NULL, NULL, error);
       g_autoptr(GraftEdit) edit = parsed ? graft_edit_new_operation (operation, parsed, error) : NULL;
 
       if (edit == NULL || !graft_edit_apply (edit, model, error))
