@@ -112,6 +112,12 @@ tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const
   return proto;
 }
 
+static gboolean
+is_external (const Onnx__TensorProto *tensor)
+{
+  return tensor->has_data_location && tensor->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
 Onnx__SparseTensorProto *
 graft_onnx_kept_sparse_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name)
 {
@@ -122,8 +128,10 @@ graft_onnx_kept_sparse_to_proto (GraftOnnxWriteContext *context, GraftTensor *te
   proto = (Onnx__SparseTensorProto *) graft_onnx_unpack_kept (context, &onnx__sparse_tensor_proto__descriptor,
                                                               tensor->onnx_sparse);
   /* Only while it still describes the tensor (set_data drops it; a
-   * changed shape or type must not be). */
-  if (proto == NULL || proto->values == NULL || proto->values->data_type != (int32_t) tensor->dtype
+   * changed shape or type must not be), and never pointing at external
+   * data: the saved file stands alone. */
+  if (proto == NULL || proto->values == NULL || proto->indices == NULL || is_external (proto->values)
+      || is_external (proto->indices) || proto->values->data_type != (int32_t) tensor->dtype
       || proto->n_dims != (size_t) tensor->rank
       || (tensor->rank > 0 && memcmp (proto->dims, tensor->dims, sizeof (gint64) * tensor->rank) != 0))
     return NULL;

@@ -372,7 +372,8 @@ value_info_to_protos (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__G
 }
 
 /* Initializers read sparse are saved sparse (graph.sparse_initializer)
- * while their sparse form still describes them; all others dense. */
+ * unless an edit replaced their data (graft_tensor_set_data() and new
+ * tensors have no onnx_sparse); all others dense. */
 static gboolean
 initializers_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__GraphProto *proto, GError **error)
 {
@@ -383,11 +384,16 @@ initializers_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__
   for (guint i = 0; i < n; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->initializers, i);
-      Onnx__SparseTensorProto *sparse = graft_onnx_kept_sparse_to_proto (context, value->initializer, value->name);
       Onnx__TensorProto *dense;
 
-      if (sparse != NULL)
+      if (value->initializer->onnx_sparse != NULL)
         {
+          /* As read, or (when that pointed at external data) its non-zeros. */
+          Onnx__SparseTensorProto *sparse = graft_onnx_tensor_to_sparse_proto (context, value->initializer, error);
+
+          if (sparse == NULL)
+            return FALSE;
+          sparse->values->name = value->name;
           proto->sparse_initializer[proto->n_sparse_initializer++] = sparse;
           continue;
         }

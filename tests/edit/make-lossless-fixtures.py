@@ -210,6 +210,26 @@ def external(outdir):
               all_tensors_to_one_file=True, location="external.bin", size_threshold=0)
 
 
+def external_sparse(outdir):
+    """A sparse initializer whose values are external data (onnx.save does
+    not externalise sparse tensors; other tools may): saved sparse and
+    embedded."""
+    values = numpy_helper.from_array(np.arange(1, 33, dtype=np.float32), "S")
+    with open(os.path.join(outdir, "external-sparse.bin"), "wb") as f:
+        f.write(values.raw_data)
+    values.ClearField("raw_data")
+    values.data_location = TensorProto.EXTERNAL
+    values.external_data.add(key="location", value="external-sparse.bin")
+    indices = numpy_helper.from_array(np.arange(0, 64, 2, dtype=np.int64), "")
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "external_sparse",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              sparse_initializer=[helper.make_sparse_tensor(values, indices, [64])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.save(model, os.path.join(outdir, "external-sparse.onnx"))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -221,7 +241,9 @@ def main():
     onnx.save(attribute_kinds(), os.path.join(outdir, "attribute-kinds.onnx"))
     onnx.save(unknown_fields(), os.path.join(outdir, "unknown-fields.onnx"))
     external(outdir)
-    for name in ("everything.onnx", "attribute-kinds.onnx", "unknown-fields.onnx", "external.onnx"):
+    external_sparse(outdir)
+    for name in ("everything.onnx", "attribute-kinds.onnx", "unknown-fields.onnx", "external.onnx",
+                 "external-sparse.onnx"):
         print(os.path.join(outdir, name))
 
 

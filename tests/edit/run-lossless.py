@@ -20,6 +20,7 @@ onnx.checker on the saved fixtures.
 """
 import glob
 import os
+import shutil
 import subprocess
 import sys
 
@@ -61,6 +62,9 @@ def corpora():
 
 
 def resave(tool, name, root, files):
+    # A stale file in the output folder (an external-data file) must not
+    # stand in for something the writer failed to embed.
+    shutil.rmtree(os.path.join(OUT, name), ignore_errors=True)
     pairs = [(path, os.path.join(OUT, name, os.path.relpath(path, root))) for path in files]
     listfile = os.path.join(OUT, name + ".pairs")
     with open(listfile, "w") as f:
