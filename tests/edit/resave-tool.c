@@ -1,7 +1,8 @@
-/* resave-tool [--operation ID PARAMS] LISTFILE: for every
+/* resave-tool [--operation ID PARAMS [--undo]] LISTFILE: for every
  * "ORIGINAL<TAB>SAVED" line, loads the model with Graft and saves it with
  * the ONNX writer, unchanged or after the edit operation ID (edit/edit.h)
- * with PARAMS in GVariant text form ("{'value': <'S'>}"). Prints one line
+ * with PARAMS in GVariant text form ("{'value': <'S'>}"), and with --undo
+ * after undoing that edit (the graph is then its undo snapshot). Prints one line
  * per pair: "saved<TAB>ORIGINAL<TAB>SAVED" or "failed<TAB>ORIGINAL<TAB>error".
  * Exit status 1 if any pair failed. */
 #include <glib/gstdio.h>
@@ -12,7 +13,8 @@
 #include "onnx/writer.h"
 
 static gboolean
-resave (const char *original, const char *saved, const char *operation, const char *params, GError **error)
+resave (const char *original, const char *saved, const char *operation, const char *params, gboolean undo,
+        GError **error)
 {
   g_autoptr(GraftModel) model = graft_model_load (original, NULL, NULL, NULL, error);
   g_autofree char *dir = g_path_get_dirname (saved);
@@ -25,7 +27,7 @@ resave (const char *original, const char *saved, const char *operation, const ch
       g_autoptr(GVariant) parsed = g_variant_parse (G_VARIANT_TYPE_VARDICT, params, NULL, NULL, error);
       g_autoptr(GraftEdit) edit = parsed ? graft_edit_new_operation (operation, parsed, error) : NULL;
 
-      if (edit == NULL || !graft_edit_apply (edit, model, error))
+      if (edit == NULL || !graft_edit_apply (edit, model, error) || (undo && !graft_edit_undo (edit, model, error)))
         return FALSE;
     }
   g_mkdir_with_parents (dir, 0755);
@@ -40,17 +42,24 @@ main (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   int status = 0;
   const char *operation = NULL, *params = NULL;
+  gboolean undo = FALSE;
 
-  if (argc == 5 && strcmp (argv[1], "--operation") == 0)
+  if (argc >= 5 && strcmp (argv[1], "--operation") == 0)
     {
       operation = argv[2];
       params = argv[3];
       argv += 3;
       argc -= 3;
+      if (strcmp (argv[1], "--undo") == 0)
+        {
+          undo = TRUE;
+          argv++;
+          argc--;
+        }
     }
   if (argc != 2)
     {
-      fprintf (stderr, "usage: resave-tool [--operation ID PARAMS] LISTFILE\n");
+      fprintf (stderr, "usage: resave-tool [--operation ID PARAMS [--undo]] LISTFILE\n");
       return 2;
     }
   if (!g_file_get_contents (argv[1], &contents, NULL, &error))
@@ -66,7 +75,7 @@ main (int argc, char **argv)
       if (pair[0] == NULL || pair[1] == NULL)
         continue;
       g_clear_error (&error);
-      if (resave (pair[0], pair[1], operation, params, &error))
+      if (resave (pair[0], pair[1], operation, params, undo, &error))
         printf ("saved\t%s\t%s\n", pair[0], pair[1]);
       else
         {

@@ -111,7 +111,24 @@ def main(tool):
     tap(bool(fixture_pairs) and not problems,
         "saved fixtures pass onnx.checker (full check) wherever the original passes", "\n".join(problems))
     edited_saves(tool, fixture_pairs[0][0])
+    undone_saves(tool, [original for original, _ in fixture_pairs])
     plan()
+
+
+def undone_saves(tool, originals):
+    """An edit and its undo give back the graph's undo snapshot
+    (graft_graph_copy): saving that must be as lossless as saving the
+    loaded model."""
+    listfile = os.path.join(OUT, "undone.pairs")
+    shutil.rmtree(os.path.join(OUT, "undone"), ignore_errors=True)
+    with open(listfile, "w") as f:
+        f.writelines(f"{path}\t{os.path.join(OUT, 'undone', os.path.basename(path))}\n" for path in originals)
+    result = subprocess.run([tool, "--operation", "make-dim-dynamic", "{'input': <'x'>, 'axis': <int64 0>, "
+                             "'symbol': <'B'>}", "--undo", listfile], capture_output=True, text=True)
+    differing, details, summary, compared = compare(listfile)
+    tap(result.returncode == 0 and not differing and compared.returncode == 0,
+        f"make-dim-dynamic then undo: {len(originals) - len(differing)} of {len(originals)} fixtures saved "
+        f"identical field by field", "\n".join(result.stdout.splitlines() + summary + details))
 
 
 def save_edited(tool, original, name, operation, params):
