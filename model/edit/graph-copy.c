@@ -55,6 +55,8 @@ graft_attribute_copy (const GraftAttribute *attribute, GHashTable *value_map)
       for (guint i = 0; i < attribute->tensors->len; i++)
         g_ptr_array_add (copy->tensors, graft_tensor_ref (g_ptr_array_index (attribute->tensors, i)));
     }
+  if (attribute->onnx_types)
+    copy->onnx_types = copy_bytes_array (attribute->onnx_types);
   if (attribute->graphs)
     {
       g_clear_pointer (&copy->graphs, g_ptr_array_unref);
@@ -74,6 +76,9 @@ copy_value_fields (GraftValue *dest, const GraftValue *src)
   graft_shape_copy (&dest->shape, &src->shape);
   dest->type_string = g_strdup (src->type_string);
   dest->doc_string = g_strdup (src->doc_string);
+  dest->onnx_type = src->onnx_type ? g_bytes_ref (src->onnx_type) : NULL;
+  dest->onnx_kept_fields = src->onnx_kept_fields ? g_bytes_ref (src->onnx_kept_fields) : NULL;
+  dest->onnx_value_info_position = src->onnx_value_info_position;
 }
 
 /* The node's group in the copy, found by the chain of group names. */
@@ -105,6 +110,12 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
   if (map == NULL)
     map = own_map = g_hash_table_new (NULL, NULL);
   copy->doc_string = g_strdup (graph->doc_string);
+  copy->onnx_kept_fields = graph->onnx_kept_fields ? g_bytes_ref (graph->onnx_kept_fields) : NULL;
+  for (guint i = 0; graph->onnx_unbound_value_info != NULL && i < graph->onnx_unbound_value_info->len; i++)
+    {
+      GraftOnnxUnboundValueInfo *entry = &g_array_index (graph->onnx_unbound_value_info, GraftOnnxUnboundValueInfo, i);
+      graft_graph_add_onnx_unbound_value_info (copy, entry->position, entry->value_info);
+    }
   copy->anonymous_counter = graph->anonymous_counter;
 
   for (guint i = 0; i < graph->values->len; i++)
@@ -128,6 +139,7 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
       GraftNode *node = graft_graph_add_node (copy, old->domain, old->op_type, old->name);
 
       node->doc_string = g_strdup (old->doc_string);
+      node->onnx_kept_fields = old->onnx_kept_fields ? g_bytes_ref (old->onnx_kept_fields) : NULL;
       node->source_range = g_strdup (old->source_range);
       for (guint j = 0; j < graft_node_get_n_metadata (old); j++)
         graft_node_add_metadata (node, g_ptr_array_index (old->metadata_keys, j),
@@ -172,6 +184,8 @@ function_copy (const GraftFunction *function)
   copy->body = function->body ? graft_graph_copy (function->body, NULL) : NULL;
   /* Nothing changes a function's opset table after loading. */
   copy->opsets = function->opsets ? g_hash_table_ref (function->opsets) : NULL;
+  copy->opset_order = function->opset_order ? g_ptr_array_ref (function->opset_order) : NULL;
+  copy->onnx_kept_fields = function->onnx_kept_fields ? g_bytes_ref (function->onnx_kept_fields) : NULL;
   return copy;
 }
 
@@ -179,7 +193,7 @@ GraftModel *
 graft_model_copy (GraftModel *model)
 {
   GraftModel *copy = graft_model_new (graft_model_get_format (model));
-  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GPtrArray *domains = graft_model_get_opset_order (model);
   GPtrArray *functions = graft_model_get_functions (model);
   GraftGraph *graph = graft_model_get_graph (model);
 

@@ -41,6 +41,7 @@ graft_attribute_free (GraftAttribute *attribute)
     return;
   g_free (attribute->name);
   g_free (attribute->doc_string);
+  g_clear_pointer (&attribute->onnx_types, g_ptr_array_unref);
   g_free (attribute->ref_attr_name);
   g_clear_pointer (&attribute->s, g_bytes_unref);
   g_clear_pointer (&attribute->t, graft_tensor_unref);

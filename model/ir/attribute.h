@@ -45,6 +45,11 @@ typedef struct {
   GPtrArray *strings;      /* GBytes*, STRINGS, TYPES */
   GPtrArray *tensors;      /* GraftTensor*, TENSORS */
   GPtrArray *graphs;       /* GraftGraph*, GRAPHS, owned */
+  /* TYPE, TYPES from ONNX: the TypeProtos as read, packed (GBytes*,
+   * parallel to s / strings); the writer uses one while its text form is
+   * still the attribute's, keeping the shapes and denotations the text
+   * form leaves out. NULL when not read from ONNX. */
+  GPtrArray *onnx_types;
 } GraftAttribute;
 
 GraftAttribute *graft_attribute_new (const char *name, GraftAttrType type);

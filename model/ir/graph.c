@@ -9,6 +9,8 @@ value_free (GraftValue *value)
   g_free (value->name);
   g_free (value->type_string);
   g_free (value->doc_string);
+  g_clear_pointer (&value->onnx_type, g_bytes_unref);
+  g_clear_pointer (&value->onnx_kept_fields, g_bytes_unref);
   graft_shape_clear (&value->shape);
   g_ptr_array_unref (value->consumers);
   g_clear_pointer (&value->initializer, graft_tensor_unref);
@@ -20,6 +22,7 @@ node_free (GraftNode *node)
 {
   g_free (node->name);
   g_free (node->doc_string);
+  g_clear_pointer (&node->onnx_kept_fields, g_bytes_unref);
   g_free (node->source_range);
   g_free (node->python_source);
   g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);
@@ -63,6 +66,8 @@ graft_graph_free (GraftGraph *graph)
   graft_group_free (graph->root_group);
   g_free (graph->name);
   g_free (graph->doc_string);
+  g_clear_pointer (&graph->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&graph->onnx_unbound_value_info, g_array_unref);
   g_free (graph);
 }
 
@@ -402,4 +407,25 @@ void
 graft_graph_update_group_counts (GraftGraph *graph)
 {
   update_counts (graph->root_group);
+}
+
+static void
+clear_unbound_value_info (gpointer data)
+{
+  GraftOnnxUnboundValueInfo *entry = data;
+
+  g_clear_pointer (&entry->value_info, g_bytes_unref);
+}
+
+void
+graft_graph_add_onnx_unbound_value_info (GraftGraph *graph, guint position, GBytes *value_info)
+{
+  GraftOnnxUnboundValueInfo entry = { position, g_bytes_ref (value_info) };
+
+  if (graph->onnx_unbound_value_info == NULL)
+    {
+      graph->onnx_unbound_value_info = g_array_new (FALSE, FALSE, sizeof (GraftOnnxUnboundValueInfo));
+      g_array_set_clear_func (graph->onnx_unbound_value_info, clear_unbound_value_info);
+    }
+  g_array_append_val (graph->onnx_unbound_value_info, entry);
 }

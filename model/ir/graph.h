@@ -52,6 +52,16 @@ struct _GraftValue {
   gboolean is_graph_input;
   gboolean is_graph_output;
   char *doc_string;
+
+  /* ONNX pass-through (onnx/kept-fields.h): the TypeProto as read, packed,
+   * written back while it still says what dtype/shape/type_string say (it
+   * has the denotations and the shapes inside map types the IR drops); the
+   * ValueInfoProto fields the IR has no place for; the 1-based position of
+   * the value's entry in graph.value_info (0: none), so that the saved
+   * value_info keeps the file's order and its entries for initializers. */
+  GBytes *onnx_type;
+  GBytes *onnx_kept_fields;
+  guint onnx_value_info_position;
 };
 
 struct _GraftNode {
@@ -81,7 +91,16 @@ struct _GraftNode {
    * for the labels and the sidebar. NULL when the format names none. */
   GPtrArray *input_argument_names;  /* char* or NULL, owned, parallel to inputs */
   GHashTable *attribute_argument_names; /* attribute name → schema name, owned */
+  GBytes *onnx_kept_fields;  /* NodeProto fields the IR has no place for (onnx/kept-fields.h) */
 };
+
+/* An ONNX graph.value_info entry naming no value of its graph (a
+ * subgraph's annotation of an outer-scope value, a stale entry): not
+ * applied by the reader, put back by the writer at its position. */
+typedef struct {
+  guint position;          /* 1-based, in the file's value_info list */
+  GBytes *value_info;      /* the ValueInfoProto, packed */
+} GraftOnnxUnboundValueInfo;
 
 struct _GraftGraph {
   char *name;
@@ -97,7 +116,12 @@ struct _GraftGraph {
   GraftGraph *parent_graph;/* enclosing graph for subgraphs, else NULL */
   GraftNode *parent_node;  /* node whose attribute holds this subgraph, else NULL */
   guint anonymous_counter; /* for graft_graph_new_anonymous_value() */
+  GBytes *onnx_kept_fields;/* GraphProto fields the IR has no place for (onnx/kept-fields.h) */
+  GArray *onnx_unbound_value_info; /* GraftOnnxUnboundValueInfo; NULL when none */
 };
+
+/* Adds an entry to graph->onnx_unbound_value_info (takes a reference). */
+void graft_graph_add_onnx_unbound_value_info (GraftGraph *graph, guint position, GBytes *value_info);
 
 GraftGraph *graft_graph_new (const char *name);
 void graft_graph_free (GraftGraph *graph);

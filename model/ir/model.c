@@ -21,6 +21,8 @@ struct _GraftModel {
   gint64 ir_version;
   GHashTable *opsets;        /* interned domain → gint64* */
   GPtrArray *opset_domains;  /* sorted cache, rebuilt on change */
+  GPtrArray *opset_order;    /* interned domains in the order they were set */
+  GBytes *onnx_kept_fields;
   GPtrArray *metadata_keys;
   GPtrArray *metadata_values;
   GraftGraph *graph;
@@ -45,6 +47,8 @@ graft_function_free (GraftFunction *function)
   g_clear_pointer (&function->attribute_names, g_ptr_array_unref);
   g_clear_pointer (&function->body, graft_graph_free);
   g_clear_pointer (&function->opsets, g_hash_table_unref);
+  g_clear_pointer (&function->opset_order, g_ptr_array_unref);
+  g_clear_pointer (&function->onnx_kept_fields, g_bytes_unref);
   g_free (function);
 }
 
@@ -80,6 +84,8 @@ graft_model_finalize (GObject *object)
   g_clear_pointer (&self->dim_ranges, g_hash_table_unref);
   g_hash_table_unref (self->opsets);
   g_ptr_array_unref (self->opset_domains);
+  g_ptr_array_unref (self->opset_order);
+  g_clear_pointer (&self->onnx_kept_fields, g_bytes_unref);
   g_ptr_array_unref (self->metadata_keys);
   g_ptr_array_unref (self->metadata_values);
   g_free (self->path);
@@ -102,6 +108,7 @@ graft_model_init (GraftModel *self)
 {
   self->opsets = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
   self->opset_domains = g_ptr_array_new ();
+  self->opset_order = g_ptr_array_new ();
   self->metadata_keys = g_ptr_array_new_with_free_func (g_free);
   self->metadata_values = g_ptr_array_new_with_free_func (g_free);
   self->functions = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_function_free);
@@ -225,6 +232,8 @@ graft_model_set_opset (GraftModel *self, const char *domain, gint64 version)
   gpointer k;
 
   *value = version;
+  if (!g_hash_table_contains (self->opsets, key))
+    g_ptr_array_add (self->opset_order, (gpointer) key);
   g_hash_table_replace (self->opsets, (gpointer) key, value);
   g_ptr_array_set_size (self->opset_domains, 0);
   g_hash_table_iter_init (&iter, self->opsets);
@@ -245,6 +254,25 @@ GPtrArray *
 graft_model_get_opset_domains (GraftModel *self)
 {
   return self->opset_domains;
+}
+
+GPtrArray *
+graft_model_get_opset_order (GraftModel *self)
+{
+  return self->opset_order;
+}
+
+GBytes *
+graft_model_get_onnx_kept_fields (GraftModel *self)
+{
+  return self->onnx_kept_fields;
+}
+
+void
+graft_model_set_onnx_kept_fields (GraftModel *self, GBytes *kept)
+{
+  g_clear_pointer (&self->onnx_kept_fields, g_bytes_unref);
+  self->onnx_kept_fields = kept ? g_bytes_ref (kept) : NULL;
 }
 
 void

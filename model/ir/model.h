@@ -24,6 +24,8 @@ typedef struct {
   GPtrArray *attribute_names;  /* char* */
   GraftGraph *body;            /* inputs/outputs are the formal parameters */
   GHashTable *opsets;          /* char* domain → gint64* version */
+  GPtrArray *opset_order;      /* char* domains of opsets in file order; may be NULL */
+  GBytes *onnx_kept_fields;    /* FunctionProto fields the IR has no place for (onnx/kept-fields.h) */
 } GraftFunction;
 
 void graft_function_free (GraftFunction *function);
@@ -58,6 +60,15 @@ void graft_model_set_opset (GraftModel *self, const char *domain, gint64 version
 gint64 graft_model_get_opset (GraftModel *self, const char *domain); /* -1 if absent */
 /* Sorted list of domains (char*, owned by the model) */
 GPtrArray *graft_model_get_opset_domains (GraftModel *self);
+
+/* Domains of the opset imports in the order they were set (file order
+ * for a loaded model), interned, canonical; owned by the model. */
+GPtrArray *graft_model_get_opset_order (GraftModel *self);
+
+/* ModelProto fields the IR has no place for (training_info,
+ * configuration...), packed (onnx/kept-fields.h); NULL when none. */
+GBytes *graft_model_get_onnx_kept_fields (GraftModel *self);
+void graft_model_set_onnx_kept_fields (GraftModel *self, GBytes *kept);
 
 /* metadata_props, in file order */
 void graft_model_add_metadata (GraftModel *self, const char *key, const char *value);

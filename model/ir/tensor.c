@@ -38,6 +38,8 @@ graft_tensor_unref (GraftTensor *tensor)
     return;
   g_free (tensor->name);
   g_free (tensor->doc_string);
+  g_clear_pointer (&tensor->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&tensor->onnx_sparse, g_bytes_unref);
   g_free (tensor->dims);
   g_free (tensor->strides);
   g_free (tensor->external_path);
@@ -107,6 +109,7 @@ graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error)
       return FALSE;
     }
   g_clear_pointer (&tensor->data, g_bytes_unref);
+  g_clear_pointer (&tensor->onnx_sparse, g_bytes_unref);
   tensor->data = g_bytes_ref (data);
   return TRUE;
 }

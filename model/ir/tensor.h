@@ -45,6 +45,14 @@ struct _GraftTensor {
    * and the storage offset are kept to display them; data already points at
    * the first element. */
   gint64 *strides;
+
+  /* ONNX pass-through (onnx/kept-fields.h): TensorProto fields the IR has
+   * no place for (segment, metadata_props), and for a tensor read from a
+   * SparseTensorProto that proto as read, packed, so that it is saved
+   * sparse again. graft_tensor_set_data() drops onnx_sparse: it would no
+   * longer describe the data. */
+  GBytes *onnx_kept_fields;
+  GBytes *onnx_sparse;
 };
 
 GraftTensor *graft_tensor_new (const char *name, GraftDType dtype, int rank, const gint64 *dims);

@@ -1,4 +1,5 @@
 #include "onnx/graph-proto.h"
+#include "onnx/kept-fields.h"
 #include "onnx/tensor-proto.h"
 #include "onnx/type-proto.h"
 
@@ -81,6 +82,11 @@ fill_attribute (GraftOnnxReadContext *context, GraftNode *node, GraftAttribute *
       break;
     case GRAFT_ATTR_TYPE:
       attribute->s = type_to_bytes (proto->tp);
+      if (proto->tp != NULL)
+        {
+          attribute->onnx_types = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+          g_ptr_array_add (attribute->onnx_types, graft_onnx_keep_message (context, &proto->tp->base));
+        }
       break;
     case GRAFT_ATTR_TENSOR:
       if (proto->t == NULL)
@@ -115,8 +121,12 @@ fill_attribute (GraftOnnxReadContext *context, GraftNode *node, GraftAttribute *
         g_ptr_array_add (attribute->strings, g_bytes_new (proto->strings[i].data, proto->strings[i].len));
       break;
     case GRAFT_ATTR_TYPES:
+      attribute->onnx_types = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
       for (size_t i = 0; i < proto->n_type_protos; i++)
-        g_ptr_array_add (attribute->strings, type_to_bytes (proto->type_protos[i]));
+        {
+          g_ptr_array_add (attribute->strings, type_to_bytes (proto->type_protos[i]));
+          g_ptr_array_add (attribute->onnx_types, graft_onnx_keep_message (context, &proto->type_protos[i]->base));
+        }
       break;
     case GRAFT_ATTR_TENSORS:
       for (size_t i = 0; i < proto->n_tensors; i++)
@@ -181,9 +191,14 @@ attribute_from_proto (GraftOnnxReadContext *context, GraftNode *node, const Onnx
 }
 
 static void
-apply_value_info (GraftValue *value, const Onnx__ValueInfoProto *info)
+apply_value_info (GraftOnnxReadContext *context, GraftValue *value, const Onnx__ValueInfoProto *info)
 {
   graft_onnx_apply_type (value, info->type);
+  g_clear_pointer (&value->onnx_type, g_bytes_unref);
+  if (info->type != NULL)
+    value->onnx_type = graft_onnx_keep_message (context, &info->type->base);
+  g_clear_pointer (&value->onnx_kept_fields, g_bytes_unref);
+  value->onnx_kept_fields = graft_onnx_keep_fields (context, &info->base);
   if (info->doc_string != NULL && info->doc_string[0] != '\0')
     {
       g_free (value->doc_string);
@@ -235,6 +250,7 @@ add_nodes (GraftOnnxReadContext *context, GraftGraph *graph, Onnx__NodeProto *co
 
       if (proto->doc_string != NULL && proto->doc_string[0] != '\0')
         node->doc_string = g_strdup (proto->doc_string);
+      node->onnx_kept_fields = graft_onnx_keep_fields (context, &proto->base);
       for (size_t j = 0; j < proto->n_metadata_props; j++)
         graft_node_add_metadata (node, proto->metadata_props[j]->key ? proto->metadata_props[j]->key : "",
                                  proto->metadata_props[j]->value ? proto->metadata_props[j]->value : "");
@@ -301,13 +317,14 @@ graft_onnx_graph_from_proto (GraftOnnxReadContext *context, const Onnx__GraphPro
 
   if (proto->doc_string != NULL && proto->doc_string[0] != '\0')
     graph->doc_string = g_strdup (proto->doc_string);
+  graph->onnx_kept_fields = graft_onnx_keep_fields (context, &proto->base);
   if (parent_node != NULL)
     graft_node_adopt_subgraph (parent_node, graph);
 
   for (size_t i = 0; i < proto->n_input; i++)
     {
       GraftValue *value = named_value (graph, proto->input[i]->name);
-      apply_value_info (value, proto->input[i]);
+      apply_value_info (context, value, proto->input[i]);
       graft_graph_add_input (graph, value);
     }
   if (!add_initializers (context, graph, proto, error))
@@ -321,7 +338,15 @@ graft_onnx_graph_from_proto (GraftOnnxReadContext *context, const Onnx__GraphPro
     {
       GraftValue *value = proto->value_info[i]->name ? graft_graph_lookup_value (graph, proto->value_info[i]->name) : NULL;
       if (value != NULL)
-        apply_value_info (value, proto->value_info[i]);
+        {
+          apply_value_info (context, value, proto->value_info[i]);
+          value->onnx_value_info_position = i + 1;
+        }
+      else
+        {
+          g_autoptr(GBytes) kept = graft_onnx_keep_message (context, &proto->value_info[i]->base);
+          graft_graph_add_onnx_unbound_value_info (graph, i + 1, kept);
+        }
     }
 
   for (size_t i = 0; i < proto->n_output; i++)
@@ -335,7 +360,7 @@ graft_onnx_graph_from_proto (GraftOnnxReadContext *context, const Onnx__GraphPro
       if (value == NULL)
         value = named_value (graph, name);
       if (value->graph == graph)
-        apply_value_info (value, proto->output[i]);
+        apply_value_info (context, value, proto->output[i]);
       graft_graph_add_output (graph, value);
     }
 
@@ -344,13 +369,18 @@ graft_onnx_graph_from_proto (GraftOnnxReadContext *context, const Onnx__GraphPro
 }
 
 static GHashTable *
-opsets_from_proto (Onnx__OperatorSetIdProto *const *opsets, size_t n)
+opsets_from_proto (Onnx__OperatorSetIdProto *const *opsets, size_t n, GPtrArray *order)
 {
   GHashTable *table = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 
   for (size_t i = 0; i < n; i++)
-    g_hash_table_insert (table, g_strdup (graft_canonical_domain (opsets[i]->domain)),
-                         g_memdup2 (&opsets[i]->version, sizeof (gint64)));
+    {
+      const char *domain = graft_canonical_domain (opsets[i]->domain);
+
+      if (!g_hash_table_contains (table, domain))
+        g_ptr_array_add (order, g_strdup (domain));
+      g_hash_table_insert (table, g_strdup (domain), g_memdup2 (&opsets[i]->version, sizeof (gint64)));
+    }
   return table;
 }
 
@@ -366,7 +396,9 @@ graft_onnx_function_from_proto (GraftOnnxReadContext *context, const Onnx__Funct
   function->attribute_names = g_ptr_array_new_with_free_func (g_free);
   for (size_t i = 0; i < proto->n_attribute; i++)
     g_ptr_array_add (function->attribute_names, g_strdup (proto->attribute[i]));
-  function->opsets = opsets_from_proto (proto->opset_import, proto->n_opset_import);
+  function->opset_order = g_ptr_array_new_with_free_func (g_free);
+  function->opsets = opsets_from_proto (proto->opset_import, proto->n_opset_import, function->opset_order);
+  function->onnx_kept_fields = graft_onnx_keep_fields (context, &proto->base);
   function->body = body = graft_graph_new (function->name);
 
   for (size_t i = 0; i < proto->n_input; i++)

@@ -1,6 +1,7 @@
 #include "onnx/reader.h"
 #include "ir/file-bytes.h"
 #include "onnx/graph-proto.h"
+#include "onnx/kept-fields.h"
 #include "onnx/wire.h"
 #include "onnx.pb-c.h"
 
@@ -114,6 +115,10 @@ model_from_proto (GraftOnnxReadContext *context, const Onnx__ModelProto *proto, 
       return NULL;
     }
   read_metadata (model, proto);
+  {
+    g_autoptr(GBytes) kept = graft_onnx_keep_fields (context, &proto->base);
+    graft_model_set_onnx_kept_fields (model, kept);
+  }
 
   context->nodes_total = proto->graph->n_node;
   for (size_t i = 0; i < proto->n_functions; i++)

@@ -1,4 +1,5 @@
 #include "onnx/tensor-proto.h"
+#include "onnx/kept-fields.h"
 #include "onnx/external-data.h"
 #include "onnx/type-proto.h"
 #include "onnx/wire.h"
@@ -256,6 +257,7 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
   tensor = graft_tensor_new (proto->name, dtype, (int) proto->n_dims, proto->dims);
   if (proto->doc_string != NULL && proto->doc_string[0] != '\0')
     tensor->doc_string = g_strdup (proto->doc_string);
+  tensor->onnx_kept_fields = graft_onnx_keep_fields (context, &proto->base);
   numel = (gsize) graft_tensor_get_numel (tensor);
 
   if (proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
@@ -449,5 +451,7 @@ graft_onnx_tensor_from_sparse_proto (GraftOnnxReadContext *context, const Onnx__
   g_autoptr(GBytes) dense_bytes = g_bytes_new_take (g_steal_pointer (&buffer), nbytes);
   if (!graft_tensor_set_data (dense, dense_bytes, error))
     return NULL;
+  /* After set_data, which drops it: the form to save it in again. */
+  dense->onnx_sparse = graft_onnx_keep_message (context, &proto->base);
   return g_steal_pointer (&dense);
 }

@@ -261,6 +261,12 @@ graft_onnx_wire_strip (const guint8 *data, gsize length, gsize min_strip, GArray
 }
 
 gboolean
+graft_onnx_wire_is_marker (const ProtobufCMessageUnknownField *field)
+{
+  return field->tag == MARKER_FIELD && field->wire_type == PROTOBUF_C_WIRE_TYPE_64BIT && field->len == 8;
+}
+
+gboolean
 graft_onnx_wire_get_raw_slice (const ProtobufCMessage *message, const GArray *slices, GraftOnnxSlice *slice)
 {
   /* The last occurrence wins, as for any repeated scalar field. */
@@ -269,7 +275,7 @@ graft_onnx_wire_get_raw_slice (const ProtobufCMessage *message, const GArray *sl
       const ProtobufCMessageUnknownField *field = &message->unknown_fields[i - 1];
       guint64 index = 0;
 
-      if (field->tag != MARKER_FIELD || field->wire_type != PROTOBUF_C_WIRE_TYPE_64BIT || field->len != 8)
+      if (!graft_onnx_wire_is_marker (field))
         continue;
       for (guint b = 0; b < 8; b++)
         index |= (guint64) field->data[b] << (8 * b);

@@ -42,4 +42,8 @@ gboolean graft_onnx_wire_get_raw_slice (const ProtobufCMessage *message,
                                         const GArray *slices,
                                         GraftOnnxSlice *slice);
 
+/* Whether an unknown field of an unpacked message is the marker
+ * graft_onnx_wire_strip() left in place of a raw_data. */
+gboolean graft_onnx_wire_is_marker (const ProtobufCMessageUnknownField *field);
+
 G_END_DECLS

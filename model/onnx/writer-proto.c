@@ -1,5 +1,6 @@
 #include "onnx/writer-proto.h"
 #include "onnx/type-proto.h"
+#include "onnx/kept-fields.h"
 #include "ir/model-error.h"
 
 #include <string.h>
@@ -35,8 +36,21 @@ graft_onnx_write_string (const char *text)
 #define ALLOC_MESSAGE(context, type, init) \
   ({ type *_m = graft_onnx_write_alloc ((context), sizeof (type)); type _i = init; *_m = _i; _m; })
 
+static Onnx__TensorProto *tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
+                                                 const char *name, GError **error);
+
 Onnx__TensorProto *
 graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+{
+  Onnx__TensorProto *proto = tensor_data_to_proto (context, tensor, name, error);
+
+  if (proto == NULL || !graft_onnx_restore_kept_fields (context, &proto->base, tensor->onnx_kept_fields, error))
+    return NULL;
+  return proto;
+}
+
+static Onnx__TensorProto *
+tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
 {
   Onnx__TensorProto *proto = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
 
@@ -98,10 +112,37 @@ graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
   return proto;
 }
 
+static gboolean
+is_external (const Onnx__TensorProto *tensor)
+{
+  return tensor->has_data_location && tensor->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+Onnx__SparseTensorProto *
+graft_onnx_kept_sparse_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name)
+{
+  Onnx__SparseTensorProto *proto;
+
+  if (tensor->onnx_sparse == NULL)
+    return NULL;
+  proto = (Onnx__SparseTensorProto *) graft_onnx_unpack_kept (context, &onnx__sparse_tensor_proto__descriptor,
+                                                              tensor->onnx_sparse);
+  /* Only while it still describes the tensor (set_data drops it; a
+   * changed shape or type must not be), and never pointing at external
+   * data: the saved file stands alone. */
+  if (proto == NULL || proto->values == NULL || proto->indices == NULL || is_external (proto->values)
+      || is_external (proto->indices) || proto->values->data_type != (int32_t) tensor->dtype
+      || proto->n_dims != (size_t) tensor->rank
+      || (tensor->rank > 0 && memcmp (proto->dims, tensor->dims, sizeof (gint64) * tensor->rank) != 0))
+    return NULL;
+  proto->values->name = graft_onnx_write_string (name);
+  return proto;
+}
+
 Onnx__SparseTensorProto *
 graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, GError **error)
 {
-  Onnx__SparseTensorProto *proto = ALLOC_MESSAGE (context, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
+  Onnx__SparseTensorProto *proto;
   Onnx__TensorProto *values, *indices;
   gsize item = graft_dtype_get_size (tensor->dtype);
   gint64 numel = graft_tensor_get_numel (tensor);
@@ -111,6 +152,10 @@ graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context, GraftTensor *
   gint64 *positions;
   gint64 nnz = 0;
 
+  proto = graft_onnx_kept_sparse_to_proto (context, tensor, tensor->name);
+  if (proto != NULL)
+    return proto;
+  proto = ALLOC_MESSAGE (context, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
   if (item == 0)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
@@ -316,7 +361,87 @@ attach_innermost_shape (GraftOnnxWriteContext *context, Onnx__TypeProto *type, c
 }
 
 Onnx__TypeProto *
+graft_onnx_kept_type (GraftOnnxWriteContext *context, GBytes *kept)
+{
+  return kept ? (Onnx__TypeProto *) graft_onnx_unpack_kept (context, &onnx__type_proto__descriptor, kept) : NULL;
+}
+
+/* Whether the TypeProto the value was read with still says what the IR says. */
+static gboolean
+kept_type_is_current (const Onnx__TypeProto *type, const GraftValue *value)
+{
+  GraftValue read_as = { .kind = GRAFT_VALUE_TENSOR, .shape = GRAFT_SHAPE_UNKNOWN };
+  gboolean same;
+
+  graft_onnx_apply_type (&read_as, type);
+  same = read_as.kind == value->kind && read_as.dtype == value->dtype
+         && graft_shape_equal (&read_as.shape, &value->shape)
+         && g_strcmp0 (read_as.type_string, value->type_string) == 0;
+  graft_shape_clear (&read_as.shape);
+  g_free (read_as.type_string);
+  return same;
+}
+
+static void
+carry_dim_denotations (Onnx__TensorShapeProto *to, const Onnx__TensorShapeProto *from)
+{
+  /* By position only while the rank is the same. */
+  if (to == NULL || from == NULL || to->n_dim != from->n_dim)
+    return;
+  for (size_t i = 0; i < to->n_dim; i++)
+    to->dim[i]->denotation = from->dim[i]->denotation;
+}
+
+/* An edited type keeps the denotations of the type it replaces where the
+ * two have the same structure. */
+static void
+carry_denotations (Onnx__TypeProto *to, const Onnx__TypeProto *from, guint depth)
+{
+  if (to == NULL || from == NULL || to->value_case != from->value_case || depth > 100)
+    return;
+  to->denotation = from->denotation;
+  switch (to->value_case)
+    {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+      carry_dim_denotations (to->tensor_type->shape, from->tensor_type->shape);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+      carry_dim_denotations (to->sparse_tensor_type->shape, from->sparse_tensor_type->shape);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+      carry_denotations (to->sequence_type->elem_type, from->sequence_type->elem_type, depth + 1);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+      carry_denotations (to->optional_type->elem_type, from->optional_type->elem_type, depth + 1);
+      break;
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
+      carry_denotations (to->map_type->value_type, from->map_type->value_type, depth + 1);
+      break;
+    default:
+      break;
+    }
+}
+
+static Onnx__TypeProto *type_from_ir (GraftOnnxWriteContext *context, const GraftValue *value);
+
+/* The type the value was read with while the IR still agrees with it (it
+ * has what the IR drops: denotations, shapes inside map types); else the
+ * IR's type with the old denotations. */
+Onnx__TypeProto *
 graft_onnx_value_type_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
+{
+  Onnx__TypeProto *kept = graft_onnx_kept_type (context, value->onnx_type);
+  Onnx__TypeProto *type;
+
+  if (kept != NULL && kept_type_is_current (kept, value))
+    return kept;
+  type = type_from_ir (context, value);
+  carry_denotations (type, kept, 0);
+  return type;
+}
+
+static Onnx__TypeProto *
+type_from_ir (GraftOnnxWriteContext *context, const GraftValue *value)
 {
   Onnx__TypeProto *type;
 

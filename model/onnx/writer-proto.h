@@ -35,6 +35,16 @@ Onnx__SparseTensorProto *graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContex
                                                             GraftTensor *tensor,
                                                             GError **error);
 
+/* The sparse form tensor was read in (onnx_sparse) with its values named
+ * name, or NULL when it has none or it no longer describes the tensor. */
+Onnx__SparseTensorProto *graft_onnx_kept_sparse_to_proto (GraftOnnxWriteContext *context,
+                                                          GraftTensor *tensor,
+                                                          const char *name);
+
+/* A TypeProto kept by the reader (GraftValue.onnx_type,
+ * GraftAttribute.onnx_types), unpacked; NULL for NULL. */
+Onnx__TypeProto *graft_onnx_kept_type (GraftOnnxWriteContext *context, GBytes *kept);
+
 /* Parses the reader's text form of a type ("seq(tensor(float))"); NULL if
  * it is not one. */
 Onnx__TypeProto *graft_onnx_type_from_string (GraftOnnxWriteContext *context, const char *text);

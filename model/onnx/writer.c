@@ -1,5 +1,7 @@
 #include "onnx/writer.h"
 #include "onnx/writer-proto.h"
+#include "onnx/kept-fields.h"
+#include "onnx/type-proto.h"
 #include "ir/model-error.h"
 
 #include <errno.h>
@@ -34,6 +36,47 @@ fail_attribute (GError **error, GraftNode *node, GraftAttribute *attribute, cons
                "node '%s' (%s) attribute '%s': %s", node ? node->name : "", node ? node->op : "",
                attribute->name, detail);
   return FALSE;
+}
+
+/* The TypeProto read for entry index of a TYPE/TYPES attribute, while its
+ * text form is still the attribute's (text). */
+static Onnx__TypeProto *
+kept_attribute_type (GraftOnnxWriteContext *context, GraftAttribute *attribute, guint index, GBytes *text)
+{
+  Onnx__TypeProto *type;
+  g_autofree char *read_as = NULL;
+
+  if (attribute->onnx_types == NULL || index >= attribute->onnx_types->len || text == NULL)
+    return NULL;
+  type = graft_onnx_kept_type (context, g_ptr_array_index (attribute->onnx_types, index));
+  if (type == NULL)
+    return NULL;
+  read_as = graft_onnx_type_to_string (type);
+  if (strlen (read_as) != g_bytes_get_size (text) || memcmp (read_as, g_bytes_get_data (text, NULL), strlen (read_as)) != 0)
+    return NULL;
+  return type;
+}
+
+/* A TENSORS attribute read from SPARSE_TENSORS goes back as one while
+ * every tensor still has its sparse form. */
+static gboolean
+tensors_to_sparse_protos (GraftOnnxWriteContext *context, GraftAttribute *attribute, Onnx__AttributeProto *proto)
+{
+  guint n = attribute->tensors->len;
+  Onnx__SparseTensorProto **sparse = graft_onnx_write_alloc (context, sizeof (gpointer) * n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      GraftTensor *tensor = g_ptr_array_index (attribute->tensors, i);
+      if ((sparse[i] = graft_onnx_kept_sparse_to_proto (context, tensor, tensor->name)) == NULL)
+        return FALSE;
+    }
+  if (n == 0)
+    return FALSE;
+  proto->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+  proto->n_sparse_tensors = n;
+  proto->sparse_tensors = sparse;
+  return TRUE;
 }
 
 static gboolean
@@ -82,7 +125,9 @@ attribute_values_to_proto (GraftOnnxWriteContext *context, GraftNode *node, Graf
       {
         g_autofree char *text = graft_attribute_dup_string (attribute);
 
-        proto->tp = graft_onnx_type_from_string (context, text);
+        proto->tp = kept_attribute_type (context, attribute, 0, attribute->s);
+        if (proto->tp == NULL)
+          proto->tp = graft_onnx_type_from_string (context, text);
         if (proto->tp == NULL)
           return fail_attribute (error, node, attribute, "the type is not in ONNX's type syntax");
       }
@@ -114,12 +159,16 @@ attribute_values_to_proto (GraftOnnxWriteContext *context, GraftNode *node, Graf
           GBytes *bytes = g_ptr_array_index (attribute->strings, i);
           g_autofree char *text = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
 
-          proto->type_protos[i] = graft_onnx_type_from_string (context, text);
+          proto->type_protos[i] = kept_attribute_type (context, attribute, i, bytes);
+          if (proto->type_protos[i] == NULL)
+            proto->type_protos[i] = graft_onnx_type_from_string (context, text);
           if (proto->type_protos[i] == NULL)
             return fail_attribute (error, node, attribute, "a type is not in ONNX's type syntax");
         }
       break;
     case GRAFT_ATTR_TENSORS:
+      if (tensors_to_sparse_protos (context, attribute, proto))
+        break;
       proto->n_tensors = attribute->tensors->len;
       proto->tensors = graft_onnx_write_alloc (context, sizeof (gpointer) * attribute->tensors->len);
       for (guint i = 0; i < attribute->tensors->len; i++)
@@ -228,6 +277,8 @@ node_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GError **error)
   for (guint i = 0; i < proto->n_metadata_props; i++)
     proto->metadata_props[i] = string_entry_to_proto (context, g_ptr_array_index (node->metadata_keys, i),
                                                       g_ptr_array_index (node->metadata_values, i));
+  if (!graft_onnx_restore_kept_fields (context, &proto->base, node->onnx_kept_fields, error))
+    return NULL;
   return proto;
 }
 
@@ -239,6 +290,8 @@ value_info_to_proto (GraftOnnxWriteContext *context, const GraftValue *value)
   proto->name = value->name;
   proto->doc_string = graft_onnx_write_string (value->doc_string);
   proto->type = graft_onnx_value_type_to_proto (context, value);
+  /* The fields were read as protobuf and parse again. */
+  graft_onnx_restore_kept_fields (context, &proto->base, value->onnx_kept_fields, NULL);
   return proto;
 }
 
@@ -259,11 +312,102 @@ has_declared_type (const GraftValue *value)
          || (value->kind != GRAFT_VALUE_TENSOR && value->type_string != NULL);
 }
 
+typedef struct {
+  guint position;          /* in the file's value_info; G_MAXUINT: new */
+  Onnx__ValueInfoProto *proto;
+} PlacedValueInfo;
+
+static int
+compare_placed (gconstpointer a, gconstpointer b)
+{
+  guint pa = ((const PlacedValueInfo *) a)->position;
+  guint pb = ((const PlacedValueInfo *) b)->position;
+
+  return pa < pb ? -1 : pa > pb;
+}
+
+/* The file's value_info entries first, in its order (also those naming no
+ * value of the graph, kept aside by the reader, and those of graph inputs
+ * and outputs); then values that gained a declared type since. An
+ * initializer gets an entry only if the file had one: the reader gives it
+ * the tensor's type either way. */
+static gboolean
+value_info_to_protos (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__GraphProto *proto, GError **error)
+{
+  g_autoptr(GArray) placed = g_array_new (FALSE, FALSE, sizeof (PlacedValueInfo));
+  GArray *unbound = graph->onnx_unbound_value_info;
+
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->values, i);
+      PlacedValueInfo entry = { value->onnx_value_info_position ? value->onnx_value_info_position : G_MAXUINT, NULL };
+
+      /* Inputs and outputs are declared in their own lists. */
+      if (value->onnx_value_info_position == 0
+          && (value->is_graph_input || value->is_graph_output || value->initializer != NULL
+              || !has_declared_type (value)))
+        continue;
+      entry.proto = value_info_to_proto (context, value);
+      g_array_append_val (placed, entry);
+    }
+  for (guint i = 0; unbound != NULL && i < unbound->len; i++)
+    {
+      GraftOnnxUnboundValueInfo *kept = &g_array_index (unbound, GraftOnnxUnboundValueInfo, i);
+      PlacedValueInfo entry = { kept->position, (Onnx__ValueInfoProto *) graft_onnx_unpack_kept (
+                                                  context, &onnx__value_info_proto__descriptor, kept->value_info) };
+      if (entry.proto == NULL)
+        {
+          g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                       "graph '%s': a value_info entry kept from the original file does not parse", graph->name);
+          return FALSE;
+        }
+      g_array_append_val (placed, entry);
+    }
+  g_array_sort (placed, compare_placed);   /* stable */
+  proto->n_value_info = placed->len;
+  proto->value_info = graft_onnx_write_alloc (context, sizeof (gpointer) * placed->len);
+  for (guint i = 0; i < placed->len; i++)
+    proto->value_info[i] = g_array_index (placed, PlacedValueInfo, i).proto;
+  return TRUE;
+}
+
+/* Initializers read sparse are saved sparse (graph.sparse_initializer)
+ * unless an edit replaced their data (graft_tensor_set_data() and new
+ * tensors have no onnx_sparse); all others dense. */
+static gboolean
+initializers_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__GraphProto *proto, GError **error)
+{
+  guint n = graph->initializers->len;
+
+  proto->initializer = graft_onnx_write_alloc (context, sizeof (gpointer) * n);
+  proto->sparse_initializer = graft_onnx_write_alloc (context, sizeof (gpointer) * n);
+  for (guint i = 0; i < n; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->initializers, i);
+      Onnx__TensorProto *dense;
+
+      if (value->initializer->onnx_sparse != NULL)
+        {
+          /* As read, or (when that pointed at external data) its non-zeros. */
+          Onnx__SparseTensorProto *sparse = graft_onnx_tensor_to_sparse_proto (context, value->initializer, error);
+
+          if (sparse == NULL)
+            return FALSE;
+          sparse->values->name = value->name;
+          proto->sparse_initializer[proto->n_sparse_initializer++] = sparse;
+          continue;
+        }
+      if ((dense = graft_onnx_tensor_to_proto (context, value->initializer, value->name, error)) == NULL)
+        return FALSE;
+      proto->initializer[proto->n_initializer++] = dense;
+    }
+  return TRUE;
+}
+
 static Onnx__GraphProto *
 graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **error)
 {
   Onnx__GraphProto *proto = ALLOC_MESSAGE (context, Onnx__GraphProto, ONNX__GRAPH_PROTO__INIT);
-  g_autoptr(GPtrArray) infos = g_ptr_array_new ();
 
   proto->name = graft_onnx_write_string (graph->name);
   proto->doc_string = graft_onnx_write_string (graph->doc_string);
@@ -274,30 +418,18 @@ graph_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, GError **erro
     if ((proto->node[i] = node_to_proto (context, g_ptr_array_index (graph->nodes, i), error)) == NULL)
       return NULL;
 
-  proto->n_initializer = graph->initializers->len;
-  proto->initializer = graft_onnx_write_alloc (context, sizeof (gpointer) * graph->initializers->len);
-  for (guint i = 0; i < graph->initializers->len; i++)
-    {
-      GraftValue *value = g_ptr_array_index (graph->initializers, i);
-      if ((proto->initializer[i] = graft_onnx_tensor_to_proto (context, value->initializer, value->name, error)) == NULL)
-        return NULL;
-    }
+  if (!initializers_to_proto (context, graph, proto, error))
+    return NULL;
 
   proto->n_input = graph->inputs->len;
   proto->input = value_infos_to_proto (context, graph->inputs);
   proto->n_output = graph->outputs->len;
   proto->output = value_infos_to_proto (context, graph->outputs);
 
-  /* Initializers are left out: the reader gives them the tensor's type
-   * whether or not the file had a value_info for them. */
-  for (guint i = 0; i < graph->values->len; i++)
-    {
-      GraftValue *value = g_ptr_array_index (graph->values, i);
-      if (!value->is_graph_input && !value->is_graph_output && value->initializer == NULL && has_declared_type (value))
-        g_ptr_array_add (infos, value);
-    }
-  proto->n_value_info = infos->len;
-  proto->value_info = value_infos_to_proto (context, infos);
+  if (!value_info_to_protos (context, graph, proto, error))
+    return NULL;
+  if (!graft_onnx_restore_kept_fields (context, &proto->base, graph->onnx_kept_fields, error))
+    return NULL;
   return proto;
 }
 
@@ -343,12 +475,25 @@ function_to_proto (GraftOnnxWriteContext *context, GraftFunction *function, GErr
       return NULL;
   if (function->opsets != NULL)
     {
+      g_autoptr(GHashTable) written = g_hash_table_new (g_str_hash, g_str_equal);
+
       proto->opset_import = graft_onnx_write_alloc (context, sizeof (gpointer) * g_hash_table_size (function->opsets));
+      /* File order first; then any domain added since. */
+      for (guint i = 0; function->opset_order != NULL && i < function->opset_order->len; i++)
+        {
+          key = g_ptr_array_index (function->opset_order, i);
+          version = g_hash_table_lookup (function->opsets, key);
+          if (version != NULL && g_hash_table_add (written, key))
+            proto->opset_import[n++] = opset_to_proto (context, key, *(gint64 *) version);
+        }
       g_hash_table_iter_init (&iter, function->opsets);
       while (g_hash_table_iter_next (&iter, &key, &version))
-        proto->opset_import[n++] = opset_to_proto (context, key, *(gint64 *) version);
+        if (g_hash_table_add (written, key))
+          proto->opset_import[n++] = opset_to_proto (context, key, *(gint64 *) version);
       proto->n_opset_import = n;
     }
+  if (!graft_onnx_restore_kept_fields (context, &proto->base, function->onnx_kept_fields, error))
+    return NULL;
   return proto;
 }
 
@@ -356,7 +501,7 @@ static Onnx__ModelProto *
 model_to_proto (GraftOnnxWriteContext *context, GraftModel *model, GError **error)
 {
   Onnx__ModelProto *proto = ALLOC_MESSAGE (context, Onnx__ModelProto, ONNX__MODEL_PROTO__INIT);
-  GPtrArray *domains = graft_model_get_opset_domains (model);
+  GPtrArray *domains = graft_model_get_opset_order (model);
   GPtrArray *functions = graft_model_get_functions (model);
   guint n_metadata = graft_model_get_n_metadata (model);
 
@@ -404,6 +549,9 @@ model_to_proto (GraftOnnxWriteContext *context, GraftModel *model, GError **erro
   for (guint i = 0; i < functions->len; i++)
     if ((proto->functions[i] = function_to_proto (context, g_ptr_array_index (functions, i), error)) == NULL)
       return NULL;
+  /* training_info and the rest pass through unchanged (onnx/kept-fields.h). */
+  if (!graft_onnx_restore_kept_fields (context, &proto->base, graft_model_get_onnx_kept_fields (model), error))
+    return NULL;
   return proto;
 }
 

@@ -1,23 +1,36 @@
 /* Graft IR → ONNX ModelProto, and saving it atomically.
  *
- * What is written: ir_version, opset imports, producer, domain,
- * model_version, doc strings, metadata_props, the graph (inputs, outputs,
- * value_info, initializers, nodes with every attribute type, subgraphs) and
- * local functions.
+ * Saving a model that was loaded and not edited gives back every protobuf
+ * field of the original (tests/edit/run-lossless.py checks this field by
+ * field over the ONNX backend suite): ir_version, opset imports in file
+ * order, producer, domain, model_version, doc strings and metadata_props
+ * on every level, the graph (inputs, outputs, value_info in file order
+ * with its entries for initializers, initializers, sparse initializers,
+ * nodes with every attribute type, subgraphs), local functions, and what
+ * the IR only carries (onnx/kept-fields.h): training_info, device
+ * configurations, quantization annotations, function attribute_proto /
+ * value_info / overload, TypeProtos with their denotations, tensor
+ * segments, and fields of a newer onnx.proto.
  *
- * Choices and losses, so that callers know what "equivalent" means:
- * - Tensors are always written inline as raw_data (string tensors as
- *   string_data). External-data tensors are read and embedded, so the saved
- *   file stands alone and never points into the source folder; a model whose
- *   protobuf would exceed the 2 GiB protobuf limit is refused.
- * - Sparse initializers and attributes were densified by the reader; sparse
- *   attributes are written back as sparse tensors of their non-zero
- *   elements (linear indices), sparse initializers as dense initializers.
- * - value_info is written for every intermediate value that has a declared
- *   type; inferred shapes (value->inferred_*) are never written.
- * - TYPE_PROTO attributes come back from their text form (element types and
- *   nesting, no shapes). training_info, dim/type denotations and
- *   quantization annotations are not in the IR and are not written.
+ * Choices, so that callers know what "the same" means:
+ * - Tensor data is written inline, as raw_data (string tensors as
+ *   string_data): typed fields (float_data...) come back as raw_data with
+ *   the same values. External-data tensors are read and embedded, so the
+ *   saved file stands alone and never points into the source folder; a
+ *   model whose protobuf would exceed the 2 GiB protobuf limit is refused.
+ * - Sparse initializers and SPARSE_TENSOR(S) attributes are saved in the
+ *   sparse form they were read in while it still describes the tensor; a
+ *   sparse initializer an edit replaced is saved dense, an edited sparse
+ *   attribute as its non-zero elements with linear indices.
+ * - A value's or TYPE_PROTO attribute's type is saved as read while the IR
+ *   still says the same; an edited one is written from the IR (element
+ *   type, innermost shape; map value shapes are lost) keeping the old
+ *   denotations where the structure is the same.
+ * - value_info is also written for every intermediate value that gained a
+ *   declared type; inferred shapes (analysis) are never written.
+ * - Kept fields that name values (training_info bindings, quantization
+ *   annotations) are not updated by graph edits.
+ * - Empty strings are written as absent fields, and "ai.onnx" domains as "".
  */
 #pragma once
 

@@ -11,6 +11,8 @@ value_info and opset imports, "" vs "ai.onnx" domains, typed fields vs
 raw_data, sparse tensors vs their dense values, value_info of initializers,
 dimension/type denotations, shapes inside TYPE_PROTO attributes. The saved
 model must also pass onnx.checker.check_model whenever the original does.
+The writer now keeps all of these; compare-onnx-fields.py (meson test
+onnx-writer-lossless) checks every field without these normalisations.
 """
 import sys
 

@@ -4,6 +4,14 @@
 
 #define DIFFER(...) (g_string_append_printf (why, __VA_ARGS__), FALSE)
 
+/* The ONNX fields a kept as bytes (onnx/kept-fields.h) are in b too. A
+ * model built in memory has none; read back, its ONNX types are kept. */
+static gboolean
+kept_equal (GBytes *a, GBytes *b)
+{
+  return a == NULL || (b != NULL && g_bytes_equal (a, b));
+}
+
 static gboolean
 tensors_equal (GraftTensor *a, GraftTensor *b, const char *where, GString *why)
 {
@@ -15,6 +23,8 @@ tensors_equal (GraftTensor *a, GraftTensor *b, const char *where, GString *why)
     return DIFFER ("%s: tensor %s vs %s", where, graft_tensor_describe (a), graft_tensor_describe (b));
   if (a->rank > 0 && memcmp (a->dims, b->dims, sizeof (gint64) * a->rank) != 0)
     return DIFFER ("%s: tensor dims differ", where);
+  if (!kept_equal (a->onnx_kept_fields, b->onnx_kept_fields) || !kept_equal (a->onnx_sparse, b->onnx_sparse))
+    return DIFFER ("%s: kept ONNX tensor fields or sparse form differ", where);
   if (a->dtype == GRAFT_DTYPE_STRING)
     {
       if (a->strings->len != b->strings->len)
@@ -126,6 +136,8 @@ values_equal (GraftValue *a, GraftValue *b, const char *where, GString *why)
     return FALSE;
   if (g_strcmp0 (a->doc_string, b->doc_string) != 0)
     return DIFFER ("%s: value '%s' doc_string differs", where, a->name);
+  if (!kept_equal (a->onnx_type, b->onnx_type) || !kept_equal (a->onnx_kept_fields, b->onnx_kept_fields))
+    return DIFFER ("%s: value '%s' kept ONNX type or fields differ", where, a->name);
   return TRUE;
 }
 
@@ -147,6 +159,8 @@ nodes_equal (GraftNode *a, GraftNode *b, const char *where, GString *why)
 
   if (strcmp (a->name, b->name) != 0 || a->op != b->op || g_strcmp0 (a->doc_string, b->doc_string) != 0)
     return DIFFER ("%s: %s '%s' vs %s '%s'", here, a->op, a->name, b->op, b->name);
+  if (!kept_equal (a->onnx_kept_fields, b->onnx_kept_fields))
+    return DIFFER ("%s: kept ONNX fields differ", here);
   if (!value_lists_equal (a->inputs, b->inputs, here, why) || !value_lists_equal (a->outputs, b->outputs, here, why))
     return FALSE;
   if (a->attributes->len != b->attributes->len)
@@ -162,6 +176,8 @@ graft_test_graphs_equal (GraftGraph *a, GraftGraph *b, const char *where, GStrin
 {
   if (g_strcmp0 (a->name, b->name) != 0 || g_strcmp0 (a->doc_string, b->doc_string) != 0)
     return DIFFER ("%s: graph name/doc '%s' vs '%s'", where, a->name, b->name);
+  if (!kept_equal (a->onnx_kept_fields, b->onnx_kept_fields))
+    return DIFFER ("%s: kept ONNX graph fields differ", where);
   if (a->nodes->len != b->nodes->len)
     return DIFFER ("%s: %u vs %u nodes", where, a->nodes->len, b->nodes->len);
   if (!value_lists_equal (a->inputs, b->inputs, "inputs", why)
@@ -202,6 +218,8 @@ graft_test_models_equal (GraftModel *a, GraftModel *b, GString *why)
       || g_strcmp0 (graft_model_get_domain (a), graft_model_get_domain (b)) != 0
       || g_strcmp0 (graft_model_get_doc_string (a), graft_model_get_doc_string (b)) != 0)
     return DIFFER ("model header differs");
+  if (!kept_equal (graft_model_get_onnx_kept_fields (a), graft_model_get_onnx_kept_fields (b)))
+    return DIFFER ("kept ONNX model fields (training_info...) differ");
   if (da->len != db->len)
     return DIFFER ("opset domain count differs");
   for (guint i = 0; i < da->len; i++)
@@ -223,7 +241,8 @@ graft_test_models_equal (GraftModel *a, GraftModel *b, GString *why)
   for (guint i = 0; i < fa->len; i++)
     {
       GraftFunction *x = g_ptr_array_index (fa, i), *y = g_ptr_array_index (fb, i);
-      if (g_strcmp0 (x->name, y->name) != 0 || g_strcmp0 (x->domain, y->domain) != 0)
+      if (g_strcmp0 (x->name, y->name) != 0 || g_strcmp0 (x->domain, y->domain) != 0
+          || !kept_equal (x->onnx_kept_fields, y->onnx_kept_fields))
         return DIFFER ("function %u differs", i);
       if (!graft_test_graphs_equal (x->body, y->body, x->name, why))
         return FALSE;
