@@ -193,18 +193,97 @@ rebuild_recent_menu (GraftWindow *self)
   g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
 }
 
+/* With a model shown, a file dragged over the window is offered two
+ * zones over the canvas: open it here, or compare the shown model (edits
+ * included) with it. */
+static gboolean
+over_compare_zone (GraftWindow *self, double x, double y)
+{
+  graphene_rect_t bounds;
+
+  return gtk_widget_get_visible (self->drop_zones)
+         && gtk_widget_compute_bounds (self->compare_zone, GTK_WIDGET (self), &bounds)
+         && graphene_rect_contains_point (&bounds, &GRAPHENE_POINT_INIT (x, y));
+}
+
+static GdkDragAction
+on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
+{
+  gtk_widget_set_visible (self->drop_zones, self->model != NULL);
+  if (over_compare_zone (self, x, y))
+    gtk_widget_set_state_flags (self->compare_zone, GTK_STATE_FLAG_DROP_ACTIVE, FALSE);
+  else
+    gtk_widget_unset_state_flags (self->compare_zone, GTK_STATE_FLAG_DROP_ACTIVE);
+  return GDK_ACTION_COPY;
+}
+
+static void
+on_drag_leave (GtkDropTarget *target, GraftWindow *self)
+{
+  gtk_widget_set_visible (self->drop_zones, FALSE);
+}
+
+static GtkWidget *
+drop_zone (const char *icon, const char *text)
+{
+  GtkWidget *zone = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  GtkWidget *image = gtk_image_new_from_icon_name (icon);
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_image_set_pixel_size (GTK_IMAGE (image), 48);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+  gtk_widget_add_css_class (label, "title-2");
+  gtk_box_append (GTK_BOX (zone), image);
+  gtk_box_append (GTK_BOX (zone), label);
+  gtk_widget_set_valign (zone, GTK_ALIGN_CENTER);
+  gtk_widget_set_hexpand (zone, TRUE);
+  gtk_widget_add_css_class (zone, "card");
+  gtk_widget_set_margin_start (zone, 24);
+  gtk_widget_set_margin_end (zone, 24);
+  return zone;
+}
+
+static void
+add_drop_zones (GraftWindow *self)
+{
+  GtkWidget *overlay = gtk_widget_get_parent (GTK_WIDGET (self->canvas));
+
+  self->drop_zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_box_set_homogeneous (GTK_BOX (self->drop_zones), TRUE);
+  gtk_box_append (GTK_BOX (self->drop_zones), drop_zone ("document-open-symbolic", "Drop here to open it"));
+  self->compare_zone = drop_zone ("view-dual-symbolic", "Drop here to compare it with the model shown");
+  gtk_widget_set_name (self->compare_zone, "compare-drop-zone");
+  gtk_box_append (GTK_BOX (self->drop_zones), self->compare_zone);
+  gtk_widget_set_can_target (self->drop_zones, FALSE);
+  gtk_widget_set_visible (self->drop_zones, FALSE);
+  if (GTK_IS_OVERLAY (overlay))
+    gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->drop_zones);
+}
+
 static gboolean
 on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindow *self)
 {
   GSList *files;
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  gboolean compare = self->model != NULL && over_compare_zone (self, x, y);
 
+  gtk_widget_set_visible (self->drop_zones, FALSE);
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   files = gdk_file_list_get_files (g_value_get_boxed (value));
   if (files == NULL)
     return FALSE;
 
+  if (compare)
+    {
+      g_autofree char *path = g_file_get_path (files->data);
+
+      if (path != NULL)
+        graft_compare_window_open_with (app, GTK_WINDOW (self), self->model, 0, path);
+      g_slist_free (files);
+      return path != NULL;
+    }
   graft_window_open_file (self, files->data);
   /* Further files each get their own window, as when opened together. */
   for (GSList *l = files->next; l != NULL; l = l->next)
@@ -400,8 +479,12 @@ graft_window_init_files (GraftWindow *self)
   g_signal_connect_swapped (self->recent_manager, "changed", G_CALLBACK (rebuild_recent_menu), self);
   rebuild_recent_menu (self);
 
+  add_drop_zones (self);
   drop_target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop_target, "drop", G_CALLBACK (on_drop), self);
+  g_signal_connect (drop_target, "enter", G_CALLBACK (on_drag_motion), self);
+  g_signal_connect (drop_target, "motion", G_CALLBACK (on_drag_motion), self);
+  g_signal_connect (drop_target, "leave", G_CALLBACK (on_drag_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop_target));
 }
 
