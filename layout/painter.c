@@ -212,17 +212,19 @@ graft_painter_get_heat_colour (double heat, double rgb[3])
 }
 
 /* The heat of a node or collapsed group: a stripe down the box's left
- * side, inside the text's padding, clipped to the rounded box. */
+ * side, inside the text's padding, clipped to the rounded box; the whole
+ * box once too small for text, so a zoomed-out graph reads as a heat map. */
 static void
-draw_heat_stripe (cairo_t *cr, const GraftRect *box, double radius, double heat)
+draw_heat_stripe (Painter *p, const GraftRect *box, double radius, double heat)
 {
+  cairo_t *cr = p->cr;
   double rgb[3];
 
   graft_painter_get_heat_colour (heat, rgb);
   cairo_save (cr);
   rounded_rect (cr, box, radius);
   cairo_clip (cr);
-  cairo_rectangle (cr, box->x, box->y, 5, box->height);
+  cairo_rectangle (cr, box->x, box->y, p->draw_text ? 5 : box->width, box->height);
   cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
   cairo_fill (cr);
   cairo_restore (cr);
@@ -309,7 +311,7 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
     set_rgb (cr, &palette->collapsed_fill);
     cairo_fill (cr);
     if (group->has_heat)
-      draw_heat_stripe (cr, &back, 5, group->heat);
+      draw_heat_stripe (p, &back, 5, group->heat);
     rounded_rect (cr, &back, 5);
     /* Marked nodes inside: the front card is outlined in the worst one's
      * colour, as a marked node would be. */
@@ -429,7 +431,7 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   set_rgb (cr, &palette->fill[node->category]);
   cairo_fill (cr);
   if (node->has_heat)
-    draw_heat_stripe (cr, &node->rect, io ? node->rect.height / 2 : 4, node->heat);
+    draw_heat_stripe (p, &node->rect, io ? node->rect.height / 2 : 4, node->heat);
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   if (selected && node->highlight == 0)
     {

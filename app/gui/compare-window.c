@@ -793,7 +793,7 @@ static GtkWidget *
 heat_legend (void)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  gtk_box_append (GTK_BOX (box), gtk_label_new ("stripe: max rel. error"));
+  gtk_box_append (GTK_BOX (box), gtk_label_new ("heat: max rel. error"));
   gtk_box_append (GTK_BOX (box), gtk_label_new ("≤1e-7"));
   GtkWidget *scale = gtk_drawing_area_new ();
   gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (scale), 120);
@@ -955,7 +955,10 @@ build (GraftCompareWindow *self)
 {
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *link = gtk_toggle_button_new ();
-  gtk_button_set_icon_name (GTK_BUTTON (link), "insert-link-symbolic");
+  GtkWidget *content = adw_button_content_new ();
+  adw_button_content_set_icon_name (ADW_BUTTON_CONTENT (content), "insert-link-symbolic");
+  adw_button_content_set_label (ADW_BUTTON_CONTENT (content), "Link Views");
+  gtk_button_set_child (GTK_BUTTON (link), content);
   gtk_widget_set_name (link, "link-views");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (link), "compare.link-views");
   gtk_widget_set_tooltip_text (link, "Link the views: panning or zooming one side moves the other, matched nodes "

@@ -209,7 +209,13 @@ over_compare_zone (GraftWindow *self, double x, double y)
 static GdkDragAction
 on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
 {
-  gtk_widget_set_visible (self->drop_zones, self->model != NULL);
+  if (self->model != NULL && !gtk_widget_get_visible (self->drop_zones))
+    {
+      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s", self->title_base != NULL ? self->title_base : "the model shown");
+
+      gtk_label_set_text (GTK_LABEL (self->compare_zone_label), text);
+      gtk_widget_set_visible (self->drop_zones, TRUE);
+    }
   if (over_compare_zone (self, x, y))
     gtk_widget_set_state_flags (self->compare_zone, GTK_STATE_FLAG_DROP_ACTIVE, FALSE);
   else
@@ -224,23 +230,29 @@ on_drag_leave (GtkDropTarget *target, GraftWindow *self)
 }
 
 static GtkWidget *
-drop_zone (const char *icon, const char *text)
+drop_zone (const char *icon, const char *text, GtkWidget **label_out)
 {
   GtkWidget *zone = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
   GtkWidget *image = gtk_image_new_from_icon_name (icon);
   GtkWidget *label = gtk_label_new (text);
 
-  gtk_image_set_pixel_size (GTK_IMAGE (image), 48);
+  gtk_image_set_pixel_size (GTK_IMAGE (image), 64);
+  gtk_widget_set_vexpand (image, TRUE);
+  gtk_widget_set_valign (image, GTK_ALIGN_END);
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), 24);
+  gtk_widget_set_vexpand (label, TRUE);
+  gtk_widget_set_valign (label, GTK_ALIGN_START);
+  gtk_widget_set_margin_start (label, 24);
+  gtk_widget_set_margin_end (label, 24);
   gtk_widget_add_css_class (label, "title-2");
   gtk_box_append (GTK_BOX (zone), image);
   gtk_box_append (GTK_BOX (zone), label);
-  gtk_widget_set_valign (zone, GTK_ALIGN_CENTER);
   gtk_widget_set_hexpand (zone, TRUE);
   gtk_widget_add_css_class (zone, "card");
-  gtk_widget_set_margin_start (zone, 24);
-  gtk_widget_set_margin_end (zone, 24);
+  if (label_out != NULL)
+    *label_out = label;
   return zone;
 }
 
@@ -249,12 +261,23 @@ add_drop_zones (GraftWindow *self)
 {
   GtkWidget *overlay = gtk_widget_get_parent (GTK_WIDGET (self->canvas));
 
-  self->drop_zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-  gtk_box_set_homogeneous (GTK_BOX (self->drop_zones), TRUE);
-  gtk_box_append (GTK_BOX (self->drop_zones), drop_zone ("document-open-symbolic", "Drop here to open it"));
-  self->compare_zone = drop_zone ("view-dual-symbolic", "Drop here to compare it with the model shown");
+  GtkWidget *zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 24);
+
+  gtk_box_set_homogeneous (GTK_BOX (zones), TRUE);
+  gtk_widget_set_margin_start (zones, 24);
+  gtk_widget_set_margin_end (zones, 24);
+  gtk_widget_set_margin_top (zones, 24);
+  gtk_widget_set_margin_bottom (zones, 24);
+  gtk_widget_set_hexpand (zones, TRUE);
+  gtk_box_append (GTK_BOX (zones), drop_zone ("document-open-symbolic", "Drop here to open it", NULL));
+  self->compare_zone = drop_zone ("view-dual-symbolic", "Drop here to compare it with the model shown",
+                                  &self->compare_zone_label);
   gtk_widget_set_name (self->compare_zone, "compare-drop-zone");
-  gtk_box_append (GTK_BOX (self->drop_zones), self->compare_zone);
+  gtk_box_append (GTK_BOX (zones), self->compare_zone);
+  /* on a plain background: the graph would show between the zones */
+  self->drop_zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class (self->drop_zones, "view");
+  gtk_box_append (GTK_BOX (self->drop_zones), zones);
   gtk_widget_set_can_target (self->drop_zones, FALSE);
   gtk_widget_set_visible (self->drop_zones, FALSE);
   if (GTK_IS_OVERLAY (overlay))

@@ -506,7 +506,8 @@ test_heat_overlay (void)
 
   gtk_widget_activate_action (GTK_WIDGET (ca), "canvas.expand-all", NULL);
   gtk_widget_activate_action (GTK_WIDGET (cb), "canvas.expand-all", NULL);
-  gtk_widget_activate_action (GTK_WIDGET (ca), "canvas.zoom-fit", NULL);
+  compare_settle (compare);
+  gtk_widget_activate_action (GTK_WIDGET (cb), "canvas.zoom-fit", NULL);
   compare_settle (compare);
   g_assert_cmpuint (graft_graph_canvas_get_n_heated (cb, NULL), >=, 11);
   screenshot (compare, "compare-heat");
@@ -556,6 +557,7 @@ test_drop_targets (void)
   g_signal_emit_by_name (target, "enter", 300.0, 300.0, &action);
   harness_settle (window);
   g_assert_true (gtk_widget_is_visible (zone));
+  g_assert_nonnull (harness_find_label (zone, "Drop here to compare it with blocks_traced.pt"));
   graphene_rect_t bounds;
   g_assert_true (gtk_widget_compute_bounds (zone, GTK_WIDGET (window), &bounds));
   double x = bounds.origin.x + bounds.size.width / 2, y = bounds.origin.y + bounds.size.height / 2;
