@@ -63,6 +63,23 @@ shot_taken (gpointer data)
 }
 
 static gboolean
+is_cleared (gpointer data)
+{
+  return *(gpointer *) data == NULL;
+}
+
+/* Destroys the compare window and waits for it to be finalized: nothing
+ * (a run, a side loading) keeps a reference. */
+static void
+close_compare (GraftCompareWindow *compare)
+{
+  gpointer weak = compare;
+  g_object_add_weak_pointer (G_OBJECT (compare), &weak);
+  gtk_window_destroy (GTK_WINDOW (compare));
+  harness_wait_for (is_cleared, &weak);
+}
+
+static gboolean
 run_finished (gpointer data)
 {
   return !graft_compare_window_is_running (data) && graft_compare_window_get_last_run (data) != NULL;
@@ -142,7 +159,7 @@ test_compare_with (void)
 
   /* the screenshot, as a user sees it, right after a paint */
   screenshot (compare, "compare-window");
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
@@ -180,7 +197,7 @@ test_compare_with_saved (void)
   /* editing on in the window leaves the compared copy alone */
   harness_activate (window, "win.undo");
   g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
@@ -403,7 +420,7 @@ test_linked_views (void)
   g_assert_cmpfloat (after_b.y, ==, before_b.y);
   g_assert_cmpfloat (after_b.x, ==, before_b.x);
 
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
@@ -458,8 +475,18 @@ test_heat_overlay (void)
   /* the input from a file; tolerances that do not parse are refused */
   g_autofree char *input = g_build_filename (fixture_dir, "blocks_input.npy", NULL);
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-input-file", "(ss)", "x", input);
-  g_assert_cmpstr (gtk_menu_button_get_label (GTK_MENU_BUTTON (find_named (GTK_WIDGET (compare), "run-inputs"))), ==,
-                   "Inputs: 1 file");
+  GtkMenuButton *inputs = GTK_MENU_BUTTON (find_named (GTK_WIDGET (compare), "run-inputs"));
+  g_assert_cmpstr (gtk_menu_button_get_label (inputs), ==, "Inputs: 1 file");
+  /* the popover lists the input with its file */
+  gtk_menu_button_popup (inputs);
+  compare_settle (compare);
+  GtkWidget *popover = GTK_WIDGET (gtk_menu_button_get_popover (inputs));
+  g_assert_nonnull (harness_find_label (popover, "blocks_input.npy"));
+  g_autofree char *popover_png = harness_screenshot_path ("compare-inputs-popover");
+  g_autoptr(GError) png_error = NULL;
+  g_assert_true (graft_widget_save_png (popover, popover_png, &png_error));
+  gtk_menu_button_popdown (inputs);
+  compare_settle (compare);
   GtkEditable *rtol = GTK_EDITABLE (find_named (GTK_WIDGET (compare), "rtol"));
   GtkEditable *atol = GTK_EDITABLE (find_named (GTK_WIDGET (compare), "atol"));
   gtk_editable_set_text (rtol, "abc");
@@ -524,7 +551,7 @@ test_heat_overlay (void)
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-input-file", "(ss)", "x", "");
   g_assert_cmpstr (gtk_menu_button_get_label (GTK_MENU_BUTTON (find_named (GTK_WIDGET (compare), "run-inputs"))), ==,
                    "Inputs: random");
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
@@ -585,7 +612,7 @@ test_drop_targets (void)
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B: blocks_traced.pt"));
   g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 0);
   g_assert_true (graft_structural_diff_is_equivalent (graft_compare_window_get_diff (compare)));
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
@@ -599,7 +626,7 @@ test_inferred_shapes (void)
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare),
                                         "changed inferred shape: /1/Relu /1/Relu_output_0: 1×4×16×16 → 1×4×14×14"));
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "changed attribute: /0/Conv pads"));
-  gtk_window_destroy (GTK_WINDOW (compare));
+  close_compare (compare);
   harness_window_close (window);
 }
 
