@@ -97,6 +97,7 @@ enum {
 enum {
   NODE_ACTIVATED,
   VIEW_CHANGED,
+  EXPANSION_CHANGED,
   N_SIGNALS
 };
 
@@ -766,6 +767,29 @@ graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *pat
     request_layout (self);
 }
 
+void
+graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *const *paths)
+{
+  g_auto (GStrv) before = NULL;
+  g_auto (GStrv) after = NULL;
+
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  if (self->layout == NULL || self->graph == NULL || self->graph->root_group == NULL || paths == NULL)
+    return;
+  before = graft_graph_canvas_dup_expanded_groups (self);
+  graft_layout_collapse_all (self->layout);
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      GraftGroup *group = graft_group_find_path (self->graph->root_group, paths[i]);
+
+      if (group != NULL)
+        graft_layout_set_group_expanded (self->layout, group, TRUE);
+    }
+  after = graft_graph_canvas_dup_expanded_groups (self);
+  if (!g_strv_equal ((const char *const *) before, (const char *const *) after))
+    request_layout (self);
+}
+
 double
 graft_graph_canvas_get_zoom (GraftGraphCanvas *self)
 {
@@ -1013,6 +1037,7 @@ toggle_group (GraftGraphCanvas *self, GraftSceneGroup *group)
   self->anchor_screen_y = sy;
   graft_layout_set_group_expanded (self->layout, group->group, !group->expanded);
   request_layout (self);
+  g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
 }
 
 gboolean
@@ -1152,6 +1177,7 @@ action_expansion (GtkWidget *widget, const char *action_name, GVariant *paramete
   self->fit_pending = TRUE;
   self->reveal_selection_pending = self->selected_node != NULL || self->selected_value != NULL;
   request_layout (self);
+  g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
 }
 
 static void
@@ -1368,6 +1394,9 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
                                           NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
   /* The zoom or the part of the scene shown changed (input, fitting,
    * centring on a selection). */
+  /* The user opened or closed a group (a click, Expand All, Collapse All). */
+  signals[EXPANSION_CHANGED] = g_signal_new ("expansion-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                             NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[VIEW_CHANGED] = g_signal_new ("view-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                         NULL, NULL, NULL, G_TYPE_NONE, 0);
 

@@ -70,6 +70,10 @@ guint graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups);
  * and expanding such paths in the graph shown (unknown paths are skipped). */
 char **graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self);
 void graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths);
+/* Exactly these groups expanded (unknown paths skipped), the others
+ * collapsed: how a linked view mirrors the other's. "expansion-changed"
+ * says the user opened or closed groups (not this call). */
+void graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *const *paths);
 /* The view: zoom (screen pixels per point), the part of the scene shown,
  * and the scene's bounds (FALSE while there is no scene). */
 double graft_graph_canvas_get_zoom (GraftGraphCanvas *self);

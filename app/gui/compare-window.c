@@ -68,6 +68,7 @@ struct _GraftCompareWindow {
   gboolean syncing;          /* a selection made to follow the other side */
   gboolean link_views;       /* pan/zoom of one side moves the other */
   gboolean view_syncing;     /* a view moved to follow the other side */
+  guint leader;              /* the side last moved by the user, which the other follows */
   guint n_shown;
 };
 
@@ -263,17 +264,31 @@ on_view_changed (GraftGraphCanvas *canvas, GraftCompareWindow *self)
 {
   if (!self->link_views || self->view_syncing || self->alignment == NULL)
     return;
-  align_views (self, GTK_WIDGET (canvas) == self->canvases[0] ? 0 : 1, NULL);
+  self->leader = GTK_WIDGET (canvas) == self->canvases[0] ? 0 : 1;
+  align_views (self, self->leader, NULL);
 }
 
-/* A new layout (a group opened or closed) moves nodes, not the view. */
+/* A new layout (a group opened or closed) moves nodes, not the view: the
+ * side that follows is placed again. */
 static void
 on_canvas_busy (GraftGraphCanvas *canvas, GParamSpec *pspec, GraftCompareWindow *self)
 {
   gboolean busy = TRUE;
   g_object_get (canvas, "busy", &busy, NULL);
-  if (!busy)
-    on_view_changed (canvas, self);
+  if (!busy && self->link_views && self->alignment != NULL)
+    align_views (self, self->leader, NULL);
+}
+
+/* Groups opened or closed on one side: the same module groups on the other. */
+static void
+on_expansion_changed (GraftGraphCanvas *canvas, GraftCompareWindow *self)
+{
+  if (!self->link_views)
+    return;
+  self->leader = GTK_WIDGET (canvas) == self->canvases[0] ? 0 : 1;
+  g_auto(GStrv) paths = graft_graph_canvas_dup_expanded_groups (canvas);
+  graft_graph_canvas_set_expanded_groups (GRAFT_GRAPH_CANVAS (self->canvases[1 - self->leader]),
+                                          (const char *const *) paths);
 }
 
 static void
@@ -307,7 +322,10 @@ on_selected_node (GraftGraphCanvas *canvas, GParamSpec *pspec, GraftCompareWindo
   self->view_syncing = FALSE;
   self->syncing = FALSE;
   if (match && self->link_views)
-    align_views (self, side, node);
+    {
+      self->leader = side;
+      align_views (self, side, node);
+    }
 }
 
 static void
@@ -842,6 +860,7 @@ side_pane (GraftCompareWindow *self, guint side)
   g_signal_connect (self->canvases[side], "notify::selected-node", G_CALLBACK (on_selected_node), self);
   g_signal_connect (self->canvases[side], "view-changed", G_CALLBACK (on_view_changed), self);
   g_signal_connect (self->canvases[side], "notify::busy", G_CALLBACK (on_canvas_busy), self);
+  g_signal_connect (self->canvases[side], "expansion-changed", G_CALLBACK (on_expansion_changed), self);
   /* a model dropped on a side replaces it */
   GtkDropTarget *target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_object_set_data (G_OBJECT (target), "side", GUINT_TO_POINTER (side));

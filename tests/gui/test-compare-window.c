@@ -341,7 +341,8 @@ open_pair (GraftWindow *window, const char *a, const char *b)
 }
 
 /* Real wheel events over A scroll and zoom B with it, matched nodes side
- * by side; with the views unlinked (the header's toggle, clicked) B stays. */
+ * by side; groups opened or closed on A open or close on B; with the
+ * views unlinked (the header's toggle, clicked) B stays. */
 static void
 test_linked_views (void)
 {
@@ -405,6 +406,28 @@ test_linked_views (void)
   graft_graph_canvas_scene_to_screen (GRAFT_GRAPH_CANVAS (cb), box_b.x + box_b.width / 2, box_b.y + box_b.height / 2,
                                       &bx, &by);
   g_assert_cmpfloat (fabs (ay - by), <, 1.5);
+
+  /* Collapse All on A collapses B; a click on A's block2 opens B's too */
+  gtk_widget_activate_action (ca, "canvas.collapse-all", NULL);
+  compare_settle (compare);
+  g_auto(GStrv) expanded_b = graft_graph_canvas_dup_expanded_groups (GRAFT_GRAPH_CANVAS (cb));
+  g_assert_cmpuint (g_strv_length (expanded_b), ==, 0);
+  g_assert_true (graft_graph_canvas_get_node_bounds (GRAFT_GRAPH_CANVAS (ca), selected_a, &box_a));
+  graft_graph_canvas_scene_to_screen (GRAFT_GRAPH_CANVAS (ca), box_a.x + 12, box_a.y + box_a.height / 2, &ax, &ay);
+  const char *click[] = { "click", "1", NULL };
+  xdotool_at (ca, ax, ay, click);
+  compare_settle (compare);
+  g_auto(GStrv) expanded_a = graft_graph_canvas_dup_expanded_groups (GRAFT_GRAPH_CANVAS (ca));
+  g_clear_pointer (&expanded_b, g_strfreev);
+  expanded_b = graft_graph_canvas_dup_expanded_groups (GRAFT_GRAPH_CANVAS (cb));
+  g_assert_true (g_strv_contains ((const char *const *) expanded_a, "block2"));
+  g_assert_true (g_strv_contains ((const char *const *) expanded_b, "block2"));
+  g_autofree char *listed = g_strjoinv (", ", expanded_b);
+  g_test_message ("expanded on B: %s", listed);
+  for (guint i = 0; expanded_b[i]; i++)
+    g_assert_true (g_str_has_prefix (expanded_b[i], "block2"));
+  g_assert_cmpfloat (pair_offset (compare), <, 1.5);
+  screenshot (compare, "compare-linked-group-opened");
 
   /* the header's link toggle, clicked: A scrolls alone */
   click_widget (find_named (GTK_WIDGET (compare), "link-views"));
