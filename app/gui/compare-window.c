@@ -28,6 +28,7 @@ typedef enum {
   FILTER_ONLY_B,
   FILTER_CHANGED,
   FILTER_EXPLAINED,
+  FILTER_VALUES,             /* after Run Both: values that differ */
 } DifferenceFilter;
 
 typedef struct {
@@ -69,6 +70,7 @@ struct _GraftCompareWindow {
   gboolean link_views;       /* pan/zoom of one side moves the other */
   gboolean view_syncing;     /* a view moved to follow the other side */
   guint leader;              /* the side last moved by the user, which the other follows */
+  guint realign_id;          /* idle placing the follower after a layout */
   guint n_shown;
 };
 
@@ -268,15 +270,27 @@ on_view_changed (GraftGraphCanvas *canvas, GraftCompareWindow *self)
   align_views (self, self->leader, NULL);
 }
 
+static gboolean
+realign (gpointer data)
+{
+  GraftCompareWindow *self = data;
+  self->realign_id = 0;
+  if (self->link_views && self->alignment != NULL)
+    align_views (self, self->leader, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 /* A new layout (a group opened or closed) moves nodes, not the view: the
- * side that follows is placed again. */
+ * side that follows is placed again, once the canvas has taken the new
+ * scene (it stops being busy just before). */
 static void
 on_canvas_busy (GraftGraphCanvas *canvas, GParamSpec *pspec, GraftCompareWindow *self)
 {
   gboolean busy = TRUE;
   g_object_get (canvas, "busy", &busy, NULL);
-  if (!busy && self->link_views && self->alignment != NULL)
-    align_views (self, self->leader, NULL);
+  /* (not once disposed: the idle would outlive the window) */
+  if (!busy && self->realign_id == 0 && self->run_cancellable != NULL)
+    self->realign_id = g_idle_add (realign, self);
 }
 
 /* Groups opened or closed on one side: the same module groups on the other. */
@@ -481,6 +495,30 @@ error_heat (const GraftValueError *e)
   return CLAMP (log10 (e->max_rel / HEAT_LOW) / log10 (HEAT_HIGH / HEAT_LOW), 0.0, 1.0);
 }
 
+/* The values that differ as rows of the Differences list (replacing the
+ * last run's), in A's run order, the first one said so. */
+static void
+list_numeric (GraftCompareWindow *self, GraftNumericRun *run)
+{
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  for (guint i = self->differences->len; i > 0; i--)
+    if (g_array_index (self->differences, Difference, i - 1).kind == FILTER_VALUES)
+      g_array_remove_index (self->differences, i - 1);
+  for (guint i = 0; i < run->values->len; i++)
+    {
+      GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+      if (!e->compared || e->close)
+        continue;
+      g_autofree char *how = e->shape_differs ? g_strdup_printf ("shapes %s ≠ %s", e->shape_a, e->shape_b)
+                                              : g_strdup_printf ("max rel. error %.3g, max abs %.3g", e->max_rel,
+                                                                 e->max_abs);
+      add_difference (self, FILTER_VALUES, e->a->producer, e->b->producer,
+                      g_strdup_printf ("%svalues differ: %s ↔ %s: %s", e == first ? "first " : "", e->a->name,
+                                       e->b->name, how));
+    }
+  fill_list (self);
+}
+
 /* Each compared value's error as heat on its producers (a node producing
  * several values takes the worst), the divergent ones marked and badged
  * with their error, the first divergent one "first: …". */
@@ -545,6 +583,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
   graft_graph_canvas_clear_marks (GRAFT_GRAPH_CANVAS (self->canvases[1]));
   mark_differences (self);
   mark_numeric (self, run);
+  list_numeric (self, run);
   gtk_widget_set_visible (self->heat_legend, TRUE);
 }
 
@@ -1035,7 +1074,7 @@ build (GraftCompareWindow *self)
   GtkWidget *title = gtk_label_new ("Differences");
   gtk_widget_add_css_class (title, "heading");
   gtk_box_append (GTK_BOX (bar), title);
-  const char *filters[] = { "All", "Only in A", "Only in B", "Changed", "Explained", NULL };
+  const char *filters[] = { "All", "Only in A", "Only in B", "Changed", "Explained", "Values Differ", NULL };
   self->filter = gtk_drop_down_new_from_strings (filters);
   g_signal_connect (self->filter, "notify::selected", G_CALLBACK (on_filter_changed), self);
   gtk_box_append (GTK_BOX (bar), self->filter);
@@ -1229,6 +1268,7 @@ static void
 graft_compare_window_dispose (GObject *object)
 {
   GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (object);
+  g_clear_handle_id (&self->realign_id, g_source_remove);
   g_cancellable_cancel (self->run_cancellable);
   g_clear_object (&self->run_cancellable);
   g_clear_pointer (&self->last_run, graft_numeric_run_free);

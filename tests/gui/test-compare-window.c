@@ -526,6 +526,11 @@ test_heat_overlay (void)
   g_assert_cmpuint (run->n_divergent, ==, 7);
   const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
   g_assert_nonnull (first);
+  /* listed as differences: first the one where it starts */
+  GtkDropDown *filter = GTK_DROP_DOWN (harness_find_type (GTK_WIDGET (compare), GTK_TYPE_DROP_DOWN));
+  gtk_drop_down_set_selected (filter, 5);   /* Values Differ */
+  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 7);
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "first values differ: input.6 ↔ /block3/block3.0/Conv_output_0"));
   GraftNode *first_a = first->a->producer;
   g_assert_true (g_str_has_prefix (graft_graph_canvas_get_node_badge (ca, first_a), "first: error"));
   g_assert_true (g_str_has_prefix (graft_graph_canvas_get_node_badge (cb, first->b->producer), "first: error"));
@@ -567,6 +572,8 @@ test_heat_overlay (void)
   run_both_clicked (compare);
   run = graft_compare_window_get_last_run (compare);
   g_assert_cmpuint (run->n_divergent, ==, 0);
+  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 0);
+  gtk_drop_down_set_selected (filter, 0);
   /* the badges went with the divergence (the folded BatchNorm's note stays) */
   const char *badge = graft_graph_canvas_get_node_badge (ca, first_a);
   g_assert_true (badge == NULL || strstr (badge, "error") == NULL);
