@@ -370,7 +370,9 @@ test_linked_views (void)
   get_visible (compare, 1, &after_b);
   g_test_message ("A: y %.1f → %.1f, B: y %.1f → %.1f", before_a.y, after_a.y, before_b.y, after_b.y);
   g_assert_cmpfloat (after_a.y, >, before_a.y + 20);
-  g_assert_cmpfloat (after_b.y, >, before_b.y + 20);
+  /* B follows the pair nearest A's centre, which may be another one now:
+   * it moves, not necessarily by as much */
+  g_assert_cmpfloat (fabs (after_b.y - before_b.y), >, 1);
   g_assert_cmpfloat (pair_offset (compare), <, 1.5);
 
   /* Ctrl+wheel over A zooms both, a pair still side by side */
