@@ -593,7 +593,9 @@ parse_tolerance (GtkWidget *entry, const char *what, double *value, GError **err
   const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
   char *end = NULL;
   *value = g_ascii_strtod (text, &end);
-  if (end == text || *g_strchug (end) != '\0' || !isfinite (*value) || *value < 0)
+  while (end && g_ascii_isspace (*end))
+    end++;
+  if (end == text || *end != '\0' || !isfinite (*value) || *value < 0)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s '%s' is not a number ≥ 0", what, text);
       return FALSE;
