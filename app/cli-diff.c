@@ -41,43 +41,13 @@ typedef struct {
 static gboolean
 read_given_inputs (GraftNumericDiff *nd, DiffOptions *opts, GHashTable *given, GError **error)
 {
-  GPtrArray *inputs = graft_numeric_diff_get_inputs (nd);
   for (guint i = 0; opts->inputs && opts->inputs[i]; i++)
     {
       const char *arg = opts->inputs[i];
       const char *eq = strchr (arg, '=');
-      GraftValue *target = NULL;
-      const char *path = arg;
-      if (eq)
-        {
-          g_autofree char *name = g_strndup (arg, eq - arg);
-          for (guint k = 0; k < inputs->len && target == NULL; k++)
-            {
-              GraftValue *v = inputs->pdata[k], *p = graft_numeric_diff_get_partner_input (nd, v);
-              if (g_strcmp0 (v->name, name) == 0 || (p && g_strcmp0 (p->name, name) == 0))
-                target = v;
-            }
-          if (target == NULL)
-            {
-              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--input %s: neither model has an input '%s'",
-                           arg, name);
-              return FALSE;
-            }
-          path = eq + 1;
-        }
-      else
-        for (guint k = 0; k < inputs->len && target == NULL; k++)
-          if (!g_hash_table_contains (given, ((GraftValue *) inputs->pdata[k])->name))
-            target = inputs->pdata[k];
-      if (target == NULL)
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--input %s: every input is already given", arg);
-          return FALSE;
-        }
-      GraftRtTensor *t = graft_tensor_file_read (path, target->kind, NULL, error);
-      if (t == NULL)
-        return FALSE;
-      g_hash_table_insert (given, target->name, t);
+      g_autofree char *name = eq ? g_strndup (arg, eq - arg) : NULL;
+      if (!graft_input_settings_read_input (nd, name, eq ? eq + 1 : arg, given, error))
+        return g_prefix_error (error, "--input %s: ", arg), FALSE;
     }
   return TRUE;
 }
@@ -269,6 +239,11 @@ add_changes_json (JsonBuilder *b, GraftStructuralDiff *sd)
       add_string (b, "what", c->what);
       add_string (b, "before", c->before);
       add_string (b, "after", c->after);
+      if (c->kind == GRAFT_CHANGE_SHAPE)
+        {
+          json_builder_set_member_name (b, "inferred");
+          json_builder_add_boolean_value (b, c->inferred);
+        }
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -410,8 +385,8 @@ print_text (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
       for (guint i = 0; i < sd->changes->len; i++)
         {
           GraftChange *c = sd->changes->pdata[i];
-          printf ("  %-10s %s %s: %s → %s\n", graft_change_kind_to_string (c->kind),
-                  c->b ? node_name (c->b) : "input", c->what, c->before, c->after);
+          printf ("  %-10s %s %s%s: %s → %s\n", graft_change_kind_to_string (c->kind),
+                  c->b ? node_name (c->b) : "input", c->what, c->inferred ? " (inferred)" : "", c->before, c->after);
         }
     }
   print_node_list ("Only in A", al->only_a);

@@ -198,14 +198,46 @@ draw_badge (Painter *p, const char *text, double right, double top, const Rgb *c
   cairo_show_text (cr, text);
 }
 
+void
+graft_painter_get_heat_colour (double heat, double rgb[3])
+{
+  static const Rgb stops[] = { RGB (0x2ec27e), RGB (0xf6d32d), RGB (0xff7800), RGB (0xe01b24) };
+  double position = CLAMP (isnan (heat) ? 1.0 : heat, 0.0, 1.0) * (G_N_ELEMENTS (stops) - 1);
+  guint low = MIN ((guint) position, G_N_ELEMENTS (stops) - 2);
+  double t = position - low;
+
+  rgb[0] = stops[low].r + (stops[low + 1].r - stops[low].r) * t;
+  rgb[1] = stops[low].g + (stops[low + 1].g - stops[low].g) * t;
+  rgb[2] = stops[low].b + (stops[low + 1].b - stops[low].b) * t;
+}
+
+/* The heat of a node or collapsed group: a stripe down the box's left
+ * side, inside the text's padding, clipped to the rounded box; the whole
+ * box once too small for text, so a zoomed-out graph reads as a heat map. */
+static void
+draw_heat_stripe (Painter *p, const GraftRect *box, double radius, double heat)
+{
+  cairo_t *cr = p->cr;
+  double rgb[3];
+
+  graft_painter_get_heat_colour (heat, rgb);
+  cairo_save (cr);
+  rounded_rect (cr, box, radius);
+  cairo_clip (cr);
+  cairo_rectangle (cr, box->x, box->y, p->draw_text ? 5 : box->width, box->height);
+  cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
+  cairo_fill (cr);
+  cairo_restore (cr);
+}
+
 /* "12 ⚠": how many marked nodes a collapsed group hides, and the sign of
- * the worst level. */
+ * the worst level (or what the marks are called: "12 differ"). */
 static char *
-hidden_marks_text (const GraftSceneGroup *group)
+hidden_marks_text (const GraftSceneGroup *group, const char *noun)
 {
   static const char *const signs[] = { "", "ℹ", "⚠", "✖" };
 
-  return g_strdup_printf ("%u %s", group->n_marked, signs[MIN (group->highlight, 3)]);
+  return g_strdup_printf ("%u %s", group->n_marked, noun != NULL ? noun : signs[MIN (group->highlight, 3)]);
 }
 
 static void
@@ -277,7 +309,10 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
     back.height -= 4;
     rounded_rect (cr, &back, 5);
     set_rgb (cr, &palette->collapsed_fill);
-    cairo_fill_preserve (cr);
+    cairo_fill (cr);
+    if (group->has_heat)
+      draw_heat_stripe (p, &back, 5, group->heat);
+    rounded_rect (cr, &back, 5);
     /* Marked nodes inside: the front card is outlined in the worst one's
      * colour, as a marked node would be. */
     if (group->n_marked > 0)
@@ -295,7 +330,7 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       draw_lines (p, group->lines, &back, &palette->text, &palette->text_muted);
     if (p->draw_text && group->n_marked > 0)
       {
-        g_autofree char *text = hidden_marks_text (group);
+        g_autofree char *text = hidden_marks_text (group, p->options->hidden_marks_noun);
 
         draw_badge (p, text, back.x + back.width + 2, back.y, &palette->severity[MIN (group->highlight, 3)]);
       }
@@ -394,7 +429,10 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
     }
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   set_rgb (cr, &palette->fill[node->category]);
-  cairo_fill_preserve (cr);
+  cairo_fill (cr);
+  if (node->has_heat)
+    draw_heat_stripe (p, &node->rect, io ? node->rect.height / 2 : 4, node->heat);
+  rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   if (selected && node->highlight == 0)
     {
       set_rgb (cr, &palette->accent);
@@ -500,7 +538,16 @@ draw_marked_far (GraftScene *scene, guint index, gpointer user_data)
   gboolean selected = node->kind == GRAFT_SCENE_NODE_OP ? node->node == p->options->selected_node
                                                          : node->value == p->options->selected_value;
 
-  if (selected || node->highlight > 0)
+  if (!selected && node->highlight == 0 && node->has_heat)
+    {
+      double rgb[3];
+
+      graft_painter_get_heat_colour (node->heat, rgb);
+      cairo_rectangle (p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
+      cairo_set_source_rgb (p->cr, rgb[0], rgb[1], rgb[2]);
+      cairo_fill (p->cr);
+    }
+  else if (selected || node->highlight > 0)
     {
       /* Grown to stay visible at a few pixels. */
       double grow = 3 / p->scale;

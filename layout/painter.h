@@ -15,6 +15,9 @@ typedef struct {
   gboolean picture;        /* for a file: no controls (the groups' collapse boxes) */
   GraftNode *selected_node;
   GraftValue *selected_value;
+  /* What a collapsed group's count of marked nodes is called ("3 differ");
+   * NULL: the worst level's sign ("3 ⚠"). */
+  const char *hidden_marks_noun;
 } GraftPaintOptions;
 
 /* cr maps scene points to the device already (any translation or scale);
@@ -24,5 +27,9 @@ void graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visib
 
 /* Background colour of a style, for widgets drawing around the scene. */
 void graft_painter_get_background (gboolean dark, double rgb[3]);
+
+/* The heat ramp of numeric overlays: 0 green (agrees), through yellow and
+ * orange, to 1 red; drawn by the painter and by legends. */
+void graft_painter_get_heat_colour (double heat, double rgb[3]);
 
 G_END_DECLS

@@ -59,6 +59,10 @@ typedef struct {
   /* For diagnostics: 0 none, 1 info, 2 warning, 3 error; badge text or NULL. */
   guint highlight;
   char *badge;
+  /* A numeric overlay (the compare window's error per node): heat from 0
+   * (agrees) to 1 (far off), drawn as a stripe in graft_painter_get_heat_colour(). */
+  gboolean has_heat;
+  double heat;
 } GraftSceneNode;
 
 typedef struct {
@@ -78,6 +82,9 @@ typedef struct {
    * The painter outlines the box and draws the count as a badge. */
   guint n_marked;
   guint highlight;
+  /* The hottest heat of the nodes a collapsed group hides. */
+  gboolean has_heat;
+  double heat;
 } GraftSceneGroup;
 
 typedef struct {

@@ -59,6 +59,9 @@ struct _GraftGraphCanvas {
    * scene a layout produces. */
   GHashTable *marks;
   gboolean marks_dirty;
+  /* Numeric overlay: GraftNode* → heat (a double, 0..1), applied with the marks. */
+  GHashTable *heat;
+  char *hidden_marks_noun;
 };
 
 typedef struct {
@@ -93,6 +96,8 @@ enum {
 
 enum {
   NODE_ACTIVATED,
+  VIEW_CHANGED,
+  EXPANSION_CHANGED,
   N_SIGNALS
 };
 
@@ -276,6 +281,41 @@ apply_hidden_marks (GraftGraphCanvas *self)
     }
 }
 
+/* Each node's heat on its box, or (the hottest) on the collapsed group
+ * hiding it. */
+static void
+apply_heat (GraftGraphCanvas *self)
+{
+  GHashTableIter iter;
+  gpointer key, data;
+
+  for (guint i = 0; i < graft_scene_get_n_nodes (self->scene); i++)
+    graft_scene_get_node (self->scene, i)->has_heat = FALSE;
+  for (guint i = 0; i < graft_scene_get_n_groups (self->scene); i++)
+    graft_scene_get_group (self->scene, i)->has_heat = FALSE;
+  g_hash_table_iter_init (&iter, self->heat);
+  while (g_hash_table_iter_next (&iter, &key, &data))
+    {
+      double heat = *(double *) data;
+      int index = graft_scene_find_node (self->scene, key);
+
+      if (index >= 0)
+        {
+          GraftSceneNode *node = graft_scene_get_node (self->scene, index);
+
+          node->has_heat = TRUE;
+          node->heat = heat;
+        }
+      else if ((index = graft_scene_find_hiding_group (self->scene, key)) >= 0)
+        {
+          GraftSceneGroup *group = graft_scene_get_group (self->scene, index);
+
+          group->heat = group->has_heat ? MAX (group->heat, heat) : heat;
+          group->has_heat = TRUE;
+        }
+    }
+}
+
 static void
 apply_marks (GraftGraphCanvas *self)
 {
@@ -301,6 +341,7 @@ apply_marks (GraftGraphCanvas *self)
       edge->highlight = mark != NULL ? mark->level : 0;
     }
   apply_hidden_marks (self);
+  apply_heat (self);
 }
 
 static void
@@ -531,10 +572,62 @@ graft_graph_canvas_get_graph (GraftGraphCanvas *self)
 }
 
 void
+graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, double heat)
+{
+  double *value = g_new (double, 1);
+
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_return_if_fail (node != NULL);
+  *value = CLAMP (heat, 0.0, 1.0);
+  g_hash_table_replace (self->heat, node, value);
+  self->marks_dirty = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, double *heat)
+{
+  double *value;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  value = g_hash_table_lookup (self->heat, node);
+  if (value != NULL && heat != NULL)
+    *heat = *value;
+  return value != NULL;
+}
+
+guint
+graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups)
+{
+  guint n = 0, groups = 0;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
+  if (self->marks_dirty)
+    apply_marks (self);
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
+    n += graft_scene_get_node (self->scene, i)->has_heat;
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
+    groups += graft_scene_get_group (self->scene, i)->has_heat;
+  if (n_groups != NULL)
+    *n_groups = groups;
+  return n;
+}
+
+void
+graft_graph_canvas_set_hidden_marks_noun (GraftGraphCanvas *self, const char *noun)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_free (self->hidden_marks_noun);
+  self->hidden_marks_noun = g_strdup (noun);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
 graft_graph_canvas_clear_marks (GraftGraphCanvas *self)
 {
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_hash_table_remove_all (self->marks);
+  g_hash_table_remove_all (self->heat);
   apply_marks (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -567,6 +660,16 @@ graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint 
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_return_if_fail (value != NULL);
   add_mark (self, value, TRUE, level, badge);
+}
+
+const char *
+graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node)
+{
+  CanvasMark *mark;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
+  mark = g_hash_table_lookup (self->marks, node);
+  return mark != NULL && !mark->is_value ? mark->badge : NULL;
 }
 
 guint
@@ -613,6 +716,7 @@ fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
   paint->dark = self->dark;
   paint->selected_node = self->selected_node;
   paint->selected_value = self->selected_value;
+  paint->hidden_marks_noun = self->hidden_marks_noun;
 }
 
 static void
@@ -663,6 +767,29 @@ graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *pat
     request_layout (self);
 }
 
+void
+graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *const *paths)
+{
+  g_auto (GStrv) before = NULL;
+  g_auto (GStrv) after = NULL;
+
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  if (self->layout == NULL || self->graph == NULL || self->graph->root_group == NULL || paths == NULL)
+    return;
+  before = graft_graph_canvas_dup_expanded_groups (self);
+  graft_layout_collapse_all (self->layout);
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      GraftGroup *group = graft_group_find_path (self->graph->root_group, paths[i]);
+
+      if (group != NULL)
+        graft_layout_set_group_expanded (self->layout, group, TRUE);
+    }
+  after = graft_graph_canvas_dup_expanded_groups (self);
+  if (!g_strv_equal ((const char *const *) before, (const char *const *) after))
+    request_layout (self);
+}
+
 double
 graft_graph_canvas_get_zoom (GraftGraphCanvas *self)
 {
@@ -679,6 +806,42 @@ graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRe
   graft_canvas_viewport_get_visible (self->viewport, visible);
   graft_scene_get_bounds (self->scene, scene_bounds);
   return TRUE;
+}
+
+gboolean
+graft_graph_canvas_get_node_bounds (GraftGraphCanvas *self, GraftNode *node, GraftRect *rect)
+{
+  int index;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  if (self->scene == NULL || node == NULL)
+    return FALSE;
+  if ((index = graft_scene_find_node (self->scene, node)) >= 0)
+    *rect = graft_scene_get_node (self->scene, index)->rect;
+  else if ((index = graft_scene_find_hiding_group (self->scene, node)) >= 0)
+    *rect = graft_scene_get_group (self->scene, index)->rect;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+void
+graft_graph_canvas_scene_to_screen (GraftGraphCanvas *self, double x, double y, double *screen_x, double *screen_y)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  graft_canvas_viewport_scene_to_screen (self->viewport, x, y, screen_x, screen_y);
+}
+
+void
+graft_graph_canvas_set_view (GraftGraphCanvas *self, double zoom, double x, double y, double screen_x,
+                             double screen_y)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  zoom = CLAMP (zoom, GRAFT_CANVAS_MIN_ZOOM, GRAFT_CANVAS_MAX_ZOOM);
+  g_object_freeze_notify (G_OBJECT (self->viewport));
+  graft_canvas_viewport_set_zoom (self->viewport, zoom);
+  graft_canvas_viewport_set_origin (self->viewport, x - screen_x / zoom, y - screen_y / zoom);
+  g_object_thaw_notify (G_OBJECT (self->viewport));
 }
 
 gboolean
@@ -753,6 +916,7 @@ static void
 on_viewport_changed (GraftGraphCanvas *self)
 {
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_signal_emit (self, signals[VIEW_CHANGED], 0);
 }
 
 /* Input */
@@ -873,6 +1037,7 @@ toggle_group (GraftGraphCanvas *self, GraftSceneGroup *group)
   self->anchor_screen_y = sy;
   graft_layout_set_group_expanded (self->layout, group->group, !group->expanded);
   request_layout (self);
+  g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
 }
 
 gboolean
@@ -1012,6 +1177,7 @@ action_expansion (GtkWidget *widget, const char *action_name, GVariant *paramete
   self->fit_pending = TRUE;
   self->reveal_selection_pending = self->selected_node != NULL || self->selected_value != NULL;
   request_layout (self);
+  g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
 }
 
 static void
@@ -1185,6 +1351,8 @@ graft_graph_canvas_dispose (GObject *object)
     }
   g_clear_pointer (&self->scene, graft_scene_unref);
   g_clear_pointer (&self->marks, g_hash_table_unref);
+  g_clear_pointer (&self->heat, g_hash_table_unref);
+  g_clear_pointer (&self->hidden_marks_noun, g_free);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_object (&self->model);
@@ -1224,6 +1392,13 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   /* Double-click on a node with subgraphs (If, Loop, Scan): show them. */
   signals[NODE_ACTIVATED] = g_signal_new ("node-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                           NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+  /* The zoom or the part of the scene shown changed (input, fitting,
+   * centring on a selection). */
+  /* The user opened or closed a group (a click, Expand All, Collapse All). */
+  signals[EXPANSION_CHANGED] = g_signal_new ("expansion-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                             NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[VIEW_CHANGED] = g_signal_new ("view-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                        NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_install_action (widget_class, "canvas.zoom-in", NULL, action_zoom);
   gtk_widget_class_install_action (widget_class, "canvas.zoom-out", NULL, action_zoom);
@@ -1258,6 +1433,7 @@ static void
 graft_graph_canvas_init (GraftGraphCanvas *self)
 {
   self->marks = g_hash_table_new_full (NULL, NULL, NULL, canvas_mark_free);
+  self->heat = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   GtkWidget *widget = GTK_WIDGET (self);
   GtkGesture *drag, *click, *pinch;
   GtkEventController *scroll, *motion;

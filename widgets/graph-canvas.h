@@ -42,6 +42,8 @@ void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value)
 void graft_graph_canvas_clear_marks (GraftGraphCanvas *self);
 void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint level, const char *badge);
 void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);
+/* The badge node is marked with, or NULL. */
+const char *graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node);
 /* Boxes of the current scene drawn marked. */
 guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
 /* A marked node inside a collapsed group has no box: the group's box is
@@ -51,15 +53,40 @@ guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
  * marked nodes they hide. */
 guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden);
 
+/* What the count on a collapsed group's badge is called ("3 differ"; NULL,
+ * the default: the worst level's sign, "3 ⚠"). */
+void graft_graph_canvas_set_hidden_marks_noun (GraftGraphCanvas *self, const char *noun);
+/* A numeric overlay (cleared with the marks): node's box gets a stripe in
+ * the heat colour (graft_painter_get_heat_colour(), 0 agrees … 1 far
+ * off); a collapsed group hiding heated nodes shows the hottest. */
+void graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, double heat);
+gboolean graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, double *heat);
+/* Boxes of the current scene drawn with heat; n_groups (may be NULL) gets
+ * the collapsed groups among them. */
+guint graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups);
+
 /* The paths ("layer1.0") of the groups expanded now, to carry them over
  * to an edited copy of the graph (NULL-terminated; empty without a graph);
  * and expanding such paths in the graph shown (unknown paths are skipped). */
 char **graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self);
 void graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *paths);
+/* Exactly these groups expanded (unknown paths skipped), the others
+ * collapsed: how a linked view mirrors the other's. "expansion-changed"
+ * says the user opened or closed groups (not this call). */
+void graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *const *paths);
 /* The view: zoom (screen pixels per point), the part of the scene shown,
  * and the scene's bounds (FALSE while there is no scene). */
 double graft_graph_canvas_get_zoom (GraftGraphCanvas *self);
 gboolean graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRect *scene_bounds);
+/* The box standing for node in the current scene (its own, or the
+ * collapsed group hiding it), in scene points; FALSE if there is none. */
+gboolean graft_graph_canvas_get_node_bounds (GraftGraphCanvas *self, GraftNode *node, GraftRect *rect);
+void graft_graph_canvas_scene_to_screen (GraftGraphCanvas *self, double x, double y, double *screen_x,
+                                         double *screen_y);
+/* Shows the scene at zoom with its point (x, y) at widget point
+ * (screen_x, screen_y): how a linked view follows another. */
+void graft_graph_canvas_set_view (GraftGraphCanvas *self, double zoom, double x, double y, double screen_x,
+                                  double screen_y);
 /* Writes the graph as shown (expansion state, options, style) to an SVG,
  * PNG or PDF file chosen by the extension. */
 gboolean graft_graph_canvas_export (GraftGraphCanvas *self, const char *path, GError **error);

@@ -9,6 +9,7 @@
 #include <gtk/gtk.h>
 #include "compare/alignment.h"
 #include "compare/numeric-diff.h"
+#include "compare/structural-diff.h"
 
 G_BEGIN_DECLS
 
@@ -33,9 +34,16 @@ GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side
 /* Rows of the Differences list shown under the current filter. */
 guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
 
+GraftStructuralDiff *graft_compare_window_get_diff (GraftCompareWindow *self);
+
 /* compare.run-both("x=1x3x224x224 batch=2") runs both models on the same
- * random inputs and marks the values that differ on both canvases; the
- * result of the last run (NULL before one), and whether one is running. */
+ * inputs (files set by compare.set-input-file(("x", PATH)), else random
+ * data of those shapes), compares them with the rtol/atol fields'
+ * tolerances, shows each compared value's max rel error as heat on both
+ * canvases and marks the values that differ; the result of the last run
+ * (NULL before one), and whether one is running (or a side loading).
+ * compare.link-views (a boolean property, Ctrl+L) links pan and zoom;
+ * compare.replace-side((SIDE, PATH)) is what dropping a file on a side does. */
 GraftNumericRun *graft_compare_window_get_last_run (GraftCompareWindow *self);
 gboolean graft_compare_window_is_running (GraftCompareWindow *self);
 

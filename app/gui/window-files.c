@@ -193,18 +193,120 @@ rebuild_recent_menu (GraftWindow *self)
   g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
 }
 
+/* With a model shown, a file dragged over the window is offered two
+ * zones over the canvas: open it here, or compare the shown model (edits
+ * included) with it. */
+static gboolean
+over_compare_zone (GraftWindow *self, double x, double y)
+{
+  graphene_rect_t bounds;
+
+  return gtk_widget_get_visible (self->drop_zones)
+         && gtk_widget_compute_bounds (self->compare_zone, GTK_WIDGET (self), &bounds)
+         && graphene_rect_contains_point (&bounds, &GRAPHENE_POINT_INIT (x, y));
+}
+
+static GdkDragAction
+on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
+{
+  if (self->model != NULL && !gtk_widget_get_visible (self->drop_zones))
+    {
+      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s", self->title_base != NULL ? self->title_base : "the model shown");
+
+      gtk_label_set_text (GTK_LABEL (self->compare_zone_label), text);
+      gtk_widget_set_visible (self->drop_zones, TRUE);
+    }
+  if (over_compare_zone (self, x, y))
+    gtk_widget_set_state_flags (self->compare_zone, GTK_STATE_FLAG_DROP_ACTIVE, FALSE);
+  else
+    gtk_widget_unset_state_flags (self->compare_zone, GTK_STATE_FLAG_DROP_ACTIVE);
+  return GDK_ACTION_COPY;
+}
+
+static void
+on_drag_leave (GtkDropTarget *target, GraftWindow *self)
+{
+  gtk_widget_set_visible (self->drop_zones, FALSE);
+}
+
+static GtkWidget *
+drop_zone (const char *icon, const char *text, GtkWidget **label_out)
+{
+  GtkWidget *zone = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  GtkWidget *image = gtk_image_new_from_icon_name (icon);
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_image_set_pixel_size (GTK_IMAGE (image), 64);
+  gtk_widget_set_vexpand (image, TRUE);
+  gtk_widget_set_valign (image, GTK_ALIGN_END);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_justify (GTK_LABEL (label), GTK_JUSTIFY_CENTER);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), 24);
+  gtk_widget_set_vexpand (label, TRUE);
+  gtk_widget_set_valign (label, GTK_ALIGN_START);
+  gtk_widget_set_margin_start (label, 24);
+  gtk_widget_set_margin_end (label, 24);
+  gtk_widget_add_css_class (label, "title-2");
+  gtk_box_append (GTK_BOX (zone), image);
+  gtk_box_append (GTK_BOX (zone), label);
+  gtk_widget_set_hexpand (zone, TRUE);
+  gtk_widget_add_css_class (zone, "card");
+  if (label_out != NULL)
+    *label_out = label;
+  return zone;
+}
+
+static void
+add_drop_zones (GraftWindow *self)
+{
+  GtkWidget *overlay = gtk_widget_get_parent (GTK_WIDGET (self->canvas));
+
+  GtkWidget *zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 24);
+
+  gtk_box_set_homogeneous (GTK_BOX (zones), TRUE);
+  gtk_widget_set_margin_start (zones, 24);
+  gtk_widget_set_margin_end (zones, 24);
+  gtk_widget_set_margin_top (zones, 24);
+  gtk_widget_set_margin_bottom (zones, 24);
+  gtk_widget_set_hexpand (zones, TRUE);
+  gtk_box_append (GTK_BOX (zones), drop_zone ("document-open-symbolic", "Drop here to open it", NULL));
+  self->compare_zone = drop_zone ("view-dual-symbolic", "Drop here to compare it with the model shown",
+                                  &self->compare_zone_label);
+  gtk_widget_set_name (self->compare_zone, "compare-drop-zone");
+  gtk_box_append (GTK_BOX (zones), self->compare_zone);
+  /* on a plain background: the graph would show between the zones */
+  self->drop_zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_add_css_class (self->drop_zones, "view");
+  gtk_box_append (GTK_BOX (self->drop_zones), zones);
+  gtk_widget_set_can_target (self->drop_zones, FALSE);
+  gtk_widget_set_visible (self->drop_zones, FALSE);
+  if (GTK_IS_OVERLAY (overlay))
+    gtk_overlay_add_overlay (GTK_OVERLAY (overlay), self->drop_zones);
+}
+
 static gboolean
 on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindow *self)
 {
   GSList *files;
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  gboolean compare = self->model != NULL && over_compare_zone (self, x, y);
 
+  gtk_widget_set_visible (self->drop_zones, FALSE);
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
   files = gdk_file_list_get_files (g_value_get_boxed (value));
   if (files == NULL)
     return FALSE;
 
+  if (compare)
+    {
+      g_autofree char *path = g_file_get_path (files->data);
+
+      if (path != NULL)
+        graft_compare_window_open_with (app, GTK_WINDOW (self), self->model, 0, path);
+      g_slist_free (files);
+      return path != NULL;
+    }
   graft_window_open_file (self, files->data);
   /* Further files each get their own window, as when opened together. */
   for (GSList *l = files->next; l != NULL; l = l->next)
@@ -400,8 +502,12 @@ graft_window_init_files (GraftWindow *self)
   g_signal_connect_swapped (self->recent_manager, "changed", G_CALLBACK (rebuild_recent_menu), self);
   rebuild_recent_menu (self);
 
+  add_drop_zones (self);
   drop_target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop_target, "drop", G_CALLBACK (on_drop), self);
+  g_signal_connect (drop_target, "enter", G_CALLBACK (on_drag_motion), self);
+  g_signal_connect (drop_target, "motion", G_CALLBACK (on_drag_motion), self);
+  g_signal_connect (drop_target, "leave", G_CALLBACK (on_drag_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop_target));
 }
 

@@ -68,6 +68,9 @@ struct _GraftWindow
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
   AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
+  GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
+  GtkWidget *compare_zone;          /* its "Compare with" half */
+  GtkWidget *compare_zone_label;
 
   /* State */
   guint loading_pulse_id;

@@ -2,6 +2,7 @@
 
 #include <string.h>
 #include "runtime/inputs.h"
+#include "runtime/tensor-file.h"
 
 struct _GraftInputSettings {
   GHashTable *dims;     /* symbol → GPtrArray of value strings */
@@ -199,4 +200,32 @@ graft_input_settings_make_inputs (GraftInputSettings *self, GraftNumericDiff *di
   if (label)
     *label = g_strdup (text->str);
   return g_steal_pointer (&tensors);
+}
+
+gboolean
+graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const char *path, GHashTable *given,
+                                 GError **error)
+{
+  GPtrArray *inputs = graft_numeric_diff_get_inputs (diff);
+  GraftValue *target = NULL;
+  for (guint k = 0; k < inputs->len && target == NULL; k++)
+    {
+      GraftValue *v = inputs->pdata[k], *p = graft_numeric_diff_get_partner_input (diff, v);
+      if (name == NULL ? !g_hash_table_contains (given, v->name)
+                       : g_strcmp0 (v->name, name) == 0 || (p && g_strcmp0 (p->name, name) == 0))
+        target = v;
+    }
+  if (target == NULL)
+    {
+      if (name != NULL)
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "neither model has an input '%s'", name);
+      else
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "every input is already given");
+      return FALSE;
+    }
+  GraftRtTensor *tensor = graft_tensor_file_read (path, target->kind, NULL, error);
+  if (tensor == NULL)
+    return FALSE;
+  g_hash_table_insert (given, target->name, tensor);
+  return TRUE;
 }

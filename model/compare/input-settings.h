@@ -29,6 +29,12 @@ GHashTable *graft_input_settings_make_inputs (GraftInputSettings *self, GraftNum
                                               GHashTable *given, gboolean random, guint32 seed, char **label,
                                               GError **error);
 
+/* Reads the .npy or .pb file at path as the input named name (an input of
+ * either model; NULL: A's first input not in given yet) into given (A's
+ * input name → GraftRtTensor*, owned). */
+gboolean graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const char *path,
+                                          GHashTable *given, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftInputSettings, graft_input_settings_free)
 
 G_END_DECLS

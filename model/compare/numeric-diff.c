@@ -346,14 +346,14 @@ graft_numeric_run_describe (GraftNumericRun *run, GraftAlignment *alignment)
         g_string_append_printf (s, " and so does %s", name_b);
       g_string_append_printf (s, " (%s)", run->error_a ? run->error_a : run->error_b);
       if (where)
-        g_string_append_printf (s, ", after diverging from %s on", where);
+        g_string_append_printf (s, ", after diverging from %s onwards", where);
       return g_string_free (s, FALSE);
     }
   if (run->outputs_close && where == NULL)
     return g_strdup_printf ("at %s the outputs agree", run->label);
   if (run->outputs_close)
-    return g_strdup_printf ("at %s the outputs agree, though values differ from %s on", run->label, where);
+    return g_strdup_printf ("at %s the outputs agree, though values differ from %s onwards", run->label, where);
   if (where)
-    return g_strdup_printf ("at %s they differ from %s on", run->label, where);
+    return g_strdup_printf ("at %s they differ from %s onwards", run->label, where);
   return g_strdup_printf ("at %s the outputs differ", run->label);
 }

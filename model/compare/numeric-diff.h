@@ -44,7 +44,7 @@ typedef struct {
 void graft_numeric_run_free (GraftNumericRun *run);
 /* One clause for a run, naming the models by file name: "at x: 2×3 the
  * outputs agree", "at x: 4×3 they differ from aten::view (view_3 ↔ view_6)
- * on", "at x: 5×3 b.onnx fails: …". */
+ * onwards", "at x: 5×3 b.onnx fails: …". */
 char *graft_numeric_run_describe (GraftNumericRun *run, GraftAlignment *alignment);
 
 /* The value pair of the first divergent value, or NULL. */

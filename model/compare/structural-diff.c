@@ -287,6 +287,24 @@ collect_input_dims (GraftStructuralDiff *self)
     }
 }
 
+/* Where a file declares no shape, shape inference may know it: a change
+ * there (a padding that shrinks every later activation) is reported when
+ * the ranks differ or both shapes are fully known and differ; symbolic
+ * dims that inference names on its own are not compared. */
+static void
+compare_inferred_shapes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, GraftValue *x, GraftValue *y)
+{
+  const GraftShape *sx = graft_value_get_best_shape (x, self->inference_a);
+  const GraftShape *sy = graft_value_get_best_shape (y, self->inference_b);
+  if (sx == NULL || sy == NULL || sx->rank < 0 || sy->rank < 0)
+    return;
+  gboolean differ = sx->rank != sy->rank
+                    || (graft_shape_is_fully_fixed (sx) && graft_shape_is_fully_fixed (sy) && !graft_shape_equal (sx, sy));
+  if (differ && !follows_inputs (self, sx, sy))
+    add_change (self, GRAFT_CHANGE_SHAPE, a, b, y->name, graft_shape_to_string (sx),
+                graft_shape_to_string (sy))->inferred = TRUE;
+}
+
 static guint
 compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean same_format)
 {
@@ -317,10 +335,14 @@ compare_nodes (GraftStructuralDiff *self, GraftNode *a, GraftNode *b, gboolean s
       if (x->dtype != GRAFT_DTYPE_UNDEFINED && y->dtype != GRAFT_DTYPE_UNDEFINED && x->dtype != y->dtype)
         add_change (self, GRAFT_CHANGE_DTYPE, a, b, y->name, g_strdup (graft_dtype_to_string (x->dtype)),
                     g_strdup (graft_dtype_to_string (y->dtype)));
-      if (x->shape.rank >= 0 && y->shape.rank >= 0 && !graft_shape_equal (&x->shape, &y->shape) &&
-          !follows_inputs (self, &x->shape, &y->shape))
-        add_change (self, GRAFT_CHANGE_SHAPE, a, b, y->name, graft_shape_to_string (&x->shape),
-                    graft_shape_to_string (&y->shape));
+      if (x->shape.rank >= 0 && y->shape.rank >= 0)
+        {
+          if (!graft_shape_equal (&x->shape, &y->shape) && !follows_inputs (self, &x->shape, &y->shape))
+            add_change (self, GRAFT_CHANGE_SHAPE, a, b, y->name, graft_shape_to_string (&x->shape),
+                        graft_shape_to_string (&y->shape));
+          continue;
+        }
+      compare_inferred_shapes (self, a, b, x, y);
     }
   return self->changes->len - before;
 }
@@ -431,6 +453,8 @@ graft_structural_diff_new (GraftAlignment *alignment)
   self->alignment = alignment;
   self->changes = g_ptr_array_new_with_free_func ((GDestroyNotify) change_free);
   self->input_dims = g_hash_table_new (g_str_hash, g_str_equal);
+  self->inference_a = graft_shape_inference_run (alignment->a, NULL);
+  self->inference_b = graft_shape_inference_run (alignment->b, NULL);
   collect_input_dims (self);
   g_autoptr(GHashTable) groups = g_hash_table_new (g_str_hash, g_str_equal);
   gboolean same_format = graft_model_get_format (alignment->a) == graft_model_get_format (alignment->b);
@@ -482,6 +506,8 @@ graft_structural_diff_free (GraftStructuralDiff *self)
   g_ptr_array_unref (self->changes);
   g_ptr_array_unref (self->groups);
   g_hash_table_unref (self->input_dims);
+  g_clear_pointer (&self->inference_a, graft_inference_unref);
+  g_clear_pointer (&self->inference_b, graft_inference_unref);
   g_free (self->summary);
   g_free (self);
 }

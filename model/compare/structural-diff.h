@@ -4,6 +4,7 @@
 #pragma once
 
 #include "compare/alignment.h"
+#include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +24,7 @@ typedef struct {
   char *what;                /* attribute, input or output name */
   char *before;              /* in A */
   char *after;               /* in B */
+  gboolean inferred;         /* a shape change seen in inferred shapes (neither file declares both) */
 } GraftChange;
 
 typedef struct {
@@ -46,6 +48,8 @@ typedef struct {
   char *summary;             /* one line */
   /*< private >*/
   GHashTable *input_dims;    /* symbol (interned) → the fixed size it replaced in a graph input */
+  GraftInference *inference_a;   /* shape inference on each model, for values no file declares */
+  GraftInference *inference_b;
 } GraftStructuralDiff;
 
 GraftStructuralDiff *graft_structural_diff_new (GraftAlignment *alignment);

@@ -24,7 +24,11 @@
   into a constant), inplace_shape (in-place op, then a view to the traced
   batch), size_loop (a loop over x.size(0));
 - if_tensor_positive.npy / if_tensor_negative.npy: inputs that take the
-  traced branch and the other one.
+  traced branch and the other one;
+- blocks_traced.pt / blocks_corrupt.onnx / blocks_input.npy: four
+  Conv-BatchNorm-ReLU blocks and a head, traced, and exported to ONNX with
+  block3's conv weight times 3 (module groups on both sides, values that
+  agree up to block3 and diverge from there), and an input for both.
 
 Files already present and newer than this script are kept.
 """
@@ -137,6 +141,19 @@ class ReshapeCNN(nn.Module):
         return self.fc(y.view(int(x.shape[0]), -1))
 
 
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block1 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.block2 = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.block3 = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.block4 = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+
+    def forward(self, x):
+        return self.head(self.block4(self.block3(self.block2(self.block1(x)))))
+
+
 def export_onnx(module, example, path, **kwargs):
     try:
         torch.onnx.export(module, example, path, dynamo=False, opset_version=17, **kwargs)
@@ -194,6 +211,21 @@ def small_fixtures():
     # inputs on either side of the traced if: ones took the then branch
     save("if_tensor_positive.npy", lambda p: np.save(open(p, "wb"), np.ones((2, 4), np.float32)))
     save("if_tensor_negative.npy", lambda p: np.save(open(p, "wb"), -np.ones((2, 4), np.float32)))
+
+    torch.manual_seed(1)
+    blocks = Blocks().eval()
+    image = torch.randn(1, 3, 16, 16)
+    save_ts("blocks_traced.pt", torch.jit.trace(blocks, image, check_trace=False))
+    corrupt = copy.deepcopy(blocks)
+    corrupt.block3[0].weight.mul_(3)
+    save("blocks_corrupt.onnx", lambda p: export_onnx(corrupt, (image,), p, input_names=["x"], output_names=["y"]))
+    padded = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)).eval()
+    valid = copy.deepcopy(padded)
+    valid[0].padding = (0, 0)
+    small = torch.randn(1, 3, 16, 16)
+    save("pad_same.onnx", lambda p: export_onnx(padded, (small,), p, input_names=["x"], output_names=["y"]))
+    save("pad_valid.onnx", lambda p: export_onnx(valid, (small,), p, input_names=["x"], output_names=["y"]))
+    save("blocks_input.npy", lambda p: np.save(open(p, "wb"), image.numpy()))
 
 
 with torch.no_grad():

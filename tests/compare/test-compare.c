@@ -421,6 +421,49 @@ test_dynamic_edit (void)
   g_rmdir (tmp);
 }
 
+/* A padding change: the Conv's pads attribute, and the shapes after it —
+ * the graph output's declared one, and the Conv's and ReLU's, which no file
+ * declares but shape inference knows. */
+static void
+test_inferred_shapes (void)
+{
+  g_auto (DiffRun) run = { 0 };
+  run_diff (&run, "pad_same.onnx", "pad_valid.onnx", NULL);
+  g_assert_cmpint (run.status, ==, 1);
+  JsonArray *changes = json_object_get_array_member (run.root, "changes");
+  g_assert_cmpuint (json_array_get_length (changes), ==, 4);
+  guint n_inferred = 0, n_declared = 0, n_attributes = 0;
+  for (guint i = 0; i < json_array_get_length (changes); i++)
+    {
+      JsonObject *change = json_array_get_object_element (changes, i);
+      const char *kind = json_object_get_string_member (change, "kind");
+      if (strcmp (kind, "attribute") == 0)
+        {
+          g_assert_cmpstr (json_object_get_string_member (change, "what"), ==, "pads");
+          n_attributes++;
+          continue;
+        }
+      g_assert_cmpstr (kind, ==, "shape");
+      if (json_object_get_boolean_member (change, "inferred"))
+        {
+          const char *op = node_member (change, "b", "op");
+          g_assert_true (strcmp (op, "onnx::Conv") == 0 || strcmp (op, "onnx::Relu") == 0);
+          g_assert_cmpstr (json_object_get_string_member (change, "before"), ==, "1×4×16×16");
+          g_assert_cmpstr (json_object_get_string_member (change, "after"), ==, "1×4×14×14");
+          n_inferred++;
+        }
+      else
+        {
+          g_assert_cmpstr (json_object_get_string_member (change, "what"), ==, "y");
+          g_assert_cmpstr (json_object_get_string_member (change, "after"), ==, "1×4×7×7");
+          n_declared++;
+        }
+    }
+  g_assert_cmpuint (n_inferred, ==, 2);
+  g_assert_cmpuint (n_declared, ==, 1);
+  g_assert_cmpuint (n_attributes, ==, 1);
+}
+
 static void
 test_corrupted_weight (void)
 {
@@ -484,6 +527,7 @@ main (int argc, char **argv)
   g_test_add_func ("/compare/size-loop-unrolled", test_size_loop_unrolled);
   g_test_add_func ("/compare/dynamic-edit", test_dynamic_edit);
   g_test_add_func ("/compare/corrupted-weight", test_corrupted_weight);
+  g_test_add_func ("/compare/inferred-shapes", test_inferred_shapes);
   g_test_add_func ("/compare/bad-usage", test_bad_usage);
   int status = g_test_run ();
   g_free (fixture_dir);

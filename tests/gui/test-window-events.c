@@ -8,21 +8,6 @@
 #include "widgets/breadcrumbs.h"
 #include "widgets/graph-canvas.h"
 
-static GtkDropTarget *
-find_drop_target (GtkWidget *widget)
-{
-  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
-
-  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
-    {
-      g_autoptr(GObject) controller = g_list_model_get_item (controllers, i);
-
-      if (GTK_IS_DROP_TARGET (controller))
-        return GTK_DROP_TARGET (controller);
-    }
-  return NULL;
-}
-
 static gboolean
 canvas_has_graph (gpointer data)
 {
@@ -34,23 +19,13 @@ test_drop_file_list (void)
 {
   GraftWindow *window = harness_window_new ();
   g_autofree char *path = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  GSList files = { file, NULL };
-  GdkFileList *list = gdk_file_list_new_from_list (&files);  /* no autoptr in GTK 4.8 */
-  GtkDropTarget *target = find_drop_target (GTK_WIDGET (window));
+  GtkDropTarget *target = harness_find_drop_target (GTK_WIDGET (window));
   GtkWidget *canvas = harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS);
-  GValue value = G_VALUE_INIT;
-  gboolean accepted = FALSE;
 
   g_assert_nonnull (target);
   g_assert_nonnull (canvas);
   g_assert_true (graft_window_is_empty (window));
-
-  g_value_init (&value, GDK_TYPE_FILE_LIST);
-  g_value_take_boxed (&value, list);
-  g_signal_emit_by_name (target, "drop", &value, 10.0, 10.0, &accepted);
-  g_value_unset (&value);
-  g_assert_true (accepted);
+  g_assert_true (harness_drop_file (target, path, 10.0, 10.0));
 
   harness_wait_for (canvas_has_graph, canvas);
   g_assert_false (graft_window_is_empty (window));

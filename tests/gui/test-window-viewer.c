@@ -43,60 +43,12 @@ says (GraftWindow *window, const char *text)
 
 /* ---------- real key and pointer events, through the X server ---------- */
 
-typedef struct {
-  gboolean exited;
-  int status;
-} Child;
-
-static void
-on_child_exited (GPid pid, int status, gpointer data)
-{
-  Child *child = data;
-
-  child->status = status;
-  child->exited = TRUE;
-  g_spawn_close_pid (pid);
-}
-
-static gboolean
-child_has_exited (gpointer data)
-{
-  return ((Child *) data)->exited;
-}
-
-/* Runs xdotool with the window's X id in place of "WINDOW", while the main
- * loop keeps running so the window receives what it sends. */
+/* xdotool with the window's X id for "WINDOW", then the window settles. */
 static void
 xdotool (GraftWindow *window, const char *const *commands)
 {
-  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
-  g_autofree char *xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  Child child = { FALSE, 0 };
-  GPid pid;
-
-  g_ptr_array_add (argv, (char *) "xdotool");
-  for (guint i = 0; commands[i] != NULL; i++)
-    g_ptr_array_add (argv, g_str_equal (commands[i], "WINDOW") ? xid : (char *) commands[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_async (NULL, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
-                                NULL, NULL, &pid, &error));
-  g_assert_no_error (error);
-  g_child_watch_add (pid, on_child_exited, &child);
-  harness_wait_for (child_has_exited, &child);
-  g_assert_true (g_spawn_check_wait_status (child.status, NULL));
+  harness_xdotool (GTK_WINDOW (window), commands);
   harness_settle (window);
-}
-
-static gboolean
-have_xdotool (void)
-{
-  g_autofree char *path = g_find_program_in_path ("xdotool");
-
-  if (path == NULL)
-    g_test_skip ("needs xdotool (Debian package xdotool) to send real key events");
-  return path != NULL;
 }
 
 /* A click in the middle of the canvas, as the user does before a key. */
@@ -150,7 +102,7 @@ test_f8_opens_problems (void)
   g_autoptr(GHashTable) opened = NULL;
   g_autoptr(GHashTable) closed = NULL;
 
-  if (!have_xdotool ())
+  if (!harness_have_xdotool ())
     return;
   window = harness_window_new ();
   path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
@@ -184,7 +136,7 @@ test_find_ctrl_period (void)
   GraftGraphCanvas *canvas;
   double zoom_before;
 
-  if (!have_xdotool ())
+  if (!harness_have_xdotool ())
     return;
   window = harness_window_new ();
   canvas = find_canvas (window);
@@ -221,7 +173,7 @@ test_wheel_scrolls (void)
   g_autofree char *x = NULL;
   g_autofree char *y = NULL;
 
-  if (!have_xdotool ())
+  if (!harness_have_xdotool ())
     return;
   window = open_generated ("make-grouped-model.py", "grouped.onnx");
   canvas = find_canvas (window);

@@ -1,5 +1,6 @@
 #include "window-harness.h"
 
+#include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -532,4 +533,89 @@ harness_window_state (GraftWindow *window)
          adw_status_page_get_description (error_page));
   put_dialogs (state, window);
   return state;
+}
+
+/* ---------- real key and pointer events, through the X server ---------- */
+
+typedef struct {
+  gboolean exited;
+  int status;
+} Child;
+
+static void
+on_child_exited (GPid pid, int status, gpointer data)
+{
+  Child *child = data;
+
+  child->status = status;
+  child->exited = TRUE;
+  g_spawn_close_pid (pid);
+}
+
+static gboolean
+child_has_exited (gpointer data)
+{
+  return ((Child *) data)->exited;
+}
+
+gboolean
+harness_have_xdotool (void)
+{
+  g_autofree char *path = g_find_program_in_path ("xdotool");
+
+  if (path == NULL)
+    g_test_skip ("needs xdotool (Debian package xdotool) to send real key and pointer events");
+  return path != NULL;
+}
+
+void
+harness_xdotool (GtkWindow *window, const char *const *commands)
+{
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+  g_autofree char *xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  Child child = { FALSE, 0 };
+  GPid pid;
+
+  g_ptr_array_add (argv, (char *) "xdotool");
+  for (guint i = 0; commands[i] != NULL; i++)
+    g_ptr_array_add (argv, g_str_equal (commands[i], "WINDOW") ? xid : (char *) commands[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_async (NULL, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                NULL, NULL, &pid, &error));
+  g_assert_no_error (error);
+  g_child_watch_add (pid, on_child_exited, &child);
+  harness_wait_for (child_has_exited, &child);
+  g_assert_true (g_spawn_check_wait_status (child.status, NULL));
+}
+
+GtkDropTarget *
+harness_find_drop_target (GtkWidget *widget)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GObject) controller = g_list_model_get_item (controllers, i);
+
+      if (GTK_IS_DROP_TARGET (controller))
+        return GTK_DROP_TARGET (controller);
+    }
+  return NULL;
+}
+
+gboolean
+harness_drop_file (GtkDropTarget *target, const char *path, double x, double y)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  GSList files = { file, NULL };
+  GValue value = G_VALUE_INIT;
+  gboolean accepted = FALSE;
+
+  g_value_init (&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed (&value, gdk_file_list_new_from_list (&files));
+  g_signal_emit_by_name (target, "drop", &value, x, y, &accepted);
+  g_value_unset (&value);
+  return accepted;
 }

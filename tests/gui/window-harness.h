@@ -44,6 +44,20 @@ GPtrArray *harness_list_dialogs (GraftWindow *window);
 /* "heading — body" of an AdwMessageDialog. */
 char *harness_describe_dialog (GtkWindow *dialog);
 
+/* The first GtkDropTarget on widget, or NULL. */
+GtkDropTarget *harness_find_drop_target (GtkWidget *widget);
+/* Emits target's "drop" with the file at path at (x, y), as GTK does when a
+ * file manager's drag ends there (GTK cannot synthesize such a drag);
+ * returns whether the drop was accepted. */
+gboolean harness_drop_file (GtkDropTarget *target, const char *path, double x, double y);
+
+/* TRUE if xdotool is installed; else the test is marked skipped. */
+gboolean harness_have_xdotool (void);
+/* Runs xdotool (real key and pointer events through the X server) with
+ * window's X id in place of "WINDOW", the main loop running meanwhile so
+ * the window receives what it sends; fails if xdotool does. */
+void harness_xdotool (GtkWindow *window, const char *const *commands);
+
 /* BUILD/tests/gui/screenshots/name.png */
 char *harness_screenshot_path (const char *name);
 /* Writes the window to name.png and each dialog to name-dialog-N.png,
