@@ -68,6 +68,7 @@ struct _GraftWindow
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
   AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
+  AdwToast *save_tensor_toast;      /* "Saved “x.npy”": a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -102,6 +103,9 @@ void graft_window_init_files (GraftWindow *self);
 /* Watches path (the model shown) and offers Reload when it changes on
  * disk; NULL stops watching. */
 void graft_window_watch_file (GraftWindow *self, const char *path);
+
+/* window-weights.c: Save as .npy for the tensor the sidebar shows. */
+void graft_window_init_weights (GraftWindow *self);
 
 void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
 void graft_window_update_action_states (GraftWindow *self);

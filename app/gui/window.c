@@ -803,6 +803,7 @@ graft_window_dispose (GObject *object)
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
   g_clear_weak_pointer (&self->history_toast);
+  g_clear_weak_pointer (&self->save_tensor_toast);
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
@@ -1015,6 +1016,7 @@ graft_window_init (GraftWindow *self)
   graft_window_init_files (self);
   graft_window_init_analysis (self);
   graft_window_init_surgery (self);
+  graft_window_init_weights (self);
 
   update_action_states (self);
 }

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "gui-fixtures.h"
+#include "xdotool-input.h"
 #include "window-harness.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
@@ -41,87 +42,13 @@ says (GraftWindow *window, const char *text)
   return harness_find_label (GTK_WIDGET (window), text) != NULL;
 }
 
-/* ---------- real key and pointer events, through the X server ---------- */
-
-typedef struct {
-  gboolean exited;
-  int status;
-} Child;
-
-static void
-on_child_exited (GPid pid, int status, gpointer data)
-{
-  Child *child = data;
-
-  child->status = status;
-  child->exited = TRUE;
-  g_spawn_close_pid (pid);
-}
-
-static gboolean
-child_has_exited (gpointer data)
-{
-  return ((Child *) data)->exited;
-}
-
-/* Runs xdotool with the window's X id in place of "WINDOW", while the main
- * loop keeps running so the window receives what it sends. */
-static void
-xdotool (GraftWindow *window, const char *const *commands)
-{
-  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
-  g_autofree char *xid = g_strdup_printf ("%lu", (unsigned long) gdk_x11_surface_get_xid (surface));
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  Child child = { FALSE, 0 };
-  GPid pid;
-
-  g_ptr_array_add (argv, (char *) "xdotool");
-  for (guint i = 0; commands[i] != NULL; i++)
-    g_ptr_array_add (argv, g_str_equal (commands[i], "WINDOW") ? xid : (char *) commands[i]);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_async (NULL, (char **) argv->pdata, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
-                                NULL, NULL, &pid, &error));
-  g_assert_no_error (error);
-  g_child_watch_add (pid, on_child_exited, &child);
-  harness_wait_for (child_has_exited, &child);
-  g_assert_true (g_spawn_check_wait_status (child.status, NULL));
-  harness_settle (window);
-}
-
-static gboolean
-have_xdotool (void)
-{
-  g_autofree char *path = g_find_program_in_path ("xdotool");
-
-  if (path == NULL)
-    g_test_skip ("needs xdotool (Debian package xdotool) to send real key events");
-  return path != NULL;
-}
-
 /* A click in the middle of the canvas, as the user does before a key. */
 static void
 click_canvas (GraftWindow *window)
 {
   GtkWidget *canvas = GTK_WIDGET (find_canvas (window));
-  graphene_point_t centre;
-  g_autofree char *x = NULL;
-  g_autofree char *y = NULL;
-  double offset_x, offset_y;
 
-  gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
-  g_assert_true (gtk_widget_compute_point (canvas, GTK_WIDGET (window),
-                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (canvas) / 2.0,
-                                                                 gtk_widget_get_height (canvas) - 30.0),
-                                           &centre));
-  x = g_strdup_printf ("%d", (int) (centre.x + offset_x));
-  y = g_strdup_printf ("%d", (int) (centre.y + offset_y));
-  {
-    const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x, y,
-                               "click", "1", NULL };
-
-    xdotool (window, commands);
-  }
+  xdotool_click_widget (window, canvas, gtk_widget_get_width (canvas) / 2.0, gtk_widget_get_height (canvas) - 30.0);
 }
 
 static void
@@ -129,7 +56,7 @@ press_key (GraftWindow *window, const char *key)
 {
   const char *commands[] = { "key", key, NULL };
 
-  xdotool (window, commands);
+  xdotool_run (window, commands);
 }
 
 static gboolean
@@ -150,7 +77,7 @@ test_f8_opens_problems (void)
   g_autoptr(GHashTable) opened = NULL;
   g_autoptr(GHashTable) closed = NULL;
 
-  if (!have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = harness_window_new ();
   path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
@@ -184,7 +111,7 @@ test_find_ctrl_period (void)
   GraftGraphCanvas *canvas;
   double zoom_before;
 
-  if (!have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = harness_window_new ();
   canvas = find_canvas (window);
@@ -194,7 +121,7 @@ test_find_ctrl_period (void)
   harness_activate (window, "win.find");
   {
     const char *commands[] = { "windowfocus", "WINDOW", "key", "--delay", "5", "G", "e", "m", "m", "Return", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   /* Enter, sent right after the typing, acted on what was typed. */
   g_test_message ("find entry: '%s'",
@@ -221,7 +148,7 @@ test_wheel_scrolls (void)
   g_autofree char *x = NULL;
   g_autofree char *y = NULL;
 
-  if (!have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = open_generated ("make-grouped-model.py", "grouped.onnx");
   canvas = find_canvas (window);
@@ -231,7 +158,7 @@ test_wheel_scrolls (void)
   g_assert_true (graft_graph_canvas_get_view (canvas, &before, &bounds));
   {
     const char *commands[] = { "click", "--repeat", "3", "5", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   g_assert_true (graft_graph_canvas_get_view (canvas, &after, &bounds));
   g_test_message ("wheel down ×3: view y %.0f → %.0f, zoom %.2f → %.2f", before.y, after.y, zoom,
@@ -240,7 +167,7 @@ test_wheel_scrolls (void)
   g_assert_cmpfloat (after.y, >, before.y + 50);
   {
     const char *commands[] = { "keydown", "ctrl", "click", "4", "keyup", "ctrl", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   harness_screenshot (window, "viewer-wheel");
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >, zoom * 1.05);
@@ -250,7 +177,7 @@ test_wheel_scrolls (void)
   harness_activate (window, "win.wheel-zooms");
   {
     const char *commands[] = { "click", "5", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), <, zoom / 1.05);
   harness_window_close (window);
