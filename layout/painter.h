@@ -15,6 +15,9 @@ typedef struct {
   gboolean picture;        /* for a file: no controls (the groups' collapse boxes) */
   GraftNode *selected_node;
   GraftValue *selected_value;
+  /* GraftNode* and GraftValue* that Find matched (a set; may be NULL):
+   * drawn with a highlight around them, visible at any zoom. */
+  GHashTable *found;
 } GraftPaintOptions;
 
 /* cr maps scene points to the device already (any translation or scale);

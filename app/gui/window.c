@@ -222,6 +222,36 @@ on_item_activated (GraftWindow *self, gpointer node, gpointer value, GtkWidget *
     select_item (self, node, value);
 }
 
+/* Enter, Ctrl+G or a click in Find's list: the match at a size one can
+ * read, wherever the view was. */
+static void
+on_find_item_activated (GraftWindow *self, gpointer node, gpointer value, GtkWidget *source)
+{
+  if (node == NULL && value == NULL)
+    return;
+  select_item (self, node, value);
+  graft_graph_canvas_show_selection_readable (self->canvas);
+}
+
+/* Every match highlighted on the canvas while Find is open. */
+static void
+update_found (GraftWindow *self)
+{
+  g_autoptr(GPtrArray) items = NULL;
+
+  if (self->canvas == NULL || self->find_panel == NULL)
+    return;  /* disposing */
+  if (self->find_visible)
+    items = graft_find_panel_dup_matched_items (self->find_panel);
+  graft_graph_canvas_set_found (self->canvas, items);
+}
+
+static void
+on_find_matches_changed (GraftWindow *self)
+{
+  update_found (self);
+}
+
 static void
 on_graph_activated (GraftWindow *self, gpointer graph, GraftBreadcrumbs *breadcrumbs)
 {
@@ -648,6 +678,7 @@ set_find_visible (GraftWindow *self, gboolean visible)
     return;
   self->find_visible = visible;
   gtk_revealer_set_reveal_child (self->find_revealer, visible);
+  update_found (self);
   if (visible)
     graft_find_panel_focus_entry (self->find_panel);
   else
@@ -992,6 +1023,8 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_find_stop);
+  gtk_widget_class_bind_template_callback (widget_class, on_find_item_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_find_matches_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_selection_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_canvas_busy_changed);
 
