@@ -29,7 +29,7 @@ struct _GraftWindow
   GtkSpinner *loading_spinner;
   GtkLabel *loading_label;
   GtkProgressBar *loading_progress;
-  GtkPaned *paned;
+  AdwFlap *flap;                    /* the sidebar beside the graph, or over it when narrow */
   GtkRevealer *find_revealer;
   GraftFindPanel *find_panel;
   GraftBreadcrumbs *breadcrumbs;

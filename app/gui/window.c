@@ -8,7 +8,6 @@
 #include "model-open.h"
 #include "widgets/value-format.h"
 
-#define SIDEBAR_WIDTH 340
 
 G_DEFINE_FINAL_TYPE (GraftWindow, graft_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -745,7 +744,11 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
     case PROP_FIND_VISIBLE: set_find_visible (self, g_value_get_boolean (value)); break;
     case PROP_SIDEBAR_VISIBLE:
       if (set_boolean (self, &self->sidebar_visible, value, prop_id))
-        gtk_widget_set_visible (GTK_WIDGET (self->sidebar), self->sidebar_visible);
+        {
+          G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+          adw_flap_set_reveal_flap (self->flap, self->sidebar_visible);
+          G_GNUC_END_IGNORE_DEPRECATIONS
+        }
       break;
     case PROP_DIAGNOSTICS_VISIBLE: set_boolean (self, &self->diagnostics_visible, value, prop_id); break;
     case PROP_RUN_VISIBLE:
@@ -755,6 +758,23 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
     case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+/* Folding hides the sidebar and unfolding shows it again (AdwFlap does
+ * that itself): the Details toggle and F9 follow. */
+static void
+on_flap_revealed (GraftWindow *self)
+{
+  gboolean revealed;
+
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  revealed = adw_flap_get_reveal_flap (self->flap);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  if (revealed != self->sidebar_visible)
+    {
+      self->sidebar_visible = revealed;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SIDEBAR_VISIBLE]);
     }
 }
 
@@ -772,9 +792,6 @@ restore_window_size (GraftWindow *self)
         gtk_window_maximize (GTK_WINDOW (self));
     }
   gtk_window_set_default_size (GTK_WINDOW (self), width, height);
-  /* Wrapped labels ask for their unwrapped width; without a position the
-   * sidebar would take half the window. */
-  gtk_paned_set_position (self->paned, MAX (width - SIDEBAR_WIDTH, width / 2));
 }
 
 static gboolean
@@ -1004,7 +1021,7 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_label);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_progress);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, paned);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, flap);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_revealer);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_panel);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, breadcrumbs);
@@ -1044,6 +1061,7 @@ graft_window_init (GraftWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
+  g_signal_connect_swapped (self->flap, "notify::reveal-flap", G_CALLBACK (on_flap_revealed), self);
   add_capture_shortcuts (self);
 
   graft_window_init_files (self);

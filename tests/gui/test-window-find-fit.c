@@ -10,17 +10,8 @@
 #include "xdotool-input.h"
 #include "widgets/graph-canvas.h"
 
-static const char *
-get (GHashTable *state, const char *key)
-{
-  return g_hash_table_lookup (state, key);
-}
-
-static GraftGraphCanvas *
-find_canvas (GraftWindow *window)
-{
-  return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
-}
+#define find_canvas(window) GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS))
+#define get(state, key) ((const char *) g_hash_table_lookup ((state), (key)))
 
 static void
 keys (GraftWindow *window, const char *const *commands)
@@ -124,6 +115,155 @@ test_find_readable_and_highlighted (void)
   harness_window_close (window);
 }
 
+/* Minimum widths of the widgets along the way, for the log. */
+static void
+log_min_widths (GtkWidget *widget, int depth)
+{
+  int minimum = 0, natural = 0;
+
+  if (depth > 14 || !gtk_widget_get_visible (widget))
+    return;
+  gtk_widget_measure (widget, GTK_ORIENTATION_HORIZONTAL, -1, &minimum, &natural, NULL, NULL);
+  if (minimum >= 150)
+    g_test_message ("%*s%s#%s min %d nat %d", depth, "", G_OBJECT_TYPE_NAME (widget),
+                    gtk_buildable_get_buildable_id (GTK_BUILDABLE (widget)) ?: "", minimum, natural);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    log_min_widths (child, depth + 1);
+}
+
+static const char *
+window_width (GraftWindow *window, GHashTable **state)
+{
+  g_clear_pointer (state, g_hash_table_unref);
+  *state = harness_window_state (window);
+  return get (*state, "window-size");
+}
+
+static int
+bounds_field (GHashTable *state, const char *key, guint field)
+{
+  g_auto(GStrv) parts = g_strsplit (get (state, key), ",", -1);
+
+  g_assert_cmpuint (g_strv_length (parts), ==, 4);
+  return atoi (parts[field]);
+}
+
+static void
+press (GraftWindow *window, const char *key)
+{
+  const char *commands[] = { "windowfocus", "WINDOW", "key", key, NULL };
+
+  keys (window, commands);
+}
+
+/* Find, Problems, the Run pane and the details all open in the default
+ * window: it keeps its size (it grew from 1200 to 1452 pixels); the
+ * details fold away and F9 brings them over the graph. */
+static void
+test_all_panes_fit (void)
+{
+  g_autofree char *path = generated_fixture ("make-find-model.py", "find-chain.onnx");
+  GraftWindow *window;
+  g_autoptr(GHashTable) state = NULL;
+  g_autofree char *before = NULL;
+  int canvas_width;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  harness_open (window, path);
+  before = g_strdup (window_width (window, &state));
+  g_test_message ("window before: %s, canvas %s, sidebar %s", before, get (state, "canvas-bounds"),
+                  get (state, "sidebar-bounds"));
+  g_assert_cmpstr (get (state, "sidebar-bounds"), !=, "hidden");
+  harness_activate (window, "win.find");
+  harness_activate (window, "win.show-diagnostics");
+  harness_activate (window, "win.show-run");
+  window_width (window, &state);
+  log_min_widths (GTK_WIDGET (window), 0);
+  harness_screenshot (window, "fit-all-panes");
+  g_test_message ("window with Find, Problems and Run: %s, canvas %s, sidebar %s", get (state, "window-size"),
+                  get (state, "canvas-bounds"), get (state, "sidebar-bounds"));
+  g_assert_cmpstr (get (state, "find-visible"), ==, "1");
+  g_assert_cmpstr (get (state, "diagnostics-visible"), ==, "1");
+  g_assert_cmpstr (get (state, "run-visible"), ==, "1");
+  g_assert_cmpstr (get (state, "window-size"), ==, before);
+  /* Folded away rather than squeezing the graph. */
+  g_assert_cmpstr (get (state, "sidebar-bounds"), ==, "hidden");
+  canvas_width = bounds_field (state, "canvas-bounds", 2);
+  g_assert_cmpint (canvas_width, >=, 400);
+
+  /* F9 (a real key press) shows the details over the graph. */
+  press (window, "F9");
+  window_width (window, &state);
+  harness_screenshot (window, "fit-all-panes-details");
+  g_test_message ("with the details: %s, canvas %s, sidebar %s", get (state, "window-size"),
+                  get (state, "canvas-bounds"), get (state, "sidebar-bounds"));
+  g_assert_cmpstr (get (state, "window-size"), ==, before);
+  g_assert_cmpstr (get (state, "sidebar-bounds"), !=, "hidden");
+  g_assert_cmpint (bounds_field (state, "sidebar-bounds", 2), >=, 320);
+  g_assert_cmpint (bounds_field (state, "canvas-bounds", 2), ==, canvas_width);
+  g_assert_cmpint (bounds_field (state, "sidebar-bounds", 0) + bounds_field (state, "sidebar-bounds", 2), <=,
+                   atoi (before));
+
+  /* With the panes closed again the details are back beside the graph. */
+  harness_activate (window, "win.show-run");
+  harness_activate (window, "win.show-diagnostics");
+  harness_activate (window, "win.show-find");
+  window_width (window, &state);
+  g_test_message ("panes closed: %s, canvas %s, sidebar %s, find %s", get (state, "window-size"),
+                  get (state, "canvas-bounds"), get (state, "sidebar-bounds"), get (state, "find-visible"));
+  g_assert_cmpstr (get (state, "find-visible"), ==, "0");
+  g_assert_cmpstr (get (state, "sidebar-bounds"), !=, "hidden");
+  g_assert_cmpint (bounds_field (state, "canvas-bounds", 0) + bounds_field (state, "canvas-bounds", 2), <=,
+                   bounds_field (state, "sidebar-bounds", 0));
+  harness_window_close (window);
+}
+
+static gboolean
+window_is_narrow (gpointer data)
+{
+  return gtk_widget_get_width (GTK_WIDGET (data)) < 800;
+}
+
+/* A narrow window (700 pixels, resized on the X server) folds the details
+ * away and gives the graph the whole width; F9 shows them over it. */
+static void
+test_narrow_window_folds_details (void)
+{
+  g_autofree char *path = generated_fixture ("make-find-model.py", "find-chain.onnx");
+  GraftWindow *window;
+  g_autoptr(GHashTable) state = NULL;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  harness_open (window, path);
+  {
+    const char *commands[] = { "windowsize", "WINDOW", "700", "700", NULL };
+
+    keys (window, commands);
+  }
+  harness_wait_for (window_is_narrow, window);
+  harness_settle (window);
+  window_width (window, &state);
+  g_test_message ("narrow: %s, canvas %s, sidebar %s", get (state, "window-size"), get (state, "canvas-bounds"),
+                  get (state, "sidebar-bounds"));
+  harness_screenshot (window, "fit-narrow-folded");
+  g_assert_cmpstr (get (state, "sidebar-bounds"), ==, "hidden");
+  g_assert_cmpint (bounds_field (state, "canvas-bounds", 2), >=, gtk_widget_get_width (GTK_WIDGET (window)) - 20);
+
+  press (window, "F9");
+  window_width (window, &state);
+  harness_screenshot (window, "fit-narrow-details");
+  g_test_message ("narrow with details: %s, canvas %s, sidebar %s", get (state, "window-size"),
+                  get (state, "canvas-bounds"), get (state, "sidebar-bounds"));
+  g_assert_cmpstr (get (state, "sidebar-bounds"), !=, "hidden");
+  g_assert_cmpint (bounds_field (state, "canvas-bounds", 2), >=, gtk_widget_get_width (GTK_WIDGET (window)) - 20);
+  g_assert_true (window_is_narrow (window));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -131,5 +271,7 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/find-fit/find-readable-and-highlighted", test_find_readable_and_highlighted);
+  g_test_add_func ("/gui/find-fit/all-panes-fit", test_all_panes_fit);
+  g_test_add_func ("/gui/find-fit/narrow-window-folds-details", test_narrow_window_folds_details);
   return g_test_run ();
 }
