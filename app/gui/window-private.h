@@ -30,6 +30,9 @@ struct _GraftWindow
   GtkLabel *loading_label;
   GtkProgressBar *loading_progress;
   AdwFlap *flap;                    /* the sidebar beside the graph, or over it when narrow */
+  GtkWidget *sidebar_handle;        /* the flap's separator, dragged to resize the sidebar */
+  int sidebar_drag_width;           /* the sidebar's width when the drag began */
+  double sidebar_drag_x;            /* where it began, in window coordinates */
   GtkRevealer *find_revealer;
   GraftFindPanel *find_panel;
   GraftBreadcrumbs *breadcrumbs;

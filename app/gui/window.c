@@ -778,6 +778,65 @@ on_flap_revealed (GraftWindow *self)
     }
 }
 
+/* The details are as wide as the user drags them: at least their own
+ * minimum (the .ui's width-request), at most what the rest leaves. */
+#define SIDEBAR_MIN_WIDTH 320
+#define GRAPH_MIN_WIDTH 400
+
+/* The pointer's x in the window: the handle moves with the drag, so its
+ * own offsets would only count half of it. */
+static double
+handle_to_window_x (GraftWindow *self, double handle_x)
+{
+  graphene_point_t point;
+
+  if (!gtk_widget_compute_point (self->sidebar_handle, GTK_WIDGET (self), &GRAPHENE_POINT_INIT (handle_x, 0), &point))
+    return handle_x;
+  return point.x;
+}
+
+static void
+on_sidebar_drag_begin (GtkGestureDrag *gesture, double x, double y, GraftWindow *self)
+{
+  self->sidebar_drag_width = gtk_widget_get_width (GTK_WIDGET (self->sidebar));
+  self->sidebar_drag_x = handle_to_window_x (self, x);
+}
+
+static void
+on_sidebar_drag_update (GtkGestureDrag *gesture, double offset_x, double offset_y, GraftWindow *self)
+{
+  GtkWidget *content;
+  int content_min = GRAPH_MIN_WIDTH, widest;
+  double start_x, start_y, moved;
+  int width;
+
+  /* Wider than what the graph, Find and Problems leave would fold the
+   * details away under the pointer. */
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  content = adw_flap_get_content (self->flap);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  gtk_widget_measure (content, GTK_ORIENTATION_HORIZONTAL, -1, &content_min, NULL, NULL, NULL);
+  widest = MAX (SIDEBAR_MIN_WIDTH, gtk_widget_get_width (GTK_WIDGET (self)) - content_min
+                                   - gtk_widget_get_width (self->sidebar_handle));
+
+  gtk_gesture_drag_get_start_point (gesture, &start_x, &start_y);
+  moved = handle_to_window_x (self, start_x + offset_x) - self->sidebar_drag_x;
+  /* The sidebar is on the right: dragging left widens it. */
+  width = CLAMP (self->sidebar_drag_width - (int) moved, SIDEBAR_MIN_WIDTH, widest);
+  gtk_widget_set_size_request (GTK_WIDGET (self->sidebar), width, -1);
+}
+
+static void
+init_sidebar_handle (GraftWindow *self)
+{
+  GtkGesture *drag = gtk_gesture_drag_new ();
+
+  gtk_widget_set_cursor_from_name (self->sidebar_handle, "col-resize");
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_sidebar_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_sidebar_drag_update), self);
+  gtk_widget_add_controller (self->sidebar_handle, GTK_EVENT_CONTROLLER (drag));
+}
+
 /* ---------- life cycle ---------- */
 
 static void
@@ -1022,6 +1081,7 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_label);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_progress);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, sidebar_handle);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_revealer);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_panel);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, breadcrumbs);
@@ -1062,6 +1122,7 @@ graft_window_init (GraftWindow *self)
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
   g_signal_connect_swapped (self->flap, "notify::reveal-flap", G_CALLBACK (on_flap_revealed), self);
+  init_sidebar_handle (self);
   add_capture_shortcuts (self);
 
   graft_window_init_files (self);

@@ -264,6 +264,67 @@ test_narrow_window_folds_details (void)
   harness_window_close (window);
 }
 
+/* The details keep a handle: dragged 150 pixels left (real pointer events)
+ * they are 150 pixels wider, and never leave the graph under 400. */
+static void
+test_sidebar_resizes (void)
+{
+  g_autofree char *path = generated_fixture ("make-find-model.py", "find-chain.onnx");
+  GraftWindow *window;
+  g_autoptr(GHashTable) state = NULL;
+  GtkWidget *handle;
+  graphene_point_t at;
+  double offset_x, offset_y;
+  int before;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  harness_open (window, path);
+  window_width (window, &state);
+  before = bounds_field (state, "sidebar-bounds", 2);
+  handle = harness_find_id (GTK_WIDGET (window), "sidebar_handle");
+  g_assert_nonnull (handle);
+  gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
+  g_assert_true (gtk_widget_compute_point (handle, GTK_WIDGET (window),
+                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (handle) / 2.0, 300), &at));
+  for (guint i = 0; i < 2; i++)
+    {
+      /* Then to the window's left edge: past the graph's 400 pixels. */
+      int distance = i == 0 ? 150 : (int) at.x - 20;
+      g_autofree char *x = g_strdup_printf ("%d", (int) (at.x + offset_x));
+      g_autofree char *y = g_strdup_printf ("%d", (int) (at.y + offset_y));
+      g_autofree char *mid = g_strdup_printf ("%d", (int) (at.x + offset_x) - distance / 2);
+      g_autofree char *to = g_strdup_printf ("%d", (int) (at.x + offset_x) - distance);
+      const char *commands[] = { "mousemove", "--window", "WINDOW", x, y, "mousedown", "1",
+                                 "mousemove", "--window", "WINDOW", mid, y, "sleep", "0.1",
+                                 "mousemove", "--window", "WINDOW", to, y, "sleep", "0.1", "mouseup", "1", NULL };
+
+      keys (window, commands);
+      window_width (window, &state);
+      g_test_message ("dragged %d: canvas %s, sidebar %s", distance, get (state, "canvas-bounds"),
+                      get (state, "sidebar-bounds"));
+      if (i == 0)
+        {
+          /* Within a pixel: the pointer lands on whole pixels. */
+          g_assert_cmpint (ABS (bounds_field (state, "sidebar-bounds", 2) - (before + 150)), <=, 2);
+          harness_screenshot (window, "fit-sidebar-wider");
+          g_assert_true (gtk_widget_compute_point (handle, GTK_WIDGET (window),
+                                                   &GRAPHENE_POINT_INIT (gtk_widget_get_width (handle) / 2.0, 300),
+                                                   &at));
+        }
+      else
+        {
+          /* As wide as the graph's 400 pixels allow, still beside it. */
+          g_assert_cmpstr (get (state, "sidebar-bounds"), !=, "hidden");
+          g_assert_cmpint (bounds_field (state, "canvas-bounds", 2), >=, 400);
+          g_assert_cmpint (bounds_field (state, "canvas-bounds", 2), <=, 410);
+        }
+      g_assert_cmpstr (get (state, "window-size"), ==, "1190x750");
+    }
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -273,5 +334,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/find-fit/find-readable-and-highlighted", test_find_readable_and_highlighted);
   g_test_add_func ("/gui/find-fit/all-panes-fit", test_all_panes_fit);
   g_test_add_func ("/gui/find-fit/narrow-window-folds-details", test_narrow_window_folds_details);
+  g_test_add_func ("/gui/find-fit/sidebar-resizes", test_sidebar_resizes);
   return g_test_run ();
 }
