@@ -264,6 +264,16 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
   {
     GraftRect back = group->rect;
 
+    if (p->options->found != NULL && group->group != NULL && g_hash_table_contains (p->options->found, group->group))
+      {
+        /* Find matched something inside. */
+        GraftRect band = { group->rect.x - 7, group->rect.y - 7, group->rect.width + 14, group->rect.height + 14 };
+
+        rounded_rect (cr, &band, 10);
+        cairo_set_source_rgba (cr, palette->found.r, palette->found.g, palette->found.b, 0.85);
+        cairo_fill (cr);
+      }
+
     back.x += 4;
     back.y += 4;
     back.width -= 4;
@@ -549,6 +559,17 @@ draw_marked_group_far (GraftScene *scene, guint index, gpointer user_data)
   Painter *p = user_data;
   GraftSceneGroup *group = graft_scene_get_group (scene, index);
 
+  if (!group->expanded && p->options->found != NULL && group->group != NULL
+      && g_hash_table_contains (p->options->found, group->group))
+    {
+      double grow = 5 / p->scale;
+
+      cairo_rectangle (p->cr, group->rect.x - grow, group->rect.y - grow, group->rect.width + 2 * grow,
+                       group->rect.height + 2 * grow);
+      cairo_set_line_width (p->cr, 4 / p->scale);
+      set_rgb (p->cr, &p->palette->found);
+      cairo_stroke (p->cr);
+    }
   if (group->expanded || group->n_marked == 0)
     return;
   /* An outline a few pixels wide, so the box's contents still show. */

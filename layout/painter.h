@@ -15,8 +15,9 @@ typedef struct {
   gboolean picture;        /* for a file: no controls (the groups' collapse boxes) */
   GraftNode *selected_node;
   GraftValue *selected_value;
-  /* GraftNode* and GraftValue* that Find matched (a set; may be NULL):
-   * drawn with a highlight around them, visible at any zoom. */
+  /* GraftNode* and GraftValue* that Find matched, and the GraftGroup*
+   * holding them (a set; may be NULL): drawn with a highlight around them
+   * (a collapsed group's box for what it hides), visible at any zoom. */
   GHashTable *found;
 } GraftPaintOptions;
 

@@ -652,6 +652,18 @@ graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items)
   g_hash_table_remove_all (self->found);
   for (guint i = 0; items != NULL && i < items->len; i++)
     g_hash_table_add (self->found, g_ptr_array_index (items, i));
+  /* The groups holding a matched node of the graph shown: a collapsed one
+   * shows the match. (The items are compared, never read: they may be
+   * values.) */
+  for (guint k = 0; self->graph != NULL && items != NULL && items->len > 0 && k < self->graph->nodes->len; k++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, k);
+
+      if (!g_hash_table_contains (self->found, node))
+        continue;
+      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
+        g_hash_table_add (self->found, group);
+    }
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -667,6 +679,13 @@ graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self)
       gconstpointer item = node->kind == GRAFT_SCENE_NODE_OP ? (gconstpointer) node->node : (gconstpointer) node->value;
 
       if (item != NULL && g_hash_table_contains (self->found, item))
+        n++;
+    }
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
+    {
+      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
+
+      if (!group->expanded && group->group != NULL && g_hash_table_contains (self->found, group->group))
         n++;
     }
   return n;

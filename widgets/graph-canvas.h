@@ -54,7 +54,8 @@ guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_h
 /* Find's matches (GraftNode* and GraftValue* of the graph shown; NULL or
  * empty: none), highlighted at any zoom. */
 void graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items);
-/* Boxes of the current scene drawn as matches. */
+/* Boxes of the current scene drawn as matches (collapsed groups holding a
+ * match included). */
 guint graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self);
 /* Centres the selection at a readable zoom (zooming in if the view is
  * smaller, never out), now or once the layout opening its groups lands. */

@@ -115,6 +115,36 @@ test_find_readable_and_highlighted (void)
   harness_window_close (window);
 }
 
+static gboolean
+grouped_search_has_run (gpointer data)
+{
+  g_autoptr(GHashTable) state = harness_window_state (data);
+
+  return g_str_equal (get (state, "find-matches"), "4");
+}
+
+/* Matches hidden in collapsed groups: the group's box is highlighted. */
+static void
+test_find_highlights_collapsed_groups (void)
+{
+  g_autofree char *path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
+  GraftWindow *window = harness_window_new ();
+  GraftGraphCanvas *canvas = find_canvas (window);
+  guint before;
+
+  harness_open (window, path);
+  harness_activate (window, "win.zoom-fit");
+  before = graft_graph_canvas_get_n_found_shown (canvas);
+  g_assert_cmpuint (before, ==, 0);
+  /* "/blockN/Relu_50": one in each of the four collapsed blocks. */
+  harness_activate (window, "win.find-text::Relu_50");
+  harness_wait_for (grouped_search_has_run, window);
+  harness_settle (window);
+  harness_screenshot (window, "find-collapsed-groups");
+  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas), ==, 4);
+  harness_window_close (window);
+}
+
 /* Minimum widths of the widgets along the way, for the log. */
 static void
 log_min_widths (GtkWidget *widget, int depth)
@@ -332,6 +362,7 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/find-fit/find-readable-and-highlighted", test_find_readable_and_highlighted);
+  g_test_add_func ("/gui/find-fit/collapsed-groups-highlighted", test_find_highlights_collapsed_groups);
   g_test_add_func ("/gui/find-fit/all-panes-fit", test_all_panes_fit);
   g_test_add_func ("/gui/find-fit/narrow-window-folds-details", test_narrow_window_folds_details);
   g_test_add_func ("/gui/find-fit/sidebar-resizes", test_sidebar_resizes);
