@@ -22,6 +22,7 @@ typedef struct {
   Rgb group_text;
   Rgb collapsed_fill;
   Rgb label_halo;
+  Rgb found;             /* Find's matches, as a text editor's search highlight */
   Rgb severity[4];       /* none, info, warning, error */
   Rgb fill[GRAFT_OP_CATEGORY_N];
   Rgb border[GRAFT_OP_CATEGORY_N];
@@ -40,6 +41,7 @@ static const Palette light_palette = {
   .group_text = RGB (0x3a3d44),
   .collapsed_fill = RGB (0xe3e6ee),
   .label_halo = RGB (0xfafafb),
+  .found = RGB (0xf6d32d),
   .severity = { RGB (0x000000), RGB (0x1c71d8), RGB (0xe5a50a), RGB (0xe01b24) },
   .fill = {
     [GRAFT_OP_CATEGORY_OTHER] = RGB (0xe8e8eb),
@@ -80,6 +82,7 @@ static const Palette dark_palette = {
   .group_text = RGB (0xd8d9de),
   .collapsed_fill = RGB (0x383a41),
   .label_halo = RGB (0x1e1e21),
+  .found = RGB (0xc88800),
   .severity = { RGB (0x000000), RGB (0x78aeed), RGB (0xf8e45c), RGB (0xff7b63) },
   .fill = {
     [GRAFT_OP_CATEGORY_OTHER] = RGB (0x3a3b40),
@@ -293,6 +296,16 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
   {
     GraftRect back = group->rect;
 
+    if (p->options->found != NULL && group->group != NULL && g_hash_table_contains (p->options->found, group->group))
+      {
+        /* Find matched something inside. */
+        GraftRect band = { group->rect.x - 7, group->rect.y - 7, group->rect.width + 14, group->rect.height + 14 };
+
+        rounded_rect (cr, &band, 10);
+        cairo_set_source_rgba (cr, palette->found.r, palette->found.g, palette->found.b, 0.85);
+        cairo_fill (cr);
+      }
+
     back.x += 4;
     back.y += 4;
     back.width -= 4;
@@ -362,6 +375,8 @@ draw_edge (GraftScene *scene, guint index, gpointer user_data)
   cairo_t *cr = p->cr;
   GraftSceneEdge *edge = graft_scene_get_edge (scene, index);
   gboolean selected = edge->value != NULL && edge->value == p->options->selected_value;
+  gboolean found = edge->value != NULL && p->options->found != NULL
+                   && g_hash_table_contains (p->options->found, edge->value);
 
   if (edge->n_points < 4)
     return;
@@ -369,6 +384,13 @@ draw_edge (GraftScene *scene, guint index, gpointer user_data)
   for (guint i = 1; i + 2 < edge->n_points; i += 3)
     cairo_curve_to (cr, edge->points[i].x, edge->points[i].y, edge->points[i + 1].x, edge->points[i + 1].y,
                     edge->points[i + 2].x, edge->points[i + 2].y);
+  if (found)
+    {
+      /* A matched value's edges: a band under the line. */
+      cairo_set_source_rgba (cr, p->palette->found.r, p->palette->found.g, p->palette->found.b, 0.85);
+      cairo_set_line_width (cr, MAX (7, 4 / p->scale));
+      cairo_stroke_preserve (cr);
+    }
   if (!selected && edge->highlight > 0)
     set_rgb (cr, &p->palette->severity[MIN (edge->highlight, 3)]);
   else
@@ -403,6 +425,14 @@ draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
   cairo_show_text (cr, edge->label);
 }
 
+static gboolean
+is_found (const Painter *p, const GraftSceneNode *node)
+{
+  gconstpointer item = node->kind == GRAFT_SCENE_NODE_OP ? (gconstpointer) node->node : (gconstpointer) node->value;
+
+  return p->options->found != NULL && item != NULL && g_hash_table_contains (p->options->found, item);
+}
+
 static void
 draw_node (GraftScene *scene, guint index, gpointer user_data)
 {
@@ -415,6 +445,15 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   gboolean io = node->kind != GRAFT_SCENE_NODE_OP;
   const Rgb *border = &palette->border[node->category];
 
+  if (is_found (p, node))
+    {
+      /* A wide band behind the box, outside the selection's halo. */
+      GraftRect band = { node->rect.x - 7, node->rect.y - 7, node->rect.width + 14, node->rect.height + 14 };
+
+      rounded_rect (cr, &band, io ? band.height / 2 : 10);
+      cairo_set_source_rgba (cr, palette->found.r, palette->found.g, palette->found.b, 0.85);
+      cairo_fill (cr);
+    }
   if (selected)
     {
       /* A halo outside the box: a mark's outline (info marks are in the
@@ -537,8 +576,9 @@ draw_marked_far (GraftScene *scene, guint index, gpointer user_data)
   GraftSceneNode *node = graft_scene_get_node (scene, index);
   gboolean selected = node->kind == GRAFT_SCENE_NODE_OP ? node->node == p->options->selected_node
                                                          : node->value == p->options->selected_value;
+  gboolean found = is_found (p, node);
 
-  if (!selected && node->highlight == 0 && node->has_heat)
+  if (!selected && !found && node->highlight == 0 && node->has_heat)
     {
       double rgb[3];
 
@@ -547,14 +587,15 @@ draw_marked_far (GraftScene *scene, guint index, gpointer user_data)
       cairo_set_source_rgb (p->cr, rgb[0], rgb[1], rgb[2]);
       cairo_fill (p->cr);
     }
-  else if (selected || node->highlight > 0)
+  else if (selected || found || node->highlight > 0)
     {
-      /* Grown to stay visible at a few pixels. */
-      double grow = 3 / p->scale;
+      /* Grown to stay visible at a few pixels; Find's matches most. */
+      double grow = (found && !selected ? 5 : 3) / p->scale;
 
       cairo_rectangle (p->cr, node->rect.x - grow, node->rect.y - grow, node->rect.width + 2 * grow,
                        node->rect.height + 2 * grow);
-      set_rgb (p->cr, selected ? &p->palette->accent : &p->palette->severity[MIN (node->highlight, 3)]);
+      set_rgb (p->cr, selected ? &p->palette->accent : found ? &p->palette->found
+                              : &p->palette->severity[MIN (node->highlight, 3)]);
       cairo_fill (p->cr);
     }
 }
@@ -565,6 +606,17 @@ draw_marked_group_far (GraftScene *scene, guint index, gpointer user_data)
   Painter *p = user_data;
   GraftSceneGroup *group = graft_scene_get_group (scene, index);
 
+  if (!group->expanded && p->options->found != NULL && group->group != NULL
+      && g_hash_table_contains (p->options->found, group->group))
+    {
+      double grow = 5 / p->scale;
+
+      cairo_rectangle (p->cr, group->rect.x - grow, group->rect.y - grow, group->rect.width + 2 * grow,
+                       group->rect.height + 2 * grow);
+      cairo_set_line_width (p->cr, 4 / p->scale);
+      set_rgb (p->cr, &p->palette->found);
+      cairo_stroke (p->cr);
+    }
   if (group->expanded || group->n_marked == 0)
     return;
   /* An outline a few pixels wide, so the box's contents still show. */

@@ -18,6 +18,10 @@ typedef struct {
   /* What a collapsed group's count of marked nodes is called ("3 differ");
    * NULL: the worst level's sign ("3 ⚠"). */
   const char *hidden_marks_noun;
+  /* GraftNode* and GraftValue* that Find matched, and the GraftGroup*
+   * holding them (a set; may be NULL): drawn with a highlight around them
+   * (a collapsed group's box for what it hides), visible at any zoom. */
+  GHashTable *found;
 } GraftPaintOptions;
 
 /* cr maps scene points to the device already (any translation or scale);

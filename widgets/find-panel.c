@@ -26,6 +26,7 @@ G_DEFINE_FINAL_TYPE (GraftFindPanel, graft_find_panel, GTK_TYPE_WIDGET)
 enum {
   SIGNAL_ITEM_ACTIVATED,
   SIGNAL_STOP_SEARCH,
+  SIGNAL_MATCHES_CHANGED,
   N_SIGNALS
 };
 
@@ -85,6 +86,7 @@ refresh_results (GraftFindPanel *self)
   if (self->graph == NULL || text[0] == '\0')
     {
       set_status (self, "Search by node name, operator, value name or shape (e.g. 1x64x56x56).");
+      g_signal_emit (self, signals[SIGNAL_MATCHES_CHANGED], 0);
       return;
     }
 
@@ -99,6 +101,7 @@ refresh_results (GraftFindPanel *self)
   else
     status = g_strdup_printf (g_dngettext (NULL, "%u match", "%u matches", self->n_matches), self->n_matches);
   set_status (self, status);
+  g_signal_emit (self, signals[SIGNAL_MATCHES_CHANGED], 0);
 }
 
 static void
@@ -134,6 +137,9 @@ on_entry_activate (GtkSearchEntry *entry, GraftFindPanel *self)
   if (g_strcmp0 (self->searched, gtk_editable_get_text (GTK_EDITABLE (self->search_entry))) != 0)
     refresh_results (self);
   row = gtk_list_box_get_selected_row (self->results);
+  /* The match shown is the selected row: Ctrl+G goes on from it. */
+  if (row == NULL && (row = gtk_list_box_get_row_at_index (self->results, 0)) != NULL)
+    gtk_list_box_select_row (self->results, row);
   activate_hit (self, row != NULL ? gtk_list_box_row_get_index (row) : 0);
 }
 
@@ -218,6 +224,21 @@ graft_find_panel_get_n_matches (GraftFindPanel *self)
   return self->n_matches;
 }
 
+GPtrArray *
+graft_find_panel_dup_matched_items (GraftFindPanel *self)
+{
+  GPtrArray *items = g_ptr_array_new ();
+
+  g_return_val_if_fail (GRAFT_IS_FIND_PANEL (self), items);
+  for (guint i = 0; self->hits != NULL && i < self->hits->len; i++)
+    {
+      GraftSearchHit *hit = g_ptr_array_index (self->hits, i);
+
+      g_ptr_array_add (items, hit->node != NULL ? (gpointer) hit->node : (gpointer) hit->value);
+    }
+  return items;
+}
+
 static void
 graft_find_panel_dispose (GObject *object)
 {
@@ -246,6 +267,11 @@ graft_find_panel_class_init (GraftFindPanelClass *klass)
   signals[SIGNAL_ITEM_ACTIVATED] =
     g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_POINTER);
+  /* The hits changed (graft_find_panel_dup_matched_items): the window
+   * highlights them on the canvas. */
+  signals[SIGNAL_MATCHES_CHANGED] =
+    g_signal_new ("matches-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_STOP_SEARCH] =
     g_signal_new ("stop-search", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 0);

@@ -23,4 +23,7 @@ void graft_find_panel_focus_entry (GraftFindPanel *self);
 /* Number of matches for the current text (all of them, not only listed ones). */
 guint graft_find_panel_get_n_matches (GraftFindPanel *self);
 
+/* The GraftNode* or GraftValue* of each hit listed (at most the first 300). */
+GPtrArray *graft_find_panel_dup_matched_items (GraftFindPanel *self);
+
 G_END_DECLS

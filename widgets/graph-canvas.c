@@ -12,6 +12,8 @@
 #define FIT_MARGIN 24.0
 /* The first view of a big graph stays readable instead of fitting it all. */
 #define FIRST_VIEW_MIN_ZOOM 0.9
+/* Find's match is shown at least this large: node text at its design size. */
+#define READABLE_ZOOM 1.0
 #define CLICK_TOLERANCE_PIXELS 4.0
 
 struct _GraftGraphCanvas {
@@ -45,6 +47,7 @@ struct _GraftGraphCanvas {
   gboolean first_view_pending;
   gboolean fit_pending;
   gboolean reveal_selection_pending;
+  gboolean readable_reveal_pending;  /* the pending reveal also zooms in to READABLE_ZOOM */
   GraftGroup *anchor_group;
   double anchor_screen_x, anchor_screen_y;
 
@@ -58,6 +61,10 @@ struct _GraftGraphCanvas {
    * input/output boxes), from any graph of the model: re-applied to every
    * scene a layout produces. */
   GHashTable *marks;
+  /* GraftNode* / GraftValue* that Find matched, drawn highlighted: a set
+   * of pointers only compared, never read, so a replaced graph's stale
+   * entries are harmless until the window sets the next matches. */
+  GHashTable *found;
   gboolean marks_dirty;
   /* Numeric overlay: GraftNode* → heat (a double, 0..1), applied with the marks. */
   GHashTable *heat;
@@ -230,11 +237,31 @@ selection_bounds (GraftGraphCanvas *self, GraftRect *rect)
   return FALSE;
 }
 
+/* Centres the selection at READABLE_ZOOM or more (Find's Enter and
+ * Ctrl+G: the match must be legible, wherever the view was). */
+static void
+reveal_selection_readable (GraftGraphCanvas *self)
+{
+  GraftRect rect;
+
+  self->readable_reveal_pending = FALSE;
+  if (!selection_bounds (self, &rect))
+    return;
+  if (graft_canvas_viewport_get_zoom (self->viewport) < READABLE_ZOOM)
+    graft_canvas_viewport_set_zoom (self->viewport, READABLE_ZOOM);
+  graft_canvas_viewport_center_on (self->viewport, rect.x + rect.width / 2, rect.y + rect.height / 2);
+}
+
 static void
 reveal_selection (GraftGraphCanvas *self)
 {
   GraftRect rect;
 
+  if (self->readable_reveal_pending)
+    {
+      reveal_selection_readable (self);
+      return;
+    }
   if (!selection_bounds (self, &rect) || graft_canvas_viewport_shows (self->viewport, &rect))
     return;
   /* Zoom out only if the selection would not fit at the current zoom. */
@@ -451,6 +478,7 @@ set_selection (GraftGraphCanvas *self, GraftNode *node, GraftValue *value)
 
   self->selected_node = node;
   self->selected_value = value;
+  self->readable_reveal_pending = FALSE;
   if (node_changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SELECTED_NODE]);
   if (value_changed)
@@ -717,6 +745,65 @@ fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
   paint->selected_node = self->selected_node;
   paint->selected_value = self->selected_value;
   paint->hidden_marks_noun = self->hidden_marks_noun;
+  paint->found = g_hash_table_size (self->found) > 0 ? self->found : NULL;
+}
+
+void
+graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  g_hash_table_remove_all (self->found);
+  for (guint i = 0; items != NULL && i < items->len; i++)
+    g_hash_table_add (self->found, g_ptr_array_index (items, i));
+  /* The groups holding a matched node of the graph shown: a collapsed one
+   * shows the match. (The items are compared, never read: they may be
+   * values.) */
+  for (guint k = 0; self->graph != NULL && items != NULL && items->len > 0 && k < self->graph->nodes->len; k++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, k);
+
+      if (!g_hash_table_contains (self->found, node))
+        continue;
+      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
+        g_hash_table_add (self->found, group);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+guint
+graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self)
+{
+  guint n = 0;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (self->scene, i);
+      gconstpointer item = node->kind == GRAFT_SCENE_NODE_OP ? (gconstpointer) node->node : (gconstpointer) node->value;
+
+      if (item != NULL && g_hash_table_contains (self->found, item))
+        n++;
+    }
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
+    {
+      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
+
+      if (!group->expanded && group->group != NULL && g_hash_table_contains (self->found, group->group))
+        n++;
+    }
+  return n;
+}
+
+void
+graft_graph_canvas_show_selection_readable (GraftGraphCanvas *self)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+
+  if (self->reveal_selection_pending)
+    self->readable_reveal_pending = TRUE;  /* once the layout with its groups open lands */
+  else
+    reveal_selection_readable (self);
 }
 
 static void
@@ -1353,6 +1440,7 @@ graft_graph_canvas_dispose (GObject *object)
   g_clear_pointer (&self->marks, g_hash_table_unref);
   g_clear_pointer (&self->heat, g_hash_table_unref);
   g_clear_pointer (&self->hidden_marks_noun, g_free);
+  g_clear_pointer (&self->found, g_hash_table_unref);
   g_clear_object (&self->layout);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_object (&self->model);
@@ -1434,6 +1522,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
 {
   self->marks = g_hash_table_new_full (NULL, NULL, NULL, canvas_mark_free);
   self->heat = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  self->found = g_hash_table_new (NULL, NULL);
   GtkWidget *widget = GTK_WIDGET (self);
   GtkGesture *drag, *click, *pinch;
   GtkEventController *scroll, *motion;

@@ -65,6 +65,15 @@ gboolean graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *no
  * the collapsed groups among them. */
 guint graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups);
 
+/* Find's matches (GraftNode* and GraftValue* of the graph shown; NULL or
+ * empty: none), highlighted at any zoom. */
+void graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items);
+/* Boxes of the current scene drawn as matches (collapsed groups holding a
+ * match included). */
+guint graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self);
+/* Centres the selection at a readable zoom (zooming in if the view is
+ * smaller, never out), now or once the layout opening its groups lands. */
+void graft_graph_canvas_show_selection_readable (GraftGraphCanvas *self);
 /* The paths ("layer1.0") of the groups expanded now, to carry them over
  * to an edited copy of the graph (NULL-terminated; empty without a graph);
  * and expanding such paths in the graph shown (unknown paths are skipped). */

@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "tensor-values.h"
 #include "value-format.h"
 #include "edit/edit.h"
 
@@ -33,6 +34,7 @@ G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
 
 enum {
   SIGNAL_ITEM_ACTIVATED,
+  SIGNAL_SAVE_TENSOR,
   N_SIGNALS
 };
 
@@ -43,7 +45,9 @@ typedef struct {
   GraftModel *model;        /* keeps the tensor's mapped data alive */
   GraftTensor *tensor;
   GtkLabel *label;
+  GtkLabel *values_label;
   GraftTensorStats stats;
+  char *values;             /* the first values, as the worker read them */
 } StatsJob;
 
 static void
@@ -52,20 +56,9 @@ stats_job_free (StatsJob *job)
   g_clear_object (&job->model);
   g_clear_pointer (&job->tensor, graft_tensor_unref);
   g_clear_object (&job->label);
+  g_clear_object (&job->values_label);
+  g_free (job->values);
   g_free (job);
-}
-
-static char *
-format_stats (const GraftTensorStats *stats)
-{
-  GString *out = g_string_new (NULL);
-
-  if (stats->count == 0)
-    return g_strdup ("no elements");
-  g_string_append_printf (out, "min %.6g · max %.6g · mean %.6g", stats->min, stats->max, stats->mean);
-  if (stats->nan_count > 0)
-    g_string_append_printf (out, " · %" G_GINT64_FORMAT " NaN", stats->nan_count);
-  return g_string_free (out, FALSE);
 }
 
 static void
@@ -96,8 +89,14 @@ on_row_activated (GtkListBox *list, GtkListBoxRow *row, GraftNodeSidebar *self)
 {
   gpointer node = g_object_get_data (G_OBJECT (row), "graft-node");
   gpointer value = g_object_get_data (G_OBJECT (row), "graft-value");
+  GraftTensor *tensor = g_object_get_data (G_OBJECT (row), "graft-tensor");
 
-  if (node != NULL || value != NULL)
+  /* A model's own tensors (a state_dict has nothing else) open here. */
+  if (tensor != NULL && self->shown_model != NULL)
+    graft_node_sidebar_show_tensor (self, self->shown_model, tensor);
+  else if (g_object_get_data (G_OBJECT (row), "graft-model-details") != NULL && self->shown_model != NULL)
+    graft_node_sidebar_show_model (self, self->shown_model);
+  else if (node != NULL || value != NULL)
     g_signal_emit (self, signals[SIGNAL_ITEM_ACTIVATED], 0, node, value);
 }
 
@@ -134,22 +133,30 @@ make_label (const char *text, const char *css_class, gboolean selectable)
   return label;
 }
 
+/* A row with a heading above any widget. */
+static void
+add_widget_row (GtkListBox *list, const char *name, GtkWidget *widget)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+
+  gtk_widget_add_css_class (box, "property-row");
+  gtk_box_append (GTK_BOX (box), make_label (name, "property-name", FALSE));
+  gtk_box_append (GTK_BOX (box), widget);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_list_box_append (list, row);
+}
+
 /* A row shows the name above the value: a narrow pane never has to cut
  * either of them. Returns the value label. */
 static GtkLabel *
 add_row (GtkListBox *list, const char *name, const char *value)
 {
-  GtkWidget *row = gtk_list_box_row_new ();
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *value_label = make_label (value != NULL && value[0] != '\0' ? value : "—",
                                        "property-value", TRUE);
 
-  gtk_widget_add_css_class (box, "property-row");
-  gtk_box_append (GTK_BOX (box), make_label (name, "property-name", FALSE));
-  gtk_box_append (GTK_BOX (box), value_label);
-  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
-  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
-  gtk_list_box_append (list, row);
+  add_widget_row (list, name, value_label);
   return GTK_LABEL (value_label);
 }
 
@@ -197,7 +204,10 @@ stats_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   StatsJob *job = task_data;
   GError *error = NULL;
 
-  if (graft_tensor_compute_stats (job->tensor, &job->stats, &error))
+  /* Loading external data is part of the wait too. */
+  if (graft_tensor_get_data (job->tensor, &error) != NULL)
+    job->values = graft_tensor_values_preview (job->tensor);
+  if (error == NULL && graft_tensor_compute_stats_cancellable (job->tensor, &job->stats, cancellable, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
@@ -215,26 +225,43 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;  /* the sidebar shows something else now */
 
   if (g_task_propagate_boolean (G_TASK (result), &error))
-    text = format_stats (&job->stats);
+    text = graft_tensor_stats_format (&job->stats, graft_tensor_get_numel (job->tensor));
   else
     text = g_strdup (error->message);
   gtk_label_set_text (job->label, text);
+  gtk_label_set_text (job->values_label, job->values != NULL ? job->values : text);
   job->self->pending_stats--;
 }
 
+/* Values and statistics at once for small tensors already in memory;
+ * from a worker (showing "computing…") for big ones and external data,
+ * so that clicking a 100 MB embedding never stalls the window. */
 static void
-add_stats_row (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, GraftTensor *tensor)
+add_values_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, GraftTensor *tensor)
 {
-  GtkLabel *label;
+  gint64 numel = graft_tensor_get_numel (tensor);
 
-  if (graft_tensor_get_numel (tensor) <= STATS_SYNC_LIMIT)
+  if (numel <= STATS_SYNC_LIMIT && !(graft_tensor_is_external (tensor) && tensor->data == NULL))
     {
       GraftTensorStats stats;
       g_autoptr(GError) error = NULL;
       g_autofree char *text = NULL;
 
+      if (graft_tensor_get_data (tensor, &error) == NULL)
+        {
+          add_row (list, "Values", error->message);
+          return;
+        }
+      if (numel <= GRAFT_TENSOR_TABLE_MAX_ELEMENTS)
+        add_widget_row (list, "Values", graft_tensor_values_table_new (tensor));
+      else
+        {
+          g_autofree char *preview = graft_tensor_values_preview (tensor);
+
+          gtk_widget_add_css_class (GTK_WIDGET (add_row (list, "Values", preview)), "monospace");
+        }
       if (graft_tensor_compute_stats (tensor, &stats, &error))
-        text = format_stats (&stats);
+        text = graft_tensor_stats_format (&stats, numel);
       else
         text = g_strdup (error->message);
       add_row (list, "Statistics", text);
@@ -244,16 +271,46 @@ add_stats_row (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Graf
       g_autoptr(GTask) task = NULL;
       StatsJob *job = g_new0 (StatsJob, 1);
 
-      label = add_row (list, "Statistics", "computing…");
+      job->values_label = g_object_ref (add_row (list, "Values", "computing…"));
+      gtk_widget_add_css_class (GTK_WIDGET (job->values_label), "monospace");
+      job->label = g_object_ref (add_row (list, "Statistics", "computing…"));
       job->self = self;
       job->model = model != NULL ? g_object_ref (model) : NULL;
       job->tensor = graft_tensor_ref (tensor);
-      job->label = g_object_ref (label);
       task = g_task_new (NULL, self->stats_cancellable, stats_done, NULL);
       g_task_set_task_data (task, job, (GDestroyNotify) stats_job_free);
       self->pending_stats++;
       g_task_run_in_thread (task, stats_thread);
     }
+}
+
+static void
+on_save_tensor_clicked (GtkButton *button, GraftNodeSidebar *self)
+{
+  GraftTensor *tensor = g_object_get_data (G_OBJECT (button), "graft-tensor");
+
+  g_signal_emit (self, signals[SIGNAL_SAVE_TENSOR], 0, tensor);
+}
+
+static void
+add_save_row (GraftNodeSidebar *self, GtkListBox *list, GraftTensor *tensor)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *button = gtk_button_new_with_mnemonic ("_Save as .npy…");
+
+  gtk_widget_set_halign (button, GTK_ALIGN_START);
+  gtk_widget_set_margin_top (button, 6);
+  gtk_widget_set_margin_bottom (button, 6);
+  gtk_widget_set_margin_start (button, 6);
+  gtk_widget_set_tooltip_text (button, "Write this tensor to a NumPy file");
+  gtk_widget_set_name (button, "save-tensor-button");
+  /* The row (and so the button) lives no longer than the tensor shown. */
+  g_object_set_data_full (G_OBJECT (button), "graft-tensor", graft_tensor_ref (tensor),
+                          (GDestroyNotify) graft_tensor_unref);
+  g_signal_connect (button, "clicked", G_CALLBACK (on_save_tensor_clicked), self);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), button);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_list_box_append (list, row);
 }
 
 static void
@@ -268,7 +325,8 @@ add_tensor_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
     add_row_printf (list, "External data", "%s at byte %" G_GUINT64_FORMAT,
                     tensor->external_path, tensor->external_offset);
   if (tensor->dtype != GRAFT_DTYPE_STRING)
-    add_stats_row (self, list, model, tensor);
+    add_values_rows (self, list, model, tensor);
+  add_save_row (self, list, tensor);
 }
 
 /* Rows that jump to each value. Graph inputs that are initializers (old
@@ -443,7 +501,9 @@ add_weights_section (GraftNodeSidebar *self, GraftModel *model)
       GraftTensor *tensor = g_ptr_array_index (tensors, i);
       g_autofree char *description = graft_tensor_describe (tensor);
 
-      add_row (list, tensor->name != NULL ? tensor->name : "(unnamed)", description);
+      add_link_row (list, tensor->name != NULL ? tensor->name : "(unnamed)", description, NULL, NULL);
+      g_object_set_data_full (G_OBJECT (gtk_widget_get_last_child (GTK_WIDGET (list))), "graft-tensor",
+                              graft_tensor_ref (tensor), (GDestroyNotify) graft_tensor_unref);
     }
   if (tensors->len > MAX_LISTED_TENSORS)
     add_row_printf (list, "…", "%u more tensors", tensors->len - MAX_LISTED_TENSORS);
@@ -800,6 +860,30 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
 }
 
 void
+graft_node_sidebar_show_tensor (GraftNodeSidebar *self, GraftModel *model, GraftTensor *tensor)
+{
+  GtkListBox *back;
+  GtkWidget *row;
+  g_autofree char *description = NULL;
+
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+  g_return_if_fail (tensor != NULL);
+
+  /* The rows being cleared may hold the last other reference. */
+  graft_tensor_ref (tensor);
+  clear_sections (self);
+  note_shown_model (self, model);
+  description = graft_tensor_describe (tensor);
+  set_header (self, tensor->name != NULL ? tensor->name : "(unnamed)", description);
+  add_tensor_rows (self, add_section (self, "Data"), model, tensor);
+  back = add_section (self, "Model");
+  add_link_row (back, "All Tensors", "the model's details", NULL, NULL);
+  row = gtk_widget_get_last_child (GTK_WIDGET (back));
+  g_object_set_data (G_OBJECT (row), "graft-model-details", GINT_TO_POINTER (TRUE));
+  graft_tensor_unref (tensor);
+}
+
+void
 graft_node_sidebar_set_inference (GraftNodeSidebar *self, GraftInference *inference)
 {
   g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
@@ -877,6 +961,10 @@ graft_node_sidebar_class_init (GraftNodeSidebarClass *klass)
   signals[SIGNAL_ITEM_ACTIVATED] =
     g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_POINTER);
+  /* (GraftTensor *): Save as .npy was clicked; the window asks where. */
+  signals[SIGNAL_SAVE_TENSOR] =
+    g_signal_new ("save-tensor", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/graft/Graft/ui/node-sidebar.ui");
   gtk_widget_class_bind_template_child (widget_class, GraftNodeSidebar, scroller);

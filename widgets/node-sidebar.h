@@ -19,6 +19,9 @@ void graft_node_sidebar_show_model (GraftNodeSidebar *self, GraftModel *model);
 void graft_node_sidebar_set_inference (GraftNodeSidebar *self, GraftInference *inference);
 void graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNode *node);
 void graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value);
+/* One of the model's tensors (a state_dict's, a pickled module's): its
+ * values, statistics and Save as .npy. */
+void graft_node_sidebar_show_tensor (GraftNodeSidebar *self, GraftModel *model, GraftTensor *tensor);
 void graft_node_sidebar_clear (GraftNodeSidebar *self);
 
 /* What the header labels display (for the window title and test reports). */

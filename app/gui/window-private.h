@@ -29,7 +29,10 @@ struct _GraftWindow
   GtkSpinner *loading_spinner;
   GtkLabel *loading_label;
   GtkProgressBar *loading_progress;
-  GtkPaned *paned;
+  AdwFlap *flap;                    /* the sidebar beside the graph, or over it when narrow */
+  GtkWidget *sidebar_handle;        /* the flap's separator, dragged to resize the sidebar */
+  int sidebar_drag_width;           /* the sidebar's width when the drag began */
+  double sidebar_drag_x;            /* where it began, in window coordinates */
   GtkRevealer *find_revealer;
   GraftFindPanel *find_panel;
   GraftBreadcrumbs *breadcrumbs;
@@ -71,6 +74,7 @@ struct _GraftWindow
   GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;
+  AdwToast *save_tensor_toast;      /* "Saved “x.npy”": a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -105,6 +109,9 @@ void graft_window_init_files (GraftWindow *self);
 /* Watches path (the model shown) and offers Reload when it changes on
  * disk; NULL stops watching. */
 void graft_window_watch_file (GraftWindow *self, const char *path);
+
+/* window-weights.c: Save as .npy for the tensor the sidebar shows. */
+void graft_window_init_weights (GraftWindow *self);
 
 void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
 void graft_window_update_action_states (GraftWindow *self);

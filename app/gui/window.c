@@ -8,7 +8,6 @@
 #include "model-open.h"
 #include "widgets/value-format.h"
 
-#define SIDEBAR_WIDTH 340
 
 G_DEFINE_FINAL_TYPE (GraftWindow, graft_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -220,6 +219,36 @@ on_item_activated (GraftWindow *self, gpointer node, gpointer value, GtkWidget *
 {
   if (node != NULL || value != NULL)
     select_item (self, node, value);
+}
+
+/* Enter, Ctrl+G or a click in Find's list: the match at a size one can
+ * read, wherever the view was. */
+static void
+on_find_item_activated (GraftWindow *self, gpointer node, gpointer value, GtkWidget *source)
+{
+  if (node == NULL && value == NULL)
+    return;
+  select_item (self, node, value);
+  graft_graph_canvas_show_selection_readable (self->canvas);
+}
+
+/* Every match highlighted on the canvas while Find is open. */
+static void
+update_found (GraftWindow *self)
+{
+  g_autoptr(GPtrArray) items = NULL;
+
+  if (self->canvas == NULL || self->find_panel == NULL)
+    return;  /* disposing */
+  if (self->find_visible)
+    items = graft_find_panel_dup_matched_items (self->find_panel);
+  graft_graph_canvas_set_found (self->canvas, items);
+}
+
+static void
+on_find_matches_changed (GraftWindow *self)
+{
+  update_found (self);
 }
 
 static void
@@ -648,6 +677,7 @@ set_find_visible (GraftWindow *self, gboolean visible)
     return;
   self->find_visible = visible;
   gtk_revealer_set_reveal_child (self->find_revealer, visible);
+  update_found (self);
   if (visible)
     graft_find_panel_focus_entry (self->find_panel);
   else
@@ -714,7 +744,11 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
     case PROP_FIND_VISIBLE: set_find_visible (self, g_value_get_boolean (value)); break;
     case PROP_SIDEBAR_VISIBLE:
       if (set_boolean (self, &self->sidebar_visible, value, prop_id))
-        gtk_widget_set_visible (GTK_WIDGET (self->sidebar), self->sidebar_visible);
+        {
+          G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+          adw_flap_set_reveal_flap (self->flap, self->sidebar_visible);
+          G_GNUC_END_IGNORE_DEPRECATIONS
+        }
       break;
     case PROP_DIAGNOSTICS_VISIBLE: set_boolean (self, &self->diagnostics_visible, value, prop_id); break;
     case PROP_RUN_VISIBLE:
@@ -725,6 +759,82 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
     case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+/* Folding hides the sidebar and unfolding shows it again (AdwFlap does
+ * that itself): the Details toggle and F9 follow. */
+static void
+on_flap_revealed (GraftWindow *self)
+{
+  gboolean revealed;
+
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  revealed = adw_flap_get_reveal_flap (self->flap);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  if (revealed != self->sidebar_visible)
+    {
+      self->sidebar_visible = revealed;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SIDEBAR_VISIBLE]);
+    }
+}
+
+/* The details are as wide as the user drags them: at least their own
+ * minimum (the .ui's width-request), at most what the rest leaves. */
+#define SIDEBAR_MIN_WIDTH 320
+#define GRAPH_MIN_WIDTH 400
+
+/* The pointer's x in the window: the handle moves with the drag, so its
+ * own offsets would only count half of it. */
+static double
+handle_to_window_x (GraftWindow *self, double handle_x)
+{
+  graphene_point_t point;
+
+  if (!gtk_widget_compute_point (self->sidebar_handle, GTK_WIDGET (self), &GRAPHENE_POINT_INIT (handle_x, 0), &point))
+    return handle_x;
+  return point.x;
+}
+
+static void
+on_sidebar_drag_begin (GtkGestureDrag *gesture, double x, double y, GraftWindow *self)
+{
+  self->sidebar_drag_width = gtk_widget_get_width (GTK_WIDGET (self->sidebar));
+  self->sidebar_drag_x = handle_to_window_x (self, x);
+}
+
+static void
+on_sidebar_drag_update (GtkGestureDrag *gesture, double offset_x, double offset_y, GraftWindow *self)
+{
+  GtkWidget *content;
+  int content_min = GRAPH_MIN_WIDTH, widest;
+  double start_x, start_y, moved;
+  int width;
+
+  /* Wider than what the graph, Find and Problems leave would fold the
+   * details away under the pointer. */
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  content = adw_flap_get_content (self->flap);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  gtk_widget_measure (content, GTK_ORIENTATION_HORIZONTAL, -1, &content_min, NULL, NULL, NULL);
+  widest = MAX (SIDEBAR_MIN_WIDTH, gtk_widget_get_width (GTK_WIDGET (self)) - content_min
+                                   - gtk_widget_get_width (self->sidebar_handle));
+
+  gtk_gesture_drag_get_start_point (gesture, &start_x, &start_y);
+  moved = handle_to_window_x (self, start_x + offset_x) - self->sidebar_drag_x;
+  /* The sidebar is on the right: dragging left widens it. */
+  width = CLAMP (self->sidebar_drag_width - (int) moved, SIDEBAR_MIN_WIDTH, widest);
+  gtk_widget_set_size_request (GTK_WIDGET (self->sidebar), width, -1);
+}
+
+static void
+init_sidebar_handle (GraftWindow *self)
+{
+  GtkGesture *drag = gtk_gesture_drag_new ();
+
+  gtk_widget_set_cursor_from_name (self->sidebar_handle, "col-resize");
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_sidebar_drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (on_sidebar_drag_update), self);
+  gtk_widget_add_controller (self->sidebar_handle, GTK_EVENT_CONTROLLER (drag));
 }
 
 /* ---------- life cycle ---------- */
@@ -741,9 +851,6 @@ restore_window_size (GraftWindow *self)
         gtk_window_maximize (GTK_WINDOW (self));
     }
   gtk_window_set_default_size (GTK_WINDOW (self), width, height);
-  /* Wrapped labels ask for their unwrapped width; without a position the
-   * sidebar would take half the window. */
-  gtk_paned_set_position (self->paned, MAX (width - SIDEBAR_WIDTH, width / 2));
 }
 
 static gboolean
@@ -803,6 +910,7 @@ graft_window_dispose (GObject *object)
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
   g_clear_weak_pointer (&self->history_toast);
+  g_clear_weak_pointer (&self->save_tensor_toast);
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
@@ -972,7 +1080,8 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_label);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, loading_progress);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, paned);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, sidebar_handle);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_revealer);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, find_panel);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, breadcrumbs);
@@ -991,6 +1100,8 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_find_stop);
+  gtk_widget_class_bind_template_callback (widget_class, on_find_item_activated);
+  gtk_widget_class_bind_template_callback (widget_class, on_find_matches_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_selection_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_canvas_busy_changed);
 
@@ -1010,11 +1121,14 @@ graft_window_init (GraftWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 
   g_signal_connect_swapped (self->canvas, "notify::progress", G_CALLBACK (on_canvas_progress_changed), self);
+  g_signal_connect_swapped (self->flap, "notify::reveal-flap", G_CALLBACK (on_flap_revealed), self);
+  init_sidebar_handle (self);
   add_capture_shortcuts (self);
 
   graft_window_init_files (self);
   graft_window_init_analysis (self);
   graft_window_init_surgery (self);
+  graft_window_init_weights (self);
 
   update_action_states (self);
 }

@@ -1,6 +1,7 @@
 #include "ir/tensor.h"
 #include "ir/file-bytes.h"
 #include "ir/model-error.h"
+#include "runtime/narrow-dtype.h"
 
 #include <math.h>
 #include <string.h>
@@ -260,21 +261,78 @@ graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index)
     case GRAFT_DTYPE_UINT32: return READ (guint32);
     case GRAFT_DTYPE_INT64: return (double) READ (gint64);
     case GRAFT_DTYPE_UINT64: return (double) READ (guint64);
-    default: return NAN;
+    default:
+      if (graft_narrow_dtype_is_narrow (tensor->dtype))
+        return graft_narrow_dtype_decode (tensor->dtype, READ (guint8));
+      return NAN;
     }
 #undef READ
 }
 
+char *
+graft_tensor_format_element (GraftTensor *tensor, gint64 index)
+{
+  gsize item = graft_dtype_get_size (tensor->dtype);
+  gsize size;
+  const guint8 *p;
+  double v;
+
+  if (tensor->data == NULL || item == 0 || tensor->dtype == GRAFT_DTYPE_COMPLEX64 ||
+      tensor->dtype == GRAFT_DTYPE_COMPLEX128)
+    return NULL;
+  p = g_bytes_get_data (tensor->data, &size);
+  if (index < 0 || (guint64) index >= size / item)
+    return NULL;
+  p += (gsize) index * item;
+  switch (tensor->dtype)
+    {
+    case GRAFT_DTYPE_INT64:
+      {
+        gint64 i;
+        memcpy (&i, p, sizeof i);
+        return g_strdup_printf ("%" G_GINT64_FORMAT, i);
+      }
+    case GRAFT_DTYPE_UINT64:
+      {
+        guint64 u;
+        memcpy (&u, p, sizeof u);
+        return g_strdup_printf ("%" G_GUINT64_FORMAT, u);
+      }
+    case GRAFT_DTYPE_BOOL:
+      return g_strdup (*p ? "true" : "false");
+    default:
+      break;
+    }
+  v = graft_tensor_get_element_as_double (tensor, index);
+  if (graft_dtype_is_integer (tensor->dtype) || tensor->dtype >= GRAFT_DTYPE_QINT8 ||
+      tensor->dtype == GRAFT_DTYPE_INT4 || tensor->dtype == GRAFT_DTYPE_UINT4 ||
+      tensor->dtype == GRAFT_DTYPE_INT2 || tensor->dtype == GRAFT_DTYPE_UINT2)
+    return g_strdup_printf ("%.0f", v);
+  /* Enough digits to tell neighbouring values of the type apart. */
+  switch (tensor->dtype)
+    {
+    case GRAFT_DTYPE_FLOAT64: return g_strdup_printf ("%.10g", v);
+    case GRAFT_DTYPE_FLOAT32: return g_strdup_printf ("%.7g", v);
+    case GRAFT_DTYPE_FLOAT16: return g_strdup_printf ("%.5g", v);
+    default: return g_strdup_printf ("%.4g", v);
+    }
+}
+
+/* Elements between checks of the cancellable. */
+#define STATS_CHUNK (1 << 20)
+
 gboolean
-graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error)
+graft_tensor_compute_stats_cancellable (GraftTensor *tensor, GraftTensorStats *stats,
+                                        GCancellable *cancellable, GError **error)
 {
   gint64 numel = graft_tensor_get_numel (tensor);
-  double sum = 0;
+  double sum = 0, squares = 0;
 
   memset (stats, 0, sizeof *stats);
   stats->min = NAN;
   stats->max = NAN;
   stats->mean = NAN;
+  stats->std = NAN;
   if (tensor->dtype == GRAFT_DTYPE_STRING || tensor->dtype == GRAFT_DTYPE_COMPLEX64 ||
       tensor->dtype == GRAFT_DTYPE_COMPLEX128)
     {
@@ -288,11 +346,16 @@ graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError
   for (gint64 i = 0; i < numel; i++)
     {
       double v = graft_tensor_get_element_as_double (tensor, i);
+
+      if (i % STATS_CHUNK == STATS_CHUNK - 1 && g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
       if (isnan (v))
         {
           stats->nan_count++;
           continue;
         }
+      if (v == 0)
+        stats->zero_count++;
       if (stats->count == 0 || v < stats->min)
         stats->min = v;
       if (stats->count == 0 || v > stats->max)
@@ -300,9 +363,28 @@ graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError
       sum += v;
       stats->count++;
     }
-  if (stats->count > 0)
-    stats->mean = sum / stats->count;
+  if (stats->count == 0)
+    return TRUE;
+  stats->mean = sum / stats->count;
+  /* A second pass around the mean: sum of squares minus squared sum loses
+   * every digit for weights far from zero. */
+  for (gint64 i = 0; i < numel; i++)
+    {
+      double v = graft_tensor_get_element_as_double (tensor, i);
+
+      if (i % STATS_CHUNK == STATS_CHUNK - 1 && g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      if (!isnan (v))
+        squares += (v - stats->mean) * (v - stats->mean);
+    }
+  stats->std = sqrt (squares / stats->count);
   return TRUE;
+}
+
+gboolean
+graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error)
+{
+  return graft_tensor_compute_stats_cancellable (tensor, stats, NULL, error);
 }
 
 char *

@@ -13,7 +13,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 #include "ir/dtype.h"
 
 G_BEGIN_DECLS
@@ -76,13 +76,24 @@ GBytes *graft_tensor_get_data (GraftTensor *tensor, GError **error);
  * complex types are not supported and return NAN. */
 double graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index);
 
+/* Element index as text exactly as stored: integers without a detour
+ * through double (int64 ids stay exact), bool as true/false, floats with
+ * the digits their type holds. NULL for strings and complex types. */
+char *graft_tensor_format_element (GraftTensor *tensor, gint64 index);
+
 typedef struct {
   double min, max, mean;
-  gint64 count;       /* elements summarised */
+  gint64 count;       /* elements summarised (all but NaN) */
   gint64 nan_count;
+  double std;         /* population standard deviation of the summarised elements */
+  gint64 zero_count;  /* elements equal to zero: sparsity is zero_count / numel */
 } GraftTensorStats;
 
 gboolean graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error);
+/* The same, checking cancellable (may be NULL) as it goes, for a worker
+ * summarising a big tensor the user has already left. */
+gboolean graft_tensor_compute_stats_cancellable (GraftTensor *tensor, GraftTensorStats *stats,
+                                                 GCancellable *cancellable, GError **error);
 
 /* "float32[64,3,7,7]" */
 char *graft_tensor_describe (const GraftTensor *tensor);

@@ -1,4 +1,5 @@
 #include "runtime/npy.h"
+#include "runtime/narrow-dtype.h"
 
 #include <gio/gio.h>
 #include <stdlib.h>
@@ -318,4 +319,52 @@ graft_npy_write (const char *path, const GraftRtTensor *tensor, GError **error)
     return FALSE;
   /* g_file_set_contents writes a temporary file and renames it over path. */
   return g_file_set_contents (path, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), error);
+}
+
+/* The .npy element type that holds every value of dtype. */
+static GraftDType
+npy_storage_dtype (GraftDType dtype)
+{
+  switch (dtype)
+    {
+    case GRAFT_DTYPE_INT4: case GRAFT_DTYPE_INT2: case GRAFT_DTYPE_QINT8:
+      return GRAFT_DTYPE_INT8;
+    case GRAFT_DTYPE_UINT4: case GRAFT_DTYPE_UINT2: case GRAFT_DTYPE_QUINT8:
+      return GRAFT_DTYPE_UINT8;
+    case GRAFT_DTYPE_QINT32:
+      return GRAFT_DTYPE_INT32;
+    case GRAFT_DTYPE_BFLOAT16:
+      return GRAFT_DTYPE_FLOAT32;
+    default:
+      return graft_narrow_dtype_is_narrow (dtype) ? GRAFT_DTYPE_FLOAT32 : dtype;
+    }
+}
+
+gboolean
+graft_npy_write_constant (const char *path, GraftTensor *tensor, GraftDType *saved_dtype, GError **error)
+{
+  g_autoptr(GraftRtTensor) stored = graft_rt_tensor_new_from_tensor (tensor, error);
+  g_autoptr(GraftRtTensor) widened = NULL;
+  GraftDType target;
+
+  if (stored == NULL)
+    return FALSE;
+  target = npy_storage_dtype (tensor->dtype);
+  if (saved_dtype != NULL)
+    *saved_dtype = target;
+  if (target == tensor->dtype)
+    return graft_npy_write (path, stored, error);
+  widened = graft_rt_tensor_new (target, stored->rank, stored->dims, error);
+  if (widened == NULL)
+    return FALSE;
+  if (target == GRAFT_DTYPE_FLOAT32)
+    {
+      /* stored has loaded the data, element reads need nothing else. */
+      for (gint64 i = 0; i < stored->numel; i++)
+        ((float *) widened->data)[i] = (float) graft_tensor_get_element_as_double (tensor, i);
+    }
+  else
+    /* One byte per element already, sign-extended for the signed types. */
+    memcpy (widened->data, stored->data, MIN (stored->nbytes, widened->nbytes));
+  return graft_npy_write (path, widened, error);
 }

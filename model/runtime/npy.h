@@ -14,5 +14,10 @@ GraftRtTensor *graft_npy_read (const char *path, GError **error);
 GBytes *graft_npy_serialize (const GraftRtTensor *tensor, GError **error);
 /* Writes atomically (temporary file then rename). */
 gboolean graft_npy_write (const char *path, const GraftRtTensor *tensor, GError **error);
+/* A model constant as .npy, written atomically. Types NumPy lacks are
+ * widened without loss: bfloat16, float8 and float4 to float32, 4- and
+ * 2-bit integers to int8/uint8, quantized integers to their storage
+ * type. *saved_dtype (may be NULL) is the element type written. */
+gboolean graft_npy_write_constant (const char *path, GraftTensor *tensor, GraftDType *saved_dtype, GError **error);
 
 G_END_DECLS

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "gui-fixtures.h"
+#include "xdotool-input.h"
 #include "window-harness.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
@@ -41,39 +42,13 @@ says (GraftWindow *window, const char *text)
   return harness_find_label (GTK_WIDGET (window), text) != NULL;
 }
 
-/* ---------- real key and pointer events, through the X server ---------- */
-
-/* xdotool with the window's X id for "WINDOW", then the window settles. */
-static void
-xdotool (GraftWindow *window, const char *const *commands)
-{
-  harness_xdotool (GTK_WINDOW (window), commands);
-  harness_settle (window);
-}
-
 /* A click in the middle of the canvas, as the user does before a key. */
 static void
 click_canvas (GraftWindow *window)
 {
   GtkWidget *canvas = GTK_WIDGET (find_canvas (window));
-  graphene_point_t centre;
-  g_autofree char *x = NULL;
-  g_autofree char *y = NULL;
-  double offset_x, offset_y;
 
-  gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
-  g_assert_true (gtk_widget_compute_point (canvas, GTK_WIDGET (window),
-                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (canvas) / 2.0,
-                                                                 gtk_widget_get_height (canvas) - 30.0),
-                                           &centre));
-  x = g_strdup_printf ("%d", (int) (centre.x + offset_x));
-  y = g_strdup_printf ("%d", (int) (centre.y + offset_y));
-  {
-    const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x, y,
-                               "click", "1", NULL };
-
-    xdotool (window, commands);
-  }
+  xdotool_click_widget (window, canvas, gtk_widget_get_width (canvas) / 2.0, gtk_widget_get_height (canvas) - 30.0);
 }
 
 static void
@@ -81,7 +56,7 @@ press_key (GraftWindow *window, const char *key)
 {
   const char *commands[] = { "key", key, NULL };
 
-  xdotool (window, commands);
+  xdotool_run (window, commands);
 }
 
 static gboolean
@@ -102,7 +77,7 @@ test_f8_opens_problems (void)
   g_autoptr(GHashTable) opened = NULL;
   g_autoptr(GHashTable) closed = NULL;
 
-  if (!harness_have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = harness_window_new ();
   path = generated_fixture ("make-grouped-model.py", "grouped.onnx");
@@ -136,7 +111,7 @@ test_find_ctrl_period (void)
   GraftGraphCanvas *canvas;
   double zoom_before;
 
-  if (!harness_have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = harness_window_new ();
   canvas = find_canvas (window);
@@ -146,7 +121,7 @@ test_find_ctrl_period (void)
   harness_activate (window, "win.find");
   {
     const char *commands[] = { "windowfocus", "WINDOW", "key", "--delay", "5", "G", "e", "m", "m", "Return", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   /* Enter, sent right after the typing, acted on what was typed. */
   g_test_message ("find entry: '%s'",
@@ -173,7 +148,7 @@ test_wheel_scrolls (void)
   g_autofree char *x = NULL;
   g_autofree char *y = NULL;
 
-  if (!harness_have_xdotool ())
+  if (!xdotool_available ())
     return;
   window = open_generated ("make-grouped-model.py", "grouped.onnx");
   canvas = find_canvas (window);
@@ -183,7 +158,7 @@ test_wheel_scrolls (void)
   g_assert_true (graft_graph_canvas_get_view (canvas, &before, &bounds));
   {
     const char *commands[] = { "click", "--repeat", "3", "5", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   g_assert_true (graft_graph_canvas_get_view (canvas, &after, &bounds));
   g_test_message ("wheel down ×3: view y %.0f → %.0f, zoom %.2f → %.2f", before.y, after.y, zoom,
@@ -192,7 +167,7 @@ test_wheel_scrolls (void)
   g_assert_cmpfloat (after.y, >, before.y + 50);
   {
     const char *commands[] = { "keydown", "ctrl", "click", "4", "keyup", "ctrl", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   harness_screenshot (window, "viewer-wheel");
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >, zoom * 1.05);
@@ -202,7 +177,7 @@ test_wheel_scrolls (void)
   harness_activate (window, "win.wheel-zooms");
   {
     const char *commands[] = { "click", "5", NULL };
-    xdotool (window, commands);
+    xdotool_run (window, commands);
   }
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), <, zoom / 1.05);
   harness_window_close (window);

@@ -122,6 +122,16 @@ test_tensor_stats (void)
   g_assert_cmpfloat (stats.max, ==, 3.0);
   g_assert_cmpfloat_with_epsilon (stats.mean, 4.0 / 3.0, 1e-9);
   g_assert_cmpint (stats.nan_count, ==, 1);
+  /* Population std of -1, 2, 3 (NaN left out), and no zeros. */
+  g_assert_cmpfloat_with_epsilon (stats.std, sqrt (78.0 / 27.0), 1e-12);
+  g_assert_cmpint (stats.zero_count, ==, 0);
+  {
+    g_autofree char *first = graft_tensor_format_element (tensor, 0);
+    g_autofree char *past = graft_tensor_format_element (tensor, 4);
+
+    g_assert_cmpstr (first, ==, "-1");
+    g_assert_null (past);
+  }
   desc = graft_tensor_describe (tensor);
   g_assert_cmpstr (desc, ==, "float32[2,2]");
 }
