@@ -39,6 +39,8 @@ struct _GraftNodeSidebar
   GHashTable *edit_fields;
   char *pending_key;
   char *pending_text;
+  char *pending_error;    /* the refusal, shown again while the same details are */
+  char *pending_target;   /* the node or value name the details show */
 };
 
 typedef struct {
@@ -537,18 +539,30 @@ request_edit (GraftNodeSidebar *self, GtkWidget *source, const char *key, const 
 {
   g_free (self->pending_key);
   g_free (self->pending_text);
+  g_clear_pointer (&self->pending_error, g_free);
   self->pending_key = g_strdup (key);
   self->pending_text = g_strdup (text);
   gtk_widget_activate_action (source, "win.sidebar-edit", "(s@a{sv})", id, params);
 }
 
-void
-graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message)
+/* The details now show target: a refusal for other details is dropped,
+ * one for these (shown again when the check lands, say) stays. */
+static void
+note_shown_target (GraftNodeSidebar *self, const char *target)
 {
-  EditField *field;
+  if (g_strcmp0 (self->pending_target, target) == 0)
+    return;
+  g_free (self->pending_target);
+  self->pending_target = g_strdup (target);
+  g_clear_pointer (&self->pending_error, g_free);
+}
 
-  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
-  field = self->pending_key ? g_hash_table_lookup (self->edit_fields, self->pending_key) : NULL;
+static void
+show_pending_error (GraftNodeSidebar *self)
+{
+  EditField *field = self->pending_key && self->pending_error
+                     ? g_hash_table_lookup (self->edit_fields, self->pending_key) : NULL;
+
   if (field == NULL)
     return;
   /* What the user typed stays there to be corrected. */
@@ -559,8 +573,18 @@ graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message)
       gtk_widget_add_css_class (GTK_WIDGET (field->entry), "error");
       gtk_widget_grab_focus (GTK_WIDGET (field->entry));
     }
-  gtk_label_set_text (field->error_label, message);
+  gtk_label_set_text (field->error_label, self->pending_error);
   gtk_widget_set_visible (GTK_WIDGET (field->error_label), TRUE);
+}
+
+void
+graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+
+  g_free (self->pending_error);
+  self->pending_error = g_strdup (message);
+  show_pending_error (self);
 }
 
 const char *
@@ -910,6 +934,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   note_shown_model (self, model);
   set_header (self, node->op_type,
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
+  note_shown_target (self, node->name);
   add_node_section (self, node);
   add_attributes_section (self, node);
   add_node_metadata_section (self, node);
@@ -917,6 +942,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   add_value_links (self, "Outputs", node->outputs, FALSE, NULL);
   add_initializers_section (self, model, node);
   add_subgraphs_section (self, node);
+  show_pending_error (self);
 }
 
 static const char *
@@ -1140,12 +1166,14 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
   clear_sections (self);
   note_shown_model (self, model);
   set_header (self, value->name, describe_value_role (value));
+  note_shown_target (self, value->name);
   add_value_type_section (self, model, value);
   add_graph_output_section (self, value);
   add_input_edit_section (self, value);
   if (value->initializer != NULL)
     add_tensor_rows (self, add_section (self, "Initializer"), model, value->initializer);
   add_value_nodes_section (self, value);
+  show_pending_error (self);
 }
 
 void
@@ -1210,6 +1238,8 @@ graft_node_sidebar_dispose (GObject *object)
   g_clear_pointer (&self->edit_fields, g_hash_table_unref);
   g_clear_pointer (&self->pending_key, g_free);
   g_clear_pointer (&self->pending_text, g_free);
+  g_clear_pointer (&self->pending_error, g_free);
+  g_clear_pointer (&self->pending_target, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)

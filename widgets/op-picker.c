@@ -215,6 +215,13 @@ add_heading (GraftOpPicker *self, const char *text)
   return label;
 }
 
+static void
+hide_error (GraftOpPicker *self)
+{
+  if (self->error_label != NULL)
+    gtk_widget_set_visible (GTK_WIDGET (self->error_label), FALSE);
+}
+
 /* A caption above an entry; the entry is named for scripts and tests. */
 static GtkEditable *
 add_field (GraftOpPicker *self, GPtrArray *fields, const char *widget_name, const char *name, const char *caption,
@@ -229,6 +236,8 @@ add_field (GraftOpPicker *self, GPtrArray *fields, const char *widget_name, cons
   if (placeholder != NULL)
     gtk_entry_set_placeholder_text (GTK_ENTRY (entry), placeholder);
   gtk_entry_set_activates_default (GTK_ENTRY (entry), TRUE);
+  /* A refusal is about what was there before the field changed. */
+  g_signal_connect_swapped (entry, "changed", G_CALLBACK (hide_error), self);
   gtk_box_append (GTK_BOX (box), entry);
   gtk_box_append (self->details, box);
   field->name = g_strdup (name);
@@ -302,7 +311,10 @@ add_attribute_fields (GraftOpPicker *self, const GraftOnnxSchema *schema)
           gtk_box_append (self->details, make_label (text, "dim-label"));
           continue;
         }
-      caption = g_strdup_printf ("%s · %s%s", attribute->name, type, attribute->required ? " · required" : "");
+      caption = attribute->required ? g_strdup_printf ("%s · %s · required", attribute->name, type)
+                : attribute->default_text ? g_strdup_printf ("%s · %s · default %s", attribute->name, type,
+                                                             *attribute->default_text ? attribute->default_text : "\"\"")
+                : g_strdup_printf ("%s · %s · optional", attribute->name, type);
       add_field (self, self->attribute_fields, widget_name, attribute->name, caption,
                  attribute->default_text ? attribute->default_text
                  : g_str_has_suffix (type, "s") ? "[…] (unset)" : "(unset)",

@@ -154,6 +154,21 @@ type_from_name (const char *type_name, GraftAttrType *type, GError **error)
   return FALSE;
 }
 
+/* Keeps the attribute's place among the node's (the sidebar and the
+ * saved file list them in order). */
+static void
+replace_attribute (GraftNode *node, GraftAttribute *attribute)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    if (strcmp (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name, attribute->name) == 0)
+      {
+        graft_attribute_free (g_ptr_array_index (node->attributes, i));
+        node->attributes->pdata[i] = attribute;
+        return;
+      }
+  graft_node_add_attribute (node, attribute);
+}
+
 static void
 remove_attribute (GraftNode *node, const char *name)
 {
@@ -332,12 +347,11 @@ set_attribute (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
       g_autofree char *before = graft_attribute_format_value (existing, 8);
       g_autofree char *after = graft_attribute_format_value (attribute, 8);
       g_ptr_array_add (notes, g_strdup_printf ("%s: %s → %s", name, before, after));
-      remove_attribute (node, name);
     }
   else
     g_ptr_array_add (notes, g_strdup_printf ("added %s attribute '%s'", graft_attr_type_to_string (attribute->type),
                                              name));
-  graft_node_add_attribute (node, attribute);
+  replace_attribute (node, attribute);
   return check (scope, node, notes, error);
 }
 
