@@ -202,7 +202,33 @@ test_add_node (void)
   GraftNode *cast;
 
   harness_open (window, path);
-  harness_activate (window, "win.add-node");
+  /* Right-click on the canvas background: a menu with Add Node…. */
+  {
+    GtkWidget *canvas = harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS);
+    g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (canvas);
+    GtkGestureClick *secondary = NULL;
+    GtkWidget *popover = NULL;
+    GtkLabel *item;
+
+    for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+      {
+        g_autoptr(GObject) controller = g_list_model_get_item (controllers, i);
+        if (GTK_IS_GESTURE_CLICK (controller)
+            && gtk_gesture_single_get_button (GTK_GESTURE_SINGLE (controller)) == GDK_BUTTON_SECONDARY)
+          secondary = GTK_GESTURE_CLICK (controller);
+      }
+    g_assert_nonnull (secondary);
+    g_signal_emit_by_name (secondary, "pressed", 1, 4.0, 4.0);
+    harness_settle (window);
+    for (GtkWidget *child = gtk_widget_get_first_child (canvas); child != NULL; child = gtk_widget_get_next_sibling (child))
+      if (GTK_IS_POPOVER (child))
+        popover = child;
+    g_assert_nonnull (popover);
+    item = harness_find_label (popover, "Add Node");
+    g_assert_nonnull (item);
+    g_signal_emit_by_name (gtk_widget_get_ancestor (GTK_WIDGET (item), GTK_TYPE_BUTTON), "clicked");
+    harness_settle (window);
+  }
   picker = the_picker (window);
   g_assert_nonnull (picker);
   pick_op (picker, "cast", "Cast");
