@@ -856,7 +856,8 @@ add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
       g_autofree char *key = NULL, *caption = NULL;
       GtkWidget *entry, *controls, *button;
 
-      if (text == NULL)
+      /* Argument names (stride, padding) are TorchScript's and torch.export's, not ONNX attributes. */
+      if (text == NULL || argument != NULL)
         {
           add_row (list, argument ? argument : attribute->name, value);
           continue;
