@@ -154,27 +154,70 @@ parse_pair (const char *spec, const char *key_left, const char *key_right)
   return graft_edit_params_new (key_left, g_variant_new_string (left), key_right, g_variant_new_string (right), NULL);
 }
 
-/* VALUE=OP or VALUE=OP(IN2,IN3): the extra inputs follow the edge. */
-static GVariant *
-parse_insert (const char *spec)
+/* "OP(IN,...);ATTR=VALUE;..." → op, inputs (NULL without parentheses)
+ * and attribute assignments (NULL without any). */
+static gboolean
+parse_op_call (const char *spec, char **op, GStrv *inputs, GStrv *attributes)
 {
-  g_autofree char *value = NULL, *op = NULL;
+  g_auto(GStrv) parts = g_strsplit (spec, ";", -1);
   char *open;
-  g_auto(GStrv) inputs = NULL;
 
-  if (!split_at_equals (spec, &value, &op) || *op == '\0')
-    return NULL;
-  if ((open = strchr (op, '(')) != NULL)
+  if (parts[0] == NULL || *parts[0] == '\0')
+    return FALSE;
+  *op = g_strdup (parts[0]);
+  *inputs = NULL;
+  *attributes = parts[1] != NULL ? g_strdupv (parts + 1) : NULL;
+  if ((open = strchr (*op, '(')) != NULL)
     {
       gsize n = strlen (open);
       if (n < 2 || open[n - 1] != ')')
-        return NULL;
+        return FALSE;
       open[n - 1] = '\0';
-      inputs = g_strsplit (open + 1, ",", -1);
+      *inputs = g_strsplit (open + 1, ",", -1);
       *open = '\0';
     }
+  return **op != '\0';
+}
+
+/* VALUE=OP or VALUE=OP(IN2,IN3);ATTR=VALUE: the extra inputs follow the edge. */
+static GVariant *
+parse_insert (const char *spec)
+{
+  g_autofree char *value = NULL, *call = NULL, *op = NULL;
+  g_auto(GStrv) inputs = NULL, attributes = NULL;
+
+  if (!split_at_equals (spec, &value, &call) || !parse_op_call (call, &op, &inputs, &attributes))
+    return NULL;
   return graft_edit_params_new ("value", g_variant_new_string (value), "op", g_variant_new_string (op),
-                                "inputs", inputs ? g_variant_new_strv ((const char *const *) inputs, -1) : NULL, NULL);
+                                "inputs", inputs ? g_variant_new_strv ((const char *const *) inputs, -1) : NULL,
+                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
+                                NULL);
+}
+
+/* [NAME=]OP(IN,...)[;ATTR=VALUE...]: a new node whose outputs are graph outputs. */
+static GVariant *
+parse_add_node (const char *spec)
+{
+  const char *equals = strchr (spec, '=');
+  const char *open = strchr (spec, '(');
+  const char *semicolon = strchr (spec, ';');
+  g_autofree char *name = NULL, *op = NULL;
+  g_auto(GStrv) inputs = NULL, attributes = NULL;
+
+  /* A '=' before the op call names the node; later ones are attributes'. */
+  if (equals != NULL && (open == NULL || equals < open) && (semicolon == NULL || equals < semicolon))
+    {
+      name = g_strndup (spec, equals - spec);
+      spec = equals + 1;
+    }
+  if (!parse_op_call (spec, &op, &inputs, &attributes) || inputs == NULL)
+    return NULL;
+  if (inputs[0] != NULL && inputs[1] == NULL && *inputs[0] == '\0')
+    g_clear_pointer (&inputs[0], g_free);   /* "Op()": no inputs */
+  return graft_edit_params_new ("op", g_variant_new_string (op), "name", name ? g_variant_new_string (name) : NULL,
+                                "inputs", g_variant_new_strv ((const char *const *) inputs, -1),
+                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
+                                NULL);
 }
 
 /* NAME, or NAME=DTYPE[:SHAPE] for a new input. */
@@ -251,8 +294,10 @@ static const struct {
     "cut the graph at VALUE, or add a new input (SHAPE like 1xbatchx224; '?' unknown)" },
   { "--remove-input", "remove-input", parse_value, "NAME",
     "remove an unused graph input" },
-  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,...)]",
+  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,...)][;ATTR=[TYPE:]V...]",
     "insert OP on the edge VALUE (all its consumers); OP may be DOMAIN::OP; IN are extra inputs" },
+  { "--add-node", "add-node", parse_add_node, "[NAME=]OP(IN,...)[;ATTR=[TYPE:]V...]",
+    "add a node reading the values IN ('' for an omitted input); its outputs become graph outputs" },
   { "--replace-op", "replace-op", parse_replace_op, "NODE=OP",
     "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)" },
   { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,...=DOMAIN::OP",

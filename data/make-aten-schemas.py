@@ -12,9 +12,9 @@ for the default one), then one field per argument, "name:type", with a
 leading "*" if it is keyword-only and a trailing "=" if it has a default.
 Variants that write into an out= tensor are left out: TorchScript models
 call the functional ones."""
-import sys
-
 import torch
+
+from generated_data import write_or_check
 
 
 def is_out_variant(schema):
@@ -40,18 +40,7 @@ def lines():
 
 
 def main():
-    check = sys.argv[1] == "--check"
-    path = sys.argv[2] if check else sys.argv[1]
-    text = lines()
-    if check:
-        with open(path, encoding="utf-8") as shipped:
-            if shipped.read() != text:
-                sys.exit(f"{path} differs from the schemas of torch {torch.__version__}: "
-                         "regenerate it with data/make-aten-schemas.py")
-        print(f"{path} matches torch {torch.__version__}")
-        return
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
+    write_or_check(lines(), f"torch {torch.__version__}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@
 #include "tensor-values.h"
 #include "value-format.h"
 #include "edit/edit.h"
+#include "edit/edit-operation.h"
+#include "onnx/op-schemas.h"
+
+#include <string.h>
 
 /* Tensors up to this many elements are summarised at once; bigger ones in
  * a worker thread so that clicking a 100 MB embedding never stalls. */
@@ -28,7 +32,22 @@ struct _GraftNodeSidebar
   guint pending_stats;
   GraftInference *inference;   /* owned, may be NULL: types the file does not declare */
   GraftModel *shown_model;  /* weak: the model of the details shown */
+
+  /* Editing: each field of the details shown by its key ("name",
+   * "attribute:alpha", "add-attribute") → EditField; the last edit asked
+   * for, so that a refusal lands beside its field once the window has
+   * shown the details again. */
+  GHashTable *edit_fields;
+  char *pending_key;
+  char *pending_text;
+  char *pending_error;    /* the refusal, shown again while the same details are */
+  char *pending_target;   /* the node or value name the details show */
 };
+
+typedef struct {
+  GtkEditable *entry;
+  GtkLabel *error_label;
+} EditField;
 
 G_DEFINE_FINAL_TYPE (GraftNodeSidebar, graft_node_sidebar, GTK_TYPE_WIDGET)
 
@@ -67,6 +86,7 @@ clear_sections (GraftNodeSidebar *self)
   GtkWidget *child;
 
   self->file_label = NULL;
+  g_hash_table_remove_all (self->edit_fields);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->sections))) != NULL)
     gtk_box_remove (self->sections, child);
 
@@ -569,6 +589,285 @@ short_python_path (const char *path)
   return path;
 }
 
+/* ---------- editing the node or value shown ---------- */
+
+/* Asks the window for edit id (win.sidebar-edit): the window applies it
+ * through the edit history, as the context menu does. */
+static void
+request_edit (GraftNodeSidebar *self, GtkWidget *source, const char *key, const char *text, const char *id,
+              GVariant *params)
+{
+  g_free (self->pending_key);
+  g_free (self->pending_text);
+  g_clear_pointer (&self->pending_error, g_free);
+  self->pending_key = g_strdup (key);
+  self->pending_text = g_strdup (text);
+  gtk_widget_activate_action (source, "win.sidebar-edit", "(s@a{sv})", id, params);
+}
+
+/* The details now show target: a refusal for other details is dropped,
+ * one for these (shown again when the check lands, say) stays. */
+static void
+note_shown_target (GraftNodeSidebar *self, const char *target)
+{
+  if (g_strcmp0 (self->pending_target, target) == 0)
+    return;
+  g_free (self->pending_target);
+  self->pending_target = g_strdup (target);
+  g_clear_pointer (&self->pending_error, g_free);
+}
+
+static void
+show_pending_error (GraftNodeSidebar *self)
+{
+  EditField *field = self->pending_key && self->pending_error
+                     ? g_hash_table_lookup (self->edit_fields, self->pending_key) : NULL;
+
+  if (field == NULL)
+    return;
+  /* What the user typed stays there to be corrected. */
+  if (self->pending_text != NULL && field->entry != NULL)
+    gtk_editable_set_text (field->entry, self->pending_text);
+  if (field->entry != NULL)
+    {
+      gtk_widget_add_css_class (GTK_WIDGET (field->entry), "error");
+      gtk_widget_grab_focus (GTK_WIDGET (field->entry));
+    }
+  gtk_label_set_text (field->error_label, self->pending_error);
+  gtk_widget_set_visible (GTK_WIDGET (field->error_label), TRUE);
+}
+
+void
+graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message)
+{
+  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
+
+  g_free (self->pending_error);
+  self->pending_error = g_strdup (message);
+  show_pending_error (self);
+}
+
+const char *
+graft_node_sidebar_get_edit_error (GraftNodeSidebar *self, const char *key)
+{
+  EditField *field = g_hash_table_lookup (self->edit_fields, key);
+
+  if (field == NULL || !gtk_widget_get_visible (GTK_WIDGET (field->error_label)))
+    return NULL;
+  return gtk_label_get_text (field->error_label);
+}
+
+/* A row with a caption, an entry (widget name key, for scripts and tests),
+ * optional buttons after it and a hidden error label below. */
+static GtkWidget *
+add_edit_field (GraftNodeSidebar *self, GtkListBox *list, const char *key, const char *caption, const char *text,
+                GtkWidget **entry_out)
+{
+  GtkWidget *row = gtk_list_box_row_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *entry = gtk_entry_new ();
+  GtkWidget *error_label = make_label ("", "error", TRUE);
+  EditField *field = g_new0 (EditField, 1);
+
+  gtk_widget_add_css_class (box, "property-row");
+  gtk_box_append (GTK_BOX (box), make_label (caption, "property-name", FALSE));
+  gtk_widget_set_name (entry, key);
+  gtk_widget_set_hexpand (entry, TRUE);
+  gtk_editable_set_width_chars (GTK_EDITABLE (entry), 6);
+  gtk_editable_set_text (GTK_EDITABLE (entry), text ? text : "");
+  gtk_box_append (GTK_BOX (controls), entry);
+  gtk_box_append (GTK_BOX (box), controls);
+  gtk_widget_set_visible (error_label, FALSE);
+  gtk_box_append (GTK_BOX (box), error_label);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_list_box_append (list, row);
+  field->entry = GTK_EDITABLE (entry);
+  field->error_label = GTK_LABEL (error_label);
+  g_hash_table_insert (self->edit_fields, g_strdup (key), field);
+  *entry_out = entry;
+  return controls;
+}
+
+static GtkWidget *
+add_icon_button (GtkWidget *controls, const char *icon, const char *tooltip)
+{
+  GtkWidget *button = gtk_button_new_from_icon_name (icon);
+
+  gtk_widget_set_tooltip_text (button, tooltip);
+  gtk_widget_add_css_class (button, "flat");
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  gtk_box_append (GTK_BOX (controls), button);
+  return button;
+}
+
+static const char *
+edited_name (GtkWidget *widget)
+{
+  return g_object_get_data (G_OBJECT (widget), "graft-edited");
+}
+
+/* Enter in a name entry: rename-node or rename-value. */
+static void
+on_rename_activate (GtkEntry *entry, GraftNodeSidebar *self)
+{
+  const char *id = g_object_get_data (G_OBJECT (entry), "graft-operation");
+  const char *key = g_str_equal (id, "rename-node") ? "node" : "value";
+  g_autofree char *to = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (entry))));
+
+  if (*to == '\0' || g_str_equal (to, edited_name (GTK_WIDGET (entry))))
+    return;
+  request_edit (self, GTK_WIDGET (entry), gtk_widget_get_name (GTK_WIDGET (entry)), to, id,
+                graft_edit_params_new (key, g_variant_new_string (edited_name (GTK_WIDGET (entry))),
+                                       "to", g_variant_new_string (to), NULL));
+}
+
+static GtkWidget *
+add_rename_field (GraftNodeSidebar *self, GtkListBox *list, const char *operation, const char *name)
+{
+  GtkWidget *entry;
+
+  add_edit_field (self, list, "name", "Name · Enter renames", name, &entry);
+  g_object_set_data_full (G_OBJECT (entry), "graft-edited", g_strdup (name), g_free);
+  g_object_set_data (G_OBJECT (entry), "graft-operation", (gpointer) operation);
+  g_signal_connect (entry, "activate", G_CALLBACK (on_rename_activate), self);
+  return entry;
+}
+
+/* The text an attribute is edited as: exact values, whole lists. NULL
+ * for types that cannot be typed in (tensors, graphs) or very long lists. */
+static char *
+attribute_edit_text (const GraftAttribute *attribute)
+{
+  GString *text;
+
+  switch (attribute->type)
+    {
+    case GRAFT_ATTR_INT:
+      return g_strdup_printf ("%" G_GINT64_FORMAT, attribute->i);
+    case GRAFT_ATTR_FLOAT:
+      return g_strdup_printf ("%.9g", attribute->f);
+    case GRAFT_ATTR_STRING:
+      return graft_attribute_dup_string (attribute);
+    case GRAFT_ATTR_INTS:
+    case GRAFT_ATTR_FLOATS:
+      {
+        guint n = attribute->type == GRAFT_ATTR_INTS ? attribute->ints->len : attribute->floats->len;
+
+        if (n > 4096)
+          return NULL;
+        text = g_string_new ("[");
+        for (guint i = 0; i < n; i++)
+          {
+            if (attribute->type == GRAFT_ATTR_INTS)
+              g_string_append_printf (text, "%s%" G_GINT64_FORMAT, i ? ", " : "",
+                                      g_array_index (attribute->ints, gint64, i));
+            else
+              g_string_append_printf (text, "%s%.9g", i ? ", " : "", g_array_index (attribute->floats, double, i));
+          }
+        g_string_append_c (text, ']');
+        return g_string_free (text, FALSE);
+      }
+    default:
+      return NULL;
+    }
+}
+
+static void
+on_attribute_activate (GtkEntry *entry, GraftNodeSidebar *self)
+{
+  const char *node = edited_name (GTK_WIDGET (entry));
+  const char *name = g_object_get_data (G_OBJECT (entry), "graft-attribute");
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
+
+  request_edit (self, GTK_WIDGET (entry), gtk_widget_get_name (GTK_WIDGET (entry)), text, "set-attribute",
+                graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
+                                       "value", g_variant_new_string (text), NULL));
+}
+
+static void
+on_remove_attribute_clicked (GtkButton *button, GraftNodeSidebar *self)
+{
+  const char *key = g_object_get_data (G_OBJECT (button), "graft-key");
+
+  request_edit (self, GTK_WIDGET (button), key, NULL, "remove-attribute",
+                graft_edit_params_new ("node", g_variant_new_string (edited_name (GTK_WIDGET (button))),
+                                       "name", g_variant_new_string (g_object_get_data (G_OBJECT (button),
+                                                                                        "graft-attribute")),
+                                       NULL));
+}
+
+/* Adding one: the schema's attributes the node does not have yet, or any
+ * name (NAME=VALUE) for ops without an ONNX schema. */
+static void
+on_add_attribute_activate (GtkEntry *entry, GraftNodeSidebar *self)
+{
+  GtkDropDown *names = g_object_get_data (G_OBJECT (entry), "graft-names");
+  g_autofree char *text = g_strdup (gtk_editable_get_text (GTK_EDITABLE (entry)));
+  const char *value = text;
+  g_autofree char *name = NULL;
+
+  if (names != NULL && gtk_drop_down_get_selected_item (names) != NULL)
+    name = g_strdup (gtk_string_object_get_string (gtk_drop_down_get_selected_item (names)));
+  else if (strchr (text, '=') != NULL)
+    {
+      name = g_strstrip (g_strndup (text, strchr (text, '=') - text));
+      value = strchr (text, '=') + 1;
+    }
+  if (name == NULL || *name == '\0' || *value == '\0')
+    return;
+  /* "alpha (float)" in the list → "alpha" */
+  if (strchr (name, ' ') != NULL)
+    *strchr (name, ' ') = '\0';
+  request_edit (self, GTK_WIDGET (entry), "add-attribute", text, "set-attribute",
+                graft_edit_params_new ("node", g_variant_new_string (edited_name (GTK_WIDGET (entry))),
+                                       "name", g_variant_new_string (name), "value", g_variant_new_string (value),
+                                       NULL));
+}
+
+static void
+add_new_attribute_field (GraftNodeSidebar *self, GtkListBox *list, GraftNode *node)
+{
+  const GraftOnnxSchema *schema = self->shown_model
+    ? graft_onnx_schema_lookup (node->domain, node->op_type, graft_model_get_opset (self->shown_model, node->domain))
+    : NULL;
+  g_autoptr(GStrvBuilder) missing = g_strv_builder_new ();
+  g_auto(GStrv) choices = NULL;
+  GtkWidget *entry, *controls, *button;
+  GtkWidget *names = NULL;
+
+  for (guint i = 0; schema != NULL && i < schema->n_attributes; i++)
+    {
+      const GraftOnnxAttributeSchema *attribute = &schema->attributes[i];
+      if (graft_node_get_attribute (node, attribute->name) == NULL && attribute->type != GRAFT_ATTR_UNDEFINED
+          && attribute->type != GRAFT_ATTR_TENSOR && attribute->type != GRAFT_ATTR_GRAPH)
+        {
+          g_autofree char *choice = g_strdup_printf ("%s (%s)", attribute->name,
+                                                     graft_attr_type_to_string (attribute->type));
+          g_strv_builder_add (missing, choice);
+        }
+    }
+  choices = g_strv_builder_end (missing);
+  if (schema != NULL && choices[0] == NULL)
+    return;   /* every attribute the op has is set */
+  controls = add_edit_field (self, list, "add-attribute",
+                             schema ? "Add attribute · pick one, type its value, Enter"
+                                    : "Add attribute · NAME=[TYPE:]VALUE, Enter", NULL, &entry);
+  if (schema != NULL)
+    {
+      names = gtk_drop_down_new_from_strings ((const char *const *) choices);
+      gtk_widget_set_name (names, "add-attribute-name");
+      gtk_box_prepend (GTK_BOX (controls), names);
+      gtk_entry_set_placeholder_text (GTK_ENTRY (entry), "value");
+      g_object_set_data (G_OBJECT (entry), "graft-names", names);
+    }
+  g_object_set_data_full (G_OBJECT (entry), "graft-edited", g_strdup (node->name), g_free);
+  g_signal_connect (entry, "activate", G_CALLBACK (on_add_attribute_activate), self);
+  button = add_icon_button (controls, "list-add-symbolic", "Add the attribute");
+  g_signal_connect_swapped (button, "clicked", G_CALLBACK (gtk_widget_activate), entry);
+}
+
 static void
 add_node_section (GraftNodeSidebar *self, GraftNode *node)
 {
@@ -576,7 +875,10 @@ add_node_section (GraftNodeSidebar *self, GraftNode *node)
   g_autofree char *where = graft_graph_format_location (node->graph);
 
   add_row (list, "Operator", node->op);
-  add_row (list, "Name", node->name != NULL && node->name[0] != '\0' ? node->name : "(unnamed)");
+  if (node->name != NULL && node->name[0] != '\0')
+    add_rename_field (self, list, "rename-node", node->name);
+  else
+    add_row (list, "Name", node->name != NULL && node->name[0] != '\0' ? node->name : "(unnamed)");
   if (node->group != NULL && node->group->path != NULL && node->group->path[0] != '\0')
     {
       if (node->group->class_name != NULL)
@@ -597,18 +899,43 @@ static void
 add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
 {
   GtkListBox *list;
+  /* Edits name nodes of the main graph (the window scopes them to the
+   * graph shown); TorchScript argument names are not ONNX attributes. */
+  gboolean editable = node->name != NULL && node->name[0] != '\0' && self->shown_model != NULL
+                      && graft_model_get_opset (self->shown_model, node->domain) >= 0;
 
-  if (node->attributes->len == 0)
+  if (node->attributes->len == 0 && !editable)
     return;
   list = add_section (self, "Attributes");
   for (guint i = 0; i < node->attributes->len; i++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
       g_autofree char *value = graft_attribute_format_value (attribute, ATTRIBUTE_MAX_ITEMS);
+      g_autofree char *text = editable ? attribute_edit_text (attribute) : NULL;
       const char *argument = graft_node_get_attribute_argument_name (node, attribute->name);
+      g_autofree char *key = NULL, *caption = NULL;
+      GtkWidget *entry, *controls, *button;
 
-      add_row (list, argument ? argument : attribute->name, value);
+      /* Argument names (stride, padding) are TorchScript's and torch.export's, not ONNX attributes. */
+      if (text == NULL || argument != NULL)
+        {
+          add_row (list, argument ? argument : attribute->name, value);
+          continue;
+        }
+      key = g_strdup_printf ("attribute:%s", attribute->name);
+      caption = g_strdup_printf ("%s · %s", attribute->name, graft_attr_type_to_string (attribute->type));
+      controls = add_edit_field (self, list, key, caption, text, &entry);
+      g_object_set_data_full (G_OBJECT (entry), "graft-edited", g_strdup (node->name), g_free);
+      g_object_set_data_full (G_OBJECT (entry), "graft-attribute", g_strdup (attribute->name), g_free);
+      g_signal_connect (entry, "activate", G_CALLBACK (on_attribute_activate), self);
+      button = add_icon_button (controls, "user-trash-symbolic", "Remove this attribute");
+      g_object_set_data_full (G_OBJECT (button), "graft-edited", g_strdup (node->name), g_free);
+      g_object_set_data_full (G_OBJECT (button), "graft-attribute", g_strdup (attribute->name), g_free);
+      g_object_set_data_full (G_OBJECT (button), "graft-key", g_strdup (key), g_free);
+      g_signal_connect (button, "clicked", G_CALLBACK (on_remove_attribute_clicked), self);
     }
+  if (editable)
+    add_new_attribute_field (self, list, node);
 }
 
 /* The node's metadata_props: torch's dynamo exporter records the module
@@ -668,6 +995,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   note_shown_model (self, model);
   set_header (self, node->op_type,
               node->name != NULL && node->name[0] != '\0' ? node->name : "Unnamed node");
+  note_shown_target (self, node->name);
   add_node_section (self, node);
   add_attributes_section (self, node);
   add_node_metadata_section (self, node);
@@ -675,6 +1003,7 @@ graft_node_sidebar_show_node (GraftNodeSidebar *self, GraftModel *model, GraftNo
   add_value_links (self, "Outputs", node->outputs, FALSE, NULL);
   add_initializers_section (self, model, node);
   add_subgraphs_section (self, node);
+  show_pending_error (self);
 }
 
 static const char *
@@ -697,6 +1026,8 @@ add_value_type_section (GraftNodeSidebar *self, GraftModel *model, GraftValue *v
   GraftDType inferred_dtype;
   const GraftShape *inferred_shape;
 
+  if (value->initializer == NULL && !value->is_graph_input)
+    add_rename_field (self, list, "rename-value", value->name);
   add_row (list, "Type", type_text);
   /* torch.export's range_constraints for the symbolic dims */
   for (int i = 0; model != NULL && i < value->shape.rank; i++)
@@ -843,6 +1174,50 @@ add_input_edit_section (GraftNodeSidebar *self, GraftValue *value)
   g_string_free (fixed, TRUE);
 }
 
+static void
+on_graph_output_clicked (GtkButton *button, GraftNodeSidebar *self)
+{
+  const char *value = edited_name (GTK_WIDGET (button));
+  gboolean is_output = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "graft-is-output"));
+
+  request_edit (self, GTK_WIDGET (button), "graph-output", NULL, is_output ? "remove-output" : "add-output",
+                graft_edit_params_new ("value", g_variant_new_string (value), NULL));
+}
+
+/* A computed value can be made a graph output, and an output given up. */
+static void
+add_graph_output_section (GraftNodeSidebar *self, GraftValue *value)
+{
+  GtkListBox *list;
+  GtkWidget *row, *box, *button, *error_label;
+  EditField *field;
+
+  if (value->initializer != NULL || value->is_graph_input || value->producer == NULL)
+    return;
+  list = add_section (self, "Graph Output");
+  row = gtk_list_box_row_new ();
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  gtk_widget_add_css_class (box, "property-row");
+  gtk_box_append (GTK_BOX (box), make_label (value->is_graph_output ? "The model returns this value"
+                                                                     : "Computed inside the graph", "property-name", FALSE));
+  button = gtk_button_new_with_mnemonic (value->is_graph_output ? "_Remove Graph Output" : "Mark as Graph _Output");
+  gtk_widget_set_name (button, "graph-output");
+  gtk_widget_set_halign (button, GTK_ALIGN_START);
+  g_object_set_data_full (G_OBJECT (button), "graft-edited", g_strdup (value->name), g_free);
+  g_object_set_data (G_OBJECT (button), "graft-is-output", GINT_TO_POINTER (value->is_graph_output));
+  g_signal_connect (button, "clicked", G_CALLBACK (on_graph_output_clicked), self);
+  gtk_box_append (GTK_BOX (box), button);
+  error_label = make_label ("", "error", TRUE);
+  gtk_widget_set_visible (error_label, FALSE);
+  gtk_box_append (GTK_BOX (box), error_label);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), FALSE);
+  gtk_list_box_append (list, row);
+  field = g_new0 (EditField, 1);
+  field->error_label = GTK_LABEL (error_label);
+  g_hash_table_insert (self->edit_fields, g_strdup ("graph-output"), field);
+}
+
 void
 graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftValue *value)
 {
@@ -852,11 +1227,14 @@ graft_node_sidebar_show_value (GraftNodeSidebar *self, GraftModel *model, GraftV
   clear_sections (self);
   note_shown_model (self, model);
   set_header (self, value->name, describe_value_role (value));
+  note_shown_target (self, value->name);
   add_value_type_section (self, model, value);
+  add_graph_output_section (self, value);
   add_input_edit_section (self, value);
   if (value->initializer != NULL)
     add_tensor_rows (self, add_section (self, "Initializer"), model, value->initializer);
   add_value_nodes_section (self, value);
+  show_pending_error (self);
 }
 
 void
@@ -942,6 +1320,11 @@ graft_node_sidebar_dispose (GObject *object)
   g_clear_object (&self->stats_cancellable);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shown_model);
+  g_clear_pointer (&self->edit_fields, g_hash_table_unref);
+  g_clear_pointer (&self->pending_key, g_free);
+  g_clear_pointer (&self->pending_text, g_free);
+  g_clear_pointer (&self->pending_error, g_free);
+  g_clear_pointer (&self->pending_target, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_NODE_SIDEBAR);
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
@@ -979,6 +1362,7 @@ static void
 graft_node_sidebar_init (GraftNodeSidebar *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->edit_fields = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->stats_cancellable = g_cancellable_new ();
 }
 

@@ -30,6 +30,15 @@ const char *graft_node_sidebar_get_subtitle (GraftNodeSidebar *self);
 /* The model's File row as displayed, or NULL when the model is not shown. */
 const char *graft_node_sidebar_get_file (GraftNodeSidebar *self);
 
+/* Editing: the sidebar's fields (node name, attributes, value name,
+ * graph output) ask the window for edits through the win.sidebar-edit
+ * action ("(sa{sv})": operation id, parameters). The window shows the
+ * details again and passes a refusal here, shown beside the field. */
+void graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message);
+/* The refusal shown beside the field key ("name", "attribute:alpha",
+ * "add-attribute", "graph-output"), or NULL. */
+const char *graft_node_sidebar_get_edit_error (GraftNodeSidebar *self, const char *key);
+
 /* Number of initializer statistics still being computed. */
 guint graft_node_sidebar_get_pending_stats (GraftNodeSidebar *self);
 

@@ -356,25 +356,23 @@ remember_expanded_groups (GraftWindow *self)
     self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
 }
 
-static void
-apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
+static gboolean
+try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error)
 {
-  g_autoptr(GError) error = NULL;
   GraftGraph *before;
   g_autoptr(GraftModel) edited = NULL;
 
   if (!edits_allowed (self))
-    return;
+    return FALSE;
   remember_expanded_groups (self);
   before = graft_model_get_graph (self->model);
-  if (!graft_edit_history_apply (self->history, edit, &error))
+  if (!graft_edit_history_apply (self->history, edit, error))
     {
       /* A failed edit may have put back a copy of the graph: what points
        * into the old one must follow. */
       if (graft_model_get_graph (self->model) != before)
         after_model_changed (self);
-      show_edit_error (self, "Could Not Change the Model", error);
-      return;
+      return FALSE;
     }
   /* The proof runs on a worker while the user may undo or edit again. */
   if (graft_edit_get_changed_dims (edit)->len > 0)
@@ -384,6 +382,22 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
     verify_edit_async (self, edit, edited, symbol);
   else
     graft_window_show_toast (self, graft_edit_get_description (edit));
+  return TRUE;
+}
+
+static void
+apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!try_edit (self, edit, symbol, &error) && error != NULL)
+    show_edit_error (self, "Could Not Change the Model", error);
+}
+
+gboolean
+graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error)
+{
+  return try_edit (self, edit, NULL, error);
 }
 
 /* "input:0=batch" */

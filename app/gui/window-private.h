@@ -144,6 +144,10 @@ gboolean graft_window_edits_close_request (GraftWindow *self);
 /* Applies edit through the history (undoable), then shows and checks the
  * changed model; a failure is shown in a dialog. */
 void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
+/* The same, but a refusal is returned for the caller to show where the
+ * edit was asked for; FALSE without error when edits must wait (a toast
+ * says why). */
+gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error);
 /* FALSE (with a toast saying why) while a run, a check or a layout must finish first. */
 gboolean graft_window_edits_allowed (GraftWindow *self);
 /* After the history changed the graph by other means (a recipe replay). */

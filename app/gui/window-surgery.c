@@ -11,6 +11,7 @@
 #include "edit/edit-operation.h"
 #include "edit/graph-surgery.h"
 #include "edit/recipe.h"
+#include "widgets/op-picker.h"
 
 /* "NODE#ATTRIBUTE…" from the main graph down to graph; NULL for the main graph. */
 static char *
@@ -39,13 +40,13 @@ graph_path (GraftGraph *graph)
   return path->len ? g_strdup (path->str) : NULL;
 }
 
-/* Applies operation id to the graph the canvas shows. */
-static void
-apply_operation (GraftWindow *self, const char *id, GVariant *params)
+/* Applies operation id to the graph the canvas shows; FALSE with the
+ * refusal (or without error when edits must wait). */
+static gboolean
+try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error)
 {
   g_autofree char *path = graph_path (graft_graph_canvas_get_graph (self->canvas));
   g_autoptr(GraftEdit) edit = NULL;
-  g_autoptr(GError) error = NULL;
 
   g_variant_ref_sink (params);
   if (path != NULL)
@@ -54,14 +55,18 @@ apply_operation (GraftWindow *self, const char *id, GVariant *params)
       g_variant_unref (params);
       params = g_variant_ref_sink (scoped);
     }
-  edit = graft_edit_new_operation (id, params, &error);
+  edit = graft_edit_new_operation (id, params, error);
   g_variant_unref (params);
-  if (edit == NULL)
-    {
-      graft_window_show_edit_error (self, "Could Not Change the Model", error);
-      return;
-    }
-  graft_window_apply_edit (self, edit);
+  return edit != NULL && graft_window_try_edit (self, edit, error);
+}
+
+static void
+apply_operation (GraftWindow *self, const char *id, GVariant *params)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!try_operation (self, id, params, &error) && error != NULL)
+    graft_window_show_edit_error (self, "Could Not Change the Model", error);
 }
 
 /* Delete, bypass and extract work on the main graph. */
@@ -164,9 +169,6 @@ static const EntryDialogKind entry_dialogs[] = {
   { "win.set-attribute", "set-attribute", "node", "assignment", "Set Attribute",
     "NAME=VALUE, with the attribute's own type, or a type first: “alpha=float:0.2”, “perm=ints:[0, 2, 1]”. "
     "The op's shape function checks the result.", "_Set" },
-  { "win.insert-node", "insert-node", "value", "op", "Insert Node",
-    "A node of this op (“Relu”, or “com.example::MyPlugin”) reads the value, and everything that read it reads "
-    "the new node's output.", "_Insert" },
 };
 
 typedef struct {
@@ -284,6 +286,75 @@ entry_dialog_action (GtkWidget *widget, const char *action_name, GVariant *param
   gtk_widget_grab_focus (entry);
 }
 
+/* ---------- the op picker: Insert Node… and Add Node… ---------- */
+
+static void
+on_picker_apply (GraftOpPicker *picker, const char *id, GVariant *params, GraftWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (try_operation (self, id, g_variant_ref (params), &error))
+    gtk_window_destroy (GTK_WINDOW (picker));
+  else if (error != NULL)
+    graft_op_picker_show_error (picker, error->message);
+}
+
+static void
+op_picker_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftOpPicker *picker;
+
+  if (!graft_window_edits_allowed (self))
+    return;
+  picker = graft_op_picker_new (GTK_WINDOW (self), self->model,
+                                parameter != NULL ? g_variant_get_string (parameter, NULL) : NULL);
+  g_signal_connect_object (picker, "apply", G_CALLBACK (on_picker_apply), self, 0);
+  gtk_window_present (GTK_WINDOW (picker));
+}
+
+/* ---------- edits asked for in the sidebar ---------- */
+
+/* After an edit from the sidebar, it shows the same node or value again
+ * (by its new name after a rename; the graph object is new either way),
+ * and a refusal beside the field that asked for it. */
+static void
+sidebar_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) params = NULL;
+  g_autofree char *node_name = NULL, *value_name = NULL;
+  const char *id;
+  GraftGraph *graph;
+  gboolean done;
+
+  g_variant_get (parameter, "(&s@a{sv})", &id, &params);
+  node_name = g_strdup (graft_edit_param_string (params, "node"));
+  value_name = g_strdup (graft_edit_param_string (params, "value"));
+  done = try_operation (self, id, g_variant_ref (params), &error);
+  if (done && g_str_equal (id, "rename-node"))
+    {
+      g_free (node_name);
+      node_name = g_strdup (graft_edit_param_string (params, "to"));
+    }
+  if (done && g_str_equal (id, "rename-value"))
+    {
+      g_free (value_name);
+      value_name = g_strdup (graft_edit_param_string (params, "to"));
+    }
+  if (!done && error == NULL)
+    return;   /* edits must wait: nothing changed */
+  graph = graft_graph_canvas_get_graph (self->canvas);
+  if (graph != NULL && node_name != NULL && graft_graph_find_node (graph, node_name) != NULL)
+    graft_graph_canvas_select_node (self->canvas, graft_graph_find_node (graph, node_name));
+  else if (graph != NULL && value_name != NULL && graft_graph_lookup_value (graph, value_name) != NULL)
+    graft_graph_canvas_select_value (self->canvas, graft_graph_lookup_value (graph, value_name));
+  graft_window_update_sidebar (self);
+  if (error != NULL)
+    graft_node_sidebar_show_edit_error (self->sidebar, error->message);
+}
+
 /* ---------- the context menu ---------- */
 
 /* A plain popover of flat buttons: GTK 4.8's GtkPopoverMenu gets a height
@@ -308,7 +379,8 @@ add_item (GtkWidget *box, GtkPopover *popover, const char *label, const char *ac
   gtk_label_set_xalign (GTK_LABEL (text), 0);
   gtk_widget_add_css_class (button, "flat");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), action);
-  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), g_variant_new_string (target));
+  if (target != NULL)
+    gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), g_variant_new_string (target));
   g_signal_connect (button, "clicked", G_CALLBACK (on_menu_button_clicked), popover);
   gtk_box_append (GTK_BOX (box), button);
 }
@@ -387,21 +459,21 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   GdkRectangle at = { (int) x, (int) y, 1, 1 };
   GraftGraph *shown = graft_graph_canvas_get_graph (self->canvas);
 
-  if (self->model == NULL || !graft_graph_canvas_select_at (self->canvas, x, y))
+  if (self->model == NULL || shown == NULL)
     return;
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
-  node = graft_graph_canvas_get_selected_node (self->canvas);
-  value = graft_graph_canvas_get_selected_value (self->canvas);
-  if (node == NULL && value == NULL)
-    return;
+  node = graft_graph_canvas_select_at (self->canvas, x, y) ? graft_graph_canvas_get_selected_node (self->canvas) : NULL;
+  value = node == NULL ? graft_graph_canvas_get_selected_value (self->canvas) : NULL;
   popover = gtk_popover_new ();
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_widget_add_css_class (popover, "menu");
   gtk_popover_set_child (GTK_POPOVER (popover), box);
   if (node != NULL)
-    fill_node_menu (box, GTK_POPOVER (popover), node, shown == NULL || shown->parent_graph == NULL);
-  else
+    fill_node_menu (box, GTK_POPOVER (popover), node, shown->parent_graph == NULL);
+  else if (value != NULL)
     fill_value_menu (box, GTK_POPOVER (popover), value);
+  else
+    add_item (box, GTK_POPOVER (popover), "_Add Node…", "win.add-node", NULL);
   gtk_widget_set_parent (popover, GTK_WIDGET (self->canvas));
   gtk_popover_set_pointing_to (GTK_POPOVER (popover), &at);
   gtk_popover_set_has_arrow (GTK_POPOVER (popover), FALSE);
@@ -526,6 +598,9 @@ graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.extract-node", "s", node_edit_action);
   for (guint i = 0; i < G_N_ELEMENTS (entry_dialogs); i++)
     gtk_widget_class_install_action (widget_class, entry_dialogs[i].action, "s", entry_dialog_action);
+  gtk_widget_class_install_action (widget_class, "win.insert-node", "s", op_picker_action);
+  gtk_widget_class_install_action (widget_class, "win.add-node", NULL, op_picker_action);
+  gtk_widget_class_install_action (widget_class, "win.sidebar-edit", "(sa{sv})", sidebar_edit_action);
   gtk_widget_class_install_action (widget_class, "win.mark-output", "s", value_edit_action);
   gtk_widget_class_install_action (widget_class, "win.unmark-output", "s", value_edit_action);
   gtk_widget_class_install_action (widget_class, "win.cut-at-value", "s", value_edit_action);

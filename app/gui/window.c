@@ -67,7 +67,7 @@ graft_window_update_action_states (GraftWindow *self)
     "win.make-dynamic", "win.set-shape",
     /* window-surgery.c */
     "win.bypass-node", "win.delete-node", "win.extract-node", "win.rename-node", "win.replace-op",
-    "win.set-attribute", "win.insert-node",
+    "win.set-attribute", "win.insert-node", "win.add-node", "win.sidebar-edit",
     "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
     "win.apply-recipe-path",
   };

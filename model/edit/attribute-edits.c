@@ -2,8 +2,10 @@
  * a shape function for most ops, which reads the attributes: an edited
  * node is run through it, so a value the op cannot take (a Transpose perm
  * of the wrong length, a Conv group that does not divide the channels) is
- * refused with the registry's reason. */
+ * refused with the registry's reason. An ONNX op's attribute must be one
+ * its schema (onnx/op-schemas.h) lists, of the type it lists. */
 #include "edit/edit-private.h"
+#include "onnx/op-schemas.h"
 #include "runtime/op.h"
 
 #include <stdlib.h>
@@ -152,6 +154,21 @@ type_from_name (const char *type_name, GraftAttrType *type, GError **error)
   return FALSE;
 }
 
+/* Keeps the attribute's place among the node's (the sidebar and the
+ * saved file list them in order). */
+static void
+replace_attribute (GraftNode *node, GraftAttribute *attribute)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    if (strcmp (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name, attribute->name) == 0)
+      {
+        graft_attribute_free (g_ptr_array_index (node->attributes, i));
+        node->attributes->pdata[i] = attribute;
+        return;
+      }
+  graft_node_add_attribute (node, attribute);
+}
+
 static void
 remove_attribute (GraftNode *node, const char *name)
 {
@@ -184,16 +201,134 @@ check (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
   return TRUE;
 }
 
+/* The ONNX schema of node's op at the model's opset, NULL for other domains. */
+static const GraftOnnxSchema *
+node_schema (GraftModel *model, GraftNode *node)
+{
+  return graft_onnx_schema_lookup (node->domain, node->op_type, graft_model_get_opset (model, node->domain));
+}
+
+static char *
+list_attribute_names (const GraftOnnxSchema *schema)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < schema->n_attributes; i++)
+    g_string_append_printf (names, "%s%s", i ? ", " : "", schema->attributes[i].name);
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}
+
+/* A new node of an ONNX op has the attributes its schema requires. */
+static gboolean
+check_required (GraftModel *model, GraftNode *node, GError **error)
+{
+  const GraftOnnxSchema *schema = node_schema (model, node);
+
+  for (guint i = 0; schema != NULL && i < schema->n_attributes; i++)
+    if (schema->attributes[i].required && graft_node_get_attribute (node, schema->attributes[i].name) == NULL)
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                     "%s needs the attribute '%s' (%s)", node->op_type, schema->attributes[i].name,
+                     graft_attr_type_to_string (schema->attributes[i].type));
+        return FALSE;
+      }
+  return TRUE;
+}
+
+GraftAttribute *
+graft_edit_build_attribute (GraftModel *model, GraftNode *node, const char *name, const char *type_name,
+                            const char *text, GError **error)
+{
+  const GraftOnnxSchema *schema = node_schema (model, node);
+  const GraftOnnxAttributeSchema *expected = graft_onnx_schema_find_attribute (schema, name);
+  GraftAttribute *existing = graft_node_get_attribute (node, name);
+  GraftAttrType type;
+
+  if (name == NULL || *name == '\0' || text == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "an attribute needs a name and a value");
+      return NULL;
+    }
+  if (type_name != NULL && !type_from_name (type_name, &type, error))
+    return NULL;
+  if (schema != NULL && expected == NULL)
+    {
+      g_autofree char *names = list_attribute_names (schema);
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "%s (opset %" G_GINT64_FORMAT ") has no attribute '%s'%s%s", node->op_type,
+                   graft_model_get_opset (model, node->domain), name, *names ? "; it has " : " (it has none)", names);
+      return NULL;
+    }
+  if (type_name != NULL)
+    {
+      if (existing != NULL && existing->type != type)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                       "attribute '%s' of '%s' is %s, not %s (remove it first to change its type)", name, node->name,
+                       graft_attr_type_to_string (existing->type), type_name);
+          return NULL;
+        }
+    }
+  else
+    type = existing != NULL ? existing->type : expected != NULL ? expected->type : guess_type (text);
+  if (expected != NULL && expected->type != GRAFT_ATTR_UNDEFINED && type != expected->type)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "%s's attribute '%s' is %s, not %s",
+                   node->op_type, name, graft_attr_type_to_string (expected->type), graft_attr_type_to_string (type));
+      return NULL;
+    }
+  return parse_attribute (name, type, text, error);
+}
+
+gboolean
+graft_edit_add_attributes (GraftModel *model, GraftNode *node, GVariant *params, GError **error)
+{
+  g_autofree const char **assignments = graft_edit_param_strv (params, "attributes");
+
+  for (guint i = 0; assignments != NULL && assignments[i] != NULL; i++)
+    {
+      const char *equals = strchr (assignments[i], '=');
+      g_autofree char *name = equals ? g_strndup (assignments[i], equals - assignments[i]) : NULL;
+      g_autofree char *type = NULL;
+      const char *text = equals ? equals + 1 : NULL;
+      const char *colon = text ? strchr (text, ':') : NULL;
+      GraftAttribute *attribute;
+
+      if (name == NULL)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                       "attribute '%s' is not NAME=[TYPE:]VALUE", assignments[i]);
+          return FALSE;
+        }
+      if (colon != NULL)
+        {
+          GraftAttrType unused;
+          type = g_strndup (text, colon - text);
+          if (type_from_name (type, &unused, NULL))
+            text = colon + 1;
+          else
+            g_clear_pointer (&type, g_free);
+        }
+      if (graft_node_get_attribute (node, name) != NULL)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "attribute '%s' is given twice", name);
+          return FALSE;
+        }
+      if ((attribute = graft_edit_build_attribute (model, node, name, type, text, error)) == NULL)
+        return FALSE;
+      graft_node_add_attribute (node, attribute);
+    }
+  return check_required (model, node, error);
+}
+
 static gboolean
 set_attribute (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
 {
   GraftNode *node = graft_edit_find_node (scope->graph, graft_edit_param_string (params, "node"), error);
   const char *name = graft_edit_param_string (params, "name");
   const char *text = graft_edit_param_string (params, "value");
-  const char *type_name = graft_edit_param_string (params, "type");
   GraftAttribute *existing;
   GraftAttribute *attribute;
-  GraftAttrType type;
 
   if (node == NULL)
     return FALSE;
@@ -202,33 +337,21 @@ set_attribute (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "set-attribute needs 'name' and 'value'");
       return FALSE;
     }
-  existing = graft_node_get_attribute (node, name);
-  if (type_name != NULL)
-    {
-      if (!type_from_name (type_name, &type, error))
-        return FALSE;
-      if (existing != NULL && existing->type != type)
-        {
-          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                       "attribute '%s' of '%s' is %s, not %s (remove it first to change its type)", name, node->name,
-                       graft_attr_type_to_string (existing->type), type_name);
-          return FALSE;
-        }
-    }
-  else
-    type = existing != NULL ? existing->type : guess_type (text);
-  if ((attribute = parse_attribute (name, type, text, error)) == NULL)
+  attribute = graft_edit_build_attribute (scope->model, node, name, graft_edit_param_string (params, "type"), text,
+                                          error);
+  if (attribute == NULL)
     return FALSE;
+  existing = graft_node_get_attribute (node, name);
   if (existing != NULL)
     {
       g_autofree char *before = graft_attribute_format_value (existing, 8);
       g_autofree char *after = graft_attribute_format_value (attribute, 8);
       g_ptr_array_add (notes, g_strdup_printf ("%s: %s → %s", name, before, after));
-      remove_attribute (node, name);
     }
   else
-    g_ptr_array_add (notes, g_strdup_printf ("added %s attribute '%s'", graft_attr_type_to_string (type), name));
-  graft_node_add_attribute (node, attribute);
+    g_ptr_array_add (notes, g_strdup_printf ("added %s attribute '%s'", graft_attr_type_to_string (attribute->type),
+                                             name));
+  replace_attribute (node, attribute);
   return check (scope, node, notes, error);
 }
 
@@ -247,6 +370,8 @@ remove_attribute_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, 
       return FALSE;
     }
   remove_attribute (node, name);
+  if (!check_required (scope->model, node, error))
+    return FALSE;
   return check (scope, node, notes, error);
 }
 

@@ -58,6 +58,14 @@ GraftInference *graft_edit_check_node (GraftModel *model, GraftNode *node, GErro
  * reshape chains with a static end (edit/simplify.c); call after
  * graft_edit_infer(), with what it inferred. Returns the number of nodes changed or removed. */
 guint graft_edit_simplify (GraftInference *inference, GraftGraph *graph);
+/* The attribute name = text (of type_name when not NULL: "int", "ints"…)
+ * for node: the type is the attribute's own when node has it, else the
+ * one the op's ONNX schema gives, else guessed from text; a name or a
+ * type the ONNX schema does not have is refused. */
+GraftAttribute *graft_edit_build_attribute (GraftModel *model, GraftNode *node, const char *name,
+                                            const char *type_name, const char *text, GError **error);
+/* Adds params' "attributes" (as: "NAME=[TYPE:]VALUE") to a new node. */
+gboolean graft_edit_add_attributes (GraftModel *model, GraftNode *node, GVariant *params, GError **error);
 /* A node name not used in graph yet, from hint. */
 char *graft_edit_unique_node_name (GraftGraph *graph, const char *hint);
 

@@ -551,8 +551,17 @@ record_addresses (GVariantDict *dict, GVariant *params, GStrv keys, GraftGraph *
       g_variant_builder_init (&addresses, G_VARIANT_TYPE ("av"));
       for (guint j = 0; names[j] != NULL; j++)
         {
-          GraftNode *node = nodes ? graft_edit_find_node (graph, names[j], error) : NULL;
-          GraftValue *value = nodes ? NULL : graft_edit_find_value (graph, names[j], error);
+          GraftNode *node;
+          GraftValue *value;
+
+          /* An omitted optional input stays omitted. */
+          if (!nodes && *names[j] == '\0')
+            {
+              g_variant_builder_add (&addresses, "v", g_variant_new_string (""));
+              continue;
+            }
+          node = nodes ? graft_edit_find_node (graph, names[j], error) : NULL;
+          value = nodes ? NULL : graft_edit_find_value (graph, names[j], error);
 
           if (node == NULL && value == NULL)
             {

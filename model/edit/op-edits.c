@@ -1,9 +1,11 @@
-/* Changing which ops run: insert a node on an edge, give a node another op
+/* Changing which ops run: insert a node on an edge, add a free node
+ * (reading any values, its outputs graph outputs), give a node another op
  * (keeping its edges; a custom domain makes it a plugin op for TensorRT
  * and friends), and replace a set of nodes (a matched pattern) by one
  * custom-domain node that takes the set's inputs and gives its outputs. */
 #include "edit/edit-private.h"
 #include "edit/graph-surgery.h"
+#include "onnx/op-schemas.h"
 #include "runtime/op.h"
 
 #include <string.h>
@@ -136,6 +138,8 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
   if (!add_extra_inputs (scope, node, params, error))
     return FALSE;
   graft_node_add_output (node, out);
+  if (!graft_edit_add_attributes (scope->model, node, params, error))
+    return FALSE;
   if (consumer != NULL)
     {
       for (guint i = 0; i < consumer->inputs->len; i++)
@@ -162,6 +166,72 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
   if (!graft_edit_toposort (graph, error))
     return FALSE;
   g_ptr_array_add (notes, g_strdup_printf ("added '%s' (%s)", node->name, node->op));
+  return check_op (scope, node, notes, error);
+}
+
+/* The outputs a new node of op gets when none are named: the ONNX
+ * schema's required ones (at least one). */
+static guint
+default_output_count (GraftEditScope *scope, const char *domain, const char *op_type)
+{
+  const GraftOnnxSchema *schema =
+    graft_onnx_schema_lookup (domain, op_type, graft_model_get_opset (scope->model, graft_canonical_domain (domain)));
+  g_auto(GStrv) outputs = schema ? g_strsplit (schema->outputs, " ", -1) : NULL;
+  guint n = 0;
+
+  for (guint i = 0; outputs != NULL && outputs[i] != NULL; i++)
+    n += *outputs[i] != '\0' && !g_str_has_suffix (outputs[i], "?");
+  return MAX (n, 1);
+}
+
+static gboolean
+add_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  g_autofree const char **output_names = graft_edit_param_strv (params, "outputs");
+  g_autofree char *domain = NULL, *op_type = NULL, *name = NULL;
+  gboolean graph_outputs = graft_edit_param_bool (params, "graph_outputs", TRUE);
+  GraftNode *node;
+  guint n_outputs;
+
+  if (!split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+    return FALSE;
+  name = graft_edit_param_string (params, "name") ? g_strdup (graft_edit_param_string (params, "name"))
+                                                  : graft_edit_unique_node_name (graph, op_type);
+  if (*name == '\0' || graft_graph_find_node (graph, name) != NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   *name ? "a node is already named '%s'" : "a node needs a name", name);
+      return FALSE;
+    }
+  n_outputs = output_names ? g_strv_length ((char **) output_names) : default_output_count (scope, domain, op_type);
+  for (guint i = 0; output_names != NULL && output_names[i] != NULL; i++)
+    if (*output_names[i] == '\0' || graft_graph_resolve_value (graph, output_names[i]) != NULL)
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                     *output_names[i] ? "the graph already has a value '%s'" : "an output needs a name",
+                     output_names[i]);
+        return FALSE;
+      }
+  node = graft_graph_add_node (graph, domain, op_type, name);
+  if (!add_extra_inputs (scope, node, params, error))
+    return FALSE;
+  for (guint i = 0; i < n_outputs; i++)
+    {
+      g_autofree char *hint = output_names ? g_strdup (output_names[i])
+                              : n_outputs == 1 ? g_strdup (name) : g_strdup_printf ("%s.%u", name, i);
+      GraftValue *out = graft_graph_new_anonymous_value (graph, hint);
+      graft_node_add_output (node, out);
+      if (graph_outputs)
+        graft_graph_add_output (graph, out);
+    }
+  if (!graft_edit_add_attributes (scope->model, node, params, error))
+    return FALSE;
+  import_domain (scope, node, params, notes);
+  if (!graft_edit_toposort (graph, error))
+    return FALSE;
+  g_ptr_array_add (notes, g_strdup_printf ("added '%s' (%s) reading %u values%s", node->name, node->op,
+                                           node->inputs->len, graph_outputs ? ", its outputs are graph outputs" : ""));
   return check_op (scope, node, notes, error);
 }
 
@@ -302,6 +372,12 @@ describe_insert (GVariant *params)
 }
 
 static char *
+describe_add (GVariant *params)
+{
+  return g_strdup_printf ("Add %s node", graft_edit_param_string (params, "op"));
+}
+
+static char *
 describe_replace_op (GVariant *params)
 {
   return g_strdup_printf ("Replace %s by %s", graft_edit_param_string (params, "node"),
@@ -318,7 +394,8 @@ describe_replace_nodes (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_node[] = {
-  { "insert-node", "consumer", "value", insert_node, describe_insert },
+  { "insert-node", "consumer", "value inputs", insert_node, describe_insert },
+  { "add-node", "", "inputs", add_node, describe_add },
   { "replace-op", "node", "", replace_op, describe_replace_op },
   { "replace-nodes", "nodes", "", replace_nodes, describe_replace_nodes },
   { NULL },

@@ -265,6 +265,11 @@ def edit_kinds(cli):
         ("insert-node on a graph output", dense, ["--insert", "y=Relu"],
          lambda g: None if g.output[0].name == "y" and node_named(g, "gather").output[0] != "y"
          else "the graph output lost its name"),
+        ("insert-node with attributes, add-node", dense,
+         ["--insert", "h2=LeakyRelu;alpha=0.3", "--add-node", "scaled=Mul(h3,s)", "--add-node", "as_int=Cast(h1);to=7"],
+         lambda g: None if any(n.op_type == "LeakyRelu" and abs(attribute(n, "alpha") - 0.3) < 1e-6 for n in g.node)
+         and [o.name for o in g.output] == ["y", "y2", "scaled", "as_int"]
+         and g.output[3].type.tensor_type.elem_type == TensorProto.INT64 else "nodes, attributes or outputs wrong"),
         ("replace-op", dense, ["--replace-op", "act=Elu"],
          lambda g: None if node_named(g, "act").op_type == "Elu" and attribute(node_named(g, "act"), "alpha") is None
          else "op not replaced (or the LeakyRelu alpha kept)"),
@@ -328,6 +333,11 @@ def edit_kinds(cli):
         (["--remove-input", "x"], "still used"),
         (["--rename-node", "nothere=x"], "nothere"),
         (["--insert", "h3=NoSuchOp"], None),
+        # Attributes are checked against the op's ONNX schema.
+        (["--attr", "act:beta=0.5"], "has no attribute 'beta'"),
+        (["--add-node", "Cast(h1)"], "needs the attribute 'to'"),
+        (["--add-node", "Cast(h1);to=float:1"], "'to' is int, not float"),
+        (["--add-node", "Relu(nothere)"], "no value 'nothere'"),
     ]
     for edits, needle in refusals:
         target = out_path(f"refused-{count()}.onnx")

@@ -101,9 +101,6 @@ test_undo_redo_every_operation (void)
     { "rename-node", graft_edit_params_new ("node", g_variant_new_string ("/block/relu"),
                                             "to", g_variant_new_string ("act"), NULL) },
     { "rename-value", graft_edit_params_new ("value", g_variant_new_string ("m"), "to", g_variant_new_string ("scaled"), NULL) },
-    { "set-attribute", graft_edit_params_new ("node", g_variant_new_string ("/block/relu"), "name",
-                                              g_variant_new_string ("note"), "value", g_variant_new_string ("x"),
-                                              "type", g_variant_new_string ("string"), NULL) },
     { "set-initializer-values", graft_edit_params_new ("value", g_variant_new_string ("k"),
                                                        "values", g_variant_new_string ("[3]"), NULL) },
     { "cast-initializer", graft_edit_params_new ("value", g_variant_new_string ("k"),
@@ -112,6 +109,11 @@ test_undo_redo_every_operation (void)
     { "add-input", graft_edit_params_new ("value", g_variant_new_string ("m"), NULL) },
     { "insert-node", graft_edit_params_new ("value", g_variant_new_string ("r"), "op", g_variant_new_string ("Sigmoid"),
                                             NULL) },
+    { "insert-node", graft_edit_params_new ("value", g_variant_new_string ("r"), "op", g_variant_new_string ("LeakyRelu"),
+                                            "attributes", g_variant_new_strv ((const char *[]) { "alpha=0.2" }, 1),
+                                            NULL) },
+    { "add-node", graft_edit_params_new ("op", g_variant_new_string ("Add"),
+                                         "inputs", g_variant_new_strv ((const char *[]) { "m", "r" }, 2), NULL) },
     { "replace-op", graft_edit_params_new ("node", g_variant_new_string ("/block/relu"),
                                            "op", g_variant_new_string ("Elu"), NULL) },
     { "replace-nodes", graft_edit_params_new ("nodes", g_variant_new_strv ((const char *[]) { "/block/mul", "/block/add" }, 2),
@@ -145,6 +147,48 @@ test_undo_redo_every_operation (void)
 }
 
 static void
+apply_operation (GraftEditHistory *history, const char *id, GVariant *params)
+{
+  g_autoptr(GraftEdit) edit = operation (id, params);
+  g_autoptr(GError) error = NULL;
+
+  if (!graft_edit_history_apply (history, edit, &error))
+    g_error ("%s: %s", id, error->message);
+}
+
+static GraftAttribute *
+leaky_alpha (GraftModel *model)
+{
+  return graft_node_get_attribute (graft_graph_find_node (graft_model_get_graph (model), "leaky"), "alpha");
+}
+
+/* Setting and removing an attribute the op's schema has, undoable. */
+static void
+test_schema_attributes (void)
+{
+  g_autoptr(GraftModel) model = block_model ("");
+  g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
+  g_autoptr(GError) error = NULL;
+  const char *alpha[] = { "alpha=0.2" };
+
+  apply_operation (history, "insert-node", graft_edit_params_new (
+    "value", g_variant_new_string ("r"), "op", g_variant_new_string ("LeakyRelu"), "name", g_variant_new_string ("leaky"),
+    "attributes", g_variant_new_strv (alpha, 1), NULL));
+  apply_operation (history, "set-attribute", graft_edit_params_new (
+    "node", g_variant_new_string ("leaky"), "name", g_variant_new_string ("alpha"), "value", g_variant_new_string ("0.5"),
+    NULL));
+  g_assert_cmpfloat_with_epsilon (leaky_alpha (model)->f, 0.5, 1e-6);
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_cmpfloat_with_epsilon (leaky_alpha (model)->f, 0.2, 1e-6);
+  apply_operation (history, "remove-attribute", graft_edit_params_new (
+    "node", g_variant_new_string ("leaky"), "name", g_variant_new_string ("alpha"), NULL));
+  g_assert_null (leaky_alpha (model));
+  g_assert_true (graft_edit_history_undo (history, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (leaky_alpha (model));
+}
+
+static void
 test_bad_requests (void)
 {
   g_autoptr(GraftModel) model = block_model ("");
@@ -167,6 +211,18 @@ test_bad_requests (void)
     { "cast-initializer", graft_edit_params_new ("value", g_variant_new_string ("k"), "dtype",
                                                  g_variant_new_string ("float17"), NULL), "unknown dtype" },
     { "insert-node", graft_edit_params_new ("value", g_variant_new_string ("r"), NULL), "an op is needed" },
+    /* Attributes are checked against the op's ONNX schema. */
+    { "set-attribute", graft_edit_params_new ("node", g_variant_new_string ("/block/relu"), "name",
+                                              g_variant_new_string ("note"), "value", g_variant_new_string ("x"),
+                                              NULL), "Relu (opset 17) has no attribute 'note'" },
+    { "insert-node", graft_edit_params_new ("value", g_variant_new_string ("r"), "op", g_variant_new_string ("LeakyRelu"),
+                                            "attributes", g_variant_new_strv ((const char *[]) { "alpha=[1, 2]" }, 1),
+                                            NULL), "'alpha' is a float" },
+    { "add-node", graft_edit_params_new ("op", g_variant_new_string ("Add"),
+                                         "inputs", g_variant_new_strv ((const char *[]) { "m", "nope" }, 2), NULL),
+      "no value 'nope'" },
+    { "add-node", graft_edit_params_new ("op", g_variant_new_string ("Cast"),
+                                         "inputs", g_variant_new_strv ((const char *[]) { "m" }, 1), NULL), "Cast needs the attribute 'to' (int)" },
   };
 
   g_assert_null (graft_edit_new_operation ("no-such-edit", NULL, &error));
@@ -273,11 +329,13 @@ test_recipe_replays_on_renamed_copy (void)
   g_autoptr(GPtrArray) applied = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
-  const char *ids[] = { "cleanup", "set-attribute", "add-output", "insert-node", "rename-node" };
+  const char *ids[] = { "cleanup", "add-node", "add-output", "insert-node", "rename-node" };
   GVariant *params[] = {
     NULL,
-    graft_edit_params_new ("node", g_variant_new_string ("/block/relu"), "name", g_variant_new_string ("tag"),
-                           "value", g_variant_new_string ("7"), NULL),
+    /* Its inputs are found again by address in the renamed copy. */
+    graft_edit_params_new ("op", g_variant_new_string ("Mul"), "name", g_variant_new_string ("product"),
+                           "inputs", g_variant_new_strv ((const char *[]) { "r", "m" }, 2),
+                           "graph_outputs", g_variant_new_boolean (FALSE), NULL),
     graft_edit_params_new ("value", g_variant_new_string ("r"), NULL),
     graft_edit_params_new ("value", g_variant_new_string ("m"), "op", g_variant_new_string ("Sigmoid"),
                            "name", g_variant_new_string ("gate"), NULL),
@@ -311,6 +369,8 @@ test_recipe_replays_on_renamed_copy (void)
     }
   g_assert_nonnull (graft_graph_find_node (b, "scale"));
   g_assert_nonnull (graft_graph_find_node (b, "gate"));
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (graft_graph_find_node (b, "product")->inputs, 0))->name, ==,
+                   "r_renamed");
   g_assert_cmpuint (b->outputs->len, ==, 2);
   g_assert_cmpstr (((GraftValue *) g_ptr_array_index (b->outputs, 1))->name, ==, "r_renamed");
 }
@@ -350,6 +410,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/surgery/undo-redo-every-operation", test_undo_redo_every_operation);
   g_test_add_func ("/surgery/bad-requests", test_bad_requests);
+  g_test_add_func ("/surgery/schema-attributes", test_schema_attributes);
   g_test_add_func ("/surgery/function-and-subgraph-scopes", test_function_and_subgraph_scopes);
   g_test_add_func ("/surgery/recipe-replays-on-renamed-copy", test_recipe_replays_on_renamed_copy);
   g_test_add_func ("/surgery/recipe-errors", test_recipe_errors);

@@ -103,6 +103,20 @@ dup_labels (GtkWidget *widget)
   return g_string_free (out, FALSE);
 }
 
+static GtkWidget *
+find_named (GtkWidget *root, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (root), name) == 0)
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_named (child, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 wait_for_stats (GraftNodeSidebar *sidebar)
 {
@@ -132,7 +146,9 @@ test_sidebar_node (Fixture *fixture, gconstpointer data)
   after = dup_labels (sidebar);
   g_test_message ("sidebar labels:\n%s", after);
   g_assert_nonnull (strstr (after, "Operator\nonnx::MatMul\n"));
-  g_assert_nonnull (strstr (after, "transB\n1\n"));
+  /* An ONNX attribute is an entry to edit in place, under its name and type. */
+  g_assert_nonnull (strstr (after, "transB · int\n"));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (sidebar, "attribute:transB"))), ==, "1");
   g_assert_nonnull (strstr (after, "Metadata\npkg.torch.onnx.class_hierarchy\n['Net', 'torch.nn.Linear']\n"));
   g_assert_nonnull (strstr (after, "input\nfloat32 · 1×300\n"));
   g_assert_nonnull (strstr (after, "Tensor\nfloat32[300,300]\n"));

@@ -226,8 +226,21 @@ test_attribute_and_insert_dialogs (void)
   g_assert_nonnull (graft_node_get_attribute (gemm, "alpha"));
   g_assert_cmpfloat (graft_node_get_attribute (gemm, "alpha")->f, ==, 0.5);
 
+  /* Insert Node… opens the op picker (tests/gui/test-op-picker.c drives
+   * it in depth): pick Relu, Insert. */
   harness_activate (window, "win.insert-node::/Flatten_output_0");
-  answer_entry_dialog (window, "", "Relu", NULL);
+  {
+    g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
+    GtkWidget *picker, *row;
+
+    g_assert_cmpuint (dialogs->len, ==, 1);
+    picker = g_ptr_array_index (dialogs, 0);
+    row = harness_find_name (picker, "Relu");
+    g_assert_nonnull (row);
+    gtk_list_box_select_row (GTK_LIST_BOX (gtk_widget_get_parent (row)), GTK_LIST_BOX_ROW (row));
+    g_signal_emit_by_name (gtk_window_get_default_widget (GTK_WINDOW (picker)), "clicked");
+    harness_settle (window);
+  }
   graph = main_graph (window);
   for (guint i = 0; i < graph->nodes->len; i++)
     if (g_str_equal (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op, "onnx::Relu")

@@ -180,6 +180,18 @@ harness_find_id (GtkWidget *root, const char *id)
   return find_widget (root, has_id, id);
 }
 
+static gboolean
+has_name (GtkWidget *widget, gconstpointer name)
+{
+  return g_strcmp0 (gtk_widget_get_name (widget), name) == 0;
+}
+
+GtkWidget *
+harness_find_name (GtkWidget *root, const char *name)
+{
+  return find_widget (root, has_name, name);
+}
+
 GtkLabel *
 harness_find_label (GtkWidget *root, const char *text)
 {

@@ -36,6 +36,8 @@ void harness_activate (GraftWindow *window, const char *detailed_action);
 GtkWidget *harness_find_type (GtkWidget *root, GType type);
 /* The widget its .ui template calls id. */
 GtkWidget *harness_find_id (GtkWidget *root, const char *id);
+/* The widget named name (gtk_widget_set_name) under root, or NULL. */
+GtkWidget *harness_find_name (GtkWidget *root, const char *name);
 /* A label whose text contains text (toasts are labels too), or NULL. */
 GtkLabel *harness_find_label (GtkWidget *root, const char *text);
 
