@@ -261,6 +261,65 @@ show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+/* A failed verification, waiting to undo its edit. */
+typedef struct {
+  GraftWindow *self;     /* owned */
+  char *description;
+  char *failed_node;     /* may be NULL */
+  char *failure;
+} FailedEdit;
+
+static void
+failed_edit_free (FailedEdit *failed)
+{
+  g_object_unref (failed->self);
+  g_free (failed->description);
+  g_free (failed->failed_node);
+  g_free (failed->failure);
+  g_free (failed);
+}
+
+/* A model known to be wrong does not stay the current one: the edit is
+ * undone at once (as graft-cli edit saves nothing without --force), which
+ * the toast says; Details says what failed where and offers to apply it
+ * anyway. Never "Run with New Shape" here. Undo takes exactly this edit
+ * back, as long as it is still the last one. The undo frees the graph, so
+ * it waits while a layout worker or the background check reads it. */
+static gboolean
+undo_failed_edit (gpointer user_data)
+{
+  FailedEdit *failed = user_data;
+  GraftWindow *self = failed->self;
+  g_autofree char *message = NULL;
+  g_autoptr(GError) undo_error = NULL;
+  gboolean undone;
+  AdwToast *toast;
+
+  /* A window closed meanwhile has nothing left to undo or to tell. */
+  if (self->canvas == NULL || self->toast_overlay == NULL)
+    return G_SOURCE_REMOVE;
+  if (self->model != NULL && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL))
+    return G_SOURCE_CONTINUE;
+  undone = self->history != NULL
+           && g_strcmp0 (graft_edit_history_get_undo_description (self->history), failed->description) == 0
+           && graft_edit_history_undo (self->history, &undo_error);
+  if (undone)
+    after_model_changed (self);
+  if (failed->failed_node != NULL)
+    message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’%s", failed->description, failed->failed_node,
+                               undone ? " — undone" : "");
+  else
+    message = g_strdup_printf ("%s FAILED at other sizes%s", failed->description, undone ? " — undone" : "");
+  toast = adw_toast_new (message);
+  adw_toast_set_button_label (toast, "Details");
+  adw_toast_set_action_name (toast, "win.show-edit-failure");
+  adw_toast_set_action_target_value (toast, g_variant_new_string (failed->failure));
+  adw_toast_set_timeout (toast, 0);
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -282,32 +341,16 @@ on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (!check->passed)
     {
-      /* A model known to be wrong does not stay the current one: the edit
-       * is undone at once (as graft-cli edit saves nothing without
-       * --force), which the toast says; Details says what failed where and
-       * offers to apply it anyway. Never "Run with New Shape" here. A
-       * verdict only arrives while the edit is the last one (any other
-       * change cancels it), so undo takes exactly this edit back. */
-      g_autofree char *message = NULL;
-      g_autoptr(GError) undo_error = NULL;
-      gboolean undone = g_strcmp0 (graft_edit_history_get_undo_description (self->history), data->description) == 0
-                        && graft_edit_history_undo (self->history, &undo_error);
-      AdwToast *toast;
+      FailedEdit *failed = g_new0 (FailedEdit, 1);
 
-      if (undone)
-        after_model_changed (self);
-      if (check->failed_node != NULL)
-        message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’%s", data->description, check->failed_node,
-                                   undone ? " — undone" : "");
+      failed->self = g_object_ref (self);
+      failed->description = g_strdup (data->description);
+      failed->failed_node = g_strdup (check->failed_node);
+      failed->failure = g_strdup (check->failure);
+      if (undo_failed_edit (failed) == G_SOURCE_REMOVE)
+        failed_edit_free (failed);
       else
-        message = g_strdup_printf ("%s FAILED at other sizes%s", data->description, undone ? " — undone" : "");
-      toast = adw_toast_new (message);
-      adw_toast_set_button_label (toast, "Details");
-      adw_toast_set_action_name (toast, "win.show-edit-failure");
-      adw_toast_set_action_target_value (toast, g_variant_new_string (check->failure));
-      adw_toast_set_timeout (toast, 0);
-      adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
-      adw_toast_overlay_add_toast (self->toast_overlay, toast);
+        g_timeout_add_full (G_PRIORITY_DEFAULT, 20, undo_failed_edit, failed, (GDestroyNotify) failed_edit_free);
     }
   else
     show_verified_toast (self, data, check);
