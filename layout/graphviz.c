@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "layout/graphviz.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <string.h>
 #include <gio/gio.h>
@@ -8,6 +10,67 @@
 static GMutex graphviz_lock;
 static GVC_t *graphviz_context;
 
+/* A guard around dot's decompose() for Graphviz 2.42 (Debian 12 and 13).
+ *
+ * decompose() finds a graph's connected components and marks each node it
+ * visits with a process-wide counter, `static char Cmark`, bumped once per
+ * call and wrapped from 255 to 1. acyclic() marks every node TRUE (1) before
+ * the later decompose() calls of the same layout (rank constraints, mincross).
+ * So once in about 255 calls, after about a hundred layouts in one process,
+ * the counter is 1 when the nodes already carry 1: decompose() takes them
+ * for visited, leaves them out of every component, and mincross then reads
+ * freed or unset edge lists (SIGSEGV in decompose, double free in
+ * dot_cleanup). The window test suite hit it every other run.
+ *
+ * The plugin calls decompose() through its PLT, so a definition exported by
+ * the executable (see graphviz.list) is the one it binds to. This
+ * one runs the plugin's own decompose() and, when that run used mark 1 — the
+ * components' nodes then carry it — or found no component in a graph with
+ * nodes, runs it once more: the counter has moved on to 2, which nothing but
+ * decompose() writes, and the second run recomputes every list the first one
+ * set. On a Graphviz without the bug the extra run is only redundant work. */
+
+typedef void (*DecomposeFunc) (graph_t *graph, int pass);
+
+/* Called by the dot plugin only, under the lock of graft_dot_layout(). */
+void decompose (graph_t *graph, int pass);
+
+static DecomposeFunc
+find_plugin_decompose (void)
+{
+  static DecomposeFunc plugin_decompose;
+  void *plugin;
+
+  if (plugin_decompose != NULL)
+    return plugin_decompose;
+  /* Already loaded: its code is what called us. The handle's own
+   * definition comes first in a lookup through it, not ours. */
+  plugin = dlopen ("libgvplugin_dot_layout.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (plugin != NULL)
+    plugin_decompose = (DecomposeFunc) dlsym (plugin, "decompose");
+  if (plugin_decompose == NULL || plugin_decompose == decompose)
+    g_error ("Graphviz: cannot find the dot plugin's decompose(): %s", dlerror ());
+  /* The plugin stays loaded for the process's life; keep the reference. */
+  return plugin_decompose;
+}
+
+static gboolean
+decompose_used_mark_one (graph_t *graph)
+{
+  if (GD_comp (graph).size == 0)
+    return agfstnode (graph) != NULL;
+  return GD_comp (graph).list[0] != NULL && ND_mark (GD_comp (graph).list[0]) == 1;
+}
+
+void
+decompose (graph_t *graph, int pass)
+{
+  DecomposeFunc plugin_decompose = find_plugin_decompose ();
+
+  plugin_decompose (graph, pass);
+  if (decompose_used_mark_one (graph))
+    plugin_decompose (graph, pass);
+}
 
 static void
 format_inches (char *buffer, gsize size, double points)
