@@ -1,5 +1,6 @@
-/* The packed convolution (conv-gemm.c) and the AVX-512 depthwise one
- * (conv-depthwise.c), each against a direct double-precision loop and
+/* The packed convolution (conv-gemm.c: AVX-512 and AVX2+FMA micro-kernels)
+ * and the AVX-512 depthwise one (conv-depthwise.c), each against a direct
+ * double-precision loop and
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
  * three vectors), images sharing a panel, panels gathered at fixed
@@ -41,6 +42,15 @@ static const ConvCase cases[] = {
   { 2, 20, 12, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },
   { 2, 8, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 2, NULL },       /* groups */
   { 1, 1400, 10, 7, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },    /* two K blocks */
+  /* edge shapes */
+  { 2, 3, 64, 46, 46, 7, 7, 2, 1, 3, 3, 3, 3, 1, "Relu" },   /* ResNet stem: parity planes, odd OW = 23 */
+  { 3, 16, 20, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },      /* 1×1 maps: only the centre tap inside */
+  { 2, 32, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },    /* 1×1 maps, pointwise: two pixels in all */
+  { 1, 6, 7, 13, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },       /* one column wide */
+  { 2, 6, 9, 11, 17, 3, 3, 2, 2, 2, 2, 1, 1, 3, "Clip" },    /* stride 2, dilation 2, groups, odd sizes */
+  { 1, 5, 17, 9, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, NULL },       /* padded 1×1: gathered, not read in place */
+  { 2, 7, 5, 29, 31, 5, 5, 2, 1, 2, 1, 1, 2, 1, NULL },      /* stride 2 with OW < ceil (W / 2): row gathers */
+  { 1, 9, 3, 14, 14, 2, 2, 3, 1, 0, 0, 0, 0, 1, "Relu" },    /* stride 3, window smaller than the stride */
   /* depthwise (group = C = M) */
   { 2, 8, 8, 20, 40, 3, 3, 1, 1, 1, 1, 1, 1, 8, "Clip" },    /* masked, two unmasked, masked tail */
   { 2, 6, 6, 37, 75, 3, 3, 2, 1, 1, 1, 1, 1, 6, "Relu" },    /* stride 2, odd width */
@@ -213,6 +223,8 @@ test_case_at_level (gconstpointer data)
 
   if (!graft_test_use_simd_level (lc->level))
     return;
+  /* the packed GEMM runs at every level but the portable one (im2col + BLAS) */
+  g_assert_cmpint (graft_conv_gemm_available (), ==, lc->level >= GRAFT_SIMD_AVX2);
   check_case (lc->conv);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }

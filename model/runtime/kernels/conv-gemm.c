@@ -1,11 +1,12 @@
-/* 2-D convolution as a packed GEMM with AVX-512 micro-kernels (see
- * conv-gemm.h). Per block of up to PANEL_COLS output pixels, B [K, cols]
- * is gathered from x into a panel that stays in L2, then every panel of
- * ROWS packed filter rows is multiplied into a ROWS × cols tile held in 24
- * zmm accumulators over the whole K, and the tile gets bias and clamp on
- * its way to y. OpenBLAS repacks both operands and makes us write the
- * im2col matrix to memory first; this does neither and runs the
- * multiply-adds at close to the core's peak. */
+/* 2-D convolution as a packed GEMM with AVX-512 and AVX2+FMA
+ * micro-kernels (see conv-gemm.h). Per block of up to PANEL_COLS output
+ * pixels, B [K, cols] is gathered from x into a panel that stays in L2,
+ * then every panel of ROWS packed filter rows is multiplied into a ROWS ×
+ * cols tile held in registers over the whole K (24 zmm accumulators, or
+ * two halves of 12 ymm ones), and the tile gets bias and clamp on its way
+ * to y. OpenBLAS repacks both operands and makes us write the im2col
+ * matrix to memory first; this does neither and runs the multiply-adds at
+ * close to the core's peak. */
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/simd-target.h"
 
@@ -26,7 +27,7 @@ gboolean
 graft_conv_gemm_available (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX2;
 #else
   return FALSE;
 #endif
@@ -97,7 +98,27 @@ typedef struct {
 
 #define MAX_GROUP_PANELS 8        /* column panels sharing one pass over a block of the filter */
 
+typedef struct _ConvGemmJob ConvGemmJob;
+
+/* The parts of a task written for one instruction set; the task itself
+ * (conv_gemm_task) is the same for all of them. */
 typedef struct {
+  /* rows [k0, k1) of im2col (x) for a panel's pixels (see gather_panel) */
+  void (*gather) (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n_cols, gint64 width, gint64 k0,
+                  gint64 k1, float *panel);
+  /* the same for a full panel inside one image, at fixed offsets (see gather_panel_flat) */
+  void (*gather_flat) (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint64 k1, float *panel);
+  /* tile [ROWS][n_cols rounded up to LANES] (+)= a [K][ROWS] · b [K][n_cols] (row stride ldb) */
+  void (*multiply) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 n_cols,
+                    gboolean accumulate);
+  void (*store_row) (float *dst, const float *src, const float *res, gint64 n, float bias, gboolean clamp, float lo,
+                     float hi);
+  /* plane p of a PhaseJob into its parity planes (see split_phases_plane) */
+  void (*split_phases) (gint64 p, gpointer data);
+} ConvGemmIsa;
+
+struct _ConvGemmJob {
+  const ConvGemmIsa *isa;
   const GraftPackedFilter *filter;
   const GraftConvGemmArgs *args;
   gint64 g;                       /* the convolution group being computed */
@@ -120,7 +141,7 @@ typedef struct {
   gint64 tap_off[MAX_FLAT_TAPS];
   gsize task_floats;
   float *scratch;                 /* per task: the gathered panels, then the result tiles */
-} ConvGemmJob;
+};
 
 static int
 pixel_runs (const GraftWindow *w, gint64 first, gint64 n, PixelRun *runs)
@@ -152,6 +173,12 @@ image_runs (gint64 out_size, gint64 first, gint64 n, PixelRun *runs)
     }
   return count;
 }
+
+typedef struct {
+  const float *x;
+  float *phases;
+  gint64 H, W, Hq, Wq;
+} PhaseJob;
 
 #ifdef GRAFT_HAVE_X86_SIMD
 
@@ -290,12 +317,6 @@ gather_panel_flat (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint6
     }
 }
 
-typedef struct {
-  const float *x;
-  float *phases;
-  gint64 H, W, Hq, Wq;
-} PhaseJob;
-
 /* Plane p of x into its four parity planes [p][row parity][column
  * parity][Hq][Wq]; elements past the input's edge are zero. */
 static void
@@ -398,6 +419,240 @@ store_row (float *dst, const float *src, const float *res, gint64 n, float bias,
 }
 
 static void
+multiply_avx512 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 n_cols,
+                 gboolean accumulate)
+{
+  if (n_cols > 2 * LANES)
+    micro_kernel_3 (K, a, b, ldb, tile, accumulate);
+  else if (n_cols > LANES)
+    micro_kernel_2 (K, a, b, ldb, tile, accumulate);
+  else
+    micro_kernel_1 (K, a, b, ldb, tile, accumulate);
+}
+
+static const ConvGemmIsa isa_avx512 = { gather_panel, gather_panel_flat, multiply_avx512, store_row,
+                                        split_phases_plane };
+
+GRAFT_TARGET_AVX512_END
+
+/* ---- AVX2 + FMA: the same GEMM in ymm registers ----
+ *
+ * Sixteen ymm registers hold a 4 × 24 tile (12 accumulators, three B
+ * vectors and one broadcast filter value), so the 8-row filter panels are
+ * multiplied as two halves of four rows; per k that is three loads of B and
+ * four broadcasts for twelve multiply-adds. The packing and the planning
+ * are those of the AVX-512 path. */
+
+typedef float GraftV8f __attribute__ ((vector_size (32)));
+
+#define YMM_LANES 8
+#define HALF_ROWS (ROWS / 2)
+#define YMM_MAX_VECS 3
+
+/* gather_run without masked loads: the outputs inside [from, to) are
+ * copied (stride 1: as one block), the rest zeroed. */
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+gather_run_avx2 (float *dst, const float *src, gint64 ow, gint64 len, gint64 sw, gint64 shift, gint64 from, gint64 to)
+{
+  gint64 end = ow + len;
+  from = CLAMP (from, ow, end);
+  to = CLAMP (to, from, end);
+  memset (dst, 0, (from - ow) * sizeof (float));
+  if (sw == 1)
+    memcpy (dst + (from - ow), src + from + shift, (to - from) * sizeof (float));
+  else
+    for (gint64 o = from; o < to; o++)
+      dst[o - ow] = src[o * sw + shift];
+  memset (dst + (to - ow), 0, (end - to) * sizeof (float));
+}
+
+static GRAFT_TARGET_AVX2_FMA void
+gather_panel_avx2 (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n_cols, gint64 width, gint64 k0,
+                   gint64 k1, float *panel)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1];
+  gint64 H = w->in[0], W = w->in[1], sh = w->stride[0], sw = w->stride[1];
+  gint64 dh = w->dilation[0], dw = w->dilation[1], pt = w->pad_begin[0], pl = w->pad_begin[1];
+  gint64 c = k0 / (KH * KW), ki = k0 / KW % KH, kj = k0 % KW;
+  const float *x = a->x + job->g * Cg * job->in_size;
+
+  for (gint64 k = k0; k < k1; k++, panel += width)
+    {
+      for (int r = 0; r < n_runs; r++)
+        {
+          const PixelRun *run = &runs[r];
+          gint64 ih = run->oh * sh + ki * dh - pt;
+          if (ih < 0 || ih >= H)
+            memset (panel + run->col, 0, run->len * sizeof (float));
+          else
+            gather_run_avx2 (panel + run->col, x + (run->image * a->C + c) * job->in_size + ih * W, run->ow, run->len,
+                             sw, kj * dw - pl, job->ow_lo[kj], job->ow_hi[kj]);
+        }
+      if (n_cols < width)
+        memset (panel + n_cols, 0, (width - n_cols) * sizeof (float));
+      if (++kj == KW)
+        {
+          kj = 0;
+          if (++ki == KH)
+            ki = 0, c++;
+        }
+    }
+}
+
+/* gather_panel_flat with AVX2's masked loads (a lane is loaded where its
+ * mask has the sign bit set, and never read otherwise). */
+static GRAFT_TARGET_AVX2_FMA void
+gather_panel_flat_avx2 (const ConvGemmJob *job, const PixelRun *run, gint64 k0, gint64 k1, float *panel)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 Cg = a->C / a->group, KH = w->kernel[0], KW = w->kernel[1], OW = w->out[1], taps = KH * KW;
+  gint32 col_mask[MAX_FLAT_TAPS][PANEL_COLS], row_mask[MAX_FLAT_TAPS][PANEL_COLS];
+  for (int i = 0; i < PANEL_COLS; i++)
+    {
+      gint64 j = run->ow + i, oh = j / OW, ow = j % OW;
+      for (gint64 kj = 0; kj < KW; kj++)
+        col_mask[kj][i] = ow + job->col_shift[kj] >= 0 && ow + job->col_shift[kj] < job->col_limit[kj] ? -1 : 0;
+      for (gint64 ki = 0; ki < KH; ki++)
+        row_mask[ki][i] = oh + job->row_shift[ki] >= 0 && oh + job->row_shift[ki] < job->row_limit[ki] ? -1 : 0;
+    }
+  const float *x = job->flat_x + (run->image * a->C + job->g * Cg) * job->flat_plane + run->ow;
+  gint64 c = k0 / taps, ki = k0 % taps / KW, kj = k0 % KW;
+  for (gint64 k = k0; k < k1; k++, panel += PANEL_COLS)
+    {
+      const float *src = x + (c * job->flat_plane + job->tap_off[ki * KW + kj]);
+      for (int v = 0; v < PANEL_COLS; v += YMM_LANES)
+        {
+          __m256i mask = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) &col_mask[kj][v]),
+                                           _mm256_loadu_si256 ((const __m256i *) &row_mask[ki][v]));
+          _mm256_storeu_ps (panel + v, _mm256_maskload_ps (src + v, mask));
+        }
+      if (++kj == KW)
+        {
+          kj = 0;
+          if (++ki == KH)
+            ki = 0, c++;
+        }
+    }
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+split_phases_plane_avx2 (gint64 p, gpointer data)
+{
+  const PhaseJob *job = data;
+  const float *x = job->x + p * job->H * job->W;
+  float *out = job->phases + p * 4 * job->Hq * job->Wq;
+  for (gint64 r = 0; r < 2 * job->Hq; r++)
+    {
+      float *even = out + ((r % 2) * 2 * job->Hq + r / 2) * job->Wq, *odd = even + job->Hq * job->Wq;
+      const float *row = x + r * job->W;
+      for (gint64 q = 0; q < job->Wq; q++)
+        {
+          even[q] = r < job->H && 2 * q < job->W ? row[2 * q] : 0;
+          odd[q] = r < job->H && 2 * q + 1 < job->W ? row[2 * q + 1] : 0;
+        }
+    }
+}
+
+/* tile [HALF_ROWS][vecs·8] (+)= a [K][ROWS] (its first HALF_ROWS rows) ·
+ * b [K][vecs·8]; the tile's rows ldt apart. */
+static inline __attribute__ ((always_inline)) void
+micro_kernel_avx2_body (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                        gboolean accumulate, const int vecs)
+{
+  GraftV8f acc[HALF_ROWS][YMM_MAX_VECS];
+  for (int r = 0; r < HALF_ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      {
+        if (accumulate)
+          memcpy (&acc[r][v], tile + r * ldt + v * YMM_LANES, sizeof (GraftV8f));
+        else
+          acc[r][v] = (GraftV8f) { 0 };
+      }
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
+    {
+      GraftV8f bv[YMM_MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        memcpy (&bv[v], b + v * YMM_LANES, sizeof (GraftV8f));
+      for (int r = 0; r < HALF_ROWS; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  for (int r = 0; r < HALF_ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      memcpy (tile + r * ldt + v * YMM_LANES, &acc[r][v], sizeof (GraftV8f));
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+micro_kernel_avx2_1 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                     gboolean accumulate)
+{
+  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 1);
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+micro_kernel_avx2_2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                     gboolean accumulate)
+{
+  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 2);
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+micro_kernel_avx2_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                     gboolean accumulate)
+{
+  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 3);
+}
+
+static void
+multiply_avx2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 n_cols, gboolean accumulate)
+{
+  gint64 ldt = (n_cols + LANES - 1) / LANES * LANES;
+  for (int half = 0; half < 2; half++)
+    for (gint64 col = 0; col < n_cols; col += YMM_MAX_VECS * YMM_LANES)
+      {
+        gint64 left = n_cols - col;
+        const float *ah = a + half * HALF_ROWS;
+        float *th = tile + half * HALF_ROWS * ldt + col;
+        if (left > 2 * YMM_LANES)
+          micro_kernel_avx2_3 (K, ah, b + col, ldb, th, ldt, accumulate);
+        else if (left > YMM_LANES)
+          micro_kernel_avx2_2 (K, ah, b + col, ldb, th, ldt, accumulate);
+        else
+          micro_kernel_avx2_1 (K, ah, b + col, ldb, th, ldt, accumulate);
+      }
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+store_row_avx2 (float *dst, const float *src, const float *res, gint64 n, float bias, gboolean clamp, float lo,
+                float hi)
+{
+  for (gint64 i = 0; i < n; i++)
+    {
+      float v = src[i] + bias;
+      if (res)
+        v += res[i];
+      if (clamp)
+        {
+          /* as maxps/minps: NaN stays NaN */
+          v = lo > v ? lo : v;
+          v = hi < v ? hi : v;
+        }
+      dst[i] = v;
+    }
+}
+
+static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2, multiply_avx2, store_row_avx2,
+                                      split_phases_plane_avx2 };
+
+#endif
+
+static void
 conv_gemm_task (gint64 task, gpointer data)
 {
   const ConvGemmJob *job = data;
@@ -441,9 +696,9 @@ conv_gemm_task (gint64 task, gpointer data)
               b[c] = panels + c * job->kc * PANEL_COLS;
               ldb[c] = width;
               if (job->flat && n_cols == PANEL_COLS && n_out_runs[c] == 1)
-                gather_panel_flat (job, &out_runs[c][0], k0, k1, (float *) b[c]);
+                job->isa->gather_flat (job, &out_runs[c][0], k0, k1, (float *) b[c]);
               else
-                gather_panel (job, runs[c], n_runs[c], n_cols, width, k0, k1, (float *) b[c]);
+                job->isa->gather (job, runs[c], n_runs[c], n_cols, width, k0, k1, (float *) b[c]);
             }
           for (gint64 p = p0; p < p1; p++)
             {
@@ -452,12 +707,7 @@ conv_gemm_task (gint64 task, gpointer data)
                 {
                   gint64 n_cols = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
                   float *tile = tiles + ((p - p0) * G + c) * ROWS * PANEL_COLS;
-                  if (n_cols > 2 * LANES)
-                    micro_kernel_3 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
-                  else if (n_cols > LANES)
-                    micro_kernel_2 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
-                  else
-                    micro_kernel_1 (k1 - k0, fa, b[c], ldb[c], tile, k0 > 0);
+                  job->isa->multiply (k1 - k0, fa, b[c], ldb[c], tile, n_cols, k0 > 0);
                 }
             }
         }
@@ -476,25 +726,13 @@ conv_gemm_task (gint64 task, gpointer data)
                   {
                     const PixelRun *run = &out_runs[c][i];
                     gint64 at = (run->image * a->M + m) * job->out_size + run->ow;
-                    store_row (a->y + at, tile + r * width + run->col, a->residual ? a->residual + at : NULL,
+                    job->isa->store_row (a->y + at, tile + r * width + run->col, a->residual ? a->residual + at : NULL,
                                run->len, bias, a->clamp, a->lo, a->hi);
                   }
               }
           }
     }
 }
-
-GRAFT_TARGET_AVX512_END
-
-#else
-
-static void
-conv_gemm_task (gint64 task, gpointer data)
-{
-  g_assert_not_reached ();
-}
-
-#endif
 
 /* Splits the work: K into blocks, column panels into passes, and the
  * panels (or, when there are few, the output channels) over the threads. */
@@ -552,7 +790,7 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
       if (*phases == NULL)
         return FALSE;
       PhaseJob split = { a->x, (*phases)->data, H, W, Hq, Wq };
-      graft_kernel_parallel_for (ctx, a->N * a->C, split_phases_plane, &split);
+      graft_kernel_parallel_for (ctx, a->N * a->C, job->isa->split_phases, &split);
       job->flat_x = (*phases)->data;
       job->flat_plane = 4 * Hq * Wq;
     }
@@ -580,6 +818,21 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
   return TRUE;
 }
 
+/* The micro-kernels for the SIMD level (runtime/simd.h); NULL where
+ * graft_conv_gemm_available () is FALSE. */
+static const ConvGemmIsa *
+conv_gemm_isa (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  GraftSimdLevel level = graft_simd_get_level ();
+  if (level >= GRAFT_SIMD_AVX512)
+    return &isa_avx512;
+  if (level >= GRAFT_SIMD_AVX2)
+    return &isa_avx2;
+#endif
+  return NULL;
+}
+
 gboolean
 graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
                  GError **error)
@@ -605,7 +858,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
       args = &flat_args;
       w = &flat;
     }
-  ConvGemmJob job = { filter, args };
+  ConvGemmJob job = { conv_gemm_isa (), filter, args };
   job.direct = w == &flat;
   job.in_size = w->in[0] * w->in[1];
   g_autoptr(GraftRtTensor) phases = NULL;

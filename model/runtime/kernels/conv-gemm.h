@@ -1,4 +1,4 @@
-/* 2-D convolution as a GEMM with Graft's own AVX-512 micro-kernels.
+/* 2-D convolution as a GEMM with Graft's own AVX-512 and AVX2+FMA micro-kernels.
  *
  * y [M, pixels] = W [M, K] · im2col (x) [K, pixels], K = C/group·KH·KW.
  * The filter is packed once into panels of GRAFT_CONV_GEMM_ROWS output
@@ -15,9 +15,9 @@ G_BEGIN_DECLS
 
 typedef struct _GraftPackedFilter GraftPackedFilter;
 
-/* TRUE when the CPU runs the micro-kernels (AVX-512F) and the im2col +
- * SIMD level is not capped below it (runtime/simd.h: GRAFT_SIMD=avx2 or
- * portable takes the im2col + OpenBLAS path). */
+/* TRUE when the SIMD level (runtime/simd.h) is AVX2 (AVX2+FMA kernels) or
+ * AVX-512 (AVX-512F kernels); at the portable level (GRAFT_SIMD=portable
+ * or an older CPU) convolutions take the im2col + OpenBLAS path. */
 gboolean graft_conv_gemm_available (void);
 /* Available, and w is a 2-D window the packed path takes. */
 gboolean graft_conv_gemm_supports (const GraftWindow *w);
