@@ -1,0 +1,64 @@
+/* The kernels' thread pool (runtime/worker-pool.c): every index of a
+ * loop runs exactly once with 1, 2 and 3 threads, and a pool between
+ * jobs sleeps: its workers spin for about 35 µs after a job, then wait on
+ * a condition variable, so an idle pool costs no CPU time. */
+#include <time.h>
+#include "runtime/worker-pool.h"
+
+#define ITEMS 100000
+
+static void
+count_index (gint64 index, gpointer data)
+{
+  gint *hits = data;
+  g_atomic_int_inc (&hits[index]);
+}
+
+static void
+test_every_index_once (void)
+{
+  g_autofree gint *hits = g_new0 (gint, ITEMS);
+  for (guint threads = 1; threads <= 3; threads++)
+    {
+      GraftWorkerPool *pool = graft_worker_pool_new (threads);
+      g_assert_cmpuint (graft_worker_pool_get_n_threads (pool), ==, threads);
+      for (int job = 0; job < 20; job++)
+        graft_worker_pool_run (pool, ITEMS, count_index, hits);
+      graft_worker_pool_free (pool);
+    }
+  for (gint64 i = 0; i < ITEMS; i++)
+    g_assert_cmpint (hits[i], ==, 3 * 20);
+}
+
+static double
+process_cpu_seconds (void)
+{
+  struct timespec t;
+  g_assert_cmpint (clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &t), ==, 0);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void
+test_idle_pool_sleeps (void)
+{
+  g_autofree gint *hits = g_new0 (gint, ITEMS);
+  GraftWorkerPool *pool = graft_worker_pool_new (2);
+  graft_worker_pool_run (pool, ITEMS, count_index, hits);
+  /* after the job the worker's spin ends within microseconds */
+  g_usleep (20 * 1000);
+  double before = process_cpu_seconds ();
+  g_usleep (300 * 1000);
+  double idle = process_cpu_seconds () - before;
+  graft_worker_pool_free (pool);
+  /* a spinning worker would use most of the 300 ms, even on a loaded machine */
+  g_assert_cmpfloat (idle, <, 0.03);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/worker-pool/every-index-once", test_every_index_once);
+  g_test_add_func ("/worker-pool/idle-pool-sleeps", test_idle_pool_sleeps);
+  return g_test_run ();
+}
