@@ -6,8 +6,8 @@
  * two halves of 12 ymm ones), and the tile gets bias and clamp on its way
  * to y. OpenBLAS repacks both operands and makes us write the im2col
  * matrix to memory first; this does neither. With AVX-512 it runs the
- * multiply-adds at close to the core's peak; the AVX2 kernel reaches about
- * three quarters of it (AMD EPYC, L1-resident operands), which makes
+ * multiply-adds at close to the core's peak; the AVX2 kernel ran at 75–80
+ * GFLOPS on one core of an AMD EPYC (operands in L1), which makes
  * ResNet-18 about as fast as with OpenBLAS and MobileNetV2's thin
  * pointwise layers faster. */
 #include "runtime/kernels/conv-gemm.h"
