@@ -27,7 +27,7 @@
  * (b[2p][j], b[2p+1][j]), so one 32-bit lane holds what vpmaddwd pairs
  * with a broadcast (a[i][2p], a[i][2p+1]). */
 static void
-pack_b_panel (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+pack_b_panel_portable (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
 {
   gint64 cols = MIN (TILE_COLS, N - j0), pairs = (K + 1) / 2;
   memset (panel, 0, sizeof (gint16) * pairs * TILE_COLS * 2);
@@ -39,6 +39,37 @@ pack_b_panel (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
         dst[j * 2] = row[j];
     }
 }
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Full panels, two rows at a time: vpunpck{l,h}wd interleave within each
+ * 128-bit lane, the permutes put columns 0-7 and 8-15 back in order. */
+GRAFT_TARGET_AVX2_FMA static void
+pack_b_panel_avx2 (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+{
+  if (N - j0 < TILE_COLS)
+    {
+      pack_b_panel_portable (b, N, K, j0, panel);
+      return;
+    }
+  gint64 p = 0;
+  for (; 2 * p + 1 < K; p++)
+    {
+      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + 2 * p * N + j0));
+      __m256i r1 = _mm256_loadu_si256 ((const __m256i *) (b + (2 * p + 1) * N + j0));
+      __m256i lo = _mm256_unpacklo_epi16 (r0, r1), hi = _mm256_unpackhi_epi16 (r0, r1);
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
+    }
+  if (K % 2)
+    {
+      /* The odd last row pairs with zeros. */
+      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + (K - 1) * N + j0)), zero = _mm256_setzero_si256 ();
+      __m256i lo = _mm256_unpacklo_epi16 (r0, zero), hi = _mm256_unpackhi_epi16 (r0, zero);
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
+    }
+}
+#endif
 
 static void
 qgemm_tile_portable (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
@@ -86,6 +117,7 @@ qgemm_tile_avx2 (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs,
 #endif
 
 typedef void (*QGemmTile) (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc);
+typedef void (*QGemmPack) (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel);
 
 typedef struct {
   const gint16 *a;          /* packed: rows padded to TILE_ROWS, K to even */
@@ -94,6 +126,7 @@ typedef struct {
   gint64 M, N, K, lda, ldc;
   gint64 panels_per_task;
   QGemmTile tile;
+  QGemmPack pack;
 } QGemmJob;
 
 static void
@@ -108,7 +141,7 @@ qgemm_task (gint64 task, gpointer data)
   for (gint64 j0 = first; j0 < last; j0 += TILE_COLS)
     {
       gint64 cols = MIN (TILE_COLS, job->N - j0);
-      pack_b_panel (job->b, job->N, job->K, j0, panel);
+      job->pack (job->b, job->N, job->K, j0, panel);
       for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
@@ -125,20 +158,32 @@ qgemm_task (gint64 task, gpointer data)
     }
 }
 
-void
-graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
-                 gint32 *c, gint64 ldc)
+/* a with its rows padded to a multiple of TILE_ROWS and K to an even
+ * row length (lda) with zeros, as the tiles read it. g_free the result. */
+static gint16 *
+qgemm_pack_a (gint64 M, gint64 K, const gint16 *a, gint64 *lda)
+{
+  *lda = (K + 1) / 2 * 2;
+  gint64 rows = (M + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+  gint16 *packed = g_new0 (gint16, MAX (rows * *lda, 1));
+  for (gint64 i = 0; i < M; i++)
+    memcpy (packed + i * *lda, a + i * K, sizeof (gint16) * K);
+  return packed;
+}
+
+static void
+qgemm_packed (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *packed, gint64 lda,
+              const gint16 *b, gint32 *c, gint64 ldc)
 {
   if (M <= 0 || N <= 0)
     return;
-  gint64 lda = (K + 1) / 2 * 2, rows = (M + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
-  g_autofree gint16 *packed = g_new0 (gint16, rows * lda);
-  for (gint64 i = 0; i < M; i++)
-    memcpy (packed + i * lda, a + i * K, sizeof (gint16) * K);
-  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, qgemm_tile_portable };
+  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, qgemm_tile_portable, pack_b_panel_portable };
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    job.tile = qgemm_tile_avx2;
+    {
+      job.tile = qgemm_tile_avx2;
+      job.pack = pack_b_panel_avx2;
+    }
 #endif
   gint64 panels = (N + TILE_COLS - 1) / TILE_COLS;
   guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
@@ -152,6 +197,15 @@ graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gi
   else
     for (gint64 t = 0; t < tasks; t++)
       qgemm_task (t, &job);
+}
+
+void
+graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
+                 gint32 *c, gint64 ldc)
+{
+  gint64 lda;
+  g_autofree gint16 *packed = qgemm_pack_a (M, K, a, &lda);
+  qgemm_packed (ctx, M, N, K, packed, lda, b, c, ldc);
 }
 
 /* ---- operands, zero points, requantization ---- */
@@ -293,6 +347,82 @@ im2col_nd (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, 
     }
 }
 
+/* A filter as the GEMM reads it: per group, Mg rows of K int16s (zero
+ * point subtracted) padded as qgemm_pack_a does. Kept between runs on
+ * the node for a constant filter, with the zero points it was made for. */
+typedef struct {
+  gint64 group, K, lda, rows;
+  gint64 n_zero_points;
+  gint64 *zero_points;
+  gint16 *packed;       /* group × rows × lda */
+} PackedFilter;
+
+static void
+packed_filter_free (gpointer data)
+{
+  PackedFilter *f = data;
+  g_free (f->zero_points);
+  g_free (f->packed);
+  g_free (f);
+}
+
+static gboolean
+packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 group, gint64 K)
+{
+  gint64 n = wzp ? wzp->numel : 0;
+  if (f->group != group || f->K != K || f->n_zero_points != n)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    if (f->zero_points[i] != element_i64 (wzp, i))
+      return FALSE;
+  return TRUE;
+}
+
+static PackedFilter *
+packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K)
+{
+  PackedFilter *f = g_new0 (PackedFilter, 1);
+  gint64 M = wt->dims[0], Mg = M / group;
+  f->group = group;
+  f->K = K;
+  f->lda = (K + 1) / 2 * 2;
+  f->rows = (Mg + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+  f->n_zero_points = wzp ? wzp->numel : 0;
+  f->zero_points = g_new (gint64, MAX (f->n_zero_points, 1));
+  for (gint64 i = 0; i < f->n_zero_points; i++)
+    f->zero_points[i] = element_i64 (wzp, i);
+  f->packed = g_new0 (gint16, MAX (group * f->rows * f->lda, 1));
+  for (gint64 m = 0; m < M; m++)
+    {
+      gint64 zero = zero_point_at (wzp, m);
+      gint16 *dst = f->packed + ((m / Mg) * f->rows + m % Mg) * f->lda;
+      if (wt->dtype == GRAFT_DTYPE_INT8)
+        for (gint64 k = 0; k < K; k++)
+          dst[k] = ((const gint8 *) wt->data)[m * K + k] - zero;
+      else
+        for (gint64 k = 0; k < K; k++)
+          dst[k] = ((const guint8 *) wt->data)[m * K + k] - zero;
+    }
+  return f;
+}
+
+/* The packed filter of this node: the kept one when it fits, else a new
+ * one, kept when the filter is a constant (else *owned frees it). */
+static const PackedFilter *
+packed_filter_get (GraftKernelContext *ctx, const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K,
+                   PackedFilter **owned)
+{
+  *owned = NULL;
+  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data);
+  if (kept && packed_filter_fits (kept, wzp, group, K))
+    return kept;
+  PackedFilter *f = packed_filter_new (wt, wzp, group, K);
+  if (kept == NULL && graft_kernel_derived_keep (ctx, wt->data, f, packed_filter_free))
+    return f;
+  *owned = f;
+  return f;
+}
+
 typedef struct {
   GraftRtTensor *x, *w, *xzp, *wzp;
   /* QLinearConv only */
@@ -399,12 +529,15 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
   if (y->numel == 0)
     return TRUE;
   g_autofree gint16 *x16 = g_new (gint16, MAX (x->numel, 1));
-  g_autofree gint16 *w16 = g_new (gint16, MAX (wt->numel, 1));
   gint64 x_zero = zero_point_at (o.xzp, 0);
-  for (gint64 i = 0; i < x->numel; i++)
-    x16[i] = element_i64 (x, i) - x_zero;
-  for (gint64 i = 0; i < wt->numel; i++)
-    w16[i] = element_i64 (wt, i) - zero_point_at (o.wzp, i / K);
+  if (x->dtype == GRAFT_DTYPE_INT8)
+    for (gint64 i = 0; i < x->numel; i++)
+      x16[i] = ((const gint8 *) x->data)[i] - x_zero;
+  else
+    for (gint64 i = 0; i < x->numel; i++)
+      x16[i] = ((const guint8 *) x->data)[i] - x_zero;
+  PackedFilter *owned_filter;
+  const PackedFilter *filter = packed_filter_get (ctx, wt, o.wzp, group, K, &owned_filter);
   /* All images of a group in one GEMM: a wider b keeps the small
    * late-layer maps from leaving tile columns empty. */
   g_autofree gint16 *col = g_new (gint16, MAX (K * N * P, 1));
@@ -427,9 +560,10 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
           else
             im2col_nd (image, &w2, Cg, col + n * P, N * P);
         }
-      graft_qgemm_s16 (ctx, Mg, N * P, K, w16 + g * Mg * K, col, acc, N * P);
+      qgemm_packed (ctx, Mg, N * P, K, filter->packed + g * filter->rows * filter->lda, filter->lda, col, acc, N * P);
       conv_store (&o, y, acc, N, M, g * Mg, Mg, P, scales);
     }
+  g_clear_pointer (&owned_filter, packed_filter_free);
   return TRUE;
 }
 
