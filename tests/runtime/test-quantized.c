@@ -5,6 +5,11 @@
  * tails) with operands at the int16 extremes a zero-point-subtracted
  * 8-bit value can reach (±255): the results must be equal.
  *
+ * /quantized/resnet18_FORMAT/avx2-vs-portable: the whole quantized
+ * network (every QLinearConv/ConvInteger shape of ResNet-18, the
+ * requantization, QGemm/MatMulInteger) at the AVX2 level and at the
+ * portable one: the logits must be bit-identical.
+ *
  * /quantized/resnet18_FORMAT-vs-onnxruntime: ResNet-18 (random weights)
  * quantized by onnxruntime's quantize_static (QDQ and QOperator formats)
  * and quantize_dynamic (tests/fixtures/make-quantized-models.py), run in
@@ -135,6 +140,17 @@ argmax (const float *row, gint64 n)
   return best;
 }
 
+static GraftRtTensor *
+random_image (void)
+{
+  const gint64 dims[] = { 2, 3, 224, 224 };
+  GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
+  for (gint64 i = 0; i < x->numel; i++)
+    ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  return x;
+}
+
 typedef struct {
   const char *name;
   gboolean quantized_logits;
@@ -154,11 +170,7 @@ compare_with_ort (gconstpointer data)
   g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);
   g_autoptr(GError) error = NULL;
 
-  const gint64 dims[] = { 2, 3, 224, 224 };
-  g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
-  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
-  for (gint64 i = 0; i < x->numel; i++)
-    ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  g_autoptr(GraftRtTensor) x = random_image ();
   g_assert_true (graft_npy_write (input_path, x, &error));
 
   g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
@@ -212,6 +224,41 @@ compare_with_ort (gconstpointer data)
   g_rmdir (tmp);
 }
 
+static GraftRtTensor *
+run_at_level (const char *model_path, GraftRtTensor *x, GraftSimdLevel level)
+{
+  g_autoptr(GError) error = NULL;
+  graft_simd_set_max_level (level);
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, 2);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  return graft_rt_tensor_ref (outs->pdata[0]);
+}
+
+static void
+compare_simd_levels (gconstpointer data)
+{
+  const QuantizedCase *qcase = data;
+  if (graft_simd_cpu_level () < GRAFT_SIMD_AVX2)
+    {
+      g_test_skip ("needs avx2");
+      return;
+    }
+  g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, qcase->name);
+  g_autoptr(GraftRtTensor) x = random_image ();
+  g_autoptr(GraftRtTensor) portable = run_at_level (model_path, x, GRAFT_SIMD_PORTABLE);
+  g_autoptr(GraftRtTensor) avx2 = run_at_level (model_path, x, GRAFT_SIMD_AVX2);
+  g_assert_true (graft_rt_tensor_same_shape (portable, avx2));
+  g_assert_cmpmem (portable->data, portable->numel * sizeof (float), avx2->data, avx2->numel * sizeof (float));
+}
+
 static const QuantizedCase quantized_models[] = {
   { "resnet18_qdq", TRUE },
   { "resnet18_qop", TRUE },
@@ -240,6 +287,8 @@ main (int argc, char **argv)
     {
       g_autofree char *path = g_strdup_printf ("/quantized/%s-vs-onnxruntime", quantized_models[i].name);
       g_test_add_data_func (path, &quantized_models[i], compare_with_ort);
+      g_autofree char *levels = g_strdup_printf ("/quantized/%s/avx2-vs-portable", quantized_models[i].name);
+      g_test_add_data_func (levels, &quantized_models[i], compare_simd_levels);
     }
   int status = g_test_run ();
   g_free (models_dir);

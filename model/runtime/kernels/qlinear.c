@@ -271,6 +271,72 @@ store_quantized (GraftRtTensor *y, gint64 i, gint64 q)
     ((guint8 *) y->data)[i] = q;
 }
 
+/* dst[i] = saturate (round ((src[i] + bias) · scale) + zero), 8-bit
+ * (int8 when is_signed); rounding half to even, as QuantizeLinear. */
+static void
+requantize_row_portable (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed,
+                         void *dst)
+{
+  gint64 lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  for (gint64 i = 0; i < n; i++)
+    {
+      gint64 q = requantize_value ((float) (src[i] + bias) * scale, zero, lo, hi);
+      if (is_signed)
+        ((gint8 *) dst)[i] = q;
+      else
+        ((guint8 *) dst)[i] = q;
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* vcvtps2dq rounds half to even under the default MXCSR; the float clamp
+ * first keeps it in range, the saturating packs then only narrow. */
+GRAFT_TARGET_AVX2_FMA static void
+requantize_row_avx2 (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+{
+  float lo = (is_signed ? -128 : 0) - zero, hi = (is_signed ? 127 : 255) - zero;
+  __m256 vscale = _mm256_set1_ps (scale), vlo = _mm256_set1_ps (lo), vhi = _mm256_set1_ps (hi);
+  __m256i vbias = _mm256_set1_epi32 (bias), vzero = _mm256_set1_epi32 (zero);
+  gint64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      __m256i acc = _mm256_add_epi32 (_mm256_loadu_si256 ((const __m256i *) (src + i)), vbias);
+      __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (acc), vscale);
+      v = _mm256_min_ps (_mm256_max_ps (v, vlo), vhi);
+      __m256i q = _mm256_add_epi32 (_mm256_cvtps_epi32 (v), vzero);
+      __m128i q16 = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+      __m128i q8 = is_signed ? _mm_packs_epi16 (q16, q16) : _mm_packus_epi16 (q16, q16);
+      _mm_storel_epi64 ((__m128i *) ((guint8 *) dst + i), q8);
+    }
+  requantize_row_portable (src + i, n - i, bias, scale, zero, is_signed, (guint8 *) dst + i);
+}
+#endif
+
+static void
+requantize_row (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    {
+      requantize_row_avx2 (src, n, bias, scale, zero, is_signed, dst);
+      return;
+    }
+#endif
+  requantize_row_portable (src, n, bias, scale, zero, is_signed, dst);
+}
+
+/* dst[i] = t[i] - zero as int16, t 8-bit. */
+GRAFT_HOT_LOOP static void
+widen_minus_zero (const GraftRtTensor *t, gint64 zero, gint16 *dst)
+{
+  if (t->dtype == GRAFT_DTYPE_INT8)
+    for (gint64 i = 0; i < t->numel; i++)
+      dst[i] = ((const gint8 *) t->data)[i] - zero;
+  else
+    for (gint64 i = 0; i < t->numel; i++)
+      dst[i] = ((const guint8 *) t->data)[i] - zero;
+}
+
 static gboolean
 check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GError **error)
 {
@@ -456,8 +522,6 @@ static void
 conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N, gint64 M, gint64 m0, gint64 Mg,
             gint64 P, const float *scales)
 {
-  gint64 lo, hi;
-  quant_limits (y->dtype, &lo, &hi);
   gint64 y_zero = zero_point_at (o->yzp, 0);
   for (gint64 m = 0; m < Mg; m++)
     {
@@ -471,9 +535,7 @@ conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N
               memcpy ((gint32 *) y->data + at, src, sizeof (gint32) * P);
               continue;
             }
-          float scale = scales[m0 + m];
-          for (gint64 p = 0; p < P; p++)
-            store_quantized (y, at + p, requantize_value ((float) (src[p] + bias) * scale, y_zero, lo, hi));
+          requantize_row (src, P, bias, scales[m0 + m], y_zero, y->dtype == GRAFT_DTYPE_INT8, (guint8 *) y->data + at);
         }
     }
 }
@@ -530,12 +592,7 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
     return TRUE;
   g_autofree gint16 *x16 = g_new (gint16, MAX (x->numel, 1));
   gint64 x_zero = zero_point_at (o.xzp, 0);
-  if (x->dtype == GRAFT_DTYPE_INT8)
-    for (gint64 i = 0; i < x->numel; i++)
-      x16[i] = ((const gint8 *) x->data)[i] - x_zero;
-  else
-    for (gint64 i = 0; i < x->numel; i++)
-      x16[i] = ((const guint8 *) x->data)[i] - x_zero;
+  widen_minus_zero (x, x_zero, x16);
   PackedFilter *owned_filter;
   const PackedFilter *filter = packed_filter_get (ctx, wt, o.wzp, group, K, &owned_filter);
   /* All images of a group in one GEMM: a wider b keeps the small
