@@ -21,9 +21,9 @@
 #endif
 #include "runtime/kernels/window.h"
 
-/* Rows and columns of one register tile: 4 rows × 16 int32 columns keep
- * 8 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
-#define TILE_ROWS 4
+/* Rows and columns of one register tile: 6 rows × 16 int32 columns keep
+ * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
+#define TILE_ROWS 6
 #define TILE_COLS 16
 
 /* ---- the int16 GEMM ---- */
@@ -94,30 +94,50 @@ qgemm_tile_portable (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pa
 }
 
 #ifdef GRAFT_HAVE_X86_SIMD
+/* Named accumulators rather than an array: GCC then keeps all twelve in
+ * registers without copying them each step. */
+#define QGEMM_ROW_STEP(i, c0, c1)                                              \
+  do                                                                           \
+    {                                                                          \
+      gint32 pair;                                                             \
+      memcpy (&pair, a + (i) * lda + 2 * p, sizeof pair);                      \
+      __m256i ai = _mm256_set1_epi32 (pair);                                   \
+      c0 = _mm256_add_epi32 (c0, _mm256_madd_epi16 (ai, b0));                 \
+      c1 = _mm256_add_epi32 (c1, _mm256_madd_epi16 (ai, b1));                 \
+    }                                                                          \
+  while (0)
+
+#define QGEMM_ROW_STORE(i, c0, c1)                                             \
+  do                                                                           \
+    {                                                                          \
+      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc), c0);                  \
+      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc + 8), c1);              \
+    }                                                                          \
+  while (0)
+
 GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
 qgemm_tile_avx2 (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
 {
-  __m256i acc[TILE_ROWS][2];
-  for (int i = 0; i < TILE_ROWS; i++)
-    acc[i][0] = acc[i][1] = _mm256_setzero_si256 ();
+  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
+  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (gint64 p = 0; p < pairs; p++)
     {
       __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2));
       __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2 + 16));
-      for (int i = 0; i < TILE_ROWS; i++)
-        {
-          gint32 pair;
-          memcpy (&pair, a + i * lda + 2 * p, sizeof pair);
-          __m256i ai = _mm256_set1_epi32 (pair);
-          acc[i][0] = _mm256_add_epi32 (acc[i][0], _mm256_madd_epi16 (ai, b0));
-          acc[i][1] = _mm256_add_epi32 (acc[i][1], _mm256_madd_epi16 (ai, b1));
-        }
+      QGEMM_ROW_STEP (0, c00, c01);
+      QGEMM_ROW_STEP (1, c10, c11);
+      QGEMM_ROW_STEP (2, c20, c21);
+      QGEMM_ROW_STEP (3, c30, c31);
+      QGEMM_ROW_STEP (4, c40, c41);
+      QGEMM_ROW_STEP (5, c50, c51);
     }
-  for (int i = 0; i < TILE_ROWS; i++)
-    {
-      _mm256_storeu_si256 ((__m256i *) (c + i * ldc), acc[i][0]);
-      _mm256_storeu_si256 ((__m256i *) (c + i * ldc + 8), acc[i][1]);
-    }
+  QGEMM_ROW_STORE (0, c00, c01);
+  QGEMM_ROW_STORE (1, c10, c11);
+  QGEMM_ROW_STORE (2, c20, c21);
+  QGEMM_ROW_STORE (3, c30, c31);
+  QGEMM_ROW_STORE (4, c40, c41);
+  QGEMM_ROW_STORE (5, c50, c51);
 }
 #endif
 
