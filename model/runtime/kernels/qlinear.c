@@ -848,6 +848,34 @@ qlinear_add_run (const void *a, gint64 sa, const void *b, gint64 sb, void *out, 
     }
 }
 
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Same-shape operands of one 8-bit dtype: eight lanes at a time, with
+ * the portable loop's separate multiplies and add (no FMA), so the two
+ * round the same sums. */
+GRAFT_TARGET_AVX2_FMA static void
+qlinear_add_same_shape_avx2 (const guint8 *a, const guint8 *b, guint8 *out, gint64 n, const QLinearAddParams *p)
+{
+  gboolean is_signed = p->out_dtype == GRAFT_DTYPE_INT8;
+  __m256 as = _mm256_set1_ps (p->a_scale), bs = _mm256_set1_ps (p->b_scale);
+  __m256 lo = _mm256_set1_ps (p->lo - p->out_zero), hi = _mm256_set1_ps (p->hi - p->out_zero);
+  __m256i az = _mm256_set1_epi32 (p->a_zero), bz = _mm256_set1_epi32 (p->b_zero), oz = _mm256_set1_epi32 (p->out_zero);
+  gint64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      __m128i a8 = _mm_loadl_epi64 ((const __m128i *) (a + i)), b8 = _mm_loadl_epi64 ((const __m128i *) (b + i));
+      __m256i ai = is_signed ? _mm256_cvtepi8_epi32 (a8) : _mm256_cvtepu8_epi32 (a8);
+      __m256i bi = is_signed ? _mm256_cvtepi8_epi32 (b8) : _mm256_cvtepu8_epi32 (b8);
+      __m256 va = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (ai, az)), as);
+      __m256 vb = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (bi, bz)), bs);
+      __m256 v = _mm256_min_ps (_mm256_max_ps (_mm256_add_ps (va, vb), lo), hi);
+      __m256i q = _mm256_add_epi32 (_mm256_cvtps_epi32 (v), oz);
+      __m128i q16 = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+      _mm_storel_epi64 ((__m128i *) (out + i), is_signed ? _mm_packs_epi16 (q16, q16) : _mm_packus_epi16 (q16, q16));
+    }
+  qlinear_add_run (a + i, 1, b + i, 1, out + i, n - i, p);
+}
+#endif
+
 static gboolean
 kernel_qlinear_add (GraftKernelContext *ctx, GError **error)
 {
@@ -868,6 +896,14 @@ kernel_qlinear_add (GraftKernelContext *ctx, GError **error)
                          zero_point_at (graft_kernel_input (ctx, 2), 0), zero_point_at (graft_kernel_input (ctx, 5), 0),
                          zero_point_at (graft_kernel_input (ctx, 7), 0), 0, 0 };
   quant_limits (out->dtype, &p.lo, &p.hi);
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2 && graft_rt_tensor_same_shape (a, b) &&
+      a->dtype == b->dtype && a->dtype == out->dtype)
+    {
+      qlinear_add_same_shape_avx2 (a->data, b->data, out->data, out->numel, &p);
+      return TRUE;
+    }
+#endif
   graft_broadcast_binary (a, b, out, qlinear_add_run, &p);
   return TRUE;
 }
