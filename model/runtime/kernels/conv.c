@@ -1,5 +1,5 @@
 /* Convolutions: Conv (im2col + SGEMM, 1×1 as plain GEMM, depthwise direct),
- * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv, Col2Im,
+ * ConvTranspose (GEMM + col2im), ConvInteger, QLinearConv (kernels in qlinear.c), Col2Im,
  * DeformConv, and the shared window geometry that pooling uses too.
  * Computation is in float32 (Col2Im, DeformConv: summed in double). */
 #include <cblas.h>
@@ -8,6 +8,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/window.h"
 
@@ -920,96 +921,18 @@ kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- Integer convolutions: exact int32 accumulation via double-free loops ---- */
-
-static gboolean
-conv_integer_core (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, GraftRtTensor *xzp, GraftRtTensor *wzp,
-                   gint64 **acc_out, GraftWindow *w, gint64 *dims, GError **error)
-{
-  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
-  if (!window_from_tensors (ctx, x, wt, FALSE, w, error))
-    return FALSE;
-  gint64 N = x->dims[0], C = x->dims[1], M = wt->dims[0], Cg = C / MAX (group, 1), Mg = M / MAX (group, 1);
-  gint64 in_size = 1, out_size = 1, k_size = 1;
-  dims[0] = N;
-  dims[1] = M;
-  for (int i = 0; i < w->n; i++)
-    {
-      dims[i + 2] = w->out[i];
-      in_size *= w->in[i];
-      out_size *= w->out[i];
-      k_size *= w->kernel[i];
-    }
-  gint64 xz = xzp && xzp->numel ? graft_rt_tensor_get_i64 (xzp, 0) : 0;
-  g_autofree float *xf = g_new (float, MAX (x->numel, 1));
-  g_autofree float *wf = g_new (float, MAX (wt->numel, 1));
-  for (gint64 i = 0; i < x->numel; i++)
-    xf[i] = graft_rt_tensor_get_i64 (x, i) - xz;
-  for (gint64 i = 0; i < wt->numel; i++)
-    {
-      gint64 m = i / (Cg * k_size);
-      gint64 wz = wzp && wzp->numel ? graft_rt_tensor_get_i64 (wzp, wzp->numel > 1 ? m : 0) : 0;
-      wf[i] = graft_rt_tensor_get_i64 (wt, i) - wz;
-    }
-  /* Products of 8-bit values summed over a window stay far below 2^24,
-   * so float32 GEMM is exact here. */
-  g_autofree float *yf = g_new (float, MAX (N * M * out_size, 1));
-  if (!graft_conv2d_f32 (NULL, xf, wf, NULL, yf, N, C, M, group, w, error))
-    return FALSE;
-  gint64 *acc = g_new (gint64, MAX (N * M * out_size, 1));
-  for (gint64 i = 0; i < N * M * out_size; i++)
-    acc[i] = (gint64) llrintf (yf[i]);
-  (void) Mg;
-  (void) in_size;
-  *acc_out = acc;
-  return TRUE;
-}
+/* ---- Integer convolutions: int8 GEMM kernels in qlinear.c ---- */
 
 static gboolean
 kernel_conv_integer (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = ctx->inputs[0], *wt = ctx->inputs[1];
-  GraftWindow w;
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  g_autofree gint64 *acc = NULL;
-  if (!conv_integer_core (ctx, x, wt, graft_kernel_input (ctx, 2), graft_kernel_input (ctx, 3), &acc, &w, dims, error))
-    return FALSE;
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_INT32, x->rank, dims, error);
-  if (y == NULL)
-    return FALSE;
-  for (gint64 i = 0; i < y->numel; i++)
-    ((gint32 *) y->data)[i] = acc[i];
-  return TRUE;
+  return graft_conv_integer_run (ctx, FALSE, error);
 }
 
 static gboolean
 kernel_qlinear_conv (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *xzp = ctx->inputs[2];
-  GraftRtTensor *wt = ctx->inputs[3], *ws = ctx->inputs[4], *wzp = ctx->inputs[5];
-  GraftRtTensor *ys = ctx->inputs[6], *yzp = graft_kernel_input (ctx, 7), *b = graft_kernel_input (ctx, 8);
-  GraftWindow w;
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  g_autofree gint64 *acc = NULL;
-  if (!conv_integer_core (ctx, x, wt, xzp, wzp, &acc, &w, dims, error))
-    return FALSE;
-  GraftDType dtype = yzp ? yzp->dtype : x->dtype;
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, x->rank, dims, error);
-  if (y == NULL)
-    return FALSE;
-  gint64 M = dims[1], spatial = y->numel / MAX (dims[0] * M, 1);
-  double x_scale = graft_rt_tensor_get_f64 (xs, 0), y_scale = graft_rt_tensor_get_f64 (ys, 0);
-  gint64 y_zero = yzp ? graft_rt_tensor_get_i64 (yzp, 0) : 0;
-  for (gint64 i = 0; i < y->numel; i++)
-    {
-      gint64 m = (i / spatial) % M;
-      double w_scale = graft_rt_tensor_get_f64 (ws, ws->numel > 1 ? m : 0);
-      double v = acc[i] + (b ? graft_rt_tensor_get_i64 (b, m) : 0);
-      v = nearbyint (v * x_scale * w_scale / y_scale) + y_zero;
-      double lo = dtype == GRAFT_DTYPE_INT8 ? -128 : 0, hi = dtype == GRAFT_DTYPE_INT8 ? 127 : 255;
-      graft_rt_tensor_set_i64 (y, i, (gint64) CLAMP (v, lo, hi));
-    }
-  return TRUE;
+  return graft_conv_integer_run (ctx, TRUE, error);
 }
 
 /* ---- Col2Im (18): the inverse of im2col, overlapping blocks summed ---- */

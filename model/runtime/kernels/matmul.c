@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/qlinear.h"
 
 static gboolean
 infer_matmul (GraftInferContext *ctx, GError **error)
@@ -206,99 +207,16 @@ kernel_matmul (GraftKernelContext *ctx, GError **error)
   return graft_matmul (ctx, a, b, out, error);
 }
 
-static gint64
-zero_point (GraftRtTensor *zp)
-{
-  return zp && zp->numel > 0 ? graft_rt_tensor_get_i64 (zp, 0) : 0;
-}
-
 static gboolean
 kernel_matmul_integer (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
-  GraftRtTensor *a = graft_kernel_input (ctx, 0), *b = graft_kernel_input (ctx, 1);
-  MatMulJob job;
-  if (out == NULL || !setup_matmul (&job, a, b, out, error))
-    return FALSE;
-  GraftRtTensor *azp = graft_kernel_input (ctx, 2), *bzp = graft_kernel_input (ctx, 3);
-  if ((azp && azp->numel > 1) || (bzp && bzp->numel > 1))
-    {
-      /* per-row / per-column zero points */
-      gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
-      for (gint64 bi = 0; bi < batches; bi++)
-        {
-          gint64 oa, ob;
-          batch_offsets (&job, bi, &oa, &ob);
-          oa *= job.M * job.K;
-          ob *= job.K * job.N;
-          for (gint64 i = 0; i < job.M; i++)
-            for (gint64 j = 0; j < job.N; j++)
-              {
-                gint64 za = azp ? graft_rt_tensor_get_i64 (azp, azp->numel > 1 ? i : 0) : 0;
-                gint64 zb = bzp ? graft_rt_tensor_get_i64 (bzp, bzp->numel > 1 ? j : 0) : 0;
-                gint64 acc = 0;
-                for (gint64 k = 0; k < job.K; k++)
-                  acc += (graft_rt_tensor_get_i64 (a, oa + i * job.K + k) - za) *
-                         (graft_rt_tensor_get_i64 (b, ob + k * job.N + j) - zb);
-                ((gint32 *) out->data)[bi * job.M * job.N + i * job.N + j] = acc;
-              }
-        }
-      return TRUE;
-    }
-  gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
-  for (gint64 bi = 0; bi < batches; bi++)
-    {
-      gint64 oa, ob;
-      batch_offsets (&job, bi, &oa, &ob);
-      matmul_generic (a, oa * job.M * job.K, b, ob * job.K * job.N, out, bi * job.M * job.N, job.M, job.N, job.K,
-                      zero_point (azp), zero_point (bzp));
-    }
-  return TRUE;
-}
-
-static double
-saturate_round (double v, GraftDType dtype)
-{
-  v = nearbyint (v);
-  double lo = dtype == GRAFT_DTYPE_INT8 ? -128 : 0, hi = dtype == GRAFT_DTYPE_INT8 ? 127 : 255;
-  return CLAMP (v, lo, hi);
+  return graft_matmul_integer_run (ctx, FALSE, error);
 }
 
 static gboolean
 kernel_qlinear_matmul (GraftKernelContext *ctx, GError **error)
 {
-  GraftRtTensor *a = ctx->inputs[0], *as = ctx->inputs[1], *azp = ctx->inputs[2];
-  GraftRtTensor *b = ctx->inputs[3], *bs = ctx->inputs[4], *bzp = ctx->inputs[5];
-  GraftRtTensor *ys = ctx->inputs[6], *yzp = graft_kernel_input (ctx, 7);
-  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
-  MatMulJob job;
-  if (out == NULL || !setup_matmul (&job, a, b, out, error))
-    return FALSE;
-  gint64 batches = graft_dims_product (job.batch_dims, 0, job.batch_rank);
-  double y_scale = graft_rt_tensor_get_f64 (ys, 0);
-  gint64 y_zero = zero_point (yzp);
-  for (gint64 bi = 0; bi < batches; bi++)
-    {
-      gint64 oa, ob;
-      batch_offsets (&job, bi, &oa, &ob);
-      oa *= job.M * job.K;
-      ob *= job.K * job.N;
-      for (gint64 i = 0; i < job.M; i++)
-        for (gint64 j = 0; j < job.N; j++)
-          {
-            gint64 za = graft_rt_tensor_get_i64 (azp, azp->numel > 1 ? i : 0);
-            gint64 zb = graft_rt_tensor_get_i64 (bzp, bzp->numel > 1 ? j : 0);
-            double sa = graft_rt_tensor_get_f64 (as, as->numel > 1 ? i : 0);
-            double sb = graft_rt_tensor_get_f64 (bs, bs->numel > 1 ? j : 0);
-            gint64 acc = 0;
-            for (gint64 k = 0; k < job.K; k++)
-              acc += (graft_rt_tensor_get_i64 (a, oa + i * job.K + k) - za) *
-                     (graft_rt_tensor_get_i64 (b, ob + k * job.N + j) - zb);
-            double v = saturate_round (acc * sa * sb / y_scale + y_zero, out->dtype);
-            graft_rt_tensor_set_i64 (out, bi * job.M * job.N + i * job.N + j, (gint64) v);
-          }
-    }
-  return TRUE;
+  return graft_matmul_integer_run (ctx, TRUE, error);
 }
 
 /* ---- Gemm ---- */

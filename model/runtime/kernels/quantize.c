@@ -5,6 +5,12 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/simd-target.h"
+
+#ifndef GRAFT_HOT_LOOP
+/* simd-target.h defines it for x86-64 GCC/clang only. */
+#define GRAFT_HOT_LOOP
+#endif
 #include "runtime/narrow-dtype.h"
 
 static void
@@ -113,6 +119,89 @@ param_index (const QuantLayout *layout, const GraftRtTensor *x, const GraftRtTen
   return index;
 }
 
+/* The common layouts as (outer, channels, inner) runs: one scale for all,
+ * or one per index of `axis`. FALSE for blocked ones. */
+static gboolean
+quant_runs (const QuantLayout *layout, const GraftRtTensor *x, const GraftRtTensor *scale, gint64 *outer,
+            gint64 *channels, gint64 *inner)
+{
+  if (layout->block_size > 0)
+    return FALSE;
+  if (scale->numel <= 1)
+    {
+      *outer = 1;
+      *channels = 1;
+      *inner = x->numel;
+      return TRUE;
+    }
+  *outer = graft_dims_product (x->dims, 0, layout->axis);
+  *channels = x->dims[layout->axis];
+  *inner = graft_dims_product (x->dims, layout->axis + 1, x->rank);
+  return TRUE;
+}
+
+static gboolean
+is_8bit (GraftDType dtype)
+{
+  return dtype == GRAFT_DTYPE_UINT8 || dtype == GRAFT_DTYPE_INT8;
+}
+
+/* float32 to 8 bits: the general loop's arithmetic (a float32 quotient,
+ * rounded half to even), without its per-element dtype dispatch. */
+GRAFT_HOT_LOOP static gboolean
+quantize_f32_to_8bit (const QuantLayout *layout, const GraftRtTensor *x, const GraftRtTensor *scale,
+                      const GraftRtTensor *zp, GraftRtTensor *y)
+{
+  gint64 outer, channels, inner;
+  if (x->dtype != GRAFT_DTYPE_FLOAT32 || scale->dtype != GRAFT_DTYPE_FLOAT32 || !is_8bit (y->dtype) ||
+      (zp && zp->dtype != y->dtype) || !quant_runs (layout, x, scale, &outer, &channels, &inner))
+    return FALSE;
+  gboolean is_signed = y->dtype == GRAFT_DTYPE_INT8;
+  float lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  const float *src = x->data;
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 c = 0; c < channels; c++)
+      {
+        float s = ((const float *) scale->data)[scale->numel > 1 ? c : 0];
+        float z = zp == NULL ? 0 : graft_rt_tensor_get_f64 (zp, zp->numel > 1 ? c : 0);
+        gint64 at = (o * channels + c) * inner;
+        if (is_signed)
+          for (gint64 i = 0; i < inner; i++)
+            ((gint8 *) y->data)[at + i] = CLAMP (nearbyintf (src[at + i] / s) + z, lo, hi);
+        else
+          for (gint64 i = 0; i < inner; i++)
+            ((guint8 *) y->data)[at + i] = CLAMP (nearbyintf (src[at + i] / s) + z, lo, hi);
+      }
+  return TRUE;
+}
+
+/* 8 bits to float32: (x - z) · s is exact before its one rounding to
+ * float, as in the general loop. */
+GRAFT_HOT_LOOP static gboolean
+dequantize_8bit_to_f32 (const QuantLayout *layout, const GraftRtTensor *x, const GraftRtTensor *scale,
+                        const GraftRtTensor *zp, GraftRtTensor *y)
+{
+  gint64 outer, channels, inner;
+  if (!is_8bit (x->dtype) || scale->dtype != GRAFT_DTYPE_FLOAT32 || y->dtype != GRAFT_DTYPE_FLOAT32 ||
+      (zp && zp->dtype != x->dtype) || !quant_runs (layout, x, scale, &outer, &channels, &inner))
+    return FALSE;
+  float *dst = y->data;
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 c = 0; c < channels; c++)
+      {
+        float s = ((const float *) scale->data)[scale->numel > 1 ? c : 0];
+        gint32 z = zp == NULL ? 0 : graft_rt_tensor_get_i64 (zp, zp->numel > 1 ? c : 0);
+        gint64 at = (o * channels + c) * inner;
+        if (x->dtype == GRAFT_DTYPE_INT8)
+          for (gint64 i = 0; i < inner; i++)
+            dst[at + i] = (float) (((const gint8 *) x->data)[at + i] - z) * s;
+        else
+          for (gint64 i = 0; i < inner; i++)
+            dst[at + i] = (float) (((const guint8 *) x->data)[at + i] - z) * s;
+      }
+  return TRUE;
+}
+
 static gboolean
 kernel_quantize (GraftKernelContext *ctx, GError **error)
 {
@@ -123,6 +212,8 @@ kernel_quantize (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  if (quantize_f32_to_8bit (&layout, x, scale, zp, y))
+    return TRUE;
   gboolean saturate = graft_node_attr_int (ctx->node, "saturate", 1) != 0;
   double lo, hi;
   quant_range (y->dtype, &lo, &hi);
@@ -151,6 +242,8 @@ kernel_dequantize (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  if (dequantize_8bit_to_f32 (&layout, x, scale, zp, y))
+    return TRUE;
   for (gint64 i = 0; i < x->numel; i++)
     {
       double s = graft_rt_tensor_get_f64 (scale, param_index (&layout, x, scale, i));

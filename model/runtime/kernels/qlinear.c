@@ -1,0 +1,976 @@
+/* Integer convolution and matrix products (ConvInteger, QLinearConv,
+ * MatMulInteger, QLinearMatMul) on one int16 GEMM, and the
+ * com.microsoft quantized operators onnxruntime's quantize_static writes
+ * in its QOperator format (QLinearAdd, QLinearGlobalAveragePool, QGemm).
+ *
+ * Operands are widened to int16 with their zero points subtracted, so
+ * u8·u8, u8·s8 and s8·s8 all become one exact product: |a|,|b| ≤ 255,
+ * and a pair sum of two products stays far inside int32. The AVX2 kernel
+ * multiplies those pairs with vpmaddwd; unlike vpmaddubsw on raw bytes it
+ * never saturates, at half its arithmetic rate. */
+#include <math.h>
+#include <string.h>
+
+#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/qlinear.h"
+#include "runtime/kernels/simd-target.h"
+
+#ifndef GRAFT_HOT_LOOP
+/* simd-target.h defines it for x86-64 GCC/clang only. */
+#define GRAFT_HOT_LOOP
+#endif
+#include "runtime/kernels/window.h"
+
+/* Rows and columns of one register tile: 6 rows × 16 int32 columns keep
+ * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
+#define TILE_ROWS 6
+#define TILE_COLS 16
+
+/* ---- the int16 GEMM ---- */
+
+/* b packed for one tile column: for each k pair, TILE_COLS columns of
+ * (b[2p][j], b[2p+1][j]), so one 32-bit lane holds what vpmaddwd pairs
+ * with a broadcast (a[i][2p], a[i][2p+1]). */
+static void
+pack_b_panel_portable (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+{
+  gint64 cols = MIN (TILE_COLS, N - j0), pairs = (K + 1) / 2;
+  memset (panel, 0, sizeof (gint16) * pairs * TILE_COLS * 2);
+  for (gint64 k = 0; k < K; k++)
+    {
+      const gint16 *row = b + k * N + j0;
+      gint16 *dst = panel + (k / 2) * TILE_COLS * 2 + (k % 2);
+      for (gint64 j = 0; j < cols; j++)
+        dst[j * 2] = row[j];
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Full panels, two rows at a time: vpunpck{l,h}wd interleave within each
+ * 128-bit lane, the permutes put columns 0-7 and 8-15 back in order. */
+GRAFT_TARGET_AVX2_FMA static void
+pack_b_panel_avx2 (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+{
+  if (N - j0 < TILE_COLS)
+    {
+      pack_b_panel_portable (b, N, K, j0, panel);
+      return;
+    }
+  gint64 p = 0;
+  for (; 2 * p + 1 < K; p++)
+    {
+      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + 2 * p * N + j0));
+      __m256i r1 = _mm256_loadu_si256 ((const __m256i *) (b + (2 * p + 1) * N + j0));
+      __m256i lo = _mm256_unpacklo_epi16 (r0, r1), hi = _mm256_unpackhi_epi16 (r0, r1);
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
+    }
+  if (K % 2)
+    {
+      /* The odd last row pairs with zeros. */
+      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + (K - 1) * N + j0)), zero = _mm256_setzero_si256 ();
+      __m256i lo = _mm256_unpacklo_epi16 (r0, zero), hi = _mm256_unpackhi_epi16 (r0, zero);
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
+      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
+    }
+}
+#endif
+
+static void
+qgemm_tile_portable (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
+{
+  for (int i = 0; i < TILE_ROWS; i++)
+    {
+      gint32 acc[TILE_COLS] = { 0 };
+      for (gint64 p = 0; p < pairs; p++)
+        {
+          gint32 a0 = a[i * lda + 2 * p], a1 = a[i * lda + 2 * p + 1];
+          const gint16 *bp = panel + p * TILE_COLS * 2;
+          for (int j = 0; j < TILE_COLS; j++)
+            acc[j] += a0 * bp[2 * j] + a1 * bp[2 * j + 1];
+        }
+      memcpy (c + i * ldc, acc, sizeof acc);
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Named accumulators rather than an array: GCC then keeps all twelve in
+ * registers without copying them each step. */
+#define QGEMM_ROW_STEP(i, c0, c1)                                              \
+  do                                                                           \
+    {                                                                          \
+      gint32 pair;                                                             \
+      memcpy (&pair, a + (i) * lda + 2 * p, sizeof pair);                      \
+      __m256i ai = _mm256_set1_epi32 (pair);                                   \
+      c0 = _mm256_add_epi32 (c0, _mm256_madd_epi16 (ai, b0));                 \
+      c1 = _mm256_add_epi32 (c1, _mm256_madd_epi16 (ai, b1));                 \
+    }                                                                          \
+  while (0)
+
+#define QGEMM_ROW_STORE(i, c0, c1)                                             \
+  do                                                                           \
+    {                                                                          \
+      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc), c0);                  \
+      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc + 8), c1);              \
+    }                                                                          \
+  while (0)
+
+GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
+qgemm_tile_avx2 (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
+{
+  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
+  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (gint64 p = 0; p < pairs; p++)
+    {
+      __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2));
+      __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2 + 16));
+      QGEMM_ROW_STEP (0, c00, c01);
+      QGEMM_ROW_STEP (1, c10, c11);
+      QGEMM_ROW_STEP (2, c20, c21);
+      QGEMM_ROW_STEP (3, c30, c31);
+      QGEMM_ROW_STEP (4, c40, c41);
+      QGEMM_ROW_STEP (5, c50, c51);
+    }
+  QGEMM_ROW_STORE (0, c00, c01);
+  QGEMM_ROW_STORE (1, c10, c11);
+  QGEMM_ROW_STORE (2, c20, c21);
+  QGEMM_ROW_STORE (3, c30, c31);
+  QGEMM_ROW_STORE (4, c40, c41);
+  QGEMM_ROW_STORE (5, c50, c51);
+}
+#endif
+
+typedef void (*QGemmTile) (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc);
+typedef void (*QGemmPack) (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel);
+
+typedef struct {
+  const gint16 *a;          /* packed: rows padded to TILE_ROWS, K to even */
+  const gint16 *b;
+  gint32 *c;
+  gint64 M, N, K, lda, ldc;
+  gint64 panels_per_task;
+  QGemmTile tile;
+  QGemmPack pack;
+} QGemmJob;
+
+static void
+qgemm_task (gint64 task, gpointer data)
+{
+  const QGemmJob *job = data;
+  gint64 pairs = job->lda / 2;
+  g_autofree gint16 *panel = g_new (gint16, pairs * TILE_COLS * 2);
+  gint32 edge[TILE_ROWS * TILE_COLS];
+  gint64 first = task * job->panels_per_task * TILE_COLS;
+  gint64 last = MIN (job->N, first + job->panels_per_task * TILE_COLS);
+  for (gint64 j0 = first; j0 < last; j0 += TILE_COLS)
+    {
+      gint64 cols = MIN (TILE_COLS, job->N - j0);
+      job->pack (job->b, job->N, job->K, j0, panel);
+      for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
+        {
+          gint64 rows = MIN (TILE_ROWS, job->M - i0);
+          const gint16 *a = job->a + i0 * job->lda;
+          if (rows == TILE_ROWS && cols == TILE_COLS)
+            {
+              job->tile (a, job->lda, panel, pairs, job->c + i0 * job->ldc + j0, job->ldc);
+              continue;
+            }
+          job->tile (a, job->lda, panel, pairs, edge, TILE_COLS);
+          for (gint64 i = 0; i < rows; i++)
+            memcpy (job->c + (i0 + i) * job->ldc + j0, edge + i * TILE_COLS, sizeof (gint32) * cols);
+        }
+    }
+}
+
+/* a with its rows padded to a multiple of TILE_ROWS and K to an even
+ * row length (lda) with zeros, as the tiles read it. g_free the result. */
+static gint16 *
+qgemm_pack_a (gint64 M, gint64 K, const gint16 *a, gint64 *lda)
+{
+  *lda = (K + 1) / 2 * 2;
+  gint64 rows = (M + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+  gint16 *packed = g_new0 (gint16, MAX (rows * *lda, 1));
+  for (gint64 i = 0; i < M; i++)
+    memcpy (packed + i * *lda, a + i * K, sizeof (gint16) * K);
+  return packed;
+}
+
+static void
+qgemm_packed (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *packed, gint64 lda,
+              const gint16 *b, gint32 *c, gint64 ldc)
+{
+  if (M <= 0 || N <= 0)
+    return;
+  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, qgemm_tile_portable, pack_b_panel_portable };
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    {
+      job.tile = qgemm_tile_avx2;
+      job.pack = pack_b_panel_avx2;
+    }
+#endif
+  gint64 panels = (N + TILE_COLS - 1) / TILE_COLS;
+  guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
+  /* A few tasks per thread even out a shared machine; whole panels keep
+   * each packed b panel in one task. */
+  gint64 tasks = MIN (panels, (gint64) threads * 4);
+  job.panels_per_task = (panels + tasks - 1) / tasks;
+  tasks = (panels + job.panels_per_task - 1) / job.panels_per_task;
+  if (ctx && threads > 1 && tasks > 1)
+    graft_kernel_parallel_for (ctx, tasks, qgemm_task, &job);
+  else
+    for (gint64 t = 0; t < tasks; t++)
+      qgemm_task (t, &job);
+}
+
+void
+graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
+                 gint32 *c, gint64 ldc)
+{
+  gint64 lda;
+  g_autofree gint16 *packed = qgemm_pack_a (M, K, a, &lda);
+  qgemm_packed (ctx, M, N, K, packed, lda, b, c, ldc);
+}
+
+/* ---- operands, zero points, requantization ---- */
+
+static gboolean
+is_8bit (const GraftRtTensor *t)
+{
+  return t->dtype == GRAFT_DTYPE_UINT8 || t->dtype == GRAFT_DTYPE_INT8;
+}
+
+static gint64
+element_i64 (const GraftRtTensor *t, gint64 i)
+{
+  if (t->dtype == GRAFT_DTYPE_UINT8)
+    return ((const guint8 *) t->data)[i];
+  if (t->dtype == GRAFT_DTYPE_INT8)
+    return ((const gint8 *) t->data)[i];
+  return graft_rt_tensor_get_i64 (t, i);
+}
+
+/* Zero point `which` of zp (a scalar or one per row/column), 0 if absent. */
+static gint64
+zero_point_at (const GraftRtTensor *zp, gint64 which)
+{
+  if (zp == NULL || zp->numel == 0)
+    return 0;
+  return element_i64 (zp, zp->numel > 1 ? which : 0);
+}
+
+static gboolean
+check_operand (const GraftRtTensor *t, const char *what, const GraftRtTensor *zp, gint64 n_params, GError **error)
+{
+  if (!is_8bit (t))
+    return graft_kernel_unsupported (error, "%s is %s; only uint8 and int8 are supported", what,
+                                     graft_dtype_to_string (t->dtype));
+  if (zp && zp->numel > 1 && zp->numel != n_params)
+    return graft_kernel_fail (error, "%s has %" G_GINT64_FORMAT " zero points for %" G_GINT64_FORMAT " rows or columns",
+                              what, zp->numel, n_params);
+  return TRUE;
+}
+
+/* The saturating round-to-nearest-even of quantization, as QuantizeLinear. */
+static inline gint64
+requantize_value (float v, gint64 zero, gint64 lo, gint64 hi)
+{
+  gint64 q = (gint64) nearbyintf (v) + zero;
+  return CLAMP (q, lo, hi);
+}
+
+static void
+quant_limits (GraftDType dtype, gint64 *lo, gint64 *hi)
+{
+  *lo = dtype == GRAFT_DTYPE_INT8 ? -128 : 0;
+  *hi = dtype == GRAFT_DTYPE_INT8 ? 127 : 255;
+}
+
+static void
+store_quantized (GraftRtTensor *y, gint64 i, gint64 q)
+{
+  if (y->dtype == GRAFT_DTYPE_INT8)
+    ((gint8 *) y->data)[i] = q;
+  else
+    ((guint8 *) y->data)[i] = q;
+}
+
+/* dst[i] = saturate (round ((src[i] + bias) · scale) + zero), 8-bit
+ * (int8 when is_signed); rounding half to even, as QuantizeLinear. */
+static void
+requantize_row_portable (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed,
+                         void *dst)
+{
+  gint64 lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  for (gint64 i = 0; i < n; i++)
+    {
+      gint64 q = requantize_value ((float) (src[i] + bias) * scale, zero, lo, hi);
+      if (is_signed)
+        ((gint8 *) dst)[i] = q;
+      else
+        ((guint8 *) dst)[i] = q;
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* vcvtps2dq rounds half to even under the default MXCSR; the float clamp
+ * first keeps it in range, the saturating packs then only narrow. */
+GRAFT_TARGET_AVX2_FMA static void
+requantize_row_avx2 (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+{
+  float lo = (is_signed ? -128 : 0) - zero, hi = (is_signed ? 127 : 255) - zero;
+  __m256 vscale = _mm256_set1_ps (scale), vlo = _mm256_set1_ps (lo), vhi = _mm256_set1_ps (hi);
+  __m256i vbias = _mm256_set1_epi32 (bias), vzero = _mm256_set1_epi32 (zero);
+  gint64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      __m256i acc = _mm256_add_epi32 (_mm256_loadu_si256 ((const __m256i *) (src + i)), vbias);
+      __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (acc), vscale);
+      v = _mm256_min_ps (_mm256_max_ps (v, vlo), vhi);
+      __m256i q = _mm256_add_epi32 (_mm256_cvtps_epi32 (v), vzero);
+      __m128i q16 = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+      __m128i q8 = is_signed ? _mm_packs_epi16 (q16, q16) : _mm_packus_epi16 (q16, q16);
+      _mm_storel_epi64 ((__m128i *) ((guint8 *) dst + i), q8);
+    }
+  requantize_row_portable (src + i, n - i, bias, scale, zero, is_signed, (guint8 *) dst + i);
+}
+#endif
+
+static void
+requantize_row (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    {
+      requantize_row_avx2 (src, n, bias, scale, zero, is_signed, dst);
+      return;
+    }
+#endif
+  requantize_row_portable (src, n, bias, scale, zero, is_signed, dst);
+}
+
+/* dst[i] = t[i] - zero as int16, t 8-bit. */
+GRAFT_HOT_LOOP static void
+widen_minus_zero (const GraftRtTensor *t, gint64 zero, gint16 *dst)
+{
+  if (t->dtype == GRAFT_DTYPE_INT8)
+    for (gint64 i = 0; i < t->numel; i++)
+      dst[i] = ((const gint8 *) t->data)[i] - zero;
+  else
+    for (gint64 i = 0; i < t->numel; i++)
+      dst[i] = ((const guint8 *) t->data)[i] - zero;
+}
+
+static gboolean
+check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GError **error)
+{
+  if (scale == NULL || (scale->numel != 1 && scale->numel != n_params))
+    return graft_kernel_fail (error, "%s must have 1 or %" G_GINT64_FORMAT " values", what, n_params);
+  return TRUE;
+}
+
+/* ---- ConvInteger, QLinearConv ---- */
+
+/* Rows (channel, kernel tap) of one group's im2col matrix for the 2-D
+ * case, written at column offset col0 of rows `stride` int16s long.
+ * Padding reads the zero point, which is 0 once subtracted. */
+static void
+im2col_2d (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, gint64 stride)
+{
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+  gint64 row = 0;
+  for (gint64 c = 0; c < channels; c++)
+    for (gint64 kh = 0; kh < w->kernel[0]; kh++)
+      for (gint64 kw = 0; kw < w->kernel[1]; kw++, row++)
+        {
+          gint16 *dst = col + row * stride;
+          gint64 ow_lo, ow_hi;
+          graft_window_inside (w, 1, kw, &ow_lo, &ow_hi);
+          for (gint64 oh = 0; oh < OH; oh++, dst += OW)
+            {
+              gint64 ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
+              if (ih < 0 || ih >= H)
+                {
+                  memset (dst, 0, sizeof (gint16) * OW);
+                  continue;
+                }
+              const gint16 *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];
+              memset (dst, 0, sizeof (gint16) * ow_lo);
+              if (w->stride[1] == 1)
+                memcpy (dst + ow_lo, src + ow_lo, sizeof (gint16) * (ow_hi - ow_lo));
+              else
+                for (gint64 ow = ow_lo; ow < ow_hi; ow++)
+                  dst[ow] = src[ow * w->stride[1]];
+              memset (dst + ow_hi, 0, sizeof (gint16) * (OW - ow_hi));
+            }
+        }
+}
+
+/* Any number of spatial axes, one output position at a time. */
+static void
+im2col_nd (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, gint64 stride)
+{
+  gint64 in_size = graft_dims_product (w->in, 0, w->n), out_size = graft_dims_product (w->out, 0, w->n);
+  gint64 taps = graft_dims_product (w->kernel, 0, w->n);
+  for (gint64 c = 0; c < channels; c++)
+    {
+      gint64 tap[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+      for (gint64 t = 0; t < taps; t++)
+        {
+          gint16 *dst = col + (c * taps + t) * stride;
+          gint64 out[GRAFT_WINDOW_MAX_DIMS] = { 0 };
+          for (gint64 o = 0; o < out_size; o++)
+            {
+              gint64 offset = 0;
+              gboolean inside = TRUE;
+              for (int d = 0; d < w->n && inside; d++)
+                {
+                  gint64 i = out[d] * w->stride[d] + tap[d] * w->dilation[d] - w->pad_begin[d];
+                  inside = i >= 0 && i < w->in[d];
+                  offset = offset * w->in[d] + i;
+                }
+              dst[o] = inside ? x[c * in_size + offset] : 0;
+              graft_index_next (out, w->out, w->n);
+            }
+          graft_index_next (tap, w->kernel, w->n);
+        }
+    }
+}
+
+/* A filter as the GEMM reads it: per group, Mg rows of K int16s (zero
+ * point subtracted) padded as qgemm_pack_a does. Kept between runs on
+ * the node for a constant filter, with the zero points it was made for. */
+typedef struct {
+  gint64 group, K, lda, rows;
+  gint64 n_zero_points;
+  gint64 *zero_points;
+  gint16 *packed;       /* group × rows × lda */
+} PackedFilter;
+
+static void
+packed_filter_free (gpointer data)
+{
+  PackedFilter *f = data;
+  g_free (f->zero_points);
+  g_free (f->packed);
+  g_free (f);
+}
+
+static gboolean
+packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 group, gint64 K)
+{
+  gint64 n = wzp ? wzp->numel : 0;
+  if (f->group != group || f->K != K || f->n_zero_points != n)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    if (f->zero_points[i] != element_i64 (wzp, i))
+      return FALSE;
+  return TRUE;
+}
+
+static PackedFilter *
+packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K)
+{
+  PackedFilter *f = g_new0 (PackedFilter, 1);
+  gint64 M = wt->dims[0], Mg = M / group;
+  f->group = group;
+  f->K = K;
+  f->lda = (K + 1) / 2 * 2;
+  f->rows = (Mg + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
+  f->n_zero_points = wzp ? wzp->numel : 0;
+  f->zero_points = g_new (gint64, MAX (f->n_zero_points, 1));
+  for (gint64 i = 0; i < f->n_zero_points; i++)
+    f->zero_points[i] = element_i64 (wzp, i);
+  f->packed = g_new0 (gint16, MAX (group * f->rows * f->lda, 1));
+  for (gint64 m = 0; m < M; m++)
+    {
+      gint64 zero = zero_point_at (wzp, m);
+      gint16 *dst = f->packed + ((m / Mg) * f->rows + m % Mg) * f->lda;
+      if (wt->dtype == GRAFT_DTYPE_INT8)
+        for (gint64 k = 0; k < K; k++)
+          dst[k] = ((const gint8 *) wt->data)[m * K + k] - zero;
+      else
+        for (gint64 k = 0; k < K; k++)
+          dst[k] = ((const guint8 *) wt->data)[m * K + k] - zero;
+    }
+  return f;
+}
+
+/* The packed filter of this node: the kept one when it fits, else a new
+ * one, kept when the filter is a constant (else *owned frees it). */
+static const PackedFilter *
+packed_filter_get (GraftKernelContext *ctx, const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K,
+                   PackedFilter **owned)
+{
+  *owned = NULL;
+  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data);
+  if (kept && packed_filter_fits (kept, wzp, group, K))
+    return kept;
+  PackedFilter *f = packed_filter_new (wt, wzp, group, K);
+  if (kept == NULL && graft_kernel_derived_keep (ctx, wt->data, f, packed_filter_free))
+    return f;
+  *owned = f;
+  return f;
+}
+
+typedef struct {
+  GraftRtTensor *x, *w, *xzp, *wzp;
+  /* QLinearConv only */
+  GraftRtTensor *x_scale, *w_scale, *y_scale, *yzp, *bias;
+} ConvOperands;
+
+static void
+conv_operands (GraftKernelContext *ctx, gboolean requantize, ConvOperands *o)
+{
+  memset (o, 0, sizeof *o);
+  o->x = ctx->inputs[0];
+  if (!requantize)
+    {
+      o->w = ctx->inputs[1];
+      o->xzp = graft_kernel_input (ctx, 2);
+      o->wzp = graft_kernel_input (ctx, 3);
+      return;
+    }
+  o->x_scale = ctx->inputs[1];
+  o->xzp = graft_kernel_input (ctx, 2);
+  o->w = ctx->inputs[3];
+  o->w_scale = ctx->inputs[4];
+  o->wzp = graft_kernel_input (ctx, 5);
+  o->y_scale = ctx->inputs[6];
+  o->yzp = graft_kernel_input (ctx, 7);
+  o->bias = graft_kernel_input (ctx, 8);
+}
+
+/* y[n][m][p] from acc[m][n·P + p] (one group's rows, images side by side). */
+static void
+conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N, gint64 M, gint64 m0, gint64 Mg,
+            gint64 P, const float *scales)
+{
+  gint64 y_zero = zero_point_at (o->yzp, 0);
+  for (gint64 m = 0; m < Mg; m++)
+    {
+      gint64 bias = o->bias ? graft_rt_tensor_get_i64 (o->bias, m0 + m) : 0;
+      for (gint64 n = 0; n < N; n++)
+        {
+          const gint32 *src = acc + m * N * P + n * P;
+          gint64 at = (n * M + m0 + m) * P;
+          if (scales == NULL)
+            {
+              memcpy ((gint32 *) y->data + at, src, sizeof (gint32) * P);
+              continue;
+            }
+          requantize_row (src, P, bias, scales[m0 + m], y_zero, y->dtype == GRAFT_DTYPE_INT8, (guint8 *) y->data + at);
+        }
+    }
+}
+
+gboolean
+graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error)
+{
+  ConvOperands o;
+  conv_operands (ctx, requantize, &o);
+  GraftRtTensor *x = o.x, *wt = o.w;
+  int ns = x->rank - 2;
+  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || wt->rank != x->rank)
+    return graft_kernel_fail (error, "input rank %d and weight rank %d do not fit", x->rank, wt->rank);
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  gint64 N = x->dims[0], C = x->dims[1], M = wt->dims[0];
+  if (group <= 0 || C % group != 0 || M % group != 0 || wt->dims[1] * group != C)
+    return graft_kernel_fail (error, "%" G_GINT64_FORMAT " input channels and weights %s do not fit group %" G_GINT64_FORMAT,
+                              C, graft_rt_tensor_describe (wt), group);
+  if (!check_operand (x, "x", o.xzp, 1, error) || !check_operand (wt, "w", o.wzp, M, error))
+    return FALSE;
+  if (o.xzp && o.xzp->numel > 1)
+    return graft_kernel_fail (error, "x_zero_point must be a scalar");
+  GraftWindow w;
+  if (!graft_window_geometry (ctx->node, ns, x->dims + 2, wt->dims + 2, FALSE, FALSE, &w, error))
+    return FALSE;
+  g_autofree float *scales = NULL;
+  GraftDType out_dtype = GRAFT_DTYPE_INT32;
+  if (requantize)
+    {
+      if (!check_scale (o.x_scale, "x_scale", 1, error) || !check_scale (o.w_scale, "w_scale", M, error) ||
+          !check_scale (o.y_scale, "y_scale", 1, error))
+        return FALSE;
+      if (o.bias && o.bias->numel != M)
+        return graft_kernel_fail (error, "B has %" G_GINT64_FORMAT " values for %" G_GINT64_FORMAT " output channels",
+                                  o.bias->numel, M);
+      out_dtype = o.yzp ? o.yzp->dtype : x->dtype;
+      /* In float, as onnxruntime forms its per-channel output scales. */
+      scales = g_new (float, M);
+      float xs = graft_rt_tensor_get_f64 (o.x_scale, 0), ys = graft_rt_tensor_get_f64 (o.y_scale, 0);
+      for (gint64 m = 0; m < M; m++)
+        scales[m] = xs * (float) graft_rt_tensor_get_f64 (o.w_scale, o.w_scale->numel > 1 ? m : 0) / ys;
+    }
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  for (int i = 0; i < ns; i++)
+    dims[i + 2] = w.out[i];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, out_dtype, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+
+  gint64 Cg = C / group, Mg = M / group;
+  gint64 in_size = graft_dims_product (w.in, 0, ns), P = graft_dims_product (w.out, 0, ns);
+  gint64 K = Cg * graft_dims_product (w.kernel, 0, ns);
+  if (y->numel == 0)
+    return TRUE;
+  g_autofree gint16 *x16 = g_new (gint16, MAX (x->numel, 1));
+  gint64 x_zero = zero_point_at (o.xzp, 0);
+  widen_minus_zero (x, x_zero, x16);
+  PackedFilter *owned_filter;
+  const PackedFilter *filter = packed_filter_get (ctx, wt, o.wzp, group, K, &owned_filter);
+  /* All images of a group in one GEMM: a wider b keeps the small
+   * late-layer maps from leaving tile columns empty. */
+  g_autofree gint16 *col = g_new (gint16, MAX (K * N * P, 1));
+  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
+  GraftWindow w2 = w;
+  if (ns == 1)
+    {
+      /* One axis is the 2-D case with a height of 1. */
+      w2 = (GraftWindow) { .n = 2, .in = { 1, w.in[0] }, .out = { 1, w.out[0] }, .kernel = { 1, w.kernel[0] },
+                           .stride = { 1, w.stride[0] }, .dilation = { 1, w.dilation[0] },
+                           .pad_begin = { 0, w.pad_begin[0] }, .pad_end = { 0, w.pad_end[0] } };
+    }
+  for (gint64 g = 0; g < group; g++)
+    {
+      for (gint64 n = 0; n < N; n++)
+        {
+          const gint16 *image = x16 + (n * C + g * Cg) * in_size;
+          if (w2.n == 2)
+            im2col_2d (image, &w2, Cg, col + n * P, N * P);
+          else
+            im2col_nd (image, &w2, Cg, col + n * P, N * P);
+        }
+      qgemm_packed (ctx, Mg, N * P, K, filter->packed + g * filter->rows * filter->lda, filter->lda, col, acc, N * P);
+      conv_store (&o, y, acc, N, M, g * Mg, Mg, P, scales);
+    }
+  g_clear_pointer (&owned_filter, packed_filter_free);
+  return TRUE;
+}
+
+/* ---- MatMulInteger, QLinearMatMul ---- */
+
+/* Offset (in matrices) of batch item `index` of out in an operand whose
+ * batch axes are the last `rank` of out's, size-1 axes broadcast. */
+static gint64
+batch_offset (const GraftRtTensor *out, int out_batch_rank, const GraftRtTensor *t, int rank, gint64 index)
+{
+  gint64 offset = 0, stride = 1;
+  for (int d = out_batch_rank - 1, td = rank - 1; d >= 0; d--, td--)
+    {
+      gint64 i = index % out->dims[d];
+      index /= out->dims[d];
+      if (td < 0)
+        continue;
+      if (t->dims[td] != 1)
+        offset += i * stride;
+      stride *= t->dims[td];
+    }
+  return offset;
+}
+
+gboolean
+graft_matmul_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error)
+{
+  GraftRtTensor *a = ctx->inputs[0], *b = ctx->inputs[requantize ? 3 : 1];
+  GraftRtTensor *azp = graft_kernel_input (ctx, 2), *bzp = graft_kernel_input (ctx, requantize ? 5 : 3);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  int ra = a->rank, rb = b->rank;
+  if (ra < 1 || rb < 1)
+    return graft_kernel_fail (error, "operands must have at least one axis");
+  gint64 M = ra >= 2 ? a->dims[ra - 2] : 1, K = a->dims[ra - 1];
+  gint64 N = rb >= 2 ? b->dims[rb - 1] : 1, Kb = rb >= 2 ? b->dims[rb - 2] : b->dims[0];
+  if (K != Kb)
+    return graft_kernel_fail (error, "inner dimensions %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ", K, Kb);
+  if (!check_operand (a, "A", azp, M, error) || !check_operand (b, "B", bzp, N, error))
+    return FALSE;
+  g_autofree float *scales = NULL;
+  gint64 lo = 0, hi = 0, y_zero = 0;
+  if (requantize)
+    {
+      GraftRtTensor *as = ctx->inputs[1], *bs = ctx->inputs[4], *ys = ctx->inputs[6];
+      if (!check_scale (as, "a_scale", M, error) || !check_scale (bs, "b_scale", N, error) ||
+          !check_scale (ys, "y_scale", 1, error))
+        return FALSE;
+      quant_limits (out->dtype, &lo, &hi);
+      y_zero = zero_point_at (graft_kernel_input (ctx, 7), 0);
+      scales = g_new (float, M * N);
+      float y_scale = graft_rt_tensor_get_f64 (ys, 0);
+      for (gint64 i = 0; i < M; i++)
+        for (gint64 j = 0; j < N; j++)
+          scales[i * N + j] = (float) graft_rt_tensor_get_f64 (as, as->numel > 1 ? i : 0) *
+                              (float) graft_rt_tensor_get_f64 (bs, bs->numel > 1 ? j : 0) / y_scale;
+    }
+  g_autofree gint16 *a16 = g_new (gint16, MAX (a->numel, 1));
+  g_autofree gint16 *b16 = g_new (gint16, MAX (b->numel, 1));
+  for (gint64 i = 0; i < a->numel; i++)
+    a16[i] = element_i64 (a, i) - zero_point_at (azp, (i / K) % M);
+  for (gint64 i = 0; i < b->numel; i++)
+    b16[i] = element_i64 (b, i) - zero_point_at (bzp, i % N);
+  int out_batch_rank = out->rank - (ra >= 2) - (rb >= 2);
+  gint64 batches = graft_dims_product (out->dims, 0, out_batch_rank);
+  g_autofree gint32 *acc = requantize ? g_new (gint32, MAX (M * N, 1)) : NULL;
+  for (gint64 bi = 0; bi < batches; bi++)
+    {
+      gint64 oa = batch_offset (out, out_batch_rank, a, ra - 2, bi) * M * K;
+      gint64 ob = batch_offset (out, out_batch_rank, b, rb - 2, bi) * K * N;
+      gint32 *c = requantize ? acc : (gint32 *) out->data + bi * M * N;
+      graft_qgemm_s16 (ctx, M, N, K, a16 + oa, b16 + ob, c, N);
+      if (requantize)
+        for (gint64 i = 0; i < M * N; i++)
+          store_quantized (out, bi * M * N + i, requantize_value ((float) acc[i] * scales[i], y_zero, lo, hi));
+    }
+  return TRUE;
+}
+
+/* ---- com.microsoft QGemm: a quantized Gemm with an int32 bias ---- */
+
+static gboolean
+infer_qgemm (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *a = graft_infer_input (ctx, 0), *b = graft_infer_input (ctx, 3);
+  GraftInferValue *y_scale = graft_infer_input (ctx, 7), *y_zero = graft_infer_input (ctx, 8);
+  GraftDType dtype = y_scale == NULL ? GRAFT_DTYPE_FLOAT32 : y_zero ? y_zero->dtype : a->dtype;
+  gboolean ta = graft_node_attr_int (ctx->node, "transA", 0), tb = graft_node_attr_int (ctx->node, "transB", 0);
+  if ((a->shape.rank >= 0 && a->shape.rank != 2) || (b->shape.rank >= 0 && b->shape.rank != 2))
+    return graft_kernel_fail (error, "A and B must be 2-D");
+  GraftShape out;
+  graft_shape_init (&out, 2);
+  out.dims[0] = a->shape.rank == 2 ? a->shape.dims[ta ? 1 : 0] : graft_dim_unknown ();
+  out.dims[1] = b->shape.rank == 2 ? b->shape.dims[tb ? 0 : 1] : graft_dim_unknown ();
+  graft_infer_set_output (ctx, 0, dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* t (2-D, 8-bit) minus its zero points as int16, transposed when asked;
+ * zero points run along axis `zp_axis` of the untransposed result. */
+static gint16 *
+operand_s16 (const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp, int zp_axis)
+{
+  gint64 rows = t->dims[0], cols = t->dims[1];
+  gint16 *r = g_new (gint16, MAX (t->numel, 1));
+  for (gint64 i = 0; i < rows; i++)
+    for (gint64 j = 0; j < cols; j++)
+      {
+        gint64 ri = transpose ? j : i, rj = transpose ? i : j, rcols = transpose ? rows : cols;
+        r[ri * rcols + rj] = element_i64 (t, i * cols + j) - zero_point_at (zp, zp_axis == 0 ? ri : rj);
+      }
+  return r;
+}
+
+static gboolean
+kernel_qgemm (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *a = ctx->inputs[0], *as = ctx->inputs[1], *azp = graft_kernel_input (ctx, 2);
+  GraftRtTensor *b = ctx->inputs[3], *bs = ctx->inputs[4], *bzp = graft_kernel_input (ctx, 5);
+  GraftRtTensor *c = graft_kernel_input (ctx, 6), *ys = graft_kernel_input (ctx, 7), *yzp = graft_kernel_input (ctx, 8);
+  gboolean ta = graft_node_attr_int (ctx->node, "transA", 0), tb = graft_node_attr_int (ctx->node, "transB", 0);
+  float alpha = graft_node_attr_float (ctx->node, "alpha", 1.0);
+  if (a->rank != 2 || b->rank != 2)
+    return graft_kernel_fail (error, "A and B must be 2-D");
+  gint64 M = a->dims[ta ? 1 : 0], K = a->dims[ta ? 0 : 1], N = b->dims[tb ? 0 : 1];
+  if (b->dims[tb ? 1 : 0] != K)
+    return graft_kernel_fail (error, "inner dimensions %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT " differ", K,
+                              b->dims[tb ? 1 : 0]);
+  if (!check_operand (a, "A", azp, 1, error) || !check_operand (b, "B", bzp, N, error) ||
+      !check_scale (as, "a_scale", 1, error) || !check_scale (bs, "b_scale", N, error) ||
+      (ys && !check_scale (ys, "y_scale", 1, error)))
+    return FALSE;
+  if (c && c->numel != N && c->numel != 1 && c->numel != M * N)
+    return graft_kernel_fail (error, "C has %" G_GINT64_FORMAT " values for a %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " output",
+                              c->numel, M, N);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  g_autofree gint16 *a16 = operand_s16 (a, ta, azp, 0);
+  g_autofree gint16 *b16 = operand_s16 (b, tb, bzp, 1);
+  g_autofree gint32 *acc = g_new (gint32, MAX (M * N, 1));
+  graft_qgemm_s16 (ctx, M, N, K, a16, b16, acc, N);
+  gint64 lo = 0, hi = 0, y_zero = zero_point_at (yzp, 0);
+  if (ys)
+    quant_limits (out->dtype, &lo, &hi);
+  float y_scale = ys ? graft_rt_tensor_get_f64 (ys, 0) : 1.0f;
+  float a_scale = graft_rt_tensor_get_f64 (as, 0);
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      {
+        gint64 at = i * N + j;
+        gint64 bias = c == NULL ? 0 : graft_rt_tensor_get_i64 (c, c->numel == 1 ? 0 : c->numel == N ? j : at);
+        float scale = alpha * a_scale * (float) graft_rt_tensor_get_f64 (bs, bs->numel > 1 ? j : 0);
+        float v = (float) (acc[at] + bias) * scale;
+        if (ys)
+          store_quantized (out, at, requantize_value (v / y_scale, y_zero, lo, hi));
+        else
+          ((float *) out->data)[at] = v;
+      }
+  return TRUE;
+}
+
+/* ---- com.microsoft QLinearAdd: C = quantize(dequantize(A) + dequantize(B)) ---- */
+
+static gboolean
+infer_qlinear_add (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *a = graft_infer_input (ctx, 0), *b = graft_infer_input (ctx, 3);
+  GraftShape out;
+  if (!graft_shape_broadcast (&a->shape, &b->shape, &out, error))
+    return FALSE;
+  GraftInferValue *zp = graft_infer_input (ctx, 7);
+  graft_infer_set_output (ctx, 0, zp ? zp->dtype : a->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+typedef struct {
+  GraftDType a_dtype, b_dtype, out_dtype;
+  float a_scale, b_scale;     /* over the output scale */
+  gint64 a_zero, b_zero, out_zero, lo, hi;
+} QLinearAddParams;
+
+static void
+qlinear_add_run (const void *a, gint64 sa, const void *b, gint64 sb, void *out, gint64 n, gconstpointer user_data)
+{
+  const QLinearAddParams *p = user_data;
+  for (gint64 i = 0; i < n; i++)
+    {
+      gint64 av = p->a_dtype == GRAFT_DTYPE_INT8 ? ((const gint8 *) a)[i * sa] : ((const guint8 *) a)[i * sa];
+      gint64 bv = p->b_dtype == GRAFT_DTYPE_INT8 ? ((const gint8 *) b)[i * sb] : ((const guint8 *) b)[i * sb];
+      float v = (av - p->a_zero) * p->a_scale + (bv - p->b_zero) * p->b_scale;
+      gint64 q = requantize_value (v, p->out_zero, p->lo, p->hi);
+      if (p->out_dtype == GRAFT_DTYPE_INT8)
+        ((gint8 *) out)[i] = q;
+      else
+        ((guint8 *) out)[i] = q;
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Same-shape operands of one 8-bit dtype: eight lanes at a time, with
+ * the portable loop's separate multiplies and add (no FMA), so the two
+ * round the same sums. */
+GRAFT_TARGET_AVX2_FMA static void
+qlinear_add_same_shape_avx2 (const guint8 *a, const guint8 *b, guint8 *out, gint64 n, const QLinearAddParams *p)
+{
+  gboolean is_signed = p->out_dtype == GRAFT_DTYPE_INT8;
+  __m256 as = _mm256_set1_ps (p->a_scale), bs = _mm256_set1_ps (p->b_scale);
+  __m256 lo = _mm256_set1_ps (p->lo - p->out_zero), hi = _mm256_set1_ps (p->hi - p->out_zero);
+  __m256i az = _mm256_set1_epi32 (p->a_zero), bz = _mm256_set1_epi32 (p->b_zero), oz = _mm256_set1_epi32 (p->out_zero);
+  gint64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      __m128i a8 = _mm_loadl_epi64 ((const __m128i *) (a + i)), b8 = _mm_loadl_epi64 ((const __m128i *) (b + i));
+      __m256i ai = is_signed ? _mm256_cvtepi8_epi32 (a8) : _mm256_cvtepu8_epi32 (a8);
+      __m256i bi = is_signed ? _mm256_cvtepi8_epi32 (b8) : _mm256_cvtepu8_epi32 (b8);
+      __m256 va = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (ai, az)), as);
+      __m256 vb = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_sub_epi32 (bi, bz)), bs);
+      __m256 v = _mm256_min_ps (_mm256_max_ps (_mm256_add_ps (va, vb), lo), hi);
+      __m256i q = _mm256_add_epi32 (_mm256_cvtps_epi32 (v), oz);
+      __m128i q16 = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
+      _mm_storel_epi64 ((__m128i *) (out + i), is_signed ? _mm_packs_epi16 (q16, q16) : _mm_packus_epi16 (q16, q16));
+    }
+  qlinear_add_run (a + i, 1, b + i, 1, out + i, n - i, p);
+}
+#endif
+
+static gboolean
+kernel_qlinear_add (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *a = ctx->inputs[0], *b = ctx->inputs[3];
+  GraftRtTensor *as = ctx->inputs[1], *bs = ctx->inputs[4], *cs = ctx->inputs[6];
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  if (!check_operand (a, "A", NULL, 1, error) || !check_operand (b, "B", NULL, 1, error) ||
+      !check_scale (as, "A_scale", 1, error) || !check_scale (bs, "B_scale", 1, error) ||
+      !check_scale (cs, "C_scale", 1, error))
+    return FALSE;
+  if (!is_8bit (out))
+    return graft_kernel_unsupported (error, "C is %s; only uint8 and int8 are supported", graft_dtype_to_string (out->dtype));
+  float c_scale = graft_rt_tensor_get_f64 (cs, 0);
+  QLinearAddParams p = { a->dtype, b->dtype, out->dtype,
+                         (float) graft_rt_tensor_get_f64 (as, 0) / c_scale, (float) graft_rt_tensor_get_f64 (bs, 0) / c_scale,
+                         zero_point_at (graft_kernel_input (ctx, 2), 0), zero_point_at (graft_kernel_input (ctx, 5), 0),
+                         zero_point_at (graft_kernel_input (ctx, 7), 0), 0, 0 };
+  quant_limits (out->dtype, &p.lo, &p.hi);
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2 && graft_rt_tensor_same_shape (a, b) &&
+      a->dtype == b->dtype && a->dtype == out->dtype)
+    {
+      qlinear_add_same_shape_avx2 (a->data, b->data, out->data, out->numel, &p);
+      return TRUE;
+    }
+#endif
+  graft_broadcast_binary (a, b, out, qlinear_add_run, &p);
+  return TRUE;
+}
+
+/* ---- com.microsoft QLinearGlobalAveragePool ---- */
+
+static gboolean
+infer_qlinear_global_average_pool (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *x = graft_infer_input (ctx, 0);
+  if (x->shape.rank < 0)
+    {
+      graft_infer_set_output_unknown (ctx, 0, x->dtype, -1);
+      return TRUE;
+    }
+  if (x->shape.rank < 3)
+    return graft_kernel_fail (error, "X needs a batch, a channel and at least one spatial axis");
+  gboolean channels_last = graft_node_attr_int (ctx->node, "channels_last", 0);
+  GraftShape out;
+  graft_shape_init (&out, x->shape.rank);
+  for (int i = 0; i < x->shape.rank; i++)
+    out.dims[i] = graft_dim_fixed (1);
+  out.dims[0] = x->shape.dims[0];
+  int channel_axis = channels_last ? x->shape.rank - 1 : 1;
+  out.dims[channel_axis] = x->shape.dims[channel_axis];
+  GraftInferValue *zp = graft_infer_input (ctx, 4);
+  graft_infer_set_output (ctx, 0, zp ? zp->dtype : x->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+static gboolean
+kernel_qlinear_global_average_pool (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0], *xs = ctx->inputs[1], *ys = ctx->inputs[3];
+  gboolean channels_last = graft_node_attr_int (ctx->node, "channels_last", 0);
+  GraftRtTensor *out = graft_kernel_output (ctx, 0, error);
+  if (out == NULL)
+    return FALSE;
+  if (!check_operand (x, "X", NULL, 1, error) || !check_scale (xs, "x_scale", 1, error) ||
+      !check_scale (ys, "y_scale", 1, error))
+    return FALSE;
+  if (!is_8bit (out))
+    return graft_kernel_unsupported (error, "Y is %s; only uint8 and int8 are supported", graft_dtype_to_string (out->dtype));
+  gint64 N = x->dims[0], C = x->dims[channels_last ? x->rank - 1 : 1];
+  gint64 S = x->numel / MAX (N * C, 1);
+  gint64 x_zero = zero_point_at (graft_kernel_input (ctx, 2), 0), y_zero = zero_point_at (graft_kernel_input (ctx, 4), 0);
+  gint64 lo, hi;
+  quant_limits (out->dtype, &lo, &hi);
+  float scale = (float) graft_rt_tensor_get_f64 (xs, 0) / ((float) graft_rt_tensor_get_f64 (ys, 0) * S);
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 c = 0; c < C; c++)
+      {
+        gint64 sum = 0;
+        for (gint64 s = 0; s < S; s++)
+          sum += element_i64 (x, channels_last ? (n * S + s) * C + c : (n * C + c) * S + s);
+        store_quantized (out, n * C + c, requantize_value ((float) (sum - x_zero * S) * scale, y_zero, lo, hi));
+      }
+  return TRUE;
+}
+
+#define MS(name, infer, kernel, input_names, output_names) { "com.microsoft::" name, 1, 0, infer, kernel, 0, input_names, output_names }
+
+const GraftOpSchema graft_ops_qlinear[] = {
+  MS ("QGemm", infer_qgemm, kernel_qgemm, "A a_scale a_zero_point B b_scale b_zero_point C y_scale y_zero_point", "Y"),
+  MS ("QLinearAdd", infer_qlinear_add, kernel_qlinear_add, "A A_scale A_zero_point B B_scale B_zero_point C_scale C_zero_point", "C"),
+  MS ("QLinearGlobalAveragePool", infer_qlinear_global_average_pool, kernel_qlinear_global_average_pool,
+      "X x_scale x_zero_point y_scale y_zero_point", "Y"),
+  { NULL }
+};

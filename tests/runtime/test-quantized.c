@@ -1,0 +1,296 @@
+/* Quantized models and the int8 GEMM under them.
+ *
+ * /quantized/qgemm/LEVEL: graft_qgemm_s16 at every SIMD level this CPU has
+ * against a plain triple loop, on random edge shapes (1×1, odd K, tile
+ * tails) with operands at the int16 extremes a zero-point-subtracted
+ * 8-bit value can reach (±255): the results must be equal.
+ *
+ * /quantized/resnet18_FORMAT/avx2-vs-portable: the whole quantized
+ * network (every QLinearConv/ConvInteger shape of ResNet-18, the
+ * requantization, QGemm/MatMulInteger) at the AVX2 level and at the
+ * portable one: the logits must be bit-identical.
+ *
+ * /quantized/resnet18_FORMAT-vs-onnxruntime: ResNet-18 (random weights)
+ * quantized by onnxruntime's quantize_static (QDQ and QOperator formats)
+ * and quantize_dynamic (tests/fixtures/make-quantized-models.py), run in
+ * Graft and in onnxruntime on the same input. Integer products are
+ * exact in both (the static models use reduce_range, see the fixture
+ * script); both requantize with round-half-to-even but may form a float
+ * product in a different order, so a value on a rounding boundary can
+ * differ by one quantum, and that ±1 travels on through later layers.
+ * Asserted on the float logits, and that the two top-1 classes agree
+ * for every image:
+ * - static (QDQ, QOperator; the logits are dequantized uint8): the largest
+ *   difference is at most STATIC_QUANTA output steps (the smallest gap
+ *   between distinct onnxruntime logits, a multiple of the step), the
+ *   mean at most a quarter step;
+ * - dynamic (float logits from MatMulInteger): the largest difference at
+ *   most DYNAMIC_RELATIVE of the largest logit. */
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include "loader.h"
+#include "runtime/kernels/qlinear.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+#include "simd-levels.h"
+#include "../test-python.h"
+
+#define STATIC_QUANTA 2
+#define DYNAMIC_RELATIVE 1e-5
+
+static char *models_dir;
+
+/* ---- the GEMM against a triple loop ---- */
+
+static void
+check_qgemm_shape (gint64 M, gint64 N, gint64 K, GRand *rng)
+{
+  g_autofree gint16 *a = g_new (gint16, MAX (M * K, 1));
+  g_autofree gint16 *b = g_new (gint16, MAX (K * N, 1));
+  gint64 ldc = N + 3;   /* a row stride wider than the row */
+  g_autofree gint32 *c = g_new (gint32, MAX (M * ldc, 1));
+  g_autofree gint32 *want = g_new0 (gint32, MAX (M * N, 1));
+  for (gint64 i = 0; i < M * K; i++)
+    a[i] = g_rand_boolean (rng) ? g_rand_int_range (rng, -255, 256) : (g_rand_boolean (rng) ? 255 : -255);
+  for (gint64 i = 0; i < K * N; i++)
+    b[i] = g_rand_boolean (rng) ? g_rand_int_range (rng, -255, 256) : (g_rand_boolean (rng) ? -255 : 255);
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      for (gint64 k = 0; k < K; k++)
+        want[i * N + j] += a[i * K + k] * b[k * N + j];
+  for (gint64 i = 0; i < M * ldc; i++)
+    c[i] = 0x5a5a5a5a;
+  graft_qgemm_s16 (NULL, M, N, K, a, b, c, ldc);
+  for (gint64 i = 0; i < M; i++)
+    {
+      for (gint64 j = 0; j < N; j++)
+        if (c[i * ldc + j] != want[i * N + j])
+          g_error ("M=%" G_GINT64_FORMAT " N=%" G_GINT64_FORMAT " K=%" G_GINT64_FORMAT ": c[%" G_GINT64_FORMAT
+                   "][%" G_GINT64_FORMAT "] = %d, want %d", M, N, K, i, j, c[i * ldc + j], want[i * N + j]);
+      for (gint64 j = N; j < ldc; j++)
+        g_assert_cmpint (c[i * ldc + j], ==, 0x5a5a5a5a);
+    }
+}
+
+static void
+test_qgemm (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  g_autoptr(GRand) rng = g_rand_new_with_seed (17);
+  static const gint64 sizes[] = { 1, 2, 3, 4, 5, 7, 15, 16, 17, 33, 64 };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    for (guint j = 0; j < G_N_ELEMENTS (sizes); j++)
+      for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+        check_qgemm_shape (sizes[i], sizes[j], sizes[k], rng);
+  /* Long sums: K of a 3×3×512 window, and one past it (odd). */
+  check_qgemm_shape (5, 19, 4608, rng);
+  check_qgemm_shape (3, 17, 4609, rng);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+/* ---- quantized ResNet-18 against onnxruntime ---- */
+
+static gboolean
+spawn (const char *const *argv, GError **error)
+{
+  int status;
+  g_autofree char *err = NULL;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                     &err, &status, error))
+    return FALSE;
+  if (!g_spawn_check_wait_status (status, error))
+    {
+      g_prefix_error (error, "%s: %s: ", argv[0], err ? err : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+compare_floats (gconstpointer a, gconstpointer b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* The smallest gap between distinct values of t: for dequantized logits
+ * a multiple of the quantization step. */
+static double
+smallest_step (const GraftRtTensor *t)
+{
+  g_autofree float *sorted = g_memdup2 (t->data, sizeof (float) * t->numel);
+  qsort (sorted, t->numel, sizeof (float), compare_floats);
+  double step = INFINITY;
+  for (gint64 i = 1; i < t->numel; i++)
+    if (sorted[i] > sorted[i - 1])
+      step = MIN (step, (double) sorted[i] - sorted[i - 1]);
+  return step;
+}
+
+static gint64
+argmax (const float *row, gint64 n)
+{
+  gint64 best = 0;
+  for (gint64 i = 1; i < n; i++)
+    if (row[i] > row[best])
+      best = i;
+  return best;
+}
+
+static GraftRtTensor *
+random_image (void)
+{
+  const gint64 dims[] = { 2, 3, 224, 224 };
+  GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (42);
+  for (gint64 i = 0; i < x->numel; i++)
+    ((float *) x->data)[i] = g_rand_double_range (rng, -1, 1);
+  return x;
+}
+
+typedef struct {
+  const char *name;
+  gboolean quantized_logits;
+} QuantizedCase;
+
+static void
+compare_with_ort (gconstpointer data)
+{
+  const QuantizedCase *qcase = data;
+  const char *name = qcase->name;
+  g_autofree char *test_python = graft_test_python ();
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
+  g_autofree char *tmp = g_dir_make_tmp ("graft-quantized-XXXXXX", NULL);
+  g_autofree char *input_path = g_build_filename (tmp, "input.npy", NULL);
+  g_autofree char *ort_dir = g_build_filename (tmp, "ort", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_autoptr(GraftRtTensor) x = random_image ();
+  g_assert_true (graft_npy_write (input_path, x, &error));
+
+  g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
+  const char *argv[] = { test_python, script, model_path, "--input", feed, "-o", ort_dir, NULL };
+  g_assert_true (spawn (argv, &error));
+  g_assert_no_error (error);
+  g_autofree char *ort_out = g_build_filename (ort_dir, "output.npy", NULL);
+  g_autoptr(GraftRtTensor) want = graft_npy_read (ort_out, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, 2);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftRtTensor *got = outs->pdata[0];
+  g_assert_true (graft_rt_tensor_same_shape (got, want));
+  g_assert_cmpint (got->dtype, ==, GRAFT_DTYPE_FLOAT32);
+
+  double step = smallest_step (want), max_diff = 0, sum_diff = 0, max_ref = 0;
+  for (gint64 i = 0; i < want->numel; i++)
+    {
+      double a = ((float *) got->data)[i], b = ((float *) want->data)[i];
+      max_ref = MAX (max_ref, fabs (b));
+      max_diff = MAX (max_diff, fabs (a - b));
+      sum_diff += fabs (a - b);
+    }
+  double mean_diff = sum_diff / want->numel;
+  gint64 classes = want->dims[1];
+  g_test_message ("%s: step %g, max |graft - onnxruntime| = %g (%.2f steps), mean %g (%.3f steps), max |ort| = %g",
+                  name, step, max_diff, max_diff / step, mean_diff, mean_diff / step, max_ref);
+  g_assert_cmpfloat (max_ref, >, 0);
+  if (qcase->quantized_logits)
+    {
+      g_assert_cmpfloat (max_diff, <=, STATIC_QUANTA * step * (1 + 1e-5));
+      g_assert_cmpfloat (mean_diff, <=, 0.25 * step);
+    }
+  else
+    g_assert_cmpfloat (max_diff, <=, DYNAMIC_RELATIVE * max_ref);
+  for (gint64 n = 0; n < want->dims[0]; n++)
+    g_assert_cmpint (argmax ((float *) got->data + n * classes, classes), ==,
+                     argmax ((float *) want->data + n * classes, classes));
+
+  g_remove (ort_out);
+  g_rmdir (ort_dir);
+  g_remove (input_path);
+  g_rmdir (tmp);
+}
+
+static GraftRtTensor *
+run_at_level (const char *model_path, GraftRtTensor *x, GraftSimdLevel level)
+{
+  g_autoptr(GError) error = NULL;
+  graft_simd_set_max_level (level);
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, 2);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  return graft_rt_tensor_ref (outs->pdata[0]);
+}
+
+static void
+compare_simd_levels (gconstpointer data)
+{
+  const QuantizedCase *qcase = data;
+  if (graft_simd_cpu_level () < GRAFT_SIMD_AVX2)
+    {
+      g_test_skip ("needs avx2");
+      return;
+    }
+  g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, qcase->name);
+  g_autoptr(GraftRtTensor) x = random_image ();
+  g_autoptr(GraftRtTensor) portable = run_at_level (model_path, x, GRAFT_SIMD_PORTABLE);
+  g_autoptr(GraftRtTensor) avx2 = run_at_level (model_path, x, GRAFT_SIMD_AVX2);
+  g_assert_true (graft_rt_tensor_same_shape (portable, avx2));
+  g_assert_cmpmem (portable->data, portable->numel * sizeof (float), avx2->data, avx2->numel * sizeof (float));
+}
+
+static const QuantizedCase quantized_models[] = {
+  { "resnet18_qdq", TRUE },
+  { "resnet18_qop", TRUE },
+  { "resnet18_dynamic", FALSE },
+};
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_data_func ("/quantized/qgemm/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm);
+  g_test_add_data_func ("/quantized/qgemm/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm);
+
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *test_python = graft_test_python ();
+  g_autoptr(GError) error = NULL;
+  models_dir = g_build_filename (src, "tests", "fixtures-generated", "models", NULL);
+  g_autofree char *script = g_build_filename (src, "tests", "fixtures", "make-quantized-models.py", NULL);
+  const char *gen[] = { test_python, script, models_dir, NULL };
+  if (!spawn (gen, &error))
+    {
+      g_printerr ("cannot generate the quantized models: %s\n", error->message);
+      return 1;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (quantized_models); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/quantized/%s-vs-onnxruntime", quantized_models[i].name);
+      g_test_add_data_func (path, &quantized_models[i], compare_with_ort);
+      g_autofree char *levels = g_strdup_printf ("/quantized/%s/avx2-vs-portable", quantized_models[i].name);
+      g_test_add_data_func (levels, &quantized_models[i], compare_simd_levels);
+    }
+  int status = g_test_run ();
+  g_free (models_dir);
+  return status;
+}
