@@ -134,8 +134,10 @@ VM (lanes_sum) (V acc)
   return sum;
 }
 
-/* FALSE when the row's maximum or its sum of exponentials is not finite
- * (y then holds partial results; x is untouched, as x and y are distinct). */
+/* FALSE when the row's maximum or its sum of exponentials is not finite.
+ * The sum can only fail after y was written when a NaN hid from V_MAX; the
+ * caller's double path then gives all NaN from x or from y alike, so x may
+ * be y. */
 static GRAFT_HOT_LOOP gboolean
 VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
 {

@@ -19,7 +19,7 @@ void graft_vm_tanh (const float *x, float *y, gint64 n);
 void graft_vm_gelu (const float *x, float *y, gint64 n, gboolean tanh_form);
 
 /* Softmax (log_form: LogSoftmax) of each of `rows` contiguous rows of n
- * values into y (which must not overlap x). A row whose maximum is not
+ * values into y (y == x works in place). A row whose maximum is not
  * finite (all -inf, or a NaN or +inf in it) takes a double-precision
  * path so it gives what the reference kernel does. */
 void graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gboolean log_form);
