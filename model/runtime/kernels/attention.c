@@ -589,6 +589,28 @@ kernel_flex_attention (GraftKernelContext *ctx, GError **error)
 
 /* ---- RotaryEmbedding ---- */
 
+/* One head's first 2·half values rotated by the position's angles: pairs
+ * (i, i + half), or (2i, 2i + 1) when interleaved. */
+static void
+rotate_float_row (const float *x, float *y, const float *cos_row, const float *sin_row, gint64 half,
+                  gboolean interleaved)
+{
+  if (interleaved)
+    for (gint64 i = 0; i < half; i++)
+      {
+        float x1 = x[2 * i], x2 = x[2 * i + 1];
+        y[2 * i] = cos_row[i] * x1 - sin_row[i] * x2;
+        y[2 * i + 1] = sin_row[i] * x1 + cos_row[i] * x2;
+      }
+  else
+    for (gint64 i = 0; i < half; i++)
+      {
+        float x1 = x[i], x2 = x[i + half];
+        y[i] = cos_row[i] * x1 - sin_row[i] * x2;
+        y[i + half] = sin_row[i] * x1 + cos_row[i] * x2;
+      }
+}
+
 static gboolean
 kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
 {
@@ -614,6 +636,10 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  /* float32 rows directly; the double loop is the reference (portable level) */
+  gboolean fast = graft_simd_get_level () >= GRAFT_SIMD_AVX2 && x->dtype == GRAFT_DTYPE_FLOAT32 &&
+                  y->dtype == GRAFT_DTYPE_FLOAT32 && cos_cache->dtype == GRAFT_DTYPE_FLOAT32 &&
+                  sin_cache->dtype == GRAFT_DTYPE_FLOAT32;
 
   for (gint64 b = 0; b < xl.batch; b++)
     for (gint64 s = 0; s < xl.seq; s++)
@@ -629,15 +655,20 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
         for (gint64 h = 0; h < xl.heads; h++)
           {
             gint64 row = head_layout_row (&xl, b, h, s);
-            for (gint64 i = 0; i < half; i++)
-              {
-                double c = graft_rt_tensor_get_f64 (cos_cache, position * half + i);
-                double sn = graft_rt_tensor_get_f64 (sin_cache, position * half + i);
-                gint64 first = interleaved ? 2 * i : i, second = interleaved ? 2 * i + 1 : i + half;
-                double x1 = graft_rt_tensor_get_f64 (x, row + first), x2 = graft_rt_tensor_get_f64 (x, row + second);
-                graft_rt_tensor_set_f64 (y, row + first, c * x1 - sn * x2);
-                graft_rt_tensor_set_f64 (y, row + second, sn * x1 + c * x2);
-              }
+            if (fast)
+              rotate_float_row ((const float *) x->data + row, (float *) y->data + row,
+                                (const float *) cos_cache->data + position * half,
+                                (const float *) sin_cache->data + position * half, half, interleaved);
+            else
+              for (gint64 i = 0; i < half; i++)
+                {
+                  double c = graft_rt_tensor_get_f64 (cos_cache, position * half + i);
+                  double sn = graft_rt_tensor_get_f64 (sin_cache, position * half + i);
+                  gint64 first = interleaved ? 2 * i : i, second = interleaved ? 2 * i + 1 : i + half;
+                  double x1 = graft_rt_tensor_get_f64 (x, row + first), x2 = graft_rt_tensor_get_f64 (x, row + second);
+                  graft_rt_tensor_set_f64 (y, row + first, c * x1 - sn * x2);
+                  graft_rt_tensor_set_f64 (y, row + second, sn * x1 + c * x2);
+                }
             graft_copy_block (y, row + rotated, x, row + rotated, xl.head_size - rotated);
           }
       }
