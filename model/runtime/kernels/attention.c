@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/vector-math.h"
+#include "runtime/simd.h"
 
 /* Element i as double; float32 (the common case, and what float16 and
  * bfloat16 inputs arrive as) read directly in the inner loops. */
@@ -228,6 +230,117 @@ typedef struct {
   gint64 qk_mode;
 } AttentionParams;
 
+/* ---- Attention in float32, by blocks of queries ---- */
+
+/* Queries scored at once: a block's scores (ATTENTION_BLOCK × keys floats,
+ * 32 KiB for 256 keys) stay in cache from the QKᵀ product through the
+ * softmax to the product with V. */
+#define ATTENTION_BLOCK 32
+
+typedef struct {
+  const AttentionParams *params;
+  const MaskView *mask;
+  const HeadLayout *ql, *yl;
+  const float *q, *keys, *values;
+  float *y;
+  const GraftRtTensor *nonpad;
+  gint64 kv_heads, total_seq, past_seq, v_size, group;
+} BlockedAttention;
+
+/* The mask's additive bias for the keys of query row (b, h, i). */
+static void
+mask_row_bias (const MaskView *view, gint64 b, gint64 h, gint64 i, gint64 total, float *bias)
+{
+  if (view->mask == NULL)
+    {
+      memset (bias, 0, total * sizeof (float));
+      return;
+    }
+  gint64 base = b * view->strides[0] + h * view->strides[1] + i * view->strides[2], last = MIN (view->last, total);
+  if (view->mask->dtype == GRAFT_DTYPE_FLOAT32)
+    memcpy (bias, (const float *) view->mask->data + base, last * sizeof (float));
+  else if (view->mask->dtype == GRAFT_DTYPE_BOOL)
+    for (gint64 j = 0; j < last; j++)
+      bias[j] = ((const guint8 *) view->mask->data)[base + j] ? 0 : -INFINITY;
+  else
+    for (gint64 j = 0; j < last; j++)
+      bias[j] = mask_view_bias (view, b, h, i, j);
+  for (gint64 j = last; j < total; j++)
+    bias[j] = -INFINITY;
+}
+
+/* Softcap, masks, causal and window limits, then softmax, on one row of
+ * scores (QKᵀ·scale) for query i; a row that may attend no key gets zero
+ * weights, as in the reference. */
+static void
+attention_row_weights (const BlockedAttention *job, gint64 b, gint64 h, gint64 i, gint64 offset, gint64 valid,
+                       float *row, float *bias)
+{
+  const AttentionParams *params = job->params;
+  gint64 total = job->total_seq;
+  gboolean any = FALSE;
+  if (params->softcap > 0)
+    {
+      for (gint64 j = 0; j < total; j++)
+        row[j] /= params->softcap;
+      graft_vm_tanh (row, row, total);
+      for (gint64 j = 0; j < total; j++)
+        row[j] *= params->softcap;
+    }
+  mask_row_bias (job->mask, b, h, i, total, bias);
+  for (gint64 j = 0; j < total; j++)
+    {
+      gint64 position = i + offset - j;
+      if ((params->causal && position < 0) || (params->left_window >= 0 && position > params->left_window) ||
+          (params->right_window >= 0 && -position > params->right_window) || j >= valid)
+        bias[j] = -INFINITY;
+      row[j] += bias[j];
+      any = any || !(isinf (bias[j]) && bias[j] < 0);
+    }
+  if (any)
+    graft_vm_softmax_rows (row, row, 1, total, FALSE);
+  else
+    memset (row, 0, total * sizeof (float));
+}
+
+static void
+attention_head (gint64 index, gpointer data)
+{
+  const BlockedAttention *job = data;
+  const HeadLayout *ql = job->ql;
+  gint64 b = index / ql->heads, h = index % ql->heads, kv_head = h / job->group;
+  gint64 total = job->total_seq, size = ql->head_size, v_size = job->v_size;
+  /* causal and window masks align bottom-right: query i sits at key position i + offset */
+  gint64 valid = job->nonpad ? graft_rt_tensor_get_f64 (job->nonpad, b) : total;
+  gint64 offset = job->nonpad ? valid - ql->seq : job->past_seq;
+  const float *k = job->keys + (b * job->kv_heads + kv_head) * total * size;
+  const float *v = job->values + (b * job->kv_heads + kv_head) * total * v_size;
+  gint64 q_stride = ql->packed ? ql->heads * size : size, y_stride = job->yl->packed ? job->yl->heads * v_size : v_size;
+  g_autofree float *scores = g_new (float, ATTENTION_BLOCK * MAX (total, 1));
+  g_autofree float *bias = g_new (float, MAX (total, 1));
+  for (gint64 i0 = 0; i0 < ql->seq; i0 += ATTENTION_BLOCK)
+    {
+      gint64 rows = MIN (ATTENTION_BLOCK, ql->seq - i0);
+      graft_kernel_sgemm (NULL, FALSE, TRUE, rows, total, size, job->params->scale, job->q + head_layout_row (ql, b, h, i0),
+                          q_stride, k, size, 0.0f, scores, total);
+      for (gint64 r = 0; r < rows; r++)
+        attention_row_weights (job, b, h, i0 + r, offset, valid, scores + r * total, bias);
+      graft_kernel_sgemm (NULL, FALSE, FALSE, rows, v_size, total, 1.0f, scores, total, v, v_size, 0.0f,
+                          job->y + head_layout_row (job->yl, b, h, i0), y_stride);
+    }
+}
+
+/* The blocked path takes float32 when no qk_matmul_output is asked for;
+ * at the portable SIMD level the double loop below stays the reference
+ * the tests hold it to. */
+static gboolean
+attention_blocked_applies (const GraftRtTensor *q, const GraftRtTensor *keys, const GraftRtTensor *values,
+                           const GraftRtTensor *y, const GraftRtTensor *qk_output)
+{
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && qk_output == NULL && q->dtype == GRAFT_DTYPE_FLOAT32 &&
+         keys->dtype == GRAFT_DTYPE_FLOAT32 && values->dtype == GRAFT_DTYPE_FLOAT32 && y->dtype == GRAFT_DTYPE_FLOAT32;
+}
+
 static gboolean
 kernel_attention (GraftKernelContext *ctx, GError **error)
 {
@@ -289,6 +402,14 @@ kernel_attention (GraftKernelContext *ctx, GError **error)
       return FALSE;
   HeadLayout yl = { ql.packed, ql.batch, ql.heads, ql.seq, v_size };
   gint64 group = ql.heads / kl.heads;
+  if (attention_blocked_applies (q, keys, values, y, qk_output))
+    {
+      BlockedAttention job = { &params, &mask_view, &ql, &yl, q->data, keys->data, values->data, y->data, nonpad,
+                               kl.heads, total_seq, past_seq, v_size, group };
+      if (y->numel > 0)
+        graft_kernel_parallel_for (ctx, ql.batch * ql.heads, attention_head, &job);
+      return TRUE;
+    }
   g_autofree double *scores = g_new (double, MAX (total_seq, 1));
   g_autofree double *bias = g_new (double, MAX (total_seq, 1));
 
@@ -468,6 +589,28 @@ kernel_flex_attention (GraftKernelContext *ctx, GError **error)
 
 /* ---- RotaryEmbedding ---- */
 
+/* One head's first 2·half values rotated by the position's angles: pairs
+ * (i, i + half), or (2i, 2i + 1) when interleaved. */
+static void
+rotate_float_row (const float *x, float *y, const float *cos_row, const float *sin_row, gint64 half,
+                  gboolean interleaved)
+{
+  if (interleaved)
+    for (gint64 i = 0; i < half; i++)
+      {
+        float x1 = x[2 * i], x2 = x[2 * i + 1];
+        y[2 * i] = cos_row[i] * x1 - sin_row[i] * x2;
+        y[2 * i + 1] = sin_row[i] * x1 + cos_row[i] * x2;
+      }
+  else
+    for (gint64 i = 0; i < half; i++)
+      {
+        float x1 = x[i], x2 = x[i + half];
+        y[i] = cos_row[i] * x1 - sin_row[i] * x2;
+        y[i + half] = sin_row[i] * x1 + cos_row[i] * x2;
+      }
+}
+
 static gboolean
 kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
 {
@@ -493,6 +636,10 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  /* float32 rows directly; the double loop is the reference (portable level) */
+  gboolean fast = graft_simd_get_level () >= GRAFT_SIMD_AVX2 && x->dtype == GRAFT_DTYPE_FLOAT32 &&
+                  y->dtype == GRAFT_DTYPE_FLOAT32 && cos_cache->dtype == GRAFT_DTYPE_FLOAT32 &&
+                  sin_cache->dtype == GRAFT_DTYPE_FLOAT32;
 
   for (gint64 b = 0; b < xl.batch; b++)
     for (gint64 s = 0; s < xl.seq; s++)
@@ -508,15 +655,20 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
         for (gint64 h = 0; h < xl.heads; h++)
           {
             gint64 row = head_layout_row (&xl, b, h, s);
-            for (gint64 i = 0; i < half; i++)
-              {
-                double c = graft_rt_tensor_get_f64 (cos_cache, position * half + i);
-                double sn = graft_rt_tensor_get_f64 (sin_cache, position * half + i);
-                gint64 first = interleaved ? 2 * i : i, second = interleaved ? 2 * i + 1 : i + half;
-                double x1 = graft_rt_tensor_get_f64 (x, row + first), x2 = graft_rt_tensor_get_f64 (x, row + second);
-                graft_rt_tensor_set_f64 (y, row + first, c * x1 - sn * x2);
-                graft_rt_tensor_set_f64 (y, row + second, sn * x1 + c * x2);
-              }
+            if (fast)
+              rotate_float_row ((const float *) x->data + row, (float *) y->data + row,
+                                (const float *) cos_cache->data + position * half,
+                                (const float *) sin_cache->data + position * half, half, interleaved);
+            else
+              for (gint64 i = 0; i < half; i++)
+                {
+                  double c = graft_rt_tensor_get_f64 (cos_cache, position * half + i);
+                  double sn = graft_rt_tensor_get_f64 (sin_cache, position * half + i);
+                  gint64 first = interleaved ? 2 * i : i, second = interleaved ? 2 * i + 1 : i + half;
+                  double x1 = graft_rt_tensor_get_f64 (x, row + first), x2 = graft_rt_tensor_get_f64 (x, row + second);
+                  graft_rt_tensor_set_f64 (y, row + first, c * x1 - sn * x2);
+                  graft_rt_tensor_set_f64 (y, row + second, sn * x1 + c * x2);
+                }
             graft_copy_block (y, row + rotated, x, row + rotated, xl.head_size - rotated);
           }
       }

@@ -185,6 +185,21 @@ sgemm_block (gint64 index, gpointer data)
       c += lo;
       N = n;
     }
+  if (M == 1)
+    {
+      /* One row (a decoder's step): OpenBLAS 0.3.21's sgemm would pack all
+       * of B for it; sgemv streams B once. Its output is zeroed first, as
+       * BLAS lets gemv read y even when beta is 0. */
+      if (job->beta == 0)
+        memset (c, 0, N * sizeof (float));
+      if (job->tb)
+        cblas_sgemv (CblasRowMajor, CblasNoTrans, N, job->K, job->alpha, b, job->ldb, a, job->ta ? job->lda : 1,
+                     job->beta, c, 1);
+      else
+        cblas_sgemv (CblasRowMajor, CblasTrans, job->K, N, job->alpha, b, job->ldb, a, job->ta ? job->lda : 1,
+                     job->beta, c, 1);
+      return;
+    }
   cblas_sgemm (CblasRowMajor, job->ta ? CblasTrans : CblasNoTrans, job->tb ? CblasTrans : CblasNoTrans,
                M, N, job->K, job->alpha, a, job->lda, b, job->ldb, job->beta, c, job->ldc);
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/vector-math.h"
 
 static gboolean
 infer_batch_norm (GraftInferContext *ctx, GError **error)
@@ -197,6 +198,53 @@ trailing_groups_output (GraftKernelContext *ctx, gint64 *groups, gint64 *count, 
   return graft_kernel_output (ctx, 0, error);
 }
 
+/* float32 rows with a whole-row scale (and bias): the vectorised rows of
+ * vector-math.h, parallel over the rows. */
+typedef struct {
+  const float *x, *scale, *bias;
+  float *y;
+  double *means, *inv_stds;
+  gint64 groups, count, rows_per_block;
+  float eps;
+  gboolean rms;
+} NormRowsJob;
+
+static void
+norm_rows_block (gint64 block, gpointer data)
+{
+  NormRowsJob *job = data;
+  gint64 end = MIN ((block + 1) * job->rows_per_block, job->groups);
+  for (gint64 g = block * job->rows_per_block; g < end; g++)
+    {
+      float mean, inv_std;
+      graft_vm_normalize_row (job->x + g * job->count, job->y + g * job->count, job->count, job->scale, job->bias,
+                              job->eps, job->rms, &mean, &inv_std);
+      job->means[g] = mean;
+      job->inv_stds[g] = inv_std;
+    }
+}
+
+static gboolean
+float_rows_apply (const GraftRtTensor *x, const GraftRtTensor *scale, const GraftRtTensor *bias, const GraftRtTensor *y,
+                  gint64 count)
+{
+  return x->dtype == GRAFT_DTYPE_FLOAT32 && y->dtype == GRAFT_DTYPE_FLOAT32 && scale->dtype == GRAFT_DTYPE_FLOAT32 &&
+         scale->numel == count && (bias == NULL || (bias->dtype == GRAFT_DTYPE_FLOAT32 && bias->numel == count));
+}
+
+static void
+normalize_float_rows (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftRtTensor *scale,
+                      const GraftRtTensor *bias, GraftRtTensor *y, gint64 groups, gint64 count, double eps,
+                      gboolean rms, double *means, double *inv_stds)
+{
+  NormRowsJob job = { x->data, scale->data, bias ? bias->data : NULL, y->data, means, inv_stds, groups, count,
+                      0, eps, rms };
+  /* blocks of at least ~64 K values: a pool wake-up costs more than a short row */
+  job.rows_per_block = MAX (1, MIN ((groups + graft_kernel_get_n_threads (ctx) - 1) / graft_kernel_get_n_threads (ctx),
+                                    65536 / MAX (count, 1)));
+  graft_kernel_parallel_for (ctx, (groups + job.rows_per_block - 1) / job.rows_per_block, norm_rows_block, &job);
+}
+
 static gboolean
 kernel_layer_norm (GraftKernelContext *ctx, GError **error)
 {
@@ -207,16 +255,19 @@ kernel_layer_norm (GraftKernelContext *ctx, GError **error)
     return FALSE;
   double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
   g_autofree double *means = g_new (double, MAX (groups, 1)), *invs = g_new (double, MAX (groups, 1));
-  normalize_groups (x, y, groups, count, eps, means, invs);
-  const GraftRtTensor *ins[2] = { scale, bias };
-  (void) ins;
-  for (gint64 i = 0; i < y->numel; i++)
+  if (float_rows_apply (x, scale, bias, y, count))
+    normalize_float_rows (ctx, x, scale, bias, y, groups, count, eps, FALSE, means, invs);
+  else
     {
-      gint64 k = i % MAX (count, 1);
-      /* scale and bias broadcast against the normalised trailing axes */
-      double s = graft_rt_tensor_get_f64 (scale, scale->numel == count ? k : k % MAX (scale->numel, 1));
-      double b = bias ? graft_rt_tensor_get_f64 (bias, bias->numel == count ? k : k % MAX (bias->numel, 1)) : 0;
-      graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * s + b);
+      normalize_groups (x, y, groups, count, eps, means, invs);
+      for (gint64 i = 0; i < y->numel; i++)
+        {
+          gint64 k = i % MAX (count, 1);
+          /* scale and bias broadcast against the normalised trailing axes */
+          double s = graft_rt_tensor_get_f64 (scale, scale->numel == count ? k : k % MAX (scale->numel, 1));
+          double b = bias ? graft_rt_tensor_get_f64 (bias, bias->numel == count ? k : k % MAX (bias->numel, 1)) : 0;
+          graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * s + b);
+        }
     }
   for (guint o = 1; o < 3; o++)
     if (graft_kernel_wants_output (ctx, o))
@@ -259,6 +310,12 @@ kernel_rms_norm (GraftKernelContext *ctx, GError **error)
   if (count % MAX (scale->numel, 1) != 0)
     return graft_kernel_fail (error, "scale (%" G_GINT64_FORMAT " values) does not broadcast to the %"
                               G_GINT64_FORMAT " normalised values", scale->numel, count);
+  if (float_rows_apply (x, scale, NULL, y, count))
+    {
+      g_autofree double *means = g_new (double, MAX (groups, 1)), *inv_rms = g_new (double, MAX (groups, 1));
+      normalize_float_rows (ctx, x, scale, NULL, y, groups, count, eps, TRUE, means, inv_rms);
+      return TRUE;
+    }
   for (gint64 g = 0; g < groups; g++)
     {
       double sq = 0;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/vector-math.h"
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOG_SUM, R_LOG_SUM_EXP, R_SUM_SQUARE } ReduceKind;
 
@@ -338,6 +339,11 @@ kernel_softmax (GraftKernelContext *ctx, GError **error)
       outer = graft_dims_product (in->dims, 0, axis);
       n = in->dims[axis];
       inner = graft_dims_product (in->dims, axis + 1, in->rank);
+    }
+  if (inner == 1 && !hard && in->dtype == GRAFT_DTYPE_FLOAT32 && out->dtype == GRAFT_DTYPE_FLOAT32 && in != out)
+    {
+      graft_vm_softmax_rows (in->data, out->data, outer, n, log_mode);
+      return TRUE;
     }
   for (gint64 o = 0; o < outer; o++)
     for (gint64 i = 0; i < inner; i++)

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/vector-math.h"
 
 typedef struct {
   double alpha, beta, gamma;
@@ -224,6 +225,14 @@ f32_chunk (gint64 index, gpointer data)
   else if (job->func == f_sigmoid)
     for (gint64 i = start; i < end; i++)
       out[i] = 1.0f / (1.0f + expf (-in[i]));
+  else if (job->func == f_erf)
+    graft_vm_erf (in + start, out + start, end - start);
+  else if (job->func == f_tanh)
+    graft_vm_tanh (in + start, out + start, end - start);
+  else if (job->func == f_exp)
+    graft_vm_exp (in + start, out + start, end - start);
+  else if (job->func == f_gelu)
+    graft_vm_gelu (in + start, out + start, end - start, job->params.flag_a);
   else if (job->func == f_hard_swish)
     for (gint64 i = start; i < end; i++)
       {

@@ -1,0 +1,237 @@
+/* The algorithms of vector-math.c, written once over a vector type V of
+ * VW floats and the V_* operations; vector-math.c includes this file once
+ * per variant (portable first: one float per "vector"), each with its own
+ * VM_SUFFIX. The SIMD variants finish a row's last VW - 1 values with the
+ * portable functions, which run the same steps, so a value does not
+ * depend on where it sits in the row. No include guard on purpose. */
+
+#define VM_CAT2(name, suffix) name##_##suffix
+#define VM_CAT(name, suffix) VM_CAT2 (name, suffix)
+#define VM(name) VM_CAT (name, VM_SUFFIX)
+
+/* Cephes' expf: e^x = 2^n · e^r with |r| ≤ ln2/2, e^r by a degree-6
+ * polynomial. Below the smallest normal float it gives 0, above FLT_MAX
+ * +inf, NaN stays NaN. */
+static inline V
+VM (exp_v) (V x)
+{
+  V xc = V_MIN (V_MAX (x, V_SET1 (-87.33654f)), V_SET1 (88.72283f));
+  V n = V_ROUND (V_MUL (xc, V_SET1 (1.44269504088896341f)));
+  V r = V_FMA (n, V_SET1 (-0.693359375f), xc);
+  r = V_FMA (n, V_SET1 (2.12194440e-4f), r);
+  V p = V_SET1 (1.9875691500e-4f);
+  p = V_FMA (p, r, V_SET1 (1.3981999507e-3f));
+  p = V_FMA (p, r, V_SET1 (8.3334519073e-3f));
+  p = V_FMA (p, r, V_SET1 (4.1665795894e-2f));
+  p = V_FMA (p, r, V_SET1 (1.6666665459e-1f));
+  p = V_FMA (p, r, V_SET1 (5.0000001201e-1f));
+  V y = V_ADD (V_FMA (p, V_MUL (r, r), r), V_SET1 (1.0f));
+  /* n reaches 128 near the top, one past the largest float exponent:
+   * 2^127 times 2 there */
+  V n_low = V_MIN (n, V_SET1 (127.0f));
+  y = V_MUL (V_MUL (y, V_POW2I (n_low)), V_ADD (V_SET1 (1.0f), V_SUB (n, n_low)));
+  y = V_SELECT_LT (x, V_SET1 (-87.33654f), V_SET1 (0.0f), y);
+  y = V_SELECT_LT (V_SET1 (88.72283f), x, V_SET1 (INFINITY), y);
+  return V_KEEP_NAN (x, y);
+}
+
+/* erf: the Taylor series to x¹³ below 0.5 (error < 5e-10), Abramowitz
+ * and Stegun 7.1.26 above (absolute error < 1.5e-7, where erf > 0.52). */
+static inline V
+VM (erf_v) (V x)
+{
+  V a = V_ABS (x), x2 = V_MUL (x, x);
+  V s = V_SET1 (1.205533298e-4f);
+  s = V_FMA (s, x2, V_SET1 (-8.548327024e-4f));
+  s = V_FMA (s, x2, V_SET1 (5.223977625e-3f));
+  s = V_FMA (s, x2, V_SET1 (-2.686617065e-2f));
+  s = V_FMA (s, x2, V_SET1 (1.128379167e-1f));
+  s = V_FMA (s, x2, V_SET1 (-3.761263890e-1f));
+  s = V_FMA (s, x2, V_SET1 (1.128379167f));
+  s = V_MUL (s, x);
+  V ac = V_MIN (a, V_SET1 (10.0f));
+  V t = V_DIV (V_SET1 (1.0f), V_FMA (ac, V_SET1 (0.3275911f), V_SET1 (1.0f)));
+  V p = V_SET1 (1.061405429f);
+  p = V_FMA (p, t, V_SET1 (-1.453152027f));
+  p = V_FMA (p, t, V_SET1 (1.421413741f));
+  p = V_FMA (p, t, V_SET1 (-0.284496736f));
+  p = V_FMA (p, t, V_SET1 (0.254829592f));
+  p = V_MUL (p, t);
+  V e = V_SUB (V_SET1 (1.0f), V_MUL (p, VM (exp_v) (V_MUL (V_SUB (V_SET1 (0.0f), ac), ac))));
+  V y = V_SELECT_LT (a, V_SET1 (0.5f), s, V_COPYSIGN (e, x));
+  return V_KEEP_NAN (x, y);
+}
+
+/* tanh as a rational function of degree 13/6 (Eigen's), ±1 beyond ±7.9,
+ * and x itself below 4e-4. */
+static inline V
+VM (tanh_v) (V x)
+{
+  V xc = V_MIN (V_MAX (x, V_SET1 (-7.90531110763549805f)), V_SET1 (7.90531110763549805f));
+  V x2 = V_MUL (xc, xc);
+  V p = V_SET1 (-2.76076847742355e-16f);
+  p = V_FMA (p, x2, V_SET1 (2.00018790482477e-13f));
+  p = V_FMA (p, x2, V_SET1 (-8.60467152213735e-11f));
+  p = V_FMA (p, x2, V_SET1 (5.12229709037114e-08f));
+  p = V_FMA (p, x2, V_SET1 (1.48572235717979e-05f));
+  p = V_FMA (p, x2, V_SET1 (6.37261928875436e-04f));
+  p = V_FMA (p, x2, V_SET1 (4.89352455891786e-03f));
+  p = V_MUL (p, xc);
+  V q = V_SET1 (1.19825839466702e-06f);
+  q = V_FMA (q, x2, V_SET1 (1.18534705686654e-04f));
+  q = V_FMA (q, x2, V_SET1 (2.26843463243900e-03f));
+  q = V_FMA (q, x2, V_SET1 (4.89352518554385e-03f));
+  V y = V_SELECT_LT (V_ABS (x), V_SET1 (4e-4f), x, V_DIV (p, q));
+  /* ±1 exactly, not one ulp short, so that 1 + tanh cancels to 0 in GELU */
+  y = V_SELECT_LT (V_SET1 (7.90531110763549805f), V_ABS (x), V_COPYSIGN (V_SET1 (1.0f), x), y);
+  return V_KEEP_NAN (x, y);
+}
+
+static inline V
+VM (gelu_v) (V x, gboolean tanh_form)
+{
+  V half_x = V_MUL (x, V_SET1 (0.5f));
+  V f;
+  if (tanh_form)
+    f = VM (tanh_v) (V_MUL (V_SET1 (0.7978845608028654f), V_FMA (V_MUL (V_MUL (x, x), x), V_SET1 (0.044715f), x)));
+  else
+    f = VM (erf_v) (V_MUL (x, V_SET1 (0.7071067811865476f)));
+  return V_FMA (half_x, f, half_x);
+}
+
+/* One elementwise row function per V function: whole vectors, then the
+ * portable function for the tail. */
+#define VM_ROW(name, expr, tail)                                               \
+  static GRAFT_HOT_LOOP void                                                   \
+  VM (name##_row) (const float *x, float *y, gint64 n, gboolean flag)          \
+  {                                                                            \
+    gint64 i = 0;                                                              \
+    (void) flag;                                                               \
+    for (; i + VW <= n; i += VW)                                               \
+      {                                                                        \
+        V v = V_LOAD (x + i);                                                  \
+        V_STORE (y + i, expr);                                                 \
+      }                                                                        \
+    for (; i < n; i++)                                                         \
+      y[i] = tail;                                                             \
+  }
+
+VM_ROW (exp, VM (exp_v) (v), exp_v_portable (x[i]))
+VM_ROW (erf, VM (erf_v) (v), erf_v_portable (x[i]))
+VM_ROW (tanh, VM (tanh_v) (v), tanh_v_portable (x[i]))
+VM_ROW (gelu, VM (gelu_v) (v, flag), gelu_v_portable (x[i], flag))
+#undef VM_ROW
+
+/* Sum over a row of v(x[i]), in lanes, then the lanes in double. */
+static inline double
+VM (lanes_sum) (V acc)
+{
+  float lanes[VW];
+  double sum = 0;
+  V_STORE (lanes, acc);
+  for (int j = 0; j < VW; j++)
+    sum += lanes[j];
+  return sum;
+}
+
+/* FALSE when the row's maximum or its sum of exponentials is not finite.
+ * The sum can only fail after y was written when a NaN hid from V_MAX; the
+ * caller's double path then gives all NaN from x or from y alike, so x may
+ * be y. */
+static GRAFT_HOT_LOOP gboolean
+VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
+{
+  V vmax = V_SET1 (-INFINITY);
+  gint64 i = 0;
+  for (; i + VW <= n; i += VW)
+    vmax = V_MAX (vmax, V_LOAD (x + i));
+  float lanes[VW], mx = -INFINITY;
+  V_STORE (lanes, vmax);
+  for (int j = 0; j < VW; j++)
+    mx = MAX (mx, lanes[j]);
+  for (; i < n; i++)
+    mx = MAX (mx, x[i]);
+  if (!isfinite (mx))
+    return FALSE;
+  /* a NaN that V_MAX passed over makes the sum NaN: checked below */
+  V shift = V_SET1 (mx), acc = V_SET1 (0.0f);
+  double sum = 0;
+  for (i = 0; i + VW <= n; i += VW)
+    {
+      V e = VM (exp_v) (V_SUB (V_LOAD (x + i), shift));
+      if (!log_form)
+        V_STORE (y + i, e);
+      acc = V_ADD (acc, e);
+    }
+  sum = VM (lanes_sum) (acc);
+  for (; i < n; i++)
+    {
+      float e = exp_v_portable (x[i] - mx);
+      if (!log_form)
+        y[i] = e;
+      sum += e;
+    }
+  if (!isfinite (sum) || sum <= 0)
+    return FALSE;
+  if (log_form)
+    {
+      /* (x - max) - log sum: x - (max + log sum) would lose log sum against a huge max */
+      float log_sum = log (sum);
+      V vlog_sum = V_SET1 (log_sum);
+      for (i = 0; i + VW <= n; i += VW)
+        V_STORE (y + i, V_SUB (V_SUB (V_LOAD (x + i), shift), vlog_sum));
+      for (; i < n; i++)
+        y[i] = (x[i] - mx) - log_sum;
+      return TRUE;
+    }
+  V inv = V_SET1 ((float) (1.0 / sum));
+  for (i = 0; i + VW <= n; i += VW)
+    V_STORE (y + i, V_MUL (V_LOAD (y + i), inv));
+  for (; i < n; i++)
+    y[i] *= (float) (1.0 / sum);
+  return TRUE;
+}
+
+static GRAFT_HOT_LOOP void
+VM (normalize_row) (const float *x, float *y, gint64 n, const float *scale, const float *bias, float eps,
+                    gboolean rms, float *mean_out, float *inv_out)
+{
+  gint64 i;
+  float mean = 0;
+  if (!rms)
+    {
+      V acc = V_SET1 (0.0f);
+      double sum;
+      for (i = 0; i + VW <= n; i += VW)
+        acc = V_ADD (acc, V_LOAD (x + i));
+      sum = VM (lanes_sum) (acc);
+      for (; i < n; i++)
+        sum += x[i];
+      mean = n > 0 ? sum / n : 0;
+    }
+  V vmean = V_SET1 (mean), acc = V_SET1 (0.0f);
+  double sq;
+  for (i = 0; i + VW <= n; i += VW)
+    {
+      V d = V_SUB (V_LOAD (x + i), vmean);
+      acc = V_FMA (d, d, acc);
+    }
+  sq = VM (lanes_sum) (acc);
+  for (; i < n; i++)
+    sq += (double) (x[i] - mean) * (x[i] - mean);
+  float inv = 1.0 / sqrt ((n > 0 ? sq / n : 0) + eps);
+  V vinv = V_SET1 (inv);
+  for (i = 0; i + VW <= n; i += VW)
+    {
+      V v = V_MUL (V_MUL (V_SUB (V_LOAD (x + i), vmean), vinv), V_LOAD (scale + i));
+      V_STORE (y + i, bias ? V_ADD (v, V_LOAD (bias + i)) : v);
+    }
+  for (; i < n; i++)
+    y[i] = (x[i] - mean) * inv * scale[i] + (bias ? bias[i] : 0);
+  *mean_out = mean;
+  *inv_out = inv;
+}
+
+#undef VM_CAT2
+#undef VM_CAT
+#undef VM

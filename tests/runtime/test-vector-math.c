@@ -1,0 +1,202 @@
+/* The float32 row routines of runtime/kernels/vector-math.h at every SIMD
+ * level this CPU has (a level it lacks is skipped, not passed): against
+ * the C library in double, and the vector variants against the portable
+ * one, on random rows of edge lengths (0, 1, around the 8- and 16-float
+ * vector widths, odd lengths) with infinities, NaN, signed zeros, tiny and
+ * huge values mixed in. */
+#include <math.h>
+#include <string.h>
+#include "runtime/kernels/vector-math.h"
+#include "simd-levels.h"
+
+static const gint64 lengths[] = { 0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 128, 255, 769 };
+
+/* Uniform in [-range, range), one value in eight special when specials. */
+static float *
+random_row (GRand *rng, gint64 n, double range, gboolean specials)
+{
+  static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 3e-5f, -3e-5f,
+                                   87.5f, -87.5f, 88.8f, -104.0f, 9.0f, -9.0f, 0.4999f, 0.5f, -0.5001f };
+  float *x = g_new (float, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    x[i] = specials && g_rand_int_range (rng, 0, 8) == 0
+           ? special[g_rand_int_range (rng, 0, G_N_ELEMENTS (special))]
+           : g_rand_double_range (rng, -range, range);
+  return x;
+}
+
+/* |got - want| ≤ atol + rtol·|want|, NaN where want is NaN, infinity where
+ * want is beyond the float range. */
+static void
+assert_close (const char *what, gint64 i, float input, float got, double want, double atol, double rtol)
+{
+  if (isnan (want))
+    {
+      if (!isnan (got))
+        g_error ("%s(%.9g) [%" G_GINT64_FORMAT "]: %.9g, expected NaN", what, input, i, got);
+      return;
+    }
+  if (isinf ((float) want) ? got != (float) want : !(fabs (got - want) <= atol + rtol * fabs (want)))
+    g_error ("%s(%.9g) [%" G_GINT64_FORMAT "]: %.9g, expected %.9g", what, input, i, got, want);
+}
+
+typedef void (*RowFunc) (const float *x, float *y, gint64 n);
+
+static void gelu_erf (const float *x, float *y, gint64 n) { graft_vm_gelu (x, y, n, FALSE); }
+static void gelu_tanh (const float *x, float *y, gint64 n) { graft_vm_gelu (x, y, n, TRUE); }
+
+static double ref_gelu_erf (double x) { return 0.5 * x * (1 + erf (x / G_SQRT2)); }
+static double ref_gelu_tanh (double x) { return 0.5 * x * (1 + tanh (sqrt (2 / G_PI) * (x + 0.044715 * x * x * x))); }
+
+typedef struct {
+  const char *name;
+  RowFunc row;
+  double (*reference) (double);
+  double range, atol, rtol;
+} ElementwiseCase;
+
+static const ElementwiseCase elementwise_cases[] = {
+  { "exp", graft_vm_exp, exp, 90, 1e-37, 3e-7 },
+  { "erf", graft_vm_erf, erf, 4, 2e-7, 3e-7 },
+  { "tanh", graft_vm_tanh, tanh, 10, 1e-7, 3e-7 },
+  /* for x ≪ 0 GELU is x times 1 + erf (tanh) ≈ 0, where the float sum cancels */
+  { "gelu-erf", gelu_erf, ref_gelu_erf, 8, 1e-6, 1e-6 },
+  { "gelu-tanh", gelu_tanh, ref_gelu_tanh, 8, 1e-6, 1e-6 },
+};
+
+/* The level under test, then the portable variant on the same row: the
+ * two differ by FMA rounding only (within the case's tolerance). */
+static void
+test_elementwise (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (7);
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint c = 0; c < G_N_ELEMENTS (elementwise_cases); c++)
+    {
+      const ElementwiseCase *ec = &elementwise_cases[c];
+      for (guint l = 0; l < G_N_ELEMENTS (lengths); l++)
+        for (int round = 0; round < 4; round++)
+          {
+            gint64 n = lengths[l];
+            g_autofree float *x = random_row (rng, n, round == 0 ? 0.01 : ec->range, round >= 2);
+            g_autofree float *y = g_new (float, MAX (n, 1)), *portable = g_new (float, MAX (n, 1));
+            graft_simd_set_max_level (level);
+            ec->row (x, y, n);
+            graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+            ec->row (x, portable, n);
+            for (gint64 i = 0; i < n; i++)
+              {
+                assert_close (ec->name, i, x[i], y[i], ec->reference (x[i]), ec->atol, ec->rtol);
+                assert_close (ec->name, i, x[i], y[i], portable[i], ec->atol, 4e-7);
+              }
+            /* in place gives the same */
+            graft_simd_set_max_level (level);
+            ec->row (x, x, n);
+            g_assert_cmpmem (x, n * sizeof (float), y, n * sizeof (float));
+          }
+    }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+reference_softmax (const float *x, double *y, gint64 n, gboolean log_form)
+{
+  double mx = -INFINITY, sum = 0;
+  for (gint64 k = 0; k < n; k++)
+    mx = x[k] > mx ? x[k] : mx;
+  for (gint64 k = 0; k < n; k++)
+    sum += exp (x[k] - mx);
+  for (gint64 k = 0; k < n; k++)
+    y[k] = log_form ? x[k] - mx - log (sum) : exp (x[k] - mx) / sum;
+}
+
+/* Rows of scores, some with masked (-inf) keys, one all masked, one with a
+ * NaN: the masked and NaN rows must give what the double reference gives. */
+static void
+test_softmax (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (11);
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint l = 0; l < G_N_ELEMENTS (lengths); l++)
+    for (int log_form = 0; log_form < 2; log_form++)
+      {
+        gint64 n = lengths[l], rows = 5;
+        g_autofree float *x = random_row (rng, rows * n, 30, FALSE);
+        g_autofree float *y = g_new (float, MAX (rows * n, 1));
+        g_autofree double *want = g_new (double, MAX (n, 1));
+        for (gint64 k = 0; k < n; k++)
+          {
+            if (g_rand_int_range (rng, 0, 4) == 0)
+              x[n + k] = -INFINITY;          /* row 1: padding */
+            x[2 * n + k] = -INFINITY;        /* row 2: all masked */
+            if (k == n / 2)
+              x[3 * n + k] = NAN;            /* row 3 */
+            x[4 * n + k] = -3.4e38f + k;     /* row 4: a finfo.min mask */
+          }
+        graft_vm_softmax_rows (x, y, rows, n, log_form);
+        for (gint64 r = 0; r < rows; r++)
+          {
+            reference_softmax (x + r * n, want, n, log_form);
+            for (gint64 k = 0; k < n; k++)
+              assert_close (log_form ? "log-softmax" : "softmax", r * n + k, x[r * n + k], y[r * n + k], want[k],
+                            1e-7, log_form ? 1e-6 : 2e-6);
+          }
+      }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+test_normalize (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (13);
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint l = 0; l < G_N_ELEMENTS (lengths); l++)
+    for (int variant = 0; variant < 3; variant++)
+      {
+        gboolean rms = variant == 2, with_bias = variant == 0;
+        gint64 n = lengths[l];
+        g_autofree float *x = random_row (rng, n, 3, FALSE);
+        g_autofree float *scale = random_row (rng, n, 2, FALSE), *bias = random_row (rng, n, 2, FALSE);
+        g_autofree float *y = g_new (float, MAX (n, 1));
+        float mean, inv_std;
+        for (gint64 k = 0; k < n; k++)
+          x[k] += 5;   /* an offset mean: a one-pass variance would lose digits */
+        graft_vm_normalize_row (x, y, n, scale, with_bias ? bias : NULL, 1e-5f, rms, &mean, &inv_std);
+        double sum = 0, sq = 0;
+        for (gint64 k = 0; k < n; k++)
+          sum += x[k];
+        double want_mean = rms || n == 0 ? 0 : sum / n;
+        for (gint64 k = 0; k < n; k++)
+          sq += (x[k] - want_mean) * (x[k] - want_mean);
+        double want_inv = 1 / sqrt ((n ? sq / n : 0) + 1e-5);
+        assert_close ("mean", 0, 0, mean, want_mean, 1e-6, 1e-6);
+        assert_close ("inv_std", 0, 0, inv_std, want_inv, 0, 2e-6);
+        for (gint64 k = 0; k < n; k++)
+          assert_close (rms ? "rms-norm" : "layer-norm", k, x[k], y[k],
+                        (x[k] - want_mean) * want_inv * scale[k] + (with_bias ? bias[k] : 0), 2e-6, 2e-6);
+      }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
+    {
+      const char *name = graft_simd_level_to_string (level);
+      g_autofree char *elementwise = g_strdup_printf ("/vector-math/elementwise/%s", name);
+      g_autofree char *softmax = g_strdup_printf ("/vector-math/softmax/%s", name);
+      g_autofree char *normalize = g_strdup_printf ("/vector-math/normalize/%s", name);
+      g_test_add_data_func (elementwise, GINT_TO_POINTER (level), test_elementwise);
+      g_test_add_data_func (softmax, GINT_TO_POINTER (level), test_softmax);
+      g_test_add_data_func (normalize, GINT_TO_POINTER (level), test_normalize);
+    }
+  return g_test_run ();
+}
