@@ -79,3 +79,15 @@ def save_113(name, mode, out, shapes):
     with torch.no_grad():
         script = torch.jit.trace(model, example, check_trace=False) if mode == "traced" else torch.jit.script(model)
     torch.jit.save(script, out)
+
+
+class SymSizes(nn.Module):
+    """Sizes read from a dynamic dim: torch.export writes them as aten.sym_size.int."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(12, 4)
+
+    def forward(self, x):
+        y = x.reshape(x.shape[0], x.shape[1] * 4)
+        return self.lin(y).view(x.shape[0], 2, 2) + x.shape[0]

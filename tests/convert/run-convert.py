@@ -470,6 +470,43 @@ def cli_cases(graft_cli, workdir):
                 notes.append("batch %d output %d: %s" % (batch, i, how))
     yield ("convert a torch.export .pt2 with a dynamic batch", ok, notes)
 
+    # Sizes read with sym_size stay Shape → Gather: the batch stays symbolic through reshapes.
+    pt2 = os.path.join(OUT, "sym_sizes_exported.pt2")
+    if not fresh(pt2):
+        torch.manual_seed(0)
+        batch = torch.export.Dim("batch", min=2, max=64)
+        program = torch.export.export(op_modules.SymSizes().eval(), (torch.randn(3, 3, 4),),
+                                      dynamic_shapes={"x": {0: batch}})
+        torch.export.save(program, pt2 + ".tmp.pt2")
+        os.replace(pt2 + ".tmp.pt2", pt2)
+        mark_fresh(pt2)
+    converted = os.path.join(workdir, "sym_sizes.onnx")
+    run = cli(graft_cli, "convert", pt2, "-o", converted)
+    ok = run.returncode == 0
+    notes = [run.stdout.strip() or run.stderr.strip()]
+    if ok:
+        model = onnx.load(converted)
+        onnx.checker.check_model(model, full_check=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        dim0 = model.graph.input[0].type.tensor_type.shape.dim[0]
+        ok = bool(dim0.dim_param) and not dim0.dim_value
+        notes.append("input dim 0: %r" % (dim0.dim_param or dim0.dim_value))
+        session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
+        program = torch.export.load(pt2).module()
+        for batch in (3, 7):
+            x = torch.randn(batch, 3, 4)
+            with torch.no_grad():
+                ref = program(x).numpy()
+            good, how = close(ref, session.run(None, {session.get_inputs()[0].name: x.numpy()})[0])
+            ok &= good
+            notes.append("onnxruntime batch %d: %s" % (batch, how))
+            out_dir = graft_run(graft_cli, converted, {session.get_inputs()[0].name: x.numpy()},
+                                tempfile.mkdtemp(dir=workdir))
+            good, how = close(ref, np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
+            ok &= good
+            notes.append("graft runtime batch %d: %s" % (batch, how))
+    yield ("convert a .pt2 whose sizes come from sym_size, batch kept symbolic", ok, notes)
+
     path, _ = save_module("resnet18", "traced", vision_models.resnet18, [IMAGE])
     edited = os.path.join(workdir, "resnet18-head.onnx")
     edit = cli(graft_cli, "edit", path, "-o", edited, "--shape", "x=1x3x224x224", "--dynamic", "x:0=batch",
@@ -509,7 +546,7 @@ def main():
     only = set(sys.argv[2:])
     os.makedirs(OUT, exist_ok=True)
     todo = [(c, mode) for c in CASES for mode in c[2] if not only or c[0] in only or "%s_%s" % (c[0], mode) in only]
-    n_cli = 0 if only and "cli" not in only else 6
+    n_cli = 0 if only and "cli" not in only else 7
     print("1..%d" % (len(todo) + n_cli), flush=True)
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
