@@ -6,22 +6,58 @@
 
 #define MAX_RANK 8
 
+/* A pad list whose values are computed while running (padding up to a
+ * multiple of a size): the same reordering done with nodes on the int64
+ * vector, [n/2, 2] → reversed → transposed → zeros for the leading dims. */
+static GraftValue *
+onnx_pads_computed (GraftLowerContext *ctx, GraftNode *node, guint k, guint n, int rank, GError **error)
+{
+  GraftValue *torch_pads = graft_lower_arg_int_vector (ctx, node, k, error);
+  if (torch_pads == NULL)
+    return NULL;
+  gint64 pairs = n / 2;
+  GraftValue *p = graft_lower_op (ctx, "Reshape", 2, torch_pads, graft_lower_const_ints (ctx, (gint64[]) { pairs, 2 }, 2, FALSE));
+  p = graft_lower_op (ctx, "Slice", 5, p, graft_lower_const_int (ctx, -1), graft_lower_const_int (ctx, G_MININT64),
+                      graft_lower_const_int (ctx, 0), graft_lower_const_int (ctx, -1));
+  GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, p);
+  graft_node_add_attribute (t, graft_attribute_new_ints ("perm", (gint64[]) { 1, 0 }, 2));
+  p = graft_lower_finish (ctx, t);
+  if (rank > pairs)
+    {
+      gint64 zeros[2 * MAX_RANK] = { 0 };
+      GraftValue *lead = graft_lower_op (ctx, "Reshape", 2, graft_lower_const_ints (ctx, zeros, 2 * (rank - pairs), FALSE),
+                                         graft_lower_const_ints (ctx, (gint64[]) { 2, rank - pairs }, 2, FALSE));
+      g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+      g_ptr_array_add (parts, lead);
+      g_ptr_array_add (parts, p);
+      p = graft_lower_concat (ctx, parts, 1);
+    }
+  return graft_lower_op (ctx, "Reshape", 2, p, graft_lower_const_int (ctx, 2 * rank));
+}
+
 /* torch's pad list runs from the last dim backwards, (begin, end) per dim:
  * [last_begin, last_end, prev_begin, prev_end, …]. ONNX's Pad takes all
- * begins then all ends, for every dim. A non-constant pad list (from sizes
- * read at run time) is refused by the argument reader with its name. */
+ * begins then all ends, for every dim. */
 static GraftValue *
 onnx_pads (GraftLowerContext *ctx, GraftNode *node, guint k, int rank, GError **error)
 {
   gint64 torch_pads[2 * MAX_RANK], pads[2 * MAX_RANK] = { 0 };
   guint n;
-  if (!graft_lower_arg_ints (ctx, node, k, torch_pads, 2 * MAX_RANK, &n, 0, error))
+  LowerValue *list = graft_lower_arg (ctx, node, k);
+  gboolean computed = FALSE;
+  if (list != NULL && list->kind == LOWER_LIST)
+    for (guint i = 0; i < list->items->len; i++)
+      computed |= ((LowerValue *) list->items->pdata[i])->kind != LOWER_CONST;
+  n = computed ? list->items->len : 0;
+  if (!computed && !graft_lower_arg_ints (ctx, node, k, torch_pads, 2 * MAX_RANK, &n, 0, error))
     return NULL;
   if (n % 2 != 0 || (int) n / 2 > rank)
     {
       graft_lower_fail (error, node, "a pad list of %u values for a rank-%d input", n, rank);
       return NULL;
     }
+  if (computed)
+    return onnx_pads_computed (ctx, node, k, n, rank, error);
   for (guint i = 0; i < n / 2; i++)
     {
       int axis = rank - 1 - (int) i;

@@ -27,6 +27,14 @@ class Pads(nn.Module):
         return a.sum() + b * 2, c
 
 
+class PadToMultiple(nn.Module):
+    """A pad list computed from the input's sizes: up to a multiple of 4, as window models do."""
+
+    def forward(self, x):
+        h, w = x.shape[-2], x.shape[-1]
+        return F.pad(x, [0, (4 - w % 4) % 4, 1, (4 - h % 4) % 4 + 1], mode="replicate") * 2
+
+
 class CumulativeSum(nn.Module):
     def forward(self, x):
         return torch.relu(x).cumsum(1) * 2 + x.cumsum(-1)

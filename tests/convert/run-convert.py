@@ -169,6 +169,8 @@ CASES = [
       for n in ("q", "k", "v")], False),
     ("pads", op_modules.Pads, ("traced", "scripted", "traced113", "scripted113"),
      [{"name": "x", "shape": [1, 2, 5, 6], "dynamic": {0: "batch", 2: "h", 3: "w"}, "other": [2, 2, 7, 9]}], False),
+    ("pad_to_multiple", op_modules.PadToMultiple, ("traced", "scripted", "traced113", "scripted113"),
+     [{"name": "x", "shape": [1, 2, 5, 6], "dynamic": {0: "batch", 2: "h", 3: "w"}, "other": [2, 2, 8, 11]}], False),
     ("cumsum", op_modules.CumulativeSum, ("traced", "scripted", "traced113", "scripted113"),
      [{"name": "x", "shape": [2, 5], "dynamic": {0: "batch", 1: "n"}, "other": [3, 7]}], False),
     ("transposed_conv", op_modules.TransposedConv, ("traced", "scripted", "traced113", "scripted113"),
