@@ -442,6 +442,26 @@ def cli_cases(graft_cli, workdir):
         notes.append("domains %s; graft runtime at batch 3: %s" % (sorted(domains), how))
     yield ("convert --allow-custom writes an aten-domain node Graft runs", ok, notes)
 
+    # A lowering that refuses its arguments names the op the same way, with its reason.
+    path, _ = save_module("circular_pad", "traced", op_modules.CircularPad, [{"name": "x", "shape": [1, 2, 5, 6]}])
+    lint = cli(graft_cli, "lint", path, "--target", "onnx:17")
+    refused = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=1x2x5x6")
+    custom = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=1x2x5x6", "--dynamic", "x:0=batch",
+                 "--allow-custom")
+    ok = (lint.returncode == 1 and "[unsupported-op]" in lint.stdout and "aten::pad" in lint.stdout
+          and "circular" in lint.stdout and refused.returncode == 1 and "circular" in refused.stderr
+          and custom.returncode == 0)
+    notes = [lint.stdout.strip()[-400:], refused.stderr.strip()[:400]]
+    if ok:
+        # Graft's runtime has no circular mode for aten::pad either: only the file is checked.
+        nodes = [(n.domain, n.op_type) for n in onnx.load(onnx_path).graph.node]
+        ok = ("aten", "pad") in nodes
+        notes.append("--allow-custom wrote %s" % nodes)
+    else:
+        notes.append(custom.stderr.strip()[:400])
+    yield ("a pad mode without an ONNX form is named by lint and convert, written as aten::pad by --allow-custom",
+           ok, notes)
+
     # A torch.export program (.pt2) with a dynamic batch: its shapes come from the program.
     pt2 = os.path.join(OUT, "tuple_return_exported.pt2")
     torch.manual_seed(0)
@@ -548,7 +568,7 @@ def main():
     only = set(sys.argv[2:])
     os.makedirs(OUT, exist_ok=True)
     todo = [(c, mode) for c in CASES for mode in c[2] if not only or c[0] in only or "%s_%s" % (c[0], mode) in only]
-    n_cli = 0 if only and "cli" not in only else 7
+    n_cli = 0 if only and "cli" not in only else 8
     print("1..%d" % (len(todo) + n_cli), flush=True)
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
