@@ -24,16 +24,21 @@ add_pads (GraftNode *node, const gint64 *pad, guint n)
 }
 
 /* conv2d(input, weight, bias, stride, padding, dilation, groups)
- * _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, …) */
+ * conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+ * _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, …)
+ * torch's transposed weight [in, out/groups, k…] is ONNX ConvTranspose's layout as it is. */
 static gboolean
 lower_conv (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   gboolean underscore = strcmp (node->op_type, "_convolution") == 0;
+  gboolean transposed_op = g_str_has_prefix (node->op_type, "conv_transpose");
+  guint k_dilation = transposed_op ? 7 : 5, k_groups = underscore ? 8 : 6;
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   GraftValue *w = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
   GraftValue *b = NULL;
-  gint64 stride[MAX_SPATIAL], pad[MAX_SPATIAL], dilation[MAX_SPATIAL], groups, transposed = 0;
-  guint ns_stride, ns_pad, ns_dilation;
+  gint64 stride[MAX_SPATIAL], pad[MAX_SPATIAL], dilation[MAX_SPATIAL], output_padding[MAX_SPATIAL], groups,
+    transposed = transposed_op;
+  guint ns_stride, ns_pad, ns_dilation, ns_output_padding = 0;
   int w_rank;
 
   if (w == NULL || !graft_lower_need_rank (ctx, w, &w_rank, error))
@@ -56,32 +61,37 @@ lower_conv (GraftLowerContext *ctx, GraftNode *node, GError **error)
   else if (!graft_lower_arg_ints (ctx, node, 4, pad, ns, &ns_pad, ns, error))
     return FALSE;
   if (!graft_lower_arg_ints (ctx, node, 3, stride, ns, &ns_stride, ns, error) ||
-      !graft_lower_arg_ints (ctx, node, 5, dilation, ns, &ns_dilation, ns, error) ||
+      !graft_lower_arg_ints (ctx, node, k_dilation, dilation, ns, &ns_dilation, ns, error) ||
       (underscore && !graft_lower_arg_int (ctx, node, 6, 0, &transposed, error)) ||
-      !graft_lower_arg_int (ctx, node, underscore ? 8 : 6, 1, &groups, error))
+      !graft_lower_arg_int (ctx, node, k_groups, 1, &groups, error))
     return FALSE;
-  if (transposed)
-    return graft_lower_fail (error, node, "transposed convolution through _convolution is not lowered yet");
+  if (transposed && !graft_lower_arg_ints (ctx, node, transposed_op ? 5 : 7, output_padding, ns, &ns_output_padding,
+                                           ns, error))
+    return FALSE;
   for (guint i = 0; i < ns; i++)
     {
       if (ns_stride == 0) stride[i] = 1;
       if (ns_pad == 0) pad[i] = 0;
       if (ns_dilation == 0) dilation[i] = 1;
+      if (ns_output_padding == 0) output_padding[i] = 0;
     }
-  GraftNode *conv = graft_lower_node (ctx, "Conv", 1, b ? 3 : 2, x, w, b);
+  GraftNode *conv = graft_lower_node (ctx, transposed ? "ConvTranspose" : "Conv", 1, b ? 3 : 2, x, w, b);
   const GraftShape *ws = graft_lower_shape (ctx, w);
   gint64 kernel[MAX_SPATIAL];
-  gboolean kernel_known = TRUE;
+  gboolean kernel_known = TRUE, any_output_padding = FALSE;
   for (guint i = 0; i < ns; i++)
     {
       kernel_known &= ws->dims[i + 2].kind == GRAFT_DIM_FIXED;
       kernel[i] = ws->dims[i + 2].value;
+      any_output_padding |= output_padding[i] != 0;
     }
   if (kernel_known)
     add_ints (conv, "kernel_shape", kernel, ns);
   add_ints (conv, "strides", stride, ns);
   add_pads (conv, pad, ns);
   add_ints (conv, "dilations", dilation, ns);
+  if (any_output_padding)
+    add_ints (conv, "output_padding", output_padding, ns);
   graft_node_add_attribute (conv, graft_attribute_new_int ("group", groups));
   graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, conv));
   return TRUE;
@@ -137,7 +147,28 @@ lower_batch_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
-/* layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) */
+/* x normalised over its last n dims without LayerNormalization (opsets
+ * before 17): (x - mean) / sqrt(var + eps), var the biased variance as torch's. */
+static GraftValue *
+normalize_decomposed (GraftLowerContext *ctx, GraftValue *x, guint n, double eps)
+{
+  gint64 axes[8];
+  for (guint i = 0; i < n; i++)
+    axes[i] = -(gint64) n + i;
+  GraftDType dtype = graft_lower_dtype (ctx, x);
+  GraftNode *mean = graft_lower_node (ctx, "ReduceMean", 1, 1, x);
+  add_ints (mean, "axes", axes, n);
+  GraftValue *centred = graft_lower_op (ctx, "Sub", 2, x, graft_lower_finish (ctx, mean));
+  GraftValue *squared = graft_lower_op (ctx, "Pow", 2, centred, graft_lower_const_scalar (ctx, dtype, 2));
+  GraftNode *var = graft_lower_node (ctx, "ReduceMean", 1, 1, squared);
+  add_ints (var, "axes", axes, n);
+  GraftValue *std = graft_lower_op (ctx, "Sqrt", 1, graft_lower_op (ctx, "Add", 2, graft_lower_finish (ctx, var),
+                                                                 graft_lower_const_scalar (ctx, dtype, eps)));
+  return graft_lower_op (ctx, "Div", 2, centred, std);
+}
+
+/* layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable): one
+ * LayerNormalization from opset 17, the decomposition before it. */
 static gboolean
 lower_layer_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -155,11 +186,20 @@ lower_layer_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   if (!graft_lower_arg_is_none (ctx, node, 3) && (bias = graft_lower_arg_tensor (ctx, node, 3, error)) == NULL)
     return FALSE;
+  if (ctx->opset < 17)
+    {
+      if (n == 0 || (int) n > rank)
+        return graft_lower_fail (error, node, "normalized_shape of %u dims on a rank-%d input", n, rank);
+      GraftValue *y = normalize_decomposed (ctx, x, n, eps);
+      if (scale)
+        y = graft_lower_op (ctx, "Mul", 2, y, scale);
+      if (bias)
+        y = graft_lower_op (ctx, "Add", 2, y, bias);
+      graft_lower_set_output (ctx, node, 0, y);
+      return TRUE;
+    }
   if (scale == NULL)
     {
-      gint64 numel = 1;
-      for (guint i = 0; i < n; i++)
-        numel *= shape[i];
       GraftNode *fill = graft_lower_node (ctx, "ConstantOfShape", 1, 1, graft_lower_const_ints (ctx, shape, n, FALSE));
       g_autoptr(GraftTensor) one = graft_tensor_new ("value", GRAFT_DTYPE_FLOAT32, 1, (gint64[]) { 1 });
       float f = 1;
@@ -483,6 +523,30 @@ lower_embedding (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* Dim -2 of value as a 0-d int64, for Range. */
+static GraftValue *
+length_of (GraftLowerContext *ctx, GraftValue *value)
+{
+  return graft_lower_op (ctx, "Gather", 2, graft_lower_op (ctx, "Shape", 1, value),
+                         graft_lower_const_ints (ctx, (gint64[]) { -2 }, 1, TRUE));
+}
+
+/* is_causal's mask: a [L, S] tensor that is 0 where key j ≤ query i and -inf
+ * above that diagonal (torch's tril of ones, aligned at the top left), made
+ * from the shapes so that it follows any sequence length. */
+static GraftValue *
+causal_mask (GraftLowerContext *ctx, GraftValue *q, GraftValue *k, GraftDType dtype)
+{
+  GraftValue *zero = graft_lower_const_ints (ctx, (gint64[]) { 0 }, 1, TRUE);
+  GraftValue *one = graft_lower_const_ints (ctx, (gint64[]) { 1 }, 1, TRUE);
+  GraftValue *rows = graft_lower_op (ctx, "Range", 3, zero, length_of (ctx, q), one);
+  GraftValue *cols = graft_lower_op (ctx, "Range", 3, zero, length_of (ctx, k), one);
+  rows = graft_lower_op (ctx, "Unsqueeze", 2, rows, graft_lower_const_int (ctx, 1));
+  GraftValue *above = graft_lower_op (ctx, "Greater", 2, cols, rows);
+  return graft_lower_op (ctx, "Where", 3, above, graft_lower_const_scalar (ctx, dtype, -INFINITY),
+                         graft_lower_const_scalar (ctx, dtype, 0));
+}
+
 /* scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
  * softmax(q·kᵀ·scale + mask)·v, the scale split over q and k as torch.onnx does. */
 static gboolean
@@ -497,8 +561,8 @@ lower_sdpa (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (v == NULL || !graft_lower_arg_int (ctx, node, 5, 0, &causal, error) ||
       !graft_lower_arg_double (ctx, node, 6, NAN, &scale, error) || !graft_lower_need_rank (ctx, k, &rank, error))
     return FALSE;
-  if (causal)
-    return graft_lower_fail (error, node, "is_causal=True is not lowered yet; pass the causal mask as attn_mask");
+  if (causal && !graft_lower_arg_is_none (ctx, node, 3))
+    return graft_lower_fail (error, node, "is_causal=True with an attn_mask (torch refuses it too)");
   GraftDType dtype = graft_lower_dtype (ctx, q);
   GraftValue *scaled_q;
   if (isnan (scale))
@@ -530,25 +594,39 @@ lower_sdpa (GraftLowerContext *ctx, GraftNode *node, GError **error)
                                graft_lower_const_scalar (ctx, dtype, -INFINITY));
       scores = graft_lower_op (ctx, "Add", 2, scores, mask);
     }
+  if (causal)
+    scores = graft_lower_op (ctx, "Add", 2, scores, causal_mask (ctx, q, k, dtype));
   GraftNode *softmax = graft_lower_node (ctx, "Softmax", 1, 1, scores);
   graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
   graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "MatMul", 2, graft_lower_finish (ctx, softmax), v));
   return TRUE;
 }
 
-/* A [1, 4H, cols] constant with torch's gate blocks (i, f, g, o)
- * reordered as ONNX's (i, o, f, c); for biases cols = 1 and the two bias
- * vectors go one after the other ([1, 8H]). */
+/* An ONNX recurrent layer's kind: torch's gate blocks, in ONNX's order. */
+typedef struct {
+  const char *op_type;
+  guint gates;
+  int order[4];   /* ONNX gate g is torch's gate order[g] */
+} RnnCell;
+
+/* LSTM: torch (i, f, g, o), ONNX (i, o, f, c); GRU: torch (r, z, n), ONNX (z, r, h). */
+static const RnnCell lstm_cell = { "LSTM", 4, { 0, 3, 1, 2 } };
+static const RnnCell gru_cell = { "GRU", 3, { 1, 0, 2 } };
+
+/* A [directions, gates·H·n_parts, cols] constant from torch's weights
+ * parts[d·n_parts + p] with the gate blocks reordered as ONNX's; for biases
+ * cols = 1, n_parts = 2 (input and hidden bias one after the other) and the
+ * constant is [directions, 2·gates·H]. */
 static GraftValue *
-lstm_weight (GraftLowerContext *ctx, GraftValue *const *parts, guint n_parts, gint64 hidden, gint64 cols)
+rnn_weight (GraftLowerContext *ctx, const RnnCell *cell, GraftValue *const *parts, guint n_dirs, guint n_parts,
+            gint64 hidden, gint64 cols)
 {
-  static const int order[4] = { 0, 3, 1, 2 };
-  gint64 block = hidden * cols;
-  float *data = g_new (float, 4 * block * n_parts);
-  for (guint p = 0; p < n_parts; p++)
+  gint64 block = hidden * cols, per_part = cell->gates * block;
+  float *data = g_new (float, per_part * n_parts * n_dirs);
+  for (guint p = 0; p < n_parts * n_dirs; p++)
     {
       GraftTensor *t = parts[p]->initializer;
-      GBytes *bytes = t && t->dtype == GRAFT_DTYPE_FLOAT32 && graft_tensor_get_numel (t) == 4 * block
+      GBytes *bytes = t && t->dtype == GRAFT_DTYPE_FLOAT32 && graft_tensor_get_numel (t) == per_part
                       ? graft_tensor_get_data (t, NULL) : NULL;
       if (bytes == NULL)
         {
@@ -556,28 +634,40 @@ lstm_weight (GraftLowerContext *ctx, GraftValue *const *parts, guint n_parts, gi
           return NULL;
         }
       const float *src = g_bytes_get_data (bytes, NULL);
-      for (int g = 0; g < 4; g++)
-        memcpy (data + p * 4 * block + g * block, src + order[g] * block, block * sizeof (float));
+      for (guint g = 0; g < cell->gates; g++)
+        memcpy (data + p * per_part + g * block, src + cell->order[g] * block, block * sizeof (float));
     }
-  gint64 dims[3] = { 1, 4 * hidden * n_parts, cols };
+  gint64 dims[3] = { n_dirs, per_part / cols * n_parts, cols };
   GraftTensor *w = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, cols == 1 ? 2 : 3, dims);
-  g_autoptr(GBytes) bytes = g_bytes_new_take (data, 4 * block * n_parts * sizeof (float));
+  g_autoptr(GBytes) bytes = g_bytes_new_take (data, per_part * n_parts * n_dirs * sizeof (float));
   graft_tensor_set_data (w, bytes, NULL);
   return _graft_lower_add_constant (ctx, w);
 }
 
 static GraftValue *
-slice_layer (GraftLowerContext *ctx, GraftValue *state, gint64 layer)
+slice_layer (GraftLowerContext *ctx, GraftValue *state, gint64 first, gint64 count)
 {
-  return graft_lower_op (ctx, "Slice", 4, state, graft_lower_const_int (ctx, layer), graft_lower_const_int (ctx, layer + 1),
-                         graft_lower_const_int (ctx, 0));
+  return graft_lower_op (ctx, "Slice", 4, state, graft_lower_const_int (ctx, first),
+                         graft_lower_const_int (ctx, first + count), graft_lower_const_int (ctx, 0));
 }
 
-/* lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
- * one ONNX LSTM per layer (dropout between layers is off in eval). */
-static gboolean
-lower_lstm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+static GraftValue *
+swap_first_dims (GraftLowerContext *ctx, GraftValue *x)
 {
+  GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, x);
+  add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
+  return graft_lower_finish (ctx, t);
+}
+
+/* lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ * gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+ * one ONNX LSTM/GRU per layer (dropout between layers is off in eval). hx is
+ * [h0, c0] for an LSTM and h0 for a GRU, each [layers·directions, batch, H]. */
+static gboolean
+lower_rnn (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  const RnnCell *cell = strcmp (node->op_type, "gru") == 0 ? &gru_cell : &lstm_cell;
+  gboolean is_lstm = cell == &lstm_cell;
   gint64 has_biases, layers, train, bidirectional, batch_first;
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   LowerValue *hx = graft_lower_arg (ctx, node, 1), *params = graft_lower_arg (ctx, node, 2);
@@ -586,70 +676,89 @@ lower_lstm (GraftLowerContext *ctx, GraftNode *node, GError **error)
       !graft_lower_arg_int (ctx, node, 7, 0, &bidirectional, error) ||
       !graft_lower_arg_int (ctx, node, 8, 0, &batch_first, error))
     return FALSE;
-  if (bidirectional)
-    return graft_lower_fail (error, node, "a bidirectional LSTM is not lowered yet");
-  guint per_layer = has_biases ? 4 : 2;
-  if (hx == NULL || hx->kind != LOWER_LIST || hx->items->len != 2 || params == NULL || params->kind != LOWER_LIST ||
-      params->items->len != per_layer * layers)
-    return graft_lower_fail (error, node, "expects [h0, c0] and %u weights per layer", per_layer);
+  guint dirs = bidirectional ? 2 : 1;
+  guint per_dir = has_biases ? 4 : 2;
+  guint per_layer = per_dir * dirs;
+  gboolean hx_ok = is_lstm ? hx != NULL && hx->kind == LOWER_LIST && hx->items->len == 2
+                           : hx != NULL && hx->kind == LOWER_TENSOR;
+  if (!hx_ok || params == NULL || params->kind != LOWER_LIST || params->items->len != per_layer * layers)
+    return graft_lower_fail (error, node, "expects %s and %u weights per layer", is_lstm ? "[h0, c0]" : "h0", per_layer);
   for (guint i = 0; i < params->items->len; i++)
     if (((LowerValue *) params->items->pdata[i])->kind != LOWER_TENSOR)
       return graft_lower_fail (error, node, "weight %u is not a tensor", i);
-  GraftValue *h0 = ((LowerValue *) hx->items->pdata[0])->value, *c0 = ((LowerValue *) hx->items->pdata[1])->value;
-  GraftValue *seq = x;
-  if (batch_first)
-    {
-      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, x);
-      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
-      seq = graft_lower_finish (ctx, t);
-    }
+  GraftValue *h0 = is_lstm ? ((LowerValue *) hx->items->pdata[0])->value : hx->value;
+  GraftValue *c0 = is_lstm ? ((LowerValue *) hx->items->pdata[1])->value : NULL;
+  GraftValue *seq = batch_first ? swap_first_dims (ctx, x) : x;
   g_autoptr(GPtrArray) last_h = g_ptr_array_new ();
   g_autoptr(GPtrArray) last_c = g_ptr_array_new ();
   for (gint64 l = 0; l < layers; l++)
     {
-      GraftValue *w[4];
-      for (guint k = 0; k < per_layer; k++)
-        w[k] = ((LowerValue *) params->items->pdata[l * per_layer + k])->value;
-      GraftTensor *w_ih = w[0]->initializer, *w_hh = w[1]->initializer;
-      if (w_ih == NULL || w_hh == NULL || w_ih->rank != 2 || w_hh->rank != 2)
+      /* torch's order per layer: w_ih, w_hh, b_ih, b_hh, then the same for the reverse direction */
+      GraftValue *w_ih[2], *w_hh[2], *b[4];
+      for (guint d = 0; d < dirs; d++)
+        {
+          w_ih[d] = ((LowerValue *) params->items->pdata[l * per_layer + d * per_dir])->value;
+          w_hh[d] = ((LowerValue *) params->items->pdata[l * per_layer + d * per_dir + 1])->value;
+          if (has_biases)
+            for (guint k = 0; k < 2; k++)
+              b[d * 2 + k] = ((LowerValue *) params->items->pdata[l * per_layer + d * per_dir + 2 + k])->value;
+        }
+      GraftTensor *t_ih = w_ih[0]->initializer, *t_hh = w_hh[0]->initializer;
+      if (t_ih == NULL || t_hh == NULL || t_ih->rank != 2 || t_hh->rank != 2)
         return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not constants", l);
-      gint64 hidden = w_hh->dims[1];
-      GraftValue *W = lstm_weight (ctx, &w[0], 1, hidden, w_ih->dims[1]);
-      GraftValue *R = lstm_weight (ctx, &w[1], 1, hidden, hidden);
-      GraftValue *B = has_biases ? lstm_weight (ctx, &w[2], 2, hidden, 1) : NULL;
+      gint64 hidden = t_hh->dims[1];
+      GraftValue *W = rnn_weight (ctx, cell, w_ih, dirs, 1, hidden, t_ih->dims[1]);
+      GraftValue *R = rnn_weight (ctx, cell, w_hh, dirs, 1, hidden, hidden);
+      GraftValue *B = has_biases ? rnn_weight (ctx, cell, b, dirs, 2, hidden, 1) : NULL;
       if (W == NULL || R == NULL || (has_biases && B == NULL))
         return graft_lower_fail (error, node, "the weights of layer %" G_GINT64_FORMAT " are not float32 constants", l);
-      GraftNode *lstm = graft_lower_node (ctx, "LSTM", 3, 7, seq, W, R, B, NULL, slice_layer (ctx, h0, l),
-                                          slice_layer (ctx, c0, l));
-      graft_node_add_attribute (lstm, graft_attribute_new_int ("hidden_size", hidden));
-      GraftValue *y = graft_lower_finish (ctx, lstm);
-      g_ptr_array_add (last_h, g_ptr_array_index (lstm->outputs, 1));
-      g_ptr_array_add (last_c, g_ptr_array_index (lstm->outputs, 2));
-      seq = graft_lower_op (ctx, "Squeeze", 2, y, graft_lower_const_int (ctx, 1));
+      GraftNode *rnn = is_lstm
+        ? graft_lower_node (ctx, "LSTM", 3, 7, seq, W, R, B, NULL, slice_layer (ctx, h0, l * dirs, dirs),
+                            slice_layer (ctx, c0, l * dirs, dirs))
+        : graft_lower_node (ctx, "GRU", 2, 6, seq, W, R, B, NULL, slice_layer (ctx, h0, l * dirs, dirs));
+      graft_node_add_attribute (rnn, graft_attribute_new_int ("hidden_size", hidden));
+      if (bidirectional)
+        graft_node_add_attribute (rnn, graft_attribute_new_string ("direction", "bidirectional"));
+      if (!is_lstm)  /* torch applies the reset gate after the recurrent product */
+        graft_node_add_attribute (rnn, graft_attribute_new_int ("linear_before_reset", 1));
+      GraftValue *y = graft_lower_finish (ctx, rnn);
+      g_ptr_array_add (last_h, g_ptr_array_index (rnn->outputs, 1));
+      if (is_lstm)
+        g_ptr_array_add (last_c, g_ptr_array_index (rnn->outputs, 2));
+      /* Y is [seq, directions, batch, H]; torch's output is [seq, batch, directions·H] */
+      if (bidirectional)
+        {
+          GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, y);
+          add_ints (t, "perm", (gint64[]) { 0, 2, 1, 3 }, 4);
+          seq = graft_lower_op (ctx, "Reshape", 2, graft_lower_finish (ctx, t),
+                                graft_lower_const_ints (ctx, (gint64[]) { 0, 0, -1 }, 3, FALSE));
+        }
+      else
+        seq = graft_lower_op (ctx, "Squeeze", 2, y, graft_lower_const_int (ctx, 1));
     }
-  if (batch_first)
-    {
-      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, seq);
-      add_ints (t, "perm", (gint64[]) { 1, 0, 2 }, 3);
-      seq = graft_lower_finish (ctx, t);
-    }
-  graft_lower_set_output (ctx, node, 0, seq);
+  graft_lower_set_output (ctx, node, 0, batch_first ? swap_first_dims (ctx, seq) : seq);
   graft_lower_set_output (ctx, node, 1, last_h->len == 1 ? last_h->pdata[0] : graft_lower_concat (ctx, last_h, 0));
-  graft_lower_set_output (ctx, node, 2, last_c->len == 1 ? last_c->pdata[0] : graft_lower_concat (ctx, last_c, 0));
+  if (is_lstm)
+    graft_lower_set_output (ctx, node, 2, last_c->len == 1 ? last_c->pdata[0] : graft_lower_concat (ctx, last_c, 0));
   return TRUE;
 }
 
 const GraftLowering graft_lowerings_nn[] = {
-  { "aten::lstm", 0, lower_lstm,
+  { "aten::lstm", 0, lower_rnn,
+    "input hx params has_biases num_layers dropout train bidirectional batch_first" },
+  { "aten::gru", 0, lower_rnn,
     "input hx params has_biases num_layers dropout train bidirectional batch_first" },
   { "aten::conv1d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv2d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv3d", 0, lower_conv, "input weight bias stride padding dilation groups" },
+  { "aten::conv_transpose1d", 0, lower_conv, "input weight bias stride padding output_padding groups dilation" },
+  { "aten::conv_transpose2d", 0, lower_conv, "input weight bias stride padding output_padding groups dilation" },
+  { "aten::conv_transpose3d", 0, lower_conv, "input weight bias stride padding output_padding groups dilation" },
   { "aten::_convolution", 0, lower_conv,
     "input weight bias stride padding dilation transposed output_padding groups benchmark deterministic cudnn_enabled allow_tf32" },
   { "aten::batch_norm", 0, lower_batch_norm,
     "input weight bias running_mean running_var training momentum eps cudnn_enabled" },
-  { "aten::layer_norm", 17, lower_layer_norm, "input normalized_shape weight bias eps cudnn_enable" },
+  { "aten::layer_norm", 0, lower_layer_norm, "input normalized_shape weight bias eps cudnn_enable" },
   { "aten::max_pool1d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::max_pool2d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::avg_pool2d", 0, lower_pool, "self kernel_size stride padding ceil_mode count_include_pad divisor_override" },

@@ -723,6 +723,8 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::amax", 0, lower_max_min, "self dim keepdim" },
   { "aten::amin", 0, lower_max_min, "self dim keepdim" },
   { "aten::size", 0, lower_size, "self dim" },
+  /* torch.export's symbolic size: the same Shape → Gather, so that dims stay symbolic */
+  { "aten::sym_size", 0, lower_size, "self dim" },
   { "aten::dim", 0, lower_dim, "self" },
   { "aten::len", 0, lower_len, "a" },
   { "aten::__getitem__", 0, lower_getitem, "list idx" },

@@ -231,7 +231,29 @@ lower_node (GraftLowerContext *ctx, GraftNode *node, GError **error)
   ctx->row = lookup_row (node->op, ctx->opset);
   ctx->scope = scope;
   if (ctx->row != NULL)
-    ok = ctx->row->lower (ctx, node, error);
+    {
+      g_autoptr(GError) refused = NULL;
+      ok = ctx->row->lower (ctx, node, &refused);
+      /* A lowering that refuses these arguments (a pad mode ONNX lacks, a
+       * mask with is_causal) leaves the op as unconverted as one without a
+       * lowering: named with its reason, and kept as a custom node where
+       * those are allowed (lint's trial too); what it had written is dead
+       * and pruned. Structural ops (prim::) still stop the conversion. */
+      if (!ok && ctx->allow_custom && node->domain == g_intern_static_string ("aten") &&
+          g_error_matches (refused, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED))
+        {
+          GraftLowerProblem *p = problem_new (node, ctx->opset);
+          const char *reason = strstr (refused->message, "): ");
+          g_free (p->help);
+          p->help = g_strdup_printf ("%s; --allow-custom writes it as a node of the \"" CUSTOM_DOMAIN "\" domain",
+                                     reason ? reason + 3 : refused->message);
+          g_ptr_array_add (ctx->problems, p);
+          g_clear_error (&refused);
+          ok = lower_custom (ctx, node, error);
+        }
+      else if (!ok)
+        g_propagate_error (error, g_steal_pointer (&refused));
+    }
   else
     {
       /* The node is written as a custom one either way, so the lowering

@@ -1,0 +1,108 @@
+"""Modules for the op lowerings of graft-cli convert, one per op family.
+
+Imported by run-convert.py (torch 2.x in the venv) and by /usr/bin/python3
+(Debian's torch 1.13) to make the same modules' TorchScript files with the
+older generation: only torch is imported here.
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class CausalAttention(nn.Module):
+    """scaled_dot_product_attention with is_causal, and with a float attn_mask."""
+
+    def forward(self, q, k, v):
+        causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        bias = torch.tanh(q.sum(-1, keepdim=True))
+        masked = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        return causal + masked
+
+
+class Pads(nn.Module):
+    def forward(self, x):
+        a = F.pad(x, [1, 2, 0, 1], value=0.5)
+        b = F.pad(x, [2, 1, 1, 2], mode="reflect")
+        c = F.pad(x, [1, 3, 2, 0], mode="replicate")
+        return a.sum() + b * 2, c
+
+
+class PadToMultiple(nn.Module):
+    """A pad list computed from the input's sizes: up to a multiple of 4, as window models do."""
+
+    def forward(self, x):
+        h, w = x.shape[-2], x.shape[-1]
+        return F.pad(x, [0, (4 - w % 4) % 4, 1, (4 - h % 4) % 4 + 1], mode="replicate") * 2
+
+
+class CumulativeSum(nn.Module):
+    def forward(self, x):
+        return torch.relu(x).cumsum(1) * 2 + x.cumsum(-1)
+
+
+class TransposedConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1)
+        self.grouped = nn.ConvTranspose2d(3, 6, 4, stride=2, padding=1, groups=3, bias=False)
+
+    def forward(self, x):
+        return self.grouped(torch.relu(self.up(x)))
+
+
+class BidirectionalRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(16, 5, batch_first=True, bidirectional=True)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        z, g = self.gru(y)
+        return z, h, g
+
+
+class LayerNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.plain = nn.LayerNorm([3, 8], elementwise_affine=False)
+
+    def forward(self, x):
+        return self.plain(self.norm(x))
+
+
+class Unsupported(nn.Module):
+    """aten::diff has no lowering: named by lint and convert, run by Graft with --allow-custom."""
+
+    def forward(self, x):
+        return torch.diff(torch.relu(x), dim=1) * 2
+
+
+def save_113(name, mode, out, shapes):
+    """Called by run-convert.py through /usr/bin/python3."""
+    torch.manual_seed(0)
+    model = globals()[name]().eval()
+    example = tuple(torch.randn(*s) for s in shapes)
+    with torch.no_grad():
+        script = torch.jit.trace(model, example, check_trace=False) if mode == "traced" else torch.jit.script(model)
+    torch.jit.save(script, out)
+
+
+class SymSizes(nn.Module):
+    """Sizes read from a dynamic dim: torch.export writes them as aten.sym_size.int."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(12, 4)
+
+    def forward(self, x):
+        y = x.reshape(x.shape[0], x.shape[1] * 4)
+        return self.lin(y).view(x.shape[0], 2, 2) + x.shape[0]
+
+
+class CircularPad(nn.Module):
+    """mode='circular' has no ONNX form before opset 19: its lowering refuses, and the op is named."""
+
+    def forward(self, x):
+        return F.pad(torch.relu(x), [1, 2, 2, 1], mode="circular") * 2
