@@ -174,6 +174,10 @@ test_edit_latency (void)
     "value", g_variant_new_string (edge), "op", g_variant_new_string ("Relu"),
     "name", g_variant_new_string ("latency_relu"), NULL)), summary);
   g_assert_nonnull (graft_graph_find_node (shown_graph (window), "latency_relu"));
+  /* Not timed: the edited graph as drawn, the new node selected and in
+   * view, for a person to look at (overlapping or cut-off text). */
+  harness_activate (window, "win.select-node::latency_relu");
+  harness_screenshot (window, "edit-latency-inserted");
 
   report ("bypass node (the Relu)", timed_activate (window, "win.bypass-node", g_variant_new_string ("latency_relu")),
           summary);
