@@ -16,6 +16,7 @@ struct _GraftDiagnosticsPanel
   GPtrArray *diagnostics;   /* GraftDiagnostic*, a reference on the caller's array */
   GtkStringList *rules;     /* "All Rules", then the rules present */
   GListStore *listed;       /* GraftDiagnosticItem of the rows, in order */
+  GtkSelectionModel *selection; /* over listed; the list view's model only while the panel is mapped */
   char *rule_filter;        /* NULL: all; "trace-*": a prefix */
   GraftSeverity min_severity;
   gboolean updating;
@@ -368,6 +369,7 @@ graft_diagnostics_panel_dispose (GObject *object)
   /* The template's root box is not a bound child: unparent it ourselves. */
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
     gtk_widget_unparent (child);
+  g_clear_object (&self->selection);
   g_clear_object (&self->listed);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   g_clear_object (&self->rules);
@@ -381,6 +383,29 @@ graft_diagnostics_panel_finalize (GObject *object)
   G_OBJECT_CLASS (graft_diagnostics_panel_parent_class)->finalize (object);
 }
 
+/* A hidden panel keeps no rows: its revealer still measures it, and the
+ * list view would build and measure a wrapped row per diagnostic (up to
+ * its item limit) after every check, which held the UI thread for
+ * seconds after each edit of a big model. The rows are made when the
+ * panel is shown. */
+static void
+graft_diagnostics_panel_map (GtkWidget *widget)
+{
+  GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (widget);
+
+  GTK_WIDGET_CLASS (graft_diagnostics_panel_parent_class)->map (widget);
+  gtk_list_view_set_model (self->rows, self->selection);
+}
+
+static void
+graft_diagnostics_panel_unmap (GtkWidget *widget)
+{
+  GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (widget);
+
+  gtk_list_view_set_model (self->rows, NULL);
+  GTK_WIDGET_CLASS (graft_diagnostics_panel_parent_class)->unmap (widget);
+}
+
 static void
 graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
 {
@@ -389,6 +414,8 @@ graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
 
   object_class->dispose = graft_diagnostics_panel_dispose;
   object_class->finalize = graft_diagnostics_panel_finalize;
+  widget_class->map = graft_diagnostics_panel_map;
+  widget_class->unmap = graft_diagnostics_panel_unmap;
 
   signals[SIGNAL_ITEM_ACTIVATED] =
     g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -444,17 +471,13 @@ graft_diagnostics_panel_init (GraftDiagnosticsPanel *self)
   g_autoptr(GtkListItemFactory) rule_factory = choice_factory ();
   g_autoptr(GtkListItemFactory) severity_factory = choice_factory ();
   g_autoptr(GtkListItemFactory) row_factory = gtk_signal_list_item_factory_new ();
-  GtkSelectionModel *selection;
-
   const char *first[] = { "All Rules", NULL };
 
   self->listed = g_list_store_new (GRAFT_TYPE_DIAGNOSTIC_ITEM);
   self->rules = gtk_string_list_new (first);
   gtk_widget_init_template (GTK_WIDGET (self));
   /* Rows are activated by a click (as a list box's were), not selected. */
-  selection = GTK_SELECTION_MODEL (gtk_no_selection_new (g_object_ref (G_LIST_MODEL (self->listed))));
-  gtk_list_view_set_model (self->rows, selection);
-  g_object_unref (selection);
+  self->selection = GTK_SELECTION_MODEL (gtk_no_selection_new (g_object_ref (G_LIST_MODEL (self->listed))));
   g_signal_connect (row_factory, "setup", G_CALLBACK (setup_row), NULL);
   g_signal_connect (row_factory, "bind", G_CALLBACK (bind_row), NULL);
   gtk_list_view_set_factory (self->rows, row_factory);

@@ -10,7 +10,14 @@
  * The model is GRAFT_EDIT_LATENCY_MODEL (tests/bench/bench-gui-edits
  * sets it to transformer96), else transformer24, exported here by
  * tests/fixtures/make-onnx-models.py. Figures go to the TAP output as
- * comments; the test fails only when an edit is refused. */
+ * comments. The test fails when an edit is refused or when one holds the
+ * UI thread longer than the asserted budget: 400 ms by default, four
+ * times the issue's 100 ms. The margin is for a 2-core machine shared
+ * with builds and other tests, where measured stretches of 60-190 ms
+ * doubled between runs; the budget still catches the stalls of 0.75-2.4 s
+ * this test was written to expose (a hidden diagnostics panel measuring
+ * a row per problem after every check). GRAFT_EDIT_LATENCY_BUDGET_MS sets
+ * another budget (100 for the issue's target on a quiet machine). */
 #include <string.h>
 
 #include "../test-python.h"
@@ -104,12 +111,26 @@ timed_edit (GraftWindow *window, const char *id, GVariant *params)
   return timed_activate (window, "win.sidebar-edit", g_variant_new ("(s@a{sv})", id, params));
 }
 
+#define DEFAULT_BUDGET_MS 400.0
+
+static double
+budget_ms (void)
+{
+  const char *given = g_getenv ("GRAFT_EDIT_LATENCY_BUDGET_MS");
+
+  return given != NULL && *given != '\0' ? g_ascii_strtod (given, NULL) : DEFAULT_BUDGET_MS;
+}
+
+static GString *over_budget;   /* the edits that held the UI thread too long */
+
 static void
 report (const char *what, double ms, GString *summary)
 {
   g_test_message ("%-34s longest UI-thread stretch %7.1f ms (the action itself %.1f ms)%s", what, ms, last_sync_ms,
                   ms > 100 ? "  (over 100 ms)" : "");
   g_string_append_printf (summary, "%s%s %.0f ms", summary->len ? ", " : "", what, ms);
+  if (ms > budget_ms ())
+    g_string_append_printf (over_budget, "%s%s %.0f ms", over_budget->len ? ", " : "", what, ms);
 }
 
 static void
@@ -118,6 +139,7 @@ test_edit_latency (void)
   GraftWindow *window = harness_window_new ();
   g_autofree char *path = model_path ();
   g_autoptr(GString) summary = g_string_new (NULL);
+  g_autoptr(GString) over = g_string_new (NULL);
   GraftNode *softmax, *matmul;
   g_autofree char *softmax_name = NULL, *edge = NULL, *renamed = NULL;
   gint64 start;
@@ -128,6 +150,7 @@ test_edit_latency (void)
   graph = shown_graph (window);
   g_test_message ("%s: %u nodes, opened and laid out in %.1f s", path, graph->nodes->len,
                   (g_get_monotonic_time () - start) / 1e6);
+  over_budget = over;
   g_main_context_set_poll_func (NULL, timed_poll);
 
   softmax = find_op (graph, "onnx::Softmax", 0);
@@ -151,6 +174,10 @@ test_edit_latency (void)
     "value", g_variant_new_string (edge), "op", g_variant_new_string ("Relu"),
     "name", g_variant_new_string ("latency_relu"), NULL)), summary);
   g_assert_nonnull (graft_graph_find_node (shown_graph (window), "latency_relu"));
+  /* Not timed: the edited graph as drawn, the new node selected and in
+   * view, for a person to look at (overlapping or cut-off text). */
+  harness_activate (window, "win.select-node::latency_relu");
+  harness_screenshot (window, "edit-latency-inserted");
 
   report ("bypass node (the Relu)", timed_activate (window, "win.bypass-node", g_variant_new_string ("latency_relu")),
           summary);
@@ -172,6 +199,9 @@ test_edit_latency (void)
   g_test_message ("summary: %s", summary->str);
   g_print ("%s\n", summary->str);
   harness_window_close (window);
+  over_budget = NULL;
+  if (over->len > 0)
+    g_error ("over the %.0f ms budget: %s", budget_ms (), over->str);
 }
 
 int
