@@ -1285,15 +1285,30 @@ label_hits_item (GroupLayout *layout, const Edge *edge, const GraftRect *box, do
   return FALSE;
 }
 
+static gboolean
+label_hits_label (GArray *placed, const GraftRect *box)
+{
+  for (guint i = 0; i < placed->len; i++)
+    if (graft_rect_intersects (&g_array_index (placed, GraftRect, i), box))
+      return TRUE;
+  return FALSE;
+}
+
 /* Baseline start of an edge's shape label: beside the edge near its
  * start, on the first side and spot along the curve where it covers no
- * box of this level. */
-static GraftPoint
-place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy)
+ * box and no label already placed at this level. Where every spot covers
+ * a box, the first one is kept, as a label may cross its own edge's
+ * neighbours; where that one covers another label, the edge goes without:
+ * parallel edges (a fan of `scalar`s) would print their labels over each
+ * other, and the shape is still in the sidebar and the tooltip. */
+static gboolean
+place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy,
+             GArray *placed, GraftPoint *label_pos)
 {
   static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
   GraftPoint curve[4];
   GraftPoint first = { 0 };
+  GraftRect first_box = { 0 };
   double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
 
   graft_text_select (run->measure, graft_value_shape_label_role (edge->value, run->inference));
@@ -1312,13 +1327,24 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
           pos = (GraftPoint) { side == 0 ? at.x + 4 : at.x - 4 - width, at.y + 3 };
         else
           pos = (GraftPoint) { at.x - width / 2, side == 0 ? at.y - 4 : at.y + 4 + height - 2 };
-        if (s == 0 && side == 0)
-          first = pos;
         box = (GraftRect) { pos.x - 2, pos.y - height + 1, width + 4, height };
-        if (!label_hits_item (layout, edge, &box, ox, oy))
-          return pos;
+        if (s == 0 && side == 0)
+          {
+            first = pos;
+            first_box = box;
+          }
+        if (!label_hits_item (layout, edge, &box, ox, oy) && !label_hits_label (placed, &box))
+          {
+            g_array_append_val (placed, box);
+            *label_pos = pos;
+            return TRUE;
+          }
       }
-  return first;
+  if (label_hits_label (placed, &first_box))
+    return FALSE;
+  g_array_append_val (placed, first_box);
+  *label_pos = first;
+  return TRUE;
 }
 
 static void
@@ -1328,6 +1354,7 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
   GraftLayoutDirection direction = run->options.direction;
   g_autofree double *lefts = g_new (double, MAX (layout->items->len, 1));
   g_autofree double *tops = g_new (double, MAX (layout->items->len, 1));
+  g_autoptr (GArray) placed_labels = g_array_new (FALSE, FALSE, sizeof (GraftRect));
 
   for (guint i = 0; i < layout->items->len; i++)
     {
@@ -1422,8 +1449,9 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
             append_join (points, g_array_index (points, GraftPoint, points->len - 1), to, direction, FALSE);
         }
 
-      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL)
-        label_pos = place_label (run, layout, edge, label, ox, oy);
+      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL
+          && !place_label (run, layout, edge, label, ox, oy, placed_labels, &label_pos))
+        g_clear_pointer (&label, g_free);
 
       n_points = points->len;
       index = graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),

@@ -434,6 +434,20 @@ is_found (const Painter *p, const GraftSceneNode *node)
 }
 
 static void
+draw_expanded_group (GraftScene *scene, guint index, gpointer user_data)
+{
+  if (graft_scene_get_group (scene, index)->expanded)
+    draw_group (scene, index, user_data);
+}
+
+static void
+draw_collapsed_group (GraftScene *scene, guint index, gpointer user_data)
+{
+  if (!graft_scene_get_group (scene, index)->expanded)
+    draw_group (scene, index, user_data);
+}
+
+static void
 draw_node (GraftScene *scene, guint index, gpointer user_data)
 {
   Painter *p = user_data;
@@ -703,8 +717,11 @@ graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible, c
       cairo_restore (cr);
       return;
     }
-  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_group, &p);
+  /* Expanded groups are backgrounds; collapsed ones are boxes, drawn over
+   * the edges that an outer level routes past them, as nodes are. */
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_expanded_group, &p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_edge, &p);
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_collapsed_group, &p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_node, &p);
   if (graft_text_get_size (GRAFT_TEXT_EDGE) * p.scale >= MIN_READABLE_PIXELS)
     graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_EDGE, visible, draw_edge_label, &p);

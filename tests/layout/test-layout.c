@@ -592,6 +592,69 @@ test_captured_values (void)
   g_assert_cmpuint (n_into_if, ==, 1);
 }
 
+/* One node whose many outputs go down side by side (a Split, a group's
+ * scalars): dot draws the edges next to each other, and their shape
+ * labels must not print over each other. */
+static void
+test_edge_labels_do_not_overlap (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("fan");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftNode *split = graft_graph_add_node (graph, NULL, "Split", "split");
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GPtrArray) boxes = g_ptr_array_new_with_free_func (g_free);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cairo_t *cr = cairo_create (surface);
+  guint n_labelled = 0;
+
+  x->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&x->shape, 2, (gint64[]) { 64, 1024 });
+  graft_graph_add_input (graph, x);
+  graft_node_add_input (split, x);
+  for (guint i = 0; i < 8; i++)
+    {
+      g_autofree char *part_name = g_strdup_printf ("part%u", i);
+      g_autofree char *name = g_strdup_printf ("mul%u", i);
+      g_autofree char *out_name = g_strdup_printf ("y%u", i);
+      GraftValue *part = graft_graph_ensure_value (graph, part_name);
+      GraftNode *mul = graft_graph_add_node (graph, NULL, "Mul", name);
+      GraftValue *out = graft_graph_ensure_value (graph, out_name);
+
+      part->dtype = GRAFT_DTYPE_FLOAT32;
+      graft_shape_init_fixed (&part->shape, 2, (gint64[]) { 8, 1024 });
+      graft_node_add_output (split, part);
+      graft_node_add_input (mul, part);
+      graft_node_add_input (mul, part);
+      graft_node_add_output (mul, out);
+      graft_graph_add_output (graph, out);
+    }
+
+  layout = graft_layout_new (graph);
+  scene = compute (layout);
+  for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+    {
+      GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+      GraftRect *box;
+
+      if (edge->label == NULL)
+        continue;
+      n_labelled++;
+      graft_text_select (cr, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE);
+      box = g_new (GraftRect, 1);
+      *box = (GraftRect) { edge->label_pos.x, edge->label_pos.y - graft_text_get_size (GRAFT_TEXT_EDGE) + 1,
+                           graft_text_measure (cr, edge->label), graft_text_get_size (GRAFT_TEXT_EDGE) };
+      for (guint j = 0; j < boxes->len; j++)
+        g_assert_false (graft_rect_intersects (box, g_ptr_array_index (boxes, j)));
+      g_ptr_array_add (boxes, box);
+    }
+  /* Most of the fan keeps its labels; only those with no free spot lose them. */
+  g_test_message ("%u of 8 side-by-side labels placed", n_labelled);
+  g_assert_cmpuint (n_labelled, >=, 4);
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+}
+
 static void
 test_flat (void)
 {
@@ -609,6 +672,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/layout/expanded-scene", test_expanded_scene);
+  g_test_add_func ("/layout/edge-labels-do-not-overlap", test_edge_labels_do_not_overlap);
   g_test_add_func ("/layout/no-overlap", test_node_boxes_do_not_overlap);
   g_test_add_func ("/layout/text-fits", test_text_fits);
   g_test_add_func ("/layout/flatten", test_flatten);
