@@ -18,3 +18,22 @@ graft_test_python (void)
 /* Debian's own Python with its python3-torch: a second, older generation of
  * TorchScript writers (1.13 on Debian 12). Absent on a Debian without it. */
 #define GRAFT_TEST_LEGACY_PYTHON "/usr/bin/python3"
+
+/* Runs a tool to the end, its output discarded; on failure the error
+ * carries its stderr. */
+static inline gboolean
+graft_test_spawn (const char *const *argv, GError **error)
+{
+  int status;
+  g_autofree char *err = NULL;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                     &err, &status, error))
+    return FALSE;
+  if (!g_spawn_check_wait_status (status, error))
+    {
+      g_prefix_error (error, "%s: %s: ", argv[0], err ? err : "");
+      return FALSE;
+    }
+  return TRUE;
+}

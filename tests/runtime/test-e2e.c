@@ -15,22 +15,6 @@
 
 static char *models_dir;
 
-static gboolean
-spawn (const char *const *argv, GError **error)
-{
-  int status;
-  g_autofree char *err = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                     &err, &status, error))
-    return FALSE;
-  if (!g_spawn_check_wait_status (status, error))
-    {
-      g_prefix_error (error, "%s: %s: ", argv[0], err ? err : "");
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* A model and the input it is fed: uniform floats in [-1, 1), or token
  * ids below vocabulary. */
 typedef struct {
@@ -88,7 +72,7 @@ compare_with_ort (gconstpointer data)
 
   g_autofree char *feed = g_strdup_printf ("%s=%s", e2e->input_name, input_path);
   const char *argv[] = { test_python, script, model_path, "--input", feed, "-o", ort_dir, NULL };
-  g_assert_true (spawn (argv, &error));
+  g_assert_true (graft_test_spawn (argv, &error));
   g_assert_no_error (error);
   g_autofree char *ort_out = g_build_filename (ort_dir, "output.npy", NULL);
   g_autoptr(GraftRtTensor) want = graft_npy_read (ort_out, &error);
@@ -141,10 +125,10 @@ test_local_functions (void)
   g_autoptr(GError) error = NULL;
 
   const char *gen_argv[] = { test_python, gen, dir, NULL };
-  g_assert_true (spawn (gen_argv, &error));
+  g_assert_true (graft_test_spawn (gen_argv, &error));
   g_assert_no_error (error);
   const char *ort_argv[] = { test_python, script, model_path, "--input", x_feed, "--input", b_feed, "-o", ort_dir, NULL };
-  g_assert_true (spawn (ort_argv, &error));
+  g_assert_true (graft_test_spawn (ort_argv, &error));
   g_assert_no_error (error);
 
   g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
@@ -193,7 +177,7 @@ main (int argc, char **argv)
   for (gsize i = 0; i < G_N_ELEMENTS (e2e_cases); i++)
     g_ptr_array_add (gen, (gpointer) e2e_cases[i].name);
   g_ptr_array_add (gen, NULL);
-  if (!spawn ((const char *const *) gen->pdata, &error))
+  if (!graft_test_spawn ((const char *const *) gen->pdata, &error))
     {
       g_printerr ("cannot generate the models: %s\n", error->message);
       return 1;

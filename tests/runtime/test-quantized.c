@@ -93,22 +93,6 @@ test_qgemm (gconstpointer data)
 
 /* ---- quantized ResNet-18 against onnxruntime ---- */
 
-static gboolean
-spawn (const char *const *argv, GError **error)
-{
-  int status;
-  g_autofree char *err = NULL;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                     &err, &status, error))
-    return FALSE;
-  if (!g_spawn_check_wait_status (status, error))
-    {
-      g_prefix_error (error, "%s: %s: ", argv[0], err ? err : "");
-      return FALSE;
-    }
-  return TRUE;
-}
-
 static int
 compare_floats (gconstpointer a, gconstpointer b)
 {
@@ -160,6 +144,23 @@ typedef struct {
   gboolean float_compute;
 } QuantizedCase;
 
+/* The model's first output for `input` = x, on 2 threads. */
+static GraftRtTensor *
+run_model (const char *model_path, GraftRtTensor *x)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, 2);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return graft_rt_tensor_ref (outs->pdata[0]);
+}
+
 static void
 compare_with_ort (gconstpointer data)
 {
@@ -179,22 +180,13 @@ compare_with_ort (gconstpointer data)
 
   g_autofree char *feed = g_strdup_printf ("input=%s", input_path);
   const char *argv[] = { test_python, script, model_path, "--input", feed, "-o", ort_dir, NULL };
-  g_assert_true (spawn (argv, &error));
+  g_assert_true (graft_test_spawn (argv, &error));
   g_assert_no_error (error);
   g_autofree char *ort_out = g_build_filename (ort_dir, "output.npy", NULL);
   g_autoptr(GraftRtTensor) want = graft_npy_read (ort_out, &error);
   g_assert_no_error (error);
 
-  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
-  g_assert_no_error (error);
-  graft_runtime_set_n_threads (rt, 2);
-  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
-  g_hash_table_insert (inputs, "input", x);
-  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  GraftRtTensor *got = outs->pdata[0];
+  g_autoptr(GraftRtTensor) got = run_model (model_path, x);
   g_assert_true (graft_rt_tensor_same_shape (got, want));
   g_assert_cmpint (got->dtype, ==, GRAFT_DTYPE_FLOAT32);
 
@@ -231,19 +223,10 @@ compare_with_ort (gconstpointer data)
 static GraftRtTensor *
 run_at_level (const char *model_path, GraftRtTensor *x, GraftSimdLevel level)
 {
-  g_autoptr(GError) error = NULL;
   graft_simd_set_max_level (level);
-  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
-  g_assert_no_error (error);
-  graft_runtime_set_n_threads (rt, 2);
-  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
-  g_hash_table_insert (inputs, "input", x);
-  g_autoptr(GPtrArray) outs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  GraftRtTensor *out = run_model (model_path, x);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
-  return graft_rt_tensor_ref (outs->pdata[0]);
+  return out;
 }
 
 static void
@@ -297,7 +280,7 @@ main (int argc, char **argv)
   models_dir = g_build_filename (src, "tests", "fixtures-generated", "models", NULL);
   g_autofree char *script = g_build_filename (src, "tests", "fixtures", "make-quantized-models.py", NULL);
   const char *gen[] = { test_python, script, models_dir, NULL };
-  if (!spawn (gen, &error))
+  if (!graft_test_spawn (gen, &error))
     {
       g_printerr ("cannot generate the quantized models: %s\n", error->message);
       return 1;
