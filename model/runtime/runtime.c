@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "ir/graph-check.h"
 #include "runtime/op.h"
+#include "runtime/qdq-fusion.h"
 #include "runtime/worker-pool.h"
 
 #define NO_SLOT G_MAXUINT
@@ -17,7 +18,7 @@ typedef struct {
   guint slot;    /* NO_SLOT: omitted optional input */
 } ValueRef;
 
-typedef struct {
+typedef struct _Step {
   GraftNode *node;
   const GraftOpSchema *schema;
   gint64 opset;
@@ -47,6 +48,12 @@ typedef struct {
   gconstpointer derived_key;
   gpointer derived;
   GDestroyNotify derived_free;
+  /* A QuantizeLinear closing a DequantizeLinear → op → QuantizeLinear
+   * pattern (qdq-fusion.h): the 8-bit step run instead of this one, and
+   * the pattern's other steps `absorbed` (skipped). Both only while no
+   * observer watches the float values in between. */
+  struct _Step *qdq;
+  gboolean absorbed;
 } Step;
 
 typedef struct {
@@ -234,16 +241,25 @@ node_opset_ok (GraftNode *node)
 }
 
 static void
+step_clear (Step *step)
+{
+  g_free (step->inputs);
+  g_free (step->outputs);
+  g_free (step->release);
+  if (step->derived_free)
+    step->derived_free (step->derived);
+  if (step->qdq)
+    {
+      step_clear (step->qdq);
+      g_free (step->qdq);
+    }
+}
+
+static void
 plan_free (Plan *plan)
 {
   for (guint i = 0; i < plan->n_steps; i++)
-    {
-      g_free (plan->steps[i].inputs);
-      g_free (plan->steps[i].outputs);
-      g_free (plan->steps[i].release);
-      if (plan->steps[i].derived_free)
-        plan->steps[i].derived_free (plan->steps[i].derived);
-    }
+    step_clear (&plan->steps[i]);
   g_free (plan->steps);
   for (guint i = 0; i < plan->n_slots; i++)
     if (plan->constants[i])
@@ -593,6 +609,123 @@ fuse_activations (GraftRuntime *rt, Plan *plan)
     }
 }
 
+static GraftRtTensor *
+plan_constant (GraftValue *v, gpointer user_data)
+{
+  Plan *plan = user_data;
+  guint slot = v->graph == plan->graph ? plan_slot (plan, v) : NO_SLOT;
+  return slot == NO_SLOT ? NULL : plan->constants[slot];
+}
+
+static gboolean
+is_graph_output (GraftGraph *graph, GraftValue *v)
+{
+  if (v->is_graph_output)
+    return TRUE;
+  for (guint k = 0; k < graph->outputs->len; k++)
+    if (graph->outputs->pdata[k] == v)
+      return TRUE;
+  return FALSE;
+}
+
+/* Node's values are read only by steps that step_of_node (node → 1 +
+ * step) says are absorbed, and none is a graph output. */
+static gboolean
+feeds_only_absorbed (Plan *plan, GHashTable *step_of_node, GraftNode *node)
+{
+  for (guint j = 0; j < node->outputs->len; j++)
+    {
+      GraftValue *v = node->outputs->pdata[j];
+      if (v == NULL)
+        continue;
+      if (is_graph_output (plan->graph, v))
+        return FALSE;
+      for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+        {
+          guint c = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, v->consumers->pdata[k]));
+          if (c == 0 || !plan->steps[c - 1].absorbed)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The 8-bit step for a QDQ pattern closed by step i, or NULL. Its inputs
+ * now live until step i (last_use). */
+static Step *
+qdq_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftQdqFusion *f, guint op_step, guint *last_use)
+{
+  const GraftOpSchema *schema = graft_op_registry_lookup (f->op, f->opset);
+  if (schema == NULL)
+    return NULL;
+  Step *fused = g_new0 (Step, 1);
+  fused->node = f->node;
+  fused->schema = schema;
+  fused->opset = f->opset;
+  fused->n_inputs = f->n_inputs;
+  fused->inputs = g_new (ValueRef, MAX (f->n_inputs, 1));
+  for (guint j = 0; j < f->n_inputs; j++)
+    {
+      GraftValue *v = f->inputs[j];
+      fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
+      if (v == NULL)
+        continue;
+      if (!value_ref (plan->graph, v, &fused->inputs[j], rt, NULL))
+        {
+          step_clear (fused);
+          g_free (fused);
+          return NULL;
+        }
+      guint slot = v->graph == plan->graph ? plan_slot (plan, v) : NO_SLOT;
+      if (slot != NO_SLOT && (last_use[slot] == NO_SLOT || last_use[slot] < i))
+        last_use[slot] = i;
+    }
+  Step *q = &plan->steps[i];
+  fused->n_outputs = q->n_outputs;
+  fused->outputs = g_memdup2 (q->outputs, sizeof (guint) * MAX (q->n_outputs, 1));
+  fused->release = g_new (guint, 1);
+  /* profiles show the time on the float op the 8-bit step replaces */
+  fused->timing_index = plan->steps[op_step].timing_index;
+  fused->residual_from = NO_STEP;
+  return fused;
+}
+
+/* DequantizeLinear → Conv/Gemm/Add/pool → QuantizeLinear patterns run as
+ * one 8-bit step (qdq-fusion.h); a DequantizeLinear whose every reader
+ * is fused is skipped too. */
+static void
+fuse_qdq (GraftRuntime *rt, Plan *plan, guint *last_use)
+{
+  if (g_getenv ("GRAFT_NO_FUSION"))
+    return;
+  g_autoptr(GHashTable) step_of_node = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) dequantize = g_ptr_array_new ();
+  for (guint i = 0; i < plan->n_steps; i++)
+    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftQdqFusion f;
+      if (!graft_qdq_fusion_match (plan->steps[i].node, plan->steps[i].opset, plan_constant, plan, &f))
+        continue;
+      guint op_step = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, f.node));
+      if (op_step == 0 || op_step - 1 >= i || plan->steps[op_step - 1].fused || plan->steps[op_step - 1].has_residual)
+        continue;
+      Step *fused = qdq_step_new (rt, plan, i, &f, op_step - 1, last_use);
+      if (fused == NULL)
+        continue;
+      plan->steps[i].qdq = fused;
+      plan->steps[op_step - 1].absorbed = TRUE;
+      for (guint k = 0; k < f.n_dequantize; k++)
+        g_ptr_array_add (dequantize, f.dequantize[k]);
+    }
+  for (guint k = 0; k < dequantize->len; k++)
+    {
+      guint d = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, dequantize->pdata[k]));
+      if (d != 0 && feeds_only_absorbed (plan, step_of_node, dequantize->pdata[k]))
+        plan->steps[d - 1].absorbed = TRUE;
+    }
+}
+
 /* Creates the slot maps of graph and its subgraphs first (steps refer to
  * outer plans' slots), then the steps. */
 static void
@@ -783,6 +916,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     }
 
   fuse_activations (rt, plan);
+  fuse_qdq (rt, plan, last_use);
 
   /* Free values after their last use, except graph outputs and constants. */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
@@ -1275,6 +1409,19 @@ within_limits (RunState *run, GError **error)
   return TRUE;
 }
 
+/* The step that runs for planned step `step`: its fused 8-bit step, or
+ * NULL when a fused step computes what it would; an observer sees the
+ * plan as written. */
+static Step *
+step_to_run (GraftRuntime *rt, Step *step)
+{
+  if (rt->observe != NULL)
+    return step;
+  if (step->absorbed)
+    return NULL;
+  return step->qdq ? step->qdq : step;
+}
+
 static GPtrArray *
 run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs, GError **error)
 {
@@ -1306,8 +1453,9 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
       Step *step = &plan->steps[i];
       if (!within_limits (run, error))
         goto out;
+      Step *runs = step_to_run (rt, step);
       gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
-      if (!run_step (run, &frame, step, error))
+      if (runs && !run_step (run, &frame, runs, error))
         goto out;
       for (guint j = 0; j < step->n_outputs; j++)
         {
@@ -1315,9 +1463,9 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
           if (out && out->dtype == GRAFT_DTYPE_STRING)
             graft_rt_tensor_count_string_bytes (out);
         }
-      if (rt->profiling)
+      if (rt->profiling && runs)
         {
-          GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, step->timing_index);
+          GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
           t->calls++;
         }

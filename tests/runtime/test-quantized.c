@@ -25,7 +25,20 @@
  *   between distinct onnxruntime logits, a multiple of the step), the
  *   mean at most a quarter step;
  * - dynamic (float logits from MatMulInteger): the largest difference at
- *   most DYNAMIC_RELATIVE of the largest logit. */
+ *   most DYNAMIC_RELATIVE of the largest logit.
+ *
+ * /quantized/qdq-ops/TYPE/fused-vs-float: small QDQ models
+ * (tests/fixtures/make-qdq-ops.py: Conv with per-channel weights and an
+ * int32 bias, grouped Conv, MaxPool, Add, GlobalAveragePool, Flatten,
+ * Gemm; uint8 and int8 activations) run with the runtime's QDQ fusion
+ * (qdq-fusion.h) and with an observer attached (the float path as written):
+ * every pattern must be fused (its QuantizeLinear never runs), every
+ * output within one quantum of the float path, MaxPool and Flatten's
+ * exactly equal. /quantized/resnet18_qdq/fused: every pattern of the QDQ
+ * ResNet-18 fused, logits within STATIC_QUANTA steps of the float path.
+ *
+ * /quantized/max-pool-8bit: the 8-bit MaxPool kernel against the float
+ * one on the same values, random shapes, strides, pads, ceil_mode. */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -261,8 +274,189 @@ compare_simd_levels (gconstpointer data)
   g_assert_cmpfloat (sum_diff / portable->numel, <=, 0.25 * step);
 }
 
+/* ---- QDQ fusion against the float path ---- */
+
+typedef struct {
+  GPtrArray *outputs;
+  guint fused;          /* QuantizeLinear nodes that did not run */
+  guint quantize;       /* QuantizeLinear nodes */
+} QdqRun;
+
+static void
+qdq_run_clear (QdqRun *r)
+{
+  g_clear_pointer (&r->outputs, g_ptr_array_unref);
+}
+
+static void
+observe_nothing (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
+{
+}
+
+/* Runs model_path on (name, tensor) inputs, with QDQ fusion or without:
+ * an observer sees every value as the graph names it, so with one
+ * attached the plan runs as written (the float path). */
+static void
+run_qdq (const char *model_path, GHashTable *inputs, gboolean fuse, QdqRun *r)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  if (!fuse)
+    graft_runtime_set_observer (rt, observe_nothing, NULL);
+  graft_runtime_set_n_threads (rt, 2);
+  graft_runtime_set_profiling (rt, TRUE);
+  r->outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  r->fused = r->quantize = 0;
+  GArray *timings = graft_runtime_get_timings (rt);
+  for (guint i = 0; i < timings->len; i++)
+    {
+      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
+      if (strcmp (t->node->op, "onnx::QuantizeLinear") != 0)
+        continue;
+      r->quantize++;
+      r->fused += t->calls == 0;
+    }
+}
+
+static GraftRtTensor *
+random_floats (int rank, const gint64 *dims, GRand *rng)
+{
+  GraftRtTensor *t = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dims, NULL);
+  for (gint64 i = 0; i < t->numel; i++)
+    ((float *) t->data)[i] = g_rand_double_range (rng, -2, 2);
+  return t;
+}
+
+static void
+test_qdq_ops (gconstpointer data)
+{
+  const char *type = data;
+  g_autofree char *model_path = g_strdup_printf ("%s/qdq_ops_%s.onnx", models_dir, type);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (5);
+  gint64 xd[] = { 2, 5, 9, 11 }, yd[] = { 2, 7, 5, 6 };
+  g_autoptr(GraftRtTensor) x = random_floats (4, xd, rng);
+  g_autoptr(GraftRtTensor) y = random_floats (4, yd, rng);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "x", x);
+  g_hash_table_insert (inputs, "y", y);
+  QdqRun fused, unfused;
+  run_qdq (model_path, inputs, TRUE, &fused);
+  run_qdq (model_path, inputs, FALSE, &unfused);
+
+  /* conv1, conv2, pool, sum, gap, flat, fc; the two QuantizeLinear of
+   * the float inputs stay */
+  g_assert_cmpuint (fused.quantize, ==, 9);
+  g_assert_cmpuint (fused.fused, ==, 7);
+  g_assert_cmpuint (unfused.fused, ==, 0);
+  g_assert_cmpuint (fused.outputs->len, ==, 7);
+  for (guint k = 0; k < fused.outputs->len; k++)
+    {
+      GraftRtTensor *a = fused.outputs->pdata[k], *b = unfused.outputs->pdata[k];
+      g_assert_true (graft_rt_tensor_same_shape (a, b));
+      g_assert_cmpint (a->dtype, ==, b->dtype);
+      gint64 max_diff = 0, differ = 0;
+      for (gint64 i = 0; i < a->numel; i++)
+        {
+          gint64 d = ABS (graft_rt_tensor_get_i64 (a, i) - graft_rt_tensor_get_i64 (b, i));
+          max_diff = MAX (max_diff, d);
+          differ += d != 0;
+        }
+      g_test_message ("%s output %u: %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " values differ, by at most %"
+                      G_GINT64_FORMAT, type, k, differ, a->numel, max_diff);
+      /* MaxPool (2) and Flatten (5) move values: exact */
+      g_assert_cmpint (max_diff, <=, k == 2 || k == 5 ? 0 : 1);
+    }
+  qdq_run_clear (&fused);
+  qdq_run_clear (&unfused);
+}
+
+static void
+test_resnet18_qdq_fused (void)
+{
+  g_autofree char *model_path = g_strdup_printf ("%s/resnet18_qdq.onnx", models_dir);
+  g_autoptr(GraftRtTensor) x = random_image ();
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, "input", x);
+  QdqRun fused, unfused;
+  run_qdq (model_path, inputs, TRUE, &fused);
+  run_qdq (model_path, inputs, FALSE, &unfused);
+  /* 20 Conv, 8 Add, MaxPool, GlobalAveragePool, Flatten, Gemm; the
+   * input's QuantizeLinear stays */
+  g_assert_cmpuint (fused.quantize, ==, 33);
+  g_assert_cmpuint (fused.fused, ==, 32);
+  GraftRtTensor *a = fused.outputs->pdata[0], *b = unfused.outputs->pdata[0];
+  g_assert_true (graft_rt_tensor_same_shape (a, b));
+  double step = smallest_step (b), max_diff = 0;
+  for (gint64 i = 0; i < a->numel; i++)
+    max_diff = MAX (max_diff, fabs (((float *) a->data)[i] - ((float *) b->data)[i]));
+  g_test_message ("resnet18_qdq: max |fused - float path| = %.2f steps", max_diff / step);
+  g_assert_cmpfloat (max_diff, <=, STATIC_QUANTA * step * (1 + 1e-5));
+  gint64 classes = a->dims[1];
+  for (gint64 n = 0; n < a->dims[0]; n++)
+    g_assert_cmpint (argmax ((float *) a->data + n * classes, classes), ==,
+                     argmax ((float *) b->data + n * classes, classes));
+  qdq_run_clear (&fused);
+  qdq_run_clear (&unfused);
+}
+
+/* ---- 8-bit MaxPool against the float kernel ---- */
+
+static GraftRtTensor *
+run_max_pool (GraftNode *node, GraftRtTensor *x)
+{
+  const GraftOpSchema *schema = graft_op_registry_lookup ("onnx::MaxPool", 17);
+  GraftRtTensor *inputs[1] = { x }, *outputs[1] = { NULL };
+  GraftInferValue inferred[1] = { 0 };
+  GraftKernelContext ctx = { node, schema, 17, 1, inputs, 1, outputs, inferred, NULL };
+  g_autoptr(GError) error = NULL;
+  g_assert_true (schema->kernel (&ctx, &error));
+  g_assert_no_error (error);
+  return outputs[0];
+}
+
+static void
+test_max_pool_8bit (void)
+{
+  g_autoptr(GRand) rng = g_rand_new_with_seed (11);
+  for (int round = 0; round < 200; round++)
+    {
+      g_autoptr(GraftGraph) graph = graft_graph_new ("pool");
+      GraftNode *node = graft_graph_add_node (graph, NULL, "MaxPool", "pool");
+      gint64 kernel[2], strides[2], pads[4];
+      gint64 dims[4] = { g_rand_int_range (rng, 1, 3), g_rand_int_range (rng, 1, 5), 0, 0 };
+      for (int d = 0; d < 2; d++)
+        {
+          kernel[d] = g_rand_int_range (rng, 1, 5);
+          strides[d] = g_rand_int_range (rng, 1, 4);
+          pads[d] = g_rand_int_range (rng, 0, kernel[d]);
+          pads[d + 2] = g_rand_int_range (rng, 0, kernel[d]);
+          dims[d + 2] = g_rand_int_range (rng, kernel[d], 40);
+        }
+      graft_node_add_attribute (node, graft_attribute_new_ints ("kernel_shape", kernel, 2));
+      graft_node_add_attribute (node, graft_attribute_new_ints ("strides", strides, 2));
+      graft_node_add_attribute (node, graft_attribute_new_ints ("pads", pads, 4));
+      graft_node_add_attribute (node, graft_attribute_new_int ("ceil_mode", g_rand_int_range (rng, 0, 2)));
+      GraftDType dtype = round % 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
+      g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (dtype, 4, dims, NULL);
+      for (gint64 i = 0; i < x->numel; i++)
+        graft_rt_tensor_set_i64 (x, i, g_rand_int_range (rng, dtype == GRAFT_DTYPE_INT8 ? -128 : 0,
+                                                          dtype == GRAFT_DTYPE_INT8 ? 128 : 256));
+      g_autoptr(GraftRtTensor) xf = graft_rt_tensor_cast (x, GRAFT_DTYPE_FLOAT32, NULL);
+      g_autoptr(GraftRtTensor) got = run_max_pool (node, x);
+      g_autoptr(GraftRtTensor) want = run_max_pool (node, xf);
+      g_assert_cmpint (got->dtype, ==, dtype);
+      g_assert_true (graft_rt_tensor_same_shape (got, want));
+      for (gint64 i = 0; i < got->numel; i++)
+        g_assert_cmpint (graft_rt_tensor_get_i64 (got, i), ==, (gint64) ((float *) want->data)[i]);
+    }
+}
+
 static const QuantizedCase quantized_models[] = {
-  { "resnet18_qdq", TRUE, TRUE },
+  { "resnet18_qdq", TRUE, FALSE },   /* fused into 8-bit steps: no float conv left */
   { "resnet18_qop", TRUE, FALSE },
   { "resnet18_dynamic", FALSE, FALSE },
 };
@@ -285,6 +479,17 @@ main (int argc, char **argv)
       g_printerr ("cannot generate the quantized models: %s\n", error->message);
       return 1;
     }
+  g_autofree char *ops_script = g_build_filename (src, "tests", "fixtures", "make-qdq-ops.py", NULL);
+  const char *gen_ops[] = { test_python, ops_script, models_dir, NULL };
+  if (!graft_test_spawn (gen_ops, &error))
+    {
+      g_printerr ("cannot generate the QDQ op models: %s\n", error->message);
+      return 1;
+    }
+  g_test_add_data_func ("/quantized/qdq-ops/uint8/fused-vs-float", "uint8", test_qdq_ops);
+  g_test_add_data_func ("/quantized/qdq-ops/int8/fused-vs-float", "int8", test_qdq_ops);
+  g_test_add_func ("/quantized/resnet18_qdq/fused", test_resnet18_qdq_fused);
+  g_test_add_func ("/quantized/max-pool-8bit", test_max_pool_8bit);
   for (gsize i = 0; i < G_N_ELEMENTS (quantized_models); i++)
     {
       g_autofree char *path = g_strdup_printf ("/quantized/%s-vs-onnxruntime", quantized_models[i].name);

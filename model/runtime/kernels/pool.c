@@ -190,6 +190,85 @@ pool_plane (gint64 plane, gpointer data)
     }
 }
 
+/* 8-bit 2-D max pooling without dilation or indices, on the bytes
+ * themselves (no float round trip): per output row, the max over the
+ * window's rows into one input-wide row, then over each window's
+ * columns. ONNX keeps pads below the kernel, so no window is empty. */
+typedef struct {
+  const GraftRtTensor *x;
+  GraftRtTensor *y;
+  const GraftWindow *w;
+} MaxPool8Job;
+
+#define DEFINE_MAX_POOL_8BIT(name, type)                                                       \
+  static void                                                                                  \
+  name (const type *x, type *y, const GraftWindow *w, type *rowmax)                            \
+  {                                                                                            \
+    gint64 H = w->in[0], W = w->in[1], OW = w->out[1];                                         \
+    for (gint64 oh = 0; oh < w->out[0]; oh++)                                                  \
+      {                                                                                        \
+        gint64 h0 = oh * w->stride[0] - w->pad_begin[0];                                       \
+        gint64 h1 = MIN (h0 + w->kernel[0], H);                                                \
+        h0 = MAX (h0, 0);                                                                      \
+        memcpy (rowmax, x + h0 * W, sizeof (type) * W);                                        \
+        for (gint64 h = h0 + 1; h < h1; h++)                                                   \
+          for (gint64 i = 0; i < W; i++)                                                       \
+            rowmax[i] = MAX (rowmax[i], x[h * W + i]);                                         \
+        for (gint64 ow = 0; ow < OW; ow++)                                                     \
+          {                                                                                    \
+            gint64 w0 = ow * w->stride[1] - w->pad_begin[1];                                   \
+            gint64 w1 = MIN (w0 + w->kernel[1], W);                                            \
+            w0 = MAX (w0, 0);                                                                  \
+            type m = rowmax[w0];                                                               \
+            for (gint64 i = w0 + 1; i < w1; i++)                                               \
+              m = MAX (m, rowmax[i]);                                                          \
+            y[oh * OW + ow] = m;                                                               \
+          }                                                                                    \
+      }                                                                                        \
+  }
+
+DEFINE_MAX_POOL_8BIT (max_pool_u8, guint8)
+DEFINE_MAX_POOL_8BIT (max_pool_s8, gint8)
+
+static void
+max_pool_8bit_plane (gint64 plane, gpointer data)
+{
+  const MaxPool8Job *job = data;
+  const GraftWindow *w = job->w;
+  gint64 in_size = w->in[0] * w->in[1], out_size = w->out[0] * w->out[1];
+  g_autofree guint8 *rowmax = g_malloc (MAX (w->in[1], 1));
+  if (job->x->dtype == GRAFT_DTYPE_UINT8)
+    max_pool_u8 ((const guint8 *) job->x->data + plane * in_size, (guint8 *) job->y->data + plane * out_size, w,
+                 rowmax);
+  else
+    max_pool_s8 ((const gint8 *) job->x->data + plane * in_size, (gint8 *) job->y->data + plane * out_size, w,
+                 (gint8 *) rowmax);
+}
+
+static gboolean
+max_pool_8bit_fits (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWindow *w)
+{
+  if ((x->dtype != GRAFT_DTYPE_UINT8 && x->dtype != GRAFT_DTYPE_INT8) || w->n != 2 || w->dilation[0] != 1 ||
+      w->dilation[1] != 1 || graft_kernel_wants_output (ctx, 1))
+    return FALSE;
+  for (int d = 0; d < 2; d++)
+    if (w->pad_begin[d] >= w->kernel[d] || w->out[d] < 1 || w->in[d] < 1 ||
+        (w->out[d] - 1) * w->stride[d] - w->pad_begin[d] >= w->in[d])
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+max_pool_8bit (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWindow *w, GError **error)
+{
+  gint64 dims[4] = { x->dims[0], x->dims[1], w->out[0], w->out[1] };
+  MaxPool8Job job = { x, graft_kernel_alloc_output (ctx, 0, x->dtype, 4, dims, error), w };
+  if (job.y == NULL)
+    return FALSE;
+  graft_kernel_parallel_for (ctx, dims[0] * dims[1], max_pool_8bit_plane, &job);
+  return TRUE;
+}
+
 static gboolean
 kernel_pool (GraftKernelContext *ctx, GError **error)
 {
@@ -203,6 +282,9 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
 
   if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS)
     return graft_kernel_fail (error, "input rank %d is not supported", x->rank);
+  if (kind == POOL_MAX && !global && ns == 2 && pool_window (ctx->node, ns, x->dims + 2, &w, NULL) &&
+      max_pool_8bit_fits (ctx, x, &w))
+    return max_pool_8bit (ctx, x, &w, error);
   if (x->dtype != GRAFT_DTYPE_FLOAT32)
     {
       if (kind != POOL_MAX || !graft_dtype_is_integer (x->dtype))
