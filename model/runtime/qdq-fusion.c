@@ -105,9 +105,10 @@ dequantized_weight (const Constants *c, GraftValue *v, int rank, int axis, QPara
 
 /* A bias the 8-bit operators add to their int32 sums: an int32 constant
  * dequantized with zero point 0 and scale x_scale·w_scale (what
- * quantize_static writes). Anything else stays on the float path. */
+ * quantize_static writes); *bias is its DequantizeLinear. Anything else
+ * stays on the float path. */
 static gboolean
-int32_bias (const Constants *c, GraftValue *v, gint64 n, const QParams *px, const QParams *pw, GraftValue **bias)
+int32_bias (const Constants *c, GraftValue *v, gint64 n, const QParams *px, const QParams *pw, GraftNode **bias)
 {
   QParams pb;
   GraftNode *dq = v ? v->producer : NULL;
@@ -124,7 +125,7 @@ int32_bias (const Constants *c, GraftValue *v, gint64 n, const QParams *px, cons
           (pb.zero && graft_rt_tensor_get_i64 (pb.zero, pb.n > 1 ? i : 0) != 0))
         return FALSE;
     }
-  *bias = input_at (dq, 0);
+  *bias = dq;
   return TRUE;
 }
 
@@ -142,6 +143,17 @@ add_dequantized (GraftQdqFusion *f, const QParams *p)
 {
   add_inputs (f, input_at (p->node, 0), input_at (p->node, 1), input_at (p->node, 2));
   f->dequantize[f->n_dequantize++] = p->node;
+}
+
+/* A weight's value, scale, zero point; its DequantizeLinear and the
+ * bias's are then read only by the fused step, if by nothing else. */
+static void
+add_weight (GraftQdqFusion *f, const QParams *p, GraftNode *bias_dq)
+{
+  add_inputs (f, input_at (p->node, 0), input_at (p->node, 1), input_at (p->node, 2));
+  f->dequantize[f->n_dequantize++] = p->node;
+  if (bias_dq)
+    f->dequantize[f->n_dequantize++] = bias_dq;
 }
 
 static void
@@ -163,14 +175,14 @@ match_conv (const Constants *c, GraftNode *op, const QParams *py, GraftQdqFusion
   GraftRtTensor *w = wc && wc->rank >= 3 ? dequantized_weight (c, wv, wc->rank, 0, &pw) : NULL;
   if (w == NULL)
     return FALSE;
-  GraftValue *bias = NULL;
+  GraftNode *bias = NULL;
   if (input_at (op, 2) != NULL && !int32_bias (c, input_at (op, 2), w->dims[0], &px, &pw, &bias))
     return FALSE;
   f->op = "onnx::QLinearConv";
   add_dequantized (f, &px);
-  add_inputs (f, input_at (pw.node, 0), input_at (pw.node, 1), input_at (pw.node, 2));
+  add_weight (f, &pw, bias);
   add_scale_zero (f, py);
-  f->inputs[f->n_inputs++] = bias;
+  f->inputs[f->n_inputs++] = bias ? input_at (bias, 0) : NULL;
   return TRUE;
 }
 
@@ -186,14 +198,14 @@ match_gemm (const Constants *c, GraftNode *op, const QParams *py, GraftQdqFusion
   GraftRtTensor *b = dequantized_weight (c, input_at (op, 1), 2, tb ? 0 : 1, &pb);
   if (b == NULL)
     return FALSE;
-  GraftValue *bias = NULL;
+  GraftNode *bias = NULL;
   if (input_at (op, 2) != NULL && !int32_bias (c, input_at (op, 2), b->dims[tb ? 0 : 1], &pa, &pb, &bias))
     return FALSE;
   f->op = "com.microsoft::QGemm";
   f->opset = 1;
   add_dequantized (f, &pa);
-  add_inputs (f, input_at (pb.node, 0), input_at (pb.node, 1), input_at (pb.node, 2));
-  f->inputs[f->n_inputs++] = bias;
+  add_weight (f, &pb, bias);
+  f->inputs[f->n_inputs++] = bias ? input_at (bias, 0) : NULL;
   add_scale_zero (f, py);
   return TRUE;
 }

@@ -20,7 +20,7 @@ typedef struct {
   guint n_inputs;
   GraftValue *inputs[GRAFT_QDQ_MAX_INPUTS];  /* NULL: omitted optional input */
   guint n_dequantize;
-  GraftNode *dequantize[2];   /* the DequantizeLinear nodes of the activations */
+  GraftNode *dequantize[4];   /* the DequantizeLinear nodes it reads, activations first */
 } GraftQdqFusion;
 
 /* The constant tensor of v (an initializer), or NULL. */

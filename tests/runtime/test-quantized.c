@@ -4,6 +4,10 @@
  * against a plain triple loop, on random edge shapes (1×1, odd K, tile
  * tails) with operands at the int16 extremes a zero-point-subtracted
  * 8-bit value can reach (±255): the results must be equal.
+ * /quantized/qgemm-u8s8/LEVEL: the same for the vpmaddubsw byte GEMM
+ * (graft_qgemm_u8s8) at its exactness bounds, 7-bit weights (±64) by
+ * 0..255; QLinearConv takes it for such filters, so the whole-network
+ * avx2-vs-portable tests below also compare it with the int16 path.
  *
  * /quantized/resnet18_FORMAT/avx2-vs-portable: the whole quantized
  * network (every QLinearConv/ConvInteger shape of ResNet-18, the
@@ -34,7 +38,8 @@
  * (qdq-fusion.h) and with an observer attached (the float path as written):
  * every pattern must be fused (its QuantizeLinear never runs), every
  * output within one quantum of the float path, MaxPool and Flatten's
- * exactly equal. /quantized/resnet18_qdq/fused: every pattern of the QDQ
+ * exactly equal, and the fused outputs bit-identical at the portable
+ * SIMD level. /quantized/resnet18_qdq/fused: every pattern of the QDQ
  * ResNet-18 fused, logits within STATIC_QUANTA steps of the float path.
  *
  * /quantized/max-pool-8bit: the 8-bit MaxPool kernel against the float
@@ -56,8 +61,18 @@ static char *models_dir;
 
 /* ---- the GEMM against a triple loop ---- */
 
+/* A value in [lo, hi], the ends half of the time. */
+static gint
+random_operand (GRand *rng, gint lo, gint hi)
+{
+  return g_rand_boolean (rng) ? g_rand_int_range (rng, lo, hi + 1) : (g_rand_boolean (rng) ? lo : hi);
+}
+
+/* bytes: graft_qgemm_u8s8 on a in [-64, 64] and b in [0, 255] (the
+ * bounds within which vpmaddubsw is exact), else graft_qgemm_s16 on
+ * operands in [-255, 255]. */
 static void
-check_qgemm_shape (gint64 M, gint64 N, gint64 K, GRand *rng)
+check_qgemm_shape (gint64 M, gint64 N, gint64 K, GRand *rng, gboolean bytes)
 {
   g_autofree gint16 *a = g_new (gint16, MAX (M * K, 1));
   g_autofree gint16 *b = g_new (gint16, MAX (K * N, 1));
@@ -65,16 +80,27 @@ check_qgemm_shape (gint64 M, gint64 N, gint64 K, GRand *rng)
   g_autofree gint32 *c = g_new (gint32, MAX (M * ldc, 1));
   g_autofree gint32 *want = g_new0 (gint32, MAX (M * N, 1));
   for (gint64 i = 0; i < M * K; i++)
-    a[i] = g_rand_boolean (rng) ? g_rand_int_range (rng, -255, 256) : (g_rand_boolean (rng) ? 255 : -255);
+    a[i] = bytes ? random_operand (rng, -64, 64) : random_operand (rng, -255, 255);
   for (gint64 i = 0; i < K * N; i++)
-    b[i] = g_rand_boolean (rng) ? g_rand_int_range (rng, -255, 256) : (g_rand_boolean (rng) ? -255 : 255);
+    b[i] = bytes ? random_operand (rng, 0, 255) : random_operand (rng, -255, 255);
   for (gint64 i = 0; i < M; i++)
     for (gint64 j = 0; j < N; j++)
       for (gint64 k = 0; k < K; k++)
         want[i * N + j] += a[i * K + k] * b[k * N + j];
   for (gint64 i = 0; i < M * ldc; i++)
     c[i] = 0x5a5a5a5a;
-  graft_qgemm_s16 (NULL, M, N, K, a, b, c, ldc);
+  if (bytes)
+    {
+      g_autofree gint8 *a8 = g_new (gint8, MAX (M * K, 1));
+      g_autofree guint8 *b8 = g_new (guint8, MAX (K * N, 1));
+      for (gint64 i = 0; i < M * K; i++)
+        a8[i] = a[i];
+      for (gint64 i = 0; i < K * N; i++)
+        b8[i] = b[i];
+      graft_qgemm_u8s8 (NULL, M, N, K, a8, b8, c, ldc);
+    }
+  else
+    graft_qgemm_s16 (NULL, M, N, K, a, b, c, ldc);
   for (gint64 i = 0; i < M; i++)
     {
       for (gint64 j = 0; j < N; j++)
@@ -87,9 +113,8 @@ check_qgemm_shape (gint64 M, gint64 N, gint64 K, GRand *rng)
 }
 
 static void
-test_qgemm (gconstpointer data)
+qgemm_shapes (GraftSimdLevel level, gboolean bytes)
 {
-  GraftSimdLevel level = GPOINTER_TO_INT (data);
   if (!graft_test_use_simd_level (level))
     return;
   g_autoptr(GRand) rng = g_rand_new_with_seed (17);
@@ -97,11 +122,25 @@ test_qgemm (gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
     for (guint j = 0; j < G_N_ELEMENTS (sizes); j++)
       for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
-        check_qgemm_shape (sizes[i], sizes[j], sizes[k], rng);
-  /* Long sums: K of a 3×3×512 window, and one past it (odd). */
-  check_qgemm_shape (5, 19, 4608, rng);
-  check_qgemm_shape (3, 17, 4609, rng);
+        check_qgemm_shape (sizes[i], sizes[j], sizes[k], rng, bytes);
+  /* Long sums: K of a 3×3×512 window, one past it (odd), and three past
+   * (not a multiple of the byte path's 4). */
+  check_qgemm_shape (5, 19, 4608, rng, bytes);
+  check_qgemm_shape (3, 17, 4609, rng, bytes);
+  check_qgemm_shape (7, 33, 4611, rng, bytes);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+test_qgemm (gconstpointer data)
+{
+  qgemm_shapes (GPOINTER_TO_INT (data), FALSE);
+}
+
+static void
+test_qgemm_u8s8 (gconstpointer data)
+{
+  qgemm_shapes (GPOINTER_TO_INT (data), TRUE);
 }
 
 /* ---- quantized ResNet-18 against onnxruntime ---- */
@@ -343,9 +382,12 @@ test_qdq_ops (gconstpointer data)
   g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
   g_hash_table_insert (inputs, "x", x);
   g_hash_table_insert (inputs, "y", y);
-  QdqRun fused, unfused;
+  QdqRun fused, unfused, portable;
   run_qdq (model_path, inputs, TRUE, &fused);
   run_qdq (model_path, inputs, FALSE, &unfused);
+  graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+  run_qdq (model_path, inputs, TRUE, &portable);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 
   /* conv1, conv2, pool, sum, gap, flat, fc; the two QuantizeLinear of
    * the float inputs stay */
@@ -355,9 +397,10 @@ test_qdq_ops (gconstpointer data)
   g_assert_cmpuint (fused.outputs->len, ==, 7);
   for (guint k = 0; k < fused.outputs->len; k++)
     {
-      GraftRtTensor *a = fused.outputs->pdata[k], *b = unfused.outputs->pdata[k];
+      GraftRtTensor *a = fused.outputs->pdata[k], *b = unfused.outputs->pdata[k], *p = portable.outputs->pdata[k];
       g_assert_true (graft_rt_tensor_same_shape (a, b));
       g_assert_cmpint (a->dtype, ==, b->dtype);
+      g_assert_cmpmem (a->data, a->nbytes, p->data, p->nbytes);
       gint64 max_diff = 0, differ = 0;
       for (gint64 i = 0; i < a->numel; i++)
         {
@@ -372,6 +415,7 @@ test_qdq_ops (gconstpointer data)
     }
   qdq_run_clear (&fused);
   qdq_run_clear (&unfused);
+  qdq_run_clear (&portable);
 }
 
 static void
@@ -467,6 +511,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_data_func ("/quantized/qgemm/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm);
   g_test_add_data_func ("/quantized/qgemm/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm);
+  g_test_add_data_func ("/quantized/qgemm-u8s8/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm_u8s8);
+  g_test_add_data_func ("/quantized/qgemm-u8s8/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm_u8s8);
 
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *test_python = graft_test_python ();

@@ -32,8 +32,10 @@
  * (b[2p][j], b[2p+1][j]), so one 32-bit lane holds what vpmaddwd pairs
  * with a broadcast (a[i][2p], a[i][2p+1]). */
 static void
-pack_b_panel_portable (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+pack_b_panel_portable (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
 {
+  const gint16 *b = bv;
+  gint16 *panel = panelv;
   gint64 cols = MIN (TILE_COLS, N - j0), pairs = (K + 1) / 2;
   memset (panel, 0, sizeof (gint16) * pairs * TILE_COLS * 2);
   for (gint64 k = 0; k < K; k++)
@@ -49,8 +51,10 @@ pack_b_panel_portable (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *p
 /* Full panels, two rows at a time: vpunpck{l,h}wd interleave within each
  * 128-bit lane, the permutes put columns 0-7 and 8-15 back in order. */
 GRAFT_TARGET_AVX2_FMA static void
-pack_b_panel_avx2 (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel)
+pack_b_panel_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
 {
+  const gint16 *b = bv;
+  gint16 *panel = panelv;
   if (N - j0 < TILE_COLS)
     {
       pack_b_panel_portable (b, N, K, j0, panel);
@@ -77,8 +81,9 @@ pack_b_panel_avx2 (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel
 #endif
 
 static void
-qgemm_tile_portable (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
+qgemm_tile_portable (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
 {
+  const gint16 *a = av, *panel = panelv;
   for (int i = 0; i < TILE_ROWS; i++)
     {
       gint32 acc[TILE_COLS] = { 0 };
@@ -116,8 +121,9 @@ qgemm_tile_portable (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pa
   while (0)
 
 GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
-qgemm_tile_avx2 (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc)
+qgemm_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
 {
+  const gint16 *a = av, *panel = panelv;
   G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
   __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -141,75 +147,209 @@ qgemm_tile_avx2 (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs,
 }
 #endif
 
-typedef void (*QGemmTile) (const gint16 *a, gint64 lda, const gint16 *panel, gint64 pairs, gint32 *c, gint64 ldc);
-typedef void (*QGemmPack) (const gint16 *b, gint64 N, gint64 K, gint64 j0, gint16 *panel);
+/* ---- u8 × s8 with vpmaddubsw, for weights of at most 7 bits ----
+ *
+ * vpmaddubsw multiplies unsigned bytes by signed bytes and adds each
+ * pair into a saturating int16: exact when |w| ≤ 64, as 2·255·64 =
+ * 32640 < 32767 (onnxruntime's reduce_range weights, −64..64), then
+ * vpmaddwd by ones widens the pair sums into int32. Twice the products
+ * per instruction of the int16 path, from operands half the size. The
+ * activations go in raw (0..255); the caller subtracts zero point × row
+ * sum of the weights. */
+
+/* b (K×N bytes) packed for one tile column: for each k quad, TILE_COLS
+ * columns of (b[4q][j] … b[4q+3][j]), one 32-bit lane per column. */
+static void
+pack_b_panel_u8_portable (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
+{
+  const guint8 *b = bv;
+  guint8 *panel = panelv;
+  gint64 cols = MIN (TILE_COLS, N - j0), quads = (K + 3) / 4;
+  memset (panel, 0, quads * TILE_COLS * 4);
+  for (gint64 k = 0; k < K; k++)
+    {
+      const guint8 *row = b + k * N + j0;
+      guint8 *dst = panel + (k / 4) * TILE_COLS * 4 + (k % 4);
+      for (gint64 j = 0; j < cols; j++)
+        dst[j * 4] = row[j];
+    }
+}
+
+static void
+qgemm_u8s8_tile_portable (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
+{
+  const gint8 *a = av;
+  const guint8 *panel = panelv;
+  for (int i = 0; i < TILE_ROWS; i++)
+    {
+      gint32 acc[TILE_COLS] = { 0 };
+      for (gint64 q = 0; q < quads; q++)
+        for (int j = 0; j < TILE_COLS; j++)
+          for (int r = 0; r < 4; r++)
+            acc[j] += a[i * lda + 4 * q + r] * panel[q * TILE_COLS * 4 + j * 4 + r];
+      memcpy (c + i * ldc, acc, sizeof acc);
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Full panels, four rows at a time: bytes of rows 0/1 and 2/3 paired,
+ * then the pairs paired into one 32-bit lane per column. */
+GRAFT_TARGET_AVX2_FMA static void
+pack_b_panel_u8_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
+{
+  const guint8 *b = bv;
+  guint8 *panel = panelv;
+  if (N - j0 < TILE_COLS || K % 4)
+    {
+      pack_b_panel_u8_portable (bv, N, K, j0, panelv);
+      return;
+    }
+  for (gint64 q = 0; q < K / 4; q++)
+    {
+      const guint8 *row = b + 4 * q * N + j0;
+      __m128i r0 = _mm_loadu_si128 ((const __m128i *) row), r1 = _mm_loadu_si128 ((const __m128i *) (row + N));
+      __m128i r2 = _mm_loadu_si128 ((const __m128i *) (row + 2 * N)), r3 = _mm_loadu_si128 ((const __m128i *) (row + 3 * N));
+      __m128i p01lo = _mm_unpacklo_epi8 (r0, r1), p01hi = _mm_unpackhi_epi8 (r0, r1);
+      __m128i p23lo = _mm_unpacklo_epi8 (r2, r3), p23hi = _mm_unpackhi_epi8 (r2, r3);
+      guint8 *dst = panel + q * TILE_COLS * 4;
+      _mm_storeu_si128 ((__m128i *) dst, _mm_unpacklo_epi16 (p01lo, p23lo));
+      _mm_storeu_si128 ((__m128i *) (dst + 16), _mm_unpackhi_epi16 (p01lo, p23lo));
+      _mm_storeu_si128 ((__m128i *) (dst + 32), _mm_unpacklo_epi16 (p01hi, p23hi));
+      _mm_storeu_si128 ((__m128i *) (dst + 48), _mm_unpackhi_epi16 (p01hi, p23hi));
+    }
+}
+
+#define QGEMM_U8S8_ROW_STEP(i, c0, c1)                                         \
+  do                                                                           \
+    {                                                                          \
+      gint32 quad;                                                             \
+      memcpy (&quad, a + (i) * lda + 4 * q, sizeof quad);                      \
+      __m256i ai = _mm256_set1_epi32 (quad);                                   \
+      c0 = _mm256_add_epi32 (c0, _mm256_madd_epi16 (_mm256_maddubs_epi16 (b0, ai), ones)); \
+      c1 = _mm256_add_epi32 (c1, _mm256_madd_epi16 (_mm256_maddubs_epi16 (b1, ai), ones)); \
+    }                                                                          \
+  while (0)
+
+GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
+qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
+{
+  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
+  const gint8 *a = av;
+  const guint8 *panel = panelv;
+  const __m256i ones = _mm256_set1_epi16 (1);
+  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (gint64 q = 0; q < quads; q++)
+    {
+      __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4));
+      __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4 + 32));
+      QGEMM_U8S8_ROW_STEP (0, c00, c01);
+      QGEMM_U8S8_ROW_STEP (1, c10, c11);
+      QGEMM_U8S8_ROW_STEP (2, c20, c21);
+      QGEMM_U8S8_ROW_STEP (3, c30, c31);
+      QGEMM_U8S8_ROW_STEP (4, c40, c41);
+      QGEMM_U8S8_ROW_STEP (5, c50, c51);
+    }
+  QGEMM_ROW_STORE (0, c00, c01);
+  QGEMM_ROW_STORE (1, c10, c11);
+  QGEMM_ROW_STORE (2, c20, c21);
+  QGEMM_ROW_STORE (3, c30, c31);
+  QGEMM_ROW_STORE (4, c40, c41);
+  QGEMM_ROW_STORE (5, c50, c51);
+}
+#endif
+
+/* ---- tiles over the whole product, split by panels over threads ---- */
+
+typedef void (*QGemmTile) (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc);
+typedef void (*QGemmPack) (const void *b, gint64 N, gint64 K, gint64 j0, void *panel);
 
 typedef struct {
-  const gint16 *a;          /* packed: rows padded to TILE_ROWS, K to even */
-  const gint16 *b;
+  QGemmTile tile;
+  QGemmPack pack;
+  gsize size;               /* bytes per operand value */
+  gint64 depth;             /* k values per tile step: 2 (int16 pairs) or 4 (byte quads) */
+} QGemmKind;
+
+typedef struct {
+  const guint8 *a;          /* packed: rows padded to TILE_ROWS, K to `depth` */
+  const void *b;
   gint32 *c;
   gint64 M, N, K, lda, ldc;
   gint64 panels_per_task;
-  QGemmTile tile;
-  QGemmPack pack;
+  QGemmKind kind;
 } QGemmJob;
 
 static void
 qgemm_task (gint64 task, gpointer data)
 {
   const QGemmJob *job = data;
-  gint64 pairs = job->lda / 2;
-  g_autofree gint16 *panel = g_new (gint16, pairs * TILE_COLS * 2);
+  gsize size = job->kind.size;
+  gint64 steps = job->lda / job->kind.depth;
+  g_autofree void *panel = g_malloc (job->lda * TILE_COLS * size);
   gint32 edge[TILE_ROWS * TILE_COLS];
   gint64 first = task * job->panels_per_task * TILE_COLS;
   gint64 last = MIN (job->N, first + job->panels_per_task * TILE_COLS);
   for (gint64 j0 = first; j0 < last; j0 += TILE_COLS)
     {
       gint64 cols = MIN (TILE_COLS, job->N - j0);
-      job->pack (job->b, job->N, job->K, j0, panel);
+      job->kind.pack (job->b, job->N, job->K, j0, panel);
       for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
-          const gint16 *a = job->a + i0 * job->lda;
+          const guint8 *a = job->a + i0 * job->lda * size;
           if (rows == TILE_ROWS && cols == TILE_COLS)
             {
-              job->tile (a, job->lda, panel, pairs, job->c + i0 * job->ldc + j0, job->ldc);
+              job->kind.tile (a, job->lda, panel, steps, job->c + i0 * job->ldc + j0, job->ldc);
               continue;
             }
-          job->tile (a, job->lda, panel, pairs, edge, TILE_COLS);
+          job->kind.tile (a, job->lda, panel, steps, edge, TILE_COLS);
           for (gint64 i = 0; i < rows; i++)
             memcpy (job->c + (i0 + i) * job->ldc + j0, edge + i * TILE_COLS, sizeof (gint32) * cols);
         }
     }
 }
 
-/* a with its rows padded to a multiple of TILE_ROWS and K to an even
- * row length (lda) with zeros, as the tiles read it. g_free the result. */
-static gint16 *
-qgemm_pack_a (gint64 M, gint64 K, const gint16 *a, gint64 *lda)
+/* a with its rows padded to a multiple of TILE_ROWS and K to a multiple
+ * of depth (lda) with zeros, as the tiles read it. g_free the result. */
+static void *
+qgemm_pack_a (gint64 M, gint64 K, const void *a, gsize size, gint64 depth, gint64 *lda)
 {
-  *lda = (K + 1) / 2 * 2;
+  *lda = (K + depth - 1) / depth * depth;
   gint64 rows = (M + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
-  gint16 *packed = g_new0 (gint16, MAX (rows * *lda, 1));
+  guint8 *packed = g_malloc0 (MAX (rows * *lda * size, 1));
   for (gint64 i = 0; i < M; i++)
-    memcpy (packed + i * *lda, a + i * K, sizeof (gint16) * K);
+    memcpy (packed + i * *lda * size, (const guint8 *) a + i * K * size, size * K);
   return packed;
 }
 
+static QGemmKind
+qgemm_kind_s16 (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2 };
+#endif
+  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2 };
+}
+
+static QGemmKind
+qgemm_kind_u8s8 (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4 };
+#endif
+  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4 };
+}
+
 static void
-qgemm_packed (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *packed, gint64 lda,
-              const gint16 *b, gint32 *c, gint64 ldc)
+qgemm_packed (GraftKernelContext *ctx, QGemmKind kind, gint64 M, gint64 N, gint64 K, const void *packed, gint64 lda,
+              const void *b, gint32 *c, gint64 ldc)
 {
   if (M <= 0 || N <= 0)
     return;
-  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, qgemm_tile_portable, pack_b_panel_portable };
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    {
-      job.tile = qgemm_tile_avx2;
-      job.pack = pack_b_panel_avx2;
-    }
-#endif
+  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, kind };
   gint64 panels = (N + TILE_COLS - 1) / TILE_COLS;
   guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
   /* A few tasks per thread even out a shared machine; whole panels keep
@@ -225,12 +365,21 @@ qgemm_packed (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint1
 }
 
 void
+graft_qgemm_u8s8 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint8 *a, const guint8 *b,
+                  gint32 *c, gint64 ldc)
+{
+  gint64 lda;
+  g_autofree void *packed = qgemm_pack_a (M, K, a, 1, 4, &lda);
+  qgemm_packed (ctx, qgemm_kind_u8s8 (), M, N, K, packed, lda, b, c, ldc);
+}
+
+void
 graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
                  gint32 *c, gint64 ldc)
 {
   gint64 lda;
-  g_autofree gint16 *packed = qgemm_pack_a (M, K, a, &lda);
-  qgemm_packed (ctx, M, N, K, packed, lda, b, c, ldc);
+  g_autofree void *packed = qgemm_pack_a (M, K, a, sizeof (gint16), 2, &lda);
+  qgemm_packed (ctx, qgemm_kind_s16 (), M, N, K, packed, lda, b, c, ldc);
 }
 
 /* ---- operands, zero points, requantization ---- */
@@ -373,39 +522,47 @@ check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GErr
 /* ---- ConvInteger, QLinearConv ---- */
 
 /* Rows (channel, kernel tap) of one group's im2col matrix for the 2-D
- * case, written at column offset col0 of rows `stride` int16s long.
- * Padding reads the zero point, which is 0 once subtracted. */
-static void
-im2col_2d (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, gint64 stride)
-{
-  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-  gint64 row = 0;
-  for (gint64 c = 0; c < channels; c++)
-    for (gint64 kh = 0; kh < w->kernel[0]; kh++)
-      for (gint64 kw = 0; kw < w->kernel[1]; kw++, row++)
-        {
-          gint16 *dst = col + row * stride;
-          gint64 ow_lo, ow_hi;
-          graft_window_inside (w, 1, kw, &ow_lo, &ow_hi);
-          for (gint64 oh = 0; oh < OH; oh++, dst += OW)
-            {
-              gint64 ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
-              if (ih < 0 || ih >= H)
-                {
-                  memset (dst, 0, sizeof (gint16) * OW);
-                  continue;
-                }
-              const gint16 *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];
-              memset (dst, 0, sizeof (gint16) * ow_lo);
-              if (w->stride[1] == 1)
-                memcpy (dst + ow_lo, src + ow_lo, sizeof (gint16) * (ow_hi - ow_lo));
-              else
-                for (gint64 ow = ow_lo; ow < ow_hi; ow++)
-                  dst[ow] = src[ow * w->stride[1]];
-              memset (dst + ow_hi, 0, sizeof (gint16) * (OW - ow_hi));
-            }
-        }
-}
+ * case, written at column offset col0 of rows `stride` values long.
+ * Padding reads the zero point: 0 once subtracted (int16), the raw zero
+ * point for bytes. */
+#define DEFINE_IM2COL_2D(name, type)                                                             \
+  static void                                                                                    \
+  name (const type *x, const GraftWindow *w, gint64 channels, type pad, type *col, gint64 stride) \
+  {                                                                                              \
+    gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                           \
+    gint64 row = 0;                                                                              \
+    for (gint64 c = 0; c < channels; c++)                                                        \
+      for (gint64 kh = 0; kh < w->kernel[0]; kh++)                                               \
+        for (gint64 kw = 0; kw < w->kernel[1]; kw++, row++)                                      \
+          {                                                                                      \
+            type *dst = col + row * stride;                                                      \
+            gint64 ow_lo, ow_hi;                                                                 \
+            graft_window_inside (w, 1, kw, &ow_lo, &ow_hi);                                      \
+            for (gint64 oh = 0; oh < OH; oh++, dst += OW)                                        \
+              {                                                                                  \
+                gint64 ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];           \
+                if (ih < 0 || ih >= H)                                                           \
+                  {                                                                              \
+                    for (gint64 ow = 0; ow < OW; ow++)                                           \
+                      dst[ow] = pad;                                                             \
+                    continue;                                                                    \
+                  }                                                                              \
+                const type *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];  \
+                for (gint64 ow = 0; ow < ow_lo; ow++)                                            \
+                  dst[ow] = pad;                                                                 \
+                if (w->stride[1] == 1)                                                           \
+                  memcpy (dst + ow_lo, src + ow_lo, sizeof (type) * (ow_hi - ow_lo));            \
+                else                                                                             \
+                  for (gint64 ow = ow_lo; ow < ow_hi; ow++)                                      \
+                    dst[ow] = src[ow * w->stride[1]];                                            \
+                for (gint64 ow = ow_hi; ow < OW; ow++)                                           \
+                  dst[ow] = pad;                                                                 \
+              }                                                                                  \
+          }                                                                                      \
+  }
+
+DEFINE_IM2COL_2D (im2col_2d, gint16)
+DEFINE_IM2COL_2D (im2col_2d_u8, guint8)
 
 /* Any number of spatial axes, one output position at a time. */
 static void
@@ -439,13 +596,18 @@ im2col_nd (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, 
 }
 
 /* A filter as the GEMM reads it: per group, Mg rows of K int16s (zero
- * point subtracted) padded as qgemm_pack_a does. Kept between runs on
- * the node for a constant filter, with the zero points it was made for. */
+ * point subtracted) padded as qgemm_pack_a does; when every such value
+ * fits in −64..64, also as bytes for the vpmaddubsw GEMM, with each row's
+ * sum. Kept between runs on the node for a constant filter, with the
+ * zero points it was made for. */
 typedef struct {
   gint64 group, K, lda, rows;
   gint64 n_zero_points;
   gint64 *zero_points;
   gint16 *packed;       /* group × rows × lda */
+  gint64 lda8;          /* K rounded up to 4 */
+  gint8 *packed8;       /* group × rows × lda8, or NULL */
+  gint32 *row_sums;     /* M */
 } PackedFilter;
 
 static void
@@ -454,6 +616,8 @@ packed_filter_free (gpointer data)
   PackedFilter *f = data;
   g_free (f->zero_points);
   g_free (f->packed);
+  g_free (f->packed8);
+  g_free (f->row_sums);
   g_free (f);
 }
 
@@ -467,6 +631,30 @@ packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 grou
     if (f->zero_points[i] != element_i64 (wzp, i))
       return FALSE;
   return TRUE;
+}
+
+/* The byte form, when every value fits vpmaddubsw exactly. */
+static void
+packed_filter_add_bytes (PackedFilter *f, gint64 M)
+{
+  gint64 n = f->group * f->rows * f->lda;
+  for (gint64 i = 0; i < n; i++)
+    if (f->packed[i] < -64 || f->packed[i] > 64)
+      return;
+  gint64 Mg = M / f->group;
+  f->lda8 = (f->K + 3) / 4 * 4;
+  f->packed8 = g_new0 (gint8, MAX (f->group * f->rows * f->lda8, 1));
+  f->row_sums = g_new0 (gint32, MAX (M, 1));
+  for (gint64 m = 0; m < M; m++)
+    {
+      gint64 at = (m / Mg) * f->rows + m % Mg;
+      const gint16 *src = f->packed + at * f->lda;
+      for (gint64 k = 0; k < f->K; k++)
+        {
+          f->packed8[at * f->lda8 + k] = src[k];
+          f->row_sums[m] += src[k];
+        }
+    }
 }
 
 static PackedFilter *
@@ -494,6 +682,7 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
         for (gint64 k = 0; k < K; k++)
           dst[k] = ((const guint8 *) wt->data)[m * K + k] - zero;
     }
+  packed_filter_add_bytes (f, M);
   return f;
 }
 
@@ -542,27 +731,99 @@ conv_operands (GraftKernelContext *ctx, gboolean requantize, ConvOperands *o)
   o->bias = graft_kernel_input (ctx, 8);
 }
 
-/* y[n][m][p] from acc[m][n·P + p] (one group's rows, images side by side). */
+/* y[n][m][p] from acc[m][n·P + p] + offsets[m] (one group's rows,
+ * images side by side; offsets NULL: none). */
 static void
 conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N, gint64 M, gint64 m0, gint64 Mg,
-            gint64 P, const float *scales)
+            gint64 P, const float *scales, const gint32 *offsets)
 {
   gint64 y_zero = zero_point_at (o->yzp, 0);
   for (gint64 m = 0; m < Mg; m++)
     {
-      gint64 bias = o->bias ? graft_rt_tensor_get_i64 (o->bias, m0 + m) : 0;
+      gint64 bias = (o->bias ? graft_rt_tensor_get_i64 (o->bias, m0 + m) : 0) + (offsets ? offsets[m0 + m] : 0);
       for (gint64 n = 0; n < N; n++)
         {
           const gint32 *src = acc + m * N * P + n * P;
           gint64 at = (n * M + m0 + m) * P;
           if (scales == NULL)
             {
-              memcpy ((gint32 *) y->data + at, src, sizeof (gint32) * P);
+              gint32 *dst = (gint32 *) y->data + at;
+              for (gint64 p = 0; p < P; p++)
+                dst[p] = src[p] + bias;
               continue;
             }
           requantize_row (src, P, bias, scales[m0 + m], y_zero, y->dtype == GRAFT_DTYPE_INT8, (guint8 *) y->data + at);
         }
     }
+}
+
+/* The vpmaddubsw form of one convolution: x as raw unsigned bytes (int8
+ * moved up by 128 into *owned), padding its zero point, K rows rounded
+ * up to 4 (zero weights there); each channel's sums then lose zero point
+ * × weight row sum (offsets, M values, g_free). NULL when the filter has
+ * no byte form, the window is not 1-D/2-D or the CPU lacks AVX2. */
+static const guint8 *
+conv_u8_input (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filter, const GraftWindow *w2,
+               gint64 M, guint8 **owned, gint32 **offsets, gint64 *zero_u8)
+{
+  if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2)
+    return NULL;
+  const guint8 *x8 = x->data;
+  *zero_u8 = x_zero;
+  if (x->dtype == GRAFT_DTYPE_INT8)
+    {
+      *owned = g_malloc (MAX (x->numel, 1));
+      for (gint64 i = 0; i < x->numel; i++)
+        (*owned)[i] = x8[i] ^ 0x80;
+      x8 = *owned;
+      *zero_u8 += 128;
+    }
+  *offsets = g_new (gint32, MAX (M, 1));
+  for (gint64 m = 0; m < M; m++)
+    (*offsets)[m] = -(gint32) (*zero_u8 * filter->row_sums[m]);
+  return x8;
+}
+
+/* One group's im2col matrix, one (image, channel) per task. */
+typedef struct {
+  const guint8 *x8;         /* the byte form, or NULL */
+  const gint16 *x16;
+  const GraftWindow *w;
+  gint64 C, Cg, g, in_size, P, N, taps;
+  guint8 pad8;
+  void *col;
+} Im2colJob;
+
+static void
+im2col_task (gint64 task, gpointer data)
+{
+  const Im2colJob *job = data;
+  gint64 n = task / job->Cg, c = task % job->Cg, stride = job->N * job->P;
+  gint64 image = (n * job->C + job->g * job->Cg + c) * job->in_size, at = c * job->taps * stride + n * job->P;
+  if (job->x8)
+    im2col_2d_u8 (job->x8 + image, job->w, 1, job->pad8, (guint8 *) job->col + at, stride);
+  else if (job->w->n == 2)
+    im2col_2d (job->x16 + image, job->w, 1, 0, (gint16 *) job->col + at, stride);
+  else
+    im2col_nd (job->x16 + image, job->w, 1, (gint16 *) job->col + at, stride);
+}
+
+/* Requantizes (or copies) one group's sums, one output channel per task. */
+typedef struct {
+  const ConvOperands *o;
+  GraftRtTensor *y;
+  const gint32 *acc;
+  gint64 N, M, m0, P;
+  const float *scales;
+  const gint32 *offsets;
+} ConvStoreJob;
+
+static void
+conv_store_task (gint64 m, gpointer data)
+{
+  const ConvStoreJob *job = data;
+  conv_store (job->o, job->y, job->acc + m * job->N * job->P, job->N, job->M, job->m0 + m, 1, job->P, job->scales,
+              job->offsets);
 }
 
 gboolean
@@ -615,15 +876,9 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
   gint64 K = Cg * graft_dims_product (w.kernel, 0, ns);
   if (y->numel == 0)
     return TRUE;
-  g_autofree gint16 *x16 = g_new (gint16, MAX (x->numel, 1));
   gint64 x_zero = zero_point_at (o.xzp, 0);
-  widen_minus_zero (x, x_zero, x16);
   PackedFilter *owned_filter;
   const PackedFilter *filter = packed_filter_get (ctx, wt, o.wzp, group, K, &owned_filter);
-  /* All images of a group in one GEMM: a wider b keeps the small
-   * late-layer maps from leaving tile columns empty. */
-  g_autofree gint16 *col = g_new (gint16, MAX (K * N * P, 1));
-  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
   GraftWindow w2 = w;
   if (ns == 1)
     {
@@ -632,18 +887,37 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
                            .stride = { 1, w.stride[0] }, .dilation = { 1, w.dilation[0] },
                            .pad_begin = { 0, w.pad_begin[0] }, .pad_end = { 0, w.pad_end[0] } };
     }
+  g_autofree gint32 *offsets = NULL;
+  g_autofree guint8 *owned_x8 = NULL;
+  gint64 zero_u8 = 0;
+  const guint8 *x8 = conv_u8_input (x, x_zero, filter, &w2, M, &owned_x8, &offsets, &zero_u8);
+  g_autofree gint16 *x16 = NULL;
+  if (x8 == NULL)
+    {
+      x16 = g_new (gint16, MAX (x->numel, 1));
+      widen_minus_zero (x, x_zero, x16);
+    }
+  /* All images of a group in one GEMM: a wider b keeps the small
+   * late-layer maps from leaving tile columns empty. */
+  gint64 rows = x8 ? filter->lda8 : K;
+  g_autofree void *col = g_malloc (MAX (rows * N * P * (x8 ? 1 : sizeof (gint16)), 1));
+  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
+  if (x8)
+    memset ((guint8 *) col + K * N * P, 0, (rows - K) * N * P);
+  Im2colJob im2col = { x8, x16, &w2, C, Cg, 0, in_size, P, N, K / Cg, zero_u8, col };
+  ConvStoreJob store = { &o, y, acc, N, M, 0, P, scales, offsets };
   for (gint64 g = 0; g < group; g++)
     {
-      for (gint64 n = 0; n < N; n++)
-        {
-          const gint16 *image = x16 + (n * C + g * Cg) * in_size;
-          if (w2.n == 2)
-            im2col_2d (image, &w2, Cg, col + n * P, N * P);
-          else
-            im2col_nd (image, &w2, Cg, col + n * P, N * P);
-        }
-      qgemm_packed (ctx, Mg, N * P, K, filter->packed + g * filter->rows * filter->lda, filter->lda, col, acc, N * P);
-      conv_store (&o, y, acc, N, M, g * Mg, Mg, P, scales);
+      im2col.g = g;
+      graft_kernel_parallel_for (ctx, N * Cg, im2col_task, &im2col);
+      if (x8)
+        qgemm_packed (ctx, qgemm_kind_u8s8 (), Mg, N * P, rows, filter->packed8 + g * filter->rows * filter->lda8,
+                      filter->lda8, col, acc, N * P);
+      else
+        qgemm_packed (ctx, qgemm_kind_s16 (), Mg, N * P, K, filter->packed + g * filter->rows * filter->lda,
+                      filter->lda, col, acc, N * P);
+      store.m0 = g * Mg;
+      graft_kernel_parallel_for (ctx, Mg, conv_store_task, &store);
     }
   g_clear_pointer (&owned_filter, packed_filter_free);
   return TRUE;

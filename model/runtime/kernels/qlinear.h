@@ -15,6 +15,12 @@ G_BEGIN_DECLS
 void graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
                       gint32 *c, gint64 ldc);
 
+/* The same product for signed bytes a, |a| ≤ 64, and unsigned bytes b, through
+ * vpmaddubsw at the AVX2 level (exact only within that bound, which the
+ * caller checks). */
+void graft_qgemm_u8s8 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint8 *a, const guint8 *b,
+                       gint32 *c, gint64 ldc);
+
 /* The kernels of ConvInteger (requantize FALSE) and QLinearConv (TRUE). */
 gboolean graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error);
 /* The kernels of MatMulInteger (requantize FALSE) and QLinearMatMul (TRUE). */
