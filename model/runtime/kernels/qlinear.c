@@ -112,6 +112,23 @@ qgemm_tile_portable (const void *av, gint64 lda, const void *panelv, gint64 pair
     }                                                                          \
   while (0)
 
+/* The twelve accumulators of a 6×16 tile, and a step on each row's pair. */
+#define QGEMM_ACCUMULATORS                                                                        \
+  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00
+
+#define QGEMM_EACH_ROW(step)                                                   \
+  do                                                                           \
+    {                                                                          \
+      step (0, c00, c01);                                                      \
+      step (1, c10, c11);                                                      \
+      step (2, c20, c21);                                                      \
+      step (3, c30, c31);                                                      \
+      step (4, c40, c41);                                                      \
+      step (5, c50, c51);                                                      \
+    }                                                                          \
+  while (0)
+
 #define QGEMM_ROW_STORE(i, c0, c1)                                             \
   do                                                                           \
     {                                                                          \
@@ -125,25 +142,14 @@ qgemm_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 pairs, g
 {
   const gint16 *a = av, *panel = panelv;
   G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
-  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  QGEMM_ACCUMULATORS;
   for (gint64 p = 0; p < pairs; p++)
     {
       __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2));
       __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2 + 16));
-      QGEMM_ROW_STEP (0, c00, c01);
-      QGEMM_ROW_STEP (1, c10, c11);
-      QGEMM_ROW_STEP (2, c20, c21);
-      QGEMM_ROW_STEP (3, c30, c31);
-      QGEMM_ROW_STEP (4, c40, c41);
-      QGEMM_ROW_STEP (5, c50, c51);
+      QGEMM_EACH_ROW (QGEMM_ROW_STEP);
     }
-  QGEMM_ROW_STORE (0, c00, c01);
-  QGEMM_ROW_STORE (1, c10, c11);
-  QGEMM_ROW_STORE (2, c20, c21);
-  QGEMM_ROW_STORE (3, c30, c31);
-  QGEMM_ROW_STORE (4, c40, c41);
-  QGEMM_ROW_STORE (5, c50, c51);
+  QGEMM_EACH_ROW (QGEMM_ROW_STORE);
 }
 #endif
 
@@ -237,25 +243,14 @@ qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 qua
   const gint8 *a = av;
   const guint8 *panel = panelv;
   const __m256i ones = _mm256_set1_epi16 (1);
-  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  QGEMM_ACCUMULATORS;
   for (gint64 q = 0; q < quads; q++)
     {
       __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4));
       __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4 + 32));
-      QGEMM_U8S8_ROW_STEP (0, c00, c01);
-      QGEMM_U8S8_ROW_STEP (1, c10, c11);
-      QGEMM_U8S8_ROW_STEP (2, c20, c21);
-      QGEMM_U8S8_ROW_STEP (3, c30, c31);
-      QGEMM_U8S8_ROW_STEP (4, c40, c41);
-      QGEMM_U8S8_ROW_STEP (5, c50, c51);
+      QGEMM_EACH_ROW (QGEMM_U8S8_ROW_STEP);
     }
-  QGEMM_ROW_STORE (0, c00, c01);
-  QGEMM_ROW_STORE (1, c10, c11);
-  QGEMM_ROW_STORE (2, c20, c21);
-  QGEMM_ROW_STORE (3, c30, c31);
-  QGEMM_ROW_STORE (4, c40, c41);
-  QGEMM_ROW_STORE (5, c50, c51);
+  QGEMM_EACH_ROW (QGEMM_ROW_STORE);
 }
 #endif
 
