@@ -282,8 +282,8 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
 
   if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS)
     return graft_kernel_fail (error, "input rank %d is not supported", x->rank);
-  if (kind == POOL_MAX && !global && ns == 2 && pool_window (ctx->node, ns, x->dims + 2, &w, NULL) &&
-      max_pool_8bit_fits (ctx, x, &w))
+  if (kind == POOL_MAX && !global && ns == 2 && (x->dtype == GRAFT_DTYPE_UINT8 || x->dtype == GRAFT_DTYPE_INT8) &&
+      pool_window (ctx->node, ns, x->dims + 2, &w, NULL) && max_pool_8bit_fits (ctx, x, &w))
     return max_pool_8bit (ctx, x, &w, error);
   if (x->dtype != GRAFT_DTYPE_FLOAT32)
     {
