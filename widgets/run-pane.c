@@ -354,9 +354,16 @@ rebuild_inputs (GraftRunPane *self)
     {
       GraftValue *input = g_ptr_array_index (inputs, i);
       g_autofree char *shape = graft_shape_to_string (&input->shape);
-      g_autofree char *detail = g_strdup_printf ("%s %s", input->kind == GRAFT_VALUE_TENSOR
-                                                 ? graft_dtype_to_string (input->dtype) : input->type_string,
-                                                 input->kind == GRAFT_VALUE_TENSOR ? shape : "");
+      g_autofree char *detail = NULL;
+
+      if (needs_given_shape (input))
+        detail = g_strdup_printf ("%s, no declared shape",
+                                  input->dtype != GRAFT_DTYPE_UNDEFINED ? graft_dtype_to_string (input->dtype)
+                                                                        : "Tensor");
+      else
+        detail = g_strdup_printf ("%s %s", input->kind == GRAFT_VALUE_TENSOR
+                                  ? graft_dtype_to_string (input->dtype) : input->type_string,
+                                  input->kind == GRAFT_VALUE_TENSOR ? shape : "");
 
       gtk_list_box_append (self->inputs_list, two_line_row (input->name, detail, input_source_widget (self, input)));
       for (int d = 0; d < input->shape.rank; d++)
