@@ -25,13 +25,6 @@ print_usage (void)
           GRAFT_LOWER_DEFAULT_OPSET, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
 }
 
-static void
-free_shape (gpointer data)
-{
-  graft_shape_clear (data);
-  g_free (data);
-}
-
 /* INPUT=1x3x224x224 */
 static gboolean
 parse_shape (GHashTable *shapes, const char *spec)
@@ -39,19 +32,11 @@ parse_shape (GHashTable *shapes, const char *spec)
   const char *equals = strrchr (spec, '=');
   if (equals == NULL || equals == spec || equals[1] == '\0')
     return FALSE;
-  g_auto(GStrv) parts = g_strsplit (equals + 1, "x", -1);
-  guint n = g_strv_length (parts);
   GraftShape *shape = g_new0 (GraftShape, 1);
-  graft_shape_init (shape, n);
-  for (guint i = 0; i < n; i++)
+  if (!graft_shape_parse (equals + 1, shape, NULL))
     {
-      guint64 value;
-      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, G_MAXINT32, &value, NULL))
-        {
-          free_shape (shape);
-          return FALSE;
-        }
-      shape->dims[i] = graft_dim_fixed ((gint64) value);
+      graft_shape_free (shape);
+      return FALSE;
     }
   g_hash_table_replace (shapes, g_strndup (spec, equals - spec), shape);
   return TRUE;
@@ -90,7 +75,7 @@ parse_dynamic (GHashTable *shapes, const char *spec, GError **error)
 GHashTable *
 graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error)
 {
-  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, free_shape);
+  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
   for (guint i = 0; i < shape_specs->len; i++)
     if (!parse_shape (shapes, shape_specs->pdata[i]))
       {

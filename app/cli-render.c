@@ -66,8 +66,9 @@ graft_cli_render (int argc, char **argv)
   g_autofree char *output = NULL;
   g_autofree char *direction = NULL;
   gboolean expand_all = FALSE, no_shapes = FALSE, no_attributes = FALSE, names = FALSE, dark = FALSE;
-  gboolean timings = FALSE;
+  gboolean timings = FALSE, attribute_nodes = FALSE;
   g_auto(GStrv) subgraph_path = NULL;
+  g_auto(GStrv) shape_specs = NULL;
   const GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Picture to write (.svg, .png or .pdf)", "OUT" },
     { "expand-all", 0, 0, G_OPTION_ARG_NONE, &expand_all, "Expand every group", NULL },
@@ -75,8 +76,12 @@ graft_cli_render (int argc, char **argv)
     { "no-shapes", 0, 0, G_OPTION_ARG_NONE, &no_shapes, "Hide tensor and weight shapes", NULL },
     { "no-attributes", 0, 0, G_OPTION_ARG_NONE, &no_attributes, "Hide node attributes", NULL },
     { "names", 0, 0, G_OPTION_ARG_NONE, &names, "Show node names", NULL },
+    { "attribute-nodes", 0, 0, G_OPTION_ARG_NONE, &attribute_nodes,
+      "Draw TorchScript's prim::GetAttr / prim::Constant nodes instead of listing them in their readers", NULL },
     { "dark", 0, 0, G_OPTION_ARG_NONE, &dark, "Use the dark style", NULL },
     { "timings", 0, 0, G_OPTION_ARG_NONE, &timings, "Print load, layout and drawing times on stderr", NULL },
+    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_specs,
+      "An input's shape, for the shapes on the edges (TorchScript files declare none)", "INPUT=1x3x224x224" },
     { "subgraph", 0, 0, G_OPTION_ARG_STRING_ARRAY, &subgraph_path,
       "Draw the body of an If/Loop/Scan node instead (repeat to go deeper)", "NODE[:ATTRIBUTE]" },
     { NULL }
@@ -118,6 +123,7 @@ graft_cli_render (int argc, char **argv)
   options.show_shapes = !no_shapes;
   options.show_attributes = !no_attributes;
   options.show_names = names;
+  options.show_module_attributes = attribute_nodes;
   /* Refuse a bad output name before spending time on the model. */
   if (!graft_export_format_from_path (output, &format, &error))
     {
@@ -155,8 +161,26 @@ graft_cli_render (int argc, char **argv)
           return 1;
         }
     }
-  /* Edges are labelled with shapes: fill in those the file leaves out. */
-  if (!no_shapes)
+  /* Edges are labelled with shapes: fill in those the file leaves out,
+   * from the input shapes given if any. */
+  if (shape_specs != NULL)
+    {
+      g_autoptr(GPtrArray) specs = g_ptr_array_new ();
+      g_autoptr(GPtrArray) no_dynamic = g_ptr_array_new ();
+      g_autoptr(GHashTable) shapes = NULL;
+
+      for (guint i = 0; shape_specs[i] != NULL; i++)
+        g_ptr_array_add (specs, shape_specs[i]);
+      shapes = graft_cli_parse_input_shapes (specs, no_dynamic, &error);
+      if (shapes == NULL || (inference = graft_shape_inference_run_given (model, shapes, &error)) == NULL)
+        {
+          graft_cli_print_error ("render: %s: %s", argv[1], error->message);
+          return 1;
+        }
+      if (no_shapes)
+        g_clear_pointer (&inference, graft_inference_unref);
+    }
+  else if (!no_shapes)
     inference = graft_shape_inference_run (model, NULL);
   loaded = g_get_monotonic_time ();
 

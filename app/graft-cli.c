@@ -13,7 +13,7 @@ typedef struct {
 
 static const GraftCliCommand commands[] = {
   { "info", graft_cli_info, "FILE [--json]  describe a model" },
-  { "render", graft_cli_render, "FILE -o OUT.{svg,png,pdf} [--expand-all]  draw the graph" },
+  { "render", graft_cli_render, "FILE -o OUT.{svg,png,pdf} [--expand-all] [--shape IN=1x3x224x224]...  draw the graph" },
   { "run", graft_cli_run, "MODEL [--input NAME=FILE]... [--random] [-o DIR]  run a model" },
   { "lint", graft_cli_lint, "FILE [--json] [--onnx-export] [--target onnx[:OPSET]]  list problems (exit 1 on errors)" },
   { "edit", graft_cli_edit, "IN -o OUT [--dynamic IN:AXIS=NAME]... [--shape IN=1x3x224x224]... "

@@ -4,6 +4,7 @@
 #include "layout/text.h"
 #include "analysis/shape-inference.h"
 #include "runtime/op.h"
+#include "layout/attribute-fold.h"
 
 /* Categories by lower-cased op type; ONNX and aten spellings side by side. */
 static const struct {
@@ -288,6 +289,8 @@ graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo
     g_ptr_array_add (lines, g_strdup (short_name (node->name)));
   if (options->show_attributes)
     add_attribute_lines (lines, node);
+  if (options->show_attributes && !options->show_module_attributes)
+    graft_attribute_fold_add_lines (node, lines);
   if (options->show_shapes)
     add_weight_lines (lines, node);
 

@@ -14,6 +14,9 @@ typedef struct {
   gboolean show_names;
   gboolean show_attributes;
   gboolean show_shapes;
+  /* prim::GetAttr / prim::Constant drawn as boxes of their own, not
+   * listed in their readers (layout/attribute-fold.h). */
+  gboolean show_module_attributes;
 } GraftLabelOptions;
 
 GraftOpCategory graft_op_category_for_node (GraftNode *node);

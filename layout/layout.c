@@ -2,6 +2,7 @@
 
 #include <string.h>
 #include "layout/labels.h"
+#include "layout/attribute-fold.h"
 #include "layout/text.h"
 
 /* Geometry, in points. */
@@ -754,7 +755,7 @@ static guint64
 options_bits (const GraftLayoutOptions *options)
 {
   return (guint64) options->direction | (options->show_names << 2) | (options->show_attributes << 3)
-         | (options->show_shapes << 4);
+         | (options->show_shapes << 4) | ((guint64) options->show_module_attributes << 5);
 }
 
 /* Expanded groups reachable from the root, children before parents. */
@@ -851,7 +852,10 @@ value_box_lines (GraftModel *model, GraftInference *inference, GraftValue *value
   g_ptr_array_add (lines, graft_text_elide (cr, value->name, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
   if (shape != NULL)
     {
-      g_autofree char *typed = g_strdup_printf ("%s %s", graft_dtype_to_string (value->dtype), shape);
+      /* A TorchScript input given a shape is typed by the inference. */
+      GraftDType dtype = value->dtype != GRAFT_DTYPE_UNDEFINED ? value->dtype
+                                                               : graft_inference_get_dtype (inference, value);
+      g_autofree char *typed = g_strdup_printf ("%s %s", graft_dtype_to_string (dtype), shape);
 
       graft_text_select (cr, GRAFT_TEXT_BODY);
       g_ptr_array_add (lines, graft_text_elide (cr, typed, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
@@ -910,7 +914,8 @@ node_item (Level *level, GraftNode *node)
     return GPOINTER_TO_UINT (found) - 1;
   {
     GraftLabelOptions label_options = { level->run->options.show_names, level->run->options.show_attributes,
-                                        level->run->options.show_shapes };
+                                        level->run->options.show_shapes,
+                                        level->run->options.show_module_attributes };
     g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
     item.lines = graft_node_label_lines (node, &label_options, level->run->measure, NODE_MAX_WIDTH);
@@ -1001,6 +1006,13 @@ item_is_box_end (Level *level, guint index)
          || (item->kind == ITEM_GROUP && !item->expanded);
 }
 
+/* A module attribute listed in its readers' boxes instead of drawn. */
+static gboolean
+is_folded (Level *level, GraftNode *node)
+{
+  return !level->run->options.show_module_attributes && graft_attribute_fold_applies (node);
+}
+
 static void
 add_edge (Level *level, guint src, guint dst, GraftValue *value)
 {
@@ -1046,8 +1058,9 @@ add_input_edge (Level *level, guint here, GraftValue *value)
 {
   guint src;
 
-  /* Weights are listed in the node's box, not drawn as edges. */
-  if (value == NULL || value->initializer != NULL)
+  /* Weights are listed in the node's box, not drawn as edges; so are
+   * folded module attributes. */
+  if (value == NULL || value->initializer != NULL || is_folded (level, value->producer))
     return;
   if (node_in_level (level, value->producer))
     src = representative (level, lift_to_graph (level->run->self->graph, value->producer));
@@ -1062,8 +1075,13 @@ static void
 add_value_edges (Level *level, GraftNode *node)
 {
   gboolean is_root = level->lgroup->parent == NULL;
-  guint here = representative (level, node);
-  g_autoptr (GPtrArray) captures = node_captures (node);
+  guint here;
+  g_autoptr (GPtrArray) captures = NULL;
+
+  if (is_folded (level, node))
+    return;
+  here = representative (level, node);
+  captures = node_captures (node);
 
   for (guint i = 0; i < node->inputs->len; i++)
     add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
@@ -1197,7 +1215,8 @@ layout_group (Run *run, LGroup *lgroup, GError **error)
           value_item (&level, level.inputs, ITEM_INPUT, value);
       }
   for (guint i = 0; i < lgroup->nodes->len; i++)
-    node_item (&level, g_ptr_array_index (lgroup->nodes, i));
+    if (!is_folded (&level, g_ptr_array_index (lgroup->nodes, i)))
+      node_item (&level, g_ptr_array_index (lgroup->nodes, i));
   for (guint i = 0; i < lgroup->children->len; i++)
     add_group_item (&level, g_ptr_array_index (lgroup->children, i));
 

@@ -32,6 +32,9 @@ typedef struct {
   gboolean show_names;
   gboolean show_attributes;
   gboolean show_shapes;
+  /* TorchScript's prim::GetAttr / prim::Constant as boxes; FALSE folds
+   * them into the nodes that read them (layout/attribute-fold.h). */
+  gboolean show_module_attributes;
 } GraftLayoutOptions;
 
 /* TB, attributes and shapes shown, names hidden. */

@@ -35,6 +35,7 @@ struct _GraftGraphCanvas {
   gboolean busy;
   double progress;
   gboolean show_names, show_attributes, show_shapes, dark;
+  gboolean show_module_attributes;  /* TorchScript GetAttr/Constant boxes */
   gboolean wheel_zooms;     /* the wheel zooms (the old way), not scrolls */
   gboolean dark_requested;  /* the "dark" property as set; dark also follows the theme */
   gboolean theme_is_dark;   /* the widget's style draws light text */
@@ -91,6 +92,7 @@ enum {
   PROP_SHOW_NAMES,
   PROP_SHOW_ATTRIBUTES,
   PROP_SHOW_SHAPES,
+  PROP_SHOW_MODULE_ATTRIBUTES,
   PROP_DIRECTION,
   PROP_DARK,
   PROP_WHEEL_ZOOMS,
@@ -457,6 +459,7 @@ request_layout (GraftGraphCanvas *self)
   options.show_names = self->show_names;
   options.show_attributes = self->show_attributes;
   options.show_shapes = self->show_shapes;
+  options.show_module_attributes = self->show_module_attributes;
   graft_layout_set_options (self->layout, &options);
 
   request = g_new0 (LayoutRequest, 1);
@@ -1347,6 +1350,9 @@ graft_graph_canvas_get_property (GObject *object, guint prop_id, GValue *value, 
     case PROP_SHOW_SHAPES:
       g_value_set_boolean (value, self->show_shapes);
       break;
+    case PROP_SHOW_MODULE_ATTRIBUTES:
+      g_value_set_boolean (value, self->show_module_attributes);
+      break;
     case PROP_DIRECTION:
       g_value_set_string (value, self->direction == GRAFT_LAYOUT_DIRECTION_LR ? "LR" : "TB");
       break;
@@ -1388,6 +1394,9 @@ graft_graph_canvas_set_property (GObject *object, guint prop_id, const GValue *v
       break;
     case PROP_SHOW_SHAPES:
       set_option (self, &self->show_shapes, g_value_get_boolean (value), prop_id);
+      break;
+    case PROP_SHOW_MODULE_ATTRIBUTES:
+      set_option (self, &self->show_module_attributes, g_value_get_boolean (value), prop_id);
       break;
     case PROP_DIRECTION:
       {
@@ -1466,6 +1475,7 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
   properties[PROP_SHOW_NAMES] = g_param_spec_boolean ("show-names", NULL, NULL, FALSE, flags);
   properties[PROP_SHOW_ATTRIBUTES] = g_param_spec_boolean ("show-attributes", NULL, NULL, TRUE, flags);
   properties[PROP_SHOW_SHAPES] = g_param_spec_boolean ("show-shapes", NULL, NULL, TRUE, flags);
+  properties[PROP_SHOW_MODULE_ATTRIBUTES] = g_param_spec_boolean ("show-module-attributes", NULL, NULL, FALSE, flags);
   properties[PROP_DIRECTION] = g_param_spec_string ("direction", NULL, NULL, "TB", flags);
   properties[PROP_DARK] = g_param_spec_boolean ("dark", NULL, NULL, FALSE, flags);
   properties[PROP_WHEEL_ZOOMS] = g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, flags);

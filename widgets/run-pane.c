@@ -28,6 +28,7 @@ struct _GraftRunPane
   GraftRuntime *runtime;      /* planned on the first run after set_model */
   GHashTable *dims;           /* symbol → gint64* */
   GHashTable *files;          /* input name → path */
+  GHashTable *shapes;         /* input name → GraftShape*: given for inputs that declare none, or of the last run */
   GHashTable *dim_spins;      /* symbol → GtkSpinButton* (borrowed) */
   GCancellable *cancellable;  /* while running */
   struct _RunJob *job;
@@ -42,7 +43,7 @@ struct _GraftRunPane
 
 G_DEFINE_FINAL_TYPE (GraftRunPane, graft_run_pane, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_RUN_FINISHED, N_SIGNALS };
+enum { SIGNAL_RUN_FINISHED, SIGNAL_INPUT_SHAPES_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_RUNNING, N_PROPS };
@@ -207,14 +208,94 @@ on_dim_changed (GtkSpinButton *spin, GraftRunPane *self)
   g_hash_table_insert (self->dims, g_strdup (symbol), g_memdup2 (&value, sizeof value));
 }
 
+static gboolean
+needs_given_shape (GraftValue *input)
+{
+  return input->kind == GRAFT_VALUE_TENSOR && input->shape.rank < 0;
+}
+
+static void
+on_shape_entered (GtkEntry *entry, GraftRunPane *self)
+{
+  const char *input = g_object_get_data (G_OBJECT (entry), "graft-input");
+  g_autofree char *name = g_strdup (input);
+  g_autofree char *text = g_strdup (gtk_editable_get_text (GTK_EDITABLE (entry)));
+  GtkWidget *popover = gtk_widget_get_ancestor (GTK_WIDGET (entry), GTK_TYPE_POPOVER);
+  g_autoptr(GError) error = NULL;
+
+  if (!graft_run_pane_set_input_shape (self, name, text, &error))
+    {
+      g_autofree char *message = g_strdup_printf ("Input “%s”: %s", name, error->message);
+
+      set_status (self, message, TRUE);
+      gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+      return;
+    }
+  if (popover != NULL)
+    gtk_popover_popdown (GTK_POPOVER (popover));
+}
+
+static void
+on_popover_choose_file (GtkButton *button, GraftRunPane *self)
+{
+  GtkWidget *popover = gtk_widget_get_ancestor (GTK_WIDGET (button), GTK_TYPE_POPOVER);
+
+  if (popover != NULL)
+    gtk_popover_popdown (GTK_POPOVER (popover));
+  on_choose_file (button, self);
+}
+
+/* Random data for an input that declares no shape needs one: "Random"
+ * asks for it (a file remains an alternative). */
+static GtkWidget *
+shape_request_button (GraftRunPane *self, GraftValue *input)
+{
+  GraftShape *given = g_hash_table_lookup (self->shapes, input->name);
+  g_autofree char *shape_text = given != NULL ? graft_shape_to_string (given) : NULL;
+  g_autofree char *label = given != NULL ? g_strdup_printf ("Random %s", shape_text) : g_strdup ("Random…");
+  GtkWidget *button = gtk_menu_button_new ();
+  GtkWidget *popover = gtk_popover_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *heading = gtk_label_new ("Shape of the random data");
+  GtkWidget *entry = gtk_entry_new ();
+  GtkWidget *file_button = gtk_button_new_with_mnemonic ("_Choose a File Instead…");
+
+  gtk_menu_button_set_label (GTK_MENU_BUTTON (button), label);
+  gtk_widget_set_name (button, "run-input-shape");
+  gtk_widget_set_tooltip_text (button, "This input declares no shape: give one for random data "
+                                       "(the graph's edges then show the shapes it implies)");
+  gtk_label_set_xalign (GTK_LABEL (heading), 0);
+  gtk_widget_add_css_class (heading, "heading");
+  gtk_entry_set_placeholder_text (GTK_ENTRY (entry), "1x3x224x224");
+  gtk_entry_set_activates_default (GTK_ENTRY (entry), FALSE);
+  if (shape_text != NULL)
+    gtk_editable_set_text (GTK_EDITABLE (entry), shape_text);
+  gtk_widget_set_name (entry, "run-input-shape-entry");
+  g_object_set_data_full (G_OBJECT (entry), "graft-input", g_strdup (input->name), g_free);
+  g_signal_connect (entry, "activate", G_CALLBACK (on_shape_entered), self);
+  g_object_set_data_full (G_OBJECT (file_button), "graft-input", g_strdup (input->name), g_free);
+  g_signal_connect (file_button, "clicked", G_CALLBACK (on_popover_choose_file), self);
+  gtk_widget_add_css_class (file_button, "flat");
+  gtk_box_append (GTK_BOX (box), heading);
+  gtk_box_append (GTK_BOX (box), entry);
+  gtk_box_append (GTK_BOX (box), file_button);
+  gtk_popover_set_child (GTK_POPOVER (popover), box);
+  gtk_popover_set_default_widget (GTK_POPOVER (popover), entry);
+  gtk_menu_button_set_popover (GTK_MENU_BUTTON (button), popover);
+  return button;
+}
+
 static GtkWidget *
 input_source_widget (GraftRunPane *self, GraftValue *input)
 {
   const char *path = g_hash_table_lookup (self->files, input->name);
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
   g_autofree char *basename = path != NULL ? g_path_get_basename (path) : NULL;
-  GtkWidget *button = gtk_button_new_with_label (path != NULL ? basename : "Random");
+  GtkWidget *button;
 
+  if (path == NULL && needs_given_shape (input))
+    return shape_request_button (self, input);
+  button = gtk_button_new_with_label (path != NULL ? basename : "Random");
   gtk_widget_add_css_class (box, "linked");
   gtk_widget_set_tooltip_text (button, path != NULL ? path : "Random data; click to feed a .npy or .pb file");
   g_object_set_data_full (G_OBJECT (button), "graft-input", g_strdup (input->name), g_free);
@@ -273,9 +354,16 @@ rebuild_inputs (GraftRunPane *self)
     {
       GraftValue *input = g_ptr_array_index (inputs, i);
       g_autofree char *shape = graft_shape_to_string (&input->shape);
-      g_autofree char *detail = g_strdup_printf ("%s %s", input->kind == GRAFT_VALUE_TENSOR
-                                                 ? graft_dtype_to_string (input->dtype) : input->type_string,
-                                                 input->kind == GRAFT_VALUE_TENSOR ? shape : "");
+      g_autofree char *detail = NULL;
+
+      if (needs_given_shape (input))
+        detail = g_strdup_printf ("%s, no declared shape",
+                                  input->dtype != GRAFT_DTYPE_UNDEFINED ? graft_dtype_to_string (input->dtype)
+                                                                        : "Tensor");
+      else
+        detail = g_strdup_printf ("%s %s", input->kind == GRAFT_VALUE_TENSOR
+                                  ? graft_dtype_to_string (input->dtype) : input->type_string,
+                                  input->kind == GRAFT_VALUE_TENSOR ? shape : "");
 
       gtk_list_box_append (self->inputs_list, two_line_row (input->name, detail, input_source_widget (self, input)));
       for (int d = 0; d < input->shape.rank; d++)
@@ -292,21 +380,22 @@ rebuild_inputs (GraftRunPane *self)
 /* The same data graft-cli run --random feeds (uniform in [-1, 1) for
  * floats, [0, 10) for integers), with errors that name the pane's remedies. */
 static GraftRtTensor *
-random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error)
+random_input (GraftValue *input, const GraftShape *given, GHashTable *dims, GRand *rng, GError **error)
 {
   gint64 shape[GRAFT_RT_MAX_RANK];
   GraftDType dtype = input->dtype == GRAFT_DTYPE_UNDEFINED ? GRAFT_DTYPE_FLOAT32 : input->dtype;
+  const GraftShape *declared = input->shape.rank >= 0 ? &input->shape : given;
   GraftRtTensor *tensor;
 
-  if (input->kind != GRAFT_VALUE_TENSOR || input->shape.rank < 0 || input->shape.rank > GRAFT_RT_MAX_RANK)
+  if (input->kind != GRAFT_VALUE_TENSOR || declared == NULL || declared->rank > GRAFT_RT_MAX_RANK)
     {
       g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                   "Input “%s” has no declared tensor shape: choose a file for it", input->name);
+                   "Input “%s” has no declared tensor shape: give it one (Random…) or choose a file", input->name);
       return NULL;
     }
-  for (int d = 0; d < input->shape.rank; d++)
+  for (int d = 0; d < declared->rank; d++)
     {
-      GraftDim dim = input->shape.dims[d];
+      GraftDim dim = declared->dims[d];
       gint64 *value = dim.kind == GRAFT_DIM_SYMBOLIC ? g_hash_table_lookup (dims, dim.symbol) : NULL;
 
       if (dim.kind == GRAFT_DIM_FIXED)
@@ -320,7 +409,7 @@ random_input (GraftValue *input, GHashTable *dims, GRand *rng, GError **error)
           return NULL;
         }
     }
-  tensor = graft_runtime_random_tensor (dtype, input->shape.rank, shape, rng, error);
+  tensor = graft_runtime_random_tensor (dtype, declared->rank, shape, rng, error);
   if (tensor == NULL)
     g_prefix_error (error, "Input “%s”: ", input->name);
   return tensor;
@@ -339,7 +428,8 @@ make_inputs (GraftRunPane *self, GError **error)
       GraftValue *input = g_ptr_array_index (inputs, i);
       const char *path = g_hash_table_lookup (self->files, input->name);
       GraftRtTensor *tensor = path != NULL ? graft_tensor_file_read (path, input->kind, NULL, error)
-                                           : random_input (input, self->dims, rng, error);
+                                           : random_input (input, g_hash_table_lookup (self->shapes, input->name),
+                                                           self->dims, rng, error);
 
       if (tensor == NULL)
         return NULL;
@@ -445,6 +535,36 @@ collect_timings (GraftRunPane *self, GraftRuntime *runtime)
     }
 }
 
+/* The shapes a run was fed, for the inputs that declare none (a file
+ * decides them): the graph's edges then show what this run computed. */
+static void
+record_input_shapes (GraftRunPane *self, GHashTable *fed)
+{
+  g_autoptr(GPtrArray) inputs = fed_inputs (self->model);
+  gboolean changed = FALSE;
+
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (inputs, i);
+      GraftRtTensor *tensor = g_hash_table_lookup (fed, input->name);
+      GraftShape *shape;
+
+      if (!needs_given_shape (input) || tensor == NULL || tensor->kind != GRAFT_RT_TENSOR)
+        continue;
+      shape = g_new0 (GraftShape, 1);
+      graft_shape_init_fixed (shape, tensor->rank, tensor->dims);
+      if (!graft_shape_equal (shape, g_hash_table_lookup (self->shapes, input->name)))
+        {
+          g_hash_table_insert (self->shapes, g_strdup (input->name), shape);
+          changed = TRUE;
+        }
+      else
+        graft_shape_free (shape);
+    }
+  if (changed)
+    g_signal_emit (self, signals[SIGNAL_INPUT_SHAPES_CHANGED], 0);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -487,6 +607,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
         g_ptr_array_add (self->output_names, g_strdup (i < values->len ? ((GraftValue *) g_ptr_array_index (values, i))->name
                                                                        : "output"));
       collect_timings (self, job->runtime);
+      record_input_shapes (self, job->inputs);
       gtk_progress_bar_set_text (self->progress_bar, "Done");
       set_status (self, status, FALSE);
       show_outputs (self);
@@ -585,6 +706,7 @@ graft_run_pane_set_model (GraftRunPane *self, GraftModel *model)
     {
       g_hash_table_remove_all (self->files);
       g_hash_table_remove_all (self->dims);
+      g_hash_table_remove_all (self->shapes);
     }
   g_set_object (&self->model, model);
   rebuild_inputs (self);
@@ -615,6 +737,49 @@ graft_run_pane_set_input_file (GraftRunPane *self, const char *input, const char
   else
     g_hash_table_remove (self->files, input);
   rebuild_inputs (self);
+}
+
+gboolean
+graft_run_pane_set_input_shape (GraftRunPane *self, const char *input, const char *text, GError **error)
+{
+  g_autoptr(GPtrArray) inputs = NULL;
+  GraftValue *value = NULL;
+  GraftShape *shape;
+
+  g_return_val_if_fail (GRAFT_IS_RUN_PANE (self), FALSE);
+  inputs = self->model != NULL ? fed_inputs (self->model) : g_ptr_array_new ();
+  for (guint i = 0; i < inputs->len && value == NULL; i++)
+    if (g_strcmp0 (((GraftValue *) g_ptr_array_index (inputs, i))->name, input) == 0)
+      value = g_ptr_array_index (inputs, i);
+  if (value == NULL || !needs_given_shape (value))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   value == NULL ? "the model has no input “%s”" : "input “%s” declares its shape", input);
+      return FALSE;
+    }
+  if (text == NULL || *text == '\0')
+    g_hash_table_remove (self->shapes, input);
+  else
+    {
+      shape = g_new0 (GraftShape, 1);
+      if (!graft_shape_parse (text, shape, error))
+        {
+          g_free (shape);
+          return FALSE;
+        }
+      g_hash_table_insert (self->shapes, g_strdup (input), shape);
+    }
+  rebuild_inputs (self);
+  set_status (self, "Random inputs are made from the seed; press Run (F5)", FALSE);
+  g_signal_emit (self, signals[SIGNAL_INPUT_SHAPES_CHANGED], 0);
+  return TRUE;
+}
+
+GHashTable *
+graft_run_pane_get_input_shapes (GraftRunPane *self)
+{
+  g_return_val_if_fail (GRAFT_IS_RUN_PANE (self), NULL);
+  return self->shapes;
 }
 
 void
@@ -814,6 +979,7 @@ graft_run_pane_finalize (GObject *object)
 
   g_hash_table_unref (self->dims);
   g_hash_table_unref (self->files);
+  g_hash_table_unref (self->shapes);
   g_hash_table_unref (self->dim_spins);
   g_free (self->status);
   G_OBJECT_CLASS (graft_run_pane_parent_class)->finalize (object);
@@ -835,6 +1001,9 @@ graft_run_pane_class_init (GraftRunPaneClass *klass)
   /* After every run attempt, successful or not. */
   signals[SIGNAL_RUN_FINISHED] = g_signal_new ("run-finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                                0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* An input's given or recorded shape changed (graft_run_pane_get_input_shapes). */
+  signals[SIGNAL_INPUT_SHAPES_CHANGED] = g_signal_new ("input-shapes-changed", G_TYPE_FROM_CLASS (klass),
+                                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   gtk_widget_class_install_action (widget_class, "run.start", NULL, start_action);
   gtk_widget_class_install_action (widget_class, "run.cancel", NULL, cancel_action);
@@ -857,6 +1026,7 @@ graft_run_pane_init (GraftRunPane *self)
 {
   self->dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
   self->dim_spins = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_list_box_set_placeholder (self->outputs_list,

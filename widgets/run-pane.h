@@ -28,6 +28,14 @@ void graft_run_pane_set_model (GraftRunPane *self, GraftModel *model);
 void graft_run_pane_set_dim (GraftRunPane *self, const char *symbol, gint64 value);
 /* Feeds input from a .npy or .pb file (NULL: back to random data). */
 void graft_run_pane_set_input_file (GraftRunPane *self, const char *input, const char *path);
+/* The shape of random data for an input that declares none, as the user
+ * types it ("1x3x224x224"; NULL or "" forgets it). Fails, saying why, for
+ * an unknown input, one that declares a shape, or unreadable text. Emits
+ * "input-shapes-changed". */
+gboolean graft_run_pane_set_input_shape (GraftRunPane *self, const char *input, const char *text, GError **error);
+/* Input name → GraftShape*: the shapes given, or fed by the last run, for
+ * the inputs that declare none. Borrowed. */
+GHashTable *graft_run_pane_get_input_shapes (GraftRunPane *self);
 void graft_run_pane_set_seed (GraftRunPane *self, guint seed);
 void graft_run_pane_set_threads (GraftRunPane *self, guint threads);
 

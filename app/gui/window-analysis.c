@@ -25,12 +25,62 @@ check_result_free (gpointer data)
   g_free (result);
 }
 
+/* What a check reads: the model, and the input shapes the Run pane was
+ * given (or fed) for inputs that declare none. */
+typedef struct {
+  GraftModel *model;
+  GHashTable *input_shapes;   /* name → GraftShape*, a copy */
+} CheckInput;
+
+static void
+check_input_free (gpointer data)
+{
+  CheckInput *input = data;
+
+  g_object_unref (input->model);
+  g_hash_table_unref (input->input_shapes);
+  g_free (input);
+}
+
+static CheckInput *
+check_input_new (GraftWindow *self)
+{
+  CheckInput *input = g_new0 (CheckInput, 1);
+  GHashTableIter iter;
+  gpointer name, shape;
+
+  input->model = g_object_ref (self->model);
+  input->input_shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
+  g_hash_table_iter_init (&iter, graft_run_pane_get_input_shapes (self->run_pane));
+  while (g_hash_table_iter_next (&iter, &name, &shape))
+    {
+      GraftShape *copy = g_new0 (GraftShape, 1);
+
+      graft_shape_copy (copy, shape);
+      g_hash_table_insert (input->input_shapes, g_strdup (name), copy);
+    }
+  return input;
+}
+
 static void
 check_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
+  CheckInput *input = task_data;
   CheckResult *result = g_new0 (CheckResult, 1);
 
-  result->diagnostics = graft_lint_model_with_inference (task_data, NULL, &result->inference);
+  if (g_hash_table_size (input->input_shapes) == 0)
+    result->diagnostics = graft_lint_model_with_inference (input->model, NULL, &result->inference);
+  else
+    {
+      g_autoptr(GError) error = NULL;
+
+      /* The edges show what the given shapes imply; a shape that no
+       * longer fits (an edit renamed the input) leaves the declared ones. */
+      result->diagnostics = graft_lint_model (input->model, NULL);
+      result->inference = graft_shape_inference_run_given (input->model, input->input_shapes, &error);
+      if (result->inference == NULL)
+        result->inference = graft_shape_inference_run (input->model, NULL);
+    }
   g_task_return_pointer (task, result, check_result_free);
 }
 
@@ -82,7 +132,7 @@ graft_window_check_model (GraftWindow *self)
   task = g_task_new (self, self->check_cancellable, on_model_checked, g_object_ref (self));
   /* The task's own reference keeps the model alive while it is read,
    * even if the window moves on to another file. */
-  g_task_set_task_data (task, g_object_ref (self->model), g_object_unref);
+  g_task_set_task_data (task, check_input_new (self), check_input_free);
   g_task_run_in_thread (task, check_thread);
   graft_window_update_action_states (self);
 }
@@ -243,23 +293,53 @@ apply_dim_setting (GraftWindow *self, const char *setting)
   return TRUE;
 }
 
+/* "input=VALUE" → "input", *value pointing at VALUE; NULL (with a toast
+ * saying what was expected, "INPUT=PATH") if there is no "=". */
+static char *
+split_input_setting (GraftWindow *self, GVariant *parameter, const char *expected, const char **value)
+{
+  const char *setting = g_variant_get_string (parameter, NULL);
+  const char *eq = strchr (setting, '=');
+
+  if (eq == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("“%s” is not %s", setting, expected);
+
+      graft_window_show_toast (self, message);
+      return NULL;
+    }
+  *value = eq + 1;
+  return g_strndup (setting, eq - setting);
+}
+
 /* "input=PATH": feeds a .npy or .pb file; "input=" goes back to random data. */
 static void
 set_run_input_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *setting = g_variant_get_string (parameter, NULL);
-  const char *eq = strchr (setting, '=');
-  g_autofree char *input = eq != NULL ? g_strndup (setting, eq - setting) : NULL;
+  const char *path = NULL;
+  g_autofree char *input = split_input_setting (self, parameter, "INPUT=PATH", &path);
 
-  if (input == NULL)
+  if (input != NULL)
+    graft_run_pane_set_input_file (self->run_pane, input, path[0] != '\0' ? path : NULL);
+}
+
+/* "input=1x3x224x224": the shape of random data for an input that
+ * declares none; "input=" forgets it. */
+static void
+set_run_input_shape_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *shape = NULL;
+  g_autofree char *input = split_input_setting (self, parameter, "INPUT=SHAPE", &shape);
+  g_autoptr(GError) error = NULL;
+
+  if (input != NULL && !graft_run_pane_set_input_shape (self->run_pane, input, shape, &error))
     {
-      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT=PATH", setting);
+      g_autofree char *message = g_strdup_printf ("Input “%s”: %s", input, error->message);
 
       graft_window_show_toast (self, message);
-      return;
     }
-  graft_run_pane_set_input_file (self->run_pane, input, eq[1] != '\0' ? eq + 1 : NULL);
 }
 
 static void
@@ -337,6 +417,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.cancel-run", NULL, cancel_run_action);
   gtk_widget_class_install_action (widget_class, "win.set-run-dim", "s", set_run_dim_action);
   gtk_widget_class_install_action (widget_class, "win.set-run-input", "s", set_run_input_action);
+  gtk_widget_class_install_action (widget_class, "win.set-run-input-shape", "s", set_run_input_shape_action);
   gtk_widget_class_install_action (widget_class, "win.run-new-shape", "s", run_new_shape_action);
   gtk_widget_class_install_action (widget_class, "win.save-outputs", NULL, save_outputs_action);
   gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);
@@ -350,6 +431,8 @@ void
 graft_window_init_analysis (GraftWindow *self)
 {
   g_signal_connect_swapped (self->run_pane, "run-finished", G_CALLBACK (on_run_finished), self);
+  /* Shapes given for inputs that declare none: the edges show what they imply. */
+  g_signal_connect_swapped (self->run_pane, "input-shapes-changed", G_CALLBACK (graft_window_check_model), self);
   g_signal_connect_swapped (self->run_pane, "notify::running", G_CALLBACK (on_run_running), self);
   g_signal_connect_swapped (self, "notify::diagnostics-visible", G_CALLBACK (on_diagnostics_visible), self);
   g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);

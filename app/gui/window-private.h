@@ -82,6 +82,7 @@ struct _GraftWindow
   gboolean show_names;
   gboolean show_attributes;
   gboolean show_shapes;
+  gboolean show_module_attributes;
   gboolean find_visible;
   gboolean sidebar_visible;
   gboolean diagnostics_visible;

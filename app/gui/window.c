@@ -16,6 +16,7 @@ enum {
   PROP_SHOW_NAMES,
   PROP_SHOW_ATTRIBUTES,
   PROP_SHOW_SHAPES,
+  PROP_SHOW_MODULE_ATTRIBUTES,
   PROP_DIRECTION,
   PROP_FIND_VISIBLE,
   PROP_SIDEBAR_VISIBLE,
@@ -79,7 +80,7 @@ graft_window_update_action_states (GraftWindow *self)
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
     "win.show-diagnostics", "win.show-run", "win.show-timings", "win.set-run-dim", "win.filter-diagnostics",
-    "win.save-outputs", "win.save-outputs-to", "win.set-run-input",
+    "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -695,6 +696,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_SHOW_NAMES: g_value_set_boolean (value, self->show_names); break;
     case PROP_SHOW_ATTRIBUTES: g_value_set_boolean (value, self->show_attributes); break;
     case PROP_SHOW_SHAPES: g_value_set_boolean (value, self->show_shapes); break;
+    case PROP_SHOW_MODULE_ATTRIBUTES: g_value_set_boolean (value, self->show_module_attributes); break;
     case PROP_DIRECTION: g_value_set_string (value, self->direction); break;
     case PROP_FIND_VISIBLE: g_value_set_boolean (value, self->find_visible); break;
     case PROP_SIDEBAR_VISIBLE: g_value_set_boolean (value, self->sidebar_visible); break;
@@ -730,6 +732,7 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
     case PROP_SHOW_NAMES: set_boolean (self, &self->show_names, value, prop_id); break;
     case PROP_SHOW_ATTRIBUTES: set_boolean (self, &self->show_attributes, value, prop_id); break;
     case PROP_SHOW_SHAPES: set_boolean (self, &self->show_shapes, value, prop_id); break;
+    case PROP_SHOW_MODULE_ATTRIBUTES: set_boolean (self, &self->show_module_attributes, value, prop_id); break;
     case PROP_DIRECTION:
       direction = g_value_get_string (value);
       if (g_strcmp0 (direction, "TB") != 0 && g_strcmp0 (direction, "LR") != 0)
@@ -874,7 +877,8 @@ graft_window_close_request (GtkWindow *window)
 static void
 bind_view_settings (GraftWindow *self)
 {
-  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "direction", "wheel-zooms" };
+  const char *keys[] = { "show-names", "show-attributes", "show-shapes", "show-module-attributes", "direction",
+                         "wheel-zooms" };
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     {
@@ -945,6 +949,9 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("show-attributes", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SHOW_SHAPES] =
     g_param_spec_boolean ("show-shapes", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_MODULE_ATTRIBUTES] =
+    g_param_spec_boolean ("show-module-attributes", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_DIRECTION] =
     g_param_spec_string ("direction", NULL, NULL, "TB", G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_FIND_VISIBLE] =
@@ -989,6 +996,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
   gtk_widget_class_install_property_action (widget_class, "win.show-attributes", "show-attributes");
   gtk_widget_class_install_property_action (widget_class, "win.show-shapes", "show-shapes");
+  gtk_widget_class_install_property_action (widget_class, "win.show-module-attributes", "show-module-attributes");
   gtk_widget_class_install_property_action (widget_class, "win.direction", "direction");
   gtk_widget_class_install_property_action (widget_class, "win.wheel-zooms", "wheel-zooms");
   gtk_widget_class_install_property_action (widget_class, "win.show-find", "find-visible");

@@ -1,5 +1,6 @@
 #include "analysis/shape-inference.h"
 #include "analysis/baked-shape.h"
+#include "analysis/inference-private.h"
 #include "ir/sym-dim.h"
 #include "runtime/op.h"
 #include "runtime/rt-tensor.h"
@@ -28,6 +29,7 @@ typedef struct {
   GraftShapeInferenceReport *report;
   GHashTable *overrides;   /* GraftNode* → GArray<GraftShapeOverride>, may be NULL */
   GHashTable *input_shapes;/* GraftValue* → GraftShape*, may be NULL */
+  GraftDType given_input_dtype;
 } Inferer;
 
 typedef struct {
@@ -67,6 +69,17 @@ inference_new (void)
   inference->types = g_hash_table_new_full (NULL, NULL, NULL, inferred_type_free);
   inference->data = g_hash_table_new_full (NULL, NULL, NULL, dims_array_free);
   return inference;
+}
+
+void
+_graft_inference_set_type (GraftInference *inference, const GraftValue *value, GraftDType dtype,
+                           const GraftShape *shape)
+{
+  InferredType *type = g_new0 (InferredType, 1);
+
+  type->dtype = dtype;
+  graft_shape_copy (&type->shape, shape);
+  g_hash_table_replace (inference->types, (gpointer) value, type);
 }
 
 GraftInference *
@@ -1209,8 +1222,11 @@ static void
 seed_value (Inferer *inferer, GraftValue *value)
 {
   const GraftShape *probe = inferer->input_shapes != NULL ? g_hash_table_lookup (inferer->input_shapes, value) : NULL;
+  GraftDType dtype = value->dtype;
 
-  set_inferred (inferer, value, value->dtype, probe != NULL ? probe : &value->shape);
+  if (probe != NULL && dtype == GRAFT_DTYPE_UNDEFINED)
+    dtype = inferer->given_input_dtype;
+  set_inferred (inferer, value, dtype, probe != NULL ? probe : &value->shape);
   if (value->initializer != NULL)
     {
       GArray *data = data_from_tensor (value->initializer);
@@ -1247,6 +1263,7 @@ graft_shape_inference_run_full (GraftModel *model, const GraftShapeInferenceOpti
   inferer.report = options->report;
   inferer.overrides = options->overrides;
   inferer.input_shapes = options->input_shapes;
+  inferer.given_input_dtype = options->given_input_dtype;
   if (inferer.report != NULL)
     {
       memset (inferer.report, 0, sizeof *inferer.report);

@@ -77,6 +77,9 @@ typedef struct {
   /* GraftValue* → GraftShape*: shapes that graph inputs are inferred
    * with instead of their declared ones (the baked-shape probe). */
   GHashTable *input_shapes;
+  /* The dtype of a graph input given a shape in input_shapes that declares
+   * none (TorchScript inputs are untyped Tensors); UNDEFINED leaves it so. */
+  GraftDType given_input_dtype;
   /* GraftNode* → GArray of GraftShapeOverride: after node N is inferred,
    * these dims of its first output are replaced. The baked-shape search
    * uses it to see past a constant it has already found, as if that
@@ -120,5 +123,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftShapeInferenceSession, graft_shape_inference
 /* Declared shape if the file has one for every dim, else the inferred one
  * (inference may be NULL), else the partly known declared one, else NULL. */
 const GraftShape *graft_value_get_best_shape (const GraftValue *value, GraftInference *inference);
+
+/* Shapes from fixed shapes a user gives for the graph inputs, by name
+ * ("x" → 1×3×224×224; TorchScript files declare none). An input without a
+ * declared dtype is taken as float32. Static inference first; the values
+ * it leaves without a full shape (aten operators have kernels but no shape
+ * rules) take the shapes of one run of the main graph on random data of
+ * those shapes (given-shapes.c; a model that does not run keeps the static
+ * ones). Fails, naming the inputs there are, when a name is not a tensor
+ * input of the main graph, when a shape has a dim without a size, or when
+ * its rank differs from the declared one. */
+GraftInference *graft_shape_inference_run_given (GraftModel *model, GHashTable *shapes_by_name,
+                                                 GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

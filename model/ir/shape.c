@@ -1,6 +1,7 @@
 #include "ir/shape.h"
 
 #include <string.h>
+#include <gio/gio.h>
 
 GraftDim
 graft_dim_fixed (gint64 value)
@@ -161,4 +162,59 @@ graft_shape_to_string (const GraftShape *shape)
         }
     }
   return g_string_free (out, FALSE);
+}
+
+void
+graft_shape_free (GraftShape *shape)
+{
+  if (shape == NULL)
+    return;
+  graft_shape_clear (shape);
+  g_free (shape);
+}
+
+gboolean
+graft_shape_parse (const char *text, GraftShape *shape, GError **error)
+{
+  g_autoptr(GString) normal = g_string_new (NULL);
+  g_auto(GStrv) parts = NULL;
+  guint n;
+
+  /* One separator: "×" and "," become "x", spaces go. */
+  for (const char *p = text != NULL ? text : ""; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c == 0xD7 || c == ',' || c == 'X')
+        g_string_append_c (normal, 'x');
+      else if (!g_unichar_isspace (c))
+        g_string_append_unichar (normal, c);
+    }
+  if (normal->len == 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no shape given (for example 1x3x224x224)");
+      return FALSE;
+    }
+  parts = g_strsplit (normal->str, "x", -1);
+  n = g_strv_length (parts);
+  if (n > 64)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "“%s” has %u dims; at most 64", text, n);
+      return FALSE;
+    }
+  graft_shape_init (shape, n);
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 value;
+
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, G_MAXINT32, &value, NULL))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "“%s”: dim %u (“%s”) is not a whole number from 1 to %d", text, i + 1, parts[i], G_MAXINT32);
+          graft_shape_clear (shape);
+          return FALSE;
+        }
+      shape->dims[i] = graft_dim_fixed ((gint64) value);
+    }
+  return TRUE;
 }

@@ -36,6 +36,8 @@ void graft_shape_init (GraftShape *shape, int rank);  /* all dims unknown */
 void graft_shape_init_fixed (GraftShape *shape, int rank, const gint64 *dims);
 void graft_shape_copy (GraftShape *dest, const GraftShape *src);
 void graft_shape_clear (GraftShape *shape);
+/* Clears and frees a shape of g_new0 (GraftShape, 1); NULL is allowed. */
+void graft_shape_free (GraftShape *shape);
 gboolean graft_shape_equal (const GraftShape *a, const GraftShape *b);
 gboolean graft_shape_is_fully_fixed (const GraftShape *shape);
 
@@ -52,5 +54,10 @@ gint64 graft_shape_get_numel (const GraftShape *shape);
 
 /* "2×3×224×224", "batch×3×?×?", "scalar", "?" for unknown rank. */
 char *graft_shape_to_string (const GraftShape *shape);
+
+/* A fixed shape as a user types it: "1x3x224x224", "1×3×224×224" or
+ * "1,3,224,224" (spaces allowed); dims from 1 to G_MAXINT32. Fills shape
+ * (graft_shape_clear it) or fails saying what is wrong. */
+gboolean graft_shape_parse (const char *text, GraftShape *shape, GError **error);
 
 G_END_DECLS

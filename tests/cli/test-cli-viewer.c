@@ -190,6 +190,59 @@ test_expanded_big_graph (void)
   remove_dir (dir);
 }
 
+/* "load ... 0.1 s, ... 7 nodes, 6 boxes, 0 groups" → 6 */
+static guint
+boxes_in_timings (const char *err)
+{
+  const char *boxes = strstr (err, " boxes");
+  const char *start = boxes;
+
+  g_assert_nonnull (boxes);
+  while (start > err && g_ascii_isdigit (start[-1]))
+    start--;
+  return (guint) g_ascii_strtoull (start, NULL, 10);
+}
+
+/* TorchScript render: --shape gives the input a shape (bad names are
+ * refused with the inputs listed); module attributes are listed in their
+ * readers unless --attribute-nodes asks for their boxes. */
+static void
+test_torchscript_render_options (void)
+{
+  g_autofree char *dir = scratch_dir ();
+  g_autofree char *script = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "torchscript",
+                                              "make-conv-model.py", NULL);
+  g_autofree char *model = g_build_filename (dir, "attribute_scripted.pt", NULL);
+  g_autofree char *png = g_build_filename (dir, "x.png", NULL);
+  const char *make[] = { script, dir, NULL };
+  const char *folded[] = { "render", model, "-o", png, "--expand-all", "--timings", "--shape", "x=1x3x16x16", NULL };
+  const char *boxes[] = { "render", model, "-o", png, "--expand-all", "--timings", "--attribute-nodes", NULL };
+  const char *bad_name[] = { "render", model, "-o", png, "--shape", "image=1x3x16x16", NULL };
+  const char *bad_shape[] = { "render", model, "-o", png, "--shape", "x=1x0x16", NULL };
+  g_auto (Run) run_folded = { 0 };
+  g_auto (Run) run_boxes = { 0 };
+  g_auto (Run) run_bad_name = { 0 };
+  g_auto (Run) run_bad_shape = { 0 };
+
+  run_python (make);
+  run_cli (&run_folded, folded);
+  g_assert_cmpint (run_folded.status, ==, 0);
+  g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  run_cli (&run_boxes, boxes);
+  g_assert_cmpint (run_boxes.status, ==, 0);
+  g_test_message ("%s%s", run_folded.err, run_boxes.err);
+  /* self.scale and self.start_dim get boxes of their own. */
+  g_assert_cmpuint (boxes_in_timings (run_boxes.err), ==, boxes_in_timings (run_folded.err) + 2);
+
+  run_cli (&run_bad_name, bad_name);
+  g_assert_cmpint (run_bad_name.status, ==, 1);
+  g_assert_nonnull (strstr (run_bad_name.err, "no tensor input 'image' (its inputs: 'x')"));
+  run_cli (&run_bad_shape, bad_shape);
+  g_assert_cmpint (run_bad_shape.status, ==, 1);
+  g_assert_nonnull (strstr (run_bad_shape.err, "--shape x=1x0x16"));
+  remove_dir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,5 +250,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-viewer/state-dict-render", test_state_dict_render);
   g_test_add_func ("/cli-viewer/random-bytes-message", test_random_bytes_message);
   g_test_add_func ("/cli-viewer/expanded-big-graph", test_expanded_big_graph);
+  g_test_add_func ("/cli-viewer/torchscript-render-options", test_torchscript_render_options);
   return g_test_run ();
 }

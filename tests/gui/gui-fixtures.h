@@ -11,4 +11,9 @@ G_BEGIN_DECLS
  * failing script fails the test. */
 char *generated_fixture (const char *script_name, const char *file_name);
 
+/* The model the latency tests time: the file the environment variable
+ * override_variable names, else transformer24.onnx (2.5k nodes), exported
+ * by tests/fixtures/make-onnx-models.py. */
+char *transformer_fixture (const char *override_variable);
+
 G_END_DECLS

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../test-python.h"
+#include "gui-fixtures.h"
 #include "window-harness.h"
 #include "edit/edit-operation.h"
 #include "edit/graph-surgery.h"
@@ -42,32 +43,6 @@ timed_poll (GPollFD *fds, guint n_fds, int timeout)
   result = g_poll (fds, n_fds, timeout);
   last_poll_return = g_get_monotonic_time ();
   return result;
-}
-
-static char *
-model_path (void)
-{
-  const char *given = g_getenv ("GRAFT_EDIT_LATENCY_MODEL");
-  g_autofree char *python = NULL;
-  g_autofree char *script = NULL;
-  g_autofree char *dir = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  if (given != NULL && *given != '\0')
-    return g_strdup (given);
-  python = graft_test_python ();
-  script = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "fixtures", "make-onnx-models.py", NULL);
-  dir = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "fixtures-generated", "models", NULL);
-  {
-    const char *argv[] = { python, script, dir, "transformer24", NULL };
-    g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err, &status, &error);
-  }
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, &error))
-    g_error ("make-onnx-models.py transformer24 failed: %s", err);
-  return g_build_filename (dir, "transformer24.onnx", NULL);
 }
 
 static GraftGraph *
@@ -137,7 +112,7 @@ static void
 test_edit_latency (void)
 {
   GraftWindow *window = harness_window_new ();
-  g_autofree char *path = model_path ();
+  g_autofree char *path = transformer_fixture ("GRAFT_EDIT_LATENCY_MODEL");
   g_autoptr(GString) summary = g_string_new (NULL);
   g_autoptr(GString) over = g_string_new (NULL);
   GraftNode *softmax, *matmul;

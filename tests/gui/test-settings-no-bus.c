@@ -35,6 +35,7 @@ test_toggles_hold (void)
   harness_activate (window, "win.show-names");
   harness_activate (window, "win.show-shapes");
   harness_activate (window, "win.direction::LR");
+  harness_activate (window, "win.show-module-attributes");
   /* A failed write would come back as a change to the old value. */
   g_usleep (200 * 1000);
   harness_settle (window);
@@ -58,6 +59,13 @@ test_toggles_hold (void)
   g_assert_nonnull (strstr (keyfile, "show-names=false"));
   g_assert_nonnull (strstr (keyfile, "show-shapes=false"));
   g_assert_nonnull (strstr (keyfile, "direction='LR'"));
+  g_assert_nonnull (strstr (keyfile, "show-module-attributes=true"));
+  {
+    gboolean shown = FALSE;
+
+    g_object_get (window, "show-module-attributes", &shown, NULL);
+    g_assert_true (shown);
+  }
   harness_window_close (window);
 
   /* A new window starts as the user left the last one (the harness resets

@@ -57,21 +57,43 @@ xdotool_available (void)
   return path != NULL;
 }
 
-void
-xdotool_click_widget (GraftWindow *window, GtkWidget *widget, double x, double y)
+/* widget's (x, y) as xdotool's "mousemove --window" coordinates. */
+static void
+window_coordinates (GraftWindow *window, GtkWidget *widget, double x, double y, char **x_text, char **y_text)
 {
   graphene_point_t point;
-  g_autofree char *x_text = NULL;
-  g_autofree char *y_text = NULL;
   double offset_x, offset_y;
 
   gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
   g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (window), &GRAPHENE_POINT_INIT (x, y), &point));
-  x_text = g_strdup_printf ("%d", (int) (point.x + offset_x));
-  y_text = g_strdup_printf ("%d", (int) (point.y + offset_y));
+  *x_text = g_strdup_printf ("%d", (int) (point.x + offset_x));
+  *y_text = g_strdup_printf ("%d", (int) (point.y + offset_y));
+}
+
+void
+xdotool_click_widget (GraftWindow *window, GtkWidget *widget, double x, double y)
+{
+  g_autofree char *x_text = NULL;
+  g_autofree char *y_text = NULL;
+
+  window_coordinates (window, widget, x, y, &x_text, &y_text);
   {
     const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x_text, y_text,
                                "click", "1", NULL };
+
+    xdotool_run (window, commands);
+  }
+}
+
+void
+xdotool_move_to_widget (GraftWindow *window, GtkWidget *widget, double x, double y)
+{
+  g_autofree char *x_text = NULL;
+  g_autofree char *y_text = NULL;
+
+  window_coordinates (window, widget, x, y, &x_text, &y_text);
+  {
+    const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x_text, y_text, NULL };
 
     xdotool_run (window, commands);
   }

@@ -13,5 +13,7 @@ gboolean xdotool_available (void);
 void xdotool_run (GraftWindow *window, const char *const *commands);
 /* A left click at (x, y) of widget's own coordinates. */
 void xdotool_click_widget (GraftWindow *window, GtkWidget *widget, double x, double y);
+/* The pointer to (x, y) of widget's own coordinates, nothing pressed. */
+void xdotool_move_to_widget (GraftWindow *window, GtkWidget *widget, double x, double y);
 
 G_END_DECLS

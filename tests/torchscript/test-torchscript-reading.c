@@ -3,13 +3,19 @@
  * labelled with the schema's argument names (stride = [2, 2], weight: …)
  * instead of positions (that the file matches torch is the test
  * aten-schemas-match-torch). Branches on self.training in a module saved
- * in eval mode are dead code, not control flow to look at. */
+ * in eval mode are dead code, not control flow to look at. Module
+ * attributes (prim::GetAttr) are listed in the boxes that read them unless
+ * the view asks for their boxes, the model untouched; activation shapes
+ * come from an input shape the user gives. */
 #include <string.h>
 #include <glib/gstdio.h>
 
 #include "loader.h"
 #include "analysis/diagnostics.h"
+#include "analysis/shape-inference.h"
+#include "layout/attribute-fold.h"
 #include "layout/labels.h"
+#include "layout/layout.h"
 #include "torchscript/aten-schemas.h"
 #include "../test-python.h"
 
@@ -84,10 +90,12 @@ find_op (GraftGraph *graph, const char *op)
   return NULL;
 }
 
+/* The box's lines; show_module_attributes: prim::GetAttr readers do not
+ * list the attributes (their boxes are drawn). */
 static char *
-label_of (GraftNode *node)
+label_with (GraftNode *node, gboolean show_module_attributes)
 {
-  GraftLabelOptions options = { FALSE, TRUE, TRUE };
+  GraftLabelOptions options = { FALSE, TRUE, TRUE, show_module_attributes };
   cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
   cairo_t *cr = cairo_create (surface);
   g_auto(GStrv) lines = graft_node_label_lines (node, &options, cr, 1000);
@@ -95,6 +103,12 @@ label_of (GraftNode *node)
   cairo_destroy (cr);
   cairo_surface_destroy (surface);
   return g_strjoinv ("\n", lines);
+}
+
+static char *
+label_of (GraftNode *node)
+{
+  return label_with (node, FALSE);
 }
 
 static void
@@ -232,6 +246,205 @@ test_python_source (void)
     }
 }
 
+/* Module attributes as the view shows them, and activation shapes from a
+ * given input shape: make-conv-model.py's AttributeNet, scripted by the
+ * test venv's torch, whose forward reads self.scale (0.5) and
+ * self.start_dim (1) through prim::GetAttr. */
+static GraftNode *
+find_exact_op (GraftGraph *graph, const char *op)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      if (strcmp (node->op, op) == 0)
+        return node;
+    }
+  return NULL;
+}
+
+static GraftModel *
+load_attribute_model (void)
+{
+  g_autofree char *dir = conv_model_dir ();
+  g_autofree char *path = g_build_filename (dir, "attribute_scripted.pt", NULL);
+  g_autoptr(GError) error = NULL;
+  GraftModel *model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return model;
+}
+
+
+
+static GraftScene *
+lay_out (GraftGraph *graph, gboolean show_module_attributes)
+{
+  g_autoptr(GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr(GError) error = NULL;
+  GraftLayoutOptions options;
+  GraftScene *scene;
+
+  graft_layout_options_init (&options);
+  options.show_module_attributes = show_module_attributes;
+  graft_layout_set_options (layout, &options);
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return scene;
+}
+
+static guint
+count_op (GraftGraph *graph, const char *op)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    n += strcmp (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op, op) == 0;
+  return n;
+}
+
+static void
+test_attributes_fold (void)
+{
+  g_autoptr(GraftModel) model = load_attribute_model ();
+  GraftGraph *graph = graft_model_get_graph (model);
+  guint n_nodes = graph->nodes->len;
+  GraftNode *mul = find_exact_op (graph, "aten::mul");
+  GraftNode *flatten = find_exact_op (graph, "aten::flatten");
+  GraftNode *conv = find_exact_op (graph, "aten::conv2d");
+  g_autofree char *mul_folded = NULL;
+  g_autofree char *flatten_folded = NULL;
+  g_autofree char *mul_shown = NULL;
+  g_autofree char *conv_label = NULL;
+  g_autoptr(GraftScene) folded = NULL;
+  g_autoptr(GraftScene) shown = NULL;
+  guint n_get_attr = count_op (graph, "prim::GetAttr");
+
+  g_assert_nonnull (mul);
+  g_assert_nonnull (flatten);
+  g_assert_nonnull (conv);
+  /* self.scale and self.start_dim; the conv's weights are initializers. */
+  g_assert_cmpuint (n_get_attr, ==, 2);
+  g_assert_true (graft_attribute_fold_is_folded_input (mul, 1));
+  g_assert_false (graft_attribute_fold_is_folded_input (mul, 0));
+  g_assert_false (graft_attribute_fold_applies (conv));
+
+  mul_folded = label_of (mul);
+  flatten_folded = label_of (flatten);
+  mul_shown = label_with (mul, TRUE);
+  conv_label = label_of (conv);
+  g_test_message ("folded:\n%s\n%s\nshown:\n%s\n%s", mul_folded, flatten_folded, mul_shown, conv_label);
+  /* The schema's argument names and the attribute's value. */
+  g_assert_nonnull (strstr (mul_folded, "other = 0.5"));
+  g_assert_nonnull (strstr (flatten_folded, "start_dim = 1"));
+  g_assert_null (strstr (mul_shown, "other ="));
+  g_assert_nonnull (strstr (conv_label, "weight: float32[8,3,3,3]"));
+
+  /* Folded: the GetAttr boxes and their edges are gone from the picture. */
+  folded = lay_out (graph, FALSE);
+  shown = lay_out (graph, TRUE);
+  g_test_message ("boxes: %u folded, %u shown; edges %u / %u", graft_scene_get_n_nodes (folded),
+                  graft_scene_get_n_nodes (shown), graft_scene_get_n_edges (folded), graft_scene_get_n_edges (shown));
+  g_assert_cmpuint (graft_scene_get_n_nodes (folded) + n_get_attr, ==, graft_scene_get_n_nodes (shown));
+  g_assert_cmpuint (graft_scene_get_n_edges (folded) + n_get_attr, ==, graft_scene_get_n_edges (shown));
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      gboolean get_attr = strcmp (node->op, "prim::GetAttr") == 0;
+
+      g_assert_cmpint (graft_scene_find_node (folded, node) >= 0, ==, !get_attr);
+      g_assert_cmpint (graft_scene_find_node (shown, node), >=, 0);
+    }
+  /* A view: the model keeps its nodes. */
+  g_assert_cmpuint (graph->nodes->len, ==, n_nodes);
+  g_assert_cmpuint (count_op (graph, "prim::GetAttr"), ==, 2);
+}
+
+static GraftValue *
+graph_output (GraftModel *model)
+{
+  return g_ptr_array_index (graft_model_get_graph (model)->outputs, 0);
+}
+
+static void
+test_given_shapes (void)
+{
+  g_autoptr(GraftModel) model = load_attribute_model ();
+  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, NULL);
+  g_autoptr(GraftInference) declared = graft_shape_inference_run (model, NULL);
+  g_autoptr(GraftInference) given = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftValue *input = NULL;
+  GraftNode *conv = find_exact_op (graph, "aten::conv2d");
+  GraftShape shape = { 0 };
+  g_autofree char *conv_shape = NULL;
+  g_autofree char *out_shape = NULL;
+
+  for (guint i = 0; i < graph->inputs->len && input == NULL; i++)
+    if (((GraftValue *) g_ptr_array_index (graph->inputs, i))->kind == GRAFT_VALUE_TENSOR)
+      input = g_ptr_array_index (graph->inputs, i);
+  g_assert_nonnull (input);
+  /* TorchScript declares no input shape, so nothing is known... */
+  g_assert_cmpint (input->shape.rank, <, 0);
+  g_assert_null (graft_inference_get_shape (declared, graph_output (model)));
+
+  /* ...until the user gives one. */
+  g_assert_true (graft_shape_parse ("1x3x16x16", &shape, &error));
+  g_assert_no_error (error);
+  g_hash_table_insert (shapes, input->name, &shape);
+  given = graft_shape_inference_run_given (model, shapes, &error);
+  g_assert_no_error (error);
+  conv_shape = graft_value_shape_label (g_ptr_array_index (conv->outputs, 0), given);
+  out_shape = graft_value_shape_label (graph_output (model), given);
+  g_test_message ("%s=1x3x16x16: conv %s, output %s", input->name, conv_shape, out_shape);
+  g_assert_cmpstr (conv_shape, ==, "1×8×16×16");
+  g_assert_cmpstr (out_shape, ==, "1×2048");
+  g_assert_cmpint (graft_inference_get_dtype (given, graph_output (model)), ==, GRAFT_DTYPE_FLOAT32);
+
+  /* A name that is no input: the message lists the inputs. */
+  g_hash_table_remove_all (shapes);
+  g_hash_table_insert (shapes, (gpointer) "image", &shape);
+  g_assert_null (graft_shape_inference_run_given (model, shapes, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "no tensor input 'image'"));
+  g_assert_nonnull (strstr (error->message, input->name));
+  graft_shape_clear (&shape);
+}
+
+static void
+test_shape_parse (void)
+{
+  const char *good[][2] = {
+    { "1x3x224x224", "1×3×224×224" }, { "1×3×224×224", "1×3×224×224" }, { " 2, 8 ", "2×8" }, { "7", "7" },
+    { "1X4", "1×4" },
+  };
+  const char *bad[] = { "", "x", "1xx2", "0x3", "-1x3", "ax3", "1x3.5", "99999999999", NULL };
+
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      GraftShape shape = { 0 };
+      g_autoptr(GError) error = NULL;
+      g_autofree char *text = NULL;
+
+      g_assert_true (graft_shape_parse (good[i][0], &shape, &error));
+      g_assert_no_error (error);
+      text = graft_shape_to_string (&shape);
+      g_assert_cmpstr (text, ==, good[i][1]);
+      graft_shape_clear (&shape);
+    }
+  for (guint i = 0; bad[i] != NULL; i++)
+    {
+      GraftShape shape = { 0 };
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (graft_shape_parse (bad[i], &shape, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -240,5 +453,8 @@ main (int argc, char **argv)
   g_test_add_func ("/aten-schemas/torchscript-labels", test_torchscript_labels);
   g_test_add_func ("/torchscript-reading/dead-training-branches", test_dead_training_branches);
   g_test_add_func ("/torchscript-reading/python-source", test_python_source);
+  g_test_add_func ("/torchscript-reading/attributes-fold", test_attributes_fold);
+  g_test_add_func ("/torchscript-reading/given-shapes", test_given_shapes);
+  g_test_add_func ("/torchscript-reading/shape-parse", test_shape_parse);
   return g_test_run ();
 }
