@@ -851,6 +851,9 @@ graft_layout_expand_to_node (GraftLayout *self, GraftNode *node)
   LGroup *lgroup = g_hash_table_lookup (self->node_groups, node);
   gboolean changed = FALSE;
 
+  /* Showing an If does not need its bodies open. */
+  if (lgroup != NULL && lgroup->kind == LGROUP_CONTROL && lgroup->control == node)
+    lgroup = lgroup->parent;
   g_mutex_lock (&self->lock);
   for (; lgroup != NULL; lgroup = lgroup->parent)
     if (!self->expanded[lgroup->id])

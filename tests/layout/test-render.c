@@ -302,7 +302,7 @@ test_scripted_control_flow (void)
   g_autofree char *test_python = graft_test_python ();
   g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "models", NULL);
   g_autofree char *model = g_build_filename (models, "control_flow_scripted.pt", NULL);
-  g_autofree char *script = g_build_filename (source_dir (), "tests", "layout", "make-control-flow-model.py", NULL);
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "gui", "make-control-flow-model.py", NULL);
   g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
   g_autofree char *collapsed = g_build_filename (dir, "control-flow.png", NULL);
   g_autofree char *expanded = g_build_filename (dir, "control-flow-all.png", NULL);

@@ -1,0 +1,134 @@
+/* Issue 19's inline control flow, in the real window under Xvfb: a click
+ * (sent by the X server) on the "+" box of a scripted prim::If opens its
+ * then and else bodies in place and selects it; Expand All opens the
+ * bodies of every If and Loop, BatchNorm's dead `if self.training:`
+ * branches greyed among them. Screenshots in BUILD/tests/gui/screenshots. */
+#include <string.h>
+
+#include "gui-fixtures.h"
+#include "xdotool-input.h"
+#include "window-harness.h"
+#include "analysis/fixed-branch.h"
+#include "layout/painter.h"
+#include "widgets/graph-canvas.h"
+
+static GraftGraphCanvas *
+find_canvas (GraftWindow *window)
+{
+  return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+}
+
+static GraftGraph *
+branch (GraftNode *node, const char *name)
+{
+  GraftAttribute *attribute = graft_node_get_attribute (node, name);
+
+  g_assert_nonnull (attribute);
+  g_assert_cmpint (attribute->type, ==, GRAFT_ATTR_GRAPH);
+  return attribute->g;
+}
+
+/* The first prim::If of graph with nodes in both branches whose branch
+ * depends on the input (fixed: FALSE: the model's own `if`), or on the
+ * module's attributes (fixed: TRUE: BatchNorm's `if self.training:`). */
+static GraftNode *
+find_if (GraftGraph *graph, gboolean fixed)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      if (node->op == g_intern_static_string ("prim::If") && (graft_if_get_fixed_branch (node) != NULL) == fixed
+          && branch (node, "then_branch")->nodes->len > 0 && branch (node, "else_branch")->nodes->len > 0)
+        return node;
+    }
+  g_assert_not_reached ();
+}
+
+static gboolean
+rect_inside (const GraftRect *inner, const GraftRect *outer)
+{
+  return inner->x >= outer->x && inner->y >= outer->y && inner->x + inner->width <= outer->x + outer->width
+         && inner->y + inner->height <= outer->y + outer->height;
+}
+
+static void
+test_control_flow_inline (void)
+{
+  GraftWindow *window;
+  g_autofree char *path = NULL;
+  GraftGraphCanvas *canvas;
+  GraftNode *if_node, *dead_if;
+  GraftNode *then_node, *else_node, *dead_node;
+  GraftSceneNode box = { 0 };
+  GraftRect mark, then_rect, else_rect, if_rect, visible, bounds;
+  double x, y;
+  g_autoptr (GHashTable) state = NULL;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  canvas = find_canvas (window);
+  path = generated_fixture ("make-control-flow-model.py", "control-flow.pt");
+  harness_open (window, path);
+
+  if_node = find_if (graft_graph_canvas_get_graph (canvas), FALSE);
+  then_node = g_ptr_array_index (branch (if_node, "then_branch")->nodes, 0);
+  else_node = g_ptr_array_index (branch (if_node, "else_branch")->nodes, 0);
+  g_test_message ("the if: %s; then: %s (%s); else: %s (%s)", if_node->name, then_node->name, then_node->op,
+                  else_node->name, else_node->op);
+  /* Closed by default: one box, no body node shown. */
+  g_assert_false (graft_graph_canvas_get_node_bounds (canvas, then_node, &then_rect));
+
+  /* Bring the If into view at a readable zoom, then click its "+" box. */
+  graft_graph_canvas_select_node (canvas, if_node);
+  graft_graph_canvas_show_selection_readable (canvas);
+  harness_settle (window);
+  graft_graph_canvas_select_node (canvas, NULL);
+  harness_settle (window);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, if_node, &box.rect));
+  graft_painter_get_inline_mark (&box, &mark);
+  graft_graph_canvas_scene_to_screen (canvas, mark.x + mark.width / 2, mark.y + mark.height / 2, &x, &y);
+  g_assert_true (graft_graph_canvas_get_view (canvas, &visible, &bounds));
+  g_assert_true (rect_inside (&mark, &visible));
+  harness_screenshot (window, "control-flow-if-closed");
+  xdotool_click_widget (window, GTK_WIDGET (canvas), x, y);
+  harness_settle (window);
+
+  /* Both branches open beside each other below the If, which is selected. */
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &then_rect));
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, else_node, &else_rect));
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, if_node, &if_rect));
+  g_assert_false (graft_rect_intersects (&then_rect, &else_rect));
+  g_assert_cmpfloat (then_rect.y, >, if_rect.y + if_rect.height);
+  g_assert_true (graft_graph_canvas_get_selected_node (canvas) == if_node);
+  state = harness_window_state (window);
+  g_assert_cmpstr (g_hash_table_lookup (state, "selected-node"), ==, if_node->name);
+  harness_screenshot (window, "control-flow-if-open-selected");
+
+  /* Expand All: the Loop's body too, and BatchNorm's Ifs with their dead
+   * branches (greyed; the If says which never runs). */
+  harness_activate (window, "win.expand-all");
+  dead_if = find_if (graft_graph_canvas_get_graph (canvas), TRUE);
+  dead_node = g_ptr_array_index (branch (dead_if, "then_branch")->nodes, 0);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, dead_node, &then_rect));
+  graft_graph_canvas_select_node (canvas, dead_if);
+  graft_graph_canvas_show_selection_readable (canvas);
+  harness_settle (window);
+  harness_screenshot (window, "control-flow-dead-branch");
+  g_clear_pointer (&state, g_hash_table_unref);
+  state = harness_window_state (window);
+  /* Lint counts no control flow in them. */
+  g_test_message ("problems: %s", (const char *) g_hash_table_lookup (state, "diagnostics"));
+  harness_window_close (window);
+}
+
+int
+main (int argc, char *argv[])
+{
+  harness_init_environment ();
+  gtk_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/gui/control-flow/inline", test_control_flow_inline);
+  return g_test_run ();
+}
