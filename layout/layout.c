@@ -527,6 +527,7 @@ add_control_group (GraftLayout *self, LGroup *parent, GraftNode *node, GPtrArray
 
   control->kind = LGROUP_CONTROL;
   control->control = node;
+  control->dead = dead;
   g_ptr_array_add (control->nodes, node);
   g_hash_table_insert (self->group_map, group, control);
   g_hash_table_insert (self->node_groups, node, control);

@@ -52,6 +52,40 @@ rect_inside (const GraftRect *inner, const GraftRect *outer)
          && inner->y + inner->height <= outer->y + outer->height;
 }
 
+static GtkWidget *
+find_popover (GtkWidget *canvas)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (canvas); child != NULL; child = gtk_widget_get_next_sibling (child))
+    if (GTK_IS_POPOVER (child) && gtk_widget_get_visible (child))
+      return child;
+  return NULL;
+}
+
+/* A right-click sent by the X server at the centre of node's box. */
+static void
+right_click_node (GraftWindow *window, GraftGraphCanvas *canvas, GraftNode *node)
+{
+  GraftRect rect;
+  graphene_point_t point;
+  double x, y, offset_x, offset_y;
+  g_autofree char *x_text = NULL;
+  g_autofree char *y_text = NULL;
+
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &rect));
+  graft_graph_canvas_scene_to_screen (canvas, rect.x + rect.width / 2, rect.y + rect.height / 2, &x, &y);
+  gtk_native_get_surface_transform (GTK_NATIVE (window), &offset_x, &offset_y);
+  g_assert_true (gtk_widget_compute_point (GTK_WIDGET (canvas), GTK_WIDGET (window), &GRAPHENE_POINT_INIT (x, y),
+                                           &point));
+  x_text = g_strdup_printf ("%d", (int) (point.x + offset_x));
+  y_text = g_strdup_printf ("%d", (int) (point.y + offset_y));
+  {
+    const char *commands[] = { "windowfocus", "WINDOW", "mousemove", "--window", "WINDOW", x_text, y_text,
+                               "click", "3", NULL };
+
+    xdotool_run (window, commands);
+  }
+}
+
 static void
 test_control_flow_inline (void)
 {
@@ -105,6 +139,29 @@ test_control_flow_inline (void)
   state = harness_window_state (window);
   g_assert_cmpstr (g_hash_table_lookup (state, "selected-node"), ==, if_node->name);
   harness_screenshot (window, "control-flow-if-open-selected");
+
+  /* A node of a body opened in place is selectable; edits address nodes
+   * of the graph shown, so its menu offers the body's own view instead. */
+  right_click_node (window, canvas, then_node);
+  g_assert_true (graft_graph_canvas_get_selected_node (canvas) == then_node);
+  {
+    GtkWidget *popover = find_popover (GTK_WIDGET (canvas));
+    GtkLabel *item;
+
+    g_assert_nonnull (popover);
+    g_assert_null (harness_find_label (popover, "Rename"));
+    item = harness_find_label (popover, "Open Its Body to Edit");
+    g_assert_nonnull (item);
+    harness_activate (window, "win.delete-selection");
+    g_assert_true (graft_graph_canvas_get_selected_node (canvas) == then_node);
+    g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "edited in the body's own view"));
+    g_signal_emit_by_name (gtk_widget_get_ancestor (GTK_WIDGET (item), GTK_TYPE_BUTTON), "clicked");
+    harness_settle (window);
+  }
+  g_assert_true (graft_graph_canvas_get_graph (canvas) == then_node->graph);
+  g_assert_true (graft_graph_canvas_get_selected_node (canvas) == then_node);
+  harness_activate (window, "win.parent-graph");
+  g_assert_true (graft_graph_canvas_get_graph (canvas) == if_node->graph);
 
   /* Expand All: the Loop's body too, and BatchNorm's Ifs with their dead
    * branches (greyed; the If says which never runs). */
