@@ -1615,6 +1615,13 @@ label_hits_item (GroupLayout *layout, const Edge *edge, const GraftRect *box, do
 }
 
 static gboolean
+rect_within (const GraftRect *inner, const GraftRect *outer)
+{
+  return inner->x >= outer->x && inner->y >= outer->y && inner->x + inner->width <= outer->x + outer->width
+         && inner->y + inner->height <= outer->y + outer->height;
+}
+
+static gboolean
 label_hits_label (GArray *placed, const GraftRect *box)
 {
   for (guint i = 0; i < placed->len; i++)
@@ -1629,11 +1636,15 @@ label_hits_label (GArray *placed, const GraftRect *box)
  * a box, the first one is kept, as a label may cross its own edge's
  * neighbours; where that one covers another label, the edge goes without:
  * parallel edges (a fan of `scalar`s) would print their labels over each
- * other, and the shape is still in the sidebar and the tooltip. */
+ * other, and the shape is still in the sidebar and the tooltip. With
+ * keep_inside (the bodies of control flow, often one narrow column), a
+ * label must stay within the level's box: past its border it would print
+ * across the edges running beside the cluster. */
 static gboolean
 place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy,
-             GArray *placed, GraftPoint *label_pos)
+             gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
 {
+  GraftRect level_box = { ox, oy, layout->width, layout->height };
   static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
   GraftPoint curve[4];
   GraftPoint first = { 0 };
@@ -1662,6 +1673,8 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
             first = pos;
             first_box = box;
           }
+        if (keep_inside && !rect_within (&box, &level_box))
+          continue;
         if (!label_hits_item (layout, edge, &box, ox, oy) && !label_hits_label (placed, &box))
           {
             g_array_append_val (placed, box);
@@ -1669,7 +1682,7 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
             return TRUE;
           }
       }
-  if (label_hits_label (placed, &first_box))
+  if (label_hits_label (placed, &first_box) || (keep_inside && !rect_within (&first_box, &level_box)))
     return FALSE;
   g_array_append_val (placed, first_box);
   *label_pos = first;
@@ -1800,7 +1813,8 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
         }
 
       if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL
-          && !place_label (run, layout, edge, label, ox, oy, placed_labels, &label_pos))
+          && !place_label (run, layout, edge, label, ox, oy, lgroup->kind != LGROUP_MODULE, placed_labels,
+                           &label_pos))
         g_clear_pointer (&label, g_free);
 
       n_points = points->len;

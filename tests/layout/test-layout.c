@@ -609,6 +609,11 @@ add_body (GraftNode *owner, const char *attribute, GraftValue *read, const char 
   GraftGraph *body = graft_graph_new (attribute);
   GraftValue *a = graft_graph_ensure_value (body, "a");
   GraftValue *b = graft_graph_ensure_value (body, "b");
+  /* Shape labels wider than a branch's column. */
+  const gint64 long_dims[] = { 123456789, 987654321, 123456789, 4 };
+
+  graft_shape_init_fixed (&a->shape, 4, long_dims);
+  graft_shape_init_fixed (&b->shape, 4, long_dims);
 
   *first = graft_graph_add_node (body, NULL, op1, "first");
   graft_node_add_input (*first, read);
@@ -642,6 +647,7 @@ make_control_flow_graph (ControlFlowGraph *cf)
 
   cf->graph = graph;
   cf->v = graft_graph_ensure_value (graph, "v");
+  graft_shape_init_fixed (&cf->v->shape, 2, (const gint64[]) { 2, 8 });
   cf->relu = graft_graph_add_node (graph, NULL, "Relu", "/block/Relu");
   check = graft_graph_add_node (graph, NULL, "ReduceMax", "/block/ReduceMax");
   cf->branch = graft_graph_add_node (graph, NULL, "If", "/block/If");
@@ -815,6 +821,37 @@ check_control_flow_scene (ControlFlowGraph *cf, GraftScene *scene)
       for (guint j = i + 1; j < graft_scene_get_n_nodes (scene); j++)
         g_assert_false (graft_rect_intersects (&node->rect, &graft_scene_get_node (scene, j)->rect));
     }
+
+  /* Shape labels in a cluster stay inside it: a branch is one narrow
+   * column, and past its border a label would print over the edges
+   * running beside it. */
+  {
+    cairo_t *cr = graft_text_context_new ();
+    guint n_labels = 0;
+
+    for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+      {
+        GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+        GraftRect label_box;
+
+        if (edge->label == NULL)
+          continue;
+        n_labels++;
+        graft_text_select (cr, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE);
+        label_box = (GraftRect) { edge->label_pos.x, edge->label_pos.y - graft_text_get_line_height (GRAFT_TEXT_EDGE) + 1,
+                                  graft_text_measure (cr, edge->label), graft_text_get_line_height (GRAFT_TEXT_EDGE) };
+        for (guint j = 0; j < graft_scene_get_n_groups (scene); j++)
+          {
+            GraftSceneGroup *group = graft_scene_get_group (scene, j);
+
+            if (group->control && graft_rect_intersects (&label_box, &group->rect)
+                && !rect_inside (&label_box, &group->rect))
+              g_error ("label '%s' crosses the border of '%s'", edge->label, group->title);
+          }
+      }
+    g_assert_cmpuint (n_labels, >, 0);
+    cairo_destroy (cr);
+  }
 
   /* v, computed outside, reaches the nodes reading it in each body. */
   g_assert_true (edges_connect (scene, cf->v, &scene_node_of (scene, cf->relu)->rect,
