@@ -11,6 +11,15 @@
  * Groups with a single child and no nodes of their own are merged into one
  * ("layers.0"), groups of a single node are dissolved into their parent.
  *
+ * Control flow opens in place: a node with subgraphs (If, Loop, Scan,
+ * prim::If, prim::Loop) has a group of its own (GraftSceneNode.inline_group),
+ * collapsed by default and shown as the plain node; expanded, it is a
+ * cluster with the node on top and a cluster per body ("then", "else",
+ * "body") holding the body's nodes, values from outside drawn into them
+ * and each body's results out through the node's outputs. A branch that
+ * never runs (analysis/fixed-branch.h) is marked dead. Expand All opens
+ * them; the default expansion does not.
+ *
  * Thread-safety: the expansion and option setters may be called from any
  * thread; graft_layout_compute() snapshots them when it starts, so a
  * compute running in a worker thread is not affected by later changes. */
