@@ -1193,11 +1193,14 @@ representative (Level *level, GraftNode *node)
 {
   LGroup *lgroup = node_lgroup (level->run->self, node);
 
-  if (lgroup == level->lgroup && !g_hash_table_contains (level->run->self->node_groups, node))
-    node = lift_to_graph (level->run->self->graph, node);
-
   if (lgroup == level->lgroup)
-    return node_item (level, node);
+    {
+      /* A flat layout has no boxes for bodies: their nodes show as the
+       * node holding them. */
+      if (!g_hash_table_contains (level->run->self->node_groups, node))
+        node = lift_to_graph (level->run->self->graph, node);
+      return node_item (level, node);
+    }
   while (lgroup->parent != level->lgroup)
     lgroup = lgroup->parent;
   return GPOINTER_TO_UINT (g_hash_table_lookup (level->item_of, lgroup)) - 1;
