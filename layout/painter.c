@@ -587,6 +587,16 @@ add_far_node (GraftScene *scene, guint index, gpointer user_data)
     cairo_rectangle (pass->p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
 }
 
+static void
+add_far_dead_node (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneNode *node = graft_scene_get_node (scene, index);
+
+  if (node->dead)
+    cairo_rectangle (p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
+}
+
 typedef struct {
   Painter *p;
   guint parity;
@@ -715,6 +725,10 @@ paint_far (Painter *p, const GraftRect *visible)
       set_rgb (cr, &p->palette->border[category]);
       cairo_fill (cr);
     }
+  /* Branches that never run stay greyed from afar too. */
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, add_far_dead_node, p);
+  cairo_set_source_rgba (cr, p->palette->background.r, p->palette->background.g, p->palette->background.b, 0.55);
+  cairo_fill (cr);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_marked_group_far, p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_marked_far, p);
 }
