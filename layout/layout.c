@@ -522,7 +522,12 @@ add_control_group (GraftLayout *self, LGroup *parent, GraftNode *node, GPtrArray
   GraftGraph *taken = graft_if_get_fixed_branch (node);
   const char *path_base = parent->group != NULL ? parent->group->path : "";
   g_autofree char *title = g_strdup (node->op_type);
-  GraftGroup *group = made_up_group (self, title, g_strdup_printf ("%s#%s@%p", path_base, title, (void *) node), 1);
+  /* By the node's name, so that an edited copy of the graph finds it
+   * (graft_layout_expand_control_path()); unnamed nodes by address. */
+  char *path = node->name != NULL && node->name[0] != '\0'
+                 ? g_strdup_printf ("%s#%s", path_base, node->name)
+                 : g_strdup_printf ("%s#%s@%p", path_base, title, (void *) node);
+  GraftGroup *group = made_up_group (self, title, path, 1);
   LGroup *control = lgroup_new (self, group, title, parent);
 
   control->kind = LGROUP_CONTROL;
@@ -844,6 +849,46 @@ graft_layout_reset_expansion (GraftLayout *self, guint budget)
       frontier = g_steal_pointer (&next);
     }
   g_mutex_unlock (&self->lock);
+}
+
+char **
+graft_layout_dup_expanded_control (GraftLayout *self)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), NULL);
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+
+      if (lgroup->kind == LGROUP_CONTROL && self->expanded[i])
+        g_ptr_array_add (paths, g_strdup (lgroup->group->path));
+    }
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_add (paths, NULL);
+  return (char **) g_ptr_array_free (paths, FALSE);
+}
+
+gboolean
+graft_layout_expand_control_path (GraftLayout *self, const char *path)
+{
+  gboolean changed = FALSE;
+
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), FALSE);
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+
+      if (lgroup->kind == LGROUP_CONTROL && !self->expanded[i] && g_strcmp0 (lgroup->group->path, path) == 0)
+        {
+          self->expanded[i] = TRUE;
+          changed = TRUE;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+  return changed;
 }
 
 gboolean

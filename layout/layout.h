@@ -77,6 +77,12 @@ void graft_layout_set_group_expanded (GraftLayout *self, GraftGroup *group, gboo
 void graft_layout_expand_all (GraftLayout *self);
 void graft_layout_collapse_all (GraftLayout *self);
 void graft_layout_reset_expansion (GraftLayout *self, guint budget);
+/* The paths of the control-flow nodes opened in place ("layer1#If_35"),
+ * NULL-terminated, to carry them over to an edited copy of the graph; and
+ * opening one by such a path (TRUE if it was closed and is found). */
+char **graft_layout_dup_expanded_control (GraftLayout *self);
+gboolean graft_layout_expand_control_path (GraftLayout *self, const char *path);
+
 /* Expands every group containing node; TRUE if anything changed. */
 gboolean graft_layout_expand_to_node (GraftLayout *self, GraftNode *node);
 

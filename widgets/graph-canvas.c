@@ -828,6 +828,14 @@ graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self)
   g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
   if (self->layout != NULL && self->graph != NULL && self->graph->root_group != NULL)
     collect_expanded (self->layout, self->graph->root_group, paths);
+  if (self->layout != NULL)
+    {
+      /* If and Loop nodes opened in place. */
+      g_auto (GStrv) control = graft_layout_dup_expanded_control (self->layout);
+
+      for (guint i = 0; control[i] != NULL; i++)
+        g_ptr_array_add (paths, g_steal_pointer (&control[i]));
+    }
   g_ptr_array_add (paths, NULL);
   return (char **) g_ptr_array_free (paths, FALSE);
 }
@@ -849,6 +857,8 @@ graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *pat
           graft_layout_set_group_expanded (self->layout, group, TRUE);
           changed = TRUE;
         }
+      else if (group == NULL)
+        changed |= graft_layout_expand_control_path (self->layout, paths[i]);
     }
   if (changed)
     request_layout (self);
@@ -871,6 +881,8 @@ graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *cons
 
       if (group != NULL)
         graft_layout_set_group_expanded (self->layout, group, TRUE);
+      else
+        graft_layout_expand_control_path (self->layout, paths[i]);
     }
   after = graft_graph_canvas_dup_expanded_groups (self);
   if (!g_strv_equal ((const char *const *) before, (const char *const *) after))

@@ -180,6 +180,71 @@ test_control_flow_inline (void)
   harness_window_close (window);
 }
 
+static GraftNode *
+find_node (GraftGraph *graph, const char *name)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  g_assert_not_reached ();
+}
+
+/* Click the "+" box of node, sent by the X server, with node in view. */
+static void
+click_inline_mark (GraftWindow *window, GraftGraphCanvas *canvas, GraftNode *node)
+{
+  GraftSceneNode box = { 0 };
+  GraftRect mark;
+  double x, y;
+
+  graft_graph_canvas_select_node (canvas, node);
+  graft_graph_canvas_show_selection_readable (canvas);
+  harness_settle (window);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &box.rect));
+  graft_painter_get_inline_mark (&box, &mark);
+  graft_graph_canvas_scene_to_screen (canvas, mark.x + mark.width / 2, mark.y + mark.height / 2, &x, &y);
+  xdotool_click_widget (window, GTK_WIDGET (canvas), x, y);
+  harness_settle (window);
+}
+
+/* An ONNX If opened in place stays open across an edit and its undo (the
+ * edit shows a new copy of the graph). */
+static void
+test_control_flow_survives_edit (void)
+{
+  GraftWindow *window;
+  g_autofree char *path = NULL;
+  GraftGraphCanvas *canvas;
+  GraftNode *then_node;
+  GraftRect rect;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  canvas = find_canvas (window);
+  path = generated_fixture ("make-if-model.py", "if-model.onnx");
+  harness_open (window, path);
+  click_inline_mark (window, canvas, find_node (graft_graph_canvas_get_graph (canvas), "branch_if"));
+  then_node = g_ptr_array_index (branch (find_node (graft_graph_canvas_get_graph (canvas), "branch_if"),
+                                         "then_branch")->nodes, 0);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &rect));
+
+  harness_activate (window, "win.make-dynamic::x:0=batch");
+  then_node = g_ptr_array_index (branch (find_node (graft_graph_canvas_get_graph (canvas), "branch_if"),
+                                         "then_branch")->nodes, 0);
+  harness_screenshot (window, "control-flow-onnx-if-after-edit");
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &rect));
+  harness_activate (window, "win.undo");
+  then_node = g_ptr_array_index (branch (find_node (graft_graph_canvas_get_graph (canvas), "branch_if"),
+                                         "then_branch")->nodes, 0);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &rect));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -187,5 +252,6 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/control-flow/inline", test_control_flow_inline);
+  g_test_add_func ("/gui/control-flow/survives-edit", test_control_flow_survives_edit);
   return g_test_run ();
 }
