@@ -52,6 +52,31 @@ rect_inside (const GraftRect *inner, const GraftRect *outer)
          && inner->y + inner->height <= outer->y + outer->height;
 }
 
+/* Click the "+" box of node, sent by the X server, with node in view. */
+static void
+click_inline_mark (GraftWindow *window, GraftGraphCanvas *canvas, GraftNode *node, const char *screenshot)
+{
+  GraftSceneNode box = { 0 };
+  GraftRect mark, visible, bounds;
+  double x, y;
+
+  graft_graph_canvas_select_node (canvas, node);
+  graft_graph_canvas_show_selection_readable (canvas);
+  harness_settle (window);
+  /* Selecting the If leaves its bodies closed. */
+  graft_graph_canvas_select_node (canvas, NULL);
+  harness_settle (window);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &box.rect));
+  graft_painter_get_inline_mark (&box, &mark);
+  graft_graph_canvas_scene_to_screen (canvas, mark.x + mark.width / 2, mark.y + mark.height / 2, &x, &y);
+  g_assert_true (graft_graph_canvas_get_view (canvas, &visible, &bounds));
+  g_assert_true (rect_inside (&mark, &visible));
+  if (screenshot != NULL)
+    harness_screenshot (window, screenshot);
+  xdotool_click_widget (window, GTK_WIDGET (canvas), x, y);
+  harness_settle (window);
+}
+
 static GtkWidget *
 find_popover (GtkWidget *canvas)
 {
@@ -94,9 +119,7 @@ test_control_flow_inline (void)
   GraftGraphCanvas *canvas;
   GraftNode *if_node, *dead_if;
   GraftNode *then_node, *else_node, *dead_node;
-  GraftSceneNode box = { 0 };
-  GraftRect mark, then_rect, else_rect, if_rect, visible, bounds;
-  double x, y;
+  GraftRect then_rect, else_rect, if_rect;
   g_autoptr (GHashTable) state = NULL;
 
   if (!xdotool_available ())
@@ -115,19 +138,7 @@ test_control_flow_inline (void)
   g_assert_false (graft_graph_canvas_get_node_bounds (canvas, then_node, &then_rect));
 
   /* Bring the If into view at a readable zoom, then click its "+" box. */
-  graft_graph_canvas_select_node (canvas, if_node);
-  graft_graph_canvas_show_selection_readable (canvas);
-  harness_settle (window);
-  graft_graph_canvas_select_node (canvas, NULL);
-  harness_settle (window);
-  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, if_node, &box.rect));
-  graft_painter_get_inline_mark (&box, &mark);
-  graft_graph_canvas_scene_to_screen (canvas, mark.x + mark.width / 2, mark.y + mark.height / 2, &x, &y);
-  g_assert_true (graft_graph_canvas_get_view (canvas, &visible, &bounds));
-  g_assert_true (rect_inside (&mark, &visible));
-  harness_screenshot (window, "control-flow-if-closed");
-  xdotool_click_widget (window, GTK_WIDGET (canvas), x, y);
-  harness_settle (window);
+  click_inline_mark (window, canvas, if_node, "control-flow-if-closed");
 
   /* Both branches open beside each other below the If, which is selected. */
   g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &then_rect));
@@ -193,24 +204,6 @@ find_node (GraftGraph *graph, const char *name)
   g_assert_not_reached ();
 }
 
-/* Click the "+" box of node, sent by the X server, with node in view. */
-static void
-click_inline_mark (GraftWindow *window, GraftGraphCanvas *canvas, GraftNode *node)
-{
-  GraftSceneNode box = { 0 };
-  GraftRect mark;
-  double x, y;
-
-  graft_graph_canvas_select_node (canvas, node);
-  graft_graph_canvas_show_selection_readable (canvas);
-  harness_settle (window);
-  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &box.rect));
-  graft_painter_get_inline_mark (&box, &mark);
-  graft_graph_canvas_scene_to_screen (canvas, mark.x + mark.width / 2, mark.y + mark.height / 2, &x, &y);
-  xdotool_click_widget (window, GTK_WIDGET (canvas), x, y);
-  harness_settle (window);
-}
-
 /* An ONNX If opened in place stays open across an edit and its undo (the
  * edit shows a new copy of the graph). */
 static void
@@ -228,7 +221,7 @@ test_control_flow_survives_edit (void)
   canvas = find_canvas (window);
   path = generated_fixture ("make-if-model.py", "if-model.onnx");
   harness_open (window, path);
-  click_inline_mark (window, canvas, find_node (graft_graph_canvas_get_graph (canvas), "branch_if"));
+  click_inline_mark (window, canvas, find_node (graft_graph_canvas_get_graph (canvas), "branch_if"), NULL);
   then_node = g_ptr_array_index (branch (find_node (graft_graph_canvas_get_graph (canvas), "branch_if"),
                                          "then_branch")->nodes, 0);
   g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &rect));
