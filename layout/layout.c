@@ -1,6 +1,7 @@
 #include "layout/layout.h"
 
 #include <string.h>
+#include "analysis/fixed-branch.h"
 #include "layout/labels.h"
 #include "layout/attribute-fold.h"
 #include "layout/text.h"
@@ -14,8 +15,21 @@
 #define RANK_SEPARATION_SHAPES 30.0
 #define MAX_LR_RANK_SEPARATION 160.0
 #define PORT_SIZE 1.0
+#define INLINE_MARK_ROOM 14.0
 
 typedef struct _LGroup LGroup;
+
+/* Besides the module groups of the graph's tree, a node with subgraphs
+ * (If, Loop, Scan, prim::If, prim::Loop) gets a CONTROL group holding it
+ * and one BODY group per subgraph holding the subgraph's nodes, so that
+ * its bodies open in place as clusters. Collapsed, a CONTROL group shows
+ * as the plain node; expanded, as a cluster with the node on top and its
+ * bodies below, the values leaving through the node's outputs. */
+typedef enum {
+  LGROUP_MODULE,
+  LGROUP_CONTROL,
+  LGROUP_BODY,
+} LGroupKind;
 
 struct _LGroup {
   guint id;
@@ -26,6 +40,10 @@ struct _LGroup {
   GPtrArray *nodes;    /* GraftNode*, not owned */
   guint total_nodes;
   guint depth;
+  LGroupKind kind;
+  GraftNode *control;  /* CONTROL and BODY: the node with the subgraphs */
+  GraftGraph *body;    /* BODY: the subgraph */
+  gboolean dead;       /* BODY: a branch that never runs (graft_if_get_fixed_branch()), or inside one */
 };
 
 typedef enum {
@@ -376,6 +394,22 @@ consumers_ancestor (GraftLayout *self, GraftNode *node)
 }
 
 static void
+count_total_nodes (GraftLayout *self)
+{
+  /* Children come after their parents in self->groups. */
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+      lgroup->total_nodes = lgroup->nodes->len;
+    }
+  for (guint i = self->groups->len; i-- > 1;)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+      lgroup->parent->total_nodes += lgroup->total_nodes;
+    }
+}
+
+static void
 assign_nodes (GraftLayout *self)
 {
   for (guint i = 0; i < self->graph->nodes->len; i++)
@@ -399,17 +433,7 @@ assign_nodes (GraftLayout *self)
         }
       g_ptr_array_add (lgroup->nodes, node);
     }
-  /* Children come after their parents in self->groups. */
-  for (guint i = 0; i < self->groups->len; i++)
-    {
-      LGroup *lgroup = g_ptr_array_index (self->groups, i);
-      lgroup->total_nodes = lgroup->nodes->len;
-    }
-  for (guint i = self->groups->len; i-- > 1;)
-    {
-      LGroup *lgroup = g_ptr_array_index (self->groups, i);
-      lgroup->parent->total_nodes += lgroup->total_nodes;
-    }
+  count_total_nodes (self);
 }
 
 /* A level with more nodes than this is cut into consecutive parts (file
@@ -417,6 +441,21 @@ assign_nodes (GraftLayout *self)
  * not end up in one slow whole-graph dot run. */
 #define CHUNK_LIMIT 300
 #define CHUNK_SIZE 150
+
+/* A group the graph's tree does not have (owned by the layout). */
+static GraftGroup *
+made_up_group (GraftLayout *self, const char *name, char *path /* transfer full */, guint total_nodes)
+{
+  GraftGroup *group = graft_group_new_root ();
+
+  g_free (group->name);
+  g_free (group->path);
+  group->name = g_strdup (name);
+  group->path = path;
+  group->total_nodes = total_nodes;
+  g_ptr_array_add (self->chunk_groups, group);
+  return group;
+}
 
 static void
 chunk_big_levels (GraftLayout *self)
@@ -435,16 +474,12 @@ chunk_big_levels (GraftLayout *self)
       for (guint start = 0; start < nodes->len; start += CHUNK_SIZE)
         {
           guint end = MIN (start + CHUNK_SIZE, nodes->len);
-          GraftGroup *group = graft_group_new_root ();
           g_autofree char *title = g_strdup_printf ("nodes %u–%u", start + 1, end);
+          GraftGroup *group = made_up_group (
+            self, title, g_strdup_printf ("%s#%u", lgroup->group != NULL ? lgroup->group->path : "", start + 1),
+            end - start);
           LGroup *chunk;
 
-          g_free (group->name);
-          g_free (group->path);
-          group->name = g_strdup (title);
-          group->path = g_strdup_printf ("%s#%u", lgroup->group != NULL ? lgroup->group->path : "", start + 1);
-          group->total_nodes = end - start;
-          g_ptr_array_add (self->chunk_groups, group);
           chunk = lgroup_new (self, group, title, lgroup);
           chunk->total_nodes = end - start;
           g_hash_table_insert (self->group_map, group, chunk);
@@ -456,6 +491,95 @@ chunk_big_levels (GraftLayout *self)
               g_hash_table_insert (self->node_groups, node, chunk);
             }
         }
+    }
+}
+
+/* "then_branch" → "then": what a body is called on its cluster. */
+static char *
+body_title (GraftNode *node, GraftGraph *body)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+
+      if (attribute->type == GRAFT_ATTR_GRAPH && attribute->g == body)
+        return g_str_has_suffix (attribute->name, "_branch")
+                 ? g_strndup (attribute->name, strlen (attribute->name) - strlen ("_branch"))
+                 : g_strdup (attribute->name);
+      if (attribute->type == GRAFT_ATTR_GRAPHS && attribute->graphs != NULL)
+        for (guint j = 0; j < attribute->graphs->len; j++)
+          if (g_ptr_array_index (attribute->graphs, j) == body)
+            return g_strdup_printf ("%s[%u]", attribute->name, j);
+    }
+  return g_strdup (body->name != NULL && body->name[0] != '\0' ? body->name : "body");
+}
+
+static void add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead);
+
+/* node's CONTROL group under parent, and a BODY group per subgraph. */
+static LGroup *
+add_control_group (GraftLayout *self, LGroup *parent, GraftNode *node, GPtrArray *subgraphs, gboolean dead)
+{
+  GraftGraph *taken = graft_if_get_fixed_branch (node);
+  const char *path_base = parent->group != NULL ? parent->group->path : "";
+  g_autofree char *title = g_strdup (node->op_type);
+  /* By the node's name, so that an edited copy of the graph finds it
+   * (graft_layout_expand_control_path()); unnamed nodes by address. */
+  char *path = node->name != NULL && node->name[0] != '\0'
+                 ? g_strdup_printf ("%s#%s", path_base, node->name)
+                 : g_strdup_printf ("%s#%s@%p", path_base, title, (void *) node);
+  GraftGroup *group = made_up_group (self, title, path, 1);
+  LGroup *control = lgroup_new (self, group, title, parent);
+
+  control->kind = LGROUP_CONTROL;
+  control->control = node;
+  control->dead = dead;
+  g_ptr_array_add (control->nodes, node);
+  g_hash_table_insert (self->group_map, group, control);
+  g_hash_table_insert (self->node_groups, node, control);
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+      g_autofree char *name = body_title (node, body);
+      gboolean body_dead = dead || (taken != NULL && body != taken);
+      g_autofree char *body_name = body_dead && !dead ? g_strdup_printf ("%s · never runs", name) : g_strdup (name);
+      GraftGroup *body_group = made_up_group (self, body_name, g_strdup_printf ("%s/%s", group->path, name),
+                                              body->nodes->len);
+      LGroup *lbody = lgroup_new (self, body_group, body_name, control);
+
+      lbody->kind = LGROUP_BODY;
+      lbody->control = node;
+      lbody->body = body;
+      lbody->dead = body_dead;
+      g_hash_table_insert (self->group_map, body_group, lbody);
+      for (guint j = 0; j < body->nodes->len; j++)
+        {
+          GraftNode *inner = g_ptr_array_index (body->nodes, j);
+
+          g_ptr_array_add (lbody->nodes, inner);
+          g_hash_table_insert (self->node_groups, inner, lbody);
+        }
+      add_control_groups (self, lbody, body_dead);
+    }
+  return control;
+}
+
+/* Moves each node of lgroup that has subgraphs into a CONTROL group. */
+static void
+add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead)
+{
+  for (guint i = 0; i < lgroup->nodes->len;)
+    {
+      GraftNode *node = g_ptr_array_index (lgroup->nodes, i);
+      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+      if (subgraphs->len == 0)
+        {
+          i++;
+          continue;
+        }
+      g_ptr_array_remove_index (lgroup->nodes, i);
+      add_control_group (self, lgroup, node, subgraphs, dead);
     }
 }
 
@@ -478,7 +602,15 @@ layout_new (GraftGraph *graph, gboolean flat)
     }
   assign_nodes (self);
   if (!flat)
-    chunk_big_levels (self);
+    {
+      guint n_groups;
+
+      chunk_big_levels (self);
+      n_groups = self->groups->len;
+      for (guint i = 0; i < n_groups; i++)
+        add_control_groups (self, g_ptr_array_index (self->groups, i), FALSE);
+      count_total_nodes (self);
+    }
   self->expanded = g_new0 (gboolean, self->groups->len);
   graft_layout_reset_expansion (self, GRAFT_LAYOUT_DEFAULT_BUDGET);
   return self;
@@ -641,7 +773,13 @@ set_all_expanded (GraftLayout *self, gboolean expanded)
 {
   g_mutex_lock (&self->lock);
   for (guint i = 0; i < self->groups->len; i++)
-    self->expanded[i] = expanded || i == 0;
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+
+      /* A body stays open inside its collapsed node: it shows again as
+       * it was when the node is expanded. */
+      self->expanded[i] = expanded || i == 0 || lgroup->kind == LGROUP_BODY;
+    }
   g_mutex_unlock (&self->lock);
 }
 
@@ -663,6 +801,20 @@ n_items (LGroup *lgroup)
   return lgroup->nodes->len + lgroup->children->len;
 }
 
+/* Control flow opens in place only when asked to (a click, Expand All):
+ * the default view shows If and Loop as single nodes, as files do. */
+static void
+add_module_children (GPtrArray *frontier, LGroup *lgroup)
+{
+  for (guint i = 0; i < lgroup->children->len; i++)
+    {
+      LGroup *child = g_ptr_array_index (lgroup->children, i);
+
+      if (child->kind == LGROUP_MODULE)
+        g_ptr_array_add (frontier, child);
+    }
+}
+
 void
 graft_layout_reset_expansion (GraftLayout *self, guint budget)
 {
@@ -670,10 +822,10 @@ graft_layout_reset_expansion (GraftLayout *self, guint budget)
   guint visible;
 
   g_mutex_lock (&self->lock);
-  memset (self->expanded, 0, self->groups->len * sizeof (gboolean));
-  self->expanded[0] = TRUE;
+  for (guint i = 0; i < self->groups->len; i++)
+    self->expanded[i] = i == 0 || ((LGroup *) g_ptr_array_index (self->groups, i))->kind == LGROUP_BODY;
   visible = n_items (self->root) + self->graph->inputs->len + self->graph->outputs->len;
-  g_ptr_array_extend (frontier, self->root->children, NULL, NULL);
+  add_module_children (frontier, self->root);
 
   /* Level by level, so that siblings look alike: open a whole level only
    * if all of it fits. */
@@ -692,12 +844,52 @@ graft_layout_reset_expansion (GraftLayout *self, guint budget)
           LGroup *lgroup = g_ptr_array_index (frontier, i);
 
           self->expanded[lgroup->id] = TRUE;
-          g_ptr_array_extend (next, lgroup->children, NULL, NULL);
+          add_module_children (next, lgroup);
         }
       g_ptr_array_unref (frontier);
       frontier = g_steal_pointer (&next);
     }
   g_mutex_unlock (&self->lock);
+}
+
+char **
+graft_layout_dup_expanded_control (GraftLayout *self)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), NULL);
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+
+      if (lgroup->kind == LGROUP_CONTROL && self->expanded[i])
+        g_ptr_array_add (paths, g_strdup (lgroup->group->path));
+    }
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_add (paths, NULL);
+  return (char **) g_ptr_array_free (paths, FALSE);
+}
+
+gboolean
+graft_layout_expand_control_path (GraftLayout *self, const char *path)
+{
+  gboolean changed = FALSE;
+
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), FALSE);
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      LGroup *lgroup = g_ptr_array_index (self->groups, i);
+
+      if (lgroup->kind == LGROUP_CONTROL && !self->expanded[i] && g_strcmp0 (lgroup->group->path, path) == 0)
+        {
+          self->expanded[i] = TRUE;
+          changed = TRUE;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+  return changed;
 }
 
 gboolean
@@ -706,6 +898,9 @@ graft_layout_expand_to_node (GraftLayout *self, GraftNode *node)
   LGroup *lgroup = g_hash_table_lookup (self->node_groups, node);
   gboolean changed = FALSE;
 
+  /* Showing an If does not need its bodies open. */
+  if (lgroup != NULL && lgroup->kind == LGROUP_CONTROL && lgroup->control == node)
+    lgroup = lgroup->parent;
   g_mutex_lock (&self->lock);
   for (; lgroup != NULL; lgroup = lgroup->parent)
     if (!self->expanded[lgroup->id])
@@ -903,6 +1098,38 @@ group_title_width (LGroup *lgroup, cairo_t *cr)
   return graft_text_measure (cr, header) + 16 + 2 * GROUP_PAD;
 }
 
+static LGroup *control_group_of (Level *level, GraftNode *node);
+
+/* Why lint says nothing about an If the module decides (self.training of
+ * an eval-mode BatchNorm): its box says which branch never runs. */
+static void
+append_fixed_branch_line (char ***lines, GraftNode *node, cairo_t *cr)
+{
+  GraftGraph *taken = graft_if_get_fixed_branch (node);
+  g_autoptr (GPtrArray) subgraphs = NULL;
+  guint n;
+
+  if (taken == NULL)
+    return;
+  subgraphs = graft_node_get_subgraphs (node);
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+      g_autofree char *title = NULL;
+      g_autofree char *line = NULL;
+
+      if (body == taken)
+        continue;
+      title = body_title (node, body);
+      line = g_strdup_printf ("%s never runs (fixed by the module)", title);
+      n = g_strv_length (*lines);
+      *lines = g_renew (char *, *lines, n + 2);
+      graft_text_select (cr, GRAFT_TEXT_BODY);
+      (*lines)[n] = graft_text_elide (cr, line, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X);
+      (*lines)[n + 1] = NULL;
+    }
+}
+
 static guint
 node_item (Level *level, GraftNode *node)
 {
@@ -926,10 +1153,14 @@ node_item (Level *level, GraftNode *node)
         item.lines = g_renew (char *, item.lines, n + 2);
         item.lines[n] = g_strdup_printf (subgraphs->len == 1 ? "%u subgraph" : "%u subgraphs", subgraphs->len);
         item.lines[n + 1] = NULL;
+        append_fixed_branch_line (&item.lines, node, level->run->measure);
       }
   }
   item.category = graft_op_category_for_node (node);
   graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
+  if (control_group_of (level, node) != NULL)
+    /* Room for the "+" box at the top right (painter.c), clear of the centred title. */
+    item.width += 2 * INLINE_MARK_ROOM;
   index = add_item (level, &item);
   g_hash_table_insert (level->item_of, node, GUINT_TO_POINTER (index + 1));
   return index;
@@ -943,6 +1174,13 @@ add_group_item (Level *level, LGroup *child)
   guint index;
 
   item.expanded = run->expanded[child->id];
+  if (child->kind == LGROUP_CONTROL && !item.expanded)
+    {
+      /* Collapsed control flow is its node, as in the file. */
+      index = node_item (level, child->control);
+      g_hash_table_insert (level->item_of, child, GUINT_TO_POINTER (index + 1));
+      return;
+    }
   if (item.expanded)
     {
       GroupLayout *inner = run->layouts[child->id];
@@ -984,14 +1222,35 @@ value_item (Level *level, GHashTable *table, ItemKind kind, GraftValue *value)
   return index;
 }
 
+/* The group node is laid out in: its own (a body's node has one), else
+ * that of the node of this graph holding it; NULL if none. */
+static LGroup *
+node_lgroup (GraftLayout *self, GraftNode *node)
+{
+  LGroup *lgroup;
+
+  if (node == NULL)
+    return NULL;
+  lgroup = g_hash_table_lookup (self->node_groups, node);
+  if (lgroup == NULL && (node = lift_to_graph (self->graph, node)) != NULL)
+    lgroup = g_hash_table_lookup (self->node_groups, node);
+  return lgroup;
+}
+
 /* The item standing for node at this level: itself or the child box it is in. */
 static guint
 representative (Level *level, GraftNode *node)
 {
-  LGroup *lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
+  LGroup *lgroup = node_lgroup (level->run->self, node);
 
   if (lgroup == level->lgroup)
-    return node_item (level, node);
+    {
+      /* A flat layout has no boxes for bodies: their nodes show as the
+       * node holding them. */
+      if (!g_hash_table_contains (level->run->self->node_groups, node))
+        node = lift_to_graph (level->run->self->graph, node);
+      return node_item (level, node);
+    }
   while (lgroup->parent != level->lgroup)
     lgroup = lgroup->parent;
   return GPOINTER_TO_UINT (g_hash_table_lookup (level->item_of, lgroup)) - 1;
@@ -1024,7 +1283,7 @@ add_edge (Level *level, guint src, guint dst, GraftValue *value)
   key = g_strdup_printf ("%u:%u:%p", src, dst, (void *) value);
   if (!g_hash_table_add (level->edge_keys, g_steal_pointer (&key)))
     return;
-  if (level->run->options.show_shapes && item_is_box_end (level, src))
+  if (value != NULL && level->run->options.show_shapes && item_is_box_end (level, src))
     {
       /* One shape label per value leaving a box, however many consumers. */
       char *label_key = g_strdup_printf ("%u:%p", src, (void *) value);
@@ -1036,13 +1295,48 @@ add_edge (Level *level, guint src, guint dst, GraftValue *value)
 static gboolean
 node_in_level (Level *level, GraftNode *node)
 {
-  LGroup *lgroup;
+  LGroup *lgroup = node_lgroup (level->run->self, node);
 
-  node = lift_to_graph (level->run->self->graph, node);
-  if (node == NULL)
-    return FALSE;
-  lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
   return lgroup != NULL && in_subtree (level->lgroup, lgroup);
+}
+
+/* The node a value comes from: its producer, or for a subgraph's input
+ * (a Loop body's iteration count and carried values) the node running
+ * the subgraph; NULL for graph inputs and weights. */
+static GraftNode *
+value_source (GraftValue *value)
+{
+  if (value->producer != NULL)
+    return value->producer;
+  if (value->is_graph_input && value->graph != NULL && value->graph->parent_node != NULL
+      && g_ptr_array_find (value->graph->inputs, value, NULL))
+    return value->graph->parent_node;
+  return NULL;
+}
+
+/* The output of a node with subgraphs that its subgraph's output number
+ * slot becomes, or -1: a Loop's body returns its condition first. */
+static int
+body_output_slot (GraftNode *node, guint slot)
+{
+  int index = slot;
+
+  if (node->op_type == g_intern_static_string ("Loop"))
+    index--;
+  return index >= 0 && (guint) index < node->outputs->len ? index : -1;
+}
+
+/* Whether value ends at a graph output that this level's box shows: the
+ * model's, at the root; a subgraph's, in its body's box. */
+static gboolean
+is_level_output (Level *level, GraftValue *value)
+{
+  if (!value->is_graph_output)
+    return FALSE;
+  if (value->graph == level->run->self->graph)
+    return TRUE;
+  return level->lgroup->kind == LGROUP_BODY && level->lgroup->body == value->graph
+         && g_ptr_array_find (value->graph->outputs, value, NULL);
 }
 
 static void
@@ -1062,8 +1356,8 @@ add_input_edge (Level *level, guint here, GraftValue *value)
    * folded module attributes. */
   if (value == NULL || value->initializer != NULL || is_folded (level, value->producer))
     return;
-  if (node_in_level (level, value->producer))
-    src = representative (level, lift_to_graph (level->run->self->graph, value->producer));
+  if (node_in_level (level, value_source (value)))
+    src = representative (level, value_source (value));
   else if (level->lgroup->parent == NULL)
     src = value_item (level, level->inputs, ITEM_INPUT, value);
   else
@@ -1071,37 +1365,120 @@ add_input_edge (Level *level, guint here, GraftValue *value)
   add_edge (level, src, here, value);
 }
 
+/* The control group a node with subgraphs is laid out in, or NULL (a
+ * flat layout has none: its bodies' captures are drawn into the node). */
+static LGroup *
+control_group_of (Level *level, GraftNode *node)
+{
+  LGroup *lgroup = g_hash_table_lookup (level->run->self->node_groups, node);
+
+  return lgroup != NULL && lgroup->kind == LGROUP_CONTROL && lgroup->control == node ? lgroup : NULL;
+}
+
+/* In node's own expanded cluster, what each body returns flows to the
+ * node's output it becomes (then's and else's results both to the If's);
+ * returns which outputs are drawn so (a bit per output, up to 64). */
+static guint64
+add_body_result_edges (Level *level, LGroup *control)
+{
+  GraftNode *node = control->control;
+  guint64 drawn = 0;
+
+  for (guint b = 0; b < control->children->len; b++)
+    {
+      LGroup *body = g_ptr_array_index (control->children, b);
+
+      /* Not drawn: keeps the node above its bodies when no value of its
+       * goes into them (an If's condition is read by the If alone). */
+      add_edge (level, representative (level, node),
+                GPOINTER_TO_UINT (g_hash_table_lookup (level->item_of, body)) - 1, NULL);
+      for (guint j = 0; j < body->body->outputs->len; j++)
+        {
+          GraftValue *result = g_ptr_array_index (body->body->outputs, j);
+          int slot = body_output_slot (node, j);
+          GraftValue *output = slot >= 0 ? g_ptr_array_index (node->outputs, slot) : NULL;
+          GraftNode *source;
+          guint src;
+
+          if (result == NULL || output == NULL || (output->consumers->len == 0 && !output->is_graph_output))
+            continue;
+          source = value_source (result);
+          if (result->initializer != NULL)
+            continue;
+          if (node_in_level (level, source))
+            src = representative (level, source);
+          else
+            src = value_item (level, level->layout->in_ports, ITEM_IN_PORT, result);
+          add_edge (level, src, value_item (level, level->layout->out_ports, ITEM_OUT_PORT, output), result);
+          if (slot < 64)
+            drawn |= G_GUINT64_CONSTANT (1) << slot;
+        }
+    }
+  return drawn;
+}
+
+/* Body results that no node of the body computes (`else` returning x as
+ * it was) enter the node's box like its inputs. */
+static void
+add_passed_through_results (Level *level, guint here, GraftNode *node)
+{
+  g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+
+      for (guint j = 0; j < body->outputs->len; j++)
+        {
+          GraftValue *result = g_ptr_array_index (body->outputs, j);
+
+          if (result != NULL && (result->producer == NULL || !graph_is_within (result->producer->graph, body)))
+            add_input_edge (level, here, result);
+        }
+    }
+}
+
 static void
 add_value_edges (Level *level, GraftNode *node)
 {
   gboolean is_root = level->lgroup->parent == NULL;
   guint here;
-  g_autoptr (GPtrArray) captures = NULL;
+  LGroup *control;
+  guint64 drawn_by_bodies = 0;
 
   if (is_folded (level, node))
     return;
   here = representative (level, node);
-  captures = node_captures (node);
+  control = control_group_of (level, node);
 
   for (guint i = 0; i < node->inputs->len; i++)
     add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
-  for (guint i = 0; i < captures->len; i++)
-    add_input_edge (level, here, g_ptr_array_index (captures, i));
+  if (control == NULL)
+    {
+      g_autoptr (GPtrArray) captures = node_captures (node);
+
+      for (guint i = 0; i < captures->len; i++)
+        add_input_edge (level, here, g_ptr_array_index (captures, i));
+    }
+  else if (control == level->lgroup)
+    drawn_by_bodies = add_body_result_edges (level, control);
+  else
+    add_passed_through_results (level, here, node);
 
   for (guint i = 0; i < node->outputs->len; i++)
     {
       GraftValue *value = g_ptr_array_index (node->outputs, i);
       gboolean leaves = FALSE;
 
-      if (value == NULL)
+      if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i))))
         continue;
       if (is_root)
         {
-          if (value->is_graph_output)
+          if (is_level_output (level, value))
             add_edge (level, here, value_item (level, level->outputs, ITEM_OUTPUT, value), value);
           continue;
         }
-      leaves = value->is_graph_output;
+      leaves = is_level_output (level, value);
       for (guint j = 0; !leaves && j < value->consumers->len; j++)
         leaves = !node_in_level (level, g_ptr_array_index (value->consumers, j));
       if (leaves)
@@ -1305,6 +1682,13 @@ label_hits_item (GroupLayout *layout, const Edge *edge, const GraftRect *box, do
 }
 
 static gboolean
+rect_within (const GraftRect *inner, const GraftRect *outer)
+{
+  return inner->x >= outer->x && inner->y >= outer->y && inner->x + inner->width <= outer->x + outer->width
+         && inner->y + inner->height <= outer->y + outer->height;
+}
+
+static gboolean
 label_hits_label (GArray *placed, const GraftRect *box)
 {
   for (guint i = 0; i < placed->len; i++)
@@ -1319,11 +1703,15 @@ label_hits_label (GArray *placed, const GraftRect *box)
  * a box, the first one is kept, as a label may cross its own edge's
  * neighbours; where that one covers another label, the edge goes without:
  * parallel edges (a fan of `scalar`s) would print their labels over each
- * other, and the shape is still in the sidebar and the tooltip. */
+ * other, and the shape is still in the sidebar and the tooltip. With
+ * keep_inside (the bodies of control flow, often one narrow column), a
+ * label must stay within the level's box: past its border it would print
+ * across the edges running beside the cluster. */
 static gboolean
 place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy,
-             GArray *placed, GraftPoint *label_pos)
+             gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
 {
+  GraftRect level_box = { ox, oy, layout->width, layout->height };
   static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
   GraftPoint curve[4];
   GraftPoint first = { 0 };
@@ -1352,6 +1740,8 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
             first = pos;
             first_box = box;
           }
+        if (keep_inside && !rect_within (&box, &level_box))
+          continue;
         if (!label_hits_item (layout, edge, &box, ox, oy) && !label_hits_label (placed, &box))
           {
             g_array_append_val (placed, box);
@@ -1359,11 +1749,28 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
             return TRUE;
           }
       }
-  if (label_hits_label (placed, &first_box))
+  if (label_hits_label (placed, &first_box) || (keep_inside && !rect_within (&first_box, &level_box)))
     return FALSE;
   g_array_append_val (placed, first_box);
   *label_pos = first;
   return TRUE;
+}
+
+/* A node with subgraphs can open in place; a node of a dead branch is greyed. */
+static void
+set_scene_node_control (Run *run, GraftSceneNode *node)
+{
+  LGroup *lgroup = g_hash_table_lookup (run->self->node_groups, node->node);
+
+  if (lgroup == NULL)
+    return;
+  if (lgroup->kind == LGROUP_CONTROL && lgroup->control == node->node)
+    {
+      node->inline_group = lgroup->group;
+      node->inline_expanded = run->expanded[lgroup->id];
+      lgroup = lgroup->parent;
+    }
+  node->dead = lgroup->dead;
 }
 
 static void
@@ -1401,6 +1808,8 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
             node.category = item->category;
             node.lines = item->lines;
             node.group = parent_group;
+            if (item->kind == ITEM_NODE)
+              set_scene_node_control (run, &node);
             graft_scene_add_node (scene, &node);
             break;
           }
@@ -1420,6 +1829,8 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
             group.lines = item->lines;
             group.parent = parent_group;
             group.depth = child->depth;
+            group.dead = child->dead;
+            group.control = child->kind != LGROUP_MODULE;
             index = graft_scene_add_group (scene, &group);
             if (item->expanded)
               assemble (run, scene, child, rect.x + (rect.width - run->layouts[child->id]->width) / 2,
@@ -1445,7 +1856,7 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
       gboolean found;
       guint n_points, index;
 
-      if (edge->n_points == 0)
+      if (edge->n_points == 0 || edge->value == NULL)
         continue;
       if (src->kind == ITEM_GROUP && src->expanded)
         {
@@ -1469,7 +1880,8 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
         }
 
       if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL
-          && !place_label (run, layout, edge, label, ox, oy, placed_labels, &label_pos))
+          && !place_label (run, layout, edge, label, ox, oy, lgroup->kind != LGROUP_MODULE, placed_labels,
+                           &label_pos))
         g_clear_pointer (&label, g_free);
 
       n_points = points->len;

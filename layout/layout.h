@@ -11,6 +11,15 @@
  * Groups with a single child and no nodes of their own are merged into one
  * ("layers.0"), groups of a single node are dissolved into their parent.
  *
+ * Control flow opens in place: a node with subgraphs (If, Loop, Scan,
+ * prim::If, prim::Loop) has a group of its own (GraftSceneNode.inline_group),
+ * collapsed by default and shown as the plain node; expanded, it is a
+ * cluster with the node on top and a cluster per body ("then", "else",
+ * "body") holding the body's nodes, values from outside drawn into them
+ * and each body's results out through the node's outputs. A branch that
+ * never runs (analysis/fixed-branch.h) is marked dead. Expand All opens
+ * them; the default expansion does not.
+ *
  * Thread-safety: the expansion and option setters may be called from any
  * thread; graft_layout_compute() snapshots them when it starts, so a
  * compute running in a worker thread is not affected by later changes. */
@@ -71,6 +80,12 @@ void graft_layout_set_group_expanded (GraftLayout *self, GraftGroup *group, gboo
 void graft_layout_expand_all (GraftLayout *self);
 void graft_layout_collapse_all (GraftLayout *self);
 void graft_layout_reset_expansion (GraftLayout *self, guint budget);
+/* The paths of the control-flow nodes opened in place ("layer1#If_35"),
+ * NULL-terminated, to carry them over to an edited copy of the graph; and
+ * opening one by such a path (TRUE if it was closed and is found). */
+char **graft_layout_dup_expanded_control (GraftLayout *self);
+gboolean graft_layout_expand_control_path (GraftLayout *self, const char *path);
+
 /* Expands every group containing node; TRUE if anything changed. */
 gboolean graft_layout_expand_to_node (GraftLayout *self, GraftNode *node);
 

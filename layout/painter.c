@@ -258,11 +258,16 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       GraftRect mark = { group->rect.x + 8, group->rect.y + (group->header_height - 9) / 2, 9, 9 };
 
       rounded_rect (cr, &group->rect, 6);
-      set_rgb (cr, &palette->group_fill[group->depth % 2]);
+      set_rgb (cr, group->dead ? &palette->background : &palette->group_fill[group->depth % 2]);
       cairo_fill_preserve (cr);
-      set_rgb (cr, &palette->group_border);
-      cairo_set_line_width (cr, 1);
+      /* Control flow in the control colour; a branch that never runs dashed. */
+      set_rgb (cr, group->control && !group->dead ? &palette->border[GRAFT_OP_CATEGORY_CONTROL]
+                                                  : &palette->group_border);
+      cairo_set_line_width (cr, group->control ? 1.5 : 1);
+      if (group->dead)
+        cairo_set_dash (cr, (double[]) { 5, 3 }, 2, 0);
       cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0);
       if (!p->draw_text)
         return;
 
@@ -447,6 +452,30 @@ draw_collapsed_group (GraftScene *scene, guint index, gpointer user_data)
     draw_group (scene, index, user_data);
 }
 
+void
+graft_painter_get_inline_mark (const GraftSceneNode *node, GraftRect *mark)
+{
+  *mark = (GraftRect) { node->rect.x + node->rect.width - 14, node->rect.y + 5, 9, 9 };
+}
+
+/* The "+" box of a node whose bodies open in place, as on a group header. */
+static void
+draw_inline_mark (Painter *p, const GraftSceneNode *node)
+{
+  cairo_t *cr = p->cr;
+  GraftRect mark;
+
+  graft_painter_get_inline_mark (node, &mark);
+  cairo_rectangle (cr, mark.x, mark.y, mark.width, mark.height);
+  cairo_move_to (cr, mark.x + 2, mark.y + mark.height / 2);
+  cairo_line_to (cr, mark.x + mark.width - 2, mark.y + mark.height / 2);
+  cairo_move_to (cr, mark.x + mark.width / 2, mark.y + 2);
+  cairo_line_to (cr, mark.x + mark.width / 2, mark.y + mark.height - 2);
+  set_rgb (cr, &p->palette->text);
+  cairo_set_line_width (cr, 1);
+  cairo_stroke (cr);
+}
+
 static void
 draw_node (GraftScene *scene, guint index, gpointer user_data)
 {
@@ -505,6 +534,15 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
 
   if (p->draw_text && node->lines != NULL)
     draw_lines (p, node->lines, &node->rect, &palette->text, &palette->text_muted);
+  if (node->dead)
+    {
+      /* Greyed: the background over it, the box still legible. */
+      rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
+      cairo_set_source_rgba (cr, palette->background.r, palette->background.g, palette->background.b, 0.55);
+      cairo_fill (cr);
+    }
+  if (p->draw_text && node->inline_group != NULL && !node->inline_expanded && !p->options->picture)
+    draw_inline_mark (p, node);
   if (p->draw_text && node->badge != NULL)
     draw_badge (p, node->badge, node->rect.x + node->rect.width + 2, node->rect.y,
                 &palette->severity[MIN (node->highlight, 3)]);
@@ -547,6 +585,16 @@ add_far_node (GraftScene *scene, guint index, gpointer user_data)
 
   if (node->category == pass->category)
     cairo_rectangle (pass->p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
+}
+
+static void
+add_far_dead_node (GraftScene *scene, guint index, gpointer user_data)
+{
+  Painter *p = user_data;
+  GraftSceneNode *node = graft_scene_get_node (scene, index);
+
+  if (node->dead)
+    cairo_rectangle (p->cr, node->rect.x, node->rect.y, node->rect.width, node->rect.height);
 }
 
 typedef struct {
@@ -677,6 +725,10 @@ paint_far (Painter *p, const GraftRect *visible)
       set_rgb (cr, &p->palette->border[category]);
       cairo_fill (cr);
     }
+  /* Branches that never run stay greyed from afar too. */
+  graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, add_far_dead_node, p);
+  cairo_set_source_rgba (cr, p->palette->background.r, p->palette->background.g, p->palette->background.b, 0.55);
+  cairo_fill (cr);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_GROUP, visible, draw_marked_group_far, p);
   graft_scene_foreach_in_rect (scene, GRAFT_SCENE_HIT_NODE, visible, draw_marked_far, p);
 }

@@ -29,6 +29,10 @@ typedef struct {
 void graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible,
                           const GraftPaintOptions *options);
 
+/* Where the "+" box of a node whose bodies open in place (node->inline_group)
+ * is drawn: a click there opens them. */
+void graft_painter_get_inline_mark (const GraftSceneNode *node, GraftRect *mark);
+
 /* Background colour of a style, for widgets drawing around the scene. */
 void graft_painter_get_background (gboolean dark, double rgb[3]);
 

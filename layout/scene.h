@@ -63,6 +63,13 @@ typedef struct {
    * (agrees) to 1 (far off), drawn as a stripe in graft_painter_get_heat_colour(). */
   gboolean has_heat;
   double heat;
+
+  /* A node with subgraphs (If, Loop): the group that opens its bodies in
+   * place (graft_layout_set_group_expanded()), and whether they are open. */
+  GraftGroup *inline_group;
+  gboolean inline_expanded;
+  /* In a branch that never runs (graft_if_get_fixed_branch()): greyed. */
+  gboolean dead;
 } GraftSceneNode;
 
 typedef struct {
@@ -85,6 +92,10 @@ typedef struct {
   /* The hottest heat of the nodes a collapsed group hides. */
   gboolean has_heat;
   double heat;
+  /* Control flow opened in place: the node's cluster or one of its bodies
+   * ("then", "else", "body"); dead: a branch that never runs. */
+  gboolean control;
+  gboolean dead;
 } GraftSceneGroup;
 
 typedef struct {

@@ -831,6 +831,14 @@ graft_graph_canvas_dup_expanded_groups (GraftGraphCanvas *self)
   g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
   if (self->layout != NULL && self->graph != NULL && self->graph->root_group != NULL)
     collect_expanded (self->layout, self->graph->root_group, paths);
+  if (self->layout != NULL)
+    {
+      /* If and Loop nodes opened in place. */
+      g_auto (GStrv) control = graft_layout_dup_expanded_control (self->layout);
+
+      for (guint i = 0; control[i] != NULL; i++)
+        g_ptr_array_add (paths, g_steal_pointer (&control[i]));
+    }
   g_ptr_array_add (paths, NULL);
   return (char **) g_ptr_array_free (paths, FALSE);
 }
@@ -852,6 +860,8 @@ graft_graph_canvas_expand_groups (GraftGraphCanvas *self, const char *const *pat
           graft_layout_set_group_expanded (self->layout, group, TRUE);
           changed = TRUE;
         }
+      else if (group == NULL)
+        changed |= graft_layout_expand_control_path (self->layout, paths[i]);
     }
   if (changed)
     request_layout (self);
@@ -874,6 +884,8 @@ graft_graph_canvas_set_expanded_groups (GraftGraphCanvas *self, const char *cons
 
       if (group != NULL)
         graft_layout_set_group_expanded (self->layout, group, TRUE);
+      else
+        graft_layout_expand_control_path (self->layout, paths[i]);
     }
   after = graft_graph_canvas_dup_expanded_groups (self);
   if (!g_strv_equal ((const char *const *) before, (const char *const *) after))
@@ -1130,6 +1142,32 @@ toggle_group (GraftGraphCanvas *self, GraftSceneGroup *group)
   g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
 }
 
+/* A click on the "+" box of an If or Loop opens its bodies in place. */
+static gboolean
+toggle_inline_at (GraftGraphCanvas *self, GraftSceneNode *node, double scene_x, double scene_y, double zoom)
+{
+  GraftRect mark;
+  double slack = CLICK_TOLERANCE_PIXELS / zoom;
+
+  if (node->inline_group == NULL || node->inline_expanded)
+    return FALSE;
+  graft_painter_get_inline_mark (node, &mark);
+  mark.x -= slack;
+  mark.y -= slack;
+  mark.width += 2 * slack;
+  mark.height += 2 * slack;
+  if (!graft_rect_contains (&mark, scene_x, scene_y))
+    return FALSE;
+  /* Keep the cluster where the node was. */
+  graft_canvas_viewport_scene_to_screen (self->viewport, node->rect.x, node->rect.y, &self->anchor_screen_x,
+                                         &self->anchor_screen_y);
+  self->anchor_group = node->inline_group;
+  graft_layout_set_group_expanded (self->layout, node->inline_group, TRUE);
+  request_layout (self);
+  g_signal_emit (self, signals[EXPANSION_CHANGED], 0);
+  return TRUE;
+}
+
 gboolean
 graft_graph_canvas_select_at (GraftGraphCanvas *self, double x, double y)
 {
@@ -1190,6 +1228,8 @@ on_click_released (GtkGestureClick *gesture, int n_press, double x, double y, Gr
             break;
           }
         set_selection (self, node->node, NULL);
+        if (n_press == 1 && !self->busy && toggle_inline_at (self, node, scene_x, scene_y, zoom))
+          break;
         if (n_press == 2)
           {
             g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node->node);

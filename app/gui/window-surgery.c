@@ -146,6 +146,11 @@ delete_selection_action (GtkWidget *widget, const char *action_name, GVariant *p
       graft_window_show_toast (self, "Select a node to delete");
       return;
     }
+  if (node->graph != graft_graph_canvas_get_graph (self->canvas))
+    {
+      graft_window_show_toast (self, "Nodes of a body opened in place are edited in the body's own view");
+      return;
+    }
   gtk_widget_activate_action (widget, "win.delete-node", "s", node->name);
 }
 
@@ -386,6 +391,28 @@ add_item (GtkWidget *box, GtkPopover *popover, const char *label, const char *ac
 }
 
 static void
+on_open_body_clicked (GtkButton *button, GraftWindow *self)
+{
+  GraftNode *node = g_object_get_data (G_OBJECT (button), "node");
+
+  graft_window_show_graph (self, node->graph);
+  graft_graph_canvas_select_node (self->canvas, node);
+}
+
+/* A node of an If or Loop body opened in place: the edits address nodes
+ * by name in the graph shown, so its own are offered in the body's view. */
+static void
+add_open_body_item (GraftWindow *self, GtkWidget *box, GtkPopover *popover, GraftNode *node)
+{
+  GtkWidget *button;
+
+  add_item (box, popover, "_Open Its Body to Edit", NULL, NULL);
+  button = gtk_widget_get_last_child (box);
+  g_object_set_data (G_OBJECT (button), "node", node);
+  g_signal_connect (button, "clicked", G_CALLBACK (on_open_body_clicked), self);
+}
+
+static void
 add_separator (GtkWidget *box)
 {
   GtkWidget *separator = gtk_separator_new (GTK_ORIENTATION_HORIZONTAL);
@@ -468,7 +495,9 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_widget_add_css_class (popover, "menu");
   gtk_popover_set_child (GTK_POPOVER (popover), box);
-  if (node != NULL)
+  if (node != NULL && node->graph != shown)
+    add_open_body_item (self, box, GTK_POPOVER (popover), node);
+  else if (node != NULL)
     fill_node_menu (box, GTK_POPOVER (popover), node, shown->parent_graph == NULL);
   else if (value != NULL)
     fill_value_menu (box, GTK_POPOVER (popover), value);

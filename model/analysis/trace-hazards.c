@@ -1,5 +1,6 @@
 /* TorchScript rules: what torch.jit.trace silently freezes. */
 #include "analysis/diagnostics-private.h"
+#include "analysis/fixed-branch.h"
 
 #include <string.h>
 
@@ -125,65 +126,6 @@ check_node (GraftNode *node, gpointer user_data)
     check_size_list (check, node);
 }
 
-/* TRUE or FALSE for a condition the module fixes (a constant, a plain
- * module attribute such as self.training, or what an If on those yields);
- * -1 if it depends on the input. */
-static int
-fixed_truth (GraftValue *value, guint depth)
-{
-  GraftNode *producer;
-
-  if (value == NULL || (producer = value->producer) == NULL || depth > 16)
-    return -1;
-  if (producer->op == g_intern_static_string ("prim::Constant")
-      || producer->op == g_intern_static_string ("prim::GetAttr"))
-    {
-      GraftAttribute *constant = graft_node_get_attribute (producer, "value");
-
-      if (constant != NULL && (constant->type == GRAFT_ATTR_BOOL || constant->type == GRAFT_ATTR_INT))
-        return constant->i != 0;
-      return -1;
-    }
-  if (producer->op == g_intern_static_string ("aten::__not__") && producer->inputs->len == 1)
-    {
-      int operand = fixed_truth (g_ptr_array_index (producer->inputs, 0), depth + 1);
-
-      return operand < 0 ? -1 : !operand;
-    }
-  if (producer->op == g_intern_static_string ("prim::If") && producer->inputs->len > 0)
-    {
-      int condition = fixed_truth (g_ptr_array_index (producer->inputs, 0), depth + 1);
-      GraftAttribute *branch;
-      guint index;
-
-      if (condition < 0 || !g_ptr_array_find (producer->outputs, value, &index))
-        return -1;
-      branch = graft_node_get_attribute (producer, condition ? "then_branch" : "else_branch");
-      if (branch == NULL || branch->type != GRAFT_ATTR_GRAPH || branch->g == NULL
-          || index >= branch->g->outputs->len)
-        return -1;
-      return fixed_truth (g_ptr_array_index (branch->g->outputs, index), depth + 1);
-    }
-  return -1;
-}
-
-/* The branch an If takes in every run, or NULL: `if self.training:` of
- * BatchNorm and Dropout in a module saved in eval mode. */
-static GraftGraph *
-fixed_branch (GraftNode *node)
-{
-  int condition;
-  GraftAttribute *branch;
-
-  if (node->op != g_intern_static_string ("prim::If") || node->inputs->len == 0)
-    return NULL;
-  condition = fixed_truth (g_ptr_array_index (node->inputs, 0), 0);
-  if (condition < 0)
-    return NULL;
-  branch = graft_node_get_attribute (node, condition ? "then_branch" : "else_branch");
-  return branch != NULL && branch->type == GRAFT_ATTR_GRAPH ? branch->g : NULL;
-}
-
 /* Every node that can run: a branch the module's own attributes rule out
  * is dead code, and its If is no control flow worth a note. */
 static void
@@ -192,7 +134,7 @@ check_live_nodes (GraftGraph *graph, HazardCheck *check)
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
-      GraftGraph *taken = fixed_branch (node);
+      GraftGraph *taken = graft_if_get_fixed_branch (node);
       g_autoptr(GPtrArray) subgraphs = NULL;
 
       if (taken != NULL)

@@ -568,14 +568,16 @@ test_captured_values (void)
   graft_node_adopt_subgraph (branch, body);
   graft_graph_build_groups_from_names (graph);
 
+  /* The default expansion opens the module group, not the If's body. */
   layout = graft_layout_new (graph);
-  graft_layout_expand_all (layout);
   scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
     if (graft_scene_get_node (scene, i)->node == branch)
       if_box = graft_scene_get_node (scene, i);
   g_assert_nonnull (if_box);
+  g_assert_nonnull (if_box->inline_group);
+  g_assert_false (if_box->inline_expanded);
   for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
     {
       GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
@@ -590,6 +592,391 @@ test_captured_values (void)
   /* Relu → ReduceMax and Relu → If; nothing towards the group's border. */
   g_assert_cmpuint (n_edges_of_v, ==, 2);
   g_assert_cmpuint (n_into_if, ==, 1);
+}
+
+/* An ONNX-style If under a module group, both branches reading v from the
+ * enclosing graph, and a Loop whose body carries a value. */
+typedef struct {
+  GraftGraph *graph;
+  GraftValue *v;
+  GraftNode *relu, *branch, *loop, *then_neg, *then_abs, *else_exp, *body_add;
+} ControlFlowGraph;
+
+static GraftGraph *
+add_body (GraftNode *owner, const char *attribute, GraftValue *read, const char *op1, const char *op2,
+          GraftNode **first, GraftNode **second)
+{
+  GraftGraph *body = graft_graph_new (attribute);
+  GraftValue *a = graft_graph_ensure_value (body, "a");
+  GraftValue *b = graft_graph_ensure_value (body, "b");
+  /* Shape labels wider than a branch's column. */
+  const gint64 long_dims[] = { 123456789, 987654321, 123456789, 4 };
+
+  graft_shape_init_fixed (&a->shape, 4, long_dims);
+  graft_shape_init_fixed (&b->shape, 4, long_dims);
+
+  *first = graft_graph_add_node (body, NULL, op1, "first");
+  graft_node_add_input (*first, read);
+  graft_node_add_output (*first, a);
+  if (op2 != NULL)
+    {
+      *second = graft_graph_add_node (body, NULL, op2, "second");
+      graft_node_add_input (*second, a);
+      graft_node_add_output (*second, b);
+      graft_graph_add_output (body, b);
+    }
+  else
+    graft_graph_add_output (body, a);
+  graft_node_add_attribute (owner, graft_attribute_new_graph (attribute, body));
+  graft_node_adopt_subgraph (owner, body);
+  return body;
+}
+
+static void
+make_control_flow_graph (ControlFlowGraph *cf)
+{
+  GraftGraph *graph = graft_graph_new ("control");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *cond = graft_graph_ensure_value (graph, "cond");
+  GraftValue *y = graft_graph_ensure_value (graph, "y");
+  GraftValue *z = graft_graph_ensure_value (graph, "z");
+  GraftValue *trips = graft_graph_ensure_value (graph, "trips");
+  GraftNode *check, *unused = NULL;
+  GraftGraph *body;
+  GraftValue *iteration, *carried, *cond_in, *sum;
+
+  cf->graph = graph;
+  cf->v = graft_graph_ensure_value (graph, "v");
+  graft_shape_init_fixed (&cf->v->shape, 2, (const gint64[]) { 2, 8 });
+  cf->relu = graft_graph_add_node (graph, NULL, "Relu", "/block/Relu");
+  check = graft_graph_add_node (graph, NULL, "ReduceMax", "/block/ReduceMax");
+  cf->branch = graft_graph_add_node (graph, NULL, "If", "/block/If");
+  cf->loop = graft_graph_add_node (graph, NULL, "Loop", "/tail/Loop");
+  graft_graph_add_input (graph, x);
+  graft_graph_add_input (graph, trips);
+  graft_node_add_input (cf->relu, x);
+  graft_node_add_output (cf->relu, cf->v);
+  graft_node_add_input (check, cf->v);
+  graft_node_add_output (check, cond);
+  graft_node_add_input (cf->branch, cond);
+  graft_node_add_output (cf->branch, y);
+  add_body (cf->branch, "then_branch", cf->v, "Neg", "Abs", &cf->then_neg, &cf->then_abs);
+  add_body (cf->branch, "else_branch", cf->v, "Exp", NULL, &cf->else_exp, &unused);
+
+  /* Loop (trips, "", y) → z; body (i, cond_in, carried) → (cond_in, carried + v). */
+  graft_node_add_input (cf->loop, trips);
+  graft_node_add_input (cf->loop, NULL);
+  graft_node_add_input (cf->loop, y);
+  graft_node_add_output (cf->loop, z);
+  graft_graph_add_output (graph, z);
+  body = graft_graph_new ("body");
+  iteration = graft_graph_ensure_value (body, "i");
+  cond_in = graft_graph_ensure_value (body, "cond_in");
+  carried = graft_graph_ensure_value (body, "carried");
+  sum = graft_graph_ensure_value (body, "sum");
+  graft_graph_add_input (body, iteration);
+  graft_graph_add_input (body, cond_in);
+  graft_graph_add_input (body, carried);
+  cf->body_add = graft_graph_add_node (body, NULL, "Add", "add");
+  graft_node_add_input (cf->body_add, carried);
+  graft_node_add_input (cf->body_add, cf->v);
+  graft_node_add_output (cf->body_add, sum);
+  graft_graph_add_output (body, cond_in);
+  graft_graph_add_output (body, sum);
+  graft_node_add_attribute (cf->loop, graft_attribute_new_graph ("body", body));
+  graft_node_adopt_subgraph (cf->loop, body);
+  graft_graph_build_groups_from_names (graph);
+}
+
+static GraftSceneNode *
+scene_node_of (GraftScene *scene, GraftNode *node)
+{
+  int index = graft_scene_find_node (scene, node);
+
+  g_assert_cmpint (index, >=, 0);
+  return graft_scene_get_node (scene, index);
+}
+
+static GraftSceneGroup *
+scene_group_titled (GraftScene *scene, int parent, const char *title)
+{
+  for (guint i = 0; i < graft_scene_get_n_groups (scene); i++)
+    {
+      GraftSceneGroup *group = graft_scene_get_group (scene, i);
+
+      if (group->parent == parent && g_strcmp0 (group->title, title) == 0)
+        return group;
+    }
+  g_assert_not_reached ();
+}
+
+static int
+scene_group_index (GraftScene *scene, GraftSceneGroup *group)
+{
+  for (guint i = 0; i < graft_scene_get_n_groups (scene); i++)
+    if (graft_scene_get_group (scene, i) == group)
+      return i;
+  g_assert_not_reached ();
+}
+
+static gboolean
+rect_inside (const GraftRect *inner, const GraftRect *outer)
+{
+  return inner->x >= outer->x - 0.01 && inner->y >= outer->y - 0.01
+         && inner->x + inner->width <= outer->x + outer->width + 0.01
+         && inner->y + inner->height <= outer->y + outer->height + 0.01;
+}
+
+static gboolean
+points_meet (GraftPoint a, GraftPoint b)
+{
+  return fabs (a.x - b.x) < 3 && fabs (a.y - b.y) < 3;
+}
+
+/* Whether edges carrying value lead, one continuing where the other
+ * ends, from the box from to the box to. */
+static gboolean
+edges_connect (GraftScene *scene, GraftValue *value, const GraftRect *from, const GraftRect *to)
+{
+  GraftRect near_from = { from->x - 3, from->y - 3, from->width + 6, from->height + 6 };
+  GraftRect near_to = { to->x - 3, to->y - 3, to->width + 6, to->height + 6 };
+  g_autoptr (GArray) ends = g_array_new (FALSE, FALSE, sizeof (GraftPoint));
+  gboolean grew = TRUE;
+
+  for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+    {
+      GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+
+      if (edge->value == value && graft_rect_contains (&near_from, edge->points[0].x, edge->points[0].y))
+        g_array_append_val (ends, edge->points[edge->n_points - 1]);
+    }
+  while (grew)
+    {
+      grew = FALSE;
+      for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+        {
+          GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+          GraftPoint last = edge->has_arrow ? edge->arrow_tip : edge->points[edge->n_points - 1];
+          gboolean known = FALSE, starts_at_end = FALSE;
+
+          if (edge->value != value)
+            continue;
+          for (guint j = 0; j < ends->len; j++)
+            {
+              known |= points_meet (g_array_index (ends, GraftPoint, j), edge->points[edge->n_points - 1]);
+              starts_at_end |= points_meet (g_array_index (ends, GraftPoint, j), edge->points[0]);
+            }
+          if (starts_at_end && graft_rect_contains (&near_to, last.x, last.y))
+            return TRUE;
+          if (starts_at_end && !known)
+            {
+              g_array_append_val (ends, edge->points[edge->n_points - 1]);
+              grew = TRUE;
+            }
+        }
+    }
+  return FALSE;
+}
+
+static void
+check_control_flow_scene (ControlFlowGraph *cf, GraftScene *scene)
+{
+  GraftSceneGroup *block = scene_group_titled (scene, -1, "block");
+  GraftSceneGroup *cluster = scene_group_titled (scene, scene_group_index (scene, block), "If");
+  int cluster_index = scene_group_index (scene, cluster);
+  GraftSceneGroup *then_group = scene_group_titled (scene, cluster_index, "then");
+  GraftSceneGroup *else_group = scene_group_titled (scene, cluster_index, "else");
+  /* "tail" holds the Loop alone: dissolved into the top level. */
+  GraftSceneGroup *loop_cluster = scene_group_titled (scene, -1, "Loop");
+  GraftSceneGroup *loop_body = scene_group_titled (scene, scene_group_index (scene, loop_cluster), "body");
+  struct {
+    GraftNode *node;
+    GraftSceneGroup *group;
+  } placed[] = {
+    { cf->branch, cluster }, { cf->then_neg, then_group }, { cf->then_abs, then_group },
+    { cf->else_exp, else_group }, { cf->loop, loop_cluster }, { cf->body_add, loop_body },
+  };
+
+  g_assert_true (cluster->expanded && cluster->control);
+  g_assert_true (then_group->expanded && then_group->control && !then_group->dead);
+  g_assert_true (rect_inside (&then_group->rect, &cluster->rect));
+  g_assert_true (rect_inside (&else_group->rect, &cluster->rect));
+  g_assert_false (graft_rect_intersects (&then_group->rect, &else_group->rect));
+  g_assert_true (rect_inside (&loop_body->rect, &loop_cluster->rect));
+  for (gsize i = 0; i < G_N_ELEMENTS (placed); i++)
+    g_assert_true (rect_inside (&scene_node_of (scene, placed[i].node)->rect, &placed[i].group->rect));
+  /* The If sits above its branches, not beside or inside them. */
+  g_assert_false (graft_rect_intersects (&scene_node_of (scene, cf->branch)->rect, &then_group->rect));
+  g_assert_false (graft_rect_intersects (&scene_node_of (scene, cf->branch)->rect, &else_group->rect));
+
+  /* Nodes outside the clusters stay clear of them. */
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (scene, i);
+      gboolean in_if = rect_inside (&node->rect, &cluster->rect);
+      gboolean in_loop = rect_inside (&node->rect, &loop_cluster->rect);
+
+      g_assert_true (in_if || !graft_rect_intersects (&node->rect, &cluster->rect));
+      g_assert_true (in_loop || !graft_rect_intersects (&node->rect, &loop_cluster->rect));
+      for (guint j = i + 1; j < graft_scene_get_n_nodes (scene); j++)
+        g_assert_false (graft_rect_intersects (&node->rect, &graft_scene_get_node (scene, j)->rect));
+    }
+
+  /* Shape labels in a cluster stay inside it: a branch is one narrow
+   * column, and past its border a label would print over the edges
+   * running beside it. */
+  {
+    cairo_t *cr = graft_text_context_new ();
+    guint n_labels = 0;
+
+    for (guint i = 0; i < graft_scene_get_n_edges (scene); i++)
+      {
+        GraftSceneEdge *edge = graft_scene_get_edge (scene, i);
+        GraftRect label_box;
+
+        if (edge->label == NULL)
+          continue;
+        n_labels++;
+        graft_text_select (cr, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE);
+        label_box = (GraftRect) { edge->label_pos.x, edge->label_pos.y - graft_text_get_line_height (GRAFT_TEXT_EDGE) + 1,
+                                  graft_text_measure (cr, edge->label), graft_text_get_line_height (GRAFT_TEXT_EDGE) };
+        for (guint j = 0; j < graft_scene_get_n_groups (scene); j++)
+          {
+            GraftSceneGroup *group = graft_scene_get_group (scene, j);
+
+            if (group->control && graft_rect_intersects (&label_box, &group->rect)
+                && !rect_inside (&label_box, &group->rect))
+              g_error ("label '%s' crosses the border of '%s'", edge->label, group->title);
+          }
+      }
+    g_assert_cmpuint (n_labels, >, 0);
+    cairo_destroy (cr);
+  }
+
+  /* v, computed outside, reaches the nodes reading it in each body. */
+  g_assert_true (edges_connect (scene, cf->v, &scene_node_of (scene, cf->relu)->rect,
+                                &scene_node_of (scene, cf->then_neg)->rect));
+  g_assert_true (edges_connect (scene, cf->v, &scene_node_of (scene, cf->relu)->rect,
+                                &scene_node_of (scene, cf->else_exp)->rect));
+  g_assert_true (edges_connect (scene, cf->v, &scene_node_of (scene, cf->relu)->rect,
+                                &scene_node_of (scene, cf->body_add)->rect));
+  /* The Loop feeds its body the carried value. */
+  g_assert_true (edges_connect (scene, g_ptr_array_index (cf->body_add->inputs, 0),
+                                &scene_node_of (scene, cf->loop)->rect, &scene_node_of (scene, cf->body_add)->rect));
+  /* What the branches return leaves through the If's output, into the Loop. */
+  g_assert_true (edges_connect (scene, g_ptr_array_index (cf->then_abs->outputs, 0),
+                                &scene_node_of (scene, cf->then_abs)->rect, &cluster->rect));
+}
+
+static void
+test_control_flow_inline (void)
+{
+  ControlFlowGraph cf;
+  g_autoptr (GraftGraph) graph = NULL;
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) collapsed = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GraftScene) again = NULL;
+  g_autoptr (GError) error = NULL;
+  GraftSceneNode *if_box;
+
+  make_control_flow_graph (&cf);
+  graph = cf.graph;
+  layout = graft_layout_new (graph);
+
+  /* By default an If is one box, its bodies a click away. */
+  collapsed = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_scene_find_node (collapsed, cf.then_neg), ==, -1);
+  if_box = scene_node_of (collapsed, cf.branch);
+  g_assert_nonnull (if_box->inline_group);
+  g_assert_false (if_box->inline_expanded);
+
+  /* Expand All opens them in place. */
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  check_control_flow_scene (&cf, scene);
+  g_assert_true (scene_node_of (scene, cf.branch)->inline_expanded);
+
+  /* Closing the If (its cluster's header) hides its bodies again. */
+  graft_layout_set_group_expanded (layout, scene_node_of (scene, cf.branch)->inline_group, FALSE);
+  again = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_scene_find_node (again, cf.then_neg), ==, -1);
+  g_assert_cmpint (graft_scene_find_node (again, cf.body_add), >=, 0);
+  g_assert_false (scene_node_of (again, cf.branch)->inline_expanded);
+}
+
+static void
+test_control_flow_inline_lr (void)
+{
+  ControlFlowGraph cf;
+  g_autoptr (GraftGraph) graph = NULL;
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GError) error = NULL;
+  GraftLayoutOptions options;
+
+  make_control_flow_graph (&cf);
+  graph = cf.graph;
+  layout = graft_layout_new (graph);
+  graft_layout_options_init (&options);
+  options.direction = GRAFT_LAYOUT_DIRECTION_LR;
+  options.show_names = TRUE;
+  graft_layout_set_options (layout, &options);
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  check_control_flow_scene (&cf, scene);
+}
+
+/* prim::If on a module attribute (self.training, False): its then branch
+ * never runs, and shows so. */
+static void
+test_control_flow_dead_branch (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("forward");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *training = graft_graph_ensure_value (graph, "training");
+  GraftValue *y = graft_graph_ensure_value (graph, "y");
+  GraftNode *get_attr = graft_graph_add_node (graph, "prim", "GetAttr", "training");
+  GraftNode *branch = graft_graph_add_node (graph, "prim", "If", "if");
+  GraftAttribute *value = graft_attribute_new ("value", GRAFT_ATTR_BOOL);
+  GraftNode *then_node, *else_node, *unused = NULL;
+  g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GError) error = NULL;
+  GraftSceneGroup *then_group, *else_group;
+  GraftSceneNode *if_box;
+  gboolean said = FALSE;
+
+  value->i = 0;
+  graft_node_add_attribute (get_attr, value);
+  graft_node_add_output (get_attr, training);
+  graft_graph_add_input (graph, x);
+  graft_node_add_input (branch, training);
+  graft_node_add_output (branch, y);
+  graft_graph_add_output (graph, y);
+  add_body (branch, "then_branch", x, "add_", NULL, &then_node, &unused);
+  add_body (branch, "else_branch", x, "relu", NULL, &else_node, &unused);
+
+  layout = graft_layout_new (graph);
+  graft_layout_expand_all (layout);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  then_group = scene_group_titled (scene, scene_group_index (scene, scene_group_titled (scene, -1, "If")),
+                                   "then · never runs");
+  else_group = scene_group_titled (scene, scene_group_index (scene, scene_group_titled (scene, -1, "If")), "else");
+  g_assert_true (then_group->dead);
+  g_assert_false (else_group->dead);
+  g_assert_true (scene_node_of (scene, then_node)->dead);
+  g_assert_false (scene_node_of (scene, else_node)->dead);
+  if_box = scene_node_of (scene, branch);
+  g_assert_false (if_box->dead);
+  for (guint i = 0; if_box->lines[i] != NULL; i++)
+    said |= strstr (if_box->lines[i], "then never runs") != NULL;
+  g_assert_true (said);
 }
 
 /* One node whose many outputs go down side by side (a Split, a group's
@@ -685,5 +1072,8 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/unscoped-chunks", test_unscoped_chunks);
   g_test_add_func ("/layout/flat", test_flat);
   g_test_add_func ("/layout/captured-values", test_captured_values);
+  g_test_add_func ("/layout/control-flow-inline", test_control_flow_inline);
+  g_test_add_func ("/layout/control-flow-inline-lr", test_control_flow_inline_lr);
+  g_test_add_func ("/layout/control-flow-dead-branch", test_control_flow_dead_branch);
   return g_test_run ();
 }

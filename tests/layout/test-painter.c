@@ -334,6 +334,58 @@ test_hidden_marks (void)
   cairo_surface_destroy (far);
 }
 
+static guint32
+pixel_at (cairo_surface_t *surface, double x, double y, double scale)
+{
+  return *(const guint32 *) (cairo_image_surface_get_data (surface) + (int) (y * scale) * cairo_image_surface_get_stride (surface)
+                             + 4 * (int) (x * scale)) & 0xffffff;
+}
+
+static int
+distance_to (guint32 pixel, const double rgb[3])
+{
+  return ABS ((int) (pixel >> 16 & 0xff) - (int) (rgb[0] * 255)) + ABS ((int) (pixel >> 8 & 0xff) - (int) (rgb[1] * 255))
+         + ABS ((int) (pixel & 0xff) - (int) (rgb[2] * 255));
+}
+
+/* A node of a branch that never runs is greyed (nearer the background
+ * than the same box live), near and far. */
+static void
+test_dead_nodes_greyed (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("g");
+  GraftNode *live = graft_graph_add_node (graph, NULL, "Conv", "live");
+  GraftNode *dead = graft_graph_add_node (graph, NULL, "Conv", "dead");
+  GraftScene *scene = graft_scene_new (graph);
+  GraftSceneNode node = { GRAFT_SCENE_NODE_OP, live, NULL, { 0, 0, 120, 60 }, GRAFT_OP_CATEGORY_LAYER };
+  GraftPaintOptions options = { .paint_background = TRUE };
+  double background[3];
+  const double scales[] = { 1.0, 0.1 };
+
+  node.group = -1;
+  graft_scene_add_node (scene, &node);
+  node.node = dead;
+  node.rect.x = 200;
+  node.dead = TRUE;
+  graft_scene_add_node (scene, &node);
+  graft_scene_finish (scene);
+  graft_painter_get_background (FALSE, background);
+  for (gsize i = 0; i < G_N_ELEMENTS (scales); i++)
+    {
+      cairo_surface_t *surface = paint (scene, &options, scales[i]);
+      GraftRect bounds;
+      guint32 live_pixel, dead_pixel;
+
+      graft_scene_get_bounds (scene, &bounds);
+      live_pixel = pixel_at (surface, 60 - bounds.x, 30 - bounds.y, scales[i]);
+      dead_pixel = pixel_at (surface, 260 - bounds.x, 30 - bounds.y, scales[i]);
+      g_test_message ("scale %g: live %06x, dead %06x", scales[i], live_pixel, dead_pixel);
+      g_assert_cmpint (distance_to (dead_pixel, background), <, distance_to (live_pixel, background) / 2);
+      cairo_surface_destroy (surface);
+    }
+  graft_scene_unref (scene);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -346,5 +398,6 @@ main (int argc, char **argv)
   g_test_add_func ("/painter/tiny-scale", test_tiny_scale);
   g_test_add_func ("/painter/inferred-shape-role", test_inferred_shape_role);
   g_test_add_func ("/painter/hidden-marks", test_hidden_marks);
+  g_test_add_func ("/painter/dead-nodes-greyed", test_dead_nodes_greyed);
   return g_test_run ();
 }

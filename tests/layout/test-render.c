@@ -282,6 +282,81 @@ test_torchvision (void)
   test_remove_dir (dir);
 }
 
+static void
+png_size (const char *path, int *width, int *height)
+{
+  cairo_surface_t *surface = cairo_image_surface_create_from_png (path);
+
+  g_assert_cmpint (cairo_surface_status (surface), ==, CAIRO_STATUS_SUCCESS);
+  *width = cairo_image_surface_get_width (surface);
+  *height = cairo_image_surface_get_height (surface);
+  cairo_surface_destroy (surface);
+}
+
+/* A scripted module with a data-dependent if, a for loop and an eval-mode
+ * BatchNorm: --expand-all opens the bodies of its prim::If and prim::Loop
+ * in place (the layout tests check the geometry; this, the command). */
+static void
+test_scripted_control_flow (void)
+{
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "models", NULL);
+  g_autofree char *model = g_build_filename (models, "control_flow_scripted.pt", NULL);
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "gui", "make-control-flow-model.py", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  g_autofree char *collapsed = g_build_filename (dir, "control-flow.png", NULL);
+  g_autofree char *expanded = g_build_filename (dir, "control-flow-all.png", NULL);
+  g_autofree char *expanded_pdf = g_build_filename (dir, "control-flow-all.pdf", NULL);
+  int collapsed_width, collapsed_height, width, height;
+
+  g_mkdir_with_parents (models, 0755);
+  if (!g_file_test (model, G_FILE_TEST_EXISTS))
+    {
+      const char *generate[] = { test_python, script, model, NULL };
+      g_autoptr (GError) error = NULL;
+      g_autofree char *generator_out = NULL;
+      g_autofree char *generator_err = NULL;
+      int status;
+
+      g_spawn_sync (NULL, (char **) generate, NULL, G_SPAWN_DEFAULT, NULL, NULL, &generator_out, &generator_err,
+                    &status, &error);
+      g_assert_no_error (error);
+      if (!g_spawn_check_wait_status (status, NULL))
+        g_error ("make-control-flow-model.py failed: %s%s", generator_out, generator_err);
+    }
+  {
+    g_autofree char *err = NULL;
+    const char *args[] = { model, "-o", collapsed, NULL };
+
+    g_assert_cmpint (run_render (args, &err), ==, 0);
+    g_assert_cmpstr (err, ==, "");
+  }
+  {
+    g_autofree char *err = NULL;
+    const char *args[] = { model, "-o", expanded, "--expand-all", NULL };
+
+    g_assert_cmpint (run_render (args, &err), ==, 0);
+    g_assert_cmpstr (err, ==, "");
+  }
+  {
+    g_autofree char *err = NULL;
+    const char *args[] = { model, "-o", expanded_pdf, "--expand-all", "--direction", "LR", NULL };
+
+    g_assert_cmpint (run_render (args, &err), ==, 0);
+    assert_picture (expanded_pdf, "pdf");
+  }
+  assert_picture (collapsed, "png");
+  assert_picture (expanded, "png");
+  png_size (collapsed, &collapsed_width, &collapsed_height);
+  png_size (expanded, &width, &height);
+  g_test_message ("collapsed %d×%d, expanded %d×%d", collapsed_width, collapsed_height, width, height);
+  /* BatchNorm's module group and the bodies of its Ifs, of the if and of
+   * the for loop: clusters stacked in the picture. */
+  g_assert_cmpint (height, >, collapsed_height * 2);
+  assert_no_leftovers (dir);
+  test_remove_dir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -292,6 +367,7 @@ main (int argc, char **argv)
     {
       g_test_add_func ("/render/sample", test_sample);
       g_test_add_func ("/render/errors", test_errors);
+      g_test_add_func ("/render/scripted-control-flow", test_scripted_control_flow);
     }
   return g_test_run ();
 }

@@ -1,0 +1,58 @@
+#include "analysis/fixed-branch.h"
+
+/* TRUE or FALSE for a condition the module fixes (a constant, a plain
+ * module attribute such as self.training, or what an If on those yields);
+ * -1 if it depends on the input. */
+static int
+fixed_truth (GraftValue *value, guint depth)
+{
+  GraftNode *producer;
+
+  if (value == NULL || (producer = value->producer) == NULL || depth > 16)
+    return -1;
+  if (producer->op == g_intern_static_string ("prim::Constant")
+      || producer->op == g_intern_static_string ("prim::GetAttr"))
+    {
+      GraftAttribute *constant = graft_node_get_attribute (producer, "value");
+
+      if (constant != NULL && (constant->type == GRAFT_ATTR_BOOL || constant->type == GRAFT_ATTR_INT))
+        return constant->i != 0;
+      return -1;
+    }
+  if (producer->op == g_intern_static_string ("aten::__not__") && producer->inputs->len == 1)
+    {
+      int operand = fixed_truth (g_ptr_array_index (producer->inputs, 0), depth + 1);
+
+      return operand < 0 ? -1 : !operand;
+    }
+  if (producer->op == g_intern_static_string ("prim::If") && producer->inputs->len > 0)
+    {
+      int condition = fixed_truth (g_ptr_array_index (producer->inputs, 0), depth + 1);
+      GraftAttribute *branch;
+      guint index;
+
+      if (condition < 0 || !g_ptr_array_find (producer->outputs, value, &index))
+        return -1;
+      branch = graft_node_get_attribute (producer, condition ? "then_branch" : "else_branch");
+      if (branch == NULL || branch->type != GRAFT_ATTR_GRAPH || branch->g == NULL
+          || index >= branch->g->outputs->len)
+        return -1;
+      return fixed_truth (g_ptr_array_index (branch->g->outputs, index), depth + 1);
+    }
+  return -1;
+}
+
+GraftGraph *
+graft_if_get_fixed_branch (GraftNode *node)
+{
+  int condition;
+  GraftAttribute *branch;
+
+  if (node->op != g_intern_static_string ("prim::If") || node->inputs->len == 0)
+    return NULL;
+  condition = fixed_truth (g_ptr_array_index (node->inputs, 0), 0);
+  if (condition < 0)
+    return NULL;
+  branch = graft_node_get_attribute (node, condition ? "then_branch" : "else_branch");
+  return branch != NULL && branch->type == GRAFT_ATTR_GRAPH ? branch->g : NULL;
+}

@@ -1,0 +1,15 @@
+/* If branches a module's own attributes decide: `if self.training:` of
+ * BatchNorm and Dropout in a module saved in eval mode always takes the
+ * same branch, so the other one is dead code. Lint leaves such Ifs out of
+ * its control-flow notes and the viewer greys their dead branch. */
+#pragma once
+
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+/* The branch a prim::If takes in every run (its then or else graph), or
+ * NULL when the condition depends on the input (or node is no prim::If). */
+GraftGraph *graft_if_get_fixed_branch (GraftNode *node);
+
+G_END_DECLS
