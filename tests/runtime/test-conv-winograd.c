@@ -134,9 +134,10 @@ test_unsupported (void)
   g_assert_false (graft_conv_winograd_supports (&five, 1));
   g_assert_false (graft_conv_winograd_supports (&plain, 2));
   g_assert_true (graft_conv_winograd_supports (&plain, 1));
-  /* it pays with enough channels and pixels */
-  g_assert_true (graft_conv_winograd_pays (&plain, 1, 64, 64, 1));
-  g_assert_false (graft_conv_winograd_pays (&plain, 1, 3, 64, 1));
+  /* it pays with enough channels and tiles (four per 8×8 image) */
+  g_assert_true (graft_conv_winograd_pays (&plain, 2, 64, 64, 1));
+  g_assert_false (graft_conv_winograd_pays (&plain, 1, 64, 64, 1));
+  g_assert_false (graft_conv_winograd_pays (&plain, 2, 3, 64, 1));
 }
 
 int

@@ -253,7 +253,7 @@ graft_conv_winograd_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gi
   if (!graft_conv_winograd_supports (w, group))
     return FALSE;
   gint64 tiles = N * ((w->out[0] + TILE - 1) / TILE) * ((w->out[1] + TILE - 1) / TILE);
-  return C >= 16 && M >= 16 && ((w->out[0] >= 8 && w->out[1] >= 8) || tiles >= 16);
+  return C >= 16 && M >= 16 && tiles >= 8;
 }
 
 typedef struct {
