@@ -1,5 +1,5 @@
 /* The packed convolution (conv-gemm.c: AVX-512 and AVX2+FMA micro-kernels)
- * and the AVX-512 depthwise one (conv-depthwise.c), each against a direct
+ * and the AVX-512 and AVX2 depthwise ones (conv-depthwise.c), each against a direct
  * double-precision loop and
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
@@ -66,6 +66,12 @@ static const ConvCase cases[] = {
   { 2, 3, 3, 9, 9, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },      /* asymmetric pads */
   { 1, 4, 4, 12, 13, 3, 3, 1, 2, 2, 2, 2, 2, 4, NULL },      /* dilation 2 */
   { 2, 4, 4, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 4, "Relu" },      /* 5×5 on 7×7 */
+  /* depthwise edge shapes (AVX2: edge vectors masked in the loop) */
+  { 3, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 7, "Relu" },      /* 1×1 maps, batch 3 */
+  { 1, 5, 5, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1, 5, NULL },        /* 2×2, stride 2 */
+  { 3, 4, 4, 33, 57, 3, 3, 2, 1, 1, 1, 1, 1, 4, "Clip" },    /* stride 2, odd sizes, batch 3 */
+  { 1, 3, 3, 10, 48, 3, 3, 1, 1, 0, 0, 0, 0, 3, NULL },      /* no padding */
+  { 1, 2, 2, 6, 20, 3, 3, 2, 1, 0, 1, 1, 0, 2, NULL },       /* stride 2, asymmetric pads */
   /* 3×3 stride 1 with 16 channels and more: Winograd (conv-winograd.c) */
   { 3, 64, 24, 36, 44, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* five blocks of tiles over the threads */
   { 2, 32, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, TRUE },    /* one block: panels over the threads */
