@@ -4,6 +4,9 @@
  *   WG_ATTR     the function attributes (the target), or nothing
  *   VG, VG_LANES the matrix-product vector type and its floats
  *   KR, KV      the product tile: KR filter rows × KV vectors of tiles
+ *   K1R         the filter rows of the one-vector tile (the last vector of
+ *               a block, and whole blocks of eight tiles): as many as the
+ *               registers allow, for enough multiply-add chains in flight
  * The transforms work on 8 tiles at a time in GraftV8f vectors whatever
  * the variant. No include guard on purpose. */
 
@@ -11,13 +14,14 @@
 #define WG_CAT(name, suffix) WG_CAT2 (name, suffix)
 #define WG(name) WG_CAT (name, WG_SUFFIX)
 
-/* tile [KR][vecs·VG_LANES] = a [K][PACK_ROWS] (its first KR rows) ·
+/* tile [rows][vecs·VG_LANES] = a [K][PACK_ROWS] (its first rows) ·
  * b [K][vecs·VG_LANES]; rows of b ldb apart, of the tile ldt apart. */
 static inline __attribute__ ((always_inline)) void
-WG (kernel_body) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const int vecs)
+WG (kernel_body) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const int rows,
+                  const int vecs)
 {
-  VG acc[KR][KV];
-  for (int r = 0; r < KR; r++)
+  VG acc[PACK_ROWS][KV];
+  for (int r = 0; r < rows; r++)
     for (int v = 0; v < vecs; v++)
       acc[r][v] = (VG) { 0 };
 #pragma GCC unroll 4
@@ -26,14 +30,14 @@ WG (kernel_body) (gint64 K, const float *a, const float *b, gint64 ldb, float *t
       VG bv[KV];
       for (int v = 0; v < vecs; v++)
         memcpy (&bv[v], b + v * VG_LANES, sizeof (VG));
-      for (int r = 0; r < KR; r++)
+      for (int r = 0; r < rows; r++)
         {
           float s = a[r];
           for (int v = 0; v < vecs; v++)
             acc[r][v] += s * bv[v];
         }
     }
-  for (int r = 0; r < KR; r++)
+  for (int r = 0; r < rows; r++)
     for (int v = 0; v < vecs; v++)
       memcpy (tile + r * ldt + v * VG_LANES, &acc[r][v], sizeof (VG));
 }
@@ -41,20 +45,20 @@ WG (kernel_body) (gint64 K, const float *a, const float *b, gint64 ldb, float *t
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 WG (kernel_1) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, 1);
+  WG (kernel_body) (K, a, b, ldb, tile, ldt, K1R, 1);
 }
 
 #if KV >= 3
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 WG (kernel_2) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, 2);
+  WG (kernel_body) (K, a, b, ldb, tile, ldt, KR, 2);
 }
 
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 WG (kernel_3) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, 3);
+  WG (kernel_body) (K, a, b, ldb, tile, ldt, KR, 3);
 }
 #endif
 
@@ -242,19 +246,23 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
           gint64 vecs = MIN (KV, (cols - col) / VG_LANES);
 #endif
           for (gint64 p = p0; p < p1; p++)
-            for (int half = 0; half < PACK_ROWS / KR; half++)
-              {
-                const float *ap = u + p * C * PACK_ROWS + half * KR;
-                float *tile = out + ((p - p0) * PACK_ROWS + half * KR) * tb + col;
+            {
+              const float *ap = u + p * C * PACK_ROWS;
+              float *tile = out + (p - p0) * PACK_ROWS * tb + col;
 #if KV >= 3
-                if (vecs == 3)
-                  WG (kernel_3) (C, ap, b + col, tb, tile, tb);
-                else if (vecs == 2)
-                  WG (kernel_2) (C, ap, b + col, tb, tile, tb);
-                else
+              if (vecs > 1)
+                {
+                  for (int r = 0; r < PACK_ROWS; r += KR)
+                    if (vecs == 3)
+                      WG (kernel_3) (C, ap + r, b + col, tb, tile + r * tb, tb);
+                    else
+                      WG (kernel_2) (C, ap + r, b + col, tb, tile + r * tb, tb);
+                  continue;
+                }
 #endif
-                  WG (kernel_1) (C, ap, b + col, tb, tile, tb);
-              }
+              for (int r = 0; r < PACK_ROWS; r += K1R)
+                WG (kernel_1) (C, ap + r, b + col, tb, tile + r * tb, tb);
+            }
         }
     }
 
@@ -273,3 +281,4 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
 #undef VG_LANES
 #undef KR
 #undef KV
+#undef K1R

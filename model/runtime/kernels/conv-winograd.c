@@ -141,6 +141,7 @@ typedef struct {
 #define VG_LANES 8
 #define KR 4
 #define KV 1
+#define K1R 4
 #include "runtime/kernels/conv-winograd-body.h"
 
 static const WinogradIsa isa_portable = { task_portable, 8, 8, 4 };
@@ -152,6 +153,7 @@ static const WinogradIsa isa_portable = { task_portable, 8, 8, 4 };
 #define VG_LANES 8
 #define KR 4
 #define KV 3
+#define K1R 8
 #include "runtime/kernels/conv-winograd-body.h"
 
 /* 4 × 24: the tile of conv-gemm.c's AVX2 kernel (12 ymm accumulators) */
@@ -165,6 +167,7 @@ typedef float GraftV16f __attribute__ ((vector_size (64)));
 #define VG_LANES 16
 #define KR 8
 #define KV 3
+#define K1R 8
 #include "runtime/kernels/conv-winograd-body.h"
 GRAFT_TARGET_AVX512_END
 
