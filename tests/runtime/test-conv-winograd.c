@@ -2,8 +2,9 @@
  * direct double-precision loop, called on its own (one thread) on edge
  * shapes it supports whether or not it pays there: 1×1, 2×2 and odd
  * maps, maps whose tiles wrap across rows and images inside a vector of
- * eight, rows of eight whole tiles (the shuffled loads and stores) and
- * ones that end inside a tile, padding 0, 1, 2 and asymmetric, channel
+ * eight, rows of eight tiles (the shuffled loads and stores, with the
+ * padding copied in or the last tile cut off) and ones that end inside
+ * a tile, padding 0, 1, 2 and asymmetric, channel
  * counts 1, 3, odd and large, output channels not a multiple of the
  * filter panel, batch 1 and 3, with and without bias, residual and
  * clamp; at every SIMD level. The tolerance is the conversions' one,
@@ -27,6 +28,7 @@ static const WinoCase cases[] = {
   { 2, 8, 24, 13, 37, 1, 1, 1, 1, FALSE, TRUE },    /* odd width: a tile row of 10 */
   { 1, 5, 13, 6, 70, 1, 1, 1, 1, TRUE, TRUE },      /* 18 tiles per row: eight whole ones side by side */
   { 2, 4, 8, 9, 66, 0, 0, 0, 0, TRUE, FALSE },      /* 16 tiles per row, no padding: the last ones end early */
+  { 2, 6, 9, 11, 30, 1, 1, 1, 1, TRUE, TRUE },      /* rows of exactly eight tiles, the last cut at 30 and 11 */
   { 1, 6, 10, 11, 40, 2, 1, 0, 2, FALSE, TRUE },    /* asymmetric padding, OH ≠ H */
   { 1, 2, 3, 4, 3, 2, 2, 2, 2, TRUE, FALSE },       /* padding wider than the taps reach */
   { 1, 300, 20, 5, 9, 1, 1, 1, 1, FALSE, FALSE },   /* deep: 300 channels */

@@ -87,14 +87,30 @@ WG (load_patches) (const WinogradJob *job, gint64 c, gint64 t_first, GraftV8f d[
   gint64 H = job->H, W = job->W, per_image = job->TH * job->TW;
   gint64 n = t_first / per_image, th = t_first % per_image / job->TW, tw = t_first % job->TW;
   gint64 ih0 = th * TILE - job->pt, iw0 = tw * TILE - job->pl;
-  if (t_first + 8 <= job->tiles && tw + 8 <= job->TW && ih0 >= 0 && ih0 + 6 <= H && iw0 >= 0 &&
-      iw0 + 8 * TILE + 2 <= W)
+  if (t_first + 8 <= job->tiles && tw + 8 <= job->TW)
     {
-      /* eight tiles side by side inside x: each patch row is 34 floats of
-       * x, split into the four columns j mod 4 of the tiles */
-      const float *src = a->x + ((n * a->C + c) * H + ih0) * W + iw0;
-      for (int r = 0; r < 6; r++, src += W)
+      /* eight tiles side by side: each patch row is 34 floats of x (copied
+       * with its zero padding where it crosses the edge of x), split into
+       * the four columns j mod 4 of the tiles */
+      const float *plane = a->x + (n * a->C + c) * H * W;
+      gboolean inside_cols = iw0 >= 0 && iw0 + 8 * TILE + 2 <= W;
+      for (int r = 0; r < 6; r++)
         {
+          gint64 ih = ih0 + r;
+          if (ih < 0 || ih >= H)
+            {
+              for (int j = 0; j < 6; j++)
+                d[r][j] = (GraftV8f) { 0 };
+              continue;
+            }
+          const float *src = plane + ih * W + iw0;
+          float padded[8 * TILE + 8];
+          if (!inside_cols)
+            {
+              for (gint64 j = 0; j < 8 * TILE + 2; j++)
+                padded[j] = iw0 + j >= 0 && iw0 + j < W ? src[j] : 0;
+              src = padded;
+            }
           GraftV8f p[4], q[4], lo[4], hi[4];
           for (int i = 0; i < 4; i++)
             {
@@ -170,16 +186,29 @@ WG (store_tiles) (const WinogradJob *job, gint64 m, gint64 t_first, const float 
   gint64 OH = job->OH, OW = job->OW, per_image = job->TH * job->TW;
   gint64 n = t_first / per_image, th = t_first % per_image / job->TW, tw = t_first % job->TW;
   gint64 plane = (n * a->M + m) * OH * OW;
-  if (t_first + 8 <= job->tiles && tw + 8 <= job->TW && (th + 1) * TILE <= OH && (tw + 8) * TILE <= OW)
+  if (t_first + 8 <= job->tiles && tw + 8 <= job->TW)
     {
-      /* eight whole tiles side by side: each output row is 32 floats */
+      /* eight tiles side by side: each output row is 32 floats (fewer
+       * where the last tile crosses the edge of y) */
       GraftV8f lo = { a->lo, a->lo, a->lo, a->lo, a->lo, a->lo, a->lo, a->lo };
       GraftV8f hi = { a->hi, a->hi, a->hi, a->hi, a->hi, a->hi, a->hi, a->hi };
-      for (int r = 0; r < 4; r++)
+      gint64 n_cols = MIN (8 * TILE, OW - tw * TILE);
+      for (int r = 0; r < 4 && th * TILE + r < OH; r++)
         {
           gint64 at = plane + (th * TILE + r) * OW + tw * TILE;
           GraftV8f row[4];
           join_fours (o[r], row);
+          if (n_cols < 8 * TILE)
+            {
+              float part[8 * TILE];
+              memcpy (part, row, sizeof part);
+              for (gint64 i = 0; i < n_cols; i++)
+                {
+                  float value = part[i] + (a->residual ? a->residual[at + i] : 0);
+                  a->y[at + i] = a->clamp ? clamp1 (value, a->lo, a->hi) : value;
+                }
+              continue;
+            }
           for (int i = 0; i < 4; i++)
             {
               if (a->residual)
