@@ -269,10 +269,12 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
       const float *u = f->data + xi * panels * C * PACK_ROWS;
       const float *b = v + xi * C * tb;
       float *out = y + xi * rows * tb;
-      for (gint64 col = 0; col < cols; col += KV * VG_LANES)
+      for (gint64 col = 0, vecs = KV; col < cols; col += vecs * VG_LANES)
         {
 #if KV >= 3
-          gint64 vecs = MIN (KV, (cols - col) / VG_LANES);
+          /* four vectors left: two and two, not three and a narrow one */
+          gint64 left = (cols - col) / VG_LANES;
+          vecs = left == 4 ? 2 : MIN (KV, left);
 #endif
           for (gint64 p = p0; p < p1; p++)
             {

@@ -293,10 +293,10 @@ graft_conv_winograd (GraftKernelContext *ctx, const GraftWinogradFilter *filter,
 
   gint64 threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   /* V and M of a block within about 1 MB (L2 and a bit), but at least
-   * one kernel call wide */
+   * two kernel calls wide (fewer narrow calls for the last tiles) */
   gint64 align = MAX (isa->lanes, 8), rows = filter->panels * PACK_ROWS;
   gint64 per_tile = 36 * (args->C + rows);
-  gint64 widths = MAX ((gint64) (256 * 1024) / (per_tile * isa->unit), 1);
+  gint64 widths = MAX ((gint64) (256 * 1024) / (per_tile * isa->unit), 2);
   job.tb = MIN (widths * isa->unit, (job.tiles + align - 1) / align * align);
   job.blocks = (job.tiles + job.tb - 1) / job.tb;
   job.block_tasks = MIN (threads, job.blocks);
