@@ -48,14 +48,24 @@ typedef struct {
 typedef float GraftV8f __attribute__ ((vector_size (32)));
 typedef gint32 GraftV8i __attribute__ ((vector_size (32)));
 
-static const double winograd_g[6][3] = {
-  { 1.0 / 4, 0, 0 },
-  { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-  { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-  { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-  { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-  { 0, 0, 1 },
-};
+/* out = G (a0, a1, a2)ᵀ, G the filter transform:
+ *   ( 1/4      0     0 )
+ *   (-1/6   -1/6  -1/6 )
+ *   (-1/6    1/6  -1/6 )
+ *   ( 1/24  1/12   1/6 )
+ *   ( 1/24 -1/12   1/6 )
+ *   (  0      0     1  ) */
+static inline void
+g_column (double a0, double a1, double a2, double out[6])
+{
+  double even = a0 + a2, sum = a0 / 4 + a2;
+  out[0] = a0 / 4;
+  out[1] = -(even + a1) / 6;
+  out[2] = -(even - a1) / 6;
+  out[3] = (sum + a1 / 2) / 6;
+  out[4] = (sum - a1 / 2) / 6;
+  out[5] = a2;
+}
 
 /* out = Bᵀ in, on six vectors */
 static inline __attribute__ ((always_inline)) void
@@ -197,21 +207,24 @@ graft_winograd_filter_new (const float *weight, gint64 M, gint64 C)
   float *data = g_try_malloc0 ((gsize) MAX (36 * panels * C * PACK_ROWS, 1) * sizeof (float));
   if (data == NULL)
     return NULL;
-  for (gint64 m = 0; m < M; m++)
+  /* in the order of data within each ξ, so that the 36 planes are
+   * written as 36 sequential streams */
+  for (gint64 p = 0; p < panels; p++)
     for (gint64 c = 0; c < C; c++)
-      {
-        const float *g = weight + (m * C + c) * 9;
-        double gt[6][3];          /* G g */
-        for (int i = 0; i < 6; i++)
+      for (gint64 m = p * PACK_ROWS; m < MIN (M, (p + 1) * PACK_ROWS); m++)
+        {
+          const float *g = weight + (m * C + c) * 9;
+          double gt[3][6];        /* (G g)ᵀ: column j of g transformed */
           for (int j = 0; j < 3; j++)
-            gt[i][j] = winograd_g[i][0] * g[j] + winograd_g[i][1] * g[3 + j] + winograd_g[i][2] * g[6 + j];
-        for (int i = 0; i < 6; i++)
-          for (int k = 0; k < 6; k++)
+            g_column (g[j], g[3 + j], g[6 + j], gt[j]);
+          for (int i = 0; i < 6; i++)
             {
-              double u = gt[i][0] * winograd_g[k][0] + gt[i][1] * winograd_g[k][1] + gt[i][2] * winograd_g[k][2];
-              data[(((6 * i + k) * panels + m / PACK_ROWS) * C + c) * PACK_ROWS + m % PACK_ROWS] = (float) u;
+              double u[6];        /* row i of G g Gᵀ */
+              g_column (gt[0][i], gt[1][i], gt[2][i], u);
+              for (int k = 0; k < 6; k++)
+                data[(((6 * i + k) * panels + p) * C + c) * PACK_ROWS + m % PACK_ROWS] = (float) u[k];
             }
-      }
+        }
   GraftWinogradFilter *filter = g_new (GraftWinogradFilter, 1);
   *filter = (GraftWinogradFilter) { 0, M, C, panels, data };
   return filter;
