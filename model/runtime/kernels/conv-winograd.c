@@ -12,10 +12,11 @@
  * element, with the zero padding.
  *
  * F(4, 3) multiplies errors more than F(2, 3) (the transforms have
- * entries up to 8 and 5): on random inputs the relative error to a
- * double-precision convolution stays near 1e-6 of the largest output,
- * far inside the 1e-4 the conversions allow; the filter transform is done
- * in double. */
+ * entries up to 8 and 5): in test-conv-winograd the error to a
+ * double-precision convolution reaches 1.3e-5 of the largest output (300
+ * input channels), inside the 1e-4 the conversions allow, and ResNet-18's
+ * output stays within 5.5e-7 of onnxruntime's; the filter transform is
+ * done in double. */
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/simd-target.h"
 
