@@ -218,7 +218,7 @@ WG (store_tiles) (const WinogradJob *job, gint64 m, gint64 t_first, const float 
                   row[i] += res;
                 }
               if (a->clamp)
-                clamp8 (&row[i], lo, hi);
+                clamp8 (&row[i], &lo, &hi);
               memcpy (a->y + at + 8 * i, &row[i], sizeof (GraftV8f));
             }
         }

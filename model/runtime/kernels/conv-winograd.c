@@ -123,12 +123,12 @@ join_fours (const GraftV8f in[4], GraftV8f out[4])
 
 /* min (max (v, lo), hi) lane-wise, NaN kept (GCC's C has no vector ?:) */
 static inline __attribute__ ((always_inline)) void
-clamp8 (GraftV8f *v, GraftV8f lo, GraftV8f hi)
+clamp8 (GraftV8f *v, const GraftV8f *lo, const GraftV8f *hi)
 {
-  GraftV8i below = *v < lo;
-  *v = (GraftV8f) (((GraftV8i) lo & below) | ((GraftV8i) *v & ~below));
-  GraftV8i above = *v > hi;
-  *v = (GraftV8f) (((GraftV8i) hi & above) | ((GraftV8i) *v & ~above));
+  GraftV8i below = *v < *lo;
+  *v = (GraftV8f) (((GraftV8i) *lo & below) | ((GraftV8i) *v & ~below));
+  GraftV8i above = *v > *hi;
+  *v = (GraftV8f) (((GraftV8i) *hi & above) | ((GraftV8i) *v & ~above));
 }
 
 static inline float
