@@ -1,12 +1,13 @@
 /* The packed convolution (conv-gemm.c: AVX-512 and AVX2+FMA micro-kernels)
- * and the AVX-512 depthwise one (conv-depthwise.c), each against a direct
+ * and the AVX-512 and AVX2 depthwise ones (conv-depthwise.c), each against a direct
  * double-precision loop and
  * with the portable paths they replace: output channels not a multiple
  * of the filter panel, pixel counts around the panel widths (one, two and
  * three vectors), images sharing a panel, panels gathered at fixed
  * offsets (of x or of its parity planes), pointwise panels read in
  * place, strides 1–3, dilation, asymmetric padding, groups, deep filters
- * that are split into K blocks, depthwise rows with and without unmasked
+ * that are split into K blocks, Winograd tiles in blocks spread over the
+ * threads and a fused residual, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
  * initializers). */
@@ -20,6 +21,7 @@
 typedef struct {
   gint64 n, c, m, h, w, kh, kw, s, d, pt, pl, pb, pr, group;
   const char *activation;   /* NULL, "Relu" or "Clip" (0, 6) */
+  gboolean residual;        /* y = activation (conv + r), r a second input: fused into the convolution */
 } ConvCase;
 
 static const ConvCase cases[] = {
@@ -64,6 +66,16 @@ static const ConvCase cases[] = {
   { 2, 3, 3, 9, 9, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },      /* asymmetric pads */
   { 1, 4, 4, 12, 13, 3, 3, 1, 2, 2, 2, 2, 2, 4, NULL },      /* dilation 2 */
   { 2, 4, 4, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 4, "Relu" },      /* 5×5 on 7×7 */
+  /* depthwise edge shapes (AVX2: edge vectors masked in the loop) */
+  { 3, 7, 7, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 7, "Relu" },      /* 1×1 maps, batch 3 */
+  { 1, 5, 5, 2, 2, 3, 3, 2, 1, 1, 1, 1, 1, 5, NULL },        /* 2×2, stride 2 */
+  { 3, 4, 4, 33, 57, 3, 3, 2, 1, 1, 1, 1, 1, 4, "Clip" },    /* stride 2, odd sizes, batch 3 */
+  { 1, 3, 3, 10, 48, 3, 3, 1, 1, 0, 0, 0, 0, 3, NULL },      /* no padding */
+  { 1, 2, 2, 6, 20, 3, 3, 2, 1, 0, 1, 1, 0, 2, NULL },       /* stride 2, asymmetric pads */
+  /* 3×3 stride 1 with 16 channels and more: Winograd (conv-winograd.c) */
+  { 3, 64, 24, 36, 44, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* five blocks of tiles over the threads */
+  { 2, 32, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, TRUE },    /* one block: panels over the threads */
+  { 2, 16, 17, 7, 9, 3, 3, 1, 1, 0, 2, 1, 0, 1, "Clip" },          /* asymmetric pads, odd M */
 };
 
 static float
@@ -102,13 +114,26 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   graft_model_set_opset (model, "onnx", 17);
   gint64 dx[] = { c->n, c->c, c->h, c->w }, dw[] = { c->m, c->c / c->group, c->kh, c->kw }, db[] = { c->m };
   add_input (g, "x", 4, dx);
+  if (c->residual)
+    {
+      gint64 dr[] = { c->n, c->m, (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1,
+                      (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1 };
+      add_input (g, "r", 4, dr);
+    }
   add_initializer (g, "w", 4, dw, wv, c->m * (c->c / c->group) * c->kh * c->kw);
   add_initializer (g, "b", 1, db, bv, c->m);
   GraftNode *conv = graft_graph_add_node (g, NULL, "Conv", "Conv");
   graft_node_add_input (conv, graft_graph_resolve_value (g, "x"));
   graft_node_add_input (conv, graft_graph_resolve_value (g, "w"));
   graft_node_add_input (conv, graft_graph_resolve_value (g, "b"));
-  graft_node_add_output (conv, graft_graph_ensure_value (g, c->activation ? "z" : "y"));
+  graft_node_add_output (conv, graft_graph_ensure_value (g, c->residual ? "sum" : c->activation ? "z" : "y"));
+  if (c->residual)
+    {
+      GraftNode *add = graft_graph_add_node (g, NULL, "Add", "Add");
+      graft_node_add_input (add, graft_graph_resolve_value (g, "sum"));
+      graft_node_add_input (add, graft_graph_resolve_value (g, "r"));
+      graft_node_add_output (add, graft_graph_ensure_value (g, c->activation ? "z" : "y"));
+    }
   gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
   graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", strides, 2));
   graft_node_add_attribute (conv, graft_attribute_new_ints ("dilations", dil, 2));
@@ -135,8 +160,8 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
 }
 
 static double
-reference (const ConvCase *c, const float *xv, const float *wv, const float *bv, gint64 n, gint64 m, gint64 oh,
-           gint64 ow)
+reference (const ConvCase *c, const float *xv, const float *wv, const float *bv, double residual, gint64 n, gint64 m,
+           gint64 oh, gint64 ow)
 {
   gint64 Cg = c->c / c->group, g = m / (c->m / c->group);
   double acc = bv[m];
@@ -150,6 +175,7 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
           acc += (double) xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw] *
                  wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj];
         }
+  acc += residual;
   if (c->activation)
     acc = MAX (acc, 0);
   if (c->activation && strcmp (c->activation, "Clip") == 0)
@@ -187,6 +213,14 @@ check_case (const ConvCase *c)
         GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL);
         memcpy (x->data, xv, x->nbytes);
         g_hash_table_insert (inputs, (gpointer) "x", x);
+        if (c->residual)
+          {
+            gint64 dr[] = { c->n, c->m, OH, OW };
+            GraftRtTensor *r = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dr, NULL);
+            for (gint64 i = 0; i < c->n * c->m * OH * OW; i++)
+              ((float *) r->data)[i] = value_at (i, 5);
+            g_hash_table_insert (inputs, (gpointer) "r", r);
+          }
         g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
         g_assert_no_error (error);
         GraftRtTensor *y = out->pdata[0];
@@ -199,8 +233,9 @@ check_case (const ConvCase *c)
             for (gint64 oh = 0; oh < OH; oh++)
               for (gint64 ow = 0; ow < OW; ow++)
                 {
-                  double want = reference (c, xv, wv, bv, n, m, oh, ow);
-                  float got = yv[((n * c->m + m) * OH + oh) * OW + ow];
+                  gint64 at = ((n * c->m + m) * OH + oh) * OW + ow;
+                  double want = reference (c, xv, wv, bv, c->residual ? value_at (at, 5) : 0, n, m, oh, ow);
+                  float got = yv[at];
                   if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
                     g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",

@@ -1,4 +1,4 @@
-/* Depthwise 2-D convolution with AVX-512 (see conv-depthwise.h). */
+/* Depthwise 2-D convolution with AVX-512 or AVX2 (see conv-depthwise.h). */
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/simd-target.h"
 
@@ -9,7 +9,7 @@
 gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX512 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
          w->kernel[0] * w->kernel[1] <= GRAFT_CONV_DEPTHWISE_MAX_TAPS;
 }
 
@@ -278,12 +278,216 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
 
 GRAFT_TARGET_AVX512_END
 
+/* ---- AVX2 + FMA: the same kernels with 8 lanes ----
+ *
+ * AVX2's masked loads take a vector of lane masks (sign bits) and, like
+ * AVX-512's, never read the lanes left out. Edge masks are worked out in
+ * the loop from the lane's column (a compare or two per tap), flat-plane
+ * masks once per call. */
+
+#define YMM_LANES 8
+
+typedef struct {
+  const float *x, *weight, *bias;
+  float *y;
+  const GraftWindow *w;
+  gint64 C;
+  float lo, hi;
+  gint64 safe_lo, safe_hi;        /* as in DepthwiseJob */
+  const gint32 *flat_masks;       /* flat planes: [vector][tap][lane] */
+} DepthwiseAvx2Job;
+
+static GRAFT_TARGET_AVX2_FMA inline __m256
+even_lanes8 (__m256 lo, __m256 hi)
+{
+  __m256 t = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));   /* lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 */
+  return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (t), _MM_SHUFFLE (3, 1, 2, 0)));
+}
+
+static GRAFT_TARGET_AVX2_FMA inline __m256
+clamp8 (__m256 v, __m256 lo, __m256 hi)
+{
+  /* max/min return their second operand for NaN: NaN stays NaN */
+  return _mm256_min_ps (hi, _mm256_max_ps (lo, v));
+}
+
+/* The lanes i of a load at column q whose q + i lies in [0, W). */
+static GRAFT_TARGET_AVX2_FMA inline __m256i
+inside_mask8 (gint64 q, gint64 W)
+{
+  __m256i col = _mm256_add_epi32 (_mm256_set1_epi32 ((gint32) CLAMP (q, -64, W + 64)),
+                                  _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+  __m256i below = _mm256_cmpgt_epi32 (_mm256_setzero_si256 (), col);
+  __m256i inside = _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) W), col);
+  return _mm256_andnot_si256 (below, inside);
+}
+
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
+load_inside8 (const float *p, int sw)
+{
+  __m256 v = _mm256_loadu_ps (p);
+  return sw == 1 ? v : even_lanes8 (v, _mm256_loadu_ps (p + YMM_LANES));
+}
+
+/* lane i = row[q + i·sw], zero outside [0, W); never reads outside */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
+load_edge8 (const float *row, gint64 q, gint64 W, int sw)
+{
+  __m256 v = _mm256_maskload_ps (row + q, inside_mask8 (q, W));
+  if (sw == 1)
+    return v;
+  return even_lanes8 (v, _mm256_maskload_ps (row + q + YMM_LANES, inside_mask8 (q + YMM_LANES, W)));
+}
+
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
+{
+  const GraftWindow *w = job->w;
+  gint64 c = index % job->C;
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+  gint64 KH = w->kernel[0], KW = w->kernel[1];
+  gint64 sh = w->stride[0], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
+  const float *x = job->x + index * H * W;
+  const float *k = job->weight + c * KH * KW;
+  float *y = job->y + index * OH * OW;
+  __m256 bias = _mm256_set1_ps (job->bias ? job->bias[c] : 0);
+  __m256 lo = _mm256_set1_ps (job->lo), hi = _mm256_set1_ps (job->hi);
+  __m256 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  for (gint64 t = 0; t < KH * KW; t++)
+    weight[t] = _mm256_set1_ps (k[t]);
+
+  for (gint64 oh = 0; oh < OH; oh++, y += OW)
+    {
+      gint64 ki_lo = 0, ki_hi = KH;
+      while (ki_lo < KH && oh * sh + ki_lo * dh - pt < 0)
+        ki_lo++;
+      while (ki_hi > ki_lo && oh * sh + (ki_hi - 1) * dh - pt >= H)
+        ki_hi--;
+      for (gint64 ow = 0; ow < OW; ow += YMM_LANES)
+        {
+          gboolean inside = ow >= job->safe_lo && ow + YMM_LANES <= job->safe_hi;
+          __m256 a = bias, b = _mm256_setzero_ps ();
+          for (gint64 ki = ki_lo; ki < ki_hi; ki++)
+            {
+              const float *row = x + (oh * sh + ki * dh - pt) * W;
+              for (gint64 kj = 0; kj < KW; kj++)
+                {
+                  gint64 q = ow * sw + kj * dw - pl;
+                  __m256 v = inside ? load_inside8 (row + q, sw) : load_edge8 (row, q, W, sw);
+                  if (kj % 2)
+                    b = _mm256_fmadd_ps (weight[ki * KW + kj], v, b);
+                  else
+                    a = _mm256_fmadd_ps (weight[ki * KW + kj], v, a);
+                }
+            }
+          __m256 out = clamp8 (_mm256_add_ps (a, b), lo, hi);
+          if (ow + YMM_LANES <= OW)
+            _mm256_storeu_ps (y + ow, out);
+          else
+            _mm256_maskstore_ps (y + ow, inside_mask8 (ow, OW), out);
+        }
+    }
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+depthwise_plane_avx2_stride1 (gint64 index, gpointer data)
+{
+  depthwise_plane_avx2 (data, index, 1);
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+depthwise_plane_avx2_stride2 (gint64 index, gpointer data)
+{
+  depthwise_plane_avx2 (data, index, 2);
+}
+
+/* depthwise_flat_plane with 8 lanes */
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+depthwise_flat_plane_avx2 (gint64 index, gpointer data)
+{
+  const DepthwiseAvx2Job *job = data;
+  const GraftWindow *w = job->w;
+  gint64 c = index % job->C;
+  gint64 H = w->in[0], W = w->in[1], n_out = w->out[0] * w->out[1];
+  gint64 KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
+  const float *x = job->x + index * H * W;
+  const float *k = job->weight + c * taps;
+  float *y = job->y + index * n_out;
+  __m256 bias = _mm256_set1_ps (job->bias ? job->bias[c] : 0);
+  __m256 lo = _mm256_set1_ps (job->lo), hi = _mm256_set1_ps (job->hi);
+  __m256 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  gint64 off[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
+  for (gint64 ki = 0; ki < KH; ki++)
+    for (gint64 kj = 0; kj < KW; kj++)
+      {
+        weight[ki * KW + kj] = _mm256_set1_ps (k[ki * KW + kj]);
+        off[ki * KW + kj] = (ki * w->dilation[0] - w->pad_begin[0]) * W + kj * w->dilation[1] - w->pad_begin[1];
+      }
+  const gint32 *masks = job->flat_masks;
+  for (gint64 j0 = 0; j0 < n_out; j0 += YMM_LANES, masks += taps * YMM_LANES)
+    {
+      __m256 a = bias, b = _mm256_setzero_ps ();
+      for (gint64 t = 0; t < taps; t++)
+        {
+          __m256 v = _mm256_maskload_ps (x + (j0 + off[t]),
+                                         _mm256_loadu_si256 ((const __m256i *) (masks + t * YMM_LANES)));
+          if (t % 2)
+            b = _mm256_fmadd_ps (weight[t], v, b);
+          else
+            a = _mm256_fmadd_ps (weight[t], v, a);
+        }
+      __m256 out = clamp8 (_mm256_add_ps (a, b), lo, hi);
+      if (j0 + YMM_LANES <= n_out)
+        _mm256_storeu_ps (y + j0, out);
+      else
+        _mm256_maskstore_ps (y + j0, inside_mask8 (j0, n_out), out);
+    }
+}
+
+static void
+depthwise_run_avx2 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                    gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
+{
+  gint64 sw = w->stride[1], pl = w->pad_begin[1];
+  DepthwiseAvx2Job job = { x, weight, bias, y, w, C, lo, hi };
+  if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[1] < 4 * YMM_LANES &&
+      w->out[0] * w->out[1] <= 4096)
+    {
+      gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1];
+      gint64 n_out = w->out[0] * W, vectors = (n_out + YMM_LANES - 1) / YMM_LANES;
+      g_autofree gint32 *masks = g_new0 (gint32, MAX (vectors * KH * KW * YMM_LANES, 1));
+      for (gint64 v = 0; v < vectors; v++)
+        for (gint64 ki = 0; ki < KH; ki++)
+          for (gint64 kj = 0; kj < KW; kj++)
+            {
+              gint64 dr = ki * w->dilation[0] - w->pad_begin[0], dc = kj * w->dilation[1] - w->pad_begin[1];
+              for (gint64 i = 0; i < YMM_LANES; i++)
+                {
+                  gint64 j = v * YMM_LANES + i, row = j / W + dr, col = j % W + dc;
+                  masks[((v * KH + ki) * KW + kj) * YMM_LANES + i] = row >= 0 && row < H && col >= 0 && col < W ? -1 : 0;
+                }
+            }
+      job.flat_masks = masks;
+      graft_kernel_parallel_for (ctx, N * C, depthwise_flat_plane_avx2, &job);
+      return;
+    }
+  gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
+  /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 8)·sw + shift_max - 1 */
+  job.safe_lo = (pl + sw - 1) / sw;
+  job.safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
+  graft_kernel_parallel_for (ctx, N * C, sw == 1 ? depthwise_plane_avx2_stride1 : depthwise_plane_avx2_stride2, &job);
+}
+
 void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                       gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
 {
   g_return_if_fail (graft_conv_depthwise_supports (w));
-  depthwise_run (ctx, x, weight, bias, y, N, C, w, lo, hi);
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX512)
+    depthwise_run (ctx, x, weight, bias, y, N, C, w, lo, hi);
+  else
+    depthwise_run_avx2 (ctx, x, weight, bias, y, N, C, w, lo, hi);
 }
 
 #else

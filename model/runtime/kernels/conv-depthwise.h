@@ -1,4 +1,4 @@
-/* Depthwise 2-D convolution (group == C == M) with AVX-512.
+/* Depthwise 2-D convolution (group == C == M) with AVX-512 or AVX2+FMA.
  *
  * Every vector of 16 output pixels sums all its taps in registers and
  * reads x in place: masked loads supply the zero padding at the ends of a
@@ -15,7 +15,7 @@ G_BEGIN_DECLS
 
 #define GRAFT_CONV_DEPTHWISE_MAX_TAPS 64
 
-/* TRUE when the SIMD level (runtime/simd.h) is AVX-512 and w is a 2-D window of at most GRAFT_CONV_DEPTHWISE_MAX_TAPS
+/* TRUE when the SIMD level (runtime/simd.h) is AVX2 or AVX-512 and w is a 2-D window of at most GRAFT_CONV_DEPTHWISE_MAX_TAPS
  * taps with a horizontal stride of 1 or 2. */
 gboolean graft_conv_depthwise_supports (const GraftWindow *w);
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
+#include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
@@ -661,6 +662,17 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
       return TRUE;
     }
 
+  if (graft_conv_winograd_pays (w, N, C, M, group))
+    {
+      g_autoptr(GraftWinogradFilter) owned = NULL;
+      const GraftWinogradFilter *filter = graft_winograd_filter_for (ctx, weight, M, C, &owned);
+      if (filter == NULL)
+        return graft_kernel_fail (error, "out of memory for the Winograd filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+                                  M, C);
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, clamp, lo, hi };
+      return graft_conv_winograd (ctx, filter, &args, error);
+    }
+
   if (graft_conv_gemm_supports (w))
     {
       g_autoptr(GraftPackedFilter) owned = NULL;
@@ -740,7 +752,8 @@ conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const 
 {
   float lo = -INFINITY, hi = INFINITY;
   gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
-  if (residual == NULL || (!takes_depthwise (C, M, group, w) && graft_conv_gemm_supports (w)))
+  if (residual == NULL || (!takes_depthwise (C, M, group, w) &&
+                           (graft_conv_gemm_supports (w) || graft_conv_winograd_pays (w, N, C, M, group))))
     return conv2d_compute (ctx, x, weight, bias, y, N, C, M, group, w, residual, clamp, lo, hi, error);
 
   /* the other paths add the residual and clamp in a pass of their own */

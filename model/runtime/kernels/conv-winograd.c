@@ -1,0 +1,333 @@
+/* Winograd F(4×4, 3×3) convolution (see conv-winograd.h).
+ *
+ * The tiles of all images are numbered in a row (image, tile row, tile
+ * column) and cut into blocks of tb. Per block, one task transforms the
+ * input patches of every channel into V [36][C][tb], multiplies each
+ * V_ξ by the packed filter U_ξ into M [36][rows][tb] with a register-tiled
+ * kernel, and transforms M back into y, adding bias and residual and
+ * clamping while the tile is in registers. The transforms take eight
+ * tiles per vector: where eight tiles lie side by side inside the image
+ * their rows are read (and written) with plain loads and split into the
+ * tiles' columns by shuffles; elsewhere (edges, small maps) element by
+ * element, with the zero padding.
+ *
+ * F(4, 3) multiplies errors more than F(2, 3) (the transforms have
+ * entries up to 8 and 5): in test-conv-winograd the error to a
+ * double-precision convolution reaches 1.3e-5 of the largest output (300
+ * input channels), inside the 1e-4 the conversions allow, and ResNet-18's
+ * output stays within 5.5e-7 of onnxruntime's; the filter transform is
+ * done in double. */
+#include "runtime/kernels/conv-winograd.h"
+#include "runtime/kernels/simd-target.h"
+
+#include <string.h>
+
+#define TILE 4                    /* output pixels per tile side */
+#define PACK_ROWS 8               /* output channels per packed filter panel */
+
+struct _GraftWinogradFilter {
+  /* Always 0. The node keeps one derived object per weight, which may be
+   * a GraftPackedFilter from an earlier run at another SIMD level; that
+   * one starts with its group count (≥ 1), so a lookup tells them apart. */
+  gint64 zero;
+  gint64 M, C;
+  gint64 panels;                  /* ceil (M / PACK_ROWS) */
+  float *data;                    /* U [36][panels][C][PACK_ROWS], rows past M zero */
+};
+
+typedef struct {
+  const GraftWinogradFilter *filter;
+  const GraftConvGemmArgs *args;
+  gint64 H, W, OH, OW, pt, pl;
+  gint64 TH, TW, tiles;           /* tiles per image column and row; over the batch */
+  gint64 tb, blocks;              /* tiles per block (a multiple of 8 and of the kernel's vector) */
+  gint64 block_tasks, m_splits;   /* blocks spread over block_tasks, filter panels over m_splits */
+  gsize task_floats;
+  float *scratch;
+} WinogradJob;
+
+typedef float GraftV8f __attribute__ ((vector_size (32)));
+typedef gint32 GraftV8i __attribute__ ((vector_size (32)));
+
+/* out = G (a0, a1, a2)ᵀ, G the filter transform:
+ *   ( 1/4      0     0 )
+ *   (-1/6   -1/6  -1/6 )
+ *   (-1/6    1/6  -1/6 )
+ *   ( 1/24  1/12   1/6 )
+ *   ( 1/24 -1/12   1/6 )
+ *   (  0      0     1  ) */
+static inline void
+g_column (double a0, double a1, double a2, double out[6])
+{
+  double even = a0 + a2, sum = a0 / 4 + a2;
+  out[0] = a0 / 4;
+  out[1] = -(even + a1) / 6;
+  out[2] = -(even - a1) / 6;
+  out[3] = (sum + a1 / 2) / 6;
+  out[4] = (sum - a1 / 2) / 6;
+  out[5] = a2;
+}
+
+/* out = Bᵀ in, on six vectors */
+static inline __attribute__ ((always_inline)) void
+bt_rows (const GraftV8f in[6], GraftV8f out[6])
+{
+  GraftV8f a = in[4] - 4 * in[2], b = in[3] - 4 * in[1];
+  GraftV8f c = in[4] - in[2], e = 2 * (in[3] - in[1]);
+  out[0] = 4 * in[0] - 5 * in[2] + in[4];
+  out[1] = a + b;
+  out[2] = a - b;
+  out[3] = c + e;
+  out[4] = c - e;
+  out[5] = 4 * in[1] - 5 * in[3] + in[5];
+}
+
+/* out = Aᵀ in: six vectors into four */
+static inline __attribute__ ((always_inline)) void
+at_rows (const GraftV8f in[6], GraftV8f out[4])
+{
+  GraftV8f s12 = in[1] + in[2], d12 = in[1] - in[2], s34 = in[3] + in[4], d34 = in[3] - in[4];
+  out[0] = in[0] + s12 + s34;
+  out[1] = d12 + 2 * d34;
+  out[2] = s12 + 4 * s34;
+  out[3] = d12 + 8 * d34 + in[5];
+}
+
+/* 32 floats f (four vectors) into out[q][t] = f[4t + q] */
+static inline __attribute__ ((always_inline)) void
+split_fours (const GraftV8f in[4], GraftV8f out[4])
+{
+  GraftV8f e0 = __builtin_shufflevector (in[0], in[1], 0, 2, 4, 6, 8, 10, 12, 14);
+  GraftV8f o0 = __builtin_shufflevector (in[0], in[1], 1, 3, 5, 7, 9, 11, 13, 15);
+  GraftV8f e1 = __builtin_shufflevector (in[2], in[3], 0, 2, 4, 6, 8, 10, 12, 14);
+  GraftV8f o1 = __builtin_shufflevector (in[2], in[3], 1, 3, 5, 7, 9, 11, 13, 15);
+  out[0] = __builtin_shufflevector (e0, e1, 0, 2, 4, 6, 8, 10, 12, 14);
+  out[2] = __builtin_shufflevector (e0, e1, 1, 3, 5, 7, 9, 11, 13, 15);
+  out[1] = __builtin_shufflevector (o0, o1, 0, 2, 4, 6, 8, 10, 12, 14);
+  out[3] = __builtin_shufflevector (o0, o1, 1, 3, 5, 7, 9, 11, 13, 15);
+}
+
+/* the inverse of split_fours */
+static inline __attribute__ ((always_inline)) void
+join_fours (const GraftV8f in[4], GraftV8f out[4])
+{
+  GraftV8f lo01 = __builtin_shufflevector (in[0], in[1], 0, 8, 1, 9, 2, 10, 3, 11);
+  GraftV8f hi01 = __builtin_shufflevector (in[0], in[1], 4, 12, 5, 13, 6, 14, 7, 15);
+  GraftV8f lo23 = __builtin_shufflevector (in[2], in[3], 0, 8, 1, 9, 2, 10, 3, 11);
+  GraftV8f hi23 = __builtin_shufflevector (in[2], in[3], 4, 12, 5, 13, 6, 14, 7, 15);
+  out[0] = __builtin_shufflevector (lo01, lo23, 0, 1, 8, 9, 2, 3, 10, 11);
+  out[1] = __builtin_shufflevector (lo01, lo23, 4, 5, 12, 13, 6, 7, 14, 15);
+  out[2] = __builtin_shufflevector (hi01, hi23, 0, 1, 8, 9, 2, 3, 10, 11);
+  out[3] = __builtin_shufflevector (hi01, hi23, 4, 5, 12, 13, 6, 7, 14, 15);
+}
+
+/* min (max (v, lo), hi) lane-wise, NaN kept (GCC's C has no vector ?:) */
+static inline __attribute__ ((always_inline)) void
+clamp8 (GraftV8f *v, const GraftV8f *lo, const GraftV8f *hi)
+{
+  GraftV8i below = *v < *lo;
+  *v = (GraftV8f) (((GraftV8i) *lo & below) | ((GraftV8i) *v & ~below));
+  GraftV8i above = *v > *hi;
+  *v = (GraftV8f) (((GraftV8i) *hi & above) | ((GraftV8i) *v & ~above));
+}
+
+static inline float
+clamp1 (float v, float lo, float hi)
+{
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+/* ---- the variants ---- */
+
+typedef struct {
+  void (*task) (const WinogradJob *job, gint64 block, gint64 split, float *scratch);
+  gint64 lanes, unit;             /* floats per product vector; tiles per kernel call (KV vectors) */
+  gint64 rows;                    /* filter rows per kernel call */
+} WinogradIsa;
+
+#define WG_SUFFIX portable
+#define WG_ATTR
+#define VG GraftV8f
+#define VG_LANES 8
+#define KR 4
+#define KV 1
+#define K1R 4
+#include "runtime/kernels/conv-winograd-body.h"
+
+static const WinogradIsa isa_portable = { task_portable, 8, 8, 4 };
+
+#ifdef GRAFT_HAVE_X86_SIMD
+#define WG_SUFFIX avx2
+#define WG_ATTR GRAFT_TARGET_AVX2_FMA
+#define VG GraftV8f
+#define VG_LANES 8
+#define KR 4
+#define KV 3
+#define K1R 8
+#include "runtime/kernels/conv-winograd-body.h"
+
+/* 4 × 24: the tile of conv-gemm.c's AVX2 kernel (12 ymm accumulators) */
+static const WinogradIsa isa_avx2 = { task_avx2, 8, 24, 4 };
+
+GRAFT_TARGET_AVX512_BEGIN
+typedef float GraftV16f __attribute__ ((vector_size (64)));
+#define WG_SUFFIX avx512
+#define WG_ATTR
+#define VG GraftV16f
+#define VG_LANES 16
+#define KR 8
+#define KV 3
+#define K1R 8
+#include "runtime/kernels/conv-winograd-body.h"
+GRAFT_TARGET_AVX512_END
+
+/* 8 × 48: 24 zmm accumulators */
+static const WinogradIsa isa_avx512 = { task_avx512, 16, 48, 8 };
+#endif
+
+static const WinogradIsa *
+winograd_isa (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  GraftSimdLevel level = graft_simd_get_level ();
+  if (level >= GRAFT_SIMD_AVX512)
+    return &isa_avx512;
+  if (level >= GRAFT_SIMD_AVX2)
+    return &isa_avx2;
+#endif
+  return &isa_portable;
+}
+
+/* ---- the filter ---- */
+
+GraftWinogradFilter *
+graft_winograd_filter_new (const float *weight, gint64 M, gint64 C)
+{
+  gint64 panels = (M + PACK_ROWS - 1) / PACK_ROWS;
+  float *data = g_try_malloc0 ((gsize) MAX (36 * panels * C * PACK_ROWS, 1) * sizeof (float));
+  if (data == NULL)
+    return NULL;
+  /* in the order of data within each ξ, so that the 36 planes are
+   * written as 36 sequential streams */
+  for (gint64 p = 0; p < panels; p++)
+    for (gint64 c = 0; c < C; c++)
+      for (gint64 m = p * PACK_ROWS; m < MIN (M, (p + 1) * PACK_ROWS); m++)
+        {
+          const float *g = weight + (m * C + c) * 9;
+          double gt[3][6];        /* (G g)ᵀ: column j of g transformed */
+          for (int j = 0; j < 3; j++)
+            g_column (g[j], g[3 + j], g[6 + j], gt[j]);
+          for (int i = 0; i < 6; i++)
+            {
+              double u[6];        /* row i of G g Gᵀ */
+              g_column (gt[0][i], gt[1][i], gt[2][i], u);
+              for (int k = 0; k < 6; k++)
+                data[(((6 * i + k) * panels + p) * C + c) * PACK_ROWS + m % PACK_ROWS] = (float) u[k];
+            }
+        }
+  GraftWinogradFilter *filter = g_new (GraftWinogradFilter, 1);
+  *filter = (GraftWinogradFilter) { 0, M, C, panels, data };
+  return filter;
+}
+
+void
+graft_winograd_filter_free (GraftWinogradFilter *filter)
+{
+  if (filter == NULL)
+    return;
+  g_free (filter->data);
+  g_free (filter);
+}
+
+const GraftWinogradFilter *
+graft_winograd_filter_for (GraftKernelContext *ctx, const float *weight, gint64 M, gint64 C,
+                           GraftWinogradFilter **owned)
+{
+  *owned = NULL;
+  GraftWinogradFilter *cached = graft_kernel_derived_lookup (ctx, weight);
+  if (cached && cached->zero == 0 && cached->M == M && cached->C == C)
+    return cached;
+  GraftWinogradFilter *filter = graft_winograd_filter_new (weight, M, C);
+  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_winograd_filter_free))
+    return filter;
+  *owned = filter;
+  return filter;
+}
+
+/* ---- planning ---- */
+
+gboolean
+graft_conv_winograd_supports (const GraftWindow *w, gint64 group)
+{
+  return w->n == 2 && group == 1 && w->kernel[0] == 3 && w->kernel[1] == 3 && w->stride[0] == 1 &&
+         w->stride[1] == 1 && w->dilation[0] == 1 && w->dilation[1] == 1;
+}
+
+gboolean
+graft_conv_winograd_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
+{
+  if (!graft_conv_winograd_supports (w, group))
+    return FALSE;
+  gint64 tiles = N * ((w->out[0] + TILE - 1) / TILE) * ((w->out[1] + TILE - 1) / TILE);
+  return C >= 16 && M >= 16 && tiles >= 8;
+}
+
+typedef struct {
+  const WinogradIsa *isa;
+  WinogradJob *job;
+} WinogradRun;
+
+/* Task i of the pool: its share of the blocks, one filter panel range. */
+static void
+winograd_run_task (gint64 index, gpointer data)
+{
+  const WinogradRun *run = data;
+  const WinogradJob *job = run->job;
+  gint64 bt = index / job->m_splits, split = index % job->m_splits;
+  gint64 b0 = bt * job->blocks / job->block_tasks, b1 = (bt + 1) * job->blocks / job->block_tasks;
+  for (gint64 b = b0; b < b1; b++)
+    run->isa->task (job, b, split, job->scratch + index * job->task_floats);
+}
+
+gboolean
+graft_conv_winograd (GraftKernelContext *ctx, const GraftWinogradFilter *filter, const GraftConvGemmArgs *args,
+                     GError **error)
+{
+  const GraftWindow *w = args->w;
+  if (!graft_conv_winograd_supports (w, args->group) || filter->C != args->C || filter->M != args->M)
+    return graft_kernel_unsupported (error, "the Winograd convolution handles 3×3 stride-1 windows of one group");
+  const WinogradIsa *isa = winograd_isa ();
+  WinogradJob job = { filter, args, w->in[0], w->in[1], w->out[0], w->out[1], w->pad_begin[0], w->pad_begin[1] };
+  job.TH = (job.OH + TILE - 1) / TILE;
+  job.TW = (job.OW + TILE - 1) / TILE;
+  job.tiles = args->N * job.TH * job.TW;
+  if (job.tiles == 0 || args->M == 0)
+    return TRUE;
+
+  gint64 threads = MAX (graft_kernel_get_n_threads (ctx), 1);
+  /* V and M of a block within about 1 MB (L2 and a bit), but at least
+   * two kernel calls wide (fewer narrow calls for the last tiles) */
+  gint64 align = MAX (isa->lanes, 8), rows = filter->panels * PACK_ROWS;
+  gint64 per_tile = 36 * (args->C + rows);
+  gint64 widths = MAX ((gint64) (256 * 1024) / (per_tile * isa->unit), 2);
+  job.tb = MIN (widths * isa->unit, (job.tiles + align - 1) / align * align);
+  job.blocks = (job.tiles + job.tb - 1) / job.tb;
+  job.block_tasks = MIN (threads, job.blocks);
+  job.m_splits = 1;
+  if (threads > 1 && job.blocks < 2 * threads)
+    {
+      job.m_splits = MAX (MIN (threads, filter->panels), 1);
+      rows = (filter->panels + job.m_splits - 1) / job.m_splits * PACK_ROWS;
+    }
+  gint64 tasks = job.block_tasks * job.m_splits;
+  job.task_floats = (gsize) 36 * (args->C + rows) * job.tb;
+
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, tasks * job.task_floats * sizeof (float), error);
+  if (scratch == NULL)
+    return FALSE;
+  job.scratch = scratch->data;
+  WinogradRun run = { isa, &job };
+  graft_kernel_parallel_for (ctx, tasks, winograd_run_task, &run);
+  return TRUE;
+}
