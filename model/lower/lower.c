@@ -162,7 +162,7 @@ lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
         t = v->value;
       else if (v != NULL && v->kind == LOWER_CONST && (t = graft_lower_const_attribute (ctx, v->constant, error)) == NULL)
         return FALSE;
-      else if (v != NULL && v->kind == LOWER_LIST)
+      else if (v != NULL && (v->kind == LOWER_LIST || v->kind == LOWER_SEQUENCE))
         return graft_lower_fail (error, node, "a list argument cannot be passed to a custom-domain node");
       graft_node_add_input (custom, t);
     }
@@ -426,7 +426,19 @@ output_value (GraftLowerContext *ctx, LowerValue *v, const char *name, GraftNode
   if (t == NULL)
     return NULL;
   if (t->producer == NULL || t->graph != ctx->graph || t->is_graph_output || t->is_graph_input)
-    t = graft_lower_op (ctx, "Identity", 1, t);
+    {
+      gboolean sequence = v->kind == LOWER_SEQUENCE;
+      if (sequence && ctx->opset < 14)
+        {
+          graft_lower_fail (error, source_node, "output '%s' passes a list grown at run time through unchanged, "
+                            "which needs Identity on a sequence (--opset 14 or later)", name);
+          return NULL;
+        }
+      GraftValue *copy = graft_lower_op (ctx, "Identity", 1, t);
+      if (sequence)
+        graft_lower_declare_sequence (ctx, copy, graft_lower_dtype (ctx, t), graft_lower_rank (ctx, t));
+      t = copy;
+    }
   return t;
 }
 
@@ -450,17 +462,22 @@ add_output (GraftLowerContext *ctx, GraftGraph *target, LowerValue *v, const cha
     return FALSE;
   if (rename && graft_graph_resolve_value (target, name) == NULL)
     rename_value (t, name);
-  const GraftShape *shape = graft_lower_shape (ctx, t);
-  t->dtype = graft_lower_dtype (ctx, t);
-  graft_shape_clear (&t->shape);
-  graft_shape_copy (&t->shape, shape);
   graft_graph_add_output (target, t);
+  if (graft_lower_is_sequence (ctx, t))
+    graft_lower_declare_sequence (ctx, t, graft_lower_dtype (ctx, t), graft_lower_rank (ctx, t));
+  else
+    {
+      const GraftShape *shape = graft_lower_shape (ctx, t);
+      t->dtype = graft_lower_dtype (ctx, t);
+      graft_shape_clear (&t->shape);
+      graft_shape_copy (&t->shape, shape);
+    }
   return TRUE;
 }
 
 GraftGraph *
 graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *name, gboolean loop_body,
-                      GraftValue **carried, GError **error)
+                      GraftValue **carried, GPtrArray *grown_lists, GError **error)
 {
   g_autoptr(GraftGraph) body = graft_graph_new (name);
   GraftGraph *saved = ctx->graph;
@@ -502,6 +519,23 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
           graft_graph_add_input (body, cond);
         }
     }
+  guint n_grown = grown_lists != NULL ? grown_lists->len : 0;
+  g_autofree GraftValue **grown_inputs = g_new0 (GraftValue *, MAX (n_grown, 1));
+  for (guint j = 0; loop_body && j < n_grown; j++)
+    {
+      /* A list the body appends to: carried as a sequence after the source's values. */
+      LowerValue *outer = graft_lower_lookup (ctx, grown_lists->pdata[j]);
+      g_autofree char *input_name = g_strdup_printf ("%s_%s", name, ((GraftValue *) grown_lists->pdata[j])->name);
+      GraftValue *v = new_named_value (ctx, body, input_name);
+      graft_graph_add_input (body, v);
+      graft_lower_declare_sequence (ctx, v, graft_lower_dtype (ctx, outer->value), graft_lower_rank (ctx, outer->value));
+      if (graft_lower_dtype (ctx, outer->value) == GRAFT_DTYPE_UNDEFINED)
+        grown_inputs[j] = v;  /* an empty list: its tensors' type is known once the body appends */
+      LowerValue *inside = g_new0 (LowerValue, 1);
+      inside->kind = LOWER_SEQUENCE;
+      inside->value = v;
+      graft_lower_bind (ctx, grown_lists->pdata[j], inside);
+    }
   ok = ok && _graft_lower_nodes (ctx, source, error);
   for (guint i = 0; ok && i < source->outputs->len; i++)
     {
@@ -516,6 +550,14 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
         }
       else
         ok = add_output (ctx, body, v, out_name, FALSE, error);
+    }
+  for (guint j = 0; ok && j < n_grown; j++)
+    {
+      g_autofree char *out_name = g_strdup_printf ("%s_out_%s", name, ((GraftValue *) grown_lists->pdata[j])->name);
+      ok = add_output (ctx, body, graft_lower_lookup (ctx, grown_lists->pdata[j]), out_name, FALSE, error);
+      GraftValue *out = ok ? g_ptr_array_index (body->outputs, body->outputs->len - 1) : NULL;
+      if (ok && grown_inputs[j] != NULL)
+        graft_lower_declare_sequence (ctx, grown_inputs[j], graft_lower_dtype (ctx, out), graft_lower_rank (ctx, out));
     }
   ctx->graph = saved;
   if (!ok)

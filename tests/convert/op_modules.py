@@ -4,6 +4,8 @@ Imported by run-convert.py (torch 2.x in the venv) and by /usr/bin/python3
 (Debian's torch 1.13) to make the same modules' TorchScript files with the
 older generation: only torch is imported here.
 """
+from typing import List
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -77,6 +79,41 @@ class Unsupported(nn.Module):
 
     def forward(self, x):
         return torch.diff(torch.relu(x), dim=1) * 2
+
+
+class GrowRows(nn.Module):
+    """A list appended to once per row (a trip count known only at run time), read in the loop
+    (outs[-1]) and after it: stack, cat, len, indexing. Lowered as an ONNX sequence carried by Loop."""
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = [torch.zeros_like(x[0])]
+        for i in range(x.size(0)):
+            outs.append(torch.relu(x[i]) * float(i + 1) + outs[-1] * 0.5)
+        return torch.stack(outs), torch.cat(outs, 0), len(outs), outs[1] - outs[-1]
+
+
+class WhileAppend(nn.Module):
+    """A while loop on data that appends each step and returns the list itself."""
+
+    def forward(self, x):
+        steps: List[torch.Tensor] = []
+        y = x
+        while bool(y.abs().max() < 10.0):
+            y = y * 2.0 + 0.5
+            steps.append(torch.tanh(y))
+        steps.append(y)
+        return torch.stack(steps, -1), len(steps), steps
+
+
+class FilterRows(nn.Module):
+    """Rows appended under a data-dependent condition: the If inside the Loop returns the grown list."""
+
+    def forward(self, x):
+        kept: List[torch.Tensor] = [x.sum(0) * 0]
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                kept.append(x[i] * 2)
+        return torch.stack(kept, 1), len(kept)
 
 
 def save_113(name, mode, out, shapes):
