@@ -83,6 +83,8 @@ GraftValue *graft_lower_arg_like (GraftLowerContext *ctx, GraftNode *node, guint
 /* The argument as a 1-D int64 tensor (int lists, including lists of
  * symbolic sizes, become Concat of their items). */
 GraftValue *graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GError **error);
+/* The same for a value v (argument k, for messages). */
+GraftValue *graft_lower_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, LowerValue *v, GError **error);
 
 /* ---- results ---- */
 

@@ -778,7 +778,12 @@ graft_lower_arg_like (GraftLowerContext *ctx, GraftNode *node, guint k, GraftVal
 GraftValue *
 graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GError **error)
 {
-  LowerValue *v = graft_lower_arg (ctx, node, k);
+  return graft_lower_int_vector (ctx, node, k, graft_lower_arg (ctx, node, k), error);
+}
+
+GraftValue *
+graft_lower_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, LowerValue *v, GError **error)
+{
   gint64 values[64];
   guint n;
   if (v == NULL || v->kind == LOWER_NONE)

@@ -138,8 +138,24 @@ class SymSizes(nn.Module):
         return self.lin(y).view(x.shape[0], 2, 2) + x.shape[0]
 
 
+class SharedDims(nn.Module):
+    """Two inputs sized by one dynamic dim (torch.export gives both the same symbol) and one of their own."""
+
+    def forward(self, x, y):
+        return x.reshape(x.shape[0], -1).sum(1, keepdim=True) * y.mean(1, keepdim=True) + y[:, :1]
+
+
 class CircularPad(nn.Module):
-    """mode='circular' has no ONNX form before opset 19: its lowering refuses, and the op is named."""
+    """mode='circular': Slice + Concat per padded axis before opset 19, Pad mode 'wrap' from 19."""
 
     def forward(self, x):
-        return F.pad(torch.relu(x), [1, 2, 2, 1], mode="circular") * 2
+        return F.pad(torch.relu(x), [1, 2, 3, 0], mode="circular") * 2
+
+
+class CircularPadToMultiple(nn.Module):
+    """Circular padding by amounts computed from the sizes has no ONNX form before opset 19 (wrap):
+    its lowering refuses, and the op is named."""
+
+    def forward(self, x):
+        h, w = x.size(2), x.size(3)
+        return F.pad(torch.relu(x), [0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4], mode="circular") * 2

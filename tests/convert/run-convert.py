@@ -151,6 +151,10 @@ CASES = [
     ("vit_b_16", vision_models.vit_b_16, ("traced", "scripted"), [IMAGE], True),
     ("transformer_encoder", transformer_encoder, ("traced", "scripted"),
      [{"name": "src", "shape": [2, 7, 32], "dynamic": {0: "batch", 1: "seq"}, "other": [3, 5, 32]}], False),
+    # the fused fast path (_transformer_encoder_layer_fwd) with layer norms decomposed before opset 17
+    ("transformer_encoder_opset13", transformer_encoder, ("traced", "scripted"),
+     [{"name": "src", "shape": [2, 7, 32], "dynamic": {0: "batch", 1: "seq"}, "other": [3, 5, 32], "opset": 13}],
+     False),
     ("lstm", LSTMModel, ("traced", "scripted"),
      [{"name": "x", "shape": [2, 5, 10], "dynamic": {0: "batch", 1: "seq"}, "other": [3, 9, 10]}], False),
     ("if_on_tensor", IfOnTensor, ("scripted",),
@@ -193,6 +197,13 @@ CASES = [
      [{"name": "x", "shape": [5, 3], "dynamic": {0: "n"}, "other": [9, 3], "sequences": True}], False),
     ("grow_rows_opset13", op_modules.GrowRows, ("scripted",),
      [{"name": "x", "shape": [3, 4], "dynamic": {0: "n"}, "other": [6, 4], "sequences": True, "opset": 13}], False),
+    # circular padding: Slice + Concat before opset 19, Pad mode wrap from 19
+    ("circular_pad", op_modules.CircularPad, ("traced", "scripted", "traced113", "scripted113"),
+     [{"name": "x", "shape": [1, 2, 5, 6], "dynamic": {0: "batch", 2: "h", 3: "w"}, "other": [2, 2, 7, 9],
+       "expect_ops": ["Slice", "Concat"], "absent_ops": ["Pad"]}], False),
+    ("circular_pad_opset19", op_modules.CircularPad, ("scripted", "traced113"),
+     [{"name": "x", "shape": [1, 2, 5, 6], "dynamic": {0: "batch", 2: "h", 3: "w"}, "other": [2, 2, 7, 9],
+       "opset": 19, "expect_ops": ["Pad"], "absent_ops": ["Concat"]}], False),
 ]
 
 
@@ -396,12 +407,22 @@ def run_case(graft_cli, name, mode, make, specs, torchvision, workdir):
         ok_opset = got == opset and not any(n.op_type == "LayerNormalization" for n in model.graph.node)
         if not ok_opset:
             return False, ["opset %d asked, file has %d; ops %s" % (opset, got, sorted({n.op_type for n in model.graph.node}))]
+    # a list stays a sequence carried through a real Loop, not unrolled for one trip count;
+    # circular padding is Slice + Concat before opset 19 and Pad(wrap) from 19
+    expected = [op for s in specs for op in s.get("expect_ops", [])]
     if any(s.get("sequences") for s in specs):
-        # the list stays a sequence carried through a real Loop, not unrolled for one trip count
-        ops = count_ops(model.graph, ("Loop", "SequenceInsert", "ConcatFromSequence"))
+        expected += ["Loop", "SequenceInsert", "ConcatFromSequence"]
+    absent = [op for s in specs for op in s.get("absent_ops", [])]
+    if expected or absent:
+        ops = count_ops(model.graph, expected + absent)
         notes.append("ops %s" % ops)
-        if 0 in ops.values():
-            return False, notes + ["the list is not kept as a sequence in a Loop"]
+        if any(ops[op] == 0 for op in expected) or any(ops[op] for op in absent):
+            return False, notes + ["expected ops %s, none of %s" % (expected, absent)]
+        if any(s.get("opset") == 19 for s in specs):
+            modes = {a.s.decode() for n in model.graph.node if n.op_type == "Pad" for a in n.attribute if a.name == "mode"}
+            notes.append("Pad modes %s" % sorted(modes))
+            if modes != {"wrap"}:
+                return False, notes
     reference = meta["torch_onnx_nodes"]
     notes.append("converted in %.2f s (%s); %d nodes, torch.onnx.export %s"
                  % (seconds, r.stdout.strip().rpartition("(")[2].rstrip(")"), nodes, reference))
@@ -497,7 +518,8 @@ def cli_cases(graft_cli, workdir):
     yield ("convert --allow-custom writes an aten-domain node Graft runs", ok, notes)
 
     # A lowering that refuses its arguments names the op the same way, with its reason.
-    path, _ = save_module("circular_pad", "traced", op_modules.CircularPad, [{"name": "x", "shape": [1, 2, 5, 6]}])
+    path, _ = save_module("circular_pad_to_multiple", "traced", op_modules.CircularPadToMultiple,
+                          [{"name": "x", "shape": [1, 2, 5, 6]}])
     lint = cli(graft_cli, "lint", path, "--target", "onnx:17")
     refused = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=1x2x5x6")
     custom = cli(graft_cli, "convert", path, "-o", onnx_path, "--shape", "x=1x2x5x6", "--dynamic", "x:0=batch",
@@ -565,7 +587,8 @@ def cli_cases(graft_cli, workdir):
         onnx.checker.check_model(model, full_check=True)
         onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
         dim0 = model.graph.input[0].type.tensor_type.shape.dim[0]
-        ok = bool(dim0.dim_param) and not dim0.dim_value
+        # the archive keeps torch.export's symbol (s77), not the Dim's name: named after the input
+        ok = dim0.dim_param == "x_dim0" and not dim0.dim_value
         notes.append("input dim 0: %r" % (dim0.dim_param or dim0.dim_value))
         session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
         program = torch.export.load(pt2).module()
@@ -582,6 +605,43 @@ def cli_cases(graft_cli, workdir):
             ok &= good
             notes.append("graft runtime batch %d: %s" % (batch, how))
     yield ("convert a .pt2 whose sizes come from sym_size, batch kept symbolic", ok, notes)
+
+    # Inputs sharing a dynamic dim share its name in the file; each other dynamic dim is named after its input.
+    pt2 = os.path.join(OUT, "shared_dims_exported.pt2")
+    if not fresh(pt2):
+        torch.manual_seed(0)
+        batch, n = torch.export.Dim("batch", min=2, max=64), torch.export.Dim("n", min=2, max=64)
+        program = torch.export.export(op_modules.SharedDims().eval(), (torch.randn(3, 3, 4), torch.randn(3, 5)),
+                                      dynamic_shapes={"x": {0: batch}, "y": {0: batch, 1: n}})
+        torch.export.save(program, pt2 + ".tmp.pt2")
+        os.replace(pt2 + ".tmp.pt2", pt2)
+        mark_fresh(pt2)
+    converted = os.path.join(workdir, "shared_dims.onnx")
+    run = cli(graft_cli, "convert", pt2, "-o", converted)
+    ok = run.returncode == 0
+    notes = [run.stdout.strip() or run.stderr.strip()]
+    if ok:
+        model = onnx.load(converted)
+        onnx.checker.check_model(model, full_check=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input]
+        ok = dims == [["x_dim0", 3, 4], ["x_dim0", "y_dim1"]]
+        notes.append("input dims %s" % dims)
+        session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
+        program = torch.export.load(pt2).module()
+        for batch, width in ((3, 5), (6, 2)):
+            feeds = {"x": torch.randn(batch, 3, 4), "y": torch.randn(batch, width)}
+            with torch.no_grad():
+                ref = program(*feeds.values()).numpy()
+            feeds = {k: v.numpy() for k, v in feeds.items()}
+            good, how = close(ref, session.run(None, feeds)[0])
+            ok &= good
+            notes.append("onnxruntime at batch %d, n %d: %s" % (batch, width, how))
+            out_dir = graft_run(graft_cli, converted, feeds, tempfile.mkdtemp(dir=workdir))
+            good, how = close(ref, np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
+            ok &= good
+            notes.append("graft runtime at batch %d, n %d: %s" % (batch, width, how))
+    yield ("a .pt2's dynamic dims are named after the inputs, shared where torch.export shares them", ok, notes)
 
     path, _ = save_module("resnet18", "traced", vision_models.resnet18, [IMAGE])
     edited = os.path.join(workdir, "resnet18-head.onnx")
@@ -622,7 +682,7 @@ def main():
     only = set(sys.argv[2:])
     os.makedirs(OUT, exist_ok=True)
     todo = [(c, mode) for c in CASES for mode in c[2] if not only or c[0] in only or "%s_%s" % (c[0], mode) in only]
-    n_cli = 0 if only and "cli" not in only else 8
+    n_cli = 0 if only and "cli" not in only else 9
     print("1..%d" % (len(todo) + n_cli), flush=True)
     failed = 0
     with tempfile.TemporaryDirectory() as workdir:
