@@ -486,6 +486,49 @@ def run_case(graft_cli, name, mode, make, specs, torchvision, workdir):
     return ok, notes
 
 
+def exported_pt2(name, make, example, dynamic_shapes):
+    """A torch.export archive of the module, made again when the module definitions change."""
+    pt2 = os.path.join(OUT, name + "_exported.pt2")
+    if not fresh(pt2):
+        torch.manual_seed(0)
+        program = torch.export.export(make().eval(), example, dynamic_shapes=dynamic_shapes)
+        torch.export.save(program, pt2 + ".tmp.pt2")
+        os.replace(pt2 + ".tmp.pt2", pt2)
+        mark_fresh(pt2)
+    return pt2
+
+
+def convert_pt2_checked(graft_cli, pt2, workdir, input_dims, feeds_list):
+    """Converts a .pt2; the file must pass the checker and strict inference, have these input dims, and
+    give the program's first output in onnxruntime and Graft's runtime at each of feeds_list."""
+    converted = os.path.join(workdir, os.path.basename(pt2) + ".onnx")
+    run = cli(graft_cli, "convert", pt2, "-o", converted)
+    notes = [run.stdout.strip() or run.stderr.strip()]
+    if run.returncode != 0:
+        return False, notes
+    model = onnx.load(converted)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input]
+    ok = dims == input_dims
+    notes.append("input dims %s" % dims)
+    session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
+    program = torch.export.load(pt2).module()
+    for feeds in feeds_list:
+        with torch.no_grad():
+            ref = program(*feeds.values()).numpy()
+        arrays = {k: v.numpy() for k, v in feeds.items()}
+        sizes = ", ".join("%s %s" % (k, "×".join(map(str, v.shape))) for k, v in arrays.items())
+        good, how = close(ref, session.run(None, arrays)[0])
+        ok &= good
+        notes.append("onnxruntime at %s: %s" % (sizes, how))
+        out_dir = graft_run(graft_cli, converted, arrays, tempfile.mkdtemp(dir=workdir))
+        good, how = close(ref, np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
+        ok &= good
+        notes.append("graft runtime at %s: %s" % (sizes, how))
+    return ok, notes
+
+
 def cli(*args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True)
 
@@ -568,79 +611,20 @@ def cli_cases(graft_cli, workdir):
                 notes.append("batch %d output %d: %s" % (batch, i, how))
     yield ("convert a torch.export .pt2 with a dynamic batch", ok, notes)
 
-    # Sizes read with sym_size stay Shape → Gather: the batch stays symbolic through reshapes.
-    pt2 = os.path.join(OUT, "sym_sizes_exported.pt2")
-    if not fresh(pt2):
-        torch.manual_seed(0)
-        batch = torch.export.Dim("batch", min=2, max=64)
-        program = torch.export.export(op_modules.SymSizes().eval(), (torch.randn(3, 3, 4),),
-                                      dynamic_shapes={"x": {0: batch}})
-        torch.export.save(program, pt2 + ".tmp.pt2")
-        os.replace(pt2 + ".tmp.pt2", pt2)
-        mark_fresh(pt2)
-    converted = os.path.join(workdir, "sym_sizes.onnx")
-    run = cli(graft_cli, "convert", pt2, "-o", converted)
-    ok = run.returncode == 0
-    notes = [run.stdout.strip() or run.stderr.strip()]
-    if ok:
-        model = onnx.load(converted)
-        onnx.checker.check_model(model, full_check=True)
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        dim0 = model.graph.input[0].type.tensor_type.shape.dim[0]
-        # the archive keeps torch.export's symbol (s77), not the Dim's name: named after the input
-        ok = dim0.dim_param == "x_dim0" and not dim0.dim_value
-        notes.append("input dim 0: %r" % (dim0.dim_param or dim0.dim_value))
-        session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
-        program = torch.export.load(pt2).module()
-        for batch in (3, 7):
-            x = torch.randn(batch, 3, 4)
-            with torch.no_grad():
-                ref = program(x).numpy()
-            good, how = close(ref, session.run(None, {session.get_inputs()[0].name: x.numpy()})[0])
-            ok &= good
-            notes.append("onnxruntime batch %d: %s" % (batch, how))
-            out_dir = graft_run(graft_cli, converted, {session.get_inputs()[0].name: x.numpy()},
-                                tempfile.mkdtemp(dir=workdir))
-            good, how = close(ref, np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
-            ok &= good
-            notes.append("graft runtime batch %d: %s" % (batch, how))
+    # Sizes read with sym_size stay Shape → Gather: the batch stays symbolic through reshapes. The
+    # archive keeps torch.export's symbol (s77), not the Dim's name: the file names it after the input.
+    batch = torch.export.Dim("batch", min=2, max=64)
+    pt2 = exported_pt2("sym_sizes", op_modules.SymSizes, (torch.randn(3, 3, 4),), {"x": {0: batch}})
+    ok, notes = convert_pt2_checked(graft_cli, pt2, workdir, [["x_dim0", 3, 4]],
+                                    [{"x": torch.randn(b, 3, 4)} for b in (3, 7)])
     yield ("convert a .pt2 whose sizes come from sym_size, batch kept symbolic", ok, notes)
 
     # Inputs sharing a dynamic dim share its name in the file; each other dynamic dim is named after its input.
-    pt2 = os.path.join(OUT, "shared_dims_exported.pt2")
-    if not fresh(pt2):
-        torch.manual_seed(0)
-        batch, n = torch.export.Dim("batch", min=2, max=64), torch.export.Dim("n", min=2, max=64)
-        program = torch.export.export(op_modules.SharedDims().eval(), (torch.randn(3, 3, 4), torch.randn(3, 5)),
-                                      dynamic_shapes={"x": {0: batch}, "y": {0: batch, 1: n}})
-        torch.export.save(program, pt2 + ".tmp.pt2")
-        os.replace(pt2 + ".tmp.pt2", pt2)
-        mark_fresh(pt2)
-    converted = os.path.join(workdir, "shared_dims.onnx")
-    run = cli(graft_cli, "convert", pt2, "-o", converted)
-    ok = run.returncode == 0
-    notes = [run.stdout.strip() or run.stderr.strip()]
-    if ok:
-        model = onnx.load(converted)
-        onnx.checker.check_model(model, full_check=True)
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input]
-        ok = dims == [["x_dim0", 3, 4], ["x_dim0", "y_dim1"]]
-        notes.append("input dims %s" % dims)
-        session = ort.InferenceSession(converted, providers=["CPUExecutionProvider"])
-        program = torch.export.load(pt2).module()
-        for batch, width in ((3, 5), (6, 2)):
-            feeds = {"x": torch.randn(batch, 3, 4), "y": torch.randn(batch, width)}
-            with torch.no_grad():
-                ref = program(*feeds.values()).numpy()
-            feeds = {k: v.numpy() for k, v in feeds.items()}
-            good, how = close(ref, session.run(None, feeds)[0])
-            ok &= good
-            notes.append("onnxruntime at batch %d, n %d: %s" % (batch, width, how))
-            out_dir = graft_run(graft_cli, converted, feeds, tempfile.mkdtemp(dir=workdir))
-            good, how = close(ref, np.load(os.path.join(out_dir, os.listdir(out_dir)[0])))
-            ok &= good
-            notes.append("graft runtime at batch %d, n %d: %s" % (batch, width, how))
+    n = torch.export.Dim("n", min=2, max=64)
+    pt2 = exported_pt2("shared_dims", op_modules.SharedDims, (torch.randn(3, 3, 4), torch.randn(3, 5)),
+                       {"x": {0: batch}, "y": {0: batch, 1: n}})
+    ok, notes = convert_pt2_checked(graft_cli, pt2, workdir, [["x_dim0", 3, 4], ["x_dim0", "y_dim1"]],
+                                    [{"x": torch.randn(b, 3, 4), "y": torch.randn(b, w)} for b, w in ((3, 5), (6, 2))])
     yield ("a .pt2's dynamic dims are named after the inputs, shared where torch.export shares them", ok, notes)
 
     path, _ = save_module("resnet18", "traced", vision_models.resnet18, [IMAGE])
