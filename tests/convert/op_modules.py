@@ -116,6 +116,19 @@ class FilterRows(nn.Module):
         return torch.stack(kept, 1), len(kept)
 
 
+class NestedAppend(nn.Module):
+    """Appends from an If inside a Loop inside a Loop, then once after: each carries the sequence on."""
+
+    def forward(self, x):
+        pieces: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            for j in range(x.size(1)):
+                if bool(x[i, j] > 0):
+                    pieces.append(x[i, j:] * float(i + 1))
+        pieces.append(x[0, :1])
+        return torch.cat(pieces), len(pieces)
+
+
 def save_113(name, mode, out, shapes):
     """Called by run-convert.py through /usr/bin/python3."""
     torch.manual_seed(0)

@@ -195,6 +195,8 @@ CASES = [
        "sequences": True}], False),
     ("filter_rows", op_modules.FilterRows, ("scripted", "scripted113"),
      [{"name": "x", "shape": [5, 3], "dynamic": {0: "n"}, "other": [9, 3], "sequences": True}], False),
+    ("nested_append", op_modules.NestedAppend, ("scripted", "scripted113"),
+     [{"name": "x", "shape": [3, 4], "dynamic": {0: "n", 1: "m"}, "other": [5, 6], "sequences": True}], False),
     ("grow_rows_opset13", op_modules.GrowRows, ("scripted",),
      [{"name": "x", "shape": [3, 4], "dynamic": {0: "n"}, "other": [6, 4], "sequences": True, "opset": 13}], False),
     # circular padding: Slice + Concat before opset 19, Pad mode wrap from 19
