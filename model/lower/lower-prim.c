@@ -379,15 +379,6 @@ collect_grown_lists (GraftGraph *body, GraftGraph *graph, GPtrArray *lists, GErr
   return TRUE;
 }
 
-static LowerValue *
-sequence_value (GraftValue *value)
-{
-  LowerValue *v = g_new0 (LowerValue, 1);
-  v->kind = LOWER_SEQUENCE;
-  v->value = value;
-  return v;
-}
-
 /* Binds the list `source` to an ONNX sequence in the current graph and
  * returns it: a list of known items becomes SequenceConstruct, an empty one
  * SequenceEmpty (*empty, whose dtype is set once something appended to it
@@ -435,7 +426,7 @@ bind_as_sequence (GraftLowerContext *ctx, GraftNode *node, GraftValue *source, G
       graft_lower_declare_sequence (ctx, seq, graft_lower_dtype (ctx, items->pdata[0]),
                                     graft_lower_rank (ctx, items->pdata[0]));
     }
-  graft_lower_bind (ctx, source, sequence_value (seq));
+  graft_lower_bind (ctx, source, graft_lower_value_sequence (seq));
   return seq;
 }
 
@@ -490,7 +481,7 @@ sequences_after (GraftLowerContext *ctx, GraftNode *node, guint first, GPtrArray
         }
       GraftValue *result = g_ptr_array_index (node->outputs, first + j);
       graft_lower_declare_sequence (ctx, result, dtype, rank);
-      graft_lower_bind (ctx, lists->pdata[j], sequence_value (result));
+      graft_lower_bind (ctx, lists->pdata[j], graft_lower_value_sequence (result));
     }
 }
 
@@ -525,7 +516,7 @@ lower_if (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (then_body == NULL)
     return FALSE;
   for (guint j = 0; j < grown->len; j++)
-    graft_lower_bind (ctx, grown->pdata[j], sequence_value (initial->pdata[j]));
+    graft_lower_bind (ctx, grown->pdata[j], graft_lower_value_sequence (initial->pdata[j]));
   GraftGraph *else_body = graft_lower_subgraph (ctx, else_g, else_name, FALSE, NULL, grown, error);
   if (else_body == NULL)
     {

@@ -95,6 +95,7 @@ void graft_lower_bind (GraftLowerContext *ctx, GraftValue *source, LowerValue *v
 LowerValue *graft_lower_lookup (GraftLowerContext *ctx, GraftValue *source);
 
 LowerValue *graft_lower_value_tensor (GraftValue *value, gboolean scalar);
+LowerValue *graft_lower_value_sequence (GraftValue *value);
 LowerValue *graft_lower_value_const (const GraftAttribute *constant);
 LowerValue *graft_lower_value_list (void);
 LowerValue *graft_lower_value_copy (const LowerValue *value);

@@ -41,6 +41,15 @@ graft_lower_value_tensor (GraftValue *value, gboolean scalar)
   return v;
 }
 
+LowerValue *
+graft_lower_value_sequence (GraftValue *value)
+{
+  LowerValue *v = g_new0 (LowerValue, 1);
+  v->kind = LOWER_SEQUENCE;
+  v->value = value;
+  return v;
+}
+
 static GraftAttribute *
 attribute_copy (const GraftAttribute *a)
 {

@@ -588,10 +588,7 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
       graft_lower_declare_sequence (ctx, v, graft_lower_dtype (ctx, outer->value), graft_lower_rank (ctx, outer->value));
       if (graft_lower_dtype (ctx, outer->value) == GRAFT_DTYPE_UNDEFINED)
         grown_inputs[j] = v;  /* an empty list: its tensors' type is known once the body appends */
-      LowerValue *inside = g_new0 (LowerValue, 1);
-      inside->kind = LOWER_SEQUENCE;
-      inside->value = v;
-      graft_lower_bind (ctx, grown_lists->pdata[j], inside);
+      graft_lower_bind (ctx, grown_lists->pdata[j], graft_lower_value_sequence (v));
     }
   ok = ok && _graft_lower_nodes (ctx, source, error);
   for (guint i = 0; ok && i < source->outputs->len; i++)
