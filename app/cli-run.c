@@ -6,7 +6,8 @@
  *
  * Inputs come from .npy or ONNX TensorProto .pb files, or are random data
  * of the declared shapes. Each output is written as DIR/<name>.npy with the
- * name reduced to a safe file name, so nothing is written outside DIR.
+ * name reduced to a safe file name, so nothing is written outside DIR; an
+ * output of sequence type as DIR/<name>/<index>.npy, one file per tensor.
  */
 #include <errno.h>
 #include <math.h>
@@ -155,6 +156,30 @@ safe_file_name (const char *name, guint index, GHashTable *used)
   g_hash_table_add (used, g_strdup (s->str));
   g_string_append (s, ".npy");
   return g_string_free (s, FALSE);
+}
+
+/* A tensor as path (NAME.npy); a sequence as the folder NAME with one
+ * INDEX.npy per tensor. */
+static gboolean
+write_output (const char *path, GraftRtTensor *t, GError **error)
+{
+  if (t->kind != GRAFT_RT_SEQUENCE)
+    return graft_npy_write (path, t, error);
+  g_autofree char *folder = g_strndup (path, strlen (path) - strlen (".npy"));
+  if (g_mkdir_with_parents (folder, 0755) != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "cannot create %s: %s", folder,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  for (guint k = 0; k < t->items->len; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("%u.npy", k);
+      g_autofree char *item_path = g_build_filename (folder, name, NULL);
+      if (!graft_npy_write (item_path, t->items->pdata[k], error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 static void
@@ -308,7 +333,7 @@ run_model (const char *path, RunOptions *opts)
         continue;
       g_autofree char *file = safe_file_name (v->name, i, used);
       g_autofree char *out_path = g_build_filename (opts->output_dir, file, NULL);
-      if (!graft_npy_write (out_path, t, &error))
+      if (!write_output (out_path, t, &error))
         {
           graft_cli_print_error ("output '%s': %s", v->name, error->message);
           return 1;

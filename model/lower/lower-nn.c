@@ -353,9 +353,12 @@ lower_linear (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* Over the last dim: LayerNormalization from opset 17, the decomposition before it. */
 static GraftValue *
 layer_norm (GraftLowerContext *ctx, GraftValue *x, GraftValue *w, GraftValue *b, double eps)
 {
+  if (ctx->opset < 17)
+    return graft_lower_op (ctx, "Add", 2, graft_lower_op (ctx, "Mul", 2, normalize_decomposed (ctx, x, 1, eps), w), b);
   GraftNode *ln = graft_lower_node (ctx, "LayerNormalization", 1, 3, x, w, b);
   graft_node_add_attribute (ln, graft_attribute_new_int ("axis", -1));
   graft_node_add_attribute (ln, graft_attribute_new_float ("epsilon", eps));
@@ -774,7 +777,7 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::_native_multi_head_attention", 0, lower_native_mha,
     "query key value embed_dim num_head qkv_weight qkv_bias proj_weight proj_bias mask need_weights "
     "average_attn_weights mask_type" },
-  { "aten::_transformer_encoder_layer_fwd", 17, lower_encoder_layer,
+  { "aten::_transformer_encoder_layer_fwd", 0, lower_encoder_layer,
     "src embed_dim num_heads qkv_weight qkv_bias proj_weight proj_bias use_gelu norm_first eps norm_weight_1 "
     "norm_bias_1 norm_weight_2 norm_bias_2 ffn_weight_1 ffn_bias_1 ffn_weight_2 ffn_bias_2 mask mask_type" },
   { "aten::scaled_dot_product_attention", 0, lower_sdpa,

@@ -1,4 +1,4 @@
-/* Padding (constant, reflect, replicate) and running sums: ops that keep
+/* Padding (constant, reflect, replicate, circular) and running sums: ops that keep
  * the input's layout and change or scan its trailing dims. */
 #include "lower/lower-private.h"
 
@@ -88,6 +88,49 @@ emit_pad (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, guint k_pads, 
   return TRUE;
 }
 
+/* Circular padding before ONNX's wrap mode (opset 19): per padded axis,
+ * the last `begin` entries, the input, and the first `end` entries,
+ * concatenated. Axes one after the other wrap the corners as torch does. */
+static gboolean
+emit_circular_pad (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, guint k_pads, GError **error)
+{
+  gint64 torch_pads[2 * MAX_RANK];
+  guint n;
+  int rank;
+  LowerValue *list = graft_lower_arg (ctx, node, k_pads);
+  if (list != NULL && list->kind == LOWER_LIST)
+    for (guint i = 0; i < list->items->len; i++)
+      if (((LowerValue *) list->items->pdata[i])->kind != LOWER_CONST)
+        return graft_lower_fail (error, node, "mode 'circular' with pads computed at run time needs ONNX's wrap mode "
+                                 "(--opset 19)");
+  if (!graft_lower_need_rank (ctx, x, &rank, error))
+    return FALSE;
+  if (!graft_lower_arg_ints (ctx, node, k_pads, torch_pads, 2 * MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n % 2 != 0 || (int) n / 2 > rank)
+    return graft_lower_fail (error, node, "a pad list of %u values for a rank-%d input", n, rank);
+  for (guint i = 0; i < n / 2; i++)
+    {
+      gint64 begin = torch_pads[2 * i], end = torch_pads[2 * i + 1];
+      GraftValue *axis = graft_lower_const_int (ctx, rank - 1 - (gint64) i);
+      if (begin < 0 || end < 0)
+        return graft_lower_fail (error, node, "mode 'circular' with negative pads needs ONNX's wrap mode (--opset 19)");
+      if (begin == 0 && end == 0)
+        continue;
+      g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+      if (begin > 0)
+        g_ptr_array_add (parts, graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, -begin),
+                                                graft_lower_const_int (ctx, G_MAXINT64), axis));
+      g_ptr_array_add (parts, x);
+      if (end > 0)
+        g_ptr_array_add (parts, graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, 0),
+                                                graft_lower_const_int (ctx, end), axis));
+      x = graft_lower_concat (ctx, parts, rank - 1 - (gint64) i);
+    }
+  graft_lower_set_output (ctx, node, 0, x);
+  return TRUE;
+}
+
 /* pad(self, pad, mode, value): torch's modes by their ONNX names */
 static gboolean
 lower_pad (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -106,9 +149,10 @@ lower_pad (GraftLowerContext *ctx, GraftNode *node, GError **error)
                           : strcmp (mode, "reflect") == 0 ? "reflect"
                           : strcmp (mode, "replicate") == 0 ? "edge"
                           : strcmp (mode, "circular") == 0 && ctx->opset >= 19 ? "wrap" : NULL;
+  if (onnx_mode == NULL && strcmp (mode, "circular") == 0)
+    return emit_circular_pad (ctx, node, x, 1, error);
   if (onnx_mode == NULL)
-    return graft_lower_fail (error, node, "mode '%s'%s", mode,
-                             strcmp (mode, "circular") == 0 ? " needs ONNX's wrap mode (--opset 19)" : " has no ONNX form");
+    return graft_lower_fail (error, node, "mode '%s' has no ONNX form", mode);
   return emit_pad (ctx, node, x, 1, onnx_mode, value, error);
 }
 

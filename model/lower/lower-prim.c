@@ -338,6 +338,153 @@ scalar_outputs (GraftLowerContext *ctx, GraftGraph *branch, guint k)
   return v != NULL && (v->kind == LOWER_CONST || (v->kind == LOWER_TENSOR && v->scalar));
 }
 
+/* ---- lists grown at run time: ONNX sequences ---- */
+
+/* Whether value is made in graph or in a block nested in it. */
+static gboolean
+defined_inside (GraftValue *value, GraftGraph *graph)
+{
+  for (GraftGraph *g = value->graph; g != NULL; g = g->parent_node ? g->parent_node->graph : NULL)
+    if (g == graph)
+      return TRUE;
+  return FALSE;
+}
+
+/* The lists made outside body that graph (body or a block in it) appends
+ * to, each once. Setting an item of such a list is not lowered. */
+static gboolean
+collect_grown_lists (GraftGraph *body, GraftGraph *graph, GPtrArray *lists, GError **error)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *n = g_ptr_array_index (graph->nodes, i);
+      gboolean append = strcmp (n->op, "aten::append") == 0;
+      if ((append || strcmp (n->op, "aten::_set_item") == 0) && n->inputs->len > 0)
+        {
+          GraftValue *list = g_ptr_array_index (n->inputs, 0);
+          if (list != NULL && !defined_inside (list, body))
+            {
+              if (!append)
+                return graft_lower_fail (error, n, "sets an item of a list made outside a block that runs a number "
+                                         "of times known only at run time");
+              if (!g_ptr_array_find (lists, list, NULL))
+                g_ptr_array_add (lists, list);
+            }
+        }
+      g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (n);
+      for (guint j = 0; j < bodies->len; j++)
+        if (!collect_grown_lists (body, bodies->pdata[j], lists, error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* Binds the list `source` to an ONNX sequence in the current graph and
+ * returns it: a list of known items becomes SequenceConstruct, an empty one
+ * SequenceEmpty (*empty, whose dtype is set once something appended to it
+ * is typed), a sequence stays. */
+static GraftValue *
+bind_as_sequence (GraftLowerContext *ctx, GraftNode *node, GraftValue *source, GraftNode **empty, GError **error)
+{
+  LowerValue *v = graft_lower_lookup (ctx, source);
+  GraftValue *seq;
+  *empty = NULL;
+  if (v != NULL && v->kind == LOWER_SEQUENCE)
+    return v->value;
+  if (v == NULL || v->kind != LOWER_LIST)
+    {
+      graft_lower_fail (error, node, "appends to '%s', which is not a list known while converting", source->name);
+      return NULL;
+    }
+  if (v->items->len == 0)
+    {
+      *empty = graft_lower_node (ctx, "SequenceEmpty", 1, 0);
+      seq = graft_lower_finish (ctx, *empty);
+      graft_lower_declare_sequence (ctx, seq, GRAFT_DTYPE_UNDEFINED, -1);
+    }
+  else
+    {
+      g_autoptr(GPtrArray) items = g_ptr_array_new ();
+      for (guint i = 0; i < v->items->len; i++)
+        {
+          LowerValue *item = v->items->pdata[i];
+          GraftValue *t = item->kind == LOWER_TENSOR ? item->value
+                          : item->kind == LOWER_CONST ? graft_lower_const_attribute (ctx, item->constant, error) : NULL;
+          if (t == NULL)
+            {
+              if (item->kind != LOWER_CONST)
+                graft_lower_fail (error, node, "item %u of '%s' is not a tensor or number", i, source->name);
+              return NULL;
+            }
+          /* a sequence holds one dtype: numbers take the first item's */
+          g_ptr_array_add (items, i > 0 ? graft_lower_cast (ctx, t, graft_lower_dtype (ctx, items->pdata[0])) : t);
+        }
+      GraftNode *construct = graft_lower_node (ctx, "SequenceConstruct", 1, 0);
+      for (guint i = 0; i < items->len; i++)
+        graft_node_add_input (construct, items->pdata[i]);
+      seq = graft_lower_finish (ctx, construct);
+      graft_lower_declare_sequence (ctx, seq, graft_lower_dtype (ctx, items->pdata[0]),
+                                    graft_lower_rank (ctx, items->pdata[0]));
+    }
+  graft_lower_bind (ctx, source, graft_lower_value_sequence (seq));
+  return seq;
+}
+
+/* The sequences of grown lists before a Loop or If, which a body reads or carries. */
+static gboolean
+sequences_before (GraftLowerContext *ctx, GraftNode *node, GPtrArray *lists, GPtrArray *initial, GPtrArray *empties,
+                  GError **error)
+{
+  for (guint j = 0; j < lists->len; j++)
+    {
+      GraftNode *empty;
+      GraftValue *seq = bind_as_sequence (ctx, node, lists->pdata[j], &empty, error);
+      if (seq == NULL)
+        return FALSE;
+      g_ptr_array_add (initial, seq);
+      g_ptr_array_add (empties, empty);
+    }
+  return TRUE;
+}
+
+/* After the bodies: node's outputs from first on are the grown lists'
+ * sequences, of the dtype the bodies' outputs (from body_first on) give;
+ * an empty initial list gets that dtype too. */
+static void
+sequences_after (GraftLowerContext *ctx, GraftNode *node, guint first, GPtrArray *lists, GPtrArray *initial,
+                 GPtrArray *empties, GraftGraph **bodies, guint n_bodies, guint body_first)
+{
+  for (guint j = 0; j < lists->len; j++)
+    {
+      GraftDType dtype = graft_lower_dtype (ctx, initial->pdata[j]);
+      int rank = graft_lower_rank (ctx, initial->pdata[j]);
+      for (guint b = 0; b < n_bodies && dtype == GRAFT_DTYPE_UNDEFINED; b++)
+        {
+          GraftValue *out = g_ptr_array_index (bodies[b]->outputs, body_first + j);
+          dtype = graft_lower_dtype (ctx, out);
+          rank = graft_lower_rank (ctx, out);
+        }
+      if (dtype == GRAFT_DTYPE_UNDEFINED)
+        dtype = GRAFT_DTYPE_FLOAT32;
+      GraftNode *empty = empties->pdata[j];
+      if (empty != NULL)
+        {
+          graft_node_add_attribute (empty, graft_attribute_new_int ("dtype", dtype));
+          graft_lower_declare_sequence (ctx, initial->pdata[j], dtype, rank);
+        }
+      /* a branch that does not append passes the initial sequence on */
+      for (guint b = 0; b < n_bodies; b++)
+        {
+          GraftValue *out = g_ptr_array_index (bodies[b]->outputs, body_first + j);
+          if (graft_lower_dtype (ctx, out) == GRAFT_DTYPE_UNDEFINED)
+            graft_lower_declare_sequence (ctx, out, dtype, rank);
+        }
+      GraftValue *result = g_ptr_array_index (node->outputs, first + j);
+      graft_lower_declare_sequence (ctx, result, dtype, rank);
+      graft_lower_bind (ctx, lists->pdata[j], graft_lower_value_sequence (result));
+    }
+}
+
 static gboolean
 lower_if (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -349,24 +496,34 @@ lower_if (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return graft_lower_fail (error, node, "has no condition or branches");
   if (const_truth (cond, &truth))
     return inline_branch (ctx, node, truth ? then_g : else_g, error);
-  if (node->outputs->len == 0)
+  g_autoptr(GPtrArray) grown = g_ptr_array_new ();
+  if (!collect_grown_lists (then_g, then_g, grown, error) || !collect_grown_lists (else_g, else_g, grown, error))
+    return FALSE;
+  if (node->outputs->len == 0 && grown->len == 0)
     return TRUE; /* only checks that raise, or training-mode updates: nothing to compute */
   GraftValue *c = as_bool (ctx, cond, error);
   if (c == NULL)
     return FALSE;
+  /* A list a branch appends to becomes a sequence, which the If returns. */
+  g_autoptr(GPtrArray) initial = g_ptr_array_new ();
+  g_autoptr(GPtrArray) empties = g_ptr_array_new ();
+  if (!sequences_before (ctx, node, grown, initial, empties, error))
+    return FALSE;
   g_autofree char *name = _graft_lower_unique_node_name (ctx, "If");
   g_autofree char *then_name = g_strdup_printf ("%s_then", name);
   g_autofree char *else_name = g_strdup_printf ("%s_else", name);
-  GraftGraph *then_body = graft_lower_subgraph (ctx, then_g, then_name, FALSE, NULL, error);
+  GraftGraph *then_body = graft_lower_subgraph (ctx, then_g, then_name, FALSE, NULL, grown, error);
   if (then_body == NULL)
     return FALSE;
-  GraftGraph *else_body = graft_lower_subgraph (ctx, else_g, else_name, FALSE, NULL, error);
+  for (guint j = 0; j < grown->len; j++)
+    graft_lower_bind (ctx, grown->pdata[j], graft_lower_value_sequence (initial->pdata[j]));
+  GraftGraph *else_body = graft_lower_subgraph (ctx, else_g, else_name, FALSE, NULL, grown, error);
   if (else_body == NULL)
     {
       graft_graph_free (then_body);
       return FALSE;
     }
-  GraftNode *n = graft_lower_node (ctx, "If", node->outputs->len, 1, c);
+  GraftNode *n = graft_lower_node (ctx, "If", node->outputs->len + grown->len, 1, c);
   graft_node_add_attribute (n, graft_attribute_new_graph ("then_branch", then_body));
   graft_node_add_attribute (n, graft_attribute_new_graph ("else_branch", else_body));
   graft_node_adopt_subgraph (n, then_body);
@@ -382,6 +539,8 @@ lower_if (GraftLowerContext *ctx, GraftNode *node, GError **error)
       else
         graft_lower_set_output (ctx, node, k, out);
     }
+  GraftGraph *branches[] = { then_body, else_body };
+  sequences_after (ctx, n, node->outputs->len, grown, initial, empties, branches, 2, node->outputs->len);
   return TRUE;
 }
 
@@ -391,6 +550,20 @@ static gboolean
 lower_append (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   LowerValue *list = graft_lower_arg (ctx, node, 0), *item = graft_lower_arg (ctx, node, 1);
+  if (list != NULL && list->kind == LOWER_SEQUENCE)
+    {
+      GraftValue *t = graft_lower_arg_tensor (ctx, node, 1, error);
+      if (t == NULL)
+        return FALSE;
+      GraftDType dtype = graft_lower_dtype (ctx, list->value);
+      if (dtype != GRAFT_DTYPE_UNDEFINED && item->kind != LOWER_TENSOR)
+        t = graft_lower_cast (ctx, t, dtype);  /* a number into a list of tensors of another dtype */
+      GraftValue *grown = graft_lower_op (ctx, "SequenceInsert", 2, list->value, t);
+      graft_lower_declare_sequence (ctx, grown, graft_lower_dtype (ctx, t), graft_lower_rank (ctx, t));
+      list->value = grown;  /* every holder of the list sees it grow */
+      bind_output (ctx, node, 0, graft_lower_value_copy (list));
+      return TRUE;
+    }
   if (list == NULL || list->kind != LOWER_LIST)
     return graft_lower_fail (error, node, "appends to a list whose items are not known while converting (a list grown "
                              "in a loop whose trip count depends on the input)");
@@ -509,18 +682,19 @@ unroll_loop (GraftLowerContext *ctx, GraftNode *node, GraftGraph *body, gint64 t
   return ok;
 }
 
+/* Whether a carried value has no ONNX tensor form (a list, None, a string). */
 static gboolean
-needs_unrolling (GraftLowerContext *ctx, GraftNode *node, GraftGraph *body)
+carries_non_tensors (GraftLowerContext *ctx, GraftNode *node)
 {
   for (guint k = 0; k < node->outputs->len; k++)
     {
       LowerValue *v = graft_lower_arg (ctx, node, 2 + k);
-      if (v == NULL || v->kind == LOWER_LIST || v->kind == LOWER_NONE ||
+      if (v == NULL || v->kind == LOWER_LIST || v->kind == LOWER_NONE || v->kind == LOWER_SEQUENCE ||
           (v->kind == LOWER_CONST && v->constant->type != GRAFT_ATTR_INT && v->constant->type != GRAFT_ATTR_FLOAT &&
            v->constant->type != GRAFT_ATTR_BOOL))
         return TRUE;
     }
-  return mutates_lists (body);
+  return FALSE;
 }
 
 #define MAX_UNROLLED_TRIPS 4096
@@ -547,14 +721,19 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
         }
       return TRUE;
     }
-  if (needs_unrolling (ctx, node, body))
-    {
-      if (trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT &&
-          trips->constant->i <= MAX_UNROLLED_TRIPS)
-        return unroll_loop (ctx, node, body, trips->constant->i, cond, error);
-      return graft_lower_fail (error, node, "carries lists, None or strings through a loop whose trip count is "
-                               "known only at run time (ONNX sequences for them are not written yet)");
-    }
+  gboolean non_tensors = carries_non_tensors (ctx, node);
+  if ((non_tensors || mutates_lists (body)) && trips->kind == LOWER_CONST && trips->constant->type == GRAFT_ATTR_INT &&
+      trips->constant->i <= MAX_UNROLLED_TRIPS)
+    return unroll_loop (ctx, node, body, trips->constant->i, cond, error);
+  if (non_tensors)
+    return graft_lower_fail (error, node, "carries lists, None or strings through a loop whose trip count is "
+                             "known only at run time");
+  /* Lists made before the loop that it appends to are carried as sequences. */
+  g_autoptr(GPtrArray) grown = g_ptr_array_new ();
+  g_autoptr(GPtrArray) initial = g_ptr_array_new ();
+  g_autoptr(GPtrArray) empties = g_ptr_array_new ();
+  if (!collect_grown_lists (body, body, grown, error) || !sequences_before (ctx, node, grown, initial, empties, error))
+    return FALSE;
   GraftValue *m = trips->kind == LOWER_NONE ? NULL : graft_lower_arg_tensor (ctx, node, 0, error);
   if (trips->kind != LOWER_NONE && m == NULL)
     return FALSE;
@@ -568,20 +747,20 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
   for (guint k = 0; k < n_carried; k++)
     {
       LowerValue *v = graft_lower_arg (ctx, node, 2 + k);
-      if (v == NULL || v->kind == LOWER_LIST || v->kind == LOWER_NONE)
-        return graft_lower_fail (error, node, "carries a list or None through the loop, which is not lowered yet");
       scalar[k] = v->kind == LOWER_CONST || v->scalar;
       if ((carried[k] = graft_lower_arg_tensor (ctx, node, 2 + k, error)) == NULL)
         return FALSE;
     }
   g_autofree char *name = _graft_lower_unique_node_name (ctx, "Loop");
   g_autofree char *body_name = g_strdup_printf ("%s_body", name);
-  GraftGraph *onnx_body = graft_lower_subgraph (ctx, body, body_name, TRUE, carried, error);
+  GraftGraph *onnx_body = graft_lower_subgraph (ctx, body, body_name, TRUE, carried, grown, error);
   if (onnx_body == NULL)
     return FALSE;
-  GraftNode *n = graft_lower_node (ctx, "Loop", n_carried, 2, m, c);
+  GraftNode *n = graft_lower_node (ctx, "Loop", n_carried + grown->len, 2, m, c);
   for (guint k = 0; k < n_carried; k++)
     graft_node_add_input (n, carried[k]);
+  for (guint j = 0; j < grown->len; j++)
+    graft_node_add_input (n, initial->pdata[j]);
   graft_node_add_attribute (n, graft_attribute_new_graph ("body", onnx_body));
   graft_node_adopt_subgraph (n, onnx_body);
   graft_lower_finish (ctx, n);
@@ -598,6 +777,7 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
       else
         graft_lower_set_output (ctx, node, k, out);
     }
+  sequences_after (ctx, n, n_carried, grown, initial, empties, &onnx_body, 1, 1 + n_carried);
   return TRUE;
 }
 

@@ -16,12 +16,13 @@ typedef enum {
   LOWER_TENSOR,     /* an ONNX value; TorchScript int/float/bool are 0-d tensors */
   LOWER_CONST,      /* a constant known while lowering (folded attribute) */
   LOWER_LIST,       /* a list or tuple whose length is known */
+  LOWER_SEQUENCE,   /* an ONNX sequence: a list grown in a loop whose trip count is known only at run time */
 } LowerKind;
 
 typedef struct _LowerValue LowerValue;
 struct _LowerValue {
   LowerKind kind;
-  GraftValue *value;         /* TENSOR */
+  GraftValue *value;         /* TENSOR, SEQUENCE */
   gboolean scalar;           /* TENSOR holding a TorchScript scalar (0-d) */
   GraftAttribute *constant;  /* CONST: owned copy */
   GPtrArray *items;          /* LIST: LowerValue*, owned */
@@ -82,6 +83,8 @@ GraftValue *graft_lower_arg_like (GraftLowerContext *ctx, GraftNode *node, guint
 /* The argument as a 1-D int64 tensor (int lists, including lists of
  * symbolic sizes, become Concat of their items). */
 GraftValue *graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GError **error);
+/* The same for a value v (argument k, for messages). */
+GraftValue *graft_lower_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, LowerValue *v, GError **error);
 
 /* ---- results ---- */
 
@@ -92,6 +95,7 @@ void graft_lower_bind (GraftLowerContext *ctx, GraftValue *source, LowerValue *v
 LowerValue *graft_lower_lookup (GraftLowerContext *ctx, GraftValue *source);
 
 LowerValue *graft_lower_value_tensor (GraftValue *value, gboolean scalar);
+LowerValue *graft_lower_value_sequence (GraftValue *value);
 LowerValue *graft_lower_value_const (const GraftAttribute *constant);
 LowerValue *graft_lower_value_list (void);
 LowerValue *graft_lower_value_copy (const LowerValue *value);
@@ -117,7 +121,14 @@ GraftValue *graft_lower_const_scalar (GraftLowerContext *ctx, GraftDType dtype, 
 GraftValue *graft_lower_const_attribute (GraftLowerContext *ctx, const GraftAttribute *constant, GError **error);
 GraftValue *graft_lower_cast (GraftLowerContext *ctx, GraftValue *value, GraftDType dtype);
 
-/* What the registry's shape logic knows of a target value. */
+/* A value of ONNX sequence type: the type table keeps its tensors' dtype
+ * and rank; a graph input or output (add it first) also says
+ * seq(tensor(dtype)) for the file. Called again once the dtype is known. */
+void graft_lower_declare_sequence (GraftLowerContext *ctx, GraftValue *value, GraftDType elem_dtype, int elem_rank);
+gboolean graft_lower_is_sequence (GraftLowerContext *ctx, GraftValue *value);
+
+/* What the registry's shape logic knows of a target value (of a sequence:
+ * its tensors' dtype and rank). */
 int graft_lower_rank (GraftLowerContext *ctx, GraftValue *value);          /* -1 unknown */
 GraftDType graft_lower_dtype (GraftLowerContext *ctx, GraftValue *value);
 const GraftShape *graft_lower_shape (GraftLowerContext *ctx, GraftValue *value); /* never NULL */
@@ -128,9 +139,13 @@ gboolean graft_lower_fail (GError **error, GraftNode *node, const char *format, 
 
 /* Lowers a source subgraph into a new target graph (If/Loop bodies). A
  * loop body gets ONNX's condition input after the trip counter, and its
- * carried inputs take the dtypes of carried[] (the initial values). */
+ * carried inputs take the dtypes of carried[] (the initial values).
+ * grown_lists (source list values defined outside the body that it
+ * appends to, each bound to a LOWER_SEQUENCE; may be NULL) become extra
+ * outputs after the source's, and in a loop body extra carried inputs
+ * after the source's. */
 GraftGraph *graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *name,
-                                  gboolean loop_body, GraftValue **carried, GError **error);
+                                  gboolean loop_body, GraftValue **carried, GPtrArray *grown_lists, GError **error);
 
 /* Shared between the files of the lowering. */
 GHashTable *_graft_lower_types_new (void);

@@ -334,8 +334,23 @@ lower_cat (GraftLowerContext *ctx, GraftNode *node, GError **error)
   LowerValue *list = graft_lower_arg (ctx, node, 0);
   if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
     return FALSE;
+  if (list != NULL && list->kind == LOWER_SEQUENCE)
+    {
+      GraftNode *concat = graft_lower_node (ctx, "ConcatFromSequence", 1, 1, list->value);
+      graft_node_add_attribute (concat, graft_attribute_new_int ("axis", dim));
+      if (stack)
+        graft_node_add_attribute (concat, graft_attribute_new_int ("new_axis", 1));
+      GraftValue *out = graft_lower_finish (ctx, concat);
+      int rank = graft_lower_rank (ctx, list->value);
+      GraftShape shape;
+      graft_shape_init (&shape, rank < 0 ? -1 : rank + (stack ? 1 : 0));
+      _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, list->value), &shape);
+      graft_shape_clear (&shape);
+      graft_lower_set_output (ctx, node, 0, out);
+      return TRUE;
+    }
   if (list == NULL || list->kind != LOWER_LIST)
-    return graft_lower_fail (error, node, "the tensor list is not known while converting (a list built in a loop)");
+    return graft_lower_fail (error, node, "the tensor list is not known while converting");
   g_autoptr(GPtrArray) parts = g_ptr_array_new ();
   for (guint i = 0; i < list->items->len; i++)
     {
@@ -644,6 +659,11 @@ lower_len (GraftLowerContext *ctx, GraftNode *node, GError **error)
       graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), dim_value (ctx, v->value, 0));
       return TRUE;
     }
+  if (v != NULL && v->kind == LOWER_SEQUENCE)
+    {
+      graft_lower_set_output_scalar (ctx, node, 0, graft_lower_op (ctx, "SequenceLength", 1, v->value));
+      return TRUE;
+    }
   return graft_lower_fail (error, node, "the length of this value is not known while converting");
 }
 
@@ -656,6 +676,27 @@ lower_getitem (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gint64 i;
   if (v == NULL)
     return graft_lower_fail (error, node, "has no operand");
+  if (v->kind == LOWER_SEQUENCE)
+    {
+      /* list[i] of a list grown at run time (negative i counts from the end, as in ONNX) */
+      GraftValue *at = graft_lower_arg_tensor (ctx, node, 1, error);
+      if (at == NULL)
+        return FALSE;
+      GraftValue *item = graft_lower_op (ctx, "SequenceAt", 2, v->value, graft_lower_cast (ctx, at, GRAFT_DTYPE_INT64));
+      GraftShape shape;
+      graft_shape_init (&shape, graft_lower_rank (ctx, v->value));
+      _graft_lower_declare_type (ctx, item, graft_lower_dtype (ctx, v->value), &shape);
+      graft_shape_clear (&shape);
+      GraftValue *source_out = g_ptr_array_index (node->outputs, 0);
+      gboolean scalar = source_out->type_string != NULL && (strcmp (source_out->type_string, "int") == 0 ||
+                                                            strcmp (source_out->type_string, "float") == 0 ||
+                                                            strcmp (source_out->type_string, "bool") == 0);
+      if (scalar)
+        graft_lower_set_output_scalar (ctx, node, 0, item);
+      else
+        graft_lower_set_output (ctx, node, 0, item);
+      return TRUE;
+    }
   if (index != NULL && index->kind == LOWER_CONST && (v->kind == LOWER_LIST || v->kind == LOWER_CONST))
     {
       if (!graft_lower_arg_int (ctx, node, 1, 0, &i, error))

@@ -6,9 +6,11 @@
 #include <stdarg.h>
 #include <string.h>
 #include "ir/model-error.h"
+#include "onnx/type-proto.h"
 #include "runtime/kernels/aten-args.h"
 
 typedef struct {
+  GraftValueKind kind;       /* TENSOR or SEQUENCE (then dtype and shape are its tensors') */
   GraftDType dtype;
   GraftShape shape;
 } LowerType;
@@ -36,6 +38,15 @@ graft_lower_value_tensor (GraftValue *value, gboolean scalar)
   v->kind = LOWER_TENSOR;
   v->value = value;
   v->scalar = scalar;
+  return v;
+}
+
+LowerValue *
+graft_lower_value_sequence (GraftValue *value)
+{
+  LowerValue *v = g_new0 (LowerValue, 1);
+  v->kind = LOWER_SEQUENCE;
+  v->value = value;
   return v;
 }
 
@@ -151,6 +162,35 @@ _graft_lower_declare_type (GraftLowerContext *ctx, GraftValue *value, GraftDType
   set_type (ctx, value, dtype, shape);
 }
 
+void
+graft_lower_declare_sequence (GraftLowerContext *ctx, GraftValue *value, GraftDType elem_dtype, int elem_rank)
+{
+  GraftShape shape;
+  graft_shape_init (&shape, elem_rank);
+  set_type (ctx, value, elem_dtype, &shape);
+  graft_shape_clear (&shape);
+  type_of (ctx, value)->kind = GRAFT_VALUE_SEQUENCE;
+  if (!value->is_graph_input && !value->is_graph_output)
+    return;
+  /* The file says seq(tensor(dtype)), the tensors' shapes left open (they
+   * may differ); an empty list whose tensors nothing typed holds floats. */
+  if (elem_dtype == GRAFT_DTYPE_UNDEFINED)
+    elem_dtype = GRAFT_DTYPE_FLOAT32;
+  value->kind = GRAFT_VALUE_SEQUENCE;
+  value->dtype = elem_dtype;
+  graft_shape_clear (&value->shape);
+  value->shape = GRAFT_SHAPE_UNKNOWN;
+  g_free (value->type_string);
+  value->type_string = g_strdup_printf ("seq(tensor(%s))", graft_onnx_elem_type_name (elem_dtype));
+}
+
+gboolean
+graft_lower_is_sequence (GraftLowerContext *ctx, GraftValue *value)
+{
+  LowerType *type = type_of (ctx, value);
+  return type != NULL && type->kind == GRAFT_VALUE_SEQUENCE;
+}
+
 const GraftShape *
 graft_lower_shape (GraftLowerContext *ctx, GraftValue *value)
 {
@@ -224,7 +264,7 @@ infer_node (GraftLowerContext *ctx, GraftNode *node)
       if (v == NULL)
         continue;
       ic.inputs[i].present = TRUE;
-      ic.inputs[i].kind = GRAFT_VALUE_TENSOR;
+      ic.inputs[i].kind = type != NULL ? type->kind : GRAFT_VALUE_TENSOR;
       if (type != NULL)
         {
           ic.inputs[i].dtype = type->dtype;
@@ -237,7 +277,10 @@ infer_node (GraftLowerContext *ctx, GraftNode *node)
       {
         GraftValue *out = g_ptr_array_index (node->outputs, i);
         if (ic.outputs[i].present && out != NULL)
-          set_type (ctx, out, ic.outputs[i].dtype, &ic.outputs[i].shape);
+          {
+            set_type (ctx, out, ic.outputs[i].dtype, &ic.outputs[i].shape);
+            type_of (ctx, out)->kind = ic.outputs[i].kind;
+          }
       }
   for (guint i = 0; i < ic.n_inputs; i++)
     graft_shape_clear (&ic.inputs[i].shape);
@@ -703,7 +746,8 @@ value_as_tensor (GraftLowerContext *ctx, GraftNode *node, guint k, LowerValue *v
     return v->value;
   if (v->kind == LOWER_CONST)
     return graft_lower_const_attribute (ctx, v->constant, error);
-  graft_lower_fail (error, node, "argument %u is a list where a tensor is expected", k);
+  graft_lower_fail (error, node, "argument %u is a list%s where a tensor is expected", k,
+                    v->kind == LOWER_SEQUENCE ? " grown at run time (an ONNX sequence)" : "");
   return NULL;
 }
 
@@ -743,7 +787,12 @@ graft_lower_arg_like (GraftLowerContext *ctx, GraftNode *node, guint k, GraftVal
 GraftValue *
 graft_lower_arg_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, GError **error)
 {
-  LowerValue *v = graft_lower_arg (ctx, node, k);
+  return graft_lower_int_vector (ctx, node, k, graft_lower_arg (ctx, node, k), error);
+}
+
+GraftValue *
+graft_lower_int_vector (GraftLowerContext *ctx, GraftNode *node, guint k, LowerValue *v, GError **error)
+{
   gint64 values[64];
   guint n;
   if (v == NULL || v->kind == LOWER_NONE)

@@ -152,7 +152,8 @@ scope_of (GraftNode *node)
 static gboolean
 lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  GraftNode *custom = _graft_lower_custom_node (ctx, CUSTOM_DOMAIN, node->op_type, node->outputs->len);
+  /* the inputs first: nodes they need come before the custom node */
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
   for (guint i = 0; i < node->inputs->len; i++)
     {
       GraftValue *source = g_ptr_array_index (node->inputs, i);
@@ -163,9 +164,20 @@ lower_custom (GraftLowerContext *ctx, GraftNode *node, GError **error)
       else if (v != NULL && v->kind == LOWER_CONST && (t = graft_lower_const_attribute (ctx, v->constant, error)) == NULL)
         return FALSE;
       else if (v != NULL && v->kind == LOWER_LIST)
-        return graft_lower_fail (error, node, "a list argument cannot be passed to a custom-domain node");
-      graft_node_add_input (custom, t);
+        {
+          /* an int list (a pad list computed from sizes) as an int64 vector, as the runtime reads it */
+          g_autoptr(GError) not_ints = NULL;
+          if ((t = graft_lower_int_vector (ctx, node, i, v, &not_ints)) == NULL)
+            return graft_lower_fail (error, node, "a list argument other than ints cannot be passed to a "
+                                     "custom-domain node");
+        }
+      else if (v != NULL && v->kind == LOWER_SEQUENCE)
+        return graft_lower_fail (error, node, "a list grown at run time cannot be passed to a custom-domain node");
+      g_ptr_array_add (inputs, t);
     }
+  GraftNode *custom = _graft_lower_custom_node (ctx, CUSTOM_DOMAIN, node->op_type, node->outputs->len);
+  for (guint i = 0; i < inputs->len; i++)
+    graft_node_add_input (custom, inputs->pdata[i]);
   for (guint i = 0; i < node->attributes->len; i++)
     {
       GraftAttribute *a = g_ptr_array_index (node->attributes, i);
@@ -337,11 +349,48 @@ rank_from_consumers (GraftValue *input)
   return -1;
 }
 
+/* torch.export's own name of a dynamic dim: "s77", "u0" (unbacked). */
+static gboolean
+is_torch_symbol (const char *symbol)
+{
+  if (symbol == NULL || (symbol[0] != 's' && symbol[0] != 'u') || symbol[1] == '\0')
+    return FALSE;
+  for (const char *p = symbol + 1; *p; p++)
+    if (!g_ascii_isdigit (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* A .pt2 keeps torch.export's symbols ("s77"), not the names of the
+ * torch.export.Dim objects ("batch"), which the archive does not store.
+ * In the file each symbol is named after the first input dim it sizes
+ * ("x_dim0"), so that inputs sharing a dim share its name (names: symbol →
+ * readable name, filled as inputs come). */
+static void
+name_torch_symbols (GraftShape *shape, const char *input, GHashTable *names)
+{
+  for (int d = 0; d < shape->rank; d++)
+    {
+      GraftDim *dim = &shape->dims[d];
+      if (dim->kind != GRAFT_DIM_SYMBOLIC || !is_torch_symbol (dim->symbol))
+        continue;
+      const char *name = g_hash_table_lookup (names, dim->symbol);
+      if (name == NULL)
+        {
+          g_autofree char *readable = g_strdup_printf ("%s_dim%d", input, d);
+          name = g_intern_string (readable);
+          g_hash_table_insert (names, (gpointer) dim->symbol, (gpointer) name);
+        }
+      dim->symbol = name;
+    }
+}
+
 /* The graph's inputs: module objects lower to nothing; tensors and
  * scalars become ONNX inputs. */
 static gboolean
 lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOptions *options, GError **error)
 {
+  g_autoptr(GHashTable) symbol_names = g_hash_table_new (NULL, NULL);
   for (guint i = 0; i < source->inputs->len; i++)
     {
       GraftValue *in = g_ptr_array_index (source->inputs, i);
@@ -373,8 +422,15 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
         return graft_lower_fail (error, NULL, "input '%s' of type %s has no ONNX form; only tensor and scalar inputs do",
                                  in->name, in->type_string ? in->type_string : "?");
       const GraftShape *shape = given;
+      GraftShape named = { -1, NULL };
       if (shape == NULL && in->shape.rank >= 0)
         shape = &in->shape;
+      if (shape == &in->shape && graft_model_get_format (ctx->source) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+        {
+          graft_shape_copy (&named, &in->shape);
+          name_torch_symbols (&named, in->name, symbol_names);
+          shape = &named;
+        }
       GraftShape guessed = { -1, NULL };
       if (shape == NULL)
         {
@@ -388,6 +444,7 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
       GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
       declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : GRAFT_DTYPE_FLOAT32, shape ? shape : &guessed);
       graft_shape_clear (&guessed);
+      graft_shape_clear (&named);
       graft_graph_add_input (ctx->graph, v);
       graft_lower_bind (ctx, in, graft_lower_value_tensor (v, FALSE));
     }
@@ -426,7 +483,19 @@ output_value (GraftLowerContext *ctx, LowerValue *v, const char *name, GraftNode
   if (t == NULL)
     return NULL;
   if (t->producer == NULL || t->graph != ctx->graph || t->is_graph_output || t->is_graph_input)
-    t = graft_lower_op (ctx, "Identity", 1, t);
+    {
+      gboolean sequence = v->kind == LOWER_SEQUENCE;
+      if (sequence && ctx->opset < 14)
+        {
+          graft_lower_fail (error, source_node, "output '%s' passes a list grown at run time through unchanged, "
+                            "which needs Identity on a sequence (--opset 14 or later)", name);
+          return NULL;
+        }
+      GraftValue *copy = graft_lower_op (ctx, "Identity", 1, t);
+      if (sequence)
+        graft_lower_declare_sequence (ctx, copy, graft_lower_dtype (ctx, t), graft_lower_rank (ctx, t));
+      t = copy;
+    }
   return t;
 }
 
@@ -450,17 +519,22 @@ add_output (GraftLowerContext *ctx, GraftGraph *target, LowerValue *v, const cha
     return FALSE;
   if (rename && graft_graph_resolve_value (target, name) == NULL)
     rename_value (t, name);
-  const GraftShape *shape = graft_lower_shape (ctx, t);
-  t->dtype = graft_lower_dtype (ctx, t);
-  graft_shape_clear (&t->shape);
-  graft_shape_copy (&t->shape, shape);
   graft_graph_add_output (target, t);
+  if (graft_lower_is_sequence (ctx, t))
+    graft_lower_declare_sequence (ctx, t, graft_lower_dtype (ctx, t), graft_lower_rank (ctx, t));
+  else
+    {
+      const GraftShape *shape = graft_lower_shape (ctx, t);
+      t->dtype = graft_lower_dtype (ctx, t);
+      graft_shape_clear (&t->shape);
+      graft_shape_copy (&t->shape, shape);
+    }
   return TRUE;
 }
 
 GraftGraph *
 graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *name, gboolean loop_body,
-                      GraftValue **carried, GError **error)
+                      GraftValue **carried, GPtrArray *grown_lists, GError **error)
 {
   g_autoptr(GraftGraph) body = graft_graph_new (name);
   GraftGraph *saved = ctx->graph;
@@ -502,6 +576,20 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
           graft_graph_add_input (body, cond);
         }
     }
+  guint n_grown = grown_lists != NULL ? grown_lists->len : 0;
+  g_autofree GraftValue **grown_inputs = g_new0 (GraftValue *, MAX (n_grown, 1));
+  for (guint j = 0; loop_body && j < n_grown; j++)
+    {
+      /* A list the body appends to: carried as a sequence after the source's values. */
+      LowerValue *outer = graft_lower_lookup (ctx, grown_lists->pdata[j]);
+      g_autofree char *input_name = g_strdup_printf ("%s_%s", name, ((GraftValue *) grown_lists->pdata[j])->name);
+      GraftValue *v = new_named_value (ctx, body, input_name);
+      graft_graph_add_input (body, v);
+      graft_lower_declare_sequence (ctx, v, graft_lower_dtype (ctx, outer->value), graft_lower_rank (ctx, outer->value));
+      if (graft_lower_dtype (ctx, outer->value) == GRAFT_DTYPE_UNDEFINED)
+        grown_inputs[j] = v;  /* an empty list: its tensors' type is known once the body appends */
+      graft_lower_bind (ctx, grown_lists->pdata[j], graft_lower_value_sequence (v));
+    }
   ok = ok && _graft_lower_nodes (ctx, source, error);
   for (guint i = 0; ok && i < source->outputs->len; i++)
     {
@@ -516,6 +604,14 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
         }
       else
         ok = add_output (ctx, body, v, out_name, FALSE, error);
+    }
+  for (guint j = 0; ok && j < n_grown; j++)
+    {
+      g_autofree char *out_name = g_strdup_printf ("%s_out_%s", name, ((GraftValue *) grown_lists->pdata[j])->name);
+      ok = add_output (ctx, body, graft_lower_lookup (ctx, grown_lists->pdata[j]), out_name, FALSE, error);
+      GraftValue *out = ok ? g_ptr_array_index (body->outputs, body->outputs->len - 1) : NULL;
+      if (ok && grown_inputs[j] != NULL)
+        graft_lower_declare_sequence (ctx, grown_inputs[j], graft_lower_dtype (ctx, out), graft_lower_rank (ctx, out));
     }
   ctx->graph = saved;
   if (!ok)

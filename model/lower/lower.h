@@ -11,8 +11,10 @@
  * What is written: parameters and buffers become initializers that share
  * the TorchScript tensor data (no copy until the file is written);
  * aten::size and int arithmetic become Shape/Gather/arith nodes, so dims
- * stay symbolic; static lists and tuples are resolved, prim::If/prim::Loop
- * become If/Loop with their bodies; node names carry the module scope
+ * stay symbolic; static lists and tuples are resolved, a list appended to
+ * in a loop whose trip count is known only at run time becomes an ONNX
+ * sequence carried through the Loop; prim::If/prim::Loop become If/Loop
+ * with their bodies; node names carry the module scope
  * ("/layer1/0/conv1/Conv") so the group tree survives the file.
  */
 #pragma once

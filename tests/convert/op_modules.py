@@ -4,6 +4,8 @@ Imported by run-convert.py (torch 2.x in the venv) and by /usr/bin/python3
 (Debian's torch 1.13) to make the same modules' TorchScript files with the
 older generation: only torch is imported here.
 """
+from typing import List
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -79,6 +81,54 @@ class Unsupported(nn.Module):
         return torch.diff(torch.relu(x), dim=1) * 2
 
 
+class GrowRows(nn.Module):
+    """A list appended to once per row (a trip count known only at run time), read in the loop
+    (outs[-1]) and after it: stack, cat, len, indexing. Lowered as an ONNX sequence carried by Loop."""
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = [torch.zeros_like(x[0])]
+        for i in range(x.size(0)):
+            outs.append(torch.relu(x[i]) * float(i + 1) + outs[-1] * 0.5)
+        return torch.stack(outs), torch.cat(outs, 0), len(outs), outs[1] - outs[-1]
+
+
+class WhileAppend(nn.Module):
+    """A while loop on data that appends each step and returns the list itself."""
+
+    def forward(self, x):
+        steps: List[torch.Tensor] = []
+        y = x
+        while bool(y.abs().max() < 10.0):
+            y = y * 2.0 + 0.5
+            steps.append(torch.tanh(y))
+        steps.append(y)
+        return torch.stack(steps, -1), len(steps), steps
+
+
+class FilterRows(nn.Module):
+    """Rows appended under a data-dependent condition: the If inside the Loop returns the grown list."""
+
+    def forward(self, x):
+        kept: List[torch.Tensor] = [x.sum(0) * 0]
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                kept.append(x[i] * 2)
+        return torch.stack(kept, 1), len(kept)
+
+
+class NestedAppend(nn.Module):
+    """Appends from an If inside a Loop inside a Loop, then once after: each carries the sequence on."""
+
+    def forward(self, x):
+        pieces: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            for j in range(x.size(1)):
+                if bool(x[i, j] > 0):
+                    pieces.append(x[i, j:] * float(i + 1))
+        pieces.append(x[0, :1])
+        return torch.cat(pieces), len(pieces)
+
+
 def save_113(name, mode, out, shapes):
     """Called by run-convert.py through /usr/bin/python3."""
     torch.manual_seed(0)
@@ -101,8 +151,24 @@ class SymSizes(nn.Module):
         return self.lin(y).view(x.shape[0], 2, 2) + x.shape[0]
 
 
+class SharedDims(nn.Module):
+    """Two inputs sized by one dynamic dim (torch.export gives both the same symbol) and one of their own."""
+
+    def forward(self, x, y):
+        return x.reshape(x.shape[0], -1).sum(1, keepdim=True) * y.mean(1, keepdim=True) + y[:, :1]
+
+
 class CircularPad(nn.Module):
-    """mode='circular' has no ONNX form before opset 19: its lowering refuses, and the op is named."""
+    """mode='circular': Slice + Concat per padded axis before opset 19, Pad mode 'wrap' from 19."""
 
     def forward(self, x):
-        return F.pad(torch.relu(x), [1, 2, 2, 1], mode="circular") * 2
+        return F.pad(torch.relu(x), [1, 2, 3, 0], mode="circular") * 2
+
+
+class CircularPadToMultiple(nn.Module):
+    """Circular padding by amounts computed from the sizes has no ONNX form before opset 19 (wrap):
+    its lowering refuses, and the op is named."""
+
+    def forward(self, x):
+        h, w = x.size(2), x.size(3)
+        return F.pad(torch.relu(x), [0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4], mode="circular") * 2
