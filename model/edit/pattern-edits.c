@@ -597,29 +597,6 @@ collect_graphs (GraftGraph *graph, gboolean subgraphs, GPtrArray *graphs)
     }
 }
 
-static char *
-describe_graph (GraftGraph *graph)
-{
-  g_autoptr(GString) path = g_string_new (NULL);
-
-  for (; graph->parent_node != NULL; graph = graph->parent_graph)
-    {
-      const char *attribute = "";
-      for (guint i = 0; i < graph->parent_node->attributes->len; i++)
-        {
-          GraftAttribute *candidate = g_ptr_array_index (graph->parent_node->attributes, i);
-          if (candidate->g == graph || (candidate->graphs && g_ptr_array_find (candidate->graphs, graph, NULL)))
-            attribute = candidate->name;
-        }
-      g_string_prepend (path, attribute);
-      g_string_prepend_c (path, '#');
-      g_string_prepend (path, graph->parent_node->name);
-      if (graph->parent_graph->parent_node != NULL)
-        g_string_prepend_c (path, '#');
-    }
-  return path->len ? g_string_free (g_steal_pointer (&path), FALSE) : g_strdup ("the graph");
-}
-
 /* Runs inference once and fails when it rejects a new node (its
  * attributes, its input types); fixes declared types the rewrite made wrong. */
 static gboolean
@@ -727,7 +704,7 @@ replace_pattern (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErr
       if (!ok || matches->len == 0)
         continue;
       n_total += matches->len;
-      where = describe_graph (graph);
+      where = graft_edit_describe_graph (graph);
       g_ptr_array_add (notes, g_strdup_printf ("%s: %u %s of '%s' replaced", where, matches->len,
                                                matches->len == 1 ? "match" : "matches", text));
     }
