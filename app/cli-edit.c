@@ -251,6 +251,28 @@ parse_replace_nodes (const char *spec)
                                 "op", g_variant_new_string (equals + 1), NULL);
 }
 
+/* PATTERN=>DOMAIN::OP[;ATTR=V...] or PATTERN=>REPLACEMENT (steps, as the
+ * pattern's: a replacement has parentheses, an op does not). */
+static GVariant *
+parse_replace_pattern (const char *spec)
+{
+  const char *arrow = strstr (spec, "=>");
+  g_autofree char *pattern = NULL, *op = NULL;
+  g_auto(GStrv) inputs = NULL, attributes = NULL;
+
+  if (arrow == NULL || arrow == spec || arrow[2] == '\0')
+    return NULL;
+  pattern = g_strndup (spec, arrow - spec);
+  if (strchr (arrow + 2, '(') != NULL)
+    return graft_edit_params_new ("pattern", g_variant_new_string (pattern),
+                                  "replacement", g_variant_new_string (arrow + 2), NULL);
+  if (!parse_op_call (arrow + 2, &op, &inputs, &attributes))
+    return NULL;
+  return graft_edit_params_new ("pattern", g_variant_new_string (pattern), "op", g_variant_new_string (op),
+                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
+                                NULL);
+}
+
 /* Options of operation edits: option, table id, how the value reads
  * (NULL for options without a value). */
 typedef GVariant *(*ParseFunc) (const char *spec);
@@ -302,6 +324,10 @@ static const struct {
     "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)" },
   { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,...=DOMAIN::OP",
     "replace nodes by one (plugin) op taking their inputs and giving their outputs" },
+  { "--replace-pattern", "replace-pattern", parse_replace_pattern, "PATTERN=>DOMAIN::OP[;ATTR=V...] or PATTERN=>STEPS",
+    "replace every match of PATTERN (steps like \"m=MatMul(x,w) a=Add(m,b) Relu(a)\": a step reads earlier steps or "
+    "variables; ';ATTR=V' requires an attribute), also inside If/Loop bodies, by one custom op reading the variables, "
+    "or by STEPS written the same way; fails when nothing matches" },
   { "--fold", "fold-constants", NULL, "",
     "fold constants (and Shape of static shapes) in Graft's runtime" },
   { "--cleanup", "cleanup", NULL, "",

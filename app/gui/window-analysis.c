@@ -147,8 +147,12 @@ graft_window_set_inference (GraftWindow *self, GraftInference *inference)
   graft_graph_canvas_set_inference (self->canvas, inference);
   graft_node_sidebar_set_inference (self->sidebar, inference);
   graft_find_panel_set_inference (self->find_panel, inference);
-  /* The sidebar shows what it shows now, with the inferred types. */
-  graft_window_update_sidebar (self);
+  /* The sidebar shows what it shows now, with the inferred types. Without
+   * an inference the model has just changed, and the caller shows the new
+   * graph, which fills the sidebar: building it here too would only add
+   * to the time the edit holds the UI thread. */
+  if (inference != NULL)
+    graft_window_update_sidebar (self);
 }
 
 static const char *

@@ -59,7 +59,11 @@ after_model_changed (GraftWindow *self)
 {
   GraftGraph *graph = graft_model_get_graph (self->model);
 
-  /* First let go of the old graph, so that nothing below lays it out. */
+  /* First let go of the old graph, so that nothing below lays it out.
+   * Clearing the selection would refill the sidebar, which the new graph
+   * does again below: each fill of the model overview or a node's details
+   * is tens of ms on a big model, on the UI thread. */
+  self->sidebar_frozen = TRUE;
   graft_graph_canvas_set_graph (self->canvas, self->model, NULL);
   graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
   graft_find_panel_set_graph (self->find_panel, NULL);
@@ -67,6 +71,7 @@ after_model_changed (GraftWindow *self)
   graft_window_set_inference (self, NULL);
   graft_run_pane_set_model (self->run_pane, self->model);
   graft_window_update_title (self);
+  self->sidebar_frozen = FALSE;
 
   /* A verdict on the previous graph, or a wait for one, would describe the
    * wrong model. */

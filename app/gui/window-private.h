@@ -65,6 +65,7 @@ struct _GraftWindow
   GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
   char *watched_path;
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
+  gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */

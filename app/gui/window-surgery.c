@@ -332,6 +332,8 @@ sidebar_edit_action (GtkWidget *widget, const char *action_name, GVariant *param
   g_autofree char *node_name = NULL, *value_name = NULL;
   const char *id;
   GraftGraph *graph;
+  GraftNode *node_before;
+  GraftValue *value_before;
   gboolean done;
 
   g_variant_get (parameter, "(&s@a{sv})", &id, &params);
@@ -351,11 +353,18 @@ sidebar_edit_action (GtkWidget *widget, const char *action_name, GVariant *param
   if (!done && error == NULL)
     return;   /* edits must wait: nothing changed */
   graph = graft_graph_canvas_get_graph (self->canvas);
+  node_before = graft_graph_canvas_get_selected_node (self->canvas);
+  value_before = graft_graph_canvas_get_selected_value (self->canvas);
   if (graph != NULL && node_name != NULL && graft_graph_find_node (graph, node_name) != NULL)
     graft_graph_canvas_select_node (self->canvas, graft_graph_find_node (graph, node_name));
   else if (graph != NULL && value_name != NULL && graft_graph_lookup_value (graph, value_name) != NULL)
     graft_graph_canvas_select_value (self->canvas, graft_graph_lookup_value (graph, value_name));
-  graft_window_update_sidebar (self);
+  /* A new selection has filled the sidebar already (the canvas notifies
+   * on change); the same one is shown again here. Building the node's
+   * details twice doubled what a sidebar edit cost the UI thread. */
+  if (graft_graph_canvas_get_selected_node (self->canvas) == node_before
+      && graft_graph_canvas_get_selected_value (self->canvas) == value_before)
+    graft_window_update_sidebar (self);
   if (error != NULL)
     graft_node_sidebar_show_edit_error (self->sidebar, error->message);
 }

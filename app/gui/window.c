@@ -184,7 +184,7 @@ graft_window_update_sidebar (GraftWindow *self)
   GraftNode *node = graft_graph_canvas_get_selected_node (self->canvas);
   GraftValue *value = graft_graph_canvas_get_selected_value (self->canvas);
 
-  if (self->model == NULL)
+  if (self->model == NULL || self->sidebar_frozen)
     return;
   if (node != NULL)
     graft_node_sidebar_show_node (self->sidebar, self->model, node);

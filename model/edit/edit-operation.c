@@ -8,6 +8,7 @@ extern const GraftEditOperation graft_edit_ops_attribute[];
 extern const GraftEditOperation graft_edit_ops_initializer[];
 extern const GraftEditOperation graft_edit_ops_io[];
 extern const GraftEditOperation graft_edit_ops_node[];
+extern const GraftEditOperation graft_edit_ops_pattern[];
 extern const GraftEditOperation graft_edit_ops_fold[];
 extern const GraftEditOperation graft_edit_ops_float16[];
 
@@ -27,7 +28,7 @@ build_table (void)
 {
   const GraftEditOperation *families[] = {
     graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute, graft_edit_ops_initializer,
-    graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_fold, graft_edit_ops_float16,
+    graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_pattern, graft_edit_ops_fold, graft_edit_ops_float16,
   };
   GArray *table = g_array_new (FALSE, FALSE, sizeof (GraftEditOperation));
 

@@ -66,6 +66,14 @@ GraftAttribute *graft_edit_build_attribute (GraftModel *model, GraftNode *node, 
                                             const char *type_name, const char *text, GError **error);
 /* Adds params' "attributes" (as: "NAME=[TYPE:]VALUE") to a new node. */
 gboolean graft_edit_add_attributes (GraftModel *model, GraftNode *node, GVariant *params, GError **error);
+/* "Relu" → ("", "Relu"); "com.example::Swish" → ("com.example", "Swish"). */
+gboolean graft_edit_split_op (const char *text, char **domain, char **op_type, GError **error);
+/* A custom domain needs an opset import: node's domain gets params'
+ * "opset" (1 when absent) unless the model imports it already. */
+void graft_edit_import_domain (GraftEditScope *scope, GraftNode *node, GVariant *params, GPtrArray *notes);
+/* Where graph is, as the "graph" parameter names it ("loop#body#if#then_branch"),
+ * or "the graph" for the main graph. */
+char *graft_edit_describe_graph (GraftGraph *graph);
 /* A node name not used in graph yet, from hint. */
 char *graft_edit_unique_node_name (GraftGraph *graph, const char *hint);
 

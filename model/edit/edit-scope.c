@@ -145,3 +145,26 @@ graft_edit_unique_node_name (GraftGraph *graph, const char *hint)
     }
   return name;
 }
+
+char *
+graft_edit_describe_graph (GraftGraph *graph)
+{
+  g_autoptr(GString) path = g_string_new (NULL);
+
+  for (; graph->parent_node != NULL; graph = graph->parent_graph)
+    {
+      const char *attribute = "";
+      for (guint i = 0; i < graph->parent_node->attributes->len; i++)
+        {
+          GraftAttribute *candidate = g_ptr_array_index (graph->parent_node->attributes, i);
+          if (candidate->g == graph || (candidate->graphs && g_ptr_array_find (candidate->graphs, graph, NULL)))
+            attribute = candidate->name;
+        }
+      g_string_prepend (path, attribute);
+      g_string_prepend_c (path, '#');
+      g_string_prepend (path, graph->parent_node->name);
+      if (graph->parent_graph->parent_node != NULL)
+        g_string_prepend_c (path, '#');
+    }
+  return path->len ? g_string_free (g_steal_pointer (&path), FALSE) : g_strdup ("the graph");
+}

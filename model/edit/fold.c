@@ -2,7 +2,8 @@
  *
  * Folding runs the nodes whose inputs are all constant in Graft's own
  * runtime (one run of a small graph made of just those nodes) and puts
- * their results in as initializers; Shape and Size of values whose shapes
+ * their results in as initializers, in the main graph and inside
+ * If/Loop/Scan bodies; Shape and Size of values whose shapes
  * are fully static become constants too, so shape subgraphs fold away once
  * the input shapes are fixed. Cleanup removes what computes nothing the
  * graph gives out, Identity and inference-time Dropout nodes, unused
@@ -284,6 +285,40 @@ fold_constants_once (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GEr
   return materialized ? graft_graph_prune (graph) : 0;
 }
 
+/* Inside If/Loop/Scan bodies, what is computed from constants alone (the
+ * body's Constant nodes and initializers, the enclosing graphs'
+ * initializers) is the same at every run of the body: it is folded there
+ * too, into the body's initializers. Only that: Shape of a body value is
+ * left alone, as a Loop's carried values may change shape between
+ * iterations. */
+static gboolean
+fold_in_bodies (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GError **error)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (g_ptr_array_index (graph->nodes, i));
+
+      for (guint j = 0; bodies != NULL && j < bodies->len; j++)
+        {
+          GraftGraph *body = g_ptr_array_index (bodies, j);
+          guint before = body->nodes->len;
+          gint n_nodes = 1;
+
+          for (guint pass = 0; pass < 16 && n_nodes > 0; pass++)
+            if ((n_nodes = fold_constants_once (model, body, notes, error)) < 0)
+              return FALSE;
+          if (body->nodes->len != before)
+            {
+              g_autofree char *where = graft_edit_describe_graph (body);
+              g_ptr_array_add (notes, g_strdup_printf ("%s: %u → %u nodes", where, before, body->nodes->len));
+            }
+          if (!fold_in_bodies (model, body, notes, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
 {
@@ -293,7 +328,7 @@ fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErro
   if (scope->graph != graft_model_get_graph (scope->model))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                   "constants are folded in the main graph (subgraph bodies run with their node)");
+                   "constants are folded from the main graph, which folds inside If/Loop/Scan bodies too");
       return FALSE;
     }
   for (guint pass = 0; pass < 16; pass++)
@@ -316,6 +351,10 @@ fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErro
     }
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes (%u Shape/Size of static shapes)", before,
                                            graph->nodes->len, shapes));
+  if (!fold_in_bodies (scope->model, graph, notes, error))
+    return FALSE;
+  /* An initializer only a body's folded nodes read is unused now. */
+  graft_graph_prune (graph);
   return TRUE;
 }
 

@@ -89,6 +89,41 @@ graft_graph_move_node_before (GraftGraph *graph, GraftNode *node, GraftNode *bef
 }
 
 void
+graft_graph_remove_nodes_keeping_values (GraftGraph *graph, GHashTable *doomed, GPtrArray *kept)
+{
+  g_autoptr(GPtrArray) placeholders = g_ptr_array_new ();
+
+  /* The doomed producers hold placeholders in those slots until they go. */
+  for (guint i = 0; i < kept->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (kept, i);
+      GraftValue *placeholder;
+
+      if (value == NULL || value->producer == NULL)
+        continue;
+      placeholder = graft_graph_new_anonymous_value (graph, value->name);
+      value->producer->outputs->pdata[value->producer_index] = placeholder;
+      placeholder->producer = value->producer;
+      placeholder->producer_index = value->producer_index;
+      value->producer = NULL;
+      g_ptr_array_add (placeholders, placeholder);
+    }
+  graft_graph_remove_nodes (graph, doomed);
+  for (guint i = 0; i < placeholders->len; i++)
+    graft_graph_remove_value (graph, g_ptr_array_index (placeholders, i));
+}
+
+void
+graft_graph_move_node_to_group (GraftGraph *graph, GraftNode *node, GraftGroup *group)
+{
+  if (group == NULL || group == graph->root_group)
+    return;
+  g_ptr_array_remove (graph->root_group->nodes, node);
+  node->group = NULL;
+  graft_group_add_node (group, node);
+}
+
+void
 graft_graph_remove_value (GraftGraph *graph, GraftValue *value)
 {
   g_ptr_array_remove (graph->inputs, value);

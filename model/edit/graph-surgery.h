@@ -22,6 +22,15 @@ void graft_graph_move_node_before (GraftGraph *graph, GraftNode *node, GraftNode
  * time linear in the graph. */
 void graft_graph_remove_nodes (GraftGraph *graph, GHashTable *doomed);
 
+/* Removes doomed like graft_graph_remove_nodes(), except that the values
+ * in kept (outputs of doomed nodes; NULL entries are skipped) stay, without
+ * producer, for a new node to produce. */
+void graft_graph_remove_nodes_keeping_values (GraftGraph *graph, GHashTable *doomed, GPtrArray *kept);
+
+/* Moves node, in graph's root group, into group (nothing when group is
+ * NULL or the root group). Group counts are the caller's to update. */
+void graft_graph_move_node_to_group (GraftGraph *graph, GraftNode *node, GraftGroup *group);
+
 /* Removes and frees a value that nothing uses any more. */
 void graft_graph_remove_value (GraftGraph *graph, GraftValue *value);
 

@@ -10,9 +10,8 @@
 
 #include <string.h>
 
-/* "Relu" → ("", "Relu"); "com.example::Swish" → ("com.example", "Swish"). */
-static gboolean
-split_op (const char *text, char **domain, char **op_type, GError **error)
+gboolean
+graft_edit_split_op (const char *text, char **domain, char **op_type, GError **error)
 {
   const char *separator = text ? strstr (text, "::") : NULL;
 
@@ -38,9 +37,8 @@ set_op (GraftNode *node, const char *domain, const char *op_type)
   node->op = g_intern_string (op);
 }
 
-/* A custom domain needs an opset import; version 1 unless one is given. */
-static void
-import_domain (GraftEditScope *scope, GraftNode *node, GVariant *params, GPtrArray *notes)
+void
+graft_edit_import_domain (GraftEditScope *scope, GraftNode *node, GVariant *params, GPtrArray *notes)
 {
   gint64 version = graft_edit_param_int (params, "opset", 1);
 
@@ -114,7 +112,7 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
   GraftNode *node;
   GraftValue *out;
 
-  if (edge == NULL || !split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+  if (edge == NULL || !graft_edit_split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
     return FALSE;
   if (consumer_name != NULL && (consumer = graft_edit_find_node (graph, consumer_name, error)) == NULL)
     return FALSE;
@@ -157,12 +155,10 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
     }
   if (edge->producer != NULL && edge->producer->group != NULL)
     {
-      g_ptr_array_remove (graph->root_group->nodes, node);
-      node->group = NULL;
-      graft_group_add_node (edge->producer->group, node);
+      graft_graph_move_node_to_group (graph, node, edge->producer->group);
       graft_graph_update_group_counts (graph);
     }
-  import_domain (scope, node, params, notes);
+  graft_edit_import_domain (scope, node, params, notes);
   if (!graft_edit_toposort (graph, error))
     return FALSE;
   g_ptr_array_add (notes, g_strdup_printf ("added '%s' (%s)", node->name, node->op));
@@ -194,7 +190,7 @@ add_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **er
   GraftNode *node;
   guint n_outputs;
 
-  if (!split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+  if (!graft_edit_split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
     return FALSE;
   name = graft_edit_param_string (params, "name") ? g_strdup (graft_edit_param_string (params, "name"))
                                                   : graft_edit_unique_node_name (graph, op_type);
@@ -227,7 +223,7 @@ add_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **er
     }
   if (!graft_edit_add_attributes (scope->model, node, params, error))
     return FALSE;
-  import_domain (scope, node, params, notes);
+  graft_edit_import_domain (scope, node, params, notes);
   if (!graft_edit_toposort (graph, error))
     return FALSE;
   g_ptr_array_add (notes, g_strdup_printf ("added '%s' (%s) reading %u values%s", node->name, node->op,
@@ -242,7 +238,7 @@ replace_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **
   g_autofree char *domain = NULL, *op_type = NULL;
   const char *before;
 
-  if (node == NULL || !split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+  if (node == NULL || !graft_edit_split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
     return FALSE;
   before = node->op;
   set_op (node, domain, op_type);
@@ -256,7 +252,7 @@ replace_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **
       g_ptr_array_set_size (node->attributes, 0);
     }
   g_ptr_array_add (notes, g_strdup_printf ("'%s': %s → %s", node->name, before, node->op));
-  import_domain (scope, node, params, notes);
+  graft_edit_import_domain (scope, node, params, notes);
   return check_op (scope, node, notes, error);
 }
 
@@ -297,7 +293,6 @@ replace_nodes (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
   g_autoptr(GHashTable) set = g_hash_table_new (NULL, NULL);
   g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
   g_autoptr(GPtrArray) outputs = g_ptr_array_new ();
-  g_autoptr(GPtrArray) placeholders = g_ptr_array_new ();
   g_autofree char *domain = NULL, *op_type = NULL, *name = NULL;
   GraftGroup *group = NULL;
   GraftNode *replacement;
@@ -307,7 +302,7 @@ replace_nodes (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "replace-nodes needs the 'nodes' to replace");
       return FALSE;
     }
-  if (!split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
+  if (!graft_edit_split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
     return FALSE;
   for (guint i = 0; names[i] != NULL; i++)
     {
@@ -325,21 +320,7 @@ replace_nodes (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
       return FALSE;
     }
   name = g_strdup (graft_edit_param_string (params, "name") ? graft_edit_param_string (params, "name") : names[0]);
-  /* The set's nodes keep placeholder outputs until they are removed. */
-  for (guint i = 0; i < outputs->len; i++)
-    {
-      GraftValue *out = g_ptr_array_index (outputs, i);
-      GraftValue *placeholder = graft_graph_new_anonymous_value (graph, out->name);
-      out->producer->outputs->pdata[out->producer_index] = placeholder;
-      placeholder->producer = out->producer;
-      out->producer = NULL;
-      g_ptr_array_add (placeholders, placeholder);
-    }
-  for (guint i = graph->nodes->len; i > 0; i--)
-    if (g_hash_table_contains (set, g_ptr_array_index (graph->nodes, i - 1)))
-      graft_graph_remove_node (graph, g_ptr_array_index (graph->nodes, i - 1));
-  for (guint i = 0; i < placeholders->len; i++)
-    graft_graph_remove_value (graph, g_ptr_array_index (placeholders, i));
+  graft_graph_remove_nodes_keeping_values (graph, set, outputs);
   replacement = graft_graph_add_node (graph, domain, op_type, name);
   for (guint i = 0; i < inputs->len; i++)
     graft_node_add_input (replacement, g_ptr_array_index (inputs, i));
@@ -348,15 +329,10 @@ replace_nodes (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError
       GraftValue *out = g_ptr_array_index (outputs, i);
       graft_node_add_output (replacement, out);
     }
-  if (group != NULL && group != graph->root_group)
-    {
-      g_ptr_array_remove (graph->root_group->nodes, replacement);
-      replacement->group = NULL;
-      graft_group_add_node (group, replacement);
-    }
+  graft_graph_move_node_to_group (graph, replacement, group);
   graft_graph_update_group_counts (graph);
   graft_graph_prune (graph);
-  import_domain (scope, replacement, params, notes);
+  graft_edit_import_domain (scope, replacement, params, notes);
   if (!graft_edit_toposort (graph, error))
     return FALSE;
   g_ptr_array_add (notes, g_strdup_printf ("%u nodes → '%s' (%s) with %u inputs and %u outputs", g_hash_table_size (set),

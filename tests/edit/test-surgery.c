@@ -118,6 +118,13 @@ test_undo_redo_every_operation (void)
                                            "op", g_variant_new_string ("Elu"), NULL) },
     { "replace-nodes", graft_edit_params_new ("nodes", g_variant_new_strv ((const char *[]) { "/block/mul", "/block/add" }, 2),
                                               "op", g_variant_new_string ("com.example::ScaleShift"), NULL) },
+    /* Mul(r, k) reads k first in the pattern: Mul matches either order. */
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("m=Mul(k,r) Add(m,c)"),
+                                                "op", g_variant_new_string ("com.example::ScaleShift"),
+                                                "attributes", g_variant_new_strv ((const char *[]) { "mode=string:fast" }, 1),
+                                                NULL) },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_strv ((const char *[]) { "m=Mul(r,k)", "Add(m,c)" }, 2),
+                                                "replacement", g_variant_new_string ("d=Div(r,k) Sub(d,c)"), NULL) },
     { "fold-constants", NULL },
     { "cleanup", NULL },
     { "toposort", NULL },
@@ -223,6 +230,23 @@ test_bad_requests (void)
       "no value 'nope'" },
     { "add-node", graft_edit_params_new ("op", g_variant_new_string ("Cast"),
                                          "inputs", g_variant_new_strv ((const char *[]) { "m" }, 1), NULL), "Cast needs the attribute 'to' (int)" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("s=Sigmoid(x) Mul(x,s)"),
+                                                "op", g_variant_new_string ("com.example::Swish"), NULL),
+      "the pattern 's=Sigmoid(x) Mul(x,s)' matches nothing in the graph" },
+    /* The Relu output is also read by the dead Neg: removing it would change that. */
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("r=Relu(x) Mul(r,k)"),
+                                                "op", g_variant_new_string ("com.example::ReluScale"), NULL),
+      "matches nothing" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("r=Relu(x) Mul(x,k)"),
+                                                "op", g_variant_new_string ("com.example::X"), NULL),
+      "feeds no later step" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k)"),
+                                                "replacement", g_variant_new_string ("Div(r,q)"), NULL),
+      "'q' in 'Div(r,q)' is neither" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k)"),
+                                                "op", g_variant_new_string ("Relu"), NULL), "is an ONNX op" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k);fmod=1"),
+                                                "op", g_variant_new_string ("a::B"), NULL), "matches nothing" },
   };
 
   g_assert_null (graft_edit_new_operation ("no-such-edit", NULL, &error));

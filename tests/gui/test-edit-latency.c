@@ -1,6 +1,6 @@
 /* How long single GUI edits hold the UI thread on a big transformer:
  * rename, set an attribute, insert a node, bypass it, add a free node,
- * delete it, undo. Each edit is asked for as the sidebar, the context
+ * delete it, undo, mark an input dim dynamic. Each edit is asked for as the sidebar, the context
  * menu and the op picker ask (win.sidebar-edit, win.bypass-node,
  * win.delete-node, win.undo), then the window settles (relayout, redraw,
  * the check). The figure per edit is the longest stretch the main loop
@@ -19,6 +19,7 @@
  * a row per problem after every check). GRAFT_EDIT_LATENCY_BUDGET_MS sets
  * another budget (100 for the issue's target on a quiet machine). */
 #include <string.h>
+#include <time.h>
 
 #include "../test-python.h"
 #include "gui-fixtures.h"
@@ -31,6 +32,17 @@
 static gint64 last_poll_return;
 static gint64 longest_busy;
 static double last_sync_ms;   /* of it, the action itself (the edit, the new graph handed to the canvas) */
+static double last_sync_cpu_ms; /* the UI thread's CPU time in the action: on a loaded machine the wall
+                                 * time includes waits for a core, this does not */
+
+static gint64
+thread_cpu_us (void)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &now);
+  return (gint64) now.tv_sec * G_USEC_PER_SEC + now.tv_nsec / 1000;
+}
 
 static int
 timed_poll (GPollFD *fds, guint n_fds, int timeout)
@@ -68,12 +80,14 @@ timed_activate (GraftWindow *window, const char *action, GVariant *target)
 {
   g_autoptr(GVariant) owned = target ? g_variant_ref_sink (target) : NULL;
   gint64 start = g_get_monotonic_time ();
+  gint64 cpu_start = thread_cpu_us ();
   gint64 sync;
 
   longest_busy = 0;
   last_poll_return = start;
   gtk_widget_activate_action_variant (GTK_WIDGET (window), action, owned);
   sync = g_get_monotonic_time () - start;
+  last_sync_cpu_ms = (thread_cpu_us () - cpu_start) / 1000.0;
   longest_busy = 0;
   harness_settle (window);
   last_sync_ms = sync / 1000.0;
@@ -98,14 +112,21 @@ budget_ms (void)
 
 static GString *over_budget;   /* the edits that held the UI thread too long */
 
+/* budgeted: FALSE for an edit whose known stall is reported but not asserted. */
+static void
+report_edit (const char *what, double ms, GString *summary, gboolean budgeted)
+{
+  g_test_message ("%-34s longest UI-thread stretch %7.1f ms (the action itself %.1f ms, %.1f ms of CPU)%s", what, ms,
+                  last_sync_ms, last_sync_cpu_ms, ms > 100 ? "  (over 100 ms)" : "");
+  g_string_append_printf (summary, "%s%s %.0f ms", summary->len ? ", " : "", what, ms);
+  if (budgeted && ms > budget_ms ())
+    g_string_append_printf (over_budget, "%s%s %.0f ms", over_budget->len ? ", " : "", what, ms);
+}
+
 static void
 report (const char *what, double ms, GString *summary)
 {
-  g_test_message ("%-34s longest UI-thread stretch %7.1f ms (the action itself %.1f ms)%s", what, ms, last_sync_ms,
-                  ms > 100 ? "  (over 100 ms)" : "");
-  g_string_append_printf (summary, "%s%s %.0f ms", summary->len ? ", " : "", what, ms);
-  if (ms > budget_ms ())
-    g_string_append_printf (over_budget, "%s%s %.0f ms", over_budget->len ? ", " : "", what, ms);
+  report_edit (what, ms, summary, TRUE);
 }
 
 static void
@@ -116,10 +137,14 @@ test_edit_latency (void)
   g_autoptr(GString) summary = g_string_new (NULL);
   g_autoptr(GString) over = g_string_new (NULL);
   GraftNode *softmax, *matmul;
-  g_autofree char *softmax_name = NULL, *edge = NULL, *renamed = NULL;
+  g_autofree char *softmax_name = NULL, *edge = NULL, *renamed = NULL, *input = NULL, *dynamic = NULL;
   gint64 start;
   GraftGraph *graph;
 
+  /* Opening transformer96 and proving mark dynamic at other sizes take
+   * minutes on a loaded machine; the default 60 s wait would fail the
+   * bench before it measures anything. A hang still fails, later. */
+  harness_set_wait_seconds (600);
   start = g_get_monotonic_time ();
   harness_open (window, path);
   graph = shown_graph (window);
@@ -170,7 +195,22 @@ test_edit_latency (void)
   report ("undo", timed_activate (window, "win.undo", NULL), summary);
   g_assert_nonnull (graft_graph_find_node (shown_graph (window), "latency_free"));
 
+  /* The proof at other sizes runs in the background and the settle waits
+   * for it: on transformer96 on a loaded machine that takes minutes. Only
+   * the UI thread's stretches count, as for the other edits. Reported,
+   * not held to the budget: the edit itself (repairing the baked shape
+   * constants, then inference) still runs on the UI thread, about 220 ms
+   * on transformer24 on a loaded machine; moving it to a worker is the
+   * open part of issue 15's point 5 for this edit. */
+  input = g_strdup (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->name);
+  dynamic = g_strdup_printf ("%s:0=seq", input);
+  report_edit ("mark dynamic (input axis 0)",
+               timed_activate (window, "win.make-dynamic", g_variant_new_string (dynamic)), summary, FALSE);
+  g_assert_cmpint (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->shape.dims[0].kind, ==,
+                   GRAFT_DIM_SYMBOLIC);
+
   g_main_context_set_poll_func (NULL, g_poll);
+  harness_set_wait_seconds (0);
   g_test_message ("summary: %s", summary->str);
   g_print ("%s\n", summary->str);
   harness_window_close (window);

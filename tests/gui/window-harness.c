@@ -17,6 +17,16 @@
 #define SETTLE_FRAMES 4
 #define WAIT_SECONDS 60
 
+/* How long harness_wait_for() waits before failing: WAIT_SECONDS unless a
+ * test sets more for a step known to be long (harness_set_wait_seconds). */
+static guint wait_seconds = WAIT_SECONDS;
+
+void
+harness_set_wait_seconds (guint seconds)
+{
+  wait_seconds = seconds > 0 ? seconds : WAIT_SECONDS;
+}
+
 void
 harness_init_environment (void)
 {
@@ -114,7 +124,7 @@ wake_up (gpointer data)
 void
 harness_wait_for (gboolean (*done) (gpointer), gpointer data)
 {
-  gint64 deadline = g_get_monotonic_time () + WAIT_SECONDS * G_USEC_PER_SEC;
+  gint64 deadline = g_get_monotonic_time () + (gint64) wait_seconds * G_USEC_PER_SEC;
   guint ticker = g_timeout_add (50, wake_up, NULL);  /* so the deadline is checked */
 
   while (!done (data) && g_get_monotonic_time () < deadline)

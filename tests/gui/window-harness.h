@@ -24,6 +24,9 @@ void harness_window_close (GraftWindow *window);
 
 /* Iterates the main loop until done (data) holds, failing after 60 s. */
 void harness_wait_for (gboolean (*done) (gpointer), gpointer data);
+/* Sets how long harness_wait_for() and harness_settle() wait before they
+ * fail (0: the default, 60 s). */
+void harness_set_wait_seconds (guint seconds);
 /* Until the window has drawn a few frames with nothing left to do:
  * loading and checking, layouts, statistics, runs, transitions, dialogs. */
 void harness_settle (GraftWindow *window);
