@@ -1,11 +1,15 @@
 /* Matrix products: MatMul (numpy batching), Gemm, MatMulInteger,
  * QLinearMatMul, and the aten:: linear/addmm/matmul/mm/bmm spellings.
- * float32/float64 go through CBLAS. */
+ * float32 products by a 2-D B (weights) take the packed-B GEMM of
+ * gemm-packed.c on AVX2/AVX-512 machines; the rest of float32/float64 goes
+ * through CBLAS. */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
+#include "runtime/kernels/gemm-packed.h"
+#include "runtime/simd.h"
 
 static gboolean
 infer_matmul (GraftInferContext *ctx, GError **error)
@@ -156,6 +160,24 @@ matmul_item (gint64 idx, gpointer data)
     matmul_generic (job->a, oa, job->b, ob, job->out, oo, M, N, K, 0, 0);
 }
 
+/* float32 Y [M, N] = A [M, K] · B, with B [K, N] (or Bᵀ [N, K] stored when
+ * transposed) packed once when it is a constant input of the node: FALSE
+ * (nothing done) at the portable SIMD level, where OpenBLAS's own SSE
+ * kernels beat the portable tile, or when out of memory. */
+static gboolean
+packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *a, const float *b,
+                gboolean transposed, float *y, gboolean accumulate)
+{
+  if (graft_simd_get_level () < GRAFT_SIMD_AVX2)
+    return FALSE;
+  g_autoptr(GraftPackedB) owned = NULL;
+  const GraftPackedB *packed = graft_packed_b_for (ctx, b, K, N, transposed ? K : N, transposed, &owned);
+  if (packed == NULL)
+    return FALSE;
+  graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate);
+  return TRUE;
+}
+
 gboolean
 graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out, GError **error)
 {
@@ -170,6 +192,10 @@ graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTens
       memset (out->data, 0, out->nbytes);
       return TRUE;
     }
+  /* A 2-D B is shared by every row of A, whatever A's batch dims. */
+  if (out->dtype == GRAFT_DTYPE_FLOAT32 && b->rank == 2 &&
+      packed_product (ctx, a->numel / job.K, job.N, job.K, a->data, b->data, FALSE, out->data, FALSE))
+    return TRUE;
   /* One big GEMM when b is shared by all batch items and a is contiguous. */
   gboolean b_shared = TRUE;
   for (int d = 0; d < job.batch_rank; d++)
@@ -290,6 +316,9 @@ gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTenso
   else
     memset (out->data, 0, out->nbytes);
   if (out->numel == 0)
+    return TRUE;
+  if (out->dtype == GRAFT_DTYPE_FLOAT32 && !ta && alpha == 1 &&
+      packed_product (ctx, M, N, K, a->data, b->data, tb, out->data, has_c))
     return TRUE;
   if (out->dtype == GRAFT_DTYPE_FLOAT32)
     graft_kernel_sgemm (ctx, ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f,
