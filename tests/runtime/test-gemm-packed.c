@@ -8,7 +8,11 @@
  * - the MatMul and Gemm kernels that use it: MatMul by a constant B
  *   (batch-broadcast over A's batch dim, run twice: the second run reads
  *   the packed B kept on the node), Gemm with transB and a bias, and
- *   MatMul by a B that is a graph input (packed per run). */
+ *   MatMul by a B that is a graph input (packed per run);
+ * - MatMul by a Transpose of B's last two axes, which the engine skips so
+ *   that MatMul reads B transposed: 2-D (packed from Bᵀ) and batched with
+ *   batch dims broadcast (sgemm), and the same with the Transpose's
+ *   output also a graph output (then it runs). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/gemm-packed.h"
@@ -115,11 +119,22 @@ add_node (GraftGraph *g, const char *op, const char *const *inputs, const char *
   graft_node_add_output (node, graft_graph_ensure_value (g, output));
   if (strcmp (op, "Gemm") == 0)
     graft_node_add_attribute (node, graft_attribute_new_int ("transB", 1));
-  graft_graph_add_output (g, graft_graph_ensure_value (g, output));
+  if (strcmp (op, "Transpose") == 0)
+    {
+      int rank = graft_graph_resolve_value (g, inputs[0])->shape.rank;
+      gint64 perm[GRAFT_RT_MAX_RANK];
+      for (int d = 0; d < rank; d++)
+        perm[d] = d < rank - 2 ? d : 2 * rank - 3 - d;
+      graft_node_add_attribute (node, graft_attribute_new_ints ("perm", perm, rank));
+    }
+  else
+    graft_graph_add_output (g, graft_graph_ensure_value (g, output));
 }
 
 /* y1 = MatMul (a [2, M, K], w [K, N]); y2 = Gemm (a2 [M, K], wt [N, K]ᵀ, bias [N]);
- * y3 = MatMul (a2, b [K, N] fed as an input). */
+ * y3 = MatMul (a2, b [K, N] fed as an input);
+ * y4 = MatMul (a, Transpose (bt [N, K])); y5 = MatMul (a4 [3, 1, M, K], Transpose (bt4 [2, N, K]));
+ * y6 = MatMul (a, Transpose (bt)) with that Transpose an output (y6t) too. */
 static GraftModel *
 build_model (const Shape *s, const float *w, const float *wt, const float *bias)
 {
@@ -136,6 +151,17 @@ build_model (const Shape *s, const float *w, const float *wt, const float *bias)
   add_node (g, "MatMul", (const char *[]) { "a", "w", NULL }, "y1");
   add_node (g, "Gemm", (const char *[]) { "a2", "wt", "bias", NULL }, "y2");
   add_node (g, "MatMul", (const char *[]) { "a2", "b", NULL }, "y3");
+  gint64 da4[] = { 3, 1, s->M, s->K }, dbt4[] = { 2, s->N, s->K };
+  add_input (g, "bt", 2, dwt);
+  add_input (g, "a4", 4, da4);
+  add_input (g, "bt4", 3, dbt4);
+  add_node (g, "Transpose", (const char *[]) { "bt", NULL }, "b4");
+  add_node (g, "MatMul", (const char *[]) { "a", "b4", NULL }, "y4");
+  add_node (g, "Transpose", (const char *[]) { "bt4", NULL }, "b5");
+  add_node (g, "MatMul", (const char *[]) { "a4", "b5", NULL }, "y5");
+  add_node (g, "Transpose", (const char *[]) { "bt", NULL }, "y6t");
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y6t"));
+  add_node (g, "MatMul", (const char *[]) { "a", "y6t", NULL }, "y6");
   graft_model_set_graph (model, g);
   return model;
 }
@@ -154,6 +180,11 @@ check_kernels (const Shape *s)
   gint64 M = s->M, K = s->K, N = s->N;
   g_autofree float *a = g_new (float, 2 * M * K), *w = g_new (float, K * N), *wt = g_new (float, N * K);
   g_autofree float *bias = g_new (float, N), *b = g_new (float, K * N);
+  g_autofree float *a4 = g_new (float, 3 * M * K), *bt4 = g_new (float, 2 * N * K);
+  for (gint64 i = 0; i < 3 * M * K; i++)
+    a4[i] = value_at (i, 9);
+  for (gint64 i = 0; i < 2 * N * K; i++)
+    bt4[i] = value_at (i, 10);
   for (gint64 i = 0; i < 2 * M * K; i++)
     a[i] = value_at (i, 4);
   for (gint64 i = 0; i < K * N; i++)
@@ -178,10 +209,42 @@ check_kernels (const Shape *s)
         g_hash_table_insert (inputs, (gpointer) "a", tensor_of (3, da, a));
         g_hash_table_insert (inputs, (gpointer) "a2", tensor_of (2, da + 1, a));
         g_hash_table_insert (inputs, (gpointer) "b", tensor_of (2, db, b));
+        gint64 dbt[] = { N, K }, da4[] = { 3, 1, M, K }, dbt4[] = { 2, N, K };
+        g_hash_table_insert (inputs, (gpointer) "bt", tensor_of (2, dbt, wt));
+        g_hash_table_insert (inputs, (gpointer) "a4", tensor_of (4, da4, a4));
+        g_hash_table_insert (inputs, (gpointer) "bt4", tensor_of (3, dbt4, bt4));
         g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
         g_assert_no_error (error);
         const float *y1 = ((GraftRtTensor *) out->pdata[0])->data, *y2 = ((GraftRtTensor *) out->pdata[1])->data;
         const float *y3 = ((GraftRtTensor *) out->pdata[2])->data;
+        GraftRtTensor *y4 = out->pdata[3], *y5 = out->pdata[4], *y6 = out->pdata[6];
+        g_assert_cmpint (y4->rank, ==, 3);
+        g_assert_cmpint (y4->dims[2], ==, N);
+        g_assert_cmpint (y5->rank, ==, 4);
+        g_assert_cmpint (y5->dims[0], ==, 3);
+        g_assert_cmpint (y5->dims[1], ==, 2);
+        g_assert_cmpint (y5->dims[3], ==, N);
+        g_assert_cmpint (((GraftRtTensor *) out->pdata[5])->dims[0], ==, K);   /* y6t, transposed */
+        for (gint64 i = 0; i < 2 * M; i++)
+          for (gint64 j = 0; j < N; j++)
+            {
+              double want = 0;
+              for (gint64 k = 0; k < K; k++)
+                want += (double) a[i * K + k] * wt[j * K + k];
+              check_close ("MatMul by a skipped Transpose", s, i, j, ((float *) y4->data)[i * N + j], want);
+              check_close ("MatMul by a Transpose that runs", s, i, j, ((float *) y6->data)[i * N + j], want);
+            }
+        for (gint64 p = 0; p < 3; p++)
+          for (gint64 q = 0; q < 2; q++)
+            for (gint64 i = 0; i < M; i++)
+              for (gint64 j = 0; j < N; j++)
+                {
+                  double want = 0;
+                  for (gint64 k = 0; k < K; k++)
+                    want += (double) a4[(p * M + i) * K + k] * bt4[(q * N + j) * K + k];
+                  check_close ("batched MatMul by a skipped Transpose", s, i, j,
+                               ((float *) y5->data)[((p * 2 + q) * M + i) * N + j], want);
+                }
         for (gint64 i = 0; i < 2 * M; i++)
           for (gint64 j = 0; j < N; j++)
             {

@@ -20,6 +20,7 @@
 #define MAX_TILE_ROWS 12
 #define MAX_TILE_COLS 32
 #define ROW_BLOCK 240             /* rows of A per pass over B: 240 × 256 floats stay in L2 */
+#define COL_BLOCK 128             /* columns of C per pass over A */
 
 struct _GraftPackedB {
   gint64 K, N, panels;
@@ -221,40 +222,42 @@ partial_tile (TileFunc func, gint64 K, const float *a, gint64 lda, const float *
     memcpy (c + r * ldc, tile + r * MAX_TILE_COLS, cols * sizeof (float));
 }
 
-/* Rows [m0, m1) × tiles [t0, t1) of C. */
+/* Rows [m0, m1) × tiles [t0, t1) of C, by blocks of COL_BLOCK columns
+ * whose rows of C (ROW_BLOCK × COL_BLOCK) stay in L2 across the K blocks. */
 static void
 gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
 {
   const GemmIsa *isa = job->isa;
   const GraftPackedB *pb = job->b;
-  gint64 K = pb->K, pstride = K * GP_PANEL;
+  gint64 K = pb->K, pstride = K * GP_PANEL, block_tiles = MAX (1, COL_BLOCK / (isa->panels * GP_PANEL));
   for (gint64 mb = m0; mb < m1; mb += ROW_BLOCK)
-    {
-      gint64 mb_end = MIN (m1, mb + ROW_BLOCK);
-      for (gint64 k0 = 0; k0 < K; k0 += job->kc)
-        {
-          gint64 kb = MIN (job->kc, K - k0);
-          gboolean accumulate = job->accumulate || k0 > 0;
-          for (gint64 t = t0; t < t1; t++)
-            {
-              gint64 p = t * isa->panels, n0 = p * GP_PANEL;
-              gboolean whole = p + isa->panels <= pb->panels;
-              gint64 width = (whole ? isa->panels : 1) * GP_PANEL, cols = MIN (width, pb->N - n0);
-              const float *b = pb->data + p * pstride + k0 * GP_PANEL;
-              for (gint64 i = mb; i < mb_end; i += isa->rows)
-                {
-                  gint64 rows = MIN (isa->rows, mb_end - i);
-                  TileFunc func = (whole ? isa->full : isa->one_panel)[rows - 1];
-                  const float *a = job->a + i * job->lda + k0;
-                  float *c = job->c + i * job->ldc + n0;
-                  if (cols == width)
-                    func (kb, a, job->lda, b, pstride, c, job->ldc, accumulate);
-                  else
-                    partial_tile (func, kb, a, job->lda, b, pstride, c, job->ldc, accumulate, rows, cols);
-                }
-            }
-        }
-    }
+    for (gint64 tb = t0; tb < t1; tb += block_tiles)
+      {
+        gint64 mb_end = MIN (m1, mb + ROW_BLOCK), tb_end = MIN (t1, tb + block_tiles);
+        for (gint64 k0 = 0; k0 < K; k0 += job->kc)
+          {
+            gint64 kb = MIN (job->kc, K - k0);
+            gboolean accumulate = job->accumulate || k0 > 0;
+            for (gint64 t = tb; t < tb_end; t++)
+              {
+                gint64 p = t * isa->panels, n0 = p * GP_PANEL;
+                gboolean whole = p + isa->panels <= pb->panels;
+                gint64 width = (whole ? isa->panels : 1) * GP_PANEL, cols = MIN (width, pb->N - n0);
+                const float *b = pb->data + p * pstride + k0 * GP_PANEL;
+                for (gint64 i = mb; i < mb_end; i += isa->rows)
+                  {
+                    gint64 rows = MIN (isa->rows, mb_end - i);
+                    TileFunc func = (whole ? isa->full : isa->one_panel)[rows - 1];
+                    const float *a = job->a + i * job->lda + k0;
+                    float *c = job->c + i * job->ldc + n0;
+                    if (cols == width)
+                      func (kb, a, job->lda, b, pstride, c, job->ldc, accumulate);
+                    else
+                      partial_tile (func, kb, a, job->lda, b, pstride, c, job->ldc, accumulate, rows, cols);
+                  }
+              }
+          }
+      }
 }
 
 static void
