@@ -69,7 +69,7 @@ check_direct (const Shape *s)
           for (gint64 i = 0; i < s->M; i++)
             for (gint64 j = 0; j < s->N; j++)
               c[i * ldc + j] = NAN;   /* must not be read */
-        graft_packed_gemm (NULL, s->M, a, lda, packed, c, ldc, accumulate);
+        g_assert_true (graft_packed_gemm (NULL, s->M, a, lda, packed, c, ldc, accumulate));
         for (gint64 i = 0; i < s->M; i++)
           {
             for (gint64 j = 0; j < s->N; j++)

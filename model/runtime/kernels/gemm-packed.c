@@ -1,17 +1,19 @@
 /* float32 GEMM against a packed B (see gemm-packed.h).
  *
  * B is packed into panels of GP_PANEL columns, each [K][GP_PANEL] with the
- * columns past N zero, so any K-slice of a panel is contiguous. A tile of
- * C (6 × 16 in ymm registers, 12 × 32 in zmm, 4 × 16 portable) is
- * multiplied over a K block of B that stays in L1 while the tile's rows of
- * A stream from L2; the rows of A (up to ROW_BLOCK of them) are reused
- * from L2 for every panel. Threads take blocks of panels (or of rows when
+ * columns past N zero, so any K-slice of a panel is contiguous. A is
+ * packed at each call into groups of a tile's rows, [K][rows], so that a
+ * tile's broadcasts come from one line. A tile of C (6 × 16 in ymm
+ * registers, 12 × 32 in zmm, 4 × 16 portable) is multiplied over a K
+ * block of B that stays in L1 while the tile's rows of A stream from L2;
+ * the rows of A (up to ROW_BLOCK of them) are reused from L2 for every
+ * panel. Threads take blocks of panels (or of rows when
  * there are few panels) from the worker pool.
- * Measured on one AMD EPYC core (AVX2, thread CPU time): 73–80 GFLOPS at
+ * Measured on one AMD EPYC core (AVX2, thread CPU time): 76–85 GFLOPS at
  * 128 rows (768 × 768 to 768 × 3072), about what OpenBLAS 0.3.21's sgemm
- * gets there, and twice its rate from 2 to 12 rows, where OpenBLAS spends
- * most of its time packing B. Packing A as well made it slower (the rows
- * were repacked for every block of columns). */
+ * gets there (78–85), and twice its rate from 2 to 12 rows, where OpenBLAS spends
+ * most of its time packing B. Packing A once per call gained up to 10 %
+ * at 128 rows; packing it per block of columns had lost more than that. */
 #include "runtime/kernels/gemm-packed.h"
 #include "runtime/kernels/simd-target.h"
 
@@ -87,10 +89,10 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
 
 /* ---- micro-kernels ---- */
 
-/* c [rows][cols] (+)= a [rows][K] (rows lda apart) · b [K][cols], b packed
+/* c [rows][cols] (+)= a [K][the ISA's rows] · b [K][cols], b packed
  * (panels pstride floats apart) */
-typedef void (*TileFunc) (gint64 K, const float *a, gint64 lda, const float *b, gint64 pstride, float *c,
-                          gint64 ldc, gboolean accumulate);
+typedef void (*TileFunc) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
+                          gboolean accumulate);
 
 typedef struct {
   int rows;                       /* of a full tile */
@@ -102,10 +104,10 @@ typedef struct {
 
 #define TILE_FUNC(suffix, target, rows, vecs) \
   static target GRAFT_HOT_LOOP __attribute__ ((noinline)) void \
-  tile_##suffix##_##rows##_##vecs (gint64 K, const float *a, gint64 lda, const float *b, gint64 pstride, \
-                                   float *c, gint64 ldc, gboolean accumulate) \
+  tile_##suffix##_##rows##_##vecs (gint64 K, const float *a, const float *b, gint64 pstride, float *c, \
+                                   gint64 ldc, gboolean accumulate) \
   { \
-    tile_body_##suffix (K, a, lda, b, pstride, c, ldc, accumulate, rows, vecs); \
+    tile_body_##suffix (K, a, b, pstride, c, ldc, accumulate, rows, vecs); \
   }
 
 /* portable: GCC's generic vectors of 4 (SSE2 on x86-64, NEON on arm64) */
@@ -205,9 +207,9 @@ gemm_isa (void)
 typedef struct {
   const GemmIsa *isa;
   const GraftPackedB *b;
-  const float *a;
+  const float *a;                 /* packed: groups of the ISA's rows, each [K][rows] */
   float *c;
-  gint64 M, lda, ldc, kc;
+  gint64 M, ldc, kc;
   gboolean accumulate;
   gint64 tiles, tiles_per_task, rows_per_task, col_tasks;
 } GemmJob;
@@ -215,14 +217,14 @@ typedef struct {
 /* One tile whose columns end before the panels do: through a full-width
  * buffer, so the kernel never touches C past N. */
 static void
-partial_tile (TileFunc func, gint64 K, const float *a, gint64 lda, const float *b, gint64 pstride, float *c,
-              gint64 ldc, gboolean accumulate, gint64 rows, gint64 cols)
+partial_tile (TileFunc func, gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
+              gboolean accumulate, gint64 rows, gint64 cols)
 {
   float tile[MAX_TILE_ROWS * MAX_TILE_COLS] __attribute__ ((aligned (64)));
   if (accumulate)
     for (gint64 r = 0; r < rows; r++)
       memcpy (tile + r * MAX_TILE_COLS, c + r * ldc, cols * sizeof (float));
-  func (K, a, lda, b, pstride, tile, MAX_TILE_COLS, accumulate);
+  func (K, a, b, pstride, tile, MAX_TILE_COLS, accumulate);
   for (gint64 r = 0; r < rows; r++)
     memcpy (c + r * ldc, tile + r * MAX_TILE_COLS, cols * sizeof (float));
 }
@@ -253,12 +255,12 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                   {
                     gint64 rows = MIN (isa->rows, mb_end - i);
                     TileFunc func = (whole ? isa->full : isa->one_panel)[rows - 1];
-                    const float *a = job->a + i * job->lda + k0;
+                    const float *a = job->a + i * K + k0 * isa->rows;
                     float *c = job->c + i * job->ldc + n0;
                     if (cols == width)
-                      func (kb, a, job->lda, b, pstride, c, job->ldc, accumulate);
+                      func (kb, a, b, pstride, c, job->ldc, accumulate);
                     else
-                      partial_tile (func, kb, a, job->lda, b, pstride, c, job->ldc, accumulate, rows, cols);
+                      partial_tile (func, kb, a, b, pstride, c, job->ldc, accumulate, rows, cols);
                   }
               }
           }
@@ -277,21 +279,43 @@ gemm_task (gint64 index, gpointer data)
 /* Products smaller than this run on one thread: waking the pool costs more. */
 #define MIN_PARALLEL_FLOPS (1 << 17)
 
-void
+/* a [M, K] (rows lda apart) into groups of rows rows, each [K][rows];
+ * NULL when out of memory. */
+static float *
+pack_a (const float *a, gint64 M, gint64 K, gint64 lda, int rows)
+{
+  gint64 groups = (M + rows - 1) / rows;
+  float *packed = g_try_malloc ((gsize) MAX (groups * rows * K, 1) * sizeof (float));
+  if (packed == NULL)
+    return NULL;
+  for (gint64 i = 0; i < M; i++)
+    {
+      float *dst = packed + (i / rows) * rows * K + i % rows;
+      const float *src = a + i * lda;
+      for (gint64 k = 0; k < K; k++)
+        dst[k * rows] = src[k];
+    }
+  return packed;
+}
+
+gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
                    gint64 ldc, gboolean accumulate)
 {
   if (M <= 0 || b->N <= 0)
-    return;
+    return TRUE;
   if (b->K == 0)
     {
       if (!accumulate)
         for (gint64 i = 0; i < M; i++)
           memset (c + i * ldc, 0, b->N * sizeof (float));
-      return;
+      return TRUE;
     }
   const GemmIsa *isa = gemm_isa ();
-  GemmJob job = { isa, b, a, c, M, lda, ldc, 0, accumulate };
+  g_autofree float *apack = pack_a (a, M, b->K, lda, isa->rows);
+  if (apack == NULL)
+    return FALSE;
+  GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate };
   /* K blocks of equal depth, none deeper than the ISA's */
   gint64 k_blocks = (b->K + isa->kc - 1) / isa->kc;
   job.kc = (b->K + k_blocks - 1) / k_blocks;
@@ -300,7 +324,7 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
   if (threads <= 1 || M * b->N * b->K < MIN_PARALLEL_FLOPS)
     {
       gemm_rectangle (&job, 0, M, 0, job.tiles);
-      return;
+      return TRUE;
     }
   /* Blocks of panels when there are enough (each thread then reads only its
    * part of B), a few per thread so that a thread slowed by another process
@@ -318,4 +342,5 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
   job.rows_per_task = (row_tiles + row_tasks - 1) / row_tasks * isa->rows;
   row_tasks = (M + job.rows_per_task - 1) / job.rows_per_task;
   graft_kernel_parallel_for (ctx, row_tasks * job.col_tasks, gemm_task, &job);
+  return TRUE;
 }

@@ -4,7 +4,7 @@
  * OpenBLAS repacks B on every call, which for a transformer's weights is
  * as much memory traffic as the product at small M; packing a constant B
  * once per session (kept by the engine with the node's step, as
- * conv-gemm.h keeps packed filters) saves that. A is read in place. */
+ * conv-gemm.h keeps packed filters) saves that. */
 #pragma once
 
 #include "runtime/op.h"
@@ -26,8 +26,8 @@ const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b,
 /* C [M, N] (rows ldc apart) = A [M, K] (rows lda apart) · B, plus C's own
  * values when accumulate. Runs with the micro-kernels of the SIMD level
  * (runtime/simd.h) over the worker pool of ctx (which may be NULL: one
- * thread). */
-void graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
+ * thread). FALSE, with C untouched, when out of memory (A is copied). */
+gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
                         float *c, gint64 ldc, gboolean accumulate);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)

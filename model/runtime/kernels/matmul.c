@@ -181,8 +181,7 @@ packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const flo
   const GraftPackedB *packed = graft_packed_b_for (ctx, b, K, N, transposed ? K : N, transposed, &owned);
   if (packed == NULL)
     return FALSE;
-  graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate);
-  return TRUE;
+  return graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate);
 }
 
 /* out = a · b, or a · bᵀ (of b's last two axes) when tb */
