@@ -138,6 +138,10 @@ GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
  * kernel must clamp its output to [lo, hi]. With a residual (below) only
  * once the kernel has taken it. */
 gboolean graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi);
+/* TRUE if input i is given with its last two axes swapped: the engine
+ * skipped the Transpose (of just those axes) that the node reads it
+ * through, and the kernel must read it transposed. Only MatMul's B. */
+gboolean graft_kernel_input_transposed (GraftKernelContext *ctx, guint i);
 /* The other operand of the Add that is this Conv's only consumer, when it
  * is ready before the Conv runs; NULL otherwise. A kernel that adds it
  * into its output (before any fused clamp) calls graft_kernel_take_residual,

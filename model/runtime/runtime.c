@@ -44,6 +44,11 @@ typedef struct _Step {
   ValueRef residual;
   guint residual_from;      /* NO_STEP, or the Conv step whose taken residual makes this step forward */
   guint forward_index;
+  /* Inputs (bit j: input j) that a MatMul reads with their last two axes
+   * swapped: each came from a Transpose of just those axes whose only
+   * consumer is this step, and that Transpose forwards its input
+   * instead of running (see graft_kernel_input_transposed). */
+  guint transposed_inputs;
   /* what the kernel derived from a constant input (graft_kernel_derived_keep) */
   gconstpointer derived_key;
   gpointer derived;
@@ -584,6 +589,39 @@ fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, Graft
     act_step->residual_from = i;
 }
 
+/* A Transpose whose perm swaps the last two axes and keeps the others. */
+static gboolean
+swaps_last_two_axes (GraftNode *node)
+{
+  guint n;
+  const gint64 *perm = graft_node_attr_ints (node, "perm", &n);
+  if (strcmp (node->op, "onnx::Transpose") != 0 || perm == NULL || n < 2 || node->inputs->len != 1)
+    return FALSE;
+  for (guint d = 0; d + 2 < n; d++)
+    if (perm[d] != d)
+      return FALSE;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
+/* MatMul (A, Transpose (X) of the last two axes): the MatMul reads X as a
+ * transposed B and the Transpose, its only consumer being the MatMul,
+ * forwards X (a decoder's QKᵀ over its key cache). */
+static void
+fuse_transposed_b (Plan *plan, GHashTable *step_of, guint i)
+{
+  GraftNode *node = plan->steps[i].node;
+  GraftValue *b = node->inputs->len == 2 ? node->inputs->pdata[1] : NULL, *v;
+  if (strcmp (node->op, "onnx::MatMul") != 0 || b == NULL || b == node->inputs->pdata[0] || b->producer == NULL ||
+      !swaps_last_two_axes (b->producer) || sole_consumer (b->producer, &v) != node)
+    return;
+  guint t = producer_step (step_of, b);
+  if (t == NO_STEP || t >= i)
+    return;
+  plan->steps[t].forward_input = TRUE;
+  plan->steps[t].forward_index = 0;
+  plan->steps[i].transposed_inputs |= 1u << 1;
+}
+
 static void
 fuse_activations (GraftRuntime *rt, Plan *plan)
 {
@@ -597,6 +635,7 @@ fuse_activations (GraftRuntime *rt, Plan *plan)
 
   for (guint i = 0; i < plan->n_steps; i++)
     {
+      fuse_transposed_b (plan, step_of, i);
       if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
         continue;
       GraftValue *v;
@@ -1224,6 +1263,14 @@ infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t)
     }
 }
 
+/* Input j reaches the step untransposed (see Step.transposed_inputs);
+ * never while observing, when every Transpose runs. */
+static gboolean
+step_input_transposed (RunState *run, Step *step, guint j)
+{
+  return j < 32 && (step->transposed_inputs & (1u << j)) && run->runtime->observe == NULL;
+}
+
 static gboolean
 is_half (GraftRtTensor *t)
 {
@@ -1282,7 +1329,16 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
     }
 
   for (guint j = 0; j < step->n_inputs; j++)
-    infer_value_from_tensor (&in_info[j], inputs[j]);
+    {
+      infer_value_from_tensor (&in_info[j], inputs[j]);
+      /* the shape the skipped Transpose would have given */
+      if (step_input_transposed (run, step, j) && in_info[j].shape.rank >= 2)
+        {
+          GraftDim *dims = in_info[j].shape.dims, last = dims[in_info[j].shape.rank - 1];
+          dims[in_info[j].shape.rank - 1] = dims[in_info[j].shape.rank - 2];
+          dims[in_info[j].shape.rank - 2] = last;
+        }
+    }
   for (guint j = 0; j < step->n_outputs; j++)
     out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
 
@@ -1741,6 +1797,13 @@ graft_kernel_take_residual (GraftKernelContext *ctx)
   EngineCtx *e = ctx ? ctx->engine : NULL;
   g_return_if_fail (e != NULL && e->step != NULL && e->step->has_residual);
   e->frame->residual_taken[e->step - e->frame->plan->steps] = TRUE;
+}
+
+gboolean
+graft_kernel_input_transposed (GraftKernelContext *ctx, guint i)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  return e != NULL && e->step != NULL && step_input_transposed (e->run, e->step, i);
 }
 
 gboolean

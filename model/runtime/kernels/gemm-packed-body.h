@@ -1,0 +1,52 @@
+/* The micro-kernel of gemm-packed.c, written once over a GCC vector type
+ * and included once per instruction set with:
+ *   GP_V         the vector type (vector_size of GP_LANES floats)
+ *   GP_LANES     floats per vector
+ *   GP_MAX_ROWS  rows of the largest tile
+ *   GP_MAX_VECS  vectors per tile row
+ *   GP_SUFFIX    appended to the function's name
+ * It defines tile_body_<GP_SUFFIX>: tile [rows][vecs·GP_LANES] of C (+)=
+ * rows of A, packed as [K][GP_MAX_ROWS], · a K-slice of packed B, whose
+ * columns are in panels of GP_PANEL floats, pstride floats apart. */
+
+#define GP_PASTE2(a, b) a##_##b
+#define GP_PASTE(a, b) GP_PASTE2 (a, b)
+
+static inline __attribute__ ((always_inline)) void
+GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
+                                 gboolean accumulate, const int rows, const int vecs)
+{
+  GP_V acc[GP_MAX_ROWS][GP_MAX_VECS];
+  for (int r = 0; r < rows; r++)
+    {
+      for (int v = 0; v < vecs; v++)
+        {
+          if (accumulate)
+            memcpy (&acc[r][v], c + r * ldc + v * GP_LANES, sizeof (GP_V));
+          else
+            acc[r][v] = (GP_V) { 0 };
+        }
+    }
+#pragma GCC unroll 4
+  for (gint64 k = 0; k < K; k++, b += GP_PANEL, a += GP_MAX_ROWS)
+    {
+      GP_V bv[GP_MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        memcpy (&bv[v], b + (v * GP_LANES / GP_PANEL) * pstride + (v * GP_LANES) % GP_PANEL, sizeof (GP_V));
+      for (int r = 0; r < rows; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  for (int r = 0; r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      memcpy (c + r * ldc + v * GP_LANES, &acc[r][v], sizeof (GP_V));
+}
+
+#undef GP_V
+#undef GP_LANES
+#undef GP_MAX_ROWS
+#undef GP_MAX_VECS
+#undef GP_SUFFIX

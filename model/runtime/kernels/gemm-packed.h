@@ -1,0 +1,35 @@
+/* float32 GEMM against a B packed once (a constant weight): C = A · B with
+ * Graft's own AVX-512, AVX2+FMA and portable micro-kernels.
+ *
+ * OpenBLAS repacks B on every call, which for a transformer's weights is
+ * as much memory traffic as the product at small M; packing a constant B
+ * once per session (kept by the engine with the node's step, as
+ * conv-gemm.h keeps packed filters) saves that. */
+#pragma once
+
+#include "runtime/op.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftPackedB GraftPackedB;
+
+/* B [K, N] with rows ldb apart, or, when transposed, Bᵀ stored as [N, K]
+ * with rows ldb apart. NULL when out of memory. */
+GraftPackedB *graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed);
+void graft_packed_b_free (GraftPackedB *packed);
+/* The packed form of b, cached on the node when b is one of its constant
+ * inputs (then borrowed); else *owned holds it (free it). NULL when out of
+ * memory. */
+const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb,
+                                        gboolean transposed, GraftPackedB **owned);
+
+/* C [M, N] (rows ldc apart) = A [M, K] (rows lda apart) · B, plus C's own
+ * values when accumulate. Runs with the micro-kernels of the SIMD level
+ * (runtime/simd.h) over the worker pool of ctx (which may be NULL: one
+ * thread). FALSE, with C untouched, when out of memory (A is copied). */
+gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
+                        float *c, gint64 ldc, gboolean accumulate);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)
+
+G_END_DECLS
