@@ -140,6 +140,15 @@ test_unsupported (void)
   g_assert_true (graft_conv_winograd_pays (&plain, 2, 64, 64, 1));
   g_assert_false (graft_conv_winograd_pays (&plain, 1, 64, 64, 1));
   g_assert_false (graft_conv_winograd_pays (&plain, 2, 3, 64, 1));
+  /* but not where its 4× filter would be large for the tiles it serves:
+   * ResNet-18's layer4 (512 channels, 7×7) at batch 2 stays on
+   * conv-gemm, layer3 (256 channels, 14×14) does not */
+  GraftWindow seven = { 2, { 7, 7 }, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 } };
+  GraftWindow fourteen = { 2, { 14, 14 }, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 } };
+  g_assert_false (graft_conv_winograd_pays (&seven, 2, 512, 512, 1));
+  g_assert_true (graft_conv_winograd_pays (&seven, 32, 512, 512, 1));
+  g_assert_true (graft_conv_winograd_pays (&fourteen, 2, 256, 256, 1));
+  g_assert_false (graft_conv_winograd_pays (&fourteen, 1, 256, 256, 1));
 }
 
 int

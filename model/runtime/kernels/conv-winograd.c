@@ -264,13 +264,22 @@ graft_conv_winograd_supports (const GraftWindow *w, gint64 group)
          w->stride[1] == 1 && w->dilation[0] == 1 && w->dilation[1] == 1;
 }
 
+/* The transformed filter is 36/9 = 4× the bytes of the weights, and it is
+ * cached for the session. Each of its floats serves one multiply-add per
+ * tile, so on layers with many filter floats per tile the run streams 4×
+ * conv-gemm's filter bytes for little arithmetic, and the cached copies
+ * dominate the process's memory: ResNet-18's layer4 (512 channels, 7×7
+ * maps, 8 tiles at batch 2) would hold 38 MB per layer. Such layers stay
+ * on conv-gemm until the batch brings enough tiles. */
+#define MAX_FILTER_FLOATS_PER_TILE (96 * 1024)
+
 gboolean
 graft_conv_winograd_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
 {
   if (!graft_conv_winograd_supports (w, group))
     return FALSE;
   gint64 tiles = N * ((w->out[0] + TILE - 1) / TILE) * ((w->out[1] + TILE - 1) / TILE);
-  return C >= 16 && M >= 16 && tiles >= 8;
+  return C >= 16 && M >= 16 && tiles >= 8 && 36 * M * C <= tiles * MAX_FILTER_FLOATS_PER_TILE;
 }
 
 typedef struct {
