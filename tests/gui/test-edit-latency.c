@@ -212,7 +212,6 @@ test_edit_latency (void)
   g_main_context_set_poll_func (NULL, g_poll);
   harness_set_wait_seconds (0);
   g_test_message ("summary: %s", summary->str);
-  g_print ("%s\n", summary->str);
   harness_window_close (window);
   over_budget = NULL;
   if (over->len > 0)
