@@ -15,4 +15,24 @@ G_BEGIN_DECLS
 
 GBytes *graft_file_bytes_open (const char *path, GError **error);
 
+/* The same; *out_private tells whether the bytes are a copy this process
+ * alone holds, in pages of its own, that graft_file_bytes_release() can
+ * give back part by part (a reader that copies out what it keeps). */
+GBytes *graft_file_bytes_open_full (const char *path, gboolean *out_private, GError **error);
+
+/* Gives the whole pages inside [offset, offset + length) of private bytes
+ * back to the system. They must not be read again: they read as zeros. */
+void graft_file_bytes_release (GBytes *bytes, gsize offset, gsize length);
+
+/* Anonymous memory of this process's own, page-aligned and zeroed: it is
+ * not the heap's, so it goes back to the system whole when freed, or in
+ * parts (madvise), and a large one costs no pages until written. */
+typedef struct {
+  gpointer data;
+  gsize size;
+} GraftPages;
+
+GraftPages *graft_pages_new (gsize size);   /* NULL: no room for it */
+void graft_pages_free (gpointer pages);     /* a GDestroyNotify */
+
 G_END_DECLS

@@ -140,7 +140,10 @@ put_back_raw_data (const GraftOnnxReadContext *context, ProtobufCMessage *messag
 
       g_array_append_val (undo, entry);
       tensor->has_raw_data = TRUE;
-      tensor->raw_data.data = (uint8_t *) g_bytes_get_data (context->file_bytes, NULL) + slice.offset;
+      if (slice.copy != NULL)
+        tensor->raw_data.data = (uint8_t *) g_bytes_get_data (slice.copy, NULL);
+      else
+        tensor->raw_data.data = (uint8_t *) g_bytes_get_data (context->file_bytes, NULL) + slice.offset;
       tensor->raw_data.len = slice.length;
       message->unknown_fields = unknown_without_marker (message, &message->n_unknown_fields);
     }

@@ -141,9 +141,56 @@ model_from_proto (GraftOnnxReadContext *context, const Onnx__ModelProto *proto, 
   return g_steal_pointer (&model);
 }
 
-GraftModel *
-graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *model_dir, GCancellable *cancellable,
-                       GraftProgressFunc progress, gpointer progress_data, GError **error)
+/* Any SIMD load size, and the runtime's own alignment (rt-tensor.c). */
+#define RAW_DATA_ALIGNMENT 64
+#define COPY_STEP ((gsize) 1 << 20)
+
+static void
+clear_slice (gpointer data)
+{
+  g_clear_pointer (&((GraftOnnxSlice *) data)->copy, g_bytes_unref);
+}
+
+/* Copies every stripped raw_data out of a private file buffer into an
+ * aligned buffer of its own, giving the file's pages back as it goes. A
+ * slice would keep the whole file alive, and protobuf puts raw_data at any
+ * offset, so the runtime would copy almost every weight to align it: two
+ * of each weight. This way there is one, and the peak stays near the
+ * file's size. Fields of the wire format never overlap, so a released
+ * part is never read again. */
+static gboolean
+copy_out_raw_data (GBytes *file_bytes, GArray *slices, const char *display_name, GError **error)
+{
+  const guint8 *file = g_bytes_get_data (file_bytes, NULL);
+
+  for (guint i = 0; i < slices->len; i++)
+    {
+      GraftOnnxSlice *slice = &g_array_index (slices, GraftOnnxSlice, i);
+      void *copy = NULL;
+
+      if (posix_memalign (&copy, RAW_DATA_ALIGNMENT, MAX (slice->length, 1)) != 0)
+        {
+          g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
+                       "%s: no memory for a tensor's %" G_GSIZE_FORMAT " bytes", display_name, slice->length);
+          return FALSE;
+        }
+      /* In steps, so that the peak is not one large tensor above the file. */
+      for (gsize done = 0; done < slice->length;)
+        {
+          gsize step = MIN (COPY_STEP, slice->length - done);
+
+          memcpy ((guint8 *) copy + done, file + slice->offset + done, step);
+          done += step;
+          graft_file_bytes_release (file_bytes, slice->offset, done);
+        }
+      slice->copy = g_bytes_new_with_free_func (copy, slice->length, free, copy);
+    }
+  return TRUE;
+}
+
+static GraftModel *
+read_bytes (GBytes *bytes, gboolean private_bytes, const char *display_name, const char *model_dir,
+            GCancellable *cancellable, GraftProgressFunc progress, gpointer progress_data, GError **error)
 {
   g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (GraftOnnxSlice));
   g_autoptr(GBytes) stripped = NULL;
@@ -173,6 +220,9 @@ graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *mode
       g_prefix_error (error, "%s: not a readable ONNX file: ", display_name);
       return NULL;
     }
+  g_array_set_clear_func (slices, clear_slice);
+  if (private_bytes && !copy_out_raw_data (bytes, slices, display_name, error))
+    return NULL;
 
   proto = onnx__model_proto__unpack (NULL, g_bytes_get_size (stripped), g_bytes_get_data (stripped, NULL));
   if (proto == NULL)
@@ -195,6 +245,14 @@ graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *mode
 }
 
 GraftModel *
+graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *model_dir, GCancellable *cancellable,
+                       GraftProgressFunc progress, gpointer progress_data, GError **error)
+{
+  /* The caller's bytes may be shared or mapped: the model keeps slices of them. */
+  return read_bytes (bytes, FALSE, display_name, model_dir, cancellable, progress, progress_data, error);
+}
+
+GraftModel *
 graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgressFunc progress,
                       gpointer progress_data, GError **error)
 {
@@ -202,12 +260,13 @@ graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgress
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *model_dir = realpath (dir, NULL);
   GraftModel *model;
+  gboolean private_bytes;
 
   /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
-  bytes = graft_file_bytes_open (path, error);
+  bytes = graft_file_bytes_open_full (path, &private_bytes, error);
   if (bytes == NULL)
     return NULL;
-  model = graft_onnx_read_bytes (bytes, path, model_dir, cancellable, progress, progress_data, error);
+  model = read_bytes (bytes, private_bytes, path, model_dir, cancellable, progress, progress_data, error);
   if (model != NULL)
     graft_model_set_path (model, path);
   return model;

@@ -282,7 +282,8 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
     }
 
   if (context->slices != NULL && graft_onnx_wire_get_raw_slice (&proto->base, context->slices, &slice))
-    bytes = g_bytes_new_from_bytes (context->file_bytes, slice.offset, slice.length);
+    bytes = slice.copy != NULL ? g_bytes_ref (slice.copy)
+                               : g_bytes_new_from_bytes (context->file_bytes, slice.offset, slice.length);
   else if (proto->has_raw_data)
     bytes = g_bytes_new (proto->raw_data.data, proto->raw_data.len);
   else

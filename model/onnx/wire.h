@@ -26,6 +26,7 @@ G_BEGIN_DECLS
 typedef struct {
   gsize offset;   /* in the original buffer */
   gsize length;
+  GBytes *copy;   /* NULL, or the reader's aligned copy of those bytes: read it, not the buffer */
 } GraftOnnxSlice;
 
 /* Returns the stripped copy and fills slices (GraftOnnxSlice), or NULL with

@@ -438,34 +438,9 @@ read_stored (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GE
   return g_bytes_new_from_bytes (archive->bytes, (gsize) start, (gsize) entry->size);
 }
 
-/* Inflated records live in anonymous mappings: no copy of a large
- * record's pages until written, and freeing one (a cancelled load) is an
- * munmap, not a walk over the memory. */
-typedef struct {
-  gpointer data;
-  gsize size;
-} Mapping;
-
-static gpointer
-mapping_new (gsize size, Mapping **out)
-{
-  gpointer data = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED)
-    return NULL;
-  *out = g_new (Mapping, 1);
-  (*out)->data = data;
-  (*out)->size = size;
-  return data;
-}
-
-static void
-mapping_free (gpointer user_data)
-{
-  Mapping *m = user_data;
-  munmap (m->data, m->size);
-  g_free (m);
-}
-
+/* Inflated records live in anonymous mappings (GraftPages): no copy of a
+ * large record's pages until written, and freeing one (a cancelled load)
+ * is an munmap, not a walk over the memory. */
 static GBytes *
 read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, GError **error)
 {
@@ -490,15 +465,15 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                    "%s: entry \"%s\": %s", archive->path, entry->name, zip_strerror (archive->zip));
       return NULL;
     }
-  Mapping *mapping = NULL;
-  guint8 *buffer = mapping_new (entry->size + 1, &mapping);
-  if (buffer == NULL)
+  GraftPages *mapping = graft_pages_new (entry->size + 1);
+  if (mapping == NULL)
     {
       zip_fclose (file);
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: entry \"%s\": no memory for %" G_GUINT64_FORMAT
                    " bytes", archive->path, entry->name, entry->size);
       return NULL;
     }
+  guint8 *buffer = mapping->data;
   guint64 got = 0;
   while (got < entry->size)
     {
@@ -506,7 +481,7 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
       if (g_cancellable_set_error_if_cancelled (archive->cancellable, error))
         {
           zip_fclose (file);
-          mapping_free (mapping);
+          graft_pages_free (mapping);
           return NULL;
         }
       zip_int64_t r = zip_fread (file, buffer + got, MIN (entry->size - got, 1u << 20));
@@ -518,14 +493,14 @@ read_inflated (GraftTorchArchive *archive, const GraftTorchArchiveEntry *entry, 
                        archive->path, entry->name,
                        r == 0 ? "data ends early" : zip_file_strerror (file), got, entry->size);
           zip_fclose (file);
-          mapping_free (mapping);
+          graft_pages_free (mapping);
           return NULL;
         }
       got += (guint64) r;
     }
   zip_fclose (file);
   buffer[got] = 0;   /* code is parsed as text */
-  GBytes *bytes = g_bytes_new_with_free_func (buffer, (gsize) got, mapping_free, mapping);
+  GBytes *bytes = g_bytes_new_with_free_func (buffer, (gsize) got, graft_pages_free, mapping);
   g_hash_table_insert (archive->inflated, GSIZE_TO_POINTER (entry->index), g_bytes_ref (bytes));
   return bytes;
 }

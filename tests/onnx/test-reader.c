@@ -7,6 +7,7 @@
 #include "ir/torch-scopes.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
+#include "runtime/rt-tensor.h"
 #include "fixtures.h"
 
 static char *fixture_dir;
@@ -602,6 +603,45 @@ remove_temp (const char *path)
   g_rmdir (dir);
 }
 
+/* Read from a file the process could write to, the file is a private copy
+ * in memory: large raw_data are copied out of it, aligned, so that it can be
+ * freed and the runtime uses the copies as they are instead of copying
+ * every weight a second time. */
+static void
+test_raw_data_copied_aligned_from_file (void)
+{
+  g_autofree char *fixture = g_build_filename (fixture_dir, "tensors.onnx", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GBytes) file_bytes = NULL;
+  g_autoptr(GraftModel) from_bytes = NULL;
+  g_autoptr(GraftModel) from_file = NULL;
+  g_autoptr(GraftRtTensor) constant = NULL;
+  GraftValue *big, *expected;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (fixture, &contents, &length, &error));
+  path = write_temp ("tensors.onnx", contents, length);
+  file_bytes = g_bytes_new_take (g_steal_pointer (&contents), length);
+  from_bytes = graft_onnx_read_bytes (file_bytes, "tensors.onnx", NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  from_file = graft_onnx_read_file (path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  remove_temp (path);
+
+  big = graft_graph_lookup_value (graft_model_get_graph (from_file), "raw_big");
+  expected = graft_graph_lookup_value (graft_model_get_graph (from_bytes), "raw_big");
+  g_assert_true (g_bytes_equal (big->initializer->data, expected->initializer->data));
+  g_assert_cmpuint ((guintptr) g_bytes_get_data (big->initializer->data, NULL) % 64, ==, 0);
+
+  constant = graft_rt_tensor_new_from_tensor (big->initializer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (constant->borrowed);
+  g_assert_true (constant->data == g_bytes_get_data (big->initializer->data, NULL));
+}
+
+
 static void
 test_loader_errors (void)
 {
@@ -883,6 +923,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/reader/every-attribute-type", test_every_attribute_type);
   g_test_add_func ("/onnx/reader/typed-tensor-fields", test_typed_tensor_fields);
   g_test_add_func ("/onnx/reader/raw-data-not-copied", test_raw_data_not_copied);
+  g_test_add_func ("/onnx/reader/raw-data-copied-aligned-from-file", test_raw_data_copied_aligned_from_file);
   g_test_add_func ("/onnx/reader/subgraph-outer-scope", test_subgraph_outer_scope);
   g_test_add_func ("/onnx/reader/function", test_function);
   g_test_add_func ("/onnx/reader/external-data", test_external_good);
