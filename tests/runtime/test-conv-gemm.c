@@ -16,6 +16,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/runtime.h"
+#include "float-graph.h"
 #include "simd-levels.h"
 
 typedef struct {
@@ -84,27 +85,7 @@ value_at (gint64 i, gint64 salt)
   return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
 }
 
-static GraftValue *
-add_input (GraftGraph *g, const char *name, int rank, const gint64 *dims)
-{
-  GraftValue *v = graft_graph_ensure_value (g, name);
-  v->dtype = GRAFT_DTYPE_FLOAT32;
-  graft_shape_init_fixed (&v->shape, rank, dims);
-  graft_graph_add_input (g, v);
-  return v;
-}
 
-static void
-add_initializer (GraftGraph *g, const char *name, int rank, const gint64 *dims, const float *values, gint64 n)
-{
-  GraftValue *v = graft_graph_ensure_value (g, name);
-  v->dtype = GRAFT_DTYPE_FLOAT32;
-  graft_shape_init_fixed (&v->shape, rank, dims);
-  GraftTensor *t = graft_tensor_new (name, GRAFT_DTYPE_FLOAT32, rank, dims);
-  g_autoptr(GBytes) bytes = g_bytes_new (values, n * sizeof (float));
-  g_assert_true (graft_tensor_set_data (t, bytes, NULL));
-  graft_graph_add_initializer (g, v, t);
-}
 
 static GraftModel *
 build_model (const ConvCase *c, const float *wv, const float *bv)
@@ -113,15 +94,15 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   GraftGraph *g = graft_graph_new ("conv");
   graft_model_set_opset (model, "onnx", 17);
   gint64 dx[] = { c->n, c->c, c->h, c->w }, dw[] = { c->m, c->c / c->group, c->kh, c->kw }, db[] = { c->m };
-  add_input (g, "x", 4, dx);
+  float_graph_add_input (g, "x", 4, dx);
   if (c->residual)
     {
       gint64 dr[] = { c->n, c->m, (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1,
                       (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1 };
-      add_input (g, "r", 4, dr);
+      float_graph_add_input (g, "r", 4, dr);
     }
-  add_initializer (g, "w", 4, dw, wv, c->m * (c->c / c->group) * c->kh * c->kw);
-  add_initializer (g, "b", 1, db, bv, c->m);
+  float_graph_add_initializer (g, "w", 4, dw, wv);
+  float_graph_add_initializer (g, "b", 1, db, bv);
   GraftNode *conv = graft_graph_add_node (g, NULL, "Conv", "Conv");
   graft_node_add_input (conv, graft_graph_resolve_value (g, "x"));
   graft_node_add_input (conv, graft_graph_resolve_value (g, "w"));
@@ -147,8 +128,8 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
         {
           gint64 none[] = { 0 };
           float lo = 0, hi = 6;
-          add_initializer (g, "lo", 0, none, &lo, 1);
-          add_initializer (g, "hi", 0, none, &hi, 1);
+          float_graph_add_initializer (g, "lo", 0, none, &lo);
+          float_graph_add_initializer (g, "hi", 0, none, &hi);
           graft_node_add_input (act, graft_graph_resolve_value (g, "lo"));
           graft_node_add_input (act, graft_graph_resolve_value (g, "hi"));
         }

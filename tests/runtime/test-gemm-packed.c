@@ -17,6 +17,7 @@
 #include <string.h>
 #include "runtime/kernels/gemm-packed.h"
 #include "runtime/runtime.h"
+#include "float-graph.h"
 #include "simd-levels.h"
 
 typedef struct {
@@ -85,30 +86,7 @@ check_direct (const Shape *s)
       }
 }
 
-static GraftValue *
-add_input (GraftGraph *g, const char *name, int rank, const gint64 *dims)
-{
-  GraftValue *v = graft_graph_ensure_value (g, name);
-  v->dtype = GRAFT_DTYPE_FLOAT32;
-  graft_shape_init_fixed (&v->shape, rank, dims);
-  graft_graph_add_input (g, v);
-  return v;
-}
 
-static void
-add_initializer (GraftGraph *g, const char *name, int rank, const gint64 *dims, const float *values)
-{
-  GraftValue *v = graft_graph_ensure_value (g, name);
-  v->dtype = GRAFT_DTYPE_FLOAT32;
-  graft_shape_init_fixed (&v->shape, rank, dims);
-  GraftTensor *t = graft_tensor_new (name, GRAFT_DTYPE_FLOAT32, rank, dims);
-  gint64 n = 1;
-  for (int d = 0; d < rank; d++)
-    n *= dims[d];
-  g_autoptr(GBytes) bytes = g_bytes_new (values, n * sizeof (float));
-  g_assert_true (graft_tensor_set_data (t, bytes, NULL));
-  graft_graph_add_initializer (g, v, t);
-}
 
 static void
 add_node (GraftGraph *g, const char *op, const char *const *inputs, const char *output)
@@ -142,19 +120,19 @@ build_model (const Shape *s, const float *w, const float *wt, const float *bias)
   GraftGraph *g = graft_graph_new ("gemm");
   graft_model_set_opset (model, "onnx", 17);
   gint64 da[] = { 2, s->M, s->K }, dw[] = { s->K, s->N }, dwt[] = { s->N, s->K }, dbias[] = { s->N };
-  add_input (g, "a", 3, da);
-  add_input (g, "a2", 2, da + 1);
-  add_input (g, "b", 2, dw);
-  add_initializer (g, "w", 2, dw, w);
-  add_initializer (g, "wt", 2, dwt, wt);
-  add_initializer (g, "bias", 1, dbias, bias);
+  float_graph_add_input (g, "a", 3, da);
+  float_graph_add_input (g, "a2", 2, da + 1);
+  float_graph_add_input (g, "b", 2, dw);
+  float_graph_add_initializer (g, "w", 2, dw, w);
+  float_graph_add_initializer (g, "wt", 2, dwt, wt);
+  float_graph_add_initializer (g, "bias", 1, dbias, bias);
   add_node (g, "MatMul", (const char *[]) { "a", "w", NULL }, "y1");
   add_node (g, "Gemm", (const char *[]) { "a2", "wt", "bias", NULL }, "y2");
   add_node (g, "MatMul", (const char *[]) { "a2", "b", NULL }, "y3");
   gint64 da4[] = { 3, 1, s->M, s->K }, dbt4[] = { 2, s->N, s->K };
-  add_input (g, "bt", 2, dwt);
-  add_input (g, "a4", 4, da4);
-  add_input (g, "bt4", 3, dbt4);
+  float_graph_add_input (g, "bt", 2, dwt);
+  float_graph_add_input (g, "a4", 4, da4);
+  float_graph_add_input (g, "bt4", 3, dbt4);
   add_node (g, "Transpose", (const char *[]) { "bt", NULL }, "b4");
   add_node (g, "MatMul", (const char *[]) { "a", "b4", NULL }, "y4");
   add_node (g, "Transpose", (const char *[]) { "bt4", NULL }, "b5");
