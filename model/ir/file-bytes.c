@@ -78,20 +78,13 @@ read_into_pages (const char *path, GError **error)
   return g_bytes_new_with_free_func (pages->data, done, graft_pages_free, pages);
 }
 
-GBytes *
-graft_file_bytes_open (const char *path, GError **error)
-{
-  return graft_file_bytes_open_full (path, NULL, error);
-}
-
-GBytes *
-graft_file_bytes_open_full (const char *path, gboolean *out_private, GError **error)
+static GBytes *
+open_file_bytes (const char *path, gboolean map_read_only, gboolean *out_private, GError **error)
 {
   g_autoptr(GError) local_error = NULL;
 
-  if (out_private != NULL)
-    *out_private = FALSE;
-  if (access (path, W_OK) != 0)
+  *out_private = FALSE;
+  if (map_read_only && access (path, W_OK) != 0)
     {
       g_autoptr(GMappedFile) mapped = g_mapped_file_new (path, FALSE, &local_error);
       if (mapped != NULL)
@@ -105,8 +98,7 @@ graft_file_bytes_open_full (const char *path, gboolean *out_private, GError **er
 
       if (private != NULL)
         {
-          if (out_private != NULL)
-            *out_private = TRUE;
+          *out_private = TRUE;
           return private;
         }
       if (local_error != NULL)
@@ -119,6 +111,20 @@ graft_file_bytes_open_full (const char *path, gboolean *out_private, GError **er
     }
   g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s", local_error->message);
   return NULL;
+}
+
+GBytes *
+graft_file_bytes_open (const char *path, GError **error)
+{
+  gboolean private_bytes;
+
+  return open_file_bytes (path, TRUE, &private_bytes, error);
+}
+
+GBytes *
+graft_file_bytes_open_for_copy_out (const char *path, gboolean *out_private, GError **error)
+{
+  return open_file_bytes (path, FALSE, out_private, error);
 }
 
 void

@@ -15,10 +15,14 @@ G_BEGIN_DECLS
 
 GBytes *graft_file_bytes_open (const char *path, GError **error);
 
-/* The same; *out_private tells whether the bytes are a copy this process
- * alone holds, in pages of its own, that graft_file_bytes_release() can
- * give back part by part (a reader that copies out what it keeps). */
-GBytes *graft_file_bytes_open_full (const char *path, gboolean *out_private, GError **error);
+/* For a reader that copies out what it keeps (the ONNX reader's aligned
+ * weights): a regular file is read into pages of this process's own even
+ * when it is read-only, since a mapping would only leave the runtime to
+ * copy its unaligned weights a second time. *out_private tells whether
+ * the bytes are such pages, which graft_file_bytes_release() can give
+ * back part by part while the copying goes on; it is FALSE for what is
+ * not a regular file (a pipe), read onto the heap. */
+GBytes *graft_file_bytes_open_for_copy_out (const char *path, gboolean *out_private, GError **error);
 
 /* Gives the whole pages inside [offset, offset + length) of private bytes
  * back to the system. They must not be read again: they read as zeros. */

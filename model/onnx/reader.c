@@ -262,8 +262,9 @@ graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgress
   GraftModel *model;
   gboolean private_bytes;
 
-  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
-  bytes = graft_file_bytes_open_full (path, &private_bytes, error);
+  /* Own pages even for a read-only file: read_bytes copies each weight out
+   * aligned and gives the pages back as it goes (ir/file-bytes.h). */
+  bytes = graft_file_bytes_open_for_copy_out (path, &private_bytes, error);
   if (bytes == NULL)
     return NULL;
   model = read_bytes (bytes, private_bytes, path, model_dir, cancellable, progress, progress_data, error);

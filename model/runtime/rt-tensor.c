@@ -778,6 +778,16 @@ graft_rt_tensor_cast (const GraftRtTensor *self, GraftDType dtype, GError **erro
         d[i] = graft_half_to_float (s[i]);
       return out;
     }
+  if (self->dtype == GRAFT_DTYPE_INT32 && dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      /* ConvInteger's sums on their way to float in quantize_dynamic's
+       * models: one rounding, as through double below. */
+      const gint32 *s = self->data;
+      float *d = out->data;
+      for (gint64 i = 0; i < self->numel; i++)
+        d[i] = (float) s[i];
+      return out;
+    }
 
   gboolean src_int = graft_dtype_is_integer (self->dtype) || self->dtype == GRAFT_DTYPE_BOOL;
   gboolean dst_float = graft_dtype_is_float (dtype);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "ir/graph-check.h"
 #include "runtime/op.h"
+#include "runtime/fusion-patterns.h"
 #include "runtime/qdq-fusion.h"
 #include "runtime/worker-pool.h"
 
@@ -39,7 +40,8 @@ typedef struct _Step {
    * (graft_kernel_take_residual); then the Add, and a Relu/Clip after it
    * whose clamp the Conv applies as well, forward input forward_index
    * instead of running. Decided per run: the kernel only takes a
-   * residual of its own shape and dtype. */
+   * residual of its own shape and dtype. A MatMul followed by the Add of
+   * a constant (a bias row) works the same way, without a clamp. */
   gboolean has_residual;
   ValueRef residual;
   guint residual_from;      /* NO_STEP, or the Conv step whose taken residual makes this step forward */
@@ -59,6 +61,14 @@ typedef struct _Step {
    * observer watches the float values in between. */
   struct _Step *qdq;
   gboolean absorbed;
+  /* The first step of a pattern of nodes that one fused step computes
+   * (fusion-patterns.h, fuse_patterns): the fused step tried in its place,
+   * whose kernel may decline the run's shapes. The pattern's other steps
+   * have pattern_at, the first step's index, and are skipped when the
+   * fused step ran (Frame.pattern_taken). Both only while no observer
+   * watches the values in between. */
+  struct _Step *pattern;
+  guint pattern_at;         /* NO_STEP, or as above */
 } Step;
 
 typedef struct {
@@ -107,6 +117,7 @@ struct _Frame {
   GraftRtTensor **values;
   Frame *parent;
   gboolean *residual_taken;  /* per step: the Conv added its residual this run */
+  gboolean *pattern_taken;   /* per step: its fused pattern step ran (Step.pattern) */
 };
 
 typedef struct {
@@ -257,6 +268,11 @@ step_clear (Step *step)
     {
       step_clear (step->qdq);
       g_free (step->qdq);
+    }
+  if (step->pattern)
+    {
+      step_clear (step->pattern);
+      g_free (step->pattern);
     }
 }
 
@@ -488,37 +504,6 @@ plan_new_slots (GraftGraph *graph)
 
 static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
 
-/* A constant scalar: an initializer or a Constant node's value. */
-static gboolean
-constant_scalar (GraftValue *v, float *out)
-{
-  GraftTensor *t = v ? v->initializer : NULL;
-  if (t == NULL && v && v->producer && strcmp (v->producer->op, "onnx::Constant") == 0)
-    {
-      GraftAttribute *a = graft_node_get_attribute (v->producer, "value");
-      t = a ? a->t : NULL;
-    }
-  if (t == NULL || graft_tensor_get_numel (t) != 1 || t->dtype != GRAFT_DTYPE_FLOAT32)
-    return FALSE;
-  GBytes *bytes = graft_tensor_get_data (t, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) != 4)
-    return FALSE;
-  memcpy (out, g_bytes_get_data (bytes, NULL), 4);
-  return TRUE;
-}
-
-/* The only consumer of node's single output, in node's graph, or NULL. */
-static GraftNode *
-sole_consumer (GraftNode *node, GraftValue **out)
-{
-  GraftValue *v = node->outputs->len == 1 ? node->outputs->pdata[0] : NULL;
-  *out = v;
-  if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 1)
-    return NULL;
-  GraftNode *consumer = v->consumers->pdata[0];
-  return consumer->graph == node->graph ? consumer : NULL;
-}
-
 /* Relu, or Clip with constant bounds, reading v as its input 0. */
 static gboolean
 activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
@@ -536,7 +521,8 @@ activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
     return FALSE;
   GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
   GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
-  return (vmin == NULL || constant_scalar (vmin, lo)) && (vmax == NULL || constant_scalar (vmax, hi));
+  return (vmin == NULL || graft_fusion_constant_scalar (vmin, lo)) &&
+         (vmax == NULL || graft_fusion_constant_scalar (vmax, hi));
 }
 
 /* The step computing value, from step_of (value → 1 + step), or NO_STEP. */
@@ -564,10 +550,12 @@ fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue
   return &plan->steps[j];
 }
 
-/* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step. */
+/* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step.
+ * MatMul → Add (its bias): the same without the clamp. */
 static void
 fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, GraftNode *add, GraftValue *v)
 {
+  gboolean matmul = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0;
   Step *conv = &plan->steps[i];
   if (strcmp (add->op, "onnx::Add") != 0 || add->inputs->len != 2 || add->outputs->len != 1 ||
       add->inputs->pdata[0] == add->inputs->pdata[1])
@@ -576,14 +564,17 @@ fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, Graft
   GraftValue *r = add->inputs->pdata[1 - index];
   guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
   if (r == NULL || (r_step != NO_STEP && r_step >= i) || add_step == NO_STEP ||
+      (matmul && plan->steps[add_step].pattern_at != NO_STEP) ||
       !value_ref (plan->graph, r, &conv->residual, rt, NULL))
     return;
   conv->has_residual = TRUE;
   plan->steps[add_step].residual_from = i;
   plan->steps[add_step].forward_index = index;
+  if (matmul)
+    return;
 
   GraftValue *sum;
-  GraftNode *act = sole_consumer (add, &sum);
+  GraftNode *act = graft_fusion_sole_reader (add, &sum);
   Step *act_step = fuse_clamp (plan, step_of, i, act, sum);
   if (act_step)
     act_step->residual_from = i;
@@ -612,7 +603,7 @@ fuse_transposed_b (Plan *plan, GHashTable *step_of, guint i)
   GraftNode *node = plan->steps[i].node;
   GraftValue *b = node->inputs->len == 2 ? node->inputs->pdata[1] : NULL, *v;
   if (strcmp (node->op, "onnx::MatMul") != 0 || b == NULL || b == node->inputs->pdata[0] || b->producer == NULL ||
-      !swaps_last_two_axes (b->producer) || sole_consumer (b->producer, &v) != node)
+      !swaps_last_two_axes (b->producer) || graft_fusion_sole_reader (b->producer, &v) != node)
     return;
   guint t = producer_step (step_of, b);
   if (t == NO_STEP || t >= i)
@@ -622,16 +613,24 @@ fuse_transposed_b (Plan *plan, GHashTable *step_of, guint i)
   plan->steps[i].transposed_inputs |= 1u << 1;
 }
 
+/* Each step's output values to the step's index + 1 (producer_step). */
+static GHashTable *
+plan_step_of_outputs (Plan *plan)
+{
+  GHashTable *step_of = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    for (guint j = 0; j < plan->steps[i].node->outputs->len; j++)
+      if (plan->steps[i].node->outputs->pdata[j])
+        g_hash_table_insert (step_of, plan->steps[i].node->outputs->pdata[j], GUINT_TO_POINTER (i + 1));
+  return step_of;
+}
+
 static void
 fuse_activations (GraftRuntime *rt, Plan *plan)
 {
   if (g_getenv ("GRAFT_NO_FUSION"))
     return;
-  g_autoptr(GHashTable) step_of = g_hash_table_new (NULL, NULL);
-  for (guint i = 0; i < plan->n_steps; i++)
-    for (guint j = 0; j < plan->steps[i].node->outputs->len; j++)
-      if (plan->steps[i].node->outputs->pdata[j])
-        g_hash_table_insert (step_of, plan->steps[i].node->outputs->pdata[j], GUINT_TO_POINTER (i + 1));
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
 
   for (guint i = 0; i < plan->n_steps; i++)
     {
@@ -639,7 +638,7 @@ fuse_activations (GraftRuntime *rt, Plan *plan)
       if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
         continue;
       GraftValue *v;
-      GraftNode *next = sole_consumer (plan->steps[i].node, &v);
+      GraftNode *next = graft_fusion_sole_reader (plan->steps[i].node, &v);
       Step *act_step = fuse_clamp (plan, step_of, i, next, v);
       if (act_step)
         act_step->forward_input = TRUE;
@@ -689,6 +688,19 @@ feeds_only_absorbed (Plan *plan, GHashTable *step_of_node, GraftNode *node)
   return TRUE;
 }
 
+/* A fused step gives the outputs of the step `closing` and releases
+ * nothing (the planned steps still release their values). */
+static void
+fused_step_finish (Step *fused, const Step *closing, guint timing_index)
+{
+  fused->n_outputs = closing->n_outputs;
+  fused->outputs = g_memdup2 (closing->outputs, sizeof (guint) * MAX (closing->n_outputs, 1));
+  fused->release = g_new (guint, 1);
+  fused->timing_index = timing_index;
+  fused->residual_from = NO_STEP;
+  fused->pattern_at = NO_STEP;
+}
+
 /* The 8-bit step for a QDQ pattern closed by step i, or NULL. Its inputs
  * now live until step i (last_use). */
 static Step *
@@ -719,13 +731,8 @@ qdq_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftQdqFusion *f, gu
       if (slot != NO_SLOT && (last_use[slot] == NO_SLOT || last_use[slot] < i))
         last_use[slot] = i;
     }
-  Step *q = &plan->steps[i];
-  fused->n_outputs = q->n_outputs;
-  fused->outputs = g_memdup2 (q->outputs, sizeof (guint) * MAX (q->n_outputs, 1));
-  fused->release = g_new (guint, 1);
   /* profiles show the time on the float op the 8-bit step replaces */
-  fused->timing_index = plan->steps[op_step].timing_index;
-  fused->residual_from = NO_STEP;
+  fused_step_finish (fused, &plan->steps[i], plan->steps[op_step].timing_index);
   return fused;
 }
 
@@ -762,6 +769,146 @@ fuse_qdq (GraftRuntime *rt, Plan *plan, guint *last_use)
       guint d = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, dequantize->pdata[k]));
       if (d != 0 && feeds_only_absorbed (plan, step_of_node, dequantize->pdata[k]))
         plan->steps[d - 1].absorbed = TRUE;
+    }
+}
+
+static gint64
+step_opset_of (GraftNode *node, gpointer data)
+{
+  Plan *plan = ((gpointer *) data)[0];
+  GHashTable *step_of_node = ((gpointer *) data)[1];
+  guint i = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, node));
+  return i ? plan->steps[i - 1].opset : -1;
+}
+
+/* A step left as planned by the other fusions. */
+static gboolean
+step_unfused (const Step *step)
+{
+  return !step->fused && !step->forward_input && !step->has_residual && step->residual_from == NO_STEP &&
+         step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
+}
+
+/* v, the output of a Constant node, becomes a plan constant (in every
+ * frame from the start) so that a fused step placed before that node
+ * can read it; the node still runs, giving the same tensor. */
+static gboolean
+preload_constant (Plan *plan, GraftValue *v)
+{
+  GraftAttribute *a = strcmp (v->producer->op, "onnx::Constant") == 0 && v->producer->inputs->len == 0
+                      ? graft_node_get_attribute (v->producer, "value") : NULL;
+  guint slot = plan_slot (plan, v);
+  if (a == NULL || a->t == NULL || slot == NO_SLOT)
+    return FALSE;
+  if (plan->constants[slot] == NULL)
+    plan->constants[slot] = graft_rt_tensor_new_from_tensor (a->t, NULL);
+  return plan->constants[slot] != NULL;
+}
+
+/* The fused step (schema at opset) computing the pattern of nodes that
+ * starts at step i and whose last node gives its outputs, or NULL. Each
+ * node must have a step of its own, after the previous node's, left as
+ * planned by the other fusions. The inputs must all be ready at step i;
+ * they stay alive until the pattern's later steps read them anyway. */
+static Step *
+pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *schema, gint64 opset,
+                  GraftValue *const *inputs, guint n_inputs, GraftNode *const *nodes, guint n_nodes,
+                  GHashTable *step_of_node)
+{
+  guint last = i;
+  for (guint k = 0; k < n_nodes; k++)
+    {
+      guint s = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k]));
+      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) || !step_unfused (&plan->steps[s - 1]) ||
+          (k > 0 && plan->steps[s - 1].transposed_inputs != 0))
+        return NULL;
+      last = s - 1;
+    }
+  Step *fused = g_new0 (Step, 1);
+  fused->node = plan->steps[i].node;
+  fused->schema = schema;
+  fused->opset = opset;
+  fused->n_inputs = n_inputs;
+  fused->inputs = g_new (ValueRef, MAX (n_inputs, 1));
+  for (guint j = 0; j < n_inputs; j++)
+    {
+      GraftValue *v = inputs[j];
+      fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
+      gpointer producer = v && v->producer ? g_hash_table_lookup (step_of_node, v->producer) : NULL;
+      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && !preload_constant (plan, v)) ||
+                        !value_ref (plan->graph, v, &fused->inputs[j], rt, NULL)))
+        {
+          step_clear (fused);
+          g_free (fused);
+          return NULL;
+        }
+    }
+  fused_step_finish (fused, &plan->steps[last], plan->steps[i].timing_index);
+  return fused;
+}
+
+/* Step i opens the pattern of nodes that step `fused` computes (see Step). */
+static void
+pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_nodes, GHashTable *step_of_node)
+{
+  plan->steps[i].pattern = fused;
+  for (guint k = 1; k < n_nodes; k++)
+    plan->steps[GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k])) - 1].pattern_at = i;
+}
+
+/* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]
+ * → [Add] → Softmax → MatMul, as one blocked attention step when the
+ * kernel takes the run's shapes) and the erf GELU (as onnx::Gelu, whose
+ * kernel reads the Div's attributes: none, so approximate = "none"). */
+static void
+fuse_patterns (GraftRuntime *rt, Plan *plan)
+{
+  if (g_getenv ("GRAFT_NO_FUSION"))
+    return;
+  g_autoptr(GHashTable) step_of_node = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
+  gpointer opset_data[2] = { plan, step_of_node };
+  const GraftOpSchema *attention = graft_op_registry_lookup (GRAFT_ATTENTION_FUSION_OP, 1);
+  const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftAttentionFusion f;
+      GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
+      Step *fused = NULL;
+      if (plan->steps[i].pattern_at != NO_STEP)
+        continue;
+      if (attention && graft_attention_fusion_match (plan->steps[i].node, step_opset_of, opset_data, &f) &&
+          (fused = pattern_step_new (rt, plan, i, attention, 1, f.inputs, GRAFT_ATTENTION_FUSION_N_INPUTS, f.nodes,
+                                     f.n_nodes, step_of_node)) != NULL)
+        {
+          /* the first MatMul may read its Kᵀ untransposed (fuse_transposed_b) */
+          fused->transposed_inputs = plan->steps[i].transposed_inputs & (1u << GRAFT_ATTENTION_FUSION_KT);
+          pattern_set (plan, i, fused, f.nodes, f.n_nodes, step_of_node);
+        }
+      else if (gelu && graft_gelu_fusion_match (plan->steps[i].node, nodes) &&
+               (fused = pattern_step_new (rt, plan, i, gelu, 20, (GraftValue **) nodes[0]->inputs->pdata, 1, nodes,
+                                          GRAFT_GELU_FUSION_N_NODES,
+                                          step_of_node)) != NULL)
+        pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, step_of_node);
+    }
+}
+
+/* MatMul → Add of a value ready before the MatMul (a bias, which the
+ * kernel takes when it is one row), outside the fused patterns. */
+static void
+fuse_matmul_bias (GraftRuntime *rt, Plan *plan)
+{
+  if (g_getenv ("GRAFT_NO_FUSION"))
+    return;
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftValue *v;
+      GraftNode *next = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0 && step_unfused (&plan->steps[i])
+                        ? graft_fusion_sole_reader (plan->steps[i].node, &v) : NULL;
+      if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
     }
 }
 
@@ -948,6 +1095,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         }
       step->timing_index = timing_counter_add (rt, node);
       step->residual_from = NO_STEP;
+      step->pattern_at = NO_STEP;
       if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&
           node->outputs->pdata[0] && ((GraftValue *) node->inputs->pdata[0])->graph == graph &&
           node->inputs->pdata[0] != node->outputs->pdata[0])
@@ -956,6 +1104,8 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 
   fuse_activations (rt, plan);
   fuse_qdq (rt, plan, last_use);
+  fuse_patterns (rt, plan);
+  fuse_matmul_bias (rt, plan);
 
   /* Free values after their last use, except graph outputs and constants. */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
@@ -1278,8 +1428,10 @@ is_half (GraftRtTensor *t)
          (t->dtype == GRAFT_DTYPE_FLOAT16 || t->dtype == GRAFT_DTYPE_BFLOAT16);
 }
 
+/* declined: NULL, or where a kernel that may decline the run (a fused
+ * step whose nodes then run) says so by producing no output. */
 static gboolean
-run_step (RunState *run, Frame *frame, Step *step, GError **error)
+run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **error)
 {
   GraftNode *node = step->node;
   g_autofree GraftRtTensor **inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
@@ -1380,6 +1532,12 @@ run_step (RunState *run, Frame *frame, Step *step, GError **error)
   if (!step->schema->kernel (&kctx, error))
     goto out;
 
+  if (declined && step->n_outputs > 0 && outputs[0] == NULL)
+    {
+      *declined = TRUE;
+      ok = TRUE;
+      goto out;
+    }
   for (guint j = 0; j < step->n_outputs; j++)
     {
       if (step->outputs[j] == NO_SLOT)
@@ -1437,6 +1595,7 @@ frame_clear (Frame *frame)
       graft_rt_tensor_unref (frame->values[s]);
   g_free (frame->values);
   g_free (frame->residual_taken);
+  g_free (frame->pattern_taken);
 }
 
 /* Checked before every step, in subgraphs too (a Loop of an empty body
@@ -1484,7 +1643,7 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
   GraftRuntime *rt = run->runtime;
   GraftGraph *graph = plan->graph;
   Frame frame = { plan, g_new0 (GraftRtTensor *, MAX (plan->n_slots, 1)), parent,
-                  g_new0 (gboolean, MAX (plan->n_steps, 1)) };
+                  g_new0 (gboolean, MAX (plan->n_steps, 1)), g_new0 (gboolean, MAX (plan->n_steps, 1)) };
   GPtrArray *result = NULL;
 
   if (!within_limits (run, error))
@@ -1511,7 +1670,16 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
         goto out;
       Step *runs = step_to_run (rt, step);
       gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
-      if (runs && !run_step (run, &frame, runs, error))
+      if (runs && runs->pattern && rt->observe == NULL)
+        {
+          gboolean declined = FALSE;
+          if (!run_step (run, &frame, runs->pattern, &declined, error))
+            goto out;
+          frame.pattern_taken[i] = !declined;
+        }
+      if (runs && runs->pattern_at != NO_STEP && rt->observe == NULL && frame.pattern_taken[runs->pattern_at])
+        runs = NULL;
+      if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;
       for (guint j = 0; j < step->n_outputs; j++)
         {

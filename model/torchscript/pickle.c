@@ -760,8 +760,9 @@ op_setitem (Unpickler *u)
 static gboolean
 op_global (Unpickler *u)
 {
-  const char *m, *n;
-  gsize ml, nl;
+  /* Set although read_line fills them on success: GCC cannot see that. */
+  const char *m = NULL, *n = NULL;
+  gsize ml = 0, nl = 0;
 
   if (!read_line (u, &m, &ml) || !read_line (u, &n, &nl))
     return FALSE;

@@ -5,11 +5,16 @@
  * 3-D inputs, a past cache, causal and window limits, bool and float
  * masks that broadcast, padding lengths, softcap); RotaryEmbedding: 3-D
  * and 4-D, interleaved or halves, part of odd-sized heads, caches by
- * position id or by token. */
+ * position id or by token. The exported pattern MatMul → Mul/Div →
+ * Add → Softmax → MatMul, fused into graft::ScaledDotProductAttention,
+ * against its nodes run one by one, at 1 and 2 threads; and GELU written
+ * as Div → Erf → Add → Mul → Mul, run as onnx::Gelu, against its nodes;
+ * and MatMul → Add of a bias, the bias taken into the packed product. */
 #include <math.h>
 #include <string.h>
 #include "runtime/runtime.h"
 #include "simd-levels.h"
+#include "float-graph.h"
 
 typedef struct {
   const char *what;
@@ -246,6 +251,354 @@ test_rotary_against_reference (gconstpointer data)
     }
 }
 
+/* ---- The exported attention pattern, fused (graft::ScaledDotProductAttention) ---- */
+
+typedef struct {
+  const char *what;
+  int rank;              /* 3: [batch, seq, size], 4: [batch, heads, seq, size] */
+  gint64 batch, heads, q_seq, kv_seq, size, v_size;
+  int scale;             /* 0 none, 1 Mul by a Constant node after the MatMul, 2 Div by an initializer */
+  int mask;              /* 0 none, 1 padding [batch, 1, 1, kv] (finfo.min), 2 causal [q, kv] (-inf), 3 [2·batch, ..] */
+  gboolean k_transposed; /* K fed as [.., kv, size] through a Transpose of the last two axes */
+  gboolean fused;        /* the fused kernel takes it (mask 3 broadcasts the scores up: declined) */
+  gboolean cast;         /* a Cast to float between the Softmax and the MatMul (GPT-2) */
+} PatternCase;
+
+static const PatternCase pattern_cases[] = {
+  { "BERT-like: scale, padding mask, K transposed", 4, 2, 3, 37, 37, 16, 16, 1, 1, TRUE, TRUE },
+  { "one query, one key, one head", 4, 1, 1, 1, 1, 8, 8, 2, 0, FALSE, TRUE },
+  { "one query over many keys, causal, Cast", 4, 1, 2, 1, 45, 8, 5, 1, 2, TRUE, TRUE, TRUE },
+  { "blocks and a ragged tail, causal", 4, 1, 2, 70, 70, 13, 7, 2, 2, FALSE, TRUE },
+  { "3-D, no scale, no mask", 3, 3, 1, 33, 9, 4, 6, 0, 0, FALSE, TRUE },
+  { "a mask that broadcasts the scores up", 4, 1, 2, 5, 6, 4, 4, 1, 3, FALSE, FALSE },
+};
+
+static GraftValue *
+pattern_value (GraftGraph *graph, const char *name)
+{
+  GraftValue *v = graft_graph_ensure_value (graph, name);
+  v->dtype = GRAFT_DTYPE_FLOAT32;
+  return v;
+}
+
+static GraftNode *
+pattern_node (GraftGraph *graph, const char *op, const char *a, const char *b, const char *out)
+{
+  GraftNode *node = graft_graph_add_node (graph, NULL, op, out);
+  graft_node_add_input (node, pattern_value (graph, a));
+  if (b)
+    graft_node_add_input (node, pattern_value (graph, b));
+  graft_node_add_output (node, pattern_value (graph, out));
+  return node;
+}
+
+/* MatMul (q, kt) → [Mul/Div] → [Add mask] → Softmax → MatMul (·, v), in
+ * the order torch.onnx.export writes it (the scale's Constant between the
+ * MatMul and the Mul). */
+static GraftModel *
+pattern_model (const PatternCase *c, GHashTable *inputs)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("attention");
+  graft_model_set_opset (model, "onnx", 17);
+  static const char *const names[] = { "q", "k", "v", "mask" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_hash_table_contains (inputs, names[i]))
+      {
+        const GraftRtTensor *t = g_hash_table_lookup (inputs, names[i]);
+        GraftValue *v = pattern_value (graph, names[i]);
+        graft_shape_init_fixed (&v->shape, t->rank, t->dims);
+        graft_graph_add_input (graph, v);
+      }
+  const char *kt = "k";
+  if (c->k_transposed)
+    {
+      GraftNode *t = pattern_node (graph, "Transpose", "k", NULL, "kt");
+      gint64 perm[4] = { 0, 1, 2, 3 };
+      perm[c->rank - 2] = c->rank - 1;
+      perm[c->rank - 1] = c->rank - 2;
+      graft_node_add_attribute (t, graft_attribute_new_ints ("perm", perm, c->rank));
+      kt = "kt";
+    }
+  const char *scores = "scores";
+  pattern_node (graph, "MatMul", "q", kt, scores);
+  float scale = 1 / sqrtf (c->size);
+  if (c->scale == 1)
+    {
+      GraftNode *constant = graft_graph_add_node (graph, NULL, "Constant", "scale");
+      GraftTensor *t = graft_tensor_new ("scale", GRAFT_DTYPE_FLOAT32, 0, NULL);
+      g_autoptr(GBytes) bytes = g_bytes_new (&scale, sizeof scale);
+      g_assert_true (graft_tensor_set_data (t, bytes, NULL));
+      graft_node_add_attribute (constant, graft_attribute_new_tensor ("value", t));
+      graft_node_add_output (constant, pattern_value (graph, "scale"));
+      pattern_node (graph, "Mul", "scale", scores, "scaled");
+      scores = "scaled";
+    }
+  else if (c->scale == 2)
+    {
+      float divisor = sqrtf (c->size);
+      float_graph_add_initializer (graph, "divisor", 0, NULL, &divisor);
+      pattern_node (graph, "Div", scores, "divisor", "scaled");
+      scores = "scaled";
+    }
+  if (c->mask)
+    {
+      pattern_node (graph, "Add", scores, "mask", "masked");
+      scores = "masked";
+    }
+  GraftNode *softmax = pattern_node (graph, "Softmax", scores, NULL, "weights");
+  graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
+  if (c->cast)
+    graft_node_add_attribute (pattern_node (graph, "Cast", "weights", NULL, "cast"),
+                              graft_attribute_new_int ("to", 1));
+  pattern_node (graph, "MatMul", c->cast ? "cast" : "weights", "v", "y");
+  graft_graph_add_output (graph, pattern_value (graph, "y"));
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static void
+pattern_inputs (GRand *rng, const PatternCase *c, GHashTable *inputs)
+{
+  gint64 q[4], k[4], v[4], m[4];
+  int r = c->rank, lead = r - 2;
+  q[0] = k[0] = v[0] = c->batch;
+  if (r == 4)
+    q[1] = k[1] = v[1] = c->heads;
+  q[lead] = c->q_seq;
+  q[lead + 1] = c->size;
+  k[lead] = c->k_transposed ? c->kv_seq : c->size;
+  k[lead + 1] = c->k_transposed ? c->size : c->kv_seq;
+  v[lead] = c->kv_seq;
+  v[lead + 1] = c->v_size;
+  g_hash_table_insert (inputs, (gpointer) "q", random_tensor (rng, GRAFT_DTYPE_FLOAT32, r, q));
+  g_hash_table_insert (inputs, (gpointer) "k", random_tensor (rng, GRAFT_DTYPE_FLOAT32, r, k));
+  g_hash_table_insert (inputs, (gpointer) "v", random_tensor (rng, GRAFT_DTYPE_FLOAT32, r, v));
+  if (c->mask == 0)
+    return;
+  GraftRtTensor *mask;
+  if (c->mask == 1)
+    {
+      gint64 dims[4] = { c->batch, 1, 1, c->kv_seq };
+      mask = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
+      for (gint64 b = 0; b < c->batch; b++)
+        for (gint64 j = 0; j < c->kv_seq; j++)
+          ((float *) mask->data)[b * c->kv_seq + j] = j >= c->kv_seq - 3 * b ? -G_MAXFLOAT : 0;
+    }
+  else if (c->mask == 2)
+    {
+      gint64 dims[2] = { c->q_seq, c->kv_seq };
+      mask = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, dims, NULL);
+      for (gint64 i = 0; i < c->q_seq; i++)
+        for (gint64 j = 0; j < c->kv_seq; j++)
+          ((float *) mask->data)[i * c->kv_seq + j] = j > i + c->kv_seq - c->q_seq ? -INFINITY : 0;
+    }
+  else
+    {
+      m[0] = 2 * c->batch, m[1] = c->heads, m[2] = c->q_seq, m[3] = c->kv_seq;
+      mask = random_tensor (rng, GRAFT_DTYPE_FLOAT32, 4, m);
+    }
+  g_hash_table_insert (inputs, (gpointer) "mask", mask);
+}
+
+/* How many times a node of op ran in the last run. */
+static guint
+calls_of (GraftRuntime *rt, const char *op)
+{
+  GArray *timings = graft_runtime_get_timings (rt);
+  guint calls = 0;
+  for (guint i = 0; i < timings->len; i++)
+    {
+      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
+      if (strcmp (t->node->op, op) == 0)
+        calls += t->calls;
+    }
+  return calls;
+}
+
+/* A run at the SIMD level, with or without the engine's fusions;
+ * *calls: how many times a node of op ran. */
+static GPtrArray *
+run_model (GraftModel *model, GHashTable *inputs, guint threads, GraftSimdLevel level, gboolean fusion,
+           const char *op, guint *calls)
+{
+  g_autoptr(GError) error = NULL;
+  if (!fusion)
+    g_setenv ("GRAFT_NO_FUSION", "1", TRUE);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_unsetenv ("GRAFT_NO_FUSION");
+  g_assert_no_error (error);
+  graft_runtime_set_n_threads (rt, threads);
+  graft_runtime_set_profiling (rt, TRUE);
+  graft_simd_set_max_level (level);
+  GPtrArray *result = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_assert_no_error (error);
+  *calls = calls_of (rt, op);
+  return result;
+}
+
+/* The fused kernel at 1 and 2 threads against the nodes run one by one at
+ * the portable level (where the fused kernel declines); and it must have
+ * run (no Softmax node ran) unless the case is one it declines. */
+static void
+test_pattern_against_nodes (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (5);
+  for (guint n = 0; n < G_N_ELEMENTS (pattern_cases); n++)
+    {
+      const PatternCase *c = &pattern_cases[n];
+      g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                            (GDestroyNotify) graft_rt_tensor_unref);
+      pattern_inputs (rng, c, inputs);
+      g_autoptr(GraftModel) model = pattern_model (c, inputs);
+      guint softmax_calls;
+      g_autoptr(GPtrArray) reference = run_model (model, inputs, 1, GRAFT_SIMD_PORTABLE, TRUE, "onnx::Softmax",
+                                                  &softmax_calls);
+      g_assert_cmpuint (softmax_calls, ==, 1);
+      for (guint threads = 1; threads <= 2; threads++)
+        {
+          g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, "onnx::Softmax", &softmax_calls);
+          g_test_message ("%s, %u threads: Softmax ran %u times", c->what, threads, softmax_calls);
+          g_assert_cmpuint (softmax_calls, ==, c->fused ? 0 : 1);
+          const GraftRtTensor *got = fast->pdata[0], *want = reference->pdata[0];
+          g_assert_cmpint (got->rank, ==, want->rank);
+          for (int d = 0; d < got->rank; d++)
+            g_assert_cmpint (got->dims[d], ==, want->dims[d]);
+          assert_outputs_close (c->what, fast, reference);
+        }
+    }
+}
+
+/* ---- GELU written as Div → Erf → Add → Mul → Mul, fused (onnx::Gelu) ---- */
+
+static GraftModel *
+gelu_model (gint64 n, float divisor)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("gelu");
+  graft_model_set_opset (model, "onnx", 17);
+  gint64 dims[2] = { 1, n };
+  float one = 1, half = 0.5f;
+  float_graph_add_input (graph, "x", 2, dims);
+  float_graph_add_initializer (graph, "divisor", 0, NULL, &divisor);
+  float_graph_add_initializer (graph, "one", 0, NULL, &one);
+  float_graph_add_initializer (graph, "half", 0, NULL, &half);
+  pattern_node (graph, "Div", "x", "divisor", "scaled");
+  pattern_node (graph, "Erf", "scaled", NULL, "erf");
+  pattern_node (graph, "Add", "erf", "one", "plus");
+  pattern_node (graph, "Mul", "x", "plus", "product");
+  pattern_node (graph, "Mul", "product", "half", "y");
+  graft_graph_add_output (graph, pattern_value (graph, "y"));
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+/* The fused GELU against its five nodes, at 1 and 2 threads, on rows
+ * that end in SIMD tails, with values past erf's saturation; a Div by
+ * another constant than √2 is left alone. */
+static void
+test_gelu_pattern_against_nodes (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (7);
+  static const gint64 lengths[] = { 1, 7, 33, 1000 };
+  for (guint n = 0; n < G_N_ELEMENTS (lengths); n++)
+    for (int other = 0; other < 2; other++)
+      {
+        gint64 dims[2] = { 1, lengths[n] };
+        g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                              (GDestroyNotify) graft_rt_tensor_unref);
+        GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, dims, NULL);
+        for (gint64 i = 0; i < x->numel; i++)
+          ((float *) x->data)[i] = i % 5 == 4 ? (i % 2 ? 9.5f : -9.5f) : g_rand_double_range (rng, -4, 4);
+        g_hash_table_insert (inputs, (gpointer) "x", x);
+        g_autoptr(GraftModel) model = gelu_model (lengths[n], other ? 1.5f : (float) G_SQRT2);
+        guint erf_calls;
+        g_autoptr(GPtrArray) reference = run_model (model, inputs, 1, level, FALSE, "onnx::Erf", &erf_calls);
+        g_assert_cmpuint (erf_calls, ==, 1);
+        for (guint threads = 1; threads <= 2; threads++)
+          {
+            g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, "onnx::Erf", &erf_calls);
+            g_assert_cmpuint (erf_calls, ==, other ? 1 : 0);
+            assert_outputs_close (other ? "not GELU" : "GELU", fast, reference);
+          }
+      }
+}
+
+/* ---- MatMul → Add of a constant bias, the bias added in the product ---- */
+
+static GraftModel *
+bias_model (gint64 batch, gint64 M, gint64 K, gint64 N, const float *w, const float *bias, int bias_rank,
+            gboolean bias_first)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("bias");
+  graft_model_set_opset (model, "onnx", 17);
+  gint64 da[3] = { batch, M, K }, dw[2] = { K, N }, db[2] = { 1, N };
+  float_graph_add_input (graph, "a", 3, da);
+  float_graph_add_initializer (graph, "w", 2, dw, w);
+  float_graph_add_initializer (graph, "bias", bias_rank, db + 2 - bias_rank, bias);
+  pattern_node (graph, "MatMul", "a", "w", "product");
+  if (bias_first)
+    pattern_node (graph, "Add", "bias", "product", "y");
+  else
+    pattern_node (graph, "Add", "product", "bias", "y");
+  graft_graph_add_output (graph, pattern_value (graph, "y"));
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+/* MatMul + bias Add with the bias taken into the packed product (AVX2)
+ * against the same nodes without fusion, at 1 and 2 threads, on one and
+ * several rows and ragged widths; at the portable level the Add runs. */
+static void
+test_matmul_bias_against_nodes (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (11);
+  /* batch, M, K, N */
+  static const gint64 shapes[][4] = { { 1, 1, 5, 3 }, { 2, 1, 8, 17 }, { 1, 5, 33, 16 }, { 2, 37, 20, 64 },
+                                      { 1, 7, 300, 40 } };
+  for (guint n = 0; n < G_N_ELEMENTS (shapes); n++)
+    for (int variant = 0; variant < 2; variant++)
+      {
+        gint64 batch = shapes[n][0], M = shapes[n][1], K = shapes[n][2], N = shapes[n][3];
+        g_autofree float *w = g_new (float, K * N);
+        g_autofree float *bias = g_new (float, N);
+        for (gint64 i = 0; i < K * N; i++)
+          w[i] = g_rand_double_range (rng, -1, 1);
+        for (gint64 i = 0; i < N; i++)
+          bias[i] = g_rand_double_range (rng, -3, 3);
+        g_autoptr(GraftModel) model = bias_model (batch, M, K, N, w, bias, 1 + variant, variant);
+        g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                              (GDestroyNotify) graft_rt_tensor_unref);
+        gint64 da[3] = { batch, M, K };
+        g_hash_table_insert (inputs, (gpointer) "a", random_tensor (rng, GRAFT_DTYPE_FLOAT32, 3, da));
+        guint unused;
+        g_autoptr(GPtrArray) reference = run_model (model, inputs, 1, level, FALSE, "onnx::Add", &unused);
+        for (guint threads = 1; threads <= 2; threads++)
+          for (int again = 0; again < 2; again++)
+            {
+              g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, "onnx::Add", &unused);
+              const GraftRtTensor *y = fast->pdata[0];
+              g_assert_cmpint (y->rank, ==, 3);
+              g_assert_cmpint (y->dims[2], ==, N);
+              assert_outputs_close ("MatMul + bias", fast, reference);
+            }
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -258,5 +611,21 @@ main (int argc, char **argv)
                         test_rotary_against_reference);
   g_test_add_data_func ("/attention/rotary-against-reference/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
                         test_rotary_against_reference);
+  g_test_add_data_func ("/attention/fused-pattern-against-nodes/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_pattern_against_nodes);
+  g_test_add_data_func ("/attention/fused-pattern-against-nodes/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
+                        test_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-pattern-against-nodes/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
+                        test_gelu_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-pattern-against-nodes/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_gelu_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-pattern-against-nodes/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
+                        test_gelu_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/matmul-bias-against-nodes/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
+                        test_matmul_bias_against_nodes);
+  g_test_add_data_func ("/fusion/matmul-bias-against-nodes/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_matmul_bias_against_nodes);
+  g_test_add_data_func ("/fusion/matmul-bias-against-nodes/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
+                        test_matmul_bias_against_nodes);
   return g_test_run ();
 }

@@ -73,6 +73,20 @@ static const ConvCase cases[] = {
   { 3, 4, 4, 33, 57, 3, 3, 2, 1, 1, 1, 1, 1, 4, "Clip" },    /* stride 2, odd sizes, batch 3 */
   { 1, 3, 3, 10, 48, 3, 3, 1, 1, 0, 0, 0, 0, 3, NULL },      /* no padding */
   { 1, 2, 2, 6, 20, 3, 3, 2, 1, 0, 1, 1, 0, 2, NULL },       /* stride 2, asymmetric pads */
+  /* pointwise, per image straight from x to y (AVX2: slivers of 24 columns, masked tails) */
+  { 2, 40, 100, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 49 = 24 + 24 + 1; more channels than pixels */
+  { 2, 24, 20, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE }, /* 196 = 8·24 + 4, residual */
+  { 2, 700, 13, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },        /* deep: blocks of 3 slivers cross images */
+  { 3, 6, 11, 5, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },           /* 35 = 24 + 11, batch 3 */
+  { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
+  { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
+  { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  /* depthwise 3×3 (AVX2: unrolled taps, edge vectors through a small buffer) */
+  { 2, 3, 3, 9, 41, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },     /* asymmetric pads, one output past the last vector */
+  { 1, 4, 4, 7, 66, 3, 3, 2, 1, 0, 0, 1, 1, 4, "Relu" },     /* stride 2, padding after only (even width) */
+  { 2, 2, 2, 3, 80, 3, 3, 2, 1, 2, 2, 2, 2, 2, NULL },       /* stride 2, pads of 2: rows and columns off the input */
+  { 1, 3, 3, 5, 33, 3, 3, 1, 1, 1, 1, 1, 1, 3, NULL },       /* stride 1, OW = W = 33 (not flat): a one-pixel tail */
+  { 1, 2, 2, 4, 17, 3, 3, 2, 1, 1, 1, 1, 1, 2, "Clip" },     /* stride 2, every vector at an edge */
   /* 3×3 stride 1 with 16 channels and more: Winograd (conv-winograd.c) */
   { 3, 64, 24, 36, 44, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* five blocks of tiles over the threads */
   { 2, 32, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, TRUE },    /* one block: panels over the threads */

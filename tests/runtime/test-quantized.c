@@ -9,6 +9,18 @@
  * 0..255; QLinearConv takes it for such filters, so the whole-network
  * avx2-vs-portable tests below also compare it with the int16 path.
  *
+ * /quantized/conv-integer-random/LEVEL: ConvInteger graphs on 48 random
+ * edge shapes (odd sizes, 1×1 maps, strides 1–3 with stride-2 rows wide
+ * enough for the vector gathers, asymmetric pads, groups, 7×7 kernels;
+ * uint8/int8 x with zero points 0, 128, 255 or random; per-tensor and
+ * per-channel weight zero points; 7-bit filters, which take the byte
+ * GEMM, and full-range ones) at 1 and 2 threads, each run twice (the
+ * second with the kept packed filter): the int32 outputs must equal an
+ * exact 64-bit loop. /quantized/dynamic-quantize/avx2-vs-portable:
+ * DynamicQuantizeLinear's AVX2 loops against the portable ones on random
+ * lengths, signs, all-zero input and rounding ties: bit-identical; and
+ * the int32 → float32 Cast loop against the round trip through double.
+ *
  * /quantized/resnet18_FORMAT/avx2-vs-portable: the whole quantized
  * network (every QLinearConv/ConvInteger shape of ResNet-18, the
  * requantization, QGemm/MatMulInteger) at the AVX2 level and at the
@@ -499,6 +511,254 @@ test_max_pool_8bit (void)
     }
 }
 
+/* ---- ConvInteger on random edge shapes against an exact loop ---- */
+
+typedef struct {
+  gint64 n, c, h, w, m, kh, kw, stride, pad[4], group;
+  GraftDType x_dtype, w_dtype;
+  gint64 x_zero;
+  gboolean per_channel, small_weights;
+} ConvIntegerCase;
+
+static void
+add_8bit_initializer (GraftGraph *g, const char *name, GraftDType dtype, int rank, const gint64 *dims,
+                      const guint8 *bytes, gint64 n)
+{
+  GraftValue *v = graft_graph_ensure_value (g, name);
+  GraftTensor *t = graft_tensor_new (name, dtype, rank, dims);
+  g_autoptr(GBytes) data = g_bytes_new (bytes, n);
+  v->dtype = dtype;
+  graft_shape_init_fixed (&v->shape, rank, dims);
+  g_assert_true (graft_tensor_set_data (t, data, NULL));
+  graft_graph_add_initializer (g, v, t);
+}
+
+static gint64
+byte_value (GraftDType dtype, guint8 b)
+{
+  return dtype == GRAFT_DTYPE_INT8 ? (gint8) b : b;
+}
+
+/* y[n][m][oh][ow] by the definition, in 64-bit integers. */
+static gint64
+conv_integer_reference (const ConvIntegerCase *c, const guint8 *x, const guint8 *w, const guint8 *wzp, gint64 OH,
+                        gint64 OW, gint64 n, gint64 m, gint64 oh, gint64 ow)
+{
+  gint64 Cg = c->c / c->group, g = m / (c->m / c->group), acc = 0;
+  gint64 w_zero = byte_value (c->w_dtype, wzp[c->per_channel ? m : 0]);
+  for (gint64 ci = 0; ci < Cg; ci++)
+    for (gint64 ki = 0; ki < c->kh; ki++)
+      for (gint64 kj = 0; kj < c->kw; kj++)
+        {
+          gint64 ih = oh * c->stride + ki - c->pad[0], iw = ow * c->stride + kj - c->pad[1];
+          gint64 xv = c->x_zero;
+          if (ih >= 0 && ih < c->h && iw >= 0 && iw < c->w)
+            xv = byte_value (c->x_dtype, x[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw]);
+          acc += (xv - c->x_zero) * (byte_value (c->w_dtype, w[((m * Cg + ci) * c->kh + ki) * c->kw + kj]) - w_zero);
+        }
+  return acc;
+}
+
+static void
+check_conv_integer_case (const ConvIntegerCase *c, GRand *rng, GraftSimdLevel level)
+{
+  gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
+  gint64 n_wzp = c->per_channel ? c->m : 1;
+  g_autofree guint8 *x = g_new (guint8, nx);
+  g_autofree guint8 *w = g_new (guint8, nw);
+  g_autofree guint8 *wzp = g_new (guint8, n_wzp);
+  gint64 lo = c->w_dtype == GRAFT_DTYPE_INT8 ? -128 : 0, hi = lo + 255;
+  for (gint64 i = 0; i < n_wzp; i++)
+    wzp[i] = c->small_weights && c->w_dtype == GRAFT_DTYPE_UINT8 ? g_rand_int_range (rng, 64, 192)
+             : c->small_weights ? 0 : random_operand (rng, lo, hi);
+  for (gint64 i = 0; i < nx; i++)
+    x[i] = random_operand (rng, 0, 255);
+  for (gint64 m = 0; m < c->m; m++)
+    for (gint64 k = 0; k < nw / c->m; k++)
+      {
+        /* Small weights stay within ±64 of their zero point: the byte GEMM's filters. */
+        gint64 zero = byte_value (c->w_dtype, wzp[c->per_channel ? m : 0]);
+        gint64 v = c->small_weights ? zero + random_operand (rng, -64, 64) : random_operand (rng, lo, hi);
+        w[m * (nw / c->m) + k] = (guint8) v;
+      }
+  guint8 x_zero_byte = (guint8) c->x_zero;
+
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *g = graft_graph_new ("conv-integer");
+  graft_model_set_opset (model, "onnx", 17);
+  gint64 dx[] = { c->n, c->c, c->h, c->w }, dw[] = { c->m, Cg, c->kh, c->kw };
+  GraftValue *xin = graft_graph_ensure_value (g, "x");
+  xin->dtype = c->x_dtype;
+  graft_shape_init_fixed (&xin->shape, 4, dx);
+  graft_graph_add_input (g, xin);
+  add_8bit_initializer (g, "w", c->w_dtype, 4, dw, w, nw);
+  add_8bit_initializer (g, "x_zero", c->x_dtype, 0, NULL, &x_zero_byte, 1);
+  add_8bit_initializer (g, "w_zero", c->w_dtype, c->per_channel ? 1 : 0, &n_wzp, wzp, n_wzp);
+  GraftNode *conv = graft_graph_add_node (g, NULL, "ConvInteger", "conv");
+  const char *inputs[] = { "x", "w", "x_zero", "w_zero" };
+  for (int i = 0; i < 4; i++)
+    graft_node_add_input (conv, graft_graph_resolve_value (g, inputs[i]));
+  graft_node_add_output (conv, graft_graph_ensure_value (g, "y"));
+  gint64 strides[] = { c->stride, c->stride };
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", strides, 2));
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", c->pad, 4));
+  graft_node_add_attribute (conv, graft_attribute_new_int ("group", c->group));
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+  graft_model_set_graph (model, g);
+
+  gint64 OH = (c->h + c->pad[0] + c->pad[2] - c->kh) / c->stride + 1;
+  gint64 OW = (c->w + c->pad[1] + c->pad[3] - c->kw) / c->stride + 1;
+  g_autofree gint64 *want = g_new (gint64, c->n * c->m * OH * OW);
+  for (gint64 n = 0, at = 0; n < c->n; n++)
+    for (gint64 m = 0; m < c->m; m++)
+      for (gint64 oh = 0; oh < OH; oh++)
+        for (gint64 ow = 0; ow < OW; ow++, at++)
+          want[at] = conv_integer_reference (c, x, w, wzp, OH, OW, n, m, oh, ow);
+
+  graft_simd_set_max_level (level);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  for (guint threads = 1; threads <= 2; threads++)
+    for (int again = 0; again < 2; again++)   /* the second run uses the kept packed filter */
+      {
+        graft_runtime_set_n_threads (rt, threads);
+        g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                             (GDestroyNotify) graft_rt_tensor_unref);
+        GraftRtTensor *xt = graft_rt_tensor_new (c->x_dtype, 4, dx, NULL);
+        memcpy (xt->data, x, nx);
+        g_hash_table_insert (feeds, (gpointer) "x", xt);
+        g_autoptr(GPtrArray) out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
+        g_assert_no_error (error);
+        GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->dtype, ==, GRAFT_DTYPE_INT32);
+        g_assert_cmpint (y->numel, ==, c->n * c->m * OH * OW);
+        for (gint64 i = 0; i < y->numel; i++)
+          if (((gint32 *) y->data)[i] != want[i])
+            g_error ("%s, %u threads, %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " stride %" G_GINT64_FORMAT
+                     " on %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": y[%" G_GINT64_FORMAT "] = %d, want %" G_GINT64_FORMAT,
+                     graft_simd_level_to_string (level), threads, c->kh, c->kw, c->stride, c->h, c->w, i,
+                     ((gint32 *) y->data)[i], want[i]);
+      }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+/* Random shapes: odd sizes, 1×1 maps, strides 1–3 (stride 2 on rows wide
+ * enough for the vector gathers), asymmetric pads, groups; x zero points
+ * at 0, 128, 255 or anywhere; per-tensor and per-channel weight zero
+ * points; 7-bit filters (the byte GEMM) and full-range ones (int16). */
+static void
+test_conv_integer_random (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (17);
+  const gint64 x_zeros[] = { 0, 128, 255, -1 };
+  for (int round = 0; round < 48; round++)
+    {
+      ConvIntegerCase c = { 0 };
+      c.group = round % 5 == 4 ? 3 : 1;
+      c.n = g_rand_int_range (rng, 1, 3);
+      c.c = c.group * g_rand_int_range (rng, 1, 6);
+      c.m = c.group * g_rand_int_range (rng, 1, 9);
+      c.kh = g_rand_int_range (rng, 1, 4);
+      c.kw = round % 7 == 0 ? 7 : g_rand_int_range (rng, 1, 4);
+      c.stride = round % 3 == 0 ? 2 : g_rand_int_range (rng, 1, 4);
+      for (int d = 0; d < 4; d++)
+        c.pad[d] = g_rand_int_range (rng, 0, (d % 2 ? c.kw : c.kh));
+      gboolean tiny = round % 8 == 1;   /* a 1×1 map */
+      c.h = tiny ? 1 : g_rand_int_range (rng, 1, 12);
+      c.w = tiny ? 1 : g_rand_int_range (rng, 1, round % 3 == 0 ? 140 : 40);
+      c.h = MAX (c.h, c.kh - c.pad[0] - c.pad[2]);
+      c.w = MAX (c.w, c.kw - c.pad[1] - c.pad[3]);
+      c.x_dtype = round % 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
+      c.w_dtype = round % 4 < 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
+      gint64 zero = x_zeros[round % 4] >= 0 ? x_zeros[round % 4] : g_rand_int_range (rng, 0, 256);
+      c.x_zero = byte_value (c.x_dtype, (guint8) zero);
+      c.per_channel = g_rand_boolean (rng);
+      c.small_weights = round % 3 != 2;
+      check_conv_integer_case (&c, rng, level);
+    }
+}
+
+/* ---- DynamicQuantizeLinear and the int32 → float Cast at each level ---- */
+
+/* DynamicQuantizeLinear on x (float32, 1-D) through a runtime at one
+ * SIMD level; its three outputs. */
+static GPtrArray *
+run_dynamic_quantize (GraftRtTensor *x, GraftSimdLevel level)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *g = graft_graph_new ("dql");
+  graft_model_set_opset (model, "onnx", 17);
+  GraftValue *xin = graft_graph_ensure_value (g, "x");
+  xin->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&xin->shape, 1, x->dims);
+  graft_graph_add_input (g, xin);
+  GraftNode *node = graft_graph_add_node (g, NULL, "DynamicQuantizeLinear", "dql");
+  graft_node_add_input (node, xin);
+  const char *names[] = { "y", "y_scale", "y_zero_point" };
+  for (int i = 0; i < 3; i++)
+    {
+      graft_node_add_output (node, graft_graph_ensure_value (g, names[i]));
+      graft_graph_add_output (g, graft_graph_ensure_value (g, names[i]));
+    }
+  graft_model_set_graph (model, g);
+  graft_simd_set_max_level (level);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (feeds, (gpointer) "x", graft_rt_tensor_ref (x));
+  GPtrArray *out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  return out;
+}
+
+static void
+test_dynamic_quantize_levels (void)
+{
+  if (graft_simd_cpu_level () < GRAFT_SIMD_AVX2)
+    {
+      g_test_skip ("needs avx2");
+      return;
+    }
+  g_autoptr(GRand) rng = g_rand_new_with_seed (23);
+  for (int round = 0; round < 300; round++)
+    {
+      gint64 n = g_rand_int_range (rng, 1, 70);
+      g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &n, NULL);
+      /* Some all-positive, some all-negative, some all zero (scale 0), and
+       * values on rounding ties (k + 0.5 quanta). */
+      double lo = round % 5 == 0 ? 0.5 : -g_rand_double_range (rng, 0, 4), hi = round % 5 == 1 ? -0.25 : g_rand_double_range (rng, 0, 4);
+      for (gint64 i = 0; i < n; i++)
+        ((float *) x->data)[i] = round % 11 == 3 ? 0 : (float) g_rand_double_range (rng, MIN (lo, hi), MAX (lo, hi));
+      if (round % 7 == 2)
+        for (gint64 i = 0; i < n; i += 3)
+          ((float *) x->data)[i] = (g_rand_int_range (rng, -100, 100) + 0.5f) * 0.0078125f;
+      g_autoptr(GPtrArray) want = run_dynamic_quantize (x, GRAFT_SIMD_PORTABLE);
+      g_autoptr(GPtrArray) got = run_dynamic_quantize (x, GRAFT_SIMD_AVX2);
+      for (int i = 0; i < 3; i++)
+        {
+          GraftRtTensor *a = got->pdata[i], *b = want->pdata[i];
+          g_assert_cmpmem (a->data, a->nbytes, b->data, b->nbytes);
+        }
+    }
+  /* int32 → float32 Cast: the plain loop against a double round trip. */
+  gint64 n = 4096;
+  g_autoptr(GraftRtTensor) ints = graft_rt_tensor_new (GRAFT_DTYPE_INT32, 1, &n, NULL);
+  for (gint64 i = 0; i < n; i++)
+    ((gint32 *) ints->data)[i] = i < 4 ? (gint32[]) { G_MININT32, G_MAXINT32, 16777217, -16777219 }[i]
+                                       : (gint32) g_rand_int (rng);
+  g_autoptr(GraftRtTensor) floats = graft_rt_tensor_cast (ints, GRAFT_DTYPE_FLOAT32, NULL);
+  for (gint64 i = 0; i < n; i++)
+    g_assert_cmpfloat (((float *) floats->data)[i], ==, (float) (double) ((gint32 *) ints->data)[i]);
+}
+
 static const QuantizedCase quantized_models[] = {
   { "resnet18_qdq", TRUE, FALSE },   /* fused into 8-bit steps: no float conv left */
   { "resnet18_qop", TRUE, FALSE },
@@ -513,6 +773,11 @@ main (int argc, char **argv)
   g_test_add_data_func ("/quantized/qgemm/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm);
   g_test_add_data_func ("/quantized/qgemm-u8s8/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm_u8s8);
   g_test_add_data_func ("/quantized/qgemm-u8s8/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm_u8s8);
+  g_test_add_data_func ("/quantized/conv-integer-random/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
+                        test_conv_integer_random);
+  g_test_add_data_func ("/quantized/conv-integer-random/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_conv_integer_random);
+  g_test_add_func ("/quantized/dynamic-quantize/avx2-vs-portable", test_dynamic_quantize_levels);
 
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *test_python = graft_test_python ();

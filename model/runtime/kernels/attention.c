@@ -4,7 +4,9 @@
  * probabilities pass through subgraphs), RotaryEmbedding, LinearAttention (the linear,
  * gated and delta-rule recurrences) and CausalConvWithState. Attention and
  * RotaryEmbedding accept packed 3-D inputs [batch, seq, heads·size] as well
- * as 4-D [batch, heads, seq, size]. Sums are accumulated in double. */
+ * as 4-D [batch, heads, seq, size]. Sums are accumulated in double.
+ * Also graft::ScaledDotProductAttention, the runtime's fused form of the
+ * attention exporters write as separate nodes (runtime/fusion-patterns.h). */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
@@ -894,11 +896,164 @@ kernel_causal_conv (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- graft::ScaledDotProductAttention: the exported attention pattern fused ---- */
+
+/* The runtime's fused form of MatMul (Q, Kᵀ) → [Mul by scale or Div by
+ * divisor] → [Add mask] → Softmax (last axis) → MatMul (·, V), see
+ * runtime/fusion-patterns.h: Y [.., M, E] from Q [.., M, D], Kᵀ [.., D, N]
+ * (K [.., N, D] when the engine skips its Transpose) and V [.., N, E],
+ * with the same float operations in the same order as the nodes, a block
+ * of queries at a time. It declines (no output: the nodes run) anything
+ * but float32 with equal batch dims, a mask broadcasting to the scores and
+ * scalar scales, and at the portable SIMD level, where the nodes are the
+ * reference the tests hold it to. */
+
+#include "runtime/fusion-patterns.h"
+
+typedef struct {
+  const float *q, *k, *v, *mask, *scale, *divisor;
+  float *y;
+  gboolean k_transposed;         /* k holds K [.., N, D] */
+  gint64 M, N, D, E, blocks;
+  int batch_rank;
+  gint64 batch_dims[GRAFT_RT_MAX_RANK], mask_strides[GRAFT_RT_MAX_RANK + 2];
+} FusedAttention;
+
+static void
+fused_attention_block (gint64 index, gpointer data)
+{
+  const FusedAttention *job = data;
+  gint64 item = index / job->blocks, i0 = index % job->blocks * ATTENTION_BLOCK;
+  gint64 M = job->M, N = job->N, D = job->D, E = job->E, rows = MIN (ATTENTION_BLOCK, M - i0);
+  const float *k = job->k + item * N * D, *v = job->v + item * N * E;
+  g_autofree float *scores = g_new (float, rows * N);
+  graft_kernel_sgemm (NULL, FALSE, job->k_transposed, rows, N, D, 1.0f, job->q + (item * M + i0) * D, D, k,
+                      job->k_transposed ? D : N, 0.0f, scores, N);
+  gint64 mask_item = 0, rest = item;
+  for (int d = job->batch_rank - 1; d >= 0; rest /= job->batch_dims[d], d--)
+    mask_item += rest % job->batch_dims[d] * job->mask_strides[d];
+  gint64 mask_row = job->mask_strides[job->batch_rank], mask_col = job->mask_strides[job->batch_rank + 1];
+  for (gint64 r = 0; r < rows; r++)
+    {
+      float *row = scores + r * N;
+      if (job->scale)
+        for (gint64 j = 0; j < N; j++)
+          row[j] *= *job->scale;
+      if (job->divisor)
+        for (gint64 j = 0; j < N; j++)
+          row[j] /= *job->divisor;
+      if (job->mask)
+        {
+          const float *m = job->mask + mask_item + (i0 + r) * mask_row;
+          for (gint64 j = 0; j < N; j++)
+            row[j] += m[j * mask_col];
+        }
+    }
+  graft_vm_softmax_rows (scores, scores, rows, N, FALSE);
+  graft_kernel_sgemm (NULL, FALSE, FALSE, rows, E, N, 1.0f, scores, N, v, E, 0.0f, job->y + (item * M + i0) * E, E);
+}
+
+static gboolean
+infer_fused_attention (GraftInferContext *ctx, GError **error)
+{
+  GraftInferValue *q = graft_infer_input (ctx, GRAFT_ATTENTION_FUSION_Q);
+  GraftInferValue *v = graft_infer_input (ctx, GRAFT_ATTENTION_FUSION_V);
+  int rank = q->shape.rank;
+  if (rank < 2 || v->shape.rank != rank)
+    {
+      /* the kernel declines these: the nodes compute (or reject) them */
+      graft_infer_set_output_unknown (ctx, 0, q->dtype, -1);
+      return TRUE;
+    }
+  GraftShape out;
+  graft_shape_init (&out, rank);
+  for (int d = 0; d < rank - 1; d++)
+    out.dims[d] = q->shape.dims[d];
+  out.dims[rank - 1] = v->shape.dims[rank - 1];
+  graft_infer_set_output (ctx, 0, q->dtype, &out);
+  graft_shape_clear (&out);
+  return TRUE;
+}
+
+/* A float32 scalar that does not broadcast the scores to a higher rank. */
+static gboolean
+fused_scalar (const GraftRtTensor *t, int rank)
+{
+  return t == NULL || (t->dtype == GRAFT_DTYPE_FLOAT32 && t->numel == 1 && t->rank <= rank);
+}
+
+/* Fills job from the inputs; FALSE when the fused kernel declines them. */
+static gboolean
+fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
+{
+  const GraftRtTensor *q = ctx->inputs[GRAFT_ATTENTION_FUSION_Q], *k = ctx->inputs[GRAFT_ATTENTION_FUSION_KT];
+  const GraftRtTensor *v = ctx->inputs[GRAFT_ATTENTION_FUSION_V];
+  const GraftRtTensor *mask = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_MASK);
+  const GraftRtTensor *scale = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_SCALE);
+  const GraftRtTensor *divisor = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_DIVISOR);
+  if (graft_simd_get_level () < GRAFT_SIMD_AVX2 || q == NULL || k == NULL || v == NULL)
+    return FALSE;
+  int rank = q->rank, batch_rank = rank - 2;
+  if (rank < 2 || k->rank != rank || v->rank != rank || q->dtype != GRAFT_DTYPE_FLOAT32 ||
+      k->dtype != GRAFT_DTYPE_FLOAT32 || v->dtype != GRAFT_DTYPE_FLOAT32 || !fused_scalar (scale, rank) ||
+      !fused_scalar (divisor, rank) || (mask && (mask->dtype != GRAFT_DTYPE_FLOAT32 || mask->rank > rank)))
+    return FALSE;
+  job->k_transposed = graft_kernel_input_transposed (ctx, GRAFT_ATTENTION_FUSION_KT);
+  job->M = q->dims[rank - 2];
+  job->D = q->dims[rank - 1];
+  job->N = k->dims[rank - (job->k_transposed ? 2 : 1)];
+  job->E = v->dims[rank - 1];
+  if (k->dims[rank - (job->k_transposed ? 1 : 2)] != job->D || v->dims[rank - 2] != job->N ||
+      job->M == 0 || job->N == 0 || job->D == 0 || job->E == 0)
+    return FALSE;
+  for (int d = 0; d < batch_rank; d++)
+    if (k->dims[d] != q->dims[d] || v->dims[d] != q->dims[d])
+      return FALSE;
+  /* the mask right-aligned to the scores [batch.., M, N]: each axis 1 or the scores' */
+  gint64 stride = 1;
+  for (int d = rank - 1; d >= 0; d--)
+    {
+      int md = d - (rank - (mask ? mask->rank : 0));
+      gint64 size = md >= 0 ? mask->dims[md] : 1;
+      gint64 target = d == rank - 1 ? job->N : q->dims[d];
+      if (size != 1 && size != target)
+        return FALSE;
+      job->mask_strides[d] = size == 1 ? 0 : stride;
+      stride *= size;
+    }
+  job->batch_rank = batch_rank;
+  memcpy (job->batch_dims, q->dims, batch_rank * sizeof (gint64));
+  job->q = q->data;
+  job->k = k->data;
+  job->v = v->data;
+  job->mask = mask ? mask->data : NULL;
+  job->scale = scale ? scale->data : NULL;
+  job->divisor = divisor ? divisor->data : NULL;
+  job->blocks = (job->M + ATTENTION_BLOCK - 1) / ATTENTION_BLOCK;
+  return TRUE;
+}
+
+static gboolean
+kernel_fused_attention (GraftKernelContext *ctx, GError **error)
+{
+  FusedAttention job = { 0 };
+  if (!fused_attention_setup (ctx, &job))
+    return TRUE;   /* declined: no output */
+  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
+  if (y == NULL)
+    return FALSE;
+  job.y = y->data;
+  gint64 items = y->numel / (job.M * job.E);
+  graft_kernel_parallel_for (ctx, items * job.blocks, fused_attention_block, &job);
+  return TRUE;
+}
+
 const GraftOpSchema graft_ops_attention[] = {
   { "onnx::Attention", 23, 0, infer_attention, kernel_attention, GRAFT_OP_HALF_AS_FLOAT, "Q K V attn_mask past_key past_value nonpad_kv_seqlen", "Y present_key present_value qk_matmul_output" },
   { "ai.onnx.preview::FlexAttention", 1, 0, infer_flex_attention, kernel_flex_attention, GRAFT_OP_HALF_AS_FLOAT, "Q K V", "Y" },
   { "onnx::RotaryEmbedding", 23, 0, graft_infer_same_as_input, kernel_rotary_embedding, GRAFT_OP_HALF_AS_FLOAT, "X cos_cache sin_cache position_ids", "Y" },
   { "onnx::LinearAttention", 27, 0, infer_linear_attention, kernel_linear_attention, GRAFT_OP_HALF_AS_FLOAT, "query key value past_state decay beta", "output present_state" },
+  { GRAFT_ATTENTION_FUSION_OP, 1, 0, infer_fused_attention, kernel_fused_attention, 0, "Q Kt V mask scale divisor", "Y" },
   { "onnx::CausalConvWithState", 27, 0, infer_causal_conv, kernel_causal_conv, GRAFT_OP_HALF_AS_FLOAT, "input weight bias past_state", "output present_state" },
   { NULL }
 };

@@ -2,9 +2,35 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/simd-target.h"
 
+#include <string.h>
+
 #define LANES 16
 
 #ifdef GRAFT_HAVE_X86_SIMD
+
+/* The planes of a depthwise convolution in ranges, a few per thread: a
+ * plane of a small map (7×7) is a fraction of a microsecond of work, less
+ * than the threads' handing out of one index each would cost. */
+typedef struct {
+  GraftParallelFunc plane;
+  gpointer data;
+  gint64 planes, ranges;
+} PlaneRanges;
+
+static void
+plane_range (gint64 r, gpointer data)
+{
+  const PlaneRanges *job = data;
+  for (gint64 p = r * job->planes / job->ranges; p < (r + 1) * job->planes / job->ranges; p++)
+    job->plane (p, job->data);
+}
+
+static void
+for_each_plane (GraftKernelContext *ctx, gint64 planes, GraftParallelFunc plane, gpointer data)
+{
+  PlaneRanges job = { plane, data, planes, MIN (planes, 8 * (gint64) MAX (graft_kernel_get_n_threads (ctx), 1)) };
+  graft_kernel_parallel_for (ctx, job.ranges, plane_range, &job);
+}
 
 gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
@@ -253,7 +279,7 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
     {
       g_autofree __mmask16 *masks = flat_masks_new (w);
       DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, .flat_masks = masks };
-      graft_kernel_parallel_for (ctx, N * C, depthwise_flat_plane, &job);
+      for_each_plane (ctx, N * C, depthwise_flat_plane, &job);
       return;
     }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
@@ -273,7 +299,7 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
         masks[(v * KW + kj) * 2 + 1] = graft_lane_mask16 (-q - LANES, w->in[1] - q - LANES);
       }
   job.edge_masks = masks;
-  graft_kernel_parallel_for (ctx, N * C, sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2, &job);
+  for_each_plane (ctx, N * C, sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2, &job);
 }
 
 GRAFT_TARGET_AVX512_END
@@ -295,6 +321,7 @@ typedef struct {
   float lo, hi;
   gint64 safe_lo, safe_hi;        /* as in DepthwiseJob */
   const gint32 *flat_masks;       /* flat planes: [vector][tap][lane] */
+  const float *zeros;             /* 3×3 windows of unit dilation: an input row of zeros, else NULL */
 } DepthwiseAvx2Job;
 
 static GRAFT_TARGET_AVX2_FMA inline __m256
@@ -339,6 +366,91 @@ load_edge8 (const float *row, gint64 q, gint64 W, int sw)
   return even_lanes8 (v, _mm256_maskload_ps (row + q + YMM_LANES, inside_mask8 (q + YMM_LANES, W)));
 }
 
+/* Output vector ow of one output row, any window: the taps of kernel rows
+ * [ki_lo, ki_hi), masked loads near the ends of the row. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
+vector_any_avx2 (const DepthwiseAvx2Job *job, const float *x, const __m256 *weight, gint64 oh, gint64 ki_lo,
+                 gint64 ki_hi, gint64 ow, __m256 bias, const int sw)
+{
+  const GraftWindow *w = job->w;
+  gint64 W = w->in[1], KW = w->kernel[1], sh = w->stride[0], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
+  gboolean inside = ow >= job->safe_lo && ow + YMM_LANES <= job->safe_hi;
+  __m256 a = bias, b = _mm256_setzero_ps ();
+  for (gint64 ki = ki_lo; ki < ki_hi; ki++)
+    {
+      const float *row = x + (oh * sh + ki * dh - pt) * W;
+      for (gint64 kj = 0; kj < KW; kj++)
+        {
+          gint64 q = ow * sw + kj * dw - pl;
+          __m256 v = inside ? load_inside8 (row + q, sw) : load_edge8 (row, q, W, sw);
+          if (kj % 2)
+            b = _mm256_fmadd_ps (weight[ki * KW + kj], v, b);
+          else
+            a = _mm256_fmadd_ps (weight[ki * KW + kj], v, a);
+        }
+    }
+  return _mm256_add_ps (a, b);
+}
+
+/* One kernel row of a 3×3 window for the output vector whose first tap
+ * reads p (every load inside the row). Stride 2 takes taps 0 and 1 from
+ * the even and odd lanes of the same two loads; its in-lane shuffles
+ * leave the outputs in the order 0 1 4 5 2 3 6 7, the same for every
+ * tap, so the sum is put in order once (unshuffle8). */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+row3_avx2 (const float *p, __m256 w0, __m256 w1, __m256 w2, __m256 *a, __m256 *b, const int sw)
+{
+  if (sw == 1)
+    {
+      *a = _mm256_fmadd_ps (w0, _mm256_loadu_ps (p), *a);
+      *b = _mm256_fmadd_ps (w1, _mm256_loadu_ps (p + 1), *b);
+      *a = _mm256_fmadd_ps (w2, _mm256_loadu_ps (p + 2), *a);
+      return;
+    }
+  __m256 lo = _mm256_loadu_ps (p), hi = _mm256_loadu_ps (p + YMM_LANES);
+  __m256 lo2 = _mm256_loadu_ps (p + 2), hi2 = _mm256_loadu_ps (p + 2 + YMM_LANES);
+  *a = _mm256_fmadd_ps (w0, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0)), *a);
+  *b = _mm256_fmadd_ps (w1, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1)), *b);
+  *a = _mm256_fmadd_ps (w2, _mm256_shuffle_ps (lo2, hi2, _MM_SHUFFLE (2, 0, 2, 0)), *a);
+}
+
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
+unshuffle8 (__m256 v, const int sw)
+{
+  if (sw == 1)
+    return v;
+  return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (v), _MM_SHUFFLE (3, 1, 2, 0)));
+}
+
+/* A 3×3 output vector near an end of the row (or past it): the input
+ * columns it reads are copied, zero outside the row, into a small buffer
+ * that row3_avx2 then reads whole. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+edge3_avx2 (float *y, const float *const *rows, gint64 W, gint64 ow, gint64 OW, gint64 pl, __m256 w00, __m256 w01,
+            __m256 w02, __m256 w10, __m256 w11, __m256 w12, __m256 w20, __m256 w21, __m256 w22, __m256 bias,
+            __m256 lo, __m256 hi, const int sw)
+{
+  enum { SPAN = 3 * YMM_LANES };   /* row3_avx2 reads up to 8·sw + 2 columns (18) */
+  float buf[3][SPAN];
+  gint64 q = ow * sw - pl, from = MAX (q, 0), to = MIN (q + SPAN, W);
+  for (int r = 0; r < 3; r++)
+    {
+      memset (buf[r], 0, sizeof buf[r]);
+      if (to > from)
+        memcpy (buf[r] + (from - q), rows[r] + from, (to - from) * sizeof (float));
+    }
+  __m256 a = bias, b = _mm256_setzero_ps ();
+  row3_avx2 (buf[0], w00, w01, w02, &a, &b, sw);
+  row3_avx2 (buf[1], w10, w11, w12, &a, &b, sw);
+  row3_avx2 (buf[2], w20, w21, w22, &a, &b, sw);
+  __m256 out = clamp8 (unshuffle8 (_mm256_add_ps (a, b), sw), lo, hi);
+  if (ow + YMM_LANES <= OW)
+    _mm256_storeu_ps (y + ow, out);
+  else
+    _mm256_maskstore_ps (y + ow, inside_mask8 (ow, OW), out);
+}
+
 static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
 depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
 {
@@ -346,7 +458,7 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
   gint64 c = index % job->C;
   gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
   gint64 KH = w->kernel[0], KW = w->kernel[1];
-  gint64 sh = w->stride[0], dh = w->dilation[0], dw = w->dilation[1];
+  gint64 sh = w->stride[0], dh = w->dilation[0];
   gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
   const float *x = job->x + index * H * W;
   const float *k = job->weight + c * KH * KW;
@@ -356,6 +468,11 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
   __m256 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
   for (gint64 t = 0; t < KH * KW; t++)
     weight[t] = _mm256_set1_ps (k[t]);
+  /* 3×3 with unit dilation (MobileNet's): the vectors inside the row take
+   * the unrolled taps, kernel rows off the input reading job->zeros */
+  gboolean three = job->zeros != NULL;
+  __m256 w00 = weight[0], w01 = weight[1], w02 = weight[2], w10 = weight[3], w11 = weight[4], w12 = weight[5];
+  __m256 w20 = weight[6], w21 = weight[7], w22 = weight[8];
 
   for (gint64 oh = 0; oh < OH; oh++, y += OW)
     {
@@ -364,24 +481,45 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
         ki_lo++;
       while (ki_hi > ki_lo && oh * sh + (ki_hi - 1) * dh - pt >= H)
         ki_hi--;
-      for (gint64 ow = 0; ow < OW; ow += YMM_LANES)
+      gint64 ow = 0;
+      const float *rows[3];
+      if (three)
         {
-          gboolean inside = ow >= job->safe_lo && ow + YMM_LANES <= job->safe_hi;
-          __m256 a = bias, b = _mm256_setzero_ps ();
-          for (gint64 ki = ki_lo; ki < ki_hi; ki++)
+          for (int ki = 0; ki < 3; ki++)
             {
-              const float *row = x + (oh * sh + ki * dh - pt) * W;
-              for (gint64 kj = 0; kj < KW; kj++)
-                {
-                  gint64 q = ow * sw + kj * dw - pl;
-                  __m256 v = inside ? load_inside8 (row + q, sw) : load_edge8 (row, q, W, sw);
-                  if (kj % 2)
-                    b = _mm256_fmadd_ps (weight[ki * KW + kj], v, b);
-                  else
-                    a = _mm256_fmadd_ps (weight[ki * KW + kj], v, a);
-                }
+              gint64 ih = oh * sh + ki - pt;
+              rows[ki] = ih >= 0 && ih < H ? x + ih * W : job->zeros;
             }
-          __m256 out = clamp8 (_mm256_add_ps (a, b), lo, hi);
+          for (; ow < job->safe_lo && ow < OW; ow += YMM_LANES)
+            edge3_avx2 (y, rows, W, ow, OW, pl, w00, w01, w02, w10, w11, w12, w20, w21, w22, bias, lo, hi, sw);
+          for (; ow + 2 * YMM_LANES <= job->safe_hi; ow += 2 * YMM_LANES)
+            {
+              __m256 a0 = bias, b0 = _mm256_setzero_ps (), a1 = bias, b1 = _mm256_setzero_ps ();
+              gint64 q0 = ow * sw - pl, q1 = (ow + YMM_LANES) * sw - pl;
+              row3_avx2 (rows[0] + q0, w00, w01, w02, &a0, &b0, sw);
+              row3_avx2 (rows[0] + q1, w00, w01, w02, &a1, &b1, sw);
+              row3_avx2 (rows[1] + q0, w10, w11, w12, &a0, &b0, sw);
+              row3_avx2 (rows[1] + q1, w10, w11, w12, &a1, &b1, sw);
+              row3_avx2 (rows[2] + q0, w20, w21, w22, &a0, &b0, sw);
+              row3_avx2 (rows[2] + q1, w20, w21, w22, &a1, &b1, sw);
+              _mm256_storeu_ps (y + ow, clamp8 (unshuffle8 (_mm256_add_ps (a0, b0), sw), lo, hi));
+              _mm256_storeu_ps (y + ow + YMM_LANES, clamp8 (unshuffle8 (_mm256_add_ps (a1, b1), sw), lo, hi));
+            }
+          for (; ow + YMM_LANES <= job->safe_hi; ow += YMM_LANES)
+            {
+              __m256 a0 = bias, b0 = _mm256_setzero_ps ();
+              gint64 q0 = ow * sw - pl;
+              row3_avx2 (rows[0] + q0, w00, w01, w02, &a0, &b0, sw);
+              row3_avx2 (rows[1] + q0, w10, w11, w12, &a0, &b0, sw);
+              row3_avx2 (rows[2] + q0, w20, w21, w22, &a0, &b0, sw);
+              _mm256_storeu_ps (y + ow, clamp8 (unshuffle8 (_mm256_add_ps (a0, b0), sw), lo, hi));
+            }
+        }
+      for (; three && ow < OW; ow += YMM_LANES)
+        edge3_avx2 (y, rows, W, ow, OW, pl, w00, w01, w02, w10, w11, w12, w20, w21, w22, bias, lo, hi, sw);
+      for (; ow < OW; ow += YMM_LANES)
+        {
+          __m256 out = clamp8 (vector_any_avx2 (job, x, weight, oh, ki_lo, ki_hi, ow, bias, sw), lo, hi);
           if (ow + YMM_LANES <= OW)
             _mm256_storeu_ps (y + ow, out);
           else
@@ -402,15 +540,15 @@ depthwise_plane_avx2_stride2 (gint64 index, gpointer data)
   depthwise_plane_avx2 (data, index, 2);
 }
 
-/* depthwise_flat_plane with 8 lanes */
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
-depthwise_flat_plane_avx2 (gint64 index, gpointer data)
+/* depthwise_flat_plane with 8 lanes; fixed_taps, when not 0, is KH·KW
+ * known at compile time (the tap loop unrolls, weights in registers) */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+depthwise_flat_plane_avx2_body (gint64 index, const DepthwiseAvx2Job *job, const int fixed_taps)
 {
-  const DepthwiseAvx2Job *job = data;
   const GraftWindow *w = job->w;
   gint64 c = index % job->C;
   gint64 H = w->in[0], W = w->in[1], n_out = w->out[0] * w->out[1];
-  gint64 KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
+  gint64 KH = w->kernel[0], KW = w->kernel[1], taps = fixed_taps ? fixed_taps : KH * KW;
   const float *x = job->x + index * H * W;
   const float *k = job->weight + c * taps;
   float *y = job->y + index * n_out;
@@ -428,6 +566,7 @@ depthwise_flat_plane_avx2 (gint64 index, gpointer data)
   for (gint64 j0 = 0; j0 < n_out; j0 += YMM_LANES, masks += taps * YMM_LANES)
     {
       __m256 a = bias, b = _mm256_setzero_ps ();
+#pragma GCC unroll 16
       for (gint64 t = 0; t < taps; t++)
         {
           __m256 v = _mm256_maskload_ps (x + (j0 + off[t]),
@@ -443,6 +582,18 @@ depthwise_flat_plane_avx2 (gint64 index, gpointer data)
       else
         _mm256_maskstore_ps (y + j0, inside_mask8 (j0, n_out), out);
     }
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+depthwise_flat_plane_avx2 (gint64 index, gpointer data)
+{
+  depthwise_flat_plane_avx2_body (index, data, 0);
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+depthwise_flat_plane_avx2_3x3 (gint64 index, gpointer data)
+{
+  depthwise_flat_plane_avx2_body (index, data, 9);
 }
 
 static void
@@ -469,14 +620,17 @@ depthwise_run_avx2 (GraftKernelContext *ctx, const float *x, const float *weight
                 }
             }
       job.flat_masks = masks;
-      graft_kernel_parallel_for (ctx, N * C, depthwise_flat_plane_avx2, &job);
+      for_each_plane (ctx, N * C, KH * KW == 9 ? depthwise_flat_plane_avx2_3x3 : depthwise_flat_plane_avx2, &job);
       return;
     }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
   /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 8)·sw + shift_max - 1 */
   job.safe_lo = (pl + sw - 1) / sw;
   job.safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
-  graft_kernel_parallel_for (ctx, N * C, sw == 1 ? depthwise_plane_avx2_stride1 : depthwise_plane_avx2_stride2, &job);
+  g_autofree float *zeros = NULL;
+  if (w->kernel[0] == 3 && w->kernel[1] == 3 && w->dilation[0] == 1 && w->dilation[1] == 1)
+    job.zeros = zeros = g_new0 (float, w->in[1]);
+  for_each_plane (ctx, N * C, sw == 1 ? depthwise_plane_avx2_stride1 : depthwise_plane_avx2_stride2, &job);
 }
 
 void

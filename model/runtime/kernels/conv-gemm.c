@@ -19,6 +19,7 @@
 #define LANES 16                  /* floats per zmm */
 #define MAX_VECS 3
 #define PANEL_COLS (LANES * MAX_VECS)
+#define SLIVER_COLS 24            /* pointwise columns per AVX2 micro-kernel call: three ymm */
 
 struct _GraftPackedFilter {
   gint64 group, Mg, K;
@@ -131,6 +132,9 @@ typedef struct {
                      float hi);
   /* plane p of a PhaseJob into its parity planes (see split_phases_plane) */
   void (*split_phases) (gint64 p, gpointer data);
+  /* task t of a PointwiseJob (see pointwise_task_avx2); NULL: pointwise
+   * convolutions take the tiles like any other */
+  void (*pointwise) (gint64 t, gpointer data);
   /* filters up to max_kc deep are multiplied whole, deeper ones in blocks of about block_kc */
   gint64 max_kc, block_kc;
 } ConvGemmIsa;
@@ -197,6 +201,19 @@ typedef struct {
   float *phases;
   gint64 H, W, Hq, Wq;
 } PhaseJob;
+
+/* A 1×1 window with unit stride and no padding: per image and group,
+ * y [Mg, HW] = W [Mg, Cg] · x [Cg, HW], a plain GEMM read from x in place
+ * and written to y in place, with no tiles in between. Its columns are
+ * cut, image by image, into slivers of up to SLIVER_COLS. */
+typedef struct {
+  const GraftPackedFilter *filter;
+  const GraftConvGemmArgs *args;
+  gint64 g;                       /* the convolution group */
+  gint64 hw;                      /* pixels per image */
+  gint64 slivers_per_image, slivers;
+  gint64 col_tasks, row_splits;
+} PointwiseJob;
 
 #ifdef GRAFT_HAVE_X86_SIMD
 
@@ -458,7 +475,7 @@ multiply_avx512 (const TileBlock *t)
 /* up to 1280 the whole depth fits with its panel in L2; deeper filters in
  * blocks of about 768, each block's filter rows read once per pass */
 static const ConvGemmIsa isa_avx512 = { gather_panel, gather_panel_flat, multiply_avx512, store_row,
-                                        split_phases_plane, 1280, 768 };
+                                        split_phases_plane, NULL, 1280, 768 };
 
 GRAFT_TARGET_AVX512_END
 
@@ -638,6 +655,211 @@ micro_kernel_avx2_3 (gint64 K, const float *a, const float *b, gint64 ldb, float
   micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 3);
 }
 
+/* The lanes below n of 8 (n may be ≤ 0 or > 8). */
+static GRAFT_TARGET_AVX2_FMA inline __m256i
+first_lanes8 (gint64 n)
+{
+  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) CLAMP (n, 0, YMM_LANES)),
+                             _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* The pointwise micro-kernel: the tile [rows ≤ 4][n ≤ vecs·8] of y at
+ * dst, rows ldd apart, = clamp (a [K][ROWS] (its first four rows) ·
+ * b [K][vecs·8] + bias[r] [+ res]), bias NULL or [rows], res NULL or laid
+ * out as dst. Columns from n on are never read (b: when masked, the last
+ * vector's loads are masked) nor written. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+pointwise_kernel_body (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
+                       gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi,
+                       const int vecs, const gboolean masked)
+{
+  GraftV8f acc[HALF_ROWS][YMM_MAX_VECS];
+  for (int r = 0; r < HALF_ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      acc[r][v] = (GraftV8f) { 0 };
+  __m256i last = first_lanes8 (n - (vecs - 1) * YMM_LANES);
+#pragma GCC unroll 4
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
+    {
+      GraftV8f bv[YMM_MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        {
+          if (masked && v == vecs - 1)
+            bv[v] = (GraftV8f) _mm256_maskload_ps (b + v * YMM_LANES, last);
+          else
+            memcpy (&bv[v], b + v * YMM_LANES, sizeof (GraftV8f));
+        }
+      for (int r = 0; r < HALF_ROWS; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  __m256 vlo = _mm256_set1_ps (lo), vhi = _mm256_set1_ps (hi);
+  for (int r = 0; r < HALF_ROWS && r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      {
+        __m256i lanes = first_lanes8 (n - v * YMM_LANES);
+        __m256 out = _mm256_add_ps ((__m256) acc[r][v], _mm256_set1_ps (bias ? bias[r] : 0));
+        if (res)
+          out = _mm256_add_ps (out, _mm256_maskload_ps (res + r * ldd + v * YMM_LANES, lanes));
+        if (clamp)
+          out = _mm256_min_ps (vhi, _mm256_max_ps (vlo, out));   /* the second operand for NaN: NaN stays NaN */
+        if (n - v * YMM_LANES >= YMM_LANES)
+          _mm256_storeu_ps (dst + r * ldd + v * YMM_LANES, out);
+        else
+          _mm256_maskstore_ps (dst + r * ldd + v * YMM_LANES, lanes, out);
+      }
+}
+
+typedef void (*PointwiseKernel) (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
+                                 gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi);
+
+#define POINTWISE_KERNEL(name, vecs, masked)                                                                          \
+  static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void name (                                  \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
+    const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
+  {                                                                                                                    \
+    pointwise_kernel_body (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);                \
+  }
+POINTWISE_KERNEL (pointwise_kernel_3, 3, FALSE)
+POINTWISE_KERNEL (pointwise_kernel_3_masked, 3, TRUE)
+POINTWISE_KERNEL (pointwise_kernel_2_masked, 2, TRUE)
+POINTWISE_KERNEL (pointwise_kernel_1_masked, 1, TRUE)
+
+/* The pointwise product for the last n ≤ 4 columns of an image (7×7 maps
+ * leave one, 14×14 four): a narrow sliver wastes most of a 4 × 24 tile's
+ * lanes, so it is computed the other way round, the 8 rows of a filter
+ * panel in one vector, times each column's broadcast value, four chains
+ * of multiply-adds per column where one would wait on the last. b [K]
+ * rows ldb apart; y and res rows ldd apart; rows ≤ 8 rows of the panel
+ * are written. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+pointwise_narrow_body (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
+                       gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi, const int n)
+{
+  enum { CHAINS = 4 };
+  GraftV8f acc[4][CHAINS];
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < CHAINS; c++)
+      acc[j][c] = (GraftV8f) { 0 };
+  gint64 k = 0;
+  for (; k + CHAINS <= K; k += CHAINS)
+    for (int c = 0; c < CHAINS; c++)
+      {
+        GraftV8f av;
+        memcpy (&av, a + (k + c) * ROWS, sizeof av);
+        for (int j = 0; j < n; j++)
+          acc[j][c] += av * b[(k + c) * ldb + j];
+      }
+  for (; k < K; k++)
+    {
+      GraftV8f av;
+      memcpy (&av, a + k * ROWS, sizeof av);
+      for (int j = 0; j < n; j++)
+        acc[j][0] += av * b[k * ldb + j];
+    }
+  for (int j = 0; j < n; j++)
+    {
+      float sum[ROWS];
+      GraftV8f total = (acc[j][0] + acc[j][1]) + (acc[j][2] + acc[j][3]);
+      memcpy (sum, &total, sizeof sum);
+      for (int r = 0; r < rows; r++)
+        {
+          float v = sum[r] + (bias ? bias[r] : 0);
+          if (res)
+            v += res[r * ldd + j];
+          if (clamp)
+            {
+              v = lo > v ? lo : v;   /* NaN stays NaN */
+              v = hi < v ? hi : v;
+            }
+          dst[r * ldd + j] = v;
+        }
+    }
+}
+
+typedef void (*PointwiseNarrow) (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
+                                 gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi);
+
+#define POINTWISE_NARROW(n)                                                                                            \
+  static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void pointwise_narrow_##n (                 \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
+    const float *bias, int rows, gboolean clamp, float lo, float hi)                                                  \
+  {                                                                                                                    \
+    pointwise_narrow_body (K, a, b, ldb, dst, res, ldd, bias, rows, clamp, lo, hi, n);                              \
+  }
+POINTWISE_NARROW (1)
+POINTWISE_NARROW (2)
+POINTWISE_NARROW (3)
+POINTWISE_NARROW (4)
+
+/* Task t of a PointwiseJob: slivers [s0, s1) of the columns of all images
+ * (global order: image by image) times filter panels [p0, p1), over the
+ * whole K. Deep or large filters take the slivers in blocks whose columns
+ * of x (K × 24 floats each) fit in about 256 KB of L2; within a block
+ * every half filter panel (K × 4 floats, in L1) meets each sliver in
+ * turn, so a filter larger than x (small maps, many channels) is read
+ * once per block rather than once per sliver. */
+static void
+pointwise_task_avx2 (gint64 t, gpointer data)
+{
+  const PointwiseJob *job = data;
+  const GraftConvGemmArgs *args = job->args;
+  const GraftPackedFilter *f = job->filter;
+  gint64 K = f->K, Cg = args->C / args->group;
+  gint64 ct = t / job->row_splits, rs = t % job->row_splits;
+  gint64 s0 = ct * job->slivers / job->col_tasks, s1 = (ct + 1) * job->slivers / job->col_tasks;
+  gint64 p0 = rs * f->panels / job->row_splits, p1 = (rs + 1) * f->panels / job->row_splits;
+  gint64 sliver_bytes = MAX (K, 1) * SLIVER_COLS * (gint64) sizeof (float);
+  gint64 block = MAX (256 * 1024 / sliver_bytes, 1);
+  /* A sliver that fits in L1 with a filter that fits in L2 goes on its
+   * own: the filter panels then stream past it from L2 at 32 bytes per k,
+   * where a block of slivers streaming from L2 past each panel would take
+   * 96 to 192 bytes per k, about all that L2 delivers (measured: some
+   * 10 % of MobileNetV2's time). */
+  if (sliver_bytes <= 24 * 1024 && f->Mg * K * (gint64) sizeof (float) <= 384 * 1024)
+    block = 1;
+  for (gint64 first = s0; first < s1; first += block)
+    {
+      gint64 last = MIN (s1, first + block);
+      for (gint64 p = p0; p < p1; p++)
+        for (int half = 0; half < 2; half++)
+          {
+            gint64 m0 = p * ROWS + half * HALF_ROWS, rows = MIN (HALF_ROWS, f->Mg - m0);
+            if (rows <= 0)
+              break;
+            gint64 m = job->g * f->Mg + m0;
+            const float *a = f->data + (job->g * f->panels + p) * K * ROWS + half * HALF_ROWS;
+            const float *bias = args->bias ? args->bias + m : NULL;
+            for (gint64 s = first; s < last; s++)
+              {
+                gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * SLIVER_COLS;
+                gint64 n = MIN (SLIVER_COLS, job->hw - col), at = (image * args->M + m) * job->hw + col;
+                if (n <= 4)
+                  {
+                    /* the whole panel at once, in its first half's turn */
+                    static const PointwiseNarrow narrow[] = { pointwise_narrow_1, pointwise_narrow_2,
+                                                              pointwise_narrow_3, pointwise_narrow_4 };
+                    if (half == 0)
+                      narrow[n - 1] (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
+                                     args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias,
+                                     (int) MIN (ROWS, f->Mg - m0), args->clamp, args->lo, args->hi);
+                    continue;
+                  }
+                PointwiseKernel kernel = n == SLIVER_COLS ? pointwise_kernel_3
+                                         : n > 2 * YMM_LANES ? pointwise_kernel_3_masked
+                                         : n > YMM_LANES ? pointwise_kernel_2_masked
+                                         : pointwise_kernel_1_masked;
+                kernel (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw, args->y + at,
+                        args->residual ? args->residual + at : NULL, job->hw, bias, (int) rows, n, args->clamp,
+                        args->lo, args->hi);
+              }
+          }
+    }
+}
+
 /* Sliver by sliver: 24 columns of B over the block's depth (24 KB at
  * most) stay in L1 while every half filter panel streams past them. */
 static void
@@ -697,7 +919,7 @@ store_row_avx2 (float *dst, const float *src, const float *res, gint64 n, float 
 
 /* K blocks of up to 256: a sliver of B in L1 (see multiply_avx2) */
 static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2, multiply_avx2, store_row_avx2,
-                                      split_phases_plane_avx2, 320, 256 };
+                                      split_phases_plane_avx2, pointwise_task_avx2, 320, 256 };
 
 #endif
 
@@ -858,6 +1080,34 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
   return TRUE;
 }
 
+/* A 1×1 window with unit stride and no padding (see PointwiseJob). The
+ * larger side is spread over up to four tasks per thread (the pool hands
+ * them out as threads come free, which evens out slivers of different
+ * widths and a thread slowed by another process): the pixels, or the
+ * filter panels when there are more output channels than pixels (small
+ * maps: then each thread reads only its part of the filter). */
+static gboolean
+pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+           const GraftConvGemmArgs *args)
+{
+  gint64 hw = args->w->in[0] * args->w->in[1], threads = MAX (graft_kernel_get_n_threads (ctx), 1);
+  PointwiseJob job = { filter, args };
+  job.hw = hw;
+  job.slivers_per_image = (hw + SLIVER_COLS - 1) / SLIVER_COLS;
+  job.slivers = args->N * job.slivers_per_image;
+  if (job.slivers == 0 || filter->Mg == 0)
+    return TRUE;
+  job.col_tasks = job.row_splits = 1;
+  if (threads > 1 && filter->Mg > args->N * hw)
+    job.row_splits = MAX (MIN (filter->panels, 4 * threads), 1);
+  else if (threads > 1)
+    job.col_tasks = MIN (job.slivers, 4 * threads);
+  gint64 tasks = job.col_tasks * job.row_splits;
+  for (job.g = 0; job.g < args->group; job.g++)
+    graft_kernel_parallel_for (ctx, tasks, isa->pointwise, &job);
+  return TRUE;
+}
+
 /* The micro-kernels for the SIMD level (runtime/simd.h); NULL where
  * graft_conv_gemm_available () is FALSE. */
 static const ConvGemmIsa *
@@ -900,6 +1150,8 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
     }
   ConvGemmJob job = { conv_gemm_isa (), filter, args };
   job.direct = w == &flat;
+  if (job.direct && job.isa->pointwise)
+    return pointwise (ctx, job.isa, filter, args);
   job.in_size = w->in[0] * w->in[1];
   g_autoptr(GraftRtTensor) phases = NULL;
   if (!job.direct && !plan_flat (ctx, &job, &phases, error))

@@ -5,7 +5,10 @@
  * channels (and kept by the engine between runs); the im2col matrix is
  * never written out: each block of output pixels (of every image, side
  * by side) is gathered straight from x into a cache-resident panel, and
- * bias and clamp are applied while the result tile is hot. */
+ * bias and clamp are applied while the result tile is hot. With AVX2, a
+ * 1×1 window of unit stride and no padding skips the panels and tiles:
+ * per image it is W · x read from x and written to y in place, bias,
+ * residual and clamp applied in the micro-kernel. */
 #pragma once
 
 #include "runtime/op.h"

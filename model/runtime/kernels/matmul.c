@@ -184,6 +184,16 @@ packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const flo
   return graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate);
 }
 
+/* bias, float32, broadcasts along out's rows without changing its shape: [N], [1, N], … */
+static gboolean
+bias_row (const GraftRtTensor *bias, const GraftRtTensor *out)
+{
+  if (bias->dtype != GRAFT_DTYPE_FLOAT32 || out->rank < 1 || bias->rank < 1 || bias->rank > out->rank ||
+      bias->dims[bias->rank - 1] != out->dims[out->rank - 1] || bias->numel != out->dims[out->rank - 1])
+    return FALSE;
+  return TRUE;
+}
+
 /* out = a · b, or a · bᵀ (of b's last two axes) when tb */
 static gboolean
 matmul_run (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, gboolean tb, GraftRtTensor *out,
@@ -201,9 +211,24 @@ matmul_run (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor
       return TRUE;
     }
   /* A 2-D B is shared by every row of A, whatever A's batch dims. */
-  if (out->dtype == GRAFT_DTYPE_FLOAT32 && b->rank == 2 &&
-      packed_product (ctx, a->numel / job.K, job.N, job.K, a->data, b->data, job.tb, out->data, FALSE))
-    return TRUE;
+  if (out->dtype == GRAFT_DTYPE_FLOAT32 && b->rank == 2)
+    {
+      /* the bias the engine offers (the Add reading this MatMul, see
+       * graft_kernel_get_residual) goes in first and the product is added
+       * to it: one pass less over the output */
+      const GraftRtTensor *bias = graft_kernel_get_residual (ctx);
+      gboolean with_bias = bias && bias_row (bias, out) && a->numel / job.K >= 2 &&
+                           graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+      if (with_bias)
+        for (gint64 row = 0; row < a->numel / job.K; row++)
+          memcpy ((float *) out->data + row * job.N, bias->data, job.N * sizeof (float));
+      if (packed_product (ctx, a->numel / job.K, job.N, job.K, a->data, b->data, job.tb, out->data, with_bias))
+        {
+          if (with_bias)
+            graft_kernel_take_residual (ctx);
+          return TRUE;
+        }
+    }
   /* One big GEMM when b is shared by all batch items and a is contiguous. */
   gboolean b_shared = TRUE;
   for (int d = 0; d < job.batch_rank; d++)

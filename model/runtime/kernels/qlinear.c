@@ -520,9 +520,10 @@ check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GErr
  * case, written at column offset col0 of rows `stride` values long.
  * Padding reads the zero point: 0 once subtracted (int16), the raw zero
  * point for bytes. */
-#define DEFINE_IM2COL_2D(name, type)                                                             \
+#define DEFINE_IM2COL_2D(name, type, gather_type)                                                \
   static void                                                                                    \
-  name (const type *x, const GraftWindow *w, gint64 channels, type pad, type *col, gint64 stride) \
+  name (const type *x, const GraftWindow *w, gint64 channels, type pad, type *col, gint64 stride, \
+        gather_type gather)                                                                      \
   {                                                                                              \
     gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                           \
     gint64 row = 0;                                                                              \
@@ -545,19 +546,80 @@ check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GErr
                 const type *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];  \
                 for (gint64 ow = 0; ow < ow_lo; ow++)                                            \
                   dst[ow] = pad;                                                                 \
-                if (w->stride[1] == 1)                                                           \
-                  memcpy (dst + ow_lo, src + ow_lo, sizeof (type) * (ow_hi - ow_lo));            \
-                else                                                                             \
-                  for (gint64 ow = ow_lo; ow < ow_hi; ow++)                                      \
-                    dst[ow] = src[ow * w->stride[1]];                                            \
+                gather (dst + ow_lo, src + ow_lo * w->stride[1], ow_hi - ow_lo, w->stride[1]);   \
                 for (gint64 ow = ow_hi; ow < OW; ow++)                                           \
                   dst[ow] = pad;                                                                 \
               }                                                                                  \
           }                                                                                      \
   }
 
-DEFINE_IM2COL_2D (im2col_2d, gint16)
-DEFINE_IM2COL_2D (im2col_2d_u8, guint8)
+/* dst[i] = src[i · stride] for i < n: one im2col row's values inside
+ * the input. */
+typedef void (*GatherS16) (gint16 *dst, const gint16 *src, gint64 n, gint64 stride);
+typedef void (*GatherU8) (guint8 *dst, const guint8 *src, gint64 n, gint64 stride);
+
+static void
+gather_s16 (gint16 *dst, const gint16 *src, gint64 n, gint64 stride)
+{
+  if (stride == 1)
+    memcpy (dst, src, sizeof (gint16) * n);
+  else
+    for (gint64 i = 0; i < n; i++)
+      dst[i] = src[i * stride];
+}
+
+static void
+gather_u8_portable (guint8 *dst, const guint8 *src, gint64 n, gint64 stride)
+{
+  if (stride == 1)
+    memcpy (dst, src, n);
+  else
+    for (gint64 i = 0; i < n; i++)
+      dst[i] = src[i * stride];
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* Stride 2 (ResNet's first conv and each stage's first): the even bytes
+ * of 64 (or 32) loaded, packed down. The loads stop before the byte
+ * after the last one the row reads, which may lie past the tensor. */
+GRAFT_TARGET_AVX2_FMA static void
+gather_u8_avx2 (guint8 *dst, const guint8 *src, gint64 n, gint64 stride)
+{
+  gint64 i = 0;
+  if (stride == 2)
+    {
+      const __m256i even = _mm256_set1_epi16 (0xff);
+      for (; i + 32 < n; i += 32)
+        {
+          __m256i a = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) (src + 2 * i)), even);
+          __m256i b = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) (src + 2 * i + 32)), even);
+          /* packus works per 128-bit lane: put the four quarters back in order. */
+          __m256i packed = _mm256_permute4x64_epi64 (_mm256_packus_epi16 (a, b), 0xd8);
+          _mm256_storeu_si256 ((__m256i *) (dst + i), packed);
+        }
+      for (; i + 16 < n; i += 16)
+        {
+          __m128i a = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (src + 2 * i)), _mm256_castsi256_si128 (even));
+          __m128i b = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (src + 2 * i + 16)), _mm256_castsi256_si128 (even));
+          _mm_storeu_si128 ((__m128i *) (dst + i), _mm_packus_epi16 (a, b));
+        }
+    }
+  gather_u8_portable (dst + i, src + i * stride, n - i, stride);
+}
+#endif
+
+static GatherU8
+gather_u8_pick (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+    return gather_u8_avx2;
+#endif
+  return gather_u8_portable;
+}
+
+DEFINE_IM2COL_2D (im2col_2d, gint16, GatherS16)
+DEFINE_IM2COL_2D (im2col_2d_u8, guint8, GatherU8)
 
 /* Any number of spatial axes, one output position at a time. */
 static void
@@ -786,6 +848,7 @@ typedef struct {
   const GraftWindow *w;
   gint64 C, Cg, g, in_size, P, N, taps;
   guint8 pad8;
+  GatherU8 gather_u8;
   void *col;
 } Im2colJob;
 
@@ -796,9 +859,9 @@ im2col_task (gint64 task, gpointer data)
   gint64 n = task / job->Cg, c = task % job->Cg, stride = job->N * job->P;
   gint64 image = (n * job->C + job->g * job->Cg + c) * job->in_size, at = c * job->taps * stride + n * job->P;
   if (job->x8)
-    im2col_2d_u8 (job->x8 + image, job->w, 1, job->pad8, (guint8 *) job->col + at, stride);
+    im2col_2d_u8 (job->x8 + image, job->w, 1, job->pad8, (guint8 *) job->col + at, stride, job->gather_u8);
   else if (job->w->n == 2)
-    im2col_2d (job->x16 + image, job->w, 1, 0, (gint16 *) job->col + at, stride);
+    im2col_2d (job->x16 + image, job->w, 1, 0, (gint16 *) job->col + at, stride, gather_s16);
   else
     im2col_nd (job->x16 + image, job->w, 1, (gint16 *) job->col + at, stride);
 }
@@ -899,7 +962,7 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
   g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
   if (x8)
     memset ((guint8 *) col + K * N * P, 0, (rows - K) * N * P);
-  Im2colJob im2col = { x8, x16, &w2, C, Cg, 0, in_size, P, N, K / Cg, zero_u8, col };
+  Im2colJob im2col = { x8, x16, &w2, C, Cg, 0, in_size, P, N, K / Cg, zero_u8, gather_u8_pick (), col };
   ConvStoreJob store = { &o, y, acc, N, M, 0, P, scales, offsets };
   for (gint64 g = 0; g < group; g++)
     {
@@ -1031,6 +1094,65 @@ operand_s16 (const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp
   return r;
 }
 
+/* QGemm's B as operand_s16 makes it, kept on the node for a constant B
+ * with the layout and zero points it was made for. */
+typedef struct {
+  gint64 rows, cols;
+  gboolean transpose;
+  gint64 n_zero_points;
+  gint64 *zero_points;
+  gint16 *values;
+} KeptOperand;
+
+static void
+kept_operand_free (gpointer data)
+{
+  KeptOperand *k = data;
+  g_free (k->zero_points);
+  g_free (k->values);
+  g_free (k);
+}
+
+static gboolean
+kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp)
+{
+  gint64 n = zp ? zp->numel : 0;
+  if (k->rows != t->dims[0] || k->cols != t->dims[1] || k->transpose != transpose || k->n_zero_points != n)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    if (k->zero_points[i] != element_i64 (zp, i))
+      return FALSE;
+  return TRUE;
+}
+
+/* operand_s16 (t, transpose, zp, zp_axis), from the node's kept copy
+ * when it fits; else made, and kept when t is a constant (*owned set
+ * otherwise, to g_free). */
+static const gint16 *
+operand_s16_kept (GraftKernelContext *ctx, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp,
+                  int zp_axis, gint16 **owned)
+{
+  *owned = NULL;
+  KeptOperand *kept = graft_kernel_derived_lookup (ctx, t->data);
+  if (kept && kept_operand_fits (kept, t, transpose, zp))
+    return kept->values;
+  gint16 *values = operand_s16 (t, transpose, zp, zp_axis);
+  if (kept == NULL)
+    {
+      KeptOperand *k = g_new0 (KeptOperand, 1);
+      *k = (KeptOperand) { t->dims[0], t->dims[1], transpose, zp ? zp->numel : 0, NULL, values };
+      k->zero_points = g_new (gint64, MAX (k->n_zero_points, 1));
+      for (gint64 i = 0; i < k->n_zero_points; i++)
+        k->zero_points[i] = element_i64 (zp, i);
+      if (graft_kernel_derived_keep (ctx, t->data, k, kept_operand_free))
+        return values;
+      k->values = NULL;
+      kept_operand_free (k);
+    }
+  *owned = values;
+  return values;
+}
+
 static gboolean
 kernel_qgemm (GraftKernelContext *ctx, GError **error)
 {
@@ -1056,7 +1178,8 @@ kernel_qgemm (GraftKernelContext *ctx, GError **error)
   if (out == NULL)
     return FALSE;
   g_autofree gint16 *a16 = operand_s16 (a, ta, azp, 0);
-  g_autofree gint16 *b16 = operand_s16 (b, tb, bzp, 1);
+  g_autofree gint16 *owned_b16 = NULL;
+  const gint16 *b16 = operand_s16_kept (ctx, b, tb, bzp, 1, &owned_b16);
   g_autofree gint32 *acc = g_new (gint32, MAX (M * N, 1));
   graft_qgemm_s16 (ctx, M, N, K, a16, b16, acc, N);
   gint64 lo = 0, hi = 0, y_zero = zero_point_at (yzp, 0);

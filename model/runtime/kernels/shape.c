@@ -386,10 +386,15 @@ graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *pe
       return TRUE;
     }
   gint64 inner = out->dims[rank - 1], inner_stride = strides[rank - 1];
+  gboolean word = out->dtype != GRAFT_DTYPE_STRING && graft_rt_dtype_size (out->dtype) == 4 && out->dtype == in->dtype;
   for (gint64 o = 0; o < out->numel; o += inner)
     {
       if (inner_stride == 1)
         graft_copy_block (out, o, in, off, inner);
+      else if (word)
+        /* a strided gather of 4-byte elements (float32 key transposes in attention) */
+        for (gint64 k = 0; k < inner; k++)
+          ((guint32 *) out->data)[o + k] = ((const guint32 *) in->data)[off + k * inner_stride];
       else
         for (gint64 k = 0; k < inner; k++)
           graft_copy_element (out, o + k, in, off + k * inner_stride);

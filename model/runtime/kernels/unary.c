@@ -248,7 +248,10 @@ static gboolean
 kernel_unary (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
-  const UnaryDef *def = find_def (ctx->node->op);
+  /* by the schema: the runtime may run this kernel for a pattern of other
+   * nodes (runtime.c fuse_patterns runs a GELU written as Div → Erf → … as
+   * onnx::Gelu, ctx->node then being the Div) */
+  const UnaryDef *def = find_def (ctx->schema->name);
   UnaryFunc func = def ? def->func : NULL;
   UnaryParams params = { 0 };
 

@@ -1,0 +1,59 @@
+/* Patterns of nodes that the runtime's plan runs as one fused step, and
+ * the matching they share. Pure analysis: the graph is left as it is.
+ *
+ * Attention fusion: the scaled dot-product attention that exporters write
+ * as separate nodes — MatMul (Q, Kᵀ) → [Mul or Div by a scale] → [Add of a
+ * mask] → Softmax (last axis) → [Cast to float] → MatMul (·, V), as torch.onnx.export writes
+ * BERT's and GPT-2's — recognised as one graft::ScaledDotProductAttention
+ * (attention.c), which scores a block of queries at a time in cache
+ * instead of writing the [.., queries, keys] scores out four times.
+ * Pure analysis: the graph is left as it is; the runtime's plan runs the
+ * fused operator at the first MatMul's place and skips the others, unless
+ * the kernel declines the run's shapes or types (then the nodes run). */
+#pragma once
+
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+/* The only reader of node's single output (*out_value, set even when
+ * there is no sole reader), in node's graph, and the output not a graph
+ * output; else NULL. */
+GraftNode *graft_fusion_sole_reader (GraftNode *node, GraftValue **out_value);
+
+/* v is a float32 scalar constant (an initializer or a Constant node's
+ * value): its value in *out. */
+gboolean graft_fusion_constant_scalar (GraftValue *v, float *out);
+
+enum { GRAFT_ATTENTION_FUSION_Q, GRAFT_ATTENTION_FUSION_KT, GRAFT_ATTENTION_FUSION_V, GRAFT_ATTENTION_FUSION_MASK,
+       GRAFT_ATTENTION_FUSION_SCALE, GRAFT_ATTENTION_FUSION_DIVISOR, GRAFT_ATTENTION_FUSION_N_INPUTS };
+
+#define GRAFT_ATTENTION_FUSION_OP "graft::ScaledDotProductAttention"
+
+typedef struct {
+  /* by GRAFT_ATTENTION_FUSION_*; NULL: omitted (no mask, no scale) */
+  GraftValue *inputs[GRAFT_ATTENTION_FUSION_N_INPUTS];
+  /* the pattern's nodes in order: the first MatMul, then up to Mul/Div,
+   * Add, Softmax and Cast, and the closing MatMul (its output is the
+   * fused operator's) */
+  guint n_nodes;
+  GraftNode *nodes[6];
+} GraftAttentionFusion;
+
+/* Matches the pattern that MatMul node `qk` opens. Every value in between
+ * must have one reader, in the same graph, and not be a graph output; the
+ * Softmax must be over the last axis: axis -1, or no axis from opset 13
+ * on (opset_of gives a node's opset). */
+gboolean graft_attention_fusion_match (GraftNode *qk, gint64 (*opset_of) (GraftNode *node, gpointer data),
+                                       gpointer data, GraftAttentionFusion *fusion);
+
+/* GELU as torch.onnx.export writes it before opset 20 (BERT's feed
+ * forward): x → Div (x, √2) → Erf → Add 1 → Mul by x → Mul by 0.5, run as
+ * onnx::Gelu (approximate "none"). */
+#define GRAFT_GELU_FUSION_N_NODES 5
+
+/* Matches the pattern that Div node `div` opens: nodes[] gets the Div,
+ * Erf, Add, Mul and the closing Mul, whose output is the GELU's. */
+gboolean graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES]);
+
+G_END_DECLS
