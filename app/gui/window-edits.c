@@ -32,9 +32,12 @@ on_history_changed (GraftWindow *self)
   graft_window_update_title (self);
 }
 
+static void cancel_background_edit (GraftWindow *self);
+
 void
 graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path)
 {
+  cancel_background_edit (self);
   if (self->history != NULL)
     g_signal_handlers_disconnect_by_data (self->history, self);
   g_clear_object (&self->history);
@@ -134,6 +137,11 @@ edits_allowed (GraftWindow *self)
   if (graft_run_pane_is_running (self->run_pane))
     {
       graft_window_show_toast (self, "Wait for the run to finish, or cancel it, before editing");
+      return FALSE;
+    }
+  if (self->edit_cancellable != NULL)
+    {
+      graft_window_show_toast (self, "Wait until the edit under way is applied, or cancel it");
       return FALSE;
     }
   if (self->check_cancellable != NULL)
@@ -303,7 +311,9 @@ undo_failed_edit (gpointer user_data)
   /* A window closed meanwhile has nothing left to undo or to tell. */
   if (self->canvas == NULL || self->toast_overlay == NULL)
     return G_SOURCE_REMOVE;
-  if (self->model != NULL && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL))
+  /* Nor while a worker copies the model for the next edit. */
+  if (self->model != NULL
+      && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL || self->edit_cancellable != NULL))
     return G_SOURCE_CONTINUE;
   undone = self->history != NULL
            && g_strcmp0 (graft_edit_history_get_undo_description (self->history), failed->description) == 0
@@ -414,7 +424,9 @@ try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error
     return FALSE;
   remember_expanded_groups (self);
   before = graft_model_get_graph (self->model);
-  if (!graft_edit_history_apply (self->history, edit, error))
+  /* The copy the last check made (edits wait for it; any change since
+   * starts another check, which drops it) saves copying the graph here. */
+  if (!graft_edit_history_apply_with_snapshot (self->history, edit, g_steal_pointer (&self->spare_snapshot), error))
     {
       /* A failed edit may have put back a copy of the graph: what points
        * into the old one must follow. */
@@ -448,6 +460,199 @@ graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error)
   return try_edit (self, edit, NULL, error);
 }
 
+/* "Undone: …" / "Redone: …" */
+static void
+show_history_toast (GraftWindow *self, gboolean undo, const char *description)
+{
+  g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
+  AdwToast *toast = adw_toast_new (message);
+
+  /* The overlay queues toasts: the last undo's would hide this one for
+   * its whole timeout. */
+  if (self->history_toast != NULL)
+    adw_toast_dismiss (self->history_toast);
+  adw_toast_set_timeout (toast, 5);
+  g_set_weak_pointer (&self->history_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+/* ---------- edits too slow for the UI thread ---------- */
+
+/* Make-dynamic and set-shape repair baked shape constants and re-infer the
+ * whole graph: a third of a second on a 10k-node transformer. They are
+ * applied to a copy of the model on a worker (edits, undo and a new check
+ * wait meanwhile, so the model the worker copies does not change); the
+ * edited graph then takes the model's place on the UI thread. */
+typedef struct {
+  GraftEdit *edit;
+  GraftModel *model;     /* the window's; the worker only reads it */
+  char *symbol;
+  gboolean redo;         /* a redo: not proved again ("Apply Anyway" redoes an edit that failed its proof) */
+  GError *error;         /* the worker's, until it is shown */
+  GraftModel *edited;    /* the worker's result */
+  GraftModel *to_verify; /* a copy of it for the proof at other sizes, when the edit changed dims */
+} BackgroundEdit;
+
+static gboolean
+runs_in_background (GraftEdit *edit)
+{
+  GraftEditKind kind = graft_edit_get_kind (edit);
+
+  return kind == GRAFT_EDIT_MAKE_DIM_DYNAMIC || kind == GRAFT_EDIT_SET_INPUT_SHAPE;
+}
+
+static void
+background_edit_free (BackgroundEdit *data)
+{
+  g_object_unref (data->edit);
+  g_object_unref (data->model);
+  g_free (data->symbol);
+  g_clear_object (&data->edited);
+  g_clear_object (&data->to_verify);
+  g_clear_error (&data->error);
+  g_free (data);
+}
+
+static void
+background_edit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  BackgroundEdit *data = task_data;
+  GError *error = NULL;
+
+  data->edited = graft_edit_apply_to_copy (data->edit, data->model, &error);
+  if (data->edited == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (!data->redo && graft_edit_get_changed_dims (data->edit)->len > 0)
+    data->to_verify = graft_model_copy (data->edited);
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+end_background_edit (GraftWindow *self)
+{
+  g_clear_object (&self->edit_cancellable);
+  if (self->edit_toast != NULL)
+    adw_toast_dismiss (self->edit_toast);
+  g_object_notify (G_OBJECT (self), "checking");
+  graft_window_update_action_states (self);
+}
+
+static void
+cancel_background_edit (GraftWindow *self)
+{
+  if (self->edit_cancellable == NULL)
+    return;
+  /* The worker cannot be stopped inside the repair: its result is dropped. */
+  g_cancellable_cancel (self->edit_cancellable);
+  end_background_edit (self);
+}
+
+/* Replaces the model's graph: not while a layout, a check or a run reads
+ * it (the user may have expanded a group, changed the run's input shapes
+ * or started a run while the worker was busy); until then edits still
+ * wait. */
+static gboolean
+take_background_edit (gpointer user_data)
+{
+  GTask *task = user_data;
+  GraftWindow *self = g_task_get_source_object (task);
+  BackgroundEdit *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = g_steal_pointer (&data->error);
+
+  /* Cancelled, or the window moved on to another model or closed. */
+  if (g_task_get_cancellable (task) != self->edit_cancellable)
+    return G_SOURCE_REMOVE;
+  if (error == NULL
+      && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL
+          || graft_run_pane_is_running (self->run_pane)))
+    return G_SOURCE_CONTINUE;
+  end_background_edit (self);
+  if (error != NULL || !graft_edit_history_commit (self->history, data->edit, data->edited, &error))
+    {
+      show_edit_error (self, data->redo ? "Could Not Redo" : "Could Not Change the Model", error);
+      return G_SOURCE_REMOVE;
+    }
+  /* "Run with New Shape" no longer describes the model. */
+  if (data->redo && self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
+  after_model_changed (self);
+  if (data->redo)
+    show_history_toast (self, FALSE, graft_edit_get_description (data->edit));
+  else if (data->to_verify != NULL)
+    verify_edit_async (self, data->edit, data->to_verify, data->symbol);
+  else
+    graft_window_show_toast (self, graft_edit_get_description (data->edit));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_background_edit_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = G_TASK (result);
+  BackgroundEdit *data = g_task_get_task_data (task);
+
+  g_task_propagate_boolean (task, &data->error);
+  if (take_background_edit (task) == G_SOURCE_CONTINUE)
+    g_timeout_add_full (G_PRIORITY_DEFAULT, 20, take_background_edit, g_object_ref (task), g_object_unref);
+}
+
+static void
+apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol, gboolean redo)
+{
+  g_autofree char *title = NULL;
+  BackgroundEdit *data;
+  g_autoptr(GTask) task = NULL;
+  AdwToast *toast;
+
+  if (!edits_allowed (self))
+    return;
+  remember_expanded_groups (self);
+  data = g_new0 (BackgroundEdit, 1);
+  data->edit = g_object_ref (edit);
+  data->model = g_object_ref (self->model);
+  data->symbol = g_strdup (symbol);
+  data->redo = redo;
+  self->edit_cancellable = g_cancellable_new ();
+  task = g_task_new (self, self->edit_cancellable, on_background_edit_done, NULL);
+  g_task_set_task_data (task, data, (GDestroyNotify) background_edit_free);
+  g_task_run_in_thread (task, background_edit_thread);
+
+  /* The busy indicator, with the way out. */
+  title = g_strdup_printf ("%s — applying…", graft_edit_get_description (edit));
+  toast = adw_toast_new (title);
+  adw_toast_set_button_label (toast, "Cancel");
+  adw_toast_set_action_name (toast, "win.cancel-edit");
+  adw_toast_set_timeout (toast, 0);
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  g_set_weak_pointer (&self->edit_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  g_object_notify (G_OBJECT (self), "checking");
+  graft_window_update_action_states (self);
+}
+
+static void
+cancel_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  if (self->edit_cancellable == NULL)
+    return;
+  cancel_background_edit (self);
+  graft_window_show_toast (self, "Edit cancelled: the model is unchanged");
+}
+
+void
+graft_window_edits_dispose (GraftWindow *self)
+{
+  if (self->edit_cancellable != NULL)
+    g_cancellable_cancel (self->edit_cancellable);
+  g_clear_object (&self->edit_cancellable);
+  g_clear_weak_pointer (&self->edit_toast);
+}
+
 /* "input:0=batch" */
 static void
 make_dynamic_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
@@ -475,7 +680,7 @@ make_dynamic_action (GtkWidget *widget, const char *action_name, GVariant *param
     }
   input = g_strndup (spec, colon - spec);
   edit = graft_edit_new_make_dim_dynamic (input, (int) axis, eq + 1);
-  apply_edit (self, edit, eq + 1);
+  apply_edit_in_background (self, edit, eq + 1, FALSE);
 }
 
 /* "input=1x3x224x224" */
@@ -510,7 +715,7 @@ set_shape_action (GtkWidget *widget, const char *action_name, GVariant *paramete
       return;
     }
   edit = graft_edit_new_set_input_shape (input, dims->len, (gint64 *) dims->data);
-  apply_edit (self, edit, NULL);
+  apply_edit_in_background (self, edit, NULL, FALSE);
 }
 
 static void
@@ -518,6 +723,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
   gboolean undo = g_str_equal (action_name, "win.undo");
+  GraftEdit *redo_edit;
   g_autofree char *description = NULL;
   g_autoptr(GError) error = NULL;
   gboolean ok;
@@ -528,6 +734,13 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
                                : graft_edit_history_get_redo_description (self->history));
   if (description == NULL)
     return;
+  /* Redoing a make-dynamic repairs the graph again: as slow as the first time. */
+  redo_edit = undo ? NULL : graft_edit_history_get_redo_edit (self->history);
+  if (redo_edit != NULL && runs_in_background (redo_edit))
+    {
+      apply_edit_in_background (self, redo_edit, NULL, TRUE);
+      return;
+    }
   remember_expanded_groups (self);
   ok = undo ? graft_edit_history_undo (self->history, &error) : graft_edit_history_redo (self->history, &error);
   if (!ok)
@@ -539,18 +752,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
   if (self->shape_toast != NULL)
     adw_toast_dismiss (self->shape_toast);
   after_model_changed (self);
-  {
-    g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
-    AdwToast *toast = adw_toast_new (message);
-
-    /* The overlay queues toasts: the last undo's would hide this one for
-     * its whole timeout. */
-    if (self->history_toast != NULL)
-      adw_toast_dismiss (self->history_toast);
-    adw_toast_set_timeout (toast, 5);
-    g_set_weak_pointer (&self->history_toast, toast);
-    adw_toast_overlay_add_toast (self->toast_overlay, toast);
-  }
+  show_history_toast (self, undo, description);
 }
 
 /* ---------- saving ---------- */
@@ -842,6 +1044,8 @@ graft_window_edits_confirm_open (GraftWindow *self, const char *path)
   if (self->discard_confirmed || self->history == NULL || !graft_edit_history_is_modified (self->history))
     {
       self->discard_confirmed = FALSE;
+      /* An edit still being applied would land on the model being left. */
+      cancel_background_edit (self);
       return TRUE;
     }
   heading = g_strdup_printf ("Discard Changes to “%s”?", self->title_base);
@@ -862,6 +1066,7 @@ void
 graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.make-dynamic", "s", make_dynamic_action);
+  gtk_widget_class_install_action (widget_class, "win.cancel-edit", NULL, cancel_edit_action);
   gtk_widget_class_install_action (widget_class, "win.set-shape", "s", set_shape_action);
   gtk_widget_class_install_action (widget_class, "win.show-edit-failure", "s", show_edit_failure_action);
   gtk_widget_class_install_action (widget_class, "win.undo", NULL, undo_redo_action);

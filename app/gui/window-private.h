@@ -60,7 +60,10 @@ struct _GraftWindow
   char *title_base;                 /* file name shown in the title */
   char *save_path;                  /* where Save writes; NULL until chosen */
   GCancellable *check_cancellable;  /* while the graph shown is checked (lint, shape inference) */
+  GraftGraph *spare_snapshot;       /* a copy of the main graph the last check made: the next edit's undo
+                                     * snapshot; NULL once the graph may have changed (window-analysis.c) */
   GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
+  GCancellable *edit_cancellable;   /* while a slow edit is applied on a worker (window-edits.c) */
   char *direction;                  /* behind the direction action */
   GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
   char *watched_path;
@@ -72,6 +75,7 @@ struct _GraftWindow
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
   AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
+  AdwToast *edit_toast;             /* "… — applying…" with Cancel: a weak pointer */
   GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;
@@ -99,6 +103,9 @@ struct _GraftWindow
 void graft_window_show_toast (GraftWindow *self, const char *text);
 void graft_window_open_path (GraftWindow *self, const char *path);
 gboolean graft_window_canvas_is_busy (GraftWindow *self);
+/* Every Find match highlighted on the canvas while Find is open (none
+ * while it is closed). */
+void graft_window_update_found (GraftWindow *self);
 /* The sidebar shows the selected node or value, or the model. */
 void graft_window_update_sidebar (GraftWindow *self);
 
@@ -154,11 +161,20 @@ gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **err
 gboolean graft_window_edits_allowed (GraftWindow *self);
 /* After the history changed the graph by other means (a recipe replay). */
 void graft_window_edits_model_changed (GraftWindow *self);
+/* Drops an edit still being applied on a worker: the window closes. */
+void graft_window_edits_dispose (GraftWindow *self);
 void graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error);
 
 /* window-surgery.c: the canvas's context menu, Delete, rename and
  * replace-op dialogs, recipes (Save Edits As…, Apply Recipe…). */
 void graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class);
 void graft_window_init_surgery (GraftWindow *self);
+/* Applies operation id (params: floating or owned, consumed) to the graph
+ * the canvas shows; FALSE with the refusal (or without error when edits
+ * must wait). */
+gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error);
+
+/* window-patterns.c: the Replace Pattern dialog. */
+void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
 
 G_END_DECLS

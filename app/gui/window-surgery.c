@@ -40,10 +40,8 @@ graph_path (GraftGraph *graph)
   return path->len ? g_strdup (path->str) : NULL;
 }
 
-/* Applies operation id to the graph the canvas shows; FALSE with the
- * refusal (or without error when edits must wait). */
-static gboolean
-try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error)
+gboolean
+graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error)
 {
   g_autofree char *path = graph_path (graft_graph_canvas_get_graph (self->canvas));
   g_autoptr(GraftEdit) edit = NULL;
@@ -65,7 +63,7 @@ apply_operation (GraftWindow *self, const char *id, GVariant *params)
 {
   g_autoptr(GError) error = NULL;
 
-  if (!try_operation (self, id, params, &error) && error != NULL)
+  if (!graft_window_try_operation (self, id, params, &error) && error != NULL)
     graft_window_show_edit_error (self, "Could Not Change the Model", error);
 }
 
@@ -298,7 +296,7 @@ on_picker_apply (GraftOpPicker *picker, const char *id, GVariant *params, GraftW
 {
   g_autoptr(GError) error = NULL;
 
-  if (try_operation (self, id, g_variant_ref (params), &error))
+  if (graft_window_try_operation (self, id, g_variant_ref (params), &error))
     gtk_window_destroy (GTK_WINDOW (picker));
   else if (error != NULL)
     graft_op_picker_show_error (picker, error->message);
@@ -339,7 +337,7 @@ sidebar_edit_action (GtkWidget *widget, const char *action_name, GVariant *param
   g_variant_get (parameter, "(&s@a{sv})", &id, &params);
   node_name = g_strdup (graft_edit_param_string (params, "node"));
   value_name = g_strdup (graft_edit_param_string (params, "value"));
-  done = try_operation (self, id, g_variant_ref (params), &error);
+  done = graft_window_try_operation (self, id, g_variant_ref (params), &error);
   if (done && g_str_equal (id, "rename-node"))
     {
       g_free (node_name);
@@ -437,6 +435,7 @@ fill_node_menu (GtkWidget *box, GtkPopover *popover, GraftNode *node, gboolean m
   add_item (box, popover, "_Rename…", "win.rename-node", node->name);
   add_item (box, popover, "Replace _Op…", "win.replace-op", node->name);
   add_item (box, popover, "Set _Attribute…", "win.set-attribute", node->name);
+  add_item (box, popover, "Replace _Pattern…", "win.replace-pattern-at", node->name);
   if (main_graph)
     {
       add_separator (box);

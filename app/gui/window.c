@@ -60,7 +60,7 @@ graft_window_update_action_states (GraftWindow *self)
   gboolean idle = has_model && !running;
   /* The check only reads the graph, as a run and saving do; an edit
    * replaces it, so edits wait for the check. */
-  gboolean editable = idle && self->check_cancellable == NULL;
+  gboolean editable = idle && self->check_cancellable == NULL && self->edit_cancellable == NULL;
   const char *idle_actions[] = {
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
@@ -71,6 +71,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.set-attribute", "win.insert-node", "win.add-node", "win.sidebar-edit",
     "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
     "win.apply-recipe-path",
+    /* window-patterns.c */
+    "win.replace-pattern", "win.replace-pattern-at",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
@@ -96,6 +98,7 @@ graft_window_update_action_states (GraftWindow *self)
                                  graph != NULL && graph != graft_model_get_graph (self->model)
                                  && !shows_function_body (self, graph));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit", self->edit_cancellable != NULL);
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
   for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
@@ -234,8 +237,8 @@ on_find_item_activated (GraftWindow *self, gpointer node, gpointer value, GtkWid
 }
 
 /* Every match highlighted on the canvas while Find is open. */
-static void
-update_found (GraftWindow *self)
+void
+graft_window_update_found (GraftWindow *self)
 {
   g_autoptr(GPtrArray) items = NULL;
 
@@ -249,7 +252,7 @@ update_found (GraftWindow *self)
 static void
 on_find_matches_changed (GraftWindow *self)
 {
-  update_found (self);
+  graft_window_update_found (self);
 }
 
 static void
@@ -678,7 +681,7 @@ set_find_visible (GraftWindow *self, gboolean visible)
     return;
   self->find_visible = visible;
   gtk_revealer_set_reveal_child (self->find_revealer, visible);
-  update_found (self);
+  graft_window_update_found (self);
   if (visible)
     graft_find_panel_focus_entry (self->find_panel);
   else
@@ -703,7 +706,10 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DIAGNOSTICS_VISIBLE: g_value_set_boolean (value, self->diagnostics_visible); break;
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
-    case PROP_CHECKING: g_value_set_boolean (value, self->check_cancellable != NULL); break;
+    /* An edit applied on a worker ends in a check: busy all the same. */
+    case PROP_CHECKING:
+      g_value_set_boolean (value, self->check_cancellable != NULL || self->edit_cancellable != NULL);
+      break;
     case PROP_WHEEL_ZOOMS: g_value_set_boolean (value, self->wheel_zooms); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -918,9 +924,11 @@ graft_window_dispose (GObject *object)
   if (self->check_cancellable != NULL)
     g_cancellable_cancel (self->check_cancellable);
   g_clear_object (&self->check_cancellable);
+  g_clear_pointer (&self->spare_snapshot, graft_graph_free);
   if (self->verify_cancellable != NULL)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
+  graft_window_edits_dispose (self);
   g_clear_object (&self->model);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
@@ -991,6 +999,7 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
+  graft_window_class_add_pattern_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");

@@ -55,17 +55,58 @@ graft_edit_history_get_model (GraftEditHistory *self)
   return self->model;
 }
 
-gboolean
-graft_edit_history_apply (GraftEditHistory *self, GraftEdit *edit, GError **error)
+static void
+push_applied (GraftEditHistory *self, GraftEdit *edit)
 {
-  if (!graft_edit_apply (edit, self->model, error))
-    return FALSE;
   /* A saved state among the undone edits can no longer be reached. */
   if (self->saved_depth > (gint) self->done->len)
     self->saved_depth = -1;
   g_ptr_array_add (self->done, g_object_ref (edit));
   g_ptr_array_set_size (self->undone, 0);
   g_signal_emit (self, signals[CHANGED], 0);
+}
+
+gboolean
+graft_edit_history_apply (GraftEditHistory *self, GraftEdit *edit, GError **error)
+{
+  return graft_edit_history_apply_with_snapshot (self, edit, NULL, error);
+}
+
+gboolean
+graft_edit_history_apply_with_snapshot (GraftEditHistory *self, GraftEdit *edit, GraftGraph *snapshot,
+                                        GError **error)
+{
+  if (!graft_edit_apply_with_snapshot (edit, self->model, snapshot, error))
+    return FALSE;
+  push_applied (self, edit);
+  return TRUE;
+}
+
+gboolean
+graft_edit_history_commit (GraftEditHistory *self, GraftEdit *edit, GraftModel *edited, GError **error)
+{
+  GPtrArray *domains = graft_model_get_opset_order (edited);
+
+  if (!graft_edit_is_applied (edit) || edited == self->model || graft_model_get_graph (edited) == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE, "'%s' was not applied to a copy of the model",
+                   graft_edit_get_description (edit));
+      return FALSE;
+    }
+  /* An edit may import a domain (a custom op). */
+  for (guint i = 0; i < domains->len; i++)
+    {
+      const char *domain = g_ptr_array_index (domains, i);
+      graft_model_set_opset (self->model, domain, graft_model_get_opset (edited, domain));
+    }
+  graft_model_set_graph (self->model, graft_model_steal_graph (edited));
+  if (self->undone->len > 0 && g_ptr_array_index (self->undone, self->undone->len - 1) == edit)
+    {
+      g_ptr_array_add (self->done, g_ptr_array_steal_index (self->undone, self->undone->len - 1));
+      g_signal_emit (self, signals[CHANGED], 0);
+    }
+  else
+    push_applied (self, edit);
   return TRUE;
 }
 
@@ -128,6 +169,12 @@ graft_edit_history_get_redo_description (GraftEditHistory *self)
 {
   return self->undone->len ? graft_edit_get_description (g_ptr_array_index (self->undone, self->undone->len - 1))
                            : NULL;
+}
+
+GraftEdit *
+graft_edit_history_get_redo_edit (GraftEditHistory *self)
+{
+  return self->undone->len ? g_ptr_array_index (self->undone, self->undone->len - 1) : NULL;
 }
 
 void

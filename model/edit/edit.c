@@ -614,7 +614,14 @@ record_params (GraftEdit *self, GraftModel *model, GError **error)
 gboolean
 graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
 {
+  return graft_edit_apply_with_snapshot (self, model, NULL, error);
+}
+
+gboolean
+graft_edit_apply_with_snapshot (GraftEdit *self, GraftModel *model, GraftGraph *given, GError **error)
+{
   GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GraftGraph) prepared = given;
   GraftGraph *snapshot;
   GraftEditScope scope;
   g_autoptr(GVariant) recorded = NULL;
@@ -636,7 +643,7 @@ graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error)
   /* Addresses are taken before the change; when a target is missing the
    * operation's own error says it best, so that one is reported. */
   recorded = record_params (self, model, &record_error);
-  snapshot = graft_graph_copy (graph, NULL);
+  snapshot = prepared != NULL ? g_steal_pointer (&prepared) : graft_graph_copy (graph, NULL);
   self->function = scope.function;
   if (scope.function != NULL)
     self->function_snapshot = graft_graph_copy (scope.function->body, NULL);
@@ -672,6 +679,24 @@ graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error)
   graft_model_set_graph (model, g_steal_pointer (&self->snapshot));
   restore_function (self);
   return TRUE;
+}
+
+GraftModel *
+graft_edit_apply_to_copy (GraftEdit *self, GraftModel *model, GError **error)
+{
+  g_autoptr(GraftModel) copy = graft_model_copy (model);
+
+  if (!graft_edit_apply (self, copy, error))
+    return NULL;
+  /* The snapshot of a function body belongs to the copy's function. */
+  if (self->function != NULL)
+    {
+      graft_edit_undo (self, copy, NULL);
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "'%s' edits a function body: it cannot be applied on a copy of the model", self->description);
+      return NULL;
+    }
+  return g_steal_pointer (&copy);
 }
 
 GraftValue *

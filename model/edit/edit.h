@@ -93,7 +93,20 @@ const char *graft_edit_get_description (GraftEdit *self);
 gboolean graft_edit_is_applied (GraftEdit *self);
 
 gboolean graft_edit_apply (GraftEdit *self, GraftModel *model, GError **error);
+/* graft_edit_apply() with its undo snapshot made beforehand: snapshot is a
+ * graft_graph_copy() of the model's main graph exactly as it is now (a
+ * worker can make it while the graph is idle, sparing the UI thread the
+ * copy). It is taken over in every case; NULL copies here. */
+gboolean graft_edit_apply_with_snapshot (GraftEdit *self, GraftModel *model, GraftGraph *snapshot, GError **error);
 gboolean graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error);
+
+/* graft_edit_apply() on a copy of model (graft_model_copy()), which is
+ * returned: for an edit too slow to hold a UI thread (make-dynamic repairs
+ * and re-infers a whole transformer), run on a worker thread while nothing
+ * changes model, then handed to graft_edit_history_commit(). The copy
+ * shares model's tensors. Only an edit of the main graph can move back
+ * into model: one that edits a function body fails here. */
+GraftModel *graft_edit_apply_to_copy (GraftEdit *self, GraftModel *model, GError **error);
 
 /* What the last apply did beyond the obvious, one line each
  * ("Reshape '/Reshape': shape [2, 512] → [-1, 512]"). char*, borrowed. */

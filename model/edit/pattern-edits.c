@@ -20,6 +20,8 @@
  * last step gives the root's outputs, so every consumer follows. */
 #include "edit/edit-private.h"
 #include "edit/graph-surgery.h"
+#include "edit/pattern-edits.h"
+#include "onnx/op-schemas.h"
 
 #include <string.h>
 
@@ -121,6 +123,12 @@ parse_argument (Pattern *pattern, Step *step, const char *text, gboolean variabl
   gint index;
   guint position;
 
+  if (strpbrk (name, " \t\n()=;") != NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "'%s' in '%s' is not an argument (an earlier step, a variable, * or nothing)", name, step->text);
+      return FALSE;
+    }
   if (*name == '\0')
     argument.kind = ARGUMENT_OMITTED;
   else if (strcmp (name, "*") == 0)
@@ -165,9 +173,21 @@ parse_step (Pattern *pattern, const char *text, gboolean variables_known, GError
   const char *equals = strchr (text, '=');
   g_autofree char *op = NULL, *arguments = NULL, *domain = NULL;
   const char *separator;
+  int depth = 0;
 
   step->text = g_strdup (text);
   step->arguments = g_array_new (FALSE, FALSE, sizeof (Argument));
+  for (const char *c = text; *c != '\0'; c++)
+    depth += (*c == '(') - (*c == ')');
+  if (depth != 0)
+    {
+      /* "MatMul(x,w Add(m,b)": the split joined two steps. */
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "pattern step '%s' is not [NAME=]OP(ARG,...)[;ATTR=VALUE...]: a '%c' is missing", text,
+                   depth > 0 ? ')' : '(');
+      step_free (step);
+      return NULL;
+    }
   if (open == NULL || close == NULL || (close[1] != '\0' && close[1] != ';'))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
@@ -265,12 +285,20 @@ parse_steps (Pattern *pattern, GPtrArray *into, const char *const *texts, gboole
   return check_connected (into, replacement ? "replacement" : "pattern", error);
 }
 
+/* Commutative steps whose input order is searched both ways (2^N
+ * attempts per candidate root at most); any beyond take the order that
+ * matches their own arguments. */
+#define MAX_SEARCHED_ORDERS 8
+
 /* The state of one match attempt: the node each step matched and the
- * value each variable read. */
+ * value each variable read; which commutative steps read their inputs
+ * swapped in this attempt. */
 typedef struct {
   GraftNode **nodes;
   GraftValue **values;
   gboolean *bound;
+  const gint *order_bit;  /* per step: its bit in swapped, or -1 (not searched) */
+  guint32 swapped;
 } Match;
 
 static gboolean
@@ -391,9 +419,13 @@ match_step (GraftModel *model, Pattern *pattern, guint index, GraftNode *node, M
   match->nodes[index] = node;
   if (!commutative (step))
     return match_arguments (model, pattern, step, node, FALSE, match);
-  /* Add(m, b) matches both Add(MatMul, bias) and Add(bias, MatMul). The
-   * order that matches its own arguments is taken; a pattern where that
-   * choice would only fail later, at another step, is not searched. */
+  /* Add(m, b) matches both Add(MatMul, bias) and Add(bias, MatMul).
+   * find_matches() tries every order of the first MAX_SEARCHED_ORDERS
+   * commutative steps (a choice that fits here may fail at a later step:
+   * "a=Add(x,y) Mul(a,x)"); a step beyond them takes the order that
+   * matches its own arguments. */
+  if (match->order_bit != NULL && match->order_bit[index] >= 0)
+    return match_arguments (model, pattern, step, node, (match->swapped >> match->order_bit[index]) & 1, match);
   saved = match_new (pattern);
   match_copy (saved, match, pattern);
   if (match_arguments (model, pattern, step, node, FALSE, match))
@@ -403,9 +435,10 @@ match_step (GraftModel *model, Pattern *pattern, guint index, GraftNode *node, M
 }
 
 /* What a step other than the root computes is read only inside the
- * match; none of the match's nodes is taken by an earlier match. */
+ * match; none of the match's nodes is taken by an earlier match. When it
+ * is not so, reason (may be NULL) gets why, for the preview. */
 static gboolean
-match_is_closed (Pattern *pattern, Match *match, GHashTable *taken)
+match_is_closed (Pattern *pattern, Match *match, GHashTable *taken, char **reason)
 {
   g_autoptr(GHashTable) inside = g_hash_table_new (NULL, NULL);
   guint root = pattern->steps->len - 1;
@@ -413,12 +446,22 @@ match_is_closed (Pattern *pattern, Match *match, GHashTable *taken)
   for (guint i = 0; i < pattern->steps->len; i++)
     {
       if (g_hash_table_contains (taken, match->nodes[i]))
-        return FALSE;
+        {
+          if (reason != NULL)
+            *reason = g_strdup_printf ("node '%s' is part of an earlier match", match->nodes[i]->name);
+          return FALSE;
+        }
       g_hash_table_add (inside, match->nodes[i]);
     }
   for (guint i = 0; i < pattern->variables->len; i++)
     if (match->values[i]->producer != NULL && g_hash_table_contains (inside, match->values[i]->producer))
-      return FALSE;   /* a variable reading what the match computes would lose its producer */
+      {
+        /* a variable reading what the match computes would lose its producer */
+        if (reason != NULL)
+          *reason = g_strdup_printf ("variable '%s' would read '%s', which the match computes",
+                                     (const char *) g_ptr_array_index (pattern->variables, i), match->values[i]->name);
+        return FALSE;
+      }
   for (guint i = 0; i < root; i++)
     for (guint j = 0; j < match->nodes[i]->outputs->len; j++)
       {
@@ -426,31 +469,129 @@ match_is_closed (Pattern *pattern, Match *match, GHashTable *taken)
         if (out == NULL)
           continue;
         if (out->is_graph_output)
-          return FALSE;
+          {
+            if (reason != NULL)
+              *reason = g_strdup_printf ("'%s' (of node '%s') is a graph output", out->name, match->nodes[i]->name);
+            return FALSE;
+          }
         for (guint k = 0; k < out->consumers->len; k++)
           if (!g_hash_table_contains (inside, g_ptr_array_index (out->consumers, k)))
-            return FALSE;
+            {
+              if (reason != NULL)
+                *reason = g_strdup_printf ("'%s' (of node '%s') is also read by node '%s', outside the match",
+                                           out->name, match->nodes[i]->name,
+                                           ((GraftNode *) g_ptr_array_index (out->consumers, k))->name);
+              return FALSE;
+            }
       }
   return TRUE;
 }
 
-/* The matches in graph, in node order of their roots, none overlapping. */
+static GraftPatternMatch *
+pattern_match_new (Pattern *pattern, GraftGraph *graph, Match *match, char *reason)
+{
+  GraftPatternMatch *found = g_new0 (GraftPatternMatch, 1);
+
+  found->graph = graph;
+  found->nodes = g_ptr_array_new ();
+  for (guint i = 0; i < pattern->steps->len; i++)
+    g_ptr_array_add (found->nodes, match->nodes[i]);
+  found->reason = reason;
+  return found;
+}
+
+static void
+pattern_match_free (GraftPatternMatch *found)
+{
+  g_ptr_array_unref (found->nodes);
+  g_free (found->reason);
+  g_free (found);
+}
+
+static void
+match_reset (Match *match, Pattern *pattern, guint32 swapped)
+{
+  memset (match->nodes, 0, pattern->steps->len * sizeof (GraftNode *));
+  memset (match->values, 0, pattern->variables->len * sizeof (GraftValue *));
+  memset (match->bound, 0, pattern->variables->len * sizeof (gboolean));
+  match->swapped = swapped;
+}
+
+/* The bit of each searched commutative step; returns how many there are. */
+static guint
+number_orders (Pattern *pattern, gint *order_bit)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < pattern->steps->len; i++)
+    order_bit[i] = commutative (g_ptr_array_index (pattern->steps, i)) && n < MAX_SEARCHED_ORDERS ? (gint) n++ : -1;
+  return n;
+}
+
+/* A match rooted at node that is closed (match_is_closed()), trying the
+ * input orders of the commutative steps; when the ops fit only as a match
+ * that is not closed, open (may be NULL) gets the first such one and
+ * reason why. */
+static Match *
+match_at (GraftModel *model, Pattern *pattern, const gint *order_bit, guint n_orders, GraftNode *node,
+          GHashTable *taken, Match **open, char **reason)
+{
+  const Step *root_step = g_ptr_array_index (pattern->steps, pattern->steps->len - 1);
+  g_autoptr(Match) match = NULL;
+
+  /* Most nodes fail here: no need to try their orders. */
+  if (node->op_type != g_intern_string (root_step->op_type) || node->inputs->len != root_step->arguments->len)
+    return NULL;
+  match = match_new (pattern);
+  match->order_bit = order_bit;
+  for (guint32 swapped = 0; swapped < (1u << n_orders); swapped++)
+    {
+      char *why = NULL;
+
+      match_reset (match, pattern, swapped);
+      if (!match_step (model, pattern, pattern->steps->len - 1, node, match))
+        continue;
+      if (match_is_closed (pattern, match, taken, open ? &why : NULL))
+        return g_steal_pointer (&match);
+      if (open != NULL && *open == NULL)
+        {
+          *open = match_new (pattern);
+          match_copy (*open, match, pattern);
+          *reason = why;
+        }
+      else
+        g_free (why);
+    }
+  return NULL;
+}
+
+/* The matches in graph, in node order of their roots, none overlapping;
+ * skipped (may be NULL) gets the candidates whose ops fit but which are
+ * not closed (GraftPatternMatch*, with the reason). */
 static GPtrArray *
-find_matches (GraftModel *model, Pattern *pattern, GraftGraph *graph)
+find_matches (GraftModel *model, Pattern *pattern, GraftGraph *graph, GPtrArray *skipped)
 {
   GPtrArray *matches = g_ptr_array_new_with_free_func ((GDestroyNotify) match_free);
   g_autoptr(GHashTable) taken = g_hash_table_new (NULL, NULL);
-  guint root = pattern->steps->len - 1;
+  g_autofree gint *order_bit = g_new (gint, pattern->steps->len);
+  guint n_orders = number_orders (pattern, order_bit);
 
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(Match) match = match_new (pattern);
-      if (!match_step (model, pattern, root, g_ptr_array_index (graph->nodes, i), match)
-          || !match_is_closed (pattern, match, taken))
-        continue;
+      g_autoptr(Match) open = NULL;
+      char *reason = NULL;
+      Match *match = match_at (model, pattern, order_bit, n_orders, g_ptr_array_index (graph->nodes, i), taken,
+                               skipped ? &open : NULL, &reason);
+
+      if (match == NULL)
+        {
+          if (open != NULL)
+            g_ptr_array_add (skipped, pattern_match_new (pattern, graph, open, reason));
+          continue;
+        }
       for (guint j = 0; j < pattern->steps->len; j++)
         g_hash_table_add (taken, match->nodes[j]);
-      g_ptr_array_add (matches, g_steal_pointer (&match));
+      g_ptr_array_add (matches, match);
     }
   return matches;
 }
@@ -497,6 +638,40 @@ argument_value (Rewrite *rewrite, Match *match, GPtrArray *made, const Argument 
     }
 }
 
+/* The ONNX schema's input count (shape inference does not look at
+ * inputs an op does not have: "Relu(x,w)" would pass it). */
+static gboolean
+check_input_count (Rewrite *rewrite, Step *step, GraftNode *node, GError **error)
+{
+  const GraftOnnxSchema *schema = graft_onnx_schema_lookup (
+    node->domain, node->op_type, graft_model_get_opset (rewrite->scope->model, node->domain));
+  g_auto(GStrv) names = schema ? g_strsplit (schema->inputs, " ", -1) : NULL;
+  guint least = 0, most = 0;
+  g_autofree char *counted = NULL;
+
+  if (schema == NULL)
+    return TRUE;
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      if (*names[i] == '\0')
+        continue;
+      if (g_str_has_suffix (names[i], "..."))
+        most = G_MAXUINT;
+      else if (most != G_MAXUINT)
+        most++;
+      least += !g_str_has_suffix (names[i], "?") && !g_str_has_suffix (names[i], "...");
+    }
+  if (node->inputs->len >= least && node->inputs->len <= most)
+    return TRUE;
+  counted = most == G_MAXUINT ? g_strdup_printf ("at least %u", least)
+            : least == most   ? g_strdup_printf ("%u", least)
+                              : g_strdup_printf ("%u to %u", least, most);
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+               "replacement step '%s' gives %s %u inputs; it takes %s (%s)", step->text, node->op_type,
+               node->inputs->len, counted, schema->inputs);
+  return FALSE;
+}
+
 /* Builds the replacement's nodes for one match; the last one gives outputs. */
 static gboolean
 build_replacement (Rewrite *rewrite, GraftGraph *graph, Match *match, const char *root_name, GPtrArray *outputs,
@@ -527,6 +702,8 @@ build_replacement (Rewrite *rewrite, GraftGraph *graph, Match *match, const char
             }
           graft_node_add_input (node, value);
         }
+      if (!check_input_count (rewrite, step, node, error))
+        return FALSE;
       if (i + 1 == n)
         for (guint j = 0; j < outputs->len; j++)
           graft_node_add_output (node, g_ptr_array_index (outputs, j));
@@ -694,7 +871,7 @@ replace_pattern (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErr
   for (guint g = 0; ok && g < graphs->len; g++)
     {
       GraftGraph *graph = g_ptr_array_index (graphs, g);
-      g_autoptr(GPtrArray) matches = find_matches (scope->model, &rewrite.pattern, graph);
+      g_autoptr(GPtrArray) matches = find_matches (scope->model, &rewrite.pattern, graph, NULL);
       g_autofree char *where = NULL;
 
       for (guint i = 0; ok && i < matches->len; i++)
@@ -745,3 +922,164 @@ const GraftEditOperation graft_edit_ops_pattern[] = {
   { "replace-pattern", "", "", replace_pattern, describe_replace_pattern },
   { NULL },
 };
+
+/* ---------- the preview and suggestions (pattern-edits.h) ---------- */
+
+static gboolean
+parse_pattern (Pattern *pattern, const char *text, GError **error)
+{
+  const char *texts[] = { text, NULL };
+
+  pattern->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
+  pattern->variables = g_ptr_array_new_with_free_func (g_free);
+  return parse_steps (pattern, pattern->steps, texts, FALSE, error);
+}
+
+GraftPatternPreview *
+graft_pattern_preview_new (GraftModel *model, GraftGraph *graph, const char *pattern_text, gboolean subgraphs,
+                           GError **error)
+{
+  g_auto(Pattern) pattern = { NULL, NULL };
+  g_autoptr(GPtrArray) graphs = g_ptr_array_new ();
+  GraftPatternPreview *preview;
+
+  g_return_val_if_fail (graph != NULL && pattern_text != NULL, NULL);
+  if (!parse_pattern (&pattern, pattern_text, error))
+    return NULL;
+  preview = g_new0 (GraftPatternPreview, 1);
+  preview->matches = g_ptr_array_new_with_free_func ((GDestroyNotify) pattern_match_free);
+  preview->skipped = g_ptr_array_new_with_free_func ((GDestroyNotify) pattern_match_free);
+  preview->n_steps = pattern.steps->len;
+  preview->n_variables = pattern.variables->len;
+  collect_graphs (graph, subgraphs, graphs);
+  for (guint g = 0; g < graphs->len; g++)
+    {
+      GraftGraph *searched = g_ptr_array_index (graphs, g);
+      g_autoptr(GPtrArray) matches = find_matches (model, &pattern, searched, preview->skipped);
+
+      for (guint i = 0; i < matches->len; i++)
+        g_ptr_array_add (preview->matches, pattern_match_new (&pattern, searched, g_ptr_array_index (matches, i), NULL));
+    }
+  return preview;
+}
+
+void
+graft_pattern_preview_free (GraftPatternPreview *preview)
+{
+  if (preview == NULL)
+    return;
+  g_ptr_array_unref (preview->matches);
+  g_ptr_array_unref (preview->skipped);
+  g_free (preview);
+}
+
+gboolean
+graft_pattern_check_replacement (const char *pattern_text, const char *replacement, GError **error)
+{
+  g_auto(Pattern) pattern = { NULL, NULL };
+  g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
+  const char *texts[] = { replacement, NULL };
+
+  return parse_pattern (&pattern, pattern_text, error) && parse_steps (&pattern, steps, texts, TRUE, error);
+}
+
+/* The names a suggestion gives its steps and variables. */
+typedef struct {
+  GHashTable *step_names;   /* GraftNode* → char* */
+  GHashTable *variables;    /* GraftValue* → char* */
+  GHashTable *used;         /* every name given */
+  GString *text;
+  guint n_steps;
+  guint max_steps;
+} Suggestion;
+
+/* "matmul" → "m", then "m2", "m3" … when taken. */
+static char *
+suggest_name (Suggestion *suggestion, const char *stem)
+{
+  char *name = g_strdup (stem);
+
+  for (guint n = 2; g_hash_table_contains (suggestion->used, name); n++)
+    {
+      g_free (name);
+      name = g_strdup_printf ("%s%u", stem, n);
+    }
+  g_hash_table_add (suggestion->used, name);
+  return name;
+}
+
+/* node's input i is a step of its own when its producer is in node's
+ * graph, is no Constant (a constant reads better as a variable) and only
+ * node reads its one output. */
+static GraftNode *
+suggested_producer (GraftNode *node, GraftValue *value)
+{
+  GraftNode *producer = value ? value->producer : NULL;
+
+  if (producer == NULL || producer->graph != node->graph || producer->outputs->len != 1
+      || value->is_graph_output || value->consumers->len != 1 || strcmp (producer->op_type, "Constant") == 0)
+    return NULL;
+  return producer;
+}
+
+static void
+suggest_step (Suggestion *suggestion, GraftNode *node, gboolean root)
+{
+  g_autoptr(GString) arguments = g_string_new (NULL);
+
+  suggestion->n_steps++;
+  /* Producers first: a step reads only earlier ones. */
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftNode *producer = suggested_producer (node, g_ptr_array_index (node->inputs, i));
+      if (producer != NULL && suggestion->n_steps < suggestion->max_steps
+          && !g_hash_table_contains (suggestion->step_names, producer))
+        suggest_step (suggestion, producer, FALSE);
+    }
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      const char *name;
+
+      if (value == NULL)
+        name = "";
+      else if (value->producer != NULL && g_hash_table_contains (suggestion->step_names, value->producer))
+        name = g_hash_table_lookup (suggestion->step_names, value->producer);
+      else if ((name = g_hash_table_lookup (suggestion->variables, value)) == NULL)
+        {
+          name = suggest_name (suggestion, value->initializer != NULL ? "w" : "x");
+          g_hash_table_insert (suggestion->variables, value, (gpointer) name);
+        }
+      g_string_append_printf (arguments, "%s%s", i ? "," : "", name);
+    }
+  if (suggestion->text->len > 0)
+    g_string_append_c (suggestion->text, ' ');
+  if (!root)
+    {
+      g_autofree char *stem = g_ascii_strdown (node->op_type, 1);
+      char *name = suggest_name (suggestion, stem);
+      g_hash_table_insert (suggestion->step_names, node, name);
+      g_string_append_printf (suggestion->text, "%s=", name);
+    }
+  if (strcmp (node->domain, "onnx") != 0)
+    g_string_append_printf (suggestion->text, "%s::", node->domain);
+  g_string_append_printf (suggestion->text, "%s(%s)", node->op_type, arguments->str);
+}
+
+char *
+graft_pattern_suggest (GraftNode *node, guint max_steps)
+{
+  Suggestion suggestion = { 0 };
+
+  g_return_val_if_fail (node != NULL, NULL);
+  suggestion.step_names = g_hash_table_new (NULL, NULL);
+  suggestion.variables = g_hash_table_new (NULL, NULL);
+  suggestion.used = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  suggestion.text = g_string_new (NULL);
+  suggestion.max_steps = MAX (max_steps, 1);
+  suggest_step (&suggestion, node, TRUE);
+  g_hash_table_unref (suggestion.step_names);
+  g_hash_table_unref (suggestion.variables);
+  g_hash_table_unref (suggestion.used);
+  return g_string_free (suggestion.text, FALSE);
+}

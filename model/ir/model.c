@@ -312,6 +312,12 @@ graft_model_set_graph (GraftModel *self, GraftGraph *graph)
   self->graph = graph;
 }
 
+GraftGraph *
+graft_model_steal_graph (GraftModel *self)
+{
+  return g_steal_pointer (&self->graph);
+}
+
 GPtrArray *
 graft_model_get_functions (GraftModel *self)
 {

@@ -77,6 +77,8 @@ void graft_model_get_metadata (GraftModel *self, guint index, const char **key, 
 
 GraftGraph *graft_model_get_graph (GraftModel *self);
 void graft_model_set_graph (GraftModel *self, GraftGraph *graph /* transfer full */);
+/* The graph, which the model no longer holds (transfer full). */
+GraftGraph *graft_model_steal_graph (GraftModel *self);
 
 GPtrArray *graft_model_get_functions (GraftModel *self); /* GraftFunction*, owned */
 void graft_model_add_function (GraftModel *self, GraftFunction *function /* transfer full */);

@@ -672,6 +672,129 @@ test_set_shape (void)
   g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID);
 }
 
+static gpointer
+apply_to_copy_thread (gpointer data)
+{
+  GraftEdit *edit = ((gpointer *) data)[0];
+  GraftModel *model = ((gpointer *) data)[1];
+
+  return graft_edit_apply_to_copy (edit, model, ((gpointer *) data)[2]);
+}
+
+/* The GUI applies make-dynamic on a worker: applied to a copy there, the
+ * copy's graph taken into the history's model, then undone and redone
+ * (the redo again through a copy) like any edit. The model is untouched
+ * until the commit. */
+static void
+test_apply_to_copy_and_commit (void)
+{
+  g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
+  g_autoptr(GraftGraph) before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
+  g_autoptr(GraftEdit) edit = graft_edit_new_make_dim_dynamic ("x", 0, "batch");
+  g_autoptr(GraftEdit) bad = graft_edit_new_make_dim_dynamic ("nosuch", 0, "batch");
+  g_autoptr(GraftModel) edited = NULL;
+  g_autoptr(GraftModel) redone = NULL;
+  g_autoptr(GraftModel) failed = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) why = g_string_new (NULL);
+  GraftGraph *original = graft_model_get_graph (model);
+  gpointer args[] = { edit, model, &error };
+
+  edited = g_thread_join (g_thread_new ("apply-to-copy", apply_to_copy_thread, args));
+  g_assert_no_error (error);
+  g_assert_nonnull (edited);
+  g_assert_true (graft_model_get_graph (model) == original);
+  assert_shape (value (model, "x"), "2×8");
+  assert_shape (value (edited, "x"), "batch×8");
+  g_assert_cmpuint (graft_edit_get_changed_dims (edit)->len, ==, 1);
+
+  g_assert_true (graft_edit_history_commit (history, edit, edited, &error));
+  g_assert_no_error (error);
+  g_assert_null (graft_model_get_graph (edited));
+  assert_shape (value (model, "x"), "batch×8");
+  assert_tensor_ints (shape_constant_of (model, "/Op", 1), (gint64[]) { -1, 4, 2 }, 3);
+  assert_verified (edit, model, 2);
+  g_assert_cmpstr (graft_edit_history_get_undo_description (history), ==, graft_edit_get_description (edit));
+  /* Committed once: a second commit of the same copy is refused. */
+  g_assert_false (graft_edit_history_commit (history, edit, edited, &error));
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_STATE);
+  g_clear_error (&error);
+
+  g_assert_true (graft_edit_history_undo (history, &error));
+  if (!graft_test_graphs_equal (before, graft_model_get_graph (model), "undo", why))
+    g_error ("undo did not restore the graph: %s", why->str);
+  g_assert_true (graft_edit_history_get_redo_edit (history) == edit);
+
+  /* A redo through a copy takes the edit off the redo stack. */
+  redone = graft_edit_apply_to_copy (edit, model, &error);
+  g_assert_no_error (error);
+  g_assert_true (graft_edit_history_commit (history, edit, redone, &error));
+  assert_shape (value (model, "x"), "batch×8");
+  g_assert_false (graft_edit_history_can_redo (history));
+  g_assert_true (graft_edit_history_can_undo (history));
+
+  /* A failing edit: an error, no copy, the model as it was. */
+  failed = graft_edit_apply_to_copy (bad, model, &error);
+  g_assert_null (failed);
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND);
+  assert_shape (value (model, "x"), "batch×8");
+}
+
+static GraftModel *chain_model (void);
+
+static gpointer
+copy_graph_thread (gpointer data)
+{
+  return graft_graph_copy (data, NULL);
+}
+
+/* The undo snapshot made beforehand on another thread (as the GUI's check
+ * worker does): undo and redo restore exactly the graphs a plain apply
+ * gives, and a refused edit leaves the model as it was. */
+static void
+test_apply_with_prepared_snapshot (void)
+{
+  g_autoptr(GraftModel) model = chain_model ();
+  g_autoptr(GraftModel) plain_model = chain_model ();
+  g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
+  g_autoptr(GraftEditHistory) plain = graft_edit_history_new (plain_model);
+  g_autoptr(GraftGraph) original = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_autoptr(GraftEdit) bypass = graft_edit_new_bypass_node ("/B");
+  g_autoptr(GraftEdit) plain_bypass = graft_edit_new_bypass_node ("/B");
+  g_autoptr(GraftEdit) missing = graft_edit_new_delete_node ("/nosuch");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) why = g_string_new (NULL);
+  GraftGraph *prepared = g_thread_join (g_thread_new ("copy", copy_graph_thread, graft_model_get_graph (model)));
+
+  g_assert_true (graft_edit_history_apply_with_snapshot (history, bypass, prepared, &error));
+  g_assert_no_error (error);
+  g_assert_true (graft_edit_history_apply (plain, plain_bypass, &error));
+  if (!graft_test_graphs_equal (graft_model_get_graph (plain_model), graft_model_get_graph (model), "apply", why))
+    g_error ("the edit with a prepared snapshot differs from a plain one: %s", why->str);
+  g_assert_null (graft_graph_find_node (graft_model_get_graph (model), "/B"));
+
+  g_assert_true (graft_edit_history_undo (history, &error));
+  if (!graft_test_graphs_equal (original, graft_model_get_graph (model), "undo", why))
+    g_error ("undo did not restore the graph: %s", why->str);
+  g_assert_true (graft_model_get_graph (model) == prepared);
+
+  /* Redo copies the graph itself; undo again gives the original. */
+  g_assert_true (graft_edit_history_redo (history, &error));
+  g_assert_null (graft_graph_find_node (graft_model_get_graph (model), "/B"));
+  g_assert_true (graft_edit_history_undo (history, &error));
+  if (!graft_test_graphs_equal (original, graft_model_get_graph (model), "second undo", why))
+    g_error ("the second undo did not restore the graph: %s", why->str);
+
+  /* A refused edit frees the snapshot it was given; the model is kept. */
+  prepared = graft_graph_copy (graft_model_get_graph (model), NULL);
+  g_assert_false (graft_edit_history_apply_with_snapshot (history, missing, prepared, &error));
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_NOT_FOUND);
+  if (!graft_test_graphs_equal (original, graft_model_get_graph (model), "refused", why))
+    g_error ("a refused edit changed the graph: %s", why->str);
+  g_assert_false (graft_edit_history_can_undo (history));
+}
+
 static void
 test_errors (void)
 {
@@ -870,6 +993,8 @@ main (int argc, char **argv)
   g_test_add_func ("/edit/dynamic/expand-target-from-constants", test_expand_target_from_constants);
   g_test_add_func ("/edit/dynamic/positions", test_positions_follow_sequence);
   g_test_add_func ("/edit/set-shape", test_set_shape);
+  g_test_add_func ("/edit/apply-to-copy-and-commit", test_apply_to_copy_and_commit);
+  g_test_add_func ("/edit/apply-with-prepared-snapshot", test_apply_with_prepared_snapshot);
   g_test_add_func ("/edit/errors", test_errors);
   g_test_add_func ("/edit/bypass-delete-extract-undo", test_bypass_delete_extract);
   g_test_add_func ("/edit/copy", test_copy_keeps_subgraphs_and_groups);

@@ -10,6 +10,7 @@
 #include "edit/edit-operation.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
+#include "edit/pattern-edits.h"
 #include "edit/recipe.h"
 
 static GraftValue *
@@ -247,6 +248,12 @@ test_bad_requests (void)
                                                 "op", g_variant_new_string ("Relu"), NULL), "is an ONNX op" },
     { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k);fmod=1"),
                                                 "op", g_variant_new_string ("a::B"), NULL), "matches nothing" },
+    /* Shape inference ignores an input the op does not have: the schema's count is checked. */
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k)"),
+                                                "replacement", g_variant_new_string ("Relu(r,k)"), NULL),
+      "replacement step 'Relu(r,k)' gives Relu 2 inputs; it takes 1 (X)" },
+    { "replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("Mul(r,k Add(m,c)"),
+                                                "op", g_variant_new_string ("a::B"), NULL), "a ')' is missing" },
   };
 
   g_assert_null (graft_edit_new_operation ("no-such-edit", NULL, &error));
@@ -428,6 +435,109 @@ test_recipe_errors (void)
   g_assert_nonnull (graft_graph_find_node (graft_model_get_graph (model), "sum"));
 }
 
+
+/* What the Replace Pattern dialog previews: matches, skipped candidates
+ * with the reason, the parser's errors, and a pattern suggested from a node. */
+static void
+test_pattern_preview (void)
+{
+  g_autoptr(GraftModel) model = block_model ("");
+  GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GraftPatternPreview) matched = NULL, blocked = NULL, broken = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *chain = NULL, *single = NULL;
+  GraftPatternMatch *match;
+
+  matched = graft_pattern_preview_new (model, graph, "m=Mul(r,k)  Add(m,c)", TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (matched->matches->len, ==, 1);
+  g_assert_cmpuint (matched->skipped->len, ==, 0);
+  g_assert_cmpuint (matched->n_variables, ==, 3);
+  match = g_ptr_array_index (matched->matches, 0);
+  g_assert_cmpstr (((GraftNode *) g_ptr_array_index (match->nodes, 0))->name, ==, "/block/mul");
+  g_assert_cmpstr (((GraftNode *) g_ptr_array_index (match->nodes, 1))->name, ==, "/block/add");
+  g_assert_null (match->reason);
+
+  /* The Relu's output is read by the dead Neg too. */
+  blocked = graft_pattern_preview_new (model, graph, "r=Relu(x) Mul(r,k)", TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (blocked->matches->len, ==, 0);
+  g_assert_cmpuint (blocked->skipped->len, ==, 1);
+  match = g_ptr_array_index (blocked->skipped, 0);
+  g_assert_cmpstr (match->reason, ==, "'r' (of node '/block/relu') is also read by node '/block/neg', outside the match");
+
+  broken = graft_pattern_preview_new (model, graph, "m=Mul(r,k Add(m,c)", TRUE, &error);
+  g_assert_null (broken);
+  g_assert_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "is not [NAME=]OP(ARG,...)"));
+  g_clear_error (&error);
+
+  g_assert_true (graft_pattern_check_replacement ("r=Relu(x) Mul(r,k)", "n=Neg(x) Mul(n,k)", &error));
+  g_assert_no_error (error);
+  g_assert_false (graft_pattern_check_replacement ("r=Relu(x) Mul(r,k)", "Neg(r)", &error));
+  g_assert_nonnull (strstr (error->message, "'r' in 'Neg(r)' is neither an earlier step nor a variable"));
+  g_clear_error (&error);
+
+  /* The Relu is read twice (Mul and Neg): a variable, not a step. */
+  chain = graft_pattern_suggest (graft_graph_find_node (graph, "/block/add"), 3);
+  g_assert_cmpstr (chain, ==, "m=Mul(x,w) Add(m,w2)");
+  single = graft_pattern_suggest (graft_graph_find_node (graph, "/block/add"), 1);
+  g_assert_cmpstr (single, ==, "Add(x,w)");
+  {
+    g_autoptr(GraftPatternPreview) suggested = graft_pattern_preview_new (model, graph, chain, TRUE, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (suggested->matches->len, ==, 1);
+  }
+}
+
+/* y = Mul(Add(p, q), q): "a=Add(x,y) Mul(a,x)" matches only with the
+ * Add's inputs read swapped (x = q), which the Mul step decides after the
+ * Add step fitted either way: the matcher has to go back to the Add. */
+static void
+test_pattern_commutative_search (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("commutative");
+  GraftValue *p = graft_graph_ensure_value (graph, "p");
+  GraftValue *q = graft_graph_ensure_value (graph, "q");
+  g_autoptr(GraftEditHistory) history = NULL;
+  g_autoptr(GraftEdit) edit = NULL;
+  g_autoptr(GraftPatternPreview) preview = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftValue *a, *y;
+  GraftNode *fused;
+
+  graft_model_set_ir_version (model, 8);
+  graft_model_set_opset (model, "", 17);
+  for (GraftValue **v = (GraftValue *[]) { p, q, NULL }; *v != NULL; v++)
+    {
+      (*v)->dtype = GRAFT_DTYPE_FLOAT32;
+      graft_shape_init_fixed (&(*v)->shape, 2, (gint64[]) { 2, 4 });
+      graft_graph_add_input (graph, *v);
+    }
+  a = add_node (graph, "Add", "add", p, q, "a");
+  y = add_node (graph, "Mul", "mul", a, q, "y");
+  y->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&y->shape, 2, (gint64[]) { 2, 4 });
+  graft_graph_add_output (graph, y);
+  graft_model_set_graph (model, graph);
+
+  preview = graft_pattern_preview_new (model, graph, "a=Add(x,y) Mul(a,x)", TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (preview->matches->len, ==, 1);
+
+  history = graft_edit_history_new (model);
+  edit = operation ("replace-pattern", graft_edit_params_new ("pattern", g_variant_new_string ("a=Add(x,y) Mul(a,x)"),
+                                                              "op", g_variant_new_string ("com.example::AddMul"), NULL));
+  g_assert_true (graft_edit_history_apply (history, edit, &error));
+  g_assert_no_error (error);
+  fused = graft_graph_find_node (graft_model_get_graph (model), "mul");
+  g_assert_cmpstr (fused->op, ==, "com.example::AddMul");
+  /* The variables in order of first appearance: x (= q), then y (= p). */
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (fused->inputs, 0))->name, ==, "q");
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (fused->inputs, 1))->name, ==, "p");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -438,5 +548,7 @@ main (int argc, char **argv)
   g_test_add_func ("/surgery/function-and-subgraph-scopes", test_function_and_subgraph_scopes);
   g_test_add_func ("/surgery/recipe-replays-on-renamed-copy", test_recipe_replays_on_renamed_copy);
   g_test_add_func ("/surgery/recipe-errors", test_recipe_errors);
+  g_test_add_func ("/surgery/pattern-preview", test_pattern_preview);
+  g_test_add_func ("/surgery/pattern-commutative-search", test_pattern_commutative_search);
   return g_test_run ();
 }

@@ -1,23 +1,27 @@
 /* How long single GUI edits hold the UI thread on a big transformer:
  * rename, set an attribute, insert a node, bypass it, add a free node,
- * delete it, undo, mark an input dim dynamic. Each edit is asked for as the sidebar, the context
- * menu and the op picker ask (win.sidebar-edit, win.bypass-node,
- * win.delete-node, win.undo), then the window settles (relayout, redraw,
- * the check). The figure per edit is the longest stretch the main loop
- * spent without returning to poll: the longest the window could not
- * react to input or draw. The issue's target is 100 ms.
+ * delete it, undo, mark an input dim dynamic. Each edit is asked for as
+ * the sidebar, the context menu, the op picker and the Problems panel ask
+ * (win.sidebar-edit, win.bypass-node, win.delete-node, win.undo,
+ * win.make-dynamic), then the window settles (relayout, redraw, the
+ * check). The figure per edit is the longest stretch the main loop spent
+ * without returning to poll: the longest the window could not react to
+ * input or draw. The issue's target is 100 ms.
+ *
+ * Each stretch is measured twice: in wall time and in the UI thread's CPU
+ * time. The budget (100 ms, the issue's target; GRAFT_EDIT_LATENCY_BUDGET_MS
+ * sets another) holds the CPU figure: on the 2-core machine shared with
+ * builds and other tests the wall figure of the same build doubled between
+ * runs while waiting for a core, which says nothing about the program. The
+ * wall figure is reported beside it. The CPU budget still catches the
+ * stalls of 0.75-2.4 s this test was written to expose (a hidden
+ * diagnostics panel measuring a row per problem after every check: work,
+ * not waiting) and a make-dynamic repair run on the UI thread again.
  *
  * The model is GRAFT_EDIT_LATENCY_MODEL (tests/bench/bench-gui-edits
  * sets it to transformer96), else transformer24, exported here by
  * tests/fixtures/make-onnx-models.py. Figures go to the TAP output as
- * comments. The test fails when an edit is refused or when one holds the
- * UI thread longer than the asserted budget: 400 ms by default, four
- * times the issue's 100 ms. The margin is for a 2-core machine shared
- * with builds and other tests, where measured stretches of 60-190 ms
- * doubled between runs; the budget still catches the stalls of 0.75-2.4 s
- * this test was written to expose (a hidden diagnostics panel measuring
- * a row per problem after every check). GRAFT_EDIT_LATENCY_BUDGET_MS sets
- * another budget (100 for the issue's target on a quiet machine). */
+ * comments. The test fails when an edit is refused or over the budget. */
 #include <string.h>
 #include <time.h>
 
@@ -28,9 +32,13 @@
 #include "edit/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 
-/* Between two polls of the main context: work the UI thread did. */
+/* Between two polls of the main context: work the UI thread did, in wall
+ * time and in the UI thread's CPU time (on a loaded machine the wall time
+ * includes waits for a core; the CPU time does not). */
 static gint64 last_poll_return;
+static gint64 last_poll_return_cpu;
 static gint64 longest_busy;
+static gint64 longest_busy_cpu;
 static double last_sync_ms;   /* of it, the action itself (the edit, the new graph handed to the canvas) */
 static double last_sync_cpu_ms; /* the UI thread's CPU time in the action: on a loaded machine the wall
                                  * time includes waits for a core, this does not */
@@ -48,12 +56,17 @@ static int
 timed_poll (GPollFD *fds, guint n_fds, int timeout)
 {
   gint64 now = g_get_monotonic_time ();
+  gint64 now_cpu = thread_cpu_us ();
   int result;
 
   if (last_poll_return > 0)
-    longest_busy = MAX (longest_busy, now - last_poll_return);
+    {
+      longest_busy = MAX (longest_busy, now - last_poll_return);
+      longest_busy_cpu = MAX (longest_busy_cpu, now_cpu - last_poll_return_cpu);
+    }
   result = g_poll (fds, n_fds, timeout);
   last_poll_return = g_get_monotonic_time ();
+  last_poll_return_cpu = thread_cpu_us ();
   return result;
 }
 
@@ -74,7 +87,10 @@ find_op (GraftGraph *graph, const char *op, guint skip)
 }
 
 /* Runs the action (as a menu item would) and lets the window settle;
- * returns the longest UI-thread stretch in ms. */
+ * returns the longest UI-thread stretch in wall ms and sets
+ * last_longest_cpu_ms. */
+static double last_longest_cpu_ms;
+
 static double
 timed_activate (GraftWindow *window, const char *action, GVariant *target)
 {
@@ -85,12 +101,15 @@ timed_activate (GraftWindow *window, const char *action, GVariant *target)
 
   longest_busy = 0;
   last_poll_return = start;
+  last_poll_return_cpu = cpu_start;
   gtk_widget_activate_action_variant (GTK_WIDGET (window), action, owned);
   sync = g_get_monotonic_time () - start;
   last_sync_cpu_ms = (thread_cpu_us () - cpu_start) / 1000.0;
   longest_busy = 0;
+  longest_busy_cpu = 0;
   harness_settle (window);
   last_sync_ms = sync / 1000.0;
+  last_longest_cpu_ms = MAX (longest_busy_cpu / 1000.0, last_sync_cpu_ms);
   return MAX (longest_busy, sync) / 1000.0;
 }
 
@@ -100,7 +119,7 @@ timed_edit (GraftWindow *window, const char *id, GVariant *params)
   return timed_activate (window, "win.sidebar-edit", g_variant_new ("(s@a{sv})", id, params));
 }
 
-#define DEFAULT_BUDGET_MS 400.0
+#define DEFAULT_BUDGET_MS 100.0
 
 static double
 budget_ms (void)
@@ -112,21 +131,18 @@ budget_ms (void)
 
 static GString *over_budget;   /* the edits that held the UI thread too long */
 
-/* budgeted: FALSE for an edit whose known stall is reported but not asserted. */
-static void
-report_edit (const char *what, double ms, GString *summary, gboolean budgeted)
-{
-  g_test_message ("%-34s longest UI-thread stretch %7.1f ms (the action itself %.1f ms, %.1f ms of CPU)%s", what, ms,
-                  last_sync_ms, last_sync_cpu_ms, ms > 100 ? "  (over 100 ms)" : "");
-  g_string_append_printf (summary, "%s%s %.0f ms", summary->len ? ", " : "", what, ms);
-  if (budgeted && ms > budget_ms ())
-    g_string_append_printf (over_budget, "%s%s %.0f ms", over_budget->len ? ", " : "", what, ms);
-}
-
+/* ms: the wall figure of timed_activate(); the budget holds the CPU one. */
 static void
 report (const char *what, double ms, GString *summary)
 {
-  report_edit (what, ms, summary, TRUE);
+  g_test_message ("%-34s longest UI-thread stretch %7.1f ms wall, %6.1f ms CPU (the action itself %.1f ms, "
+                  "%.1f ms of CPU)%s",
+                  what, ms, last_longest_cpu_ms, last_sync_ms, last_sync_cpu_ms,
+                  last_longest_cpu_ms > 100 ? "  (over 100 ms of CPU)" : "");
+  g_string_append_printf (summary, "%s%s %.0f ms CPU (%.0f wall)", summary->len ? ", " : "", what,
+                          last_longest_cpu_ms, ms);
+  if (last_longest_cpu_ms > budget_ms ())
+    g_string_append_printf (over_budget, "%s%s %.0f ms", over_budget->len ? ", " : "", what, last_longest_cpu_ms);
 }
 
 static void
@@ -195,17 +211,15 @@ test_edit_latency (void)
   report ("undo", timed_activate (window, "win.undo", NULL), summary);
   g_assert_nonnull (graft_graph_find_node (shown_graph (window), "latency_free"));
 
-  /* The proof at other sizes runs in the background and the settle waits
-   * for it: on transformer96 on a loaded machine that takes minutes. Only
-   * the UI thread's stretches count, as for the other edits. Reported,
-   * not held to the budget: the edit itself (repairing the baked shape
-   * constants, then inference) still runs on the UI thread, about 220 ms
-   * on transformer24 on a loaded machine; moving it to a worker is the
-   * open part of issue 15's point 5 for this edit. */
+  /* The repair (baked shape constants, then inference: a third of a
+   * second of CPU on transformer96) runs on a worker, and so does the proof
+   * at other sizes; the settle waits for both (minutes on transformer96 on
+   * a loaded machine). Only the UI thread's stretches count, as for the
+   * other edits: the action, and taking in the edited graph. */
   input = g_strdup (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->name);
   dynamic = g_strdup_printf ("%s:0=seq", input);
-  report_edit ("mark dynamic (input axis 0)",
-               timed_activate (window, "win.make-dynamic", g_variant_new_string (dynamic)), summary, FALSE);
+  report ("mark dynamic (input axis 0)", timed_activate (window, "win.make-dynamic", g_variant_new_string (dynamic)),
+          summary);
   g_assert_cmpint (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->shape.dims[0].kind, ==,
                    GRAFT_DIM_SYMBOLIC);
 

@@ -93,6 +93,7 @@ test_context_menu_and_dialog (void)
   g_assert_true (gtk_widget_get_visible (popover));
   g_assert_nonnull (harness_find_label (popover, "Bypass"));
   g_assert_nonnull (harness_find_label (popover, "Rename"));
+  g_assert_nonnull (harness_find_label (popover, "Replace Pattern"));
   g_assert_nonnull (harness_find_label (popover, "Mark as Graph Output"));
   harness_screenshot (window, "surgery-context-menu");
   harness_settle (window);

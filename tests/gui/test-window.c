@@ -1106,6 +1106,63 @@ test_edit_verified_in_toast (void)
   pixbuf = load_window_screenshot (state, "edit-verified-toast");
 }
 
+static GraftDimKind
+shown_input_dim_kind (Gui *gui)
+{
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui->window), GRAFT_TYPE_GRAPH_CANVAS));
+
+  return ((GraftValue *) g_ptr_array_index (graft_graph_canvas_get_graph (canvas)->inputs, 0))->shape.dims[0].kind;
+}
+
+/* Make-dynamic repairs and re-infers on a worker: until it lands the model
+ * is unchanged, the window busy (edits and undo wait, Cancel offered), and
+ * Cancel leaves the model as it was. Applied, it undoes and redoes (the
+ * redo on a worker too). */
+static void
+test_edit_in_background (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = static_batch_copy (&dir);
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) cancelled = NULL;
+  g_autoptr(GHashTable) applied = NULL;
+  g_autoptr(GHashTable) redone = NULL;
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.make-dynamic", "s", "input:0=batch"));
+  /* The result comes back through the main loop, not run yet. */
+  g_assert_true (window_is_checking (gui.window));
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (gui.window)), ==, "static-batch.onnx — Graft");
+  /* Other edits wait; Cancel is offered. */
+  g_assert_false (harness_action_enabled (gui.window, "win.add-node"));
+  g_assert_true (harness_action_enabled (gui.window, "win.cancel-edit"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.cancel-edit", NULL));
+  harness_settle (gui.window);
+  cancelled = capture (&gui, "edit-background-cancelled");
+  g_assert_cmpstr (get (cancelled, "title"), ==, "static-batch.onnx");
+  g_assert_cmpstr (get (cancelled, "can-undo"), ==, "0");
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
+  g_assert_true (window_says (&gui, "Edit cancelled"));
+  g_assert_true (harness_action_enabled (gui.window, "win.add-node"));
+  g_assert_false (harness_action_enabled (gui.window, "win.cancel-edit"));
+
+  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  applied = capture (&gui, "edit-background-applied");
+  g_assert_cmpstr (get (applied, "title"), ==, "• static-batch.onnx");
+  g_assert_cmpstr (get (applied, "can-undo"), ==, "1");
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_SYMBOLIC);
+  harness_activate (gui.window, "win.undo");
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
+  harness_activate (gui.window, "win.redo");
+  redone = capture (&gui, "edit-background-redone");
+  g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_SYMBOLIC);
+  g_assert_cmpstr (get (redone, "can-undo"), ==, "1");
+  g_assert_cmpstr (get (redone, "can-redo"), ==, "0");
+}
+
 static void
 test_edit_verify_failed_in_toast (void)
 {
@@ -1376,6 +1433,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/refused-edit", test_refused_edit);
   g_test_add_func ("/gui/window/edit-verified-in-toast", test_edit_verified_in_toast);
   g_test_add_func ("/gui/window/edit-verify-failed-in-toast", test_edit_verify_failed_in_toast);
+  g_test_add_func ("/gui/window/edit-in-background", test_edit_in_background);
   g_test_add_func ("/gui/window/save-refused-for-non-onnx", test_save_refused_for_non_onnx);
   g_test_add_func ("/gui/window/export-torchscript-as-onnx", test_export_torchscript_as_onnx);
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);

@@ -460,17 +460,25 @@ put_view_options (GHashTable *state, GraftWindow *window, GraftGraphCanvas *canv
 /* Whether a menu item bound to action_name would be sensitive now (the
  * window's own menu items exist only while the menu is open): a button
  * bound to it, in a popover of the window that is never shown. */
-static void
-put_action_enabled (GHashTable *state, const char *key, GraftWindow *window, const char *action_name)
+gboolean
+harness_action_enabled (GraftWindow *window, const char *action_name)
 {
   GtkWidget *popover = gtk_popover_new ();
   GtkWidget *probe = gtk_button_new ();
+  gboolean enabled;
 
   gtk_actionable_set_action_name (GTK_ACTIONABLE (probe), action_name);
   gtk_popover_set_child (GTK_POPOVER (popover), probe);
   gtk_widget_set_parent (popover, GTK_WIDGET (window));
-  put (state, key, "%d", gtk_widget_get_sensitive (probe));
+  enabled = gtk_widget_get_sensitive (probe);
   gtk_widget_unparent (popover);
+  return enabled;
+}
+
+static void
+put_action_enabled (GHashTable *state, const char *key, GraftWindow *window, const char *action_name)
+{
+  put (state, key, "%d", harness_action_enabled (window, action_name));
 }
 
 static void
