@@ -117,6 +117,10 @@ G_DEFINE_FINAL_TYPE (GraftGraphCanvas, graft_graph_canvas, GTK_TYPE_WIDGET)
 
 /* Layout runs */
 
+/* Shared (atomic reference count) by the layout worker and the progress
+ * updates it posts. Only the UI thread reads the canvas through it: a
+ * strong reference taken on the worker could drop the canvas's last one
+ * there, disposing a widget off the UI thread. */
 typedef struct {
   GWeakRef canvas;
   guint generation;
@@ -124,17 +128,23 @@ typedef struct {
 } LayoutRequest;
 
 typedef struct {
-  GWeakRef canvas;
-  guint generation;
+  LayoutRequest *request;   /* a reference */
   double fraction;
 } ProgressUpdate;
 
 static void
-layout_request_free (LayoutRequest *request)
+layout_request_clear (gpointer data)
 {
+  LayoutRequest *request = data;
+
   g_weak_ref_clear (&request->canvas);
   g_clear_object (&request->model);
-  g_free (request);
+}
+
+static void
+layout_request_release (LayoutRequest *request)
+{
+  g_atomic_rc_box_release_full (request, layout_request_clear);
 }
 
 static void
@@ -159,11 +169,11 @@ static gboolean
 apply_progress (gpointer data)
 {
   ProgressUpdate *update = data;
-  g_autoptr (GraftGraphCanvas) self = g_weak_ref_get (&update->canvas);
+  g_autoptr (GraftGraphCanvas) self = g_weak_ref_get (&update->request->canvas);
 
-  if (self != NULL && self->generation == update->generation && self->busy)
+  if (self != NULL && self->generation == update->request->generation && self->busy)
     set_progress (self, update->fraction);
-  g_weak_ref_clear (&update->canvas);
+  layout_request_release (update->request);
   g_free (update);
   return G_SOURCE_REMOVE;
 }
@@ -174,10 +184,8 @@ on_layout_progress (double fraction, gpointer user_data)
 {
   LayoutRequest *request = user_data;
   ProgressUpdate *update = g_new0 (ProgressUpdate, 1);
-  g_autoptr (GObject) canvas = g_weak_ref_get (&request->canvas);
 
-  g_weak_ref_init (&update->canvas, canvas);
-  update->generation = request->generation;
+  update->request = g_atomic_rc_box_acquire (request);
   update->fraction = fraction;
   g_idle_add (apply_progress, update);
 }
@@ -397,10 +405,10 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
           self->fit_pending = self->reveal_selection_pending = FALSE;
         }
       g_clear_pointer (&scene, graft_scene_unref);
-      layout_request_free (request);
+      layout_request_release (request);
       return;
     }
-  layout_request_free (request);
+  layout_request_release (request);
   set_busy (self, self->n_workers > 0);
   if (scene == NULL)
     {
@@ -462,7 +470,7 @@ request_layout (GraftGraphCanvas *self)
   options.show_module_attributes = self->show_module_attributes;
   graft_layout_set_options (self->layout, &options);
 
-  request = g_new0 (LayoutRequest, 1);
+  request = g_atomic_rc_box_new0 (LayoutRequest);
   g_weak_ref_init (&request->canvas, self);
   request->generation = self->generation;
   request->model = self->model != NULL ? g_object_ref (self->model) : NULL;

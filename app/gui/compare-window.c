@@ -556,7 +556,7 @@ mark_numeric (GraftCompareWindow *self, GraftNumericRun *run)
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (source);
+  g_autoptr(GraftCompareWindow) self = user_data;
   g_autoptr(GError) error = NULL;
   GraftNumericRun *run = g_task_propagate_pointer (G_TASK (result), &error);
   if (self->run_cancellable == NULL)
@@ -633,7 +633,10 @@ run_both_action (GtkWidget *widget, const char *action_name, GVariant *parameter
   g_hash_table_iter_init (&iter, self->input_files);
   while (g_hash_table_iter_next (&iter, &name, &path))
     g_hash_table_insert (rt->files, g_strdup (name), g_strdup (path));
-  g_autoptr(GTask) task = g_task_new (self, self->run_cancellable, on_run_done, NULL);
+  /* The window rides in user_data, not as the source object: GIO's worker
+   * may drop the task's last reference, and a window must not be disposed
+   * off the UI thread. */
+  g_autoptr(GTask) task = g_task_new (NULL, self->run_cancellable, on_run_done, g_object_ref (self));
   g_task_set_task_data (task, rt, (GDestroyNotify) run_task_free);
   gtk_widget_set_sensitive (self->run_button, FALSE);
   gtk_label_set_text (GTK_LABEL (self->run_status), "Running both models…");

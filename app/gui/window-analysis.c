@@ -144,7 +144,11 @@ graft_window_check_model (GraftWindow *self)
   gtk_label_set_text (self->diagnostics_count, "…");
   gtk_widget_set_tooltip_text (self->diagnostics_button, "Checking the model…");
   gtk_widget_set_visible (self->diagnostics_button, TRUE);
-  task = g_task_new (self, self->check_cancellable, on_model_checked, g_object_ref (self));
+  /* The window is not the task's source object: GIO's worker drops its
+   * reference to the task after the callback may have run, so the task can
+   * be finalized there, and a window (its widgets) must never be disposed
+   * off the UI thread. user_data's reference goes in the callback. */
+  task = g_task_new (NULL, self->check_cancellable, on_model_checked, g_object_ref (self));
   /* The task's own reference keeps the model alive while it is read,
    * even if the window moves on to another file. */
   g_task_set_task_data (task, check_input_new (self), check_input_free);

@@ -33,6 +33,14 @@ on_history_changed (GraftWindow *self)
 }
 
 static void cancel_background_edit (GraftWindow *self);
+/* The overlay queues toasts: a cancelled edit's note would hold back the
+ * next edit's outcome for its whole timeout. */
+static void
+dismiss_cancelled_toast (GraftWindow *self)
+{
+  if (self->cancelled_toast != NULL)
+    adw_toast_dismiss (self->cancelled_toast);
+}
 
 void
 graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path)
@@ -393,7 +401,7 @@ verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const 
     }
   data->model = g_object_ref (model);
   data->symbol = g_strdup (symbol);
-  task = g_task_new (self, self->verify_cancellable, on_edit_verified, g_object_ref (self));
+  task = g_task_new (NULL, self->verify_cancellable, on_edit_verified, g_object_ref (self));
   g_task_set_task_data (task, data, (GDestroyNotify) verify_data_free);
   g_task_run_in_thread (task, verify_thread);
 
@@ -422,6 +430,7 @@ try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error
 
   if (!edits_allowed (self))
     return FALSE;
+  dismiss_cancelled_toast (self);
   remember_expanded_groups (self);
   before = graft_model_get_graph (self->model);
   /* The copy the last check made (edits wait for it; any change since
@@ -484,6 +493,8 @@ show_history_toast (GraftWindow *self, gboolean undo, const char *description)
  * wait meanwhile, so the model the worker copies does not change); the
  * edited graph then takes the model's place on the UI thread. */
 typedef struct {
+  GraftWindow *window;   /* a reference, dropped on the UI thread once the edit is taken or dropped
+                          * (not the task's source object: GIO's worker may finalize the task) */
   GraftEdit *edit;
   GraftModel *model;     /* the window's; the worker only reads it */
   char *symbol;
@@ -504,6 +515,7 @@ runs_in_background (GraftEdit *edit)
 static void
 background_edit_free (BackgroundEdit *data)
 {
+  g_clear_object (&data->window);
   g_object_unref (data->edit);
   g_object_unref (data->model);
   g_free (data->symbol);
@@ -555,10 +567,8 @@ cancel_background_edit (GraftWindow *self)
  * or started a run while the worker was busy); until then edits still
  * wait. */
 static gboolean
-take_background_edit (gpointer user_data)
+try_take_background_edit (GraftWindow *self, GTask *task)
 {
-  GTask *task = user_data;
-  GraftWindow *self = g_task_get_source_object (task);
   BackgroundEdit *data = g_task_get_task_data (task);
   g_autoptr(GError) error = g_steal_pointer (&data->error);
 
@@ -588,6 +598,18 @@ take_background_edit (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+static gboolean
+take_background_edit (gpointer user_data)
+{
+  GTask *task = user_data;
+  BackgroundEdit *data = g_task_get_task_data (task);
+  gboolean again = try_take_background_edit (data->window, task);
+
+  if (again == G_SOURCE_REMOVE)
+    g_clear_object (&data->window);
+  return again;
+}
+
 static void
 on_background_edit_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -609,14 +631,16 @@ apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol
 
   if (!edits_allowed (self))
     return;
+  dismiss_cancelled_toast (self);
   remember_expanded_groups (self);
   data = g_new0 (BackgroundEdit, 1);
+  data->window = g_object_ref (self);
   data->edit = g_object_ref (edit);
   data->model = g_object_ref (self->model);
   data->symbol = g_strdup (symbol);
   data->redo = redo;
   self->edit_cancellable = g_cancellable_new ();
-  task = g_task_new (self, self->edit_cancellable, on_background_edit_done, NULL);
+  task = g_task_new (NULL, self->edit_cancellable, on_background_edit_done, NULL);
   g_task_set_task_data (task, data, (GDestroyNotify) background_edit_free);
   g_task_run_in_thread (task, background_edit_thread);
 
@@ -637,11 +661,15 @@ static void
 cancel_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
+  AdwToast *toast;
 
   if (self->edit_cancellable == NULL)
     return;
   cancel_background_edit (self);
-  graft_window_show_toast (self, "Edit cancelled: the model is unchanged");
+  toast = adw_toast_new ("Edit cancelled: the model is unchanged");
+  adw_toast_set_timeout (toast, 5);
+  g_set_weak_pointer (&self->cancelled_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
 void
@@ -651,6 +679,7 @@ graft_window_edits_dispose (GraftWindow *self)
     g_cancellable_cancel (self->edit_cancellable);
   g_clear_object (&self->edit_cancellable);
   g_clear_weak_pointer (&self->edit_toast);
+  g_clear_weak_pointer (&self->cancelled_toast);
 }
 
 /* "input:0=batch" */
@@ -730,6 +759,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
 
   if (!edits_allowed (self))
     return;
+  dismiss_cancelled_toast (self);
   description = g_strdup (undo ? graft_edit_history_get_undo_description (self->history)
                                : graft_edit_history_get_redo_description (self->history));
   if (description == NULL)

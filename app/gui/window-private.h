@@ -76,6 +76,7 @@ struct _GraftWindow
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
   AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
   AdwToast *edit_toast;             /* "… — applying…" with Cancel: a weak pointer */
+  AdwToast *cancelled_toast;        /* "Edit cancelled…": a weak pointer, dismissed by the next edit */
   GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;

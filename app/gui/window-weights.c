@@ -36,7 +36,7 @@ save_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 static void
 save_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  GraftWindow *self = GRAFT_WINDOW (source);
+  g_autoptr(GraftWindow) self = user_data;
   SaveJob *job = g_task_get_task_data (G_TASK (result));
   g_autoptr(GError) error = NULL;
   g_autofree char *basename = g_path_get_basename (job->path);
@@ -81,7 +81,9 @@ on_save_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 
   if (path != NULL && self->model != NULL)
     {
-      g_autoptr(GTask) task = g_task_new (self, NULL, save_done, NULL);
+      /* No source object: a worker may drop the task's last reference
+       * (window-analysis.c says why that must not be the window's). */
+      g_autoptr(GTask) task = g_task_new (NULL, NULL, save_done, g_object_ref (self));
       SaveJob *job = g_new0 (SaveJob, 1);
 
       job->model = g_object_ref (self->model);

@@ -1154,6 +1154,8 @@ test_edit_in_background (void)
   g_assert_cmpstr (get (applied, "title"), ==, "• static-batch.onnx");
   g_assert_cmpstr (get (applied, "can-undo"), ==, "1");
   g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_SYMBOLIC);
+  /* The cancelled edit's note does not stand over the next edit's outcome. */
+  g_assert_false (window_says (&gui, "Edit cancelled"));
   harness_activate (gui.window, "win.undo");
   g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
   harness_activate (gui.window, "win.redo");
