@@ -42,6 +42,23 @@ graft_simd_get_level (void)
   return MIN ((GraftSimdLevel) max_level, graft_simd_cpu_level ());
 }
 
+gboolean
+graft_simd_has_avx512_vnni (void)
+{
+  static int cpu_has = -1;
+
+  if (cpu_has < 0)
+    {
+#ifdef GRAFT_HAVE_X86_SIMD
+      __builtin_cpu_init ();
+      cpu_has = __builtin_cpu_supports ("avx512vnni") != 0;
+#else
+      cpu_has = 0;
+#endif
+    }
+  return cpu_has && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+}
+
 void
 graft_simd_set_max_level (GraftSimdLevel level)
 {

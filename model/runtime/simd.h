@@ -18,6 +18,9 @@ typedef enum {
 GraftSimdLevel graft_simd_cpu_level (void);
 /* What the kernels may use now: the lower of the CPU's level and the cap. */
 GraftSimdLevel graft_simd_get_level (void);
+/* AVX-512 VNNI (vpdpbusd: four u8 × s8 products into each int32 lane):
+ * where the level allows AVX-512 and the CPU has it. */
+gboolean graft_simd_has_avx512_vnni (void);
 /* Caps the level; GRAFT_SIMD_AVX512 lifts the cap. */
 void graft_simd_set_max_level (GraftSimdLevel level);
 

@@ -771,11 +771,16 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_data_func ("/quantized/qgemm/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm);
   g_test_add_data_func ("/quantized/qgemm/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm);
+  g_test_add_data_func ("/quantized/qgemm/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512), test_qgemm);
   g_test_add_data_func ("/quantized/qgemm-u8s8/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE), test_qgemm_u8s8);
   g_test_add_data_func ("/quantized/qgemm-u8s8/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2), test_qgemm_u8s8);
+  /* AVX-512 VNNI where the CPU has it (the AVX2 kernel on AVX-512 without VNNI). */
+  g_test_add_data_func ("/quantized/qgemm-u8s8/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512), test_qgemm_u8s8);
   g_test_add_data_func ("/quantized/conv-integer-random/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
                         test_conv_integer_random);
   g_test_add_data_func ("/quantized/conv-integer-random/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_conv_integer_random);
+  g_test_add_data_func ("/quantized/conv-integer-random/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
                         test_conv_integer_random);
   g_test_add_func ("/quantized/dynamic-quantize/avx2-vs-portable", test_dynamic_quantize_levels);
 

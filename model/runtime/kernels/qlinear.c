@@ -254,6 +254,87 @@ qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 qua
 }
 #endif
 
+/* ---- u8 × s8 with AVX-512 VNNI ----
+ *
+ * vpdpbusd adds the four u8 × s8 products of each 32-bit lane into an
+ * int32 accumulator in one instruction, without an int16 step that could
+ * saturate: one zmm is a whole panel row of quads (16 columns × 4 bytes),
+ * so a 6 × 16 tile is six accumulators and a step six instructions where
+ * the AVX2 kernel needs thirty-six. Same packing as the AVX2 kernel. */
+#ifdef GRAFT_HAVE_X86_SIMD
+#define GRAFT_TARGET_AVX512_VNNI __attribute__ ((target ("avx512f,avx512vnni")))
+
+#define QGEMM_VNNI_ROW_STEP(i, c)                                              \
+  do                                                                           \
+    {                                                                          \
+      gint32 quad;                                                             \
+      memcpy (&quad, a + (i) * lda + 4 * q, sizeof quad);                      \
+      c = _mm512_dpbusd_epi32 (c, b0, _mm512_set1_epi32 (quad));               \
+    }                                                                          \
+  while (0)
+
+GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP static void
+qgemm_u8s8_tile_avx512_vnni (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
+{
+  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
+  const gint8 *a = av;
+  const guint8 *panel = panelv;
+  __m512i c0 = _mm512_setzero_si512 (), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  for (gint64 q = 0; q < quads; q++)
+    {
+      __m512i b0 = _mm512_loadu_si512 ((const void *) (panel + q * TILE_COLS * 4));
+      QGEMM_VNNI_ROW_STEP (0, c0);
+      QGEMM_VNNI_ROW_STEP (1, c1);
+      QGEMM_VNNI_ROW_STEP (2, c2);
+      QGEMM_VNNI_ROW_STEP (3, c3);
+      QGEMM_VNNI_ROW_STEP (4, c4);
+      QGEMM_VNNI_ROW_STEP (5, c5);
+    }
+  _mm512_storeu_si512 ((void *) c, c0);
+  _mm512_storeu_si512 ((void *) (c + ldc), c1);
+  _mm512_storeu_si512 ((void *) (c + 2 * ldc), c2);
+  _mm512_storeu_si512 ((void *) (c + 3 * ldc), c3);
+  _mm512_storeu_si512 ((void *) (c + 4 * ldc), c4);
+  _mm512_storeu_si512 ((void *) (c + 5 * ldc), c5);
+}
+
+/* The int16 GEMM the same way: vpdpwssd adds both products of an int16
+ * pair into its int32 lane (vpmaddwd and vpaddd in one), a panel row of
+ * pairs being one zmm. Same packing as the AVX2 kernel. */
+#define QGEMM_VNNI_PAIR_STEP(i, c)                                             \
+  do                                                                           \
+    {                                                                          \
+      gint32 pair;                                                             \
+      memcpy (&pair, a + (i) * lda + 2 * p, sizeof pair);                      \
+      c = _mm512_dpwssd_epi32 (c, b0, _mm512_set1_epi32 (pair));               \
+    }                                                                          \
+  while (0)
+
+GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP static void
+qgemm_tile_avx512_vnni (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
+{
+  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
+  const gint16 *a = av, *panel = panelv;
+  __m512i c0 = _mm512_setzero_si512 (), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  for (gint64 p = 0; p < pairs; p++)
+    {
+      __m512i b0 = _mm512_loadu_si512 ((const void *) (panel + p * TILE_COLS * 2));
+      QGEMM_VNNI_PAIR_STEP (0, c0);
+      QGEMM_VNNI_PAIR_STEP (1, c1);
+      QGEMM_VNNI_PAIR_STEP (2, c2);
+      QGEMM_VNNI_PAIR_STEP (3, c3);
+      QGEMM_VNNI_PAIR_STEP (4, c4);
+      QGEMM_VNNI_PAIR_STEP (5, c5);
+    }
+  _mm512_storeu_si512 ((void *) c, c0);
+  _mm512_storeu_si512 ((void *) (c + ldc), c1);
+  _mm512_storeu_si512 ((void *) (c + 2 * ldc), c2);
+  _mm512_storeu_si512 ((void *) (c + 3 * ldc), c3);
+  _mm512_storeu_si512 ((void *) (c + 4 * ldc), c4);
+  _mm512_storeu_si512 ((void *) (c + 5 * ldc), c5);
+}
+#endif
+
 /* ---- tiles over the whole product, split by panels over threads ---- */
 
 typedef void (*QGemmTile) (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc);
@@ -322,6 +403,8 @@ static QGemmKind
 qgemm_kind_s16 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_has_avx512_vnni ())
+    return (QGemmKind) { qgemm_tile_avx512_vnni, pack_b_panel_avx2, sizeof (gint16), 2 };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
     return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2 };
 #endif
@@ -332,6 +415,8 @@ static QGemmKind
 qgemm_kind_u8s8 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_simd_has_avx512_vnni ())
+    return (QGemmKind) { qgemm_u8s8_tile_avx512_vnni, pack_b_panel_u8_avx2, 1, 4 };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
     return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4 };
 #endif
