@@ -254,84 +254,130 @@ qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 qua
 }
 #endif
 
-/* ---- u8 × s8 with AVX-512 VNNI ----
+/* ---- AVX-512 VNNI: both GEMMs, up to four panels at a time ----
  *
  * vpdpbusd adds the four u8 × s8 products of each 32-bit lane into an
- * int32 accumulator in one instruction, without an int16 step that could
- * saturate: one zmm is a whole panel row of quads (16 columns × 4 bytes),
- * so a 6 × 16 tile is six accumulators and a step six instructions where
- * the AVX2 kernel needs thirty-six. Same packing as the AVX2 kernel. */
+ * int32 accumulator in one instruction, with no int16 step that could
+ * saturate; vpdpwssd does the same for the int16 pairs (vpmaddwd and
+ * vpaddd in one). One zmm is a whole panel row of quads or pairs (16
+ * columns × 4 bytes), so a 6-row tile over four panels is 24 accumulators,
+ * and each step's broadcast of a row's four bytes of a serves four panels:
+ * a is read once per 64 columns, not per 16 (a deep filter is megabytes).
+ * Same packing as the AVX2 kernels; a and the panels are read as bytes. */
 #ifdef GRAFT_HAVE_X86_SIMD
 #define GRAFT_TARGET_AVX512_VNNI __attribute__ ((target ("avx512f,avx512vnni")))
+#define VNNI_MAX_PANELS 4
 
-#define QGEMM_VNNI_ROW_STEP(i, c)                                              \
+/* Named accumulators, not an array: GCC keeps an array of __m512i in
+ * memory and copies it every step. Panels past n_panels are dead code. */
+#define VNNI_OP(c, b, ar) (words ? _mm512_dpwssd_epi32 (c, b, ar) : _mm512_dpbusd_epi32 (c, b, ar))
+#define VNNI_ROW(r)                                                            \
   do                                                                           \
     {                                                                          \
-      gint32 quad;                                                             \
-      memcpy (&quad, a + (i) * lda + 4 * q, sizeof quad);                      \
-      c = _mm512_dpbusd_epi32 (c, b0, _mm512_set1_epi32 (quad));               \
+      gint32 four;                                                             \
+      memcpy (&four, a + (r) * lda_bytes + 4 * s, sizeof four);                \
+      __m512i ar = _mm512_set1_epi32 (four);                                   \
+      c##r##0 = VNNI_OP (c##r##0, b0, ar);                                     \
+      if (n_panels > 1)                                                        \
+        c##r##1 = VNNI_OP (c##r##1, b1, ar);                                   \
+      if (n_panels > 2)                                                        \
+        c##r##2 = VNNI_OP (c##r##2, b2, ar);                                   \
+      if (n_panels > 3)                                                        \
+        c##r##3 = VNNI_OP (c##r##3, b3, ar);                                   \
+    }                                                                          \
+  while (0)
+#define VNNI_STORE(r)                                                          \
+  do                                                                           \
+    {                                                                          \
+      _mm512_storeu_si512 ((void *) (c + (r) * ldc), c##r##0);                 \
+      if (n_panels > 1)                                                        \
+        _mm512_storeu_si512 ((void *) (c + (r) * ldc + TILE_COLS), c##r##1);   \
+      if (n_panels > 2)                                                        \
+        _mm512_storeu_si512 ((void *) (c + (r) * ldc + 2 * TILE_COLS), c##r##2); \
+      if (n_panels > 3)                                                        \
+        _mm512_storeu_si512 ((void *) (c + (r) * ldc + 3 * TILE_COLS), c##r##3); \
     }                                                                          \
   while (0)
 
-GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP static void
-qgemm_u8s8_tile_avx512_vnni (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX512_VNNI void
+vnni_tiles_body (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes, gint64 steps,
+                 gint32 *c, gint64 ldc, const int n_panels, const gboolean words)
 {
-  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
-  const gint8 *a = av;
-  const guint8 *panel = panelv;
-  __m512i c0 = _mm512_setzero_si512 (), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-  for (gint64 q = 0; q < quads; q++)
+  G_STATIC_ASSERT (TILE_ROWS == 6 && VNNI_MAX_PANELS == 4);
+  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+  __m512i c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+  __m512i c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
+  for (gint64 s = 0; s < steps; s++)
     {
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (panel + q * TILE_COLS * 4));
-      QGEMM_VNNI_ROW_STEP (0, c0);
-      QGEMM_VNNI_ROW_STEP (1, c1);
-      QGEMM_VNNI_ROW_STEP (2, c2);
-      QGEMM_VNNI_ROW_STEP (3, c3);
-      QGEMM_VNNI_ROW_STEP (4, c4);
-      QGEMM_VNNI_ROW_STEP (5, c5);
+      const guint8 *b = panels + s * TILE_COLS * 4;
+      __m512i b0 = _mm512_loadu_si512 ((const void *) b), b1 = b0, b2 = b0, b3 = b0;
+      if (n_panels > 1)
+        b1 = _mm512_loadu_si512 ((const void *) (b + panel_bytes));
+      if (n_panels > 2)
+        b2 = _mm512_loadu_si512 ((const void *) (b + 2 * panel_bytes));
+      if (n_panels > 3)
+        b3 = _mm512_loadu_si512 ((const void *) (b + 3 * panel_bytes));
+      VNNI_ROW (0);
+      VNNI_ROW (1);
+      VNNI_ROW (2);
+      VNNI_ROW (3);
+      VNNI_ROW (4);
+      VNNI_ROW (5);
     }
-  _mm512_storeu_si512 ((void *) c, c0);
-  _mm512_storeu_si512 ((void *) (c + ldc), c1);
-  _mm512_storeu_si512 ((void *) (c + 2 * ldc), c2);
-  _mm512_storeu_si512 ((void *) (c + 3 * ldc), c3);
-  _mm512_storeu_si512 ((void *) (c + 4 * ldc), c4);
-  _mm512_storeu_si512 ((void *) (c + 5 * ldc), c5);
+  VNNI_STORE (0);
+  VNNI_STORE (1);
+  VNNI_STORE (2);
+  VNNI_STORE (3);
+  VNNI_STORE (4);
+  VNNI_STORE (5);
 }
 
-/* The int16 GEMM the same way: vpdpwssd adds both products of an int16
- * pair into its int32 lane (vpmaddwd and vpaddd in one), a panel row of
- * pairs being one zmm. Same packing as the AVX2 kernel. */
-#define QGEMM_VNNI_PAIR_STEP(i, c)                                             \
-  do                                                                           \
-    {                                                                          \
-      gint32 pair;                                                             \
-      memcpy (&pair, a + (i) * lda + 2 * p, sizeof pair);                      \
-      c = _mm512_dpwssd_epi32 (c, b0, _mm512_set1_epi32 (pair));               \
-    }                                                                          \
-  while (0)
+#define VNNI_TILES(name, n, words)                                                                        \
+  GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP __attribute__ ((noinline)) static void                          \
+  name (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes, gint64 steps,       \
+        gint32 *c, gint64 ldc)                                                                            \
+  {                                                                                                       \
+    vnni_tiles_body (a, lda_bytes, panels, panel_bytes, steps, c, ldc, n, words);                         \
+  }
+VNNI_TILES (vnni_bytes_1, 1, FALSE)
+VNNI_TILES (vnni_bytes_2, 2, FALSE)
+VNNI_TILES (vnni_bytes_3, 3, FALSE)
+VNNI_TILES (vnni_bytes_4, 4, FALSE)
+VNNI_TILES (vnni_words_1, 1, TRUE)
+VNNI_TILES (vnni_words_2, 2, TRUE)
+VNNI_TILES (vnni_words_3, 3, TRUE)
+VNNI_TILES (vnni_words_4, 4, TRUE)
 
-GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP static void
-qgemm_tile_avx512_vnni (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
+typedef void (*VnniTiles) (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes,
+                           gint64 steps, gint32 *c, gint64 ldc);
+static const VnniTiles vnni_bytes[] = { vnni_bytes_1, vnni_bytes_2, vnni_bytes_3, vnni_bytes_4 };
+static const VnniTiles vnni_words[] = { vnni_words_1, vnni_words_2, vnni_words_3, vnni_words_4 };
+
+/* n_panels full panels (panel_bytes apart) of one 6-row tile of a. */
+static void
+qgemm_u8s8_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
+                              gint64 steps, gint32 *c, gint64 ldc)
 {
-  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
-  const gint16 *a = av, *panel = panelv;
-  __m512i c0 = _mm512_setzero_si512 (), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-  for (gint64 p = 0; p < pairs; p++)
-    {
-      __m512i b0 = _mm512_loadu_si512 ((const void *) (panel + p * TILE_COLS * 2));
-      QGEMM_VNNI_PAIR_STEP (0, c0);
-      QGEMM_VNNI_PAIR_STEP (1, c1);
-      QGEMM_VNNI_PAIR_STEP (2, c2);
-      QGEMM_VNNI_PAIR_STEP (3, c3);
-      QGEMM_VNNI_PAIR_STEP (4, c4);
-      QGEMM_VNNI_PAIR_STEP (5, c5);
-    }
-  _mm512_storeu_si512 ((void *) c, c0);
-  _mm512_storeu_si512 ((void *) (c + ldc), c1);
-  _mm512_storeu_si512 ((void *) (c + 2 * ldc), c2);
-  _mm512_storeu_si512 ((void *) (c + 3 * ldc), c3);
-  _mm512_storeu_si512 ((void *) (c + 4 * ldc), c4);
-  _mm512_storeu_si512 ((void *) (c + 5 * ldc), c5);
+  vnni_bytes[n_panels - 1] (a, lda, panels, panel_bytes, steps, c, ldc);
+}
+
+static void
+qgemm_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
+                         gint64 steps, gint32 *c, gint64 ldc)
+{
+  vnni_words[n_panels - 1] (a, lda * (gint64) sizeof (gint16), panels, panel_bytes, steps, c, ldc);
+}
+
+static void
+qgemm_u8s8_tile_avx512_vnni (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc)
+{
+  vnni_bytes_1 (a, lda, panel, 0, steps, c, ldc);
+}
+
+static void
+qgemm_tile_avx512_vnni (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc)
+{
+  vnni_words_1 (a, lda * (gint64) sizeof (gint16), panel, 0, steps, c, ldc);
 }
 #endif
 
@@ -340,11 +386,17 @@ qgemm_tile_avx512_vnni (const void *av, gint64 lda, const void *panelv, gint64 p
 typedef void (*QGemmTile) (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc);
 typedef void (*QGemmPack) (const void *b, gint64 N, gint64 K, gint64 j0, void *panel);
 
+/* Full tiles of n_panels panels (panel_bytes apart) at once. */
+typedef void (*QGemmTiles) (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
+                            gint64 steps, gint32 *c, gint64 ldc);
+
 typedef struct {
   QGemmTile tile;
   QGemmPack pack;
   gsize size;               /* bytes per operand value */
   gint64 depth;             /* k values per tile step: 2 (int16 pairs) or 4 (byte quads) */
+  QGemmTiles tiles;         /* up to max_panels panels at once, or NULL */
+  gint64 max_panels;        /* 1 without tiles */
 } QGemmKind;
 
 typedef struct {
@@ -362,26 +414,40 @@ qgemm_task (gint64 task, gpointer data)
   const QGemmJob *job = data;
   gsize size = job->kind.size;
   gint64 steps = job->lda / job->kind.depth;
-  g_autofree void *panel = g_malloc (job->lda * TILE_COLS * size);
+  gint64 panel_bytes = job->lda * TILE_COLS * size;
+  g_autofree guint8 *panels = g_malloc (job->kind.max_panels * panel_bytes);
   gint32 edge[TILE_ROWS * TILE_COLS];
   gint64 first = task * job->panels_per_task * TILE_COLS;
   gint64 last = MIN (job->N, first + job->panels_per_task * TILE_COLS);
-  for (gint64 j0 = first; j0 < last; j0 += TILE_COLS)
+  for (gint64 j0 = first; j0 < last; j0 += job->kind.max_panels * TILE_COLS)
     {
-      gint64 cols = MIN (TILE_COLS, job->N - j0);
-      job->kind.pack (job->b, job->N, job->K, j0, panel);
+      gint64 n_panels = MIN (job->kind.max_panels, (last - j0 + TILE_COLS - 1) / TILE_COLS);
+      gint64 n_full = MIN (n_panels, (job->N - j0) / TILE_COLS);
+      for (gint64 p = 0; p < n_panels; p++)
+        job->kind.pack (job->b, job->N, job->K, j0 + p * TILE_COLS, panels + p * panel_bytes);
       for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
           const guint8 *a = job->a + i0 * job->lda * size;
-          if (rows == TILE_ROWS && cols == TILE_COLS)
+          gint64 p = 0;
+          if (job->kind.tiles != NULL && rows == TILE_ROWS && n_full > 0)
             {
-              job->kind.tile (a, job->lda, panel, steps, job->c + i0 * job->ldc + j0, job->ldc);
-              continue;
+              job->kind.tiles (a, job->lda, panels, panel_bytes, n_full, steps, job->c + i0 * job->ldc + j0, job->ldc);
+              p = n_full;
             }
-          job->kind.tile (a, job->lda, panel, steps, edge, TILE_COLS);
-          for (gint64 i = 0; i < rows; i++)
-            memcpy (job->c + (i0 + i) * job->ldc + j0, edge + i * TILE_COLS, sizeof (gint32) * cols);
+          for (; p < n_panels; p++)
+            {
+              gint64 j = j0 + p * TILE_COLS, cols = MIN (TILE_COLS, job->N - j);
+              const guint8 *panel = panels + p * panel_bytes;
+              if (rows == TILE_ROWS && cols == TILE_COLS)
+                {
+                  job->kind.tile (a, job->lda, panel, steps, job->c + i0 * job->ldc + j, job->ldc);
+                  continue;
+                }
+              job->kind.tile (a, job->lda, panel, steps, edge, TILE_COLS);
+              for (gint64 i = 0; i < rows; i++)
+                memcpy (job->c + (i0 + i) * job->ldc + j, edge + i * TILE_COLS, sizeof (gint32) * cols);
+            }
         }
     }
 }
@@ -404,11 +470,12 @@ qgemm_kind_s16 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { qgemm_tile_avx512_vnni, pack_b_panel_avx2, sizeof (gint16), 2 };
+    return (QGemmKind) { qgemm_tile_avx512_vnni, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni,
+                         VNNI_MAX_PANELS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2 };
+    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, 1 };
 #endif
-  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2 };
+  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1 };
 }
 
 static QGemmKind
@@ -416,11 +483,12 @@ qgemm_kind_u8s8 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { qgemm_u8s8_tile_avx512_vnni, pack_b_panel_u8_avx2, 1, 4 };
+    return (QGemmKind) { qgemm_u8s8_tile_avx512_vnni, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni,
+                         VNNI_MAX_PANELS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4 };
+    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, 1 };
 #endif
-  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4 };
+  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1 };
 }
 
 static void
@@ -433,9 +501,11 @@ qgemm_packed (GraftKernelContext *ctx, QGemmKind kind, gint64 M, gint64 N, gint6
   gint64 panels = (N + TILE_COLS - 1) / TILE_COLS;
   guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
   /* A few tasks per thread even out a shared machine; whole panels keep
-   * each packed b panel in one task. */
-  gint64 tasks = MIN (panels, (gint64) threads * 4);
-  job.panels_per_task = (panels + tasks - 1) / tasks;
+   * each packed b panel in one task, and whole groups of the panels a
+   * wide kernel takes at once keep a read once per group. */
+  gint64 groups = (panels + kind.max_panels - 1) / kind.max_panels;
+  gint64 tasks = kind.max_panels > 1 ? MIN (groups, (gint64) threads * 2) : MIN (panels, (gint64) threads * 4);
+  job.panels_per_task = (groups + tasks - 1) / tasks * kind.max_panels;
   tasks = (panels + job.panels_per_task - 1) / job.panels_per_task;
   if (ctx && threads > 1 && tasks > 1)
     graft_kernel_parallel_for (ctx, tasks, qgemm_task, &job);
