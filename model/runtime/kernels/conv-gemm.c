@@ -133,9 +133,10 @@ typedef struct {
                      float hi);
   /* plane p of a PhaseJob into its parity planes (see split_phases_plane) */
   void (*split_phases) (gint64 p, gpointer data);
-  /* task t of a PointwiseJob (see pointwise_task_avx2); NULL: pointwise
+  /* task t of a PointwiseJob (see pointwise_task); NULL: pointwise
    * convolutions take the tiles like any other */
   void (*pointwise) (gint64 t, gpointer data);
+  gint64 pointwise_cols;          /* columns per sliver of a PointwiseJob */
   /* filters up to max_kc deep are multiplied whole, deeper ones in blocks of about block_kc */
   gint64 max_kc, block_kc;
 } ConvGemmIsa;
@@ -206,12 +207,13 @@ typedef struct {
 /* A 1×1 window with unit stride and no padding: per image and group,
  * y [Mg, HW] = W [Mg, Cg] · x [Cg, HW], a plain GEMM read from x in place
  * and written to y in place, with no tiles in between. Its columns are
- * cut, image by image, into slivers of up to SLIVER_COLS. */
+ * cut, image by image, into slivers of up to the ISA's pointwise_cols. */
 typedef struct {
   const GraftPackedFilter *filter;
   const GraftConvGemmArgs *args;
   gint64 g;                       /* the convolution group */
   gint64 hw;                      /* pixels per image */
+  gint64 sliver_cols;
   gint64 slivers_per_image, slivers;
   gint64 col_tasks, row_splits;
 } PointwiseJob;
@@ -473,10 +475,70 @@ multiply_avx512 (const TileBlock *t)
       }
 }
 
+/* The pointwise micro-kernel (see PointwiseJob): the tile [rows ≤ 8][n ≤
+ * vecs·16] of y at dst, rows ldd apart, = clamp (a [K][ROWS] · b [K][vecs·16]
+ * + bias[r] [+ res]), bias NULL or [rows], res NULL or laid out as dst,
+ * straight from the 24 accumulators: no tile written and read back, as
+ * the AVX2 kernel. Columns from n on are never read nor written. */
+static inline __attribute__ ((always_inline)) void
+pointwise_kernel_body_avx512 (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
+                              gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi,
+                              const int vecs, const gboolean masked)
+{
+  GraftV16f acc[ROWS][MAX_VECS];
+  for (int r = 0; r < ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      acc[r][v] = (GraftV16f) { 0 };
+  __mmask16 last = graft_lane_mask16 (0, n - (vecs - 1) * LANES);
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
+    {
+      GraftV16f bv[MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        {
+          if (masked && v == vecs - 1)
+            bv[v] = (GraftV16f) _mm512_maskz_loadu_ps (last, b + v * LANES);
+          else
+            memcpy (&bv[v], b + v * LANES, sizeof (GraftV16f));
+        }
+      for (int r = 0; r < ROWS; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  __m512 vlo = _mm512_set1_ps (lo), vhi = _mm512_set1_ps (hi);
+  for (int r = 0; r < ROWS && r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      {
+        __mmask16 lanes = graft_lane_mask16 (0, n - v * LANES);
+        __m512 out = _mm512_add_ps ((__m512) acc[r][v], _mm512_set1_ps (bias ? bias[r] : 0));
+        if (res)
+          out = _mm512_add_ps (out, _mm512_maskz_loadu_ps (lanes, res + r * ldd + v * LANES));
+        if (clamp)
+          out = _mm512_min_ps (vhi, _mm512_max_ps (vlo, out));   /* the second operand for NaN: NaN stays NaN */
+        _mm512_mask_storeu_ps (dst + r * ldd + v * LANES, lanes, out);
+      }
+}
+
+#define POINTWISE_KERNEL_AVX512(name, vecs, masked)                                                                  \
+  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void name (                                                       \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
+    const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
+  {                                                                                                                    \
+    pointwise_kernel_body_avx512 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);         \
+  }
+POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3, 3, FALSE)
+POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3_masked, 3, TRUE)
+POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_2_masked, 2, TRUE)
+POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_1_masked, 1, TRUE)
+
+static void pointwise_task_avx512 (gint64 t, gpointer data);
+
 /* up to 1280 the whole depth fits with its panel in L2; deeper filters in
  * blocks of about 768, each block's filter rows read once per pass */
 static const ConvGemmIsa isa_avx512 = { gather_panel, gather_panel_flat, multiply_avx512, store_row,
-                                        split_phases_plane, NULL, 1280, 768 };
+                                        split_phases_plane, pointwise_task_avx512, PANEL_COLS, 1280, 768 };
 
 GRAFT_TARGET_AVX512_END
 
@@ -796,69 +858,94 @@ POINTWISE_NARROW (2)
 POINTWISE_NARROW (3)
 POINTWISE_NARROW (4)
 
+/* The pointwise micro-kernels of one ISA: each computes `rows` filter
+ * rows of a panel per call, over a sliver of up to three vectors. */
+typedef struct {
+  gint64 rows;                    /* HALF_ROWS (ymm) or ROWS (zmm) */
+  gint64 lanes;                   /* floats per vector */
+  PointwiseKernel full, masked3, masked2, masked1;
+} PointwiseIsa;
+
+static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_3, pointwise_kernel_3_masked,
+                                             pointwise_kernel_2_masked, pointwise_kernel_1_masked };
+static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
+                                               pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
+                                               pointwise_kernel_avx512_1_masked };
+
 /* Task t of a PointwiseJob: slivers [s0, s1) of the columns of all images
  * (global order: image by image) times filter panels [p0, p1), over the
  * whole K. Deep or large filters take the slivers in blocks whose columns
- * of x (K × 24 floats each) fit in about 256 KB of L2; within a block
- * every half filter panel (K × 4 floats, in L1) meets each sliver in
- * turn, so a filter larger than x (small maps, many channels) is read
- * once per block rather than once per sliver. */
+ * of x (K × a sliver's floats each) fit in about 256 KB of L2; within a
+ * block every filter panel (or half panel with ymm; K × 8 or 4 floats, in
+ * L1) meets each sliver in turn, so a filter larger than x (small maps,
+ * many channels) is read once per block rather than once per sliver. */
 static void
-pointwise_task_avx2 (gint64 t, gpointer data)
+pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
 {
-  const PointwiseJob *job = data;
   const GraftConvGemmArgs *args = job->args;
   const GraftPackedFilter *f = job->filter;
   gint64 K = f->K, Cg = args->C / args->group;
   gint64 ct = t / job->row_splits, rs = t % job->row_splits;
   gint64 s0 = ct * job->slivers / job->col_tasks, s1 = (ct + 1) * job->slivers / job->col_tasks;
   gint64 p0 = rs * f->panels / job->row_splits, p1 = (rs + 1) * f->panels / job->row_splits;
-  gint64 sliver_bytes = MAX (K, 1) * SLIVER_COLS * (gint64) sizeof (float);
+  gint64 sliver_bytes = MAX (K, 1) * job->sliver_cols * (gint64) sizeof (float);
   gint64 block = MAX (256 * 1024 / sliver_bytes, 1);
   /* A sliver that fits in L1 with a filter that fits in L2 goes on its
    * own: the filter panels then stream past it from L2 at 32 bytes per k,
    * where a block of slivers streaming from L2 past each panel would take
-   * 96 to 192 bytes per k, about all that L2 delivers (measured: some
-   * 10 % of MobileNetV2's time). */
+   * 96 to 192 bytes per k, about all that L2 delivers (measured with AVX2:
+   * some 10 % of MobileNetV2's time). */
   if (sliver_bytes <= 24 * 1024 && f->Mg * K * (gint64) sizeof (float) <= 384 * 1024)
     block = 1;
   for (gint64 first = s0; first < s1; first += block)
     {
       gint64 last = MIN (s1, first + block);
       for (gint64 p = p0; p < p1; p++)
-        for (int half = 0; half < 2; half++)
+        for (gint64 part = 0; part < ROWS / pi->rows; part++)
           {
-            gint64 m0 = p * ROWS + half * HALF_ROWS, rows = MIN (HALF_ROWS, f->Mg - m0);
+            gint64 m0 = p * ROWS + part * pi->rows, rows = MIN (pi->rows, f->Mg - m0);
             if (rows <= 0)
               break;
             gint64 m = job->g * f->Mg + m0;
-            const float *a = f->data + (job->g * f->panels + p) * K * ROWS + half * HALF_ROWS;
+            const float *a = f->data + (job->g * f->panels + p) * K * ROWS + part * pi->rows;
             const float *bias = args->bias ? args->bias + m : NULL;
             for (gint64 s = first; s < last; s++)
               {
-                gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * SLIVER_COLS;
-                gint64 n = MIN (SLIVER_COLS, job->hw - col), at = (image * args->M + m) * job->hw + col;
+                gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * job->sliver_cols;
+                gint64 n = MIN (job->sliver_cols, job->hw - col), at = (image * args->M + m) * job->hw + col;
                 if (n <= 4)
                   {
-                    /* the whole panel at once, in its first half's turn */
+                    /* the whole panel at once, in its first part's turn */
                     static const PointwiseNarrow narrow[] = { pointwise_narrow_1, pointwise_narrow_2,
                                                               pointwise_narrow_3, pointwise_narrow_4 };
-                    if (half == 0)
+                    if (part == 0)
                       narrow[n - 1] (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
                                      args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias,
                                      (int) MIN (ROWS, f->Mg - m0), args->clamp, args->lo, args->hi);
                     continue;
                   }
-                PointwiseKernel kernel = n == SLIVER_COLS ? pointwise_kernel_3
-                                         : n > 2 * YMM_LANES ? pointwise_kernel_3_masked
-                                         : n > YMM_LANES ? pointwise_kernel_2_masked
-                                         : pointwise_kernel_1_masked;
+                PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
+                                         : n > 2 * pi->lanes ? pi->masked3
+                                         : n > pi->lanes ? pi->masked2
+                                         : pi->masked1;
                 kernel (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw, args->y + at,
                         args->residual ? args->residual + at : NULL, job->hw, bias, (int) rows, n, args->clamp,
                         args->lo, args->hi);
               }
           }
     }
+}
+
+static void
+pointwise_task_avx2 (gint64 t, gpointer data)
+{
+  pointwise_task (t, data, &pointwise_avx2);
+}
+
+static void
+pointwise_task_avx512 (gint64 t, gpointer data)
+{
+  pointwise_task (t, data, &pointwise_avx512);
 }
 
 /* Sliver by sliver: 24 columns of B over the block's depth (24 KB at
@@ -920,7 +1007,7 @@ store_row_avx2 (float *dst, const float *src, const float *res, gint64 n, float 
 
 /* K blocks of up to 256: a sliver of B in L1 (see multiply_avx2) */
 static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2, multiply_avx2, store_row_avx2,
-                                      split_phases_plane_avx2, pointwise_task_avx2, 320, 256 };
+                                      split_phases_plane_avx2, pointwise_task_avx2, SLIVER_COLS, 320, 256 };
 
 #endif
 
@@ -1112,7 +1199,8 @@ pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFil
   gint64 hw = args->w->in[0] * args->w->in[1], threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   PointwiseJob job = { filter, args };
   job.hw = hw;
-  job.slivers_per_image = (hw + SLIVER_COLS - 1) / SLIVER_COLS;
+  job.sliver_cols = isa->pointwise_cols;
+  job.slivers_per_image = (hw + job.sliver_cols - 1) / job.sliver_cols;
   job.slivers = args->N * job.slivers_per_image;
   if (job.slivers == 0 || filter->Mg == 0)
     return TRUE;
