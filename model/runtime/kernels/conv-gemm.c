@@ -475,58 +475,27 @@ multiply_avx512 (const TileBlock *t)
       }
 }
 
-/* The pointwise micro-kernel (see PointwiseJob): the tile [rows ≤ 8][n ≤
- * vecs·16] of y at dst, rows ldd apart, = clamp (a [K][ROWS] · b [K][vecs·16]
- * + bias[r] [+ res]), bias NULL or [rows], res NULL or laid out as dst,
- * straight from the 24 accumulators: no tile written and read back, as
- * the AVX2 kernel. Columns from n on are never read nor written. */
-static inline __attribute__ ((always_inline)) void
-pointwise_kernel_body_avx512 (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
-                              gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi,
-                              const int vecs, const gboolean masked)
-{
-  GraftV16f acc[ROWS][MAX_VECS];
-  for (int r = 0; r < ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      acc[r][v] = (GraftV16f) { 0 };
-  __mmask16 last = graft_lane_mask16 (0, n - (vecs - 1) * LANES);
-  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
-    {
-      GraftV16f bv[MAX_VECS];
-      for (int v = 0; v < vecs; v++)
-        {
-          if (masked && v == vecs - 1)
-            bv[v] = (GraftV16f) _mm512_maskz_loadu_ps (last, b + v * LANES);
-          else
-            memcpy (&bv[v], b + v * LANES, sizeof (GraftV16f));
-        }
-      for (int r = 0; r < ROWS; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
-    }
-  __m512 vlo = _mm512_set1_ps (lo), vhi = _mm512_set1_ps (hi);
-  for (int r = 0; r < ROWS && r < rows; r++)
-    for (int v = 0; v < vecs; v++)
-      {
-        __mmask16 lanes = graft_lane_mask16 (0, n - v * LANES);
-        __m512 out = _mm512_add_ps ((__m512) acc[r][v], _mm512_set1_ps (bias ? bias[r] : 0));
-        if (res)
-          out = _mm512_add_ps (out, _mm512_maskz_loadu_ps (lanes, res + r * ldd + v * LANES));
-        if (clamp)
-          out = _mm512_min_ps (vhi, _mm512_max_ps (vlo, out));   /* the second operand for NaN: NaN stays NaN */
-        _mm512_mask_storeu_ps (dst + r * ldd + v * LANES, lanes, out);
-      }
-}
+/* The pointwise micro-kernel, 8 filter rows × up to 48 columns in 24 zmm
+ * accumulators (see conv-pointwise-body.h). */
+#define PW_V GraftV16f
+#define PW_LANES LANES
+#define PW_ROWS ROWS
+#define PW_TARGET
+#define PW_MASK_T __mmask16
+#define PW_FIRST_LANES(n) graft_lane_mask16 (0, (n))
+#define PW_MASKED_LOAD(p, m) ((GraftV16f) _mm512_maskz_loadu_ps ((m), (p)))
+#define PW_MASKED_STORE(p, m, v) _mm512_mask_storeu_ps ((p), (m), (__m512) (v))
+#define PW_CLAMP(v, lo, hi) \
+  ((GraftV16f) _mm512_min_ps (_mm512_set1_ps (hi), _mm512_max_ps (_mm512_set1_ps (lo), (__m512) (v))))
+#define PW_SUFFIX avx512
+#include "runtime/kernels/conv-pointwise-body.h"
 
 #define POINTWISE_KERNEL_AVX512(name, vecs, masked)                                                                  \
   static GRAFT_HOT_LOOP __attribute__ ((noinline)) void name (                                                       \
     gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
     const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
   {                                                                                                                    \
-    pointwise_kernel_body_avx512 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);         \
+    pointwise_body_avx512 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);         \
   }
 POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3, 3, FALSE)
 POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3_masked, 3, TRUE)
@@ -726,55 +695,37 @@ first_lanes8 (gint64 n)
                              _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* The pointwise micro-kernel: the tile [rows ≤ 4][n ≤ vecs·8] of y at
- * dst, rows ldd apart, = clamp (a [K][ROWS] (its first four rows) ·
- * b [K][vecs·8] + bias[r] [+ res]), bias NULL or [rows], res NULL or laid
- * out as dst. Columns from n on are never read (b: when masked, the last
- * vector's loads are masked) nor written. */
-static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
-pointwise_kernel_body (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
-                       gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi,
-                       const int vecs, const gboolean masked)
+/* The pointwise micro-kernel, the first four rows of a filter panel × up
+ * to 24 columns in 12 ymm accumulators (see conv-pointwise-body.h). */
+static inline GRAFT_TARGET_AVX2_FMA GraftV8f
+masked_load8 (const float *p, __m256i lanes)
 {
-  GraftV8f acc[HALF_ROWS][YMM_MAX_VECS];
-  for (int r = 0; r < HALF_ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      acc[r][v] = (GraftV8f) { 0 };
-  __m256i last = first_lanes8 (n - (vecs - 1) * YMM_LANES);
-#pragma GCC unroll 4
-  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
-    {
-      GraftV8f bv[YMM_MAX_VECS];
-      for (int v = 0; v < vecs; v++)
-        {
-          if (masked && v == vecs - 1)
-            bv[v] = (GraftV8f) _mm256_maskload_ps (b + v * YMM_LANES, last);
-          else
-            memcpy (&bv[v], b + v * YMM_LANES, sizeof (GraftV8f));
-        }
-      for (int r = 0; r < HALF_ROWS; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
-    }
-  __m256 vlo = _mm256_set1_ps (lo), vhi = _mm256_set1_ps (hi);
-  for (int r = 0; r < HALF_ROWS && r < rows; r++)
-    for (int v = 0; v < vecs; v++)
-      {
-        __m256i lanes = first_lanes8 (n - v * YMM_LANES);
-        __m256 out = _mm256_add_ps ((__m256) acc[r][v], _mm256_set1_ps (bias ? bias[r] : 0));
-        if (res)
-          out = _mm256_add_ps (out, _mm256_maskload_ps (res + r * ldd + v * YMM_LANES, lanes));
-        if (clamp)
-          out = _mm256_min_ps (vhi, _mm256_max_ps (vlo, out));   /* the second operand for NaN: NaN stays NaN */
-        if (n - v * YMM_LANES >= YMM_LANES)
-          _mm256_storeu_ps (dst + r * ldd + v * YMM_LANES, out);
-        else
-          _mm256_maskstore_ps (dst + r * ldd + v * YMM_LANES, lanes, out);
-      }
+  return (GraftV8f) _mm256_maskload_ps (p, lanes);
 }
+
+static inline GRAFT_TARGET_AVX2_FMA void
+masked_store8 (float *p, __m256i lanes, GraftV8f v)
+{
+  _mm256_maskstore_ps (p, lanes, (__m256) v);
+}
+
+static inline GRAFT_TARGET_AVX2_FMA GraftV8f
+clamp8 (GraftV8f v, float lo, float hi)
+{
+  return (GraftV8f) _mm256_min_ps (_mm256_set1_ps (hi), _mm256_max_ps (_mm256_set1_ps (lo), (__m256) v));
+}
+
+#define PW_V GraftV8f
+#define PW_LANES YMM_LANES
+#define PW_ROWS HALF_ROWS
+#define PW_TARGET GRAFT_TARGET_AVX2_FMA
+#define PW_MASK_T __m256i
+#define PW_FIRST_LANES(n) first_lanes8 (n)
+#define PW_MASKED_LOAD(p, m) masked_load8 ((p), (m))
+#define PW_MASKED_STORE(p, m, v) masked_store8 ((p), (m), (v))
+#define PW_CLAMP(v, lo, hi) clamp8 ((v), (lo), (hi))
+#define PW_SUFFIX avx2
+#include "runtime/kernels/conv-pointwise-body.h"
 
 typedef void (*PointwiseKernel) (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
                                  gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi);
@@ -784,7 +735,7 @@ typedef void (*PointwiseKernel) (gint64 K, const float *a, const float *b, gint6
     gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
     const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
   {                                                                                                                    \
-    pointwise_kernel_body (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);                \
+    pointwise_body_avx2 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);                \
   }
 POINTWISE_KERNEL (pointwise_kernel_3, 3, FALSE)
 POINTWISE_KERNEL (pointwise_kernel_3_masked, 3, TRUE)

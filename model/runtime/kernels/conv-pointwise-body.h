@@ -1,0 +1,72 @@
+/* The pointwise micro-kernel of conv-gemm.c (see PointwiseJob), written
+ * once over a GCC vector type and included once per instruction set with:
+ *   PW_V                  the vector type (vector_size of PW_LANES floats)
+ *   PW_LANES              floats per vector
+ *   PW_ROWS               filter rows per call (of a panel's ROWS)
+ *   PW_TARGET             the function attribute enabling the ISA (may be empty)
+ *   PW_MASK_T             a lane mask; PW_FIRST_LANES (n) the first n lanes (n clamped to 0..PW_LANES)
+ *   PW_MASKED_LOAD (p, m) the masked lanes of p, zero elsewhere, as PW_V
+ *   PW_MASKED_STORE (p, m, v)
+ *   PW_CLAMP (v, lo, hi)  v clamped to [lo, hi], NaN kept (vmaxps/vminps return their second operand for NaN)
+ *   PW_SUFFIX             appended to the function's name
+ * It defines pointwise_body_<PW_SUFFIX>: the tile [rows ≤ PW_ROWS][n ≤
+ * vecs·PW_LANES] of y at dst, rows ldd apart, = clamp (a [K][ROWS] (its
+ * first PW_ROWS rows) · b [K][vecs·PW_LANES] + bias[r] [+ res]), bias NULL
+ * or [rows], res NULL or laid out as dst, straight from the accumulators:
+ * no tile is written and read back. Columns from n on are never read (the
+ * last vector's loads are masked when `masked`) nor written. */
+
+#define PW_PASTE2(a, b) a##_##b
+#define PW_PASTE(a, b) PW_PASTE2 (a, b)
+
+static inline __attribute__ ((always_inline)) PW_TARGET void
+PW_PASTE (pointwise_body, PW_SUFFIX) (gint64 K, const float *a, const float *b, gint64 ldb, float *dst,
+                                      const float *res, gint64 ldd, const float *bias, int rows, gint64 n,
+                                      gboolean clamp, float lo, float hi, const int vecs, const gboolean masked)
+{
+  PW_V acc[PW_ROWS][MAX_VECS];
+  for (int r = 0; r < PW_ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      acc[r][v] = (PW_V) { 0 };
+  PW_MASK_T last = PW_FIRST_LANES (n - (vecs - 1) * PW_LANES);
+#pragma GCC unroll 4
+  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
+    {
+      PW_V bv[MAX_VECS];
+      for (int v = 0; v < vecs; v++)
+        {
+          if (masked && v == vecs - 1)
+            bv[v] = PW_MASKED_LOAD (b + v * PW_LANES, last);
+          else
+            memcpy (&bv[v], b + v * PW_LANES, sizeof (PW_V));
+        }
+      for (int r = 0; r < PW_ROWS; r++)
+        {
+          float s = a[r];
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] += s * bv[v];
+        }
+    }
+  for (int r = 0; r < PW_ROWS && r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      {
+        PW_MASK_T lanes = PW_FIRST_LANES (n - v * PW_LANES);
+        PW_V out = acc[r][v] + (bias ? bias[r] : 0);
+        if (res)
+          out += PW_MASKED_LOAD (res + r * ldd + v * PW_LANES, lanes);
+        if (clamp)
+          out = PW_CLAMP (out, lo, hi);
+        PW_MASKED_STORE (dst + r * ldd + v * PW_LANES, lanes, out);
+      }
+}
+
+#undef PW_V
+#undef PW_LANES
+#undef PW_ROWS
+#undef PW_TARGET
+#undef PW_MASK_T
+#undef PW_FIRST_LANES
+#undef PW_MASKED_LOAD
+#undef PW_MASKED_STORE
+#undef PW_CLAMP
+#undef PW_SUFFIX
