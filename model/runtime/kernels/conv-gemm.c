@@ -384,56 +384,24 @@ split_phases_plane (gint64 p, gpointer data)
     }
 }
 
-/* tile [ROWS][vecs·LANES] (+)= a [K][ROWS] · b [K][vecs·LANES]. The loops
- * must unroll completely (accumulators in registers), hence O3 whatever
- * the build type. */
-static inline __attribute__ ((always_inline)) void
-micro_kernel_body (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate,
-                   const int vecs)
-{
-  GraftV16f acc[ROWS][MAX_VECS];
-  for (int r = 0; r < ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      {
-        if (accumulate)
-          memcpy (&acc[r][v], tile + (r * vecs + v) * LANES, sizeof (GraftV16f));
-        else
-          acc[r][v] = (GraftV16f) { 0 };
-      }
-  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
-    {
-      GraftV16f bv[MAX_VECS];
-      for (int v = 0; v < vecs; v++)
-        memcpy (&bv[v], b + v * LANES, sizeof (GraftV16f));
-      for (int r = 0; r < ROWS; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
-    }
-  for (int r = 0; r < ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      memcpy (tile + (r * vecs + v) * LANES, &acc[r][v], sizeof (GraftV16f));
-}
+/* tile [ROWS][vecs·LANES] (+)= a [K][ROWS] · b [K][vecs·LANES] in up to
+ * 24 zmm accumulators (see conv-tile-body.h); the tile's rows are
+ * vecs·LANES floats apart. */
+#define TB_V GraftV16f
+#define TB_LANES LANES
+#define TB_ROWS ROWS
+#define TB_SUFFIX avx512
+#include "runtime/kernels/conv-tile-body.h"
 
-static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_1 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
-{
-  micro_kernel_body (K, a, b, ldb, tile, accumulate, 1);
-}
-
-static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
-{
-  micro_kernel_body (K, a, b, ldb, tile, accumulate, 2);
-}
-
-static GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)
-{
-  micro_kernel_body (K, a, b, ldb, tile, accumulate, 3);
-}
+#define MICRO_KERNEL_AVX512(vecs)                                                                                     \
+  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_##vecs (                                         \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)                           \
+  {                                                                                                                    \
+    tile_body_avx512 (K, a, b, ldb, tile, vecs * LANES, accumulate, vecs);                                            \
+  }
+MICRO_KERNEL_AVX512 (1)
+MICRO_KERNEL_AVX512 (2)
+MICRO_KERNEL_AVX512 (3)
 
 /* dst[0..n) = clamp (src[0..n) + bias [+ res[0..n)]) */
 static void
@@ -633,59 +601,23 @@ split_phases_plane_avx2 (gint64 p, gpointer data)
 }
 
 /* tile [HALF_ROWS][vecs·8] (+)= a [K][ROWS] (its first HALF_ROWS rows) ·
- * b [K][vecs·8]; the tile's rows ldt apart. */
-static inline __attribute__ ((always_inline)) void
-micro_kernel_avx2_body (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
-                        gboolean accumulate, const int vecs)
-{
-  GraftV8f acc[HALF_ROWS][YMM_MAX_VECS];
-  for (int r = 0; r < HALF_ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      {
-        if (accumulate)
-          memcpy (&acc[r][v], tile + r * ldt + v * YMM_LANES, sizeof (GraftV8f));
-        else
-          acc[r][v] = (GraftV8f) { 0 };
-      }
-  /* unrolled: the loop's own adds and branch off the multiply-adds' path (~5 %) */
-#pragma GCC unroll 4
-  for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
-    {
-      GraftV8f bv[YMM_MAX_VECS];
-      for (int v = 0; v < vecs; v++)
-        memcpy (&bv[v], b + v * YMM_LANES, sizeof (GraftV8f));
-      for (int r = 0; r < HALF_ROWS; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
-    }
-  for (int r = 0; r < HALF_ROWS; r++)
-    for (int v = 0; v < vecs; v++)
-      memcpy (tile + r * ldt + v * YMM_LANES, &acc[r][v], sizeof (GraftV8f));
-}
+ * b [K][vecs·8] in up to 12 ymm accumulators (see conv-tile-body.h); the
+ * tile's rows ldt apart. */
+#define TB_V GraftV8f
+#define TB_LANES YMM_LANES
+#define TB_ROWS HALF_ROWS
+#define TB_SUFFIX avx2
+#include "runtime/kernels/conv-tile-body.h"
 
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_avx2_1 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
-                     gboolean accumulate)
-{
-  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 1);
-}
-
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_avx2_2 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
-                     gboolean accumulate)
-{
-  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 2);
-}
-
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-micro_kernel_avx2_3 (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
-                     gboolean accumulate)
-{
-  micro_kernel_avx2_body (K, a, b, ldb, tile, ldt, accumulate, 3);
-}
+#define MICRO_KERNEL_AVX2(vecs)                                                                                       \
+  static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_avx2_##vecs (             \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate)              \
+  {                                                                                                                    \
+    tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, vecs);                                                       \
+  }
+MICRO_KERNEL_AVX2 (1)
+MICRO_KERNEL_AVX2 (2)
+MICRO_KERNEL_AVX2 (3)
 
 /* The lanes below n of 8 (n may be ≤ 0 or > 8). */
 static GRAFT_TARGET_AVX2_FMA inline __m256i
