@@ -11,10 +11,22 @@ G_DEFINE_QUARK (graft-runtime-error-quark, graft_runtime_error)
 #define MAX_TENSOR_BYTES ((gsize) 16 << 30)
 #define ALIGNMENT 64
 
+/* Free buffers, the most recently given back last. A request takes the
+ * most recent one that fits without wasting more than half of it: a buffer
+ * just written is likely still in cache, and one buffer serves layers of
+ * different sizes. With exact sizes only, every size kept its own buffers
+ * and a network's activations spread over more memory than the caches
+ * hold: MobileNetV2's 9.6 MB expand output took 2.9 ms in the network
+ * against 1.1 ms on its own. */
+typedef struct {
+  gpointer buffer;
+  gsize capacity;
+} PoolBuffer;
+
 struct _GraftRtPool {
   gint ref_count;
   GMutex mutex;
-  GHashTable *free_lists;  /* gsize nbytes → GSList of buffers */
+  GArray *free;            /* PoolBuffer */
 };
 
 GraftRtPool *
@@ -23,14 +35,8 @@ graft_rt_pool_new (void)
   GraftRtPool *pool = g_new0 (GraftRtPool, 1);
   pool->ref_count = 1;
   g_mutex_init (&pool->mutex);
-  pool->free_lists = g_hash_table_new (g_direct_hash, g_direct_equal);
+  pool->free = g_array_new (FALSE, FALSE, sizeof (PoolBuffer));
   return pool;
-}
-
-static void
-free_list (gpointer key, gpointer value, gpointer user_data)
-{
-  g_slist_free_full (value, free);
 }
 
 GraftRtPool *
@@ -45,8 +51,9 @@ graft_rt_pool_unref (GraftRtPool *pool)
 {
   if (pool == NULL || !g_atomic_int_dec_and_test (&pool->ref_count))
     return;
-  g_hash_table_foreach (pool->free_lists, free_list, NULL);
-  g_hash_table_destroy (pool->free_lists);
+  for (guint i = 0; i < pool->free->len; i++)
+    free (g_array_index (pool->free, PoolBuffer, i).buffer);
+  g_array_unref (pool->free);
   g_mutex_clear (&pool->mutex);
   g_free (pool);
 }
@@ -61,28 +68,33 @@ aligned_alloc_bytes (gsize nbytes)
 }
 
 static gpointer
-pool_take (GraftRtPool *pool, gsize nbytes)
+pool_take (GraftRtPool *pool, gsize nbytes, gsize *capacity)
 {
   gpointer buffer = NULL;
 
   g_mutex_lock (&pool->mutex);
-  GSList *list = g_hash_table_lookup (pool->free_lists, GSIZE_TO_POINTER (nbytes));
-  if (list != NULL)
+  for (guint i = pool->free->len; i-- > 0;)
     {
-      buffer = list->data;
-      list = g_slist_delete_link (list, list);
-      g_hash_table_insert (pool->free_lists, GSIZE_TO_POINTER (nbytes), list);
+      PoolBuffer *b = &g_array_index (pool->free, PoolBuffer, i);
+      if (b->capacity >= nbytes && b->capacity / 2 <= nbytes)
+        {
+          buffer = b->buffer;
+          *capacity = b->capacity;
+          g_array_remove_index (pool->free, i);
+          break;
+        }
     }
   g_mutex_unlock (&pool->mutex);
   return buffer;
 }
 
 static void
-pool_give (GraftRtPool *pool, gpointer buffer, gsize nbytes)
+pool_give (GraftRtPool *pool, gpointer buffer, gsize capacity)
 {
+  PoolBuffer b = { buffer, capacity };
+
   g_mutex_lock (&pool->mutex);
-  GSList *list = g_hash_table_lookup (pool->free_lists, GSIZE_TO_POINTER (nbytes));
-  g_hash_table_insert (pool->free_lists, GSIZE_TO_POINTER (nbytes), g_slist_prepend (list, buffer));
+  g_array_append_val (pool->free, b);
   g_mutex_unlock (&pool->mutex);
 }
 
@@ -187,8 +199,9 @@ tensor_alloc (GraftRtPool *pool, GraftDType dtype, int rank, const gint64 *dims,
   if (dtype == GRAFT_DTYPE_STRING)
     zero = TRUE, pool = NULL;
   t->pool = pool ? graft_rt_pool_ref (pool) : NULL;
+  t->capacity = nbytes;
   if (pool != NULL)
-    t->data = pool_take (pool, nbytes);
+    t->data = pool_take (pool, nbytes, &t->capacity);
   if (t->data == NULL)
     t->data = aligned_alloc_bytes (nbytes);
   if (t->data == NULL)
@@ -362,7 +375,7 @@ graft_rt_tensor_unref (GraftRtTensor *self)
         for (gint64 i = 0; i < self->numel; i++)
           g_free (((char **) self->data)[i]);
       if (self->pool)
-        pool_give (self->pool, self->data, self->nbytes);
+        pool_give (self->pool, self->data, self->capacity);
       else
         free (self->data);
     }

@@ -45,6 +45,7 @@ struct _GraftRtTensor {
   GraftRtPool *pool;     /* where the buffer goes back to, may be NULL */
   GBytes *borrowed;      /* data points into this (read-only) */
   gsize counted;         /* bytes this tensor adds to graft_rt_tensor_get_live_bytes() */
+  gsize capacity;        /* bytes of a pooled buffer: nbytes or more */
 
   /*< public >*/
   GraftRtKind kind;
