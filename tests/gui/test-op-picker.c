@@ -22,47 +22,16 @@ sample_path (void)
   return g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
 }
 
-static GraftGraph *
-shown_graph (GraftWindow *window)
-{
-  return graft_graph_canvas_get_graph (
-    GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS)));
-}
-
 static GraftNodeSidebar *
 sidebar_of (GraftWindow *window)
 {
   return GRAFT_NODE_SIDEBAR (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_NODE_SIDEBAR));
 }
 
-static GtkWidget *
-find_named (GtkWidget *root, const char *name)
-{
-  GtkWidget *widget = harness_find_name (root, name);
-
-  if (widget == NULL)
-    g_error ("no widget named '%s'", name);
-  return widget;
-}
-
 static GraftOpPicker *
 the_picker (GraftWindow *window)
 {
-  g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
-
-  for (guint i = 0; i < dialogs->len; i++)
-    if (GRAFT_IS_OP_PICKER (g_ptr_array_index (dialogs, i)))
-      return g_ptr_array_index (dialogs, i);
-  return NULL;
-}
-
-static void
-wait_ms (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, FALSE);
+  return (GraftOpPicker *) harness_find_dialog (window, GRAFT_TYPE_OP_PICKER);
 }
 
 /* Types into the search entry (its search-changed waits a moment), then
@@ -75,19 +44,19 @@ pick_op (GraftOpPicker *picker, const char *search, const char *op)
   GtkWidget *row;
 
   gtk_editable_set_text (GTK_EDITABLE (entry), search);
-  wait_ms (400);
-  row = find_named (GTK_WIDGET (list), op);
+  harness_wait_ms (400);
+  row = harness_get_name (GTK_WIDGET (list), op);
   g_assert_true (gtk_widget_get_child_visible (row));
   /* The search narrowed the list: an op that does not match is hidden. */
-  g_assert_false (gtk_widget_get_child_visible (find_named (GTK_WIDGET (list), "Conv")));
+  g_assert_false (gtk_widget_get_child_visible (harness_get_name (GTK_WIDGET (list), "Conv")));
   gtk_list_box_select_row (list, GTK_LIST_BOX_ROW (row));
-  wait_ms (50);
+  harness_wait_ms (50);
 }
 
 static void
 type_into (GtkWidget *root, const char *name, const char *text)
 {
-  gtk_editable_set_text (GTK_EDITABLE (find_named (root, name)), text);
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (root, name)), text);
 }
 
 static void
@@ -103,7 +72,7 @@ click_apply (GraftWindow *window, GraftOpPicker *picker)
 static const char *
 picker_error (GraftOpPicker *picker)
 {
-  GtkWidget *label = find_named (GTK_WIDGET (picker), "picker-error");
+  GtkWidget *label = harness_get_name (GTK_WIDGET (picker), "picker-error");
 
   return gtk_widget_get_visible (label) ? gtk_label_get_text (GTK_LABEL (label)) : NULL;
 }
@@ -130,19 +99,15 @@ save_and_check (GraftWindow *window, const char *name)
                                               NULL);
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
   const char *argv[] = { python, script, path, cli, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int status = 0;
+  g_autofree char *what = g_strdup_printf ("the saved model %s", path);
+  g_autofree char *out = NULL;
 
   harness_activate (window, action);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, &error))
-    g_error ("the saved model %s fails the check: %s", path, err);
+  out = harness_run_check (argv, what);
   g_unlink (path);
   g_rmdir (dir);
-  return g_strstrip (g_steal_pointer (&out));
+  return g_steal_pointer (&out);
 }
 
 static void
@@ -161,7 +126,7 @@ test_insert_node (void)
   pick_op (picker, "leaky", "LeakyRelu");
   /* The op's attribute with its type and default, as an entry. */
   g_assert_nonnull (harness_find_label (GTK_WIDGET (picker), "alpha · float"));
-  g_assert_cmpstr (gtk_entry_get_placeholder_text (GTK_ENTRY (find_named (GTK_WIDGET (picker), "attribute-alpha"))),
+  g_assert_cmpstr (gtk_entry_get_placeholder_text (GTK_ENTRY (harness_get_name (GTK_WIDGET (picker), "attribute-alpha"))),
                    ==, "0.01");
 
   /* A value that is not a float: refused in the dialog, nothing changed. */
@@ -170,7 +135,7 @@ test_insert_node (void)
   g_assert_true (the_picker (window) == picker);
   g_assert_nonnull (picker_error (picker));
   g_assert_nonnull (strstr (picker_error (picker), "'alpha' is a float; 'steep' is not"));
-  g_assert_null (node_of_op (shown_graph (window), "onnx::LeakyRelu"));
+  g_assert_null (node_of_op (harness_shown_graph (window), "onnx::LeakyRelu"));
   harness_screenshot (window, "op-picker-insert-error");
 
   type_into (GTK_WIDGET (picker), "attribute-alpha", "0.2");
@@ -178,17 +143,17 @@ test_insert_node (void)
   harness_screenshot (window, "op-picker-insert");
   click_apply (window, picker);
   g_assert_null (the_picker (window));
-  leaky = graft_graph_find_node (shown_graph (window), "leaky");
+  leaky = graft_graph_find_node (harness_shown_graph (window), "leaky");
   g_assert_nonnull (leaky);
   g_assert_cmpstr (leaky->op, ==, "onnx::LeakyRelu");
   g_assert_cmpfloat_with_epsilon (graft_node_get_attribute (leaky, "alpha")->f, 0.2, 1e-6);
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_true (g_ptr_array_index (gemm->inputs, 0) == g_ptr_array_index (leaky->outputs, 0));
 
   outputs = save_and_check (window, "inserted.onnx");
   g_assert_cmpstr (outputs, ==, "probabilities");
   harness_activate (window, "win.undo");
-  g_assert_null (graft_graph_find_node (shown_graph (window), "leaky"));
+  g_assert_null (graft_graph_find_node (harness_shown_graph (window), "leaky"));
   harness_window_close (window);
 }
 
@@ -246,11 +211,11 @@ test_add_node (void)
 
   type_into (GTK_WIDGET (picker), "input-input", "/fc/Gemm_output_0");
   type_into (GTK_WIDGET (picker), "node-name", "logits_as_double");
-  g_assert_true (gtk_check_button_get_active (GTK_CHECK_BUTTON (find_named (GTK_WIDGET (picker), "graph-outputs"))));
+  g_assert_true (gtk_check_button_get_active (GTK_CHECK_BUTTON (harness_get_name (GTK_WIDGET (picker), "graph-outputs"))));
   harness_screenshot (window, "op-picker-add");
   click_apply (window, picker);
   g_assert_null (the_picker (window));
-  cast = graft_graph_find_node (shown_graph (window), "logits_as_double");
+  cast = graft_graph_find_node (harness_shown_graph (window), "logits_as_double");
   g_assert_nonnull (cast);
   g_assert_cmpint (graft_node_get_attribute (cast, "to")->i, ==, 11);
   g_assert_true (((GraftValue *) g_ptr_array_index (cast->outputs, 0))->is_graph_output);
@@ -258,14 +223,14 @@ test_add_node (void)
   outputs = save_and_check (window, "added.onnx");
   g_assert_cmpstr (outputs, ==, "probabilities logits_as_double");
   harness_activate (window, "win.undo");
-  g_assert_null (graft_graph_find_node (shown_graph (window), "logits_as_double"));
+  g_assert_null (graft_graph_find_node (harness_shown_graph (window), "logits_as_double"));
   harness_window_close (window);
 }
 
 static GtkWidget *
 sidebar_field (GraftWindow *window, const char *key)
 {
-  return find_named (GTK_WIDGET (sidebar_of (window)), key);
+  return harness_get_name (GTK_WIDGET (sidebar_of (window)), key);
 }
 
 /* Types text into the sidebar field key and presses Enter. */
@@ -298,7 +263,7 @@ test_sidebar_editing (void)
 
   /* An attribute edited in place; the sidebar still shows the node. */
   enter_in_sidebar (window, "attribute:alpha", "0.5");
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_cmpfloat (graft_node_get_attribute (gemm, "alpha")->f, ==, 0.5);
   g_assert_cmpstr (graft_node_sidebar_get_subtitle (sidebar), ==, "/fc/Gemm");
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (sidebar_field (window, "attribute:alpha"))), ==, "0.5");
@@ -308,7 +273,7 @@ test_sidebar_editing (void)
   g_assert_nonnull (graft_node_sidebar_get_edit_error (sidebar, "attribute:transB"));
   g_assert_nonnull (strstr (graft_node_sidebar_get_edit_error (sidebar, "attribute:transB"), "'yes' is not"));
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (sidebar_field (window, "attribute:transB"))), ==, "yes");
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_cmpint (graft_node_get_attribute (gemm, "transB")->i, ==, 1);
   harness_screenshot (window, "sidebar-attribute-error");
 
@@ -318,7 +283,7 @@ test_sidebar_editing (void)
     if (g_str_has_prefix (gtk_string_list_get_string (GTK_STRING_LIST (gtk_drop_down_get_model (names)), i), "transA"))
       gtk_drop_down_set_selected (names, i);
   enter_in_sidebar (window, "add-attribute", "0");
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_nonnull (graft_node_get_attribute (gemm, "transA"));
   g_assert_cmpint (graft_node_get_attribute (gemm, "transA")->i, ==, 0);
 
@@ -326,24 +291,24 @@ test_sidebar_editing (void)
   entry = sidebar_field (window, "attribute:beta");
   g_signal_emit_by_name (gtk_widget_get_next_sibling (entry), "clicked");
   harness_settle (window);
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_null (graft_node_get_attribute (gemm, "beta"));
 
   /* Renamed. */
   enter_in_sidebar (window, "name", "classifier");
-  g_assert_nonnull (graft_graph_find_node (shown_graph (window), "classifier"));
+  g_assert_nonnull (graft_graph_find_node (harness_shown_graph (window), "classifier"));
   g_assert_cmpstr (graft_node_sidebar_get_subtitle (sidebar), ==, "classifier");
   harness_screenshot (window, "sidebar-node-editing");
 
   /* A value: renamed, then made a graph output. */
   harness_activate (window, "win.select-value::/Flatten_output_0");
   enter_in_sidebar (window, "name", "flat");
-  flat = graft_graph_lookup_value (shown_graph (window), "flat");
+  flat = graft_graph_lookup_value (harness_shown_graph (window), "flat");
   g_assert_nonnull (flat);
   g_assert_cmpstr (graft_node_sidebar_get_title (sidebar), ==, "flat");
   g_signal_emit_by_name (sidebar_field (window, "graph-output"), "clicked");
   harness_settle (window);
-  flat = graft_graph_lookup_value (shown_graph (window), "flat");
+  flat = graft_graph_lookup_value (harness_shown_graph (window), "flat");
   g_assert_true (flat->is_graph_output);
   harness_screenshot (window, "sidebar-value-editing");
 
@@ -353,12 +318,12 @@ test_sidebar_editing (void)
   /* Every one of them undoable, back to the file as loaded. */
   for (guint i = 0; i < 6; i++)
     harness_activate (window, "win.undo");
-  gemm = graft_graph_find_node (shown_graph (window), "/fc/Gemm");
+  gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_nonnull (gemm);
   g_assert_cmpfloat (graft_node_get_attribute (gemm, "alpha")->f, ==, 1.0);
   g_assert_nonnull (graft_node_get_attribute (gemm, "beta"));
   g_assert_null (graft_node_get_attribute (gemm, "transA"));
-  g_assert_nonnull (graft_graph_lookup_value (shown_graph (window), "/Flatten_output_0"));
+  g_assert_nonnull (graft_graph_lookup_value (harness_shown_graph (window), "/Flatten_output_0"));
   harness_window_close (window);
 }
 

@@ -32,40 +32,10 @@ canvas_of (GraftWindow *window)
   return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
 }
 
-static GraftGraph *
-shown_graph (GraftWindow *window)
-{
-  return graft_graph_canvas_get_graph (canvas_of (window));
-}
-
 static GraftPatternDialog *
 the_dialog (GraftWindow *window)
 {
-  g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
-
-  for (guint i = 0; i < dialogs->len; i++)
-    if (GRAFT_IS_PATTERN_DIALOG (g_ptr_array_index (dialogs, i)))
-      return g_ptr_array_index (dialogs, i);
-  return NULL;
-}
-
-static GtkWidget *
-find_named (GtkWidget *root, const char *name)
-{
-  GtkWidget *widget = harness_find_name (root, name);
-
-  if (widget == NULL)
-    g_error ("no widget named '%s'", name);
-  return widget;
-}
-
-static void
-wait_ms (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, FALSE);
+  return (GraftPatternDialog *) harness_find_dialog (window, GRAFT_TYPE_PATTERN_DIALOG);
 }
 
 /* Types text into a text view as a paste does, then waits out the
@@ -73,17 +43,17 @@ wait_ms (guint ms)
 static void
 type_text (GraftWindow *window, GraftPatternDialog *dialog, const char *name, const char *text)
 {
-  GtkTextView *view = GTK_TEXT_VIEW (find_named (GTK_WIDGET (dialog), name));
+  GtkTextView *view = GTK_TEXT_VIEW (harness_get_name (GTK_WIDGET (dialog), name));
 
   gtk_text_buffer_set_text (gtk_text_view_get_buffer (view), text, -1);
-  wait_ms (400);
+  harness_wait_ms (400);
   harness_settle (window);
 }
 
 static char *
 text_of (GraftPatternDialog *dialog, const char *name)
 {
-  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (find_named (GTK_WIDGET (dialog), name)));
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (harness_get_name (GTK_WIDGET (dialog), name)));
   GtkTextIter start, end;
 
   gtk_text_buffer_get_bounds (buffer, &start, &end);
@@ -94,7 +64,7 @@ text_of (GraftPatternDialog *dialog, const char *name)
 static const char *
 shown_error (GraftPatternDialog *dialog, const char *name)
 {
-  GtkWidget *label = find_named (GTK_WIDGET (dialog), name);
+  GtkWidget *label = harness_get_name (GTK_WIDGET (dialog), name);
 
   return gtk_widget_get_visible (label) ? gtk_label_get_text (GTK_LABEL (label)) : NULL;
 }
@@ -102,14 +72,14 @@ shown_error (GraftPatternDialog *dialog, const char *name)
 static gboolean
 can_apply (GraftPatternDialog *dialog)
 {
-  return gtk_widget_get_sensitive (find_named (GTK_WIDGET (dialog), "apply-button"));
+  return gtk_widget_get_sensitive (harness_get_name (GTK_WIDGET (dialog), "apply-button"));
 }
 
 static void
 click_apply (GraftWindow *window, GraftPatternDialog *dialog)
 {
   g_assert_true (can_apply (dialog));
-  g_signal_emit_by_name (find_named (GTK_WIDGET (dialog), "apply-button"), "clicked");
+  g_signal_emit_by_name (harness_get_name (GTK_WIDGET (dialog), "apply-button"), "clicked");
   harness_settle (window);
 }
 
@@ -127,7 +97,7 @@ count_op (GraftGraph *graph, const char *op)
 static const char *
 row_subtitle (GraftPatternDialog *dialog, const char *name)
 {
-  GtkWidget *row = find_named (find_named (GTK_WIDGET (dialog), "match-list"), name);
+  GtkWidget *row = harness_get_name (harness_get_name (GTK_WIDGET (dialog), "match-list"), name);
 
   return adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
 }
@@ -148,22 +118,18 @@ save_and_replay (GraftWindow *window, const char *original, gboolean run)
                                               NULL);
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
   const char *argv[] = { python, script, original, saved, recipe, cli, run ? "--run" : NULL, NULL };
-  g_autofree char *out = NULL, *err = NULL;
-  g_autoptr(GError) error = NULL;
-  int status = 0;
+  g_autofree char *what = g_strdup_printf ("the saved model or the recipe (%s kept)", dir);
+  g_autofree char *out = NULL;
 
   harness_activate (window, save_action);
   harness_activate (window, recipe_action);
   g_assert_true (g_file_test (saved, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (recipe, G_FILE_TEST_EXISTS));
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, &error))
-    g_error ("the saved model or the recipe fails the check (%s kept): %s", dir, err);
+  out = harness_run_check (argv, what);
   g_unlink (saved);
   g_unlink (recipe);
   g_rmdir (dir);
-  return g_strstrip (g_steal_pointer (&out));
+  return g_steal_pointer (&out);
 }
 
 static void
@@ -177,7 +143,7 @@ test_replace_by_subgraph (void)
   const char *error;
 
   harness_open (window, path);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Relu"), ==, 3);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
   harness_activate (window, "win.replace-pattern");
   dialog = the_dialog (window);
   g_assert_nonnull (dialog);
@@ -200,7 +166,7 @@ test_replace_by_subgraph (void)
   g_assert_null (shown_error (dialog, "pattern-error"));
   g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 2);
   g_assert_cmpuint (graft_pattern_dialog_get_n_skipped (dialog), ==, 1);
-  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (find_named (GTK_WIDGET (dialog), "match-count"))), ==,
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "match-count"))), ==,
                    "2 matches · 1 skipped");
   g_assert_nonnull (strstr (row_subtitle (dialog, "skipped-row"),
                             "Skipped: '/fc3/Add_output_0' (of node '/fc3/Add') is also read by node '/Add'"));
@@ -222,7 +188,7 @@ test_replace_by_subgraph (void)
   click_apply (window, dialog);
   g_assert_true (the_dialog (window) == dialog);
   g_assert_nonnull (strstr (shown_error (dialog, "apply-error"), "gives Relu 2 inputs; it takes 1 (X)"));
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Relu"), ==, 3);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
   /* The preview follows the graph the refusal put back, highlight included. */
   g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 2);
   g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 2);
@@ -235,17 +201,17 @@ test_replace_by_subgraph (void)
   g_assert_null (the_dialog (window));
   /* The highlight went with the dialog. */
   g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), ==, 0);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Relu"), ==, 1);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Max"), ==, 2);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 1);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Max"), ==, 2);
   /* The root keeps its name, so its readers still find it. */
-  g_assert_cmpstr (graft_graph_find_node (shown_graph (window), "/Relu")->op, ==, "onnx::Max");
+  g_assert_cmpstr (graft_graph_find_node (harness_shown_graph (window), "/Relu")->op, ==, "onnx::Max");
 
   /* One edit: one undo puts every match back, one redo replaces them again. */
   harness_activate (window, "win.undo");
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Relu"), ==, 3);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Max"), ==, 0);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Max"), ==, 0);
   harness_activate (window, "win.redo");
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Max"), ==, 2);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Max"), ==, 2);
 
   ops = save_and_replay (window, path, TRUE);
   g_assert_nonnull (strstr (ops, "Max"));
@@ -275,15 +241,15 @@ test_custom_op_from_node (void)
 
   /* The custom op page is the first: a domain of its own is required. */
   g_assert_false (can_apply (dialog));
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "op-type")), "FusedLinearRelu");
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "op-attributes")), "activation=relu; alpha=0.5");
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "op-type")), "FusedLinearRelu");
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "op-attributes")), "activation=relu; alpha=0.5");
   g_assert_true (can_apply (dialog));
-  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (find_named (GTK_WIDGET (dialog), "op-hint"))),
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "op-hint"))),
                             "com.example::FusedLinearRelu node reading the pattern's 3 variables"));
-  domain = GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "op-domain"));
+  domain = GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "op-domain"));
   gtk_editable_set_text (domain, "ai.onnx");
   g_assert_false (can_apply (dialog));
-  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (find_named (GTK_WIDGET (dialog), "op-hint"))),
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "op-hint"))),
                             "needs a domain of its own"));
   gtk_editable_set_text (domain, "com.example");
   harness_settle (window);
@@ -291,7 +257,7 @@ test_custom_op_from_node (void)
   click_apply (window, dialog);
   g_assert_null (the_dialog (window));
 
-  graph = shown_graph (window);
+  graph = harness_shown_graph (window);
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
@@ -307,10 +273,10 @@ test_custom_op_from_node (void)
   g_assert_cmpuint (n_fused, ==, 2);
   g_assert_cmpuint (count_op (graph, "onnx::MatMul"), ==, 2);
   harness_activate (window, "win.undo");
-  g_assert_cmpuint (count_op (shown_graph (window), "com.example::FusedLinearRelu"), ==, 0);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::MatMul"), ==, 4);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "com.example::FusedLinearRelu"), ==, 0);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::MatMul"), ==, 4);
   harness_activate (window, "win.redo");
-  g_assert_cmpuint (count_op (shown_graph (window), "com.example::FusedLinearRelu"), ==, 2);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "com.example::FusedLinearRelu"), ==, 2);
 
   /* onnxruntime has no kernel for the plugin: checked and replayed, not run. */
   ops = save_and_replay (window, path, FALSE);
@@ -336,7 +302,7 @@ test_cancel (void)
   harness_settle (window);
   g_assert_null (the_dialog (window));
   g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), ==, 0);
-  g_assert_cmpuint (count_op (shown_graph (window), "onnx::Sigmoid"), ==, 1);
+  g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Sigmoid"), ==, 1);
   harness_window_close (window);
 }
 

@@ -202,6 +202,57 @@ harness_find_name (GtkWidget *root, const char *name)
   return find_widget (root, has_name, name);
 }
 
+GtkWidget *
+harness_get_name (GtkWidget *root, const char *name)
+{
+  GtkWidget *widget = harness_find_name (root, name);
+
+  if (widget == NULL)
+    g_error ("no widget named '%s'", name);
+  return widget;
+}
+
+GraftGraph *
+harness_shown_graph (GraftWindow *window)
+{
+  return graft_graph_canvas_get_graph (
+    GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS)));
+}
+
+GtkWindow *
+harness_find_dialog (GraftWindow *window, GType type)
+{
+  g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
+
+  for (guint i = 0; i < dialogs->len; i++)
+    if (G_TYPE_CHECK_INSTANCE_TYPE (g_ptr_array_index (dialogs, i), type))
+      return g_ptr_array_index (dialogs, i);
+  return NULL;
+}
+
+void
+harness_wait_ms (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+}
+
+char *
+harness_run_check (const char *const *argv, const char *what)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, &error))
+    g_error ("%s fails the check: %s", what, err);
+  return g_strstrip (g_steal_pointer (&out));
+}
+
 GtkLabel *
 harness_find_label (GtkWidget *root, const char *text)
 {

@@ -7,6 +7,7 @@
 
 #include "application.h"
 #include "window.h"
+#include "ir/graph.h"
 
 G_BEGIN_DECLS
 
@@ -41,6 +42,17 @@ GtkWidget *harness_find_type (GtkWidget *root, GType type);
 GtkWidget *harness_find_id (GtkWidget *root, const char *id);
 /* The widget named name (gtk_widget_set_name) under root, or NULL. */
 GtkWidget *harness_find_name (GtkWidget *root, const char *name);
+/* The widget named name under root; fails the test when there is none. */
+GtkWidget *harness_get_name (GtkWidget *root, const char *name);
+/* The graph the window's canvas shows. */
+GraftGraph *harness_shown_graph (GraftWindow *window);
+/* The first open dialog of window that is a `type`, or NULL. */
+GtkWindow *harness_find_dialog (GraftWindow *window, GType type);
+/* Iterates the main loop for ms milliseconds (a widget's typing pause). */
+void harness_wait_ms (guint ms);
+/* Runs argv (a checker script), failing the test with `what` and its
+ * stderr when it exits non-zero; returns its stdout, stripped. */
+char *harness_run_check (const char *const *argv, const char *what);
 /* A label whose text contains text (toasts are labels too), or NULL. */
 GtkLabel *harness_find_label (GtkWidget *root, const char *text);
 
