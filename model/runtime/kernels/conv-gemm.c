@@ -458,18 +458,6 @@ multiply_avx512 (const TileBlock *t)
 #define PW_SUFFIX avx512
 #include "runtime/kernels/conv-pointwise-body.h"
 
-#define POINTWISE_KERNEL_AVX512(name, vecs, masked)                                                                  \
-  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void name (                                                       \
-    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
-    const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
-  {                                                                                                                    \
-    pointwise_body_avx512 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);         \
-  }
-POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3, 3, FALSE)
-POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_3_masked, 3, TRUE)
-POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_2_masked, 2, TRUE)
-POINTWISE_KERNEL_AVX512 (pointwise_kernel_avx512_1_masked, 1, TRUE)
-
 static void pointwise_task_avx512 (gint64 t, gpointer data);
 
 /* up to 1280 the whole depth fits with its panel in L2; deeper filters in
@@ -662,17 +650,6 @@ clamp8 (GraftV8f v, float lo, float hi)
 typedef void (*PointwiseKernel) (gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res,
                                  gint64 ldd, const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi);
 
-#define POINTWISE_KERNEL(name, vecs, masked)                                                                          \
-  static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void name (                                  \
-    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
-    const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
-  {                                                                                                                    \
-    pointwise_body_avx2 (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);                \
-  }
-POINTWISE_KERNEL (pointwise_kernel_3, 3, FALSE)
-POINTWISE_KERNEL (pointwise_kernel_3_masked, 3, TRUE)
-POINTWISE_KERNEL (pointwise_kernel_2_masked, 2, TRUE)
-POINTWISE_KERNEL (pointwise_kernel_1_masked, 1, TRUE)
 
 /* The pointwise product for the last n ≤ 4 columns of an image (7×7 maps
  * leave one, 14×14 four): a narrow sliver wastes most of a 4 × 24 tile's
@@ -749,8 +726,9 @@ typedef struct {
   PointwiseKernel full, masked3, masked2, masked1;
 } PointwiseIsa;
 
-static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_3, pointwise_kernel_3_masked,
-                                             pointwise_kernel_2_masked, pointwise_kernel_1_masked };
+static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_avx2_3,
+                                             pointwise_kernel_avx2_3_masked, pointwise_kernel_avx2_2_masked,
+                                             pointwise_kernel_avx2_1_masked };
 static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
                                                pointwise_kernel_avx512_1_masked };

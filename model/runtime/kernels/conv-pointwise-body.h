@@ -9,7 +9,9 @@
  *   PW_MASKED_STORE (p, m, v)
  *   PW_CLAMP (v, lo, hi)  v clamped to [lo, hi], NaN kept (vmaxps/vminps return their second operand for NaN)
  *   PW_SUFFIX             appended to the function's name
- * It defines pointwise_body_<PW_SUFFIX>: the tile [rows ≤ PW_ROWS][n ≤
+ * It defines pointwise_kernel_<PW_SUFFIX>_{3, 3_masked, 2_masked, 1_masked}
+ * (PointwiseKernel, for 3, 3, 2 and 1 vectors, the last masked or not)
+ * around pointwise_body_<PW_SUFFIX>: the tile [rows ≤ PW_ROWS][n ≤
  * vecs·PW_LANES] of y at dst, rows ldd apart, = clamp (a [K][ROWS] (its
  * first PW_ROWS rows) · b [K][vecs·PW_LANES] + bias[r] [+ res]), bias NULL
  * or [rows], res NULL or laid out as dst, straight from the accumulators:
@@ -59,6 +61,19 @@ PW_PASTE (pointwise_body, PW_SUFFIX) (gint64 K, const float *a, const float *b, 
         PW_MASKED_STORE (dst + r * ldd + v * PW_LANES, lanes, out);
       }
 }
+
+#define PW_KERNEL(tag, vecs, masked)                                                                                 \
+  static PW_TARGET GRAFT_HOT_LOOP __attribute__ ((noinline)) void PW_PASTE (PW_PASTE (pointwise_kernel, PW_SUFFIX), tag) ( \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *dst, const float *res, gint64 ldd,                  \
+    const float *bias, int rows, gint64 n, gboolean clamp, float lo, float hi)                                        \
+  {                                                                                                                    \
+    PW_PASTE (pointwise_body, PW_SUFFIX) (K, a, b, ldb, dst, res, ldd, bias, rows, n, clamp, lo, hi, vecs, masked);  \
+  }
+PW_KERNEL (3, 3, FALSE)
+PW_KERNEL (3_masked, 3, TRUE)
+PW_KERNEL (2_masked, 2, TRUE)
+PW_KERNEL (1_masked, 1, TRUE)
+#undef PW_KERNEL
 
 #undef PW_V
 #undef PW_LANES
