@@ -625,11 +625,19 @@ plan_step_of_outputs (Plan *plan)
   return step_of;
 }
 
+/* Each step's node to the step's index + 1. */
+static GHashTable *
+plan_step_of_nodes (Plan *plan)
+{
+  GHashTable *step_of_node = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
+  return step_of_node;
+}
+
 static void
 fuse_activations (GraftRuntime *rt, Plan *plan)
 {
-  if (g_getenv ("GRAFT_NO_FUSION"))
-    return;
   g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
 
   for (guint i = 0; i < plan->n_steps; i++)
@@ -742,12 +750,8 @@ qdq_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftQdqFusion *f, gu
 static void
 fuse_qdq (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
-  if (g_getenv ("GRAFT_NO_FUSION"))
-    return;
-  g_autoptr(GHashTable) step_of_node = g_hash_table_new (NULL, NULL);
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
   g_autoptr(GPtrArray) dequantize = g_ptr_array_new ();
-  for (guint i = 0; i < plan->n_steps; i++)
-    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftQdqFusion f;
@@ -863,11 +867,7 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
-  if (g_getenv ("GRAFT_NO_FUSION"))
-    return;
-  g_autoptr(GHashTable) step_of_node = g_hash_table_new (NULL, NULL);
-  for (guint i = 0; i < plan->n_steps; i++)
-    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
   gpointer opset_data[2] = { plan, step_of_node };
   const GraftOpSchema *attention = graft_op_registry_lookup (GRAFT_ATTENTION_FUSION_OP, 1);
   const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
@@ -899,8 +899,6 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
 static void
 fuse_matmul_bias (GraftRuntime *rt, Plan *plan)
 {
-  if (g_getenv ("GRAFT_NO_FUSION"))
-    return;
   g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
   for (guint i = 0; i < plan->n_steps; i++)
     {
@@ -1102,10 +1100,13 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
     }
 
-  fuse_activations (rt, plan);
-  fuse_qdq (rt, plan, last_use);
-  fuse_patterns (rt, plan);
-  fuse_matmul_bias (rt, plan);
+  if (!g_getenv ("GRAFT_NO_FUSION"))
+    {
+      fuse_activations (rt, plan);
+      fuse_qdq (rt, plan, last_use);
+      fuse_patterns (rt, plan);
+      fuse_matmul_bias (rt, plan);
+    }
 
   /* Free values after their last use, except graph outputs and constants. */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
