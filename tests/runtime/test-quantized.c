@@ -514,7 +514,7 @@ test_max_pool_8bit (void)
 /* ---- ConvInteger on random edge shapes against an exact loop ---- */
 
 typedef struct {
-  gint64 n, c, h, w, m, kh, kw, stride, pad[4], group;
+  gint64 n, c, h, w, m, kh, kw, stride, dilation, pad[4], group;
   GraftDType x_dtype, w_dtype;
   gint64 x_zero;
   gboolean per_channel, small_weights;
@@ -550,7 +550,8 @@ conv_integer_reference (const ConvIntegerCase *c, const guint8 *x, const guint8 
     for (gint64 ki = 0; ki < c->kh; ki++)
       for (gint64 kj = 0; kj < c->kw; kj++)
         {
-          gint64 ih = oh * c->stride + ki - c->pad[0], iw = ow * c->stride + kj - c->pad[1];
+          gint64 ih = oh * c->stride + ki * c->dilation - c->pad[0];
+          gint64 iw = ow * c->stride + kj * c->dilation - c->pad[1];
           gint64 xv = c->x_zero;
           if (ih >= 0 && ih < c->h && iw >= 0 && iw < c->w)
             xv = byte_value (c->x_dtype, x[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw]);
@@ -600,14 +601,16 @@ check_conv_integer_case (const ConvIntegerCase *c, GRand *rng, GraftSimdLevel le
     graft_node_add_input (conv, graft_graph_resolve_value (g, inputs[i]));
   graft_node_add_output (conv, graft_graph_ensure_value (g, "y"));
   gint64 strides[] = { c->stride, c->stride };
+  gint64 dilations[] = { c->dilation, c->dilation };
   graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", strides, 2));
+  graft_node_add_attribute (conv, graft_attribute_new_ints ("dilations", dilations, 2));
   graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", c->pad, 4));
   graft_node_add_attribute (conv, graft_attribute_new_int ("group", c->group));
   graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
   graft_model_set_graph (model, g);
 
-  gint64 OH = (c->h + c->pad[0] + c->pad[2] - c->kh) / c->stride + 1;
-  gint64 OW = (c->w + c->pad[1] + c->pad[3] - c->kw) / c->stride + 1;
+  gint64 OH = (c->h + c->pad[0] + c->pad[2] - (c->kh - 1) * c->dilation - 1) / c->stride + 1;
+  gint64 OW = (c->w + c->pad[1] + c->pad[3] - (c->kw - 1) * c->dilation - 1) / c->stride + 1;
   g_autofree gint64 *want = g_new (gint64, c->n * c->m * OH * OW);
   for (gint64 n = 0, at = 0; n < c->n; n++)
     for (gint64 m = 0; m < c->m; m++)
@@ -636,17 +639,19 @@ check_conv_integer_case (const ConvIntegerCase *c, GRand *rng, GraftSimdLevel le
         for (gint64 i = 0; i < y->numel; i++)
           if (((gint32 *) y->data)[i] != want[i])
             g_error ("%s, %u threads, %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " stride %" G_GINT64_FORMAT
-                     " on %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": y[%" G_GINT64_FORMAT "] = %d, want %" G_GINT64_FORMAT,
-                     graft_simd_level_to_string (level), threads, c->kh, c->kw, c->stride, c->h, c->w, i,
+                     " dilation %" G_GINT64_FORMAT " on %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": y[%" G_GINT64_FORMAT
+                     "] = %d, want %" G_GINT64_FORMAT,
+                     graft_simd_level_to_string (level), threads, c->kh, c->kw, c->stride, c->dilation, c->h, c->w, i,
                      ((gint32 *) y->data)[i], want[i]);
       }
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
 /* Random shapes: odd sizes, 1×1 maps, strides 1–3 (stride 2 on rows wide
- * enough for the vector gathers), asymmetric pads, groups; x zero points
- * at 0, 128, 255 or anywhere; per-tensor and per-channel weight zero
- * points; 7-bit filters (the byte GEMM) and full-range ones (int16). */
+ * enough for whole 16-column panels in one output row), dilation 2,
+ * asymmetric pads, groups; x zero points at 0, 128, 255 or anywhere;
+ * per-tensor and per-channel weight zero points; 7-bit filters (the byte
+ * GEMM) and full-range ones (int16, or bytes with AVX-512 VNNI). */
 static void
 test_conv_integer_random (gconstpointer data)
 {
@@ -656,7 +661,7 @@ test_conv_integer_random (gconstpointer data)
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
   g_autoptr(GRand) rng = g_rand_new_with_seed (17);
   const gint64 x_zeros[] = { 0, 128, 255, -1 };
-  for (int round = 0; round < 48; round++)
+  for (int round = 0; round < 96; round++)
     {
       ConvIntegerCase c = { 0 };
       c.group = round % 5 == 4 ? 3 : 1;
@@ -666,13 +671,14 @@ test_conv_integer_random (gconstpointer data)
       c.kh = g_rand_int_range (rng, 1, 4);
       c.kw = round % 7 == 0 ? 7 : g_rand_int_range (rng, 1, 4);
       c.stride = round % 3 == 0 ? 2 : g_rand_int_range (rng, 1, 4);
+      c.dilation = round % 6 == 5 ? 2 : 1;
       for (int d = 0; d < 4; d++)
         c.pad[d] = g_rand_int_range (rng, 0, (d % 2 ? c.kw : c.kh));
       gboolean tiny = round % 8 == 1;   /* a 1×1 map */
       c.h = tiny ? 1 : g_rand_int_range (rng, 1, 12);
       c.w = tiny ? 1 : g_rand_int_range (rng, 1, round % 3 == 0 ? 140 : 40);
-      c.h = MAX (c.h, c.kh - c.pad[0] - c.pad[2]);
-      c.w = MAX (c.w, c.kw - c.pad[1] - c.pad[3]);
+      c.h = MAX (c.h, (c.kh - 1) * c.dilation + 1 - c.pad[0] - c.pad[2]);
+      c.w = MAX (c.w, (c.kw - 1) * c.dilation + 1 - c.pad[1] - c.pad[3]);
       c.x_dtype = round % 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
       c.w_dtype = round % 4 < 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
       gint64 zero = x_zeros[round % 4] >= 0 ? x_zeros[round % 4] : g_rand_int_range (rng, 0, 256);

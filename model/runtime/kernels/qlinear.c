@@ -25,6 +25,8 @@
  * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
 #define TILE_ROWS 6
 #define TILE_COLS 16
+/* Panels a wide kernel (AVX-512 VNNI) takes at once. */
+#define QGEMM_MAX_PANELS 4
 
 /* ---- the int16 GEMM ---- */
 
@@ -198,8 +200,21 @@ qgemm_u8s8_tile_portable (const void *av, gint64 lda, const void *panelv, gint64
 }
 
 #ifdef GRAFT_HAVE_X86_SIMD
-/* Full panels, four rows at a time: bytes of rows 0/1 and 2/3 paired,
- * then the pairs paired into one 32-bit lane per column. */
+/* One quad of a panel from four rows of its 16 columns: bytes of rows
+ * 0/1 and 2/3 paired, then the pairs paired into one 32-bit lane per
+ * column. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+store_quad_u8 (guint8 *dst, __m128i r0, __m128i r1, __m128i r2, __m128i r3)
+{
+  __m128i p01lo = _mm_unpacklo_epi8 (r0, r1), p01hi = _mm_unpackhi_epi8 (r0, r1);
+  __m128i p23lo = _mm_unpacklo_epi8 (r2, r3), p23hi = _mm_unpackhi_epi8 (r2, r3);
+  _mm_storeu_si128 ((__m128i *) dst, _mm_unpacklo_epi16 (p01lo, p23lo));
+  _mm_storeu_si128 ((__m128i *) (dst + 16), _mm_unpackhi_epi16 (p01lo, p23lo));
+  _mm_storeu_si128 ((__m128i *) (dst + 32), _mm_unpacklo_epi16 (p01hi, p23hi));
+  _mm_storeu_si128 ((__m128i *) (dst + 48), _mm_unpackhi_epi16 (p01hi, p23hi));
+}
+
+/* Full panels, four rows at a time. */
 GRAFT_TARGET_AVX2_FMA static void
 pack_b_panel_u8_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
 {
@@ -213,15 +228,9 @@ pack_b_panel_u8_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panel
   for (gint64 q = 0; q < K / 4; q++)
     {
       const guint8 *row = b + 4 * q * N + j0;
-      __m128i r0 = _mm_loadu_si128 ((const __m128i *) row), r1 = _mm_loadu_si128 ((const __m128i *) (row + N));
-      __m128i r2 = _mm_loadu_si128 ((const __m128i *) (row + 2 * N)), r3 = _mm_loadu_si128 ((const __m128i *) (row + 3 * N));
-      __m128i p01lo = _mm_unpacklo_epi8 (r0, r1), p01hi = _mm_unpackhi_epi8 (r0, r1);
-      __m128i p23lo = _mm_unpacklo_epi8 (r2, r3), p23hi = _mm_unpackhi_epi8 (r2, r3);
-      guint8 *dst = panel + q * TILE_COLS * 4;
-      _mm_storeu_si128 ((__m128i *) dst, _mm_unpacklo_epi16 (p01lo, p23lo));
-      _mm_storeu_si128 ((__m128i *) (dst + 16), _mm_unpackhi_epi16 (p01lo, p23lo));
-      _mm_storeu_si128 ((__m128i *) (dst + 32), _mm_unpacklo_epi16 (p01hi, p23hi));
-      _mm_storeu_si128 ((__m128i *) (dst + 48), _mm_unpackhi_epi16 (p01hi, p23hi));
+      store_quad_u8 (panel + q * TILE_COLS * 4, _mm_loadu_si128 ((const __m128i *) row),
+                     _mm_loadu_si128 ((const __m128i *) (row + N)), _mm_loadu_si128 ((const __m128i *) (row + 2 * N)),
+                     _mm_loadu_si128 ((const __m128i *) (row + 3 * N)));
     }
 }
 
@@ -266,7 +275,6 @@ qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 qua
  * Same packing as the AVX2 kernels; a and the panels are read as bytes. */
 #ifdef GRAFT_HAVE_X86_SIMD
 #define GRAFT_TARGET_AVX512_VNNI __attribute__ ((target ("avx512f,avx512vnni")))
-#define VNNI_MAX_PANELS 4
 
 /* Named accumulators, not an array: GCC keeps an array of __m512i in
  * memory and copies it every step. Panels past n_panels are dead code. */
@@ -303,7 +311,7 @@ static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX512_VNNI void
 vnni_tiles_body (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes, gint64 steps,
                  gint32 *c, gint64 ldc, const int n_panels, const gboolean words)
 {
-  G_STATIC_ASSERT (TILE_ROWS == 6 && VNNI_MAX_PANELS == 4);
+  G_STATIC_ASSERT (TILE_ROWS == 6 && QGEMM_MAX_PANELS == 4);
   __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
   __m512i c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
   __m512i c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
@@ -368,17 +376,6 @@ qgemm_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 p
   vnni_words[n_panels - 1] (a, lda * (gint64) sizeof (gint16), panels, panel_bytes, steps, c, ldc);
 }
 
-static void
-qgemm_u8s8_tile_avx512_vnni (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc)
-{
-  vnni_bytes_1 (a, lda, panel, 0, steps, c, ldc);
-}
-
-static void
-qgemm_tile_avx512_vnni (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc)
-{
-  vnni_words_1 (a, lda * (gint64) sizeof (gint16), panel, 0, steps, c, ldc);
-}
 #endif
 
 /* ---- tiles over the whole product, split by panels over threads ---- */
@@ -390,8 +387,14 @@ typedef void (*QGemmPack) (const void *b, gint64 N, gint64 K, gint64 j0, void *p
 typedef void (*QGemmTiles) (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
                             gint64 steps, gint32 *c, gint64 ldc);
 
+/* Packs n_panels panels of b's columns j0, j0 + TILE_COLS, … (panel_bytes
+ * apart) from wherever b's values come from: the implicit GEMM of a
+ * convolution reads them from its input rather than from a matrix. */
+typedef void (*QGemmSource) (gconstpointer source, gint64 j0, gint64 n_panels, guint8 *panels, gint64 panel_bytes);
+
+
 typedef struct {
-  QGemmTile tile;
+  QGemmTile tile;           /* one panel, NULL with tiles */
   QGemmPack pack;
   gsize size;               /* bytes per operand value */
   gint64 depth;             /* k values per tile step: 2 (int16 pairs) or 4 (byte quads) */
@@ -401,12 +404,29 @@ typedef struct {
 
 typedef struct {
   const guint8 *a;          /* packed: rows padded to TILE_ROWS, K to `depth` */
-  const void *b;
+  const void *b;            /* K × N, or NULL with a source */
+  QGemmSource source;
+  gconstpointer source_data;
   gint32 *c;
   gint64 M, N, K, lda, ldc;
   gint64 panels_per_task;
   QGemmKind kind;
 } QGemmJob;
+
+/* The multi-panel kernel for a tile whose rows or last panel are not
+ * whole: a's rows are padded with zeros and a panel's missing columns
+ * are packed as zeros, so the kernel runs on them as on any tile and
+ * only the part of the result that exists is copied out. */
+static void
+qgemm_edge_tiles (const QGemmJob *job, const guint8 *a, const guint8 *panels, gint64 panel_bytes, gint64 n_panels,
+                  gint64 steps, gint64 rows, gint64 i0, gint64 j)
+{
+  gint32 edge[TILE_ROWS * QGEMM_MAX_PANELS * TILE_COLS];
+  gint64 cols = MIN (n_panels * TILE_COLS, job->N - j);
+  job->kind.tiles (a, job->lda, panels, panel_bytes, n_panels, steps, edge, QGEMM_MAX_PANELS * TILE_COLS);
+  for (gint64 i = 0; i < rows; i++)
+    memcpy (job->c + (i0 + i) * job->ldc + j, edge + i * QGEMM_MAX_PANELS * TILE_COLS, sizeof (gint32) * cols);
+}
 
 static void
 qgemm_task (gint64 task, gpointer data)
@@ -423,19 +443,27 @@ qgemm_task (gint64 task, gpointer data)
     {
       gint64 n_panels = MIN (job->kind.max_panels, (last - j0 + TILE_COLS - 1) / TILE_COLS);
       gint64 n_full = MIN (n_panels, (job->N - j0) / TILE_COLS);
-      for (gint64 p = 0; p < n_panels; p++)
-        job->kind.pack (job->b, job->N, job->K, j0 + p * TILE_COLS, panels + p * panel_bytes);
+      if (job->source)
+        job->source (job->source_data, j0, n_panels, panels, panel_bytes);
+      else
+        for (gint64 p = 0; p < n_panels; p++)
+          job->kind.pack (job->b, job->N, job->K, j0 + p * TILE_COLS, panels + p * panel_bytes);
       for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
           const guint8 *a = job->a + i0 * job->lda * size;
-          gint64 p = 0;
-          if (job->kind.tiles != NULL && rows == TILE_ROWS && n_full > 0)
+          if (job->kind.tiles != NULL)
             {
-              job->kind.tiles (a, job->lda, panels, panel_bytes, n_full, steps, job->c + i0 * job->ldc + j0, job->ldc);
-              p = n_full;
+              gint64 direct = rows == TILE_ROWS ? n_full : 0;
+              if (direct > 0)
+                job->kind.tiles (a, job->lda, panels, panel_bytes, direct, steps, job->c + i0 * job->ldc + j0,
+                                 job->ldc);
+              if (direct < n_panels)
+                qgemm_edge_tiles (job, a, panels + direct * panel_bytes, panel_bytes, n_panels - direct, steps, rows,
+                                  i0, j0 + direct * TILE_COLS);
+              continue;
             }
-          for (; p < n_panels; p++)
+          for (gint64 p = 0; p < n_panels; p++)
             {
               gint64 j = j0 + p * TILE_COLS, cols = MIN (TILE_COLS, job->N - j);
               const guint8 *panel = panels + p * panel_bytes;
@@ -470,8 +498,7 @@ qgemm_kind_s16 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { qgemm_tile_avx512_vnni, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni,
-                         VNNI_MAX_PANELS };
+    return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
     return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, 1 };
 #endif
@@ -483,35 +510,42 @@ qgemm_kind_u8s8 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { qgemm_u8s8_tile_avx512_vnni, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni,
-                         VNNI_MAX_PANELS };
+    return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
     return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, 1 };
 #endif
   return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1 };
 }
 
+/* Runs job (its M, N, a, b or source, c set) over the context's threads. */
 static void
-qgemm_packed (GraftKernelContext *ctx, QGemmKind kind, gint64 M, gint64 N, gint64 K, const void *packed, gint64 lda,
-              const void *b, gint32 *c, gint64 ldc)
+qgemm_run (GraftKernelContext *ctx, QGemmJob *job)
 {
-  if (M <= 0 || N <= 0)
+  if (job->M <= 0 || job->N <= 0)
     return;
-  QGemmJob job = { packed, b, c, M, N, K, lda, ldc, 1, kind };
-  gint64 panels = (N + TILE_COLS - 1) / TILE_COLS;
+  QGemmKind kind = job->kind;
+  gint64 panels = (job->N + TILE_COLS - 1) / TILE_COLS;
   guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
   /* A few tasks per thread even out a shared machine; whole panels keep
    * each packed b panel in one task, and whole groups of the panels a
    * wide kernel takes at once keep a read once per group. */
   gint64 groups = (panels + kind.max_panels - 1) / kind.max_panels;
   gint64 tasks = kind.max_panels > 1 ? MIN (groups, (gint64) threads * 2) : MIN (panels, (gint64) threads * 4);
-  job.panels_per_task = (groups + tasks - 1) / tasks * kind.max_panels;
-  tasks = (panels + job.panels_per_task - 1) / job.panels_per_task;
+  job->panels_per_task = (groups + tasks - 1) / tasks * kind.max_panels;
+  tasks = (panels + job->panels_per_task - 1) / job->panels_per_task;
   if (ctx && threads > 1 && tasks > 1)
-    graft_kernel_parallel_for (ctx, tasks, qgemm_task, &job);
+    graft_kernel_parallel_for (ctx, tasks, qgemm_task, job);
   else
     for (gint64 t = 0; t < tasks; t++)
-      qgemm_task (t, &job);
+      qgemm_task (t, job);
+}
+
+static void
+qgemm_packed (GraftKernelContext *ctx, QGemmKind kind, gint64 M, gint64 N, gint64 K, const void *packed, gint64 lda,
+              const void *b, gint32 *c, gint64 ldc)
+{
+  QGemmJob job = { .a = packed, .b = b, .c = c, .M = M, .N = N, .K = K, .lda = lda, .ldc = ldc, .kind = kind };
+  qgemm_run (ctx, &job);
 }
 
 void
@@ -671,48 +705,8 @@ check_scale (const GraftRtTensor *scale, const char *what, gint64 n_params, GErr
 
 /* ---- ConvInteger, QLinearConv ---- */
 
-/* Rows (channel, kernel tap) of one group's im2col matrix for the 2-D
- * case, written at column offset col0 of rows `stride` values long.
- * Padding reads the zero point: 0 once subtracted (int16), the raw zero
- * point for bytes. */
-#define DEFINE_IM2COL_2D(name, type, gather_type)                                                \
-  static void                                                                                    \
-  name (const type *x, const GraftWindow *w, gint64 channels, type pad, type *col, gint64 stride, \
-        gather_type gather)                                                                      \
-  {                                                                                              \
-    gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                           \
-    gint64 row = 0;                                                                              \
-    for (gint64 c = 0; c < channels; c++)                                                        \
-      for (gint64 kh = 0; kh < w->kernel[0]; kh++)                                               \
-        for (gint64 kw = 0; kw < w->kernel[1]; kw++, row++)                                      \
-          {                                                                                      \
-            type *dst = col + row * stride;                                                      \
-            gint64 ow_lo, ow_hi;                                                                 \
-            graft_window_inside (w, 1, kw, &ow_lo, &ow_hi);                                      \
-            for (gint64 oh = 0; oh < OH; oh++, dst += OW)                                        \
-              {                                                                                  \
-                gint64 ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];           \
-                if (ih < 0 || ih >= H)                                                           \
-                  {                                                                              \
-                    for (gint64 ow = 0; ow < OW; ow++)                                           \
-                      dst[ow] = pad;                                                             \
-                    continue;                                                                    \
-                  }                                                                              \
-                const type *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];  \
-                for (gint64 ow = 0; ow < ow_lo; ow++)                                            \
-                  dst[ow] = pad;                                                                 \
-                gather (dst + ow_lo, src + ow_lo * w->stride[1], ow_hi - ow_lo, w->stride[1]);   \
-                for (gint64 ow = ow_hi; ow < OW; ow++)                                           \
-                  dst[ow] = pad;                                                                 \
-              }                                                                                  \
-          }                                                                                      \
-  }
-
 /* dst[i] = src[i · stride] for i < n: one im2col row's values inside
  * the input. */
-typedef void (*GatherS16) (gint16 *dst, const gint16 *src, gint64 n, gint64 stride);
-typedef void (*GatherU8) (guint8 *dst, const guint8 *src, gint64 n, gint64 stride);
-
 static void
 gather_s16 (gint16 *dst, const gint16 *src, gint64 n, gint64 stride)
 {
@@ -723,58 +717,36 @@ gather_s16 (gint16 *dst, const gint16 *src, gint64 n, gint64 stride)
       dst[i] = src[i * stride];
 }
 
+/* Rows (channel, kernel tap) of one group's im2col matrix for the 2-D
+ * case, in rows `stride` values long. Padding reads 0: the zero point,
+ * once subtracted. */
 static void
-gather_u8_portable (guint8 *dst, const guint8 *src, gint64 n, gint64 stride)
+im2col_2d (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, gint64 stride)
 {
-  if (stride == 1)
-    memcpy (dst, src, n);
-  else
-    for (gint64 i = 0; i < n; i++)
-      dst[i] = src[i * stride];
-}
-
-#ifdef GRAFT_HAVE_X86_SIMD
-/* Stride 2 (ResNet's first conv and each stage's first): the even bytes
- * of 64 (or 32) loaded, packed down. The loads stop before the byte
- * after the last one the row reads, which may lie past the tensor. */
-GRAFT_TARGET_AVX2_FMA static void
-gather_u8_avx2 (guint8 *dst, const guint8 *src, gint64 n, gint64 stride)
-{
-  gint64 i = 0;
-  if (stride == 2)
-    {
-      const __m256i even = _mm256_set1_epi16 (0xff);
-      for (; i + 32 < n; i += 32)
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+  gint64 row = 0;
+  for (gint64 c = 0; c < channels; c++)
+    for (gint64 kh = 0; kh < w->kernel[0]; kh++)
+      for (gint64 kw = 0; kw < w->kernel[1]; kw++, row++)
         {
-          __m256i a = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) (src + 2 * i)), even);
-          __m256i b = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) (src + 2 * i + 32)), even);
-          /* packus works per 128-bit lane: put the four quarters back in order. */
-          __m256i packed = _mm256_permute4x64_epi64 (_mm256_packus_epi16 (a, b), 0xd8);
-          _mm256_storeu_si256 ((__m256i *) (dst + i), packed);
+          gint16 *dst = col + row * stride;
+          gint64 ow_lo, ow_hi;
+          graft_window_inside (w, 1, kw, &ow_lo, &ow_hi);
+          for (gint64 oh = 0; oh < OH; oh++, dst += OW)
+            {
+              gint64 ih = oh * w->stride[0] + kh * w->dilation[0] - w->pad_begin[0];
+              if (ih < 0 || ih >= H)
+                {
+                  memset (dst, 0, sizeof (gint16) * OW);
+                  continue;
+                }
+              const gint16 *src = x + (c * H + ih) * W + kw * w->dilation[1] - w->pad_begin[1];
+              memset (dst, 0, sizeof (gint16) * ow_lo);
+              gather_s16 (dst + ow_lo, src + ow_lo * w->stride[1], ow_hi - ow_lo, w->stride[1]);
+              memset (dst + ow_hi, 0, sizeof (gint16) * (OW - ow_hi));
+            }
         }
-      for (; i + 16 < n; i += 16)
-        {
-          __m128i a = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (src + 2 * i)), _mm256_castsi256_si128 (even));
-          __m128i b = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (src + 2 * i + 16)), _mm256_castsi256_si128 (even));
-          _mm_storeu_si128 ((__m128i *) (dst + i), _mm_packus_epi16 (a, b));
-        }
-    }
-  gather_u8_portable (dst + i, src + i * stride, n - i, stride);
 }
-#endif
-
-static GatherU8
-gather_u8_pick (void)
-{
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return gather_u8_avx2;
-#endif
-  return gather_u8_portable;
-}
-
-DEFINE_IM2COL_2D (im2col_2d, gint16, GatherS16)
-DEFINE_IM2COL_2D (im2col_2d_u8, guint8, GatherU8)
 
 /* Any number of spatial axes, one output position at a time. */
 static void
@@ -819,7 +791,9 @@ typedef struct {
   gint16 *packed;       /* group × rows × lda */
   gint64 lda8;          /* K rounded up to 4 */
   gint8 *packed8;       /* group × rows × lda8, or NULL */
+  gboolean bytes_need_vnni;  /* packed8 has values outside −64..64: exact only with vpdpbusd */
   gint32 *row_sums;     /* M */
+  gint64 M;
 } PackedFilter;
 
 static void
@@ -845,14 +819,20 @@ packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 grou
   return TRUE;
 }
 
-/* The byte form, when every value fits vpmaddubsw exactly. */
+/* The byte form, when every value fits vpmaddubsw exactly (within
+ * −64..64), or is a signed byte and the CPU has VNNI, whose vpdpbusd
+ * sums the products in int32 without an int16 step to saturate. */
 static void
 packed_filter_add_bytes (PackedFilter *f, gint64 M)
 {
   gint64 n = f->group * f->rows * f->lda;
   for (gint64 i = 0; i < n; i++)
     if (f->packed[i] < -64 || f->packed[i] > 64)
-      return;
+      {
+        if (f->packed[i] < -128 || f->packed[i] > 127 || !graft_simd_has_avx512_vnni ())
+          return;
+        f->bytes_need_vnni = TRUE;
+      }
   gint64 Mg = M / f->group;
   f->lda8 = (f->K + 3) / 4 * 4;
   f->packed8 = g_new0 (gint8, MAX (f->group * f->rows * f->lda8, 1));
@@ -875,6 +855,7 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
   PackedFilter *f = g_new0 (PackedFilter, 1);
   gint64 M = wt->dims[0], Mg = M / group;
   f->group = group;
+  f->M = M;
   f->K = K;
   f->lda = (K + 1) / 2 * 2;
   f->rows = (Mg + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
@@ -969,58 +950,6 @@ conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N
     }
 }
 
-/* The vpmaddubsw form of one convolution: x as raw unsigned bytes (int8
- * moved up by 128 into *owned), padding its zero point, K rows rounded
- * up to 4 (zero weights there); each channel's sums then lose zero point
- * × weight row sum (offsets, M values, g_free). NULL when the filter has
- * no byte form, the window is not 1-D/2-D or the CPU lacks AVX2. */
-static const guint8 *
-conv_u8_input (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filter, const GraftWindow *w2,
-               gint64 M, guint8 **owned, gint32 **offsets, gint64 *zero_u8)
-{
-  if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2)
-    return NULL;
-  const guint8 *x8 = x->data;
-  *zero_u8 = x_zero;
-  if (x->dtype == GRAFT_DTYPE_INT8)
-    {
-      *owned = g_malloc (MAX (x->numel, 1));
-      for (gint64 i = 0; i < x->numel; i++)
-        (*owned)[i] = x8[i] ^ 0x80;
-      x8 = *owned;
-      *zero_u8 += 128;
-    }
-  *offsets = g_new (gint32, MAX (M, 1));
-  for (gint64 m = 0; m < M; m++)
-    (*offsets)[m] = -(gint32) (*zero_u8 * filter->row_sums[m]);
-  return x8;
-}
-
-/* One group's im2col matrix, one (image, channel) per task. */
-typedef struct {
-  const guint8 *x8;         /* the byte form, or NULL */
-  const gint16 *x16;
-  const GraftWindow *w;
-  gint64 C, Cg, g, in_size, P, N, taps;
-  guint8 pad8;
-  GatherU8 gather_u8;
-  void *col;
-} Im2colJob;
-
-static void
-im2col_task (gint64 task, gpointer data)
-{
-  const Im2colJob *job = data;
-  gint64 n = task / job->Cg, c = task % job->Cg, stride = job->N * job->P;
-  gint64 image = (n * job->C + job->g * job->Cg + c) * job->in_size, at = c * job->taps * stride + n * job->P;
-  if (job->x8)
-    im2col_2d_u8 (job->x8 + image, job->w, 1, job->pad8, (guint8 *) job->col + at, stride, job->gather_u8);
-  else if (job->w->n == 2)
-    im2col_2d (job->x16 + image, job->w, 1, 0, (gint16 *) job->col + at, stride, gather_s16);
-  else
-    im2col_nd (job->x16 + image, job->w, 1, (gint16 *) job->col + at, stride);
-}
-
 /* Requantizes (or copies) one group's sums, one output channel per task. */
 typedef struct {
   const ConvOperands *o;
@@ -1037,6 +966,234 @@ conv_store_task (gint64 m, gpointer data)
   const ConvStoreJob *job = data;
   conv_store (job->o, job->y, job->acc + m * job->N * job->P, job->N, job->M, job->m0 + m, 1, job->P, job->scales,
               job->offsets);
+}
+
+/* The byte form of one convolution (vpmaddubsw, or VNNI's vpdpbusd):
+ * x as raw unsigned bytes (int8 moved up by 128), padding its zero
+ * point, K rounded up to 4 (zero weights there); each channel's sums
+ * then lose zero point × weight row sum (*offsets, M values, g_free).
+ * FALSE when the filter has no byte form, the window is not 1-D/2-D or
+ * the CPU lacks AVX2. */
+static gboolean
+conv_byte_form (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filter, const GraftWindow *w2, gint64 M,
+                gint32 **offsets, gint64 *zero_u8)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2 ||
+      (filter->bytes_need_vnni && !graft_simd_has_avx512_vnni ()))
+    return FALSE;
+  *zero_u8 = x->dtype == GRAFT_DTYPE_INT8 ? x_zero + 128 : x_zero;
+  *offsets = g_new (gint32, MAX (M, 1));
+  for (gint64 m = 0; m < M; m++)
+    (*offsets)[m] = -(gint32) (*zero_u8 * filter->row_sums[m]);
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* ---- the byte form as an implicit GEMM over a padded copy of x ----
+ *
+ * Rather than writing the im2col matrix (K × N·P bytes: megabytes for an
+ * early layer, written once and read back once to pack it) each GEMM
+ * task packs its panels straight from x. In a copy of x whose planes
+ * carry their padding (the zero point) around them, tap k of column j
+ * (image n, output oh, ow) lies at base(j) + taps[k], with no bounds to
+ * check: base(j) = n·image + oh·sh·Wp + ow·sw, taps[k] = c·plane +
+ * kh·dh·Wp + kw·dw. Columns of one output row are sw bytes apart, so a
+ * panel's 16 columns are one load per tap (two for stride 2) when they
+ * lie in one output row, and one load per output row, blended in by
+ * lanes, when they do not. */
+
+/* Readable bytes before and after the padded copy: a blended load
+ * starts up to 15 columns before its run and ends up to 31 bytes after. */
+#define CONV_SLACK 64
+
+typedef struct {
+  const guint8 *x;          /* this group's first padded plane */
+  const gint64 *taps;       /* 4 × quads offsets; the ones past K read anything (zero weights) */
+  gint64 quads;
+  gint64 N, P, OW;          /* columns: N = images × P output positions, OW per output row */
+  gint64 image, row_step, col_step;
+} ConvPanels;
+
+typedef struct {
+  const guint8 *x;
+  guint8 *padded;           /* the first padded plane */
+  gint64 H, W, Hp, Wp, top, left;
+  guint8 pad;
+  gboolean flip;            /* int8 input: every byte moved up by 128 */
+} ConvPadJob;
+
+static void
+conv_pad_plane (gint64 plane, gpointer data)
+{
+  const ConvPadJob *job = data;
+  const guint8 *src = job->x + plane * job->H * job->W;
+  guint8 *dst = job->padded + plane * job->Hp * job->Wp;
+  for (gint64 r = 0; r < job->Hp; r++, dst += job->Wp)
+    {
+      gint64 h = r - job->top;
+      if (h < 0 || h >= job->H)
+        {
+          memset (dst, job->pad, job->Wp);
+          continue;
+        }
+      memset (dst, job->pad, job->left);
+      const guint8 *row = src + h * job->W;
+      if (job->flip)
+        for (gint64 i = 0; i < job->W; i++)
+          dst[job->left + i] = row[i] ^ 0x80;
+      else
+        memcpy (dst + job->left, row, job->W);
+      memset (dst + job->left + job->W, job->pad, job->Wp - job->left - job->W);
+    }
+}
+
+/* 16 bytes of column lanes from a run whose lane 0 would read at p. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m128i
+conv_load_run (const guint8 *p, gint64 col_step)
+{
+  if (col_step == 1)
+    return _mm_loadu_si128 ((const __m128i *) p);
+  /* Stride 2: the even bytes of 32. */
+  __m256i v = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) p), _mm256_set1_epi16 (0xff));
+  return _mm_packus_epi16 (_mm256_castsi256_si128 (v), _mm256_extracti128_si256 (v, 1));
+}
+
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+conv_panel_one_run (const ConvPanels *cp, const guint8 *x, guint8 *panel, const gint64 col_step)
+{
+  const gint64 *taps = cp->taps;
+  for (gint64 q = 0; q < cp->quads; q++, taps += 4)
+    store_quad_u8 (panel + q * TILE_COLS * 4, conv_load_run (x + taps[0], col_step),
+                   conv_load_run (x + taps[1], col_step), conv_load_run (x + taps[2], col_step),
+                   conv_load_run (x + taps[3], col_step));
+}
+
+GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
+conv_panel_avx2 (const ConvPanels *cp, gint64 j, guint8 *panel)
+{
+  gint64 cols = MIN (TILE_COLS, cp->N - j), cs = cp->col_step;
+  /* The panel's columns as runs of one output row each: lanes
+   * [lane[r], lane[r + 1]), lane l of run r at start[r] + l·cs. */
+  int n_runs = 0, lane[TILE_COLS + 1];
+  gint64 start[TILE_COLS];
+  gint64 n = j / cp->P, pos = j % cp->P, oh = pos / cp->OW, ow = pos % cp->OW;
+  for (int l = 0; l < cols; l++)
+    {
+      if (l == 0 || ow == 0)
+        {
+          lane[n_runs] = l;
+          start[n_runs++] = n * cp->image + oh * cp->row_step + (ow - l) * cs;
+        }
+      if (++ow == cp->OW)
+        {
+          ow = 0;
+          if (++oh * cp->OW == cp->P)
+            oh = 0, n++;
+        }
+    }
+  lane[n_runs] = cols;
+  if (n_runs == 1 && cols == TILE_COLS && cs <= 2)
+    {
+      if (cs == 1)
+        conv_panel_one_run (cp, cp->x + start[0], panel, 1);
+      else
+        conv_panel_one_run (cp, cp->x + start[0], panel, 2);
+      return;
+    }
+  __m128i mask[TILE_COLS];
+  const __m128i lanes = _mm_setr_epi8 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int r = 0; r < n_runs; r++)
+    mask[r] = _mm_andnot_si128 (_mm_cmpgt_epi8 (_mm_set1_epi8 (lane[r]), lanes),
+                                _mm_cmpgt_epi8 (_mm_set1_epi8 (lane[r + 1]), lanes));
+  for (gint64 q = 0; q < cp->quads; q++)
+    {
+      __m128i rows[4];
+      for (int t = 0; t < 4; t++)
+        {
+          gint64 tap = cp->taps[4 * q + t];
+          __m128i v = _mm_setzero_si128 ();
+          if (cs <= 2)
+            for (int r = 0; r < n_runs; r++)
+              v = _mm_blendv_epi8 (v, conv_load_run (cp->x + start[r] + tap, cs), mask[r]);
+          else
+            {
+              guint8 bytes[TILE_COLS] = { 0 };
+              for (int r = 0; r < n_runs; r++)
+                for (int l = lane[r]; l < lane[r + 1]; l++)
+                  bytes[l] = cp->x[start[r] + l * cs + tap];
+              v = _mm_loadu_si128 ((const __m128i *) bytes);
+            }
+          rows[t] = v;
+        }
+      store_quad_u8 (panel + q * TILE_COLS * 4, rows[0], rows[1], rows[2], rows[3]);
+    }
+}
+
+static void
+conv_panels_avx2 (gconstpointer data, gint64 j0, gint64 n_panels, guint8 *panels, gint64 panel_bytes)
+{
+  for (gint64 p = 0; p < n_panels; p++)
+    conv_panel_avx2 (data, j0 + p * TILE_COLS, panels + p * panel_bytes);
+}
+
+/* The byte-form convolution, group by group: each group's sums (Mg rows
+ * of N·P) into acc, then requantized or copied out by store. */
+static void
+conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWindow *w, const PackedFilter *filter,
+                gint64 group, gint64 zero_u8, gint32 *acc, ConvStoreJob *store)
+{
+  gint64 N = x->dims[0], C = x->dims[1], Cg = C / group, Mg = filter->M / group;
+  gint64 KH = w->kernel[0], KW = w->kernel[1], P = w->out[0] * w->out[1];
+  gint64 Hp = MAX (w->pad_begin[0] + w->in[0], (w->out[0] - 1) * w->stride[0] + (KH - 1) * w->dilation[0] + 1);
+  gint64 Wp = MAX (w->pad_begin[1] + w->in[1], (w->out[1] - 1) * w->stride[1] + (KW - 1) * w->dilation[1] + 1);
+  gint64 plane = Hp * Wp;
+  g_autofree guint8 *padded = g_malloc (N * C * plane + 2 * CONV_SLACK);
+  memset (padded, zero_u8, CONV_SLACK);
+  memset (padded + CONV_SLACK + N * C * plane, zero_u8, CONV_SLACK);
+  ConvPadJob pad = { x->data, padded + CONV_SLACK, w->in[0], w->in[1], Hp, Wp, w->pad_begin[0], w->pad_begin[1],
+                     (guint8) zero_u8, x->dtype == GRAFT_DTYPE_INT8 };
+  graft_kernel_parallel_for (ctx, N * C, conv_pad_plane, &pad);
+
+  g_autofree gint64 *taps = g_new0 (gint64, filter->lda8);
+  for (gint64 k = 0; k < filter->K; k++)
+    taps[k] = k / (KH * KW) * plane + (k / KW % KH) * w->dilation[0] * Wp + (k % KW) * w->dilation[1];
+  ConvPanels panels = { NULL, taps, filter->lda8 / 4, N * P, P, w->out[1], C * plane, w->stride[0] * Wp,
+                        w->stride[1] };
+  for (gint64 g = 0; g < group; g++)
+    {
+      panels.x = padded + CONV_SLACK + g * Cg * plane;
+      QGemmJob job = { .a = (const guint8 *) (filter->packed8 + g * filter->rows * filter->lda8),
+                       .source = conv_panels_avx2, .source_data = &panels, .c = acc, .M = Mg, .N = N * P,
+                       .K = filter->lda8, .lda = filter->lda8, .ldc = N * P, .kind = qgemm_kind_u8s8 () };
+      qgemm_run (ctx, &job);
+      store->m0 = g * Mg;
+      graft_kernel_parallel_for (ctx, Mg, conv_store_task, store);
+    }
+}
+#endif
+
+/* One group's im2col matrix (int16), one (image, channel) per task. */
+typedef struct {
+  const gint16 *x16;
+  const GraftWindow *w;
+  gint64 C, Cg, g, in_size, P, N, taps;
+  gint16 *col;
+} Im2colJob;
+
+static void
+im2col_task (gint64 task, gpointer data)
+{
+  const Im2colJob *job = data;
+  gint64 n = task / job->Cg, c = task % job->Cg, stride = job->N * job->P;
+  gint64 image = (n * job->C + job->g * job->Cg + c) * job->in_size, at = c * job->taps * stride + n * job->P;
+  if (job->w->n == 2)
+    im2col_2d (job->x16 + image, job->w, 1, job->col + at, stride);
+  else
+    im2col_nd (job->x16 + image, job->w, 1, job->col + at, stride);
 }
 
 gboolean
@@ -1101,34 +1258,30 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
                            .pad_begin = { 0, w.pad_begin[0] }, .pad_end = { 0, w.pad_end[0] } };
     }
   g_autofree gint32 *offsets = NULL;
-  g_autofree guint8 *owned_x8 = NULL;
   gint64 zero_u8 = 0;
-  const guint8 *x8 = conv_u8_input (x, x_zero, filter, &w2, M, &owned_x8, &offsets, &zero_u8);
-  g_autofree gint16 *x16 = NULL;
-  if (x8 == NULL)
+  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
+  ConvStoreJob store = { &o, y, acc, N, M, 0, P, scales, NULL };
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (conv_byte_form (x, x_zero, filter, &w2, M, &offsets, &zero_u8))
     {
-      x16 = g_new (gint16, MAX (x->numel, 1));
-      widen_minus_zero (x, x_zero, x16);
+      store.offsets = offsets;
+      conv_bytes_run (ctx, x, &w2, filter, group, zero_u8, acc, &store);
+      g_clear_pointer (&owned_filter, packed_filter_free);
+      return TRUE;
     }
+#endif
+  g_autofree gint16 *x16 = g_new (gint16, MAX (x->numel, 1));
+  widen_minus_zero (x, x_zero, x16);
   /* All images of a group in one GEMM: a wider b keeps the small
    * late-layer maps from leaving tile columns empty. */
-  gint64 rows = x8 ? filter->lda8 : K;
-  g_autofree void *col = g_malloc (MAX (rows * N * P * (x8 ? 1 : sizeof (gint16)), 1));
-  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
-  if (x8)
-    memset ((guint8 *) col + K * N * P, 0, (rows - K) * N * P);
-  Im2colJob im2col = { x8, x16, &w2, C, Cg, 0, in_size, P, N, K / Cg, zero_u8, gather_u8_pick (), col };
-  ConvStoreJob store = { &o, y, acc, N, M, 0, P, scales, offsets };
+  g_autofree gint16 *col = g_new (gint16, MAX (K * N * P, 1));
+  Im2colJob im2col = { x16, &w2, C, Cg, 0, in_size, P, N, K / Cg, col };
   for (gint64 g = 0; g < group; g++)
     {
       im2col.g = g;
       graft_kernel_parallel_for (ctx, N * Cg, im2col_task, &im2col);
-      if (x8)
-        qgemm_packed (ctx, qgemm_kind_u8s8 (), Mg, N * P, rows, filter->packed8 + g * filter->rows * filter->lda8,
-                      filter->lda8, col, acc, N * P);
-      else
-        qgemm_packed (ctx, qgemm_kind_s16 (), Mg, N * P, K, filter->packed + g * filter->rows * filter->lda,
-                      filter->lda, col, acc, N * P);
+      qgemm_packed (ctx, qgemm_kind_s16 (), Mg, N * P, K, filter->packed + g * filter->rows * filter->lda,
+                    filter->lda, col, acc, N * P);
       store.m0 = g * Mg;
       graft_kernel_parallel_for (ctx, Mg, conv_store_task, &store);
     }
