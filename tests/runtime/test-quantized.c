@@ -765,6 +765,80 @@ test_dynamic_quantize_levels (void)
     g_assert_cmpfloat (((float *) floats->data)[i], ==, (float) (double) ((gint32 *) ints->data)[i]);
 }
 
+/* QuantizeLinear of x to dtype (per-tensor scale and zero point) at one level. */
+static GraftRtTensor *
+run_quantize_linear (GraftRtTensor *x, float scale, guint8 zero, GraftDType dtype, GraftSimdLevel level)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *g = graft_graph_new ("ql");
+  graft_model_set_opset (model, "onnx", 17);
+  GraftValue *xin = graft_graph_ensure_value (g, "x");
+  xin->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&xin->shape, 1, x->dims);
+  graft_graph_add_input (g, xin);
+  add_8bit_initializer (g, "scale", GRAFT_DTYPE_FLOAT32, 0, NULL, (const guint8 *) &scale, sizeof scale);
+  add_8bit_initializer (g, "zero", dtype, 0, NULL, &zero, 1);
+  GraftNode *node = graft_graph_add_node (g, NULL, "QuantizeLinear", "ql");
+  const char *inputs[] = { "x", "scale", "zero" };
+  for (int i = 0; i < 3; i++)
+    graft_node_add_input (node, graft_graph_resolve_value (g, inputs[i]));
+  graft_node_add_output (node, graft_graph_ensure_value (g, "y"));
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+  graft_model_set_graph (model, g);
+  graft_simd_set_max_level (level);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (feeds, (gpointer) "x", graft_rt_tensor_ref (x));
+  g_autoptr(GPtrArray) out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  return graft_rt_tensor_ref (out->pdata[0]);
+}
+
+/* QuantizeLinear's vector loop against the scalar one, byte for byte:
+ * ties (k + 0.5 quanta) both ways, values far past both ends, −0, tails
+ * shorter than a vector. */
+static void
+test_quantize_linear_levels (void)
+{
+  if (graft_simd_cpu_level () < GRAFT_SIMD_AVX2)
+    {
+      g_test_skip ("needs avx2");
+      return;
+    }
+  g_autoptr(GRand) rng = g_rand_new_with_seed (29);
+  for (int round = 0; round < 200; round++)
+    {
+      gint64 n = g_rand_int_range (rng, 1, 90);
+      GraftDType dtype = round % 2 ? GRAFT_DTYPE_INT8 : GRAFT_DTYPE_UINT8;
+      float scale = 0.0078125f * g_rand_int_range (rng, 1, 9);
+      guint8 zero = round % 3 == 0 ? (dtype == GRAFT_DTYPE_INT8 ? 0 : 128) : g_rand_int_range (rng, 0, 256);
+      g_autoptr(GraftRtTensor) x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &n, NULL);
+      float *v = x->data;
+      for (gint64 i = 0; i < n; i++)
+        switch (g_rand_int_range (rng, 0, 4))
+          {
+          case 0:
+            v[i] = (g_rand_int_range (rng, -300, 300) + 0.5f) * scale;
+            break;
+          case 1:
+            v[i] = (float) g_rand_double_range (rng, -1000, 1000) * scale;
+            break;
+          case 2:
+            v[i] = i % 2 ? -0.0f : 1e30f * (i % 3 ? 1 : -1);
+            break;
+          default:
+            v[i] = (float) g_rand_double_range (rng, -2, 2);
+          }
+      g_autoptr(GraftRtTensor) want = run_quantize_linear (x, scale, zero, dtype, GRAFT_SIMD_PORTABLE);
+      g_autoptr(GraftRtTensor) got = run_quantize_linear (x, scale, zero, dtype, GRAFT_SIMD_AVX2);
+      g_assert_cmpmem (got->data, got->nbytes, want->data, want->nbytes);
+    }
+}
+
 static const QuantizedCase quantized_models[] = {
   { "resnet18_qdq", TRUE, FALSE },   /* fused into 8-bit steps: no float conv left */
   { "resnet18_qop", TRUE, FALSE },
@@ -789,6 +863,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/quantized/conv-integer-random/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
                         test_conv_integer_random);
   g_test_add_func ("/quantized/dynamic-quantize/avx2-vs-portable", test_dynamic_quantize_levels);
+  g_test_add_func ("/quantized/quantize-linear/avx2-vs-portable", test_quantize_linear_levels);
 
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *test_python = graft_test_python ();

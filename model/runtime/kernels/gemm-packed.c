@@ -19,10 +19,6 @@
 
 #include <string.h>
 
-#ifndef GRAFT_HOT_LOOP
-#define GRAFT_HOT_LOOP
-#endif
-
 #define GP_PANEL 16               /* columns per packed panel */
 #define MAX_TILE_ROWS 12
 #define MAX_TILE_COLS 32

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/pool-max.h"
+#include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/window.h"
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
@@ -192,43 +193,50 @@ pool_plane (gint64 plane, gpointer data)
 
 /* 8-bit 2-D max pooling without dilation or indices, on the bytes
  * themselves (no float round trip): per output row, the max over the
- * window's rows into one input-wide row, then over each window's
- * columns. ONNX keeps pads below the kernel, so no window is empty. */
+ * window's rows into one row padded with the type's lowest value, then
+ * the max over each run of KW columns of it (both loops vectorise), then
+ * every stride-th of those. ONNX keeps pads below the kernel, so no
+ * window is only padding and the lowest value never wins. */
 typedef struct {
   const GraftRtTensor *x;
   GraftRtTensor *y;
   const GraftWindow *w;
 } MaxPool8Job;
 
-#define DEFINE_MAX_POOL_8BIT(name, type)                                                       \
-  static void                                                                                  \
-  name (const type *x, type *y, const GraftWindow *w, type *rowmax)                            \
+#define DEFINE_MAX_POOL_8BIT(name, type, lowest)                                               \
+  static GRAFT_HOT_LOOP void                                                                   \
+  name (const type *x, type *y, const GraftWindow *w, type *buffer)                            \
   {                                                                                            \
-    gint64 H = w->in[0], W = w->in[1], OW = w->out[1];                                         \
-    for (gint64 oh = 0; oh < w->out[0]; oh++)                                                  \
+    gint64 H = w->in[0], W = w->in[1], OW = w->out[1], KW = w->kernel[1];                      \
+    gint64 sw = w->stride[1], left = w->pad_begin[1];                                          \
+    gint64 span = (OW - 1) * sw + KW, starts = (OW - 1) * sw + 1;                              \
+    gint64 inside = MIN (W, span - left);                                                      \
+    type *padded = buffer, *row = buffer + left, *colmax = buffer + span;                      \
+    for (gint64 i = 0; i < span; i++)                                                          \
+      padded[i] = lowest;                                                                      \
+    for (gint64 oh = 0; oh < w->out[0]; oh++, y += OW)                                         \
       {                                                                                        \
         gint64 h0 = oh * w->stride[0] - w->pad_begin[0];                                       \
         gint64 h1 = MIN (h0 + w->kernel[0], H);                                                \
         h0 = MAX (h0, 0);                                                                      \
-        memcpy (rowmax, x + h0 * W, sizeof (type) * W);                                        \
+        memcpy (row, x + h0 * W, sizeof (type) * inside);                                      \
         for (gint64 h = h0 + 1; h < h1; h++)                                                   \
-          for (gint64 i = 0; i < W; i++)                                                       \
-            rowmax[i] = MAX (rowmax[i], x[h * W + i]);                                         \
-        for (gint64 ow = 0; ow < OW; ow++)                                                     \
-          {                                                                                    \
-            gint64 w0 = ow * w->stride[1] - w->pad_begin[1];                                   \
-            gint64 w1 = MIN (w0 + w->kernel[1], W);                                            \
-            w0 = MAX (w0, 0);                                                                  \
-            type m = rowmax[w0];                                                               \
-            for (gint64 i = w0 + 1; i < w1; i++)                                               \
-              m = MAX (m, rowmax[i]);                                                          \
-            y[oh * OW + ow] = m;                                                               \
-          }                                                                                    \
+          for (gint64 i = 0; i < inside; i++)                                                  \
+            row[i] = MAX (row[i], x[h * W + i]);                                               \
+        memcpy (colmax, padded, sizeof (type) * starts);                                       \
+        for (gint64 kj = 1; kj < KW; kj++)                                                     \
+          for (gint64 i = 0; i < starts; i++)                                                  \
+            colmax[i] = MAX (colmax[i], padded[i + kj]);                                       \
+        if (sw == 1)                                                                           \
+          memcpy (y, colmax, sizeof (type) * OW);                                              \
+        else                                                                                   \
+          for (gint64 ow = 0; ow < OW; ow++)                                                   \
+            y[ow] = colmax[ow * sw];                                                           \
       }                                                                                        \
   }
 
-DEFINE_MAX_POOL_8BIT (max_pool_u8, guint8)
-DEFINE_MAX_POOL_8BIT (max_pool_s8, gint8)
+DEFINE_MAX_POOL_8BIT (max_pool_u8, guint8, 0)
+DEFINE_MAX_POOL_8BIT (max_pool_s8, gint8, G_MININT8)
 
 static void
 max_pool_8bit_plane (gint64 plane, gpointer data)
@@ -236,13 +244,13 @@ max_pool_8bit_plane (gint64 plane, gpointer data)
   const MaxPool8Job *job = data;
   const GraftWindow *w = job->w;
   gint64 in_size = w->in[0] * w->in[1], out_size = w->out[0] * w->out[1];
-  g_autofree guint8 *rowmax = g_malloc (MAX (w->in[1], 1));
+  g_autofree guint8 *buffer = g_malloc (2 * ((w->out[1] - 1) * w->stride[1] + w->kernel[1]));
   if (job->x->dtype == GRAFT_DTYPE_UINT8)
     max_pool_u8 ((const guint8 *) job->x->data + plane * in_size, (guint8 *) job->y->data + plane * out_size, w,
-                 rowmax);
+                 buffer);
   else
     max_pool_s8 ((const gint8 *) job->x->data + plane * in_size, (gint8 *) job->y->data + plane * out_size, w,
-                 (gint8 *) rowmax);
+                 (gint8 *) buffer);
 }
 
 static gboolean

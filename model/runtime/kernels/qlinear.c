@@ -15,10 +15,6 @@
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/simd-target.h"
 
-#ifndef GRAFT_HOT_LOOP
-/* simd-target.h defines it for x86-64 GCC/clang only. */
-#define GRAFT_HOT_LOOP
-#endif
 #include "runtime/kernels/window.h"
 
 /* Rows and columns of one register tile: 6 rows × 16 int32 columns keep

@@ -36,3 +36,8 @@
 #endif
 
 #endif
+
+#ifndef GRAFT_HOT_LOOP
+/* Elsewhere the build's own optimisation level. */
+#define GRAFT_HOT_LOOP
+#endif

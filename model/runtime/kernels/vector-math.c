@@ -4,10 +4,6 @@
 #include "runtime/kernels/vector-math.h"
 #include "runtime/kernels/simd-target.h"
 
-#ifndef GRAFT_HOT_LOOP
-#define GRAFT_HOT_LOOP
-#endif
-
 /* ---- portable: one float per "vector" ---- */
 
 typedef float VPortable;
