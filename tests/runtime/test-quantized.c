@@ -691,6 +691,23 @@ test_conv_integer_random (gconstpointer data)
 
 /* ---- DynamicQuantizeLinear and the int32 → float Cast at each level ---- */
 
+/* The outputs of model (one input, x) run at one SIMD level. */
+static GPtrArray *
+run_model_at_level (GraftModel *model, GraftRtTensor *x, GraftSimdLevel level)
+{
+  graft_simd_set_max_level (level);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (feeds, (gpointer) "x", graft_rt_tensor_ref (x));
+  GPtrArray *out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  return out;
+}
+
 /* DynamicQuantizeLinear on x (float32, 1-D) through a runtime at one
  * SIMD level; its three outputs. */
 static GPtrArray *
@@ -712,17 +729,7 @@ run_dynamic_quantize (GraftRtTensor *x, GraftSimdLevel level)
       graft_graph_add_output (g, graft_graph_ensure_value (g, names[i]));
     }
   graft_model_set_graph (model, g);
-  graft_simd_set_max_level (level);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
-  g_assert_no_error (error);
-  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                                       (GDestroyNotify) graft_rt_tensor_unref);
-  g_hash_table_insert (feeds, (gpointer) "x", graft_rt_tensor_ref (x));
-  GPtrArray *out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
-  return out;
+  return run_model_at_level (model, x, level);
 }
 
 static void
@@ -785,16 +792,7 @@ run_quantize_linear (GraftRtTensor *x, float scale, guint8 zero, GraftDType dtyp
   graft_node_add_output (node, graft_graph_ensure_value (g, "y"));
   graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
   graft_model_set_graph (model, g);
-  graft_simd_set_max_level (level);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
-  g_assert_no_error (error);
-  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                                       (GDestroyNotify) graft_rt_tensor_unref);
-  g_hash_table_insert (feeds, (gpointer) "x", graft_rt_tensor_ref (x));
-  g_autoptr(GPtrArray) out = graft_runtime_run (rt, feeds, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GPtrArray) out = run_model_at_level (model, x, level);
   return graft_rt_tensor_ref (out->pdata[0]);
 }
 

@@ -336,24 +336,10 @@ dynamic_range_avx2 (const float *x, gint64 n, float *mn, float *mx)
 }
 
 /* The same division and round-half-even (vroundps) as nearbyintf. */
-GRAFT_TARGET_AVX2_FMA static void
+static void
 dynamic_quantize_avx2 (const float *x, gint64 n, float scale, float zero, guint8 *y)
 {
-  gint64 i = 0;
-  if (scale != 0)
-    {
-      __m256 vscale = _mm256_set1_ps (scale), vzero = _mm256_set1_ps (zero);
-      __m256 lo = _mm256_setzero_ps (), hi = _mm256_set1_ps (255);
-      for (; i + 8 <= n; i += 8)
-        {
-          __m256 v = _mm256_round_ps (_mm256_div_ps (_mm256_loadu_ps (x + i), vscale),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-          v = _mm256_min_ps (_mm256_max_ps (_mm256_add_ps (v, vzero), lo), hi);
-          __m256i q = _mm256_cvttps_epi32 (v);
-          __m128i q16 = _mm_packs_epi32 (_mm256_castsi256_si128 (q), _mm256_extracti128_si256 (q, 1));
-          _mm_storel_epi64 ((__m128i *) (y + i), _mm_packus_epi16 (q16, q16));
-        }
-    }
+  gint64 i = scale != 0 ? quantize_run_avx2 (x, n, scale, zero, 0, 255, FALSE, y) : 0;
   dynamic_quantize_portable (x + i, n - i, scale, zero, y + i);
 }
 #endif
