@@ -398,31 +398,42 @@ typedef struct {
   gint64 max_panels;        /* 1 without tiles */
 } QGemmKind;
 
+/* Takes the sums of rows i0 … i0 + rows − 1 and columns j0 … j0 + cols − 1
+ * (tile[i · ld + j]) while they are in the cache: a convolution
+ * requantizes them straight into its output. */
+typedef void (*QGemmEpilogue) (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0,
+                               gint64 cols);
+
 typedef struct {
   const guint8 *a;          /* packed: rows padded to TILE_ROWS, K to `depth` */
   const void *b;            /* K × N, or NULL with a source */
   QGemmSource source;
   gconstpointer source_data;
+  QGemmEpilogue epilogue;   /* or NULL: the sums go to c */
+  gconstpointer epilogue_data;
   gint32 *c;
   gint64 M, N, K, lda, ldc;
   gint64 panels_per_task;
   QGemmKind kind;
 } QGemmJob;
 
-/* The multi-panel kernel for a tile whose rows or last panel are not
- * whole: a's rows are padded with zeros and a panel's missing columns
- * are packed as zeros, so the kernel runs on them as on any tile and
- * only the part of the result that exists is copied out. */
+/* One 6-row tile over n_panels panels into out (ld apart): the
+ * multi-panel kernel at once, or the one-panel kernel per panel. a's
+ * rows are padded with zeros and a panel's missing columns are packed
+ * as zeros, so a tile whose rows or last panel are not whole runs as any
+ * other; only the part of its result that exists is used. */
 static void
-qgemm_edge_tiles (const QGemmJob *job, const guint8 *a, const guint8 *panels, gint64 panel_bytes, gint64 n_panels,
-                  gint64 steps, gint64 rows, gint64 i0, gint64 j)
+qgemm_tile_row (const QGemmJob *job, const guint8 *a, const guint8 *panels, gint64 panel_bytes, gint64 n_panels,
+                gint64 steps, gint32 *out, gint64 ld)
 {
-  gint32 edge[TILE_ROWS * QGEMM_MAX_PANELS * TILE_COLS];
-  gint64 cols = MIN (n_panels * TILE_COLS, job->N - j);
-  job->kind.tiles (a, job->lda, panels, panel_bytes, n_panels, steps, edge, QGEMM_MAX_PANELS * TILE_COLS);
-  for (gint64 i = 0; i < rows; i++)
-    memcpy (job->c + (i0 + i) * job->ldc + j, edge + i * QGEMM_MAX_PANELS * TILE_COLS, sizeof (gint32) * cols);
+  if (job->kind.tiles != NULL)
+    job->kind.tiles (a, job->lda, panels, panel_bytes, n_panels, steps, out, ld);
+  else
+    for (gint64 p = 0; p < n_panels; p++)
+      job->kind.tile (a, job->lda, panels + p * panel_bytes, steps, out + p * TILE_COLS, ld);
 }
+
+#define QGEMM_BUFFER_LD (QGEMM_MAX_PANELS * TILE_COLS)
 
 static void
 qgemm_task (gint64 task, gpointer data)
@@ -432,13 +443,14 @@ qgemm_task (gint64 task, gpointer data)
   gint64 steps = job->lda / job->kind.depth;
   gint64 panel_bytes = job->lda * TILE_COLS * size;
   g_autofree guint8 *panels = g_malloc (job->kind.max_panels * panel_bytes);
-  gint32 edge[TILE_ROWS * TILE_COLS];
+  gint32 buffer[TILE_ROWS * QGEMM_BUFFER_LD];
   gint64 first = task * job->panels_per_task * TILE_COLS;
   gint64 last = MIN (job->N, first + job->panels_per_task * TILE_COLS);
   for (gint64 j0 = first; j0 < last; j0 += job->kind.max_panels * TILE_COLS)
     {
       gint64 n_panels = MIN (job->kind.max_panels, (last - j0 + TILE_COLS - 1) / TILE_COLS);
       gint64 n_full = MIN (n_panels, (job->N - j0) / TILE_COLS);
+      gint64 cols = MIN (n_panels * TILE_COLS, job->N - j0);
       if (job->source)
         job->source (job->source_data, j0, n_panels, panels, panel_bytes);
       else
@@ -448,30 +460,22 @@ qgemm_task (gint64 task, gpointer data)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
           const guint8 *a = job->a + i0 * job->lda * size;
-          if (job->kind.tiles != NULL)
+          if (job->epilogue)
             {
-              gint64 direct = rows == TILE_ROWS ? n_full : 0;
-              if (direct > 0)
-                job->kind.tiles (a, job->lda, panels, panel_bytes, direct, steps, job->c + i0 * job->ldc + j0,
-                                 job->ldc);
-              if (direct < n_panels)
-                qgemm_edge_tiles (job, a, panels + direct * panel_bytes, panel_bytes, n_panels - direct, steps, rows,
-                                  i0, j0 + direct * TILE_COLS);
+              qgemm_tile_row (job, a, panels, panel_bytes, n_panels, steps, buffer, QGEMM_BUFFER_LD);
+              job->epilogue (job->epilogue_data, buffer, QGEMM_BUFFER_LD, i0, rows, j0, cols);
               continue;
             }
-          for (gint64 p = 0; p < n_panels; p++)
-            {
-              gint64 j = j0 + p * TILE_COLS, cols = MIN (TILE_COLS, job->N - j);
-              const guint8 *panel = panels + p * panel_bytes;
-              if (rows == TILE_ROWS && cols == TILE_COLS)
-                {
-                  job->kind.tile (a, job->lda, panel, steps, job->c + i0 * job->ldc + j, job->ldc);
-                  continue;
-                }
-              job->kind.tile (a, job->lda, panel, steps, edge, TILE_COLS);
-              for (gint64 i = 0; i < rows; i++)
-                memcpy (job->c + (i0 + i) * job->ldc + j, edge + i * TILE_COLS, sizeof (gint32) * cols);
-            }
+          gint64 direct = rows == TILE_ROWS ? n_full : 0;
+          if (direct > 0)
+            qgemm_tile_row (job, a, panels, panel_bytes, direct, steps, job->c + i0 * job->ldc + j0, job->ldc);
+          if (direct == n_panels)
+            continue;
+          qgemm_tile_row (job, a, panels + direct * panel_bytes, panel_bytes, n_panels - direct, steps, buffer,
+                          QGEMM_BUFFER_LD);
+          for (gint64 i = 0; i < rows; i++)
+            memcpy (job->c + (i0 + i) * job->ldc + j0 + direct * TILE_COLS, buffer + i * QGEMM_BUFFER_LD,
+                    sizeof (gint32) * (cols - direct * TILE_COLS));
         }
     }
 }
@@ -513,7 +517,7 @@ qgemm_kind_u8s8 (void)
   return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1 };
 }
 
-/* Runs job (its M, N, a, b or source, c set) over the context's threads. */
+/* Runs job (its M, N, a, b or source, c or epilogue set) over the context's threads. */
 static void
 qgemm_run (GraftKernelContext *ctx, QGemmJob *job)
 {
@@ -818,34 +822,44 @@ packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 grou
 /* The byte form, when every value fits vpmaddubsw exactly (within
  * −64..64), or is a signed byte and the CPU has VNNI, whose vpdpbusd
  * sums the products in int32 without an int16 step to saturate. */
-static void
+GRAFT_HOT_LOOP static void
 packed_filter_add_bytes (PackedFilter *f, gint64 M)
 {
   gint64 n = f->group * f->rows * f->lda;
+  gint16 lo = 0, hi = 0;
+  const gint16 *packed = f->packed;
   for (gint64 i = 0; i < n; i++)
-    if (f->packed[i] < -64 || f->packed[i] > 64)
-      {
-        if (f->packed[i] < -128 || f->packed[i] > 127 || !graft_simd_has_avx512_vnni ())
-          return;
-        f->bytes_need_vnni = TRUE;
-      }
+    {
+      lo = MIN (lo, packed[i]);
+      hi = MAX (hi, packed[i]);
+    }
+  if (lo < -64 || hi > 64)
+    {
+      if (lo < -128 || hi > 127 || !graft_simd_has_avx512_vnni ())
+        return;
+      f->bytes_need_vnni = TRUE;
+    }
   gint64 Mg = M / f->group;
   f->lda8 = (f->K + 3) / 4 * 4;
   f->packed8 = g_new0 (gint8, MAX (f->group * f->rows * f->lda8, 1));
   f->row_sums = g_new0 (gint32, MAX (M, 1));
   for (gint64 m = 0; m < M; m++)
     {
-      gint64 at = (m / Mg) * f->rows + m % Mg;
+      /* Locals: stores through a byte pointer could alias f's fields. */
+      gint64 at = (m / Mg) * f->rows + m % Mg, K = f->K;
       const gint16 *src = f->packed + at * f->lda;
-      for (gint64 k = 0; k < f->K; k++)
+      gint8 *dst = f->packed8 + at * f->lda8;
+      gint32 sum = 0;
+      for (gint64 k = 0; k < K; k++)
         {
-          f->packed8[at * f->lda8 + k] = src[k];
-          f->row_sums[m] += src[k];
+          dst[k] = src[k];
+          sum += src[k];
         }
+      f->row_sums[m] = sum;
     }
 }
 
-static PackedFilter *
+GRAFT_HOT_LOOP static PackedFilter *
 packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K)
 {
   PackedFilter *f = g_new0 (PackedFilter, 1);
@@ -862,14 +876,15 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
   f->packed = g_new0 (gint16, MAX (group * f->rows * f->lda, 1));
   for (gint64 m = 0; m < M; m++)
     {
-      gint64 zero = zero_point_at (wzp, m);
+      gint16 zero = zero_point_at (wzp, m);
       gint16 *dst = f->packed + ((m / Mg) * f->rows + m % Mg) * f->lda;
+      const guint8 *row = (const guint8 *) wt->data + m * K;
       if (wt->dtype == GRAFT_DTYPE_INT8)
         for (gint64 k = 0; k < K; k++)
-          dst[k] = ((const gint8 *) wt->data)[m * K + k] - zero;
+          dst[k] = (gint8) row[k] - zero;
       else
         for (gint64 k = 0; k < K; k++)
-          dst[k] = ((const guint8 *) wt->data)[m * K + k] - zero;
+          dst[k] = row[k] - zero;
     }
   packed_filter_add_bytes (f, M);
   return f;
@@ -920,68 +935,60 @@ conv_operands (GraftKernelContext *ctx, gboolean requantize, ConvOperands *o)
   o->bias = graft_kernel_input (ctx, 8);
 }
 
-/* y[n][m][p] from acc[m][n·P + p] + offsets[m] (one group's rows,
- * images side by side; offsets NULL: none). */
+/* Where a convolution's GEMM hands its tiles: y[n][m][p] from the sums
+ * of row m (output channel m0 + m of the group) and column n·P + p, plus
+ * row_add[m] (the bias, and the byte form's zero-point correction),
+ * requantized with scales[m], or as int32 without scales. */
+typedef struct {
+  GraftRtTensor *y;
+  gint64 M, m0, P;
+  const gint32 *row_add;
+  const float *scales;
+  gint32 y_zero;
+} ConvOutput;
+
 static void
-conv_store (const ConvOperands *o, GraftRtTensor *y, const gint32 *acc, gint64 N, gint64 M, gint64 m0, gint64 Mg,
-            gint64 P, const float *scales, const gint32 *offsets)
+conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0, gint64 cols)
 {
-  gint64 y_zero = zero_point_at (o->yzp, 0);
-  for (gint64 m = 0; m < Mg; m++)
+  const ConvOutput *out = data;
+  gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
+  for (gint64 i = 0; i < rows; i++)
     {
-      gint64 bias = (o->bias ? graft_rt_tensor_get_i64 (o->bias, m0 + m) : 0) + (offsets ? offsets[m0 + m] : 0);
-      for (gint64 n = 0; n < N; n++)
+      gint64 m = out->m0 + i0 + i;
+      const gint32 *src = tile + i * ld;
+      /* The tile's columns, split where one image's positions end. */
+      for (gint64 done = 0; done < cols;)
         {
-          const gint32 *src = acc + m * N * P + n * P;
-          gint64 at = (n * M + m0 + m) * P;
-          if (scales == NULL)
-            {
-              gint32 *dst = (gint32 *) y->data + at;
-              for (gint64 p = 0; p < P; p++)
-                dst[p] = src[p] + bias;
-              continue;
-            }
-          requantize_row (src, P, bias, scales[m0 + m], y_zero, y->dtype == GRAFT_DTYPE_INT8, (guint8 *) y->data + at);
+          gint64 n = (j0 + done) / out->P, p = (j0 + done) % out->P, run = MIN (cols - done, out->P - p);
+          gint64 at = (n * out->M + m) * out->P + p;
+          if (out->scales)
+            requantize_row (src + done, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
+                            (guint8 *) out->y->data + at);
+          else
+            for (gint64 k = 0; k < run; k++)
+              ((gint32 *) out->y->data)[at + k] = src[done + k] + out->row_add[m];
+          done += run;
         }
     }
-}
-
-/* Requantizes (or copies) one group's sums, one output channel per task. */
-typedef struct {
-  const ConvOperands *o;
-  GraftRtTensor *y;
-  const gint32 *acc;
-  gint64 N, M, m0, P;
-  const float *scales;
-  const gint32 *offsets;
-} ConvStoreJob;
-
-static void
-conv_store_task (gint64 m, gpointer data)
-{
-  const ConvStoreJob *job = data;
-  conv_store (job->o, job->y, job->acc + m * job->N * job->P, job->N, job->M, job->m0 + m, 1, job->P, job->scales,
-              job->offsets);
 }
 
 /* The byte form of one convolution (vpmaddubsw, or VNNI's vpdpbusd):
  * x as raw unsigned bytes (int8 moved up by 128), padding its zero
  * point, K rounded up to 4 (zero weights there); each channel's sums
- * then lose zero point × weight row sum (*offsets, M values, g_free).
- * FALSE when the filter has no byte form, the window is not 1-D/2-D or
- * the CPU lacks AVX2. */
+ * then lose zero point × weight row sum (taken from row_add). FALSE when
+ * the filter has no byte form, the window is not 1-D/2-D or the CPU
+ * lacks AVX2. */
 static gboolean
 conv_byte_form (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filter, const GraftWindow *w2, gint64 M,
-                gint32 **offsets, gint64 *zero_u8)
+                gint32 *row_add, gint64 *zero_u8)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2 ||
       (filter->bytes_need_vnni && !graft_simd_has_avx512_vnni ()))
     return FALSE;
   *zero_u8 = x->dtype == GRAFT_DTYPE_INT8 ? x_zero + 128 : x_zero;
-  *offsets = g_new (gint32, MAX (M, 1));
   for (gint64 m = 0; m < M; m++)
-    (*offsets)[m] = -(gint32) (*zero_u8 * filter->row_sums[m]);
+    row_add[m] -= (gint32) (*zero_u8 * filter->row_sums[m]);
   return TRUE;
 #else
   return FALSE;
@@ -1136,11 +1143,10 @@ conv_panels_avx2 (gconstpointer data, gint64 j0, gint64 n_panels, guint8 *panels
     conv_panel_avx2 (data, j0 + p * TILE_COLS, panels + p * panel_bytes);
 }
 
-/* The byte-form convolution, group by group: each group's sums (Mg rows
- * of N·P) into acc, then requantized or copied out by store. */
+/* The byte-form convolution, group by group, into out. */
 static void
 conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWindow *w, const PackedFilter *filter,
-                gint64 group, gint64 zero_u8, gint32 *acc, ConvStoreJob *store)
+                gint64 group, gint64 zero_u8, ConvOutput *out)
 {
   gint64 N = x->dims[0], C = x->dims[1], Cg = C / group, Mg = filter->M / group;
   gint64 KH = w->kernel[0], KW = w->kernel[1], P = w->out[0] * w->out[1];
@@ -1155,19 +1161,22 @@ conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWind
   graft_kernel_parallel_for (ctx, N * C, conv_pad_plane, &pad);
 
   g_autofree gint64 *taps = g_new0 (gint64, filter->lda8);
-  for (gint64 k = 0; k < filter->K; k++)
-    taps[k] = k / (KH * KW) * plane + (k / KW % KH) * w->dilation[0] * Wp + (k % KW) * w->dilation[1];
+  gint64 k = 0;
+  for (gint64 c = 0; c < Cg; c++)
+    for (gint64 kh = 0; kh < KH; kh++)
+      for (gint64 kw = 0; kw < KW; kw++)
+        taps[k++] = c * plane + kh * w->dilation[0] * Wp + kw * w->dilation[1];
   ConvPanels panels = { NULL, taps, filter->lda8 / 4, N * P, P, w->out[1], C * plane, w->stride[0] * Wp,
                         w->stride[1] };
   for (gint64 g = 0; g < group; g++)
     {
       panels.x = padded + CONV_SLACK + g * Cg * plane;
+      out->m0 = g * Mg;
       QGemmJob job = { .a = (const guint8 *) (filter->packed8 + g * filter->rows * filter->lda8),
-                       .source = conv_panels_avx2, .source_data = &panels, .c = acc, .M = Mg, .N = N * P,
-                       .K = filter->lda8, .lda = filter->lda8, .ldc = N * P, .kind = qgemm_kind_u8s8 () };
+                       .source = conv_panels_avx2, .source_data = &panels, .epilogue = conv_output_tile,
+                       .epilogue_data = out, .M = Mg, .N = N * P, .K = filter->lda8, .lda = filter->lda8,
+                       .kind = qgemm_kind_u8s8 () };
       qgemm_run (ctx, &job);
-      store->m0 = g * Mg;
-      graft_kernel_parallel_for (ctx, Mg, conv_store_task, store);
     }
 }
 #endif
@@ -1253,15 +1262,16 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
                            .stride = { 1, w.stride[0] }, .dilation = { 1, w.dilation[0] },
                            .pad_begin = { 0, w.pad_begin[0] }, .pad_end = { 0, w.pad_end[0] } };
     }
-  g_autofree gint32 *offsets = NULL;
+  g_autofree gint32 *row_add = g_new0 (gint32, M);
+  if (o.bias)
+    for (gint64 m = 0; m < M; m++)
+      row_add[m] = graft_rt_tensor_get_i64 (o.bias, m);
+  ConvOutput out = { y, M, 0, P, row_add, scales, zero_point_at (o.yzp, 0) };
   gint64 zero_u8 = 0;
-  g_autofree gint32 *acc = g_new (gint32, MAX (Mg * N * P, 1));
-  ConvStoreJob store = { &o, y, acc, N, M, 0, P, scales, NULL };
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (conv_byte_form (x, x_zero, filter, &w2, M, &offsets, &zero_u8))
+  if (conv_byte_form (x, x_zero, filter, &w2, M, row_add, &zero_u8))
     {
-      store.offsets = offsets;
-      conv_bytes_run (ctx, x, &w2, filter, group, zero_u8, acc, &store);
+      conv_bytes_run (ctx, x, &w2, filter, group, zero_u8, &out);
       g_clear_pointer (&owned_filter, packed_filter_free);
       return TRUE;
     }
@@ -1276,10 +1286,11 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
     {
       im2col.g = g;
       graft_kernel_parallel_for (ctx, N * Cg, im2col_task, &im2col);
-      qgemm_packed (ctx, qgemm_kind_s16 (), Mg, N * P, K, filter->packed + g * filter->rows * filter->lda,
-                    filter->lda, col, acc, N * P);
-      store.m0 = g * Mg;
-      graft_kernel_parallel_for (ctx, Mg, conv_store_task, &store);
+      out.m0 = g * Mg;
+      QGemmJob job = { .a = (const guint8 *) (filter->packed + g * filter->rows * filter->lda), .b = col,
+                       .epilogue = conv_output_tile, .epilogue_data = &out, .M = Mg, .N = N * P, .K = K,
+                       .lda = filter->lda, .kind = qgemm_kind_s16 () };
+      qgemm_run (ctx, &job);
     }
   g_clear_pointer (&owned_filter, packed_filter_free);
   return TRUE;
