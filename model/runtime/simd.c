@@ -1,6 +1,14 @@
 #include "runtime/simd.h"
 
+#include <string.h>
+
 #include "runtime/kernels/simd-target.h"
+
+#if defined(GRAFT_HAVE_X86_SIMD) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static const char *const level_names[] = { "portable", "avx2", "avx512" };
 
@@ -57,6 +65,52 @@ graft_simd_has_avx512_vnni (void)
 #endif
     }
   return cpu_has && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+}
+
+/* -1 until first asked: then GRAFT_AMX (anything but 0 allows it). */
+static int amx_allowed = -1;
+
+/* CPUID leaf 7 (AMX-TILE, AMX-INT8), the OS's XCR0 enabling the tile
+ * state, and this process's permission to use it. */
+static gboolean
+amx_int8_usable (void)
+{
+#if defined(GRAFT_HAVE_X86_SIMD) && defined(__linux__)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count (7, 0, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 24)) || !(edx & (1u << 25)))
+    return FALSE;
+  if (!__get_cpuid (1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27)))   /* OSXSAVE: xgetbv works */
+    return FALSE;
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__ volatile ("xgetbv" : "=a" (xcr0_lo), "=d" (xcr0_hi) : "c" (0));
+  if ((xcr0_lo & (3u << 17)) != (3u << 17))   /* XTILECFG and XTILEDATA */
+    return FALSE;
+  const long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+  return syscall (SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+graft_simd_has_amx_int8 (void)
+{
+  static gsize cpu_has = 0;   /* 1: no, 2: yes */
+
+  if (g_once_init_enter (&cpu_has))
+    g_once_init_leave (&cpu_has, amx_int8_usable () ? 2 : 1);
+  if (amx_allowed < 0)
+    {
+      const char *env = g_getenv ("GRAFT_AMX");
+      amx_allowed = env == NULL || strcmp (env, "0") != 0;
+    }
+  return cpu_has == 2 && amx_allowed && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+}
+
+void
+graft_simd_set_amx (gboolean allowed)
+{
+  amx_allowed = allowed;
 }
 
 void

@@ -651,14 +651,10 @@ check_conv_integer_case (const ConvIntegerCase *c, GRand *rng, GraftSimdLevel le
  * enough for whole 16-column panels in one output row), dilation 2,
  * asymmetric pads, groups; x zero points at 0, 128, 255 or anywhere;
  * per-tensor and per-channel weight zero points; 7-bit filters (the byte
- * GEMM) and full-range ones (int16, or bytes with AVX-512 VNNI). */
+ * GEMM) and full-range ones (int16, or bytes with AVX-512 VNNI or AMX). */
 static void
-test_conv_integer_random (gconstpointer data)
+conv_integer_random_rounds (GraftSimdLevel level)
 {
-  GraftSimdLevel level = GPOINTER_TO_INT (data);
-  if (!graft_test_use_simd_level (level))
-    return;
-  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
   g_autoptr(GRand) rng = g_rand_new_with_seed (17);
   const gint64 x_zeros[] = { 0, 128, 255, -1 };
   for (int round = 0; round < 96; round++)
@@ -667,7 +663,11 @@ test_conv_integer_random (gconstpointer data)
       c.group = round % 5 == 4 ? 3 : 1;
       c.n = g_rand_int_range (rng, 1, 3);
       c.c = c.group * g_rand_int_range (rng, 1, 6);
-      c.m = c.group * g_rand_int_range (rng, 1, 9);
+      /* now and then more channels than an AMX block's 32 rows, and a K
+       * of several 64-byte AMX steps */
+      c.m = c.group * (round % 8 == 3 ? g_rand_int_range (rng, 33, 70) : g_rand_int_range (rng, 1, 9));
+      if (round % 8 == 5)
+        c.c = c.group * g_rand_int_range (rng, 8, 20);
       c.kh = g_rand_int_range (rng, 1, 4);
       c.kw = round % 7 == 0 ? 7 : g_rand_int_range (rng, 1, 4);
       c.stride = round % 3 == 0 ? 2 : g_rand_int_range (rng, 1, 4);
@@ -687,6 +687,29 @@ test_conv_integer_random (gconstpointer data)
       c.small_weights = round % 3 != 2;
       check_conv_integer_case (&c, rng, level);
     }
+}
+
+/* At each level without AMX: the VNNI, vpmaddubsw and int16 kernels. */
+static void
+test_conv_integer_random (gconstpointer data)
+{
+  if (!graft_test_use_simd_level (GPOINTER_TO_INT (data)))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  graft_simd_set_amx (FALSE);
+  conv_integer_random_rounds (GPOINTER_TO_INT (data));
+  graft_simd_set_amx (TRUE);
+}
+
+static void
+test_conv_integer_random_amx (void)
+{
+  if (!graft_simd_has_amx_int8 ())
+    {
+      g_test_skip ("needs AMX-INT8 (and the kernel's leave to use it)");
+      return;
+    }
+  conv_integer_random_rounds (GRAFT_SIMD_AVX512);
 }
 
 /* ---- DynamicQuantizeLinear and the int32 → float Cast at each level ---- */
@@ -860,6 +883,7 @@ main (int argc, char **argv)
                         test_conv_integer_random);
   g_test_add_data_func ("/quantized/conv-integer-random/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
                         test_conv_integer_random);
+  g_test_add_func ("/quantized/conv-integer-random/amx", test_conv_integer_random_amx);
   g_test_add_func ("/quantized/dynamic-quantize/avx2-vs-portable", test_dynamic_quantize_levels);
   g_test_add_func ("/quantized/quantize-linear/avx2-vs-portable", test_quantize_linear_levels);
 

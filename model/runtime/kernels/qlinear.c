@@ -374,6 +374,77 @@ qgemm_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 p
 
 #endif
 
+/* ---- AMX-INT8: 32 × 32 blocks of 16 × 16 tiles ----
+ *
+ * tdpbsud multiplies a tile of signed bytes (16 rows of a, 64 k each) by
+ * a tile of unsigned bytes laid out as 16 quads of k × 16 columns × 4
+ * bytes — the panel layout above, 16 quads of it — and adds the 16 × 16
+ * int32 sums into a third tile: 16384 products per instruction. Two
+ * tiles of a's rows by two panels make four accumulator tiles, all eight
+ * tile registers. a's rows must be padded to AMX_ROWS·2 and K to 64. */
+#define AMX_ROWS 32
+#define AMX_DEPTH 64
+
+#ifdef GRAFT_HAVE_X86_SIMD
+#define GRAFT_TARGET_AMX __attribute__ ((target ("amx-tile,amx-int8,avx512f")))
+
+typedef struct {
+  guint8 palette, start_row, reserved[14];
+  guint16 bytes_per_row[16];
+  guint8 rows[16];
+} __attribute__ ((packed)) AmxTileConfig;
+
+/* The tile configuration is per thread: each task sets it, and releases
+ * the tile state when done so that the kernel need not save it. */
+/* Eight tiles of 16 rows × 64 bytes. A constant: GCC 12 does not see
+ * ldtilecfg read its operand and drops stores to a local one. */
+static const AmxTileConfig amx_config = {
+  .palette = 1,
+  .bytes_per_row = { 64, 64, 64, 64, 64, 64, 64, 64 },
+  .rows = { 16, 16, 16, 16, 16, 16, 16, 16 },
+};
+
+GRAFT_TARGET_AMX static void
+amx_begin (void)
+{
+  _tile_loadconfig (&amx_config);
+}
+
+GRAFT_TARGET_AMX static void
+amx_end (void)
+{
+  _tile_release ();
+}
+
+/* c (32 × 32, ldc int32s apart) = rows 0–31 of a (lda bytes apart) ×
+ * the two panels. */
+GRAFT_TARGET_AMX GRAFT_HOT_LOOP static void
+amx_block (const guint8 *a, gint64 lda, const guint8 *panel0, const guint8 *panel1, gint64 steps, gint32 *c,
+           gint64 ldc)
+{
+  _tile_zero (0);
+  _tile_zero (1);
+  _tile_zero (2);
+  _tile_zero (3);
+  for (gint64 s = 0; s < steps; s++)
+    {
+      _tile_loadd (4, a + s * AMX_DEPTH, lda);
+      _tile_loadd (5, a + 16 * lda + s * AMX_DEPTH, lda);
+      _tile_loadd (6, panel0 + s * AMX_DEPTH * TILE_COLS, TILE_COLS * 4);
+      _tile_loadd (7, panel1 + s * AMX_DEPTH * TILE_COLS, TILE_COLS * 4);
+      _tile_dpbsud (0, 4, 6);
+      _tile_dpbsud (1, 4, 7);
+      _tile_dpbsud (2, 5, 6);
+      _tile_dpbsud (3, 5, 7);
+    }
+  gint64 stride = ldc * sizeof (gint32);
+  _tile_stored (0, c, stride);
+  _tile_stored (1, c + 16, stride);
+  _tile_stored (2, c + 16 * ldc, stride);
+  _tile_stored (3, c + 16 * ldc + 16, stride);
+}
+#endif
+
 /* ---- tiles over the whole product, split by panels over threads ---- */
 
 typedef void (*QGemmTile) (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc);
@@ -396,6 +467,8 @@ typedef struct {
   gint64 depth;             /* k values per tile step: 2 (int16 pairs) or 4 (byte quads) */
   QGemmTiles tiles;         /* up to max_panels panels at once, or NULL */
   gint64 max_panels;        /* 1 without tiles */
+  gint64 rows;              /* rows of a per tile: TILE_ROWS, or AMX_ROWS with AMX */
+  gboolean amx;             /* AMX tiles (qgemm_amx_rows) instead of tile/tiles */
 } QGemmKind;
 
 /* Takes the sums of rows i0 … i0 + rows − 1 and columns j0 … j0 + cols − 1
@@ -413,7 +486,10 @@ typedef struct {
   gconstpointer epilogue_data;
   gint32 *c;
   gint64 M, N, K, lda, ldc;
-  gint64 panels_per_task;
+  /* Tasks: column tasks (contiguous runs of whole panel groups, as even
+   * as groups go) × row blocks (of rows_per_block rows, a multiple of
+   * the kind's tile rows) when there are too few columns to go round. */
+  gint64 groups, col_tasks, row_blocks, rows_per_block;
   QGemmKind kind;
 } QGemmJob;
 
@@ -435,6 +511,28 @@ qgemm_tile_row (const QGemmJob *job, const guint8 *a, const guint8 *panels, gint
 
 #define QGEMM_BUFFER_LD (QGEMM_MAX_PANELS * TILE_COLS)
 
+/* Rows row_begin … row_end − 1 of a panel group by AMX blocks, each
+ * handed to the epilogue (AMX is used with one only). */
+static void
+qgemm_amx_rows (const QGemmJob *job, const guint8 *panels, gint64 panel_bytes, gint64 n_panels, gint64 row_begin,
+                gint64 row_end, gint64 j0, gint64 cols, gint32 *buffer)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  gint64 steps = job->lda / AMX_DEPTH;
+  for (gint64 i0 = row_begin; i0 < row_end; i0 += AMX_ROWS)
+    {
+      const guint8 *a = job->a + i0 * job->lda;
+      /* A group's odd last panel pairs with itself; its copy is not used. */
+      for (gint64 p = 0; p < n_panels; p += 2)
+        amx_block (a, job->lda, panels + p * panel_bytes, panels + MIN (p + 1, n_panels - 1) * panel_bytes, steps,
+                   buffer + p * TILE_COLS, QGEMM_BUFFER_LD);
+      job->epilogue (job->epilogue_data, buffer, QGEMM_BUFFER_LD, i0, MIN (AMX_ROWS, job->M - i0), j0, cols);
+    }
+#else
+  g_return_if_reached ();
+#endif
+}
+
 static void
 qgemm_task (gint64 task, gpointer data)
 {
@@ -443,9 +541,16 @@ qgemm_task (gint64 task, gpointer data)
   gint64 steps = job->lda / job->kind.depth;
   gint64 panel_bytes = job->lda * TILE_COLS * size;
   g_autofree guint8 *panels = g_malloc (job->kind.max_panels * panel_bytes);
-  gint32 buffer[TILE_ROWS * QGEMM_BUFFER_LD];
-  gint64 first = task * job->panels_per_task * TILE_COLS;
-  gint64 last = MIN (job->N, first + job->panels_per_task * TILE_COLS);
+  gint32 buffer[AMX_ROWS * QGEMM_BUFFER_LD];
+  gint64 col_task = task / job->row_blocks, group_cols = job->kind.max_panels * TILE_COLS;
+  gint64 first = col_task * job->groups / job->col_tasks * group_cols;
+  gint64 last = MIN (job->N, (col_task + 1) * job->groups / job->col_tasks * group_cols);
+  gint64 row_begin = task % job->row_blocks * job->rows_per_block;
+  gint64 row_end = MIN (job->M, row_begin + job->rows_per_block);
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (job->kind.amx)
+    amx_begin ();
+#endif
   for (gint64 j0 = first; j0 < last; j0 += job->kind.max_panels * TILE_COLS)
     {
       gint64 n_panels = MIN (job->kind.max_panels, (last - j0 + TILE_COLS - 1) / TILE_COLS);
@@ -456,7 +561,12 @@ qgemm_task (gint64 task, gpointer data)
       else
         for (gint64 p = 0; p < n_panels; p++)
           job->kind.pack (job->b, job->N, job->K, j0 + p * TILE_COLS, panels + p * panel_bytes);
-      for (gint64 i0 = 0; i0 < job->M; i0 += TILE_ROWS)
+      if (job->kind.amx)
+        {
+          qgemm_amx_rows (job, panels, panel_bytes, n_panels, row_begin, row_end, j0, cols, buffer);
+          continue;
+        }
+      for (gint64 i0 = row_begin; i0 < row_end; i0 += TILE_ROWS)
         {
           gint64 rows = MIN (TILE_ROWS, job->M - i0);
           const guint8 *a = job->a + i0 * job->lda * size;
@@ -478,6 +588,10 @@ qgemm_task (gint64 task, gpointer data)
                     sizeof (gint32) * (cols - direct * TILE_COLS));
         }
     }
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (job->kind.amx)
+    amx_end ();
+#endif
 }
 
 /* a with its rows padded to a multiple of TILE_ROWS and K to a multiple
@@ -498,11 +612,12 @@ qgemm_kind_s16 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS };
+    return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS,
+                         TILE_ROWS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, 1 };
+    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
 #endif
-  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1 };
+  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
 }
 
 static QGemmKind
@@ -510,11 +625,12 @@ qgemm_kind_u8s8 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
   if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS };
+    return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS,
+                         TILE_ROWS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, 1 };
+    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, 1, TILE_ROWS };
 #endif
-  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1 };
+  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1, TILE_ROWS };
 }
 
 /* Runs job (its M, N, a, b or source, c or epilogue set) over the context's threads. */
@@ -525,14 +641,22 @@ qgemm_run (GraftKernelContext *ctx, QGemmJob *job)
     return;
   QGemmKind kind = job->kind;
   gint64 panels = (job->N + TILE_COLS - 1) / TILE_COLS;
-  guint threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
-  /* A few tasks per thread even out a shared machine; whole panels keep
-   * each packed b panel in one task, and whole groups of the panels a
-   * wide kernel takes at once keep a read once per group. */
-  gint64 groups = (panels + kind.max_panels - 1) / kind.max_panels;
-  gint64 tasks = kind.max_panels > 1 ? MIN (groups, (gint64) threads * 2) : MIN (panels, (gint64) threads * 4);
-  job->panels_per_task = (groups + tasks - 1) / tasks * kind.max_panels;
-  tasks = (panels + job->panels_per_task - 1) / job->panels_per_task;
+  gint64 threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
+  /* A group's panels are packed once and every row of a read once per
+   * group, whichever task takes it, so tasks can be as small as one
+   * group: several per thread even out uneven groups (the last is often
+   * a single panel) and a shared machine. With fewer groups than that,
+   * the rows are split too (each block of rows packs the group again,
+   * cheap beside a deep late layer's product). */
+  job->groups = (panels + kind.max_panels - 1) / kind.max_panels;
+  job->col_tasks = MIN (job->groups, threads * 8);
+  job->row_blocks = 1;
+  gint64 row_tiles = (job->M + kind.rows - 1) / kind.rows;
+  if (threads > 1 && job->col_tasks < threads * 2)
+    job->row_blocks = MIN ((threads * 2 + job->col_tasks - 1) / job->col_tasks, MAX (row_tiles * kind.rows / 48, 1));
+  job->rows_per_block = (row_tiles + job->row_blocks - 1) / job->row_blocks * kind.rows;
+  job->row_blocks = (job->M + job->rows_per_block - 1) / job->rows_per_block;
+  gint64 tasks = job->col_tasks * job->row_blocks;
   if (ctx && threads > 1 && tasks > 1)
     graft_kernel_parallel_for (ctx, tasks, qgemm_task, job);
   else
@@ -789,8 +913,9 @@ typedef struct {
   gint64 n_zero_points;
   gint64 *zero_points;
   gint16 *packed;       /* group × rows × lda */
-  gint64 lda8;          /* K rounded up to 4 */
-  gint8 *packed8;       /* group × rows × lda8, or NULL */
+  gint64 lda8;          /* K rounded up to 4, or to AMX_DEPTH where AMX was usable */
+  gint64 rows8;         /* rows, or also a multiple of AMX_ROWS where AMX was usable */
+  gint8 *packed8;       /* group × rows8 × lda8, or NULL */
   gboolean bytes_need_vnni;  /* packed8 has values outside −64..64: exact only with vpdpbusd */
   gint32 *row_sums;     /* M */
   gint64 M;
@@ -840,15 +965,18 @@ packed_filter_add_bytes (PackedFilter *f, gint64 M)
       f->bytes_need_vnni = TRUE;
     }
   gint64 Mg = M / f->group;
-  f->lda8 = (f->K + 3) / 4 * 4;
-  f->packed8 = g_new0 (gint8, MAX (f->group * f->rows * f->lda8, 1));
+  /* The AMX geometry serves the other byte kernels too (more zeros). */
+  gboolean amx = graft_simd_has_amx_int8 ();
+  f->lda8 = amx ? (f->K + AMX_DEPTH - 1) / AMX_DEPTH * AMX_DEPTH : (f->K + 3) / 4 * 4;
+  f->rows8 = amx ? (f->rows + AMX_ROWS - 1) / AMX_ROWS * AMX_ROWS : f->rows;
+  f->packed8 = g_new0 (gint8, MAX (f->group * f->rows8 * f->lda8, 1));
   f->row_sums = g_new0 (gint32, MAX (M, 1));
   for (gint64 m = 0; m < M; m++)
     {
       /* Locals: stores through a byte pointer could alias f's fields. */
-      gint64 at = (m / Mg) * f->rows + m % Mg, K = f->K;
-      const gint16 *src = f->packed + at * f->lda;
-      gint8 *dst = f->packed8 + at * f->lda8;
+      gint64 K = f->K;
+      const gint16 *src = f->packed + ((m / Mg) * f->rows + m % Mg) * f->lda;
+      gint8 *dst = f->packed8 + ((m / Mg) * f->rows8 + m % Mg) * f->lda8;
       gint32 sum = 0;
       for (gint64 k = 0; k < K; k++)
         {
@@ -1168,14 +1296,17 @@ conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWind
         taps[k++] = c * plane + kh * w->dilation[0] * Wp + kw * w->dilation[1];
   ConvPanels panels = { NULL, taps, filter->lda8 / 4, N * P, P, w->out[1], C * plane, w->stride[0] * Wp,
                         w->stride[1] };
+  QGemmKind kind = qgemm_kind_u8s8 ();
+  if (graft_simd_has_amx_int8 () && filter->lda8 % AMX_DEPTH == 0 && filter->rows8 % AMX_ROWS == 0)
+    kind = (QGemmKind) { .size = 1, .depth = 4, .max_panels = QGEMM_MAX_PANELS, .rows = AMX_ROWS, .amx = TRUE };
   for (gint64 g = 0; g < group; g++)
     {
       panels.x = padded + CONV_SLACK + g * Cg * plane;
       out->m0 = g * Mg;
-      QGemmJob job = { .a = (const guint8 *) (filter->packed8 + g * filter->rows * filter->lda8),
+      QGemmJob job = { .a = (const guint8 *) (filter->packed8 + g * filter->rows8 * filter->lda8),
                        .source = conv_panels_avx2, .source_data = &panels, .epilogue = conv_output_tile,
                        .epilogue_data = out, .M = Mg, .N = N * P, .K = filter->lda8, .lda = filter->lda8,
-                       .kind = qgemm_kind_u8s8 () };
+                       .kind = kind };
       qgemm_run (ctx, &job);
     }
 }
