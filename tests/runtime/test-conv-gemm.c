@@ -63,7 +63,7 @@ static const ConvCase cases[] = {
   { 1, 2, 2, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, "Relu" },      /* padding wider than the input */
   { 1, 4, 4, 2, 64, 1, 7, 1, 1, 0, 3, 0, 3, 4, NULL },       /* one kernel row, 7 columns */
   { 1, 2, 2, 8, 40, 3, 3, 3, 1, 1, 1, 1, 1, 2, NULL },       /* stride 3: the portable kernel */
-  /* depthwise, flat planes (unit stride, OW = W < 32): vectors span rows */
+  /* depthwise, flat planes (AVX-512, unit stride, OW = W): vectors span rows */
   { 2, 3, 3, 9, 9, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },      /* asymmetric pads */
   { 1, 4, 4, 12, 13, 3, 3, 1, 2, 2, 2, 2, 2, 4, NULL },      /* dilation 2 */
   { 2, 4, 4, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 4, "Relu" },      /* 5×5 on 7×7 */

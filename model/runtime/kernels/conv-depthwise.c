@@ -194,7 +194,8 @@ depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
  * vector whatever rows they span, and a lane mask per (vector, tap)
  * drops the taps that fall outside the row or the plane. Small maps
  * (7×7, 14×14) fill their vectors this way instead of leaving most lanes
- * of one short row idle. */
+ * of one short row idle, and larger ones need no separate edge vectors
+ * at both ends of each row (a 56-wide row had two of its four). */
 static GRAFT_HOT_LOOP void
 depthwise_flat_plane (gint64 index, gpointer data)
 {
@@ -274,8 +275,7 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
                gint64 C, const GraftWindow *w, float lo, float hi)
 {
   gint64 sw = w->stride[1], pl = w->pad_begin[1];
-  if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[1] < 2 * LANES &&
-      w->out[0] * w->out[1] <= 4096)
+  if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[0] * w->out[1] <= 1 << 16)
     {
       g_autofree __mmask16 *masks = flat_masks_new (w);
       DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, .flat_masks = masks };
