@@ -1,13 +1,16 @@
 /* Integer convolution and matrix products (ConvInteger, QLinearConv,
- * MatMulInteger, QLinearMatMul) on one int16 GEMM, and the
+ * MatMulInteger, QLinearMatMul) on one packed integer GEMM, and the
  * com.microsoft quantized operators onnxruntime's quantize_static writes
  * in its QOperator format (QLinearAdd, QLinearGlobalAveragePool, QGemm).
  *
- * Operands are widened to int16 with their zero points subtracted, so
- * u8·u8, u8·s8 and s8·s8 all become one exact product: |a|,|b| ≤ 255,
- * and a pair sum of two products stays far inside int32. The AVX2 kernel
- * multiplies those pairs with vpmaddwd; unlike vpmaddubsw on raw bytes it
- * never saturates, at half its arithmetic rate. */
+ * The general form widens operands to int16 with their zero points
+ * subtracted, so u8·u8, u8·s8 and s8·s8 all become one exact product:
+ * |a|,|b| ≤ 255, and a pair sum of two products stays far inside int32
+ * (vpmaddwd with AVX2, vpdpwssd with VNNI). Convolutions whose filters
+ * fit a signed byte take the byte form instead (raw u8 activations ×
+ * s8 weights: vpmaddubsw for 7-bit weights, VNNI's vpdpbusd or AMX's
+ * tdpbsud for any), as an implicit GEMM that packs its panels straight
+ * from the input and requantizes each tile as it is done. */
 #include <math.h>
 #include <string.h>
 
@@ -639,6 +642,8 @@ qgemm_run (GraftKernelContext *ctx, QGemmJob *job)
 {
   if (job->M <= 0 || job->N <= 0)
     return;
+  /* AMX blocks go to an epilogue, from panels a source packs to 64-deep K. */
+  g_return_if_fail (!job->kind.amx || (job->source != NULL && job->epilogue != NULL && job->lda % AMX_DEPTH == 0));
   QGemmKind kind = job->kind;
   gint64 panels = (job->N + TILE_COLS - 1) / TILE_COLS;
   gint64 threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
