@@ -908,6 +908,33 @@ im2col_nd (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, 
     }
 }
 
+/* The zero points a kept operand was made for, to tell whether it still
+ * fits the zero-point tensor of a later run. */
+typedef struct {
+  gint64 n;
+  gint64 *values;       /* g_free */
+} KeptZeroPoints;
+
+static void
+kept_zero_points_init (KeptZeroPoints *kept, const GraftRtTensor *zp)
+{
+  kept->n = zp ? zp->numel : 0;
+  kept->values = g_new (gint64, MAX (kept->n, 1));
+  for (gint64 i = 0; i < kept->n; i++)
+    kept->values[i] = element_i64 (zp, i);
+}
+
+static gboolean
+kept_zero_points_match (const KeptZeroPoints *kept, const GraftRtTensor *zp)
+{
+  if (kept->n != (zp ? zp->numel : 0))
+    return FALSE;
+  for (gint64 i = 0; i < kept->n; i++)
+    if (kept->values[i] != element_i64 (zp, i))
+      return FALSE;
+  return TRUE;
+}
+
 /* A filter as the GEMM reads it: per group, Mg rows of K int16s (zero
  * point subtracted) padded as qgemm_pack_a does; when every such value
  * fits in −64..64, also as bytes for the vpmaddubsw GEMM, with each row's
@@ -915,8 +942,7 @@ im2col_nd (const gint16 *x, const GraftWindow *w, gint64 channels, gint16 *col, 
  * zero points it was made for. */
 typedef struct {
   gint64 group, K, lda, rows;
-  gint64 n_zero_points;
-  gint64 *zero_points;
+  KeptZeroPoints zero_points;
   gint16 *packed;       /* group × rows × lda */
   gint64 lda8;          /* K rounded up to 4, or to AMX_DEPTH where AMX was usable */
   gint64 rows8;         /* rows, or also a multiple of AMX_ROWS where AMX was usable */
@@ -930,7 +956,7 @@ static void
 packed_filter_free (gpointer data)
 {
   PackedFilter *f = data;
-  g_free (f->zero_points);
+  g_free (f->zero_points.values);
   g_free (f->packed);
   g_free (f->packed8);
   g_free (f->row_sums);
@@ -940,13 +966,7 @@ packed_filter_free (gpointer data)
 static gboolean
 packed_filter_fits (const PackedFilter *f, const GraftRtTensor *wzp, gint64 group, gint64 K)
 {
-  gint64 n = wzp ? wzp->numel : 0;
-  if (f->group != group || f->K != K || f->n_zero_points != n)
-    return FALSE;
-  for (gint64 i = 0; i < n; i++)
-    if (f->zero_points[i] != element_i64 (wzp, i))
-      return FALSE;
-  return TRUE;
+  return f->group == group && f->K == K && kept_zero_points_match (&f->zero_points, wzp);
 }
 
 /* The byte form, when every value fits vpmaddubsw exactly (within
@@ -1002,10 +1022,7 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
   f->K = K;
   f->lda = (K + 1) / 2 * 2;
   f->rows = (Mg + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
-  f->n_zero_points = wzp ? wzp->numel : 0;
-  f->zero_points = g_new (gint64, MAX (f->n_zero_points, 1));
-  for (gint64 i = 0; i < f->n_zero_points; i++)
-    f->zero_points[i] = element_i64 (wzp, i);
+  kept_zero_points_init (&f->zero_points, wzp);
   f->packed = g_new0 (gint16, MAX (group * f->rows * f->lda, 1));
   for (gint64 m = 0; m < M; m++)
     {
@@ -1085,22 +1102,21 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
 {
   const ConvOutput *out = data;
   gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
-  for (gint64 i = 0; i < rows; i++)
+  /* The tile's columns, split where one image's positions end. */
+  for (gint64 done = 0, run; done < cols; done += run)
     {
-      gint64 m = out->m0 + i0 + i;
-      const gint32 *src = tile + i * ld;
-      /* The tile's columns, split where one image's positions end. */
-      for (gint64 done = 0; done < cols;)
+      gint64 n = (j0 + done) / out->P, p = (j0 + done) % out->P;
+      run = MIN (cols - done, out->P - p);
+      for (gint64 i = 0; i < rows; i++)
         {
-          gint64 n = (j0 + done) / out->P, p = (j0 + done) % out->P, run = MIN (cols - done, out->P - p);
-          gint64 at = (n * out->M + m) * out->P + p;
+          gint64 m = out->m0 + i0 + i, at = (n * out->M + m) * out->P + p;
+          const gint32 *src = tile + i * ld + done;
           if (out->scales)
-            requantize_row (src + done, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
+            requantize_row (src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
                             (guint8 *) out->y->data + at);
           else
             for (gint64 k = 0; k < run; k++)
-              ((gint32 *) out->y->data)[at + k] = src[done + k] + out->row_add[m];
-          done += run;
+              ((gint32 *) out->y->data)[at + k] = src[k] + out->row_add[m];
         }
     }
 }
@@ -1550,8 +1566,7 @@ operand_s16 (const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp
 typedef struct {
   gint64 rows, cols;
   gboolean transpose;
-  gint64 n_zero_points;
-  gint64 *zero_points;
+  KeptZeroPoints zero_points;
   gint16 *values;
 } KeptOperand;
 
@@ -1559,7 +1574,7 @@ static void
 kept_operand_free (gpointer data)
 {
   KeptOperand *k = data;
-  g_free (k->zero_points);
+  g_free (k->zero_points.values);
   g_free (k->values);
   g_free (k);
 }
@@ -1567,13 +1582,8 @@ kept_operand_free (gpointer data)
 static gboolean
 kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp)
 {
-  gint64 n = zp ? zp->numel : 0;
-  if (k->rows != t->dims[0] || k->cols != t->dims[1] || k->transpose != transpose || k->n_zero_points != n)
-    return FALSE;
-  for (gint64 i = 0; i < n; i++)
-    if (k->zero_points[i] != element_i64 (zp, i))
-      return FALSE;
-  return TRUE;
+  return k->rows == t->dims[0] && k->cols == t->dims[1] && k->transpose == transpose &&
+         kept_zero_points_match (&k->zero_points, zp);
 }
 
 /* operand_s16 (t, transpose, zp, zp_axis), from the node's kept copy
@@ -1591,10 +1601,8 @@ operand_s16_kept (GraftKernelContext *ctx, const GraftRtTensor *t, gboolean tran
   if (kept == NULL)
     {
       KeptOperand *k = g_new0 (KeptOperand, 1);
-      *k = (KeptOperand) { t->dims[0], t->dims[1], transpose, zp ? zp->numel : 0, NULL, values };
-      k->zero_points = g_new (gint64, MAX (k->n_zero_points, 1));
-      for (gint64 i = 0; i < k->n_zero_points; i++)
-        k->zero_points[i] = element_i64 (zp, i);
+      *k = (KeptOperand) { t->dims[0], t->dims[1], transpose, { 0, NULL }, values };
+      kept_zero_points_init (&k->zero_points, zp);
       if (graft_kernel_derived_keep (ctx, t->data, k, kept_operand_free))
         return values;
       k->values = NULL;
