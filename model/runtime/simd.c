@@ -50,21 +50,33 @@ graft_simd_get_level (void)
   return MIN ((GraftSimdLevel) max_level, graft_simd_cpu_level ());
 }
 
+/* probe's answer, asked once whatever the threads (AMX's asks the kernel
+ * for leave, which must not race). */
+static gboolean
+probe_once (gsize *answer, gboolean (*probe) (void))
+{
+  if (g_once_init_enter (answer))
+    g_once_init_leave (answer, probe () ? 2 : 1);
+  return *answer == 2;
+}
+
+static gboolean
+avx512_vnni_present (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  __builtin_cpu_init ();
+  return __builtin_cpu_supports ("avx512vnni") != 0;
+#else
+  return FALSE;
+#endif
+}
+
 gboolean
 graft_simd_has_avx512_vnni (void)
 {
-  static int cpu_has = -1;
+  static gsize present = 0;
 
-  if (cpu_has < 0)
-    {
-#ifdef GRAFT_HAVE_X86_SIMD
-      __builtin_cpu_init ();
-      cpu_has = __builtin_cpu_supports ("avx512vnni") != 0;
-#else
-      cpu_has = 0;
-#endif
-    }
-  return cpu_has && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  return probe_once (&present, avx512_vnni_present) && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
 }
 
 /* -1 until first asked: then GRAFT_AMX (anything but 0 allows it). */
@@ -95,16 +107,16 @@ amx_int8_usable (void)
 gboolean
 graft_simd_has_amx_int8 (void)
 {
-  static gsize cpu_has = 0;   /* 1: no, 2: yes */
+  static gsize usable = 0;
 
-  if (g_once_init_enter (&cpu_has))
-    g_once_init_leave (&cpu_has, amx_int8_usable () ? 2 : 1);
+  if (!probe_once (&usable, amx_int8_usable))
+    return FALSE;
   if (amx_allowed < 0)
     {
       const char *env = g_getenv ("GRAFT_AMX");
       amx_allowed = env == NULL || strcmp (env, "0") != 0;
     }
-  return cpu_has == 2 && amx_allowed && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  return amx_allowed && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
 }
 
 void
