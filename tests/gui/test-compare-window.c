@@ -204,20 +204,6 @@ test_compare_with_saved (void)
 
 /* ---------- helpers for the newer subtests ---------- */
 
-static GtkWidget *
-find_named (GtkWidget *root, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (root), name) == 0)
-    return root;
-  for (GtkWidget *child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_named (child, name);
-      if (found)
-        return found;
-    }
-  return NULL;
-}
-
 static gboolean
 count_frame (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
 {
@@ -432,7 +418,7 @@ test_linked_views (void)
   screenshot (compare, "compare-linked-group-opened");
 
   /* the header's link toggle, clicked: A scrolls alone */
-  click_widget (find_named (GTK_WIDGET (compare), "link-views"));
+  click_widget (harness_find_name (GTK_WIDGET (compare), "link-views"));
   g_object_get (compare, "link-views", &linked, NULL);
   g_assert_false (linked);
   get_visible (compare, 0, &before_a);
@@ -465,7 +451,7 @@ node_of_op_in (GraftModel *model, const char *op, const char *group_prefix)
 static void
 run_both_clicked (GraftCompareWindow *compare)
 {
-  click_widget (find_named (GTK_WIDGET (compare), "run-both"));
+  click_widget (harness_find_name (GTK_WIDGET (compare), "run-both"));
   compare_settle (compare);
 }
 
@@ -500,7 +486,7 @@ test_heat_overlay (void)
   /* the input from a file; tolerances that do not parse are refused */
   g_autofree char *input = g_build_filename (fixture_dir, "blocks_input.npy", NULL);
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-input-file", "(ss)", "x", input);
-  GtkMenuButton *inputs = GTK_MENU_BUTTON (find_named (GTK_WIDGET (compare), "run-inputs"));
+  GtkMenuButton *inputs = GTK_MENU_BUTTON (harness_find_name (GTK_WIDGET (compare), "run-inputs"));
   g_assert_cmpstr (gtk_menu_button_get_label (inputs), ==, "Inputs: 1 file");
   /* the popover lists the input with its file */
   gtk_menu_button_popup (inputs);
@@ -512,8 +498,8 @@ test_heat_overlay (void)
   g_assert_true (graft_widget_save_png (popover, popover_png, &png_error));
   gtk_menu_button_popdown (inputs);
   compare_settle (compare);
-  GtkEditable *rtol = GTK_EDITABLE (find_named (GTK_WIDGET (compare), "rtol"));
-  GtkEditable *atol = GTK_EDITABLE (find_named (GTK_WIDGET (compare), "atol"));
+  GtkEditable *rtol = GTK_EDITABLE (harness_find_name (GTK_WIDGET (compare), "rtol"));
+  GtkEditable *atol = GTK_EDITABLE (harness_find_name (GTK_WIDGET (compare), "atol"));
   gtk_editable_set_text (rtol, "abc");
   run_both_clicked (compare);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "rtol 'abc' is not a number ≥ 0"));
@@ -581,8 +567,8 @@ test_heat_overlay (void)
   g_assert_true (badge == NULL || strstr (badge, "error") == NULL);
 
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-input-file", "(ss)", "x", "");
-  g_assert_cmpstr (gtk_menu_button_get_label (GTK_MENU_BUTTON (find_named (GTK_WIDGET (compare), "run-inputs"))), ==,
-                   "Inputs: random");
+  inputs = GTK_MENU_BUTTON (harness_find_name (GTK_WIDGET (compare), "run-inputs"));
+  g_assert_cmpstr (gtk_menu_button_get_label (inputs), ==, "Inputs: random");
   close_compare (compare);
   harness_window_close (window);
 }
@@ -609,7 +595,7 @@ test_drop_targets (void)
   g_autofree char *corrupt = g_build_filename (fixture_dir, "blocks_corrupt.onnx", NULL);
   harness_open (window, traced);
   GtkDropTarget *target = harness_find_drop_target (GTK_WIDGET (window));
-  GtkWidget *zone = find_named (GTK_WIDGET (window), "compare-drop-zone");
+  GtkWidget *zone = harness_find_name (GTK_WIDGET (window), "compare-drop-zone");
   g_assert_nonnull (zone);
   g_assert_false (gtk_widget_is_visible (zone));
   GdkDragAction action = 0;

@@ -29,21 +29,6 @@ find_sidebar (GraftWindow *window)
   return GRAFT_NODE_SIDEBAR (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_NODE_SIDEBAR));
 }
 
-static GtkWidget *
-find_named (GtkWidget *root, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (root), name) == 0)
-    return root;
-  for (GtkWidget *child = gtk_widget_get_first_child (root); child != NULL; child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_named (child, name);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* The visible label texts under widget, one a line. */
 static void
 append_labels (GtkWidget *widget, GString *out)
@@ -67,7 +52,7 @@ labels_of (GtkWidget *widget)
 static char *
 table_text (GraftWindow *window)
 {
-  GtkWidget *table = find_named (GTK_WIDGET (find_sidebar (window)), "tensor-values-table");
+  GtkWidget *table = harness_find_name (GTK_WIDGET (find_sidebar (window)), "tensor-values-table");
 
   g_assert_nonnull (table);
   return labels_of (table);
@@ -131,7 +116,7 @@ stat_of (const char *stats, const char *key)
 static void
 scroll_to_values (GraftWindow *window)
 {
-  GtkWidget *button = find_named (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
+  GtkWidget *button = harness_find_name (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
 
   g_assert_nonnull (button);
   gtk_widget_grab_focus (button);
@@ -311,7 +296,7 @@ file_exists (gpointer path)
 static void
 save_shown_tensor (GraftWindow *window, const char *dir, const char *expected_name)
 {
-  GtkWidget *button = find_named (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
+  GtkWidget *button = harness_find_name (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
   g_autofree char *path = g_build_filename (dir, expected_name, NULL);
   g_autoptr(GFile) folder = g_file_new_for_path (dir);
   g_autofree char *name = NULL;
@@ -522,7 +507,7 @@ check_conv_weight (GraftWindow *window, const char *shot, const char *check_code
   g_assert_nonnull (strstr (values, "[7,2,2,:]"));
   scroll_to_values (window);
   harness_screenshot (window, shot);
-  button = find_named (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
+  button = harness_find_name (GTK_WIDGET (find_sidebar (window)), "save-tensor-button");
   g_assert_nonnull (button);
   {
     const char *name = g_object_get_data (G_OBJECT (button), "graft-tensor") != NULL
