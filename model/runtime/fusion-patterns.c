@@ -2,6 +2,7 @@
 #include "runtime/fusion-patterns.h"
 #include "runtime/op.h"
 
+#include <math.h>
 #include <string.h>
 
 static gboolean
@@ -159,4 +160,82 @@ graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NO
     return FALSE;
   GraftNode *half = nodes[4] = graft_fusion_sole_reader (mul, &v);
   return scalar_operation (half, "onnx::Mul", v, 0.5f) && half->outputs->len == 1;
+}
+
+gboolean
+graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
+{
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (act == NULL || act->inputs->len < 1 || act->inputs->pdata[0] != v || act->outputs->len != 1)
+    return FALSE;
+  if (strcmp (act->op, "onnx::Relu") == 0)
+    {
+      *lo = 0;
+      return TRUE;
+    }
+  /* Clip before opset 11 takes its bounds from attributes: not fused */
+  if (strcmp (act->op, "onnx::Clip") != 0 || graft_node_has_attr (act, "min") || graft_node_has_attr (act, "max"))
+    return FALSE;
+  GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
+  GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
+  return (vmin == NULL || graft_fusion_constant_scalar (vmin, lo)) &&
+         (vmax == NULL || graft_fusion_constant_scalar (vmax, hi));
+}
+
+/* A Conv node with its data input and weight, and a bias or none. */
+static gboolean
+is_conv (GraftNode *node)
+{
+  return is_op (node, "onnx::Conv") && node->inputs->len >= 2 && node->inputs->len <= 3 &&
+         node->inputs->pdata[0] != NULL && node->inputs->pdata[1] != NULL && node->outputs->len == 1;
+}
+
+/* node's activation (its sole reader) when it is a Relu/Clip that
+ * fuses: nodes[] and the bounds get it; returns the value after it. */
+static GraftValue *
+take_activation (GraftNode *node, GraftPointwiseDepthwiseFusion *f, int which)
+{
+  GraftValue *v;
+  GraftNode *act = graft_fusion_sole_reader (node, &v);
+  f->lo[which] = -INFINITY;
+  f->hi[which] = INFINITY;
+  if (act && graft_fusion_activation_bounds (act, v, &f->lo[which], &f->hi[which]))
+    {
+      f->nodes[f->n_nodes++] = act;
+      return act->outputs->pdata[0];
+    }
+  f->lo[which] = -INFINITY;
+  f->hi[which] = INFINITY;
+  return v;
+}
+
+gboolean
+graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDepthwiseFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if (!is_conv (pointwise))
+    return FALSE;
+  guint n;
+  const gint64 *kernel = graft_node_attr_ints (pointwise, "kernel_shape", &n);
+  if (kernel && (n != 2 || kernel[0] != 1 || kernel[1] != 1))
+    return FALSE;
+  f->nodes[f->n_nodes++] = pointwise;
+  GraftValue *between = take_activation (pointwise, f, 0);
+  GraftValue *v;
+  GraftNode *depthwise = graft_fusion_sole_reader (f->nodes[f->n_nodes - 1], &v);
+  if (between == NULL || v != between || !is_conv (depthwise) || depthwise->inputs->pdata[0] != between ||
+      depthwise->inputs->pdata[1] == between || (depthwise->inputs->len > 2 && depthwise->inputs->pdata[2] == between) ||
+      graft_node_attr_int (depthwise, "group", 1) <= 1)
+    return FALSE;
+  f->nodes[f->n_nodes++] = depthwise;
+  take_activation (depthwise, f, 1);
+  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X] = pointwise->inputs->pdata[0];
+  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1] = pointwise->inputs->pdata[1];
+  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B1] = pointwise->inputs->len > 2 ? pointwise->inputs->pdata[2] : NULL;
+  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2] = depthwise->inputs->pdata[1];
+  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B2] = depthwise->inputs->len > 2 ? depthwise->inputs->pdata[2] : NULL;
+  f->pointwise = pointwise;
+  f->depthwise = depthwise;
+  return TRUE;
 }

@@ -249,13 +249,6 @@ graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported)
 /* ------------------------------------------------------------------ */
 /* Planning                                                            */
 
-/* Clip before opset 11 takes its bounds from attributes: not fused. */
-static gboolean
-node_opset_ok (GraftNode *node)
-{
-  return !graft_node_has_attr (node, "min") && !graft_node_has_attr (node, "max");
-}
-
 static void
 step_clear (Step *step)
 {
@@ -504,27 +497,6 @@ plan_new_slots (GraftGraph *graph)
 
 static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
 
-/* Relu, or Clip with constant bounds, reading v as its input 0. */
-static gboolean
-activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
-{
-  *lo = -INFINITY;
-  *hi = INFINITY;
-  if (act == NULL || act->inputs->len < 1 || act->inputs->pdata[0] != v)
-    return FALSE;
-  if (strcmp (act->op, "onnx::Relu") == 0)
-    {
-      *lo = 0;
-      return TRUE;
-    }
-  if (strcmp (act->op, "onnx::Clip") != 0 || !node_opset_ok (act))
-    return FALSE;
-  GraftValue *vmin = act->inputs->len > 1 ? act->inputs->pdata[1] : NULL;
-  GraftValue *vmax = act->inputs->len > 2 ? act->inputs->pdata[2] : NULL;
-  return (vmin == NULL || graft_fusion_constant_scalar (vmin, lo)) &&
-         (vmax == NULL || graft_fusion_constant_scalar (vmax, hi));
-}
-
 /* The step computing value, from step_of (value → 1 + step), or NO_STEP. */
 static guint
 producer_step (GHashTable *step_of, GraftValue *value)
@@ -539,7 +511,7 @@ static Step *
 fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue *input)
 {
   float lo, hi;
-  if (act == NULL || act->outputs->len != 1 || !activation_bounds (act, input, &lo, &hi))
+  if (act == NULL || act->outputs->len != 1 || !graft_fusion_activation_bounds (act, input, &lo, &hi))
     return NULL;
   guint j = producer_step (step_of, act->outputs->pdata[0]);
   if (j == NO_STEP || j <= i)
@@ -793,6 +765,16 @@ step_unfused (const Step *step)
          step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
 }
 
+/* A step a fused pattern may take in: left as planned, or a Conv with the
+ * clamp of its Relu/Clip and that activation forwarding (fuse_clamp),
+ * which run as planned when the fused kernel declines. */
+static gboolean
+step_free_for_pattern (const Step *step)
+{
+  return !step->has_residual && step->residual_from == NO_STEP && step->qdq == NULL && !step->absorbed &&
+         step->pattern == NULL && step->pattern_at == NO_STEP;
+}
+
 /* v, the output of a Constant node, becomes a plan constant (in every
  * frame from the start) so that a fused step placed before that node
  * can read it; the node still runs, giving the same tensor. */
@@ -823,7 +805,7 @@ pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *sc
   for (guint k = 0; k < n_nodes; k++)
     {
       guint s = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k]));
-      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) || !step_unfused (&plan->steps[s - 1]) ||
+      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) || !step_free_for_pattern (&plan->steps[s - 1]) ||
           (k > 0 && plan->steps[s - 1].transposed_inputs != 0))
         return NULL;
       last = s - 1;
@@ -862,8 +844,11 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
 
 /* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]
  * → [Add] → Softmax → MatMul, as one blocked attention step when the
- * kernel takes the run's shapes) and the erf GELU (as onnx::Gelu, whose
- * kernel reads the Div's attributes: none, so approximate = "none"). */
+ * kernel takes the run's shapes), the erf GELU (as onnx::Gelu, whose
+ * kernel reads the Div's attributes: none, so approximate = "none") and
+ * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] (as one
+ * banded step, whose kernel finds the pattern's nodes again from the
+ * first one). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
@@ -871,9 +856,11 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
   gpointer opset_data[2] = { plan, step_of_node };
   const GraftOpSchema *attention = graft_op_registry_lookup (GRAFT_ATTENTION_FUSION_OP, 1);
   const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
+  const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftAttentionFusion f;
+      GraftPointwiseDepthwiseFusion conv;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
       Step *fused = NULL;
       if (plan->steps[i].pattern_at != NO_STEP)
@@ -891,6 +878,11 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                                           GRAFT_GELU_FUSION_N_NODES,
                                           step_of_node)) != NULL)
         pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, step_of_node);
+      else if (pointwise_depthwise && graft_pointwise_depthwise_fusion_match (plan->steps[i].node, &conv) &&
+               (fused = pattern_step_new (rt, plan, i, pointwise_depthwise, 1, conv.inputs,
+                                          GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
+                                          step_of_node)) != NULL)
+        pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, step_of_node);
     }
 }
 

@@ -21,3 +21,27 @@ graft_test_use_simd_level (GraftSimdLevel level)
   graft_simd_set_max_level (level);
   return TRUE;
 }
+
+/* One case of a table at one SIMD level, handed to the test function of
+ * graft_test_add_cases_at_levels. */
+typedef struct {
+  gconstpointer item;             /* &table[i] */
+  GraftSimdLevel level;
+} GraftTestLevelCase;
+
+/* Adds func as /prefix/<level>/case-<i> for every item of the table
+ * (n_items of item_size bytes) at every level from portable to AVX-512;
+ * func gets a GraftTestLevelCase. */
+static inline void
+graft_test_add_cases_at_levels (const char *prefix, gconstpointer table, gsize item_size, guint n_items,
+                                GTestDataFunc func)
+{
+  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
+    for (guint i = 0; i < n_items; i++)
+      {
+        GraftTestLevelCase *lc = g_new (GraftTestLevelCase, 1);
+        *lc = (GraftTestLevelCase) { (const char *) table + i * item_size, level };
+        g_autofree char *path = g_strdup_printf ("%s/%s/case-%u", prefix, graft_simd_level_to_string (level), i);
+        g_test_add_data_func_full (path, lc, func, g_free);
+      }
+}

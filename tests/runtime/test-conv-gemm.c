@@ -244,40 +244,25 @@ check_case (const ConvCase *c)
       }
 }
 
-typedef struct {
-  const ConvCase *conv;
-  GraftSimdLevel level;
-} LevelCase;
-
 /* Each case at each SIMD level: the AVX-512 kernels, the AVX2 paths, the
  * portable ones. A level this CPU lacks is a skip, never a pass. */
 static void
 test_case_at_level (gconstpointer data)
 {
-  const LevelCase *lc = data;
+  const GraftTestLevelCase *lc = data;
 
   if (!graft_test_use_simd_level (lc->level))
     return;
   /* the packed GEMM runs at every level but the portable one (im2col + BLAS) */
   g_assert_cmpint (graft_conv_gemm_available (), ==, lc->level >= GRAFT_SIMD_AVX2);
-  check_case (lc->conv);
+  check_case (lc->item);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
 int
 main (int argc, char **argv)
 {
-  static LevelCase level_cases[G_N_ELEMENTS (cases) * 3];
-
   g_test_init (&argc, &argv, NULL);
-  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
-    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-      {
-        LevelCase *lc = &level_cases[level * G_N_ELEMENTS (cases) + i];
-        g_autofree char *path = g_strdup_printf ("/conv-gemm/%s/case-%u", graft_simd_level_to_string (level), i);
-
-        *lc = (LevelCase) { &cases[i], level };
-        g_test_add_data_func (path, lc, test_case_at_level);
-      }
+  graft_test_add_cases_at_levels ("/conv-gemm", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
   return g_test_run ();
 }

@@ -109,19 +109,14 @@ check_case (const WinoCase *c, gboolean with_bias)
   g_test_message ("worst error %.2e of the largest output", worst);
 }
 
-typedef struct {
-  const WinoCase *conv;
-  GraftSimdLevel level;
-} LevelCase;
-
 static void
 test_case_at_level (gconstpointer data)
 {
-  const LevelCase *lc = data;
+  const GraftTestLevelCase *lc = data;
   if (!graft_test_use_simd_level (lc->level))
     return;
-  check_case (lc->conv, TRUE);
-  check_case (lc->conv, FALSE);
+  check_case (lc->item, TRUE);
+  check_case (lc->item, FALSE);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
@@ -154,18 +149,8 @@ test_unsupported (void)
 int
 main (int argc, char **argv)
 {
-  static LevelCase level_cases[G_N_ELEMENTS (cases) * 3];
-
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/conv-winograd/unsupported", test_unsupported);
-  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
-    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-      {
-        LevelCase *lc = &level_cases[level * G_N_ELEMENTS (cases) + i];
-        g_autofree char *path = g_strdup_printf ("/conv-winograd/%s/case-%u", graft_simd_level_to_string (level), i);
-
-        *lc = (LevelCase) { &cases[i], level };
-        g_test_add_data_func (path, lc, test_case_at_level);
-      }
+  graft_test_add_cases_at_levels ("/conv-winograd", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
   return g_test_run ();
 }

@@ -6,6 +6,18 @@
 
 #define LANES 16
 
+/* A depthwise window prepared once: the kernel for the SIMD level and the
+ * window's shape, and the lane masks it reads (per output vector, not
+ * per plane), so that many calls on the same shape share them. */
+struct _GraftDepthwisePlan {
+  GraftWindow w;
+  gboolean avx512;
+  GraftParallelFunc plane;        /* plane index of a DepthwiseJob (AVX-512) or DepthwiseAvx2Job */
+  gint64 safe_lo, safe_hi;        /* see DepthwiseJob */
+  gpointer masks;                 /* AVX-512: edge or flat masks (__mmask16); AVX2: flat masks (gint32) or NULL */
+  float *zeros;                   /* AVX2, 3×3 of unit dilation: a row of zeros (see DepthwiseAvx2Job) */
+};
+
 #ifdef GRAFT_HAVE_X86_SIMD
 
 /* The planes of a depthwise convolution in ranges, a few per thread: a
@@ -48,6 +60,7 @@ typedef struct {
   const GraftWindow *w;
   gint64 C;
   float lo, hi;
+  gint64 x_plane, y_plane;        /* floats from one plane of x (of y) to the next */
   /* output vectors starting in [safe_lo, safe_hi - LANES] read only
    * inside the row for every tap: no masks */
   gint64 safe_lo, safe_hi;
@@ -153,9 +166,9 @@ depthwise_plane (const DepthwiseJob *job, gint64 index, const int sw)
   gint64 KH = w->kernel[0], KW = w->kernel[1];
   gint64 sh = w->stride[0], dh = w->dilation[0], dw = w->dilation[1];
   gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
-  const float *x = job->x + index * H * W;
+  const float *x = job->x + index * job->x_plane;
   const float *k = job->weight + c * KH * KW;
-  float *y = job->y + index * OH * OW;
+  float *y = job->y + index * job->y_plane;
   __m512 bias = _mm512_set1_ps (job->bias ? job->bias[c] : 0);
   __m512 lo = _mm512_set1_ps (job->lo), hi = _mm512_set1_ps (job->hi);
   gint64 safe_lo = job->safe_lo, safe_hi = job->safe_hi;
@@ -202,11 +215,11 @@ depthwise_flat_plane (gint64 index, gpointer data)
   const DepthwiseJob *job = data;
   const GraftWindow *w = job->w;
   gint64 c = index % job->C;
-  gint64 H = w->in[0], W = w->in[1], n_out = w->out[0] * w->out[1];
+  gint64 W = w->in[1], n_out = w->out[0] * w->out[1];
   gint64 KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
-  const float *x = job->x + index * H * W;
+  const float *x = job->x + index * job->x_plane;
   const float *k = job->weight + c * taps;
-  float *y = job->y + index * n_out;
+  float *y = job->y + index * job->y_plane;
   __m512 bias = _mm512_set1_ps (job->bias ? job->bias[c] : 0);
   __m512 lo = _mm512_set1_ps (job->lo), hi = _mm512_set1_ps (job->hi);
   __m512 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
@@ -270,27 +283,26 @@ depthwise_plane_stride2 (gint64 index, gpointer data)
   depthwise_plane (data, index, 2);
 }
 
+/* The AVX-512 kernel and its masks for plan->w (see GraftDepthwisePlan). */
 static void
-depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y, gint64 N,
-               gint64 C, const GraftWindow *w, float lo, float hi)
+depthwise_plan_avx512 (GraftDepthwisePlan *plan)
 {
+  const GraftWindow *w = &plan->w;
   gint64 sw = w->stride[1], pl = w->pad_begin[1];
   if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[0] * w->out[1] <= 1 << 16)
     {
-      g_autofree __mmask16 *masks = flat_masks_new (w);
-      DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, .flat_masks = masks };
-      for_each_plane (ctx, N * C, depthwise_flat_plane, &job);
+      plan->masks = flat_masks_new (w);
+      plan->plane = depthwise_flat_plane;
       return;
     }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
-  DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi };
   /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 16)·sw + shift_max - 1 */
-  job.safe_lo = (pl + sw - 1) / sw;
-  job.safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
-  if (job.safe_hi < job.safe_lo + LANES)
-    job.safe_lo = job.safe_hi = w->out[1];   /* no vector inside: every one goes through the masked path */
+  plan->safe_lo = (pl + sw - 1) / sw;
+  plan->safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
+  if (plan->safe_hi < plan->safe_lo + LANES)
+    plan->safe_lo = plan->safe_hi = w->out[1];   /* no vector inside: every one goes through the masked path */
   gint64 KW = w->kernel[1], vectors = (w->out[1] + LANES - 1) / LANES;
-  g_autofree __mmask16 *masks = g_new (__mmask16, MAX (vectors * KW * 2, 1));
+  __mmask16 *masks = g_new (__mmask16, MAX (vectors * KW * 2, 1));
   for (gint64 v = 0; v < vectors; v++)
     for (gint64 kj = 0; kj < KW; kj++)
       {
@@ -298,8 +310,8 @@ depthwise_run (GraftKernelContext *ctx, const float *x, const float *weight, con
         masks[(v * KW + kj) * 2] = graft_lane_mask16 (-q, w->in[1] - q);
         masks[(v * KW + kj) * 2 + 1] = graft_lane_mask16 (-q - LANES, w->in[1] - q - LANES);
       }
-  job.edge_masks = masks;
-  for_each_plane (ctx, N * C, sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2, &job);
+  plan->masks = masks;
+  plan->plane = sw == 1 ? depthwise_plane_stride1 : depthwise_plane_stride2;
 }
 
 GRAFT_TARGET_AVX512_END
@@ -319,6 +331,7 @@ typedef struct {
   const GraftWindow *w;
   gint64 C;
   float lo, hi;
+  gint64 x_plane, y_plane;        /* as in DepthwiseJob */
   gint64 safe_lo, safe_hi;        /* as in DepthwiseJob */
   const gint32 *flat_masks;       /* flat planes: [vector][tap][lane] */
   const float *zeros;             /* 3×3 windows of unit dilation: an input row of zeros, else NULL */
@@ -460,9 +473,9 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
   gint64 KH = w->kernel[0], KW = w->kernel[1];
   gint64 sh = w->stride[0], dh = w->dilation[0];
   gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
-  const float *x = job->x + index * H * W;
+  const float *x = job->x + index * job->x_plane;
   const float *k = job->weight + c * KH * KW;
-  float *y = job->y + index * OH * OW;
+  float *y = job->y + index * job->y_plane;
   __m256 bias = _mm256_set1_ps (job->bias ? job->bias[c] : 0);
   __m256 lo = _mm256_set1_ps (job->lo), hi = _mm256_set1_ps (job->hi);
   __m256 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
@@ -547,11 +560,11 @@ depthwise_flat_plane_avx2_body (gint64 index, const DepthwiseAvx2Job *job, const
 {
   const GraftWindow *w = job->w;
   gint64 c = index % job->C;
-  gint64 H = w->in[0], W = w->in[1], n_out = w->out[0] * w->out[1];
+  gint64 W = w->in[1], n_out = w->out[0] * w->out[1];
   gint64 KH = w->kernel[0], KW = w->kernel[1], taps = fixed_taps ? fixed_taps : KH * KW;
-  const float *x = job->x + index * H * W;
+  const float *x = job->x + index * job->x_plane;
   const float *k = job->weight + c * taps;
-  float *y = job->y + index * n_out;
+  float *y = job->y + index * job->y_plane;
   __m256 bias = _mm256_set1_ps (job->bias ? job->bias[c] : 0);
   __m256 lo = _mm256_set1_ps (job->lo), hi = _mm256_set1_ps (job->hi);
   __m256 weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS];
@@ -596,18 +609,18 @@ depthwise_flat_plane_avx2_3x3 (gint64 index, gpointer data)
   depthwise_flat_plane_avx2_body (index, data, 9);
 }
 
+/* The AVX2 kernel and its masks for plan->w (see GraftDepthwisePlan). */
 static void
-depthwise_run_avx2 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
-                    gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
+depthwise_plan_avx2 (GraftDepthwisePlan *plan)
 {
+  const GraftWindow *w = &plan->w;
   gint64 sw = w->stride[1], pl = w->pad_begin[1];
-  DepthwiseAvx2Job job = { x, weight, bias, y, w, C, lo, hi };
   if (w->stride[0] == 1 && sw == 1 && w->out[1] == w->in[1] && w->out[1] < 4 * YMM_LANES &&
       w->out[0] * w->out[1] <= 4096)
     {
       gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1];
       gint64 n_out = w->out[0] * W, vectors = (n_out + YMM_LANES - 1) / YMM_LANES;
-      g_autofree gint32 *masks = g_new0 (gint32, MAX (vectors * KH * KW * YMM_LANES, 1));
+      gint32 *masks = g_new0 (gint32, MAX (vectors * KH * KW * YMM_LANES, 1));
       for (gint64 v = 0; v < vectors; v++)
         for (gint64 ki = 0; ki < KH; ki++)
           for (gint64 kj = 0; kj < KW; kj++)
@@ -619,29 +632,70 @@ depthwise_run_avx2 (GraftKernelContext *ctx, const float *x, const float *weight
                   masks[((v * KH + ki) * KW + kj) * YMM_LANES + i] = row >= 0 && row < H && col >= 0 && col < W ? -1 : 0;
                 }
             }
-      job.flat_masks = masks;
-      for_each_plane (ctx, N * C, KH * KW == 9 ? depthwise_flat_plane_avx2_3x3 : depthwise_flat_plane_avx2, &job);
+      plan->masks = masks;
+      plan->plane = KH * KW == 9 ? depthwise_flat_plane_avx2_3x3 : depthwise_flat_plane_avx2;
       return;
     }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
   /* a vector from ow0 reads columns ow0·sw - pl … (ow0 + 8)·sw + shift_max - 1 */
-  job.safe_lo = (pl + sw - 1) / sw;
-  job.safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
-  g_autofree float *zeros = NULL;
+  plan->safe_lo = (pl + sw - 1) / sw;
+  plan->safe_hi = w->in[1] - shift_max < 0 ? 0 : MIN ((w->in[1] - shift_max) / sw, w->out[1]);
   if (w->kernel[0] == 3 && w->kernel[1] == 3 && w->dilation[0] == 1 && w->dilation[1] == 1)
-    job.zeros = zeros = g_new0 (float, w->in[1]);
-  for_each_plane (ctx, N * C, sw == 1 ? depthwise_plane_avx2_stride1 : depthwise_plane_avx2_stride2, &job);
+    plan->zeros = g_new0 (float, w->in[1]);
+  plan->plane = sw == 1 ? depthwise_plane_avx2_stride1 : depthwise_plane_avx2_stride2;
+}
+
+GraftDepthwisePlan *
+graft_conv_depthwise_plan_new (const GraftWindow *w)
+{
+  g_return_val_if_fail (graft_conv_depthwise_supports (w), NULL);
+  GraftDepthwisePlan *plan = g_new0 (GraftDepthwisePlan, 1);
+  plan->w = *w;
+  plan->avx512 = graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  if (plan->avx512)
+    depthwise_plan_avx512 (plan);
+  else
+    depthwise_plan_avx2 (plan);
+  return plan;
+}
+
+void
+graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan)
+{
+  if (plan == NULL)
+    return;
+  g_free (plan->masks);
+  g_free (plan->zeros);
+  g_free (plan);
+}
+
+void
+graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                               gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
+                               gint64 planes, gint64 C, float lo, float hi)
+{
+  if (plan->avx512)
+    {
+      DepthwiseJob job = { x, weight, bias, y, &plan->w, C, lo, hi, x_plane, y_plane, plan->safe_lo, plan->safe_hi };
+      job.edge_masks = job.flat_masks = plan->masks;
+      for_each_plane (ctx, planes, plan->plane, &job);
+    }
+  else
+    {
+      DepthwiseAvx2Job job = { x, weight, bias, y, &plan->w, C, lo, hi, x_plane, y_plane, plan->safe_lo,
+                               plan->safe_hi, plan->masks, plan->zeros };
+      for_each_plane (ctx, planes, plan->plane, &job);
+    }
 }
 
 void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                       gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
 {
-  g_return_if_fail (graft_conv_depthwise_supports (w));
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX512)
-    depthwise_run (ctx, x, weight, bias, y, N, C, w, lo, hi);
-  else
-    depthwise_run_avx2 (ctx, x, weight, bias, y, N, C, w, lo, hi);
+  g_autoptr(GraftDepthwisePlan) plan = graft_conv_depthwise_plan_new (w);
+  g_return_if_fail (plan != NULL);
+  graft_conv_depthwise_plan_run (ctx, plan, x, w->in[0] * w->in[1], weight, bias, y, w->out[0] * w->out[1], N * C, C,
+                                 lo, hi);
 }
 
 #else
@@ -650,6 +704,26 @@ gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
 {
   return FALSE;
+}
+
+GraftDepthwisePlan *
+graft_conv_depthwise_plan_new (const GraftWindow *w)
+{
+  g_return_val_if_reached (NULL);
+}
+
+void
+graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan)
+{
+  g_return_if_fail (plan == NULL);
+}
+
+void
+graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                               gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
+                               gint64 planes, gint64 C, float lo, float hi)
+{
+  g_return_if_reached ();
 }
 
 void

@@ -25,4 +25,20 @@ gboolean graft_conv_depthwise_supports (const GraftWindow *w);
 void graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                            gint64 N, gint64 C, const GraftWindow *w, float lo, float hi);
 
+/* A window prepared for many calls on planes of its shape (the lane masks
+ * worked out once): graft_conv_depthwise is plan_new, one plan_run over
+ * every plane, plan_free. w must be supported. */
+typedef struct _GraftDepthwisePlan GraftDepthwisePlan;
+GraftDepthwisePlan *graft_conv_depthwise_plan_new (const GraftWindow *w);
+void graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan);
+
+/* Planes [0, planes) of x, x_plane floats apart, into those of y, y_plane
+ * apart; plane p is channel p % C (weight [C, 1, KH, KW], bias [C] or
+ * NULL); clamp as graft_conv_depthwise. ctx NULL: in this thread. */
+void graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                                    gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
+                                    gint64 planes, gint64 C, float lo, float hi);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftDepthwisePlan, graft_conv_depthwise_plan_free)
+
 G_END_DECLS

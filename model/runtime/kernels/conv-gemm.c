@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ROWS 8                    /* output channels per filter panel */
+#define ROWS GRAFT_CONV_GEMM_ROWS
 #define LANES 16                  /* floats per zmm */
 #define MAX_VECS 3
 #define PANEL_COLS (LANES * MAX_VECS)
@@ -58,6 +58,12 @@ graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K)
   return filter;
 }
 
+gboolean
+graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 group, gint64 Mg, gint64 K)
+{
+  return filter && filter->group == group && filter->Mg == Mg && filter->K == K;
+}
+
 void
 graft_packed_filter_free (GraftPackedFilter *filter)
 {
@@ -73,7 +79,7 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
 {
   *owned = NULL;
   GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight);
-  if (cached && cached->group == group && cached->Mg == Mg && cached->K == K)
+  if (graft_packed_filter_matches (cached, group, Mg, K))
     return cached;
   GraftPackedFilter *filter = graft_packed_filter_new (weight, group, Mg, K);
   if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_packed_filter_free))
@@ -733,6 +739,50 @@ static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
                                                pointwise_kernel_avx512_1_masked };
 
+/* Columns [0, n ≤ 3 vectors) of `rows` output rows from part `part` of a
+ * filter panel (a: that part's first row; bias NULL or from its first
+ * row); panel_rows: the panel's rows in all. Four columns or fewer take
+ * the whole panel at once, in its first part's turn. */
+static inline void
+pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part, const float *x, gint64 ldx, float *y,
+                  const float *res, gint64 ldy, const float *bias, gint64 rows, gint64 panel_rows, gint64 n,
+                  gboolean clamp, float lo, float hi)
+{
+  if (n <= 4)
+    {
+      static const PointwiseNarrow narrow[] = { pointwise_narrow_1, pointwise_narrow_2, pointwise_narrow_3,
+                                                pointwise_narrow_4 };
+      if (part == 0)
+        narrow[n - 1] (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, clamp, lo, hi);
+      return;
+    }
+  PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
+                           : n > 2 * pi->lanes ? pi->masked3
+                           : n > pi->lanes ? pi->masked2
+                           : pi->masked1;
+  kernel (K, a, x, ldx, y, res, ldy, bias, (int) rows, n, clamp, lo, hi);
+}
+
+void
+graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
+                            gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi)
+{
+  g_return_if_fail (filter->group == 1 && m0 % ROWS == 0 && m1 <= filter->Mg && graft_conv_gemm_available ());
+  const PointwiseIsa *pi = graft_simd_get_level () >= GRAFT_SIMD_AVX512 ? &pointwise_avx512 : &pointwise_avx2;
+  gint64 K = filter->K, sliver = 3 * pi->lanes;
+  for (gint64 col = 0; col < n; col += sliver)
+    for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
+      for (gint64 part = 0; part < ROWS / pi->rows; part++)
+        {
+          gint64 m = p * ROWS + part * pi->rows, rows = MIN (pi->rows, m1 - m);
+          if (rows <= 0)
+            break;
+          pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, x + col, ldx,
+                            y + (m - m0) * ldy + col, NULL, ldy, bias ? bias + (m - m0) : NULL, rows,
+                            MIN (ROWS, m1 - p * ROWS), MIN (sliver, n - col), clamp, lo, hi);
+        }
+}
+
 /* Task t of a PointwiseJob: slivers [s0, s1) of the columns of all images
  * (global order: image by image) times filter panels [p0, p1), over the
  * whole K. Deep or large filters take the slivers in blocks whose columns
@@ -774,24 +824,9 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
               {
                 gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * job->sliver_cols;
                 gint64 n = MIN (job->sliver_cols, job->hw - col), at = (image * args->M + m) * job->hw + col;
-                if (n <= 4)
-                  {
-                    /* the whole panel at once, in its first part's turn */
-                    static const PointwiseNarrow narrow[] = { pointwise_narrow_1, pointwise_narrow_2,
-                                                              pointwise_narrow_3, pointwise_narrow_4 };
-                    if (part == 0)
-                      narrow[n - 1] (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
-                                     args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias,
-                                     (int) MIN (ROWS, f->Mg - m0), args->clamp, args->lo, args->hi);
-                    continue;
-                  }
-                PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
-                                         : n > 2 * pi->lanes ? pi->masked3
-                                         : n > pi->lanes ? pi->masked2
-                                         : pi->masked1;
-                kernel (K, a, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw, args->y + at,
-                        args->residual ? args->residual + at : NULL, job->hw, bias, (int) rows, n, args->clamp,
-                        args->lo, args->hi);
+                pointwise_sliver (pi, K, a, part, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
+                                  args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias, rows,
+                                  MIN (ROWS, f->Mg - p * ROWS), n, args->clamp, args->lo, args->hi);
               }
           }
     }
@@ -869,6 +904,15 @@ store_row_avx2 (float *dst, const float *src, const float *res, gint64 n, float 
 /* K blocks of up to 256: a sliver of B in L1 (see multiply_avx2) */
 static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2, multiply_avx2, store_row_avx2,
                                       split_phases_plane_avx2, pointwise_task_avx2, SLIVER_COLS, 320, 256 };
+
+#else
+
+void
+graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
+                            gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi)
+{
+  g_return_if_reached ();
+}
 
 #endif
 

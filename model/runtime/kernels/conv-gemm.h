@@ -18,6 +18,8 @@ G_BEGIN_DECLS
 
 typedef struct _GraftPackedFilter GraftPackedFilter;
 
+#define GRAFT_CONV_GEMM_ROWS 8    /* output channels per filter panel */
+
 /* TRUE when the SIMD level (runtime/simd.h) is AVX2 (AVX2+FMA kernels) or
  * AVX-512 (AVX-512F kernels); at the portable level (GRAFT_SIMD=portable
  * or an older CPU) convolutions take the im2col + OpenBLAS path. */
@@ -28,6 +30,8 @@ gboolean graft_conv_gemm_supports (const GraftWindow *w);
 /* weight [group·Mg, K] row-major. */
 GraftPackedFilter *graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K);
 void graft_packed_filter_free (GraftPackedFilter *filter);
+/* filter is not NULL and was packed for these sizes */
+gboolean graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 group, gint64 Mg, gint64 K);
 /* The packed filter of weight, cached on the node when weight is constant.
  * Borrowed when cached; else *owned holds it (free it). */
 const GraftPackedFilter *graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group,
@@ -47,6 +51,14 @@ typedef struct {
 /* Every group of the convolution; ctx may be NULL (one thread). */
 gboolean graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
                           GError **error);
+
+/* Rows [m0, m1) of y [M, n] = clamp (W · x [K, n] + bias) in this
+ * thread, W the packed filter of a 1×1 convolution of one group, m0 a
+ * multiple of GRAFT_CONV_GEMM_ROWS; x's rows ldx floats apart, y's ldy
+ * (y and bias from row m0; bias NULL or [m1 - m0]). The same kernels and
+ * the same sums as graft_conv_gemm's pointwise path: the same results. */
+void graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
+                                 gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedFilter, graft_packed_filter_free)
 
