@@ -151,10 +151,13 @@ void graft_kernel_take_residual (GraftKernelContext *ctx);
 /* Data a kernel derives from a constant input (a packed filter, say),
  * kept on the node's step between runs. input_data is that input's data
  * pointer: the lookup gives NULL unless it is the same constant as when
- * the data was kept. keep takes ownership of derived and returns TRUE
- * only if input_data is the data of a constant input of this node;
- * otherwise nothing is kept and the caller still owns derived. */
-gpointer graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data);
+ * the data was kept, and kept with the same destroy function (which
+ * tells one kind of derived data from another: a step whose path changes
+ * with the SIMD level may have kept another kind). keep takes ownership
+ * of derived and returns TRUE only if input_data is the data of a
+ * constant input of this node; otherwise nothing is kept and the caller
+ * still owns derived. */
+gpointer graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data, GDestroyNotify destroy);
 gboolean graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived,
                                     GDestroyNotify destroy);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */

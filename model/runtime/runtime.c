@@ -1896,10 +1896,11 @@ graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error)
 }
 
 gpointer
-graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data)
+graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data, GDestroyNotify destroy)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  if (e == NULL || e->step == NULL || e->step->derived_key == NULL || e->step->derived_key != input_data)
+  if (e == NULL || e->step == NULL || e->step->derived_key == NULL || e->step->derived_key != input_data ||
+      e->step->derived_free != destroy)
     return NULL;
   return e->step->derived;
 }

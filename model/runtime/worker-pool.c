@@ -5,10 +5,21 @@
  * takes an index with a compare-and-swap that also checks the generation,
  * so a worker that wakes late can never take an index of a later job, and
  * the caller only waits for the items to be done, never for a sleeping
- * worker to be scheduled just to find nothing left. Workers spin briefly
- * for the next job (kernels issue several loops per node), then sleep. */
+ * worker to be scheduled just to find nothing left.
+ *
+ * Workers spin for the next job for a while (a network issues a job every
+ * few hundred microseconds), then sleep on a condition variable. The hot
+ * path takes no lock: the job's fields are written before the ticket is
+ * published (release) and read after it is seen (acquire), and the mutex
+ * and the condition variables are touched only when a thread is asleep
+ * (`sleepers`, `caller_sleeps`). Taking the mutex on every job made the
+ * worker block on it while the caller held it to publish — MobileNetV2
+ * at 2 threads put the worker to sleep ~20 times a run that way, each
+ * time losing it for the tens of microseconds a wake-up takes in a VM.
+ * The spin is timed, not counted: PAUSE takes 10 to 140 cycles depending
+ * on the CPU. */
 
-#define SPIN_ROUNDS 1000   /* ~35 µs of pause */
+#define SPIN_MICROSECONDS 500
 #define CHUNK_MAX ((gint64) G_MAXINT32)
 
 struct _GraftWorkerPool {
@@ -17,10 +28,12 @@ struct _GraftWorkerPool {
   GMutex mutex;
   GCond wake;
   GCond done_cond;
-  gboolean quit;
+  gboolean quit;          /* atomic */
   gboolean busy;
+  gint sleepers;          /* atomic: workers waiting (or about to) on `wake` */
+  gboolean caller_sleeps; /* atomic: the caller waits (or is about to) on `done_cond` */
 
-  /* the current job: written under mutex before ticket is published */
+  /* the current job: written (atomically, relaxed) before ticket is published */
   GraftWorkerFunc func;
   gpointer data;
   gint64 base, n;
@@ -34,6 +47,47 @@ cpu_relax (void)
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause ();
 #endif
+}
+
+static guint32
+generation (GraftWorkerPool *pool)
+{
+  return (guint32) (__atomic_load_n (&pool->ticket, __ATOMIC_SEQ_CST) >> 32);
+}
+
+/* Spins until ready (data) or quit, for up to SPIN_MICROSECONDS; TRUE if it did. */
+static gboolean
+spin_until (gboolean (*ready) (GraftWorkerPool *pool, gconstpointer arg), GraftWorkerPool *pool, gconstpointer arg)
+{
+  gint64 deadline = 0;
+  for (guint i = 1;; i++)
+    {
+      if (ready (pool, arg) || __atomic_load_n (&pool->quit, __ATOMIC_RELAXED))
+        return TRUE;
+      cpu_relax ();
+      if (i % 64 == 0)
+        {
+          gint64 now = g_get_monotonic_time ();
+          if (deadline == 0)
+            deadline = now + SPIN_MICROSECONDS;
+          else if (now >= deadline)
+            return FALSE;
+        }
+    }
+}
+
+/* a generation other than *(guint32 *) seen is published */
+static gboolean
+new_generation (GraftWorkerPool *pool, gconstpointer seen)
+{
+  return generation (pool) != *(const guint32 *) seen;
+}
+
+/* all *(gint64 *) n items of the job are done */
+static gboolean
+all_done (GraftWorkerPool *pool, gconstpointer n)
+{
+  return __atomic_load_n (&pool->done, __ATOMIC_SEQ_CST) == *(const gint64 *) n;
 }
 
 /* Takes the next index of generation gen (below n). */
@@ -58,7 +112,11 @@ finish_items (GraftWorkerPool *pool, gint64 count, gint64 n)
 {
   if (count == 0)
     return;
-  if (__atomic_add_fetch (&pool->done, count, __ATOMIC_ACQ_REL) == n)
+  /* the caller sets caller_sleeps before its last look at done, this
+   * thread adds to done before it looks at caller_sleeps (both
+   * sequentially consistent): one of the two sees the other's write */
+  if (__atomic_add_fetch (&pool->done, count, __ATOMIC_SEQ_CST) == n &&
+      __atomic_load_n (&pool->caller_sleeps, __ATOMIC_SEQ_CST))
     {
       g_mutex_lock (&pool->mutex);
       g_cond_signal (&pool->done_cond);
@@ -75,31 +133,24 @@ worker_main (gpointer user_data)
   for (;;)
     {
       /* a new generation, or quit */
-      guint32 gen = seen;
-      for (int i = 0; i < SPIN_ROUNDS; i++)
+      if (!spin_until (new_generation, pool, &seen))
         {
-          gen = (guint32) (__atomic_load_n (&pool->ticket, __ATOMIC_ACQUIRE) >> 32);
-          if (gen != seen || __atomic_load_n (&pool->quit, __ATOMIC_RELAXED))
-            break;
-          cpu_relax ();
-        }
-      g_mutex_lock (&pool->mutex);
-      while (!pool->quit && (gen = (guint32) (__atomic_load_n (&pool->ticket, __ATOMIC_ACQUIRE) >> 32)) == seen)
-        g_cond_wait (&pool->wake, &pool->mutex);
-      if (pool->quit)
-        {
+          g_mutex_lock (&pool->mutex);
+          __atomic_add_fetch (&pool->sleepers, 1, __ATOMIC_SEQ_CST);
+          while (!__atomic_load_n (&pool->quit, __ATOMIC_SEQ_CST) && generation (pool) == seen)
+            g_cond_wait (&pool->wake, &pool->mutex);
+          __atomic_sub_fetch (&pool->sleepers, 1, __ATOMIC_SEQ_CST);
           g_mutex_unlock (&pool->mutex);
-          return NULL;
         }
-      /* the job of generation gen; if the caller has moved on already, the
-       * ticket check in take_index fails and nothing runs */
-      GraftWorkerFunc func = pool->func;
-      gpointer data = pool->data;
-      gint64 base = pool->base, n = pool->n;
-      gen = (guint32) (__atomic_load_n (&pool->ticket, __ATOMIC_ACQUIRE) >> 32);
-      g_mutex_unlock (&pool->mutex);
-      seen = gen;
-
+      if (__atomic_load_n (&pool->quit, __ATOMIC_SEQ_CST))
+        return NULL;
+      /* the job of generation gen; if the caller has moved on to a later
+       * one meanwhile, the fields may be that job's, but the ticket check
+       * in take_index fails for gen and nothing runs */
+      guint32 gen = seen = generation (pool);
+      GraftWorkerFunc func = __atomic_load_n (&pool->func, __ATOMIC_RELAXED);
+      gpointer data = __atomic_load_n (&pool->data, __ATOMIC_RELAXED);
+      gint64 base = __atomic_load_n (&pool->base, __ATOMIC_RELAXED), n = __atomic_load_n (&pool->n, __ATOMIC_RELAXED);
       gint64 index, count = 0;
       while (take_index (pool, gen, n, &index))
         {
@@ -130,7 +181,7 @@ graft_worker_pool_free (GraftWorkerPool *pool)
   if (pool == NULL)
     return;
   g_mutex_lock (&pool->mutex);
-  __atomic_store_n (&pool->quit, TRUE, __ATOMIC_RELAXED);
+  __atomic_store_n (&pool->quit, TRUE, __ATOMIC_SEQ_CST);
   g_cond_broadcast (&pool->wake);
   g_mutex_unlock (&pool->mutex);
   for (guint i = 1; i < pool->n_threads; i++)
@@ -151,16 +202,21 @@ graft_worker_pool_get_n_threads (GraftWorkerPool *pool)
 static void
 run_chunk (GraftWorkerPool *pool, gint64 base, gint64 n, GraftWorkerFunc func, gpointer data)
 {
-  g_mutex_lock (&pool->mutex);
-  pool->func = func;
-  pool->data = data;
-  pool->base = base;
-  pool->n = n;
+  __atomic_store_n (&pool->func, func, __ATOMIC_RELAXED);
+  __atomic_store_n (&pool->data, data, __ATOMIC_RELAXED);
+  __atomic_store_n (&pool->base, base, __ATOMIC_RELAXED);
+  __atomic_store_n (&pool->n, n, __ATOMIC_RELAXED);
   __atomic_store_n (&pool->done, 0, __ATOMIC_RELAXED);
-  guint32 gen = (guint32) (__atomic_load_n (&pool->ticket, __ATOMIC_RELAXED) >> 32) + 1;
-  __atomic_store_n (&pool->ticket, (guint64) gen << 32, __ATOMIC_RELEASE);
-  g_cond_broadcast (&pool->wake);
-  g_mutex_unlock (&pool->mutex);
+  guint32 gen = generation (pool) + 1;
+  __atomic_store_n (&pool->ticket, (guint64) gen << 32, __ATOMIC_SEQ_CST);
+  /* a worker going to sleep counts itself before its last look at the
+   * ticket; this thread publishes the ticket before it looks at the count */
+  if (__atomic_load_n (&pool->sleepers, __ATOMIC_SEQ_CST) > 0)
+    {
+      g_mutex_lock (&pool->mutex);
+      g_cond_broadcast (&pool->wake);
+      g_mutex_unlock (&pool->mutex);
+    }
 
   gint64 index, count = 0;
   while (take_index (pool, gen, n, &index))
@@ -168,18 +224,16 @@ run_chunk (GraftWorkerPool *pool, gint64 base, gint64 n, GraftWorkerFunc func, g
       func (base + index, data);
       count++;
     }
-  if (__atomic_add_fetch (&pool->done, count, __ATOMIC_ACQ_REL) == n)
+  if (__atomic_add_fetch (&pool->done, count, __ATOMIC_SEQ_CST) == n)
     return;
-  /* the last items are running on other threads: short spin, then sleep */
-  for (int i = 0; i < SPIN_ROUNDS; i++)
-    {
-      if (__atomic_load_n (&pool->done, __ATOMIC_ACQUIRE) == n)
-        return;
-      cpu_relax ();
-    }
+  /* the last items are running on other threads: spin, then sleep */
+  if (spin_until (all_done, pool, &n))
+    return;
   g_mutex_lock (&pool->mutex);
-  while (__atomic_load_n (&pool->done, __ATOMIC_ACQUIRE) < n)
+  __atomic_store_n (&pool->caller_sleeps, TRUE, __ATOMIC_SEQ_CST);
+  while (!all_done (pool, &n))
     g_cond_wait (&pool->done_cond, &pool->mutex);
+  __atomic_store_n (&pool->caller_sleeps, FALSE, __ATOMIC_SEQ_CST);
   g_mutex_unlock (&pool->mutex);
 }
 

@@ -1,6 +1,6 @@
 /* The kernels' thread pool (runtime/worker-pool.c): every index of a
  * loop runs exactly once with 1, 2 and 3 threads, and a pool between
- * jobs sleeps: its workers spin for about 35 µs after a job, then wait on
+ * jobs sleeps: its workers spin for at most 0.5 ms after a job, then wait on
  * a condition variable, so an idle pool costs no CPU time. */
 #include <time.h>
 #include "runtime/worker-pool.h"

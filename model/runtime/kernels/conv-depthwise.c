@@ -251,23 +251,27 @@ depthwise_flat_plane (gint64 index, gpointer data)
 static __mmask16 *
 flat_masks_new (const GraftWindow *w)
 {
-  gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1];
+  gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1], taps = KH * KW;
   gint64 n_out = w->out[0] * w->out[1], vectors = (n_out + LANES - 1) / LANES;
-  __mmask16 *masks = g_new0 (__mmask16, MAX (vectors * KH * KW, 1));
-  for (gint64 v = 0; v < vectors; v++)
-    for (gint64 ki = 0; ki < KH; ki++)
-      for (gint64 kj = 0; kj < KW; kj++)
+  __mmask16 *masks = g_new0 (__mmask16, MAX (vectors * taps, 1));
+  /* the output's row and column counted along, not divided out per tap */
+  gint64 row = 0, col = 0;
+  for (gint64 j = 0; j < vectors * LANES; j++)
+    {
+      __mmask16 *m = masks + j / LANES * taps, bit = (__mmask16) (1u << j % LANES);
+      for (gint64 ki = 0; j < n_out && ki < KH; ki++)
         {
-          gint64 dr = ki * w->dilation[0] - w->pad_begin[0], dc = kj * w->dilation[1] - w->pad_begin[1];
-          __mmask16 m = 0;
-          for (gint64 i = 0; i < LANES; i++)
+          gint64 r = row + ki * w->dilation[0] - w->pad_begin[0];
+          for (gint64 kj = 0; r >= 0 && r < H && kj < KW; kj++)
             {
-              gint64 j = v * LANES + i, row = j / W + dr, col = j % W + dc;
-              if (row >= 0 && row < H && col >= 0 && col < W)
-                m |= (__mmask16) (1u << i);
+              gint64 c = col + kj * w->dilation[1] - w->pad_begin[1];
+              if (c >= 0 && c < W)
+                m[ki * KW + kj] |= bit;
             }
-          masks[v * KH * KW + ki * KW + kj] = m;
         }
+      if (++col == W)
+        col = 0, row++;
+    }
   return masks;
 }
 
@@ -621,17 +625,22 @@ depthwise_plan_avx2 (GraftDepthwisePlan *plan)
       gint64 H = w->in[0], W = w->in[1], KH = w->kernel[0], KW = w->kernel[1];
       gint64 n_out = w->out[0] * W, vectors = (n_out + YMM_LANES - 1) / YMM_LANES;
       gint32 *masks = g_new0 (gint32, MAX (vectors * KH * KW * YMM_LANES, 1));
-      for (gint64 v = 0; v < vectors; v++)
-        for (gint64 ki = 0; ki < KH; ki++)
-          for (gint64 kj = 0; kj < KW; kj++)
+      gint64 row = 0, col = 0;   /* of output j, counted along */
+      for (gint64 j = 0; j < n_out; j++)
+        {
+          gint32 *m = masks + j / YMM_LANES * KH * KW * YMM_LANES + j % YMM_LANES;
+          for (gint64 ki = 0; ki < KH; ki++)
             {
-              gint64 dr = ki * w->dilation[0] - w->pad_begin[0], dc = kj * w->dilation[1] - w->pad_begin[1];
-              for (gint64 i = 0; i < YMM_LANES; i++)
+              gint64 r = row + ki * w->dilation[0] - w->pad_begin[0];
+              for (gint64 kj = 0; r >= 0 && r < H && kj < KW; kj++)
                 {
-                  gint64 j = v * YMM_LANES + i, row = j / W + dr, col = j % W + dc;
-                  masks[((v * KH + ki) * KW + kj) * YMM_LANES + i] = row >= 0 && row < H && col >= 0 && col < W ? -1 : 0;
+                  gint64 c = col + kj * w->dilation[1] - w->pad_begin[1];
+                  m[(ki * KW + kj) * YMM_LANES] = c >= 0 && c < W ? -1 : 0;
                 }
             }
+          if (++col == W)
+            col = 0, row++;
+        }
       plan->masks = masks;
       plan->plane = KH * KW == 9 ? depthwise_flat_plane_avx2_3x3 : depthwise_flat_plane_avx2;
       return;
@@ -692,8 +701,20 @@ void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                       gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
 {
-  g_autoptr(GraftDepthwisePlan) plan = graft_conv_depthwise_plan_new (w);
-  g_return_if_fail (plan != NULL);
+  /* the plan is kept on the step, keyed by the weights, while the window
+   * and the level stay the same: its masks cost as much as a small map's
+   * convolution (a third of a 112×112 one before they were counted along
+   * rather than divided out) */
+  GraftDepthwisePlan *plan = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_conv_depthwise_plan_free);
+  g_autoptr(GraftDepthwisePlan) owned = NULL;
+  if (plan == NULL || memcmp (&plan->w, w, sizeof *w) != 0 ||
+      plan->avx512 != (graft_simd_get_level () >= GRAFT_SIMD_AVX512))
+    {
+      plan = owned = graft_conv_depthwise_plan_new (w);
+      g_return_if_fail (plan != NULL);
+      if (ctx && graft_kernel_derived_keep (ctx, weight, plan, (GDestroyNotify) graft_conv_depthwise_plan_free))
+        owned = NULL;
+    }
   graft_conv_depthwise_plan_run (ctx, plan, x, w->in[0] * w->in[1], weight, bias, y, w->out[0] * w->out[1], N * C, C,
                                  lo, hi);
 }

@@ -223,7 +223,7 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
 
   /* the packed filter and the plan, kept from the last run when they still fit */
   guint threads = MAX (graft_kernel_get_n_threads (ctx), 1);
-  FusedDerived *derived = graft_kernel_derived_lookup (ctx, w1->data);
+  FusedDerived *derived = graft_kernel_derived_lookup (ctx, w1->data, (GDestroyNotify) fused_derived_free);
   g_autoptr(FusedDerived) owned = NULL;
   if (derived == NULL || !graft_packed_filter_matches (derived->filter, 1, Ce, Cin))
     {

@@ -78,7 +78,7 @@ graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 gr
                          GraftPackedFilter **owned)
 {
   *owned = NULL;
-  GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight);
+  GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_packed_filter_free);
   if (graft_packed_filter_matches (cached, group, Mg, K))
     return cached;
   GraftPackedFilter *filter = graft_packed_filter_new (weight, group, Mg, K);

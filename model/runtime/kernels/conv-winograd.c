@@ -245,7 +245,7 @@ graft_winograd_filter_for (GraftKernelContext *ctx, const float *weight, gint64 
                            GraftWinogradFilter **owned)
 {
   *owned = NULL;
-  GraftWinogradFilter *cached = graft_kernel_derived_lookup (ctx, weight);
+  GraftWinogradFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_winograd_filter_free);
   if (cached && cached->zero == 0 && cached->M == M && cached->C == C)
     return cached;
   GraftWinogradFilter *filter = graft_winograd_filter_new (weight, M, C);

@@ -72,7 +72,7 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
                     GraftPackedB **owned)
 {
   *owned = NULL;
-  GraftPackedB *cached = graft_kernel_derived_lookup (ctx, b);
+  GraftPackedB *cached = graft_kernel_derived_lookup (ctx, b, (GDestroyNotify) graft_packed_b_free);
   /* the same constant read the other way round would be another matrix */
   if (cached && cached->K == K && cached->N == N && cached->transposed == transposed)
     return cached;

@@ -1047,7 +1047,7 @@ packed_filter_get (GraftKernelContext *ctx, const GraftRtTensor *wt, const Graft
                    PackedFilter **owned)
 {
   *owned = NULL;
-  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data);
+  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data, packed_filter_free);
   if (kept && packed_filter_fits (kept, wzp, group, K))
     return kept;
   PackedFilter *f = packed_filter_new (wt, wzp, group, K);
@@ -1594,7 +1594,7 @@ operand_s16_kept (GraftKernelContext *ctx, const GraftRtTensor *t, gboolean tran
                   int zp_axis, gint16 **owned)
 {
   *owned = NULL;
-  KeptOperand *kept = graft_kernel_derived_lookup (ctx, t->data);
+  KeptOperand *kept = graft_kernel_derived_lookup (ctx, t->data, kept_operand_free);
   if (kept && kept_operand_fits (kept, t, transpose, zp))
     return kept->values;
   gint16 *values = operand_s16 (t, transpose, zp, zp_axis);
