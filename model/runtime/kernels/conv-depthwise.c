@@ -707,7 +707,7 @@ graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weig
    * rather than divided out) */
   GraftDepthwisePlan *plan = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_conv_depthwise_plan_free);
   g_autoptr(GraftDepthwisePlan) owned = NULL;
-  if (plan == NULL || memcmp (&plan->w, w, sizeof *w) != 0 ||
+  if (plan == NULL || !graft_window_equal (&plan->w, w) ||
       plan->avx512 != (graft_simd_get_level () >= GRAFT_SIMD_AVX512))
     {
       plan = owned = graft_conv_depthwise_plan_new (w);

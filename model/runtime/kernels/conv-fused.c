@@ -33,6 +33,8 @@
 /* channels per block when the rows allow it: each column of x read from
  * L1 serves eight filter panels */
 #define MIN_BLOCK_CHANNELS 64
+/* expanded-band buffers: one per task running at once (a bit each in a word) */
+#define MAX_SLOTS 64
 
 /* How a run's work is cut: bands of output rows, blocks of channels, and
  * the tasks that take them; planned for one shape and thread count and
@@ -45,7 +47,7 @@ typedef struct {
   gint64 band_rows, bands;          /* output rows per band (the last may have fewer) */
   gint64 block_channels, blocks;
   gint64 items, tasks;              /* items: image × band × channel block, in ranges per task */
-  gint64 task_floats;               /* each task's expanded band */
+  gint64 task_floats;               /* an expanded band (a block's channels) */
   gint64 *first_row, *rows;         /* per band: the input rows it reads */
   GraftDepthwisePlan **plans;       /* per band; bands of one shape share one (owned by the first) */
 } BandPlan;
@@ -102,13 +104,17 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads)
   plan->block_channels = (plan->block_channels + GRAFT_CONV_GEMM_ROWS - 1) / GRAFT_CONV_GEMM_ROWS * GRAFT_CONV_GEMM_ROWS;
   plan->blocks = (Ce + plan->block_channels - 1) / plan->block_channels;
   plan->items = N * plan->bands * plan->blocks;
-  plan->tasks = threads > 1 ? MIN (plan->items, 4 * (gint64) threads) : 1;
+  /* an item per task, handed out as threads come free: an even share
+   * whatever each costs (eight tasks of 3 or 4 items left one of two
+   * threads idle for 10 % of the time); at most MAX_SLOTS tasks at once,
+   * each with a buffer of its own */
+  plan->tasks = threads == 1 ? 1 : threads <= MAX_SLOTS ? plan->items : MIN (plan->items, MAX_SLOTS);
   plan->task_floats = plan->block_channels * band_input * dw->in[1];
 
   plan->first_row = g_new (gint64, plan->bands);
   plan->rows = g_new (gint64, plan->bands);
   plan->plans = g_new0 (GraftDepthwisePlan *, plan->bands);
-  GraftWindow last = { 0 };
+  GraftWindow last = { 0 };   /* the previous band's window */
   for (gint64 b = 0; b < plan->bands; b++)
     {
       gint64 oh0 = b * plan->band_rows, count = MIN (plan->band_rows, OH - oh0), r1;
@@ -121,7 +127,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads)
       w.out[0] = count;
       w.pad_begin[0] = plan->first_row[b] - (oh0 * dw->stride[0] - dw->pad_begin[0]);
       w.pad_end[0] = MAX ((count - 1) * dw->stride[0] + reach - w.pad_begin[0] - w.in[0], 0);
-      if (b > 0 && memcmp (&w, &last, sizeof w) == 0)
+      if (b > 0 && graft_window_equal (&w, &last))
         plan->plans[b] = plan->plans[b - 1];
       else
         plan->plans[b] = graft_conv_depthwise_plan_new (&w);
@@ -155,7 +161,8 @@ typedef struct {
   gint64 Cin, Ce, taps;
   gboolean clamp1;
   float lo1, hi1, lo2, hi2;
-  float *scratch;
+  float *scratch;                   /* a buffer of plan->task_floats per slot */
+  guint64 *free_slots;              /* atomic: bit i, buffer i is free */
 } PointwiseDepthwiseJob;
 
 static void
@@ -163,7 +170,14 @@ pointwise_depthwise_task (gint64 t, gpointer data)
 {
   const PointwiseDepthwiseJob *job = data;
   const BandPlan *plan = job->plan;
-  float *expanded = job->scratch + t * plan->task_floats;
+  /* a free buffer of the threads' (as many as can run tasks at once) */
+  guint64 free_slots = __atomic_load_n (job->free_slots, __ATOMIC_ACQUIRE);
+  int slot;
+  do
+    slot = __builtin_ctzll (free_slots);
+  while (!__atomic_compare_exchange_n (job->free_slots, &free_slots, free_slots & ~(G_GUINT64_CONSTANT (1) << slot),
+                                       TRUE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  float *expanded = job->scratch + slot * plan->task_floats;
   gint64 H = plan->dw.in[0], W = plan->dw.in[1], OH = plan->dw.out[0], OW = plan->dw.out[1];
   for (gint64 item = t * plan->items / plan->tasks; item < (t + 1) * plan->items / plan->tasks; item++)
     {
@@ -177,6 +191,7 @@ pointwise_depthwise_task (gint64 t, gpointer data)
                                      job->b2 ? job->b2 + c0 : NULL, job->y + ((n * job->Ce + c0) * OH + oh0) * OW,
                                      OH * OW, c1 - c0, c1 - c0, job->lo2, job->hi2);
     }
+  __atomic_fetch_or (job->free_slots, G_GUINT64_CONSTANT (1) << slot, __ATOMIC_RELEASE);
 }
 
 static gboolean
@@ -235,7 +250,7 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
     }
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
       derived->plan->level != graft_simd_get_level () ||
-      memcmp (&derived->plan->dw, &dw, sizeof dw) != 0)
+      !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);
       derived->plan = band_plan_new (&dw, N, Ce, threads);
@@ -248,8 +263,9 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   const BandPlan *plan = derived->plan;
   gint64 dims[4] = { N, Ce, dw.out[0], dw.out[1] };
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims, error);
-  g_autoptr(GraftRtTensor) scratch = y ? graft_kernel_scratch (ctx, plan->tasks * plan->task_floats * sizeof (float),
-                                                               error) : NULL;
+  gint64 slots = MIN (MIN ((gint64) threads, plan->tasks), MAX_SLOTS);
+  g_autoptr(GraftRtTensor) scratch = y ? graft_kernel_scratch (ctx, slots * plan->task_floats * sizeof (float), error)
+                                       : NULL;
   if (scratch == NULL)
     return FALSE;
   PointwiseDepthwiseJob job = { x->data, w2->data, b1 ? b1->data : NULL, b2 ? b2->data : NULL, y->data,
@@ -260,6 +276,8 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   job.lo2 = f.lo[1];
   job.hi2 = f.hi[1];
   job.scratch = scratch->data;
+  guint64 free_slots = slots == MAX_SLOTS ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << slots) - 1;
+  job.free_slots = &free_slots;
   graft_kernel_parallel_for (ctx, plan->tasks, pointwise_depthwise_task, &job);
   return TRUE;
 }

@@ -21,6 +21,21 @@ typedef struct {
   gint64 output_padding[GRAFT_WINDOW_MAX_DIMS];
 } GraftWindow;
 
+/* a and b describe the same window (their first n axes: the rest of the
+ * arrays is not set) */
+static inline gboolean
+graft_window_equal (const GraftWindow *a, const GraftWindow *b)
+{
+  if (a->n != b->n)
+    return FALSE;
+  for (int i = 0; i < a->n; i++)
+    if (a->in[i] != b->in[i] || a->out[i] != b->out[i] || a->kernel[i] != b->kernel[i] ||
+        a->stride[i] != b->stride[i] || a->dilation[i] != b->dilation[i] || a->pad_begin[i] != b->pad_begin[i] ||
+        a->pad_end[i] != b->pad_end[i] || a->output_padding[i] != b->output_padding[i])
+      return FALSE;
+  return TRUE;
+}
+
 /* Outputs o in [*lo, *hi) of axis whose tap k reads inside the input:
  * 0 <= o·stride + k·dilation - pad_begin < in. */
 static inline void
