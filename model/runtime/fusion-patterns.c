@@ -210,15 +210,22 @@ take_activation (GraftNode *node, GraftPointwiseDepthwiseFusion *f, int which)
   return v;
 }
 
+/* A Conv whose window is 1×1 where kernel_shape tells (the kernel checks
+ * the weights) and of one group. */
+static gboolean
+is_pointwise_conv (GraftNode *node)
+{
+  guint n;
+  const gint64 *kernel = is_conv (node) ? graft_node_attr_ints (node, "kernel_shape", &n) : NULL;
+  return is_conv (node) && (kernel == NULL || (n == 2 && kernel[0] == 1 && kernel[1] == 1)) &&
+         graft_node_attr_int (node, "group", 1) == 1;
+}
+
 gboolean
 graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDepthwiseFusion *f)
 {
   memset (f, 0, sizeof *f);
-  if (!is_conv (pointwise))
-    return FALSE;
-  guint n;
-  const gint64 *kernel = graft_node_attr_ints (pointwise, "kernel_shape", &n);
-  if (kernel && (n != 2 || kernel[0] != 1 || kernel[1] != 1))
+  if (!is_pointwise_conv (pointwise))
     return FALSE;
   f->nodes[f->n_nodes++] = pointwise;
   GraftValue *between = take_activation (pointwise, f, 0);
@@ -229,8 +236,28 @@ graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDept
       graft_node_attr_int (depthwise, "group", 1) <= 1)
     return FALSE;
   f->nodes[f->n_nodes++] = depthwise;
-  take_activation (depthwise, f, 1);
+  GraftValue *after = take_activation (depthwise, f, 1);
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X] = pointwise->inputs->pdata[0];
+  /* the projection back to few channels, and the residual Add of the
+   * block's input, when they follow */
+  GraftNode *project = graft_fusion_sole_reader (f->nodes[f->n_nodes - 1], &v);
+  if (after && v == after && is_pointwise_conv (project) && project->inputs->pdata[0] == after &&
+      project->inputs->pdata[1] != after && (project->inputs->len < 3 || project->inputs->pdata[2] != after))
+    {
+      f->nodes[f->n_nodes++] = project;
+      f->project = project;
+      f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W3] = project->inputs->pdata[1];
+      f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B3] = project->inputs->len > 2 ? project->inputs->pdata[2] : NULL;
+      GraftNode *add = graft_fusion_sole_reader (project, &v);
+      GraftValue *x = f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X];
+      if (is_op (add, "onnx::Add") && add->inputs->len == 2 && add->outputs->len == 1 &&
+          ((add->inputs->pdata[0] == v && add->inputs->pdata[1] == x) ||
+           (add->inputs->pdata[1] == v && add->inputs->pdata[0] == x)))
+        {
+          f->nodes[f->n_nodes++] = add;
+          f->residual = TRUE;
+        }
+    }
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1] = pointwise->inputs->pdata[1];
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B1] = pointwise->inputs->len > 2 ? pointwise->inputs->pdata[2] : NULL;
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2] = depthwise->inputs->pdata[1];

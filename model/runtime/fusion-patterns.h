@@ -62,30 +62,36 @@ gboolean graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *l
 
 /* A 1×1 convolution, its Relu/Clip if any, then a grouped convolution
  * (a depthwise one: the kernel checks the shapes) reading it, and its
- * Relu/Clip if any — MobileNet's expansion and depthwise layers — run as
- * one graft::PointwiseDepthwiseConv (conv.c): a band of rows of the
+ * Relu/Clip if any — MobileNet's expansion and depthwise layers — and
+ * then, if they follow, a 1×1 convolution (the projection) and an Add of
+ * the first convolution's input (the residual), run as one
+ * graft::PointwiseDepthwiseConv (conv-fused.c): a band of rows of the
  * expanded tensor at a time, in cache, never written out whole. */
 #define GRAFT_POINTWISE_DEPTHWISE_FUSION_OP "graft::PointwiseDepthwiseConv"
 
 enum { GRAFT_POINTWISE_DEPTHWISE_FUSION_X, GRAFT_POINTWISE_DEPTHWISE_FUSION_W1, GRAFT_POINTWISE_DEPTHWISE_FUSION_B1,
        GRAFT_POINTWISE_DEPTHWISE_FUSION_W2, GRAFT_POINTWISE_DEPTHWISE_FUSION_B2,
+       GRAFT_POINTWISE_DEPTHWISE_FUSION_W3, GRAFT_POINTWISE_DEPTHWISE_FUSION_B3,
        GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS };
 
 typedef struct {
-  /* by GRAFT_POINTWISE_DEPTHWISE_FUSION_*; NULL: no bias */
+  /* by GRAFT_POINTWISE_DEPTHWISE_FUSION_*; NULL: no bias (no projection) */
   GraftValue *inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS];
   GraftNode *pointwise, *depthwise;
-  float lo[2], hi[2];       /* the clamps after each convolution, ±INFINITY for none */
+  GraftNode *project;       /* or NULL */
+  gboolean residual;        /* the projection's output plus X */
+  float lo[2], hi[2];       /* the clamps after the first two convolutions, ±INFINITY for none */
   /* in order: the pointwise Conv, its activation, the depthwise Conv, its
-   * activation (the last node gives the fused operator's output) */
+   * activation, the projection, the Add (the last node gives the fused
+   * operator's output) */
   guint n_nodes;
-  GraftNode *nodes[4];
+  GraftNode *nodes[6];
 } GraftPointwiseDepthwiseFusion;
 
-/* Matches the pattern that Conv node `pointwise` opens: its window must
- * be 1×1 (from kernel_shape when given; the kernel checks the weights),
- * every value in between has one reader, in the same graph, and is not a
- * graph output. */
+/* Matches the pattern that Conv node `pointwise` opens: its window (and
+ * the projection's) must be 1×1 (from kernel_shape when given; the kernel
+ * checks the weights), every value in between has one reader, in the
+ * same graph, and is not a graph output. */
 gboolean graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDepthwiseFusion *f);
 
 G_END_DECLS

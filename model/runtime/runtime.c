@@ -765,14 +765,14 @@ step_unfused (const Step *step)
          step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
 }
 
-/* A step a fused pattern may take in: left as planned, or a Conv with the
- * clamp of its Relu/Clip and that activation forwarding (fuse_clamp),
- * which run as planned when the fused kernel declines. */
+/* A step a fused pattern may take in: left as planned, or a Conv with
+ * the clamp of its Relu/Clip or the residual of its Add, and that
+ * activation or Add forwarding (fuse_activations): they run as planned
+ * when the fused kernel declines, and not at all when it runs. */
 static gboolean
 step_free_for_pattern (const Step *step)
 {
-  return !step->has_residual && step->residual_from == NO_STEP && step->qdq == NULL && !step->absorbed &&
-         step->pattern == NULL && step->pattern_at == NO_STEP;
+  return step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
 }
 
 /* v, the output of a Constant node, becomes a plan constant (in every

@@ -11,7 +11,11 @@
  * sizes, asymmetric padding, dilation, 5×5 windows, no biases, no
  * activations, a window whose padding leaves output rows without an
  * input row, and a 1×1 convolution of stride 2 (declined: the nodes
- * run). */
+ * run); and with the projection and the residual Add that follow in
+ * MobileNetV2's blocks: whole bands projected one by one, bands whose
+ * shared rows are kept from one to the next, odd maps, stride 2, channel
+ * blocks projected afterwards (a 7×7 map at batch 1 and two threads),
+ * and a residual that broadcasts (declined). */
 #include <math.h>
 #include <string.h>
 #include "runtime/runtime.h"
@@ -26,6 +30,8 @@ typedef struct {
   gboolean biases;
   gboolean fused;                        /* the fused kernel takes it (at an AVX level) */
   gint64 pointwise_stride;               /* 0: 1 */
+  gint64 project;                        /* channels of a 1×1 projection after the depthwise layer, 0: none */
+  gboolean residual;                     /* the projection's output + x (broadcast) */
 } FusedCase;
 
 static const FusedCase cases[] = {
@@ -40,6 +46,15 @@ static const FusedCase cases[] = {
   { "padding beyond the window's reach: rows of bias alone", 1, 3, 8, 2, 6, 3, 1, 1, 3, 1, 3, 1, "Relu", NULL, TRUE,
     TRUE },
   { "1x1 convolution of stride 2: declined", 2, 6, 16, 10, 10, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, FALSE, 2 },
+  /* with the projection (and the residual): whole bands, projected band by band */
+  { "projection and residual, 28x28", 2, 16, 96, 28, 28, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE, 0, 16, TRUE },
+  { "projection, stride 2, odd map", 1, 8, 48, 33, 33, 3, 2, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE, 0, 12, FALSE },
+  { "projection, eleven bands kept from one to the next", 1, 8, 96, 112, 112, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu",
+    TRUE, TRUE, 0, 24, FALSE },
+  { "projection and residual, 7x7 at batch 1: channel blocks, then the projection", 1, 24, 144, 7, 7, 3, 1, 1, 1, 1, 1,
+    1, "Clip", "Clip", FALSE, TRUE, 0, 24, TRUE },
+  { "residual broadcast from one channel: declined", 2, 1, 16, 9, 9, 3, 1, 1, 1, 1, 1, 1, "Clip", NULL, TRUE, FALSE, 0,
+    8, TRUE },
 };
 
 static float
@@ -81,7 +96,8 @@ add_conv (GraftGraph *g, const char *x, const char *w, const char *b, const char
 }
 
 static GraftModel *
-build_model (const FusedCase *c, const float *w1, const float *b1, const float *w2, const float *b2)
+build_model (const FusedCase *c, const float *w1, const float *b1, const float *w2, const float *b2, const float *w3,
+             const float *b3)
 {
   GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
   GraftGraph *g = graft_graph_new ("pointwise-depthwise");
@@ -107,13 +123,29 @@ build_model (const FusedCase *c, const float *w1, const float *b1, const float *
     }
   if (c->act1)
     add_activation (g, c->act1, "e0", "e");
-  GraftNode *dw = add_conv (g, "e", "w2", c->biases ? "b2" : NULL, c->act2 ? "y0" : "y", c->ce);
+  GraftNode *dw = add_conv (g, "e", "w2", c->biases ? "b2" : NULL, c->act2 ? "y0" : c->project ? "d" : "y", c->ce);
   gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
   graft_node_add_attribute (dw, graft_attribute_new_ints ("strides", strides, 2));
   graft_node_add_attribute (dw, graft_attribute_new_ints ("dilations", dil, 2));
   graft_node_add_attribute (dw, graft_attribute_new_ints ("pads", pads, 4));
+  const char *after_depthwise = c->project ? "d" : "y";
   if (c->act2)
-    add_activation (g, c->act2, "y0", "y");
+    add_activation (g, c->act2, "y0", after_depthwise);
+  if (c->project)
+    {
+      gint64 dw3[] = { c->project, c->ce, 1, 1 }, db3[] = { c->project };
+      float_graph_add_initializer (g, "w3", 4, dw3, w3);
+      if (c->biases)
+        float_graph_add_initializer (g, "b3", 1, db3, b3);
+      add_conv (g, "d", "w3", c->biases ? "b3" : NULL, c->residual ? "p" : "y", 1);
+      if (c->residual)
+        {
+          GraftNode *add = graft_graph_add_node (g, NULL, "Add", "Add");
+          graft_node_add_input (add, graft_graph_resolve_value (g, "p"));
+          graft_node_add_input (add, graft_graph_resolve_value (g, "x"));
+          graft_node_add_output (add, graft_graph_ensure_value (g, "y"));
+        }
+    }
   graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
   graft_model_set_graph (model, g);
   return model;
@@ -129,10 +161,10 @@ activate (const char *act, double v)
   return v;
 }
 
-/* y [N, Ce, OH, OW] of the case in double precision */
+/* y [N, Ce or project, OH, OW] of the case in double precision */
 static double *
 reference (const FusedCase *c, const float *x, const float *w1, const float *b1, const float *w2, const float *b2,
-           gint64 OH, gint64 OW)
+           const float *w3, const float *b3, gint64 OH, gint64 OW)
 {
   gint64 ps = MAX (c->pointwise_stride, 1), H = (c->h - 1) / ps + 1, W = (c->w - 1) / ps + 1;
   g_autofree double *e = g_new (double, c->n * c->ce * H * W);
@@ -162,7 +194,23 @@ reference (const FusedCase *c, const float *x, const float *w1, const float *b1,
                 }
             y[((n * c->ce + m) * OH + oh) * OW + ow] = activate (c->act2, acc);
           }
-  return y;
+  if (c->project == 0)
+    return y;
+  g_autofree double *d = y;
+  double *p = g_new (double, c->n * c->project * OH * OW);
+  for (gint64 n = 0; n < c->n; n++)
+    for (gint64 m = 0; m < c->project; m++)
+      for (gint64 i = 0; i < OH * OW; i++)
+        {
+          double acc = c->biases ? b3[m] : 0;
+          for (gint64 k = 0; k < c->ce; k++)
+            acc += (double) w3[m * c->ce + k] * d[(n * c->ce + k) * OH * OW + i];
+          /* x broadcast over the channels when it has one */
+          if (c->residual)
+            acc += x[(n * c->cin + (c->cin == 1 ? 0 : m)) * OH * OW + i];
+          p[(n * c->project + m) * OH * OW + i] = acc;
+        }
+  return p;
 }
 
 static guint
@@ -188,6 +236,13 @@ check_case (const FusedCase *c, GraftSimdLevel level)
   g_autofree float *w2 = g_new (float, c->ce * c->k * c->k);
   g_autofree float *b1 = g_new (float, c->ce);
   g_autofree float *b2 = g_new (float, c->ce);
+  gint64 M = c->project ? c->project : c->ce;
+  g_autofree float *w3 = g_new (float, M * c->ce);
+  g_autofree float *b3 = g_new (float, M);
+  for (gint64 i = 0; i < M * c->ce; i++)
+    w3[i] = value_at (i, 13) / sqrtf ((float) c->ce);
+  for (gint64 i = 0; i < M; i++)
+    b3[i] = value_at (i, 17);
   for (gint64 i = 0; i < nx; i++)
     x[i] = value_at (i, 1);
   for (gint64 i = 0; i < c->ce * c->cin; i++)
@@ -202,8 +257,8 @@ check_case (const FusedCase *c, GraftSimdLevel level)
   gint64 ps = MAX (c->pointwise_stride, 1);
   gint64 OH = out_size ((c->h - 1) / ps + 1, c->k, c->s, c->d, c->pt, c->pb);
   gint64 OW = out_size ((c->w - 1) / ps + 1, c->k, c->s, c->d, c->pl, c->pr);
-  g_autofree double *want = reference (c, x, w1, b1, w2, b2, OH, OW);
-  g_autoptr(GraftModel) model = build_model (c, w1, b1, w2, b2);
+  g_autofree double *want = reference (c, x, w1, b1, w2, b2, w3, b3, OH, OW);
+  g_autoptr(GraftModel) model = build_model (c, w1, b1, w2, b2, w3, b3);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
   g_assert_no_error (error);
@@ -225,11 +280,11 @@ check_case (const FusedCase *c, GraftSimdLevel level)
         guint calls = conv_calls (rt) - before;
         g_test_message ("%s at %s, %u threads: %u Conv steps ran", c->what, graft_simd_level_to_string (level), threads,
                         calls);
-        g_assert_cmpuint (calls, ==, (c->fused && level >= GRAFT_SIMD_AVX2 ? 1 : 2));
+        g_assert_cmpuint (calls, ==, (c->fused && level >= GRAFT_SIMD_AVX2 ? 1 : c->project ? 3 : 2));
         GraftRtTensor *y = out->pdata[0];
         g_assert_cmpint (y->rank, ==, 4);
         g_assert_cmpint (y->dims[0], ==, c->n);
-        g_assert_cmpint (y->dims[1], ==, c->ce);
+        g_assert_cmpint (y->dims[1], ==, M);
         g_assert_cmpint (y->dims[2], ==, OH);
         g_assert_cmpint (y->dims[3], ==, OW);
         const float *got = y->data;

@@ -1,23 +1,30 @@
-/* graft::PointwiseDepthwiseConv: MobileNet's expansion and depthwise
- * layers, a 1×1 convolution → [Relu/Clip] → depthwise convolution →
- * [Relu/Clip], as one step (runtime/fusion-patterns.h finds the pattern).
+/* graft::PointwiseDepthwiseConv: MobileNet's inverted residual block —
+ * a 1×1 convolution → [Relu/Clip] → depthwise convolution → [Relu/Clip]
+ * [→ 1×1 projection [→ + the block's input]] — as one step
+ * (runtime/fusion-patterns.h finds the pattern).
  *
  * Run as separate nodes, the expansion writes a tensor six times wider
  * than its input (MobileNetV2's second block: 9.6 MB at batch 2), larger
- * than L2, and the depthwise layer reads it back: both layers then run at
- * the speed of memory, and writing it cost twice as long as computing it.
- * Here each task expands one band of rows of one block of channels into
- * a buffer that stays in L2 (the rows the band's depthwise window reads,
- * so a band repeats the one or two rows where it meets the next) and runs
- * the depthwise window over it straight away: the expanded tensor is
- * never written out. The kernels are those of the separate layers
- * (graft_conv_pointwise_block, graft_conv_depthwise_plan_run), so the
- * sums are the same.
+ * than L2, the depthwise layer reads it back and writes another as wide,
+ * and the projection reads that: each layer then runs at the speed of
+ * memory (writing the expansion cost twice as long as computing it).
+ * Here a task expands a band of rows into a buffer that stays in L2 (the
+ * rows the band's depthwise window reads) and runs the depthwise window
+ * over it straight away, and with a projection, projects the band's
+ * depthwise output (also in L2) into y, adding the residual: neither wide
+ * tensor is written out. A task takes consecutive bands of one image and
+ * keeps the rows where one band's window meets the next's, so only its
+ * first band recomputes them. Where an image gives too few bands for the
+ * threads (7×7 maps at batch 1), tasks take bands of a block of channels
+ * instead, and the projection runs over the whole depthwise output
+ * afterwards. The kernels are those of the separate layers
+ * (graft_conv_pointwise_block, graft_conv_depthwise_plan_run, the
+ * pointwise path of graft_conv_gemm), so the sums are the same.
  *
  * It declines (no output: the nodes run) anything but float32 tensors
- * of a 1×1 convolution of one group, unit stride and no padding followed
- * by a depthwise window the AVX kernels take, and at the portable SIMD
- * level. */
+ * of 1×1 convolutions of one group, unit stride and no padding around a
+ * depthwise window the AVX kernels take, a residual of y's shape, and
+ * the portable SIMD level. */
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
@@ -27,13 +34,17 @@
 #include <math.h>
 #include <string.h>
 
-/* the expanded band of one task: rows × channels sized to stay in L2
- * beside the band of x it is computed from */
+/* a task's buffers (the expanded band, and the depthwise band when it is
+ * projected) sized to stay in L2 beside the band of x they come from */
 #define BAND_BYTES (512 * 1024)
+#define WHOLE_BAND_BYTES (1024 * 1024)
 /* channels per block when the rows allow it: each column of x read from
  * L1 serves eight filter panels */
 #define MIN_BLOCK_CHANNELS 64
-/* expanded-band buffers: one per task running at once (a bit each in a word) */
+/* whole bands: a task takes at least this many output rows, so that the
+ * rows it recomputes where it starts stay few */
+#define MIN_TASK_ROWS 8
+/* task buffers: one per task running at once (a bit each in a word) */
 #define MAX_SLOTS 64
 
 /* How a run's work is cut: bands of output rows, blocks of channels, and
@@ -44,10 +55,17 @@ typedef struct {
   gint64 N;
   guint threads;
   GraftSimdLevel level;             /* the depthwise plans' kernels are the level's */
+  gboolean project;                 /* planned for a projection */
+  /* whole bands (every channel, the projection per band, tasks of
+   * consecutive bands of one image); else bands of channel blocks */
+  gboolean whole;
   gint64 band_rows, bands;          /* output rows per band (the last may have fewer) */
-  gint64 block_channels, blocks;
-  gint64 items, tasks;              /* items: image × band × channel block, in ranges per task */
-  gint64 task_floats;               /* an expanded band (a block's channels) */
+  gint64 block_channels, blocks;    /* channel blocks (whole: one, every channel) */
+  gint64 ranges;                    /* whole: tasks per image, each a range of bands */
+  gint64 items, tasks;              /* blocks: image × band × block, a range per task */
+  gint64 e_plane;                   /* floats per channel of the expanded buffer (its most rows × W) */
+  gint64 d_plane;                   /* whole: floats per channel of the depthwise band */
+  gint64 slot_floats;               /* a task's buffers */
   gint64 *first_row, *rows;         /* per band: the input rows it reads */
   GraftDepthwisePlan **plans;       /* per band; bands of one shape share one (owned by the first) */
 } BandPlan;
@@ -77,39 +95,70 @@ band_input_rows (const GraftWindow *w, gint64 oh0, gint64 count, gint64 *first, 
   *last = MIN (w->in[0], top + (count - 1) * w->stride[0] + (w->kernel[0] - 1) * w->dilation[0] + 1);
 }
 
+/* Output rows per band whose buffers fit in `bytes`: the expanded rows
+ * of `channels` channels, and with `depthwise_too` their depthwise rows. */
+static gint64
+rows_that_fit (const GraftWindow *dw, gint64 channels, gboolean depthwise_too, gint64 bytes)
+{
+  gint64 reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1, row = dw->in[1] * (gint64) sizeof (float);
+  gint64 out_row = depthwise_too ? dw->out[1] * (gint64) sizeof (float) : 0;
+  /* (r - 1)·s + reach expanded rows and r depthwise rows, per channel */
+  gint64 per_rows = channels * (dw->stride[0] * row + out_row), fixed = channels * (reach - dw->stride[0]) * row;
+  return CLAMP ((bytes - fixed) / MAX (per_rows, 1), 1, dw->out[0]);
+}
+
 /* The plan for Ce expanded channels; NULL when a band would read no
  * input row (padding taller than the window's reach: the nodes handle
  * it). */
 static BandPlan *
-band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads)
+band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboolean project)
 {
   g_autoptr(BandPlan) plan = g_new0 (BandPlan, 1);
   plan->dw = *dw;
   plan->N = N;
   plan->threads = threads;
   plan->level = graft_simd_get_level ();
-  gint64 OH = dw->out[0], row_bytes = dw->in[1] * (gint64) sizeof (float);
-  gint64 reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1, min_block = MIN (Ce, MIN_BLOCK_CHANNELS);
-  gint64 max_rows = MAX (BAND_BYTES / (min_block * row_bytes), reach);
-  plan->band_rows = CLAMP ((max_rows - reach) / dw->stride[0] + 1, 1, OH);
-  plan->bands = (OH + plan->band_rows - 1) / plan->band_rows;
+  plan->project = project;
+  gint64 OH = dw->out[0], W = dw->in[1], reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1;
+
+  /* whole bands when each thread gets a task of MIN_TASK_ROWS rows */
+  gint64 per_image = CLAMP ((2 * (gint64) threads + N - 1) / N, 1, MAX (OH / MIN_TASK_ROWS, 1));
+  plan->whole = project && (threads == 1 || N * per_image >= (gint64) threads);
+  if (plan->whole)
+    {
+      plan->band_rows = MIN (rows_that_fit (dw, Ce, TRUE, WHOLE_BAND_BYTES), (OH + per_image - 1) / per_image);
+      plan->bands = (OH + plan->band_rows - 1) / plan->band_rows;
+      plan->ranges = MIN (per_image, plan->bands);
+      plan->block_channels = Ce;
+      plan->blocks = 1;
+      plan->items = plan->tasks = N * plan->ranges;
+    }
+  else
+    {
+      gint64 min_block = MIN (Ce, MIN_BLOCK_CHANNELS);
+      plan->band_rows = rows_that_fit (dw, min_block, FALSE, BAND_BYTES);
+      plan->bands = (OH + plan->band_rows - 1) / plan->band_rows;
+      gint64 band_input = MIN ((plan->band_rows - 1) * dw->stride[0] + reach, dw->in[0]);
+      gint64 channels = MAX (BAND_BYTES / (band_input * W * (gint64) sizeof (float)), min_block);
+      plan->blocks = (Ce + channels - 1) / channels;
+      /* enough items to spread over the threads */
+      if (threads > 1 && N * plan->bands * plan->blocks < 2 * (gint64) threads)
+        plan->blocks = MAX (plan->blocks, (2 * (gint64) threads + N * plan->bands - 1) / (N * plan->bands));
+      /* even blocks, in whole filter panels */
+      plan->block_channels = (Ce + plan->blocks - 1) / plan->blocks;
+      plan->block_channels = (plan->block_channels + GRAFT_CONV_GEMM_ROWS - 1) / GRAFT_CONV_GEMM_ROWS *
+                             GRAFT_CONV_GEMM_ROWS;
+      plan->blocks = (Ce + plan->block_channels - 1) / plan->block_channels;
+      plan->items = N * plan->bands * plan->blocks;
+      /* an item per task, handed out as threads come free: an even share
+       * whatever each costs (eight tasks of 3 or 4 items left one of two
+       * threads idle for 10 % of the time) */
+      plan->tasks = threads == 1 ? 1 : threads <= MAX_SLOTS ? plan->items : MIN (plan->items, MAX_SLOTS);
+    }
   gint64 band_input = MIN ((plan->band_rows - 1) * dw->stride[0] + reach, dw->in[0]);
-  gint64 channels = MAX (BAND_BYTES / (band_input * row_bytes), min_block);
-  plan->blocks = (Ce + channels - 1) / channels;
-  /* enough items to spread over the threads */
-  if (threads > 1 && N * plan->bands * plan->blocks < 2 * (gint64) threads)
-    plan->blocks = MAX (plan->blocks, (2 * (gint64) threads + N * plan->bands - 1) / (N * plan->bands));
-  /* even blocks, in whole filter panels */
-  plan->block_channels = (Ce + plan->blocks - 1) / plan->blocks;
-  plan->block_channels = (plan->block_channels + GRAFT_CONV_GEMM_ROWS - 1) / GRAFT_CONV_GEMM_ROWS * GRAFT_CONV_GEMM_ROWS;
-  plan->blocks = (Ce + plan->block_channels - 1) / plan->block_channels;
-  plan->items = N * plan->bands * plan->blocks;
-  /* an item per task, handed out as threads come free: an even share
-   * whatever each costs (eight tasks of 3 or 4 items left one of two
-   * threads idle for 10 % of the time); at most MAX_SLOTS tasks at once,
-   * each with a buffer of its own */
-  plan->tasks = threads == 1 ? 1 : threads <= MAX_SLOTS ? plan->items : MIN (plan->items, MAX_SLOTS);
-  plan->task_floats = plan->block_channels * band_input * dw->in[1];
+  plan->e_plane = band_input * W;
+  plan->d_plane = plan->whole ? plan->band_rows * dw->out[1] : 0;
+  plan->slot_floats = plan->block_channels * (plan->e_plane + plan->d_plane);
 
   plan->first_row = g_new (gint64, plan->bands);
   plan->rows = g_new (gint64, plan->bands);
@@ -137,9 +186,10 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads)
 }
 
 /* What the step keeps between runs (graft_kernel_derived_keep, keyed by
- * the pointwise weights): the packed filter and the last run's plan. */
+ * the expansion's weights): the packed filters and the last run's plan. */
 typedef struct {
-  GraftPackedFilter *filter;
+  GraftPackedFilter *filter;        /* the expansion's */
+  GraftPackedFilter *project;       /* the projection's, or NULL */
   BandPlan *plan;
 } FusedDerived;
 
@@ -147,6 +197,7 @@ static void
 fused_derived_free (FusedDerived *derived)
 {
   graft_packed_filter_free (derived->filter);
+  graft_packed_filter_free (derived->project);
   band_plan_free (derived->plan);
   g_free (derived);
 }
@@ -154,30 +205,51 @@ fused_derived_free (FusedDerived *derived)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FusedDerived, fused_derived_free)
 
 typedef struct {
-  const float *x, *w2, *b1, *b2;
-  float *y;
-  const GraftPackedFilter *filter;
+  const float *x, *w2, *b1, *b2, *b3, *residual;
+  float *y;                         /* the depthwise output (blocks) or the projection's (whole) */
+  const GraftPackedFilter *filter, *project;
   const BandPlan *plan;
-  gint64 Cin, Ce, taps;
+  gint64 Cin, Ce, M, taps;          /* M: the projection's channels */
   gboolean clamp1;
   float lo1, hi1, lo2, hi2;
-  float *scratch;                   /* a buffer of plan->task_floats per slot */
+  float *scratch;                   /* plan->slot_floats per slot */
   guint64 *free_slots;              /* atomic: bit i, buffer i is free */
 } PointwiseDepthwiseJob;
 
+/* A free buffer of the threads' (as many as can run tasks at once, up to
+ * MAX_SLOTS: past that a task waits for one). */
+static int
+take_slot (const PointwiseDepthwiseJob *job)
+{
+  for (;;)
+    {
+      guint64 free_slots = __atomic_load_n (job->free_slots, __ATOMIC_ACQUIRE);
+      if (free_slots == 0)
+        {
+          g_thread_yield ();
+          continue;
+        }
+      int slot = __builtin_ctzll (free_slots);
+      if (__atomic_compare_exchange_n (job->free_slots, &free_slots, free_slots & ~(G_GUINT64_CONSTANT (1) << slot),
+                                       FALSE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return slot;
+    }
+}
+
 static void
-pointwise_depthwise_task (gint64 t, gpointer data)
+give_slot (const PointwiseDepthwiseJob *job, int slot)
+{
+  __atomic_fetch_or (job->free_slots, G_GUINT64_CONSTANT (1) << slot, __ATOMIC_RELEASE);
+}
+
+/* Blocks: items (image, band, channel block) of the depthwise output. */
+static void
+block_task (gint64 t, gpointer data)
 {
   const PointwiseDepthwiseJob *job = data;
   const BandPlan *plan = job->plan;
-  /* a free buffer of the threads' (as many as can run tasks at once) */
-  guint64 free_slots = __atomic_load_n (job->free_slots, __ATOMIC_ACQUIRE);
-  int slot;
-  do
-    slot = __builtin_ctzll (free_slots);
-  while (!__atomic_compare_exchange_n (job->free_slots, &free_slots, free_slots & ~(G_GUINT64_CONSTANT (1) << slot),
-                                       TRUE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-  float *expanded = job->scratch + slot * plan->task_floats;
+  int slot = take_slot (job);
+  float *expanded = job->scratch + slot * plan->slot_floats;
   gint64 H = plan->dw.in[0], W = plan->dw.in[1], OH = plan->dw.out[0], OW = plan->dw.out[1];
   for (gint64 item = t * plan->items / plan->tasks; item < (t + 1) * plan->items / plan->tasks; item++)
     {
@@ -186,12 +258,49 @@ pointwise_depthwise_task (gint64 t, gpointer data)
       gint64 c0 = block * plan->block_channels, c1 = MIN (job->Ce, c0 + plan->block_channels);
       gint64 r0 = plan->first_row[band], cols = plan->rows[band] * W, oh0 = band * plan->band_rows;
       graft_conv_pointwise_block (job->filter, c0, c1, job->x + n * job->Cin * H * W + r0 * W, H * W, cols,
-                                  expanded, cols, job->b1 ? job->b1 + c0 : NULL, job->clamp1, job->lo1, job->hi1);
-      graft_conv_depthwise_plan_run (NULL, plan->plans[band], expanded, cols, job->w2 + c0 * job->taps,
+                                  expanded, NULL, plan->e_plane, job->b1 ? job->b1 + c0 : NULL, job->clamp1, job->lo1,
+                                  job->hi1);
+      graft_conv_depthwise_plan_run (NULL, plan->plans[band], expanded, plan->e_plane, job->w2 + c0 * job->taps,
                                      job->b2 ? job->b2 + c0 : NULL, job->y + ((n * job->Ce + c0) * OH + oh0) * OW,
                                      OH * OW, c1 - c0, c1 - c0, job->lo2, job->hi2);
     }
-  __atomic_fetch_or (job->free_slots, G_GUINT64_CONSTANT (1) << slot, __ATOMIC_RELEASE);
+  give_slot (job, slot);
+}
+
+/* Whole bands: task t is range t % ranges of the bands of image t /
+ * ranges, expanded, depthwise and projected band by band; the expanded
+ * rows a band shares with the one before are kept, not recomputed. */
+static void
+whole_task (gint64 t, gpointer data)
+{
+  const PointwiseDepthwiseJob *job = data;
+  const BandPlan *plan = job->plan;
+  int slot = take_slot (job);
+  float *expanded = job->scratch + slot * plan->slot_floats, *depthwise = expanded + job->Ce * plan->e_plane;
+  gint64 H = plan->dw.in[0], W = plan->dw.in[1], OH = plan->dw.out[0], OW = plan->dw.out[1];
+  gint64 n = t / plan->ranges, range = t % plan->ranges;
+  gint64 have_first = 0, have_last = 0;   /* the input rows in the expanded buffer */
+  for (gint64 band = range * plan->bands / plan->ranges; band < (range + 1) * plan->bands / plan->ranges; band++)
+    {
+      gint64 r0 = plan->first_row[band], r1 = r0 + plan->rows[band], oh0 = band * plan->band_rows;
+      gint64 keep = have_first <= r0 && r0 < have_last ? MIN (have_last, r1) - r0 : 0;
+      if (keep > 0 && r0 > have_first)
+        for (gint64 c = 0; c < job->Ce; c++)
+          memmove (expanded + c * plan->e_plane, expanded + c * plan->e_plane + (r0 - have_first) * W,
+                   keep * W * sizeof (float));
+      graft_conv_pointwise_block (job->filter, 0, job->Ce, job->x + (n * job->Cin * H + r0 + keep) * W, H * W,
+                                  (r1 - r0 - keep) * W, expanded + keep * W, NULL, plan->e_plane, job->b1, job->clamp1,
+                                  job->lo1, job->hi1);
+      have_first = r0;
+      have_last = r1;
+      graft_conv_depthwise_plan_run (NULL, plan->plans[band], expanded, plan->e_plane, job->w2, job->b2, depthwise,
+                                     plan->d_plane, job->Ce, job->Ce, job->lo2, job->hi2);
+      gint64 at = n * job->M * OH * OW + oh0 * OW, count = MIN (plan->band_rows, OH - oh0);
+      graft_conv_pointwise_block (job->project, 0, job->M, depthwise, plan->d_plane, count * OW, job->y + at,
+                                  job->residual ? job->residual + at : NULL, OH * OW, job->b3, FALSE, -INFINITY,
+                                  INFINITY);
+    }
+  give_slot (job, slot);
 }
 
 static gboolean
@@ -210,6 +319,17 @@ depthwise_window (GraftNode *depthwise, const gint64 *map, const gint64 *kernel,
   return graft_window_geometry (depthwise, 2, map, kernel, FALSE, FALSE, w, &ignored);
 }
 
+/* A 1×1 window of one group, unit stride and no padding over map (of node). */
+static gboolean
+pointwise_window (GraftNode *node, const gint64 *map)
+{
+  gint64 one[2] = { 1, 1 };
+  GraftWindow w;
+  return graft_node_attr_int (node, "group", 1) == 1 && depthwise_window (node, map, one, &w) && w.stride[0] == 1 &&
+         w.stride[1] == 1 && w.out[0] == w.in[0] && w.out[1] == w.in[1] && w.pad_begin[0] == 0 &&
+         w.pad_begin[1] == 0;
+}
+
 static gboolean
 kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
 {
@@ -217,59 +337,74 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   const GraftRtTensor *x = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X];
   const GraftRtTensor *w1 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1];
   const GraftRtTensor *w2 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2];
+  const GraftRtTensor *w3 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W3);
   const GraftRtTensor *b1 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B1);
   const GraftRtTensor *b2 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B2);
+  const GraftRtTensor *b3 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B3);
   if (!graft_conv_gemm_available () || !graft_pointwise_depthwise_fusion_match (ctx->node, &f) || x == NULL ||
-      w1 == NULL || w2 == NULL || !is_f32 (x, 4) || !is_f32 (w1, 4) || !is_f32 (w2, 4) ||
-      (b1 && !is_f32 (b1, 1)) || (b2 && !is_f32 (b2, 1)))
+      w1 == NULL || w2 == NULL || (f.project != NULL) != (w3 != NULL) || !is_f32 (x, 4) || !is_f32 (w1, 4) ||
+      !is_f32 (w2, 4) || (w3 && !is_f32 (w3, 4)) || (b1 && !is_f32 (b1, 1)) || (b2 && !is_f32 (b2, 1)) ||
+      (b3 && !is_f32 (b3, 1)))
     return TRUE;   /* declined: no output */
-  gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1->dims[0];
-  gint64 one[2] = { 1, 1 };
-  GraftWindow pw, dw;
+  gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1->dims[0], M = w3 ? w3->dims[0] : Ce;
+  GraftWindow dw;
   if (w1->dims[1] != Cin || w1->dims[2] != 1 || w1->dims[3] != 1 || (b1 && b1->dims[0] != Ce) ||
-      graft_node_attr_int (f.pointwise, "group", 1) != 1 || !depthwise_window (f.pointwise, x->dims + 2, one, &pw) ||
-      pw.stride[0] != 1 || pw.stride[1] != 1 || pw.out[0] != pw.in[0] || pw.out[1] != pw.in[1] ||
-      pw.pad_begin[0] != 0 || pw.pad_begin[1] != 0)
+      !pointwise_window (f.pointwise, x->dims + 2))
     return TRUE;
   if (w2->dims[0] != Ce || w2->dims[1] != 1 || (b2 && b2->dims[0] != Ce) ||
       graft_node_attr_int (f.depthwise, "group", 1) != Ce || !depthwise_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
       !graft_conv_depthwise_supports (&dw) || dw.out[0] <= 0 || dw.out[1] <= 0 || N == 0 || Ce == 0 || Cin == 0)
     return TRUE;
+  if (w3 && (w3->dims[1] != Ce || w3->dims[2] != 1 || w3->dims[3] != 1 || (b3 && b3->dims[0] != M) || M == 0 ||
+             !pointwise_window (f.project, dw.out)))
+    return TRUE;
+  /* the residual is x: it must have y's shape (no broadcasting here) */
+  if (f.residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
+    return TRUE;
 
-  /* the packed filter and the plan, kept from the last run when they still fit */
+  /* the packed filters and the plan, kept from the last run when they still fit */
   guint threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   FusedDerived *derived = graft_kernel_derived_lookup (ctx, w1->data, (GDestroyNotify) fused_derived_free);
   g_autoptr(FusedDerived) owned = NULL;
-  if (derived == NULL || !graft_packed_filter_matches (derived->filter, 1, Ce, Cin))
+  if (derived == NULL || !graft_packed_filter_matches (derived->filter, 1, Ce, Cin) ||
+      (w3 && !graft_packed_filter_matches (derived->project, 1, M, Ce)))
     {
       owned = g_new0 (FusedDerived, 1);
       owned->filter = graft_packed_filter_new (w1->data, 1, Ce, Cin);
-      if (owned->filter == NULL)
-        return graft_kernel_fail (error, "out of memory for the packed filter");
+      owned->project = w3 ? graft_packed_filter_new (w3->data, 1, M, Ce) : NULL;
+      if (owned->filter == NULL || (w3 && owned->project == NULL))
+        return graft_kernel_fail (error, "out of memory for the packed filters");
       derived = owned;
     }
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
-      derived->plan->level != graft_simd_get_level () ||
+      derived->plan->level != graft_simd_get_level () || derived->plan->project != (w3 != NULL) ||
       !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);
-      derived->plan = band_plan_new (&dw, N, Ce, threads);
+      derived->plan = band_plan_new (&dw, N, Ce, threads, w3 != NULL);
     }
+  /* the projection's weights are constant too when the expansion's are
+   * (kept with them); otherwise nothing is kept */
   if (owned && graft_kernel_derived_keep (ctx, w1->data, owned, (GDestroyNotify) fused_derived_free))
     owned = NULL;
   if (derived->plan == NULL)
     return TRUE;   /* declined */
 
   const BandPlan *plan = derived->plan;
-  gint64 dims[4] = { N, Ce, dw.out[0], dw.out[1] };
+  gint64 OH = dw.out[0], OW = dw.out[1];
+  gint64 dims[4] = { N, M, OH, OW };
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims, error);
   gint64 slots = MIN (MIN ((gint64) threads, plan->tasks), MAX_SLOTS);
-  g_autoptr(GraftRtTensor) scratch = y ? graft_kernel_scratch (ctx, slots * plan->task_floats * sizeof (float), error)
+  g_autoptr(GraftRtTensor) scratch = y ? graft_kernel_scratch (ctx, slots * plan->slot_floats * sizeof (float), error)
                                        : NULL;
-  if (scratch == NULL)
+  /* blocks with a projection: the depthwise output in full, projected afterwards */
+  g_autoptr(GraftRtTensor) depthwise = scratch && w3 && !plan->whole
+                                       ? graft_kernel_scratch (ctx, N * Ce * OH * OW * sizeof (float), error) : NULL;
+  if (scratch == NULL || (w3 && !plan->whole && depthwise == NULL))
     return FALSE;
-  PointwiseDepthwiseJob job = { x->data, w2->data, b1 ? b1->data : NULL, b2 ? b2->data : NULL, y->data,
-                                derived->filter, plan, Cin, Ce, dw.kernel[0] * dw.kernel[1] };
+  PointwiseDepthwiseJob job = { x->data, w2->data, b1 ? b1->data : NULL, b2 ? b2->data : NULL, b3 ? b3->data : NULL,
+                                f.residual ? x->data : NULL, depthwise ? depthwise->data : y->data,
+                                derived->filter, derived->project, plan, Cin, Ce, M, dw.kernel[0] * dw.kernel[1] };
   job.clamp1 = isfinite (f.lo[0]) || isfinite (f.hi[0]);
   job.lo1 = f.lo[0];
   job.hi1 = f.hi[0];
@@ -278,8 +413,19 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   job.scratch = scratch->data;
   guint64 free_slots = slots == MAX_SLOTS ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << slots) - 1;
   job.free_slots = &free_slots;
-  graft_kernel_parallel_for (ctx, plan->tasks, pointwise_depthwise_task, &job);
-  return TRUE;
+  if (plan->whole)
+    {
+      job.y = y->data;
+      graft_kernel_parallel_for (ctx, plan->tasks, whole_task, &job);
+      return TRUE;
+    }
+  graft_kernel_parallel_for (ctx, plan->tasks, block_task, &job);
+  if (w3 == NULL)
+    return TRUE;
+  GraftWindow one = { 2, { OH, OW }, { OH, OW }, { 1, 1 }, { 1, 1 }, { 1, 1 } };
+  GraftConvGemmArgs args = { depthwise->data, y->data, job.b3, job.residual, N, Ce, M, 1, &one, FALSE, -INFINITY,
+                             INFINITY };
+  return graft_conv_gemm (ctx, derived->project, &args, error);
 }
 
 /* [N, Ce, OH, OW] where the shapes tell; the kernel checks the rest */
@@ -288,10 +434,12 @@ infer_pointwise_depthwise (GraftInferContext *ctx, GError **error)
 {
   GraftInferValue *x = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_X);
   GraftInferValue *w2 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W2);
+  GraftInferValue *w3 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W3);
   GraftPointwiseDepthwiseFusion f;
   GraftWindow dw;
   gboolean known = x && w2 && x->shape.rank == 4 && w2->shape.rank == 4 && graft_shape_is_fully_fixed (&x->shape) &&
-                   graft_shape_is_fully_fixed (&w2->shape) && graft_pointwise_depthwise_fusion_match (ctx->node, &f);
+                   graft_shape_is_fully_fixed (&w2->shape) && (w3 == NULL || (w3->shape.rank == 4 &&
+                   graft_shape_is_fully_fixed (&w3->shape))) && graft_pointwise_depthwise_fusion_match (ctx->node, &f);
   gint64 map[2] = { known ? x->shape.dims[2].value : 0, known ? x->shape.dims[3].value : 0 };
   gint64 kernel[2] = { known ? w2->shape.dims[2].value : 0, known ? w2->shape.dims[3].value : 0 };
   if (!known || !depthwise_window (f.depthwise, map, kernel, &dw))
@@ -299,12 +447,12 @@ infer_pointwise_depthwise (GraftInferContext *ctx, GError **error)
       graft_infer_set_output_unknown (ctx, 0, GRAFT_DTYPE_FLOAT32, 4);
       return TRUE;
     }
-  gint64 dims[4] = { x->shape.dims[0].value, w2->shape.dims[0].value, dw.out[0], dw.out[1] };
+  gint64 dims[4] = { x->shape.dims[0].value, (w3 ? w3 : w2)->shape.dims[0].value, dw.out[0], dw.out[1] };
   graft_infer_set_output_fixed (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims);
   return TRUE;
 }
 
 const GraftOpSchema graft_ops_conv_fused[] = {
-  { GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1, 0, infer_pointwise_depthwise, kernel_pointwise_depthwise, 0, "X W1 B1 W2 B2", "Y" },
+  { GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1, 0, infer_pointwise_depthwise, kernel_pointwise_depthwise, 0, "X W1 B1 W2 B2 W3 B3", "Y" },
   { NULL }
 };

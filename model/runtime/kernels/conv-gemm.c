@@ -765,7 +765,8 @@ pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part,
 
 void
 graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
-                            gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi)
+                            gint64 n, float *y, const float *res, gint64 ldy, const float *bias, gboolean clamp, float lo,
+                            float hi)
 {
   g_return_if_fail (filter->group == 1 && m0 % ROWS == 0 && m1 <= filter->Mg && graft_conv_gemm_available ());
   const PointwiseIsa *pi = graft_simd_get_level () >= GRAFT_SIMD_AVX512 ? &pointwise_avx512 : &pointwise_avx2;
@@ -778,7 +779,8 @@ graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m
           if (rows <= 0)
             break;
           pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, x + col, ldx,
-                            y + (m - m0) * ldy + col, NULL, ldy, bias ? bias + (m - m0) : NULL, rows,
+                            y + (m - m0) * ldy + col, res ? res + (m - m0) * ldy + col : NULL, ldy,
+                            bias ? bias + (m - m0) : NULL, rows,
                             MIN (ROWS, m1 - p * ROWS), MIN (sliver, n - col), clamp, lo, hi);
         }
 }
@@ -909,7 +911,8 @@ static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2,
 
 void
 graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
-                            gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi)
+                            gint64 n, float *y, const float *res, gint64 ldy, const float *bias, gboolean clamp, float lo,
+                            float hi)
 {
   g_return_if_reached ();
 }

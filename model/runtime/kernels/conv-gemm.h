@@ -52,13 +52,15 @@ typedef struct {
 gboolean graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
                           GError **error);
 
-/* Rows [m0, m1) of y [M, n] = clamp (W · x [K, n] + bias) in this
- * thread, W the packed filter of a 1×1 convolution of one group, m0 a
- * multiple of GRAFT_CONV_GEMM_ROWS; x's rows ldx floats apart, y's ldy
- * (y and bias from row m0; bias NULL or [m1 - m0]). The same kernels and
- * the same sums as graft_conv_gemm's pointwise path: the same results. */
+/* Rows [m0, m1) of y [M, n] = clamp (W · x [K, n] + bias [+ res]) in
+ * this thread, W the packed filter of a 1×1 convolution of one group, m0
+ * a multiple of GRAFT_CONV_GEMM_ROWS; x's rows ldx floats apart, y's and
+ * res's ldy (y, res and bias from row m0; bias NULL or [m1 - m0], res
+ * NULL or as y). The same kernels and the same sums as graft_conv_gemm's
+ * pointwise path: the same results. */
 void graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
-                                 gint64 n, float *y, gint64 ldy, const float *bias, gboolean clamp, float lo, float hi);
+                                 gint64 n, float *y, const float *res, gint64 ldy, const float *bias, gboolean clamp,
+                                 float lo, float hi);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedFilter, graft_packed_filter_free)
 
