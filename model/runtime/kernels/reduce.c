@@ -109,6 +109,65 @@ infer_reduce (GraftInferContext *ctx, GError **error)
 /* Splits a reduction into (outer, reduced, inner) loops after moving the
  * reduced axes: done by iterating over every input element once and
  * accumulating into its output position. */
+/* a with v taken in (top: the largest value of v's output, for LogSumExp) */
+static inline double
+reduce_float (ReduceKind kind, double a, double v, double top)
+{
+  switch (kind)
+    {
+    case R_SUM: case R_MEAN: case R_LOG_SUM: return a + v;
+    case R_MAX: return (isnan (v) || v > a) ? v : a;
+    case R_MIN: return (isnan (v) || v < a) ? v : a;
+    case R_PROD: return a * v;
+    case R_L1: return a + fabs (v);
+    case R_L2: case R_SUM_SQUARE: return a + v * v;
+    case R_LOG_SUM_EXP: return a + exp (v - top);
+    }
+  return a;
+}
+
+/* mask reduces a run of innermost axes and nothing else (or nothing) */
+static gboolean
+reduces_trailing_axes (const gboolean *mask, int rank)
+{
+  int d = rank;
+  while (d > 0 && mask[d - 1])
+    d--;
+  while (d > 0 && !mask[d - 1])
+    d--;
+  return d == 0;
+}
+
+/* Float32 with the reduced axes innermost: output i is row i of count
+ * contiguous floats, taken in the same order with the same double
+ * arithmetic as the indexed loop of kernel_reduce. A CNN's global average
+ * pool written as ReduceMean over H and W (torch.export's) took 0.6 ms
+ * through that loop for 2×1280×7×7, a hundred times what it reads. */
+static void
+reduce_rows_f32 (ReduceKind kind, const float *src, gint64 n_out, gint64 count, double *acc, double *lse_max)
+{
+  for (gint64 i = 0; i < n_out; i++)
+    {
+      const float *row = src + i * count;
+      double top = -INFINITY;
+      if (kind == R_SUM || kind == R_MEAN)
+        {
+          /* the common case without the switch in the loop */
+          double a = acc[i];
+          for (gint64 j = 0; j < count; j++)
+            a += row[j];
+          acc[i] = a;
+          continue;
+        }
+      for (gint64 j = 0; kind == R_LOG_SUM_EXP && j < count; j++)
+        top = row[j] > top ? row[j] : top;
+      for (gint64 j = 0; j < count; j++)
+        acc[i] = reduce_float (kind, acc[i], row[j], top);
+      if (lse_max)
+        lse_max[i] = top;
+    }
+}
+
 static gboolean
 kernel_reduce (GraftKernelContext *ctx, GError **error)
 {
@@ -153,10 +212,15 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
         iacc[i] = kind == R_MAX ? int_max_init : kind == R_MIN ? int_min_init : kind == R_PROD ? 1 : 0;
     }
   double *max_for_lse = NULL;
-  g_autofree double *lse_max = NULL;
-  if (kind == R_LOG_SUM_EXP)
+  g_autofree double *lse_max = kind == R_LOG_SUM_EXP ? g_new (double, MAX (n_out, 1)) : NULL;
+  gboolean rows = in->dtype == GRAFT_DTYPE_FLOAT32 && reduces_trailing_axes (mask, in->rank);
+  if (rows)
     {
-      lse_max = g_new (double, MAX (n_out, 1));
+      reduce_rows_f32 (kind, in->data, n_out, count, acc, lse_max);
+      max_for_lse = lse_max;
+    }
+  else if (kind == R_LOG_SUM_EXP)
+    {
       for (gint64 i = 0; i < n_out; i++)
         lse_max[i] = -INFINITY;
       gint64 off = 0;
@@ -180,7 +244,7 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
     }
 
   gint64 off = 0;
-  for (gint64 i = 0; i < in->numel; i++)
+  for (gint64 i = 0; !rows && i < in->numel; i++)
     {
       if (iacc && (kind == R_SUM || kind == R_MAX || kind == R_MIN || kind == R_PROD || kind == R_SUM_SQUARE || kind == R_L1))
         {
@@ -199,18 +263,7 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
         }
       else
         {
-          double v = graft_rt_tensor_get_f64 (in, i);
-          double *a = &acc[off];
-          switch (kind)
-            {
-            case R_SUM: case R_MEAN: case R_LOG_SUM: *a += v; break;
-            case R_MAX: *a = (isnan (v) || v > *a) ? v : *a; break;
-            case R_MIN: *a = (isnan (v) || v < *a) ? v : *a; break;
-            case R_PROD: *a *= v; break;
-            case R_L1: *a += fabs (v); break;
-            case R_L2: case R_SUM_SQUARE: *a += v * v; break;
-            case R_LOG_SUM_EXP: *a += exp (v - max_for_lse[off]); break;
-            }
+          acc[off] = reduce_float (kind, acc[off], graft_rt_tensor_get_f64 (in, i), max_for_lse ? max_for_lse[off] : 0);
         }
       for (int d = in->rank - 1; d >= 0; d--)
         {
