@@ -415,7 +415,6 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   job.free_slots = &free_slots;
   if (plan->whole)
     {
-      job.y = y->data;
       graft_kernel_parallel_for (ctx, plan->tasks, whole_task, &job);
       return TRUE;
     }
