@@ -793,8 +793,8 @@ preload_constant (Plan *plan, GraftValue *v)
 
 /* The fused step (schema at opset) computing the pattern of nodes that
  * starts at step i and whose last node gives its outputs, or NULL. Each
- * node must have a step of its own, after the previous node's, left as
- * planned by the other fusions. The inputs must all be ready at step i;
+ * node must have a step of its own, after the previous node's, free for a
+ * pattern (step_free_for_pattern). The inputs must all be ready at step i;
  * they stay alive until the pattern's later steps read them anyway. */
 static Step *
 pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *schema, gint64 opset,
@@ -805,8 +805,8 @@ pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *sc
   for (guint k = 0; k < n_nodes; k++)
     {
       guint s = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k]));
-      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) || !step_free_for_pattern (&plan->steps[s - 1]) ||
-          (k > 0 && plan->steps[s - 1].transposed_inputs != 0))
+      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) ||
+          !step_free_for_pattern (&plan->steps[s - 1]) || (k > 0 && plan->steps[s - 1].transposed_inputs != 0))
         return NULL;
       last = s - 1;
     }
@@ -846,8 +846,9 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
  * → [Add] → Softmax → MatMul, as one blocked attention step when the
  * kernel takes the run's shapes), the erf GELU (as onnx::Gelu, whose
  * kernel reads the Div's attributes: none, so approximate = "none") and
- * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] (as one
- * banded step, whose kernel finds the pattern's nodes again from the
+ * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] [→ 1×1 Conv
+ * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
+ * one banded step whose kernel finds the pattern's nodes again from the
  * first one). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
