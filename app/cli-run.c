@@ -227,14 +227,21 @@ print_profile (GraftRuntime *rt, guint runs)
       g_ptr_array_add (sorted, t);
     }
   g_ptr_array_sort (sorted, compare_timings);
-  printf ("%-24s %-40s %10s %7s\n", "op", "name", "ms/run", "%");
+  printf ("%-30s %-40s %10s %7s\n", "op", "name", "ms/run", "%");
+  gboolean any_fused = FALSE;
   for (guint i = 0; i < sorted->len; i++)
     {
       GraftNodeTiming *t = sorted->pdata[i];
-      printf ("%-24s %-40s %10.3f %6.1f%%\n", t->node->op, t->node->name && *t->node->name ? t->node->name : "(unnamed)",
+      /* a fused pattern is timed as a whole on its first node: say so */
+      gboolean fused = t->fused_op && t->fused_calls == t->calls;
+      g_autofree char *op = fused ? g_strdup_printf ("%s*", t->fused_op) : g_strdup (t->node->op);
+      any_fused |= fused;
+      printf ("%-30s %-40s %10.3f %6.1f%%\n", op, t->node->name && *t->node->name ? t->node->name : "(unnamed)",
               t->seconds * 1000 / MAX (runs, 1), total > 0 ? 100 * t->seconds / total : 0);
     }
-  printf ("%-24s %-40s %10.3f %6.1f%%\n", "total", "", total * 1000 / MAX (runs, 1), 100.0);
+  printf ("%-30s %-40s %10.3f %6.1f%%\n", "total", "", total * 1000 / MAX (runs, 1), 100.0);
+  if (any_fused)
+    printf ("* the nodes of a pattern fused into one operator, named by its first node\n");
 }
 
 static int

@@ -472,7 +472,7 @@ value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt
 
 static guint timing_counter_add (GraftRuntime *rt, GraftNode *node)
 {
-  GraftNodeTiming t = { node, 0, 0 };
+  GraftNodeTiming t = { node, 0, 0, 0, NULL };
   g_array_append_val (rt->timings, t);
   return rt->timings->len - 1;
 }
@@ -1288,7 +1288,7 @@ graft_runtime_reset_timings (GraftRuntime *self)
     {
       GraftNodeTiming *t = &g_array_index (self->timings, GraftNodeTiming, i);
       t->seconds = 0;
-      t->calls = 0;
+      t->calls = t->fused_calls = 0;
     }
 }
 
@@ -1686,6 +1686,11 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
           GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
           t->calls++;
+          if (frame.pattern_taken[i])
+            {
+              t->fused_calls++;
+              t->fused_op = step->pattern->schema->name;
+            }
         }
       if (plan == rt->main && rt->observe)
         for (guint j = 0; j < step->n_outputs; j++)

@@ -60,6 +60,11 @@ typedef struct {
   GraftNode *node;
   double seconds;          /* summed over runs since the last reset */
   guint64 calls;
+  /* calls in which node ran as the first of a pattern of nodes fused into
+   * one operator (fused_op, "graft::…"): seconds include the whole
+   * pattern, whose other nodes have no calls of their own then */
+  guint64 fused_calls;
+  const char *fused_op;
 } GraftNodeTiming;
 
 /* Runs the main graph. inputs: char* name → GraftRtTensor* (borrowed).
