@@ -213,16 +213,22 @@ reference (const FusedCase *c, const float *x, const float *w1, const float *b1,
   return p;
 }
 
+/* Conv steps timed so far; *fused: how many of them ran the fused operator */
 static guint
-conv_calls (GraftRuntime *rt)
+conv_calls (GraftRuntime *rt, guint *fused)
 {
   GArray *timings = graft_runtime_get_timings (rt);
   guint calls = 0;
+  *fused = 0;
   for (guint i = 0; i < timings->len; i++)
     {
       GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
-      if (strcmp (t->node->op, "onnx::Conv") == 0)
-        calls += t->calls;
+      if (strcmp (t->node->op, "onnx::Conv") != 0)
+        continue;
+      calls += t->calls;
+      *fused += t->fused_calls;
+      if (t->fused_calls)
+        g_assert_cmpstr (t->fused_op, ==, "graft::PointwiseDepthwiseConv");
     }
   return calls;
 }
@@ -274,13 +280,16 @@ check_case (const FusedCase *c, GraftSimdLevel level)
         GraftRtTensor *xt = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL);
         memcpy (xt->data, x, xt->nbytes);
         g_hash_table_insert (inputs, (gpointer) "x", xt);
-        guint before = conv_calls (rt);
+        guint fused_before, fused_after;
+        guint before = conv_calls (rt, &fused_before);
         g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
         g_assert_no_error (error);
-        guint calls = conv_calls (rt) - before;
+        guint calls = conv_calls (rt, &fused_after) - before;
         g_test_message ("%s at %s, %u threads: %u Conv steps ran", c->what, graft_simd_level_to_string (level), threads,
                         calls);
-        g_assert_cmpuint (calls, ==, (c->fused && level >= GRAFT_SIMD_AVX2 ? 1 : c->project ? 3 : 2));
+        gboolean takes = c->fused && level >= GRAFT_SIMD_AVX2;
+        g_assert_cmpuint (calls, ==, (takes ? 1 : c->project ? 3 : 2));
+        g_assert_cmpuint (fused_after - fused_before, ==, (takes ? 1 : 0));
         GraftRtTensor *y = out->pdata[0];
         g_assert_cmpint (y->rank, ==, 4);
         g_assert_cmpint (y->dims[0], ==, c->n);
