@@ -38,6 +38,7 @@ struct _GraftRunPane
   GPtrArray *outputs;         /* GraftRtTensor* of the last run */
   GPtrArray *output_names;    /* char* */
   GHashTable *timings;        /* GraftNode* → double* */
+  GHashTable *fused;          /* GraftNode* → const char*: the fused operator its time covers */
   char *status;
 };
 
@@ -474,6 +475,7 @@ clear_results (GraftRunPane *self)
   g_clear_pointer (&self->outputs, g_ptr_array_unref);
   g_clear_pointer (&self->output_names, g_ptr_array_unref);
   g_clear_pointer (&self->timings, g_hash_table_unref);
+  g_clear_pointer (&self->fused, g_hash_table_unref);
   remove_all_rows (self->outputs_list);
 }
 
@@ -526,12 +528,15 @@ collect_timings (GraftRunPane *self, GraftRuntime *runtime)
   GArray *timings = graft_runtime_get_timings (runtime);
 
   self->timings = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  self->fused = g_hash_table_new (NULL, NULL);
   for (guint i = 0; timings != NULL && i < timings->len; i++)
     {
       GraftNodeTiming *timing = &g_array_index (timings, GraftNodeTiming, i);
 
       if (timing->calls > 0)
         g_hash_table_insert (self->timings, timing->node, g_memdup2 (&timing->seconds, sizeof (double)));
+      if (timing->calls > 0 && timing->fused_calls == timing->calls && timing->fused_op != NULL)
+        g_hash_table_insert (self->fused, timing->node, (gpointer) timing->fused_op);
     }
 }
 
@@ -826,6 +831,12 @@ GHashTable *
 graft_run_pane_get_timings (GraftRunPane *self)
 {
   return self->timings;
+}
+
+GHashTable *
+graft_run_pane_get_fused (GraftRunPane *self)
+{
+  return self->fused;
 }
 
 /* ---------- saving ---------- */

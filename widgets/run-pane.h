@@ -50,5 +50,9 @@ const char *graft_run_pane_get_status (GraftRunPane *self);
 /* Per-node seconds of the last run: GraftNode* → double* (NULL before any
  * run). Borrowed until the next run or set_model. */
 GHashTable *graft_run_pane_get_timings (GraftRunPane *self);
+/* The nodes of the last run whose time covers a pattern of nodes the
+ * runtime fused into one operator (the pattern's first node):
+ * GraftNode* → the operator's name. NULL before any run. */
+GHashTable *graft_run_pane_get_fused (GraftRunPane *self);
 
 G_END_DECLS

@@ -183,9 +183,10 @@ badge_text (const char *rule)
 }
 
 /* The timing overlay: the slowest nodes in error red, then warning, then
- * info colours, each with its time. */
+ * info colours, each with its time; a node whose time covers a fused
+ * pattern (it and the nodes after it, run as one operator) says so. */
 static void
-mark_timings (GraftWindow *self, GHashTable *timings)
+mark_timings (GraftWindow *self, GHashTable *timings, GHashTable *fused)
 {
   GHashTableIter iter;
   gpointer node, seconds;
@@ -198,7 +199,9 @@ mark_timings (GraftWindow *self, GHashTable *timings)
   while (g_hash_table_iter_next (&iter, &node, &seconds))
     {
       double share = slowest > 0 ? *(double *) seconds / slowest : 0;
-      g_autofree char *badge = g_strdup_printf ("%.2f ms", *(double *) seconds * 1000);
+      gboolean fused_pattern = fused != NULL && g_hash_table_contains (fused, node);
+      g_autofree char *badge = g_strdup_printf ("%.2f ms%s", *(double *) seconds * 1000,
+                                                fused_pattern ? " fused" : "");
 
       graft_graph_canvas_mark_node (self->canvas, node, share > 0.5 ? 3 : share > 0.1 ? 2 : 1, badge);
     }
@@ -213,7 +216,7 @@ graft_window_refresh_marks (GraftWindow *self)
   graft_graph_canvas_clear_marks (self->canvas);
   if (self->show_timings && timings != NULL)
     {
-      mark_timings (self, timings);
+      mark_timings (self, timings, graft_run_pane_get_fused (self->run_pane));
       return;
     }
   for (guint i = 0; self->diagnostics != NULL && i < self->diagnostics->len; i++)

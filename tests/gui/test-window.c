@@ -12,7 +12,9 @@
 
 #include "loader.h"
 #include "runtime/npy.h"
+#include "runtime/simd.h"
 #include "widgets/graph-canvas.h"
+#include "widgets/run-pane.h"
 #include "gui-fixtures.h"
 #include "../onnx/fixtures.h"
 #include "window-harness.h"
@@ -948,6 +950,44 @@ test_run_sample (void)
   pixbuf = load_window_screenshot (state, "run-sample");
 }
 
+/* Timings of a model whose blocks the runtime fuses (two MobileNetV2
+ * inverted residual blocks, exported by PyTorch): each block's first
+ * Conv carries the block's time, marked fused, and the overlay shows it. */
+static void
+test_run_fused_timings (void)
+{
+  g_autofree char *path = generated_fixture ("make-inverted-residual-model.py", "inverted-residual.onnx");
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+
+  open_and_run (&gui, path, NULL);
+  harness_activate (gui.window, "win.show-timings");
+  state = capture (&gui, "run-fused-timings");
+  g_assert_cmpstr (get (state, "run-visible"), ==, "1");
+  g_assert_true (g_str_has_prefix (get (state, "run-outputs"), "y float32[1,16,28,28] min="));
+  GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_RUN_PANE));
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  GHashTable *fused = graft_run_pane_get_fused (pane);
+  /* SIMD kernels run the fused operator; the portable level runs the nodes */
+  guint want = graft_simd_get_level () >= GRAFT_SIMD_AVX2 ? 2 : 0;
+  g_assert_nonnull (fused);
+  g_assert_cmpuint (g_hash_table_size (fused), ==, want);
+  GHashTableIter iter;
+  gpointer node, op;
+  g_hash_table_iter_init (&iter, fused);
+  while (g_hash_table_iter_next (&iter, &node, &op))
+    {
+      const char *badge = graft_graph_canvas_get_node_badge (canvas, node);
+      g_test_message ("%s: %s", ((GraftNode *) node)->name, badge);
+      g_assert_cmpstr (op, ==, "graft::PointwiseDepthwiseConv");
+      g_assert_cmpstr (((GraftNode *) node)->op, ==, "onnx::Conv");
+      g_assert_nonnull (badge);
+      g_assert_true (g_str_has_suffix (badge, " ms fused"));
+    }
+  pixbuf = load_window_screenshot (state, "run-fused-timings");
+}
+
 /* The Run pane on a torch.export program: batch 4 runs, batch 17 is
  * refused before running with the range torch.export declared. */
 static char *
@@ -1430,6 +1470,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/weights-only", test_weights_only);
   g_test_add_func ("/gui/window/diagnostics-edit-save-run", test_diagnostics_edit_save_run);
   g_test_add_func ("/gui/window/run-sample", test_run_sample);
+  g_test_add_func ("/gui/window/run-fused-timings", test_run_fused_timings);
   g_test_add_func ("/gui/window/run-bad-input-file", test_run_bad_input_file);
   g_test_add_func ("/gui/window/unsaved-changes-ask", test_unsaved_changes_ask);
   g_test_add_func ("/gui/window/refused-edit", test_refused_edit);
