@@ -341,9 +341,9 @@ test_maxpool_same_upper_ceil (void)
   builder_clear (&b);
 }
 
-/* Rows wider than one vector, strides 1 and 2 (the AVX-512 kernel) and 3
- * (the portable loop), padding, ceil mode, windows that hang over the
- * edge; NaN inputs never win and -inf stays -inf. */
+/* Rows wider than one vector, strides 1 and 2 (the separable AVX-512 and
+ * AVX2 kernels) and 3 (the portable loop), padding, ceil mode, windows
+ * that hang over the edge; NaN inputs never win and -inf stays -inf. */
 static void
 test_maxpool_against_direct (void)
 {

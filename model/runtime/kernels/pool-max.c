@@ -1,4 +1,4 @@
-/* 2-D max pooling with AVX-512 (see pool-max.h). */
+/* 2-D max pooling with AVX-512 or AVX2 (see pool-max.h). */
 #include "runtime/kernels/pool-max.h"
 #include "runtime/kernels/simd-target.h"
 
@@ -11,12 +11,9 @@
 gboolean
 graft_max_pool2d_supports (const GraftWindow *w)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX512 && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
+  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
          (w->stride[1] == 1 || w->stride[1] == 2);
 }
-
-GRAFT_TARGET_AVX512_BEGIN
-#include "runtime/kernels/avx512-row.h"
 
 typedef struct {
   const float *x;
@@ -24,52 +21,81 @@ typedef struct {
   const GraftWindow *w;
 } MaxPoolJob;
 
-static inline __attribute__ ((always_inline)) void
-max_pool_plane (const MaxPoolJob *job, gint64 plane, const int sw)
+/* A row of -inf (*length floats) long enough for the windows of every
+ * vector of `lanes` outputs of a row, and a second load's worth past them
+ * (stride 2 loads two vectors per window column). */
+static float *
+padded_row_new (const GraftWindow *w, gint64 lanes, gint64 *length)
 {
-  const GraftWindow *w = job->w;
-  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-  gint64 KH = w->kernel[0], KW = w->kernel[1], sh = w->stride[0];
-  gint64 pt = w->pad_begin[0], pl = w->pad_begin[1];
-  const float *x = job->x + plane * H * W;
-  float *y = job->y + plane * OH * OW;
-  const __m512 minus_inf = _mm512_set1_ps (-INFINITY);
-
-  for (gint64 oh = 0; oh < OH; oh++, y += OW)
-    {
-      gint64 h0 = MAX (oh * sh - pt, 0), h1 = MIN (oh * sh - pt + KH, H);
-      for (gint64 ow = 0; ow < OW; ow += LANES)
-        {
-          __m512 m = minus_inf;
-          for (gint64 h = h0; h < h1; h++)
-            for (gint64 kj = 0; kj < KW; kj++)
-              /* max returns its second operand when either is NaN: m, so a NaN never wins */
-              m = _mm512_max_ps (graft_load_row16_fill (x + h * W, ow * sw + kj - pl, W, sw, minus_inf), m);
-          _mm512_mask_storeu_ps (y + ow, graft_lane_mask16 (0, OW - ow), m);
-        }
-    }
+  gint64 vectors = (w->out[1] + lanes - 1) / lanes;
+  *length = vectors * lanes * w->stride[1] + w->kernel[1] + lanes;
+  float *padded = g_new (float, *length);
+  for (gint64 i = 0; i < *length; i++)
+    padded[i] = -INFINITY;
+  return padded;
 }
 
-static GRAFT_HOT_LOOP void
-max_pool_plane_stride1 (gint64 plane, gpointer data)
-{
-  max_pool_plane (data, plane, 1);
-}
+GRAFT_TARGET_AVX512_BEGIN
+#include "runtime/kernels/avx512-row.h"
 
-static GRAFT_HOT_LOOP void
-max_pool_plane_stride2 (gint64 plane, gpointer data)
-{
-  max_pool_plane (data, plane, 2);
-}
+#define PM_V __m512
+#define PM_LANES LANES
+#define PM_MASK_T __mmask16
+#define PM_FIRST_LANES(n) graft_lane_mask16 (0, (n))
+#define PM_MASKED_LOAD(p, m) _mm512_maskz_loadu_ps ((m), (p))
+#define PM_MASKED_STORE(p, m, v) _mm512_mask_storeu_ps ((p), (m), (v))
+#define PM_LOAD(p) _mm512_loadu_ps (p)
+#define PM_EVEN(p) graft_even_lanes16 (_mm512_loadu_ps (p), _mm512_loadu_ps ((p) + LANES))
+#define PM_MAX(v, m) _mm512_max_ps ((v), (m))
+#define PM_SET1(f) _mm512_set1_ps (f)
+#define PM_TARGET
+#define PM_SUFFIX avx512
+#include "runtime/kernels/pool-max-body.h"
 
 GRAFT_TARGET_AVX512_END
+
+#define YMM_LANES 8
+
+/* the first n lanes (n clamped to 0..8), as maskload/maskstore take them */
+static inline GRAFT_TARGET_AVX2_FMA __m256i
+first_lanes8 (gint64 n)
+{
+  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) CLAMP (n, 0, YMM_LANES)),
+                             _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* lanes 0, 2 … 14 of p [0, 16): in-lane pairs, then the 64-bit halves in order */
+static inline GRAFT_TARGET_AVX2_FMA __m256
+even_lanes8 (const float *p)
+{
+  __m256 even = _mm256_shuffle_ps (_mm256_loadu_ps (p), _mm256_loadu_ps (p + YMM_LANES), _MM_SHUFFLE (2, 0, 2, 0));
+  return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (even), _MM_SHUFFLE (3, 1, 2, 0)));
+}
+
+#define PM_V __m256
+#define PM_LANES YMM_LANES
+#define PM_MASK_T __m256i
+#define PM_FIRST_LANES(n) first_lanes8 (n)
+#define PM_MASKED_LOAD(p, m) _mm256_maskload_ps ((p), (m))
+#define PM_MASKED_STORE(p, m, v) _mm256_maskstore_ps ((p), (m), (v))
+#define PM_LOAD(p) _mm256_loadu_ps (p)
+#define PM_EVEN(p) even_lanes8 (p)
+#define PM_MAX(v, m) _mm256_max_ps ((v), (m))
+#define PM_SET1(f) _mm256_set1_ps (f)
+#define PM_TARGET GRAFT_TARGET_AVX2_FMA
+#define PM_SUFFIX avx2
+#include "runtime/kernels/pool-max-body.h"
 
 void
 graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 planes, const GraftWindow *w)
 {
   g_return_if_fail (graft_max_pool2d_supports (w));
   MaxPoolJob job = { x, y, w };
-  graft_kernel_parallel_for (ctx, planes, w->stride[1] == 1 ? max_pool_plane_stride1 : max_pool_plane_stride2, &job);
+  gboolean avx512 = graft_simd_get_level () >= GRAFT_SIMD_AVX512, unit = w->stride[1] == 1;
+  graft_kernel_parallel_for (ctx, planes,
+                             avx512 ? (unit ? max_pool_plane_avx512_stride1 : max_pool_plane_avx512_stride2)
+                                    : (unit ? max_pool_plane_avx2_stride1 : max_pool_plane_avx2_stride2),
+                             &job);
 }
 
 #else
