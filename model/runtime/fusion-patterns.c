@@ -222,22 +222,30 @@ is_pointwise_conv (GraftNode *node)
 }
 
 gboolean
-graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDepthwiseFusion *f)
+graft_pointwise_depthwise_fusion_match (GraftNode *first, GraftPointwiseDepthwiseFusion *f)
 {
   memset (f, 0, sizeof *f);
-  if (!is_pointwise_conv (pointwise))
-    return FALSE;
-  f->nodes[f->n_nodes++] = pointwise;
-  GraftValue *between = take_activation (pointwise, f, 0);
-  GraftValue *v;
-  GraftNode *depthwise = graft_fusion_sole_reader (f->nodes[f->n_nodes - 1], &v);
-  if (between == NULL || v != between || !is_conv (depthwise) || depthwise->inputs->pdata[0] != between ||
-      depthwise->inputs->pdata[1] == between || (depthwise->inputs->len > 2 && depthwise->inputs->pdata[2] == between) ||
-      graft_node_attr_int (depthwise, "group", 1) <= 1)
+  f->lo[0] = -INFINITY;
+  f->hi[0] = INFINITY;
+  GraftValue *v, *between = NULL;
+  GraftNode *depthwise = first;
+  if (is_pointwise_conv (first))
+    {
+      f->pointwise = first;
+      f->nodes[f->n_nodes++] = first;
+      between = take_activation (first, f, 0);
+      depthwise = graft_fusion_sole_reader (f->nodes[f->n_nodes - 1], &v);
+      if (between == NULL || v != between || !is_conv (depthwise) || depthwise->inputs->pdata[0] != between)
+        return FALSE;
+    }
+  if (!is_conv (depthwise) || graft_node_attr_int (depthwise, "group", 1) <= 1 ||
+      depthwise->inputs->pdata[1] == depthwise->inputs->pdata[0] ||
+      (depthwise->inputs->len > 2 && depthwise->inputs->pdata[2] == depthwise->inputs->pdata[0]))
     return FALSE;
   f->nodes[f->n_nodes++] = depthwise;
+  f->depthwise = depthwise;
   GraftValue *after = take_activation (depthwise, f, 1);
-  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X] = pointwise->inputs->pdata[0];
+  GraftValue *x = f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X] = first->inputs->pdata[0];
   /* the projection back to few channels, and the residual Add of the
    * block's input, when they follow */
   GraftNode *project = graft_fusion_sole_reader (f->nodes[f->n_nodes - 1], &v);
@@ -249,7 +257,6 @@ graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDept
       f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W3] = project->inputs->pdata[1];
       f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B3] = project->inputs->len > 2 ? project->inputs->pdata[2] : NULL;
       GraftNode *add = graft_fusion_sole_reader (project, &v);
-      GraftValue *x = f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X];
       if (is_op (add, "onnx::Add") && add->inputs->len == 2 && add->outputs->len == 1 &&
           ((add->inputs->pdata[0] == v && add->inputs->pdata[1] == x) ||
            (add->inputs->pdata[1] == v && add->inputs->pdata[0] == x)))
@@ -258,11 +265,15 @@ graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDept
           f->residual = TRUE;
         }
     }
-  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1] = pointwise->inputs->pdata[1];
-  f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B1] = pointwise->inputs->len > 2 ? pointwise->inputs->pdata[2] : NULL;
+  /* a depthwise layer alone gains nothing from the bands */
+  if (f->pointwise == NULL && f->project == NULL)
+    return FALSE;
+  if (f->pointwise)
+    {
+      f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1] = first->inputs->pdata[1];
+      f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B1] = first->inputs->len > 2 ? first->inputs->pdata[2] : NULL;
+    }
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2] = depthwise->inputs->pdata[1];
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B2] = depthwise->inputs->len > 2 ? depthwise->inputs->pdata[2] : NULL;
-  f->pointwise = pointwise;
-  f->depthwise = depthwise;
   return TRUE;
 }

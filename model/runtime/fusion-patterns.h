@@ -64,9 +64,11 @@ gboolean graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *l
  * (a depthwise one: the kernel checks the shapes) reading it, and its
  * Relu/Clip if any — MobileNet's expansion and depthwise layers — and
  * then, if they follow, a 1×1 convolution (the projection) and an Add of
- * the first convolution's input (the residual), run as one
- * graft::PointwiseDepthwiseConv (conv-fused.c): a band of rows of the
- * expanded tensor at a time, in cache, never written out whole. */
+ * the first convolution's input (the residual); or the same from the
+ * depthwise convolution on, without an expansion, when the projection
+ * follows (MobileNetV1's blocks, V2's first): run as one
+ * graft::PointwiseDepthwiseConv (conv-fused.c), a band of rows at a time
+ * in cache, the wide tensors never written out whole. */
 #define GRAFT_POINTWISE_DEPTHWISE_FUSION_OP "graft::PointwiseDepthwiseConv"
 
 enum { GRAFT_POINTWISE_DEPTHWISE_FUSION_X, GRAFT_POINTWISE_DEPTHWISE_FUSION_W1, GRAFT_POINTWISE_DEPTHWISE_FUSION_B1,
@@ -75,23 +77,24 @@ enum { GRAFT_POINTWISE_DEPTHWISE_FUSION_X, GRAFT_POINTWISE_DEPTHWISE_FUSION_W1, 
        GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS };
 
 typedef struct {
-  /* by GRAFT_POINTWISE_DEPTHWISE_FUSION_*; NULL: no bias (no projection) */
+  /* by GRAFT_POINTWISE_DEPTHWISE_FUSION_*; NULL: no bias (no expansion, no projection) */
   GraftValue *inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS];
-  GraftNode *pointwise, *depthwise;
+  GraftNode *pointwise;     /* the expansion, or NULL (then the projection is there) */
+  GraftNode *depthwise;
   GraftNode *project;       /* or NULL */
   gboolean residual;        /* the projection's output plus X */
-  float lo[2], hi[2];       /* the clamps after the first two convolutions, ±INFINITY for none */
-  /* in order: the pointwise Conv, its activation, the depthwise Conv, its
-   * activation, the projection, the Add (the last node gives the fused
-   * operator's output) */
+  float lo[2], hi[2];       /* the clamps after the expansion and the depthwise layer, ±INFINITY for none */
+  /* in order: the expansion, its activation, the depthwise Conv, its
+   * activation, the projection, the Add (those present; the last node
+   * gives the fused operator's output) */
   guint n_nodes;
   GraftNode *nodes[6];
 } GraftPointwiseDepthwiseFusion;
 
-/* Matches the pattern that Conv node `pointwise` opens: its window (and
- * the projection's) must be 1×1 (from kernel_shape when given; the kernel
- * checks the weights), every value in between has one reader, in the
- * same graph, and is not a graph output. */
-gboolean graft_pointwise_depthwise_fusion_match (GraftNode *pointwise, GraftPointwiseDepthwiseFusion *f);
+/* Matches the pattern that Conv node `first` opens (the expansion, or the
+ * depthwise layer): the 1×1 windows must be 1×1 where kernel_shape tells
+ * (the kernel checks the weights), every value in between has one
+ * reader, in the same graph, and is not a graph output. */
+gboolean graft_pointwise_depthwise_fusion_match (GraftNode *first, GraftPointwiseDepthwiseFusion *f);
 
 G_END_DECLS

@@ -15,7 +15,9 @@
  * MobileNetV2's blocks: whole bands projected one by one, bands whose
  * shared rows are kept from one to the next, odd maps, stride 2, channel
  * blocks projected afterwards (a 7×7 map at batch 1 and two threads),
- * and a residual that broadcasts (declined). */
+ * and a residual that broadcasts (declined); and the same from the
+ * depthwise layer on, without an expansion (MobileNetV1's blocks, V2's
+ * first), but not a depthwise layer alone. */
 #include <math.h>
 #include <string.h>
 #include "runtime/runtime.h"
@@ -32,6 +34,7 @@ typedef struct {
   gint64 pointwise_stride;               /* 0: 1 */
   gint64 project;                        /* channels of a 1×1 projection after the depthwise layer, 0: none */
   gboolean residual;                     /* the projection's output + x (broadcast) */
+  gboolean no_expansion;                 /* x → depthwise (ce = cin) → …, no 1×1 convolution first */
 } FusedCase;
 
 static const FusedCase cases[] = {
@@ -55,6 +58,15 @@ static const FusedCase cases[] = {
     1, "Clip", "Clip", FALSE, TRUE, 0, 24, TRUE },
   { "residual broadcast from one channel: declined", 2, 1, 16, 9, 9, 3, 1, 1, 1, 1, 1, 1, "Clip", NULL, TRUE, FALSE, 0,
     8, TRUE },
+  /* without the expansion: depthwise, then the projection */
+  { "no expansion (MobileNetV2's first block)", 2, 32, 32, 56, 56, 3, 1, 1, 1, 1, 1, 1, NULL, "Clip", TRUE, TRUE, 0, 16,
+    FALSE, TRUE },
+  { "no expansion, stride 2, odd map", 1, 24, 24, 27, 31, 3, 2, 1, 1, 1, 1, 1, NULL, "Relu", FALSE, TRUE, 0, 40, FALSE,
+    TRUE },
+  { "no expansion, residual, 7x7 at batch 1: channel blocks", 1, 64, 64, 7, 7, 3, 1, 1, 1, 1, 1, 1, NULL, "Clip", TRUE,
+    TRUE, 0, 64, TRUE, TRUE },
+  { "a depthwise convolution alone: not fused", 2, 8, 8, 12, 12, 3, 1, 1, 1, 1, 1, 1, NULL, "Clip", TRUE, FALSE, 0, 0,
+    FALSE, TRUE },
 };
 
 static float
@@ -115,15 +127,15 @@ build_model (const FusedCase *c, const float *w1, const float *b1, const float *
       float_graph_add_initializer (g, "b1", 1, db, b1);
       float_graph_add_initializer (g, "b2", 1, db, b2);
     }
-  GraftNode *pw = add_conv (g, "x", "w1", c->biases ? "b1" : NULL, c->act1 ? "e0" : "e", 1);
-  if (c->pointwise_stride)
+  GraftNode *pw = c->no_expansion ? NULL : add_conv (g, "x", "w1", c->biases ? "b1" : NULL, c->act1 ? "e0" : "e", 1);
+  if (pw && c->pointwise_stride)
     {
       gint64 pw_strides[] = { c->pointwise_stride, c->pointwise_stride };
       graft_node_add_attribute (pw, graft_attribute_new_ints ("strides", pw_strides, 2));
     }
-  if (c->act1)
+  if (pw && c->act1)
     add_activation (g, c->act1, "e0", "e");
-  GraftNode *dw = add_conv (g, "e", "w2", c->biases ? "b2" : NULL, c->act2 ? "y0" : c->project ? "d" : "y", c->ce);
+  GraftNode *dw = add_conv (g, pw ? "e" : "x", "w2", c->biases ? "b2" : NULL, c->act2 ? "y0" : c->project ? "d" : "y", c->ce);
   gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
   graft_node_add_attribute (dw, graft_attribute_new_ints ("strides", strides, 2));
   graft_node_add_attribute (dw, graft_attribute_new_ints ("dilations", dil, 2));
@@ -176,7 +188,8 @@ reference (const FusedCase *c, const float *x, const float *w1, const float *b1,
             double acc = c->biases ? b1[m] : 0;
             for (gint64 k = 0; k < c->cin; k++)
               acc += (double) w1[m * c->cin + k] * x[((n * c->cin + k) * c->h + i * ps) * c->w + j * ps];
-            e[((n * c->ce + m) * H + i) * W + j] = activate (c->act1, acc);
+            e[((n * c->ce + m) * H + i) * W + j] =
+              c->no_expansion ? x[((n * c->cin + m) * c->h + i) * c->w + j] : activate (c->act1, acc);
           }
   double *y = g_new (double, c->n * c->ce * OH * OW);
   for (gint64 n = 0; n < c->n; n++)
@@ -288,7 +301,8 @@ check_case (const FusedCase *c, GraftSimdLevel level)
         g_test_message ("%s at %s, %u threads: %u Conv steps ran", c->what, graft_simd_level_to_string (level), threads,
                         calls);
         gboolean takes = c->fused && level >= GRAFT_SIMD_AVX2;
-        g_assert_cmpuint (calls, ==, (takes ? 1 : c->project ? 3 : 2));
+        guint convs = (c->no_expansion ? 0 : 1) + 1 + (c->project ? 1 : 0);
+        g_assert_cmpuint (calls, ==, (takes ? 1 : convs));
         g_assert_cmpuint (fused_after - fused_before, ==, (takes ? 1 : 0));
         GraftRtTensor *y = out->pdata[0];
         g_assert_cmpint (y->rank, ==, 4);

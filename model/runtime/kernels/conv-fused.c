@@ -1,6 +1,8 @@
 /* graft::PointwiseDepthwiseConv: MobileNet's inverted residual block —
  * a 1×1 convolution → [Relu/Clip] → depthwise convolution → [Relu/Clip]
- * [→ 1×1 projection [→ + the block's input]] — as one step
+ * [→ 1×1 projection [→ + the block's input]], or the same without the
+ * first convolution when the projection is there (MobileNetV1's blocks,
+ * V2's first: the depthwise layer reads x's rows in place) — as one step
  * (runtime/fusion-patterns.h finds the pattern).
  *
  * Run as separate nodes, the expansion writes a tensor six times wider
@@ -55,7 +57,7 @@ typedef struct {
   gint64 N;
   guint threads;
   GraftSimdLevel level;             /* the depthwise plans' kernels are the level's */
-  gboolean project;                 /* planned for a projection */
+  gboolean expand, project;         /* planned for an expansion, a projection */
   /* whole bands (every channel, the projection per band, tasks of
    * consecutive bands of one image); else bands of channel blocks */
   gboolean whole;
@@ -111,13 +113,14 @@ rows_that_fit (const GraftWindow *dw, gint64 channels, gboolean depthwise_too, g
  * input row (padding taller than the window's reach: the nodes handle
  * it). */
 static BandPlan *
-band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboolean project)
+band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboolean expand, gboolean project)
 {
   g_autoptr(BandPlan) plan = g_new0 (BandPlan, 1);
   plan->dw = *dw;
   plan->N = N;
   plan->threads = threads;
   plan->level = graft_simd_get_level ();
+  plan->expand = expand;
   plan->project = project;
   gint64 OH = dw->out[0], W = dw->in[1], reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1;
 
@@ -158,7 +161,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
   gint64 band_input = MIN ((plan->band_rows - 1) * dw->stride[0] + reach, dw->in[0]);
   plan->e_plane = band_input * W;
   plan->d_plane = plan->whole ? plan->band_rows * dw->out[1] : 0;
-  plan->slot_floats = plan->block_channels * (plan->e_plane + plan->d_plane);
+  plan->slot_floats = MAX (plan->block_channels * ((expand ? plan->e_plane : 0) + plan->d_plane), 1);
 
   plan->first_row = g_new (gint64, plan->bands);
   plan->rows = g_new (gint64, plan->bands);
@@ -257,10 +260,18 @@ block_task (gint64 t, gpointer data)
       gint64 n = item / plan->blocks / plan->bands;
       gint64 c0 = block * plan->block_channels, c1 = MIN (job->Ce, c0 + plan->block_channels);
       gint64 r0 = plan->first_row[band], cols = plan->rows[band] * W, oh0 = band * plan->band_rows;
-      graft_conv_pointwise_block (job->filter, c0, c1, job->x + n * job->Cin * H * W + r0 * W, H * W, cols,
-                                  expanded, NULL, plan->e_plane, job->b1 ? job->b1 + c0 : NULL, job->clamp1, job->lo1,
-                                  job->hi1);
-      graft_conv_depthwise_plan_run (NULL, plan->plans[band], expanded, plan->e_plane, job->w2 + c0 * job->taps,
+      /* the depthwise layer's input: the expanded band, or x's rows themselves */
+      const float *source = job->x + (n * job->Cin + c0) * H * W + r0 * W;
+      gint64 source_plane = H * W;
+      if (job->filter)
+        {
+          graft_conv_pointwise_block (job->filter, c0, c1, job->x + n * job->Cin * H * W + r0 * W, H * W, cols,
+                                      expanded, NULL, plan->e_plane, job->b1 ? job->b1 + c0 : NULL, job->clamp1,
+                                      job->lo1, job->hi1);
+          source = expanded;
+          source_plane = plan->e_plane;
+        }
+      graft_conv_depthwise_plan_run (NULL, plan->plans[band], source, source_plane, job->w2 + c0 * job->taps,
                                      job->b2 ? job->b2 + c0 : NULL, job->y + ((n * job->Ce + c0) * OH + oh0) * OW,
                                      OH * OW, c1 - c0, c1 - c0, job->lo2, job->hi2);
     }
@@ -276,24 +287,34 @@ whole_task (gint64 t, gpointer data)
   const PointwiseDepthwiseJob *job = data;
   const BandPlan *plan = job->plan;
   int slot = take_slot (job);
-  float *expanded = job->scratch + slot * plan->slot_floats, *depthwise = expanded + job->Ce * plan->e_plane;
+  /* the expanded band (with an expansion), then the depthwise band */
+  float *expanded = job->scratch + slot * plan->slot_floats;
+  float *depthwise = expanded + (job->filter ? job->Ce * plan->e_plane : 0);
   gint64 H = plan->dw.in[0], W = plan->dw.in[1], OH = plan->dw.out[0], OW = plan->dw.out[1];
   gint64 n = t / plan->ranges, range = t % plan->ranges;
   gint64 have_first = 0, have_last = 0;   /* the input rows in the expanded buffer */
   for (gint64 band = range * plan->bands / plan->ranges; band < (range + 1) * plan->bands / plan->ranges; band++)
     {
       gint64 r0 = plan->first_row[band], r1 = r0 + plan->rows[band], oh0 = band * plan->band_rows;
-      gint64 keep = have_first <= r0 && r0 < have_last ? MIN (have_last, r1) - r0 : 0;
-      if (keep > 0 && r0 > have_first)
-        for (gint64 c = 0; c < job->Ce; c++)
-          memmove (expanded + c * plan->e_plane, expanded + c * plan->e_plane + (r0 - have_first) * W,
-                   keep * W * sizeof (float));
-      graft_conv_pointwise_block (job->filter, 0, job->Ce, job->x + (n * job->Cin * H + r0 + keep) * W, H * W,
-                                  (r1 - r0 - keep) * W, expanded + keep * W, NULL, plan->e_plane, job->b1, job->clamp1,
-                                  job->lo1, job->hi1);
-      have_first = r0;
-      have_last = r1;
-      graft_conv_depthwise_plan_run (NULL, plan->plans[band], expanded, plan->e_plane, job->w2, job->b2, depthwise,
+      /* the depthwise layer's input: the expanded band, or x's rows themselves */
+      const float *source = job->x + (n * job->Cin * H + r0) * W;
+      gint64 source_plane = H * W;
+      if (job->filter)
+        {
+          gint64 keep = have_first <= r0 && r0 < have_last ? MIN (have_last, r1) - r0 : 0;
+          if (keep > 0 && r0 > have_first)
+            for (gint64 c = 0; c < job->Ce; c++)
+              memmove (expanded + c * plan->e_plane, expanded + c * plan->e_plane + (r0 - have_first) * W,
+                       keep * W * sizeof (float));
+          graft_conv_pointwise_block (job->filter, 0, job->Ce, job->x + (n * job->Cin * H + r0 + keep) * W, H * W,
+                                      (r1 - r0 - keep) * W, expanded + keep * W, NULL, plan->e_plane, job->b1,
+                                      job->clamp1, job->lo1, job->hi1);
+          have_first = r0;
+          have_last = r1;
+          source = expanded;
+          source_plane = plan->e_plane;
+        }
+      graft_conv_depthwise_plan_run (NULL, plan->plans[band], source, source_plane, job->w2, job->b2, depthwise,
                                      plan->d_plane, job->Ce, job->Ce, job->lo2, job->hi2);
       gint64 at = n * job->M * OH * OW + oh0 * OW, count = MIN (plan->band_rows, OH - oh0);
       graft_conv_pointwise_block (job->project, 0, job->M, depthwise, plan->d_plane, count * OW, job->y + at,
@@ -342,14 +363,14 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   const GraftRtTensor *b2 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B2);
   const GraftRtTensor *b3 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B3);
   if (!graft_conv_gemm_available () || !graft_pointwise_depthwise_fusion_match (ctx->node, &f) || x == NULL ||
-      w1 == NULL || w2 == NULL || (f.project != NULL) != (w3 != NULL) || !is_f32 (x, 4) || !is_f32 (w1, 4) ||
-      !is_f32 (w2, 4) || (w3 && !is_f32 (w3, 4)) || (b1 && !is_f32 (b1, 1)) || (b2 && !is_f32 (b2, 1)) ||
-      (b3 && !is_f32 (b3, 1)))
+      w2 == NULL || (f.pointwise != NULL) != (w1 != NULL) || (f.project != NULL) != (w3 != NULL) || !is_f32 (x, 4) ||
+      (w1 && !is_f32 (w1, 4)) || !is_f32 (w2, 4) || (w3 && !is_f32 (w3, 4)) || (b1 && !is_f32 (b1, 1)) ||
+      (b2 && !is_f32 (b2, 1)) || (b3 && !is_f32 (b3, 1)))
     return TRUE;   /* declined: no output */
-  gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1->dims[0], M = w3 ? w3->dims[0] : Ce;
+  gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1 ? w1->dims[0] : Cin, M = w3 ? w3->dims[0] : Ce;
   GraftWindow dw;
-  if (w1->dims[1] != Cin || w1->dims[2] != 1 || w1->dims[3] != 1 || (b1 && b1->dims[0] != Ce) ||
-      !pointwise_window (f.pointwise, x->dims + 2))
+  if (w1 && (w1->dims[1] != Cin || w1->dims[2] != 1 || w1->dims[3] != 1 || (b1 && b1->dims[0] != Ce) ||
+             !pointwise_window (f.pointwise, x->dims + 2)))
     return TRUE;
   if (w2->dims[0] != Ce || w2->dims[1] != 1 || (b2 && b2->dims[0] != Ce) ||
       graft_node_attr_int (f.depthwise, "group", 1) != Ce || !depthwise_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
@@ -362,30 +383,32 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   if (f.residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
     return TRUE;
 
-  /* the packed filters and the plan, kept from the last run when they still fit */
+  /* the packed filters and the plan, kept from the last run when they
+   * still fit, keyed by the first convolution's weights */
   guint threads = MAX (graft_kernel_get_n_threads (ctx), 1);
-  FusedDerived *derived = graft_kernel_derived_lookup (ctx, w1->data, (GDestroyNotify) fused_derived_free);
+  gconstpointer key = w1 ? w1->data : w2->data;
+  FusedDerived *derived = graft_kernel_derived_lookup (ctx, key, (GDestroyNotify) fused_derived_free);
   g_autoptr(FusedDerived) owned = NULL;
-  if (derived == NULL || !graft_packed_filter_matches (derived->filter, 1, Ce, Cin) ||
+  if (derived == NULL || (w1 && !graft_packed_filter_matches (derived->filter, 1, Ce, Cin)) ||
       (w3 && !graft_packed_filter_matches (derived->project, 1, M, Ce)))
     {
       owned = g_new0 (FusedDerived, 1);
-      owned->filter = graft_packed_filter_new (w1->data, 1, Ce, Cin);
+      owned->filter = w1 ? graft_packed_filter_new (w1->data, 1, Ce, Cin) : NULL;
       owned->project = w3 ? graft_packed_filter_new (w3->data, 1, M, Ce) : NULL;
-      if (owned->filter == NULL || (w3 && owned->project == NULL))
+      if ((w1 && owned->filter == NULL) || (w3 && owned->project == NULL))
         return graft_kernel_fail (error, "out of memory for the packed filters");
       derived = owned;
     }
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
-      derived->plan->level != graft_simd_get_level () || derived->plan->project != (w3 != NULL) ||
-      !graft_window_equal (&derived->plan->dw, &dw))
+      derived->plan->level != graft_simd_get_level () || derived->plan->expand != (w1 != NULL) ||
+      derived->plan->project != (w3 != NULL) || !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);
-      derived->plan = band_plan_new (&dw, N, Ce, threads, w3 != NULL);
+      derived->plan = band_plan_new (&dw, N, Ce, threads, w1 != NULL, w3 != NULL);
     }
-  /* the projection's weights are constant too when the expansion's are
-   * (kept with them); otherwise nothing is kept */
-  if (owned && graft_kernel_derived_keep (ctx, w1->data, owned, (GDestroyNotify) fused_derived_free))
+  /* the other weights are constant too when the first are (kept with
+   * them); otherwise nothing is kept */
+  if (owned && graft_kernel_derived_keep (ctx, key, owned, (GDestroyNotify) fused_derived_free))
     owned = NULL;
   if (derived->plan == NULL)
     return TRUE;   /* declined */
