@@ -80,6 +80,8 @@ stats_job_free (StatsJob *job)
   g_free (job);
 }
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StatsJob, stats_job_free)
+
 static void
 clear_sections (GraftNodeSidebar *self)
 {
@@ -233,10 +235,14 @@ stats_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     g_task_return_error (task, error);
 }
 
+/* On the UI thread, cancelled or not: the job (and its labels and model)
+ * is freed here, never with the task, which GIO may finalize on its
+ * worker after this ran — the labels' last reference could then go on
+ * that thread (a window closed, or the sidebar cleared, meanwhile). */
 static void
 stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  StatsJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(StatsJob) job = user_data;
   GCancellable *cancellable = g_task_get_cancellable (G_TASK (result));
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
@@ -297,8 +303,8 @@ add_values_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
       job->self = self;
       job->model = model != NULL ? g_object_ref (model) : NULL;
       job->tensor = graft_tensor_ref (tensor);
-      task = g_task_new (NULL, self->stats_cancellable, stats_done, NULL);
-      g_task_set_task_data (task, job, (GDestroyNotify) stats_job_free);
+      task = g_task_new (NULL, self->stats_cancellable, stats_done, job);
+      g_task_set_task_data (task, job, NULL);
       self->pending_stats++;
       g_task_run_in_thread (task, stats_thread);
     }
