@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/runtime.h"
+#include "op-timings.h"
 #include "simd-levels.h"
 #include "float-graph.h"
 
@@ -401,21 +402,6 @@ pattern_inputs (GRand *rng, const PatternCase *c, GHashTable *inputs)
   g_hash_table_insert (inputs, (gpointer) "mask", mask);
 }
 
-/* How many times a node of op ran in the last run. */
-static guint
-calls_of (GraftRuntime *rt, const char *op)
-{
-  GArray *timings = graft_runtime_get_timings (rt);
-  guint calls = 0;
-  for (guint i = 0; i < timings->len; i++)
-    {
-      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
-      if (strcmp (t->node->op, op) == 0)
-        calls += t->calls;
-    }
-  return calls;
-}
-
 /* A run at the SIMD level, with or without the engine's fusions;
  * *calls: how many times a node of op ran. */
 static GPtrArray *
@@ -434,7 +420,7 @@ run_model (GraftModel *model, GHashTable *inputs, guint threads, GraftSimdLevel 
   GPtrArray *result = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
   g_assert_no_error (error);
-  *calls = calls_of (rt, op);
+  *calls = graft_test_op_calls (rt, op, NULL, NULL);
   return result;
 }
 

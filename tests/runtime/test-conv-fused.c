@@ -22,6 +22,7 @@
 #include <string.h>
 #include "runtime/runtime.h"
 #include "float-graph.h"
+#include "op-timings.h"
 #include "simd-levels.h"
 
 typedef struct {
@@ -230,19 +231,10 @@ reference (const FusedCase *c, const float *x, const float *w1, const float *b1,
 static guint
 conv_calls (GraftRuntime *rt, guint *fused)
 {
-  GArray *timings = graft_runtime_get_timings (rt);
-  guint calls = 0;
-  *fused = 0;
-  for (guint i = 0; i < timings->len; i++)
-    {
-      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
-      if (strcmp (t->node->op, "onnx::Conv") != 0)
-        continue;
-      calls += t->calls;
-      *fused += t->fused_calls;
-      if (t->fused_calls)
-        g_assert_cmpstr (t->fused_op, ==, "graft::PointwiseDepthwiseConv");
-    }
+  const char *fused_op;
+  guint calls = graft_test_op_calls (rt, "onnx::Conv", fused, &fused_op);
+  if (*fused)
+    g_assert_cmpstr (fused_op, ==, "graft::PointwiseDepthwiseConv");
   return calls;
 }
 
