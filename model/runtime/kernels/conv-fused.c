@@ -330,25 +330,24 @@ is_f32 (const GraftRtTensor *t, int rank)
   return t->dtype == GRAFT_DTYPE_FLOAT32 && t->rank == rank;
 }
 
-/* The depthwise window over x's map, from the depthwise node; FALSE
- * (error cleared: the nodes will say what is wrong) when it does not
- * compute. */
+/* The window of a Conv node of the pattern over map; FALSE (error
+ * cleared: the nodes will say what is wrong) when it does not compute. */
 static gboolean
-depthwise_window (GraftNode *depthwise, const gint64 *map, const gint64 *kernel, GraftWindow *w)
+node_window (GraftNode *conv, const gint64 *map, const gint64 *kernel, GraftWindow *w)
 {
   g_autoptr(GError) ignored = NULL;
-  return graft_window_geometry (depthwise, 2, map, kernel, FALSE, FALSE, w, &ignored);
+  return graft_window_geometry (conv, 2, map, kernel, FALSE, FALSE, w, &ignored);
 }
 
-/* A 1×1 window of one group, unit stride and no padding over map (of node). */
+/* A 1×1 window of unit stride and no padding over map (the matcher has
+ * seen that the node has one group). */
 static gboolean
 pointwise_window (GraftNode *node, const gint64 *map)
 {
   gint64 one[2] = { 1, 1 };
   GraftWindow w;
-  return graft_node_attr_int (node, "group", 1) == 1 && depthwise_window (node, map, one, &w) && w.stride[0] == 1 &&
-         w.stride[1] == 1 && w.out[0] == w.in[0] && w.out[1] == w.in[1] && w.pad_begin[0] == 0 &&
-         w.pad_begin[1] == 0;
+  return node_window (node, map, one, &w) && w.stride[0] == 1 && w.stride[1] == 1 && w.out[0] == w.in[0] &&
+         w.out[1] == w.in[1] && w.pad_begin[0] == 0 && w.pad_begin[1] == 0;
 }
 
 static gboolean
@@ -373,7 +372,7 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
              !pointwise_window (f.pointwise, x->dims + 2)))
     return TRUE;
   if (w2->dims[0] != Ce || w2->dims[1] != 1 || (b2 && b2->dims[0] != Ce) ||
-      graft_node_attr_int (f.depthwise, "group", 1) != Ce || !depthwise_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
+      graft_node_attr_int (f.depthwise, "group", 1) != Ce || !node_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
       !graft_conv_depthwise_supports (&dw) || dw.out[0] <= 0 || dw.out[1] <= 0 || N == 0 || Ce == 0 || Cin == 0)
     return TRUE;
   if (w3 && (w3->dims[1] != Ce || w3->dims[2] != 1 || w3->dims[3] != 1 || (b3 && b3->dims[0] != M) || M == 0 ||
@@ -464,7 +463,7 @@ infer_pointwise_depthwise (GraftInferContext *ctx, GError **error)
                    graft_shape_is_fully_fixed (&w3->shape))) && graft_pointwise_depthwise_fusion_match (ctx->node, &f);
   gint64 map[2] = { known ? x->shape.dims[2].value : 0, known ? x->shape.dims[3].value : 0 };
   gint64 kernel[2] = { known ? w2->shape.dims[2].value : 0, known ? w2->shape.dims[3].value : 0 };
-  if (!known || !depthwise_window (f.depthwise, map, kernel, &dw))
+  if (!known || !node_window (f.depthwise, map, kernel, &dw))
     {
       graft_infer_set_output_unknown (ctx, 0, GRAFT_DTYPE_FLOAT32, 4);
       return TRUE;
