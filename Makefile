@@ -29,7 +29,7 @@ TEST_PACKAGES += libclang-rt-dev
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
 VENV := .venv
 
-.PHONY: all deps test-deps test-venv build run test bench fuzz clean distclean
+.PHONY: all deps test-deps test-venv build run test bench bench-avx2 fuzz clean distclean
 
 all: build
 
@@ -68,6 +68,11 @@ fuzz: test-deps
 
 bench: test-deps build
 	@tests/bench/run $(BUILD)
+
+# The runtime's benchmarks with AVX-512, AVX-VNNI and AMX hidden from
+# Graft and its peers alike: an AVX2-only machine's ratios on this one.
+bench-avx2: test-deps build
+	@tests/bench/run $(BUILD) --as-avx2-only
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)

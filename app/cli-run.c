@@ -20,6 +20,7 @@
 #include "runtime/inputs.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
+#include "runtime/simd.h"
 #include "runtime/tensor-file.h"
 
 typedef struct {
@@ -351,8 +352,11 @@ run_model (const char *path, RunOptions *opts)
       g_array_sort (times, compare_doubles);
       double median = times->len % 2 ? g_array_index (times, double, times->len / 2)
                                      : (g_array_index (times, double, times->len / 2 - 1) + g_array_index (times, double, times->len / 2)) / 2;
-      printf ("median time per run: %.3f ms over %d runs (%d thread%s)\n", median, opts->repeat, opts->threads,
-              opts->threads == 1 ? "" : "s");
+      /* which kernels ran matters as much as the thread count when
+       * comparing machines (or a capped GRAFT_SIMD) */
+      printf ("median time per run: %.3f ms over %d runs (%d thread%s, %s kernels%s)\n", median, opts->repeat,
+              opts->threads, opts->threads == 1 ? "" : "s", graft_simd_level_to_string (graft_simd_get_level ()),
+              graft_simd_has_amx_int8 () ? ", AMX-INT8" : "");
     }
   if (opts->profile)
     print_profile (rt, MAX (opts->repeat - 1, 1));

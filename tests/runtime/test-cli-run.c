@@ -5,6 +5,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "runtime/npy.h"
+#include "runtime/simd.h"
 
 static char *cli_path;
 static char *model_path;
@@ -52,6 +53,9 @@ test_npy_input_and_outputs (void)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "probabilities: float32[2,10]"));
   g_assert_nonnull (strstr (out, "median time per run:"));
+  /* the timing names the kernels it measured (the same environment's level) */
+  g_autofree char *kernels = g_strdup_printf ("%s kernels", graft_simd_level_to_string (graft_simd_get_level ()));
+  g_assert_nonnull (strstr (out, kernels));
   g_assert_nonnull (strstr (out, "onnx::Conv"));
   g_autofree char *npy = g_build_filename (outdir, "probabilities.npy", NULL);
   g_autoptr(GError) error = NULL;
