@@ -277,3 +277,55 @@ graft_pointwise_depthwise_fusion_match (GraftNode *first, GraftPointwiseDepthwis
   f->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_B2] = depthwise->inputs->len > 2 ? depthwise->inputs->pdata[2] : NULL;
   return TRUE;
 }
+
+/* node is a two-input op reading v once: its other input, else NULL */
+static GraftValue *
+binary_with (GraftNode *node, const char *op, GraftValue *v)
+{
+  guint at;
+  GraftValue *other = is_op (node, op) && node->outputs->len == 1 ? other_input (node, v, &at) : NULL;
+  return other && node->inputs->pdata[at] == v ? other : NULL;
+}
+
+gboolean
+graft_conv_integer_float_fusion_match (GraftNode *conv, GraftConvIntegerFloatFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if (!is_op (conv, "onnx::ConvInteger") || conv->inputs->len < 2 || conv->outputs->len != 1 ||
+      conv->inputs->pdata[0] == NULL || conv->inputs->pdata[1] == NULL)
+    return FALSE;
+  for (guint i = 0; i < conv->inputs->len && i <= GRAFT_CONV_INTEGER_FLOAT_FUSION_W_ZERO; i++)
+    f->inputs[i] = conv->inputs->pdata[i];
+  f->nodes[f->n_nodes++] = conv;
+  GraftValue *v;
+  GraftNode *cast = graft_fusion_sole_reader (conv, &v);
+  if (!is_op (cast, "onnx::Cast") || cast->inputs->len != 1 || cast->outputs->len != 1 ||
+      graft_node_attr_int (cast, "to", 0) != GRAFT_ATTENTION_FUSION_FLOAT)
+    return FALSE;
+  f->nodes[f->n_nodes++] = cast;
+  GraftNode *mul = graft_fusion_sole_reader (cast, &v);
+  GraftValue *scale = binary_with (mul, "onnx::Mul", v);
+  if (scale == NULL)
+    return FALSE;
+  f->inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_SCALE] = scale;
+  f->nodes[f->n_nodes++] = mul;
+  GraftNode *last = mul;
+  for (int a = 0; a < 2; a++)
+    {
+      GraftNode *add = graft_fusion_sole_reader (last, &v);
+      GraftValue *addend = binary_with (add, "onnx::Add", v);
+      if (addend == NULL)
+        break;
+      f->inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD1 + a] = addend;
+      f->nodes[f->n_nodes++] = last = add;
+      if (a == 0)
+        f->n_nodes_to_first_add = f->n_nodes;
+    }
+  GraftNode *relu = graft_fusion_sole_reader (last, &v);
+  if (is_op (relu, "onnx::Relu") && relu->inputs->len == 1 && relu->outputs->len == 1)
+    {
+      f->nodes[f->n_nodes++] = relu;
+      f->relu = TRUE;
+    }
+  return TRUE;
+}

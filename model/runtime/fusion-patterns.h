@@ -97,4 +97,36 @@ typedef struct {
  * reader, in the same graph, and is not a graph output. */
 gboolean graft_pointwise_depthwise_fusion_match (GraftNode *first, GraftPointwiseDepthwiseFusion *f);
 
+/* onnxruntime's quantize_dynamic writes each convolution as ConvInteger
+ * → Cast to float → Mul by the product of the two scales → Add of the
+ * bias, then Relu, or an Add of the block's other branch and a Relu: run
+ * as one graft::ConvIntegerToFloat (qlinear.c), whose GEMM hands its
+ * int32 tiles to those float operations, in the nodes' order, and writes
+ * float32 once instead of int32, then four float tensors. */
+#define GRAFT_CONV_INTEGER_FLOAT_FUSION_OP "graft::ConvIntegerToFloat"
+
+enum { GRAFT_CONV_INTEGER_FLOAT_FUSION_X, GRAFT_CONV_INTEGER_FLOAT_FUSION_W, GRAFT_CONV_INTEGER_FLOAT_FUSION_X_ZERO,
+       GRAFT_CONV_INTEGER_FLOAT_FUSION_W_ZERO, GRAFT_CONV_INTEGER_FLOAT_FUSION_SCALE,
+       GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD1, GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2,
+       GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS };
+
+typedef struct {
+  /* by GRAFT_CONV_INTEGER_FLOAT_FUSION_*; NULL: omitted (zero points, Adds) */
+  GraftValue *inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS];
+  /* in order: ConvInteger, Cast, Mul, then those present of Add, Add, Relu */
+  guint n_nodes;
+  GraftNode *nodes[6];
+  /* nodes[] up to the first Add (the pattern without the second Add and
+   * the Relu after it, for a plan where the second Add's other operand
+   * is computed after the convolution) */
+  guint n_nodes_to_first_add;
+  gboolean relu;            /* the last node is a Relu */
+} GraftConvIntegerFloatFusion;
+
+/* Matches the pattern that ConvInteger node `conv` opens; every value in
+ * between has one reader, in the same graph, and is not a graph output.
+ * The kernel checks that the scale and the addends are float32 scalars,
+ * per-channel vectors or (addends) tensors of the output's shape. */
+gboolean graft_conv_integer_float_fusion_match (GraftNode *conv, GraftConvIntegerFloatFusion *f);
+
 G_END_DECLS

@@ -849,7 +849,8 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
  * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] [→ 1×1 Conv
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
- * first one). */
+ * first one), and ConvInteger → Cast → Mul → [Add] [→ Add] [→ Relu]
+ * (quantize_dynamic's convolutions). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
@@ -858,10 +859,12 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
   const GraftOpSchema *attention = graft_op_registry_lookup (GRAFT_ATTENTION_FUSION_OP, 1);
   const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
   const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
+  const GraftOpSchema *conv_integer_float = graft_op_registry_lookup (GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1);
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftAttentionFusion f;
       GraftPointwiseDepthwiseFusion conv;
+      GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
       Step *fused = NULL;
       if (plan->steps[i].pattern_at != NO_STEP)
@@ -884,6 +887,25 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                                           GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
                                           step_of_node)) != NULL)
         pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, step_of_node);
+      else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
+        {
+          /* without the second Add (and its Relu) when its other operand
+           * comes later than the convolution (ResNet's downsample branch) */
+          fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
+                                    GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, integer.n_nodes,
+                                    step_of_node);
+          guint n_nodes = integer.n_nodes;
+          if (fused == NULL && integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL)
+            {
+              integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] = NULL;
+              n_nodes = integer.n_nodes_to_first_add;
+              fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
+                                        GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, n_nodes,
+                                        step_of_node);
+            }
+          if (fused != NULL)
+            pattern_set (plan, i, fused, integer.nodes, n_nodes, step_of_node);
+        }
     }
 }
 

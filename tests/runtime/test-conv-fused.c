@@ -239,8 +239,9 @@ conv_calls (GraftRuntime *rt, guint *fused)
 }
 
 static void
-check_case (const FusedCase *c, GraftSimdLevel level)
+check_case (gconstpointer item, GraftSimdLevel level)
 {
+  const FusedCase *c = item;
   gint64 nx = c->n * c->cin * c->h * c->w;
   g_autofree float *x = g_new (float, nx);
   g_autofree float *w1 = g_new (float, c->ce * c->cin);
@@ -314,20 +315,10 @@ check_case (const FusedCase *c, GraftSimdLevel level)
   g_assert_cmpuint (runs, ==, 4);
 }
 
-static void
-test_case_at_level (gconstpointer data)
-{
-  const GraftTestLevelCase *lc = data;
-  if (!graft_test_use_simd_level (lc->level))
-    return;
-  check_case (lc->item, lc->level);
-  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
-}
-
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  graft_test_add_cases_at_levels ("/conv-fused", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
+  graft_test_add_checks_at_levels ("/conv-fused", cases, sizeof cases[0], G_N_ELEMENTS (cases), check_case);
   return g_test_run ();
 }

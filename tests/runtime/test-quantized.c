@@ -53,6 +53,9 @@
  * exactly equal, and the fused outputs bit-identical at the portable
  * SIMD level. /quantized/resnet18_qdq/fused: every pattern of the QDQ
  * ResNet-18 fused, logits within STATIC_QUANTA steps of the float path.
+ * /quantized/resnet18_dynamic/fused: quantize_dynamic's convolutions
+ * (ConvInteger → Cast → Mul → Add …) all fused, the logits those of the
+ * nodes run one by one, bit for bit.
  *
  * /quantized/max-pool-8bit: the 8-bit MaxPool kernel against the float
  * one on the same values, random shapes, strides, pads, ceil_mode. */
@@ -331,6 +334,7 @@ typedef struct {
   GPtrArray *outputs;
   guint fused;          /* QuantizeLinear nodes that did not run */
   guint quantize;       /* QuantizeLinear nodes */
+  guint conv_integer_fused;  /* ConvInteger nodes run as graft::ConvIntegerToFloat */
 } QdqRun;
 
 static void
@@ -361,11 +365,16 @@ run_qdq (const char *model_path, GHashTable *inputs, gboolean fuse, QdqRun *r)
   graft_runtime_set_profiling (rt, TRUE);
   r->outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
-  r->fused = r->quantize = 0;
+  r->fused = r->quantize = r->conv_integer_fused = 0;
   GArray *timings = graft_runtime_get_timings (rt);
   for (guint i = 0; i < timings->len; i++)
     {
       GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
+      if (strcmp (t->node->op, "onnx::ConvInteger") == 0 && t->fused_calls == 1)
+        {
+          g_assert_cmpstr (t->fused_op, ==, "graft::ConvIntegerToFloat");
+          r->conv_integer_fused++;
+        }
       if (strcmp (t->node->op, "onnx::QuantizeLinear") != 0)
         continue;
       r->quantize++;
@@ -430,16 +439,23 @@ test_qdq_ops (gconstpointer data)
   qdq_run_clear (&portable);
 }
 
+/* The model NAME of models_dir on a random image, fused and not. */
 static void
-test_resnet18_qdq_fused (void)
+run_image_both_ways (const char *name, QdqRun *fused, QdqRun *unfused)
 {
-  g_autofree char *model_path = g_strdup_printf ("%s/resnet18_qdq.onnx", models_dir);
+  g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
   g_autoptr(GraftRtTensor) x = random_image ();
   g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
   g_hash_table_insert (inputs, "input", x);
+  run_qdq (model_path, inputs, TRUE, fused);
+  run_qdq (model_path, inputs, FALSE, unfused);
+}
+
+static void
+test_resnet18_qdq_fused (void)
+{
   QdqRun fused, unfused;
-  run_qdq (model_path, inputs, TRUE, &fused);
-  run_qdq (model_path, inputs, FALSE, &unfused);
+  run_image_both_ways ("resnet18_qdq", &fused, &unfused);
   /* 20 Conv, 8 Add, MaxPool, GlobalAveragePool, Flatten, Gemm; the
    * input's QuantizeLinear stays */
   g_assert_cmpuint (fused.quantize, ==, 33);
@@ -455,6 +471,24 @@ test_resnet18_qdq_fused (void)
   for (gint64 n = 0; n < a->dims[0]; n++)
     g_assert_cmpint (argmax ((float *) a->data + n * classes, classes), ==,
                      argmax ((float *) b->data + n * classes, classes));
+  qdq_run_clear (&fused);
+  qdq_run_clear (&unfused);
+}
+
+/* quantize_dynamic's ConvInteger → Cast → Mul → Add [→ Add] [→ Relu]
+ * patterns, fused, give the nodes' own output bit for bit: all 20
+ * convolutions fused (the three whose block adds a downsample branch
+ * computed after them up to their bias). */
+static void
+test_resnet18_dynamic_fused (void)
+{
+  QdqRun fused, unfused;
+  run_image_both_ways ("resnet18_dynamic", &fused, &unfused);
+  g_assert_cmpuint (fused.conv_integer_fused, ==, 20);
+  g_assert_cmpuint (unfused.conv_integer_fused, ==, 0);
+  GraftRtTensor *a = fused.outputs->pdata[0], *b = unfused.outputs->pdata[0];
+  g_assert_true (graft_rt_tensor_same_shape (a, b));
+  g_assert_cmpmem (a->data, a->nbytes, b->data, b->nbytes);
   qdq_run_clear (&fused);
   qdq_run_clear (&unfused);
 }
@@ -908,6 +942,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/quantized/qdq-ops/uint8/fused-vs-float", "uint8", test_qdq_ops);
   g_test_add_data_func ("/quantized/qdq-ops/int8/fused-vs-float", "int8", test_qdq_ops);
   g_test_add_func ("/quantized/resnet18_qdq/fused", test_resnet18_qdq_fused);
+  g_test_add_func ("/quantized/resnet18_dynamic/fused", test_resnet18_dynamic_fused);
   g_test_add_func ("/quantized/max-pool-8bit", test_max_pool_8bit);
   for (gsize i = 0; i < G_N_ELEMENTS (quantized_models); i++)
     {

@@ -10,6 +10,7 @@
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
+#include "runtime/fusion-patterns.h"
 #include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/window.h"
 
@@ -207,6 +208,14 @@ static gboolean
 infer_conv_integer (GraftInferContext *ctx, GError **error)
 {
   return infer_conv_like (ctx, 0, 1, GRAFT_DTYPE_INT32, FALSE, error);
+}
+
+/* ConvInteger's shape in float32; the kernel declines the addends that
+ * would broadcast it to another */
+static gboolean
+infer_conv_integer_to_float (GraftInferContext *ctx, GError **error)
+{
+  return infer_conv_like (ctx, 0, 1, GRAFT_DTYPE_FLOAT32, FALSE, error);
 }
 
 static gboolean
@@ -943,6 +952,12 @@ kernel_conv_integer (GraftKernelContext *ctx, GError **error)
 }
 
 static gboolean
+kernel_conv_integer_to_float (GraftKernelContext *ctx, GError **error)
+{
+  return graft_conv_integer_to_float_run (ctx, error);
+}
+
+static gboolean
 kernel_qlinear_conv (GraftKernelContext *ctx, GError **error)
 {
   return graft_conv_integer_run (ctx, TRUE, error);
@@ -1159,6 +1174,8 @@ const GraftOpSchema graft_ops_conv[] = {
   { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
   { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
   { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0, "x w x_zero_point w_zero_point", "y" },
+  { GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1, 0, infer_conv_integer_to_float, kernel_conv_integer_to_float, 0,
+    "x w x_zero_point w_zero_point scale A1 A2", "y" },
   { "onnx::QLinearConv", 10, 0, infer_qlinear_conv, kernel_qlinear_conv, 0, "x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B", "y" },
   { "onnx::Col2Im", 18, 0, infer_col2im, kernel_col2im, GRAFT_OP_HALF_AS_FLOAT, "input image_shape block_shape", "output" },
   { "onnx::DeformConv", 19, 0, infer_deform_conv, kernel_deform_conv, GRAFT_OP_HALF_AS_FLOAT, "X W offset B mask", "Y" },

@@ -19,6 +19,7 @@
 #include "runtime/kernels/simd-target.h"
 
 #include "runtime/kernels/window.h"
+#include "runtime/fusion-patterns.h"
 
 /* Rows and columns of one register tile: 6 rows × 16 int32 columns keep
  * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
@@ -1085,22 +1086,138 @@ conv_operands (GraftKernelContext *ctx, gboolean requantize, ConvOperands *o)
   o->bias = graft_kernel_input (ctx, 8);
 }
 
+/* How graft::ConvIntegerToFloat's float operations read an operand. */
+typedef enum {
+  OPERAND_NONE,
+  OPERAND_SCALAR,
+  OPERAND_PER_CHANNEL,          /* [M] broadcast along the output's axis 1 */
+  OPERAND_FULL,                 /* one value per output element */
+} OperandForm;
+
+/* The float operations after the int32 sums, in the pattern's order:
+ * (float) sum · scale, + the first addend, + the second, Relu. */
+typedef struct {
+  const float *scale, *add[2];
+  OperandForm scale_form, add_form[2];
+  gboolean relu;
+} ConvToFloat;
+
 /* Where a convolution's GEMM hands its tiles: y[n][m][p] from the sums
  * of row m (output channel m0 + m of the group) and column n·P + p, plus
  * row_add[m] (the bias, and the byte form's zero-point correction),
- * requantized with scales[m], or as int32 without scales. */
+ * requantized with scales[m], or as int32 without scales, or through
+ * to_float's operations into float32. */
 typedef struct {
   GraftRtTensor *y;
   gint64 M, m0, P;
   const gint32 *row_add;
   const float *scales;
   gint32 y_zero;
+  const ConvToFloat *to_float;
 } ConvOutput;
+
+static inline float
+operand_at (const float *v, OperandForm form, gint64 m, gint64 at)
+{
+  return v[form == OPERAND_FULL ? at : form == OPERAND_PER_CHANNEL ? m : 0];
+}
+
+/* The nodes' operations, one float at a time as the nodes do them (Cast,
+ * Mul, Add, Add, Relu), so the result is the unfused one bit for bit. */
+static void
+to_float_row_portable (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add, gint64 m, gint64 at,
+                       float *dst)
+{
+  float scale = operand_at (f->scale, f->scale_form, m, 0);
+  for (gint64 k = 0; k < n; k++)
+    {
+      float v = (float) (src[k] + add) * scale;
+      for (int a = 0; a < 2; a++)
+        if (f->add_form[a] != OPERAND_NONE)
+          v = v + operand_at (f->add[a], f->add_form[a], m, at + k);
+      if (f->relu)
+        v = v > 0 ? v : 0;
+      dst[k] = v;
+    }
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* The same eight at a time, the row's end through masked loads and
+ * stores: vcvtdq2ps, vmulps and vaddps round as the scalar operations
+ * do, and vmaxps (v, 0) gives 0 for NaN and −0 as `v > 0 ? v : 0` does. */
+GRAFT_TARGET_AVX2_FMA static void
+to_float_row_avx2 (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add, gint64 m, gint64 at, float *dst)
+{
+  __m256 scale = _mm256_set1_ps (operand_at (f->scale, f->scale_form, m, 0)), zero = _mm256_setzero_ps ();
+  __m256i bias = _mm256_set1_epi32 (add);
+  __m256 row_value[2] = { zero, zero };
+  const float *full[2] = { NULL, NULL };
+  gboolean have[2];
+  for (int a = 0; a < 2; a++)
+    {
+      have[a] = f->add_form[a] != OPERAND_NONE;
+      if (f->add_form[a] == OPERAND_FULL)
+        full[a] = f->add[a] + at;
+      else if (have[a])
+        row_value[a] = _mm256_set1_ps (operand_at (f->add[a], f->add_form[a], m, 0));
+    }
+  gboolean relu = f->relu;
+  for (gint64 k = 0; k < n; k += 8)
+    {
+      gint64 left = n - k;
+      __m256i lanes = _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) MIN (left, 8)),
+                                          _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+      gboolean whole = left >= 8;
+      __m256i sum = whole ? _mm256_loadu_si256 ((const __m256i *) (src + k)) : _mm256_maskload_epi32 (src + k, lanes);
+      __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_add_epi32 (sum, bias)), scale);
+      for (int a = 0; a < 2; a++)
+        if (have[a])
+          v = _mm256_add_ps (v, full[a] == NULL ? row_value[a]
+                                : whole ? _mm256_loadu_ps (full[a] + k) : _mm256_maskload_ps (full[a] + k, lanes));
+      if (relu)
+        v = _mm256_max_ps (v, zero);
+      if (whole)
+        _mm256_storeu_ps (dst + k, v);
+      else
+        _mm256_maskstore_ps (dst + k, lanes, v);
+    }
+}
+#endif
+
+typedef void (*ToFloatRow) (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add, gint64 m, gint64 at,
+                            float *dst);
+
+/* conv_output_tile's loop for to_float, with the SIMD level's row */
+static void
+to_float_tile (const ConvOutput *out, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0, gint64 cols,
+               ToFloatRow row)
+{
+  for (gint64 done = 0, run; done < cols; done += run)
+    {
+      gint64 n = (j0 + done) / out->P, p = (j0 + done) % out->P;
+      run = MIN (cols - done, out->P - p);
+      for (gint64 i = 0; i < rows; i++)
+        {
+          gint64 m = out->m0 + i0 + i, at = (n * out->M + m) * out->P + p;
+          row (out->to_float, tile + i * ld + done, run, out->row_add[m], m, at, (float *) out->y->data + at);
+        }
+    }
+}
 
 static void
 conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0, gint64 cols)
 {
   const ConvOutput *out = data;
+  if (out->to_float)
+    {
+      ToFloatRow row = to_float_row_portable;
+#ifdef GRAFT_HAVE_X86_SIMD
+      if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+        row = to_float_row_avx2;
+#endif
+      to_float_tile (out, tile, ld, i0, rows, j0, cols, row);
+      return;
+    }
   gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
   /* The tile's columns, split where one image's positions end. */
   for (gint64 done = 0, run; done < cols; done += run)
@@ -1353,8 +1470,86 @@ im2col_task (gint64 task, gpointer data)
     im2col_nd (job->x16 + image, job->w, 1, job->col + at, stride);
 }
 
+static gboolean conv_integer (GraftKernelContext *ctx, gboolean requantize, const ConvToFloat *to_float,
+                              GError **error);
+
 gboolean
 graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error)
+{
+  return conv_integer (ctx, requantize, NULL, error);
+}
+
+/* How t broadcasts against an output of dims [N, M, ...] (rank `rank`)
+ * without changing its shape: OPERAND_NONE when it would, or t is not
+ * float32. */
+static OperandForm
+operand_form (const GraftRtTensor *t, const gint64 *dims, int rank, gint64 numel)
+{
+  if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > rank)
+    return OPERAND_NONE;
+  if (t->numel == 1)
+    return OPERAND_SCALAR;
+  gboolean channel = t->numel == dims[1], full = t->numel == numel;
+  for (int i = 0; i < t->rank; i++)
+    {
+      int at = i + rank - t->rank;
+      channel &= t->dims[i] == (at == 1 ? dims[1] : 1);
+      full &= t->dims[i] == dims[at];
+    }
+  return full ? OPERAND_FULL : channel ? OPERAND_PER_CHANNEL : OPERAND_NONE;
+}
+
+/* graft::ConvIntegerToFloat (see fusion-patterns.h): ConvInteger, Cast,
+ * Mul, [Add], [Add], [Relu] as one step. It declines (no output: the
+ * nodes run) a scale or addend that is not float32 or would broadcast
+ * the output to another shape. */
+gboolean
+graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error)
+{
+  GraftConvIntegerFloatFusion f;
+  GraftRtTensor *x = ctx->inputs[0], *wt = ctx->inputs[1];
+  if (!graft_conv_integer_float_fusion_match (ctx->node, &f) || x->rank < 3 || wt->rank != x->rank)
+    return TRUE;
+  /* the output's shape: what ConvInteger gives, its spatial dims
+   * checked by the convolution itself */
+  GraftWindow w;
+  int ns = x->rank - 2;
+  g_autoptr(GError) window_error = NULL;
+  if (ns > GRAFT_WINDOW_MAX_DIMS ||
+      !graft_window_geometry (ctx->node, ns, x->dims + 2, wt->dims + 2, FALSE, FALSE, &w, &window_error))
+    return TRUE;
+  gint64 dims[GRAFT_RT_MAX_RANK] = { x->dims[0], wt->dims[0] }, numel = x->dims[0] * wt->dims[0];
+  for (int i = 0; i < ns; i++)
+    {
+      dims[i + 2] = w.out[i];
+      numel *= w.out[i];
+    }
+  ConvToFloat to_float = { 0 };
+  GraftRtTensor *scale = graft_kernel_input (ctx, GRAFT_CONV_INTEGER_FLOAT_FUSION_SCALE);
+  to_float.scale_form = operand_form (scale, dims, x->rank, numel);
+  if (to_float.scale_form == OPERAND_NONE || to_float.scale_form == OPERAND_FULL)
+    return TRUE;
+  to_float.scale = scale->data;
+  for (int a = 0; a < 2; a++)
+    {
+      GraftRtTensor *addend = graft_kernel_input (ctx, GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD1 + a);
+      if (addend == NULL)
+        continue;
+      to_float.add_form[a] = operand_form (addend, dims, x->rank, numel);
+      if (to_float.add_form[a] == OPERAND_NONE)
+        return TRUE;
+      to_float.add[a] = addend->data;
+    }
+  /* The plan leaves the second Add and the Relu after it out when the
+   * second addend comes later than the convolution: then no Relu here. */
+  gboolean cut = f.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL &&
+                 graft_kernel_input (ctx, GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2) == NULL;
+  to_float.relu = f.relu && !cut;
+  return conv_integer (ctx, FALSE, &to_float, error);
+}
+
+static gboolean
+conv_integer (GraftKernelContext *ctx, gboolean requantize, const ConvToFloat *to_float, GError **error)
 {
   ConvOperands o;
   conv_operands (ctx, requantize, &o);
@@ -1375,7 +1570,7 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
   if (!graft_window_geometry (ctx->node, ns, x->dims + 2, wt->dims + 2, FALSE, FALSE, &w, error))
     return FALSE;
   g_autofree float *scales = NULL;
-  GraftDType out_dtype = GRAFT_DTYPE_INT32;
+  GraftDType out_dtype = to_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT32;
   if (requantize)
     {
       if (!check_scale (o.x_scale, "x_scale", 1, error) || !check_scale (o.w_scale, "w_scale", M, error) ||
@@ -1418,7 +1613,7 @@ graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **e
   if (o.bias)
     for (gint64 m = 0; m < M; m++)
       row_add[m] = graft_rt_tensor_get_i64 (o.bias, m);
-  ConvOutput out = { y, M, 0, P, row_add, scales, zero_point_at (o.yzp, 0) };
+  ConvOutput out = { y, M, 0, P, row_add, scales, zero_point_at (o.yzp, 0), to_float };
   gint64 zero_u8 = 0;
 #ifdef GRAFT_HAVE_X86_SIMD
   if (conv_byte_form (x, x_zero, filter, &w2, M, row_add, &zero_u8))

@@ -23,6 +23,8 @@ void graft_qgemm_u8s8 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, co
 
 /* The kernels of ConvInteger (requantize FALSE) and QLinearConv (TRUE). */
 gboolean graft_conv_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error);
+/* The kernel of graft::ConvIntegerToFloat (see runtime/fusion-patterns.h). */
+gboolean graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error);
 /* The kernels of MatMulInteger (requantize FALSE) and QLinearMatMul (TRUE). */
 gboolean graft_matmul_integer_run (GraftKernelContext *ctx, gboolean requantize, GError **error);
 
