@@ -166,16 +166,22 @@ matmul_item (gint64 idx, gpointer data)
 
 /* float32 Y [M, N] = A [M, K] · B, with B [K, N] (or Bᵀ [N, K] stored when
  * transposed) packed once when it is a constant input of the node. FALSE
- * (nothing done) for one row, which sgemv streams B for a little faster
- * (0.16 against 0.18 ms for 768 × 2304 on one AMD EPYC core; from two
- * rows on the packed product is 2–3 times OpenBLAS's), at the portable
- * SIMD level, where OpenBLAS's own SSE kernels beat the portable tile, or
- * when out of memory. */
+ * (nothing done) for one row at the AVX2 level, which sgemv streams B
+ * for faster (0.16 against 0.18 ms for 768 × 2304 on one AMD EPYC core;
+ * GPT-2's decoder step 8.3 against 11.3 ms on a Sapphire Rapids core
+ * shown as AVX2-only: a one-row ymm tile has two accumulators, one FMA
+ * chain each), though not with AVX-512 (its tile reads two panels at
+ * once: the decoder step 1 thread 6.4–7.8 against 7.1–7.9 ms, 2 threads
+ * 3.3–3.8 against 3.7–4.2); from two rows on the packed product is 2–3
+ * times OpenBLAS's; FALSE too at the portable SIMD level, where
+ * OpenBLAS's own SSE kernels beat the portable tile, or when out of
+ * memory. */
 static gboolean
 packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *a, const float *b,
                 gboolean transposed, float *y, gboolean accumulate)
 {
-  if (M < 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2)
+  GraftSimdLevel level = graft_simd_get_level ();
+  if ((M < 2 && level < GRAFT_SIMD_AVX512) || level < GRAFT_SIMD_AVX2)
     return FALSE;
   g_autoptr(GraftPackedB) owned = NULL;
   const GraftPackedB *packed = graft_packed_b_for (ctx, b, K, N, transposed ? K : N, transposed, &owned);
