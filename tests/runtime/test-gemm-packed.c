@@ -4,7 +4,8 @@
  * - graft_packed_gemm itself on rows 1, 2, 5, 7, 13 and more than a row
  *   block, widths and depths that are not multiples of the tile, K = 1,
  *   depths split into K blocks, B packed from B and from Bᵀ, row strides
- *   wider than the matrices, and accumulation into C;
+ *   wider than the matrices, accumulation into C, and sums started from
+ *   a bias row;
  * - the MatMul and Gemm kernels that use it: MatMul by a constant B
  *   (batch-broadcast over A's batch dim, run twice: the second run reads
  *   the packed B kept on the node), Gemm with transB and a bias, and
@@ -60,9 +61,14 @@ check_direct (const Shape *s)
       bt[j * ldbt + k] = b[k * ldb + j];
   for (gint64 i = 0; i < s->M * ldc; i++)
     c0[i] = value_at (i, 3);
+  /* the bias is exactly N long: a read past it is ASan's to see */
+  g_autofree float *bias = g_new (float, s->N);
+  for (gint64 j = 0; j < s->N; j++)
+    bias[j] = value_at (j, 4);
   for (int transposed = 0; transposed < 2; transposed++)
-    for (int accumulate = 0; accumulate < 2; accumulate++)
+    for (int start = 0; start < 3; start++)   /* from zero, C accumulated, the bias */
       {
+        gboolean accumulate = start == 1, with_bias = start == 2;
         g_autoptr(GraftPackedB) packed = transposed ? graft_packed_b_new (bt, s->K, s->N, ldbt, TRUE)
                                                     : graft_packed_b_new (b, s->K, s->N, ldb, FALSE);
         memcpy (c, c0, s->M * ldc * sizeof (float));
@@ -70,12 +76,12 @@ check_direct (const Shape *s)
           for (gint64 i = 0; i < s->M; i++)
             for (gint64 j = 0; j < s->N; j++)
               c[i * ldc + j] = NAN;   /* must not be read */
-        g_assert_true (graft_packed_gemm (NULL, s->M, a, lda, packed, c, ldc, accumulate));
+        g_assert_true (graft_packed_gemm (NULL, s->M, a, lda, packed, c, ldc, accumulate, with_bias ? bias : NULL));
         for (gint64 i = 0; i < s->M; i++)
           {
             for (gint64 j = 0; j < s->N; j++)
               {
-                double want = accumulate ? c0[i * ldc + j] : 0;
+                double want = accumulate ? c0[i * ldc + j] : with_bias ? bias[j] : 0;
                 for (gint64 k = 0; k < s->K; k++)
                   want += (double) a[i * lda + k] * b[k * ldb + j];
                 check_close (transposed ? "packed from Bᵀ" : "packed from B", s, i, j, c[i * ldc + j], want);

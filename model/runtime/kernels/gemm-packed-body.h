@@ -7,14 +7,16 @@
  *   GP_SUFFIX    appended to the function's name
  * It defines tile_body_<GP_SUFFIX>: tile [rows][vecs·GP_LANES] of C (+)=
  * rows of A, packed as [K][GP_MAX_ROWS], · a K-slice of packed B, whose
- * columns are in panels of GP_PANEL floats, pstride floats apart. */
+ * columns are in panels of GP_PANEL floats, pstride floats apart; when not
+ * accumulating, the sums start from bias (the tile's columns of a row
+ * added to every row) if it is not NULL. */
 
 #define GP_PASTE2(a, b) a##_##b
 #define GP_PASTE(a, b) GP_PASTE2 (a, b)
 
 static inline __attribute__ ((always_inline)) void
 GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-                                 gboolean accumulate, const int rows, const int vecs)
+                                 gboolean accumulate, const float *bias, const int rows, const int vecs)
 {
   GP_V acc[GP_MAX_ROWS][GP_MAX_VECS];
   for (int r = 0; r < rows; r++)
@@ -23,6 +25,8 @@ GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint6
         {
           if (accumulate)
             memcpy (&acc[r][v], c + r * ldc + v * GP_LANES, sizeof (GP_V));
+          else if (bias)
+            memcpy (&acc[r][v], bias + v * GP_LANES, sizeof (GP_V));
           else
             acc[r][v] = (GP_V) { 0 };
         }

@@ -88,7 +88,7 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
 /* c [rows][cols] (+)= a [K][the ISA's rows] · b [K][cols], b packed
  * (panels pstride floats apart) */
 typedef void (*TileFunc) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-                          gboolean accumulate);
+                          gboolean accumulate, const float *bias);
 
 typedef struct {
   int rows;                       /* of a full tile */
@@ -101,9 +101,9 @@ typedef struct {
 #define TILE_FUNC(suffix, target, rows, vecs) \
   static target GRAFT_HOT_LOOP __attribute__ ((noinline)) void \
   tile_##suffix##_##rows##_##vecs (gint64 K, const float *a, const float *b, gint64 pstride, float *c, \
-                                   gint64 ldc, gboolean accumulate) \
+                                   gint64 ldc, gboolean accumulate, const float *bias) \
   { \
-    tile_body_##suffix (K, a, b, pstride, c, ldc, accumulate, rows, vecs); \
+    tile_body_##suffix (K, a, b, pstride, c, ldc, accumulate, bias, rows, vecs); \
   }
 
 /* portable: GCC's generic vectors of 4 (SSE2 on x86-64, NEON on arm64) */
@@ -207,20 +207,25 @@ typedef struct {
   float *c;
   gint64 M, ldc, kc;
   gboolean accumulate;
+  const float *bias;              /* [N] or NULL: where C's sums start when not accumulating */
   gint64 tiles, tiles_per_task, rows_per_task, col_tasks;
 } GemmJob;
 
 /* One tile whose columns end before the panels do: through a full-width
- * buffer, so the kernel never touches C past N. */
+ * buffer (and bias through another), so the kernel never touches C or
+ * bias past N. */
 static void
 partial_tile (TileFunc func, gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-              gboolean accumulate, gint64 rows, gint64 cols)
+              gboolean accumulate, const float *bias, gint64 rows, gint64 cols)
 {
   float tile[MAX_TILE_ROWS * MAX_TILE_COLS] __attribute__ ((aligned (64)));
+  float bias_cols[MAX_TILE_COLS] = { 0 };
   if (accumulate)
     for (gint64 r = 0; r < rows; r++)
       memcpy (tile + r * MAX_TILE_COLS, c + r * ldc, cols * sizeof (float));
-  func (K, a, b, pstride, tile, MAX_TILE_COLS, accumulate);
+  if (bias)
+    memcpy (bias_cols, bias, cols * sizeof (float));
+  func (K, a, b, pstride, tile, MAX_TILE_COLS, accumulate, bias ? bias_cols : NULL);
   for (gint64 r = 0; r < rows; r++)
     memcpy (c + r * ldc, tile + r * MAX_TILE_COLS, cols * sizeof (float));
 }
@@ -241,6 +246,7 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
           {
             gint64 kb = MIN (job->kc, K - k0);
             gboolean accumulate = job->accumulate || k0 > 0;
+            const float *bias = accumulate ? NULL : job->bias;
             for (gint64 t = tb; t < tb_end; t++)
               {
                 gint64 p = t * isa->panels, n0 = p * GP_PANEL;
@@ -254,9 +260,10 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                     const float *a = job->a + i * K + k0 * isa->rows;
                     float *c = job->c + i * job->ldc + n0;
                     if (cols == width)
-                      func (kb, a, b, pstride, c, job->ldc, accumulate);
+                      func (kb, a, b, pstride, c, job->ldc, accumulate, bias ? bias + n0 : NULL);
                     else
-                      partial_tile (func, kb, a, b, pstride, c, job->ldc, accumulate, rows, cols);
+                      partial_tile (func, kb, a, b, pstride, c, job->ldc, accumulate, bias ? bias + n0 : NULL,
+                                    rows, cols);
                   }
               }
           }
@@ -296,22 +303,28 @@ pack_a (const float *a, gint64 M, gint64 K, gint64 lda, int rows)
 
 gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
-                   gint64 ldc, gboolean accumulate)
+                   gint64 ldc, gboolean accumulate, const float *bias)
 {
+  g_return_val_if_fail (!(accumulate && bias), FALSE);
   if (M <= 0 || b->N <= 0)
     return TRUE;
   if (b->K == 0)
     {
       if (!accumulate)
         for (gint64 i = 0; i < M; i++)
-          memset (c + i * ldc, 0, b->N * sizeof (float));
+          {
+            if (bias)
+              memcpy (c + i * ldc, bias, b->N * sizeof (float));
+            else
+              memset (c + i * ldc, 0, b->N * sizeof (float));
+          }
       return TRUE;
     }
   const GemmIsa *isa = gemm_isa ();
   g_autofree float *apack = pack_a (a, M, b->K, lda, isa->rows);
   if (apack == NULL)
     return FALSE;
-  GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate };
+  GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias };
   /* K blocks of equal depth, none deeper than the ISA's */
   gint64 k_blocks = (b->K + isa->kc - 1) / isa->kc;
   job.kc = (b->K + k_blocks - 1) / k_blocks;

@@ -24,11 +24,14 @@ const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b,
                                         gboolean transposed, GraftPackedB **owned);
 
 /* C [M, N] (rows ldc apart) = A [M, K] (rows lda apart) · B, plus C's own
- * values when accumulate. Runs with the micro-kernels of the SIMD level
- * (runtime/simd.h) over the worker pool of ctx (which may be NULL: one
- * thread). FALSE, with C untouched, when out of memory (A is copied). */
+ * values when accumulate, or plus bias ([N], added to every row; NULL:
+ * none; not with accumulate) — the sums start from it, in the order a C
+ * holding it and accumulated into would give, without that pass over C.
+ * Runs with the micro-kernels of the SIMD level (runtime/simd.h) over the
+ * worker pool of ctx (which may be NULL: one thread). FALSE, with C
+ * untouched, when out of memory (A is copied). */
 gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
-                        float *c, gint64 ldc, gboolean accumulate);
+                            float *c, gint64 ldc, gboolean accumulate, const float *bias);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)
 

@@ -178,7 +178,7 @@ matmul_item (gint64 idx, gpointer data)
  * memory. */
 static gboolean
 packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *a, const float *b,
-                gboolean transposed, float *y, gboolean accumulate)
+                gboolean transposed, float *y, gboolean accumulate, const float *bias)
 {
   GraftSimdLevel level = graft_simd_get_level ();
   if ((M < 2 && level < GRAFT_SIMD_AVX512) || level < GRAFT_SIMD_AVX2)
@@ -187,7 +187,7 @@ packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const flo
   const GraftPackedB *packed = graft_packed_b_for (ctx, b, K, N, transposed ? K : N, transposed, &owned);
   if (packed == NULL)
     return FALSE;
-  return graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate);
+  return graft_packed_gemm (ctx, M, a, K, packed, y, N, accumulate, bias);
 }
 
 /* bias, float32, broadcasts along out's rows without changing its shape: [N], [1, N], … */
@@ -223,12 +223,9 @@ matmul_run (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor
        * graft_kernel_get_residual) goes in first and the product is added
        * to it: one pass less over the output */
       const GraftRtTensor *bias = graft_kernel_get_residual (ctx);
-      gboolean with_bias = bias && bias_row (bias, out) && a->numel / job.K >= 2 &&
-                           graft_simd_get_level () >= GRAFT_SIMD_AVX2;
-      if (with_bias)
-        for (gint64 row = 0; row < a->numel / job.K; row++)
-          memcpy ((float *) out->data + row * job.N, bias->data, job.N * sizeof (float));
-      if (packed_product (ctx, a->numel / job.K, job.N, job.K, a->data, b->data, job.tb, out->data, with_bias))
+      gboolean with_bias = bias && bias_row (bias, out);
+      if (packed_product (ctx, a->numel / job.K, job.N, job.K, a->data, b->data, job.tb, out->data, FALSE,
+                          with_bias ? bias->data : NULL))
         {
           if (with_bias)
             graft_kernel_take_residual (ctx);
@@ -353,6 +350,13 @@ gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTenso
 {
   gint64 M = out->dims[0], N = out->dims[1], K = ta ? a->dims[0] : a->dims[1];
   gboolean has_c = c != NULL && beta != 0;
+  /* a bias row (GPT-2's) starts the packed product's sums: no pass
+   * writing it into every row of out first */
+  gboolean packable = out->dtype == GRAFT_DTYPE_FLOAT32 && !ta && alpha == 1;
+  if (packable && has_c && beta == 1 && out->numel > 0 && c->dtype == GRAFT_DTYPE_FLOAT32 && c->numel == N &&
+      c->rank >= 1 && c->rank <= 2 && c->dims[c->rank - 1] == N &&
+      packed_product (ctx, M, N, K, a->data, b->data, tb, out->data, FALSE, c->data))
+    return TRUE;
   if (has_c)
     {
       if (!fill_bias (out, c, beta, error))
@@ -362,8 +366,7 @@ gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTenso
     memset (out->data, 0, out->nbytes);
   if (out->numel == 0)
     return TRUE;
-  if (out->dtype == GRAFT_DTYPE_FLOAT32 && !ta && alpha == 1 &&
-      packed_product (ctx, M, N, K, a->data, b->data, tb, out->data, has_c))
+  if (packable && packed_product (ctx, M, N, K, a->data, b->data, tb, out->data, has_c, NULL))
     return TRUE;
   if (out->dtype == GRAFT_DTYPE_FLOAT32)
     graft_kernel_sgemm (ctx, ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f,
