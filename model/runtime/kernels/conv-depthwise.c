@@ -1,6 +1,7 @@
 /* Depthwise 2-D convolution with AVX-512 or AVX2 (see conv-depthwise.h). */
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/avx2-lanes.h"
 
 #include <string.h>
 
@@ -342,13 +343,6 @@ typedef struct {
 } DepthwiseAvx2Job;
 
 static GRAFT_TARGET_AVX2_FMA inline __m256
-even_lanes8 (__m256 lo, __m256 hi)
-{
-  __m256 t = _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0));   /* lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6 */
-  return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (t), _MM_SHUFFLE (3, 1, 2, 0)));
-}
-
-static GRAFT_TARGET_AVX2_FMA inline __m256
 clamp8 (__m256 v, __m256 lo, __m256 hi)
 {
   /* max/min return their second operand for NaN: NaN stays NaN */
@@ -370,7 +364,7 @@ static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
 load_inside8 (const float *p, int sw)
 {
   __m256 v = _mm256_loadu_ps (p);
-  return sw == 1 ? v : even_lanes8 (v, _mm256_loadu_ps (p + YMM_LANES));
+  return sw == 1 ? v : graft_even_lanes8 (v, _mm256_loadu_ps (p + YMM_LANES));
 }
 
 /* lane i = row[q + i·sw], zero outside [0, W); never reads outside */
@@ -380,7 +374,7 @@ load_edge8 (const float *row, gint64 q, gint64 W, int sw)
   __m256 v = _mm256_maskload_ps (row + q, inside_mask8 (q, W));
   if (sw == 1)
     return v;
-  return even_lanes8 (v, _mm256_maskload_ps (row + q + YMM_LANES, inside_mask8 (q + YMM_LANES, W)));
+  return graft_even_lanes8 (v, _mm256_maskload_ps (row + q + YMM_LANES, inside_mask8 (q + YMM_LANES, W)));
 }
 
 /* Output vector ow of one output row, any window: the taps of kernel rows

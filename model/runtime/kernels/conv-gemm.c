@@ -12,6 +12,7 @@
  * pointwise layers faster. */
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/avx2-lanes.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -613,14 +614,6 @@ MICRO_KERNEL_AVX2 (1)
 MICRO_KERNEL_AVX2 (2)
 MICRO_KERNEL_AVX2 (3)
 
-/* The lanes below n of 8 (n may be ≤ 0 or > 8). */
-static GRAFT_TARGET_AVX2_FMA inline __m256i
-first_lanes8 (gint64 n)
-{
-  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) CLAMP (n, 0, YMM_LANES)),
-                             _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* The pointwise micro-kernel, the first four rows of a filter panel × up
  * to 24 columns in 12 ymm accumulators (see conv-pointwise-body.h). */
 static inline GRAFT_TARGET_AVX2_FMA GraftV8f
@@ -646,7 +639,7 @@ clamp8 (GraftV8f v, float lo, float hi)
 #define PW_ROWS HALF_ROWS
 #define PW_TARGET GRAFT_TARGET_AVX2_FMA
 #define PW_MASK_T __m256i
-#define PW_FIRST_LANES(n) first_lanes8 (n)
+#define PW_FIRST_LANES(n) graft_first_lanes8 (n)
 #define PW_MASKED_LOAD(p, m) masked_load8 ((p), (m))
 #define PW_MASKED_STORE(p, m, v) masked_store8 ((p), (m), (v))
 #define PW_CLAMP(v, lo, hi) clamp8 ((v), (lo), (hi))

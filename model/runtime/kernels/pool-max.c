@@ -1,6 +1,7 @@
 /* 2-D max pooling with AVX-512 or AVX2 (see pool-max.h). */
 #include "runtime/kernels/pool-max.h"
 #include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/avx2-lanes.h"
 
 #include <math.h>
 
@@ -56,30 +57,14 @@ GRAFT_TARGET_AVX512_END
 
 #define YMM_LANES 8
 
-/* the first n lanes (n clamped to 0..8), as maskload/maskstore take them */
-static inline GRAFT_TARGET_AVX2_FMA __m256i
-first_lanes8 (gint64 n)
-{
-  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) CLAMP (n, 0, YMM_LANES)),
-                             _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* lanes 0, 2 … 14 of p [0, 16): in-lane pairs, then the 64-bit halves in order */
-static inline GRAFT_TARGET_AVX2_FMA __m256
-even_lanes8 (const float *p)
-{
-  __m256 even = _mm256_shuffle_ps (_mm256_loadu_ps (p), _mm256_loadu_ps (p + YMM_LANES), _MM_SHUFFLE (2, 0, 2, 0));
-  return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (even), _MM_SHUFFLE (3, 1, 2, 0)));
-}
-
 #define PM_V __m256
 #define PM_LANES YMM_LANES
 #define PM_MASK_T __m256i
-#define PM_FIRST_LANES(n) first_lanes8 (n)
+#define PM_FIRST_LANES(n) graft_first_lanes8 (n)
 #define PM_MASKED_LOAD(p, m) _mm256_maskload_ps ((p), (m))
 #define PM_MASKED_STORE(p, m, v) _mm256_maskstore_ps ((p), (m), (v))
 #define PM_LOAD(p) _mm256_loadu_ps (p)
-#define PM_EVEN(p) even_lanes8 (p)
+#define PM_EVEN(p) graft_even_lanes8 (_mm256_loadu_ps (p), _mm256_loadu_ps ((p) + YMM_LANES))
 #define PM_MAX(v, m) _mm256_max_ps ((v), (m))
 #define PM_SET1(f) _mm256_set1_ps (f)
 #define PM_TARGET GRAFT_TARGET_AVX2_FMA

@@ -17,6 +17,7 @@
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/avx2-lanes.h"
 
 #include "runtime/kernels/window.h"
 #include "runtime/fusion-patterns.h"
@@ -1165,8 +1166,7 @@ to_float_row_avx2 (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add
   for (gint64 k = 0; k < n; k += 8)
     {
       gint64 left = n - k;
-      __m256i lanes = _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((gint32) MIN (left, 8)),
-                                          _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+      __m256i lanes = graft_first_lanes8 (left);
       gboolean whole = left >= 8;
       __m256i sum = whole ? _mm256_loadu_si256 ((const __m256i *) (src + k)) : _mm256_maskload_epi32 (src + k, lanes);
       __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_add_epi32 (sum, bias)), scale);
