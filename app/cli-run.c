@@ -234,7 +234,7 @@ print_profile (GraftRuntime *rt, guint runs)
     {
       GraftNodeTiming *t = sorted->pdata[i];
       /* a fused pattern is timed as a whole on its first node: say so */
-      gboolean fused = t->fused_op && t->fused_calls == t->calls;
+      gboolean fused = graft_node_timing_is_fused (t);
       g_autofree char *op = fused ? g_strdup_printf ("%s*", t->fused_op) : g_strdup (t->node->op);
       any_fused |= fused;
       printf ("%-30s %-40s %10.3f %6.1f%%\n", op, t->node->name && *t->node->name ? t->node->name : "(unnamed)",

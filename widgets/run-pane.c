@@ -535,7 +535,7 @@ collect_timings (GraftRunPane *self, GraftRuntime *runtime)
 
       if (timing->calls > 0)
         g_hash_table_insert (self->timings, timing->node, g_memdup2 (&timing->seconds, sizeof (double)));
-      if (timing->calls > 0 && timing->fused_calls == timing->calls && timing->fused_op != NULL)
+      if (graft_node_timing_is_fused (timing))
         g_hash_table_insert (self->fused, timing->node, (gpointer) timing->fused_op);
     }
 }

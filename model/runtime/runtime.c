@@ -1303,6 +1303,12 @@ graft_runtime_get_timings (GraftRuntime *self)
   return self->timings;
 }
 
+gboolean
+graft_node_timing_is_fused (const GraftNodeTiming *t)
+{
+  return t->calls > 0 && t->fused_calls == t->calls && t->fused_op != NULL;
+}
+
 void
 graft_runtime_reset_timings (GraftRuntime *self)
 {

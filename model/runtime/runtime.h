@@ -101,6 +101,9 @@ void graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled);
  * subgraph nodes after them), borrowed until the next run or reset. */
 GArray *graft_runtime_get_timings (GraftRuntime *self);
 void graft_runtime_reset_timings (GraftRuntime *self);
+/* t's node ran, and every time as the first node of a fused pattern:
+ * its seconds are the pattern's, run as t->fused_op. */
+gboolean graft_node_timing_is_fused (const GraftNodeTiming *t);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftRuntime, graft_runtime_free)
 
