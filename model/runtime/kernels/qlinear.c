@@ -1187,38 +1187,21 @@ to_float_row_avx2 (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add
 typedef void (*ToFloatRow) (const ConvToFloat *f, const gint32 *src, gint64 n, gint32 add, gint64 m, gint64 at,
                             float *dst);
 
-/* conv_output_tile's loop for to_float, with the SIMD level's row */
-static void
-to_float_tile (const ConvOutput *out, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0, gint64 cols,
-               ToFloatRow row)
-{
-  for (gint64 done = 0, run; done < cols; done += run)
-    {
-      gint64 n = (j0 + done) / out->P, p = (j0 + done) % out->P;
-      run = MIN (cols - done, out->P - p);
-      for (gint64 i = 0; i < rows; i++)
-        {
-          gint64 m = out->m0 + i0 + i, at = (n * out->M + m) * out->P + p;
-          row (out->to_float, tile + i * ld + done, run, out->row_add[m], m, at, (float *) out->y->data + at);
-        }
-    }
-}
-
 static void
 conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0, gint64 cols)
 {
   const ConvOutput *out = data;
+  gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
+  /* the SIMD level's row once per tile, not per row */
+  ToFloatRow to_float_row = NULL;
   if (out->to_float)
     {
-      ToFloatRow row = to_float_row_portable;
+      to_float_row = to_float_row_portable;
 #ifdef GRAFT_HAVE_X86_SIMD
       if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-        row = to_float_row_avx2;
+        to_float_row = to_float_row_avx2;
 #endif
-      to_float_tile (out, tile, ld, i0, rows, j0, cols, row);
-      return;
     }
-  gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
   /* The tile's columns, split where one image's positions end. */
   for (gint64 done = 0, run; done < cols; done += run)
     {
@@ -1231,6 +1214,8 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
           if (out->scales)
             requantize_row (src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
                             (guint8 *) out->y->data + at);
+          else if (to_float_row)
+            to_float_row (out->to_float, src, run, out->row_add[m], m, at, (float *) out->y->data + at);
           else
             for (gint64 k = 0; k < run; k++)
               ((gint32 *) out->y->data)[at + k] = src[k] + out->row_add[m];
