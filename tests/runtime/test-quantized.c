@@ -370,7 +370,7 @@ run_qdq (const char *model_path, GHashTable *inputs, gboolean fuse, QdqRun *r)
   for (guint i = 0; i < timings->len; i++)
     {
       GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
-      if (strcmp (t->node->op, "onnx::ConvInteger") == 0 && t->fused_calls == 1)
+      if (strcmp (t->node->op, "onnx::ConvInteger") == 0 && graft_node_timing_is_fused (t))
         {
           g_assert_cmpstr (t->fused_op, ==, "graft::ConvIntegerToFloat");
           r->conv_integer_fused++;
