@@ -405,22 +405,33 @@ vector_any_avx2 (const DepthwiseAvx2Job *job, const float *x, const __m256 *weig
 }
 
 /* One kernel row of a 3×3 window for the output vector whose first tap
- * reads p (every load inside the row). Stride 2 takes taps 0 and 1 from
- * the even and odd lanes of the same two loads; its in-lane shuffles
- * leave the outputs in the order 0 1 4 5 2 3 6 7, the same for every
- * tap, so the sum is put in order once (unshuffle8). */
+ * reads p. Stride 2 takes taps 0 and 1 from the even and odd lanes of
+ * the same two loads; its in-lane shuffles leave the outputs in the order
+ * 0 1 4 5 2 3 6 7, the same for every tap, so the sum is put in order
+ * once (unshuffle8). masks NULL: every load inside the row; else (a
+ * vector near an end of the row, or past it) only the lanes whose
+ * columns lie in [0, W) are read, the others are zero — masks are the
+ * inside_mask8 of the loads at p, p + 1, p + 2 (stride 1) or p, p + 8,
+ * p + 2, p + 10 (stride 2). */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA __m256
+tap_load8 (const float *p, const __m256i *masks, int which)
+{
+  return masks ? _mm256_maskload_ps (p, masks[which]) : _mm256_loadu_ps (p);
+}
+
 static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
-row3_avx2 (const float *p, __m256 w0, __m256 w1, __m256 w2, __m256 *a, __m256 *b, const int sw)
+row3_avx2 (const float *p, const __m256i *masks, __m256 w0, __m256 w1, __m256 w2, __m256 *a, __m256 *b,
+           const int sw)
 {
   if (sw == 1)
     {
-      *a = _mm256_fmadd_ps (w0, _mm256_loadu_ps (p), *a);
-      *b = _mm256_fmadd_ps (w1, _mm256_loadu_ps (p + 1), *b);
-      *a = _mm256_fmadd_ps (w2, _mm256_loadu_ps (p + 2), *a);
+      *a = _mm256_fmadd_ps (w0, tap_load8 (p, masks, 0), *a);
+      *b = _mm256_fmadd_ps (w1, tap_load8 (p + 1, masks, 1), *b);
+      *a = _mm256_fmadd_ps (w2, tap_load8 (p + 2, masks, 2), *a);
       return;
     }
-  __m256 lo = _mm256_loadu_ps (p), hi = _mm256_loadu_ps (p + YMM_LANES);
-  __m256 lo2 = _mm256_loadu_ps (p + 2), hi2 = _mm256_loadu_ps (p + 2 + YMM_LANES);
+  __m256 lo = tap_load8 (p, masks, 0), hi = tap_load8 (p + YMM_LANES, masks, 1);
+  __m256 lo2 = tap_load8 (p + 2, masks, 2), hi2 = tap_load8 (p + 2 + YMM_LANES, masks, 3);
   *a = _mm256_fmadd_ps (w0, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0)), *a);
   *b = _mm256_fmadd_ps (w1, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1)), *b);
   *a = _mm256_fmadd_ps (w2, _mm256_shuffle_ps (lo2, hi2, _MM_SHUFFLE (2, 0, 2, 0)), *a);
@@ -434,32 +445,8 @@ unshuffle8 (__m256 v, const int sw)
   return _mm256_castpd_ps (_mm256_permute4x64_pd (_mm256_castps_pd (v), _MM_SHUFFLE (3, 1, 2, 0)));
 }
 
-/* row3_avx2 for a vector near an end of the row (or past it): p is the
- * row's column q, and only the lanes of each load whose columns lie in
- * [0, W) are read (masks: the inside_mask8 of the loads at q, q + 1, q + 2
- * for stride 1; q, q + 8, q + 2, q + 10 for stride 2), the others are
- * zero: the sums row3_avx2 makes over a copy padded with zeros, without
- * the copy. */
-static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
-row3_edge_avx2 (const float *p, const __m256i *masks, __m256 w0, __m256 w1, __m256 w2, __m256 *a, __m256 *b,
-                const int sw)
-{
-  if (sw == 1)
-    {
-      *a = _mm256_fmadd_ps (w0, _mm256_maskload_ps (p, masks[0]), *a);
-      *b = _mm256_fmadd_ps (w1, _mm256_maskload_ps (p + 1, masks[1]), *b);
-      *a = _mm256_fmadd_ps (w2, _mm256_maskload_ps (p + 2, masks[2]), *a);
-      return;
-    }
-  __m256 lo = _mm256_maskload_ps (p, masks[0]), hi = _mm256_maskload_ps (p + YMM_LANES, masks[1]);
-  __m256 lo2 = _mm256_maskload_ps (p + 2, masks[2]), hi2 = _mm256_maskload_ps (p + 2 + YMM_LANES, masks[3]);
-  *a = _mm256_fmadd_ps (w0, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (2, 0, 2, 0)), *a);
-  *b = _mm256_fmadd_ps (w1, _mm256_shuffle_ps (lo, hi, _MM_SHUFFLE (3, 1, 3, 1)), *b);
-  *a = _mm256_fmadd_ps (w2, _mm256_shuffle_ps (lo2, hi2, _MM_SHUFFLE (2, 0, 2, 0)), *a);
-}
-
 /* A 3×3 output vector near an end of the row (or past it), with masked
- * loads (row3_edge_avx2). Copying the columns into a zero-padded buffer
+ * loads (row3_avx2's masks). Copying the columns into a zero-padded buffer
  * instead cost two of the seven vectors of a 56-wide row as much as the
  * other five (MobileNetV2's depthwise layers, AVX2). */
 static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
@@ -480,9 +467,9 @@ edge3_avx2 (float *y, const float *const *rows, gint64 W, gint64 ow, gint64 OW, 
       masks[3] = inside_mask8 (q + 2 + YMM_LANES, W);
     }
   __m256 a = bias, b = _mm256_setzero_ps ();
-  row3_edge_avx2 (rows[0] + q, masks, w00, w01, w02, &a, &b, sw);
-  row3_edge_avx2 (rows[1] + q, masks, w10, w11, w12, &a, &b, sw);
-  row3_edge_avx2 (rows[2] + q, masks, w20, w21, w22, &a, &b, sw);
+  row3_avx2 (rows[0] + q, masks, w00, w01, w02, &a, &b, sw);
+  row3_avx2 (rows[1] + q, masks, w10, w11, w12, &a, &b, sw);
+  row3_avx2 (rows[2] + q, masks, w20, w21, w22, &a, &b, sw);
   __m256 out = clamp8 (unshuffle8 (_mm256_add_ps (a, b), sw), lo, hi);
   if (ow + YMM_LANES <= OW)
     _mm256_storeu_ps (y + ow, out);
@@ -535,12 +522,12 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
             {
               __m256 a0 = bias, b0 = _mm256_setzero_ps (), a1 = bias, b1 = _mm256_setzero_ps ();
               gint64 q0 = ow * sw - pl, q1 = (ow + YMM_LANES) * sw - pl;
-              row3_avx2 (rows[0] + q0, w00, w01, w02, &a0, &b0, sw);
-              row3_avx2 (rows[0] + q1, w00, w01, w02, &a1, &b1, sw);
-              row3_avx2 (rows[1] + q0, w10, w11, w12, &a0, &b0, sw);
-              row3_avx2 (rows[1] + q1, w10, w11, w12, &a1, &b1, sw);
-              row3_avx2 (rows[2] + q0, w20, w21, w22, &a0, &b0, sw);
-              row3_avx2 (rows[2] + q1, w20, w21, w22, &a1, &b1, sw);
+              row3_avx2 (rows[0] + q0, NULL, w00, w01, w02, &a0, &b0, sw);
+              row3_avx2 (rows[0] + q1, NULL, w00, w01, w02, &a1, &b1, sw);
+              row3_avx2 (rows[1] + q0, NULL, w10, w11, w12, &a0, &b0, sw);
+              row3_avx2 (rows[1] + q1, NULL, w10, w11, w12, &a1, &b1, sw);
+              row3_avx2 (rows[2] + q0, NULL, w20, w21, w22, &a0, &b0, sw);
+              row3_avx2 (rows[2] + q1, NULL, w20, w21, w22, &a1, &b1, sw);
               _mm256_storeu_ps (y + ow, clamp8 (unshuffle8 (_mm256_add_ps (a0, b0), sw), lo, hi));
               _mm256_storeu_ps (y + ow + YMM_LANES, clamp8 (unshuffle8 (_mm256_add_ps (a1, b1), sw), lo, hi));
             }
@@ -548,9 +535,9 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
             {
               __m256 a0 = bias, b0 = _mm256_setzero_ps ();
               gint64 q0 = ow * sw - pl;
-              row3_avx2 (rows[0] + q0, w00, w01, w02, &a0, &b0, sw);
-              row3_avx2 (rows[1] + q0, w10, w11, w12, &a0, &b0, sw);
-              row3_avx2 (rows[2] + q0, w20, w21, w22, &a0, &b0, sw);
+              row3_avx2 (rows[0] + q0, NULL, w00, w01, w02, &a0, &b0, sw);
+              row3_avx2 (rows[1] + q0, NULL, w10, w11, w12, &a0, &b0, sw);
+              row3_avx2 (rows[2] + q0, NULL, w20, w21, w22, &a0, &b0, sw);
               _mm256_storeu_ps (y + ow, clamp8 (unshuffle8 (_mm256_add_ps (a0, b0), sw), lo, hi));
             }
         }
