@@ -363,7 +363,9 @@ find_in_split (GraftInference *inference, GPtrArray *found, GraftNode *node, gin
     }
   for (gint64 i = 0; i < n; i++)
     {
-      sum += values[i];
+      /* a hostile file's sizes: negative, or summing past gint64 */
+      if (values[i] < 0 || !graft_dim_add_checked (sum, values[i], &sum))
+        return;
       if (values[i] > values[largest])
         largest = i;
     }
