@@ -7,6 +7,7 @@
 #include "cli-run.h"
 #include "fixtures.h"
 #include "../torchscript/torch-generations.h"
+#include "../test-scratch.h"
 
 #define source_path graft_test_source_path
 
@@ -278,7 +279,7 @@ static void
 test_bad_files (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-cli-info-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-cli-info-XXXXXX", &error);
   g_autofree char *empty = g_build_filename (dir, "empty.onnx", NULL);
   g_autofree char *garbage = g_build_filename (dir, "garbage.onnx", NULL);
   g_autofree char *cut = g_build_filename (dir, "cut.onnx", NULL);

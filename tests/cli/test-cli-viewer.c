@@ -7,6 +7,7 @@
 
 #include "cli-run.h"
 #include "../test-python.h"
+#include "../test-scratch.h"
 
 static void
 run_python (const char *const *args)
@@ -32,25 +33,10 @@ static char *
 scratch_dir (void)
 {
   g_autoptr(GError) error = NULL;
-  char *dir = g_dir_make_tmp ("graft-cli-viewer-XXXXXX", &error);
+  char *dir = graft_test_scratch_dir ("graft-cli-viewer-XXXXXX", &error);
 
   g_assert_no_error (error);
   return dir;
-}
-
-static void
-remove_dir (const char *dir)
-{
-  g_autoptr(GDir) listing = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (listing != NULL && (name = g_dir_read_name (listing)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-
-      g_unlink (path);
-    }
-  g_rmdir (dir);
 }
 
 static void
@@ -73,7 +59,7 @@ test_state_dict_render (void)
   g_assert_true (g_str_has_suffix (run.err, "\n"));
   g_assert_true (strchr (run.err, '\n')[1] == '\0');
   g_assert_false (g_file_test (png, G_FILE_TEST_EXISTS));
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 static void
@@ -110,7 +96,7 @@ test_random_bytes_message (void)
   g_assert_cmpint (onnx_run.status, ==, 1);
   g_assert_nonnull (strstr (onnx_run.err, "ONNX"));
   g_assert_null (strstr (onnx_run.err, "neither a PyTorch archive"));
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 static guint
@@ -187,7 +173,7 @@ test_expanded_big_graph (void)
   g_test_message ("pdf pages %u", pages);
   g_assert_cmpuint (pages, ==, (guint) ((height + 14400 - 1) / 14400));
   g_assert_nonnull (strstr (png_run.err, "tiled into"));
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 /* "load ... 0.1 s, ... 7 nodes, 6 boxes, 0 groups" → 6 */
@@ -240,7 +226,7 @@ test_torchscript_render_options (void)
   run_cli (&run_bad_shape, bad_shape);
   g_assert_cmpint (run_bad_shape.status, ==, 1);
   g_assert_nonnull (strstr (run_bad_shape.err, "--shape x=1x0x16"));
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 int

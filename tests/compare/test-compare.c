@@ -11,6 +11,7 @@
 #include "loader.h"
 #include "compare/alignment.h"
 #include "compare/structural-diff.h"
+#include "../test-scratch.h"
 
 static char *fixture_dir;
 
@@ -378,7 +379,7 @@ test_dynamic_edit (void)
 {
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
   g_autofree char *original = fixture ("reshape_cnn.onnx");
-  g_autofree char *tmp = g_dir_make_tmp ("graft-compare-XXXXXX", NULL);
+  g_autofree char *tmp = graft_test_scratch_dir ("graft-compare-XXXXXX", NULL);
   g_autofree char *edited = g_build_filename (tmp, "reshape_cnn_dynamic.onnx", NULL);
   const char *edit[] = { cli, "edit", original, "-o", edited, "--dynamic", "x:0=batch", NULL };
   int status;

@@ -6,6 +6,7 @@
 #include "loader.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
+#include "../test-scratch.h"
 
 static GraftTensor *
 float_tensor (const char *name, int rank, const gint64 *dims, const float *values)
@@ -183,7 +184,7 @@ static char *
 make_temp_dir (void)
 {
   g_autoptr(GError) error = NULL;
-  char *dir = g_dir_make_tmp ("graft-writer-XXXXXX", &error);
+  char *dir = graft_test_scratch_dir ("graft-writer-XXXXXX", &error);
 
   g_assert_no_error (error);
   return dir;
@@ -198,20 +199,6 @@ count_entries (const char *dir)
   while (g_dir_read_name (d) != NULL)
     n++;
   return n;
-}
-
-static void
-remove_dir (const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while ((name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      g_unlink (path);
-    }
-  g_rmdir (dir);
 }
 
 static void
@@ -238,7 +225,7 @@ test_write_file_atomic (void)
   /* Saving again replaces the file whole. */
   g_assert_true (graft_onnx_write_file (model, path, GRAFT_ONNX_WRITE_NONE, &error));
   g_assert_cmpuint (count_entries (dir), ==, 1);
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 static void
@@ -274,7 +261,7 @@ test_refuses_source (void)
   g_assert_true (graft_onnx_write_file (opened, path, GRAFT_ONNX_WRITE_OVERWRITE_SOURCE, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (count_entries (dir), ==, 2);
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 static void
@@ -302,7 +289,7 @@ test_write_errors (void)
   g_assert_nonnull (strstr (error->message, "torch.onnx.export"));
   g_clear_error (&error);
   g_assert_cmpuint (count_entries (dir), ==, 0);
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 /* External data is read and embedded: the saved file stands alone. */
@@ -332,7 +319,7 @@ test_external_data_embedded (void)
   bytes = graft_tensor_get_data (w2->initializer, &error);
   g_assert_no_error (error);
   g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), values, sizeof values);
-  remove_dir (dir);
+  graft_test_remove_tree (dir);
 }
 
 int

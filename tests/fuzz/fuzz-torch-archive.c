@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "loader.h"
+#include "../test-scratch.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
@@ -15,10 +16,7 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   g_autoptr(GError) error = NULL;
 
   if (path == NULL)
-    {
-      path = g_build_filename (g_get_tmp_dir (), "graft-fuzz-XXXXXX", NULL);
-      close (g_mkstemp (path));
-    }
+    path = graft_test_scratch_file ("graft-fuzz-XXXXXX");
   g_assert (g_file_set_contents (path, (const char *) data, (gssize) size, NULL));
   g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
   g_assert ((model == NULL) == (error != NULL));

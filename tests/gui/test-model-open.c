@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model-open.h"
+#include "../test-scratch.h"
 
 typedef struct {
   GMainLoop *loop;
@@ -67,7 +68,7 @@ test_load_sample (void)
 static void
 test_load_bad_file (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-open-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-open-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "junk.onnx", NULL);
   LoadResult result = { 0 };
 

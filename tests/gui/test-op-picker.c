@@ -15,6 +15,7 @@
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
 #include "widgets/op-picker.h"
+#include "../test-scratch.h"
 
 static char *
 sample_path (void)
@@ -91,7 +92,7 @@ node_of_op (GraftGraph *graph, const char *op)
 static char *
 save_and_check (GraftWindow *window, const char *name)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-picker-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-picker-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autofree char *action = g_strconcat ("win.save-as-path::", path, NULL);
   g_autofree char *python = graft_test_python ();

@@ -9,6 +9,7 @@
 #include "gui-fixtures.h"
 #include "window-harness.h"
 #include "window-private.h"
+#include "../test-scratch.h"
 
 static char *
 sample_path (void)
@@ -32,7 +33,7 @@ static void
 test_rewritten_while_shown (void)
 {
   g_autofree char *sample = sample_path ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-gui-rewrite-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-gui-rewrite-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "model.onnx", NULL);
   g_autofree char *contents = NULL;
   gsize length;

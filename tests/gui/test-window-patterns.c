@@ -17,6 +17,7 @@
 #include "edit/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/pattern-dialog.h"
+#include "../test-scratch.h"
 
 #define LINEAR_RELU "m=MatMul(x,w) a=Add(m,b) Relu(a)"
 
@@ -108,7 +109,7 @@ row_subtitle (GraftPatternDialog *dialog, const char *name)
 static char *
 save_and_replay (GraftWindow *window, const char *original, gboolean run)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-patterns-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-patterns-XXXXXX", NULL);
   g_autofree char *saved = g_build_filename (dir, "saved.onnx", NULL);
   g_autofree char *recipe = g_build_filename (dir, "edits.json", NULL);
   g_autofree char *save_action = g_strconcat ("win.save-as-path::", saved, NULL);

@@ -12,6 +12,7 @@
 #include "window-harness.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
+#include "../test-scratch.h"
 
 static const char *
 get (GHashTable *state, const char *key)
@@ -382,7 +383,7 @@ static void
 test_choosers_start_beside_model (void)
 {
   g_autofree char *fixture = generated_fixture ("make-static-batch-model.py", "static-batch.onnx");
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-as-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-as-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "model_copy.onnx", NULL);
   g_autofree char *contents = NULL;
   gsize length;
@@ -486,7 +487,7 @@ static void
 test_recent_models_papercuts (void)
 {
   g_autofree char *sample = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
-  g_autofree char *dir = g_dir_make_tmp ("graft-recent-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-recent-XXXXXX", NULL);
   g_autofree char *good = g_build_filename (dir, "resnet18_traced_v2.onnx", NULL);
   g_autofree char *contents = NULL;
   gsize length;

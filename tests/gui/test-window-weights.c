@@ -16,6 +16,7 @@
 #include "../onnx/fixtures.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
+#include "../test-scratch.h"
 
 static const char *
 get (GHashTable *state, const char *key)
@@ -350,7 +351,7 @@ test_save_npy (void)
 {
   g_autofree char *model = generated_fixture ("make-weights-model.py", "weights.onnx");
   GraftWindow *window = open_fixture ("make-weights-model.py", "weights.onnx");
-  g_autofree char *dir = g_dir_make_tmp ("graft-npy-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-npy-XXXXXX", NULL);
   const char *check =
     "import sys, numpy as np, onnx\n"
     "from onnx import numpy_helper\n"
@@ -429,7 +430,7 @@ test_state_dict (void)
   const char *scale[] = { "1", "-2.5", "3.141", NULL };
   const char *weight[] = { "[0,:]", "1.5", "-2", "0.25", "4", NULL };
   const char *counter[] = { "9007199254740993", NULL };
-  g_autofree char *dir = g_dir_make_tmp ("graft-npy-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-npy-XXXXXX", NULL);
   g_autofree char *saved = g_build_filename (dir, "encoder.weight.npy", NULL);
 
   click_row (window, "encoder.scale");
@@ -489,7 +490,7 @@ static void
 check_conv_weight (GraftWindow *window, const char *shot, const char *check_code, const char *model)
 {
   g_autofree char *action = g_strconcat ("win.select-node::", node_named_like (window, "conv"), NULL);
-  g_autofree char *dir = g_dir_make_tmp ("graft-npy-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-npy-XXXXXX", NULL);
   g_autofree char *saved = NULL;
   g_autofree char *values = NULL;
   GtkWidget *button;

@@ -19,6 +19,7 @@
 #include "../onnx/fixtures.h"
 #include "window-harness.h"
 #include "../test-python.h"
+#include "../test-scratch.h"
 
 #define EXPECTED_WIDTH 1200
 #define EXPECTED_HEIGHT 760
@@ -256,7 +257,7 @@ open_and_capture (Gui *gui, const char *path, const char *name)
 static void
 check_bad_file (const char *name, const guint8 *contents, gsize length)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-bad-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-bad-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autofree char *shot_name = g_strdup_printf ("bad-file-%s", name);
   g_auto(Gui) gui = { 0 };
@@ -324,7 +325,7 @@ check_error_page_says (const char *path, const char *name, const char *reason)
 static void
 test_not_a_regular_file (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-fifo-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-fifo-XXXXXX", NULL);
   g_autofree char *fifo = g_build_filename (dir, "pipe.onnx", NULL);
   g_autofree char *folder = g_build_filename (dir, "folder.onnx", NULL);
 
@@ -502,7 +503,7 @@ static void
 test_error_dialog_keeps_model (void)
 {
   g_autofree char *path = sample_path ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-bad-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-bad-XXXXXX", NULL);
   g_autofree char *bad = g_build_filename (dir, "not-a-model.onnx", NULL);
   g_autofree char *action = g_strconcat ("win.open-path::", bad, NULL);
   g_autoptr(GError) reason = NULL;
@@ -610,7 +611,7 @@ static void
 test_export_picture (void)
 {
   g_autofree char *path = sample_path ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-export-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-export-XXXXXX", NULL);
   g_autofree char *svg = g_build_filename (dir, "graph.svg", NULL);
   g_autofree char *png = g_build_filename (dir, "graph.png", NULL);
   g_autofree char *pdf = g_build_filename (dir, "graph.pdf", NULL);
@@ -690,7 +691,7 @@ static_batch_copy (char **dir)
   gsize length = 0;
   char *path;
 
-  *dir = g_dir_make_tmp ("graft-edit-XXXXXX", NULL);
+  *dir = graft_test_scratch_dir ("graft-edit-XXXXXX", NULL);
   path = g_build_filename (*dir, "static-batch.onnx", NULL);
   g_assert_true (g_file_get_contents (fixture, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (path, contents, length, NULL));
@@ -923,7 +924,7 @@ static void
 test_run_sample (void)
 {
   g_autofree char *path = sample_path ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-run-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-run-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (dir, "outputs", NULL);
   g_autofree char *save_action = g_strconcat ("win.save-outputs-to::", out, NULL);
   g_autofree char *npy = g_build_filename (out, "probabilities.npy", NULL);
@@ -1054,7 +1055,7 @@ static void
 test_run_bad_input_file (void)
 {
   g_autofree char *path = sample_path ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-run-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-run-XXXXXX", NULL);
   g_autofree char *npy = g_build_filename (dir, "wrong.npy", NULL);
   g_autoptr(GraftRtTensor) wrong = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, (gint64[]) { 2, 5 }, NULL);
   g_autofree char *input_action = g_strconcat ("win.set-run-input::image=", npy, NULL);
@@ -1290,7 +1291,7 @@ static void
 test_save_refused_for_non_onnx (void)
 {
   g_autofree char *weights = generated_fixture ("make-state-dict.py", "weights.pt");
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-XXXXXX", NULL);
   g_autofree char *target = g_build_filename (dir, "weights.onnx", NULL);
   g_autofree char *save_action = g_strconcat ("win.save-as-path::", target, NULL);
   g_auto(Gui) gui = { 0 };
@@ -1310,7 +1311,7 @@ static void
 test_export_torchscript_as_onnx (void)
 {
   g_autofree char *script = generated_fixture ("make-small-cnn-script.py", "cnn-script.pt");
-  g_autofree char *dir = g_dir_make_tmp ("graft-export-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-export-XXXXXX", NULL);
   g_autofree char *target = g_build_filename (dir, "cnn.onnx", NULL);
   g_autofree char *save_action = g_strconcat ("win.save-as-path::", target, NULL);
   g_auto(Gui) gui = { 0 };

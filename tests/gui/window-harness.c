@@ -11,6 +11,7 @@
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
 #include "widgets/run-pane.h"
+#include "../test-scratch.h"
 
 /* Frames drawn with nothing left to do before a step counts as done, so
  * the canvas has painted the final scene and the sidebar its new rows. */
@@ -31,7 +32,7 @@ void
 harness_init_environment (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *scratch = g_dir_make_tmp ("graft-gui-XXXXXX", &error);
+  g_autofree char *scratch = graft_test_scratch_dir ("graft-gui-XXXXXX", &error);
   g_autofree char *home = g_build_filename (scratch, "home", NULL);
 
   g_assert_no_error (error);

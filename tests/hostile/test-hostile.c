@@ -16,6 +16,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "../onnx/fixtures.h"
+#include "../test-scratch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -344,7 +345,7 @@ static void
 test_file_rewritten_while_open (void)
 {
   g_autofree char *sample = graft_test_source_path ("data/samples/tiny-cnn.onnx");
-  g_autofree char *dir = g_dir_make_tmp ("graft-rewrite-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-rewrite-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "model.onnx", NULL);
   g_autofree char *contents = NULL;
   gsize length;

@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "onnx/writer.h"
 #include "../onnx/fixtures.h"
+#include "../test-scratch.h"
 
 static GraftModel *
 sample_model (void)
@@ -37,7 +38,7 @@ static void
 test_symlink_followed (void)
 {
   g_autoptr(GraftModel) model = sample_model ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-XXXXXX", NULL);
   g_autofree char *target = g_build_filename (dir, "target.onnx", NULL);
   g_autofree char *link = g_build_filename (dir, "link.onnx", NULL);
   g_autoptr(GError) error = NULL;
@@ -89,7 +90,7 @@ static void
 test_fifo_written_through (void)
 {
   g_autoptr(GraftModel) model = sample_model ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-XXXXXX", NULL);
   g_autofree char *fifo = g_build_filename (dir, "pipe.onnx", NULL);
   g_autoptr(GError) error = NULL;
   GStatBuf st;
@@ -118,7 +119,7 @@ static void
 test_device_written_through (void)
 {
   g_autoptr(GraftModel) model = sample_model ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-XXXXXX", NULL);
   g_autofree char *device = getuid () == 0 ? g_build_filename (dir, "null", NULL) : g_strdup ("/dev/null");
   g_autoptr(GError) error = NULL;
   GStatBuf st;
@@ -144,7 +145,7 @@ static void
 test_overwrite_keeps_attributes (void)
 {
   g_autoptr(GraftModel) model = sample_model ();
-  g_autofree char *dir = g_dir_make_tmp ("graft-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "model.onnx", NULL);
   g_autoptr(GError) error = NULL;
   gboolean root = getuid () == 0;

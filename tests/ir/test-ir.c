@@ -4,6 +4,7 @@
 #include <string.h>
 #include "ir/model.h"
 #include "loader.h"
+#include "../test-scratch.h"
 
 static void
 test_shape_to_string (void)
@@ -154,7 +155,7 @@ test_tensor_float16 (void)
 static void
 test_tensor_external_bounds (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-ir-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-ir-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "weights.bin", NULL);
   float data[4] = { 1, 2, 3, 4 };
   gint64 dims[] = { 2 };

@@ -10,6 +10,7 @@
 #include "onnx/reader.h"
 #include "onnx.pb-c.h"
 #include "fixtures.h"
+#include "../test-scratch.h"
 
 static GBytes *sample;
 
@@ -66,7 +67,7 @@ test_truncated_file_on_disk (void)
   gsize size;
   const guint8 *data = g_bytes_get_data (sample, &size);
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-malformed-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-malformed-XXXXXX", &error);
   g_autofree char *path = g_build_filename (dir, "cut.onnx", NULL);
   g_autoptr(GraftModel) model = NULL;
 
@@ -140,7 +141,7 @@ static void
 test_zero_length (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-malformed-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-malformed-XXXXXX", &error);
   g_autofree char *path = g_build_filename (dir, "empty.onnx", NULL);
   g_autoptr(GraftModel) model = NULL;
 
@@ -370,7 +371,7 @@ test_hostile_external_paths (void)
     "../../../../etc/passwd", "/etc/passwd", "sub/../../x.bin", "..", "./../x",
   };
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-external-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-external-XXXXXX", &error);
   g_autofree char *outside = g_build_filename (g_get_tmp_dir (), "graft-outside.bin", NULL);
   g_autofree char *link = g_build_filename (dir, "link.bin", NULL);
   g_autofree char *subdir_link = g_build_filename (dir, "etc", NULL);
@@ -512,7 +513,7 @@ static void
 test_special_files (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-special-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-special-XXXXXX", &error);
   g_autofree char *fifo = NULL;
   g_autofree char *link = NULL;
 

@@ -9,6 +9,7 @@
 #include "onnx/writer.h"
 #include "runtime/rt-tensor.h"
 #include "fixtures.h"
+#include "../test-scratch.h"
 
 static char *fixture_dir;
 
@@ -565,7 +566,7 @@ test_pytorch_kinds_routed (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autofree char *dir = g_dir_make_tmp ("graft-sniff-XXXXXX", NULL);
+      g_autofree char *dir = graft_test_scratch_dir ("graft-sniff-XXXXXX", NULL);
       g_autofree char *path = g_build_filename (dir, "model.pt", NULL);
       g_autoptr(GError) error = NULL;
       g_autoptr(GraftModel) model = NULL;
@@ -585,7 +586,7 @@ static char *
 write_temp (const char *name, const void *data, gsize size)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("graft-onnx-XXXXXX", &error);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-onnx-XXXXXX", &error);
   char *path;
 
   g_assert_no_error (error);

@@ -13,6 +13,7 @@
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "fixtures.h"
+#include "../test-scratch.h"
 
 static char *models_dir;
 
@@ -315,7 +316,7 @@ test_dynamo_render_lint (gconstpointer data)
   const char *name = data;
   g_autofree char *file = g_strconcat (name, "_dynamo.onnx", NULL);
   g_autofree char *path = g_build_filename (models_dir, file, NULL);
-  g_autofree char *dir = g_dir_make_tmp ("graft-dynamo-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-dynamo-XXXXXX", NULL);
   g_autofree char *picture = g_build_filename (dir, "graph.svg", NULL);
   /* Expanded, a dynamo transformer is too tall for a readable PNG: SVG. */
   g_autofree char *expanded = g_build_filename (dir, "graph-all.svg", NULL);

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <zip.h>
 #include "loader.h"
+#include "../test-scratch.h"
 
 typedef struct {
   const char *name;
@@ -248,7 +249,7 @@ int
 main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
-  tmp_dir = g_dir_make_tmp ("graft-pt2-XXXXXX", NULL);
+  tmp_dir = graft_test_scratch_dir ("graft-pt2-XXXXXX", NULL);
   for (guint i = 0; i < G_N_ELEMENTS (program_cases); i++)
     {
       g_autofree char *name = g_strdup_printf ("/pt2/malformed/program/%s", program_cases[i].name);

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include "runtime/npy.h"
 #include "runtime/simd.h"
+#include "../test-scratch.h"
 
 static char *cli_path;
 static char *model_path;
@@ -42,7 +43,7 @@ write_input (const char *dir, const char *name, GraftDType dtype, int rank, cons
 static void
 test_npy_input_and_outputs (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-cli-run-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-cli-run-XXXXXX", NULL);
   gint64 dims[] = { 2, 3, 32, 32 };
   g_autofree char *input = write_input (dir, "x.npy", GRAFT_DTYPE_FLOAT32, 4, dims, 0);
   g_autofree char *outdir = g_build_filename (dir, "out", NULL);
@@ -95,7 +96,7 @@ test_random_with_dim (void)
 static void
 test_bad_inputs (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-cli-run-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-cli-run-XXXXXX", NULL);
   gint64 wrong_shape[] = { 1, 4, 32, 32 }, dims[] = { 1, 3, 32, 32 };
   g_autofree char *shape_path = write_input (dir, "shape.npy", GRAFT_DTYPE_FLOAT32, 4, wrong_shape, 0);
   g_autofree char *dtype_path = write_input (dir, "dtype.npy", GRAFT_DTYPE_FLOAT64, 4, dims, 0);

@@ -12,6 +12,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "../test-python.h"
+#include "../test-scratch.h"
 
 static char *models_dir;
 
@@ -61,7 +62,7 @@ compare_with_ort (gconstpointer data)
   const char *name = e2e->name;
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
-  g_autofree char *tmp = g_dir_make_tmp ("graft-e2e-XXXXXX", NULL);
+  g_autofree char *tmp = graft_test_scratch_dir ("graft-e2e-XXXXXX", NULL);
   g_autofree char *input_path = g_build_filename (tmp, "input.npy", NULL);
   g_autofree char *ort_dir = g_build_filename (tmp, "ort", NULL);
   g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);

@@ -68,6 +68,7 @@
 #include "runtime/runtime.h"
 #include "simd-levels.h"
 #include "../test-python.h"
+#include "../test-scratch.h"
 
 #define STATIC_QUANTA 2
 #define DYNAMIC_RELATIVE 1e-5
@@ -236,7 +237,7 @@ compare_with_ort (gconstpointer data)
   g_autofree char *test_python = graft_test_python ();
   const char *src = g_getenv ("GRAFT_SOURCE_DIR");
   g_autofree char *model_path = g_strdup_printf ("%s/%s.onnx", models_dir, name);
-  g_autofree char *tmp = g_dir_make_tmp ("graft-quantized-XXXXXX", NULL);
+  g_autofree char *tmp = graft_test_scratch_dir ("graft-quantized-XXXXXX", NULL);
   g_autofree char *input_path = g_build_filename (tmp, "input.npy", NULL);
   g_autofree char *ort_dir = g_build_filename (tmp, "ort", NULL);
   g_autofree char *script = g_build_filename (src, "tests", "runtime", "ort-run.py", NULL);

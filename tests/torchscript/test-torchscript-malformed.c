@@ -13,6 +13,7 @@
 #include "torchscript/torch-archive.h"
 #include "../onnx/fixtures.h"
 #include "torch-generations.h"
+#include "../test-scratch.h"
 
 /* ------------------------------------------------------------------ pickles */
 
@@ -292,7 +293,7 @@ small_fixtures_or_skip (gconstpointer data)
 static char *
 write_temp (const guint8 *data, gsize len, const char *name)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-ts-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-ts-XXXXXX", NULL);
   char *path = g_build_filename (dir, name, NULL);
   g_assert_true (g_file_set_contents (path, (const char *) data, (gssize) len, NULL));
   return path;
@@ -382,7 +383,7 @@ typedef struct {
 static char *
 make_zip (const char *file_name, const ZipEntry *entries, guint n)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-ts-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-ts-XXXXXX", NULL);
   char *path = g_build_filename (dir, file_name, NULL);
   int zerr = 0;
   zip_t *z = zip_open (path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
