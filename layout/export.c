@@ -118,17 +118,29 @@ paint_pdf_pages (cairo_surface_t *surface, GraftScene *scene, const GraftPaintOp
 }
 
 static gboolean
-check_png_size (const GraftRect *bounds, double scale, const char *path, GError **error)
+has_expanded_group (GraftScene *scene)
+{
+  for (guint i = 0; i < graft_scene_get_n_groups (scene); i++)
+    if (graft_scene_get_group (scene, i)->expanded)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+check_png_size (GraftScene *scene, const GraftRect *bounds, double scale, const char *path, GError **error)
 {
   if (scale >= GRAFT_EXPORT_PNG_MIN_SCALE)
     return TRUE;
+  guint pages = graft_export_pdf_n_pages (bounds);
+  g_autofree char *pdf = pages == 1 ? g_strdup ("is one page") : g_strdup_printf ("is tiled into %u pages", pages);
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                "cannot write '%s': the graph is %.0f × %.0f points, and a PNG at a readable scale "
                "would be %.0f × %.0f pixels, past the limit of %d pixels a side and %.0f million in all; "
-               "write .svg or .pdf instead (the PDF is tiled into %u pages), or leave groups collapsed",
+               "write .svg or .pdf instead (the PDF %s)%s",
                path, bounds->width, bounds->height, ceil (bounds->width * GRAFT_EXPORT_PNG_MIN_SCALE),
                ceil (bounds->height * GRAFT_EXPORT_PNG_MIN_SCALE), GRAFT_EXPORT_PNG_MAX_SIDE,
-               GRAFT_EXPORT_PNG_MAX_PIXELS / 1e6, graft_export_pdf_n_pages (bounds));
+               GRAFT_EXPORT_PNG_MAX_PIXELS / 1e6, pdf,
+               has_expanded_group (scene) ? ", or leave groups collapsed" : "");
   return FALSE;
 }
 
@@ -158,7 +170,7 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
         int width, height;
 
         scale = graft_export_png_scale (&bounds);
-        if (!check_png_size (&bounds, scale, path, error))
+        if (!check_png_size (scene, &bounds, scale, path, error))
           return FALSE;
         width = MAX (1, (int) ceil (bounds.width * scale));
         height = MAX (1, (int) ceil (bounds.height * scale));

@@ -173,6 +173,7 @@ test_expanded_big_graph (void)
   g_test_message ("pdf pages %u", pages);
   g_assert_cmpuint (pages, ==, (guint) ((height + 14400 - 1) / 14400));
   g_assert_nonnull (strstr (png_run.err, "tiled into"));
+  g_assert_nonnull (strstr (png_run.err, "or leave groups collapsed"));
   graft_test_remove_tree (dir);
 }
 
