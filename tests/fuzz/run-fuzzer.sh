@@ -11,6 +11,8 @@ mkdir -p "$workdir/corpus" "$workdir/crashes"
 # names the Graft function instead of stopping at g_malloc.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1}:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# meson's test environment names the suppressions; `make fuzz` has none
+export LSAN_OPTIONS=${LSAN_OPTIONS:-print_suppressions=0:suppressions=$(cd "$(dirname "$0")/.." && pwd)/lsan.supp}
 # A finding exits 1: libFuzzer's own default, 77, is what meson reads as
 # a skipped test.
 exec "$harness" -max_total_time="$seconds" -timeout=10 -error_exitcode=1 -timeout_exitcode=1 -rss_limit_mb=3072 -max_len=1048576 \
