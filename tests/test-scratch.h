@@ -37,10 +37,8 @@ graft_test_remove_scratch (void)
   g_clear_pointer (&graft_test_scratch_paths, g_ptr_array_unref);
 }
 
-/* Makes a scratch path of the test program — a directory (g_dir_make_tmp's
- * template and error) or, by graft_test_scratch_file, an empty file in
- * $TMPDIR — removed with all it holds when the program exits. A failed
- * assertion aborts without exit handlers and so leaves them to look at;
+/* path goes, with all it holds, when the program exits. A failed
+ * assertion aborts without exit handlers and so leaves it to look at;
  * `make test` runs thousands of cases, and each left-behind directory
  * would stay in /tmp for good. */
 static inline void
@@ -54,6 +52,8 @@ graft_test_keep_for_removal_at_exit (const char *path)
   g_ptr_array_add (graft_test_scratch_paths, g_strdup (path));
 }
 
+/* A scratch directory (g_dir_make_tmp's template and error) or, below,
+ * an empty scratch file in $TMPDIR, removed at exit. */
 static inline char *
 graft_test_scratch_dir (const char *tmpl, GError **error)
 {

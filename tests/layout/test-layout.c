@@ -486,7 +486,6 @@ test_hit_test (void)
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 
-/* 700 nodes without scope names: cut into parts instead of one dot run. */
 /* A value every layer of a deep model reads (a transformer's attention
  * mask): 96 collapsed layers, each a long edge from the top. Graphviz's
  * network simplex took 6.5 s on the 96-layer transformer's first picture
@@ -533,6 +532,7 @@ test_value_read_by_every_layer (void)
   }
 }
 
+/* 700 nodes without scope names: cut into parts instead of one dot run. */
 static void
 test_unscoped_chunks (void)
 {

@@ -263,15 +263,5 @@ main (int argc, char *argv[])
   g_test_add_func ("/pt2/malformed/weight-config-broken", test_weight_config_broken);
   g_test_add_func ("/pt2/malformed/weight-symbolic-size", test_weight_symbolic_size);
   g_test_add_func ("/pt2/malformed/truncated", test_truncated);
-  int status = g_test_run ();
-  g_autoptr(GDir) dir = g_dir_open (tmp_dir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
-      g_unlink (path);
-    }
-  g_rmdir (tmp_dir);
-  g_free (tmp_dir);
-  return status;
+  return g_test_run ();   /* tmp_dir goes at exit (graft_test_scratch_dir) */
 }
