@@ -9,14 +9,17 @@
  * rows of A, packed as [K][GP_MAX_ROWS], · a K-slice of packed B, whose
  * columns are in panels of GP_PANEL floats, pstride floats apart; when not
  * accumulating, the sums start from bias (the tile's columns of a row
- * added to every row) if it is not NULL. */
+ * added to every row) if it is not NULL. prefetch_lines lines of B's
+ * next slice from prefetch on are asked into L2: spread over the k steps
+ * when GP_SPREAD_PREFETCH is defined, else all before them. */
 
 #define GP_PASTE2(a, b) a##_##b
 #define GP_PASTE(a, b) GP_PASTE2 (a, b)
 
 static inline __attribute__ ((always_inline)) void
 GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-                                 gboolean accumulate, const float *bias, const int rows, const int vecs)
+                                 gboolean accumulate, const float *bias, const float *prefetch,
+                                 gint64 prefetch_lines, const int rows, const int vecs)
 {
   GP_V acc[GP_MAX_ROWS][GP_MAX_VECS];
   for (int r = 0; r < rows; r++)
@@ -31,19 +34,48 @@ GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint6
             acc[r][v] = (GP_V) { 0 };
         }
     }
-#pragma GCC unroll 4
-  for (gint64 k = 0; k < K; k++, b += GP_PANEL, a += GP_MAX_ROWS)
+  /* a k step: the tile's rows of A broadcast against the B line */
+#define GP_STEP() \
+  do \
+    { \
+      GP_V bv[GP_MAX_VECS]; \
+      for (int v = 0; v < vecs; v++) \
+        memcpy (&bv[v], b + (v * GP_LANES / GP_PANEL) * pstride + (v * GP_LANES) % GP_PANEL, sizeof (GP_V)); \
+      for (int r = 0; r < rows; r++) \
+        { \
+          float s = a[r]; \
+          for (int v = 0; v < vecs; v++) \
+            acc[r][v] += s * bv[v]; \
+        } \
+      b += GP_PANEL; \
+      a += GP_MAX_ROWS; \
+    } \
+  while (0)
+  gint64 k = 0;
+#ifdef GP_SPREAD_PREFETCH
+  /* the prefetches spread over groups of four k steps, a few lines each */
+  gint64 groups = K / 4;
+  gint64 per_group = groups > 0 ? (prefetch_lines + groups - 1) / groups : 0;
+  for (; k + 4 <= K; k += 4)
     {
-      GP_V bv[GP_MAX_VECS];
-      for (int v = 0; v < vecs; v++)
-        memcpy (&bv[v], b + (v * GP_LANES / GP_PANEL) * pstride + (v * GP_LANES) % GP_PANEL, sizeof (GP_V));
-      for (int r = 0; r < rows; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
+      for (gint64 j = 0; j < per_group && prefetch_lines > 0; j++, prefetch_lines--, prefetch += GP_PANEL)
+        __builtin_prefetch (prefetch, 0, 2);
+      GP_STEP ();
+      GP_STEP ();
+      GP_STEP ();
+      GP_STEP ();
     }
+#else
+  /* all at once, before the k steps */
+  for (; prefetch_lines > 0; prefetch_lines--, prefetch += GP_PANEL)
+    __builtin_prefetch (prefetch, 0, 2);
+#endif
+#pragma GCC unroll 4
+  for (; k < K; k++)
+    GP_STEP ();
+#undef GP_STEP
+  for (; prefetch_lines > 0; prefetch_lines--, prefetch += GP_PANEL)
+    __builtin_prefetch (prefetch, 0, 2);
   for (int r = 0; r < rows; r++)
     for (int v = 0; v < vecs; v++)
       memcpy (c + r * ldc + v * GP_LANES, &acc[r][v], sizeof (GP_V));
@@ -54,3 +86,4 @@ GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint6
 #undef GP_MAX_ROWS
 #undef GP_MAX_VECS
 #undef GP_SUFFIX
+#undef GP_SPREAD_PREFETCH

@@ -86,9 +86,10 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
 /* ---- micro-kernels ---- */
 
 /* c [rows][cols] (+)= a [K][the ISA's rows] · b [K][cols], b packed
- * (panels pstride floats apart) */
+ * (panels pstride floats apart); prefetch_lines lines of GP_PANEL floats
+ * from prefetch on are asked into L2 on the way (see prefetch_share) */
 typedef void (*TileFunc) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-                          gboolean accumulate, const float *bias);
+                          gboolean accumulate, const float *bias, const float *prefetch, gint64 prefetch_lines);
 
 typedef struct {
   int rows;                       /* of a full tile */
@@ -101,9 +102,10 @@ typedef struct {
 #define TILE_FUNC(suffix, target, rows, vecs) \
   static target GRAFT_HOT_LOOP __attribute__ ((noinline)) void \
   tile_##suffix##_##rows##_##vecs (gint64 K, const float *a, const float *b, gint64 pstride, float *c, \
-                                   gint64 ldc, gboolean accumulate, const float *bias) \
+                                   gint64 ldc, gboolean accumulate, const float *bias, const float *prefetch, \
+                                   gint64 prefetch_lines) \
   { \
-    tile_body_##suffix (K, a, b, pstride, c, ldc, accumulate, bias, rows, vecs); \
+    tile_body_##suffix (K, a, b, pstride, c, ldc, accumulate, bias, prefetch, prefetch_lines, rows, vecs); \
   }
 
 /* portable: GCC's generic vectors of 4 (SSE2 on x86-64, NEON on arm64) */
@@ -159,6 +161,7 @@ typedef float GemmV16 __attribute__ ((vector_size (64)));
 #define GP_MAX_ROWS 12
 #define GP_MAX_VECS 2
 #define GP_SUFFIX avx512
+#define GP_SPREAD_PREFETCH
 #include "runtime/kernels/gemm-packed-body.h"
 #define TILE_FUNCS_AVX512(rows) TILE_FUNC (avx512, NO_TARGET, rows, 2) TILE_FUNC (avx512, NO_TARGET, rows, 1)
 TILE_FUNCS_AVX512 (1)
@@ -216,7 +219,8 @@ typedef struct {
  * bias past N. */
 static void
 partial_tile (TileFunc func, gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
-              gboolean accumulate, const float *bias, gint64 rows, gint64 cols)
+              gboolean accumulate, const float *bias, const float *prefetch, gint64 prefetch_lines, gint64 rows,
+              gint64 cols)
 {
   float tile[MAX_TILE_ROWS * MAX_TILE_COLS] __attribute__ ((aligned (64)));
   float bias_cols[MAX_TILE_COLS] = { 0 };
@@ -225,7 +229,7 @@ partial_tile (TileFunc func, gint64 K, const float *a, const float *b, gint64 ps
       memcpy (tile + r * MAX_TILE_COLS, c + r * ldc, cols * sizeof (float));
   if (bias)
     memcpy (bias_cols, bias, cols * sizeof (float));
-  func (K, a, b, pstride, tile, MAX_TILE_COLS, accumulate, bias ? bias_cols : NULL);
+  func (K, a, b, pstride, tile, MAX_TILE_COLS, accumulate, bias ? bias_cols : NULL, prefetch, prefetch_lines);
   for (gint64 r = 0; r < rows; r++)
     memcpy (c + r * ldc, tile + r * MAX_TILE_COLS, cols * sizeof (float));
 }
@@ -253,16 +257,35 @@ b_slice (const GemmJob *job, gint64 tile, gint64 k0)
  * slices together would fill a 32 KB L1). Measured with the AVX2 kernels
  * on a Sapphire Rapids core, 128 rows, B out of L2: 768 × 3072 6.3–6.7 →
  * 5.7–5.8 ms; the BERT-like encoder at one thread 1.01–1.11 → 0.93–1.00 ×
- * onnxruntime's time (AVX2 for both). Neutral with the AVX-512 kernels.
- * With few row tiles a slice is read at once and the prefetches would
- * only queue up behind it. */
+ * onnxruntime's time (AVX2 for both). The AVX-512 tile's share is about
+ * 35 lines (two panels × 192 k over 11 row tiles): asked for at once,
+ * they held the line fill buffers that the tile's own loads of A then
+ * waited for, so its micro-kernels spread them over their k steps, a
+ * line per four (GP_SPREAD_PREFETCH): the encoder at one thread 71–79 →
+ * 67–69 ms, 0.97–1.01 → 0.87–0.97 × onnxruntime's (same machine, AVX-512
+ * for both). The AVX2 share, 12 lines, goes at once: spread, it was no
+ * faster. With few row tiles a slice is read at once and the prefetches
+ * would only queue up behind it. */
 #define PREFETCH_MIN_ROW_TILES 4
 
-static inline void
-prefetch_share (const BSlice *next, gint64 share, gint64 *line)
+static inline const float *
+prefetch_share (const BSlice *next, gint64 share, gint64 *line, gint64 *n_lines)
 {
-  for (gint64 end = MIN (next->panels * next->depth, *line + share); *line < end; (*line)++)
+  gint64 end = MIN (next->panels * next->depth, *line + share);
+  if (*line >= end)
+    {
+      *n_lines = 0;
+      return NULL;
+    }
+  /* a panel's lines are contiguous: the run up to the panel's end goes to
+   * the micro-kernel, to spread over its k steps; the rest, if the share
+   * crosses into the next panel, is asked for at once */
+  gint64 panel = *line / next->depth, run_end = MIN (end, (panel + 1) * next->depth);
+  const float *run = next->first + panel * next->pstride + (*line % next->depth) * GP_PANEL;
+  *n_lines = run_end - *line;
+  for (*line = run_end; *line < end; (*line)++)
     __builtin_prefetch (next->first + (*line / next->depth) * next->pstride + (*line % next->depth) * GP_PANEL, 0, 2);
+  return run;
 }
 
 /* Rows [m0, m1) × tiles [t0, t1) of C, by blocks of COL_BLOCK columns
@@ -304,13 +327,14 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                     TileFunc func = (whole ? isa->full : isa->one_panel)[rows - 1];
                     const float *a = job->a + i * K + k0 * isa->rows;
                     float *c = job->c + i * job->ldc + n0;
-                    prefetch_share (&next, share, &line);
+                    gint64 prefetch_lines = 0;
+                    const float *prefetch = prefetch_share (&next, share, &line, &prefetch_lines);
                     if (cols == width)
                       func (slice.depth, a, slice.first, slice.pstride, c, job->ldc, accumulate,
-                            bias ? bias + n0 : NULL);
+                            bias ? bias + n0 : NULL, prefetch, prefetch_lines);
                     else
                       partial_tile (func, slice.depth, a, slice.first, slice.pstride, c, job->ldc, accumulate,
-                                    bias ? bias + n0 : NULL, rows, cols);
+                                    bias ? bias + n0 : NULL, prefetch, prefetch_lines, rows, cols);
                   }
               }
           }
