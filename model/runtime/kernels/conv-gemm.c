@@ -109,8 +109,54 @@ typedef struct {
 } PixelRun;
 
 #define MAX_GROUP_PANELS 8        /* column panels sharing one pass over a block of the filter */
+#define MAX_OUTPUT_SPANS 4        /* images a pass's pixels may span for its output to be prefetched */
+#define LINE_FLOATS 16            /* floats per 64-byte cache line */
 
 typedef struct _ConvGemmJob ConvGemmJob;
+
+/* The lines of y that a task's next pass will write, asked into L2 while
+ * this pass multiplies: the pass stores its tiles after its last
+ * multiply-add, and rows of y out of cache (ResNet's stem writes 6.4 MB)
+ * made that store wait on memory as long as the multiply-adds took —
+ * 40 of 139 M TSC ticks of the stem over 11 runs, 19 after (AVX-512).
+ * Each micro-kernel call takes up to `quota` lines of one row's run and
+ * spreads them over its k steps; asked for all at once, the lines held
+ * the fill buffers its loads of B needed. */
+typedef struct {
+  float *y;
+  gint64 M, out_size;
+  gint64 m0, m1;                  /* the task's output channels */
+  int n_spans;
+  PixelRun spans[MAX_OUTPUT_SPANS]; /* image, first pixel (ow), len: the next pass's pixels as they lie in y */
+  gint64 quota;                   /* lines per micro-kernel call */
+  int span;                       /* where the calls have got to: span, channel m, floats of its run */
+  gint64 m, done;
+} OutputPrefetch;
+
+/* The next lines to ask for (*n_lines of them, contiguous), NULL when all
+ * are asked for; p may be NULL (no next pass). */
+static const float *
+output_prefetch_next (OutputPrefetch *p, gint64 *n_lines)
+{
+  *n_lines = 0;
+  if (p == NULL || p->span >= p->n_spans)
+    return NULL;
+  const PixelRun *s = &p->spans[p->span];
+  const float *run = p->y + (s->image * p->M + p->m) * p->out_size + s->ow + p->done;
+  gint64 n = MIN (s->len - p->done, p->quota * LINE_FLOATS);
+  *n_lines = (n + LINE_FLOATS - 1) / LINE_FLOATS;
+  p->done += n;
+  if (p->done >= s->len)
+    {
+      p->done = 0;
+      if (++p->m == p->m1)
+        {
+          p->m = p->m0;
+          p->span++;
+        }
+    }
+  return run;
+}
 
 /* One K block of a pass: every filter panel of the task times every
  * column panel of the pass. */
@@ -124,6 +170,7 @@ typedef struct {
   float *tiles;                   /* filter panel p, column panel c: tiles + (p·G + c)·ROWS·PANEL_COLS */
   gint64 G;
   gboolean accumulate;            /* add to the tiles (a K block after the first) */
+  OutputPrefetch *out_prefetch;   /* the next pass's output, or NULL */
 } TileBlock;
 
 /* The parts of a task written for one instruction set; the task itself
@@ -146,6 +193,8 @@ typedef struct {
   gint64 pointwise_cols;          /* columns per sliver of a PointwiseJob */
   /* filters up to max_kc deep are multiplied whole, deeper ones in blocks of about block_kc */
   gint64 max_kc, block_kc;
+  /* filter rows and columns of a micro-kernel call in multiply */
+  gint64 call_rows, call_cols;
 } ConvGemmIsa;
 
 struct _ConvGemmJob {
@@ -402,9 +451,10 @@ split_phases_plane (gint64 p, gpointer data)
 
 #define MICRO_KERNEL_AVX512(vecs)                                                                                     \
   static GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_##vecs (                                         \
-    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate)                           \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate, const float *prefetch,   \
+    gint64 prefetch_lines)                                                                                             \
   {                                                                                                                    \
-    tile_body_avx512 (K, a, b, ldb, tile, vecs * LANES, accumulate, vecs);                                            \
+    tile_body_avx512 (K, a, b, ldb, tile, vecs * LANES, accumulate, prefetch, prefetch_lines, vecs);                 \
   }
 MICRO_KERNEL_AVX512 (1)
 MICRO_KERNEL_AVX512 (2)
@@ -441,12 +491,14 @@ multiply_avx512 (const TileBlock *t)
       {
         const float *a = t->a + p * t->a_stride;
         float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS;
+        gint64 pl;
+        const float *pf = output_prefetch_next (t->out_prefetch, &pl);
         if (t->n_cols[c] > 2 * LANES)
-          micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate);
+          micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
         else if (t->n_cols[c] > LANES)
-          micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate);
+          micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
         else
-          micro_kernel_1 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate);
+          micro_kernel_1 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
       }
 }
 
@@ -470,7 +522,8 @@ static void pointwise_task_avx512 (gint64 t, gpointer data);
 /* up to 1280 the whole depth fits with its panel in L2; deeper filters in
  * blocks of about 768, each block's filter rows read once per pass */
 static const ConvGemmIsa isa_avx512 = { gather_panel, gather_panel_flat, multiply_avx512, store_row,
-                                        split_phases_plane, pointwise_task_avx512, PANEL_COLS, 1280, 768 };
+                                        split_phases_plane, pointwise_task_avx512, PANEL_COLS, 1280, 768, ROWS,
+                                        PANEL_COLS };
 
 GRAFT_TARGET_AVX512_END
 
@@ -606,9 +659,10 @@ split_phases_plane_avx2 (gint64 p, gpointer data)
 
 #define MICRO_KERNEL_AVX2(vecs)                                                                                       \
   static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_avx2_##vecs (             \
-    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate)              \
+    gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate,              \
+    const float *prefetch, gint64 prefetch_lines)                                                                      \
   {                                                                                                                    \
-    tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, vecs);                                                       \
+    tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, vecs);                            \
   }
 MICRO_KERNEL_AVX2 (1)
 MICRO_KERNEL_AVX2 (2)
@@ -856,12 +910,14 @@ multiply_avx2 (const TileBlock *t)
               {
                 const float *a = t->a + p * t->a_stride + half * HALF_ROWS;
                 float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS + half * HALF_ROWS * ldt + col;
+                gint64 pl;
+                const float *pf = output_prefetch_next (t->out_prefetch, &pl);
                 if (left > 2 * YMM_LANES)
-                  micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate);
+                  micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
                 else if (left > YMM_LANES)
-                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate);
+                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
                 else
-                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate);
+                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
               }
         }
     }
@@ -898,7 +954,8 @@ store_row_avx2 (float *dst, const float *src, const float *res, gint64 n, float 
 
 /* K blocks of up to 256: a sliver of B in L1 (see multiply_avx2) */
 static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2, multiply_avx2, store_row_avx2,
-                                      split_phases_plane_avx2, pointwise_task_avx2, SLIVER_COLS, 320, 256 };
+                                      split_phases_plane_avx2, pointwise_task_avx2, SLIVER_COLS, 320, 256, HALF_ROWS,
+                                      YMM_MAX_VECS * YMM_LANES };
 
 #else
 
@@ -911,6 +968,35 @@ graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m
 }
 
 #endif
+
+/* The OutputPrefetch of the pass of n_next column panels from column
+ * panel next, filter panels [p0, p1), to run while this pass of n_group
+ * column panels multiplies: FALSE when its pixels span too many images
+ * (small maps: the output is in cache anyway). */
+static gboolean
+output_prefetch_plan (const ConvGemmJob *job, gint64 next, gint64 n_next, gint64 n_group, gint64 p0, gint64 p1,
+                      OutputPrefetch *p)
+{
+  const GraftConvGemmArgs *a = job->args;
+  gint64 Mg = job->filter->Mg, col0 = next * PANEL_COLS;
+  gint64 n = MIN (n_next * PANEL_COLS, job->columns - col0);
+  gint64 m0 = job->g * Mg + p0 * ROWS, m1 = job->g * Mg + MIN (p1 * ROWS, Mg);
+  PixelRun spans[PANEL_COLS * MAX_GROUP_PANELS];
+  int n_spans = image_runs (job->out_size, col0, n, spans);
+  if (n_spans > MAX_OUTPUT_SPANS || m1 <= m0)
+    return FALSE;
+  gint64 lines = 0;
+  for (int i = 0; i < n_spans; i++)
+    lines += (spans[i].len + LINE_FLOATS - 1) / LINE_FLOATS;
+  /* spread evenly over this pass's micro-kernel calls */
+  gint64 calls = job->k_blocks * ((m1 - m0 + job->isa->call_rows - 1) / job->isa->call_rows) *
+                 ((n_group * PANEL_COLS + job->isa->call_cols - 1) / job->isa->call_cols);
+  *p = (OutputPrefetch) { a->y, a->M, job->out_size, m0, m1, n_spans };
+  memcpy (p->spans, spans, n_spans * sizeof (PixelRun));
+  p->quota = MAX (1, (lines * (m1 - m0) + calls - 1) / calls);
+  p->m = m0;
+  return TRUE;
+}
 
 static void
 conv_gemm_task (gint64 task, gpointer data)
@@ -936,6 +1022,9 @@ conv_gemm_task (gint64 task, gpointer data)
           n_runs[c] = pixel_runs (a->w, col0, MIN (PANEL_COLS, job->columns - col0), runs[c]);
           n_out_runs[c] = image_runs (job->out_size, col0, MIN (PANEL_COLS, job->columns - col0), out_runs[c]);
         }
+      OutputPrefetch next_out;
+      gboolean prefetching = first + G < cp1 &&
+                             output_prefetch_plan (job, first + G, MIN (G, cp1 - first - G), n_group, p0, p1, &next_out);
       for (gint64 k0 = 0; k0 < K; k0 += job->kc)
         {
           gint64 k1 = MIN (K, k0 + job->kc);
@@ -961,7 +1050,7 @@ conv_gemm_task (gint64 task, gpointer data)
                 job->isa->gather (job, runs[c], n_runs[c], n_cols[c], width, k0, k1, (float *) b[c]);
             }
           TileBlock block = { k1 - k0, f->data + ((job->g * f->panels + p0) * K + k0) * ROWS, K * ROWS, p1 - p0,
-                              b, ldb, n_cols, n_group, tiles, G, k0 > 0 };
+                              b, ldb, n_cols, n_group, tiles, G, k0 > 0, prefetching ? &next_out : NULL };
           job->isa->multiply (&block);
         }
       /* row by row, so that each row of y gets the pass's panels in one run */
