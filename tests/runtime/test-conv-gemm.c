@@ -41,6 +41,8 @@ static const ConvCase cases[] = {
   /* stride 2 with OW = ceil (W / 2): gathered from the parity planes */
   { 2, 4, 16, 13, 45, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Relu" },   /* odd height and width */
   { 1, 8, 8, 15, 15, 1, 1, 2, 1, 0, 0, 0, 0, 1, NULL },      /* 1×1 downsample */
+  { 2, 5, 11, 9, 13, 1, 1, 3, 1, 0, 0, 0, 0, 1, "Relu" },    /* 1×1, stride 3, odd sizes: subsampled, then pointwise */
+  { 1, 8, 12, 10, 7, 1, 1, 2, 1, 0, 0, 0, 0, 2, NULL },      /* 1×1, stride 2, two groups */
   /* pointwise panels read straight from x, gathered where they cross images */
   { 2, 20, 12, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },
   { 2, 8, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 2, NULL },       /* groups */

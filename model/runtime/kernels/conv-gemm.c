@@ -1232,6 +1232,56 @@ pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFil
   return TRUE;
 }
 
+typedef struct {
+  const float *x;
+  float *sub;
+  const GraftWindow *w;
+} SubsampleJob;
+
+/* Plane p of x, every stride-th row and column, into sub [OH, OW]. */
+static void
+subsample_plane (gint64 p, gpointer data)
+{
+  const SubsampleJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 OH = w->out[0], OW = w->out[1], sh = w->stride[0], sw = w->stride[1];
+  const float *x = job->x + p * w->in[0] * w->in[1];
+  float *sub = job->sub + p * OH * OW;
+  for (gint64 oh = 0; oh < OH; oh++, sub += OW)
+    {
+      const float *row = x + oh * sh * w->in[1];
+      for (gint64 ow = 0; ow < OW; ow++)
+        sub[ow] = row[ow * sw];
+    }
+}
+
+/* A 1×1 window with strides and no padding (ResNet's downsample layers):
+ * the pixels it reads copied out, then the pointwise product of those
+ * (see PointwiseJob) instead of the parity planes of the whole input and
+ * a gather per panel: ResNet-18's three 0.53/0.44/0.37 → 0.45/0.36/0.27
+ * ms (AVX-512, batch 2, one thread). */
+static gboolean
+strided_pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+                   const GraftConvGemmArgs *args, GError **error)
+{
+  const GraftWindow *w = args->w;
+  gint64 pixels = w->out[0] * w->out[1];
+  g_autoptr(GraftRtTensor) sub = graft_kernel_scratch (ctx, (gsize) MAX (args->N * args->C * pixels, 1) * sizeof (float),
+                                                       error);
+  if (sub == NULL)
+    return FALSE;
+  SubsampleJob job = { args->x, sub->data, w };
+  graft_kernel_parallel_for (ctx, args->N * args->C, subsample_plane, &job);
+  GraftWindow flat = *w;
+  flat.in[0] = flat.out[0] = 1;
+  flat.in[1] = flat.out[1] = pixels;
+  flat.stride[0] = flat.stride[1] = 1;
+  GraftConvGemmArgs flat_args = *args;
+  flat_args.x = sub->data;
+  flat_args.w = &flat;
+  return pointwise (ctx, isa, filter, &flat_args);
+}
+
 /* The micro-kernels for the SIMD level (runtime/simd.h); NULL where
  * graft_conv_gemm_available () is FALSE. */
 static const ConvGemmIsa *
@@ -1276,6 +1326,9 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
   job.direct = w == &flat;
   if (job.direct && job.isa->pointwise)
     return pointwise (ctx, job.isa, filter, args);
+  if (w->kernel[0] == 1 && w->kernel[1] == 1 && w->pad_begin[0] == 0 && w->pad_begin[1] == 0 &&
+      w->pad_end[0] == 0 && w->pad_end[1] == 0 && job.isa->pointwise)
+    return strided_pointwise (ctx, job.isa, filter, args, error);
   job.in_size = w->in[0] * w->in[1];
   g_autoptr(GraftRtTensor) phases = NULL;
   if (!job.direct && !plan_flat (ctx, &job, &phases, error))
