@@ -98,31 +98,32 @@ escaping_close (void *cookie)
   for (gsize i = 0; i < s->n_pending; i++)
     g_string_append_printf (out, "\\x%02x", s->pending[i]);
   write_all (s->fd, out->str, out->len);
-  g_free (s);
+  s->n_pending = 0;
   return 0;
 }
 
+/* The state of the filtered stdout and stderr, which live as long as the
+ * process: static rather than allocated (LeakSanitizer found no pointer
+ * to an allocated one at exit, glibc keeping the cookie of the FILE it
+ * replaced stdout with where LSan does not look). */
+static EscapingStream stdout_state, stderr_state;
+
 static FILE *
-escaping_stream (int fd, int buffering)
+escaping_stream (EscapingStream *s, int fd, int buffering)
 {
   cookie_io_functions_t functions = { NULL, escaping_write, NULL, escaping_close };
-  EscapingStream *s = g_new0 (EscapingStream, 1);
-  s->fd = fd;
+  *s = (EscapingStream) { fd };
   FILE *stream = fopencookie (s, "w", functions);
-  if (stream == NULL)
-    {
-      g_free (s);
-      return NULL;
-    }
-  setvbuf (stream, NULL, buffering, BUFSIZ);
+  if (stream != NULL)
+    setvbuf (stream, NULL, buffering, BUFSIZ);
   return stream;
 }
 
 void
 graft_cli_escape_control_output (void)
 {
-  FILE *out = escaping_stream (STDOUT_FILENO, isatty (STDOUT_FILENO) ? _IOLBF : _IOFBF);
-  FILE *err = escaping_stream (STDERR_FILENO, _IOLBF);
+  FILE *out = escaping_stream (&stdout_state, STDOUT_FILENO, isatty (STDOUT_FILENO) ? _IOLBF : _IOFBF);
+  FILE *err = escaping_stream (&stderr_state, STDERR_FILENO, _IOLBF);
 
   fflush (stdout);
   fflush (stderr);

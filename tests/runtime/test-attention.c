@@ -327,7 +327,7 @@ pattern_model (const PatternCase *c, GHashTable *inputs)
   if (c->scale == 1)
     {
       GraftNode *constant = graft_graph_add_node (graph, NULL, "Constant", "scale");
-      GraftTensor *t = graft_tensor_new ("scale", GRAFT_DTYPE_FLOAT32, 0, NULL);
+      g_autoptr(GraftTensor) t = graft_tensor_new ("scale", GRAFT_DTYPE_FLOAT32, 0, NULL);
       g_autoptr(GBytes) bytes = g_bytes_new (&scale, sizeof scale);
       g_assert_true (graft_tensor_set_data (t, bytes, NULL));
       graft_node_add_attribute (constant, graft_attribute_new_tensor ("value", t));
