@@ -1232,6 +1232,26 @@ pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFil
   return TRUE;
 }
 
+/* A 1×1 window without padding: each output pixel reads one input pixel. */
+static gboolean
+window_is_pointwise (const GraftWindow *w)
+{
+  return w->kernel[0] == 1 && w->kernel[1] == 1 && w->pad_begin[0] == 0 && w->pad_begin[1] == 0 &&
+         w->pad_end[0] == 0 && w->pad_end[1] == 0;
+}
+
+/* w's output plane as one long row with unit strides: the window of a
+ * pointwise product over input planes of exactly the output's pixels. */
+static GraftWindow
+flat_window (const GraftWindow *w)
+{
+  GraftWindow flat = *w;
+  flat.in[0] = flat.out[0] = 1;
+  flat.in[1] = flat.out[1] = w->out[0] * w->out[1];
+  flat.stride[0] = flat.stride[1] = 1;
+  return flat;
+}
+
 typedef struct {
   const float *x;
   float *sub;
@@ -1272,10 +1292,7 @@ strided_pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftP
     return FALSE;
   SubsampleJob job = { args->x, sub->data, w };
   graft_kernel_parallel_for (ctx, args->N * args->C, subsample_plane, &job);
-  GraftWindow flat = *w;
-  flat.in[0] = flat.out[0] = 1;
-  flat.in[1] = flat.out[1] = pixels;
-  flat.stride[0] = flat.stride[1] = 1;
+  GraftWindow flat = flat_window (w);
   GraftConvGemmArgs flat_args = *args;
   flat_args.x = sub->data;
   flat_args.w = &flat;
@@ -1310,24 +1327,20 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
    * per output row. */
   GraftWindow flat;
   GraftConvGemmArgs flat_args;
-  if (w->kernel[0] == 1 && w->kernel[1] == 1 && w->stride[0] == 1 && w->stride[1] == 1 && w->pad_begin[0] == 0 &&
-      w->pad_begin[1] == 0 && w->pad_end[0] == 0 && w->pad_end[1] == 0 && w->out[0] == w->in[0] &&
+  ConvGemmJob job = { conv_gemm_isa (), filter, args };
+  if (window_is_pointwise (w) && w->stride[0] == 1 && w->stride[1] == 1 && w->out[0] == w->in[0] &&
       w->out[1] == w->in[1])
     {
-      flat = *w;
-      flat.in[0] = flat.out[0] = 1;
-      flat.in[1] = flat.out[1] = w->in[0] * w->in[1];
+      flat = flat_window (w);
       flat_args = *args;
       flat_args.w = &flat;
-      args = &flat_args;
+      job.args = args = &flat_args;
       w = &flat;
+      job.direct = TRUE;
+      if (job.isa->pointwise)
+        return pointwise (ctx, job.isa, filter, args);
     }
-  ConvGemmJob job = { conv_gemm_isa (), filter, args };
-  job.direct = w == &flat;
-  if (job.direct && job.isa->pointwise)
-    return pointwise (ctx, job.isa, filter, args);
-  if (w->kernel[0] == 1 && w->kernel[1] == 1 && w->pad_begin[0] == 0 && w->pad_begin[1] == 0 &&
-      w->pad_end[0] == 0 && w->pad_end[1] == 0 && job.isa->pointwise)
+  else if (window_is_pointwise (w) && job.isa->pointwise)
     return strided_pointwise (ctx, job.isa, filter, args, error);
   job.in_size = w->in[0] * w->in[1];
   g_autoptr(GraftRtTensor) phases = NULL;
