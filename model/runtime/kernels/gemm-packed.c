@@ -393,16 +393,15 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
       return TRUE;
     }
   const GemmIsa *isa = gemm_isa ();
-  /* from the runtime's pool when there is one: a buffer the steps just
-   * used, so pack_a's writes find its lines in cache (a fresh 1.5 MB of
-   * malloc's, for BERT's 3072 → 768 product, costs its first call in a
-   * run 0.2–0.4 ms of read-for-ownership misses) */
-  gsize apack_floats = pack_a_floats (M, b->K, isa->rows);
-  g_autoptr(GraftRtTensor) scratch = ctx ? graft_kernel_scratch (ctx, apack_floats * sizeof (float), NULL) : NULL;
-  g_autofree float *owned = scratch ? NULL : g_try_malloc (apack_floats * sizeof (float));
-  float *apack = scratch ? scratch->data : owned;
-  if (apack == NULL)
+  /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
+   * steps just used, so pack_a's writes find its lines in cache (a fresh
+   * 1.5 MB of malloc's, for BERT's 3072 → 768 product, costs its first
+   * call in a run 0.2–0.4 ms of read-for-ownership misses) */
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, pack_a_floats (M, b->K, isa->rows) * sizeof (float),
+                                                           NULL);
+  if (scratch == NULL)
     return FALSE;
+  float *apack = scratch->data;
   pack_a (a, M, b->K, lda, isa->rows, apack);
   GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias };
   /* K blocks of equal depth, none deeper than the ISA's */
