@@ -171,6 +171,7 @@ typedef struct {
   gint64 G;
   gboolean accumulate;            /* add to the tiles (a K block after the first) */
   OutputPrefetch *out_prefetch;   /* the next pass's output, or NULL */
+  const float *next_a;            /* the first filter panel of the next K block, or NULL */
 } TileBlock;
 
 /* The parts of a task written for one instruction set; the task itself
@@ -464,9 +465,9 @@ split_phases_plane (gint64 p, gpointer data)
 #define MICRO_KERNEL_AVX512(vecs)                                                                                     \
   static GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_##vecs (                                         \
     gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate, const float *prefetch,   \
-    gint64 prefetch_lines)                                                                                             \
+    gint64 prefetch_lines, const float *next_a, gint64 a_lines)                                                        \
   {                                                                                                                    \
-    tile_body_avx512 (K, a, b, ldb, tile, vecs * LANES, accumulate, prefetch, prefetch_lines, vecs);                 \
+    tile_body_avx512 (K, a, b, ldb, tile, vecs * LANES, accumulate, prefetch, prefetch_lines, next_a, a_lines, vecs); \
   }
 MICRO_KERNEL_AVX512 (1)
 MICRO_KERNEL_AVX512 (2)
@@ -498,20 +499,27 @@ store_row (float *dst, const float *src, const float *res, gint64 n, float bias,
 static void
 multiply_avx512 (const TileBlock *t)
 {
+  gint64 a_lines = t->K * ROWS / LINE_FLOATS;
   for (gint64 p = 0; p < t->panels; p++)
-    for (gint64 c = 0; c < t->n_group; c++)
-      {
-        const float *a = t->a + p * t->a_stride;
-        float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS;
-        gint64 pl;
-        const float *pf = output_prefetch_next (t->out_prefetch, &pl);
-        if (t->n_cols[c] > 2 * LANES)
-          micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
-        else if (t->n_cols[c] > LANES)
-          micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
-        else
-          micro_kernel_1 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl);
-      }
+    {
+      const float *a = t->a + p * t->a_stride;
+      const float *next_a = p + 1 < t->panels ? a + t->a_stride : t->next_a;
+      for (gint64 c = 0; c < t->n_group; c++)
+        {
+          float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS;
+          gint64 pl;
+          const float *pf = output_prefetch_next (t->out_prefetch, &pl);
+          /* the next filter panel's share for this call */
+          gint64 a0 = next_a ? c * a_lines / t->n_group : 0, a1 = next_a ? (c + 1) * a_lines / t->n_group : 0;
+          const float *na = next_a ? next_a + a0 * LINE_FLOATS : NULL;
+          if (t->n_cols[c] > 2 * LANES)
+            micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
+          else if (t->n_cols[c] > LANES)
+            micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
+          else
+            micro_kernel_1 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
+        }
+    }
 }
 
 /* The pointwise micro-kernel, 8 filter rows × up to 48 columns in 24 zmm
@@ -687,9 +695,9 @@ split_phases_plane_avx2 (gint64 p, gpointer data)
 #define MICRO_KERNEL_AVX2(vecs)                                                                                       \
   static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_avx2_##vecs (             \
     gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate,              \
-    const float *prefetch, gint64 prefetch_lines)                                                                      \
+    const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines)                                 \
   {                                                                                                                    \
-    tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, vecs);                            \
+    tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, next_a, a_lines, vecs);           \
   }
 MICRO_KERNEL_AVX2 (1)
 MICRO_KERNEL_AVX2 (2)
@@ -925,6 +933,7 @@ pointwise_task_avx512 (gint64 t, gpointer data)
 static void
 multiply_avx2 (const TileBlock *t)
 {
+  gint64 a_lines = t->K * ROWS / LINE_FLOATS;
   for (gint64 c = 0; c < t->n_group; c++)
     {
       gint64 n_cols = t->n_cols[c], ldt = (n_cols + LANES - 1) / LANES * LANES;
@@ -932,6 +941,9 @@ multiply_avx2 (const TileBlock *t)
         {
           gint64 left = n_cols - col;
           const float *b = t->b[c] + col;
+          /* the first sliver reads the filter panels from memory, the
+           * next ones from L2: it asks for the next panel as it goes */
+          gboolean first = c == 0 && col == 0;
           for (gint64 p = 0; p < t->panels; p++)
             for (int half = 0; half < 2; half++)
               {
@@ -939,12 +951,15 @@ multiply_avx2 (const TileBlock *t)
                 float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS + half * HALF_ROWS * ldt + col;
                 gint64 pl;
                 const float *pf = output_prefetch_next (t->out_prefetch, &pl);
+                const float *na = first && p + 1 < t->panels ? t->a + (p + 1) * t->a_stride + half * (a_lines / 2) * LINE_FLOATS
+                                                             : NULL;
+                gint64 nl = na ? (half ? a_lines - a_lines / 2 : a_lines / 2) : 0;
                 if (left > 2 * YMM_LANES)
-                  micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
+                  micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
                 else if (left > YMM_LANES)
-                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
+                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
                 else
-                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl);
+                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
               }
         }
     }
@@ -1077,7 +1092,8 @@ conv_gemm_task (gint64 task, gpointer data)
                 job->isa->gather (job, runs[c], n_runs[c], n_cols[c], width, k0, k1, (float *) b[c]);
             }
           TileBlock block = { k1 - k0, f->data + ((job->g * f->panels + p0) * K + k0) * ROWS, K * ROWS, p1 - p0,
-                              b, ldb, n_cols, n_group, tiles, G, k0 > 0, prefetching ? &next_out : NULL };
+                              b, ldb, n_cols, n_group, tiles, G, k0 > 0, prefetching ? &next_out : NULL,
+                              k1 < K ? f->data + ((job->g * f->panels + p0) * K + k1) * ROWS : NULL };
           job->isa->multiply (&block);
         }
       /* row by row, so that each row of y gets the pass's panels in one run */
