@@ -1,5 +1,6 @@
-/* The tile micro-kernel of conv-gemm.c, written once over a GCC vector
- * type and included once per instruction set with:
+/* The tile micro-kernel of conv-gemm.c and conv-winograd.c, written once
+ * over a GCC vector type and included once per instruction set with
+ * ROWS (a's floats per k step) and MAX_VECS defined, and:
  *   TB_V       the vector type (vector_size of TB_LANES floats)
  *   TB_LANES   floats per vector
  *   TB_ROWS    filter rows per call (of a panel's ROWS)
@@ -9,8 +10,9 @@
  * TB_LANES]; prefetch_lines lines from prefetch on (lines of y that the
  * next pass writes, see OutputPrefetch) and a_lines lines from next_a
  * on (the filter panel multiplied next, see multiply_avx512) are asked
- * into L2 on the way, spread over the k steps. The loops must unroll completely (accumulators in registers),
- * hence O3 whatever the build type (GRAFT_HOT_LOOP on the callers). */
+ * into L2 on the way, spread over the k steps. The loops must unroll
+ * completely (accumulators in registers), hence O3 whatever the build
+ * type (GRAFT_HOT_LOOP on the callers). */
 
 #define TB_LINE_FLOATS 16         /* floats per 64-byte cache line */
 #define TB_PASTE2(a, b) a##_##b

@@ -14,51 +14,42 @@
 #define WG_CAT(name, suffix) WG_CAT2 (name, suffix)
 #define WG(name) WG_CAT (name, WG_SUFFIX)
 
-/* tile [rows][vecs·VG_LANES] = a [K][PACK_ROWS] (its first rows) ·
- * b [K][vecs·VG_LANES]; rows of b ldb apart, of the tile ldt apart. */
-static inline __attribute__ ((always_inline)) void
-WG (kernel_body) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const int rows,
-                  const int vecs)
-{
-  VG acc[PACK_ROWS][KV];
-  for (int r = 0; r < rows; r++)
-    for (int v = 0; v < vecs; v++)
-      acc[r][v] = (VG) { 0 };
-#pragma GCC unroll 4
-  for (gint64 k = 0; k < K; k++, a += PACK_ROWS, b += ldb)
-    {
-      VG bv[KV];
-      for (int v = 0; v < vecs; v++)
-        memcpy (&bv[v], b + v * VG_LANES, sizeof (VG));
-      for (int r = 0; r < rows; r++)
-        {
-          float s = a[r];
-          for (int v = 0; v < vecs; v++)
-            acc[r][v] += s * bv[v];
-        }
-    }
-  for (int r = 0; r < rows; r++)
-    for (int v = 0; v < vecs; v++)
-      memcpy (tile + r * ldt + v * VG_LANES, &acc[r][v], sizeof (VG));
-}
+/* The product tiles: conv-gemm.c's tile micro-kernel (conv-tile-body.h),
+ * tile [rows][vecs·VG_LANES] = a [K][PACK_ROWS] (its first rows) ·
+ * b [K][vecs·VG_LANES], rows of b ldb apart, of the tile ldt apart;
+ * next_lines lines from next on (the filter rows multiplied next) are
+ * asked into L2 on the way. One body for KR rows, one for K1R. */
+#define TB_V VG
+#define TB_LANES VG_LANES
+#define TB_ROWS KR
+#define TB_SUFFIX WG_CAT (kr, WG_SUFFIX)
+#include "runtime/kernels/conv-tile-body.h"
+#define TB_V VG
+#define TB_LANES VG_LANES
+#define TB_ROWS K1R
+#define TB_SUFFIX WG_CAT (k1r, WG_SUFFIX)
+#include "runtime/kernels/conv-tile-body.h"
 
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-WG (kernel_1) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
+WG (kernel_1) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const float *next,
+              gint64 next_lines)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, K1R, 1);
+  WG (tile_body_k1r) (K, a, b, ldb, tile, ldt, FALSE, NULL, 0, next, next_lines, 1);
 }
 
 #if KV >= 3
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-WG (kernel_2) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
+WG (kernel_2) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const float *next,
+              gint64 next_lines)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, KR, 2);
+  WG (tile_body_kr) (K, a, b, ldb, tile, ldt, FALSE, NULL, 0, next, next_lines, 2);
 }
 
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
-WG (kernel_3) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt)
+WG (kernel_3) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const float *next,
+              gint64 next_lines)
 {
-  WG (kernel_body) (K, a, b, ldb, tile, ldt, KR, 3);
+  WG (tile_body_kr) (K, a, b, ldb, tile, ldt, FALSE, NULL, 0, next, next_lines, 3);
 }
 #endif
 
@@ -280,19 +271,30 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
             {
               const float *ap = u + p * C * PACK_ROWS;
               float *tile = out + (p - p0) * PACK_ROWS * tb + col;
+              /* The first sliver reads U_ξ from memory (ResNet-18's
+               * layer3 streams 9.4 MB of it a run, layer2 2.4), the
+               * others from L2: it asks for the panel after this one,
+               * or the next ξ's first, as it goes. */
+              const float *next = NULL;
+              if (col == 0)
+                next = p + 1 < p1 ? ap + C * PACK_ROWS : xi + 1 < 36 ? u + (panels + p0) * C * PACK_ROWS : NULL;
+              gint64 lines = next ? C * PACK_ROWS / 16 : 0;
+              /* a panel's calls (rows r of it) share its lines */
+#define WG_NEXT(r, n) (next ? next + lines * (r) / PACK_ROWS * 16 : NULL), lines * (n) / PACK_ROWS
 #if KV >= 3
               if (vecs > 1)
                 {
                   for (int r = 0; r < PACK_ROWS; r += KR)
                     if (vecs == 3)
-                      WG (kernel_3) (C, ap + r, b + col, tb, tile + r * tb, tb);
+                      WG (kernel_3) (C, ap + r, b + col, tb, tile + r * tb, tb, WG_NEXT (r, KR));
                     else
-                      WG (kernel_2) (C, ap + r, b + col, tb, tile + r * tb, tb);
+                      WG (kernel_2) (C, ap + r, b + col, tb, tile + r * tb, tb, WG_NEXT (r, KR));
                   continue;
                 }
 #endif
               for (int r = 0; r < PACK_ROWS; r += K1R)
-                WG (kernel_1) (C, ap + r, b + col, tb, tile + r * tb, tb);
+                WG (kernel_1) (C, ap + r, b + col, tb, tile + r * tb, tb, WG_NEXT (r, K1R));
+#undef WG_NEXT
             }
         }
     }

@@ -24,6 +24,8 @@
 
 #define TILE 4                    /* output pixels per tile side */
 #define PACK_ROWS 8               /* output channels per packed filter panel */
+#define ROWS PACK_ROWS            /* conv-tile-body.h: a's floats per k step … */
+#define MAX_VECS 3                /* … and the most vectors of a tile row */
 
 struct _GraftWinogradFilter {
   /* Always 0. The node keeps one derived object per weight, which may be
