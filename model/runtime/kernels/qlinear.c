@@ -26,7 +26,12 @@
  * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
 #define TILE_ROWS 6
 #define TILE_COLS 16
-/* Panels a wide kernel (AVX-512 VNNI) takes at once. */
+/* Panels a wide kernel (AVX-512 VNNI) takes at once, and that a task
+ * packs together for the one-panel kernels (AVX2): each tile of a's rows
+ * then serves four panels from L2 before the next is read. One panel at
+ * a time read all of a once per 16 columns — ResNet-18's layer4 (4.7 MB
+ * of int16 weights) from L3 seven times a layer: QOperator ResNet-18 on
+ * the AVX2 view 46.7 → 44.9 ms at one thread, 26.6 → 24.9 at two. */
 #define QGEMM_MAX_PANELS 4
 
 /* ---- the int16 GEMM ---- */
@@ -620,7 +625,7 @@ qgemm_kind_s16 (void)
     return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS,
                          TILE_ROWS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
+    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
 #endif
   return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
 }
@@ -633,7 +638,7 @@ qgemm_kind_u8s8 (void)
     return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS,
                          TILE_ROWS };
   if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, 1, TILE_ROWS };
+    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
 #endif
   return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1, TILE_ROWS };
 }
