@@ -174,6 +174,16 @@ typedef struct {
   const float *next_a;            /* the first filter panel of the next K block, or NULL */
 } TileBlock;
 
+/* Columns of a tile as narrow as this are computed the other way round
+ * (narrow_tile) rather than in a vector of pixels mostly empty */
+#define NARROW_COLS 4
+
+#ifdef GRAFT_HAVE_X86_SIMD
+static void narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                         gboolean accumulate, gint64 n, const float *prefetch, gint64 prefetch_lines,
+                         const float *next_a, gint64 a_lines);
+#endif
+
 /* The parts of a task written for one instruction set; the task itself
  * (conv_gemm_task) is the same for all of them. */
 typedef struct {
@@ -512,7 +522,9 @@ multiply_avx512 (const TileBlock *t)
           /* the next filter panel's share for this call */
           gint64 a0 = next_a ? c * a_lines / t->n_group : 0, a1 = next_a ? (c + 1) * a_lines / t->n_group : 0;
           const float *na = next_a ? next_a + a0 * LINE_FLOATS : NULL;
-          if (t->n_cols[c] > 2 * LANES)
+          if (t->n_cols[c] <= NARROW_COLS)
+            narrow_tile (t->K, a, t->b[c], t->ldb[c], tile, LANES, t->accumulate, t->n_cols[c], pf, pl, na, a1 - a0);
+          else if (t->n_cols[c] > 2 * LANES)
             micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
           else if (t->n_cols[c] > LANES)
             micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
@@ -806,6 +818,25 @@ POINTWISE_NARROW (2)
 POINTWISE_NARROW (3)
 POINTWISE_NARROW (4)
 
+static const PointwiseNarrow pointwise_narrow[] = { pointwise_narrow_1, pointwise_narrow_2, pointwise_narrow_3,
+                                                    pointwise_narrow_4 };
+
+/* tile [ROWS][n ≤ NARROW_COLS] (+)= a [K][ROWS] · b [K][n] (rows of the
+ * tile ldt apart) with pointwise_narrow; the lines a micro-kernel call
+ * would have asked for on the way are asked for at once. With K = 0 only
+ * that. */
+static void
+narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate,
+             gint64 n, const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines)
+{
+  for (gint64 i = 0; i < prefetch_lines; i++)
+    __builtin_prefetch (prefetch + i * LINE_FLOATS, 0, 2);
+  for (gint64 i = 0; i < a_lines; i++)
+    __builtin_prefetch (next_a + i * LINE_FLOATS, 0, 2);
+  if (K > 0 && n > 0)
+    pointwise_narrow[n - 1] (K, a, b, ldb, tile, accumulate ? tile : NULL, ldt, NULL, ROWS, FALSE, 0, 0);
+}
+
 /* The pointwise micro-kernels of one ISA: each computes `rows` filter
  * rows of a panel per call, over a sliver of up to three vectors. */
 typedef struct {
@@ -832,10 +863,8 @@ pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part,
 {
   if (n <= 4)
     {
-      static const PointwiseNarrow narrow[] = { pointwise_narrow_1, pointwise_narrow_2, pointwise_narrow_3,
-                                                pointwise_narrow_4 };
       if (part == 0)
-        narrow[n - 1] (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, clamp, lo, hi);
+        pointwise_narrow[n - 1] (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, clamp, lo, hi);
       return;
     }
   PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
@@ -954,7 +983,15 @@ multiply_avx2 (const TileBlock *t)
                 const float *na = first && p + 1 < t->panels ? t->a + (p + 1) * t->a_stride + half * (a_lines / 2) * LINE_FLOATS
                                                              : NULL;
                 gint64 nl = na ? (half ? a_lines - a_lines / 2 : a_lines / 2) : 0;
-                if (left > 2 * YMM_LANES)
+                if (left <= NARROW_COLS)
+                  {
+                    /* both halves at once */
+                    if (half == 0)
+                      narrow_tile (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, left, pf, pl, na, nl);
+                    else
+                      narrow_tile (0, NULL, NULL, 0, NULL, 0, FALSE, 0, pf, pl, na, nl);
+                  }
+                else if (left > 2 * YMM_LANES)
                   micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
                 else if (left > YMM_LANES)
                   micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
