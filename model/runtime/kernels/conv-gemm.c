@@ -980,9 +980,15 @@ multiply_avx2 (const TileBlock *t)
                 float *tile = t->tiles + (p * t->G + c) * ROWS * PANEL_COLS + half * HALF_ROWS * ldt + col;
                 gint64 pl;
                 const float *pf = output_prefetch_next (t->out_prefetch, &pl);
-                const float *na = first && p + 1 < t->panels ? t->a + (p + 1) * t->a_stride + half * (a_lines / 2) * LINE_FLOATS
-                                                             : NULL;
-                gint64 nl = na ? (half ? a_lines - a_lines / 2 : a_lines / 2) : 0;
+                /* the next panel's lines: its first half during this
+                 * panel's first half, the rest during the second */
+                const float *na = NULL;
+                gint64 nl = 0;
+                if (first && p + 1 < t->panels)
+                  {
+                    na = t->a + (p + 1) * t->a_stride + half * (a_lines / 2) * LINE_FLOATS;
+                    nl = half ? a_lines - a_lines / 2 : a_lines / 2;
+                  }
                 if (left <= NARROW_COLS)
                   {
                     /* both halves at once */
