@@ -821,20 +821,24 @@ POINTWISE_NARROW (4)
 static const PointwiseNarrow pointwise_narrow[] = { pointwise_narrow_1, pointwise_narrow_2, pointwise_narrow_3,
                                                     pointwise_narrow_4 };
 
+/* lines cache lines from `from` on asked into L2 at once */
+static inline void
+ask_lines (const float *from, gint64 lines)
+{
+  for (gint64 i = 0; i < lines; i++)
+    __builtin_prefetch (from + i * LINE_FLOATS, 0, 2);
+}
+
 /* tile [ROWS][n ≤ NARROW_COLS] (+)= a [K][ROWS] · b [K][n] (rows of the
  * tile ldt apart) with pointwise_narrow; the lines a micro-kernel call
- * would have asked for on the way are asked for at once. With K = 0 only
- * that. */
+ * would have asked for on the way are asked for at once. */
 static void
 narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, gboolean accumulate,
              gint64 n, const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines)
 {
-  for (gint64 i = 0; i < prefetch_lines; i++)
-    __builtin_prefetch (prefetch + i * LINE_FLOATS, 0, 2);
-  for (gint64 i = 0; i < a_lines; i++)
-    __builtin_prefetch (next_a + i * LINE_FLOATS, 0, 2);
-  if (K > 0 && n > 0)
-    pointwise_narrow[n - 1] (K, a, b, ldb, tile, accumulate ? tile : NULL, ldt, NULL, ROWS, FALSE, 0, 0);
+  ask_lines (prefetch, prefetch_lines);
+  ask_lines (next_a, a_lines);
+  pointwise_narrow[n - 1] (K, a, b, ldb, tile, accumulate ? tile : NULL, ldt, NULL, ROWS, FALSE, 0, 0);
 }
 
 /* The pointwise micro-kernels of one ISA: each computes `rows` filter
@@ -989,13 +993,13 @@ multiply_avx2 (const TileBlock *t)
                     na = t->a + (p + 1) * t->a_stride + half * (a_lines / 2) * LINE_FLOATS;
                     nl = half ? a_lines - a_lines / 2 : a_lines / 2;
                   }
-                if (left <= NARROW_COLS)
+                if (left <= NARROW_COLS && half == 0)
+                  narrow_tile (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, left, pf, pl, na, nl);
+                else if (left <= NARROW_COLS)
                   {
-                    /* both halves at once */
-                    if (half == 0)
-                      narrow_tile (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, left, pf, pl, na, nl);
-                    else
-                      narrow_tile (0, NULL, NULL, 0, NULL, 0, FALSE, 0, pf, pl, na, nl);
+                    /* the first half's call took both halves' rows */
+                    ask_lines (pf, pl);
+                    ask_lines (na, nl);
                   }
                 else if (left > 2 * YMM_LANES)
                   micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
