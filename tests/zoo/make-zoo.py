@@ -21,6 +21,7 @@ time limit, so one that hangs or crashes PyTorch costs only its own row.
 import argparse
 import collections
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -87,9 +88,17 @@ def first_line(error):
 
 
 def torchscript_ops(module):
-    """The aten ops of the inlined forward graph, its top level (as graft-cli info counts them)."""
-    counts = collections.Counter(node.kind() for node in module.inlined_graph.nodes())
-    return {k: v for k, v in counts.items() if k.startswith("aten::")}
+    """The aten ops of the inlined forward graph, inside If/Loop blocks too (as graft-cli info counts them)."""
+    counts = collections.Counter()
+
+    def walk(block):
+        for node in block.nodes():
+            if node.kind().startswith("aten::"):
+                counts[node.kind()] += 1
+            for sub in node.blocks():
+                walk(sub)
+    walk(module.inlined_graph)
+    return dict(counts)
 
 
 def program_ops(program):
@@ -168,9 +177,12 @@ def make_model(name, folder):
     def exported(path):
         batch = torch.export.Dim("batch", min=1, max=64)
         dynamic = tuple({axis: batch for axis in entry.dynamic_axes.get(i, [])} or None for i in range(len(example)))
+        # forward(x, ...) takes one spec per argument; forward(*args) one for the tuple
+        variadic = any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(model.forward).parameters.values())
         record = {}
         try:
-            program["ep"] = torch.export.export(model, example, dynamic_shapes=dynamic, strict=False)
+            program["ep"] = torch.export.export(model, example, dynamic_shapes=(dynamic,) if variadic else dynamic,
+                                                strict=False)
             record["dynamic_batch"] = True
         except Exception as e:
             record["dynamic_batch_error"] = first_line(e)
