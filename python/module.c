@@ -853,7 +853,7 @@ model_render (ModelObject *self, PyObject *args, PyObject *kwargs)
   g_autoptr(GError) error = NULL;
   gboolean done = FALSE;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O&|psppp", keywords, PyUnicode_FSConverter, &path_object,
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O&|pspppp", keywords, PyUnicode_FSConverter, &path_object,
                                     &expand_all, &direction, &shapes, &attributes, &names, &dark))
     return NULL;
   const char *path = PyBytes_AS_STRING (path_object);

@@ -43,6 +43,10 @@ def _array_from_output(value: Any) -> Any:
     return np.asarray(value)
 
 
+def _key(key: Any) -> Any:
+    return key.item() if isinstance(key, np.ndarray) and key.ndim == 0 else key
+
+
 def _contiguous(name: str, value: Any) -> Any:
     """An array Graft can read in place: no copy when it is already one."""
     array = np.asarray(value)
@@ -110,11 +114,18 @@ class Model:
         (``{"batch": 2}``). Returns the outputs by name, in graph order, as
         arrays over the runtime's own buffers (no copy); ``bfloat16`` and
         narrower float outputs come back as float32, string outputs as
-        object arrays, sequences as lists.
+        object arrays, sequences as lists, TorchScript dicts as dicts.
         """
         arrays = {name: _contiguous(name, value) for name, value in (inputs or {}).items()}
         outputs = self._native.run(arrays, threads=threads, random=random, seed=seed, dims=dict(dims or {}))
-        return {name: _array_from_output(value) for name, value in outputs.items()}
+        result = {name: _array_from_output(value) for name, value in outputs.items()}
+        if any(isinstance(value, list) for value in result.values()):
+            # TorchScript's Dict outputs run as key, value, key, value...
+            for declared in self.info["outputs"]:
+                value = result.get(declared["name"])
+                if str(declared.get("type", "")).startswith("Dict[") and isinstance(value, list):
+                    result[declared["name"]] = {_key(k): v for k, v in zip(value[::2], value[1::2])}
+        return result
 
     def edit(self, op: str, /, *, verify: bool = True, force: bool = False, **params: Any) -> EditResult:
         """Applies one edit of Graft's edit table (``graft.edit_operations()``).

@@ -81,10 +81,17 @@ def _launch(arguments: list[str]) -> subprocess.Popen:
     if program is None:
         raise FileNotFoundError("the Graft window is not installed (pip install . from Graft's repository "
                                 "installs it beside the package; $GRAFT_GUI names another one)")
-    # A session of its own: the window outlives neither a Ctrl-C nor the
-    # interpreter's end unless the user closes it.
+    # The settings schema compiled into the package (a wheel has no place
+    # in XDG_DATA_DIRS); one found elsewhere first still works.
+    environment = dict(os.environ)
+    package = os.path.dirname(os.path.abspath(__file__))
+    if os.path.exists(os.path.join(package, "gschemas.compiled")):
+        environment["GSETTINGS_SCHEMA_DIR"] = os.pathsep.join(
+            filter(None, [package, environment.get("GSETTINGS_SCHEMA_DIR")]))
+    # A session of its own: a Ctrl-C in the interpreter does not close the
+    # window, and the interpreter's end neither.
     return subprocess.Popen([program, *arguments], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.DEVNULL, start_new_session=True, env=environment)
 
 
 def show(obj: Any, example_inputs: Any = None, *, window: bool | None = None) -> Any:
