@@ -4,8 +4,11 @@ for the ONNX export) are imported only here, when these are called."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import os
+import re
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -32,7 +35,7 @@ def _as_tuple(example_inputs: Any) -> tuple:
 
 
 def _first_line(exception: BaseException) -> str:
-    text = str(exception).strip().splitlines()
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exception)).strip().splitlines()
     return f"{type(exception).__name__}: {text[0] if text else ''}"
 
 
@@ -83,10 +86,14 @@ def _export_onnx(module, example: tuple, axes: list[dict[int, str]], path: str) 
 def _make_export(method: str, module, example: tuple, axes, folder: str) -> Export:
     import torch
     suffix = {"trace": ".pt", "script": ".pt", "export": ".pt2", "onnx": ".onnx"}[method]
-    path = os.path.join(folder, f"{method}{suffix}")
+    # The file is named after the module: the window's title says what it shows.
+    path = os.path.join(folder, f"{type(module).__name__}-{method}{suffix}")
     how = ""
+    # An exporter that fails prints its graph and advice: the failure's
+    # first line is what the result keeps.
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
             if method == "trace":
                 torch.jit.save(torch.jit.trace(module, example, check_trace=False), path)
