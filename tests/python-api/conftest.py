@@ -2,8 +2,10 @@
 PyTorch 2.13 (trace, script, torch.export, both ONNX exporters) of a small
 CNN and of a BERT built from a config, in one folder per session.
 
-The package under test is the build tree's (build/python, on PYTHONPATH
-from meson) unless GRAFT_TEST_INSTALLED=1 says to test an installed copy."""
+The package under test is the one on PYTHONPATH: meson puts the build
+tree's there (build/python) with GRAFT_CLI and GRAFT_GUI naming the
+programs built beside it; an installed copy (pip install .) is tested by
+pointing PYTHONPATH at its site-packages and PATH at its bin instead."""
 
 import os
 import subprocess
