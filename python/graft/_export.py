@@ -170,9 +170,13 @@ class ExportComparison:
     rows: list[PairResult]
 
     def first_disagreement(self) -> PairResult | None:
+        """The first pair whose outputs differ, or None when all agree."""
         return next((row for row in self.rows if not row.agree), None)
 
     def table(self) -> str:
+        """One line per pair and inputs: agree or not, the largest output
+        difference, and the first divergent value (else the structural
+        summary); then the exporters that failed, with their error."""
         lines = [f"{'A':<7} {'B':<7} {'inputs':<8} {'agree':<6} {'max abs':>9}  first divergence / structure"]
         for row in self.rows:
             magnitude = "-" if row.max_abs is None else f"{row.max_abs:.2e}"

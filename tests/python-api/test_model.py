@@ -2,6 +2,7 @@
 and graft.convert on real exports, checked against graft-cli's JSON, PyTorch
 and onnxruntime."""
 
+import gc
 import json
 import os
 import stat
@@ -56,6 +57,13 @@ def test_run_outputs_are_the_runtimes_buffers(exports):
     # two threads, the same numbers; the first result is still intact
     np.testing.assert_allclose(model.run({"x": x}, threads=2)["logits"], first, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(first, torch_reference(exports["module"], x), rtol=1e-4, atol=1e-5)
+    # the outputs outlive the runtime and the model; the input was only read
+    before = x.copy()
+    model.edit("cleanup")
+    del model
+    gc.collect()
+    np.testing.assert_allclose(first, torch_reference(exports["module"], x), rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(x, before)
 
 
 def test_run_random_inputs_and_errors(exports):
