@@ -128,3 +128,26 @@ def test_notebook_shows_the_model_inline(tmp_path, exports):
         assert "image/svg+xml" in data, cell.outputs
         assert "<svg" in data["image/svg+xml"]
     nbformat.write(notebook, tmp_path / "executed.ipynb")
+
+
+def test_compare_exports_on_bert_from_config():
+    from conftest import import_transformers
+    transformers = import_transformers()
+    config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=64, max_position_embeddings=64)
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = transformers.BertModel(config, add_pooling_layer=False)
+
+        def forward(self, ids):
+            return self.bert(ids).last_hidden_state
+
+    result = graft.compare_exports(LastHiddenState().eval(), (torch.randint(0, 120, (2, 12)),),
+                                   (torch.randint(0, 120, (3, 7)),))
+    exported = {name for name, export in result.exports.items() if export.path}
+    assert {"trace", "export", "onnx"} <= exported, result.table()
+    # the other sequence length and batch run in every export that was made
+    assert {row.inputs for row in result.rows} == {"example", "other"}
+    assert all(row.agree for row in result.rows), result.table()
