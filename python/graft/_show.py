@@ -107,7 +107,8 @@ def show(obj: Any, example_inputs: Any = None, *, window: bool | None = None) ->
     With a display (``window`` unset or True) it starts the window and
     returns its process (``subprocess.Popen``). Without one (a notebook on
     a server, ``window=False``) it returns the :class:`graft.Model`, which
-    Jupyter draws inline as SVG with its module groups.
+    Jupyter draws inline as SVG with its module groups (a comparison: the
+    comparison, which Jupyter shows as its table).
     """
     from ._export import ExportComparison
     if window is None:
@@ -117,7 +118,7 @@ def show(obj: Any, example_inputs: Any = None, *, window: bool | None = None) ->
         if pair is None:
             raise ValueError("the comparison has no pair of exports to show")
         if not window:
-            return load(obj.exports[pair.a].path)
+            return obj    # its table, inline
         print(f"graft: comparing {pair.a} and {pair.b}", file=sys.stderr)
         return _launch(["--compare", obj.exports[pair.a].path, obj.exports[pair.b].path])
     path, how = _write_temporary(obj, example_inputs)

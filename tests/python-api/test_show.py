@@ -102,6 +102,8 @@ def test_compare_exports_finds_the_flattened_branch():
     assert "If" in other.first_divergence
     assert result.first_disagreement() is other
     assert "NO" in result.table() and "<table>" in result._repr_html_()
+    # without a window, the comparison itself: Jupyter shows its table
+    assert graft.show(result, window=False) is result
 
 
 def test_compare_exports_all_agree_on_a_cnn():
