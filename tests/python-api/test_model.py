@@ -213,3 +213,26 @@ def test_help_reads_well():
     assert graft.Model.run.__doc__ and "no copy" in graft.Model.run.__doc__
     stub = os.path.join(os.path.dirname(graft.__file__), "__init__.pyi")
     assert os.path.exists(stub) and os.path.exists(os.path.join(os.path.dirname(graft.__file__), "py.typed"))
+
+
+def test_edit_that_fails_its_proof_is_undone(tmp_path):
+    """A dim named batch must keep samples apart: a model that centres over
+    the batch fails the proof, the edit is undone, and Graft says why."""
+    import torch
+
+    class CentreOverBatch(torch.nn.Module):
+        def forward(self, x):
+            return x - x.mean(0, keepdim=True)
+
+    path = tmp_path / "centre.onnx"
+    torch.onnx.export(CentreOverBatch(), (torch.randn(2, 4),), path, input_names=["x"], dynamo=False)
+    model = graft.load(path)
+    with pytest.raises(graft.GraftError, match="mixes samples.*undone"):
+        model.edit("make-dim-dynamic", input="x", axis=0, symbol="batch")
+    assert model.info["inputs"][0]["shape"] == [2, 4]
+    forced = model.edit("make-dim-dynamic", input="x", axis=0, symbol="batch", force=True)
+    assert forced.verified is False and any("FAILED" in line for line in forced.checks)
+    assert model.info["inputs"][0]["shape"] == ["batch", 4]
+    # without the proof: the same edit, nothing run
+    unverified = graft.load(path)
+    assert unverified.edit("make-dim-dynamic", input="x", axis=0, symbol="n", verify=False).verified is None
