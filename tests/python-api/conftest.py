@@ -87,26 +87,10 @@ def exports(tmp_path_factory):
     return {"module": module, "x": x, "folder": folder, **paths}
 
 
-def import_transformers():
-    """transformers imports torchvision when present; the torchvision wheel
-    here is a CUDA build whose fake-kernel registrations fail beside the
-    CPU torch, and its models do not need them."""
-    register_fake = torch.library.register_fake
-    torch.library.register_fake = lambda *args, **kwargs: (lambda function: function)
-    try:
-        import torchvision  # noqa: F401
-    except Exception:  # noqa: BLE001 - transformers then works without it
-        pass
-    finally:
-        torch.library.register_fake = register_fake
-    import transformers
-    return transformers
-
-
 @pytest.fixture(scope="session")
 def bert(tmp_path_factory):
     """A BERT from a config (random weights, nothing downloaded), traced."""
-    transformers = import_transformers()
+    import transformers
     folder = tmp_path_factory.mktemp("bert")
     config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                      intermediate_size=64, max_position_embeddings=64, torchscript=True)

@@ -133,8 +133,7 @@ def test_notebook_shows_the_model_inline(tmp_path, exports):
 
 
 def test_compare_exports_on_bert_from_config():
-    from conftest import import_transformers
-    transformers = import_transformers()
+    import transformers
     config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                      intermediate_size=64, max_position_embeddings=64)
 
