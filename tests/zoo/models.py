@@ -8,9 +8,10 @@ every model is built from its library's constructor or config.
     models.inputs(name, b) -> the example inputs (a tuple of tensors) at batch b
 
 The export batch is EXPORT_BATCH; OTHER_BATCH is the second size the files
-that allow it are run at. `fast` marks the subset `make test` runs (one per
-family, about a dozen). Changing an entry changes its digest, and `make zoo`
-makes its files again.
+that allow it are run at. fast-subset.txt names the models `make test` runs
+(kept apart, so that choosing them does not change any model's files).
+Changing this file changes every model's digest, and `make zoo` makes the
+files again.
 """
 import contextlib
 import inspect
@@ -33,7 +34,6 @@ class ZooModel:
     family: str
     make: Callable[[], nn.Module]
     example: Callable[[int], Tuple[torch.Tensor, ...]]
-    fast: bool = False
     # artifacts this model skips, with the reason (for models whose export
     # would take the whole budget; never for one that merely fails)
     skip: Dict[str, str] = field(default_factory=dict)
@@ -44,9 +44,9 @@ class ZooModel:
 ZOO: List[ZooModel] = []
 
 
-def zoo(name, family, example, fast=False, **kwargs):
+def zoo(name, family, example, **kwargs):
     def register(make):
-        ZOO.append(ZooModel(name, family, make, example, fast=fast, **kwargs))
+        ZOO.append(ZooModel(name, family, make, example, **kwargs))
         return make
     return register
 
@@ -83,19 +83,19 @@ def torchvision():
     return _torchvision
 
 
-def tv_model(name, size=64, fast=False, **kwargs):
-    zoo("tv_" + name, "torchvision", image(size), fast=fast)(
+def tv_model(name, size=64, **kwargs):
+    zoo("tv_" + name, "torchvision", image(size))(
         lambda: getattr(torchvision().models, name)(weights=None, **kwargs))
 
 
-for _name, _size, _fast in [
-        ("alexnet", 224, False), ("convnext_tiny", 64, False), ("densenet121", 64, False),
-        ("efficientnet_b0", 64, True), ("efficientnet_v2_s", 64, False), ("googlenet", 64, False),
-        ("mnasnet0_5", 64, False), ("mobilenet_v2", 64, False), ("mobilenet_v3_small", 64, False),
-        ("regnet_y_400mf", 64, False), ("resnet18", 64, True), ("resnet50", 64, False),
-        ("resnext50_32x4d", 64, False), ("shufflenet_v2_x0_5", 64, False), ("squeezenet1_1", 64, False),
-        ("swin_t", 64, False), ("vgg11", 224, False), ("wide_resnet50_2", 64, False)]:
-    tv_model(_name, _size, _fast)
+for _name, _size in [
+        ("alexnet", 224), ("convnext_tiny", 64), ("densenet121", 64),
+        ("efficientnet_b0", 64), ("efficientnet_v2_s", 64), ("googlenet", 64),
+        ("mnasnet0_5", 64), ("mobilenet_v2", 64), ("mobilenet_v3_small", 64),
+        ("regnet_y_400mf", 64), ("resnet18", 64), ("resnet50", 64),
+        ("resnext50_32x4d", 64), ("shufflenet_v2_x0_5", 64), ("squeezenet1_1", 64),
+        ("swin_t", 64), ("vgg11", 224), ("wide_resnet50_2", 64)]:
+    tv_model(_name, _size)
 tv_model("inception_v3", 96, init_weights=False, aux_logits=False)
 tv_model("mobilenet_v3_large", 64)
 
@@ -117,7 +117,7 @@ class SegmentationMap(nn.Module):
         return self.model(x)["out"]
 
 
-@zoo("tv_deeplabv3_mobilenet", "torchvision", image(64), fast=True)
+@zoo("tv_deeplabv3_mobilenet", "torchvision", image(64))
 def _tv_deeplab():
     return SegmentationMap(torchvision().models.segmentation.deeplabv3_mobilenet_v3_large(
         weights=None, weights_backbone=None, num_classes=4, aux_loss=False))
@@ -155,17 +155,17 @@ class RaftFinalFlow(nn.Module):
 
 # ------------------------------------------------------------------ timm
 
-def timm_model(name, size=64, fast=False, **kwargs):
+def timm_model(name, size=64, **kwargs):
     def make():
         torchvision()  # timm imports torchvision
         import timm
         return timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
-    zoo("timm_" + name, "timm", image(size), fast=fast)(make)
+    zoo("timm_" + name, "timm", image(size))(make)
 
 
 timm_model("levit_128s", 64, img_size=64)
 timm_model("poolformer_s12", 64)
-timm_model("mixer_s16_224", 64, img_size=64, fast=True)
+timm_model("mixer_s16_224", 64, img_size=64)
 timm_model("coatnet_nano_rw_224", 64, img_size=64)
 timm_model("efficientformer_l1", 224)
 timm_model("maxvit_nano_rw_256", 64, img_size=64)
@@ -199,7 +199,7 @@ class TupleOutputs(nn.Module):
         return tuple(v for v in (values if isinstance(values, (tuple, list)) else [values]) if torch.is_tensor(v))
 
 
-def hf(name, config_class, fast=False, example=None, keys=("input_ids",), model_class=None, **config):
+def hf(name, config_class, example=None, keys=("input_ids",), model_class=None, **config):
     def make():
         torchvision()  # transformers imports torchvision when it is installed
         import transformers
@@ -210,25 +210,25 @@ def hf(name, config_class, fast=False, example=None, keys=("input_ids",), model_
         if hasattr(model.config, "_attn_implementation"):
             model.config._attn_implementation = "eager"
         return TupleOutputs(model, list(keys))
-    zoo("hf_" + name, "transformers", example or tokens(16), fast=fast,
+    zoo("hf_" + name, "transformers", example or tokens(16),
         dynamic_axes={i: [0] for i in range(len(keys))})(make)
 
 
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100)
 DECODER = dict(SMALL, num_key_value_heads=2, max_position_embeddings=64)
 
-hf("bert", "BertConfig", fast=True, **SMALL)
+hf("bert", "BertConfig", **SMALL)
 hf("roberta", "RobertaConfig", **SMALL)
 hf("deberta_v2", "DebertaV2Config", **SMALL)
 hf("distilbert", "DistilBertConfig", vocab_size=100, dim=64, n_layers=2, n_heads=4, hidden_dim=128)
 hf("gpt2", "GPT2Config", vocab_size=100, n_embd=64, n_layer=2, n_head=4, n_positions=64)
-hf("llama", "LlamaConfig", fast=True, model_class="LlamaForCausalLM", **DECODER)
+hf("llama", "LlamaConfig", model_class="LlamaForCausalLM", **DECODER)
 hf("qwen2", "Qwen2Config", model_class="Qwen2ForCausalLM", **DECODER)
 hf("mistral", "MistralConfig", model_class="MistralForCausalLM", **DECODER)
 hf("phi", "PhiConfig", model_class="PhiForCausalLM", **DECODER)
 hf("gemma", "GemmaConfig", model_class="GemmaForCausalLM", head_dim=16, **DECODER)
 hf("gpt_neox", "GPTNeoXConfig", model_class="GPTNeoXForCausalLM", **SMALL)
-hf("t5", "T5Config", fast=True, model_class="T5Model", keys=("input_ids", "decoder_input_ids"),
+hf("t5", "T5Config", model_class="T5Model", keys=("input_ids", "decoder_input_ids"),
    example=lambda b: tokens(16)(b) + tokens(8, seed=7)(b),
    vocab_size=100, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4)
 hf("bart", "BartConfig", keys=("input_ids", "decoder_input_ids"),
@@ -242,7 +242,7 @@ hf("whisper", "WhisperConfig", keys=("input_features", "decoder_input_ids"),
    max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
 VISION = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
               image_size=32, patch_size=8)
-hf("vit", "ViTConfig", fast=True, keys=("pixel_values",), example=image(32), **VISION)
+hf("vit", "ViTConfig", keys=("pixel_values",), example=image(32), **VISION)
 hf("swin", "SwinConfig", keys=("pixel_values",), example=image(32),
    image_size=32, patch_size=2, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4)
 hf("convnext", "ConvNextConfig", keys=("pixel_values",), example=image(32),
@@ -250,7 +250,7 @@ hf("convnext", "ConvNextConfig", keys=("pixel_values",), example=image(32),
 hf("clip_vision", "CLIPVisionConfig", keys=("pixel_values",), example=image(32), **VISION)
 hf("siglip_vision", "SiglipVisionConfig", keys=("pixel_values",), example=image(32), **VISION)
 hf("clip_text", "CLIPTextConfig", model_class="CLIPTextModel", max_position_embeddings=32, **SMALL)
-hf("wav2vec2", "Wav2Vec2Config", fast=True, keys=("input_values",),
+hf("wav2vec2", "Wav2Vec2Config", keys=("input_values",),
    example=lambda b: (torch.randn(b, 800, generator=torch.Generator().manual_seed(b)),),
    hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
    conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
@@ -280,7 +280,7 @@ class FirstOutput(nn.Module):
         return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def yolo(task, yaml, fast=False):
+def yolo(task, yaml):
     def make():
         torchvision()  # ultralytics imports torchvision
         with contextlib.redirect_stdout(None):
@@ -291,15 +291,15 @@ def yolo(task, yaml, fast=False):
             model = cls(yaml, verbose=False)
         model.fuse = None
         return FirstOutput(model.eval())
-    zoo("yolo_" + task, "ultralytics", image(64), fast=fast)(make)
+    zoo("yolo_" + task, "ultralytics", image(64))(make)
 
 
-yolo("detect", "yolov8n.yaml", fast=True)
+yolo("detect", "yolov8n.yaml")
 yolo("segment", "yolov8n-seg.yaml")
 yolo("pose", "yolov8n-pose.yaml")
 
 
-@zoo("sam_image_encoder", "segment-anything", image(64), fast=True)
+@zoo("sam_image_encoder", "segment-anything", image(64))
 def _sam():
     from segment_anything.modeling import ImageEncoderViT
     return ImageEncoderViT(img_size=64, patch_size=16, embed_dim=64, depth=2, num_heads=2,
@@ -359,6 +359,14 @@ def load(name):
 
 def inputs(name, batch):
     return BY_NAME[name].example(batch)
+
+
+def fast_subset():
+    """The models `make test` checks (fast-subset.txt: one name a line, '#' comments)."""
+    import os
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fast-subset.txt")) as f:
+        names = [line.split("#")[0].strip() for line in f]
+    return [n for n in names if n]
 
 
 def source_of(name):
