@@ -110,36 +110,12 @@ node_group (GraftNode *node)
 }
 
 static void
-add_string (JsonBuilder *b, const char *member, const char *value)
-{
-  json_builder_set_member_name (b, member);
-  if (value)
-    json_builder_add_string_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
-add_int (JsonBuilder *b, const char *member, gint64 value)
-{
-  json_builder_set_member_name (b, member);
-  json_builder_add_int_value (b, value);
-}
-
-static void
-add_bool (JsonBuilder *b, const char *member, gboolean value)
-{
-  json_builder_set_member_name (b, member);
-  json_builder_add_boolean_value (b, value);
-}
-
-static void
 add_node_object (JsonBuilder *b, GraftNode *node)
 {
   json_builder_begin_object (b);
-  add_string (b, "name", node->name ? node->name : "");
-  add_string (b, "op", node->op);
-  add_string (b, "group", node_group (node));
+  graft_cli_json_string (b, "name", node->name ? node->name : "");
+  graft_cli_json_string (b, "op", node->op);
+  graft_cli_json_string (b, "group", node_group (node));
   json_builder_end_object (b);
 }
 
@@ -151,16 +127,6 @@ add_node_json (JsonBuilder *b, const char *member, GraftNode *node)
     json_builder_add_null_value (b);
   else
     add_node_object (b, node);
-}
-
-static void
-add_double (JsonBuilder *b, const char *member, double v)
-{
-  json_builder_set_member_name (b, member);
-  if (isfinite (v))
-    json_builder_add_double_value (b, v);
-  else
-    json_builder_add_null_value (b);
 }
 
 static void
@@ -178,12 +144,12 @@ add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
 {
   json_builder_set_member_name (b, "alignment");
   json_builder_begin_object (b);
-  add_int (b, "compute_nodes_a", al->n_compute_a);
-  add_int (b, "compute_nodes_b", al->n_compute_b);
-  add_int (b, "matched_a", al->n_matched_a);
-  add_int (b, "matched_b", al->n_matched_b);
-  add_int (b, "exact", sd->n_exact);
-  add_int (b, "inferred", sd->n_inferred);
+  graft_cli_json_int (b, "compute_nodes_a", al->n_compute_a);
+  graft_cli_json_int (b, "compute_nodes_b", al->n_compute_b);
+  graft_cli_json_int (b, "matched_a", al->n_matched_a);
+  graft_cli_json_int (b, "matched_b", al->n_matched_b);
+  graft_cli_json_int (b, "exact", sd->n_exact);
+  graft_cli_json_int (b, "inferred", sd->n_inferred);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "pairs");
@@ -194,8 +160,8 @@ add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
       json_builder_begin_object (b);
       add_node_json (b, "a", p->a);
       add_node_json (b, "b", p->b);
-      add_string (b, "match", p->kind == GRAFT_MATCH_EXACT ? "exact" : "inferred");
-      add_string (b, "reason", p->reason);
+      graft_cli_json_string (b, "match", p->kind == GRAFT_MATCH_EXACT ? "exact" : "inferred");
+      graft_cli_json_string (b, "reason", p->reason);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -212,13 +178,13 @@ add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
     {
       GraftAlignmentNote *n = al->notes->pdata[i];
       json_builder_begin_object (b);
-      add_string (b, "kind", graft_note_kind_to_string (n->kind));
-      add_string (b, "side", n->in_a ? "a" : "b");
+      graft_cli_json_string (b, "kind", graft_note_kind_to_string (n->kind));
+      graft_cli_json_string (b, "side", n->in_a ? "a" : "b");
       add_node_json (b, "node", n->node);
       add_node_json (b, "other", n->other);
       add_nodes_json (b, "absorbed", n->absorbed);
       add_nodes_json (b, "absorbed_other", n->absorbed_other);
-      add_string (b, "description", n->description);
+      graft_cli_json_string (b, "description", n->description);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -233,12 +199,12 @@ add_changes_json (JsonBuilder *b, GraftStructuralDiff *sd)
     {
       GraftChange *c = sd->changes->pdata[i];
       json_builder_begin_object (b);
-      add_string (b, "kind", graft_change_kind_to_string (c->kind));
+      graft_cli_json_string (b, "kind", graft_change_kind_to_string (c->kind));
       add_node_json (b, "a", c->a);
       add_node_json (b, "b", c->b);
-      add_string (b, "what", c->what);
-      add_string (b, "before", c->before);
-      add_string (b, "after", c->after);
+      graft_cli_json_string (b, "what", c->what);
+      graft_cli_json_string (b, "before", c->before);
+      graft_cli_json_string (b, "after", c->after);
       if (c->kind == GRAFT_CHANGE_SHAPE)
         {
           json_builder_set_member_name (b, "inferred");
@@ -254,12 +220,12 @@ add_changes_json (JsonBuilder *b, GraftStructuralDiff *sd)
     {
       GraftGroupDiff *g = sd->groups->pdata[i];
       json_builder_begin_object (b);
-      add_string (b, "path", g->path);
+      graft_cli_json_string (b, "path", g->path);
       const char *names[] = { "matched", "changed", "only_a", "only_b", "notes" };
       guint values[] = { g->matched, g->changed, g->only_a, g->only_b, g->notes };
       for (guint k = 0; k < G_N_ELEMENTS (names); k++)
         {
-          add_int (b, names[k], values[k]);
+          graft_cli_json_int (b, names[k], values[k]);
         }
       json_builder_end_object (b);
     }
@@ -270,17 +236,17 @@ static void
 add_value_error_json (JsonBuilder *b, const GraftValueError *e)
 {
   json_builder_begin_object (b);
-  add_string (b, "a", e->a->name);
-  add_string (b, "b", e->b->name);
+  graft_cli_json_string (b, "a", e->a->name);
+  graft_cli_json_string (b, "b", e->b->name);
   add_node_json (b, "node_a", e->a->producer);
   add_node_json (b, "node_b", e->b->producer);
-  add_bool (b, "close", e->close);
-  add_double (b, "max_abs", e->max_abs);
-  add_double (b, "max_rel", e->max_rel);
+  graft_cli_json_bool (b, "close", e->close);
+  graft_cli_json_double (b, "max_abs", e->max_abs);
+  graft_cli_json_double (b, "max_rel", e->max_rel);
   if (e->shape_differs)
     {
-      add_string (b, "shape_a", e->shape_a);
-      add_string (b, "shape_b", e->shape_b);
+      graft_cli_json_string (b, "shape_a", e->shape_a);
+      graft_cli_json_string (b, "shape_b", e->shape_b);
     }
   json_builder_end_object (b);
 }
@@ -295,8 +261,8 @@ add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptio
       return;
     }
   json_builder_begin_object (b);
-  add_double (b, "rtol", opts->rtol);
-  add_double (b, "atol", opts->atol);
+  graft_cli_json_double (b, "rtol", opts->rtol);
+  graft_cli_json_double (b, "atol", opts->atol);
   json_builder_set_member_name (b, "runs");
   json_builder_begin_array (b);
   for (guint r = 0; r < runs->len; r++)
@@ -304,15 +270,15 @@ add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptio
       GraftNumericRun *run = runs->pdata[r];
       g_autofree char *verdict = graft_numeric_run_describe (run, al);
       json_builder_begin_object (b);
-      add_string (b, "inputs", run->label);
-      add_string (b, "verdict", verdict);
-      add_bool (b, "outputs_close", run->outputs_close);
-      add_string (b, "error_a", run->error_a);
-      add_string (b, "error_b", run->error_b);
-      add_int (b, "compared", run->n_compared);
-      add_int (b, "divergent", run->n_divergent);
-      add_double (b, "seconds_a", run->seconds_a);
-      add_double (b, "seconds_b", run->seconds_b);
+      graft_cli_json_string (b, "inputs", run->label);
+      graft_cli_json_string (b, "verdict", verdict);
+      graft_cli_json_bool (b, "outputs_close", run->outputs_close);
+      graft_cli_json_string (b, "error_a", run->error_a);
+      graft_cli_json_string (b, "error_b", run->error_b);
+      graft_cli_json_int (b, "compared", run->n_compared);
+      graft_cli_json_int (b, "divergent", run->n_divergent);
+      graft_cli_json_double (b, "seconds_a", run->seconds_a);
+      graft_cli_json_double (b, "seconds_b", run->seconds_b);
       json_builder_set_member_name (b, "first_divergent");
       const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
       if (first)
@@ -336,21 +302,16 @@ print_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
-  add_string (b, "a", graft_model_get_path (al->a));
-  add_string (b, "b", graft_model_get_path (al->b));
-  add_bool (b, "equivalent", equivalent);
-  add_string (b, "summary", sd->summary);
-  add_double (b, "alignment_seconds", align_seconds);
+  graft_cli_json_string (b, "a", graft_model_get_path (al->a));
+  graft_cli_json_string (b, "b", graft_model_get_path (al->b));
+  graft_cli_json_bool (b, "equivalent", equivalent);
+  graft_cli_json_string (b, "summary", sd->summary);
+  graft_cli_json_double (b, "alignment_seconds", align_seconds);
   add_alignment_json (b, al, sd);
   add_changes_json (b, sd);
   add_numeric_json (b, al, runs, opts);
   json_builder_end_object (b);
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
-  printf ("%s\n", text);
+  graft_cli_json_print (b);
 }
 
 static void

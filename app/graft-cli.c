@@ -14,7 +14,7 @@ typedef struct {
 static const GraftCliCommand commands[] = {
   { "info", graft_cli_info, "FILE [--json]  describe a model" },
   { "render", graft_cli_render, "FILE -o OUT.{svg,png,pdf} [--expand-all] [--shape IN=1x3x224x224]...  draw the graph" },
-  { "run", graft_cli_run, "MODEL [--input NAME=FILE]... [--random] [-o DIR]  run a model" },
+  { "run", graft_cli_run, "MODEL [--input NAME=FILE]... [--random] [-o DIR] [--validate [--json]]  run a model" },
   { "lint", graft_cli_lint, "FILE [--json] [--onnx-export] [--target onnx[:OPSET]]  list problems (exit 1 on errors)" },
   { "edit", graft_cli_edit, "IN -o OUT [--dynamic IN:AXIS=NAME]... [--shape IN=1x3x224x224]... "
                             "[--bypass NODE]... [--delete NODE]... [--extract IN,..:OUT,..]  rewrite and save as ONNX" },

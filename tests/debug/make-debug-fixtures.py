@@ -1,0 +1,93 @@
+"""Planted faults in a real export, for graft-cli run --validate and debug
+reduce:  make-debug-fixtures.py SRC.onnx OUTDIR
+
+  div0.onnx     SRC with a Div by a zero constant ('planted_div') after the
+                first ReLU of layer2.0: the ReLU's zeros become NaN, the
+                rest Inf, and everything after it is NaN.
+  swapped.onnx  SRC with the weights of two convolutions of the same shape
+                exchanged: the first of them is where the outputs start to
+                differ from SRC's. planted.txt names that conv.
+  input.npy     the input both are checked on (seeded, [-1, 1)).
+  ort-values/   onnxruntime's value of every tensor of SRC on
+                input.npy, one .npy per value, named as graft-cli run -o
+                names files (characters outside [A-Za-z0-9._-] become '_')."""
+import os
+import re
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def safe_name(name):
+    s = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return "_" + s[1:] if s.startswith(".") else s
+
+
+def plant_div(model):
+    graph = model.graph
+    target = next(n for n in graph.node if n.name.startswith("/layer2/") and n.op_type == "Relu")
+    relu_out = target.output[0]
+    graph.initializer.append(numpy_helper.from_array(np.array(0.0, dtype=np.float32), "planted_zero"))
+    div = helper.make_node("Div", [relu_out, "planted_zero"], ["planted_div_output"], name="planted_div")
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name == relu_out and node is not target:
+                node.input[i] = "planted_div_output"
+    index = list(graph.node).index(target)
+    graph.node.insert(index + 1, div)
+    return model
+
+
+def swap_weights(model):
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv" and n.input[1] in inits]
+    by_shape = {}
+    for conv in convs:
+        by_shape.setdefault(tuple(inits[conv.input[1]].dims), []).append(conv)
+    pair = next(v for v in by_shape.values() if len(v) >= 2 and len(v[0].name) > 0)
+    first, second = pair[0], pair[1]
+    a, b = inits[first.input[1]], inits[second.input[1]]
+    data_a, data_b = numpy_helper.to_array(a).copy(), numpy_helper.to_array(b).copy()
+    a.CopyFrom(numpy_helper.from_array(data_b, a.name))
+    b.CopyFrom(numpy_helper.from_array(data_a, b.name))
+    return model, first.name
+
+
+def dump_values(path, x, outdir):
+    import onnxruntime as ort
+    model = onnx.load(path)
+    known = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for out in node.output:
+            if out and out not in known:
+                model.graph.output.append(helper.make_empty_tensor_value_info(out))
+                known.add(out)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    values = session.run(names, {session.get_inputs()[0].name: x})
+    os.makedirs(outdir, exist_ok=True)
+    for name, value in zip(names, values):
+        np.save(os.path.join(outdir, safe_name(name) + ".npy"), value)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    src, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    rng = np.random.default_rng(7)
+    shape = [d.dim_value or 1 for d in onnx.load(src).graph.input[0].type.tensor_type.shape.dim]
+    x = rng.uniform(-1, 1, size=shape).astype(np.float32)
+    np.save(os.path.join(outdir, "input.npy"), x)
+    onnx.save(plant_div(onnx.load(src)), os.path.join(outdir, "div0.onnx"))
+    swapped, conv = swap_weights(onnx.load(src))
+    onnx.save(swapped, os.path.join(outdir, "swapped.onnx"))
+    with open(os.path.join(outdir, "planted.txt"), "w") as f:
+        f.write(conv + "\n")
+    dump_values(src, x, os.path.join(outdir, "ort-values"))
+
+
+main()
