@@ -44,15 +44,10 @@ typedef struct {
 static char *
 safe_file_name (const char *name, guint index, GHashTable *used)
 {
-  GString *s = g_string_new (NULL);
-  for (const char *p = name; p && *p; p++)
-    g_string_append_c (s, (g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_');
-  while (s->len > 0 && s->str[0] == '.')
-    s->str[0] = '_';
+  g_autofree char *stem = graft_tensor_file_safe_stem (name);
+  GString *s = g_string_new (stem);
   if (s->len == 0)
     g_string_printf (s, "output_%u", index);
-  if (s->len > 200)
-    g_string_truncate (s, 200);
   g_autofree char *base = g_strdup (s->str);
   for (guint n = 2; g_hash_table_contains (used, s->str); n++)
     g_string_printf (s, "%s_%u", base, n);

@@ -14,6 +14,7 @@ int graft_cli_run (int argc, char **argv);
 int graft_cli_lint (int argc, char **argv);
 int graft_cli_edit (int argc, char **argv);
 int graft_cli_diff (int argc, char **argv);
+int graft_cli_debug (int argc, char **argv);
 
 /* From here on, stdout and stderr show control characters (terminal
  * escapes from names and metadata in the file) as visible \xNN escapes. */

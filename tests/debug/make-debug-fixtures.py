@@ -4,9 +4,13 @@ reduce:  make-debug-fixtures.py SRC.onnx OUTDIR
   div0.onnx     SRC with a Div by a zero constant ('planted_div') after the
                 first ReLU of layer2.0: the ReLU's zeros become NaN, the
                 rest Inf, and everything after it is NaN.
+  bad-reshape.onnx  SRC with a Reshape ('planted_reshape') to a shape of
+                the wrong size after layer3.0's first ReLU: runtimes fail there.
   swapped.onnx  SRC with the weights of two convolutions of the same shape
                 exchanged: the first of them is where the outputs start to
                 differ from SRC's. planted.txt names that conv.
+  r18-div0.pt, r18-div0.pt2  a Div by zero in a TorchScript trace and a
+                torch.export program (torch_div0).
   input.npy     the input both are checked on (seeded, [-1, 1)).
   ort-values/   onnxruntime's value of every tensor of SRC on
                 input.npy, one .npy per value, named as graft-cli run -o
@@ -22,7 +26,7 @@ from onnx import helper, numpy_helper
 
 def safe_name(name):
     s = re.sub(r"[^A-Za-z0-9._-]", "_", name)
-    return "_" + s[1:] if s.startswith(".") else s
+    return ("_" + s[1:] if s.startswith(".") else s)[:200]
 
 
 def plant_div(model):
@@ -37,6 +41,23 @@ def plant_div(model):
                 node.input[i] = "planted_div_output"
     index = list(graph.node).index(target)
     graph.node.insert(index + 1, div)
+    return model
+
+
+def plant_bad_reshape(model):
+    """A Reshape to a shape of the wrong size after layer3's first ReLU,
+    followed by its inverse: fine in shape inference's eyes when the dims
+    are unknown, an error in any runtime."""
+    graph = model.graph
+    target = next(n for n in graph.node if n.name.startswith("/layer3/") and n.op_type == "Relu")
+    out = target.output[0]
+    graph.initializer.append(numpy_helper.from_array(np.array([1, 7, 7, 7], dtype=np.int64), "planted_shape"))
+    reshape = helper.make_node("Reshape", [out, "planted_shape"], ["planted_reshape_output"], name="planted_reshape")
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name == out and node is not target:
+                node.input[i] = "planted_reshape_output"
+    graph.node.insert(list(graph.node).index(target) + 1, reshape)
     return model
 
 
@@ -73,6 +94,22 @@ def dump_values(path, x, outdir):
         np.save(os.path.join(outdir, safe_name(name) + ".npy"), value)
 
 
+def torch_div0(outdir):
+    """tests/fixtures/vision_models.py's ResNet-18 with a forward hook on
+    layer2.0's ReLU that divides by a zero tensor, traced (r18-div0.pt) and
+    exported (r18-div0.pt2) at 1x3x64x64."""
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+    import vision_models
+    torch.manual_seed(0)
+    model = vision_models.resnet18().eval()
+    model.layer2[0].relu.register_forward_hook(lambda module, inputs, output: output / torch.zeros(()))
+    x = torch.rand(1, 3, 64, 64)
+    with torch.no_grad():
+        torch.jit.trace(model, x).save(os.path.join(outdir, "r18-div0.pt"))
+        torch.export.save(torch.export.export(model, (x,)), os.path.join(outdir, "r18-div0.pt2"))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -83,11 +120,13 @@ def main():
     x = rng.uniform(-1, 1, size=shape).astype(np.float32)
     np.save(os.path.join(outdir, "input.npy"), x)
     onnx.save(plant_div(onnx.load(src)), os.path.join(outdir, "div0.onnx"))
+    onnx.save(plant_bad_reshape(onnx.load(src)), os.path.join(outdir, "bad-reshape.onnx"))
     swapped, conv = swap_weights(onnx.load(src))
     onnx.save(swapped, os.path.join(outdir, "swapped.onnx"))
     with open(os.path.join(outdir, "planted.txt"), "w") as f:
         f.write(conv + "\n")
     dump_values(src, x, os.path.join(outdir, "ort-values"))
+    torch_div0(outdir)
 
 
 main()

@@ -89,6 +89,167 @@ test_validate_clean (void)
   g_assert_nonnull (strstr (run.out, "validate: no NaN or Inf in"));
 }
 
+/* Runs check-reduced.py on model with extra args; returns its node names. */
+static GStrv
+check_reduced (const char *model, const char *const *extra)
+{
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *python = graft_test_python ();
+  g_autofree char *script = g_build_filename (src, "tests", "debug", "check-reduced.py", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  g_ptr_array_add (argv, python);
+  g_ptr_array_add (argv, script);
+  g_ptr_array_add (argv, (char *) model);
+  for (guint i = 0; extra && extra[i]; i++)
+    g_ptr_array_add (argv, (char *) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                               &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("check-reduced.py %s: %s", model, err);
+  g_strstrip (out);
+  return g_strsplit (out, "\n", -1);
+}
+
+/* graft-cli debug reduce MODEL -o SCRATCH/SMALL.onnx ARGS...: succeeds,
+ * says how many nodes it kept, and the saved model passes check-reduced.py
+ * (with extra); returns the kept nodes' names. */
+static GStrv
+reduce (const char *model, const char *const *args, const char *const *extra, char **inputs_dir)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = graft_test_scratch_dir ("graft-reduce-XXXXXX", &error);
+  g_autofree char *small = g_build_filename (dir, "small.onnx", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_auto(Run) run = { 0 };
+
+  g_assert_no_error (error);
+  *inputs_dir = g_build_filename (dir, "inputs", NULL);
+  g_ptr_array_add (argv, "debug");
+  g_ptr_array_add (argv, "reduce");
+  g_ptr_array_add (argv, (char *) model);
+  g_ptr_array_add (argv, "-o");
+  g_ptr_array_add (argv, small);
+  g_ptr_array_add (argv, "--save-inputs");
+  g_ptr_array_add (argv, *inputs_dir);
+  for (guint i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  run_cli (&run, (const char *const *) argv->pdata);
+  if (run.status != 0)
+    g_error ("debug reduce %s: %s%s", model, run.out, run.err);
+  g_assert_true (g_str_has_prefix (run.out, "kept "));
+  GStrv nodes = check_reduced (small, extra);
+  /* "kept N of M nodes": N is what the file holds */
+  g_autofree char *kept = g_strdup_printf ("kept %u of ", g_strv_length (nodes));
+  g_assert_true (g_str_has_prefix (run.out, kept));
+  return nodes;
+}
+
+static void
+test_reduce_nan (void)
+{
+  g_autofree char *model = fixture ("div0.onnx");
+  g_autofree char *input = fixture ("input.npy");
+  g_autofree char *inputs = NULL;
+  const char *args[] = { "--nan", "--input", input, NULL };
+  const char *extra[] = { "--inputs", NULL, "--nonfinite", NULL };
+
+  /* the inputs dir is known only once reduce made it: check twice */
+  g_auto(GStrv) nodes = reduce (model, args, NULL, &inputs);
+  g_assert_cmpstrv (nodes, ((const char *const[]) { "planted_div", NULL }));
+  extra[1] = inputs;
+  g_autofree char *small = g_build_filename (inputs, "..", "small.onnx", NULL);
+  g_auto(GStrv) again = check_reduced (small, extra);
+  g_assert_cmpstrv (again, ((const char *const[]) { "planted_div", NULL }));
+}
+
+static void
+test_reduce_mismatch (gconstpointer data)
+{
+  gboolean folder = GPOINTER_TO_INT (data);
+  g_autofree char *model = fixture ("swapped.onnx");
+  g_autofree char *input = fixture ("input.npy");
+  g_autofree char *values = fixture ("ort-values");
+  g_autofree char *inputs = NULL;
+  const char *args[] = { "--mismatch", folder ? values : resnet18, "--input", input, NULL };
+
+  g_auto(GStrv) nodes = reduce (model, args, NULL, &inputs);
+  g_assert_true (g_strv_contains ((const char *const *) nodes, swapped_conv));
+  /* the conv and the exporter's Identity of its weight, nothing else */
+  g_assert_cmpuint (g_strv_length (nodes), <=, 2);
+  /* onnxruntime, fed the reduced model's inputs, differs from SRC too */
+  g_autofree char *small = g_build_filename (inputs, "..", "small.onnx", NULL);
+  const char *extra[] = { "--inputs", inputs, "--differs", values, NULL };
+  g_auto(GStrv) again = check_reduced (small, extra);
+  g_assert_cmpstrv (again, (const char *const *) nodes);
+}
+
+static void
+test_reduce_command (void)
+{
+  g_autofree char *model = fixture ("div0.onnx");
+  g_autofree char *inputs = NULL;
+  /* fails while the file holds a Div */
+  const char *args[] = { "--command", "grep -q Div {model} && exit 1; exit 0", NULL };
+
+  g_auto(GStrv) nodes = reduce (model, args, NULL, &inputs);
+  g_assert_cmpstrv (nodes, ((const char *const[]) { "planted_div", NULL }));
+}
+
+static void
+test_reduce_fails_in_graft (void)
+{
+  g_autofree char *model = fixture ("bad-reshape.onnx");
+  g_autofree char *input = fixture ("input.npy");
+  g_autofree char *inputs = NULL;
+  const char *args[] = { "--fails-in", "graft", "--input", input, NULL };
+
+  g_auto(GStrv) nodes = reduce (model, args, NULL, &inputs);
+  g_assert_cmpstrv (nodes, ((const char *const[]) { "planted_reshape", NULL }));
+}
+
+/* TorchScript and .pt2 are lowered to ONNX first: the Div of the hook
+ * (and the zeros it divides by) is what stays. */
+static void
+test_reduce_torch (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *model = fixture (name);
+  g_autofree char *inputs = NULL;
+  const char *args[] = { "--nan", "--random", "--shape", "x=1x3x64x64", NULL };
+
+  g_auto(GStrv) nodes = reduce (model, args, NULL, &inputs);
+  g_assert_cmpuint (g_strv_length (nodes), <=, 2);
+  g_assert_true (g_str_has_suffix (nodes[g_strv_length (nodes) - 1], "/Div"));
+  g_assert_true (g_str_has_prefix (nodes[g_strv_length (nodes) - 1], "/layer2/0/"));
+}
+
+static void
+test_reduce_nothing_to_reduce (void)
+{
+  g_autofree char *input = fixture ("input.npy");
+  g_autofree char *out = fixture ("never.onnx");
+  g_auto(Run) run = { 0 };
+
+  const char *args[] = { "debug", "reduce", resnet18, "-o", out, "--nan", "--input", input, NULL };
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 1);
+  g_assert_nonnull (strstr (run.err, "does not fail that way"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+
+  g_auto(Run) usage = { 0 };
+  const char *two[] = { "debug", "reduce", resnet18, "-o", out, "--nan", "--mismatch", resnet18, NULL };
+  run_cli (&usage, two);
+  g_assert_cmpint (usage.status, ==, 2);
+  g_assert_nonnull (strstr (usage.err, "give one failure condition"));
+}
+
 static void
 make_fixtures (void)
 {
@@ -120,5 +281,13 @@ main (int argc, char **argv)
   make_fixtures ();
   g_test_add_func ("/debug/validate/planted-div", test_validate_planted_div);
   g_test_add_func ("/debug/validate/clean", test_validate_clean);
+  g_test_add_func ("/debug/reduce/nan", test_reduce_nan);
+  g_test_add_data_func ("/debug/reduce/mismatch-model", GINT_TO_POINTER (FALSE), test_reduce_mismatch);
+  g_test_add_data_func ("/debug/reduce/mismatch-folder", GINT_TO_POINTER (TRUE), test_reduce_mismatch);
+  g_test_add_func ("/debug/reduce/command", test_reduce_command);
+  g_test_add_func ("/debug/reduce/fails-in-graft", test_reduce_fails_in_graft);
+  g_test_add_data_func ("/debug/reduce/torchscript", "r18-div0.pt", test_reduce_torch);
+  g_test_add_data_func ("/debug/reduce/pt2", "r18-div0.pt2", test_reduce_torch);
+  g_test_add_func ("/debug/reduce/nothing-to-reduce", test_reduce_nothing_to_reduce);
   return g_test_run ();
 }
