@@ -4,6 +4,7 @@
 #include "debug/reduce.h"
 #include "debug/reference-values.h"
 #include "debug/value-check.h"
+#include "compare/numeric-diff.h"
 #include "edit/edit.h"
 #include "onnx/writer.h"
 #include "runtime/inputs.h"
@@ -360,17 +361,18 @@ watch_value (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer
   else if (self->condition == GRAFT_REDUCE_MISMATCH)
     {
       GraftRtTensor *want = g_hash_table_lookup (self->reference, value->name);
-      double max_abs;
-      if (want != NULL && !graft_reference_values_close (tensor, want, self->rtol, self->atol, &max_abs))
-        {
-          g_autofree char *got = graft_rt_tensor_describe (tensor);
-          g_autofree char *wanted = graft_rt_tensor_describe (want);
-          watch->failure = strcmp (got, wanted) != 0
-                             ? g_strdup_printf ("%s '%s': %s is %s, the reference %s", node->op, node->name,
-                                                value->name, got, wanted)
-                             : g_strdup_printf ("%s '%s': %s differs from the reference by up to %.6g", node->op,
-                                                node->name, value->name, max_abs);
-        }
+      GraftValueError e = { value, value };
+      if (want == NULL)
+        return;
+      graft_value_error_compare (want, tensor, self->rtol, self->atol, &e);
+      if (e.compared && !e.close)
+        watch->failure = e.shape_differs
+                           ? g_strdup_printf ("%s '%s': %s has shape %s, the reference %s", node->op, node->name,
+                                              value->name, e.shape_b, e.shape_a)
+                           : g_strdup_printf ("%s '%s': %s differs from the reference by up to %.6g (%.3g of its scale)",
+                                              node->op, node->name, value->name, e.max_abs, e.max_rel);
+      g_free (e.shape_a);
+      g_free (e.shape_b);
     }
 }
 

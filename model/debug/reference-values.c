@@ -1,5 +1,4 @@
 /* Reference values keyed by value name (reference-values.h). */
-#include <math.h>
 #include "debug/reference-values.h"
 #include "runtime/npy.h"
 #include "runtime/tensor-file.h"
@@ -77,36 +76,4 @@ graft_reference_values_run_model (GraftModel *model, GHashTable *inputs, GError 
   if (outputs == NULL)
     return NULL;
   return g_steal_pointer (&values);
-}
-
-gboolean
-graft_reference_values_close (const GraftRtTensor *actual, const GraftRtTensor *reference, double rtol, double atol,
-                              double *max_abs)
-{
-  double worst = 0;
-  gboolean close = TRUE;
-
-  if (max_abs)
-    *max_abs = INFINITY;
-  if (actual->kind != GRAFT_RT_TENSOR || reference->kind != GRAFT_RT_TENSOR)
-    return actual->kind == reference->kind;
-  if (!graft_rt_tensor_same_shape (actual, reference))
-    return FALSE;
-  if (actual->dtype == GRAFT_DTYPE_STRING || reference->dtype == GRAFT_DTYPE_STRING)
-    return actual->dtype == reference->dtype;
-  for (gint64 i = 0; i < actual->numel; i++)
-    {
-      double a = graft_rt_tensor_get_f64 (actual, i), b = graft_rt_tensor_get_f64 (reference, i);
-      if (isnan (a) && isnan (b))
-        continue;
-      double d = a == b ? 0 : fabs (a - b);
-      if (isnan (d))
-        d = INFINITY;
-      worst = MAX (worst, d);
-      if (!(d <= atol + rtol * fabs (b)))
-        close = FALSE;
-    }
-  if (max_abs)
-    *max_abs = worst;
-  return close;
 }

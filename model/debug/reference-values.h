@@ -20,10 +20,4 @@ GHashTable *graft_reference_values_read_folder (GraftGraph *graph, const char *f
  * GraftRtTensor*, owned). A run that fails is an error. */
 GHashTable *graft_reference_values_run_model (GraftModel *model, GHashTable *inputs, GError **error);
 
-/* numpy's allclose with reference as b: every |actual − reference| ≤ atol
- * + rtol·|reference|, NaN equal to NaN; shapes must match. *max_abs gets
- * the largest difference (may be NULL). */
-gboolean graft_reference_values_close (const GraftRtTensor *actual, const GraftRtTensor *reference, double rtol,
-                                       double atol, double *max_abs);
-
 G_END_DECLS

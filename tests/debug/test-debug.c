@@ -250,6 +250,56 @@ test_reduce_nothing_to_reduce (void)
   g_assert_nonnull (strstr (usage.err, "give one failure condition"));
 }
 
+/* diff MODEL --reference DIR against onnxruntime's value of every tensor
+ * of the unchanged export: the swapped conv is the first divergent node. */
+static void
+test_diff_reference (void)
+{
+  g_autofree char *model = fixture ("swapped.onnx");
+  g_autofree char *input = fixture ("input.npy");
+  g_autofree char *values = fixture ("ort-values");
+  g_auto(Run) run = { 0 };
+
+  const char *args[] = { "diff", model, "--reference", values, "--input", input, "--json", NULL };
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 1);
+  g_autoptr(JsonNode) root = parse_json (run.out);
+  JsonObject *report = json_node_get_object (root);
+  /* every value of the graph has onnxruntime's counterpart */
+  g_assert_cmpint (json_object_get_int_member (report, "compared"), ==,
+                   json_object_get_int_member (report, "reference_values"));
+  g_assert_false (json_object_get_boolean_member (report, "outputs_close"));
+  JsonObject *first = json_object_get_object_member (report, "first_divergent");
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (first, "node_a"), "name"), ==,
+                   swapped_conv);
+  g_assert_cmpfloat (json_object_get_double_member (first, "max_rel"), >, 0.1);
+
+  /* the unchanged export agrees with onnxruntime value by value */
+  g_auto(Run) clean = { 0 };
+  const char *clean_args[] = { "diff", resnet18, "--reference", values, "--input", input, "--rtol", "1e-4",
+                               "--atol", "1e-4", NULL };
+  run_cli (&clean, clean_args);
+  g_assert_cmpint (clean.status, ==, 0);
+  g_assert_nonnull (strstr (clean.out, ", 0 differ"));
+  g_assert_nonnull (strstr (clean.out, "outputs: close"));
+
+  /* a folder naming no value of the model is the wrong folder; one with
+   * the input only (input.npy) has nothing to compare */
+  g_autoptr(GError) error = NULL;
+  g_autofree char *empty = graft_test_scratch_dir ("graft-empty-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_auto(Run) wrong = { 0 };
+  const char *wrong_args[] = { "diff", resnet18, "--reference", empty, "--input", input, NULL };
+  run_cli (&wrong, wrong_args);
+  g_assert_cmpint (wrong.status, ==, 2);
+  g_assert_nonnull (strstr (wrong.err, "holds no .npy file named after a value"));
+  g_auto(Run) inputs_only = { 0 };
+  const char *inputs_args[] = { "diff", resnet18, "--reference", fixtures, "--input", input, NULL };
+  run_cli (&inputs_only, inputs_args);
+  g_assert_cmpint (inputs_only.status, ==, 2);
+  g_assert_nonnull (strstr (inputs_only.err, "computes has a .npy file in"));
+}
+
 static void
 make_fixtures (void)
 {
@@ -289,5 +339,6 @@ main (int argc, char **argv)
   g_test_add_data_func ("/debug/reduce/torchscript", "r18-div0.pt", test_reduce_torch);
   g_test_add_data_func ("/debug/reduce/pt2", "r18-div0.pt2", test_reduce_torch);
   g_test_add_func ("/debug/reduce/nothing-to-reduce", test_reduce_nothing_to_reduce);
+  g_test_add_func ("/debug/diff-reference", test_diff_reference);
   return g_test_run ();
 }
