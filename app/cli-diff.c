@@ -255,6 +255,23 @@ add_value_error_json (JsonBuilder *b, const GraftValueError *e)
   json_builder_end_object (b);
 }
 
+/* The run's first divergent value (or null) and every compared value. */
+static void
+add_run_values_json (JsonBuilder *b, GraftNumericRun *run)
+{
+  json_builder_set_member_name (b, "first_divergent");
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  if (first)
+    add_value_error_json (b, first);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "values");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < run->values->len; i++)
+    add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
+  json_builder_end_array (b);
+}
+
 static void
 add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptions *opts)
 {
@@ -283,17 +300,7 @@ add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptio
       graft_cli_json_int (b, "divergent", run->n_divergent);
       graft_cli_json_double (b, "seconds_a", run->seconds_a);
       graft_cli_json_double (b, "seconds_b", run->seconds_b);
-      json_builder_set_member_name (b, "first_divergent");
-      const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
-      if (first)
-        add_value_error_json (b, first);
-      else
-        json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "values");
-      json_builder_begin_array (b);
-      for (guint i = 0; i < run->values->len; i++)
-        add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
-      json_builder_end_array (b);
+      add_run_values_json (b, run);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -498,17 +505,7 @@ print_reference_json (const char *path, DiffOptions *opts, GraftNumericRun *run,
   graft_cli_json_int (b, "divergent", run->n_divergent);
   graft_cli_json_bool (b, "outputs_close", run->outputs_close);
   graft_cli_json_string (b, "error", run->error_a);
-  json_builder_set_member_name (b, "first_divergent");
-  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
-  if (first)
-    add_value_error_json (b, first);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "values");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < run->values->len; i++)
-    add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
-  json_builder_end_array (b);
+  add_run_values_json (b, run);
   json_builder_end_object (b);
   graft_cli_json_print (b);
 }
