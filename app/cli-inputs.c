@@ -89,8 +89,8 @@ bind_files (char **files, GPtrArray *inputs, GHashTable *bound, GError **error)
   return TRUE;
 }
 
-static gboolean
-parse_dims (char **dims, GHashTable *values, GError **error)
+gboolean
+graft_cli_parse_dims (char **dims, GHashTable *values, GError **error)
 {
   for (guint i = 0; dims && dims[i]; i++)
     {
@@ -114,7 +114,7 @@ graft_cli_make_inputs (GraftRuntime *rt, char **files, char **dim_specs, gboolea
   GPtrArray *inputs = graft_runtime_get_inputs (rt);
   g_autoptr(GHashTable) bound = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
   g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  if (!bind_files (files, inputs, bound, error) || !parse_dims (dim_specs, dims, error))
+  if (!bind_files (files, inputs, bound, error) || !graft_cli_parse_dims (dim_specs, dims, error))
     return NULL;
   g_autoptr(GRand) rng = g_rand_new_with_seed ((guint32) seed);
   for (guint i = 0; i < inputs->len; i++)

@@ -49,3 +49,14 @@ void graft_cli_json_bool (JsonBuilder *b, const char *member, gboolean value);
 void graft_cli_json_double (JsonBuilder *b, const char *member, double v);
 /* Prints the built document, indented, and a newline on stdout. */
 void graft_cli_json_print (JsonBuilder *b);
+
+/* NAME=VALUE specs of symbolic dims into values (char* → gint64*, both
+ * g_free'd). */
+gboolean graft_cli_parse_dims (char **dims, GHashTable *values, GError **error);
+
+/* info --cost: the cost report of model (analysis/cost.h) at fixed input
+ * shapes (given_shapes: name → GraftShape*, dims: symbol → gint64*; other
+ * symbolic dims are 1, said so), as text (groups to depth 2, the top
+ * nodes by FLOPs) or JSON; with run, measured time and peak memory too. */
+int graft_cli_print_cost (GraftModel *model, GHashTable *given_shapes, GHashTable *dims, gboolean run, gboolean json,
+                          int top);

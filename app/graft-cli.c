@@ -12,7 +12,7 @@ typedef struct {
 } GraftCliCommand;
 
 static const GraftCliCommand commands[] = {
-  { "info", graft_cli_info, "FILE [--json]  describe a model" },
+  { "info", graft_cli_info, "FILE [--json] [--cost [--run] [--dim NAME=V]]  describe a model, or what it costs" },
   { "render", graft_cli_render, "FILE -o OUT.{svg,png,pdf} [--expand-all] [--shape IN=1x3x224x224]...  draw the graph" },
   { "run", graft_cli_run, "MODEL [--input NAME=FILE]... [--random] [-o DIR] [--validate [--json]]  run a model" },
   { "lint", graft_cli_lint, "FILE [--json] [--onnx-export] [--target onnx[:OPSET]]  list problems (exit 1 on errors)" },

@@ -6,6 +6,7 @@
 #include "debug/value-check.h"
 #include "compare/numeric-diff.h"
 #include "edit/edit.h"
+#include "ir/graph-order.h"
 #include "onnx/writer.h"
 #include "runtime/inputs.h"
 
@@ -65,85 +66,6 @@ copy_tensor_table (GHashTable *into, GHashTable *from)
     g_hash_table_replace (into, g_strdup (key), graft_rt_tensor_ref (value));
 }
 
-static gboolean
-has_subgraphs (GraftNode *node)
-{
-  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
-  return subgraphs->len > 0;
-}
-
-/* Kahn's order over the main graph (ONNX files are sorted, lowered
- * TorchScript need not be). */
-static GPtrArray *
-topological_order (GraftGraph *graph)
-{
-  g_autoptr(GHashTable) pending = g_hash_table_new (NULL, NULL);
-  g_autoptr(GQueue) ready = g_queue_new ();
-  GPtrArray *order = g_ptr_array_new ();
-
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      GraftNode *node = graph->nodes->pdata[i];
-      guint waiting = 0;
-      for (guint k = 0; k < node->inputs->len; k++)
-        {
-          GraftValue *in = node->inputs->pdata[k];
-          if (in && in->producer && in->producer->graph == graph)
-            waiting++;
-        }
-      g_hash_table_insert (pending, node, GUINT_TO_POINTER (waiting));
-      if (waiting == 0)
-        g_queue_push_tail (ready, node);
-    }
-  while (!g_queue_is_empty (ready))
-    {
-      GraftNode *node = g_queue_pop_head (ready);
-      g_ptr_array_add (order, node);
-      for (guint k = 0; k < node->outputs->len; k++)
-        {
-          GraftValue *out = node->outputs->pdata[k];
-          for (guint c = 0; out && c < out->consumers->len; c++)
-            {
-              GraftNode *consumer = out->consumers->pdata[c];
-              gpointer left;
-              if (!g_hash_table_lookup_extended (pending, consumer, NULL, &left))
-                continue;  /* a node of a subgraph */
-              guint waiting = GPOINTER_TO_UINT (left) - 1;
-              g_hash_table_insert (pending, consumer, GUINT_TO_POINTER (waiting));
-              if (waiting == 0)
-                g_queue_push_tail (ready, consumer);
-            }
-        }
-    }
-  return order;
-}
-
-/* Nodes whose inputs are all initializers or outputs of such nodes
- * (Constant, the exporter's Identity of a shared weight). */
-static void
-find_constant_nodes (GraftReduce *self)
-{
-  for (guint i = 0; i < self->steps->len;)
-    {
-      GraftNode *node = self->steps->pdata[i];
-      gboolean constant = !has_subgraphs (node);
-      for (guint k = 0; constant && k < node->inputs->len; k++)
-        {
-          GraftValue *in = node->inputs->pdata[k];
-          if (in == NULL || in->initializer != NULL)
-            continue;
-          constant = in->producer != NULL && g_hash_table_contains (self->constant_nodes, in->producer);
-        }
-      if (constant)
-        {
-          g_hash_table_add (self->constant_nodes, node);
-          g_ptr_array_remove_index (self->steps, i);
-        }
-      else
-        i++;
-    }
-}
-
 GraftReduce *
 graft_reduce_new (GraftModel *model, GraftReduceCondition condition, GHashTable *inputs)
 {
@@ -155,10 +77,12 @@ graft_reduce_new (GraftModel *model, GraftReduceCondition condition, GHashTable 
   copy_tensor_table (self->inputs, inputs);
   self->recorded = new_tensor_table ();
   self->reference = new_tensor_table ();
-  self->steps = topological_order (graft_model_get_graph (model));
-  self->constant_nodes = g_hash_table_new (NULL, NULL);
+  self->steps = graft_graph_topological_order (graft_model_get_graph (model));
+  self->constant_nodes = graft_graph_find_constant_nodes (self->steps);
   self->kept_nodes = g_ptr_array_new_with_free_func (g_free);
-  find_constant_nodes (self);
+  for (guint i = self->steps->len; i-- > 0;)
+    if (g_hash_table_contains (self->constant_nodes, self->steps->pdata[i]))
+      g_ptr_array_remove_index (self->steps, i);
   return self;
 }
 

@@ -300,6 +300,93 @@ test_diff_reference (void)
   g_assert_nonnull (strstr (inputs_only.err, "computes has a .npy file in"));
 }
 
+static JsonObject *
+find_by_member (JsonArray *array, const char *member, const char *value)
+{
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonObject *object = json_array_get_object_element (array, i);
+      if (g_strcmp0 (json_object_get_string_member (object, member), value) == 0)
+        return object;
+    }
+  return NULL;
+}
+
+/* info --cost on ResNet-18 at 224: the known 1.82 GMACs, the first conv's
+ * 118 M, groups that add up, and the plan's peak is what the runtime
+ * measures, byte for byte, at two batch sizes. */
+static void
+test_cost_resnet18 (gconstpointer data)
+{
+  const char *batch = data;
+  g_auto(Run) run = { 0 };
+
+  const char *args[] = { "info", resnet18, "--cost", "--run", "--json", "--dim", batch, NULL };
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_autoptr(JsonNode) root = parse_json (run.out);
+  JsonObject *cost = json_node_get_object (root);
+  gint64 n = g_ascii_strtoll (strchr (batch, '=') + 1, NULL, 10);
+  gint64 macs = json_object_get_int_member (cost, "macs");
+  /* torchvision's figure for ResNet-18: 1.82 GMACs per image */
+  g_assert_cmpint (macs, >, n * 1800000000);
+  g_assert_cmpint (macs, <, n * 1830000000);
+  g_assert_cmpint (json_object_get_int_member (cost, "flops"), >=, 2 * macs);
+  g_assert_cmpint (json_object_get_int_member (cost, "unknown_nodes"), ==, 0);
+  /* 11.69 M float parameters */
+  g_assert_cmpint (json_object_get_int_member (cost, "parameter_bytes"), >, 46000000);
+  g_assert_cmpint (json_object_get_int_member (cost, "parameter_bytes"), <, 47000000);
+  gint64 peak = json_object_get_int_member (cost, "peak_bytes");
+  g_assert_cmpint (peak, ==, json_object_get_int_member (cost, "measured_peak_bytes"));
+  g_assert_cmpint (peak * 4, <, json_object_get_int_member (cost, "activation_bytes"));
+  g_assert_cmpint (json_object_get_int_member (cost, "arena_bytes"), >=, peak - n * 3 * 224 * 224 * 4);
+
+  JsonArray *nodes = json_object_get_array_member (cost, "nodes");
+  JsonObject *conv1 = find_by_member (nodes, "name", "/conv1/Conv");
+  g_assert_cmpint (json_object_get_int_member (conv1, "macs"), ==, n * 64 * 112 * 112 * 3 * 7 * 7);
+  g_assert_cmpfloat (json_object_get_double_member (conv1, "seconds"), >, 0);
+  JsonArray *groups = json_object_get_array_member (cost, "groups");
+  gint64 layers = 0;
+  for (int i = 1; i <= 4; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("layer%d", i);
+      JsonObject *group = find_by_member (groups, "path", path);
+      g_assert_nonnull (group);
+      layers += json_object_get_int_member (group, "macs");
+    }
+  gint64 fc = json_object_get_int_member (find_by_member (groups, "path", "fc"), "macs");
+  g_assert_cmpint (fc, ==, n * 512 * 1000);
+  g_assert_cmpint (layers + fc + json_object_get_int_member (conv1, "macs"), ==, macs);
+}
+
+/* The plan's peak is what the runtime holds, byte for byte: ReLU6 (Clip)
+ * written in place in MobileNetV2, a TransformerEncoder's attention. */
+static void
+test_cost_plan_matches_runtime (gconstpointer data)
+{
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *file = g_strconcat ((const char *) data, ".onnx", NULL);
+  g_autofree char *model = g_build_filename (src, "tests", "fixtures-generated", "models", file, NULL);
+  g_auto(Run) run = { 0 };
+
+  const char *args[] = { "info", model, "--cost", "--run", "--json", NULL };
+  run_cli (&run, args);
+  g_assert_cmpint (run.status, ==, 0);
+  g_autoptr(JsonNode) root = parse_json (run.out);
+  JsonObject *cost = json_node_get_object (root);
+  g_assert_cmpint (json_object_get_int_member (cost, "unknown_nodes"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (cost, "peak_bytes"), ==,
+                   json_object_get_int_member (cost, "measured_peak_bytes"));
+  g_assert_cmpint (json_object_get_int_member (cost, "peak_bytes") * 2, <,
+                   json_object_get_int_member (cost, "activation_bytes"));
+  if (g_str_equal (data, "mobilenet_v2"))
+    {
+      /* torchvision's figure: 300 MMACs */
+      g_assert_cmpint (json_object_get_int_member (cost, "macs"), >, 295000000);
+      g_assert_cmpint (json_object_get_int_member (cost, "macs"), <, 305000000);
+    }
+}
+
 static void
 make_fixtures (void)
 {
@@ -310,7 +397,7 @@ make_fixtures (void)
   g_autofree char *plant_script = g_build_filename (src, "tests", "debug", "make-debug-fixtures.py", NULL);
   g_autoptr(GError) error = NULL;
 
-  const char *export_argv[] = { python, export_script, models, "resnet18", NULL };
+  const char *export_argv[] = { python, export_script, models, "resnet18", "mobilenet_v2", "transformer24", NULL };
   g_assert_true (graft_test_spawn (export_argv, &error));
   g_assert_no_error (error);
   resnet18 = g_build_filename (models, "resnet18.onnx", NULL);
@@ -340,5 +427,9 @@ main (int argc, char **argv)
   g_test_add_data_func ("/debug/reduce/pt2", "r18-div0.pt2", test_reduce_torch);
   g_test_add_func ("/debug/reduce/nothing-to-reduce", test_reduce_nothing_to_reduce);
   g_test_add_func ("/debug/diff-reference", test_diff_reference);
+  g_test_add_data_func ("/debug/cost/resnet18-batch1", "batch=1", test_cost_resnet18);
+  g_test_add_data_func ("/debug/cost/resnet18-batch3", "batch=3", test_cost_resnet18);
+  g_test_add_data_func ("/debug/cost/mobilenet-v2", "mobilenet_v2", test_cost_plan_matches_runtime);
+  g_test_add_data_func ("/debug/cost/transformer24", "transformer24", test_cost_plan_matches_runtime);
   return g_test_run ();
 }
