@@ -11,6 +11,8 @@ reduce:  make-debug-fixtures.py SRC.onnx OUTDIR
                 differ from SRC's. planted.txt names that conv.
   r18-div0.pt, r18-div0.pt2  a Div by zero in a TorchScript trace and a
                 torch.export program (torch_div0).
+  encoder.onnx, encoder-input.npy  a TransformerEncoder whose first
+                LayerNorm overflows in float16 on that input (layernorm_overflow).
   input.npy     the input both are checked on (seeded, [-1, 1)).
   ort-values/   onnxruntime's value of every tensor of SRC on
                 input.npy, one .npy per value, named as graft-cli run -o
@@ -110,6 +112,22 @@ def torch_div0(outdir):
         torch.export.save(torch.export.export(model, (x,)), os.path.join(outdir, "r18-div0.pt2"))
 
 
+def layernorm_overflow(outdir):
+    """torch.nn.TransformerEncoder (2 layers, d_model 64) exported at opset
+    14, where LayerNorm is decomposed (ReduceMean, Sub, Pow, ...), and an
+    input of magnitude ~400: the squares of the first LayerNorm pass
+    float16's 65504 and overflow."""
+    import torch
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    x = torch.randn(8, 1, 64)
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), os.path.join(outdir, "encoder.onnx"), opset_version=14, input_names=["src"],
+                          output_names=["output"], dynamo=False)
+    np.save(os.path.join(outdir, "encoder-input.npy"), (x * 400).numpy())
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -127,6 +145,7 @@ def main():
         f.write(conv + "\n")
     dump_values(src, x, os.path.join(outdir, "ort-values"))
     torch_div0(outdir)
+    layernorm_overflow(outdir)
 
 
 main()

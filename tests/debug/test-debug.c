@@ -387,6 +387,61 @@ test_cost_plan_matches_runtime (gconstpointer data)
     }
 }
 
+/* edit --float16 --auto-keep on a TransformerEncoder whose first
+ * decomposed LayerNorm overflows in float16 on its input: the plain
+ * conversion gives NaN in Graft's runtime (which rounds every node's
+ * output to float16), the kept set holds that LayerNorm's Pow, and the
+ * saved model is within the tolerance in Graft and in onnxruntime. */
+static void
+test_float16_auto_keep (void)
+{
+  g_autofree char *model = fixture ("encoder.onnx");
+  g_autofree char *input = fixture ("encoder-input.npy");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = graft_test_scratch_dir ("graft-fp16-XXXXXX", &error);
+  g_autofree char *plain = g_build_filename (dir, "plain.onnx", NULL);
+  g_autofree char *kept = g_build_filename (dir, "kept.onnx", NULL);
+  g_assert_no_error (error);
+
+  g_auto(Run) convert = { 0 };
+  const char *convert_args[] = { "edit", model, "-o", plain, "--float16", "--keep-io-types", NULL };
+  run_cli (&convert, convert_args);
+  g_assert_cmpint (convert.status, ==, 0);
+  g_auto(Run) broken = { 0 };
+  const char *broken_args[] = { "run", plain, "--input", input, "--validate", NULL };
+  run_cli (&broken, broken_args);
+  g_assert_cmpint (broken.status, ==, 1);
+  g_assert_nonnull (strstr (broken.out, "NaN/Inf first produced by"));
+
+  g_auto(Run) search = { 0 };
+  const char *search_args[] = { "edit", model, "-o", kept, "--float16", "--keep-io-types", "--auto-keep", "--rtol",
+                                "1e-2", "--atol", "1e-2", "--input", input, NULL };
+  run_cli (&search, search_args);
+  if (search.status != 0)
+    g_error ("edit --auto-keep: %s%s", search.out, search.err);
+  g_assert_nonnull (strstr (search.out, "  /layers.0/norm1/Pow\n"));
+  /* a handful of nodes, not the model */
+  const char *count = strstr (search.out, "auto-keep: ");
+  g_assert_nonnull (count);
+  g_assert_cmpint (g_ascii_strtoll (count + strlen ("auto-keep: "), NULL, 10), <=, 10);
+  g_auto(Run) fine = { 0 };
+  const char *fine_args[] = { "run", kept, "--input", input, "--validate", NULL };
+  run_cli (&fine, fine_args);
+  g_assert_cmpint (fine.status, ==, 0);
+
+  const char *src = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *python = graft_test_python ();
+  g_autofree char *script = g_build_filename (src, "tests", "debug", "check-float16.py", NULL);
+  g_autofree char *out = NULL;
+  int status;
+  const char *argv[] = { python, script, model, kept, input, "1e-2", "1e-2", NULL };
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status,
+                               &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpstr (g_strstrip (out), ==, "close");
+}
+
 static void
 make_fixtures (void)
 {
@@ -431,5 +486,6 @@ main (int argc, char **argv)
   g_test_add_data_func ("/debug/cost/resnet18-batch3", "batch=3", test_cost_resnet18);
   g_test_add_data_func ("/debug/cost/mobilenet-v2", "mobilenet_v2", test_cost_plan_matches_runtime);
   g_test_add_data_func ("/debug/cost/transformer24", "transformer24", test_cost_plan_matches_runtime);
+  g_test_add_func ("/debug/float16-auto-keep", test_float16_auto_keep);
   return g_test_run ();
 }
