@@ -214,11 +214,17 @@ graft_window_refresh_marks (GraftWindow *self)
   g_autoptr(GHashTable) levels = g_hash_table_new (NULL, NULL);
 
   graft_graph_canvas_clear_marks (self->canvas);
+  /* where the last run's NaN/Inf came from, over any other mark */
+  GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
   if (self->show_timings && timings != NULL)
     {
       mark_timings (self, timings, graft_run_pane_get_fused (self->run_pane));
+      if (nonfinite != NULL)
+        graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
       return;
     }
+  if (nonfinite != NULL)
+    graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
   for (guint i = 0; self->diagnostics != NULL && i < self->diagnostics->len; i++)
     {
       GraftDiagnostic *diagnostic = g_ptr_array_index (self->diagnostics, i);
@@ -404,9 +410,14 @@ save_outputs_action (GtkWidget *widget, const char *action_name, GVariant *param
 static void
 on_run_finished (GraftWindow *self)
 {
+  GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
+
   graft_window_update_action_states (self);
-  if (self->show_timings)
+  if (self->show_timings || nonfinite != NULL)
     graft_window_refresh_marks (self);
+  /* take the user to where NaN/Inf began */
+  if (nonfinite != NULL)
+    graft_graph_canvas_select_node (self->canvas, nonfinite);
 }
 
 static void

@@ -1037,6 +1037,29 @@ test_run_pt2_range (void)
   g_assert_null (harness_find_label (GTK_WIDGET (gui.window), "arg3"));
 }
 
+/* A run whose outputs hold NaN: the pane runs it again watching every
+ * value, names the Div by zero planted in the model, and the window
+ * selects that node and marks it. */
+static void
+test_run_nan_source (void)
+{
+  g_autofree char *path = generated_fixture ("make-nan-model.py", "nan.onnx");
+  g_auto(Gui) gui = { 0 };
+
+  open_and_run (&gui, path, NULL);
+  g_autoptr(GHashTable) state = capture (&gui, "run-nan-source");
+  g_test_message ("run: %s", get (state, "run-status"));
+  GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_RUN_PANE));
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftNode *source = graft_run_pane_get_nonfinite_node (pane);
+  g_assert_nonnull (source);
+  g_assert_cmpstr (source->op, ==, "onnx::Div");
+  g_autofree char *said = g_strdup_printf ("NaN/Inf first produced by onnx::Div '%s'", source->name);
+  g_assert_nonnull (strstr (get (state, "run-status"), said));
+  g_assert_cmpstr (get (state, "selected-node"), ==, source->name);
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, source), ==, "NaN/Inf");
+}
+
 /* Untouched, a ranged dim starts at its minimum (2), so Run just works. */
 static void
 test_run_pt2_default_dim (void)
@@ -1484,5 +1507,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
   g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
+  g_test_add_func ("/gui/window/run-nan-source", test_run_nan_source);
   return g_test_run ();
 }
