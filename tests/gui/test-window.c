@@ -1060,6 +1060,38 @@ test_run_nan_source (void)
   g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, source), ==, "NaN/Inf");
 }
 
+/* Colour Nodes by Cost: every computing node of the sample gets its FLOPs
+ * as heat and badge, the convolutions the most. */
+static void
+test_cost_overlay (void)
+{
+  g_autofree char *path = sample_path ();
+  g_auto(Gui) gui = { 0 };
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  harness_activate (gui.window, "win.show-cost");
+  g_autoptr(GHashTable) state = capture (&gui, "cost-overlay");
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftGraph *graph = harness_shown_graph (gui.window);
+  guint n_convs = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      const char *badge = graft_graph_canvas_get_node_badge (canvas, node);
+      double heat = 0;
+      if (strcmp (node->op, "onnx::Conv") != 0)
+        continue;
+      n_convs++;
+      g_test_message ("%s: %s", node->name, badge);
+      g_assert_nonnull (badge);
+      g_assert_true (g_str_has_suffix (badge, "FLOPs"));
+      g_assert_true (graft_graph_canvas_get_node_heat (canvas, node, &heat));
+      g_assert_cmpfloat (heat, >, 0);
+    }
+  g_assert_cmpuint (n_convs, >, 0);
+}
+
 /* Untouched, a ranged dim starts at its minimum (2), so Run just works. */
 static void
 test_run_pt2_default_dim (void)
@@ -1508,5 +1540,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
   g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
   g_test_add_func ("/gui/window/run-nan-source", test_run_nan_source);
+  g_test_add_func ("/gui/window/cost-overlay", test_cost_overlay);
   return g_test_run ();
 }
