@@ -18,6 +18,7 @@ struct _GraftReduce {
   GraftReduceCondition condition;
   GHashTable *inputs;          /* char* → GraftRtTensor*: the model's inputs */
   GHashTable *recorded;        /* char* → GraftRtTensor*: every value of the whole model's run */
+  GHashTable *dims;            /* symbol → gint64*: the sizes the inputs give the graph inputs' symbolic dims */
   GHashTable *reference;       /* char* → GraftRtTensor*, MISMATCH only */
   double rtol, atol;
   char *command;
@@ -66,6 +67,26 @@ copy_tensor_table (GHashTable *into, GHashTable *from)
     g_hash_table_replace (into, g_strdup (key), graft_rt_tensor_ref (value));
 }
 
+/* batch = 2 when the input declared batch×3×224×224 is fed 2×3×224×224:
+ * random data for values the run never reached takes those sizes. */
+static void
+record_dims (GraftReduce *self)
+{
+  GraftGraph *graph = graft_model_get_graph (self->model);
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *input = graph->inputs->pdata[i];
+      GraftRtTensor *tensor = g_hash_table_lookup (self->inputs, input->name);
+      if (tensor == NULL || tensor->kind != GRAFT_RT_TENSOR || tensor->rank != input->shape.rank)
+        continue;
+      for (int d = 0; d < input->shape.rank; d++)
+        if (input->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC)
+          g_hash_table_replace (self->dims, g_strdup (input->shape.dims[d].symbol),
+                                g_memdup2 (&tensor->dims[d], sizeof (gint64)));
+    }
+}
+
 GraftReduce *
 graft_reduce_new (GraftModel *model, GraftReduceCondition condition, GHashTable *inputs)
 {
@@ -77,6 +98,8 @@ graft_reduce_new (GraftModel *model, GraftReduceCondition condition, GHashTable 
   copy_tensor_table (self->inputs, inputs);
   self->recorded = new_tensor_table ();
   self->reference = new_tensor_table ();
+  self->dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  record_dims (self);
   self->steps = graft_graph_topological_order (graft_model_get_graph (model));
   self->constant_nodes = graft_graph_find_constant_nodes (self->steps);
   self->kept_nodes = g_ptr_array_new_with_free_func (g_free);
@@ -100,6 +123,7 @@ graft_reduce_free (GraftReduce *self)
   g_hash_table_unref (self->inputs);
   g_hash_table_unref (self->recorded);
   g_hash_table_unref (self->reference);
+  g_hash_table_unref (self->dims);
   g_clear_pointer (&self->result_inputs, g_hash_table_unref);
   g_ptr_array_unref (self->steps);
   g_hash_table_unref (self->constant_nodes);
@@ -176,8 +200,9 @@ feed_tensor (GraftReduce *self, GraftValue *input, GRand *rng)
     tensor = g_hash_table_lookup (self->recorded, input->name);
   if (tensor != NULL)
     return graft_rt_tensor_ref (tensor);
-  return graft_runtime_random_input (input, NULL, rng, NULL);
+  return graft_runtime_random_input (input, self->dims, rng, NULL);
 }
+
 
 /* Candidates declare their inputs as the recorded tensors are, where
  * inference left a type open. */

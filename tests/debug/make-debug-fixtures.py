@@ -6,6 +6,7 @@ reduce:  make-debug-fixtures.py SRC.onnx OUTDIR
                 rest Inf, and everything after it is NaN.
   bad-reshape.onnx  SRC with a Reshape ('planted_reshape') to a shape of
                 the wrong size after layer3.0's first ReLU: runtimes fail there.
+  mystery.onnx  SRC with an op of an unknown domain ('planted_mystery').
   swapped.onnx  SRC with the weights of two convolutions of the same shape
                 exchanged: the first of them is where the outputs start to
                 differ from SRC's. planted.txt names that conv.
@@ -60,6 +61,16 @@ def plant_bad_reshape(model):
             if name == out and node is not target:
                 node.input[i] = "planted_reshape_output"
     graph.node.insert(list(graph.node).index(target) + 1, reshape)
+    return model
+
+
+def plant_unknown_op(model):
+    """The planted Div made an op of a domain no runtime has
+    ('com.example::Mystery'): Graft cannot even plan the model."""
+    model = plant_div(model)
+    node = next(n for n in model.graph.node if n.name == "planted_div")
+    node.op_type, node.domain, node.name = "Mystery", "com.example", "planted_mystery"
+    model.opset_import.append(helper.make_opsetid("com.example", 1))
     return model
 
 
@@ -139,6 +150,7 @@ def main():
     np.save(os.path.join(outdir, "input.npy"), x)
     onnx.save(plant_div(onnx.load(src)), os.path.join(outdir, "div0.onnx"))
     onnx.save(plant_bad_reshape(onnx.load(src)), os.path.join(outdir, "bad-reshape.onnx"))
+    onnx.save(plant_unknown_op(onnx.load(src)), os.path.join(outdir, "mystery.onnx"))
     swapped, conv = swap_weights(onnx.load(src))
     onnx.save(swapped, os.path.join(outdir, "swapped.onnx"))
     with open(os.path.join(outdir, "planted.txt"), "w") as f:

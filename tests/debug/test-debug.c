@@ -214,6 +214,27 @@ test_reduce_fails_in_graft (void)
   g_assert_cmpstrv (nodes, ((const char *const[]) { "planted_reshape", NULL }));
 }
 
+/* An op no runtime has: the model cannot even be planned, its inputs are
+ * random data of the declared types, values before the op are recorded
+ * where a part of the model runs. (The op's output has no type anyone
+ * knows, so this file is not checked with onnx.checker.) */
+static void
+test_reduce_unknown_op (void)
+{
+  g_autofree char *model = fixture ("mystery.onnx");
+  g_autofree char *out = fixture ("mystery-small.onnx");
+  g_auto(Run) run = { 0 };
+
+  const char *args[] = { "debug", "reduce", model, "-o", out, "--fails-in", "graft", "--random", "--dim", "batch=1",
+                         NULL };
+  run_cli (&run, args);
+  if (run.status != 0)
+    g_error ("debug reduce: %s%s", run.out, run.err);
+  g_assert_true (g_str_has_prefix (run.out, "kept 1 of "));
+  g_assert_nonnull (strstr (run.out, "\n  planted_mystery\n"));
+  g_assert_nonnull (strstr (run.out, "com.example::Mystery"));
+}
+
 /* TorchScript and .pt2 are lowered to ONNX first: the Div of the hook
  * (and the zeros it divides by) is what stays. */
 static void
@@ -478,6 +499,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/debug/reduce/mismatch-folder", GINT_TO_POINTER (TRUE), test_reduce_mismatch);
   g_test_add_func ("/debug/reduce/command", test_reduce_command);
   g_test_add_func ("/debug/reduce/fails-in-graft", test_reduce_fails_in_graft);
+  g_test_add_func ("/debug/reduce/unknown-op", test_reduce_unknown_op);
   g_test_add_data_func ("/debug/reduce/torchscript", "r18-div0.pt", test_reduce_torch);
   g_test_add_data_func ("/debug/reduce/pt2", "r18-div0.pt2", test_reduce_torch);
   g_test_add_func ("/debug/reduce/nothing-to-reduce", test_reduce_nothing_to_reduce);
