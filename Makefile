@@ -17,7 +17,8 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	libglib2.0-dev libglib2.0-bin libgtk-4-dev libadwaita-1-dev libcairo2-dev \
 	libprotobuf-c-dev protobuf-c-compiler \
 	libgraphviz-dev libzip-dev libjson-glib-dev libopenblas-dev \
-	desktop-file-utils shared-mime-info appstream fonts-cantarell
+	desktop-file-utils shared-mime-info appstream fonts-cantarell \
+	python3-dev
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
 TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang xdotool
@@ -29,7 +30,7 @@ TEST_PACKAGES += libclang-rt-dev
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
 VENV := .venv
 
-.PHONY: all deps test-deps test-venv build run test bench bench-avx2 fuzz clean distclean
+.PHONY: all deps test-deps test-venv build run test zoo bench bench-avx2 fuzz clean distclean
 
 all: build
 
@@ -60,6 +61,11 @@ run: build
 test: test-deps build $(SANITIZE_BUILD)/build.ninja
 	meson compile -C $(SANITIZE_BUILD)
 	@tests/run-all $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)
+
+# Every model of tests/zoo, every file PyTorch makes of it, every capability
+# checked; writes docs/zoo.md. `make test` runs its fast subset.
+zoo: test-deps build
+	tests/python tests/zoo/run-zoo.py $(BUILD)/app/graft-cli --table docs/zoo.md
 
 # Each libFuzzer harness of tests/fuzz for FUZZ_SECONDS; what they find
 # stays in $(FUZZ_BUILD)/tests/fuzz/work-NAME/{corpus,crashes}.

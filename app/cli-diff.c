@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <json-glib/json-glib.h>
 #include "cli.h"
 #include "loader.h"
 #include "compare/alignment.h"
@@ -26,6 +25,7 @@
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
 #include "debug/reference-values.h"
+#include "report/diff-json.h"
 #include "runtime/inputs.h"
 #include "runtime/tensor-file.h"
 
@@ -76,26 +76,8 @@ run_numeric (GraftNumericDiff *nd, DiffOptions *opts, GError **error)
   g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
   if (settings == NULL || !read_given_inputs (nd, opts, given, error))
     return NULL;
-  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_numeric_run_free);
-  for (guint k = 0; k < graft_input_settings_get_n_runs (settings); k++)
-    {
-      g_autofree char *label = NULL;
-      g_autoptr(GHashTable) inputs = graft_input_settings_make_inputs (settings, nd, k, given, opts->random,
-                                                                       (guint32) opts->seed, &label, error);
-      if (inputs == NULL)
-        {
-          g_autofree char *message = g_strdup ((*error)->message);
-          g_clear_error (error);
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "%s (options: --shape NAME=DIMS, --dim NAME=VALUE, --input NAME=FILE, --random)", message);
-          return NULL;
-        }
-      GraftNumericRun *run = graft_numeric_diff_run (nd, inputs, label, error);
-      if (run == NULL)
-        return NULL;
-      g_ptr_array_add (runs, run);
-    }
-  return g_steal_pointer (&runs);
+  return graft_input_settings_run_all (settings, nd, given, opts->random, (guint32) opts->seed,
+                                       "options: --shape NAME=DIMS, --dim NAME=VALUE, --input NAME=FILE, --random", error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -111,218 +93,6 @@ static const char *
 node_group (GraftNode *node)
 {
   return node && node->group && node->group->path ? node->group->path : "";
-}
-
-static void
-add_node_object (JsonBuilder *b, GraftNode *node)
-{
-  json_builder_begin_object (b);
-  graft_cli_json_string (b, "name", node->name ? node->name : "");
-  graft_cli_json_string (b, "op", node->op);
-  graft_cli_json_string (b, "group", node_group (node));
-  json_builder_end_object (b);
-}
-
-static void
-add_node_json (JsonBuilder *b, const char *member, GraftNode *node)
-{
-  json_builder_set_member_name (b, member);
-  if (node == NULL)
-    json_builder_add_null_value (b);
-  else
-    add_node_object (b, node);
-}
-
-static void
-add_nodes_json (JsonBuilder *b, const char *member, GPtrArray *nodes)
-{
-  json_builder_set_member_name (b, member);
-  json_builder_begin_array (b);
-  for (guint i = 0; i < nodes->len; i++)
-    add_node_object (b, nodes->pdata[i]);
-  json_builder_end_array (b);
-}
-
-static void
-add_alignment_json (JsonBuilder *b, GraftAlignment *al, GraftStructuralDiff *sd)
-{
-  json_builder_set_member_name (b, "alignment");
-  json_builder_begin_object (b);
-  graft_cli_json_int (b, "compute_nodes_a", al->n_compute_a);
-  graft_cli_json_int (b, "compute_nodes_b", al->n_compute_b);
-  graft_cli_json_int (b, "matched_a", al->n_matched_a);
-  graft_cli_json_int (b, "matched_b", al->n_matched_b);
-  graft_cli_json_int (b, "exact", sd->n_exact);
-  graft_cli_json_int (b, "inferred", sd->n_inferred);
-  json_builder_end_object (b);
-
-  json_builder_set_member_name (b, "pairs");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < al->node_pairs->len; i++)
-    {
-      GraftNodePair *p = &g_array_index (al->node_pairs, GraftNodePair, i);
-      json_builder_begin_object (b);
-      add_node_json (b, "a", p->a);
-      add_node_json (b, "b", p->b);
-      graft_cli_json_string (b, "match", p->kind == GRAFT_MATCH_EXACT ? "exact" : "inferred");
-      graft_cli_json_string (b, "reason", p->reason);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-
-  json_builder_set_member_name (b, "unmatched");
-  json_builder_begin_object (b);
-  add_nodes_json (b, "a", al->only_a);
-  add_nodes_json (b, "b", al->only_b);
-  json_builder_end_object (b);
-
-  json_builder_set_member_name (b, "notes");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < al->notes->len; i++)
-    {
-      GraftAlignmentNote *n = al->notes->pdata[i];
-      json_builder_begin_object (b);
-      graft_cli_json_string (b, "kind", graft_note_kind_to_string (n->kind));
-      graft_cli_json_string (b, "side", n->in_a ? "a" : "b");
-      add_node_json (b, "node", n->node);
-      add_node_json (b, "other", n->other);
-      add_nodes_json (b, "absorbed", n->absorbed);
-      add_nodes_json (b, "absorbed_other", n->absorbed_other);
-      graft_cli_json_string (b, "description", n->description);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-}
-
-static void
-add_changes_json (JsonBuilder *b, GraftStructuralDiff *sd)
-{
-  json_builder_set_member_name (b, "changes");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < sd->changes->len; i++)
-    {
-      GraftChange *c = sd->changes->pdata[i];
-      json_builder_begin_object (b);
-      graft_cli_json_string (b, "kind", graft_change_kind_to_string (c->kind));
-      add_node_json (b, "a", c->a);
-      add_node_json (b, "b", c->b);
-      graft_cli_json_string (b, "what", c->what);
-      graft_cli_json_string (b, "before", c->before);
-      graft_cli_json_string (b, "after", c->after);
-      if (c->kind == GRAFT_CHANGE_SHAPE)
-        {
-          json_builder_set_member_name (b, "inferred");
-          json_builder_add_boolean_value (b, c->inferred);
-        }
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-
-  json_builder_set_member_name (b, "groups");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < sd->groups->len; i++)
-    {
-      GraftGroupDiff *g = sd->groups->pdata[i];
-      json_builder_begin_object (b);
-      graft_cli_json_string (b, "path", g->path);
-      const char *names[] = { "matched", "changed", "only_a", "only_b", "notes" };
-      guint values[] = { g->matched, g->changed, g->only_a, g->only_b, g->notes };
-      for (guint k = 0; k < G_N_ELEMENTS (names); k++)
-        {
-          graft_cli_json_int (b, names[k], values[k]);
-        }
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-}
-
-static void
-add_value_error_json (JsonBuilder *b, const GraftValueError *e)
-{
-  json_builder_begin_object (b);
-  graft_cli_json_string (b, "a", e->a->name);
-  graft_cli_json_string (b, "b", e->b->name);
-  add_node_json (b, "node_a", e->a->producer);
-  add_node_json (b, "node_b", e->b->producer);
-  graft_cli_json_bool (b, "close", e->close);
-  graft_cli_json_double (b, "max_abs", e->max_abs);
-  graft_cli_json_double (b, "max_rel", e->max_rel);
-  if (e->shape_differs)
-    {
-      graft_cli_json_string (b, "shape_a", e->shape_a);
-      graft_cli_json_string (b, "shape_b", e->shape_b);
-    }
-  json_builder_end_object (b);
-}
-
-/* The run's first divergent value (or null) and every compared value. */
-static void
-add_run_values_json (JsonBuilder *b, GraftNumericRun *run)
-{
-  json_builder_set_member_name (b, "first_divergent");
-  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
-  if (first)
-    add_value_error_json (b, first);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "values");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < run->values->len; i++)
-    add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
-  json_builder_end_array (b);
-}
-
-static void
-add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, DiffOptions *opts)
-{
-  json_builder_set_member_name (b, "numeric");
-  if (runs == NULL)
-    {
-      json_builder_add_null_value (b);
-      return;
-    }
-  json_builder_begin_object (b);
-  graft_cli_json_double (b, "rtol", opts->rtol);
-  graft_cli_json_double (b, "atol", opts->atol);
-  json_builder_set_member_name (b, "runs");
-  json_builder_begin_array (b);
-  for (guint r = 0; r < runs->len; r++)
-    {
-      GraftNumericRun *run = runs->pdata[r];
-      g_autofree char *verdict = graft_numeric_run_describe (run, al);
-      json_builder_begin_object (b);
-      graft_cli_json_string (b, "inputs", run->label);
-      graft_cli_json_string (b, "verdict", verdict);
-      graft_cli_json_bool (b, "outputs_close", run->outputs_close);
-      graft_cli_json_string (b, "error_a", run->error_a);
-      graft_cli_json_string (b, "error_b", run->error_b);
-      graft_cli_json_int (b, "compared", run->n_compared);
-      graft_cli_json_int (b, "divergent", run->n_divergent);
-      graft_cli_json_double (b, "seconds_a", run->seconds_a);
-      graft_cli_json_double (b, "seconds_b", run->seconds_b);
-      add_run_values_json (b, run);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-}
-
-static void
-print_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOptions *opts, gboolean equivalent,
-            double align_seconds)
-{
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  graft_cli_json_string (b, "a", graft_model_get_path (al->a));
-  graft_cli_json_string (b, "b", graft_model_get_path (al->b));
-  graft_cli_json_bool (b, "equivalent", equivalent);
-  graft_cli_json_string (b, "summary", sd->summary);
-  graft_cli_json_double (b, "alignment_seconds", align_seconds);
-  add_alignment_json (b, al, sd);
-  add_changes_json (b, sd);
-  add_numeric_json (b, al, runs, opts);
-  json_builder_end_object (b);
-  graft_cli_json_print (b);
 }
 
 static void
@@ -462,7 +232,10 @@ diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
         equivalent &= ((GraftNumericRun *) runs->pdata[r])->outputs_close;
     }
   if (opts->json)
-    print_json (al, sd, runs, opts, equivalent, align_seconds);
+    {
+      g_autofree char *text = graft_diff_to_json (al, sd, runs, opts->rtol, opts->atol, equivalent, align_seconds);
+      printf ("%s\n", text);
+    }
   else
     print_text (al, sd, runs, opts);
   return equivalent ? 0 : 1;
@@ -491,23 +264,6 @@ print_reference_text (const char *path, DiffOptions *opts, GraftNumericRun *run,
       printf ("  %-6s %s (%s): max abs %.3g, rel %.3g\n", e->close ? "close" : "DIFFER", e->a->name,
               node_name (e->a->producer), e->max_abs, e->max_rel);
     }
-}
-
-static void
-print_reference_json (const char *path, DiffOptions *opts, GraftNumericRun *run, guint n_reference)
-{
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  json_builder_begin_object (b);
-  graft_cli_json_string (b, "model", path);
-  graft_cli_json_string (b, "reference", opts->reference);
-  graft_cli_json_int (b, "reference_values", n_reference);
-  graft_cli_json_int (b, "compared", run->n_compared);
-  graft_cli_json_int (b, "divergent", run->n_divergent);
-  graft_cli_json_bool (b, "outputs_close", run->outputs_close);
-  graft_cli_json_string (b, "error", run->error_a);
-  add_run_values_json (b, run);
-  json_builder_end_object (b);
-  graft_cli_json_print (b);
 }
 
 /* diff MODEL --reference DIR: every value the run computes against the
@@ -539,7 +295,10 @@ diff_reference (const char *path, DiffOptions *opts)
       return 2;
     }
   if (opts->json)
-    print_reference_json (path, opts, run, g_hash_table_size (reference));
+    {
+      g_autofree char *text = graft_reference_diff_to_json (path, opts->reference, g_hash_table_size (reference), run);
+      printf ("%s\n", text);
+    }
   else
     print_reference_text (path, opts, run, g_hash_table_size (reference));
   return run->n_divergent == 0 && run->outputs_close ? 0 : 1;

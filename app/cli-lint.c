@@ -2,56 +2,13 @@
  * model/analysis. Exit status 1 when any has severity error. */
 #include <stdio.h>
 #include <string.h>
-#include <json-glib/json-glib.h>
 
 #include "cli.h"
 #include "loader.h"
 #include "analysis/diagnostics.h"
 #include "analysis/lint-rules.h"
 #include "lower/lower.h"
-
-static void
-print_json (GPtrArray *diagnostics)
-{
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
-  g_autofree char *text = NULL;
-
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "diagnostics");
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < diagnostics->len; i++)
-    {
-      GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
-
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "rule");
-      json_builder_add_string_value (builder, d->rule);
-      json_builder_set_member_name (builder, "severity");
-      json_builder_add_string_value (builder, graft_severity_to_string (d->severity));
-      json_builder_set_member_name (builder, "node");
-      if (d->node_name)
-        json_builder_add_string_value (builder, d->node_name);
-      else
-        json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "value");
-      if (d->value)
-        json_builder_add_string_value (builder, d->value->name);
-      else
-        json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "message");
-      json_builder_add_string_value (builder, d->message);
-      json_builder_end_object (builder);
-    }
-  json_builder_end_array (builder);
-  json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
-  json_generator_set_root (generator, root);
-  json_generator_set_pretty (generator, TRUE);
-  text = json_generator_to_data (generator, NULL);
-  printf ("%s\n", text);
-}
+#include "report/lint-json.h"
 
 static void
 print_text (const char *path, GPtrArray *diagnostics)
@@ -151,7 +108,10 @@ graft_cli_lint (int argc, char **argv)
     }
   diagnostics = graft_lint_model (model, &options);
   if (json)
-    print_json (diagnostics);
+    {
+      g_autofree char *text = graft_diagnostics_to_json (diagnostics);
+      printf ("%s\n", text);
+    }
   else
     print_text (path, diagnostics);
   return graft_diagnostics_have_errors (diagnostics) ? 1 : 0;

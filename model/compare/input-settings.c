@@ -202,9 +202,10 @@ graft_input_settings_make_inputs (GraftInputSettings *self, GraftNumericDiff *di
   return g_steal_pointer (&tensors);
 }
 
-gboolean
-graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const char *path, GHashTable *given,
-                                 GError **error)
+/* The input of A that name names (an input of either model; NULL: A's
+ * first input not in given yet). */
+static GraftValue *
+find_input_to_give (GraftNumericDiff *diff, const char *name, GHashTable *given, GError **error)
 {
   GPtrArray *inputs = graft_numeric_diff_get_inputs (diff);
   GraftValue *target = NULL;
@@ -215,17 +216,61 @@ graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const
                        : g_strcmp0 (v->name, name) == 0 || (p && g_strcmp0 (p->name, name) == 0))
         target = v;
     }
+  if (target == NULL && name != NULL)
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "neither model has an input '%s'", name);
+  else if (target == NULL)
+    g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "every input is already given");
+  return target;
+}
+
+gboolean
+graft_input_settings_give_input (GraftNumericDiff *diff, const char *name, GraftRtTensor *tensor, GHashTable *given,
+                                 GError **error)
+{
+  GraftValue *target = find_input_to_give (diff, name, given, error);
   if (target == NULL)
-    {
-      if (name != NULL)
-        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "neither model has an input '%s'", name);
-      else
-        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "every input is already given");
-      return FALSE;
-    }
+    return FALSE;
+  g_hash_table_insert (given, target->name, graft_rt_tensor_ref (tensor));
+  return TRUE;
+}
+
+gboolean
+graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const char *path, GHashTable *given,
+                                 GError **error)
+{
+  GraftValue *target = find_input_to_give (diff, name, given, error);
+  if (target == NULL)
+    return FALSE;
   GraftRtTensor *tensor = graft_tensor_file_read (path, target->kind, NULL, error);
   if (tensor == NULL)
     return FALSE;
   g_hash_table_insert (given, target->name, tensor);
   return TRUE;
+}
+
+GPtrArray *
+graft_input_settings_run_all (GraftInputSettings *self, GraftNumericDiff *diff, GHashTable *given, gboolean random,
+                              guint32 seed, const char *hint, GError **error)
+{
+  g_autoptr(GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_numeric_run_free);
+  for (guint k = 0; k < graft_input_settings_get_n_runs (self); k++)
+    {
+      g_autofree char *label = NULL;
+      g_autoptr(GHashTable) inputs = graft_input_settings_make_inputs (self, diff, k, given, random, seed, &label, error);
+      if (inputs == NULL)
+        {
+          if (hint != NULL)
+            {
+              g_autofree char *message = g_strdup_printf ("%s (%s)", (*error)->message, hint);
+              g_free ((*error)->message);
+              (*error)->message = g_steal_pointer (&message);
+            }
+          return NULL;
+        }
+      GraftNumericRun *run = graft_numeric_diff_run (diff, inputs, label, error);
+      if (run == NULL)
+        return NULL;
+      g_ptr_array_add (runs, run);
+    }
+  return g_steal_pointer (&runs);
 }

@@ -35,6 +35,18 @@ GHashTable *graft_input_settings_make_inputs (GraftInputSettings *self, GraftNum
 gboolean graft_input_settings_read_input (GraftNumericDiff *diff, const char *name, const char *path,
                                           GHashTable *given, GError **error);
 
+/* As graft_input_settings_read_input(), with the tensor itself (given
+ * takes a reference). */
+gboolean graft_input_settings_give_input (GraftNumericDiff *diff, const char *name, GraftRtTensor *tensor,
+                                          GHashTable *given, GError **error);
+
+/* Runs diff once per setting (graft_input_settings_make_inputs() then
+ * graft_numeric_diff_run()): the runs (GraftNumericRun*, owned), or NULL
+ * with an error. hint (may be NULL) follows, in parentheses, the message
+ * of an input that cannot be made: the caller's names for the settings. */
+GPtrArray *graft_input_settings_run_all (GraftInputSettings *self, GraftNumericDiff *diff, GHashTable *given,
+                                         gboolean random, guint32 seed, const char *hint, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftInputSettings, graft_input_settings_free)
 
 G_END_DECLS

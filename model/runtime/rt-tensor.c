@@ -270,6 +270,37 @@ graft_rt_tensor_new_none (GraftDType elem_dtype)
   return t;
 }
 
+/* A tensor over bytes of the right size: borrowed when aligned. */
+static GraftRtTensor *
+new_over_bytes (GraftDType dtype, int rank, const gint64 *dims, gint64 numel, GBytes *bytes)
+{
+  gsize nbytes = g_bytes_get_size (bytes);
+  GraftRtTensor *t = g_new0 (GraftRtTensor, 1);
+  t->ref_count = 1;
+  t->kind = GRAFT_RT_TENSOR;
+  t->dtype = dtype;
+  t->rank = rank;
+  if (t->rank > 0)
+    memcpy (t->dims, dims, sizeof (gint64) * t->rank);
+  t->numel = numel;
+  t->nbytes = nbytes;
+  const void *data = g_bytes_get_data (bytes, NULL);
+  if (nbytes == 0)
+    t->data = aligned_alloc_bytes (1);   /* owned, so that it is freed */
+  else if (((guintptr) data) % 16 == 0)
+    {
+      t->borrowed = g_bytes_ref (bytes);
+      t->data = (gpointer) data;
+    }
+  else
+    {
+      /* Unaligned slices of the file would make SIMD loads slow or wrong. */
+      t->data = aligned_alloc_bytes (nbytes);
+      memcpy (t->data, data, nbytes);
+    }
+  return t;
+}
+
 GraftRtTensor *
 graft_rt_tensor_new_from_tensor (GraftTensor *tensor, GError **error)
 {
@@ -306,31 +337,29 @@ graft_rt_tensor_new_from_tensor (GraftTensor *tensor, GError **error)
                    tensor->name ? tensor->name : "", g_bytes_get_size (bytes), nbytes);
       return NULL;
     }
+  return new_over_bytes (tensor->dtype, tensor->rank, tensor->dims, numel, bytes);
+}
 
-  GraftRtTensor *t = g_new0 (GraftRtTensor, 1);
-  t->ref_count = 1;
-  t->kind = GRAFT_RT_TENSOR;
-  t->dtype = tensor->dtype;
-  t->rank = tensor->rank;
-  if (t->rank > 0)
-    memcpy (t->dims, tensor->dims, sizeof (gint64) * t->rank);
-  t->numel = numel;
-  t->nbytes = nbytes;
-  const void *data = g_bytes_get_data (bytes, NULL);
-  if (nbytes == 0)
-    t->data = aligned_alloc_bytes (1);   /* owned, so that it is freed */
-  else if (((guintptr) data) % 16 == 0)
+GraftRtTensor *
+graft_rt_tensor_new_from_bytes (GraftDType dtype, int rank, const gint64 *dims, GBytes *bytes, GError **error)
+{
+  gint64 numel;
+  gsize nbytes;
+
+  if (dtype == GRAFT_DTYPE_STRING)
     {
-      t->borrowed = g_bytes_ref (bytes);
-      t->data = (gpointer) data;
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "string tensors have no flat bytes");
+      return NULL;
     }
-  else
+  if (!compute_numel (rank, dims, dtype, &numel, &nbytes, error))
+    return NULL;
+  if (g_bytes_get_size (bytes) != nbytes)
     {
-      /* Unaligned slices of the file would make SIMD loads slow or wrong. */
-      t->data = aligned_alloc_bytes (nbytes);
-      memcpy (t->data, data, nbytes);
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "%" G_GSIZE_FORMAT " bytes given, the shape needs %" G_GSIZE_FORMAT, g_bytes_get_size (bytes), nbytes);
+      return NULL;
     }
-  return t;
+  return new_over_bytes (dtype, rank, dims, numel, bytes);
 }
 
 GraftTensor *

@@ -85,6 +85,11 @@ GraftRtTensor *graft_rt_tensor_new_none (GraftDType elem_dtype);
 
 /* Borrows the data of a model constant (no copy for numeric types). */
 GraftRtTensor *graft_rt_tensor_new_from_tensor (GraftTensor *tensor, GError **error);
+/* Over bytes (C order, exactly the shape's size; not strings): borrowed,
+ * read-only, when 16-byte aligned (the tensor keeps a reference), else
+ * copied. */
+GraftRtTensor *graft_rt_tensor_new_from_bytes (GraftDType dtype, int rank, const gint64 *dims, GBytes *bytes,
+                                               GError **error);
 /* Copies into an IR tensor (for writers and the GUI). */
 GraftTensor *graft_rt_tensor_to_tensor (const GraftRtTensor *self, const char *name);
 

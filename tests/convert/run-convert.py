@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import warnings
 from typing import List, Tuple
 
@@ -259,6 +260,8 @@ def as_numpy(value):
 
 
 def flatten(result):
+    if result is None:  # scripted GoogLeNet's (logits, None, None) in eval mode
+        return []
     if isinstance(result, (tuple, list)):
         return [r for item in result for r in flatten(item)]
     return [as_numpy(result)]
@@ -682,7 +685,7 @@ def main():
             try:
                 ok, notes = run_case(graft_cli, name, mode, make, specs, torchvision, workdir)
             except Exception as e:  # noqa: BLE001 - reported as the case's failure
-                ok, notes = False, ["%s: %s" % (type(e).__name__, str(e)[:2000])]
+                ok, notes = False, ["%s: %s" % (type(e).__name__, str(e)[:2000]), traceback.format_exc()[-1500:]]
             failed += not ok
             print("%s %d - %s %s" % ("ok" if ok else "not ok", n, name, mode))
             for note in notes:
