@@ -5,6 +5,7 @@
  *   graft-cli diff A B [--json] [--input NAME=FILE]... [--random] [--seed N]
  *                  [--dim NAME=V[,V...]]... [--shape NAME=DIMS[,DIMS...]]...
  *                  [--rtol R] [--atol A] [--pairs]
+ *   graft-cli diff MODEL --reference DIR [--input NAME=FILE]... [--random] [--json]
  *
  * Always aligns the two graphs and prints the structural diff; with
  * --input or --random also runs both in Graft's runtime, once per shape
@@ -12,7 +13,8 @@
  * keeps its last value), and compares outputs and matched intermediates.
  * Exit status: 0 equivalent (no structural difference but folded
  * BatchNorms and runtime checks, and all outputs close), 1 they differ,
- * 2 error. */
+ * 2 error. With --reference, every value one model computes is compared
+ * with DIR/<value name>.npy instead (exit 1 when any differs). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "compare/input-settings.h"
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
+#include "debug/reference-values.h"
 #include "report/diff-json.h"
 #include "runtime/inputs.h"
 #include "runtime/tensor-file.h"
@@ -36,6 +39,7 @@ typedef struct {
   char **shapes;
   double rtol;
   double atol;
+  char *reference;   /* a folder of .npy values by value name: diff MODEL --reference DIR */
 } DiffOptions;
 
 static gboolean
@@ -237,6 +241,69 @@ diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
   return equivalent ? 0 : 1;
 }
 
+static void
+print_reference_text (const char *path, DiffOptions *opts, GraftNumericRun *run, guint n_reference)
+{
+  printf ("%s against %s (%u values there): %u compared, %u differ\n", path, opts->reference, n_reference,
+          run->n_compared, run->n_divergent);
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  if (first != NULL && first->shape_differs)
+    printf ("first divergent: %s '%s' (%s): shape %s, the reference %s\n", first->a->producer->op,
+            node_name (first->a->producer), first->a->name, first->shape_b, first->shape_a);
+  else if (first != NULL)
+    printf ("first divergent: %s '%s' (%s): max abs %.3g, rel %.3g\n", first->a->producer->op,
+            node_name (first->a->producer), first->a->name, first->max_abs, first->max_rel);
+  if (run->error_a)
+    printf ("the run failed: %s\n", run->error_a);
+  printf ("outputs: %s\n", run->outputs_close ? "close" : "differ (or have no reference)");
+  if (!opts->pairs)
+    return;
+  for (guint i = 0; i < run->values->len; i++)
+    {
+      const GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+      printf ("  %-6s %s (%s): max abs %.3g, rel %.3g\n", e->close ? "close" : "DIFFER", e->a->name,
+              node_name (e->a->producer), e->max_abs, e->max_rel);
+    }
+}
+
+/* diff MODEL --reference DIR: every value the run computes against the
+ * .npy of the same name. */
+static int
+diff_reference (const char *path, DiffOptions *opts)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 2;
+    }
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_autoptr(GHashTable) reference = NULL;
+  g_autoptr(GHashTable) inputs = NULL;
+  if (rt == NULL
+      || (reference = graft_reference_values_read_folder (graft_model_get_graph (model), opts->reference, &error)) == NULL
+      || (inputs = graft_cli_make_inputs (rt, opts->inputs, opts->dims, opts->random, opts->seed, &error)) == NULL)
+    {
+      graft_cli_print_error ("diff: %s", error->message);
+      return 2;
+    }
+  g_autoptr(GraftNumericRun) run = graft_numeric_run_against_reference (rt, inputs, reference, opts->rtol, opts->atol, NULL);
+  if (run->n_compared == 0 && run->error_a == NULL)
+    {
+      graft_cli_print_error ("diff: no value %s computes has a .npy file in %s", path, opts->reference);
+      return 2;
+    }
+  if (opts->json)
+    {
+      g_autofree char *text = graft_reference_diff_to_json (path, opts->reference, g_hash_table_size (reference), run);
+      printf ("%s\n", text);
+    }
+  else
+    print_reference_text (path, opts, run, g_hash_table_size (reference));
+  return run->n_divergent == 0 && run->outputs_close ? 0 : 1;
+}
+
 int
 graft_cli_diff (int argc, char **argv)
 {
@@ -253,6 +320,8 @@ graft_cli_diff (int argc, char **argv)
     { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.shapes, "Shapes of a random input, one run each", "NAME=DIMS[,DIMS...]" },
     { "rtol", 0, 0, G_OPTION_ARG_DOUBLE, &opts.rtol, "Relative tolerance (default 1e-5)", "R" },
     { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &opts.atol, "Absolute tolerance (default 1e-5)", "A" },
+    { "reference", 0, 0, G_OPTION_ARG_FILENAME, &opts.reference,
+      "Compare one model's every value with DIR/<value name>.npy (onnxruntime or PyTorch dumps)", "DIR" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "A B" },
     { NULL }
   };
@@ -264,7 +333,12 @@ graft_cli_diff (int argc, char **argv)
       graft_cli_print_error ("diff: %s", error->message);
       status = 2;
     }
-  else if (rest == NULL || rest[0] == NULL || rest[1] == NULL || rest[2] != NULL)
+  else if (opts.reference != NULL && (rest == NULL || rest[0] == NULL || rest[1] != NULL))
+    {
+      graft_cli_print_error ("diff: --reference DIR compares one MODEL (see graft-cli diff --help)");
+      status = 2;
+    }
+  else if (opts.reference == NULL && (rest == NULL || rest[0] == NULL || rest[1] == NULL || rest[2] != NULL))
     {
       graft_cli_print_error ("diff: expected two models A and B (see graft-cli diff --help)");
       status = 2;
@@ -274,10 +348,13 @@ graft_cli_diff (int argc, char **argv)
       graft_cli_print_error ("diff: --rtol and --atol must be non-negative numbers");
       status = 2;
     }
+  else if (opts.reference != NULL)
+    status = diff_reference (rest[0], &opts);
   else
     status = diff_models (rest[0], rest[1], &opts);
   g_strfreev (opts.inputs);
   g_strfreev (opts.dims);
   g_strfreev (opts.shapes);
+  g_free (opts.reference);
   return status;
 }

@@ -14,6 +14,7 @@
 #include "edit/edit-operation.h"
 #include "edit/recipe.h"
 #include "onnx/writer.h"
+#include "debug/precision.h"
 #include "lower/lower.h"
 
 static gboolean
@@ -335,7 +336,7 @@ static const struct {
   { "--toposort", "toposort", NULL, "",
     "sort nodes topologically" },
   { "--float16", "float16", NULL, "",
-    "convert weights and compute to float16 (see --keep-io-types, --fp16-keep)" },
+    "convert weights and compute to float16 (see --keep-io-types, --fp16-keep, --auto-keep)" },
 };
 
 /* The dims all edits changed, each once, with its size before the first. */
@@ -429,6 +430,10 @@ print_usage (void)
   printf ("  --keep-io-types             with --float16: inputs and outputs stay float32\n"
           "  --fp16-keep OP,OP           with --float16: ops kept in float32 (default: Resize, TopK, Range,\n"
           "                              Min, Max, CumSum, RoiAlign, NonMaxSuppression, ai.onnx.ml ops…)\n"
+          "  --auto-keep                 with --float16: search for the fewest nodes to keep in float32 so that\n"
+          "                              the outputs stay within --rtol R (default 1e-2) and --atol A (1e-3) of\n"
+          "                              float32 on --input [NAME=]FILE... or --random [--seed N] (bisection, then\n"
+          "                              letting nodes go while the outputs stay close)\n"
           "  --graph NODE#ATTR[#…]       the following edits work inside that subgraph ('' = main graph)\n"
           "  --function NAME             the following edits work in that local function's body\n"
           "  --recipe FILE.json          replay a recipe's steps here (nodes found by name, else by group,\n"
@@ -497,12 +502,83 @@ find_operation_option (const char *arg)
   return -1;
 }
 
+/* --auto-keep searches the model as loaded: the float16 conversion must
+ * be the only edit. */
+static gboolean
+auto_keep_usage_ok (GPtrArray *steps)
+{
+  guint n_float16 = 0, n_other = 0;
+
+  for (guint i = 0; i < steps->len; i++)
+    {
+      Step *step = g_ptr_array_index (steps, i);
+      n_float16 += step->float16 != NULL;
+      n_other += step->edit != NULL || step->recipe != NULL;
+    }
+  if (n_float16 != 1 || n_other > 0)
+    {
+      graft_cli_print_error ("edit: --auto-keep goes with --float16 and no other edit");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Finds the nodes to keep in float32 (model/debug/precision.h) and gives
+ * them to the float16 step. */
+static gboolean
+search_float32_nodes (GraftModel *model, GPtrArray *steps, GraftPrecisionOptions *precision, GPtrArray *input_files,
+                      gboolean random, gint64 seed)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_ptr_array_add (input_files, NULL);
+  g_autoptr(GHashTable) inputs = rt ? graft_cli_make_inputs (rt, (char **) input_files->pdata, NULL, random, seed, &error)
+                                    : NULL;
+  if (inputs == NULL)
+    {
+      graft_cli_print_error ("edit --auto-keep: %s", error->message);
+      return FALSE;
+    }
+  for (guint i = 0; i < steps->len; i++)
+    {
+      Step *step = g_ptr_array_index (steps, i);
+      if (step->float16 == NULL || step->edit == NULL)
+        continue;
+      GVariant *params = graft_edit_get_params (step->edit);
+      precision->keep_io_types = graft_edit_param_bool (params, "keep_io_types", FALSE);
+      guint n_runs = 0;
+      gint64 start = g_get_monotonic_time ();
+      g_autoptr(GPtrArray) kept = graft_precision_find_float32_nodes (model, inputs, precision, &n_runs, NULL, &error);
+      if (kept == NULL)
+        {
+          graft_cli_print_error ("edit --auto-keep: %s", error->message);
+          return FALSE;
+        }
+      printf ("auto-keep: %u node%s in float32 keep the outputs within rtol %g, atol %g (%u conversions run, %.1f s)\n",
+              kept->len, kept->len == 1 ? "" : "s", precision->rtol, precision->atol, n_runs,
+              (g_get_monotonic_time () - start) / 1e6);
+      for (guint k = 0; k < kept->len; k++)
+        printf ("  %s\n", (char *) kept->pdata[k]);
+      g_ptr_array_add (kept, NULL);
+      g_autoptr(GVariant) with_kept = g_variant_ref_sink (graft_edit_params_replace (
+          params, "keep_nodes", g_variant_new_strv ((const char *const *) kept->pdata, -1)));
+      g_object_unref (step->edit);
+      step->edit = graft_edit_new_operation ("float16", with_kept, NULL);
+    }
+  return TRUE;
+}
+
 int
 graft_cli_edit (int argc, char **argv)
 {
   const char *in = NULL, *out = NULL, *save_recipe = NULL, *graph_path = NULL, *function = NULL;
   gboolean overwrite = FALSE, verify = TRUE, force = FALSE, verified = TRUE, keep_io = FALSE;
   g_auto(GStrv) fp16_keep = NULL;
+  /* --float16 --auto-keep: the search's tolerance and inputs */
+  gboolean auto_keep = FALSE, random = FALSE;
+  GraftPrecisionOptions precision = { .rtol = 1e-2, .atol = 1e-3 };
+  g_autoptr(GPtrArray) input_files = g_ptr_array_new ();
+  gint64 seed = 0;
   g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
   g_autoptr(GPtrArray) applied = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
@@ -527,8 +603,11 @@ graft_cli_edit (int argc, char **argv)
           return 0;
         }
       if (strcmp (arg, "--overwrite") == 0 || strcmp (arg, "--force") == 0 || strcmp (arg, "--verify") == 0
-          || strcmp (arg, "--no-verify") == 0 || strcmp (arg, "--keep-io-types") == 0)
+          || strcmp (arg, "--no-verify") == 0 || strcmp (arg, "--keep-io-types") == 0
+          || strcmp (arg, "--auto-keep") == 0 || strcmp (arg, "--random") == 0)
         {
+          auto_keep |= strcmp (arg, "--auto-keep") == 0;
+          random |= strcmp (arg, "--random") == 0;
           overwrite |= strcmp (arg, "--overwrite") == 0;
           force |= strcmp (arg, "--force") == 0;
           keep_io |= strcmp (arg, "--keep-io-types") == 0;
@@ -576,6 +655,22 @@ graft_cli_edit (int argc, char **argv)
         graph_path = next;
       else if (strcmp (arg, "--function") == 0)
         function = *next ? next : NULL;
+      else if (strcmp (arg, "--rtol") == 0 || strcmp (arg, "--atol") == 0 || strcmp (arg, "--seed") == 0)
+        {
+          char *end = NULL;
+          double value = g_ascii_strtod (next, &end);
+          if (end == next || *end != '\0' || !(value >= 0))
+            {
+              graft_cli_print_error ("edit: %s %s: expected a non-negative number", arg, next);
+              return 2;
+            }
+          if (strcmp (arg, "--seed") == 0)
+            seed = (gint64) value;
+          else
+            *(strcmp (arg, "--rtol") == 0 ? &precision.rtol : &precision.atol) = value;
+        }
+      else if (strcmp (arg, "--input") == 0)
+        g_ptr_array_add (input_files, (gpointer) next);
       else if (strcmp (arg, "--fp16-keep") == 0)
         {
           g_strfreev (fp16_keep);
@@ -635,6 +730,8 @@ graft_cli_edit (int argc, char **argv)
       graft_cli_print_error ("edit: needs an input model and -o OUT (try --help)");
       return 2;
     }
+  if (auto_keep && !auto_keep_usage_ok (steps))
+    return 2;
   for (guint i = 0; i < steps->len; i++)
     {
       Step *step = g_ptr_array_index (steps, i);
@@ -689,6 +786,8 @@ graft_cli_edit (int argc, char **argv)
             g_clear_object (&step->edit);
         }
     }
+  if (auto_keep && !search_float32_nodes (model, steps, &precision, input_files, random, seed))
+    return 1;
   history = graft_edit_history_new (model);
   for (guint i = 0; i < steps->len; i++)
     {

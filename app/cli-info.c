@@ -140,10 +140,18 @@ print_text (GraftModel *model)
 int
 graft_cli_info (int argc, char **argv)
 {
-  gboolean json = FALSE;
+  gboolean json = FALSE, cost = FALSE, run = FALSE;
+  int top = 10;
   g_auto (GStrv) files = NULL;
+  g_auto (GStrv) dim_specs = NULL;
+  g_auto (GStrv) shape_specs = NULL;
   const GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON instead of text", NULL },
+    { "cost", 0, 0, G_OPTION_ARG_NONE, &cost, "MACs, FLOPs, parameters, activations and peak memory per node and group", NULL },
+    { "run", 0, 0, G_OPTION_ARG_NONE, &run, "With --cost: run on random inputs, time every node and measure the peak", NULL },
+    { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &dim_specs, "With --cost: a symbolic dim's value (default 1)", "NAME=VALUE" },
+    { "shape", 0, 0, G_OPTION_ARG_STRING_ARRAY, &shape_specs, "With --cost: an input's shape", "IN=1x3x224x224" },
+    { "top", 0, 0, G_OPTION_ARG_INT, &top, "With --cost: how many nodes to list (default 10)", "N" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE" },
     { NULL },
   };
@@ -163,6 +171,11 @@ graft_cli_info (int argc, char **argv)
       graft_cli_print_error ("info: expected exactly one FILE (graft-cli info FILE [--json])");
       return 2;
     }
+  if ((run || dim_specs || shape_specs) && !cost)
+    {
+      graft_cli_print_error ("info: --run, --dim and --shape go with --cost");
+      return 2;
+    }
 
   model = graft_model_load (files[0], NULL, NULL, NULL, &error);
   if (model == NULL)
@@ -171,6 +184,23 @@ graft_cli_info (int argc, char **argv)
       return 1;
     }
 
+  if (cost)
+    {
+      g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      g_autoptr(GPtrArray) shape_list = g_ptr_array_new ();
+      g_autoptr(GPtrArray) no_dynamic = g_ptr_array_new ();
+      for (guint i = 0; shape_specs && shape_specs[i]; i++)
+        g_ptr_array_add (shape_list, shape_specs[i]);
+      g_autoptr(GHashTable) shapes = graft_cli_parse_dims (dim_specs, dims, &error)
+                                       ? graft_cli_parse_input_shapes (shape_list, no_dynamic, &error) : NULL;
+      if (shapes == NULL)
+        {
+          graft_cli_print_error ("info: %s", error->message);
+          return 2;
+        }
+      int status = graft_cli_print_cost (model, shapes, dims, run, json, top);
+      return fflush (stdout) == 0 ? status : 1;
+    }
   if (json)
     {
       g_autofree char *text = graft_model_info_to_json (model);

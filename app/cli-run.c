@@ -2,12 +2,14 @@
  *
  *   graft-cli run MODEL [--input NAME=FILE]... [--random] [--seed N]
  *                 [--dim NAME=VALUE]... [-o DIR] [--threads N] [--repeat N] [--profile]
- *                 [--time-limit SECONDS] [--memory-limit MIB]
+ *                 [--time-limit SECONDS] [--memory-limit MIB] [--validate [--json]]
  *
  * Inputs come from .npy or ONNX TensorProto .pb files, or are random data
  * of the declared shapes. Each output is written as DIR/<name>.npy with the
  * name reduced to a safe file name, so nothing is written outside DIR; an
  * output of sequence type as DIR/<name>/<index>.npy, one file per tensor.
+ * --validate watches every value of the first run for NaN and Inf and
+ * names the node that introduced them (exit status 1 if any).
  */
 #include <errno.h>
 #include <math.h>
@@ -32,125 +34,20 @@ typedef struct {
   int threads;
   int repeat;
   gboolean profile;
+  gboolean validate;     /* observe every value of the first run for NaN/Inf */
+  gboolean json;
   double time_limit;     /* seconds per run, 0: none */
   gint64 memory_limit;   /* MiB of tensors, 0: none, -1: the runtime's default */
 } RunOptions;
-
-static GraftValue *
-find_input (GPtrArray *inputs, const char *name)
-{
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (g_strcmp0 (v->name, name) == 0)
-        return v;
-    }
-  return NULL;
-}
-
-static GraftValue *
-next_unbound (GPtrArray *inputs, GHashTable *bound)
-{
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (!g_hash_table_contains (bound, v->name))
-        return v;
-    }
-  return NULL;
-}
-
-static gboolean
-bind_files (RunOptions *opts, GPtrArray *inputs, GHashTable *bound, GError **error)
-{
-  for (guint i = 0; opts->inputs && opts->inputs[i]; i++)
-    {
-      const char *arg = opts->inputs[i];
-      const char *eq = strchr (arg, '=');
-      g_autofree char *name = NULL;
-      const char *path = arg;
-      GraftValue *target = NULL;
-
-      if (eq != NULL)
-        {
-          name = g_strndup (arg, eq - arg);
-          target = find_input (inputs, name);
-          if (target != NULL)
-            path = eq + 1;
-          else if (!g_file_test (arg, G_FILE_TEST_EXISTS))
-            {
-              g_autoptr(GString) names = g_string_new (NULL);
-              for (guint k = 0; k < inputs->len; k++)
-                g_string_append_printf (names, "%s'%s'", k ? ", " : "", ((GraftValue *) inputs->pdata[k])->name);
-              g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                           "--input %s: the model has no input '%s' (its inputs: %s)", arg, name, names->str);
-              return FALSE;
-            }
-        }
-      g_autofree char *stored = NULL;
-      GraftValueKind kind = target ? target->kind : GRAFT_VALUE_TENSOR;
-      GraftRtTensor *t = graft_tensor_file_read (path, kind, &stored, error);
-      if (t == NULL)
-        return FALSE;
-      if (target == NULL && stored && *stored)
-        {
-          target = find_input (inputs, stored);
-          if (target && g_hash_table_contains (bound, target->name))
-            target = NULL;
-        }
-      if (target == NULL)
-        target = next_unbound (inputs, bound);
-      if (target == NULL)
-        {
-          graft_rt_tensor_unref (t);
-          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                       "%s: every input of the model is already given", path);
-          return FALSE;
-        }
-      if (g_hash_table_contains (bound, target->name))
-        {
-          graft_rt_tensor_unref (t);
-          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                       "input '%s' is given twice", target->name);
-          return FALSE;
-        }
-      g_hash_table_insert (bound, target->name, t);
-    }
-  return TRUE;
-}
-
-static gboolean
-parse_dims (char **dims, GHashTable *values, GError **error)
-{
-  for (guint i = 0; dims && dims[i]; i++)
-    {
-      const char *eq = strchr (dims[i], '=');
-      char *end = NULL;
-      gint64 v = eq ? g_ascii_strtoll (eq + 1, &end, 10) : 0;
-      if (eq == NULL || end == eq + 1 || *end != '\0' || v < 0)
-        {
-          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                       "--dim %s: expected NAME=VALUE with a non-negative integer", dims[i]);
-          return FALSE;
-        }
-      g_hash_table_insert (values, g_strndup (dims[i], eq - dims[i]), g_memdup2 (&v, sizeof v));
-    }
-  return TRUE;
-}
 
 /* A file name made of [A-Za-z0-9._-] only, never "." or "..", unique in used. */
 static char *
 safe_file_name (const char *name, guint index, GHashTable *used)
 {
-  GString *s = g_string_new (NULL);
-  for (const char *p = name; p && *p; p++)
-    g_string_append_c (s, (g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_');
-  while (s->len > 0 && s->str[0] == '.')
-    s->str[0] = '_';
+  g_autofree char *stem = graft_tensor_file_safe_stem (name);
+  GString *s = g_string_new (stem);
   if (s->len == 0)
     g_string_printf (s, "output_%u", index);
-  if (s->len > 200)
-    g_string_truncate (s, 200);
   g_autofree char *base = g_strdup (s->str);
   for (guint n = 2; g_hash_table_contains (used, s->str); n++)
     g_string_printf (s, "%s_%u", base, n);
@@ -267,55 +164,41 @@ run_model (const char *path, RunOptions *opts)
   graft_runtime_set_limits (rt, opts->time_limit,
                             opts->memory_limit < 0 ? default_bytes : (guint64) opts->memory_limit << 20);
 
-  GPtrArray *inputs = graft_runtime_get_inputs (rt);
-  g_autoptr(GHashTable) bound = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
-  g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  if (!bind_files (opts, inputs, bound, &error) || !parse_dims (opts->dims, dims, &error))
+  g_autoptr(GHashTable) bound = graft_cli_make_inputs (rt, opts->inputs, opts->dims, opts->random, opts->seed, &error);
+  if (bound == NULL)
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
-    }
-  g_autoptr(GRand) rng = g_rand_new_with_seed ((guint32) opts->seed);
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (g_hash_table_contains (bound, v->name))
-        continue;
-      if (!opts->random)
-        {
-          g_autofree char *shape = graft_shape_to_string (&v->shape);
-          graft_cli_print_error ("input '%s' (%s[%s]) was not given: use --input %s=FILE or --random",
-                                 v->name, graft_dtype_to_string (v->dtype), shape, v->name);
-          return 1;
-        }
-      GraftRtTensor *t = graft_runtime_random_input (v, dims, rng, &error);
-      if (t == NULL)
-        {
-          graft_cli_print_error ("%s", error->message);
-          return 1;
-        }
-      g_hash_table_insert (bound, v->name, t);
-    }
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (!graft_runtime_check_input (rt, v, g_hash_table_lookup (bound, v->name), &error))
-        {
-          graft_cli_print_error ("%s", error->message);
-          return 1;
-        }
     }
 
   graft_runtime_set_profiling (rt, opts->profile);
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GPtrArray) outputs = NULL;
+  g_autoptr(GraftValueCheck) check = NULL;
   for (int r = 0; r < opts->repeat; r++)
     {
       if (r == 1 && opts->profile)
         graft_runtime_reset_timings (rt);  /* the first run pays for allocations */
       g_clear_pointer (&outputs, g_ptr_array_unref);
       gint64 start = g_get_monotonic_time ();
-      outputs = graft_runtime_run (rt, bound, NULL, NULL, NULL, &error);
+      if (r == 0 && opts->validate)
+        {
+          check = graft_value_check_run (rt, bound, NULL, &outputs, &error);
+          if (check == NULL)
+            {
+              graft_cli_print_error ("%s: %s", path, error->message);
+              return 1;
+            }
+          if (outputs == NULL)
+            {
+              /* the values up to the failure still say where NaN began */
+              graft_cli_print_value_check (check, NULL, NULL, opts->json);
+              graft_cli_print_error ("%s: %s", path, check->run_error);
+              return 1;
+            }
+        }
+      else
+        outputs = graft_runtime_run (rt, bound, NULL, NULL, NULL, &error);
       double ms = (g_get_monotonic_time () - start) / 1000.0;
       if (outputs == NULL)
         {
@@ -336,7 +219,8 @@ run_model (const char *path, RunOptions *opts)
     {
       GraftValue *v = values->pdata[i];
       GraftRtTensor *t = outputs->pdata[i];
-      print_output_summary (v->name, t);
+      if (!opts->json)
+        print_output_summary (v->name, t);
       if (opts->output_dir == NULL)
         continue;
       g_autofree char *file = safe_file_name (v->name, i, used);
@@ -360,6 +244,11 @@ run_model (const char *path, RunOptions *opts)
     }
   if (opts->profile)
     print_profile (rt, MAX (opts->repeat - 1, 1));
+  if (check != NULL)
+    {
+      graft_cli_print_value_check (check, values, outputs, opts->json);
+      return check->nonfinite->len > 0 ? 1 : 0;
+    }
   return 0;
 }
 
@@ -378,6 +267,9 @@ graft_cli_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &opts.threads, "Worker threads (default 1)", "N" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &opts.repeat, "Run N times and print the median time", "N" },
     { "profile", 0, 0, G_OPTION_ARG_NONE, &opts.profile, "Print the time of every node", NULL },
+    { "validate", 0, 0, G_OPTION_ARG_NONE, &opts.validate,
+      "Check every value for NaN and Inf; name the node that first produced one (exit 1 if any)", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &opts.json, "With --validate: the outputs and the check as JSON", NULL },
     { "time-limit", 0, 0, G_OPTION_ARG_DOUBLE, &opts.time_limit, "Stop a run after SECONDS (default 3600, 0: none)", "SECONDS" },
     { "memory-limit", 0, 0, G_OPTION_ARG_INT64, &opts.memory_limit,
       "Stop a run holding more than MIB of tensors (default: 3/4 of the memory, 0: none)", "MIB" },
@@ -400,6 +292,11 @@ graft_cli_run (int argc, char **argv)
   else if (opts.threads < 1 || opts.threads > 256 || opts.repeat < 1)
     {
       graft_cli_print_error ("run: --threads must be 1..256 and --repeat at least 1");
+      status = 2;
+    }
+  else if (opts.json && !opts.validate)
+    {
+      graft_cli_print_error ("run: --json goes with --validate");
       status = 2;
     }
   else if (!(opts.time_limit >= 0) || opts.memory_limit < -1 || opts.memory_limit > (G_MAXINT64 >> 20))

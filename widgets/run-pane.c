@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "debug/value-check.h"
 #include "runtime/inputs.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
@@ -39,6 +40,7 @@ struct _GraftRunPane
   GPtrArray *output_names;    /* char* */
   GHashTable *timings;        /* GraftNode* → double* */
   GHashTable *fused;          /* GraftNode* → const char*: the fused operator its time covers */
+  GraftNode *nonfinite_node;  /* borrowed: where the last run's NaN/Inf came from, or NULL */
   char *status;
 };
 
@@ -476,6 +478,7 @@ clear_results (GraftRunPane *self)
   g_clear_pointer (&self->output_names, g_ptr_array_unref);
   g_clear_pointer (&self->timings, g_hash_table_unref);
   g_clear_pointer (&self->fused, g_hash_table_unref);
+  self->nonfinite_node = NULL;
   remove_all_rows (self->outputs_list);
 }
 
@@ -570,6 +573,82 @@ record_input_shapes (GraftRunPane *self, GHashTable *fed)
     g_signal_emit (self, signals[SIGNAL_INPUT_SHAPES_CHANGED], 0);
 }
 
+static gboolean
+outputs_hold_nonfinite (GPtrArray *outputs)
+{
+  for (guint i = 0; i < outputs->len; i++)
+    {
+      GraftValueRange range;
+      graft_value_range_compute (NULL, outputs->pdata[i], &range);
+      gboolean finite = graft_value_range_is_finite (&range);
+      graft_value_range_clear (&range);
+      if (!finite)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* NaN or Inf in the outputs: a second run on the same plan and inputs
+ * watches every value (model/debug/value-check.h) for the node that made it. */
+static void
+check_values_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  RunJob *job = data;
+  GError *error = NULL;
+  GraftValueCheck *check = graft_value_check_run (job->runtime, job->inputs, cancellable, NULL, &error);
+
+  if (check == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, check, (GDestroyNotify) graft_value_check_free);
+}
+
+static void
+on_check_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RunJob *job = user_data;
+  g_autoptr(GraftRunPane) self = g_object_ref (job->self);
+  g_autoptr(GraftValueCheck) check = g_task_propagate_pointer (G_TASK (result), NULL);
+
+  if (job->generation != self->generation)
+    {
+      run_job_free (job);
+      return;
+    }
+  stop_running (self);
+  if (check != NULL && check->sources->len > 0)
+    {
+      guint first = g_array_index (check->sources, guint, 0);
+      const GraftValueRange *range = &g_array_index (check->values, GraftValueRange, first);
+      GraftNode *node = range->value->producer;
+      g_autofree char *status = node ? g_strdup_printf ("%s — NaN/Inf first produced by %s '%s'", self->status,
+                                                        node->op, node->name)
+                                     : g_strdup_printf ("%s — input '%s' holds NaN/Inf", self->status,
+                                                        range->value->name);
+      self->nonfinite_node = node;
+      set_status (self, status, TRUE);
+    }
+  gtk_progress_bar_set_text (self->progress_bar, "Done");
+  run_job_free (job);
+  update_actions (self);
+  g_signal_emit (self, signals[SIGNAL_RUN_FINISHED], 0);
+}
+
+static void
+start_value_check (GraftRunPane *self, RunJob *job)
+{
+  g_autoptr(GTask) task = NULL;
+
+  self->job = job;
+  self->cancellable = g_cancellable_new ();
+  gtk_progress_bar_set_text (self->progress_bar, "Looking for the first NaN/Inf…");
+  update_actions (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  task = g_task_new (NULL, self->cancellable, on_check_done, job);
+  g_task_set_task_data (task, job, NULL);
+  g_task_run_in_thread (task, check_values_thread);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -616,6 +695,11 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
       gtk_progress_bar_set_text (self->progress_bar, "Done");
       set_status (self, status, FALSE);
       show_outputs (self);
+      if (outputs_hold_nonfinite (self->outputs))
+        {
+          start_value_check (self, job);
+          return;
+        }
     }
   run_job_free (job);
   update_actions (self);
@@ -825,6 +909,13 @@ const char *
 graft_run_pane_get_status (GraftRunPane *self)
 {
   return self->status != NULL ? self->status : "";
+}
+
+GraftNode *
+graft_run_pane_get_nonfinite_node (GraftRunPane *self)
+{
+  g_return_val_if_fail (GRAFT_IS_RUN_PANE (self), NULL);
+  return self->nonfinite_node;
 }
 
 GHashTable *

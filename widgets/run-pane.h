@@ -3,7 +3,8 @@
  * Each graph input is fed random data (a seed, and a value for each
  * symbolic dim) or a .npy/.pb file; the run happens on a worker thread
  * with progress and Cancel; each output is listed with its dtype, shape
- * and min/max/mean, and the outputs can be saved as .npy files. Unsupported
+ * and min/max/mean, and the outputs can be saved as .npy files; outputs
+ * holding NaN or Inf lead to the node that first made them. Unsupported
  * operators are listed before anything runs.
  *
  * Actions (on the pane): run.start, run.cancel, run.save-outputs (file
@@ -46,6 +47,11 @@ gboolean graft_run_pane_is_running (GraftRunPane *self);
  * "|"-separated; the status line otherwise. */
 char *graft_run_pane_dup_summary (GraftRunPane *self);
 const char *graft_run_pane_get_status (GraftRunPane *self);
+
+/* When the last run's outputs held NaN or Inf, the pane ran it again
+ * watching every value: the node that first produced one (borrowed from
+ * the model; NULL when the outputs were finite, or a graph input held it). */
+GraftNode *graft_run_pane_get_nonfinite_node (GraftRunPane *self);
 
 /* Per-node seconds of the last run: GraftNode* → double* (NULL before any
  * run). Borrowed until the next run or set_model. */

@@ -4,6 +4,7 @@
  * layout and a run go on meanwhile), its marks on the canvas and its list,
  * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
+#include "analysis/cost.h"
 #include "analysis/lint-rules.h"
 #include "edit/graph-copy.h"
 
@@ -207,6 +208,60 @@ mark_timings (GraftWindow *self, GHashTable *timings, GHashTable *fused)
     }
 }
 
+static char *
+format_flops (guint64 flops)
+{
+  return flops >= 1000000000 ? g_strdup_printf ("%.2f GFLOPs", flops / 1e9)
+         : flops >= 1000000  ? g_strdup_printf ("%.1f MFLOPs", flops / 1e6)
+                             : g_strdup_printf ("%.1f kFLOPs", flops / 1e3);
+}
+
+/* The cost overlay: every node's FLOPs (analysis/cost.h) as heat, the
+ * costliest in error red, then warning, then info colours with their
+ * FLOPs, at the shapes the Run pane would use (symbolic dims at its
+ * values, else 1). */
+static void
+mark_cost (GraftWindow *self)
+{
+  GraftGraph *graph = graft_model_get_graph (self->model);
+  g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_shape_free);
+  GHashTable *given = graft_run_pane_get_input_shapes (self->run_pane);
+
+  for (guint i = 0; graph != NULL && i < graph->inputs->len; i++)
+    {
+      GraftValue *input = graph->inputs->pdata[i];
+      const GraftShape *declared = given ? g_hash_table_lookup (given, input->name) : NULL;
+      if (input->initializer != NULL || input->kind != GRAFT_VALUE_TENSOR)
+        continue;
+      declared = declared ? declared : &input->shape;
+      if (declared->rank < 0)
+        continue;
+      GraftShape *shape = g_new0 (GraftShape, 1);
+      graft_shape_copy (shape, declared);
+      for (int d = 0; d < shape->rank; d++)
+        if (shape->dims[d].kind != GRAFT_DIM_FIXED)
+          shape->dims[d] = graft_dim_fixed (1);
+      g_hash_table_insert (shapes, input->name, shape);
+    }
+  g_autoptr(GraftInference) inference = graph ? graft_shape_inference_run_given (self->model, shapes, NULL) : NULL;
+  if (inference == NULL)
+    return;
+  g_autoptr(GraftCostReport) report = graft_cost_analyze (self->model, inference);
+  guint64 most = 0;
+  for (guint i = 0; i < report->nodes->len; i++)
+    most = MAX (most, g_array_index (report->nodes, GraftNodeCost, i).flops);
+  for (guint i = 0; most > 0 && i < report->nodes->len; i++)
+    {
+      GraftNodeCost *cost = &g_array_index (report->nodes, GraftNodeCost, i);
+      double share = (double) cost->flops / most;
+      if (cost->flops == 0)
+        continue;
+      graft_graph_canvas_set_node_heat (self->canvas, cost->node, share);
+      g_autofree char *badge = format_flops (cost->flops);
+      graft_graph_canvas_mark_node (self->canvas, cost->node, share > 0.5 ? 3 : share > 0.1 ? 2 : 1, badge);
+    }
+}
+
 void
 graft_window_refresh_marks (GraftWindow *self)
 {
@@ -214,11 +269,24 @@ graft_window_refresh_marks (GraftWindow *self)
   g_autoptr(GHashTable) levels = g_hash_table_new (NULL, NULL);
 
   graft_graph_canvas_clear_marks (self->canvas);
+  /* where the last run's NaN/Inf came from, over any other mark */
+  GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
   if (self->show_timings && timings != NULL)
     {
       mark_timings (self, timings, graft_run_pane_get_fused (self->run_pane));
+      if (nonfinite != NULL)
+        graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
       return;
     }
+  if (self->show_cost && self->model != NULL)
+    {
+      mark_cost (self);
+      if (nonfinite != NULL)
+        graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
+      return;
+    }
+  if (nonfinite != NULL)
+    graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
   for (guint i = 0; self->diagnostics != NULL && i < self->diagnostics->len; i++)
     {
       GraftDiagnostic *diagnostic = g_ptr_array_index (self->diagnostics, i);
@@ -404,9 +472,14 @@ save_outputs_action (GtkWidget *widget, const char *action_name, GVariant *param
 static void
 on_run_finished (GraftWindow *self)
 {
+  GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
+
   graft_window_update_action_states (self);
-  if (self->show_timings)
+  if (self->show_timings || nonfinite != NULL)
     graft_window_refresh_marks (self);
+  /* take the user to where NaN/Inf began */
+  if (nonfinite != NULL)
+    graft_graph_canvas_select_node (self->canvas, nonfinite);
 }
 
 static void
@@ -451,6 +524,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_property_action (widget_class, "win.show-diagnostics", "diagnostics-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
+  gtk_widget_class_install_property_action (widget_class, "win.show-cost", "show-cost");
 }
 
 void
@@ -462,4 +536,5 @@ graft_window_init_analysis (GraftWindow *self)
   g_signal_connect_swapped (self->run_pane, "notify::running", G_CALLBACK (on_run_running), self);
   g_signal_connect_swapped (self, "notify::diagnostics-visible", G_CALLBACK (on_diagnostics_visible), self);
   g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);
+  g_signal_connect_swapped (self, "notify::show-cost", G_CALLBACK (graft_window_refresh_marks), self);
 }

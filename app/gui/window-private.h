@@ -94,6 +94,7 @@ struct _GraftWindow
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
+  gboolean show_cost;                /* nodes coloured by FLOPs (analysis/cost.h) */
   gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
   gboolean close_confirmed;
   gboolean close_after_save;

@@ -23,6 +23,7 @@ enum {
   PROP_DIAGNOSTICS_VISIBLE,
   PROP_RUN_VISIBLE,
   PROP_SHOW_TIMINGS,
+  PROP_SHOW_COST,
   PROP_CHECKING,
   PROP_WHEEL_ZOOMS,
   N_PROPS
@@ -81,7 +82,7 @@ graft_window_update_action_states (GraftWindow *self)
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
-    "win.show-diagnostics", "win.show-run", "win.show-timings", "win.set-run-dim", "win.filter-diagnostics",
+    "win.show-diagnostics", "win.show-run", "win.show-timings", "win.show-cost", "win.set-run-dim", "win.filter-diagnostics",
     "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
   };
 
@@ -706,6 +707,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_DIAGNOSTICS_VISIBLE: g_value_set_boolean (value, self->diagnostics_visible); break;
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
+    case PROP_SHOW_COST: g_value_set_boolean (value, self->show_cost); break;
     /* An edit applied on a worker ends in a check: busy all the same. */
     case PROP_CHECKING:
       g_value_set_boolean (value, self->check_cancellable != NULL || self->edit_cancellable != NULL);
@@ -765,6 +767,7 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
         graft_window_set_run_visible (self, self->run_visible);
       break;
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
+    case PROP_SHOW_COST: set_boolean (self, &self->show_cost, value, prop_id); break;
     case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -974,6 +977,8 @@ install_properties (GObjectClass *object_class)
     g_param_spec_boolean ("wheel-zooms", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SHOW_TIMINGS] =
     g_param_spec_boolean ("show-timings", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_COST] =
+    g_param_spec_boolean ("show-cost", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /* Lint and shape inference of the graph shown are under way. */
   properties[PROP_CHECKING] =
     g_param_spec_boolean ("checking", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);

@@ -137,8 +137,9 @@ element (const GraftRtTensor *t, gint64 i, gboolean floats)
 }
 
 /* Compares a (reference) and b element by element into e. */
-static void
-compare_tensors (GraftNumericDiff *self, GraftRtTensor *a, GraftRtTensor *b, GraftValueError *e)
+void
+graft_value_error_compare (const GraftRtTensor *a, const GraftRtTensor *b, double rtol, double atol,
+                           GraftValueError *e)
 {
   if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR || a->dtype == GRAFT_DTYPE_STRING ||
       b->dtype == GRAFT_DTYPE_STRING)
@@ -176,7 +177,7 @@ compare_tensors (GraftNumericDiff *self, GraftRtTensor *a, GraftRtTensor *b, Gra
         max_abs = d;
       if (m > scale)
         scale = m;
-      if (d > self->atol + self->rtol * m)
+      if (d > atol + rtol * m)
         close = FALSE;
     }
   e->close = close;
@@ -212,7 +213,7 @@ observe_b (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer u
         continue;
       GraftValuePair *vp = &g_array_index (st->diff->alignment->value_pairs, GraftValuePair, i);
       GraftValueError e = { vp->a, vp->b, FALSE, FALSE, FALSE, NULL, NULL, 0, 0, st->order[i] };
-      compare_tensors (st->diff, st->stored[i], tensor, &e);
+      graft_value_error_compare (st->stored[i], tensor, st->diff->rtol, st->diff->atol, &e);
       g_clear_pointer (&st->stored[i], graft_rt_tensor_unref);
       if (e.compared)
         g_array_append_val (st->run->values, e);
@@ -227,15 +228,53 @@ by_order (gconstpointer x, gconstpointer y)
 }
 
 static char *
-run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, RunState *st, double *seconds)
+run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, gpointer observe_data, double *seconds)
 {
   g_autoptr(GError) error = NULL;
-  graft_runtime_set_observer (rt, observe, st);
+  graft_runtime_set_observer (rt, observe, observe_data);
   gint64 start = g_get_monotonic_time ();
   g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, feed, NULL, NULL, NULL, &error);
   *seconds = (g_get_monotonic_time () - start) / 1e6;
   graft_runtime_set_observer (rt, NULL, NULL);
   return outputs ? NULL : g_strdup (error->message);
+}
+
+/* Orders run's values by A's run, counts them, finds the first divergent
+ * one and whether every graph output of graph was compared and is close. */
+static void
+summarize_run (GraftNumericRun *run, GraftGraph *graph)
+{
+  g_array_sort (run->values, by_order);
+  for (guint i = 0; i < run->values->len; i++)
+    {
+      GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+      run->n_compared++;
+      if (!e->close)
+        {
+          run->n_divergent++;
+          if (run->first_divergent < 0)
+            run->first_divergent = i;
+        }
+    }
+  /* the outputs: every paired graph output compared and close */
+  run->outputs_close = run->error_a == NULL && run->error_b == NULL;
+  for (guint o = 0; o < graph->outputs->len && run->outputs_close; o++)
+    {
+      GraftValue *out = graph->outputs->pdata[o];
+      if (out->is_graph_input)
+        continue;
+      gboolean found = FALSE;
+      for (guint i = 0; i < run->values->len; i++)
+        {
+          GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
+          if (e->a == out)
+            {
+              found = TRUE;
+              run->outputs_close &= e->close;
+            }
+        }
+      run->outputs_close &= found;
+    }
 }
 
 GraftNumericRun *
@@ -279,38 +318,7 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
     if (st.stored[i])
       graft_rt_tensor_unref (st.stored[i]);
 
-  g_array_sort (run->values, by_order);
-  for (guint i = 0; i < run->values->len; i++)
-    {
-      GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
-      run->n_compared++;
-      if (!e->close)
-        {
-          run->n_divergent++;
-          if (run->first_divergent < 0)
-            run->first_divergent = i;
-        }
-    }
-  /* the outputs: every paired graph output compared and close */
-  run->outputs_close = run->error_a == NULL && run->error_b == NULL;
-  GraftGraph *graph = graft_model_get_graph (self->alignment->a);
-  for (guint o = 0; o < graph->outputs->len && run->outputs_close; o++)
-    {
-      GraftValue *out = graph->outputs->pdata[o];
-      if (out->is_graph_input)
-        continue;
-      gboolean found = FALSE;
-      for (guint i = 0; i < run->values->len; i++)
-        {
-          GraftValueError *e = &g_array_index (run->values, GraftValueError, i);
-          if (e->a == out)
-            {
-              found = TRUE;
-              run->outputs_close &= e->close;
-            }
-        }
-      run->outputs_close &= found;
-    }
+  summarize_run (run, graft_model_get_graph (self->alignment->a));
   g_free (st.stored);
   g_free (st.order);
   g_free (st.computed_b);
@@ -356,4 +364,40 @@ graft_numeric_run_describe (GraftNumericRun *run, GraftAlignment *alignment)
   if (where)
     return g_strdup_printf ("at %s they differ from %s onwards", run->label, where);
   return g_strdup_printf ("at %s the outputs differ", run->label);
+}
+
+typedef struct {
+  GraftNumericRun *run;
+  GHashTable *reference;
+  double rtol, atol;
+  guint counter;
+} ReferenceState;
+
+static void
+observe_against_reference (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
+{
+  ReferenceState *st = user_data;
+  GraftRtTensor *want = g_hash_table_lookup (st->reference, value->name);
+  GraftValueError e = { value, value, FALSE, FALSE, FALSE, NULL, NULL, 0, 0, ++st->counter };
+
+  if (want == NULL)
+    return;
+  graft_value_error_compare (want, tensor, st->rtol, st->atol, &e);
+  if (e.compared)
+    g_array_append_val (st->run->values, e);
+}
+
+GraftNumericRun *
+graft_numeric_run_against_reference (GraftRuntime *rt, GHashTable *inputs, GHashTable *reference, double rtol,
+                                     double atol, const char *label)
+{
+  GraftNumericRun *run = g_new0 (GraftNumericRun, 1);
+  ReferenceState st = { run, reference, rtol, atol, 0 };
+
+  run->label = g_strdup (label ? label : "");
+  run->values = g_array_new (FALSE, FALSE, sizeof (GraftValueError));
+  run->first_divergent = -1;
+  run->error_a = run_model (rt, inputs, observe_against_reference, &st, &run->seconds_a);
+  summarize_run (run, graft_model_get_graph (graft_runtime_get_model (rt)));
+  return run;
 }

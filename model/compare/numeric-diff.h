@@ -67,6 +67,21 @@ GraftValue *graft_numeric_diff_get_partner_input (GraftNumericDiff *self, GraftV
  * the result. */
 GraftNumericRun *graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *label, GError **error);
 
+/* Compares b with a, the reference (|a − b| ≤ atol + rtol·|a| element by
+ * element, NaN only against NaN): sets e's compared, close, shape_differs
+ * with shape_a/shape_b (owned by e), max_abs and max_rel. Strings and
+ * sequences are not compared. */
+void graft_value_error_compare (const GraftRtTensor *a, const GraftRtTensor *b, double rtol, double atol,
+                                GraftValueError *e);
+
+/* Runs rt on inputs (borrowed) and compares every value it computes with
+ * the reference's tensor of the same name (char* → GraftRtTensor*, such as
+ * a folder of .npy values, debug/reference-values.h), the reference in A's
+ * place: each GraftValueError has the run's value as both a and b. Values
+ * without a reference are not listed; a failing run is kept in error_a. */
+GraftNumericRun *graft_numeric_run_against_reference (GraftRuntime *rt, GHashTable *inputs, GHashTable *reference,
+                                                      double rtol, double atol, const char *label);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftNumericDiff, graft_numeric_diff_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftNumericRun, graft_numeric_run_free)
 

@@ -31,13 +31,13 @@ typedef struct {
 } Conversion;
 
 static gboolean
-is_blocked (GraftNode *node, const char *const *block_list)
+is_blocked (GraftNode *node, const char *const *block_list, GHashTable *kept_nodes)
 {
   g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
   if (strcmp (node->domain, "onnx") != 0 || subgraphs->len > 0)
     return TRUE;
-  return g_strv_contains (block_list, node->op_type);
+  return g_strv_contains (block_list, node->op_type) || g_hash_table_contains (kept_nodes, node->name);
 }
 
 static GraftTensor *
@@ -111,6 +111,9 @@ float16 (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
   gboolean keep_io = graft_edit_param_bool (params, "keep_io_types", FALSE);
   g_autofree const char **given_block_list = graft_edit_param_strv (params, "block_ops");
   const char *const *block_list = given_block_list ? given_block_list : default_block_list;
+  /* nodes kept in float32 by name: what a precision search found */
+  g_autofree const char **keep_nodes = graft_edit_param_strv (params, "keep_nodes");
+  g_autoptr(GHashTable) kept_nodes = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GHashTable) converted = g_hash_table_new (NULL, NULL);
   g_autoptr(GHashTable) was_float = g_hash_table_new (NULL, NULL);
   g_autoptr(GHashTable) half = g_hash_table_new (NULL, NULL);
@@ -118,6 +121,9 @@ float16 (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
   Conversion conversion = { scope, converted, was_float, half, casts, 0 };
   g_autoptr(GPtrArray) original_nodes = NULL;
   guint n_blocked = 0, n_weights = 0;
+
+  for (guint i = 0; keep_nodes && keep_nodes[i]; i++)
+    g_hash_table_add (kept_nodes, (gpointer) keep_nodes[i]);
 
   if (graph != graft_model_get_graph (scope->model))
     {
@@ -142,7 +148,7 @@ float16 (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
   for (guint i = 0; i < original_nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (original_nodes, i);
-      if (is_blocked (node, block_list))
+      if (is_blocked (node, block_list, kept_nodes))
         {
           n_blocked++;
           continue;

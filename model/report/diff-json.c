@@ -181,6 +181,23 @@ add_value_error_json (JsonBuilder *b, const GraftValueError *e)
   json_builder_end_object (b);
 }
 
+/* The run's first divergent value (or null) and every compared value. */
+static void
+add_run_values_json (JsonBuilder *b, GraftNumericRun *run)
+{
+  json_builder_set_member_name (b, "first_divergent");
+  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
+  if (first)
+    add_value_error_json (b, first);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "values");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < run->values->len; i++)
+    add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
+  json_builder_end_array (b);
+}
+
 static void
 add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, double rtol, double atol)
 {
@@ -209,21 +226,21 @@ add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, double rt
       add_int (b, "divergent", run->n_divergent);
       add_double (b, "seconds_a", run->seconds_a);
       add_double (b, "seconds_b", run->seconds_b);
-      json_builder_set_member_name (b, "first_divergent");
-      const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
-      if (first)
-        add_value_error_json (b, first);
-      else
-        json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "values");
-      json_builder_begin_array (b);
-      for (guint i = 0; i < run->values->len; i++)
-        add_value_error_json (b, &g_array_index (run->values, GraftValueError, i));
-      json_builder_end_array (b);
+      add_run_values_json (b, run);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
   json_builder_end_object (b);
+}
+
+static char *
+builder_to_text (JsonBuilder *b)
+{
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  return json_generator_to_data (gen, NULL);
 }
 
 char *
@@ -241,9 +258,22 @@ graft_diff_to_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs
   add_changes_json (b, sd);
   add_numeric_json (b, al, runs, rtol, atol);
   json_builder_end_object (b);
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
+  return builder_to_text (b);
+}
+
+char *
+graft_reference_diff_to_json (const char *model_path, const char *reference, guint n_reference, GraftNumericRun *run)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "model", model_path);
+  add_string (b, "reference", reference);
+  add_int (b, "reference_values", n_reference);
+  add_int (b, "compared", run->n_compared);
+  add_int (b, "divergent", run->n_divergent);
+  add_bool (b, "outputs_close", run->outputs_close);
+  add_string (b, "error", run->error_a);
+  add_run_values_json (b, run);
+  json_builder_end_object (b);
+  return builder_to_text (b);
 }

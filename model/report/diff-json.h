@@ -14,4 +14,10 @@ G_BEGIN_DECLS
 char *graft_diff_to_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, double rtol, double atol,
                           gboolean equivalent, double align_seconds);
 
+/* graft-cli diff MODEL --reference DIR --json: a run compared value by
+ * value with a folder's n_reference .npy values
+ * (graft_numeric_run_against_reference()). */
+char *graft_reference_diff_to_json (const char *model_path, const char *reference, guint n_reference,
+                                    GraftNumericRun *run);
+
 G_END_DECLS

@@ -222,3 +222,17 @@ graft_tensor_file_read (const char *path, GraftValueKind kind, char **name, GErr
     }
   return graft_tensor_file_parse_pb (data, length, kind, name, path, error);
 }
+
+char *
+graft_tensor_file_safe_stem (const char *name)
+{
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = name; p && *p; p++)
+    g_string_append_c (s, (g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.') ? *p : '_');
+  if (s->len > 0 && s->str[0] == '.')
+    s->str[0] = '_';
+  if (s->len > 200)
+    g_string_truncate (s, 200);
+  return g_string_free (s, FALSE);
+}

@@ -17,4 +17,10 @@ GraftRtTensor *graft_tensor_file_read_pb (const char *path, GraftValueKind kind,
 /* Reads .npy or .pb by content (an .npy starts with "\x93NUMPY"). */
 GraftRtTensor *graft_tensor_file_read (const char *path, GraftValueKind kind, char **name, GError **error);
 
+/* A value's name as a file name stem: characters outside [A-Za-z0-9._-]
+ * become '_', a leading '.' too, at most 200 bytes; "" for an empty name.
+ * graft-cli run -o names its .npy files so, and reference folders of .npy
+ * values keyed by value name are read so. */
+char *graft_tensor_file_safe_stem (const char *name);
+
 G_END_DECLS

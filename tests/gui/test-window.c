@@ -1037,6 +1037,61 @@ test_run_pt2_range (void)
   g_assert_null (harness_find_label (GTK_WIDGET (gui.window), "arg3"));
 }
 
+/* A run whose outputs hold NaN: the pane runs it again watching every
+ * value, names the Div by zero planted in the model, and the window
+ * selects that node and marks it. */
+static void
+test_run_nan_source (void)
+{
+  g_autofree char *path = generated_fixture ("make-nan-model.py", "nan.onnx");
+  g_auto(Gui) gui = { 0 };
+
+  open_and_run (&gui, path, NULL);
+  g_autoptr(GHashTable) state = capture (&gui, "run-nan-source");
+  g_test_message ("run: %s", get (state, "run-status"));
+  GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_RUN_PANE));
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftNode *source = graft_run_pane_get_nonfinite_node (pane);
+  g_assert_nonnull (source);
+  g_assert_cmpstr (source->op, ==, "onnx::Div");
+  g_autofree char *said = g_strdup_printf ("NaN/Inf first produced by onnx::Div '%s'", source->name);
+  g_assert_nonnull (strstr (get (state, "run-status"), said));
+  g_assert_cmpstr (get (state, "selected-node"), ==, source->name);
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, source), ==, "NaN/Inf");
+}
+
+/* Colour Nodes by Cost: every computing node of the sample gets its FLOPs
+ * as heat and badge, the convolutions the most. */
+static void
+test_cost_overlay (void)
+{
+  g_autofree char *path = sample_path ();
+  g_auto(Gui) gui = { 0 };
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  harness_activate (gui.window, "win.show-cost");
+  g_autoptr(GHashTable) state = capture (&gui, "cost-overlay");
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftGraph *graph = harness_shown_graph (gui.window);
+  guint n_convs = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      const char *badge = graft_graph_canvas_get_node_badge (canvas, node);
+      double heat = 0;
+      if (strcmp (node->op, "onnx::Conv") != 0)
+        continue;
+      n_convs++;
+      g_test_message ("%s: %s", node->name, badge);
+      g_assert_nonnull (badge);
+      g_assert_true (g_str_has_suffix (badge, "FLOPs"));
+      g_assert_true (graft_graph_canvas_get_node_heat (canvas, node, &heat));
+      g_assert_cmpfloat (heat, >, 0);
+    }
+  g_assert_cmpuint (n_convs, >, 0);
+}
+
 /* Untouched, a ranged dim starts at its minimum (2), so Run just works. */
 static void
 test_run_pt2_default_dim (void)
@@ -1484,5 +1539,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
   g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
+  g_test_add_func ("/gui/window/run-nan-source", test_run_nan_source);
+  g_test_add_func ("/gui/window/cost-overlay", test_cost_overlay);
   return g_test_run ();
 }
