@@ -146,6 +146,13 @@ load_seconds (const char *file)
 static void
 test_linear_in_weights (void)
 {
+  if (SANITIZED)
+    {
+      /* ASan's allocator (full stacks per malloc in the tests' options)
+       * makes json-glib's small allocations dominate: time says nothing. */
+      g_test_skip ("load times are measured without sanitizers");
+      return;
+    }
   const guint counts[] = { 100, 300, 1000, 3000 };
   double seconds[G_N_ELEMENTS (counts)];
   for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
@@ -154,7 +161,7 @@ test_linear_in_weights (void)
       seconds[i] = load_seconds (file);
       g_test_message ("%u weights: %.3f s", counts[i], seconds[i]);
     }
-  g_assert_cmpfloat (seconds[3], <, 10.0 * TIME_FACTOR);
+  g_assert_cmpfloat (seconds[3], <, 10.0);
   g_assert_cmpfloat (seconds[3], <, 20 * MAX (seconds[1], 0.01));
 }
 
