@@ -3,6 +3,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "loader.h"
+#include "ir/json-nesting.h"
 #include "torchscript/pickle.h"
 #include "torchscript/script-builder.h"
 
@@ -20,7 +21,19 @@ typedef struct {
   GraftPickleValue *state_root;    /* flat layout: its data.pkl */
   GraftTorchArchive *constants;
   GraftPickleValue *constants_root;
+  GHashTable *weight_configs;   /* PT2 archive: "weights" / "constants" → the JsonParser of its config */
+  guint64 json_values_left;     /* of PROGRAM_MAX_JSON_VALUES */
 } Reader;
+
+/* torch.export programs nest about ten deep (a node, its arguments, a
+ * list of tensors, a SymInt); json-glib parses recursively, and so do the
+ * walks below. */
+#define PROGRAM_MAX_NESTING 256
+/* The JSON values one load may parse, program and weight configs
+ * together: as many as the pickles of a TorchScript load
+ * (GRAFT_PICKLE_MAX_VALUES). A real program has about 60 per node, so this
+ * is some 70,000 nodes; json-glib holds them in about 1.3 GB. */
+#define PROGRAM_MAX_JSON_VALUES GRAFT_PICKLE_MAX_VALUES
 
 static gboolean
 fail (GError **error, GraftModelError code, const Reader *r, const char *format, ...) G_GNUC_PRINTF (4, 5);
@@ -129,13 +142,21 @@ replace_infinity (const char *data, gsize len)
 
 /* The JSON object in record, owned by parser. */
 static JsonObject *
-parse_json_record (const Reader *r, const char *record, JsonParser *parser, GError **error)
+parse_json_record (Reader *r, const char *record, JsonParser *parser, GError **error)
 {
   g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, record, error);
   if (bytes == NULL)
     return NULL;
   gsize len;
   const char *data = g_bytes_get_data (bytes, &len);
+  guint64 values;
+  if (!graft_json_check_nesting (data, len, PROGRAM_MAX_NESTING, record, error) ||
+      !graft_json_count_values (data, len, r->json_values_left, &values, record, error))
+    {
+      g_prefix_error (error, "%s: ", r->path);
+      return NULL;
+    }
+  r->json_values_left -= values;
   g_autofree char *text = replace_infinity (data, len);
   /* fail() already names the program record. */
   const char *what = g_strcmp0 (record, r->program_record) == 0 ? "the program" : record;
@@ -242,11 +263,28 @@ shape_from_sizes (GraftShape *shape, JsonArray *sizes)
 
 /* ------------------------------------------------------------------ weights */
 
+/* A list of SymInts that must all be integers ("sizes", "strides"). */
+static gboolean
+read_int_list (const Reader *r, const char *tensor_name, const char *what, JsonArray *list, gint64 *values,
+               GError **error)
+{
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      GraftDim d = dim_from_symint (json_array_get_element (list, i));
+      if (d.kind != GRAFT_DIM_FIXED)
+        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "tensor %s: %s[%u] is not an integer", tensor_name,
+                     what, i);
+      values[i] = d.value;
+    }
+  return TRUE;
+}
+
 /* A tensor of tensor_meta whose storage is the raw record bytes, viewed as
- * torch.export describes it (sizes, strides, storage_offset). Contiguous
- * views are slices of the mapping; others are gathered. */
+ * torch.export describes it (sizes, strides, storage_offset), measured
+ * and gathered as every PyTorch reader does (torchscript/torch-archive.h). */
 static GraftTensor *
-tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes *storage, GError **error)
+tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes *storage, const char *record,
+                     GError **error)
 {
   gint64 code = 0;
   member_int (meta, "dtype", &code);
@@ -261,9 +299,7 @@ tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes
       return NULL;
     }
   guint rank = json_array_get_length (sizes);
-  gint64 dims[16], steps[16], offset = 0;
-  gint64 numel = 1;
-  gboolean contiguous = TRUE;
+  gint64 dims[16], steps[16];
   for (guint i = 0; i < rank; i++)
     {
       GraftDim d = dim_from_symint (json_array_get_element (sizes, i));
@@ -273,60 +309,27 @@ tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes
           return NULL;
         }
       dims[i] = d.value;
-      if (!g_size_checked_mul ((gsize *) &numel, (gsize) numel, (gsize) d.value) || numel > G_MAXINT64 / 16)
-        {
-          fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "tensor %s: too many elements", name);
-          return NULL;
-        }
     }
-  gint64 expected = 1;
-  for (guint i = rank; i > 0; i--)
+  if (strides != NULL && json_array_get_length (strides) != rank)
     {
-      GraftDim s = strides && json_array_get_length (strides) == rank
-                   ? dim_from_symint (json_array_get_element (strides, i - 1)) : graft_dim_fixed (expected);
-      steps[i - 1] = s.kind == GRAFT_DIM_FIXED ? s.value : expected;
-      if (dims[i - 1] != 1 && steps[i - 1] != expected)
-        contiguous = FALSE;
-      expected *= dims[i - 1];
-    }
-  GraftDim o = dim_from_symint (json_object_get_member (meta, "storage_offset"));
-  if (o.kind == GRAFT_DIM_FIXED)
-    offset = o.value;
-
-  gsize storage_len = g_bytes_get_size (storage);
-  gint64 last = offset;   /* largest element index the view touches */
-  for (guint i = 0; i < rank; i++)
-    if (dims[i] > 0)
-      last += (dims[i] - 1) * steps[i];
-  if (offset < 0 || (numel > 0 && ((guint64) last + 1) * element > storage_len))
-    {
-      fail (error, GRAFT_MODEL_ERROR_TRUNCATED, r, "tensor %s needs %" G_GINT64_FORMAT " bytes of its storage, "
-            "which holds %" G_GSIZE_FORMAT, name, ((last + 1) * (gint64) element), storage_len);
+      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "tensor %s has %u strides for %u sizes", name,
+            json_array_get_length (strides), rank);
       return NULL;
     }
-  g_autoptr(GraftTensor) tensor = graft_tensor_new (name, dtype, (int) rank, dims);
-  g_autoptr(GBytes) data = NULL;
-  if (contiguous || numel == 0)
-    data = g_bytes_new_from_bytes (storage, numel ? offset * element : 0, numel * element);
-  else
+  if (strides != NULL && !read_int_list (r, name, "strides", strides, steps, error))
+    return NULL;
+  JsonNode *offset_node = json_object_get_member (meta, "storage_offset");
+  GraftDim offset = offset_node ? dim_from_symint (offset_node) : graft_dim_fixed (0);
+  if (offset.kind != GRAFT_DIM_FIXED)
     {
-      const guint8 *src = g_bytes_get_data (storage, NULL);
-      guint8 *dst = g_malloc (numel * element);
-      gint64 index[16] = { 0 };
-      for (gint64 k = 0; k < numel; k++)
-        {
-          gint64 at = offset;
-          for (guint i = 0; i < rank; i++)
-            at += index[i] * steps[i];
-          memcpy (dst + k * element, src + at * element, element);
-          for (guint i = rank; i > 0; i--)
-            if (++index[i - 1] < dims[i - 1])
-              break;
-            else
-              index[i - 1] = 0;
-        }
-      data = g_bytes_new_take (dst, numel * element);
+      fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "tensor %s: storage_offset is not an integer", name);
+      return NULL;
     }
+  GraftTensorView view = { (int) rank, dims, strides ? steps : NULL, offset.value, element };
+  g_autoptr(GBytes) data = graft_torch_archive_view (r->archive, storage, record, &view, name, NULL, error);
+  if (data == NULL)
+    return NULL;
+  g_autoptr(GraftTensor) tensor = graft_tensor_new (name, dtype, (int) rank, dims);
   if (!graft_tensor_set_data (tensor, data, error))
     return NULL;
   return g_steal_pointer (&tensor);
@@ -334,14 +337,20 @@ tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes
 
 /* PT2 archive: fqn → PayloadMeta in data/<kind>/<model>_<kind>_config.json. */
 static GraftTensor *
-load_archive_tensor (const Reader *r, const char *folder, const char *fqn, GError **error)
+load_archive_tensor (Reader *r, const char *folder, const char *fqn, GError **error)
 {
   g_autofree char *config_record = g_strdup_printf ("data/%s/%s_%s_config.json", folder, r->model_name, folder);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonObject *root = parse_json_record (r, config_record, parser, error);
-  if (root == NULL)
-    return NULL;
-  JsonObject *config = member_object (root, "config");
+  /* Parsed once for all the tensors it describes. */
+  JsonParser *parser = g_hash_table_lookup (r->weight_configs, folder);
+  if (parser == NULL)
+    {
+      g_autoptr(JsonParser) parsed = json_parser_new ();
+      if (parse_json_record (r, config_record, parsed, error) == NULL)
+        return NULL;
+      parser = parsed;
+      g_hash_table_insert (r->weight_configs, g_strdup (folder), g_steal_pointer (&parsed));
+    }
+  JsonObject *config = member_object (json_node_get_object (json_parser_get_root (parser)), "config");
   JsonObject *payload = member_object (config, fqn);
   const char *path_name = member_string (payload, "path_name");
   JsonObject *meta = member_object (payload, "tensor_meta");
@@ -361,7 +370,7 @@ load_archive_tensor (const Reader *r, const char *folder, const char *fqn, GErro
   g_autoptr(GBytes) storage = graft_torch_archive_read (r->archive, record, error);
   if (storage == NULL)
     return NULL;
-  return tensor_from_storage (r, fqn, meta, storage, error);
+  return tensor_from_storage (r, fqn, meta, storage, record, error);
 }
 
 /* Flat layout: the nested torch.save zips of the state dict and constants. */
@@ -1156,7 +1165,9 @@ graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCanc
 {
   g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
   g_autoptr(GHashTable) value_by_arg = g_hash_table_new (g_str_hash, g_str_equal);
-  Reader r = { .archive = archive, .path = path, .model = model, .value_by_arg = value_by_arg };
+  g_autoptr(GHashTable) weight_configs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  Reader r = { .archive = archive, .path = path, .model = model, .value_by_arg = value_by_arg,
+               .weight_configs = weight_configs, .json_values_left = PROGRAM_MAX_JSON_VALUES };
   graft_model_set_path (model, path);
   gboolean ok = read_program (&r, cancellable, error);
   g_free (r.program_record);

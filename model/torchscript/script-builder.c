@@ -351,29 +351,6 @@ lookup_function (Builder *b, const char *qualname)
 
 /* ------------------------------------------------------------------ tensors */
 
-static gboolean
-is_contiguous (const GraftPickleTensor *t)
-{
-  gint64 expected = 1;
-  for (int k = t->rank - 1; k >= 0; k--)
-    {
-      if (t->sizes[k] != 1 && t->strides[k] != expected)
-        return FALSE;
-      expected *= t->sizes[k];
-    }
-  return TRUE;
-}
-
-static char *
-describe_sizes (const GraftPickleTensor *t)
-{
-  GString *text = g_string_new ("[");
-  for (int k = 0; k < t->rank; k++)
-    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, k ? ", " : "", t->sizes[k]);
-  g_string_append_c (text, ']');
-  return g_string_free (text, FALSE);
-}
-
 GraftTensor *
 graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPickleValue *value,
                           const char *name, GError **error)
@@ -389,70 +366,35 @@ graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPick
   if (itemsize == 0 || numel == 0 || s->numel == 0)
     return g_steal_pointer (&tensor);
 
-  /* Sizes, strides and offset come from the file: every product is
-   * checked, so a view can neither wrap past the storage nor size a buffer
-   * smaller than the elements written into it. */
-  gint64 nbytes, storage_bytes, extent = t->offset;
-  gboolean fits = numel > 0 && graft_dim_mul_checked (numel, (gint64) itemsize, &nbytes) &&
-                  graft_dim_mul_checked (s->numel, (gint64) itemsize, &storage_bytes);
-  for (int k = 0; fits && k < t->rank; k++)
+  g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
+  gint64 storage_bytes;
+  if (!graft_dim_mul_checked (s->numel, (gint64) itemsize, &storage_bytes))
     {
-      gint64 reach;
-      fits = graft_dim_mul_checked (t->sizes[k] - 1, t->strides[k], &reach) &&
-             graft_dim_add_checked (extent, reach, &extent);
-    }
-  if (!fits || extent >= s->numel)
-    {
-      g_autofree char *shape = describe_sizes (t);
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
-                   "%s: tensor \"%s\" (sizes %s) reaches past storage %s/%s, which has %" G_GINT64_FORMAT " elements",
-                   graft_torch_archive_get_path (archive), name, shape, dir, s->key, s->numel);
+                   "%s: storage %s declares %" G_GINT64_FORMAT " elements, more than 2^63 bytes",
+                   graft_torch_archive_get_path (archive), record, s->numel);
       return NULL;
     }
-  g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
   g_autoptr(GBytes) storage = graft_torch_archive_read (archive, record, error);
   if (storage == NULL)
     return NULL;
   gsize storage_size = g_bytes_get_size (storage);
-  if (storage_size < (gsize) storage_bytes)
+  if (storage_size < (guint64) storage_bytes)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
                    "%s: storage %s has %" G_GSIZE_FORMAT " bytes, tensor \"%s\" needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT,
                    graft_torch_archive_get_path (archive), record, storage_size, name, s->numel, itemsize);
       return NULL;
     }
-  g_autoptr(GBytes) data = NULL;
-  if (is_contiguous (t))
-    data = g_bytes_new_from_bytes (storage, (gsize) t->offset * itemsize, (gsize) nbytes);
-  else
-    {
-      /* Views are rare among parameters; gather them into row-major order.
-       * A stride-0 "expanded" view may be far larger than its storage. */
-      g_autofree char *what = g_strdup_printf ("the strided view \"%s\"", name);
-      if (!graft_torch_archive_spend (archive, (guint64) nbytes, what, error))
-        return NULL;
-      const guint8 *src = g_bytes_get_data (storage, NULL);
-      guint8 *dst = g_malloc ((gsize) nbytes);
-      gint64 *index = g_new0 (gint64, MAX (t->rank, 1));
-      for (gint64 e = 0; e < numel; e++)
-        {
-          gint64 at = t->offset;
-          for (int k = 0; k < t->rank; k++)
-            at += index[k] * t->strides[k];
-          memcpy (dst + (gsize) e * itemsize, src + (gsize) at * itemsize, itemsize);
-          for (int k = t->rank - 1; k >= 0; k--)
-            {
-              if (++index[k] < t->sizes[k])
-                break;
-              index[k] = 0;
-            }
-        }
-      g_free (index);
-      data = g_bytes_new_take (dst, (gsize) nbytes);
-      g_clear_pointer (&tensor->strides, g_free);
-    }
-  if (!graft_tensor_set_data (tensor, data, error))
+  /* The view may use only the elements the pickle declares. */
+  g_autoptr(GBytes) declared = g_bytes_new_from_bytes (storage, 0, (gsize) storage_bytes);
+  GraftTensorView view = { t->rank, t->sizes, t->strides, t->offset, itemsize };
+  gboolean copied;
+  g_autoptr(GBytes) data = graft_torch_archive_view (archive, declared, record, &view, name, &copied, error);
+  if (data == NULL || !graft_tensor_set_data (tensor, data, error))
     return NULL;
+  if (copied)
+    g_clear_pointer (&tensor->strides, g_free);   /* the copy is row-major */
   return g_steal_pointer (&tensor);
 }
 

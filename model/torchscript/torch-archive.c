@@ -366,6 +366,29 @@ graft_torch_archive_spend (GraftTorchArchive *archive, guint64 n, const char *wh
   return TRUE;
 }
 
+GBytes *
+graft_torch_archive_view (GraftTorchArchive *archive, GBytes *storage, const char *storage_name,
+                          const GraftTensorView *view, const char *tensor_name, gboolean *copied,
+                          GError **error)
+{
+  GraftTensorViewExtent extent;
+  if (!graft_tensor_view_measure (view, g_bytes_get_size (storage), tensor_name, &extent, error))
+    {
+      g_prefix_error (error, "%s: storage %s: ", archive->path, storage_name);
+      return NULL;
+    }
+  if (copied != NULL)
+    *copied = !extent.contiguous;
+  if (extent.contiguous)
+    return g_bytes_new_from_bytes (storage, (gsize) extent.first_byte, (gsize) extent.nbytes);
+  g_autofree char *what = g_strdup_printf ("the strided view \"%s\"", tensor_name);
+  if (!graft_torch_archive_spend (archive, extent.nbytes, what, error))
+    return NULL;
+  guint8 *copy = g_malloc (extent.nbytes);
+  graft_tensor_view_gather (view, &extent, g_bytes_get_data (storage, NULL), copy);
+  return g_bytes_new_take (copy, extent.nbytes);
+}
+
 const char *
 graft_torch_archive_get_prefix (GraftTorchArchive *archive)
 {

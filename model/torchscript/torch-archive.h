@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "ir/tensor-view.h"
 #include "torchscript/pickle.h"
 
 G_BEGIN_DECLS
@@ -51,6 +52,15 @@ GraftPickleBudget *graft_torch_archive_get_pickle_budget (GraftTorchArchive *arc
  * (GRAFT_TORCH_ARCHIVE_MAX_ALLOCATED) before they are allocated; the error
  * names what wanted them. */
 gboolean graft_torch_archive_spend (GraftTorchArchive *archive, guint64 n, const char *what, GError **error);
+/* The bytes of the tensor that view (ir/tensor-view.h) describes in
+ * storage, a record of this archive (storage_name in messages), in
+ * row-major order: a slice of storage when the view is contiguous, else a
+ * copy paid for from the allocation budget (a stride-0 view may be far
+ * larger than its storage); *copied (may be NULL) says which. Errors
+ * name the file, the storage and the tensor. */
+GBytes *graft_torch_archive_view (GraftTorchArchive *archive, GBytes *storage, const char *storage_name,
+                                  const GraftTensorView *view, const char *tensor_name, gboolean *copied,
+                                  GError **error);
 /* The single top folder ("resnet18", "archive"); "" when entries sit at
  * the zip root (torch.export .pt2 before 2.8). */
 const char *graft_torch_archive_get_prefix (GraftTorchArchive *archive);

@@ -186,7 +186,8 @@ test_short_weight (void)
     { "m/data/weights/weight_0", "12345678" },   /* 8 bytes, 4 floats need 16 */
   };
   g_autofree char *path = write_zip ("short-weight.pt2", entries, G_N_ELEMENTS (entries));
-  assert_load_fails (path, GRAFT_MODEL_ERROR_TRUNCATED, "tensor w needs 16 bytes of its storage, which holds 8");
+  assert_load_fails (path, GRAFT_MODEL_ERROR_TRUNCATED, "storage data/weights/weight_0: tensor \"w\" (sizes [4], strides [1], storage offset 0) "
+                     "needs 16 bytes of its storage, which holds 8");
 }
 
 static void
