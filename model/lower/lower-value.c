@@ -691,7 +691,8 @@ const_list_ints (LowerValue *v, gint64 *values, guint max, guint *n)
   if (v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INTS && v->constant->ints->len <= max)
     {
       *n = v->constant->ints->len;
-      memcpy (values, v->constant->ints->data, *n * sizeof (gint64));
+      if (*n > 0) /* an empty GArray's data may be NULL, which memcpy must not get */
+        memcpy (values, v->constant->ints->data, *n * sizeof (gint64));
       return TRUE;
     }
   if (v->kind == LOWER_CONST && (v->constant->type == GRAFT_ATTR_INT || v->constant->type == GRAFT_ATTR_BOOL))
