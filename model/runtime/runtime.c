@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
 #include "runtime/op.h"
 #include "runtime/fusion-patterns.h"
@@ -186,7 +187,7 @@ static gboolean
 function_supported (GraftModel *model, GraftFunction *function, guint depth)
 {
   CheckData data = { model, function->opsets, depth, TRUE, NULL };
-  graft_graph_foreach_node_recursive (function->body, check_node, &data);
+  graft_graph_foreach_live_node_recursive (function->body, check_node, &data);
   return data.ok;
 }
 
@@ -204,7 +205,7 @@ graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GErro
                    "the model has no graph to run (weights only)");
       return FALSE;
     }
-  graft_graph_foreach_node_recursive (graph, check_node, &data);
+  graft_graph_foreach_live_node_recursive (graph, check_node, &data);
   *unsupported = data.unsupported;
   return TRUE;
 }
@@ -933,7 +934,7 @@ register_plans (GraftRuntime *rt, GraftGraph *graph)
   g_hash_table_insert (rt->plans, graph, plan_new_slots (graph));
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
       for (guint k = 0; subs && k < subs->len; k++)
         register_plans (rt, subs->pdata[k]);
     }
@@ -970,7 +971,7 @@ plan_tree (GraftRuntime *rt, GraftGraph *graph, GError **error)
     return FALSE;
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
       for (guint k = 0; subs && k < subs->len; k++)
         if (!plan_tree (rt, subs->pdata[k], error))
           return FALSE;

@@ -1,7 +1,7 @@
 /* aten:: network layers: convolution (through conv.c's im2col/GEMM),
  * batch_norm, layer_norm, linear/addmm/matmul/bmm (CBLAS and matmul.c),
- * max/avg/adaptive-avg pooling and lstm. Inference only: batch_norm uses
- * the running statistics, dropout inside lstm is ignored. */
+ * max/avg/adaptive-avg pooling, lstm and gru. Inference only: batch_norm uses
+ * the running statistics, dropout between recurrent layers is ignored. */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -292,7 +292,7 @@ gemm_bias_rows (const float *x, const float *w, const float *bias, float *y, gin
     cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 1.0f, y, N);
 }
 
-/* ---- lstm ---- */
+/* ---- lstm, gru ---- */
 
 static inline float
 sigmoidf (float v)
@@ -301,72 +301,99 @@ sigmoidf (float v)
 }
 
 /* One direction of one layer over x [T, B, n_in] (time major) into out
- * [T, B, out_stride] at column offset; h, c [B, H] in/out. */
+ * [T, B, out_stride] at column offset; h [B, H] in/out, and for an LSTM
+ * c [B, H] (GRU: c NULL). PyTorch's gate orders: LSTM i f g o, GRU r z n,
+ * whose n gate adds r·(W_hn h + b_hn), so the two products stay apart. */
 static void
-lstm_direction (const float *x, gint64 T, gint64 B, gint64 n_in, gint64 H, const float *w_ih, const float *w_hh,
-                const float *b_ih, const float *b_hh, gboolean reverse, float *h, float *c, float *out,
-                gint64 out_stride, gint64 offset)
+rnn_direction (const float *x, gint64 T, gint64 B, gint64 n_in, gint64 H, const float *w_ih, const float *w_hh,
+               const float *b_ih, const float *b_hh, gboolean reverse, float *h, float *c, float *out,
+               gint64 out_stride, gint64 offset)
 {
-  g_autofree float *gates = g_new (float, B * 4 * H);
+  gint64 G = c ? 4 * H : 3 * H;
+  g_autofree float *gates = g_new (float, MAX (B * G, 1));
+  g_autofree float *hidden = g_new (float, MAX (B * G, 1));
   for (gint64 step = 0; step < T; step++)
     {
       gint64 t = reverse ? T - 1 - step : step;
       for (gint64 b = 0; b < B; b++)
-        for (gint64 g = 0; g < 4 * H; g++)
-          gates[b * 4 * H + g] = (b_ih ? b_ih[g] : 0) + (b_hh ? b_hh[g] : 0);
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, n_in, 1.0f, x + t * B * n_in, n_in, w_ih, n_in, 1.0f,
-                   gates, 4 * H);
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, h, H, w_hh, H, 1.0f, gates, 4 * H);
+        for (gint64 g = 0; g < G; g++)
+          {
+            gates[b * G + g] = b_ih ? b_ih[g] : 0;
+            hidden[b * G + g] = b_hh ? b_hh[g] : 0;
+          }
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, G, n_in, 1.0f, x + t * B * n_in, n_in, w_ih, n_in, 1.0f,
+                   gates, G);
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h, H, w_hh, H, 1.0f, hidden, G);
       for (gint64 b = 0; b < B; b++)
         {
-          float *gb = gates + b * 4 * H;
+          float *gb = gates + b * G, *hb = hidden + b * G;
           for (gint64 j = 0; j < H; j++)
             {
-              float ig = sigmoidf (gb[j]), fg = sigmoidf (gb[H + j]), gg = tanhf (gb[2 * H + j]);
-              float og = sigmoidf (gb[3 * H + j]);
-              float cv = fg * c[b * H + j] + ig * gg;
-              c[b * H + j] = cv;
-              h[b * H + j] = og * tanhf (cv);
-              out[(t * B + b) * out_stride + offset + j] = h[b * H + j];
+              float hv;
+              if (c)
+                {
+                  float ig = sigmoidf (gb[j] + hb[j]), fg = sigmoidf (gb[H + j] + hb[H + j]);
+                  float gg = tanhf (gb[2 * H + j] + hb[2 * H + j]), og = sigmoidf (gb[3 * H + j] + hb[3 * H + j]);
+                  float cv = fg * c[b * H + j] + ig * gg;
+                  c[b * H + j] = cv;
+                  hv = og * tanhf (cv);
+                }
+              else
+                {
+                  float r = sigmoidf (gb[j] + hb[j]), z = sigmoidf (gb[H + j] + hb[H + j]);
+                  float n = tanhf (gb[2 * H + j] + r * hb[2 * H + j]);
+                  hv = (1.0f - z) * n + z * h[b * H + j];
+                }
+              out[(t * B + b) * out_stride + offset + j] = hv;
             }
+          /* h is read by every j of the row above: write it back after */
+          for (gint64 j = 0; j < H; j++)
+            h[b * H + j] = out[(t * B + b) * out_stride + offset + j];
         }
     }
 }
 
+/* lstm(input, hx[2], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ *   → (output, h_n, c_n)
+ * gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ *   → (output, h_n) */
 static gboolean
-kernel_lstm (GraftKernelContext *ctx, GError **error)
+kernel_rnn (GraftKernelContext *ctx, GError **error)
 {
-  /* lstm(input, hx[2], params, has_biases, num_layers, dropout, train, bidirectional, batch_first) */
+  gboolean lstm = strcmp (ctx->node->op_type, "lstm") == 0;
+  const char *op = ctx->node->op;
   GraftAtenArg args[9];
   graft_aten_args (ctx, NULL, 9, args);
   NEED (input, 0, FALSE);
   GraftRtTensor *hx = args[1].value, *params = args[2].value;
-  if (hx == NULL || hx->kind != GRAFT_RT_SEQUENCE || hx->items->len != 2 || params == NULL ||
-      params->kind != GRAFT_RT_SEQUENCE)
-    return graft_kernel_fail (error, "lstm needs (h0, c0) and a list of weights");
+  if (hx == NULL || params == NULL || params->kind != GRAFT_RT_SEQUENCE ||
+      (lstm ? hx->kind != GRAFT_RT_SEQUENCE || hx->items->len != 2 : hx->kind != GRAFT_RT_TENSOR))
+    return graft_kernel_fail (error, lstm ? "lstm needs (h0, c0) and a list of weights" : "gru needs h0 and a list of weights");
   gboolean has_biases = graft_arg_int (&args[3], 1) != 0;
   gint64 layers = graft_arg_int (&args[4], 1);
   gboolean bidir = graft_arg_int (&args[7], 0) != 0, batch_first = graft_arg_int (&args[8], 0) != 0;
-  gint64 dirs = bidir ? 2 : 1, per = has_biases ? 4 : 2;
+  gint64 dirs = bidir ? 2 : 1, per = has_biases ? 4 : 2, n_gates = lstm ? 4 : 3;
   if (input->rank != 3 && input->rank != 2)
-    return graft_kernel_fail (error, "lstm input must be 2-D or 3-D");
+    return graft_kernel_fail (error, "%s input must be 2-D or 3-D", op);
+  if (input->dtype != GRAFT_DTYPE_FLOAT32)
+    return graft_kernel_unsupported (error, "%s on a %s input", op, graft_dtype_to_string (input->dtype));
   if (layers < 1 || (gint64) params->items->len != layers * dirs * per)
-    return graft_kernel_fail (error, "lstm expects %" G_GINT64_FORMAT " weight tensors, got %u", layers * dirs * per,
+    return graft_kernel_fail (error, "%s expects %" G_GINT64_FORMAT " weight tensors, got %u", op, layers * dirs * per,
                               params->items->len);
   gboolean unbatched = input->rank == 2;
   gint64 T = unbatched ? input->dims[0] : batch_first ? input->dims[1] : input->dims[0];
   gint64 B = unbatched ? 1 : batch_first ? input->dims[0] : input->dims[1];
   gint64 n_in = input->dims[input->rank - 1];
-  GraftRtTensor *h0 = hx->items->pdata[0], *c0 = hx->items->pdata[1];
+  GraftRtTensor *h0 = lstm ? hx->items->pdata[0] : hx, *c0 = lstm ? hx->items->pdata[1] : NULL;
   GraftRtTensor *w0 = params->items->pdata[1];
-  if (w0->rank != 2)
-    return graft_kernel_fail (error, "lstm weights must be matrices");
+  if (w0->kind != GRAFT_RT_TENSOR || w0->rank != 2)
+    return graft_kernel_fail (error, "%s weights must be matrices", op);
   gint64 H = w0->dims[1];
-  if (h0->numel != layers * dirs * B * H || c0->numel != h0->numel)
-    return graft_kernel_fail (error, "h0 and c0 must have %" G_GINT64_FORMAT " values", layers * dirs * B * H);
+  if (h0->numel != layers * dirs * B * H || (c0 && c0->numel != h0->numel))
+    return graft_kernel_fail (error, "%s's initial state must have %" G_GINT64_FORMAT " values", op, layers * dirs * B * H);
   g_autoptr(GraftRtTensor) h0f = graft_rt_tensor_cast (h0, GRAFT_DTYPE_FLOAT32, error);
-  g_autoptr(GraftRtTensor) c0f = h0f ? graft_rt_tensor_cast (c0, GRAFT_DTYPE_FLOAT32, error) : NULL;
-  if (c0f == NULL)
+  g_autoptr(GraftRtTensor) c0f = h0f && c0 ? graft_rt_tensor_cast (c0, GRAFT_DTYPE_FLOAT32, error) : NULL;
+  if (h0f == NULL || (c0 && c0f == NULL))
     return FALSE;
 
   /* time-major copy of the input */
@@ -378,11 +405,12 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
   gint64 hn_dims[3] = { layers * dirs, B, H };
   GraftRtTensor *hn = graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, unbatched ? 2 : 3,
                                                  unbatched ? (gint64[]) { layers * dirs, H } : hn_dims, error);
-  GraftRtTensor *cn = hn ? graft_kernel_alloc_output (ctx, 2, GRAFT_DTYPE_FLOAT32, hn->rank, hn->dims, error) : NULL;
-  if (cn == NULL)
+  GraftRtTensor *cn = hn && lstm ? graft_kernel_alloc_output (ctx, 2, GRAFT_DTYPE_FLOAT32, hn->rank, hn->dims, error) : NULL;
+  if (hn == NULL || (lstm && cn == NULL))
     return FALSE;
   memcpy (hn->data, h0f->data, hn->nbytes);
-  memcpy (cn->data, c0f->data, cn->nbytes);
+  if (cn)
+    memcpy (cn->data, c0f->data, cn->nbytes);
   gint64 in_size = n_in;
   g_autofree float *layer_out = NULL;
   for (gint64 l = 0; l < layers; l++)
@@ -395,15 +423,15 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
           for (gint64 k = 0; k < per; k++)
             {
               w[k] = params->items->pdata[base + k];
-              if (w[k]->dtype != GRAFT_DTYPE_FLOAT32)
-                return graft_kernel_unsupported (error, "lstm weights of type %s", graft_dtype_to_string (w[k]->dtype));
+              if (w[k]->kind != GRAFT_RT_TENSOR || w[k]->dtype != GRAFT_DTYPE_FLOAT32)
+                return graft_kernel_unsupported (error, "%s weights of type %s", op, graft_dtype_to_string (w[k]->dtype));
             }
-          if (w[0]->numel != 4 * H * in_size || w[1]->numel != 4 * H * H || (has_biases && (w[2]->numel != 4 * H ||
-                                                                                            w[3]->numel != 4 * H)))
-            return graft_kernel_fail (error, "lstm layer %" G_GINT64_FORMAT " weights have unexpected sizes", l);
-          float *h = graft_f32 (hn) + (l * dirs + d) * B * H, *c = graft_f32 (cn) + (l * dirs + d) * B * H;
-          lstm_direction (seq, T, B, in_size, H, w[0]->data, w[1]->data, has_biases ? w[2]->data : NULL,
-                          has_biases ? w[3]->data : NULL, d == 1, h, c, layer_out, dirs * H, d * H);
+          if (w[0]->numel != n_gates * H * in_size || w[1]->numel != n_gates * H * H ||
+              (has_biases && (w[2]->numel != n_gates * H || w[3]->numel != n_gates * H)))
+            return graft_kernel_fail (error, "%s layer %" G_GINT64_FORMAT " weights have unexpected sizes", op, l);
+          float *h = graft_f32 (hn) + (l * dirs + d) * B * H, *c = cn ? graft_f32 (cn) + (l * dirs + d) * B * H : NULL;
+          rnn_direction (seq, T, B, in_size, H, w[0]->data, w[1]->data, has_biases ? w[2]->data : NULL,
+                         has_biases ? w[3]->data : NULL, d == 1, h, c, layer_out, dirs * H, d * H);
         }
       g_free (seq);
       seq = g_steal_pointer (&layer_out);
@@ -932,7 +960,7 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("conv3d", kernel_conv),
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),
-  OP ("lstm", kernel_lstm),
+  OP ("lstm", kernel_rnn), OP ("gru", kernel_rnn),
   OP ("_native_multi_head_attention", kernel_native_mha),
   OP ("_transformer_encoder_layer_fwd", kernel_encoder_layer),
   OP ("_nested_tensor_from_mask", kernel_nested_from_mask),
