@@ -172,11 +172,24 @@ node_supported (GraftModel *model, GHashTable *opsets, GraftNode *node, guint de
   return function && depth < MAX_FUNCTION_DEPTH && function_supported (model, function, depth + 1);
 }
 
+/* TRUE for a node inside a branch of a TorchScript prim::If whose
+ * condition is known only at run time. PyTorch runs such a model and fails
+ * only if the branch is taken (F.interpolate scripted keeps a branch per
+ * mode, each with its own upsampling op), and so does the runtime. */
+static gboolean
+in_runtime_branch (GraftNode *node)
+{
+  for (GraftGraph *g = node->graph; g && g->parent_node; g = g->parent_graph)
+    if (g->parent_node->op == g_intern_static_string ("prim::If") && graft_if_get_fixed_branch (g->parent_node) != g)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 check_node (GraftNode *node, gpointer user_data)
 {
   CheckData *data = user_data;
-  if (node_supported (data->model, data->opsets, node, data->depth))
+  if (node_supported (data->model, data->opsets, node, data->depth) || in_runtime_branch (node))
     return;
   data->ok = FALSE;
   if (data->unsupported)
@@ -956,6 +969,18 @@ kernel_function_call (GraftKernelContext *ctx, GError **error)
 
 static const GraftOpSchema function_call_schema = { "function", 0, 0, NULL, kernel_function_call, 0 };
 
+/* The step of an op without a kernel in a branch only taken at run time
+ * (in_runtime_branch): planned, and an error naming the op if it runs. */
+static gboolean
+kernel_unsupported_in_branch (GraftKernelContext *ctx, GError **error)
+{
+  g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+               "the runtime does not support %s, which this run reached in a branch of a prim::If", ctx->node->op);
+  return FALSE;
+}
+
+static const GraftOpSchema unsupported_in_branch_schema = { "unsupported", 0, 0, NULL, kernel_unsupported_in_branch, 0 };
+
 static gint64
 plan_opset (GraftRuntime *rt, GraftGraph *graph, GraftNode *node)
 {
@@ -1063,6 +1088,11 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         {
           if (error && *error)
             return FALSE;
+          if (in_runtime_branch (node))
+            step->schema = &unsupported_in_branch_schema;
+        }
+      if (step->schema == NULL)
+        {
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
                        "node '%s': %s is not supported at opset %" G_GINT64_FORMAT,
                        node->name, node->op, step->opset);

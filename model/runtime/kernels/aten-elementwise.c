@@ -426,6 +426,16 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
   if (x == NULL)
     return FALSE;
+  GraftRtTensor *other = graft_arg_tensor (&args[1]);
+  if ((op == R_MAX || op == R_MIN) && other && ctx->n_outputs == 1)
+    {
+      /* max(self, other) / min(self, other), one output (max.dim has two): elementwise */
+      GraftRtTensor *out = binary (ctx, op == R_MAX ? B_MAX : B_MIN, x, other, 1.0, error);
+      if (out == NULL)
+        return FALSE;
+      graft_kernel_set_output (ctx, 0, out);
+      return TRUE;
+    }
   gboolean reduced[GRAFT_RT_MAX_RANK];
   gboolean keepdim = FALSE, all = graft_arg_is_none (&args[1]);
   GraftDType dtype = x->dtype;
@@ -719,6 +729,23 @@ kernel_to (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* type_as(self, other): self in other's dtype */
+static gboolean
+kernel_type_as (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *other = x ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (other == NULL)
+    return FALSE;
+  GraftRtTensor *y = graft_aten_as_dtype (x, other->dtype, error);
+  if (y == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, y);
+  return TRUE;
+}
+
 static gboolean
 kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 {
@@ -743,7 +770,7 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point), OP ("where", kernel_where),
   OP ("argmax", kernel_arg_reduce), OP ("argmin", kernel_arg_reduce),
-  OP ("min", kernel_reduce),
+  OP ("min", kernel_reduce), OP ("max", kernel_reduce), OP ("type_as", kernel_type_as),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),
   { NULL }
 };

@@ -400,7 +400,8 @@ main (int argc, char **argv)
     "where_traced", "where_scripted", "where_exported", "arg_reduce_traced", "arg_reduce_scripted",
     "arg_reduce_exported", "gru_traced", "gru_scripted", "gru_exported", "stochastic_depth_scripted",
     "constants_traced", "constants_scripted", "constants_exported", "qkv_traced", "qkv_scripted", "qkv_exported",
-    "containers_scripted",
+    "containers_scripted", "upsample_traced", "upsample_scripted", "upsample_exported", "norms_traced",
+    "norms_exported", "grid_traced", "grid_exported",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
     {
