@@ -236,8 +236,8 @@ binary (GraftKernelContext *ctx, BinOp op, GraftRtTensor *a, GraftRtTensor *b, d
   return out;
 }
 
-static gboolean
-kernel_binary (GraftKernelContext *ctx, GError **error)
+gboolean
+graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
 {
   BinOp op = B_N;
   for (guint i = 0; i < G_N_ELEMENTS (bin_names); i++)
@@ -759,9 +759,9 @@ kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_elementwise[] = {
-  OP ("rsub", kernel_binary),
-  OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
-  OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
+  OP ("rsub", graft_aten_binary_promoted),
+  OP ("floor_divide", graft_aten_binary_promoted), OP ("floordiv", graft_aten_binary_promoted),
+  OP ("remainder", graft_aten_binary_promoted), OP ("ne", graft_aten_binary_promoted), OP ("pow", graft_aten_binary_promoted),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
   OP ("logical_xor", kernel_logical), OP ("__and__", kernel_logical), OP ("__or__", kernel_logical),
