@@ -522,12 +522,14 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
           x = graft_rt_tensor_get_i64 (a, it.offsets[0]);
           z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
         }
-      graft_rt_tensor_set_i64 (y, i, unary ? !x : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
+      gint64 inverse = logical || dtype == GRAFT_DTYPE_BOOL ? !x : ~x;
+      graft_rt_tensor_set_i64 (y, i, unary ? inverse : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
     }
   return TRUE;
 }
 
-/* clamp(self, min=None, max=None) and hardtanh(self, min_val=-1, max_val=1):
+/* clamp(self, min=None, max=None), clamp_min / clamp_max(self, bound) and
+ * hardtanh(self, min_val=-1, max_val=1):
  * the bounds are usually constants, which the builder keeps as attributes */
 static gboolean
 kernel_clamp (GraftKernelContext *ctx, GError **error)
@@ -544,6 +546,11 @@ kernel_clamp (GraftKernelContext *ctx, GError **error)
     return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
   double lo = graft_arg_is_none (&args[1]) ? (hardtanh ? -1 : -INFINITY) : graft_arg_double (&args[1], 0);
   double hi = graft_arg_is_none (&args[2]) ? (hardtanh ? 1 : INFINITY) : graft_arg_double (&args[2], 0);
+  /* clamp_min(self, min) / clamp_max(self, max): one bound */
+  if (g_str_has_prefix (ctx->node->op_type, "clamp_min"))
+    hi = INFINITY;
+  else if (g_str_has_prefix (ctx->node->op_type, "clamp_max"))
+    hi = lo, lo = -INFINITY;
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
   if (y == NULL)
     return FALSE;
@@ -766,8 +773,9 @@ const GraftOpSchema graft_ops_aten_elementwise[] = {
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
   OP ("logical_xor", kernel_logical), OP ("__and__", kernel_logical), OP ("__or__", kernel_logical),
   OP ("__xor__", kernel_logical), OP ("bitwise_and", kernel_logical), OP ("bitwise_or", kernel_logical),
-  OP ("bitwise_xor", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
-  OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("bitwise_xor", kernel_logical), OP ("bitwise_not", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
+  OP ("clamp_min", kernel_clamp), OP ("clamp_min_", kernel_clamp), OP ("clamp_max", kernel_clamp),
+  OP ("clamp_max_", kernel_clamp), OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
   OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point), OP ("where", kernel_where),
   OP ("argmax", kernel_arg_reduce), OP ("argmin", kernel_arg_reduce),
   OP ("min", kernel_reduce), OP ("max", kernel_reduce), OP ("type_as", kernel_type_as),

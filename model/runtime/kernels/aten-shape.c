@@ -48,6 +48,21 @@ set_view (GraftKernelContext *ctx, GraftRtTensor *x, int rank, const gint64 *dim
   return TRUE;
 }
 
+/* The sizes argument of view / reshape / expand, or for their _as forms
+ * (reshape_as, view_as, expand_as) the shape of the other tensor. */
+static gboolean
+sizes_or_other_shape (GraftKernelContext *ctx, GraftAtenArg *args, gint64 *dims, guint *n, GError **error)
+{
+  if (!g_str_has_suffix (ctx->node->op_type, "_as"))
+    return graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, n, 0, error);
+  GraftRtTensor *other = arg_tensor (args, 1, error);
+  if (other == NULL)
+    return FALSE;
+  memcpy (dims, other->dims, sizeof (gint64) * other->rank);
+  *n = other->rank;
+  return TRUE;
+}
+
 static gboolean
 kernel_view (GraftKernelContext *ctx, GError **error)
 {
@@ -58,7 +73,7 @@ kernel_view (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 dims[GRAFT_RT_MAX_RANK];
   guint n;
-  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+  if (!sizes_or_other_shape (ctx, args, dims, &n, error))
     return FALSE;
   gint64 known = 1;
   int infer = -1;
@@ -501,7 +516,7 @@ kernel_expand (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 dims[GRAFT_RT_MAX_RANK];
   guint n;
-  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+  if (!sizes_or_other_shape (ctx, args, dims, &n, error))
     return FALSE;
   if ((int) n < x->rank)
     return graft_kernel_fail (error, "expand() needs at least %d sizes", x->rank);
@@ -1166,6 +1181,7 @@ kernel_rand (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("view", kernel_view), OP ("reshape", kernel_view), OP ("_reshape_alias", kernel_view),
+  OP ("view_as", kernel_view), OP ("reshape_as", kernel_view), OP ("expand_as", kernel_expand),
   OP ("permute", kernel_permute), OP ("transpose", kernel_transpose),
   OP ("t", kernel_transpose), OP ("unsqueeze", kernel_unsqueeze), OP ("squeeze", kernel_squeeze),
   OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("concat", kernel_cat),

@@ -401,7 +401,7 @@ main (int argc, char **argv)
     "arg_reduce_exported", "gru_traced", "gru_scripted", "gru_exported", "stochastic_depth_scripted",
     "constants_traced", "constants_scripted", "constants_exported", "qkv_traced", "qkv_scripted", "qkv_exported",
     "containers_scripted", "upsample_traced", "upsample_scripted", "upsample_exported", "norms_traced",
-    "norms_exported", "grid_traced", "grid_exported",
+    "norms_exported", "grid_traced", "grid_exported", "shape_like_traced", "shape_like_scripted", "shape_like_exported",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
     {
