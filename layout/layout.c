@@ -1,7 +1,7 @@
 #include "layout/layout.h"
 
 #include <string.h>
-#include "analysis/fixed-branch.h"
+#include "ir/fixed-branch.h"
 #include "layout/labels.h"
 #include "layout/attribute-fold.h"
 #include "layout/text.h"

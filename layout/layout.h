@@ -17,7 +17,7 @@
  * cluster with the node on top and a cluster per body ("then", "else",
  * "body") holding the body's nodes, values from outside drawn into them
  * and each body's results out through the node's outputs. A branch that
- * never runs (analysis/fixed-branch.h) is marked dead. Expand All opens
+ * never runs (ir/fixed-branch.h) is marked dead. Expand All opens
  * them; the default expansion does not.
  *
  * Thread-safety: the expansion and option setters may be called from any

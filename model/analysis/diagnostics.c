@@ -1,4 +1,5 @@
 #include "analysis/diagnostics.h"
+#include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
 #include "analysis/diagnostics-private.h"
 #include "lower/lower.h"
@@ -145,11 +146,12 @@ check_ops (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
       (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT || format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM))
     check_lowering (model, options->onnx_target_opset, list);
 
-  graft_graph_foreach_node_recursive (graft_model_get_graph (model), check_op, &check);
+  /* the runtime skips a fixed If's dead branch, so its ops are no obstacle */
+  graft_graph_foreach_live_node_recursive (graft_model_get_graph (model), check_op, &check);
   for (guint i = 0; i < graft_model_get_functions (model)->len; i++)
     {
       GraftFunction *function = g_ptr_array_index (graft_model_get_functions (model), i);
-      graft_graph_foreach_node_recursive (function->body, check_op, &check);
+      graft_graph_foreach_live_node_recursive (function->body, check_op, &check);
     }
   g_hash_table_unref (check.reported);
 }

@@ -1,6 +1,6 @@
 /* TorchScript rules: what torch.jit.trace silently freezes. */
 #include "analysis/diagnostics-private.h"
-#include "analysis/fixed-branch.h"
+#include "ir/fixed-branch.h"
 
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #include "ir/graph.h"
+#include "ir/fixed-branch.h"
 #include "ir/torch-scopes.h"
 
 #include <string.h>
@@ -311,8 +312,9 @@ graft_node_get_subgraphs (GraftNode *node)
   return subgraphs;
 }
 
-void
-graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data)
+static void
+foreach_node (GraftGraph *graph, GPtrArray *(*subgraphs_of) (GraftNode *node), GraftNodeFunc func,
+              gpointer user_data)
 {
   for (guint i = 0; i < graph->nodes->len; i++)
     {
@@ -320,10 +322,22 @@ graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpoin
       g_autoptr(GPtrArray) subgraphs = NULL;
 
       func (node, user_data);
-      subgraphs = graft_node_get_subgraphs (node);
+      subgraphs = subgraphs_of (node);
       for (guint j = 0; j < subgraphs->len; j++)
-        graft_graph_foreach_node_recursive (g_ptr_array_index (subgraphs, j), func, user_data);
+        foreach_node (g_ptr_array_index (subgraphs, j), subgraphs_of, func, user_data);
     }
+}
+
+void
+graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data)
+{
+  foreach_node (graph, graft_node_get_subgraphs, func, user_data);
+}
+
+void
+graft_graph_foreach_live_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data)
+{
+  foreach_node (graph, graft_node_get_live_subgraphs, func, user_data);
 }
 
 static void

@@ -167,6 +167,9 @@ guint graft_graph_count_nodes_recursive (GraftGraph *graph);
 /* Calls func for every node of graph and, depth-first, of its subgraphs. */
 typedef void (*GraftNodeFunc) (GraftNode *node, gpointer user_data);
 void graft_graph_foreach_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data);
+/* The same over the nodes that can run: the branch a fixed If never takes
+ * (ir/fixed-branch.h), and everything inside it, is skipped. */
+void graft_graph_foreach_live_node_recursive (GraftGraph *graph, GraftNodeFunc func, gpointer user_data);
 
 /* Builds the group tree of an ONNX graph from node names ("/layer1/0/conv1/Conv"
  * → groups layer1 › 0 › conv1; the last component is the node itself), or,

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
 #include "runtime/op.h"
 #include "runtime/fusion-patterns.h"
@@ -171,11 +172,24 @@ node_supported (GraftModel *model, GHashTable *opsets, GraftNode *node, guint de
   return function && depth < MAX_FUNCTION_DEPTH && function_supported (model, function, depth + 1);
 }
 
+/* TRUE for a node inside a branch of a TorchScript prim::If whose
+ * condition is known only at run time. PyTorch runs such a model and fails
+ * only if the branch is taken (F.interpolate scripted keeps a branch per
+ * mode, each with its own upsampling op), and so does the runtime. */
+static gboolean
+in_runtime_branch (GraftNode *node)
+{
+  for (GraftGraph *g = node->graph; g && g->parent_node; g = g->parent_graph)
+    if (g->parent_node->op == g_intern_static_string ("prim::If") && graft_if_get_fixed_branch (g->parent_node) != g)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 check_node (GraftNode *node, gpointer user_data)
 {
   CheckData *data = user_data;
-  if (node_supported (data->model, data->opsets, node, data->depth))
+  if (node_supported (data->model, data->opsets, node, data->depth) || in_runtime_branch (node))
     return;
   data->ok = FALSE;
   if (data->unsupported)
@@ -186,7 +200,7 @@ static gboolean
 function_supported (GraftModel *model, GraftFunction *function, guint depth)
 {
   CheckData data = { model, function->opsets, depth, TRUE, NULL };
-  graft_graph_foreach_node_recursive (function->body, check_node, &data);
+  graft_graph_foreach_live_node_recursive (function->body, check_node, &data);
   return data.ok;
 }
 
@@ -204,7 +218,7 @@ graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GErro
                    "the model has no graph to run (weights only)");
       return FALSE;
     }
-  graft_graph_foreach_node_recursive (graph, check_node, &data);
+  graft_graph_foreach_live_node_recursive (graph, check_node, &data);
   *unsupported = data.unsupported;
   return TRUE;
 }
@@ -933,7 +947,7 @@ register_plans (GraftRuntime *rt, GraftGraph *graph)
   g_hash_table_insert (rt->plans, graph, plan_new_slots (graph));
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
       for (guint k = 0; subs && k < subs->len; k++)
         register_plans (rt, subs->pdata[k]);
     }
@@ -955,6 +969,18 @@ kernel_function_call (GraftKernelContext *ctx, GError **error)
 
 static const GraftOpSchema function_call_schema = { "function", 0, 0, NULL, kernel_function_call, 0 };
 
+/* The step of an op without a kernel in a branch only taken at run time
+ * (in_runtime_branch): planned, and an error naming the op if it runs. */
+static gboolean
+kernel_unsupported_in_branch (GraftKernelContext *ctx, GError **error)
+{
+  g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+               "the runtime does not support %s, which this run reached in a branch of a prim::If", ctx->node->op);
+  return FALSE;
+}
+
+static const GraftOpSchema unsupported_in_branch_schema = { "unsupported", 0, 0, NULL, kernel_unsupported_in_branch, 0 };
+
 static gint64
 plan_opset (GraftRuntime *rt, GraftGraph *graph, GraftNode *node)
 {
@@ -970,7 +996,7 @@ plan_tree (GraftRuntime *rt, GraftGraph *graph, GError **error)
     return FALSE;
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (graph->nodes->pdata[i]);
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
       for (guint k = 0; subs && k < subs->len; k++)
         if (!plan_tree (rt, subs->pdata[k], error))
           return FALSE;
@@ -1062,6 +1088,11 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
         {
           if (error && *error)
             return FALSE;
+          if (in_runtime_branch (node))
+            step->schema = &unsupported_in_branch_schema;
+        }
+      if (step->schema == NULL)
+        {
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
                        "node '%s': %s is not supported at opset %" G_GINT64_FORMAT,
                        node->name, node->op, step->opset);

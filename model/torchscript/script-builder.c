@@ -1149,7 +1149,9 @@ module_value (GraftPickleValue *object, const char *path)
 
 /* Non-tensor module attributes (use_res_connect, num_heads...) reach the
  * graph as prim::GetAttr; their value from data.pkl goes along as the
- * "value" attribute so the runtime can evaluate them. */
+ * "value" attribute so the runtime can evaluate them. A list or tuple of
+ * numbers (ConvNeXt's permute dims, timm's img_size) becomes an INTS or
+ * FLOATS value. */
 static void
 add_attribute_value (GraftNode *node, GraftPickleValue *v)
 {
@@ -1157,6 +1159,26 @@ add_attribute_value (GraftNode *node, GraftPickleValue *v)
 
   if (c)
     graft_node_add_attribute (node, const_attribute (c, "value"));
+  else if (v && (v->kind == GRAFT_PICKLE_LIST || v->kind == GRAFT_PICKLE_TUPLE) && v->items)
+    {
+      guint n = v->items->len;
+      gboolean all_int = TRUE, all_number = TRUE;
+      g_autofree gint64 *ints = g_new0 (gint64, MAX (n, 1));
+      g_autofree double *floats = g_new0 (double, MAX (n, 1));
+      for (guint k = 0; k < n; k++)
+        {
+          GraftPickleValue *item = g_ptr_array_index (v->items, k);
+          gboolean is_int = item->kind == GRAFT_PICKLE_INT || item->kind == GRAFT_PICKLE_BOOL;
+          all_int &= is_int;
+          all_number &= is_int || item->kind == GRAFT_PICKLE_FLOAT;
+          ints[k] = is_int ? item->i : 0;
+          floats[k] = is_int ? (double) item->i : item->kind == GRAFT_PICKLE_FLOAT ? item->f : 0;
+        }
+      if (n > 0 && all_int)
+        graft_node_add_attribute (node, graft_attribute_new_ints ("value", ints, n));
+      else if (n > 0 && all_number)
+        graft_node_add_attribute (node, graft_attribute_new_floats ("value", floats, n));
+    }
 }
 
 /* self.name on a module object. */

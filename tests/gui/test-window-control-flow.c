@@ -8,7 +8,7 @@
 #include "gui-fixtures.h"
 #include "xdotool-input.h"
 #include "window-harness.h"
-#include "analysis/fixed-branch.h"
+#include "ir/fixed-branch.h"
 #include "layout/painter.h"
 #include "widgets/graph-canvas.h"
 

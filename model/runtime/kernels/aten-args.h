@@ -60,4 +60,9 @@ GraftRtTensor *graft_aten_as_dtype (GraftRtTensor *t, GraftDType dtype, GError *
 /* torch's ScalarType codes (dtype=6 is float32) */
 GraftDType graft_aten_scalar_type (gint64 code);
 
+/* aten:: arithmetic and comparisons (add, mul, lt, …, alpha, rounding
+ * modes) with PyTorch's type promotion; binary.c's faster kernel hands the
+ * nodes whose result type is not self's to it. */
+gboolean graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error);
+
 G_END_DECLS

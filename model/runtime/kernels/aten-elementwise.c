@@ -236,8 +236,8 @@ binary (GraftKernelContext *ctx, BinOp op, GraftRtTensor *a, GraftRtTensor *b, d
   return out;
 }
 
-static gboolean
-kernel_binary (GraftKernelContext *ctx, GError **error)
+gboolean
+graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
 {
   BinOp op = B_N;
   for (guint i = 0; i < G_N_ELEMENTS (bin_names); i++)
@@ -426,6 +426,16 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
   if (x == NULL)
     return FALSE;
+  GraftRtTensor *other = graft_arg_tensor (&args[1]);
+  if ((op == R_MAX || op == R_MIN) && other && ctx->n_outputs == 1)
+    {
+      /* max(self, other) / min(self, other), one output (max.dim has two): elementwise */
+      GraftRtTensor *out = binary (ctx, op == R_MAX ? B_MAX : B_MIN, x, other, 1.0, error);
+      if (out == NULL)
+        return FALSE;
+      graft_kernel_set_output (ctx, 0, out);
+      return TRUE;
+    }
   gboolean reduced[GRAFT_RT_MAX_RANK];
   gboolean keepdim = FALSE, all = graft_arg_is_none (&args[1]);
   GraftDType dtype = x->dtype;
@@ -512,12 +522,14 @@ kernel_logical (GraftKernelContext *ctx, GError **error)
           x = graft_rt_tensor_get_i64 (a, it.offsets[0]);
           z = graft_rt_tensor_get_i64 (b, it.offsets[1]);
         }
-      graft_rt_tensor_set_i64 (y, i, unary ? !x : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
+      gint64 inverse = logical || dtype == GRAFT_DTYPE_BOOL ? !x : ~x;
+      graft_rt_tensor_set_i64 (y, i, unary ? inverse : op[0] == 'a' ? (x & z) : op[0] == 'o' ? (x | z) : (x ^ z));
     }
   return TRUE;
 }
 
-/* clamp(self, min=None, max=None) and hardtanh(self, min_val=-1, max_val=1):
+/* clamp(self, min=None, max=None), clamp_min / clamp_max(self, bound) and
+ * hardtanh(self, min_val=-1, max_val=1):
  * the bounds are usually constants, which the builder keeps as attributes */
 static gboolean
 kernel_clamp (GraftKernelContext *ctx, GError **error)
@@ -534,6 +546,11 @@ kernel_clamp (GraftKernelContext *ctx, GError **error)
     return graft_kernel_unsupported (error, "%s with tensor bounds", ctx->node->op);
   double lo = graft_arg_is_none (&args[1]) ? (hardtanh ? -1 : -INFINITY) : graft_arg_double (&args[1], 0);
   double hi = graft_arg_is_none (&args[2]) ? (hardtanh ? 1 : INFINITY) : graft_arg_double (&args[2], 0);
+  /* clamp_min(self, min) / clamp_max(self, max): one bound */
+  if (g_str_has_prefix (ctx->node->op_type, "clamp_min"))
+    hi = INFINITY;
+  else if (g_str_has_prefix (ctx->node->op_type, "clamp_max"))
+    hi = lo, lo = -INFINITY;
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
   if (y == NULL)
     return FALSE;
@@ -584,6 +601,110 @@ kernel_masked_fill (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* where(condition, self, other): self where condition holds, else other,
+ * the three broadcast together; self and other promote as in add, two
+ * Python numbers give the default dtype (float32) or int64. */
+static gboolean
+kernel_where (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *cond = graft_aten_need_tensor (&args[0], 0, error);
+  if (cond == NULL)
+    return FALSE;
+  if (args[1].attr == NULL && args[1].value == NULL)
+    return graft_kernel_unsupported (error, "aten::where(condition) with one argument (nonzero as a tuple)");
+  g_autoptr(GraftRtTensor) a = graft_arg_value (&args[1], error);
+  if (a == NULL)
+    return FALSE;
+  g_autoptr(GraftRtTensor) b = graft_arg_value (&args[2], error);
+  if (b == NULL)
+    return FALSE;
+  if (a->kind != GRAFT_RT_TENSOR || b->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "where needs tensors or numbers for self and other");
+  GraftDType dtype = promote (a, b);
+  if (args[1].attr && args[2].attr && a->rank == 0 && b->rank == 0 && category (dtype) == 2)
+    dtype = GRAFT_DTYPE_FLOAT32;
+  int rank = 0, rank2 = 0;
+  gint64 dims[GRAFT_RT_MAX_RANK], dims2[GRAFT_RT_MAX_RANK];
+  if (!broadcast_dims (a, b, &rank, dims, error))
+    return FALSE;
+  GraftRtTensor shape = { .kind = GRAFT_RT_TENSOR, .rank = rank };
+  memcpy (shape.dims, dims, sizeof (gint64) * rank);
+  if (!broadcast_dims (cond, &shape, &rank2, dims2, error))
+    return FALSE;
+  g_autoptr(GraftRtTensor) ca = graft_aten_as_dtype (a, dtype, error);
+  g_autoptr(GraftRtTensor) cb = ca ? graft_aten_as_dtype (b, dtype, error) : NULL;
+  if (cb == NULL)
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, rank2, dims2, error);
+  if (y == NULL)
+    return FALSE;
+  const GraftRtTensor *ins[3] = { cond, ca, cb };
+  GraftBroadcastIter it;
+  graft_broadcast_iter_init (&it, y, ins, 3);
+  gsize item = graft_dtype_get_size (dtype);
+  gboolean cond_bool = cond->dtype == GRAFT_DTYPE_BOOL || cond->dtype == GRAFT_DTYPE_UINT8;
+  for (gint64 i = 0; i < y->numel; i++, graft_broadcast_iter_next (&it))
+    {
+      gboolean take = cond_bool ? ((const guint8 *) cond->data)[it.offsets[0]] != 0
+                                : graft_rt_tensor_get_f64 (cond, it.offsets[0]) != 0;
+      const GraftRtTensor *from = take ? ca : cb;
+      memcpy ((guint8 *) y->data + i * item, (const guint8 *) from->data + it.offsets[take ? 1 : 2] * item, item);
+    }
+  return TRUE;
+}
+
+/* argmax / argmin(self, dim=None, keepdim=False): the index of the first
+ * largest (smallest) value, NaN counting as the largest (and smallest) as
+ * in PyTorch; without dim, of the flattened tensor. */
+static gboolean
+kernel_arg_reduce (GraftKernelContext *ctx, GError **error)
+{
+  gboolean is_max = strcmp (ctx->node->op_type, "argmax") == 0;
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (x->dtype == GRAFT_DTYPE_STRING || x->dtype == GRAFT_DTYPE_BOOL)
+    return graft_kernel_unsupported (error, "%s of a %s tensor", ctx->node->op, graft_dtype_to_string (x->dtype));
+  gboolean keepdim = graft_arg_int (&args[2], 0) != 0, flat = graft_arg_is_none (&args[1]) || x->rank == 0;
+  gint64 axis = flat ? 0 : graft_arg_int (&args[1], 0);
+  if (!flat && !graft_normalize_axis (&axis, x->rank, error))
+    return FALSE;
+  gint64 outer = flat ? 1 : graft_dims_product (x->dims, 0, axis);
+  gint64 size = flat ? x->numel : x->dims[axis];
+  gint64 inner = flat ? 1 : graft_dims_product (x->dims, axis + 1, x->rank);
+  if (size == 0)
+    return graft_kernel_fail (error, "%s of an empty dimension", ctx->node->op);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  int rank = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (!flat && d != axis)
+      dims[rank++] = x->dims[d];
+    else if (keepdim)
+      dims[rank++] = 1;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_INT64, rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 *out = y->data;
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 in = 0; in < inner; in++)
+      {
+        gint64 best = 0;
+        double best_value = graft_rt_tensor_get_f64 (x, o * size * inner + in);
+        for (gint64 k = 1; k < size && !isnan (best_value); k++)
+          {
+            double v = graft_rt_tensor_get_f64 (x, (o * size + k) * inner + in);
+            if (isnan (v) || (is_max ? v > best_value : v < best_value))
+              best = k, best_value = v;
+          }
+        out[o * inner + in] = best;
+      }
+  return TRUE;
+}
+
 /* to(self, dtype, ...), to(self, device, dtype, ...), to(self, other, ...) */
 static gboolean
 kernel_to (GraftKernelContext *ctx, GError **error)
@@ -615,6 +736,23 @@ kernel_to (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* type_as(self, other): self in other's dtype */
+static gboolean
+kernel_type_as (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = graft_aten_need_tensor (&args[0], 0, error);
+  GraftRtTensor *other = x ? graft_aten_need_tensor (&args[1], 1, error) : NULL;
+  if (other == NULL)
+    return FALSE;
+  GraftRtTensor *y = graft_aten_as_dtype (x, other->dtype, error);
+  if (y == NULL)
+    return FALSE;
+  graft_kernel_set_output (ctx, 0, y);
+  return TRUE;
+}
+
 static gboolean
 kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 {
@@ -628,17 +766,19 @@ kernel_is_floating_point (GraftKernelContext *ctx, GError **error)
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_elementwise[] = {
-  OP ("rsub", kernel_binary),
-  OP ("floor_divide", kernel_binary), OP ("floordiv", kernel_binary),
-  OP ("remainder", kernel_binary), OP ("ne", kernel_binary), OP ("pow", kernel_binary),
+  OP ("rsub", graft_aten_binary_promoted),
+  OP ("floor_divide", graft_aten_binary_promoted), OP ("floordiv", graft_aten_binary_promoted),
+  OP ("remainder", graft_aten_binary_promoted), OP ("ne", graft_aten_binary_promoted), OP ("pow", graft_aten_binary_promoted),
   OP ("alpha_dropout", kernel_identity),
   OP ("logical_not", kernel_logical), OP ("logical_and", kernel_logical), OP ("logical_or", kernel_logical),
   OP ("logical_xor", kernel_logical), OP ("__and__", kernel_logical), OP ("__or__", kernel_logical),
   OP ("__xor__", kernel_logical), OP ("bitwise_and", kernel_logical), OP ("bitwise_or", kernel_logical),
-  OP ("bitwise_xor", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
-  OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
-  OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point),
-  OP ("min", kernel_reduce),
+  OP ("bitwise_xor", kernel_logical), OP ("bitwise_not", kernel_logical), OP ("clamp", kernel_clamp), OP ("clamp_", kernel_clamp),
+  OP ("clamp_min", kernel_clamp), OP ("clamp_min_", kernel_clamp), OP ("clamp_max", kernel_clamp),
+  OP ("clamp_max_", kernel_clamp), OP ("hardtanh", kernel_clamp), OP ("hardtanh_", kernel_clamp), OP ("masked_fill", kernel_masked_fill), OP ("masked_fill_", kernel_masked_fill),
+  OP ("to", kernel_to), OP ("is_floating_point", kernel_is_floating_point), OP ("where", kernel_where),
+  OP ("argmax", kernel_arg_reduce), OP ("argmin", kernel_arg_reduce),
+  OP ("min", kernel_reduce), OP ("max", kernel_reduce), OP ("type_as", kernel_type_as),
   OP ("any", kernel_reduce), OP ("all", kernel_reduce),
   { NULL }
 };

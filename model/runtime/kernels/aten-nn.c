@@ -1,7 +1,7 @@
 /* aten:: network layers: convolution (through conv.c's im2col/GEMM),
  * batch_norm, layer_norm, linear/addmm/matmul/bmm (CBLAS and matmul.c),
- * max/avg/adaptive-avg pooling and lstm. Inference only: batch_norm uses
- * the running statistics, dropout inside lstm is ignored. */
+ * max/avg/adaptive-avg pooling, lstm and gru. Inference only: batch_norm uses
+ * the running statistics, dropout between recurrent layers is ignored. */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -292,7 +292,7 @@ gemm_bias_rows (const float *x, const float *w, const float *bias, float *y, gin
     cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 1.0f, y, N);
 }
 
-/* ---- lstm ---- */
+/* ---- lstm, gru ---- */
 
 static inline float
 sigmoidf (float v)
@@ -301,72 +301,99 @@ sigmoidf (float v)
 }
 
 /* One direction of one layer over x [T, B, n_in] (time major) into out
- * [T, B, out_stride] at column offset; h, c [B, H] in/out. */
+ * [T, B, out_stride] at column offset; h [B, H] in/out, and for an LSTM
+ * c [B, H] (GRU: c NULL). PyTorch's gate orders: LSTM i f g o, GRU r z n,
+ * whose n gate adds r·(W_hn h + b_hn), so the two products stay apart. */
 static void
-lstm_direction (const float *x, gint64 T, gint64 B, gint64 n_in, gint64 H, const float *w_ih, const float *w_hh,
-                const float *b_ih, const float *b_hh, gboolean reverse, float *h, float *c, float *out,
-                gint64 out_stride, gint64 offset)
+rnn_direction (const float *x, gint64 T, gint64 B, gint64 n_in, gint64 H, const float *w_ih, const float *w_hh,
+               const float *b_ih, const float *b_hh, gboolean reverse, float *h, float *c, float *out,
+               gint64 out_stride, gint64 offset)
 {
-  g_autofree float *gates = g_new (float, B * 4 * H);
+  gint64 G = c ? 4 * H : 3 * H;
+  g_autofree float *gates = g_new (float, MAX (B * G, 1));
+  g_autofree float *hidden = g_new (float, MAX (B * G, 1));
   for (gint64 step = 0; step < T; step++)
     {
       gint64 t = reverse ? T - 1 - step : step;
       for (gint64 b = 0; b < B; b++)
-        for (gint64 g = 0; g < 4 * H; g++)
-          gates[b * 4 * H + g] = (b_ih ? b_ih[g] : 0) + (b_hh ? b_hh[g] : 0);
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, n_in, 1.0f, x + t * B * n_in, n_in, w_ih, n_in, 1.0f,
-                   gates, 4 * H);
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, 4 * H, H, 1.0f, h, H, w_hh, H, 1.0f, gates, 4 * H);
+        for (gint64 g = 0; g < G; g++)
+          {
+            gates[b * G + g] = b_ih ? b_ih[g] : 0;
+            hidden[b * G + g] = b_hh ? b_hh[g] : 0;
+          }
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, G, n_in, 1.0f, x + t * B * n_in, n_in, w_ih, n_in, 1.0f,
+                   gates, G);
+      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h, H, w_hh, H, 1.0f, hidden, G);
       for (gint64 b = 0; b < B; b++)
         {
-          float *gb = gates + b * 4 * H;
+          float *gb = gates + b * G, *hb = hidden + b * G;
           for (gint64 j = 0; j < H; j++)
             {
-              float ig = sigmoidf (gb[j]), fg = sigmoidf (gb[H + j]), gg = tanhf (gb[2 * H + j]);
-              float og = sigmoidf (gb[3 * H + j]);
-              float cv = fg * c[b * H + j] + ig * gg;
-              c[b * H + j] = cv;
-              h[b * H + j] = og * tanhf (cv);
-              out[(t * B + b) * out_stride + offset + j] = h[b * H + j];
+              float hv;
+              if (c)
+                {
+                  float ig = sigmoidf (gb[j] + hb[j]), fg = sigmoidf (gb[H + j] + hb[H + j]);
+                  float gg = tanhf (gb[2 * H + j] + hb[2 * H + j]), og = sigmoidf (gb[3 * H + j] + hb[3 * H + j]);
+                  float cv = fg * c[b * H + j] + ig * gg;
+                  c[b * H + j] = cv;
+                  hv = og * tanhf (cv);
+                }
+              else
+                {
+                  float r = sigmoidf (gb[j] + hb[j]), z = sigmoidf (gb[H + j] + hb[H + j]);
+                  float n = tanhf (gb[2 * H + j] + r * hb[2 * H + j]);
+                  hv = (1.0f - z) * n + z * h[b * H + j];
+                }
+              out[(t * B + b) * out_stride + offset + j] = hv;
             }
+          /* h is read by every j of the row above: write it back after */
+          for (gint64 j = 0; j < H; j++)
+            h[b * H + j] = out[(t * B + b) * out_stride + offset + j];
         }
     }
 }
 
+/* lstm(input, hx[2], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ *   → (output, h_n, c_n)
+ * gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ *   → (output, h_n) */
 static gboolean
-kernel_lstm (GraftKernelContext *ctx, GError **error)
+kernel_rnn (GraftKernelContext *ctx, GError **error)
 {
-  /* lstm(input, hx[2], params, has_biases, num_layers, dropout, train, bidirectional, batch_first) */
+  gboolean lstm = strcmp (ctx->node->op_type, "lstm") == 0;
+  const char *op = ctx->node->op;
   GraftAtenArg args[9];
   graft_aten_args (ctx, NULL, 9, args);
   NEED (input, 0, FALSE);
   GraftRtTensor *hx = args[1].value, *params = args[2].value;
-  if (hx == NULL || hx->kind != GRAFT_RT_SEQUENCE || hx->items->len != 2 || params == NULL ||
-      params->kind != GRAFT_RT_SEQUENCE)
-    return graft_kernel_fail (error, "lstm needs (h0, c0) and a list of weights");
+  if (hx == NULL || params == NULL || params->kind != GRAFT_RT_SEQUENCE ||
+      (lstm ? hx->kind != GRAFT_RT_SEQUENCE || hx->items->len != 2 : hx->kind != GRAFT_RT_TENSOR))
+    return graft_kernel_fail (error, lstm ? "lstm needs (h0, c0) and a list of weights" : "gru needs h0 and a list of weights");
   gboolean has_biases = graft_arg_int (&args[3], 1) != 0;
   gint64 layers = graft_arg_int (&args[4], 1);
   gboolean bidir = graft_arg_int (&args[7], 0) != 0, batch_first = graft_arg_int (&args[8], 0) != 0;
-  gint64 dirs = bidir ? 2 : 1, per = has_biases ? 4 : 2;
+  gint64 dirs = bidir ? 2 : 1, per = has_biases ? 4 : 2, n_gates = lstm ? 4 : 3;
   if (input->rank != 3 && input->rank != 2)
-    return graft_kernel_fail (error, "lstm input must be 2-D or 3-D");
+    return graft_kernel_fail (error, "%s input must be 2-D or 3-D", op);
+  if (input->dtype != GRAFT_DTYPE_FLOAT32)
+    return graft_kernel_unsupported (error, "%s on a %s input", op, graft_dtype_to_string (input->dtype));
   if (layers < 1 || (gint64) params->items->len != layers * dirs * per)
-    return graft_kernel_fail (error, "lstm expects %" G_GINT64_FORMAT " weight tensors, got %u", layers * dirs * per,
+    return graft_kernel_fail (error, "%s expects %" G_GINT64_FORMAT " weight tensors, got %u", op, layers * dirs * per,
                               params->items->len);
   gboolean unbatched = input->rank == 2;
   gint64 T = unbatched ? input->dims[0] : batch_first ? input->dims[1] : input->dims[0];
   gint64 B = unbatched ? 1 : batch_first ? input->dims[0] : input->dims[1];
   gint64 n_in = input->dims[input->rank - 1];
-  GraftRtTensor *h0 = hx->items->pdata[0], *c0 = hx->items->pdata[1];
+  GraftRtTensor *h0 = lstm ? hx->items->pdata[0] : hx, *c0 = lstm ? hx->items->pdata[1] : NULL;
   GraftRtTensor *w0 = params->items->pdata[1];
-  if (w0->rank != 2)
-    return graft_kernel_fail (error, "lstm weights must be matrices");
+  if (w0->kind != GRAFT_RT_TENSOR || w0->rank != 2)
+    return graft_kernel_fail (error, "%s weights must be matrices", op);
   gint64 H = w0->dims[1];
-  if (h0->numel != layers * dirs * B * H || c0->numel != h0->numel)
-    return graft_kernel_fail (error, "h0 and c0 must have %" G_GINT64_FORMAT " values", layers * dirs * B * H);
+  if (h0->numel != layers * dirs * B * H || (c0 && c0->numel != h0->numel))
+    return graft_kernel_fail (error, "%s's initial state must have %" G_GINT64_FORMAT " values", op, layers * dirs * B * H);
   g_autoptr(GraftRtTensor) h0f = graft_rt_tensor_cast (h0, GRAFT_DTYPE_FLOAT32, error);
-  g_autoptr(GraftRtTensor) c0f = h0f ? graft_rt_tensor_cast (c0, GRAFT_DTYPE_FLOAT32, error) : NULL;
-  if (c0f == NULL)
+  g_autoptr(GraftRtTensor) c0f = h0f && c0 ? graft_rt_tensor_cast (c0, GRAFT_DTYPE_FLOAT32, error) : NULL;
+  if (h0f == NULL || (c0 && c0f == NULL))
     return FALSE;
 
   /* time-major copy of the input */
@@ -378,11 +405,12 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
   gint64 hn_dims[3] = { layers * dirs, B, H };
   GraftRtTensor *hn = graft_kernel_alloc_output (ctx, 1, GRAFT_DTYPE_FLOAT32, unbatched ? 2 : 3,
                                                  unbatched ? (gint64[]) { layers * dirs, H } : hn_dims, error);
-  GraftRtTensor *cn = hn ? graft_kernel_alloc_output (ctx, 2, GRAFT_DTYPE_FLOAT32, hn->rank, hn->dims, error) : NULL;
-  if (cn == NULL)
+  GraftRtTensor *cn = hn && lstm ? graft_kernel_alloc_output (ctx, 2, GRAFT_DTYPE_FLOAT32, hn->rank, hn->dims, error) : NULL;
+  if (hn == NULL || (lstm && cn == NULL))
     return FALSE;
   memcpy (hn->data, h0f->data, hn->nbytes);
-  memcpy (cn->data, c0f->data, cn->nbytes);
+  if (cn)
+    memcpy (cn->data, c0f->data, cn->nbytes);
   gint64 in_size = n_in;
   g_autofree float *layer_out = NULL;
   for (gint64 l = 0; l < layers; l++)
@@ -395,15 +423,15 @@ kernel_lstm (GraftKernelContext *ctx, GError **error)
           for (gint64 k = 0; k < per; k++)
             {
               w[k] = params->items->pdata[base + k];
-              if (w[k]->dtype != GRAFT_DTYPE_FLOAT32)
-                return graft_kernel_unsupported (error, "lstm weights of type %s", graft_dtype_to_string (w[k]->dtype));
+              if (w[k]->kind != GRAFT_RT_TENSOR || w[k]->dtype != GRAFT_DTYPE_FLOAT32)
+                return graft_kernel_unsupported (error, "%s weights of type %s", op, graft_dtype_to_string (w[k]->dtype));
             }
-          if (w[0]->numel != 4 * H * in_size || w[1]->numel != 4 * H * H || (has_biases && (w[2]->numel != 4 * H ||
-                                                                                            w[3]->numel != 4 * H)))
-            return graft_kernel_fail (error, "lstm layer %" G_GINT64_FORMAT " weights have unexpected sizes", l);
-          float *h = graft_f32 (hn) + (l * dirs + d) * B * H, *c = graft_f32 (cn) + (l * dirs + d) * B * H;
-          lstm_direction (seq, T, B, in_size, H, w[0]->data, w[1]->data, has_biases ? w[2]->data : NULL,
-                          has_biases ? w[3]->data : NULL, d == 1, h, c, layer_out, dirs * H, d * H);
+          if (w[0]->numel != n_gates * H * in_size || w[1]->numel != n_gates * H * H ||
+              (has_biases && (w[2]->numel != n_gates * H || w[3]->numel != n_gates * H)))
+            return graft_kernel_fail (error, "%s layer %" G_GINT64_FORMAT " weights have unexpected sizes", op, l);
+          float *h = graft_f32 (hn) + (l * dirs + d) * B * H, *c = cn ? graft_f32 (cn) + (l * dirs + d) * B * H : NULL;
+          rnn_direction (seq, T, B, in_size, H, w[0]->data, w[1]->data, has_biases ? w[2]->data : NULL,
+                         has_biases ? w[3]->data : NULL, d == 1, h, c, layer_out, dirs * H, d * H);
         }
       g_free (seq);
       seq = g_steal_pointer (&layer_out);
@@ -925,6 +953,318 @@ kernel_baddbmm (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- upsampling ---- */
+
+/* Where output pixel i of an axis reads from, as PyTorch computes it:
+ * scale is in/out, or 1/scale_factor when the caller gave factors. */
+static double
+source_position (gint64 i, gint64 in, gint64 out, double factor, gboolean align_corners, gboolean nearest)
+{
+  if (nearest)
+    return MIN (floor (i * (factor > 0 ? 1.0 / factor : (double) in / out)), in - 1);
+  if (align_corners)
+    return out > 1 ? i * (double) (in - 1) / (out - 1) : 0;
+  double src = (i + 0.5) * (factor > 0 ? 1.0 / factor : (double) in / out) - 0.5;
+  return src < 0 ? 0 : src;
+}
+
+/* upsample_nearest2d(input, output_size, scale_factors) (.vec) or
+ *   (self, output_size, scales_h, scales_w);
+ * upsample_bilinear2d(input, output_size, align_corners, scale_factors) (.vec) or
+ *   (self, output_size, align_corners, scales_h, scales_w) */
+static gboolean
+kernel_upsample (GraftKernelContext *ctx, GError **error)
+{
+  gboolean nearest = strcmp (ctx->node->op_type, "upsample_nearest2d") == 0;
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  NEED (x, 0, FALSE);
+  if (x->rank != 4)
+    return graft_kernel_fail (error, "%s needs a 4-D input, got rank %d", ctx->node->op, x->rank);
+  gboolean align_corners = nearest ? FALSE : graft_arg_int (&args[2], 0) != 0;
+  guint first_scale = nearest ? 2 : 3;
+  double factors[2] = { 0, 0 };
+  gint64 sizes[2];
+  guint n = 0;
+  if (!graft_arg_is_none (&args[first_scale]))
+    {
+      /* a list of two factors (.vec) or scales_h, scales_w */
+      GraftAtenArg *a = &args[first_scale];
+      if (a->attr && a->attr->type == GRAFT_ATTR_FLOATS && a->attr->floats->len == 2)
+        for (int k = 0; k < 2; k++)
+          factors[k] = g_array_index (a->attr->floats, double, k);
+      else if (a->value && a->value->kind == GRAFT_RT_SEQUENCE && a->value->items->len == 2)
+        for (int k = 0; k < 2; k++)
+          factors[k] = graft_rt_tensor_get_f64 (a->value->items->pdata[k], 0);
+      else if (a->attr && a->attr->type == GRAFT_ATTR_INTS && a->attr->ints->len == 2)
+        for (int k = 0; k < 2; k++)
+          factors[k] = g_array_index (a->attr->ints, gint64, k);
+      else
+        {
+          factors[0] = graft_arg_double (a, 0);
+          factors[1] = graft_arg_double (&args[first_scale + 1], factors[0]);
+        }
+    }
+  if (!graft_arg_is_none (&args[1]))
+    {
+      if (!graft_arg_ints (&args[1], sizes, 2, &n, 2, error))
+        return FALSE;
+      if (n != 2)
+        return graft_kernel_fail (error, "%s needs two output sizes", ctx->node->op);
+    }
+  else if (factors[0] > 0 && factors[1] > 0)
+    for (int k = 0; k < 2; k++)
+      sizes[k] = (gint64) floor (x->dims[2 + k] * factors[k]);
+  else
+    return graft_kernel_fail (error, "%s needs output_size or scale_factors", ctx->node->op);
+  if (sizes[0] <= 0 || sizes[1] <= 0)
+    return graft_kernel_fail (error, "%s: the output size must be positive", ctx->node->op);
+  gint64 dims[4] = { x->dims[0], x->dims[1], sizes[0], sizes[1] };
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 H = x->dims[2], W = x->dims[3], planes = x->dims[0] * x->dims[1];
+  g_autofree gint64 *x0 = g_new (gint64, sizes[1]);
+  g_autofree gint64 *x1 = g_new (gint64, sizes[1]);
+  g_autofree float *xw = g_new (float, sizes[1]);
+  for (gint64 j = 0; j < sizes[1]; j++)
+    {
+      double src = source_position (j, W, sizes[1], factors[1], align_corners, nearest);
+      x0[j] = MIN ((gint64) src, W - 1);
+      x1[j] = MIN (x0[j] + 1, W - 1);
+      xw[j] = nearest ? 0 : (float) (src - x0[j]);
+    }
+  for (gint64 i = 0; i < sizes[0]; i++)
+    {
+      double src = source_position (i, H, sizes[0], factors[0], align_corners, nearest);
+      gint64 y0 = MIN ((gint64) src, H - 1), y1 = MIN (y0 + 1, H - 1);
+      float yw = nearest ? 0 : (float) (src - y0);
+      for (gint64 p = 0; p < planes; p++)
+        {
+          const float *plane = graft_cf32 (x) + p * H * W;
+          float *row = graft_f32 (y) + (p * sizes[0] + i) * sizes[1];
+          for (gint64 j = 0; j < sizes[1]; j++)
+            {
+              float top = plane[y0 * W + x0[j]] * (1 - xw[j]) + plane[y0 * W + x1[j]] * xw[j];
+              float bottom = plane[y1 * W + x0[j]] * (1 - xw[j]) + plane[y1 * W + x1[j]] * xw[j];
+              row[j] = top * (1 - yw) + bottom * yw;
+            }
+        }
+    }
+  return TRUE;
+}
+
+/* ---- group_norm, weight_norm ---- */
+
+/* group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled) */
+static gboolean
+kernel_group_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  NEED (x, 0, FALSE);
+  NEED (scale, 2, TRUE);
+  NEED (bias, 3, TRUE);
+  gint64 groups = graft_arg_int (&args[1], 1);
+  double eps = graft_arg_double (&args[4], 1e-5);
+  if (x->rank < 2 || groups <= 0 || x->dims[1] % groups != 0)
+    return graft_kernel_fail (error, "group_norm: %" G_GINT64_FORMAT " groups do not divide the input's channels",
+                              groups);
+  gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank), per = C / groups;
+  if ((scale && scale->numel != C) || (bias && bias->numel != C))
+    return graft_kernel_fail (error, "group_norm: weight and bias need %" G_GINT64_FORMAT " values", C);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 g = 0; g < groups; g++)
+      {
+        const float *in = graft_cf32 (x) + (n * C + g * per) * spatial;
+        float *out = graft_f32 (y) + (n * C + g * per) * spatial;
+        gint64 count = per * spatial;
+        double sum = 0, squares = 0;
+        for (gint64 i = 0; i < count; i++)
+          sum += in[i];
+        double mean = count ? sum / count : 0;
+        for (gint64 i = 0; i < count; i++)
+          squares += (in[i] - mean) * (in[i] - mean);
+        double inv = 1.0 / sqrt ((count ? squares / count : 0) + eps);
+        for (gint64 c = 0; c < per; c++)
+          {
+            gint64 channel = g * per + c;
+            float a = (float) (inv * (scale ? graft_cf32 (scale)[channel] : 1.0f));
+            float b = (float) ((bias ? graft_cf32 (bias)[channel] : 0.0f) - mean * a);
+            for (gint64 i = 0; i < spatial; i++)
+              out[c * spatial + i] = in[c * spatial + i] * a + b;
+          }
+      }
+  return TRUE;
+}
+
+/* _weight_norm(v, g, dim=0): g · v / ‖v‖, the norm over every dim but dim
+ * (over all of v when dim is -1) */
+static gboolean
+kernel_weight_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  NEED (v, 0, FALSE);
+  NEED (g, 1, FALSE);
+  gint64 dim = graft_arg_int (&args[2], 0);
+  gboolean whole = dim == -1 || v->rank == 0;
+  if (!whole && !graft_normalize_axis (&dim, v->rank, error))
+    return FALSE;
+  gint64 outer = whole ? 1 : graft_dims_product (v->dims, 0, dim), size = whole ? 1 : v->dims[dim];
+  gint64 inner = whole ? v->numel : graft_dims_product (v->dims, dim + 1, v->rank);
+  if (g->numel != size)
+    return graft_kernel_fail (error, "_weight_norm: g has %" G_GINT64_FORMAT " values, dim %" G_GINT64_FORMAT
+                              " of v %" G_GINT64_FORMAT, g->numel, dim, size);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, v->rank, v->dims, error);
+  if (y == NULL)
+    return FALSE;
+  const float *vd = graft_cf32 (v);
+  for (gint64 k = 0; k < size; k++)
+    {
+      double squares = 0;
+      for (gint64 o = 0; o < outer; o++)
+        for (gint64 i = 0; i < inner; i++)
+          squares += (double) vd[(o * size + k) * inner + i] * vd[(o * size + k) * inner + i];
+      float factor = (float) (graft_cf32 (g)[k] / sqrt (squares));
+      for (gint64 o = 0; o < outer; o++)
+        for (gint64 i = 0; i < inner; i++)
+          graft_f32 (y)[(o * size + k) * inner + i] = vd[(o * size + k) * inner + i] * factor;
+    }
+  return TRUE;
+}
+
+/* ---- einsum ---- */
+
+/* einsum(equation, tensors, path=None): every letter an index; "..." is
+ * not supported. Sums the products over the letters absent from the
+ * output (the implicit output: the letters seen once, in order). */
+static gboolean
+kernel_einsum (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  g_autoptr(GraftRtTensor) equation = graft_arg_value (&args[0], error);
+  if (equation == NULL)
+    return FALSE;
+  GraftRtTensor *list = args[1].value;
+  if (equation->dtype != GRAFT_DTYPE_STRING || list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
+    return graft_kernel_fail (error, "einsum needs an equation and a list of tensors");
+  if (strstr (((char **) equation->data)[0], "..."))
+    return graft_kernel_unsupported (error, "einsum with '...' (%s)", ((char **) equation->data)[0]);
+  g_autofree char *clean = g_strdup (((char **) equation->data)[0]);
+  {
+    char *w = clean;
+    for (const char *r = clean; *r; r++)
+      if (*r != ' ')
+        *w++ = *r;
+    *w = '\0';
+  }
+  char *arrow = strstr (clean, "->");
+  if (arrow)
+    *arrow = '\0';
+  g_auto(GStrv) terms = g_strsplit (clean, ",", -1);
+  guint n_ops = g_strv_length (terms);
+  if (n_ops != list->items->len || n_ops > 8)
+    return graft_kernel_fail (error, "einsum's equation names %u operands, %u given", n_ops, list->items->len);
+  gint64 size[128];
+  int seen[128] = { 0 };
+  for (int c = 0; c < 128; c++)
+    size[c] = -1;
+  g_autoptr(GPtrArray) operands = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint k = 0; k < n_ops; k++)
+    {
+      GraftRtTensor *t = list->items->pdata[k];
+      if (t->kind != GRAFT_RT_TENSOR || (int) strlen (terms[k]) != t->rank)
+        return graft_kernel_fail (error, "einsum operand %u does not have %zu dimensions", k, strlen (terms[k]));
+      for (int d = 0; d < t->rank; d++)
+        {
+          int c = (unsigned char) terms[k][d];
+          if (!g_ascii_isalpha (c))
+            return graft_kernel_fail (error, "einsum: '%c' is not an index letter", c);
+          if (size[c] >= 0 && size[c] != t->dims[d] && size[c] != 1 && t->dims[d] != 1)
+            return graft_kernel_fail (error, "einsum: index '%c' has sizes %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
+                                      c, size[c], t->dims[d]);
+          size[c] = MAX (size[c], t->dims[d]);
+          seen[c]++;
+        }
+      GraftRtTensor *f = graft_aten_as_dtype (t, GRAFT_DTYPE_FLOAT32, error);
+      if (f == NULL)
+        return FALSE;
+      g_ptr_array_add (operands, f);
+    }
+  char output[64];
+  int n_out = 0;
+  if (arrow)
+    for (const char *p = arrow + 2; *p && n_out < 63; p++)
+      {
+        if (size[(unsigned char) *p] < 0)
+          return graft_kernel_fail (error, "einsum: output index '%c' is not in the inputs", *p);
+        output[n_out++] = *p;
+      }
+  else
+    for (int c = 'A'; c <= 'z'; c++)
+      if (seen[c] == 1 && n_out < 63)
+        output[n_out++] = (char) c;
+  /* every letter: the output's first, then the summed ones */
+  char letters[64];
+  int n_letters = 0;
+  for (int i = 0; i < n_out; i++)
+    letters[n_letters++] = output[i];
+  for (int c = 'A'; c <= 'z'; c++)
+    if (seen[c] && !memchr (output, c, n_out) && n_letters < 63)
+      letters[n_letters++] = (char) c;
+  if (n_out > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "einsum's output has too many dimensions");
+  gint64 dims[GRAFT_RT_MAX_RANK], extent[64], strides[8][64];
+  for (int i = 0; i < n_out; i++)
+    dims[i] = size[(unsigned char) output[i]];
+  for (int l = 0; l < n_letters; l++)
+    extent[l] = size[(unsigned char) letters[l]];
+  for (guint k = 0; k < n_ops; k++)
+    {
+      GraftRtTensor *t = operands->pdata[k];
+      gint64 st[GRAFT_RT_MAX_RANK];
+      graft_rt_strides (t->rank, t->dims, st);
+      for (int l = 0; l < n_letters; l++)
+        {
+          strides[k][l] = 0;
+          for (int d = 0; d < t->rank; d++)
+            if (terms[k][d] == letters[l] && t->dims[d] != 1)
+              strides[k][l] += st[d];
+        }
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, n_out, dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 summed = graft_dims_product (extent, n_out, n_letters);
+  gint64 index[64] = { 0 };
+  for (gint64 o = 0; o < y->numel; o++)
+    {
+      /* index[0..n_out) is o's position; run over the summed letters */
+      double total = 0;
+      for (gint64 s = 0; s < summed; s++)
+        {
+          double product = 1;
+          for (guint k = 0; k < n_ops; k++)
+            {
+              gint64 offset = 0;
+              for (int l = 0; l < n_letters; l++)
+                offset += index[l] * strides[k][l];
+              product *= graft_cf32 (operands->pdata[k])[offset];
+            }
+          total += product;
+          graft_index_next (index + n_out, extent + n_out, n_letters - n_out);
+        }
+      graft_f32 (y)[o] = (float) total;
+      graft_index_next (index, extent, n_out);
+    }
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }
 
 const GraftOpSchema graft_ops_aten_nn[] = {
@@ -932,7 +1272,7 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("conv3d", kernel_conv),
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),
-  OP ("lstm", kernel_lstm),
+  OP ("lstm", kernel_rnn), OP ("gru", kernel_rnn),
   OP ("_native_multi_head_attention", kernel_native_mha),
   OP ("_transformer_encoder_layer_fwd", kernel_encoder_layer),
   OP ("_nested_tensor_from_mask", kernel_nested_from_mask),
@@ -941,5 +1281,8 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("baddbmm", kernel_baddbmm),
   OP ("scaled_dot_product_attention", kernel_sdpa),
   OP ("embedding", kernel_embedding),
+  OP ("upsample_nearest2d", kernel_upsample), OP ("upsample_bilinear2d", kernel_upsample),
+  OP ("group_norm", kernel_group_norm), OP ("_weight_norm", kernel_weight_norm),
+  OP ("einsum", kernel_einsum),
   { NULL }
 };

@@ -221,6 +221,22 @@ kernel_dict_construct (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* dict() → an empty dict; dict(other) → a copy of its pairs */
+static gboolean
+kernel_dict (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *other = ctx->n_inputs > 0 ? ctx->inputs[0] : NULL;
+  if (other == NULL)
+    return kernel_dict_construct (ctx, error);
+  if (other->kind != GRAFT_RT_SEQUENCE)
+    return graft_kernel_unsupported (error, "dict() of anything but a dict");
+  GraftRtTensor *copy = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+  for (guint i = 0; i < other->items->len; i++)
+    g_ptr_array_add (copy->items, graft_rt_tensor_ref (other->items->pdata[i]));
+  graft_kernel_set_output (ctx, 0, copy);
+  return TRUE;
+}
+
 static gboolean
 kernel_num_to_tensor (GraftKernelContext *ctx, GError **error)
 {
@@ -614,7 +630,7 @@ kernel_contains (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::GetAttr", kernel_get_attr),
-  OP ("prim::DictConstruct", kernel_dict_construct),
+  OP ("prim::DictConstruct", kernel_dict_construct), OP ("aten::dict", kernel_dict),
   OP ("prim::TupleIndex", kernel_getitem),
   OP ("prim::NumToTensor", kernel_num_to_tensor),
   OP ("prim::unchecked_cast", kernel_pass_through),

@@ -48,6 +48,21 @@ set_view (GraftKernelContext *ctx, GraftRtTensor *x, int rank, const gint64 *dim
   return TRUE;
 }
 
+/* The sizes argument of view / reshape / expand, or for their _as forms
+ * (reshape_as, view_as, expand_as) the shape of the other tensor. */
+static gboolean
+sizes_or_other_shape (GraftKernelContext *ctx, GraftAtenArg *args, gint64 *dims, guint *n, GError **error)
+{
+  if (!g_str_has_suffix (ctx->node->op_type, "_as"))
+    return graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, n, 0, error);
+  GraftRtTensor *other = arg_tensor (args, 1, error);
+  if (other == NULL)
+    return FALSE;
+  memcpy (dims, other->dims, sizeof (gint64) * other->rank);
+  *n = other->rank;
+  return TRUE;
+}
+
 static gboolean
 kernel_view (GraftKernelContext *ctx, GError **error)
 {
@@ -58,7 +73,7 @@ kernel_view (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 dims[GRAFT_RT_MAX_RANK];
   guint n;
-  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+  if (!sizes_or_other_shape (ctx, args, dims, &n, error))
     return FALSE;
   gint64 known = 1;
   int infer = -1;
@@ -376,6 +391,22 @@ kernel_cat (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* A list result (takes list): as one list output, or item by item when
+ * the node has one output per item (split_with_sizes traced to
+ * ListUnpack, torch.export's meshgrid). */
+static void
+set_list_output (GraftKernelContext *ctx, GraftRtTensor *list)
+{
+  if (ctx->n_outputs == 1)
+    {
+      graft_kernel_set_output (ctx, 0, list);
+      return;
+    }
+  for (guint i = 0; i < ctx->n_outputs && i < list->items->len; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (list->items->pdata[i]));
+  graft_rt_tensor_unref (list);
+}
+
 /* Pieces of x along dim with the given sizes, as a list. */
 static gboolean
 split_output (GraftKernelContext *ctx, GraftRtTensor *x, gint64 d, const gint64 *sizes, guint n, gboolean drop_dim,
@@ -407,15 +438,7 @@ split_output (GraftKernelContext *ctx, GraftRtTensor *x, gint64 d, const gint64 
       pos += sizes[i];
       g_ptr_array_add (list->items, t);
     }
-  /* multi-output spellings (split_with_sizes traced to ListUnpack) take a list */
-  if (ctx->n_outputs == 1)
-    graft_kernel_set_output (ctx, 0, list);
-  else
-    {
-      for (guint i = 0; i < ctx->n_outputs && i < list->items->len; i++)
-        graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (list->items->pdata[i]));
-      graft_rt_tensor_unref (list);
-    }
+  set_list_output (ctx, list);
   return TRUE;
 }
 
@@ -493,7 +516,7 @@ kernel_expand (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 dims[GRAFT_RT_MAX_RANK];
   guint n;
-  if (!graft_arg_ints (&args[1], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+  if (!sizes_or_other_shape (ctx, args, dims, &n, error))
     return FALSE;
   if ((int) n < x->rank)
     return graft_kernel_fail (error, "expand() needs at least %d sizes", x->rank);
@@ -1071,10 +1094,94 @@ kernel_index (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* meshgrid(tensors, indexing="ij"): N 1-D (or 0-d) tensors → N tensors of
+ * their sizes' grid; "xy" swaps the first two axes of the grid */
+static gboolean
+kernel_meshgrid (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, (const char *const[]) { NULL, "indexing" }, 2, args);
+  GraftRtTensor *list = tensor_list (&args[0], error);
+  if (list == NULL)
+    return FALSE;
+  gboolean xy = FALSE;
+  if (!graft_arg_is_none (&args[1]))
+    {
+      g_autoptr(GraftRtTensor) mode = graft_arg_value (&args[1], error);
+      if (mode == NULL)
+        return FALSE;
+      const char *text = mode->dtype == GRAFT_DTYPE_STRING ? ((char **) mode->data)[0] : "";
+      if (strcmp (text, "xy") != 0 && strcmp (text, "ij") != 0)
+        return graft_kernel_fail (error, "meshgrid's indexing must be 'ij' or 'xy', not '%s'", text);
+      xy = strcmp (text, "xy") == 0;
+    }
+  guint n = list->items->len;
+  if (n > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "meshgrid of more than %d tensors", GRAFT_RT_MAX_RANK);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  for (guint i = 0; i < n; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      if (t->kind != GRAFT_RT_TENSOR || t->rank > 1)
+        return graft_kernel_fail (error, "meshgrid needs 0-d or 1-D tensors, item %u is not", i);
+      dims[i] = t->numel;
+    }
+  if (xy && n >= 2)
+    {
+      gint64 swap = dims[0];
+      dims[0] = dims[1];
+      dims[1] = swap;
+    }
+  GraftRtTensor *out = graft_rt_tensor_new_sequence (((GraftRtTensor *) list->items->pdata[0])->dtype);
+  for (guint i = 0; i < n; i++)
+    {
+      GraftRtTensor *t = list->items->pdata[i];
+      /* the grid axis that walks item i */
+      guint axis = xy && n >= 2 && i < 2 ? 1 - i : i;
+      GraftRtTensor *grid = graft_rt_tensor_new (t->dtype, n, dims, error);
+      if (grid == NULL)
+        {
+          graft_rt_tensor_unref (out);
+          return FALSE;
+        }
+      gint64 inner = graft_dims_product (dims, axis + 1, n);
+      for (gint64 e = 0; e < grid->numel; e++)
+        graft_copy_element (grid, e, t, (e / inner) % dims[axis]);
+      g_ptr_array_add (out->items, grid);
+    }
+  set_list_output (ctx, out);
+  return TRUE;
+}
+
+/* rand(size, dtype, layout, device, pin_memory): uniform on [0, 1). Only
+ * dead code uses it at inference (wav2vec2's layer drop draws one number
+ * that only training reads), so its values need not match PyTorch's. */
+static gboolean
+kernel_rand (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  guint n;
+  if (!graft_arg_ints (&args[0], dims, GRAFT_RT_MAX_RANK, &n, 0, error))
+    return FALSE;
+  GraftDType dtype = factory_dtype (ctx, &args[1], GRAFT_DTYPE_FLOAT32);
+  if (!graft_dtype_is_float (dtype))
+    return graft_kernel_fail (error, "rand needs a floating-point dtype");
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, dtype, n, dims, error);
+  if (y == NULL)
+    return FALSE;
+  g_autoptr(GRand) random = g_rand_new ();
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, g_rand_double (random));
+  return TRUE;
+}
+
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, 0 }
 
 const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("view", kernel_view), OP ("reshape", kernel_view), OP ("_reshape_alias", kernel_view),
+  OP ("view_as", kernel_view), OP ("reshape_as", kernel_view), OP ("expand_as", kernel_expand),
   OP ("permute", kernel_permute), OP ("transpose", kernel_transpose),
   OP ("t", kernel_transpose), OP ("unsqueeze", kernel_unsqueeze), OP ("squeeze", kernel_squeeze),
   OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("concat", kernel_cat),
@@ -1083,6 +1190,7 @@ const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("repeat", kernel_repeat), OP ("zeros", kernel_fill), OP ("ones", kernel_fill), OP ("full", kernel_fill),
   OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
   OP ("tensor", kernel_tensor), OP ("arange", kernel_arange), OP ("pad", kernel_pad),
+  OP ("meshgrid", kernel_meshgrid), OP ("rand", kernel_rand),
   OP ("constant_pad_nd", kernel_pad),
   OP ("new_zeros", kernel_fill), OP ("new_ones", kernel_fill), OP ("new_full", kernel_fill),
   OP ("unflatten", kernel_unflatten), OP ("triu", kernel_triangle), OP ("tril", kernel_triangle),

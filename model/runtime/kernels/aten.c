@@ -287,21 +287,19 @@ reduce_dtype (const char *op, GraftRtTensor *x, const GraftAtenArg *dtype_arg)
   return x->dtype;
 }
 
-/* aten::mean/sum(self, dim, keepdim, dtype) and aten::max(self) */
+/* aten::mean/sum(self, dim, keepdim, dtype) and aten::amax(self, dim, keepdim) */
 static gboolean
 kernel_reduce (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
   const char *op = ctx->node->op_type;
-  gboolean is_max = strcmp (op, "max") == 0 || strcmp (op, "amax") == 0;
+  gboolean is_max = strcmp (op, "amax") == 0;
   gint64 axes[GRAFT_RT_MAX_RANK];
   GraftAtenArg args[4];
   graft_aten_args (ctx, NULL, 4, args);
-  int n = is_max && strcmp (op, "max") == 0 ? -1 : arg_ints (&args[1], axes, GRAFT_RT_MAX_RANK, 1);
+  int n = arg_ints (&args[1], axes, GRAFT_RT_MAX_RANK, 1);
   gboolean keepdim = graft_arg_int (&args[2], 0);
   gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
-  if (is_max && strcmp (op, "max") == 0 && ctx->n_inputs > 1)
-    return graft_kernel_unsupported (error, "aten::max with a dim or other tensor is not supported");
   for (int d = 0; d < x->rank; d++)
     mask[d] = n <= 0;
   for (int i = 0; i < n; i++)
@@ -588,10 +586,12 @@ const GraftOpSchema graft_ops_aten[] = {
   PRIM ("Loop", kernel_prim_loop),
   ATEN ("Bool", kernel_to_scalar), ATEN ("Int", kernel_to_scalar), ATEN ("Float", kernel_to_scalar),
   ATEN ("dropout", kernel_identity), ATEN ("dropout_", kernel_identity), ATEN ("feature_dropout", kernel_identity),
-  ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity), ATEN ("clone", kernel_clone),
+  ATEN ("contiguous", kernel_identity), ATEN ("detach", kernel_identity), ATEN ("detach_", kernel_identity),
+  ATEN ("alias", kernel_identity), ATEN ("lift_fresh", kernel_identity),
+  ATEN ("clone", kernel_clone), ATEN ("lift_fresh_copy", kernel_clone),
   ATEN ("flatten", kernel_flatten),
   ATEN ("cat", kernel_cat),
-  ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("max", kernel_reduce), ATEN ("amax", kernel_reduce),
+  ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("amax", kernel_reduce),
   ATEN ("linear", kernel_linear), ATEN ("addmm", kernel_addmm), ATEN ("matmul", kernel_matmul),
   ATEN ("mm", kernel_matmul), ATEN ("bmm", kernel_matmul),
   ATEN ("batch_norm", kernel_batch_norm),

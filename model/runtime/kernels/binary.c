@@ -221,6 +221,32 @@ split_chunk (gint64 index, gpointer data)
   job->run (job->a + start, 1, job->b + start, 1, job->out + start, n, NULL);
 }
 
+static int
+dtype_category (GraftDType t)
+{
+  return t == GRAFT_DTYPE_BOOL ? 0 : graft_dtype_is_float (t) ? 2 : 1;
+}
+
+/* TRUE when PyTorch's result type of aten::op(self, other) is not self's:
+ * an integer tensor times a float number (SAM's arange(n)[:, None] * 1.0),
+ * an integer compared with a float, a 0-d self with a tensor of another
+ * type. The same-type case, and a float tensor with a Python number, stay
+ * on this file's kernels. */
+static gboolean
+aten_result_is_not_self (GraftKernelContext *ctx, const GraftRtTensor *a)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  if (a == NULL)
+    return FALSE;
+  if (args[1].attr)
+    return args[1].attr->type == GRAFT_ATTR_FLOAT && !graft_dtype_is_float (a->dtype);
+  const GraftRtTensor *b = args[1].value;
+  if (b == NULL || b->kind != GRAFT_RT_TENSOR || b->dtype == a->dtype)
+    return FALSE;
+  return dtype_category (b->dtype) > dtype_category (a->dtype) || (a->rank == 0 && b->rank > 0);
+}
+
 static gboolean
 kernel_binary (GraftKernelContext *ctx, GError **error)
 {
@@ -231,6 +257,8 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
 
   if (op == N_OPS)
     return graft_kernel_unsupported (error, "unknown binary op %s", ctx->node->op);
+  if (g_str_has_prefix (ctx->node->op, "aten::") && aten_result_is_not_self (ctx, a))
+    return graft_aten_binary_promoted (ctx, error);
   out = NULL;
   /* Residual adds: write into an input that is not needed afterwards. */
   if (b && ctx->n_inputs == 2 && !is_comparison (op) && a->dtype == b->dtype && a->dtype == GRAFT_DTYPE_FLOAT32 &&

@@ -2,7 +2,7 @@
  * ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax, CumSum, CumProd. */
 #include <math.h>
 #include <string.h>
-#include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/aten-args.h"
 #include "runtime/kernels/vector-math.h"
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOG_SUM, R_LOG_SUM_EXP, R_SUM_SQUARE } ReduceKind;
@@ -373,7 +373,12 @@ kernel_softmax (GraftKernelContext *ctx, GError **error)
   gboolean old = ctx->opset < 13 && g_str_has_prefix (ctx->node->op, "onnx::");
   gint64 axis = graft_node_attr_int (ctx->node, old ? "axis" : "axis", old ? 1 : -1);
   if (!g_str_has_prefix (ctx->node->op, "onnx::"))
-    axis = graft_kernel_input (ctx, 1) ? graft_rt_tensor_get_i64 (ctx->inputs[1], 0) : -1;
+    {
+      /* aten::softmax(self, dim, dtype): dim is usually a constant ("arg1") */
+      GraftAtenArg args[2];
+      graft_aten_args (ctx, NULL, 2, args);
+      axis = graft_arg_int (&args[1], -1);
+    }
   if (!graft_normalize_axis (&axis, in->rank, error))
     return FALSE;
   GraftRtTensor *out = graft_kernel_output (ctx, 0, error);

@@ -122,6 +122,8 @@ typedef enum {
   ROW ("aten::relu6", 0, f_relu6, 0, NULL, NULL) \
   ROW ("aten::relu6_", 0, f_relu6, 0, NULL, NULL) \
   ROW ("aten::exp", 0, f_exp, 0, NULL, NULL) \
+  ROW ("aten::sin", 0, f_sin, 0, NULL, NULL) \
+  ROW ("aten::cos", 0, f_cos, 0, NULL, NULL) \
   ROW ("aten::log", 0, f_log, 0, NULL, NULL) \
   ROW ("aten::sqrt", 0, f_sqrt, 0, NULL, NULL) \
   ROW ("aten::rsqrt", 0, f_rsqrt, 0, NULL, NULL) \

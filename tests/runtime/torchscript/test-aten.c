@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "runtime/kernels/aten-args.h"
 #include "../../torchscript/torch-generations.h"
+#include "../../onnx/fixtures.h"
 
 /* Fixtures that do not match yet, with the reason: reported as TODO so the
  * count of passing ones can only go up. */
@@ -195,6 +196,27 @@ flatten_result (GraftRtTensor *value, GPtrArray *out)
     g_ptr_array_add (out, value);
 }
 
+/* The runtime for the model in path; NULL (the test failed) when it does
+ * not load or cannot run. */
+static GraftRuntime *
+load_runtime (const char *name, const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      fail (name, "%s does not load: %s", name, error->message);
+      return NULL;
+    }
+  GraftRuntime *runtime = graft_runtime_new (model, &error);
+  if (runtime == NULL)
+    fail (name, "%s loads but cannot run: %s", name, error->message);
+  return runtime;
+}
+
+static void run_and_compare (const char *name, GraftRuntime *runtime, GHashTable *feed, JsonArray *want,
+                             const char *dir);
+
 static void
 test_fixture (gconstpointer data)
 {
@@ -220,18 +242,9 @@ test_fixture (gconstpointer data)
   gboolean in_outdir = json_object_has_member (info, "fixture_in_outdir");
   g_autofree char *pt = g_strdup_printf ("%s/%s", in_outdir ? io_dir : fixture_dir,
                                          json_object_get_string_member (info, "fixture"));
-  g_autoptr(GraftModel) model = graft_model_load (pt, NULL, NULL, NULL, &error);
-  if (model == NULL)
-    {
-      fail (name, "%s does not load: %s", name, error->message);
-      return;
-    }
-  g_autoptr(GraftRuntime) runtime = graft_runtime_new (model, &error);
+  g_autoptr(GraftRuntime) runtime = load_runtime (name, pt);
   if (runtime == NULL)
-    {
-      fail (name, "%s loads but cannot run: %s", name, error->message);
-      return;
-    }
+    return;
 
   g_autoptr(GHashTable) feed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                       (GDestroyNotify) graft_rt_tensor_unref);
@@ -254,6 +267,15 @@ test_fixture (gconstpointer data)
       if (v->kind == GRAFT_VALUE_OPTIONAL && !g_hash_table_contains (feed, v->name))
         g_hash_table_insert (feed, g_strdup (v->name), graft_rt_tensor_new_none (v->dtype));
     }
+  run_and_compare (name, runtime, feed, json_object_get_array_member (info, "outputs"), io_dir);
+}
+
+/* Runs the model on feed and compares its outputs, flattened, with the
+ * .npy files named by want ({"file": …} objects or file names) in dir. */
+static void
+run_and_compare (const char *name, GraftRuntime *runtime, GHashTable *feed, JsonArray *want, const char *dir)
+{
+  g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) results = graft_runtime_run (runtime, feed, NULL, NULL, NULL, &error);
   if (results == NULL)
     {
@@ -264,7 +286,6 @@ test_fixture (gconstpointer data)
   for (guint k = 0; k < results->len; k++)
     flatten_result (results->pdata[k], outputs);
 
-  JsonArray *want = json_object_get_array_member (info, "outputs");
   if (outputs->len != json_array_get_length (want))
     {
       fail (name, "%s: %u outputs, PyTorch gives %u", name, outputs->len, json_array_get_length (want));
@@ -274,8 +295,11 @@ test_fixture (gconstpointer data)
   gboolean ok = TRUE;
   for (guint k = 0; k < outputs->len; k++)
     {
-      JsonObject *out = json_array_get_object_element (want, k);
-      g_autofree char *path = g_strdup_printf ("%s/%s", io_dir, json_object_get_string_member (out, "file"));
+      JsonNode *element = json_array_get_element (want, k);
+      const char *file = JSON_NODE_HOLDS_OBJECT (element)
+                         ? json_object_get_string_member (json_node_get_object (element), "file")
+                         : json_node_get_string (element);
+      g_autofree char *path = g_strdup_printf ("%s/%s", dir, file);
       g_autoptr(GraftRtTensor) ref = graft_npy_read (path, &error);
       g_assert_no_error (error);
       g_autofree char *what = g_strdup_printf ("output %u", k);
@@ -284,6 +308,52 @@ test_fixture (gconstpointer data)
   g_test_message ("%s: %s", name, report->str);
   if (!ok)
     fail (name, "%s: %s", name, report->str);
+}
+
+/* ------------------------------------------------------------------ one op, three files */
+
+/* tests/fixtures/make-runtime-op-fixtures.py: a small module per aten op
+ * or TorchScript construct the zoo's models need, traced, scripted and
+ * exported to .pt2 by the venv's torch. */
+static char *op_fixture_dir;
+
+static void
+test_op_fixture (gconstpointer data)
+{
+  const char *name = data;
+  if (op_fixture_dir == NULL)
+    op_fixture_dir = graft_test_generate_fixtures ("tests/fixtures/make-runtime-op-fixtures.py",
+                                                   "tests/fixtures-generated/runtime-ops", NULL);
+  g_autofree char *manifest = g_build_filename (op_fixture_dir, "manifest.json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_assert_true (json_parser_load_from_file (parser, manifest, &error));
+  JsonArray *cases = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "cases");
+  JsonObject *info = NULL;
+  for (guint k = 0; k < json_array_get_length (cases); k++)
+    if (g_strcmp0 (json_object_get_string_member (json_array_get_object_element (cases, k), "name"), name) == 0)
+      info = json_array_get_object_element (cases, k);
+  if (info == NULL)
+    g_error ("make-runtime-op-fixtures.py made no case %s", name);
+
+  g_autofree char *path = g_build_filename (op_fixture_dir, json_object_get_string_member (info, "file"), NULL);
+  g_autoptr(GraftRuntime) runtime = load_runtime (name, path);
+  if (runtime == NULL)
+    return;
+  /* the inputs in the order of forward's parameters */
+  g_autoptr(GHashTable) feed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                      (GDestroyNotify) graft_rt_tensor_unref);
+  JsonArray *inputs = json_object_get_array_member (info, "inputs");
+  GPtrArray *declared = graft_runtime_get_inputs (runtime);
+  g_assert_cmpuint (declared->len, ==, json_array_get_length (inputs));
+  for (guint k = 0; k < declared->len; k++)
+    {
+      g_autofree char *file = g_build_filename (op_fixture_dir, json_array_get_string_element (inputs, k), NULL);
+      GraftRtTensor *t = graft_npy_read (file, &error);
+      g_assert_no_error (error);
+      g_hash_table_insert (feed, g_strdup (((GraftValue *) declared->pdata[k])->name), t);
+    }
+  run_and_compare (name, runtime, feed, json_object_get_array_member (info, "outputs"), op_fixture_dir);
 }
 
 int
@@ -326,11 +396,24 @@ main (int argc, char **argv)
         cases[g][k] = (GraftTorchGenerationCase) { g, names[k] };
         g_test_add_data_func (path, &cases[g][k], test_fixture);
       }
+  static const char *const op_cases[] = {
+    "where_traced", "where_scripted", "where_exported", "arg_reduce_traced", "arg_reduce_scripted",
+    "arg_reduce_exported", "gru_traced", "gru_scripted", "gru_exported", "stochastic_depth_scripted",
+    "constants_traced", "constants_scripted", "constants_exported", "qkv_traced", "qkv_scripted", "qkv_exported",
+    "containers_scripted", "upsample_traced", "upsample_scripted", "upsample_exported", "norms_traced",
+    "norms_exported", "grid_traced", "grid_exported", "shape_like_traced", "shape_like_scripted", "shape_like_exported",
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
+    {
+      g_autofree char *path = g_strdup_printf ("/runtime/ops/%s", op_cases[k]);
+      g_test_add_data_func (path, op_cases[k], test_op_fixture);
+    }
   int status = g_test_run ();
   for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)
     {
       g_free (fixture_dirs[g]);
       g_free (io_dirs[g]);
     }
+  g_free (op_fixture_dir);
   return status;
 }

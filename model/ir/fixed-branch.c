@@ -1,4 +1,4 @@
-#include "analysis/fixed-branch.h"
+#include "ir/fixed-branch.h"
 
 /* TRUE or FALSE for a condition the module fixes (a constant, a plain
  * module attribute such as self.training, or what an If on those yields);
@@ -55,4 +55,17 @@ graft_if_get_fixed_branch (GraftNode *node)
     return NULL;
   branch = graft_node_get_attribute (node, condition ? "then_branch" : "else_branch");
   return branch != NULL && branch->type == GRAFT_ATTR_GRAPH ? branch->g : NULL;
+}
+
+GPtrArray *
+graft_node_get_live_subgraphs (GraftNode *node)
+{
+  GPtrArray *subgraphs = graft_node_get_subgraphs (node);
+  GraftGraph *taken = graft_if_get_fixed_branch (node);
+
+  if (taken != NULL)
+    for (guint i = subgraphs->len; i-- > 0;)
+      if (g_ptr_array_index (subgraphs, i) != taken)
+        g_ptr_array_remove_index (subgraphs, i);
+  return subgraphs;
 }

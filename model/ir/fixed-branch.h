@@ -1,7 +1,9 @@
 /* If branches a module's own attributes decide: `if self.training:` of
  * BatchNorm and Dropout in a module saved in eval mode always takes the
  * same branch, so the other one is dead code. Lint leaves such Ifs out of
- * its control-flow notes and the viewer greys their dead branch. */
+ * its control-flow notes and its op checks, the viewer greys their dead
+ * branch, and the runtime neither plans it nor asks kernels for its ops
+ * (stochastic depth's aten::bernoulli_ sits only in `if self.training`). */
 #pragma once
 
 #include "ir/graph.h"
@@ -11,5 +13,9 @@ G_BEGIN_DECLS
 /* The branch a prim::If takes in every run (its then or else graph), or
  * NULL when the condition depends on the input (or node is no prim::If). */
 GraftGraph *graft_if_get_fixed_branch (GraftNode *node);
+
+/* The subgraphs of node that can run: all of graft_node_get_subgraphs()
+ * except the branch a fixed If never takes. */
+GPtrArray *graft_node_get_live_subgraphs (GraftNode *node);
 
 G_END_DECLS
