@@ -9,6 +9,9 @@
 #include "analysis/lint-rules.h"
 #include "lower/lower.h"
 #include "report/lint-json.h"
+#include "analysis/deploy-target.h"
+#include "analysis/target-check.h"
+
 
 static void
 print_text (const char *path, GPtrArray *diagnostics)
@@ -25,6 +28,41 @@ print_text (const char *path, GPtrArray *diagnostics)
     }
   printf ("%u errors, %u warnings, %u notes\n", counts[GRAFT_SEVERITY_ERROR], counts[GRAFT_SEVERITY_WARNING],
           counts[GRAFT_SEVERITY_INFO]);
+}
+
+/* The target's summary and each partition with its borders. */
+static void
+print_target_report (const GraftTargetReport *report)
+{
+  g_autofree char *summary = graft_target_report_summary (report);
+
+  printf ("%s (%s; %s)\n", summary, report->target->title, report->target->version);
+  for (guint i = 0; i < report->partitions->len; i++)
+    {
+      GraftPartition *partition = g_ptr_array_index (report->partitions, i);
+      g_autofree char *first = graft_node_display_name (g_ptr_array_index (partition->nodes, 0));
+      g_autofree char *last = graft_node_display_name (g_ptr_array_index (partition->nodes, partition->nodes->len - 1));
+      GString *in = g_string_new (NULL), *out = g_string_new (NULL);
+
+      for (guint k = 0; k < partition->inputs->len; k++)
+        g_string_append_printf (in, "%s%s", k ? ", " : "", ((GraftValue *) g_ptr_array_index (partition->inputs, k))->name);
+      for (guint k = 0; k < partition->outputs->len; k++)
+        g_string_append_printf (out, "%s%s", k ? ", " : "", ((GraftValue *) g_ptr_array_index (partition->outputs, k))->name);
+      printf ("  partition %u: %u nodes, %s … %s; data in: %s; out: %s\n", i + 1, partition->nodes->len, first, last,
+              in->len ? in->str : "(none)", out->len ? out->str : "(none)");
+      g_string_free (in, TRUE);
+      g_string_free (out, TRUE);
+    }
+}
+
+static void
+print_targets (void)
+{
+  guint n_targets;
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+
+  for (guint i = 0; i < n_targets; i++)
+    printf ("%-22s %s (%s)\n", targets[i]->name, targets[i]->title, targets[i]->version);
 }
 
 static void
@@ -48,6 +86,7 @@ graft_cli_lint (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = NULL;
   g_autoptr(GPtrArray) diagnostics = NULL;
+  g_autoptr(GraftTargetReport) report = NULL;
 
   for (int i = 1; i < argc; i++)
     {
@@ -59,15 +98,27 @@ graft_cli_lint (int argc, char **argv)
         {
           const char *target = argv[i][8] == '=' ? argv[i] + 9 : i + 1 < argc ? argv[++i] : "";
           guint64 opset = GRAFT_LOWER_DEFAULT_OPSET;
+          if (graft_deploy_target_lookup (target) != NULL)
+            {
+              options.deploy_target = graft_deploy_target_lookup (target);
+              continue;
+            }
           if (!g_str_has_prefix (target, "onnx") || (target[4] != '\0' && target[4] != ':') ||
               (target[4] == ':' && !g_ascii_string_to_unsigned (target + 5, 10, GRAFT_LOWER_MIN_OPSET,
                                                                   graft_lower_max_opset (), &opset, NULL)))
             {
-              graft_cli_print_error ("lint: --target takes onnx or onnx:OPSET (opset %d to %" G_GINT64_FORMAT "), not '%s'",
-                                     GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset (), target);
+              g_autofree char *names = graft_deploy_target_list_names ();
+              graft_cli_print_error ("lint: --target takes a deployment target (%s), or onnx or onnx:OPSET (opset %d "
+                                     "to %" G_GINT64_FORMAT "), not '%s'", names, GRAFT_LOWER_MIN_OPSET,
+                                     graft_lower_max_opset (), target);
               return 2;
             }
           options.onnx_target_opset = (gint64) opset;
+        }
+      else if (strcmp (argv[i], "--list-targets") == 0)
+        {
+          print_targets ();
+          return 0;
         }
       else if (strcmp (argv[i], "--list-rules") == 0)
         {
@@ -76,12 +127,17 @@ graft_cli_lint (int argc, char **argv)
         }
       else if (strcmp (argv[i], "--help") == 0)
         {
-          printf ("Usage: graft-cli lint FILE [--json] [--onnx-export] [--target onnx[:OPSET]]\n"
-                  "       graft-cli lint --list-rules\n"
+          printf ("Usage: graft-cli lint FILE [--json] [--onnx-export] [--target NAME|onnx[:OPSET]]\n"
+                  "       graft-cli lint --list-rules | --list-targets\n"
                   "Lists unsupported ops, static input dims, baked shape constants and trace hazards.\n"
                   "--onnx-export: the TorchScript model is meant for torch.onnx.export.\n"
                   "--target onnx[:OPSET]: the model is to be converted with graft-cli convert; ops it cannot\n"
                   "  write at that opset (default 17) are unsupported-op errors.\n"
+                  "--target NAME: a deployment target (--list-targets: tensorrt, ort-nnapi, ort-coreml, openvino…);\n"
+                  "  each node it cannot run is an unsupported-op diagnostic with the reason (a warning where the\n"
+                  "  target falls back to the host, an error where it refuses the model), and the supported nodes'\n"
+                  "  partitions are listed with their sizes and the values crossing their borders ('partitions' in\n"
+                  "  --json, as onnxruntime's partitioner groups them).\n"
                   "--list-rules: every rule with its usual severity, title and fix.\n"
                   "Exit status: 0 no errors, 1 errors found or unreadable file, 2 bad usage.\n");
           return 0;
@@ -107,12 +163,18 @@ graft_cli_lint (int argc, char **argv)
       return 1;
     }
   diagnostics = graft_lint_model (model, &options);
+  if (options.deploy_target != NULL)
+    report = graft_target_check (model, options.deploy_target, NULL, NULL);
   if (json)
     {
-      g_autofree char *text = graft_diagnostics_to_json (diagnostics);
+      g_autofree char *text = graft_diagnostics_to_json (diagnostics, report);
       printf ("%s\n", text);
     }
   else
-    print_text (path, diagnostics);
+    {
+      print_text (path, diagnostics);
+      if (report != NULL)
+        print_target_report (report);
+    }
   return graft_diagnostics_have_errors (diagnostics) ? 1 : 0;
 }

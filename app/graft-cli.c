@@ -15,7 +15,7 @@ static const GraftCliCommand commands[] = {
   { "info", graft_cli_info, "FILE [--json] [--cost [--run] [--dim NAME=V]]  describe a model, or what it costs" },
   { "render", graft_cli_render, "FILE -o OUT.{svg,png,pdf} [--expand-all] [--shape IN=1x3x224x224]...  draw the graph" },
   { "run", graft_cli_run, "MODEL [--input NAME=FILE]... [--random] [-o DIR] [--validate [--json]]  run a model" },
-  { "lint", graft_cli_lint, "FILE [--json] [--onnx-export] [--target onnx[:OPSET]]  list problems (exit 1 on errors)" },
+  { "lint", graft_cli_lint, "FILE [--json] [--onnx-export] [--target NAME|onnx[:OPSET]]  list problems; per deployment target: nodes and partitions (exit 1 on errors)" },
   { "edit", graft_cli_edit, "IN -o OUT [--dynamic IN:AXIS=NAME]... [--shape IN=1x3x224x224]... "
                             "[--bypass NODE]... [--delete NODE]... [--extract IN,..:OUT,..]  rewrite and save as ONNX" },
   { "diff", graft_cli_diff, "A B | MODEL --reference DIR [--json] [--input NAME=FILE]... [--random] [--shape NAME=DIMS] [--dim NAME=V]  compare two models, or values with .npy files (exit 1 if they differ)" },

@@ -329,42 +329,6 @@ graph_is_within (GraftGraph *graph, GraftGraph *ancestor)
   return FALSE;
 }
 
-/* Values the bodies of a node's subgraphs read from outside the node. */
-static void
-collect_captures (GraftGraph *body, GraftGraph *owner_body, GPtrArray *captures)
-{
-  for (guint i = 0; i < body->nodes->len; i++)
-    {
-      GraftNode *node = g_ptr_array_index (body->nodes, i);
-      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
-
-      for (guint j = 0; j < node->inputs->len; j++)
-        {
-          GraftValue *value = g_ptr_array_index (node->inputs, j);
-
-          if (value != NULL && value->initializer == NULL && !graph_is_within (value->graph, owner_body)
-              && !g_ptr_array_find (captures, value, NULL))
-            g_ptr_array_add (captures, value);
-        }
-      for (guint j = 0; j < subgraphs->len; j++)
-        collect_captures (g_ptr_array_index (subgraphs, j), owner_body, captures);
-    }
-}
-
-static GPtrArray *
-node_captures (GraftNode *node)
-{
-  GPtrArray *captures = g_ptr_array_new ();
-  g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
-
-  for (guint i = 0; i < subgraphs->len; i++)
-    {
-      GraftGraph *body = g_ptr_array_index (subgraphs, i);
-      collect_captures (body, body, captures);
-    }
-  return captures;
-}
-
 /* The deepest group holding every consumer of node's outputs, by the
  * consumers' own (scope) groups. */
 static LGroup *
@@ -1455,7 +1419,7 @@ add_value_edges (Level *level, GraftNode *node)
     add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
   if (control == NULL)
     {
-      g_autoptr (GPtrArray) captures = node_captures (node);
+      g_autoptr (GPtrArray) captures = graft_node_get_captured_values (node);
 
       for (guint i = 0; i < captures->len; i++)
         add_input_edge (level, here, g_ptr_array_index (captures, i));

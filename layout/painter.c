@@ -512,6 +512,12 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
   set_rgb (cr, &palette->fill[node->category]);
   cairo_fill (cr);
+  if (node->has_tint)
+    {
+      rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);
+      cairo_set_source_rgba (cr, node->tint[0], node->tint[1], node->tint[2], 0.45);
+      cairo_fill (cr);
+    }
   if (node->has_heat)
     draw_heat_stripe (p, &node->rect, io ? node->rect.height / 2 : 4, node->heat);
   rounded_rect (cr, &node->rect, io ? node->rect.height / 2 : 4);

@@ -63,6 +63,10 @@ typedef struct {
    * (agrees) to 1 (far off), drawn as a stripe in graft_painter_get_heat_colour(). */
   gboolean has_heat;
   double heat;
+  /* A tint over the whole box (the partition a deployment target runs it
+   * in), RGB 0..1, drawn translucent so the label stays readable. */
+  gboolean has_tint;
+  double tint[3];
 
   /* A node with subgraphs (If, Loop): the group that opens its bodies in
    * place (graft_layout_set_group_expanded()), and whether they are open. */

@@ -114,7 +114,7 @@ model_lint_json (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
   diagnostics = graft_lint_model (self->model, &options);
   Py_END_ALLOW_THREADS
   graft_python_model_unlock (self);
-  return graft_python_take_string (graft_diagnostics_to_json (diagnostics));
+  return graft_python_take_string (graft_diagnostics_to_json (diagnostics, NULL));
 }
 
 /* dict[str, int] of symbolic dim values → char* → gint64*. */

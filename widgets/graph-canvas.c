@@ -69,6 +69,8 @@ struct _GraftGraphCanvas {
   gboolean marks_dirty;
   /* Numeric overlay: GraftNode* → heat (a double, 0..1), applied with the marks. */
   GHashTable *heat;
+  /* GraftNode* → GdkRGBA*: box tints (a deployment target's partitions). */
+  GHashTable *tints;
   char *hidden_marks_noun;
 };
 
@@ -379,6 +381,19 @@ apply_marks (GraftGraphCanvas *self)
     }
   apply_hidden_marks (self);
   apply_heat (self);
+  for (guint i = 0; i < graft_scene_get_n_nodes (self->scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (self->scene, i);
+      const GdkRGBA *tint = node->node != NULL ? g_hash_table_lookup (self->tints, node->node) : NULL;
+
+      node->has_tint = tint != NULL;
+      if (tint != NULL)
+        {
+          node->tint[0] = tint->red;
+          node->tint[1] = tint->green;
+          node->tint[2] = tint->blue;
+        }
+    }
 }
 
 static void
@@ -623,6 +638,31 @@ graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, doubl
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+void
+graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint)
+{
+  g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
+  g_return_if_fail (node != NULL);
+  if (tint != NULL)
+    g_hash_table_replace (self->tints, node, gdk_rgba_copy (tint));
+  else
+    g_hash_table_remove (self->tints, node);
+  self->marks_dirty = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+graft_graph_canvas_get_node_tint (GraftGraphCanvas *self, GraftNode *node, GdkRGBA *tint)
+{
+  const GdkRGBA *value;
+
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  value = g_hash_table_lookup (self->tints, node);
+  if (value != NULL && tint != NULL)
+    *tint = *value;
+  return value != NULL;
+}
+
 gboolean
 graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, double *heat)
 {
@@ -667,6 +707,7 @@ graft_graph_canvas_clear_marks (GraftGraphCanvas *self)
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_hash_table_remove_all (self->marks);
   g_hash_table_remove_all (self->heat);
+  g_hash_table_remove_all (self->tints);
   apply_marks (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -1496,6 +1537,7 @@ graft_graph_canvas_dispose (GObject *object)
   g_clear_pointer (&self->scene, graft_scene_unref);
   g_clear_pointer (&self->marks, g_hash_table_unref);
   g_clear_pointer (&self->heat, g_hash_table_unref);
+  g_clear_pointer (&self->tints, g_hash_table_unref);
   g_clear_pointer (&self->hidden_marks_noun, g_free);
   g_clear_pointer (&self->found, g_hash_table_unref);
   g_clear_object (&self->layout);
@@ -1580,6 +1622,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
 {
   self->marks = g_hash_table_new_full (NULL, NULL, NULL, canvas_mark_free);
   self->heat = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  self->tints = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) gdk_rgba_free);
   self->found = g_hash_table_new (NULL, NULL);
   GtkWidget *widget = GTK_WIDGET (self);
   GtkGesture *drag, *click, *pinch;

@@ -61,6 +61,10 @@ void graft_graph_canvas_set_hidden_marks_noun (GraftGraphCanvas *self, const cha
  * off); a collapsed group hiding heated nodes shows the hottest. */
 void graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, double heat);
 gboolean graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, double *heat);
+/* A translucent tint over a node's box (the partition a deployment target
+ * runs it in); NULL removes it. Cleared with the marks. */
+void graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint);
+gboolean graft_graph_canvas_get_node_tint (GraftGraphCanvas *self, GraftNode *node, GdkRGBA *tint);
 /* Boxes of the current scene drawn with heat; n_groups (may be NULL) gets
  * the collapsed groups among them. */
 guint graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups);

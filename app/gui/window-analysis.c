@@ -15,6 +15,7 @@
 typedef struct {
   GPtrArray *diagnostics;
   GraftInference *inference;
+  GraftTargetReport *target_report;  /* when a deployment target is chosen */
   GraftGraph *copy;      /* of the main graph, for the next edit's undo snapshot */
   GraftGraph *copy_of;   /* the graph it copies (compared, never read) */
 } CheckResult;
@@ -26,6 +27,7 @@ check_result_free (gpointer data)
 
   g_clear_pointer (&result->diagnostics, g_ptr_array_unref);
   g_clear_pointer (&result->inference, graft_inference_unref);
+  g_clear_pointer (&result->target_report, graft_target_report_free);
   g_clear_pointer (&result->copy, graft_graph_free);
   g_free (result);
 }
@@ -35,6 +37,7 @@ check_result_free (gpointer data)
 typedef struct {
   GraftModel *model;
   GHashTable *input_shapes;   /* name → GraftShape*, a copy */
+  const GraftDeployTarget *target;  /* static, or NULL */
 } CheckInput;
 
 static void
@@ -55,6 +58,7 @@ check_input_new (GraftWindow *self)
   gpointer name, shape;
 
   input->model = g_object_ref (self->model);
+  input->target = self->deploy_target;
   input->input_shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
   g_hash_table_iter_init (&iter, graft_run_pane_get_input_shapes (self->run_pane));
   while (g_hash_table_iter_next (&iter, &name, &shape))
@@ -72,20 +76,25 @@ check_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
 {
   CheckInput *input = task_data;
   CheckResult *result = g_new0 (CheckResult, 1);
+  GraftLintOptions options = { .deploy_target = input->target };
 
   if (g_hash_table_size (input->input_shapes) == 0)
-    result->diagnostics = graft_lint_model_with_inference (input->model, NULL, &result->inference);
+    result->diagnostics = graft_lint_model_with_inference (input->model, &options, &result->inference);
   else
     {
       g_autoptr(GError) error = NULL;
 
       /* The edges show what the given shapes imply; a shape that no
        * longer fits (an edit renamed the input) leaves the declared ones. */
-      result->diagnostics = graft_lint_model (input->model, NULL);
+      result->diagnostics = graft_lint_model (input->model, &options);
       result->inference = graft_shape_inference_run_given (input->model, input->input_shapes, &error);
       if (result->inference == NULL)
         result->inference = graft_shape_inference_run (input->model, NULL);
     }
+  /* A target that reads another kind of graph has said so in the
+   * diagnostics; there is no report then. */
+  if (input->target != NULL)
+    result->target_report = graft_target_check (input->model, input->target, result->inference, NULL);
   /* Edits wait for the check, so nothing changes the graph while it is
    * copied here. The copy of a 10k-node graph is tens of ms: made here,
    * the next edit's undo snapshot does not cost the UI thread that. */
@@ -114,6 +123,8 @@ on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
     self->spare_snapshot = g_steal_pointer (&check->copy);
   g_object_notify (G_OBJECT (self), "checking");
   graft_window_set_inference (self, check->inference);
+  g_clear_pointer (&self->target_report, graft_target_report_free);
+  self->target_report = g_steal_pointer (&check->target_report);
   graft_window_set_diagnostics (self, check->diagnostics);
   check_result_free (check);
   graft_window_update_action_states (self);
@@ -262,6 +273,40 @@ mark_cost (GraftWindow *self)
     }
 }
 
+/* Partition colours: distinct hues, light enough under dark label text. */
+static const GdkRGBA partition_tints[] = {
+  { 0.21, 0.52, 0.89, 1 }, { 0.57, 0.25, 0.67, 1 }, { 0.15, 0.64, 0.41, 1 }, { 0.90, 0.65, 0.04, 1 },
+  { 0.00, 0.60, 0.65, 1 }, { 0.75, 0.38, 0.16, 1 }, { 0.88, 0.36, 0.62, 1 }, { 0.45, 0.45, 0.45, 1 },
+};
+
+/* The deployment target's partitions as tints on the boxes. */
+static void
+mark_partitions (GraftWindow *self)
+{
+  for (guint i = 0; i < self->target_report->partitions->len; i++)
+    {
+      GraftPartition *partition = g_ptr_array_index (self->target_report->partitions, i);
+      for (guint k = 0; k < partition->nodes->len; k++)
+        graft_graph_canvas_set_node_tint (self->canvas, g_ptr_array_index (partition->nodes, k),
+                                          &partition_tints[i % G_N_ELEMENTS (partition_tints)]);
+    }
+}
+
+/* An unsupported node's badge: why it falls back. */
+static const char *
+target_badge (const char *reason)
+{
+  static const struct { const char *reason, *badge; } badges[] = {
+    { "op", "no such op" }, { "opset", "opset" }, { "dtype", "dtype" }, { "attribute", "attribute" },
+    { "dynamic-shape", "dynamic shape" }, { "rank", "rank" }, { "constant-input", "computed weight" },
+    { "output", "output" }, { "inputs", "inputs" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (badges); i++)
+    if (strcmp (badges[i].reason, reason) == 0)
+      return badges[i].badge;
+  return reason;
+}
+
 void
 graft_window_refresh_marks (GraftWindow *self)
 {
@@ -302,13 +347,41 @@ graft_window_refresh_marks (GraftWindow *self)
         continue;
       g_hash_table_insert (levels, key, GUINT_TO_POINTER (level));
       if (node != NULL)
-        graft_graph_canvas_mark_node (self->canvas, node, level, badge_text (diagnostic->rule));
+        graft_graph_canvas_mark_node (self->canvas, node, level,
+                                      diagnostic->reason != NULL ? target_badge (diagnostic->reason)
+                                                                 : badge_text (diagnostic->rule));
       /* The value concerned: a graph input's box, or the edges of a shape
        * constant. */
       if (diagnostic->value != NULL)
         graft_graph_canvas_mark_value (self->canvas, diagnostic->value, level,
                                        node == NULL ? badge_text (diagnostic->rule) : NULL);
     }
+  if (self->target_report != NULL)
+    mark_partitions (self);
+}
+
+/* The summary under the header: "2 partitions, 121/122 nodes on ort-nnapi;
+ * Flatten falls back". */
+static void
+update_target_bar (GraftWindow *self)
+{
+  g_autofree char *summary = NULL;
+  g_autofree char *tooltip = NULL;
+
+  gtk_widget_set_visible (self->target_bar, self->deploy_target != NULL && self->model != NULL);
+  if (self->deploy_target == NULL)
+    return;
+  if (self->target_report == NULL)
+    {
+      gtk_label_set_text (self->target_summary, self->check_cancellable != NULL ? "Checking…"
+                          : "This target does not read this kind of model (see Problems)");
+      return;
+    }
+  summary = graft_target_report_summary (self->target_report);
+  gtk_label_set_text (self->target_summary, summary);
+  tooltip = g_strdup_printf ("%s — %s\nSource: %s", self->deploy_target->title, self->deploy_target->version,
+                             self->deploy_target->sources[0]);
+  gtk_widget_set_tooltip_text (self->target_bar, tooltip);
 }
 
 void
@@ -320,6 +393,9 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
 
   if (diagnostics != NULL)
     g_ptr_array_ref (diagnostics);
+  else
+    /* The graph it judged is gone (an edit, another file). */
+    g_clear_pointer (&self->target_report, graft_target_report_free);
   graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   self->diagnostics = diagnostics;
@@ -335,6 +411,62 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
   else
     gtk_widget_remove_css_class (self->diagnostics_button, "error");
   graft_window_refresh_marks (self);
+  update_target_bar (self);
+}
+
+/* ---------- Deployment target ---------- */
+
+static void
+deploy_target_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *name = g_variant_get_string (parameter, NULL);
+  const GraftDeployTarget *target = name[0] != '\0' ? graft_deploy_target_lookup (name) : NULL;
+  guint n_targets, position = 0;
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+
+  if (name[0] != '\0' && target == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("No deployment target “%s”", name);
+      graft_window_show_toast (self, message);
+      return;
+    }
+  for (guint i = 0; i < n_targets; i++)
+    if (targets[i] == target)
+      position = i + 1;
+  if (gtk_drop_down_get_selected (self->target_dropdown) != position)
+    gtk_drop_down_set_selected (self->target_dropdown, position);   /* comes back here, same target */
+  if (self->deploy_target == target)
+    return;
+  self->deploy_target = target;
+  g_clear_pointer (&self->target_report, graft_target_report_free);
+  update_target_bar (self);
+  graft_window_refresh_marks (self);
+  graft_window_check_model (self);
+}
+
+static void
+on_target_selected (GraftWindow *self)
+{
+  guint n_targets, position = gtk_drop_down_get_selected (self->target_dropdown);
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+  const char *name = position >= 1 && position <= n_targets ? targets[position - 1]->name : "";
+
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.deploy-target", "s", name);
+}
+
+static void
+init_target_dropdown (GraftWindow *self)
+{
+  guint n_targets;
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+  g_autoptr(GtkStringList) titles = gtk_string_list_new (NULL);
+
+  gtk_string_list_append (titles, "No Target");
+  for (guint i = 0; i < n_targets; i++)
+    gtk_string_list_append (titles, targets[i]->title);
+  gtk_drop_down_set_model (self->target_dropdown, G_LIST_MODEL (titles));
+  g_signal_connect_swapped (self->target_dropdown, "notify::selected", G_CALLBACK (on_target_selected), self);
 }
 
 /* ---------- Run pane ---------- */
@@ -521,6 +653,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.save-outputs", NULL, save_outputs_action);
   gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);
   gtk_widget_class_install_action (widget_class, "win.filter-diagnostics", "s", filter_diagnostics_action);
+  gtk_widget_class_install_action (widget_class, "win.deploy-target", "s", deploy_target_action);
   gtk_widget_class_install_property_action (widget_class, "win.show-diagnostics", "diagnostics-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
@@ -537,4 +670,5 @@ graft_window_init_analysis (GraftWindow *self)
   g_signal_connect_swapped (self, "notify::diagnostics-visible", G_CALLBACK (on_diagnostics_visible), self);
   g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);
   g_signal_connect_swapped (self, "notify::show-cost", G_CALLBACK (graft_window_refresh_marks), self);
+  init_target_dropdown (self);
 }

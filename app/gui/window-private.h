@@ -13,6 +13,7 @@
 #include "widgets/find-panel.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
+#include "analysis/target-check.h"
 
 G_BEGIN_DECLS
 
@@ -47,6 +48,9 @@ struct _GraftWindow
   GtkWidget *diagnostics_button;
   GtkPaned *run_paned;
   GraftRunPane *run_pane;
+  GtkDropDown *target_dropdown;     /* "No Target", then graft_deploy_targets() in order */
+  GtkWidget *target_bar;            /* the target's summary under the header, while one is chosen */
+  GtkLabel *target_summary;
 
   /* Owned references */
   GSettings *settings;
@@ -56,6 +60,7 @@ struct _GraftWindow
   char *loading_path;
   GPtrArray *diagnostics;           /* of the graph shown now (window-analysis.c) */
   GraftInference *inference;        /* its inferred shapes, from the same check; NULL until it lands */
+  GraftTargetReport *target_report; /* the deployment target's verdicts, from the same check, or NULL */
   GraftEditHistory *history;        /* edits and saving (window-edits.c) */
   char *title_base;                 /* file name shown in the title */
   char *save_path;                  /* where Save writes; NULL until chosen */
@@ -84,6 +89,7 @@ struct _GraftWindow
 
   /* State */
   guint loading_pulse_id;
+  const GraftDeployTarget *deploy_target;  /* chosen in the header (win.deploy-target); NULL: none */
   /* Properties behind the stateful actions */
   gboolean show_names;
   gboolean show_attributes;

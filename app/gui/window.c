@@ -920,6 +920,7 @@ graft_window_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->run_pane, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  g_clear_pointer (&self->target_report, graft_target_report_free);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
   g_clear_weak_pointer (&self->history_toast);
@@ -1118,6 +1119,9 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_button);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_paned);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_pane);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_bar);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_summary);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);

@@ -7,6 +7,7 @@
 #include "analysis/baked-shape.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
+#include "analysis/target-check.h"
 #include "edit/edit.h"
 #include "edit/graph-copy.h"
 #include "edit/graph-surgery.h"
@@ -136,11 +137,44 @@ check_lowering (GraftModel *model, gint64 opset, GPtrArray *list)
     }
 }
 
+/* Every node the deployment target cannot run, with the reason. */
+static void
+check_deploy_target (GraftModel *model, const GraftDeployTarget *target, GPtrArray *list)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftTargetReport) report = graft_target_check (model, target, NULL, &error);
+  GraftSeverity severity = target->host_fallback ? GRAFT_SEVERITY_WARNING : GRAFT_SEVERITY_ERROR;
+
+  if (report == NULL)
+    {
+      graft_diagnostic_add (list, "unsupported-op", GRAFT_SEVERITY_ERROR, NULL, NULL, "%s", error->message);
+      return;
+    }
+  for (guint i = 0; i < report->nodes->len; i++)
+    {
+      const GraftNodeSupport *support = g_ptr_array_index (report->nodes, i);
+      GraftDiagnostic *d;
+
+      if (support->reason == GRAFT_SUPPORT_OK)
+        continue;
+      d = graft_diagnostic_add (list, "unsupported-op", severity, support->node, NULL, "%s%s", support->message,
+                                target->host_fallback ? "; it runs on the host instead" : "");
+      d->reason = graft_support_reason_to_string (support->reason);
+    }
+}
+
 static void
 check_ops (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
 {
   OpCheck check = { model, list, g_hash_table_new (NULL, NULL) };
   GraftModelFormat format = graft_model_get_format (model);
+
+  if (options->deploy_target != NULL)
+    {
+      g_hash_table_unref (check.reported);
+      check_deploy_target (model, options->deploy_target, list);
+      return;
+    }
 
   if (options->onnx_target_opset > 0 &&
       (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT || format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM))
@@ -416,7 +450,8 @@ static const GraftLintRule lint_rules[] = {
     check_structure, GRAFT_LINT_FIX_NONE },
   { "unsupported-op", GRAFT_SEVERITY_ERROR, "Unsupported operator", "unsupported",
     "a node in a non-standard domain or one the model does not import (error), with no ONNX lowering at the "
-    "target opset (error, --target onnx), or with no kernel in Graft's runtime (warning)", check_ops,
+    "target opset (error, --target onnx), with no kernel in Graft's runtime (warning), or that a deployment target "
+    "cannot run (--target NAME: a warning where it falls back to the host, else an error)", check_ops,
     GRAFT_LINT_FIX_NONE },
   { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
     "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs); "

@@ -6,6 +6,7 @@
 
 #include "ir/model.h"
 #include "analysis/shape-inference.h"
+#include "analysis/deploy-target.h"
 
 G_BEGIN_DECLS
 
@@ -28,6 +29,10 @@ typedef struct {
    * so that a GUI can offer the fix (graft_edit_new_make_dim_dynamic). */
   GraftValue *input;
   int axis;
+  /* unsupported-op against a deployment target: why, as
+   * graft_support_reason_to_string() names it ("op", "dynamic-shape"…);
+   * NULL otherwise. */
+  const char *reason;
 } GraftDiagnostic;
 
 void graft_diagnostic_free (GraftDiagnostic *diagnostic);
@@ -40,6 +45,11 @@ typedef struct {
    * (graft-cli convert): every op without a lowering is an unsupported-op
    * error. */
   gint64 onnx_target_opset;
+  /* The model is meant for this deployment target (analysis/deploy-target.h):
+   * each node the target cannot run is an unsupported-op diagnostic, a
+   * warning where the target falls back to the host, else an error; the
+   * checks of Graft's own runtime are left out. */
+  const GraftDeployTarget *deploy_target;
 } GraftLintOptions;
 
 /* Runs every rule; the model is only read, so lint may run on a worker

@@ -312,6 +312,50 @@ graft_node_get_subgraphs (GraftNode *node)
   return subgraphs;
 }
 
+static gboolean
+graph_is_within (GraftGraph *graph, GraftGraph *ancestor)
+{
+  for (; graph != NULL; graph = graph->parent_graph)
+    if (graph == ancestor)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+collect_captures (GraftGraph *body, GraftGraph *owner_body, GPtrArray *captures)
+{
+  for (guint i = 0; i < body->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (body->nodes, i);
+      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *value = g_ptr_array_index (node->inputs, j);
+
+          if (value != NULL && value->initializer == NULL && !graph_is_within (value->graph, owner_body)
+              && !g_ptr_array_find (captures, value, NULL))
+            g_ptr_array_add (captures, value);
+        }
+      for (guint j = 0; j < subgraphs->len; j++)
+        collect_captures (g_ptr_array_index (subgraphs, j), owner_body, captures);
+    }
+}
+
+GPtrArray *
+graft_node_get_captured_values (GraftNode *node)
+{
+  GPtrArray *captures = g_ptr_array_new ();
+  g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (subgraphs, i);
+      collect_captures (body, body, captures);
+    }
+  return captures;
+}
+
 static void
 foreach_node (GraftGraph *graph, GPtrArray *(*subgraphs_of) (GraftNode *node), GraftNodeFunc func,
               gpointer user_data)

@@ -158,6 +158,11 @@ void graft_node_adopt_subgraph (GraftNode *node, GraftGraph *subgraph);
 /* All subgraphs of a node, in attribute order (GraftGraph*, not owned). */
 GPtrArray *graft_node_get_subgraphs (GraftNode *node);
 
+/* The values the bodies of a node's subgraphs (and their subgraphs) read
+ * from outside the node, weights left out; each once (GraftValue*, not
+ * owned). */
+GPtrArray *graft_node_get_captured_values (GraftNode *node);
+
 /* Interned canonical domain for a file's domain string. */
 const char *graft_canonical_domain (const char *domain);
 

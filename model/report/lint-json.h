@@ -4,10 +4,13 @@
 
 #include <glib.h>
 
+#include "analysis/target-check.h"
+
 G_BEGIN_DECLS
 
-/* { "diagnostics": [ { "rule", "severity", "node", "value", "message" } ] },
- * pretty-printed. */
-char *graft_diagnostics_to_json (GPtrArray *diagnostics);
+/* { "diagnostics": [ { "rule", "severity", "node", "op", "reason", "value", "message" } ] },
+ * pretty-printed; with a deployment target's report (or NULL), also "target"
+ * (every node's verdict) and "partitions" (their sizes and borders). */
+char *graft_diagnostics_to_json (GPtrArray *diagnostics, const GraftTargetReport *report);
 
 G_END_DECLS

@@ -19,15 +19,6 @@ find_canvas (GraftWindow *window)
   return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
 }
 
-static GraftNode *
-find_op (GraftGraph *graph, const char *op)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    if (strcmp (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op, op) == 0)
-      return g_ptr_array_index (graph->nodes, i);
-  return NULL;
-}
-
 static gboolean
 is_drawn (GraftWindow *window, GraftNode *node)
 {
@@ -47,8 +38,8 @@ test_module_attribute_toggle (void)
 
   harness_open (window, path);
   graph = graft_graph_canvas_get_graph (find_canvas (window));
-  get_attr = find_op (graph, "prim::GetAttr");
-  mul = find_op (graph, "aten::mul");
+  get_attr = harness_find_op (graph, "prim::GetAttr");
+  mul = harness_find_op (graph, "aten::mul");
   g_assert_nonnull (get_attr);
   g_assert_nonnull (mul);
 
@@ -66,7 +57,7 @@ test_module_attribute_toggle (void)
   g_assert_false (is_drawn (window, get_attr));
   g_assert_true (settings == NULL || !g_settings_get_boolean (settings, "show-module-attributes"));
   /* The model keeps its nodes: the view only folds them. */
-  g_assert_true (find_op (graft_graph_canvas_get_graph (find_canvas (window)), "prim::GetAttr") == get_attr);
+  g_assert_true (harness_find_op (graft_graph_canvas_get_graph (find_canvas (window)), "prim::GetAttr") == get_attr);
   harness_window_close (window);
 }
 
@@ -92,7 +83,7 @@ test_run_pane_asks_for_shape (void)
   harness_open (window, path);
   harness_activate (window, "win.show-run");
   graph = graft_graph_canvas_get_graph (find_canvas (window));
-  conv = find_op (graph, "aten::conv2d");
+  conv = harness_find_op (graph, "aten::conv2d");
   g_assert_nonnull (conv);
   button = harness_find_name (GTK_WIDGET (window), "run-input-shape");
   g_assert_nonnull (button);

@@ -701,3 +701,12 @@ harness_drop_file (GtkDropTarget *target, const char *path, double x, double y)
   g_value_unset (&value);
   return accepted;
 }
+
+GraftNode *
+harness_find_op (GraftGraph *graph, const char *op)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (strcmp (((GraftNode *) g_ptr_array_index (graph->nodes, i))->op, op) == 0)
+      return g_ptr_array_index (graph->nodes, i);
+  return NULL;
+}

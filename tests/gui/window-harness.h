@@ -46,6 +46,8 @@ GtkWidget *harness_find_name (GtkWidget *root, const char *name);
 GtkWidget *harness_get_name (GtkWidget *root, const char *name);
 /* The graph the window's canvas shows. */
 GraftGraph *harness_shown_graph (GraftWindow *window);
+/* The first node of graph whose op is op ("onnx::Conv"), or NULL. */
+GraftNode *harness_find_op (GraftGraph *graph, const char *op);
 /* The first open dialog of window that is a `type`, or NULL. */
 GtkWindow *harness_find_dialog (GraftWindow *window, GType type);
 /* Iterates the main loop for ms milliseconds (a widget's typing pause). */
