@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 
 #include "cli.h"
 #include "loader.h"
@@ -497,6 +500,15 @@ find_operation_option (const char *arg)
   return -1;
 }
 
+static gboolean
+is_stdout (const char *path)
+{
+  GStatBuf named, standard;
+
+  return g_stat (path, &named) == 0 && fstat (STDOUT_FILENO, &standard) == 0 && named.st_dev == standard.st_dev
+         && named.st_ino == standard.st_ino;
+}
+
 int
 graft_cli_edit (int argc, char **argv)
 {
@@ -634,6 +646,13 @@ graft_cli_edit (int argc, char **argv)
     {
       graft_cli_print_error ("edit: needs an input model and -o OUT (try --help)");
       return 2;
+    }
+  /* -o /dev/stdout (a pipe, say): the model's bytes go to file
+   * descriptor 1, so what the edit reports goes to stderr. */
+  if (is_stdout (out))
+    {
+      fflush (stdout);
+      stdout = stderr;
     }
   for (guint i = 0; i < steps->len; i++)
     {

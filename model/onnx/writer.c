@@ -728,13 +728,19 @@ write_through (Onnx__ModelProto *proto, const char *path, GError **error)
 static gboolean
 write_atomically (Onnx__ModelProto *proto, const char *requested_path, GError **error)
 {
+  GStatBuf original;
+
+  /* A pipe or a device is written through the path as given: /dev/stdout
+   * is a link to /proc/self/fd/1, itself a link to "pipe:[N]", which
+   * opens but has no real path to resolve. */
+  if (g_stat (requested_path, &original) == 0 && !S_ISREG (original.st_mode))
+    return write_through (proto, requested_path, error);
   /* A symbolic link is followed: its target is what gets replaced, and
    * the link stays a link. */
   g_autofree char *path = g_file_test (requested_path, G_FILE_TEST_IS_SYMLINK)
                           ? realpath (requested_path, NULL) : g_strdup (requested_path);
   if (path == NULL)
     return io_error (error, requested_path, "the symbolic link points nowhere", errno);
-  GStatBuf original;
   gboolean exists = g_stat (path, &original) == 0;
   if (exists && !S_ISREG (original.st_mode))
     return write_through (proto, path, error);

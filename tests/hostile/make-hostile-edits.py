@@ -73,4 +73,37 @@ write("recipe-deep-nesting.json",
       '{"graft-recipe": 1, "steps": [{"edit": "rename-node", "node": "relu", "to": "x", "deep": '
       + "[" * 20000 + "]" * 20000 + "}]}")
 
+# ---------------------------------------------------------------- output that lies
+
+# A name that would print a fake line, and one that shows the text after
+# it reversed (U+202E): info and lint print both escaped.
+FAKE_LINE = "relu\nmodel.onnx: 0 errors, 0 warnings, 0 notes"
+REVERSED = "gelu\u202etxt.exe"
+nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+         helper.make_node("Foo", ["r"], [REVERSED], name=FAKE_LINE, domain="custom")]
+graph = helper.make_graph(nodes, "lies\u202e", [vi("x", shape=[2])], [vi(REVERSED, shape=[2])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)],
+                          ir_version=8)
+helper.set_model_props(model, {"note": "one\ntwo"})
+save(model, "names-that-lie.onnx")
+
+# External data whose location is "." (the model's own folder).
+def external_model(location):
+    weight = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4], data_location=TensorProto.EXTERNAL)
+    entry = weight.external_data.add()
+    entry.key, entry.value = "location", location
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "external", [vi("x", shape=[4])],
+                              [vi("y", shape=[4])], initializer=[weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+save(external_model("."), "external-dot.onnx")
+
+# ---------------------------------------------------------------- out of memory
+
+# 5 M list elements in 10 MB: json-glib's tree of them needs far more
+# than the 300 MiB address space the test gives graft-cli, so an
+# allocation fails while the recipe is parsed.
+write("recipe-five-million.json", '{"graft-recipe": 1, "steps": [' + ",".join(["0"] * 5_000_000) + "]}")
+
 done(OUT, __file__)

@@ -1,13 +1,22 @@
 /* The edit-side classes of issue 41, on files made by
  * make-hostile-edits.py: recipes that nest too deep or address a
- * subgraph in a form the replay cannot follow. Each runs the built
- * graft-cli and checks for a clear error naming the file, the step and
- * the address, with nothing saved. Also run under ASan/UBSan. */
+ * subgraph in a form the replay cannot follow (a clear error naming the
+ * file, the step and the address, nothing saved), names that would print
+ * fake lines, -o /dev/stdout into a pipe, external data named ".", an
+ * allocation failure (the process ends with a message, never hangs).
+ * Most run the built graft-cli. Also run under ASan/UBSan. */
+#include <signal.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gio/gio.h>
 #include "loader.h"
+#include "onnx/reader.h"
 #include "../cli/cli-run.h"
 #include "../onnx/fixtures.h"
+#include "../test-sanitized.h"
 #include "../test-scratch.h"
 
 static char *files_dir;
@@ -85,6 +94,128 @@ test_recipe_graph_path_followed (void)
   g_assert_nonnull (node_named (graft_node_get_attribute (choose, "else_branch")->g, "relu"));
 }
 
+
+/* ------------------------------------------------------------------ output */
+
+static char *
+cli_path (void)
+{
+  return g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+}
+
+/* A node name with a newline would print a fake "0 errors" line, one with
+ * U+202E would show the text after it reversed: both print escaped. */
+static void
+test_names_escaped (void)
+{
+  g_autofree char *model = fixture ("names-that-lie.onnx");
+  g_auto(Run) info = { 0 };
+  g_auto(Run) lint = { 0 };
+
+  run_cli (&info, (const char *[]) { "info", model, NULL });
+  run_cli (&lint, (const char *[]) { "lint", model, NULL });
+  g_test_message ("info:\n%s\nlint:\n%s", info.out, lint.out);
+  g_assert_cmpint (info.status, ==, 0);
+  g_assert_nonnull (strstr (info.out, "gelu\\u202etxt.exe"));
+  g_assert_nonnull (strstr (info.out, "Graph 'lies\\u202e'"));
+  g_assert_nonnull (strstr (info.out, "note = one\\x0atwo"));
+  g_assert_nonnull (strstr (lint.out, "relu\\x0amodel.onnx: 0 errors, 0 warnings, 0 notes: custom::Foo"));
+  /* One line per diagnostic, then the count. */
+  g_auto(GStrv) lines = g_strsplit (lint.out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);
+  g_assert_true (g_str_has_prefix (lines[1], "1 errors"));
+  g_assert_null (strstr (info.out, "\u202e"));
+  g_assert_null (strstr (lint.out, "\u202e"));
+}
+
+/* README: edit -o writes through to pipes. /dev/stdout into a pipe is a
+ * link to "pipe:[N]", which has no path; the model arrives whole and what
+ * the edit reports goes to stderr. */
+static void
+test_save_to_stdout_pipe (void)
+{
+  g_autofree char *cli = cli_path ();
+  g_autofree char *model_path = fixture ("if-branches.onnx");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                                                     &error, cli, "edit", model_path, "-o", "/dev/stdout",
+                                                     "--rename-node", "add=plus", NULL);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate (process, NULL, NULL, &out, &err, &error));
+  g_test_message ("stderr: %.*s", (int) g_bytes_get_size (err), (const char *) g_bytes_get_data (err, NULL));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_autoptr(GraftModel) model = graft_onnx_read_bytes (out, "stdout.onnx", NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (node_named (graft_model_get_graph (model), "plus"));
+  g_assert_null (node_named (graft_model_get_graph (model), "add"));
+}
+
+static void
+test_external_location_dot (void)
+{
+  g_autofree char *path = fixture ("external-dot.onnx");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_null (model);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "initializer 'w': external data location '.' is the model's folder itself"));
+  g_assert_null (strstr (error->message, "outside"));
+}
+
+/* ------------------------------------------------------------------ out of memory */
+
+/* graft-cli parses a recipe too big for a 300 MiB address space. GLib
+ * reports the failed allocation through stderr while it holds its
+ * allocator's lock; the filter on stderr allocated too and waited for that
+ * lock forever. Now the process ends within seconds with the message. */
+/* In the child, before exec: 300 MiB of address space, and a hang ends
+ * as SIGALRM (an alarm survives exec). */
+static void
+limit_child (gpointer user_data)
+{
+  struct rlimit limit = { 300u << 20, 300u << 20 };
+
+  setrlimit (RLIMIT_AS, &limit);
+  alarm (60);
+}
+
+static void
+test_out_of_memory_ends (void)
+{
+  g_autofree char *cli = cli_path ();
+  g_autofree char *model = fixture ("if-branches.onnx");
+  g_autofree char *recipe = fixture ("recipe-five-million.json");
+  g_autofree char *out = graft_test_scratch_file ("graft-oom-XXXXXX.onnx");
+  const char *argv[] = { cli, "edit", model, "-o", out, "--overwrite", "--recipe", recipe, NULL };
+  /* OpenBLAS's threads each take a buffer at start-up, and spin when they
+   * cannot: one thread keeps them out of the limit. */
+  g_auto(GStrv) env = g_environ_setenv (g_get_environ (), "OPENBLAS_NUM_THREADS", "1", TRUE);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  if (SANITIZED)
+    {
+      g_test_skip ("AddressSanitizer's shadow memory does not fit in a limited address space");
+      return;
+    }
+  gint64 start = g_get_monotonic_time ();
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, limit_child, NULL, NULL, &err,
+                               &status, &error));
+  g_assert_no_error (error);
+  double seconds = (g_get_monotonic_time () - start) / 1e6;
+  g_test_message ("%.1f s, %s %d: %s", seconds, WIFSIGNALED (status) ? "signal" : "exit",
+                  WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status), err);
+  g_assert_false (WIFSIGNALED (status) && WTERMSIG (status) == SIGALRM);
+  g_assert_true (WIFSIGNALED (status) || WEXITSTATUS (status) != 0);
+  g_assert_nonnull (strstr (err, "failed to allocate"));
+  g_assert_cmpfloat (seconds, <, 60);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -97,6 +228,10 @@ main (int argc, char **argv)
       g_test_add_data_func (name, &recipe_cases[i], test_recipe_refused);
     }
   g_test_add_func ("/hostile-edits/recipe/graph-path-followed", test_recipe_graph_path_followed);
+  g_test_add_func ("/hostile-edits/output/names-escaped", test_names_escaped);
+  g_test_add_func ("/hostile-edits/output/stdout-pipe", test_save_to_stdout_pipe);
+  g_test_add_func ("/hostile-edits/output/external-location-dot", test_external_location_dot);
+  g_test_add_func ("/hostile-edits/out-of-memory-ends", test_out_of_memory_ends);
   int status = g_test_run ();
   g_free (files_dir);
   return status;

@@ -16,18 +16,8 @@
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "../onnx/fixtures.h"
+#include "../test-sanitized.h"
 #include "../test-scratch.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 /* ASan's shadow memory and quarantine and its slower code get room. */
 #define TIME_FACTOR (SANITIZED ? 6 : 1)
