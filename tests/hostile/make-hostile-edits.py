@@ -106,4 +106,14 @@ save(external_model("."), "external-dot.onnx")
 # allocation fails while the recipe is parsed.
 write("recipe-five-million.json", '{"graft-recipe": 1, "steps": [' + ",".join(["0"] * 5_000_000) + "]}")
 
+# ---------------------------------------------------------------- string payloads
+
+# A one-element string expanded to 2^27 elements: 1 GiB of pointers, and
+# a heap block for every element.
+text = helper.make_tensor("text", TensorProto.STRING, [1], [b"a"])
+count = helper.make_tensor("count", TensorProto.INT64, [1], [1 << 27])
+graph = helper.make_graph([helper.make_node("Expand", ["text", "count"], ["many"], name="expand")], "strings",
+                          [vi("x", shape=[1])], [vi("many", TensorProto.STRING, [1 << 27])], initializer=[text, count])
+save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), "strings-expanded.onnx")
+
 done(OUT, __file__)

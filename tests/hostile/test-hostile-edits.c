@@ -3,7 +3,8 @@
  * subgraph in a form the replay cannot follow (a clear error naming the
  * file, the step and the address, nothing saved), names that would print
  * fake lines, -o /dev/stdout into a pipe, external data named ".", an
- * allocation failure (the process ends with a message, never hangs).
+ * allocation failure (the process ends with a message, never hangs),
+ * string tensors past --memory-limit.
  * Most run the built graft-cli. Also run under ASan/UBSan. */
 #include <signal.h>
 #include <glib/gstdio.h>
@@ -216,6 +217,27 @@ test_out_of_memory_ends (void)
   g_assert_cmpfloat (seconds, <, 60);
 }
 
+/* ------------------------------------------------------------------ memory limit */
+
+/* Expand of one string to 2^27 elements: 1 GiB of pointers and 4 GiB of
+ * heap blocks, which the limit did not count (5.2 GB peak, 109 s). Now
+ * refused before it is allocated. */
+static void
+test_string_payload_counted (void)
+{
+  g_autofree char *model = fixture ("strings-expanded.onnx");
+  g_auto(Run) run = { 0 };
+  struct rusage usage;
+
+  run_cli (&run, (const char *[]) { "run", model, "--random", "--memory-limit", "2048", NULL });
+  g_assert_cmpint (getrusage (RUSAGE_CHILDREN, &usage), ==, 0);
+  g_test_message ("exit %d, peak of the children so far %ld MiB: %s", run.status, usage.ru_maxrss / 1024, run.err);
+  g_assert_cmpint (run.status, ==, 1);
+  g_assert_nonnull (strstr (run.err, "node 'expand' (onnx::Expand): a string tensor of 134217728 elements needs "
+                                     "5120 MiB, past the run's memory limit of 2048 MiB"));
+  g_assert_cmpint (usage.ru_maxrss / 1024, <, 400 + (SANITIZED ? 700 : 0));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -232,6 +254,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile-edits/output/stdout-pipe", test_save_to_stdout_pipe);
   g_test_add_func ("/hostile-edits/output/external-location-dot", test_external_location_dot);
   g_test_add_func ("/hostile-edits/out-of-memory-ends", test_out_of_memory_ends);
+  g_test_add_func ("/hostile-edits/memory-limit/string-payload", test_string_payload_counted);
   int status = g_test_run ();
   g_free (files_dir);
   return status;
