@@ -98,6 +98,12 @@ def external_model(location):
 
 
 save(external_model("."), "external-dot.onnx")
+# A model whose weights (1, 2, 3, 4) lie beside it in weights.bin: the
+# test swaps weights.bin for a symbolic link after the load.
+os.makedirs(at("external"), exist_ok=True)
+save(external_model("weights.bin"), "external/model.onnx")
+with open(at("external/weights.bin"), "wb") as f:
+    f.write(np.array([1, 2, 3, 4], np.float32).tobytes())
 
 # ---------------------------------------------------------------- out of memory
 

@@ -4,7 +4,8 @@
  * file, the step and the address, nothing saved), names that would print
  * fake lines, -o /dev/stdout into a pipe, external data named ".", an
  * allocation failure (the process ends with a message, never hangs),
- * string tensors past --memory-limit.
+ * string tensors past --memory-limit, external data swapped for a
+ * symbolic link between load and save.
  * Most run the built graft-cli. Also run under ASan/UBSan. */
 #include <signal.h>
 #include <glib/gstdio.h>
@@ -15,6 +16,7 @@
 #include <gio/gio.h>
 #include "loader.h"
 #include "onnx/reader.h"
+#include "onnx/writer.h"
 #include "../cli/cli-run.h"
 #include "../onnx/fixtures.h"
 #include "../test-sanitized.h"
@@ -238,6 +240,100 @@ test_string_payload_counted (void)
   g_assert_cmpint (usage.ru_maxrss / 1024, <, 400 + (SANITIZED ? 700 : 0));
 }
 
+/* ------------------------------------------------------------------ external data */
+
+/* A copy of external/ (model.onnx, weights.bin) in a scratch folder, and
+ * a "secret" file outside it. */
+static char *
+copy_external_model (char **secret)
+{
+  g_autofree char *dir = graft_test_scratch_dir ("graft-external-XXXXXX", NULL);
+  g_autofree char *folder = g_build_filename (dir, "model", NULL);
+  const char *names[] = { "model.onnx", "weights.bin" };
+
+  g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *from = g_build_filename (files_dir, "external", names[i], NULL);
+      g_autofree char *to = g_build_filename (folder, names[i], NULL);
+      g_autofree char *contents = NULL;
+      gsize length;
+      g_assert_true (g_file_get_contents (from, &contents, &length, NULL));
+      g_assert_true (g_file_set_contents (to, contents, (gssize) length, NULL));
+    }
+  *secret = g_build_filename (dir, "secret", NULL);
+  g_assert_true (g_file_set_contents (*secret, "SECRET-PASSWORD!", 16, NULL));
+  return g_steal_pointer (&folder);
+}
+
+/* weights.bin swapped for a link to a file outside the folder between the
+ * load and the save (which reads the weights for the first time): the
+ * saved model holds the weights as they were at the load, never the
+ * secret. Before, the save re-opened the path and embedded the secret. */
+static void
+test_external_swapped_for_link (void)
+{
+  g_autofree char *secret = NULL;
+  g_autofree char *folder = copy_external_model (&secret);
+  g_autofree char *model_path = g_build_filename (folder, "model.onnx", NULL);
+  g_autofree char *weights = g_build_filename (folder, "weights.bin", NULL);
+  g_autofree char *moved = g_build_filename (folder, "weights.old", NULL);
+  g_autofree char *out = g_build_filename (folder, "out.onnx", NULL);
+  static const float expected[] = { 1, 2, 3, 4 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_rename (weights, moved), ==, 0);
+  g_assert_cmpint (symlink (secret, weights), ==, 0);
+  g_assert_true (graft_onnx_write_file (model, out, GRAFT_ONNX_WRITE_NONE, &error));
+  g_assert_no_error (error);
+
+  g_autoptr(GraftModel) saved = graft_model_load (out, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftValue *w = graft_graph_lookup_value (graft_model_get_graph (saved), "w");
+  g_assert_false (graft_tensor_is_external (w->initializer));
+  GBytes *data = graft_tensor_get_data (w->initializer, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (data, NULL), g_bytes_get_size (data), expected, sizeof expected);
+
+  /* The moved file is still the model's external data: saving onto it is
+   * refused like saving onto the model. */
+  g_assert_false (graft_onnx_write_file (model, moved, GRAFT_ONNX_WRITE_OVERWRITE_SOURCE, &error));
+  g_test_message ("%s", error->message);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE);
+  g_assert_nonnull (strstr (error->message, "holds the external data of 'w'"));
+
+  /* A model opened after the swap does not follow the link. */
+  g_clear_object (&model);
+  g_clear_error (&error);
+  model = graft_model_load (model_path, NULL, NULL, NULL, &error);
+  g_assert_null (model);
+  g_test_message ("%s", error->message);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE);
+}
+
+/* graft-cli edit -o onto the model's own external data is refused, and
+ * the weights are left as they were. */
+static void
+test_cli_save_onto_external_data (void)
+{
+  g_autofree char *secret = NULL;
+  g_autofree char *folder = copy_external_model (&secret);
+  g_autofree char *model = g_build_filename (folder, "model.onnx", NULL);
+  g_autofree char *weights = g_build_filename (folder, "weights.bin", NULL);
+  g_auto(Run) run = { 0 };
+  gsize length = 0;
+  g_autofree char *after = NULL;
+
+  run_cli (&run, (const char *[]) { "edit", model, "-o", weights, "--rename-node", "add=plus", "--overwrite", NULL });
+  g_test_message ("exit %d: %s", run.status, run.err);
+  g_assert_cmpint (run.status, ==, 1);
+  g_assert_nonnull (strstr (run.err, "holds the external data of 'w'"));
+  g_assert_true (g_file_get_contents (weights, &after, &length, NULL));
+  g_assert_cmpuint (length, ==, 16);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -255,6 +351,8 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile-edits/output/external-location-dot", test_external_location_dot);
   g_test_add_func ("/hostile-edits/out-of-memory-ends", test_out_of_memory_ends);
   g_test_add_func ("/hostile-edits/memory-limit/string-payload", test_string_payload_counted);
+  g_test_add_func ("/hostile-edits/external/swapped-for-link", test_external_swapped_for_link);
+  g_test_add_func ("/hostile-edits/external/cli-save-onto-it", test_cli_save_onto_external_data);
   int status = g_test_run ();
   g_free (files_dir);
   return status;
