@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 
 #include "cli.h"
 #include "loader.h"
@@ -568,6 +571,15 @@ search_float32_nodes (GraftModel *model, GPtrArray *steps, GraftPrecisionOptions
   return TRUE;
 }
 
+static gboolean
+is_stdout (const char *path)
+{
+  GStatBuf named, standard;
+
+  return g_stat (path, &named) == 0 && fstat (STDOUT_FILENO, &standard) == 0 && named.st_dev == standard.st_dev
+         && named.st_ino == standard.st_ino;
+}
+
 int
 graft_cli_edit (int argc, char **argv)
 {
@@ -732,6 +744,13 @@ graft_cli_edit (int argc, char **argv)
     }
   if (auto_keep && !auto_keep_usage_ok (steps))
     return 2;
+  /* -o /dev/stdout (a pipe, say): the model's bytes go to file
+   * descriptor 1, so what the edit reports goes to stderr. */
+  if (is_stdout (out))
+    {
+      fflush (stdout);
+      stdout = stderr;
+    }
   for (guint i = 0; i < steps->len; i++)
     {
       Step *step = g_ptr_array_index (steps, i);

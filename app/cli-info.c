@@ -31,7 +31,8 @@ print_values (const char *title, GPtrArray *values)
     {
       GraftValue *value = g_ptr_array_index (values, i);
       g_autofree char *type = format_value (value);
-      printf ("  %-24s %s\n", value->name, type);
+      g_autofree char *name = graft_cli_escape_name (value->name);
+      printf ("  %-24s %s\n", name, type);
     }
 }
 
@@ -41,12 +42,13 @@ print_graph (const char *kind, const char *name, GraftGraph *graph)
   g_autoptr(GArray) ops = graft_op_histogram (graph, TRUE);
   guint recursive = graft_graph_count_nodes_recursive (graph);
   g_autofree char *size = NULL;
+  g_autofree char *shown_name = graft_cli_escape_name (name);
   gint64 elements;
   guint64 bytes;
 
   graft_graph_count_weights (graph, &elements, &bytes);
   size = g_format_size_full (bytes, G_FORMAT_SIZE_IEC_UNITS);
-  printf ("%s '%s': %u nodes", kind, name, graph->nodes->len);
+  printf ("%s '%s': %u nodes", kind, shown_name, graph->nodes->len);
   if (recursive != graph->nodes->len)
     printf (" (%u with subgraphs)", recursive);
   printf (", %u initializers", graph->initializers->len);
@@ -54,7 +56,10 @@ print_graph (const char *kind, const char *name, GraftGraph *graph)
     printf (" (%" G_GINT64_FORMAT " elements, %s)", elements, size);
   printf ("\n");
   for (guint i = 0; i < ops->len; i++)
-    printf ("  %-32s %u\n", g_array_index (ops, GraftOpCount, i).op, g_array_index (ops, GraftOpCount, i).count);
+    {
+      g_autofree char *op = graft_cli_escape_name (g_array_index (ops, GraftOpCount, i).op);
+      printf ("  %-32s %u\n", op, g_array_index (ops, GraftOpCount, i).count);
+    }
 }
 
 static void
@@ -66,7 +71,8 @@ print_dim_ranges (GraftModel *model)
     {
       const char *symbol = g_ptr_array_index (symbols, i);
       g_autofree char *range = graft_model_describe_dim_range (model, symbol);
-      printf ("Dim:       %s %s\n", symbol, range);
+      g_autofree char *shown = graft_cli_escape_name (symbol);
+      printf ("Dim:       %s %s\n", shown, range);
     }
 }
 
@@ -87,8 +93,9 @@ print_text (GraftModel *model)
   if (graft_model_get_producer_name (model) && graft_model_get_producer_name (model)[0])
     {
       const char *version = graft_model_get_producer_version (model);
-      printf ("Producer:  %s%s%s\n", graft_model_get_producer_name (model),
-              version && version[0] ? " " : "", version && version[0] ? version : "");
+      g_autofree char *producer = graft_cli_escape_name (graft_model_get_producer_name (model));
+      g_autofree char *shown_version = graft_cli_escape_name (version ? version : "");
+      printf ("Producer:  %s%s%s\n", producer, shown_version[0] ? " " : "", shown_version);
     }
   /* A TorchScript archive's or torch.export program's only "opset" is its
    * format or schema version, which the Format line already gives. */
@@ -98,7 +105,8 @@ print_text (GraftModel *model)
       for (guint i = 0; i < domains->len; i++)
         {
           const char *domain = g_ptr_array_index (domains, i);
-          printf ("%s %s %" G_GINT64_FORMAT, i ? "," : "", domain, graft_model_get_opset (model, domain));
+          g_autofree char *shown = graft_cli_escape_name (domain);
+          printf ("%s %s %" G_GINT64_FORMAT, i ? "," : "", shown, graft_model_get_opset (model, domain));
         }
       printf ("\n");
     }
@@ -106,7 +114,9 @@ print_text (GraftModel *model)
     {
       const char *key, *value;
       graft_model_get_metadata (model, i, &key, &value);
-      printf ("Metadata:  %s = %s\n", key, value);
+      g_autofree char *shown_key = graft_cli_escape_name (key);
+      g_autofree char *shown_value = graft_cli_escape_name (value);
+      printf ("Metadata:  %s = %s\n", shown_key, shown_value);
     }
   print_dim_ranges (model);
 
@@ -132,7 +142,8 @@ print_text (GraftModel *model)
       for (guint i = 0; i < tensors->len; i++)
         {
           g_autofree char *text = graft_tensor_describe (g_ptr_array_index (tensors, i));
-          printf ("  %-40s %s\n", ((GraftTensor *) g_ptr_array_index (tensors, i))->name, text);
+          g_autofree char *name = graft_cli_escape_name (((GraftTensor *) g_ptr_array_index (tensors, i))->name);
+          printf ("  %-40s %s\n", name, text);
         }
     }
 }

@@ -21,10 +21,11 @@ print_text (const char *path, GPtrArray *diagnostics)
   for (guint i = 0; i < diagnostics->len; i++)
     {
       GraftDiagnostic *d = g_ptr_array_index (diagnostics, i);
-      const char *where = d->node_name ? d->node_name : d->value ? d->value->name : "";
+      g_autofree char *where = graft_cli_escape_name (d->node_name ? d->node_name : d->value ? d->value->name : "");
+      g_autofree char *message = graft_cli_escape_name (d->message);
 
       counts[d->severity]++;
-      printf ("%s: %s [%s] %s: %s\n", path, graft_severity_to_string (d->severity), d->rule, where, d->message);
+      printf ("%s: %s [%s] %s: %s\n", path, graft_severity_to_string (d->severity), d->rule, where, message);
     }
   printf ("%u errors, %u warnings, %u notes\n", counts[GRAFT_SEVERITY_ERROR], counts[GRAFT_SEVERITY_WARNING],
           counts[GRAFT_SEVERITY_INFO]);

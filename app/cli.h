@@ -20,6 +20,11 @@ int graft_cli_debug (int argc, char **argv);
  * escapes from names and metadata in the file) as visible \xNN escapes. */
 void graft_cli_escape_control_output (void);
 
+/* A name (or any text) from the file for a line of text output: newlines
+ * and tabs too become \xNN, and bidi controls \uNNNN, so that a name can
+ * neither start a fake line nor reverse the text after it. */
+char *graft_cli_escape_name (const char *name);
+
 int graft_cli_convert (int argc, char **argv);
 
 /* --shape INPUT=1x3x224x224 and --dynamic INPUT:AXIS=NAME values as input

@@ -349,7 +349,7 @@ add_tensor_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
   add_row (list, "Size", size);
   if (graft_tensor_is_external (tensor))
     add_row_printf (list, "External data", "%s at byte %" G_GUINT64_FORMAT,
-                    tensor->external_path, tensor->external_offset);
+                    graft_external_file_get_path (tensor->external_file), tensor->external_offset);
   if (tensor->dtype != GRAFT_DTYPE_STRING)
     add_values_rows (self, list, model, tensor);
   add_save_row (self, list, tensor);

@@ -54,17 +54,19 @@ path_from_recorded (GraftGraph *graph, GVariant *steps, GError **error)
       g_autoptr(GVariant) step = g_variant_is_of_type (boxed, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (boxed)
                                                                                         : g_variant_ref (boxed);
       g_autoptr(GVariant) address = g_variant_lookup_value (step, "node", G_VARIANT_TYPE_VARDICT);
+      const char *name = graft_edit_param_string (step, "node");
       const char *attribute = graft_edit_param_string (step, "attribute");
       GraftNode *node;
 
-      if (address == NULL || attribute == NULL)
+      /* A hand-written path may name its nodes, as a step's targets may. */
+      if ((address == NULL && name == NULL) || attribute == NULL)
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                       "a step of the subgraph path has no node or attribute");
+                       "step %" G_GSIZE_FORMAT " of the subgraph path has no node or attribute", i + 1);
           return NULL;
         }
-      if ((node = graft_node_address_resolve (graph, address, error)) == NULL
-          || (graph = subgraph_of (node, attribute, error)) == NULL)
+      node = address ? graft_node_address_resolve (graph, address, error) : graft_edit_find_node (graph, name, error);
+      if (node == NULL || (graph = subgraph_of (node, attribute, error)) == NULL)
         return NULL;
       g_string_append_printf (path, "%s%s#%s", path->len ? "#" : "", node->name, attribute);
     }
@@ -77,6 +79,23 @@ graft_edit_scope_path_from_recorded (GraftModel *model, GVariant *recorded, GErr
   return path_from_recorded (graft_model_get_graph (model), recorded, error);
 }
 
+/* A scope given as anything but a name would otherwise read as absent,
+ * and the edit would land on the top-level graph. */
+static gboolean
+scope_key_is_string (GVariant *params, const char *key, GError **error)
+{
+  g_autoptr(GVariant) value = params ? g_variant_lookup_value (params, key, NULL) : NULL;
+
+  if (value == NULL || g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+    return TRUE;
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "'%s' must be a name, not %s", key,
+               g_variant_is_of_type (value, G_VARIANT_TYPE_VARDICT) ? "an object"
+               : g_variant_is_of_type (value, G_VARIANT_TYPE_ARRAY) ? "a list"
+               : g_variant_is_of_type (value, G_VARIANT_TYPE_BOOLEAN) ? "true or false"
+                                                                      : "a number");
+  return FALSE;
+}
+
 gboolean
 graft_edit_scope_resolve (GraftModel *model, GVariant *params, GraftEditScope *scope, GVariant **recorded_path,
                           GError **error)
@@ -85,6 +104,8 @@ graft_edit_scope_resolve (GraftModel *model, GVariant *params, GraftEditScope *s
   const char *path = graft_edit_param_string (params, "graph");
   GVariantBuilder recorded;
 
+  if (!scope_key_is_string (params, "function", error) || !scope_key_is_string (params, "graph", error))
+    return FALSE;
   scope->model = model;
   scope->function = NULL;
   scope->graph = graft_model_get_graph (model);

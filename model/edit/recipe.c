@@ -1,11 +1,19 @@
 #include "edit/recipe.h"
 #include "edit/edit-private.h"
 #include "edit/address.h"
+#include "ir/json-nesting.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
 
 #define RECIPE_VERSION 1
+/* A recipe written by Graft nests about eight deep (steps, a step, an
+ * address, a subgraph path of addresses); the JSON parser and the
+ * conversion below recurse once per level. */
+#define RECIPE_MAX_NESTING 64
+/* A subgraph path is one step per nested graph: ONNX's protobuf nesting
+ * limit (onnx/wire.h) allows about 33 of them. */
+#define RECIPE_MAX_PATH_STEPS 256
 
 static JsonNode *variant_to_json (GVariant *value);
 
@@ -269,13 +277,43 @@ resolve_keys (GVariantDict *dict, GVariant *step, const char *keys, GraftGraph *
   return TRUE;
 }
 
+/* graph_path is what graft_recipe_to_json writes: a list of
+ * {"node": ADDRESS, "attribute": NAME} steps. Anything else is refused
+ * rather than ignored, which would edit the top-level graph instead. */
+static gboolean
+check_graph_path (GVariant *path, GError **error)
+{
+  g_autofree char *shown = NULL;
+
+  if (g_variant_is_of_type (path, G_VARIANT_TYPE ("av")) && g_variant_n_children (path) <= RECIPE_MAX_PATH_STEPS)
+    return TRUE;
+  if (g_variant_is_of_type (path, G_VARIANT_TYPE_ARRAY) && g_variant_n_children (path) > RECIPE_MAX_PATH_STEPS)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "graph_path has %" G_GSIZE_FORMAT " steps; no model nests subgraphs more than %d deep",
+                   g_variant_n_children (path), RECIPE_MAX_PATH_STEPS);
+      return FALSE;
+    }
+  shown = g_variant_print (path, FALSE);
+  if (g_utf8_strlen (shown, -1) > 80)
+    {
+      g_autofree char *start = g_utf8_substring (shown, 0, 77);
+      g_free (shown);
+      shown = g_strconcat (start, "...", NULL);
+    }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+               "graph_path %s is not a list of {\"node\": …, \"attribute\": …} steps (a NODE#ATTRIBUTE path "
+               "string goes in \"graph\")", shown);
+  return FALSE;
+}
+
 /* A step's parameters with its targets found in model, as an edit. */
 static GraftEdit *
 edit_from_step (GraftModel *model, GVariant *step, GError **error)
 {
   const char *id = graft_edit_param_string (step, "edit");
   const GraftEditOperation *operation = id ? graft_edit_operation_lookup (id) : NULL;
-  g_autoptr(GVariant) path = g_variant_lookup_value (step, "graph_path", G_VARIANT_TYPE ("av"));
+  g_autoptr(GVariant) path = g_variant_lookup_value (step, "graph_path", NULL);
   g_autoptr(GVariant) params = NULL;
   GraftEditScope scope;
   GVariantDict dict;
@@ -286,6 +324,8 @@ edit_from_step (GraftModel *model, GVariant *step, GError **error)
                    "needs \"edit\")");
       return NULL;
     }
+  if (path != NULL && !check_graph_path (path, error))
+    return NULL;
   g_variant_dict_init (&dict, step);
   g_variant_dict_remove (&dict, "edit");
   g_variant_dict_remove (&dict, "graph_path");
@@ -317,22 +357,33 @@ graft_recipe_replay (const char *json, gsize length, GraftEditHistory *history, 
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonObject *root;
+  JsonNode *version;
   JsonArray *steps;
 
-  if (!json_parser_load_from_data (parser, json, length, error))
+  if (!graft_json_check_nesting (json, length, RECIPE_MAX_NESTING, "the recipe", error)
+      || !json_parser_load_from_data (parser, json, length, error))
     return FALSE;
-  root = JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)) ? json_node_get_object (json_parser_get_root (parser))
-                                                                 : NULL;
+  /* Empty text parses, to no root at all. */
+  root = json_parser_get_root (parser) != NULL && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
+             ? json_node_get_object (json_parser_get_root (parser))
+             : NULL;
   if (root == NULL || !json_object_has_member (root, "steps")
       || !JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "steps")))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "not a Graft recipe: no \"steps\" list");
       return FALSE;
     }
-  if (json_object_has_member (root, "graft-recipe") && json_object_get_int_member (root, "graft-recipe") > RECIPE_VERSION)
+  version = json_object_get_member (root, "graft-recipe");
+  if (version != NULL && (!JSON_NODE_HOLDS_VALUE (version) || json_node_get_value_type (version) != G_TYPE_INT64))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the recipe's \"graft-recipe\" is not a version "
+                   "number");
+      return FALSE;
+    }
+  if (version != NULL && json_node_get_int (version) > RECIPE_VERSION)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the recipe has version %" G_GINT64_FORMAT
-                   "; this Graft reads version %d", json_object_get_int_member (root, "graft-recipe"), RECIPE_VERSION);
+                   "; this Graft reads version %d", json_node_get_int (version), RECIPE_VERSION);
       return FALSE;
     }
   steps = json_object_get_array_member (root, "steps");

@@ -1,5 +1,4 @@
 #include "ir/tensor.h"
-#include "ir/file-bytes.h"
 #include "ir/model-error.h"
 #include "runtime/narrow-dtype.h"
 
@@ -43,7 +42,7 @@ graft_tensor_unref (GraftTensor *tensor)
   g_clear_pointer (&tensor->onnx_sparse, g_bytes_unref);
   g_free (tensor->dims);
   g_free (tensor->strides);
-  g_free (tensor->external_path);
+  g_clear_pointer (&tensor->external_file, graft_external_file_unref);
   g_clear_pointer (&tensor->data, g_bytes_unref);
   g_clear_pointer (&tensor->strings, g_ptr_array_unref);
   g_free (tensor);
@@ -80,7 +79,7 @@ graft_tensor_get_nbytes (const GraftTensor *tensor)
 gboolean
 graft_tensor_is_external (const GraftTensor *tensor)
 {
-  return tensor->external_path != NULL;
+  return tensor->external_file != NULL;
 }
 
 gboolean
@@ -116,10 +115,11 @@ graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error)
 }
 
 void
-graft_tensor_set_external (GraftTensor *tensor, const char *path, guint64 offset, gint64 length)
+graft_tensor_set_external (GraftTensor *tensor, GraftExternalFile *file, guint64 offset, gint64 length)
 {
-  g_free (tensor->external_path);
-  tensor->external_path = g_strdup (path);
+  graft_external_file_ref (file);
+  g_clear_pointer (&tensor->external_file, graft_external_file_unref);
+  tensor->external_file = file;
   tensor->external_offset = offset;
   tensor->external_length = length;
   g_clear_pointer (&tensor->data, g_bytes_unref);
@@ -129,36 +129,20 @@ static GBytes *
 load_external (GraftTensor *tensor, GError **error)
 {
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(GBytes) whole = NULL;
-  gsize file_size;
+  const char *path = graft_external_file_get_path (tensor->external_file);
+  guint64 file_size = graft_external_file_get_size (tensor->external_file);
   gsize expected = graft_tensor_get_nbytes (tensor);
   guint64 length;
+  GBytes *bytes;
 
-  if (!g_file_test (tensor->external_path, G_FILE_TEST_IS_REGULAR))
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
-                   "tensor '%s': external data file '%s' does not exist or is not a regular file",
-                   tensor->name, tensor->external_path);
-      return NULL;
-    }
-  /* Mapped only when nothing can rewrite it under us (ir/file-bytes.h). */
-  whole = graft_file_bytes_open (tensor->external_path, &local_error);
-  if (whole == NULL)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
-                   "tensor '%s': cannot read external data '%s': %s",
-                   tensor->name, tensor->external_path, local_error->message);
-      return NULL;
-    }
-  file_size = g_bytes_get_size (whole);
   length = tensor->external_length >= 0 ? (guint64) tensor->external_length
                                         : (tensor->external_offset <= file_size ? file_size - tensor->external_offset : 0);
   if (tensor->external_offset > file_size || length > file_size - tensor->external_offset)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
-                   "tensor '%s': external data '%s' is %" G_GSIZE_FORMAT " bytes, too short for offset %"
+                   "tensor '%s': external data '%s' is %" G_GUINT64_FORMAT " bytes, too short for offset %"
                    G_GUINT64_FORMAT " + length %" G_GUINT64_FORMAT,
-                   tensor->name, tensor->external_path, file_size, tensor->external_offset, length);
+                   tensor->name, path, file_size, tensor->external_offset, length);
       return NULL;
     }
   if (length != expected)
@@ -170,7 +154,13 @@ load_external (GraftTensor *tensor, GError **error)
                    graft_tensor_get_numel (tensor), expected);
       return NULL;
     }
-  return g_bytes_new_from_bytes (whole, tensor->external_offset, length);
+  bytes = graft_external_file_read (tensor->external_file, tensor->external_offset, (gsize) length, &local_error);
+  if (bytes == NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, local_error->code, "tensor '%s': %s", tensor->name, local_error->message);
+      return NULL;
+    }
+  return bytes;
 }
 
 GBytes *
@@ -179,7 +169,7 @@ graft_tensor_get_data (GraftTensor *tensor, GError **error)
   GBytes *result;
 
   g_mutex_lock (&external_load_lock);
-  if (tensor->data == NULL && tensor->external_path != NULL)
+  if (tensor->data == NULL && tensor->external_file != NULL)
     tensor->data = load_external (tensor, error);
   else if (tensor->data == NULL)
     {

@@ -4,7 +4,8 @@
  * Data is referenced, not copied: a tensor holds a GBytes that is usually a
  * slice of the mapped model file (or of a zip entry), so opening a 500 MB
  * model does not double its memory. External ONNX data is read lazily on
- * the first graft_tensor_get_data().
+ * the first graft_tensor_get_data(), through the descriptor opened when
+ * the model was read.
  *
  * In memory the layout is always contiguous, row-major, little-endian,
  * graft_dtype_get_size() bytes per element (float16/bfloat16 as their
@@ -15,6 +16,7 @@
 
 #include <gio/gio.h>
 #include "ir/dtype.h"
+#include "ir/external-file.h"
 
 G_BEGIN_DECLS
 
@@ -35,9 +37,9 @@ struct _GraftTensor {
   GBytes *data;        /* numeric data, or NULL until external data is loaded */
   GPtrArray *strings;  /* GBytes* elements, for GRAFT_DTYPE_STRING */
 
-  /* ONNX external data (data == NULL until loaded). The path is already
-   * resolved and checked to lie inside the model's folder. */
-  char *external_path;
+  /* ONNX external data (data == NULL until loaded): the file opened when
+   * the model was read, checked to lie inside the model's folder. */
+  GraftExternalFile *external_file;
   guint64 external_offset;
   gint64 external_length;  /* -1: to the end of the file */
 
@@ -61,7 +63,7 @@ void graft_tensor_unref (GraftTensor *tensor);
 
 /* Takes a reference on data; checks the size matches dtype × numel. */
 gboolean graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error);
-void graft_tensor_set_external (GraftTensor *tensor, const char *path, guint64 offset, gint64 length);
+void graft_tensor_set_external (GraftTensor *tensor, GraftExternalFile *file, guint64 offset, gint64 length);
 
 gint64 graft_tensor_get_numel (const GraftTensor *tensor);
 gsize graft_tensor_get_nbytes (const GraftTensor *tensor);

@@ -63,6 +63,12 @@ graft_onnx_resolve_external_location (const char *model_dir, const char *locatio
                    "external data file '%s' (in %s): %s", location, model_dir, g_strerror (saved));
       return NULL;
     }
+  if (strcmp (real, model_dir) == 0)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "external data location '%s' is the model's folder itself, not a file in it", location);
+      return NULL;
+    }
   /* A symlink (of the file or of a folder on the way) may point anywhere. */
   if (!is_inside (model_dir, real))
     {

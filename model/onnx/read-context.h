@@ -11,6 +11,7 @@ G_BEGIN_DECLS
 typedef struct {
   const char *display_name;   /* the file, for error messages */
   const char *model_dir;      /* canonical folder of the file; NULL: external data refused */
+  GHashTable *external_files; /* canonical path → GraftExternalFile*, each opened once */
   GBytes *file_bytes;         /* the whole (mapped) file: stripped raw_data are slices of it or copies */
   GArray *slices;             /* GraftOnnxSlice, from graft_onnx_wire_strip() */
   GCancellable *cancellable;

@@ -196,11 +196,14 @@ read_bytes (GBytes *bytes, gboolean private_bytes, const char *display_name, con
   g_autoptr(GBytes) stripped = NULL;
   g_autoptr(Onnx__ModelProto) proto = NULL;
   g_autoptr(GraftModel) model = NULL;
+  g_autoptr(GHashTable) external_files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                               (GDestroyNotify) graft_external_file_unref);
   gsize length;
   const guint8 *data = g_bytes_get_data (bytes, &length);
   GraftOnnxReadContext context = {
     .display_name = display_name,
     .model_dir = model_dir,
+    .external_files = external_files,
     .file_bytes = bytes,
     .slices = slices,
     .cancellable = cancellable,

@@ -161,6 +161,34 @@ parse_size_entry (const Onnx__TensorProto *proto, const char *key, guint64 *valu
   return TRUE;
 }
 
+/* Descriptors a model keeps for its external data files; the tensors of
+ * files past these (a model saved one file per tensor) are read at once,
+ * so that no model runs the process out of descriptors. */
+#define MAX_HELD_EXTERNAL_FILES 256
+
+/* The file at path (canonical, inside the model's folder), opened once per
+ * read: *held tells whether the model keeps it open (else the caller reads
+ * what it needs now). */
+static GraftExternalFile *
+external_file_for (GraftOnnxReadContext *context, const char *path, gboolean *held, GError **error)
+{
+  GraftExternalFile *file = g_hash_table_lookup (context->external_files, path);
+
+  *held = TRUE;
+  if (file != NULL)
+    return graft_external_file_ref (file);
+  file = graft_external_file_open_inside (context->model_dir, path + strlen (context->model_dir) + 1, error);
+  if (file == NULL)
+    return NULL;
+  if (g_hash_table_size (context->external_files) >= MAX_HELD_EXTERNAL_FILES)
+    {
+      *held = FALSE;
+      return file;
+    }
+  g_hash_table_insert (context->external_files, g_strdup (path), graft_external_file_ref (file));
+  return file;
+}
+
 static gboolean
 attach_external (GraftOnnxReadContext *context, GraftTensor *tensor, const Onnx__TensorProto *proto,
                  const char *where, GError **error)
@@ -168,10 +196,10 @@ attach_external (GraftOnnxReadContext *context, GraftTensor *tensor, const Onnx_
   const char *location = external_entry (proto, "location");
   g_autofree char *path = NULL;
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(GraftExternalFile) file = NULL;
   guint64 offset, length, file_size;
-  gboolean has_offset, has_length;
+  gboolean has_offset, has_length, held = FALSE;
   gsize expected = graft_tensor_get_nbytes (tensor);
-  GStatBuf st;
 
   if (tensor->dtype == GRAFT_DTYPE_STRING)
     return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, where, "string tensors cannot have external data");
@@ -184,12 +212,10 @@ attach_external (GraftOnnxReadContext *context, GraftTensor *tensor, const Onnx_
     return FALSE;
 
   path = graft_onnx_resolve_external_location (context->model_dir, location, &local_error);
-  if (path == NULL)
+  if (path == NULL || (file = external_file_for (context, path, &held, &local_error)) == NULL)
     return fail (error, local_error->code, where, "%s", local_error->message);
-  if (g_stat (path, &st) != 0)
-    return fail (error, GRAFT_MODEL_ERROR_IO, where, "cannot stat external data '%s'", location);
 
-  file_size = (guint64) st.st_size;
+  file_size = graft_external_file_get_size (file);
   if (!has_length)
     length = offset <= file_size ? file_size - offset : 0;
   if (offset > file_size || length > file_size - offset)
@@ -201,7 +227,14 @@ attach_external (GraftOnnxReadContext *context, GraftTensor *tensor, const Onnx_
                  "external data '%s' holds %" G_GUINT64_FORMAT " bytes but the tensor needs %" G_GSIZE_FORMAT,
                  location, length, expected);
 
-  graft_tensor_set_external (tensor, path, offset, has_length ? (gint64) length : -1);
+  if (held)
+    {
+      graft_tensor_set_external (tensor, file, offset, has_length ? (gint64) length : -1);
+      return TRUE;
+    }
+  g_autoptr(GBytes) bytes = graft_external_file_read (file, offset, (gsize) length, &local_error);
+  if (bytes == NULL || !graft_tensor_set_data (tensor, bytes, &local_error))
+    return fail (error, local_error->code, where, "%s", local_error->message);
   return TRUE;
 }
 

@@ -728,13 +728,19 @@ write_through (Onnx__ModelProto *proto, const char *path, GError **error)
 static gboolean
 write_atomically (Onnx__ModelProto *proto, const char *requested_path, GError **error)
 {
+  GStatBuf original;
+
+  /* A pipe or a device is written through the path as given: /dev/stdout
+   * is a link to /proc/self/fd/1, itself a link to "pipe:[N]", which
+   * opens but has no real path to resolve. */
+  if (g_stat (requested_path, &original) == 0 && !S_ISREG (original.st_mode))
+    return write_through (proto, requested_path, error);
   /* A symbolic link is followed: its target is what gets replaced, and
    * the link stays a link. */
   g_autofree char *path = g_file_test (requested_path, G_FILE_TEST_IS_SYMLINK)
                           ? realpath (requested_path, NULL) : g_strdup (requested_path);
   if (path == NULL)
     return io_error (error, requested_path, "the symbolic link points nowhere", errno);
-  GStatBuf original;
   gboolean exists = g_stat (path, &original) == 0;
   if (exists && !S_ISREG (original.st_mode))
     return write_through (proto, path, error);
@@ -777,12 +783,68 @@ write_atomically (Onnx__ModelProto *proto, const char *requested_path, GError **
   return TRUE;
 }
 
+static gboolean
+is_external_data_of (GraftTensor *tensor, const GStatBuf *target)
+{
+  return tensor != NULL && tensor->external_file != NULL && graft_external_file_is (tensor->external_file, target);
+}
+
+/* The external data file of a tensor of graph (its subgraphs included)
+ * that target is, or NULL. */
+static GraftTensor *
+external_data_at (GraftGraph *graph, const GStatBuf *target)
+{
+  if (graph == NULL)
+    return NULL;
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (graph->initializers, i);
+      if (is_external_data_of (value->initializer, target))
+        return value->initializer;
+    }
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      for (guint j = 0; j < node->attributes->len; j++)
+        {
+          GraftAttribute *attribute = g_ptr_array_index (node->attributes, j);
+          GraftTensor *found = is_external_data_of (attribute->t, target) ? attribute->t : external_data_at (attribute->g, target);
+          for (guint k = 0; found == NULL && attribute->tensors && k < attribute->tensors->len; k++)
+            if (is_external_data_of (g_ptr_array_index (attribute->tensors, k), target))
+              found = g_ptr_array_index (attribute->tensors, k);
+          for (guint k = 0; found == NULL && attribute->graphs && k < attribute->graphs->len; k++)
+            found = external_data_at (g_ptr_array_index (attribute->graphs, k), target);
+          if (found != NULL)
+            return found;
+        }
+    }
+  return NULL;
+}
+
+/* Saving over a file the model still reads its weights from would lose
+ * them (and, written in place, read back what is being written). */
+static GraftTensor *
+external_data_written_over (GraftModel *model, const char *path)
+{
+  GPtrArray *functions = graft_model_get_functions (model);
+  GStatBuf target;
+  GraftTensor *found;
+
+  if (g_stat (path, &target) != 0)
+    return NULL;
+  found = external_data_at (graft_model_get_graph (model), &target);
+  for (guint i = 0; found == NULL && functions != NULL && i < functions->len; i++)
+    found = external_data_at (((GraftFunction *) g_ptr_array_index (functions, i))->body, &target);
+  return found;
+}
+
 gboolean
 graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags flags, GError **error)
 {
   GraftOnnxWriteContext context;
   Onnx__ModelProto *proto;
   const char *source = graft_model_get_path (model);
+  GraftTensor *external;
   gboolean ok = FALSE;
 
   if (path == NULL || path[0] == '\0')
@@ -800,6 +862,14 @@ graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags 
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
                    "'%s' is the file the model was opened from; choose another name or confirm overwriting it",
                    path);
+      return FALSE;
+    }
+
+  if ((external = external_data_written_over (model, path)) != NULL)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
+                   "'%s' holds the external data of '%s', which the model still reads; choose another name", path,
+                   external->name);
       return FALSE;
     }
 

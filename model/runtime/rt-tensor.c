@@ -121,6 +121,15 @@ count_bytes (GraftRtTensor *t, gsize n)
   g_atomic_pointer_add (&live_bytes, (gssize) n);
 }
 
+/* What a string element costs on the heap: glibc's malloc puts 8 bytes of
+ * header before the text, rounds to 16 and never gives less than 32, so
+ * an element of "" costs 32 bytes beside its 8-byte pointer. */
+static gsize
+string_block_bytes (gsize text_length)
+{
+  return MAX ((gsize) 32, (text_length + 1 + 8 + 15) & ~(gsize) 15);
+}
+
 void
 graft_rt_tensor_count_string_bytes (GraftRtTensor *self)
 {
@@ -131,11 +140,40 @@ graft_rt_tensor_count_string_bytes (GraftRtTensor *self)
   for (gint64 i = 0; i < self->numel; i++)
     {
       const char *s = ((char **) self->data)[i];
-      text += s ? strlen (s) + 1 : 0;
+      text += s ? string_block_bytes (strlen (s)) : 0;
     }
-  /* Only what was not counted yet: the pointers were counted at allocation. */
+  /* Only what was not counted yet: the pointers and an empty block per
+   * element were counted at allocation. */
   if (self->nbytes + text > self->counted)
     count_bytes (self, self->nbytes + text - self->counted);
+}
+
+/* The run on this thread's memory limit (graft_rt_tensor_set_thread_limit). */
+static GPrivate thread_limit;
+
+void
+graft_rt_tensor_set_thread_limit (guint64 bytes)
+{
+  g_private_set (&thread_limit, GSIZE_TO_POINTER ((gsize) bytes));
+}
+
+/* Allocations this small are left to the check between steps: callers
+ * make scalars without an error to report. */
+#define CHECKED_ALLOCATION_BYTES ((gsize) 1 << 20)
+
+static gboolean
+within_thread_limit (GraftDType dtype, gint64 numel, gsize cost, GError **error)
+{
+  gsize limit = GPOINTER_TO_SIZE (g_private_get (&thread_limit));
+  gint64 live = graft_rt_tensor_get_live_bytes ();
+
+  if (limit == 0 || cost <= CHECKED_ALLOCATION_BYTES || (gsize) MAX (live, 0) + cost <= limit)
+    return TRUE;
+  g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
+               "a %s tensor of %" G_GINT64_FORMAT " elements needs %" G_GSIZE_FORMAT " MiB, past the run's memory "
+               "limit of %" G_GSIZE_FORMAT " MiB (%" G_GINT64_FORMAT " MiB held)",
+               graft_dtype_to_string (dtype), numel, cost >> 20, limit >> 20, MAX (live, 0) >> 20);
+  return FALSE;
 }
 
 static gboolean
@@ -186,6 +224,10 @@ tensor_alloc (GraftRtPool *pool, GraftDType dtype, int rank, const gint64 *dims,
 
   if (!compute_numel (rank, dims, dtype, &numel, &nbytes, error))
     return NULL;
+  /* A string tensor holds a heap block per element besides its pointers. */
+  gsize cost = nbytes + (dtype == GRAFT_DTYPE_STRING ? (gsize) numel * string_block_bytes (0) : 0);
+  if (!within_thread_limit (dtype, numel, cost, error))
+    return NULL;
 
   GraftRtTensor *t = g_new0 (GraftRtTensor, 1);
   t->ref_count = 1;
@@ -212,7 +254,7 @@ tensor_alloc (GraftRtPool *pool, GraftDType dtype, int rank, const gint64 *dims,
                    "out of memory allocating %" G_GSIZE_FORMAT " bytes", nbytes);
       return NULL;
     }
-  count_bytes (t, nbytes);
+  count_bytes (t, cost);
   if (zero)
     memset (t->data, 0, nbytes);
   if (dtype == GRAFT_DTYPE_STRING)

@@ -73,6 +73,13 @@ gint64 graft_rt_tensor_get_live_bytes (void);
  * (kernels that fill string tensors call it once the strings are set). */
 void graft_rt_tensor_count_string_bytes (GraftRtTensor *self);
 
+/* The memory limit of the run on the calling thread, 0 for none (the
+ * runtime sets it for the length of a run): a tensor of more than 1 MiB
+ * (a string tensor's heap blocks counted) that would take the live bytes
+ * past it is refused with GRAFT_RUNTIME_ERROR_TOO_LARGE before it is
+ * allocated. Smaller ones are left to the check between steps. */
+void graft_rt_tensor_set_thread_limit (guint64 bytes);
+
 /* Zero-filled tensor. Returns NULL (with error) for hostile sizes. */
 GraftRtTensor *graft_rt_tensor_new (GraftDType dtype, int rank, const gint64 *dims, GError **error);
 /* Like graft_rt_tensor_new but takes the buffer from pool (not zeroed). */

@@ -1819,7 +1819,9 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
    * (graft_kernel_sgemm); OpenBLAS threads spinning between calls would take
    * the cores the pool needs */
   openblas_set_num_threads (1);
+  graft_rt_tensor_set_thread_limit (self->max_bytes);
   GPtrArray *outputs = run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
+  graft_rt_tensor_set_thread_limit (0);
   g_mutex_unlock (&self->run_lock);
   return outputs;
 }

@@ -308,7 +308,9 @@ test_external_data_embedded (void)
   GBytes *bytes;
 
   g_assert_true (g_file_set_contents (data_path, (const char *) values, sizeof values, NULL));
-  graft_tensor_set_external (w->initializer, data_path, 0, sizeof values);
+  g_autoptr(GraftExternalFile) data_file = graft_external_file_open_inside (dir, "weights.bin", &error);
+  g_assert_no_error (error);
+  graft_tensor_set_external (w->initializer, data_file, 0, sizeof values);
   g_assert_true (graft_onnx_write_file (model, out, GRAFT_ONNX_WRITE_NONE, &error));
   g_assert_no_error (error);
   g_unlink (data_path);   /* the saved model must not need it */

@@ -9,17 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <glib.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#include "../test-sanitized.h"
 
 /* ASan's shadow memory and quarantine and its slower code get room. */
 #define TIME_FACTOR (SANITIZED ? 6 : 1)

@@ -16,6 +16,7 @@
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "../onnx/fixtures.h"
+#include "../test-sanitized.h"
 #include "../test-scratch.h"
 #include "child-run.h"
 

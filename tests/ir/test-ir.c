@@ -161,23 +161,33 @@ test_tensor_external_bounds (void)
   gint64 dims[] = { 2 };
   g_autoptr(GraftTensor) good = graft_tensor_new ("good", GRAFT_DTYPE_FLOAT32, 1, dims);
   g_autoptr(GraftTensor) past_end = graft_tensor_new ("past_end", GRAFT_DTYPE_FLOAT32, 1, dims);
-  g_autoptr(GraftTensor) missing = graft_tensor_new ("missing", GRAFT_DTYPE_FLOAT32, 1, dims);
+  g_autoptr(GraftTensor) cut = graft_tensor_new ("cut", GRAFT_DTYPE_FLOAT32, 1, dims);
+  g_autoptr(GraftExternalFile) file = NULL;
   g_autoptr(GError) error = NULL;
 
   g_assert_true (g_file_set_contents (path, (const char *) data, sizeof data, NULL));
-  graft_tensor_set_external (good, path, 8, 8);
+  file = graft_external_file_open_inside (dir, "weights.bin", &error);
+  g_assert_no_error (error);
+  graft_tensor_set_external (good, file, 8, 8);
   g_assert_nonnull (graft_tensor_get_data (good, &error));
   g_assert_no_error (error);
   g_assert_cmpfloat (graft_tensor_get_element_as_double (good, 0), ==, 3.0);
 
-  graft_tensor_set_external (past_end, path, 12, 8);
+  graft_tensor_set_external (past_end, file, 12, 8);
   g_assert_null (graft_tensor_get_data (past_end, &error));
   g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED);
   g_assert_nonnull (strstr (error->message, "past_end"));
   g_clear_error (&error);
 
-  graft_tensor_set_external (missing, "/nonexistent/graft/weights.bin", 0, 8);
-  g_assert_null (graft_tensor_get_data (missing, &error));
+  /* Cut after it was opened: the read through the descriptor sees it. */
+  g_assert_cmpint (truncate (path, 4), ==, 0);
+  graft_tensor_set_external (cut, file, 0, 8);
+  g_assert_null (graft_tensor_get_data (cut, &error));
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED);
+  g_assert_nonnull (strstr (error->message, "cut since the model was opened"));
+  g_clear_error (&error);
+
+  g_assert_null (graft_external_file_open_inside (dir, "missing.bin", &error));
   g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO);
 
   g_unlink (path);

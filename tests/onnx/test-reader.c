@@ -449,7 +449,7 @@ test_external_good (void)
   gsize size;
 
   g_assert_true (graft_tensor_is_external (w->initializer));
-  g_assert_true (g_str_has_suffix (w->initializer->external_path, "/external/sub/weights.bin"));
+  g_assert_true (g_str_has_suffix (graft_external_file_get_path (w->initializer->external_file), "/external/sub/weights.bin"));
   g_assert_cmpuint (w->initializer->external_offset, ==, 8);
   /* lazy: nothing read until asked */
   g_assert_null (w->initializer->data);
