@@ -349,6 +349,20 @@ rank_from_consumers (GraftValue *input)
   return -1;
 }
 
+/* A TorchScript input declares no dtype: one that an embedding looks up
+ * holds token ids (int64); float32 otherwise. */
+static GraftDType
+dtype_from_consumers (GraftValue *input)
+{
+  for (guint i = 0; i < input->consumers->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (input->consumers, i);
+      if (strcmp (node->op, "aten::embedding") == 0 && node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) == input)
+        return GRAFT_DTYPE_INT64;
+    }
+  return GRAFT_DTYPE_FLOAT32;
+}
+
 /* torch.export's own name of a dynamic dim: "s77", "u0" (unbacked). */
 static gboolean
 is_torch_symbol (const char *symbol)
@@ -442,7 +456,7 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
             }
         }
       GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
-      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : GRAFT_DTYPE_FLOAT32, shape ? shape : &guessed);
+      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : dtype_from_consumers (in), shape ? shape : &guessed);
       graft_shape_clear (&guessed);
       graft_shape_clear (&named);
       graft_graph_add_input (ctx->graph, v);
