@@ -337,6 +337,51 @@ lower_upsample (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* _weight_norm(v, g, dim): v·g/‖v‖, the norm over every dim but dim */
+static gboolean
+lower_weight_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim, axes[8];
+  int rank;
+  guint n = 0;
+  GraftValue *v = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *g = v ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (g == NULL || !graft_lower_need_rank (ctx, v, &rank, error) || !graft_lower_arg_int (ctx, node, 2, 0, &dim, error))
+    return FALSE;
+  if (dim < 0)
+    dim += rank;
+  for (int i = 0; i < rank && n < 8; i++)
+    if (i != dim)
+      axes[n++] = i;
+  GraftNode *norm;
+  if (ctx->opset >= 18)
+    norm = graft_lower_node (ctx, "ReduceL2", 1, 2, v, graft_lower_const_ints (ctx, axes, n, FALSE));
+  else
+    {
+      norm = graft_lower_node (ctx, "ReduceL2", 1, 1, v);
+      add_ints (norm, "axes", axes, n);
+    }
+  graft_node_add_attribute (norm, graft_attribute_new_int ("keepdims", 1));
+  GraftValue *scale = graft_lower_op (ctx, "Div", 2, g, graft_lower_finish (ctx, norm));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Mul", 2, v, scale));
+  return TRUE;
+}
+
+/* rand(size, dtype, …): only torch.export's eval programs have it, where
+ * layer drop draws a number nothing then reads */
+static gboolean
+lower_rand (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 size[8];
+  guint n;
+  if (!graft_lower_arg_ints (ctx, node, 0, size, 8, &n, 0, error))
+    return FALSE;
+  GraftNode *r = graft_lower_node (ctx, "RandomUniform", 1, 0);
+  add_ints (r, "shape", size, n);
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+  return TRUE;
+}
+
 /* einsum(equation, tensors, path) → Einsum */
 static gboolean
 lower_einsum (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -950,6 +995,8 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::upsample_trilinear3d", 0, lower_upsample, "input output_size align_corners scale_factors" },
   { "aten::upsample_bicubic2d", 0, lower_upsample, "input output_size align_corners scale_factors" },
   { "aten::einsum", 12, lower_einsum, "equation tensors path" },
+  { "aten::_weight_norm", 0, lower_weight_norm, "v g dim" },
+  { "aten::rand", 0, lower_rand, "size dtype layout device pin_memory" },
   { "aten::max_pool1d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::max_pool2d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::avg_pool2d", 0, lower_pool, "self kernel_size stride padding ceil_mode count_include_pad divisor_override" },

@@ -812,5 +812,10 @@ const GraftLowering graft_lowerings_prim[] = {
   { "aten::format", 0, lower_nothing, NULL },
   { "aten::str", 0, lower_nothing, NULL },
   { "aten::warn", 0, lower_nothing, NULL },
+  /* torch.export's checks of what it traced: true of every input the program accepts */
+  { "aten::_assert_tensor_metadata", 0, lower_nothing, NULL },
+  { "aten::_assert_scalar", 0, lower_nothing, NULL },
+  { "aten::_assert_async", 0, lower_nothing, NULL },
+  { "aten::sym_constrain_range_for_size", 0, lower_nothing, NULL },
   { NULL }
 };

@@ -953,6 +953,104 @@ lower_argmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* index(self, indices): torch's advanced indexing, for the forms models
+ * use: one index tensor at any dim (Gather there), several that start at
+ * dim 0 and broadcast together (GatherND of their stacked values), or one
+ * boolean mask over the leading dims (GatherND at its true positions). */
+static gboolean
+lower_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  LowerValue *list = x ? graft_lower_arg (ctx, node, 1) : NULL;
+  if (x == NULL)
+    return FALSE;
+  if (list == NULL || list->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "the index list is not known while converting");
+  g_autoptr(GPtrArray) indices = g_ptr_array_new ();
+  gint64 first = -1;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      LowerValue *item = list->items->pdata[i];
+      if (item->kind == LOWER_NONE)
+        {
+          if (first >= 0)
+            return graft_lower_fail (error, node, "an index tensor after a skipped dim after another index");
+          continue;
+        }
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "index %u is not a tensor", i);
+      if (first < 0)
+        first = i;
+      g_ptr_array_add (indices, item->value);
+    }
+  if (indices->len == 0)
+    return graft_lower_fail (error, node, "has no index tensor");
+  GraftValue *index = indices->pdata[0];
+  if (indices->len == 1 && graft_lower_dtype (ctx, index) == GRAFT_DTYPE_BOOL)
+    {
+      if (first != 0)
+        return graft_lower_fail (error, node, "a boolean mask after a skipped dim");
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, graft_lower_op (ctx, "NonZero", 1, index));
+      graft_node_add_attribute (t, graft_attribute_new_ints ("perm", (gint64[]) { 1, 0 }, 2));
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GatherND", 2, x, graft_lower_finish (ctx, t)));
+      return TRUE;
+    }
+  if (indices->len == 1)
+    {
+      GraftNode *gather = graft_lower_node (ctx, "Gather", 1, 2, x, graft_lower_cast (ctx, index, GRAFT_DTYPE_INT64));
+      graft_node_add_attribute (gather, graft_attribute_new_int ("axis", first));
+      graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, gather));
+      return TRUE;
+    }
+  if (first != 0)
+    return graft_lower_fail (error, node, "several index tensors after a skipped dim");
+  /* the indices broadcast to one shape (their sum's), then stacked on a new last axis */
+  GraftValue *sum = NULL;
+  for (guint i = 0; i < indices->len; i++)
+    {
+      indices->pdata[i] = graft_lower_cast (ctx, indices->pdata[i], GRAFT_DTYPE_INT64);
+      sum = sum ? graft_lower_op (ctx, "Add", 2, sum, indices->pdata[i]) : indices->pdata[i];
+    }
+  GraftValue *shape = graft_lower_op (ctx, "Shape", 1, sum);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint i = 0; i < indices->len; i++)
+    g_ptr_array_add (parts, graft_lower_op (ctx, "Unsqueeze", 2, graft_lower_op (ctx, "Expand", 2, indices->pdata[i], shape),
+                                            graft_lower_const_int (ctx, -1)));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GatherND", 2, x, graft_lower_concat (ctx, parts, -1)));
+  return TRUE;
+}
+
+/* diff(self, n, dim, prepend, append): x[1:] - x[:-1] along dim, once */
+static gboolean
+lower_diff (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 n, dim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 1, &n, error) || !graft_lower_arg_int (ctx, node, 2, -1, &dim, error))
+    return FALSE;
+  if (n != 1)
+    return graft_lower_fail (error, node, "a difference of order %" G_GINT64_FORMAT, n);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint k = 3; k <= 4; k++)
+    {
+      if (k == 4)
+        g_ptr_array_add (parts, x);
+      if (graft_lower_arg_is_none (ctx, node, k))
+        continue;
+      GraftValue *extra = graft_lower_arg_like (ctx, node, k, x, error);
+      if (extra == NULL)
+        return FALSE;
+      g_ptr_array_add (parts, extra);
+    }
+  if (parts->len > 1)
+    x = graft_lower_concat (ctx, parts, dim);
+  GraftValue *axis = graft_lower_const_int (ctx, dim);
+  GraftValue *later = graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, 1), graft_lower_const_int (ctx, G_MAXINT64), axis);
+  GraftValue *earlier = graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, 0), graft_lower_const_int (ctx, -1), axis);
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Sub", 2, later, earlier));
+  return TRUE;
+}
+
 const GraftLowering graft_lowerings_shape[] = {
   { "aten::flatten", 0, lower_flatten, "self start_dim end_dim" },
   { "aten::view", 0, lower_reshape, "self size" },
@@ -977,6 +1075,8 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::reshape_as", 0, lower_as, "self other" },
   { "aten::unflatten", 0, lower_unflatten, "self dim sizes" },
   { "aten::gather", 0, lower_gather, "self dim index sparse_grad" },
+  { "aten::index", 0, lower_index, "self indices" },
+  { "aten::diff", 0, lower_diff, "self n dim prepend append" },
   { "aten::index_select", 0, lower_gather, "self dim index" },
   { "aten::repeat", 0, lower_repeat, "self repeats" },
   { "aten::triu", 14, lower_trilu, "self diagonal" },
