@@ -257,6 +257,9 @@ lower_permute (GraftLowerContext *ctx, GraftNode *node, GError **error)
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, perm, MAX_RANK, &n, 0, error))
     return FALSE;
+  /* ONNX reads an empty perm as "reverse the dims": never what torch meant */
+  if (n == 0 || (graft_lower_rank (ctx, x) >= 0 && (int) n != graft_lower_rank (ctx, x)))
+    return graft_lower_fail (error, node, "the permutation (%u dims) is not known as constants that fit the input", n);
   for (guint i = 0; i < n; i++)
     if (perm[i] < 0)
       perm[i] += n;
