@@ -583,6 +583,12 @@ const GraftLowering graft_lowerings_elementwise[] = {
   BINARY ("eq"), BINARY ("ne"), BINARY ("lt"), BINARY ("le"), BINARY ("gt"), BINARY ("ge"),
   BINARY ("__and__"), BINARY ("__or__"), BINARY ("logical_and"), BINARY ("logical_or"),
   BINARY ("bitwise_and"), BINARY ("bitwise_or"),
+  /* torch.export's arithmetic on symbolic sizes (s0 * 4) */
+  { "_operator::add", 0, lower_binary, "a b" }, { "_operator::sub", 0, lower_binary, "a b" },
+  { "_operator::mul", 0, lower_binary, "a b" }, { "_operator::floordiv", 0, lower_binary, "a b" },
+  { "_operator::eq", 0, lower_binary, "a b" }, { "_operator::ne", 0, lower_binary, "a b" },
+  { "_operator::lt", 0, lower_binary, "a b" }, { "_operator::le", 0, lower_binary, "a b" },
+  { "_operator::gt", 0, lower_binary, "a b" }, { "_operator::ge", 0, lower_binary, "a b" },
   { "aten::__not__", 0, lower_not, "self" },
   { "aten::Bool", 0, lower_to_scalar, "a" }, { "aten::Int", 0, lower_to_scalar, "a" },
   { "aten::Float", 0, lower_to_scalar, "a" }, { "aten::ScalarImplicit", 0, lower_to_scalar, "a" },

@@ -922,11 +922,14 @@ lower_new_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gint64 code;
   GraftValue *self = graft_lower_arg_tensor (ctx, node, 0, error);
   GraftValue *shape = self ? graft_lower_arg_int_vector (ctx, node, 1, error) : NULL;
-  if (shape == NULL || (full && !graft_lower_arg_double (ctx, node, 2, 0, &value, error)) ||
+  LowerValue *fill = full ? graft_lower_arg (ctx, node, 2) : NULL;
+  gboolean run_time = fill != NULL && fill->kind == LOWER_TENSOR;  /* a traced number (YOLO's stride) */
+  if (shape == NULL || (full && !run_time && !graft_lower_arg_double (ctx, node, 2, 0, &value, error)) ||
       !graft_lower_arg_int (ctx, node, full ? 3 : 2, -1, &code, error))
     return FALSE;
   GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : graft_lower_dtype (ctx, self);
-  GraftValue *y = filled (ctx, shape, dtype, value);
+  GraftValue *y = run_time ? graft_lower_op (ctx, "Expand", 2, graft_lower_cast (ctx, fill->value, dtype), shape)
+                           : filled (ctx, shape, dtype, value);
   declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 1));
   graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
@@ -1023,6 +1026,49 @@ lower_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* meshgrid(tensors, indexing): each 1-D tensor reshaped to its own axis
+ * and expanded to the grid of all their lengths ("xy" swaps the first two) */
+static gboolean
+lower_meshgrid (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *list = graft_lower_arg (ctx, node, 0), *indexing = graft_lower_arg (ctx, node, 1);
+  if (list == NULL || list->kind != LOWER_LIST || list->items->len == 0 || list->items->len > MAX_RANK)
+    return graft_lower_fail (error, node, "the tensor list is not known while converting");
+  g_autofree char *mode = indexing && indexing->kind == LOWER_CONST ? graft_attribute_dup_string (indexing->constant) : NULL;
+  gboolean xy = mode != NULL && strcmp (mode, "xy") == 0 && list->items->len >= 2;
+  guint n = list->items->len;
+  g_autoptr(GPtrArray) lengths = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      guint source = xy && i < 2 ? 1 - i : i;
+      LowerValue *item = list->items->pdata[source];
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "item %u is not a tensor", source);
+      g_ptr_array_add (lengths, graft_lower_op (ctx, "Shape", 1, item->value));
+    }
+  GraftValue *grid = graft_lower_concat (ctx, lengths, 0);
+  LowerValue *out = graft_lower_value_list ();
+  for (guint i = 0; i < n; i++)
+    {
+      guint axis = xy && i < 2 ? 1 - i : i;
+      gint64 shape[MAX_RANK];
+      for (guint d = 0; d < n; d++)
+        shape[d] = d == axis ? -1 : 1;
+      GraftValue *t = ((LowerValue *) list->items->pdata[i])->value;
+      t = graft_lower_op (ctx, "Reshape", 2, t, graft_lower_const_ints (ctx, shape, n, FALSE));
+      g_ptr_array_add (out->items, graft_lower_value_tensor (graft_lower_op (ctx, "Expand", 2, t, grid), FALSE));
+    }
+  if (node->outputs->len > 1)
+    {
+      for (guint i = 0; i < node->outputs->len && i < n; i++)
+        graft_lower_bind (ctx, g_ptr_array_index (node->outputs, i), graft_lower_value_copy (out->items->pdata[i]));
+      graft_lower_value_free (out);
+      return TRUE;
+    }
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), out);
+  return TRUE;
+}
+
 /* diff(self, n, dim, prepend, append): x[1:] - x[:-1] along dim, once */
 static gboolean
 lower_diff (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -1080,6 +1126,7 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::gather", 0, lower_gather, "self dim index sparse_grad" },
   { "aten::index", 0, lower_index, "self indices" },
   { "aten::diff", 0, lower_diff, "self n dim prepend append" },
+  { "aten::meshgrid", 0, lower_meshgrid, "tensors indexing" },
   { "aten::index_select", 0, lower_gather, "self dim index" },
   { "aten::repeat", 0, lower_repeat, "self repeats" },
   { "aten::triu", 14, lower_trilu, "self diagonal" },
