@@ -115,5 +115,26 @@ _graft_lower_check (GraftModel *target, GError **error)
       return FALSE;
     }
   graft_shape_inference_report_clear (&report);
+  /* ONNX wants every graph output typed with a shape: where the lowering's
+   * own types lost one, the whole-file inference (which follows shape
+   * vectors as data) gives it */
+  for (guint i = 0; i < graph->outputs->len; i++)
+    {
+      GraftValue *out = g_ptr_array_index (graph->outputs, i);
+      GraftDType dtype;
+      const GraftShape *shape;
+      if (out->kind != GRAFT_VALUE_TENSOR || (out->shape.rank >= 0 && out->dtype != GRAFT_DTYPE_UNDEFINED))
+        continue;
+      if (!graft_inference_lookup (inference, out, &dtype, &shape) || shape->rank < 0 || dtype == GRAFT_DTYPE_UNDEFINED)
+        {
+          g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                       "the conversion cannot tell the %s of output '%s'", out->dtype == GRAFT_DTYPE_UNDEFINED ? "dtype"
+                       : "rank", out->name);
+          return FALSE;
+        }
+      out->dtype = dtype;
+      graft_shape_clear (&out->shape);
+      graft_shape_copy (&out->shape, shape);
+    }
   return TRUE;
 }

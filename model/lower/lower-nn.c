@@ -248,6 +248,8 @@ lower_group_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   GraftValue *rows = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_ints (ctx, (gint64[]) { 0, groups, -1 }, 3, FALSE));
   GraftValue *y = graft_lower_op (ctx, "Reshape", 2, normalize_decomposed (ctx, rows, 1, eps), graft_lower_op (ctx, "Shape", 1, x));
+  /* back to x's own shape, which inference cannot read from Shape(x) */
+  _graft_lower_declare_type (ctx, y, graft_lower_dtype (ctx, x), graft_lower_shape (ctx, x));
   if (!graft_lower_arg_is_none (ctx, node, 2))
     {
       GraftValue *scale = graft_lower_arg_tensor (ctx, node, 2, error);

@@ -1026,6 +1026,29 @@ lower_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* flip(self, dims): a Slice backwards over each dim */
+static gboolean
+lower_flip (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dims[MAX_RANK], starts[MAX_RANK], ends[MAX_RANK], steps[MAX_RANK];
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, dims, MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n == 0)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  for (guint i = 0; i < n; i++)
+    starts[i] = -1, ends[i] = G_MININT64, steps[i] = -1;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Slice", 5, x, graft_lower_const_ints (ctx, starts, n, FALSE),
+                                                        graft_lower_const_ints (ctx, ends, n, FALSE),
+                                                        graft_lower_const_ints (ctx, dims, n, FALSE),
+                                                        graft_lower_const_ints (ctx, steps, n, FALSE)));
+  return TRUE;
+}
+
 /* meshgrid(tensors, indexing): each 1-D tensor reshaped to its own axis
  * and expanded to the grid of all their lengths ("xy" swaps the first two) */
 static gboolean
@@ -1056,7 +1079,16 @@ lower_meshgrid (GraftLowerContext *ctx, GraftNode *node, GError **error)
         shape[d] = d == axis ? -1 : 1;
       GraftValue *t = ((LowerValue *) list->items->pdata[i])->value;
       t = graft_lower_op (ctx, "Reshape", 2, t, graft_lower_const_ints (ctx, shape, n, FALSE));
-      g_ptr_array_add (out->items, graft_lower_value_tensor (graft_lower_op (ctx, "Expand", 2, t, grid), FALSE));
+      GraftValue *expanded = graft_lower_op (ctx, "Expand", 2, t, grid);
+      if (graft_lower_rank (ctx, expanded) < 0)
+        {
+          /* the grid's lengths are run-time values: its rank is still the number of tensors */
+          GraftShape rank_only;
+          graft_shape_init (&rank_only, n);
+          _graft_lower_declare_type (ctx, expanded, graft_lower_dtype (ctx, t), &rank_only);
+          graft_shape_clear (&rank_only);
+        }
+      g_ptr_array_add (out->items, graft_lower_value_tensor (expanded, FALSE));
     }
   if (node->outputs->len > 1)
     {
@@ -1127,6 +1159,7 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::index", 0, lower_index, "self indices" },
   { "aten::diff", 0, lower_diff, "self n dim prepend append" },
   { "aten::meshgrid", 0, lower_meshgrid, "tensors indexing" },
+  { "aten::flip", 0, lower_flip, "self dims" },
   { "aten::index_select", 0, lower_gather, "self dim index" },
   { "aten::repeat", 0, lower_repeat, "self repeats" },
   { "aten::triu", 14, lower_trilu, "self diagonal" },
