@@ -92,7 +92,7 @@ check_nodes (GraftGraph *graph, gint64 opset, GError **error)
 }
 
 gboolean
-_graft_lower_check (GraftModel *target, GError **error)
+_graft_lower_check (GraftModel *target, gboolean allow_custom, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (target);
   gint64 opset = graft_model_get_opset (target, "onnx");
@@ -127,6 +127,8 @@ _graft_lower_check (GraftModel *target, GError **error)
         continue;
       if (!graft_inference_lookup (inference, out, &dtype, &shape) || shape->rank < 0 || dtype == GRAFT_DTYPE_UNDEFINED)
         {
+          if (allow_custom)
+            continue;  /* computed by a custom-domain node, whose result only Graft's runtime knows */
           g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
                        "the conversion cannot tell the %s of output '%s'", out->dtype == GRAFT_DTYPE_UNDEFINED ? "dtype"
                        : "rank", out->name);

@@ -744,7 +744,7 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check
     }
   /* a file is written only once Graft's own checks accept it (a trial
    * conversion that names unsupported ops writes none) */
-  if (!ok || (check && !_graft_lower_check (target, error)))
+  if (!ok || (check && !_graft_lower_check (target, options->allow_custom, error)))
     return NULL;
   graft_graph_build_groups_from_names (graph);
   return g_steal_pointer (&target);
