@@ -266,6 +266,8 @@ def as_numpy(value):
 
 
 def flatten(result):
+    if result is None:  # torchvision's scripted GoogLeNet returns (logits, None, None): the Nones are not outputs
+        return []
     if isinstance(result, (tuple, list)):
         return [r for item in result for r in flatten(item)]
     return [as_numpy(result)]
