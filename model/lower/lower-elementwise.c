@@ -18,8 +18,11 @@ static const UnaryRow unary_rows[] = {
   { "tanh", "Tanh" }, { "tanh_", "Tanh" }, { "exp", "Exp" }, { "log", "Log" }, { "sqrt", "Sqrt" },
   { "neg", "Neg" }, { "abs", "Abs" }, { "erf", "Erf" }, { "floor", "Floor" }, { "ceil", "Ceil" },
   { "reciprocal", "Reciprocal" }, { "sin", "Sin" }, { "cos", "Cos" }, { "logical_not", "Not" },
+  { "bitwise_not", "Not" }, { "sign", "Sign" }, { "softplus", "Softplus" }, { "exp_", "Exp" }, { "neg_", "Neg" },
   { "hardswish", "HardSwish" }, { "hardswish_", "HardSwish" }, { "rsqrt", NULL },
   { "detach", "Identity" }, { "contiguous", "Identity" }, { "clone", "Identity" },
+  /* torch.export's copies and views of a value that nothing writes to */
+  { "detach_", "Identity" }, { "lift_fresh_copy", "Identity" }, { "alias", "Identity" },
 };
 
 static const char *
@@ -171,7 +174,8 @@ static const struct { const char *op; BinaryOp kind; const char *onnx; } binary_
   { "remainder", B_REM, "Mod" }, { "pow", B_POW, "Pow" }, { "eq", B_EQ, "Equal" }, { "ne", B_NE, "Equal" },
   { "lt", B_LT, "Less" }, { "le", B_LE, "LessOrEqual" }, { "gt", B_GT, "Greater" },
   { "ge", B_GE, "GreaterOrEqual" }, { "__and__", B_AND, "And" }, { "__or__", B_OR, "Or" },
-  { "logical_and", B_AND, "And" }, { "logical_or", B_OR, "Or" },
+  { "logical_and", B_AND, "And" }, { "logical_or", B_OR, "Or" }, { "bitwise_and", B_AND, "And" },
+  { "bitwise_or", B_OR, "Or" },
 };
 
 static gboolean
@@ -314,6 +318,26 @@ compare_lists (GraftLowerContext *ctx, GraftNode *node, BinaryOp op, LowerValue 
   return TRUE;
 }
 
+/* Arguments k and k + 1 as tensors: the tensor one sets the dtype of a
+ * Python number on the other side. */
+static gboolean
+operand_pair (GraftLowerContext *ctx, GraftNode *node, guint k, GraftValue **x, GraftValue **y, GError **error)
+{
+  LowerValue *a = graft_lower_arg (ctx, node, k), *b = graft_lower_arg (ctx, node, k + 1);
+  gboolean b_first = (a == NULL || a->kind != LOWER_TENSOR) && b != NULL && b->kind == LOWER_TENSOR;
+  if (b_first)
+    {
+      *y = graft_lower_arg_tensor (ctx, node, k + 1, error);
+      *x = *y ? graft_lower_arg_like (ctx, node, k, *y, error) : NULL;
+    }
+  else
+    {
+      *x = graft_lower_arg_tensor (ctx, node, k, error);
+      *y = *x ? graft_lower_arg_like (ctx, node, k + 1, *x, error) : NULL;
+    }
+  return *x != NULL && *y != NULL;
+}
+
 static gboolean
 lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -343,20 +367,8 @@ lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
     }
   gboolean scalar = a->kind != LOWER_TENSOR || a->scalar;
   scalar &= b->kind != LOWER_TENSOR || b->scalar;
-  /* The tensor operand sets the dtype of a Python number. */
-  gboolean b_first = a->kind != LOWER_TENSOR && b->kind == LOWER_TENSOR;
   GraftValue *x, *y;
-  if (b_first)
-    {
-      y = graft_lower_arg_tensor (ctx, node, 1, error);
-      x = y ? graft_lower_arg_like (ctx, node, 0, y, error) : NULL;
-    }
-  else
-    {
-      x = graft_lower_arg_tensor (ctx, node, 0, error);
-      y = x ? graft_lower_arg_like (ctx, node, 1, x, error) : NULL;
-    }
-  if (x == NULL || y == NULL)
+  if (!operand_pair (ctx, node, 0, &x, &y, error))
     return FALSE;
   GraftDType dx = graft_lower_dtype (ctx, x), dy = graft_lower_dtype (ctx, y);
   if (op == B_DIV)
@@ -427,6 +439,7 @@ lower_to_scalar (GraftLowerContext *ctx, GraftNode *node, GError **error)
   LowerValue *a = graft_lower_arg (ctx, node, 0);
   gboolean to_float = strcmp (node->op_type, "Float") == 0;
   gboolean to_bool = strcmp (node->op_type, "Bool") == 0;
+  gboolean item = strcmp (node->op_type, "item") == 0;
   double x;
   gboolean f;
   if (const_number (a, &x, &f))
@@ -439,8 +452,14 @@ lower_to_scalar (GraftLowerContext *ctx, GraftNode *node, GError **error)
   GraftValue *t = graft_lower_arg_tensor (ctx, node, 0, error);
   if (t == NULL)
     return FALSE;
-  if (graft_lower_rank (ctx, t) > 0)
+  if (graft_lower_rank (ctx, t) != 0)
     t = graft_lower_op (ctx, "Reshape", 2, t, graft_lower_const_ints (ctx, NULL, 0, FALSE));
+  if (item)
+    {
+      /* the tensor's own dtype: a float tensor's item is a Python float */
+      graft_lower_set_output_scalar (ctx, node, 0, t);
+      return TRUE;
+    }
   graft_lower_set_output_scalar (ctx, node, 0,
                                  graft_lower_cast (ctx, t, to_float ? GRAFT_DTYPE_FLOAT32 : to_bool ? GRAFT_DTYPE_BOOL
                                                                       : GRAFT_DTYPE_INT64));
@@ -462,6 +481,79 @@ lower_masked_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* to(self, dtype, …), to(self, device, dtype, …), to(self, other, …),
+ * _to_copy(self, dtype=…), type_as(self, other): a Cast, or the value
+ * itself where the dtype stays (a move to the CPU, a copy). */
+static gboolean
+lower_to (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftDType dtype = GRAFT_DTYPE_UNDEFINED;
+  if (x == NULL)
+    return FALSE;
+  GraftAttribute *keyword = graft_node_get_attribute (node, "dtype");
+  if (keyword != NULL && keyword->type == GRAFT_ATTR_INT)
+    dtype = graft_lower_scalar_type (keyword->i);
+  for (guint k = 1; keyword == NULL && k <= 2; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, k);
+      if (v != NULL && v->kind == LOWER_TENSOR && !v->scalar && k == 1)
+        dtype = graft_lower_dtype (ctx, v->value);
+      else if (v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INT)
+        dtype = graft_lower_scalar_type (v->constant->i);
+      /* to(self, device, dtype, …): the dtype follows the device */
+      else if (k == 1 && v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_STRING)
+        continue;
+      break;
+    }
+  if (dtype == GRAFT_DTYPE_UNDEFINED)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_cast (ctx, x, dtype));
+  return TRUE;
+}
+
+/* where(condition, self, other): either side may be a Python number,
+ * which takes the other's dtype. */
+static gboolean
+lower_where (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *condition = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (condition == NULL)
+    return FALSE;
+  GraftValue *x, *y;
+  if (!operand_pair (ctx, node, 1, &x, &y, error))
+    return FALSE;
+  GraftDType dx = graft_lower_dtype (ctx, x), dy = graft_lower_dtype (ctx, y);
+  if (dx != dy && dx != GRAFT_DTYPE_UNDEFINED && dy != GRAFT_DTYPE_UNDEFINED)
+    {
+      if (graft_dtype_is_float (dy) && !graft_dtype_is_float (dx))
+        x = graft_lower_cast (ctx, x, dy);
+      else
+        y = graft_lower_cast (ctx, y, dx);
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Where", 3, graft_lower_cast (ctx, condition, GRAFT_DTYPE_BOOL),
+                                                        x, y));
+  return TRUE;
+}
+
+/* leaky_relu(self, negative_slope), elu(self, alpha, scale, input_scale) */
+static gboolean
+lower_alpha_unary (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean leaky = g_str_has_prefix (node->op_type, "leaky_relu");
+  double alpha;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_double (ctx, node, 1, leaky ? 0.01 : 1.0, &alpha, error))
+    return FALSE;
+  GraftNode *n = graft_lower_node (ctx, leaky ? "LeakyRelu" : "Elu", 1, 1, x);
+  graft_node_add_attribute (n, graft_attribute_new_float ("alpha", alpha));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, n));
+  return TRUE;
+}
+
 #define UNARY(name) { "aten::" name, 0, lower_unary, "self" }
 #define BINARY(name) { "aten::" name, 0, lower_binary, "self other alpha" }
 
@@ -469,7 +561,11 @@ const GraftLowering graft_lowerings_elementwise[] = {
   UNARY ("relu"), UNARY ("relu_"), UNARY ("sigmoid"), UNARY ("sigmoid_"), UNARY ("tanh"), UNARY ("tanh_"),
   UNARY ("exp"), UNARY ("log"), UNARY ("sqrt"), UNARY ("rsqrt"), UNARY ("neg"), UNARY ("abs"), UNARY ("erf"),
   UNARY ("floor"), UNARY ("ceil"), UNARY ("reciprocal"), UNARY ("sin"), UNARY ("cos"), UNARY ("logical_not"),
-  UNARY ("detach"), UNARY ("contiguous"), UNARY ("clone"),
+  UNARY ("detach"), UNARY ("contiguous"), UNARY ("clone"), UNARY ("detach_"), UNARY ("lift_fresh_copy"),
+  UNARY ("alias"), UNARY ("bitwise_not"), UNARY ("sign"), UNARY ("softplus"), UNARY ("exp_"), UNARY ("neg_"),
+  { "aten::leaky_relu", 0, lower_alpha_unary, "self negative_slope" },
+  { "aten::leaky_relu_", 0, lower_alpha_unary, "self negative_slope" },
+  { "aten::elu", 0, lower_alpha_unary, "self alpha scale input_scale" },
   { "aten::hardswish", 14, lower_unary, "self" }, { "aten::hardswish_", 14, lower_unary, "self" },
   { "aten::hardsigmoid", 0, lower_hardsigmoid, "self" }, { "aten::hardsigmoid_", 0, lower_hardsigmoid, "self" },
   { "aten::silu", 0, lower_silu, "self" }, { "aten::silu_", 0, lower_silu, "self" },
@@ -486,9 +582,21 @@ const GraftLowering graft_lowerings_elementwise[] = {
   BINARY ("floordiv"), BINARY ("floor_divide"), BINARY ("remainder"), BINARY ("pow"),
   BINARY ("eq"), BINARY ("ne"), BINARY ("lt"), BINARY ("le"), BINARY ("gt"), BINARY ("ge"),
   BINARY ("__and__"), BINARY ("__or__"), BINARY ("logical_and"), BINARY ("logical_or"),
+  BINARY ("bitwise_and"), BINARY ("bitwise_or"),
+  /* torch.export's arithmetic on symbolic sizes (s0 * 4) */
+  { "_operator::add", 0, lower_binary, "a b" }, { "_operator::sub", 0, lower_binary, "a b" },
+  { "_operator::mul", 0, lower_binary, "a b" }, { "_operator::floordiv", 0, lower_binary, "a b" },
+  { "_operator::eq", 0, lower_binary, "a b" }, { "_operator::ne", 0, lower_binary, "a b" },
+  { "_operator::lt", 0, lower_binary, "a b" }, { "_operator::le", 0, lower_binary, "a b" },
+  { "_operator::gt", 0, lower_binary, "a b" }, { "_operator::ge", 0, lower_binary, "a b" },
   { "aten::__not__", 0, lower_not, "self" },
   { "aten::Bool", 0, lower_to_scalar, "a" }, { "aten::Int", 0, lower_to_scalar, "a" },
   { "aten::Float", 0, lower_to_scalar, "a" }, { "aten::ScalarImplicit", 0, lower_to_scalar, "a" },
+  { "aten::item", 0, lower_to_scalar, "self" },
+  { "aten::to", 0, lower_to, "self dtype non_blocking copy memory_format" },
+  { "aten::_to_copy", 0, lower_to, "self dtype layout device pin_memory non_blocking memory_format" },
+  { "aten::type_as", 0, lower_to, "self other" },
+  { "aten::where", 0, lower_where, "condition self other" },
   { "aten::masked_fill", 0, lower_masked_fill, "self mask value" },
   { "aten::masked_fill_", 0, lower_masked_fill, "self mask value" },
   { NULL }

@@ -147,6 +147,17 @@ lower_batch_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* ReduceMean keeping the dims: axes an attribute before opset 18, an input from it */
+static GraftValue *
+reduce_mean (GraftLowerContext *ctx, GraftValue *x, const gint64 *axes, guint n)
+{
+  if (ctx->opset >= 18)
+    return graft_lower_op (ctx, "ReduceMean", 2, x, graft_lower_const_ints (ctx, axes, n, FALSE));
+  GraftNode *mean = graft_lower_node (ctx, "ReduceMean", 1, 1, x);
+  add_ints (mean, "axes", axes, n);
+  return graft_lower_finish (ctx, mean);
+}
+
 /* x normalised over its last n dims without LayerNormalization (opsets
  * before 17): (x - mean) / sqrt(var + eps), var the biased variance as torch's. */
 static GraftValue *
@@ -156,13 +167,9 @@ normalize_decomposed (GraftLowerContext *ctx, GraftValue *x, guint n, double eps
   for (guint i = 0; i < n; i++)
     axes[i] = -(gint64) n + i;
   GraftDType dtype = graft_lower_dtype (ctx, x);
-  GraftNode *mean = graft_lower_node (ctx, "ReduceMean", 1, 1, x);
-  add_ints (mean, "axes", axes, n);
-  GraftValue *centred = graft_lower_op (ctx, "Sub", 2, x, graft_lower_finish (ctx, mean));
+  GraftValue *centred = graft_lower_op (ctx, "Sub", 2, x, reduce_mean (ctx, x, axes, n));
   GraftValue *squared = graft_lower_op (ctx, "Pow", 2, centred, graft_lower_const_scalar (ctx, dtype, 2));
-  GraftNode *var = graft_lower_node (ctx, "ReduceMean", 1, 1, squared);
-  add_ints (var, "axes", axes, n);
-  GraftValue *std = graft_lower_op (ctx, "Sqrt", 1, graft_lower_op (ctx, "Add", 2, graft_lower_finish (ctx, var),
+  GraftValue *std = graft_lower_op (ctx, "Sqrt", 1, graft_lower_op (ctx, "Add", 2, reduce_mean (ctx, squared, axes, n),
                                                                  graft_lower_const_scalar (ctx, dtype, eps)));
   return graft_lower_op (ctx, "Div", 2, centred, std);
 }
@@ -215,6 +222,191 @@ lower_layer_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* A per-channel vector (C) shaped to multiply an N×C×… tensor of rank rank. */
+static GraftValue *
+per_channel (GraftLowerContext *ctx, GraftValue *v, int rank)
+{
+  gint64 axes[8];
+  if (rank <= 2)
+    return v;
+  for (int i = 0; i < rank - 2 && i < 8; i++)
+    axes[i] = i + 1;
+  return graft_lower_op (ctx, "Unsqueeze", 2, v, graft_lower_const_ints (ctx, axes, MIN (rank - 2, 8), FALSE));
+}
+
+/* group_norm(input, num_groups, weight, bias, eps, cudnn_enabled): the
+ * groups normalised as rows of N×G×(C/G·…), then the per-channel affine */
+static gboolean
+lower_group_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 groups;
+  double eps;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) || !graft_lower_arg_int (ctx, node, 1, 1, &groups, error) ||
+      !graft_lower_arg_double (ctx, node, 4, 1e-5, &eps, error))
+    return FALSE;
+  GraftValue *rows = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_ints (ctx, (gint64[]) { 0, groups, -1 }, 3, FALSE));
+  GraftValue *y = graft_lower_op (ctx, "Reshape", 2, normalize_decomposed (ctx, rows, 1, eps), graft_lower_op (ctx, "Shape", 1, x));
+  /* back to x's own shape, which inference cannot read from Shape(x) */
+  _graft_lower_declare_type (ctx, y, graft_lower_dtype (ctx, x), graft_lower_shape (ctx, x));
+  if (!graft_lower_arg_is_none (ctx, node, 2))
+    {
+      GraftValue *scale = graft_lower_arg_tensor (ctx, node, 2, error);
+      if (scale == NULL)
+        return FALSE;
+      y = graft_lower_op (ctx, "Mul", 2, y, per_channel (ctx, scale, rank));
+    }
+  if (!graft_lower_arg_is_none (ctx, node, 3))
+    {
+      GraftValue *bias = graft_lower_arg_tensor (ctx, node, 3, error);
+      if (bias == NULL)
+        return FALSE;
+      y = graft_lower_op (ctx, "Add", 2, y, per_channel (ctx, bias, rank));
+    }
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* upsample_{nearest,bilinear,bicubic}{1,2,3}d(input, output_size, [align_corners,] scale_factors)
+ * and the older (input, output_size, [align_corners,] scales_h, scales_w) → Resize, with torch's
+ * sampling: nearest is asymmetric/floor, linear half-pixel or align_corners. */
+static gboolean
+lower_upsample (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean nearest = g_str_has_prefix (node->op_type, "upsample_nearest") ||
+                     g_str_has_prefix (node->op_type, "_upsample_nearest");
+  gboolean exact = strstr (node->op_type, "nearest_exact") != NULL;
+  gboolean cubic = strstr (node->op_type, "bicubic") != NULL;
+  gint64 align = 0;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) ||
+      (!nearest && !graft_lower_arg_int (ctx, node, 2, 0, &align, error)))
+    return FALSE;
+  guint scales_at = nearest ? 2 : 3;
+  GraftValue *sizes = NULL, *scales = NULL;
+  if (!graft_lower_arg_is_none (ctx, node, 1))
+    {
+      GraftValue *size = graft_lower_arg_int_vector (ctx, node, 1, error);
+      if (size == NULL)
+        return FALSE;
+      /* N and C keep their size */
+      GraftValue *leading = graft_lower_op (ctx, "Slice", 3, graft_lower_op (ctx, "Shape", 1, x), graft_lower_const_int (ctx, 0),
+                                            graft_lower_const_int (ctx, 2));
+      g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+      g_ptr_array_add (parts, leading);
+      g_ptr_array_add (parts, size);
+      sizes = graft_lower_concat (ctx, parts, 0);
+    }
+  else
+    {
+      /* scale_factors (a float list), or one float per spatial dim */
+      float factors[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+      LowerValue *v = graft_lower_arg (ctx, node, scales_at);
+      guint n = 0;
+      if (v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_FLOATS)
+        for (; n < v->constant->floats->len && n + 2 < 8; n++)
+          factors[n + 2] = g_array_index (v->constant->floats, double, n);
+      else
+        for (; n + 2 < (guint) rank && n + 2 < 8; n++)
+          {
+            double f;
+            if (!graft_lower_arg_double (ctx, node, scales_at + n, NAN, &f, error))
+              return FALSE;
+            if (isnan (f))
+              break;
+            factors[n + 2] = f;
+          }
+      if (n == 0 || (int) n + 2 != rank)
+        return graft_lower_fail (error, node, "neither an output size nor a scale per spatial dim");
+      gint64 dims[1] = { rank };
+      GraftTensor *t = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, 1, dims);
+      g_autoptr(GBytes) bytes = g_bytes_new (factors, rank * sizeof (float));
+      graft_tensor_set_data (t, bytes, NULL);
+      scales = _graft_lower_add_constant (ctx, t);
+    }
+  GraftNode *resize = graft_lower_node (ctx, "Resize", 1, 4, x, NULL, scales, sizes);
+  graft_node_add_attribute (resize, graft_attribute_new_string ("mode", nearest ? "nearest" : cubic ? "cubic" : "linear"));
+  graft_node_add_attribute (resize, graft_attribute_new_string ("coordinate_transformation_mode",
+                                                                nearest ? (exact ? "half_pixel" : "asymmetric")
+                                                                : align ? "align_corners" : "pytorch_half_pixel"));
+  if (nearest)
+    graft_node_add_attribute (resize, graft_attribute_new_string ("nearest_mode", exact ? "round_prefer_ceil" : "floor"));
+  if (cubic)
+    graft_node_add_attribute (resize, graft_attribute_new_float ("cubic_coeff_a", -0.75));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, resize));
+  return TRUE;
+}
+
+/* _weight_norm(v, g, dim): v·g/‖v‖, the norm over every dim but dim */
+static gboolean
+lower_weight_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim, axes[8];
+  int rank;
+  guint n = 0;
+  GraftValue *v = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *g = v ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (g == NULL || !graft_lower_need_rank (ctx, v, &rank, error) || !graft_lower_arg_int (ctx, node, 2, 0, &dim, error))
+    return FALSE;
+  if (dim < 0)
+    dim += rank;
+  for (int i = 0; i < rank && n < 8; i++)
+    if (i != dim)
+      axes[n++] = i;
+  GraftNode *norm;
+  if (ctx->opset >= 18)
+    norm = graft_lower_node (ctx, "ReduceL2", 1, 2, v, graft_lower_const_ints (ctx, axes, n, FALSE));
+  else
+    {
+      norm = graft_lower_node (ctx, "ReduceL2", 1, 1, v);
+      add_ints (norm, "axes", axes, n);
+    }
+  graft_node_add_attribute (norm, graft_attribute_new_int ("keepdims", 1));
+  GraftValue *scale = graft_lower_op (ctx, "Div", 2, g, graft_lower_finish (ctx, norm));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Mul", 2, v, scale));
+  return TRUE;
+}
+
+/* rand(size, dtype, …): only torch.export's eval programs have it, where
+ * layer drop draws a number nothing then reads */
+static gboolean
+lower_rand (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 size[8];
+  guint n;
+  if (!graft_lower_arg_ints (ctx, node, 0, size, 8, &n, 0, error))
+    return FALSE;
+  GraftNode *r = graft_lower_node (ctx, "RandomUniform", 1, 0);
+  add_ints (r, "shape", size, n);
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, r));
+  return TRUE;
+}
+
+/* einsum(equation, tensors, path) → Einsum */
+static gboolean
+lower_einsum (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *equation = graft_lower_arg (ctx, node, 0), *list = graft_lower_arg (ctx, node, 1);
+  if (equation == NULL || equation->kind != LOWER_CONST || equation->constant->type != GRAFT_ATTR_STRING)
+    return graft_lower_fail (error, node, "the equation is not a constant string");
+  if (list == NULL || list->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "the operand list is not known while converting");
+  g_autofree char *text = graft_attribute_dup_string (equation->constant);
+  GraftNode *einsum = graft_lower_node (ctx, "Einsum", 1, 0);
+  graft_node_add_attribute (einsum, graft_attribute_new_string ("equation", text));
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      LowerValue *item = list->items->pdata[i];
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "operand %u is not a tensor", i);
+      graft_node_add_input (einsum, item->value);
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, einsum));
+  return TRUE;
+}
+
 /* max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
  * avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
 static gboolean
@@ -258,6 +450,27 @@ lower_pool (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* The O×I matrix (I×O transposed) whose row o averages torch's adaptive
+ * window [⌊o·I/O⌋, ⌈(o+1)·I/O⌉) of an axis of size I; NULL when too large. */
+static GraftValue *
+averaging_matrix (GraftLowerContext *ctx, gint64 in, gint64 out, gboolean transposed)
+{
+  if (in <= 0 || out <= 0 || in * out > (1 << 22))
+    return NULL;
+  g_autofree float *m = g_new0 (float, in * out);
+  for (gint64 o = 0; o < out; o++)
+    {
+      gint64 start = o * in / out, end = ((o + 1) * in + out - 1) / out;
+      for (gint64 i = start; i < end; i++)
+        m[transposed ? i * out + o : o * in + i] = 1.0f / (float) (end - start);
+    }
+  gint64 dims[2] = { transposed ? in : out, transposed ? out : in };
+  GraftTensor *t = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, 2, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (g_steal_pointer (&m), in * out * sizeof (float));
+  graft_tensor_set_data (t, bytes, NULL);
+  return _graft_lower_add_constant (ctx, t);
+}
+
 /* adaptive_avg_pool2d(input, output_size): GlobalAveragePool for 1×1,
  * an AveragePool when the input size divides evenly. */
 static gboolean
@@ -274,9 +487,21 @@ lower_adaptive_avg_pool (GraftLowerContext *ctx, GraftNode *node, GError **error
       return TRUE;
     }
   const GraftShape *s = graft_lower_shape (ctx, x);
-  if (s->rank != 4 || s->dims[2].kind != GRAFT_DIM_FIXED || s->dims[3].kind != GRAFT_DIM_FIXED ||
-      s->dims[2].value % size[0] != 0 || s->dims[3].value % size[1] != 0)
-    return graft_lower_fail (error, node, "output size other than 1×1 needs fixed input sizes that it divides");
+  if (s->rank != 4 || s->dims[2].kind != GRAFT_DIM_FIXED || s->dims[3].kind != GRAFT_DIM_FIXED)
+    return graft_lower_fail (error, node, "output size other than 1×1 needs fixed input sizes");
+  if (s->dims[2].value % size[0] != 0 || s->dims[3].value % size[1] != 0)
+    {
+      /* windows of uneven sizes (or an input smaller than the output): each
+       * axis is a product with its averaging matrix, A_h · x · A_wᵀ */
+      GraftValue *rows = averaging_matrix (ctx, s->dims[2].value, size[0], FALSE);
+      GraftValue *columns = averaging_matrix (ctx, s->dims[3].value, size[1], TRUE);
+      if (rows == NULL || columns == NULL)
+        return graft_lower_fail (error, node, "an input of %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " is too large to "
+                                 "pool to %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " as a matrix product",
+                                 s->dims[2].value, s->dims[3].value, size[0], size[1]);
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "MatMul", 2, rows, graft_lower_op (ctx, "MatMul", 2, x, columns)));
+      return TRUE;
+    }
   gint64 kernel[2] = { s->dims[2].value / size[0], s->dims[3].value / size[1] };
   GraftNode *pool = graft_lower_node (ctx, "AveragePool", 1, 1, x);
   add_ints (pool, "kernel_shape", kernel, 2);
@@ -762,6 +987,18 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::batch_norm", 0, lower_batch_norm,
     "input weight bias running_mean running_var training momentum eps cudnn_enabled" },
   { "aten::layer_norm", 0, lower_layer_norm, "input normalized_shape weight bias eps cudnn_enable" },
+  { "aten::group_norm", 0, lower_group_norm, "input num_groups weight bias eps cudnn_enabled" },
+  { "aten::upsample_nearest1d", 0, lower_upsample, "input output_size scale_factors" },
+  { "aten::upsample_nearest2d", 0, lower_upsample, "input output_size scale_factors" },
+  { "aten::upsample_nearest3d", 0, lower_upsample, "input output_size scale_factors" },
+  { "aten::_upsample_nearest_exact2d", 0, lower_upsample, "input output_size scale_factors" },
+  { "aten::upsample_linear1d", 0, lower_upsample, "input output_size align_corners scale_factors" },
+  { "aten::upsample_bilinear2d", 0, lower_upsample, "input output_size align_corners scale_factors" },
+  { "aten::upsample_trilinear3d", 0, lower_upsample, "input output_size align_corners scale_factors" },
+  { "aten::upsample_bicubic2d", 0, lower_upsample, "input output_size align_corners scale_factors" },
+  { "aten::einsum", 12, lower_einsum, "equation tensors path" },
+  { "aten::_weight_norm", 0, lower_weight_norm, "v g dim" },
+  { "aten::rand", 0, lower_rand, "size dtype layout device pin_memory" },
   { "aten::max_pool1d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::max_pool2d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::avg_pool2d", 0, lower_pool, "self kernel_size stride padding ceil_mode count_include_pad divisor_override" },

@@ -183,6 +183,18 @@ lower_tuple_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gint64 i;
   if (!graft_lower_arg_int (ctx, node, 1, 0, &i, error))
     return FALSE;
+  if (list != NULL && list->kind == LOWER_CONST && list->constant->type == GRAFT_ATTR_INTS)
+    {
+      /* a tuple of ints read from a module attribute (timm's img_size) */
+      guint n = list->constant->ints->len;
+      if (i < 0)
+        i += n;
+      if (i < 0 || i >= (gint64) n)
+        return graft_lower_fail (error, node, "index out of range");
+      g_autoptr(GraftAttribute) item = graft_attribute_new_int ("value", g_array_index (list->constant->ints, gint64, i));
+      bind_output (ctx, node, 0, graft_lower_value_const (item));
+      return TRUE;
+    }
   if (list == NULL || list->kind != LOWER_LIST)
     return graft_lower_fail (error, node, "the tuple's items are not known while converting");
   if (i < 0)
@@ -812,5 +824,10 @@ const GraftLowering graft_lowerings_prim[] = {
   { "aten::format", 0, lower_nothing, NULL },
   { "aten::str", 0, lower_nothing, NULL },
   { "aten::warn", 0, lower_nothing, NULL },
+  /* torch.export's checks of what it traced: true of every input the program accepts */
+  { "aten::_assert_tensor_metadata", 0, lower_nothing, NULL },
+  { "aten::_assert_scalar", 0, lower_nothing, NULL },
+  { "aten::_assert_async", 0, lower_nothing, NULL },
+  { "aten::sym_constrain_range_for_size", 0, lower_nothing, NULL },
   { NULL }
 };

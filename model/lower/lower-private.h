@@ -155,6 +155,10 @@ GraftValue *_graft_lower_add_constant (GraftLowerContext *ctx, GraftTensor *tens
 void _graft_lower_fold_batch_norms (GraftLowerContext *ctx, GraftGraph *graph);
 gboolean _graft_lower_nodes (GraftLowerContext *ctx, GraftGraph *source, GError **error);
 GraftNode *_graft_lower_custom_node (GraftLowerContext *ctx, const char *domain, const char *op_type, guint n_outputs);
+/* The written model checked: structure, every ONNX node against its
+ * schema, and shapes inferable; FALSE naming the first invalid node.
+ * allow_custom: outputs of custom-domain nodes may stay untyped. */
+gboolean _graft_lower_check (GraftModel *target, gboolean allow_custom, GError **error);
 
 /* torch ScalarType code → dtype (6 → float32). */
 GraftDType graft_lower_scalar_type (gint64 code);

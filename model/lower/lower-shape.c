@@ -84,14 +84,23 @@ lower_flatten (GraftLowerContext *ctx, GraftNode *node, GError **error)
 static void
 declare_from_size_list (GraftLowerContext *ctx, GraftValue *result, GraftDType dtype, LowerValue *size)
 {
-  if (graft_lower_rank (ctx, result) >= 0 || size == NULL || size->kind != LOWER_LIST)
+  int rank = graft_lower_rank (ctx, result);
+  if (size == NULL || size->kind != LOWER_LIST || (rank >= 0 && rank != (int) size->items->len))
     return;
+  /* what inference knew (a dim it followed), with the literal sizes it could not see: a
+   * reshape to (b, n, 3, heads, d) has a fixed 3 however n is computed */
   GraftShape shape;
-  graft_shape_init (&shape, size->items->len);
+  if (rank >= 0)
+    graft_shape_copy (&shape, graft_lower_shape (ctx, result));
+  else
+    graft_shape_init (&shape, size->items->len);
+  if (graft_lower_dtype (ctx, result) != GRAFT_DTYPE_UNDEFINED)
+    dtype = graft_lower_dtype (ctx, result);
   for (guint i = 0; i < size->items->len; i++)
     {
       LowerValue *item = size->items->pdata[i];
-      if (item->kind == LOWER_CONST && item->constant->type == GRAFT_ATTR_INT && item->constant->i >= 0)
+      if (shape.dims[i].kind == GRAFT_DIM_UNKNOWN && item->kind == LOWER_CONST &&
+          item->constant->type == GRAFT_ATTR_INT && item->constant->i >= 0)
         shape.dims[i] = graft_dim_fixed (item->constant->i);
     }
   _graft_lower_declare_type (ctx, result, dtype, &shape);
@@ -248,6 +257,9 @@ lower_permute (GraftLowerContext *ctx, GraftNode *node, GError **error)
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, perm, MAX_RANK, &n, 0, error))
     return FALSE;
+  /* ONNX reads an empty perm as "reverse the dims": never what torch meant */
+  if (n == 0 || (graft_lower_rank (ctx, x) >= 0 && (int) n != graft_lower_rank (ctx, x)))
+    return graft_lower_fail (error, node, "the permutation (%u dims) is not known as constants that fit the input", n);
   for (guint i = 0; i < n; i++)
     if (perm[i] < 0)
       perm[i] += n;
@@ -366,31 +378,75 @@ lower_cat (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
-/* A list of the tensors Split makes. */
+/* A list of the tensors Split makes (split: its sizes, an int64 vector). */
 static void
-bind_split (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, gint64 dim, const gint64 *sizes, guint n)
+bind_split (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, gint64 dim, GraftValue *split_sizes, guint n,
+            gboolean drop_dim)
 {
-  GraftNode *split = graft_lower_node (ctx, "Split", n, 2, x, graft_lower_const_ints (ctx, sizes, n, FALSE));
+  GraftNode *split = graft_lower_node (ctx, "Split", n, 2, x, split_sizes);
   graft_node_add_attribute (split, graft_attribute_new_int ("axis", dim));
   graft_lower_finish (ctx, split);
-  if (node->outputs->len == 1 && n != 1)
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      GraftValue *part = g_ptr_array_index (split->outputs, i);
+      if (drop_dim)
+        part = graft_lower_op (ctx, "Squeeze", 2, part, graft_lower_const_int (ctx, dim));
+      g_ptr_array_add (parts, part);
+    }
+  if (node->outputs->len == 1 && (n != 1 || drop_dim))
     {
       LowerValue *list = graft_lower_value_list ();
       for (guint i = 0; i < n; i++)
-        g_ptr_array_add (list->items, graft_lower_value_tensor (g_ptr_array_index (split->outputs, i), FALSE));
+        g_ptr_array_add (list->items, graft_lower_value_tensor (parts->pdata[i], FALSE));
       graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), list);
       return;
     }
   for (guint i = 0; i < node->outputs->len && i < n; i++)
-    graft_lower_set_output (ctx, node, i, g_ptr_array_index (split->outputs, i));
+    graft_lower_set_output (ctx, node, i, parts->pdata[i]);
+}
+
+/* How many tensors the list a split makes is unpacked into (by
+ * prim::ListUnpack, or as the node's own outputs in a .pt2); 0 when
+ * nothing says. */
+static guint
+unpacked_count (GraftNode *node)
+{
+  if (node->outputs->len > 1)
+    return node->outputs->len;
+  GraftValue *list = g_ptr_array_index (node->outputs, 0);
+  for (guint i = 0; list != NULL && i < list->consumers->len; i++)
+    {
+      GraftNode *user = g_ptr_array_index (list->consumers, i);
+      if (strcmp (user->op, "prim::ListUnpack") == 0)
+        return user->outputs->len;
+    }
+  return 0;
+}
+
+/* The sizes of n chunks of a dim known only at run time, as torch.chunk
+ * makes them: ⌈d/n⌉ each, the rest last. */
+static GraftValue *
+chunk_sizes (GraftLowerContext *ctx, GraftValue *x, gint64 dim, gint64 n)
+{
+  GraftValue *d = graft_lower_op (ctx, "Gather", 2, graft_lower_op (ctx, "Shape", 1, x), graft_lower_const_int (ctx, dim));
+  GraftValue *each = graft_lower_op (ctx, "Div", 2, graft_lower_op (ctx, "Add", 2, d, graft_lower_const_int (ctx, n - 1)),
+                                     graft_lower_const_int (ctx, n));
+  GraftValue *rest = graft_lower_op (ctx, "Sub", 2, d, graft_lower_op (ctx, "Mul", 2, each, graft_lower_const_int (ctx, n - 1)));
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (gint64 i = 0; i < n - 1; i++)
+    g_ptr_array_add (parts, each);
+  g_ptr_array_add (parts, rest);
+  return graft_lower_concat (ctx, parts, 0);
 }
 
 /* chunk(self, chunks, dim), split(self, split_size, dim), split_with_sizes,
- * unbind(self, dim): the split dim must be fixed. */
+ * unbind(self, dim): sizes from the fixed dim, from the list given, or
+ * (chunk, and unbind into a known number of values) computed at run time. */
 static gboolean
 lower_split (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  gboolean unbind = strcmp (node->op_type, "unbind") == 0;
+  gboolean unbind = strcmp (node->op_type, "unbind") == 0, chunk = strcmp (node->op_type, "chunk") == 0;
   gint64 dim, sizes[256], count[256];
   guint n = 0;
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
@@ -401,36 +457,38 @@ lower_split (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return graft_lower_fail (error, node, "needs the rank of its input; give the inputs' shapes");
   if (!normalize_dim (node, &dim, s->rank, error))
     return FALSE;
-  if (s->dims[dim].kind != GRAFT_DIM_FIXED)
-    return graft_lower_fail (error, node, "splits dim %" G_GINT64_FORMAT ", which is not fixed", dim);
-  gint64 total = s->dims[dim].value;
   if (!unbind && !graft_lower_arg_ints (ctx, node, 1, count, G_N_ELEMENTS (count), &n, 0, error))
     return FALSE;
-  if (unbind || strcmp (node->op_type, "chunk") == 0 || n == 1)
+  if (!unbind && !chunk && n > 1)
     {
-      gint64 each = unbind ? 1 : strcmp (node->op_type, "chunk") == 0 ? (total + count[0] - 1) / MAX (count[0], 1) : count[0];
-      if (each <= 0 || total / each + 1 > (gint64) G_N_ELEMENTS (sizes))
-        return graft_lower_fail (error, node, "split size %" G_GINT64_FORMAT, each);
-      n = 0;
-      for (gint64 at = 0; at < total; at += each)
-        sizes[n++] = MIN (each, total - at);
-    }
-  else
-    memcpy (sizes, count, n * sizeof (gint64));
-  if (!unbind)
-    {
-      bind_split (ctx, node, x, dim, sizes, n);
+      /* the sizes themselves: the dim's own size does not matter */
+      bind_split (ctx, node, x, dim, graft_lower_const_ints (ctx, count, n, FALSE), n, FALSE);
       return TRUE;
     }
-  /* unbind drops the dim */
-  GraftNode *split = graft_lower_node (ctx, "Split", n, 2, x, graft_lower_const_ints (ctx, sizes, n, FALSE));
-  graft_node_add_attribute (split, graft_attribute_new_int ("axis", dim));
-  graft_lower_finish (ctx, split);
-  LowerValue *list = graft_lower_value_list ();
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add (list->items, graft_lower_value_tensor (
-      graft_lower_op (ctx, "Squeeze", 2, g_ptr_array_index (split->outputs, i), graft_lower_const_int (ctx, dim)), FALSE));
-  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), list);
+  if (s->dims[dim].kind != GRAFT_DIM_FIXED)
+    {
+      guint parts = unbind ? unpacked_count (node) : chunk && n == 1 ? (guint) MAX (count[0], 0) : 0;
+      if (parts == 0 || parts > G_N_ELEMENTS (sizes))
+        return graft_lower_fail (error, node, "splits dim %" G_GINT64_FORMAT ", which is not fixed, into a number of "
+                                 "parts nothing tells", dim);
+      if (chunk)
+        {
+          bind_split (ctx, node, x, dim, chunk_sizes (ctx, x, dim, parts), parts, FALSE);
+          return TRUE;
+        }
+      for (guint i = 0; i < parts; i++)
+        sizes[i] = 1;
+      bind_split (ctx, node, x, dim, graft_lower_const_ints (ctx, sizes, parts, FALSE), parts, TRUE);
+      return TRUE;
+    }
+  gint64 total = s->dims[dim].value;
+  gint64 each = unbind ? 1 : chunk ? (total + count[0] - 1) / MAX (count[0], 1) : count[0];
+  if (each <= 0 || total / each + 1 > (gint64) G_N_ELEMENTS (sizes))
+    return graft_lower_fail (error, node, "split size %" G_GINT64_FORMAT, each);
+  n = 0;
+  for (gint64 at = 0; at < total; at += each)
+    sizes[n++] = MIN (each, total - at);
+  bind_split (ctx, node, x, dim, graft_lower_const_ints (ctx, sizes, n, FALSE), n, unbind);
   return TRUE;
 }
 
@@ -454,6 +512,26 @@ index_vector (GraftLowerContext *ctx, GraftNode *node, guint k, gint64 fallback,
   return graft_lower_op (ctx, "Reshape", 2, graft_lower_cast (ctx, t, GRAFT_DTYPE_INT64), graft_lower_const_int (ctx, 1));
 }
 
+/* list[start:end:step] of a list whose items are known: the items it keeps
+ * (slice(l, start, end, step) has no dim argument) */
+static gboolean
+slice_list (GraftLowerContext *ctx, GraftNode *node, LowerValue *list, GError **error)
+{
+  gint64 n = list->items->len, start, end, step;
+  if (!graft_lower_arg_int (ctx, node, 1, 0, &start, error) || !graft_lower_arg_int (ctx, node, 2, G_MAXINT64, &end, error) ||
+      !graft_lower_arg_int (ctx, node, 3, 1, &step, error))
+    return FALSE;
+  if (step <= 0)
+    return graft_lower_fail (error, node, "a list slice with step %" G_GINT64_FORMAT, step);
+  start = start < 0 ? MAX (start + n, 0) : MIN (start, n);
+  end = end < 0 ? MAX (end + n, 0) : MIN (end, n);
+  LowerValue *slice = graft_lower_value_list ();
+  for (gint64 i = start; i < end; i += step)
+    g_ptr_array_add (slice->items, graft_lower_value_copy (list->items->pdata[i]));
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), slice);
+  return TRUE;
+}
+
 /* slice(self, dim, start, end, step) */
 static gboolean
 lower_slice (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -463,7 +541,7 @@ lower_slice (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
     return FALSE;
   if (self != NULL && self->kind == LOWER_LIST)
-    return graft_lower_fail (error, node, "slicing a list is not lowered yet");
+    return slice_list (ctx, node, self, error);
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   GraftValue *start = x ? index_vector (ctx, node, 2, 0, error) : NULL;
   GraftValue *end = start ? index_vector (ctx, node, 3, G_MAXINT64, error) : NULL;
@@ -731,6 +809,329 @@ lower_getitem (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* gather(self, dim, index, sparse_grad) → GatherElements;
+ * index_select(self, dim, index) → Gather */
+static gboolean
+lower_gather (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *index = x ? graft_lower_arg_tensor (ctx, node, 2, error) : NULL;
+  if (index == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  gboolean select = strcmp (node->op_type, "index_select") == 0;
+  GraftNode *gather = graft_lower_node (ctx, select ? "Gather" : "GatherElements", 1, 2, x,
+                                        graft_lower_cast (ctx, index, GRAFT_DTYPE_INT64));
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", dim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, gather));
+  return TRUE;
+}
+
+/* How many items an int list argument has (constant or of symbolic sizes); -1 when not a list. */
+static gint64
+list_count (LowerValue *v)
+{
+  if (v != NULL && v->kind == LOWER_LIST)
+    return v->items->len;
+  if (v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INTS)
+    return v->constant->ints->len;
+  return -1;
+}
+
+/* repeat(self, repeats) → Tile, with leading axes added where repeats is longer than the rank */
+static gboolean
+lower_repeat (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  gint64 n = list_count (graft_lower_arg (ctx, node, 1));
+  GraftValue *repeats = x ? graft_lower_arg_int_vector (ctx, node, 1, error) : NULL;
+  if (repeats == NULL || !graft_lower_need_rank (ctx, x, &rank, error))
+    return FALSE;
+  if (n < 0)
+    return graft_lower_fail (error, node, "the number of repeats is not known while converting");
+  if (n > rank)
+    {
+      gint64 axes[MAX_RANK];
+      if (n > MAX_RANK)
+        return graft_lower_fail (error, node, "rank %" G_GINT64_FORMAT, n);
+      for (gint64 i = 0; i < n - rank; i++)
+        axes[i] = i;
+      x = graft_lower_op (ctx, "Unsqueeze", 2, x, graft_lower_const_ints (ctx, axes, n - rank, FALSE));
+    }
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Tile", 2, x, repeats));
+  return TRUE;
+}
+
+/* triu / tril(self, diagonal) → Trilu */
+static gboolean
+lower_trilu (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 diagonal;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &diagonal, error))
+    return FALSE;
+  GraftNode *t = graft_lower_node (ctx, "Trilu", 1, 2, x, graft_lower_const_ints (ctx, &diagonal, 1, TRUE));
+  graft_node_add_attribute (t, graft_attribute_new_int ("upper", g_str_has_prefix (node->op_type, "triu")));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, t));
+  return TRUE;
+}
+
+/* unflatten(self, dim, sizes): the dim becomes sizes (one may be -1) */
+static gboolean
+lower_unflatten (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *sizes = x ? graft_lower_arg_int_vector (ctx, node, 2, error) : NULL;
+  if (sizes == NULL || !graft_lower_arg_int (ctx, node, 1, 0, &dim, error) || !graft_lower_need_rank (ctx, x, &rank, error) ||
+      !normalize_dim (node, &dim, rank, error))
+    return FALSE;
+  GraftValue *shape = graft_lower_op (ctx, "Shape", 1, x);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  if (dim > 0)
+    g_ptr_array_add (parts, slice_vector (ctx, shape, 0, dim));
+  g_ptr_array_add (parts, sizes);
+  if (dim < rank - 1)
+    g_ptr_array_add (parts, slice_vector (ctx, shape, dim + 1, rank));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reshape", 2, x, graft_lower_concat (ctx, parts, 0)));
+  return TRUE;
+}
+
+/* view_as / reshape_as / expand_as(self, other): other's shape */
+static gboolean
+lower_as (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *other = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (other == NULL)
+    return FALSE;
+  const char *op = g_str_has_prefix (node->op_type, "expand") ? "Expand" : "Reshape";
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, op, 2, x, graft_lower_op (ctx, "Shape", 1, other)));
+  return TRUE;
+}
+
+/* new_zeros / new_ones / new_empty(self, size, dtype, …), new_full(self,
+ * size, fill_value, dtype, …): self's dtype unless one is given */
+static gboolean
+lower_new_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gboolean full = strcmp (node->op_type, "new_full") == 0;
+  double value = strcmp (node->op_type, "new_ones") == 0 ? 1 : 0;
+  gint64 code;
+  GraftValue *self = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *shape = self ? graft_lower_arg_int_vector (ctx, node, 1, error) : NULL;
+  LowerValue *fill = full ? graft_lower_arg (ctx, node, 2) : NULL;
+  gboolean run_time = fill != NULL && fill->kind == LOWER_TENSOR;  /* a traced number (YOLO's stride) */
+  if (shape == NULL || (full && !run_time && !graft_lower_arg_double (ctx, node, 2, 0, &value, error)) ||
+      !graft_lower_arg_int (ctx, node, full ? 3 : 2, -1, &code, error))
+    return FALSE;
+  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : graft_lower_dtype (ctx, self);
+  GraftValue *y = run_time ? graft_lower_op (ctx, "Expand", 2, graft_lower_cast (ctx, fill->value, dtype), shape)
+                           : filled (ctx, shape, dtype, value);
+  declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 1));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* argmax / argmin(self, dim, keepdim); over everything without a dim */
+static gboolean
+lower_argmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dim, keepdim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 2, 0, &keepdim, error))
+    return FALSE;
+  gboolean all = graft_lower_arg_is_none (ctx, node, 1);
+  if (all)
+    {
+      x = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_int (ctx, -1));
+      dim = 0;
+      keepdim = 0;
+    }
+  else if (!graft_lower_arg_int (ctx, node, 1, 0, &dim, error))
+    return FALSE;
+  GraftNode *arg = graft_lower_node (ctx, strcmp (node->op_type, "argmax") == 0 ? "ArgMax" : "ArgMin", 1, 1, x);
+  graft_node_add_attribute (arg, graft_attribute_new_int ("axis", dim));
+  graft_node_add_attribute (arg, graft_attribute_new_int ("keepdims", keepdim));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, arg));
+  return TRUE;
+}
+
+/* index(self, indices): torch's advanced indexing, for the forms models
+ * use: one index tensor at any dim (Gather there), several that start at
+ * dim 0 and broadcast together (GatherND of their stacked values), or one
+ * boolean mask over the leading dims (GatherND at its true positions). */
+static gboolean
+lower_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  LowerValue *list = x ? graft_lower_arg (ctx, node, 1) : NULL;
+  if (x == NULL)
+    return FALSE;
+  if (list == NULL || list->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "the index list is not known while converting");
+  g_autoptr(GPtrArray) indices = g_ptr_array_new ();
+  gint64 first = -1;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      LowerValue *item = list->items->pdata[i];
+      if (item->kind == LOWER_NONE)
+        {
+          if (first >= 0)
+            return graft_lower_fail (error, node, "an index tensor after a skipped dim after another index");
+          continue;
+        }
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "index %u is not a tensor", i);
+      if (first < 0)
+        first = i;
+      g_ptr_array_add (indices, item->value);
+    }
+  if (indices->len == 0)
+    return graft_lower_fail (error, node, "has no index tensor");
+  GraftValue *index = indices->pdata[0];
+  if (indices->len == 1 && graft_lower_dtype (ctx, index) == GRAFT_DTYPE_BOOL)
+    {
+      if (first != 0)
+        return graft_lower_fail (error, node, "a boolean mask after a skipped dim");
+      GraftNode *t = graft_lower_node (ctx, "Transpose", 1, 1, graft_lower_op (ctx, "NonZero", 1, index));
+      graft_node_add_attribute (t, graft_attribute_new_ints ("perm", (gint64[]) { 1, 0 }, 2));
+      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GatherND", 2, x, graft_lower_finish (ctx, t)));
+      return TRUE;
+    }
+  if (indices->len == 1)
+    {
+      GraftNode *gather = graft_lower_node (ctx, "Gather", 1, 2, x, graft_lower_cast (ctx, index, GRAFT_DTYPE_INT64));
+      graft_node_add_attribute (gather, graft_attribute_new_int ("axis", first));
+      graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, gather));
+      return TRUE;
+    }
+  if (first != 0)
+    return graft_lower_fail (error, node, "several index tensors after a skipped dim");
+  /* the indices broadcast to one shape (their sum's), then stacked on a new last axis */
+  GraftValue *sum = NULL;
+  for (guint i = 0; i < indices->len; i++)
+    {
+      indices->pdata[i] = graft_lower_cast (ctx, indices->pdata[i], GRAFT_DTYPE_INT64);
+      sum = sum ? graft_lower_op (ctx, "Add", 2, sum, indices->pdata[i]) : indices->pdata[i];
+    }
+  GraftValue *shape = graft_lower_op (ctx, "Shape", 1, sum);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint i = 0; i < indices->len; i++)
+    g_ptr_array_add (parts, graft_lower_op (ctx, "Unsqueeze", 2, graft_lower_op (ctx, "Expand", 2, indices->pdata[i], shape),
+                                            graft_lower_const_int (ctx, -1)));
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GatherND", 2, x, graft_lower_concat (ctx, parts, -1)));
+  return TRUE;
+}
+
+/* flip(self, dims): a Slice backwards over each dim */
+static gboolean
+lower_flip (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 dims[MAX_RANK], starts[MAX_RANK], ends[MAX_RANK], steps[MAX_RANK];
+  guint n;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, dims, MAX_RANK, &n, 0, error))
+    return FALSE;
+  if (n == 0)
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (graft_lower_arg (ctx, node, 0)));
+      return TRUE;
+    }
+  for (guint i = 0; i < n; i++)
+    starts[i] = -1, ends[i] = G_MININT64, steps[i] = -1;
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Slice", 5, x, graft_lower_const_ints (ctx, starts, n, FALSE),
+                                                        graft_lower_const_ints (ctx, ends, n, FALSE),
+                                                        graft_lower_const_ints (ctx, dims, n, FALSE),
+                                                        graft_lower_const_ints (ctx, steps, n, FALSE)));
+  return TRUE;
+}
+
+/* meshgrid(tensors, indexing): each 1-D tensor reshaped to its own axis
+ * and expanded to the grid of all their lengths ("xy" swaps the first two) */
+static gboolean
+lower_meshgrid (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *list = graft_lower_arg (ctx, node, 0), *indexing = graft_lower_arg (ctx, node, 1);
+  if (list == NULL || list->kind != LOWER_LIST || list->items->len == 0 || list->items->len > MAX_RANK)
+    return graft_lower_fail (error, node, "the tensor list is not known while converting");
+  g_autofree char *mode = indexing && indexing->kind == LOWER_CONST ? graft_attribute_dup_string (indexing->constant) : NULL;
+  gboolean xy = mode != NULL && strcmp (mode, "xy") == 0 && list->items->len >= 2;
+  guint n = list->items->len;
+  g_autoptr(GPtrArray) lengths = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    {
+      guint source = xy && i < 2 ? 1 - i : i;
+      LowerValue *item = list->items->pdata[source];
+      if (item->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "item %u is not a tensor", source);
+      g_ptr_array_add (lengths, graft_lower_op (ctx, "Shape", 1, item->value));
+    }
+  GraftValue *grid = graft_lower_concat (ctx, lengths, 0);
+  LowerValue *out = graft_lower_value_list ();
+  for (guint i = 0; i < n; i++)
+    {
+      guint axis = xy && i < 2 ? 1 - i : i;
+      gint64 shape[MAX_RANK];
+      for (guint d = 0; d < n; d++)
+        shape[d] = d == axis ? -1 : 1;
+      GraftValue *t = ((LowerValue *) list->items->pdata[i])->value;
+      t = graft_lower_op (ctx, "Reshape", 2, t, graft_lower_const_ints (ctx, shape, n, FALSE));
+      GraftValue *expanded = graft_lower_op (ctx, "Expand", 2, t, grid);
+      if (graft_lower_rank (ctx, expanded) < 0)
+        {
+          /* the grid's lengths are run-time values: its rank is still the number of tensors */
+          GraftShape rank_only;
+          graft_shape_init (&rank_only, n);
+          _graft_lower_declare_type (ctx, expanded, graft_lower_dtype (ctx, t), &rank_only);
+          graft_shape_clear (&rank_only);
+        }
+      g_ptr_array_add (out->items, graft_lower_value_tensor (expanded, FALSE));
+    }
+  if (node->outputs->len > 1)
+    {
+      for (guint i = 0; i < node->outputs->len && i < n; i++)
+        graft_lower_bind (ctx, g_ptr_array_index (node->outputs, i), graft_lower_value_copy (out->items->pdata[i]));
+      graft_lower_value_free (out);
+      return TRUE;
+    }
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), out);
+  return TRUE;
+}
+
+/* diff(self, n, dim, prepend, append): x[1:] - x[:-1] along dim, once */
+static gboolean
+lower_diff (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 n, dim;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_arg_int (ctx, node, 1, 1, &n, error) || !graft_lower_arg_int (ctx, node, 2, -1, &dim, error))
+    return FALSE;
+  if (n != 1)
+    return graft_lower_fail (error, node, "a difference of order %" G_GINT64_FORMAT, n);
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  for (guint k = 3; k <= 4; k++)
+    {
+      if (k == 4)
+        g_ptr_array_add (parts, x);
+      if (graft_lower_arg_is_none (ctx, node, k))
+        continue;
+      GraftValue *extra = graft_lower_arg_like (ctx, node, k, x, error);
+      if (extra == NULL)
+        return FALSE;
+      g_ptr_array_add (parts, extra);
+    }
+  if (parts->len > 1)
+    x = graft_lower_concat (ctx, parts, dim);
+  GraftValue *axis = graft_lower_const_int (ctx, dim);
+  GraftValue *later = graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, 1), graft_lower_const_int (ctx, G_MAXINT64), axis);
+  GraftValue *earlier = graft_lower_op (ctx, "Slice", 4, x, graft_lower_const_int (ctx, 0), graft_lower_const_int (ctx, -1), axis);
+  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Sub", 2, later, earlier));
+  return TRUE;
+}
+
 const GraftLowering graft_lowerings_shape[] = {
   { "aten::flatten", 0, lower_flatten, "self start_dim end_dim" },
   { "aten::view", 0, lower_reshape, "self size" },
@@ -750,6 +1151,25 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::slice", 0, lower_slice, "self dim start end step" },
   { "aten::select", 0, lower_select, "self dim index" },
   { "aten::expand", 0, lower_expand, "self size implicit" },
+  { "aten::expand_as", 0, lower_as, "self other" },
+  { "aten::view_as", 0, lower_as, "self other" },
+  { "aten::reshape_as", 0, lower_as, "self other" },
+  { "aten::unflatten", 0, lower_unflatten, "self dim sizes" },
+  { "aten::gather", 0, lower_gather, "self dim index sparse_grad" },
+  { "aten::index", 0, lower_index, "self indices" },
+  { "aten::diff", 0, lower_diff, "self n dim prepend append" },
+  { "aten::meshgrid", 0, lower_meshgrid, "tensors indexing" },
+  { "aten::flip", 0, lower_flip, "self dims" },
+  { "aten::index_select", 0, lower_gather, "self dim index" },
+  { "aten::repeat", 0, lower_repeat, "self repeats" },
+  { "aten::triu", 14, lower_trilu, "self diagonal" },
+  { "aten::tril", 14, lower_trilu, "self diagonal" },
+  { "aten::argmax", 0, lower_argmax, "self dim keepdim" },
+  { "aten::argmin", 0, lower_argmax, "self dim keepdim" },
+  { "aten::new_zeros", 0, lower_new_fill, "self size dtype layout device pin_memory" },
+  { "aten::new_ones", 0, lower_new_fill, "self size dtype layout device pin_memory" },
+  { "aten::new_empty", 0, lower_new_fill, "self size dtype layout device pin_memory" },
+  { "aten::new_full", 0, lower_new_fill, "self size fill_value dtype layout device pin_memory" },
   { "aten::mean", 0, lower_reduce, "self dim keepdim dtype" },
   { "aten::sum", 0, lower_reduce, "self dim keepdim dtype" },
   { "aten::zeros", 0, lower_fill, "size dtype layout device pin_memory" },

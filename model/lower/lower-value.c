@@ -546,18 +546,55 @@ graft_lower_lookup (GraftLowerContext *ctx, GraftValue *source)
   return v;
 }
 
+/* A torch.export program records every value's dtype and shape: where the
+ * registry's shape logic lost them (after an op it cannot type), the
+ * program's own metadata gives the rank and the fixed dims (its symbols
+ * stay unknown dims: the file names dims after the inputs). */
+static void
+adopt_program_type (GraftLowerContext *ctx, GraftValue *source, GraftValue *value)
+{
+  if (graft_model_get_format (ctx->source) != GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM || source->shape.rank < 0 ||
+      source->kind != GRAFT_VALUE_TENSOR || graft_lower_is_sequence (ctx, value))
+    return;
+  const GraftShape *known = graft_lower_shape (ctx, value);
+  if (known->rank >= 0 && known->rank != source->shape.rank)
+    return;
+  GraftShape shape;
+  if (known->rank >= 0)
+    graft_shape_copy (&shape, known);
+  else
+    graft_shape_init (&shape, source->shape.rank);
+  gboolean changed = known->rank < 0;
+  for (int d = 0; d < shape.rank; d++)
+    if (shape.dims[d].kind == GRAFT_DIM_UNKNOWN && source->shape.dims[d].kind == GRAFT_DIM_FIXED)
+      {
+        shape.dims[d] = source->shape.dims[d];
+        changed = TRUE;
+      }
+  GraftDType dtype = graft_lower_dtype (ctx, value);
+  if (dtype == GRAFT_DTYPE_UNDEFINED && source->dtype != GRAFT_DTYPE_UNDEFINED)
+    dtype = source->dtype, changed = TRUE;
+  if (changed)
+    set_type (ctx, value, dtype, &shape);
+  graft_shape_clear (&shape);
+}
+
 void
 graft_lower_set_output (GraftLowerContext *ctx, GraftNode *node, guint k, GraftValue *value)
 {
-  if (k < node->outputs->len)
-    graft_lower_bind (ctx, g_ptr_array_index (node->outputs, k), graft_lower_value_tensor (value, FALSE));
+  if (k >= node->outputs->len)
+    return;
+  adopt_program_type (ctx, g_ptr_array_index (node->outputs, k), value);
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, k), graft_lower_value_tensor (value, FALSE));
 }
 
 void
 graft_lower_set_output_scalar (GraftLowerContext *ctx, GraftNode *node, guint k, GraftValue *value)
 {
-  if (k < node->outputs->len)
-    graft_lower_bind (ctx, g_ptr_array_index (node->outputs, k), graft_lower_value_tensor (value, TRUE));
+  if (k >= node->outputs->len)
+    return;
+  adopt_program_type (ctx, g_ptr_array_index (node->outputs, k), value);
+  graft_lower_bind (ctx, g_ptr_array_index (node->outputs, k), graft_lower_value_tensor (value, TRUE));
 }
 
 /* ---- arguments ---- */

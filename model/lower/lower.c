@@ -105,8 +105,8 @@ collect_unsupported (GraftGraph *graph, gint64 opset, GPtrArray *problems)
     }
 }
 
-static GraftModel *lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **problems,
-                                GError **error);
+static GraftModel *lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check,
+                                GPtrArray **problems, GError **error);
 
 GPtrArray *
 graft_lower_find_unsupported (GraftModel *model, gint64 opset, const GraftLowerOptions *options)
@@ -120,7 +120,7 @@ graft_lower_find_unsupported (GraftModel *model, gint64 opset, const GraftLowerO
   /* A trial conversion names exactly the ops it reaches (checks a
    * scripted module makes fold away with the shapes); when it stops for
    * another reason, every op of the graph without a lowering is named. */
-  g_autoptr(GraftModel) converted = lower_model (model, &trial, &problems, NULL);
+  g_autoptr(GraftModel) converted = lower_model (model, &trial, FALSE, &problems, NULL);
   if (converted != NULL)
     return problems;
   g_clear_pointer (&problems, g_ptr_array_unref);
@@ -349,6 +349,20 @@ rank_from_consumers (GraftValue *input)
   return -1;
 }
 
+/* A TorchScript input declares no dtype: one that an embedding looks up
+ * holds token ids (int64); float32 otherwise. */
+static GraftDType
+dtype_from_consumers (GraftValue *input)
+{
+  for (guint i = 0; i < input->consumers->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (input->consumers, i);
+      if (strcmp (node->op, "aten::embedding") == 0 && node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) == input)
+        return GRAFT_DTYPE_INT64;
+    }
+  return GRAFT_DTYPE_FLOAT32;
+}
+
 /* torch.export's own name of a dynamic dim: "s77", "u0" (unbacked). */
 static gboolean
 is_torch_symbol (const char *symbol)
@@ -442,7 +456,7 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
             }
         }
       GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
-      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : GRAFT_DTYPE_FLOAT32, shape ? shape : &guessed);
+      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : dtype_from_consumers (in), shape ? shape : &guessed);
       graft_shape_clear (&guessed);
       graft_shape_clear (&named);
       graft_graph_add_input (ctx->graph, v);
@@ -630,11 +644,12 @@ GraftModel *
 graft_lower_to_onnx (GraftModel *model, const GraftLowerOptions *options, GError **error)
 {
   g_autoptr(GPtrArray) problems = NULL;
-  return lower_model (model, options, &problems, error);
+  return lower_model (model, options, TRUE, &problems, error);
 }
 
 static GraftModel *
-lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **problems_out, GError **error)
+lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check, GPtrArray **problems_out,
+             GError **error)
 {
   GraftGraph *source = graft_model_get_graph (model);
   GraftLowerOptions defaults = { 0 };
@@ -727,7 +742,9 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, GPtrArray **pr
                    problems->len == 1 ? "" : "s", opset, list->str);
       return NULL;
     }
-  if (!ok)
+  /* a file is written only once Graft's own checks accept it (a trial
+   * conversion that names unsupported ops writes none) */
+  if (!ok || (check && !_graft_lower_check (target, options->allow_custom, error)))
     return NULL;
   graft_graph_build_groups_from_names (graph);
   return g_steal_pointer (&target);

@@ -1159,25 +1159,28 @@ add_attribute_value (GraftNode *node, GraftPickleValue *v)
 
   if (c)
     graft_node_add_attribute (node, const_attribute (c, "value"));
-  else if (v && (v->kind == GRAFT_PICKLE_LIST || v->kind == GRAFT_PICKLE_TUPLE) && v->items)
+  else if (v != NULL && (v->kind == GRAFT_PICKLE_LIST || v->kind == GRAFT_PICKLE_TUPLE) && v->items != NULL)
     {
-      guint n = v->items->len;
-      gboolean all_int = TRUE, all_number = TRUE;
-      g_autofree gint64 *ints = g_new0 (gint64, MAX (n, 1));
-      g_autofree double *floats = g_new0 (double, MAX (n, 1));
-      for (guint k = 0; k < n; k++)
+      /* a list of numbers (ConvNeXt's Permute dims): an int or float list, as a constant list would be */
+      gboolean all_int = TRUE, all_num = TRUE;
+      for (guint k = 0; k < v->items->len; k++)
         {
-          GraftPickleValue *item = g_ptr_array_index (v->items, k);
-          gboolean is_int = item->kind == GRAFT_PICKLE_INT || item->kind == GRAFT_PICKLE_BOOL;
-          all_int &= is_int;
-          all_number &= is_int || item->kind == GRAFT_PICKLE_FLOAT;
-          ints[k] = is_int ? item->i : 0;
-          floats[k] = is_int ? (double) item->i : item->kind == GRAFT_PICKLE_FLOAT ? item->f : 0;
+          GraftPickleValue *e = g_ptr_array_index (v->items, k);
+          all_int &= e->kind == GRAFT_PICKLE_INT || e->kind == GRAFT_PICKLE_BOOL;
+          all_num &= e->kind == GRAFT_PICKLE_INT || e->kind == GRAFT_PICKLE_BOOL || e->kind == GRAFT_PICKLE_FLOAT;
         }
-      if (n > 0 && all_int)
-        graft_node_add_attribute (node, graft_attribute_new_ints ("value", ints, n));
-      else if (n > 0 && all_number)
-        graft_node_add_attribute (node, graft_attribute_new_floats ("value", floats, n));
+      g_autofree gint64 *ints = g_new0 (gint64, MAX (v->items->len, 1));
+      g_autofree double *floats = g_new0 (double, MAX (v->items->len, 1));
+      for (guint k = 0; all_num && k < v->items->len; k++)
+        {
+          GraftPickleValue *e = g_ptr_array_index (v->items, k);
+          ints[k] = e->i;
+          floats[k] = e->kind == GRAFT_PICKLE_FLOAT ? e->f : (double) e->i;
+        }
+      if (all_int)
+        graft_node_add_attribute (node, graft_attribute_new_ints ("value", ints, v->items->len));
+      else if (all_num)
+        graft_node_add_attribute (node, graft_attribute_new_floats ("value", floats, v->items->len));
     }
 }
 

@@ -75,10 +75,10 @@ class LayerNorms(nn.Module):
 
 
 class Unsupported(nn.Module):
-    """aten::diff has no lowering: named by lint and convert, run by Graft with --allow-custom."""
+    """aten::logical_xor has no lowering: named by lint and convert, run by Graft with --allow-custom."""
 
     def forward(self, x):
-        return torch.diff(torch.relu(x), dim=1) * 2
+        return torch.logical_xor(torch.relu(x) > 0.5, x < -0.5).to(torch.float32) * 2
 
 
 class GrowRows(nn.Module):
@@ -172,3 +172,76 @@ class CircularPadToMultiple(nn.Module):
     def forward(self, x):
         h, w = x.size(2), x.size(3)
         return F.pad(torch.relu(x), [0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4], mode="circular") * 2
+
+
+# ---- lowerings the zoo's library models need (tests/zoo) ----
+
+class IndexOps(nn.Module):
+    """gather, index_select, advanced indexing (one index; broadcast indices from dim 0), diff with
+    prepend, argmax, where with a number, triu, repeat, type conversions (to, type_as)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("picks", torch.tensor([[4, 0], [1, 3], [2, 2], [0, 1], [3, 4], [1, 0]]))
+        self.register_buffer("rows", torch.tensor([5, 0, 3]))
+
+    def forward(self, x):
+        picks = self.picks.unsqueeze(0).expand(x.shape[0], 6, 2)
+        a = torch.gather(x, 2, picks) * 2
+        b = torch.index_select(x, 1, self.rows) + x[:, self.rows].flip(1)
+        y = x.sum(0)
+        r = torch.arange(y.shape[0])
+        c = torch.arange(y.shape[1])
+        grid = y[r[:, None], c[None, :]] - y
+        d = torch.diff(x, dim=-1, prepend=x[..., :1])
+        best = x.argmax(-1).to(torch.float32) + x[:, :, :1].argmax(1, keepdim=True).type_as(x)
+        w = torch.where(x > 0, x, 0.5) + torch.triu(x, 1)
+        rep = x[:, :2, :].repeat(1, 2, 1)
+        return a, b, grid, d, best, w, rep.to(torch.float64)
+
+
+class ResizeNorms(nn.Module):
+    """Resize (bilinear to a size, nearest by a scale), group_norm, adaptive pooling to an uneven grid,
+    leaky_relu / elu, a weight-normed convolution (aten::_weight_norm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+        self.conv = nn.utils.parametrizations.weight_norm(nn.Conv2d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        up = F.interpolate(x, size=(9, 9), mode="bilinear", align_corners=False)
+        near = F.interpolate(x, scale_factor=2.0, mode="nearest")
+        pooled = F.adaptive_avg_pool2d(F.leaky_relu(self.norm(x), 0.2), (4, 4))
+        return up, near, pooled, F.elu(self.conv(x))
+
+
+class Permute(nn.Module):
+    """torchvision's ConvNeXt Permute: the dims are a module attribute."""
+
+    def __init__(self, dims: List[int]):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return torch.permute(x, self.dims)
+
+
+class SplitsAndGrids(nn.Module):
+    """The ConvNeXt permute from a module attribute; chunk of a dim known only at run time; unbind of
+    a qkv reshape to a literal 3; meshgrid; unflatten; new_zeros; view_as."""
+
+    def __init__(self):
+        super().__init__()
+        self.to_last = Permute([0, 2, 3, 1])
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        tokens = self.to_last(x).reshape(b, h * w, c)
+        q, k, v = self.qkv(tokens).reshape(b, h * w, 3, 2, 2).unbind(2)
+        first, second = tokens.chunk(2, dim=1)
+        gy, gx = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        grid = (gy * w + gx).to(x.dtype).unflatten(0, (h, 1)).view_as(x[0, :1].squeeze(0).unsqueeze(1))
+        zeros = x.new_zeros(b, 2)
+        return (q * k + v).sum(-1), first.sum(1) - second.sum(1), grid, zeros + 1
