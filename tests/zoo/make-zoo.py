@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("GRAFT_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
@@ -210,17 +209,22 @@ def make_model(name, folder):
 
 
 def max_error(refs, outs):
-    """None when the outputs match within 1e-4·max|ref| (the zoo's bound), else a description."""
+    """None when the outputs match within 1e-4·max|ref| (the zoo's bound), else what differs first.
+    A NaN or Inf where the reference has a number is a difference. run-zoo.py uses it too."""
     import numpy as np
     if len(refs) != len(outs):
-        return "%d outputs, expected %d" % (len(outs), len(refs))
+        return "%d outputs, PyTorch has %d" % (len(outs), len(refs))
     for k, (ref, out) in enumerate(zip(refs, outs)):
         ref = np.asarray(ref, dtype=np.float64)
         out = np.asarray(out, dtype=np.float64)
         if ref.shape != out.shape:
-            return "output %d has shape %s, expected %s" % (k, out.shape, ref.shape)
-        if ref.size and np.abs(ref - out).max() > max(1e-4 * np.abs(ref).max(), 1e-6):
-            return "output %d differs by %.3g" % (k, np.abs(ref - out).max())
+            return "output %d has shape %s, PyTorch %s" % (k, "×".join(map(str, out.shape)) or "scalar",
+                                                           "×".join(map(str, ref.shape)) or "scalar")
+        if ref.size:
+            err = float(np.abs(ref - out).max())
+            bound = max(1e-4 * float(np.abs(ref).max()), 1e-6)
+            if not err <= bound:
+                return "output %d differs by %.3g (bound %.3g)" % (k, err, bound)
     return None
 
 
