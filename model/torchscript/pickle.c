@@ -68,6 +68,7 @@ typedef struct {
   GArray *marks;           /* guint stack positions */
   GPtrArray *memo;         /* GraftPickleValue* or NULL, owned */
   guint64 pushed;          /* values pushed, spent from the budget */
+  GraftPickleValue *empty_tuple; /* shared, as in CPython: tuples never change */
   GError **error;
 } Unpickler;
 
@@ -980,7 +981,11 @@ step (Unpickler *u, gboolean *stop)
     case OP_BINBYTES8:
       return op_counted_string (u, 8, GRAFT_PICKLE_BYTES);
     case OP_EMPTY_TUPLE:
-      push (u, container_new (GRAFT_PICKLE_TUPLE));
+      /* One value for all of them: a file of millions of empty tuples
+       * then costs a reference each, not two allocations each. */
+      if (u->empty_tuple == NULL)
+        u->empty_tuple = container_new (GRAFT_PICKLE_TUPLE);
+      push (u, graft_pickle_value_ref (u->empty_tuple));
       return TRUE;
     case OP_EMPTY_LIST: case OP_EMPTY_SET:
       push (u, container_new (GRAFT_PICKLE_LIST));
@@ -1094,6 +1099,7 @@ out:
   g_ptr_array_unref (u.memo);
   g_ptr_array_unref (u.stack);
   g_array_unref (u.marks);
+  g_clear_pointer (&u.empty_tuple, graft_pickle_value_unref);
   return result;
 }
 

@@ -7,9 +7,12 @@ FIXTURES_DIR holds the .pt files of tests/fixtures/make-torchscript-fixtures.py
 (run first, cached, by the same Python: one run per generation of PyTorch).
 Cases FIXTURES_DIR/manifest.json lists as skipped get no references. For every case below it writes OUTDIR/<case>.in<i>.npy
 (inputs, seeded) and OUTDIR/<case>.out<i>.npy (what torch.jit.load(...)
-returns, tuples flattened, Python scalars as 0-d arrays). Kept when newer
-than the model and this script.
+returns, tuples flattened, Python scalars as 0-d arrays). Kept while the
+model's and this script's digest match the one in OUTDIR/<case>.done (not
+by time: a fixture folder copied or linked from another clone keeps the
+times of files that differ).
 """
+import hashlib
 import json
 import os
 import sys
@@ -49,7 +52,8 @@ def flatten(value):
 def main():
     fixtures, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
-    script_mtime = os.path.getmtime(__file__)
+    with open(__file__, "rb") as f:
+        script_digest = hashlib.sha256(f.read()).hexdigest()
     torch.manual_seed(0)
     with open(os.path.join(fixtures, "manifest.json")) as f:
         skipped = json.load(f)["skipped"]
@@ -58,9 +62,14 @@ def main():
             continue
         model_path = os.path.join(fixtures, case + ".pt")
         stamp = os.path.join(outdir, case + ".done")
-        if (os.path.exists(stamp) and os.path.getmtime(stamp) >= os.path.getmtime(model_path)
-                and os.path.getmtime(stamp) >= script_mtime):
-            continue
+        digest = hashlib.sha256(script_digest.encode())
+        with open(model_path, "rb") as f:
+            digest.update(f.read())
+        digest = digest.hexdigest()
+        if os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read().split()[1:] == [digest]:
+                    continue
         model = torch.jit.load(model_path).eval()
         rng = np.random.default_rng(1)
         args = []
@@ -77,7 +86,7 @@ def main():
         for i, out in enumerate(outputs):
             np.save(os.path.join(outdir, "%s.out%d.npy" % (case, i)), np.ascontiguousarray(out))
         with open(stamp, "w") as f:
-            f.write("%d\n" % len(outputs))
+            f.write("%d %s\n" % (len(outputs), digest))
 
 
 if __name__ == "__main__":
