@@ -228,7 +228,8 @@ by_order (gconstpointer x, gconstpointer y)
 }
 
 static char *
-run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, gpointer observe_data, double *seconds)
+run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, gpointer observe_data, double *seconds,
+           GPtrArray **outputs_out)
 {
   g_autoptr(GError) error = NULL;
   graft_runtime_set_observer (rt, observe, observe_data);
@@ -236,7 +237,42 @@ run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, 
   g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, feed, NULL, NULL, NULL, &error);
   *seconds = (g_get_monotonic_time () - start) / 1e6;
   graft_runtime_set_observer (rt, NULL, NULL);
+  if (outputs_out)
+    *outputs_out = outputs ? g_ptr_array_ref (outputs) : NULL;
   return outputs ? NULL : g_strdup (error->message);
+}
+
+static gboolean
+output_compared (GraftNumericRun *run, GraftValue *output_a)
+{
+  for (guint i = 0; i < run->values->len; i++)
+    if (g_array_index (run->values, GraftValueError, i).a == output_a)
+      return TRUE;
+  return FALSE;
+}
+
+/* The graph outputs the alignment did not pair (a traced model's output
+ * reached through glue the other model lacks, as in BERT's TorchScript
+ * against its ONNX export) are compared by position when both graphs
+ * have as many outputs: the user compares two exports of one model, and
+ * outputs keep their order through every exporter. */
+static void
+compare_outputs_by_position (GraftNumericRun *run, GraftGraph *graph_a, GraftGraph *graph_b, GPtrArray *outputs_a,
+                             GPtrArray *outputs_b, double rtol, double atol)
+{
+  if (outputs_a == NULL || outputs_b == NULL || graph_a->outputs->len != graph_b->outputs->len ||
+      outputs_a->len != graph_a->outputs->len || outputs_b->len != graph_b->outputs->len)
+    return;
+  for (guint o = 0; o < graph_a->outputs->len; o++)
+    {
+      GraftValue *a = graph_a->outputs->pdata[o], *b = graph_b->outputs->pdata[o];
+      if (a->is_graph_input || output_compared (run, a))
+        continue;
+      GraftValueError e = { a, b, FALSE, FALSE, FALSE, NULL, NULL, 0, 0, G_MAXUINT - graph_a->outputs->len + o };
+      graft_value_error_compare (outputs_a->pdata[o], outputs_b->pdata[o], rtol, atol, &e);
+      if (e.compared)
+        g_array_append_val (run->values, e);
+    }
 }
 
 /* Orders run's values by A's run, counts them, finds the first divergent
@@ -312,11 +348,15 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
   RunState st = { self, run, g_new0 (GraftRtTensor *, MAX (n, 1)), g_new0 (guint, MAX (n, 1)),
                   g_new0 (gboolean, MAX (n, 1)), 0 };
 
-  run->error_a = run_model (self->runtime_a, inputs, observe_a, &st, &run->seconds_a);
-  run->error_b = run_model (self->runtime_b, feed_b, observe_b, &st, &run->seconds_b);
+  g_autoptr(GPtrArray) outputs_a = NULL;
+  g_autoptr(GPtrArray) outputs_b = NULL;
+  run->error_a = run_model (self->runtime_a, inputs, observe_a, &st, &run->seconds_a, &outputs_a);
+  run->error_b = run_model (self->runtime_b, feed_b, observe_b, &st, &run->seconds_b, &outputs_b);
   for (guint i = 0; i < n; i++)
     if (st.stored[i])
       graft_rt_tensor_unref (st.stored[i]);
+  compare_outputs_by_position (run, graft_model_get_graph (self->alignment->a),
+                               graft_model_get_graph (self->alignment->b), outputs_a, outputs_b, self->rtol, self->atol);
 
   summarize_run (run, graft_model_get_graph (self->alignment->a));
   g_free (st.stored);
@@ -397,7 +437,7 @@ graft_numeric_run_against_reference (GraftRuntime *rt, GHashTable *inputs, GHash
   run->label = g_strdup (label ? label : "");
   run->values = g_array_new (FALSE, FALSE, sizeof (GraftValueError));
   run->first_divergent = -1;
-  run->error_a = run_model (rt, inputs, observe_against_reference, &st, &run->seconds_a);
+  run->error_a = run_model (rt, inputs, observe_against_reference, &st, &run->seconds_a, NULL);
   summarize_run (run, graft_model_get_graph (graft_runtime_get_model (rt)));
   return run;
 }
