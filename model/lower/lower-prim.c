@@ -36,11 +36,35 @@ static gboolean lower_nothing (GraftLowerContext *ctx, GraftNode *node, GError *
 
 /* Module attributes: the builder records the value of plain ones
  * (training, a None bias); module objects lower to nothing. */
+static LowerValue *
+dict_new (void)
+{
+  LowerValue *dict = graft_lower_value_list ();
+  dict->is_dict = TRUE;
+  return dict;
+}
+
 static gboolean
 lower_get_attr (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   if (graft_node_get_attribute (node, "value") != NULL)
     return lower_constant (ctx, node, error);
+  GraftAttribute *dict_items = graft_node_get_attribute (node, "dict_items");
+  if (dict_items != NULL && dict_items->type == GRAFT_ATTR_STRINGS)
+    {
+      /* a dict of strings (IntermediateLayerGetter.return_layers) */
+      LowerValue *dict = dict_new ();
+      for (guint i = 0; i < dict_items->strings->len; i++)
+        {
+          gsize len;
+          const char *text = g_bytes_get_data (dict_items->strings->pdata[i], &len);
+          g_autofree char *item = g_strndup (text, len);
+          g_autoptr(GraftAttribute) a = graft_attribute_new_string ("value", item);
+          g_ptr_array_add (dict->items, graft_lower_value_const (a));
+        }
+      bind_output (ctx, node, 0, dict);
+      return TRUE;
+    }
   const char *name = graft_node_attr_string (node, "name", "");
   /* Converted modules are in eval mode, as the runtime runs them. */
   if (strcmp (name, "training") == 0 || g_str_has_suffix (name, ".training"))
@@ -92,16 +116,94 @@ lower_device (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+
+/* torch.dict() and {k: v, ...}: a dict whose keys are constants while
+ * converting (its values may be tensors) */
 static gboolean
-same_constant (const GraftAttribute *a, const GraftAttribute *b)
+lower_dict (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  if (a->type == GRAFT_ATTR_STRING && b->type == GRAFT_ATTR_STRING)
-    return g_bytes_equal (a->s, b->s);
-  if ((a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL) && (b->type == GRAFT_ATTR_INT || b->type == GRAFT_ATTR_BOOL))
-    return a->i == b->i;
-  if (a->type == GRAFT_ATTR_FLOAT && b->type == GRAFT_ATTR_FLOAT)
-    return a->f == b->f;
-  return FALSE;
+  LowerValue *source = node->inputs->len == 1 ? graft_lower_arg (ctx, node, 0) : NULL;
+  if (node->inputs->len == 1)
+    {
+      if (source == NULL || source->kind != LOWER_LIST || !source->is_dict)
+        return graft_lower_fail (error, node, "the dict to copy is not known while converting");
+      bind_output (ctx, node, 0, graft_lower_value_copy (source));
+      return TRUE;
+    }
+  if (node->inputs->len % 2 != 0)
+    return graft_lower_fail (error, node, "a dict needs keys and values in pairs");
+  LowerValue *dict = dict_new ();
+  for (guint i = 0; i < node->inputs->len; i += 2)
+    {
+      LowerValue *key = graft_lower_arg (ctx, node, i), *value = graft_lower_arg (ctx, node, i + 1);
+      gint at;
+      if (!graft_lower_dict_find (dict, key, &at))
+        {
+          graft_lower_value_free (dict);
+          return graft_lower_fail (error, node, "a dict key is not a constant while converting");
+        }
+      LowerValue *copy = value ? graft_lower_value_copy (value) : g_new0 (LowerValue, 1);
+      if (at >= 0)
+        {
+          graft_lower_value_free (dict->items->pdata[at + 1]);
+          dict->items->pdata[at + 1] = copy;
+        }
+      else
+        {
+          g_ptr_array_add (dict->items, graft_lower_value_copy (key));
+          g_ptr_array_add (dict->items, copy);
+        }
+    }
+  bind_output (ctx, node, 0, dict);
+  return TRUE;
+}
+
+/* dict[key] = value and list[i] = value with a constant key or index: in
+ * place, so every holder of the dict or list sees it */
+static gboolean
+lower_set_item (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *container = graft_lower_arg (ctx, node, 0), *key = graft_lower_arg (ctx, node, 1);
+  LowerValue *value = graft_lower_arg (ctx, node, 2);
+  if (container == NULL || container->kind != LOWER_LIST || key == NULL || key->kind != LOWER_CONST)
+    return graft_lower_fail (error, node, "sets an item of a dict or list whose keys are not known while converting");
+  LowerValue *copy = value ? graft_lower_value_copy (value) : g_new0 (LowerValue, 1);
+  if (container->is_dict)
+    {
+      gint at;
+      if (!graft_lower_dict_find (container, key, &at))
+        {
+          graft_lower_value_free (copy);
+          return graft_lower_fail (error, node, "a dict key is not a constant while converting");
+        }
+      if (at >= 0)
+        {
+          graft_lower_value_free (container->items->pdata[at + 1]);
+          container->items->pdata[at + 1] = copy;
+        }
+      else
+        {
+          g_ptr_array_add (container->items, graft_lower_value_copy (key));
+          g_ptr_array_add (container->items, copy);
+        }
+    }
+  else
+    {
+      gint64 i = key->constant->i;
+      if (key->constant->type != GRAFT_ATTR_INT || i < -(gint64) container->items->len ||
+          i >= (gint64) container->items->len)
+        {
+          graft_lower_value_free (copy);
+          return graft_lower_fail (error, node, "list index out of range");
+        }
+      if (i < 0)
+        i += container->items->len;
+      graft_lower_value_free (container->items->pdata[i]);
+      container->items->pdata[i] = copy;
+    }
+  for (guint k = 0; k < node->outputs->len; k++)
+    bind_output (ctx, node, k, g_new0 (LowerValue, 1));
+  return TRUE;
 }
 
 /* key in container, both constant */
@@ -118,13 +220,20 @@ lower_contains (GraftLowerContext *ctx, GraftNode *node, GError **error)
   else if (container->kind == LOWER_CONST && container->constant->type == GRAFT_ATTR_INTS)
     for (guint i = 0; i < container->constant->ints->len && !found; i++)
       found = key->constant->type == GRAFT_ATTR_INT && key->constant->i == g_array_index (container->constant->ints, gint64, i);
+  else if (container->kind == LOWER_LIST && container->is_dict)
+    {
+      gint at;
+      if (!graft_lower_dict_find (container, key, &at))
+        return graft_lower_fail (error, node, "membership is only known for constants while converting");
+      found = at >= 0;
+    }
   else if (container->kind == LOWER_LIST)
     for (guint i = 0; i < container->items->len && !found; i++)
       {
         LowerValue *item = container->items->pdata[i];
         if (item->kind != LOWER_CONST)
           return graft_lower_fail (error, node, "membership is only known for constants while converting");
-        found = same_constant (item->constant, key->constant);
+        found = graft_lower_same_constant (item->constant, key->constant);
       }
   else
     return graft_lower_fail (error, node, "membership is only known for constant lists while converting");
@@ -810,6 +919,9 @@ const GraftLowering graft_lowerings_prim[] = {
   { "prim::dtype", 0, lower_dtype, "a" },
   { "prim::type", 0, lower_pass_through, "a" },
   { "aten::__contains__", 0, lower_contains, "dict key" },
+  { "aten::dict", 0, lower_dict, NULL },
+  { "prim::DictConstruct", 0, lower_dict, NULL },
+  { "aten::_set_item", 0, lower_set_item, "l idx v" },
   { "prim::requires_grad", 0, lower_false, "a" },
   { "prim::is_nested", 0, lower_false, "a" },
   { "prim::is_cuda", 0, lower_false, "a" },

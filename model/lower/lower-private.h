@@ -26,6 +26,7 @@ struct _LowerValue {
   gboolean scalar;           /* TENSOR holding a TorchScript scalar (0-d) */
   GraftAttribute *constant;  /* CONST: owned copy */
   GPtrArray *items;          /* LIST: LowerValue*, owned */
+  gboolean is_dict;          /* LIST holding a dict: constant keys and their values alternate */
 };
 
 typedef struct _GraftLowerContext GraftLowerContext;
@@ -98,6 +99,11 @@ LowerValue *graft_lower_value_tensor (GraftValue *value, gboolean scalar);
 LowerValue *graft_lower_value_sequence (GraftValue *value);
 LowerValue *graft_lower_value_const (const GraftAttribute *constant);
 LowerValue *graft_lower_value_list (void);
+/* Two constants of one kind with one value (strings, ints and bools, floats). */
+gboolean graft_lower_same_constant (const GraftAttribute *a, const GraftAttribute *b);
+/* The position of key among dict's keys (is_dict list), or -1 in *at;
+ * FALSE when key or a key of dict is not a constant. */
+gboolean graft_lower_dict_find (LowerValue *dict, LowerValue *key, gint *at);
 LowerValue *graft_lower_value_copy (const LowerValue *value);
 void graft_lower_value_free (LowerValue *value);
 

@@ -754,6 +754,16 @@ lower_getitem (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gint64 i;
   if (v == NULL)
     return graft_lower_fail (error, node, "has no operand");
+  if (v->kind == LOWER_LIST && v->is_dict)
+    {
+      gint at;
+      if (!graft_lower_dict_find (v, index, &at))
+        return graft_lower_fail (error, node, "a dict key is not a constant while converting");
+      if (at < 0)
+        return graft_lower_fail (error, node, "the dict has no such key (KeyError in PyTorch)");
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (v->items->pdata[at + 1]));
+      return TRUE;
+    }
   if (v->kind == LOWER_SEQUENCE)
     {
       /* list[i] of a list grown at run time (negative i counts from the end, as in ONNX) */

@@ -125,6 +125,40 @@ graft_lower_value_free (LowerValue *value)
   g_free (value);
 }
 
+gboolean
+graft_lower_same_constant (const GraftAttribute *a, const GraftAttribute *b)
+{
+  if (a->type == GRAFT_ATTR_STRING && b->type == GRAFT_ATTR_STRING)
+    return g_bytes_equal (a->s, b->s);
+  if ((a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL) && (b->type == GRAFT_ATTR_INT || b->type == GRAFT_ATTR_BOOL))
+    return a->i == b->i;
+  if (a->type == GRAFT_ATTR_FLOAT && b->type == GRAFT_ATTR_FLOAT)
+    return a->f == b->f;
+  return FALSE;
+}
+
+/* The position of key among dict's keys, or -1; FALSE when a key is
+ * not a constant. */
+gboolean
+graft_lower_dict_find (LowerValue *dict, LowerValue *key, gint *at)
+{
+  *at = -1;
+  if (key == NULL || key->kind != LOWER_CONST)
+    return FALSE;
+  for (guint i = 0; i + 1 < dict->items->len; i += 2)
+    {
+      LowerValue *k = dict->items->pdata[i];
+      if (k->kind != LOWER_CONST)
+        return FALSE;
+      if (graft_lower_same_constant (k->constant, key->constant))
+        {
+          *at = i;
+          return TRUE;
+        }
+    }
+  return TRUE;
+}
+
 /* ---- errors ---- */
 
 gboolean

@@ -1147,18 +1147,45 @@ module_value (GraftPickleValue *object, const char *path)
   return v;
 }
 
+/* The items of a list, tuple or dict when every one is a string, as a
+ * STRINGS attribute (a dict's keys and values alternate); else NULL. */
+static GraftAttribute *
+strings_attribute (GraftPickleValue *v, const char *name)
+{
+  if (v->items == NULL || v->items->len == 0)
+    return NULL;
+  for (guint k = 0; k < v->items->len; k++)
+    if (((GraftPickleValue *) g_ptr_array_index (v->items, k))->kind != GRAFT_PICKLE_STRING)
+      return NULL;
+  GraftAttribute *a = graft_attribute_new (name, GRAFT_ATTR_STRINGS);
+  for (guint k = 0; k < v->items->len; k++)
+    {
+      GraftPickleValue *e = g_ptr_array_index (v->items, k);
+      g_ptr_array_add (a->strings, g_bytes_new (e->s, e->s_len));
+    }
+  return a;
+}
+
 /* Non-tensor module attributes (use_res_connect, num_heads...) reach the
  * graph as prim::GetAttr; their value from data.pkl goes along as the
  * "value" attribute so the runtime can evaluate them. A list or tuple of
  * numbers (ConvNeXt's permute dims, timm's img_size) becomes an INTS or
- * FLOATS value. */
+ * FLOATS value, of strings a STRINGS one; a dict of strings to strings
+ * (torchvision's IntermediateLayerGetter.return_layers) goes as
+ * "dict_items", its keys and values alternating. */
 static void
 add_attribute_value (GraftNode *node, GraftPickleValue *v)
 {
   g_autoptr(BValue) c = v ? const_from_pickle (v) : NULL;
+  GraftAttribute *strings;
 
   if (c)
     graft_node_add_attribute (node, const_attribute (c, "value"));
+  else if (v != NULL && v->kind == GRAFT_PICKLE_DICT && (strings = strings_attribute (v, "dict_items")) != NULL)
+    graft_node_add_attribute (node, strings);
+  else if (v != NULL && (v->kind == GRAFT_PICKLE_LIST || v->kind == GRAFT_PICKLE_TUPLE) &&
+           (strings = strings_attribute (v, "value")) != NULL)
+    graft_node_add_attribute (node, strings);
   else if (v != NULL && (v->kind == GRAFT_PICKLE_LIST || v->kind == GRAFT_PICKLE_TUPLE) && v->items != NULL)
     {
       /* a list of numbers (ConvNeXt's Permute dims): an int or float list, as a constant list would be */

@@ -229,8 +229,12 @@ def fresh(path):
 
 
 def mark_fresh(path):
-    with open(path + ".digest", "w") as f:
+    # a new file, never the old one rewritten: a fixture folder linked
+    # from another clone (cp -al) must not see this clone's digest
+    tmp = path + ".digest.tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
         f.write(MODULES_DIGEST)
+    os.replace(tmp, path + ".digest")
 
 
 def make_inputs(specs, shape_key, path, seed):

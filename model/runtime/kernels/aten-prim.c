@@ -84,6 +84,17 @@ kernel_get_attr (GraftKernelContext *ctx, GError **error)
         graft_kernel_set_output (ctx, 0, v);
       return v != NULL;
     }
+  GraftAttribute *dict_items = graft_node_get_attribute (ctx->node, "dict_items");
+  if (dict_items && dict_items->type == GRAFT_ATTR_STRINGS)
+    {
+      /* a dict of strings: the runtime's dicts are sequences of key, value */
+      GraftRtTensor *dict = graft_aten_value_from_attr (dict_items, error);
+      if (dict == NULL)
+        return FALSE;
+      dict->dtype = GRAFT_DTYPE_UNDEFINED;
+      graft_kernel_set_output (ctx, 0, dict);
+      return TRUE;
+    }
   const char *name = graft_node_attr_string (ctx->node, "name", "");
   /* The runtime runs models for inference: modules are in eval mode. */
   if (strcmp (name, "training") == 0 || g_str_has_suffix (name, ".training"))
