@@ -221,7 +221,8 @@ run_model (const char *path, RunOptions *opts)
       GraftRtTensor *t = outputs->pdata[i];
       if (!opts->json)
         print_output_summary (v->name, t);
-      if (opts->output_dir == NULL)
+      /* None (scripted GoogLeNet's aux logits in eval mode) has no .npy form */
+      if (opts->output_dir == NULL || t->kind == GRAFT_RT_NONE)
         continue;
       g_autofree char *file = safe_file_name (v->name, i, used);
       g_autofree char *out_path = g_build_filename (opts->output_dir, file, NULL);

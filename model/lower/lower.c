@@ -519,9 +519,15 @@ add_output (GraftLowerContext *ctx, GraftGraph *target, LowerValue *v, const cha
 {
   if (v != NULL && v->kind == LOWER_LIST)
     {
-      /* A tuple return: one ONNX output per item. */
+      /* A tuple return: one ONNX output per item. The model's own
+       * outputs leave out items that are None (scripted GoogLeNet's
+       * aux logits in eval mode), as torch.onnx.export does; a body's
+       * outputs keep their positions. */
       for (guint i = 0; i < v->items->len; i++)
         {
+          LowerValue *item = v->items->pdata[i];
+          if (rename && item != NULL && item->kind == LOWER_NONE)
+            continue;
           g_autofree char *item_name = g_strdup_printf ("%s.%u", name, i);
           if (!add_output (ctx, target, v->items->pdata[i], item_name, rename, error))
             return FALSE;
@@ -707,7 +713,13 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check
   for (guint i = 0; ok && i < source->outputs->len; i++)
     {
       GraftValue *out = g_ptr_array_index (source->outputs, i);
-      ok = add_output (&ctx, graph, graft_lower_lookup (&ctx, out), out->name, TRUE, error);
+      LowerValue *v = graft_lower_lookup (&ctx, out);
+      /* None outputs are left out, as torch.onnx.export does (a scripted
+       * GoogLeNet returns its aux logits as None in eval mode); a model
+       * that returns only None still fails below. */
+      if (v != NULL && v->kind == LOWER_NONE && (graph->outputs->len > 0 || i + 1 < source->outputs->len))
+        continue;
+      ok = add_output (&ctx, graph, v, out->name, TRUE, error);
     }
 
   if (ok)

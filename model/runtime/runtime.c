@@ -847,13 +847,44 @@ pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *sc
   return fused;
 }
 
+static Step *
+step_of (Plan *plan, GHashTable *step_of_node, GraftNode *node)
+{
+  guint i = node ? GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, node)) : 0;
+  return i ? &plan->steps[i - 1] : NULL;
+}
+
+/* The pattern's last node, a Conv, applied the clamp of the Relu/Clip
+ * after it (fuse_activations), which then only forwards: the fused step
+ * computes the Conv without that clamp (ShuffleNet's 1×1 Conv → Relu
+ * after the depthwise layer), so the activation runs again, and so does
+ * one after a residual Add the Conv would take. */
+static void
+unfuse_last_clamp (Plan *plan, Step *last, GHashTable *step_of_node)
+{
+  if (!last->fused)
+    return;
+  last->fused = FALSE;
+  GraftValue *v;
+  GraftNode *next = graft_fusion_sole_reader (last->node, &v);
+  Step *next_step = step_of (plan, step_of_node, next);
+  if (next_step == NULL)
+    return;
+  next_step->forward_input = FALSE;
+  GraftNode *after_add = graft_fusion_sole_reader (next, &v);
+  Step *act_step = step_of (plan, step_of_node, after_add);
+  if (act_step && act_step->residual_from == (guint) (last - plan->steps))
+    act_step->residual_from = NO_STEP;
+}
+
 /* Step i opens the pattern of nodes that step `fused` computes (see Step). */
 static void
 pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_nodes, GHashTable *step_of_node)
 {
   plan->steps[i].pattern = fused;
   for (guint k = 1; k < n_nodes; k++)
-    plan->steps[GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k])) - 1].pattern_at = i;
+    step_of (plan, step_of_node, nodes[k])->pattern_at = i;
+  unfuse_last_clamp (plan, step_of (plan, step_of_node, nodes[n_nodes - 1]), step_of_node);
 }
 
 /* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]

@@ -36,6 +36,7 @@ typedef struct {
   gint64 project;                        /* channels of a 1×1 projection after the depthwise layer, 0: none */
   gboolean residual;                     /* the projection's output + x (broadcast) */
   gboolean no_expansion;                 /* x → depthwise (ce = cin) → …, no 1×1 convolution first */
+  const char *act3;                      /* after the projection (and residual): ShuffleNetV2's branches */
 } FusedCase;
 
 static const FusedCase cases[] = {
@@ -68,6 +69,13 @@ static const FusedCase cases[] = {
     TRUE, 0, 64, TRUE, TRUE },
   { "a depthwise convolution alone: not fused", 2, 8, 8, 12, 12, 3, 1, 1, 1, 1, 1, 1, NULL, "Clip", TRUE, FALSE, 0, 0,
     FALSE, TRUE },
+  /* an activation after the projection, outside the pattern: it must still run */
+  { "projection, then Relu (ShuffleNetV2's branch)", 2, 24, 24, 8, 8, 3, 1, 1, 1, 1, 1, 1, "Relu", NULL, TRUE, TRUE, 0,
+    24, FALSE, FALSE, "Relu" },
+  { "no expansion, stride 2, projection, then Relu", 2, 24, 24, 16, 16, 3, 2, 1, 1, 1, 1, 1, NULL, NULL, TRUE, TRUE, 0,
+    24, FALSE, TRUE, "Relu" },
+  { "projection and residual, then Clip", 1, 16, 64, 14, 14, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE, 0, 16,
+    TRUE, FALSE, "Clip" },
 };
 
 static float
@@ -150,14 +158,17 @@ build_model (const FusedCase *c, const float *w1, const float *b1, const float *
       float_graph_add_initializer (g, "w3", 4, dw3, w3);
       if (c->biases)
         float_graph_add_initializer (g, "b3", 1, db3, b3);
-      add_conv (g, "d", "w3", c->biases ? "b3" : NULL, c->residual ? "p" : "y", 1);
+      const char *projected = c->act3 ? "q" : "y";
+      add_conv (g, "d", "w3", c->biases ? "b3" : NULL, c->residual ? "p" : projected, 1);
       if (c->residual)
         {
           GraftNode *add = graft_graph_add_node (g, NULL, "Add", "Add");
           graft_node_add_input (add, graft_graph_resolve_value (g, "p"));
           graft_node_add_input (add, graft_graph_resolve_value (g, "x"));
-          graft_node_add_output (add, graft_graph_ensure_value (g, "y"));
+          graft_node_add_output (add, graft_graph_ensure_value (g, projected));
         }
+      if (c->act3)
+        add_activation (g, c->act3, "q", "y");
     }
   graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
   graft_model_set_graph (model, g);
@@ -222,7 +233,7 @@ reference (const FusedCase *c, const float *x, const float *w1, const float *b1,
           /* x broadcast over the channels when it has one */
           if (c->residual)
             acc += x[(n * c->cin + (c->cin == 1 ? 0 : m)) * OH * OW + i];
-          p[(n * c->project + m) * OH * OW + i] = acc;
+          p[(n * c->project + m) * OH * OW + i] = activate (c->act3, acc);
         }
   return p;
 }

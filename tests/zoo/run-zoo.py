@@ -497,6 +497,10 @@ def main():
         if make.returncode != 0:
             print("Bail out! make-zoo.py failed")
             return 1
+    unmade = [n for n in names if not os.path.exists(os.path.join(ZOO, n, "manifest.json"))]
+    if unmade:
+        print("Bail out! not made yet (tests/python tests/zoo/make-zoo.py %s)" % " ".join(unmade))
+        return 1
     expected = read_expected()
     workroot = tempfile.mkdtemp(prefix="graft-zoo-")
     results = []
