@@ -251,7 +251,12 @@ def check_convert(c, graft_cli, path, folder, manifest, workdir):
 
 
 def check_diff(c, graft_cli, a, b, folder, manifest, expect_agree):
-    args = ["diff", a, b, "--json", "--rtol", "1e-4", "--atol", "1e-5"]
+    # The zoo's bound (max_error): 1e-4 of the outputs' scale, as an atol;
+    # a bare 1e-5 fails elements near zero of outputs near 50 (ResNet-50)
+    # that PyTorch's own comparison accepts.
+    refs = load_arrays(os.path.join(folder, "outputs-b%d" % manifest["export_batch"]))
+    scale = max([float(np.abs(np.asarray(r, dtype=np.float64)).max()) for r in refs if np.asarray(r).size] or [0.0])
+    args = ["diff", a, b, "--json", "--rtol", "1e-4", "--atol", "%.3g" % max(1e-4 * scale, 1e-6)]
     for path in input_paths(folder, manifest["export_batch"]):
         args += ["-i", path]
     run = cli(graft_cli, *args)
