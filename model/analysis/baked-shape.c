@@ -451,6 +451,120 @@ concat_piece_offset (GraftInference *inference, GraftNode *concat, guint piece, 
     }
 }
 
+/* In a product of Muls (depth-first, a few levels), the Mul reading a
+ * scalar int constant equal to traced, and which of its inputs that is. */
+static GraftNode *
+batch_factor (GraftNode *mul, gint64 traced, guint *which, int depth)
+{
+  if (mul == NULL || mul->op != g_intern_static_string ("onnx::Mul") || mul->inputs->len != 2 || depth > 4)
+    return NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      GraftTensor *factor = graft_value_get_constant (g_ptr_array_index (mul->inputs, k));
+      if (factor != NULL && graft_dtype_is_integer (factor->dtype) && factor->rank == 0
+          && graft_tensor_get_int (factor, 0) == traced)
+        {
+          *which = k;
+          return mul;
+        }
+    }
+  for (guint k = 0; k < 2; k++)
+    {
+      GraftNode *found = batch_factor (((GraftValue *) g_ptr_array_index (mul->inputs, k))->producer, traced, which,
+                                       depth + 1);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* A piece computed as Unsqueeze(B × n × …) with B the traced size written
+ * as a scalar constant (Swin merges the batch with its window count:
+ * x.view(B * nW, 49, C) exports as Mul(2, Mul(H/7, W/7))): the constant
+ * is the entry, read by its Mul. */
+static void
+find_in_batch_product (GPtrArray *found, GraftValue *piece, gint64 static_value, gint64 traced, GraftValue *input,
+                       int axis)
+{
+  GraftNode *mul = piece->producer;
+  guint which;
+
+  if (mul != NULL && mul->op == g_intern_static_string ("onnx::Unsqueeze") && mul->inputs->len > 0)
+    mul = ((GraftValue *) g_ptr_array_index (mul->inputs, 0))->producer;
+  if (static_value % traced == 0 && (mul = batch_factor (mul, traced, &which, 0)) != NULL)
+    add_baked (found, mul, which, 0, traced, 1, input, axis);
+}
+
+/* The Concat piece covering element e of a Reshape's target: the entry
+ * when it is a constant holding the static size there (a multiple of the
+ * traced one), or a batch product (above). TRUE when an entry was added. */
+static gboolean
+concat_target_entry (GraftInference *inference, GPtrArray *found, GraftNode *concat, const StaticIO *io, int e,
+                     gint64 traced, GraftValue *input, int axis)
+{
+  gint64 start = 0;
+
+  for (guint j = 0; j < concat->inputs->len; j++)
+    {
+      GraftValue *piece = g_ptr_array_index (concat->inputs, j);
+      const GraftShape *shape = probed_shape (inference, piece);
+      GraftTensor *tensor = graft_value_get_constant (piece);
+      guint before = found->len;
+
+      if (shape == NULL || shape->rank != 1 || shape->dims[0].kind != GRAFT_DIM_FIXED)
+        return FALSE;
+      if (e < start + shape->dims[0].value)
+        {
+          gint64 value = tensor != NULL && graft_dtype_is_integer (tensor->dtype)
+                         ? graft_tensor_get_int (tensor, e - start) : 0;
+          if (value > 0 && value == io->out.dims[e].value && value % traced == 0)
+            add_baked (found, concat, j, e - start, traced, value / traced, input, axis);
+          else if (tensor == NULL)
+            find_in_batch_product (found, piece, io->out.dims[e].value, traced, input, axis);
+          return found->len > before;
+        }
+      start += shape->dims[0].value;
+    }
+  return FALSE;
+}
+
+/* A Reshape whose target torch built as Concat(pieces) (Swin's window
+ * partition: Concat([2], H/7, [7], W/7, [7], [96]) with batch 2, and its
+ * reverse from B·nW×49×C): the output element holding data dim d — or,
+ * where the Reshape splits d, the outermost element of the split that is
+ * a multiple of the traced size — found in the piece that covers it,
+ * which becomes the entry (a Concat entry, repaired piece by piece as a
+ * Resize's sizes are). */
+static void
+find_in_concat_target (GraftInference *inference, GPtrArray *found, GraftNode *node, const StaticIO *io,
+                       const GraftShape *probed, gint64 traced, GraftValue *input, int axis)
+{
+  GraftValue *target = g_ptr_array_index (node->inputs, 1);
+  GraftNode *concat = target->producer;
+
+  if (concat == NULL || concat->op != g_intern_static_string ("onnx::Concat") || probed->rank != io->in.rank)
+    return;
+  for (int d = 0; d < probed->rank; d++)
+    {
+      int e;
+
+      if (!graft_dim_mentions (&probed->dims[d], GRAFT_PROBE_SYMBOL))
+        continue;
+      if ((e = containing_element (io, d)) >= 0)
+        {
+          concat_target_entry (inference, found, concat, io, e, traced, input, axis);
+          return;
+        }
+      gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
+      for (e = 0; e < io->out.rank; e++)
+        if (fixed_product (&io->out, e) >= start && fixed_product (&io->out, e + 1) <= end
+            && io->out.dims[e].value != 1 && io->out.dims[e].value % traced == 0
+            && concat_target_entry (inference, found, concat, io, e, traced, input, axis))
+          return;
+      return;
+    }
+}
+
 static void
 find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, const StaticIO *io, gint64 traced, GraftValue *input, int axis,
                  GraftSplitReadings *readings)
@@ -459,6 +573,11 @@ find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, c
   GraftTensor *tensor = node->inputs->len > 1 ? graft_value_get_constant (g_ptr_array_index (node->inputs, 1)) : NULL;
   const GraftShape *probed = probed_shape (inference, data);
 
+  if (tensor == NULL && probed != NULL && node->inputs->len > 1)
+    {
+      find_in_concat_target (inference, found, node, io, probed, traced, input, axis);
+      return;
+    }
   if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || probed == NULL || probed->rank != io->in.rank
       || graft_tensor_get_numel (tensor) != io->out.rank)
     return;

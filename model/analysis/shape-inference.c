@@ -694,31 +694,96 @@ slice_parameter (Inferer *inferer, GraftNode *node, const char *name, guint inpu
 }
 
 /* Slice of a shape vector (exporters take Shape(x)[:-2] and Shape(x)[-1:]
- * to rebuild a shape): the elements follow, symbols and all. */
+ * to rebuild a shape): the elements follow, symbols and all. Also one
+ * axis of a small matrix of known data with any step: torch's F.pad
+ * export reverses its [n, 2] pads with Slice(step -1) (Swin's padding to
+ * whole windows), whose output shapes then stay known. */
 static gboolean
 rule_slice (Inferer *inferer, GraftNode *node, Output *out)
 {
   GraftValue *x = node_input (node, 0);
   GArray *data = lookup_data (inferer, x);
-  gint64 start, end, axis, step, n;
+  const GraftShape *xs = x != NULL ? known_shape (inferer, x) : NULL;
+  gint64 start, end, axis, step, n, inner = 1, outer = 1;
   GArray *sliced;
+  GraftShape shape;
 
-  if (data == NULL || known_shape (inferer, x)->rank != 1
+  if (data == NULL || xs->rank < 1 || xs->rank > 2 || !graft_shape_is_fully_fixed (xs)
       || !slice_parameter (inferer, node, "starts", 1, 0, &start)
       || !slice_parameter (inferer, node, "ends", 2, G_MAXINT64, &end)
       || !slice_parameter (inferer, node, "axes", 3, 0, &axis)
-      || !slice_parameter (inferer, node, "steps", 4, 1, &step) || (axis != 0 && axis != -1) || step != 1)
+      || !slice_parameter (inferer, node, "steps", 4, 1, &step) || step == 0)
     return FALSE;
-  n = data->len;
+  if (axis < 0)
+    axis += xs->rank;
+  if (axis < 0 || axis >= xs->rank || (gint64) data->len != graft_shape_get_numel (xs))
+    return FALSE;
+  n = xs->dims[axis].value;
+  for (int d = 0; d < axis; d++)
+    outer *= xs->dims[d].value;
+  for (int d = axis + 1; d < xs->rank; d++)
+    inner *= xs->dims[d].value;
+  /* ONNX's clamping: [0, n] going forward, [-1, n - 1] going back */
   if (start < 0)
     start += n;
-  if (end < 0)
+  if (end < 0 && end > G_MININT64 + n)
     end += n;
-  start = CLAMP (start, 0, n);
-  end = CLAMP (end, start, n);
+  else if (end < 0)
+    end = -1;
+  if (step > 0)
+    {
+      start = CLAMP (start, 0, n);
+      end = CLAMP (end, 0, n);
+    }
+  else
+    {
+      start = CLAMP (start, -1, n - 1);
+      end = CLAMP (end, -1, n - 1);
+    }
   sliced = dims_new ();
-  g_array_append_vals (sliced, &g_array_index (data, GraftDim, start), end - start);
-  output_set_vector (out, known_dtype (inferer, x), sliced);
+  gint64 taken = 0;
+  for (gint64 o = 0; o < outer; o++)
+    {
+      taken = 0;
+      for (gint64 i = start; step > 0 ? i < end : i > end; i += step, taken++)
+        g_array_append_vals (sliced, &g_array_index (data, GraftDim, (o * n + i) * inner), inner);
+    }
+  graft_shape_copy (&shape, xs);
+  shape.dims[axis] = graft_dim_fixed (taken);
+  output_set (out, known_dtype (inferer, x), &shape);
+  graft_shape_clear (&shape);
+  out->data = sliced;
+  return TRUE;
+}
+
+/* Transpose of a matrix of known data (F.pad's export, as above). */
+static gboolean
+rule_transpose (Inferer *inferer, GraftNode *node, Output *out)
+{
+  GraftValue *x = node_input (node, 0);
+  GArray *data = lookup_data (inferer, x);
+  const GraftShape *xs = x != NULL ? known_shape (inferer, x) : NULL;
+  guint n_perm;
+  const gint64 *perm = graft_node_attr_ints (node, "perm", &n_perm);
+  GraftShape shape;
+  gint64 rows, cols;
+
+  if (data == NULL || xs->rank != 2 || !graft_shape_is_fully_fixed (xs)
+      || (perm != NULL && (n_perm != 2 || perm[0] != 1 || perm[1] != 0)))
+    return FALSE;
+  rows = xs->dims[0].value;
+  cols = xs->dims[1].value;
+  if ((gint64) data->len != rows * cols)
+    return FALSE;
+  out->data = dims_new ();
+  for (gint64 c = 0; c < cols; c++)
+    for (gint64 r = 0; r < rows; r++)
+      g_array_append_val (out->data, g_array_index (data, GraftDim, r * cols + c));
+  graft_shape_init (&shape, 2);
+  shape.dims[0] = xs->dims[1];
+  shape.dims[1] = xs->dims[0];
+  output_set (out, known_dtype (inferer, x), &shape);
+  graft_shape_clear (&shape);
   return TRUE;
 }
 
@@ -918,6 +983,8 @@ apply_data_rule (Inferer *inferer, GraftNode *node, Output *out)
     return rule_arith (inferer, node, out, ARITH_MOD);
   if (op == g_intern_static_string ("onnx::Slice"))
     return rule_slice (inferer, node, out);
+  if (op == g_intern_static_string ("onnx::Transpose"))
+    return rule_transpose (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Range"))
     return rule_range (inferer, node, out);
   if (op == g_intern_static_string ("onnx::Resize"))

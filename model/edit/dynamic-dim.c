@@ -704,6 +704,15 @@ repair_node_in_its_graph (Repair *repair, GPtrArray *entries, const GraftShape *
           return FALSE;
       return TRUE;
     }
+  if (op == g_intern_static_string ("onnx::Mul") && tensor->rank == 0 && tensor->dtype == GRAFT_DTYPE_INT64)
+    {
+      /* the batch as a factor of a merged size (baked-shape's find_in_batch_product) */
+      replace_constant (repair, node, baked->shape_input,
+                        build_input_dim (repair, node, baked->input, baked->axis, 1, 0, TRUE));
+      g_ptr_array_add (notes, g_strdup_printf ("Mul '%s': factor %" G_GINT64_FORMAT " now comes from Shape(%s)[%d]",
+                                               node_name, baked->traced, baked->input->name, baked->axis));
+      return TRUE;
+    }
   if (op == g_intern_static_string ("onnx::Range"))
     {
       if (tensor->rank != 0 || tensor->dtype != GRAFT_DTYPE_INT64)

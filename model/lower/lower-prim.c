@@ -117,6 +117,21 @@ lower_device (GraftLowerContext *ctx, GraftNode *node, GError **error)
 }
 
 
+/* dict[key] := value (owned), at the key's position from
+ * graft_lower_dict_find (-1: a new key, added last) */
+static void
+dict_put (LowerValue *dict, gint at, LowerValue *key, LowerValue *value)
+{
+  if (at >= 0)
+    {
+      graft_lower_value_free (dict->items->pdata[at + 1]);
+      dict->items->pdata[at + 1] = value;
+      return;
+    }
+  g_ptr_array_add (dict->items, graft_lower_value_copy (key));
+  g_ptr_array_add (dict->items, value);
+}
+
 /* torch.dict() and {k: v, ...}: a dict whose keys are constants while
  * converting (its values may be tensors) */
 static gboolean
@@ -142,17 +157,7 @@ lower_dict (GraftLowerContext *ctx, GraftNode *node, GError **error)
           graft_lower_value_free (dict);
           return graft_lower_fail (error, node, "a dict key is not a constant while converting");
         }
-      LowerValue *copy = value ? graft_lower_value_copy (value) : g_new0 (LowerValue, 1);
-      if (at >= 0)
-        {
-          graft_lower_value_free (dict->items->pdata[at + 1]);
-          dict->items->pdata[at + 1] = copy;
-        }
-      else
-        {
-          g_ptr_array_add (dict->items, graft_lower_value_copy (key));
-          g_ptr_array_add (dict->items, copy);
-        }
+      dict_put (dict, at, key, value ? graft_lower_value_copy (value) : g_new0 (LowerValue, 1));
     }
   bind_output (ctx, node, 0, dict);
   return TRUE;
@@ -176,16 +181,7 @@ lower_set_item (GraftLowerContext *ctx, GraftNode *node, GError **error)
           graft_lower_value_free (copy);
           return graft_lower_fail (error, node, "a dict key is not a constant while converting");
         }
-      if (at >= 0)
-        {
-          graft_lower_value_free (container->items->pdata[at + 1]);
-          container->items->pdata[at + 1] = copy;
-        }
-      else
-        {
-          g_ptr_array_add (container->items, graft_lower_value_copy (key));
-          g_ptr_array_add (container->items, copy);
-        }
+      dict_put (container, at, key, copy);
     }
   else
     {

@@ -138,6 +138,12 @@ EXPECTED = {
                       "edit": ["--dynamic", "x:0=batch", "--dynamic", "x:2=h", "--dynamic", "x:3=w"],
                       "verdict": "verified: ", "dims": ["--dim", "batch=3", "--dim", "h=5", "--dim", "w=7"],
                       "dim0": ("batch", 3)},
+    # Swin's windows: the batch in a Concat-built view target, and as the scalar factor of B × nW
+    "windows-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x"),
+                                      ("baked-shape-constant", "warning", "/Concat_3")],
+                   "not": [], "notes": ["Concat '/Concat_3': element 0 of [2] now comes from Shape(x)[0]",
+                                        "factor 2 now comes from Shape(x)[0]", "batch invariance at batch=5"],
+                   "edit": ["--dynamic", "x:0=batch"], "verdict": "verified: "},
     # x[:, 1:n] - x[:, :n - 1]: 16 is the end; 15 is read as fixed first, fails at other sizes, then as n - 1
     "slice-s16": {"exit": 0, "has": [("static-input-dim", "warning", "x"), ("baked-shape-constant", "warning", "/Slice")],
                   "not": [], "notes": ["Slice '/Slice': end 16 → INT64_MAX (to the end)",

@@ -970,8 +970,8 @@ infer_pad (GraftInferContext *ctx, GError **error)
   for (int d = 0; d < rank; d++)
     if (out.dims[d].kind == GRAFT_DIM_FIXED)
       out.dims[d].value += full[d] + full[d + rank];
-    else
-      out.dims[d] = graft_dim_unknown ();
+    else if (full[d] != 0 || full[d + rank] != 0)
+      out.dims[d] = graft_dim_unknown ();   /* a symbolic dim unpadded stays itself (batch through Swin's pad) */
   graft_infer_set_output (ctx, 0, in->dtype, &out);
   graft_shape_clear (&out);
   /* keep the normalised pads for the kernel: recomputed there */
