@@ -716,9 +716,10 @@ shape_free (gpointer shape)
  * stand-in size (dims already made dynamic: only extents matter for the
  * trace-time shapes), and with input's dim axis replaced by probe when
  * probe is not NULL; an overlay for the inference, the inputs stay as
- * they are. */
+ * they are. Dims named shared (see graft_find_baked_shapes_read) are
+ * input's: its traced size, or the probe. */
 static GHashTable *
-probe_input_shapes (GraftGraph *graph, GraftValue *input, int axis, const GraftDim *probe)
+probe_input_shapes (GraftGraph *graph, GraftValue *input, int axis, const GraftDim *probe, const char *shared)
 {
   GHashTable *shapes = g_hash_table_new_full (NULL, NULL, NULL, shape_free);
 
@@ -728,8 +729,10 @@ probe_input_shapes (GraftGraph *graph, GraftValue *input, int axis, const GraftD
       GraftShape *shape = g_new0 (GraftShape, 1);
 
       graft_shape_copy (shape, &value->shape);
-      for (int d = 0; probe == NULL && d < shape->rank; d++)
-        if (shape->dims[d].kind != GRAFT_DIM_FIXED)
+      for (int d = 0; d < shape->rank; d++)
+        if (shared != NULL && shape->dims[d].kind == GRAFT_DIM_SYMBOLIC && shape->dims[d].symbol == shared)
+          shape->dims[d] = probe != NULL ? *probe : input->shape.dims[axis];
+        else if (probe == NULL && shape->dims[d].kind != GRAFT_DIM_FIXED)
           shape->dims[d] = graft_dim_fixed (STAND_IN_SIZE);
       if (probe != NULL && value == input)
         shape->dims[axis] = *probe;
@@ -856,12 +859,14 @@ compare_by_position (gconstpointer a, gconstpointer b)
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 {
-  return graft_find_baked_shapes_read (model, input, axis, NULL);
+  return graft_find_baked_shapes_read (model, input, axis, NULL, NULL);
 }
 
 GPtrArray *
-graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReadings *readings)
+graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReadings *readings,
+                              const char *shared_symbol)
 {
+  const char *shared = shared_symbol != NULL ? g_intern_string (shared_symbol) : NULL;
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
   GraftGraph *graph = graft_model_get_graph (model);
   g_autoptr(GHashTable) overrides = NULL;
@@ -886,14 +891,14 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   /* Trace-time shapes around every Reshape, to map dims through it. Dims
    * already made dynamic get a stand-in size: only extents matter here. */
   static_io = g_hash_table_new_full (NULL, NULL, NULL, static_io_free);
-  stand_in_shapes = probe_input_shapes (graph, input, axis, NULL);
+  stand_in_shapes = probe_input_shapes (graph, input, axis, NULL, shared);
   options.input_shapes = stand_in_shapes;
   traced_inference = graft_shape_inference_run_full (model, &options);
   /* If/Loop bodies too: their constants bake sizes as well. */
   static_io_search = (StaticIOSearch) { static_io, traced_inference };
   graft_graph_foreach_node_recursive (graph, record_static_io, &static_io_search);
 
-  probe_shapes = probe_input_shapes (graph, input, axis, &probe_dim);
+  probe_shapes = probe_input_shapes (graph, input, axis, &probe_dim, shared);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
 
   /* A baked Reshape hides the probe from everything after it: each one

@@ -52,9 +52,13 @@ typedef struct {
  * major factor: b * heads + h). */
 GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
 /* As graft_find_baked_shapes(), reading splits as readings says (NULL:
- * all outermost). */
+ * all outermost). shared_symbol (may be NULL) is the name input's dim is
+ * to get: dims of other inputs already made dynamic under that name are
+ * the same size, so they take the traced size and the probe too (RAFT
+ * concatenates its two images along the batch; T5's encoder and decoder
+ * ids share it). */
 GPtrArray *graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis,
-                                         GraftSplitReadings *readings);
+                                         GraftSplitReadings *readings, const char *shared_symbol);
 
 /* The constant's values if value is an integer initializer or the output
  * of an onnx::Constant node; NULL otherwise. */

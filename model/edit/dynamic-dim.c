@@ -1040,7 +1040,7 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
       for (guint i = 0; i < repair.graph->nodes->len; i++)
         g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
       fold_size_inputs (model, notes);
-      baked = graft_find_baked_shapes_read (model, input, axis, readings);
+      baked = graft_find_baked_shapes_read (model, input, axis, readings, symbol);
       /* What each node produced at trace time, to spell out a -1. */
       traced = graft_shape_inference_run (model, NULL);
       for (guint i = 0; i < baked->len; i++)

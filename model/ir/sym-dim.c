@@ -108,6 +108,32 @@ graft_dim_multiply (GraftDim a, GraftDim b)
 }
 
 GraftDim
+graft_dim_add (GraftDim a, GraftDim b)
+{
+  Monomial ma, mb;
+  GraftDim result = graft_dim_unknown ();
+
+  if (a.kind == GRAFT_DIM_FIXED && b.kind == GRAFT_DIM_FIXED)
+    {
+      gint64 sum;
+      return graft_dim_add_checked (a.value, b.value, &sum) ? graft_dim_fixed (sum) : graft_dim_unknown ();
+    }
+  if ((monomial_from_dim (a, &ma) & monomial_from_dim (b, &mb)) && ma.factors->len > 0
+      && ma.factors->len == mb.factors->len)
+    {
+      gboolean alike = TRUE;
+
+      for (guint i = 0; i < ma.factors->len && alike; i++)
+        alike = g_ptr_array_index (ma.factors, i) == g_ptr_array_index (mb.factors, i);
+      if (alike && graft_dim_add_checked (ma.coefficient, mb.coefficient, &ma.coefficient))
+        result = monomial_to_dim (&ma);
+    }
+  monomial_clear (&ma);
+  monomial_clear (&mb);
+  return result;
+}
+
+GraftDim
 graft_dim_divide (GraftDim a, GraftDim b)
 {
   Monomial ma, mb;

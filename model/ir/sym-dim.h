@@ -13,6 +13,9 @@ G_BEGIN_DECLS
 
 /* a × b; unknown if either is unknown. */
 GraftDim graft_dim_multiply (GraftDim a, GraftDim b);
+/* a + b when both are fixed or name the same factors (batch + batch is
+ * batch*2: Concat of two inputs sharing a batch); else unknown. */
+GraftDim graft_dim_add (GraftDim a, GraftDim b);
 /* a ÷ b when b divides a exactly (coefficients and factors); else unknown. */
 GraftDim graft_dim_divide (GraftDim a, GraftDim b);
 /* Product of dims [start, end) of shape; unknown if any is unknown. */

@@ -80,6 +80,12 @@ test_sym_dim (void)
   g_assert_cmpint (graft_dim_multiply (batch, graft_dim_unknown ()).kind, ==, GRAFT_DIM_UNKNOWN);
   g_assert_true (graft_dim_mentions (&area, "seq"));
   g_assert_false (graft_dim_mentions (&area, "se"));
+  /* sums of like terms only: Concat of two inputs sharing a batch */
+  g_assert_cmpstr (graft_dim_add (batch, batch).symbol, ==, "batch*2");
+  g_assert_cmpstr (graft_dim_add (doubled, batch).symbol, ==, "batch*3");
+  g_assert_cmpint (graft_dim_add (batch, seq).kind, ==, GRAFT_DIM_UNKNOWN);
+  g_assert_cmpint (graft_dim_add (batch, two).kind, ==, GRAFT_DIM_UNKNOWN);
+  g_assert_cmpint (graft_dim_add (two, graft_dim_fixed (3)).value, ==, 5);
   {
     g_autoptr(GHashTable) sizes = g_hash_table_new (g_str_hash, g_str_equal);
     gint64 three = 3, five = 5, size = 0;

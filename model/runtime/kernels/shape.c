@@ -450,6 +450,8 @@ infer_concat (GraftInferContext *ctx, GError **error)
   graft_shape_copy (&out, &first->shape);
   gint64 total = 0;
   gboolean fixed = TRUE;
+  /* the axis as a sum of like symbolic terms (two inputs sharing a batch) */
+  GraftDim symbolic_total = graft_dim_fixed (0);
   for (guint i = 0; i < ctx->n_inputs; i++)
     {
       GraftInferValue *in = graft_infer_input (ctx, i);
@@ -458,6 +460,7 @@ infer_concat (GraftInferContext *ctx, GError **error)
       if (in->shape.rank < 0)
         {
           fixed = FALSE;
+          symbolic_total = graft_dim_unknown ();
           continue;
         }
       if (in->shape.rank != rank)
@@ -470,6 +473,8 @@ infer_concat (GraftInferContext *ctx, GError **error)
           GraftDim *dim = &in->shape.dims[d];
           if (d == axis)
             {
+              symbolic_total = symbolic_total.kind == GRAFT_DIM_FIXED && symbolic_total.value == 0
+                               ? *dim : graft_dim_add (symbolic_total, *dim);
               if (dim->kind != GRAFT_DIM_FIXED)
                 fixed = FALSE;
               else if (!graft_dim_add_checked (total, dim->value, &total))
@@ -489,7 +494,7 @@ infer_concat (GraftInferContext *ctx, GError **error)
             out.dims[d] = *dim;
         }
     }
-  out.dims[axis] = fixed ? graft_dim_fixed (total) : graft_dim_unknown ();
+  out.dims[axis] = fixed ? graft_dim_fixed (total) : symbolic_total;
   graft_infer_set_output (ctx, 0, first->dtype, &out);
   graft_shape_clear (&out);
   return TRUE;
