@@ -314,6 +314,8 @@ graft_window_refresh_marks (GraftWindow *self)
   g_autoptr(GHashTable) levels = g_hash_table_new (NULL, NULL);
 
   graft_graph_canvas_clear_marks (self->canvas);
+  /* under every other mark: what a reduction kept */
+  graft_window_mark_reduced (self);
   /* where the last run's NaN/Inf came from, over any other mark */
   GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
   if (self->show_timings && timings != NULL)
@@ -394,8 +396,12 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
   if (diagnostics != NULL)
     g_ptr_array_ref (diagnostics);
   else
-    /* The graph it judged is gone (an edit, another file). */
-    g_clear_pointer (&self->target_report, graft_target_report_free);
+    {
+      /* The graph it judged is gone (an edit, another file), and so are
+       * the nodes a reduction kept. */
+      g_clear_pointer (&self->target_report, graft_target_report_free);
+      graft_window_forget_reduced (self);
+    }
   graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   self->diagnostics = diagnostics;

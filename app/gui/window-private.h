@@ -72,8 +72,10 @@ struct _GraftWindow
   char *direction;                  /* behind the direction action */
   GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
   char *watched_path;
+  GStatBuf watched_stat;            /* the file as it was when watching began */
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
   gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
+  GHashTable *reduced_nodes;        /* names of the nodes Debug → Reduce kept, marked until the graph changes */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
@@ -184,5 +186,12 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
 
 /* window-patterns.c: the Replace Pattern dialog. */
 void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
+
+/* window-debug.c: Debug → Reduce… and the Run pane's Reduce to Here. */
+void graft_window_class_add_debug_actions (GtkWidgetClass *widget_class);
+void graft_window_init_debug (GraftWindow *self);
+/* Marks the nodes the last reduction kept (called by refresh_marks). */
+void graft_window_mark_reduced (GraftWindow *self);
+void graft_window_forget_reduced (GraftWindow *self);
 
 G_END_DECLS

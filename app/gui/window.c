@@ -84,6 +84,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
     "win.show-diagnostics", "win.show-run", "win.show-timings", "win.show-cost", "win.set-run-dim", "win.filter-diagnostics",
     "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
+    /* window-debug.c */
+    "win.reduce",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -920,6 +922,7 @@ graft_window_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->run_pane, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  graft_window_forget_reduced (self);
   g_clear_pointer (&self->target_report, graft_target_report_free);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
@@ -1006,6 +1009,7 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
   graft_window_class_add_pattern_actions (widget_class);
+  graft_window_class_add_debug_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
@@ -1155,6 +1159,7 @@ graft_window_init (GraftWindow *self)
   graft_window_init_analysis (self);
   graft_window_init_surgery (self);
   graft_window_init_weights (self);
+  graft_window_init_debug (self);
 
   update_action_states (self);
 }

@@ -1,0 +1,213 @@
+/* Issue 35 in the window, under Xvfb: Debug → Reduce… and the Run pane's
+ * Reduce to Here on a PyTorch export with a planted Div by zero (the
+ * reduced model opens in a window of its own, is checker-clean and holds
+ * the Div; the original marks what was kept), Cancel while a search runs. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "edit/graph-surgery.h"
+#include "widgets/graph-canvas.h"
+#include "widgets/reduce-dialog.h"
+#include "widgets/run-pane.h"
+#include "gui-fixtures.h"
+#include "window-harness.h"
+#include "../test-python.h"
+#include "../test-scratch.h"
+
+static GraftGraphCanvas *
+window_canvas (GraftWindow *window)
+{
+  return GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+}
+
+static gboolean
+search_finished (gpointer data)
+{
+  GraftReduceDialog *dialog = data;
+
+  return !graft_reduce_dialog_is_running (dialog);
+}
+
+/* The application's windows other than window: what the reduction opened. */
+static GPtrArray *
+other_windows (GraftWindow *window)
+{
+  GPtrArray *others = g_ptr_array_new ();
+  GList *windows = gtk_application_get_windows (gtk_window_get_application (GTK_WINDOW (window)));
+
+  for (GList *l = windows; l != NULL; l = l->next)
+    if (l->data != window && GRAFT_IS_WINDOW (l->data))
+      g_ptr_array_add (others, l->data);
+  return others;
+}
+
+/* The fixture with the external data file torch.onnx.export wrote beside it. */
+static void
+copy_model (const char *source, const char *path)
+{
+  g_autofree char *source_folder = g_path_get_dirname (source);
+  g_autofree char *folder = g_path_get_dirname (path);
+  g_autoptr(GDir) dir = g_dir_open (source_folder, 0, NULL);
+  g_autofree char *stem = g_path_get_basename (source);
+  const char *name;
+
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, stem))
+      {
+        g_autofree char *from = g_build_filename (source_folder, name, NULL);
+        g_autofree char *to = g_build_filename (folder, name, NULL);
+        g_autofree char *contents = NULL;
+        gsize length;
+        g_assert_true (g_file_get_contents (from, &contents, &length, NULL));
+        g_assert_true (g_file_set_contents (to, contents, length, NULL));
+      }
+}
+
+static gboolean
+is_null (gpointer data)
+{
+  return *(gpointer *) data == NULL;
+}
+
+/* Run the planted-Div model, press Reduce to Here: the search runs off
+ * the UI thread, saves a checker-clean model holding the Div (and fewer
+ * nodes than the original), opens it in a new window, and the original
+ * tints and badges the nodes it kept. */
+static void
+test_reduce_to_here (void)
+{
+  g_autofree char *source = generated_fixture ("make-nan-model.py", "nan.onnx");
+  g_autofree char *dir = graft_test_scratch_dir ("graft-reduce-gui-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "nan.onnx", NULL);
+  g_autofree char *reduced = g_build_filename (dir, "nan-reduced.onnx", NULL);
+
+  /* a copy, so the reduced model's default place is the scratch folder */
+  copy_model (source, path);
+
+  GraftWindow *window = harness_window_new ();
+  harness_open (window, path);
+  harness_activate (window, "win.show-run");
+  harness_activate (window, "win.run");
+  GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_RUN_PANE));
+  GraftNode *div = graft_run_pane_get_nonfinite_node (pane);
+  g_assert_nonnull (div);
+  g_assert_cmpstr (div->op, ==, "onnx::Div");
+  GtkWidget *button = harness_find_id (GTK_WIDGET (pane), "reduce_button");
+  g_assert_true (gtk_widget_get_visible (button));
+  harness_screenshot (window, "reduce-run-nan");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (pane), "run.reduce-to-here", NULL));
+  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  g_assert_nonnull (dialog);
+  harness_wait_for (search_finished, dialog);
+  harness_settle (window);
+  const char *status = graft_reduce_dialog_get_status (dialog);
+  g_test_message ("reduce: %s", status);
+  g_assert_nonnull (strstr (status, "Kept "));
+  g_assert_nonnull (strstr (status, "nan-reduced.onnx"));
+  g_assert_nonnull (strstr (status, "makes NaN/Inf"));
+  harness_screenshot (window, "reduce-to-here");
+
+  /* saved, checker-clean, holding the planted Div and less than the whole */
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *check = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "debug", "check-reduced.py", NULL);
+  const char *argv[] = { test_python, check, reduced, NULL };
+  g_autofree char *names = harness_run_check (argv, "the reduced model");
+  g_auto(GStrv) kept = g_strsplit (names, "\n", -1);
+  g_assert_true (g_strv_contains ((const char *const *) kept, div->name));
+  g_assert_cmpuint (g_strv_length (kept), <, harness_shown_graph (window)->nodes->len);
+
+  /* the original marks what was kept: the Div over it, the rest "kept" */
+  GraftGraphCanvas *canvas = window_canvas (window);
+  GdkRGBA tint;
+  g_assert_true (graft_graph_canvas_get_node_tint (canvas, div, &tint));
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, div), ==, "NaN/Inf");
+  for (guint i = 0; kept[i] != NULL; i++)
+    {
+      GraftNode *node = graft_graph_find_node (harness_shown_graph (window), kept[i]);
+      g_assert_nonnull (node);
+      g_assert_true (graft_graph_canvas_get_node_tint (canvas, node, &tint));
+      if (node != div)
+        g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, node), ==, "kept");
+    }
+
+  /* the reduced model in a window of its own */
+  g_autoptr(GPtrArray) others = other_windows (window);
+  g_assert_cmpuint (others->len, ==, 1);
+  GraftWindow *result = others->pdata[0];
+  harness_settle (result);
+  harness_wait_ms (1500);   /* GIO's delayed inotify events, if any */
+  harness_settle (result);
+  harness_screenshot (result, "reduce-result-window");
+  /* the file was written before it opened: no offer to reload it */
+  g_assert_null (harness_find_label (GTK_WIDGET (result), "changed on disk"));
+  g_assert_cmpuint (harness_shown_graph (result)->nodes->len, ==, g_strv_length (kept));
+  g_assert_nonnull (graft_graph_find_node (harness_shown_graph (result), div->name));
+
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (result);
+  harness_window_close (window);
+}
+
+/* Debug → Reduce… with a command that fails slowly: progress shows, and
+ * Cancel stops the search between candidates and says so; nothing is
+ * saved. */
+static void
+test_reduce_cancel (void)
+{
+  g_autofree char *source = generated_fixture ("make-nan-model.py", "nan.onnx");
+  g_autofree char *dir = graft_test_scratch_dir ("graft-reduce-gui-XXXXXX", NULL);
+  g_autofree char *output = g_build_filename (dir, "never.onnx", NULL);
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, source);
+  harness_activate (window, "win.reduce");
+  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  g_assert_nonnull (dialog);
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
+  graft_reduce_dialog_set_command (dialog, "sleep 1; test -s {model} && exit 1");
+  graft_reduce_dialog_set_output (dialog, output);
+  harness_settle (window);
+  harness_screenshot (window, "reduce-dialog-command");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
+  harness_wait_ms (1500);
+  g_assert_true (graft_reduce_dialog_is_running (dialog));
+  harness_screenshot (window, "reduce-dialog-running");
+  GtkProgressBar *progress = GTK_PROGRESS_BAR (harness_get_name (GTK_WIDGET (dialog), "reduce-progress"));
+  g_test_message ("progress: %s", gtk_progress_bar_get_text (progress));
+  g_assert_nonnull (strstr (gtk_progress_bar_get_text (progress), "tried"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.cancel", NULL));
+  harness_wait_for (search_finished, dialog);
+  g_assert_cmpstr (graft_reduce_dialog_get_status (dialog), ==, "Cancelled");
+  g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
+
+  /* a missing reference is said in the dialog, not started */
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_MISMATCH);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
+  g_assert_false (graft_reduce_dialog_is_running (dialog));
+  g_assert_nonnull (strstr (graft_reduce_dialog_get_status (dialog), "Give the reference"));
+  harness_settle (window);
+  harness_screenshot (window, "reduce-dialog-mismatch");
+
+  /* closing the dialog while a search runs drops it */
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
+  gpointer weak_dialog = dialog;
+  g_object_add_weak_pointer (G_OBJECT (dialog), &weak_dialog);
+  gtk_window_close (GTK_WINDOW (dialog));
+  harness_wait_for (is_null, &weak_dialog);
+  harness_window_close (window);
+  g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
+}
+
+int
+main (int argc, char *argv[])
+{
+  harness_init_environment ();
+  gtk_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/gui/debug/reduce-to-here", test_reduce_to_here);
+  g_test_add_func ("/gui/debug/reduce-cancel", test_reduce_cancel);
+  return g_test_run ();
+}
