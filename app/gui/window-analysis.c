@@ -315,7 +315,7 @@ graft_window_refresh_marks (GraftWindow *self)
 
   graft_graph_canvas_clear_marks (self->canvas);
   /* under every other mark: what a reduction kept */
-  graft_window_mark_reduced (self);
+  graft_window_mark_kept (self);
   /* where the last run's NaN/Inf came from, over any other mark */
   GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
   if (self->show_timings && timings != NULL)
@@ -398,9 +398,9 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
   else
     {
       /* The graph it judged is gone (an edit, another file), and so are
-       * the nodes a reduction kept. */
+       * the nodes a reduction or a float16 search kept. */
       g_clear_pointer (&self->target_report, graft_target_report_free);
-      graft_window_forget_reduced (self);
+      graft_window_forget_kept (self);
     }
   graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);

@@ -75,7 +75,10 @@ struct _GraftWindow
   GStatBuf watched_stat;            /* the file as it was when watching began */
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
   gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
-  GHashTable *reduced_nodes;        /* names of the nodes Debug → Reduce kept, marked until the graph changes */
+  GHashTable *kept_nodes;           /* names of the nodes Debug → Reduce or a float16 search kept, marked
+                                     * until the graph changes (window-debug.c) */
+  const char *kept_badge;           /* "kept", "float32" */
+  GCancellable *float16_cancellable;  /* while the float16 search runs (window-debug.c) */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
@@ -88,6 +91,7 @@ struct _GraftWindow
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;
   AdwToast *save_tensor_toast;      /* "Saved “x.npy”": a weak pointer */
+  AdwToast *float16_toast;          /* "Searching which nodes must stay float32…" with Cancel: a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -187,11 +191,15 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
 /* window-patterns.c: the Replace Pattern dialog. */
 void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
 
-/* window-debug.c: Debug → Reduce… and the Run pane's Reduce to Here. */
+/* window-debug.c: Debug → Reduce…, the Run pane's Reduce to Here, and
+ * Convert to Float16 Keeping Accuracy…. */
 void graft_window_class_add_debug_actions (GtkWidgetClass *widget_class);
 void graft_window_init_debug (GraftWindow *self);
-/* Marks the nodes the last reduction kept (called by refresh_marks). */
-void graft_window_mark_reduced (GraftWindow *self);
-void graft_window_forget_reduced (GraftWindow *self);
+/* Marks the nodes the last reduction or float16 search kept (called by
+ * refresh_marks); forgotten when the graph changes. */
+void graft_window_mark_kept (GraftWindow *self);
+void graft_window_forget_kept (GraftWindow *self);
+/* Stops a float16 search under way (the window closes). */
+void graft_window_cancel_float16 (GraftWindow *self);
 
 G_END_DECLS

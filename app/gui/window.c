@@ -74,6 +74,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.apply-recipe-path",
     /* window-patterns.c */
     "win.replace-pattern", "win.replace-pattern-at",
+    /* window-debug.c */
+    "win.float16-auto-keep-dialog", "win.float16-auto-keep",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
@@ -922,7 +924,8 @@ graft_window_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->run_pane, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
-  graft_window_forget_reduced (self);
+  graft_window_forget_kept (self);
+  graft_window_cancel_float16 (self);
   g_clear_pointer (&self->target_report, graft_target_report_free);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);

@@ -201,6 +201,81 @@ test_reduce_cancel (void)
   g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
 }
 
+static gboolean
+window_says_float16_done (gpointer data)
+{
+  return harness_find_label (GTK_WIDGET (data), "Float16: ") != NULL;
+}
+
+/* Convert to Float16 Keeping Accuracy on a TransformerEncoder whose first
+ * LayerNorm overflows in float16: the search runs off the UI thread, the
+ * float16 edit keeps the nodes it found (the overflowing Pow among them)
+ * in float32, and they are marked "float32" on the converted graph. */
+static void
+test_float16_auto_keep (void)
+{
+  g_autofree char *path = generated_fixture ("make-fp16-overflow-model.py", "fp16-overflow.onnx");
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, path);
+  harness_activate (window, "win.float16-auto-keep-dialog");
+  GPtrArray *dialogs = harness_list_dialogs (window);
+  g_assert_cmpuint (dialogs->len, ==, 1);
+  AdwMessageDialog *dialog = dialogs->pdata[0];
+  g_ptr_array_unref (dialogs);
+  harness_screenshot (window, "float16-dialog");
+  adw_message_dialog_response (dialog, "cancel");
+  harness_settle (window);
+
+  harness_activate (window, "win.float16-auto-keep((0.01, 0.01, true))");
+  harness_wait_for (window_says_float16_done, window);
+  harness_settle (window);
+  GtkLabel *toast = harness_find_label (GTK_WIDGET (window), "Float16: ");
+  g_test_message ("%s", gtk_label_get_text (toast));
+  harness_screenshot (window, "float16-auto-keep");
+
+  GraftGraph *graph = harness_shown_graph (window);
+  GraftNode *pow = graft_graph_find_node (graph, "/encoder/layers.0/norm1/Pow");
+  g_assert_nonnull (pow);
+  g_assert_cmpint (((GraftValue *) pow->outputs->pdata[0])->dtype, !=, GRAFT_DTYPE_FLOAT16);
+  GraftGraphCanvas *canvas = window_canvas (window);
+  GdkRGBA tint;
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, pow), ==, "float32");
+  g_assert_true (graft_graph_canvas_get_node_tint (canvas, pow, &tint));
+  guint n_float32 = 0, n_casts = 0, n_float16_weights = 0;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      n_float32 += g_strcmp0 (graft_graph_canvas_get_node_badge (canvas, node), "float32") == 0;
+      n_casts += g_strcmp0 (node->op, "onnx::Cast") == 0;
+    }
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *value = graph->values->pdata[i];
+      n_float16_weights += value->initializer != NULL && value->dtype == GRAFT_DTYPE_FLOAT16;
+    }
+  g_test_message ("%u nodes marked float32, %u Casts, %u float16 weights", n_float32, n_casts, n_float16_weights);
+  g_assert_cmpuint (n_float32, >=, 1);
+  g_assert_cmpuint (n_float32, <=, 10);
+  g_assert_cmpuint (n_casts, >=, 2);
+  g_assert_cmpuint (n_float16_weights, >, 0);
+
+  /* the converted model runs without NaN/Inf in the Run pane */
+  harness_activate (window, "win.show-run");
+  harness_activate (window, "win.run");
+  GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_RUN_PANE));
+  g_test_message ("run: %s", graft_run_pane_get_status (pane));
+  g_assert_null (graft_run_pane_get_nonfinite_node (pane));
+  g_assert_nonnull (strstr (graft_run_pane_get_status (pane), "Ran in"));
+
+  /* Undo gives float32 back, and the marks go with the converted graph */
+  harness_activate (window, "win.undo");
+  graph = harness_shown_graph (window);
+  pow = graft_graph_find_node (graph, "/encoder/layers.0/norm1/Pow");
+  g_assert_null (graft_graph_canvas_get_node_badge (window_canvas (window), pow));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -209,5 +284,6 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/gui/debug/reduce-to-here", test_reduce_to_here);
   g_test_add_func ("/gui/debug/reduce-cancel", test_reduce_cancel);
+  g_test_add_func ("/gui/debug/float16-auto-keep", test_float16_auto_keep);
   return g_test_run ();
 }
