@@ -13,6 +13,7 @@
 #include "widgets/find-panel.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
+#include "analysis/cost.h"
 #include "analysis/target-check.h"
 
 G_BEGIN_DECLS
@@ -51,6 +52,9 @@ struct _GraftWindow
   GtkDropDown *target_dropdown;     /* "No Target", then graft_deploy_targets() in order */
   GtkWidget *target_bar;            /* the target's summary under the header, while one is chosen */
   GtkLabel *target_summary;
+  GtkWidget *cost_bar;              /* the cost overlay's metric and biggest groups, while it is on */
+  GtkDropDown *cost_metric_dropdown;  /* graft_cost_metrics() in order */
+  GtkLabel *cost_summary;
 
   /* Owned references */
   GSettings *settings;
@@ -106,7 +110,8 @@ struct _GraftWindow
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
-  gboolean show_cost;                /* nodes coloured by FLOPs (analysis/cost.h) */
+  gboolean show_cost;                /* nodes coloured by cost (analysis/cost.h) */
+  GraftCostMetric cost_metric;      /* ... by this metric (the cost-metric property) */
   gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
   gboolean close_confirmed;
   gboolean close_after_save;

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "analysis/cost.h"
 #include "edit/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/reduce-dialog.h"
@@ -276,6 +277,67 @@ test_float16_auto_keep (void)
   harness_window_close (window);
 }
 
+static const char *
+cost_summary (GraftWindow *window)
+{
+  return gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (window), "cost-summary")));
+}
+
+/* The badge of ResNet-18's first conv under the cost overlay. */
+static const char *
+conv1_badge (GraftWindow *window)
+{
+  GraftNode *conv = harness_find_op (harness_shown_graph (window), "onnx::Conv");
+  return graft_graph_canvas_get_node_badge (window_canvas (window), conv);
+}
+
+/* The cost overlay's metric chooser and biggest groups on a ResNet-18
+ * export: FLOPs by default, then parameter bytes (layer4 holds most),
+ * activation bytes, and measured time once the model has run. */
+static void
+test_cost_metrics (void)
+{
+  g_autofree char *path = generated_fixture ("make-resnet18-model.py", "resnet18.onnx");
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, path);
+  harness_activate (window, "win.show-cost");
+  GtkWidget *bar = harness_find_id (GTK_WIDGET (window), "cost_bar");
+  GtkDropDown *dropdown = GTK_DROP_DOWN (harness_find_id (GTK_WIDGET (window), "cost_metric_dropdown"));
+  g_assert_true (gtk_widget_get_visible (bar));
+  g_test_message ("flops: %s; conv1 %s", cost_summary (window), conv1_badge (window));
+  g_assert_true (g_str_has_prefix (cost_summary (window), "Total 297.5 MFLOPs · biggest groups: layer1 "));
+  g_assert_true (g_str_has_suffix (conv1_badge (window), "MFLOPs"));
+  harness_screenshot (window, "cost-flops");
+
+  harness_activate (window, "win.cost-metric::parameters");
+  g_assert_cmpuint (gtk_drop_down_get_selected (dropdown), ==, GRAFT_COST_PARAMETER_BYTES);
+  g_test_message ("parameters: %s; conv1 %s", cost_summary (window), conv1_badge (window));
+  g_assert_true (g_str_has_prefix (cost_summary (window), "Total 46.72 MB · biggest groups: layer4 "));
+  g_assert_true (g_str_has_suffix (conv1_badge (window), "kB"));
+  harness_screenshot (window, "cost-parameters");
+
+  /* the dropdown is the same choice */
+  gtk_drop_down_set_selected (dropdown, GRAFT_COST_ACTIVATION_BYTES);
+  harness_settle (window);
+  g_test_message ("activations: %s; conv1 %s", cost_summary (window), conv1_badge (window));
+  g_assert_true (g_str_has_prefix (cost_summary (window), "Total 1.93 MB"));
+
+  harness_activate (window, "win.cost-metric::time");
+  g_assert_cmpstr (cost_summary (window), ==, "Run the model (F5) to measure its nodes' time");
+  harness_activate (window, "win.show-run");
+  harness_activate (window, "win.run");
+  g_test_message ("time: %s; conv1 %s", cost_summary (window), conv1_badge (window));
+  g_assert_true (g_str_has_prefix (cost_summary (window), "Total "));
+  g_assert_nonnull (strstr (cost_summary (window), " ms · biggest groups: layer"));
+  g_assert_true (g_str_has_suffix (conv1_badge (window), " ms"));
+  harness_screenshot (window, "cost-time");
+
+  harness_activate (window, "win.show-cost");
+  g_assert_false (gtk_widget_get_visible (bar));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -285,5 +347,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/debug/reduce-to-here", test_reduce_to_here);
   g_test_add_func ("/gui/debug/reduce-cancel", test_reduce_cancel);
   g_test_add_func ("/gui/debug/float16-auto-keep", test_float16_auto_keep);
+  g_test_add_func ("/gui/debug/cost-metrics", test_cost_metrics);
   return g_test_run ();
 }
