@@ -41,8 +41,9 @@ graft_window_forget_kept (GraftWindow *self)
 }
 
 /* Marks the nodes names (NULL-terminated) with badge until the graph
- * changes, and shows the first of them. */
-static void
+ * changes, and shows the first of them; FALSE when the graph shown has
+ * none of them. */
+static gboolean
 keep_marked (GraftWindow *self, const char *const *names, const char *badge)
 {
   GraftGraph *graph = graft_model_get_graph (self->model);
@@ -62,9 +63,12 @@ keep_marked (GraftWindow *self, const char *const *names, const char *badge)
       graft_graph_canvas_select_node (self->canvas, first);
       graft_graph_canvas_show_selection_readable (self->canvas);
     }
+  return first != NULL;
 }
 
-/* "resnet18-reduced.onnx" beside the model's file. */
+/* "resnet18-reduced.onnx" beside the model's file, or "-reduced-2" and
+ * on: Reduce to Here starts at once, and must not replace an earlier
+ * result. */
 static char *
 default_output_path (GraftWindow *self)
 {
@@ -75,8 +79,15 @@ default_output_path (GraftWindow *self)
 
   if (dot != NULL && dot != base)
     *dot = '\0';
-  g_autofree char *file = g_strconcat (base, "-reduced.onnx", NULL);
-  return g_build_filename (folder, file, NULL);
+  for (guint n = 1;; n++)
+    {
+      g_autofree char *suffix = n == 1 ? g_strdup ("") : g_strdup_printf ("-%u", n);
+      g_autofree char *file = g_strconcat (base, "-reduced", suffix, ".onnx", NULL);
+      char *candidate = g_build_filename (folder, file, NULL);
+      if (!g_file_test (candidate, G_FILE_TEST_EXISTS) || n == 1000)
+        return candidate;
+      g_free (candidate);
+    }
 }
 
 /* What the dialog reduces: a copy of the ONNX model shown (edits go on
@@ -104,7 +115,9 @@ on_reduced (GraftReduceDialog *dialog, const char *path, char **kept, GraftWindo
   g_autoptr(GFile) file = g_file_new_for_path (path);
   GraftWindow *window = graft_window_new (GRAFT_APPLICATION (app));
 
-  keep_marked (self, (const char *const *) kept, "kept");
+  /* a TorchScript model was reduced in its ONNX form, whose nodes it does not show */
+  if (!keep_marked (self, (const char *const *) kept, "kept"))
+    graft_window_show_toast (self, "The reduced model's nodes are of this model's ONNX form: none to mark here");
   gtk_window_present (GTK_WINDOW (window));
   graft_window_open_file (window, file);
 }

@@ -147,6 +147,17 @@ test_reduce_to_here (void)
 
   gtk_window_destroy (GTK_WINDOW (dialog));
   harness_window_close (result);
+
+  /* again: the first result stays, the second goes beside it */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (pane), "run.reduce-to-here", NULL));
+  dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  harness_wait_for (search_finished, dialog);
+  harness_settle (window);
+  g_assert_nonnull (strstr (graft_reduce_dialog_get_status (dialog), "nan-reduced-2.onnx"));
+  g_autoptr(GPtrArray) second = other_windows (window);
+  g_assert_cmpuint (second->len, ==, 1);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (second->pdata[0]);
   harness_window_close (window);
 }
 
