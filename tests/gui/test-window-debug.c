@@ -213,6 +213,56 @@ test_reduce_cancel (void)
   g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
 }
 
+/* A scripted TorchScript CNN is reduced in its ONNX form (lowered at the
+ * Run pane's shape): a command that fails while the file holds a Conv
+ * keeps that Conv alone; the original, which shows TorchScript nodes,
+ * says there is nothing of it to mark. */
+static void
+test_reduce_torchscript (void)
+{
+  g_autofree char *path = generated_fixture ("make-small-cnn-script.py", "small-cnn-script.pt");
+  g_autofree char *dir = graft_test_scratch_dir ("graft-reduce-gui-XXXXXX", NULL);
+  g_autofree char *output = g_build_filename (dir, "cnn-reduced.onnx", NULL);
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, path);
+  GraftGraph *graph = harness_shown_graph (window);
+  const char *input = NULL;
+  for (guint i = 0; i < graph->inputs->len && input == NULL; i++)
+    if (((GraftValue *) graph->inputs->pdata[i])->kind == GRAFT_VALUE_TENSOR)
+      input = ((GraftValue *) graph->inputs->pdata[i])->name;
+  g_assert_nonnull (input);
+  g_autofree char *shape_action = g_strdup_printf ("win.set-run-input-shape::%s=1x3x16x16", input);
+  harness_activate (window, shape_action);
+  harness_activate (window, "win.reduce");
+  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  g_assert_nonnull (dialog);
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
+  graft_reduce_dialog_set_command (dialog, "grep -q Conv {model} && exit 1; exit 0");
+  graft_reduce_dialog_set_output (dialog, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
+  harness_wait_for (search_finished, dialog);
+  harness_settle (window);
+  g_test_message ("reduce: %s", graft_reduce_dialog_get_status (dialog));
+  g_assert_true (g_str_has_prefix (graft_reduce_dialog_get_status (dialog), "Kept 1 of "));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "none to mark here"));
+
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *check = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "debug", "check-reduced.py", NULL);
+  const char *argv[] = { test_python, check, output, NULL };
+  g_autofree char *names = harness_run_check (argv, "the reduced TorchScript model");
+  g_test_message ("kept: %s", names);
+  g_autoptr(GPtrArray) others = other_windows (window);
+  g_assert_cmpuint (others->len, ==, 1);
+  harness_settle (others->pdata[0]);
+  GraftGraph *reduced = harness_shown_graph (others->pdata[0]);
+  g_assert_cmpuint (reduced->nodes->len, ==, 1);
+  g_assert_cmpstr (((GraftNode *) reduced->nodes->pdata[0])->op, ==, "onnx::Conv");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (others->pdata[0]);
+  harness_window_close (window);
+}
+
 static gboolean
 window_says_float16_done (gpointer data)
 {
@@ -357,6 +407,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/gui/debug/reduce-to-here", test_reduce_to_here);
   g_test_add_func ("/gui/debug/reduce-cancel", test_reduce_cancel);
+  g_test_add_func ("/gui/debug/reduce-torchscript", test_reduce_torchscript);
   g_test_add_func ("/gui/debug/float16-auto-keep", test_float16_auto_keep);
   g_test_add_func ("/gui/debug/cost-metrics", test_cost_metrics);
   return g_test_run ();
