@@ -161,6 +161,19 @@ test_reduce_to_here (void)
   harness_window_close (window);
 }
 
+/* Debug → Reduce… set to "a command fails" with command, saving to output. */
+static GraftReduceDialog *
+open_command_reduce (GraftWindow *window, const char *command, const char *output)
+{
+  harness_activate (window, "win.reduce");
+  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  g_assert_nonnull (dialog);
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
+  graft_reduce_dialog_set_command (dialog, command);
+  graft_reduce_dialog_set_output (dialog, output);
+  return dialog;
+}
+
 /* Debug → Reduce… with a command that fails slowly: progress shows, and
  * Cancel stops the search between candidates and says so; nothing is
  * saved. */
@@ -173,12 +186,7 @@ test_reduce_cancel (void)
   GraftWindow *window = harness_window_new ();
 
   harness_open (window, source);
-  harness_activate (window, "win.reduce");
-  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
-  g_assert_nonnull (dialog);
-  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
-  graft_reduce_dialog_set_command (dialog, "sleep 1; test -s {model} && exit 1");
-  graft_reduce_dialog_set_output (dialog, output);
+  GraftReduceDialog *dialog = open_command_reduce (window, "sleep 1; test -s {model} && exit 1", output);
   harness_settle (window);
   harness_screenshot (window, "reduce-dialog-command");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
@@ -234,12 +242,7 @@ test_reduce_torchscript (void)
   g_assert_nonnull (input);
   g_autofree char *shape_action = g_strdup_printf ("win.set-run-input-shape::%s=1x3x16x16", input);
   harness_activate (window, shape_action);
-  harness_activate (window, "win.reduce");
-  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
-  g_assert_nonnull (dialog);
-  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
-  graft_reduce_dialog_set_command (dialog, "grep -q Conv {model} && exit 1; exit 0");
-  graft_reduce_dialog_set_output (dialog, output);
+  GraftReduceDialog *dialog = open_command_reduce (window, "grep -q Conv {model} && exit 1; exit 0", output);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
   harness_wait_for (search_finished, dialog);
   harness_settle (window);
