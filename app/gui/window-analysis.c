@@ -232,6 +232,13 @@ show_cost_summary (GraftWindow *self, GraftCostReport *report, const char *note)
       g_autofree char *amount = graft_cost_format (self->cost_metric, total);
       g_autoptr(GPtrArray) biggest = graft_cost_report_biggest_groups (report, self->cost_metric, 5);
       g_string_append_printf (text, "Total %s", amount);
+      /* what a run holds of them: the runtime frees values after their last reader */
+      if (self->cost_metric == GRAFT_COST_ACTIVATION_BYTES)
+        {
+          g_autofree char *peak = graft_cost_format (self->cost_metric, report->peak_bytes);
+          g_autofree char *pool = graft_cost_format (self->cost_metric, report->arena_bytes);
+          g_string_append_printf (text, " summed, peak %s with values freed at last use, pool %s", peak, pool);
+        }
       if (report->n_unknown > 0)
         g_string_append_printf (text, " (%u node%s without inferred shapes not counted fully)", report->n_unknown,
                                 report->n_unknown == 1 ? "" : "s");
