@@ -343,6 +343,12 @@ on_choose_reference (GraftReduceDialog *self)
 }
 
 static void
+on_choose_reference_folder (GraftReduceDialog *self)
+{
+  choose_file (self, self->reference_row, "Folder of Reference Values", GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER);
+}
+
+static void
 on_choose_output (GraftReduceDialog *self)
 {
   choose_file (self, self->output_row, "Save the Reduced Model", GTK_FILE_CHOOSER_ACTION_SAVE);
@@ -416,6 +422,7 @@ graft_reduce_dialog_class_init (GraftReduceDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftReduceDialog, status_label);
   gtk_widget_class_bind_template_callback (widget_class, on_condition_changed);
   gtk_widget_class_bind_template_callback (widget_class, on_choose_reference);
+  gtk_widget_class_bind_template_callback (widget_class, on_choose_reference_folder);
   gtk_widget_class_bind_template_callback (widget_class, on_choose_output);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "reduce.cancel", NULL);
 }

@@ -221,6 +221,50 @@ test_reduce_cancel (void)
   g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
 }
 
+/* Debug → Reduce… against a folder of reference values: logits.npy of a
+ * run on other inputs (graft-cli run --seed 1), so the classifier's output
+ * differs; the part that differs is the last Gemm, marked on ResNet-18. */
+static void
+test_reduce_mismatch_folder (void)
+{
+  g_autofree char *path = generated_fixture ("make-resnet18-model.py", "resnet18.onnx");
+  g_autofree char *dir = graft_test_scratch_dir ("graft-reduce-gui-XXXXXX", NULL);
+  g_autofree char *reference = g_build_filename (dir, "reference", NULL);
+  g_autofree char *output = g_build_filename (dir, "fc-reduced.onnx", NULL);
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  const char *run_argv[] = { cli, "run", path, "--random", "--seed", "1", "-o", reference, NULL };
+  g_free (harness_run_check (run_argv, "graft-cli run --seed 1"));
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, path);
+  harness_activate (window, "win.reduce");
+  GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
+  graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_MISMATCH);
+  graft_reduce_dialog_set_reference (dialog, reference);
+  graft_reduce_dialog_set_output (dialog, output);
+  harness_settle (window);
+  harness_screenshot (window, "reduce-mismatch-folder");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
+  harness_wait_for (search_finished, dialog);
+  harness_settle (window);
+  const char *status = graft_reduce_dialog_get_status (dialog);
+  g_test_message ("reduce: %s", status);
+  g_assert_nonnull (strstr (status, "differs from the reference"));
+  GraftGraph *graph = harness_shown_graph (window);
+  GraftNode *fc = ((GraftValue *) graph->outputs->pdata[0])->producer;
+  g_assert_cmpstr (fc->op, ==, "onnx::Gemm");
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (window_canvas (window), fc), ==, "kept");
+  g_autoptr(GPtrArray) others = other_windows (window);
+  g_assert_cmpuint (others->len, ==, 1);
+  harness_settle (others->pdata[0]);
+  GraftGraph *reduced = harness_shown_graph (others->pdata[0]);
+  g_assert_cmpuint (reduced->nodes->len, <=, 2);
+  g_assert_nonnull (graft_graph_find_node (reduced, fc->name));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (others->pdata[0]);
+  harness_window_close (window);
+}
+
 /* A scripted TorchScript CNN is reduced in its ONNX form (lowered at the
  * Run pane's shape): a command that fails while the file holds a Conv
  * keeps that Conv alone; the original, which shows TorchScript nodes,
@@ -413,6 +457,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/debug/reduce-to-here", test_reduce_to_here);
   g_test_add_func ("/gui/debug/reduce-cancel", test_reduce_cancel);
   g_test_add_func ("/gui/debug/reduce-torchscript", test_reduce_torchscript);
+  g_test_add_func ("/gui/debug/reduce-mismatch-folder", test_reduce_mismatch_folder);
   g_test_add_func ("/gui/debug/float16-auto-keep", test_float16_auto_keep);
   g_test_add_func ("/gui/debug/cost-metrics", test_cost_metrics);
   return g_test_run ();
