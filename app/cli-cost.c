@@ -129,30 +129,6 @@ measure (GraftModel *model, GHashTable *shapes, Measured *m, GError **error)
   return TRUE;
 }
 
-static double
-node_seconds (Measured *m, GraftNode *node)
-{
-  double *seconds = m->seconds ? g_hash_table_lookup (m->seconds, node) : NULL;
-  return seconds ? *seconds : 0;
-}
-
-static double
-group_seconds (Measured *m, GraftCostReport *report, GraftGroup *group)
-{
-  double sum = 0;
-  for (guint i = 0; m->seconds && i < report->nodes->len; i++)
-    {
-      GraftNodeCost *cost = &g_array_index (report->nodes, GraftNodeCost, i);
-      for (GraftGroup *g = cost->node->group; g != NULL; g = g->parent)
-        if (g == group)
-          {
-            sum += node_seconds (m, cost->node);
-            break;
-          }
-    }
-  return sum;
-}
-
 static char *
 format_count (guint64 n)
 {
@@ -175,6 +151,24 @@ by_macs (gconstpointer x, gconstpointer y)
   return a->flops < b->flops ? 1 : a->flops > b->flops ? -1 : 0;
 }
 
+/* "  biggest groups by MACs: layer4 28.5 %, layer3 ..." */
+static void
+print_biggest_groups (GraftCostReport *report, GraftCostMetric metric)
+{
+  g_autoptr(GPtrArray) biggest = graft_cost_report_biggest_groups (report, metric, 5);
+  double total = graft_cost_report_get_total (report, metric);
+
+  if (biggest->len == 0 || total <= 0)
+    return;
+  printf ("  biggest groups by %s:", graft_cost_metrics ()[metric].title);
+  for (guint i = 0; i < biggest->len; i++)
+    {
+      const GraftGroupCost *g = biggest->pdata[i];
+      printf ("%s %s %.1f %%", i ? "," : "", g->group->path, 100 * graft_group_cost_get (g, metric) / total);
+    }
+  printf ("\n");
+}
+
 static void
 print_text (GraftCostReport *report, Measured *m, const char *assumed, int top)
 {
@@ -193,6 +187,9 @@ print_text (GraftCostReport *report, Measured *m, const char *assumed, int top)
       g_autofree char *measured = format_bytes (m->peak_bytes);
       printf ("  measured in Graft's runtime: peak %s of tensors, %.3f ms per run\n", measured, m->run_seconds * 1000);
     }
+  print_biggest_groups (report, GRAFT_COST_MACS);
+  if (m->seconds)
+    print_biggest_groups (report, GRAFT_COST_SECONDS);
   printf ("\n%-32s %12s %12s %12s %12s%s\n", "group", "MACs", "FLOPs", "parameters", "activations",
           m->seconds ? "      ms" : "");
   for (guint i = 0; i < report->groups->len; i++)
@@ -206,7 +203,7 @@ print_text (GraftCostReport *report, Measured *m, const char *assumed, int top)
                                                 *g->group->path ? g->group->name : "(model)");
       printf ("%-32s %12s %12s %12s %12s", label, gm, gf, gp, ga);
       if (m->seconds)
-        printf (" %8.3f", group_seconds (m, report, g->group) * 1000);
+        printf (" %8.3f", g->seconds * 1000);
       printf ("\n");
     }
   g_autoptr(GPtrArray) sorted = g_ptr_array_new ();
@@ -220,7 +217,7 @@ print_text (GraftCostReport *report, Measured *m, const char *assumed, int top)
       g_autofree char *cm = format_count (c->macs), *ca = format_bytes (c->activation_bytes);
       printf ("%-40s %-18s %12s %12s", c->node->name && *c->node->name ? c->node->name : "(unnamed)", c->node->op, cm, ca);
       if (m->seconds)
-        printf (" %8.3f", node_seconds (m, c->node) * 1000);
+        printf (" %8.3f", c->seconds * 1000);
       printf ("\n");
     }
 }
@@ -257,7 +254,7 @@ print_json (GraftCostReport *report, Measured *m, const char *assumed)
       graft_cli_json_int (b, "parameter_bytes", g->parameter_bytes);
       graft_cli_json_int (b, "activation_bytes", g->activation_bytes);
       if (m->seconds)
-        graft_cli_json_double (b, "seconds", group_seconds (m, report, g->group));
+        graft_cli_json_double (b, "seconds", g->seconds);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -277,7 +274,7 @@ print_json (GraftCostReport *report, Measured *m, const char *assumed)
       graft_cli_json_bool (b, "known", c->known);
       graft_cli_json_bool (b, "constant", c->constant);
       if (m->seconds)
-        graft_cli_json_double (b, "seconds", node_seconds (m, c->node));
+        graft_cli_json_double (b, "seconds", c->seconds);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -314,6 +311,7 @@ graft_cli_print_cost (GraftModel *model, GHashTable *given_shapes, GHashTable *d
           graft_cli_print_error ("info --cost --run: %s", error->message);
           return 1;
         }
+      graft_cost_report_set_timings (report, m.seconds);
     }
   if (json)
     print_json (report, &m, assumed->str);

@@ -17,7 +17,6 @@
 #include "loader.h"
 #include "debug/reduce.h"
 #include "debug/reference-values.h"
-#include "lower/lower.h"
 #include "runtime/inputs.h"
 #include "onnx/writer.h"
 #include "runtime/npy.h"
@@ -53,56 +52,27 @@ reduce_options_clear (ReduceOptions *opts)
   g_free (opts->save_inputs);
 }
 
-/* A model as ONNX: an ONNX file as read, TorchScript or .pt2 lowered
- * (source kept: the lowered model shares its tensors). */
-typedef struct {
-  GraftModel *source;
-  GraftModel *onnx;
-} LoadedModel;
-
-static void
-loaded_model_clear (LoadedModel *loaded)
+/* The model at path as ONNX (debug/reference-values.h), with the
+ * shapes of --shape and --dynamic for a TorchScript model. */
+static GHashTable *
+conversion_shapes (ReduceOptions *opts, GError **error)
 {
-  g_clear_object (&loaded->onnx);
-  g_clear_object (&loaded->source);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LoadedModel, loaded_model_clear)
-
-static gboolean
-load_as_onnx (const char *path, ReduceOptions *opts, LoadedModel *loaded, GError **error)
-{
-  loaded->source = graft_model_load (path, NULL, NULL, NULL, error);
-  if (loaded->source == NULL)
-    return FALSE;
-  GraftModelFormat format = graft_model_get_format (loaded->source);
-  if (format == GRAFT_MODEL_FORMAT_ONNX)
-    {
-      loaded->onnx = g_object_ref (loaded->source);
-      return TRUE;
-    }
-  if (format == GRAFT_MODEL_FORMAT_STATE_DICT)
-    {
-      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "%s holds weights only, no graph", path);
-      return FALSE;
-    }
   g_autoptr(GPtrArray) shape_specs = g_ptr_array_new ();
   g_autoptr(GPtrArray) dynamic_specs = g_ptr_array_new ();
+
   for (guint i = 0; opts->shapes && opts->shapes[i]; i++)
     g_ptr_array_add (shape_specs, opts->shapes[i]);
   for (guint i = 0; opts->dynamic && opts->dynamic[i]; i++)
     g_ptr_array_add (dynamic_specs, opts->dynamic[i]);
-  g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes (shape_specs, dynamic_specs, error);
-  if (shapes == NULL)
-    return FALSE;
-  GraftLowerOptions lower = { .input_shapes = shapes };
-  loaded->onnx = graft_lower_to_onnx (loaded->source, &lower, error);
-  if (loaded->onnx == NULL)
-    {
-      g_prefix_error (error, "%s: ", path);
-      return FALSE;
-    }
-  graft_model_set_path (loaded->onnx, path);
-  return TRUE;
+  return graft_cli_parse_input_shapes (shape_specs, dynamic_specs, error);
+}
+
+static GraftModel *
+load_as_onnx (const char *path, GHashTable *shapes, GError **error)
+{
+  g_autoptr(GraftModel) source = graft_model_load (path, NULL, NULL, NULL, error);
+
+  return source != NULL ? graft_model_as_onnx (source, shapes, error) : NULL;
 }
 
 static gboolean
@@ -128,20 +98,6 @@ parse_condition (ReduceOptions *opts, GraftReduceCondition *condition, GError **
                : opts->mismatch ? GRAFT_REDUCE_MISMATCH
                                 : GRAFT_REDUCE_COMMAND;
   return TRUE;
-}
-
-static GHashTable *
-reference_values (ReduceOptions *opts, GraftModel *model, GHashTable *inputs, GError **error)
-{
-  if (g_file_test (opts->mismatch, G_FILE_TEST_IS_DIR))
-    return graft_reference_values_read_folder (graft_model_get_graph (model), opts->mismatch, error);
-  g_auto(LoadedModel) reference = { 0 };
-  if (!load_as_onnx (opts->mismatch, opts, &reference, error))
-    return NULL;
-  GHashTable *values = graft_reference_values_run_model (reference.onnx, inputs, error);
-  if (values == NULL)
-    g_prefix_error (error, "the reference %s: ", opts->mismatch);
-  return values;
 }
 
 static gboolean
@@ -202,9 +158,10 @@ static int
 reduce_model (const char *path, ReduceOptions *opts, GraftReduceCondition condition)
 {
   g_autoptr(GError) error = NULL;
-  g_auto(LoadedModel) loaded = { 0 };
+  g_autoptr(GHashTable) shapes = conversion_shapes (opts, &error);
+  g_autoptr(GraftModel) onnx = shapes ? load_as_onnx (path, shapes, &error) : NULL;
 
-  if (!load_as_onnx (path, opts, &loaded, &error))
+  if (onnx == NULL)
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
@@ -213,7 +170,7 @@ reduce_model (const char *path, ReduceOptions *opts, GraftReduceCondition condit
    * cannot plan (--fails-in graft) still declares its inputs */
   g_autoptr(GHashTable) inputs = NULL;
   {
-    g_autoptr(GraftRuntime) rt = graft_runtime_new (loaded.onnx, &error);
+    g_autoptr(GraftRuntime) rt = graft_runtime_new (onnx, &error);
     if (rt != NULL)
       inputs = graft_cli_make_inputs (rt, opts->inputs, opts->dims, opts->random, opts->seed, &error);
     else if (condition == GRAFT_REDUCE_FAILS_IN_GRAFT)
@@ -221,7 +178,7 @@ reduce_model (const char *path, ReduceOptions *opts, GraftReduceCondition condit
         /* a model Graft cannot plan (an op without a kernel): random data
          * of the declared inputs, for the parts that it can */
         g_clear_error (&error);
-        inputs = random_declared_inputs (loaded.onnx, opts, &error);
+        inputs = random_declared_inputs (onnx, opts, &error);
       }
   }
   if (inputs == NULL && condition != GRAFT_REDUCE_COMMAND)
@@ -233,10 +190,11 @@ reduce_model (const char *path, ReduceOptions *opts, GraftReduceCondition condit
   if (inputs == NULL)
     inputs = g_hash_table_new (g_str_hash, g_str_equal);
 
-  g_autoptr(GraftReduce) reduce = graft_reduce_new (loaded.onnx, condition, inputs);
+  g_autoptr(GraftReduce) reduce = graft_reduce_new (onnx, condition, inputs);
   if (condition == GRAFT_REDUCE_MISMATCH)
     {
-      g_autoptr(GHashTable) reference = reference_values (opts, loaded.onnx, inputs, &error);
+      g_autoptr(GHashTable) reference = graft_reference_values_load (graft_model_get_graph (onnx), opts->mismatch,
+                                                                     inputs, shapes, &error);
       if (reference == NULL)
         {
           graft_cli_print_error ("%s", error->message);

@@ -22,6 +22,7 @@ struct _GraftRunPane
   GtkSpinButton *seed_spin;
   GtkSpinButton *threads_spin;
   GtkLabel *status_label;
+  GtkWidget *reduce_button;   /* "Reduce to Here…", shown while a NaN/Inf source is known */
   GtkListBox *inputs_list;
   GtkListBox *outputs_list;
 
@@ -46,7 +47,7 @@ struct _GraftRunPane
 
 G_DEFINE_FINAL_TYPE (GraftRunPane, graft_run_pane, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_RUN_FINISHED, SIGNAL_INPUT_SHAPES_CHANGED, N_SIGNALS };
+enum { SIGNAL_RUN_FINISHED, SIGNAL_INPUT_SHAPES_CHANGED, SIGNAL_REDUCE_TO_NODE, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_RUNNING, N_PROPS };
@@ -95,6 +96,7 @@ update_actions (GraftRunPane *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "run.cancel", running);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "run.save-outputs", self->outputs != NULL && !running);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "run.save-outputs-to", self->outputs != NULL && !running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "run.reduce-to-here", self->nonfinite_node != NULL && !running);
 }
 
 /* gtk_list_box_remove_all() is GTK 4.12; Graft targets 4.8. */
@@ -418,13 +420,18 @@ random_input (GraftValue *input, const GraftShape *given, GHashTable *dims, GRan
   return tensor;
 }
 
+static gboolean plan (GraftRunPane *self, GError **error);
+
+/* The inputs the pane feeds: of the plan (checked against it), or of
+ * the graph as declared when Graft cannot plan the model. */
 static GHashTable *
 make_inputs (GraftRunPane *self, GError **error)
 {
   g_autoptr(GHashTable) fed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                      (GDestroyNotify) graft_rt_tensor_unref);
   g_autoptr(GRand) rng = g_rand_new_with_seed (gtk_spin_button_get_value_as_int (self->seed_spin));
-  GPtrArray *inputs = graft_runtime_get_inputs (self->runtime);
+  g_autoptr(GPtrArray) declared = self->runtime == NULL ? fed_inputs (self->model) : NULL;
+  GPtrArray *inputs = self->runtime != NULL ? graft_runtime_get_inputs (self->runtime) : declared;
 
   for (guint i = 0; i < inputs->len; i++)
     {
@@ -437,10 +444,43 @@ make_inputs (GraftRunPane *self, GError **error)
       if (tensor == NULL)
         return NULL;
       g_hash_table_insert (fed, g_strdup (input->name), tensor);
-      if (!graft_runtime_check_input (self->runtime, input, tensor, error))
+      if (self->runtime != NULL && !graft_runtime_check_input (self->runtime, input, tensor, error))
         return NULL;
     }
   return g_steal_pointer (&fed);
+}
+
+GHashTable *
+graft_run_pane_make_inputs (GraftRunPane *self, char **description, GError **error)
+{
+  g_autoptr(GError) plan_error = NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
+  GHashTableIter iter;
+  gpointer name, path;
+
+  g_return_val_if_fail (GRAFT_IS_RUN_PANE (self), NULL);
+  if (self->model == NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "No model");
+      return NULL;
+    }
+  /* a model Graft cannot plan (an op without a kernel) still declares
+   * its inputs: they are made for the declared types then */
+  plan (self, &plan_error);
+  GHashTable *inputs = make_inputs (self, error);
+  if (inputs == NULL || description == NULL)
+    return inputs;
+  g_hash_table_iter_init (&iter, self->files);
+  while (g_hash_table_iter_next (&iter, &name, &path))
+    {
+      g_autofree char *base = g_path_get_basename (path);
+      g_string_append_printf (text, "%s%s from %s", text->len ? ", " : "", (char *) name, base);
+    }
+  if (g_hash_table_size (self->files) < g_hash_table_size (inputs))
+    g_string_append_printf (text, "%srandom data of seed %d", text->len ? "; the others " : "",
+                            gtk_spin_button_get_value_as_int (self->seed_spin));
+  *description = g_string_free (g_steal_pointer (&text), FALSE);
+  return inputs;
 }
 
 /* ---------- outputs ---------- */
@@ -479,6 +519,7 @@ clear_results (GraftRunPane *self)
   g_clear_pointer (&self->timings, g_hash_table_unref);
   g_clear_pointer (&self->fused, g_hash_table_unref);
   self->nonfinite_node = NULL;
+  gtk_widget_set_visible (self->reduce_button, FALSE);
   remove_all_rows (self->outputs_list);
 }
 
@@ -626,6 +667,7 @@ on_check_done (GObject *source, GAsyncResult *result, gpointer user_data)
                                      : g_strdup_printf ("%s — input '%s' holds NaN/Inf", self->status,
                                                         range->value->name);
       self->nonfinite_node = node;
+      gtk_widget_set_visible (self->reduce_button, node != NULL);
       set_status (self, status, TRUE);
     }
   gtk_progress_bar_set_text (self->progress_bar, "Done");
@@ -1030,6 +1072,15 @@ save_outputs_action (GtkWidget *widget, const char *action_name, GVariant *param
 }
 
 static void
+reduce_to_here_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftRunPane *self = GRAFT_RUN_PANE (widget);
+
+  if (self->nonfinite_node != NULL)
+    g_signal_emit (self, signals[SIGNAL_REDUCE_TO_NODE], 0, self->nonfinite_node);
+}
+
+static void
 start_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   graft_run_pane_start (GRAFT_RUN_PANE (widget));
@@ -1107,7 +1158,11 @@ graft_run_pane_class_init (GraftRunPaneClass *klass)
   signals[SIGNAL_INPUT_SHAPES_CHANGED] = g_signal_new ("input-shapes-changed", G_TYPE_FROM_CLASS (klass),
                                                        G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
+  /* (GraftNode*: where the last run's NaN/Inf came from) */
+  signals[SIGNAL_REDUCE_TO_NODE] = g_signal_new ("reduce-to-node", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                                 NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
   gtk_widget_class_install_action (widget_class, "run.start", NULL, start_action);
+  gtk_widget_class_install_action (widget_class, "run.reduce-to-here", NULL, reduce_to_here_action);
   gtk_widget_class_install_action (widget_class, "run.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "run.save-outputs", NULL, save_outputs_action);
   gtk_widget_class_install_action (widget_class, "run.save-outputs-to", "s", save_outputs_to_action);
@@ -1117,6 +1172,7 @@ graft_run_pane_class_init (GraftRunPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, seed_spin);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, threads_spin);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, status_label);
+  gtk_widget_class_bind_template_child (widget_class, GraftRunPane, reduce_button);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, inputs_list);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, outputs_list);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);

@@ -8,7 +8,9 @@
  * operators are listed before anything runs.
  *
  * Actions (on the pane): run.start, run.cancel, run.save-outputs (file
- * chooser), run.save-outputs-to(s) (a folder). */
+ * chooser), run.save-outputs-to(s) (a folder), run.reduce-to-here (emits
+ * "reduce-to-node" with the node where NaN/Inf began, for the window's
+ * Debug → Reduce). */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -41,6 +43,13 @@ void graft_run_pane_set_seed (GraftRunPane *self, guint seed);
 void graft_run_pane_set_threads (GraftRunPane *self, guint threads);
 
 void graft_run_pane_start (GraftRunPane *self);
+
+/* The inputs the next run would be fed (name → GraftRtTensor*, owned):
+ * the files chosen, random data of the seed for the rest, as a run makes
+ * them (so the last run's, when nothing changed since). *description
+ * (may be NULL) gets what they are: "x from x.npy; the others random data
+ * of seed 0". */
+GHashTable *graft_run_pane_make_inputs (GraftRunPane *self, char **description, GError **error);
 gboolean graft_run_pane_is_running (GraftRunPane *self);
 
 /* After a successful run: "name dtype[shape] min= max= mean=" per output,

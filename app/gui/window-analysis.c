@@ -219,24 +219,52 @@ mark_timings (GraftWindow *self, GHashTable *timings, GHashTable *fused)
     }
 }
 
-static char *
-format_flops (guint64 flops)
+/* The cost bar: the total by the chosen metric and the groups that hold
+ * most of it ("Total 1.82 GFLOPs · biggest groups: layer4 31 %, …"). */
+static void
+show_cost_summary (GraftWindow *self, GraftCostReport *report, const char *note)
 {
-  return flops >= 1000000000 ? g_strdup_printf ("%.2f GFLOPs", flops / 1e9)
-         : flops >= 1000000  ? g_strdup_printf ("%.1f MFLOPs", flops / 1e6)
-                             : g_strdup_printf ("%.1f kFLOPs", flops / 1e3);
+  g_autoptr(GString) text = g_string_new (note);
+
+  if (report != NULL)
+    {
+      double total = graft_cost_report_get_total (report, self->cost_metric);
+      g_autofree char *amount = graft_cost_format (self->cost_metric, total);
+      g_autoptr(GPtrArray) biggest = graft_cost_report_biggest_groups (report, self->cost_metric, 5);
+      g_string_append_printf (text, "Total %s", amount);
+      /* what a run holds of them: the runtime frees values after their last reader */
+      if (self->cost_metric == GRAFT_COST_ACTIVATION_BYTES)
+        {
+          g_autofree char *peak = graft_cost_format (self->cost_metric, report->peak_bytes);
+          g_autofree char *pool = graft_cost_format (self->cost_metric, report->arena_bytes);
+          g_string_append_printf (text, " summed, peak %s with values freed at last use, pool %s", peak, pool);
+        }
+      if (report->n_unknown > 0)
+        g_string_append_printf (text, " (%u node%s without inferred shapes not counted fully)", report->n_unknown,
+                                report->n_unknown == 1 ? "" : "s");
+      for (guint i = 0; total > 0 && i < biggest->len; i++)
+        {
+          const GraftGroupCost *group = biggest->pdata[i];
+          double percent = 100 * graft_group_cost_get (group, self->cost_metric) / total;
+          g_string_append_printf (text, "%s%s %s%.0f %%", i == 0 ? " · biggest groups: " : ", ", group->group->path,
+                                  percent < 0.5 ? "<" : "", MAX (percent, 1));
+        }
+    }
+  gtk_label_set_text (self->cost_summary, text->str);
 }
 
-/* The cost overlay: every node's FLOPs (analysis/cost.h) as heat, the
- * costliest in error red, then warning, then info colours with their
- * FLOPs, at the shapes the Run pane would use (symbolic dims at its
- * values, else 1). */
+/* The cost overlay: every node's cost by the chosen metric
+ * (analysis/cost.h) as heat, the costliest in error red, then warning,
+ * then info colours with their amount, at the shapes the Run pane would
+ * use (symbolic dims at its values, else 1); measured time is the last
+ * run's. */
 static void
 mark_cost (GraftWindow *self)
 {
   GraftGraph *graph = graft_model_get_graph (self->model);
   g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_shape_free);
   GHashTable *given = graft_run_pane_get_input_shapes (self->run_pane);
+  GHashTable *timings = graft_run_pane_get_timings (self->run_pane);
 
   for (guint i = 0; graph != NULL && i < graph->inputs->len; i++)
     {
@@ -256,21 +284,33 @@ mark_cost (GraftWindow *self)
     }
   g_autoptr(GraftInference) inference = graph ? graft_shape_inference_run_given (self->model, shapes, NULL) : NULL;
   if (inference == NULL)
-    return;
+    {
+      show_cost_summary (self, NULL, "The shapes could not be inferred: no cost to show");
+      return;
+    }
   g_autoptr(GraftCostReport) report = graft_cost_analyze (self->model, inference);
-  guint64 most = 0;
+  if (timings != NULL)
+    graft_cost_report_set_timings (report, timings);
+  if (self->cost_metric == GRAFT_COST_SECONDS && timings == NULL)
+    {
+      show_cost_summary (self, NULL, "Run the model (F5) to measure its nodes' time");
+      return;
+    }
+  double most = 0;
   for (guint i = 0; i < report->nodes->len; i++)
-    most = MAX (most, g_array_index (report->nodes, GraftNodeCost, i).flops);
+    most = MAX (most, graft_node_cost_get (&g_array_index (report->nodes, GraftNodeCost, i), self->cost_metric));
   for (guint i = 0; most > 0 && i < report->nodes->len; i++)
     {
       GraftNodeCost *cost = &g_array_index (report->nodes, GraftNodeCost, i);
-      double share = (double) cost->flops / most;
-      if (cost->flops == 0)
+      double amount = graft_node_cost_get (cost, self->cost_metric);
+      double share = amount / most;
+      if (amount <= 0)
         continue;
       graft_graph_canvas_set_node_heat (self->canvas, cost->node, share);
-      g_autofree char *badge = format_flops (cost->flops);
+      g_autofree char *badge = graft_cost_format (self->cost_metric, amount);
       graft_graph_canvas_mark_node (self->canvas, cost->node, share > 0.5 ? 3 : share > 0.1 ? 2 : 1, badge);
     }
+  show_cost_summary (self, report, "");
 }
 
 /* Partition colours: distinct hues, light enough under dark label text. */
@@ -307,6 +347,14 @@ target_badge (const char *reason)
   return reason;
 }
 
+static void
+update_cost_bar (GraftWindow *self)
+{
+  gtk_widget_set_visible (self->cost_bar, self->show_cost && self->model != NULL);
+  if (gtk_drop_down_get_selected (self->cost_metric_dropdown) != self->cost_metric)
+    gtk_drop_down_set_selected (self->cost_metric_dropdown, self->cost_metric);
+}
+
 void
 graft_window_refresh_marks (GraftWindow *self)
 {
@@ -314,6 +362,9 @@ graft_window_refresh_marks (GraftWindow *self)
   g_autoptr(GHashTable) levels = g_hash_table_new (NULL, NULL);
 
   graft_graph_canvas_clear_marks (self->canvas);
+  update_cost_bar (self);
+  /* under every other mark: what a reduction kept */
+  graft_window_mark_kept (self);
   /* where the last run's NaN/Inf came from, over any other mark */
   GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
   if (self->show_timings && timings != NULL)
@@ -394,8 +445,12 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
   if (diagnostics != NULL)
     g_ptr_array_ref (diagnostics);
   else
-    /* The graph it judged is gone (an edit, another file). */
-    g_clear_pointer (&self->target_report, graft_target_report_free);
+    {
+      /* The graph it judged is gone (an edit, another file), and so are
+       * the nodes a reduction or a float16 search kept. */
+      g_clear_pointer (&self->target_report, graft_target_report_free);
+      graft_window_forget_kept (self);
+    }
   graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   self->diagnostics = diagnostics;
@@ -453,6 +508,26 @@ on_target_selected (GraftWindow *self)
   const char *name = position >= 1 && position <= n_targets ? targets[position - 1]->name : "";
 
   gtk_widget_activate_action (GTK_WIDGET (self), "win.deploy-target", "s", name);
+}
+
+static void
+on_cost_metric_selected (GraftWindow *self)
+{
+  guint position = gtk_drop_down_get_selected (self->cost_metric_dropdown);
+
+  if (position < GRAFT_COST_N_METRICS)
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.cost-metric", "s", graft_cost_metrics ()[position].name);
+}
+
+static void
+init_cost_dropdown (GraftWindow *self)
+{
+  g_autoptr(GtkStringList) titles = gtk_string_list_new (NULL);
+
+  for (guint i = 0; i < GRAFT_COST_N_METRICS; i++)
+    gtk_string_list_append (titles, graft_cost_metrics ()[i].title);
+  gtk_drop_down_set_model (self->cost_metric_dropdown, G_LIST_MODEL (titles));
+  g_signal_connect_swapped (self->cost_metric_dropdown, "notify::selected", G_CALLBACK (on_cost_metric_selected), self);
 }
 
 static void
@@ -607,7 +682,7 @@ on_run_finished (GraftWindow *self)
   GraftNode *nonfinite = graft_run_pane_get_nonfinite_node (self->run_pane);
 
   graft_window_update_action_states (self);
-  if (self->show_timings || nonfinite != NULL)
+  if (self->show_timings || self->show_cost || nonfinite != NULL)
     graft_window_refresh_marks (self);
   /* take the user to where NaN/Inf began */
   if (nonfinite != NULL)
@@ -658,6 +733,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
   gtk_widget_class_install_property_action (widget_class, "win.show-cost", "show-cost");
+  gtk_widget_class_install_property_action (widget_class, "win.cost-metric", "cost-metric");
 }
 
 void
@@ -670,5 +746,7 @@ graft_window_init_analysis (GraftWindow *self)
   g_signal_connect_swapped (self, "notify::diagnostics-visible", G_CALLBACK (on_diagnostics_visible), self);
   g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);
   g_signal_connect_swapped (self, "notify::show-cost", G_CALLBACK (graft_window_refresh_marks), self);
+  g_signal_connect_swapped (self, "notify::cost-metric", G_CALLBACK (graft_window_refresh_marks), self);
   init_target_dropdown (self);
+  init_cost_dropdown (self);
 }

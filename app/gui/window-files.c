@@ -1,5 +1,8 @@
 /* Files in and pictures out: the Open dialog, the bundled sample, recent
  * models, drag and drop, and Export. */
+#include <string.h>
+#include <glib/gstdio.h>
+
 #include "window-private.h"
 #include "compare-window.h"
 
@@ -442,6 +445,16 @@ on_watched_file_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFile
     return;
   if (self->reload_toast != NULL)
     return;   /* one offer at a time */
+  /* Events of a write finished before watching began can still arrive
+   * (GIO shares and delays a folder's inotify watch, and a file saved a
+   * moment ago, such as Reduce's result, is opened at once): a file as
+   * it was then has not changed. */
+  GStatBuf now;
+  if (event != G_FILE_MONITOR_EVENT_DELETED && g_stat (self->watched_path, &now) == 0
+      && now.st_ino == self->watched_stat.st_ino && now.st_size == self->watched_stat.st_size
+      && now.st_mtim.tv_sec == self->watched_stat.st_mtim.tv_sec
+      && now.st_mtim.tv_nsec == self->watched_stat.st_mtim.tv_nsec)
+    return;
   g_autofree char *basename = g_path_get_basename (self->watched_path);
   gboolean deleted = event == G_FILE_MONITOR_EVENT_DELETED && !g_file_test (self->watched_path, G_FILE_TEST_EXISTS);
   g_autofree char *title = g_strdup_printf (deleted ? "“%s” was deleted on disk" : "“%s” changed on disk", basename);
@@ -476,6 +489,8 @@ graft_window_watch_file (GraftWindow *self, const char *path)
   if (self->file_monitor == NULL)
     return;   /* no monitoring here (some network file systems): no offer, nothing breaks */
   self->watched_path = g_strdup (path);
+  if (g_stat (path, &self->watched_stat) != 0)
+    memset (&self->watched_stat, 0, sizeof self->watched_stat);
   g_signal_connect (self->file_monitor, "changed", G_CALLBACK (on_watched_file_changed), self);
 }
 

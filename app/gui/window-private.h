@@ -13,6 +13,7 @@
 #include "widgets/find-panel.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
+#include "analysis/cost.h"
 #include "analysis/target-check.h"
 
 G_BEGIN_DECLS
@@ -51,6 +52,9 @@ struct _GraftWindow
   GtkDropDown *target_dropdown;     /* "No Target", then graft_deploy_targets() in order */
   GtkWidget *target_bar;            /* the target's summary under the header, while one is chosen */
   GtkLabel *target_summary;
+  GtkWidget *cost_bar;              /* the cost overlay's metric and biggest groups, while it is on */
+  GtkDropDown *cost_metric_dropdown;  /* graft_cost_metrics() in order */
+  GtkLabel *cost_summary;
 
   /* Owned references */
   GSettings *settings;
@@ -72,8 +76,13 @@ struct _GraftWindow
   char *direction;                  /* behind the direction action */
   GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
   char *watched_path;
+  GStatBuf watched_stat;            /* the file as it was when watching began */
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
   gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
+  GHashTable *kept_nodes;           /* names of the nodes Debug → Reduce or a float16 search kept, marked
+                                     * until the graph changes (window-debug.c) */
+  const char *kept_badge;           /* "kept", "float32" */
+  GCancellable *float16_cancellable;  /* while the float16 search runs (window-debug.c) */
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
@@ -86,6 +95,7 @@ struct _GraftWindow
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;
   AdwToast *save_tensor_toast;      /* "Saved “x.npy”": a weak pointer */
+  AdwToast *float16_toast;          /* "Searching which nodes must stay float32…" with Cancel: a weak pointer */
 
   /* State */
   guint loading_pulse_id;
@@ -100,7 +110,8 @@ struct _GraftWindow
   gboolean diagnostics_visible;
   gboolean run_visible;
   gboolean show_timings;
-  gboolean show_cost;                /* nodes coloured by FLOPs (analysis/cost.h) */
+  gboolean show_cost;                /* nodes coloured by cost (analysis/cost.h) */
+  GraftCostMetric cost_metric;      /* ... by this metric (the cost-metric property) */
   gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
   gboolean close_confirmed;
   gboolean close_after_save;
@@ -184,5 +195,16 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
 
 /* window-patterns.c: the Replace Pattern dialog. */
 void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
+
+/* window-debug.c: Debug → Reduce…, the Run pane's Reduce to Here, and
+ * Convert to Float16 Keeping Accuracy…. */
+void graft_window_class_add_debug_actions (GtkWidgetClass *widget_class);
+void graft_window_init_debug (GraftWindow *self);
+/* Marks the nodes the last reduction or float16 search kept (called by
+ * refresh_marks); forgotten when the graph changes. */
+void graft_window_mark_kept (GraftWindow *self);
+void graft_window_forget_kept (GraftWindow *self);
+/* Stops a float16 search under way (the window closes). */
+void graft_window_cancel_float16 (GraftWindow *self);
 
 G_END_DECLS

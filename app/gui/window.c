@@ -1,4 +1,5 @@
 #include "window-private.h"
+#include "analysis/cost.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@ enum {
   PROP_RUN_VISIBLE,
   PROP_SHOW_TIMINGS,
   PROP_SHOW_COST,
+  PROP_COST_METRIC,
   PROP_CHECKING,
   PROP_WHEEL_ZOOMS,
   N_PROPS
@@ -74,6 +76,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.apply-recipe-path",
     /* window-patterns.c */
     "win.replace-pattern", "win.replace-pattern-at",
+    /* window-debug.c */
+    "win.float16-auto-keep-dialog", "win.float16-auto-keep",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
@@ -82,8 +86,10 @@ graft_window_update_action_states (GraftWindow *self)
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
     "win.zoom-selection", "win.expand-all", "win.collapse-all", "win.find",
     "win.show-find", "win.find-text", "win.select-node", "win.select-value", "win.show-sidebar",
-    "win.show-diagnostics", "win.show-run", "win.show-timings", "win.show-cost", "win.set-run-dim", "win.filter-diagnostics",
+    "win.show-diagnostics", "win.show-run", "win.show-timings", "win.show-cost", "win.cost-metric", "win.set-run-dim", "win.filter-diagnostics",
     "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
+    /* window-debug.c */
+    "win.reduce",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -708,6 +714,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_RUN_VISIBLE: g_value_set_boolean (value, self->run_visible); break;
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, self->show_timings); break;
     case PROP_SHOW_COST: g_value_set_boolean (value, self->show_cost); break;
+    case PROP_COST_METRIC: g_value_set_string (value, graft_cost_metrics ()[self->cost_metric].name); break;
     /* An edit applied on a worker ends in a check: busy all the same. */
     case PROP_CHECKING:
       g_value_set_boolean (value, self->check_cancellable != NULL || self->edit_cancellable != NULL);
@@ -768,6 +775,17 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
       break;
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
     case PROP_SHOW_COST: set_boolean (self, &self->show_cost, value, prop_id); break;
+    case PROP_COST_METRIC:
+      {
+        GraftCostMetric metric = GRAFT_COST_FLOPS;
+        graft_cost_metric_from_name (g_value_get_string (value), &metric);
+        if (metric != self->cost_metric)
+          {
+            self->cost_metric = metric;
+            g_object_notify_by_pspec (object, pspec);
+          }
+      }
+      break;
     case PROP_WHEEL_ZOOMS: set_boolean (self, &self->wheel_zooms, value, prop_id); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -920,6 +938,8 @@ graft_window_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->run_pane, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
+  graft_window_forget_kept (self);
+  graft_window_cancel_float16 (self);
   g_clear_pointer (&self->target_report, graft_target_report_free);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
@@ -964,6 +984,9 @@ install_properties (GObjectClass *object_class)
   properties[PROP_SHOW_MODULE_ATTRIBUTES] =
     g_param_spec_boolean ("show-module-attributes", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* "flops", "macs", "parameters", "activations", "time" (analysis/cost.h) */
+  properties[PROP_COST_METRIC] =
+    g_param_spec_string ("cost-metric", NULL, NULL, "flops", G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_DIRECTION] =
     g_param_spec_string ("direction", NULL, NULL, "TB", G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_FIND_VISIBLE] =
@@ -1006,6 +1029,7 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
   graft_window_class_add_pattern_actions (widget_class);
+  graft_window_class_add_debug_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 
   gtk_widget_class_install_property_action (widget_class, "win.show-names", "show-names");
@@ -1122,6 +1146,9 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_dropdown);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_bar);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_summary);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_bar);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_metric_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_summary);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);
@@ -1155,6 +1182,7 @@ graft_window_init (GraftWindow *self)
   graft_window_init_analysis (self);
   graft_window_init_surgery (self);
   graft_window_init_weights (self);
+  graft_window_init_debug (self);
 
   update_action_states (self);
 }

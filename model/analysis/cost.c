@@ -504,3 +504,160 @@ graft_cost_report_lookup_group (GraftCostReport *report, GraftGroup *group)
     }
   return NULL;
 }
+
+static const GraftCostMetricInfo cost_metrics[] = {
+  { GRAFT_COST_FLOPS, "flops", "FLOPs" },
+  { GRAFT_COST_MACS, "macs", "MACs" },
+  { GRAFT_COST_PARAMETER_BYTES, "parameters", "Parameter Bytes" },
+  { GRAFT_COST_ACTIVATION_BYTES, "activations", "Activation Bytes" },
+  { GRAFT_COST_SECONDS, "time", "Measured Time" },
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (cost_metrics) == GRAFT_COST_N_METRICS);
+
+const GraftCostMetricInfo *
+graft_cost_metrics (void)
+{
+  return cost_metrics;
+}
+
+gboolean
+graft_cost_metric_from_name (const char *name, GraftCostMetric *metric)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (cost_metrics); i++)
+    if (g_strcmp0 (cost_metrics[i].name, name) == 0)
+      {
+        *metric = cost_metrics[i].metric;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static double
+amount_of (GraftCostMetric metric, guint64 flops, guint64 macs, guint64 parameter_bytes, guint64 activation_bytes,
+           double seconds)
+{
+  switch (metric)
+    {
+    case GRAFT_COST_FLOPS: return flops;
+    case GRAFT_COST_MACS: return macs;
+    case GRAFT_COST_PARAMETER_BYTES: return parameter_bytes;
+    case GRAFT_COST_ACTIVATION_BYTES: return activation_bytes;
+    case GRAFT_COST_SECONDS: return seconds;
+    default: return 0;
+    }
+}
+
+double
+graft_node_cost_get (const GraftNodeCost *cost, GraftCostMetric metric)
+{
+  /* a constant's output is a parameter of its readers (roll_up agrees) */
+  return amount_of (metric, cost->flops, cost->macs, cost->parameter_bytes, cost->constant ? 0 : cost->activation_bytes,
+                    cost->seconds);
+}
+
+double
+graft_group_cost_get (const GraftGroupCost *cost, GraftCostMetric metric)
+{
+  return amount_of (metric, cost->flops, cost->macs, cost->parameter_bytes, cost->activation_bytes, cost->seconds);
+}
+
+double
+graft_cost_report_get_total (const GraftCostReport *report, GraftCostMetric metric)
+{
+  return amount_of (metric, report->flops, report->macs, report->parameter_bytes, report->activation_bytes,
+                    report->seconds);
+}
+
+char *
+graft_cost_format (GraftCostMetric metric, double amount)
+{
+  if (metric == GRAFT_COST_SECONDS)
+    return amount >= 1 ? g_strdup_printf ("%.2f s", amount) : g_strdup_printf ("%.3f ms", amount * 1e3);
+  if (metric == GRAFT_COST_PARAMETER_BYTES || metric == GRAFT_COST_ACTIVATION_BYTES)
+    return amount >= 1e9   ? g_strdup_printf ("%.2f GB", amount / 1e9)
+           : amount >= 1e6 ? g_strdup_printf ("%.2f MB", amount / 1e6)
+                           : g_strdup_printf ("%.1f kB", amount / 1e3);
+  const char *unit = metric == GRAFT_COST_MACS ? "MACs" : "FLOPs";
+  return amount >= 1e9   ? g_strdup_printf ("%.2f G%s", amount / 1e9, unit)
+         : amount >= 1e6 ? g_strdup_printf ("%.1f M%s", amount / 1e6, unit)
+                         : g_strdup_printf ("%.1f k%s", amount / 1e3, unit);
+}
+
+void
+graft_cost_report_set_timings (GraftCostReport *report, GHashTable *seconds)
+{
+  g_autoptr(GHashTable) by_group = g_hash_table_new (NULL, NULL);
+
+  for (guint i = 0; i < report->groups->len; i++)
+    {
+      GraftGroupCost *group = &g_array_index (report->groups, GraftGroupCost, i);
+      group->seconds = 0;
+      g_hash_table_insert (by_group, group->group, group);
+    }
+  report->seconds = 0;
+  report->timed = TRUE;
+  for (guint i = 0; i < report->nodes->len; i++)
+    {
+      GraftNodeCost *cost = &g_array_index (report->nodes, GraftNodeCost, i);
+      double *measured = g_hash_table_lookup (seconds, cost->node);
+      cost->seconds = measured ? *measured : 0;
+      report->seconds += cost->seconds;
+      for (GraftGroup *group = cost->node->group; group != NULL; group = group->parent)
+        {
+          GraftGroupCost *sum = g_hash_table_lookup (by_group, group);
+          if (sum != NULL)
+            sum->seconds += cost->seconds;
+        }
+    }
+}
+
+static int
+by_amount_descending (gconstpointer x, gconstpointer y, gpointer metric)
+{
+  double a = graft_group_cost_get (*(GraftGroupCost *const *) x, GPOINTER_TO_INT (metric));
+  double b = graft_group_cost_get (*(GraftGroupCost *const *) y, GPOINTER_TO_INT (metric));
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+GPtrArray *
+graft_cost_report_biggest_groups (GraftCostReport *report, GraftCostMetric metric, guint max)
+{
+  GPtrArray *biggest = g_ptr_array_new ();
+  g_autoptr(GHashTable) by_group = g_hash_table_new (NULL, NULL);
+  GraftGroupCost *top = NULL;
+
+  for (guint i = 0; i < report->groups->len; i++)
+    {
+      GraftGroupCost *group = &g_array_index (report->groups, GraftGroupCost, i);
+      g_hash_table_insert (by_group, group->group, group);
+      if (group->group->parent == NULL)
+        top = group;
+    }
+  /* a wrapper holding (nearly) everything says nothing: look inside it */
+  for (gboolean descended = TRUE; top != NULL && descended;)
+    {
+      descended = FALSE;
+      for (guint i = 0; i < top->group->children->len; i++)
+        {
+          GraftGroupCost *child = g_hash_table_lookup (by_group, top->group->children->pdata[i]);
+          if (child != NULL && graft_group_cost_get (top, metric) > 0
+              && graft_group_cost_get (child, metric) >= 0.9 * graft_group_cost_get (top, metric)
+              && child->group->children->len > 0)
+            {
+              top = child;
+              descended = TRUE;
+              break;
+            }
+        }
+    }
+  for (guint i = 0; top != NULL && i < top->group->children->len; i++)
+    {
+      GraftGroupCost *child = g_hash_table_lookup (by_group, top->group->children->pdata[i]);
+      if (child != NULL && graft_group_cost_get (child, metric) > 0)
+        g_ptr_array_add (biggest, child);
+    }
+  g_ptr_array_sort_with_data (biggest, by_amount_descending, GINT_TO_POINTER (metric));
+  if (biggest->len > max)
+    g_ptr_array_set_size (biggest, max);
+  return biggest;
+}

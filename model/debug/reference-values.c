@@ -1,5 +1,7 @@
 /* Reference values keyed by value name (reference-values.h). */
 #include "debug/reference-values.h"
+#include "loader.h"
+#include "lower/lower.h"
 #include "runtime/npy.h"
 #include "runtime/tensor-file.h"
 
@@ -76,4 +78,50 @@ graft_reference_values_run_model (GraftModel *model, GHashTable *inputs, GError 
   if (outputs == NULL)
     return NULL;
   return g_steal_pointer (&values);
+}
+
+GraftModel *
+graft_model_as_onnx (GraftModel *model, GHashTable *input_shapes, GError **error)
+{
+  GraftModelFormat format = graft_model_get_format (model);
+  const char *path = graft_model_get_path (model);
+
+  if (format == GRAFT_MODEL_FORMAT_ONNX)
+    return g_object_ref (model);
+  if (format == GRAFT_MODEL_FORMAT_STATE_DICT)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "%s holds weights only, no graph",
+                   path ? path : "the model");
+      return NULL;
+    }
+  GraftLowerOptions lower = { .input_shapes = input_shapes };
+  GraftModel *onnx = graft_lower_to_onnx (model, &lower, error);
+  if (onnx == NULL)
+    {
+      if (path != NULL)
+        g_prefix_error (error, "%s: ", path);
+      return NULL;
+    }
+  graft_model_keep_alive (onnx, g_object_ref (model), g_object_unref);
+  if (path != NULL)
+    graft_model_set_path (onnx, path);
+  return onnx;
+}
+
+GHashTable *
+graft_reference_values_load (GraftGraph *graph, const char *path, GHashTable *inputs, GHashTable *input_shapes,
+                             GError **error)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    return graft_reference_values_read_folder (graph, path, error);
+  g_autoptr(GraftModel) source = graft_model_load (path, NULL, NULL, NULL, error);
+  if (source == NULL)
+    return NULL;
+  g_autoptr(GraftModel) reference = graft_model_as_onnx (source, input_shapes, error);
+  if (reference == NULL)
+    return NULL;
+  GHashTable *values = graft_reference_values_run_model (reference, inputs, error);
+  if (values == NULL)
+    g_prefix_error (error, "the reference %s: ", path);
+  return values;
 }

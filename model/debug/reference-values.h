@@ -20,4 +20,18 @@ GHashTable *graft_reference_values_read_folder (GraftGraph *graph, const char *f
  * GraftRtTensor*, owned). A run that fails is an error. */
 GHashTable *graft_reference_values_run_model (GraftModel *model, GHashTable *inputs, GError **error);
 
+/* The reference a user names for a model (debug reduce --mismatch REF, the
+ * GUI's Reduce dialog): a folder of .npy files read for graph's values,
+ * else a model file loaded, taken to ONNX (input_shapes as in
+ * graft_model_as_onnx()) and run on inputs. */
+GHashTable *graft_reference_values_load (GraftGraph *graph, const char *path, GHashTable *inputs,
+                                         GHashTable *input_shapes, GError **error);
+
+/* model as ONNX, what the debugging tools read: an ONNX model itself (a
+ * new reference), a TorchScript or .pt2 model lowered to ONNX (which keeps
+ * model alive: it shares its tensors). input_shapes (name → GraftShape*,
+ * may be NULL) gives TorchScript inputs their shapes. A weights-only file
+ * is an error. */
+GraftModel *graft_model_as_onnx (GraftModel *model, GHashTable *input_shapes, GError **error);
+
 G_END_DECLS

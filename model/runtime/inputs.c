@@ -101,3 +101,23 @@ graft_rt_tensor_compute_stats (const GraftRtTensor *t, GraftRtStats *stats)
   stats->nan_count = nan;
   return TRUE;
 }
+
+GHashTable *
+graft_runtime_input_shapes (GHashTable *inputs)
+{
+  GHashTable *shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
+  GHashTableIter iter;
+  gpointer name, value;
+
+  g_hash_table_iter_init (&iter, inputs);
+  while (g_hash_table_iter_next (&iter, &name, &value))
+    {
+      GraftRtTensor *tensor = value;
+      if (tensor->kind != GRAFT_RT_TENSOR)
+        continue;
+      GraftShape *shape = g_new0 (GraftShape, 1);
+      graft_shape_init_fixed (shape, tensor->rank, tensor->dims);
+      g_hash_table_insert (shapes, g_strdup (name), shape);
+    }
+  return shapes;
+}

@@ -19,6 +19,11 @@ GraftRtTensor *graft_runtime_random_input (GraftValue *input, GHashTable *dims, 
  * out the shape themselves (the Run pane words its own errors). */
 GraftRtTensor *graft_runtime_random_tensor (GraftDType dtype, int rank, const gint64 *dims, GRand *rng, GError **error);
 
+/* The shapes of a run's inputs (name → GraftRtTensor*, borrowed) as fixed
+ * shapes (name → GraftShape*, both owned), non-tensors left out: what a
+ * TorchScript model is lowered with to compute on those inputs. */
+GHashTable *graft_runtime_input_shapes (GHashTable *inputs);
+
 typedef struct {
   double min, max, mean;
   gint64 count;        /* values summarised (NaN excluded) */

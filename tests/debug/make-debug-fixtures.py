@@ -124,13 +124,14 @@ def torch_div0(outdir):
 
 
 def layernorm_overflow(outdir):
-    """torch.nn.TransformerEncoder (2 layers, d_model 64) exported at opset
-    14, where LayerNorm is decomposed (ReduceMean, Sub, Pow, ...), and an
-    input of magnitude ~400: the squares of the first LayerNorm pass
-    float16's 65504 and overflow."""
+    """torch.nn.TransformerEncoder (2 pre-norm layers, d_model 64) exported
+    at opset 14, where LayerNorm is decomposed (ReduceMean, Sub, Pow, ...),
+    and an input of magnitude ~400: the squares of the first LayerNorm, the
+    first thing the input meets, pass float16's 65504 and overflow (with
+    post-norm layers the attention's scores would overflow first)."""
     import torch
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, norm_first=True)
     model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     x = torch.randn(8, 1, 64)
     with torch.no_grad():
