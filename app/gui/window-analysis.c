@@ -4,6 +4,7 @@
  * layout and a run go on meanwhile), its marks on the canvas and its list,
  * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
+#include "edit/target-fixes.h"
 #include "analysis/cost.h"
 #include "analysis/lint-rules.h"
 #include "edit/graph-copy.h"
@@ -369,6 +370,7 @@ update_target_bar (GraftWindow *self)
   g_autofree char *tooltip = NULL;
 
   gtk_widget_set_visible (self->target_bar, self->deploy_target != NULL && self->model != NULL);
+  gtk_widget_set_visible (self->target_fix_button, FALSE);
   if (self->deploy_target == NULL)
     return;
   if (self->target_report == NULL)
@@ -379,6 +381,7 @@ update_target_bar (GraftWindow *self)
     }
   summary = graft_target_report_summary (self->target_report);
   gtk_label_set_text (self->target_summary, summary);
+  gtk_widget_set_visible (self->target_fix_button, self->target_report->n_supported < self->target_report->n_nodes);
   tooltip = g_strdup_printf ("%s — %s\nSource: %s", self->deploy_target->title, self->deploy_target->version,
                              self->deploy_target->sources[0]);
   gtk_widget_set_tooltip_text (self->target_bar, tooltip);
@@ -443,6 +446,45 @@ deploy_target_action (GtkWidget *widget, const char *action_name, GVariant *para
   update_target_bar (self);
   graft_window_refresh_marks (self);
   graft_window_check_model (self);
+}
+
+/* The target's fixes (edit/target-fixes.h), each edit applied through the
+ * history so that Undo takes them back one by one; the check that follows
+ * shows the new partitions. */
+static void
+fix_for_target_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_autoptr(GraftTargetFixPlan) plan = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
+  guint n_applied = 0;
+
+  if (self->deploy_target == NULL || !graft_window_edits_allowed (self))
+    return;
+  plan = graft_target_fix_plan_new (self->model, self->deploy_target, NULL, &error);
+  if (plan == NULL)
+    {
+      graft_window_show_edit_error (self, "Could Not Fix the Model", error);
+      return;
+    }
+  summary = graft_target_fix_plan_summary (plan);
+  for (guint i = 0; i < plan->fixes->len && error == NULL; i++)
+    {
+      g_autoptr(GPtrArray) edits = graft_target_fix_new_edits (g_ptr_array_index (plan->fixes, i), &error);
+      for (guint j = 0; edits != NULL && j < edits->len; j++)
+        {
+          if (!graft_edit_history_apply (self->history, g_ptr_array_index (edits, j), &error))
+            break;
+          n_applied++;
+        }
+    }
+  if (n_applied > 0)
+    graft_window_edits_model_changed (self);
+  if (error != NULL)
+    graft_window_show_edit_error (self, "Could Not Fix the Model", error);
+  else
+    graft_window_show_toast (self, summary);
 }
 
 static void
@@ -654,6 +696,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);
   gtk_widget_class_install_action (widget_class, "win.filter-diagnostics", "s", filter_diagnostics_action);
   gtk_widget_class_install_action (widget_class, "win.deploy-target", "s", deploy_target_action);
+  gtk_widget_class_install_action (widget_class, "win.fix-for-target", NULL, fix_for_target_action);
   gtk_widget_class_install_property_action (widget_class, "win.show-diagnostics", "diagnostics-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");

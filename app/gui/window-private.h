@@ -51,6 +51,7 @@ struct _GraftWindow
   GtkDropDown *target_dropdown;     /* "No Target", then graft_deploy_targets() in order */
   GtkWidget *target_bar;            /* the target's summary under the header, while one is chosen */
   GtkLabel *target_summary;
+  GtkWidget *target_fix_button;     /* win.fix-for-target, while the target rejects nodes */
 
   /* Owned references */
   GSettings *settings;
