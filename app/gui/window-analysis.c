@@ -5,6 +5,7 @@
  * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
 #include "edit/target-fixes.h"
+#include "target-marks.h"
 #include "analysis/cost.h"
 #include "analysis/lint-rules.h"
 #include "edit/graph-copy.h"
@@ -274,40 +275,6 @@ mark_cost (GraftWindow *self)
     }
 }
 
-/* Partition colours: distinct hues, light enough under dark label text. */
-static const GdkRGBA partition_tints[] = {
-  { 0.21, 0.52, 0.89, 1 }, { 0.57, 0.25, 0.67, 1 }, { 0.15, 0.64, 0.41, 1 }, { 0.90, 0.65, 0.04, 1 },
-  { 0.00, 0.60, 0.65, 1 }, { 0.75, 0.38, 0.16, 1 }, { 0.88, 0.36, 0.62, 1 }, { 0.45, 0.45, 0.45, 1 },
-};
-
-/* The deployment target's partitions as tints on the boxes. */
-static void
-mark_partitions (GraftWindow *self)
-{
-  for (guint i = 0; i < self->target_report->partitions->len; i++)
-    {
-      GraftPartition *partition = g_ptr_array_index (self->target_report->partitions, i);
-      for (guint k = 0; k < partition->nodes->len; k++)
-        graft_graph_canvas_set_node_tint (self->canvas, g_ptr_array_index (partition->nodes, k),
-                                          &partition_tints[i % G_N_ELEMENTS (partition_tints)]);
-    }
-}
-
-/* An unsupported node's badge: why it falls back. */
-static const char *
-target_badge (const char *reason)
-{
-  static const struct { const char *reason, *badge; } badges[] = {
-    { "op", "no such op" }, { "opset", "opset" }, { "dtype", "dtype" }, { "attribute", "attribute" },
-    { "dynamic-shape", "dynamic shape" }, { "rank", "rank" }, { "constant-input", "computed weight" },
-    { "output", "output" }, { "inputs", "inputs" },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (badges); i++)
-    if (strcmp (badges[i].reason, reason) == 0)
-      return badges[i].badge;
-  return reason;
-}
-
 void
 graft_window_refresh_marks (GraftWindow *self)
 {
@@ -349,7 +316,7 @@ graft_window_refresh_marks (GraftWindow *self)
       g_hash_table_insert (levels, key, GUINT_TO_POINTER (level));
       if (node != NULL)
         graft_graph_canvas_mark_node (self->canvas, node, level,
-                                      diagnostic->reason != NULL ? target_badge (diagnostic->reason)
+                                      diagnostic->reason != NULL ? graft_target_marks_badge (diagnostic->reason)
                                                                  : badge_text (diagnostic->rule));
       /* The value concerned: a graph input's box, or the edges of a shape
        * constant. */
@@ -358,7 +325,7 @@ graft_window_refresh_marks (GraftWindow *self)
                                        node == NULL ? badge_text (diagnostic->rule) : NULL);
     }
   if (self->target_report != NULL)
-    mark_partitions (self);
+    graft_target_marks_tint_partitions (self->canvas, self->target_report);
 }
 
 /* The summary under the header: "2 partitions, 121/122 nodes on ort-nnapi;

@@ -19,6 +19,12 @@ GPT-2), for each model and target:
     verdicts as OUT.
 And on a model made for the rule, the Erf decomposition against math.erf
 from -6 to 6 and at 0, ±inf and NaN.
+
+graft-cli diff --target (issue 42's point 5): BERT against itself under
+ort-nnapi and openvino gives each side lint --target's figures, and the
+nodes decided differently are exactly those one target rejects and the
+other runs; the export against its fixed copy under ort-nnapi gives both
+files' lint figures.
 """
 import json
 import math
@@ -161,12 +167,48 @@ def check_erf(cli, work):
             fail(f"Erf decomposed ({label}): max |error| {error}, NaN kept {nan_kept}")
 
 
+def diff_targets(cli, a, b, targets):
+    args = [cli, "diff", str(a), str(b), "--json"]
+    for target in targets:
+        args += ["--target", target]
+    return json.loads(run(args))["targets"]
+
+
+def check_diff(cli, fixtures, work):
+    bert = fixtures / "bert" / "model.onnx"
+    sides = diff_targets(cli, bert, bert, ["ort-nnapi", "openvino"])
+    verdicts_by_target = {}
+    for side, target in (("a", "ort-nnapi"), ("b", "openvino")):
+        report = json.loads(run([cli, "lint", str(bert), "--target", target, "--json"]))
+        verdicts_by_target[target] = {n["node"]: n["supported"] for n in report["target"]["nodes"]}
+        got = (sides[side]["target"], sides[side]["partitions"], sides[side]["supported_nodes"], sides[side]["total_nodes"])
+        want = (target, report["partitions"]["count"], report["partitions"]["supported_nodes"],
+                report["partitions"]["total_nodes"])
+        if got != want:
+            fail(f"diff --target, side {side}: {got}, lint --target says {want}")
+    nnapi, openvino = verdicts_by_target["ort-nnapi"], verdicts_by_target["openvino"]
+    expected = sorted(n for n in nnapi if nnapi[n] != openvino.get(n))
+    listed = sorted(d["a"]["name"] for d in sides["differences"] if d["a"] is not None)
+    print(f"diff bert bert --target ort-nnapi --target openvino: {sides['a']['summary']} | {sides['b']['summary']}; "
+          f"{len(listed)} nodes decided differently, lint says {len(expected)}")
+    if listed != expected or any(d["b"] is None for d in sides["differences"]):
+        fail(f"diff --target lists {listed}, the two lints differ on {expected}")
+    export = fixtures / "bert_dynamic" / "model.onnx"
+    fixed = work / "bert_dynamic-ort-nnapi.onnx"
+    sides = diff_targets(cli, export, fixed, ["ort-nnapi"])
+    got = [(sides[s]["target"], sides[s]["partitions"]) for s in ("a", "b")]
+    want = [("ort-nnapi", verdicts(cli, path, "ort-nnapi")[0]) for path in (export, fixed)]
+    print(f"diff export fixed --target ort-nnapi: {sides['a']['summary']} | {sides['b']['summary']}")
+    if got != want:
+        fail(f"diff export fixed --target ort-nnapi: {got}, lint says {want}")
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
     cli, source = sys.argv[1], pathlib.Path(sys.argv[2])
     fixtures = source / "tests" / "fixtures-generated" / "targets"
-    names = sorted({case[0] for case in CASES})
+    names = sorted({case[0] for case in CASES} | {"bert"})
     generate = [sys.executable, str(source / "tests" / "analysis" / "make-target-models.py"), str(fixtures)]
     generated = subprocess.run(generate + names, capture_output=True, text=True)
     if generated.returncode != 0:
@@ -176,6 +218,7 @@ def main():
         for name, target, ids in CASES:
             check_case(cli, fixtures, name, target, ids, work)
         check_erf(cli, work)
+        check_diff(cli, fixtures, work)
     print(f"{len(failures)} failures")
     sys.exit(1 if failures else 0)
 
