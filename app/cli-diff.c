@@ -5,8 +5,13 @@
  *   graft-cli diff A B [--json] [--input NAME=FILE]... [--random] [--seed N]
  *                  [--dim NAME=V[,V...]]... [--shape NAME=DIMS[,DIMS...]]...
  *                  [--rtol R] [--atol A] [--pairs]
+ *                  [--target NAME [--target NAME2]]
  *   graft-cli diff MODEL --reference DIR [--input NAME=FILE]... [--random] [--json]
  *
+ * --target checks A against the first deployment target and B against the
+ * second (or the same): the same model under two targets (diff M M
+ * --target ort-nnapi --target openvino), or an export and its fixed copy
+ * under one; the aligned nodes the two decide differently are listed.
  * Always aligns the two graphs and prints the structural diff; with
  * --input or --random also runs both in Graft's runtime, once per shape
  * setting (the k-th value of every --dim / --shape list; a shorter list
@@ -26,6 +31,7 @@
 #include "compare/structural-diff.h"
 #include "debug/reference-values.h"
 #include "report/diff-json.h"
+#include "compare/target-diff.h"
 #include "runtime/inputs.h"
 #include "runtime/tensor-file.h"
 
@@ -40,6 +46,7 @@ typedef struct {
   double rtol;
   double atol;
   char *reference;   /* a folder of .npy values by value name: diff MODEL --reference DIR */
+  char **targets;    /* deployment targets of A and B (one: both) */
 } DiffOptions;
 
 static gboolean
@@ -186,6 +193,42 @@ print_text (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
 
 /* ------------------------------------------------------------------ */
 
+static char *
+describe_node (GraftNode *node)
+{
+  g_autofree char *name = node ? graft_cli_escape_name (node_name (node)) : NULL;
+
+  return node ? g_strdup_printf ("%s '%s'", node->op, name) : g_strdup ("-");
+}
+
+/* Each side's summary under its target and the nodes decided differently. */
+static void
+print_targets (const GraftTargetDiff *targets)
+{
+  g_autofree char *summary_a = graft_target_report_summary (targets->a);
+  g_autofree char *summary_b = graft_target_report_summary (targets->b);
+
+  printf ("\nDeployment targets:\n  A: %s\n  B: %s\n", summary_a, summary_b);
+  printf ("  %u node%s decided differently%s\n", targets->differences->len,
+          targets->differences->len == 1 ? "" : "s", targets->differences->len ? ":" : "");
+  for (guint i = 0; i < targets->differences->len; i++)
+    {
+      const GraftTargetDifference *d = &g_array_index (targets->differences, GraftTargetDifference, i);
+      g_autofree char *a = describe_node (d->a), *b = describe_node (d->b);
+      g_autofree char *on_a = graft_target_difference_describe (d->on_a, targets->a->target);
+      g_autofree char *on_b = graft_target_difference_describe (d->on_b, targets->b->target);
+      g_autofree char *text_a = graft_cli_escape_name (on_a), *text_b = graft_cli_escape_name (on_b);
+
+      if (d->a == NULL || d->b == NULL)
+        printf ("    %s (only in %s)\n      %s: %s\n", d->a ? a : b, d->a ? "A" : "B", d->a ? "A" : "B",
+                d->a ? text_a : text_b);
+      else if (strcmp (a, b) == 0)
+        printf ("    %s\n      A: %s\n      B: %s\n", a, text_a, text_b);
+      else
+        printf ("    A %s: %s\n    B %s: %s\n", a, text_a, b, text_b);
+    }
+}
+
 static int
 diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
 {
@@ -212,6 +255,19 @@ diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
     }
   g_autoptr(GraftStructuralDiff) sd = graft_structural_diff_new (al);
   gboolean equivalent = graft_structural_diff_is_equivalent (sd);
+  g_autoptr(GraftTargetDiff) targets = NULL;
+
+  if (opts->targets != NULL)
+    {
+      const GraftDeployTarget *target_a = graft_deploy_target_lookup (opts->targets[0]);
+      const GraftDeployTarget *target_b = graft_deploy_target_lookup (opts->targets[1] ? opts->targets[1] : opts->targets[0]);
+      targets = graft_target_diff_new (al, target_a, target_b, &error);
+      if (targets == NULL)
+        {
+          graft_cli_print_error ("diff: %s", error->message);
+          return 2;
+        }
+    }
 
   g_autoptr(GPtrArray) runs = NULL;
   if (opts->random || opts->inputs)
@@ -233,11 +289,16 @@ diff_models (const char *path_a, const char *path_b, DiffOptions *opts)
     }
   if (opts->json)
     {
-      g_autofree char *text = graft_diff_to_json (al, sd, runs, opts->rtol, opts->atol, equivalent, align_seconds);
+      g_autofree char *text = graft_diff_to_json (al, sd, runs, opts->rtol, opts->atol, equivalent, align_seconds,
+                                                targets);
       printf ("%s\n", text);
     }
   else
-    print_text (al, sd, runs, opts);
+    {
+      print_text (al, sd, runs, opts);
+      if (targets != NULL)
+        print_targets (targets);
+    }
   return equivalent ? 0 : 1;
 }
 
@@ -304,6 +365,26 @@ diff_reference (const char *path, DiffOptions *opts)
   return run->n_divergent == 0 && run->outputs_close ? 0 : 1;
 }
 
+/* At most two --target, each a deployment target. */
+static gboolean
+targets_known (char **targets)
+{
+  g_autofree char *names = graft_deploy_target_list_names ();
+
+  if (targets != NULL && g_strv_length (targets) > 2)
+    {
+      graft_cli_print_error ("diff: at most two --target (one for A, one for B)");
+      return FALSE;
+    }
+  for (guint i = 0; targets != NULL && targets[i] != NULL; i++)
+    if (graft_deploy_target_lookup (targets[i]) == NULL)
+      {
+        graft_cli_print_error ("diff: --target takes a deployment target (%s), not '%s'", names, targets[i]);
+        return FALSE;
+      }
+  return TRUE;
+}
+
 int
 graft_cli_diff (int argc, char **argv)
 {
@@ -322,6 +403,9 @@ graft_cli_diff (int argc, char **argv)
     { "atol", 0, 0, G_OPTION_ARG_DOUBLE, &opts.atol, "Absolute tolerance (default 1e-5)", "A" },
     { "reference", 0, 0, G_OPTION_ARG_FILENAME, &opts.reference,
       "Compare one model's every value with DIR/<value name>.npy (onnxruntime or PyTorch dumps)", "DIR" },
+    { "target", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.targets,
+      "Check A against this deployment target and B against the next --target (or the same); list the nodes decided "
+      "differently", "NAME" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "A B" },
     { NULL }
   };
@@ -343,6 +427,8 @@ graft_cli_diff (int argc, char **argv)
       graft_cli_print_error ("diff: expected two models A and B (see graft-cli diff --help)");
       status = 2;
     }
+  else if (!targets_known (opts.targets))
+    status = 2;
   else if (!(opts.rtol >= 0) || !(opts.atol >= 0))
     {
       graft_cli_print_error ("diff: --rtol and --atol must be non-negative numbers");
@@ -356,5 +442,6 @@ graft_cli_diff (int argc, char **argv)
   g_strfreev (opts.dims);
   g_strfreev (opts.shapes);
   g_free (opts.reference);
+  g_strfreev (opts.targets);
   return status;
 }

@@ -158,7 +158,7 @@ module_diff_json (PyObject *module, PyObject *args)
             equivalent &= ((GraftNumericRun *) runs->pdata[r])->outputs_close;
         }
       if (!failed)
-        text = graft_diff_to_json (alignment, structural, runs, rtol, atol, equivalent, align_seconds);
+        text = graft_diff_to_json (alignment, structural, runs, rtol, atol, equivalent, align_seconds, NULL);
     }
   Py_END_ALLOW_THREADS
   graft_python_model_unlock (b);

@@ -7,6 +7,8 @@
 #include "compare/input-settings.h"
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
+#include "compare/target-diff.h"
+#include "target-marks.h"
 #include "widgets/graph-canvas.h"
 #include "model-open.h"
 #include "edit/graph-copy.h"
@@ -29,6 +31,7 @@ typedef enum {
   FILTER_CHANGED,
   FILTER_EXPLAINED,
   FILTER_VALUES,             /* after Run Both: values that differ */
+  FILTER_TARGETS,            /* with deployment targets: nodes the two sides' targets decide differently */
 } DifferenceFilter;
 
 typedef struct {
@@ -65,6 +68,14 @@ struct _GraftCompareWindow {
   GraftNumericRun *last_run;
 
   GHashTable *input_files;   /* input name → .npy/.pb path for Run Both */
+
+  /* Deployment targets (compare.set-targets): each side under its own,
+   * or both under the one chosen */
+  const GraftDeployTarget *targets[2];
+  GraftTargetDiff *target_diff;
+  GtkWidget *target_pickers[2];
+  GtkWidget *target_summaries[2];
+  gboolean picking;          /* a picker set to show the action's choice */
 
   gboolean syncing;          /* a selection made to follow the other side */
   gboolean link_views;       /* pan/zoom of one side moves the other */
@@ -171,6 +182,11 @@ mark_differences (GraftCompareWindow *self)
     graft_graph_canvas_mark_node (ca, al->only_a->pdata[i], MARK_ONLY_HERE, "only in A");
   for (guint i = 0; i < al->only_b->len; i++)
     graft_graph_canvas_mark_node (cb, al->only_b->pdata[i], MARK_ONLY_HERE, "only in B");
+  if (self->target_diff != NULL)
+    {
+      graft_target_marks_tint_partitions (ca, self->target_diff->a);
+      graft_target_marks_tint_partitions (cb, self->target_diff->b);
+    }
 }
 
 /* ---- Linked views: matched nodes stay side by side ---- */
@@ -886,6 +902,139 @@ on_side_drop (GtkDropTarget *target, const GValue *value, double x, double y, Gr
   return TRUE;
 }
 
+/* ---- Deployment targets: each side's partitions and the nodes decided differently ---- */
+
+static void
+remove_differences (GraftCompareWindow *self, DifferenceFilter kind)
+{
+  for (guint i = self->differences->len; i > 0; i--)
+    if (g_array_index (self->differences, Difference, i - 1).kind == kind)
+      g_array_remove_index (self->differences, i - 1);
+}
+
+static void
+list_target_differences (GraftCompareWindow *self)
+{
+  GraftTargetDiff *diff = self->target_diff;
+
+  for (guint i = 0; i < diff->differences->len; i++)
+    {
+      const GraftTargetDifference *d = &g_array_index (diff->differences, GraftTargetDifference, i);
+      GraftNode *node = d->a ? d->a : d->b;
+      g_autofree char *on_a = graft_target_difference_describe (d->on_a, diff->a->target);
+      g_autofree char *on_b = graft_target_difference_describe (d->on_b, diff->b->target);
+
+      add_difference (self, FILTER_TARGETS, d->a, d->b,
+                      g_strdup_printf ("%s %s — A %s; B %s", node->op, node_label (node), on_a, on_b));
+    }
+}
+
+/* Checks both sides against the chosen targets (a side without one takes
+ * the other's), then shows the summaries, the tints and the list. */
+static void
+update_targets (GraftCompareWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  const GraftDeployTarget *a = self->targets[0] ? self->targets[0] : self->targets[1];
+  const GraftDeployTarget *b = self->targets[1] ? self->targets[1] : self->targets[0];
+
+  g_clear_pointer (&self->target_diff, graft_target_diff_free);
+  remove_differences (self, FILTER_TARGETS);
+  if (a != NULL && self->alignment != NULL)
+    self->target_diff = graft_target_diff_new (self->alignment, a, b, &error);
+  for (guint s = 0; s < 2; s++)
+    {
+      g_autofree char *summary = NULL;
+      if (self->target_diff != NULL)
+        summary = graft_target_report_summary (s == 0 ? self->target_diff->a : self->target_diff->b);
+      gtk_label_set_text (GTK_LABEL (self->target_summaries[s]), summary ? summary : error ? error->message : "");
+      gtk_widget_set_visible (self->target_summaries[s], a != NULL);
+    }
+  if (self->target_diff != NULL)
+    list_target_differences (self);
+  for (guint s = 0; s < 2; s++)
+    graft_graph_canvas_clear_marks (GRAFT_GRAPH_CANVAS (self->canvases[s]));
+  if (self->alignment != NULL)
+    mark_differences (self);
+  if (self->last_run != NULL)
+    mark_numeric (self, self->last_run);
+  fill_list (self);
+}
+
+static const GraftDeployTarget *
+picked_target (GraftCompareWindow *self, guint side)
+{
+  guint n_targets, position = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->target_pickers[side]));
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+
+  return position >= 1 && position <= n_targets ? targets[position - 1] : NULL;
+}
+
+static void
+on_target_picked (GtkDropDown *dropdown, GParamSpec *pspec, GraftCompareWindow *self)
+{
+  const GraftDeployTarget *a = picked_target (self, 0), *b = picked_target (self, 1);
+
+  if (self->picking)
+    return;
+  gtk_widget_activate_action (GTK_WIDGET (self), "compare.set-targets", "(ss)", a ? a->name : "", b ? b->name : "");
+}
+
+/* compare.set-targets(("ort-nnapi", "openvino")): A under the first, B
+ * under the second ("": none; with one given, both sides take it). */
+static void
+set_targets_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (widget);
+  const char *names[2];
+  const GraftDeployTarget *chosen[2];
+  guint n_targets;
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+
+  g_variant_get (parameter, "(&s&s)", &names[0], &names[1]);
+  for (guint s = 0; s < 2; s++)
+    {
+      chosen[s] = *names[s] ? graft_deploy_target_lookup (names[s]) : NULL;
+      if (*names[s] && chosen[s] == NULL)
+        {
+          g_autofree char *text = g_strdup_printf ("No deployment target “%s”", names[s]);
+          gtk_label_set_text (GTK_LABEL (self->run_status), text);
+          return;
+        }
+    }
+  self->picking = TRUE;
+  for (guint s = 0; s < 2; s++)
+    {
+      guint position = 0;
+      self->targets[s] = chosen[s];
+      for (guint i = 0; i < n_targets; i++)
+        if (targets[i] == chosen[s])
+          position = i + 1;
+      gtk_drop_down_set_selected (GTK_DROP_DOWN (self->target_pickers[s]), position);
+    }
+  self->picking = FALSE;
+  update_targets (self);
+}
+
+static GtkWidget *
+target_picker (GraftCompareWindow *self, guint side)
+{
+  guint n_targets;
+  const GraftDeployTarget *const *targets = graft_deploy_targets (&n_targets);
+  g_autoptr(GtkStringList) titles = gtk_string_list_new (NULL);
+  GtkWidget *picker;
+
+  gtk_string_list_append (titles, "No Target");
+  for (guint i = 0; i < n_targets; i++)
+    gtk_string_list_append (titles, targets[i]->title);
+  picker = gtk_drop_down_new (G_LIST_MODEL (g_steal_pointer (&titles)), NULL);
+  gtk_widget_set_tooltip_text (picker, side == 0 ? "Deployment target of A: its partitions tinted, the nodes the "
+                                                   "two targets decide differently listed (Targets Differ)"
+                                                 : "Deployment target of B (No Target: A's)");
+  g_signal_connect (picker, "notify::selected", G_CALLBACK (on_target_picked), self);
+  return picker;
+}
+
 static GtkWidget *
 side_pane (GraftCompareWindow *self, guint side)
 {
@@ -895,7 +1044,20 @@ side_pane (GraftCompareWindow *self, guint side)
   gtk_widget_set_margin_top (self->titles[side], 4);
   gtk_widget_set_margin_bottom (self->titles[side], 4);
   gtk_label_set_ellipsize (GTK_LABEL (self->titles[side]), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_box_append (GTK_BOX (box), self->titles[side]);
+  gtk_widget_set_hexpand (self->titles[side], TRUE);
+  GtkWidget *title_row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  gtk_widget_set_margin_end (title_row, 6);
+  gtk_box_append (GTK_BOX (title_row), self->titles[side]);
+  self->target_pickers[side] = target_picker (self, side);
+  gtk_box_append (GTK_BOX (title_row), self->target_pickers[side]);
+  gtk_box_append (GTK_BOX (box), title_row);
+  self->target_summaries[side] = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (self->target_summaries[side]), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->target_summaries[side]), TRUE);
+  gtk_widget_set_margin_start (self->target_summaries[side], 8);
+  gtk_widget_set_margin_bottom (self->target_summaries[side], 4);
+  gtk_widget_set_visible (self->target_summaries[side], FALSE);
+  gtk_box_append (GTK_BOX (box), self->target_summaries[side]);
   self->canvases[side] = graft_graph_canvas_new ();
   graft_graph_canvas_set_hidden_marks_noun (GRAFT_GRAPH_CANVAS (self->canvases[side]), "differ");
   gtk_widget_set_vexpand (self->canvases[side], TRUE);
@@ -920,6 +1082,7 @@ show_comparison (GraftCompareWindow *self, GraftAlignment *alignment)
 {
   g_clear_pointer (&self->last_run, graft_numeric_run_free);
   g_clear_pointer (&self->diff, graft_structural_diff_free);
+  g_clear_pointer (&self->target_diff, graft_target_diff_free);
   g_array_set_size (self->differences, 0);
   for (guint s = 0; s < 2; s++)
     graft_graph_canvas_set_graph (GRAFT_GRAPH_CANVAS (self->canvases[s]), NULL, NULL);
@@ -947,6 +1110,7 @@ show_comparison (GraftCompareWindow *self, GraftAlignment *alignment)
   gtk_widget_set_visible (self->heat_legend, FALSE);
   gtk_label_set_text (GTK_LABEL (self->run_status), "Run both models on the same inputs to compare their values");
   gtk_widget_set_tooltip_text (self->run_status, NULL);
+  update_targets (self);
 }
 
 typedef struct {
@@ -1079,8 +1243,9 @@ build (GraftCompareWindow *self)
   GtkWidget *title = gtk_label_new ("Differences");
   gtk_widget_add_css_class (title, "heading");
   gtk_box_append (GTK_BOX (bar), title);
-  const char *filters[] = { "All", "Only in A", "Only in B", "Changed", "Explained", "Values Differ", NULL };
+  const char *filters[] = { "All", "Only in A", "Only in B", "Changed", "Explained", "Values Differ", "Targets Differ", NULL };
   self->filter = gtk_drop_down_new_from_strings (filters);
+  gtk_widget_set_name (self->filter, "differences-filter");
   g_signal_connect (self->filter, "notify::selected", G_CALLBACK (on_filter_changed), self);
   gtk_box_append (GTK_BOX (bar), self->filter);
   gtk_box_append (GTK_BOX (panel), bar);
@@ -1209,6 +1374,12 @@ graft_compare_window_get_alignment (GraftCompareWindow *self)
   return self->alignment;
 }
 
+GraftTargetDiff *
+graft_compare_window_get_target_diff (GraftCompareWindow *self)
+{
+  return self->target_diff;
+}
+
 GraftStructuralDiff *
 graft_compare_window_get_diff (GraftCompareWindow *self)
 {
@@ -1287,6 +1458,7 @@ graft_compare_window_finalize (GObject *object)
   GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (object);
   g_clear_pointer (&self->differences, g_array_unref);
   g_clear_pointer (&self->input_files, g_hash_table_unref);
+  g_clear_pointer (&self->target_diff, graft_target_diff_free);   /* reads the alignment's models */
   g_clear_pointer (&self->alignment, graft_alignment_free);
   G_OBJECT_CLASS (graft_compare_window_parent_class)->finalize (object);
 }
@@ -1309,6 +1481,7 @@ graft_compare_window_class_init (GraftCompareWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "compare.run-both", "s", run_both_action);
   gtk_widget_class_install_action (widget_class, "compare.set-input-file", "(ss)", set_input_file_action);
   gtk_widget_class_install_action (widget_class, "compare.replace-side", "(us)", replace_side_action);
+  gtk_widget_class_install_action (widget_class, "compare.set-targets", "(ss)", set_targets_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK, "compare.link-views", NULL);
 }
 

@@ -10,6 +10,7 @@
 #include "compare/alignment.h"
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
+#include "compare/target-diff.h"
 
 G_BEGIN_DECLS
 
@@ -35,6 +36,14 @@ GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side
 guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
 
 GraftStructuralDiff *graft_compare_window_get_diff (GraftCompareWindow *self);
+
+/* compare.set-targets(("ort-nnapi", "openvino")) checks A against the
+ * first deployment target and B against the second ("": none; one alone
+ * serves both sides), as the pickers beside the titles do: each side's
+ * summary under its title, its partitions tinted, the nodes decided
+ * differently in the list (filter "Targets Differ"). The check, or NULL
+ * without targets. */
+GraftTargetDiff *graft_compare_window_get_target_diff (GraftCompareWindow *self);
 
 /* compare.run-both("x=1x3x224x224 batch=2") runs both models on the same
  * inputs (files set by compare.set-input-file(("x", PATH)), else random

@@ -4,6 +4,8 @@
  * layout and a run go on meanwhile), its marks on the canvas and its list,
  * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
+#include "edit/target-fixes.h"
+#include "target-marks.h"
 #include "analysis/cost.h"
 #include "analysis/lint-rules.h"
 #include "edit/graph-copy.h"
@@ -313,40 +315,6 @@ mark_cost (GraftWindow *self)
   show_cost_summary (self, report, "");
 }
 
-/* Partition colours: distinct hues, light enough under dark label text. */
-static const GdkRGBA partition_tints[] = {
-  { 0.21, 0.52, 0.89, 1 }, { 0.57, 0.25, 0.67, 1 }, { 0.15, 0.64, 0.41, 1 }, { 0.90, 0.65, 0.04, 1 },
-  { 0.00, 0.60, 0.65, 1 }, { 0.75, 0.38, 0.16, 1 }, { 0.88, 0.36, 0.62, 1 }, { 0.45, 0.45, 0.45, 1 },
-};
-
-/* The deployment target's partitions as tints on the boxes. */
-static void
-mark_partitions (GraftWindow *self)
-{
-  for (guint i = 0; i < self->target_report->partitions->len; i++)
-    {
-      GraftPartition *partition = g_ptr_array_index (self->target_report->partitions, i);
-      for (guint k = 0; k < partition->nodes->len; k++)
-        graft_graph_canvas_set_node_tint (self->canvas, g_ptr_array_index (partition->nodes, k),
-                                          &partition_tints[i % G_N_ELEMENTS (partition_tints)]);
-    }
-}
-
-/* An unsupported node's badge: why it falls back. */
-static const char *
-target_badge (const char *reason)
-{
-  static const struct { const char *reason, *badge; } badges[] = {
-    { "op", "no such op" }, { "opset", "opset" }, { "dtype", "dtype" }, { "attribute", "attribute" },
-    { "dynamic-shape", "dynamic shape" }, { "rank", "rank" }, { "constant-input", "computed weight" },
-    { "output", "output" }, { "inputs", "inputs" },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (badges); i++)
-    if (strcmp (badges[i].reason, reason) == 0)
-      return badges[i].badge;
-  return reason;
-}
-
 static void
 update_cost_bar (GraftWindow *self)
 {
@@ -399,7 +367,7 @@ graft_window_refresh_marks (GraftWindow *self)
       g_hash_table_insert (levels, key, GUINT_TO_POINTER (level));
       if (node != NULL)
         graft_graph_canvas_mark_node (self->canvas, node, level,
-                                      diagnostic->reason != NULL ? target_badge (diagnostic->reason)
+                                      diagnostic->reason != NULL ? graft_target_marks_badge (diagnostic->reason)
                                                                  : badge_text (diagnostic->rule));
       /* The value concerned: a graph input's box, or the edges of a shape
        * constant. */
@@ -408,7 +376,7 @@ graft_window_refresh_marks (GraftWindow *self)
                                        node == NULL ? badge_text (diagnostic->rule) : NULL);
     }
   if (self->target_report != NULL)
-    mark_partitions (self);
+    graft_target_marks_tint_partitions (self->canvas, self->target_report);
 }
 
 /* The summary under the header: "2 partitions, 121/122 nodes on ort-nnapi;
@@ -420,6 +388,7 @@ update_target_bar (GraftWindow *self)
   g_autofree char *tooltip = NULL;
 
   gtk_widget_set_visible (self->target_bar, self->deploy_target != NULL && self->model != NULL);
+  gtk_widget_set_visible (self->target_fix_button, FALSE);
   if (self->deploy_target == NULL)
     return;
   if (self->target_report == NULL)
@@ -430,6 +399,7 @@ update_target_bar (GraftWindow *self)
     }
   summary = graft_target_report_summary (self->target_report);
   gtk_label_set_text (self->target_summary, summary);
+  gtk_widget_set_visible (self->target_fix_button, self->target_report->n_supported < self->target_report->n_nodes);
   tooltip = g_strdup_printf ("%s — %s\nSource: %s", self->deploy_target->title, self->deploy_target->version,
                              self->deploy_target->sources[0]);
   gtk_widget_set_tooltip_text (self->target_bar, tooltip);
@@ -498,6 +468,45 @@ deploy_target_action (GtkWidget *widget, const char *action_name, GVariant *para
   update_target_bar (self);
   graft_window_refresh_marks (self);
   graft_window_check_model (self);
+}
+
+/* The target's fixes (edit/target-fixes.h), each edit applied through the
+ * history so that Undo takes them back one by one; the check that follows
+ * shows the new partitions. */
+static void
+fix_for_target_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  g_autoptr(GraftTargetFixPlan) plan = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
+  guint n_applied = 0;
+
+  if (self->deploy_target == NULL || !graft_window_edits_allowed (self))
+    return;
+  plan = graft_target_fix_plan_new (self->model, self->deploy_target, NULL, &error);
+  if (plan == NULL)
+    {
+      graft_window_show_edit_error (self, "Could Not Fix the Model", error);
+      return;
+    }
+  summary = graft_target_fix_plan_summary (plan);
+  for (guint i = 0; i < plan->fixes->len && error == NULL; i++)
+    {
+      g_autoptr(GPtrArray) edits = graft_target_fix_new_edits (g_ptr_array_index (plan->fixes, i), &error);
+      for (guint j = 0; edits != NULL && j < edits->len; j++)
+        {
+          if (!graft_edit_history_apply (self->history, g_ptr_array_index (edits, j), &error))
+            break;
+          n_applied++;
+        }
+    }
+  if (n_applied > 0)
+    graft_window_edits_model_changed (self);
+  if (error != NULL)
+    graft_window_show_edit_error (self, "Could Not Fix the Model", error);
+  else
+    graft_window_show_toast (self, summary);
 }
 
 static void
@@ -729,6 +738,7 @@ graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.save-outputs-to", "s", save_outputs_to_action);
   gtk_widget_class_install_action (widget_class, "win.filter-diagnostics", "s", filter_diagnostics_action);
   gtk_widget_class_install_action (widget_class, "win.deploy-target", "s", deploy_target_action);
+  gtk_widget_class_install_action (widget_class, "win.fix-for-target", NULL, fix_for_target_action);
   gtk_widget_class_install_property_action (widget_class, "win.show-diagnostics", "diagnostics-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-run", "run-visible");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");

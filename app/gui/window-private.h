@@ -55,6 +55,7 @@ struct _GraftWindow
   GtkWidget *cost_bar;              /* the cost overlay's metric and biggest groups, while it is on */
   GtkDropDown *cost_metric_dropdown;  /* graft_cost_metrics() in order */
   GtkLabel *cost_summary;
+  GtkWidget *target_fix_button;     /* win.fix-for-target, while the target rejects nodes */
 
   /* Owned references */
   GSettings *settings;

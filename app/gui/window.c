@@ -1149,6 +1149,7 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_bar);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_metric_dropdown);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_summary);
+  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_fix_button);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);

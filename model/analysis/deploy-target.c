@@ -43,6 +43,7 @@ graft_deploy_target_free (GraftDeployTarget *target)
   g_strfreev (target->sources);
   g_clear_pointer (&target->dtypes, g_array_unref);
   g_clear_pointer (&target->ops, g_hash_table_unref);
+  g_clear_pointer (&target->aliases, g_hash_table_unref);
   g_free (target);
 }
 
@@ -274,6 +275,18 @@ parse_directive (GraftDeployTarget *target, GPtrArray *sources, const char *key,
         return fail (error, file, line, "fallback is cpu or none, not '%s'", value);
       target->host_fallback = strcmp (value, "cpu") == 0;
     }
+  else if (strcmp (key, "alias") == 0)
+    {
+      g_auto(GStrv) words = g_strsplit_set (value, " \t", -1);
+      g_autoptr(GPtrArray) ops = g_ptr_array_new ();
+      for (guint i = 0; words[i] != NULL; i++)
+        if (words[i][0] != '\0')
+          g_ptr_array_add (ops, words[i]);
+      if (ops->len != 2 || strstr (ops->pdata[0], "::") == NULL || strstr (ops->pdata[1], "::") == NULL)
+        return fail (error, file, line, "alias takes FROM TO (two DOMAIN::OP), not '%s'", value);
+      g_hash_table_insert (target->aliases, (gpointer) g_intern_string (ops->pdata[0]),
+                           (gpointer) g_intern_string (ops->pdata[1]));
+    }
   else if (strcmp (key, "static-shapes") == 0)
     target->static_shapes = TRUE;
   else if (strcmp (key, "max-rank") == 0)
@@ -319,6 +332,7 @@ graft_deploy_target_parse (const char *text, gsize length, const char *file, GEr
   g_auto(GStrv) lines = g_strsplit (copy, "\n", -1);
 
   target->ops = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
+  target->aliases = g_hash_table_new (NULL, NULL);
   target->host_fallback = TRUE;
   for (guint i = 0; lines[i] != NULL; i++)
     {
@@ -425,10 +439,23 @@ graft_deploy_target_list_names (void)
   return g_string_free (out, FALSE);
 }
 
+/* op's rows, or those of the op an alias line names for it. */
+static GPtrArray *
+op_versions (const GraftDeployTarget *target, const char *op)
+{
+  const char *interned = g_intern_string (op);
+  GPtrArray *versions = g_hash_table_lookup (target->ops, interned);
+  const char *alias;
+
+  if (versions == NULL && (alias = g_hash_table_lookup (target->aliases, interned)) != NULL)
+    versions = g_hash_table_lookup (target->ops, alias);
+  return versions;
+}
+
 const GraftTargetOp *
 graft_deploy_target_find_op (const GraftDeployTarget *target, const char *op, gint64 opset)
 {
-  GPtrArray *versions = g_hash_table_lookup (target->ops, g_intern_string (op));
+  GPtrArray *versions = op_versions (target, op);
   for (guint i = 0; versions != NULL && i < versions->len; i++)
     {
       const GraftTargetOp *rule = g_ptr_array_index (versions, i);
@@ -441,5 +468,5 @@ graft_deploy_target_find_op (const GraftDeployTarget *target, const char *op, gi
 gboolean
 graft_deploy_target_lists_op (const GraftDeployTarget *target, const char *op)
 {
-  return g_hash_table_contains (target->ops, g_intern_string (op));
+  return op_versions (target, op) != NULL;
 }

@@ -56,6 +56,7 @@ typedef struct {
   int min_opset, max_opset;  /* 0: none */
   GArray *dtypes;            /* GraftDType accepted for every tensor; NULL: any */
   GHashTable *ops;           /* op → GPtrArray of GraftTargetOp* (version ranges) */
+  GHashTable *aliases;       /* interned op → the interned op whose rows it takes ("alias" lines) */
 } GraftDeployTarget;
 
 /* Parses a target file; file names it in errors. */

@@ -397,7 +397,9 @@ same_tensor (GraftTensor *a, GBytes *a_data, GraftTensor *b, GBytes *b_data)
 {
   if (a == b)
     return TRUE;
-  return a->dtype == b->dtype && a->rank == b->rank && memcmp (a->dims, b->dims, sizeof (gint64) * a->rank) == 0
+  /* a scalar's dims may be NULL, which memcmp must not get even for 0 bytes */
+  return a->dtype == b->dtype && a->rank == b->rank
+         && (a->rank == 0 || memcmp (a->dims, b->dims, sizeof (gint64) * a->rank) == 0)
          && g_bytes_equal (a_data, b_data);
 }
 

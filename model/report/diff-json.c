@@ -243,9 +243,74 @@ builder_to_text (JsonBuilder *b)
   return json_generator_to_data (gen, NULL);
 }
 
+/* One side's target: its name, the summary and the partition figures. */
+static void
+add_target_side_json (JsonBuilder *b, const char *member, const GraftTargetReport *report)
+{
+  g_autofree char *summary = graft_target_report_summary (report);
+  g_autoptr(GPtrArray) ops = graft_target_report_unsupported_ops (report);
+
+  json_builder_set_member_name (b, member);
+  json_builder_begin_object (b);
+  add_string (b, "target", report->target->name);
+  add_string (b, "summary", summary);
+  add_int (b, "partitions", report->partitions->len);
+  add_int (b, "supported_nodes", report->n_supported);
+  add_int (b, "total_nodes", report->n_nodes);
+  json_builder_set_member_name (b, "unsupported_ops");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < ops->len; i++)
+    json_builder_add_string_value (b, g_ptr_array_index (ops, i));
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+static void
+add_verdict_json (JsonBuilder *b, const char *member, const GraftNodeSupport *support)
+{
+  json_builder_set_member_name (b, member);
+  if (support == NULL)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  add_bool (b, "supported", support->reason == GRAFT_SUPPORT_OK);
+  add_string (b, "reason", support->reason == GRAFT_SUPPORT_OK ? NULL : graft_support_reason_to_string (support->reason));
+  add_string (b, "message", support->message);
+  add_int (b, "partition", support->partition);
+  json_builder_end_object (b);
+}
+
+/* "targets": {"a": side, "b": side, "differences": [{a, b, on_a, on_b}]} */
+static void
+add_targets_json (JsonBuilder *b, const GraftTargetDiff *targets)
+{
+  if (targets == NULL)
+    return;
+  json_builder_set_member_name (b, "targets");
+  json_builder_begin_object (b);
+  add_target_side_json (b, "a", targets->a);
+  add_target_side_json (b, "b", targets->b);
+  json_builder_set_member_name (b, "differences");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < targets->differences->len; i++)
+    {
+      const GraftTargetDifference *d = &g_array_index (targets->differences, GraftTargetDifference, i);
+      json_builder_begin_object (b);
+      add_node_json (b, "a", d->a);
+      add_node_json (b, "b", d->b);
+      add_verdict_json (b, "on_a", d->on_a);
+      add_verdict_json (b, "on_b", d->on_b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
 char *
 graft_diff_to_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, double rtol, double atol,
-                    gboolean equivalent, double align_seconds)
+                    gboolean equivalent, double align_seconds, const GraftTargetDiff *targets)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -257,6 +322,7 @@ graft_diff_to_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs
   add_alignment_json (b, al, sd);
   add_changes_json (b, sd);
   add_numeric_json (b, al, runs, rtol, atol);
+  add_targets_json (b, targets);
   json_builder_end_object (b);
   return builder_to_text (b);
 }

@@ -5,14 +5,16 @@
 #include "compare/alignment.h"
 #include "compare/numeric-diff.h"
 #include "compare/structural-diff.h"
+#include "compare/target-diff.h"
 
 G_BEGIN_DECLS
 
 /* runs: GraftNumericRun* (NULL: no numeric comparison, "numeric": null);
  * equivalent: the verdict (structure and every run's outputs);
- * align_seconds: how long the alignment took. Pretty-printed. */
+ * align_seconds: how long the alignment took; targets: each side under
+ * its deployment target (NULL: no "targets" member). Pretty-printed. */
 char *graft_diff_to_json (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, double rtol, double atol,
-                          gboolean equivalent, double align_seconds);
+                          gboolean equivalent, double align_seconds, const GraftTargetDiff *targets);
 
 /* graft-cli diff MODEL --reference DIR --json: a run compared value by
  * value with a folder's n_reference .npy values

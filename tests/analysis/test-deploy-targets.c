@@ -99,6 +99,7 @@ test_parse_errors (void)
   const char *bad_condition = "name t\ntitle T\nsource s\nversion 1\n\nop Conv wrong:X\n";
   const char *bad_dtype = "name t\ntitle T\nsource s\nversion 1\nop Relu dtype:X=float33\n";
   const char *no_source = "name t\ntitle T\nversion 1\n";
+  const char *bad_alias = "name t\ntitle T\nsource s\nversion 1\nalias aten::conv2d\n";
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftDeployTarget) target = graft_deploy_target_parse (good, strlen (good), "good.target", &error);
   GraftDeployTarget *refused;
@@ -121,6 +122,33 @@ test_parse_errors (void)
   refused = graft_deploy_target_parse (no_source, strlen (no_source), "bad.target", &error);
   g_assert_null (refused);
   g_assert_nonnull (strstr (error->message, "needs name, title, source and version"));
+  g_clear_error (&error);
+  refused = graft_deploy_target_parse (bad_alias, strlen (bad_alias), "bad.target", &error);
+  g_assert_null (refused);
+  g_assert_nonnull (strstr (error->message, "bad.target:5: alias takes FROM TO"));
+}
+
+/* alias FROM TO: a node of FROM is judged by TO's lines (ExecuTorch's
+ * to_edge turns a saved program's aten::conv2d into aten::convolution). */
+static void
+test_alias (void)
+{
+  const char *text = "name t\ntitle T\nsource s\nversion 1\ngraph aten\nalias aten::conv2d aten::convolution\n"
+                     "op aten::convolution rank:0=3-4\n";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftDeployTarget) target = graft_deploy_target_parse (text, strlen (text), "alias.target", &error);
+  const GraftDeployTarget *executorch = graft_deploy_target_lookup ("executorch-xnnpack");
+
+  g_assert_no_error (error);
+  g_assert_true (graft_deploy_target_find_op (target, "aten::conv2d", -1)
+                 == graft_deploy_target_find_op (target, "aten::convolution", -1));
+  g_assert_nonnull (graft_deploy_target_find_op (target, "aten::conv2d", -1));
+  g_assert_true (graft_deploy_target_lists_op (target, "aten::conv2d"));
+  g_assert_false (graft_deploy_target_lists_op (target, "aten::conv3d"));
+  /* the shipped file: a training-IR program's ops and their in-place forms */
+  g_assert_nonnull (graft_deploy_target_find_op (executorch, "aten::conv2d", -1));
+  g_assert_nonnull (graft_deploy_target_find_op (executorch, "aten::relu_", -1));
+  g_assert_nonnull (graft_deploy_target_find_op (executorch, "aten::batch_norm", -1));
 }
 
 static GraftValue *
@@ -204,6 +232,7 @@ main (int argc, char **argv)
   g_test_add_func ("/deploy-targets/table", test_table);
   g_test_add_func ("/deploy-targets/condition-names-resolve", test_condition_names_resolve);
   g_test_add_func ("/deploy-targets/parse-errors", test_parse_errors);
+  g_test_add_func ("/deploy-targets/alias", test_alias);
   g_test_add_func ("/deploy-targets/partitions", test_partitions);
   return g_test_run ();
 }

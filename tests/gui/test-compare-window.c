@@ -515,7 +515,7 @@ test_heat_overlay (void)
   const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
   g_assert_nonnull (first);
   /* listed as differences: first the one where it starts */
-  GtkDropDown *filter = GTK_DROP_DOWN (harness_find_type (GTK_WIDGET (compare), GTK_TYPE_DROP_DOWN));
+  GtkDropDown *filter = GTK_DROP_DOWN (harness_find_name (GTK_WIDGET (compare), "differences-filter"));
   gtk_drop_down_set_selected (filter, 5);   /* Values Differ */
   g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 7);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "first values differ: input.6 ↔ /block3/block3.0/Conv_output_0"));
@@ -648,6 +648,58 @@ test_inferred_shapes (void)
   harness_window_close (window);
 }
 
+/* The same export (BERT, make-target-models.py) under two deployment
+ * targets side by side: NNAPI splits it where OpenVINO runs it whole. */
+static void
+test_two_targets (void)
+{
+  const char *const names[] = { "bert", NULL };
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/analysis/make-target-models.py",
+                                                       "tests/fixtures-generated/targets", names);
+  g_autofree char *path = g_build_filename (dir, "bert", "model.onnx", NULL);
+  GraftWindow *window = harness_window_new ();
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  GraftCompareWindow *compare;
+  GraftTargetDiff *targets;
+  GraftGraphCanvas *ca, *cb;
+  GraftNode *erf_a, *erf_b;
+
+  graft_compare_window_open_paths (app, GTK_WINDOW (window), path, path);
+  compare = find_compare_window (app);
+  compare_settle (compare);
+  g_assert_null (graft_compare_window_get_target_diff (compare));
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-targets", "(ss)", "ort-nnapi", "openvino");
+  compare_settle (compare);
+  targets = graft_compare_window_get_target_diff (compare);
+  g_assert_nonnull (targets);
+  /* graft-cli lint --target on the same file says the same. */
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare),
+                                        "10 partitions, 95/127 nodes on ort-nnapi; And, ConstantOfShape, Equal and 8 more fall back"));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "1 partition, 127/127 nodes on openvino"));
+  /* every node NNAPI leaves out runs on OpenVINO */
+  g_assert_cmpuint (targets->differences->len, ==, 127 - 95);
+  ca = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 0));
+  cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  erf_a = node_named (graft_compare_window_get_alignment (compare)->a,
+                      "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
+  erf_b = node_named (graft_compare_window_get_alignment (compare)->b,
+                      "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
+  g_assert_false (graft_graph_canvas_get_node_tint (ca, erf_a, NULL));
+  g_assert_true (graft_graph_canvas_get_node_tint (cb, erf_b, NULL));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare),
+                                        "onnx::Erf /model/encoder/layer.0/intermediate/intermediate_act_fn/Erf — A falls "
+                                        "back: onnx::Erf is not in ort-nnapi's operator list; B runs on openvino (partition 1)"));
+  screenshot (compare, "compare-two-targets");
+
+  /* No Target on both sides: the tints and the rows go. */
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-targets", "(ss)", "", "");
+  compare_settle (compare);
+  g_assert_null (graft_compare_window_get_target_diff (compare));
+  g_assert_false (graft_graph_canvas_get_node_tint (cb, erf_b, NULL));
+  close_compare (compare);
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -662,6 +714,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/compare-window/heat-overlay", test_heat_overlay);
   g_test_add_func ("/gui/compare-window/drop-targets", test_drop_targets);
   g_test_add_func ("/gui/compare-window/inferred-shapes", test_inferred_shapes);
+  g_test_add_func ("/gui/compare-window/two-targets", test_two_targets);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;

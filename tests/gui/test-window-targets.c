@@ -7,20 +7,30 @@
 #include "window-harness.h"
 #include "../onnx/fixtures.h"
 #include "window-private.h"
+#include "edit/edit-history.h"
+
+/* A window showing file of the export name (make-target-models.py). */
+static GraftWindow *
+open_target_model (const char *name, const char *file)
+{
+  const char *const names[] = { name, NULL };
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/analysis/make-target-models.py",
+                                                       "tests/fixtures-generated/targets", names);
+  g_autofree char *path = g_build_filename (dir, name, file, NULL);
+  GraftWindow *window = harness_window_new ();
+
+  harness_open (window, path);
+  return window;
+}
 
 static void
 test_target_picker (void)
 {
-  const char *const names[] = { "resnet18", NULL };
-  g_autofree char *dir = graft_test_generate_fixtures ("tests/analysis/make-target-models.py",
-                                                       "tests/fixtures-generated/targets", names);
-  g_autofree char *path = g_build_filename (dir, "resnet18", "optimized.onnx", NULL);
-  GraftWindow *window = harness_window_new ();
+  GraftWindow *window = open_target_model ("resnet18", "optimized.onnx");
   GraftGraph *graph;
   GraftNode *flatten, *conv;
   GdkRGBA tint;
 
-  harness_open (window, path);
   g_assert_false (gtk_widget_get_visible (window->target_bar));
   g_assert_cmpuint (gtk_drop_down_get_selected (window->target_dropdown), ==, 0);
 
@@ -65,11 +75,46 @@ test_target_picker (void)
   harness_window_close (window);
 }
 
+/* Fix for Target on BERT exported with a dynamic batch (TorchScript-based
+ * exporter): the fixes go through the edit history, the summary shows the
+ * partitions after them, and Undo takes every edit back. */
+static void
+test_target_fix (void)
+{
+  GraftWindow *window = open_target_model ("bert_dynamic", "model.onnx");
+  g_autofree char *before = NULL;
+  guint n_edits;
+
+  harness_activate (window, "win.deploy-target::ort-nnapi");
+  before = g_strdup (gtk_label_get_text (window->target_summary));
+  g_assert_true (g_str_has_prefix (before, "6 partitions, 72/208 nodes on ort-nnapi;"));
+  g_assert_true (gtk_widget_get_visible (window->target_fix_button));
+
+  harness_activate (window, "win.fix-for-target");
+  harness_settle (window);
+  /* fixed input dims, folded shape math, an int32 Cast for the embedding's
+   * indices, LayerNormalization and Erf decomposed: only the IsNaN → Where
+   * guards after each attention's Softmax fall back. */
+  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==,
+                   "3 partitions, 141/145 nodes on ort-nnapi; IsNaN, Where fall back");
+  n_edits = graft_edit_history_get_applied (window->history)->len;
+  g_assert_cmpuint (n_edits, ==, 6);
+  harness_screenshot (window, "deploy-target-fixed");
+
+  for (guint i = 0; i < n_edits; i++)
+    harness_activate (window, "win.undo");
+  harness_settle (window);
+  g_assert_false (graft_edit_history_can_undo (window->history));
+  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==, before);
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
   harness_init_environment ();
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/window/deploy-target", test_target_picker);
+  g_test_add_func ("/window/deploy-target-fix", test_target_fix);
   return g_test_run ();
 }
