@@ -788,7 +788,7 @@ graft_cli_edit (int argc, char **argv)
     {
       /* The shapes go into the conversion (TorchScript declares none), the
        * other edits apply to the converted graph. */
-      g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes (shape_specs, dynamic_specs, &error);
+      g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes_of (model, shape_specs, dynamic_specs, &error);
       GraftLowerOptions options = { 0 };
       if (shapes == NULL)
         {

@@ -413,6 +413,29 @@ argument_as_read (const GraftAttribute *attribute, const char *field, JsonNode *
   return argument_from_attribute (attribute);
 }
 
+/* json_node_copy() shares objects and arrays: edits of a copy would
+ * reach the original. */
+static JsonNode *
+deep_copy (JsonNode *node)
+{
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObject *object = json_node_get_object (node), *copy = json_object_new ();
+      g_autoptr(GList) members = json_object_get_members (object);
+      for (GList *l = members; l; l = l->next)
+        json_object_set_member (copy, l->data, deep_copy (json_object_get_member (object, l->data)));
+      return json_node_init_object (json_node_alloc (), copy);
+    }
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node), *copy = json_array_new ();
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        json_array_add_element (copy, deep_copy (json_array_get_element (array, i)));
+      return json_node_init_array (json_node_alloc (), copy);
+    }
+  return json_node_copy (node);
+}
+
 /* Arguments that name a value: as_tensor {name}, as_sym_int {as_name}… */
 static gboolean
 names_value (JsonNode *argument)
@@ -433,7 +456,7 @@ names_value (JsonNode *argument)
 static JsonNode *
 argument_naming (JsonNode *original, const char *name)
 {
-  JsonNode *copy = json_node_copy (original);
+  JsonNode *copy = deep_copy (original);
   JsonNode *inner = NULL;
   const char *field = union_field (copy, &inner);
   if (strcmp (field, "as_name") == 0)
@@ -699,7 +722,7 @@ is_live (GraftValue *value)
 static JsonNode *
 rename_spec (Writer *w, JsonNode *spec, GraftValue *value)
 {
-  JsonNode *copy = json_node_copy (spec);
+  JsonNode *copy = deep_copy (spec);
   JsonNode *inner = NULL;
   union_field (copy, &inner);
   JsonObject *body = inner && JSON_NODE_HOLDS_OBJECT (inner) ? json_node_get_object (inner) : NULL;
@@ -929,6 +952,118 @@ write_ranges (Writer *w, JsonObject *original)
   return ranges;
 }
 
+/* A symbol an edit brought in (make-dim-dynamic) has no range yet:
+ * torch needs one for every symbol of the graph's sizes. It gets
+ * [1, ∞), the sizes Graft's proof runs at. */
+static void
+add_missing_ranges (Writer *w, JsonObject *tensor_values, JsonObject *ranges)
+{
+  g_autoptr(GList) names = tensor_values ? json_object_get_members (tensor_values) : NULL;
+  for (GList *l = names; l; l = l->next)
+    {
+      JsonArray *sizes = member_array (member_object (tensor_values, l->data), "sizes");
+      for (guint d = 0; sizes && d < json_array_get_length (sizes); d++)
+        {
+          JsonNode *inner = NULL;
+          const char *field = union_field (json_array_get_element (sizes, d), &inner);
+          const char *expr = field && strcmp (field, "as_expr") == 0 && JSON_NODE_HOLDS_OBJECT (inner)
+                             ? member_string (json_node_get_object (inner), "expr_str") : NULL;
+          gboolean plain = expr != NULL && g_ascii_isalpha (*expr);
+          for (const char *c = expr; plain && *c; c++)
+            plain = g_ascii_isalnum (*c) || *c == '_';
+          if (plain && !json_object_has_member (ranges, expr))
+            {
+              gint64 min, max;
+              if (!graft_model_get_dim_range (w->model, expr, &min, &max))
+                min = 1, max = -1;
+              json_object_set_member (ranges, expr, range_node (min, max));
+            }
+        }
+    }
+}
+
+/* A pytree leaf, as torch serializes treespecs. */
+static JsonNode *
+treespec_leaf (void)
+{
+  JsonObject *leaf = json_object_new ();
+  json_object_set_null_member (leaf, "type");
+  json_object_set_null_member (leaf, "context");
+  json_object_set_array_member (leaf, "children_spec", json_array_new ());
+  return json_node_init_object (json_node_alloc (), leaf);
+}
+
+static guint
+count_user_outputs (JsonArray *specs)
+{
+  guint n = 0;
+  for (guint i = 0; specs && i < json_array_get_length (specs); i++)
+    {
+      JsonObject *body = NULL;
+      n += g_strcmp0 (spec_kind (json_array_get_element (specs, i), &body), "user_output") == 0;
+    }
+  return n;
+}
+
+/* ep.module() rebuilds its return value from the out_spec treespec of
+ * the root module call: outputs an edit added come after the program's
+ * own, in a tuple; outputs removed from a flat tuple leave it. */
+static gboolean
+update_out_spec (Writer *w, guint before, JsonArray *written_specs, JsonArray *module_call_graph, GError **error)
+{
+  guint after = count_user_outputs (written_specs);
+  JsonObject *root_call = module_call_graph && json_array_get_length (module_call_graph) > 0
+                          ? json_array_get_object_element (module_call_graph, 0) : NULL;
+  JsonObject *signature = member_object (root_call, "signature");
+  const char *text = member_string (signature, "out_spec");
+  if (before == after || text == NULL)
+    return TRUE;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root = json_parser_load_from_data (parser, text, -1, NULL) ? json_parser_get_root (parser) : NULL;
+  JsonArray *versioned = root && JSON_NODE_HOLDS_ARRAY (root) ? json_node_get_array (root) : NULL;
+  JsonNode *spec = versioned && json_array_get_length (versioned) == 2 ? json_array_get_element (versioned, 1) : NULL;
+  JsonObject *spec_object = spec && JSON_NODE_HOLDS_OBJECT (spec) ? json_node_get_object (spec) : NULL;
+  if (spec_object == NULL)
+    return refuse (error, w, "the program's out_spec is not a treespec Graft reads");
+  gboolean tuple = g_strcmp0 (member_string (spec_object, "type"), "builtins.tuple") == 0;
+  JsonArray *children = tuple ? member_array (spec_object, "children_spec") : NULL;
+  gboolean flat = tuple && children != NULL;
+  for (guint i = 0; flat && i < json_array_get_length (children); i++)
+    flat = json_array_get_length (member_array (json_array_get_object_element (children, i), "children_spec")) == 0;
+  if (after < before && !flat)
+    return refuse (error, w, "removing an output of a program that returns a %s is not supported; remove it from "
+                   "a program returning a flat tuple", tuple ? "nested tuple" : "structure");
+  JsonNode *new_spec;
+  if (flat)
+    {
+      JsonArray *leaves = json_array_new ();
+      for (guint i = 0; i < after; i++)
+        json_array_add_element (leaves, treespec_leaf ());
+      json_object_set_array_member (spec_object, "children_spec", leaves);
+      new_spec = json_node_copy (spec);
+    }
+  else
+    {
+      /* (what the program returned, added output, …) */
+      JsonObject *wrapper = json_object_new ();
+      JsonArray *items = json_array_new ();
+      json_array_add_element (items, json_node_copy (spec));
+      for (guint i = before; i < after; i++)
+        json_array_add_element (items, treespec_leaf ());
+      json_object_set_string_member (wrapper, "type", "builtins.tuple");
+      json_object_set_string_member (wrapper, "context", "null");
+      json_object_set_array_member (wrapper, "children_spec", items);
+      new_spec = json_node_init_object (json_node_alloc (), wrapper);
+    }
+  JsonArray *out = json_array_new ();
+  json_array_add_element (out, json_node_copy (json_array_get_element (versioned, 0)));
+  json_array_add_element (out, new_spec);
+  g_autoptr(JsonNode) out_node = json_node_init_array (json_node_alloc (), out);
+  g_autofree char *out_text = json_to_string (out_node, FALSE);
+  json_object_set_string_member (signature, "out_spec", out_text);
+  return TRUE;
+}
+
 /* Names in module_call_graph (its signatures name the graph's inputs and
  * outputs) follow renames. */
 static void
@@ -978,6 +1113,7 @@ write_program (Writer *w, GError **error)
       return NULL;
     }
 
+  guint outputs_read = count_user_outputs (member_array (signature, "output_specs"));
   JsonArray *input_specs = json_array_new (), *inputs = json_array_new ();
   JsonArray *output_specs = json_array_new (), *outputs = json_array_new ();
   gboolean ok = write_specs (w, TRUE, member_array (signature, "input_specs"), member_array (graph, "inputs"),
@@ -1008,9 +1144,13 @@ write_program (Writer *w, GError **error)
     return NULL;
   if (json_object_has_member (graph, "is_single_tensor_return") && json_array_get_length (outputs) != 1)
     json_object_set_boolean_member (graph, "is_single_tensor_return", FALSE);
-  json_object_set_object_member (program, "range_constraints",
-                                 write_ranges (w, member_object (program, "range_constraints")));
+  JsonObject *ranges = write_ranges (w, member_object (program, "range_constraints"));
+  json_object_set_object_member (program, "range_constraints", ranges);
+  add_missing_ranges (w, member_object (graph, "tensor_values"), ranges);
   apply_renames (w, json_object_get_member (graph_module, "module_call_graph"));
+  if (!update_out_spec (w, outputs_read, member_array (signature, "output_specs"), member_array (graph_module, "module_call_graph"),
+                        error))
+    return NULL;
   return g_steal_pointer (&owned);
 }
 

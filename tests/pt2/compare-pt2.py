@@ -6,9 +6,10 @@ program it came from.
       the same graph (every node's op, arguments and outputs, by name), the
       same signature, range constraints, state dict and constants, and the
       same outputs of ep.module() on the example inputs.
-  compare-pt2.py run SAVED OUT.npy IN.npy...
-      torch.export.load(SAVED).module()(*inputs) written as OUT.npy (the
-      first output), for the caller to compare with Graft's runtime.
+  compare-pt2.py run JOBS.json
+      for each job {"program": SAVED, "inputs": [IN.npy...], "outputs": PREFIX}:
+      torch.export.load(SAVED).module()(*inputs), output i written as
+      PREFIX.i.npy, for the caller to compare with Graft's runtime.
 
 Prints one line "ok ..." or raises.
 """
@@ -74,13 +75,19 @@ def same(original_path, saved_path):
     print("ok %s: %d nodes, %d weights, %d ranges" % (saved_path, len(na), len(a.state_dict), len(ra)))
 
 
-def run(saved_path, out_path, input_paths):
-    ep = load(saved_path)
-    inputs = [torch.from_numpy(np.load(p)) for p in input_paths]
-    outputs = ep.module()(*inputs)
-    flat, _ = torch.utils._pytree.tree_flatten(outputs)
-    np.save(out_path, flat[0].detach().numpy())
-    print("ok %s" % (tuple(flat[0].shape),))
+def run(jobs_path):
+    import json
+    with open(jobs_path) as f:
+        jobs = json.load(f)
+    for job in jobs:
+        ep = load(job["program"])
+        inputs = [torch.from_numpy(np.load(p)) for p in job["inputs"]]
+        with torch.no_grad():
+            outputs = ep.module()(*inputs)
+        flat, _ = torch.utils._pytree.tree_flatten(outputs)
+        for i, y in enumerate(flat):
+            np.save("%s.%d.npy" % (job["outputs"], i), y.detach().numpy())
+        print("ok %s: %s" % (job["program"], [tuple(y.shape) for y in flat]))
 
 
 if __name__ == "__main__":
@@ -89,6 +96,6 @@ if __name__ == "__main__":
         for original, saved in zip(sys.argv[2::2], sys.argv[3::2]):
             same(original, saved)
     elif sys.argv[1] == "run":
-        run(sys.argv[2], sys.argv[3], sys.argv[4:])
+        run(sys.argv[2])
     else:
-        raise SystemExit("usage: compare-pt2.py same A B | run SAVED OUT.npy IN.npy...")
+        raise SystemExit("usage: compare-pt2.py same A B... | run JOBS.json")

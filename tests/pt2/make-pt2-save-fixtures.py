@@ -10,6 +10,8 @@
                      exported as the zoo does, with a dynamic batch
   OUTDIR/NAME.input.npy  an input at the export size, and
   OUTDIR/NAME.input3.npy at batch 3, for the runs of edited programs
+  OUTDIR/cnn_static.input3.npy  the static CNN's input at batch 3, for the
+                     program whose batch an edit frees
 
 Usage: make-pt2-save-fixtures.py OUTDIR
 """
@@ -51,6 +53,9 @@ for name in ("tv_resnet18", "hf_bert"):
     torch.export.save(ep, os.path.join(out, name + ".pt2"))
     np.save(os.path.join(out, name + ".input.npy"), example[0].numpy())
     np.save(os.path.join(out, name + ".input3.npy"), entry.example(3)[0].numpy())
+
+torch.manual_seed(3)
+np.save(os.path.join(out, "cnn_static.input3.npy"), torch.randn(3, 3, 32, 32).numpy())
 
 with open(stamp, "w") as f:
     f.write(digest)

@@ -14,18 +14,10 @@
 #include "ir/model-error.h"
 #include "torchscript/torch-archive.h"
 #include "../onnx/fixtures.h"
+#include "pt2-test-common.h"
 #include "../test-python.h"
+#include "../test-scratch.h"
 
-static char *fixture_dir;
-
-static const char *
-fixtures (void)
-{
-  if (fixture_dir == NULL)
-    fixture_dir = graft_test_generate_fixtures ("tests/pt2/make-pt2-save-fixtures.py",
-                                                "tests/fixtures-generated/pt2-save", NULL);
-  return fixture_dir;
-}
 
 /* Relative to the fixture folder. */
 static const char *const programs[] = {
@@ -45,7 +37,7 @@ saved_path (const char *dir, const char *program)
 static GraftModel *
 load_and_save (const char *path, const char *out)
 {
-  g_autofree char *full = g_path_is_absolute (path) ? g_strdup (path) : g_build_filename (fixtures (), path, NULL);
+  g_autofree char *full = g_path_is_absolute (path) ? g_strdup (path) : g_build_filename (graft_test_pt2_save_fixtures (), path, NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = graft_model_load (full, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
@@ -77,13 +69,13 @@ run_compare (GPtrArray *args)
 static void
 test_resave_loads_in_torch (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-pt2-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pt2-save-XXXXXX", NULL);
   g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
 
   g_ptr_array_add (args, g_strdup ("same"));
   for (guint i = 0; i < G_N_ELEMENTS (programs); i++)
     {
-      g_autofree char *path = g_build_filename (fixtures (), programs[i], NULL);
+      g_autofree char *path = g_build_filename (graft_test_pt2_save_fixtures (), programs[i], NULL);
       g_autofree char *out = saved_path (dir, programs[i]);
       g_autoptr(GError) error = NULL;
       g_autoptr(GraftModel) model = load_and_save (path, out);
@@ -108,12 +100,6 @@ test_resave_loads_in_torch (void)
         }
     }
   run_compare (args);
-  for (guint i = 0; i < G_N_ELEMENTS (programs); i++)
-    {
-      g_autofree char *out = saved_path (dir, programs[i]);
-      g_unlink (out);
-    }
-  g_rmdir (dir);
 }
 
 /* PyTorch's container: one top folder named after the file, every
@@ -121,7 +107,7 @@ test_resave_loads_in_torch (void)
 static void
 test_archive_layout (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-pt2-save-XXXXXX", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pt2-save-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (dir, "my.model.v2.pt2", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) model = load_and_save ("programs/cnn_dynamic.pt2", out);
@@ -150,8 +136,6 @@ test_archive_layout (void)
       g_assert_cmpuint (data % 64, ==, 0);
     }
   graft_torch_archive_free (archive);
-  g_unlink (out);
-  g_rmdir (dir);
 }
 
 /* Saving over a file keeps its mode, never replaces the source unless
@@ -159,8 +143,8 @@ test_archive_layout (void)
 static void
 test_save_rules (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("graft-pt2-save-XXXXXX", NULL);
-  g_autofree char *source = g_build_filename (fixtures (), "programs/cnn_static.pt2", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pt2-save-XXXXXX", NULL);
+  g_autofree char *source = g_build_filename (graft_test_pt2_save_fixtures (), "programs/cnn_static.pt2", NULL);
   g_autofree char *copy = g_build_filename (dir, "copy.pt2", NULL);
   g_autofree char *out = g_build_filename (dir, "out.pt2", NULL);
   g_autoptr(GError) error = NULL;
@@ -205,9 +189,6 @@ test_save_rules (void)
   g_assert_nonnull (strstr (error->message, ".onnx"));
   g_assert_false (g_file_test (onnx_out, G_FILE_TEST_EXISTS));
 
-  g_unlink (out);
-  g_unlink (copy);
-  g_rmdir (dir);
 }
 
 /* One row per format: the extensions the GUI offers are the table's. */
