@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "loader.h"
 #include "lower/lower.h"
 #include "onnx/writer.h"
@@ -175,6 +176,15 @@ graft_cli_convert (int argc, char **argv)
   if (in == NULL || out == NULL)
     {
       graft_cli_print_error ("convert: needs an input model and -o OUT (try --help)");
+      return 2;
+    }
+  /* The output format follows OUT's name: convert writes ONNX only, and
+   * used to write ONNX bytes into y.pt2 and exit 0. */
+  const GraftFormat *out_format = graft_format_for_path (out);
+  if (out_format != NULL && strcmp (out_format->id, "onnx") != 0)
+    {
+      graft_cli_print_error ("convert: cannot write %s: convert writes ONNX (.onnx), not a %s", out,
+                             out_format->title);
       return 2;
     }
   if ((shapes = graft_cli_parse_input_shapes (shape_specs, dynamic, &error)) == NULL)

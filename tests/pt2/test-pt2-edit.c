@@ -231,11 +231,32 @@ test_dynamic_without_shape_to_onnx (void)
   g_assert_cmpstr (input->shape.dims[0].symbol, ==, "batch");
 }
 
+/* convert writes ONNX only: a .pt2 name is refused (it used to get ONNX
+ * bytes and exit 0), and no file appears. */
+static void
+test_convert_refuses_pt2_output (void)
+{
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pt2-edit-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "converted.pt2", NULL);
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autofree char *in = g_build_filename (graft_test_pt2_save_fixtures (), "programs/cnn_static.pt2", NULL);
+  const char *argv[] = { cli, "convert", in, "-o", out, NULL };
+  g_autofree char *err = NULL;
+  int status;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                               &status, NULL));
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (err, "convert writes ONNX (.onnx), not a torch.export program"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/pt2-edit/dynamic-without-shape-to-onnx", test_dynamic_without_shape_to_onnx);
+  g_test_add_func ("/pt2-edit/convert-refuses-pt2-output", test_convert_refuses_pt2_output);
   g_test_add_func ("/pt2-edit/edited-programs-run-in-torch", test_edited_programs_run_in_torch);
   return g_test_run ();
 }
