@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "formats.h"
 #include "loader.h"
 #include "lower/lower.h"
 #include "onnx/writer.h"
@@ -75,7 +76,26 @@ parse_dynamic (GHashTable *shapes, const char *spec, GError **error)
 GHashTable *
 graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error)
 {
+  return graft_cli_parse_input_shapes_of (NULL, shape_specs, dynamic_specs, error);
+}
+
+GHashTable *
+graft_cli_parse_input_shapes_of (GraftModel *model, GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error)
+{
   g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
+  /* A torch.export program declares its inputs' shapes: --dynamic may
+   * free one of their dims without a --shape. */
+  GraftGraph *graph = model != NULL && graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM
+                      ? graft_model_get_graph (model) : NULL;
+  for (guint i = 0; graph != NULL && i < graph->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (graph->inputs, i);
+      if (input->initializer != NULL || input->shape.rank < 0)
+        continue;
+      GraftShape *shape = g_new0 (GraftShape, 1);
+      graft_shape_copy (shape, &input->shape);
+      g_hash_table_replace (shapes, g_strdup (input->name), shape);
+    }
   for (guint i = 0; i < shape_specs->len; i++)
     if (!parse_shape (shapes, shape_specs->pdata[i]))
       {
@@ -156,6 +176,15 @@ graft_cli_convert (int argc, char **argv)
   if (in == NULL || out == NULL)
     {
       graft_cli_print_error ("convert: needs an input model and -o OUT (try --help)");
+      return 2;
+    }
+  /* The output format follows OUT's name: convert writes ONNX only, and
+   * used to write ONNX bytes into y.pt2 and exit 0. */
+  const GraftFormat *out_format = graft_format_for_path (out);
+  if (out_format != NULL && strcmp (out_format->id, "onnx") != 0)
+    {
+      graft_cli_print_error ("convert: cannot write %s: convert writes ONNX (.onnx), not a %s", out,
+                             out_format->title);
       return 2;
     }
   if ((shapes = graft_cli_parse_input_shapes (shape_specs, dynamic, &error)) == NULL)

@@ -1,8 +1,10 @@
 /* graft-cli edit IN -o OUT [edits]: applies model/edit operations in the
  * order given (a TorchScript IN is first converted to ONNX by model/lower,
  * taking its input shapes from --shape and --dynamic), proves the dims they changed at other sizes (unless
- * --no-verify), and saves the result as ONNX (atomically; never over IN
- * unless --overwrite; not at all when the proof fails, unless --force). */
+ * --no-verify), and saves the result in the format OUT's extension names
+ * (formats.h: ONNX, or .pt2 for a .pt2 IN, edited as the program it is;
+ * atomically; never over IN unless --overwrite; not at all when the proof
+ * fails, unless --force). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "cli.h"
 #include "loader.h"
+#include "formats.h"
 #include "edit/edit.h"
 #include "edit/edit-history.h"
 #include "edit/edit-operation.h"
@@ -775,12 +778,17 @@ graft_cli_edit (int argc, char **argv)
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
-  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
-      graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+  /* A .pt2 saved as .pt2 is edited as the program it is; otherwise
+   * TorchScript and .pt2 are lowered to ONNX first. */
+  const GraftFormat *out_format = graft_format_for_path (out);
+  gboolean keep_program = graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM && out_format != NULL
+                          && (out_format->writes_from & GRAFT_FORMAT_FROM (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM));
+  if (!keep_program && (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
+                        graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM))
     {
       /* The shapes go into the conversion (TorchScript declares none), the
        * other edits apply to the converted graph. */
-      g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes (shape_specs, dynamic_specs, &error);
+      g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes_of (model, shape_specs, dynamic_specs, &error);
       GraftLowerOptions options = { 0 };
       if (shapes == NULL)
         {
@@ -850,8 +858,7 @@ graft_cli_edit (int argc, char **argv)
         }
       printf ("recipe of %u edits saved to %s\n", graft_edit_history_get_applied (history)->len, save_recipe);
     }
-  if (!graft_onnx_write_file (model, out, overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE,
-                              &error))
+  if (!graft_format_save (model, out, NULL, overwrite, &error))
     {
       graft_cli_print_error ("%s", error->message);
       return 1;

@@ -30,6 +30,10 @@ int graft_cli_convert (int argc, char **argv);
 /* --shape INPUT=1x3x224x224 and --dynamic INPUT:AXIS=NAME values as input
  * shapes for model/lower (name → GraftShape*), or NULL with an error. */
 GHashTable *graft_cli_parse_input_shapes (GPtrArray *shape_specs, GPtrArray *dynamic_specs, GError **error);
+/* The same, starting from the shapes model declares for its inputs (a
+ * torch.export program's; nothing for other formats). */
+GHashTable *graft_cli_parse_input_shapes_of (GraftModel *model, GPtrArray *shape_specs, GPtrArray *dynamic_specs,
+                                             GError **error);
 
 /* Prints "graft-cli: <message>" on stderr as one line. */
 void graft_cli_print_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

@@ -29,6 +29,10 @@ graft_sniff_file_kind (const guint8 *head, gsize head_len)
     return GRAFT_FILE_KIND_TORCH_TAR;
   if (head_len >= 8 && memcmp (head + 4, "PTMF", 4) == 0)
     return GRAFT_FILE_KIND_FLATBUFFER_MOBILE;
+  /* ExecuTorch's program schema: file_identifier "ET" + two digits of the
+   * schema version ("ET12" from executorch 0.4 on). */
+  if (head_len >= 8 && head[4] == 'E' && head[5] == 'T' && g_ascii_isdigit (head[6]) && g_ascii_isdigit (head[7]))
+    return GRAFT_FILE_KIND_EXECUTORCH;
   if (head_len >= 8 && memcmp (head, "PYTORCH1", 8) == 0)
     return GRAFT_FILE_KIND_TORCH_PREVIEW;
   /* PROTO opcode: no ModelProto starts with tag 0x80 followed by 2..5. */
@@ -180,6 +184,11 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
                    "%s: a PyTorch Mobile flatbuffer (.ptl saved with _use_flatbuffer); "
                    "re-save it with torch.jit.save() or export it with torch.onnx.export() to open it in Graft",
                    path);
+      return NULL;
+    case GRAFT_FILE_KIND_EXECUTORCH:
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "%s: an ExecuTorch program (.pte, flatbuffer schema %.4s), which Graft does not open yet; "
+                   "open the torch.export .pt2 it was lowered from", path, (const char *) head + 4);
       return NULL;
     case GRAFT_FILE_KIND_ONNX:
     case GRAFT_FILE_KIND_UNKNOWN:

@@ -17,6 +17,7 @@ typedef enum {
   GRAFT_FILE_KIND_FLATBUFFER_MOBILE,
   GRAFT_FILE_KIND_TORCH_PREVIEW,   /* "PYTORCH1" container of a preview release */
   GRAFT_FILE_KIND_PICKLE,          /* a bare Python pickle (protocol 2-5) */
+  GRAFT_FILE_KIND_EXECUTORCH,      /* an ExecuTorch program (.pte): flatbuffer "ET.." */
 } GraftFileKind;
 
 GraftFileKind graft_sniff_file_kind (const guint8 *head, gsize head_len);

@@ -9,6 +9,7 @@
 #include "layout/export.h"
 #include "layout/layout.h"
 #include "lower/lower.h"
+#include "formats.h"
 #include "onnx/writer.h"
 #include "report/lint-json.h"
 #include "report/model-info.h"
@@ -418,16 +419,19 @@ model_save (GraftPythonModel *self, PyObject *args)
   if (!PyArg_ParseTuple (args, "O&p", PyUnicode_FSConverter, &path_object, &overwrite))
     return NULL;
   graft_python_model_lock (self);
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX &&
+      graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
     g_set_error (&error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
-                 "%s is %s: Graft saves ONNX; convert it first (graft.convert, or Model.to_onnx)",
+                 "%s is %s: Graft saves ONNX and torch.export programs; convert it first (graft.convert, "
+                 "or Model.to_onnx)",
                  graft_model_get_path (self->model) ? graft_model_get_path (self->model) : "this model",
                  graft_model_format_to_string (graft_model_get_format (self->model)));
   else
     {
+      /* The writer the name's extension picks (formats.h): a .pt2 program
+       * saves as .pt2. */
       Py_BEGIN_ALLOW_THREADS
-      saved = graft_onnx_write_file (self->model, PyBytes_AS_STRING (path_object),
-                                     overwrite ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error);
+      saved = graft_format_save (self->model, PyBytes_AS_STRING (path_object), NULL, overwrite, &error);
       Py_END_ALLOW_THREADS
       if (saved && self->history != NULL)
         graft_edit_history_mark_saved (self->history);

@@ -8,6 +8,7 @@
 
 #include "analysis/dim-check.h"
 #include "edit/graph-copy.h"
+#include "formats.h"
 #include "onnx/writer.h"
 #include "lower/lower.h"
 
@@ -844,6 +845,19 @@ export_as_onnx (GraftWindow *self, const char *path, const char *basename)
   return TRUE;
 }
 
+/* The format a model is saved in by Save: its own when Graft writes it
+ * (ONNX, a .pt2 program), else NULL. */
+static const GraftFormat *
+own_format (GraftModel *model)
+{
+  GraftModelFormat format = graft_model_get_format (model);
+
+  for (const GraftFormat *f = graft_formats (); f->id != NULL; f++)
+    if (f->write != NULL && (f->writes_from & GRAFT_FORMAT_FROM (format)))
+      return f;
+  return NULL;
+}
+
 static gboolean
 write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 {
@@ -852,14 +866,19 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
   g_autofree char *path = g_strdup (target);
   g_autofree char *basename = g_path_get_basename (path);
   GraftModelFormat format = graft_model_get_format (self->model);
+  const GraftFormat *target_format = graft_format_for_path (path);
 
-  if (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT || format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+  /* TorchScript, and a .pt2 program saved under another name than .pt2,
+   * are exported to ONNX; the window keeps the program. */
+  if (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
+      (format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM &&
+       (target_format == NULL || !(target_format->writes_from & GRAFT_FORMAT_FROM (format)))))
     return export_as_onnx (self, path, basename);
-  if (format != GRAFT_MODEL_FORMAT_ONNX)
+  if (own_format (self->model) == NULL)
     {
-      g_autofree char *body = g_strdup_printf ("Graft saves ONNX files only, and this is a %s model: its "
-                                               "aten:: and prim:: operators have no ONNX form yet. Export it "
-                                               "with torch.onnx.export, open the .onnx file and edit that.",
+      g_autofree char *body = g_strdup_printf ("Graft saves ONNX files and torch.export programs, and this is a %s "
+                                               "model: its aten:: and prim:: operators have no ONNX form yet. "
+                                               "Export it with torch.onnx.export, open the .onnx file and edit that.",
                                                graft_model_format_to_string (graft_model_get_format (self->model)));
       GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Cannot Save This Model", body);
 
@@ -867,8 +886,7 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
       gtk_window_present (GTK_WINDOW (dialog));
       return FALSE;
     }
-  if (!graft_onnx_write_file (self->model, path,
-                              overwrite_source ? GRAFT_ONNX_WRITE_OVERWRITE_SOURCE : GRAFT_ONNX_WRITE_NONE, &error))
+  if (!graft_format_save (self->model, path, NULL, overwrite_source, &error))
     {
       show_save_error (self, basename, error->message);
       return FALSE;
@@ -944,10 +962,14 @@ on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 {
   g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
   g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+  const GraftFormat *chosen = path != NULL ? graft_format_for_path (path) : NULL;
+  const GraftFormat *own = own_format (self->model);
 
-  if (path != NULL && !g_str_has_suffix (path, ".onnx"))
+  /* A name without the extension of a format Graft writes gets the
+   * model's own. */
+  if (path != NULL && own != NULL && (chosen == NULL || chosen->write == NULL))
     {
-      char *with_suffix = g_strconcat (path, ".onnx", NULL);
+      char *with_suffix = g_strconcat (path, own->extensions[0], NULL);
 
       g_free (path);
       path = with_suffix;
@@ -963,26 +985,40 @@ static void
 save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
   const char *source = graft_model_get_path (self->model);
   g_autofree char *basename = g_path_get_basename (source != NULL ? source : "model.onnx");
   g_autofree char *suggestion = NULL;
   char *dot = strrchr (basename, '.');
+  const GraftFormat *own = own_format (self->model);
   GtkFileChooserNative *dialog;
 
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (own == NULL)
     {
       write_model (self, "", FALSE);  /* explains why */
       return;
     }
   if (dot != NULL && dot != basename)
     *dot = '\0';
-  suggestion = g_strconcat (basename, "-edited.onnx", NULL);
-  gtk_file_filter_set_name (filter, "ONNX Models");
-  gtk_file_filter_add_pattern (filter, "*.onnx");
+  suggestion = g_strconcat (basename, "-edited", own->extensions[0], NULL);
   dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
                                         "_Save", "_Cancel");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+  /* The model's own format first; a program may also be exported as ONNX. */
+  for (const GraftFormat *f = graft_formats (); f->id != NULL; f++)
+    {
+      if (f->write == NULL || (f != own && strcmp (f->id, "onnx") != 0))
+        continue;
+      g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+      g_autofree char *name = g_strdup_printf ("%ss", f->title);
+      gtk_file_filter_set_name (filter, name);
+      for (guint i = 0; f->extensions[i] != NULL; i++)
+        {
+          g_autofree char *pattern = g_strconcat ("*", f->extensions[i], NULL);
+          gtk_file_filter_add_pattern (filter, pattern);
+        }
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+      if (f == own)
+        gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (dialog), filter);
+    }
   graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
@@ -1003,7 +1039,7 @@ save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   GraftWindow *self = GRAFT_WINDOW (widget);
   const char *path = graft_model_get_path (self->model);
 
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX || path == NULL)
+  if (own_format (self->model) == NULL || path == NULL)
     save_as_action (widget, "win.save-as", NULL);
   /* A file this window wrote (it is the model's file since) is written
    * again at once; the file as opened is replaced only when confirmed. */

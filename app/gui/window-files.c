@@ -5,6 +5,7 @@
 
 #include "window-private.h"
 #include "compare-window.h"
+#include "formats.h"
 
 
 #define MAX_RECENT_ITEMS 10
@@ -39,21 +40,26 @@ static void
 open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *onnx[] = { "*.onnx", NULL };
-  const char *pytorch[] = { "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
-  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
   const char *all[] = { "*", NULL };
   GtkFileChooserNative *dialog;
-  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
-  g_autoptr(GtkFileFilter) onnx_filter = new_filter ("ONNX Models", "application/x-onnx", onnx);
-  g_autoptr(GtkFileFilter) pytorch_filter = new_filter ("PyTorch and TorchScript Files", "application/x-pytorch", pytorch);
+  g_auto(GStrv) models = graft_format_list_patterns ();
+  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, (const char *const *) models);
   g_autoptr(GtkFileFilter) all_filter = new_filter ("All Files", NULL, all);
 
   dialog = gtk_file_chooser_native_new ("Open Model", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN,
                                         "_Open", "_Cancel");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), models_filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), onnx_filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), pytorch_filter);
+  /* One filter per format of the formats table. */
+  for (const GraftFormat *format = graft_formats (); format->id != NULL; format++)
+    {
+      g_autoptr(GPtrArray) patterns = g_ptr_array_new_with_free_func (g_free);
+      for (guint i = 0; format->extensions[i] != NULL; i++)
+        g_ptr_array_add (patterns, g_strconcat ("*", format->extensions[i], NULL));
+      g_ptr_array_add (patterns, NULL);
+      g_autofree char *name = g_strdup_printf ("%ss", format->title);
+      g_autoptr(GtkFileFilter) filter = new_filter (name, format->mime_type, (const char *const *) patterns->pdata);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+    }
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), all_filter);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
@@ -79,8 +85,8 @@ static void
 compare_with_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *models[] = { "*.onnx", "*.pt", "*.pth", "*.ptl", "*.torchscript", "*.pt2", NULL };
-  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, models);
+  g_auto(GStrv) models = graft_format_list_patterns ();
+  g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, (const char *const *) models);
   if (self->model == NULL)
     return;
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new ("Compare With", GTK_WINDOW (self),
@@ -141,12 +147,7 @@ open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parame
 static gboolean
 is_model_uri (const char *uri)
 {
-  const char *suffixes[] = { ".onnx", ".pt", ".pth", ".ptl", ".torchscript", ".pt2" };
-
-  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
-    if (g_str_has_suffix (uri, suffixes[i]))
-      return TRUE;
-  return FALSE;
+  return graft_format_is_model_path (uri);
 }
 
 static int

@@ -79,6 +79,7 @@ copy_value_fields (GraftValue *dest, const GraftValue *src)
   dest->onnx_type = src->onnx_type ? g_bytes_ref (src->onnx_type) : NULL;
   dest->onnx_kept_fields = src->onnx_kept_fields ? g_bytes_ref (src->onnx_kept_fields) : NULL;
   dest->onnx_value_info_position = src->onnx_value_info_position;
+  dest->exported_json = src->exported_json ? g_bytes_ref (src->exported_json) : NULL;
 }
 
 /* The node's group in the copy, found by the chain of group names. */
@@ -140,6 +141,7 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
 
       node->doc_string = g_strdup (old->doc_string);
       node->onnx_kept_fields = old->onnx_kept_fields ? g_bytes_ref (old->onnx_kept_fields) : NULL;
+      node->exported_json = old->exported_json ? g_bytes_ref (old->exported_json) : NULL;
       node->source_range = g_strdup (old->source_range);
       for (guint j = 0; j < graft_node_get_n_metadata (old); j++)
         graft_node_add_metadata (node, g_ptr_array_index (old->metadata_keys, j),

@@ -12,6 +12,7 @@ value_free (GraftValue *value)
   g_free (value->doc_string);
   g_clear_pointer (&value->onnx_type, g_bytes_unref);
   g_clear_pointer (&value->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&value->exported_json, g_bytes_unref);
   graft_shape_clear (&value->shape);
   g_ptr_array_unref (value->consumers);
   g_clear_pointer (&value->initializer, graft_tensor_unref);
@@ -24,6 +25,7 @@ node_free (GraftNode *node)
   g_free (node->name);
   g_free (node->doc_string);
   g_clear_pointer (&node->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&node->exported_json, g_bytes_unref);
   g_free (node->source_range);
   g_free (node->python_source);
   g_clear_pointer (&node->metadata_keys, g_ptr_array_unref);

@@ -62,6 +62,12 @@ struct _GraftValue {
   GBytes *onnx_type;
   GBytes *onnx_kept_fields;
   guint onnx_value_info_position;
+
+  /* torch.export pass-through (pt2/exported-program-writer.h): a JSON
+   * object with what the program said of this value as read — "meta" (its
+   * TensorMeta, or its sym_int/sym_bool/sym_float entry), "input_spec",
+   * "output_spec" — reused on saving while the IR still says the same. */
+  GBytes *exported_json;
 };
 
 struct _GraftNode {
@@ -92,6 +98,9 @@ struct _GraftNode {
   GPtrArray *input_argument_names;  /* char* or NULL, owned, parallel to inputs */
   GHashTable *attribute_argument_names; /* attribute name → schema name, owned */
   GBytes *onnx_kept_fields;  /* NodeProto fields the IR has no place for (onnx/kept-fields.h) */
+  /* torch.export pass-through: the serialized Node as read (JSON), whose
+   * argument kinds (as_memory_format, as_device, as_graph…) saving reuses. */
+  GBytes *exported_json;
 };
 
 /* An ONNX graph.value_info entry naming no value of its graph (a

@@ -23,6 +23,7 @@ struct _GraftModel {
   GPtrArray *opset_domains;  /* sorted cache, rebuilt on change */
   GPtrArray *opset_order;    /* interned domains in the order they were set */
   GBytes *onnx_kept_fields;
+  GHashTable *kept_records;  /* record name → GBytes */
   GPtrArray *metadata_keys;
   GPtrArray *metadata_values;
   GraftGraph *graph;
@@ -86,6 +87,7 @@ graft_model_finalize (GObject *object)
   g_ptr_array_unref (self->opset_domains);
   g_ptr_array_unref (self->opset_order);
   g_clear_pointer (&self->onnx_kept_fields, g_bytes_unref);
+  g_clear_pointer (&self->kept_records, g_hash_table_unref);
   g_ptr_array_unref (self->metadata_keys);
   g_ptr_array_unref (self->metadata_values);
   g_free (self->path);
@@ -273,6 +275,40 @@ graft_model_set_onnx_kept_fields (GraftModel *self, GBytes *kept)
 {
   g_clear_pointer (&self->onnx_kept_fields, g_bytes_unref);
   self->onnx_kept_fields = kept ? g_bytes_ref (kept) : NULL;
+}
+
+GBytes *
+graft_model_get_kept_record (GraftModel *self, const char *name)
+{
+  return self->kept_records ? g_hash_table_lookup (self->kept_records, name) : NULL;
+}
+
+void
+graft_model_set_kept_record (GraftModel *self, const char *name, GBytes *bytes)
+{
+  if (self->kept_records == NULL)
+    self->kept_records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_bytes_unref);
+  if (bytes == NULL)
+    g_hash_table_remove (self->kept_records, name);
+  else
+    g_hash_table_insert (self->kept_records, g_strdup (name), g_bytes_ref (bytes));
+}
+
+GPtrArray *
+graft_model_list_kept_records (GraftModel *self)
+{
+  GPtrArray *names = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer key;
+
+  if (self->kept_records != NULL)
+    {
+      g_hash_table_iter_init (&iter, self->kept_records);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_ptr_array_add (names, key);
+    }
+  g_ptr_array_sort (names, compare_strings);
+  return names;
 }
 
 void

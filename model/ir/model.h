@@ -70,6 +70,15 @@ GPtrArray *graft_model_get_opset_order (GraftModel *self);
 GBytes *graft_model_get_onnx_kept_fields (GraftModel *self);
 void graft_model_set_onnx_kept_fields (GraftModel *self, GBytes *kept);
 
+/* Records of the source file that the IR has no place for, kept whole
+ * for its format's writer under their record names (a torch.export
+ * program's "models/model.json", its "data/sample_inputs/model.pt");
+ * NULL when absent. */
+GBytes *graft_model_get_kept_record (GraftModel *self, const char *name);
+void graft_model_set_kept_record (GraftModel *self, const char *name, GBytes *bytes);
+/* Their names, sorted (owned by the caller, the strings by the model). */
+GPtrArray *graft_model_list_kept_records (GraftModel *self);
+
 /* metadata_props, in file order */
 void graft_model_add_metadata (GraftModel *self, const char *key, const char *value);
 guint graft_model_get_n_metadata (GraftModel *self);

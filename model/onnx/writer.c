@@ -3,13 +3,12 @@
 #include "onnx/kept-fields.h"
 #include "onnx/type-proto.h"
 #include "ir/model-error.h"
+#include "ir/atomic-save.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <glib/gstdio.h>
 
 /* protobuf's own parsers refuse messages of 2 GiB or more. */
@@ -646,139 +645,19 @@ file_buffer_append (ProtobufCBuffer *base, size_t len, const uint8_t *data)
 }
 
 static gboolean
-is_same_file (const char *a, const char *b)
+write_proto_to_fd (int fd, const char *path, gpointer user_data, GError **error)
 {
-  GStatBuf sa, sb;
-
-  if (g_stat (a, &sa) != 0 || g_stat (b, &sb) != 0)
-    return FALSE;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-static gboolean
-io_error (GError **error, const char *path, const char *what, int saved_errno)
-{
-  g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "cannot save '%s': %s: %s",
-               path, what, g_strerror (saved_errno));
-  return FALSE;
-}
-
-static gboolean
-write_proto_to_fd (Onnx__ModelProto *proto, int fd, const char *path, gboolean regular, GError **error)
-{
+  Onnx__ModelProto *proto = user_data;
   FileBuffer buffer = { { file_buffer_append }, fd, 0, g_malloc (STAGING_SIZE), 0 };
 
   onnx__model_proto__pack_to_buffer (proto, &buffer.base);
   file_buffer_flush (&buffer);
   g_free (buffer.staging);
   if (buffer.saved_errno != 0)
-    return io_error (error, path, "writing failed", buffer.saved_errno);
-  /* Pipes and devices cannot be synced (EINVAL); only files must be. */
-  if (fsync (fd) != 0 && (regular || errno != EINVAL))
-    return io_error (error, path, "fsync failed", errno);
-  return TRUE;
-}
-
-/* The replaced file's mode, owner (where permitted: root, or a group the
- * user is in) and extended attributes (SELinux labels, user.*) go to the
- * new file, so that saving over a 0600 file does not widen it. */
-static void
-copy_file_attributes (int fd, const GStatBuf *original, const char *original_path)
-{
-  if (fchown (fd, original->st_uid, original->st_gid) != 0 && fchown (fd, (uid_t) -1, original->st_gid) != 0)
     {
-      /* Neither owner nor group may be given away: the new file stays the user's. */
-    }
-  if (fchmod (fd, original->st_mode & 07777) != 0)
-    g_debug ("cannot keep the mode of %s: %s", original_path, g_strerror (errno));
-
-  ssize_t list_len = listxattr (original_path, NULL, 0);
-  if (list_len <= 0)
-    return;
-  g_autofree char *names = g_malloc (list_len);
-  list_len = listxattr (original_path, names, list_len);
-  for (ssize_t at = 0; at < list_len; at += strlen (names + at) + 1)
-    {
-      ssize_t value_len = getxattr (original_path, names + at, NULL, 0);
-      if (value_len < 0)
-        continue;
-      g_autofree char *value = g_malloc (MAX (value_len, 1));
-      value_len = getxattr (original_path, names + at, value, value_len);
-      if (value_len >= 0)
-        fsetxattr (fd, names + at, value, value_len, 0);   /* best effort: a label the user may not set stays off */
-    }
-}
-
-/* A pipe, a device or a socket (-o /dev/stdout, a FIFO): written in
- * place. Replacing it by a regular file would break it, and as root
- * clobber /dev/null. */
-static gboolean
-write_through (Onnx__ModelProto *proto, const char *path, GError **error)
-{
-  int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-
-  if (fd < 0)
-    return io_error (error, path, "cannot open it for writing", errno);
-  gboolean ok = write_proto_to_fd (proto, fd, path, FALSE, error);
-  if (close (fd) != 0 && ok)
-    return io_error (error, path, "closing failed", errno);
-  return ok;
-}
-
-static gboolean
-write_atomically (Onnx__ModelProto *proto, const char *requested_path, GError **error)
-{
-  GStatBuf original;
-
-  /* A pipe or a device is written through the path as given: /dev/stdout
-   * is a link to /proc/self/fd/1, itself a link to "pipe:[N]", which
-   * opens but has no real path to resolve. */
-  if (g_stat (requested_path, &original) == 0 && !S_ISREG (original.st_mode))
-    return write_through (proto, requested_path, error);
-  /* A symbolic link is followed: its target is what gets replaced, and
-   * the link stays a link. */
-  g_autofree char *path = g_file_test (requested_path, G_FILE_TEST_IS_SYMLINK)
-                          ? realpath (requested_path, NULL) : g_strdup (requested_path);
-  if (path == NULL)
-    return io_error (error, requested_path, "the symbolic link points nowhere", errno);
-  gboolean exists = g_stat (path, &original) == 0;
-  if (exists && !S_ISREG (original.st_mode))
-    return write_through (proto, path, error);
-
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *tmp = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
-  int fd, dir_fd;
-
-  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return io_error (error, path, "cannot create a temporary file in its folder", errno);
-  if (exists)
-    copy_file_attributes (fd, &original, path);
-  if (!write_proto_to_fd (proto, fd, path, TRUE, error))
-    {
-      close (fd);
-      g_unlink (tmp);
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "cannot save '%s': writing failed: %s",
+                   path, g_strerror (buffer.saved_errno));
       return FALSE;
-    }
-  if (close (fd) != 0)
-    {
-      int saved = errno;
-      g_unlink (tmp);
-      return io_error (error, path, "closing the temporary file failed", saved);
-    }
-  if (g_rename (tmp, path) != 0)
-    {
-      int saved = errno;
-      g_unlink (tmp);
-      return io_error (error, path, "renaming the temporary file failed", saved);
-    }
-  /* Make the rename itself durable. */
-  dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0)
-    {
-      fsync (dir_fd);
-      close (dir_fd);
     }
   return TRUE;
 }
@@ -847,24 +726,8 @@ graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags 
   GraftTensor *external;
   gboolean ok = FALSE;
 
-  if (path == NULL || path[0] == '\0')
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "no file name to save to");
-      return FALSE;
-    }
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "cannot save '%s': it is a folder", path);
-      return FALSE;
-    }
-  if (source != NULL && !(flags & GRAFT_ONNX_WRITE_OVERWRITE_SOURCE) && is_same_file (source, path))
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
-                   "'%s' is the file the model was opened from; choose another name or confirm overwriting it",
-                   path);
-      return FALSE;
-    }
-
+  if (!graft_atomic_check_target (path, source, (flags & GRAFT_ONNX_WRITE_OVERWRITE_SOURCE) != 0, error))
+    return FALSE;
   if ((external = external_data_written_over (model, path)) != NULL)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSAFE,
@@ -876,7 +739,7 @@ graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags 
   graft_onnx_write_context_init (&context);
   proto = model_to_proto (&context, model, error);
   if (proto != NULL && check_size (onnx__model_proto__get_packed_size (proto), error))
-    ok = write_atomically (proto, path, error);
+    ok = graft_atomic_save (path, write_proto_to_fd, proto, error);
   graft_onnx_write_context_clear (&context);
   return ok;
 }

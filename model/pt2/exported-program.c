@@ -1,4 +1,5 @@
 #include "pt2/exported-program.h"
+#include "pt2/exported-program-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ typedef struct {
   GraftPickleValue *constants_root;
   GHashTable *weight_configs;   /* PT2 archive: "weights" / "constants" → the JsonParser of its config */
   guint64 json_values_left;     /* of PROGRAM_MAX_JSON_VALUES */
+  GHashTable *kept_by_value;    /* GraftValue* → JsonObject of its exported_json, owned */
 } Reader;
 
 /* torch.export programs nest about ten deep (a node, its arguments, a
@@ -74,30 +76,30 @@ graft_exported_program_normalize_symbol (const char *expr)
 
 /* ------------------------------------------------------------------ JSON helpers */
 
-static JsonObject *
-member_object (JsonObject *object, const char *name)
+JsonObject *
+_graft_exported_member_object (JsonObject *object, const char *name)
 {
   JsonNode *node = object ? json_object_get_member (object, name) : NULL;
   return node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
 }
 
-static JsonArray *
-member_array (JsonObject *object, const char *name)
+JsonArray *
+_graft_exported_member_array (JsonObject *object, const char *name)
 {
   JsonNode *node = object ? json_object_get_member (object, name) : NULL;
   return node && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
 }
 
-static const char *
-member_string (JsonObject *object, const char *name)
+const char *
+_graft_exported_member_string (JsonObject *object, const char *name)
 {
   JsonNode *node = object ? json_object_get_member (object, name) : NULL;
   return node && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
          ? json_node_get_string (node) : NULL;
 }
 
-static gboolean
-member_int (JsonObject *object, const char *name, gint64 *value)
+gboolean
+_graft_exported_member_int (JsonObject *object, const char *name, gint64 *value)
 {
   JsonNode *node = object ? json_object_get_member (object, name) : NULL;
   if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
@@ -176,8 +178,8 @@ parse_json_record (Reader *r, const char *record, JsonParser *parser, GError **e
 }
 
 /* A schema union is an object with one member: its field name and value. */
-static const char *
-union_field (JsonNode *node, JsonNode **value)
+const char *
+_graft_exported_union_field (JsonNode *node, JsonNode **value)
 {
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
     return NULL;
@@ -197,8 +199,8 @@ union_field (JsonNode *node, JsonNode **value)
 }
 
 /* torch/_export/serde/schema.py ScalarType → GraftDType. */
-static GraftDType
-dtype_from_schema (gint64 code)
+GraftDType
+_graft_exported_dtype_from_schema (gint64 code)
 {
   switch (code)
     {
@@ -221,8 +223,8 @@ dtype_from_schema (gint64 code)
 
 /* The schema's ScalarType numbers differ from c10::ScalarType, which the
  * aten kernels read (float32: 7 here, 6 there). */
-static gint64
-c10_scalar_type_from_schema (gint64 code)
+gint64
+_graft_exported_c10_scalar_type_from_schema (gint64 code)
 {
   if (code >= 1 && code <= 12)
     return code - 1;
@@ -231,17 +233,36 @@ c10_scalar_type_from_schema (gint64 code)
   return -1;
 }
 
+gint64
+_graft_exported_c10_scalar_type_to_schema (gint64 c10)
+{
+  if (c10 >= 0 && c10 <= 11)
+    return c10 + 1;
+  if (c10 == 15)
+    return 13;
+  return -1;
+}
+
+gint64
+_graft_exported_dtype_to_schema (GraftDType dtype)
+{
+  for (gint64 code = 1; code <= 28; code++)
+    if (_graft_exported_dtype_from_schema (code) == dtype)
+      return code;
+  return -1;
+}
+
 /* A SymInt: {"as_int": 3} or {"as_expr": {"expr_str": "s77", …}}. */
 static GraftDim
 dim_from_symint (JsonNode *node)
 {
   JsonNode *value = NULL;
-  const char *field = union_field (node, &value);
+  const char *field = _graft_exported_union_field (node, &value);
   if (field && strcmp (field, "as_int") == 0 && JSON_NODE_HOLDS_VALUE (value))
     return graft_dim_fixed (json_node_get_int (value));
   if (field && strcmp (field, "as_expr") == 0 && JSON_NODE_HOLDS_OBJECT (value))
     {
-      const char *expr = member_string (json_node_get_object (value), "expr_str");
+      const char *expr = _graft_exported_member_string (json_node_get_object (value), "expr_str");
       if (expr != NULL)
         {
           g_autofree char *symbol = graft_exported_program_normalize_symbol (expr);
@@ -287,10 +308,10 @@ tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes
                      GError **error)
 {
   gint64 code = 0;
-  member_int (meta, "dtype", &code);
-  GraftDType dtype = dtype_from_schema (code);
-  JsonArray *sizes = member_array (meta, "sizes");
-  JsonArray *strides = member_array (meta, "strides");
+  _graft_exported_member_int (meta, "dtype", &code);
+  GraftDType dtype = _graft_exported_dtype_from_schema (code);
+  JsonArray *sizes = _graft_exported_member_array (meta, "sizes");
+  JsonArray *strides = _graft_exported_member_array (meta, "strides");
   gsize element = graft_dtype_get_size (dtype);
   if (dtype == GRAFT_DTYPE_UNDEFINED || element == 0 || sizes == NULL || json_array_get_length (sizes) > 16)
     {
@@ -350,10 +371,10 @@ load_archive_tensor (Reader *r, const char *folder, const char *fqn, GError **er
       parser = parsed;
       g_hash_table_insert (r->weight_configs, g_strdup (folder), g_steal_pointer (&parsed));
     }
-  JsonObject *config = member_object (json_node_get_object (json_parser_get_root (parser)), "config");
-  JsonObject *payload = member_object (config, fqn);
-  const char *path_name = member_string (payload, "path_name");
-  JsonObject *meta = member_object (payload, "tensor_meta");
+  JsonObject *config = _graft_exported_member_object (json_node_get_object (json_parser_get_root (parser)), "config");
+  JsonObject *payload = _graft_exported_member_object (config, fqn);
+  const char *path_name = _graft_exported_member_string (payload, "path_name");
+  JsonObject *meta = _graft_exported_member_object (payload, "tensor_meta");
   if (payload == NULL || path_name == NULL || meta == NULL)
     {
       fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s does not describe %s (path_name and tensor_meta)",
@@ -361,7 +382,7 @@ load_archive_tensor (Reader *r, const char *folder, const char *fqn, GError **er
       return NULL;
     }
   gint64 use_pickle = 0;
-  if (member_int (payload, "use_pickle", &use_pickle) && use_pickle)
+  if (_graft_exported_member_int (payload, "use_pickle", &use_pickle) && use_pickle)
     {
       fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r, "%s is a pickled tensor subclass, which Graft does not read", fqn);
       return NULL;
@@ -442,22 +463,71 @@ value_for (Reader *r, const char *name)
   return value;
 }
 
+/* The JSON object that becomes value->exported_json once the program is read. */
+static JsonObject *
+kept_for (Reader *r, GraftValue *value)
+{
+  JsonObject *kept = g_hash_table_lookup (r->kept_by_value, value);
+  if (kept == NULL)
+    {
+      kept = json_object_new ();
+      g_hash_table_insert (r->kept_by_value, value, kept);
+    }
+  return kept;
+}
+
+static void
+keep_member (Reader *r, GraftValue *value, const char *key, JsonNode *node)
+{
+  if (node != NULL)
+    json_object_set_member (kept_for (r, value), key, json_node_copy (node));
+}
+
+/* A spec and its position in the signature ("input_index"), by which the
+ * writer finds the value again whatever it is called by then. */
+static void
+keep_spec (Reader *r, GraftValue *value, const char *key, JsonArray *specs, guint index)
+{
+  g_autofree char *index_key = g_strdup_printf ("%s_index", g_str_has_prefix (key, "input") ? "input" : "output");
+  keep_member (r, value, key, json_array_get_element (specs, index));
+  json_object_set_int_member (kept_for (r, value), index_key, index);
+}
+
+static void
+store_kept_values (Reader *r)
+{
+  GHashTableIter iter;
+  gpointer key, kept;
+  g_hash_table_iter_init (&iter, r->kept_by_value);
+  while (g_hash_table_iter_next (&iter, &key, &kept))
+    {
+      GraftValue *value = key;
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), kept);
+      gsize len = 0;
+      char *text = json_to_string (node, FALSE);
+      len = strlen (text);
+      g_clear_pointer (&value->exported_json, g_bytes_unref);
+      value->exported_json = g_bytes_new_take (text, len);
+    }
+}
+
 static void
 describe_values (Reader *r, JsonObject *graph)
 {
-  JsonObject *tensors = member_object (graph, "tensor_values");
+  JsonObject *tensors = _graft_exported_member_object (graph, "tensor_values");
   g_autoptr(GList) names = tensors ? json_object_get_members (tensors) : NULL;
   for (GList *l = names; l; l = l->next)
     {
-      JsonObject *meta = member_object (tensors, l->data);
-      JsonArray *sizes = member_array (meta, "sizes");
+      JsonObject *meta = _graft_exported_member_object (tensors, l->data);
+      JsonArray *sizes = _graft_exported_member_array (meta, "sizes");
       gint64 code = 0;
       if (meta == NULL || sizes == NULL)
         continue;
       GraftValue *value = value_for (r, l->data);
+      keep_member (r, value, "meta", json_object_get_member (tensors, l->data));
       value->kind = GRAFT_VALUE_TENSOR;
-      if (member_int (meta, "dtype", &code))
-        value->dtype = dtype_from_schema (code);
+      if (_graft_exported_member_int (meta, "dtype", &code))
+        value->dtype = _graft_exported_dtype_from_schema (code);
       shape_from_sizes (&value->shape, sizes);
     }
   const char *scalar_kinds[] = { "sym_int_values", "sym_bool_values", "sym_float_values" };
@@ -465,15 +535,17 @@ describe_values (Reader *r, JsonObject *graph)
   const char *type_names[] = { "SymInt", "SymBool", "SymFloat" };
   for (guint k = 0; k < G_N_ELEMENTS (scalar_kinds); k++)
     {
-      JsonObject *values = member_object (graph, scalar_kinds[k]);
+      JsonObject *values = _graft_exported_member_object (graph, scalar_kinds[k]);
       g_autoptr(GList) keys = values ? json_object_get_members (values) : NULL;
       for (GList *l = keys; l; l = l->next)
         {
           GraftValue *value = value_for (r, l->data);
           JsonNode *expr_node = NULL;
-          const char *field = union_field (json_object_get_member (values, l->data), &expr_node);
+          keep_member (r, value, "meta", json_object_get_member (values, l->data));
+          json_object_set_string_member (kept_for (r, value), "table", scalar_kinds[k]);
+          const char *field = _graft_exported_union_field (json_object_get_member (values, l->data), &expr_node);
           const char *expr = field && strcmp (field, "as_expr") == 0 && JSON_NODE_HOLDS_OBJECT (expr_node)
-                             ? member_string (json_node_get_object (expr_node), "expr_str") : NULL;
+                             ? _graft_exported_member_string (json_node_get_object (expr_node), "expr_str") : NULL;
           g_autofree char *symbol = expr ? graft_exported_program_normalize_symbol (expr) : NULL;
           value->kind = GRAFT_VALUE_SCALAR;
           value->dtype = scalar_types[k];
@@ -490,57 +562,59 @@ describe_values (Reader *r, JsonObject *graph)
 static gboolean
 read_signature (Reader *r, JsonObject *graph_module, GError **error)
 {
-  JsonObject *signature = member_object (graph_module, "signature");
-  JsonArray *input_specs = member_array (signature, "input_specs");
-  JsonArray *output_specs = member_array (signature, "output_specs");
+  JsonObject *signature = _graft_exported_member_object (graph_module, "signature");
+  JsonArray *input_specs = _graft_exported_member_array (signature, "input_specs");
+  JsonArray *output_specs = _graft_exported_member_array (signature, "output_specs");
   if (input_specs == NULL || output_specs == NULL)
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "graph_module.signature needs input_specs and output_specs");
 
   for (guint i = 0; i < json_array_get_length (input_specs); i++)
     {
       JsonNode *spec_value = NULL;
-      const char *kind = union_field (json_array_get_element (input_specs, i), &spec_value);
+      const char *kind = _graft_exported_union_field (json_array_get_element (input_specs, i), &spec_value);
       JsonObject *spec = spec_value && JSON_NODE_HOLDS_OBJECT (spec_value) ? json_node_get_object (spec_value) : NULL;
       if (kind == NULL || spec == NULL)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "signature.input_specs[%u] is not an InputSpec", i);
-      JsonObject *arg = member_object (spec, "arg");
+      JsonObject *arg = _graft_exported_member_object (spec, "arg");
       if (strcmp (kind, "user_input") == 0)
         {
           JsonNode *inner = NULL;
-          const char *arg_kind = union_field (json_object_get_member (spec, "arg"), &inner);
+          const char *arg_kind = _graft_exported_union_field (json_object_get_member (spec, "arg"), &inner);
           const char *name = arg_kind && strcmp (arg_kind, "as_tensor") == 0 && JSON_NODE_HOLDS_OBJECT (inner)
-                             ? member_string (json_node_get_object (inner), "name") : NULL;
+                             ? _graft_exported_member_string (json_node_get_object (inner), "name") : NULL;
           if (name == NULL && arg_kind && inner && JSON_NODE_HOLDS_OBJECT (inner))
-            name = member_string (json_node_get_object (inner), "as_name");
+            name = _graft_exported_member_string (json_node_get_object (inner), "as_name");
           if (name == NULL)
             continue;   /* a constant user input (int, None…) specialised away */
           GraftValue *value = value_for (r, name);
+          keep_spec (r, value, "input_spec", input_specs, i);
           value->is_graph_input = TRUE;
           graft_graph_add_input (r->graph, value);
           continue;
         }
-      const char *name = member_string (arg, "name");
+      const char *name = _graft_exported_member_string (arg, "name");
       const char *fqn = NULL;
       gboolean constant = FALSE;
       const char *role = kind;
       if (strcmp (kind, "parameter") == 0)
-        fqn = member_string (spec, "parameter_name"), role = "parameter";
+        fqn = _graft_exported_member_string (spec, "parameter_name"), role = "parameter";
       else if (strcmp (kind, "buffer") == 0)
         {
           gint64 persistent = 1;
-          member_int (spec, "persistent", &persistent);
-          fqn = member_string (spec, "buffer_name");
+          _graft_exported_member_int (spec, "persistent", &persistent);
+          fqn = _graft_exported_member_string (spec, "buffer_name");
           role = persistent ? "buffer" : "non-persistent buffer";
           constant = !persistent;
         }
       else if (strcmp (kind, "tensor_constant") == 0)
-        fqn = member_string (spec, "tensor_constant_name"), constant = TRUE, role = "tensor constant";
+        fqn = _graft_exported_member_string (spec, "tensor_constant_name"), constant = TRUE, role = "tensor constant";
       if (fqn == NULL || name == NULL)
         {
           /* tokens, custom objects, constant inputs: shown, not loaded */
           if (name != NULL)
             {
               GraftValue *value = value_for (r, name);
+              keep_spec (r, value, "input_spec", input_specs, i);
               value->kind = GRAFT_VALUE_OBJECT;
               g_free (value->doc_string);
               value->doc_string = g_strdup (kind);
@@ -551,6 +625,7 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
       if (tensor == NULL)
         return FALSE;
       GraftValue *value = value_for (r, name);
+      keep_spec (r, value, "input_spec", input_specs, i);
       g_free (value->doc_string);
       value->doc_string = g_strdup_printf ("%s %s", role, fqn);
       graft_graph_add_initializer (r->graph, value, graft_tensor_ref (tensor));
@@ -560,30 +635,31 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
   for (guint i = 0; i < json_array_get_length (output_specs); i++)
     {
       JsonNode *spec_value = NULL;
-      const char *kind = union_field (json_array_get_element (output_specs, i), &spec_value);
+      const char *kind = _graft_exported_union_field (json_array_get_element (output_specs, i), &spec_value);
       JsonObject *spec = spec_value && JSON_NODE_HOLDS_OBJECT (spec_value) ? json_node_get_object (spec_value) : NULL;
       if (kind == NULL || spec == NULL)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "signature.output_specs[%u] is not an OutputSpec", i);
       JsonNode *inner = NULL;
       JsonNode *arg_node = json_object_get_member (spec, "arg");
-      const char *arg_kind = union_field (arg_node, &inner);
+      const char *arg_kind = _graft_exported_union_field (arg_node, &inner);
       const char *name = NULL;
       if (arg_kind && inner && JSON_NODE_HOLDS_OBJECT (inner))
-        name = member_string (json_node_get_object (inner), "name");
+        name = _graft_exported_member_string (json_node_get_object (inner), "name");
       if (name == NULL && arg_node && JSON_NODE_HOLDS_OBJECT (arg_node))
-        name = member_string (json_node_get_object (arg_node), "name");   /* buffer_mutation: TensorArgument */
+        name = _graft_exported_member_string (json_node_get_object (arg_node), "name");   /* buffer_mutation: TensorArgument */
       if (name == NULL)
         continue;
       GraftValue *value = value_for (r, name);
+      keep_spec (r, value, "output_spec", output_specs, i);
       if (strcmp (kind, "user_output") == 0)
         {
           value->is_graph_output = TRUE;
           graft_graph_add_output (r->graph, value);
           continue;
         }
-      const char *target = member_string (spec, "buffer_name");
+      const char *target = _graft_exported_member_string (spec, "buffer_name");
       if (target == NULL)
-        target = member_string (spec, "user_input_name");
+        target = _graft_exported_member_string (spec, "user_input_name");
       g_autofree char *what = g_strdup_printf ("%s%s%s", kind, target ? " " : "", target ? target : "");
       g_free (value->doc_string);
       value->doc_string = g_strdup_printf ("new value: %s", what);
@@ -681,7 +757,7 @@ static gboolean
 add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attribute_name, GError **error)
 {
   JsonNode *value = NULL;
-  const char *field = union_field (argument, &value);
+  const char *field = _graft_exported_union_field (argument, &value);
   if (field == NULL)
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "node %s: argument %s is not an Argument", node->name,
                  attribute_name);
@@ -700,9 +776,9 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
   if (strcmp (field, "as_tensor") == 0 || strcmp (field, "as_sym_int") == 0 || strcmp (field, "as_sym_bool") == 0 ||
       strcmp (field, "as_sym_float") == 0)
     {
-      const char *name = JSON_NODE_HOLDS_OBJECT (value) ? member_string (json_node_get_object (value), "name") : NULL;
+      const char *name = JSON_NODE_HOLDS_OBJECT (value) ? _graft_exported_member_string (json_node_get_object (value), "name") : NULL;
       if (name == NULL && JSON_NODE_HOLDS_OBJECT (value))
-        name = member_string (json_node_get_object (value), "as_name");
+        name = _graft_exported_member_string (json_node_get_object (value), "as_name");
       if (name != NULL)
         {
           graft_node_add_input (node, value_for (r, name));
@@ -710,7 +786,7 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
         }
       /* A symbolic argument that torch resolved to a constant. */
       JsonNode *constant = NULL;
-      const char *constant_field = union_field (value, &constant);
+      const char *constant_field = _graft_exported_union_field (value, &constant);
       if (constant_field && JSON_NODE_HOLDS_VALUE (constant))
         {
           if (json_node_get_value_type (constant) == G_TYPE_BOOLEAN)
@@ -736,7 +812,7 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
     graft_node_add_attribute (node, graft_attribute_new_int (attribute_name, json_node_get_int (value)));
   else if (strcmp (field, "as_scalar_type") == 0)
     graft_node_add_attribute (node, graft_attribute_new_int (attribute_name,
-                                                             c10_scalar_type_from_schema (json_node_get_int (value))));
+                                                             _graft_exported_c10_scalar_type_from_schema (json_node_get_int (value))));
   else if (strcmp (field, "as_float") == 0)
     graft_node_add_attribute (node, graft_attribute_new_float (attribute_name, json_node_get_double (value)));
   else if (strcmp (field, "as_bool") == 0)
@@ -749,7 +825,7 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
     graft_node_add_attribute (node, graft_attribute_new_string (attribute_name, json_node_get_string (value)));
   else if (strcmp (field, "as_device") == 0)
     {
-      const char *type = JSON_NODE_HOLDS_OBJECT (value) ? member_string (json_node_get_object (value), "type") : NULL;
+      const char *type = JSON_NODE_HOLDS_OBJECT (value) ? _graft_exported_member_string (json_node_get_object (value), "type") : NULL;
       graft_node_add_attribute (node, graft_attribute_new_string (attribute_name, type ? type : "cpu"));
     }
   else if (strcmp (field, "as_ints") == 0 || strcmp (field, "as_floats") == 0 || strcmp (field, "as_bools") == 0)
@@ -810,7 +886,7 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
           g_autofree char *item_name = g_strdup_printf ("arg%u", i);
           if (strcmp (field, "as_tensors") == 0 && JSON_NODE_HOLDS_OBJECT (item))
             {
-              const char *name = member_string (json_node_get_object (item), "name");
+              const char *name = _graft_exported_member_string (json_node_get_object (item), "name");
               if (name == NULL)
                 return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "node %s: %s[%u] names no tensor", node->name,
                              attribute_name, i);
@@ -819,9 +895,9 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
           else if (strcmp (field, "as_optional_tensors") == 0)
             {
               JsonNode *inner = NULL;
-              const char *kind = union_field (item, &inner);
+              const char *kind = _graft_exported_union_field (item, &inner);
               const char *name = kind && strcmp (kind, "as_tensor") == 0 && JSON_NODE_HOLDS_OBJECT (inner)
-                                 ? member_string (json_node_get_object (inner), "name") : NULL;
+                                 ? _graft_exported_member_string (json_node_get_object (inner), "name") : NULL;
               if (name)
                 graft_node_add_input (list, value_for (r, name));
               else
@@ -852,7 +928,7 @@ add_node_metadata (GraftNode *node, JsonObject *metadata)
   g_autoptr(GList) keys = metadata ? json_object_get_members (metadata) : NULL;
   for (GList *l = keys; l; l = l->next)
     {
-      const char *text = member_string (metadata, l->data);
+      const char *text = _graft_exported_member_string (metadata, l->data);
       if (text != NULL)
         graft_node_add_metadata (node, l->data, text);
     }
@@ -891,7 +967,7 @@ add_outputs (Reader *r, GraftNode *node, JsonArray *outputs, GError **error)
   for (guint i = 0; outputs && i < json_array_get_length (outputs); i++)
     {
       JsonNode *value = NULL;
-      const char *field = union_field (json_array_get_element (outputs, i), &value);
+      const char *field = _graft_exported_union_field (json_array_get_element (outputs, i), &value);
       if (field == NULL)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "node %s: output %u is not an Argument", node->name, i);
       if (strcmp (field, "as_tensors") == 0 && JSON_NODE_HOLDS_ARRAY (value))
@@ -901,7 +977,7 @@ add_outputs (Reader *r, GraftNode *node, JsonArray *outputs, GError **error)
           for (guint k = 0; k < json_array_get_length (items); k++)
             {
               JsonNode *item = json_array_get_element (items, k);
-              const char *name = JSON_NODE_HOLDS_OBJECT (item) ? member_string (json_node_get_object (item), "name") : NULL;
+              const char *name = JSON_NODE_HOLDS_OBJECT (item) ? _graft_exported_member_string (json_node_get_object (item), "name") : NULL;
               graft_node_add_output (node, name ? value_for (r, name) : NULL);
             }
           continue;
@@ -909,9 +985,9 @@ add_outputs (Reader *r, GraftNode *node, JsonArray *outputs, GError **error)
       const char *name = NULL;
       if (value && JSON_NODE_HOLDS_OBJECT (value))
         {
-          name = member_string (json_node_get_object (value), "name");
+          name = _graft_exported_member_string (json_node_get_object (value), "name");
           if (name == NULL)
-            name = member_string (json_node_get_object (value), "as_name");
+            name = _graft_exported_member_string (json_node_get_object (value), "as_name");
         }
       GraftValue *out = name ? value_for (r, name) : NULL;
       if (out != NULL && out->producer != NULL)
@@ -946,22 +1022,24 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
     {
       JsonNode *element = json_array_get_element (nodes, i);
       JsonObject *object = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
-      const char *target = member_string (object, "target");
-      JsonArray *inputs = member_array (object, "inputs");
+      const char *target = _graft_exported_member_string (object, "target");
+      JsonArray *inputs = _graft_exported_member_array (object, "inputs");
       if (target == NULL || inputs == NULL)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "graph.nodes[%u] needs a target and inputs", i);
       if (i % 256 == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      const char *name = member_string (object, "name");
+      const char *name = _graft_exported_member_string (object, "name");
       g_autofree char *fallback_name = g_strdup_printf ("node_%u", i);
       g_autofree char *domain = NULL, *op = NULL, *overload = NULL;
       split_target (target, &domain, &op, &overload);
       GraftNode *node = graft_graph_add_node (r->graph, domain, op, name ? name : fallback_name);
+      char *node_json = json_to_string (element, FALSE);
+      node->exported_json = g_bytes_new_take (node_json, strlen (node_json));
       /* "default" is the op's only or main schema: only other overloads
        * (Tensor, Scalar, using_ints…) say something. */
       if (overload != NULL && strcmp (overload, "default") != 0)
         graft_node_add_attribute (node, graft_attribute_new_string ("overload", overload));
-      JsonObject *metadata = member_object (object, "metadata");
+      JsonObject *metadata = _graft_exported_member_object (object, "metadata");
       add_node_metadata (node, metadata);
       const char *stack = graft_node_get_metadata (node, GRAFT_EXPORTED_MODULE_STACK_KEY);
       if (stack != NULL)
@@ -972,8 +1050,8 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
           JsonNode *named = json_array_get_element (inputs, k);
           JsonObject *named_object = JSON_NODE_HOLDS_OBJECT (named) ? json_node_get_object (named) : NULL;
           gint64 kind = 1;
-          member_int (named_object, "kind", &kind);
-          const char *keyword = member_string (named_object, "name");
+          _graft_exported_member_int (named_object, "kind", &kind);
+          const char *keyword = _graft_exported_member_string (named_object, "name");
           g_autofree char *attribute_name = kind == 2 && keyword ? g_strdup (keyword) : g_strdup_printf ("arg%u", k);
           guint n_inputs = node->inputs->len, n_attributes = node->attributes->len;
           if (named_object == NULL || !add_argument (r, node, json_object_get_member (named_object, "arg"),
@@ -983,7 +1061,7 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
                            node->name, k);
           name_argument (node, keyword, n_inputs, n_attributes);
         }
-      if (!add_outputs (r, node, member_array (object, "outputs"), error))
+      if (!add_outputs (r, node, _graft_exported_member_array (object, "outputs"), error))
         return FALSE;
     }
   return TRUE;
@@ -1024,9 +1102,9 @@ read_version_record (Reader *r, gint64 *major, gint64 *minor)
 static gboolean
 check_schema_version (Reader *r, JsonObject *program, GError **error)
 {
-  JsonObject *version = member_object (program, "schema_version");
+  JsonObject *version = _graft_exported_member_object (program, "schema_version");
   gint64 major = -1, minor = -1;
-  if ((version == NULL || !member_int (version, "major", &major) || !member_int (version, "minor", &minor)) &&
+  if ((version == NULL || !_graft_exported_member_int (version, "major", &major) || !_graft_exported_member_int (version, "minor", &minor)) &&
       !read_version_record (r, &major, &minor))
     return fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r,
                  "this torch.export ExportedProgram (.pt2) names no schema_version {major, minor}, so Graft "
@@ -1048,18 +1126,64 @@ check_schema_version (Reader *r, JsonObject *program, GError **error)
 static void
 read_range_constraints (Reader *r, JsonObject *program)
 {
-  JsonObject *ranges = member_object (program, "range_constraints");
+  JsonObject *ranges = _graft_exported_member_object (program, "range_constraints");
   g_autoptr(GList) symbols = ranges ? json_object_get_members (ranges) : NULL;
   for (GList *l = symbols; l; l = l->next)
     {
-      JsonObject *range = member_object (ranges, l->data);
+      JsonObject *range = _graft_exported_member_object (ranges, l->data);
       gint64 min = 0, max = -1;
       /* null (or a missing bound) is ±infinity. */
-      member_int (range, "min_val", &min);
-      if (!member_int (range, "max_val", &max))
+      _graft_exported_member_int (range, "min_val", &min);
+      if (!_graft_exported_member_int (range, "max_val", &max))
         max = -1;
       g_autofree char *symbol = graft_exported_program_normalize_symbol (l->data);
       graft_model_set_dim_range (r->model, symbol, MAX (min, 0), max);
+    }
+}
+
+/* What saving needs beyond the IR (pt2/exported-program-writer.h): the
+ * program without its graph's nodes and values (nodes and values keep
+ * their own JSON), the example inputs torch saved beside it, extra files. */
+static void
+keep_program (Reader *r, JsonObject *program)
+{
+  JsonObject *graph = _graft_exported_member_object (_graft_exported_member_object (program, "graph_module"), "graph");
+  const char *per_value[] = { "nodes", "tensor_values", "sym_int_values", "sym_bool_values", "sym_float_values" };
+  for (guint i = 0; i < G_N_ELEMENTS (per_value); i++)
+    if (json_object_has_member (graph, per_value[i]))
+      json_object_remove_member (graph, per_value[i]);
+  g_autoptr(JsonNode) root = json_node_init_object (json_node_alloc (), program);
+  char *text = json_to_string (root, FALSE);
+  g_autoptr(GBytes) kept = g_bytes_new_take (text, strlen (text));
+  graft_model_set_kept_record (r->model, GRAFT_EXPORTED_KEPT_PROGRAM, kept);
+
+  const char *folders[] = { "weights", "constants" };
+  for (guint i = 0; !r->flat && i < G_N_ELEMENTS (folders); i++)
+    {
+      g_autofree char *record = g_strdup_printf ("data/%s/%s_%s_config.json", folders[i], r->model_name, folders[i]);
+      g_autofree char *kept_name = g_strdup_printf ("data/%s/model_%s_config.json", folders[i], folders[i]);
+      g_autoptr(GBytes) config = graft_torch_archive_has (r->archive, record)
+                                 ? graft_torch_archive_read (r->archive, record, NULL) : NULL;
+      if (config != NULL)
+        graft_model_set_kept_record (r->model, kept_name, config);
+    }
+  g_autofree char *sample_record = r->flat ? g_strdup ("serialized_example_inputs.pt")
+                                           : g_strdup_printf ("data/sample_inputs/%s.pt", r->model_name);
+  g_autoptr(GBytes) samples = graft_torch_archive_has (r->archive, sample_record)
+                              ? graft_torch_archive_read (r->archive, sample_record, NULL) : NULL;
+  if (samples != NULL)
+    graft_model_set_kept_record (r->model, GRAFT_EXPORTED_KEPT_SAMPLE_INPUTS, samples);
+  for (guint i = 0; i < graft_torch_archive_get_n_entries (r->archive); i++)
+    {
+      const GraftTorchArchiveEntry *entry = graft_torch_archive_get_entry (r->archive, i);
+      const char *extra = r->flat ? "extra_files/" : "extra/";
+      if (g_str_has_prefix (entry->record, extra) && entry->record[strlen (extra)] != '\0')
+        {
+          g_autoptr(GBytes) bytes = graft_torch_archive_read (r->archive, entry->record, NULL);
+          g_autofree char *name = g_strdup_printf ("extra/%s", entry->record + strlen (extra));
+          if (bytes != NULL)
+            graft_model_set_kept_record (r->model, name, bytes);
+        }
     }
 }
 
@@ -1120,29 +1244,29 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
     return FALSE;
   if (!check_schema_version (r, program, error))
     return FALSE;
-  JsonObject *graph_module = member_object (program, "graph_module");
-  JsonObject *graph = member_object (graph_module, "graph");
-  JsonArray *nodes = member_array (graph, "nodes");
+  JsonObject *graph_module = _graft_exported_member_object (program, "graph_module");
+  JsonObject *graph = _graft_exported_member_object (graph_module, "graph");
+  JsonArray *nodes = _graft_exported_member_array (graph, "nodes");
   if (graph == NULL || nodes == NULL)
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "graph_module.graph.nodes is missing");
-  graft_model_set_producer (r->model, "torch.export", member_string (program, "torch_version"));
-  JsonObject *opsets = member_object (program, "opset_version");
+  graft_model_set_producer (r->model, "torch.export", _graft_exported_member_string (program, "torch_version"));
+  JsonObject *opsets = _graft_exported_member_object (program, "opset_version");
   g_autoptr(GList) opset_names = opsets ? json_object_get_members (opsets) : NULL;
   for (GList *l = opset_names; l; l = l->next)
     {
       gint64 version;
-      if (member_int (opsets, l->data, &version))
+      if (_graft_exported_member_int (opsets, l->data, &version))
         graft_model_set_opset (r->model, l->data, version);
     }
   /* torch 2.13 writes the input guards it checks as Python code. */
-  JsonArray *guards = member_array (program, "guards_code");
+  JsonArray *guards = _graft_exported_member_array (program, "guards_code");
   for (guint i = 0; guards && i < json_array_get_length (guards); i++)
     {
       const char *guard = json_array_get_string_element (guards, i);
       if (guard)
         graft_model_add_metadata (r->model, "guard", guard);
     }
-  JsonArray *verifiers = member_array (program, "verifiers");
+  JsonArray *verifiers = _graft_exported_member_array (program, "verifiers");
   for (guint i = 0; verifiers && i < json_array_get_length (verifiers); i++)
     {
       const char *dialect = json_array_get_string_element (verifiers, i);
@@ -1157,6 +1281,8 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
   if (!read_signature (r, graph_module, error) || !read_nodes (r, nodes, cancellable, error))
     return FALSE;
   graft_graph_update_group_counts (r->graph);
+  store_kept_values (r);
+  keep_program (r, program);
   return TRUE;
 }
 
@@ -1166,8 +1292,10 @@ graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCanc
   g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
   g_autoptr(GHashTable) value_by_arg = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GHashTable) weight_configs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  g_autoptr(GHashTable) kept_by_value = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) json_object_unref);
   Reader r = { .archive = archive, .path = path, .model = model, .value_by_arg = value_by_arg,
-               .weight_configs = weight_configs, .json_values_left = PROGRAM_MAX_JSON_VALUES };
+               .weight_configs = weight_configs, .json_values_left = PROGRAM_MAX_JSON_VALUES,
+               .kept_by_value = kept_by_value };
   graft_model_set_path (model, path);
   gboolean ok = read_program (&r, cancellable, error);
   g_free (r.program_record);

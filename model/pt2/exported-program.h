@@ -33,6 +33,13 @@ G_BEGIN_DECLS
  * (torch/_export/serde/schema.py SCHEMA_VERSION; torch 2.13 writes 8.20). */
 #define GRAFT_EXPORTED_PROGRAM_SCHEMA_MAJOR 8
 
+/* Records the reader keeps on the model for saving
+ * (graft_model_get_kept_record): the program JSON without its graph's
+ * nodes and values, and the example inputs as torch saved them. Extra
+ * files are kept as "extra/<name>". */
+#define GRAFT_EXPORTED_KEPT_PROGRAM "models/model.json"
+#define GRAFT_EXPORTED_KEPT_SAMPLE_INPUTS "data/sample_inputs/model.pt"
+
 /* Node metadata keys, as torch.export writes them. */
 #define GRAFT_EXPORTED_STACK_TRACE_KEY "stack_trace"
 #define GRAFT_EXPORTED_MODULE_STACK_KEY "nn_module_stack"

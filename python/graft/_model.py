@@ -156,9 +156,12 @@ class Model:
         self._native.save_recipe(os.fspath(path))
 
     def save(self, path: PathLike, *, overwrite: bool = False) -> None:
-        """Writes the model as ONNX, atomically (the old file stays whole
-        if anything fails). Refuses to replace the file it was read from
-        unless ``overwrite``."""
+        """Writes the model in the format ``path``'s extension names: ONNX,
+        or ``.pt2`` for a torch.export program (edited or not; a program
+        saved as ``.onnx`` must go through ``to_onnx`` first). Atomic (the
+        old file stays whole if anything fails). Refuses formats Graft only
+        reads (``.pt``), and to replace the file it was read from unless
+        ``overwrite``."""
         self._native.save(os.fspath(path), overwrite)
 
     def to_onnx(self, *, shapes: Mapping[str, Shape] | None = None,

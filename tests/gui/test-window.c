@@ -1341,7 +1341,7 @@ test_refused_edit (void)
                             "input"));
 }
 
-/* Only ONNX is written: other formats get a reason, and no file. */
+/* Only ONNX and .pt2 programs are written: other formats get a reason, and no file. */
 static void
 test_save_refused_for_non_onnx (void)
 {
@@ -1356,7 +1356,7 @@ test_save_refused_for_non_onnx (void)
   harness_open (gui.window, weights);
   harness_activate (gui.window, save_action);
   state = capture (&gui, "save-refused-state-dict");
-  g_assert_nonnull (strstr (get (state, "dialog-0"), "Cannot Save This Model — Graft saves ONNX files only"));
+  g_assert_nonnull (strstr (get (state, "dialog-0"), "Cannot Save This Model — Graft saves ONNX files and torch.export programs"));
   g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
 }
 
@@ -1385,6 +1385,41 @@ test_export_torchscript_as_onnx (void)
   g_assert_cmpint (graft_model_get_format (exported), ==, GRAFT_MODEL_FORMAT_ONNX);
   /* Conv (batch norm folded in), Relu, GlobalAveragePool, Flatten, Gemm */
   g_assert_cmpuint (graft_model_get_graph (exported)->nodes->len, ==, 5);
+}
+
+/* A torch.export program edited in the window is saved as .pt2 (the
+ * program, not ONNX), and Save As .onnx still exports it. */
+static void
+test_save_pt2_as_pt2 (void)
+{
+  g_autofree char *path = pt2_fixture ("cnn_static.pt2");
+  g_autofree char *dir = graft_test_scratch_dir ("graft-save-pt2-XXXXXX", NULL);
+  g_autofree char *target = g_build_filename (dir, "edited.pt2", NULL);
+  g_autofree char *onnx_target = g_build_filename (dir, "edited.onnx", NULL);
+  g_autofree char *save_action = g_strconcat ("win.save-as-path::", target, NULL);
+  g_autofree char *export_action = g_strconcat ("win.save-as-path::", onnx_target, NULL);
+  g_auto(Gui) gui = { 0 };
+  g_autoptr(GHashTable) state = NULL;
+  g_autoptr(GError) error = NULL;
+
+  gui_start (&gui);
+  harness_open (gui.window, path);
+  harness_activate (gui.window, "win.bypass-node::relu_1");
+  harness_activate (gui.window, save_action);
+  state = capture (&gui, "save-pt2-as-pt2");
+  g_assert_null (g_hash_table_lookup (state, "dialog-0"));
+  g_assert_cmpstr (get (state, "title"), ==, "edited.pt2");
+  g_autoptr(GraftModel) saved = graft_model_load (target, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_model_get_format (saved), ==, GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
+  GraftGraph *graph = graft_model_get_graph (saved);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    g_assert_cmpstr (((GraftNode *) g_ptr_array_index (graph->nodes, i))->name, !=, "relu_1");
+
+  harness_activate (gui.window, export_action);
+  g_autoptr(GraftModel) exported = graft_model_load (onnx_target, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_model_get_format (exported), ==, GRAFT_MODEL_FORMAT_ONNX);
 }
 
 /* Pixels of the canvas close to rgb (the error red of the light style):
@@ -1538,6 +1573,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/window/marks-in-collapsed-groups", test_marks_in_collapsed_groups);
   g_test_add_func ("/gui/window/save-as-becomes-the-file", test_save_as_becomes_the_file);
   g_test_add_func ("/gui/window/run-pt2-range", test_run_pt2_range);
+  g_test_add_func ("/gui/window/save-pt2-as-pt2", test_save_pt2_as_pt2);
   g_test_add_func ("/gui/window/run-pt2-default-dim", test_run_pt2_default_dim);
   g_test_add_func ("/gui/window/run-nan-source", test_run_nan_source);
   g_test_add_func ("/gui/window/cost-overlay", test_cost_overlay);

@@ -246,6 +246,22 @@ test_truncated (void)
   g_assert_cmpuint (failures, >, 0);
 }
 
+/* An ExecuTorch program is named as one, not parsed as a broken ONNX
+ * model (the header executorch 1.5 writes: root offset, "ET12", "eh00"). */
+static void
+test_executorch_named (void)
+{
+  static const guint8 pte[] = { 0x3c, 0, 0, 0, 'E', 'T', '1', '2', 'e', 'h', '0', '0', 0x20, 0, 0, 0, 0x38, 8, 0, 0 };
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pte-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "model.pte", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, (const char *) pte, sizeof pte, NULL));
+  g_assert_null (graft_model_load (path, NULL, NULL, NULL, &error));
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "an ExecuTorch program (.pte, flatbuffer schema ET12)"));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -264,5 +280,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/pt2/malformed/weight-config-broken", test_weight_config_broken);
   g_test_add_func ("/pt2/malformed/weight-symbolic-size", test_weight_symbolic_size);
   g_test_add_func ("/pt2/malformed/truncated", test_truncated);
+  g_test_add_func ("/pt2/malformed/executorch-named", test_executorch_named);
   return g_test_run ();   /* tmp_dir goes at exit (graft_test_scratch_dir) */
 }

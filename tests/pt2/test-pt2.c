@@ -12,6 +12,7 @@
 #include "runtime/runtime.h"
 #include "pt2/exported-program.h"
 #include "../onnx/fixtures.h"
+#include "pt2-test-common.h"
 
 static char *fixture_dir;
 
@@ -296,20 +297,8 @@ run_program (const char *file, const char *name)
       g_autofree char *path = g_strdup_printf ("%s/%s.output%u.npy", fixtures (), name, i);
       g_autoptr(GraftRtTensor) want = graft_npy_read (path, &error);
       g_assert_no_error (error);
-      GraftRtTensor *got = g_ptr_array_index (outputs, i);
-      g_assert_cmpint (got->rank, ==, want->rank);
-      for (int d = 0; d < got->rank; d++)
-        g_assert_cmpint (got->dims[d], ==, want->dims[d]);
-      double max_ref = 0, max_error = 0;
-      for (gint64 k = 0; k < want->numel; k++)
-        {
-          double w = graft_rt_tensor_get_f64 (want, k), g = graft_rt_tensor_get_f64 (got, k);
-          max_ref = MAX (max_ref, fabs (w));
-          max_error = MAX (max_error, fabs (w - g));
-        }
-      g_test_message ("%s output %u: max error %g, bound %g", name, i, max_error, 1e-4 * max_ref);
-      if (max_error > 1e-4 * max_ref)
-        g_error ("%s output %u: max error %g > %g", name, i, max_error, 1e-4 * max_ref);
+      g_autofree char *label = g_strdup_printf ("%s output %u", name, i);
+      graft_test_assert_matches_torch (g_ptr_array_index (outputs, i), want, label);
     }
   graft_runtime_free (rt);
 }

@@ -114,6 +114,26 @@ def test_edit_dynamic_batch_then_save(exports, tmp_path):
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
 
 
+def test_pt2_edited_and_saved_as_pt2(exports, tmp_path):
+    """A torch.export program edited through the package saves as .pt2
+    (not ONNX bytes), which torch.export.load runs as before the rename."""
+    import torch
+    model = graft.load(exports["pt2"])
+    output = model.info["outputs"][0]["name"]
+    model.edit("rename-value", value=output, to="scores")
+    target = tmp_path / "renamed.pt2"
+    model.save(target)
+    program = torch.export.load(target)
+    assert list(program.graph_signature.user_outputs) == ["scores"]
+    x = np.random.default_rng(5).standard_normal((1, 3, 16, 16), dtype=np.float32)
+    with torch.no_grad():
+        got = program.module()(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, torch_reference(exports["module"], x), rtol=1e-4, atol=1e-5)
+    # a TorchScript name is a format Graft only reads
+    with pytest.raises(graft.GraftError, match="does not write"):
+        model.save(tmp_path / "renamed.pt")
+
+
 def test_edit_errors_and_surgery(exports, tmp_path):
     model = graft.load(exports["onnx"])
     with pytest.raises(graft.GraftError, match="no-such-edit|unknown"):
