@@ -16,7 +16,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 	libglib2.0-dev libglib2.0-bin libgtk-4-dev libadwaita-1-dev libcairo2-dev \
 	libprotobuf-c-dev protobuf-c-compiler \
-	libgraphviz-dev libzip-dev libjson-glib-dev libopenblas-dev \
+	libgraphviz-dev libzip-dev zlib1g-dev libjson-glib-dev libopenblas-dev \
 	desktop-file-utils shared-mime-info appstream fonts-cantarell \
 	python3-dev
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
