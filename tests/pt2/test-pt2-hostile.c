@@ -142,7 +142,8 @@ load_seconds (const char *file)
 }
 
 /* The weights config was parsed once per weight: 1000 weights took 34 s.
- * Ten times the weights may take at most twenty times as long. */
+ * Ten times the weights may take at most thirty times as long (quadratic
+ * would be a hundred; 14-17 here alone, up to 26 on a busy machine). */
 static void
 test_linear_in_weights (void)
 {
@@ -162,7 +163,7 @@ test_linear_in_weights (void)
       g_test_message ("%u weights: %.3f s", counts[i], seconds[i]);
     }
   g_assert_cmpfloat (seconds[3], <, 10.0);
-  g_assert_cmpfloat (seconds[3], <, 20 * MAX (seconds[1], 0.01));
+  g_assert_cmpfloat (seconds[3], <, 30 * MAX (seconds[1], 0.01));
 }
 
 int
