@@ -354,6 +354,30 @@ kernel_len (GraftKernelContext *ctx, GError **error)
   return graft_kernel_fail (error, "len() of a value without length");
 }
 
+/* What TorchScript makes of `for i in range(lo, hi, step)`:
+ * __range_length(lo, hi, step), the trip count, and
+ * __derive_index(index, start, step) = start + index·step, the loop
+ * variable. */
+static gboolean
+kernel_range_length (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  gint64 lo = graft_arg_int (&args[0], 0), hi = graft_arg_int (&args[1], 0), step = graft_arg_int (&args[2], 1);
+  if (step == 0)
+    return graft_kernel_fail (error, "range() arg 3 must not be zero");
+  gint64 n = step > 0 ? (lo < hi ? (hi - lo - 1) / step + 1 : 0) : (lo > hi ? (lo - hi - 1) / -step + 1 : 0);
+  return set_scalar_i64 (ctx, 0, n);
+}
+
+static gboolean
+kernel_derive_index (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  return set_scalar_i64 (ctx, 0, graft_arg_int (&args[1], 0) + graft_arg_int (&args[0], 0) * graft_arg_int (&args[2], 1));
+}
+
 static gboolean
 kernel_append (GraftKernelContext *ctx, GError **error)
 {
@@ -655,6 +679,8 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::__isnot__", kernel_is),
   OP ("aten::__not__", kernel_not),
   OP ("aten::len", kernel_len),
+  OP ("aten::__range_length", kernel_range_length),
+  OP ("aten::__derive_index", kernel_derive_index),
   OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
   OP ("aten::_set_item", kernel_set_item),
