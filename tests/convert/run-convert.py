@@ -207,6 +207,18 @@ CASES = [
      [{"name": "x", "shape": [2, 4, 6, 6], "dynamic": {0: "batch"}, "other": [3, 4, 6, 6]}], False),
     ("splits_and_grids", op_modules.SplitsAndGrids, ("traced", "scripted", "exported"),
      [{"name": "x", "shape": [2, 4, 3, 4], "dynamic": {0: "batch"}, "other": [3, 4, 3, 4]}], False),
+    # the zoo's Swin (roll, the attention mask written through slices), r3d_18 (3-D adaptive pooling),
+    # LeViT (index after a full slice) and RAFT (instance norm, linspace, grid_sample, range loops)
+    ("shifted_windows", op_modules.ShiftedWindows, ("traced", "exported"),
+     [{"name": "x", "shape": [2, 5, 6, 3], "dynamic": {0: "batch"}, "other": [3, 5, 6, 3]},
+      {"name": "z", "shape": [6, 3], "other": [6, 3]}], False),
+    ("pool3d", op_modules.Pool3d, ("traced", "scripted", "exported"),
+     [{"name": "x", "shape": [2, 3, 5, 7, 6], "dynamic": {0: "batch"}, "other": [3, 3, 5, 7, 6]}], False),
+    ("index_with_none", op_modules.IndexWithNone, ("traced", "scripted", "exported"),
+     [{"name": "x", "shape": [4, 5, 6], "other": [4, 5, 6]}], False),
+    ("flow_ops", op_modules.FlowOps, ("traced", "scripted", "exported"),
+     [{"name": "x", "shape": [2, 3, 5, 6], "dynamic": {0: "batch"}, "other": [3, 3, 5, 6]},
+      {"name": "grid", "shape": [2, 4, 3, 2], "dynamic": {0: "batch"}, "other": [3, 4, 3, 2]}], False),
     # circular padding: Slice + Concat before opset 19, Pad mode wrap from 19
     ("circular_pad", op_modules.CircularPad, ("traced", "scripted", "traced113", "scripted113"),
      [{"name": "x", "shape": [1, 2, 5, 6], "dynamic": {0: "batch", 2: "h", 3: "w"}, "other": [2, 2, 7, 9],
