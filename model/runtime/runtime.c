@@ -117,6 +117,7 @@ typedef struct {
   gpointer progress_data;
   guint done;
   gint64 deadline;           /* g_get_monotonic_time() limit, 0: none */
+  GHashTable *module_attributes;  /* qualified name → GraftRtTensor*, set by prim::SetAttr; NULL until then */
 } RunState;
 
 typedef struct _Frame Frame;
@@ -1911,6 +1912,7 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
   graft_rt_tensor_set_thread_limit (self->max_bytes);
   GPtrArray *outputs = run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
   graft_rt_tensor_set_thread_limit (0);
+  g_clear_pointer (&run.module_attributes, g_hash_table_unref);
   g_mutex_unlock (&self->run_lock);
   return outputs;
 }
@@ -2163,6 +2165,18 @@ graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc 
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
   graft_worker_pool_run (e ? e->run->runtime->workers : NULL, n, func, data);
+}
+
+GHashTable *
+graft_kernel_module_attributes (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL)
+    return NULL;
+  if (e->run->module_attributes == NULL)
+    e->run->module_attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  return e->run->module_attributes;
 }
 
 guint

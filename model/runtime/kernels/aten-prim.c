@@ -76,6 +76,13 @@ flat_weights (GraftKernelContext *ctx, const char *name, GError **error)
 static gboolean
 kernel_get_attr (GraftKernelContext *ctx, GError **error)
 {
+  GHashTable *set = graft_kernel_module_attributes (ctx);
+  GraftRtTensor *set_value = set ? g_hash_table_lookup (set, graft_node_attr_string (ctx->node, "name", "")) : NULL;
+  if (set_value != NULL)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (set_value));
+      return TRUE;
+    }
   GraftAttribute *value = graft_node_get_attribute (ctx->node, "value");
   if (value)
     {
@@ -97,6 +104,20 @@ kernel_get_attr (GraftKernelContext *ctx, GError **error)
   if (g_str_has_suffix (name, "._flat_weights"))
     return flat_weights (ctx, name, error);
   return graft_kernel_unsupported (error, "the value of module attribute '%s' is not known", name);
+}
+
+/* prim::SetAttr(value) name=ATTRIBUTE arg0=MODULE: later GetAttrs of
+ * MODULE.ATTRIBUTE in this run read value (lists shared, as in Python). */
+static gboolean
+kernel_set_attr (GraftKernelContext *ctx, GError **error)
+{
+  GHashTable *set = graft_kernel_module_attributes (ctx);
+  GraftRtTensor *value = graft_kernel_input (ctx, 0);
+  if (set == NULL || value == NULL)
+    return graft_kernel_fail (error, "SetAttr needs a value and a run");
+  const char *module = graft_node_attr_string (ctx->node, "arg0", ""), *name = graft_node_attr_string (ctx->node, "name", "");
+  g_hash_table_replace (set, *module ? g_strdup_printf ("%s.%s", module, name) : g_strdup (name), graft_rt_tensor_ref (value));
+  return TRUE;
 }
 
 static gboolean
@@ -654,6 +675,7 @@ kernel_contains (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::GetAttr", kernel_get_attr),
+  OP ("prim::SetAttr", kernel_set_attr),
   OP ("prim::DictConstruct", kernel_dict_construct), OP ("aten::dict", kernel_dict),
   OP ("prim::TupleIndex", kernel_getitem),
   OP ("prim::NumToTensor", kernel_num_to_tensor),

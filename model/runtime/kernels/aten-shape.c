@@ -327,13 +327,19 @@ kernel_slice (GraftKernelContext *ctx, GError **error)
           g_clear_error (error);
           GraftRtTensor *list = args[0].value;
           gint64 len = list->items->len;
-          gint64 s = graft_arg_is_none (&args[1]) ? 0 : graft_arg_int (&args[1], 0);
-          gint64 e = graft_arg_is_none (&args[2]) ? len : graft_arg_int (&args[2], len);
-          gint64 st = graft_arg_int (&args[3], 1);
-          s = s < 0 ? MAX (s + len, 0) : MIN (s, len);
-          e = e < 0 ? MAX (e + len, 0) : MIN (e, len);
+          gint64 st = graft_arg_is_none (&args[3]) ? 1 : graft_arg_int (&args[3], 1);
+          if (st == 0)
+            return graft_kernel_fail (error, "slice step cannot be zero");
+          /* Python's bounds: a negative step (coords[::-1]) runs from the end */
+          gint64 lo = st > 0 ? 0 : -1, hi = st > 0 ? len : len - 1;
+          gint64 s = graft_arg_is_none (&args[1]) ? (st > 0 ? 0 : len - 1) : graft_arg_int (&args[1], 0);
+          gint64 e = graft_arg_is_none (&args[2]) ? (st > 0 ? len : -1) : graft_arg_int (&args[2], len);
+          if (!graft_arg_is_none (&args[1]))
+            s = s < 0 ? MAX (s + len, lo) : MIN (s, hi);
+          if (!graft_arg_is_none (&args[2]))
+            e = e < 0 ? MAX (e + len, lo) : MIN (e, hi);
           GraftRtTensor *out = graft_rt_tensor_new_sequence (list->dtype);
-          for (gint64 i = s; st > 0 && i < e; i += st)
+          for (gint64 i = s; st > 0 ? i < e : i > e; i += st)
             g_ptr_array_add (out->items, graft_rt_tensor_ref (list->items->pdata[i]));
           graft_kernel_set_output (ctx, 0, out);
           return TRUE;
