@@ -583,9 +583,36 @@ lower_roll (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gint64 shifts[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
   guint n_shifts, n_dims = 0;
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
-  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, shifts, G_N_ELEMENTS (shifts), &n_shifts, 0, error) ||
-      (!graft_lower_arg_is_none (ctx, node, 2) &&
-       !graft_lower_arg_ints (ctx, node, 2, dims, G_N_ELEMENTS (dims), &n_dims, 0, error)))
+  if (x == NULL || (!graft_lower_arg_is_none (ctx, node, 2) &&
+                    !graft_lower_arg_ints (ctx, node, 2, dims, G_N_ELEMENTS (dims), &n_dims, 0, error)))
+    return FALSE;
+  /* shifts computed at run time (scripted Swin's -shift_size[i]): each cut
+   * is the shift's negation as a 1-element vector, which Slice takes for
+   * any sign as long as |shift| < the dim's size */
+  LowerValue *given = graft_lower_arg (ctx, node, 1);
+  GraftValue *run_time_shifts = NULL;
+  if (given != NULL && given->kind == LOWER_LIST && n_dims == given->items->len && n_dims > 0)
+    for (guint k = 0; k < given->items->len && run_time_shifts == NULL && !(error && *error); k++)
+      if (((LowerValue *) given->items->pdata[k])->kind == LOWER_TENSOR)
+        run_time_shifts = graft_lower_arg_int_vector (ctx, node, 1, error);
+  if (run_time_shifts != NULL)
+    {
+      for (guint k = 0; k < n_dims; k++)
+        {
+          GraftValue *cut = graft_lower_op (ctx, "Neg", 1, slice_axis (ctx, run_time_shifts, graft_lower_const_int (ctx, k),
+                                                                      graft_lower_const_int (ctx, k + 1), 0));
+          GraftValue *tail = slice_axis (ctx, x, cut, graft_lower_const_int (ctx, G_MAXINT64), dims[k]);
+          GraftValue *head = slice_axis (ctx, x, graft_lower_const_int (ctx, 0), cut, dims[k]);
+          GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 2, tail, head);
+          graft_node_add_attribute (concat, graft_attribute_new_int ("axis", dims[k]));
+          x = graft_lower_finish (ctx, concat);
+        }
+      graft_lower_set_output (ctx, node, 0, x);
+      return TRUE;
+    }
+  if (error && *error)
+    return FALSE;
+  if (!graft_lower_arg_ints (ctx, node, 1, shifts, G_N_ELEMENTS (shifts), &n_shifts, 0, error))
     return FALSE;
   gboolean flat = n_dims == 0;
   if (flat ? n_shifts != 1 : n_shifts != n_dims)
@@ -1230,6 +1257,55 @@ lower_linspace (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* tensor(data, dtype, device, requires_grad): a number, a 0-d value or a
+ * list of them as a tensor (0-d or 1-D) — Swin's mask values, RAFT's
+ * channel count. PyTorch's types: int64, float32, bool unless dtype says. */
+static gboolean
+lower_tensor (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 code;
+  LowerValue *data = graft_lower_arg (ctx, node, 0);
+  if (data == NULL || !graft_lower_arg_int (ctx, node, 1, -1, &code, error))
+    return FALSE;
+  GraftValue *y;
+  if (data->kind == LOWER_LIST)
+    {
+      g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+      GraftDType common = GRAFT_DTYPE_INT64;
+      for (guint k = 0; k < data->items->len; k++)
+        {
+          LowerValue *item = data->items->pdata[k];
+          if (item->kind == LOWER_LIST || item->kind == LOWER_NONE || item->kind == LOWER_SEQUENCE)
+            return graft_lower_fail (error, node, "tensor() of nested lists");
+          GraftValue *v = item->kind == LOWER_TENSOR ? item->value : graft_lower_const_attribute (ctx, item->constant, error);
+          if (v == NULL)
+            return FALSE;
+          if (graft_dtype_is_float (graft_lower_dtype (ctx, v)))
+            common = GRAFT_DTYPE_FLOAT32;
+          g_ptr_array_add (parts, graft_lower_op (ctx, "Reshape", 2, v, graft_lower_const_int (ctx, 1)));
+        }
+      if (parts->len == 0)
+        return graft_lower_fail (error, node, "tensor() of an empty list");
+      for (guint k = 0; k < parts->len; k++)
+        parts->pdata[k] = graft_lower_cast (ctx, parts->pdata[k], common);
+      y = graft_lower_concat (ctx, parts, 0);
+    }
+  else if (data->kind == LOWER_TENSOR || data->kind == LOWER_CONST)
+    {
+      y = graft_lower_arg_tensor (ctx, node, 0, error);
+      if (y == NULL)
+        return FALSE;
+      if (graft_lower_dtype (ctx, y) == GRAFT_DTYPE_FLOAT64)
+        y = graft_lower_cast (ctx, y, GRAFT_DTYPE_FLOAT32);
+    }
+  else
+    return graft_lower_fail (error, node, "tensor() of a value that is neither a number nor a list");
+  if (code >= 0)
+    y = graft_lower_cast (ctx, y, graft_lower_scalar_type (code));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
 /* argmax / argmin(self, dim, keepdim); over everything without a dim */
 static gboolean
 lower_argmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -1446,6 +1522,7 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::slice", 0, lower_slice, "self dim start end step" },
   { "aten::select", 0, lower_select, "self dim index" },
   { "aten::roll", 0, lower_roll, "self shifts dims" },
+  { "aten::tensor", 0, lower_tensor, "data dtype device requires_grad" },
   { "aten::linspace", 0, lower_linspace, "start end steps dtype layout device pin_memory" },
   { "aten::fill_", 0, lower_fill_in_place, "self value" },
   { "aten::copy_", 0, lower_copy, "self src non_blocking" },

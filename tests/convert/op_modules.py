@@ -330,3 +330,13 @@ class FlowOps(nn.Module):
         e = nn.functional.grid_sample(x, grid * 1.7, mode="nearest", padding_mode="reflection", align_corners=True)
         # sqrt of an integer tensor is float (RAFT's correlation scale)
         return y * prod / torch.sqrt(torch.arange(1, x.shape[3])).sum(), line, a, b, c, d, e
+
+
+class RuntimeShifts(nn.Module):
+    """Scripted Swin's roll by shifts computed from the sizes, and tensor() of numbers, of a size and of
+    a list (Swin's mask values, RAFT's channel count)."""
+
+    def forward(self, x):
+        rolled = torch.roll(x, shifts=(x.shape[1] // 2, -(x.shape[2] // 3)), dims=(1, 2))
+        sizes = torch.tensor([x.shape[1], 2]).to(x.dtype)
+        return rolled * torch.tensor(1.5) + sizes.sum() / torch.sqrt(torch.tensor(x.shape[2]))
