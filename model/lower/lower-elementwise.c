@@ -11,26 +11,27 @@
 typedef struct {
   const char *op;        /* aten::relu */
   const char *onnx;      /* Relu */
+  gboolean in_float;     /* integer inputs computed in float32, as PyTorch does */
 } UnaryRow;
 
 static const UnaryRow unary_rows[] = {
-  { "relu", "Relu" }, { "relu_", "Relu" }, { "sigmoid", "Sigmoid" }, { "sigmoid_", "Sigmoid" },
-  { "tanh", "Tanh" }, { "tanh_", "Tanh" }, { "exp", "Exp" }, { "log", "Log" }, { "sqrt", "Sqrt" },
-  { "neg", "Neg" }, { "abs", "Abs" }, { "erf", "Erf" }, { "floor", "Floor" }, { "ceil", "Ceil" },
-  { "reciprocal", "Reciprocal" }, { "sin", "Sin" }, { "cos", "Cos" }, { "logical_not", "Not" },
-  { "bitwise_not", "Not" }, { "sign", "Sign" }, { "softplus", "Softplus" }, { "exp_", "Exp" }, { "neg_", "Neg" },
-  { "hardswish", "HardSwish" }, { "hardswish_", "HardSwish" }, { "rsqrt", NULL },
-  { "detach", "Identity" }, { "contiguous", "Identity" }, { "clone", "Identity" },
+  { "relu", "Relu" }, { "relu_", "Relu" }, { "sigmoid", "Sigmoid", TRUE }, { "sigmoid_", "Sigmoid", TRUE },
+  { "tanh", "Tanh", TRUE }, { "tanh_", "Tanh", TRUE }, { "exp", "Exp", TRUE }, { "log", "Log", TRUE },
+  { "sqrt", "Sqrt", TRUE }, { "neg", "Neg" }, { "abs", "Abs" }, { "erf", "Erf", TRUE }, { "floor", "Floor" },
+  { "ceil", "Ceil" }, { "reciprocal", "Reciprocal", TRUE }, { "sin", "Sin", TRUE }, { "cos", "Cos", TRUE },
+  { "logical_not", "Not" }, { "bitwise_not", "Not" }, { "sign", "Sign" }, { "softplus", "Softplus", TRUE },
+  { "exp_", "Exp", TRUE }, { "neg_", "Neg" }, { "hardswish", "HardSwish", TRUE }, { "hardswish_", "HardSwish", TRUE },
+  { "rsqrt", NULL, TRUE }, { "detach", "Identity" }, { "contiguous", "Identity" }, { "clone", "Identity" },
   /* torch.export's copies and views of a value that nothing writes to */
   { "detach_", "Identity" }, { "lift_fresh_copy", "Identity" }, { "alias", "Identity" },
 };
 
-static const char *
-unary_onnx (GraftNode *node)
+static const UnaryRow *
+unary_row (GraftNode *node)
 {
   for (guint i = 0; i < G_N_ELEMENTS (unary_rows); i++)
     if (strcmp (node->op_type, unary_rows[i].op) == 0)
-      return unary_rows[i].onnx;
+      return &unary_rows[i];
   return NULL;
 }
 
@@ -38,9 +39,13 @@ static gboolean
 lower_unary (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
-  const char *onnx = unary_onnx (node);
+  const UnaryRow *row = unary_row (node);
+  const char *onnx = row ? row->onnx : NULL;
   if (x == NULL)
     return FALSE;
+  GraftDType dtype = graft_lower_dtype (ctx, x);
+  if (row && row->in_float && (graft_dtype_is_integer (dtype) || dtype == GRAFT_DTYPE_BOOL))
+    x = graft_lower_cast (ctx, x, GRAFT_DTYPE_FLOAT32);
   if (strcmp (node->op_type, "rsqrt") == 0)
     {
       graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Reciprocal", 1, graft_lower_op (ctx, "Sqrt", 1, x)));
@@ -380,6 +385,12 @@ lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
           /* true division of ints gives a float */
           x = graft_lower_cast (ctx, x, GRAFT_DTYPE_FLOAT32);
           y = graft_lower_cast (ctx, y, GRAFT_DTYPE_FLOAT32);
+        }
+      else if (graft_dtype_is_float (dx) != graft_dtype_is_float (dy))
+        {
+          /* a float by an int (RAFT's coordinates by a traced size) */
+          x = graft_lower_cast (ctx, x, graft_dtype_is_float (dx) ? dx : dy);
+          y = graft_lower_cast (ctx, y, graft_dtype_is_float (dx) ? dx : dy);
         }
       if (rounding != NULL && strcmp (rounding, "floor") == 0)
         op = B_FLOORDIV;

@@ -234,8 +234,31 @@ per_channel (GraftLowerContext *ctx, GraftValue *v, int rank)
   return graft_lower_op (ctx, "Unsqueeze", 2, v, graft_lower_const_ints (ctx, axes, MIN (rank - 2, 8), FALSE));
 }
 
-/* group_norm(input, num_groups, weight, bias, eps, cudnn_enabled): the
- * groups normalised as rows of N×G×(C/G·…), then the per-channel affine */
+/* x normalised in groups of channels, as rows of N×G×(C/G·…) (groups 0:
+ * one channel each), then scaled and shifted per channel by the weight and
+ * bias arguments at weight_k and weight_k + 1 (None: left out). */
+static gboolean
+grouped_norm (GraftLowerContext *ctx, GraftNode *node, GraftValue *x, int rank, gint64 groups, double eps, guint weight_k,
+              GError **error)
+{
+  GraftValue *rows = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_ints (ctx, (gint64[]) { 0, groups, -1 }, 3, FALSE));
+  GraftValue *y = graft_lower_op (ctx, "Reshape", 2, normalize_decomposed (ctx, rows, 1, eps), graft_lower_op (ctx, "Shape", 1, x));
+  /* back to x's own shape, which inference cannot read from Shape(x) */
+  _graft_lower_declare_type (ctx, y, graft_lower_dtype (ctx, x), graft_lower_shape (ctx, x));
+  for (guint k = weight_k; k <= weight_k + 1; k++)
+    {
+      if (graft_lower_arg_is_none (ctx, node, k))
+        continue;
+      GraftValue *v = graft_lower_arg_tensor (ctx, node, k, error);
+      if (v == NULL)
+        return FALSE;
+      y = graft_lower_op (ctx, k == weight_k ? "Mul" : "Add", 2, y, per_channel (ctx, v, rank));
+    }
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
+/* group_norm(input, num_groups, weight, bias, eps, cudnn_enabled) */
 static gboolean
 lower_group_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -246,25 +269,52 @@ lower_group_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) || !graft_lower_arg_int (ctx, node, 1, 1, &groups, error) ||
       !graft_lower_arg_double (ctx, node, 4, 1e-5, &eps, error))
     return FALSE;
-  GraftValue *rows = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_ints (ctx, (gint64[]) { 0, groups, -1 }, 3, FALSE));
-  GraftValue *y = graft_lower_op (ctx, "Reshape", 2, normalize_decomposed (ctx, rows, 1, eps), graft_lower_op (ctx, "Shape", 1, x));
-  /* back to x's own shape, which inference cannot read from Shape(x) */
-  _graft_lower_declare_type (ctx, y, graft_lower_dtype (ctx, x), graft_lower_shape (ctx, x));
-  if (!graft_lower_arg_is_none (ctx, node, 2))
-    {
-      GraftValue *scale = graft_lower_arg_tensor (ctx, node, 2, error);
-      if (scale == NULL)
-        return FALSE;
-      y = graft_lower_op (ctx, "Mul", 2, y, per_channel (ctx, scale, rank));
-    }
-  if (!graft_lower_arg_is_none (ctx, node, 3))
-    {
-      GraftValue *bias = graft_lower_arg_tensor (ctx, node, 3, error);
-      if (bias == NULL)
-        return FALSE;
-      y = graft_lower_op (ctx, "Add", 2, y, per_channel (ctx, bias, rank));
-    }
-  graft_lower_set_output (ctx, node, 0, y);
+  if (groups <= 0)
+    return graft_lower_fail (error, node, "group_norm with %" G_GINT64_FORMAT " groups", groups);
+  return grouped_norm (ctx, node, x, rank, groups, eps, 2, error);
+}
+
+/* instance_norm(input, weight, bias, running_mean, running_var,
+ * use_input_stats, momentum, eps, cudnn_enabled): one channel per group */
+static gboolean
+lower_instance_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 own_stats;
+  double eps;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error) ||
+      !graft_lower_arg_int (ctx, node, 5, 1, &own_stats, error) || !graft_lower_arg_double (ctx, node, 7, 1e-5, &eps, error))
+    return FALSE;
+  if (!own_stats)
+    return graft_lower_fail (error, node, "instance_norm with running statistics (use_input_stats=False)");
+  return grouped_norm (ctx, node, x, rank, 0, eps, 1, error);
+}
+
+/* grid_sampler(input, grid, interpolation_mode, padding_mode,
+ * align_corners) on 4-D inputs → GridSample (opset 16; its modes are named
+ * linear and cubic from opset 20) */
+static gboolean
+lower_grid_sampler (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  static const char *const paddings[] = { "zeros", "border", "reflection" };
+  gint64 mode, padding, align_corners;
+  int rank;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *grid = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (grid == NULL || !graft_lower_need_rank (ctx, x, &rank, error) || !graft_lower_arg_int (ctx, node, 2, 0, &mode, error) ||
+      !graft_lower_arg_int (ctx, node, 3, 0, &padding, error) || !graft_lower_arg_int (ctx, node, 4, 0, &align_corners, error))
+    return FALSE;
+  if (rank != 4)
+    return graft_lower_fail (error, node, "grid_sampler on a %d-D input (GridSample takes 4-D before opset 20)", rank);
+  if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
+    return graft_lower_fail (error, node, "grid_sampler mode %" G_GINT64_FORMAT ", padding %" G_GINT64_FORMAT, mode, padding);
+  const char *modes[] = { ctx->opset >= 20 ? "linear" : "bilinear", "nearest", ctx->opset >= 20 ? "cubic" : "bicubic" };
+  GraftNode *sample = graft_lower_node (ctx, "GridSample", 1, 2, x, graft_lower_cast (ctx, grid, graft_lower_dtype (ctx, x)));
+  graft_node_add_attribute (sample, graft_attribute_new_string ("mode", modes[mode]));
+  graft_node_add_attribute (sample, graft_attribute_new_string ("padding_mode", paddings[padding]));
+  graft_node_add_attribute (sample, graft_attribute_new_int ("align_corners", align_corners != 0));
+  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, sample));
   return TRUE;
 }
 
@@ -471,42 +521,69 @@ averaging_matrix (GraftLowerContext *ctx, gint64 in, gint64 out, gboolean transp
   return _graft_lower_add_constant (ctx, t);
 }
 
-/* adaptive_avg_pool2d(input, output_size): GlobalAveragePool for 1×1,
- * an AveragePool when the input size divides evenly. */
+/* adaptive_avg_pool1d/2d/3d(input, output_size): GlobalAveragePool for
+ * an output of ones, an AveragePool when the input sizes divide evenly,
+ * else a product with each axis's averaging matrix (the last axis
+ * x · Aᵀ, the one before A · x, the depth A · x over merged rows). */
 static gboolean
 lower_adaptive_avg_pool (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  gint64 size[2];
+  int ns = node->op_type[strlen ("adaptive_avg_pool")] - '0';
+  gint64 size[3];
   guint n;
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
-  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, size, 2, &n, 2, error))
+  if (x == NULL || !graft_lower_arg_ints (ctx, node, 1, size, ns, &n, ns, error))
     return FALSE;
-  if (n == 2 && size[0] == 1 && size[1] == 1)
+  gboolean ones = n == (guint) ns;
+  for (int d = 0; d < ns && ones; d++)
+    ones = size[d] == 1;
+  if (ones)
     {
       graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "GlobalAveragePool", 1, x));
       return TRUE;
     }
   const GraftShape *s = graft_lower_shape (ctx, x);
-  if (s->rank != 4 || s->dims[2].kind != GRAFT_DIM_FIXED || s->dims[3].kind != GRAFT_DIM_FIXED)
-    return graft_lower_fail (error, node, "output size other than 1×1 needs fixed input sizes");
-  if (s->dims[2].value % size[0] != 0 || s->dims[3].value % size[1] != 0)
+  gint64 in[3];
+  gboolean even = TRUE;
+  if (s->rank != ns + 2)
+    return graft_lower_fail (error, node, "an output size other than ones needs a batched %d-D input of known rank",
+                             ns + 2);
+  for (int d = 0; d < ns; d++)
     {
-      /* windows of uneven sizes (or an input smaller than the output): each
-       * axis is a product with its averaging matrix, A_h · x · A_wᵀ */
-      GraftValue *rows = averaging_matrix (ctx, s->dims[2].value, size[0], FALSE);
-      GraftValue *columns = averaging_matrix (ctx, s->dims[3].value, size[1], TRUE);
-      if (rows == NULL || columns == NULL)
-        return graft_lower_fail (error, node, "an input of %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " is too large to "
-                                 "pool to %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " as a matrix product",
-                                 s->dims[2].value, s->dims[3].value, size[0], size[1]);
-      graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "MatMul", 2, rows, graft_lower_op (ctx, "MatMul", 2, x, columns)));
+      const GraftDim *dim = &s->dims[2 + d];
+      if (dim->kind != GRAFT_DIM_FIXED || size[d] <= 0)
+        return graft_lower_fail (error, node, "an output size other than ones needs fixed input sizes");
+      in[d] = dim->value;
+      even &= in[d] % size[d] == 0;
+    }
+  if (even)
+    {
+      gint64 kernel[3];
+      for (int d = 0; d < ns; d++)
+        kernel[d] = in[d] / size[d];
+      GraftNode *pool = graft_lower_node (ctx, "AveragePool", 1, 1, x);
+      add_ints (pool, "kernel_shape", kernel, ns);
+      add_ints (pool, "strides", kernel, ns);
+      graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, pool));
       return TRUE;
     }
-  gint64 kernel[2] = { s->dims[2].value / size[0], s->dims[3].value / size[1] };
-  GraftNode *pool = graft_lower_node (ctx, "AveragePool", 1, 1, x);
-  add_ints (pool, "kernel_shape", kernel, 2);
-  add_ints (pool, "strides", kernel, 2);
-  graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, pool));
+  /* windows of uneven sizes (or an input smaller than the output) */
+  GraftValue *matrices[3];
+  for (int d = 0; d < ns; d++)
+    if ((matrices[d] = averaging_matrix (ctx, in[d], size[d], d == ns - 1)) == NULL)
+      return graft_lower_fail (error, node, "an axis of %" G_GINT64_FORMAT " is too large to pool to %" G_GINT64_FORMAT
+                               " as a matrix product", in[d], size[d]);
+  GraftValue *y = graft_lower_op (ctx, "MatMul", 2, x, matrices[ns - 1]);
+  if (ns >= 2)
+    y = graft_lower_op (ctx, "MatMul", 2, matrices[ns - 2], y);
+  if (ns == 3)
+    {
+      y = graft_lower_op (ctx, "Reshape", 2, y, graft_lower_const_ints (ctx, (gint64[]) { 0, 0, in[0], -1 }, 4, FALSE));
+      y = graft_lower_op (ctx, "MatMul", 2, matrices[0], y);
+      y = graft_lower_op (ctx, "Reshape", 2, y,
+                          graft_lower_const_ints (ctx, (gint64[]) { 0, 0, size[0], size[1], size[2] }, 5, FALSE));
+    }
+  graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
 }
 
@@ -988,6 +1065,9 @@ const GraftLowering graft_lowerings_nn[] = {
     "input weight bias running_mean running_var training momentum eps cudnn_enabled" },
   { "aten::layer_norm", 0, lower_layer_norm, "input normalized_shape weight bias eps cudnn_enable" },
   { "aten::group_norm", 0, lower_group_norm, "input num_groups weight bias eps cudnn_enabled" },
+  { "aten::instance_norm", 0, lower_instance_norm,
+    "input weight bias running_mean running_var use_input_stats momentum eps cudnn_enabled" },
+  { "aten::grid_sampler", 16, lower_grid_sampler, "input grid interpolation_mode padding_mode align_corners" },
   { "aten::upsample_nearest1d", 0, lower_upsample, "input output_size scale_factors" },
   { "aten::upsample_nearest2d", 0, lower_upsample, "input output_size scale_factors" },
   { "aten::upsample_nearest3d", 0, lower_upsample, "input output_size scale_factors" },
@@ -1002,7 +1082,9 @@ const GraftLowering graft_lowerings_nn[] = {
   { "aten::max_pool1d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::max_pool2d", 0, lower_pool, "self kernel_size stride padding dilation ceil_mode" },
   { "aten::avg_pool2d", 0, lower_pool, "self kernel_size stride padding ceil_mode count_include_pad divisor_override" },
+  { "aten::adaptive_avg_pool1d", 0, lower_adaptive_avg_pool, "self output_size" },
   { "aten::adaptive_avg_pool2d", 0, lower_adaptive_avg_pool, "self output_size" },
+  { "aten::adaptive_avg_pool3d", 0, lower_adaptive_avg_pool, "self output_size" },
   { "aten::linear", 0, lower_linear, "input weight bias" },
   { "aten::addmm", 0, lower_addmm, "self mat1 mat2 beta alpha" },
   { "aten::matmul", 0, lower_matmul, "self other" },

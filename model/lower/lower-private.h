@@ -154,6 +154,9 @@ GraftGraph *graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, co
                                   gboolean loop_body, GraftValue **carried, GPtrArray *grown_lists, GError **error);
 
 /* Shared between the files of the lowering. */
+/* The row that lowers op at opset (for reading another node's arguments
+ * by its own schema: set ctx->row to it meanwhile), or NULL. */
+const GraftLowering *_graft_lower_row (const char *op, gint64 opset);
 GHashTable *_graft_lower_types_new (void);
 void _graft_lower_declare_type (GraftLowerContext *ctx, GraftValue *value, GraftDType dtype, const GraftShape *shape);
 char *_graft_lower_unique_node_name (GraftLowerContext *ctx, const char *op_type);

@@ -457,6 +457,20 @@ lower_split (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return graft_lower_fail (error, node, "needs the rank of its input; give the inputs' shapes");
   if (!normalize_dim (node, &dim, s->rank, error))
     return FALSE;
+  LowerValue *given = unbind ? NULL : graft_lower_arg (ctx, node, 1);
+  gboolean run_time_sizes = FALSE;
+  for (guint i = 0; !chunk && given != NULL && given->kind == LOWER_LIST && i < given->items->len; i++)
+    run_time_sizes |= ((LowerValue *) given->items->pdata[i])->kind == LOWER_TENSOR;
+  if (run_time_sizes)
+    {
+      /* split_with_sizes by sizes known only at run time (traced RAFT's
+       * [96, C − 96]): the list as a vector */
+      GraftValue *sizes_vector = graft_lower_arg_int_vector (ctx, node, 1, error);
+      if (sizes_vector == NULL)
+        return FALSE;
+      bind_split (ctx, node, x, dim, sizes_vector, given->items->len, FALSE);
+      return TRUE;
+    }
   if (!unbind && !graft_lower_arg_ints (ctx, node, 1, count, G_N_ELEMENTS (count), &n, 0, error))
     return FALSE;
   if (!unbind && !chunk && n > 1)
@@ -550,6 +564,197 @@ lower_slice (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, "Slice", 5, x, start, end, graft_lower_const_int (ctx, dim), step));
   return TRUE;
+}
+
+/* Slice(x, start, end) along axis (1-element int64 vectors) */
+static GraftValue *
+slice_axis (GraftLowerContext *ctx, GraftValue *x, GraftValue *start, GraftValue *end, gint64 axis)
+{
+  return graft_lower_op (ctx, "Slice", 4, x, start, end, graft_lower_const_int (ctx, axis));
+}
+
+/* roll(self, shifts, dims): along each dim, Concat of the last s elements
+ * and the first n − s (Slice takes negative starts, so the dim's size
+ * need not be known; a shift as large as a known size is reduced modulo
+ * it). Without dims, the roll of the flattened tensor. */
+static gboolean
+lower_roll (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 shifts[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+  guint n_shifts, n_dims = 0;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || (!graft_lower_arg_is_none (ctx, node, 2) &&
+                    !graft_lower_arg_ints (ctx, node, 2, dims, G_N_ELEMENTS (dims), &n_dims, 0, error)))
+    return FALSE;
+  /* shifts computed at run time (scripted Swin's -shift_size[i]): each cut
+   * is the shift's negation as a 1-element vector, which Slice takes for
+   * any sign as long as |shift| < the dim's size */
+  LowerValue *given = graft_lower_arg (ctx, node, 1);
+  GraftValue *run_time_shifts = NULL;
+  if (given != NULL && given->kind == LOWER_LIST && n_dims == given->items->len && n_dims > 0)
+    for (guint k = 0; k < given->items->len && run_time_shifts == NULL && !(error && *error); k++)
+      if (((LowerValue *) given->items->pdata[k])->kind == LOWER_TENSOR)
+        run_time_shifts = graft_lower_arg_int_vector (ctx, node, 1, error);
+  if (run_time_shifts != NULL)
+    {
+      for (guint k = 0; k < n_dims; k++)
+        {
+          GraftValue *cut = graft_lower_op (ctx, "Neg", 1, slice_axis (ctx, run_time_shifts, graft_lower_const_int (ctx, k),
+                                                                      graft_lower_const_int (ctx, k + 1), 0));
+          GraftValue *tail = slice_axis (ctx, x, cut, graft_lower_const_int (ctx, G_MAXINT64), dims[k]);
+          GraftValue *head = slice_axis (ctx, x, graft_lower_const_int (ctx, 0), cut, dims[k]);
+          GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 2, tail, head);
+          graft_node_add_attribute (concat, graft_attribute_new_int ("axis", dims[k]));
+          x = graft_lower_finish (ctx, concat);
+        }
+      graft_lower_set_output (ctx, node, 0, x);
+      return TRUE;
+    }
+  if (error && *error)
+    return FALSE;
+  if (!graft_lower_arg_ints (ctx, node, 1, shifts, G_N_ELEMENTS (shifts), &n_shifts, 0, error))
+    return FALSE;
+  gboolean flat = n_dims == 0;
+  if (flat ? n_shifts != 1 : n_shifts != n_dims)
+    return graft_lower_fail (error, node, "%u shifts for %u dims", n_shifts, n_dims);
+  GraftValue *shape = NULL;
+  if (flat)
+    {
+      shape = graft_lower_op (ctx, "Shape", 1, x);
+      x = graft_lower_op (ctx, "Reshape", 2, x, graft_lower_const_int (ctx, -1));
+      dims[0] = 0;
+      n_dims = 1;
+    }
+  for (guint k = 0; k < n_dims; k++)
+    {
+      const GraftShape *s = graft_lower_shape (ctx, x);
+      gint64 shift = shifts[k], d = dims[k];
+      if (s->rank > 0 && d < 0)
+        d += s->rank;
+      if (s->rank > 0 && d >= 0 && d < s->rank && s->dims[d].kind == GRAFT_DIM_FIXED && s->dims[d].value > 0)
+        {
+          gint64 n = s->dims[d].value;
+          shift = ((shift % n) + n) % n;
+        }
+      if (shift == 0)
+        continue;
+      GraftValue *cut = graft_lower_const_int (ctx, -shift), *zero = graft_lower_const_int (ctx, 0);
+      GraftValue *tail = slice_axis (ctx, x, cut, graft_lower_const_int (ctx, G_MAXINT64), d);
+      GraftValue *head = slice_axis (ctx, x, zero, cut, d);
+      GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 2, tail, head);
+      graft_node_add_attribute (concat, graft_attribute_new_int ("axis", d));
+      x = graft_lower_finish (ctx, concat);
+    }
+  if (flat)
+    x = graft_lower_op (ctx, "Reshape", 2, x, shape);
+  graft_lower_set_output (ctx, node, 0, x);
+  return TRUE;
+}
+
+/* parent with the elements that view (an aten::slice of step 1 or a
+ * select at a constant index) took from it replaced by value: Concat of
+ * what lies before, value, and what lies after along the view's dim. */
+static GraftValue *
+write_into (GraftLowerContext *ctx, GraftNode *view, GraftValue *parent, GraftValue *value, GError **error)
+{
+  const GraftLowering *saved = ctx->row;
+  ctx->row = _graft_lower_row (view->op, ctx->opset);
+  gboolean select = strcmp (view->op, "aten::select") == 0;
+  gint64 dim, step = 1, index = 0;
+  GraftValue *start = NULL, *end = NULL;
+  gboolean ok = graft_lower_arg_int (ctx, view, 1, 0, &dim, error);
+  if (ok && select)
+    {
+      ok = graft_lower_arg_int (ctx, view, 2, 0, &index, error);
+      start = graft_lower_const_int (ctx, index);
+      /* x[-1]: nothing after it */
+      end = graft_lower_const_int (ctx, index == -1 ? G_MAXINT64 : index + 1);
+      value = ok ? graft_lower_op (ctx, "Unsqueeze", 2, value, graft_lower_const_int (ctx, dim)) : NULL;
+    }
+  else if (ok)
+    {
+      ok = graft_lower_arg_int (ctx, view, 4, 1, &step, error) &&
+           (start = index_vector (ctx, view, 2, 0, error)) != NULL &&
+           (end = index_vector (ctx, view, 3, G_MAXINT64, error)) != NULL;
+      if (ok && step != 1)
+        ok = graft_lower_fail (error, view, "an in-place write through a slice of step %" G_GINT64_FORMAT, step);
+    }
+  ctx->row = saved;
+  if (!ok)
+    return NULL;
+  GraftValue *before = slice_axis (ctx, parent, graft_lower_const_int (ctx, 0), start, dim);
+  GraftValue *after = slice_axis (ctx, parent, end, graft_lower_const_int (ctx, G_MAXINT64), dim);
+  GraftNode *concat = graft_lower_node (ctx, "Concat", 1, 3, before, graft_lower_cast (ctx, value, graft_lower_dtype (ctx, parent)),
+                                        after);
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", dim));
+  return graft_lower_finish (ctx, concat);
+}
+
+/* What an in-place op (node) computed for its first input, a tensor or a
+ * view of one (slices and selects of slices…), becomes that input's value
+ * for the nodes after, and is written into every tensor up the view chain,
+ * as PyTorch's shared memory makes it. */
+static gboolean
+lower_in_place_result (GraftLowerContext *ctx, GraftNode *node, GraftValue *value, GError **error)
+{
+  GraftValue *target = g_ptr_array_index (node->inputs, 0);
+  graft_lower_set_output (ctx, node, 0, value);
+  graft_lower_bind (ctx, target, graft_lower_value_tensor (value, FALSE));
+  while (target->producer != NULL && (strcmp (target->producer->op, "aten::slice") == 0 ||
+                                       strcmp (target->producer->op, "aten::select") == 0))
+    {
+      GraftNode *view = target->producer;
+      GraftValue *source = view->inputs->len > 0 ? g_ptr_array_index (view->inputs, 0) : NULL;
+      LowerValue *parent = source ? graft_lower_lookup (ctx, source) : NULL;
+      if (parent == NULL || parent->kind != LOWER_TENSOR)
+        return graft_lower_fail (error, node, "writes through view '%s' of a value that is not a tensor", view->name);
+      if (source->graph != node->graph)
+        return graft_lower_fail (error, node, "writes through view '%s' into a value of an enclosing graph", view->name);
+      value = write_into (ctx, view, parent->value, value, error);
+      if (value == NULL)
+        return FALSE;
+      graft_lower_bind (ctx, source, graft_lower_value_tensor (value, FALSE));
+      target = source;
+    }
+  return TRUE;
+}
+
+/* fill_(self, value): value expanded to self's shape, in self's dtype */
+static gboolean
+lower_fill_in_place (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *value = x ? graft_lower_arg_like (ctx, node, 1, x, error) : NULL;
+  if (value == NULL)
+    return FALSE;
+  value = graft_lower_cast (ctx, value, graft_lower_dtype (ctx, x));
+  return lower_in_place_result (ctx, node, graft_lower_op (ctx, "Expand", 2, value, graft_lower_op (ctx, "Shape", 1, x)),
+                                error);
+}
+
+/* copy_(self, src, non_blocking) / copy(self, src, …): src broadcast to
+ * self's shape in self's dtype; copy(list) alone is list.copy() */
+static gboolean
+lower_copy (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *self = graft_lower_arg (ctx, node, 0);
+  if (self != NULL && self->kind != LOWER_TENSOR && graft_lower_arg_is_none (ctx, node, 1))
+    {
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_copy (self));
+      return TRUE;
+    }
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  GraftValue *src = x ? graft_lower_arg_tensor (ctx, node, 1, error) : NULL;
+  if (src == NULL)
+    return FALSE;
+  GraftValue *value = graft_lower_op (ctx, "Expand", 2, graft_lower_cast (ctx, src, graft_lower_dtype (ctx, x)),
+                                      graft_lower_op (ctx, "Shape", 1, x));
+  if (strcmp (node->op_type, "copy") == 0)
+    {
+      graft_lower_set_output (ctx, node, 0, value);
+      return TRUE;
+    }
+  return lower_in_place_result (ctx, node, value, error);
 }
 
 /* select(self, dim, index) → Gather with a 0-d index (drops the dim) */
@@ -711,6 +916,79 @@ lower_dim (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (x == NULL || !graft_lower_need_rank (ctx, x, &rank, error))
     return FALSE;
   graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (rank));
+  return TRUE;
+}
+
+/* The int argument k as a 0-d int64 tensor (constants become initializers). */
+static GraftValue *
+int_scalar_arg (GraftLowerContext *ctx, GraftNode *node, guint k, GError **error)
+{
+  GraftValue *v = graft_lower_arg_tensor (ctx, node, k, error);
+  return v ? graft_lower_op (ctx, "Reshape", 2, graft_lower_cast (ctx, v, GRAFT_DTYPE_INT64),
+                             graft_lower_const_ints (ctx, NULL, 0, FALSE)) : NULL;
+}
+
+static gboolean
+all_constant (GraftLowerContext *ctx, GraftNode *node, guint n)
+{
+  for (guint k = 0; k < n; k++)
+    {
+      LowerValue *v = graft_lower_arg (ctx, node, k);
+      if (v == NULL || v->kind != LOWER_CONST)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* What TorchScript makes of `for i in range(lo, hi, step)` (step a
+ * constant): __range_length(lo, hi, step), the trip count, and
+ * __derive_index(index, start, step) = start + index·step. Constants
+ * fold; otherwise 0-d int64 arithmetic. */
+static gboolean
+lower_range_length (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 step, lo, hi;
+  if (!graft_lower_arg_int (ctx, node, 2, 1, &step, error))
+    return FALSE;
+  if (step == 0)
+    return graft_lower_fail (error, node, "range() step must not be zero");
+  if (all_constant (ctx, node, 2))
+    {
+      if (!graft_lower_arg_int (ctx, node, 0, 0, &lo, error) || !graft_lower_arg_int (ctx, node, 1, 0, &hi, error))
+        return FALSE;
+      gint64 n = step > 0 ? (lo < hi ? (hi - lo - 1) / step + 1 : 0) : (lo > hi ? (lo - hi - 1) / -step + 1 : 0);
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (n));
+      return TRUE;
+    }
+  GraftValue *a = int_scalar_arg (ctx, node, 0, error), *b = a ? int_scalar_arg (ctx, node, 1, error) : NULL;
+  if (b == NULL)
+    return FALSE;
+  gint64 size = ABS (step);
+  GraftValue *span = step > 0 ? graft_lower_op (ctx, "Sub", 2, b, a) : graft_lower_op (ctx, "Sub", 2, a, b);
+  GraftValue *count = graft_lower_op (ctx, "Div", 2, graft_lower_op (ctx, "Add", 2, span, graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, size - 1)),
+                                      graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, size));
+  graft_lower_set_output_scalar (ctx, node, 0,
+                                 graft_lower_op (ctx, "Max", 2, count, graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, 0)));
+  return TRUE;
+}
+
+static gboolean
+lower_derive_index (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 index, start, step;
+  if (all_constant (ctx, node, 3))
+    {
+      if (!graft_lower_arg_int (ctx, node, 0, 0, &index, error) || !graft_lower_arg_int (ctx, node, 1, 0, &start, error) ||
+          !graft_lower_arg_int (ctx, node, 2, 1, &step, error))
+        return FALSE;
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), int_constant (start + index * step));
+      return TRUE;
+    }
+  GraftValue *i = int_scalar_arg (ctx, node, 0, error), *first = i ? int_scalar_arg (ctx, node, 1, error) : NULL;
+  GraftValue *by = first ? int_scalar_arg (ctx, node, 2, error) : NULL;
+  if (by == NULL)
+    return FALSE;
+  graft_lower_set_output_scalar (ctx, node, 0, graft_lower_op (ctx, "Add", 2, first, graft_lower_op (ctx, "Mul", 2, i, by)));
   return TRUE;
 }
 
@@ -945,6 +1223,99 @@ lower_new_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* linspace(start, end, steps, dtype, …): with a constant count, the
+ * values PyTorch computes (from start for the first half, back from end
+ * for the rest) as a constant; with a count known at run time,
+ * start + Range(0, steps)·(end − start)/(steps − 1) */
+static gboolean
+lower_linspace (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  double start, end;
+  gint64 code, steps;
+  if (!graft_lower_arg_double (ctx, node, 0, 0, &start, error) || !graft_lower_arg_double (ctx, node, 1, 0, &end, error) ||
+      !graft_lower_arg_int (ctx, node, 3, 6, &code, error))
+    return FALSE;
+  GraftDType dtype = graft_lower_scalar_type (code);
+  LowerValue *count = graft_lower_arg (ctx, node, 2);
+  if (count != NULL && count->kind == LOWER_TENSOR)
+    {
+      GraftValue *n = graft_lower_op (ctx, "Reshape", 2, graft_lower_cast (ctx, count->value, GRAFT_DTYPE_INT64),
+                                      graft_lower_const_ints (ctx, NULL, 0, FALSE));
+      GraftValue *index = graft_lower_op (ctx, "Range", 3, graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, 0), n,
+                                          graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, 1));
+      GraftValue *gaps = graft_lower_op (ctx, "Max", 2, graft_lower_op (ctx, "Sub", 2, n, graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, 1)),
+                                         graft_lower_const_scalar (ctx, GRAFT_DTYPE_INT64, 1));
+      GraftValue *step = graft_lower_op (ctx, "Div", 2, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, end - start),
+                                         graft_lower_cast (ctx, gaps, GRAFT_DTYPE_FLOAT32));
+      GraftValue *y = graft_lower_op (ctx, "Add", 2, graft_lower_const_scalar (ctx, GRAFT_DTYPE_FLOAT32, start),
+                                      graft_lower_op (ctx, "Mul", 2, graft_lower_cast (ctx, index, GRAFT_DTYPE_FLOAT32), step));
+      graft_lower_set_output (ctx, node, 0, graft_lower_cast (ctx, y, dtype));
+      return TRUE;
+    }
+  if (!graft_lower_arg_int (ctx, node, 2, 0, &steps, error))
+    return FALSE;
+  if (steps < 0 || steps > (1 << 24))
+    return graft_lower_fail (error, node, "linspace of %" G_GINT64_FORMAT " steps", steps);
+  g_autofree float *values = g_new0 (float, MAX (steps, 1));
+  float a = (float) start, b = (float) end, step = steps > 1 ? (b - a) / (float) (steps - 1) : 0;
+  for (gint64 i = 0; i < steps; i++)
+    values[i] = i < steps / 2 ? a + step * (float) i : b - step * (float) (steps - i - 1);
+  GraftTensor *t = graft_tensor_new (NULL, GRAFT_DTYPE_FLOAT32, 1, &steps);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (g_steal_pointer (&values), steps * sizeof (float));
+  graft_tensor_set_data (t, bytes, NULL);
+  graft_lower_set_output (ctx, node, 0, graft_lower_cast (ctx, _graft_lower_add_constant (ctx, t), dtype));
+  return TRUE;
+}
+
+/* tensor(data, dtype, device, requires_grad): a number, a 0-d value or a
+ * list of them as a tensor (0-d or 1-D) — Swin's mask values, RAFT's
+ * channel count. PyTorch's types: int64, float32, bool unless dtype says. */
+static gboolean
+lower_tensor (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 code;
+  LowerValue *data = graft_lower_arg (ctx, node, 0);
+  if (data == NULL || !graft_lower_arg_int (ctx, node, 1, -1, &code, error))
+    return FALSE;
+  GraftValue *y;
+  if (data->kind == LOWER_LIST)
+    {
+      g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+      GraftDType common = GRAFT_DTYPE_INT64;
+      for (guint k = 0; k < data->items->len; k++)
+        {
+          LowerValue *item = data->items->pdata[k];
+          if (item->kind == LOWER_LIST || item->kind == LOWER_NONE || item->kind == LOWER_SEQUENCE)
+            return graft_lower_fail (error, node, "tensor() of nested lists");
+          GraftValue *v = item->kind == LOWER_TENSOR ? item->value : graft_lower_const_attribute (ctx, item->constant, error);
+          if (v == NULL)
+            return FALSE;
+          if (graft_dtype_is_float (graft_lower_dtype (ctx, v)))
+            common = GRAFT_DTYPE_FLOAT32;
+          g_ptr_array_add (parts, graft_lower_op (ctx, "Reshape", 2, v, graft_lower_const_int (ctx, 1)));
+        }
+      if (parts->len == 0)
+        return graft_lower_fail (error, node, "tensor() of an empty list");
+      for (guint k = 0; k < parts->len; k++)
+        parts->pdata[k] = graft_lower_cast (ctx, parts->pdata[k], common);
+      y = graft_lower_concat (ctx, parts, 0);
+    }
+  else if (data->kind == LOWER_TENSOR || data->kind == LOWER_CONST)
+    {
+      y = graft_lower_arg_tensor (ctx, node, 0, error);
+      if (y == NULL)
+        return FALSE;
+      if (graft_lower_dtype (ctx, y) == GRAFT_DTYPE_FLOAT64)
+        y = graft_lower_cast (ctx, y, GRAFT_DTYPE_FLOAT32);
+    }
+  else
+    return graft_lower_fail (error, node, "tensor() of a value that is neither a number nor a list");
+  if (code >= 0)
+    y = graft_lower_cast (ctx, y, graft_lower_scalar_type (code));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
 /* argmax / argmin(self, dim, keepdim); over everything without a dim */
 static gboolean
 lower_argmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
@@ -1160,6 +1531,12 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::unbind", 0, lower_split, "self dim" },
   { "aten::slice", 0, lower_slice, "self dim start end step" },
   { "aten::select", 0, lower_select, "self dim index" },
+  { "aten::roll", 0, lower_roll, "self shifts dims" },
+  { "aten::tensor", 0, lower_tensor, "data dtype device requires_grad" },
+  { "aten::linspace", 0, lower_linspace, "start end steps dtype layout device pin_memory" },
+  { "aten::fill_", 0, lower_fill_in_place, "self value" },
+  { "aten::copy_", 0, lower_copy, "self src non_blocking" },
+  { "aten::copy", 0, lower_copy, "self src non_blocking" },
   { "aten::expand", 0, lower_expand, "self size implicit" },
   { "aten::expand_as", 0, lower_as, "self other" },
   { "aten::view_as", 0, lower_as, "self other" },
@@ -1198,6 +1575,8 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::sym_size", 0, lower_size, "self dim" },
   { "aten::dim", 0, lower_dim, "self" },
   { "aten::len", 0, lower_len, "a" },
+  { "aten::__range_length", 0, lower_range_length, "lo hi step" },
+  { "aten::__derive_index", 0, lower_derive_index, "index start step" },
   { "aten::__getitem__", 0, lower_getitem, "list idx" },
   { NULL }
 };

@@ -47,6 +47,12 @@ lookup_row (const char *op, gint64 opset)
   return best;
 }
 
+const GraftLowering *
+_graft_lower_row (const char *op, gint64 opset)
+{
+  return lookup_row (op, opset);
+}
+
 static const GraftLowering *
 lookup_any_opset (const char *op)
 {

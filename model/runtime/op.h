@@ -173,6 +173,11 @@ GPtrArray *graft_kernel_run_subgraph (GraftKernelContext *ctx, GraftGraph *graph
 typedef void (*GraftParallelFunc) (gint64 index, gpointer data);
 void graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc func, gpointer data);
 guint graft_kernel_get_n_threads (GraftKernelContext *ctx);
+/* The module attributes the run has set (TorchScript's prim::SetAttr: RAFT
+ * keeps its correlation pyramid on a submodule), by qualified name
+ * ("raft.corr_block.corr_pyramid") → GraftRtTensor* (owned); made on first
+ * use, gone with the run. NULL outside a run. */
+GHashTable *graft_kernel_module_attributes (GraftKernelContext *ctx);
 
 /* Error helpers: messages are prefixed with the node by the engine. */
 /* Set error and return FALSE. */

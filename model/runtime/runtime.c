@@ -8,6 +8,7 @@
 #include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
 #include "runtime/op.h"
+#include "runtime/kernels/aten-args.h"
 #include "runtime/fusion-patterns.h"
 #include "runtime/qdq-fusion.h"
 #include "runtime/worker-pool.h"
@@ -70,6 +71,12 @@ typedef struct _Step {
    * watches the values in between. */
   struct _Step *pattern;
   guint pattern_at;         /* NO_STEP, or as above */
+  /* An in-place aten op whose first input is a view (aten::slice/select,
+   * possibly of a view): the steps that made the views, innermost first.
+   * The op's result is written back through each into the tensor the
+   * view was taken from (graft_aten_view_write_back). */
+  guint n_views;
+  guint *views;
 } Step;
 
 typedef struct {
@@ -110,6 +117,7 @@ typedef struct {
   gpointer progress_data;
   guint done;
   gint64 deadline;           /* g_get_monotonic_time() limit, 0: none */
+  GHashTable *module_attributes;  /* qualified name → GraftRtTensor*, set by prim::SetAttr; NULL until then */
 } RunState;
 
 typedef struct _Frame Frame;
@@ -269,6 +277,7 @@ step_clear (Step *step)
   g_free (step->inputs);
   g_free (step->outputs);
   g_free (step->release);
+  g_free (step->views);
   if (step->derived_free)
     step->derived_free (step->derived);
   if (step->qdq)
@@ -1077,6 +1086,30 @@ is_inplace_aten (GraftNode *node)
          node->op_type[len - 2] != '_';
 }
 
+/* The views step's in-place op writes through (Step.views); their inputs
+ * stay alive until it ran. */
+static void
+plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_use, guint at)
+{
+  g_autoptr(GArray) views = g_array_new (FALSE, FALSE, sizeof (guint));
+  GraftValue *v = step->node->inputs->pdata[0];
+  for (; v != NULL && v->producer != NULL && graft_aten_is_view (v->producer); v = v->producer->inputs->pdata[0])
+    {
+      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (step_of, v->producer));
+      if (index == 0 || v->producer->inputs->len == 0)
+        break;
+      guint view_step = index - 1;
+      Step *view = &plan->steps[view_step];
+      g_array_append_val (views, view_step);
+      for (guint j = 0; j < view->n_inputs; j++)
+        if (view->inputs[j].up == 0 && view->inputs[j].slot != NO_SLOT &&
+            (last_use[view->inputs[j].slot] == NO_SLOT || last_use[view->inputs[j].slot] < at))
+          last_use[view->inputs[j].slot] = at;
+    }
+  step->n_views = views->len;
+  step->views = (guint *) g_array_free (g_steal_pointer (&views), FALSE);
+}
+
 static gboolean
 plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 {
@@ -1107,6 +1140,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
    * reads go to the in-place op's output instead (file order is kept by
    * the topological order, so they run after it). */
   g_autoptr(GHashTable) mutated = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr(GHashTable) step_of = g_hash_table_new (g_direct_hash, g_direct_equal);  /* node → index + 1 */
 
   for (guint i = 0; i < order->len; i++)
     {
@@ -1174,7 +1208,11 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&
           node->outputs->pdata[0] && ((GraftValue *) node->inputs->pdata[0])->graph == graph &&
           node->inputs->pdata[0] != node->outputs->pdata[0])
-        g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
+        {
+          g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
+          plan_view_write_back (plan, step, step_of, last_use, i);
+        }
+      g_hash_table_insert (step_of, node, GUINT_TO_POINTER (i + 1));
     }
 
   if (!g_getenv ("GRAFT_NO_FUSION"))
@@ -1512,6 +1550,56 @@ is_half (GraftRtTensor *t)
          (t->dtype == GRAFT_DTYPE_FLOAT16 || t->dtype == GRAFT_DTYPE_BFLOAT16);
 }
 
+static void
+frame_set (Frame *frame, ValueRef ref, GraftRtTensor *tensor /* transfer full */)
+{
+  for (guint i = 0; i < ref.up && frame; i++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT)
+    {
+      graft_rt_tensor_unref (tensor);
+      return;
+    }
+  g_clear_pointer (&frame->values[ref.slot], graft_rt_tensor_unref);
+  frame->values[ref.slot] = tensor;
+}
+
+/* After an in-place op on a view: its result written into the tensor each
+ * view of the chain was taken from, up to the first, whose slot (read by
+ * the nodes after, as in PyTorch, where the view shares its memory) then
+ * holds the changed tensor. */
+static gboolean
+write_through_views (Frame *frame, Step *step, GraftRtTensor *written, GError **error)
+{
+  if (written == NULL)
+    return TRUE;
+  g_autoptr(GraftRtTensor) value = graft_rt_tensor_ref (written);
+  for (guint k = 0; k < step->n_views; k++)
+    {
+      Step *view = &frame->plan->steps[step->views[k]];
+      g_autofree GraftRtTensor **inputs = g_new0 (GraftRtTensor *, MAX (view->n_inputs, 1));
+      for (guint j = 0; j < view->n_inputs; j++)
+        inputs[j] = frame_get (frame, view->inputs[j]);
+      if (inputs[0] == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "the tensor that view '%s' was taken from is gone", view->node->name);
+          return FALSE;
+        }
+      GraftKernelContext vctx = { view->node, view->schema, view->opset, view->n_inputs, inputs, 0, NULL, NULL, NULL };
+      GraftRtTensor *changed = graft_aten_view_write_back (&vctx, value, error);
+      if (changed == NULL)
+        {
+          g_prefix_error (error, "writing through view '%s': ", view->node->name);
+          return FALSE;
+        }
+      g_clear_pointer (&value, graft_rt_tensor_unref);
+      value = graft_rt_tensor_ref (changed);
+      frame_set (frame, view->inputs[0], changed);
+    }
+  return TRUE;
+}
+
 /* declined: NULL, or where a kernel that may decline the run (a fused
  * step whose nodes then run) says so by producing no output. */
 static gboolean
@@ -1643,6 +1731,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
           outputs[j] = h;
         }
     }
+  if (step->n_views > 0 && step->n_outputs > 0 && !write_through_views (frame, step, outputs[0], error))
+    goto out;
   for (guint j = 0; j < step->n_outputs; j++)
     if (step->outputs[j] != NO_SLOT)
       {
@@ -1853,6 +1943,7 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
   graft_rt_tensor_set_thread_limit (self->max_bytes);
   GPtrArray *outputs = run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
   graft_rt_tensor_set_thread_limit (0);
+  g_clear_pointer (&run.module_attributes, g_hash_table_unref);
   g_mutex_unlock (&self->run_lock);
   return outputs;
 }
@@ -2105,6 +2196,18 @@ graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc 
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
   graft_worker_pool_run (e ? e->run->runtime->workers : NULL, n, func, data);
+}
+
+GHashTable *
+graft_kernel_module_attributes (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL)
+    return NULL;
+  if (e->run->module_attributes == NULL)
+    e->run->module_attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  return e->run->module_attributes;
 }
 
 guint

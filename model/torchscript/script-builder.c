@@ -2679,6 +2679,25 @@ visit_live_node (Liveness *l, GraftNode *n)
       if (body && body->outputs->len)
         live_value (l, g_ptr_array_index (body->outputs, 0));
     }
+  if (n->op == g_intern_static_string ("prim::If"))
+    {
+      /* A branch that raises returns prim::Uninitialized for the values the
+       * other one makes. A live If keeps its branches' outputs even when
+       * nothing reads them, so those placeholders stay too (a dead one
+       * would leave the branch returning a value freed with the dead
+       * nodes: scripted RAFT). */
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (n);
+      for (guint s = 0; s < subs->len; s++)
+        {
+          GraftGraph *g = g_ptr_array_index (subs, s);
+          for (guint k = 0; k < g->outputs->len; k++)
+            {
+              GraftValue *out = g_ptr_array_index (g->outputs, k);
+              if (out && out->producer && out->producer->op == g_intern_static_string ("prim::Uninitialized"))
+                live_value (l, out);
+            }
+        }
+    }
 }
 
 static void

@@ -245,3 +245,98 @@ class SplitsAndGrids(nn.Module):
         grid = (gy * w + gx).to(x.dtype).unflatten(0, (h, 1)).view_as(x[0, :1].squeeze(0).unsqueeze(1))
         zeros = x.new_zeros(b, 2)
         return (q * k + v).sum(-1), first.sum(1) - second.sum(1), grid, zeros + 1
+
+
+class ShiftedWindows(nn.Module):
+    """torchvision's Swin: a shift list copied and zeroed where the window
+    covers the input, a roll by it, and the attention mask written slice by
+    slice into new_zeros (traced: fill_ on a slice of a slice, scripted:
+    copy_ of a tensor). Also a select written through, copy_ of a
+    broadcast source, and flat and negative rolls."""
+
+    def __init__(self):
+        super().__init__()
+        self.window = [3, 3]
+        self.shift = [1, 2]
+
+    def forward(self, x, z):
+        shift_size = self.shift.copy()
+        if self.window[0] >= x.shape[1]:
+            shift_size[0] = 0
+        if self.window[1] >= x.shape[2]:
+            shift_size[1] = 0
+        if sum(shift_size) > 0:
+            x = torch.roll(x, shifts=(-shift_size[0], -shift_size[1]), dims=(1, 2))
+        mask = x.new_zeros((x.shape[1], x.shape[2]))
+        h_slices = ((0, -self.window[0]), (-self.window[0], -shift_size[0]), (-shift_size[0], None))
+        w_slices = ((0, -self.window[1]), (-self.window[1], -shift_size[1]), (-shift_size[1], None))
+        count = 0
+        for h in h_slices:
+            for w in w_slices:
+                mask[h[0]:h[1], w[0]:w[1]] = count
+                count += 1
+        mask[1] = -2.0
+        mask[:, 0].fill_(7.0)
+        y = x.clone()
+        y[:, 1:3].copy_(z)
+        return x + mask[None, :, :, None], torch.roll(y, 5), y.roll(-1, 0)
+
+
+class Pool3d(nn.Module):
+    """r3d_18's head: adaptive average pooling in 3-D (to 1 and to sizes
+    that do not divide), and in 1-D."""
+
+    def forward(self, x):
+        a = nn.functional.adaptive_avg_pool3d(x, 1)
+        b = nn.functional.adaptive_avg_pool3d(x, (2, 3, 2))
+        c = nn.functional.adaptive_avg_pool1d(x[:, :, 0, 1], 4)
+        return a, b, c
+
+
+class IndexWithNone(nn.Module):
+    """LeViT's attention biases: biases[:, idxs] with a 2-D index, and an
+    index after two full slices."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idxs", torch.tensor([[0, 2, 1], [3, 3, 0]]))
+        self.register_buffer("pair", torch.tensor([1, 0]))
+
+    def forward(self, x):
+        return x[:, self.idxs], x[:, :, self.pair], x[self.idxs[0], :, 1:]
+
+
+class FlowOps(nn.Module):
+    """RAFT: instance norm, a coordinate grid from linspace, grid_sample
+    (bilinear and nearest, zeros, border and reflection padding, both
+    align_corners), and a scripted loop over range(2, len(size))."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(3, affine=True)
+        self.plain = nn.InstanceNorm2d(3)
+
+    def forward(self, x, grid):
+        y = self.norm(x) + self.plain(x)
+        size = x.size()
+        prod = 1
+        for i in range(2, len(size)):
+            prod = prod * size[i]
+        line = torch.linspace(-1.0, 1.0, x.shape[3]) + torch.linspace(0, 5, 4).sum()
+        a = nn.functional.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        b = nn.functional.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=True)
+        c = nn.functional.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
+        d = nn.functional.grid_sample(x, grid * 1.7, mode="bilinear", padding_mode="reflection", align_corners=False)
+        e = nn.functional.grid_sample(x, grid * 1.7, mode="nearest", padding_mode="reflection", align_corners=True)
+        # sqrt of an integer tensor is float (RAFT's correlation scale)
+        return y * prod / torch.sqrt(torch.arange(1, x.shape[3])).sum(), line, a, b, c, d, e
+
+
+class RuntimeShifts(nn.Module):
+    """Scripted Swin's roll by shifts computed from the sizes, and tensor() of numbers, of a size and of
+    a list (Swin's mask values, RAFT's channel count)."""
+
+    def forward(self, x):
+        rolled = torch.roll(x, shifts=(x.shape[1] // 2, -(x.shape[2] // 3)), dims=(1, 2))
+        sizes = torch.tensor([x.shape[1], 2]).to(x.dtype)
+        return rolled * torch.tensor(1.5) + sizes.sum() / torch.sqrt(torch.tensor(x.shape[2]))

@@ -65,4 +65,15 @@ GraftDType graft_aten_scalar_type (gint64 code);
  * nodes whose result type is not self's to it. */
 gboolean graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error);
 
+/* In-place ops on views: TorchScript's aten::fill_(aten::slice(x, …), v)
+ * changes x. Runtime views are copies, so the engine writes the in-place
+ * op's result back into each tensor the view chain came from. TRUE for a
+ * node whose output is such a view (aten::slice, aten::select). */
+gboolean graft_aten_is_view (GraftNode *node);
+/* The view node's input (view->inputs[0], a tensor) with the elements the
+ * view took replaced by src's (the view's size, cast to its dtype): a new
+ * tensor. view holds the view node and its inputs; it allocates nothing
+ * through the engine. */
+GraftRtTensor *graft_aten_view_write_back (GraftKernelContext *view, GraftRtTensor *src, GError **error);
+
 G_END_DECLS

@@ -1101,6 +1101,155 @@ kernel_group_norm (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* instance_norm(input, weight, bias, running_mean, running_var,
+ * use_input_stats, momentum, eps, cudnn_enabled): each (sample, channel)
+ * plane normalised by its own statistics (or by the running ones when
+ * use_input_stats is false), then scaled per channel */
+static gboolean
+kernel_instance_norm (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[8];
+  graft_aten_args (ctx, NULL, 8, args);
+  NEED (x, 0, FALSE);
+  NEED (scale, 1, TRUE);
+  NEED (bias, 2, TRUE);
+  NEED (running_mean, 3, TRUE);
+  NEED (running_var, 4, TRUE);
+  gboolean own_stats = graft_arg_int (&args[5], 1) != 0;
+  double eps = graft_arg_double (&args[7], 1e-5);
+  if (x->rank < 2)
+    return graft_kernel_fail (error, "instance_norm needs an input of rank 2 or more");
+  gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
+  if ((scale && scale->numel != C) || (bias && bias->numel != C))
+    return graft_kernel_fail (error, "instance_norm: weight and bias need %" G_GINT64_FORMAT " values", C);
+  if (!own_stats && (running_mean == NULL || running_var == NULL || running_mean->numel != C ||
+                     running_var->numel != C))
+    return graft_kernel_fail (error, "instance_norm without input statistics needs %" G_GINT64_FORMAT
+                              " running means and variances", C);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 c = 0; c < C; c++)
+      {
+        const float *in = graft_cf32 (x) + (n * C + c) * spatial;
+        float *out = graft_f32 (y) + (n * C + c) * spatial;
+        double mean, var;
+        if (own_stats)
+          {
+            double sum = 0, squares = 0;
+            for (gint64 i = 0; i < spatial; i++)
+              sum += in[i];
+            mean = spatial ? sum / spatial : 0;
+            for (gint64 i = 0; i < spatial; i++)
+              squares += (in[i] - mean) * (in[i] - mean);
+            var = spatial ? squares / spatial : 0;
+          }
+        else
+          mean = graft_cf32 (running_mean)[c], var = graft_cf32 (running_var)[c];
+        float a = (float) ((scale ? graft_cf32 (scale)[c] : 1.0f) / sqrt (var + eps));
+        float b = (float) ((bias ? graft_cf32 (bias)[c] : 0.0f) - mean * a);
+        for (gint64 i = 0; i < spatial; i++)
+          out[i] = in[i] * a + b;
+      }
+  return TRUE;
+}
+
+/* ---- grid_sampler ---- */
+
+/* Where normalised grid coordinate g (-1 … 1) lands on an axis of size
+ * n, with PyTorch's padding of the coordinate (border: clipped,
+ * reflection: mirrored) */
+static double
+grid_source (double g, gint64 n, gboolean align_corners, gint64 padding)
+{
+  double x = align_corners ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
+  if (padding == 2)
+    {
+      /* reflect about the corner pixels' centres, or their outer edges */
+      double lo = align_corners ? 0 : -0.5, span = align_corners ? n - 1 : n;
+      if (span <= 0)
+        x = 0;
+      else
+        {
+          double d = fabs (x - lo);
+          double flips = floor (d / span), extra = fmod (d, span);
+          x = ((gint64) flips % 2 == 0) ? lo + extra : lo + span - extra;
+        }
+    }
+  if (padding >= 1)
+    x = CLAMP (x, 0, n - 1);
+  return x;
+}
+
+/* grid_sampler(input [N, C, H, W], grid [N, Ho, Wo, 2] of (x, y),
+ * interpolation_mode 0 bilinear / 1 nearest, padding_mode 0 zeros /
+ * 1 border / 2 reflection, align_corners) → [N, C, Ho, Wo] */
+static gboolean
+kernel_grid_sampler (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  NEED (x, 0, FALSE);
+  NEED (grid, 1, FALSE);
+  gint64 mode = graft_arg_int (&args[2], 0), padding = graft_arg_int (&args[3], 0);
+  gboolean align_corners = graft_arg_int (&args[4], 0) != 0;
+  if (x->rank != 4)
+    return graft_kernel_unsupported (error, "grid_sampler on a %d-D input (only 2-D images, 4-D inputs)", x->rank);
+  if (mode != 0 && mode != 1)
+    return graft_kernel_unsupported (error, "grid_sampler with interpolation mode %" G_GINT64_FORMAT
+                                     " (bilinear and nearest are)", mode);
+  if (padding < 0 || padding > 2)
+    return graft_kernel_fail (error, "grid_sampler: unknown padding mode %" G_GINT64_FORMAT, padding);
+  gint64 N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  if (grid->rank != 4 || grid->dims[0] != N || grid->dims[3] != 2)
+    return graft_kernel_fail (error, "grid_sampler: the grid must be [%" G_GINT64_FORMAT ", H, W, 2]", N);
+  gint64 Ho = grid->dims[1], Wo = grid->dims[2];
+  gint64 dims[4] = { N, C, Ho, Wo };
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims, error);
+  if (y == NULL)
+    return FALSE;
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 p = 0; p < Ho * Wo; p++)
+      {
+        const float *g = graft_cf32 (grid) + (n * Ho * Wo + p) * 2;
+        double sx = grid_source (g[0], W, align_corners, padding), sy = grid_source (g[1], H, align_corners, padding);
+        gint64 at[4];
+        float weight[4];
+        int taps;
+        if (mode == 1)
+          {
+            at[0] = (gint64) nearbyint (sy) * W + (gint64) nearbyint (sx);
+            gboolean inside = nearbyint (sx) >= 0 && nearbyint (sx) < W && nearbyint (sy) >= 0 && nearbyint (sy) < H;
+            weight[0] = inside ? 1 : 0;
+            at[0] = inside ? at[0] : 0;
+            taps = 1;
+          }
+        else
+          {
+            double x0 = floor (sx), y0 = floor (sy);
+            double fx = sx - x0, fy = sy - y0;
+            taps = 4;
+            for (int t = 0; t < 4; t++)
+              {
+                gint64 xi = (gint64) x0 + (t & 1), yi = (gint64) y0 + (t >> 1);
+                gboolean inside = xi >= 0 && xi < W && yi >= 0 && yi < H;
+                weight[t] = inside ? (float) (((t & 1) ? fx : 1 - fx) * ((t >> 1) ? fy : 1 - fy)) : 0;
+                at[t] = inside ? yi * W + xi : 0;
+              }
+          }
+        for (gint64 c = 0; c < C; c++)
+          {
+            const float *plane = graft_cf32 (x) + (n * C + c) * H * W;
+            float v = 0;
+            for (int t = 0; t < taps; t++)
+              v += weight[t] ? plane[at[t]] * weight[t] : 0;
+            graft_f32 (y)[(n * C + c) * Ho * Wo + p] = v;
+          }
+      }
+  return TRUE;
+}
+
 /* _weight_norm(v, g, dim=0): g · v / ‖v‖, the norm over every dim but dim
  * (over all of v when dim is -1) */
 static gboolean
@@ -1283,6 +1432,7 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("embedding", kernel_embedding),
   OP ("upsample_nearest2d", kernel_upsample), OP ("upsample_bilinear2d", kernel_upsample),
   OP ("group_norm", kernel_group_norm), OP ("_weight_norm", kernel_weight_norm),
+  OP ("instance_norm", kernel_instance_norm), OP ("grid_sampler", kernel_grid_sampler),
   OP ("einsum", kernel_einsum),
   { NULL }
 };

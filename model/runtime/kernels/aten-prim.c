@@ -76,6 +76,13 @@ flat_weights (GraftKernelContext *ctx, const char *name, GError **error)
 static gboolean
 kernel_get_attr (GraftKernelContext *ctx, GError **error)
 {
+  GHashTable *set = graft_kernel_module_attributes (ctx);
+  GraftRtTensor *set_value = set ? g_hash_table_lookup (set, graft_node_attr_string (ctx->node, "name", "")) : NULL;
+  if (set_value != NULL)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (set_value));
+      return TRUE;
+    }
   GraftAttribute *value = graft_node_get_attribute (ctx->node, "value");
   if (value)
     {
@@ -108,6 +115,20 @@ kernel_get_attr (GraftKernelContext *ctx, GError **error)
   if (g_str_has_suffix (name, "._flat_weights"))
     return flat_weights (ctx, name, error);
   return graft_kernel_unsupported (error, "the value of module attribute '%s' is not known", name);
+}
+
+/* prim::SetAttr(value) name=ATTRIBUTE arg0=MODULE: later GetAttrs of
+ * MODULE.ATTRIBUTE in this run read value (lists shared, as in Python). */
+static gboolean
+kernel_set_attr (GraftKernelContext *ctx, GError **error)
+{
+  GHashTable *set = graft_kernel_module_attributes (ctx);
+  GraftRtTensor *value = graft_kernel_input (ctx, 0);
+  if (set == NULL || value == NULL)
+    return graft_kernel_fail (error, "SetAttr needs a value and a run");
+  const char *module = graft_node_attr_string (ctx->node, "arg0", ""), *name = graft_node_attr_string (ctx->node, "name", "");
+  g_hash_table_replace (set, *module ? g_strdup_printf ("%s.%s", module, name) : g_strdup (name), graft_rt_tensor_ref (value));
+  return TRUE;
 }
 
 static gboolean
@@ -363,6 +384,30 @@ kernel_len (GraftKernelContext *ctx, GError **error)
   if (x && x->kind == GRAFT_RT_TENSOR && x->rank > 0)
     return set_scalar_i64 (ctx, 0, x->dims[0]);
   return graft_kernel_fail (error, "len() of a value without length");
+}
+
+/* What TorchScript makes of `for i in range(lo, hi, step)`:
+ * __range_length(lo, hi, step), the trip count, and
+ * __derive_index(index, start, step) = start + index·step, the loop
+ * variable. */
+static gboolean
+kernel_range_length (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  gint64 lo = graft_arg_int (&args[0], 0), hi = graft_arg_int (&args[1], 0), step = graft_arg_int (&args[2], 1);
+  if (step == 0)
+    return graft_kernel_fail (error, "range() arg 3 must not be zero");
+  gint64 n = step > 0 ? (lo < hi ? (hi - lo - 1) / step + 1 : 0) : (lo > hi ? (lo - hi - 1) / -step + 1 : 0);
+  return set_scalar_i64 (ctx, 0, n);
+}
+
+static gboolean
+kernel_derive_index (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  return set_scalar_i64 (ctx, 0, graft_arg_int (&args[1], 0) + graft_arg_int (&args[0], 0) * graft_arg_int (&args[2], 1));
 }
 
 static gboolean
@@ -641,6 +686,7 @@ kernel_contains (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("prim::GetAttr", kernel_get_attr),
+  OP ("prim::SetAttr", kernel_set_attr),
   OP ("prim::DictConstruct", kernel_dict_construct), OP ("aten::dict", kernel_dict),
   OP ("prim::TupleIndex", kernel_getitem),
   OP ("prim::NumToTensor", kernel_num_to_tensor),
@@ -666,6 +712,8 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::__isnot__", kernel_is),
   OP ("aten::__not__", kernel_not),
   OP ("aten::len", kernel_len),
+  OP ("aten::__range_length", kernel_range_length),
+  OP ("aten::__derive_index", kernel_derive_index),
   OP ("aten::__contains__", kernel_contains),
   OP ("aten::append", kernel_append),
   OP ("aten::_set_item", kernel_set_item),

@@ -209,35 +209,107 @@ kernel_squeeze (GraftKernelContext *ctx, GError **error)
   return set_view (ctx, x, n, dims, error);
 }
 
+/* The strides that read x broadcast to dims[0..n) (x's dims aligned to
+ * the right; a -1 in dims takes x's size). */
 static gboolean
-kernel_select (GraftKernelContext *ctx, GError **error)
+broadcast_strides (const GraftRtTensor *x, guint n, gint64 *dims, gint64 *strides, GError **error)
 {
-  GraftAtenArg args[3];
-  graft_aten_args (ctx, NULL, 3, args);
-  GraftRtTensor *x = arg_tensor (args, 0, error);
-  if (x == NULL)
-    return FALSE;
-  gint64 d = graft_arg_int (&args[1], 0), i = graft_arg_int (&args[2], 0);
+  gint64 own[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, x->dims, own);
+  for (guint i = 0; i < n; i++)
+    {
+      int j = (int) i - ((int) n - x->rank);
+      gint64 xd = j >= 0 ? x->dims[j] : 1;
+      if (dims[i] == -1)
+        dims[i] = xd;
+      if (xd != dims[i] && xd != 1)
+        return graft_kernel_fail (error, "cannot expand size %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, xd, dims[i]);
+      strides[i] = (j < 0 || xd == 1) ? 0 : own[j];
+    }
+  return TRUE;
+}
+
+/* Where a view of x lies in x: the offset of its first element and its
+ * dims and strides (in x's elements). select drops dim d; slice keeps it
+ * with the elements start, start+step, … before end (clamped as Python). */
+typedef struct {
+  int rank;
+  gint64 offset;
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  gint64 strides[GRAFT_RT_MAX_RANK];
+} ViewRegion;
+
+static gboolean
+select_region (const GraftRtTensor *x, gint64 d, gint64 i, ViewRegion *r, GError **error)
+{
   if (!graft_normalize_axis (&d, x->rank, error))
     return FALSE;
+  gint64 given = i;
   if (i < 0)
     i += x->dims[d];
   if (i < 0 || i >= x->dims[d])
     return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is out of range for dimension %" G_GINT64_FORMAT
-                              " of size %" G_GINT64_FORMAT, graft_arg_int (&args[2], 0), d, x->dims[d]);
-  gint64 strides[GRAFT_RT_MAX_RANK], ostrides[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+                              " of size %" G_GINT64_FORMAT, given, d, x->dims[d]);
+  gint64 strides[GRAFT_RT_MAX_RANK];
   graft_rt_strides (x->rank, x->dims, strides);
-  int n = 0;
+  r->rank = 0;
+  r->offset = i * strides[d];
   for (int k = 0; k < x->rank; k++)
     if (k != d)
       {
-        ostrides[n] = strides[k];
-        dims[n++] = x->dims[k];
+        r->strides[r->rank] = strides[k];
+        r->dims[r->rank++] = x->dims[k];
       }
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, n, dims, error);
+  return TRUE;
+}
+
+static gboolean
+slice_region (const GraftRtTensor *x, gint64 d, const GraftAtenArg *start, const GraftAtenArg *end, gint64 step,
+              ViewRegion *r, GError **error)
+{
+  if (!graft_normalize_axis (&d, x->rank, error))
+    return FALSE;
+  if (step <= 0)
+    return graft_kernel_fail (error, "slice step must be positive");
+  gint64 size = x->dims[d];
+  gint64 s = graft_arg_is_none (start) ? 0 : graft_arg_int (start, 0);
+  gint64 e = graft_arg_is_none (end) ? size : graft_arg_int (end, size);
+  s = s < 0 ? MAX (s + size, 0) : MIN (s, size);
+  e = e < 0 ? MAX (e + size, 0) : MIN (e, size);
+  graft_rt_strides (x->rank, x->dims, r->strides);
+  memcpy (r->dims, x->dims, sizeof r->dims);
+  r->rank = x->rank;
+  r->dims[d] = e > s ? (e - s + step - 1) / step : 0;
+  r->offset = s * r->strides[d];
+  r->strides[d] *= step;
+  return TRUE;
+}
+
+/* The region that ctx's node, an aten::select or aten::slice of a tensor,
+ * takes from its input x. */
+static gboolean
+view_region (GraftKernelContext *ctx, GraftRtTensor *x, ViewRegion *r, GError **error)
+{
+  GraftAtenArg args[5];
+  graft_aten_args (ctx, NULL, 5, args);
+  if (strcmp (ctx->node->op_type, "select") == 0)
+    return select_region (x, graft_arg_int (&args[1], 0), graft_arg_int (&args[2], 0), r, error);
+  return slice_region (x, graft_arg_int (&args[1], 0), &args[2], &args[3], graft_arg_int (&args[4], 1), r, error);
+}
+
+static gboolean
+kernel_select (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[1];
+  graft_aten_args (ctx, NULL, 1, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  ViewRegion r;
+  if (x == NULL || !view_region (ctx, x, &r, error))
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, r.rank, r.dims, error);
   if (y == NULL)
     return FALSE;
-  strided_copy (x, i * strides[d], ostrides, y);
+  strided_copy (x, r.offset, r.strides, y);
   return TRUE;
 }
 
@@ -255,46 +327,186 @@ kernel_slice (GraftKernelContext *ctx, GError **error)
           g_clear_error (error);
           GraftRtTensor *list = args[0].value;
           gint64 len = list->items->len;
-          gint64 s = graft_arg_is_none (&args[1]) ? 0 : graft_arg_int (&args[1], 0);
-          gint64 e = graft_arg_is_none (&args[2]) ? len : graft_arg_int (&args[2], len);
-          gint64 st = graft_arg_int (&args[3], 1);
-          s = s < 0 ? MAX (s + len, 0) : MIN (s, len);
-          e = e < 0 ? MAX (e + len, 0) : MIN (e, len);
+          gint64 st = graft_arg_is_none (&args[3]) ? 1 : graft_arg_int (&args[3], 1);
+          if (st == 0)
+            return graft_kernel_fail (error, "slice step cannot be zero");
+          /* Python's bounds: a negative step (coords[::-1]) runs from the end */
+          gint64 lo = st > 0 ? 0 : -1, hi = st > 0 ? len : len - 1;
+          gint64 s = graft_arg_is_none (&args[1]) ? (st > 0 ? 0 : len - 1) : graft_arg_int (&args[1], 0);
+          gint64 e = graft_arg_is_none (&args[2]) ? (st > 0 ? len : -1) : graft_arg_int (&args[2], len);
+          if (!graft_arg_is_none (&args[1]))
+            s = s < 0 ? MAX (s + len, lo) : MIN (s, hi);
+          if (!graft_arg_is_none (&args[2]))
+            e = e < 0 ? MAX (e + len, lo) : MIN (e, hi);
           GraftRtTensor *out = graft_rt_tensor_new_sequence (list->dtype);
-          for (gint64 i = s; st > 0 && i < e; i += st)
+          for (gint64 i = s; st > 0 ? i < e : i > e; i += st)
             g_ptr_array_add (out->items, graft_rt_tensor_ref (list->items->pdata[i]));
           graft_kernel_set_output (ctx, 0, out);
           return TRUE;
         }
       return FALSE;
     }
-  gint64 d = graft_arg_int (&args[1], 0);
-  if (!graft_normalize_axis (&d, x->rank, error))
+  ViewRegion r;
+  if (!view_region (ctx, x, &r, error))
     return FALSE;
-  gint64 size = x->dims[d];
-  gint64 s = graft_arg_is_none (&args[2]) ? 0 : graft_arg_int (&args[2], 0);
-  gint64 e = graft_arg_is_none (&args[3]) ? size : graft_arg_int (&args[3], size);
-  gint64 step = graft_arg_int (&args[4], 1);
-  if (step <= 0)
-    return graft_kernel_fail (error, "slice step must be positive");
-  s = s < 0 ? MAX (s + size, 0) : MIN (s, size);
-  e = e < 0 ? MAX (e + size, 0) : MIN (e, size);
-  gint64 len = e > s ? (e - s + step - 1) / step : 0;
-  if (s == 0 && len == size && step == 1)
+  if (r.offset == 0 && graft_dims_product (r.dims, 0, r.rank) == x->numel)
     {
       graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
       return TRUE;
     }
-  gint64 strides[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
-  graft_rt_strides (x->rank, x->dims, strides);
-  memcpy (dims, x->dims, sizeof dims);
-  dims[d] = len;
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, r.rank, r.dims, error);
   if (y == NULL)
     return FALSE;
-  gint64 offset = s * strides[d];
-  strides[d] *= step;
-  strided_copy (x, offset, strides, y);
+  strided_copy (x, r.offset, r.strides, y);
+  return TRUE;
+}
+
+gboolean
+graft_aten_is_view (GraftNode *node)
+{
+  return node->op == g_intern_static_string ("aten::slice") || node->op == g_intern_static_string ("aten::select");
+}
+
+GraftRtTensor *
+graft_aten_view_write_back (GraftKernelContext *view, GraftRtTensor *src, GError **error)
+{
+  GraftAtenArg args[1];
+  graft_aten_args (view, NULL, 1, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  ViewRegion r;
+  if (x == NULL || !view_region (view, x, &r, error))
+    return NULL;
+  if (src == NULL || src->kind != GRAFT_RT_TENSOR || src->numel != graft_dims_product (r.dims, 0, r.rank))
+    {
+      graft_kernel_fail (error, "the value written through the view does not have the view's size");
+      return NULL;
+    }
+  g_autoptr(GraftRtTensor) values = graft_aten_as_dtype (src, x->dtype, error);
+  GraftRtTensor *y = values ? graft_rt_tensor_copy (x, error) : NULL;
+  if (y == NULL)
+    return NULL;
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 i = 0; i < values->numel; i++)
+    {
+      gint64 at = r.offset;
+      for (int d = 0; d < r.rank; d++)
+        at += index[d] * r.strides[d];
+      graft_copy_element (y, at, values, i);
+      graft_index_next (index, r.dims, r.rank);
+    }
+  return y;
+}
+
+/* fill_(self, value): self's shape and dtype, every element value. The
+ * engine writes the result back through the views self came from. */
+static gboolean
+kernel_fill_inplace (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  if (args[1].value && (args[1].value->kind != GRAFT_RT_TENSOR || args[1].value->numel != 1))
+    return graft_kernel_fail (error, "fill_ needs a number or a one-element tensor");
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  double v = graft_arg_double (&args[1], 0);
+  for (gint64 i = 0; i < y->numel; i++)
+    graft_rt_tensor_set_f64 (y, i, v);
+  return TRUE;
+}
+
+/* copy_(self, src, non_blocking) and copy(self, src, non_blocking): src
+ * broadcast to self's shape in self's dtype. aten::copy of a list alone
+ * (list.copy() in TorchScript) is a new list of the same items. */
+static gboolean
+kernel_copy (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[2];
+  graft_aten_args (ctx, NULL, 2, args);
+  if (args[0].value && args[0].value->kind == GRAFT_RT_SEQUENCE && graft_arg_is_none (&args[1]))
+    {
+      GraftRtTensor *list = args[0].value, *out = graft_rt_tensor_new_sequence (list->dtype);
+      for (guint i = 0; i < list->items->len; i++)
+        g_ptr_array_add (out->items, graft_rt_tensor_ref (list->items->pdata[i]));
+      graft_kernel_set_output (ctx, 0, out);
+      return TRUE;
+    }
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  g_autoptr(GraftRtTensor) src = x ? graft_arg_value (&args[1], error) : NULL;
+  if (src == NULL)
+    return FALSE;
+  if (src->kind != GRAFT_RT_TENSOR || src->rank > x->rank)
+    return graft_kernel_fail (error, "%s: src does not broadcast to self's shape", ctx->node->op);
+  gint64 dims[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK];
+  memcpy (dims, x->dims, sizeof dims);
+  if (!broadcast_strides (src, x->rank, dims, strides, error))
+    return FALSE;
+  g_autoptr(GraftRtTensor) values = graft_aten_as_dtype (src, x->dtype, error);
+  if (values == NULL)
+    return FALSE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  strided_copy (values, 0, strides, y);
+  return TRUE;
+}
+
+/* roll(self, shifts, dims=[]): out[i] = self[i - shift] along each dim
+ * (shifts on the same dim add up); without dims, over the flattened
+ * tensor. */
+static gboolean
+kernel_roll (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[3];
+  graft_aten_args (ctx, NULL, 3, args);
+  GraftRtTensor *x = arg_tensor (args, 0, error);
+  if (x == NULL)
+    return FALSE;
+  gint64 shifts[GRAFT_RT_MAX_RANK], dims[GRAFT_RT_MAX_RANK];
+  guint n_shifts, n_dims = 0;
+  if (!graft_arg_ints (&args[1], shifts, GRAFT_RT_MAX_RANK, &n_shifts, 0, error) ||
+      (!graft_arg_is_none (&args[2]) && !graft_arg_ints (&args[2], dims, GRAFT_RT_MAX_RANK, &n_dims, 0, error)))
+    return FALSE;
+  gboolean flat = n_dims == 0;
+  if (flat ? n_shifts != 1 : n_shifts != n_dims)
+    return graft_kernel_fail (error, "roll: %u shifts for %u dims", n_shifts, n_dims);
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, x->dims, error);
+  if (y == NULL || y->numel == 0)
+    return y != NULL;
+  /* view the flattened roll as a roll of a rank-1 tensor */
+  int rank = flat ? 1 : x->rank;
+  gint64 sizes[GRAFT_RT_MAX_RANK], total[GRAFT_RT_MAX_RANK] = { 0 }, strides[GRAFT_RT_MAX_RANK];
+  if (flat)
+    sizes[0] = x->numel, total[0] = shifts[0];
+  else
+    {
+      memcpy (sizes, x->dims, sizeof sizes);
+      for (guint k = 0; k < n_dims; k++)
+        {
+          gint64 d = dims[k];
+          if (!graft_normalize_axis (&d, x->rank, error))
+            return FALSE;
+          total[d] += shifts[k];
+        }
+    }
+  graft_rt_strides (rank, sizes, strides);
+  for (int d = 0; d < rank; d++)
+    total[d] = ((total[d] % sizes[d]) + sizes[d]) % sizes[d];
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 o = 0; o < y->numel; o++)
+    {
+      gint64 from = 0;
+      for (int d = 0; d < rank; d++)
+        {
+          gint64 i = index[d] - total[d];
+          from += (i < 0 ? i + sizes[d] : i) * strides[d];
+        }
+      graft_copy_element (y, o, x, from);
+      graft_index_next (index, sizes, rank);
+    }
   return TRUE;
 }
 
@@ -520,18 +732,9 @@ kernel_expand (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if ((int) n < x->rank)
     return graft_kernel_fail (error, "expand() needs at least %d sizes", x->rank);
-  gint64 own[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK];
-  graft_rt_strides (x->rank, x->dims, own);
-  for (guint i = 0; i < n; i++)
-    {
-      int j = (int) i - ((int) n - x->rank);
-      gint64 xd = j >= 0 ? x->dims[j] : 1;
-      if (dims[i] == -1)
-        dims[i] = xd;
-      if (xd != dims[i] && xd != 1)
-        return graft_kernel_fail (error, "cannot expand size %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT, xd, dims[i]);
-      strides[i] = (j < 0 || xd == 1) ? 0 : own[j];
-    }
+  gint64 strides[GRAFT_RT_MAX_RANK];
+  if (!broadcast_strides (x, n, dims, strides, error))
+    return FALSE;
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, n, dims, error);
   if (y == NULL)
     return FALSE;
@@ -793,6 +996,36 @@ kernel_arange (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* linspace(start, end, steps, dtype, layout, device, pin_memory): steps
+ * values from start to end, computed as PyTorch does (from start for the
+ * first half, back from end for the rest) */
+static gboolean
+kernel_linspace (GraftKernelContext *ctx, GError **error)
+{
+  GraftAtenArg args[4];
+  graft_aten_args (ctx, NULL, 4, args);
+  double start = graft_arg_double (&args[0], 0), end = graft_arg_double (&args[1], 0);
+  gint64 steps = graft_arg_int (&args[2], -1);
+  if (steps < 0 || !isfinite (start) || !isfinite (end))
+    return graft_kernel_fail (error, "linspace() needs finite bounds and a number of steps");
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, factory_dtype (ctx, &args[3], GRAFT_DTYPE_FLOAT32), 1, &steps,
+                                                error);
+  if (y == NULL)
+    return FALSE;
+  if (y->dtype == GRAFT_DTYPE_FLOAT32)
+    {
+      /* float32 arithmetic, as PyTorch's CPU kernel */
+      float a = (float) start, b = (float) end, step = steps > 1 ? (b - a) / (float) (steps - 1) : 0;
+      for (gint64 i = 0; i < steps; i++)
+        graft_f32 (y)[i] = i < steps / 2 ? a + step * (float) i : b - step * (float) (steps - i - 1);
+      return TRUE;
+    }
+  double step = steps > 1 ? (end - start) / (double) (steps - 1) : 0;
+  for (gint64 i = 0; i < steps; i++)
+    graft_rt_tensor_set_f64 (y, i, i < steps / 2 ? start + step * i : end - step * (steps - i - 1));
+  return TRUE;
+}
+
 /* unflatten(self, dim, sizes): dim split into sizes (one may be -1) */
 static gboolean
 kernel_unflatten (GraftKernelContext *ctx, GError **error)
@@ -1016,8 +1249,10 @@ kernel_gather (GraftKernelContext *ctx, GError **error)
 }
 
 /* index(self, indices: List[Optional[Tensor]]): advanced indexing by
- * integer tensors on the leading dimensions (broadcast together); the
- * dimensions after them are kept whole. */
+ * integer tensors (broadcast together), None keeping a dimension whole
+ * (x[:, idx]), as PyTorch: the broadcast index dims take the place of the
+ * indexed dims when those are adjacent, else they come first; the other
+ * dims follow in order. */
 static gboolean
 kernel_index (GraftKernelContext *ctx, GError **error)
 {
@@ -1028,25 +1263,31 @@ kernel_index (GraftKernelContext *ctx, GError **error)
     return FALSE;
   GraftRtTensor *list = args[1].value;
   if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0 || (int) list->items->len > x->rank)
-    return graft_kernel_fail (error, "index needs 1 to %d index tensors", x->rank);
-  guint k = list->items->len;
-  GraftRtTensor *indices[GRAFT_RT_MAX_RANK];
+    return graft_kernel_fail (error, "index needs 1 to %d indices", x->rank);
+  int k = list->items->len, first = -1, last = -1, n_indexed = 0;
+  GraftRtTensor *indices[GRAFT_RT_MAX_RANK] = { NULL };
   int rank = 0;
   gint64 dims[GRAFT_RT_MAX_RANK];
-  for (guint i = 0; i < k; i++)
+  for (int i = 0; i < k; i++)
     {
-      indices[i] = list->items->pdata[i];
-      if (indices[i] == NULL || indices[i]->kind != GRAFT_RT_TENSOR)
-        return graft_kernel_unsupported (error, "index with None (a full slice) among the indices");
-      if (graft_dtype_is_float (indices[i]->dtype) || indices[i]->dtype == GRAFT_DTYPE_BOOL)
-        return graft_kernel_unsupported (error, "index by %s tensors", graft_dtype_to_string (indices[i]->dtype));
+      GraftRtTensor *t = list->items->pdata[i];
+      if (t == NULL || t->kind == GRAFT_RT_NONE)
+        continue;
+      if (t->kind != GRAFT_RT_TENSOR)
+        return graft_kernel_fail (error, "index %d is neither a tensor nor None", i);
+      if (graft_dtype_is_float (t->dtype) || t->dtype == GRAFT_DTYPE_BOOL)
+        return graft_kernel_unsupported (error, "index by %s tensors", graft_dtype_to_string (t->dtype));
+      indices[i] = t;
+      first = first < 0 ? i : first;
+      last = i;
+      n_indexed++;
       /* broadcast the index shapes */
-      int r = MAX (rank, indices[i]->rank);
+      int r = MAX (rank, t->rank);
       gint64 merged[GRAFT_RT_MAX_RANK];
       for (int d = 0; d < r; d++)
         {
-          int a = d - (r - rank), b = d - (r - indices[i]->rank);
-          gint64 da = a >= 0 ? dims[a] : 1, db = b >= 0 ? indices[i]->dims[b] : 1;
+          int a = d - (r - rank), b = d - (r - t->rank);
+          gint64 da = a >= 0 ? dims[a] : 1, db = b >= 0 ? t->dims[b] : 1;
           if (da != db && da != 1 && db != 1)
             return graft_kernel_fail (error, "index tensors do not broadcast together");
           merged[d] = da == 1 ? db : da;
@@ -1054,42 +1295,69 @@ kernel_index (GraftKernelContext *ctx, GError **error)
       rank = r;
       memcpy (dims, merged, sizeof (gint64) * r);
     }
-  gint64 positions = graft_dims_product (dims, 0, rank), inner = graft_dims_product (x->dims, (int) k, x->rank);
-  if (rank + x->rank - (int) k > GRAFT_RT_MAX_RANK)
-    return graft_kernel_fail (error, "the indexed result has too many dimensions");
-  int out_rank = rank;
-  for (int d = (int) k; d < x->rank; d++)
-    dims[out_rank++] = x->dims[d];
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, out_rank, dims, error);
-  if (y == NULL)
-    return FALSE;
-  gsize item = graft_dtype_get_size (x->dtype);
-  for (gint64 p = 0; p < positions; p++)
+  if (n_indexed == 0)
     {
-      gint64 row = 0;
-      for (guint i = 0; i < k; i++)
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (x));
+      return TRUE;
+    }
+  gboolean adjacent = last - first + 1 == n_indexed;
+  /* out = [lead dims] + index dims + [whole dims up to last] + x's dims after last (the inner block) */
+  int lead = adjacent ? first : 0;
+  int out_rank = 0, whole[GRAFT_RT_MAX_RANK], n_whole = 0;
+  gint64 out_dims[GRAFT_RT_MAX_RANK];
+  for (int d = 0; d <= last; d++)
+    if (indices[d] == NULL && (!adjacent || d > last))
+      whole[n_whole++] = d;
+  if (lead + rank + n_whole + (x->rank - last - 1) > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "the indexed result has too many dimensions");
+  for (int d = 0; d < lead; d++)
+    out_dims[out_rank++] = x->dims[d];
+  memcpy (out_dims + out_rank, dims, sizeof (gint64) * rank);
+  out_rank += rank;
+  for (int w = 0; w < n_whole; w++)
+    out_dims[out_rank++] = x->dims[whole[w]];
+  int outer_rank = out_rank;
+  for (int d = last + 1; d < x->rank; d++)
+    out_dims[out_rank++] = x->dims[d];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, out_rank, out_dims, error);
+  if (y == NULL || y->numel == 0)
+    return y != NULL;
+  gint64 strides[GRAFT_RT_MAX_RANK];
+  graft_rt_strides (x->rank, x->dims, strides);
+  gint64 inner = graft_dims_product (x->dims, last + 1, x->rank), outer = y->numel / MAX (inner, 1);
+  gsize item = graft_rt_dtype_size (x->dtype);
+  gint64 at[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 o = 0; o < outer; o++)
+    {
+      gint64 from = 0;
+      for (int d = 0; d < lead; d++)
+        from += at[d] * strides[d];
+      for (int w = 0; w < n_whole; w++)
+        from += at[lead + rank + w] * strides[whole[w]];
+      for (int i = first; i <= last; i++)
         {
-          /* the element of index i at broadcast position p */
           const GraftRtTensor *t = indices[i];
-          gint64 rest = p, offset = 0, stride = 1;
-          for (int d = rank - 1; d >= 0; d--)
+          if (t == NULL)
+            continue;
+          /* the element of index i at the broadcast position at[lead..lead+rank) */
+          gint64 offset = 0, stride = 1;
+          for (int d = rank - 1, td = t->rank - 1; td >= 0; d--, td--)
             {
-              gint64 at = rest % dims[d];
-              rest /= dims[d];
-              int td = d - (rank - t->rank);
-              if (td >= 0)
-                {
-                  offset += (t->dims[td] == 1 ? 0 : at) * stride;
-                  stride *= t->dims[td];
-                }
+              offset += (t->dims[td] == 1 ? 0 : at[lead + d]) * stride;
+              stride *= t->dims[td];
             }
           gint64 v = graft_rt_tensor_get_i64 (t, offset);
           if (v < -x->dims[i] || v >= x->dims[i])
-            return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is out of range for dimension %u of size %"
+            return graft_kernel_fail (error, "index %" G_GINT64_FORMAT " is out of range for dimension %d of size %"
                                       G_GINT64_FORMAT, v, i, x->dims[i]);
-          row = row * x->dims[i] + (v < 0 ? v + x->dims[i] : v);
+          from += (v < 0 ? v + x->dims[i] : v) * strides[i];
         }
-      memcpy ((guint8 *) y->data + p * inner * item, (const guint8 *) x->data + row * inner * item, inner * item);
+      if (x->dtype == GRAFT_DTYPE_STRING)
+        for (gint64 e = 0; e < inner; e++)
+          graft_copy_element (y, o * inner + e, x, from + e);
+      else
+        memcpy ((guint8 *) y->data + o * inner * item, (const guint8 *) x->data + from * item, inner * item);
+      graft_index_next (at, out_dims, outer_rank);
     }
   return TRUE;
 }
@@ -1184,12 +1452,13 @@ const GraftOpSchema graft_ops_aten_shape[] = {
   OP ("view_as", kernel_view), OP ("reshape_as", kernel_view), OP ("expand_as", kernel_expand),
   OP ("permute", kernel_permute), OP ("transpose", kernel_transpose),
   OP ("t", kernel_transpose), OP ("unsqueeze", kernel_unsqueeze), OP ("squeeze", kernel_squeeze),
-  OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("concat", kernel_cat),
+  OP ("select", kernel_select), OP ("slice", kernel_slice), OP ("fill_", kernel_fill_inplace),
+  OP ("copy_", kernel_copy), OP ("copy", kernel_copy), OP ("roll", kernel_roll), OP ("concat", kernel_cat),
   OP ("stack", kernel_cat), OP ("chunk", kernel_split), OP ("split", kernel_split),
   OP ("split_with_sizes", kernel_split), OP ("unbind", kernel_split), OP ("expand", kernel_expand),
   OP ("repeat", kernel_repeat), OP ("zeros", kernel_fill), OP ("ones", kernel_fill), OP ("full", kernel_fill),
   OP ("zeros_like", kernel_fill), OP ("ones_like", kernel_fill), OP ("full_like", kernel_fill),
-  OP ("tensor", kernel_tensor), OP ("arange", kernel_arange), OP ("pad", kernel_pad),
+  OP ("tensor", kernel_tensor), OP ("arange", kernel_arange), OP ("linspace", kernel_linspace), OP ("pad", kernel_pad),
   OP ("meshgrid", kernel_meshgrid), OP ("rand", kernel_rand),
   OP ("constant_pad_nd", kernel_pad),
   OP ("new_zeros", kernel_fill), OP ("new_ones", kernel_fill), OP ("new_full", kernel_fill),

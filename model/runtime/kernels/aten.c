@@ -1,5 +1,5 @@
 /* TorchScript operators of traced and scripted torchvision classifiers:
- * aten::batch_norm, max_pool2d, adaptive_avg_pool2d,
+ * aten::batch_norm, max_pool2d, adaptive_avg_pool1d/2d/3d,
  * linear/addmm/matmul, flatten, cat, mean/sum/max, dropout (inference),
  * scalar conversions, and prim::Constant, ListConstruct,
  * TupleConstruct, If, Loop. Constant arguments arrive as "argN"
@@ -288,11 +288,34 @@ reduce_dtype (const char *op, GraftRtTensor *x, const GraftAtenArg *dtype_arg)
 }
 
 /* aten::mean/sum(self, dim, keepdim, dtype) and aten::amax(self, dim, keepdim) */
+/* sum(int[]) / sum(float[]): Python's sum of a TorchScript list (Swin adds
+ * up its shift sizes) */
+static gboolean
+sum_list (GraftKernelContext *ctx, GraftRtTensor *list, GError **error)
+{
+  gboolean floats = FALSE;
+  double total = 0;
+  gint64 whole = 0;
+  for (guint i = 0; i < list->items->len; i++)
+    {
+      GraftRtTensor *item = list->items->pdata[i];
+      if (item->kind != GRAFT_RT_TENSOR || item->numel != 1)
+        return graft_kernel_fail (error, "sum of a list needs numbers");
+      floats |= graft_dtype_is_float (item->dtype);
+      total += graft_rt_tensor_get_f64 (item, 0);
+      whole += graft_rt_tensor_get_i64 (item, 0);
+    }
+  graft_kernel_set_output (ctx, 0, floats ? graft_aten_new_f64 (total) : graft_rt_tensor_new_scalar_i64 (whole));
+  return TRUE;
+}
+
 static gboolean
 kernel_reduce (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
   const char *op = ctx->node->op_type;
+  if (x != NULL && x->kind == GRAFT_RT_SEQUENCE && strcmp (op, "sum") == 0)
+    return sum_list (ctx, x, error);
   gboolean is_max = strcmp (op, "amax") == 0;
   gint64 axes[GRAFT_RT_MAX_RANK];
   GraftAtenArg args[4];
@@ -533,42 +556,53 @@ kernel_max_pool (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* adaptive_avg_pool1d/2d/3d(input, output_size): PyTorch's bins along
+ * each of the last 1, 2 or 3 dims, [floor(i·in/out), ceil((i+1)·in/out)) */
 static gboolean
 kernel_adaptive_avg_pool (GraftKernelContext *ctx, GError **error)
 {
+  int ns = ctx->node->op_type[strlen ("adaptive_avg_pool")] - '0';
   GraftAtenArg args[2];
   graft_aten_args (ctx, NULL, 2, args);
   GraftRtTensor *x = need_f32 (&args[0], "input", error);
-  gint64 os[2];
+  gint64 os[3];
   if (x == NULL)
     return FALSE;
-  if (x->rank < 3 || arg_ints (&args[1], os, 2, 2) != 2)
-    return graft_kernel_fail (error, "expected a 3-D or 4-D input and output_size");
-  gint64 H = x->dims[x->rank - 2], W = x->dims[x->rank - 1];
+  if (ns < 1 || ns > 3 || x->rank < ns + 1 || x->rank > ns + 2 || arg_ints (&args[1], os, ns, ns) != ns)
+    return graft_kernel_fail (error, "expected a %d-D or %d-D input and %d output sizes", ns + 1, ns + 2, ns);
+  gint64 in[3] = { 1, 1, 1 }, out[3] = { 1, 1, 1 };
   gint64 dims[GRAFT_RT_MAX_RANK];
   memcpy (dims, x->dims, sizeof (gint64) * x->rank);
-  dims[x->rank - 2] = os[0];
-  dims[x->rank - 1] = os[1];
+  for (int d = 0; d < ns; d++)
+    {
+      if (os[d] <= 0)
+        return graft_kernel_fail (error, "output size must be positive");
+      in[3 - ns + d] = x->dims[x->rank - ns + d];
+      out[3 - ns + d] = dims[x->rank - ns + d] = os[d];
+    }
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  gint64 planes = x->numel / MAX (H * W, 1);
+  gint64 plane_in = in[0] * in[1] * in[2], plane_out = out[0] * out[1] * out[2];
+  gint64 planes = x->numel / MAX (plane_in, 1);
   for (gint64 pl = 0; pl < planes; pl++)
     {
-      const float *xp = (const float *) x->data + pl * H * W;
-      float *yp = (float *) y->data + pl * os[0] * os[1];
-      for (gint64 oh = 0; oh < os[0]; oh++)
-        for (gint64 ow = 0; ow < os[1]; ow++)
-          {
-            /* PyTorch's bins: [floor(i·in/out), ceil((i+1)·in/out)) */
-            gint64 h0 = oh * H / os[0], h1 = ((oh + 1) * H + os[0] - 1) / os[0];
-            gint64 w0 = ow * W / os[1], w1 = ((ow + 1) * W + os[1] - 1) / os[1];
-            double sum = 0;
-            for (gint64 h = h0; h < h1; h++)
-              for (gint64 w = w0; w < w1; w++)
-                sum += xp[h * W + w];
-            yp[oh * os[1] + ow] = sum / MAX ((h1 - h0) * (w1 - w0), 1);
-          }
+      const float *xp = (const float *) x->data + pl * plane_in;
+      float *yp = (float *) y->data + pl * plane_out;
+      for (gint64 o0 = 0; o0 < out[0]; o0++)
+        for (gint64 o1 = 0; o1 < out[1]; o1++)
+          for (gint64 o2 = 0; o2 < out[2]; o2++)
+            {
+              gint64 a0 = o0 * in[0] / out[0], b0 = ((o0 + 1) * in[0] + out[0] - 1) / out[0];
+              gint64 a1 = o1 * in[1] / out[1], b1 = ((o1 + 1) * in[1] + out[1] - 1) / out[1];
+              gint64 a2 = o2 * in[2] / out[2], b2 = ((o2 + 1) * in[2] + out[2] - 1) / out[2];
+              double sum = 0;
+              for (gint64 i0 = a0; i0 < b0; i0++)
+                for (gint64 i1 = a1; i1 < b1; i1++)
+                  for (gint64 i2 = a2; i2 < b2; i2++)
+                    sum += xp[(i0 * in[1] + i1) * in[2] + i2];
+              yp[(o0 * out[1] + o1) * out[2] + o2] = sum / MAX ((b0 - a0) * (b1 - a1) * (b2 - a2), 1);
+            }
     }
   return TRUE;
 }
@@ -596,6 +630,7 @@ const GraftOpSchema graft_ops_aten[] = {
   ATEN ("mm", kernel_matmul), ATEN ("bmm", kernel_matmul),
   ATEN ("batch_norm", kernel_batch_norm),
   ATEN ("max_pool2d", kernel_max_pool),
-  ATEN ("adaptive_avg_pool2d", kernel_adaptive_avg_pool),
+  ATEN ("adaptive_avg_pool1d", kernel_adaptive_avg_pool), ATEN ("adaptive_avg_pool2d", kernel_adaptive_avg_pool),
+  ATEN ("adaptive_avg_pool3d", kernel_adaptive_avg_pool),
   { NULL }
 };

@@ -230,13 +230,17 @@ dtype_category (GraftDType t)
 /* TRUE when PyTorch's result type of aten::op(self, other) is not self's:
  * an integer tensor times a float number (SAM's arange(n)[:, None] * 1.0),
  * an integer compared with a float, a 0-d self with a tensor of another
- * type. The same-type case, and a float tensor with a Python number, stay
- * on this file's kernels. */
+ * type; and a constant self. The same-type case, and a float tensor with a
+ * Python number, stay on this file's kernels. */
 static gboolean
 aten_result_is_not_self (GraftKernelContext *ctx, const GraftRtTensor *a)
 {
   GraftAtenArg args[2];
   graft_aten_args (ctx, NULL, 2, args);
+  /* a constant self (2 * x, scripted RAFT's 2 * 2 ** (levels - 1)): input
+   * 0 is other, which only the promoting kernel reads by position */
+  if (args[0].attr != NULL)
+    return TRUE;
   if (a == NULL)
     return FALSE;
   if (args[1].attr)

@@ -197,6 +197,12 @@ infer_unary (GraftInferContext *ctx, GError **error)
   GraftDType dtype = in->dtype;
   if (strcmp (op, "IsNaN") == 0 || strcmp (op, "IsInf") == 0 || strcmp (op, "Not") == 0)
     dtype = GRAFT_DTYPE_BOOL;
+  /* PyTorch computes sqrt, exp, sigmoid… of integers in its default float
+   * type (RAFT divides by sqrt(torch.tensor(channels))) */
+  const UnaryDef *def = find_def (ctx->node->op);
+  if (g_str_has_prefix (ctx->node->op, "aten::") && (graft_dtype_is_integer (dtype) || dtype == GRAFT_DTYPE_BOOL) &&
+      !(def && (def->flags & UNARY_INTEGER_EXACT)))
+    dtype = GRAFT_DTYPE_FLOAT32;
   graft_infer_set_output (ctx, 0, dtype, &in->shape);
   return TRUE;
 }

@@ -402,6 +402,9 @@ main (int argc, char **argv)
     "constants_traced", "constants_scripted", "constants_exported", "qkv_traced", "qkv_scripted", "qkv_exported",
     "containers_scripted", "upsample_traced", "upsample_scripted", "upsample_exported", "norms_traced",
     "norms_exported", "grid_traced", "grid_exported", "shape_like_traced", "shape_like_scripted", "shape_like_exported",
+    "shifted_windows_traced", "shifted_windows_scripted", "shifted_windows_exported", "pool3d_traced",
+    "pool3d_scripted", "pool3d_exported", "index_with_none_traced", "index_with_none_scripted",
+    "index_with_none_exported", "flow_ops_traced", "flow_ops_scripted", "flow_ops_exported", "module_state_scripted",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
     {
