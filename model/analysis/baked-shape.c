@@ -483,11 +483,18 @@ batch_factor (GraftNode *mul, gint64 traced, guint *which, int depth)
  * x.view(B * nW, 49, C) exports as Mul(2, Mul(H/7, W/7))): the constant
  * is the entry, read by its Mul. */
 static void
-find_in_batch_product (GPtrArray *found, GraftValue *piece, gint64 static_value, gint64 traced, GraftValue *input,
-                       int axis)
+find_in_batch_product (GraftInference *inference, GPtrArray *found, GraftValue *piece, gint64 static_value,
+                       gint64 traced, GraftValue *input, int axis)
 {
   GraftNode *mul = piece->producer;
+  GArray *data = graft_inference_get_data (inference, piece);
   guint which;
+
+  /* The batch already comes from the input there (SAM's B * num_heads with
+   * B from Shape): a constant equal to traced is another factor. */
+  for (guint i = 0; data != NULL && i < data->len; i++)
+    if (graft_dim_mentions (&g_array_index (data, GraftDim, i), GRAFT_PROBE_SYMBOL))
+      return;
 
   if (mul != NULL && mul->op == g_intern_static_string ("onnx::Unsqueeze") && mul->inputs->len > 0)
     mul = ((GraftValue *) g_ptr_array_index (mul->inputs, 0))->producer;
@@ -520,7 +527,7 @@ concat_target_entry (GraftInference *inference, GPtrArray *found, GraftNode *con
           if (value > 0 && value == io->out.dims[e].value && value % traced == 0)
             add_baked (found, concat, j, e - start, traced, value / traced, input, axis);
           else if (tensor == NULL)
-            find_in_batch_product (found, piece, io->out.dims[e].value, traced, input, axis);
+            find_in_batch_product (inference, found, piece, io->out.dims[e].value, traced, input, axis);
           return found->len > before;
         }
       start += shape->dims[0].value;
@@ -575,7 +582,8 @@ find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, c
 
   if (tensor == NULL && probed != NULL && node->inputs->len > 1)
     {
-      find_in_concat_target (inference, found, node, io, probed, traced, input, axis);
+      if (readings == NULL || readings->concat_targets)
+        find_in_concat_target (inference, found, node, io, probed, traced, input, axis);
       return;
     }
   if (tensor == NULL || !graft_dtype_is_integer (tensor->dtype) || probed == NULL || probed->rank != io->in.rank

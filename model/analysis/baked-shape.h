@@ -45,6 +45,11 @@ typedef struct {
 typedef struct {
   GHashTable *innermost;   /* node index in graph->nodes + 1 (GUINT_TO_POINTER); may be NULL */
   GArray *ambiguous;       /* guint node indices, graph order; filled by the search; may be NULL */
+  /* Also Reshape targets built by Concat and a scalar batch in a product
+   * (Swin's windows): more constants equal to the traced size, so more
+   * chances of taking a head count for the batch (SAM's B * heads); the
+   * edit tries without them first. A search without readings reads them. */
+  gboolean concat_targets;
 } GraftSplitReadings;
 
 /* GraftBakedShape* (g_free). Empty when input's dim axis is not fixed.

@@ -437,20 +437,15 @@ flip_splits (GraftGraph *graph, GHashTable *innermost, guint index)
  * that node (and the nodes of the same pattern, as repeated layers have)
  * is read the other way, and the repair is done again. What stays wrong is
  * left for the caller's verification to report. */
+/* One round of repairs from before with the readings' options, retrying
+ * ambiguous splits as make_dim_dynamic says. */
 static gboolean
-make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
+repair_with_readings (GraftEdit *self, GraftModel *model, GraftGraph *before, GPtrArray *inlined,
+                      GraftSplitReadings *readings, GError **error)
 {
-  g_autoptr(GraftGraph) before = NULL;
-  g_autoptr(GHashTable) innermost = g_hash_table_new (NULL, NULL);
-  g_autoptr(GArray) ambiguous = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GPtrArray) inlined = g_ptr_array_new_with_free_func (g_free);
-  GraftSplitReadings readings = { innermost, ambiguous };
+  GHashTable *innermost = readings->innermost;
+  GArray *ambiguous = readings->ambiguous;
 
-  /* Before the copy the attempts start from: the readings name nodes of
-   * the graph with the function bodies in it. */
-  if (graft_edit_inline_shape_functions (model, inlined, error) == G_MAXUINT)
-    return FALSE;
-  before = graft_graph_copy (graft_model_get_graph (model), NULL);
   for (guint attempt = 0;; attempt++)
     {
       g_autoptr(GraftDimCheck) check = NULL;
@@ -460,7 +455,7 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
       g_ptr_array_set_size (self->notes, 0);
       for (guint i = 0; i < inlined->len; i++)
         g_ptr_array_add (self->notes, g_strdup (g_ptr_array_index (inlined, i)));
-      if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, &readings, self->notes,
+      if (!graft_edit_do_make_dim_dynamic (model, self->target, self->axis, self->symbol, readings, self->notes,
                                            error))
         return FALSE;
       if (ambiguous->len == 0)
@@ -468,9 +463,75 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
       check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, NULL);
       if (check == NULL || check->passed || attempt > 2 * ambiguous->len
           || (blamed = blamed_split (before, ambiguous, check)) < 0)
-        break;
+        return TRUE;
       flip_splits (before, innermost, blamed);
       graft_model_set_graph (model, graft_graph_copy (before, NULL));
+    }
+}
+
+/* Merged dims the repair could split two ways (8 = batch × heads as
+ * [2, 4], where 4 is 2 × 2 too; 32 = seq × batch as [16, 2]), and Slice
+ * bounds that may be literals or the size minus a constant, are not
+ * guessed: the repair reads them outermost (bounds as literals) and runs
+ * the result at other sizes; when the check blames a node whose reading
+ * was such a choice (the failed node or the nearest one upstream of it),
+ * that node (and the nodes of the same pattern, as repeated layers have)
+ * is read the other way, and the repair is done again. When the result
+ * still fails, the repairs are done once more with Reshape targets built
+ * by Concat read too (readings.concat_targets), and kept if they pass.
+ * What stays wrong is left for the caller's verification to report. */
+static gboolean
+make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
+{
+  g_autoptr(GraftGraph) before = NULL;
+  g_autoptr(GHashTable) innermost = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) ambiguous = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) inlined = g_ptr_array_new_with_free_func (g_free);
+  GraftSplitReadings readings = { innermost, ambiguous, FALSE };
+  g_autoptr(GraftDimCheck) check = NULL;
+
+  /* Before the copy the attempts start from: the readings name nodes of
+   * the graph with the function bodies in it. */
+  if (graft_edit_inline_shape_functions (model, inlined, error) == G_MAXUINT)
+    return FALSE;
+  before = graft_graph_copy (graft_model_get_graph (model), NULL);
+  if (!repair_with_readings (self, model, before, inlined, &readings, error))
+    return FALSE;
+  check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, NULL);
+  if (check != NULL && !check->passed)
+    {
+      g_autoptr(GraftGraph) first = graft_graph_copy (graft_model_get_graph (model), NULL);
+      g_autoptr(GPtrArray) first_notes = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr(GHashTable) first_innermost = g_hash_table_new (NULL, NULL);
+      g_autoptr(GraftDimCheck) second = NULL;
+      GHashTableIter iter;
+      gpointer key;
+
+      for (guint i = 0; i < self->notes->len; i++)
+        g_ptr_array_add (first_notes, g_strdup (g_ptr_array_index (self->notes, i)));
+      g_hash_table_iter_init (&iter, innermost);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_hash_table_add (first_innermost, key);
+      g_hash_table_remove_all (innermost);
+      readings.concat_targets = TRUE;
+      graft_model_set_graph (model, graft_graph_copy (before, NULL));
+      if (repair_with_readings (self, model, before, inlined, &readings, error))
+        second = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len,
+                                      NULL);
+      else
+        g_clear_error (error);
+      if (second == NULL || !second->passed)
+        {
+          /* the first result, whose failure the verification reports */
+          graft_model_set_graph (model, g_steal_pointer (&first));
+          g_ptr_array_set_size (self->notes, 0);
+          for (guint i = 0; i < first_notes->len; i++)
+            g_ptr_array_add (self->notes, g_strdup (g_ptr_array_index (first_notes, i)));
+          g_hash_table_remove_all (innermost);
+          g_hash_table_iter_init (&iter, first_innermost);
+          while (g_hash_table_iter_next (&iter, &key, NULL))
+            g_hash_table_add (innermost, key);
+        }
     }
   if (g_hash_table_size (innermost) > 0)
     {

@@ -127,8 +127,8 @@ typedef enum {
   ROW ("aten::log", 0, f_log, 0, NULL, NULL) \
   ROW ("aten::sqrt", 0, f_sqrt, 0, NULL, NULL) \
   ROW ("aten::rsqrt", 0, f_rsqrt, 0, NULL, NULL) \
-  ROW ("aten::abs", 0, f_abs, 0, NULL, NULL) \
-  ROW ("aten::neg", 0, f_neg, 0, NULL, NULL) \
+  ROW ("aten::abs", 0, f_abs, UNARY_INTEGER_EXACT, NULL, NULL) \
+  ROW ("aten::neg", 0, f_neg, UNARY_INTEGER_EXACT, NULL, NULL) \
   ROW ("aten::erf", 0, f_erf, 0, NULL, NULL) \
   ROW ("aten::softplus", 0, f_softplus, 0, NULL, NULL) \
   ROW ("aten::mish", 0, f_mish, 0, NULL, NULL)
