@@ -226,6 +226,17 @@ kernel_reverse_sequence (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *x = ctx->inputs[0], *lens = ctx->inputs[1];
   gint64 batch_axis = graft_node_attr_int (ctx->node, "batch_axis", 1);
   gint64 time_axis = graft_node_attr_int (ctx->node, "time_axis", 0);
+  if (x->rank < 2 || batch_axis < 0 || batch_axis > 1 || time_axis < 0 || time_axis > 1 || batch_axis == time_axis)
+    return graft_kernel_fail (error, "batch_axis and time_axis must be 0 and 1 in some order");
+  /* one length per batch row, each within the time axis: the lengths come
+   * from the file (or from a batch traced at another size) */
+  if (lens == NULL || lens->numel != x->dims[batch_axis])
+    return graft_kernel_fail (error, "sequence_lens has %" G_GINT64_FORMAT " lengths for a batch of %" G_GINT64_FORMAT,
+                              lens ? lens->numel : 0, x->dims[batch_axis]);
+  for (gint64 b = 0; b < lens->numel; b++)
+    if (graft_rt_tensor_get_i64 (lens, b) < 0 || graft_rt_tensor_get_i64 (lens, b) > x->dims[time_axis])
+      return graft_kernel_fail (error, "sequence length %" G_GINT64_FORMAT " is outside 0..%" G_GINT64_FORMAT,
+                                graft_rt_tensor_get_i64 (lens, b), x->dims[time_axis]);
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
