@@ -516,19 +516,15 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
     check = graft_dim_check_run (model, (GraftDimCheckDim *) self->changed_dims->data, self->changed_dims->len, NULL);
   if (check != NULL && !check->passed)
     {
+      /* the first result stays aside (graph, notes, readings) in case the
+       * second fails too: the verification then reports the first */
       g_autoptr(GraftGraph) first = graft_graph_copy (graft_model_get_graph (model), NULL);
-      g_autoptr(GPtrArray) first_notes = g_ptr_array_new_with_free_func (g_free);
-      g_autoptr(GHashTable) first_innermost = g_hash_table_new (NULL, NULL);
+      g_autoptr(GPtrArray) first_notes = g_steal_pointer (&self->notes);
+      g_autoptr(GHashTable) second_innermost = g_hash_table_new (NULL, NULL);
       g_autoptr(GraftDimCheck) second = NULL;
-      GHashTableIter iter;
-      gpointer key;
 
-      for (guint i = 0; i < self->notes->len; i++)
-        g_ptr_array_add (first_notes, g_strdup (g_ptr_array_index (self->notes, i)));
-      g_hash_table_iter_init (&iter, innermost);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        g_hash_table_add (first_innermost, key);
-      g_hash_table_remove_all (innermost);
+      self->notes = g_ptr_array_new_with_free_func (g_free);
+      readings.innermost = second_innermost;
       readings.concat_targets = TRUE;
       graft_model_set_graph (model, graft_graph_copy (before, NULL));
       if (repair_with_readings (self, model, before, inlined, &readings, error))
@@ -538,15 +534,15 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
         g_clear_error (error);
       if (second == NULL || !second->passed)
         {
-          /* the first result, whose failure the verification reports */
           graft_model_set_graph (model, g_steal_pointer (&first));
-          g_ptr_array_set_size (self->notes, 0);
-          for (guint i = 0; i < first_notes->len; i++)
-            g_ptr_array_add (self->notes, g_strdup (g_ptr_array_index (first_notes, i)));
-          g_hash_table_remove_all (innermost);
-          g_hash_table_iter_init (&iter, first_innermost);
-          while (g_hash_table_iter_next (&iter, &key, NULL))
-            g_hash_table_add (innermost, key);
+          g_ptr_array_unref (self->notes);
+          self->notes = g_steal_pointer (&first_notes);
+          readings.innermost = innermost;
+        }
+      else
+        {
+          g_hash_table_unref (innermost);
+          innermost = g_steal_pointer (&second_innermost);
         }
     }
   if (g_hash_table_size (innermost) > 0)
