@@ -1,6 +1,8 @@
 #include "loader.h"
 #include "onnx/reader.h"
-#include "torchscript/pytorch-file.h"
+#include "pt2/exported-program.h"
+#include "pytorch/torch-save.h"
+#include "torchscript/script-builder.h"
 
 #include <string.h>
 #include <errno.h>
@@ -159,6 +161,45 @@ read_head (const char *path, guint8 *head, gsize *head_len, GError **error)
   return TRUE;
 }
 
+/* A zip archive: torch.export's .pt2, a TorchScript archive, or what
+ * torch.save wrote; other zips are named as not PyTorch files. */
+static GraftModel *
+load_pytorch_archive (const char *path, GCancellable *cancellable, GError **error)
+{
+  g_autoptr(GraftTorchArchive) archive = graft_torch_archive_open (path, error);
+  if (archive == NULL)
+    return NULL;
+  graft_torch_archive_set_cancellable (archive, cancellable);
+
+  if (graft_exported_program_recognize (archive))
+    return graft_exported_program_load (archive, path, cancellable, error);
+  if (graft_torch_archive_has (archive, "model.json"))
+    return graft_torch_save_unsupported (error, path,
+                        "this is a TorchScript archive from PyTorch before 1.3 (model.json layout). "
+                        "Load it with torch.jit.load in a newer PyTorch and save it again with torch.jit.save.");
+  gboolean has_code = graft_torch_archive_has_prefix (archive, "code/");
+  if (graft_torch_archive_has (archive, "data.pkl") && (has_code || graft_torch_archive_has (archive, "constants.pkl")))
+    {
+      if (!has_code)
+        return graft_torch_save_unsupported (error, path, "this TorchScript archive has no code/ folder, so its graph cannot be "
+                            "rebuilt. Save the module again with torch.jit.save.");
+      return graft_torchscript_load (archive, path, cancellable, error);
+    }
+  if (graft_torch_archive_has (archive, "bytecode.pkl"))
+    return graft_torch_save_unsupported (error, path,
+                        "this is a PyTorch Mobile lite-interpreter file (bytecode.pkl) without TorchScript code, so "
+                        "its graph cannot be rebuilt. Save the scripted module with torch.jit.save (not "
+                        "_save_for_lite_interpreter), or export it with torch.onnx.export.");
+  if (graft_torch_archive_has (archive, "data.pkl"))
+    return graft_torch_save_load (archive, path, error);
+  const char *prefix = graft_torch_archive_get_prefix (archive);
+  if (*prefix == '\0')
+    return graft_torch_save_unsupported (error, path, "this zip archive is not a PyTorch file (PyTorch archives keep data.pkl, "
+                        "constants.pkl and code/ in one top folder; this one has none)");
+  return graft_torch_save_unsupported (error, path, "this zip archive is not a PyTorch file (no data.pkl, constants.pkl or code/ "
+                      "below its top folder \"%s\")", prefix);
+}
+
 GraftModel *
 graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc progress, gpointer progress_data,
                   GError **error)
@@ -174,11 +215,20 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
   switch (graft_sniff_file_kind (head, head_len))
     {
     case GRAFT_FILE_KIND_ZIP:
+      return load_pytorch_archive (path, cancellable, error);
     case GRAFT_FILE_KIND_TORCH_LEGACY:
+      return graft_torch_save_describe_legacy (path, error);
     case GRAFT_FILE_KIND_TORCH_TAR:
+      return graft_torch_save_unsupported (error, path, "this is a tar archive, the torch.save format of PyTorch 0.3 "
+                                           "and older. Load it with an old PyTorch and save it again with torch.save, "
+                                           "then export it with torch.jit.save or torch.onnx.export.");
     case GRAFT_FILE_KIND_TORCH_PREVIEW:
+      return graft_torch_save_unsupported (error, path, "this file uses the container format of a PyTorch preview "
+                                           "release (\"PYTORCH1\"), which no released PyTorch reads. Re-create the model "
+                                           "with a current PyTorch and save it with torch.jit.save or torch.onnx.export.");
     case GRAFT_FILE_KIND_PICKLE:
-      return graft_pytorch_file_load (path, cancellable, error);
+      return graft_torch_save_unsupported (error, path, "this is a plain Python pickle, not a PyTorch archive. "
+                                           GRAFT_TORCH_HOW_TO_EXPORT);
     case GRAFT_FILE_KIND_FLATBUFFER_MOBILE:
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
                    "%s: a PyTorch Mobile flatbuffer (.ptl saved with _use_flatbuffer); "

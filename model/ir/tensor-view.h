@@ -7,7 +7,7 @@
  * storage, so no view can read before or past it, wrap around to element
  * 0, or size a copy smaller than what is written into it. TorchScript
  * archives, torch.save state dicts and torch.export programs all read
- * their weights through this (torchscript/torch-archive.h gathers the
+ * their weights through this (pytorch/torch-archive.h gathers the
  * bytes, paying for copies from the load's allocation budget). */
 #pragma once
 

@@ -1,6 +1,6 @@
 #include "ir/tensor.h"
 #include "ir/model-error.h"
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 #include <math.h>
 #include <string.h>

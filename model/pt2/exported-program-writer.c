@@ -3,7 +3,7 @@
 #include "pt2/exported-program-private.h"
 #include "ir/atomic-save.h"
 #include "ir/model-error.h"
-#include "torchscript/torch-archive-writer.h"
+#include "pytorch/torch-archive-writer.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "loader.h"
 #include "ir/json-nesting.h"
-#include "torchscript/pickle.h"
+#include "pytorch/pickle.h"
 #include "torchscript/script-builder.h"
 
 /* The one record every layout must have, and where the weights live. */
@@ -302,7 +302,7 @@ read_int_list (const Reader *r, const char *tensor_name, const char *what, JsonA
 
 /* A tensor of tensor_meta whose storage is the raw record bytes, viewed as
  * torch.export describes it (sizes, strides, storage_offset), measured
- * and gathered as every PyTorch reader does (torchscript/torch-archive.h). */
+ * and gathered as every PyTorch reader does (pytorch/torch-archive.h). */
 static GraftTensor *
 tensor_from_storage (const Reader *r, const char *name, JsonObject *meta, GBytes *storage, const char *record,
                      GError **error)
@@ -438,7 +438,7 @@ load_flat_tensor (Reader *r, gboolean constant, const char *fqn, GError **error)
       fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s has no tensor %s", record, fqn);
       return NULL;
     }
-  return graft_script_make_tensor (*nested, "data", value, fqn, error);
+  return graft_torch_archive_load_tensor (*nested, "data", value, fqn, error);
 }
 
 static GraftTensor *

@@ -25,7 +25,7 @@
 
 #include <gio/gio.h>
 #include "ir/model.h"
-#include "torchscript/torch-archive.h"
+#include "pytorch/torch-archive.h"
 
 G_BEGIN_DECLS
 

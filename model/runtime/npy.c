@@ -1,5 +1,5 @@
 #include "runtime/npy.h"
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 #include <gio/gio.h>
 #include <stdlib.h>

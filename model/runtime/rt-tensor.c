@@ -1,5 +1,5 @@
 #include "runtime/rt-tensor.h"
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #include "torchscript/debug-source.h"
 
 #include <string.h>
-#include "torchscript/pickle.h"
+#include "pytorch/pickle.h"
 
 /* A code file's lines (1-based) → "file:line" of the original Python. */
 typedef GHashTable LineMap;

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "ir/graph.h"
-#include "torchscript/torch-archive.h"
+#include "pytorch/torch-archive.h"
 
 G_BEGIN_DECLS
 

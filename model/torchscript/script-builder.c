@@ -5,6 +5,7 @@
 #include "torchscript/script-parser.h"
 #include "torchscript/aten-schemas.h"
 #include "torchscript/debug-source.h"
+#include "pytorch/torch-save.h"
 
 /* ------------------------------------------------------------------ values
  *
@@ -351,60 +352,13 @@ lookup_function (Builder *b, const char *qualname)
 
 /* ------------------------------------------------------------------ tensors */
 
-GraftTensor *
-graft_script_make_tensor (GraftTorchArchive *archive, const char *dir, GraftPickleValue *value,
-                          const char *name, GError **error)
-{
-  GraftPickleTensor *t = value->tensor;
-  GraftPickleStorage *s = t->storage->storage;
-  g_autoptr(GraftTensor) tensor = graft_tensor_new (name, t->dtype, t->rank, t->sizes);
-  gsize itemsize = graft_dtype_get_size (t->dtype);
-  gint64 numel = graft_tensor_get_numel (tensor);
-
-  if (t->rank > 0)
-    tensor->strides = g_memdup2 (t->strides, sizeof (gint64) * (gsize) t->rank);
-  if (itemsize == 0 || numel == 0 || s->numel == 0)
-    return g_steal_pointer (&tensor);
-
-  g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
-  gint64 storage_bytes;
-  if (!graft_dim_mul_checked (s->numel, (gint64) itemsize, &storage_bytes))
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
-                   "%s: storage %s declares %" G_GINT64_FORMAT " elements, more than 2^63 bytes",
-                   graft_torch_archive_get_path (archive), record, s->numel);
-      return NULL;
-    }
-  g_autoptr(GBytes) storage = graft_torch_archive_read (archive, record, error);
-  if (storage == NULL)
-    return NULL;
-  gsize storage_size = g_bytes_get_size (storage);
-  if (storage_size < (guint64) storage_bytes)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
-                   "%s: storage %s has %" G_GSIZE_FORMAT " bytes, tensor \"%s\" needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT,
-                   graft_torch_archive_get_path (archive), record, storage_size, name, s->numel, itemsize);
-      return NULL;
-    }
-  /* The view may use only the elements the pickle declares. */
-  g_autoptr(GBytes) declared = g_bytes_new_from_bytes (storage, 0, (gsize) storage_bytes);
-  GraftTensorView view = { t->rank, t->sizes, t->strides, t->offset, itemsize };
-  gboolean copied;
-  g_autoptr(GBytes) data = graft_torch_archive_view (archive, declared, record, &view, name, &copied, error);
-  if (data == NULL || !graft_tensor_set_data (tensor, data, error))
-    return NULL;
-  if (copied)
-    g_clear_pointer (&tensor->strides, g_free);   /* the copy is row-major */
-  return g_steal_pointer (&tensor);
-}
-
 static GraftValue *
 tensor_value (Builder *b, GraftPickleValue *pv, const char *name, const char *dir)
 {
   GraftValue *value = g_hash_table_lookup (b->tensors, pv);
   if (value)
     return value;
-  GraftTensor *tensor = graft_script_make_tensor (b->archive, dir, pv, name, b->error);
+  GraftTensor *tensor = graft_torch_archive_load_tensor (b->archive, dir, pv, name, b->error);
   if (tensor == NULL)
     return NULL;
   if (b->big_endian && graft_dtype_get_size (tensor->dtype) > 1 && tensor->data)
@@ -3015,4 +2969,24 @@ out:
   g_ptr_array_unref (b.forced_live);
   g_hash_table_unref (b.cat_lists);
   return ok;
+}
+
+GraftModel *
+graft_torchscript_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
+{
+  guint64 version;
+  if (!graft_torch_archive_get_version (archive, &version, error))
+    return NULL;
+  if (version > 64)
+    return graft_torch_save_unsupported (error, path, "TorchScript file-format version %" G_GUINT64_FORMAT " is newer than Graft knows "
+                        "(1 to 10 are supported)", version);
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_TORCHSCRIPT);
+  graft_model_set_path (model, path);
+  graft_model_set_producer (model, "torch.jit.save", NULL);
+  graft_model_set_opset (model, "torchscript", (gint64) version);
+  if (graft_torch_archive_has (archive, "bytecode.pkl"))
+    graft_model_add_metadata (model, "mobile", "lite-interpreter bytecode.pkl present (TorchScript part shown)");
+  if (!graft_script_build (archive, model, cancellable, error))
+    return NULL;
+  return g_steal_pointer (&model);
 }

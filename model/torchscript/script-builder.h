@@ -28,8 +28,8 @@
 
 #include <gio/gio.h>
 #include "ir/model.h"
-#include "torchscript/torch-archive.h"
-#include "torchscript/pickle.h"
+#include "pytorch/torch-archive.h"
+#include "pytorch/pickle.h"
 
 G_BEGIN_DECLS
 
@@ -55,9 +55,9 @@ gboolean graft_script_build (GraftTorchArchive *archive, GraftModel *model,
  * "torch.nn.modules.conv.Conv2d" */
 char *graft_script_demangle_class (const char *qualified_name);
 
-/* A tensor from the pickle, with its data sliced from the archive record
- * <dir>/<storage key> (no copy when contiguous). */
-GraftTensor *graft_script_make_tensor (GraftTorchArchive *archive, const char *dir,
-                                       GraftPickleValue *value, const char *name, GError **error);
+/* What torch.jit.load reads: the graph of the archive's root forward
+ * (a TorchScript archive: data.pkl and code/). */
+GraftModel *graft_torchscript_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable,
+                                    GError **error);
 
 G_END_DECLS

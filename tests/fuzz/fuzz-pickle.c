@@ -1,6 +1,6 @@
 /* libFuzzer harness: the data-only unpickler (data.pkl, constants.pkl,
  * legacy torch.save streams). */
-#include "torchscript/pickle.h"
+#include "pytorch/pickle.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include "loader.h"
 #include "formats.h"
 #include "ir/model-error.h"
-#include "torchscript/torch-archive.h"
+#include "pytorch/torch-archive.h"
 #include "../onnx/fixtures.h"
 #include "pt2-test-common.h"
 #include "../test-python.h"

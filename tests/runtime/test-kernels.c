@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 #include "runtime/npy.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"

@@ -7,10 +7,10 @@
 #include <glib/gstdio.h>
 #include <zip.h>
 #include "loader.h"
-#include "torchscript/pickle.h"
-#include "torchscript/pytorch-file.h"
+#include "pytorch/pickle.h"
+#include "loader.h"
 #include "torchscript/script-parser.h"
-#include "torchscript/torch-archive.h"
+#include "pytorch/torch-archive.h"
 #include "../onnx/fixtures.h"
 #include "torch-generations.h"
 #include "../test-scratch.h"
@@ -501,7 +501,7 @@ static void
 expect_unsupported (const char *path, const char *message)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) model = graft_pytorch_file_load (path, NULL, &error);
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
   g_assert_null (model);
   g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED);
   g_test_message ("%s", error->message);

@@ -7,7 +7,7 @@
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/simd-target.h"
 
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 static void
 quant_range (GraftDType dtype, double *lo, double *hi)

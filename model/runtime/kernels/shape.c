@@ -6,7 +6,7 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 #include "ir/sym-dim.h"
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 void
 graft_copy_element (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint64 si)

@@ -7,8 +7,9 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "ir/tensor.h"
 #include "ir/tensor-view.h"
-#include "torchscript/pickle.h"
+#include "pytorch/pickle.h"
 
 G_BEGIN_DECLS
 
@@ -87,5 +88,10 @@ GBytes *graft_torch_archive_read_entry (GraftTorchArchive *archive, const GraftT
 gboolean graft_torch_archive_get_version (GraftTorchArchive *archive, guint64 *version, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftTorchArchive, graft_torch_archive_free)
+
+/* A tensor from the pickle, with its data sliced from the archive record
+ * <dir>/<storage key> (no copy when contiguous). */
+GraftTensor *graft_torch_archive_load_tensor (GraftTorchArchive *archive, const char *dir,
+                                              GraftPickleValue *value, const char *name, GError **error);
 
 G_END_DECLS

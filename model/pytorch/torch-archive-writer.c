@@ -1,4 +1,4 @@
-#include "torchscript/torch-archive-writer.h"
+#include "pytorch/torch-archive-writer.h"
 #include "ir/atomic-save.h"
 #include "ir/model-error.h"
 

@@ -1,26 +1,14 @@
-#include "torchscript/pytorch-file.h"
+/* What torch.save writes, as far as it can be shown without running
+ * Python: a state_dict or checkpoint as its tensors, a pickled nn.Module
+ * as its module tree; other objects and the legacy formats are named
+ * with how to get a model file instead. */
+#include "pytorch/torch-save.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "pt2/exported-program.h"
-#include "torchscript/pickle.h"
-#include "torchscript/script-builder.h"
-#include "torchscript/torch-archive.h"
 
-#define HOW_TO_EXPORT \
-  "To open it in Graft, load the model in Python and save a TorchScript or ONNX file: " \
-  "torch.jit.save(torch.jit.script(model), \"model.pt\"), or " \
-  "torch.jit.save(torch.jit.trace(model, example_inputs), \"model.pt\"), or " \
-  "torch.onnx.export(model, example_inputs, \"model.onnx\")."
-
-static const guint8 legacy_magic[] = { 0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19 };
-
-static GraftModel *
-unsupported (GError **error, const char *path, const char *format, ...) G_GNUC_PRINTF (3, 4);
-
-static GraftModel *
-unsupported (GError **error, const char *path, const char *format, ...)
+GraftModel *
+graft_torch_save_unsupported (GError **error, const char *path, const char *format, ...)
 {
   va_list args;
   va_start (args, format);
@@ -51,7 +39,7 @@ add_state_tensors (GraftTorchArchive *archive, GraftModel *model, GraftPickleVal
       g_autofree char *name = *prefix ? g_strdup_printf ("%s.%s", prefix, key_text) : g_strdup (key_text);
       if (value->kind == GRAFT_PICKLE_TENSOR)
         {
-          GraftTensor *tensor = graft_script_make_tensor (archive, "data", value, name, error);
+          GraftTensor *tensor = graft_torch_archive_load_tensor (archive, "data", value, name, error);
           if (tensor == NULL)
             return FALSE;
           graft_model_add_tensor (model, tensor);
@@ -146,8 +134,8 @@ load_pickled_module (GraftTorchArchive *archive, const char *path, GraftPickleVa
 
 /* torch.save zip: a state_dict / checkpoint opens as a list of tensors, a
  * pickled nn.Module as its module tree; anything else is explained. */
-static GraftModel *
-load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
+GraftModel *
+graft_torch_save_load (GraftTorchArchive *archive, const char *path, GError **error)
 {
   g_autoptr(GBytes) bytes = graft_torch_archive_read (archive, "data.pkl", error);
   if (bytes == NULL)
@@ -179,7 +167,7 @@ load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
       if (!add_state_tensors (archive, model, root, "", 0, visited, &count, error))
         return NULL;
       if (count == 0)
-        return unsupported (error, path, "this torch.save file holds a dict without tensors, not a model. " HOW_TO_EXPORT);
+        return graft_torch_save_unsupported (error, path, "this torch.save file holds a dict without tensors, not a model. " GRAFT_TORCH_HOW_TO_EXPORT);
       graft_model_set_graph (model, graft_graph_new ("state_dict"));
       return g_steal_pointer (&model);
     }
@@ -187,80 +175,21 @@ load_torch_save (GraftTorchArchive *archive, const char *path, GError **error)
     return load_pickled_module (archive, path, root, error);
   const char *cls = root && (root->kind == GRAFT_PICKLE_OBJECT || root->kind == GRAFT_PICKLE_OPAQUE) ? root->s : first_global;
   if (cls && (root == NULL || root->kind == GRAFT_PICKLE_OBJECT) && strcmp (cls, "collections.OrderedDict") != 0)
-    return unsupported (error, path,
+    return graft_torch_save_unsupported (error, path,
                         "this is a whole Python object pickled with torch.save(model) (class %s); loading it needs that "
-                        "Python class and running Python code. " HOW_TO_EXPORT, cls);
+                        "Python class and running Python code. " GRAFT_TORCH_HOW_TO_EXPORT, cls);
   if (root == NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
       return NULL;
     }
-  return unsupported (error, path, "this torch.save file holds a %s, not a model or a state_dict. " HOW_TO_EXPORT,
+  return graft_torch_save_unsupported (error, path, "this torch.save file holds a %s, not a model or a state_dict. " GRAFT_TORCH_HOW_TO_EXPORT,
                       cls ? cls : "plain value");
 }
 
-/* ------------------------------------------------------------------ archives */
-
-static GraftModel *
-load_torchscript (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
-{
-  guint64 version;
-  if (!graft_torch_archive_get_version (archive, &version, error))
-    return NULL;
-  if (version > 64)
-    return unsupported (error, path, "TorchScript file-format version %" G_GUINT64_FORMAT " is newer than Graft knows "
-                        "(1 to 10 are supported)", version);
-  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_TORCHSCRIPT);
-  graft_model_set_path (model, path);
-  graft_model_set_producer (model, "torch.jit.save", NULL);
-  graft_model_set_opset (model, "torchscript", (gint64) version);
-  if (graft_torch_archive_has (archive, "bytecode.pkl"))
-    graft_model_add_metadata (model, "mobile", "lite-interpreter bytecode.pkl present (TorchScript part shown)");
-  if (!graft_script_build (archive, model, cancellable, error))
-    return NULL;
-  return g_steal_pointer (&model);
-}
-
-static GraftModel *
-load_zip (const char *path, GCancellable *cancellable, GError **error)
-{
-  g_autoptr(GraftTorchArchive) archive = graft_torch_archive_open (path, error);
-  if (archive == NULL)
-    return NULL;
-  graft_torch_archive_set_cancellable (archive, cancellable);
-
-  if (graft_exported_program_recognize (archive))
-    return graft_exported_program_load (archive, path, cancellable, error);
-  if (graft_torch_archive_has (archive, "model.json"))
-    return unsupported (error, path,
-                        "this is a TorchScript archive from PyTorch before 1.3 (model.json layout). "
-                        "Load it with torch.jit.load in a newer PyTorch and save it again with torch.jit.save.");
-  gboolean has_code = graft_torch_archive_has_prefix (archive, "code/");
-  if (graft_torch_archive_has (archive, "data.pkl") && (has_code || graft_torch_archive_has (archive, "constants.pkl")))
-    {
-      if (!has_code)
-        return unsupported (error, path, "this TorchScript archive has no code/ folder, so its graph cannot be "
-                            "rebuilt. Save the module again with torch.jit.save.");
-      return load_torchscript (archive, path, cancellable, error);
-    }
-  if (graft_torch_archive_has (archive, "bytecode.pkl"))
-    return unsupported (error, path,
-                        "this is a PyTorch Mobile lite-interpreter file (bytecode.pkl) without TorchScript code, so "
-                        "its graph cannot be rebuilt. Save the scripted module with torch.jit.save (not "
-                        "_save_for_lite_interpreter), or export it with torch.onnx.export.");
-  if (graft_torch_archive_has (archive, "data.pkl"))
-    return load_torch_save (archive, path, error);
-  const char *prefix = graft_torch_archive_get_prefix (archive);
-  if (*prefix == '\0')
-    return unsupported (error, path, "this zip archive is not a PyTorch file (PyTorch archives keep data.pkl, "
-                        "constants.pkl and code/ in one top folder; this one has none)");
-  return unsupported (error, path, "this zip archive is not a PyTorch file (no data.pkl, constants.pkl or code/ "
-                      "below its top folder \"%s\")", prefix);
-}
-
 /* Legacy torch.save stream: magic, protocol, sys_info, then the object pickle. */
-static GraftModel *
-describe_legacy (const char *path, GError **error)
+GraftModel *
+graft_torch_save_describe_legacy (const char *path, GError **error)
 {
   g_autoptr(GMappedFile) mapped = g_mapped_file_new (path, FALSE, NULL);
   const char *what = "an object";
@@ -289,7 +218,7 @@ describe_legacy (const char *path, GError **error)
             }
         }
     }
-  return unsupported (error, path,
+  return graft_torch_save_unsupported (error, path,
                       "this is a legacy torch.save file (the pre-1.6 pickle stream, or _use_new_zipfile_serialization=False) "
                       "holding %s%s%s%s. Load it with torch.load and save it again: torch.save(obj, f) for weights, "
                       "or torch.jit.save(torch.jit.script(model), \"model.pt\") / torch.onnx.export(model, example_inputs, "
@@ -297,38 +226,3 @@ describe_legacy (const char *path, GError **error)
                       what, cls ? " (class " : "", cls ? cls : "", cls ? ")" : "");
 }
 
-GraftModel *
-graft_pytorch_file_load (const char *path, GCancellable *cancellable, GError **error)
-{
-  guint8 head[512] = { 0 };
-  gsize n = 0;
-  FILE *f = fopen (path, "rb");
-  if (f == NULL)
-    {
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO, "%s: cannot open: %s", path, g_strerror (errno));
-      return NULL;
-    }
-  n = fread (head, 1, sizeof head, f);
-  fclose (f);
-
-  if (n >= 4 && memcmp (head, "PK\x03\x04", 4) == 0)
-    return load_zip (path, cancellable, error);
-  if (n >= 8 && memcmp (head, "PYTORCH1", 8) == 0)
-    return unsupported (error, path, "this file uses the container format of a PyTorch preview release (\"PYTORCH1\"), "
-                        "which no released PyTorch reads. Re-create the model with a current PyTorch and save it with "
-                        "torch.jit.save or torch.onnx.export.");
-  if (n >= 8 && memcmp (head + 4, "PTMF", 4) == 0)
-    return unsupported (error, path, "this is a PyTorch Mobile flatbuffer file (.ptl/.ff, identifier PTMF), which holds "
-                        "bytecode only. Save the scripted module with torch.jit.save instead, or export it with "
-                        "torch.onnx.export.");
-  if (n >= sizeof legacy_magic && memcmp (head, legacy_magic, sizeof legacy_magic) == 0)
-    return describe_legacy (path, error);
-  if (n >= 262 && memcmp (head + 257, "ustar", 5) == 0)
-    return unsupported (error, path, "this is a tar archive, the torch.save format of PyTorch 0.3 and older. Load it "
-                        "with an old PyTorch and save it again with torch.save, then export it with torch.jit.save or "
-                        "torch.onnx.export.");
-  if (n >= 2 && head[0] == 0x80 && head[1] <= 5)
-    return unsupported (error, path, "this is a plain Python pickle, not a PyTorch archive. " HOW_TO_EXPORT);
-  g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED, "%s: not a PyTorch file", path);
-  return NULL;
-}

@@ -1,10 +1,11 @@
-#include "torchscript/torch-archive.h"
+#include "pytorch/torch-archive.h"
 
 #include <string.h>
 #include <sys/mman.h>
 #include <zip.h>
 #include <gio/gio.h>
 #include "ir/file-bytes.h"
+#include "ir/model.h"
 #include "ir/model-error.h"
 
 struct _GraftTorchArchive {
@@ -577,4 +578,51 @@ graft_torch_archive_get_version (GraftTorchArchive *archive, guint64 *version, G
       return FALSE;
     }
   return TRUE;
+}
+
+GraftTensor *
+graft_torch_archive_load_tensor (GraftTorchArchive *archive, const char *dir, GraftPickleValue *value,
+                                 const char *name, GError **error)
+{
+  GraftPickleTensor *t = value->tensor;
+  GraftPickleStorage *s = t->storage->storage;
+  g_autoptr(GraftTensor) tensor = graft_tensor_new (name, t->dtype, t->rank, t->sizes);
+  gsize itemsize = graft_dtype_get_size (t->dtype);
+  gint64 numel = graft_tensor_get_numel (tensor);
+
+  if (t->rank > 0)
+    tensor->strides = g_memdup2 (t->strides, sizeof (gint64) * (gsize) t->rank);
+  if (itemsize == 0 || numel == 0 || s->numel == 0)
+    return g_steal_pointer (&tensor);
+
+  g_autofree char *record = g_strdup_printf ("%s/%s", dir, s->key);
+  gint64 storage_bytes;
+  if (!graft_dim_mul_checked (s->numel, (gint64) itemsize, &storage_bytes))
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_MALFORMED,
+                   "%s: storage %s declares %" G_GINT64_FORMAT " elements, more than 2^63 bytes",
+                   graft_torch_archive_get_path (archive), record, s->numel);
+      return NULL;
+    }
+  g_autoptr(GBytes) storage = graft_torch_archive_read (archive, record, error);
+  if (storage == NULL)
+    return NULL;
+  gsize storage_size = g_bytes_get_size (storage);
+  if (storage_size < (guint64) storage_bytes)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_TRUNCATED,
+                   "%s: storage %s has %" G_GSIZE_FORMAT " bytes, tensor \"%s\" needs %" G_GINT64_FORMAT " × %" G_GSIZE_FORMAT,
+                   graft_torch_archive_get_path (archive), record, storage_size, name, s->numel, itemsize);
+      return NULL;
+    }
+  /* The view may use only the elements the pickle declares. */
+  g_autoptr(GBytes) declared = g_bytes_new_from_bytes (storage, 0, (gsize) storage_bytes);
+  GraftTensorView view = { t->rank, t->sizes, t->strides, t->offset, itemsize };
+  gboolean copied;
+  g_autoptr(GBytes) data = graft_torch_archive_view (archive, declared, record, &view, name, &copied, error);
+  if (data == NULL || !graft_tensor_set_data (tensor, data, error))
+    return NULL;
+  if (copied)
+    g_clear_pointer (&tensor->strides, g_free);   /* the copy is row-major */
+  return g_steal_pointer (&tensor);
 }

@@ -1,4 +1,4 @@
-#include "runtime/narrow-dtype.h"
+#include "ir/narrow-dtype.h"
 
 #include <math.h>
 #include <string.h>

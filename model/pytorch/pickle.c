@@ -1,4 +1,4 @@
-#include "torchscript/pickle.h"
+#include "pytorch/pickle.h"
 
 #include <string.h>
 #include "ir/model-error.h"
