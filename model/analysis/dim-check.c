@@ -2,8 +2,8 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "ir/sym-dim.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "runtime/inputs.h"
 #include "runtime/runtime.h"
 

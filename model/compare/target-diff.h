@@ -1,12 +1,12 @@
 /* One model under two deployment targets, or two models (an export and
  * its fixed copy) under one: each side checked against its target
- * (analysis/target-check.h) and the aligned nodes (compare/alignment.h)
+ * (lint/target-check.h) and the aligned nodes (compare/alignment.h)
  * the two verdicts decide differently. graft-cli diff --target and the
  * compare window read it. */
 #pragma once
 
 #include "compare/alignment.h"
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 G_BEGIN_DECLS
 

@@ -1,6 +1,6 @@
 #include "edit/address.h"
 #include "edit/edit.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Making an input dimension dynamic (or fixing an input's shape) and
  * repairing the shape constants a trace froze. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "ir/sym-dim.h"

@@ -1,7 +1,7 @@
 #include "edit/edit.h"
 #include "edit/edit-private.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "edit/address.h"
 #include "analysis/baked-shape.h"
 
@@ -264,18 +264,6 @@ graft_edit_suggest_dim_symbol (const GraftValue *input, int axis)
   if (axis == 1)
     return g_strdup ("sequence");
   return g_strdup_printf ("dim%d", axis);
-}
-
-GraftEdit *
-graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol)
-{
-  g_autofree char *suggested = NULL;
-
-  if (diagnostic->input == NULL || diagnostic->axis < 0)
-    return NULL;
-  if (symbol == NULL)
-    symbol = suggested = graft_edit_suggest_dim_symbol (diagnostic->input, diagnostic->axis);
-  return graft_edit_new_make_dim_dynamic (diagnostic->input->name, diagnostic->axis, symbol);
 }
 
 GraftEditKind

@@ -12,7 +12,6 @@
 
 #include <glib-object.h>
 #include "ir/model.h"
-#include "analysis/diagnostics.h"
 #include "analysis/dim-check.h"
 
 G_BEGIN_DECLS
@@ -68,11 +67,6 @@ GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const 
  * 0; for an image (rank 4 or 5: NCHW, NCDHW) "channels", "depth",
  * "height", "width"; "sequence" for dim 1 of anything else; "dimN" after. */
 char *graft_edit_suggest_dim_symbol (const GraftValue *input, int axis);
-
-/* The fix a static-input-dim or baked-shape-constant diagnostic offers:
- * make its input dim dynamic, named symbol (NULL: the suggestion of
- * graft_edit_suggest_dim_symbol()). NULL for diagnostics of other rules. */
-GraftEdit *graft_edit_new_for_diagnostic (const GraftDiagnostic *diagnostic, const char *symbol);
 
 /* Any operation of the table by its id ("rename-node", "fold-constants",
  * and the kinds above: "delete-node"...) with its parameters (a{sv},

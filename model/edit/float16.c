@@ -6,7 +6,7 @@
  * keep_io_types the graph's inputs and outputs stay float32 and Casts
  * convert at the edges. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "runtime/rt-tensor.h"
 
 #include <string.h>

@@ -9,8 +9,8 @@
  * graph gives out, Identity and inference-time Dropout nodes, unused
  * initializers, and merges initializers with the same type and bytes. */
 #include "edit/edit-private.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "runtime/runtime.h"
 #include "runtime/op.h"
 

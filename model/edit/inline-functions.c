@@ -9,7 +9,7 @@
  * them as any other node. The FunctionProtos stay in the model (the edit's
  * undo restores the graph only, and an unused function is harmless). */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "runtime/function-call.h"
 
 #include <string.h>

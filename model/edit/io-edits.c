@@ -2,7 +2,7 @@
  * look at an intermediate), drop an output, cut the graph at a value that
  * becomes an input, add a new input, remove an unused one. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 #include <string.h>
 

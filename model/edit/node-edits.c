@@ -1,6 +1,6 @@
 /* Delete, bypass and extract: edits of the graph's structure. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "analysis/shape-inference.h"
 
 #include <string.h>

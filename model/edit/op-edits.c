@@ -4,7 +4,7 @@
  * and friends), and replace a set of nodes (a matched pattern) by one
  * custom-domain node that takes the set's inputs and gives its outputs. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "onnx/op-schemas.h"
 #include "runtime/op.h"
 

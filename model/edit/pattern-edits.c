@@ -19,7 +19,7 @@
  * arguments naming the pattern's variables and its own earlier steps; its
  * last step gives the root's outputs, so every consumer follows. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "edit/pattern-edits.h"
 #include "onnx/op-schemas.h"
 

@@ -2,7 +2,7 @@
  * graph outputs and value_info follow a renamed value by themselves; only
  * the name tables need care. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 #include <string.h>
 

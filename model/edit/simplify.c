@@ -5,7 +5,7 @@
  * Squeeze, Unsqueeze and Flatten that end in a static shape, which become
  * one Reshape. */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "runtime/op.h"
 
 #include <math.h>

@@ -168,3 +168,28 @@ graft_dtype_is_integer (GraftDType dtype)
       return FALSE;
     }
 }
+
+GraftDType
+graft_dtype_from_torch_scalar_type (gint64 code)
+{
+  /* c10::ScalarType order */
+  static const GraftDType types[] = {
+    GRAFT_DTYPE_UINT8, GRAFT_DTYPE_INT8, GRAFT_DTYPE_INT16, GRAFT_DTYPE_INT32, GRAFT_DTYPE_INT64,
+    GRAFT_DTYPE_FLOAT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_FLOAT64, GRAFT_DTYPE_UNDEFINED /* complex32 */,
+    GRAFT_DTYPE_COMPLEX64, GRAFT_DTYPE_COMPLEX128, GRAFT_DTYPE_BOOL,
+  };
+  if (code == 15)
+    return GRAFT_DTYPE_BFLOAT16;
+  if (code < 0 || code >= (gint64) G_N_ELEMENTS (types))
+    return GRAFT_DTYPE_UNDEFINED;
+  return types[code];
+}
+
+gint64
+graft_dtype_to_torch_scalar_type (GraftDType dtype)
+{
+  for (gint64 code = 0; code < 16; code++)
+    if (dtype != GRAFT_DTYPE_UNDEFINED && graft_dtype_from_torch_scalar_type (code) == dtype)
+      return code;
+  return -1;
+}

@@ -72,6 +72,10 @@ GBytes *graft_dtype_unpack (GraftDType dtype, GBytes *packed, gsize numel);
 GBytes *graft_dtype_pack (GraftDType dtype, GBytes *unpacked);
 
 gboolean graft_dtype_is_valid (int dtype);
+/* torch's c10::ScalarType codes, which TorchScript keeps in dtype=
+ * arguments (6 is float32): UNDEFINED / -1 where there is none. */
+GraftDType graft_dtype_from_torch_scalar_type (gint64 code);
+gint64 graft_dtype_to_torch_scalar_type (GraftDType dtype);
 gboolean graft_dtype_is_float (GraftDType dtype);
 gboolean graft_dtype_is_integer (GraftDType dtype);
 

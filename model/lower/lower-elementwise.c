@@ -504,14 +504,14 @@ lower_to (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   GraftAttribute *keyword = graft_node_get_attribute (node, "dtype");
   if (keyword != NULL && keyword->type == GRAFT_ATTR_INT)
-    dtype = graft_lower_scalar_type (keyword->i);
+    dtype = graft_dtype_from_torch_scalar_type (keyword->i);
   for (guint k = 1; keyword == NULL && k <= 2; k++)
     {
       LowerValue *v = graft_lower_arg (ctx, node, k);
       if (v != NULL && v->kind == LOWER_TENSOR && !v->scalar && k == 1)
         dtype = graft_lower_dtype (ctx, v->value);
       else if (v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_INT)
-        dtype = graft_lower_scalar_type (v->constant->i);
+        dtype = graft_dtype_from_torch_scalar_type (v->constant->i);
       /* to(self, device, dtype, …): the dtype follows the device */
       else if (k == 1 && v != NULL && v->kind == LOWER_CONST && v->constant->type == GRAFT_ATTR_STRING)
         continue;

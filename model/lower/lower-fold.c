@@ -4,7 +4,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 /* The float32 data of a constant value (an initializer), or NULL. */
 static const float *

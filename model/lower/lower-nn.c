@@ -809,7 +809,7 @@ lower_softmax (GraftLowerContext *ctx, GraftNode *node, GError **error)
       !graft_lower_arg_int (ctx, node, 2, -1, &dtype, error))
     return FALSE;
   if (dtype >= 0)
-    x = graft_lower_cast (ctx, x, graft_lower_scalar_type (dtype));
+    x = graft_lower_cast (ctx, x, graft_dtype_from_torch_scalar_type (dtype));
   GraftNode *n = graft_lower_node (ctx, g_str_has_prefix (node->op_type, "log_") ? "LogSoftmax" : "Softmax", 1, 1, x);
   graft_node_add_attribute (n, graft_attribute_new_int ("axis", dim));
   graft_lower_set_output (ctx, node, 0, graft_lower_finish (ctx, n));

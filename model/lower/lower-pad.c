@@ -188,7 +188,7 @@ lower_cumsum (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return FALSE;
   GraftDType in = graft_lower_dtype (ctx, x);
   if (dtype >= 0)
-    x = graft_lower_cast (ctx, x, graft_lower_scalar_type (dtype));
+    x = graft_lower_cast (ctx, x, graft_dtype_from_torch_scalar_type (dtype));
   else if (!graft_dtype_is_float (in) && in != GRAFT_DTYPE_INT64)
     x = graft_lower_cast (ctx, x, GRAFT_DTYPE_INT64);
   GraftValue *axis = graft_lower_const_ints (ctx, &dim, 1, TRUE);

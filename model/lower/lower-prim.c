@@ -317,14 +317,13 @@ lower_dtype (GraftLowerContext *ctx, GraftNode *node, GError **error)
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   if (x == NULL)
     return FALSE;
-  GraftDType dtype = graft_lower_dtype (ctx, x);
-  for (gint64 code = 0; code < 16; code++)
-    if (dtype != GRAFT_DTYPE_UNDEFINED && graft_lower_scalar_type (code) == dtype)
-      {
-        g_autoptr(GraftAttribute) a = graft_attribute_new_int ("value", code);
-        bind_output (ctx, node, 0, graft_lower_value_const (a));
-        return TRUE;
-      }
+  gint64 code = graft_dtype_to_torch_scalar_type (graft_lower_dtype (ctx, x));
+  if (code >= 0)
+    {
+      g_autoptr(GraftAttribute) a = graft_attribute_new_int ("value", code);
+      bind_output (ctx, node, 0, graft_lower_value_const (a));
+      return TRUE;
+    }
   return graft_lower_fail (error, node, "the dtype of '%s' is not known while converting", x->name);
 }
 

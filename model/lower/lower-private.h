@@ -169,7 +169,5 @@ GraftNode *_graft_lower_custom_node (GraftLowerContext *ctx, const char *domain,
  * allow_custom: outputs of custom-domain nodes may stay untyped. */
 gboolean _graft_lower_check (GraftModel *target, gboolean allow_custom, GError **error);
 
-/* torch ScalarType code → dtype (6 → float32). */
-GraftDType graft_lower_scalar_type (gint64 code);
 
 G_END_DECLS

@@ -156,7 +156,7 @@ lower_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
     }
   else if ((shape = graft_lower_arg_int_vector (ctx, node, 0, error)) == NULL)
     return FALSE;
-  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : self ? graft_lower_dtype (ctx, self) : GRAFT_DTYPE_FLOAT32;
+  GraftDType dtype = code >= 0 ? graft_dtype_from_torch_scalar_type (code) : self ? graft_lower_dtype (ctx, self) : GRAFT_DTYPE_FLOAT32;
   GraftValue *y = filled (ctx, shape, dtype, value);
   if (!like)
     declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 0));
@@ -190,7 +190,7 @@ lower_arange (GraftLowerContext *ctx, GraftNode *node, GError **error)
    * dtype follows the numbers */
   if (!graft_lower_arg_int (ctx, node, n, -1, &code, error))
     return FALSE;
-  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
+  GraftDType dtype = code >= 0 ? graft_dtype_from_torch_scalar_type (code) : is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
   GraftValue *values[3];
   for (guint k = 0; k < 3; k++)
     {
@@ -844,7 +844,7 @@ lower_reduce (GraftLowerContext *ctx, GraftNode *node, GError **error)
       !graft_lower_arg_int (ctx, node, 2, 0, &keepdim, error) || !graft_lower_arg_int (ctx, node, 3, -1, &dtype, error))
     return FALSE;
   if (dtype >= 0)
-    x = graft_lower_cast (ctx, x, graft_lower_scalar_type (dtype));
+    x = graft_lower_cast (ctx, x, graft_dtype_from_torch_scalar_type (dtype));
   GraftNode *r;
   gboolean axes_input = !mean || ctx->opset >= 18;
   if (axes_input)
@@ -1215,7 +1215,7 @@ lower_new_fill (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (shape == NULL || (full && !run_time && !graft_lower_arg_double (ctx, node, 2, 0, &value, error)) ||
       !graft_lower_arg_int (ctx, node, full ? 3 : 2, -1, &code, error))
     return FALSE;
-  GraftDType dtype = code >= 0 ? graft_lower_scalar_type (code) : graft_lower_dtype (ctx, self);
+  GraftDType dtype = code >= 0 ? graft_dtype_from_torch_scalar_type (code) : graft_lower_dtype (ctx, self);
   GraftValue *y = run_time ? graft_lower_op (ctx, "Expand", 2, graft_lower_cast (ctx, fill->value, dtype), shape)
                            : filled (ctx, shape, dtype, value);
   declare_from_size_list (ctx, y, dtype, graft_lower_arg (ctx, node, 1));
@@ -1235,7 +1235,7 @@ lower_linspace (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (!graft_lower_arg_double (ctx, node, 0, 0, &start, error) || !graft_lower_arg_double (ctx, node, 1, 0, &end, error) ||
       !graft_lower_arg_int (ctx, node, 3, 6, &code, error))
     return FALSE;
-  GraftDType dtype = graft_lower_scalar_type (code);
+  GraftDType dtype = graft_dtype_from_torch_scalar_type (code);
   LowerValue *count = graft_lower_arg (ctx, node, 2);
   if (count != NULL && count->kind == LOWER_TENSOR)
     {
@@ -1311,7 +1311,7 @@ lower_tensor (GraftLowerContext *ctx, GraftNode *node, GError **error)
   else
     return graft_lower_fail (error, node, "tensor() of a value that is neither a number nor a list");
   if (code >= 0)
-    y = graft_lower_cast (ctx, y, graft_lower_scalar_type (code));
+    y = graft_lower_cast (ctx, y, graft_dtype_from_torch_scalar_type (code));
   graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 #include "ir/model-error.h"
 #include "onnx/type-proto.h"
-#include "runtime/kernels/aten-args.h"
 
 typedef struct {
   GraftValueKind kind;       /* TENSOR or SEQUENCE (then dtype and shape are its tensors') */
@@ -922,8 +921,3 @@ graft_lower_concat (GraftLowerContext *ctx, GPtrArray *inputs, gint64 axis)
   return graft_lower_finish (ctx, concat);
 }
 
-GraftDType
-graft_lower_scalar_type (gint64 code)
-{
-  return graft_aten_scalar_type (code);
-}

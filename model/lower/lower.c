@@ -5,7 +5,7 @@
 #include <string.h>
 #include "ir/model-error.h"
 #include "graft-config.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 #define GRAFT_LOWER_FAMILY(family) extern const GraftLowering graft_lowerings_##family[];
 #include "lower/lower-families.h"

@@ -3,10 +3,9 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
-#include "loader.h"
 #include "ir/json-nesting.h"
+#include "ir/model-error.h"
 #include "pytorch/pickle.h"
-#include "torchscript/script-builder.h"
 
 /* The one record every layout must have, and where the weights live. */
 typedef struct {

@@ -2,9 +2,9 @@
 #include <json-glib/json-glib.h>
 
 #include "report/lint-json.h"
-#include "analysis/diagnostics.h"
-#include "analysis/deploy-target.h"
-#include "analysis/target-check.h"
+#include "lint/diagnostics.h"
+#include "lint/deploy-target.h"
+#include "lint/target-check.h"
 
 static void
 add_string_array (JsonBuilder *builder, const char *member, GPtrArray *strings)

@@ -1,10 +1,10 @@
-/* Diagnostics (analysis/diagnostics.h) as the JSON object graft-cli lint
+/* Diagnostics (lint/diagnostics.h) as the JSON object graft-cli lint
  * --json prints and the Python module's Model.lint() returns. */
 #pragma once
 
 #include <glib.h>
 
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 G_BEGIN_DECLS
 

@@ -2,8 +2,8 @@
  * hand-built models (ONNX and TorchScript IR). */
 #include <string.h>
 #include "analysis/baked-shape.h"
-#include "analysis/diagnostics.h"
-#include "analysis/lint-rules.h"
+#include "lint/diagnostics.h"
+#include "lint/lint-rules.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
 #include "ir/sym-dim.h"

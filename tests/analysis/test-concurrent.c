@@ -7,7 +7,7 @@
  * under ThreadSanitizer (meson setup -Db_sanitize=thread) it reports any
  * data race between them. */
 #include "loader.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "analysis/shape-inference.h"
 #include "layout/layout.h"
 #include "layout/painter.h"

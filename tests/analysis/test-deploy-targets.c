@@ -6,8 +6,8 @@
  * check-deploy-targets.py. */
 #include <string.h>
 
-#include "analysis/deploy-target.h"
-#include "analysis/target-check.h"
+#include "lint/deploy-target.h"
+#include "lint/target-check.h"
 #include "ir/graph.h"
 #include "ir/model.h"
 #include "onnx/op-schemas.h"

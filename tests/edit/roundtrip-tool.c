@@ -21,7 +21,7 @@
 #include "ir-compare.h"
 #include "loader.h"
 #include "onnx/writer.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 #include "edit/edit.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor-file.h"

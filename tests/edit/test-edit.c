@@ -5,9 +5,10 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "edit/edit.h"
+#include "lint/diagnostics.h"
 #include "edit/edit-history.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "runtime/op.h"
 
 static void
@@ -966,7 +967,7 @@ test_fix_from_diagnostic (void)
     if (strcmp (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->rule, "baked-shape-constant") == 0)
       baked = g_ptr_array_index (diagnostics, i);
   g_assert_nonnull (baked);
-  edit = graft_edit_new_for_diagnostic (baked, NULL);
+  edit = graft_diagnostic_new_fix (baked, NULL);
   g_assert_cmpstr (graft_edit_get_description (edit), ==, "Make x:0 dynamic (batch)");
   g_assert_true (graft_edit_apply (edit, model, &error));
   g_assert_no_error (error);

@@ -8,8 +8,8 @@
 #include "edit/edit.h"
 #include "edit/edit-history.h"
 #include "edit/edit-operation.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "edit/pattern-edits.h"
 #include "edit/recipe.h"
 

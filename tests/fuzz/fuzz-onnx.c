@@ -1,7 +1,7 @@
 /* libFuzzer harness: the ONNX reader, then the writer on what was read
  * and the reader again on what was written; lint on the model too (shape
  * inference and the structure checks run over anything a file can say). */
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zip.h>
 #include "loader.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "../test-scratch.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);

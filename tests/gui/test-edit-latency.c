@@ -29,7 +29,7 @@
 #include "gui-fixtures.h"
 #include "window-harness.h"
 #include "edit/edit-operation.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 
 /* Between two polls of the main context: work the UI thread did, in wall

@@ -11,7 +11,7 @@
 
 #include "../test-python.h"
 #include "window-harness.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
 #include "widgets/op-picker.h"

@@ -3,7 +3,7 @@
 #include <gtk/gtk.h>
 #include <string.h>
 
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "widgets/breadcrumbs.h"
 #include "widgets/diagnostics-panel.h"
 #include "widgets/run-pane.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis/cost.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/reduce-dialog.h"
 #include "widgets/run-pane.h"

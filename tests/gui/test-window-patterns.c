@@ -14,7 +14,7 @@
 #include "../test-python.h"
 #include "gui-fixtures.h"
 #include "window-harness.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "widgets/pattern-dialog.h"
 #include "../test-scratch.h"

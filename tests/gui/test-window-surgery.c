@@ -8,7 +8,7 @@
 
 #include "widget-screenshot.h"
 #include "window-harness.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 
 static char *

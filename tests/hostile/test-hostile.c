@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "loader.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "runtime/inputs.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "loader.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
 #include "pt2/exported-program.h"

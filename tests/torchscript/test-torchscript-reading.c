@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "loader.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "analysis/shape-inference.h"
 #include "layout/attribute-fold.h"
 #include "layout/labels.h"

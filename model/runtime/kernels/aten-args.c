@@ -244,22 +244,6 @@ graft_aten_as_dtype (GraftRtTensor *t, GraftDType dtype, GError **error)
   return graft_rt_tensor_cast (t, dtype, error);
 }
 
-GraftDType
-graft_aten_scalar_type (gint64 code)
-{
-  /* c10::ScalarType order */
-  static const GraftDType types[] = {
-    GRAFT_DTYPE_UINT8, GRAFT_DTYPE_INT8, GRAFT_DTYPE_INT16, GRAFT_DTYPE_INT32, GRAFT_DTYPE_INT64,
-    GRAFT_DTYPE_FLOAT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_FLOAT64, GRAFT_DTYPE_UNDEFINED /* complex32 */,
-    GRAFT_DTYPE_COMPLEX64, GRAFT_DTYPE_COMPLEX128, GRAFT_DTYPE_BOOL,
-  };
-  if (code == 15)
-    return GRAFT_DTYPE_BFLOAT16;
-  if (code < 0 || code >= (gint64) G_N_ELEMENTS (types))
-    return GRAFT_DTYPE_UNDEFINED;
-  return types[code];
-}
-
 GraftRtTensor *
 graft_aten_constant_tensor (GraftAttribute *attr, GError **error)
 {

@@ -57,8 +57,6 @@ gboolean graft_aten_truth (const GraftRtTensor *value, gboolean *out, GError **e
 GraftRtTensor *graft_aten_need_tensor (const GraftAtenArg *arg, guint position, GError **error);
 /* A new tensor of dtype with the values of t (a reference to t if it already has it). */
 GraftRtTensor *graft_aten_as_dtype (GraftRtTensor *t, GraftDType dtype, GError **error);
-/* torch's ScalarType codes (dtype=6 is float32) */
-GraftDType graft_aten_scalar_type (gint64 code);
 
 /* aten:: arithmetic and comparisons (add, mul, lt, …, alpha, rounding
  * modes) with PyTorch's type promotion; binary.c's faster kernel hands the

@@ -463,11 +463,11 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
         }
       keepdim = graft_arg_int (&args[2], 0) != 0;
       if ((op == R_SUM || op == R_MEAN) && !graft_arg_is_none (&args[3]))
-        dtype = graft_aten_scalar_type (graft_arg_int (&args[3], 6));
+        dtype = graft_dtype_from_torch_scalar_type (graft_arg_int (&args[3], 6));
     }
   else if ((op == R_SUM || op == R_MEAN) && ctx->n_inputs == 1 && graft_node_has_attr (ctx->node, "dtype") &&
            graft_node_get_attribute (ctx->node, "dtype")->type == GRAFT_ATTR_INT)
-    dtype = graft_aten_scalar_type (graft_node_attr_int (ctx->node, "dtype", 6));
+    dtype = graft_dtype_from_torch_scalar_type (graft_node_attr_int (ctx->node, "dtype", 6));
   gboolean indices = (op == R_MAX || op == R_MIN) && !all && ctx->n_outputs > 1;
   return reduce (ctx, op, x, reduced, keepdim, dtype, indices, error);
 }
@@ -718,15 +718,15 @@ kernel_to (GraftKernelContext *ctx, GError **error)
   GraftAttribute *kw = graft_node_get_attribute (ctx->node, "dtype");
   GraftRtTensor *other = graft_arg_tensor (&args[1]);
   if (kw && kw->type == GRAFT_ATTR_INT)
-    dtype = graft_aten_scalar_type (kw->i);
+    dtype = graft_dtype_from_torch_scalar_type (kw->i);
   else if (other && other->rank > 0)
     dtype = other->dtype;
   else if ((args[1].attr && args[1].attr->type == GRAFT_ATTR_INT) ||
            (other && other->numel == 1 && !graft_dtype_is_float (other->dtype) && other->dtype != GRAFT_DTYPE_STRING))
-    dtype = graft_aten_scalar_type (graft_arg_int (&args[1], 6));
+    dtype = graft_dtype_from_torch_scalar_type (graft_arg_int (&args[1], 6));
   else if (!graft_arg_is_none (&args[2]) && ((args[2].attr && args[2].attr->type == GRAFT_ATTR_INT) ||
                                              graft_arg_tensor (&args[2])))
-    dtype = graft_aten_scalar_type (graft_arg_int (&args[2], 6));
+    dtype = graft_dtype_from_torch_scalar_type (graft_arg_int (&args[2], 6));
   if (dtype == GRAFT_DTYPE_UNDEFINED)
     return graft_kernel_unsupported (error, "conversion to that dtype");
   GraftRtTensor *y = graft_aten_as_dtype (x, dtype, error);

@@ -202,7 +202,7 @@ kernel_assert_tensor_metadata (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (!graft_arg_is_none (&args[3]))
     {
-      GraftDType want = graft_aten_scalar_type (graft_arg_int (&args[3], -1));
+      GraftDType want = graft_dtype_from_torch_scalar_type (graft_arg_int (&args[3], -1));
       if (want != GRAFT_DTYPE_UNDEFINED && want != x->dtype)
         return graft_kernel_fail (error, "%s: expected %s, got %s", ctx->node->name, graft_dtype_to_string (want),
                                   graft_dtype_to_string (x->dtype));

@@ -548,9 +548,9 @@ kernel_tensor_info (GraftKernelContext *ctx, GError **error)
     return graft_kernel_fail (error, "%s needs a tensor", ctx->node->op);
   if (strcmp (ctx->node->op_type, "dtype") == 0)
     {
-      for (gint64 code = 0; code < 16; code++)
-        if (graft_aten_scalar_type (code) == x->dtype)
-          return set_scalar_i64 (ctx, 0, code);
+      gint64 code = graft_dtype_to_torch_scalar_type (x->dtype);
+      if (code >= 0)
+        return set_scalar_i64 (ctx, 0, code);
       return graft_kernel_unsupported (error, "no TorchScript dtype for %s", graft_dtype_to_string (x->dtype));
     }
   graft_kernel_set_output (ctx, 0, graft_aten_new_string (g_strdup ("cpu")));

@@ -843,10 +843,10 @@ factory_dtype (GraftKernelContext *ctx, GraftAtenArg *dtype_arg, GraftDType fall
 {
   GraftAttribute *a = graft_node_get_attribute (ctx->node, "dtype");
   if (a && a->type == GRAFT_ATTR_INT)
-    return graft_aten_scalar_type (a->i);
+    return graft_dtype_from_torch_scalar_type (a->i);
   if (dtype_arg && !graft_arg_is_none (dtype_arg))
     {
-      GraftDType t = graft_aten_scalar_type (graft_arg_int (dtype_arg, 6));
+      GraftDType t = graft_dtype_from_torch_scalar_type (graft_arg_int (dtype_arg, 6));
       if (t != GRAFT_DTYPE_UNDEFINED)
         return t;
     }

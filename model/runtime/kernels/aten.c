@@ -281,7 +281,7 @@ static GraftDType
 reduce_dtype (const char *op, GraftRtTensor *x, const GraftAtenArg *dtype_arg)
 {
   if (!graft_arg_is_none (dtype_arg))
-    return graft_aten_scalar_type (graft_arg_int (dtype_arg, 6));
+    return graft_dtype_from_torch_scalar_type (graft_arg_int (dtype_arg, 6));
   if (strcmp (op, "sum") == 0 && (x->dtype == GRAFT_DTYPE_BOOL || graft_dtype_is_integer (x->dtype)))
     return GRAFT_DTYPE_INT64;
   return x->dtype;

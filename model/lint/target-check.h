@@ -15,7 +15,7 @@
 #pragma once
 
 #include "ir/model.h"
-#include "analysis/deploy-target.h"
+#include "lint/deploy-target.h"
 #include "analysis/shape-inference.h"
 
 G_BEGIN_DECLS

@@ -4,7 +4,7 @@
  * canvas badges read the rows, so a rule is added in one place. */
 #pragma once
 
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 
 G_BEGIN_DECLS
 

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "edit/edit.h"
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 G_BEGIN_DECLS
 

@@ -1,16 +1,16 @@
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
-#include "analysis/diagnostics-private.h"
+#include "lint/diagnostics-private.h"
 #include "lower/lower.h"
-#include "analysis/lint-rules.h"
+#include "lint/lint-rules.h"
 #include "analysis/baked-shape.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 #include "edit/edit.h"
-#include "edit/graph-copy.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-copy.h"
+#include "ir/graph-surgery.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 
@@ -543,4 +543,16 @@ graft_diagnostics_have_errors (GPtrArray *diagnostics)
     if (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->severity == GRAFT_SEVERITY_ERROR)
       return TRUE;
   return FALSE;
+}
+
+GraftEdit *
+graft_diagnostic_new_fix (const GraftDiagnostic *diagnostic, const char *symbol)
+{
+  g_autofree char *suggested = NULL;
+
+  if (diagnostic->input == NULL || diagnostic->axis < 0)
+    return NULL;
+  if (symbol == NULL)
+    symbol = suggested = graft_edit_suggest_dim_symbol (diagnostic->input, diagnostic->axis);
+  return graft_edit_new_make_dim_dynamic (diagnostic->input->name, diagnostic->axis, symbol);
 }

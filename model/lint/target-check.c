@@ -1,4 +1,4 @@
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "analysis/deploy-target.h"
+#include "lint/deploy-target.h"
 
 #include <gio/gio.h>
 #include <stdlib.h>

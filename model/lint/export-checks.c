@@ -5,7 +5,7 @@
  * *args[0].shape[0] to be equal to 2, but got 4"). Data-dependent sizes
  * (nonzero, item) get unbacked symbols u0, u1… whose bounds the graph
  * checks with runtime assertions. */
-#include "analysis/diagnostics-private.h"
+#include "lint/diagnostics-private.h"
 
 #include <string.h>
 

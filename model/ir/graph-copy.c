@@ -1,4 +1,4 @@
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 
 static GraftValue *
 map_value (GHashTable *map, GraftValue *value)

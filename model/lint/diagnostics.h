@@ -1,12 +1,13 @@
 /* Lint: problems that stop a model from being deployed as it is, each with
  * a stable rule id, a severity, the node and/or value it concerns and a
  * message that says what to do. The rules are the table of
- * analysis/lint-rules.h. */
+ * lint/lint-rules.h. */
 #pragma once
 
 #include "ir/model.h"
 #include "analysis/shape-inference.h"
-#include "analysis/deploy-target.h"
+#include "lint/deploy-target.h"
+#include "edit/edit.h"
 
 G_BEGIN_DECLS
 
@@ -70,5 +71,10 @@ gboolean graft_diagnostics_have_errors (GPtrArray *diagnostics);
 char *graft_node_display_name (GraftNode *node);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftDiagnostic, graft_diagnostic_free)
+
+/* The fix a static-input-dim or baked-shape-constant diagnostic offers:
+ * make its input dim dynamic, named symbol (NULL: the suggestion of
+ * graft_edit_suggest_dim_symbol()). NULL for diagnostics of other rules. */
+GraftEdit *graft_diagnostic_new_fix (const GraftDiagnostic *diagnostic, const char *symbol);
 
 G_END_DECLS

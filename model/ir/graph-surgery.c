@@ -1,4 +1,4 @@
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 #include <string.h>
 

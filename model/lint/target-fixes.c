@@ -1,12 +1,12 @@
 /* The fixes a deployment target's report offers (target-fixes.h): one
  * table of rules, each proposing operations of the edit table for the
  * model as the fixes before it left it. */
-#include "edit/target-fixes.h"
+#include "lint/target-fixes.h"
 
 #include <string.h>
 
 #include "edit/edit-operation.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 
 /* What a rule sees: the model after the fixes kept so far, its inference
  * and the target's verdicts on it. */

@@ -1,5 +1,5 @@
 /* TorchScript rules: what torch.jit.trace silently freezes. */
-#include "analysis/diagnostics-private.h"
+#include "lint/diagnostics-private.h"
 #include "ir/fixed-branch.h"
 
 #include <string.h>

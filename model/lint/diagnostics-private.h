@@ -1,7 +1,7 @@
 /* Shared by the rule files of model/analysis. */
 #pragma once
 
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 
 G_BEGIN_DECLS
 
