@@ -1,7 +1,7 @@
 /* graft._graft.Model: a GraftModel with its edit history (for recipes),
  * its runtime (built at the first run, dropped by edits) and a lock. */
 #include "python-graft.h"
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 #include "analysis/shape-inference.h"
 #include "edit/edit.h"
 #include "edit/edit-operation.h"

@@ -196,6 +196,9 @@ static struct PyModuleDef module_definition = {
   .m_methods = module_methods,
 };
 
+/* The module's entry point, which Python finds by name. */
+PyMODINIT_FUNC PyInit__graft (void);
+
 PyMODINIT_FUNC
 PyInit__graft (void)
 {

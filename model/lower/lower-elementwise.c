@@ -359,6 +359,17 @@ lower_binary (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return TRUE;
   if ((op == B_EQ || op == B_NE) && is_list (a) && is_list (b))
     return compare_lists (ctx, node, op, a, b, error);
+  if (op == B_ADD && is_list (a) && is_list (b))
+    {
+      /* list + list: a new list of both lists' items */
+      LowerValue *joined = graft_lower_value_list ();
+      for (guint i = 0; i < list_length (a); i++)
+        g_ptr_array_add (joined->items, graft_lower_value_copy (list_item (ctx, a, i)));
+      for (guint i = 0; i < list_length (b); i++)
+        g_ptr_array_add (joined->items, graft_lower_value_copy (list_item (ctx, b, i)));
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), joined);
+      return TRUE;
+    }
   if (a == NULL || b == NULL || a->kind == LOWER_NONE || b->kind == LOWER_NONE)
     {
       /* `x is None`-style comparisons fold on presence. */

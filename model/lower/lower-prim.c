@@ -163,6 +163,28 @@ lower_dict (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* A constant int or float list (a module attribute, or its copy) about to
+ * be changed item by item becomes a list of constants, in place. */
+static void
+expand_constant_list (LowerValue *list)
+{
+  GraftAttribute *constant = list->constant;
+  if (list->kind != LOWER_CONST || (constant->type != GRAFT_ATTR_INTS && constant->type != GRAFT_ATTR_FLOATS))
+    return;
+  GPtrArray *items = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
+  GArray *values = constant->type == GRAFT_ATTR_INTS ? constant->ints : constant->floats;
+  for (guint i = 0; i < values->len; i++)
+    {
+      g_autoptr(GraftAttribute) item = constant->type == GRAFT_ATTR_INTS
+                                        ? graft_attribute_new_int ("value", g_array_index (values, gint64, i))
+                                        : graft_attribute_new_float ("value", g_array_index (values, double, i));
+      g_ptr_array_add (items, graft_lower_value_const (item));
+    }
+  g_clear_pointer (&list->constant, graft_attribute_free);
+  list->kind = LOWER_LIST;
+  list->items = items;
+}
+
 /* dict[key] = value and list[i] = value with a constant key or index: in
  * place, so every holder of the dict or list sees it */
 static gboolean
@@ -170,6 +192,8 @@ lower_set_item (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   LowerValue *container = graft_lower_arg (ctx, node, 0), *key = graft_lower_arg (ctx, node, 1);
   LowerValue *value = graft_lower_arg (ctx, node, 2);
+  if (container != NULL)
+    expand_constant_list (container);
   if (container == NULL || container->kind != LOWER_LIST || key == NULL || key->kind != LOWER_CONST)
     return graft_lower_fail (error, node, "sets an item of a dict or list whose keys are not known while converting");
   LowerValue *copy = value ? graft_lower_value_copy (value) : g_new0 (LowerValue, 1);
@@ -272,6 +296,13 @@ static gboolean
 lower_unpack (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   LowerValue *list = graft_lower_arg (ctx, node, 0);
+  if (list != NULL && list->kind == LOWER_CONST)
+    {
+      /* a tuple of ints read from a module attribute (timm's Scale.shape) */
+      list = graft_lower_value_copy (list);
+      g_ptr_array_add (ctx->scratch, list);
+      expand_constant_list (list);
+    }
   if (list == NULL || list->kind != LOWER_LIST)
     return graft_lower_fail (error, node, "the list's items are not known while converting");
   if (list->items->len != node->outputs->len)
@@ -327,7 +358,7 @@ lower_dtype (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return graft_lower_fail (error, node, "the dtype of '%s' is not known while converting", x->name);
 }
 
-/* device.type: the device is already its type */
+/* device.type: the device is already its type; list(l) a copy of l */
 static gboolean
 lower_pass_through (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
@@ -913,6 +944,7 @@ const GraftLowering graft_lowerings_prim[] = {
   { "prim::device", 0, lower_device, "a" },
   { "prim::dtype", 0, lower_dtype, "a" },
   { "prim::type", 0, lower_pass_through, "a" },
+  { "aten::list", 0, lower_pass_through, "l" },
   { "aten::__contains__", 0, lower_contains, "dict key" },
   { "aten::dict", 0, lower_dict, NULL },
   { "prim::DictConstruct", 0, lower_dict, NULL },

@@ -825,6 +825,39 @@ lower_reduce (GraftLowerContext *ctx, GraftNode *node, GError **error)
   gboolean mean = strcmp (node->op_type, "mean") == 0;
   gint64 axes[MAX_RANK], keepdim, dtype = -1;
   guint n;
+  LowerValue *first = graft_lower_arg (ctx, node, 0);
+  if (!mean && first != NULL && (first->kind == LOWER_LIST || first->kind == LOWER_CONST))
+    {
+      /* sum(int list): Swin's sum(shift_size) > 0. A constant where
+       * every item is, else ReduceSum of the items as a vector. */
+      gint64 total = 0;
+      gboolean known = first->kind == LOWER_CONST && first->constant->type == GRAFT_ATTR_INTS;
+      for (guint i = 0; known && i < first->constant->ints->len; i++)
+        total += g_array_index (first->constant->ints, gint64, i);
+      if (first->kind == LOWER_LIST)
+        {
+          known = TRUE;
+          for (guint i = 0; known && i < first->items->len; i++)
+            {
+              LowerValue *item = first->items->pdata[i];
+              known = item->kind == LOWER_CONST && item->constant->type == GRAFT_ATTR_INT;
+              total += known ? item->constant->i : 0;
+            }
+        }
+      if (known)
+        {
+          g_autoptr(GraftAttribute) sum = graft_attribute_new_int ("value", total);
+          graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_const (sum));
+          return TRUE;
+        }
+      GraftValue *items = graft_lower_int_vector (ctx, node, 0, first, error);
+      if (items == NULL)
+        return FALSE;
+      GraftNode *reduce = graft_lower_node (ctx, "ReduceSum", 1, 2, items, graft_lower_const_int (ctx, 0));
+      graft_node_add_attribute (reduce, graft_attribute_new_int ("keepdims", 0));
+      graft_lower_set_output_scalar (ctx, node, 0, graft_lower_finish (ctx, reduce));
+      return TRUE;
+    }
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   if (x == NULL)
     return FALSE;

@@ -813,6 +813,40 @@ const_number (BValue *v, double *out, gboolean *is_float)
   return FALSE;
 }
 
+/* An int by construction: x.size(d), len(l), int(v), x.dim(), or int
+ * arithmetic of those (the builder does not type aten outputs). */
+static gboolean
+is_int_value (GraftValue *value, guint depth)
+{
+  if (value->type_string != NULL)
+    return strcmp (value->type_string, "int") == 0;
+  GraftNode *producer = value->producer;
+  if (producer == NULL || depth > 8)
+    return FALSE;
+  const char *op = producer->op;
+  if (strcmp (op, "aten::size") == 0)
+    return producer->inputs->len + producer->attributes->len == 2;
+  if (strcmp (op, "aten::len") == 0 || strcmp (op, "aten::Int") == 0 || strcmp (op, "aten::dim") == 0 ||
+      strcmp (op, "aten::numel") == 0)
+    return TRUE;
+  if (strcmp (op, "aten::add") != 0 && strcmp (op, "aten::sub") != 0 && strcmp (op, "aten::mul") != 0 &&
+      strcmp (op, "aten::floordiv") != 0)
+    return FALSE;
+  for (guint i = 0; i < producer->attributes->len; i++)
+    if (((GraftAttribute *) producer->attributes->pdata[i])->type != GRAFT_ATTR_INT)
+      return FALSE;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    if (!is_int_value (producer->inputs->pdata[i], depth + 1))
+      return FALSE;
+  return producer->inputs->len > 0;
+}
+
+static gboolean
+is_runtime_int (BValue *v)
+{
+  return v != NULL && v->kind == BV_RUNTIME && !v->opaque && v->value != NULL && is_int_value (v->value, 0);
+}
+
 /* Constant propagation on immutable values (run by PyTorch on every
  * compiled function) and the peephole rules of its optimized graphs. */
 static BValue *
@@ -854,6 +888,20 @@ fold_op (Ctx *ctx, const char *domain, const char *op, GPtrArray *args, guint n_
           if (strcmp (producer, "aten::conv3d") == 0)
             return bv_int (5);
         }
+    }
+
+  /* PyTorch's peephole rules for int arithmetic with a neutral constant:
+   * x + 0, 0 + x, x - 0, x * 1, 1 * x and x // 1 are x (group_norm's
+   * N*C // num_groups with one group). */
+  if (ctx->optimized && n == 2 && (strcmp (op, "add") == 0 || strcmp (op, "sub") == 0 || strcmp (op, "mul") == 0 ||
+                                   strcmp (op, "floordiv") == 0))
+    {
+      gint64 neutral = op[0] == 'a' || op[0] == 's' ? 0 : 1;
+      gboolean commutes = op[0] == 'a' || op[0] == 'm';
+      if (is_runtime_int (a) && b->kind == BV_CONST && b->ctype == GRAFT_ATTR_INT && b->i == neutral)
+        return bv_ref (a);
+      if (commutes && is_runtime_int (b) && a->kind == BV_CONST && a->ctype == GRAFT_ATTR_INT && a->i == neutral)
+        return bv_ref (b);
     }
 
   /* list idioms: len and constant indexing of a list literal that is

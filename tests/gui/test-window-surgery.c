@@ -196,8 +196,8 @@ answer_entry_dialog (GraftWindow *window, const char *expected_start, const char
 
   for (guint i = 0; dialogs->len != 1 && i < dialogs->len; i++)
     {
-      g_autofree char *text = harness_describe_dialog (g_ptr_array_index (dialogs, i));
-      g_message ("dialog %u: %s", i, text);
+      g_autofree char *description = harness_describe_dialog (g_ptr_array_index (dialogs, i));
+      g_message ("dialog %u: %s", i, description);
     }
   g_assert_cmpuint (dialogs->len, ==, 1);
   entry = harness_find_type (g_ptr_array_index (dialogs, 0), GTK_TYPE_ENTRY);

@@ -408,7 +408,50 @@ def write_expected(expected, results):
     os.replace(EXPECTED + ".tmp", EXPECTED)
 
 
-def write_table(path, results, expected, seconds):
+def _graft_commit():
+    try:
+        return subprocess.run(["git", "-C", SOURCE, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def save_cells(manifest, cells, commit):
+    """The model's cells as this run found them, beside its files: --table-all
+    builds the whole zoo's table from the latest run of each model."""
+    record = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
+              "cells": [{"artifact": c.artifact, "capability": c.capability, "status": c.status,
+                         "detail": c.detail, "seconds": c.seconds} for c in cells]}
+    path = os.path.join(ZOO, manifest["model"], "cells.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(record, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def saved_results(names):
+    """(manifest, cells, run) of each model whose cells.json its current files made."""
+    results = []
+    for name in names:
+        folder = os.path.join(ZOO, name)
+        try:
+            with open(os.path.join(folder, "manifest.json")) as f:
+                manifest = json.load(f)
+            with open(os.path.join(folder, "cells.json")) as f:
+                run = json.load(f)
+            if os.path.getmtime(os.path.join(folder, "cells.json")) < os.path.getmtime(os.path.join(folder, "digest")):
+                continue
+        except (OSError, ValueError):
+            continue
+        cells = []
+        for r in run["cells"]:
+            c = Cell(name, r["artifact"], r["capability"])
+            c.status, c.detail, c.seconds = r["status"], r["detail"], r.get("seconds", 0.0)
+            cells.append(c)
+        results.append((manifest, cells, run))
+    return results
+
+
+def write_table(path, results, expected, seconds, runs=None):
     families = collections.OrderedDict()
     for manifest, cells in results:
         families.setdefault(manifest.get("family", "?"), []).append((manifest, cells))
@@ -421,8 +464,11 @@ def write_table(path, results, expected, seconds):
              (len(results), _zoo_share(len(results)), _torch_version()), "",
              "**%d of %d applicable cells pass (%.1f %%)**; %d cells are not applicable (PyTorch could not make "
              "the file, or the file does not reproduce the model at the other batch in its own consumer). "
-             "Each failing cell is listed in tests/zoo/expected-failures.txt with its reason. Checked in %.0f s." %
-             (counts["pass"], applicable, 100.0 * counts["pass"] / max(applicable, 1), counts["n/a"], seconds), "",
+             "Each failing cell is listed in tests/zoo/expected-failures.txt with its reason. %s" %
+             (counts["pass"], applicable, 100.0 * counts["pass"] / max(applicable, 1), counts["n/a"],
+              ("Checked in %.0f s." % seconds) if runs is None else
+              "Each model's cells are from its latest run (%s; Graft commits %s)." %
+              (" to ".join(sorted({runs[0], runs[1]})), ", ".join(sorted(set(runs[2]))))), "",
              "Capabilities: **open** (info; op histogram = PyTorch's), **lint**, **render**, **run** (Graft's runtime "
              "= eager PyTorch within 1e-4·max|ref| at batch 2) and **run-b3** (at batch 3), **convert** (→ ONNX, "
              "onnx.checker full check, onnxruntime = PyTorch), **diff-trace-script**, **diff-ts-onnx** (graft-cli "
@@ -490,12 +536,21 @@ def main():
     parser.add_argument("--no-make", action="store_true", help="use the files as they are")
     parser.add_argument("--write-expected", action="store_true",
                         help="rewrite expected-failures.txt's entries for these models from this run")
+    parser.add_argument("--table-all", metavar="TABLE",
+                        help="write TABLE from every model's latest saved run (no model is run)")
     parser.add_argument("models", nargs="*")
     args = parser.parse_intermixed_args()
     started = time.perf_counter()
     sys.path.insert(0, HERE)
     import models
     names = args.models or (models.fast_subset() if args.fast else [m.name for m in models.ZOO])
+    if args.table_all:
+        saved = saved_results([m.name for m in models.ZOO])
+        dates = sorted(run["date"] for _, _, run in saved)
+        write_table(args.table_all, [(m, c) for m, c, _ in saved], read_expected(), 0,
+                    runs=(dates[0], dates[-1], [run["commit"] for _, _, run in saved]) if saved else None)
+        print("%s: %d of %d models" % (args.table_all, len(saved), len(models.ZOO)))
+        return 0
     if not args.no_make:
         make = subprocess.run([sys.executable, os.path.join(HERE, "make-zoo.py"), "--jobs", str(args.jobs)] + names,
                               stdout=sys.stderr)
@@ -511,9 +566,11 @@ def main():
     results = []
     number = 0
     failed = 0
+    commit = _graft_commit()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for manifest, cells in pool.map(lambda n: model_cells(args.graft_cli, n, workroot), names):
             results.append((manifest, cells))
+            save_cells(manifest, cells, commit)
             for c in cells:
                 number += 1
                 desc = "%s %s %s" % c.key

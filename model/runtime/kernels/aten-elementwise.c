@@ -263,6 +263,17 @@ graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
           graft_kernel_set_output (ctx, 0, graft_aten_new_bool (op == B_EQ ? same : !same));
           return TRUE;
         }
+      /* list + list: a new list, the items of self then other's */
+      if (op == B_ADD && a->kind == GRAFT_RT_SEQUENCE && b->kind == GRAFT_RT_SEQUENCE)
+        {
+          GraftRtTensor *joined = graft_rt_tensor_new_sequence (a->dtype);
+          for (guint i = 0; i < a->items->len; i++)
+            g_ptr_array_add (joined->items, graft_rt_tensor_ref (a->items->pdata[i]));
+          for (guint i = 0; i < b->items->len; i++)
+            g_ptr_array_add (joined->items, graft_rt_tensor_ref (b->items->pdata[i]));
+          graft_kernel_set_output (ctx, 0, joined);
+          return TRUE;
+        }
       return graft_kernel_unsupported (error, "%s on %s values", ctx->node->op,
                                        a->kind != GRAFT_RT_TENSOR ? "non-tensor" : "non-tensor");
     }

@@ -243,6 +243,9 @@ aten_result_is_not_self (GraftKernelContext *ctx, const GraftRtTensor *a)
     return TRUE;
   if (a == NULL)
     return FALSE;
+  /* list + list (group_norm's [N*C // G, G] + list(size[2:])) */
+  if (a->kind != GRAFT_RT_TENSOR)
+    return TRUE;
   if (args[1].attr)
     return args[1].attr->type == GRAFT_ATTR_FLOAT && !graft_dtype_is_float (a->dtype);
   const GraftRtTensor *b = args[1].value;
