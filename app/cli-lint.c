@@ -1,6 +1,6 @@
 /* graft-cli lint FILE [--json] [--onnx-export] [--target NAME [--fix [-o OUT]]]:
  * the diagnostics of model/analysis, a deployment target's verdicts and
- * the fixes it offers (model/edit/target-fixes.h), applied through an edit
+ * the fixes it offers (model/lint/target-fixes.h), applied through an edit
  * history and saved when -o is given. Exit status 1 when any has severity
  * error (before the fixes; after them when they were saved). */
 #include <stdio.h>
@@ -8,15 +8,15 @@
 
 #include "cli.h"
 #include "loader.h"
-#include "analysis/diagnostics.h"
-#include "analysis/lint-rules.h"
+#include "lint/diagnostics.h"
+#include "lint/lint-rules.h"
 #include "lower/lower.h"
 #include "report/lint-json.h"
-#include "analysis/deploy-target.h"
-#include "analysis/target-check.h"
+#include "lint/deploy-target.h"
+#include "lint/target-check.h"
 #include "edit/edit-history.h"
 #include "edit/recipe.h"
-#include "edit/target-fixes.h"
+#include "lint/target-fixes.h"
 #include "onnx/writer.h"
 
 

@@ -1,5 +1,5 @@
 #include "diagnostics-panel.h"
-#include "analysis/lint-rules.h"
+#include "lint/lint-rules.h"
 #include "edit/edit.h"
 
 #include <string.h>

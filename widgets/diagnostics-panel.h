@@ -5,7 +5,7 @@
 #pragma once
 
 #include <gtk/gtk.h>
-#include "analysis/diagnostics.h"
+#include "lint/diagnostics.h"
 
 G_BEGIN_DECLS
 

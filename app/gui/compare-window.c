@@ -11,7 +11,7 @@
 #include "target-marks.h"
 #include "widgets/graph-canvas.h"
 #include "model-open.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 #include "layout/painter.h"
 #include "runtime/rt-tensor.h"
 

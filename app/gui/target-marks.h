@@ -4,7 +4,7 @@
 #pragma once
 
 #include "widgets/graph-canvas.h"
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 G_BEGIN_DECLS
 

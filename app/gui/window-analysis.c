@@ -4,11 +4,11 @@
  * layout and a run go on meanwhile), its marks on the canvas and its list,
  * the inferred shapes, and the Run pane with its timing overlay. */
 #include "window-private.h"
-#include "edit/target-fixes.h"
+#include "lint/target-fixes.h"
 #include "target-marks.h"
 #include "analysis/cost.h"
-#include "analysis/lint-rules.h"
-#include "edit/graph-copy.h"
+#include "lint/lint-rules.h"
+#include "ir/graph-copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -470,7 +470,7 @@ deploy_target_action (GtkWidget *widget, const char *action_name, GVariant *para
   graft_window_check_model (self);
 }
 
-/* The target's fixes (edit/target-fixes.h), each edit applied through the
+/* The target's fixes (lint/target-fixes.h), each edit applied through the
  * history so that Undo takes them back one by one; the check that follows
  * shows the new partitions. */
 static void

@@ -9,7 +9,7 @@
 #include "debug/reference-values.h"
 #include "debug/precision.h"
 #include "edit/edit-operation.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 #include "runtime/inputs.h"
 #include "widgets/reduce-dialog.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analysis/dim-check.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 #include "formats.h"
 #include "onnx/writer.h"
 #include "lower/lower.h"

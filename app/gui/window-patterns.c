@@ -5,7 +5,7 @@
  * context menu the pattern starts as that node and the producers only it
  * reads. */
 #include "window-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "edit/pattern-edits.h"
 #include "widgets/pattern-dialog.h"
 

@@ -14,7 +14,7 @@
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
 #include "analysis/cost.h"
-#include "analysis/target-check.h"
+#include "lint/target-check.h"
 
 G_BEGIN_DECLS
 

@@ -9,7 +9,7 @@
 
 #include "window-private.h"
 #include "edit/edit-operation.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "edit/recipe.h"
 #include "widgets/op-picker.h"
 
