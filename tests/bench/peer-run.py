@@ -14,7 +14,8 @@ RUNTIME is one of
                  with AVX512_BF16 or AMX-BF16, f32 elsewhere)
 
 Prints "load time: X ms", "precision: P" (OpenVINO's inference precision
-after compiling) and "median time per run: X ms" like graft-cli run. Each
+after compiling), "median time per run: X ms" and "median CPU time per
+run: X ms" (the process's, all threads) like graft-cli run. Each
 output is written as DIR/K.npy (K its position).
 """
 import argparse
@@ -78,13 +79,14 @@ def main():
         raise SystemExit("peer-run: %s: %s" % (args.runtime, str(e).strip().splitlines()[0] if str(e).strip() else e))
     load_ms = (time.perf_counter() - start) * 1e3
 
-    times = []
+    times, cpu_times = [], []
     results = None
     try:
         for _ in range(args.repeat):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             results = run(arrays)
             times.append((time.perf_counter() - start) * 1e3)
+            cpu_times.append((time.process_time() - cpu_start) * 1e3)
     except Exception as e:
         raise SystemExit("peer-run: %s: %s" % (args.runtime, str(e).strip().splitlines()[0] if str(e).strip() else e))
     if args.out:
@@ -95,6 +97,7 @@ def main():
     print("precision: %s" % precision)
     print("median time per run: %.3f ms over %d runs (%d threads)" % (statistics.median(times), args.repeat,
                                                                        args.threads))
+    print("median CPU time per run: %.3f ms (all threads)" % statistics.median(cpu_times))
 
 
 if __name__ == "__main__":
