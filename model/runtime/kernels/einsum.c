@@ -177,6 +177,7 @@ typedef struct {
   gint64 dims[GRAFT_RT_MAX_RANK];   /* 1 where a broadcast label is not this operand's */
   const float *data;                /* contiguous, row-major */
   GraftRtTensor *owned;             /* the scratch buffer holding data when this operand made it */
+  gboolean is_output;               /* data is the node's output 0 */
 } Operand;
 
 static void
@@ -357,10 +358,16 @@ operand_from_input (GraftKernelContext *ctx, const Equation *eq, guint t, const 
   return TRUE;
 }
 
+/* The products of one contraction: for every index of the loop labels,
+ * C [M, N] (rows N apart) = A [M, K] (rows K apart) · B [K, N] (or
+ * [N, K] when tb), each matrix at the loop index's offset. */
 typedef struct {
   gint64 M, N, K;
+  int n_loops;
+  gint64 loop_dims[GRAFT_RT_MAX_RANK];
+  gint64 a_steps[GRAFT_RT_MAX_RANK], b_steps[GRAFT_RT_MAX_RANK], c_steps[GRAFT_RT_MAX_RANK];
   const float *a, *b;
-  gboolean tb;              /* b holds [batch, N, K] */
+  gboolean tb;
   float *c;
   GraftKernelContext *split;   /* non-NULL: each product split over its pool */
 } BatchedGemm;
@@ -370,8 +377,17 @@ batched_gemm_item (gint64 i, gpointer data)
 {
   const BatchedGemm *job = data;
   gint64 M = job->M, N = job->N, K = job->K;
-  const float *a = job->a + i * M * K, *b = job->b + i * K * N;
-  float *c = job->c + i * M * N;
+  gint64 oa = 0, ob = 0, oc = 0;
+  for (int d = job->n_loops - 1; d >= 0; d--)
+    {
+      gint64 x = i % job->loop_dims[d];
+      i /= job->loop_dims[d];
+      oa += x * job->a_steps[d];
+      ob += x * job->b_steps[d];
+      oc += x * job->c_steps[d];
+    }
+  const float *a = job->a + oa, *b = job->b + ob;
+  float *c = job->c + oc;
   /* Graft's own micro-kernels from two rows on (see matmul.c's
    * packed_product); B is packed for each product since it changes */
   if (M >= 2 && graft_simd_get_level () >= GRAFT_SIMD_AVX2)
@@ -401,92 +417,212 @@ operand_is (const Operand *op, const char *labels, const gint64 *sizes, int n)
   return TRUE;
 }
 
-/* The product of a and b over the labels that keep[] does not hold. */
-static gboolean
-contract (GraftKernelContext *ctx, const Equation *eq, const Operand *a, const Operand *b, const gboolean *keep,
-          Operand *out, GError **error)
-{
+/* One contraction's labels: batch (in both, kept), K (in both, summed),
+ * M (a's own), N (b's own); batch, K and M in a's order, N in b's. */
+typedef struct {
   char batch[GRAFT_RT_MAX_RANK], ks[GRAFT_RT_MAX_RANK], ms[GRAFT_RT_MAX_RANK], ns[GRAFT_RT_MAX_RANK];
-  int n_batch = 0, n_k = 0, n_m = 0, n_n = 0;
-  for (int i = 0; i < a->n; i++)
-    {
-      char l = a->labels[i];
-      gboolean shared = label_index (b->labels, b->n, l) >= 0;
-      if (shared && keep[(unsigned char) l])
-        batch[n_batch++] = l;
-      else if (shared)
-        ks[n_k++] = l;
-      else
-        ms[n_m++] = l;
-    }
-  for (int i = 0; i < b->n; i++)
-    if (label_index (a->labels, a->n, b->labels[i]) < 0)
-      ns[n_n++] = b->labels[i];
-  if (n_batch + n_m + n_n > GRAFT_RT_MAX_RANK)
-    return graft_kernel_fail (error, "einsum's intermediate product has more than %d dimensions", GRAFT_RT_MAX_RANK);
+  int n_batch, n_k, n_m, n_n;
+} Split;
 
-  /* the orders each operand is wanted in, and their sizes */
+static gboolean
+operand_broadcasts (const Equation *eq, const Operand *op)
+{
+  for (int k = 0; k < op->n; k++)
+    if (op->dims[k] != eq->size[(unsigned char) op->labels[k]])
+      return TRUE;
+  return FALSE;
+}
+
+/* Plans the products reading a and b where they lie: a ends with the K
+ * labels, preceded by a run of M labels (the rows of each product; the
+ * labels before it are looped over), and b ends with its K and N labels
+ * ([K, N] or [N, K]). The result is laid out as a's looped labels, the
+ * rows' labels, then N. SAM's "bhwc,hkc->bhwk" loops over b and h, rows
+ * w, and its result is already the output. FALSE when the layouts do not
+ * allow it, or when the rows would be too few for the products to pay. */
+static gboolean
+plan_in_place (const Equation *eq, const Operand *a, const Operand *b, const Split *sp, BatchedGemm *job,
+               Operand *out)
+{
+  if (operand_broadcasts (eq, a) || operand_broadcasts (eq, b) || a->n < sp->n_k ||
+      !labels_equal (a->labels + a->n - sp->n_k, sp->ks, sp->n_k))
+    return FALSE;
+  int tail = b->n - sp->n_k - sp->n_n;
+  if (tail < 0)
+    return FALSE;
+  if (labels_equal (b->labels + tail, sp->ks, sp->n_k) && labels_equal (b->labels + tail + sp->n_k, sp->ns, sp->n_n))
+    job->tb = FALSE;
+  else if (labels_equal (b->labels + tail, sp->ns, sp->n_n) &&
+           labels_equal (b->labels + tail + sp->n_n, sp->ks, sp->n_k))
+    job->tb = TRUE;
+  else
+    return FALSE;
+  int rows_end = a->n - sp->n_k, rows_start = rows_end;
+  while (rows_start > 0 && label_index (b->labels, b->n, a->labels[rows_start - 1]) < 0)
+    rows_start--;
+  gint64 rows = graft_dims_product (a->dims, rows_start, rows_end);
+  gboolean loops_over_m = FALSE;
+  for (int i = 0; i < rows_start; i++)
+    loops_over_m |= label_index (b->labels, b->n, a->labels[i]) < 0;
+  if (loops_over_m && rows < 16)
+    return FALSE;
+
+  gint64 a_strides[GRAFT_RT_MAX_RANK], b_strides[GRAFT_RT_MAX_RANK];
+  contiguous_strides (a->dims, a->n, a_strides);
+  contiguous_strides (b->dims, b->n, b_strides);
+  out->n = rows_end + sp->n_n;
+  memcpy (out->labels, a->labels, rows_end);
+  memcpy (out->dims, a->dims, rows_end * sizeof (gint64));
+  memcpy (out->labels + rows_end, sp->ns, sp->n_n);
+  for (int i = 0; i < sp->n_n; i++)
+    out->dims[rows_end + i] = eq->size[(unsigned char) sp->ns[i]];
+  gint64 out_strides[GRAFT_RT_MAX_RANK];
+  contiguous_strides (out->dims, out->n, out_strides);
+  job->M = rows;
+  job->K = graft_dims_product (a->dims, rows_end, a->n);
+  job->N = graft_dims_product (out->dims, rows_end, out->n);
+  job->n_loops = rows_start;
+  for (int i = 0; i < rows_start; i++)
+    {
+      int j = label_index (b->labels, b->n, a->labels[i]);
+      job->loop_dims[i] = a->dims[i];
+      job->a_steps[i] = a_strides[i];
+      job->b_steps[i] = j < 0 ? 0 : b_strides[j];
+      job->c_steps[i] = out_strides[i];
+    }
+  job->a = a->data;
+  job->b = b->data;
+  return TRUE;
+}
+
+/* Plans the products over copies of a as [batch, M, K] and of b as
+ * [batch, K, N] where they are not laid out so already (b also as
+ * [batch, N, K]); the result is [batch, M, N]. */
+static gboolean
+plan_copies (GraftKernelContext *ctx, const Equation *eq, const Operand *a, const Operand *b, const Split *sp,
+             BatchedGemm *job, Operand *out, GraftRtTensor **a_copy, GraftRtTensor **b_copy, GError **error)
+{
   char a_order[GRAFT_RT_MAX_RANK], b_order[GRAFT_RT_MAX_RANK], bt_order[GRAFT_RT_MAX_RANK];
   gint64 a_sizes[GRAFT_RT_MAX_RANK], b_sizes[GRAFT_RT_MAX_RANK], bt_sizes[GRAFT_RT_MAX_RANK];
   int na = 0, nb = 0, nbt = 0;
 #define PUT(order, sizes, n, list, count) \
   for (int i_ = 0; i_ < (count); i_++) { order[n] = list[i_]; sizes[n] = eq->size[(unsigned char) list[i_]]; n++; }
-  PUT (a_order, a_sizes, na, batch, n_batch);
-  PUT (a_order, a_sizes, na, ms, n_m);
-  PUT (a_order, a_sizes, na, ks, n_k);
-  PUT (b_order, b_sizes, nb, batch, n_batch);
-  PUT (b_order, b_sizes, nb, ks, n_k);
-  PUT (b_order, b_sizes, nb, ns, n_n);
-  PUT (bt_order, bt_sizes, nbt, batch, n_batch);
-  PUT (bt_order, bt_sizes, nbt, ns, n_n);
-  PUT (bt_order, bt_sizes, nbt, ks, n_k);
+  PUT (a_order, a_sizes, na, sp->batch, sp->n_batch);
+  PUT (a_order, a_sizes, na, sp->ms, sp->n_m);
+  PUT (a_order, a_sizes, na, sp->ks, sp->n_k);
+  PUT (b_order, b_sizes, nb, sp->batch, sp->n_batch);
+  PUT (b_order, b_sizes, nb, sp->ks, sp->n_k);
+  PUT (b_order, b_sizes, nb, sp->ns, sp->n_n);
+  PUT (bt_order, bt_sizes, nbt, sp->batch, sp->n_batch);
+  PUT (bt_order, bt_sizes, nbt, sp->ns, sp->n_n);
+  PUT (bt_order, bt_sizes, nbt, sp->ks, sp->n_k);
 #undef PUT
+  int n_batch = sp->n_batch, n_m = sp->n_m, n_n = sp->n_n;
   gint64 batches = graft_dims_product (a_sizes, 0, n_batch);
-  gint64 M = graft_dims_product (a_sizes, n_batch, n_batch + n_m);
-  gint64 K = graft_dims_product (a_sizes, n_batch + n_m, na);
-  gint64 N = graft_dims_product (b_sizes, n_batch + n_k, nb);
+  job->M = graft_dims_product (a_sizes, n_batch, n_batch + n_m);
+  job->K = graft_dims_product (a_sizes, n_batch + n_m, na);
+  job->N = graft_dims_product (b_sizes, n_batch + sp->n_k, nb);
+  job->n_loops = 1;
+  job->loop_dims[0] = batches;
+  job->a_steps[0] = job->M * job->K;
+  job->b_steps[0] = job->K * job->N;
+  job->c_steps[0] = job->M * job->N;
 
-  memset (out, 0, sizeof *out);
   out->n = n_batch + n_m + n_n;
   memcpy (out->labels, a_order, n_batch + n_m);
   memcpy (out->dims, a_sizes, (n_batch + n_m) * sizeof (gint64));
-  memcpy (out->labels + n_batch + n_m, ns, n_n);
+  memcpy (out->labels + n_batch + n_m, sp->ns, n_n);
   for (int i = 0; i < n_n; i++)
-    out->dims[n_batch + n_m + i] = eq->size[(unsigned char) ns[i]];
-  out->owned = alloc_floats (ctx, batches * M * N, error);
-  if (out->owned == NULL)
-    return FALSE;
-  out->data = out->owned->data;
-  if (batches * M * N == 0)
-    return TRUE;
-  if (K == 0)
-    {
-      memset (out->owned->data, 0, batches * M * N * sizeof (float));
-      return TRUE;
-    }
+    out->dims[n_batch + n_m + i] = eq->size[(unsigned char) sp->ns[i]];
 
-  g_autoptr(GraftRtTensor) a_copy = NULL;
-  g_autoptr(GraftRtTensor) b_copy = NULL;
-  BatchedGemm job = { M, N, K, a->data, b->data, FALSE, out->owned->data, NULL };
+  job->a = a->data;
+  job->b = b->data;
+  job->tb = FALSE;
+  if (batches * job->M * job->N * job->K == 0)
+    return TRUE;   /* nothing to read */
   if (!operand_is (a, a_order, a_sizes, na))
     {
-      if ((a_copy = operand_permuted (ctx, a, a_order, a_sizes, na, error)) == NULL)
+      if ((*a_copy = operand_permuted (ctx, a, a_order, a_sizes, na, error)) == NULL)
         return FALSE;
-      job.a = a_copy->data;
+      job->a = (*a_copy)->data;
     }
   if (operand_is (b, bt_order, bt_sizes, nbt) && !operand_is (b, b_order, b_sizes, nb))
-    job.tb = TRUE;
+    job->tb = TRUE;
   else if (!operand_is (b, b_order, b_sizes, nb))
     {
-      if ((b_copy = operand_permuted (ctx, b, b_order, b_sizes, nb, error)) == NULL)
+      if ((*b_copy = operand_permuted (ctx, b, b_order, b_sizes, nb, error)) == NULL)
         return FALSE;
-      job.b = b_copy->data;
+      job->b = (*b_copy)->data;
     }
-  job.split = graft_kernel_split_batches (ctx, batches, M * N * K) ? NULL : ctx;
-  if (job.split == NULL)
-    graft_kernel_parallel_for (ctx, batches, batched_gemm_item, &job);
+  return TRUE;
+}
+
+/* The product of a and b over the labels that keep[] does not hold. When
+ * it comes out laid out as final (the last product, in the output's
+ * order), it is written into output 0 and out->is_output says so. */
+static gboolean
+contract (GraftKernelContext *ctx, const Equation *eq, const Operand *a, const Operand *b, const gboolean *keep,
+          const Term *final, Operand *out, GError **error)
+{
+  Split sp = { .n_batch = 0 };
+  for (int i = 0; i < a->n; i++)
+    {
+      char l = a->labels[i];
+      gboolean shared = label_index (b->labels, b->n, l) >= 0;
+      if (shared && keep[(unsigned char) l])
+        sp.batch[sp.n_batch++] = l;
+      else if (shared)
+        sp.ks[sp.n_k++] = l;
+      else
+        sp.ms[sp.n_m++] = l;
+    }
+  for (int i = 0; i < b->n; i++)
+    if (label_index (a->labels, a->n, b->labels[i]) < 0)
+      sp.ns[sp.n_n++] = b->labels[i];
+  if (sp.n_batch + sp.n_m + sp.n_n > GRAFT_RT_MAX_RANK)
+    return graft_kernel_fail (error, "einsum's intermediate product has more than %d dimensions", GRAFT_RT_MAX_RANK);
+
+  memset (out, 0, sizeof *out);
+  BatchedGemm job = { 0 };
+  g_autoptr(GraftRtTensor) a_copy = NULL;
+  g_autoptr(GraftRtTensor) b_copy = NULL;
+  if (!plan_in_place (eq, a, b, &sp, &job, out))
+    {
+      memset (out, 0, sizeof *out);
+      memset (&job, 0, sizeof job);
+      if (!plan_copies (ctx, eq, a, b, &sp, &job, out, &a_copy, &b_copy, error))
+        return FALSE;
+    }
+  gint64 total = graft_dims_product (out->dims, 0, out->n);
+  if (final != NULL && final->n == out->n && labels_equal (final->labels, out->labels, out->n))
+    {
+      GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, out->n, out->dims, error);
+      if (y == NULL)
+        return FALSE;
+      out->data = y->data;
+      out->is_output = TRUE;
+      job.c = y->data;
+    }
   else
-    for (gint64 i = 0; i < batches; i++)
+    {
+      out->owned = alloc_floats (ctx, total, error);
+      if (out->owned == NULL)
+        return FALSE;
+      out->data = job.c = out->owned->data;
+    }
+  if (total == 0)
+    return TRUE;
+  if (job.K == 0)
+    {
+      memset (job.c, 0, total * sizeof (float));
+      return TRUE;
+    }
+  gint64 products = graft_dims_product (job.loop_dims, 0, job.n_loops);
+  job.split = graft_kernel_split_batches (ctx, products, job.M * job.N * job.K) ? NULL : ctx;
+  if (job.split == NULL)
+    graft_kernel_parallel_for (ctx, products, batched_gemm_item, &job);
+  else
+    for (gint64 i = 0; i < products; i++)
       batched_gemm_item (i, &job);
   return TRUE;
 }
@@ -512,14 +648,15 @@ einsum_float32 (GraftKernelContext *ctx, const Equation *eq, GraftRtTensor *cons
         for (int k = 0; k < ops[u].n; k++)
           keep[(unsigned char) ops[u].labels[k]] = TRUE;
       Operand product;
-      ok = contract (ctx, eq, &current, &ops[t], keep, &product, error);
+      const Term *final = t + 1 == eq->n_terms ? &eq->out : NULL;
+      ok = contract (ctx, eq, &current, &ops[t], keep, final, &product, error);
       if (ok)
         {
           operand_clear (&current);
           current = product;
         }
     }
-  if (ok)
+  if (ok && !current.is_output)
     {
       gint64 dims[GRAFT_RT_MAX_RANK];
       for (int k = 0; k < eq->out.n; k++)
