@@ -24,6 +24,11 @@ from onnx import TensorProto, helper
 FIXED = [
     ("sam-rel-h", "bhwc,hkc->bhwk", [(6, 5, 7, 8), (5, 9, 8)]),
     ("sam-rel-w", "bhwc,wkc->bhwk", [(6, 5, 7, 8), (7, 9, 8)]),
+    # enough rows for the products read in place: a loop around rows of w,
+    # and rows of b·h strided around a loop over w
+    ("sam-rel-h-in-place", "bhwc,hkc->bhwk", [(3, 4, 20, 8), (4, 9, 8)]),
+    ("sam-rel-w-in-place", "bhwc,wkc->bhwk", [(4, 5, 6, 8), (6, 9, 8)]),
+    ("rows-between", "mbk,bkn->mbn", [(20, 3, 8), (3, 8, 5)]),
     ("matmul", "ij,jk->ik", [(33, 17), (17, 40)]),
     ("batched-matmul", "bij,bjk->bik", [(3, 20, 24), (3, 24, 18)]),
     ("matmul-bt", "bij,bkj->bik", [(3, 20, 24), (3, 18, 24)]),

@@ -359,10 +359,10 @@ operand_from_input (GraftKernelContext *ctx, const Equation *eq, guint t, const 
 }
 
 /* The products of one contraction: for every index of the loop labels,
- * C [M, N] (rows N apart) = A [M, K] (rows K apart) · B [K, N] (or
+ * C [M, N] (rows ldc apart) = A [M, K] (rows lda apart) · B [K, N] (or
  * [N, K] when tb), each matrix at the loop index's offset. */
 typedef struct {
-  gint64 M, N, K;
+  gint64 M, N, K, lda, ldc;
   int n_loops;
   gint64 loop_dims[GRAFT_RT_MAX_RANK];
   gint64 a_steps[GRAFT_RT_MAX_RANK], b_steps[GRAFT_RT_MAX_RANK], c_steps[GRAFT_RT_MAX_RANK];
@@ -393,10 +393,11 @@ batched_gemm_item (gint64 i, gpointer data)
   if (M >= 2 && graft_simd_get_level () >= GRAFT_SIMD_AVX2)
     {
       g_autoptr(GraftPackedB) packed = graft_packed_b_new (b, K, N, job->tb ? K : N, job->tb);
-      if (packed != NULL && graft_packed_gemm (job->split, M, a, K, packed, c, N, FALSE, NULL))
+      if (packed != NULL && graft_packed_gemm (job->split, M, a, job->lda, packed, c, job->ldc, FALSE, NULL))
         return;
     }
-  graft_kernel_sgemm (job->split, FALSE, job->tb, M, N, K, 1.0f, a, K, b, job->tb ? K : N, 0.0f, c, N);
+  graft_kernel_sgemm (job->split, FALSE, job->tb, M, N, K, 1.0f, a, job->lda, b, job->tb ? K : N, 0.0f, c,
+                      job->ldc);
 }
 
 static gboolean
@@ -434,12 +435,13 @@ operand_broadcasts (const Equation *eq, const Operand *op)
 }
 
 /* Plans the products reading a and b where they lie: a ends with the K
- * labels, preceded by a run of M labels (the rows of each product; the
- * labels before it are looped over), and b ends with its K and N labels
- * ([K, N] or [N, K]). The result is laid out as a's looped labels, the
- * rows' labels, then N. SAM's "bhwc,hkc->bhwk" loops over b and h, rows
- * w, and its result is already the output. FALSE when the layouts do not
- * allow it, or when the rows would be too few for the products to pay. */
+ * labels, and a run of its own labels elsewhere (the largest) makes the
+ * rows of each product, its other labels are looped over; b ends with its
+ * K and N labels ([K, N] or [N, K]). The result is laid out as a's labels
+ * but K, then N. SAM's "bhwc,hkc->bhwk" loops over b and h with rows w,
+ * "bhwc,wkc->bhwk" over w with rows b·h (64·C floats apart), and both
+ * results are already the output. FALSE when the layouts do not allow
+ * it, or when the rows would be too few for the products to pay. */
 static gboolean
 plan_in_place (const Equation *eq, const Operand *a, const Operand *b, const Split *sp, BatchedGemm *job,
                Operand *out)
@@ -457,38 +459,58 @@ plan_in_place (const Equation *eq, const Operand *a, const Operand *b, const Spl
     job->tb = TRUE;
   else
     return FALSE;
-  int rows_end = a->n - sp->n_k, rows_start = rows_end;
-  while (rows_start > 0 && label_index (b->labels, b->n, a->labels[rows_start - 1]) < 0)
-    rows_start--;
-  gint64 rows = graft_dims_product (a->dims, rows_start, rows_end);
-  gboolean loops_over_m = FALSE;
-  for (int i = 0; i < rows_start; i++)
-    loops_over_m |= label_index (b->labels, b->n, a->labels[i]) < 0;
-  if (loops_over_m && rows < 16)
-    return FALSE;
+  /* the rows: the run of a's own labels with the most rows */
+  int kept = a->n - sp->n_k, rows_start = kept, rows_end = kept;
+  gint64 rows = 1;
+  for (int i = 0; i < kept;)
+    {
+      if (label_index (b->labels, b->n, a->labels[i]) >= 0)
+        {
+          i++;
+          continue;
+        }
+      int j = i;
+      while (j < kept && label_index (b->labels, b->n, a->labels[j]) < 0)
+        j++;
+      gint64 run = graft_dims_product (a->dims, i, j);
+      if (rows_start == rows_end || run > rows)
+        {
+          rows_start = i;
+          rows_end = j;
+          rows = run;
+        }
+      i = j;
+    }
+  if (rows < 16 && sp->n_m > rows_end - rows_start)
+    return FALSE;   /* loops over a's own labels around products of few rows */
 
   gint64 a_strides[GRAFT_RT_MAX_RANK], b_strides[GRAFT_RT_MAX_RANK];
   contiguous_strides (a->dims, a->n, a_strides);
   contiguous_strides (b->dims, b->n, b_strides);
-  out->n = rows_end + sp->n_n;
-  memcpy (out->labels, a->labels, rows_end);
-  memcpy (out->dims, a->dims, rows_end * sizeof (gint64));
-  memcpy (out->labels + rows_end, sp->ns, sp->n_n);
+  out->n = kept + sp->n_n;
+  memcpy (out->labels, a->labels, kept);
+  memcpy (out->dims, a->dims, kept * sizeof (gint64));
+  memcpy (out->labels + kept, sp->ns, sp->n_n);
   for (int i = 0; i < sp->n_n; i++)
-    out->dims[rows_end + i] = eq->size[(unsigned char) sp->ns[i]];
+    out->dims[kept + i] = eq->size[(unsigned char) sp->ns[i]];
   gint64 out_strides[GRAFT_RT_MAX_RANK];
   contiguous_strides (out->dims, out->n, out_strides);
   job->M = rows;
-  job->K = graft_dims_product (a->dims, rows_end, a->n);
-  job->N = graft_dims_product (out->dims, rows_end, out->n);
-  job->n_loops = rows_start;
-  for (int i = 0; i < rows_start; i++)
+  job->K = graft_dims_product (a->dims, kept, a->n);
+  job->N = graft_dims_product (out->dims, kept, out->n);
+  job->lda = rows_end > rows_start ? a_strides[rows_end - 1] : job->K;
+  job->ldc = rows_end > rows_start ? out_strides[rows_end - 1] : job->N;
+  job->n_loops = 0;
+  for (int i = 0; i < kept; i++)
     {
+      if (i >= rows_start && i < rows_end)
+        continue;
       int j = label_index (b->labels, b->n, a->labels[i]);
-      job->loop_dims[i] = a->dims[i];
-      job->a_steps[i] = a_strides[i];
-      job->b_steps[i] = j < 0 ? 0 : b_strides[j];
-      job->c_steps[i] = out_strides[i];
+      job->loop_dims[job->n_loops] = a->dims[i];
+      job->a_steps[job->n_loops] = a_strides[i];
+      job->b_steps[job->n_loops] = j < 0 ? 0 : b_strides[j];
+      job->c_steps[job->n_loops] = out_strides[i];
+      job->n_loops++;
     }
   job->a = a->data;
   job->b = b->data;
@@ -522,6 +544,8 @@ plan_copies (GraftKernelContext *ctx, const Equation *eq, const Operand *a, cons
   job->M = graft_dims_product (a_sizes, n_batch, n_batch + n_m);
   job->K = graft_dims_product (a_sizes, n_batch + n_m, na);
   job->N = graft_dims_product (b_sizes, n_batch + sp->n_k, nb);
+  job->lda = job->K;
+  job->ldc = job->N;
   job->n_loops = 1;
   job->loop_dims[0] = batches;
   job->a_steps[0] = job->M * job->K;
