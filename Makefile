@@ -30,7 +30,7 @@ TEST_PACKAGES += libclang-rt-dev
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
 VENV := .venv
 
-.PHONY: all deps test-deps test-venv build run test zoo bench bench-avx2 fuzz clean distclean
+.PHONY: all deps test-deps test-venv build run test zoo bench bench-avx2 bench-zoo fuzz clean distclean
 
 all: build
 
@@ -79,6 +79,11 @@ bench: test-deps build
 # Graft and its peers alike: an AVX2-only machine's ratios on this one.
 bench-avx2: test-deps build
 	@tests/bench/run $(BUILD) --as-avx2-only
+
+# Graft against onnxruntime and OpenVINO on every ONNX file of the zoo
+# (`make zoo` makes them); MODELS="tv_resnet50 hf_bert" for a subset.
+bench-zoo: test-deps build
+	tests/python tests/bench/run-zoo $(BUILD) --table docs/bench-zoo.md $(MODELS)
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)

@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 
-WANTED = ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8"]
+WANTED = ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8", "amx_bf16"]
 # numpy's names for what its own CPUID reads found, in this process
 NUMPY_NAMES = {"avx2": "AVX2", "fma": "FMA3", "avx512f": "AVX512F", "avx512bw": "AVX512BW",
                "avx512_vnni": "AVX512VNNI"}

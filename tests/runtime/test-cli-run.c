@@ -54,6 +54,9 @@ test_npy_input_and_outputs (void)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "probabilities: float32[2,10]"));
   g_assert_nonnull (strstr (out, "median time per run:"));
+  g_assert_nonnull (strstr (out, "load time: "));
+  g_assert_nonnull (strstr (out, "first run "));
+  g_assert_nonnull (strstr (out, "median CPU time per run: "));
   /* the timing names the kernels it measured (the same environment's level) */
   g_autofree char *kernels = g_strdup_printf ("%s kernels", graft_simd_level_to_string (graft_simd_get_level ()));
   g_assert_nonnull (strstr (out, kernels));

@@ -1288,9 +1288,8 @@ kernel_weight_norm (GraftKernelContext *ctx, GError **error)
 
 /* ---- einsum ---- */
 
-/* einsum(equation, tensors, path=None): every letter an index; "..." is
- * not supported. Sums the products over the letters absent from the
- * output (the implicit output: the letters seen once, in order). */
+/* einsum(equation, tensors, path=None): ONNX's Einsum (einsum.c) over
+ * the operands as float32, whose '...' broadcasts as torch's does. */
 static gboolean
 kernel_einsum (GraftKernelContext *ctx, GError **error)
 {
@@ -1300,118 +1299,22 @@ kernel_einsum (GraftKernelContext *ctx, GError **error)
   if (equation == NULL)
     return FALSE;
   GraftRtTensor *list = args[1].value;
-  if (equation->dtype != GRAFT_DTYPE_STRING || list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
+  if (equation->dtype != GRAFT_DTYPE_STRING || equation->numel != 1 || list == NULL ||
+      list->kind != GRAFT_RT_SEQUENCE || list->items->len == 0)
     return graft_kernel_fail (error, "einsum needs an equation and a list of tensors");
-  if (strstr (((char **) equation->data)[0], "..."))
-    return graft_kernel_unsupported (error, "einsum with '...' (%s)", ((char **) equation->data)[0]);
-  g_autofree char *clean = g_strdup (((char **) equation->data)[0]);
-  {
-    char *w = clean;
-    for (const char *r = clean; *r; r++)
-      if (*r != ' ')
-        *w++ = *r;
-    *w = '\0';
-  }
-  char *arrow = strstr (clean, "->");
-  if (arrow)
-    *arrow = '\0';
-  g_auto(GStrv) terms = g_strsplit (clean, ",", -1);
-  guint n_ops = g_strv_length (terms);
-  if (n_ops != list->items->len || n_ops > 8)
-    return graft_kernel_fail (error, "einsum's equation names %u operands, %u given", n_ops, list->items->len);
-  gint64 size[128];
-  int seen[128] = { 0 };
-  for (int c = 0; c < 128; c++)
-    size[c] = -1;
   g_autoptr(GPtrArray) operands = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
-  for (guint k = 0; k < n_ops; k++)
+  for (guint k = 0; k < list->items->len; k++)
     {
       GraftRtTensor *t = list->items->pdata[k];
-      if (t->kind != GRAFT_RT_TENSOR || (int) strlen (terms[k]) != t->rank)
-        return graft_kernel_fail (error, "einsum operand %u does not have %zu dimensions", k, strlen (terms[k]));
-      for (int d = 0; d < t->rank; d++)
-        {
-          int c = (unsigned char) terms[k][d];
-          if (!g_ascii_isalpha (c))
-            return graft_kernel_fail (error, "einsum: '%c' is not an index letter", c);
-          if (size[c] >= 0 && size[c] != t->dims[d] && size[c] != 1 && t->dims[d] != 1)
-            return graft_kernel_fail (error, "einsum: index '%c' has sizes %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT,
-                                      c, size[c], t->dims[d]);
-          size[c] = MAX (size[c], t->dims[d]);
-          seen[c]++;
-        }
+      if (t->kind != GRAFT_RT_TENSOR)
+        return graft_kernel_fail (error, "einsum operand %u is not a tensor", k);
       GraftRtTensor *f = graft_aten_as_dtype (t, GRAFT_DTYPE_FLOAT32, error);
       if (f == NULL)
         return FALSE;
       g_ptr_array_add (operands, f);
     }
-  char output[64];
-  int n_out = 0;
-  if (arrow)
-    for (const char *p = arrow + 2; *p && n_out < 63; p++)
-      {
-        if (size[(unsigned char) *p] < 0)
-          return graft_kernel_fail (error, "einsum: output index '%c' is not in the inputs", *p);
-        output[n_out++] = *p;
-      }
-  else
-    for (int c = 'A'; c <= 'z'; c++)
-      if (seen[c] == 1 && n_out < 63)
-        output[n_out++] = (char) c;
-  /* every letter: the output's first, then the summed ones */
-  char letters[64];
-  int n_letters = 0;
-  for (int i = 0; i < n_out; i++)
-    letters[n_letters++] = output[i];
-  for (int c = 'A'; c <= 'z'; c++)
-    if (seen[c] && !memchr (output, c, n_out) && n_letters < 63)
-      letters[n_letters++] = (char) c;
-  if (n_out > GRAFT_RT_MAX_RANK)
-    return graft_kernel_fail (error, "einsum's output has too many dimensions");
-  gint64 dims[GRAFT_RT_MAX_RANK], extent[64], strides[8][64];
-  for (int i = 0; i < n_out; i++)
-    dims[i] = size[(unsigned char) output[i]];
-  for (int l = 0; l < n_letters; l++)
-    extent[l] = size[(unsigned char) letters[l]];
-  for (guint k = 0; k < n_ops; k++)
-    {
-      GraftRtTensor *t = operands->pdata[k];
-      gint64 st[GRAFT_RT_MAX_RANK];
-      graft_rt_strides (t->rank, t->dims, st);
-      for (int l = 0; l < n_letters; l++)
-        {
-          strides[k][l] = 0;
-          for (int d = 0; d < t->rank; d++)
-            if (terms[k][d] == letters[l] && t->dims[d] != 1)
-              strides[k][l] += st[d];
-        }
-    }
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, n_out, dims, error);
-  if (y == NULL)
-    return FALSE;
-  gint64 summed = graft_dims_product (extent, n_out, n_letters);
-  gint64 index[64] = { 0 };
-  for (gint64 o = 0; o < y->numel; o++)
-    {
-      /* index[0..n_out) is o's position; run over the summed letters */
-      double total = 0;
-      for (gint64 s = 0; s < summed; s++)
-        {
-          double product = 1;
-          for (guint k = 0; k < n_ops; k++)
-            {
-              gint64 offset = 0;
-              for (int l = 0; l < n_letters; l++)
-                offset += index[l] * strides[k][l];
-              product *= graft_cf32 (operands->pdata[k])[offset];
-            }
-          total += product;
-          graft_index_next (index + n_out, extent + n_out, n_letters - n_out);
-        }
-      graft_f32 (y)[o] = (float) total;
-      graft_index_next (index, extent, n_out);
-    }
-  return TRUE;
+  return graft_einsum (ctx, ((char **) equation->data)[0], (GraftRtTensor *const *) operands->pdata, operands->len,
+                       error);
 }
 
 #define OP(name, kernel) { "aten::" name, 0, 0, NULL, kernel, GRAFT_OP_HALF_AS_FLOAT }

@@ -96,6 +96,10 @@ gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const Gr
                        GError **error);
 gboolean graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
                      double alpha, double beta, GraftRtTensor *out, GError **error);
+/* Output 0 of ctx = einsum (equation, inputs) as ONNX's Einsum defines it
+ * (einsum.c): float32 through the GEMM kernels, other dtypes element-wise. */
+gboolean graft_einsum (GraftKernelContext *ctx, const char *equation, GraftRtTensor *const *inputs, guint n_inputs,
+                       GError **error);
 
 /* Row-major C[M×N] = alpha·op(A)·op(B) + beta·C in float32. OpenBLAS runs
  * single-threaded (its own threads would spin against the worker pool), so
@@ -104,6 +108,15 @@ gboolean graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean t
 void graft_kernel_sgemm (GraftKernelContext *ctx, gboolean ta, gboolean tb, gint64 M, gint64 N, gint64 K,
                          float alpha, const float *a, gint64 lda, const float *b, gint64 ldb,
                          float beta, float *c, gint64 ldc);
+
+/* Whether batches products of work multiply-adds each are better run in
+ * parallel over the batch, each on one thread (many small ones), than one
+ * after another, each split over the pool. */
+static inline gboolean
+graft_kernel_split_batches (GraftKernelContext *ctx, gint64 batches, gint64 work)
+{
+  return batches > 1 && graft_kernel_get_n_threads (ctx) > 1 && work < 1 << 18;
+}
 
 /* y[i] += a * x[i] (axpy) and y[i] += b, vectorised the same way. */
 static inline void

@@ -245,8 +245,7 @@ matmul_run (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor
       matmul_item (0, &job);
       return TRUE;
     }
-  if (batches > 1 && graft_kernel_get_n_threads (ctx) > 1 && job.M * job.N * job.K < 1 << 18)
-    /* many small products: parallel over the batch, each one single-threaded */
+  if (graft_kernel_split_batches (ctx, batches, job.M * job.N * job.K))
     graft_kernel_parallel_for (ctx, batches, matmul_item, &job);
   else
     {

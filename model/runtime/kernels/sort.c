@@ -1,5 +1,5 @@
 /* Ordering and selection: TopK, Unique, ReverseSequence,
- * NonMaxSuppression, plus Det and Einsum (small generic implementations). */
+ * NonMaxSuppression, plus Det (a small generic implementation). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,159 +392,6 @@ kernel_det (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-/* ---- Einsum: explicit or implicit output, '...' broadcasting ---- */
-
-typedef struct {
-  char labels[GRAFT_RT_MAX_RANK * 2];
-  int n;
-} Term;
-
-static gboolean
-parse_term (const char *s, const char *end, int ellipsis_rank, Term *t, GError **error)
-{
-  t->n = 0;
-  for (const char *p = s; p < end; p++)
-    {
-      if (*p == ' ')
-        continue;
-      if (*p == '.')
-        {
-          if (p + 2 >= end || p[1] != '.' || p[2] != '.')
-            return graft_kernel_fail (error, "malformed ellipsis in the equation");
-          for (int k = 0; k < ellipsis_rank; k++)
-            t->labels[t->n++] = (char) ('0' + k);  /* digits stand for broadcast axes */
-          p += 2;
-          continue;
-        }
-      if (!g_ascii_isalpha (*p) || t->n >= (int) sizeof t->labels)
-        return graft_kernel_fail (error, "unexpected '%c' in the equation", *p);
-      t->labels[t->n++] = *p;
-    }
-  return TRUE;
-}
-
-static int
-count_letters (const char *s, const char *end)
-{
-  int n = 0;
-  for (const char *p = s; p < end; p++)
-    n += g_ascii_isalpha (*p);
-  return n;
-}
-
-static gboolean
-kernel_einsum (GraftKernelContext *ctx, GError **error)
-{
-  const char *eq = graft_node_attr_string (ctx->node, "equation", "");
-  const char *arrow = strstr (eq, "->");
-  const char *lhs_end = arrow ? arrow : eq + strlen (eq);
-  Term terms[8], out_term;
-  guint n_terms = 0;
-  int ellipsis_rank = 0;
-  const char *p = eq;
-
-  while (p <= lhs_end && n_terms < 8 && n_terms < ctx->n_inputs)
-    {
-      const char *comma = memchr (p, ',', lhs_end - p);
-      const char *end = comma ? comma : lhs_end;
-      GraftRtTensor *t = ctx->inputs[n_terms];
-      int er = g_strstr_len (p, end - p, "...") ? t->rank - count_letters (p, end) : 0;
-      ellipsis_rank = MAX (ellipsis_rank, er);
-      if (!parse_term (p, end, er, &terms[n_terms], error))
-        return FALSE;
-      if (terms[n_terms].n != t->rank)
-        return graft_kernel_fail (error, "term %u has %d labels for an input of rank %d", n_terms, terms[n_terms].n, t->rank);
-      n_terms++;
-      if (!comma)
-        break;
-      p = comma + 1;
-    }
-  if (n_terms != ctx->n_inputs)
-    return graft_kernel_fail (error, "the equation has %u terms for %u inputs", n_terms, ctx->n_inputs);
-
-  /* sizes of every label */
-  gint64 size[128];
-  for (int i = 0; i < 128; i++)
-    size[i] = -1;
-  int count[128] = { 0 };
-  for (guint t = 0; t < n_terms; t++)
-    for (int k = 0; k < terms[t].n; k++)
-      {
-        unsigned char l = terms[t].labels[k];
-        gint64 d = ctx->inputs[t]->dims[k];
-        if (size[l] >= 0 && size[l] != d && d != 1 && size[l] != 1)
-          return graft_kernel_fail (error, "label '%c' has sizes %" G_GINT64_FORMAT " and %" G_GINT64_FORMAT, l, size[l], d);
-        if (size[l] < 0 || size[l] == 1)
-          size[l] = d;
-        count[l]++;
-      }
-  if (arrow)
-    {
-      const char *o = arrow + 2;
-      int er = strstr (o, "...") ? ellipsis_rank : 0;
-      if (!parse_term (o, o + strlen (o), er, &out_term, error))
-        return FALSE;
-    }
-  else
-    {
-      out_term.n = 0;
-      for (int k = 0; k < ellipsis_rank; k++)
-        out_term.labels[out_term.n++] = (char) ('0' + k);
-      for (int l = 'A'; l <= 'z'; l++)
-        if (g_ascii_isalpha (l) && count[l] == 1)
-          out_term.labels[out_term.n++] = (char) l;
-    }
-  /* all labels: output first, then summed */
-  char all[128];
-  int n_all = 0;
-  gboolean in_out[128] = { 0 };
-  for (int k = 0; k < out_term.n; k++)
-    {
-      all[n_all++] = out_term.labels[k];
-      in_out[(unsigned char) out_term.labels[k]] = TRUE;
-    }
-  for (int l = 0; l < 128; l++)
-    if (size[l] >= 0 && !in_out[l])
-      all[n_all++] = (char) l;
-  gint64 dims[GRAFT_RT_MAX_RANK];
-  for (int k = 0; k < out_term.n; k++)
-    dims[k] = size[(unsigned char) out_term.labels[k]];
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, ctx->inputs[0]->dtype, out_term.n, dims, error);
-  if (y == NULL)
-    return FALSE;
-  gint64 total = 1;
-  for (int k = 0; k < n_all; k++)
-    total *= MAX (size[(unsigned char) all[k]], 0);
-  gint64 idx[128] = { 0 };
-  g_autofree double *acc = g_new0 (double, MAX (y->numel, 1));
-  for (gint64 it = 0; it < total; it++)
-    {
-      double prod = 1;
-      for (guint t = 0; t < n_terms; t++)
-        {
-          GraftRtTensor *in = ctx->inputs[t];
-          gint64 off = 0;
-          for (int k = 0; k < terms[t].n; k++)
-            off = off * in->dims[k] + (in->dims[k] == 1 ? 0 : idx[(unsigned char) terms[t].labels[k]]);
-          prod *= graft_rt_tensor_get_f64 (in, off);
-        }
-      gint64 o = 0;
-      for (int k = 0; k < out_term.n; k++)
-        o = o * dims[k] + idx[(unsigned char) out_term.labels[k]];
-      acc[o] += prod;
-      for (int k = n_all - 1; k >= 0; k--)
-        {
-          unsigned char l = all[k];
-          if (++idx[l] < size[l])
-            break;
-          idx[l] = 0;
-        }
-    }
-  for (gint64 i = 0; i < y->numel; i++)
-    graft_rt_tensor_set_f64 (y, i, acc[i]);
-  return TRUE;
-}
-
 #define OP(name, since, infer, kernel, flags, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, flags, input_names, output_names }
 
 const GraftOpSchema graft_ops_sort[] = {
@@ -553,6 +400,5 @@ const GraftOpSchema graft_ops_sort[] = {
   OP ("ReverseSequence", 10, graft_infer_same_as_input, kernel_reverse_sequence, 0, "input sequence_lens", "Y"),
   OP ("NonMaxSuppression", 10, NULL, kernel_nms, 0, "boxes scores max_output_boxes_per_class iou_threshold score_threshold", "selected_indices"),
   OP ("Det", 11, infer_det, kernel_det, GRAFT_OP_HALF_AS_FLOAT, "X", "Y"),
-  OP ("Einsum", 12, NULL, kernel_einsum, GRAFT_OP_HALF_AS_FLOAT, "Inputs...", "Output"),
   { NULL }
 };
