@@ -534,7 +534,7 @@ add_int_list (Arguments *a, const char *attribute, GraftFlatbufferVector *items,
         return FALSE;
       if (r->values[item].kind != KIND_INT)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "an IntList of %s holds value %" G_GINT64_FORMAT
-                     ", a %s", a->node->name, item, kind_names[r->values[item].kind]);
+                     " (%s), not an Int", a->node->name, item, kind_names[r->values[item].kind]);
       all_constant = all_constant && int_is_constant (r, item);
     }
   if (all_constant)
@@ -581,7 +581,7 @@ add_tensor_list (Arguments *a, ValueKind kind, GraftFlatbufferVector *items, GEr
           continue;
         }
       if (r->values[item].kind != KIND_TENSOR)
-        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "a TensorList of %s holds value %d, a %s",
+        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "a TensorList of %s holds value %d (%s), not a Tensor",
                      a->node->name, item, kind_names[r->values[item].kind]);
       GraftValue *value = read_value (r, item, a->node->name, error);
       if (value == NULL)
