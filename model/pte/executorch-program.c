@@ -351,13 +351,29 @@ new_value (Reader *r, const char *name)
   return value;
 }
 
+/* A tensor of static shape has its sizes; one of dynamic shape only
+ * bounds (DYNAMIC_BOUND) or not even that (DYNAMIC_UNBOUND), for every
+ * dim alike: the program does not say which dims vary. Its dims are
+ * unknown, and a graph input's are symbols ("input_0_d0") whose range
+ * is the bound, so that the runtime takes any size up to it. */
 static void
-describe_tensor_value (GraftValue *value, const TensorInfo *t)
+describe_tensor_value (Reader *r, GraftValue *value, const TensorInfo *t, gboolean is_input)
 {
   value->kind = GRAFT_VALUE_TENSOR;
   value->dtype = t->dtype;
   graft_shape_clear (&value->shape);
-  graft_shape_init_fixed (&value->shape, t->rank, t->dims);
+  if (t->dynamism == 0)
+    {
+      graft_shape_init_fixed (&value->shape, t->rank, t->dims);
+      return;
+    }
+  graft_shape_init (&value->shape, t->rank);
+  for (int d = 0; is_input && d < t->rank; d++)
+    {
+      g_autofree char *symbol = g_strdup_printf ("%s_d%d", value->name, d);
+      value->shape.dims[d] = graft_dim_symbolic (g_intern_string (symbol));
+      graft_model_set_dim_range (r->model, symbol, 0, t->dynamism == 1 ? t->dims[d] : -1);
+    }
 }
 
 /* A constant tensor (or a mutable one with an initial state) as an
@@ -412,7 +428,7 @@ constant_value (Reader *r, guint index, const TensorInfo *t, GError **error)
   if (data == NULL)
     return NULL;
   value = new_value (r, name);
-  describe_tensor_value (value, t);
+  describe_tensor_value (r, value, t, FALSE);
   g_autoptr(GraftTensor) tensor = graft_tensor_new (value->name, t->dtype, t->rank, t->dims);
   if (!graft_tensor_set_data (tensor, data, error))
     return NULL;
@@ -432,7 +448,7 @@ alias_view (Reader *r, GraftValue *base, const TensorInfo *t)
   graft_node_add_input (node, base);
   graft_node_add_attribute (node, graft_attribute_new_ints ("arg1", t->dims, t->rank));
   GraftValue *value = new_value (r, name);
-  describe_tensor_value (value, t);
+  describe_tensor_value (r, value, t, FALSE);
   graft_node_add_output (node, value);
   return value;
 }
@@ -480,7 +496,7 @@ read_value (Reader *r, guint index, const char *user, GError **error)
    * input. */
   g_autofree char *name = g_strdup_printf ("unwritten_%u", index);
   GraftValue *value = new_value (r, name);
-  describe_tensor_value (value, &t);
+  describe_tensor_value (r, value, &t, FALSE);
   return r->current[index] = value;
 }
 
@@ -721,7 +737,7 @@ split_results (Reader *r, const GraftFlatbufferVector *args, const char *user, G
 /* A new IR value that ExecuTorch value index holds from now on (an
  * input, or an instruction's result), described by the program. */
 static GraftValue *
-define_value (Reader *r, gint32 index, const char *name, GError **error)
+define_value (Reader *r, gint32 index, const char *name, gboolean is_input, GError **error)
 {
   GraftValue *value = new_value (r, name);
   if (r->values[index].kind == KIND_TENSOR)
@@ -729,7 +745,7 @@ define_value (Reader *r, gint32 index, const char *name, GError **error)
       TensorInfo t;
       if (!read_tensor (r, index, &t, error))
         return NULL;
-      describe_tensor_value (value, &t);
+      describe_tensor_value (r, value, &t, is_input);
       record_write (r, &t, value);
     }
   else
@@ -750,7 +766,7 @@ static gboolean
 add_result (Reader *r, GraftNode *node, gint32 index, guint slot, GError **error)
 {
   g_autofree char *name = slot == 0 ? g_strdup (node->name) : g_strdup_printf ("%s.%u", node->name, slot);
-  GraftValue *value = define_value (r, index, name, error);
+  GraftValue *value = define_value (r, index, name, FALSE, error);
   if (value == NULL)
     return FALSE;
   graft_node_add_output (node, value);
@@ -1017,7 +1033,7 @@ read_inputs (Reader *r, GError **error)
         return FALSE;
       if (r->current[index] != NULL)
         return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "value %d is the plan's input twice", index);
-      GraftValue *value = define_value (r, index, name, error);
+      GraftValue *value = define_value (r, index, name, TRUE, error);
       if (value == NULL)
         return FALSE;
       graft_graph_add_input (r->graph, value);

@@ -9,8 +9,9 @@ under tests/fixtures-generated/pte/: a small CNN (conv, batch norm, pool,
 linear), an MLP, a block with view/permute/cat/softmax/layer_norm, the
 zoo's ResNet-18 (tests/zoo/models.py, random weights), the CNN written
 again with its constants inline in the flatbuffer (the constant_buffer of
-files before executorch 0.4), an MLP lowered to XNNPACK, and a program
-with aten::erfinv, which the portable kernels lack.
+files before executorch 0.4), an MLP lowered to XNNPACK, a program
+with aten::erfinv, which the portable kernels lack, and one exported with a
+dynamic batch (bounded by 16, run at 3).
 
 For each program: graft-cli info --json lists the operators to_edge left
 (convolution.out as aten::_convolution, view_copy.out as aten::view…);
@@ -89,6 +90,19 @@ class Block(torch.nn.Module):
         return torch.cat([x + self.out(y), extra], dim=1).mean(dim=1)
 
 
+class DynamicBatch(torch.nn.Module):
+    """Sizes computed at run time: aten::sym_size.int, executorch_prim::
+    et_view with a size list built from it."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 6)
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = self.fc(x).view(b, 2, 3)
+        return torch.softmax(y, -1).reshape(b, -1) * 2
+
+
 class NonPortable(torch.nn.Module):
     def forward(self, x):
         return torch.erfinv(x.clamp(-0.5, 0.5)) + 1
@@ -113,6 +127,7 @@ def programs():
     yield "resnet18", resnet.eval(), tuple(example), None
     yield "mlp_xnnpack", Mlp().eval(), (torch.randn(4, 12),), "xnnpack"
     yield "nonportable", NonPortable().eval(), (torch.randn(3, 5),), "keep erfinv"
+    yield "dynamic", DynamicBatch().eval(), (torch.randn(4, 8),), "batch up to 16"
 
 
 def write_inline_constants(source, target):
@@ -134,7 +149,12 @@ def make_fixtures():
         return
     os.makedirs(OUT, exist_ok=True)
     for name, module, example, delegate in programs():
-        ep = torch.export.export(module, example)
+        if delegate == "batch up to 16":
+            ep = torch.export.export(module, example,
+                                     dynamic_shapes=({0: torch.export.Dim("batch", min=1, max=16)},))
+            example = (torch.randn(3, 8),)   # run at another batch than the export's
+        else:
+            ep = torch.export.export(module, example)
         if delegate == "xnnpack":
             from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
             edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
@@ -223,6 +243,10 @@ def main():
     check_runs("block", ["aten::layer_norm", "aten::view", "aten::permute",
                          "aten::cat", "aten::softmax", "aten::bmm"])
     check_runs("resnet18", ["aten::_convolution", "aten::batch_norm", "aten::add"])
+    check_runs("dynamic", ["aten::sym_size", "aten::view", "aten::softmax"])
+    dims = json.loads(graft("info", os.path.join(OUT, "dynamic.pte"), "--json").stdout)["inputs"][0]["shape"]
+    check([(d["name"], d["max"]) for d in dims] == [("input_0_d0", 16), ("input_0_d1", 8)],
+          f"dynamic: the input's dims are symbols bounded by the program ({dims})")
 
     # XNNPACK: one node per delegate call, run refuses naming the backend
     path = os.path.join(OUT, "mlp_xnnpack.pte")
