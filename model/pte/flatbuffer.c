@@ -200,6 +200,10 @@ graft_flatbuffer_read_string (const GraftFlatbuffer *fb, const GraftFlatbufferTa
     return FALSE;
   if (!inside (fb, bytes.position, (gsize) bytes.length + 1) || fb->data[bytes.position + bytes.length] != '\0')
     return fail (fb, error, what, target, "the string has no terminating NUL inside the program");
+  /* FlatBuffers strings are UTF-8; names become node and value names. */
+  if (memchr (fb->data + bytes.position, '\0', bytes.length) != NULL ||
+      !g_utf8_validate_len ((const char *) fb->data + bytes.position, bytes.length, NULL))
+    return fail (fb, error, what, target, "the string holds a NUL or is not UTF-8");
   *out = g_strndup ((const char *) fb->data + bytes.position, bytes.length);
   return TRUE;
 }

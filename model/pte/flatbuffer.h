@@ -65,7 +65,8 @@ gboolean graft_flatbuffer_read_table (const GraftFlatbuffer *fb, const GraftFlat
 gboolean graft_flatbuffer_read_vector (const GraftFlatbuffer *fb, const GraftFlatbufferTable *table, guint field,
                                        gsize element_size, const char *what, GraftFlatbufferVector *out,
                                        GError **error);
-/* A string as a new NUL-terminated copy (absent: NULL, no error). */
+/* A string as a new NUL-terminated copy (absent: NULL, no error); one
+ * with a NUL inside or that is not UTF-8 is an error. */
 gboolean graft_flatbuffer_read_string (const GraftFlatbuffer *fb, const GraftFlatbufferTable *table, guint field,
                                        const char *what, char **out, GError **error);
 
