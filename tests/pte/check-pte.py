@@ -15,7 +15,9 @@ dynamic batch (bounded by 16, run at 3).
 
 For each program: graft-cli info --json lists the operators to_edge left
 (convolution.out as aten::_convolution, view_copy.out as aten::view…);
-graft-cli run equals executorch.runtime's outputs within 1e-4·max|ref|;
+graft-cli run equals executorch.runtime's outputs within 1e-4·max|ref|,
+and so does onnxruntime on graft-cli convert's ONNX file (onnx.checker
+full check);
 the delegated one shows one delegate node (backend id, payload size) and
 run refuses it naming the backend; lint names aten::erfinv.out as outside
 the portable set and nothing else. Exit 77 (skip) without executorch.
@@ -227,11 +229,28 @@ def check_runs(name, expected_ops, reference_name=None):
     check(len(graph_outputs) == len(reference), f"{name}: {len(graph_outputs)} outputs, ExecuTorch gives "
           f"{len(reference)} ({outputs})")
     for k, (out_name, ref) in enumerate(zip(graph_outputs, reference)):
-        got = np.load(os.path.join(out_dir, out_name + ".npy"))
-        scale = max(float(np.abs(ref).max()), 1e-30)
-        error = float(np.abs(got.astype(np.float64) - ref).max()) if got.shape == ref.shape else float("inf")
-        check(error <= 1e-4 * scale, f"{name}: output {k} {got.shape} vs ExecuTorch {ref.shape}: max error "
-              f"{error:.3g} (bound {1e-4 * scale:.3g})")
+        compare(f"{name}: output {k}", np.load(os.path.join(out_dir, out_name + ".npy")), ref)
+
+    # convert: the same program as ONNX, checked and run by onnxruntime
+    onnx_path = os.path.join(OUT, name + ".onnx")
+    convert = graft("convert", path, "-o", onnx_path)
+    check(convert.returncode == 0, f"{name}: graft-cli convert to ONNX exits 0 ({convert.stderr.strip()[:300]})")
+    if convert.returncode != 0:
+        return
+    import onnx
+    import onnxruntime
+    onnx.checker.check_model(onnx.load(onnx_path), full_check=True)
+    session = onnxruntime.InferenceSession(onnx_path)
+    feeds = {i.name: np.load(p) for i, p in zip(session.get_inputs(), inputs)}
+    for k, (got, ref) in enumerate(zip(session.run(None, feeds), reference)):
+        compare(f"{name}: ONNX output {k} in onnxruntime", got, ref)
+
+
+def compare(what, got, ref):
+    scale = max(float(np.abs(ref).max()), 1e-30)
+    error = float(np.abs(got.astype(np.float64) - ref).max()) if got.shape == ref.shape else float("inf")
+    check(error <= 1e-4 * scale, f"{what} {got.shape} vs ExecuTorch {ref.shape}: max error {error:.3g} "
+          f"(bound {1e-4 * scale:.3g})")
 
 
 def main():
@@ -265,6 +284,10 @@ def main():
           f"mlp_xnnpack: run refuses, naming the backend ({run.stderr.strip()[:200]})")
     reference = executorch_outputs(path, inputs_of("mlp_xnnpack"))
     check(len(reference) == 1, "mlp_xnnpack: ExecuTorch itself runs the delegated program")
+    convert = graft("convert", path, "-o", os.path.join(OUT, "mlp_xnnpack.onnx"))
+    check(convert.returncode != 0 and "XnnpackBackend" in convert.stderr and
+          not os.path.exists(os.path.join(OUT, "mlp_xnnpack.onnx")),
+          f"mlp_xnnpack: convert refuses, naming the backend ({convert.stderr.strip()[:200]})")
 
     # lint: the portable set
     lint = graft("lint", os.path.join(OUT, "nonportable.pte"), "--json")
