@@ -11,7 +11,8 @@ zoo's ResNet-18 (tests/zoo/models.py, random weights), the CNN written
 again with its constants inline in the flatbuffer (the constant_buffer of
 files before executorch 0.4), an MLP lowered to XNNPACK, a program
 with aten::erfinv, which the portable kernels lack, and one exported with a
-dynamic batch (bounded by 16, run at 3).
+dynamic batch (bounded by 16, run at 3); the CNN's torch.export program is
+kept as cnn.pt2 for graft-cli diff against its .pte.
 
 For each program: graft-cli info --json lists the operators to_edge left
 (convolution.out as aten::_convolution, view_copy.out as aten::view…);
@@ -157,6 +158,8 @@ def make_fixtures():
             example = (torch.randn(3, 8),)   # run at another batch than the export's
         else:
             ep = torch.export.export(module, example)
+        if name == "cnn":   # the program the .pte was lowered from, for diff
+            torch.export.save(ep, os.path.join(OUT, "cnn.pt2"))
         if delegate == "xnnpack":
             from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
             edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
@@ -266,6 +269,12 @@ def main():
     dims = json.loads(graft("info", os.path.join(OUT, "dynamic.pte"), "--json").stdout)["inputs"][0]["shape"]
     check([(d["name"], d["max"]) for d in dims] == [("input_0_d0", 16), ("input_0_d1", 8)],
           f"dynamic: the input's dims are symbols bounded by the program ({dims})")
+
+    # diff: the .pt2 torch.export wrote against the .pte lowered from it
+    diff = graft("diff", os.path.join(OUT, "cnn.pt2"), os.path.join(OUT, "cnn.pte"), "--random")
+    # (exit 1: the structures differ, to_edge made aten::linear a permute_copy and an addmm)
+    check("the outputs agree" in diff.stdout and " 0 divergent" in diff.stdout,
+          f"cnn: diff .pt2 against .pte runs both and the outputs agree ({diff.stdout.strip()[-300:]})")
 
     # XNNPACK: one node per delegate call, run refuses naming the backend
     path = os.path.join(OUT, "mlp_xnnpack.pte")
