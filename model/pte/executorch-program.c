@@ -491,11 +491,14 @@ read_value (Reader *r, guint index, const char *user, GError **error)
           break;
         return r->current[index] = alias_view (r, w->value, &t);
       }
-  /* A planned tensor nothing wrote: zeros in the runtime's memory. Named
-   * so that the graph says so; the runtime refuses it as a missing
-   * input. */
-  g_autofree char *name = g_strdup_printf ("unwritten_%u", index);
+  /* A planned tensor read before anything wrote it: a mutated buffer
+   * exported without its initial value ("meaningless initial state",
+   * says ExecuTorch, unless InitializedMutableBufferPass kept it). No
+   * producer: the graph check and the runtime name it. */
+  g_autofree char *name = g_strdup_printf ("uninitialized_state_%u", index);
   GraftValue *value = new_value (r, name);
+  value->doc_string = g_strdup ("read before any instruction writes it: a mutated buffer the program keeps no "
+                                "initial value of");
   describe_tensor_value (r, value, &t, FALSE);
   return r->current[index] = value;
 }

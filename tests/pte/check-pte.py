@@ -12,7 +12,9 @@ again with its constants inline in the flatbuffer (the constant_buffer of
 files before executorch 0.4), an MLP lowered to XNNPACK, a program
 with aten::erfinv, which the portable kernels lack, and one exported with a
 dynamic batch (bounded by 16, run at 3); the CNN's torch.export program is
-kept as cnn.pt2 for graft-cli diff against its .pte.
+kept as cnn.pt2 for graft-cli diff against its .pte; a buffer updated in
+place, with its initial value (InitializedMutableBufferPass: a mutable
+data segment) and without.
 
 For each program: graft-cli info --json lists the operators to_edge left
 (convolution.out as aten::_convolution, view_copy.out as aten::view…);
@@ -106,6 +108,17 @@ class DynamicBatch(torch.nn.Module):
         return torch.softmax(y, -1).reshape(b, -1) * 2
 
 
+class Accumulator(torch.nn.Module):
+    """A buffer updated in place (aten::copy_ back into it)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.ones(3) * 2)
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 3
+
+
 class NonPortable(torch.nn.Module):
     def forward(self, x):
         return torch.erfinv(x.clamp(-0.5, 0.5)) + 1
@@ -131,6 +144,8 @@ def programs():
     yield "mlp_xnnpack", Mlp().eval(), (torch.randn(4, 12),), "xnnpack"
     yield "nonportable", NonPortable().eval(), (torch.randn(3, 5),), "keep erfinv"
     yield "dynamic", DynamicBatch().eval(), (torch.randn(4, 8),), "batch up to 16"
+    yield "buffer", Accumulator(), (torch.randn(3),), "initial buffer"
+    yield "buffer_uninitialized", Accumulator(), (torch.randn(3),), None
 
 
 def write_inline_constants(source, target):
@@ -163,6 +178,16 @@ def make_fixtures():
         if delegate == "xnnpack":
             from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
             edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+        elif delegate == "initial buffer":
+            # the buffer's initial value kept, in a mutable data segment
+            from executorch.exir import ExecutorchBackendConfig
+            from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
+            program = to_edge(ep).to_executorch(ExecutorchBackendConfig(passes=[InitializedMutableBufferPass(["total"])]))
+            with open(os.path.join(OUT, name + ".pte"), "wb") as f:
+                f.write(program.buffer)
+            for i, x in enumerate(example):
+                np.save(os.path.join(OUT, f"{name}.input{i}.npy"), x.numpy())
+            continue
         elif delegate == "keep erfinv":
             # erfinv is no core ATen op: kept as users keep theirs
             from executorch.exir import EdgeCompileConfig
@@ -266,6 +291,11 @@ def main():
                          "aten::cat", "aten::softmax", "aten::bmm"])
     check_runs("resnet18", ["aten::_convolution", "aten::batch_norm", "aten::add"])
     check_runs("dynamic", ["aten::sym_size", "aten::view", "aten::softmax"])
+    check_runs("buffer", ["aten::add", "aten::copy_"])
+    # without its initial value the buffer is named, not invented
+    run = graft("run", os.path.join(OUT, "buffer_uninitialized.pte"), "--random")
+    check(run.returncode != 0 and "uninitialized_state" in run.stderr,
+          f"buffer_uninitialized: run refuses, naming the buffer read before it is written ({run.stderr.strip()[:200]})")
     dims = json.loads(graft("info", os.path.join(OUT, "dynamic.pte"), "--json").stdout)["inputs"][0]["shape"]
     check([(d["name"], d["max"]) for d in dims] == [("input_0_d0", 16), ("input_0_d1", 8)],
           f"dynamic: the input's dims are symbols bounded by the program ({dims})")
