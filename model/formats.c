@@ -15,6 +15,7 @@ write_onnx (GraftModel *model, const char *path, gboolean overwrite_source, GErr
 static const char *const onnx_extensions[] = { ".onnx", NULL };
 static const char *const torch_extensions[] = { ".pt", ".pth", ".ptl", ".torchscript", NULL };
 static const char *const pt2_extensions[] = { ".pt2", NULL };
+static const char *const pte_extensions[] = { ".pte", NULL };
 
 static const GraftFormat formats[] = {
   { "onnx", "ONNX model", "application/x-onnx", onnx_extensions,
@@ -22,6 +23,7 @@ static const GraftFormat formats[] = {
   { "torchscript", "TorchScript archive", "application/x-pytorch", torch_extensions, 0, NULL },
   { "pt2", "torch.export program", "application/x-pytorch-exported-program", pt2_extensions,
     GRAFT_FORMAT_FROM (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM), graft_exported_program_write_file },
+  { "pte", "ExecuTorch program", "application/x-executorch-program", pte_extensions, 0, NULL },
   { NULL },
 };
 

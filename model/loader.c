@@ -3,6 +3,7 @@
 #include "pt2/exported-program.h"
 #include "pytorch/torch-save.h"
 #include "torchscript/script-builder.h"
+#include "pte/executorch-program.h"
 
 #include <string.h>
 #include <errno.h>
@@ -236,10 +237,7 @@ graft_model_load (const char *path, GCancellable *cancellable, GraftProgressFunc
                    path);
       return NULL;
     case GRAFT_FILE_KIND_EXECUTORCH:
-      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
-                   "%s: an ExecuTorch program (.pte, flatbuffer schema %.4s), which Graft does not open yet; "
-                   "open the torch.export .pt2 it was lowered from", path, (const char *) head + 4);
-      return NULL;
+      return graft_executorch_program_load (path, cancellable, error);
     case GRAFT_FILE_KIND_ONNX:
     case GRAFT_FILE_KIND_UNKNOWN:
     default:

@@ -62,6 +62,7 @@ graft_model_format_to_string (GraftModelFormat format)
     case GRAFT_MODEL_FORMAT_TORCHSCRIPT: return "torchscript";
     case GRAFT_MODEL_FORMAT_STATE_DICT: return "state_dict";
     case GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM: return "exported_program";
+    case GRAFT_MODEL_FORMAT_EXECUTORCH: return "executorch";
     default: return "unknown";
     }
 }
@@ -434,6 +435,12 @@ graft_model_describe (GraftModel *self)
         }
       if (self->producer_version && *self->producer_version)
         g_string_append_printf (out, " · torch %s", self->producer_version);
+      return g_string_free (out, FALSE);
+    case GRAFT_MODEL_FORMAT_EXECUTORCH:
+      /* "ExecuTorch program · ET12": the schema is its version. */
+      g_string_append (out, "ExecuTorch program");
+      if (self->producer_version && *self->producer_version)
+        g_string_append_printf (out, " · %s", self->producer_version);
       return g_string_free (out, FALSE);
     default:
       g_string_append (out, "model");

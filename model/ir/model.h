@@ -12,6 +12,7 @@ typedef enum {
   GRAFT_MODEL_FORMAT_TORCHSCRIPT,
   GRAFT_MODEL_FORMAT_STATE_DICT,   /* weights only, no graph */
   GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM, /* torch.export .pt2 */
+  GRAFT_MODEL_FORMAT_EXECUTORCH,  /* ExecuTorch program .pte */
 } GraftModelFormat;
 
 const char *graft_model_format_to_string (GraftModelFormat format); /* "onnx", "torchscript", "state_dict" */

@@ -2,6 +2,8 @@
 #include "ir/fixed-branch.h"
 #include "ir/graph-check.h"
 #include "lint/diagnostics-private.h"
+#include "pte/executorch-ops.h"
+#include "pte/executorch-program.h"
 #include "lower/lower.h"
 #include "lint/lint-rules.h"
 #include "analysis/baked-shape.h"
@@ -443,6 +445,23 @@ check_structure (GraftModel *model, const GraftLintOptions *options, GPtrArray *
   graft_graph_foreach_node_recursive (graph, check_node_inputs, &c);
 }
 
+static void
+check_portable_op (GraftNode *node, gpointer user_data)
+{
+  const char *op = graft_node_get_metadata (node, GRAFT_EXECUTORCH_OPERATOR_KEY);
+  if (op != NULL && !graft_executorch_op_is_portable (op))
+    graft_diagnostic_add (user_data, "executorch-non-portable", GRAFT_SEVERITY_WARNING, node, NULL,
+                          "%s is not in ExecuTorch's portable kernel library: the runtime this program ships with "
+                          "must link a kernel library that registers it", op);
+}
+
+static void
+check_executorch_portable (GraftModel *model, const GraftLintOptions *options, GPtrArray *list)
+{
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXECUTORCH)
+    graft_graph_foreach_node_recursive (graft_model_get_graph (model), check_portable_op, list);
+}
+
 static const GraftLintRule lint_rules[] = {
   { "invalid-graph", GRAFT_SEVERITY_ERROR, "Invalid graph", "invalid",
     "a value with two producers, a cycle, an input nothing defines, or an attribute out of the range its operator "
@@ -453,6 +472,10 @@ static const GraftLintRule lint_rules[] = {
     "target opset (error, --target onnx), with no kernel in Graft's runtime (warning), or that a deployment target "
     "cannot run (--target NAME: a warning where it falls back to the host, else an error)", check_ops,
     GRAFT_LINT_FIX_NONE },
+  { "executorch-non-portable", GRAFT_SEVERITY_WARNING, "Outside ExecuTorch's portable kernels", "non-portable",
+    "ExecuTorch .pte: an operator ExecuTorch's portable kernel library (and its prim ops) lacks, which the "
+    "deployed runtime must get from another kernel library (optimized, quantized, custom)",
+    check_executorch_portable, GRAFT_LINT_FIX_NONE },
   { "static-input-dim", GRAFT_SEVERITY_WARNING, "Static input dimension", "static dim",
     "a graph input with a fixed batch (dim 0 of rank >= 2) or sequence length (dim 1 of integer token inputs); "
     "torch.export: a dim export specialized, with the dynamic_shapes / Dim(...) that keeps it dynamic",

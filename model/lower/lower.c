@@ -671,10 +671,11 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check
     options = &defaults;
   opset = options->opset > 0 ? options->opset : GRAFT_LOWER_DEFAULT_OPSET;
   if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_TORCHSCRIPT &&
-      graft_model_get_format (model) != GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+      graft_model_get_format (model) != GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM &&
+      graft_model_get_format (model) != GRAFT_MODEL_FORMAT_EXECUTORCH)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
-                   "only TorchScript and torch.export programs are converted to ONNX; this is a %s model",
+                   "only TorchScript, torch.export and ExecuTorch programs are converted to ONNX; this is a %s model",
                    graft_model_format_to_string (graft_model_get_format (model)));
       return NULL;
     }

@@ -532,7 +532,8 @@ test_rule_table (void)
       if (rules[i].fix == GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC)
         g_assert_true (g_str_equal (rules[i].id, "static-input-dim") || g_str_equal (rules[i].id, "baked-shape-constant"));
     }
-  g_assert_cmpuint (n_checks, ==, 5);   /* invalid-graph, unsupported-op, static-input-dim, baked-shape-constant, trace-* */
+  /* invalid-graph, unsupported-op, executorch-non-portable, static-input-dim, baked-shape-constant, trace-* */
+  g_assert_cmpuint (n_checks, ==, 6);
   g_assert_true (rules[0].check != NULL);
   g_assert_null (graft_lint_rule_lookup ("no-such-rule"));
 }

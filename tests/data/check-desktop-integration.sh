@@ -12,7 +12,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/graft-desktop-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..18"
 
 # ok NAME COMMAND...: runs the command, its output goes to the log as TAP comments.
 check () {
@@ -75,6 +75,7 @@ mkdir -p "$tmp/home/data" "$tmp/home/config"
 printf '\010\007\022\007pytorch' > "$tmp/model.onnx"
 printf 'PK\003\004' > "$tmp/model.pt"
 printf 'PK\003\004' > "$tmp/model.pt2"
+printf '\074\000\000\000ET12eh00' > "$tmp/model.pte"
 query () {
   env HOME="$tmp/home" XDG_DATA_HOME="$tmp/home/data" XDG_CONFIG_HOME="$tmp/home/config" \
       XDG_CONFIG_DIRS="$tmp/home/config" XDG_DATA_DIRS="$share" XDG_CURRENT_DESKTOP=GNOME \
@@ -87,5 +88,8 @@ equals "default handler of application/x-pytorch" org.graft.Graft.desktop query 
 equals "xdg-mime filetype of a .pt2 file" application/x-pytorch-exported-program query filetype "$tmp/model.pt2"
 equals "default handler of application/x-pytorch-exported-program" org.graft.Graft.desktop \
   query default application/x-pytorch-exported-program
+equals "xdg-mime filetype of a .pte file" application/x-executorch-program query filetype "$tmp/model.pte"
+equals "default handler of application/x-executorch-program" org.graft.Graft.desktop \
+  query default application/x-executorch-program
 
 [ "$failed" = 0 ]

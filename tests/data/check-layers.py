@@ -17,11 +17,12 @@ BELOW = {
     "model/pytorch": ["ir"],
     "model/torchscript": ["ir", "pytorch"],
     "model/pt2": ["ir", "pytorch"],
+    "model/pte": ["ir"],
     "model/runtime": ["ir", "onnx"],
     "model/analysis": ["ir", "onnx", "runtime"],
     "model/edit": ["ir", "onnx", "runtime", "analysis"],
     "model/lower": ["ir", "onnx", "runtime", "analysis"],
-    "model/lint": ["ir", "onnx", "runtime", "analysis", "edit", "lower"],
+    "model/lint": ["ir", "onnx", "pte", "runtime", "analysis", "edit", "lower"],
     "model/compare": ["ir", "onnx", "runtime", "analysis", "edit", "lower", "lint"],
     "model/debug": ["ir", "onnx", "pytorch", "torchscript", "pt2", "runtime", "analysis", "edit", "lower", "lint",
                     "compare", "loader.h"],
@@ -30,7 +31,7 @@ BELOW = {
 }
 # loader.c and formats.c sit above the readers and writers.
 TOP_FILES = {
-    "model/loader.c": ["ir", "onnx", "pytorch", "torchscript", "pt2", "loader.h"],
+    "model/loader.c": ["ir", "onnx", "pytorch", "torchscript", "pt2", "pte", "loader.h"],
     "model/formats.c": ["ir", "onnx", "pt2", "formats.h"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^">]+)[">]', re.M)

@@ -1,6 +1,10 @@
 /* libFuzzer harness: the PyTorch loader from the file on (zip archive,
- * TorchScript pickles and code, torch.save state dicts, .pt2): each input
- * is written to a file in $TMPDIR and opened with graft_model_load(). */
+ * TorchScript pickles and code, torch.save state dicts, .pt2, ExecuTorch
+ * .pte flatbuffers): each input is written to a file in $TMPDIR and opened
+ * with graft_model_load(). The executorch-*.pte seeds are programs
+ * executorch 1.5.1 wrote (tests/pte/check-pte.py's MLP, its
+ * XNNPACK-delegated twin, a program with aten::erfinv, the CNN with its
+ * constants inline). */
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "loader.h"

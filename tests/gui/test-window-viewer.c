@@ -321,6 +321,41 @@ test_pickled_module (void)
   harness_window_close (window);
 }
 
+/* An ExecuTorch program delegated to XNNPACK (a program executorch 1.5.1
+ * wrote, one of the fuzz seeds): the window shows it, the title says what
+ * it is, and the delegate call is one node whose details name the backend
+ * and the payload's size. */
+static void
+test_executorch_delegate (void)
+{
+  const char *source = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *path = g_build_filename (source ? source : ".", "tests", "fuzz", "corpus", "torch-archive",
+                                            "executorch-mlp_xnnpack.pte", NULL);
+  GraftWindow *window = harness_window_new ();
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+  g_autoptr(GHashTable) state = NULL;
+  GraftNode *delegate = NULL;
+
+  harness_open (window, path);
+  harness_activate (window, "win.zoom-fit");
+  harness_settle (window);
+  state = harness_window_state (window);
+  g_assert_cmpstr (get (state, "state"), ==, "model");
+  g_test_message ("subtitle: %s", get (state, "subtitle"));
+  g_assert_nonnull (strstr (get (state, "subtitle"), "ExecuTorch program"));
+  GraftGraph *graph = graft_graph_canvas_get_graph (canvas);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (g_str_equal (((GraftNode *) graph->nodes->pdata[i])->op, "executorch_delegate::XnnpackBackend"))
+      delegate = graph->nodes->pdata[i];
+  g_assert_nonnull (delegate);
+  graft_graph_canvas_select_node (canvas, delegate);
+  harness_settle (window);
+  g_assert_true (says (window, "payload_bytes"));
+  g_assert_true (says (window, "1664"));
+  harness_screenshot (window, "viewer-executorch-delegate");
+  harness_window_close (window);
+}
+
 /* ---------- edits ---------- */
 
 /* The toasts of Undo and Redo say which one happened. */
@@ -598,6 +633,7 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/gui/viewer/f8-opens-problems", test_f8_opens_problems);
+  g_test_add_func ("/gui/viewer/executorch-delegate", test_executorch_delegate);
   g_test_add_func ("/gui/viewer/find-ctrl-period", test_find_ctrl_period);
   g_test_add_func ("/gui/viewer/wheel-scrolls", test_wheel_scrolls);
   g_test_add_func ("/gui/viewer/shortcuts-window-lists-f8", test_shortcuts_window_lists_f8);

@@ -202,6 +202,30 @@ test_formats_table (void)
   g_auto(GStrv) patterns = graft_format_list_patterns ();
   g_assert_true (g_strv_contains ((const char *const *) patterns, "*.pt2"));
   g_assert_true (g_strv_contains ((const char *const *) patterns, "*.onnx"));
+  g_assert_true (g_strv_contains ((const char *const *) patterns, "*.pte"));
+  g_assert_cmpstr (graft_format_for_path ("x.pte")->mime_type, ==, "application/x-executorch-program");
+}
+
+/* An ExecuTorch program (a fuzz seed executorch wrote) is read, not
+ * written: saving it as .pte names what it can be saved as instead. */
+static void
+test_pte_read_only (void)
+{
+  const char *source = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *path = g_build_filename (source ? source : ".", "tests", "fuzz", "corpus", "torch-archive",
+                                            "executorch-mlp.pte", NULL);
+  g_autofree char *dir = graft_test_scratch_dir ("graft-pte-save-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "copy.pte", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_model_get_format (model), ==, GRAFT_MODEL_FORMAT_EXECUTORCH);
+  g_assert_false (graft_format_save (model, out, NULL, FALSE, &error));
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "does not write them"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
 int
@@ -209,6 +233,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/pt2-save/formats-table", test_formats_table);
+  g_test_add_func ("/pt2-save/pte-read-only", test_pte_read_only);
   g_test_add_func ("/pt2-save/archive-layout", test_archive_layout);
   g_test_add_func ("/pt2-save/rules", test_save_rules);
   g_test_add_func ("/pt2-save/resave-loads-in-torch", test_resave_loads_in_torch);

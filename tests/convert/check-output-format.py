@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""graft-cli convert's output format follows the output's name (issue 34,
+point 5): a TorchScript file converted to y.pte or y.pt2 is refused,
+naming the format, and nothing is written; y.onnx is written and is an
+ONNX model onnx.checker accepts.
+
+Usage: check-output-format.py GRAFT_CLI
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import onnx
+import torch
+
+graft_cli = sys.argv[1]
+failures = []
+
+
+def check(condition, message):
+    print(("ok: " if condition else "FAIL: ") + message)
+    if not condition:
+        failures.append(message)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    source = os.path.join(tmp, "x.pt")
+    module = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    torch.jit.save(torch.jit.trace(module, torch.randn(2, 4)), source)
+    for name, title in (("y.pte", "ExecuTorch program"), ("y.pt2", "torch.export program")):
+        out = os.path.join(tmp, name)
+        result = subprocess.run([graft_cli, "convert", source, "-o", out], capture_output=True, text=True)
+        check(result.returncode == 2 and title in result.stderr,
+              f"convert x.pt -o {name} exits {result.returncode}: {result.stderr.strip()}")
+        check(not os.path.exists(out), f"{name} was not written")
+    out = os.path.join(tmp, "y.onnx")
+    result = subprocess.run([graft_cli, "convert", source, "-o", out, "--shape", "input=2x4"], capture_output=True,
+                            text=True)
+    check(result.returncode == 0, f"convert x.pt -o y.onnx exits 0 ({result.stderr.strip()})")
+    if result.returncode == 0:
+        onnx.checker.check_model(onnx.load(out), full_check=True)
+        check(True, "y.onnx passes onnx.checker")
+
+if failures:
+    sys.exit(1)
