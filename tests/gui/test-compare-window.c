@@ -700,6 +700,60 @@ test_two_targets (void)
   harness_window_close (window);
 }
 
+/* The schema names of a node's inputs that hold weights ("weight,bias"). */
+static char *
+weight_argument_names (GraftNode *node)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      const char *name = graft_node_get_input_argument_name (node, i);
+
+      if (value != NULL && value->initializer != NULL)
+        g_string_append_printf (names, "%s%s", names->len ? "," : "", name ? name : "?");
+    }
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}
+
+/* File → Compare With… from a torch.export program's window names side A's
+ * aten arguments as graft --compare does (weight, bias; not in1, in2): the
+ * window's model is copied with its argument names. */
+static void
+test_argument_names (void)
+{
+  GraftWindow *window = harness_window_new ();
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/fixtures/make-pt2-fixtures.py",
+                                                       "tests/fixtures-generated/pt2", NULL);
+  g_autofree char *a = g_build_filename (dir, "cnn_static.pt2", NULL);
+  g_autofree char *b = g_build_filename (dir, "cnn_dynamic.pt2", NULL);
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", b);
+  GraftCompareWindow *compare;
+  GraftAlignment *alignment;
+
+  harness_open (window, a);
+  harness_activate (window, action);
+  compare = find_compare_window (app);
+  harness_wait_for (canvases_laid_out, compare);
+  alignment = graft_compare_window_get_alignment (compare);
+  for (guint side = 0; side < 2; side++)
+    {
+      GraftNode *conv = harness_find_op (graft_model_get_graph (side == 0 ? alignment->a : alignment->b),
+                                         "aten::conv2d");
+      g_autofree char *names = NULL;
+
+      g_assert_nonnull (conv);
+      names = weight_argument_names (conv);
+      g_test_message ("side %c: %s reads %s", 'A' + side, conv->name, names);
+      g_assert_cmpstr (names, ==, "weight,bias");
+    }
+  screenshot (compare, "compare-argument-names");
+  close_compare (compare);
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -715,6 +769,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/compare-window/drop-targets", test_drop_targets);
   g_test_add_func ("/gui/compare-window/inferred-shapes", test_inferred_shapes);
   g_test_add_func ("/gui/compare-window/two-targets", test_two_targets);
+  g_test_add_func ("/gui/compare-window/argument-names", test_argument_names);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;
