@@ -5,7 +5,9 @@
 #include <string.h>
 #include <glib/gstdio.h>
 
+#include "fixtures.h"
 #include "gui-fixtures.h"
+#include "layout/labels.h"
 #include "window-harness.h"
 #include "xdotool-input.h"
 #include "../test-scratch.h"
@@ -92,6 +94,59 @@ test_save_as_typed (void)
   g_rmdir (dir);
 }
 
+static char *
+compare_fixture (const char *name)
+{
+  const char *small[] = { "--small", NULL };
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/compare/make-compare-fixtures.py",
+                                                       "tests/fixtures-generated/compare-gui", small);
+
+  return g_build_filename (dir, name, NULL);
+}
+
+/* The lines of node's box as the canvas draws them (default options). */
+static char *
+label_text (GraftNode *node)
+{
+  GraftLabelOptions options = { .show_names = TRUE, .show_attributes = TRUE, .show_shapes = TRUE };
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cairo_t *cr = cairo_create (surface);
+  g_auto(GStrv) lines = graft_node_label_lines (node, &options, cr, 1000);
+
+  cairo_destroy (cr);
+  cairo_surface_destroy (surface);
+  return g_strjoinv ("\n", lines);
+}
+
+/* A traced .item() baked into a constant (aten::div's other: float64[])
+ * shows its value on the label, as scripted constants do. */
+static void
+test_baked_constant_values (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = compare_fixture ("item_traced.pt");
+  g_autofree char *div_label = NULL, *add_label = NULL, *expected = NULL;
+  GraftNode *div, *add;
+  GraftValue *other;
+
+  harness_open (window, path);
+  div = harness_find_op (harness_shown_graph (window), "aten::div");
+  add = harness_find_op (harness_shown_graph (window), "aten::add");
+  g_assert_nonnull (div);
+  other = g_ptr_array_index (div->inputs, 1);
+  g_assert_nonnull (other->initializer);
+  expected = g_strdup_printf ("other = %g", graft_tensor_get_element_as_double (other->initializer, 0));
+  div_label = label_text (div);
+  add_label = label_text (add);
+  g_test_message ("%s\n%s", div_label, add_label);
+  g_assert_nonnull (strstr (div_label, expected));
+  g_assert_null (strstr (div_label, "float64"));
+  g_assert_nonnull (strstr (add_label, "other = 1"));
+  harness_activate (window, "win.zoom-fit");
+  harness_screenshot (window, "walk-baked-constant");
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -99,5 +154,6 @@ main (int argc, char **argv)
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/gui/walk/save-as-is-no-change-on-disk", test_save_as_is_no_change_on_disk);
   g_test_add_func ("/gui/walk/save-as-typed", test_save_as_typed);
+  g_test_add_func ("/gui/walk/baked-constant-values", test_baked_constant_values);
   return g_test_run ();
 }
