@@ -7,7 +7,7 @@
 
 #include "fixtures.h"
 #include "gui-fixtures.h"
-#include "layout/labels.h"
+#include "../test-labels.h"
 #include "window-harness.h"
 #include "xdotool-input.h"
 #include "../test-scratch.h"
@@ -109,13 +109,8 @@ static char *
 label_text (GraftNode *node)
 {
   GraftLabelOptions options = { .show_names = TRUE, .show_attributes = TRUE, .show_shapes = TRUE };
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
-  cairo_t *cr = cairo_create (surface);
-  g_auto(GStrv) lines = graft_node_label_lines (node, &options, cr, 1000);
 
-  cairo_destroy (cr);
-  cairo_surface_destroy (surface);
-  return g_strjoinv ("\n", lines);
+  return graft_test_label_text (node, &options);
 }
 
 /* A traced .item() baked into a constant (aten::div's other: float64[])
