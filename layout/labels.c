@@ -254,10 +254,7 @@ small_tensor_values (GraftTensor *tensor)
   text = g_string_new (tensor->rank > 0 ? "[" : "");
   for (gint64 i = 0; i < numel; i++)
     {
-      /* Six digits, as attribute values read; integers stay exact. */
-      g_autofree char *element = graft_dtype_is_float (tensor->dtype)
-                                   ? g_strdup_printf ("%g", graft_tensor_get_element_as_double (tensor, i))
-                                   : graft_tensor_format_element (tensor, i);
+      g_autofree char *element = graft_tensor_format_element_short (tensor, i);
 
       if (element == NULL)
         return NULL;

@@ -251,7 +251,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;  /* the sidebar shows something else now */
 
   if (g_task_propagate_boolean (G_TASK (result), &error))
-    text = graft_tensor_stats_format (&job->stats, graft_tensor_get_numel (job->tensor));
+    text = graft_tensor_stats_format (&job->stats, job->tensor);
   else
     text = g_strdup (error->message);
   gtk_label_set_text (job->label, text);

@@ -8,6 +8,7 @@
 #include "fixtures.h"
 #include "gui-fixtures.h"
 #include "../test-labels.h"
+#include "edit/graph-surgery.h"
 #include "window-harness.h"
 #include "xdotool-input.h"
 #include "../test-scratch.h"
@@ -142,6 +143,38 @@ test_baked_constant_values (void)
   harness_window_close (window);
 }
 
+/* Does any label under root show text? */
+static gboolean
+shows_text (GtkWidget *root, const char *text)
+{
+  return harness_find_label (root, text) != NULL;
+}
+
+/* torch.onnx.export's open slice ends are int64 INT64_MAX constants: the
+ * label, the sidebar's attribute and its statistics print the integer. */
+static void
+test_integers_print_as_integers (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = generated_fixture ("make-slice-model.py", "slice.onnx");
+  g_autofree char *label = NULL;
+  GraftNode *end;
+
+  harness_open (window, path);
+  end = graft_graph_find_node (harness_shown_graph (window), "/Constant_2");
+  g_assert_nonnull (end);
+  label = label_text (end);
+  g_test_message ("%s", label);
+  g_assert_nonnull (strstr (label, "9223372036854775807"));
+  harness_activate (window, "win.select-node::/Constant_2");
+  harness_wait_ms (300);   /* the statistics worker */
+  harness_settle (window);
+  harness_screenshot (window, "walk-int64-max");
+  g_assert_true (shows_text (GTK_WIDGET (window), "9223372036854775807"));
+  g_assert_false (shows_text (GTK_WIDGET (window), "e+18"));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -150,5 +183,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/save-as-is-no-change-on-disk", test_save_as_is_no_change_on_disk);
   g_test_add_func ("/gui/walk/save-as-typed", test_save_as_typed);
   g_test_add_func ("/gui/walk/baked-constant-values", test_baked_constant_values);
+  g_test_add_func ("/gui/walk/integers-print-as-integers", test_integers_print_as_integers);
   return g_test_run ();
 }
