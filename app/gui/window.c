@@ -90,6 +90,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
     /* window-debug.c */
     "win.reduce",
+    /* window-files.c, window-surgery.c */
+    "win.compare-with", "win.compare-path", "win.save-recipe-path",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -111,6 +113,14 @@ graft_window_update_action_states (GraftWindow *self)
   for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), edit_actions[i], editable);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
+  /* Compare with Saved needs a file (a model shown from Python has none). */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare-saved",
+                                 has_model && (self->save_path != NULL || graft_model_get_path (self->model) != NULL));
+  /* The menu's Save Edits As Recipe… asks for a name only when there is
+   * something to save. */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.save-recipe",
+                                 has_model && self->history != NULL
+                                 && graft_edit_history_get_applied (self->history)->len > 0);
   /* Export as ONNX…: the menu shows it for what model/lower converts. */
   {
     GraftModelFormat format = has_model ? graft_model_get_format (self->model) : GRAFT_MODEL_FORMAT_ONNX;

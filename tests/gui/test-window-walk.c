@@ -175,6 +175,33 @@ test_integers_print_as_integers (void)
   harness_window_close (window);
 }
 
+/* With no model, Compare with Saved and Save Edits As Recipe… are off
+ * (one did nothing, the other asked for a file name first); the empty
+ * window names the formats it opens, .pt2 included. */
+static void
+test_actions_without_model (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *sample = sample_path ("tiny-cnn.onnx");
+
+  harness_settle (window);
+  harness_screenshot (window, "walk-empty");
+  g_assert_true (shows_text (GTK_WIDGET (window), "torch.export .pt2 program"));
+  g_assert_false (harness_action_enabled (window, "win.compare-saved"));
+  g_assert_false (harness_action_enabled (window, "win.compare-with"));
+  g_assert_false (harness_action_enabled (window, "win.save-recipe"));
+  harness_open (window, sample);
+  g_assert_true (harness_action_enabled (window, "win.compare-saved"));
+  g_assert_true (harness_action_enabled (window, "win.compare-with"));
+  /* Nothing edited yet: no recipe to save. */
+  g_assert_false (harness_action_enabled (window, "win.save-recipe"));
+  harness_activate (window, "win.bypass-node::/stem/stem.2/Relu");
+  g_assert_true (harness_action_enabled (window, "win.save-recipe"));
+  harness_activate (window, "win.undo");
+  g_assert_false (harness_action_enabled (window, "win.save-recipe"));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -184,5 +211,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/save-as-typed", test_save_as_typed);
   g_test_add_func ("/gui/walk/baked-constant-values", test_baked_constant_values);
   g_test_add_func ("/gui/walk/integers-print-as-integers", test_integers_print_as_integers);
+  g_test_add_func ("/gui/walk/actions-without-model", test_actions_without_model);
   return g_test_run ();
 }
