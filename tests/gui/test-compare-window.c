@@ -754,6 +754,46 @@ test_argument_names (void)
   harness_window_close (window);
 }
 
+/* Run Both where B fails (the traced view's baked [2, -1] cannot take 9
+ * elements): the verdict names the failing node and says the outputs were
+ * not compared, and the node is marked on B's canvas. */
+static void
+test_run_both_one_side_fails (void)
+{
+  GraftWindow *window = harness_window_new ();
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  g_autofree char *scripted = g_build_filename (fixture_dir, "inplace_shape_scripted.pt", NULL);
+  g_autofree char *traced = g_build_filename (fixture_dir, "inplace_shape_traced.pt", NULL);
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", traced);
+  GraftCompareWindow *compare;
+  GraftNumericRun *run;
+  GraftGraphCanvas *cb;
+  GtkLabel *status;
+
+  harness_open (window, scripted);
+  harness_activate (window, action);
+  compare = find_compare_window (app);
+  harness_wait_for (canvases_laid_out, compare);
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=3x3");
+  harness_wait_for (run_finished, compare);
+  run = graft_compare_window_get_last_run (compare);
+  g_assert_nonnull (run->error_b);
+  g_assert_nonnull (run->failed_b);
+  g_assert_cmpstr (run->failed_b->op, ==, "aten::view");
+  g_assert_false (run->outputs_close);
+  status = harness_find_label (GTK_WIDGET (compare), "values compared");
+  g_assert_nonnull (status);
+  g_test_message ("%s", gtk_label_get_text (status));
+  g_assert_nonnull (strstr (gtk_label_get_text (status), "inplace_shape_traced.pt fails (node 'view_3' (aten::view)"));
+  g_assert_nonnull (strstr (gtk_label_get_text (status), "outputs not compared"));
+  cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (cb, run->failed_b), ==, "run fails here");
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B's run fails: node 'view_3'"));
+  screenshot (compare, "compare-one-side-fails");
+  close_compare (compare);
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -770,6 +810,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/compare-window/inferred-shapes", test_inferred_shapes);
   g_test_add_func ("/gui/compare-window/two-targets", test_two_targets);
   g_test_add_func ("/gui/compare-window/argument-names", test_argument_names);
+  g_test_add_func ("/gui/compare-window/run-both-one-side-fails", test_run_both_one_side_fails);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;
