@@ -754,6 +754,23 @@ test_argument_names (void)
   harness_window_close (window);
 }
 
+/* Opens fixture a in window and compares it with fixture b, as File →
+ * Compare With… does; returns the compare window, laid out. */
+static GraftCompareWindow *
+compare_fixtures (GraftWindow *window, const char *a, const char *b)
+{
+  g_autofree char *path_a = g_build_filename (fixture_dir, a, NULL);
+  g_autofree char *path_b = g_build_filename (fixture_dir, b, NULL);
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", path_b);
+  GraftCompareWindow *compare;
+
+  harness_open (window, path_a);
+  harness_activate (window, action);
+  compare = find_compare_window (gtk_window_get_application (GTK_WINDOW (window)));
+  harness_wait_for (canvases_laid_out, compare);
+  return compare;
+}
+
 /* Run Both where B fails (the traced view's baked [2, -1] cannot take 9
  * elements): the verdict names the failing node and says the outputs were
  * not compared, and the node is marked on B's canvas. */
@@ -761,19 +778,11 @@ static void
 test_run_both_one_side_fails (void)
 {
   GraftWindow *window = harness_window_new ();
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
-  g_autofree char *scripted = g_build_filename (fixture_dir, "inplace_shape_scripted.pt", NULL);
-  g_autofree char *traced = g_build_filename (fixture_dir, "inplace_shape_traced.pt", NULL);
-  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", traced);
-  GraftCompareWindow *compare;
+  GraftCompareWindow *compare = compare_fixtures (window, "inplace_shape_scripted.pt", "inplace_shape_traced.pt");
   GraftNumericRun *run;
   GraftGraphCanvas *cb;
   GtkLabel *status;
 
-  harness_open (window, scripted);
-  harness_activate (window, action);
-  compare = find_compare_window (app);
-  harness_wait_for (canvases_laid_out, compare);
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=3x3");
   harness_wait_for (run_finished, compare);
   run = graft_compare_window_get_last_run (compare);
