@@ -287,7 +287,7 @@ add_values_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
           gtk_widget_add_css_class (GTK_WIDGET (add_row (list, "Values", preview)), "monospace");
         }
       if (graft_tensor_compute_stats (tensor, &stats, &error))
-        text = graft_tensor_stats_format (&stats, numel);
+        text = graft_tensor_stats_format (&stats, tensor);
       else
         text = g_strdup (error->message);
       add_row (list, "Statistics", text);
