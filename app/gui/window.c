@@ -678,6 +678,8 @@ on_canvas_busy_changed (GraftWindow *self)
   gboolean busy = graft_window_canvas_is_busy (self);
 
   gtk_widget_set_visible (self->layout_status, busy);
+  if (!busy)
+    graft_window_edits_restore_place (self);
 }
 
 static void
@@ -977,6 +979,7 @@ graft_window_finalize (GObject *object)
   g_free (self->loading_path);
   g_free (self->direction);
   g_strfreev (self->expanded_before_edit);
+  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
   g_free (self->title_base);
   g_free (self->save_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);

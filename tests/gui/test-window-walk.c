@@ -2,6 +2,7 @@
  * the window said wrongly or misleadingly (a reload offered for its own
  * Save As, actions active with no model), edits that keep the place, and
  * the papercuts. Screenshots go to BUILD/tests/gui/screenshots. */
+#include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
 
@@ -9,6 +10,7 @@
 #include "gui-fixtures.h"
 #include "../test-labels.h"
 #include "edit/graph-surgery.h"
+#include "widgets/graph-canvas.h"
 #include "window-harness.h"
 #include "xdotool-input.h"
 #include "../test-scratch.h"
@@ -202,6 +204,76 @@ test_actions_without_model (void)
   harness_window_close (window);
 }
 
+typedef struct {
+  double zoom, x, y;     /* the node's box centre on the widget */
+  GraftRect view;
+} Spot;
+
+/* Where node name is drawn now. */
+static Spot
+spot_of (GraftWindow *window, const char *name)
+{
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftNode *node = graft_graph_find_node (harness_shown_graph (window), name);
+  GraftRect box, bounds;
+  Spot spot;
+
+  g_assert_nonnull (node);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &box));
+  g_assert_true (graft_graph_canvas_get_view (canvas, &spot.view, &bounds));
+  spot.zoom = graft_graph_canvas_get_zoom (canvas);
+  graft_graph_canvas_scene_to_screen (canvas, box.x + box.width / 2, box.y + box.height / 2, &spot.x, &spot.y);
+  return spot;
+}
+
+static void
+assert_same_spot (GraftWindow *window, const char *name, const Spot *before, const char *what)
+{
+  GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+  GraftNode *selected = graft_graph_canvas_get_selected_node (canvas);
+  Spot after = spot_of (window, name);
+
+  g_test_message ("%s: %s at (%.1f, %.1f) zoom %.3f, view y %.0f (before: (%.1f, %.1f) zoom %.3f, view y %.0f)", what,
+                  name, after.x, after.y, after.zoom, after.view.y, before->x, before->y, before->zoom,
+                  before->view.y);
+  g_assert_nonnull (selected);
+  g_assert_cmpstr (selected->name, ==, name);
+  g_assert_cmpfloat (fabs (after.zoom - before->zoom), <, 1e-6);
+  g_assert_cmpfloat (fabs (after.x - before->x), <, 2.0);
+  g_assert_cmpfloat (fabs (after.y - before->y), <, 2.0);
+}
+
+/* Edits keep the place: on transformer24 (2.5k nodes, 24 layers), a
+ * Bypass in layer 12, its undo and its redo leave the view on layer 12 at
+ * the same zoom with the selection kept (it jumped to the top and dropped
+ * the selection), and "Laying out…" does not sit on the edit's toast. */
+static void
+test_edits_keep_the_place (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = transformer_fixture ("GRAFT_WALK_TRANSFORMER");
+  const char *kept = "/layers.12/norm2/Div";
+  const char *steps[] = { "win.bypass-node::/layers.12/Relu", "win.undo", "win.redo" };
+  Spot before;
+
+  harness_open (window, path);
+  harness_activate (window, "win.select-node::/layers.12/norm2/Div");
+  harness_settle (window);
+  before = spot_of (window, kept);
+  g_assert_cmpfloat (before.view.y, >, 1000);   /* far from the top */
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      GtkWidget *layout_status = harness_find_id (GTK_WIDGET (window), "layout_status");
+
+      harness_activate (window, steps[i]);
+      assert_same_spot (window, kept, &before, steps[i]);
+      /* The layout status sits at the top, the toasts at the bottom. */
+      g_assert_cmpint (gtk_widget_get_valign (layout_status), ==, GTK_ALIGN_START);
+    }
+  harness_screenshot (window, "walk-edit-keeps-place");
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -212,5 +284,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/baked-constant-values", test_baked_constant_values);
   g_test_add_func ("/gui/walk/integers-print-as-integers", test_integers_print_as_integers);
   g_test_add_func ("/gui/walk/actions-without-model", test_actions_without_model);
+  g_test_add_func ("/gui/walk/edits-keep-the-place", test_edits_keep_the_place);
   return g_test_run ();
 }
