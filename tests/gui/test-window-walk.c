@@ -274,6 +274,40 @@ test_edits_keep_the_place (void)
   harness_window_close (window);
 }
 
+/* The sidebar's texts: no "(N with subgraphs)" when there are none, no
+ * empty Attributes heading over an op without attributes; Delete refused
+ * mid-graph suggests Bypass. */
+static void
+test_sidebar_texts (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *sample = sample_path ("tiny-cnn.onnx");
+  g_autoptr(GPtrArray) dialogs = NULL;
+  g_autofree char *refusal = NULL;
+  GtkWidget *sidebar;
+
+  harness_open (window, sample);
+  sidebar = harness_find_id (GTK_WIDGET (window), "sidebar");
+  g_assert_nonnull (sidebar);
+  g_assert_false (shows_text (sidebar, "with subgraphs"));
+  harness_activate (window, "win.select-node::/layer2/layer2.0/relu/Relu");
+  harness_screenshot (window, "walk-sidebar-relu");
+  g_assert_true (shows_text (sidebar, "onnx::Relu"));
+  g_assert_false (shows_text (sidebar, "Attributes"));
+  harness_activate (window, "win.select-node::/layer2/layer2.0/conv1/Conv");
+  g_assert_true (shows_text (sidebar, "Attributes"));
+
+  harness_activate (window, "win.delete-node::/layer2/layer2.0/relu/Relu");
+  dialogs = harness_list_dialogs (window);
+  g_assert_cmpuint (dialogs->len, ==, 1);
+  refusal = harness_describe_dialog (g_ptr_array_index (dialogs, 0));
+  g_test_message ("%s", refusal);
+  g_assert_nonnull (strstr (refusal, "Bypass it"));
+  harness_screenshot (window, "walk-delete-refused");
+  gtk_window_destroy (g_ptr_array_index (dialogs, 0));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -285,5 +319,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/integers-print-as-integers", test_integers_print_as_integers);
   g_test_add_func ("/gui/walk/actions-without-model", test_actions_without_model);
   g_test_add_func ("/gui/walk/edits-keep-the-place", test_edits_keep_the_place);
+  g_test_add_func ("/gui/walk/sidebar-texts", test_sidebar_texts);
   return g_test_run ();
 }
