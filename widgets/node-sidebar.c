@@ -150,6 +150,8 @@ make_label (const char *text, const char *css_class, gboolean selectable)
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (label), selectable);
+  /* Selectable by the pointer; Tab goes on to the controls. */
+  gtk_widget_set_focusable (label, FALSE);
   if (css_class != NULL)
     gtk_widget_add_css_class (label, css_class);
   return label;

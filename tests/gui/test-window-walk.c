@@ -308,6 +308,55 @@ test_sidebar_texts (void)
   harness_window_close (window);
 }
 
+/* The spin button of a symbolic dim's size under root (it carries the
+ * dim's symbol), or NULL. */
+static GtkWidget *
+find_size_field (GtkWidget *root)
+{
+  if (GTK_IS_SPIN_BUTTON (root) && g_object_get_data (G_OBJECT (root), "graft-symbol") != NULL)
+    return root;
+  for (GtkWidget *child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_size_field (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Tab from the Run pane's size field (a symbolic dim's spin button) goes
+ * to a control, not into the sidebar's title (a selectable label, whose
+ * text it selected). Real key presses through xdotool. */
+static void
+test_tab_from_run_size (void)
+{
+  GraftWindow *window;
+  g_autofree char *sample = sample_path ("tiny-cnn.onnx");
+  const char *tab[] = { "key", "Tab", NULL };
+  GtkWidget *spin, *focus;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  harness_open (window, sample);
+  harness_activate (window, "win.show-run");
+  spin = find_size_field (harness_find_id (GTK_WIDGET (window), "run_pane"));
+  g_assert_nonnull (spin);
+  gtk_window_present (GTK_WINDOW (window));
+  gtk_widget_grab_focus (spin);
+  harness_settle (window);
+  xdotool_run (window, tab);
+  focus = gtk_window_get_focus (GTK_WINDOW (window));
+  g_assert_nonnull (focus);
+  g_test_message ("Tab from the size field: %s \"%s\"", G_OBJECT_TYPE_NAME (focus),
+                  GTK_IS_LABEL (focus) ? gtk_label_get_text (GTK_LABEL (focus)) : "");
+  harness_screenshot (window, "walk-tab-from-run-size");
+  g_assert_false (focus == spin || gtk_widget_is_ancestor (focus, spin));   /* Tab moved on */
+  g_assert_false (GTK_IS_LABEL (focus));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -320,5 +369,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/actions-without-model", test_actions_without_model);
   g_test_add_func ("/gui/walk/edits-keep-the-place", test_edits_keep_the_place);
   g_test_add_func ("/gui/walk/sidebar-texts", test_sidebar_texts);
+  g_test_add_func ("/gui/walk/tab-from-run-size", test_tab_from_run_size);
   return g_test_run ();
 }
