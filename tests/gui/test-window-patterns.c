@@ -344,6 +344,48 @@ test_cancel (void)
   harness_window_close (window);
 }
 
+/* Many matches listed (every Add of transformer24) leave Replace With in
+ * view, and a disabled Replace says what it waits for. */
+static void
+test_many_matches_layout (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = transformer_fixture ("GRAFT_PATTERNS_TRANSFORMER");
+  GraftPatternDialog *dialog;
+  GtkWidget *op_type, *hint;
+  graphene_rect_t bounds;
+
+  harness_open (window, path);
+  harness_activate (window, "win.replace-pattern");
+  dialog = the_dialog (window);
+  type_text (window, dialog, "pattern-text", "Add(*,*)");
+  harness_screenshot (window, "pattern-dialog-many-matches");
+  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), >, 50);
+  g_assert_false (can_apply (dialog));
+  hint = harness_get_name (GTK_WIDGET (dialog), "op-hint");
+  g_assert_true (gtk_widget_get_visible (hint));
+  g_test_message ("%s", gtk_label_get_text (GTK_LABEL (hint)));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (hint)), "Replace is off until the op has a type"));
+  /* The op type field lies inside the dialog's height, unscrolled. */
+  op_type = harness_get_name (GTK_WIDGET (dialog), "op-type");
+  g_assert_true (gtk_widget_compute_bounds (op_type, GTK_WIDGET (dialog), &bounds));
+  g_test_message ("op type field at y %.0f of %d", bounds.origin.y, gtk_widget_get_height (GTK_WIDGET (dialog)));
+  g_assert_cmpfloat (bounds.origin.y + bounds.size.height, <, gtk_widget_get_height (GTK_WIDGET (dialog)));
+  gtk_editable_set_text (GTK_EDITABLE (op_type), "FusedAdd");
+  harness_settle (window);
+  g_assert_true (can_apply (dialog));
+  g_assert_null (strstr (gtk_label_get_text (GTK_LABEL (hint)), "Replace is off"));
+  /* The Subgraph page with no steps yet says so too. */
+  gtk_stack_set_visible_child_name (GTK_STACK (harness_find_type (GTK_WIDGET (dialog), GTK_TYPE_STACK)), "subgraph");
+  harness_settle (window);
+  g_assert_false (can_apply (dialog));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "apply-hint"))),
+                            "replacement steps"));
+  harness_screenshot (window, "pattern-dialog-subgraph-hint");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -352,5 +394,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/patterns/replace-by-subgraph", test_replace_by_subgraph);
   g_test_add_func ("/gui/patterns/custom-op-from-node", test_custom_op_from_node);
   g_test_add_func ("/gui/patterns/cancel", test_cancel);
+  g_test_add_func ("/gui/patterns/many-matches-layout", test_many_matches_layout);
   return g_test_run ();
 }
