@@ -174,9 +174,15 @@ print_text (GraftAlignment *al, GraftStructuralDiff *sd, GPtrArray *runs, DiffOp
         }
       g_autofree char *verdict = graft_numeric_run_describe (run, al);
       printf ("\n%c%s\n", g_ascii_toupper (verdict[0]), verdict + 1);
-      printf ("Run at %s: outputs %s (max abs %.3g, rel %.3g; rtol %g, atol %g); %u values compared, %u divergent\n",
-              run->label, run->outputs_close ? "close" : "DIFFER", worst_abs, worst_rel, opts->rtol, opts->atol,
-              run->n_compared, run->n_divergent);
+      /* A side that failed computed no outputs: nothing to give a maximum of. */
+      if (run->error_a || run->error_b)
+        printf ("Run at %s: outputs not compared (%s failed); %u values compared before that, %u divergent\n",
+                run->label, run->error_a && run->error_b ? "both runs" : run->error_a ? "A's run" : "B's run",
+                run->n_compared, run->n_divergent);
+      else
+        printf ("Run at %s: outputs %s (max abs %.3g, rel %.3g; rtol %g, atol %g); %u values compared, %u divergent\n",
+                run->label, run->outputs_close ? "close" : "DIFFER", worst_abs, worst_rel, opts->rtol, opts->atol,
+                run->n_compared, run->n_divergent);
       if (run->error_a)
         printf ("  A fails: %s\n", run->error_a);
       if (run->error_b)

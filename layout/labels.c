@@ -234,6 +234,37 @@ add_attribute_lines (GPtrArray *lines, GraftNode *node)
     g_ptr_array_add (lines, g_strdup_printf ("+%u more", ordered->len - shown));
 }
 
+/* Up to this many elements an integer vector (a Reshape's shape, axes)
+ * reads better as its values than as its type and shape. */
+#define MAX_VALUE_ELEMENTS 4
+
+/* "1.05228" for a scalar (a traced .item() baked into a constant),
+ * "[1, -1, 64]" for a short integer vector; NULL for anything else (a
+ * bias of 4 floats is a weight: its shape says more) or bytes not read. */
+static char *
+small_tensor_values (GraftTensor *tensor)
+{
+  gint64 numel = graft_tensor_get_numel (tensor);
+  g_autoptr(GString) text = NULL;
+
+  if (tensor->rank > 1 || numel < 1 || numel > MAX_VALUE_ELEMENTS
+      || (tensor->rank == 1 && !graft_dtype_is_integer (tensor->dtype)) || graft_tensor_is_external (tensor)
+      || graft_tensor_get_data (tensor, NULL) == NULL)
+    return NULL;
+  text = g_string_new (tensor->rank > 0 ? "[" : "");
+  for (gint64 i = 0; i < numel; i++)
+    {
+      g_autofree char *element = graft_tensor_format_element_short (tensor, i);
+
+      if (element == NULL)
+        return NULL;
+      g_string_append_printf (text, "%s%s", i > 0 ? ", " : "", element);
+    }
+  if (tensor->rank > 0)
+    g_string_append_c (text, ']');
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
 static void
 add_weight_lines (GPtrArray *lines, GraftNode *node)
 {
@@ -245,15 +276,19 @@ add_weight_lines (GPtrArray *lines, GraftNode *node)
 
       if (value == NULL || value->initializer == NULL)
         continue;
-      dims = graft_tensor_describe (value->initializer);
       /* The newest schema names the slot: ONNX does not rename inputs between versions. */
       slot = graft_node_get_input_argument_name (node, i);
       if (slot == NULL)
         slot = graft_op_registry_input_name (node->op, -1, i);
-      if (slot != NULL)
-        g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot, dims));
-      else
-        g_ptr_array_add (lines, g_strdup_printf ("in%u: %s", i, dims));
+      g_autofree char *fallback = slot == NULL ? g_strdup_printf ("in%u", i) : NULL;
+      g_autofree char *values = small_tensor_values (value->initializer);
+      if (values != NULL)
+        {
+          g_ptr_array_add (lines, g_strdup_printf ("%s = %s", slot ? slot : fallback, values));
+          continue;
+        }
+      dims = graft_tensor_describe (value->initializer);
+      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot ? slot : fallback, dims));
     }
 }
 

@@ -144,6 +144,30 @@ rounded_rect (cairo_t *cr, const GraftRect *rect, double radius)
   cairo_close_path (cr);
 }
 
+/* Shows text at the current point in role's font (selected on p->cr), or
+ * hands it to the options' text function. */
+static void
+show_text (Painter *p, GraftTextRole role, const char *text)
+{
+  cairo_t *cr = p->cr;
+  double x, y, size = graft_text_get_size (role), width, no_height = 0, rgb[4] = { 0, 0, 0, 1 };
+
+  if (p->options->text_func == NULL)
+    {
+      cairo_show_text (cr, text);
+      return;
+    }
+  cairo_get_current_point (cr, &x, &y);
+  cairo_pattern_get_rgba (cairo_get_source (cr), &rgb[0], &rgb[1], &rgb[2], &rgb[3]);
+  width = graft_text_measure (cr, text);
+  cairo_user_to_device (cr, &x, &y);
+  cairo_user_to_device_distance (cr, &width, &no_height);
+  no_height = 0;
+  cairo_user_to_device_distance (cr, &size, &no_height);
+  p->options->text_func (x, y, role, size, rgb, width, text, p->options->text_data);
+  cairo_new_path (cr);
+}
+
 static double
 baseline_offset (GraftTextRole role)
 {
@@ -171,7 +195,7 @@ draw_lines (Painter *p, char **lines, const GraftRect *rect, const Rgb *title, c
         x = rect->x + GRAFT_LABEL_PAD_X;
       set_rgb (cr, i == 0 ? title : body);
       cairo_move_to (cr, x, y + baseline_offset (role));
-      cairo_show_text (cr, lines[i]);
+      show_text (p, role, lines[i]);
       y += graft_text_get_line_height (role);
     }
 }
@@ -198,7 +222,7 @@ draw_badge (Painter *p, const char *text, double right, double top, const Rgb *c
   else
     cairo_set_source_rgb (cr, 1, 1, 1);
   cairo_move_to (cr, pill.x + 4, pill.y + 9);
-  cairo_show_text (cr, text);
+  show_text (p, GRAFT_TEXT_EDGE, text);
 }
 
 void
@@ -291,9 +315,10 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       else
         header = g_strdup (group->title);
       graft_text_select (cr, GRAFT_TEXT_GROUP_TITLE);
+      set_rgb (cr, &palette->group_text);   /* a picture draws no collapse box, which set it */
       cairo_move_to (cr, group->rect.x + (p->options->picture ? 8 : 24),
                      group->rect.y + baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
-      cairo_show_text (cr, header);
+      show_text (p, GRAFT_TEXT_GROUP_TITLE, header);
       return;
     }
 
@@ -427,7 +452,7 @@ draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
   cairo_fill (cr);
   set_rgb (cr, selected ? &p->palette->accent : &p->palette->text_muted);
   cairo_move_to (cr, edge->label_pos.x, edge->label_pos.y);
-  cairo_show_text (cr, edge->label);
+  show_text (p, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE, edge->label);
 }
 
 static gboolean

@@ -424,9 +424,9 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   layout_request_release (request);
-  set_busy (self, self->n_workers > 0);
   if (scene == NULL)
     {
+      set_busy (self, self->n_workers > 0);
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         g_warning ("Cannot lay out graph: %s", error->message);
       return;
@@ -455,6 +455,10 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
       self->reveal_selection_pending = FALSE;
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  /* Last: whoever waits for the canvas to be idle (a window putting the
+   * view back where it was before an edit) finds the new scene and its
+   * first view in place. */
+  set_busy (self, self->n_workers > 0);
 }
 
 static void

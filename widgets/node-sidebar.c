@@ -150,6 +150,8 @@ make_label (const char *text, const char *css_class, gboolean selectable)
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (label), selectable);
+  /* Selectable by the pointer; Tab goes on to the controls. */
+  gtk_widget_set_focusable (label, FALSE);
   if (css_class != NULL)
     gtk_widget_add_css_class (label, css_class);
   return label;
@@ -251,7 +253,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;  /* the sidebar shows something else now */
 
   if (g_task_propagate_boolean (G_TASK (result), &error))
-    text = graft_tensor_stats_format (&job->stats, graft_tensor_get_numel (job->tensor));
+    text = graft_tensor_stats_format (&job->stats, job->tensor);
   else
     text = g_strdup (error->message);
   gtk_label_set_text (job->label, text);
@@ -287,7 +289,7 @@ add_values_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
           gtk_widget_add_css_class (GTK_WIDGET (add_row (list, "Values", preview)), "monospace");
         }
       if (graft_tensor_compute_stats (tensor, &stats, &error))
-        text = graft_tensor_stats_format (&stats, numel);
+        text = graft_tensor_stats_format (&stats, tensor);
       else
         text = g_strdup (error->message);
       add_row (list, "Statistics", text);
@@ -506,8 +508,13 @@ add_graph_section (GraftNodeSidebar *self, GraftGraph *graph)
   g_autofree char *name = graft_graph_format_name (graph);
 
   add_row (list, "Name", name);
-  add_row_printf (list, "Nodes", "%u (%u with subgraphs)",
-                  graph->nodes->len, graft_graph_count_nodes_recursive (graph));
+  guint n_all = graft_graph_count_nodes_recursive (graph);
+
+  /* "with subgraphs" only when there are some (If/Loop bodies, functions). */
+  if (n_all > graph->nodes->len)
+    add_row_printf (list, "Nodes", "%u (%u with subgraphs)", graph->nodes->len, n_all);
+  else
+    add_row_printf (list, "Nodes", "%u", graph->nodes->len);
   add_row_printf (list, "Initializers", "%u", graph->initializers->len);
   if (graph->doc_string != NULL && graph->doc_string[0] != '\0')
     add_row (list, "Description", graph->doc_string);
@@ -832,16 +839,16 @@ on_add_attribute_activate (GtkEntry *entry, GraftNodeSidebar *self)
                                        NULL));
 }
 
-static void
-add_new_attribute_field (GraftNodeSidebar *self, GtkListBox *list, GraftNode *node)
+/* The attributes node's schema has and it does not set, "name (type)";
+ * *schema gets the schema (NULL for an op without one: any name may be
+ * added). */
+static GStrv
+attributes_to_add (GraftNodeSidebar *self, GraftNode *node, const GraftOnnxSchema **schema_out)
 {
   const GraftOnnxSchema *schema = self->shown_model
     ? graft_onnx_schema_lookup (node->domain, node->op_type, graft_model_get_opset (self->shown_model, node->domain))
     : NULL;
   g_autoptr(GStrvBuilder) missing = g_strv_builder_new ();
-  g_auto(GStrv) choices = NULL;
-  GtkWidget *entry, *controls, *button;
-  GtkWidget *names = NULL;
 
   for (guint i = 0; schema != NULL && i < schema->n_attributes; i++)
     {
@@ -854,7 +861,18 @@ add_new_attribute_field (GraftNodeSidebar *self, GtkListBox *list, GraftNode *no
           g_strv_builder_add (missing, choice);
         }
     }
-  choices = g_strv_builder_end (missing);
+  *schema_out = schema;
+  return g_strv_builder_end (missing);
+}
+
+static void
+add_new_attribute_field (GraftNodeSidebar *self, GtkListBox *list, GraftNode *node)
+{
+  const GraftOnnxSchema *schema = NULL;
+  g_auto(GStrv) choices = attributes_to_add (self, node, &schema);
+  GtkWidget *entry, *controls, *button;
+  GtkWidget *names = NULL;
+
   if (schema != NULL && choices[0] == NULL)
     return;   /* every attribute the op has is set */
   controls = add_edit_field (self, list, "add-attribute",
@@ -912,6 +930,15 @@ add_attributes_section (GraftNodeSidebar *self, GraftNode *node)
 
   if (node->attributes->len == 0 && !editable)
     return;
+  /* No heading over nothing: an op without attributes (Div, Relu). */
+  if (node->attributes->len == 0)
+    {
+      const GraftOnnxSchema *schema = NULL;
+      g_auto(GStrv) choices = attributes_to_add (self, node, &schema);
+
+      if (schema != NULL && choices[0] == NULL)
+        return;
+    }
   list = add_section (self, "Attributes");
   for (guint i = 0; i < node->attributes->len; i++)
     {

@@ -26,6 +26,7 @@ struct _GraftPatternDialog
   AdwEntryRow *op_type_row;
   AdwEntryRow *attributes_row;
   GtkLabel *op_hint;
+  GtkLabel *apply_hint;
   GtkTextView *replacement_view;
   GtkLabel *replacement_error;
   GtkSwitch *subgraphs_switch;
@@ -90,7 +91,7 @@ custom_op (GraftPatternDialog *self, char **why)
   g_autofree char *op_type = entry_text (self->op_type_row);
 
   if (*op_type == '\0')
-    *why = g_strdup ("Name the op that replaces each match.");
+    *why = g_strdup ("Replace is off until the op has a type: name the op that replaces each match.");
   else if (*domain == '\0' || strcmp (graft_canonical_domain (domain), "onnx") == 0)
     *why = g_strdup ("A custom op needs a domain of its own (“com.example”); ONNX ops replace a pattern as a "
                      "subgraph.");
@@ -142,9 +143,19 @@ update_apply (GraftPatternDialog *self)
 {
   g_autofree char *pattern = text_view_text (self->pattern_view);
   gboolean replacement_ok = check_replacement (self, pattern);
+  gboolean has_matches = self->preview != NULL && self->preview->matches->len > 0;
+  const char *hint = NULL;
 
-  gtk_widget_set_sensitive (GTK_WIDGET (self->apply_button),
-                            self->preview != NULL && self->preview->matches->len > 0 && replacement_ok);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->apply_button), has_matches && replacement_ok);
+  /* A disabled Replace says what it waits for (an error label, when
+   * shown, already does). */
+  if (has_matches && !replacement_ok && !replacing_by_op (self)
+      && !gtk_widget_get_visible (GTK_WIDGET (self->replacement_error)))
+    hint = "Replace is off until the replacement steps are typed above.";
+  else if (!has_matches && replacement_ok)
+    hint = "Replace is off: the pattern matches nothing to replace.";
+  show_label (self->apply_hint, hint);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->apply_button), hint);
 }
 
 /* "MatMul → Add → Relu", and where a body's match is. */
@@ -450,6 +461,7 @@ graft_pattern_dialog_class_init (GraftPatternDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, op_type_row);
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, attributes_row);
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, op_hint);
+  gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, apply_hint);
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, replacement_view);
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, replacement_error);
   gtk_widget_class_bind_template_child (widget_class, GraftPatternDialog, subgraphs_switch);

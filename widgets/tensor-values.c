@@ -144,9 +144,11 @@ graft_tensor_values_table_new (GraftTensor *tensor)
 }
 
 char *
-graft_tensor_stats_format (const GraftTensorStats *stats, gint64 numel)
+graft_tensor_stats_format (const GraftTensorStats *stats, GraftTensor *tensor)
 {
+  gint64 numel = graft_tensor_get_numel (tensor);
   GString *out = g_string_new (NULL);
+  g_autofree char *min = NULL, *max = NULL;
   g_autofree char *zeros = format_count (stats->zero_count);
   g_autofree char *total = format_count (numel);
 
@@ -156,8 +158,11 @@ graft_tensor_stats_format (const GraftTensorStats *stats, gint64 numel)
         return g_strdup_printf ("all %s elements are NaN", total);
       return g_strdup ("no elements");
     }
-  g_string_append_printf (out, "min %.6g · max %.6g · mean %.6g · std %.6g", stats->min, stats->max, stats->mean,
-                          stats->std);
+  /* min and max from their elements: an int64 INT64_MAX is no 9.22337e+18. */
+  min = graft_tensor_format_element_short (tensor, stats->min_index);
+  max = graft_tensor_format_element_short (tensor, stats->max_index);
+  g_string_append_printf (out, "min %s · max %s · mean %.6g · std %.6g", min ? min : "?", max ? max : "?",
+                          stats->mean, stats->std);
   g_string_append_printf (out, "\nsparsity %.4g %% (%s of %s elements are zero)",
                           numel > 0 ? 100.0 * (double) stats->zero_count / (double) numel : 0.0, zeros, total);
   if (stats->nan_count > 0)

@@ -22,6 +22,6 @@ char *graft_tensor_values_preview (GraftTensor *tensor);
 GtkWidget *graft_tensor_values_table_new (GraftTensor *tensor);
 
 /* "min … · max … · mean … · std …\nsparsity …" */
-char *graft_tensor_stats_format (const GraftTensorStats *stats, gint64 numel);
+char *graft_tensor_stats_format (const GraftTensorStats *stats, GraftTensor *tensor);
 
 G_END_DECLS

@@ -27,7 +27,7 @@ graft_value_format_type (const GraftValue *value, GraftInference *inference)
     return graft_tensor_describe (value->initializer);
 
   if (dtype == GRAFT_DTYPE_UNDEFINED && shape->rank < 0)
-    return g_strdup (value->type_string != NULL ? value->type_string : "unknown type");
+    return g_strdup (value->type_string != NULL ? value->type_string : "Tensor · dtype and shape not recorded");
 
   shape_text = graft_shape_to_string (shape);
   if (dtype == GRAFT_DTYPE_UNDEFINED)

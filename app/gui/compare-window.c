@@ -569,6 +569,24 @@ mark_numeric (GraftCompareWindow *self, GraftNumericRun *run)
     }
 }
 
+/* The node whose run failed, marked and badged on its side, and listed. */
+static void
+mark_failures (GraftCompareWindow *self, GraftNumericRun *run)
+{
+  for (guint s = 0; s < 2; s++)
+    {
+      GraftNode *node = s == 0 ? run->failed_a : run->failed_b;
+      const char *message = s == 0 ? run->error_a : run->error_b;
+
+      if (node == NULL)
+        continue;
+      graft_graph_canvas_mark_node (GRAFT_GRAPH_CANVAS (self->canvases[s]), node, MARK_ONLY_HERE, "run fails here");
+      add_difference (self, FILTER_VALUES, s == 0 ? node : NULL, s == 1 ? node : NULL,
+                      g_strdup_printf ("%c's run fails: %s", 'A' + s, message));
+    }
+  fill_list (self);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -591,8 +609,12 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_clear_pointer (&self->last_run, graft_numeric_run_free);
   self->last_run = run;
   g_autofree char *verdict = graft_numeric_run_describe (run, self->alignment);
-  g_autofree char *text = g_strdup_printf ("%c%s — %u values compared, %u divergent", g_ascii_toupper (verdict[0]),
-                                           verdict + 1, run->n_compared, run->n_divergent);
+  /* A failed side computed no outputs: the count is of what ran before. */
+  g_autofree char *text = g_strdup_printf ("%c%s — %s%u values compared%s, %u divergent", g_ascii_toupper (verdict[0]),
+                                           verdict + 1,
+                                           run->error_a || run->error_b ? "outputs not compared; " : "",
+                                           run->n_compared, run->error_a || run->error_b ? " before it" : "",
+                                           run->n_divergent);
   gtk_label_set_text (GTK_LABEL (self->run_status), text);
   gtk_widget_set_tooltip_text (self->run_status, text);
   graft_graph_canvas_clear_marks (GRAFT_GRAPH_CANVAS (self->canvases[0]));
@@ -600,6 +622,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
   mark_differences (self);
   mark_numeric (self, run);
   list_numeric (self, run);
+  mark_failures (self, run);
   gtk_widget_set_visible (self->heat_legend, TRUE);
 }
 

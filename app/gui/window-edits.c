@@ -99,6 +99,16 @@ after_model_changed (GraftWindow *self)
   graft_find_panel_set_graph (self->find_panel, graph);
   graft_window_check_model (self);
   graft_window_update_action_states (self);
+  graft_window_edits_restore_place (self);
+}
+
+void
+graft_window_edits_restore_place (GraftWindow *self)
+{
+  if (self->place_before_edit == NULL || graft_window_canvas_is_busy (self))
+    return;
+  graft_view_place_restore (self->place_before_edit, self->canvas);
+  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
 }
 
 static void show_edit_error (GraftWindow *self, const char *heading, const GError *error);
@@ -414,13 +424,17 @@ verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const 
 }
 
 /* Read before the edit frees the graph shown; only the main graph's groups
- * carry over (a subgraph shown may not survive the edit). */
+ * and place carry over (a subgraph shown may not survive the edit). */
 static void
 remember_expanded_groups (GraftWindow *self)
 {
   g_clear_pointer (&self->expanded_before_edit, g_strfreev);
+  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
   if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (self->model))
-    self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
+    {
+      self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
+      self->place_before_edit = graft_view_place_new (self->canvas);
+    }
 }
 
 static gboolean

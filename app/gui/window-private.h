@@ -5,6 +5,7 @@
 #pragma once
 
 #include "window.h"
+#include "view-place.h"
 
 #include "edit/edit-history.h"
 #include "widgets/breadcrumbs.h"
@@ -79,6 +80,7 @@ struct _GraftWindow
   char *watched_path;
   GStatBuf watched_stat;            /* the file as it was when watching began */
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
+  GraftViewPlace *place_before_edit; /* the spot shown again once the edited graph is laid out */
   gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
   GHashTable *kept_nodes;           /* names of the nodes Debug → Reduce or a float16 search kept, marked
                                      * until the graph changes (window-debug.c) */
@@ -181,6 +183,9 @@ gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **err
 gboolean graft_window_edits_allowed (GraftWindow *self);
 /* After the history changed the graph by other means (a recipe replay). */
 void graft_window_edits_model_changed (GraftWindow *self);
+/* Shows the place remembered before an edit, undo or redo once the edited
+ * graph is laid out (window-edits.c). */
+void graft_window_edits_restore_place (GraftWindow *self);
 /* Drops an edit still being applied on a worker: the window closes. */
 void graft_window_edits_dispose (GraftWindow *self);
 void graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error);

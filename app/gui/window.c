@@ -90,6 +90,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.save-outputs", "win.save-outputs-to", "win.set-run-input", "win.set-run-input-shape",
     /* window-debug.c */
     "win.reduce",
+    /* window-files.c, window-surgery.c */
+    "win.compare-with", "win.compare-path", "win.save-recipe-path",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (model_actions); i++)
@@ -111,6 +113,14 @@ graft_window_update_action_states (GraftWindow *self)
   for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), edit_actions[i], editable);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
+  /* Compare with Saved needs a file (a model shown from Python has none). */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare-saved",
+                                 has_model && (self->save_path != NULL || graft_model_get_path (self->model) != NULL));
+  /* The menu's Save Edits As Recipe… asks for a name only when there is
+   * something to save. */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.save-recipe",
+                                 has_model && self->history != NULL
+                                 && graft_edit_history_get_applied (self->history)->len > 0);
   /* Export as ONNX…: the menu shows it for what model/lower converts. */
   {
     GraftModelFormat format = has_model ? graft_model_get_format (self->model) : GRAFT_MODEL_FORMAT_ONNX;
@@ -668,6 +678,8 @@ on_canvas_busy_changed (GraftWindow *self)
   gboolean busy = graft_window_canvas_is_busy (self);
 
   gtk_widget_set_visible (self->layout_status, busy);
+  if (!busy)
+    graft_window_edits_restore_place (self);
 }
 
 static void
@@ -967,6 +979,7 @@ graft_window_finalize (GObject *object)
   g_free (self->loading_path);
   g_free (self->direction);
   g_strfreev (self->expanded_before_edit);
+  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
   g_free (self->title_base);
   g_free (self->save_path);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);

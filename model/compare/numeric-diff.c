@@ -242,6 +242,31 @@ run_model (GraftRuntime *rt, GHashTable *feed, GraftRuntimeObserveFunc observe, 
   return outputs ? NULL : g_strdup (error->message);
 }
 
+/* The node of graph that error names: the runtime starts a node's failure
+ * with "node 'NAME' (OP): " (a node inside a subgraph names itself, and is
+ * not found here). */
+static GraftNode *
+failed_node (GraftGraph *graph, const char *error)
+{
+  const char *start, *end;
+  g_autofree char *name = NULL;
+
+  if (error == NULL || !g_str_has_prefix (error, "node '"))
+    return NULL;
+  start = error + strlen ("node '");
+  if ((end = strstr (start, "' (")) == NULL)
+    return NULL;
+  name = g_strndup (start, end - start);
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      if (g_strcmp0 (node->name, name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
 static gboolean
 output_compared (GraftNumericRun *run, GraftValue *output_a)
 {
@@ -352,6 +377,8 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
   g_autoptr(GPtrArray) outputs_b = NULL;
   run->error_a = run_model (self->runtime_a, inputs, observe_a, &st, &run->seconds_a, &outputs_a);
   run->error_b = run_model (self->runtime_b, feed_b, observe_b, &st, &run->seconds_b, &outputs_b);
+  run->failed_a = failed_node (graft_model_get_graph (self->alignment->a), run->error_a);
+  run->failed_b = failed_node (graft_model_get_graph (self->alignment->b), run->error_b);
   for (guint i = 0; i < n; i++)
     if (st.stored[i])
       graft_rt_tensor_unref (st.stored[i]);

@@ -37,6 +37,8 @@ typedef struct {
   guint n_divergent;
   char *error_a;             /* the run of A failed: why; NULL if it ran */
   char *error_b;
+  GraftNode *failed_a;       /* the node of A's main graph whose run failed, when the error names one */
+  GraftNode *failed_b;
   double seconds_a;          /* time of the observed runs */
   double seconds_b;
 } GraftNumericRun;

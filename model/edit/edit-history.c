@@ -85,7 +85,7 @@ graft_edit_history_apply_with_snapshot (GraftEditHistory *self, GraftEdit *edit,
 gboolean
 graft_edit_history_commit (GraftEditHistory *self, GraftEdit *edit, GraftModel *edited, GError **error)
 {
-  GPtrArray *domains = graft_model_get_opset_order (edited);
+  g_autoptr(GVariant) opsets = NULL;
 
   if (!graft_edit_is_applied (edit) || edited == self->model || graft_model_get_graph (edited) == NULL)
     {
@@ -94,11 +94,8 @@ graft_edit_history_commit (GraftEditHistory *self, GraftEdit *edit, GraftModel *
       return FALSE;
     }
   /* An edit may import a domain (a custom op). */
-  for (guint i = 0; i < domains->len; i++)
-    {
-      const char *domain = g_ptr_array_index (domains, i);
-      graft_model_set_opset (self->model, domain, graft_model_get_opset (edited, domain));
-    }
+  opsets = graft_model_save_opsets (edited);
+  graft_model_restore_opsets (self->model, opsets);
   graft_model_set_graph (self->model, graft_model_steal_graph (edited));
   if (self->undone->len > 0 && g_ptr_array_index (self->undone, self->undone->len - 1) == edit)
     {

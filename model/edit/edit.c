@@ -24,6 +24,7 @@ struct _GraftEdit {
   GVariant *recorded;      /* params with addresses, from the last apply */
 
   GraftGraph *snapshot;    /* the graph before apply, while applied */
+  GVariant *opsets_snapshot; /* the model's opset imports before apply, while applied */
   GraftFunction *function; /* the function whose body was edited, while applied */
   GraftGraph *function_snapshot;
   GPtrArray *notes;
@@ -44,6 +45,7 @@ graft_edit_finalize (GObject *object)
   g_strfreev (self->inputs);
   g_strfreev (self->outputs);
   g_clear_pointer (&self->snapshot, graft_graph_free);
+  g_clear_pointer (&self->opsets_snapshot, g_variant_unref);
   g_clear_pointer (&self->function_snapshot, graft_graph_free);
   g_clear_pointer (&self->params, g_variant_unref);
   g_clear_pointer (&self->recorded, g_variant_unref);
@@ -705,6 +707,8 @@ graft_edit_apply_with_snapshot (GraftEdit *self, GraftModel *model, GraftGraph *
    * operation's own error says it best, so that one is reported. */
   recorded = record_params (self, model, &record_error);
   snapshot = prepared != NULL ? g_steal_pointer (&prepared) : graft_graph_copy (graph, NULL);
+  g_clear_pointer (&self->opsets_snapshot, g_variant_unref);
+  self->opsets_snapshot = graft_model_save_opsets (model);
   self->function = scope.function;
   if (scope.function != NULL)
     self->function_snapshot = graft_graph_copy (scope.function->body, NULL);
@@ -719,6 +723,8 @@ graft_edit_apply_with_snapshot (GraftEdit *self, GraftModel *model, GraftGraph *
   if (!done)
     {
       graft_model_set_graph (model, snapshot);
+      graft_model_restore_opsets (model, self->opsets_snapshot);
+      g_clear_pointer (&self->opsets_snapshot, g_variant_unref);
       restore_function (self);
       g_ptr_array_set_size (self->notes, 0);
       return FALSE;
@@ -738,6 +744,8 @@ graft_edit_undo (GraftEdit *self, GraftModel *model, GError **error)
       return FALSE;
     }
   graft_model_set_graph (model, g_steal_pointer (&self->snapshot));
+  graft_model_restore_opsets (model, self->opsets_snapshot);
+  g_clear_pointer (&self->opsets_snapshot, g_variant_unref);
   restore_function (self);
   return TRUE;
 }

@@ -60,8 +60,9 @@ graft_edit_do_delete_node (GraftModel *model, const char *name, GPtrArray *notes
   if (graph->outputs->len == 0)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                   "deleting '%s' would remove every graph output (%u nodes depend on it); extract a part of the "
-                   "graph instead", name, order->len);
+                   "deleting '%s' would remove every graph output (%u nodes depend on it); to take it out and keep "
+                   "what follows, Bypass it (its readers then read its input), or Extract the part you want",
+                   name, order->len);
       return FALSE;
     }
   for (guint i = order->len; i > 0; i--)

@@ -101,6 +101,24 @@ swap_names (GraftGraph *graph, GraftValue *value, GraftValue *other)
   g_hash_table_insert (graph->value_by_name, other->name, other);
 }
 
+/* A name for a node of op_type inserted after edge's producer, in the
+ * producer's scope as exporters name nodes ("/layer1/layer1.0/conv1/Conv"
+ * → "/layer1/layer1.0/conv1/LeakyRelu"), else after its group
+ * ("features.0/LeakyRelu"), else the op alone; never after the value
+ * ("Conv_output_0/LeakyRelu"). */
+static char *
+inserted_name_hint (GraftValue *edge, const char *op_type)
+{
+  GraftNode *producer = edge->producer;
+  const char *slash = producer != NULL && producer->name != NULL ? strrchr (producer->name, '/') : NULL;
+
+  if (slash != NULL)
+    return g_strdup_printf ("%.*s%s", (int) (slash - producer->name + 1), producer->name, op_type);
+  if (producer != NULL && producer->group != NULL && producer->group->path[0] != '\0')
+    return g_strdup_printf ("%s/%s", producer->group->path, op_type);
+  return g_strdup (op_type);
+}
+
 static gboolean
 insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
 {
@@ -122,9 +140,11 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
                    edge->name);
       return FALSE;
     }
-  hint = g_strdup_printf ("%s/%s", edge->name, op_type);
+  hint = inserted_name_hint (edge, op_type);
   name = graft_edit_param_string (params, "name") ? g_strdup (graft_edit_param_string (params, "name"))
                                                   : graft_edit_unique_node_name (graph, hint);
+  g_free (hint);
+  hint = g_strdup_printf ("%s_output_0", name);
   if (graft_graph_find_node (graph, name) != NULL)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "a node is already named '%s'", name);

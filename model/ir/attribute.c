@@ -181,11 +181,10 @@ graft_attribute_format_value (const GraftAttribute *attribute, guint max_items)
         {
           g_autofree char *desc = graft_tensor_describe (attribute->t);
           g_string_append (out, desc);
-          if (graft_tensor_get_numel (attribute->t) == 1 && attribute->t->data)
-            {
-              g_string_append (out, " = ");
-              append_double (out, graft_tensor_get_element_as_double (attribute->t, 0));
-            }
+          g_autofree char *element = graft_tensor_get_numel (attribute->t) == 1
+                                       ? graft_tensor_format_element_short (attribute->t, 0) : NULL;
+          if (element != NULL)
+            g_string_append_printf (out, " = %s", element);
         }
       break;
     case GRAFT_ATTR_GRAPH:

@@ -101,6 +101,24 @@ copy_group_path (GraftGroup *new_root, GraftGroup *group)
   return target;
 }
 
+/* torch.export's argument names ("weight", "stride"), which the labels and
+ * the sidebar show in place of positions. */
+static void
+copy_argument_names (GraftNode *node, const GraftNode *old)
+{
+  GHashTableIter iter;
+  gpointer attribute, name;
+
+  for (guint j = 0; j < old->inputs->len; j++)
+    if (graft_node_get_input_argument_name (old, j) != NULL)
+      graft_node_set_input_argument_name (node, j, graft_node_get_input_argument_name (old, j));
+  if (old->attribute_argument_names == NULL)
+    return;
+  g_hash_table_iter_init (&iter, old->attribute_argument_names);
+  while (g_hash_table_iter_next (&iter, &attribute, &name))
+    graft_node_set_attribute_argument_name (node, attribute, name);
+}
+
 GraftGraph *
 graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
 {
@@ -143,11 +161,13 @@ graft_graph_copy (GraftGraph *graph, GHashTable *outer_map)
       node->onnx_kept_fields = old->onnx_kept_fields ? g_bytes_ref (old->onnx_kept_fields) : NULL;
       node->exported_json = old->exported_json ? g_bytes_ref (old->exported_json) : NULL;
       node->source_range = g_strdup (old->source_range);
+      node->python_source = g_strdup (old->python_source);
       for (guint j = 0; j < graft_node_get_n_metadata (old); j++)
         graft_node_add_metadata (node, g_ptr_array_index (old->metadata_keys, j),
                                  g_ptr_array_index (old->metadata_values, j));
       for (guint j = 0; j < old->inputs->len; j++)
         graft_node_add_input (node, map_value (map, g_ptr_array_index (old->inputs, j)));
+      copy_argument_names (node, old);
       for (guint j = 0; j < old->outputs->len; j++)
         graft_node_add_output (node, map_value (map, g_ptr_array_index (old->outputs, j)));
       for (guint j = 0; j < old->attributes->len; j++)

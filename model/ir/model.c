@@ -265,6 +265,35 @@ graft_model_get_opset_order (GraftModel *self)
   return self->opset_order;
 }
 
+GVariant *
+graft_model_save_opsets (GraftModel *self)
+{
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(sx)"));
+  for (guint i = 0; i < self->opset_order->len; i++)
+    {
+      const char *domain = g_ptr_array_index (self->opset_order, i);
+      g_variant_builder_add (&builder, "(sx)", domain, graft_model_get_opset (self, domain));
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
+}
+
+void
+graft_model_restore_opsets (GraftModel *self, GVariant *saved)
+{
+  GVariantIter iter;
+  const char *domain;
+  gint64 version;
+
+  g_hash_table_remove_all (self->opsets);
+  g_ptr_array_set_size (self->opset_order, 0);
+  g_ptr_array_set_size (self->opset_domains, 0);
+  g_variant_iter_init (&iter, saved);
+  while (g_variant_iter_next (&iter, "(&sx)", &domain, &version))
+    graft_model_set_opset (self, domain, version);
+}
+
 GBytes *
 graft_model_get_onnx_kept_fields (GraftModel *self)
 {

@@ -65,6 +65,11 @@ GPtrArray *graft_model_get_opset_domains (GraftModel *self);
 /* Domains of the opset imports in the order they were set (file order
  * for a loaded model), interned, canonical; owned by the model. */
 GPtrArray *graft_model_get_opset_order (GraftModel *self);
+/* The opset imports as an a(sx) of (domain, version) in their order, for
+ * graft_model_restore_opsets() to put back exactly (an undone edit drops
+ * the domain it imported). */
+GVariant *graft_model_save_opsets (GraftModel *self);
+void graft_model_restore_opsets (GraftModel *self, GVariant *saved);
 
 /* ModelProto fields the IR has no place for (training_info,
  * configuration...), packed (onnx/kept-fields.h); NULL when none. */

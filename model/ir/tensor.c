@@ -311,6 +311,19 @@ graft_tensor_format_element (GraftTensor *tensor, gint64 index)
 /* Elements between checks of the cancellable. */
 #define STATS_CHUNK (1 << 20)
 
+char *
+graft_tensor_format_element_short (GraftTensor *tensor, gint64 index)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (!graft_dtype_is_float (tensor->dtype))
+    return graft_tensor_format_element (tensor, index);
+  if (tensor->data == NULL || index < 0 || index >= graft_tensor_get_numel (tensor))
+    return NULL;
+  g_ascii_formatd (buffer, sizeof buffer, "%.6g", graft_tensor_get_element_as_double (tensor, index));
+  return g_strdup (buffer);
+}
+
 gboolean
 graft_tensor_compute_stats_cancellable (GraftTensor *tensor, GraftTensorStats *stats,
                                         GCancellable *cancellable, GError **error)
@@ -347,9 +360,15 @@ graft_tensor_compute_stats_cancellable (GraftTensor *tensor, GraftTensorStats *s
       if (v == 0)
         stats->zero_count++;
       if (stats->count == 0 || v < stats->min)
-        stats->min = v;
+        {
+          stats->min = v;
+          stats->min_index = i;
+        }
       if (stats->count == 0 || v > stats->max)
-        stats->max = v;
+        {
+          stats->max = v;
+          stats->max_index = i;
+        }
       sum += v;
       stats->count++;
     }

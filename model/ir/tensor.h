@@ -82,6 +82,9 @@ double graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index);
  * through double (int64 ids stay exact), bool as true/false, floats with
  * the digits their type holds. NULL for strings and complex types. */
 char *graft_tensor_format_element (GraftTensor *tensor, gint64 index);
+/* The same in at most six significant digits for floating-point types
+ * ("1.05228"), for labels; integers still print exactly. */
+char *graft_tensor_format_element_short (GraftTensor *tensor, gint64 index);
 
 typedef struct {
   double min, max, mean;
@@ -89,6 +92,7 @@ typedef struct {
   gint64 nan_count;
   double std;         /* population standard deviation of the summarised elements */
   gint64 zero_count;  /* elements equal to zero: sparsity is zero_count / numel */
+  gint64 min_index, max_index; /* an element holding min, max: integers print from it exactly */
 } GraftTensorStats;
 
 gboolean graft_tensor_compute_stats (GraftTensor *tensor, GraftTensorStats *stats, GError **error);

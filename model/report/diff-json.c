@@ -222,6 +222,8 @@ add_numeric_json (JsonBuilder *b, GraftAlignment *al, GPtrArray *runs, double rt
       add_bool (b, "outputs_close", run->outputs_close);
       add_string (b, "error_a", run->error_a);
       add_string (b, "error_b", run->error_b);
+      add_string (b, "failed_node_a", run->failed_a ? run->failed_a->name : NULL);
+      add_string (b, "failed_node_b", run->failed_b ? run->failed_b->name : NULL);
       add_int (b, "compared", run->n_compared);
       add_int (b, "divergent", run->n_divergent);
       add_double (b, "seconds_a", run->seconds_a);

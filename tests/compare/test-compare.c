@@ -509,6 +509,39 @@ test_bad_usage (void)
     }
 }
 
+/* B fails at a node (the traced view's baked [2, -1] on 9 elements): the
+ * JSON names the node, and the text never reports outputs compared ("outputs
+ * DIFFER (max abs 0, rel 0)") that were not. */
+static void
+test_one_side_fails (void)
+{
+  const char *args[] = { "--random", "--shape", "x=3x3", NULL };
+  g_auto (DiffRun) run = { 0 };
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autofree char *a = fixture ("inplace_shape_scripted.pt");
+  g_autofree char *b = fixture ("inplace_shape_traced.pt");
+  const char *text_argv[] = { cli, "diff", a, b, "--random", "--shape", "x=3x3", NULL };
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *failed;
+  int status;
+
+  run_diff (&run, "inplace_shape_scripted.pt", "inplace_shape_traced.pt", args);
+  g_assert_cmpint (run.status, ==, 1);
+  failed = numeric_run (&run, 0);
+  g_assert_false (json_object_get_boolean_member (failed, "outputs_close"));
+  g_assert_cmpstr (json_object_get_string_member (failed, "failed_node_b"), ==, "view_3");
+  g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (failed, "failed_node_a")));
+
+  g_assert_true (g_spawn_sync (NULL, (char **) text_argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("%s", out);
+  g_assert_nonnull (strstr (out, "Run at x: 3×3: outputs not compared (B's run failed)"));
+  g_assert_null (strstr (out, "max abs 0"));
+  g_assert_null (strstr (out, "DIFFER"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -530,6 +563,7 @@ main (int argc, char **argv)
   g_test_add_func ("/compare/corrupted-weight", test_corrupted_weight);
   g_test_add_func ("/compare/inferred-shapes", test_inferred_shapes);
   g_test_add_func ("/compare/bad-usage", test_bad_usage);
+  g_test_add_func ("/compare/one-side-fails", test_one_side_fails);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;

@@ -196,6 +196,25 @@ test_schema_attributes (void)
   g_assert_nonnull (leaky_alpha (model));
 }
 
+/* An inserted node is named in its producer's scope, as exporters name
+ * nodes, not after the value it reads. */
+static void
+test_inserted_node_name (void)
+{
+  g_autoptr(GraftModel) model = block_model ("");
+  g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
+  GraftNode *inserted;
+
+  apply_operation (history, "insert-node", graft_edit_params_new (
+    "value", g_variant_new_string ("r"), "op", g_variant_new_string ("LeakyRelu"), NULL));
+  apply_operation (history, "insert-node", graft_edit_params_new (
+    "value", g_variant_new_string ("r"), "op", g_variant_new_string ("LeakyRelu"), NULL));
+  inserted = graft_graph_find_node (graft_model_get_graph (model), "/block/LeakyRelu");
+  g_assert_nonnull (inserted);
+  g_assert_cmpstr (((GraftValue *) g_ptr_array_index (inserted->outputs, 0))->name, ==, "/block/LeakyRelu_output_0");
+  g_assert_nonnull (graft_graph_find_node (graft_model_get_graph (model), "/block/LeakyRelu_1"));
+}
+
 static void
 test_bad_requests (void)
 {
@@ -542,6 +561,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/edit/surgery/inserted-node-name", test_inserted_node_name);
   g_test_add_func ("/surgery/undo-redo-every-operation", test_undo_redo_every_operation);
   g_test_add_func ("/surgery/bad-requests", test_bad_requests);
   g_test_add_func ("/surgery/schema-attributes", test_schema_attributes);

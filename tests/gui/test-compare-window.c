@@ -700,6 +700,109 @@ test_two_targets (void)
   harness_window_close (window);
 }
 
+/* The schema names of a node's inputs that hold weights ("weight,bias"). */
+static char *
+weight_argument_names (GraftNode *node)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      const char *name = graft_node_get_input_argument_name (node, i);
+
+      if (value != NULL && value->initializer != NULL)
+        g_string_append_printf (names, "%s%s", names->len ? "," : "", name ? name : "?");
+    }
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}
+
+/* File → Compare With… from a torch.export program's window names side A's
+ * aten arguments as graft --compare does (weight, bias; not in1, in2): the
+ * window's model is copied with its argument names. */
+static void
+test_argument_names (void)
+{
+  GraftWindow *window = harness_window_new ();
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  g_autofree char *dir = graft_test_generate_fixtures ("tests/fixtures/make-pt2-fixtures.py",
+                                                       "tests/fixtures-generated/pt2", NULL);
+  g_autofree char *a = g_build_filename (dir, "cnn_static.pt2", NULL);
+  g_autofree char *b = g_build_filename (dir, "cnn_dynamic.pt2", NULL);
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", b);
+  GraftCompareWindow *compare;
+  GraftAlignment *alignment;
+
+  harness_open (window, a);
+  harness_activate (window, action);
+  compare = find_compare_window (app);
+  harness_wait_for (canvases_laid_out, compare);
+  alignment = graft_compare_window_get_alignment (compare);
+  for (guint side = 0; side < 2; side++)
+    {
+      GraftNode *conv = harness_find_op (graft_model_get_graph (side == 0 ? alignment->a : alignment->b),
+                                         "aten::conv2d");
+      g_autofree char *names = NULL;
+
+      g_assert_nonnull (conv);
+      names = weight_argument_names (conv);
+      g_test_message ("side %c: %s reads %s", 'A' + side, conv->name, names);
+      g_assert_cmpstr (names, ==, "weight,bias");
+    }
+  screenshot (compare, "compare-argument-names");
+  close_compare (compare);
+  harness_window_close (window);
+}
+
+/* Opens fixture a in window and compares it with fixture b, as File →
+ * Compare With… does; returns the compare window, laid out. */
+static GraftCompareWindow *
+compare_fixtures (GraftWindow *window, const char *a, const char *b)
+{
+  g_autofree char *path_a = g_build_filename (fixture_dir, a, NULL);
+  g_autofree char *path_b = g_build_filename (fixture_dir, b, NULL);
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", path_b);
+  GraftCompareWindow *compare;
+
+  harness_open (window, path_a);
+  harness_activate (window, action);
+  compare = find_compare_window (gtk_window_get_application (GTK_WINDOW (window)));
+  harness_wait_for (canvases_laid_out, compare);
+  return compare;
+}
+
+/* Run Both where B fails (the traced view's baked [2, -1] cannot take 9
+ * elements): the verdict names the failing node and says the outputs were
+ * not compared, and the node is marked on B's canvas. */
+static void
+test_run_both_one_side_fails (void)
+{
+  GraftWindow *window = harness_window_new ();
+  GraftCompareWindow *compare = compare_fixtures (window, "inplace_shape_scripted.pt", "inplace_shape_traced.pt");
+  GraftNumericRun *run;
+  GraftGraphCanvas *cb;
+  GtkLabel *status;
+
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=3x3");
+  harness_wait_for (run_finished, compare);
+  run = graft_compare_window_get_last_run (compare);
+  g_assert_nonnull (run->error_b);
+  g_assert_nonnull (run->failed_b);
+  g_assert_cmpstr (run->failed_b->op, ==, "aten::view");
+  g_assert_false (run->outputs_close);
+  status = harness_find_label (GTK_WIDGET (compare), "values compared");
+  g_assert_nonnull (status);
+  g_test_message ("%s", gtk_label_get_text (status));
+  g_assert_nonnull (strstr (gtk_label_get_text (status), "inplace_shape_traced.pt fails (node 'view_3' (aten::view)"));
+  g_assert_nonnull (strstr (gtk_label_get_text (status), "outputs not compared"));
+  cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  g_assert_cmpstr (graft_graph_canvas_get_node_badge (cb, run->failed_b), ==, "run fails here");
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B's run fails: node 'view_3'"));
+  screenshot (compare, "compare-one-side-fails");
+  close_compare (compare);
+  harness_window_close (window);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -715,6 +818,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/compare-window/drop-targets", test_drop_targets);
   g_test_add_func ("/gui/compare-window/inferred-shapes", test_inferred_shapes);
   g_test_add_func ("/gui/compare-window/two-targets", test_two_targets);
+  g_test_add_func ("/gui/compare-window/argument-names", test_argument_names);
+  g_test_add_func ("/gui/compare-window/run-both-one-side-fails", test_run_both_one_side_fails);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;

@@ -181,7 +181,7 @@ test_value_types (void)
   g_autofree char *symbolic_text = NULL;
 
   unknown_text = graft_value_format_type (unknown, NULL);
-  g_assert_cmpstr (unknown_text, ==, "unknown type");
+  g_assert_cmpstr (unknown_text, ==, "Tensor · dtype and shape not recorded");
 
   symbolic->dtype = GRAFT_DTYPE_INT64;
   graft_shape_init (&symbolic->shape, 2);

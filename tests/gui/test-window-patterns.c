@@ -133,6 +133,39 @@ save_and_replay (GraftWindow *window, const char *original, gboolean run)
   return g_steal_pointer (&out);
 }
 
+/* compare-onnx-fields.py's verdict on saved against original (every
+ * protobuf field, opset imports included); pairs is its list file. */
+static char *
+compare_fields (const char *original, const char *saved, const char *pairs)
+{
+  g_autofree char *python = graft_test_python ();
+  g_autofree char *script = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "edit", "compare-onnx-fields.py",
+                                              NULL);
+  const char *argv[] = { python, script, pairs, NULL };
+  g_autofree char *pair = g_strdup_printf ("%s\t%s\n", original, saved);
+
+  g_assert_true (g_file_set_contents (pairs, pair, -1, NULL));
+  return harness_run_check (argv, "the model saved after undoing every edit against the original");
+}
+
+/* Saves the window's model and checks it equals original. */
+static void
+assert_saves_original (GraftWindow *window, const char *original)
+{
+  g_autofree char *dir = graft_test_scratch_dir ("graft-patterns-XXXXXX", NULL);
+  g_autofree char *saved = g_build_filename (dir, "undone.onnx", NULL);
+  g_autofree char *pairs = g_build_filename (dir, "pairs.txt", NULL);
+  g_autofree char *save_action = g_strconcat ("win.save-as-path::", saved, NULL);
+  g_autofree char *verdict = NULL;
+
+  harness_activate (window, save_action);
+  verdict = compare_fields (original, saved, pairs);
+  g_assert_nonnull (strstr (verdict, "1 of 1 saved models identical"));
+  g_unlink (saved);
+  g_unlink (pairs);
+  g_rmdir (dir);
+}
+
 static void
 test_replace_by_subgraph (void)
 {
@@ -282,6 +315,10 @@ test_custom_op_from_node (void)
   /* onnxruntime has no kernel for the plugin: checked and replayed, not run. */
   ops = save_and_replay (window, path, FALSE);
   g_assert_nonnull (strstr (ops, "FusedLinearRelu"));
+
+  /* Undone, the com.example import goes too: Save As writes the original. */
+  harness_activate (window, "win.undo");
+  assert_saves_original (window, path);
   harness_window_close (window);
 }
 
@@ -307,6 +344,48 @@ test_cancel (void)
   harness_window_close (window);
 }
 
+/* Many matches listed (every Add of transformer24) leave Replace With in
+ * view, and a disabled Replace says what it waits for. */
+static void
+test_many_matches_layout (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = transformer_fixture ("GRAFT_PATTERNS_TRANSFORMER");
+  GraftPatternDialog *dialog;
+  GtkWidget *op_type, *hint;
+  graphene_rect_t bounds;
+
+  harness_open (window, path);
+  harness_activate (window, "win.replace-pattern");
+  dialog = the_dialog (window);
+  type_text (window, dialog, "pattern-text", "Add(*,*)");
+  harness_screenshot (window, "pattern-dialog-many-matches");
+  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), >, 50);
+  g_assert_false (can_apply (dialog));
+  hint = harness_get_name (GTK_WIDGET (dialog), "op-hint");
+  g_assert_true (gtk_widget_get_visible (hint));
+  g_test_message ("%s", gtk_label_get_text (GTK_LABEL (hint)));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (hint)), "Replace is off until the op has a type"));
+  /* The op type field lies inside the dialog's height, unscrolled. */
+  op_type = harness_get_name (GTK_WIDGET (dialog), "op-type");
+  g_assert_true (gtk_widget_compute_bounds (op_type, GTK_WIDGET (dialog), &bounds));
+  g_test_message ("op type field at y %.0f of %d", bounds.origin.y, gtk_widget_get_height (GTK_WIDGET (dialog)));
+  g_assert_cmpfloat (bounds.origin.y + bounds.size.height, <, gtk_widget_get_height (GTK_WIDGET (dialog)));
+  gtk_editable_set_text (GTK_EDITABLE (op_type), "FusedAdd");
+  harness_settle (window);
+  g_assert_true (can_apply (dialog));
+  g_assert_null (strstr (gtk_label_get_text (GTK_LABEL (hint)), "Replace is off"));
+  /* The Subgraph page with no steps yet says so too. */
+  gtk_stack_set_visible_child_name (GTK_STACK (harness_find_type (GTK_WIDGET (dialog), GTK_TYPE_STACK)), "subgraph");
+  harness_settle (window);
+  g_assert_false (can_apply (dialog));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "apply-hint"))),
+                            "replacement steps"));
+  harness_screenshot (window, "pattern-dialog-subgraph-hint");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  harness_window_close (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -315,5 +394,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/patterns/replace-by-subgraph", test_replace_by_subgraph);
   g_test_add_func ("/gui/patterns/custom-op-from-node", test_custom_op_from_node);
   g_test_add_func ("/gui/patterns/cancel", test_cancel);
+  g_test_add_func ("/gui/patterns/many-matches-layout", test_many_matches_layout);
   return g_test_run ();
 }

@@ -156,6 +156,54 @@ test_sample (void)
 }
 
 static void
+count_text_element (GMarkupParseContext *context, const char *element, const char **names, const char **values,
+                    gpointer user_data, GError **error)
+{
+  guint *n_text = user_data;
+
+  if (strcmp (element, "text") == 0)
+    (*n_text)++;
+}
+
+/* An SVG export keeps its text as <text> elements (selectable, searchable,
+ * as Graphviz's and Netron's are), not cairo's glyph outlines, and is
+ * well-formed XML. */
+static void
+test_svg_text (void)
+{
+  g_autofree char *model = g_build_filename (source_dir (), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "tiny.svg", NULL);
+  g_autofree char *err = NULL, *contents = NULL;
+  const char *args[] = { model, "-o", out, "--expand-all", "--names", NULL };
+  GMarkupParser parser = { count_text_element, NULL, NULL, NULL, NULL };
+  const char *expected[] = { "Conv", "stem.0/Conv", "kernel_shape = [3, 3]", "layer1", "batch×16×32×32" };
+  g_autoptr (GMarkupParseContext) context = NULL;
+  g_autoptr (GError) error = NULL;
+  guint n_text = 0;
+  gsize length;
+
+  g_assert_cmpint (run_render (args, &err), ==, 0);
+  g_assert_true (g_file_get_contents (out, &contents, &length, NULL));
+  context = g_markup_parse_context_new (&parser, 0, &n_text, NULL);
+  g_assert_true (g_markup_parse_context_parse (context, contents, length, &error)
+                 && g_markup_parse_context_end_parse (context, &error));
+  g_assert_no_error (error);
+  g_test_message ("tiny-cnn.svg: %zu bytes, %u <text> elements", length, n_text);
+  g_assert_cmpuint (n_text, >, 100);
+  g_assert_null (strstr (contents, "glyph"));
+  /* a node's title, name and attribute, a group's title, an edge's shape */
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autofree char *element = g_strdup_printf (">%s</text>", expected[i]);
+      g_assert_nonnull (strstr (contents, element));
+    }
+  g_assert_cmpuint (length, <, 120 * 1000);
+  g_unlink (out);
+  test_remove_dir (dir);
+}
+
+static void
 assert_one_line_error (const char *const *args, const char *fragment)
 {
   g_autofree char *err = NULL;
@@ -367,6 +415,7 @@ main (int argc, char **argv)
     {
       g_test_add_func ("/render/sample", test_sample);
       g_test_add_func ("/render/errors", test_errors);
+      g_test_add_func ("/render/svg-text", test_svg_text);
       g_test_add_func ("/render/scripted-control-flow", test_scripted_control_flow);
     }
   return g_test_run ();

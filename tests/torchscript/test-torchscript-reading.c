@@ -17,6 +17,7 @@
 #include "layout/labels.h"
 #include "layout/layout.h"
 #include "torchscript/aten-schemas.h"
+#include "../test-labels.h"
 #include "../test-python.h"
 
 static void
@@ -96,13 +97,8 @@ static char *
 label_with (GraftNode *node, gboolean show_module_attributes)
 {
   GraftLabelOptions options = { FALSE, TRUE, TRUE, show_module_attributes };
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
-  cairo_t *cr = cairo_create (surface);
-  g_auto(GStrv) lines = graft_node_label_lines (node, &options, cr, 1000);
 
-  cairo_destroy (cr);
-  cairo_surface_destroy (surface);
-  return g_strjoinv ("\n", lines);
+  return graft_test_label_text (node, &options);
 }
 
 static char *
