@@ -1,7 +1,7 @@
 #include "view-place.h"
 
 #include <math.h>
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 
 /* The selection and this many nodes nearest the middle of the view: one
  * of them survives any single edit (a Bypass removes one node). */

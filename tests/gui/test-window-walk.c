@@ -9,7 +9,7 @@
 #include "fixtures.h"
 #include "gui-fixtures.h"
 #include "../test-labels.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "widgets/graph-canvas.h"
 #include "window-harness.h"
 #include "xdotool-input.h"
