@@ -1,9 +1,10 @@
 /* The graph-level simplifications cleanup makes once types are inferred:
  * arithmetic with a neutral constant (x + 0, x · 1, x / 1, x ^ 1) that does
  * not broadcast, ops that do nothing (identity Transpose, Cast to the same
- * type, Reshape to the same static shape), and chains of Reshape,
- * Squeeze, Unsqueeze and Flatten that end in a static shape, which become
- * one Reshape. */
+ * type, Reshape or Expand to the same static shape, Expand by ones, Slice
+ * of everything, Concat of one input), Transpose pairs (merged into one,
+ * which goes when they cancel), and chains of Reshape, Squeeze, Unsqueeze
+ * and Flatten that end in a static shape, which become one Reshape. */
 #include "edit/edit-private.h"
 #include "edit/graph-surgery.h"
 #include "runtime/op.h"
@@ -11,8 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-static GraftTensor *
-constant_of (GraftValue *value)
+GraftTensor *
+graft_edit_constant_of (GraftValue *value)
 {
   return value != NULL && value->initializer != NULL && !value->is_graph_input ? value->initializer : NULL;
 }
@@ -66,7 +67,7 @@ neutral_operand (GraftInference *inference, GraftNode *node)
         continue;
       for (int slot = 1; slot >= (rules[r].commutative ? 0 : 1); slot--)
         {
-          GraftTensor *c = constant_of (g_ptr_array_index (node->inputs, slot));
+          GraftTensor *c = graft_edit_constant_of (g_ptr_array_index (node->inputs, slot));
           GraftValue *x = g_ptr_array_index (node->inputs, 1 - slot);
           GraftValue *out = g_ptr_array_index (node->outputs, 0);
           GraftDType x_dtype, out_dtype;
@@ -94,6 +95,106 @@ same_static_shape (GraftInference *inference, GraftValue *a, GraftValue *b)
          && graft_shape_is_fully_fixed (a_shape) && graft_shape_equal (a_shape, b_shape);
 }
 
+gint64 *
+graft_edit_int64_values (GraftValue *value, guint *n)
+{
+  GraftTensor *tensor = graft_edit_constant_of (value);
+  GBytes *data = tensor ? graft_tensor_get_data (tensor, NULL) : NULL;
+  const guint8 *bytes;
+  gint64 *values;
+
+  if (data == NULL || (tensor->dtype != GRAFT_DTYPE_INT64 && tensor->dtype != GRAFT_DTYPE_INT32) || tensor->rank > 1)
+    return NULL;
+  bytes = g_bytes_get_data (data, NULL);
+  *n = graft_tensor_get_numel (tensor);
+  values = g_new (gint64, MAX (*n, 1));
+  /* read as integers: through a double, INT64_MAX ("to the end") would overflow */
+  for (guint k = 0; k < *n; k++)
+    {
+      if (tensor->dtype == GRAFT_DTYPE_INT64)
+        {
+          guint64 le;
+          memcpy (&le, bytes + 8 * k, 8);
+          values[k] = (gint64) GUINT64_FROM_LE (le);
+        }
+      else
+        {
+          guint32 le;
+          memcpy (&le, bytes + 4 * k, 4);
+          values[k] = (gint32) GUINT32_FROM_LE (le);
+        }
+    }
+  return values;
+}
+
+static gint64 *
+int64_constant (GraftNode *node, guint i, guint *n)
+{
+  return graft_edit_int64_values (i < node->inputs->len ? g_ptr_array_index (node->inputs, i) : NULL, n);
+}
+
+/* Slice with steps of 1 from the start of each axis to its end: from 0
+ * (or from before the start) to past the end (INT_MAX, or the static dim). */
+static gboolean
+slices_everything (GraftInference *inference, GraftNode *node, GraftValue *in, GraftValue *out)
+{
+  g_autofree gint64 *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
+  guint n_starts, n_ends, n_axes = 0, n_steps = 0;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (node->inputs->len < 3 || (starts = int64_constant (node, 1, &n_starts)) == NULL
+      || (ends = int64_constant (node, 2, &n_ends)) == NULL || n_starts != n_ends
+      || (node->inputs->len > 3 && g_ptr_array_index (node->inputs, 3) != NULL
+          && ((axes = int64_constant (node, 3, &n_axes)) == NULL || n_axes != n_starts))
+      || (node->inputs->len > 4 && g_ptr_array_index (node->inputs, 4) != NULL
+          && ((steps = int64_constant (node, 4, &n_steps)) == NULL || n_steps != n_starts)))
+    return FALSE;
+  if (same_static_shape (inference, in, out))
+    {
+      for (guint k = 0; k < n_steps; k++)
+        if (steps[k] != 1)
+          return FALSE;
+      return TRUE;   /* steps of 1 keeping every axis' length keep all of it */
+    }
+  if (!graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL)
+    return FALSE;
+  for (guint k = 0; k < n_starts; k++)
+    {
+      gint64 axis = axes ? axes[k] : (gint64) k;
+      const GraftDim *dim;
+
+      if (axis < 0)
+        axis += shape->rank;
+      if (axis < 0 || axis >= shape->rank || (steps != NULL && steps[k] != 1))
+        return FALSE;
+      dim = &shape->dims[axis];
+      if (!(starts[k] == 0 || (dim->kind == GRAFT_DIM_FIXED && starts[k] <= -dim->value)))
+        return FALSE;
+      if (!(ends[k] >= G_MAXINT32 || (dim->kind == GRAFT_DIM_FIXED && ends[k] >= dim->value)))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Expand by a shape of ones no longer than the input's rank. */
+static gboolean
+expands_by_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
+{
+  g_autofree gint64 *shape_values = NULL;
+  guint n;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if ((shape_values = int64_constant (node, 1, &n)) == NULL || !graft_edit_value_type (inference, in, &dtype, &shape)
+      || shape == NULL || shape->rank < (int) n)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (shape_values[k] != 1)
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 does_nothing (GraftInference *inference, GraftNode *node)
 {
@@ -117,6 +218,12 @@ does_nothing (GraftInference *inference, GraftNode *node)
     return graft_edit_value_type (inference, in, &dtype, &shape) && dtype == graft_node_attr_int (node, "to", -1);
   if (strcmp (node->op, "onnx::Reshape") == 0)
     return same_static_shape (inference, in, out);
+  if (strcmp (node->op, "onnx::Expand") == 0)
+    return same_static_shape (inference, in, out) || expands_by_ones (inference, node, in);
+  if (strcmp (node->op, "onnx::Concat") == 0)
+    return node->inputs->len == 1;
+  if (strcmp (node->op, "onnx::Slice") == 0)
+    return slices_everything (inference, node, in, out);
   return FALSE;
 }
 
@@ -169,8 +276,8 @@ merge_into_reshape (GraftInference *inference, GraftGraph *graph, GraftNode *nod
   return TRUE;
 }
 
-/* Transpose(Transpose(x, p1), p2) = Transpose(x, p1∘p2), when nobody
- * else reads the first. */
+/* Transpose(Transpose(x, p1), p2) = Transpose(x, p1∘p2); the first stays
+ * for its other readers. */
 static gboolean
 merge_transposes (GraftGraph *graph, GraftNode *node)
 {
@@ -181,8 +288,7 @@ merge_transposes (GraftGraph *graph, GraftNode *node)
   GraftAttribute *perm;
 
   if (strcmp (node->op, "onnx::Transpose") != 0 || previous == NULL || strcmp (previous->op, "onnx::Transpose") != 0
-      || previous->graph != graph || in->consumers->len != 1 || in->is_graph_output
-      || (p1 = graft_node_attr_ints (previous, "perm", &n1)) == NULL
+      || previous->graph != graph || (p1 = graft_node_attr_ints (previous, "perm", &n1)) == NULL
       || (p2 = graft_node_attr_ints (node, "perm", &n2)) == NULL || n1 != n2)
     return FALSE;
   perm = graft_node_get_attribute (node, "perm");
