@@ -359,6 +359,8 @@ static const struct {
     "fold Pad into the Conv, AveragePool or MaxPool after it where the result is the same" },
   { "--matmul-add-to-gemm", "matmul-add-to-gemm", NULL, "",
     "MatMul of rank-2 values followed by Add of a constant becomes Gemm" },
+  { "--fuse-matmuls", "fuse-sibling-matmuls", NULL, "",
+    "three or more MatMuls of one input by constant weights become one MatMul and a Split" },
   { "--merge-initializers", "merge-initializers", NULL, "",
     "store initializers with the same type and bytes once" },
   { "--toposort", "toposort", NULL, "",

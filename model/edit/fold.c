@@ -279,11 +279,51 @@ fold_reshape_targets (GraftInference *inference, GraftGraph *graph)
   return folded;
 }
 
-/* Shape and Size of a static value, and the static dims a Slice or
- * Gather picks out of the Shape of a value whose other dims may be
- * symbolic. */
+/* Softmax (LogSoftmax) over dims of size 1 is 1 (0) everywhere: with a
+ * static shape, a constant (attention over a single token). */
 static guint
-fold_shapes (GraftInference *inference, GraftGraph *graph)
+fold_softmax_of_one (GraftModel *model, GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, 0), *out = g_ptr_array_index (node->outputs, 0);
+  gint64 opset = graft_model_get_opset (model, "onnx");
+  GraftDType dtype;
+  const GraftShape *shape;
+  gint64 axis, numel;
+  GraftTensor *tensor;
+  float *data;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autofree gint64 *dims = NULL;
+
+  if (!graft_edit_value_type (inference, in, &dtype, &shape) || dtype != GRAFT_DTYPE_FLOAT32 || shape == NULL
+      || !graft_shape_is_fully_fixed (shape) || shape->rank < 1)
+    return 0;
+  axis = graft_node_attr_int (node, "axis", opset >= 13 ? -1 : 1);
+  axis = axis < 0 ? axis + shape->rank : axis;
+  if (axis < 0 || axis >= shape->rank)
+    return 0;
+  /* before opset 13 the op works on all the dims from axis on */
+  for (gint64 d = axis; d < (opset >= 13 ? axis + 1 : shape->rank); d++)
+    if (shape->dims[d].value != 1)
+      return 0;
+  dims = g_new (gint64, shape->rank);
+  for (int d = 0; d < shape->rank; d++)
+    dims[d] = shape->dims[d].value;
+  tensor = graft_tensor_new (out->name, GRAFT_DTYPE_FLOAT32, shape->rank, dims);
+  numel = graft_tensor_get_numel (tensor);
+  data = g_new (float, MAX (numel, 1));
+  for (gint64 k = 0; k < numel; k++)
+    data[k] = strcmp (node->op, "onnx::Softmax") == 0 ? 1.0f : 0.0f;
+  bytes = g_bytes_new_take (data, sizeof (float) * numel);
+  graft_tensor_set_data (tensor, bytes, NULL);
+  materialize (graph, out, tensor);
+  return 1;
+}
+
+/* Shape and Size of a static value, the static dims a Slice or Gather
+ * picks out of the Shape of a value whose other dims may be symbolic,
+ * and Softmax over dims of size 1. */
+static guint
+fold_shapes (GraftModel *model, GraftInference *inference, GraftGraph *graph)
 {
   guint folded = 0;
 
@@ -310,6 +350,11 @@ fold_shapes (GraftInference *inference, GraftGraph *graph)
           gint64 numel = graft_shape_get_numel (shape);
           materialize (graph, out, int64_tensor (out->name, &numel, 1, TRUE));
           folded++;
+          continue;
+        }
+      if (strcmp (node->op, "onnx::Softmax") == 0 || strcmp (node->op, "onnx::LogSoftmax") == 0)
+        {
+          folded += fold_softmax_of_one (model, inference, graph, node);
           continue;
         }
       if (strcmp (node->op, "onnx::Shape") == 0)
@@ -540,7 +585,7 @@ fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErro
         graft_graph_prune (graph);
       g_autoptr(GraftInference) inference = graft_edit_infer (scope->model);
 
-      n_shapes = fold_shapes (inference, graph) + fold_reshape_targets (inference, graph);
+      n_shapes = fold_shapes (scope->model, inference, graph) + fold_reshape_targets (inference, graph);
       if (n_shapes > 0)
         graft_graph_prune (graph);
       shapes += n_shapes;

@@ -1,7 +1,8 @@
 /* The simplifier's passes, each a row of the operation table usable on
  * its own: dead code, common subexpressions, no-op ops, BatchNorm / Mul /
  * Add / Sub / Div by a per-channel constant folded into the Conv or Gemm
- * before it, Pad folded into Conv and pooling, MatMul + Add as Gemm, and
+ * before it, Pad folded into Conv and pooling, MatMul + Add as Gemm,
+ * MatMuls of one input by constants as one MatMul and a Split, and
  * identical initializers stored once. The "simplify" row runs them with
  * constant folding to a fixed point and proves the result by running it
  * (simplify-run.c). */
@@ -745,6 +746,127 @@ matmul_add_to_gemm (GraftEditScope *scope, GVariant *params, GPtrArray *notes, G
   return TRUE;
 }
 
+/* ---------- MatMuls of one input by constants → one MatMul and a Split ---------- */
+
+/* The MatMuls reading x as their first input with a constant rank-2
+ * weight of dtype and k rows: the candidates for one product. */
+static GPtrArray *
+sibling_matmuls (GraftGraph *graph, GraftValue *x, GraftDType dtype, gint64 k)
+{
+  GPtrArray *siblings = g_ptr_array_new ();
+
+  for (guint i = 0; i < x->consumers->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (x->consumers, i);
+      GraftTensor *weight = graft_edit_constant_of (input_at (node, 1));
+
+      if (!is_onnx_op (node, "MatMul") || node->graph != graph || input_at (node, 0) != x || node->outputs->len != 1
+          || weight == NULL || weight->rank != 2 || weight->dtype != dtype || weight->dims[0] != k
+          || graft_tensor_get_data (weight, NULL) == NULL || g_ptr_array_find (siblings, node, NULL))
+        continue;
+      g_ptr_array_add (siblings, node);
+    }
+  return siblings;
+}
+
+/* The weights of siblings side by side: [k, Σ n_i]. */
+static GraftValue *
+concatenate_weights (GraftGraph *graph, GPtrArray *siblings, gint64 *columns)
+{
+  GraftTensor *first = graft_edit_constant_of (input_at (g_ptr_array_index (siblings, 0), 1));
+  gsize element = graft_dtype_get_size (first->dtype);
+  gint64 k = first->dims[0], total = 0, dims[2];
+  GraftValue *value = graft_graph_new_anonymous_value (graph, "fused_weight");
+  GraftTensor *tensor;
+  guint8 *data;
+  gint64 offset = 0;
+  g_autoptr(GBytes) bytes = NULL;
+
+  for (guint i = 0; i < siblings->len; i++)
+    total += (columns[i] = graft_edit_constant_of (input_at (g_ptr_array_index (siblings, i), 1))->dims[1]);
+  dims[0] = k;
+  dims[1] = total;
+  data = g_malloc (MAX (element * k * total, 1));
+  for (guint i = 0; i < siblings->len; i++)
+    {
+      GBytes *part = graft_tensor_get_data (graft_edit_constant_of (input_at (g_ptr_array_index (siblings, i), 1)), NULL);
+      const guint8 *from = g_bytes_get_data (part, NULL);
+      for (gint64 row = 0; row < k; row++)
+        memcpy (data + element * (row * total + offset), from + element * row * columns[i], element * columns[i]);
+      offset += columns[i];
+    }
+  tensor = graft_tensor_new (value->name, first->dtype, 2, dims);
+  bytes = g_bytes_new_take (data, element * k * total);
+  graft_tensor_set_data (tensor, bytes, NULL);
+  graft_graph_add_initializer (graph, value, tensor);
+  value->dtype = first->dtype;
+  graft_shape_clear (&value->shape);
+  graft_shape_init_fixed (&value->shape, 2, dims);
+  return value;
+}
+
+/* Three or more MatMuls of the same x by constant weights (attention's
+ * query, key and value) become x times the weights side by side, split
+ * into the same outputs: two nodes where there were n. */
+static gboolean
+fuse_sibling_matmuls_at (GraftEditScope *scope, GraftInference *inference, GraftNode *node)
+{
+  GraftGraph *graph = scope->graph;
+  GraftValue *x = input_at (node, 0);
+  GraftTensor *weight = graft_edit_constant_of (input_at (node, 1));
+  g_autoptr(GPtrArray) siblings = NULL;
+  g_autoptr(GHashTable) doomed = g_hash_table_new (NULL, NULL);
+  g_autofree gint64 *columns = NULL;
+  g_autofree char *matmul_name = NULL, *split_name = NULL;
+  GraftNode *matmul, *split;
+  GraftValue *product, *sizes;
+
+  if (!is_onnx_op (node, "MatMul") || x == NULL || weight == NULL || weight->rank != 2)
+    return FALSE;
+  siblings = sibling_matmuls (graph, x, weight->dtype, weight->dims[0]);
+  if (siblings->len < 3 || g_ptr_array_index (siblings, 0) != node)
+    return FALSE;
+  columns = g_new (gint64, siblings->len);
+  matmul_name = graft_edit_unique_node_name (graph, node->name && *node->name ? node->name : "MatMul");
+  matmul = graft_graph_add_node (graph, "", "MatMul", matmul_name);
+  graft_node_add_input (matmul, x);
+  graft_node_add_input (matmul, concatenate_weights (graph, siblings, columns));
+  product = graft_graph_new_anonymous_value (graph, "fused_product");
+  graft_node_add_output (matmul, product);
+  split_name = graft_edit_unique_node_name (graph, "Split");
+  split = graft_graph_add_node (graph, "", "Split", split_name);
+  graft_node_add_input (split, product);
+  sizes = graft_graph_add_int64_constant (graph, "split", columns, siblings->len, FALSE);
+  if (graft_model_get_opset (scope->model, "onnx") >= 13)
+    graft_node_add_input (split, sizes);
+  else
+    graft_node_add_attribute (split, graft_attribute_new_ints ("split", columns, siblings->len));
+  graft_node_add_attribute (split, graft_attribute_new_int ("axis", -1));
+  for (guint i = 0; i < siblings->len; i++)
+    {
+      GraftNode *sibling = g_ptr_array_index (siblings, i);
+      GraftValue *out = g_ptr_array_index (sibling->outputs, 0);
+      GraftValue *placeholder = graft_graph_new_anonymous_value (graph, out->name);
+
+      /* the output value moves to the Split, keeping its name and readers */
+      sibling->outputs->pdata[0] = placeholder;
+      placeholder->producer = sibling;
+      placeholder->producer_index = 0;
+      graft_node_add_output (split, out);
+      g_hash_table_add (doomed, sibling);
+    }
+  graft_graph_remove_nodes (graph, doomed);
+  return graft_edit_toposort (graph, NULL);
+}
+
+static gboolean
+fuse_sibling_matmuls (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  rewrite_each_node (scope, fuse_sibling_matmuls_at, FALSE,
+                     "groups of three or more MatMuls of one input by constants became one MatMul and a Split", notes);
+  return TRUE;
+}
+
 static char *describe_dead_code (GVariant *params) { return g_strdup ("Remove dead code"); }
 static char *describe_merge_initializers (GVariant *params) { return g_strdup ("Store identical initializers once"); }
 static char *describe_cse (GVariant *params) { return g_strdup ("Merge common subexpressions"); }
@@ -752,6 +874,7 @@ static char *describe_no_ops (GVariant *params) { return g_strdup ("Remove no-op
 static char *describe_fold_into_conv (GVariant *params) { return g_strdup ("Fold BatchNorm / Mul / Add into Conv and Gemm"); }
 static char *describe_fold_pad (GVariant *params) { return g_strdup ("Fold Pad into Conv and pooling"); }
 static char *describe_gemm (GVariant *params) { return g_strdup ("MatMul + Add → Gemm"); }
+static char *describe_sibling_matmuls (GVariant *params) { return g_strdup ("Fuse MatMuls of one input"); }
 
 const GraftEditOperation graft_edit_ops_simplify[] = {
   { "eliminate-dead-code", "", "", eliminate_dead_code, describe_dead_code },
@@ -761,6 +884,7 @@ const GraftEditOperation graft_edit_ops_simplify[] = {
   { "fold-into-conv", "", "", fold_into_conv, describe_fold_into_conv },
   { "fold-pad", "", "", fold_pad, describe_fold_pad },
   { "matmul-add-to-gemm", "", "", matmul_add_to_gemm, describe_gemm },
+  { "fuse-sibling-matmuls", "", "", fuse_sibling_matmuls, describe_sibling_matmuls },
   { "simplify", "", "", graft_edit_simplify_run, graft_edit_simplify_describe },
   { NULL },
 };

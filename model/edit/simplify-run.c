@@ -21,7 +21,7 @@
  * others look for; dead code last. */
 static const char *const simplify_passes[] = {
   "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fold-into-conv", "fold-pad",
-  "matmul-add-to-gemm", "merge-initializers", "eliminate-dead-code",
+  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code",
 };
 
 /* Sizes tried for the symbolic dims, in order, until two runs of the

@@ -1,6 +1,7 @@
 /* The graph-level simplifications cleanup makes once types are inferred:
  * arithmetic with a neutral constant (x + 0, x · 1, x / 1, x ^ 1) that does
- * not broadcast, ops that do nothing (identity Transpose, Cast to the same
+ * not broadcast (and MatMul by ones of [..., 1, 1], which a Softmax over
+ * a single element is), ops that do nothing (identity Transpose, Cast to the same
  * type, Reshape or Expand to the same static shape, Expand by ones, Slice
  * of everything, Concat of one input), Transpose pairs (merged into one,
  * which goes when they cancel), and chains of Reshape, Squeeze, Unsqueeze
@@ -46,6 +47,56 @@ broadcast_keeps_shape (GraftTensor *c, const GraftShape *x)
   return TRUE;
 }
 
+/* A shape with every dim known (fixed or a symbol). */
+static const GraftShape *
+known_shape (GraftInference *inference, GraftValue *value, GraftDType *dtype)
+{
+  const GraftShape *shape;
+
+  if (value == NULL || !graft_edit_value_type (inference, value, dtype, &shape) || shape == NULL || shape->rank < 0)
+    return NULL;
+  for (int d = 0; d < shape->rank; d++)
+    if (shape->dims[d].kind == GRAFT_DIM_UNKNOWN)
+      return NULL;
+  return shape;
+}
+
+/* a is [..., 1, 1] of ones: a constant of ones, or a Softmax over its
+ * last axis, of size 1 (attention over a single token). */
+static gboolean
+is_single_one (GraftInference *inference, GraftValue *a)
+{
+  GraftTensor *ones = graft_edit_constant_of (a);
+  GraftNode *softmax = a ? a->producer : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (ones != NULL)
+    return ones->rank >= 2 && ones->dims[ones->rank - 1] == 1 && ones->dims[ones->rank - 2] == 1
+           && all_equal_to (ones, 1.0);
+  if (softmax == NULL || strcmp (softmax->op, "onnx::Softmax") != 0 || (shape = known_shape (inference, a, &dtype)) == NULL
+      || shape->rank < 2)
+    return FALSE;
+  /* without the attribute the default axis depends on the opset, except at rank 2 */
+  gint64 axis = graft_node_get_attribute (softmax, "axis") ? graft_node_attr_int (softmax, "axis", -1) : shape->rank == 2 ? 1 : 0;
+  return (axis == -1 || axis == shape->rank - 1) && graft_dim_equal (&shape->dims[shape->rank - 1], &(GraftDim) { .kind = GRAFT_DIM_FIXED, .value = 1 })
+         && graft_dim_equal (&shape->dims[shape->rank - 2], &(GraftDim) { .kind = GRAFT_DIM_FIXED, .value = 1 });
+}
+
+/* MatMul(a, b) is b where a is [..., 1, 1] of ones and the product has
+ * b's shape: each row of b is multiplied by a single 1. */
+static gboolean
+multiplies_by_one (GraftInference *inference, GraftNode *node)
+{
+  GraftValue *b = g_ptr_array_index (node->inputs, 1);
+  GraftDType b_dtype, out_dtype;
+  const GraftShape *b_shape = known_shape (inference, b, &b_dtype);
+  const GraftShape *out_shape = known_shape (inference, g_ptr_array_index (node->outputs, 0), &out_dtype);
+
+  return b_shape != NULL && out_shape != NULL && b_dtype == out_dtype && graft_shape_equal (b_shape, out_shape)
+         && is_single_one (inference, g_ptr_array_index (node->inputs, 0));
+}
+
 /* The input slot whose value the node passes through, or -1. */
 static int
 neutral_operand (GraftInference *inference, GraftNode *node)
@@ -61,6 +112,8 @@ neutral_operand (GraftInference *inference, GraftNode *node)
 
   if (node->inputs->len != 2 || node->outputs->len != 1)
     return -1;
+  if (strcmp (node->op, "onnx::MatMul") == 0)
+    return multiplies_by_one (inference, node) ? 1 : -1;
   for (guint r = 0; r < G_N_ELEMENTS (rules); r++)
     {
       if (strcmp (node->op, rules[r].op) != 0)
