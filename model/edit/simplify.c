@@ -288,6 +288,60 @@ is_shape_only (GraftNode *node)
              || strcmp (node->op, "onnx::Unsqueeze") == 0 || strcmp (node->op, "onnx::Flatten") == 0);
 }
 
+/* A Transpose that only moves dims of size 1 keeps the order of the
+ * elements: it is a reshape. */
+static gboolean
+moves_only_ones (GraftInference *inference, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len == 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+  const gint64 *perm;
+  guint n;
+  gint64 last = -1;
+
+  if (strcmp (node->op, "onnx::Transpose") != 0 || in == NULL || !graft_edit_value_type (inference, in, &dtype, &shape)
+      || shape == NULL || (perm = graft_node_attr_ints (node, "perm", &n)) == NULL || (int) n != shape->rank)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    {
+      const GraftDim *dim;
+      if (perm[k] < 0 || perm[k] >= shape->rank)
+        return FALSE;
+      dim = &shape->dims[perm[k]];
+      if (dim->kind == GRAFT_DIM_FIXED && dim->value == 1)
+        continue;
+      if (perm[k] < last)
+        return FALSE;
+      last = perm[k];
+    }
+  return TRUE;
+}
+
+/* Reshape to a constant target without zeros (which would copy dims of
+ * its input) only needs the number of elements of its input: a shape-only
+ * node before it that nobody else reads can go. */
+static gboolean
+skip_shape_only_input (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len == 2 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *previous = in ? in->producer : NULL;
+  g_autofree gint64 *target = NULL;
+  guint n;
+
+  if (strcmp (node->op, "onnx::Reshape") != 0 || previous == NULL
+      || !(is_shape_only (previous) || moves_only_ones (inference, previous)) || previous->graph != graph
+      || in->consumers->len != 1 || in->is_graph_output || previous->inputs->len < 1
+      || g_ptr_array_index (previous->inputs, 0) == NULL
+      || (target = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (target[k] == 0)
+      return FALSE;
+  graft_node_set_input (node, 0, g_ptr_array_index (previous->inputs, 0));
+  return TRUE;
+}
+
 /* node reads a shape-only node's output that nobody else reads and gives
  * a static shape: it becomes Reshape(that node's input, the shape). */
 static gboolean
@@ -375,7 +429,7 @@ graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
           i--;   /* the merged perm may be the identity */
           continue;
         }
-      if (merge_into_reshape (inference, graph, node))
+      if (skip_shape_only_input (inference, graph, node) || merge_into_reshape (inference, graph, node))
         simplified++;
     }
   return simplified;
