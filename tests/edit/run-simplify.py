@@ -16,7 +16,7 @@
    alone (--fold-pad, --fold-into-conv, --no-ops, --matmul-add-to-gemm,
    --merge-initializers, --dead-code) removes what it names, and onnxruntime
    agrees on its result; --simplify saved as a recipe replays to the same
-   node count. TorchScript merges repeated ops itself, so --cse is checked on
+   node count; --fold-max-bytes leaves larger results computed. TorchScript merges repeated ops itself, so --cse is checked on
    the BERT from torch.export, whose exporter does not.
 3. The proof catches a wrong rewrite: a file whose value_info says an
    intermediate is float32 while it is float64 (a stale annotation) leads the
@@ -253,6 +253,11 @@ def each_pass(cli):
         tap(again.returncode == 0 and node_count(replayed) == node_count(dst),
             f"every-pass: the recipe {steps} replays to the same {node_count(dst)} nodes",
             again.stdout + again.stderr)
+    bounded = os.path.join(OUT, "every-pass-bounded.onnx")
+    result = edit(cli, src, bounded, "--simplify", "--fold-max-bytes", "16")
+    tap(result.returncode == 0 and node_count(bounded) > node_count(dst) and same_outputs(src, bounded, feeds) == "",
+        f"every-pass: --fold-max-bytes 16 leaves larger results computed ({node_count(bounded)} nodes, not "
+        f"{node_count(dst)}), outputs unchanged", result.stdout + result.stderr)
     for option in ("--dead-code", "--merge-initializers"):
         result = edit(cli, src, dst, option)
         tap(result.returncode == 0 and same_outputs(src, dst, feeds) == "",
