@@ -3,7 +3,8 @@
  * not broadcast (and MatMul by ones of [..., 1, 1], which a Softmax over
  * a single element is), ops that do nothing (identity Transpose, Cast to the same
  * type, Reshape or Expand to the same static shape, Expand by ones, Slice
- * of everything, Concat of one input), Transpose pairs (merged into one,
+ * of everything, Concat of one input, reductions over dims of size 1),
+ * Concats of Concats along the same axis as one, Transpose pairs (merged into one,
  * which goes when they cancel), and chains of Reshape, Squeeze, Unsqueeze
  * and Flatten that end in a static shape, which become one Reshape. */
 #include "edit/edit-private.h"
@@ -248,6 +249,79 @@ expands_by_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
   return TRUE;
 }
 
+/* ReduceMean/Sum/Max/Min/Prod keeping dims over dims of size 1 (a
+ * global pooling of a 1×1 map). */
+static gboolean
+reduces_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
+{
+  static const char *const reductions[] = {
+    "onnx::ReduceMean", "onnx::ReduceSum", "onnx::ReduceMax", "onnx::ReduceMin", "onnx::ReduceProd", NULL,
+  };
+  g_autofree gint64 *axes = NULL;
+  const gint64 *attribute;
+  guint n = 0;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (!g_strv_contains (reductions, node->op) || graft_node_attr_int (node, "keepdims", 1) != 1
+      || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
+    return FALSE;
+  if (node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) != NULL)
+    {
+      if ((axes = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL)
+        return FALSE;
+    }
+  else if ((attribute = graft_node_attr_ints (node, "axes", &n)) != NULL)
+    axes = g_memdup2 (attribute, sizeof (gint64) * n);
+  if (n == 0 && graft_node_attr_int (node, "noop_with_empty_axes", 0) != 0)
+    return TRUE;
+  for (int k = 0; k < (n > 0 ? (int) n : shape->rank); k++)
+    {
+      gint64 axis = n > 0 ? axes[k] : k;
+      axis = axis < 0 ? axis + shape->rank : axis;
+      if (axis < 0 || axis >= shape->rank || shape->dims[axis].kind != GRAFT_DIM_FIXED || shape->dims[axis].value != 1)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Concat(…, Concat(a, b), …) along the same axis: one Concat of all the
+ * parts (the inner one goes once no other node reads it). */
+static gboolean
+flatten_concats (GraftGraph *graph, GraftNode *node)
+{
+  gboolean flattened = FALSE;
+
+  if (strcmp (node->op, "onnx::Concat") != 0)
+    return FALSE;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (node->inputs, i);
+      GraftNode *inner = in ? in->producer : NULL;
+      g_autoptr(GPtrArray) parts = NULL;
+
+      if (inner == NULL || strcmp (inner->op, "onnx::Concat") != 0 || inner->graph != graph
+          || graft_node_attr_int (inner, "axis", G_MININT64) != graft_node_attr_int (node, "axis", G_MAXINT64))
+        continue;
+      /* node's inputs from i on: inner's parts, then the rest */
+      parts = g_ptr_array_new ();
+      for (guint k = 0; k < inner->inputs->len; k++)
+        g_ptr_array_add (parts, g_ptr_array_index (inner->inputs, k));
+      for (guint k = i + 1; k < node->inputs->len; k++)
+        g_ptr_array_add (parts, g_ptr_array_index (node->inputs, k));
+      for (guint k = 0; k < parts->len; k++)
+        {
+          if (i + k < node->inputs->len)
+            graft_node_set_input (node, i + k, g_ptr_array_index (parts, k));
+          else
+            graft_node_add_input (node, g_ptr_array_index (parts, k));
+        }
+      i += inner->inputs->len - 1;
+      flattened = TRUE;
+    }
+  return flattened;
+}
+
 static gboolean
 does_nothing (GraftInference *inference, GraftNode *node)
 {
@@ -277,7 +351,7 @@ does_nothing (GraftInference *inference, GraftNode *node)
     return node->inputs->len == 1;
   if (strcmp (node->op, "onnx::Slice") == 0)
     return slices_everything (inference, node, in, out);
-  return FALSE;
+  return reduces_ones (inference, node, in);
 }
 
 static gboolean
@@ -423,7 +497,7 @@ graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
           i--;
           continue;
         }
-      if (merge_transposes (graph, node))
+      if (merge_transposes (graph, node) || flatten_concats (graph, node))
         {
           simplified++;
           i--;   /* the merged perm may be the identity */
