@@ -1,12 +1,13 @@
 /* The graph-level simplifications cleanup makes once types are inferred:
  * arithmetic with a neutral constant (x + 0, x · 1, x / 1, x ^ 1) that does
  * not broadcast (and MatMul by ones of [..., 1, 1], which a Softmax over
- * a single element is), ops that do nothing (identity Transpose, Cast to the same
- * type, Reshape or Expand to the same static shape, Expand by ones, Slice
- * of everything, Concat of one input, reductions over dims of size 1),
- * Concats of Concats along the same axis as one, Transpose pairs (merged into one,
- * which goes when they cancel), and chains of Reshape, Squeeze, Unsqueeze
- * and Flatten that end in a static shape, which become one Reshape. */
+ * a single element is), ops that do nothing (identity Transpose, Cast to
+ * the same type, Reshape or Expand to the same static shape, Expand by
+ * ones, Slice of everything, Concat of one input, reductions over dims of
+ * size 1, Pad by zeros), Concats of Concats and Slices of Slices as one,
+ * Transpose pairs (merged into one, which goes when they cancel), and
+ * chains of Reshape, Squeeze, Unsqueeze and Flatten that end in a static
+ * shape, which become one Reshape. */
 #include "edit/edit-private.h"
 #include "edit/graph-surgery.h"
 #include "runtime/op.h"
@@ -322,6 +323,114 @@ flatten_concats (GraftGraph *graph, GraftNode *node)
   return flattened;
 }
 
+/* Pad by zeros everywhere. */
+static gboolean
+pads_nothing (GraftNode *node)
+{
+  g_autofree gint64 *pads = NULL;
+  const gint64 *attribute;
+  guint n = 0;
+
+  if (node->inputs->len > 1)
+    pads = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n);
+  else if ((attribute = graft_node_attr_ints (node, "pads", &n)) != NULL)
+    pads = g_memdup2 (attribute, sizeof (gint64) * n);
+  if (pads == NULL)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (pads[k] != 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* The starts, ends, axes and steps of a Slice (opset 10 on) as constants,
+ * axes made non-negative; FALSE when one is not constant. */
+static gboolean
+slice_arguments (GraftInference *inference, GraftNode *node, GArray *arguments[4])
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, 0);
+  GraftDType dtype;
+  const GraftShape *shape;
+  guint n = 0;
+
+  if (strcmp (node->op, "onnx::Slice") != 0 || node->inputs->len < 3 || in == NULL)
+    return FALSE;
+  for (guint k = 0; k < 4; k++)
+    {
+      GraftValue *value = k + 1 < node->inputs->len ? g_ptr_array_index (node->inputs, k + 1) : NULL;
+      g_autofree gint64 *values = NULL;
+      guint n_values;
+
+      arguments[k] = g_array_new (FALSE, FALSE, sizeof (gint64));
+      if (value == NULL && k >= 2)
+        {
+          for (guint i = 0; i < n; i++)
+            g_array_append_val (arguments[k], (gint64) { k == 2 ? (gint64) i : 1 });
+          continue;
+        }
+      if ((values = graft_edit_int64_values (value, &n_values)) == NULL || (k > 0 && n_values != n))
+        return FALSE;
+      n = n_values;
+      g_array_append_vals (arguments[k], values, n);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 *axis = &g_array_index (arguments[2], gint64, i);
+      if (*axis < 0)
+        {
+          if (!graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
+            return FALSE;
+          *axis += shape->rank;
+        }
+    }
+  return TRUE;
+}
+
+static void
+clear_arguments (GArray *arguments[4])
+{
+  for (guint k = 0; k < 4; k++)
+    g_clear_pointer (&arguments[k], g_array_unref);
+}
+
+/* Slice(Slice(x)) along other axes: one Slice with both sets of
+ * arguments (the inner one goes once no other node reads it). */
+static gboolean
+merge_slices (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len >= 3 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *inner = in ? in->producer : NULL;
+  GArray *outer_arguments[4] = { 0 }, *inner_arguments[4] = { 0 };
+  gboolean merged = FALSE;
+
+  if (inner != NULL && inner->graph == graph && slice_arguments (inference, node, outer_arguments) && slice_arguments (inference, inner, inner_arguments))
+    {
+      merged = TRUE;
+      for (guint i = 0; i < outer_arguments[2]->len; i++)
+        for (guint j = 0; j < inner_arguments[2]->len; j++)
+          merged &= g_array_index (outer_arguments[2], gint64, i) != g_array_index (inner_arguments[2], gint64, j);
+    }
+  if (merged)
+    {
+      static const char *const hints[] = { "starts", "ends", "axes", "steps" };
+      graft_node_set_input (node, 0, g_ptr_array_index (inner->inputs, 0));
+      for (guint k = 0; k < 4; k++)
+        {
+          GraftValue *value;
+          g_array_append_vals (inner_arguments[k], outer_arguments[k]->data, outer_arguments[k]->len);
+          value = graft_graph_add_int64_constant (graph, hints[k], (gint64 *) inner_arguments[k]->data,
+                                                  inner_arguments[k]->len, FALSE);
+          if (k + 1 < node->inputs->len)
+            graft_node_set_input (node, k + 1, value);
+          else
+            graft_node_add_input (node, value);
+        }
+    }
+  clear_arguments (outer_arguments);
+  clear_arguments (inner_arguments);
+  return merged;
+}
+
 static gboolean
 does_nothing (GraftInference *inference, GraftNode *node)
 {
@@ -351,6 +460,8 @@ does_nothing (GraftInference *inference, GraftNode *node)
     return node->inputs->len == 1;
   if (strcmp (node->op, "onnx::Slice") == 0)
     return slices_everything (inference, node, in, out);
+  if (strcmp (node->op, "onnx::Pad") == 0)
+    return pads_nothing (node);
   return reduces_ones (inference, node, in);
 }
 
@@ -497,7 +608,7 @@ graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
           i--;
           continue;
         }
-      if (merge_transposes (graph, node) || flatten_concats (graph, node))
+      if (merge_transposes (graph, node) || flatten_concats (graph, node) || merge_slices (inference, graph, node))
         {
           simplified++;
           i--;   /* the merged perm may be the identity */

@@ -2,7 +2,7 @@
 """Graft's simplifier against onnx-simplifier and onnxslim on the zoo's ONNX files.
 
     tests/python tests/zoo/simplify-zoo.py GRAFT_CLI [--zoo DIR] [--table docs/simplify.md]
-        [--graft-args "--simplify"] [--cache FILE.json] [--jobs N] [MODEL...]
+        [--graft-args=ARGS] [--cache FILE.json [--only-cached]] [--jobs N] [MODEL...]
 
 For every ONNX file of the zoo (ts.onnx from the TorchScript exporter,
 dynamo.onnx from torch.export's), each simplifier runs in its own process,
@@ -14,7 +14,7 @@ when every output is within 1e-5 of its largest magnitude
 (|a - b| <= 1e-5 * max|a|, the issue's relative measure).
 
 Peers' results are cached (--cache, keyed by file size and mtime), so a
-second run only re-runs Graft. The markdown table (--table) lists per file
+second run only re-runs Graft (--only-cached: on the files cached so far). The markdown table (--table) lists per file
 the three node counts, the times, and a verdict per simplifier; its head
 says on how many files Graft's count is at most the smaller of the two
 peers' and on which it is above the larger.
@@ -231,6 +231,8 @@ def main():
     parser.add_argument("--graft-args", default="--simplify")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--only-cached", action="store_true",
+                        help="measure only the files whose peers' results are in the cache (re-running Graft alone)")
     args = parser.parse_args()
     graft_args = shlex.split(args.graft_args)
     cache = {}
@@ -245,6 +247,8 @@ def main():
         if not os.path.exists(os.path.join(folder, "digest")) or not os.path.isdir(os.path.join(folder, "inputs-b2")):
             continue
         for artifact in FILES:
+            if args.only_cached and f"{model}/{artifact}" not in cache:
+                continue
             if os.path.exists(os.path.join(folder, artifact)):
                 entries.append((model, artifact, os.path.join(folder, artifact)))
     rows = []
