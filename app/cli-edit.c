@@ -5,6 +5,7 @@
  * (formats.h: ONNX, or .pt2 for a .pt2 IN, edited as the program it is;
  * atomically; never over IN unless --overwrite; not at all when the proof
  * fails, unless --force). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,9 +337,32 @@ static const struct {
     "variables; ';ATTR=V' requires an attribute), also inside If/Loop bodies, by one custom op reading the variables, "
     "or by STEPS written the same way; fails when nothing matches" },
   { "--fold", "fold-constants", NULL, "",
-    "fold constants (and Shape of static shapes) in Graft's runtime" },
+    "fold constants (and Shape of static shapes) in Graft's runtime (results over --fold-max-bytes N stay computed; "
+    "default 64 MiB)" },
   { "--cleanup", "cleanup", NULL, "",
     "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
+  { "--simplify", "simplify", NULL, "",
+    "fold constants and run every pass below to a fixed point, then run the original and the result on the same "
+    "random inputs (seeded by --seed N; symbolic dims at two sizes) in Graft's runtime: outputs beyond --rtol R "
+    "and --atol A (default 1e-5; |a-b| <= A + R*max|a|) fail the edit, naming the pass that changed them; "
+    "--no-verify skips the check" },
+  { "--dead-code", "eliminate-dead-code", NULL, "",
+    "remove what computes nothing the graph gives out, and unused initializers" },
+  { "--cse", "eliminate-common-subexpressions", NULL, "",
+    "merge nodes with the same op, inputs and attributes (equal constants count as the same)" },
+  { "--no-ops", "eliminate-no-ops", NULL, "",
+    "remove Identity, Dropout, Reshape/Expand to the same shape, Transpose pairs that cancel, Cast to the same type, "
+    "Slice of everything, Concat of one, x+0, x*1" },
+  { "--fold-into-conv", "fold-into-conv", NULL, "",
+    "fold BatchNormalization and Mul/Add/Sub/Div by per-channel constants into the Conv or Gemm before them" },
+  { "--fold-pad", "fold-pad", NULL, "",
+    "fold Pad into the Conv, AveragePool or MaxPool after it where the result is the same" },
+  { "--matmul-add-to-gemm", "matmul-add-to-gemm", NULL, "",
+    "MatMul of rank-2 values followed by Add of a constant becomes Gemm" },
+  { "--fuse-matmuls", "fuse-sibling-matmuls", NULL, "",
+    "three or more MatMuls of one input by constant weights become one MatMul and a Split" },
+  { "--merge-initializers", "merge-initializers", NULL, "",
+    "store initializers with the same type and bytes once" },
   { "--toposort", "toposort", NULL, "",
     "sort nodes topologically" },
   { "--float16", "float16", NULL, "",
@@ -449,7 +473,8 @@ print_usage (void)
           "After --dynamic and --shape, the edited model is run at other sizes of the changed dims (1 and\n"
           "primes) by shape inference and in Graft's runtime on random inputs, and a dim named like a\n"
           "batch must keep samples apart. If that fails, the edit fails: exit status 1, nothing saved.\n"
-          "  --no-verify                 skip that check\n"
+          "--simplify checks its result the same way against the original (see above).\n"
+          "  --no-verify                 skip these checks\n"
           "  --force                     save even when the check fails (the exit status is still 1)\n");
 }
 
@@ -457,7 +482,11 @@ print_usage (void)
 typedef struct {
   GraftEdit *edit;
   char *recipe;
-  GVariant *float16;    /* --float16's scope, built once its modifiers are all read */
+  /* An operation whose parameters take options that may come later on the
+   * command line (--float16's --keep-io-types, --simplify's --rtol): its
+   * id and scope, made into edit once every option is read. */
+  const char *pending_id;
+  GVariant *pending;
 } Step;
 
 static void
@@ -465,8 +494,15 @@ step_free (Step *step)
 {
   g_clear_object (&step->edit);
   g_free (step->recipe);
-  g_clear_pointer (&step->float16, g_variant_unref);
+  g_clear_pointer (&step->pending, g_variant_unref);
   g_free (step);
+}
+
+/* The operations whose parameters take options that may follow them. */
+static gboolean
+is_pending_operation (const char *id)
+{
+  return strcmp (id, "float16") == 0 || strcmp (id, "simplify") == 0 || strcmp (id, "fold-constants") == 0;
 }
 
 /* params plus the scope options in force. */
@@ -518,7 +554,7 @@ auto_keep_usage_ok (GPtrArray *steps)
   for (guint i = 0; i < steps->len; i++)
     {
       Step *step = g_ptr_array_index (steps, i);
-      n_float16 += step->float16 != NULL;
+      n_float16 += g_strcmp0 (step->pending_id, "float16") == 0;
       n_other += step->edit != NULL || step->recipe != NULL;
     }
   if (n_float16 != 1 || n_other > 0)
@@ -548,7 +584,7 @@ search_float32_nodes (GraftModel *model, GPtrArray *steps, GraftPrecisionOptions
   for (guint i = 0; i < steps->len; i++)
     {
       Step *step = g_ptr_array_index (steps, i);
-      if (step->float16 == NULL || step->edit == NULL)
+      if (g_strcmp0 (step->pending_id, "float16") != 0 || step->edit == NULL)
         continue;
       GVariant *params = graft_edit_get_params (step->edit);
       precision->keep_io_types = graft_edit_param_bool (params, "keep_io_types", FALSE);
@@ -594,6 +630,9 @@ graft_cli_edit (int argc, char **argv)
   GraftPrecisionOptions precision = { .rtol = 1e-2, .atol = 1e-3 };
   g_autoptr(GPtrArray) input_files = g_ptr_array_new ();
   gint64 seed = 0;
+  /* --simplify's tolerance (NAN: its default) and --fold-max-bytes (-1: the default) */
+  double rtol = NAN, atol = NAN;
+  gint64 fold_max_bytes = -1;
   g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
   g_autoptr(GPtrArray) applied = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
@@ -633,11 +672,14 @@ graft_cli_edit (int argc, char **argv)
         {
           g_autoptr(GVariant) params = g_variant_ref_sink (with_scope (graft_edit_params_new (NULL, NULL), graph_path,
                                                                        function));
-          if (strcmp (operation_options[operation].id, "float16") == 0)
-            step->float16 = g_variant_ref (params);
+          if (is_pending_operation (operation_options[operation].id))
+            {
+              step->pending_id = operation_options[operation].id;
+              step->pending = g_variant_ref (params);
+            }
           else
             step->edit = graft_edit_new_operation (operation_options[operation].id, params, &error);
-          if (step->edit == NULL && step->float16 == NULL)
+          if (step->edit == NULL && step->pending == NULL)
             {
               graft_cli_print_error ("edit: %s: %s", arg, error->message);
               return 2;
@@ -670,7 +712,8 @@ graft_cli_edit (int argc, char **argv)
         graph_path = next;
       else if (strcmp (arg, "--function") == 0)
         function = *next ? next : NULL;
-      else if (strcmp (arg, "--rtol") == 0 || strcmp (arg, "--atol") == 0 || strcmp (arg, "--seed") == 0)
+      else if (strcmp (arg, "--rtol") == 0 || strcmp (arg, "--atol") == 0 || strcmp (arg, "--seed") == 0
+               || strcmp (arg, "--fold-max-bytes") == 0)
         {
           char *end = NULL;
           double value = g_ascii_strtod (next, &end);
@@ -681,8 +724,12 @@ graft_cli_edit (int argc, char **argv)
             }
           if (strcmp (arg, "--seed") == 0)
             seed = (gint64) value;
+          else if (strcmp (arg, "--fold-max-bytes") == 0)
+            fold_max_bytes = (gint64) value;
+          else if (strcmp (arg, "--rtol") == 0)
+            precision.rtol = rtol = value;
           else
-            *(strcmp (arg, "--rtol") == 0 ? &precision.rtol : &precision.atol) = value;
+            precision.atol = atol = value;
         }
       else if (strcmp (arg, "--input") == 0)
         g_ptr_array_add (input_files, (gpointer) next);
@@ -757,19 +804,27 @@ graft_cli_edit (int argc, char **argv)
   for (guint i = 0; i < steps->len; i++)
     {
       Step *step = g_ptr_array_index (steps, i);
-      if (step->float16 != NULL)
+      if (step->pending == NULL)
+        continue;
+      g_autoptr(GVariantDict) dict = g_variant_dict_new (step->pending);
+      if (strcmp (step->pending_id, "float16") == 0)
         {
-          g_autoptr(GVariant) params = g_variant_ref_sink (
-              graft_edit_params_replace (step->float16, "keep_io_types", g_variant_new_boolean (keep_io)));
+          g_variant_dict_insert (dict, "keep_io_types", "b", keep_io);
           if (fp16_keep != NULL)
-            {
-              GVariant *with_list = graft_edit_params_replace (params, "block_ops",
-                                                               g_variant_new_strv ((const char *const *) fp16_keep, -1));
-              g_variant_unref (params);
-              params = g_variant_ref_sink (with_list);
-            }
-          step->edit = graft_edit_new_operation ("float16", params, NULL);
+            g_variant_dict_insert_value (dict, "block_ops", g_variant_new_strv ((const char *const *) fp16_keep, -1));
         }
+      if (strcmp (step->pending_id, "fold-constants") == 0 && fold_max_bytes >= 0)
+        g_variant_dict_insert (dict, "max_bytes", "x", fold_max_bytes);
+      if (strcmp (step->pending_id, "simplify") == 0)
+        {
+          g_variant_dict_insert (dict, "verify", "b", verify);
+          g_variant_dict_insert (dict, "rtol", "d", isnan (rtol) ? 1e-5 : rtol);
+          g_variant_dict_insert (dict, "atol", "d", isnan (atol) ? 1e-5 : atol);
+          g_variant_dict_insert (dict, "seed", "x", seed);
+          if (fold_max_bytes >= 0)
+            g_variant_dict_insert (dict, "fold_max_bytes", "x", fold_max_bytes);
+        }
+      step->edit = graft_edit_new_operation (step->pending_id, g_variant_dict_end (dict), NULL);
     }
 
   model = graft_model_load (in, NULL, NULL, NULL, &error);

@@ -11,6 +11,7 @@ extern const GraftEditOperation graft_edit_ops_node[];
 extern const GraftEditOperation graft_edit_ops_pattern[];
 extern const GraftEditOperation graft_edit_ops_fold[];
 extern const GraftEditOperation graft_edit_ops_float16[];
+extern const GraftEditOperation graft_edit_ops_simplify[];
 
 /* The kinds GraftEdit runs itself: their rows say which parameters name
  * what, for recipes. */
@@ -29,6 +30,7 @@ build_table (void)
   const GraftEditOperation *families[] = {
     graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute, graft_edit_ops_initializer,
     graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_pattern, graft_edit_ops_fold, graft_edit_ops_float16,
+    graft_edit_ops_simplify,
   };
   GArray *table = g_array_new (FALSE, FALSE, sizeof (GraftEditOperation));
 
@@ -95,6 +97,19 @@ graft_edit_param_bool (GVariant *params, const char *key, gboolean fallback)
   if (params == NULL || !g_variant_lookup (params, key, "b", &value))
     return fallback;
   return value;
+}
+
+double
+graft_edit_param_double (GVariant *params, const char *key, double fallback)
+{
+  double value;
+  gint64 integer;
+
+  if (params != NULL && g_variant_lookup (params, key, "d", &value))
+    return value;
+  if (params != NULL && g_variant_lookup (params, key, "x", &integer))
+    return (double) integer;
+  return fallback;
 }
 
 const char **

@@ -40,6 +40,8 @@ const GraftEditOperation *graft_edit_operation_list (guint *n);
 const char *graft_edit_param_string (GVariant *params, const char *key);
 gint64 graft_edit_param_int (GVariant *params, const char *key, gint64 fallback);
 gboolean graft_edit_param_bool (GVariant *params, const char *key, gboolean fallback);
+/* A float (d), or an integer (x) read as one. */
+double graft_edit_param_double (GVariant *params, const char *key, double fallback);
 /* A string list (as), or a single string as a one-element list; free with g_free. */
 const char **graft_edit_param_strv (GVariant *params, const char *key);
 

@@ -58,6 +58,24 @@ GraftInference *graft_edit_check_node (GraftModel *model, GraftNode *node, GErro
  * reshape chains with a static end (edit/simplify.c); call after
  * graft_edit_infer(), with what it inferred. Returns the number of nodes changed or removed. */
 guint graft_edit_simplify (GraftInference *inference, GraftGraph *graph);
+/* value's constant data (an initializer that is no graph input), or NULL. */
+GraftTensor *graft_edit_constant_of (GraftValue *value);
+/* A constant int64 or int32 value of rank 0 or 1 as a new array of *n
+ * values, or NULL. */
+gint64 *graft_edit_int64_values (GraftValue *value, guint *n);
+/* The "simplify" operation (simplify-run.c): constant folding and the
+ * passes of simplify-passes.c to a fixed point, the result checked by
+ * running it against the original unless params' "verify" is FALSE. */
+gboolean graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error);
+char *graft_edit_simplify_describe (GVariant *params);
+/* Identity, and Dropout at inference, bypassed: the number removed (fold.c). */
+guint graft_edit_bypass_pass_through (GraftGraph *graph);
+/* Initializers with the same dtype, shape and bytes become one: the number merged. */
+guint graft_edit_merge_duplicate_initializers (GraftGraph *graph);
+/* Prunes what reaches no output, and initializers listed as inputs that
+ * nothing reads; notes (may be NULL) names unused real inputs, which stay.
+ * The number of nodes removed. */
+guint graft_edit_remove_dead (GraftGraph *graph, GPtrArray *notes);
 /* The attribute name = text (of type_name when not NULL: "int", "ints"…)
  * for node: the type is the attribute's own when node has it, else the
  * one the op's ONNX schema gives, else guessed from text; a name or a

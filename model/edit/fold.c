@@ -16,7 +16,8 @@
 
 #include <string.h>
 
-/* Results above this stay computed: folding must not bloat the file. */
+/* Results above this stay computed: folding must not bloat the file
+ * (the "max_bytes" parameter, --fold-max-bytes, overrides it). */
 #define FOLD_MAX_BYTES (64 * 1024 * 1024)
 
 static const char *const nondeterministic_ops[] = {
@@ -99,45 +100,287 @@ int64_tensor (const char *name, const gint64 *values, guint n, gboolean scalar)
   return tensor;
 }
 
-/* Shape and Size of a fully static value. */
+/* The dims Shape node gives out (its start and end applied) as they are
+ * inferred, *n of them; NULL when the input's rank is unknown. Borrowed
+ * from the inference. */
+static const GraftDim *
+shape_node_dims (GraftInference *inference, GraftNode *node, guint *n)
+{
+  GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+  gint64 rank, start, end;
+
+  if (in == NULL || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
+    return NULL;
+  rank = shape->rank;
+  start = graft_node_attr_int (node, "start", 0);
+  end = graft_node_attr_int (node, "end", rank);
+  start = CLAMP (start < 0 ? start + rank : start, 0, rank);
+  end = CLAMP (end < 0 ? end + rank : end, 0, rank);
+  *n = end > start ? end - start : 0;
+  return shape->dims + start;
+}
+
+static gint64 *
+int64_input (GraftNode *node, guint i, guint *n)
+{
+  return graft_edit_int64_values (i < node->inputs->len ? g_ptr_array_index (node->inputs, i) : NULL, n);
+}
+
+/* The positions of a length-n vector that node (Slice or Gather along
+ * axis 0, with constant arguments) picks, *n_picked of them; *scalar for a
+ * Gather of one index given as a scalar. NULL when they are not known. */
+static gint64 *
+picked_positions (GraftNode *node, gint64 n, guint *n_picked, gboolean *scalar)
+{
+  g_autofree gint64 *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
+  guint n_starts, n_ends, n_axes = 1, n_steps = 1;
+  GArray *picked;
+  gint64 start, end, step;
+
+  *scalar = FALSE;
+  if (strcmp (node->op, "onnx::Gather") == 0)
+    {
+      GraftValue *indices_value = node->inputs->len == 2 ? g_ptr_array_index (node->inputs, 1) : NULL;
+      gint64 *indices;
+
+      if (graft_node_attr_int (node, "axis", 0) != 0 || (indices = int64_input (node, 1, n_picked)) == NULL)
+        return NULL;
+      *scalar = indices_value->initializer->rank == 0;
+      for (guint k = 0; k < *n_picked; k++)
+        if ((indices[k] = indices[k] < 0 ? indices[k] + n : indices[k]) < 0 || indices[k] >= n)
+          {
+            g_free (indices);
+            return NULL;
+          }
+      return indices;
+    }
+  if (strcmp (node->op, "onnx::Slice") != 0 || node->inputs->len < 3 || (starts = int64_input (node, 1, &n_starts)) == NULL
+      || (ends = int64_input (node, 2, &n_ends)) == NULL || n_starts != 1 || n_ends != 1
+      || (node->inputs->len > 3 && g_ptr_array_index (node->inputs, 3) != NULL
+          && ((axes = int64_input (node, 3, &n_axes)) == NULL || n_axes != 1 || (axes[0] != 0 && axes[0] != -1)))
+      || (node->inputs->len > 4 && g_ptr_array_index (node->inputs, 4) != NULL
+          && ((steps = int64_input (node, 4, &n_steps)) == NULL || n_steps != 1 || steps[0] == 0)))
+    return NULL;
+  /* ONNX Slice: negative bounds count from the end, then clamp to
+   * [0, n] going forwards and [-1, n - 1] going backwards. */
+  step = steps ? steps[0] : 1;
+  start = starts[0] < 0 ? starts[0] + n : starts[0];
+  end = ends[0] < 0 ? ends[0] + n : ends[0];
+  start = step > 0 ? CLAMP (start, 0, n) : CLAMP (start, -1, n - 1);
+  end = step > 0 ? CLAMP (end, 0, n) : CLAMP (end, -1, n - 1);
+  picked = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (gint64 k = start; step > 0 ? k < end : k > end; k += step)
+    g_array_append_val (picked, k);
+  *n_picked = picked->len;
+  return (gint64 *) g_array_free (picked, FALSE);
+}
+
+/* The entries of a 1-D int64 value computed from constants and the
+ * shapes of values: each a fixed number or a dim of some value (symbolic
+ * or unknown, never negative). NULL when it is computed otherwise. */
+static GArray *
+shape_vector (GraftInference *inference, GraftValue *value, guint depth)
+{
+  GraftNode *producer = value ? value->producer : NULL;
+  g_autofree gint64 *values = NULL, *picked = NULL;
+  GArray *vector = NULL;
+  guint n;
+
+  if (value == NULL || depth > 16)
+    return NULL;
+  if ((values = graft_edit_int64_values (value, &n)) != NULL)
+    {
+      vector = g_array_new (FALSE, FALSE, sizeof (GraftDim));
+      for (guint k = 0; k < n; k++)
+        g_array_append_val (vector, ((GraftDim) { .kind = GRAFT_DIM_FIXED, .value = values[k] }));
+      return vector;
+    }
+  if (producer == NULL || producer->graph != value->graph || producer->inputs->len == 0)
+    return NULL;
+  if (strcmp (producer->op, "onnx::Shape") == 0)
+    {
+      const GraftDim *dims = shape_node_dims (inference, producer, &n);
+      if (dims == NULL)
+        return NULL;
+      vector = g_array_new (FALSE, FALSE, sizeof (GraftDim));
+      g_array_append_vals (vector, dims, n);
+      return vector;
+    }
+  if (strcmp (producer->op, "onnx::Concat") == 0)
+    {
+      vector = g_array_new (FALSE, FALSE, sizeof (GraftDim));
+      for (guint i = 0; i < producer->inputs->len; i++)
+        {
+          g_autoptr(GArray) part = shape_vector (inference, g_ptr_array_index (producer->inputs, i), depth + 1);
+          if (part == NULL)
+            {
+              g_array_unref (vector);
+              return NULL;
+            }
+          g_array_append_vals (vector, part->data, part->len);
+        }
+      return vector;
+    }
+  if (strcmp (producer->op, "onnx::Unsqueeze") == 0 || strcmp (producer->op, "onnx::Squeeze") == 0
+      || (strcmp (producer->op, "onnx::Cast") == 0 && graft_node_attr_int (producer, "to", 0) == GRAFT_DTYPE_INT64))
+    return shape_vector (inference, g_ptr_array_index (producer->inputs, 0), depth + 1);
+  if (strcmp (producer->op, "onnx::Slice") == 0 || strcmp (producer->op, "onnx::Gather") == 0)
+    {
+      g_autoptr(GArray) whole = shape_vector (inference, g_ptr_array_index (producer->inputs, 0), depth + 1);
+      guint n_picked;
+      gboolean scalar;
+
+      if (whole == NULL || (picked = picked_positions (producer, whole->len, &n_picked, &scalar)) == NULL)
+        return NULL;
+      vector = g_array_new (FALSE, FALSE, sizeof (GraftDim));
+      for (guint k = 0; k < n_picked; k++)
+        g_array_append_val (vector, g_array_index (whole, GraftDim, picked[k]));
+      return vector;
+    }
+  return NULL;
+}
+
+/* Reshape to a target computed from shapes that is all fixed sizes but
+ * one dim of a value: that dim is what -1 makes of the input's size, so
+ * the target becomes a constant with -1 there, and the shape arithmetic
+ * goes. */
 static guint
-fold_shapes (GraftInference *inference, GraftGraph *graph)
+fold_reshape_targets (GraftInference *inference, GraftGraph *graph)
 {
   guint folded = 0;
 
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (graph->nodes, i);
-      GraftValue *in, *out;
+      GraftValue *target = node->inputs->len == 2 ? g_ptr_array_index (node->inputs, 1) : NULL;
+      g_autoptr(GArray) vector = NULL;
+      g_autofree gint64 *values = NULL;
+      guint n_open = 0;
+
+      if (strcmp (node->op, "onnx::Reshape") != 0 || target == NULL || graft_edit_constant_of (target) != NULL
+          || (vector = shape_vector (inference, target, 0)) == NULL)
+        continue;
+      values = g_new (gint64, MAX (vector->len, 1));
+      for (guint k = 0; k < vector->len; k++)
+        {
+          GraftDim *dim = &g_array_index (vector, GraftDim, k);
+          if (dim->kind == GRAFT_DIM_FIXED && dim->value < 1)
+            n_open = 2;   /* a -1 or a 0 of its own */
+          n_open += dim->kind != GRAFT_DIM_FIXED;
+          values[k] = dim->kind == GRAFT_DIM_FIXED ? dim->value : -1;
+        }
+      if (n_open > 1)
+        continue;
+      graft_node_set_input (node, 1, graft_graph_add_int64_constant (graph, target->name, values, vector->len, FALSE));
+      folded++;
+    }
+  return folded;
+}
+
+/* Softmax (LogSoftmax) over dims of size 1 is 1 (0) everywhere: with a
+ * static shape, a constant (attention over a single token). */
+static guint
+fold_softmax_of_one (GraftModel *model, GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, 0), *out = g_ptr_array_index (node->outputs, 0);
+  gint64 opset = graft_model_get_opset (model, "onnx");
+  GraftDType dtype;
+  const GraftShape *shape;
+  gint64 axis, numel;
+  GraftTensor *tensor;
+  float *data;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autofree gint64 *dims = NULL;
+
+  if (!graft_edit_value_type (inference, in, &dtype, &shape) || dtype != GRAFT_DTYPE_FLOAT32 || shape == NULL
+      || !graft_shape_is_fully_fixed (shape) || shape->rank < 1)
+    return 0;
+  axis = graft_node_attr_int (node, "axis", opset >= 13 ? -1 : 1);
+  axis = axis < 0 ? axis + shape->rank : axis;
+  if (axis < 0 || axis >= shape->rank)
+    return 0;
+  /* before opset 13 the op works on all the dims from axis on */
+  for (gint64 d = axis; d < (opset >= 13 ? axis + 1 : shape->rank); d++)
+    if (shape->dims[d].value != 1)
+      return 0;
+  dims = g_new (gint64, shape->rank);
+  for (int d = 0; d < shape->rank; d++)
+    dims[d] = shape->dims[d].value;
+  tensor = graft_tensor_new (out->name, GRAFT_DTYPE_FLOAT32, shape->rank, dims);
+  numel = graft_tensor_get_numel (tensor);
+  data = g_new (float, MAX (numel, 1));
+  for (gint64 k = 0; k < numel; k++)
+    data[k] = strcmp (node->op, "onnx::Softmax") == 0 ? 1.0f : 0.0f;
+  bytes = g_bytes_new_take (data, sizeof (float) * numel);
+  graft_tensor_set_data (tensor, bytes, NULL);
+  materialize (graph, out, tensor);
+  return 1;
+}
+
+/* Shape and Size of a static value, the static dims a Slice or Gather
+ * picks out of the Shape of a value whose other dims may be symbolic,
+ * and Softmax over dims of size 1. */
+static guint
+fold_shapes (GraftModel *model, GraftInference *inference, GraftGraph *graph)
+{
+  guint folded = 0;
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftValue *in = node->inputs->len > 0 ? g_ptr_array_index (node->inputs, 0) : NULL;
+      GraftValue *out = node->outputs->len > 0 ? g_ptr_array_index (node->outputs, 0) : NULL;
+      GraftNode *shape_node = in ? in->producer : NULL;
       GraftDType dtype;
       const GraftShape *shape;
-      gboolean is_size = strcmp (node->op, "onnx::Size") == 0;
+      const GraftDim *dims;
+      guint n = 0, n_picked = 0;
+      gboolean scalar;
+      g_autofree gint64 *values = NULL, *picked = NULL;
 
-      if ((strcmp (node->op, "onnx::Shape") != 0 && !is_size) || node->inputs->len < 1 || node->outputs->len < 1)
+      if (in == NULL || out == NULL)
         continue;
-      in = g_ptr_array_index (node->inputs, 0);
-      out = g_ptr_array_index (node->outputs, 0);
-      if (in == NULL || out == NULL || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL
-          || !graft_shape_is_fully_fixed (shape))
-        continue;
-      if (is_size)
+      if (strcmp (node->op, "onnx::Size") == 0)
         {
+          if (!graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL
+              || !graft_shape_is_fully_fixed (shape))
+            continue;
           gint64 numel = graft_shape_get_numel (shape);
           materialize (graph, out, int64_tensor (out->name, &numel, 1, TRUE));
+          folded++;
+          continue;
         }
-      else
+      if (strcmp (node->op, "onnx::Softmax") == 0 || strcmp (node->op, "onnx::LogSoftmax") == 0)
         {
-          gint64 rank = shape->rank;
-          gint64 start = graft_node_attr_int (node, "start", 0), end = graft_node_attr_int (node, "end", rank);
-          g_autofree gint64 *dims = g_new (gint64, MAX (rank, 1));
-          guint n = 0;
-
-          start = CLAMP (start < 0 ? start + rank : start, 0, rank);
-          end = CLAMP (end < 0 ? end + rank : end, 0, rank);
-          for (gint64 d = start; d < end; d++)
-            dims[n++] = shape->dims[d].value;
-          materialize (graph, out, int64_tensor (out->name, dims, n, FALSE));
+          folded += fold_softmax_of_one (model, inference, graph, node);
+          continue;
         }
+      if (strcmp (node->op, "onnx::Shape") == 0)
+        {
+          if ((dims = shape_node_dims (inference, node, &n)) == NULL)
+            continue;
+          picked = g_new (gint64, MAX (n, 1));
+          for (guint k = 0; k < n; k++)
+            picked[k] = k;
+          n_picked = n;
+          scalar = FALSE;
+        }
+      else if (shape_node == NULL || shape_node->graph != graph || strcmp (shape_node->op, "onnx::Shape") != 0
+               || (dims = shape_node_dims (inference, shape_node, &n)) == NULL
+               || (picked = picked_positions (node, n, &n_picked, &scalar)) == NULL)
+        continue;
+      values = g_new (gint64, MAX (n_picked, 1));
+      gboolean all_fixed = TRUE;
+      for (guint k = 0; k < n_picked && all_fixed; k++)
+        {
+          all_fixed = dims[picked[k]].kind == GRAFT_DIM_FIXED;
+          values[k] = dims[picked[k]].value;
+        }
+      if (!all_fixed)
+        continue;
+      materialize (graph, out, int64_tensor (out->name, values, n_picked, scalar));
       folded++;
     }
   return folded;
@@ -223,7 +466,7 @@ has_outside_use (GraftValue *value, GHashTable *foldable)
 
 /* Runs what is constant; returns the number of nodes folded, -1 on error. */
 static gint
-fold_constants_once (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GError **error)
+fold_constants_once (GraftModel *model, GraftGraph *graph, gsize max_bytes, GPtrArray *notes, GError **error)
 {
   g_autoptr(GHashTable) folded_values = g_hash_table_new (NULL, NULL);
   g_autoptr(GHashTable) foldable = g_hash_table_new (NULL, NULL);
@@ -272,11 +515,12 @@ fold_constants_once (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GEr
       GraftValue *value = g_ptr_array_index (boundary, i);
       GraftRtTensor *result = g_ptr_array_index (results, i);
 
-      if (result == NULL || result->kind != GRAFT_RT_TENSOR || result->nbytes > FOLD_MAX_BYTES)
+      if (result == NULL || result->kind != GRAFT_RT_TENSOR || result->nbytes > max_bytes)
         {
-          if (result != NULL && result->nbytes > FOLD_MAX_BYTES)
-            g_ptr_array_add (notes, g_strdup_printf ("'%s' is left computed: %" G_GSIZE_FORMAT " MiB of data",
-                                                     value->name, result->nbytes >> 20));
+          if (result != NULL && result->nbytes > max_bytes)
+            g_ptr_array_add (notes, g_strdup_printf ("'%s' is left computed: %" G_GSIZE_FORMAT " bytes of data, "
+                                                     "more than %" G_GSIZE_FORMAT, value->name, result->nbytes,
+                                                     max_bytes));
           continue;
         }
       materialize (graph, value, graft_rt_tensor_to_tensor (result, value->name));
@@ -292,7 +536,7 @@ fold_constants_once (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GEr
  * left alone, as a Loop's carried values may change shape between
  * iterations. */
 static gboolean
-fold_in_bodies (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GError **error)
+fold_in_bodies (GraftModel *model, GraftGraph *graph, gsize max_bytes, GPtrArray *notes, GError **error)
 {
   for (guint i = 0; i < graph->nodes->len; i++)
     {
@@ -305,14 +549,14 @@ fold_in_bodies (GraftModel *model, GraftGraph *graph, GPtrArray *notes, GError *
           gint n_nodes = 1;
 
           for (guint pass = 0; pass < 16 && n_nodes > 0; pass++)
-            if ((n_nodes = fold_constants_once (model, body, notes, error)) < 0)
+            if ((n_nodes = fold_constants_once (model, body, max_bytes, notes, error)) < 0)
               return FALSE;
           if (body->nodes->len != before)
             {
               g_autofree char *where = graft_edit_describe_graph (body);
               g_ptr_array_add (notes, g_strdup_printf ("%s: %u → %u nodes", where, before, body->nodes->len));
             }
-          if (!fold_in_bodies (model, body, notes, error))
+          if (!fold_in_bodies (model, body, max_bytes, notes, error))
             return FALSE;
         }
     }
@@ -324,6 +568,7 @@ fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErro
 {
   GraftGraph *graph = scope->graph;
   guint before = graph->nodes->len, shapes = 0;
+  gint64 max_bytes = graft_edit_param_int (params, "max_bytes", FOLD_MAX_BYTES);
 
   if (scope->graph != graft_model_get_graph (scope->model))
     {
@@ -340,18 +585,18 @@ fold_constants (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GErro
         graft_graph_prune (graph);
       g_autoptr(GraftInference) inference = graft_edit_infer (scope->model);
 
-      n_shapes = fold_shapes (inference, graph);
+      n_shapes = fold_shapes (scope->model, inference, graph) + fold_reshape_targets (inference, graph);
       if (n_shapes > 0)
         graft_graph_prune (graph);
       shapes += n_shapes;
-      if ((n_nodes = fold_constants_once (scope->model, graph, notes, error)) < 0)
+      if ((n_nodes = fold_constants_once (scope->model, graph, MAX (max_bytes, 0), notes, error)) < 0)
         return FALSE;
       if (n_shapes == 0 && n_nodes == 0)
         break;
     }
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes (%u Shape/Size of static shapes)", before,
                                            graph->nodes->len, shapes));
-  if (!fold_in_bodies (scope->model, graph, notes, error))
+  if (!fold_in_bodies (scope->model, graph, MAX (max_bytes, 0), notes, error))
     return FALSE;
   /* An initializer only a body's folded nodes read is unused now. */
   graft_graph_prune (graph);
@@ -446,12 +691,10 @@ merge_duplicate_initializers (GraftGraph *graph)
   return merged;
 }
 
-static gboolean
-cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+guint
+graft_edit_bypass_pass_through (GraftGraph *graph)
 {
-  GraftGraph *graph = scope->graph;
-  guint before = graph->nodes->len, initializers = graph->initializers->len, passed = 0, merged, pruned, simplified;
-  g_autoptr(GraftInference) inference = NULL;
+  guint passed = 0;
 
   for (guint i = graph->nodes->len; i > 0; i--)
     {
@@ -459,10 +702,20 @@ cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
       if (is_pass_through (node) && graft_graph_bypass (graph, node, 0))
         passed++;
     }
-  inference = graft_edit_infer (scope->model);
-  simplified = graft_edit_simplify (inference, graph);
-  merged = merge_duplicate_initializers (graph);
-  pruned = graft_graph_prune (graph);
+  return passed;
+}
+
+guint
+graft_edit_merge_duplicate_initializers (GraftGraph *graph)
+{
+  return merge_duplicate_initializers (graph);
+}
+
+guint
+graft_edit_remove_dead (GraftGraph *graph, GPtrArray *notes)
+{
+  guint pruned = graft_graph_prune (graph);
+
   /* Initializers ONNX lists as inputs too, when nothing reads them. */
   for (guint i = graph->inputs->len; i > 0; i--)
     {
@@ -472,10 +725,25 @@ cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **err
           input->is_graph_input = FALSE;
           graft_graph_remove_value (graph, input);
         }
-      else if (input->initializer == NULL && input->consumers->len == 0 && !input->is_graph_output)
+      else if (notes != NULL && input->initializer == NULL && input->consumers->len == 0 && !input->is_graph_output)
         g_ptr_array_add (notes, g_strdup_printf ("input '%s' is unused; it stays, as it is part of the interface "
                                                  "(remove-input removes it)", input->name));
     }
+  return pruned;
+}
+
+static gboolean
+cleanup (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  guint before = graph->nodes->len, initializers = graph->initializers->len, passed, merged, pruned, simplified;
+  g_autoptr(GraftInference) inference = NULL;
+
+  passed = graft_edit_bypass_pass_through (graph);
+  inference = graft_edit_infer (scope->model);
+  simplified = graft_edit_simplify (inference, graph);
+  merged = merge_duplicate_initializers (graph);
+  pruned = graft_edit_remove_dead (graph, notes);
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes: %u Identity/Dropout, %u simplified (neutral arithmetic, "
                                            "no-op ops, reshape chains), %u dead; %u → %u initializers (%u duplicates "
                                            "merged)", before, graph->nodes->len, passed, simplified, pruned,

@@ -1,9 +1,13 @@
 /* The graph-level simplifications cleanup makes once types are inferred:
  * arithmetic with a neutral constant (x + 0, x · 1, x / 1, x ^ 1) that does
- * not broadcast, ops that do nothing (identity Transpose, Cast to the same
- * type, Reshape to the same static shape), and chains of Reshape,
- * Squeeze, Unsqueeze and Flatten that end in a static shape, which become
- * one Reshape. */
+ * not broadcast (and MatMul by ones of [..., 1, 1], which a Softmax over
+ * a single element is), ops that do nothing (identity Transpose, Cast to
+ * the same type, Reshape or Expand to the same static shape, Expand by
+ * ones, Slice of everything, Concat of one input, reductions over dims of
+ * size 1, Pad by zeros), Concats of Concats and Slices of Slices as one,
+ * Transpose pairs (merged into one, which goes when they cancel), and
+ * chains of Reshape, Squeeze, Unsqueeze and Flatten that end in a static
+ * shape, which become one Reshape. */
 #include "edit/edit-private.h"
 #include "ir/graph-surgery.h"
 #include "runtime/op.h"
@@ -11,8 +15,8 @@
 #include <math.h>
 #include <string.h>
 
-static GraftTensor *
-constant_of (GraftValue *value)
+GraftTensor *
+graft_edit_constant_of (GraftValue *value)
 {
   return value != NULL && value->initializer != NULL && !value->is_graph_input ? value->initializer : NULL;
 }
@@ -45,6 +49,56 @@ broadcast_keeps_shape (GraftTensor *c, const GraftShape *x)
   return TRUE;
 }
 
+/* A shape with every dim known (fixed or a symbol). */
+static const GraftShape *
+known_shape (GraftInference *inference, GraftValue *value, GraftDType *dtype)
+{
+  const GraftShape *shape;
+
+  if (value == NULL || !graft_edit_value_type (inference, value, dtype, &shape) || shape == NULL || shape->rank < 0)
+    return NULL;
+  for (int d = 0; d < shape->rank; d++)
+    if (shape->dims[d].kind == GRAFT_DIM_UNKNOWN)
+      return NULL;
+  return shape;
+}
+
+/* a is [..., 1, 1] of ones: a constant of ones, or a Softmax over its
+ * last axis, of size 1 (attention over a single token). */
+static gboolean
+is_single_one (GraftInference *inference, GraftValue *a)
+{
+  GraftTensor *ones = graft_edit_constant_of (a);
+  GraftNode *softmax = a ? a->producer : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (ones != NULL)
+    return ones->rank >= 2 && ones->dims[ones->rank - 1] == 1 && ones->dims[ones->rank - 2] == 1
+           && all_equal_to (ones, 1.0);
+  if (softmax == NULL || strcmp (softmax->op, "onnx::Softmax") != 0 || (shape = known_shape (inference, a, &dtype)) == NULL
+      || shape->rank < 2)
+    return FALSE;
+  /* without the attribute the default axis depends on the opset, except at rank 2 */
+  gint64 axis = graft_node_get_attribute (softmax, "axis") ? graft_node_attr_int (softmax, "axis", -1) : shape->rank == 2 ? 1 : 0;
+  return (axis == -1 || axis == shape->rank - 1) && graft_dim_equal (&shape->dims[shape->rank - 1], &(GraftDim) { .kind = GRAFT_DIM_FIXED, .value = 1 })
+         && graft_dim_equal (&shape->dims[shape->rank - 2], &(GraftDim) { .kind = GRAFT_DIM_FIXED, .value = 1 });
+}
+
+/* MatMul(a, b) is b where a is [..., 1, 1] of ones and the product has
+ * b's shape: each row of b is multiplied by a single 1. */
+static gboolean
+multiplies_by_one (GraftInference *inference, GraftNode *node)
+{
+  GraftValue *b = g_ptr_array_index (node->inputs, 1);
+  GraftDType b_dtype, out_dtype;
+  const GraftShape *b_shape = known_shape (inference, b, &b_dtype);
+  const GraftShape *out_shape = known_shape (inference, g_ptr_array_index (node->outputs, 0), &out_dtype);
+
+  return b_shape != NULL && out_shape != NULL && b_dtype == out_dtype && graft_shape_equal (b_shape, out_shape)
+         && is_single_one (inference, g_ptr_array_index (node->inputs, 0));
+}
+
 /* The input slot whose value the node passes through, or -1. */
 static int
 neutral_operand (GraftInference *inference, GraftNode *node)
@@ -60,13 +114,15 @@ neutral_operand (GraftInference *inference, GraftNode *node)
 
   if (node->inputs->len != 2 || node->outputs->len != 1)
     return -1;
+  if (strcmp (node->op, "onnx::MatMul") == 0)
+    return multiplies_by_one (inference, node) ? 1 : -1;
   for (guint r = 0; r < G_N_ELEMENTS (rules); r++)
     {
       if (strcmp (node->op, rules[r].op) != 0)
         continue;
       for (int slot = 1; slot >= (rules[r].commutative ? 0 : 1); slot--)
         {
-          GraftTensor *c = constant_of (g_ptr_array_index (node->inputs, slot));
+          GraftTensor *c = graft_edit_constant_of (g_ptr_array_index (node->inputs, slot));
           GraftValue *x = g_ptr_array_index (node->inputs, 1 - slot);
           GraftValue *out = g_ptr_array_index (node->outputs, 0);
           GraftDType x_dtype, out_dtype;
@@ -94,6 +150,287 @@ same_static_shape (GraftInference *inference, GraftValue *a, GraftValue *b)
          && graft_shape_is_fully_fixed (a_shape) && graft_shape_equal (a_shape, b_shape);
 }
 
+gint64 *
+graft_edit_int64_values (GraftValue *value, guint *n)
+{
+  GraftTensor *tensor = graft_edit_constant_of (value);
+  GBytes *data = tensor ? graft_tensor_get_data (tensor, NULL) : NULL;
+  const guint8 *bytes;
+  gint64 *values;
+
+  if (data == NULL || (tensor->dtype != GRAFT_DTYPE_INT64 && tensor->dtype != GRAFT_DTYPE_INT32) || tensor->rank > 1)
+    return NULL;
+  bytes = g_bytes_get_data (data, NULL);
+  *n = graft_tensor_get_numel (tensor);
+  values = g_new (gint64, MAX (*n, 1));
+  /* read as integers: through a double, INT64_MAX ("to the end") would overflow */
+  for (guint k = 0; k < *n; k++)
+    {
+      if (tensor->dtype == GRAFT_DTYPE_INT64)
+        {
+          guint64 le;
+          memcpy (&le, bytes + 8 * k, 8);
+          values[k] = (gint64) GUINT64_FROM_LE (le);
+        }
+      else
+        {
+          guint32 le;
+          memcpy (&le, bytes + 4 * k, 4);
+          values[k] = (gint32) GUINT32_FROM_LE (le);
+        }
+    }
+  return values;
+}
+
+static gint64 *
+int64_constant (GraftNode *node, guint i, guint *n)
+{
+  return graft_edit_int64_values (i < node->inputs->len ? g_ptr_array_index (node->inputs, i) : NULL, n);
+}
+
+/* Slice with steps of 1 from the start of each axis to its end: from 0
+ * (or from before the start) to past the end (INT_MAX, or the static dim). */
+static gboolean
+slices_everything (GraftInference *inference, GraftNode *node, GraftValue *in, GraftValue *out)
+{
+  g_autofree gint64 *starts = NULL, *ends = NULL, *axes = NULL, *steps = NULL;
+  guint n_starts, n_ends, n_axes = 0, n_steps = 0;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (node->inputs->len < 3 || (starts = int64_constant (node, 1, &n_starts)) == NULL
+      || (ends = int64_constant (node, 2, &n_ends)) == NULL || n_starts != n_ends
+      || (node->inputs->len > 3 && g_ptr_array_index (node->inputs, 3) != NULL
+          && ((axes = int64_constant (node, 3, &n_axes)) == NULL || n_axes != n_starts))
+      || (node->inputs->len > 4 && g_ptr_array_index (node->inputs, 4) != NULL
+          && ((steps = int64_constant (node, 4, &n_steps)) == NULL || n_steps != n_starts)))
+    return FALSE;
+  if (same_static_shape (inference, in, out))
+    {
+      for (guint k = 0; k < n_steps; k++)
+        if (steps[k] != 1)
+          return FALSE;
+      return TRUE;   /* steps of 1 keeping every axis' length keep all of it */
+    }
+  if (!graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL)
+    return FALSE;
+  for (guint k = 0; k < n_starts; k++)
+    {
+      gint64 axis = axes ? axes[k] : (gint64) k;
+      const GraftDim *dim;
+
+      if (axis < 0)
+        axis += shape->rank;
+      if (axis < 0 || axis >= shape->rank || (steps != NULL && steps[k] != 1))
+        return FALSE;
+      dim = &shape->dims[axis];
+      if (!(starts[k] == 0 || (dim->kind == GRAFT_DIM_FIXED && starts[k] <= -dim->value)))
+        return FALSE;
+      if (!(ends[k] >= G_MAXINT32 || (dim->kind == GRAFT_DIM_FIXED && ends[k] >= dim->value)))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Expand by a shape of ones no longer than the input's rank. */
+static gboolean
+expands_by_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
+{
+  g_autofree gint64 *shape_values = NULL;
+  guint n;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if ((shape_values = int64_constant (node, 1, &n)) == NULL || !graft_edit_value_type (inference, in, &dtype, &shape)
+      || shape == NULL || shape->rank < (int) n)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (shape_values[k] != 1)
+      return FALSE;
+  return TRUE;
+}
+
+/* ReduceMean/Sum/Max/Min/Prod keeping dims over dims of size 1 (a
+ * global pooling of a 1×1 map). */
+static gboolean
+reduces_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
+{
+  static const char *const reductions[] = {
+    "onnx::ReduceMean", "onnx::ReduceSum", "onnx::ReduceMax", "onnx::ReduceMin", "onnx::ReduceProd", NULL,
+  };
+  g_autofree gint64 *axes = NULL;
+  const gint64 *attribute;
+  guint n = 0;
+  GraftDType dtype;
+  const GraftShape *shape;
+
+  if (!g_strv_contains (reductions, node->op) || graft_node_attr_int (node, "keepdims", 1) != 1
+      || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
+    return FALSE;
+  if (node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) != NULL)
+    {
+      if ((axes = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL)
+        return FALSE;
+    }
+  else if ((attribute = graft_node_attr_ints (node, "axes", &n)) != NULL)
+    axes = g_memdup2 (attribute, sizeof (gint64) * n);
+  if (n == 0 && graft_node_attr_int (node, "noop_with_empty_axes", 0) != 0)
+    return TRUE;
+  for (int k = 0; k < (n > 0 ? (int) n : shape->rank); k++)
+    {
+      gint64 axis = n > 0 ? axes[k] : k;
+      axis = axis < 0 ? axis + shape->rank : axis;
+      if (axis < 0 || axis >= shape->rank || shape->dims[axis].kind != GRAFT_DIM_FIXED || shape->dims[axis].value != 1)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Concat(…, Concat(a, b), …) along the same axis: one Concat of all the
+ * parts (the inner one goes once no other node reads it). */
+static gboolean
+flatten_concats (GraftGraph *graph, GraftNode *node)
+{
+  gboolean flattened = FALSE;
+
+  if (strcmp (node->op, "onnx::Concat") != 0)
+    return FALSE;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *in = g_ptr_array_index (node->inputs, i);
+      GraftNode *inner = in ? in->producer : NULL;
+      g_autoptr(GPtrArray) parts = NULL;
+
+      if (inner == NULL || strcmp (inner->op, "onnx::Concat") != 0 || inner->graph != graph
+          || graft_node_attr_int (inner, "axis", G_MININT64) != graft_node_attr_int (node, "axis", G_MAXINT64))
+        continue;
+      /* node's inputs from i on: inner's parts, then the rest */
+      parts = g_ptr_array_new ();
+      for (guint k = 0; k < inner->inputs->len; k++)
+        g_ptr_array_add (parts, g_ptr_array_index (inner->inputs, k));
+      for (guint k = i + 1; k < node->inputs->len; k++)
+        g_ptr_array_add (parts, g_ptr_array_index (node->inputs, k));
+      for (guint k = 0; k < parts->len; k++)
+        {
+          if (i + k < node->inputs->len)
+            graft_node_set_input (node, i + k, g_ptr_array_index (parts, k));
+          else
+            graft_node_add_input (node, g_ptr_array_index (parts, k));
+        }
+      i += inner->inputs->len - 1;
+      flattened = TRUE;
+    }
+  return flattened;
+}
+
+/* Pad by zeros everywhere. */
+static gboolean
+pads_nothing (GraftNode *node)
+{
+  g_autofree gint64 *pads = NULL;
+  const gint64 *attribute;
+  guint n = 0;
+
+  if (node->inputs->len > 1)
+    pads = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n);
+  else if ((attribute = graft_node_attr_ints (node, "pads", &n)) != NULL)
+    pads = g_memdup2 (attribute, sizeof (gint64) * n);
+  if (pads == NULL)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (pads[k] != 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* The starts, ends, axes and steps of a Slice (opset 10 on) as constants,
+ * axes made non-negative; FALSE when one is not constant. */
+static gboolean
+slice_arguments (GraftInference *inference, GraftNode *node, GArray *arguments[4])
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, 0);
+  GraftDType dtype;
+  const GraftShape *shape;
+  guint n = 0;
+
+  if (strcmp (node->op, "onnx::Slice") != 0 || node->inputs->len < 3 || in == NULL)
+    return FALSE;
+  for (guint k = 0; k < 4; k++)
+    {
+      GraftValue *value = k + 1 < node->inputs->len ? g_ptr_array_index (node->inputs, k + 1) : NULL;
+      g_autofree gint64 *values = NULL;
+      guint n_values;
+
+      arguments[k] = g_array_new (FALSE, FALSE, sizeof (gint64));
+      if (value == NULL && k >= 2)
+        {
+          for (guint i = 0; i < n; i++)
+            g_array_append_val (arguments[k], (gint64) { k == 2 ? (gint64) i : 1 });
+          continue;
+        }
+      if ((values = graft_edit_int64_values (value, &n_values)) == NULL || (k > 0 && n_values != n))
+        return FALSE;
+      n = n_values;
+      g_array_append_vals (arguments[k], values, n);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 *axis = &g_array_index (arguments[2], gint64, i);
+      if (*axis < 0)
+        {
+          if (!graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
+            return FALSE;
+          *axis += shape->rank;
+        }
+    }
+  return TRUE;
+}
+
+static void
+clear_arguments (GArray *arguments[4])
+{
+  for (guint k = 0; k < 4; k++)
+    g_clear_pointer (&arguments[k], g_array_unref);
+}
+
+/* Slice(Slice(x)) along other axes: one Slice with both sets of
+ * arguments (the inner one goes once no other node reads it). */
+static gboolean
+merge_slices (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len >= 3 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *inner = in ? in->producer : NULL;
+  GArray *outer_arguments[4] = { 0 }, *inner_arguments[4] = { 0 };
+  gboolean merged = FALSE;
+
+  if (inner != NULL && inner->graph == graph && slice_arguments (inference, node, outer_arguments) && slice_arguments (inference, inner, inner_arguments))
+    {
+      merged = TRUE;
+      for (guint i = 0; i < outer_arguments[2]->len; i++)
+        for (guint j = 0; j < inner_arguments[2]->len; j++)
+          merged &= g_array_index (outer_arguments[2], gint64, i) != g_array_index (inner_arguments[2], gint64, j);
+    }
+  if (merged)
+    {
+      static const char *const hints[] = { "starts", "ends", "axes", "steps" };
+      graft_node_set_input (node, 0, g_ptr_array_index (inner->inputs, 0));
+      for (guint k = 0; k < 4; k++)
+        {
+          GraftValue *value;
+          g_array_append_vals (inner_arguments[k], outer_arguments[k]->data, outer_arguments[k]->len);
+          value = graft_graph_add_int64_constant (graph, hints[k], (gint64 *) inner_arguments[k]->data,
+                                                  inner_arguments[k]->len, FALSE);
+          if (k + 1 < node->inputs->len)
+            graft_node_set_input (node, k + 1, value);
+          else
+            graft_node_add_input (node, value);
+        }
+    }
+  clear_arguments (outer_arguments);
+  clear_arguments (inner_arguments);
+  return merged;
+}
+
 static gboolean
 does_nothing (GraftInference *inference, GraftNode *node)
 {
@@ -117,7 +454,15 @@ does_nothing (GraftInference *inference, GraftNode *node)
     return graft_edit_value_type (inference, in, &dtype, &shape) && dtype == graft_node_attr_int (node, "to", -1);
   if (strcmp (node->op, "onnx::Reshape") == 0)
     return same_static_shape (inference, in, out);
-  return FALSE;
+  if (strcmp (node->op, "onnx::Expand") == 0)
+    return same_static_shape (inference, in, out) || expands_by_ones (inference, node, in);
+  if (strcmp (node->op, "onnx::Concat") == 0)
+    return node->inputs->len == 1;
+  if (strcmp (node->op, "onnx::Slice") == 0)
+    return slices_everything (inference, node, in, out);
+  if (strcmp (node->op, "onnx::Pad") == 0)
+    return pads_nothing (node);
+  return reduces_ones (inference, node, in);
 }
 
 static gboolean
@@ -126,6 +471,60 @@ is_shape_only (GraftNode *node)
   return node != NULL
          && (strcmp (node->op, "onnx::Reshape") == 0 || strcmp (node->op, "onnx::Squeeze") == 0
              || strcmp (node->op, "onnx::Unsqueeze") == 0 || strcmp (node->op, "onnx::Flatten") == 0);
+}
+
+/* A Transpose that only moves dims of size 1 keeps the order of the
+ * elements: it is a reshape. */
+static gboolean
+moves_only_ones (GraftInference *inference, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len == 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftDType dtype;
+  const GraftShape *shape;
+  const gint64 *perm;
+  guint n;
+  gint64 last = -1;
+
+  if (strcmp (node->op, "onnx::Transpose") != 0 || in == NULL || !graft_edit_value_type (inference, in, &dtype, &shape)
+      || shape == NULL || (perm = graft_node_attr_ints (node, "perm", &n)) == NULL || (int) n != shape->rank)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    {
+      const GraftDim *dim;
+      if (perm[k] < 0 || perm[k] >= shape->rank)
+        return FALSE;
+      dim = &shape->dims[perm[k]];
+      if (dim->kind == GRAFT_DIM_FIXED && dim->value == 1)
+        continue;
+      if (perm[k] < last)
+        return FALSE;
+      last = perm[k];
+    }
+  return TRUE;
+}
+
+/* Reshape to a constant target without zeros (which would copy dims of
+ * its input) only needs the number of elements of its input: a shape-only
+ * node before it that nobody else reads can go. */
+static gboolean
+skip_shape_only_input (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len == 2 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *previous = in ? in->producer : NULL;
+  g_autofree gint64 *target = NULL;
+  guint n;
+
+  if (strcmp (node->op, "onnx::Reshape") != 0 || previous == NULL
+      || !(is_shape_only (previous) || moves_only_ones (inference, previous)) || previous->graph != graph
+      || in->consumers->len != 1 || in->is_graph_output || previous->inputs->len < 1
+      || g_ptr_array_index (previous->inputs, 0) == NULL
+      || (target = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    if (target[k] == 0)
+      return FALSE;
+  graft_node_set_input (node, 0, g_ptr_array_index (previous->inputs, 0));
+  return TRUE;
 }
 
 /* node reads a shape-only node's output that nobody else reads and gives
@@ -169,8 +568,8 @@ merge_into_reshape (GraftInference *inference, GraftGraph *graph, GraftNode *nod
   return TRUE;
 }
 
-/* Transpose(Transpose(x, p1), p2) = Transpose(x, p1∘p2), when nobody
- * else reads the first. */
+/* Transpose(Transpose(x, p1), p2) = Transpose(x, p1∘p2); the first stays
+ * for its other readers. */
 static gboolean
 merge_transposes (GraftGraph *graph, GraftNode *node)
 {
@@ -181,8 +580,7 @@ merge_transposes (GraftGraph *graph, GraftNode *node)
   GraftAttribute *perm;
 
   if (strcmp (node->op, "onnx::Transpose") != 0 || previous == NULL || strcmp (previous->op, "onnx::Transpose") != 0
-      || previous->graph != graph || in->consumers->len != 1 || in->is_graph_output
-      || (p1 = graft_node_attr_ints (previous, "perm", &n1)) == NULL
+      || previous->graph != graph || (p1 = graft_node_attr_ints (previous, "perm", &n1)) == NULL
       || (p2 = graft_node_attr_ints (node, "perm", &n2)) == NULL || n1 != n2)
     return FALSE;
   perm = graft_node_get_attribute (node, "perm");
@@ -210,13 +608,13 @@ graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
           i--;
           continue;
         }
-      if (merge_transposes (graph, node))
+      if (merge_transposes (graph, node) || flatten_concats (graph, node) || merge_slices (inference, graph, node))
         {
           simplified++;
           i--;   /* the merged perm may be the identity */
           continue;
         }
-      if (merge_into_reshape (inference, graph, node))
+      if (skip_shape_only_input (inference, graph, node) || merge_into_reshape (inference, graph, node))
         simplified++;
     }
   return simplified;

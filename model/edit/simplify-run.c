@@ -1,0 +1,383 @@
+/* The "simplify" operation: constant folding and the passes of
+ * simplify-passes.c, round after round until a round changes nothing,
+ * then the proof. The original (a copy taken first) and the result run in
+ * Graft's runtime on the same seeded random inputs, at two sizes of the
+ * symbolic dims when there are any; an output differing beyond
+ * |a − b| ≤ atol + rtol·max|a| (max over that output of the original)
+ * fails the edit. The passes are then replayed one by one on another copy
+ * of the original, checked after each, so that the error names the pass
+ * that changed the outputs and the first value it changed. */
+#include "edit/edit-private.h"
+#include "edit/graph-copy.h"
+#include "runtime/runtime.h"
+#include "runtime/inputs.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SIMPLIFY_MAX_ROUNDS 10
+
+/* In the order a round runs them: folding makes the constants the
+ * others look for; dead code last. */
+static const char *const simplify_passes[] = {
+  "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fold-into-conv", "fold-pad",
+  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code",
+};
+
+/* Sizes tried for the symbolic dims, in order, until two runs of the
+ * original succeed (a model may refuse some: a sequence longer than its
+ * positions, an odd size where it halves). */
+static const gint64 symbolic_sizes[] = { 2, 3, 1, 4, 5, 7, 8 };
+
+typedef struct {
+  GPtrArray *inputs;     /* GHashTable* (input name → GraftRtTensor*) per size */
+  GPtrArray *labels;     /* char* per size: "batch=2" */
+  GPtrArray *expected;   /* GPtrArray* of the original's outputs per size */
+  GPtrArray *names;      /* char*: the output names */
+  double rtol, atol;
+} Reference;
+
+static void
+reference_clear (Reference *reference)
+{
+  g_clear_pointer (&reference->inputs, g_ptr_array_unref);
+  g_clear_pointer (&reference->labels, g_ptr_array_unref);
+  g_clear_pointer (&reference->expected, g_ptr_array_unref);
+  g_clear_pointer (&reference->names, g_ptr_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Reference, reference_clear)
+
+static GraftRuntime *
+runtime_for (GraftModel *model, GError **error)
+{
+  GraftRuntime *runtime = graft_runtime_new (model, error);
+
+  if (runtime != NULL)
+    graft_runtime_set_n_threads (runtime, CLAMP (g_get_num_processors (), 1, 4));
+  return runtime;
+}
+
+/* The symbolic dims of the runtime's inputs, each once. */
+static GPtrArray *
+input_symbols (GraftRuntime *runtime)
+{
+  GPtrArray *inputs = graft_runtime_get_inputs (runtime);
+  GPtrArray *symbols = g_ptr_array_new ();
+
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (inputs, i);
+      for (int d = 0; d < input->shape.rank; d++)
+        if (input->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC
+            && !g_ptr_array_find (symbols, input->shape.dims[d].symbol, NULL))
+          g_ptr_array_add (symbols, (gpointer) input->shape.dims[d].symbol);
+    }
+  return symbols;
+}
+
+/* Runs the original at the sizes to check; FALSE when it runs at none. */
+static gboolean
+reference_init (Reference *reference, GraftModel *original, guint32 seed, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GraftRuntime) runtime = runtime_for (original, &local_error);
+  g_autoptr(GPtrArray) symbols = NULL;
+  guint wanted;
+  g_autofree char *failure = NULL;
+
+  if (runtime == NULL)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "cannot check the result: Graft's runtime cannot run the model (%s); --no-verify skips the check",
+                   local_error->message);
+      return FALSE;
+    }
+  reference->inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
+  reference->labels = g_ptr_array_new_with_free_func (g_free);
+  reference->expected = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  reference->names = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < graft_runtime_get_outputs (runtime)->len; i++)
+    g_ptr_array_add (reference->names,
+                     g_strdup (((GraftValue *) g_ptr_array_index (graft_runtime_get_outputs (runtime), i))->name));
+  symbols = input_symbols (runtime);
+  wanted = symbols->len > 0 ? 2 : 1;
+  for (guint s = 0; s < G_N_ELEMENTS (symbolic_sizes) && reference->inputs->len < wanted; s++)
+    {
+      GPtrArray *inputs = graft_runtime_get_inputs (runtime);
+      g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+      g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                           (GDestroyNotify) graft_rt_tensor_unref);
+      g_autoptr(GRand) rng = g_rand_new_with_seed (seed + s);
+      g_autoptr(GString) label = g_string_new (NULL);
+      g_autoptr(GPtrArray) outputs = NULL;
+
+      for (guint k = 0; k < symbols->len; k++)
+        {
+          g_hash_table_insert (dims, g_ptr_array_index (symbols, k), g_memdup2 (&symbolic_sizes[s], sizeof (gint64)));
+          g_string_append_printf (label, "%s%s=%" G_GINT64_FORMAT, k ? ", " : "", (char *) g_ptr_array_index (symbols, k),
+                                  symbolic_sizes[s]);
+        }
+      for (guint i = 0; i < inputs->len; i++)
+        {
+          GraftValue *input = g_ptr_array_index (inputs, i);
+          GraftRtTensor *tensor = graft_runtime_random_input (input, dims, rng, &local_error);
+          if (tensor == NULL)
+            {
+              g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                           "cannot check the result: %s; --no-verify skips the check", local_error->message);
+              return FALSE;
+            }
+          g_hash_table_insert (feeds, g_strdup (input->name), tensor);
+        }
+      if ((outputs = graft_runtime_run (runtime, feeds, NULL, NULL, NULL, &local_error)) == NULL)
+        {
+          if (failure == NULL)
+            failure = g_strdup_printf ("%s%s%s", label->str, label->len ? ": " : "", local_error->message);
+          g_clear_error (&local_error);
+          if (symbols->len == 0)
+            break;
+          continue;
+        }
+      g_ptr_array_add (reference->inputs, g_steal_pointer (&feeds));
+      g_ptr_array_add (reference->labels, g_strdup (label->len ? label->str : "the declared shapes"));
+      g_ptr_array_add (reference->expected, g_steal_pointer (&outputs));
+    }
+  if (reference->inputs->len == 0)
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                   "cannot check the result: the original model fails on random inputs (%s); --no-verify skips the "
+                   "check", failure ? failure : "no size of its symbolic dims works");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+element_text (const GraftRtTensor *tensor, gint64 index)
+{
+  if (graft_dtype_is_float (tensor->dtype))
+    return g_strdup_printf ("%.9g", graft_rt_tensor_get_f64 (tensor, index));
+  return g_strdup_printf ("%" G_GINT64_FORMAT, graft_rt_tensor_get_i64 (tensor, index));
+}
+
+/* How got differs from expected beyond the tolerance, or NULL when it does not. */
+static char *
+describe_difference (const GraftRtTensor *expected, const GraftRtTensor *got, double rtol, double atol)
+{
+  double scale = 0.0;
+
+  if (expected->kind != got->kind)
+    return g_strdup ("is of another kind (tensor, sequence, none)");
+  if (expected->kind != GRAFT_RT_TENSOR || expected->dtype == GRAFT_DTYPE_STRING)
+    return NULL;
+  if (expected->dtype != got->dtype)
+    return g_strdup_printf ("is %s instead of %s", graft_dtype_to_string (got->dtype),
+                            graft_dtype_to_string (expected->dtype));
+  if (!graft_rt_tensor_same_shape (expected, got))
+    {
+      g_autofree char *a = graft_rt_tensor_describe (expected), *b = graft_rt_tensor_describe (got);
+      return g_strdup_printf ("is %s instead of %s", b, a);
+    }
+  if (!graft_dtype_is_float (expected->dtype))
+    {
+      for (gint64 i = 0; i < expected->numel; i++)
+        if (graft_rt_tensor_get_i64 (expected, i) != graft_rt_tensor_get_i64 (got, i))
+          {
+            g_autofree char *a = element_text (expected, i), *b = element_text (got, i);
+            return g_strdup_printf ("element %" G_GINT64_FORMAT " is %s instead of %s", i, b, a);
+          }
+      return NULL;
+    }
+  for (gint64 i = 0; i < expected->numel; i++)
+    {
+      double a = graft_rt_tensor_get_f64 (expected, i);
+      if (isfinite (a))
+        scale = MAX (scale, fabs (a));
+    }
+  for (gint64 i = 0; i < expected->numel; i++)
+    {
+      double a = graft_rt_tensor_get_f64 (expected, i), b = graft_rt_tensor_get_f64 (got, i);
+      gboolean same = isnan (a) ? isnan (b) : isinf (a) ? a == b : fabs (a - b) <= atol + rtol * scale;
+
+      if (!same)
+        {
+          g_autofree char *a_text = element_text (expected, i), *b_text = element_text (got, i);
+          return g_strdup_printf ("element %" G_GINT64_FORMAT " is %s instead of %s (|Δ| %.3g > %g + %g × %.3g)", i,
+                                  b_text, a_text, fabs (a - b), atol, rtol, scale);
+        }
+    }
+  return NULL;
+}
+
+/* The first output of model that differs from the reference's, in one
+ * sentence, or NULL when every output is within the tolerance. */
+static char *
+find_divergence (GraftModel *model, Reference *reference)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) runtime = runtime_for (model, &error);
+
+  if (runtime == NULL)
+    return g_strdup_printf ("the result cannot run in Graft's runtime: %s", error->message);
+  if (graft_runtime_get_outputs (runtime)->len != reference->names->len)
+    return g_strdup_printf ("the result has %u outputs instead of %u", graft_runtime_get_outputs (runtime)->len,
+                            reference->names->len);
+  for (guint s = 0; s < reference->inputs->len; s++)
+    {
+      g_autoptr(GPtrArray) outputs = graft_runtime_run (runtime, g_ptr_array_index (reference->inputs, s), NULL, NULL,
+                                                        NULL, &error);
+      GPtrArray *expected = g_ptr_array_index (reference->expected, s);
+      const char *label = g_ptr_array_index (reference->labels, s);
+
+      if (outputs == NULL)
+        return g_strdup_printf ("at %s the result fails: %s", label, error->message);
+      for (guint i = 0; i < outputs->len; i++)
+        {
+          g_autofree char *difference = describe_difference (g_ptr_array_index (expected, i),
+                                                             g_ptr_array_index (outputs, i), reference->rtol,
+                                                             reference->atol);
+          if (difference != NULL)
+            return g_strdup_printf ("at %s, output '%s' %s", label, (char *) g_ptr_array_index (reference->names, i),
+                                    difference);
+        }
+    }
+  return NULL;
+}
+
+static const GraftEditOperation *
+pass_operation (guint pass)
+{
+  const GraftEditOperation *operation = graft_edit_operation_lookup (simplify_passes[pass]);
+
+  g_assert (operation != NULL);
+  return operation;
+}
+
+static GVariant *
+pass_params (guint pass, GVariant *params)
+{
+  gint64 max_bytes = graft_edit_param_int (params, "fold_max_bytes", -1);
+
+  if (strcmp (simplify_passes[pass], "fold-constants") == 0 && max_bytes >= 0)
+    return g_variant_ref_sink (graft_edit_params_new ("max_bytes", g_variant_new_int64 (max_bytes), NULL));
+  return g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
+}
+
+static gboolean
+apply_pass (GraftEditScope *scope, guint pass, GVariant *params, GError **error)
+{
+  g_autoptr(GVariant) own_params = pass_params (pass, params);
+  g_autoptr(GPtrArray) pass_notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+
+  if (!pass_operation (pass)->apply (scope, own_params, pass_notes, &local_error))
+    {
+      g_set_error (error, local_error->domain, local_error->code, "pass '%s': %s", simplify_passes[pass],
+                   local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Replays the passes of sequence on a copy of original, checking after
+ * each: the pass that first changed the outputs and how, or NULL. */
+static char *
+find_guilty_pass (GraftModel *original, GArray *sequence, GVariant *params, Reference *reference)
+{
+  g_autoptr(GraftModel) copy = graft_model_copy (original);
+  GraftEditScope scope = { copy, graft_model_get_graph (copy), NULL };
+
+  for (guint k = 0; k < sequence->len; k++)
+    {
+      guint pass = g_array_index (sequence, guint, k);
+      g_autofree char *divergence = NULL;
+
+      if (!apply_pass (&scope, pass, params, NULL))
+        return NULL;
+      if ((divergence = find_divergence (copy, reference)) != NULL)
+        return g_strdup_printf ("pass '%s' (step %u) changed the outputs: %s", simplify_passes[pass], k + 1,
+                                divergence);
+    }
+  return NULL;
+}
+
+gboolean
+graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  GraftGraph *graph = scope->graph;
+  gboolean verify = graft_edit_param_bool (params, "verify", TRUE);
+  g_auto(Reference) reference = { 0 };
+  g_autoptr(GraftModel) original = NULL;
+  g_autoptr(GArray) sequence = g_array_new (FALSE, FALSE, sizeof (guint));
+  gint removed[G_N_ELEMENTS (simplify_passes)] = { 0 };
+  double seconds[G_N_ELEMENTS (simplify_passes)] = { 0 };
+  guint before = graph->nodes->len, initializers = graph->initializers->len, rounds = 0;
+  gboolean changed = TRUE;
+  g_autoptr(GString) summary = g_string_new (NULL);
+
+  if (scope->function != NULL || graph != graft_model_get_graph (scope->model))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                   "simplify works on the main graph (which folds inside If/Loop/Scan bodies too)");
+      return FALSE;
+    }
+  reference.rtol = graft_edit_param_double (params, "rtol", 1e-5);
+  reference.atol = graft_edit_param_double (params, "atol", 1e-5);
+  if (verify)
+    {
+      original = graft_model_copy (scope->model);
+      if (!reference_init (&reference, original, (guint32) graft_edit_param_int (params, "seed", 0), error))
+        return FALSE;
+    }
+  while (changed && rounds < SIMPLIFY_MAX_ROUNDS)
+    {
+      changed = FALSE;
+      rounds++;
+      for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+        {
+          guint nodes = graph->nodes->len, n_initializers = graph->initializers->len;
+          gint64 start = g_get_monotonic_time ();
+
+          if (!apply_pass (scope, pass, params, error))
+            return FALSE;
+          seconds[pass] += (g_get_monotonic_time () - start) / 1e6;
+          g_array_append_val (sequence, pass);
+          removed[pass] += (gint) nodes - (gint) graph->nodes->len;
+          changed |= graph->nodes->len != nodes || graph->initializers->len != n_initializers;
+        }
+    }
+  g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes, %u → %u initializers in %u round%s", before,
+                                           graph->nodes->len, initializers, graph->initializers->len, rounds,
+                                           rounds == 1 ? "" : "s"));
+  for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+    g_string_append_printf (summary, "%s%s %+d (%.2f s)", pass ? ", " : "", simplify_passes[pass], -removed[pass],
+                            seconds[pass]);
+  g_ptr_array_add (notes, g_strdup_printf ("nodes by pass: %s", summary->str));
+  if (!verify)
+    {
+      g_ptr_array_add (notes, g_strdup ("not checked (--no-verify)"));
+      return TRUE;
+    }
+  g_autofree char *divergence = find_divergence (scope->model, &reference);
+  if (divergence != NULL)
+    {
+      g_autofree char *guilty = find_guilty_pass (original, sequence, params, &reference);
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED, "%s",
+                   guilty ? guilty : divergence);
+      return FALSE;
+    }
+  g_string_truncate (summary, 0);
+  for (guint s = 0; s < reference.labels->len; s++)
+    g_string_append_printf (summary, "%s%s", s ? " and at " : "", (char *) g_ptr_array_index (reference.labels, s));
+  g_ptr_array_add (notes, g_strdup_printf ("checked: the outputs equal the original's within rtol %g, atol %g at %s "
+                                           "(random inputs, Graft's runtime)", reference.rtol, reference.atol,
+                                           summary->str));
+  return TRUE;
+}
+
+char *
+graft_edit_simplify_describe (GVariant *params)
+{
+  return g_strdup (graft_edit_param_bool (params, "verify", TRUE) ? "Simplify (checked by running)" : "Simplify");
+}
