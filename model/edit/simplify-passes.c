@@ -7,7 +7,7 @@
  * constant folding to a fixed point and proves the result by running it
  * (simplify-run.c). */
 #include "edit/edit-private.h"
-#include "edit/graph-surgery.h"
+#include "ir/graph-surgery.h"
 #include "runtime/op.h"
 
 #include <math.h>

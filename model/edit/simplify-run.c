@@ -8,7 +8,7 @@
  * of the original, checked after each, so that the error names the pass
  * that changed the outputs and the first value it changed. */
 #include "edit/edit-private.h"
-#include "edit/graph-copy.h"
+#include "ir/graph-copy.h"
 #include "runtime/runtime.h"
 #include "runtime/inputs.h"
 
