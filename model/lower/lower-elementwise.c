@@ -38,6 +38,17 @@ unary_row (GraftNode *node)
 static gboolean
 lower_unary (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
+  LowerValue *number = graft_lower_arg (ctx, node, 0);
+  gboolean up = strcmp (node->op_type, "ceil") == 0;
+  if ((up || strcmp (node->op_type, "floor") == 0) && number != NULL && number->kind == LOWER_CONST &&
+      (number->constant->type == GRAFT_ATTR_FLOAT || number->constant->type == GRAFT_ATTR_INT))
+    {
+      /* math.ceil / math.floor of a number known while converting: an int */
+      double v = number->constant->type == GRAFT_ATTR_FLOAT ? number->constant->f : (double) number->constant->i;
+      g_autoptr(GraftAttribute) rounded = graft_attribute_new_int ("value", (gint64) (up ? ceil (v) : floor (v)));
+      graft_lower_bind (ctx, g_ptr_array_index (node->outputs, 0), graft_lower_value_const (rounded));
+      return TRUE;
+    }
   GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
   const UnaryRow *row = unary_row (node);
   const char *onnx = row ? row->onnx : NULL;
@@ -94,6 +105,11 @@ lower_clip (GraftLowerContext *ctx, GraftNode *node, GError **error)
   else if (g_str_has_prefix (node->op_type, "hardtanh"))
     {
       if (!graft_lower_arg_double (ctx, node, 1, -1, &lo, error) || !graft_lower_arg_double (ctx, node, 2, 1, &hi, error))
+        return FALSE;
+    }
+  else if (g_str_has_prefix (node->op_type, "clamp_max"))
+    {
+      if (!graft_lower_arg_double (ctx, node, 1, INFINITY, &hi, error))
         return FALSE;
     }
   else if (!graft_lower_arg_double (ctx, node, 1, -INFINITY, &lo, error) ||
@@ -594,6 +610,8 @@ const GraftLowering graft_lowerings_elementwise[] = {
   { "aten::gelu", 0, lower_gelu, "self approximate" },
   { "aten::relu6", 0, lower_clip, "self" }, { "aten::relu6_", 0, lower_clip, "self" },
   { "aten::hardtanh", 0, lower_clip, "self min_val max_val" }, { "aten::hardtanh_", 0, lower_clip, "self min_val max_val" },
+  { "aten::clamp_min", 0, lower_clip, "self min" }, { "aten::clamp_min_", 0, lower_clip, "self min" },
+  { "aten::clamp_max", 0, lower_clip, "self max" }, { "aten::clamp_max_", 0, lower_clip, "self max" },
   { "aten::clamp", 0, lower_clip, "self min max" }, { "aten::clamp_", 0, lower_clip, "self min max" },
   { "aten::dropout", 0, lower_identity, "input p train" }, { "aten::dropout_", 0, lower_identity, "input p train" },
   { "aten::feature_dropout", 0, lower_identity, "input p train" },

@@ -3,6 +3,7 @@
  * unless the dim is fixed. */
 #include "lower/lower-private.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MAX_RANK 8
@@ -188,7 +189,12 @@ lower_arange (GraftLowerContext *ctx, GraftNode *node, GError **error)
     return graft_lower_fail (error, node, "has no numeric bounds");
   /* arange(end, dtype, layout, device, pin_memory) has 5 arguments; the
    * dtype follows the numbers */
-  if (!graft_lower_arg_int (ctx, node, n, -1, &code, error))
+  /* dtype= as a keyword: the runtime device= may then sit at position n
+   * (EdgeNeXt's arange(dim, dtype=int64, device=x.device)) */
+  GraftAttribute *keyword_dtype = graft_node_get_attribute (node, "dtype");
+  if (keyword_dtype != NULL)
+    code = keyword_dtype->type == GRAFT_ATTR_INT ? keyword_dtype->i : -1;
+  else if (!graft_lower_arg_int (ctx, node, n, -1, &code, error))
     return FALSE;
   GraftDType dtype = code >= 0 ? graft_dtype_from_torch_scalar_type (code) : is_float ? GRAFT_DTYPE_FLOAT32 : GRAFT_DTYPE_INT64;
   GraftValue *values[3];
@@ -892,6 +898,56 @@ lower_reduce (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* linalg_vector_norm(self, ord, dim, keepdim, dtype) and norm(self, p, dim,
+ * keepdim): F.normalize. |x|^p summed (ReduceSum takes its axes as an
+ * input from opset 13), then the p-th root; ord inf is the largest |x|. */
+static gboolean
+lower_vector_norm (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  gint64 axes[MAX_RANK], keepdim, dtype = -1;
+  guint n;
+  double p = 2;
+  GraftValue *x = graft_lower_arg_tensor (ctx, node, 0, error);
+  if (x == NULL || (!graft_lower_arg_is_none (ctx, node, 1) && !graft_lower_arg_double (ctx, node, 1, 2, &p, error)) ||
+      !graft_lower_arg_ints (ctx, node, 2, axes, MAX_RANK, &n, 0, error) ||
+      !graft_lower_arg_int (ctx, node, 3, 0, &keepdim, error))
+    return FALSE;
+  if (strcmp (node->op_type, "linalg_vector_norm") == 0 && !graft_lower_arg_is_none (ctx, node, 4) &&
+      !graft_lower_arg_int (ctx, node, 4, -1, &dtype, error))
+    return FALSE;
+  if (ctx->opset < 13)
+    return graft_lower_fail (error, node, "needs ONNX opset 13 or later (ReduceSum with axes as an input)");
+  if (!(p > 0))
+    return graft_lower_fail (error, node, "a norm of order %g has no ONNX lowering yet (orders above 0 and inf do)", p);
+  if (dtype >= 0)
+    x = graft_lower_cast (ctx, x, graft_dtype_from_torch_scalar_type (dtype));
+  GraftDType type = graft_lower_dtype (ctx, x);
+  GraftValue *magnitude = graft_lower_op (ctx, "Abs", 1, x);
+  GraftNode *r;
+  if (isinf (p))
+    {
+      r = graft_lower_node (ctx, "ReduceMax", 1, ctx->opset >= 18 ? 2 : 1, magnitude,
+                            ctx->opset >= 18 ? graft_lower_const_ints (ctx, axes, n, FALSE) : NULL);
+      if (ctx->opset < 18)
+        add_ints (r, "axes", axes, n);
+    }
+  else
+    {
+      GraftValue *powered = p == 1 ? magnitude
+                            : p == 2 ? graft_lower_op (ctx, "Mul", 2, x, x)
+                            : graft_lower_op (ctx, "Pow", 2, magnitude, graft_lower_const_scalar (ctx, type, p));
+      r = graft_lower_node (ctx, "ReduceSum", 1, 2, powered, n > 0 ? graft_lower_const_ints (ctx, axes, n, FALSE) : NULL);
+    }
+  graft_node_add_attribute (r, graft_attribute_new_int ("keepdims", keepdim));
+  GraftValue *y = graft_lower_finish (ctx, r);
+  if (p == 2)
+    y = graft_lower_op (ctx, "Sqrt", 1, y);
+  else if (!isinf (p) && p != 1)
+    y = graft_lower_op (ctx, "Pow", 2, y, graft_lower_const_scalar (ctx, type, 1.0 / p));
+  graft_lower_set_output (ctx, node, 0, y);
+  return TRUE;
+}
+
 /* ---- sizes ---- */
 
 static LowerValue *
@@ -1592,6 +1648,8 @@ const GraftLowering graft_lowerings_shape[] = {
   { "aten::new_full", 0, lower_new_fill, "self size fill_value dtype layout device pin_memory" },
   { "aten::mean", 0, lower_reduce, "self dim keepdim dtype" },
   { "aten::sum", 0, lower_reduce, "self dim keepdim dtype" },
+  { "aten::linalg_vector_norm", 0, lower_vector_norm, "self ord dim keepdim dtype" },
+  { "aten::norm", 0, lower_vector_norm, "self p dim keepdim" },
   { "aten::zeros", 0, lower_fill, "size dtype layout device pin_memory" },
   { "aten::ones", 0, lower_fill, "size dtype layout device pin_memory" },
   { "aten::full", 0, lower_fill, "size fill_value dtype layout device pin_memory" },

@@ -1,6 +1,7 @@
 /* TorchScript's prim:: nodes and the aten:: ops on scalars, lists and
  * tuples (len, __getitem__, append, Int, __is__...): control flow runs the
  * builder's blocks, containers are sequence values (see aten-args.h). */
+#include <math.h>
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
 
@@ -29,6 +30,35 @@ static gboolean
 set_bool (GraftKernelContext *ctx, guint i, gboolean v)
 {
   graft_kernel_set_output (ctx, i, graft_aten_new_bool (v));
+  return TRUE;
+}
+
+/* aten::ceil / aten::floor. Of a TorchScript number (math.ceil(H / p) in
+ * MobileViT: a 0-d float64 not declared a Tensor) an int, as in Python;
+ * of a tensor the same dtype, element by element. */
+static gboolean
+kernel_round_to_integer (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x = ctx->inputs[0];
+  gboolean up = strcmp (ctx->node->op_type, "ceil") == 0;
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "%s needs a number or a tensor", ctx->node->op);
+  GraftValue *in = ctx->node->inputs->len > 0 ? ctx->node->inputs->pdata[0] : NULL;
+  gboolean declared_tensor = in != NULL && in->type_string != NULL && strcmp (in->type_string, "Tensor") == 0;
+  if (x->rank == 0 && x->dtype == GRAFT_DTYPE_FLOAT64 && !declared_tensor)
+    {
+      double v = graft_rt_tensor_get_f64 (x, 0);
+      return set_scalar_i64 (ctx, 0, (gint64) (up ? ceil (v) : floor (v)));
+    }
+  GraftRtTensor *out = graft_rt_tensor_new (x->dtype, x->rank, x->dims, error);
+  if (out == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < x->numel; i++)
+    {
+      double v = graft_rt_tensor_get_f64 (x, i);
+      graft_rt_tensor_set_f64 (out, i, up ? ceil (v) : floor (v));
+    }
+  graft_kernel_set_output (ctx, 0, out);
   return TRUE;
 }
 
@@ -718,6 +748,8 @@ const GraftOpSchema graft_ops_aten_prim[] = {
   OP ("aten::append", kernel_append),
   OP ("aten::_set_item", kernel_set_item),
   OP ("aten::list", kernel_list),
+  OP ("aten::ceil", kernel_round_to_integer),
+  OP ("aten::floor", kernel_round_to_integer),
   OP ("aten::size", kernel_size),
   OP ("aten::dim", kernel_dim),
   OP ("aten::warn", kernel_warn),

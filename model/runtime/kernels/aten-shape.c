@@ -964,6 +964,16 @@ kernel_arange (GraftKernelContext *ctx, GError **error)
     if (g_str_has_prefix (((GraftAttribute *) ctx->node->attributes->pdata[i])->name, "arg"))
       total++;
   gboolean keyword_options = graft_node_has_attr (ctx->node, "dtype");
+  /* device=device given at run time is an input, not a bound (EdgeNeXt's
+   * positional encoding) */
+  static const char *const options[] = { "dtype", "layout", "device", "pin_memory" };
+  for (guint i = 0; keyword_options && i < ctx->node->inputs->len && i < ctx->n_inputs; i++)
+    {
+      const char *name = graft_node_get_input_argument_name (ctx->node, i);
+      for (guint k = 0; name != NULL && k < G_N_ELEMENTS (options); k++)
+        if (strcmp (name, options[k]) == 0)
+          total--;
+    }
   guint n_numbers = keyword_options ? total : total >= 4 ? total - 4 : total;
   if (n_numbers < 1 || n_numbers > 3)
     return graft_kernel_fail (error, "arange() takes 1 to 3 numbers, got %u", n_numbers);

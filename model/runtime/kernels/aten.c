@@ -280,7 +280,7 @@ kernel_cat (GraftKernelContext *ctx, GError **error)
 static GraftDType
 reduce_dtype (const char *op, GraftRtTensor *x, const GraftAtenArg *dtype_arg)
 {
-  if (!graft_arg_is_none (dtype_arg))
+  if (dtype_arg != NULL && !graft_arg_is_none (dtype_arg))
     return graft_dtype_from_torch_scalar_type (graft_arg_int (dtype_arg, 6));
   if (strcmp (op, "sum") == 0 && (x->dtype == GRAFT_DTYPE_BOOL || graft_dtype_is_integer (x->dtype)))
     return GRAFT_DTYPE_INT64;
@@ -317,9 +317,18 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   if (x != NULL && x->kind == GRAFT_RT_SEQUENCE && strcmp (op, "sum") == 0)
     return sum_list (ctx, x, error);
   gboolean is_max = strcmp (op, "amax") == 0;
+  /* linalg_vector_norm(self, ord, dim, keepdim, dtype) and norm(self, p,
+   * dim, keepdim): F.normalize traced and scripted (EdgeNeXt) */
+  gboolean is_norm = strcmp (op, "linalg_vector_norm") == 0 || strcmp (op, "norm") == 0;
   gint64 axes[GRAFT_RT_MAX_RANK];
-  GraftAtenArg args[4];
-  graft_aten_args (ctx, NULL, 4, args);
+  GraftAtenArg all_args[5];
+  graft_aten_args (ctx, NULL, 5, all_args);
+  GraftAtenArg *args = is_norm ? all_args + 1 : all_args;
+  double p = is_norm && !graft_arg_is_none (&all_args[1]) ? graft_arg_double (&all_args[1], 2.0) : 2.0;
+  if (x == NULL || x->kind != GRAFT_RT_TENSOR)
+    return graft_kernel_fail (error, "aten::%s needs a tensor", op);
+  if (is_norm && !graft_dtype_is_float (x->dtype))
+    return graft_kernel_unsupported (error, "aten::%s of %s", op, graft_dtype_to_string (x->dtype));
   int n = arg_ints (&args[1], axes, GRAFT_RT_MAX_RANK, 1);
   gboolean keepdim = graft_arg_int (&args[2], 0);
   gboolean mask[GRAFT_RT_MAX_RANK] = { 0 };
@@ -339,7 +348,7 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
       dims[rank++] = x->dims[d];
     else if (keepdim)
       dims[rank++] = 1;
-  GraftDType out_dtype = is_max ? x->dtype : reduce_dtype (op, x, &args[3]);
+  GraftDType out_dtype = is_max ? x->dtype : reduce_dtype (op, x, is_norm && strcmp (op, "norm") == 0 ? NULL : &args[3]);
   if (out_dtype == GRAFT_DTYPE_UNDEFINED)
     return graft_kernel_unsupported (error, "aten::%s with dtype code %" G_GINT64_FORMAT, op, graft_arg_int (&args[3], -1));
   GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, out_dtype, rank, dims, error);
@@ -361,7 +370,15 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   for (gint64 i = 0; i < x->numel; i++)
     {
       double v = graft_rt_tensor_get_f64 (x, i);
-      if (is_max)
+      if (is_norm)
+        {
+          double a = fabs (v);
+          if (isinf (p))
+            acc[off] = a > acc[off] || isnan (a) ? a : acc[off];
+          else
+            acc[off] += p == 2 ? a * a : p == 1 ? a : p == 0 ? (a != 0) : pow (a, p);
+        }
+      else if (is_max)
         acc[off] = (isnan (v) || v > acc[off]) ? v : acc[off];
       else
         acc[off] += v;
@@ -376,7 +393,12 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
         }
     }
   for (gint64 i = 0; i < out->numel; i++)
-    graft_rt_tensor_set_f64 (out, i, strcmp (op, "mean") == 0 ? acc[i] / MAX (count, 1) : acc[i]);
+    {
+      double r = strcmp (op, "mean") == 0 ? acc[i] / MAX (count, 1) : acc[i];
+      if (is_norm && !isinf (p) && p != 0 && p != 1)
+        r = p == 2 ? sqrt (r) : pow (r, 1.0 / p);
+      graft_rt_tensor_set_f64 (out, i, r);
+    }
   return TRUE;
 }
 
@@ -626,6 +648,7 @@ const GraftOpSchema graft_ops_aten[] = {
   ATEN ("flatten", kernel_flatten),
   ATEN ("cat", kernel_cat),
   ATEN ("mean", kernel_reduce), ATEN ("sum", kernel_reduce), ATEN ("amax", kernel_reduce),
+  ATEN ("linalg_vector_norm", kernel_reduce), ATEN ("norm", kernel_reduce),
   ATEN ("linear", kernel_linear), ATEN ("addmm", kernel_addmm), ATEN ("matmul", kernel_matmul),
   ATEN ("mm", kernel_matmul), ATEN ("bmm", kernel_matmul),
   ATEN ("batch_norm", kernel_batch_norm),
