@@ -1285,7 +1285,13 @@ lower_as (GraftLowerContext *ctx, GraftNode *node, GError **error)
   if (other == NULL)
     return FALSE;
   const char *op = g_str_has_prefix (node->op_type, "expand") ? "Expand" : "Reshape";
-  graft_lower_set_output (ctx, node, 0, graft_lower_op (ctx, op, 2, x, graft_lower_op (ctx, "Shape", 1, other)));
+  GraftValue *y = graft_lower_op (ctx, op, 2, x, graft_lower_op (ctx, "Shape", 1, other));
+  /* The shape is other's, though Shape's value is only known at run time:
+   * what follows may need the rank (F.normalize's x / norm.expand_as(x)
+   * before a transpose, in EdgeNeXt). */
+  if (graft_lower_rank (ctx, y) < 0 && graft_lower_rank (ctx, other) >= 0)
+    _graft_lower_declare_type (ctx, y, graft_lower_dtype (ctx, x), graft_lower_shape (ctx, other));
+  graft_lower_set_output (ctx, node, 0, y);
   return TRUE;
 }
 
