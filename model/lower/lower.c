@@ -355,18 +355,33 @@ rank_from_consumers (GraftValue *input)
   return -1;
 }
 
+static gboolean
+indexes_an_embedding (GraftValue *value, guint depth)
+{
+  /* ops that only move the ids (GPT-2 and CLIP view input_ids first) */
+  static const char *const moves[] = { "aten::view", "aten::reshape", "aten::unsqueeze", "aten::squeeze",
+                                       "aten::flatten", "aten::contiguous", "aten::slice", "aten::select" };
+  if (depth > 4)
+    return FALSE;
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (value->consumers, i);
+      if (strcmp (node->op, "aten::embedding") == 0 && node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) == value)
+        return TRUE;
+      for (guint k = 0; k < G_N_ELEMENTS (moves); k++)
+        if (strcmp (node->op, moves[k]) == 0 && node->inputs->len > 0 && node->inputs->pdata[0] == value &&
+            node->outputs->len > 0 && indexes_an_embedding (node->outputs->pdata[0], depth + 1))
+          return TRUE;
+    }
+  return FALSE;
+}
+
 /* A TorchScript input declares no dtype: one that an embedding looks up
  * holds token ids (int64); float32 otherwise. */
 static GraftDType
 dtype_from_consumers (GraftValue *input)
 {
-  for (guint i = 0; i < input->consumers->len; i++)
-    {
-      GraftNode *node = g_ptr_array_index (input->consumers, i);
-      if (strcmp (node->op, "aten::embedding") == 0 && node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) == input)
-        return GRAFT_DTYPE_INT64;
-    }
-  return GRAFT_DTYPE_FLOAT32;
+  return indexes_an_embedding (input, 0) ? GRAFT_DTYPE_INT64 : GRAFT_DTYPE_FLOAT32;
 }
 
 /* torch.export's own name of a dynamic dim: "s77", "u0" (unbacked). */
