@@ -971,59 +971,67 @@ source_position (gint64 i, gint64 in, gint64 out, double factor, gboolean align_
 /* upsample_nearest2d(input, output_size, scale_factors) (.vec) or
  *   (self, output_size, scales_h, scales_w);
  * upsample_bilinear2d(input, output_size, align_corners, scale_factors) (.vec) or
- *   (self, output_size, align_corners, scales_h, scales_w) */
+ *   (self, output_size, align_corners, scales_h, scales_w);
+ * the 1-D forms (nearest1d, linear1d: HF SAM's relative positions) as a
+ * 2-D image one row high. */
 static gboolean
 kernel_upsample (GraftKernelContext *ctx, GError **error)
 {
-  gboolean nearest = strcmp (ctx->node->op_type, "upsample_nearest2d") == 0;
+  gboolean nearest = g_str_has_prefix (ctx->node->op_type, "upsample_nearest");
+  int spatial = g_str_has_suffix (ctx->node->op_type, "1d") ? 1 : 2;
   GraftAtenArg args[5];
   graft_aten_args (ctx, NULL, 5, args);
   NEED (x, 0, FALSE);
-  if (x->rank != 4)
-    return graft_kernel_fail (error, "%s needs a 4-D input, got rank %d", ctx->node->op, x->rank);
+  if (x->rank != spatial + 2)
+    return graft_kernel_fail (error, "%s needs a %d-D input, got rank %d", ctx->node->op, spatial + 2, x->rank);
   gboolean align_corners = nearest ? FALSE : graft_arg_int (&args[2], 0) != 0;
   guint first_scale = nearest ? 2 : 3;
-  double factors[2] = { 0, 0 };
-  gint64 sizes[2];
+  /* index 0 is the height (1 for the 1-D forms), 1 the width */
+  double factors[2] = { spatial == 1 ? 1 : 0, 0 };
+  double *given = factors + (2 - spatial);
+  gint64 sizes[2] = { 1, 0 };
   guint n = 0;
   if (!graft_arg_is_none (&args[first_scale]))
     {
-      /* a list of two factors (.vec) or scales_h, scales_w */
+      /* a list of factors (.vec) or scales_h, scales_w */
       GraftAtenArg *a = &args[first_scale];
-      if (a->attr && a->attr->type == GRAFT_ATTR_FLOATS && a->attr->floats->len == 2)
-        for (int k = 0; k < 2; k++)
-          factors[k] = g_array_index (a->attr->floats, double, k);
-      else if (a->value && a->value->kind == GRAFT_RT_SEQUENCE && a->value->items->len == 2)
-        for (int k = 0; k < 2; k++)
-          factors[k] = graft_rt_tensor_get_f64 (a->value->items->pdata[k], 0);
-      else if (a->attr && a->attr->type == GRAFT_ATTR_INTS && a->attr->ints->len == 2)
-        for (int k = 0; k < 2; k++)
-          factors[k] = g_array_index (a->attr->ints, gint64, k);
+      if (a->attr && a->attr->type == GRAFT_ATTR_FLOATS && a->attr->floats->len == (guint) spatial)
+        for (int k = 0; k < spatial; k++)
+          given[k] = g_array_index (a->attr->floats, double, k);
+      else if (a->value && a->value->kind == GRAFT_RT_SEQUENCE && a->value->items->len == (guint) spatial)
+        for (int k = 0; k < spatial; k++)
+          given[k] = graft_rt_tensor_get_f64 (a->value->items->pdata[k], 0);
+      else if (a->attr && a->attr->type == GRAFT_ATTR_INTS && a->attr->ints->len == (guint) spatial)
+        for (int k = 0; k < spatial; k++)
+          given[k] = g_array_index (a->attr->ints, gint64, k);
       else
         {
-          factors[0] = graft_arg_double (a, 0);
-          factors[1] = graft_arg_double (&args[first_scale + 1], factors[0]);
+          given[0] = graft_arg_double (a, 0);
+          if (spatial == 2)
+            given[1] = graft_arg_double (&args[first_scale + 1], given[0]);
         }
     }
   if (!graft_arg_is_none (&args[1]))
     {
-      if (!graft_arg_ints (&args[1], sizes, 2, &n, 2, error))
+      if (!graft_arg_ints (&args[1], sizes + (2 - spatial), spatial, &n, spatial, error))
         return FALSE;
-      if (n != 2)
-        return graft_kernel_fail (error, "%s needs two output sizes", ctx->node->op);
+      if (n != (guint) spatial)
+        return graft_kernel_fail (error, "%s needs %d output sizes", ctx->node->op, spatial);
     }
   else if (factors[0] > 0 && factors[1] > 0)
-    for (int k = 0; k < 2; k++)
-      sizes[k] = (gint64) floor (x->dims[2 + k] * factors[k]);
+    for (int k = 2 - spatial; k < 2; k++)
+      sizes[k] = (gint64) floor (x->dims[2 + k - (2 - spatial)] * factors[k]);
   else
     return graft_kernel_fail (error, "%s needs output_size or scale_factors", ctx->node->op);
   if (sizes[0] <= 0 || sizes[1] <= 0)
     return graft_kernel_fail (error, "%s: the output size must be positive", ctx->node->op);
   gint64 dims[4] = { x->dims[0], x->dims[1], sizes[0], sizes[1] };
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 4, dims, error);
+  if (spatial == 1)
+    dims[2] = sizes[1];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, spatial + 2, dims, error);
   if (y == NULL)
     return FALSE;
-  gint64 H = x->dims[2], W = x->dims[3], planes = x->dims[0] * x->dims[1];
+  gint64 H = spatial == 1 ? 1 : x->dims[2], W = x->dims[x->rank - 1], planes = x->dims[0] * x->dims[1];
   g_autofree gint64 *x0 = g_new (gint64, sizes[1]);
   g_autofree gint64 *x1 = g_new (gint64, sizes[1]);
   g_autofree float *xw = g_new (float, sizes[1]);
@@ -1334,6 +1342,7 @@ const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("scaled_dot_product_attention", kernel_sdpa),
   OP ("embedding", kernel_embedding),
   OP ("upsample_nearest2d", kernel_upsample), OP ("upsample_bilinear2d", kernel_upsample),
+  OP ("upsample_nearest1d", kernel_upsample), OP ("upsample_linear1d", kernel_upsample),
   OP ("group_norm", kernel_group_norm), OP ("_weight_norm", kernel_weight_norm),
   OP ("instance_norm", kernel_instance_norm), OP ("grid_sampler", kernel_grid_sampler),
   OP ("einsum", kernel_einsum),
