@@ -1055,6 +1055,7 @@ const GraftLowering graft_lowerings_nn[] = {
     "input hx params has_biases num_layers dropout train bidirectional batch_first" },
   { "aten::conv1d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv2d", 0, lower_conv, "input weight bias stride padding dilation groups" },
+  { "aten::_convolution_mode", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv3d", 0, lower_conv, "input weight bias stride padding dilation groups" },
   { "aten::conv_transpose1d", 0, lower_conv, "input weight bias stride padding output_padding groups dilation" },
   { "aten::conv_transpose2d", 0, lower_conv, "input weight bias stride padding output_padding groups dilation" },

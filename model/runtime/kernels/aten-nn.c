@@ -46,14 +46,22 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   int ns = x->rank - 2;
   if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
     return graft_kernel_fail (error, "input and weight must have the same rank (3 to %d)", GRAFT_WINDOW_MAX_DIMS + 2);
+  /* padding='valid' (conv2d.padding / _convolution_mode: SigLIP's patch
+   * embedding) is no padding; 'same' is not run yet */
+  gboolean valid = FALSE;
   if (args[4].attr && args[4].attr->type == GRAFT_ATTR_STRING)
-    return graft_kernel_unsupported (error, "string padding");
+    {
+      g_autofree char *mode = graft_attribute_dup_string (args[4].attr);
+      if (strcmp (mode, "valid") != 0)
+        return graft_kernel_unsupported (error, "padding='%s'", mode);
+      valid = TRUE;
+    }
   gint64 stride[GRAFT_WINDOW_MAX_DIMS], pad[GRAFT_WINDOW_MAX_DIMS], dil[GRAFT_WINDOW_MAX_DIMS];
   guint n;
   for (int d = 0; d < ns; d++)
     stride[d] = 1, pad[d] = 0, dil[d] = 1;
   if ((!graft_arg_is_none (&args[3]) && !graft_arg_ints (&args[3], stride, ns, &n, ns, error)) ||
-      (!graft_arg_is_none (&args[4]) && !graft_arg_ints (&args[4], pad, ns, &n, ns, error)) ||
+      (!valid && !graft_arg_is_none (&args[4]) && !graft_arg_ints (&args[4], pad, ns, &n, ns, error)) ||
       (!graft_arg_is_none (&args[5]) && !graft_arg_ints (&args[5], dil, ns, &n, ns, error)))
     return FALSE;
   gint64 groups = graft_arg_int (&args[underscore ? 8 : 6], 1);
@@ -1329,6 +1337,7 @@ kernel_einsum (GraftKernelContext *ctx, GError **error)
 
 const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("_convolution", kernel_conv), OP ("conv1d", kernel_conv), OP ("conv2d", kernel_conv),
+  OP ("_convolution_mode", kernel_conv),
   OP ("conv3d", kernel_conv),
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),
