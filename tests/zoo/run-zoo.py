@@ -550,6 +550,8 @@ def main():
         write_table(args.table_all, [(m, c) for m, c, _ in saved], read_expected(), 0,
                     runs=(dates[0], dates[-1], [run["commit"] for _, _, run in saved]) if saved else None)
         print("%s: %d of %d models" % (args.table_all, len(saved), len(models.ZOO)))
+        if args.write_expected:
+            write_expected(read_expected(), [(m, c) for m, c, _ in saved])
         return 0
     if not args.no_make:
         make = subprocess.run([sys.executable, os.path.join(HERE, "make-zoo.py"), "--jobs", str(args.jobs)] + names,
