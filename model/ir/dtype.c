@@ -172,14 +172,18 @@ graft_dtype_is_integer (GraftDType dtype)
 GraftDType
 graft_dtype_from_torch_scalar_type (gint64 code)
 {
-  /* c10::ScalarType order */
+  /* c10::ScalarType order, which ExecuTorch's ScalarType keeps; the
+   * complex-half and bit-packed types (8, 18-22) have no Graft dtype. */
   static const GraftDType types[] = {
     GRAFT_DTYPE_UINT8, GRAFT_DTYPE_INT8, GRAFT_DTYPE_INT16, GRAFT_DTYPE_INT32, GRAFT_DTYPE_INT64,
-    GRAFT_DTYPE_FLOAT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_FLOAT64, GRAFT_DTYPE_UNDEFINED /* complex32 */,
+    GRAFT_DTYPE_FLOAT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_FLOAT64, GRAFT_DTYPE_UNDEFINED,
     GRAFT_DTYPE_COMPLEX64, GRAFT_DTYPE_COMPLEX128, GRAFT_DTYPE_BOOL,
+    GRAFT_DTYPE_QINT8, GRAFT_DTYPE_QUINT8, GRAFT_DTYPE_QINT32, GRAFT_DTYPE_BFLOAT16,
+    GRAFT_DTYPE_QUINT4X2, GRAFT_DTYPE_QUINT2X4,
+    GRAFT_DTYPE_UNDEFINED, GRAFT_DTYPE_UNDEFINED, GRAFT_DTYPE_UNDEFINED, GRAFT_DTYPE_UNDEFINED, GRAFT_DTYPE_UNDEFINED,
+    GRAFT_DTYPE_FLOAT8E5M2, GRAFT_DTYPE_FLOAT8E4M3FN, GRAFT_DTYPE_FLOAT8E5M2FNUZ, GRAFT_DTYPE_FLOAT8E4M3FNUZ,
+    GRAFT_DTYPE_UINT16, GRAFT_DTYPE_UINT32, GRAFT_DTYPE_UINT64,
   };
-  if (code == 15)
-    return GRAFT_DTYPE_BFLOAT16;
   if (code < 0 || code >= (gint64) G_N_ELEMENTS (types))
     return GRAFT_DTYPE_UNDEFINED;
   return types[code];
@@ -188,7 +192,7 @@ graft_dtype_from_torch_scalar_type (gint64 code)
 gint64
 graft_dtype_to_torch_scalar_type (GraftDType dtype)
 {
-  for (gint64 code = 0; code < 16; code++)
+  for (gint64 code = 0; code < 30; code++)
     if (dtype != GRAFT_DTYPE_UNDEFINED && graft_dtype_from_torch_scalar_type (code) == dtype)
       return code;
   return -1;

@@ -215,35 +215,14 @@ constant_bytes (Reader *r, guint32 index, gsize nbytes, const char *what, GError
 
 /* ------------------------------------------------------------------ values */
 
+/* ExecuTorch's ScalarType is c10's, except that a Bits16 tensor is
+ * read as the raw 16-bit values it holds. */
 static GraftDType
 dtype_from_scalar_type (guint8 scalar_type)
 {
-  switch (scalar_type)
-    {
-    case 0: return GRAFT_DTYPE_UINT8;
-    case 1: return GRAFT_DTYPE_INT8;
-    case 2: return GRAFT_DTYPE_INT16;
-    case 3: return GRAFT_DTYPE_INT32;
-    case 4: return GRAFT_DTYPE_INT64;
-    case 5: return GRAFT_DTYPE_FLOAT16;
-    case 6: return GRAFT_DTYPE_FLOAT32;
-    case 7: return GRAFT_DTYPE_FLOAT64;
-    case 11: return GRAFT_DTYPE_BOOL;
-    case 12: return GRAFT_DTYPE_QINT8;
-    case 13: return GRAFT_DTYPE_QUINT8;
-    case 14: return GRAFT_DTYPE_QINT32;
-    case 15: return GRAFT_DTYPE_BFLOAT16;
-    case 16: return GRAFT_DTYPE_QUINT4X2;
-    case 17: return GRAFT_DTYPE_QUINT2X4;
-    case 22: case 27: return GRAFT_DTYPE_UINT16;
-    case 23: return GRAFT_DTYPE_FLOAT8E5M2;
-    case 24: return GRAFT_DTYPE_FLOAT8E4M3FN;
-    case 25: return GRAFT_DTYPE_FLOAT8E5M2FNUZ;
-    case 26: return GRAFT_DTYPE_FLOAT8E4M3FNUZ;
-    case 28: return GRAFT_DTYPE_UINT32;
-    case 29: return GRAFT_DTYPE_UINT64;
-    default: return GRAFT_DTYPE_UNDEFINED;
-    }
+  if (scalar_type == 22)
+    return GRAFT_DTYPE_UINT16;
+  return graft_dtype_from_torch_scalar_type (scalar_type);
 }
 
 static gboolean
