@@ -30,6 +30,67 @@ f32_arg (GraftAtenArg *args, guint k, GraftRtTensor **owned, gboolean optional, 
 
 /* ---- convolution ---- */
 
+/* Transposed convolution: weight [C, M/groups, kernel...]; each output
+ * size is (in - 1)·stride - 2·padding + dilation·(kernel - 1) + output_padding + 1. */
+static gboolean
+run_conv_transpose (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *w, GraftRtTensor *b,
+                    GraftAtenArg *stride_arg, GraftAtenArg *padding_arg, GraftAtenArg *output_padding_arg,
+                    GraftAtenArg *dilation_arg, gint64 groups, GError **error)
+{
+  int ns = x->rank - 2;
+  if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
+    return graft_kernel_fail (error, "input and weight must have the same rank (3 to %d)", GRAFT_WINDOW_MAX_DIMS + 2);
+  gint64 stride[GRAFT_WINDOW_MAX_DIMS], pad[GRAFT_WINDOW_MAX_DIMS], out_pad[GRAFT_WINDOW_MAX_DIMS],
+         dil[GRAFT_WINDOW_MAX_DIMS];
+  guint n;
+  for (int d = 0; d < ns; d++)
+    stride[d] = 1, pad[d] = 0, out_pad[d] = 0, dil[d] = 1;
+  if ((!graft_arg_is_none (stride_arg) && !graft_arg_ints (stride_arg, stride, ns, &n, ns, error)) ||
+      (!graft_arg_is_none (padding_arg) && !graft_arg_ints (padding_arg, pad, ns, &n, ns, error)) ||
+      (!graft_arg_is_none (output_padding_arg) && !graft_arg_ints (output_padding_arg, out_pad, ns, &n, ns, error)) ||
+      (!graft_arg_is_none (dilation_arg) && !graft_arg_ints (dilation_arg, dil, ns, &n, ns, error)))
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1];
+  if (groups <= 0 || C != w->dims[0] || C % groups != 0)
+    return graft_kernel_fail (error, "input has %" G_GINT64_FORMAT " channels, the transposed weight %" G_GINT64_FORMAT
+                              " in %" G_GINT64_FORMAT " groups", C, w->dims[0], groups);
+  gint64 M = w->dims[1] * groups;
+  if (b && b->numel != M)
+    return graft_kernel_fail (error, "bias has %" G_GINT64_FORMAT " values, expected %" G_GINT64_FORMAT, b->numel, M);
+  GraftWindow win = { .n = ns };
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  for (int d = 0; d < ns; d++)
+    {
+      if (stride[d] <= 0 || dil[d] <= 0 || pad[d] < 0 || out_pad[d] < 0)
+        return graft_kernel_fail (error, "stride and dilation must be positive, paddings not negative");
+      win.in[d] = x->dims[d + 2];
+      win.kernel[d] = w->dims[d + 2];
+      win.stride[d] = stride[d];
+      win.dilation[d] = dil[d];
+      win.pad_begin[d] = win.pad_end[d] = pad[d];
+      gint64 out = (win.in[d] - 1) * stride[d] - 2 * pad[d] + dil[d] * (win.kernel[d] - 1) + out_pad[d] + 1;
+      if (out <= 0)
+        return graft_kernel_fail (error, "the transposed convolution's output would have size %" G_GINT64_FORMAT, out);
+      win.out[d] = dims[d + 2] = out;
+    }
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  return graft_conv_transpose_f32 (x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error);
+}
+
+static gboolean
+kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
+{
+  /* conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation) */
+  GraftAtenArg args[8];
+  graft_aten_args (ctx, NULL, 8, args);
+  NEED (x, 0, FALSE);
+  NEED (w, 1, FALSE);
+  NEED (b, 2, TRUE);
+  return run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[5], &args[7], graft_arg_int (&args[6], 1), error);
+}
+
 static gboolean
 kernel_conv (GraftKernelContext *ctx, GError **error)
 {
@@ -42,7 +103,7 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   NEED (w, 1, FALSE);
   NEED (b, 2, TRUE);
   if (underscore && graft_arg_int (&args[6], 0))
-    return graft_kernel_unsupported (error, "transposed convolution");
+    return run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[7], &args[5], graft_arg_int (&args[8], 1), error);
   int ns = x->rank - 2;
   if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
     return graft_kernel_fail (error, "input and weight must have the same rank (3 to %d)", GRAFT_WINDOW_MAX_DIMS + 2);
@@ -1338,6 +1399,8 @@ kernel_einsum (GraftKernelContext *ctx, GError **error)
 const GraftOpSchema graft_ops_aten_nn[] = {
   OP ("_convolution", kernel_conv), OP ("conv1d", kernel_conv), OP ("conv2d", kernel_conv),
   OP ("_convolution_mode", kernel_conv),
+  OP ("conv_transpose1d", kernel_conv_transpose), OP ("conv_transpose2d", kernel_conv_transpose),
+  OP ("conv_transpose3d", kernel_conv_transpose),
   OP ("conv3d", kernel_conv),
   OP ("layer_norm", kernel_layer_norm),
   OP ("avg_pool2d", kernel_pool),

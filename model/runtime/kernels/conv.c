@@ -859,35 +859,19 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
 
 /* ---- ConvTranspose: col = Wᵀ·X, then scatter-add (col2im) ---- */
 
-static gboolean
-kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
+gboolean
+graft_conv_transpose_f32 (const float *x, const float *weight, const float *bias, float *yd, gint64 N, gint64 C,
+                          gint64 M, gint64 group, const GraftWindow *w, GError **error)
 {
-  GraftRtTensor *x0 = ctx->inputs[0], *w0 = ctx->inputs[1], *b0 = graft_kernel_input (ctx, 2);
-  g_autoptr(GraftRtTensor) xo = NULL, wo = NULL, bo = NULL;
-  GraftRtTensor *x = as_f32 (x0, &xo, error), *wt = as_f32 (w0, &wo, error), *b = as_f32 (b0, &bo, error);
-  GraftWindow w;
-  if (x == NULL || wt == NULL || (b0 && b == NULL))
-    return FALSE;
-  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
-  if (!window_from_tensors (ctx, x, wt, TRUE, &w, error))
-    return FALSE;
-  gint64 N = x->dims[0], C = x->dims[1], Mg = wt->dims[1], M = Mg * group, Cg = C / group;
-  if (group <= 0 || C % group != 0 || wt->dims[0] != C)
-    return graft_kernel_fail (error, "input channels and weights do not fit group %" G_GINT64_FORMAT, group);
-  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  gint64 Mg = M / group, Cg = C / group;
   gint64 in_size = 1, out_size = 1, k_size = 1;
-  for (int i = 0; i < w.n; i++)
+  for (int i = 0; i < w->n; i++)
     {
-      dims[i + 2] = w.out[i];
-      in_size *= w.in[i];
-      out_size *= w.out[i];
-      k_size *= w.kernel[i];
+      in_size *= w->in[i];
+      out_size *= w->out[i];
+      k_size *= w->kernel[i];
     }
-  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
-  if (y == NULL)
-    return FALSE;
-  float *yd = y->data;
-  memset (yd, 0, y->nbytes);
+  memset (yd, 0, (gsize) (N * M * out_size) * sizeof (float));
   g_autofree float *col = g_try_malloc ((gsize) Mg * k_size * in_size * sizeof (float) + 1);
   if (col == NULL)
     return graft_kernel_fail (error, "out of memory for the col2im buffer");
@@ -895,8 +879,8 @@ kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
   for (gint64 n = 0; n < N; n++)
     for (gint64 g = 0; g < group; g++)
       {
-        const float *xg = (const float *) x->data + (n * C + g * Cg) * in_size;
-        const float *wg = (const float *) wt->data + g * Cg * Mg * k_size;
+        const float *xg = x + (n * C + g * Cg) * in_size;
+        const float *wg = weight + g * Cg * Mg * k_size;
         /* col [Mg*K, in] = wgᵀ [Mg*K, Cg] × xg [Cg, in] */
         cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, Mg * k_size, in_size, Cg, 1.0f,
                      wg, Mg * k_size, xg, in_size, 0.0f, col, in_size);
@@ -912,27 +896,53 @@ kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
                   {
                     gint64 off = 0;
                     gboolean inside = TRUE;
-                    for (int d = 0; d < w.n; d++)
+                    for (int d = 0; d < w->n; d++)
                       {
-                        gint64 o = iidx[d] * w.stride[d] + kidx[d] * w.dilation[d] - w.pad_begin[d];
-                        if (o < 0 || o >= w.out[d])
+                        gint64 o = iidx[d] * w->stride[d] + kidx[d] * w->dilation[d] - w->pad_begin[d];
+                        if (o < 0 || o >= w->out[d])
                           {
                             inside = FALSE;
                             break;
                           }
-                        off = off * w.out[d] + o;
+                        off = off * w->out[d] + o;
                       }
                     if (inside)
                       out[off] += row[i];
-                    graft_index_next (iidx, w.in, w.n);
+                    graft_index_next (iidx, w->in, w->n);
                   }
-                graft_index_next (kidx, w.kernel, w.n);
+                graft_index_next (kidx, w->kernel, w->n);
               }
-            if (b)
+            if (bias)
               for (gint64 i = 0; i < out_size; i++)
-                out[i] += ((const float *) b->data)[g * Mg + m];
+                out[i] += bias[g * Mg + m];
           }
       }
+  return TRUE;
+}
+
+static gboolean
+kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *x0 = ctx->inputs[0], *w0 = ctx->inputs[1], *b0 = graft_kernel_input (ctx, 2);
+  g_autoptr(GraftRtTensor) xo = NULL, wo = NULL, bo = NULL;
+  GraftRtTensor *x = as_f32 (x0, &xo, error), *wt = as_f32 (w0, &wo, error), *b = as_f32 (b0, &bo, error);
+  GraftWindow w;
+  if (x == NULL || wt == NULL || (b0 && b == NULL))
+    return FALSE;
+  gint64 group = graft_node_attr_int (ctx->node, "group", 1);
+  if (!window_from_tensors (ctx, x, wt, TRUE, &w, error))
+    return FALSE;
+  gint64 N = x->dims[0], C = x->dims[1], M = wt->dims[1] * group;
+  if (group <= 0 || C % group != 0 || wt->dims[0] != C)
+    return graft_kernel_fail (error, "input channels and weights do not fit group %" G_GINT64_FORMAT, group);
+  gint64 dims[GRAFT_RT_MAX_RANK] = { N, M };
+  for (int i = 0; i < w.n; i++)
+    dims[i + 2] = w.out[i];
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  if (!graft_conv_transpose_f32 (x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, error))
+    return FALSE;
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {
       GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);

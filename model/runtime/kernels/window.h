@@ -59,4 +59,9 @@ gboolean graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float 
                            float *y, gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *window,
                            GError **error);
 
+/* float32 transposed convolution: x [N, C, in...], weight [C, M/group,
+ * kernel...], bias [M] or NULL, y [N, M, out...] with window's out sizes. */
+gboolean graft_conv_transpose_f32 (const float *x, const float *weight, const float *bias, float *y, gint64 N,
+                                   gint64 C, gint64 M, gint64 group, const GraftWindow *window, GError **error);
+
 G_END_DECLS

@@ -406,6 +406,7 @@ main (int argc, char **argv)
     "pool3d_scripted", "pool3d_exported", "index_with_none_traced", "index_with_none_scripted",
     "index_with_none_exported", "flow_ops_traced", "flow_ops_scripted", "flow_ops_exported", "module_state_scripted",
     "relative_buckets_traced", "relative_buckets_scripted", "relative_buckets_exported",
+    "transposed_conv_traced", "transposed_conv_scripted", "transposed_conv_exported",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
     {
