@@ -290,3 +290,14 @@ graft_aten_constant_tensor (GraftAttribute *attr, GError **error)
       return NULL;
     }
 }
+
+const char *
+graft_arg_string (const GraftAtenArg *arg, char **owned)
+{
+  if (arg->attr && arg->attr->type == GRAFT_ATTR_STRING)
+    return *owned = arg->attr->s ? graft_attribute_dup_string (arg->attr) : g_strdup ("");
+  if (arg->value && arg->value->kind == GRAFT_RT_TENSOR && arg->value->dtype == GRAFT_DTYPE_STRING &&
+      arg->value->numel == 1)
+    return ((char **) arg->value->data)[0] ? ((char **) arg->value->data)[0] : "";
+  return NULL;
+}

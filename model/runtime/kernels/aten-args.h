@@ -35,6 +35,9 @@ double graft_arg_double (const GraftAtenArg *arg, double fallback);
  * single int repeated to `repeat` entries (repeat 0: as is). */
 gboolean graft_arg_ints (const GraftAtenArg *arg, gint64 *values, guint max, guint *n, guint repeat,
                               GError **error);
+/* A str argument (constant or runtime), NULL if it is not one; *owned
+ * (g_free) is set when the text had to be copied. */
+const char *graft_arg_string (const GraftAtenArg *arg, char **owned);
 /* The tensor of a runtime argument, NULL for constants or non-tensors. */
 GraftRtTensor *graft_arg_tensor (const GraftAtenArg *arg);
 /* The argument as a runtime value (new reference), constants converted. */

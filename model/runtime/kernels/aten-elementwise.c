@@ -243,9 +243,11 @@ graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
   for (guint i = 0; i < G_N_ELEMENTS (bin_names); i++)
     if (strcmp (ctx->node->op_type, bin_names[i].name) == 0)
       op = bin_names[i].op;
+  /* div's third argument is rounding_mode (a str), the others' alpha */
   static const char *const names[] = { "self", "other", "alpha" };
+  static const char *const div_names[] = { "self", "other", "rounding_mode" };
   GraftAtenArg args[3];
-  graft_aten_args (ctx, names, 3, args);
+  graft_aten_args (ctx, op == B_DIV ? div_names : names, 3, args);
   g_autoptr(GraftRtTensor) a = graft_arg_value (&args[0], error);
   if (a == NULL)
     return FALSE;
@@ -285,7 +287,8 @@ graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
     }
   if (op == B_DIV)
     {
-      const char *mode = graft_node_attr_string (ctx->node, "rounding_mode", NULL);
+      g_autofree char *owned_mode = NULL;
+      const char *mode = graft_arg_string (&args[2], &owned_mode);
       if (mode && strcmp (mode, "trunc") == 0)
         op = B_TRUEDIV_TRUNC;
       else if (mode && strcmp (mode, "floor") == 0)

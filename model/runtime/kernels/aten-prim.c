@@ -613,17 +613,6 @@ kernel_str (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-static const char *
-string_arg (GraftAtenArg *arg, char **owned)
-{
-  if (arg->attr && arg->attr->type == GRAFT_ATTR_STRING)
-    return *owned = arg->attr->s ? graft_attribute_dup_string (arg->attr) : g_strdup ("");
-  if (arg->value && arg->value->kind == GRAFT_RT_TENSOR && arg->value->dtype == GRAFT_DTYPE_STRING &&
-      arg->value->numel == 1)
-    return ((char **) arg->value->data)[0] ? ((char **) arg->value->data)[0] : "";
-  return NULL;
-}
-
 /* str.find(sub, start=0, end=len): index or -1 */
 static gboolean
 kernel_find (GraftKernelContext *ctx, GError **error)
@@ -631,7 +620,7 @@ kernel_find (GraftKernelContext *ctx, GError **error)
   GraftAtenArg args[4];
   graft_aten_args (ctx, NULL, 4, args);
   g_autofree char *own_s = NULL, *own_sub = NULL;
-  const char *s = string_arg (&args[0], &own_s), *sub = string_arg (&args[1], &own_sub);
+  const char *s = graft_arg_string (&args[0], &own_s), *sub = graft_arg_string (&args[1], &own_sub);
   if (s == NULL || sub == NULL)
     return graft_kernel_fail (error, "find() needs two strings");
   gint64 len = strlen (s);

@@ -254,6 +254,19 @@ aten_result_is_not_self (GraftKernelContext *ctx, const GraftRtTensor *a)
   return dtype_category (b->dtype) > dtype_category (a->dtype) || (a->rank == 0 && b->rank > 0);
 }
 
+/* div(self, other, rounding_mode='floor' | 'trunc'): not a plain Div. */
+static gboolean
+aten_div_rounds (GraftKernelContext *ctx, BinaryOp op)
+{
+  if (op != OP_DIV)
+    return FALSE;
+  static const char *const names[] = { "self", "other", "rounding_mode" };
+  GraftAtenArg args[3];
+  g_autofree char *owned = NULL;
+  graft_aten_args (ctx, names, 3, args);
+  return graft_arg_string (&args[2], &owned) != NULL;
+}
+
 static gboolean
 kernel_binary (GraftKernelContext *ctx, GError **error)
 {
@@ -264,7 +277,7 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
 
   if (op == N_OPS)
     return graft_kernel_unsupported (error, "unknown binary op %s", ctx->node->op);
-  if (g_str_has_prefix (ctx->node->op, "aten::") && aten_result_is_not_self (ctx, a))
+  if (g_str_has_prefix (ctx->node->op, "aten::") && (aten_result_is_not_self (ctx, a) || aten_div_rounds (ctx, op)))
     return graft_aten_binary_promoted (ctx, error);
   out = NULL;
   /* Residual adds: write into an input that is not needed afterwards. */

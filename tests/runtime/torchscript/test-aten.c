@@ -407,6 +407,7 @@ main (int argc, char **argv)
     "index_with_none_exported", "flow_ops_traced", "flow_ops_scripted", "flow_ops_exported", "module_state_scripted",
     "relative_buckets_traced", "relative_buckets_scripted", "relative_buckets_exported",
     "transposed_conv_traced", "transposed_conv_scripted", "transposed_conv_exported",
+    "rounding_div_traced", "rounding_div_scripted", "rounding_div_exported",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
     {
