@@ -13,6 +13,8 @@ format_value (GraftValue *value)
 {
   g_autofree char *shape = graft_shape_to_string (&value->shape);
 
+  if (value->type_string != NULL && value->is_graph_input && value->kind == GRAFT_VALUE_OPTIONAL)
+    return g_strdup_printf ("%s (None when not given)", value->type_string);
   if (value->type_string != NULL)
     return g_strdup (value->type_string);
   if (value->dtype == GRAFT_DTYPE_UNDEFINED && value->shape.rank < 0)

@@ -120,7 +120,8 @@ graft_cli_make_inputs (GraftRuntime *rt, char **files, char **dim_specs, gboolea
   for (guint i = 0; i < inputs->len; i++)
     {
       GraftValue *v = inputs->pdata[i];
-      if (g_hash_table_contains (bound, v->name))
+      /* an Optional input left out is None, as in the caller's Python */
+      if (g_hash_table_contains (bound, v->name) || v->kind == GRAFT_VALUE_OPTIONAL)
         continue;
       if (!random)
         {
@@ -138,7 +139,8 @@ graft_cli_make_inputs (GraftRuntime *rt, char **files, char **dim_specs, gboolea
   for (guint i = 0; i < inputs->len; i++)
     {
       GraftValue *v = inputs->pdata[i];
-      if (!graft_runtime_check_input (rt, v, g_hash_table_lookup (bound, v->name), error))
+      GraftRtTensor *t = g_hash_table_lookup (bound, v->name);
+      if (t != NULL && !graft_runtime_check_input (rt, v, t, error))
         return NULL;
     }
   return g_steal_pointer (&bound);

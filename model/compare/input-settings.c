@@ -182,6 +182,8 @@ graft_input_settings_make_inputs (GraftInputSettings *self, GraftNumericDiff *di
       GraftRtTensor *t = given ? g_hash_table_lookup (given, v->name) : NULL;
       if (t)
         t = graft_rt_tensor_ref (t);
+      else if (v->kind == GRAFT_VALUE_OPTIONAL)
+        continue;  /* left out: None, as a Python caller would */
       else if (!random)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

@@ -346,6 +346,8 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
     {
       GraftValue *v = self->inputs->pdata[i];
       GraftRtTensor *t = g_hash_table_lookup (inputs, v->name);
+      if (t == NULL && v->kind == GRAFT_VALUE_OPTIONAL)
+        continue;  /* None on both sides */
       if (t == NULL)
         {
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "input '%s' was not given", v->name);
@@ -357,7 +359,8 @@ graft_numeric_diff_run (GraftNumericDiff *self, GHashTable *inputs, const char *
     }
   GPtrArray *inputs_b = graft_runtime_get_inputs (self->runtime_b);
   for (guint i = 0; i < inputs_b->len; i++)
-    if (!g_hash_table_contains (feed_b, ((GraftValue *) inputs_b->pdata[i])->name))
+    if (!g_hash_table_contains (feed_b, ((GraftValue *) inputs_b->pdata[i])->name) &&
+        ((GraftValue *) inputs_b->pdata[i])->kind != GRAFT_VALUE_OPTIONAL)
       {
         g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
                      "input '%s' of %s has no counterpart in %s", ((GraftValue *) inputs_b->pdata[i])->name,

@@ -153,6 +153,12 @@ add_values_member (JsonBuilder *builder, GraftModel *model, const char *member, 
           json_builder_set_member_name (builder, "type");
           json_builder_add_string_value (builder, value->type_string);
         }
+      if (value->is_graph_input && value->kind == GRAFT_VALUE_OPTIONAL)
+        {
+          /* None when left out (TorchScript's forward(x, mask=None)) */
+          json_builder_set_member_name (builder, "optional");
+          json_builder_add_boolean_value (builder, TRUE);
+        }
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);

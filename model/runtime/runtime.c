@@ -1915,6 +1915,7 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
 {
   GraftGraph *graph = self->main->graph;
   g_autofree GraftRtTensor **feed = g_new0 (GraftRtTensor *, MAX (graph->inputs->len, 1));
+  g_autoptr(GPtrArray) left_out = NULL;
   RunState run = { self, cancellable, progress, progress_data, 0,
                    self->max_seconds > 0 ? g_get_monotonic_time () + (gint64) (self->max_seconds * 1e6) : 0 };
 
@@ -1932,6 +1933,14 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
         }
       if (t != NULL && !graft_runtime_check_input (self, v, t, error))
         return NULL;
+      /* an Optional left out is None (TorchScript's forward(x, mask=None)) */
+      if (t == NULL && v->initializer == NULL)
+        {
+          if (left_out == NULL)
+            left_out = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+          t = graft_rt_tensor_new_none (v->dtype);
+          g_ptr_array_add (left_out, t);
+        }
       feed[i] = t;
     }
 

@@ -2864,6 +2864,32 @@ fix_output_marks (GraftGraph *graph)
 
 /* ------------------------------------------------------------------ entry */
 
+/* forward(self, x, attn_mask: Optional[Tensor]=None, is_causal: bool=False):
+ * a caller may leave out a parameter with a default, as with torch.jit.load's
+ * module. An Optional left out is None (the runtime's optional input); a
+ * bool, int, float or str parameter with a default is that constant here,
+ * named in the model's metadata, so that its branches fold as tracing
+ * would have folded them. */
+static gboolean
+bind_scalar_default (Builder *b, Scope *scope, ScriptNode *param, const char *type)
+{
+  if (param->b == NULL || (strcmp (type, "bool") != 0 && strcmp (type, "int") != 0 && strcmp (type, "float") != 0 &&
+                           strcmp (type, "str") != 0))
+    return FALSE;
+  BValue *value = const_from_literal (param->b);
+  if (value == NULL)
+    return FALSE;
+  scope_bind (scope, param->s, value);
+  g_autofree char *key = g_strdup_printf ("forward's %s", param->s);
+  g_autofree char *text = value->ctype == GRAFT_ATTR_BOOL ? g_strdup (value->i ? "True" : "False")
+                          : value->ctype == GRAFT_ATTR_INT ? g_strdup_printf ("%" G_GINT64_FORMAT, value->i)
+                          : value->ctype == GRAFT_ATTR_FLOAT ? g_strdup_printf ("%g", value->f)
+                          : g_strdup_printf ("'%s'", value->s ? value->s : "");
+  g_autofree char *note = g_strdup_printf ("%s (%s, its default; a constant in this graph)", text, type);
+  graft_model_add_metadata (b->model, key, note);
+  return TRUE;
+}
+
 static gboolean
 run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
 {
@@ -2879,8 +2905,10 @@ run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
           scope_bind (scope, param->s, bv_ref (self));
           continue;
         }
-      GraftValue *input = graft_graph_new_anonymous_value (b->root, param->s);
       g_autofree char *type = param->a ? type_of (param->a) : g_strdup ("Tensor");
+      if (bind_scalar_default (b, scope, param, type))
+        continue;
+      GraftValue *input = graft_graph_new_anonymous_value (b->root, param->s);
       set_value_type (input, type);
       graft_graph_add_input (b->root, input);
       scope_bind (scope, param->s, bv_runtime_typed (input, type));
