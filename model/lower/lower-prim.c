@@ -928,6 +928,43 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* torch.export's wrap_with_autocast / wrap_with_set_grad_enabled: the
+ * body written in place, on the node's operands. An autocast that is on
+ * for the CPU computes in a narrower type; ONNX would say f32, so it is
+ * refused (the runtime refuses it too). */
+static gboolean
+lower_context_wrapper (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftGraph *body = NULL;
+  for (guint i = 0; i < node->attributes->len && body == NULL; i++)
+    {
+      GraftAttribute *a = g_ptr_array_index (node->attributes, i);
+      if (a->type == GRAFT_ATTR_GRAPH)
+        body = a->g;
+    }
+  if (body == NULL || body->inputs->len != node->inputs->len)
+    return graft_lower_fail (error, node, "the body graph is missing or takes other operands");
+  if (strcmp (node->op_type, "wrap_with_autocast") == 0 && graft_node_attr_int (node, "arg2", 1) &&
+      strcmp (graft_node_attr_string (node, "arg0", "cpu"), "cpu") == 0)
+    return graft_lower_fail (error, node, "autocast enabled on the CPU: its body computes in a narrower type");
+  for (guint k = 0; k < body->inputs->len; k++)
+    {
+      LowerValue *v = graft_lower_lookup (ctx, g_ptr_array_index (node->inputs, k));
+      graft_lower_bind (ctx, g_ptr_array_index (body->inputs, k), v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1));
+    }
+  GPtrArray *saved = ctx->scratch;
+  ctx->scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
+  gboolean ok = _graft_lower_nodes (ctx, body, error);
+  g_ptr_array_unref (ctx->scratch);
+  ctx->scratch = saved;
+  for (guint k = 0; ok && k < body->outputs->len; k++)
+    {
+      LowerValue *v = graft_lower_lookup (ctx, g_ptr_array_index (body->outputs, k));
+      bind_output (ctx, node, k, v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1));
+    }
+  return ok;
+}
+
 const GraftLowering graft_lowerings_prim[] = {
   { "prim::Constant", 0, lower_constant, NULL },
   { "prim::GetAttr", 0, lower_get_attr, NULL },
@@ -939,6 +976,8 @@ const GraftLowering graft_lowerings_prim[] = {
   { "prim::NumToTensor", 0, lower_num_to_tensor, "a" },
   { "prim::If", 0, lower_if, NULL },
   { "prim::Loop", 0, lower_loop, "max_trip_count cond" },
+  { "higher_order::wrap_with_autocast", 0, lower_context_wrapper, NULL },
+  { "higher_order::wrap_with_set_grad_enabled", 0, lower_context_wrapper, NULL },
   { "prim::RaiseException", 0, lower_raise, "msg cls" },
   { "prim::Uninitialized", 0, lower_nothing, NULL },
   { "prim::device", 0, lower_device, "a" },

@@ -446,7 +446,8 @@ names_value (JsonNode *argument)
     return FALSE;
   if (strcmp (field, "as_name") == 0)
     return TRUE;
-  if (inner == NULL || !JSON_NODE_HOLDS_OBJECT (inner))
+  /* a GraphArgument's name is its submodule's, not a value's */
+  if (inner == NULL || !JSON_NODE_HOLDS_OBJECT (inner) || strcmp (field, "as_graph") == 0)
     return FALSE;
   return json_object_has_member (json_node_get_object (inner), "name") ||
          json_object_has_member (json_node_get_object (inner), "as_name");

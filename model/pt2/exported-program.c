@@ -752,6 +752,8 @@ add_list_node (Reader *r, GraftNode *consumer, const char *hint)
 
 /* Appends one Argument: a value becomes an input, a constant an
  * attribute named attribute_name. */
+static GraftGraph *read_subgraph (Reader *r, JsonObject *graph, const char *name, GError **error);
+
 static gboolean
 add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attribute_name, GError **error)
 {
@@ -911,9 +913,30 @@ add_argument (Reader *r, GraftNode *node, JsonNode *argument, const char *attrib
       graft_node_add_output (list, out);
       graft_node_add_input (node, out);
     }
+  else if (strcmp (field, "as_graph") == 0)
+    {
+      /* A higher-order op's body (wrap_with_autocast, cond's branches):
+       * read as a subgraph the runtime can run. The string attribute
+       * keeps the argument's place for the writer, which copies the
+       * original JSON back. */
+      JsonObject *graph_argument = JSON_NODE_HOLDS_OBJECT (value) ? json_node_get_object (value) : NULL;
+      const char *name = _graft_exported_member_string (graph_argument, "name");
+      JsonObject *graph = _graft_exported_member_object (graph_argument, "graph");
+      if (graph == NULL)
+        return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "node %s: argument %s has no graph", node->name,
+                     attribute_name);
+      GraftGraph *body = read_subgraph (r, graph, name ? name : attribute_name, error);
+      if (body == NULL)
+        return FALSE;
+      g_autofree char *shown = g_strdup_printf ("as_graph %s (%u nodes)", name ? name : "", body->nodes->len);
+      graft_node_add_attribute (node, graft_attribute_new_string (attribute_name, shown));
+      g_autofree char *body_name = g_strdup_printf ("%s_body", attribute_name);
+      graft_node_add_attribute (node, graft_attribute_new_graph (body_name, body));
+      graft_node_adopt_subgraph (node, body);
+    }
   else
     {
-      /* as_graph, as_custom_obj…: named for the sidebar, not run. */
+      /* as_custom_obj…: named for the sidebar, not run. */
       g_autofree char *text = json_to_string (value, FALSE);
       g_autofree char *shown = g_strdup_printf ("%s %s", field, text);
       graft_node_add_attribute (node, graft_attribute_new_string (attribute_name, shown));
@@ -1064,6 +1087,66 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
         return FALSE;
     }
   return TRUE;
+}
+
+/* The value named by a graph input or output Argument ({"as_tensor":
+ * {"name": …}}, {"as_sym_int": {"as_name": …}}); NULL for a constant. */
+static const char *
+argument_value_name (JsonNode *argument)
+{
+  JsonNode *value = NULL;
+  const char *field = _graft_exported_union_field (argument, &value);
+  if (field == NULL || value == NULL || !JSON_NODE_HOLDS_OBJECT (value))
+    return NULL;
+  JsonObject *object = json_node_get_object (value);
+  const char *name = _graft_exported_member_string (object, "name");
+  return name ? name : _graft_exported_member_string (object, "as_name");
+}
+
+/* A GraphArgument's graph in its own GraftGraph and name scope: its
+ * inputs are the operands the higher-order op passes, its outputs the
+ * op's results. */
+static GraftGraph *
+read_subgraph (Reader *r, JsonObject *graph, const char *name, GError **error)
+{
+  JsonArray *inputs = _graft_exported_member_array (graph, "inputs");
+  JsonArray *outputs = _graft_exported_member_array (graph, "outputs");
+  JsonArray *nodes = _graft_exported_member_array (graph, "nodes");
+  if (inputs == NULL || outputs == NULL || nodes == NULL)
+    return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "subgraph %s needs inputs, outputs and nodes", name), NULL;
+  GraftGraph *body = graft_graph_new (name);
+  GraftGraph *outer_graph = r->graph;
+  GHashTable *outer_values = r->value_by_arg;
+  g_autoptr(GHashTable) values = g_hash_table_new (g_str_hash, g_str_equal);
+  r->graph = body;
+  r->value_by_arg = values;
+  describe_values (r, graph);
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < json_array_get_length (inputs); i++)
+    {
+      const char *input = argument_value_name (json_array_get_element (inputs, i));
+      if (input == NULL)
+        ok = fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "subgraph %s: input %u names no value", name, i);
+      else
+        graft_graph_add_input (body, value_for (r, input));
+    }
+  ok = ok && read_nodes (r, nodes, NULL, error);
+  for (guint i = 0; ok && i < json_array_get_length (outputs); i++)
+    {
+      const char *output = argument_value_name (json_array_get_element (outputs, i));
+      if (output == NULL)
+        ok = fail (error, GRAFT_MODEL_ERROR_UNSUPPORTED, r, "subgraph %s: output %u is a constant", name, i);
+      else
+        graft_graph_add_output (body, value_for (r, output));
+    }
+  r->graph = outer_graph;
+  r->value_by_arg = outer_values;
+  if (!ok)
+    {
+      graft_graph_free (body);
+      return NULL;
+    }
+  return body;
 }
 
 /* ------------------------------------------------------------------ program */

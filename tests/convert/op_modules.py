@@ -306,6 +306,23 @@ class IndexWithNone(nn.Module):
         return x[:, self.idxs], x[:, :, self.pair], x[self.idxs[0], :, 1:]
 
 
+class AutocastOff(nn.Module):
+    """timm's EfficientViT: attention computed under
+    torch.autocast(enabled=False), which torch.export keeps as a
+    wrap_with_autocast node whose body is a submodule graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.proj(x)
+        with torch.autocast(device_type="cpu", enabled=False):
+            attn = (y.float() @ y.float().transpose(-1, -2)).softmax(-1)
+            out = attn @ y.float()
+        return out + x
+
+
 class FlowOps(nn.Module):
     """RAFT: instance norm, a coordinate grid from linspace, grid_sample
     (bilinear and nearest, zeros, border and reflection padding, both

@@ -219,6 +219,8 @@ CASES = [
     ("flow_ops", op_modules.FlowOps, ("traced", "scripted", "exported"),
      [{"name": "x", "shape": [2, 3, 5, 6], "dynamic": {0: "batch"}, "other": [3, 3, 5, 6]},
       {"name": "grid", "shape": [2, 4, 3, 2], "dynamic": {0: "batch"}, "other": [3, 4, 3, 2]}], False),
+    ("autocast_off", op_modules.AutocastOff, ("exported",),
+     [{"name": "x", "shape": [2, 5, 6], "dynamic": {0: "batch"}, "other": [3, 5, 6]}], False),
     ("runtime_shifts", op_modules.RuntimeShifts, ("traced", "scripted"),
      [{"name": "x", "shape": [2, 6, 5], "dynamic": {0: "batch", 1: "h", 2: "w"}, "other": [3, 7, 9]}], False),
     # circular padding: Slice + Concat before opset 19, Pad mode wrap from 19

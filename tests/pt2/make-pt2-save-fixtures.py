@@ -5,8 +5,9 @@
   OUTDIR/programs/   tests/fixtures/make-pt2-fixtures.py's programs (a CNN
                      static and with a dynamic batch, a transformer encoder,
                      data-dependent shapes, buffer mutation, Whisper-tiny)
-  OUTDIR/tv_resnet18.pt2, OUTDIR/hf_bert.pt2
-                     library models of tests/zoo/models.py (random weights),
+  OUTDIR/tv_resnet18.pt2, OUTDIR/hf_bert.pt2, OUTDIR/timm_efficientvit_b0.pt2
+                     library models of tests/zoo/models.py (random weights;
+                     EfficientViT's attention is a wrap_with_autocast body),
                      exported as the zoo does, with a dynamic batch
   OUTDIR/NAME.input.npy  an input at the export size, and
   OUTDIR/NAME.input3.npy at batch 3, for the runs of edited programs
@@ -41,7 +42,7 @@ import torch  # noqa: E402
 sys.path.insert(0, os.path.join(SOURCE, "tests/zoo"))
 import models  # noqa: E402
 
-for name in ("tv_resnet18", "hf_bert"):
+for name in ("tv_resnet18", "hf_bert", "timm_efficientvit_b0"):
     entry = models.BY_NAME[name]
     model = models.load(name)
     example = entry.example(2)

@@ -23,7 +23,7 @@
 static const char *const programs[] = {
   "programs/cnn_static.pt2", "programs/cnn_dynamic.pt2", "programs/encoder_dynamic.pt2",
   "programs/data_dependent.pt2", "programs/buffer_mutation.pt2", "programs/whisper_tiny.pt2",
-  "programs/flat_cnn_static.pt2", "tv_resnet18.pt2", "hf_bert.pt2",
+  "programs/flat_cnn_static.pt2", "tv_resnet18.pt2", "hf_bert.pt2", "timm_efficientvit_b0.pt2",
 };
 
 static char *

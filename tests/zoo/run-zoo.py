@@ -131,16 +131,47 @@ def input_paths(folder, batch):
 
 # ------------------------------------------------------------------ capabilities
 
+HIGHER_ORDER_OPS = {"wrap_with_autocast", "wrap_with_set_grad_enabled", "cond", "while_loop", "map_impl",
+                    "invoke_subgraph", "scan", "associative_scan", "auto_functionalized", "with_effects"}
+
+
 def normalize_program_op(target):
     # aten.conv2d.default → aten::conv2d (graft-cli info names .pt2 ops like TorchScript's);
     # Python's operators on sizes, <built-in function mul>, → _operator::mul
     m = re.match(r"<built-in function (\w+)>$", target)
     if m:
         return "_operator::" + m.group(1)
+    # a higher-order op's target prints as its bare name in the record
+    if target in HIGHER_ORDER_OPS:
+        return "higher_order::" + target
     parts = target.split(".")
     if len(parts) >= 2 and parts[0] in ("aten", "prims", "quantized_decomposed", "higher_order"):
         return parts[0] + "::" + parts[1]
     return target
+
+
+def program_body_ops(path):
+    """The ops inside a .pt2's higher-order bodies (wrap_with_autocast's
+    submodule graph, cond's branches), which the record counts as one
+    node each and Graft draws as subgraphs, read from the file torch wrote."""
+    import zipfile
+    ops = collections.Counter()
+
+    def walk(nodes, top):
+        for node in nodes:
+            if not top:   # the file's targets are "torch.ops.aten.to.dtype"
+                ops[normalize_program_op(re.sub(r"^torch\.ops\.", "", node["target"]))] += 1
+            for named in node.get("inputs", []):
+                graph = named.get("arg", {}).get("as_graph")
+                if graph:
+                    walk(graph["graph"]["nodes"], False)
+
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if re.search(r"(^|/)models/[^/]+\.json$", name) or name.endswith("serialized_exported_program.json"):
+                program = json.loads(z.read(name))
+                walk(program["graph_module"]["graph"]["nodes"], True)
+    return ops
 
 
 def check_open(c, graft_cli, path, record):
@@ -163,6 +194,8 @@ def check_open(c, graft_cli, path, record):
         # Graft draws a list argument (cat's tensors) as a prim::ListConstruct node and wires a
         # tuple result's elements directly, where the program has getitem calls: glue, not ops
         graft_ops = collections.Counter({k: v for k, v in graft_ops.items() if not k.startswith("prim::")})
+        if any(op.startswith("higher_order::") for op in torch_ops):
+            torch_ops += program_body_ops(path)
         torch_ops.pop("_operator::getitem", None)
     if c.artifact.endswith(".onnx"):
         graft_ops = collections.Counter({k: v for k, v in graft_ops.items() if "::" in k})

@@ -646,6 +646,42 @@ infer_if (GraftInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* ---- torch.export's context wrappers ---- */
+
+/* wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)
+ * and wrap_with_set_grad_enabled(enabled, body, *operands) run their body
+ * on the operands; for inference only an autocast that is on for the CPU
+ * changes the arithmetic, and that one is refused rather than run in f32. */
+static gboolean
+kernel_context_wrapper (GraftKernelContext *ctx, GError **error)
+{
+  GraftGraph *body = NULL;
+  for (guint i = 0; i < ctx->node->attributes->len && body == NULL; i++)
+    {
+      GraftAttribute *a = g_ptr_array_index (ctx->node->attributes, i);
+      if (a->type == GRAFT_ATTR_GRAPH)
+        body = a->g;
+    }
+  if (body == NULL)
+    return graft_kernel_fail (error, "the body graph is missing");
+  if (strcmp (ctx->node->op_type, "wrap_with_autocast") == 0)
+    {
+      const char *device = graft_node_attr_string (ctx->node, "arg0", "cpu");
+      if (graft_node_attr_int (ctx->node, "arg2", 1) && strcmp (device, "cpu") == 0)
+        return graft_kernel_unsupported (error, "autocast enabled on the CPU (its body computes in a narrower type)");
+    }
+  if (body->inputs->len != ctx->n_inputs)
+    return graft_kernel_fail (error, "the body takes %u inputs, the node passes %u", body->inputs->len, ctx->n_inputs);
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ctx->inputs, ctx->n_inputs, error);
+  if (outs == NULL)
+    return FALSE;
+  if (outs->len != ctx->n_outputs)
+    return graft_kernel_fail (error, "the body has %u outputs, the node %u", outs->len, ctx->n_outputs);
+  for (guint i = 0; i < outs->len; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_control[] = {
@@ -665,5 +701,7 @@ const GraftOpSchema graft_ops_control[] = {
   OP ("Optional", 15, NULL, kernel_optional, "input", "output"),
   OP ("OptionalHasElement", 15, NULL, kernel_optional, "input", "output"),
   OP ("OptionalGetElement", 15, NULL, kernel_optional, "input", "output"),
+  { "higher_order::wrap_with_autocast", 0, 0, NULL, kernel_context_wrapper, 0 },
+  { "higher_order::wrap_with_set_grad_enabled", 0, 0, NULL, kernel_context_wrapper, 0 },
   { NULL }
 };
