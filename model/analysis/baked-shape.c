@@ -683,7 +683,7 @@ find_in_node (GraftInference *inference, GPtrArray *found, GraftNode *node, GHas
       /* Its data, or what its result meets (a causal mask expanded, or a
        * learned row tiled, to the batch, then applied to the activations). */
       if (carries_probe (inference, data)
-          || (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 2)))
+          || (node->outputs->len > 0 && meets_probe_downstream (inference, g_ptr_array_index (node->outputs, 0), 10)))
         add_matches (found, inference, node, 1, traced, input, axis, NULL, NULL);
     }
   else if (op == g_intern_static_string ("onnx::ConstantOfShape"))

@@ -1017,18 +1017,178 @@ fold_size_inputs (GraftModel *model, GPtrArray *notes)
     }
 }
 
+/* Constants computed at the traced size are looked at up to this size. */
+#define UNREPLICATE_MAX_BYTES (16 * 1024 * 1024)
+
+static gboolean
+broadcasts (const GraftNode *node)
+{
+  static const char *const ops[] = {
+    "onnx::Add", "onnx::Sub", "onnx::Mul", "onnx::Div", "onnx::Pow", "onnx::Where", "onnx::Max", "onnx::Min",
+    "onnx::Equal", "onnx::Less", "onnx::Greater", "onnx::LessOrEqual", "onnx::GreaterOrEqual", "onnx::And", "onnx::Or",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    if (node->op == g_intern_static_string (ops[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* tensor with dim axis cut to its first entry, if every entry along axis
+ * holds the same values; NULL otherwise. */
+static GraftTensor *
+first_of_identical_slices (GraftTensor *tensor, int axis, const char *name)
+{
+  gsize element = graft_dtype_get_size (tensor->dtype);
+  GBytes *bytes = tensor->dtype != GRAFT_DTYPE_STRING && element > 0 ? graft_tensor_get_data (tensor, NULL) : NULL;
+  if (bytes == NULL || tensor->strides != NULL)
+    return NULL;
+  gint64 outer = 1, inner = element, n = tensor->dims[axis];
+  for (int d = 0; d < axis; d++)
+    outer *= tensor->dims[d];
+  for (int d = axis + 1; d < tensor->rank; d++)
+    inner *= tensor->dims[d];
+  gsize size = 0;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  if ((gsize) (outer * n * inner) != size)
+    return NULL;
+  for (gint64 o = 0; o < outer; o++)
+    for (gint64 k = 1; k < n; k++)
+      if (memcmp (data + (o * n + k) * inner, data + o * n * inner, inner) != 0)
+        return NULL;
+  g_autofree gint64 *dims = g_memdup2 (tensor->dims, sizeof (gint64) * tensor->rank);
+  dims[axis] = 1;
+  GraftTensor *slice = graft_tensor_new (name, tensor->dtype, tensor->rank, dims);
+  guint8 *sliced = g_malloc (MAX (outer * inner, 1));
+  for (gint64 o = 0; o < outer; o++)
+    memcpy (sliced + o * inner, data + o * n * inner, inner);
+  g_autoptr(GBytes) slice_bytes = g_bytes_new_take (sliced, outer * inner);
+  if (!graft_tensor_set_data (slice, slice_bytes, NULL))
+    g_clear_pointer (&slice, graft_tensor_unref);
+  return slice;
+}
+
+/* A constant the exporter computed at the traced batch (positions from an
+ * all-ones mask, a learned query repeated for every sample) and that meets
+ * the now dynamic dim in a broadcasting op: when its entries along that
+ * axis are all the same, one of them broadcasts to any size. Constants
+ * whose entries differ stay, and the proof names them. */
+static guint
+unreplicate_constants (Repair *repair, const char *symbol, gint64 traced, GPtrArray *notes)
+{
+  guint cut = 0;
+  if (traced <= 1)
+    return 0;
+  g_autoptr(GraftInference) inference = graft_shape_inference_run (repair->model, NULL);
+  for (guint n = 0; n < repair->graph->nodes->len; n++)
+    {
+      GraftNode *node = g_ptr_array_index (repair->graph->nodes, n);
+      if (!broadcasts (node))
+        continue;
+      for (guint i = 0; i < node->inputs->len; i++)
+        {
+          GraftValue *value = g_ptr_array_index (node->inputs, i);
+          GraftTensor *constant = graft_value_get_constant (value);
+          g_autoptr(GraftTensor) computed = NULL;
+          const GraftShape *shape = graft_inference_get_shape (inference, value);
+          /* computed from constants (DETR's positions from an all-ones
+           * mask): run once to look at it */
+          if (constant == NULL && value != NULL && shape != NULL && graft_shape_is_fully_fixed (shape) &&
+              shape->rank >= 1)
+            constant = computed = graft_edit_evaluate_constant (repair->model, value, UNREPLICATE_MAX_BYTES);
+          if (constant == NULL || constant->rank < 1)
+            continue;
+          int axis = -1;
+          for (guint j = 0; j < node->inputs->len && axis < 0; j++)
+            {
+              const GraftShape *other = j == i ? NULL : graft_inference_get_shape (inference, g_ptr_array_index (node->inputs, j));
+              for (int a = 0; other != NULL && a < constant->rank && axis < 0; a++)
+                {
+                  int b = a - constant->rank + other->rank;
+                  if (b >= 0 && constant->dims[a] == traced && graft_dim_mentions (&other->dims[b], symbol))
+                    axis = a;
+                }
+            }
+          if (axis < 0)
+            continue;
+          g_autofree char *name = g_strdup_printf ("%s_one", value->name);
+          GraftTensor *slice = first_of_identical_slices (constant, axis, name);
+          if (slice == NULL)
+            continue;
+          GraftValue *replacement = graft_graph_new_anonymous_value (repair->graph, name);
+          g_free (slice->name);
+          slice->name = g_strdup (replacement->name);
+          graft_graph_add_initializer (repair->graph, replacement, slice);
+          set_input (repair, node, i, replacement);
+          cut++;
+          g_ptr_array_add (notes, g_strdup_printf ("%s '%s': the constant '%s' repeats one entry %" G_GINT64_FORMAT
+                                                   " times along axis %d (the traced %s); one entry broadcasts",
+                                                   node->op_type, node->name, value->name, traced, axis, symbol));
+          if (computed != NULL)
+            {
+              g_autoptr(GHashTable) computation = g_hash_table_new (NULL, NULL);
+              collect_producers (value, repair->graph, computation);
+              drop_unused_computation (repair->graph, computation);
+            }
+          else
+            drop_if_unused (repair, value);
+        }
+    }
+  return cut;
+}
+
+/* One search for the sizes that froze the traced value of input's dim
+ * (fixed at traced while it runs) and their repair; leaves the dim
+ * symbolic. */
+static gboolean
+search_and_repair (Repair *repair, GraftValue *input, int axis, GraftDim traced_dim, const char *symbol,
+                   GraftSplitReadings *readings, GPtrArray *notes, GError **error)
+{
+  g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
+  g_autoptr(GraftShapeInferenceSession) session = NULL;
+  gboolean ok = TRUE;
+
+  input->shape.dims[axis] = traced_dim;
+  g_autoptr(GPtrArray) baked = graft_find_baked_shapes_read (repair->model, input, axis, readings, symbol);
+  /* What each node produced at trace time, to spell out a -1. */
+  g_autoptr(GraftInference) traced = graft_shape_inference_run (repair->model, NULL);
+  for (guint i = 0; i < baked->len; i++)
+    {
+      GraftNode *node = ((GraftBakedShape *) g_ptr_array_index (baked, i))->node;
+      GraftValue *out = node->outputs->len ? g_ptr_array_index (node->outputs, 0) : NULL;
+      const GraftShape *shape = graft_inference_get_shape (traced, out);
+      if (shape != NULL && !g_hash_table_contains (static_out, node))
+        g_hash_table_insert (static_out, node, copy_shape (shape));
+    }
+  input->shape.dims[axis] = graft_dim_symbolic (symbol);
+  if (baked->len > 0)
+    repair->session = session = graft_shape_inference_session_new (repair->model);
+  /* One repair per node, with all its matching elements, in graph order. */
+  for (guint i = 0; ok && i < baked->len;)
+    {
+      GraftBakedShape *b = g_ptr_array_index (baked, i);
+      g_autoptr(GPtrArray) entries = g_ptr_array_new ();
+
+      for (; i < baked->len && ((GraftBakedShape *) g_ptr_array_index (baked, i))->node == b->node; i++)
+        g_ptr_array_add (entries, g_ptr_array_index (baked, i));
+      ok = repair_node (repair, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error);
+    }
+  repair->session = NULL;
+  g_clear_pointer (&repair->inference, graft_inference_unref);
+  return ok;
+}
+
+/* Rounds of search and repair, each after the constants replicated at the
+ * traced size that the dim now reaches are cut to one entry (the dim
+ * reaches some only through sizes the round before repaired). */
+#define MAKE_DYNAMIC_MAX_ROUNDS 4
+
 static gboolean
 make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol, GraftSplitReadings *readings,
               GPtrArray *notes, GError **error)
 {
   GraftDim old = input->shape.dims[axis];
-  g_autoptr(GPtrArray) baked = NULL;
-  g_autoptr(GHashTable) static_out = g_hash_table_new_full (NULL, NULL, NULL, free_shape);
-  g_autoptr(GraftShapeInferenceSession) session = NULL;
   g_autoptr(GHashTable) node_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_autoptr(GraftInference) traced = NULL;
   Repair repair = { model, graft_model_get_graph (model), NULL, node_names, NULL };
-  gboolean ok = TRUE;
 
   for (guint i = 0; i < repair.graph->nodes->len; i++)
     g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
@@ -1040,34 +1200,18 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
       for (guint i = 0; i < repair.graph->nodes->len; i++)
         g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
       fold_size_inputs (model, notes);
-      baked = graft_find_baked_shapes_read (model, input, axis, readings, symbol);
-      /* What each node produced at trace time, to spell out a -1. */
-      traced = graft_shape_inference_run (model, NULL);
-      for (guint i = 0; i < baked->len; i++)
+      for (guint round = 0; round < MAKE_DYNAMIC_MAX_ROUNDS; round++)
         {
-          GraftNode *node = ((GraftBakedShape *) g_ptr_array_index (baked, i))->node;
-          GraftValue *out = node->outputs->len ? g_ptr_array_index (node->outputs, 0) : NULL;
-          const GraftShape *shape = graft_inference_get_shape (traced, out);
-          if (shape != NULL && !g_hash_table_contains (static_out, node))
-            g_hash_table_insert (static_out, node, copy_shape (shape));
+          input->shape.dims[axis] = graft_dim_symbolic (symbol);
+          guint cut = unreplicate_constants (&repair, symbol, old.value, notes);
+          if (round > 0 && cut == 0)
+            break;
+          if (!search_and_repair (&repair, input, axis, old, symbol, readings, notes, error))
+            return FALSE;
         }
     }
   input->shape.dims[axis] = graft_dim_symbolic (symbol);
-  if (baked != NULL && baked->len > 0)
-    repair.session = session = graft_shape_inference_session_new (model);
-  /* One repair per node, with all its matching elements, in graph order. */
-  for (guint i = 0; ok && baked != NULL && i < baked->len;)
-    {
-      GraftBakedShape *b = g_ptr_array_index (baked, i);
-      g_autoptr(GPtrArray) entries = g_ptr_array_new ();
-
-      for (; i < baked->len && ((GraftBakedShape *) g_ptr_array_index (baked, i))->node == b->node; i++)
-        g_ptr_array_add (entries, g_ptr_array_index (baked, i));
-      ok = repair_node (&repair, entries, g_hash_table_lookup (static_out, b->node), symbol, notes, error);
-    }
   g_clear_pointer (&repair.inference, graft_inference_unref);
-  if (!ok)
-    return FALSE;
   update_declared_shapes (model, input, old.kind == GRAFT_DIM_FIXED ? old.value : G_MININT64);
   return TRUE;
 }

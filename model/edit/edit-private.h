@@ -58,6 +58,10 @@ GraftInference *graft_edit_check_node (GraftModel *model, GraftNode *node, GErro
  * reshape chains with a static end (edit/simplify.c); call after
  * graft_edit_infer(), with what it inferred. Returns the number of nodes changed or removed. */
 guint graft_edit_simplify (GraftInference *inference, GraftGraph *graph);
+/* The value, computed from constants alone, run in Graft's runtime
+ * (fold.c); NULL if it reads an input, an op cannot be folded, or the
+ * result is over max_bytes. */
+GraftTensor *graft_edit_evaluate_constant (GraftModel *model, GraftValue *value, gsize max_bytes);
 /* value's constant data (an initializer that is no graph input), or NULL. */
 GraftTensor *graft_edit_constant_of (GraftValue *value);
 /* A constant int64 or int32 value of rank 0 or 1 as a new array of *n

@@ -529,6 +529,48 @@ fold_constants_once (GraftModel *model, GraftGraph *graph, gsize max_bytes, GPtr
   return materialized ? graft_graph_prune (graph) : 0;
 }
 
+/* The nodes computing value from constants alone, in order, into nodes
+ * (folded: their outputs); FALSE if an input or an unfoldable op is on
+ * the way. */
+static gboolean
+gather_constant_producers (GraftModel *model, GraftValue *value, GHashTable *folded, GPtrArray *nodes)
+{
+  if (value == NULL || is_constant (value, folded))
+    return TRUE;
+  GraftNode *producer = value->producer;
+  if (producer == NULL || value->is_graph_input || nodes->len >= 4096)
+    return FALSE;
+  for (guint i = 0; i < producer->inputs->len; i++)
+    if (!gather_constant_producers (model, g_ptr_array_index (producer->inputs, i), folded, nodes))
+      return FALSE;
+  if (!can_fold (model, producer, folded))
+    return FALSE;
+  for (guint j = 0; j < producer->outputs->len; j++)
+    if (g_ptr_array_index (producer->outputs, j) != NULL)
+      g_hash_table_add (folded, g_ptr_array_index (producer->outputs, j));
+  g_ptr_array_add (nodes, producer);
+  return TRUE;
+}
+
+GraftTensor *
+graft_edit_evaluate_constant (GraftModel *model, GraftValue *value, gsize max_bytes)
+{
+  g_autoptr(GHashTable) folded = g_hash_table_new (NULL, NULL);
+  g_autoptr(GPtrArray) nodes = g_ptr_array_new ();
+  if (value == NULL || value->producer == NULL || !gather_constant_producers (model, value, folded, nodes))
+    return NULL;
+  g_autoptr(GPtrArray) boundary = g_ptr_array_new ();
+  g_ptr_array_add (boundary, value);
+  g_autoptr(GraftModel) fold = fold_model_new (model, nodes, boundary);
+  g_autoptr(GraftRuntime) runtime = graft_runtime_new (fold, NULL);
+  g_autoptr(GHashTable) no_inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) results = runtime ? graft_runtime_run (runtime, no_inputs, NULL, NULL, NULL, NULL) : NULL;
+  GraftRtTensor *result = results && results->len == 1 ? g_ptr_array_index (results, 0) : NULL;
+  if (result == NULL || result->kind != GRAFT_RT_TENSOR || result->nbytes > max_bytes)
+    return NULL;
+  return graft_rt_tensor_to_tensor (result, value->name);
+}
+
 /* Inside If/Loop/Scan bodies, what is computed from constants alone (the
  * body's Constant nodes and initializers, the enclosing graphs'
  * initializers) is the same at every run of the body: it is folded there

@@ -97,6 +97,11 @@ EXPECTED = {
                                "dims": ["--dim", "batch=3", "--dim", "seq=7"], "dim0": ("batch", 3)},
     "bert-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
                 "notes": ["batch invariance at batch=5"]},
+    # constants torch computed at the traced batch (an all-ones mask's positions, a repeated learned query):
+    # their entries are all the same, so one of them broadcasts to any batch
+    "replicated-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
+                      "notes": ["repeats one entry 2 times along axis 0 (the traced batch); one entry broadcasts",
+                                "batch invariance at batch=5"]},
     "mobilenet_v2-b2": {"exit": 0, "has": [("static-input-dim", "warning", "x")], "not": [],
                         "notes": ["batch invariance at batch="]},
     # issue 18's model at 24 layers, batch and sequence dynamic together
