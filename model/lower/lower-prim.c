@@ -49,18 +49,42 @@ lower_get_attr (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
   if (graft_node_get_attribute (node, "value") != NULL)
     return lower_constant (ctx, node, error);
-  GraftAttribute *dict_items = graft_node_get_attribute (node, "dict_items");
-  if (dict_items != NULL && dict_items->type == GRAFT_ATTR_STRINGS)
+  /* A dict read again sees what was put into it after the last read (the
+   * runtime keeps one dict per run likewise). */
+  const char *attribute = graft_node_attr_string (node, "name", "");
+  GraftValue *earlier = g_hash_table_lookup (ctx->attribute_reads, attribute);
+  LowerValue *earlier_dict = earlier ? graft_lower_lookup (ctx, earlier) : NULL;
+  if (node->outputs->len > 0 && g_ptr_array_index (node->outputs, 0) != NULL &&
+      (graft_node_get_attribute (node, "dict_items") != NULL || graft_node_get_attribute (node, "dict_keys") != NULL))
+    g_hash_table_insert (ctx->attribute_reads, (gpointer) attribute, g_ptr_array_index (node->outputs, 0));
+  if (earlier_dict != NULL && earlier_dict->kind == LOWER_LIST && earlier_dict->is_dict)
     {
-      /* a dict of strings (IntermediateLayerGetter.return_layers) */
+      bind_output (ctx, node, 0, graft_lower_value_copy (earlier_dict));
+      return TRUE;
+    }
+  /* a dict of strings (IntermediateLayerGetter.return_layers): keys and
+   * values alternate in dict_items; a Dict[str, Tensor] holding tensors
+   * (LeViT's attention_bias_cache): its keys in dict_keys, its tensors
+   * the node's inputs */
+  GraftAttribute *dict_items = graft_node_get_attribute (node, "dict_items");
+  GraftAttribute *dict_keys = graft_node_get_attribute (node, "dict_keys");
+  GraftAttribute *strings = dict_items ? dict_items : dict_keys;
+  if (strings != NULL && strings->type == GRAFT_ATTR_STRINGS &&
+      (strings == dict_items || strings->strings->len == node->inputs->len))
+    {
       LowerValue *dict = dict_new ();
-      for (guint i = 0; i < dict_items->strings->len; i++)
+      for (guint i = 0; i < strings->strings->len; i++)
         {
           gsize len;
-          const char *text = g_bytes_get_data (dict_items->strings->pdata[i], &len);
+          const char *text = g_bytes_get_data (strings->strings->pdata[i], &len);
           g_autofree char *item = g_strndup (text, len);
           g_autoptr(GraftAttribute) a = graft_attribute_new_string ("value", item);
           g_ptr_array_add (dict->items, graft_lower_value_const (a));
+          if (strings == dict_keys)
+            {
+              LowerValue *tensor = graft_lower_lookup (ctx, g_ptr_array_index (node->inputs, i));
+              g_ptr_array_add (dict->items, tensor ? graft_lower_value_copy (tensor) : g_new0 (LowerValue, 1));
+            }
         }
       bind_output (ctx, node, 0, dict);
       return TRUE;
@@ -116,6 +140,28 @@ lower_device (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+
+/* str(x): a device or string constant stays itself (LeViT's cache key
+ * str(device)), an int is written out; anything else is for messages
+ * only, which nothing in ONNX reads. */
+static gboolean
+lower_str (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  LowerValue *x = graft_lower_arg (ctx, node, 0);
+  if (x != NULL && x->kind == LOWER_CONST && x->constant->type == GRAFT_ATTR_STRING)
+    {
+      bind_output (ctx, node, 0, graft_lower_value_copy (x));
+      return TRUE;
+    }
+  if (x != NULL && x->kind == LOWER_CONST && x->constant->type == GRAFT_ATTR_INT)
+    {
+      g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT, x->constant->i);
+      g_autoptr(GraftAttribute) a = graft_attribute_new_string ("value", text);
+      bind_output (ctx, node, 0, graft_lower_value_const (a));
+      return TRUE;
+    }
+  return lower_nothing (ctx, node, error);
+}
 
 /* dict[key] := value (owned), at the key's position from
  * graft_lower_dict_find (-1: a new key, added last) */
@@ -1000,7 +1046,7 @@ const GraftLowering graft_lowerings_prim[] = {
   { "aten::any", 0, lower_any_all, "self dim keepdim" },
   { "aten::all", 0, lower_any_all, "self dim keepdim" },
   { "aten::format", 0, lower_nothing, NULL },
-  { "aten::str", 0, lower_nothing, NULL },
+  { "aten::str", 0, lower_str, "elem" },
   { "aten::warn", 0, lower_nothing, NULL },
   /* torch.export's checks of what it traced: true of every input the program accepts */
   { "aten::_assert_tensor_metadata", 0, lower_nothing, NULL },

@@ -54,6 +54,8 @@ struct _GraftLowerContext {
   GHashTable *types;          /* target GraftValue* → LowerType* (owned) */
   GHashTable *rt_data;        /* target GraftValue* → GraftRtTensor* of small constants */
   GHashTable *node_names;     /* used target node names */
+  GHashTable *attribute_reads;/* module attribute name → source GraftValue* its last GetAttr made
+                               * (a dict the module fills, read again after) */
   guint n_constants;
   const char *scope;          /* "/layer1/0/conv1" of the node being lowered, or "" */
   GPtrArray *problems;        /* GraftLowerProblem*: ops without a lowering */

@@ -726,6 +726,7 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check
   ctx.map = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_lower_value_free);
   ctx.types = _graft_lower_types_new ();
   ctx.rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  ctx.attribute_reads = g_hash_table_new (g_str_hash, g_str_equal);
   ctx.node_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   ctx.scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
   ctx.scope = "";
@@ -754,6 +755,7 @@ lower_model (GraftModel *model, const GraftLowerOptions *options, gboolean check
   g_hash_table_unref (ctx.map);
   g_hash_table_unref (ctx.types);
   g_hash_table_unref (ctx.rt_data);
+  g_hash_table_unref (ctx.attribute_reads);
   g_hash_table_unref (ctx.node_names);
   g_ptr_array_unref (ctx.scratch);
   GPtrArray *problems = *problems_out = ctx.problems;

@@ -1154,6 +1154,10 @@ module_value (GraftPickleValue *object, const char *path)
 static GraftAttribute *
 strings_attribute (GraftPickleValue *v, const char *name)
 {
+  /* an empty dict (timm's attention_bias_cache: Dict[str, Tensor]) is
+   * one of strings as far as its first use can tell */
+  if (v->kind == GRAFT_PICKLE_DICT && (v->items == NULL || v->items->len == 0))
+    return graft_attribute_new (name, GRAFT_ATTR_STRINGS);
   if (v->items == NULL || v->items->len == 0)
     return NULL;
   for (guint k = 0; k < v->items->len; k++)
@@ -1173,8 +1177,9 @@ strings_attribute (GraftPickleValue *v, const char *name)
  * "value" attribute so the runtime can evaluate them. A list or tuple of
  * numbers (ConvNeXt's permute dims, timm's img_size) becomes an INTS or
  * FLOATS value, of strings a STRINGS one; a dict of strings to strings
- * (torchvision's IntermediateLayerGetter.return_layers) goes as
- * "dict_items", its keys and values alternating. */
+ * (torchvision's IntermediateLayerGetter.return_layers), or an empty dict
+ * (a cache the module fills), goes as "dict_items", its keys and values
+ * alternating. */
 static void
 add_attribute_value (GraftNode *node, GraftPickleValue *v)
 {
@@ -1211,6 +1216,37 @@ add_attribute_value (GraftNode *node, GraftPickleValue *v)
       else if (all_num)
         graft_node_add_attribute (node, graft_attribute_new_floats ("value", floats, v->items->len));
     }
+}
+
+/* A Dict[str, Tensor] attribute that holds tensors (timm's LeViT fills
+ * attention_bias_cache once, and torch.jit.save keeps what it holds): its
+ * keys as "dict_keys", its tensors as the node's inputs, in order. */
+static gboolean
+add_tensor_dict (Builder *b, GraftNode *node, GraftPickleValue *v, const char *path)
+{
+  if (v == NULL || v->kind != GRAFT_PICKLE_DICT || v->items == NULL || v->items->len == 0 || v->items->len % 2 != 0)
+    return FALSE;
+  for (guint k = 0; k < v->items->len; k += 2)
+    if (((GraftPickleValue *) g_ptr_array_index (v->items, k))->kind != GRAFT_PICKLE_STRING ||
+        ((GraftPickleValue *) g_ptr_array_index (v->items, k + 1))->kind != GRAFT_PICKLE_TENSOR)
+      return FALSE;
+  GraftAttribute *keys = graft_attribute_new ("dict_keys", GRAFT_ATTR_STRINGS);
+  for (guint k = 0; k < v->items->len; k += 2)
+    {
+      GraftPickleValue *key = g_ptr_array_index (v->items, k);
+      g_autofree char *text = g_strndup (key->s, key->s_len);
+      g_autofree char *name = g_strdup_printf ("%s.%s", path, text);
+      GraftValue *tensor = tensor_value (b, g_ptr_array_index (v->items, k + 1), name, "data");
+      if (tensor == NULL)
+        {
+          graft_attribute_free (keys);
+          return FALSE;
+        }
+      g_ptr_array_add (keys->strings, g_bytes_new (key->s, key->s_len));
+      graft_node_add_input (node, tensor);
+    }
+  graft_node_add_attribute (node, keys);
+  return TRUE;
 }
 
 /* self.name on a module object. */
@@ -1251,7 +1287,8 @@ module_attribute (Ctx *ctx, BValue *module, const char *name, guint line)
       if (node == NULL)
         return NULL;
       graft_node_add_attribute (node, graft_attribute_new_string ("name", path));
-      add_attribute_value (node, v);
+      if (!add_tensor_dict (b, node, v, path))
+        add_attribute_value (node, v);
       GraftValue *out = add_output (ctx, node, name);
       set_value_type (out, type);
       return bv_runtime_typed (out, type);

@@ -4,7 +4,7 @@ Imported by run-convert.py (torch 2.x in the venv) and by /usr/bin/python3
 (Debian's torch 1.13) to make the same modules' TorchScript files with the
 older generation: only torch is imported here.
 """
-from typing import List
+from typing import Dict, List
 
 import torch
 import torch.nn.functional as F
@@ -321,6 +321,34 @@ class AutocastOff(nn.Module):
             attn = (y.float() @ y.float().transpose(-1, -2)).softmax(-1)
             out = attn @ y.float()
         return out + x
+
+
+class TensorCache(nn.Module):
+    """timm's LeViT / EfficientFormer: a Dict[str, Tensor] the module fills on
+    first use (attention_bias_cache), saved empty or filled."""
+
+    cache: Dict[str, torch.Tensor]
+
+    def __init__(self, fill: bool = False):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(3, 4))
+        self.register_buffer("idx", torch.tensor([[0, 2], [3, 1]]))
+        self.cache = {}
+        if fill:
+            self.eval()(torch.zeros(2, 3))
+
+    def forward(self, x):
+        key = str(x.device)
+        if key not in self.cache:
+            self.cache[key] = self.table[:, self.idx]
+        return x + self.cache[key].sum(-1).sum(-1)
+
+
+class FilledTensorCache(TensorCache):
+    """TensorCache saved after a first run filled it (as the zoo's LeViT is)."""
+
+    def __init__(self):
+        super().__init__(fill=True)
 
 
 class FlowOps(nn.Module):

@@ -221,6 +221,11 @@ CASES = [
       {"name": "grid", "shape": [2, 4, 3, 2], "dynamic": {0: "batch"}, "other": [3, 4, 3, 2]}], False),
     ("autocast_off", op_modules.AutocastOff, ("exported",),
      [{"name": "x", "shape": [2, 5, 6], "dynamic": {0: "batch"}, "other": [3, 5, 6]}], False),
+    # timm's LeViT: a Dict[str, Tensor] cache the module fills, saved empty or filled
+    ("tensor_cache", op_modules.TensorCache, ("scripted",),
+     [{"name": "x", "shape": [2, 3], "dynamic": {0: "batch"}, "other": [3, 3]}], False),
+    ("tensor_cache_filled", op_modules.FilledTensorCache, ("scripted",),
+     [{"name": "x", "shape": [2, 3], "dynamic": {0: "batch"}, "other": [3, 3]}], False),
     ("runtime_shifts", op_modules.RuntimeShifts, ("traced", "scripted"),
      [{"name": "x", "shape": [2, 6, 5], "dynamic": {0: "batch", 1: "h", 2: "w"}, "other": [3, 7, 9]}], False),
     # circular padding: Slice + Concat before opset 19, Pad mode wrap from 19

@@ -121,14 +121,37 @@ kernel_get_attr (GraftKernelContext *ctx, GError **error)
         graft_kernel_set_output (ctx, 0, v);
       return v != NULL;
     }
+  GraftAttribute *dict_keys = graft_node_get_attribute (ctx->node, "dict_keys");
+  if (dict_keys && dict_keys->type == GRAFT_ATTR_STRINGS && dict_keys->strings->len == ctx->n_inputs)
+    {
+      /* a Dict[str, Tensor] that holds tensors: key, value pairs, the same
+       * dict for every read in a run (as dict_items below) */
+      GraftRtTensor *dict = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+      for (guint k = 0; k < dict_keys->strings->len; k++)
+        {
+          GBytes *key = g_ptr_array_index (dict_keys->strings, k);
+          gsize len = 0;
+          const char *text = g_bytes_get_data (key, &len);
+          g_ptr_array_add (dict->items, graft_aten_new_string (g_strndup (text, len)));
+          g_ptr_array_add (dict->items, graft_rt_tensor_ref (ctx->inputs[k]));
+        }
+      if (set != NULL)
+        g_hash_table_insert (set, g_strdup (graft_node_attr_string (ctx->node, "name", "")), graft_rt_tensor_ref (dict));
+      graft_kernel_set_output (ctx, 0, dict);
+      return TRUE;
+    }
   GraftAttribute *dict_items = graft_node_get_attribute (ctx->node, "dict_items");
   if (dict_items && dict_items->type == GRAFT_ATTR_STRINGS)
     {
-      /* a dict of strings: the runtime's dicts are sequences of key, value */
+      /* a dict of strings: the runtime's dicts are sequences of key, value.
+       * Every read of the attribute in a run is the same dict, so that
+       * what one fills in (timm's attention_bias_cache) the next finds. */
       GraftRtTensor *dict = graft_aten_value_from_attr (dict_items, error);
       if (dict == NULL)
         return FALSE;
       dict->dtype = GRAFT_DTYPE_UNDEFINED;
+      if (set != NULL)
+        g_hash_table_insert (set, g_strdup (graft_node_attr_string (ctx->node, "name", "")), graft_rt_tensor_ref (dict));
       graft_kernel_set_output (ctx, 0, dict);
       return TRUE;
     }
