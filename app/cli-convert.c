@@ -1,5 +1,5 @@
 /* graft-cli convert IN.pt -o OUT.onnx [--opset N] [--shape x=1x3x224x224]
- * [--dynamic x:0=batch]... [--allow-custom]: a TorchScript archive (or a
+ * [--dtype t=int64]... [--dynamic x:0=batch]... [--allow-custom]: a TorchScript archive (or a
  * torch.export program) lowered to ONNX by model/lower, without PyTorch. */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +17,8 @@ print_usage (void)
           "Converts a TorchScript archive (traced or scripted) to ONNX without PyTorch.\n"
           "  --opset N                   ONNX opset to write (default %d; %d to %" G_GINT64_FORMAT ")\n"
           "  --shape INPUT=1x3x224x224   an input's shape (TorchScript files declare none)\n"
+          "  --dtype INPUT=TYPE          an input's element type (int64, float16…; TorchScript files\n"
+          "                              declare none: float32, or int64 for ids an embedding reads)\n"
           "  --dynamic INPUT:AXIS=NAME   keep that dim symbolic (named NAME) in the file\n"
           "  --allow-custom              write ops without an ONNX lowering as nodes of the \"aten\"\n"
           "                              domain (Graft's runtime runs them) instead of failing\n"
@@ -24,6 +26,38 @@ print_usage (void)
           "Exit status: 0 written, 1 the model cannot be converted (the message names every op that\n"
           "has no lowering), 2 bad usage.\n",
           GRAFT_LOWER_DEFAULT_OPSET, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
+}
+
+/* --dtype INPUT=TYPE: the graph input's declared element type, which the
+ * lowering writes (a traced UNet's int64 timestep). */
+static gboolean
+apply_input_dtypes (GraftModel *model, GPtrArray *specs, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  for (guint i = 0; i < specs->len; i++)
+    {
+      const char *spec = specs->pdata[i], *equals = strchr (spec, '=');
+      GraftDType dtype = equals ? graft_dtype_from_string (equals + 1) : GRAFT_DTYPE_UNDEFINED;
+      if (dtype == GRAFT_DTYPE_UNDEFINED || dtype == GRAFT_DTYPE_STRING)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--dtype %s: give INPUT=TYPE with a numeric type (float32, int64, bool…)", spec);
+          return FALSE;
+        }
+      g_autofree char *name = g_strndup (spec, equals - spec);
+      GraftValue *input = NULL;
+      for (guint k = 0; k < graph->inputs->len && input == NULL; k++)
+        if (strcmp (((GraftValue *) graph->inputs->pdata[k])->name, name) == 0)
+          input = graph->inputs->pdata[k];
+      if (input == NULL || input->initializer != NULL)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--dtype %s: the model has no input '%s'",
+                       spec, name);
+          return FALSE;
+        }
+      input->dtype = dtype;
+    }
+  return TRUE;
 }
 
 /* INPUT=1x3x224x224 */
@@ -118,6 +152,7 @@ graft_cli_convert (int argc, char **argv)
   g_autoptr(GHashTable) shapes = NULL;
   g_autoptr(GPtrArray) shape_specs = g_ptr_array_new ();
   g_autoptr(GPtrArray) dynamic = g_ptr_array_new ();
+  g_autoptr(GPtrArray) dtypes = g_ptr_array_new ();
   g_autoptr(GError) error = NULL;
 
   for (int i = 1; i < argc; i++)
@@ -167,6 +202,8 @@ graft_cli_convert (int argc, char **argv)
         g_ptr_array_add (shape_specs, (gpointer) next);
       else if (strcmp (arg, "--dynamic") == 0)
         g_ptr_array_add (dynamic, (gpointer) next);
+      else if (strcmp (arg, "--dtype") == 0)
+        g_ptr_array_add (dtypes, (gpointer) next);
       else
         {
           graft_cli_print_error ("convert: unknown option '%s' (try --help)", arg);
@@ -200,6 +237,11 @@ graft_cli_convert (int argc, char **argv)
     {
       graft_cli_print_error ("%s", error->message);
       return 1;
+    }
+  if (!apply_input_dtypes (model, dtypes, &error))
+    {
+      graft_cli_print_error ("convert: %s", error->message);
+      return 2;
     }
   gint64 loaded = g_get_monotonic_time ();
   g_autoptr(GraftModel) onnx = graft_lower_to_onnx (model, &options, &error);

@@ -2,7 +2,9 @@
 """graft-cli convert's output format follows the output's name (issue 34,
 point 5): a TorchScript file converted to y.pte or y.pt2 is refused,
 naming the format, and nothing is written; y.onnx is written and is an
-ONNX model onnx.checker accepts.
+ONNX model onnx.checker accepts. --dtype sets an input's element type
+(a traced UNet's int64 timestep), which onnxruntime then takes and
+runs as PyTorch does; an unknown type or input is refused.
 
 Usage: check-output-format.py GRAFT_CLI
 """
@@ -41,6 +43,32 @@ with tempfile.TemporaryDirectory() as tmp:
     if result.returncode == 0:
         onnx.checker.check_model(onnx.load(out), full_check=True)
         check(True, "y.onnx passes onnx.checker")
+
+class Timestep(torch.nn.Module):
+    def forward(self, x, t):
+        return x * (t.float()[:, None] + 1.0)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    import numpy as np
+    import onnxruntime as ort
+    source = os.path.join(tmp, "t.pt")
+    x, t = torch.randn(2, 3), torch.tensor([3, 7])
+    torch.jit.save(torch.jit.trace(Timestep(), (x, t)), source)
+    out = os.path.join(tmp, "t.onnx")
+    result = subprocess.run([graft_cli, "convert", source, "-o", out, "--shape", "x=2x3", "--shape", "t=2",
+                             "--dtype", "t=int64"], capture_output=True, text=True)
+    check(result.returncode == 0, f"convert t.pt --dtype t=int64 exits 0 ({result.stderr.strip()})")
+    if result.returncode == 0:
+        session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
+        types = {i.name: i.type for i in session.get_inputs()}
+        check(types.get("t") == "tensor(int64)", f"t is declared int64 ({types})")
+        y = session.run(None, {"x": x.numpy(), "t": t.numpy()})[0]
+        check(np.allclose(y, Timestep()(x, t).numpy(), atol=1e-6), "onnxruntime with an int64 t = PyTorch")
+    for bad, says in (("t=int65", "numeric type"), ("q=int64", "no input 'q'")):
+        result = subprocess.run([graft_cli, "convert", source, "-o", out, "--overwrite", "--dtype", bad],
+                                capture_output=True, text=True)
+        check(result.returncode == 2 and says in result.stderr, f"--dtype {bad} refused: {result.stderr.strip()}")
 
 if failures:
     sys.exit(1)

@@ -255,6 +255,8 @@ def check_convert(c, graft_cli, path, folder, manifest, workdir):
         for name, spec in zip(names, manifest["inputs"]):
             args += ["--shape", "%s=%s" % (name, "x".join(str(d) for d in spec["shape"])),
                      "--dynamic", "%s:0=batch" % name]
+            if spec.get("dtype", "float32") != "float32":   # TorchScript declares no dtypes
+                args += ["--dtype", "%s=%s" % (name, spec["dtype"])]
     run = cli(graft_cli, *args)
     if run.returncode != 0:
         return "fail", message(run)
