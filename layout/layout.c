@@ -4,6 +4,7 @@
 #include "ir/fixed-branch.h"
 #include "layout/labels.h"
 #include "layout/attribute-fold.h"
+#include "layout/shared-values.h"
 #include "layout/text.h"
 
 /* Geometry, in points. */
@@ -99,6 +100,7 @@ struct _GraftLayout {
   GPtrArray *chunk_groups; /* GraftGroup*, owned: groups made up for big flat levels */
   GHashTable *group_map;   /* GraftGroup* → LGroup* */
   GHashTable *node_groups; /* GraftNode* → LGroup* */
+  GraftSharedValues *shared; /* constants read far apart, drawn at each reader */
 
   GMutex lock;             /* guards everything below */
   gboolean *expanded;      /* by LGroup id */
@@ -575,6 +577,7 @@ layout_new (GraftGraph *graph, gboolean flat)
         add_control_groups (self, g_ptr_array_index (self->groups, i), FALSE);
       count_total_nodes (self);
     }
+  self->shared = graft_shared_values_new (graph, self->node_groups);
   self->expanded = g_new0 (gboolean, self->groups->len);
   graft_layout_reset_expansion (self, GRAFT_LAYOUT_DEFAULT_BUDGET);
   return self;
@@ -601,6 +604,7 @@ graft_layout_finalize (GObject *object)
   g_ptr_array_unref (self->chunk_groups);
   g_hash_table_unref (self->group_map);
   g_hash_table_unref (self->node_groups);
+  graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
@@ -637,6 +641,13 @@ GraftGraph *
 graft_layout_get_graph (GraftLayout *self)
 {
   return self->graph;
+}
+
+gboolean
+graft_layout_is_value_shared (GraftLayout *self, GraftValue *value)
+{
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), FALSE);
+  return graft_shared_values_is_shared (self->shared, value);
 }
 
 guint
@@ -1094,6 +1105,25 @@ append_fixed_branch_line (char ***lines, GraftNode *node, cairo_t *cr)
     }
 }
 
+/* The constants this node reads that are drawn at each reader. */
+static void
+append_shared_lines (Level *level, char ***lines, GraftNode *node)
+{
+  g_autoptr (GPtrArray) shared = g_ptr_array_new_with_free_func (g_free);
+  guint n = g_strv_length (*lines);
+
+  graft_shared_values_add_lines (level->run->self->shared, node, !level->run->options.show_module_attributes,
+                                 shared);
+  if (shared->len == 0)
+    return;
+  *lines = g_renew (char *, *lines, n + shared->len + 1);
+  graft_text_select (level->run->measure, GRAFT_TEXT_BODY);
+  for (guint i = 0; i < shared->len; i++)
+    (*lines)[n + i] = graft_text_elide (level->run->measure, g_ptr_array_index (shared, i),
+                                        NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X);
+  (*lines)[n + shared->len] = NULL;
+}
+
 static guint
 node_item (Level *level, GraftNode *node)
 {
@@ -1110,6 +1140,7 @@ node_item (Level *level, GraftNode *node)
     g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
     item.lines = graft_node_label_lines (node, &label_options, level->run->measure, NODE_MAX_WIDTH);
+    append_shared_lines (level, &item.lines, node);
     if (subgraphs != NULL && subgraphs->len > 0)
       {
         /* Tell the user there is more inside (double-click opens it). */
@@ -1229,11 +1260,13 @@ item_is_box_end (Level *level, guint index)
          || (item->kind == ITEM_GROUP && !item->expanded);
 }
 
-/* A module attribute listed in its readers' boxes instead of drawn. */
+/* A module attribute listed in its readers' boxes instead of drawn; a
+ * constant computed only for far-apart readers, likewise. */
 static gboolean
 is_folded (Level *level, GraftNode *node)
 {
-  return !level->run->options.show_module_attributes && graft_attribute_fold_applies (node);
+  return (!level->run->options.show_module_attributes && graft_attribute_fold_applies (node))
+         || graft_shared_values_is_hidden (level->run->self->shared, node);
 }
 
 static void
@@ -1318,7 +1351,8 @@ add_input_edge (Level *level, guint here, GraftValue *value)
 
   /* Weights are listed in the node's box, not drawn as edges; so are
    * folded module attributes. */
-  if (value == NULL || value->initializer != NULL || is_folded (level, value->producer))
+  if (value == NULL || value->initializer != NULL || is_folded (level, value->producer)
+      || graft_shared_values_is_shared (level->run->self->shared, value))
     return;
   if (node_in_level (level, value_source (value)))
     src = representative (level, value_source (value));
@@ -1434,7 +1468,8 @@ add_value_edges (Level *level, GraftNode *node)
       GraftValue *value = g_ptr_array_index (node->outputs, i);
       gboolean leaves = FALSE;
 
-      if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i))))
+      if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i)))
+          || graft_shared_values_is_shared (level->run->self->shared, value))
         continue;
       if (is_root)
         {

@@ -1,0 +1,47 @@
+/* Constants and shape values read far apart, drawn at each reader.
+ *
+ * An exporter computes a constant once (TorchScript-based ONNX exports put
+ * `/layers.0/self_attn/Constant` in the first layer) and every layer reads
+ * it; drawn as edges, such a value is a fan of long edges across the whole
+ * graph, and the layers stop looking alike. Like weights, it is listed in
+ * each reader's box instead ("indices = 0 · shared ×24"), and the nodes that
+ * only compute it from constants are not drawn. The window's context menu
+ * walks from one reader to the next.
+ *
+ * A value is shared when it is static — computed only from constants
+ * (initializers, Constant nodes) and tensor shapes (Shape, Size) — and its
+ * readers, all in its own graph, lie in more than one of the layout's
+ * boxes. A node is hidden when it computes from constants alone and every
+ * value it gives is shared or read only by hidden nodes. A node computing
+ * from a shape keeps its box and its input edge: only its far reads move
+ * to the readers.
+ *
+ * This only changes what is drawn: the model is not touched. */
+#pragma once
+
+#include "ir/graph.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GraftSharedValues GraftSharedValues;
+
+/* node_groups maps each node of graph to the box it is laid out in (any
+ * pointer; nodes mapped to the same pointer are together). */
+GraftSharedValues *graft_shared_values_new (GraftGraph *graph, GHashTable *node_groups);
+void graft_shared_values_free (GraftSharedValues *self);
+
+gboolean graft_shared_values_is_shared (const GraftSharedValues *self, const GraftValue *value);
+gboolean graft_shared_values_is_hidden (const GraftSharedValues *self, const GraftNode *node);
+guint graft_shared_values_get_n_shared (const GraftSharedValues *self);
+
+/* How many distinct nodes read value (a node reading it twice counts once). */
+guint graft_shared_values_count_readers (const GraftValue *value);
+
+/* "indices = 0 · shared ×24" for each input of node that is shared, in
+ * input order, appended to lines (char*, owned by lines); inputs from a
+ * folded module attribute (layout/attribute-fold.h) are skipped when
+ * skip_folded, as the fold lists them already. */
+void graft_shared_values_add_lines (const GraftSharedValues *self, GraftNode *node, gboolean skip_folded,
+                                    GPtrArray *lines);
+
+G_END_DECLS
