@@ -1436,6 +1436,26 @@ add_passed_through_results (Level *level, guint here, GraftNode *node)
     }
 }
 
+/* A shared value is listed at its readers, but where it is computed still
+ * comes before the first of them: without an edge, dot is free to put the
+ * node computing it (a mask, rotary tables) anywhere, often at the bottom
+ * with long edges from its own inputs. An edge that is not drawn (no
+ * value) to the first reader in this level keeps it there. */
+static void
+add_shared_rank_edge (Level *level, guint here, GraftValue *value)
+{
+  for (guint j = 0; j < value->consumers->len; j++)
+    {
+      GraftNode *reader = g_ptr_array_index (value->consumers, j);
+
+      if (node_in_level (level, reader) && !is_folded (level, reader))
+        {
+          add_edge (level, here, representative (level, reader), NULL);
+          return;
+        }
+    }
+}
+
 static void
 add_value_edges (Level *level, GraftNode *node)
 {
@@ -1468,9 +1488,13 @@ add_value_edges (Level *level, GraftNode *node)
       GraftValue *value = g_ptr_array_index (node->outputs, i);
       gboolean leaves = FALSE;
 
-      if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i)))
-          || graft_shared_values_is_shared (level->run->self->shared, value))
+      if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i))))
         continue;
+      if (graft_shared_values_is_shared (level->run->self->shared, value))
+        {
+          add_shared_rank_edge (level, here, value);
+          continue;
+        }
       if (is_root)
         {
           if (is_level_output (level, value))

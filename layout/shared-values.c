@@ -186,8 +186,9 @@ graft_shared_values_count_readers (const GraftValue *value)
   return n;
 }
 
-/* What a reader is told the value is: a constant's value or type, else
- * its shape and the op computing it. */
+/* What a reader is told the value is, after the slot's name: a
+ * constant's value or type (" = 0", ": float32[64]"), else its type and
+ * the op computing it (": int64[4] ← Concat"). */
 static char *
 describe_shared (GraftValue *value)
 {
@@ -202,18 +203,18 @@ describe_shared (GraftValue *value)
       g_autofree char *values = graft_label_small_tensor_values (attribute->t);
       g_autofree char *type = values == NULL ? graft_tensor_describe (attribute->t) : NULL;
 
-      return values != NULL ? g_strdup_printf ("= %s", values) : g_strdup_printf (": %s", type);
+      return values != NULL ? g_strdup_printf (" = %s", values) : g_strdup_printf (": %s", type);
     }
   if (attribute != NULL)
     {
       g_autofree char *text = graft_attribute_format_value (attribute, 4);
 
-      return g_strdup_printf ("= %s", text);
+      return g_strdup_printf (" = %s", text);
     }
   shape = graft_value_shape_label (value, NULL);
   if (shape != NULL)
-    return g_strdup_printf (": %s %s ← %s", graft_dtype_to_string (value->dtype), shape, producer->op_type);
-  return g_strdup_printf ("← %s", producer->op_type);
+    return g_strdup_printf (": %s[%s] ← %s", graft_dtype_to_string (value->dtype), shape, producer->op_type);
+  return g_strdup_printf (" ← %s", producer->op_type);
 }
 
 void
@@ -231,7 +232,7 @@ graft_shared_values_add_lines (const GraftSharedValues *self, GraftNode *node, g
         continue;
       slot = graft_label_input_slot (node, i);
       text = describe_shared (value);
-      g_ptr_array_add (lines, g_strdup_printf ("%s %s · shared ×%u", slot, text,
+      g_ptr_array_add (lines, g_strdup_printf ("%s%s · shared ×%u", slot, text,
                                                graft_shared_values_count_readers (value)));
     }
 }
