@@ -5,7 +5,7 @@
 #include "layout/labels.h"
 
 struct _GraftSharedValues {
-  GHashTable *shared;  /* GraftValue* set */
+  GHashTable *shared;  /* GraftValue* → its number of distinct readers */
   GHashTable *hidden;  /* GraftNode* set */
 };
 
@@ -127,7 +127,7 @@ graft_shared_values_new (GraftGraph *graph, GHashTable *node_groups)
             continue;
           g_hash_table_insert (origins, value, GUINT_TO_POINTER (origin));
           if (read_far_apart (value, node_groups))
-            g_hash_table_add (self->shared, value);
+            g_hash_table_insert (self->shared, value, GUINT_TO_POINTER (graft_shared_values_count_readers (value)));
         }
     }
   /* Readers come after what they read: walk back so a node knows whether
@@ -170,20 +170,44 @@ graft_shared_values_get_n_shared (const GraftSharedValues *self)
   return self != NULL ? g_hash_table_size (self->shared) : 0;
 }
 
-guint
-graft_shared_values_count_readers (const GraftValue *value)
+/* The distinct readers of value, in its reader list's order. */
+static GPtrArray *
+distinct_readers (const GraftValue *value)
 {
-  guint n = 0;
+  GPtrArray *readers = g_ptr_array_new ();
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
 
   for (guint i = 0; i < value->consumers->len; i++)
     {
-      guint first = i;
+      gpointer reader = g_ptr_array_index (value->consumers, i);
 
-      /* A node appears once per use; count it at its first. */
-      g_ptr_array_find (value->consumers, g_ptr_array_index (value->consumers, i), &first);
-      n += first == i;
+      if (g_hash_table_add (seen, reader))
+        g_ptr_array_add (readers, reader);
     }
-  return n;
+  return readers;
+}
+
+guint
+graft_shared_values_count_readers (const GraftValue *value)
+{
+  g_autoptr (GPtrArray) readers = distinct_readers (value);
+
+  return readers->len;
+}
+
+GraftNode *
+graft_shared_values_next_reader (const GraftValue *value, const GraftNode *current, guint *position)
+{
+  g_autoptr (GPtrArray) readers = distinct_readers (value);
+  guint at = 0;
+
+  if (readers->len == 0)
+    return NULL;
+  if (current != NULL && g_ptr_array_find (readers, current, &at))
+    at = (at + 1) % readers->len;
+  if (position != NULL)
+    *position = at + 1;
+  return g_ptr_array_index (readers, at);
 }
 
 /* What a reader is told the value is, after the slot's name: a
@@ -233,6 +257,6 @@ graft_shared_values_add_lines (const GraftSharedValues *self, GraftNode *node, g
       slot = graft_label_input_slot (node, i);
       text = describe_shared (value);
       g_ptr_array_add (lines, g_strdup_printf ("%s%s · shared ×%u", slot, text,
-                                               graft_shared_values_count_readers (value)));
+                                               GPOINTER_TO_UINT (g_hash_table_lookup (self->shared, value))));
     }
 }

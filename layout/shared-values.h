@@ -37,6 +37,11 @@ guint graft_shared_values_get_n_shared (const GraftSharedValues *self);
 /* How many distinct nodes read value (a node reading it twice counts once). */
 guint graft_shared_values_count_readers (const GraftValue *value);
 
+/* The reader of value after current in the value's reader list (the first
+ * if current reads it not; wrapping round), and its 1-based position
+ * among the distinct readers; NULL if value has no reader. */
+GraftNode *graft_shared_values_next_reader (const GraftValue *value, const GraftNode *current, guint *position);
+
 /* "indices = 0 · shared ×24" for each input of node that is shared, in
  * input order, appended to lines (char*, owned by lines); inputs from a
  * folded module attribute (layout/attribute-fold.h) are skipped when
