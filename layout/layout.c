@@ -100,6 +100,7 @@ struct _GraftLayout {
   GPtrArray *chunk_groups; /* GraftGroup*, owned: groups made up for big flat levels */
   GHashTable *group_map;   /* GraftGroup* → LGroup* */
   GHashTable *node_groups; /* GraftNode* → LGroup* */
+  GHashTable *drawn_totals; /* GraftGroup* → its nodes drawn as boxes, with its descendants' */
   GraftSharedValues *shared; /* constants read far apart, drawn at each reader */
 
   GMutex lock;             /* guards everything below */
@@ -219,9 +220,33 @@ map_subtree (GraftLayout *self, GraftGroup *group, LGroup *lgroup)
     map_subtree (self, g_ptr_array_index (group->children, i), lgroup);
 }
 
+/* Nodes of group and its descendants that get a box of their own: a
+ * scripted module's group holds its op and the prim::GetAttr /
+ * prim::Constant nodes its reader lists (layout/attribute-fold.h), which
+ * must not make a box around the op alone where a traced one has none. */
+static guint
+drawn_total (GraftLayout *self, GraftGroup *group)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (self->drawn_totals, group));
+}
+
+static void
+count_drawn_totals (GraftLayout *self)
+{
+  for (guint i = 0; i < self->graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
+
+      if (graft_attribute_fold_applies (node))
+        continue;
+      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
+        g_hash_table_insert (self->drawn_totals, group, GUINT_TO_POINTER (drawn_total (self, group) + 1));
+    }
+}
+
 /* The only child of group holding nodes, when group holds none itself. */
 static GraftGroup *
-single_nonempty_child (GraftGroup *group)
+single_nonempty_child (GraftLayout *self, GraftGroup *group)
 {
   GraftGroup *found = NULL;
 
@@ -231,7 +256,7 @@ single_nonempty_child (GraftGroup *group)
     {
       GraftGroup *child = g_ptr_array_index (group->children, i);
 
-      if (child->total_nodes == 0)
+      if (drawn_total (self, child) == 0)
         continue;
       if (found != NULL)
         return NULL;
@@ -250,7 +275,7 @@ build_children (GraftLayout *self, GraftGroup *group, LGroup *into)
       GraftGroup *next;
       LGroup *lgroup;
 
-      if (child->total_nodes <= 1)
+      if (drawn_total (self, child) <= 1)
         {
           /* Nothing to collapse: its node (if any) shows in the parent. */
           map_subtree (self, child, into);
@@ -258,7 +283,7 @@ build_children (GraftLayout *self, GraftGroup *group, LGroup *into)
         }
 
       title = g_string_new (child->name);
-      while ((next = single_nonempty_child (child)) != NULL)
+      while ((next = single_nonempty_child (self, child)) != NULL)
         {
           g_string_append_printf (title, ".%s", next->name);
           child = next;
@@ -561,6 +586,7 @@ layout_new (GraftGraph *graph, gboolean flat)
   if (graph->root_group != NULL)
     {
       g_hash_table_insert (self->group_map, graph->root_group, self->root);
+      count_drawn_totals (self);
       if (!flat)
         build_children (self, graph->root_group, self->root);
       else
@@ -604,6 +630,7 @@ graft_layout_finalize (GObject *object)
   g_ptr_array_unref (self->chunk_groups);
   g_hash_table_unref (self->group_map);
   g_hash_table_unref (self->node_groups);
+  g_hash_table_unref (self->drawn_totals);
   graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
   g_clear_pointer (&self->inference, graft_inference_unref);
@@ -626,6 +653,7 @@ graft_layout_init (GraftLayout *self)
   self->chunk_groups = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_group_free);
   self->group_map = g_hash_table_new (NULL, NULL);
   self->node_groups = g_hash_table_new (NULL, NULL);
+  self->drawn_totals = g_hash_table_new (NULL, NULL);
   self->cache = g_hash_table_new_full (cache_key_hash, cache_key_equal, g_free, group_layout_unref);
   graft_layout_options_init (&self->options);
 }

@@ -486,6 +486,44 @@ test_hit_test (void)
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 
+/* A scripted module's group holds its op and the prim::Constant nodes its
+ * box lists: it is a single drawn node, shown in its parent without a box
+ * of its own as a traced one is; a group of two ops keeps its box. */
+static void
+test_single_op_group_with_constants (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("scripted");
+  GraftValue *current = graft_graph_ensure_value (graph, "x");
+  const char *names[] = { "/conv1/conv2d", "/bn1/batch_norm", "/bn1/relu" };
+  g_autoptr (GraftLayout) layout = NULL;
+
+  graft_graph_add_input (graph, current);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *constant_name = g_strdup_printf ("%.*s/Constant", (int) (strrchr (names[i], '/') - names[i]),
+                                                        names[i]);
+      g_autofree char *constant_out = g_strdup_printf ("c%u", i);
+      g_autofree char *out_name = g_strdup_printf ("v%u", i);
+      GraftNode *constant = graft_graph_add_node (graph, "prim", "Constant", constant_name);
+      GraftNode *node = graft_graph_add_node (graph, "aten", strrchr (names[i], '/') + 1, names[i]);
+      GraftValue *value = graft_graph_ensure_value (graph, constant_out);
+      GraftValue *out = graft_graph_ensure_value (graph, out_name);
+
+      graft_node_add_output (constant, value);
+      graft_node_add_input (node, current);
+      graft_node_add_input (node, value);
+      graft_node_add_output (node, out);
+      current = out;
+    }
+  graft_graph_add_output (graph, current);
+  graft_graph_build_groups_from_names (graph);
+
+  layout = graft_layout_new (graph);
+  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 1);
+  g_assert_null (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "conv1")));
+  g_assert_nonnull (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "bn1")));
+}
+
 /* A value every layer of a deep model reads (a transformer's attention
  * mask): 96 collapsed layers, each a long edge from the top. Graphviz's
  * network simplex took 6.5 s on the 96-layer transformer's first picture
@@ -1110,6 +1148,7 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/no-overlap", test_node_boxes_do_not_overlap);
   g_test_add_func ("/layout/text-fits", test_text_fits);
   g_test_add_func ("/layout/flatten", test_flatten);
+  g_test_add_func ("/layout/single-op-group-with-constants", test_single_op_group_with_constants);
   g_test_add_func ("/layout/collapse-and-cache", test_collapse_and_cache);
   g_test_add_func ("/layout/default-expansion", test_default_expansion);
   g_test_add_func ("/layout/cancel", test_cancel);
