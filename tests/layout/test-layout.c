@@ -486,6 +486,20 @@ test_hit_test (void)
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 
+/* A node of op_type reading input (if any) into a new value out_name. */
+static GraftValue *
+append_node (GraftGraph *graph, const char *domain, const char *op_type, const char *name, GraftValue *input,
+             const char *out_name)
+{
+  GraftNode *node = graft_graph_add_node (graph, domain, op_type, name);
+  GraftValue *out = graft_graph_ensure_value (graph, out_name);
+
+  if (input != NULL)
+    graft_node_add_input (node, input);
+  graft_node_add_output (node, out);
+  return out;
+}
+
 /* A scripted module's group holds its op and the prim::Constant nodes its
  * box lists: it is a single drawn node, shown in its parent without a box
  * of its own as a traced one is; a group of two ops keeps its box. */
@@ -503,17 +517,11 @@ test_single_op_group_with_constants (void)
       g_autofree char *constant_name = g_strdup_printf ("%.*s/Constant", (int) (strrchr (names[i], '/') - names[i]),
                                                         names[i]);
       g_autofree char *constant_out = g_strdup_printf ("c%u", i);
+      GraftValue *value = append_node (graph, "prim", "Constant", constant_name, NULL, constant_out);
       g_autofree char *out_name = g_strdup_printf ("v%u", i);
-      GraftNode *constant = graft_graph_add_node (graph, "prim", "Constant", constant_name);
-      GraftNode *node = graft_graph_add_node (graph, "aten", strrchr (names[i], '/') + 1, names[i]);
-      GraftValue *value = graft_graph_ensure_value (graph, constant_out);
-      GraftValue *out = graft_graph_ensure_value (graph, out_name);
 
-      graft_node_add_output (constant, value);
-      graft_node_add_input (node, current);
-      graft_node_add_input (node, value);
-      graft_node_add_output (node, out);
-      current = out;
+      current = append_node (graph, "aten", strrchr (names[i], '/') + 1, names[i], current, out_name);
+      graft_node_add_input (current->producer, value);
     }
   graft_graph_add_output (graph, current);
   graft_graph_build_groups_from_names (graph);
@@ -584,12 +592,8 @@ test_unscoped_chunks (void)
     {
       g_autofree char *name = g_strdup_printf ("Relu_%u", i);
       g_autofree char *out_name = g_strdup_printf ("v%u", i);
-      GraftNode *node = graft_graph_add_node (graph, NULL, "Relu", name);
-      GraftValue *out = graft_graph_ensure_value (graph, out_name);
 
-      graft_node_add_input (node, current);
-      graft_node_add_output (node, out);
-      current = out;
+      current = append_node (graph, NULL, "Relu", name, current, out_name);
     }
   graft_graph_add_output (graph, current);
   graft_graph_build_groups_from_names (graph);
