@@ -43,7 +43,10 @@ node_origin (GHashTable *origins, GraftNode *node)
   Origin origin = ORIGIN_CONSTANT;
   g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
-  if (subgraphs != NULL && subgraphs->len > 0)
+  /* TorchScript's module attributes and constants are the attribute
+   * fold's (layout/attribute-fold.h): listed, or boxes when the view asks
+   * for them. */
+  if ((subgraphs != NULL && subgraphs->len > 0) || strcmp (node->domain, "prim") == 0)
     return ORIGIN_RUNTIME;
   if (is_shape_op (node))
     return ORIGIN_SHAPE;
@@ -57,14 +60,16 @@ node_origin (GHashTable *origins, GraftNode *node)
   return origin;
 }
 
-/* Every reader in the value's graph and in more than one box. */
+/* Every reader in the value's graph, and either in more than one box or,
+ * for a constant, any in a box other than where it is made (BERT's
+ * pooler reads an index the exporter made in the embeddings). */
 static gboolean
-read_far_apart (const GraftValue *value, GHashTable *node_groups)
+read_far_apart (const GraftValue *value, GHashTable *node_groups, Origin origin)
 {
   gpointer first_group = NULL;
   gboolean apart = FALSE;
 
-  if (value->is_graph_output || value->consumers->len < 2)
+  if (value->is_graph_output || value->consumers->len == 0)
     return FALSE;
   for (guint i = 0; i < value->consumers->len; i++)
     {
@@ -76,6 +81,11 @@ read_far_apart (const GraftValue *value, GHashTable *node_groups)
       if (i == 0)
         first_group = group;
       else if (group != first_group)
+        apart = TRUE;
+      /* A constant's edge is long wherever dot ranks its source (at the
+       * top of its box: GPT-2's ln_f bias ran 42 ranks): listed at its
+       * readers as a weight is, it has none. */
+      if (origin == ORIGIN_CONSTANT)
         apart = TRUE;
     }
   return apart;
@@ -126,7 +136,7 @@ graft_shared_values_new (GraftGraph *graph, GHashTable *node_groups)
           if (value == NULL)
             continue;
           g_hash_table_insert (origins, value, GUINT_TO_POINTER (origin));
-          if (read_far_apart (value, node_groups))
+          if (read_far_apart (value, node_groups, origin))
             g_hash_table_insert (self->shared, value, GUINT_TO_POINTER (graft_shared_values_count_readers (value)));
         }
     }
@@ -250,13 +260,18 @@ graft_shared_values_add_lines (const GraftSharedValues *self, GraftNode *node, g
       GraftValue *value = g_ptr_array_index (node->inputs, i);
       g_autofree char *slot = NULL;
       g_autofree char *text = NULL;
+      guint n_readers;
 
       if (!graft_shared_values_is_shared (self, value)
           || (skip_folded && graft_attribute_fold_is_folded_input (node, i)))
         continue;
       slot = graft_label_input_slot (node, i);
       text = describe_shared (value);
-      g_ptr_array_add (lines, g_strdup_printf ("%s%s · shared ×%u", slot, text,
-                                               GPOINTER_TO_UINT (g_hash_table_lookup (self->shared, value))));
+      n_readers = GPOINTER_TO_UINT (g_hash_table_lookup (self->shared, value));
+      /* A constant with one far reader is that reader's, as a weight is. */
+      if (n_readers > 1)
+        g_ptr_array_add (lines, g_strdup_printf ("%s%s · shared ×%u", slot, text, n_readers));
+      else
+        g_ptr_array_add (lines, g_strdup_printf ("%s%s", slot, text));
     }
 }

@@ -8,13 +8,16 @@
  * only compute it from constants are not drawn. The window's context menu
  * walks from one reader to the next.
  *
- * A value is shared when it is static — computed only from constants
- * (initializers, Constant nodes) and tensor shapes (Shape, Size) — and its
- * readers, all in its own graph, lie in more than one of the layout's
- * boxes. A node is hidden when it computes from constants alone and every
- * value it gives is shared or read only by hidden nodes. A node computing
- * from a shape keeps its box and its input edge: only its far reads move
- * to the readers.
+ * Every value computed from constants alone (initializers, ONNX Constant
+ * nodes, ops on them) is listed so, as weights are: dot ranks a source at
+ * the top of its box, so even one reader's edge may run the box's height
+ * (GPT-2's ln_f bias, 42 ranks). A value computed from constants and
+ * tensor shapes (Shape, Size) is listed when its readers lie in more than
+ * one of the layout's boxes; the node computing it keeps its box and its
+ * input edge, and an undrawn edge keeps it before its first reader. The
+ * marker "shared ×N" says when more than one node reads it. Values read
+ * inside a subgraph, graph outputs and TorchScript's prim:: nodes (the
+ * attribute fold's) are drawn as before.
  *
  * This only changes what is drawn: the model is not touched. */
 #pragma once
