@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "layout/layout.h"
+#include "layout/graphviz.h"
 #include "layout/text.h"
 #include "layout/labels.h"
 #include "test-graphs.h"
@@ -232,6 +233,33 @@ test_flatten (void)
   g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 1);
   g_assert_cmpstr (graft_scene_get_group (scene, 0)->title, ==, "a.b.c");
   g_assert_cmpuint (count_op_nodes (scene), ==, 4);
+}
+
+/* Alike groups run dot once: 200 blocks of Conv → Relu → Relu → Add, laid
+ * out expanded, cost a handful of dot runs (a block, a stage, the top),
+ * not one per group; each block still gets its own place. */
+static void
+test_alike_groups_one_dot_run (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (4, 50, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  guint runs_before = graft_dot_get_n_runs (), hits, runs;
+  GraftRect first, last;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  graft_layout_get_last_stats (layout, &hits, &runs);
+  g_test_message ("%u group layouts, %u dot runs", runs, graft_dot_get_n_runs () - runs_before);
+  g_assert_cmpuint (runs, >=, 200);
+  g_assert_cmpuint (graft_dot_get_n_runs () - runs_before, <=, 10);
+  first = graft_scene_get_group (scene, graft_scene_find_group (scene, graft_group_find_path (graph->root_group,
+                                                                                            "stage0.block0")))->rect;
+  last = graft_scene_get_group (scene, graft_scene_find_group (scene, graft_group_find_path (graph->root_group,
+                                                                                           "stage3.block49")))->rect;
+  g_assert_cmpfloat_with_epsilon (first.width, last.width, 1e-6);
+  g_assert_cmpfloat_with_epsilon (first.height, last.height, 1e-6);
+  g_assert_cmpfloat (last.y, >, first.y + 100 * first.height);
 }
 
 static void
@@ -1154,6 +1182,7 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/flatten", test_flatten);
   g_test_add_func ("/layout/single-op-group-with-constants", test_single_op_group_with_constants);
   g_test_add_func ("/layout/collapse-and-cache", test_collapse_and_cache);
+  g_test_add_func ("/layout/alike-groups-one-dot-run", test_alike_groups_one_dot_run);
   g_test_add_func ("/layout/default-expansion", test_default_expansion);
   g_test_add_func ("/layout/cancel", test_cancel);
   g_test_add_func ("/layout/async", test_async);
