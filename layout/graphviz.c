@@ -161,10 +161,23 @@ log_graphviz_message (char *message)
 
 /* Results by their input, so that alike groups (a model's 25,000 blocks of
  * MatMul → Add → Relu → Tanh, a transformer's layers) run dot once: its
- * output depends on nothing else. Bounded: emptied when full. */
+ * output depends on nothing else. Bounded in entries and in bytes (a long
+ * session lays out many graphs): emptied when full. */
 #define MEMO_LIMIT 4096
+#define MEMO_BYTE_LIMIT (64 * 1024 * 1024)
 static GHashTable *memo; /* GBytes (the input) → GraftDotResult* */
+static gsize memo_bytes;
 static guint n_dot_runs;
+
+static gsize
+result_bytes (const GraftDotResult *result)
+{
+  gsize bytes = sizeof *result + result->n_boxes * sizeof (GraftPoint) + result->n_edges * sizeof (GraftDotSpline);
+
+  for (guint i = 0; i < result->n_edges; i++)
+    bytes += result->splines[i].n_points * sizeof (GraftPoint);
+  return bytes;
+}
 
 guint
 graft_dot_get_n_runs (void)
@@ -254,10 +267,14 @@ graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
   n_dot_runs++;
   if (!dot_layout (boxes, n_boxes, edges, n_edges, direction, node_separation, rank_separation, result, error))
     return FALSE;
-  if (g_hash_table_size (memo) >= MEMO_LIMIT)
-    g_hash_table_remove_all (memo);
+  if (g_hash_table_size (memo) >= MEMO_LIMIT || memo_bytes + result_bytes (result) > MEMO_BYTE_LIMIT)
+    {
+      g_hash_table_remove_all (memo);
+      memo_bytes = 0;
+    }
   known = g_new (GraftDotResult, 1);
   copy_result (known, result);
+  memo_bytes += result_bytes (known) + g_bytes_get_size (key);
   g_hash_table_insert (memo, g_steal_pointer (&key), known);
   return TRUE;
 }
