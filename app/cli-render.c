@@ -8,6 +8,7 @@
 #include "analysis/shape-inference.h"
 #include "layout/export.h"
 #include "layout/layout.h"
+#include "layout/graphviz.h"
 
 typedef struct {
   const char *name;
@@ -205,8 +206,10 @@ graft_cli_render (int argc, char **argv)
       return 1;
     }
   if (timings)
-    fprintf (stderr, "load and shape inference %.3f s, layout %.3f s, draw %.3f s, %u nodes, %u boxes, %u groups\n",
+    fprintf (stderr,
+             "load and shape inference %.3f s, layout %.3f s, draw %.3f s, %u nodes, %u boxes, %u groups, %u dot runs\n",
              (loaded - start) / 1e6, (laid_out - loaded) / 1e6, (g_get_monotonic_time () - laid_out) / 1e6,
-             graph->nodes->len, graft_scene_get_n_nodes (scene), graft_scene_get_n_groups (scene));
+             graph->nodes->len, graft_scene_get_n_nodes (scene), graft_scene_get_n_groups (scene),
+             graft_dot_get_n_runs ());
   return 0;
 }

@@ -9,15 +9,10 @@ is_prim (const GraftNode *node, const char *op_type)
 }
 
 gboolean
-graft_attribute_fold_applies (const GraftNode *node)
+graft_node_outputs_read_in_own_graph (const GraftNode *node)
 {
   guint read = 0;
 
-  if (node == NULL || !(is_prim (node, "GetAttr") || is_prim (node, "Constant")))
-    return FALSE;
-  for (guint i = 0; i < node->inputs->len; i++)
-    if (g_ptr_array_index (node->inputs, i) != NULL)
-      return FALSE;
   for (guint i = 0; i < node->outputs->len; i++)
     {
       GraftValue *value = g_ptr_array_index (node->outputs, i);
@@ -34,6 +29,17 @@ graft_attribute_fold_applies (const GraftNode *node)
       read++;
     }
   return read > 0;
+}
+
+gboolean
+graft_attribute_fold_applies (const GraftNode *node)
+{
+  if (node == NULL || !(is_prim (node, "GetAttr") || is_prim (node, "Constant")))
+    return FALSE;
+  for (guint i = 0; i < node->inputs->len; i++)
+    if (g_ptr_array_index (node->inputs, i) != NULL)
+      return FALSE;
+  return graft_node_outputs_read_in_own_graph (node);
 }
 
 gboolean

@@ -23,6 +23,10 @@ G_BEGIN_DECLS
  * output: a box the view can fold into its readers. */
 gboolean graft_attribute_fold_applies (const GraftNode *node);
 
+/* TRUE if node has outputs, each read, only by nodes of node's own graph,
+ * and none a graph output: a box whose every reader can list instead. */
+gboolean graft_node_outputs_read_in_own_graph (const GraftNode *node);
+
 /* TRUE if input k of node comes from a node that folds. */
 gboolean graft_attribute_fold_is_folded_input (const GraftNode *node, guint input);
 

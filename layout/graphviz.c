@@ -159,6 +159,92 @@ log_graphviz_message (char *message)
   return 0;
 }
 
+/* Results by their input, so that alike groups (a model's 25,000 blocks of
+ * MatMul → Add → Relu → Tanh, a transformer's layers) run dot once: its
+ * output depends on nothing else. Bounded in entries and in bytes (a long
+ * session lays out many graphs): emptied when full. */
+#define MEMO_LIMIT 4096
+#define MEMO_BYTE_LIMIT (64 * 1024 * 1024)
+static GHashTable *memo; /* GBytes (the input) → GraftDotResult* */
+static gsize memo_bytes;
+static guint n_dot_runs;
+
+static gsize
+result_bytes (const GraftDotResult *result)
+{
+  gsize bytes = sizeof *result + result->n_boxes * sizeof (GraftPoint) + result->n_edges * sizeof (GraftDotSpline);
+
+  for (guint i = 0; i < result->n_edges; i++)
+    bytes += result->splines[i].n_points * sizeof (GraftPoint);
+  return bytes;
+}
+
+guint
+graft_dot_get_n_runs (void)
+{
+  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&graphviz_lock);
+
+  return n_dot_runs;
+}
+
+static void
+put_double (GByteArray *key, double value)
+{
+  g_byte_array_append (key, (const guint8 *) &value, sizeof value);
+}
+
+static void
+put_uint (GByteArray *key, guint value)
+{
+  g_byte_array_append (key, (const guint8 *) &value, sizeof value);
+}
+
+static GBytes *
+memo_key (const GraftDotBox *boxes, guint n_boxes, const GraftDotEdge *edges, guint n_edges,
+          GraftLayoutDirection direction, double node_separation, double rank_separation)
+{
+  GByteArray *key = g_byte_array_sized_new (16 + 24 * n_boxes + 12 * n_edges);
+
+  put_uint (key, direction);
+  put_double (key, node_separation);
+  put_double (key, rank_separation);
+  put_uint (key, n_boxes);
+  for (guint i = 0; i < n_boxes; i++)
+    {
+      put_double (key, boxes[i].width);
+      put_double (key, boxes[i].height);
+      put_uint (key, boxes[i].rank | (boxes[i].point ? 0x100 : 0));
+    }
+  for (guint i = 0; i < n_edges; i++)
+    {
+      put_uint (key, edges[i].tail);
+      put_uint (key, edges[i].head);
+      put_uint (key, edges[i].arrow);
+    }
+  return g_byte_array_free_to_bytes (key);
+}
+
+static void
+copy_result (GraftDotResult *dest, const GraftDotResult *source)
+{
+  *dest = *source;
+  dest->centers = g_memdup2 (source->centers, sizeof (GraftPoint) * MAX (source->n_boxes, 1));
+  dest->splines = g_memdup2 (source->splines, sizeof (GraftDotSpline) * MAX (source->n_edges, 1));
+  for (guint i = 0; i < source->n_edges; i++)
+    dest->splines[i].points = g_memdup2 (source->splines[i].points, sizeof (GraftPoint) * source->splines[i].n_points);
+}
+
+static void
+free_memo_result (gpointer data)
+{
+  graft_dot_result_clear (data);
+  g_free (data);
+}
+
+static gboolean dot_layout (const GraftDotBox *boxes, guint n_boxes, const GraftDotEdge *edges, guint n_edges,
+                            GraftLayoutDirection direction, double node_separation, double rank_separation,
+                            GraftDotResult *result, GError **error);
+
 gboolean
 graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
                   const GraftDotEdge *edges, guint n_edges,
@@ -167,6 +253,38 @@ graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
                   GraftDotResult *result, GError **error)
 {
   g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&graphviz_lock);
+  g_autoptr (GBytes) key = memo_key (boxes, n_boxes, edges, n_edges, direction, node_separation, rank_separation);
+  GraftDotResult *known;
+
+  if (memo == NULL)
+    memo = g_hash_table_new_full (g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, free_memo_result);
+  known = g_hash_table_lookup (memo, key);
+  if (known != NULL)
+    {
+      copy_result (result, known);
+      return TRUE;
+    }
+  n_dot_runs++;
+  if (!dot_layout (boxes, n_boxes, edges, n_edges, direction, node_separation, rank_separation, result, error))
+    return FALSE;
+  if (g_hash_table_size (memo) >= MEMO_LIMIT || memo_bytes + result_bytes (result) > MEMO_BYTE_LIMIT)
+    {
+      g_hash_table_remove_all (memo);
+      memo_bytes = 0;
+    }
+  known = g_new (GraftDotResult, 1);
+  copy_result (known, result);
+  memo_bytes += result_bytes (known) + g_bytes_get_size (key);
+  g_hash_table_insert (memo, g_steal_pointer (&key), known);
+  return TRUE;
+}
+
+/* Under graphviz_lock. */
+static gboolean
+dot_layout (const GraftDotBox *boxes, guint n_boxes, const GraftDotEdge *edges, guint n_edges,
+            GraftLayoutDirection direction, double node_separation, double rank_separation,
+            GraftDotResult *result, GError **error)
+{
   g_autofree Agnode_t **nodes = g_new0 (Agnode_t *, MAX (n_boxes, 1));
   g_autofree Agedge_t **dot_edges = g_new0 (Agedge_t *, MAX (n_edges, 1));
   Agraph_t *graph, *first_rank = NULL, *last_rank = NULL;

@@ -53,4 +53,10 @@ gboolean graft_dot_layout (const GraftDotBox *boxes, guint n_boxes,
 
 void graft_dot_result_clear (GraftDotResult *result);
 
+/* How many times this process has run dot: graft_dot_layout() gives a
+ * graph it has laid out before (the same boxes, edges and spacing) the
+ * same result again without running it, so alike groups (a model's
+ * repeated blocks and layers) cost one run. */
+guint graft_dot_get_n_runs (void);
+
 G_END_DECLS

@@ -241,8 +241,8 @@ add_attribute_lines (GPtrArray *lines, GraftNode *node)
 /* "1.05228" for a scalar (a traced .item() baked into a constant),
  * "[1, -1, 64]" for a short integer vector; NULL for anything else (a
  * bias of 4 floats is a weight: its shape says more) or bytes not read. */
-static char *
-small_tensor_values (GraftTensor *tensor)
+char *
+graft_label_small_tensor_values (GraftTensor *tensor)
 {
   gint64 numel = graft_tensor_get_numel (tensor);
   g_autoptr(GString) text = NULL;
@@ -265,6 +265,17 @@ small_tensor_values (GraftTensor *tensor)
   return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
+char *
+graft_label_input_slot (GraftNode *node, guint input)
+{
+  const char *slot = graft_node_get_input_argument_name (node, input);
+
+  /* The newest schema names the slot: ONNX does not rename inputs between versions. */
+  if (slot == NULL)
+    slot = graft_op_registry_input_name (node->op, -1, input);
+  return slot != NULL ? g_strdup (slot) : g_strdup_printf ("in%u", input);
+}
+
 static void
 add_weight_lines (GPtrArray *lines, GraftNode *node)
 {
@@ -272,23 +283,20 @@ add_weight_lines (GPtrArray *lines, GraftNode *node)
     {
       GraftValue *value = g_ptr_array_index (node->inputs, i);
       g_autofree char *dims = NULL;
-      const char *slot;
+      g_autofree char *slot = NULL;
+      g_autofree char *values = NULL;
 
       if (value == NULL || value->initializer == NULL)
         continue;
-      /* The newest schema names the slot: ONNX does not rename inputs between versions. */
-      slot = graft_node_get_input_argument_name (node, i);
-      if (slot == NULL)
-        slot = graft_op_registry_input_name (node->op, -1, i);
-      g_autofree char *fallback = slot == NULL ? g_strdup_printf ("in%u", i) : NULL;
-      g_autofree char *values = small_tensor_values (value->initializer);
+      slot = graft_label_input_slot (node, i);
+      values = graft_label_small_tensor_values (value->initializer);
       if (values != NULL)
         {
-          g_ptr_array_add (lines, g_strdup_printf ("%s = %s", slot ? slot : fallback, values));
+          g_ptr_array_add (lines, g_strdup_printf ("%s = %s", slot, values));
           continue;
         }
       dims = graft_tensor_describe (value->initializer);
-      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot ? slot : fallback, dims));
+      g_ptr_array_add (lines, g_strdup_printf ("%s: %s", slot, dims));
     }
 }
 

@@ -26,6 +26,12 @@ const char *graft_op_category_to_string (GraftOpCategory category);
  * of layout/text.h, measured on cr. */
 char **graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width);
 
+/* The name of node's input slot ("weight", "indices"), else "in2". */
+char *graft_label_input_slot (GraftNode *node, guint input);
+/* "1.05228" for a scalar, "[1, -1, 64]" for a short integer vector; NULL
+ * for anything else (its dtype and shape say more) or bytes not read. */
+char *graft_label_small_tensor_values (GraftTensor *tensor);
+
 /* Size of a box showing lines (title font for the first line, body for the
  * others), padding included. */
 void graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height);

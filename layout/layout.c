@@ -4,6 +4,7 @@
 #include "ir/fixed-branch.h"
 #include "layout/labels.h"
 #include "layout/attribute-fold.h"
+#include "layout/shared-values.h"
 #include "layout/text.h"
 
 /* Geometry, in points. */
@@ -99,6 +100,8 @@ struct _GraftLayout {
   GPtrArray *chunk_groups; /* GraftGroup*, owned: groups made up for big flat levels */
   GHashTable *group_map;   /* GraftGroup* → LGroup* */
   GHashTable *node_groups; /* GraftNode* → LGroup* */
+  GHashTable *drawn_totals; /* GraftGroup* → its nodes drawn as boxes, with its descendants' */
+  GraftSharedValues *shared; /* constants read far apart, drawn at each reader */
 
   GMutex lock;             /* guards everything below */
   gboolean *expanded;      /* by LGroup id */
@@ -217,9 +220,33 @@ map_subtree (GraftLayout *self, GraftGroup *group, LGroup *lgroup)
     map_subtree (self, g_ptr_array_index (group->children, i), lgroup);
 }
 
+/* Nodes of group and its descendants that get a box of their own: a
+ * scripted module's group holds its op and the prim::GetAttr /
+ * prim::Constant nodes its reader lists (layout/attribute-fold.h), which
+ * must not make a box around the op alone where a traced one has none. */
+static guint
+drawn_total (GraftLayout *self, GraftGroup *group)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (self->drawn_totals, group));
+}
+
+static void
+count_drawn_totals (GraftLayout *self)
+{
+  for (guint i = 0; i < self->graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
+
+      if (graft_attribute_fold_applies (node))
+        continue;
+      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
+        g_hash_table_insert (self->drawn_totals, group, GUINT_TO_POINTER (drawn_total (self, group) + 1));
+    }
+}
+
 /* The only child of group holding nodes, when group holds none itself. */
 static GraftGroup *
-single_nonempty_child (GraftGroup *group)
+single_nonempty_child (GraftLayout *self, GraftGroup *group)
 {
   GraftGroup *found = NULL;
 
@@ -229,7 +256,7 @@ single_nonempty_child (GraftGroup *group)
     {
       GraftGroup *child = g_ptr_array_index (group->children, i);
 
-      if (child->total_nodes == 0)
+      if (drawn_total (self, child) == 0)
         continue;
       if (found != NULL)
         return NULL;
@@ -248,7 +275,7 @@ build_children (GraftLayout *self, GraftGroup *group, LGroup *into)
       GraftGroup *next;
       LGroup *lgroup;
 
-      if (child->total_nodes <= 1)
+      if (drawn_total (self, child) <= 1)
         {
           /* Nothing to collapse: its node (if any) shows in the parent. */
           map_subtree (self, child, into);
@@ -256,7 +283,7 @@ build_children (GraftLayout *self, GraftGroup *group, LGroup *into)
         }
 
       title = g_string_new (child->name);
-      while ((next = single_nonempty_child (child)) != NULL)
+      while ((next = single_nonempty_child (self, child)) != NULL)
         {
           g_string_append_printf (title, ".%s", next->name);
           child = next;
@@ -559,6 +586,7 @@ layout_new (GraftGraph *graph, gboolean flat)
   if (graph->root_group != NULL)
     {
       g_hash_table_insert (self->group_map, graph->root_group, self->root);
+      count_drawn_totals (self);
       if (!flat)
         build_children (self, graph->root_group, self->root);
       else
@@ -575,6 +603,7 @@ layout_new (GraftGraph *graph, gboolean flat)
         add_control_groups (self, g_ptr_array_index (self->groups, i), FALSE);
       count_total_nodes (self);
     }
+  self->shared = graft_shared_values_new (graph, self->node_groups);
   self->expanded = g_new0 (gboolean, self->groups->len);
   graft_layout_reset_expansion (self, GRAFT_LAYOUT_DEFAULT_BUDGET);
   return self;
@@ -601,6 +630,8 @@ graft_layout_finalize (GObject *object)
   g_ptr_array_unref (self->chunk_groups);
   g_hash_table_unref (self->group_map);
   g_hash_table_unref (self->node_groups);
+  g_hash_table_unref (self->drawn_totals);
+  graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
@@ -622,6 +653,7 @@ graft_layout_init (GraftLayout *self)
   self->chunk_groups = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_group_free);
   self->group_map = g_hash_table_new (NULL, NULL);
   self->node_groups = g_hash_table_new (NULL, NULL);
+  self->drawn_totals = g_hash_table_new (NULL, NULL);
   self->cache = g_hash_table_new_full (cache_key_hash, cache_key_equal, g_free, group_layout_unref);
   graft_layout_options_init (&self->options);
 }
@@ -637,6 +669,13 @@ GraftGraph *
 graft_layout_get_graph (GraftLayout *self)
 {
   return self->graph;
+}
+
+gboolean
+graft_layout_is_value_shared (GraftLayout *self, GraftValue *value)
+{
+  g_return_val_if_fail (GRAFT_IS_LAYOUT (self), FALSE);
+  return graft_shared_values_is_shared (self->shared, value);
 }
 
 guint
@@ -1094,6 +1133,25 @@ append_fixed_branch_line (char ***lines, GraftNode *node, cairo_t *cr)
     }
 }
 
+/* The constants this node reads that are drawn at each reader. */
+static void
+append_shared_lines (Level *level, char ***lines, GraftNode *node)
+{
+  g_autoptr (GPtrArray) shared = g_ptr_array_new_with_free_func (g_free);
+  guint n = g_strv_length (*lines);
+
+  graft_shared_values_add_lines (level->run->self->shared, node, !level->run->options.show_module_attributes,
+                                 shared);
+  if (shared->len == 0)
+    return;
+  *lines = g_renew (char *, *lines, n + shared->len + 1);
+  graft_text_select (level->run->measure, GRAFT_TEXT_BODY);
+  for (guint i = 0; i < shared->len; i++)
+    (*lines)[n + i] = graft_text_elide (level->run->measure, g_ptr_array_index (shared, i),
+                                        NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X);
+  (*lines)[n + shared->len] = NULL;
+}
+
 static guint
 node_item (Level *level, GraftNode *node)
 {
@@ -1110,6 +1168,7 @@ node_item (Level *level, GraftNode *node)
     g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
 
     item.lines = graft_node_label_lines (node, &label_options, level->run->measure, NODE_MAX_WIDTH);
+    append_shared_lines (level, &item.lines, node);
     if (subgraphs != NULL && subgraphs->len > 0)
       {
         /* Tell the user there is more inside (double-click opens it). */
@@ -1229,11 +1288,13 @@ item_is_box_end (Level *level, guint index)
          || (item->kind == ITEM_GROUP && !item->expanded);
 }
 
-/* A module attribute listed in its readers' boxes instead of drawn. */
+/* A module attribute listed in its readers' boxes instead of drawn; a
+ * constant computed only for far-apart readers, likewise. */
 static gboolean
 is_folded (Level *level, GraftNode *node)
 {
-  return !level->run->options.show_module_attributes && graft_attribute_fold_applies (node);
+  return (!level->run->options.show_module_attributes && graft_attribute_fold_applies (node))
+         || graft_shared_values_is_hidden (level->run->self->shared, node);
 }
 
 static void
@@ -1318,7 +1379,8 @@ add_input_edge (Level *level, guint here, GraftValue *value)
 
   /* Weights are listed in the node's box, not drawn as edges; so are
    * folded module attributes. */
-  if (value == NULL || value->initializer != NULL || is_folded (level, value->producer))
+  if (value == NULL || value->initializer != NULL || is_folded (level, value->producer)
+      || graft_shared_values_is_shared (level->run->self->shared, value))
     return;
   if (node_in_level (level, value_source (value)))
     src = representative (level, value_source (value));
@@ -1402,6 +1464,26 @@ add_passed_through_results (Level *level, guint here, GraftNode *node)
     }
 }
 
+/* A shared value is listed at its readers, but where it is computed still
+ * comes before the first of them: without an edge, dot is free to put the
+ * node computing it (a mask, rotary tables) anywhere, often at the bottom
+ * with long edges from its own inputs. An edge that is not drawn (no
+ * value) to the first reader in this level keeps it there. */
+static void
+add_shared_rank_edge (Level *level, guint here, GraftValue *value)
+{
+  for (guint j = 0; j < value->consumers->len; j++)
+    {
+      GraftNode *reader = g_ptr_array_index (value->consumers, j);
+
+      if (node_in_level (level, reader) && !is_folded (level, reader))
+        {
+          add_edge (level, here, representative (level, reader), NULL);
+          return;
+        }
+    }
+}
+
 static void
 add_value_edges (Level *level, GraftNode *node)
 {
@@ -1436,6 +1518,11 @@ add_value_edges (Level *level, GraftNode *node)
 
       if (value == NULL || (i < 64 && (drawn_by_bodies & (G_GUINT64_CONSTANT (1) << i))))
         continue;
+      if (graft_shared_values_is_shared (level->run->self->shared, value))
+        {
+          add_shared_rank_edge (level, here, value);
+          continue;
+        }
       if (is_root)
         {
           if (is_level_output (level, value))

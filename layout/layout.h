@@ -93,6 +93,10 @@ gboolean graft_layout_expand_to_node (GraftLayout *self, GraftNode *node);
  * NULL if it has none (dissolved into its parent). */
 GraftGroup *graft_layout_get_display_group (GraftLayout *self, GraftGroup *group);
 
+/* Whether value is a constant or shape value read far apart, listed in
+ * each reader's box instead of drawn as edges (layout/shared-values.h). */
+gboolean graft_layout_is_value_shared (GraftLayout *self, GraftValue *value);
+
 /* Number of groups that get a box. */
 guint graft_layout_get_n_groups (GraftLayout *self);
 

@@ -964,6 +964,14 @@ graft_graph_canvas_get_view (GraftGraphCanvas *self, GraftRect *visible, GraftRe
 }
 
 gboolean
+graft_graph_canvas_is_value_shared (GraftGraphCanvas *self, GraftValue *value)
+{
+  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
+  return self->layout != NULL && value != NULL && value->graph == self->graph
+         && graft_layout_is_value_shared (self->layout, value);
+}
+
+gboolean
 graft_graph_canvas_get_node_bounds (GraftGraphCanvas *self, GraftNode *node, GraftRect *rect)
 {
   int index;

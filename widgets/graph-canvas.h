@@ -39,6 +39,10 @@ void graft_graph_canvas_select_value (GraftGraphCanvas *self, GraftValue *value)
  * warning, 3 error) with badge (may be NULL) at its corner. Marks may name
  * items of any graph of the model; they stay across layouts and graphs
  * until cleared (the window clears them when the model changes). */
+/* Whether value is listed at each of its readers instead of drawn as
+ * edges (a constant read far apart, layout/shared-values.h). */
+gboolean graft_graph_canvas_is_value_shared (GraftGraphCanvas *self, GraftValue *value);
+
 void graft_graph_canvas_clear_marks (GraftGraphCanvas *self);
 void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint level, const char *badge);
 void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);

@@ -12,6 +12,8 @@
 #include "ir/graph-surgery.h"
 #include "edit/recipe.h"
 #include "widgets/op-picker.h"
+#include "layout/labels.h"
+#include "layout/shared-values.h"
 
 /* "NODE#ATTRIBUTE…" from the main graph down to graph; NULL for the main graph. */
 static char *
@@ -458,6 +460,35 @@ fill_node_menu (GtkWidget *box, GtkPopover *popover, GraftNode *node, gboolean m
     }
 }
 
+/* A constant read far apart is listed in each reader's box, with no edge to
+ * follow: the menu walks its readers instead. */
+static void
+add_shared_reader_items (GraftWindow *self, GtkWidget *box, GtkPopover *popover, GraftNode *node)
+{
+  g_autoptr (GPtrArray) listed = g_ptr_array_new ();
+
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (node->inputs, i);
+      g_autofree char *slot = NULL;
+      g_autofree char *label = NULL;
+      guint position = 0;
+
+      if (!graft_graph_canvas_is_value_shared (self->canvas, value) || g_ptr_array_find (listed, value, NULL))
+        continue;
+      if (listed->len == 0)
+        add_separator (box);
+      g_ptr_array_add (listed, value);
+      graft_shared_values_next_reader (value, node, &position);
+      slot = graft_label_input_slot (node, i);
+      /* Button labels take "_" as a mnemonic mark: "data_0". */
+      g_strdelimit (slot, "_", ' ');
+      label = g_strdup_printf ("Next Reader of “%s” (%u of %u)", slot, position,
+                               graft_shared_values_count_readers (value));
+      add_item (box, popover, label, "win.next-reader", value->name);
+    }
+}
+
 static void
 fill_value_menu (GtkWidget *box, GtkPopover *popover, GraftValue *value)
 {
@@ -506,7 +537,10 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   if (node != NULL && node->graph != shown)
     add_open_body_item (self, box, GTK_POPOVER (popover), node);
   else if (node != NULL)
-    fill_node_menu (box, GTK_POPOVER (popover), node, shown->parent_graph == NULL);
+    {
+      fill_node_menu (box, GTK_POPOVER (popover), node, shown->parent_graph == NULL);
+      add_shared_reader_items (self, box, GTK_POPOVER (popover), node);
+    }
   else if (value != NULL)
     fill_value_menu (box, GTK_POPOVER (popover), value);
   else

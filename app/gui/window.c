@@ -8,6 +8,7 @@
 
 #include "model-open.h"
 #include "widgets/value-format.h"
+#include "layout/shared-values.h"
 
 
 G_DEFINE_FINAL_TYPE (GraftWindow, graft_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -355,18 +356,25 @@ select_node_action (GtkWidget *widget, const char *action_name, GVariant *parame
   select_item (self, node, NULL);
 }
 
+/* The value named name in the graph shown (or one enclosing it), or NULL. */
+static GraftValue *
+find_shown_value (GraftWindow *self, const char *name)
+{
+  GraftGraph *current = graft_graph_canvas_get_graph (self->canvas);
+
+  return current != NULL ? graft_graph_resolve_value (current, name) : NULL;
+}
+
 static void
 select_value_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
   const char *name = g_variant_get_string (parameter, NULL);
-  GraftGraph *current;
   GraftValue *value;
 
   if (self->model == NULL)
     return;
-  current = graft_graph_canvas_get_graph (self->canvas);
-  value = current != NULL ? graft_graph_resolve_value (current, name) : NULL;
+  value = find_shown_value (self, name);
   if (value == NULL)
     {
       g_autofree char *message = g_strdup_printf ("No value named “%s” in this graph", name);
@@ -375,6 +383,36 @@ select_value_action (GtkWidget *widget, const char *action_name, GVariant *param
       return;
     }
   select_item (self, NULL, value);
+}
+
+/* From a reader of a value listed at each reader (a constant read far
+ * apart): on to the next reader, round the list. */
+static void
+next_reader_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *name = g_variant_get_string (parameter, NULL);
+  GraftValue *value;
+  GraftNode *next;
+  guint position = 0;
+  g_autofree char *message = NULL;
+
+  if (self->model == NULL)
+    return;
+  value = find_shown_value (self, name);
+  next = value != NULL ? graft_shared_values_next_reader (value, graft_graph_canvas_get_selected_node (self->canvas),
+                                                          &position)
+                       : NULL;
+  if (next == NULL)
+    {
+      message = g_strdup_printf ("No value named “%s” with readers in this graph", name);
+      graft_window_show_toast (self, message);
+      return;
+    }
+  select_item (self, next, NULL);
+  message = g_strdup_printf ("Reader %u of %u of “%s”: %s", position, graft_shared_values_count_readers (value),
+                             value->name, next->name);
+  graft_window_show_toast (self, message);
 }
 
 static void
@@ -1036,6 +1074,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.parent-graph", NULL, parent_graph_action);
   gtk_widget_class_install_action (widget_class, "win.select-node", "s", select_node_action);
   gtk_widget_class_install_action (widget_class, "win.select-value", "s", select_value_action);
+  gtk_widget_class_install_action (widget_class, "win.next-reader", "s", next_reader_action);
   for (guint i = 0; i < G_N_ELEMENTS (canvas_actions); i++)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);

@@ -2,6 +2,7 @@
 
 #include <string.h>
 #include "compare/op-family.h"
+#include "ir/fixed-branch.h"
 #include "ir/model-error.h"
 
 /* What the alignment knows about one node of one side. */
@@ -779,7 +780,10 @@ branch_raises (GraftGraph *graph)
 }
 
 /* Top-level Ifs on sizes and flags (not on data) that can raise: the
- * checks scripting keeps (BatchNorm's "expected 4D input"). */
+ * checks scripting keeps (BatchNorm's "expected 4D input"). A branch the
+ * module's own attributes rule out never raises (every BatchNorm's `if
+ * self.training: _verify_batch_size` saved in eval mode): not a check, as
+ * lint's control-flow notes leave it out too. */
 static GPtrArray *
 runtime_checks (Side *side)
 {
@@ -789,7 +793,7 @@ runtime_checks (Side *side)
       NodeInfo *c = side->nodes->pdata[i];
       if (c->container || alignable (c) || c->family->role != GRAFT_OP_ROLE_CONTROL)
         continue;
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (c->node);
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (c->node);
       for (guint k = 0; subs && k < subs->len; k++)
         if (branch_raises (subs->pdata[k]))
           {

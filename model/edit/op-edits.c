@@ -101,21 +101,61 @@ swap_names (GraftGraph *graph, GraftValue *value, GraftValue *other)
   g_hash_table_insert (graph->value_by_name, other->name, other);
 }
 
+/* A TorchScript module attribute or a constant: what a scripted module's
+ * group holds beside its op, never drawn on its own. */
+static gboolean
+is_attribute_node (const GraftNode *node)
+{
+  if (strcmp (node->domain, "prim") == 0)
+    return strcmp (node->op_type, "Constant") == 0 || strcmp (node->op_type, "GetAttr") == 0;
+  return strcmp (node->domain, "onnx") == 0 && strcmp (node->op_type, "Constant") == 0;
+}
+
+static guint
+count_ops (const GraftGroup *group)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < group->nodes->len; i++)
+    n += !is_attribute_node (g_ptr_array_index (group->nodes, i));
+  for (guint i = 0; i < group->children->len; i++)
+    n += count_ops (g_ptr_array_index (group->children, i));
+  return n;
+}
+
+/* The group a node inserted after producer joins: the producer's, unless
+ * that holds the producer alone (a leaf module: nn.ReLU's Relu, a Conv2d's
+ * Conv). The inserted op is no part of that module, and joining it would
+ * turn a node drawn in its parent into a box of two. */
+static GraftGroup *
+inserted_group (GraftNode *producer, gboolean *in_parent)
+{
+  GraftGroup *group = producer != NULL ? producer->group : NULL;
+
+  *in_parent = group != NULL && group->parent != NULL && count_ops (group) <= 1;
+  return *in_parent ? group->parent : group;
+}
+
 /* A name for a node of op_type inserted after edge's producer, in the
- * producer's scope as exporters name nodes ("/layer1/layer1.0/conv1/Conv"
- * → "/layer1/layer1.0/conv1/LeakyRelu"), else after its group
+ * scope of the group it joins as exporters name nodes
+ * ("/layer1/layer1.0/conv1/Conv" → "/layer1/layer1.0/LeakyRelu", the
+ * Conv being conv1's only op), else after that group
  * ("features.0/LeakyRelu"), else the op alone; never after the value
  * ("Conv_output_0/LeakyRelu"). */
 static char *
-inserted_name_hint (GraftValue *edge, const char *op_type)
+inserted_name_hint (GraftValue *edge, const char *op_type, GraftGroup *group, gboolean in_parent)
 {
   GraftNode *producer = edge->producer;
-  const char *slash = producer != NULL && producer->name != NULL ? strrchr (producer->name, '/') : NULL;
+  const char *name = producer != NULL && producer->name != NULL ? producer->name : "";
+  const char *slash = strrchr (name, '/');
 
-  if (slash != NULL)
-    return g_strdup_printf ("%.*s%s", (int) (slash - producer->name + 1), producer->name, op_type);
-  if (producer != NULL && producer->group != NULL && producer->group->path[0] != '\0')
-    return g_strdup_printf ("%s/%s", producer->group->path, op_type);
+  /* One scope up: the slash before the last. */
+  while (in_parent && slash != NULL && slash > name && *--slash != '/')
+    ;
+  if (slash != NULL && *slash == '/')
+    return g_strdup_printf ("%.*s%s", (int) (slash - name + 1), name, op_type);
+  if (group != NULL && group->path[0] != '\0')
+    return g_strdup_printf ("%s/%s", group->path, op_type);
   return g_strdup (op_type);
 }
 
@@ -129,6 +169,8 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
   g_autofree char *domain = NULL, *op_type = NULL, *name = NULL, *hint = NULL;
   GraftNode *node;
   GraftValue *out;
+  GraftGroup *group;
+  gboolean in_parent;
 
   if (edge == NULL || !graft_edit_split_op (graft_edit_param_string (params, "op"), &domain, &op_type, error))
     return FALSE;
@@ -140,7 +182,8 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
                    edge->name);
       return FALSE;
     }
-  hint = inserted_name_hint (edge, op_type);
+  group = inserted_group (edge->producer, &in_parent);
+  hint = inserted_name_hint (edge, op_type, group, in_parent);
   name = graft_edit_param_string (params, "name") ? g_strdup (graft_edit_param_string (params, "name"))
                                                   : graft_edit_unique_node_name (graph, hint);
   g_free (hint);
@@ -173,9 +216,9 @@ insert_node (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError *
       if (out->is_graph_output)
         swap_names (graph, edge, out);
     }
-  if (edge->producer != NULL && edge->producer->group != NULL)
+  if (group != NULL)
     {
-      graft_graph_move_node_to_group (graph, node, edge->producer->group);
+      graft_graph_move_node_to_group (graph, node, group);
       graft_graph_update_group_counts (graph);
     }
   graft_edit_import_domain (scope, node, params, notes);

@@ -215,6 +215,42 @@ test_inserted_node_name (void)
   g_assert_nonnull (graft_graph_find_node (graft_model_get_graph (model), "/block/LeakyRelu_1"));
 }
 
+/* After a leaf module's only op (nn.ReLU's Relu, a Conv2d's Conv) an
+ * inserted node is named in and joins the module holding that one: it is
+ * no part of the leaf module, and joining it would draw a new box around
+ * the two. */
+static void
+test_inserted_after_leaf_module (void)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("stem");
+  g_autoptr(GraftEditHistory) history = NULL;
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *c, *y;
+  GraftNode *inserted;
+
+  graft_model_set_ir_version (model, 8);
+  graft_model_set_opset (model, "", 17);
+  x->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&x->shape, 2, (gint64[]) { 2, 4 });
+  graft_graph_add_input (graph, x);
+  c = add_node (graph, "Neg", "/stem/conv/Neg", x, NULL, "/stem/conv/Neg_output_0");
+  y = add_node (graph, "Relu", "/stem/act/Relu", c, NULL, "y");
+  y->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&y->shape, 2, (gint64[]) { 2, 4 });
+  graft_graph_add_output (graph, y);
+  graft_graph_build_groups_from_names (graph);
+  graft_model_set_graph (model, graph);
+  history = graft_edit_history_new (model);
+
+  apply_operation (history, "insert-node", graft_edit_params_new (
+    "value", g_variant_new_string ("/stem/conv/Neg_output_0"), "op", g_variant_new_string ("LeakyRelu"), NULL));
+  inserted = graft_graph_find_node (graft_model_get_graph (model), "/stem/LeakyRelu");
+  g_assert_nonnull (inserted);
+  g_assert_cmpstr (inserted->group->path, ==, "stem");
+  g_assert_cmpuint (graft_group_find_path (graft_model_get_graph (model)->root_group, "stem.conv")->total_nodes, ==, 1);
+}
+
 static void
 test_bad_requests (void)
 {
@@ -562,6 +598,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/edit/surgery/inserted-node-name", test_inserted_node_name);
+  g_test_add_func ("/edit/surgery/inserted-after-leaf-module", test_inserted_after_leaf_module);
   g_test_add_func ("/surgery/undo-redo-every-operation", test_undo_redo_every_operation);
   g_test_add_func ("/surgery/bad-requests", test_bad_requests);
   g_test_add_func ("/surgery/schema-attributes", test_schema_attributes);

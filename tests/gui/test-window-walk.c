@@ -308,21 +308,27 @@ test_sidebar_texts (void)
   harness_window_close (window);
 }
 
-/* The spin button of a symbolic dim's size under root (it carries the
- * dim's symbol), or NULL. */
+/* The first widget under root (root included) that matches, or NULL. */
 static GtkWidget *
-find_size_field (GtkWidget *root)
+find_widget (GtkWidget *root, gboolean (*matches) (GtkWidget *widget, gconstpointer data), gconstpointer data)
 {
-  if (GTK_IS_SPIN_BUTTON (root) && g_object_get_data (G_OBJECT (root), "graft-symbol") != NULL)
+  if (matches (root, data))
     return root;
   for (GtkWidget *child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
     {
-      GtkWidget *found = find_size_field (child);
+      GtkWidget *found = find_widget (child, matches, data);
 
       if (found != NULL)
         return found;
     }
   return NULL;
+}
+
+/* The spin button of a symbolic dim's size (it carries the dim's symbol). */
+static gboolean
+is_size_field (GtkWidget *widget, gconstpointer data)
+{
+  return GTK_IS_SPIN_BUTTON (widget) && g_object_get_data (G_OBJECT (widget), "graft-symbol") != NULL;
 }
 
 /* Tab from the Run pane's size field (a symbolic dim's spin button) goes
@@ -341,7 +347,7 @@ test_tab_from_run_size (void)
   window = harness_window_new ();
   harness_open (window, sample);
   harness_activate (window, "win.show-run");
-  spin = find_size_field (harness_find_id (GTK_WIDGET (window), "run_pane"));
+  spin = find_widget (harness_find_id (GTK_WIDGET (window), "run_pane"), is_size_field, NULL);
   g_assert_nonnull (spin);
   gtk_window_present (GTK_WINDOW (window));
   gtk_widget_grab_focus (spin);
@@ -354,6 +360,89 @@ test_tab_from_run_size (void)
   harness_screenshot (window, "walk-tab-from-run-size");
   g_assert_false (focus == spin || gtk_widget_is_ancestor (focus, spin));   /* Tab moved on */
   g_assert_false (GTK_IS_LABEL (focus));
+  harness_window_close (window);
+}
+
+/* A button whose label says text (data). */
+static gboolean
+is_button_labelled (GtkWidget *widget, gconstpointer text)
+{
+  GtkWidget *child = GTK_IS_BUTTON (widget) ? gtk_button_get_child (GTK_BUTTON (widget)) : NULL;
+
+  return GTK_IS_LABEL (child) && strcmp (gtk_label_get_text (GTK_LABEL (child)), text) == 0;
+}
+
+/* Shared constants at their readers: on transformer24 the Gather indices
+ * of layers.0 that all 24 layers read are listed by each Gather (the
+ * layout test checks there is no box and no edge), and its context menu (a real right-click) goes on to
+ * the next layer's reader, which is selected and in view. */
+static void
+test_shared_constant_readers (void)
+{
+  GraftWindow *window;
+  g_autofree char *path = transformer_fixture ("GRAFT_WALK_TRANSFORMER");
+  GraftGraphCanvas *canvas;
+  GraftGraph *graph;
+  GraftValue *indices;
+  GraftNode *reader, *next;
+  GtkWidget *item;
+  GraftRect box, view, bounds;
+
+  if (!xdotool_available ())
+    return;
+  window = harness_window_new ();
+  canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_GRAPH_CANVAS));
+  harness_open (window, path);
+  harness_screenshot (window, "walk-shared-constant-opened");
+  graph = harness_shown_graph (window);
+  indices = graft_graph_resolve_value (graph, "/layers.0/self_attn/Constant_output_0");
+  g_assert_nonnull (indices);
+  g_assert_true (graft_graph_canvas_is_value_shared (canvas, indices));
+  reader = graft_graph_find_node (graph, "/layers.7/self_attn/Gather");
+  next = graft_graph_find_node (graph, "/layers.8/self_attn/Gather");
+  g_assert_nonnull (reader);
+  g_assert_nonnull (next);
+
+  harness_activate (window, "win.select-node::/layers.7/self_attn/Gather");
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, reader, &box));
+  graft_graph_canvas_show_selection_readable (canvas);
+  harness_settle (window);
+  {
+    double x, y;
+
+    g_assert_true (graft_graph_canvas_get_node_bounds (canvas, reader, &box));
+    graft_graph_canvas_scene_to_screen (canvas, box.x + box.width / 2, box.y + 8, &x, &y);
+    xdotool_move_to_widget (window, GTK_WIDGET (canvas), x, y);
+    {
+      const char *commands[] = { "click", "3", NULL };
+
+      xdotool_run (window, commands);
+    }
+  }
+  item = find_widget (GTK_WIDGET (canvas), is_button_labelled, "Next Reader of “indices” (9 of 24)");
+  g_assert_nonnull (item);
+  g_assert_true (gtk_widget_get_mapped (item));
+  harness_screenshot (window, "walk-shared-constant-menu");
+  /* The popover is a surface of its own, which xdotool's coordinates
+   * relative to the window do not reach: clicked as the control-flow test
+   * clicks its menu items. */
+  g_signal_emit_by_name (item, "clicked");
+  harness_settle (window);
+
+  g_assert_true (graft_graph_canvas_get_selected_node (canvas) == next);
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, next, &box));
+  g_assert_true (graft_graph_canvas_get_view (canvas, &view, &bounds));
+  g_assert_true (graft_rect_contains (&view, box.x + box.width / 2, box.y + box.height / 2));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "Reader 9 of 24"));
+  harness_screenshot (window, "walk-shared-constant-next-reader");
+
+  /* Collapsed and expanded, the whole graph: a stack of alike layers. */
+  harness_activate (window, "win.collapse-all");
+  harness_activate (window, "win.zoom-fit");
+  harness_screenshot (window, "walk-shared-constant-collapsed");
+  harness_activate (window, "win.expand-all");
+  harness_activate (window, "win.zoom-fit");
+  harness_screenshot (window, "walk-shared-constant-expanded");
   harness_window_close (window);
 }
 
@@ -370,5 +459,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/walk/edits-keep-the-place", test_edits_keep_the_place);
   g_test_add_func ("/gui/walk/sidebar-texts", test_sidebar_texts);
   g_test_add_func ("/gui/walk/tab-from-run-size", test_tab_from_run_size);
+  g_test_add_func ("/gui/walk/shared-constant-readers", test_shared_constant_readers);
   return g_test_run ();
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "layout/layout.h"
+#include "layout/graphviz.h"
 #include "layout/text.h"
 #include "layout/labels.h"
 #include "test-graphs.h"
@@ -232,6 +233,33 @@ test_flatten (void)
   g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 1);
   g_assert_cmpstr (graft_scene_get_group (scene, 0)->title, ==, "a.b.c");
   g_assert_cmpuint (count_op_nodes (scene), ==, 4);
+}
+
+/* Alike groups run dot once: 200 blocks of Conv → Relu → Relu → Add, laid
+ * out expanded, cost a handful of dot runs (a block, a stage, the top),
+ * not one per group; each block still gets its own place. */
+static void
+test_alike_groups_one_dot_run (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (4, 50, 3);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  guint runs_before = graft_dot_get_n_runs (), hits, runs;
+  GraftRect first, last;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  graft_layout_get_last_stats (layout, &hits, &runs);
+  g_test_message ("%u group layouts, %u dot runs", runs, graft_dot_get_n_runs () - runs_before);
+  g_assert_cmpuint (runs, >=, 200);
+  g_assert_cmpuint (graft_dot_get_n_runs () - runs_before, <=, 10);
+  first = graft_scene_get_group (scene, graft_scene_find_group (scene, graft_group_find_path (graph->root_group,
+                                                                                            "stage0.block0")))->rect;
+  last = graft_scene_get_group (scene, graft_scene_find_group (scene, graft_group_find_path (graph->root_group,
+                                                                                           "stage3.block49")))->rect;
+  g_assert_cmpfloat_with_epsilon (first.width, last.width, 1e-6);
+  g_assert_cmpfloat_with_epsilon (first.height, last.height, 1e-6);
+  g_assert_cmpfloat (last.y, >, first.y + 100 * first.height);
 }
 
 static void
@@ -486,6 +514,52 @@ test_hit_test (void)
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 
+/* A node of op_type reading input (if any) into a new value out_name. */
+static GraftValue *
+append_node (GraftGraph *graph, const char *domain, const char *op_type, const char *name, GraftValue *input,
+             const char *out_name)
+{
+  GraftNode *node = graft_graph_add_node (graph, domain, op_type, name);
+  GraftValue *out = graft_graph_ensure_value (graph, out_name);
+
+  if (input != NULL)
+    graft_node_add_input (node, input);
+  graft_node_add_output (node, out);
+  return out;
+}
+
+/* A scripted module's group holds its op and the prim::Constant nodes its
+ * box lists: it is a single drawn node, shown in its parent without a box
+ * of its own as a traced one is; a group of two ops keeps its box. */
+static void
+test_single_op_group_with_constants (void)
+{
+  g_autoptr (GraftGraph) graph = graft_graph_new ("scripted");
+  GraftValue *current = graft_graph_ensure_value (graph, "x");
+  const char *names[] = { "/conv1/conv2d", "/bn1/batch_norm", "/bn1/relu" };
+  g_autoptr (GraftLayout) layout = NULL;
+
+  graft_graph_add_input (graph, current);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *constant_name = g_strdup_printf ("%.*s/Constant", (int) (strrchr (names[i], '/') - names[i]),
+                                                        names[i]);
+      g_autofree char *constant_out = g_strdup_printf ("c%u", i);
+      GraftValue *value = append_node (graph, "prim", "Constant", constant_name, NULL, constant_out);
+      g_autofree char *out_name = g_strdup_printf ("v%u", i);
+
+      current = append_node (graph, "aten", strrchr (names[i], '/') + 1, names[i], current, out_name);
+      graft_node_add_input (current->producer, value);
+    }
+  graft_graph_add_output (graph, current);
+  graft_graph_build_groups_from_names (graph);
+
+  layout = graft_layout_new (graph);
+  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 1);
+  g_assert_null (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "conv1")));
+  g_assert_nonnull (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "bn1")));
+}
+
 /* A value every layer of a deep model reads (a transformer's attention
  * mask): 96 collapsed layers, each a long edge from the top. Graphviz's
  * network simplex took 6.5 s on the 96-layer transformer's first picture
@@ -546,12 +620,8 @@ test_unscoped_chunks (void)
     {
       g_autofree char *name = g_strdup_printf ("Relu_%u", i);
       g_autofree char *out_name = g_strdup_printf ("v%u", i);
-      GraftNode *node = graft_graph_add_node (graph, NULL, "Relu", name);
-      GraftValue *out = graft_graph_ensure_value (graph, out_name);
 
-      graft_node_add_input (node, current);
-      graft_node_add_output (node, out);
-      current = out;
+      current = append_node (graph, NULL, "Relu", name, current, out_name);
     }
   graft_graph_add_output (graph, current);
   graft_graph_build_groups_from_names (graph);
@@ -1110,7 +1180,9 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/no-overlap", test_node_boxes_do_not_overlap);
   g_test_add_func ("/layout/text-fits", test_text_fits);
   g_test_add_func ("/layout/flatten", test_flatten);
+  g_test_add_func ("/layout/single-op-group-with-constants", test_single_op_group_with_constants);
   g_test_add_func ("/layout/collapse-and-cache", test_collapse_and_cache);
+  g_test_add_func ("/layout/alike-groups-one-dot-run", test_alike_groups_one_dot_run);
   g_test_add_func ("/layout/default-expansion", test_default_expansion);
   g_test_add_func ("/layout/cancel", test_cancel);
   g_test_add_func ("/layout/async", test_async);
