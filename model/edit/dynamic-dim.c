@@ -1200,14 +1200,15 @@ make_dynamic (GraftModel *model, GraftValue *input, int axis, const char *symbol
       for (guint i = 0; i < repair.graph->nodes->len; i++)
         g_hash_table_add (node_names, g_strdup (((GraftNode *) g_ptr_array_index (repair.graph->nodes, i))->name));
       fold_size_inputs (model, notes);
+      /* The search's own repairs first (a fill or tile of the traced
+       * size follows the dim); then constants that still hold the batch's
+       * entries, and the search again past them. */
       for (guint round = 0; round < MAKE_DYNAMIC_MAX_ROUNDS; round++)
         {
-          input->shape.dims[axis] = graft_dim_symbolic (symbol);
-          guint cut = unreplicate_constants (&repair, symbol, old.value, notes);
-          if (round > 0 && cut == 0)
-            break;
           if (!search_and_repair (&repair, input, axis, old, symbol, readings, notes, error))
             return FALSE;
+          if (unreplicate_constants (&repair, symbol, old.value, notes) == 0)
+            break;
         }
     }
   input->shape.dims[axis] = graft_dim_symbolic (symbol);

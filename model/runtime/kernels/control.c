@@ -701,7 +701,7 @@ const GraftOpSchema graft_ops_control[] = {
   OP ("Optional", 15, NULL, kernel_optional, "input", "output"),
   OP ("OptionalHasElement", 15, NULL, kernel_optional, "input", "output"),
   OP ("OptionalGetElement", 15, NULL, kernel_optional, "input", "output"),
-  { "higher_order::wrap_with_autocast", 0, 0, NULL, kernel_context_wrapper, 0 },
-  { "higher_order::wrap_with_set_grad_enabled", 0, 0, NULL, kernel_context_wrapper, 0 },
+  { "higher_order::wrap_with_autocast", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
+  { "higher_order::wrap_with_set_grad_enabled", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
   { NULL }
 };
