@@ -1076,6 +1076,7 @@ static gboolean
 valid_symbol (const char *symbol, GError **error)
 {
   if (symbol == NULL || symbol[0] == '\0' || g_ascii_isdigit (symbol[0]) || strchr (symbol, '*') != NULL
+      || strchr (symbol, ':') != NULL
       || strcmp (symbol, GRAFT_PROBE_SYMBOL) == 0)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
