@@ -367,7 +367,8 @@ check_symbolic (Checker *checker, GHashTable *sizes)
           checker->result->complete = FALSE;
           continue;
         }
-      if (inferred == NULL && graft_model_get_format (fixed) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+      if ((inferred == NULL || !graft_shape_is_fully_fixed (inferred))
+          && graft_model_get_format (fixed) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
         {
           /* Shape inference follows ONNX and TorchScript, not all of
            * torch.export's aten ops: the runs below check this output. */

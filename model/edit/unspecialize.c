@@ -11,9 +11,9 @@
  *                                  batch becomes -1 (an old -1 is spelled
  *                                  out as the size it had, which the runs
  *                                  showed does not scale);
- *   expand                         -1 where the input carries the batch,
- *                                  sym_size(input, axis) where it
- *                                  broadcasts to the traced size;
+ *   expand / repeat                -1 where the input carries the batch
+ *                                  (expand), sym_size(input, axis) where
+ *                                  a size-1 dim grows to the traced size;
  *   zeros / ones / empty / full / new_* / arange
  *                                  an entry equal to the traced size
  *                                  becomes sym_size(input, axis);
@@ -42,10 +42,16 @@ typedef struct {
 } Dims;
 
 typedef struct {
+  GraftValue *value;
+  int axis;
+} FreedInput;
+
+typedef struct {
   GraftModel *model;
   GraftGraph *graph;
-  GraftValue *input;
+  GraftValue *input;                    /* the input named, freed[0] */
   int axis;
+  GArray *freed;                        /* FreedInput: the input named, then inputs that carry the same batch */
   const char *symbol;
   gint64 traced;
   gint64 probes[N_PROBES];
@@ -74,21 +80,39 @@ record_dims (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer
   g_hash_table_replace (user_data, g_strdup (value->name), dims);
 }
 
-/* A random tensor for input with the freed dim at size. */
-static GraftRtTensor *
-random_input (Unspecialize *u, gint64 size, GError **error)
+static GHashTable *
+new_tensor_table (void)
 {
-  gint64 dims[GRAFT_RT_MAX_RANK];
-
-  for (int d = 0; d < u->input->shape.rank; d++)
-    dims[d] = d == u->axis ? size : u->input->shape.dims[d].value;
-  return graft_runtime_random_tensor (u->input->dtype, u->input->shape.rank, dims, u->rng, error);
+  return g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
 }
 
-/* Runs model on x (the freed input) and the kept inputs; records every
- * value's dims in shapes when given. */
+/* Random tensors for the freed inputs (name → GraftRtTensor*), their
+ * freed dim at size. */
+static GHashTable *
+random_inputs (Unspecialize *u, gint64 size, GError **error)
+{
+  g_autoptr(GHashTable) tensors = new_tensor_table ();
+
+  for (guint i = 0; i < u->freed->len; i++)
+    {
+      FreedInput *f = &g_array_index (u->freed, FreedInput, i);
+      gint64 dims[GRAFT_RT_MAX_RANK];
+      GraftRtTensor *tensor;
+
+      for (int d = 0; d < f->value->shape.rank; d++)
+        dims[d] = d == f->axis ? size : f->value->shape.dims[d].value;
+      tensor = graft_runtime_random_tensor (f->value->dtype, f->value->shape.rank, dims, u->rng, error);
+      if (tensor == NULL)
+        return NULL;
+      g_hash_table_insert (tensors, f->value->name, tensor);
+    }
+  return g_steal_pointer (&tensors);
+}
+
+/* Runs model on the freed inputs' tensors and the kept inputs; records
+ * every value's dims in shapes when given. */
 static GPtrArray *
-run_model (Unspecialize *u, GraftModel *model, GraftRtTensor *x, GHashTable *shapes, GError **error)
+run_model (Unspecialize *u, GraftModel *model, GHashTable *freed, GHashTable *shapes, GError **error)
 {
   g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
   GraftRuntime *runtime = graft_runtime_new (model, error);
@@ -101,7 +125,9 @@ run_model (Unspecialize *u, GraftModel *model, GraftRtTensor *x, GHashTable *sha
   g_hash_table_iter_init (&iter, u->other_inputs);
   while (g_hash_table_iter_next (&iter, &name, &tensor))
     g_hash_table_insert (inputs, name, tensor);
-  g_hash_table_insert (inputs, u->input->name, x);
+  g_hash_table_iter_init (&iter, freed);
+  while (g_hash_table_iter_next (&iter, &name, &tensor))
+    g_hash_table_insert (inputs, name, tensor);
   if (shapes != NULL)
     graft_runtime_set_observer (runtime, record_dims, shapes);
   outputs = graft_runtime_run (runtime, inputs, NULL, NULL, NULL, error);
@@ -138,7 +164,7 @@ refresh_probes (Unspecialize *u, GError **error)
   for (guint p = 0; p < N_PROBES; p++)
     {
       g_autoptr(GError) run_error = NULL;
-      g_autoptr(GraftRtTensor) x = random_input (u, u->probes[p], error);
+      g_autoptr(GHashTable) x = random_inputs (u, u->probes[p], error);
       g_autoptr(GPtrArray) outputs = NULL;
 
       if (x == NULL)
@@ -357,8 +383,10 @@ repair_reshape (Unspecialize *u, GraftNode *node, GError **error)
   out = lookup_dims (u->traced_dims, g_ptr_array_index (node->outputs, 0));
   (void) out_probed;
   j = batch_axis (u, in, in_probed, &scaled);
+  /* A reshape keeps its input's size: one of a batch-free input has no
+   * batch to follow (a 2 there is a genuine 2, an (x, y) pair). */
   if (j == -1)
-    return repair_source (u, node, "arg1", NULL, 0);
+    return TRUE;
   if (j < 0 || !scaled)
     return pinned (u, error, "node '%s' (%s) reshapes an input whose dims do not follow %s in proportion",
                    node->name, node->op, u->symbol);
@@ -438,6 +466,9 @@ repair_expand (Unspecialize *u, GraftNode *node, GError **error)
   if (j < 0 || !scaled)
     return pinned (u, error, "node '%s' (%s) expands an input whose dims do not follow %s in proportion",
                    node->name, node->op, u->symbol);
+  /* repeat(x, [1, …]) of a batch input already follows it */
+  if (strcmp (node->op_type, "repeat") == 0)
+    return TRUE;
   if (g_array_index (attribute->ints, gint64, j + offset) != -1)
     {
       g_autofree char *before = format_list (attribute), *after = NULL;
@@ -507,7 +538,7 @@ static const struct {
   RepairFunc repair;
 } repairs[] = {
   { "aten::view", repair_reshape }, { "aten::reshape", repair_reshape }, { "aten::_unsafe_view", repair_reshape },
-  { "aten::expand", repair_expand },
+  { "aten::expand", repair_expand }, { "aten::repeat", repair_expand },
   { "aten::zeros", repair_size_list }, { "aten::ones", repair_size_list }, { "aten::empty", repair_size_list },
   { "aten::full", repair_size_list }, { "aten::new_zeros", repair_size_list }, { "aten::new_ones", repair_size_list },
   { "aten::new_empty", repair_size_list }, { "aten::new_full", repair_size_list },
@@ -524,6 +555,15 @@ repair_for (GraftNode *node)
   return NULL;
 }
 
+static gboolean
+is_freed (Unspecialize *u, GraftValue *value)
+{
+  for (guint i = 0; i < u->freed->len; i++)
+    if (g_array_index (u->freed, FreedInput, i).value == value)
+      return TRUE;
+  return FALSE;
+}
+
 /* Declared shapes follow the runs: a dim that grew with the freed one is
  * symbol (or symbol*k), one that stayed is fixed. */
 static gboolean
@@ -535,7 +575,7 @@ declare_shapes (Unspecialize *u, GError **error)
       const Dims *traced = g_hash_table_lookup (u->traced_dims, value->name);
       const Dims *probed[N_PROBES];
 
-      if (traced == NULL || value == u->input || value->kind != GRAFT_VALUE_TENSOR || value->shape.rank != traced->rank)
+      if (traced == NULL || is_freed (u, value) || value->kind != GRAFT_VALUE_TENSOR || value->shape.rank != traced->rank)
         continue;
       for (guint p = 0; p < N_PROBES; p++)
         probed[p] = g_hash_table_lookup (u->probe_dims[p], value->name);
@@ -595,7 +635,7 @@ take_rows (const GraftRtTensor *tensor, int axis, const gint64 *rows, guint n, G
  * of the traced size (the last group filled up with the first samples):
  * output k's rows along its batch axis, or NULL where it has none. */
 static GPtrArray *
-reference_outputs (Unspecialize *u, GraftModel *original, GraftRtTensor *x, gint64 size, const int *output_axes,
+reference_outputs (Unspecialize *u, GraftModel *original, GHashTable *x, gint64 size, const int *output_axes,
                    GError **error)
 {
   guint n_outputs = u->graph->outputs->len;
@@ -605,13 +645,21 @@ reference_outputs (Unspecialize *u, GraftModel *original, GraftRtTensor *x, gint
   for (gint64 first = 0; first < size; first += u->traced)
     {
       g_autofree gint64 *rows = g_new (gint64, u->traced);
-      g_autoptr(GraftRtTensor) group = NULL;
-      GPtrArray *outputs;
+      g_autoptr(GHashTable) group = new_tensor_table ();
+      GPtrArray *outputs = NULL;
+      gboolean taken = TRUE;
 
       for (gint64 r = 0; r < u->traced; r++)
         rows[r] = (first + r) % size;
-      group = take_rows (x, u->axis, rows, u->traced, error);
-      if (group == NULL || (outputs = run_model (u, original, group, NULL, error)) == NULL)
+      for (guint i = 0; taken && i < u->freed->len; i++)
+        {
+          FreedInput *f = &g_array_index (u->freed, FreedInput, i);
+          GraftRtTensor *rows_of = take_rows (g_hash_table_lookup (x, f->value->name), f->axis, rows, u->traced, error);
+          taken = rows_of != NULL;
+          if (taken)
+            g_hash_table_insert (group, f->value->name, rows_of);
+        }
+      if (!taken || (outputs = run_model (u, original, group, NULL, error)) == NULL)
         {
           g_ptr_array_unref (result);
           return NULL;
@@ -687,7 +735,7 @@ prove (Unspecialize *u, GraftModel *original, GError **error)
     }
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     {
-      g_autoptr(GraftRtTensor) x = random_input (u, sizes[s], error);
+      g_autoptr(GHashTable) x = random_inputs (u, sizes[s], error);
       g_autoptr(GPtrArray) want = NULL, got = NULL;
 
       if (x == NULL || (want = reference_outputs (u, original, x, sizes[s], axes, error)) == NULL)
@@ -749,23 +797,94 @@ choose_probes (Unspecialize *u, GError **error)
   return TRUE;
 }
 
+/* One attempt on the model's graph as it is: the repairs, then the proof. */
+static gboolean
+free_and_prove (Unspecialize *u, GraftModel *original, GError **error)
+{
+  g_autoptr(GPtrArray) candidates = g_ptr_array_new ();
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < u->freed->len; i++)
+    {
+      FreedInput *f = &g_array_index (u->freed, FreedInput, i);
+      f->value->shape.dims[f->axis] = graft_dim_symbolic (u->symbol);
+    }
+  for (guint i = 0; i < u->graph->nodes->len; i++)
+    if (repair_for (g_ptr_array_index (u->graph->nodes, i)) != NULL)
+      g_ptr_array_add (candidates, g_ptr_array_index (u->graph->nodes, i));
+  for (guint i = 0; ok && i < candidates->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (candidates, i);
+      ok = refresh_probes (u, error) && repair_for (node) (u, node, error);
+    }
+  for (guint p = 0; ok && p < N_PROBES; p++)
+    if ((ok = refresh_probes (u, error)) && u->probe_error[p] != NULL)
+      ok = pinned (u, error, "at %s=%" G_GINT64_FORMAT ", %s", u->symbol, u->probes[p], u->probe_error[p]);
+  return ok && declare_shapes (u, error) && prove (u, original, error);
+}
+
+static void
+forget_probes (Unspecialize *u)
+{
+  for (guint p = 0; p < N_PROBES; p++)
+    {
+      g_hash_table_remove_all (u->probe_dims[p]);
+      g_clear_pointer (&u->probe_error[p], g_free);
+    }
+  u->stale = TRUE;
+  u->size = NULL;
+}
+
+/* The other inputs with a dim of the traced size (at the named axis if
+ * they have it there): what a program combines with the named input
+ * usually carries the same batch (a UNet's timestep, RAFT's second
+ * image), and then neither can be freed alone. */
+static void
+add_companions (Unspecialize *u)
+{
+  for (guint i = 0; i < u->graph->inputs->len; i++)
+    {
+      GraftValue *other = g_ptr_array_index (u->graph->inputs, i);
+      FreedInput f = { other, -1 };
+
+      if (other == u->input || other->initializer != NULL || !graft_shape_is_fully_fixed (&other->shape))
+        continue;
+      if (u->axis < other->shape.rank && other->shape.dims[u->axis].value == u->traced)
+        f.axis = u->axis;
+      for (int d = 0; d < other->shape.rank && f.axis < 0; d++)
+        if (other->shape.dims[d].value == u->traced)
+          f.axis = d;
+      if (f.axis >= 0)
+        {
+          g_array_append_val (u->freed, f);
+          g_hash_table_remove (u->other_inputs, other->name);
+        }
+    }
+}
+
 gboolean
 graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const char *symbol, GPtrArray *notes,
                          GError **error)
 {
-  Unspecialize u = { model, graft_model_get_graph (model), input, axis, symbol, input->shape.dims[axis].value };
+  Unspecialize u = { model, graft_model_get_graph (model), input, axis };
   g_autoptr(GraftModel) original = NULL;
   g_autoptr(GRand) rng = g_rand_new_with_seed (34);
   g_autoptr(GHashTable) traced_dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) probe0 = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) probe1 = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GHashTable) other_inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                                              (GDestroyNotify) graft_rt_tensor_unref);
-  g_autoptr(GPtrArray) candidates = g_ptr_array_new ();
+  g_autoptr(GHashTable) other_inputs = new_tensor_table ();
+  g_autoptr(GArray) freed = g_array_new (FALSE, FALSE, sizeof (FreedInput));
   g_autoptr(GPtrArray) outputs = NULL;
-  g_autoptr(GraftRtTensor) x = NULL;
-  gboolean ok = TRUE;
+  g_autoptr(GHashTable) x = NULL;
+  g_autoptr(GError) alone = NULL;
+  g_autofree char *input_name = g_strdup (input->name);
+  FreedInput named = { input, axis };
+  guint n_notes = notes->len;
+  gboolean ok;
 
+  u.symbol = symbol;
+  u.traced = input->shape.dims[axis].value;
+  u.freed = freed;
   u.traced_dims = traced_dims;
   u.probe_dims[0] = probe0;
   u.probe_dims[1] = probe1;
@@ -773,6 +892,7 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
   u.rng = rng;
   u.notes = notes;
   u.stale = TRUE;
+  g_array_append_val (freed, named);
   if (!choose_probes (&u, error))
     return FALSE;
   for (guint i = 0; i < u.graph->inputs->len; i++)
@@ -788,29 +908,43 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
     }
   /* What every value was at the traced size, on the program as exported. */
   original = graft_model_copy (model);
-  if ((x = random_input (&u, u.traced, error)) == NULL)
+  if ((x = random_inputs (&u, u.traced, error)) == NULL)
     return FALSE;
   if ((outputs = run_model (&u, original, x, traced_dims, error)) == NULL)
     {
       g_prefix_error (error, "the program does not run as exported in Graft's runtime: ");
       return FALSE;
     }
-  input->shape.dims[axis] = graft_dim_symbolic (symbol);
-  for (guint i = 0; i < u.graph->nodes->len; i++)
-    if (repair_for (g_ptr_array_index (u.graph->nodes, i)) != NULL)
-      g_ptr_array_add (candidates, g_ptr_array_index (u.graph->nodes, i));
-  for (guint i = 0; ok && i < candidates->len; i++)
+  ok = free_and_prove (&u, original, &alone);
+  forget_probes (&u);
+  if (ok)
+    return TRUE;
+  /* Again from the program as exported, with the inputs that look like
+   * they carry the same batch freed too. */
+  graft_model_set_graph (model, graft_graph_copy (graft_model_get_graph (original), NULL));
+  u.graph = graft_model_get_graph (model);
+  u.input = g_array_index (freed, FreedInput, 0).value = graft_graph_lookup_value (u.graph, input_name);
+  add_companions (&u);
+  if (freed->len == 1)
     {
-      GraftNode *node = g_ptr_array_index (candidates, i);
-      ok = refresh_probes (&u, error) && repair_for (node) (&u, node, error);
+      g_propagate_error (error, g_steal_pointer (&alone));
+      return FALSE;
     }
-  for (guint p = 0; ok && p < N_PROBES; p++)
-    if ((ok = refresh_probes (&u, error)) && u.probe_error[p] != NULL)
-      ok = pinned (&u, error, "at %s=%" G_GINT64_FORMAT ", %s", symbol, u.probes[p], u.probe_error[p]);
-  ok = ok && declare_shapes (&u, error) && prove (&u, original, error);
-  for (guint p = 0; p < N_PROBES; p++)
-    g_free (u.probe_error[p]);
-  if (!ok)
-    input->shape.dims[axis] = graft_dim_fixed (u.traced);
-  return ok;
+  g_ptr_array_set_size (notes, n_notes);
+  g_autoptr(GError) together = NULL;
+  g_autoptr(GString) companions = g_string_new (NULL);
+  for (guint i = 1; i < freed->len; i++)
+    g_string_append_printf (companions, "%s%s:%d", i > 1 ? ", " : "", g_array_index (freed, FreedInput, i).value->name,
+                            g_array_index (freed, FreedInput, i).axis);
+  ok = free_and_prove (&u, original, &together);
+  forget_probes (&u);
+  if (ok)
+    {
+      g_ptr_array_add (notes, g_strdup_printf ("%s freed with %s:%d: it carries the same batch (alone: %s)",
+                                               companions->str, input_name, axis, alone->message));
+      return TRUE;
+    }
+  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED, "%s; with %s freed too: %s", alone->message,
+               companions->str, together->message);
+  return FALSE;
 }
