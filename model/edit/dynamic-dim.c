@@ -1097,7 +1097,7 @@ graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, c
   /* torch.export's IR has no Shape/Gather to rebuild sizes from: its
    * programs get their own repair, proven before it returns. */
   if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM
-      && input->shape.dims[axis].kind == GRAFT_DIM_FIXED)
+      && input->shape.dims[axis].kind != GRAFT_DIM_UNKNOWN)
     return graft_edit_unspecialize (model, input, axis, symbol, notes, error);
   return make_dynamic (model, input, axis, symbol, readings, notes, error);
 }

@@ -59,6 +59,7 @@ typedef struct {
   GHashTable *probe_dims[N_PROBES];     /* of the program as repaired so far */
   char *probe_error[N_PROBES];          /* why a probe run stopped, or NULL */
   gboolean stale;                       /* a repair since the probes ran */
+  gboolean renaming;                    /* the dim was free already: renamed, not repaired */
   GHashTable *other_inputs;             /* char* name → GraftRtTensor*: the inputs that keep their size */
   GraftValue *size;                     /* sym_size(input, axis), made on first use */
   GRand *rng;
@@ -78,6 +79,19 @@ record_dims (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer
   dims->rank = tensor->rank;
   memcpy (dims->dims, tensor->dims, sizeof (gint64) * MAX (tensor->rank, 0));
   g_hash_table_replace (user_data, g_strdup (value->name), dims);
+}
+
+/* A size for a dim other than the freed one: its own, or for another
+ * symbol the smallest of its range above 1 (torch specializes 0 and 1). */
+static gint64
+size_of_dim (Unspecialize *u, GraftDim dim)
+{
+  gint64 min = 2, max = -1;
+
+  if (dim.kind == GRAFT_DIM_FIXED)
+    return dim.value;
+  graft_model_get_dim_range (u->model, dim.symbol, &min, &max);
+  return max >= 0 && MAX (min, 2) > max ? max : MAX (min, 2);
 }
 
 static GHashTable *
@@ -100,7 +114,7 @@ random_inputs (Unspecialize *u, gint64 size, GError **error)
       GraftRtTensor *tensor;
 
       for (int d = 0; d < f->value->shape.rank; d++)
-        dims[d] = d == f->axis ? size : f->value->shape.dims[d].value;
+        dims[d] = d == f->axis ? size : size_of_dim (u, f->value->shape.dims[d]);
       tensor = graft_runtime_random_tensor (f->value->dtype, f->value->shape.rank, dims, u->rng, error);
       if (tensor == NULL)
         return NULL;
@@ -809,7 +823,7 @@ free_and_prove (Unspecialize *u, GraftModel *original, GError **error)
       FreedInput *f = &g_array_index (u->freed, FreedInput, i);
       f->value->shape.dims[f->axis] = graft_dim_symbolic (u->symbol);
     }
-  for (guint i = 0; i < u->graph->nodes->len; i++)
+  for (guint i = 0; i < u->graph->nodes->len && !u->renaming; i++)
     if (repair_for (g_ptr_array_index (u->graph->nodes, i)) != NULL)
       g_ptr_array_add (candidates, g_ptr_array_index (u->graph->nodes, i));
   for (guint i = 0; ok && i < candidates->len; i++)
@@ -862,6 +876,59 @@ add_companions (Unspecialize *u)
     }
 }
 
+/* text with the identifier old replaced by new wherever it stands whole. */
+static char *
+replace_symbol (const char *text, const char *old, const char *new)
+{
+  GString *out = g_string_new (NULL);
+  gsize n = strlen (old);
+
+  for (const char *p = text; *p;)
+    {
+      gboolean starts = strncmp (p, old, n) == 0 && (p == text || !(g_ascii_isalnum (p[-1]) || p[-1] == '_'))
+                        && !(g_ascii_isalnum (p[n]) || p[n] == '_');
+      if (starts)
+        {
+          g_string_append (out, new);
+          p += n;
+        }
+      else
+        g_string_append_c (out, *p++);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* The symbol old is new everywhere the program says it: the values'
+ * dims, what saving reuses of torch's description of them (sym_size
+ * values' expressions), the ranges. */
+static void
+rename_symbol (Unspecialize *u, const char *old)
+{
+  gint64 min, max;
+
+  for (guint i = 0; i < u->graph->values->len; i++)
+    {
+      GraftValue *value = g_ptr_array_index (u->graph->values, i);
+      for (int d = 0; d < value->shape.rank; d++)
+        if (value->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC)
+          {
+            g_autofree char *renamed = replace_symbol (value->shape.dims[d].symbol, old, u->symbol);
+            value->shape.dims[d] = graft_dim_symbolic (renamed);
+          }
+      if (value->exported_json != NULL)
+        {
+          g_autofree char *text = g_strndup (g_bytes_get_data (value->exported_json, NULL),
+                                             g_bytes_get_size (value->exported_json));
+          char *renamed = replace_symbol (text, old, u->symbol);
+          g_bytes_unref (value->exported_json);
+          value->exported_json = g_bytes_new_take (renamed, strlen (renamed));
+        }
+    }
+  if (!graft_model_get_dim_range (u->model, u->symbol, &min, &max) && graft_model_get_dim_range (u->model, old, &min, &max))
+    graft_model_set_dim_range (u->model, u->symbol, min, max);
+  graft_model_remove_dim_range (u->model, old);
+}
+
 gboolean
 graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const char *symbol, GPtrArray *notes,
                          GError **error)
@@ -878,12 +945,30 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
   g_autoptr(GHashTable) x = NULL;
   g_autoptr(GError) alone = NULL;
   g_autofree char *input_name = g_strdup (input->name);
+  g_autofree char *old_symbol = NULL;
   FreedInput named = { input, axis };
   guint n_notes = notes->len;
   gboolean ok;
 
   u.symbol = symbol;
-  u.traced = input->shape.dims[axis].value;
+  u.renaming = input->shape.dims[axis].kind == GRAFT_DIM_SYMBOLIC;
+  if (u.renaming)
+    {
+      gint64 min, max;
+      /* A free dim keeps its range unless one is given (torch's min of 2
+       * included): the probes stay inside it. */
+      old_symbol = g_strdup (input->shape.dims[axis].symbol);
+      if (strchr (old_symbol, '*') != NULL)
+        {
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
+                       "%s:%d is %s, a product of sizes; only a dim of its own can be renamed", input->name, axis,
+                       old_symbol);
+          return FALSE;
+        }
+      if (!graft_model_get_dim_range (model, symbol, &min, &max) && graft_model_get_dim_range (model, old_symbol, &min, &max))
+        graft_model_set_dim_range (model, symbol, min, max);
+    }
+  u.traced = u.renaming ? size_of_dim (&u, input->shape.dims[axis]) : input->shape.dims[axis].value;
   u.freed = freed;
   u.traced_dims = traced_dims;
   u.probe_dims[0] = probe0;
@@ -901,7 +986,27 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
       GraftRtTensor *tensor;
       if (other == input || other->initializer != NULL)
         continue;
-      tensor = graft_runtime_random_input (other, NULL, rng, error);
+      if (u.renaming)
+        {
+          FreedInput sharing = { other, -1 };
+          for (int d = 0; d < other->shape.rank && sharing.axis < 0; d++)
+            if (other->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC && strcmp (other->shape.dims[d].symbol, old_symbol) == 0)
+              sharing.axis = d;
+          if (sharing.axis >= 0)
+            {
+              g_array_append_val (freed, sharing);
+              continue;
+            }
+        }
+      gint64 dims[GRAFT_RT_MAX_RANK];
+      if (other->shape.rank < 0 || other->shape.rank > GRAFT_RT_MAX_RANK)
+        tensor = graft_runtime_random_input (other, NULL, rng, error);
+      else
+        {
+          for (int d = 0; d < other->shape.rank; d++)
+            dims[d] = size_of_dim (&u, other->shape.dims[d]);
+          tensor = graft_runtime_random_tensor (other->dtype, other->shape.rank, dims, rng, error);
+        }
       if (tensor == NULL)
         return FALSE;
       g_hash_table_insert (other_inputs, other->name, tensor);
@@ -914,6 +1019,16 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
     {
       g_prefix_error (error, "the program does not run as exported in Graft's runtime: ");
       return FALSE;
+    }
+  if (u.renaming)
+    {
+      rename_symbol (&u, old_symbol);
+      ok = free_and_prove (&u, original, error);
+      forget_probes (&u);
+      if (ok)
+        g_ptr_array_add (notes, g_strdup_printf ("%s:%d was free already as %s: renamed %s in every size, range "
+                                                 "and sym_size of the program", input_name, axis, old_symbol, symbol));
+      return ok;
     }
   ok = free_and_prove (&u, original, &alone);
   forget_probes (&u);

@@ -18,7 +18,9 @@ attention reshaped to (B, N, heads, d), a per-sample pick through
 arange(B), a zeros(B, ...) register), encoder_layer (an
 nn.TransformerEncoderLayer with batch_first=True), and batch_mixing (a
 head that merges the batch into its features, x.reshape(1, -1) before a
-Linear sized for two samples: nothing can free that batch).
+Linear sized for two samples: nothing can free that batch), and
+vit_dynamic, the vit_block model exported with a dynamic batch in 1..32,
+whose free dim (torch names it s77 or so) the edit renames.
 
 Usage: make-pt2-unspec-fixtures.py OUTDIR
 """
@@ -107,11 +109,13 @@ programs = {
     "encoder_layer": (EncoderLayer(), lambda b: torch.randn(b, 6, 32)),
     "batch_mixing": (BatchMixing(), lambda b: torch.randn(b, 8)),
 }
+programs["vit_dynamic"] = programs["vit_block"]
 for name, (model, example) in programs.items():
     model.eval()
     x2, x3 = example(2), example(3)
     with torch.no_grad():
-        ep = torch.export.export(model, (x2,))
+        dynamic = ({0: torch.export.Dim("batch", min=1, max=32)},) if name == "vit_dynamic" else None
+        ep = torch.export.export(model, (x2,), dynamic_shapes=dynamic)
         torch.export.save(ep, os.path.join(out, name + ".pt2"))
         np.save(os.path.join(out, name + ".input.npy"), x2.numpy())
         np.save(os.path.join(out, name + ".input3.npy"), x3.numpy())
