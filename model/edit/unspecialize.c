@@ -24,7 +24,12 @@
  * refused naming that node. What was repaired is proven: the program runs
  * at the traced size and at two others, and every output equals the
  * original program run sample by sample (in groups of the traced size)
- * within 1e-4·max|reference|. */
+ * within 1e-4·max|reference|.
+ *
+ * When the named input cannot be freed alone, the other inputs with a dim
+ * of the traced size are freed with it (they carry the same batch). A dim
+ * that was free already is renamed (torch calls it s77) and proven the
+ * same way, without repairs. */
 #include "edit/edit-private.h"
 #include "ir/graph-copy.h"
 #include "ir/graph-surgery.h"
@@ -69,13 +74,11 @@ typedef struct {
 static void
 record_dims (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
 {
-  Dims *dims = g_new0 (Dims, 1);
+  Dims *dims;
 
   if (tensor == NULL || value == NULL)
-    {
-      g_free (dims);
-      return;
-    }
+    return;
+  dims = g_new0 (Dims, 1);
   dims->rank = tensor->rank;
   memcpy (dims->dims, tensor->dims, sizeof (gint64) * MAX (tensor->rank, 0));
   g_hash_table_replace (user_data, g_strdup (value->name), dims);
@@ -386,7 +389,7 @@ static gboolean
 repair_reshape (Unspecialize *u, GraftNode *node, GError **error)
 {
   GraftAttribute *attribute = graft_node_get_attribute (node, "arg1");
-  const Dims *in, *out, *in_probed[N_PROBES], *out_probed[N_PROBES];
+  const Dims *in, *out, *in_probed[N_PROBES];
   gboolean scaled;
   int j, target = -1;
   g_autofree char *before = NULL, *after = NULL;
@@ -395,7 +398,6 @@ repair_reshape (Unspecialize *u, GraftNode *node, GError **error)
       || !dims_of (u, node, g_ptr_array_index (node->inputs, 0), &in, in_probed, error))
     return node->inputs->len >= 1 && node->outputs->len >= 1 ? FALSE : TRUE;
   out = lookup_dims (u->traced_dims, g_ptr_array_index (node->outputs, 0));
-  (void) out_probed;
   j = batch_axis (u, in, in_probed, &scaled);
   /* A reshape keeps its input's size: one of a batch-free input has no
    * batch to follow (a 2 there is a genuine 2, an (x, y) pair). */
