@@ -146,7 +146,13 @@ run_model (Unspecialize *u, GraftModel *model, GHashTable *freed, GHashTable *sh
   while (g_hash_table_iter_next (&iter, &name, &tensor))
     g_hash_table_insert (inputs, name, tensor);
   if (shapes != NULL)
-    graft_runtime_set_observer (runtime, record_dims, shapes);
+    {
+      /* the inputs are no node's outputs: the observer does not see them */
+      g_hash_table_iter_init (&iter, inputs);
+      while (g_hash_table_iter_next (&iter, &name, &tensor))
+        record_dims (NULL, graft_graph_lookup_value (graft_model_get_graph (model), name), tensor, shapes);
+      graft_runtime_set_observer (runtime, record_dims, shapes);
+    }
   outputs = graft_runtime_run (runtime, inputs, NULL, NULL, NULL, error);
   graft_runtime_free (runtime);
   return outputs;
@@ -208,8 +214,12 @@ pinned (Unspecialize *u, GError **error, const char *format, ...)
   va_start (args, format);
   why = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-               "%s:%d stays specialized to %" G_GINT64_FORMAT ": %s", u->input->name, u->axis, u->traced, why);
+  if (u->renaming)
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED, "%s:%d cannot be renamed %s: %s", u->input->name,
+                 u->axis, u->symbol, why);
+  else
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                 "%s:%d stays specialized to %" G_GINT64_FORMAT ": %s", u->input->name, u->axis, u->traced, why);
   return FALSE;
 }
 
@@ -1012,6 +1022,18 @@ graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const c
       if (tensor == NULL)
         return FALSE;
       g_hash_table_insert (other_inputs, other->name, tensor);
+    }
+  /* The proof runs the program: one with ops Graft cannot run is refused
+   * naming the first such node. */
+  g_autoptr(GPtrArray) unsupported = NULL;
+  if (!graft_runtime_check_supported (model, &unsupported, error))
+    return FALSE;
+  if (unsupported->len > 0)
+    {
+      GraftNode *first = g_ptr_array_index (unsupported, 0);
+      g_autofree char *all = graft_runtime_describe_unsupported (model, unsupported);
+      return pinned (&u, error, "node '%s' (%s) cannot run in Graft's runtime, so the edit cannot be proven (%s)",
+                     first->name, first->op, all);
     }
   /* What every value was at the traced size, on the program as exported. */
   original = graft_model_copy (model);
