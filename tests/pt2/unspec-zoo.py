@@ -54,7 +54,8 @@ def bake(name, path):
     manifest = json.load(open(os.path.join(ZOO, name, "manifest.json")))
     model = models.load(name)
     example = models.inputs(name, manifest["export_batch"])
-    torch.export.save(torch.export.export(model, example, strict=False), path)
+    with torch.no_grad():   # as make-zoo.py exports (no set_grad_enabled regions in the graph)
+        torch.export.save(torch.export.export(model, example, strict=False), path)
 
 
 def info(cli, path):
