@@ -438,7 +438,10 @@ print_usage (void)
 {
   printf ("Usage: graft-cli edit IN -o OUT [EDIT]... [--overwrite]\n"
           "Edits, applied in the order given:\n"
-          "  --dynamic INPUT:AXIS=NAME   make a dim dynamic, repairing baked shape constants\n"
+          "  --dynamic INPUT:AXIS=NAME[:MIN[:MAX]]\n"
+          "                              make a dim dynamic (in MIN..MAX), repairing baked shape constants\n"
+          "                              (on a .pt2 whose dim torch.export specialized: proven at two other\n"
+          "                              sizes against the original run sample by sample, or refused)\n"
           "  --shape INPUT=1x3x224x224   fix an input's shape\n"
           "  --bypass NODE               connect NODE's input to its consumers and remove it\n"
           "  --delete NODE               remove NODE and everything depending on it\n"

@@ -1221,6 +1221,7 @@ static gboolean
 valid_symbol (const char *symbol, GError **error)
 {
   if (symbol == NULL || symbol[0] == '\0' || g_ascii_isdigit (symbol[0]) || strchr (symbol, '*') != NULL
+      || strchr (symbol, ':') != NULL
       || strcmp (symbol, GRAFT_PROBE_SYMBOL) == 0)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
@@ -1238,6 +1239,11 @@ graft_edit_do_make_dim_dynamic (GraftModel *model, const char *name, int axis, c
 
   if (!valid_symbol (symbol, error) || (input = checked_input_axis (model, name, axis, error)) == NULL)
     return FALSE;
+  /* torch.export's IR has no Shape/Gather to rebuild sizes from: its
+   * programs get their own repair, proven before it returns. */
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM
+      && input->shape.dims[axis].kind != GRAFT_DIM_UNKNOWN)
+    return graft_edit_unspecialize (model, input, axis, symbol, notes, error);
   return make_dynamic (model, input, axis, symbol, readings, notes, error);
 }
 

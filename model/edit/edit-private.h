@@ -15,6 +15,12 @@ G_BEGIN_DECLS
  * two ways, and where it met them (analysis/baked-shape.h). */
 gboolean graft_edit_do_make_dim_dynamic (GraftModel *model, const char *input, int axis, const char *symbol,
                                          GraftSplitReadings *readings, GPtrArray *notes, GError **error);
+/* make-dim-dynamic on a torch.export program (unspecialize.c): a dim
+ * torch specialized gets the sizes it baked repaired, one free already is
+ * renamed; either way the result is proven by running it at other sizes,
+ * or the edit fails naming the node that pins the dim. */
+gboolean graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis, const char *symbol,
+                                  GPtrArray *notes, GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
 gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);

@@ -17,6 +17,7 @@ struct _GraftEdit {
   char *target;            /* input or node name */
   int axis;
   char *symbol;
+  gint64 range_min, range_max; /* MAKE_DIM_DYNAMIC's NAME:MIN[:MAX]; range_min 0 when none was given */
   GArray *dims;            /* gint64, SET_INPUT_SHAPE */
   GStrv inputs, outputs;   /* EXTRACT */
   const GraftEditOperation *operation; /* every kind */
@@ -98,10 +99,30 @@ take_params (GraftEdit *self, GVariant *params)
 GraftEdit *
 graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol)
 {
+  /* symbol may carry the dim's range: NAME:MIN[:MAX] */
+  g_auto(GStrv) parts = g_strsplit (symbol, ":", 3);
   GraftEdit *self = edit_new (GRAFT_EDIT_MAKE_DIM_DYNAMIC, input,
                               g_strdup_printf ("Make %s:%d dynamic (%s)", input, axis, symbol));
   self->axis = axis;
-  self->symbol = g_strdup (symbol);
+  self->symbol = g_strdup (parts[0]);
+  self->range_max = -1;
+  if (parts[0] != NULL && parts[1] != NULL)
+    {
+      guint64 min = 0, max = 0;
+      /* An unreadable range leaves the ':' in the symbol, which the edit
+       * then refuses as no usable name. */
+      if (!g_ascii_string_to_unsigned (parts[1], 10, 1, G_MAXINT32, &min, NULL)
+          || (parts[2] != NULL && !g_ascii_string_to_unsigned (parts[2], 10, min, G_MAXINT32, &max, NULL)))
+        {
+          g_free (self->symbol);
+          self->symbol = g_strdup (symbol);
+        }
+      else
+        {
+          self->range_min = (gint64) min;
+          self->range_max = parts[2] != NULL ? (gint64) max : -1;
+        }
+    }
   return take_params (self, graft_edit_params_new ("input", g_variant_new_string (input),
                                                    "axis", g_variant_new_int64 (axis),
                                                    "symbol", g_variant_new_string (symbol), NULL));
@@ -496,6 +517,8 @@ make_dim_dynamic (GraftEdit *self, GraftModel *model, GError **error)
 
   /* Before the copy the attempts start from: the readings name nodes of
    * the graph with the function bodies in it. */
+  if (self->range_min > 0)
+    graft_model_set_dim_range (model, self->symbol, self->range_min, self->range_max);
   if (graft_edit_inline_shape_functions (model, inlined, error) == G_MAXUINT)
     return FALSE;
   before = graft_graph_copy (graft_model_get_graph (model), NULL);

@@ -496,6 +496,13 @@ graft_model_set_dim_range (GraftModel *self, const char *symbol, gint64 min, gin
   g_hash_table_replace (self->dim_ranges, (gpointer) g_intern_string (symbol), range);
 }
 
+void
+graft_model_remove_dim_range (GraftModel *self, const char *symbol)
+{
+  if (self->dim_ranges != NULL && symbol != NULL)
+    g_hash_table_remove (self->dim_ranges, symbol);
+}
+
 gboolean
 graft_model_get_dim_range (GraftModel *self, const char *symbol, gint64 *min, gint64 *max)
 {

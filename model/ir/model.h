@@ -107,6 +107,7 @@ void graft_model_add_tensor (GraftModel *self, GraftTensor *tensor /* transfer f
  * [2, 16]). max < 0 means no upper bound. */
 void graft_model_set_dim_range (GraftModel *self, const char *symbol, gint64 min, gint64 max);
 gboolean graft_model_get_dim_range (GraftModel *self, const char *symbol, gint64 *min, gint64 *max);
+void graft_model_remove_dim_range (GraftModel *self, const char *symbol);
 /* "∈ [2, 16]", "≥ 2", or NULL when symbol has no range. */
 char *graft_model_describe_dim_range (GraftModel *self, const char *symbol);
 /* Symbols with a range, sorted (interned char*; free the array). */

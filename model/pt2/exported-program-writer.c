@@ -560,6 +560,54 @@ write_list (Writer *w, Cursor *cursor, JsonNode *original, const char *field, Js
   return union_node (field, json_node_init_array (json_node_alloc (), written));
 }
 
+/* A size torch.export specialized and make-dim-dynamic freed
+ * (edit/unspecialize.c): an int that became an input naming sym_size, or
+ * an int list that became a prim::ListConstruct of constants ("argN"
+ * attributes) and sym_size, written as torch writes SymInts. */
+static JsonNode *
+write_symbolic_size (Writer *w, Cursor *cursor, const char *field, const char *what, GError **error)
+{
+  GraftValue *value = g_ptr_array_index (cursor->node->inputs, cursor->next_input++);
+  if (value == NULL)
+    {
+      refuse (error, w, "node %s: argument %s has no value", cursor->node->name, what);
+      return NULL;
+    }
+  if (strcmp (field, "as_int") == 0)
+    {
+      JsonObject *named = json_object_new ();
+      json_object_set_string_member (named, "as_name", value->name);
+      return union_node ("as_sym_int", json_node_init_object (json_node_alloc (), named));
+    }
+  GraftNode *list = value->producer;
+  if (list == NULL || strcmp (list->op, "prim::ListConstruct") != 0)
+    {
+      refuse (error, w, "node %s: list argument %s no longer comes from its list", cursor->node->name, what);
+      return NULL;
+    }
+  JsonArray *items = json_array_new ();
+  guint next = 0;
+  for (guint i = 0; i < list->attributes->len + list->inputs->len; i++)
+    {
+      g_autofree char *item_name = g_strdup_printf ("arg%u", i);
+      GraftAttribute *constant = find_attribute (list, item_name);
+      JsonObject *item = json_object_new ();
+      if (constant != NULL && constant->type == GRAFT_ATTR_INT)
+        json_object_set_int_member (item, "as_int", constant->i);
+      else if (constant == NULL && next < list->inputs->len && g_ptr_array_index (list->inputs, next) != NULL)
+        json_object_set_string_member (item, "as_name", ((GraftValue *) g_ptr_array_index (list->inputs, next++))->name);
+      else
+        {
+          json_object_unref (item);
+          json_array_unref (items);
+          refuse (error, w, "node %s: item %u of list %s is neither a constant nor a size", cursor->node->name, i, what);
+          return NULL;
+        }
+      json_array_add_object_element (items, item);
+    }
+  return union_node ("as_sym_ints", json_node_init_array (json_node_alloc (), items));
+}
+
 static JsonNode *
 write_argument (Writer *w, Cursor *cursor, JsonNode *original, const char *attribute_name, GError **error)
 {
@@ -579,6 +627,9 @@ write_argument (Writer *w, Cursor *cursor, JsonNode *original, const char *attri
                       strcmp (field, "as_sym_floats") == 0);
   if (is_list && attribute == NULL)
     return write_list (w, cursor, original, field, inner, attribute_name, error);
+  if (attribute == NULL && cursor->next_input < cursor->node->inputs->len
+      && (strcmp (field, "as_ints") == 0 || strcmp (field, "as_int") == 0))
+    return write_symbolic_size (w, cursor, field, attribute_name, error);
   if (attribute == NULL)
     {
       refuse (error, w, "node %s lost its argument %s", cursor->node->name, attribute_name);

@@ -9,7 +9,8 @@ program it came from.
   compare-pt2.py run JOBS.json
       for each job {"program": SAVED, "inputs": [IN.npy...], "outputs": PREFIX}:
       torch.export.load(SAVED).module()(*inputs), output i written as
-      PREFIX.i.npy, for the caller to compare with Graft's runtime.
+      PREFIX.i.npy, for the caller to compare with Graft's runtime; with
+      "ranges": PATH, the range constraints written there as "s: [lo, hi]".
 
 Prints one line "ok ..." or raises.
 """
@@ -87,6 +88,9 @@ def run(jobs_path):
         flat, _ = torch.utils._pytree.tree_flatten(outputs)
         for i, y in enumerate(flat):
             np.save("%s.%d.npy" % (job["outputs"], i), y.detach().numpy())
+        if "ranges" in job:
+            with open(job["ranges"], "w") as f:
+                f.write(", ".join("%s: [%s, %s]" % (k, v.lower, v.upper) for k, v in ep.range_constraints.items()))
         print("ok %s: %s" % (job["program"], [tuple(y.shape) for y in flat]))
 
 

@@ -257,6 +257,11 @@ kernel_cat (GraftKernelContext *ctx, GError **error)
       GraftRtTensor *t = list->items->pdata[i];
       if (t->rank != first->rank || t->dtype != first->dtype)
         return graft_kernel_fail (error, "list item %u does not match the first", i);
+      for (int d = 0; d < first->rank; d++)
+        if (d != axis && t->dims[d] != first->dims[d])
+          return graft_kernel_fail (error, "sizes of the tensors must match except along dim %" G_GINT64_FORMAT
+                                    ": tensor %u has %" G_GINT64_FORMAT " at dim %d where tensor 0 has %"
+                                    G_GINT64_FORMAT, axis, i, t->dims[d], d, first->dims[d]);
       dims[axis] += t->dims[axis];
     }
   GraftRtTensor *out = graft_kernel_alloc_output (ctx, 0, first->dtype, first->rank, dims, error);
