@@ -20,7 +20,8 @@
 /* In the order a round runs them: folding makes the constants the
  * others look for; dead code last. */
 static const char *const simplify_passes[] = {
-  "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fold-into-conv", "fold-pad",
+  "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fuse-layer-norm", "fuse-rms-norm",
+  "fuse-gelu", "fuse-attention", "fold-into-conv", "fold-pad",
   "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code",
 };
 
@@ -354,6 +355,11 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
     g_string_append_printf (summary, "%s%s %+d (%.2f s)", pass ? ", " : "", simplify_passes[pass], -removed[pass],
                             seconds[pass]);
   g_ptr_array_add (notes, g_strdup_printf ("nodes by pass: %s", summary->str));
+  {
+    g_autofree char *unavailable = graft_edit_fusions_unavailable (scope->model);
+    if (unavailable != NULL)
+      g_ptr_array_add (notes, g_steal_pointer (&unavailable));
+  }
   if (!verify)
     {
       g_ptr_array_add (notes, g_strdup ("not checked (--no-verify)"));
