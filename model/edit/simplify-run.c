@@ -8,6 +8,7 @@
  * of the original, checked after each, so that the error names the pass
  * that changed the outputs and the first value it changed. */
 #include "edit/edit-private.h"
+#include "edit/simplify-preview.h"
 #include "ir/graph-copy.h"
 #include "runtime/runtime.h"
 #include "runtime/inputs.h"
@@ -22,8 +23,9 @@
 static const char *const simplify_passes[] = {
   "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fuse-layer-norm", "fuse-rms-norm",
   "fuse-gelu", "fuse-attention", "fold-into-conv", "fold-pad",
-  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code",
+  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code", NULL,
 };
+#define N_SIMPLIFY_PASSES (G_N_ELEMENTS (simplify_passes) - 1)
 
 /* Sizes tried for the symbolic dims, in order, until two runs of the
  * original succeed (a model may refuse some: a sequence longer than its
@@ -311,12 +313,19 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   g_auto(Reference) reference = { 0 };
   g_autoptr(GraftModel) original = NULL;
   g_autoptr(GArray) sequence = g_array_new (FALSE, FALSE, sizeof (guint));
-  gint removed[G_N_ELEMENTS (simplify_passes)] = { 0 };
-  double seconds[G_N_ELEMENTS (simplify_passes)] = { 0 };
+  gint removed[N_SIMPLIFY_PASSES] = { 0 };
+  double seconds[N_SIMPLIFY_PASSES] = { 0 };
   guint before = graph->nodes->len, initializers = graph->initializers->len, rounds = 0;
   gboolean changed = TRUE;
   g_autoptr(GString) summary = g_string_new (NULL);
+  g_autofree const char **chosen = graft_edit_param_strv (params, "passes");
 
+  for (guint k = 0; chosen != NULL && chosen[k] != NULL; k++)
+    if (!g_strv_contains (simplify_passes, chosen[k]))
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "simplify has no pass '%s'", chosen[k]);
+        return FALSE;
+      }
   if (scope->function != NULL || graph != graft_model_get_graph (scope->model))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
@@ -335,10 +344,13 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
     {
       changed = FALSE;
       rounds++;
-      for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+      for (guint pass = 0; pass < N_SIMPLIFY_PASSES; pass++)
         {
           guint nodes = graph->nodes->len, n_initializers = graph->initializers->len;
           gint64 start = g_get_monotonic_time ();
+
+          if (chosen != NULL && !g_strv_contains (chosen, simplify_passes[pass]))
+            continue;
 
           if (!apply_pass (scope, pass, params, error))
             return FALSE;
@@ -351,7 +363,7 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes, %u → %u initializers in %u round%s", before,
                                            graph->nodes->len, initializers, graph->initializers->len, rounds,
                                            rounds == 1 ? "" : "s"));
-  for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+  for (guint pass = 0; pass < N_SIMPLIFY_PASSES; pass++)
     g_string_append_printf (summary, "%s%s %+d (%.2f s)", pass ? ", " : "", simplify_passes[pass], -removed[pass],
                             seconds[pass]);
   g_ptr_array_add (notes, g_strdup_printf ("nodes by pass: %s", summary->str));
@@ -386,4 +398,50 @@ char *
 graft_edit_simplify_describe (GVariant *params)
 {
   return g_strdup (graft_edit_param_bool (params, "verify", TRUE) ? "Simplify (checked by running)" : "Simplify");
+}
+
+const char *const *
+graft_simplify_pass_ids (void)
+{
+  return simplify_passes;
+}
+
+static void
+simplify_pass_free (GraftSimplifyPass *pass)
+{
+  g_free (pass->title);
+  g_free (pass->reason);
+  g_free (pass);
+}
+
+GPtrArray *
+graft_simplify_preview (GraftModel *model)
+{
+  GPtrArray *passes = g_ptr_array_new_with_free_func ((GDestroyNotify) simplify_pass_free);
+
+  for (guint k = 0; k < N_SIMPLIFY_PASSES; k++)
+    {
+      GraftSimplifyPass *pass = g_new0 (GraftSimplifyPass, 1);
+      g_autoptr(GraftModel) copy = graft_model_copy (model);
+      GraftEditScope scope = { copy, graft_model_get_graph (copy), NULL };
+      g_autoptr(GVariant) params = g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
+      g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr(GError) error = NULL;
+      guint nodes = scope.graph->nodes->len, initializers = scope.graph->initializers->len;
+
+      pass->id = simplify_passes[k];
+      pass->title = pass_operation (k)->describe (params);
+      if (!pass_operation (k)->apply (&scope, params, notes, &error))
+        pass->reason = g_strdup (error->message);
+      else
+        {
+          pass->removed = (int) nodes - (int) scope.graph->nodes->len;
+          pass->initializers_removed = (int) initializers - (int) scope.graph->initializers->len;
+          for (guint i = 0; i < notes->len; i++)
+            if (g_str_has_prefix (g_ptr_array_index (notes, i), "nothing fused: "))
+              pass->reason = g_strdup ((char *) g_ptr_array_index (notes, i) + strlen ("nothing fused: "));
+        }
+      g_ptr_array_add (passes, pass);
+    }
+  return passes;
 }
