@@ -61,9 +61,10 @@ runtime_for (GraftModel *model, GError **error)
   return runtime;
 }
 
-/* The symbolic dims of the runtime's inputs, each once. */
+/* The symbolic dims of the runtime's inputs that given (input name →
+ * tensor) does not fix, each once; those it fixes go into dims. */
 static GPtrArray *
-input_symbols (GraftRuntime *runtime)
+free_symbols (GraftRuntime *runtime, GHashTable *given, GHashTable *dims)
 {
   GPtrArray *inputs = graft_runtime_get_inputs (runtime);
   GPtrArray *symbols = g_ptr_array_new ();
@@ -71,22 +72,72 @@ input_symbols (GraftRuntime *runtime)
   for (guint i = 0; i < inputs->len; i++)
     {
       GraftValue *input = g_ptr_array_index (inputs, i);
+      GraftRtTensor *tensor = g_hash_table_lookup (given, input->name);
+
       for (int d = 0; d < input->shape.rank; d++)
-        if (input->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC
-            && !g_ptr_array_find (symbols, input->shape.dims[d].symbol, NULL))
-          g_ptr_array_add (symbols, (gpointer) input->shape.dims[d].symbol);
+        {
+          const char *symbol = input->shape.dims[d].symbol;
+          if (input->shape.dims[d].kind != GRAFT_DIM_SYMBOLIC)
+            continue;
+          if (tensor != NULL && d < tensor->rank)
+            g_hash_table_insert (dims, (gpointer) symbol, g_memdup2 (&tensor->dims[d], sizeof (gint64)));
+          else if (!g_ptr_array_find (symbols, symbol, NULL))
+            g_ptr_array_add (symbols, (gpointer) symbol);
+        }
     }
+  for (guint k = 0; k < symbols->len;)
+    if (g_hash_table_contains (dims, g_ptr_array_index (symbols, k)))
+      g_ptr_array_remove_index (symbols, k);
+    else
+      k++;
   return symbols;
 }
 
-/* Runs the original at the sizes to check; FALSE when it runs at none. */
+/* The feeds of one run: the given tensors, and seeded random data for the
+ * other inputs at dims; NULL with error. */
+static GHashTable *
+make_feeds (GraftRuntime *runtime, GHashTable *given, GHashTable *dims, guint32 seed, GError **error)
+{
+  GPtrArray *inputs = graft_runtime_get_inputs (runtime);
+  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (seed);
+
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (inputs, i);
+      GraftRtTensor *tensor = g_hash_table_lookup (given, input->name);
+
+      if (tensor != NULL)
+        tensor = graft_rt_tensor_ref (tensor);
+      else if ((tensor = graft_runtime_random_input (input, dims, rng, error)) == NULL)
+        return NULL;
+      g_hash_table_insert (feeds, g_strdup (input->name), tensor);
+    }
+  return g_steal_pointer (&feeds);
+}
+
+/* Runs the original on the inputs to check: the files of params' "inputs"
+ * ("[NAME=]FILE", as graft-cli run reads them) for the inputs they give,
+ * seeded random data for the others, with the symbolic dims the files do
+ * not fix at each size of params' "sizes" (each must run), or by default
+ * at the first two sizes that run. FALSE when none runs. */
 static gboolean
-reference_init (Reference *reference, GraftModel *original, guint32 seed, GError **error)
+reference_init (Reference *reference, GraftModel *original, GVariant *params, GError **error)
 {
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GraftRuntime) runtime = runtime_for (original, &local_error);
   g_autoptr(GPtrArray) symbols = NULL;
+  g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_autoptr(GHashTable) fixed_dims = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  g_autofree const char **files = graft_edit_param_strv (params, "inputs");
+  g_autoptr(GVariant) sizes_value = g_variant_lookup_value (params, "sizes", G_VARIANT_TYPE ("ax"));
+  guint32 seed = (guint32) graft_edit_param_int (params, "seed", 0);
+  const gint64 *sizes = symbolic_sizes;
+  gsize n_sizes = G_N_ELEMENTS (symbolic_sizes);
   guint wanted;
+  gboolean strict = sizes_value != NULL;
   g_autofree char *failure = NULL;
 
   if (runtime == NULL)
@@ -96,6 +147,15 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
                    local_error->message);
       return FALSE;
     }
+  if (files != NULL && !graft_runtime_bind_input_files ((char **) files, graft_runtime_get_inputs (runtime), given,
+                                                        &local_error))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the inputs for the check: %s",
+                   local_error->message);
+      return FALSE;
+    }
+  if (sizes_value != NULL)
+    sizes = g_variant_get_fixed_array (sizes_value, &n_sizes, sizeof (gint64));
   reference->inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
   reference->labels = g_ptr_array_new_with_free_func (g_free);
   reference->expected = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
@@ -103,42 +163,41 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
   for (guint i = 0; i < graft_runtime_get_outputs (runtime)->len; i++)
     g_ptr_array_add (reference->names,
                      g_strdup (((GraftValue *) g_ptr_array_index (graft_runtime_get_outputs (runtime), i))->name));
-  symbols = input_symbols (runtime);
-  wanted = symbols->len > 0 ? 2 : 1;
-  for (guint s = 0; s < G_N_ELEMENTS (symbolic_sizes) && reference->inputs->len < wanted; s++)
+  symbols = free_symbols (runtime, given, fixed_dims);
+  wanted = symbols->len == 0 ? 1 : strict ? n_sizes : 2;
+  for (guint s = 0; s < (symbols->len == 0 ? 1 : n_sizes) && reference->inputs->len < wanted; s++)
     {
-      GPtrArray *inputs = graft_runtime_get_inputs (runtime);
       g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-      g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                           (GDestroyNotify) graft_rt_tensor_unref);
-      g_autoptr(GRand) rng = g_rand_new_with_seed (seed + s);
-      g_autoptr(GString) label = g_string_new (NULL);
+      g_autoptr(GHashTable) feeds = NULL;
+      g_autoptr(GString) label = g_string_new (g_hash_table_size (given) ? "the given inputs" : NULL);
       g_autoptr(GPtrArray) outputs = NULL;
+      GHashTableIter iter;
+      gpointer symbol, size;
 
+      g_hash_table_iter_init (&iter, fixed_dims);
+      while (g_hash_table_iter_next (&iter, &symbol, &size))
+        g_hash_table_insert (dims, symbol, g_memdup2 (size, sizeof (gint64)));
       for (guint k = 0; k < symbols->len; k++)
         {
-          g_hash_table_insert (dims, g_ptr_array_index (symbols, k), g_memdup2 (&symbolic_sizes[s], sizeof (gint64)));
-          g_string_append_printf (label, "%s%s=%" G_GINT64_FORMAT, k ? ", " : "", (char *) g_ptr_array_index (symbols, k),
-                                  symbolic_sizes[s]);
+          g_hash_table_insert (dims, g_ptr_array_index (symbols, k), g_memdup2 (&sizes[s], sizeof (gint64)));
+          g_string_append_printf (label, "%s%s=%" G_GINT64_FORMAT, label->len ? ", " : "",
+                                  (char *) g_ptr_array_index (symbols, k), sizes[s]);
         }
-      for (guint i = 0; i < inputs->len; i++)
+      if ((feeds = make_feeds (runtime, given, dims, seed + s, &local_error)) == NULL)
         {
-          GraftValue *input = g_ptr_array_index (inputs, i);
-          GraftRtTensor *tensor = graft_runtime_random_input (input, dims, rng, &local_error);
-          if (tensor == NULL)
-            {
-              g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-                           "cannot check the result: %s; --no-verify skips the check", local_error->message);
-              return FALSE;
-            }
-          g_hash_table_insert (feeds, g_strdup (input->name), tensor);
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "cannot check the result: %s; --no-verify skips the check", local_error->message);
+          return FALSE;
         }
       if ((outputs = graft_runtime_run (runtime, feeds, NULL, NULL, NULL, &local_error)) == NULL)
         {
-          if (failure == NULL)
-            failure = g_strdup_printf ("%s%s%s", label->str, label->len ? ": " : "", local_error->message);
+          if (failure == NULL || strict)
+            {
+              g_free (failure);
+              failure = g_strdup_printf ("%s%s%s", label->str, label->len ? ": " : "", local_error->message);
+            }
           g_clear_error (&local_error);
-          if (symbols->len == 0)
+          if (symbols->len == 0 || strict)
             break;
           continue;
         }
@@ -146,11 +205,12 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
       g_ptr_array_add (reference->labels, g_strdup (label->len ? label->str : "the declared shapes"));
       g_ptr_array_add (reference->expected, g_steal_pointer (&outputs));
     }
-  if (reference->inputs->len == 0)
+  if (reference->inputs->len < (strict ? wanted : 1))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-                   "cannot check the result: the original model fails on random inputs (%s); --no-verify skips the "
-                   "check", failure ? failure : "no size of its symbolic dims works");
+                   "cannot check the result: the original model fails on %s inputs (%s); --no-verify skips the "
+                   "check", g_hash_table_size (given) ? "the given" : "random",
+                   failure ? failure : "no size of its symbolic dims works");
       return FALSE;
     }
   return TRUE;
@@ -319,6 +379,7 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   gboolean changed = TRUE;
   g_autoptr(GString) summary = g_string_new (NULL);
   g_autofree const char **chosen = graft_edit_param_strv (params, "passes");
+  g_autofree const char **given_files = graft_edit_param_strv (params, "inputs");
 
   for (guint k = 0; chosen != NULL && chosen[k] != NULL; k++)
     if (!g_strv_contains (simplify_passes, chosen[k]))
@@ -337,7 +398,7 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   if (verify)
     {
       original = graft_model_copy (scope->model);
-      if (!reference_init (&reference, original, (guint32) graft_edit_param_int (params, "seed", 0), error))
+      if (!reference_init (&reference, original, params, error))
         return FALSE;
     }
   while (changed && rounds < SIMPLIFY_MAX_ROUNDS)
@@ -389,8 +450,8 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   for (guint s = 0; s < reference.labels->len; s++)
     g_string_append_printf (summary, "%s%s", s ? " and at " : "", (char *) g_ptr_array_index (reference.labels, s));
   g_ptr_array_add (notes, g_strdup_printf ("checked: the outputs equal the original's within rtol %g, atol %g at %s "
-                                           "(random inputs, Graft's runtime)", reference.rtol, reference.atol,
-                                           summary->str));
+                                           "(%sGraft's runtime)", reference.rtol, reference.atol, summary->str,
+                                           given_files != NULL ? "" : "random inputs, "));
   return TRUE;
 }
 

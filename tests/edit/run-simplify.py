@@ -237,11 +237,34 @@ def wrong_rewrite_refused(cli):
         "--no-verify skips the check and saves", result.stdout + result.stderr)
 
 
+def given_inputs_and_sizes(cli, exported):
+    """--input FILE.npy (as graft-cli run reads it) and --sizes on BERT's symbolic batch."""
+    if exported is None:
+        skip("--input / --sizes: no BERT export")
+        return
+    src, feeds = exported
+    dst = os.path.join(OUT, "bert-given.onnx")
+    npy = os.path.join(OUT, "bert-input-ids.npy")
+    np.save(npy, feeds["input_ids"])
+    result = edit(cli, src, dst, "--simplify", "--input", "input_ids=" + npy)
+    tap(result.returncode == 0 and "at the given inputs (Graft's runtime)" in result.stdout,
+        "bert-dynamo: --simplify --input input_ids=FILE.npy checks on the given inputs", result.stdout + result.stderr)
+    result = edit(cli, src, dst, "--simplify", "--sizes", "1,5,7")
+    tap(result.returncode == 0 and "=1 and at " in result.stdout and "=5 and at " in result.stdout
+        and "=7 (random inputs" in result.stdout,
+        "bert-dynamo: --simplify --sizes 1,5,7 checks at each size of the symbolic batch", result.stdout + result.stderr)
+    result = edit(cli, src, dst, "--simplify", "--input", "no_such_input=" + npy)
+    tap(result.returncode == 1 and "has no input 'no_such_input'" in result.stderr and not os.path.exists(dst),
+        "bert-dynamo: --input naming no input is refused, naming it", result.stdout + result.stderr)
+
+
 def main():
     cli = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
     simplify_real(cli, "resnet18-bn", export_resnet18)
-    cse_alone(cli, simplify_real(cli, "bert-dynamo", export_bert))
+    bert = simplify_real(cli, "bert-dynamo", export_bert)
+    cse_alone(cli, bert)
+    given_inputs_and_sizes(cli, bert)
     each_pass(cli)
     wrong_rewrite_refused(cli)
     plan()
