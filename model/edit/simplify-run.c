@@ -327,18 +327,45 @@ pass_params (guint pass, GVariant *params)
   return g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
 }
 
+static void
+add_subgraphs (GraftNode *node, gpointer subgraphs)
+{
+  g_autoptr(GPtrArray) own = graft_node_get_subgraphs (node);
+
+  g_ptr_array_extend (subgraphs, own, NULL, NULL);
+}
+
+/* The pass on the scope's graph, then on every If/Loop/Scan body in it
+ * (constant folding goes into them by itself). */
 static gboolean
 apply_pass (GraftEditScope *scope, guint pass, GVariant *params, GError **error)
 {
   g_autoptr(GVariant) own_params = pass_params (pass, params);
   g_autoptr(GPtrArray) pass_notes = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(GPtrArray) subgraphs = g_ptr_array_new ();
 
   if (!pass_operation (pass)->apply (scope, own_params, pass_notes, &local_error))
     {
       g_set_error (error, local_error->domain, local_error->code, "pass '%s': %s", simplify_passes[pass],
                    local_error->message);
       return FALSE;
+    }
+  if (strcmp (simplify_passes[pass], "fold-constants") == 0)
+    return TRUE;
+  /* collected after the pass on the graph: it may have removed a body */
+  graft_graph_foreach_node_recursive (scope->graph, add_subgraphs, subgraphs);
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftEditScope body = { scope->model, g_ptr_array_index (subgraphs, i), NULL };
+
+      if (!pass_operation (pass)->apply (&body, own_params, pass_notes, &local_error))
+        {
+          g_autofree char *where = graft_edit_describe_graph (body.graph);
+          g_set_error (error, local_error->domain, local_error->code, "pass '%s' in %s: %s", simplify_passes[pass],
+                       where, local_error->message);
+          return FALSE;
+        }
     }
   return TRUE;
 }
@@ -407,7 +434,7 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
       rounds++;
       for (guint pass = 0; pass < N_SIMPLIFY_PASSES; pass++)
         {
-          guint nodes = graph->nodes->len, n_initializers = graph->initializers->len;
+          guint nodes = graft_graph_count_nodes_recursive (graph), n_initializers = graph->initializers->len;
           gint64 start = g_get_monotonic_time ();
 
           if (chosen != NULL && !g_strv_contains (chosen, simplify_passes[pass]))
@@ -417,8 +444,8 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
             return FALSE;
           seconds[pass] += (g_get_monotonic_time () - start) / 1e6;
           g_array_append_val (sequence, pass);
-          removed[pass] += (gint) nodes - (gint) graph->nodes->len;
-          changed |= graph->nodes->len != nodes || graph->initializers->len != n_initializers;
+          removed[pass] += (gint) nodes - (gint) graft_graph_count_nodes_recursive (graph);
+          changed |= graft_graph_count_nodes_recursive (graph) != nodes || graph->initializers->len != n_initializers;
         }
     }
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes, %u → %u initializers in %u round%s", before,

@@ -258,6 +258,52 @@ def given_inputs_and_sizes(cli, exported):
         "bert-dynamo: --input naming no input is refused, naming it", result.stdout + result.stderr)
 
 
+def body_nodes(path):
+    """Nodes inside If/Loop/Scan bodies, at every depth."""
+    def count(graph):
+        total = 0
+        for node in graph.node:
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)):
+                    total += len(body.node) + count(body)
+        return total
+    return count(onnx.load(path).graph)
+
+
+def inside_bodies(cli):
+    """A scripted module whose for and if become a Loop with an If inside
+    (tests/fixtures/make-onnx-models.py control_flow): the passes run in the
+    bodies too (the Loop body's no-op Cast and Identity go)."""
+    models = os.path.join(os.path.dirname(HERE), "fixtures-generated", "models")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "fixtures", "make-onnx-models.py"), models,
+                    "control_flow"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    src, dst = os.path.join(models, "control_flow.onnx"), os.path.join(OUT, "control-flow-simplified.onnx")
+    result = edit(cli, src, dst, "--simplify")
+    if not tap(result.returncode == 0 and "checked: the outputs equal" in result.stdout,
+               "control-flow: --simplify exits 0 and checked its result", result.stdout + result.stderr):
+        return
+    before, after = body_nodes(src), body_nodes(dst)
+    tap(after < before and not {"Identity", "Cast"} & set(op for op in body_ops(dst)),
+        f"control-flow: the passes ran inside the Loop and If bodies ({before} -> {after} nodes there)",
+        str(body_ops(dst)))
+    feeds = {"x": np.random.default_rng(5).standard_normal((2, 8)).astype(np.float32), "n": np.array(3, np.int64)}
+    difference = same_outputs(src, dst, feeds)
+    tap(difference == "", "control-flow: onnxruntime gives the original's outputs", difference)
+
+
+def body_ops(path):
+    ops_seen = []
+    def walk(graph, inside):
+        for node in graph.node:
+            if inside:
+                ops_seen.append(node.op_type)
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)):
+                    walk(body, True)
+    walk(onnx.load(path).graph, False)
+    return ops_seen
+
+
 def main():
     cli = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
@@ -266,6 +312,7 @@ def main():
     cse_alone(cli, bert)
     given_inputs_and_sizes(cli, bert)
     each_pass(cli)
+    inside_bodies(cli)
     wrong_rewrite_refused(cli)
     plan()
 
