@@ -1,6 +1,8 @@
 #include "simplify-dialog.h"
 
+#include "edit/edit-operation.h"
 #include "edit/simplify-preview.h"
+#include "ir/graph-copy.h"
 
 struct _GraftSimplifyDialog
 {
@@ -17,6 +19,7 @@ struct _GraftSimplifyDialog
   /* Owned references */
   GHashTable *checks;     /* pass id (static) → GtkCheckButton* (borrowed from the list) */
   GHashTable *rows;       /* pass id → AdwActionRow* */
+  GCancellable *preview_cancellable;  /* while a preview runs */
 };
 
 G_DEFINE_FINAL_TYPE (GraftSimplifyDialog, graft_simplify_dialog, ADW_TYPE_WINDOW)
@@ -61,24 +64,76 @@ show_previews (GraftSimplifyDialog *self, GPtrArray *passes, GraftModel *model)
 
 /* A row per pass: its check box, its title. */
 static void
-build_rows (GraftSimplifyDialog *self, GPtrArray *passes)
+build_rows (GraftSimplifyDialog *self)
 {
-  for (guint i = 0; i < passes->len; i++)
+  g_autoptr(GVariant) params = g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
+
+  for (const char *const *id = graft_simplify_pass_ids (); *id != NULL; id++)
     {
-      GraftSimplifyPass *pass = g_ptr_array_index (passes, i);
+      const GraftEditOperation *operation = graft_edit_operation_lookup (*id);
+      g_autofree char *title = operation->describe (params);
       GtkWidget *row = adw_action_row_new ();
       GtkWidget *check = gtk_check_button_new ();
 
       gtk_check_button_set_active (GTK_CHECK_BUTTON (check), TRUE);
       gtk_widget_set_valign (check, GTK_ALIGN_CENTER);
-      gtk_widget_set_name (check, pass->id);
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), pass->title);
+      gtk_widget_set_name (check, *id);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), "looking…");
       adw_action_row_add_prefix (ADW_ACTION_ROW (row), check);
       adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), check);
       gtk_list_box_append (self->pass_list, row);
-      g_hash_table_insert (self->checks, (gpointer) pass->id, check);
-      g_hash_table_insert (self->rows, (gpointer) pass->id, row);
+      g_hash_table_insert (self->checks, (gpointer) *id, check);
+      g_hash_table_insert (self->rows, (gpointer) *id, row);
     }
+}
+
+/* The preview runs on a worker, on a copy of the model (which shares its
+ * tensors): trying every pass on a transformer of thousands of nodes takes
+ * seconds. */
+static void
+preview_thread (GTask *task, gpointer source, gpointer model, GCancellable *cancellable)
+{
+  g_task_return_pointer (task, graft_simplify_preview (model), (GDestroyNotify) g_ptr_array_unref);
+}
+
+static void
+on_preview_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GraftSimplifyDialog) self = user_data;
+  g_autoptr(GPtrArray) passes = g_task_propagate_pointer (G_TASK (result), NULL);
+
+  if (g_task_get_cancellable (G_TASK (result)) != self->preview_cancellable || passes == NULL)
+    return;   /* a newer preview replaced it, or the dialog went */
+  g_clear_object (&self->preview_cancellable);
+  show_previews (self, passes, g_task_get_task_data (G_TASK (result)));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->simplify_button), TRUE);
+}
+
+static void
+start_preview (GraftSimplifyDialog *self, GraftModel *model)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (self->preview_cancellable != NULL)
+    g_cancellable_cancel (self->preview_cancellable);
+  g_clear_object (&self->preview_cancellable);
+  self->preview_cancellable = g_cancellable_new ();
+  gtk_widget_set_sensitive (GTK_WIDGET (self->simplify_button), FALSE);
+  task = g_task_new (NULL, self->preview_cancellable, on_preview_done, g_object_ref (self));
+  {
+    GraftModel *copy = graft_model_copy (model);
+    /* the copy shares the model's tensors (an mmapped file's, say) */
+    graft_model_keep_alive (copy, g_object_ref (model), g_object_unref);
+    g_task_set_task_data (task, copy, g_object_unref);
+  }
+  g_task_run_in_thread (task, preview_thread);
+}
+
+gboolean
+graft_simplify_dialog_is_previewing (GraftSimplifyDialog *self)
+{
+  return self->preview_cancellable != NULL;
 }
 
 char **
@@ -123,10 +178,7 @@ graft_simplify_dialog_show_verdict (GraftSimplifyDialog *self, gboolean equal, c
   gtk_widget_add_css_class (GTK_WIDGET (self->verdict_label), equal ? "success" : "error");
   gtk_button_set_label (self->close_button, "_Close");
   if (model != NULL)
-    {
-      g_autoptr(GPtrArray) passes = graft_simplify_preview (model);
-      show_previews (self, passes, model);
-    }
+    start_preview (self, model);
 }
 
 static void
@@ -140,6 +192,18 @@ on_simplify_clicked (GraftSimplifyDialog *self)
       return;
     }
   g_signal_emit (self, signals[SIGNAL_SIMPLIFY], 0, checked);
+}
+
+static void
+graft_simplify_dialog_dispose (GObject *object)
+{
+  GraftSimplifyDialog *self = GRAFT_SIMPLIFY_DIALOG (object);
+
+  /* a preview still running finds no dialog to fill in */
+  if (self->preview_cancellable != NULL)
+    g_cancellable_cancel (self->preview_cancellable);
+  g_clear_object (&self->preview_cancellable);
+  G_OBJECT_CLASS (graft_simplify_dialog_parent_class)->dispose (object);
 }
 
 static void
@@ -158,6 +222,7 @@ graft_simplify_dialog_class_init (GraftSimplifyDialogClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
+  object_class->dispose = graft_simplify_dialog_dispose;
   object_class->finalize = graft_simplify_dialog_finalize;
 
   /* (GStrv: the checked pass ids, in a round's order) */
@@ -187,9 +252,8 @@ GraftSimplifyDialog *
 graft_simplify_dialog_new (GtkWindow *parent, GraftModel *model)
 {
   GraftSimplifyDialog *self = g_object_new (GRAFT_TYPE_SIMPLIFY_DIALOG, "transient-for", parent, NULL);
-  g_autoptr(GPtrArray) passes = graft_simplify_preview (model);
 
-  build_rows (self, passes);
-  show_previews (self, passes, model);
+  build_rows (self);
+  start_preview (self, model);
   return self;
 }

@@ -17,13 +17,16 @@ G_DECLARE_FINAL_TYPE (GraftSimplifyDialog, graft_simplify_dialog, GRAFT, SIMPLIF
 
 GraftSimplifyDialog *graft_simplify_dialog_new (GtkWindow *parent, GraftModel *model);
 /* The result of a run: equal (TRUE: the edit was applied) or diverged,
- * in words; the previews are redone on model (the model shown now). */
+ * in words; the previews are redone on model (the model shown now), on a
+ * worker. */
 void graft_simplify_dialog_show_verdict (GraftSimplifyDialog *self, gboolean equal, const char *text,
                                          GraftModel *model);
 /* The ids of the checked passes (NULL-terminated; free with g_strfreev). */
 char **graft_simplify_dialog_dup_checked (GraftSimplifyDialog *self);
 /* Checks or unchecks a pass's box. */
 void graft_simplify_dialog_set_checked (GraftSimplifyDialog *self, const char *id, gboolean checked);
+/* While the previews are computed (on a worker; Simplify waits for them). */
+gboolean graft_simplify_dialog_is_previewing (GraftSimplifyDialog *self);
 /* The subtitle of a pass's row ("removes 14 nodes…"), for the tests. */
 const char *graft_simplify_dialog_get_preview (GraftSimplifyDialog *self, const char *id);
 

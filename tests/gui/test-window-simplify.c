@@ -15,6 +15,13 @@
 #include "edit/simplify-preview.h"
 #include "widgets/simplify-dialog.h"
 
+static gboolean
+previewed (gpointer dialog)
+{
+  return !graft_simplify_dialog_is_previewing (dialog);
+}
+
+/* The dialog, once its previews are in (they run on a worker). */
 static GraftSimplifyDialog *
 open_dialog (GraftWindow *window)
 {
@@ -24,6 +31,12 @@ open_dialog (GraftWindow *window)
   harness_activate (window, "win.simplify-dialog");
   dialog = (GraftSimplifyDialog *) harness_find_dialog (window, GRAFT_TYPE_SIMPLIFY_DIALOG);
   g_assert_nonnull (dialog);
+  /* Simplify waits for the previews */
+  g_assert_true (!graft_simplify_dialog_is_previewing (dialog)
+                 || !gtk_widget_get_sensitive (harness_get_name (GTK_WIDGET (dialog), "simplify-run")));
+  harness_wait_for (previewed, dialog);
+  harness_settle (window);
+  g_assert_true (gtk_widget_get_sensitive (harness_get_name (GTK_WIDGET (dialog), "simplify-run")));
   return dialog;
 }
 
@@ -31,6 +44,8 @@ static void
 click_simplify (GraftWindow *window, GraftSimplifyDialog *dialog)
 {
   g_signal_emit_by_name (harness_get_name (GTK_WIDGET (dialog), "simplify-run"), "clicked");
+  harness_settle (window);
+  harness_wait_for (previewed, dialog);
   harness_settle (window);
 }
 
