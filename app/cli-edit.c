@@ -343,9 +343,10 @@ static const struct {
     "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
   { "--simplify", "simplify", NULL, "",
     "fold constants and run every pass below to a fixed point, then run the original and the result on the same "
-    "random inputs (seeded by --seed N; symbolic dims at two sizes) in Graft's runtime: outputs beyond --rtol R "
-    "and --atol A (default 1e-5; |a-b| <= A + R*max|a|) fail the edit, naming the pass that changed them; "
-    "--no-verify skips the check" },
+    "inputs in Graft's runtime: --input [NAME=]FILE (.npy/.pb, as graft-cli run reads them; repeatable) for those "
+    "given, random data (seeded by --seed N) for the others, symbolic dims the files leave free at each of "
+    "--sizes N,N,... (default: the first two sizes that run). Outputs beyond --rtol R and --atol A (default 1e-5; "
+    "|a-b| <= A + R*max|a|) fail the edit, naming the pass that changed them; --no-verify skips the check" },
   { "--dead-code", "eliminate-dead-code", NULL, "",
     "remove what computes nothing the graph gives out, and unused initializers" },
   { "--cse", "eliminate-common-subexpressions", NULL, "",
@@ -361,6 +362,15 @@ static const struct {
     "MatMul of rank-2 values followed by Add of a constant becomes Gemm" },
   { "--fuse-matmuls", "fuse-sibling-matmuls", NULL, "",
     "three or more MatMuls of one input by constant weights become one MatMul and a Split" },
+  { "--fuse-layer-norm", "fuse-layer-norm", NULL, "",
+    "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] over the last axes (or the channels of NCHW, then between "
+    "two Transposes) becomes LayerNormalization, from opset 17 on" },
+  { "--fuse-rms-norm", "fuse-rms-norm", NULL, "",
+    "Pow/ReduceMean/Add/Sqrt/Reciprocal/Mul[/Mul] over the last axes becomes RMSNormalization, from opset 23 on" },
+  { "--fuse-gelu", "fuse-gelu", NULL, "",
+    "x*0.5*(1+erf(x/sqrt(2))) and the tanh form become Gelu, from opset 20 on" },
+  { "--fuse-attention", "fuse-attention", NULL, "",
+    "MatMul(Q,K^T)[*scale][+mask]/Softmax/MatMul(.,V) on rank-4 float32 becomes Attention, from opset 23 on" },
   { "--merge-initializers", "merge-initializers", NULL, "",
     "store initializers with the same type and bytes once" },
   { "--toposort", "toposort", NULL, "",
@@ -636,6 +646,8 @@ graft_cli_edit (int argc, char **argv)
   /* --simplify's tolerance (NAN: its default) and --fold-max-bytes (-1: the default) */
   double rtol = NAN, atol = NAN;
   gint64 fold_max_bytes = -1;
+  /* --simplify's sizes for the symbolic dims (NULL: its default) */
+  g_autoptr(GArray) sizes = NULL;
   g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) step_free);
   g_autoptr(GPtrArray) applied = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
@@ -734,8 +746,25 @@ graft_cli_edit (int argc, char **argv)
           else
             precision.atol = atol = value;
         }
-      else if (strcmp (arg, "--input") == 0)
+      else if (strcmp (arg, "--input") == 0 || strcmp (arg, "--inputs") == 0)
         g_ptr_array_add (input_files, (gpointer) next);
+      else if (strcmp (arg, "--sizes") == 0)
+        {
+          g_auto(GStrv) parts = g_strsplit (next, ",", -1);
+          if (sizes == NULL)
+            sizes = g_array_new (FALSE, FALSE, sizeof (gint64));
+          for (guint k = 0; parts[k] != NULL; k++)
+            {
+              char *end = NULL;
+              gint64 size = g_ascii_strtoll (parts[k], &end, 10);
+              if (end == parts[k] || *end != '\0' || size < 1)
+                {
+                  graft_cli_print_error ("edit: --sizes %s: expected sizes like 1,2,8 (positive integers)", next);
+                  return 2;
+                }
+              g_array_append_val (sizes, size);
+            }
+        }
       else if (strcmp (arg, "--fp16-keep") == 0)
         {
           g_strfreev (fp16_keep);
@@ -826,6 +855,12 @@ graft_cli_edit (int argc, char **argv)
           g_variant_dict_insert (dict, "seed", "x", seed);
           if (fold_max_bytes >= 0)
             g_variant_dict_insert (dict, "fold_max_bytes", "x", fold_max_bytes);
+          if (input_files->len > 0)
+            g_variant_dict_insert_value (dict, "inputs", g_variant_new_strv ((const char *const *) input_files->pdata,
+                                                                              input_files->len));
+          if (sizes != NULL)
+            g_variant_dict_insert_value (dict, "sizes", g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, sizes->data,
+                                                                                   sizes->len, sizeof (gint64)));
         }
       step->edit = graft_edit_new_operation (step->pending_id, g_variant_dict_end (dict), NULL);
     }

@@ -4,90 +4,6 @@
 #include <string.h>
 #include "cli.h"
 #include "runtime/inputs.h"
-#include "runtime/tensor-file.h"
-
-static GraftValue *
-find_input (GPtrArray *inputs, const char *name)
-{
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (g_strcmp0 (v->name, name) == 0)
-        return v;
-    }
-  return NULL;
-}
-
-static GraftValue *
-next_unbound (GPtrArray *inputs, GHashTable *bound)
-{
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      GraftValue *v = inputs->pdata[i];
-      if (!g_hash_table_contains (bound, v->name))
-        return v;
-    }
-  return NULL;
-}
-
-static gboolean
-bind_files (char **files, GPtrArray *inputs, GHashTable *bound, GError **error)
-{
-  for (guint i = 0; files && files[i]; i++)
-    {
-      const char *arg = files[i];
-      const char *eq = strchr (arg, '=');
-      g_autofree char *name = NULL;
-      const char *path = arg;
-      GraftValue *target = NULL;
-
-      if (eq != NULL)
-        {
-          name = g_strndup (arg, eq - arg);
-          target = find_input (inputs, name);
-          if (target != NULL)
-            path = eq + 1;
-          else if (!g_file_test (arg, G_FILE_TEST_EXISTS))
-            {
-              g_autoptr(GString) names = g_string_new (NULL);
-              for (guint k = 0; k < inputs->len; k++)
-                g_string_append_printf (names, "%s'%s'", k ? ", " : "", ((GraftValue *) inputs->pdata[k])->name);
-              g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                           "--input %s: the model has no input '%s' (its inputs: %s)", arg, name, names->str);
-              return FALSE;
-            }
-        }
-      g_autofree char *stored = NULL;
-      GraftValueKind kind = target ? target->kind : GRAFT_VALUE_TENSOR;
-      GraftRtTensor *t = graft_tensor_file_read (path, kind, &stored, error);
-      if (t == NULL)
-        return FALSE;
-      if (target == NULL && stored && *stored)
-        {
-          target = find_input (inputs, stored);
-          if (target && g_hash_table_contains (bound, target->name))
-            target = NULL;
-        }
-      if (target == NULL)
-        target = next_unbound (inputs, bound);
-      if (target == NULL)
-        {
-          graft_rt_tensor_unref (t);
-          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                       "%s: every input of the model is already given", path);
-          return FALSE;
-        }
-      if (g_hash_table_contains (bound, target->name))
-        {
-          graft_rt_tensor_unref (t);
-          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
-                       "input '%s' is given twice", target->name);
-          return FALSE;
-        }
-      g_hash_table_insert (bound, target->name, t);
-    }
-  return TRUE;
-}
 
 gboolean
 graft_cli_parse_dims (char **dims, GHashTable *values, GError **error)
@@ -114,7 +30,7 @@ graft_cli_make_inputs (GraftRuntime *rt, char **files, char **dim_specs, gboolea
   GPtrArray *inputs = graft_runtime_get_inputs (rt);
   g_autoptr(GHashTable) bound = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
   g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  if (!bind_files (files, inputs, bound, error) || !graft_cli_parse_dims (dim_specs, dims, error))
+  if (!graft_runtime_bind_input_files (files, inputs, bound, error) || !graft_cli_parse_dims (dim_specs, dims, error))
     return NULL;
   g_autoptr(GRand) rng = g_rand_new_with_seed ((guint32) seed);
   for (guint i = 0; i < inputs->len; i++)

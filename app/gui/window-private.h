@@ -201,6 +201,8 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
 
 /* window-patterns.c: the Replace Pattern dialog. */
 void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
+/* window-simplify.c: Simplify… (win.simplify-dialog). */
+void graft_window_class_add_simplify_actions (GtkWidgetClass *widget_class);
 
 /* window-debug.c: Debug → Reduce…, the Run pane's Reduce to Here, and
  * Convert to Float16 Keeping Accuracy…. */

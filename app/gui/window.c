@@ -77,6 +77,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.apply-recipe-path",
     /* window-patterns.c */
     "win.replace-pattern", "win.replace-pattern-at",
+    /* window-simplify.c */
+    "win.simplify-dialog",
     /* window-debug.c */
     "win.float16-auto-keep-dialog", "win.float16-auto-keep",
   };
@@ -1081,6 +1083,7 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
   graft_window_class_add_pattern_actions (widget_class);
+  graft_window_class_add_simplify_actions (widget_class);
   graft_window_class_add_debug_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
 

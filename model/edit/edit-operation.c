@@ -12,6 +12,7 @@ extern const GraftEditOperation graft_edit_ops_pattern[];
 extern const GraftEditOperation graft_edit_ops_fold[];
 extern const GraftEditOperation graft_edit_ops_float16[];
 extern const GraftEditOperation graft_edit_ops_simplify[];
+extern const GraftEditOperation graft_edit_ops_fusions[];
 
 /* The kinds GraftEdit runs itself: their rows say which parameters name
  * what, for recipes. */
@@ -30,7 +31,7 @@ build_table (void)
   const GraftEditOperation *families[] = {
     graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute, graft_edit_ops_initializer,
     graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_pattern, graft_edit_ops_fold, graft_edit_ops_float16,
-    graft_edit_ops_simplify,
+    graft_edit_ops_simplify, graft_edit_ops_fusions,
   };
   GArray *table = g_array_new (FALSE, FALSE, sizeof (GraftEditOperation));
 

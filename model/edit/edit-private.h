@@ -78,6 +78,10 @@ gint64 *graft_edit_int64_values (GraftValue *value, guint *n);
  * running it against the original unless params' "verify" is FALSE. */
 gboolean graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error);
 char *graft_edit_simplify_describe (GVariant *params);
+/* Which fusions (simplify-fusions.c) the model's ONNX opset leaves out,
+ * in one sentence ("not fused: Gelu needs opset 20, …; the model has
+ * 17"), or NULL when it has every fused operator. */
+char *graft_edit_fusions_unavailable (GraftModel *model);
 /* Identity, and Dropout at inference, bypassed: the number removed (fold.c). */
 guint graft_edit_bypass_pass_through (GraftGraph *graph);
 /* Initializers with the same dtype, shape and bytes become one: the number merged. */

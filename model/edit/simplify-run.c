@@ -8,6 +8,7 @@
  * of the original, checked after each, so that the error names the pass
  * that changed the outputs and the first value it changed. */
 #include "edit/edit-private.h"
+#include "edit/simplify-preview.h"
 #include "ir/graph-copy.h"
 #include "runtime/runtime.h"
 #include "runtime/inputs.h"
@@ -20,9 +21,11 @@
 /* In the order a round runs them: folding makes the constants the
  * others look for; dead code last. */
 static const char *const simplify_passes[] = {
-  "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fold-into-conv", "fold-pad",
-  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code",
+  "fold-constants", "eliminate-no-ops", "eliminate-common-subexpressions", "fuse-layer-norm", "fuse-rms-norm",
+  "fuse-gelu", "fuse-attention", "fold-into-conv", "fold-pad",
+  "matmul-add-to-gemm", "fuse-sibling-matmuls", "merge-initializers", "eliminate-dead-code", NULL,
 };
+#define N_SIMPLIFY_PASSES (G_N_ELEMENTS (simplify_passes) - 1)
 
 /* Sizes tried for the symbolic dims, in order, until two runs of the
  * original succeed (a model may refuse some: a sequence longer than its
@@ -58,9 +61,10 @@ runtime_for (GraftModel *model, GError **error)
   return runtime;
 }
 
-/* The symbolic dims of the runtime's inputs, each once. */
+/* The symbolic dims of the runtime's inputs that given (input name →
+ * tensor) does not fix, each once; those it fixes go into dims. */
 static GPtrArray *
-input_symbols (GraftRuntime *runtime)
+free_symbols (GraftRuntime *runtime, GHashTable *given, GHashTable *dims)
 {
   GPtrArray *inputs = graft_runtime_get_inputs (runtime);
   GPtrArray *symbols = g_ptr_array_new ();
@@ -68,22 +72,72 @@ input_symbols (GraftRuntime *runtime)
   for (guint i = 0; i < inputs->len; i++)
     {
       GraftValue *input = g_ptr_array_index (inputs, i);
+      GraftRtTensor *tensor = g_hash_table_lookup (given, input->name);
+
       for (int d = 0; d < input->shape.rank; d++)
-        if (input->shape.dims[d].kind == GRAFT_DIM_SYMBOLIC
-            && !g_ptr_array_find (symbols, input->shape.dims[d].symbol, NULL))
-          g_ptr_array_add (symbols, (gpointer) input->shape.dims[d].symbol);
+        {
+          const char *symbol = input->shape.dims[d].symbol;
+          if (input->shape.dims[d].kind != GRAFT_DIM_SYMBOLIC)
+            continue;
+          if (tensor != NULL && d < tensor->rank)
+            g_hash_table_insert (dims, (gpointer) symbol, g_memdup2 (&tensor->dims[d], sizeof (gint64)));
+          else if (!g_ptr_array_find (symbols, symbol, NULL))
+            g_ptr_array_add (symbols, (gpointer) symbol);
+        }
     }
+  for (guint k = 0; k < symbols->len;)
+    if (g_hash_table_contains (dims, g_ptr_array_index (symbols, k)))
+      g_ptr_array_remove_index (symbols, k);
+    else
+      k++;
   return symbols;
 }
 
-/* Runs the original at the sizes to check; FALSE when it runs at none. */
+/* The feeds of one run: the given tensors, and seeded random data for the
+ * other inputs at dims; NULL with error. */
+static GHashTable *
+make_feeds (GraftRuntime *runtime, GHashTable *given, GHashTable *dims, guint32 seed, GError **error)
+{
+  GPtrArray *inputs = graft_runtime_get_inputs (runtime);
+  g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (seed);
+
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (inputs, i);
+      GraftRtTensor *tensor = g_hash_table_lookup (given, input->name);
+
+      if (tensor != NULL)
+        tensor = graft_rt_tensor_ref (tensor);
+      else if ((tensor = graft_runtime_random_input (input, dims, rng, error)) == NULL)
+        return NULL;
+      g_hash_table_insert (feeds, g_strdup (input->name), tensor);
+    }
+  return g_steal_pointer (&feeds);
+}
+
+/* Runs the original on the inputs to check: the files of params' "inputs"
+ * ("[NAME=]FILE", as graft-cli run reads them) for the inputs they give,
+ * seeded random data for the others, with the symbolic dims the files do
+ * not fix at each size of params' "sizes" (each must run), or by default
+ * at the first two sizes that run. FALSE when none runs. */
 static gboolean
-reference_init (Reference *reference, GraftModel *original, guint32 seed, GError **error)
+reference_init (Reference *reference, GraftModel *original, GVariant *params, GError **error)
 {
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GraftRuntime) runtime = runtime_for (original, &local_error);
   g_autoptr(GPtrArray) symbols = NULL;
+  g_autoptr(GHashTable) given = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) graft_rt_tensor_unref);
+  g_autoptr(GHashTable) fixed_dims = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  g_autofree const char **files = graft_edit_param_strv (params, "inputs");
+  g_autoptr(GVariant) sizes_value = g_variant_lookup_value (params, "sizes", G_VARIANT_TYPE ("ax"));
+  guint32 seed = (guint32) graft_edit_param_int (params, "seed", 0);
+  const gint64 *sizes = symbolic_sizes;
+  gsize n_sizes = G_N_ELEMENTS (symbolic_sizes);
   guint wanted;
+  gboolean strict = sizes_value != NULL;
   g_autofree char *failure = NULL;
 
   if (runtime == NULL)
@@ -93,6 +147,15 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
                    local_error->message);
       return FALSE;
     }
+  if (files != NULL && !graft_runtime_bind_input_files ((char **) files, graft_runtime_get_inputs (runtime), given,
+                                                        &local_error))
+    {
+      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "the inputs for the check: %s",
+                   local_error->message);
+      return FALSE;
+    }
+  if (sizes_value != NULL)
+    sizes = g_variant_get_fixed_array (sizes_value, &n_sizes, sizeof (gint64));
   reference->inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_hash_table_unref);
   reference->labels = g_ptr_array_new_with_free_func (g_free);
   reference->expected = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
@@ -100,42 +163,41 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
   for (guint i = 0; i < graft_runtime_get_outputs (runtime)->len; i++)
     g_ptr_array_add (reference->names,
                      g_strdup (((GraftValue *) g_ptr_array_index (graft_runtime_get_outputs (runtime), i))->name));
-  symbols = input_symbols (runtime);
-  wanted = symbols->len > 0 ? 2 : 1;
-  for (guint s = 0; s < G_N_ELEMENTS (symbolic_sizes) && reference->inputs->len < wanted; s++)
+  symbols = free_symbols (runtime, given, fixed_dims);
+  wanted = symbols->len == 0 ? 1 : strict ? n_sizes : 2;
+  for (guint s = 0; s < (symbols->len == 0 ? 1 : n_sizes) && reference->inputs->len < wanted; s++)
     {
-      GPtrArray *inputs = graft_runtime_get_inputs (runtime);
       g_autoptr(GHashTable) dims = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-      g_autoptr(GHashTable) feeds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                           (GDestroyNotify) graft_rt_tensor_unref);
-      g_autoptr(GRand) rng = g_rand_new_with_seed (seed + s);
-      g_autoptr(GString) label = g_string_new (NULL);
+      g_autoptr(GHashTable) feeds = NULL;
+      g_autoptr(GString) label = g_string_new (g_hash_table_size (given) ? "the given inputs" : NULL);
       g_autoptr(GPtrArray) outputs = NULL;
+      GHashTableIter iter;
+      gpointer symbol, size;
 
+      g_hash_table_iter_init (&iter, fixed_dims);
+      while (g_hash_table_iter_next (&iter, &symbol, &size))
+        g_hash_table_insert (dims, symbol, g_memdup2 (size, sizeof (gint64)));
       for (guint k = 0; k < symbols->len; k++)
         {
-          g_hash_table_insert (dims, g_ptr_array_index (symbols, k), g_memdup2 (&symbolic_sizes[s], sizeof (gint64)));
-          g_string_append_printf (label, "%s%s=%" G_GINT64_FORMAT, k ? ", " : "", (char *) g_ptr_array_index (symbols, k),
-                                  symbolic_sizes[s]);
+          g_hash_table_insert (dims, g_ptr_array_index (symbols, k), g_memdup2 (&sizes[s], sizeof (gint64)));
+          g_string_append_printf (label, "%s%s=%" G_GINT64_FORMAT, label->len ? ", " : "",
+                                  (char *) g_ptr_array_index (symbols, k), sizes[s]);
         }
-      for (guint i = 0; i < inputs->len; i++)
+      if ((feeds = make_feeds (runtime, given, dims, seed + s, &local_error)) == NULL)
         {
-          GraftValue *input = g_ptr_array_index (inputs, i);
-          GraftRtTensor *tensor = graft_runtime_random_input (input, dims, rng, &local_error);
-          if (tensor == NULL)
-            {
-              g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-                           "cannot check the result: %s; --no-verify skips the check", local_error->message);
-              return FALSE;
-            }
-          g_hash_table_insert (feeds, g_strdup (input->name), tensor);
+          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
+                       "cannot check the result: %s; --no-verify skips the check", local_error->message);
+          return FALSE;
         }
       if ((outputs = graft_runtime_run (runtime, feeds, NULL, NULL, NULL, &local_error)) == NULL)
         {
-          if (failure == NULL)
-            failure = g_strdup_printf ("%s%s%s", label->str, label->len ? ": " : "", local_error->message);
+          if (failure == NULL || strict)
+            {
+              g_free (failure);
+              failure = g_strdup_printf ("%s%s%s", label->str, label->len ? ": " : "", local_error->message);
+            }
           g_clear_error (&local_error);
-          if (symbols->len == 0)
+          if (symbols->len == 0 || strict)
             break;
           continue;
         }
@@ -143,11 +205,12 @@ reference_init (Reference *reference, GraftModel *original, guint32 seed, GError
       g_ptr_array_add (reference->labels, g_strdup (label->len ? label->str : "the declared shapes"));
       g_ptr_array_add (reference->expected, g_steal_pointer (&outputs));
     }
-  if (reference->inputs->len == 0)
+  if (reference->inputs->len < (strict ? wanted : 1))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_BLOCKED,
-                   "cannot check the result: the original model fails on random inputs (%s); --no-verify skips the "
-                   "check", failure ? failure : "no size of its symbolic dims works");
+                   "cannot check the result: the original model fails on %s inputs (%s); --no-verify skips the "
+                   "check", g_hash_table_size (given) ? "the given" : "random",
+                   failure ? failure : "no size of its symbolic dims works");
       return FALSE;
     }
   return TRUE;
@@ -264,18 +327,45 @@ pass_params (guint pass, GVariant *params)
   return g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
 }
 
+static void
+add_subgraphs (GraftNode *node, gpointer subgraphs)
+{
+  g_autoptr(GPtrArray) own = graft_node_get_subgraphs (node);
+
+  g_ptr_array_extend (subgraphs, own, NULL, NULL);
+}
+
+/* The pass on the scope's graph, then on every If/Loop/Scan body in it
+ * (constant folding goes into them by itself). */
 static gboolean
 apply_pass (GraftEditScope *scope, guint pass, GVariant *params, GError **error)
 {
   g_autoptr(GVariant) own_params = pass_params (pass, params);
   g_autoptr(GPtrArray) pass_notes = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(GPtrArray) subgraphs = g_ptr_array_new ();
 
   if (!pass_operation (pass)->apply (scope, own_params, pass_notes, &local_error))
     {
       g_set_error (error, local_error->domain, local_error->code, "pass '%s': %s", simplify_passes[pass],
                    local_error->message);
       return FALSE;
+    }
+  if (strcmp (simplify_passes[pass], "fold-constants") == 0)
+    return TRUE;
+  /* collected after the pass on the graph: it may have removed a body */
+  graft_graph_foreach_node_recursive (scope->graph, add_subgraphs, subgraphs);
+  for (guint i = 0; i < subgraphs->len; i++)
+    {
+      GraftEditScope body = { scope->model, g_ptr_array_index (subgraphs, i), NULL };
+
+      if (!pass_operation (pass)->apply (&body, own_params, pass_notes, &local_error))
+        {
+          g_autofree char *where = graft_edit_describe_graph (body.graph);
+          g_set_error (error, local_error->domain, local_error->code, "pass '%s' in %s: %s", simplify_passes[pass],
+                       where, local_error->message);
+          return FALSE;
+        }
     }
   return TRUE;
 }
@@ -310,12 +400,20 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   g_auto(Reference) reference = { 0 };
   g_autoptr(GraftModel) original = NULL;
   g_autoptr(GArray) sequence = g_array_new (FALSE, FALSE, sizeof (guint));
-  gint removed[G_N_ELEMENTS (simplify_passes)] = { 0 };
-  double seconds[G_N_ELEMENTS (simplify_passes)] = { 0 };
+  gint removed[N_SIMPLIFY_PASSES] = { 0 };
+  double seconds[N_SIMPLIFY_PASSES] = { 0 };
   guint before = graph->nodes->len, initializers = graph->initializers->len, rounds = 0;
   gboolean changed = TRUE;
   g_autoptr(GString) summary = g_string_new (NULL);
+  g_autofree const char **chosen = graft_edit_param_strv (params, "passes");
+  g_autofree const char **given_files = graft_edit_param_strv (params, "inputs");
 
+  for (guint k = 0; chosen != NULL && chosen[k] != NULL; k++)
+    if (!g_strv_contains (simplify_passes, chosen[k]))
+      {
+        g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "simplify has no pass '%s'", chosen[k]);
+        return FALSE;
+      }
   if (scope->function != NULL || graph != graft_model_get_graph (scope->model))
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
@@ -327,33 +425,41 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   if (verify)
     {
       original = graft_model_copy (scope->model);
-      if (!reference_init (&reference, original, (guint32) graft_edit_param_int (params, "seed", 0), error))
+      if (!reference_init (&reference, original, params, error))
         return FALSE;
     }
   while (changed && rounds < SIMPLIFY_MAX_ROUNDS)
     {
       changed = FALSE;
       rounds++;
-      for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+      for (guint pass = 0; pass < N_SIMPLIFY_PASSES; pass++)
         {
-          guint nodes = graph->nodes->len, n_initializers = graph->initializers->len;
+          guint nodes = graft_graph_count_nodes_recursive (graph), n_initializers = graph->initializers->len;
           gint64 start = g_get_monotonic_time ();
+
+          if (chosen != NULL && !g_strv_contains (chosen, simplify_passes[pass]))
+            continue;
 
           if (!apply_pass (scope, pass, params, error))
             return FALSE;
           seconds[pass] += (g_get_monotonic_time () - start) / 1e6;
           g_array_append_val (sequence, pass);
-          removed[pass] += (gint) nodes - (gint) graph->nodes->len;
-          changed |= graph->nodes->len != nodes || graph->initializers->len != n_initializers;
+          removed[pass] += (gint) nodes - (gint) graft_graph_count_nodes_recursive (graph);
+          changed |= graft_graph_count_nodes_recursive (graph) != nodes || graph->initializers->len != n_initializers;
         }
     }
   g_ptr_array_add (notes, g_strdup_printf ("%u → %u nodes, %u → %u initializers in %u round%s", before,
                                            graph->nodes->len, initializers, graph->initializers->len, rounds,
                                            rounds == 1 ? "" : "s"));
-  for (guint pass = 0; pass < G_N_ELEMENTS (simplify_passes); pass++)
+  for (guint pass = 0; pass < N_SIMPLIFY_PASSES; pass++)
     g_string_append_printf (summary, "%s%s %+d (%.2f s)", pass ? ", " : "", simplify_passes[pass], -removed[pass],
                             seconds[pass]);
   g_ptr_array_add (notes, g_strdup_printf ("nodes by pass: %s", summary->str));
+  {
+    g_autofree char *unavailable = graft_edit_fusions_unavailable (scope->model);
+    if (unavailable != NULL)
+      g_ptr_array_add (notes, g_steal_pointer (&unavailable));
+  }
   if (!verify)
     {
       g_ptr_array_add (notes, g_strdup ("not checked (--no-verify)"));
@@ -371,8 +477,8 @@ graft_edit_simplify_run (GraftEditScope *scope, GVariant *params, GPtrArray *not
   for (guint s = 0; s < reference.labels->len; s++)
     g_string_append_printf (summary, "%s%s", s ? " and at " : "", (char *) g_ptr_array_index (reference.labels, s));
   g_ptr_array_add (notes, g_strdup_printf ("checked: the outputs equal the original's within rtol %g, atol %g at %s "
-                                           "(random inputs, Graft's runtime)", reference.rtol, reference.atol,
-                                           summary->str));
+                                           "(%sGraft's runtime)", reference.rtol, reference.atol, summary->str,
+                                           given_files != NULL ? "" : "random inputs, "));
   return TRUE;
 }
 
@@ -380,4 +486,50 @@ char *
 graft_edit_simplify_describe (GVariant *params)
 {
   return g_strdup (graft_edit_param_bool (params, "verify", TRUE) ? "Simplify (checked by running)" : "Simplify");
+}
+
+const char *const *
+graft_simplify_pass_ids (void)
+{
+  return simplify_passes;
+}
+
+static void
+simplify_pass_free (GraftSimplifyPass *pass)
+{
+  g_free (pass->title);
+  g_free (pass->reason);
+  g_free (pass);
+}
+
+GPtrArray *
+graft_simplify_preview (GraftModel *model)
+{
+  GPtrArray *passes = g_ptr_array_new_with_free_func ((GDestroyNotify) simplify_pass_free);
+
+  for (guint k = 0; k < N_SIMPLIFY_PASSES; k++)
+    {
+      GraftSimplifyPass *pass = g_new0 (GraftSimplifyPass, 1);
+      g_autoptr(GraftModel) copy = graft_model_copy (model);
+      GraftEditScope scope = { copy, graft_model_get_graph (copy), NULL };
+      g_autoptr(GVariant) params = g_variant_ref_sink (graft_edit_params_new (NULL, NULL));
+      g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr(GError) error = NULL;
+      guint nodes = scope.graph->nodes->len, initializers = scope.graph->initializers->len;
+
+      pass->id = simplify_passes[k];
+      pass->title = pass_operation (k)->describe (params);
+      if (!pass_operation (k)->apply (&scope, params, notes, &error))
+        pass->reason = g_strdup (error->message);
+      else
+        {
+          pass->removed = (int) nodes - (int) scope.graph->nodes->len;
+          pass->initializers_removed = (int) initializers - (int) scope.graph->initializers->len;
+          for (guint i = 0; i < notes->len; i++)
+            if (g_str_has_prefix (g_ptr_array_index (notes, i), "nothing fused: "))
+              pass->reason = g_strdup ((char *) g_ptr_array_index (notes, i) + strlen ("nothing fused: "));
+        }
+      g_ptr_array_add (passes, pass);
+    }
+  return passes;
 }

@@ -1,6 +1,8 @@
 #include "runtime/inputs.h"
+#include "runtime/tensor-file.h"
 
 #include <math.h>
+#include <string.h>
 
 GraftRtTensor *
 graft_runtime_random_input (GraftValue *v, GHashTable *dims, GRand *rng, GError **error)
@@ -120,4 +122,89 @@ graft_runtime_input_shapes (GHashTable *inputs)
       g_hash_table_insert (shapes, g_strdup (name), shape);
     }
   return shapes;
+}
+
+/* ---------- inputs from files ---------- */
+
+static GraftValue *
+find_input (GPtrArray *inputs, const char *name)
+{
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (g_strcmp0 (v->name, name) == 0)
+        return v;
+    }
+  return NULL;
+}
+
+static GraftValue *
+next_unbound (GPtrArray *inputs, GHashTable *bound)
+{
+  for (guint i = 0; i < inputs->len; i++)
+    {
+      GraftValue *v = inputs->pdata[i];
+      if (!g_hash_table_contains (bound, v->name))
+        return v;
+    }
+  return NULL;
+}
+
+gboolean
+graft_runtime_bind_input_files (char **files, GPtrArray *inputs, GHashTable *bound, GError **error)
+{
+  for (guint i = 0; files && files[i]; i++)
+    {
+      const char *arg = files[i];
+      const char *eq = strchr (arg, '=');
+      g_autofree char *name = NULL;
+      const char *path = arg;
+      GraftValue *target = NULL;
+
+      if (eq != NULL)
+        {
+          name = g_strndup (arg, eq - arg);
+          target = find_input (inputs, name);
+          if (target != NULL)
+            path = eq + 1;
+          else if (!g_file_test (arg, G_FILE_TEST_EXISTS))
+            {
+              g_autoptr(GString) names = g_string_new (NULL);
+              for (guint k = 0; k < inputs->len; k++)
+                g_string_append_printf (names, "%s'%s'", k ? ", " : "", ((GraftValue *) inputs->pdata[k])->name);
+              g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                           "--input %s: the model has no input '%s' (its inputs: %s)", arg, name, names->str);
+              return FALSE;
+            }
+        }
+      g_autofree char *stored = NULL;
+      GraftValueKind kind = target ? target->kind : GRAFT_VALUE_TENSOR;
+      GraftRtTensor *t = graft_tensor_file_read (path, kind, &stored, error);
+      if (t == NULL)
+        return FALSE;
+      if (target == NULL && stored && *stored)
+        {
+          target = find_input (inputs, stored);
+          if (target && g_hash_table_contains (bound, target->name))
+            target = NULL;
+        }
+      if (target == NULL)
+        target = next_unbound (inputs, bound);
+      if (target == NULL)
+        {
+          graft_rt_tensor_unref (t);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "%s: every input of the model is already given", path);
+          return FALSE;
+        }
+      if (g_hash_table_contains (bound, target->name))
+        {
+          graft_rt_tensor_unref (t);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "input '%s' is given twice", target->name);
+          return FALSE;
+        }
+      g_hash_table_insert (bound, target->name, t);
+    }
+  return TRUE;
 }

@@ -19,6 +19,13 @@ GraftRtTensor *graft_runtime_random_input (GraftValue *input, GHashTable *dims, 
  * out the shape themselves (the Run pane words its own errors). */
 GraftRtTensor *graft_runtime_random_tensor (GraftDType dtype, int rank, const gint64 *dims, GRand *rng, GError **error);
 
+/* Binds .npy/.pb files to inputs (GraftValue*) into bound (input name,
+ * borrowed → GraftRtTensor*, owned): "NAME=FILE" names the input, a bare
+ * FILE goes to the input its stored name says, else to the next input not
+ * bound yet. An unknown name, an input given twice or a file too many is
+ * an error naming it. */
+gboolean graft_runtime_bind_input_files (char **files, GPtrArray *inputs, GHashTable *bound, GError **error);
+
 /* The shapes of a run's inputs (name → GraftRtTensor*, borrowed) as fixed
  * shapes (name → GraftShape*, both owned), non-tensors left out: what a
  * TorchScript model is lowered with to compute on those inputs. */

@@ -26,58 +26,21 @@
 Usage: run-simplify.py GRAFT_CLI
 Prints TAP.
 """
-import collections
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper
 
-from tap import plan, run, skip, tap
+from simplify_checks import edit, node_count, ops, same_outputs
+from tap import plan, skip, tap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ["GRAFT_BUILD_DIR"]
 OUT = os.path.join(BUILD, "tests", "edit", "simplify-out")
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fixtures"))
-
-
-def ops(path):
-    return collections.Counter(n.op_type for n in onnx.load(path, load_external_data=False).graph.node)
-
-
-def node_count(path):
-    return len(onnx.load(path, load_external_data=False).graph.node)
-
-
-def ort_outputs(path, feeds):
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
-def same_outputs(original, result, feeds):
-    """'' when every output of result is within 1e-5 of the original's largest magnitude."""
-    a, b = ort_outputs(original, feeds), ort_outputs(result, feeds)
-    if len(a) != len(b):
-        return f"{len(b)} outputs instead of {len(a)}"
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return f"output {i}: {y.dtype}{list(y.shape)} instead of {x.dtype}{list(x.shape)}"
-        scale = float(np.max(np.abs(x))) if x.size else 0.0
-        worst = float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))) if x.size else 0.0
-        if worst > 1e-5 * max(scale, 1e-30):
-            return f"output {i}: max |diff| {worst:.3g} > 1e-5 x {scale:.3g}"
-    return ""
-
-
-def edit(cli, src, dst, *args):
-    if os.path.exists(dst):
-        os.remove(dst)
-    return run([cli, "edit", src, "-o", dst, *args], timeout=600)
 
 
 def onnxsim_count(path):
@@ -154,15 +117,11 @@ def export_every_pass(path):
 
 
 def write_stale_annotation(path):
-    """z = Cast(Cast(x, double), float) with value_info calling the double
-    float32: the second Cast looks like a Cast to the same type."""
-    nodes = [helper.make_node("Cast", ["x"], ["wide"], name="to_double", to=TensorProto.DOUBLE),
-             helper.make_node("Mul", ["wide", "wide"], ["square"], name="square"),
-             helper.make_node("Cast", ["square"], ["z"], name="to_float", to=TensorProto.FLOAT)]
-    graph = helper.make_graph(nodes, "stale", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])],
-                              value_info=[helper.make_tensor_value_info("square", TensorProto.FLOAT, [2, 3])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    """z = Cast(Cast(x, double)², float) with value_info calling the double
+    float32: the second Cast looks like a Cast to the same type (the model
+    the Simplify… dialog's test refuses too)."""
+    script = os.path.join(os.path.dirname(HERE), "gui", "make-stale-cast-model.py")
+    subprocess.run([sys.executable, script, path], check=True)
 
 
 # --- checks ------------------------------------------------------------------------------
@@ -278,12 +237,82 @@ def wrong_rewrite_refused(cli):
         "--no-verify skips the check and saves", result.stdout + result.stderr)
 
 
+def given_inputs_and_sizes(cli, exported):
+    """--input FILE.npy (as graft-cli run reads it) and --sizes on BERT's symbolic batch."""
+    if exported is None:
+        skip("--input / --sizes: no BERT export")
+        return
+    src, feeds = exported
+    dst = os.path.join(OUT, "bert-given.onnx")
+    npy = os.path.join(OUT, "bert-input-ids.npy")
+    np.save(npy, feeds["input_ids"])
+    result = edit(cli, src, dst, "--simplify", "--input", "input_ids=" + npy)
+    tap(result.returncode == 0 and "at the given inputs (Graft's runtime)" in result.stdout,
+        "bert-dynamo: --simplify --input input_ids=FILE.npy checks on the given inputs", result.stdout + result.stderr)
+    result = edit(cli, src, dst, "--simplify", "--sizes", "1,5,7")
+    tap(result.returncode == 0 and "=1 and at " in result.stdout and "=5 and at " in result.stdout
+        and "=7 (random inputs" in result.stdout,
+        "bert-dynamo: --simplify --sizes 1,5,7 checks at each size of the symbolic batch", result.stdout + result.stderr)
+    result = edit(cli, src, dst, "--simplify", "--input", "no_such_input=" + npy)
+    tap(result.returncode == 1 and "has no input 'no_such_input'" in result.stderr and not os.path.exists(dst),
+        "bert-dynamo: --input naming no input is refused, naming it", result.stdout + result.stderr)
+
+
+def body_nodes(path):
+    """Nodes inside If/Loop/Scan bodies, at every depth."""
+    def count(graph):
+        total = 0
+        for node in graph.node:
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)):
+                    total += len(body.node) + count(body)
+        return total
+    return count(onnx.load(path).graph)
+
+
+def inside_bodies(cli):
+    """A scripted module whose for and if become a Loop with an If inside
+    (tests/fixtures/make-onnx-models.py control_flow): the passes run in the
+    bodies too (the Loop body's no-op Cast and Identity go)."""
+    models = os.path.join(os.path.dirname(HERE), "fixtures-generated", "models")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "fixtures", "make-onnx-models.py"), models,
+                    "control_flow"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    src, dst = os.path.join(models, "control_flow.onnx"), os.path.join(OUT, "control-flow-simplified.onnx")
+    result = edit(cli, src, dst, "--simplify")
+    if not tap(result.returncode == 0 and "checked: the outputs equal" in result.stdout,
+               "control-flow: --simplify exits 0 and checked its result", result.stdout + result.stderr):
+        return
+    before, after = body_nodes(src), body_nodes(dst)
+    tap(after < before and not {"Identity", "Cast"} & set(op for op in body_ops(dst)),
+        f"control-flow: the passes ran inside the Loop and If bodies ({before} -> {after} nodes there)",
+        str(body_ops(dst)))
+    feeds = {"x": np.random.default_rng(5).standard_normal((2, 8)).astype(np.float32), "n": np.array(3, np.int64)}
+    difference = same_outputs(src, dst, feeds)
+    tap(difference == "", "control-flow: onnxruntime gives the original's outputs", difference)
+
+
+def body_ops(path):
+    ops_seen = []
+    def walk(graph, inside):
+        for node in graph.node:
+            if inside:
+                ops_seen.append(node.op_type)
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)):
+                    walk(body, True)
+    walk(onnx.load(path).graph, False)
+    return ops_seen
+
+
 def main():
     cli = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
     simplify_real(cli, "resnet18-bn", export_resnet18)
-    cse_alone(cli, simplify_real(cli, "bert-dynamo", export_bert))
+    bert = simplify_real(cli, "bert-dynamo", export_bert)
+    cse_alone(cli, bert)
+    given_inputs_and_sizes(cli, bert)
     each_pass(cli)
+    inside_bodies(cli)
     wrong_rewrite_refused(cli)
     plan()
 

@@ -159,9 +159,29 @@ def measure(entry, cli, graft_args, cache):
             row.update(peers)
         result = run_graft(cli, graft_args, path, work)
         if "path" in result:
+            result["fused"] = fused_ops(path, result["path"])
             result.update(check(path, result.pop("path"), inputs_dir))
         row["graft"] = result
     return row
+
+
+FUSED_OPS = ["Gelu", "LayerNormalization", "RMSNormalization", "Attention"]
+
+
+def fused_ops(original, result):
+    """How many more of the opset's fused operators the result has: {op: n} (fewer, as when a
+    LayerNormalization of constants folds, is no fusion: left out)."""
+    import collections
+    import onnx
+
+    def count(path):
+        return collections.Counter(n.op_type for n in onnx.load(path, load_external_data=False).graph.node)
+    before, after = count(original), count(result)
+    return {op: after[op] - before[op] for op in FUSED_OPS if after[op] > before[op]}
+
+
+def cell_fused(result):
+    return ", ".join(f"{op} +{n}" for op, n in result.get("fused", {}).items())
 
 
 def cell_nodes(result):
@@ -201,7 +221,8 @@ def write_table(rows, path, graft_args):
                 problems.append(f"- {row['model']}/{row['artifact']}, {name}: "
                                 + (r.get("error") or f"outputs differ (max relative {r.get('rel'):.2g})"))
         lines.append(f"| {row['model']} | {row['artifact']} | {row['original']} | {cell_nodes(g)} | {cell_nodes(s)} | "
-                     f"{cell_nodes(l)} | {cell_time(g)} | {cell_time(s)} | {cell_time(l)} | {verdict} |")
+                     f"{cell_nodes(l)} | {cell_time(g)} | {cell_time(s)} | {cell_time(l)} | {cell_fused(g)} | "
+                     f"{verdict} |")
     times = [(r["graft"]["seconds"], r["onnxsim"]["seconds"]) for r in rows
              if good(r["graft"]) and good(r["onnxsim"])]
     ratio = ""
@@ -221,10 +242,19 @@ def write_table(rows, path, graft_args):
                   f"files where Graft and at least one peer gave a correct result, and above the larger on "
                   f"**{above_max}**.\n\n")
         out.write(ratio)
+        fused = {}
+        for row in rows:
+            for op, n in row["graft"].get("fused", {}).items():
+                fused[op] = fused.get(op, 0) + n
+        files = sum(1 for row in rows if row["graft"].get("fused"))
+        out.write("Fusions into the opset's own operators (the 'fused' column; each only where the file's opset has "
+                  "the operator: LayerNormalization 17, Gelu 20, RMSNormalization and Attention 23, so at the zoo's "
+                  f"opsets 17 and 20 RMSNorm and attention stay as they are): {files} files, "
+                  + (", ".join(f"{op} +{n}" for op, n in fused.items()) or "none") + ".\n\n")
         out.write("With --cache, the peers' times are those of the run that filled the cache, not of this one: "
                   "the ratio is indicative, not a same-run measurement.\n\n")
-        out.write("| model | file | nodes | Graft | onnxsim | onnxslim | Graft s | onnxsim s | onnxslim s | |\n")
-        out.write("|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+        out.write("| model | file | nodes | Graft | onnxsim | onnxslim | Graft s | onnxsim s | onnxslim s | fused | |\n")
+        out.write("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
         out.write("\n".join(lines) + "\n")
         if problems:
             out.write("\nFailures and divergent results:\n\n" + "\n".join(problems) + "\n")
