@@ -279,6 +279,30 @@ split_element (const StaticIO *io, int d, GraftTensor *tensor, gint64 traced, gb
   return found;
 }
 
+/* When Reshape splits input dim d = batch × k across two output elements
+ * and merges each part with its neighbours (torch 1.13's attention:
+ * [seq, batch × heads, head_dim] → [seq × batch, heads × head_dim]), the
+ * element that ends where the batch factor ends (outermost reading) or
+ * starts where it starts (innermost: d = k × batch); -1 when none does. */
+static int
+straddling_element (const StaticIO *io, int d, gint64 traced, gboolean innermost)
+{
+  gint64 start = fixed_product (&io->in, d), end = fixed_product (&io->in, d + 1);
+  if (start <= 0 || end <= 0 || end % traced != 0)
+    return -1;
+  gint64 batch_end = innermost ? end : start * traced, batch_start = innermost ? end / traced : start;
+  for (int e = 0; e < io->out.rank; e++)
+    {
+      gint64 from = fixed_product (&io->out, e), to = fixed_product (&io->out, e + 1);
+      if (from < 0 || to < 0 || io->out.dims[e].value <= 1)
+        continue;
+      /* the element holds the whole batch factor and stops inside d or at its end */
+      if (from <= batch_start && to >= batch_end && to <= end && (innermost ? from > start : to == batch_end))
+        return e;
+    }
+  return -1;
+}
+
 static void
 add_baked (GPtrArray *found, GraftNode *node, guint shape_input, guint element, gint64 traced, gint64 multiplier,
            GraftValue *input, int axis)
@@ -601,7 +625,8 @@ find_in_reshape (GraftInference *inference, GPtrArray *found, GraftNode *node, c
       gboolean ambiguous = FALSE;
 
       if ((e = containing_element (io, d)) < 0
-          && (e = split_element (io, d, tensor, traced, innermost, &ambiguous)) < 0)
+          && (e = split_element (io, d, tensor, traced, innermost, &ambiguous)) < 0
+          && (e = straddling_element (io, d, traced, innermost)) < 0)
         continue;
       if (ambiguous && readings != NULL && readings->ambiguous != NULL)
         g_array_append_val (readings->ambiguous, node->index);

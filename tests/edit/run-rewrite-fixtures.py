@@ -291,6 +291,56 @@ def check_unrepairable(cli):
         "opaque-b2: --no-verify skips the check", result.stdout + result.stderr)
 
 
+TORCH113_EXPORT = r"""
+import sys, numpy as np, torch
+out = sys.argv[1]
+torch.manual_seed(0)
+for batch_first in (True, False):
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
+                                             batch_first=batch_first)
+    encoder = torch.nn.TransformerEncoder(layer, num_layers=2).eval()
+    name = "enc113-bf%d" % batch_first
+    x = torch.randn(2, 16, 64) if batch_first else torch.randn(16, 2, 64)
+    torch.onnx.export(encoder, (x,), "%s/%s.onnx" % (out, name), input_names=["src"], output_names=["y"],
+                      opset_version=13, do_constant_folding=True)
+    x4 = torch.randn(4, 16, 64) if batch_first else torch.randn(16, 4, 64)
+    with torch.no_grad():
+        y4 = encoder(x4)
+    np.save("%s/%s.x4.npy" % (out, name), x4.numpy())
+    np.save("%s/%s.y4.npy" % (out, name), y4.numpy())
+"""
+
+
+def check_torch113_encoders(cli):
+    """Issue 33: nn.TransformerEncoder exported by torch 1.13 at opset 13 merges seq × batch in
+    [seq, batch × heads, head_dim] → [seq × batch, embed]; --dynamic frees the batch, batch-first or
+    not, and the edited model equals torch 1.13's output at batch 4 in Graft and onnxruntime."""
+    legacy = "/usr/bin/python3"
+    out = os.path.join(OUT, "torch113")
+    os.makedirs(out, exist_ok=True)
+    made = subprocess.run([legacy, "-c", TORCH113_EXPORT, out], capture_output=True, text=True) \
+        if os.path.exists(legacy) else None
+    if made is None or made.returncode != 0:
+        tap(True, "torch 1.13 encoders # SKIP Debian's python3-torch cannot export: %s"
+            % (made.stderr.strip().splitlines()[-1][:200] if made and made.stderr.strip() else "no /usr/bin/python3"))
+        return
+    ort = [sys.executable, os.path.join(SOURCE, "tests", "runtime", "ort-run.py")]
+    for name, axis in (("enc113-bf1", 0), ("enc113-bf0", 1)):
+        edited = os.path.join(out, name + "-dynamic.onnx")
+        result = run([cli, "edit", os.path.join(out, name + ".onnx"), "-o", edited, "--dynamic", f"src:{axis}=batch"])
+        tap(result.returncode == 0 and "verified: " in result.stdout and "[32, 64] → [-1, 64]" in result.stdout,
+            f"{name}: graft-cli edit --dynamic src:{axis}=batch repairs the merged seq × batch and is verified",
+            result.stdout + result.stderr)
+        x4, y4 = os.path.join(out, name + ".x4.npy"), os.path.join(out, name + ".y4.npy")
+        for runner, args in (("onnxruntime", ort + [edited, "--input", f"src={x4}", "-o", edited + "-ort"]),
+                             ("graft-cli run", [cli, "run", edited, "--input", f"src={x4}", "-o", edited + "-graft"])):
+            result = run(args)
+            folder = args[-1]
+            outputs = sorted(f for f in os.listdir(folder) if f.endswith(".npy")) if result.returncode == 0 else []
+            ok, detail = compare(os.path.join(folder, outputs[0]), y4) if outputs else (False, result.stderr)
+            tap(ok, f"{name}: {runner} at batch 4 matches torch 1.13 ({detail.strip()[:80]})", detail)
+
+
 def check_split_attribute(cli):
     """A Split whose sizes are an attribute (opset < 13) cannot follow a dim: lint shows the sizes, the edit
     refuses with what to do."""
@@ -420,6 +470,7 @@ def main():
             tap(ok, f"{name}: graft-cli run --random {' '.join(dims)}", result.stdout + result.stderr)
     check_traces(cli)
     check_unrepairable(cli)
+    check_torch113_encoders(cli)
     check_split_attribute(cli)
     check_cli_errors(cli)
     print(f"1..{count}")
