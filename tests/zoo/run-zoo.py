@@ -12,7 +12,9 @@ model and each file PyTorch could make, one TAP case per capability:
              unpack tuples and Graft's prim:: list glue; the node types for ONNX)
   lint       graft-cli lint --json answers (exit 0 or 1, valid JSON)
   render     graft-cli render writes an SVG
-  run        graft-cli run = eager PyTorch within 1e-4·max|ref| at the export batch
+  run        graft-cli run = eager PyTorch within 1e-4·max|ref| at the export batch;
+             on ONNX files (not with --fast) also timed against onnxruntime at
+             one thread (the table's Graft/ORT column)
   run-bN     the same at the other batch, where the file itself reproduces the
              model there in its own consumer (torch.jit.load, torch.export.load,
              onnxruntime)
@@ -39,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +63,7 @@ class Cell:
         self.status = None  # "pass", "fail", "n/a"
         self.detail = ""
         self.seconds = 0.0
+        self.speed = None   # Graft / onnxruntime at one thread (ONNX files' run cells)
 
     @property
     def key(self):
@@ -230,7 +234,43 @@ def check_render(c, graft_cli, path, record, workdir):
     return "pass", "%d KB" % (os.path.getsize(out) // 1024)
 
 
-def check_run(c, graft_cli, path, folder, batch, workdir):
+TIME_PEERS = True     # off for make test's fast subset
+SPEED_ROUNDS = 2      # interleaved Graft / onnxruntime processes
+SPEED_REPEAT = 5      # runs per process, load excluded
+PEER_RUN = os.path.join(os.path.dirname(HERE), "bench", "peer-run.py")
+
+
+def median_run_ms(command):
+    """The median time per run a graft-cli run --repeat / peer-run.py process prints, or None."""
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=CLI_SECONDS, errors="replace")
+    except subprocess.TimeoutExpired:
+        return None
+    m = re.search(r"^median time per run: ([0-9.]+) ms", run.stdout, re.M)
+    return float(m.group(1)) if run.returncode == 0 and m else None
+
+
+def speed_at_one_thread(graft_cli, path, inputs):
+    """Graft / onnxruntime at one thread on an ONNX file: medians of interleaved processes, each loading the
+    model once and running it SPEED_REPEAT times (load excluded). (ratio, graft ms, onnxruntime ms) or None."""
+    graft, ort = [], []
+    feed = []
+    for p in inputs:
+        feed += ["--input", p]
+    for _ in range(SPEED_ROUNDS):
+        g = median_run_ms([graft_cli, "run", path, "--threads", "1", "--repeat", str(SPEED_REPEAT)] +
+                          [a if a != "--input" else "-i" for a in feed])
+        o = median_run_ms([sys.executable, PEER_RUN, "ort", path, "--threads", "1", "--repeat", str(SPEED_REPEAT)] +
+                          feed)
+        if g is None or o is None or o <= 0:
+            return None
+        graft.append(g)
+        ort.append(o)
+    g, o = statistics.median(graft), statistics.median(ort)
+    return g / o, g, o
+
+
+def check_run(c, graft_cli, path, folder, batch, workdir, time_peers=False):
     refs = load_arrays(os.path.join(folder, "outputs-b%d" % batch))
     outs, error, seconds = graft_outputs(graft_cli, path, input_paths(folder, batch), workdir)
     if error:
@@ -238,6 +278,11 @@ def check_run(c, graft_cli, path, folder, batch, workdir):
     error = max_error(refs, outs)
     if error:
         return "fail", error
+    speed = speed_at_one_thread(graft_cli, path, input_paths(folder, batch)) if time_peers else None
+    if speed:
+        c.speed = speed[0]
+        return "pass", "%.2f s; Graft/onnxruntime at 1 thread %.2f (%.2f ms / %.2f ms per run)" % (
+            seconds, speed[0], speed[1], speed[2])
     return "pass", "%.2f s" % seconds
 
 
@@ -377,7 +422,8 @@ def model_cells(graft_cli, name, workroot):
         cell(artifact, "open", check_open, graft_cli, path, record)
         cell(artifact, "lint", check_lint, graft_cli, path, record)
         cell(artifact, "render", check_render, graft_cli, path, record, workdir)
-        cell(artifact, "run", lambda c: check_run(c, graft_cli, path, folder, manifest["export_batch"], workdir))
+        cell(artifact, "run", lambda c: check_run(c, graft_cli, path, folder, manifest["export_batch"], workdir,
+                                                  time_peers=TIME_PEERS and artifact.endswith(".onnx")))
         at_other = record.get("batch_%d" % other, "")
         if at_other.startswith("agrees"):
             cell(artifact, "run-b%d" % other, lambda c: check_run(c, graft_cli, path, folder, other, workdir))
@@ -457,7 +503,7 @@ def save_cells(manifest, cells, commit):
     builds the whole zoo's table from the latest run of each model."""
     record = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
               "cells": [{"artifact": c.artifact, "capability": c.capability, "status": c.status,
-                         "detail": c.detail, "seconds": c.seconds} for c in cells]}
+                         "detail": c.detail, "seconds": c.seconds, "speed": c.speed} for c in cells]}
     path = os.path.join(ZOO, manifest["model"], "cells.json")
     with open(path + ".tmp", "w") as f:
         json.dump(record, f, indent=1)
@@ -482,6 +528,7 @@ def saved_results(names):
         for r in run["cells"]:
             c = Cell(name, r["artifact"], r["capability"])
             c.status, c.detail, c.seconds = r["status"], r["detail"], r.get("seconds", 0.0)
+            c.speed = r.get("speed")
             cells.append(c)
         results.append((manifest, cells, run))
     return results
@@ -509,11 +556,19 @@ def write_table(path, results, expected, seconds, runs=None):
              "= eager PyTorch within 1e-4·max|ref| at batch 2) and **run-b3** (at batch 3), **convert** (→ ONNX, "
              "onnx.checker full check, onnxruntime = PyTorch), **diff-trace-script**, **diff-ts-onnx** (graft-cli "
              "diff agrees with PyTorch about the outputs), **dynamic** (make-dynamic on the static ONNX export, "
-             "onnxruntime at batch 3 = PyTorch).", "",
+             "onnxruntime at batch 3 = PyTorch). **Graft/ORT 1 thread**: Graft's runtime over onnxruntime's on the "
+             "ONNX file at batch 2, one thread each, load excluded, medians of %d interleaved processes of %d runs; "
+             "timed beside the zoo's other checks, so indicative: `make bench-zoo` measures speed on a quiet "
+             "machine." % (SPEED_ROUNDS, SPEED_REPEAT), "",
              "✓ passes · ✗ fails (the reason below the table) · – not applicable", ""]
+    speeds = sorted(c.speed for _, cells in results for c in cells if c.capability == "run" and c.speed)
+    if speeds:
+        lines[-2:-2] = ["Graft/onnxruntime at one thread over the %d ONNX files timed: median **%.2f**, %d of them "
+                        "at or under 1.0, the slowest %.2f." % (len(speeds), statistics.median(speeds),
+                                                                sum(1 for r in speeds if r <= 1.0), speeds[-1]), ""]
     caps = ["open", "lint", "render", "run", "run-b3", "convert"]
-    lines.append("| model | file | " + " | ".join(caps) + " |")
-    lines.append("|---|---|" + "---|" * len(caps))
+    lines.append("| model | file | " + " | ".join(caps) + " | Graft/ORT 1 thread |")
+    lines.append("|---|---|" + "---|" * len(caps) + "---|")
     failures = []
     for family, entries in families.items():
         for manifest, cells in entries:
@@ -528,7 +583,9 @@ def write_table(path, results, expected, seconds, runs=None):
                         marks.append({"pass": "✓", "fail": "✗", "n/a": "–"}[c.status])
                 record = manifest["artifacts"].get(artifact, {})
                 label = artifact if record.get("made") else "%s (PyTorch failed)" % artifact
-                lines.append("| %s | %s | %s |" % (manifest["model"], label, " | ".join(marks)))
+                run = by_key.get((artifact, "run"))
+                speed = "%.2f" % run.speed if run is not None and run.speed else ""
+                lines.append("| %s | %s | %s | %s |" % (manifest["model"], label, " | ".join(marks), speed))
             extra = [by_key.get(k) for k in (("traced.pt+scripted.pt", "diff-trace-script"),
                                              ("traced.pt+ts.onnx", "diff-ts-onnx"), ("ts.onnx", "dynamic"))]
             lines.append("| %s | | %s |" % (manifest["model"], " · ".join(
@@ -580,6 +637,8 @@ def main():
     sys.path.insert(0, HERE)
     import models
     names = args.models or (models.fast_subset() if args.fast else [m.name for m in models.ZOO])
+    global TIME_PEERS
+    TIME_PEERS = not args.fast
     if args.table_all:
         saved = saved_results([m.name for m in models.ZOO])
         dates = sorted(run["date"] for _, _, run in saved)
