@@ -28,12 +28,14 @@ print_usage (void)
           GRAFT_LOWER_DEFAULT_OPSET, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
 }
 
-/* --dtype INPUT=TYPE: the graph input's declared element type, which the
- * lowering writes (a traced UNet's int64 timestep). */
-static gboolean
-apply_input_dtypes (GraftModel *model, GPtrArray *specs, GError **error)
+/* --dtype INPUT=TYPE, for the lowering (a traced UNet's int64 timestep):
+ * name → GINT_TO_POINTER (GraftDType), the names checked against model's
+ * inputs. */
+static GHashTable *
+parse_input_dtypes (GraftModel *model, GPtrArray *specs, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (model);
+  g_autoptr(GHashTable) dtypes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < specs->len; i++)
     {
       const char *spec = specs->pdata[i], *equals = strchr (spec, '=');
@@ -42,22 +44,24 @@ apply_input_dtypes (GraftModel *model, GPtrArray *specs, GError **error)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                        "--dtype %s: give INPUT=TYPE with a numeric type (float32, int64, bool…)", spec);
-          return FALSE;
+          return NULL;
         }
       g_autofree char *name = g_strndup (spec, equals - spec);
-      GraftValue *input = NULL;
-      for (guint k = 0; k < graph->inputs->len && input == NULL; k++)
-        if (strcmp (((GraftValue *) graph->inputs->pdata[k])->name, name) == 0)
-          input = graph->inputs->pdata[k];
-      if (input == NULL || input->initializer != NULL)
+      gboolean found = FALSE;
+      for (guint k = 0; k < graph->inputs->len && !found; k++)
+        {
+          GraftValue *input = graph->inputs->pdata[k];
+          found = input->initializer == NULL && strcmp (input->name, name) == 0;
+        }
+      if (!found)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--dtype %s: the model has no input '%s'",
                        spec, name);
-          return FALSE;
+          return NULL;
         }
-      input->dtype = dtype;
+      g_hash_table_replace (dtypes, g_steal_pointer (&name), GINT_TO_POINTER (dtype));
     }
-  return TRUE;
+  return g_steal_pointer (&dtypes);
 }
 
 /* INPUT=1x3x224x224 */
@@ -238,11 +242,13 @@ graft_cli_convert (int argc, char **argv)
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
-  if (!apply_input_dtypes (model, dtypes, &error))
+  g_autoptr(GHashTable) input_dtypes = parse_input_dtypes (model, dtypes, &error);
+  if (input_dtypes == NULL)
     {
       graft_cli_print_error ("convert: %s", error->message);
       return 2;
     }
+  options.input_dtypes = input_dtypes;
   gint64 loaded = g_get_monotonic_time ();
   g_autoptr(GraftModel) onnx = graft_lower_to_onnx (model, &options, &error);
   gint64 lowered = g_get_monotonic_time ();

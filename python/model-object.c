@@ -490,22 +490,40 @@ shapes_from_dict (PyObject *dict)
 static PyObject *
 model_to_onnx (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "shapes", "opset", "allow_custom", NULL };
-  PyObject *shapes_dict = NULL;
+  static char *keywords[] = { "shapes", "opset", "allow_custom", "dtypes", NULL };
+  PyObject *shapes_dict = NULL, *dtypes_dict = NULL;
   long long opset = 0;
   int allow_custom = FALSE;
   g_autoptr(GError) error = NULL;
   GraftModel *onnx = NULL;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OLp", keywords, &shapes_dict, &opset, &allow_custom))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OLpO", keywords, &shapes_dict, &opset, &allow_custom,
+                                    &dtypes_dict))
     return NULL;
+  /* dtypes={"t": "int64"}: TorchScript inputs declare no element type */
+  g_autoptr(GHashTable) dtypes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  PyObject *key, *value;
+  Py_ssize_t position = 0;
+  while (dtypes_dict != NULL && dtypes_dict != Py_None && PyDict_Next (dtypes_dict, &position, &key, &value))
+    {
+      const char *name = PyUnicode_Check (key) ? PyUnicode_AsUTF8 (key) : NULL;
+      const char *type = PyUnicode_Check (value) ? PyUnicode_AsUTF8 (value) : NULL;
+      GraftDType dtype = type ? graft_dtype_from_string (type) : GRAFT_DTYPE_UNDEFINED;
+      if (name == NULL || dtype == GRAFT_DTYPE_UNDEFINED || dtype == GRAFT_DTYPE_STRING)
+        return PyErr_Format (PyExc_ValueError, "dtypes must map an input name to a numeric type name "
+                             "('float32', 'int64', 'bool', ...)");
+      g_hash_table_replace (dtypes, g_strdup (name), GINT_TO_POINTER (dtype));
+    }
+  if (dtypes_dict != NULL && dtypes_dict != Py_None && !PyDict_Check (dtypes_dict))
+    return PyErr_Format (PyExc_TypeError, "dtypes must be a dict");
   if (opset != 0 && (opset < GRAFT_LOWER_MIN_OPSET || opset > graft_lower_max_opset ()))
     return PyErr_Format (PyExc_ValueError, "opset %lld: the conversion writes opsets %d to %" G_GINT64_FORMAT, opset,
                          GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
   g_autoptr(GHashTable) shapes = shapes_from_dict (shapes_dict);
   if (shapes == NULL)
     return NULL;
-  GraftLowerOptions options = { .opset = opset, .allow_custom = allow_custom, .input_shapes = shapes };
+  GraftLowerOptions options = { .opset = opset, .allow_custom = allow_custom, .input_shapes = shapes,
+                                .input_dtypes = dtypes };
   graft_python_model_lock (self);
   Py_BEGIN_ALLOW_THREADS
   onnx = graft_lower_to_onnx (self->model, &options, &error);
@@ -592,7 +610,7 @@ static PyMethodDef model_methods[] = {
   { "save_recipe", (PyCFunction) model_save_recipe, METH_VARARGS, "save_recipe(path)" },
   { "save", (PyCFunction) model_save, METH_VARARGS, "save(path, overwrite)" },
   { "to_onnx", (PyCFunction) (void (*) (void)) model_to_onnx, METH_VARARGS | METH_KEYWORDS,
-    "to_onnx(shapes=None, opset=0, allow_custom=False) -> Model" },
+    "to_onnx(shapes=None, opset=0, allow_custom=False, dtypes=None) -> Model" },
   { "render", (PyCFunction) (void (*) (void)) model_render, METH_VARARGS | METH_KEYWORDS,
     "render(path, expand_all=False, direction='TB', shapes=True, attributes=True, names=False, dark=False)" },
   { NULL }

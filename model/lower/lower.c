@@ -477,7 +477,11 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
             }
         }
       GraftValue *v = new_named_value (ctx, ctx->graph, in->name);
-      declare (ctx, v, in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : dtype_from_consumers (in), shape ? shape : &guessed);
+      GraftDType given_dtype = options->input_dtypes ? GPOINTER_TO_INT (g_hash_table_lookup (options->input_dtypes, in->name))
+                               : GRAFT_DTYPE_UNDEFINED;
+      declare (ctx, v, given_dtype != GRAFT_DTYPE_UNDEFINED ? given_dtype
+                       : in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : dtype_from_consumers (in),
+               shape ? shape : &guessed);
       graft_shape_clear (&guessed);
       graft_shape_clear (&named);
       graft_graph_add_input (ctx->graph, v);

@@ -38,6 +38,10 @@ typedef struct {
    * may be NULL). TorchScript declares none: a traced module's input is a
    * plain Tensor. Symbolic dims ("batch") stay dynamic in the file. */
   GHashTable *input_shapes;
+  /* Element types of graph inputs, by input name (char* →
+   * GINT_TO_POINTER (GraftDType); may be NULL): TorchScript declares none,
+   * and float32 (int64 for ids an embedding reads) is taken without. */
+  GHashTable *input_dtypes;
 } GraftLowerOptions;
 
 /* An op that has no lowering at the opset. */

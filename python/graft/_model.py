@@ -166,13 +166,14 @@ class Model:
 
     def to_onnx(self, *, shapes: Mapping[str, Shape] | None = None,
                 dynamic: Mapping[str, Mapping[int, str]] | None = None, opset: int | None = None,
-                allow_custom: bool = False) -> "Model":
+                allow_custom: bool = False, dtypes: Mapping[str, str] | None = None) -> "Model":
         """A TorchScript or torch.export model lowered to ONNX, without
         PyTorch (``graft-cli convert``). ``shapes`` gives input shapes
         (TorchScript declares none), ``dynamic`` names the dims to keep
-        symbolic: ``{"x": {0: "batch"}}``."""
+        symbolic: ``{"x": {0: "batch"}}``, ``dtypes`` the element types of
+        inputs that are not float32: ``{"t": "int64"}``."""
         native = self._native.to_onnx(shapes=_merge_dynamic(shapes, dynamic), opset=opset or 0,
-                                      allow_custom=allow_custom)
+                                      allow_custom=allow_custom, dtypes=dict(dtypes or {}))
         return Model(native)
 
     def render(self, path: PathLike, *, expand_all: bool = False, direction: str = "TB", shapes: bool = True,
@@ -256,16 +257,18 @@ def diff(a: Model | PathLike, b: Model | PathLike, inputs: Mapping[str, Any] | N
 
 def convert(src: Model | PathLike, dst: PathLike, *, shapes: Mapping[str, Shape] | None = None,
             dynamic: Mapping[str, Mapping[int, str]] | None = None, opset: int | None = None,
-            allow_custom: bool = False, overwrite: bool = False) -> Model:
+            allow_custom: bool = False, overwrite: bool = False, dtypes: Mapping[str, str] | None = None) -> Model:
     """TorchScript (or torch.export) to ONNX without PyTorch, as
     ``graft-cli convert``: writes ``dst`` and returns the ONNX model.
 
     ``shapes={"x": (1, 3, 224, 224)}`` gives input shapes (TorchScript
     declares none), ``dynamic={"x": {0: "batch"}}`` keeps a dim symbolic
-    in the file. Raises GraftError naming every op without a lowering
+    in the file, ``dtypes={"t": "int64"}`` types an input that is not
+    float32. Raises GraftError naming every op without a lowering
     (``allow_custom=True`` writes them as ``aten`` nodes instead).
     """
-    onnx = _as_model(src).to_onnx(shapes=shapes, dynamic=dynamic, opset=opset, allow_custom=allow_custom)
+    onnx = _as_model(src).to_onnx(shapes=shapes, dynamic=dynamic, opset=opset, allow_custom=allow_custom,
+                                  dtypes=dtypes)
     onnx.save(dst, overwrite=overwrite)
     return onnx
 

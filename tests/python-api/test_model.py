@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
+import torch
 
 import graft
 from conftest import run_cli, torch_reference
@@ -223,6 +224,26 @@ def test_convert_torchscript_to_onnx(exports, tmp_path):
         graft.convert(exports["trace"], tmp_path / "bad.onnx", dynamic={"y": {0: "batch"}})
     with pytest.raises(graft.GraftError):
         graft.convert(exports["onnx"], tmp_path / "again.onnx")
+
+
+class _Timestep(torch.nn.Module):
+    def forward(self, x, t):
+        return x * (t.float()[:, None] + 1.0)
+
+
+def test_convert_with_input_dtypes(tmp_path):
+    """A traced UNet's int64 timestep: dtypes= types it, as convert --dtype does."""
+    x, t = torch.randn(2, 3), torch.tensor([3, 7])
+    source = tmp_path / "t.pt"
+    torch.jit.save(torch.jit.trace(_Timestep(), (x, t)), str(source))
+    target = tmp_path / "t.onnx"
+    graft.convert(source, target, shapes={"x": (2, 3), "t": (2,)}, dtypes={"t": "int64"})
+    session = onnxruntime.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    assert {i.name: i.type for i in session.get_inputs()}["t"] == "tensor(int64)"
+    np.testing.assert_allclose(session.run(None, {"x": x.numpy(), "t": t.numpy()})[0],
+                               _Timestep()(x, t).numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="numeric type"):
+        graft.convert(source, tmp_path / "bad.onnx", dtypes={"t": "int65"})
 
 
 def test_help_reads_well():
