@@ -47,13 +47,8 @@ parse_input_dtypes (GraftModel *model, GPtrArray *specs, GError **error)
           return NULL;
         }
       g_autofree char *name = g_strndup (spec, equals - spec);
-      gboolean found = FALSE;
-      for (guint k = 0; k < graph->inputs->len && !found; k++)
-        {
-          GraftValue *input = graph->inputs->pdata[k];
-          found = input->initializer == NULL && strcmp (input->name, name) == 0;
-        }
-      if (!found)
+      GraftValue *input = graft_graph_lookup_value (graph, name);
+      if (input == NULL || !input->is_graph_input || input->initializer != NULL)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--dtype %s: the model has no input '%s'",
                        spec, name);

@@ -981,13 +981,8 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
 static gboolean
 lower_context_wrapper (GraftLowerContext *ctx, GraftNode *node, GError **error)
 {
-  GraftGraph *body = NULL;
-  for (guint i = 0; i < node->attributes->len && body == NULL; i++)
-    {
-      GraftAttribute *a = g_ptr_array_index (node->attributes, i);
-      if (a->type == GRAFT_ATTR_GRAPH)
-        body = a->g;
-    }
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+  GraftGraph *body = subgraphs->len > 0 ? g_ptr_array_index (subgraphs, 0) : NULL;
   if (body == NULL || body->inputs->len != node->inputs->len)
     return graft_lower_fail (error, node, "the body graph is missing or takes other operands");
   if (strcmp (node->op_type, "wrap_with_autocast") == 0 && graft_node_attr_int (node, "arg2", 1) &&

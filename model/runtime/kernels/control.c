@@ -7,6 +7,22 @@
 
 /* ---- If ---- */
 
+/* Runs body on ins and makes its results the node's outputs, one for one
+ * (what names the body in the error: "branch", "body"). */
+static gboolean
+run_body_into_outputs (GraftKernelContext *ctx, GraftGraph *body, GraftRtTensor **ins, guint n_ins, const char *what,
+                       GError **error)
+{
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ins, n_ins, error);
+  if (outs == NULL)
+    return FALSE;
+  if (outs->len != ctx->n_outputs)
+    return graft_kernel_fail (error, "the %s has %u outputs, the node %u", what, outs->len, ctx->n_outputs);
+  for (guint i = 0; i < outs->len; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
+  return TRUE;
+}
+
 static gboolean
 kernel_if (GraftKernelContext *ctx, GError **error)
 {
@@ -17,14 +33,7 @@ kernel_if (GraftKernelContext *ctx, GError **error)
   GraftGraph *branch = graft_node_attr_graph (ctx->node, take ? "then_branch" : "else_branch");
   if (branch == NULL)
     return graft_kernel_fail (error, "the %s attribute is missing", take ? "then_branch" : "else_branch");
-  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, branch, NULL, 0, error);
-  if (outs == NULL)
-    return FALSE;
-  if (outs->len != ctx->n_outputs)
-    return graft_kernel_fail (error, "the branch has %u outputs, the node %u", outs->len, ctx->n_outputs);
-  for (guint i = 0; i < outs->len; i++)
-    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
-  return TRUE;
+  return run_body_into_outputs (ctx, branch, NULL, 0, "branch", error);
 }
 
 /* Stacks tensors of the same shape along a new axis 0. */
@@ -655,13 +664,8 @@ infer_if (GraftInferContext *ctx, GError **error)
 static gboolean
 kernel_context_wrapper (GraftKernelContext *ctx, GError **error)
 {
-  GraftGraph *body = NULL;
-  for (guint i = 0; i < ctx->node->attributes->len && body == NULL; i++)
-    {
-      GraftAttribute *a = g_ptr_array_index (ctx->node->attributes, i);
-      if (a->type == GRAFT_ATTR_GRAPH)
-        body = a->g;
-    }
+  g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (ctx->node);
+  GraftGraph *body = subgraphs->len > 0 ? g_ptr_array_index (subgraphs, 0) : NULL;
   if (body == NULL)
     return graft_kernel_fail (error, "the body graph is missing");
   if (strcmp (ctx->node->op_type, "wrap_with_autocast") == 0)
@@ -672,14 +676,7 @@ kernel_context_wrapper (GraftKernelContext *ctx, GError **error)
     }
   if (body->inputs->len != ctx->n_inputs)
     return graft_kernel_fail (error, "the body takes %u inputs, the node passes %u", body->inputs->len, ctx->n_inputs);
-  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ctx->inputs, ctx->n_inputs, error);
-  if (outs == NULL)
-    return FALSE;
-  if (outs->len != ctx->n_outputs)
-    return graft_kernel_fail (error, "the body has %u outputs, the node %u", outs->len, ctx->n_outputs);
-  for (guint i = 0; i < outs->len; i++)
-    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
-  return TRUE;
+  return run_body_into_outputs (ctx, body, ctx->inputs, ctx->n_inputs, "body", error);
 }
 
 #define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
