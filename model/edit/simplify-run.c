@@ -57,7 +57,11 @@ runtime_for (GraftModel *model, GError **error)
   GraftRuntime *runtime = graft_runtime_new (model, error);
 
   if (runtime != NULL)
-    graft_runtime_set_n_threads (runtime, CLAMP (g_get_num_processors (), 1, 4));
+    {
+      graft_runtime_set_n_threads (runtime, CLAMP (g_get_num_processors (), 1, 4));
+      /* A few runs each: a multi-gigabyte model's weights are held once. */
+      graft_runtime_set_keep_derived_weights (runtime, FALSE);
+    }
   return runtime;
 }
 

@@ -10,6 +10,7 @@ graft_onnx_write_context_init (GraftOnnxWriteContext *context)
 {
   context->arena = g_ptr_array_new_with_free_func (g_free);
   context->tensor_bytes = 0;
+  context->data_file = NULL;
 }
 
 void
@@ -49,8 +50,9 @@ graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor,
   return proto;
 }
 
+/* Name, type and shape: everything but the data. */
 static Onnx__TensorProto *
-tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+tensor_header_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name)
 {
   Onnx__TensorProto *proto = ALLOC_MESSAGE (context, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
 
@@ -60,6 +62,60 @@ tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const
   proto->data_type = (int32_t) tensor->dtype;
   proto->n_dims = tensor->rank;
   proto->dims = tensor->dims;
+  return proto;
+}
+
+static Onnx__StringStringEntryProto *
+external_entry_to_proto (GraftOnnxWriteContext *context, const char *key, char *value)
+{
+  Onnx__StringStringEntryProto *entry = ALLOC_MESSAGE (context, Onnx__StringStringEntryProto,
+                                                       ONNX__STRING_STRING_ENTRY_PROTO__INIT);
+  entry->key = (char *) key;
+  entry->value = value;
+  return entry;
+}
+
+static char *
+arena_printf (GraftOnnxWriteContext *context, const char *format, guint64 number)
+{
+  g_autofree char *text = g_strdup_printf (format, number);
+  char *copy = graft_onnx_write_alloc (context, strlen (text) + 1);
+
+  return strcpy (copy, text);
+}
+
+Onnx__TensorProto *
+graft_onnx_initializer_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+{
+  Onnx__TensorProto *proto;
+  gsize nbytes = graft_tensor_get_nbytes (tensor);
+  guint64 offset;
+
+  /* Strings and sub-byte types stay inline, as onnx writes them. */
+  if (context->data_file == NULL || tensor->dtype == GRAFT_DTYPE_STRING || tensor->dtype > GRAFT_DTYPE_LAST_ONNX
+      || graft_dtype_get_packed_bits (tensor->dtype) != 0 || nbytes < GRAFT_ONNX_EXTERNAL_MIN_BYTES)
+    return graft_onnx_tensor_to_proto (context, tensor, name, error);
+
+  proto = tensor_header_to_proto (context, tensor, name);
+  offset = graft_onnx_data_file_place (context->data_file, tensor);
+  proto->has_data_location = TRUE;
+  proto->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  proto->n_external_data = 3;
+  proto->external_data = graft_onnx_write_alloc (context, sizeof (gpointer) * 3);
+  proto->external_data[0] = external_entry_to_proto (context, "location",
+                                                     (char *) graft_onnx_data_file_get_location (context->data_file));
+  proto->external_data[1] = external_entry_to_proto (context, "offset", arena_printf (context, "%" G_GUINT64_FORMAT, offset));
+  proto->external_data[2] = external_entry_to_proto (context, "length", arena_printf (context, "%" G_GUINT64_FORMAT, nbytes));
+  if (!graft_onnx_restore_kept_fields (context, &proto->base, tensor->onnx_kept_fields, error))
+    return NULL;
+  return proto;
+}
+
+static Onnx__TensorProto *
+tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const char *name, GError **error)
+{
+  Onnx__TensorProto *proto = tensor_header_to_proto (context, tensor, name);
+
 
   if (tensor->dtype > GRAFT_DTYPE_LAST_ONNX)
     {
@@ -85,7 +141,8 @@ tensor_data_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, const
     }
 
   {
-    /* External data is embedded: the saved file must stand alone. */
+    /* Inline (external data read in): initializers go to a data file
+     * only through graft_onnx_initializer_to_proto. */
     GBytes *bytes = graft_tensor_get_data (tensor, error);
     gsize len;
 

@@ -9,12 +9,14 @@
 
 #include "ir/model.h"
 #include "onnx.pb-c.h"
+#include "onnx/data-file-writer.h"
 
 G_BEGIN_DECLS
 
 typedef struct {
   GPtrArray *arena;        /* g_free'd blocks */
   guint64 tensor_bytes;    /* raw data written so far, for the size limit */
+  GraftOnnxDataFile *data_file;   /* where large initializers go, or NULL: all inline */
 } GraftOnnxWriteContext;
 
 void graft_onnx_write_context_init (GraftOnnxWriteContext *context);
@@ -30,6 +32,13 @@ Onnx__TensorProto *graft_onnx_tensor_to_proto (GraftOnnxWriteContext *context,
                                                GraftTensor *tensor,
                                                const char *name,
                                                GError **error);
+
+/* An initializer: placed in context->data_file when there is one and it
+ * is large enough, else as graft_onnx_tensor_to_proto. */
+Onnx__TensorProto *graft_onnx_initializer_to_proto (GraftOnnxWriteContext *context,
+                                                    GraftTensor *tensor,
+                                                    const char *name,
+                                                    GError **error);
 
 Onnx__SparseTensorProto *graft_onnx_tensor_to_sparse_proto (GraftOnnxWriteContext *context,
                                                             GraftTensor *tensor,

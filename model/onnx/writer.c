@@ -13,6 +13,8 @@
 
 /* protobuf's own parsers refuse messages of 2 GiB or more. */
 #define MAX_MODEL_BYTES ((guint64) G_MAXINT32)
+/* Room for the graph itself when deciding whether weights fit inline. */
+#define DATA_FILE_MARGIN_BYTES ((guint64) 64 << 20)
 
 #define ALLOC_MESSAGE(context, type, init) \
   ({ type *_m = graft_onnx_write_alloc ((context), sizeof (type)); type _i = init; *_m = _i; _m; })
@@ -396,7 +398,7 @@ initializers_to_proto (GraftOnnxWriteContext *context, GraftGraph *graph, Onnx__
           proto->sparse_initializer[proto->n_sparse_initializer++] = sparse;
           continue;
         }
-      if ((dense = graft_onnx_tensor_to_proto (context, value->initializer, value->name, error)) == NULL)
+      if ((dense = graft_onnx_initializer_to_proto (context, value->initializer, value->name, error)) == NULL)
         return FALSE;
       proto->initializer[proto->n_initializer++] = dense;
     }
@@ -555,13 +557,14 @@ model_to_proto (GraftOnnxWriteContext *context, GraftModel *model, GError **erro
 }
 
 static gboolean
-check_size (gsize size, GError **error)
+check_size (gsize size, gboolean with_data_file, GError **error)
 {
   if (size >= MAX_MODEL_BYTES)
     {
       g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
-                   "the model would be %" G_GSIZE_FORMAT " bytes, over protobuf's 2 GiB limit; "
-                   "Graft writes weights inline and cannot save models this large", size);
+                   "the model would be %" G_GSIZE_FORMAT " bytes, over protobuf's 2 GiB limit%s", size,
+                   with_data_file ? " even with its weights in a data file"
+                                  : "; save it to a file, where its weights go to a data file beside it");
       return FALSE;
     }
   return TRUE;
@@ -580,7 +583,7 @@ graft_onnx_model_to_bytes (GraftModel *model, GError **error)
     {
       gsize size = onnx__model_proto__get_packed_size (proto);
 
-      if (check_size (size, error))
+      if (check_size (size, FALSE, error))
         {
           guint8 *buffer = g_malloc (MAX (size, 1));
           onnx__model_proto__pack (proto, buffer);
@@ -662,23 +665,19 @@ write_proto_to_fd (int fd, const char *path, gpointer user_data, GError **error)
   return TRUE;
 }
 
-static gboolean
-is_external_data_of (GraftTensor *tensor, const GStatBuf *target)
-{
-  return tensor != NULL && tensor->external_file != NULL && graft_external_file_is (tensor->external_file, target);
-}
+/* Visits the tensors of graph and its subgraphs (initializers and
+ * attribute tensors) until visit returns TRUE; returns that tensor. */
+typedef gboolean (*TensorVisitor) (GraftTensor *tensor, gpointer data);
 
-/* The external data file of a tensor of graph (its subgraphs included)
- * that target is, or NULL. */
 static GraftTensor *
-external_data_at (GraftGraph *graph, const GStatBuf *target)
+visit_tensors (GraftGraph *graph, TensorVisitor visit, gpointer data)
 {
   if (graph == NULL)
     return NULL;
   for (guint i = 0; i < graph->initializers->len; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->initializers, i);
-      if (is_external_data_of (value->initializer, target))
+      if (value->initializer != NULL && visit (value->initializer, data))
         return value->initializer;
     }
   for (guint i = 0; i < graph->nodes->len; i++)
@@ -687,12 +686,13 @@ external_data_at (GraftGraph *graph, const GStatBuf *target)
       for (guint j = 0; j < node->attributes->len; j++)
         {
           GraftAttribute *attribute = g_ptr_array_index (node->attributes, j);
-          GraftTensor *found = is_external_data_of (attribute->t, target) ? attribute->t : external_data_at (attribute->g, target);
+          GraftTensor *found = attribute->t != NULL && visit (attribute->t, data) ? attribute->t
+                                                                                 : visit_tensors (attribute->g, visit, data);
           for (guint k = 0; found == NULL && attribute->tensors && k < attribute->tensors->len; k++)
-            if (is_external_data_of (g_ptr_array_index (attribute->tensors, k), target))
+            if (visit (g_ptr_array_index (attribute->tensors, k), data))
               found = g_ptr_array_index (attribute->tensors, k);
           for (guint k = 0; found == NULL && attribute->graphs && k < attribute->graphs->len; k++)
-            found = external_data_at (g_ptr_array_index (attribute->graphs, k), target);
+            found = visit_tensors (g_ptr_array_index (attribute->graphs, k), visit, data);
           if (found != NULL)
             return found;
         }
@@ -700,21 +700,82 @@ external_data_at (GraftGraph *graph, const GStatBuf *target)
   return NULL;
 }
 
+static GraftTensor *
+visit_model_tensors (GraftModel *model, TensorVisitor visit, gpointer data)
+{
+  GPtrArray *functions = graft_model_get_functions (model);
+  GraftTensor *found = visit_tensors (graft_model_get_graph (model), visit, data);
+
+  for (guint i = 0; found == NULL && functions != NULL && i < functions->len; i++)
+    found = visit_tensors (((GraftFunction *) g_ptr_array_index (functions, i))->body, visit, data);
+  return found;
+}
+
+static gboolean
+is_external_data_of (GraftTensor *tensor, gpointer target)
+{
+  return tensor->external_file != NULL && graft_external_file_is (tensor->external_file, target);
+}
+
+static gboolean
+is_external (GraftTensor *tensor, G_GNUC_UNUSED gpointer data)
+{
+  return graft_tensor_is_external (tensor);
+}
+
+static gboolean
+add_bytes (GraftTensor *tensor, gpointer total)
+{
+  *(guint64 *) total += graft_tensor_get_nbytes (tensor);
+  return FALSE;
+}
+
 /* Saving over a file the model still reads its weights from would lose
  * them (and, written in place, read back what is being written). */
 static GraftTensor *
 external_data_written_over (GraftModel *model, const char *path)
 {
-  GPtrArray *functions = graft_model_get_functions (model);
   GStatBuf target;
-  GraftTensor *found;
 
   if (g_stat (path, &target) != 0)
     return NULL;
-  found = external_data_at (graft_model_get_graph (model), &target);
-  for (guint i = 0; found == NULL && functions != NULL && i < functions->len; i++)
-    found = external_data_at (((GraftFunction *) g_ptr_array_index (functions, i))->body, &target);
-  return found;
+  return visit_model_tensors (model, is_external_data_of, &target);
+}
+
+/* Where the data file of a model saved at path goes: beside the file
+ * that is finally written (a symbolic link's target), named after it as
+ * torch.onnx and onnx name theirs ("model.onnx.data"); NULL when path is
+ * no regular file (a pipe has no folder for a data file). */
+static char *
+data_file_path (const char *path)
+{
+  g_autofree char *target = NULL;
+  GStatBuf st;
+
+  if (g_stat (path, &st) == 0)
+    {
+      if (!S_ISREG (st.st_mode))
+        return NULL;
+      target = realpath (path, NULL);
+    }
+  return g_strconcat (target != NULL ? target : path, ".data", NULL);
+}
+
+typedef enum {
+  WEIGHTS_INLINE,
+  WEIGHTS_KEPT_IN_DATA_FILE,   /* the model read them from one */
+  WEIGHTS_TOO_LARGE_INLINE,    /* over protobuf's limit */
+} WeightsPlace;
+
+static WeightsPlace
+weights_place (GraftModel *model)
+{
+  guint64 total = 0;
+
+  visit_model_tensors (model, add_bytes, &total);
+  if (total >= MAX_MODEL_BYTES - DATA_FILE_MARGIN_BYTES)
+    return WEIGHTS_TOO_LARGE_INLINE;
+  return visit_model_tensors (model, is_external, NULL) != NULL ? WEIGHTS_KEPT_IN_DATA_FILE : WEIGHTS_INLINE;
 }
 
 gboolean
@@ -724,6 +785,8 @@ graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags 
   Onnx__ModelProto *proto;
   const char *source = graft_model_get_path (model);
   GraftTensor *external;
+  g_autofree char *data_path = NULL;
+  WeightsPlace place;
   gboolean ok = FALSE;
 
   if (!graft_atomic_check_target (path, source, (flags & GRAFT_ONNX_WRITE_OVERWRITE_SOURCE) != 0, error))
@@ -737,9 +800,35 @@ graft_onnx_write_file (GraftModel *model, const char *path, GraftOnnxWriteFlags 
     }
 
   graft_onnx_write_context_init (&context);
+  /* Weights stay in a data file when the model read them from one, and
+   * go to one when they would not fit protobuf's limit inline; written
+   * to a pipe, they are inline when they fit. */
+  place = weights_place (model);
+  data_path = place != WEIGHTS_INLINE ? data_file_path (path) : NULL;
+  if (data_path == NULL && place == WEIGHTS_TOO_LARGE_INLINE)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+                   "'%s' is not a regular file: the model's weights are over protobuf's 2 GiB limit and need a data "
+                   "file beside the model", path);
+      goto out;
+    }
+  if (data_path != NULL)
+    {
+      g_autofree char *location = g_path_get_basename (data_path);
+      context.data_file = graft_onnx_data_file_new (location);
+    }
   proto = model_to_proto (&context, model, error);
-  if (proto != NULL && check_size (onnx__model_proto__get_packed_size (proto), error))
-    ok = graft_atomic_save (path, write_proto_to_fd, proto, error);
+  if (proto == NULL || !check_size (onnx__model_proto__get_packed_size (proto), context.data_file != NULL, error))
+    goto out;
+  /* The data first: a model file never names offsets its data file does
+   * not hold yet. Replacing a data file the model still reads is safe, as
+   * the model reads through the descriptor it opened. */
+  if (context.data_file != NULL && !graft_onnx_data_file_is_empty (context.data_file)
+      && !graft_atomic_save (data_path, graft_onnx_data_file_write, context.data_file, error))
+    goto out;
+  ok = graft_atomic_save (path, write_proto_to_fd, proto, error);
+out:
+  g_clear_pointer (&context.data_file, graft_onnx_data_file_free);
   graft_onnx_write_context_clear (&context);
   return ok;
 }

@@ -51,7 +51,11 @@ GBytes *graft_onnx_model_to_bytes (GraftModel *model, GError **error);
 /* Writes the model to path through a temporary file in path's folder,
  * fsync and rename: either the complete new file is there or the old one
  * is untouched. Refuses (GRAFT_MODEL_ERROR_UNSAFE) to replace the model's
- * own source file unless flags has GRAFT_ONNX_WRITE_OVERWRITE_SOURCE. */
+ * own source file unless flags has GRAFT_ONNX_WRITE_OVERWRITE_SOURCE.
+ * Initializers of 1 KiB or more go to a data file beside it, PATH.data,
+ * when the model read its weights from a data file or they would be over
+ * protobuf's 2 GiB limit inline; they are copied from the old data file
+ * in bounded chunks, never loaded whole. */
 gboolean graft_onnx_write_file (GraftModel *model,
                                 const char *path,
                                 GraftOnnxWriteFlags flags,

@@ -108,6 +108,7 @@ struct _GraftRuntime {
   guint64 max_bytes;           /* 0: no limit */
   GraftRuntimeObserveFunc observe;
   gpointer observe_data;
+  gboolean drop_derived;       /* derived weights made per run, not kept */
 };
 
 typedef struct {
@@ -1351,6 +1352,12 @@ graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
 }
 
 void
+graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep)
+{
+  self->drop_derived = !keep;
+}
+
+void
 graft_runtime_set_limits (GraftRuntime *self, double seconds, guint64 bytes)
 {
   self->max_seconds = MAX (seconds, 0);
@@ -2121,7 +2128,7 @@ gboolean
 graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived, GDestroyNotify destroy)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  if (e == NULL || e->step == NULL || input_data == NULL)
+  if (e == NULL || e->step == NULL || input_data == NULL || e->run->runtime->drop_derived)
     return FALSE;
   gboolean constant = FALSE;
   for (guint i = 0; i < ctx->n_inputs && !constant; i++)

@@ -46,6 +46,12 @@ void graft_runtime_get_limits (GraftRuntime *self, double *seconds, guint64 *byt
 void graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads);
 guint graft_runtime_get_n_threads (GraftRuntime *self);
 
+/* Whether what kernels derive from constant weights (packed filters and
+ * matrices) is kept between runs (the default) or made in each run and
+ * freed at once: a runtime that runs a few times (the proof of an edit)
+ * then never holds a model's weights twice. */
+void graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep);
+
 /* Graph inputs that must be fed (those without an initializer), GraftValue*. */
 GPtrArray *graft_runtime_get_inputs (GraftRuntime *self);
 GPtrArray *graft_runtime_get_outputs (GraftRuntime *self);

@@ -292,7 +292,8 @@ test_write_errors (void)
   graft_test_remove_tree (dir);
 }
 
-/* External data is read and embedded: the saved file stands alone. */
+/* An initializer under 1 KiB read from a data file is written inline (as
+ * onnx does), and no empty data file is left beside the model. */
 static void
 test_external_data_embedded (void)
 {
@@ -313,6 +314,10 @@ test_external_data_embedded (void)
   graft_tensor_set_external (w->initializer, data_file, 0, sizeof values);
   g_assert_true (graft_onnx_write_file (model, out, GRAFT_ONNX_WRITE_NONE, &error));
   g_assert_no_error (error);
+  {
+    g_autofree char *beside = g_strconcat (out, ".data", NULL);
+    g_assert_false (g_file_test (beside, G_FILE_TEST_EXISTS));
+  }
   g_unlink (data_path);   /* the saved model must not need it */
   loaded = graft_model_load (out, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
