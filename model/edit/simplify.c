@@ -431,6 +431,37 @@ merge_slices (GraftInference *inference, GraftGraph *graph, GraftNode *node)
   return merged;
 }
 
+/* Reshape(x, target) where every entry of target is x's own dim there
+ * (fixed and equal, or a 0 that copies it), but for at most one -1: that
+ * one then is x's dim too, symbolic or not. */
+static gboolean
+reshape_keeps_shape (GraftInference *inference, GraftNode *node, GraftValue *in)
+{
+  GraftDType dtype;
+  const GraftShape *shape;
+  g_autofree gint64 *target = NULL;
+  gboolean allowzero = graft_node_attr_int (node, "allowzero", 0) != 0;
+  guint n, inferred = 0;
+
+  if (node->inputs->len != 2 || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL
+      || (target = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL
+      || (int) n != shape->rank)
+    return FALSE;
+  for (guint k = 0; k < n; k++)
+    {
+      const GraftDim *dim = &shape->dims[k];
+      gboolean fixed = dim->kind == GRAFT_DIM_FIXED;
+
+      if (target[k] == -1)
+        inferred++;
+      else if (target[k] == 0 && !allowzero)
+        continue;
+      else if (!fixed || dim->value != target[k] || target[k] == 0)
+        return FALSE;
+    }
+  return inferred <= 1;
+}
+
 static gboolean
 does_nothing (GraftInference *inference, GraftNode *node)
 {
@@ -453,7 +484,7 @@ does_nothing (GraftInference *inference, GraftNode *node)
   if (strcmp (node->op, "onnx::Cast") == 0)
     return graft_edit_value_type (inference, in, &dtype, &shape) && dtype == graft_node_attr_int (node, "to", -1);
   if (strcmp (node->op, "onnx::Reshape") == 0)
-    return same_static_shape (inference, in, out);
+    return same_static_shape (inference, in, out) || reshape_keeps_shape (inference, node, in);
   if (strcmp (node->op, "onnx::Expand") == 0)
     return same_static_shape (inference, in, out) || expands_by_ones (inference, node, in);
   if (strcmp (node->op, "onnx::Concat") == 0)
@@ -590,6 +621,196 @@ merge_transposes (GraftGraph *graph, GraftNode *node)
   return TRUE;
 }
 
+/* The axes of a Squeeze/Unsqueeze/Reduce*: the constant second input
+ * (opset 13 on, 18 for most Reduce ops) or the attribute; NULL when not
+ * known. */
+static gint64 *
+axes_of (GraftNode *node, guint *n)
+{
+  const gint64 *attribute;
+
+  if (node->inputs->len >= 2 && g_ptr_array_index (node->inputs, 1) != NULL)
+    return graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), n);
+  if ((attribute = graft_node_attr_ints (node, "axes", n)) == NULL)
+    return NULL;
+  return g_memdup2 (attribute, sizeof (gint64) * MAX (*n, 1));
+}
+
+/* Sorts axes normalized against rank; FALSE when one is out of range or
+ * repeated. */
+static gboolean
+normalize_axes (gint64 *axes, guint n, int rank)
+{
+  for (guint k = 0; k < n; k++)
+    {
+      if (axes[k] < -rank || axes[k] >= rank)
+        return FALSE;
+      if (axes[k] < 0)
+        axes[k] += rank;
+    }
+  for (guint k = 1; k < n; k++)   /* insertion sort: a handful of axes */
+    for (guint j = k; j > 0 && axes[j - 1] > axes[j]; j--)
+      {
+        gint64 t = axes[j];
+        axes[j] = axes[j - 1];
+        axes[j - 1] = t;
+      }
+  for (guint k = 1; k < n; k++)
+    if (axes[k] == axes[k - 1])
+      return FALSE;
+  return TRUE;
+}
+
+static int
+output_rank (GraftInference *inference, GraftNode *node)
+{
+  GraftDType dtype;
+  const GraftShape *shape;
+  GraftValue *out = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
+
+  return out != NULL && graft_edit_value_type (inference, out, &dtype, &shape) && shape != NULL ? shape->rank : -1;
+}
+
+/* The node's axes become values, in the form (input or attribute) it had. */
+static void
+set_axes (GraftGraph *graph, GraftNode *node, const gint64 *axes, guint n)
+{
+  if (node->inputs->len >= 2 && g_ptr_array_index (node->inputs, 1) != NULL)
+    graft_node_set_input (node, 1, graft_graph_add_int64_constant (graph, "axes", axes, n, FALSE));
+  else
+    {
+      GraftAttribute *attribute = graft_node_get_attribute (node, "axes");
+      g_array_set_size (attribute->ints, n);
+      memcpy (attribute->ints->data, axes, sizeof (gint64) * n);
+    }
+}
+
+/* Unsqueeze(Unsqueeze(x, a1), a2) = Unsqueeze(x, a2 ∪ a1 placed among the
+ * final dims a2 leaves free); the first stays for its other readers. */
+static gboolean
+merge_unsqueezes (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len >= 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *previous = in ? in->producer : NULL;
+  g_autofree gint64 *first = NULL, *second = NULL, *merged = NULL;
+  guint n1, n2;
+  int rank;
+
+  if (strcmp (node->op, "onnx::Unsqueeze") != 0 || previous == NULL || strcmp (previous->op, "onnx::Unsqueeze") != 0
+      || previous->graph != graph || (rank = output_rank (inference, node)) < 0
+      || (first = axes_of (previous, &n1)) == NULL || (second = axes_of (node, &n2)) == NULL
+      || (guint) rank < n1 + n2 || !normalize_axes (first, n1, rank - (int) n2) || !normalize_axes (second, n2, rank)
+      || g_ptr_array_index (previous->inputs, 0) == NULL)
+    return FALSE;
+  merged = g_new (gint64, n1 + n2);
+  memcpy (merged, second, sizeof (gint64) * n2);
+  /* position p of the first's output is the p-th final dim the second
+   * does not insert */
+  for (guint k = 0; k < n1; k++)
+    {
+      gint64 free_seen = -1, position = 0;
+      for (guint j = 0;; position++)
+        {
+          if (j < n2 && second[j] == position)
+            {
+              j++;
+              continue;
+            }
+          if (++free_seen == first[k])
+            break;
+        }
+      merged[n2 + k] = position;
+    }
+  if (!normalize_axes (merged, n1 + n2, rank))
+    return FALSE;
+  set_axes (graph, node, merged, n1 + n2);
+  graft_node_set_input (node, 0, g_ptr_array_index (previous->inputs, 0));
+  return TRUE;
+}
+
+/* Unsqueeze(Reshape(x, target), axes) = Reshape(x, target with 1s at
+ * axes), and Squeeze(Reshape(x, target), axes) the same without target's
+ * 1s there; the Reshape stays for its other readers. A 0 that copies a
+ * dim of x would move with the inserted dims, so then nothing is done. */
+static gboolean
+merge_into_constant_reshape (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len >= 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftNode *reshape = in ? in->producer : NULL;
+  gboolean unsqueeze = strcmp (node->op, "onnx::Unsqueeze") == 0;
+  g_autofree gint64 *target = NULL, *axes = NULL, *merged = NULL;
+  guint n_target, n_axes, n = 0;
+  int rank;
+
+  if ((!unsqueeze && strcmp (node->op, "onnx::Squeeze") != 0) || reshape == NULL || reshape->graph != graph
+      || strcmp (reshape->op, "onnx::Reshape") != 0 || reshape->inputs->len != 2
+      || g_ptr_array_index (reshape->inputs, 0) == NULL
+      || (target = graft_edit_int64_values (g_ptr_array_index (reshape->inputs, 1), &n_target)) == NULL
+      || (axes = axes_of (node, &n_axes)) == NULL || n_axes == 0
+      || !normalize_axes (axes, n_axes, rank = unsqueeze ? (int) (n_target + n_axes) : (int) n_target))
+    return FALSE;
+  if (graft_node_attr_int (reshape, "allowzero", 0) == 0)
+    for (guint k = 0; k < n_target; k++)
+      if (target[k] == 0)
+        return FALSE;
+  merged = g_new (gint64, rank);
+  for (int position = 0, next_target = 0, next_axis = 0; position < rank; position++)
+    {
+      gboolean at_axis = next_axis < (int) n_axes && axes[next_axis] == position;
+
+      if (at_axis)
+        next_axis++;
+      if (unsqueeze)
+        merged[n++] = at_axis ? 1 : target[next_target++];
+      else if (!at_axis)
+        merged[n++] = target[position];
+      else if (target[position] != 1)
+        return FALSE;   /* squeezing a dim not known to be 1 */
+    }
+  node->op_type = g_intern_string ("Reshape");
+  node->op = g_intern_string ("onnx::Reshape");
+  g_ptr_array_set_size (node->attributes, 0);
+  if (graft_node_attr_int (reshape, "allowzero", 0) != 0)
+    graft_node_add_attribute (node, graft_attribute_new_int ("allowzero", 1));
+  graft_node_set_input (node, 0, g_ptr_array_index (reshape->inputs, 0));
+  if (node->inputs->len < 2)
+    graft_node_add_input (node, NULL);
+  graft_node_set_input (node, 1, graft_graph_add_int64_constant (graph, "shape", merged, n, FALSE));
+  return TRUE;
+}
+
+/* Reduce*(x, axes, keepdims=0) read only by Unsqueeze(·, the same axes) is
+ * Reduce*(x, axes, keepdims=1): the Reduce writes the Unsqueeze's output
+ * (with its declared type) and the Unsqueeze goes. */
+static gboolean
+keep_reduced_dims (GraftInference *inference, GraftGraph *graph, GraftNode *node)
+{
+  GraftValue *in = node->inputs->len >= 1 ? g_ptr_array_index (node->inputs, 0) : NULL;
+  GraftValue *out = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
+  GraftNode *reduce = in ? in->producer : NULL;
+  GraftAttribute *keepdims;
+  g_autofree gint64 *reduced = NULL, *inserted = NULL;
+  guint n1, n2;
+  int rank;
+
+  if (strcmp (node->op, "onnx::Unsqueeze") != 0 || out == NULL || reduce == NULL || reduce->graph != graph
+      || !g_str_has_prefix (reduce->op, "onnx::Reduce") || reduce->outputs->len != 1 || in->consumers->len != 1
+      || in->is_graph_output || (keepdims = graft_node_get_attribute (reduce, "keepdims")) == NULL
+      || keepdims->type != GRAFT_ATTR_INT || keepdims->i != 0 || (rank = output_rank (inference, node)) < 0
+      || (reduced = axes_of (reduce, &n1)) == NULL || (inserted = axes_of (node, &n2)) == NULL || n1 != n2
+      || n1 == 0 || !normalize_axes (reduced, n1, rank) || !normalize_axes (inserted, n2, rank)
+      || memcmp (reduced, inserted, sizeof (gint64) * n1) != 0)
+    return FALSE;
+  keepdims->i = 1;
+  graft_graph_remove_node (graph, node);
+  reduce->outputs->pdata[0] = out;
+  out->producer = reduce;
+  out->producer_index = 0;
+  in->producer = NULL;
+  graft_graph_remove_value (graph, in);
+  return TRUE;
+}
+
 guint
 graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
 {
@@ -608,7 +829,14 @@ graft_edit_simplify (GraftInference *inference, GraftGraph *graph)
           i--;
           continue;
         }
-      if (merge_transposes (graph, node) || flatten_concats (graph, node) || merge_slices (inference, graph, node))
+      if (keep_reduced_dims (inference, graph, node))
+        {
+          simplified++;
+          i--;   /* this node is gone */
+          continue;
+        }
+      if (merge_transposes (graph, node) || flatten_concats (graph, node) || merge_slices (inference, graph, node)
+          || merge_unsqueezes (inference, graph, node) || merge_into_constant_reshape (inference, graph, node))
         {
           simplified++;
           i--;   /* the merged perm may be the identity */

@@ -223,6 +223,50 @@ def each_pass(cli):
             f"every-pass: {option} alone exits 0 and keeps the outputs", result.stdout + result.stderr)
 
 
+def export_shape_chains(path):
+    """Shape-only chains as torch.export's exporter writes them around
+    attention and normalisation (the zoo's GPT-NeoX, ConViT, ViT): a sum
+    kept by Unsqueeze, Unsqueeze of Unsqueeze, Reshape then Unsqueeze /
+    Squeeze, a Reshape to the shape it has, all with a dynamic batch."""
+    import torch
+
+    class ShapeChains(torch.nn.Module):
+        def forward(self, x):
+            total = x.sum(-1).unsqueeze(-1)                       # ReduceSum keepdims=0 -> Unsqueeze
+            y = x / total
+            steps = torch.arange(x.shape[1], dtype=x.dtype)
+            ramp = steps.unsqueeze(1).unsqueeze(2)                # Unsqueeze -> Unsqueeze
+            heads = y.reshape(-1, 4, 16).unsqueeze(1)             # Reshape -> Unsqueeze
+            same = heads.squeeze(1).reshape(-1, 4, 16)            # a Reshape to its own shape
+            flat = same.reshape(-1, 1, 64).squeeze(1)             # Reshape -> Squeeze
+            return flat + ramp.reshape(1, -1)[:, :1], heads.sum(-1)
+
+    x = torch.rand(3, 64) + 0.5
+    torch.onnx.export(ShapeChains(), (x,), path, dynamo=True, input_names=["x"], output_names=["y", "h"],
+                      dynamic_shapes=({0: torch.export.Dim("batch", min=2, max=64)},))
+    return x
+
+
+def shape_chains(cli):
+    src = os.path.join(OUT, "shape-chains.onnx")
+    export_shape_chains(src)
+    dst = os.path.join(OUT, "shape-chains-simplified.onnx")
+    result = edit(cli, src, dst, "--simplify")
+    if not tap(result.returncode == 0, "shape-chains: --simplify exits 0 (checked at two batch sizes)",
+               result.stdout + result.stderr):
+        return
+    before, after = ops(src), ops(dst)
+    tap(after["Unsqueeze"] == 0 and after["Squeeze"] == 0 and after["Reshape"] < before["Reshape"],
+        f"shape-chains: no Unsqueeze/Squeeze left, fewer Reshapes ({dict(before)} -> {dict(after)})")
+    reduce_kept = [n for n in onnx.load(dst).graph.node if n.op_type == "ReduceSum"
+                   and any(a.name == "keepdims" and a.i == 1 for a in n.attribute)]
+    tap(len(reduce_kept) >= 1, "shape-chains: the ReduceSum keeps its dim instead of an Unsqueeze")
+    for batch in (2, 5):
+        feeds = {"x": np.random.default_rng(batch).random((batch, 64), dtype=np.float32) + 0.5}
+        difference = same_outputs(src, dst, feeds)
+        tap(difference == "", f"shape-chains: onnxruntime gives the original's outputs at batch {batch}", difference)
+
+
 def wrong_rewrite_refused(cli):
     src, dst = os.path.join(OUT, "stale-annotation.onnx"), os.path.join(OUT, "stale-annotation-simplified.onnx")
     write_stale_annotation(src)
@@ -312,6 +356,7 @@ def main():
     cse_alone(cli, bert)
     given_inputs_and_sizes(cli, bert)
     each_pass(cli)
+    shape_chains(cli)
     inside_bodies(cli)
     wrong_rewrite_refused(cli)
     plan()
