@@ -197,7 +197,7 @@ check (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
     return TRUE;
   if ((inference = graft_edit_check_node (scope->model, node, error)) == NULL)
     return FALSE;
-  graft_edit_refresh_declared_types (inference, scope->graph, notes);
+  graft_edit_refresh_declared_types (inference, scope->model, scope->graph, notes);
   return TRUE;
 }
 

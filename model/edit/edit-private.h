@@ -55,7 +55,8 @@ gboolean graft_edit_value_type (GraftInference *inference, GraftValue *value, Gr
  * value_info) agree with it where an edit made them wrong: a fixed dim
  * that is now another size, another rank or dtype, a new graph output
  * without a type. Adds a note for each. */
-void graft_edit_refresh_declared_types (GraftInference *inference, GraftGraph *graph, GPtrArray *notes);
+void graft_edit_refresh_declared_types (GraftInference *inference, GraftModel *model, GraftGraph *graph,
+                                        GPtrArray *notes);
 /* Runs inference and fails when the runtime registry's shape function for
  * node's op rejects node (its attributes, its input types); else returns
  * what it inferred (the caller's to unref). */

@@ -26,11 +26,15 @@ graft_edit_value_type (GraftInference *inference, GraftValue *value, GraftDType 
 }
 
 /* Declared dims that inference now contradicts (both fixed and
- * different, or another rank), or types a graph output lacks. */
+ * different, or another rank), or types a graph output lacks; in a
+ * torch.export program every tensor has its TensorMeta, so a value an
+ * edit made lacks its type too. */
 static gboolean
-declared_type_is_stale (GraftValue *value, GraftDType inferred_dtype, const GraftShape *inferred_shape)
+declared_type_is_stale (GraftValue *value, gboolean every_value_typed, GraftDType inferred_dtype,
+                        const GraftShape *inferred_shape)
 {
-  if (value->is_graph_output && value->dtype == GRAFT_DTYPE_UNDEFINED)
+  if ((value->is_graph_output || (every_value_typed && value->kind == GRAFT_VALUE_TENSOR))
+      && value->dtype == GRAFT_DTYPE_UNDEFINED)
     return inferred_dtype != GRAFT_DTYPE_UNDEFINED;
   if (value->dtype != GRAFT_DTYPE_UNDEFINED && inferred_dtype != GRAFT_DTYPE_UNDEFINED
       && value->dtype != inferred_dtype)
@@ -47,8 +51,10 @@ declared_type_is_stale (GraftValue *value, GraftDType inferred_dtype, const Graf
 }
 
 void
-graft_edit_refresh_declared_types (GraftInference *inference, GraftGraph *graph, GPtrArray *notes)
+graft_edit_refresh_declared_types (GraftInference *inference, GraftModel *model, GraftGraph *graph, GPtrArray *notes)
 {
+  gboolean every_value_typed = graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM;
+
   for (guint i = 0; i < graph->values->len; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->values, i);
@@ -58,7 +64,7 @@ graft_edit_refresh_declared_types (GraftInference *inference, GraftGraph *graph,
 
       if (value->initializer != NULL || value->is_graph_input
           || !graft_inference_lookup (inference, value, &inferred_dtype, &inferred_shape)
-          || !declared_type_is_stale (value, inferred_dtype, inferred_shape))
+          || !declared_type_is_stale (value, every_value_typed, inferred_dtype, inferred_shape))
         continue;
       before = value->dtype != GRAFT_DTYPE_UNDEFINED ? graft_shape_to_string (&value->shape) : g_strdup ("none");
       value->dtype = inferred_dtype;

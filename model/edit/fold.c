@@ -708,7 +708,11 @@ merge_duplicate_initializers (GraftGraph *graph)
       GSList *list;
       GraftValue *same = NULL;
 
-      if (data == NULL || value->is_graph_input || value->is_graph_output)
+      /* A parameter or buffer of a torch.export program (it has a spec)
+       * is an entry of the module's state dict, not a constant of the
+       * graph: stored once, it would lose its name, and a buffer would
+       * turn into a parameter. */
+      if (data == NULL || value->is_graph_input || value->is_graph_output || value->exported_json != NULL)
         continue;
       key = GUINT_TO_POINTER (hash_tensor (value->initializer, data));
       list = g_hash_table_lookup (by_hash, key);

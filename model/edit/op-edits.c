@@ -7,6 +7,7 @@
 #include "ir/graph-surgery.h"
 #include "onnx/op-schemas.h"
 #include "runtime/op.h"
+#include "torchscript/aten-schemas.h"
 
 #include <string.h>
 
@@ -48,11 +49,46 @@ graft_edit_import_domain (GraftEditScope *scope, GraftNode *node, GVariant *para
   g_ptr_array_add (notes, g_strdup_printf ("imports domain '%s' version %" G_GINT64_FORMAT, node->domain, version));
 }
 
+/* The readers hold an aten call's constants by position ("argK") unless
+ * the schema makes them keyword-only, and the runtime and the torch.export
+ * writer read them so: a constant an edit gave by keyword
+ * ("negative_slope") takes its position when the positions before it are
+ * all given. */
+static void
+position_aten_keywords (GraftNode *node)
+{
+  g_auto(GraftAtenCall) call = { 0 };
+  const char *problem = NULL;
+  guint next = 0;
+  gboolean moved = TRUE;
+
+  if (!g_str_has_prefix (node->op, "aten::") || !graft_aten_call_bind (node, &call, &problem))
+    return;
+  next = call.n_positional;
+  while (moved)
+    {
+      moved = FALSE;
+      for (guint k = call.n_positional; k < call.n; k++)
+        if (call.keywords[k] != NULL && call.bound[k] == next && !call.schema->arguments[next].kwarg_only)
+          {
+            GraftAttribute *attribute = call.sources[k];
+            g_free (attribute->name);
+            attribute->name = g_strdup_printf ("arg%u", next);
+            graft_node_set_attribute_argument_name (node, attribute->name, call.schema->arguments[next].name);
+            call.keywords[k] = NULL;
+            next++;
+            moved = TRUE;
+          }
+    }
+}
+
 /* The registry checks ops it knows; others are noted as unchecked. */
 static gboolean
 check_op (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **error)
 {
   g_autoptr(GraftInference) inference = NULL;
+
+  position_aten_keywords (node);
 
   if (scope->function != NULL)
     return TRUE;
@@ -64,7 +100,7 @@ check_op (GraftEditScope *scope, GraftNode *node, GPtrArray *notes, GError **err
     }
   else if ((inference = graft_edit_check_node (scope->model, node, error)) == NULL)
     return FALSE;
-  graft_edit_refresh_declared_types (inference, scope->graph, notes);
+  graft_edit_refresh_declared_types (inference, scope->model, scope->graph, notes);
   return TRUE;
 }
 

@@ -806,7 +806,7 @@ check_added (Rewrite *rewrite, GPtrArray *notes, GError **error)
     }
   graft_shape_inference_report_clear (&report);
   if (ok)
-    graft_edit_refresh_declared_types (inference, rewrite->scope->graph, notes);
+    graft_edit_refresh_declared_types (inference, rewrite->scope->model, rewrite->scope->graph, notes);
   return ok;
 }
 

@@ -20,5 +20,8 @@ gint64 _graft_exported_dtype_to_schema (GraftDType dtype);
 /* The schema's ScalarType ↔ c10::ScalarType, which aten kernels read. */
 gint64 _graft_exported_c10_scalar_type_from_schema (gint64 code);
 gint64 _graft_exported_c10_scalar_type_to_schema (gint64 c10);
+/* "torch.ops.aten.conv2d.default" → ("aten", "conv2d", "default");
+ * "_operator.ge" → ("_operator", "ge", NULL): a node's op is domain::op. */
+void _graft_exported_split_target (const char *target, char **domain, char **op, char **overload);
 
 G_END_DECLS

@@ -4,6 +4,7 @@
 #include "ir/atomic-save.h"
 #include "ir/model-error.h"
 #include "pytorch/torch-archive-writer.h"
+#include "torchscript/aten-schemas.h"
 
 #include <string.h>
 
@@ -685,17 +686,132 @@ write_outputs (Writer *w, GraftNode *node, JsonArray *outputs, GError **error)
   return json_node_init_array (json_node_alloc (), written);
 }
 
+/* The op a node written with target has when read back ("aten::relu"). */
+static char *
+op_of_target (const char *target)
+{
+  g_autofree char *domain = NULL, *op = NULL, *overload = NULL;
+
+  if (target == NULL)
+    return NULL;
+  _graft_exported_split_target (target, &domain, &op, &overload);
+  return g_strconcat (domain, "::", op, NULL);
+}
+
+/* A constant argument of a node an edit made, in the Argument kind its
+ * schema type (TorchScript's spelling: int, float, List[int], number…)
+ * and name ask for. */
+static JsonNode *
+argument_for_schema (const GraftAttribute *attribute, const GraftAtenArgument *argument)
+{
+  const char *type = argument->type;
+  gboolean is_int = attribute->type == GRAFT_ATTR_INT || attribute->type == GRAFT_ATTR_BOOL;
+
+  if (g_str_has_prefix (type, "Optional[") && attribute->type == GRAFT_ATTR_NONE)
+    return union_node ("as_none", json_node_init_boolean (json_node_alloc (), TRUE));
+  if (g_str_has_prefix (type, "Optional["))
+    type += strlen ("Optional[");
+  if (g_str_has_prefix (type, "float") && is_int)
+    return argument_as_read (attribute, "as_float", NULL);
+  if (g_str_has_prefix (type, "bool") && is_int)
+    return argument_as_read (attribute, "as_bool", NULL);
+  if (g_str_has_prefix (type, "int") && is_int && strcmp (argument->name, "dtype") == 0)
+    return argument_as_read (attribute, "as_scalar_type", NULL);
+  if (g_str_has_prefix (type, "int") && is_int && strcmp (argument->name, "memory_format") == 0)
+    return argument_as_read (attribute, "as_memory_format", NULL);
+  if (g_str_has_prefix (type, "List[bool]") && attribute->type == GRAFT_ATTR_INTS)
+    return argument_as_read (attribute, "as_bools", NULL);
+  if (g_str_has_prefix (type, "Device") && attribute->type == GRAFT_ATTR_STRING)
+    return argument_as_read (attribute, "as_device", NULL);
+  return argument_from_attribute (attribute);
+}
+
+/* A node whose operator an edit chose (inserted, added, or given another
+ * op): its call is bound to an overload of the aten schema table as the
+ * TorchScript reader binds calls, and written as torch.export writes one.
+ * The IR holds positional constants as "argK" attributes and keyword
+ * ones under their names; values fill the other positions in order. */
+static gboolean
+write_call_by_schema (Writer *w, GraftNode *node, JsonObject *written, GError **error)
+{
+  g_auto(GraftAtenCall) call = { 0 };
+  const char *problem = NULL;
+
+  if (!g_str_has_prefix (node->op, "aten::"))
+    return refuse (error, w, "node %s (%s): only aten operators can be written into a torch.export program",
+                   node->name, node->op);
+  if (!graft_aten_call_bind (node, &call, &problem))
+    return refuse (error, w, "node %s (%s): %s", node->name, node->op, problem);
+  for (guint k = 0; k < call.n; k++)
+    if (call.is_value[k] && call.sources[k] == NULL)
+      return refuse (error, w, "node %s: argument %u has no value", node->name, k);
+  const GraftAtenSchema *schema = call.schema;
+  guint n = call.n;
+  if (node->outputs->len != 1)
+    return refuse (error, w, "node %s (%s) has %u outputs; Graft writes new nodes with one", node->name, node->op,
+                   node->outputs->len);
+
+  g_autofree char *target = g_strdup_printf ("torch.ops.aten.%s.%s", node->op + strlen ("aten::"),
+                                             schema->overload[0] ? schema->overload : "default");
+  json_object_set_string_member (written, "target", target);
+  JsonArray *arguments = json_array_new ();
+  json_object_set_array_member (written, "inputs", arguments);
+  for (guint k = 0; k < n; k++)
+    {
+      const GraftAtenArgument *argument = &schema->arguments[call.bound[k]];
+      JsonNode *arg;
+      if (call.is_value[k])
+        {
+          if (g_str_has_prefix (argument->type, "List[") || g_str_has_prefix (argument->type, "Optional[List["))
+            return refuse (error, w, "node %s: argument %s is a list of tensors, which Graft cannot write for a "
+                           "new node", node->name, argument->name);
+          JsonObject *tensor = json_object_new ();
+          json_object_set_string_member (tensor, "name", ((GraftValue *) call.sources[k])->name);
+          arg = union_node ("as_tensor", json_node_init_object (json_node_alloc (), tensor));
+        }
+      else if ((arg = argument_for_schema (call.sources[k], argument)) == NULL)
+        return refuse (error, w, "node %s: argument %s is a %s, which torch.export has no argument for", node->name,
+                       argument->name, graft_attr_type_to_string (((GraftAttribute *) call.sources[k])->type));
+      JsonObject *out = json_object_new ();
+      json_object_set_string_member (out, "name", argument->name);
+      json_object_set_member (out, "arg", arg);
+      json_object_set_int_member (out, "kind", argument->kwarg_only ? 2 : 1);
+      json_array_add_object_element (arguments, out);
+    }
+  JsonArray *outputs = json_array_new ();
+  JsonObject *tensor = json_object_new ();
+  json_object_set_string_member (tensor, "name", ((GraftValue *) g_ptr_array_index (node->outputs, 0))->name);
+  json_array_add_element (outputs, union_node ("as_tensor", json_node_init_object (json_node_alloc (), tensor)));
+  json_object_set_array_member (written, "outputs", outputs);
+  return TRUE;
+}
+
+static void
+write_node_metadata (GraftNode *node, JsonObject *written)
+{
+  JsonObject *metadata = json_object_new ();
+  for (guint i = 0; i < graft_node_get_n_metadata (node); i++)
+    json_object_set_string_member (metadata, g_ptr_array_index (node->metadata_keys, i),
+                                   g_ptr_array_index (node->metadata_values, i));
+  json_object_set_object_member (written, "metadata", metadata);
+  json_object_set_string_member (written, "name", node->name);
+}
+
 static JsonNode *
 write_node (Writer *w, GraftNode *node, GError **error)
 {
   g_autoptr(JsonNode) read = node->exported_json ? parse_json (node->exported_json) : NULL;
-  if (read == NULL || !JSON_NODE_HOLDS_OBJECT (read))
+  JsonObject *original = read != NULL && JSON_NODE_HOLDS_OBJECT (read) ? json_node_get_object (read) : NULL;
+  g_autofree char *op_as_read = original ? op_of_target (member_string (original, "target")) : NULL;
+  if (original == NULL || g_strcmp0 (op_as_read, node->op) != 0)
     {
-      refuse (error, w, "node %s (%s) was made by an edit, and Graft writes only nodes torch.export made",
-              node->name, node->op);
-      return NULL;
+      JsonObject *made = json_object_new ();
+      g_autoptr(JsonNode) result = json_node_init_object (json_node_alloc (), made);
+      if (!write_call_by_schema (w, node, made, error))
+        return NULL;
+      write_node_metadata (node, made);
+      return g_steal_pointer (&result);
     }
-  JsonObject *original = json_node_get_object (read);
   JsonArray *inputs = member_array (original, "inputs");
   JsonObject *written = json_object_new ();
   g_autoptr(JsonNode) result = json_node_init_object (json_node_alloc (), written);
@@ -731,15 +847,10 @@ write_node (Writer *w, GraftNode *node, GError **error)
   if (outputs == NULL)
     return NULL;
   json_object_set_member (written, "outputs", outputs);
-  JsonObject *metadata = json_object_new ();
-  for (guint i = 0; i < graft_node_get_n_metadata (node); i++)
-    json_object_set_string_member (metadata, g_ptr_array_index (node->metadata_keys, i),
-                                   g_ptr_array_index (node->metadata_values, i));
-  json_object_set_object_member (written, "metadata", metadata);
   if (json_object_has_member (original, "is_hop_single_tensor_return"))
     json_object_set_member (written, "is_hop_single_tensor_return",
                             json_node_copy (json_object_get_member (original, "is_hop_single_tensor_return")));
-  json_object_set_string_member (written, "name", node->name);
+  write_node_metadata (node, written);
   return g_steal_pointer (&result);
 }
 

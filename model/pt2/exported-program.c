@@ -961,8 +961,8 @@ add_node_metadata (GraftNode *node, JsonObject *metadata)
 
 /* "torch.ops.aten.conv2d.default" → ("aten", "conv2d", "default");
  * "_operator.ge" → ("_operator", "ge", NULL). */
-static void
-split_target (const char *target, char **domain, char **op, char **overload)
+void
+_graft_exported_split_target (const char *target, char **domain, char **op, char **overload)
 {
   const char *rest = g_str_has_prefix (target, "torch.ops.") ? target + strlen ("torch.ops.") : NULL;
   if (rest != NULL)
@@ -1053,7 +1053,7 @@ read_nodes (Reader *r, JsonArray *nodes, GCancellable *cancellable, GError **err
       const char *name = _graft_exported_member_string (object, "name");
       g_autofree char *fallback_name = g_strdup_printf ("node_%u", i);
       g_autofree char *domain = NULL, *op = NULL, *overload = NULL;
-      split_target (target, &domain, &op, &overload);
+      _graft_exported_split_target (target, &domain, &op, &overload);
       GraftNode *node = graft_graph_add_node (r->graph, domain, op, name ? name : fallback_name);
       char *node_json = json_to_string (element, FALSE);
       node->exported_json = g_bytes_new_take (node_json, strlen (node_json));

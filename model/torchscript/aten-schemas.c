@@ -191,3 +191,80 @@ graft_aten_schema_find (const char *op, guint n_arguments, const char *const *ke
     score_overload (best, n_arguments, keywords, is_value, argument_index);
   return best;
 }
+
+/* "arg7" → 7; -1 for a keyword. */
+static gint64
+position_of (const char *attribute_name)
+{
+  char *end = NULL;
+  gint64 position;
+
+  if (!g_str_has_prefix (attribute_name, "arg") || !g_ascii_isdigit (attribute_name[3]))
+    return -1;
+  position = (gint64) g_ascii_strtoull (attribute_name + 3, &end, 10);
+  return *end == '\0' ? position : -1;
+}
+
+gboolean
+graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem)
+{
+  guint n_values = node->inputs->len, n_keywords = 0, next_value = 0, next_keyword;
+
+  memset (call, 0, sizeof *call);
+  call->n_positional = n_values;
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      if (position_of (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name) >= 0)
+        call->n_positional++;
+      else
+        n_keywords++;
+    }
+  call->n = call->n_positional + n_keywords;
+  call->sources = g_new0 (gpointer, call->n + 1);
+  call->is_value = g_new0 (gboolean, call->n + 1);
+  call->keywords = g_new0 (const char *, call->n + 1);
+  call->bound = g_new0 (guint, call->n + 1);
+  for (guint k = 0; k < call->n_positional; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("arg%u", k);
+      GraftAttribute *attribute = graft_node_get_attribute (node, name);
+
+      if (attribute != NULL)
+        call->sources[k] = attribute;
+      else if (next_value < n_values)
+        {
+          call->sources[k] = g_ptr_array_index (node->inputs, next_value++);
+          call->is_value[k] = TRUE;
+        }
+      else
+        {
+          *problem = "its constant arguments leave a position empty";
+          return FALSE;
+        }
+    }
+  next_keyword = call->n_positional;
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+      if (position_of (attribute->name) >= 0)
+        continue;
+      call->keywords[next_keyword] = attribute->name;
+      call->sources[next_keyword++] = attribute;
+    }
+  call->schema = graft_aten_schema_find (node->op, call->n, call->keywords, call->is_value, call->bound);
+  if (call->schema == NULL)
+    {
+      *problem = "no overload takes these arguments";
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+graft_aten_call_clear (GraftAtenCall *call)
+{
+  g_clear_pointer (&call->sources, g_free);
+  g_clear_pointer (&call->is_value, g_free);
+  g_clear_pointer (&call->keywords, g_free);
+  g_clear_pointer (&call->bound, g_free);
+}

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glib.h>
+#include "ir/graph.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,27 @@ typedef struct {
  * long as the process. */
 const GraftAtenSchema *graft_aten_schema_find (const char *op, guint n_arguments, const char *const *keywords,
                                                const gboolean *is_value, guint *argument_index);
+
+/* A node's call as the IR holds it (the TorchScript and torch.export
+ * readers alike): a constant at position K is an attribute "argK", a
+ * keyword constant an attribute under its keyword, and the node's inputs
+ * fill the other positions in order, then come the keywords. */
+typedef struct {
+  const GraftAtenSchema *schema;  /* the overload bound, or NULL */
+  guint n;                        /* call arguments */
+  guint n_positional;
+  gpointer *sources;              /* [n]: GraftValue* (is_value) or GraftAttribute* */
+  gboolean *is_value;             /* [n] */
+  const char **keywords;          /* [n]: NULL for positional ones */
+  guint *bound;                   /* [n]: the schema argument each binds to */
+} GraftAtenCall;
+
+/* Binds node (op "aten::…") to its overload; FALSE, with *problem set to
+ * a static text, when its constants leave a position empty or a value has
+ * no place ("schema" is NULL then when no overload fits). */
+gboolean graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem);
+void graft_aten_call_clear (GraftAtenCall *call);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GraftAtenCall, graft_aten_call_clear)
 
 /* All overloads of op, or NULL; and the number of schemas known. */
 GPtrArray *graft_aten_schema_list (const char *op);

@@ -24,7 +24,8 @@ typedef struct {
   /* What the saved file must show of the edit, read back by Graft: a node
    * ("act0") or value ("%image") that must exist, or with a leading '!'
    * must not; "node.attribute=value" an argument's new value;
-   * "value[axis]=symbol" a dim made symbolic. */
+   * "value[axis]=symbol" a dim made symbolic; "node@op" the operator the
+   * saved file gives a node (its target, read back). */
   const char *expect[3];
   const char *program;           /* in the fixtures */
   const char *edits[8];          /* graft-cli edit arguments */
@@ -48,6 +49,20 @@ static const Scenario scenarios[] = {
     { "programs/data_dependent.input0.npy" }, 1 },
   { "resnet18-bypass-add-output", { "!relu__16" }, "tv_resnet18.pt2", { "--bypass", "relu__16", "--add-output", "add__7" },
     { "tv_resnet18.input.npy", "tv_resnet18.input3.npy" }, 2 },
+  /* nodes whose operator an edit chose: written from the aten schema
+   * table (overload, argument names), the keyword slope put in place */
+  { "insert-keyword-argument", { "features/leaky_relu@aten::leaky_relu", "features/leaky_relu.arg1=0.2" },
+    "programs/cnn_static.pt2", { "--insert", "conv2d=aten::leaky_relu;negative_slope=float:0.2" },
+    { "programs/cnn_static.input0.npy" }, 1 },
+  { "replace-op", { "relu@aten::gelu", "relu_1@aten::relu" }, "programs/cnn_static.pt2",
+    { "--replace-op", "relu=aten::gelu" }, { "programs/cnn_static.input0.npy" }, 1 },
+  { "add-node", { "extra@aten::add" }, "programs/cnn_static.pt2", { "--add-node", "extra=aten::add(relu,relu)" },
+    { "programs/cnn_static.input0.npy" }, 2 },
+  { "replace-pattern", { "relu@aten::sigmoid", "relu_1@aten::sigmoid" }, "programs/cnn_static.pt2",
+    { "--replace-pattern", "r=aten::relu(x)=>aten::sigmoid" }, { "programs/cnn_static.input0.npy" }, 1 },
+  /* a parameter and a buffer with the same bytes stay two state-dict entries */
+  { "cleanup-keeps-state", { "%b_features_1_running_mean" }, "programs/cnn_static.pt2", { "--cleanup" },
+    { "programs/cnn_static.input0.npy" }, 1 },
   { "bert-rename-argument", { "%pooled", "layer_norm_4.arg4=0.001" }, "hf_bert.pt2",
     { "--rename-value", "tanh=pooled", "--attr", "layer_norm_4:arg4=float:0.001" },
     { "hf_bert.input.npy", "hf_bert.input3.npy" }, 2 },
@@ -98,7 +113,15 @@ check_expectations (const Scenario *s, GraftGraph *graph)
       const char *name = negated ? what + 1 : what;
       const char *equals = strchr (name, '=');
       const char *bracket = strchr (name, '[');
-      if (bracket != NULL && equals != NULL && bracket < equals)
+      const char *at = strchr (name, '@');
+      if (at != NULL)
+        {
+          g_autofree char *node_name = g_strndup (name, at - name);
+          GraftNode *node = find_node (graph, node_name);
+          g_assert_nonnull (node);
+          g_assert_cmpstr (node->op, ==, at + 1);
+        }
+      else if (bracket != NULL && equals != NULL && bracket < equals)
         {
           g_autofree char *value_name = g_strndup (name, bracket - name);
           GraftValue *value = graft_graph_lookup_value (graph, value_name);

@@ -2,6 +2,7 @@
  * Computation goes through double except for the hot float32 activations. */
 #include <math.h>
 #include <string.h>
+#include "runtime/kernels/aten-args.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/vector-math.h"
 
@@ -120,6 +121,8 @@ typedef enum {
   ROW ("aten::silu", 0, f_silu, 0, NULL, NULL) \
   ROW ("aten::silu_", 0, f_silu, 0, NULL, NULL) \
   ROW ("aten::relu6", 0, f_relu6, 0, NULL, NULL) \
+  ROW ("aten::leaky_relu", 0, f_leaky_relu, 0, NULL, NULL) \
+  ROW ("aten::leaky_relu_", 0, f_leaky_relu, 0, NULL, NULL) \
   ROW ("aten::relu6_", 0, f_relu6, 0, NULL, NULL) \
   ROW ("aten::exp", 0, f_exp, 0, NULL, NULL) \
   ROW ("aten::sin", 0, f_sin, 0, NULL, NULL) \
@@ -269,6 +272,14 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
     return graft_kernel_unsupported (error, "%s does not accept %s", ctx->node->op_type,
                                      graft_dtype_to_string (x->dtype));
   read_params (ctx->node, &params);
+  if (g_str_has_prefix (ctx->node->op, "aten::leaky_relu"))
+    {
+      /* negative_slope: a constant, a keyword or (scripted) a value */
+      static const char *const names[] = { "self", "negative_slope" };
+      GraftAtenArg args[G_N_ELEMENTS (names)];
+      graft_aten_args (ctx, names, G_N_ELEMENTS (names), args);
+      params.alpha = graft_arg_double (&args[1], 0.01);
+    }
 
   GraftRtTensor *y = NULL;
   if (x->dtype == GRAFT_DTYPE_FLOAT32 && (y = graft_kernel_steal_input (ctx, 0)) != NULL)

@@ -412,6 +412,7 @@ main (int argc, char **argv)
     "relative_buckets_traced", "relative_buckets_scripted", "relative_buckets_exported",
     "transposed_conv_traced", "transposed_conv_scripted", "transposed_conv_exported",
     "rounding_div_traced", "rounding_div_scripted", "rounding_div_exported", "defaults_scripted",
+    "leaky_relu_traced", "leaky_relu_scripted", "leaky_relu_exported",
     "autocast_regions_traced", "autocast_regions_exported", "tensor_cache_empty_scripted", "tensor_cache_filled_scripted",
   };
   for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
