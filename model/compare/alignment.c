@@ -1,4 +1,5 @@
 #include "compare/alignment.h"
+#include "ir/graph-order.h"
 
 #include <string.h>
 #include "compare/op-family.h"
@@ -166,6 +167,29 @@ collect_graph (Side *side, GraftGraph *graph, GraftNode *container, guint branch
     collect_node (side, graph->nodes->pdata[i], container, branch);
 }
 
+/* Which nodes carry data, again in the order data flows: a reader need
+ * not list a node after its producers (ExecuTorch's planned views are made
+ * when an instruction first reads them), and the first pass, in the
+ * file's order, misses what such a node feeds. */
+static void
+mark_data_in_flow_order (Side *side, GraftGraph *graph)
+{
+  g_autoptr(GPtrArray) order = graft_graph_topological_order (graph);
+
+  for (guint i = 0; i < order->len; i++)
+    {
+      GraftNode *node = order->pdata[i];
+      NodeInfo *info = g_hash_table_lookup (side->info, node);
+      if (info == NULL || info->data || info->family->reads_number)
+        continue;
+      for (guint k = 0; k < node->inputs->len && !info->data; k++)
+        info->data = is_data_input (side, node->inputs->pdata[k]);
+      for (guint j = 0; info->data && j < node->outputs->len; j++)
+        if (node->outputs->pdata[j])
+          g_hash_table_add (side->data_values, node->outputs->pdata[j]);
+    }
+}
+
 static void
 side_init (Side *side, GraftModel *model)
 {
@@ -175,6 +199,7 @@ side_init (Side *side, GraftModel *model)
   side->data_values = g_hash_table_new (g_direct_hash, g_direct_equal);
   side->explained = g_hash_table_new (g_direct_hash, g_direct_equal);
   collect_graph (side, graft_model_get_graph (model), NULL, 0);
+  mark_data_in_flow_order (side, graft_model_get_graph (model));
 }
 
 static void

@@ -305,6 +305,14 @@ def main():
     # (exit 1: the structures differ, to_edge made aten::linear a permute_copy and an addmm)
     check("the outputs agree" in diff.stdout and " 0 divergent" in diff.stdout,
           f"cnn: diff .pt2 against .pte runs both and the outputs agree ({diff.stdout.strip()[-300:]})")
+    # every compute node aligned across the formats: the .pt2's linear with
+    # the .pte's addmm (its permuted weight a view ExecuTorch plans), the
+    # ONNX export's folded BatchNorms explained
+    for a in ("cnn.pt2", "cnn.onnx", "resnet18.onnx", "mlp.onnx", "block.onnx", "dynamic.onnx"):
+        b = a.split(".")[0] + ".pte"
+        report = json.loads(graft("diff", os.path.join(OUT, a), os.path.join(OUT, b), "--json").stdout)["alignment"]
+        check(report["matched_a"] == report["compute_nodes_a"] and report["matched_b"] == report["compute_nodes_b"],
+              f"diff {a} {b}: every compute node matched or explained ({report})")
 
     # XNNPACK: one node per delegate call, run refuses naming the backend
     path = os.path.join(OUT, "mlp_xnnpack.pte")
