@@ -1,13 +1,12 @@
 #include "layout/export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
-#include <glib/gstdio.h>
 #include <gio/gio.h>
 #include <cairo-pdf.h>
+#include "ir/atomic-save.h"
 #include "layout/svg-writer.h"
 
 /* PNGs of small graphs are drawn at twice the point size, for sharpness. */
@@ -76,17 +75,18 @@ write_to_sink (void *closure, const unsigned char *data, unsigned int length)
   return CAIRO_STATUS_SUCCESS;
 }
 
+typedef struct {
+  int fd;
+  const char *path;
+} SvgTarget;
+
 /* The SVG writer's pieces, to the file. */
 static gboolean
-write_svg_to_sink (const char *data, gsize length, gpointer user_data, GError **error)
+write_svg_piece (const char *data, gsize length, gpointer user_data, GError **error)
 {
-  Sink *sink = user_data;
+  SvgTarget *target = user_data;
 
-  if (write_to_sink (sink, (const unsigned char *) data, length) == CAIRO_STATUS_SUCCESS)
-    return TRUE;
-  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (sink->error_number), "%s",
-               g_strerror (sink->error_number));
-  return FALSE;
+  return graft_atomic_write_all (target->fd, target->path, data, length, error);
 }
 
 static void
@@ -168,12 +168,9 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
 
   if (format == GRAFT_EXPORT_SVG)
     {
-      g_autoptr(GError) write_error = NULL;
+      SvgTarget target = { sink->fd, path };
 
-      if (graft_svg_write_scene (scene, options, write_svg_to_sink, sink, &write_error))
-        return TRUE;
-      g_set_error (error, G_IO_ERROR, write_error->code, "cannot write '%s': %s", path, write_error->message);
-      return FALSE;
+      return graft_svg_write_scene (scene, options, write_svg_piece, &target, error);
     }
   graft_scene_get_bounds (scene, &bounds);
   switch (format)
@@ -231,56 +228,27 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
   return TRUE;
 }
 
+typedef struct {
+  GraftScene *scene;
+  const GraftPaintOptions *options;
+  GraftExportFormat format;
+} Export;
+
+static gboolean
+write_picture (int fd, const char *path, gpointer user_data, GError **error)
+{
+  Export *export = user_data;
+  Sink sink = { fd, 0 };
+
+  return render (export->scene, export->options, export->format, &sink, path, error);
+}
+
 gboolean
 graft_scene_export (GraftScene *scene, const GraftPaintOptions *options, const char *path, GError **error)
 {
-  GraftExportFormat format;
-  g_autofree char *dir = NULL;
-  g_autofree char *base = NULL;
-  g_autofree char *temp_path = NULL;
-  Sink sink = { -1, 0 };
-  mode_t mask;
+  Export export = { scene, options, GRAFT_EXPORT_SVG };
 
-  if (!graft_export_format_from_path (path, &format, error))
+  if (!graft_export_format_from_path (path, &export.format, error))
     return FALSE;
-
-  dir = g_path_get_dirname (path);
-  base = g_path_get_basename (path);
-  temp_path = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
-  sink.fd = g_mkstemp_full (temp_path, O_WRONLY | O_CLOEXEC, 0644);
-  if (sink.fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot create a file in '%s': %s", dir,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  /* mkstemp makes 0600 files; a picture should get the usual permissions. */
-  mask = umask (0);
-  umask (mask);
-  fchmod (sink.fd, 0666 & ~mask);
-
-  if (!render (scene, options, format, &sink, path, error))
-    {
-      close (sink.fd);
-      g_unlink (temp_path);
-      return FALSE;
-    }
-  if (fsync (sink.fd) != 0 || close (sink.fd) != 0)
-    {
-      int saved = errno;
-      g_unlink (temp_path);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot write '%s': %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  if (g_rename (temp_path, path) != 0)
-    {
-      int saved = errno;
-      g_unlink (temp_path);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot replace '%s': %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  return TRUE;
+  return graft_atomic_save (path, write_picture, &export, error);
 }
