@@ -531,8 +531,8 @@ main (int argc, char **argv)
       g_test_add_func ("/render/sample", test_sample);
       g_test_add_func ("/render/errors", test_errors);
       g_test_add_func ("/render/svg-text", test_svg_text);
-      g_test_add_func ("/render/svg-fixtures", test_svg_fixtures);
-      g_test_add_func ("/render/svg-hostile-names", test_svg_hostile_names);
+      g_test_add_func ("/render/svg-check/fixtures", test_svg_fixtures);
+      g_test_add_func ("/render/svg-check/hostile-names", test_svg_hostile_names);
       g_test_add_func ("/render/scripted-control-flow", test_scripted_control_flow);
     }
   return g_test_run ();
