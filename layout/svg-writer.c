@@ -581,27 +581,27 @@ graft_svg_write_scene (GraftScene *scene, const GraftPaintOptions *options, Graf
   write_header (&w, &bounds);
   /* The painter's order: expanded groups are backgrounds; collapsed ones
    * are boxes drawn over the edges an outer level routes past them, as
-   * nodes are; edge labels over everything. */
-  for (guint i = 0; i < n_groups; i++)
+   * nodes are; edge labels over everything. A failed write ends it. */
+  for (guint i = 0; i < n_groups && w.error == NULL; i++)
     if (graft_scene_get_group (scene, i)->expanded)
       {
         write_expanded_group (&w, graft_scene_get_group (scene, i));
         maybe_flush (&w);
       }
-  for (guint i = 0; i < n_edges; i++)
+  for (guint i = 0; i < n_edges && w.error == NULL; i++)
     write_edge (&w, graft_scene_get_edge (scene, i));
-  for (guint i = 0; i < n_groups; i++)
+  for (guint i = 0; i < n_groups && w.error == NULL; i++)
     if (!graft_scene_get_group (scene, i)->expanded)
       {
         write_collapsed_group (&w, graft_scene_get_group (scene, i));
         maybe_flush (&w);
       }
-  for (guint i = 0; i < graft_scene_get_n_nodes (scene); i++)
+  for (guint i = 0; i < graft_scene_get_n_nodes (scene) && w.error == NULL; i++)
     {
       write_node (&w, graft_scene_get_node (scene, i));
       maybe_flush (&w);
     }
-  for (guint i = 0; i < n_edges; i++)
+  for (guint i = 0; i < n_edges && w.error == NULL; i++)
     write_edge_label (&w, graft_scene_get_edge (scene, i));
   append (&w, "</svg>\n");
   flush (&w);
