@@ -237,6 +237,7 @@ static void
 write_header (SvgWriter *w, const GraftRect *bounds)
 {
   const GraftPalette *palette = w->palette;
+  const char *scope = w->options->dark ? ".graft-dark" : ".graft-light";
   static const char *const role_fonts[N_ROLES] = {
     [GRAFT_TEXT_TITLE] = "font-weight:bold",
     [GRAFT_TEXT_BODY] = "font-weight:normal",
@@ -262,12 +263,15 @@ write_header (SvgWriter *w, const GraftRect *bounds)
   append_pair (w, bounds->x, bounds->y);
   append (w, " ");
   append_pair (w, bounds->width, bounds->height);
-  append (w, "\" xml:space=\"preserve\">\n<style>\n");
-  append (w, "svg{stroke-linecap:round;stroke-linejoin:round}\n");
-  append (w, "text{font-family:'DejaVu Sans',Verdana,sans-serif;stroke:none}\n");
+  /* Inline in a page (Jupyter), a style sheet applies to the whole page:
+   * every rule is scoped to the document's style, so that it touches no
+   * other picture, and a light and a dark graph side by side keep theirs. */
+  g_string_append_printf (w->out, "\" class=\"%s\" xml:space=\"preserve\">\n<style>\n", scope + 1);
+  g_string_append_printf (w->out, "%s{stroke-linecap:round;stroke-linejoin:round}\n", scope);
+  g_string_append_printf (w->out, "%s text{font-family:'DejaVu Sans',Verdana,sans-serif;stroke:none}\n", scope);
   for (int role = 0; role < N_ROLES; role++)
     {
-      g_string_append_printf (w->out, ".t%d{font-size:", role);
+      g_string_append_printf (w->out, "%s .t%d{font-size:", scope, role);
       append_number (w, graft_text_get_size (role));
       g_string_append_printf (w->out, "px;%s;fill:", role_fonts[role]);
       append_colour (w, role_colours[role]);
@@ -275,7 +279,7 @@ write_header (SvgWriter *w, const GraftRect *bounds)
     }
   for (int category = 0; category < GRAFT_OP_CATEGORY_N; category++)
     {
-      g_string_append_printf (w->out, ".c%d{fill:", category);
+      g_string_append_printf (w->out, "%s .c%d{fill:", scope, category);
       append_colour (w, &palette->fill[category]);
       append (w, ";stroke:");
       append_colour (w, &palette->border[category]);
@@ -283,17 +287,17 @@ write_header (SvgWriter *w, const GraftRect *bounds)
     }
   for (int parity = 0; parity < 2; parity++)
     {
-      g_string_append_printf (w->out, ".g%d{fill:", parity);
+      g_string_append_printf (w->out, "%s .g%d{fill:", scope, parity);
       append_colour (w, &palette->group_fill[parity]);
       append (w, ";stroke:");
       append_colour (w, &palette->group_border);
       append (w, "}\n");
     }
-  append (w, ".e{fill:none;stroke-width:1.1;stroke:");
+  g_string_append_printf (w->out, "%s .e{fill:none;stroke-width:1.1;stroke:", scope);
   append_colour (w, &palette->edge);
-  append (w, "}\n.a{stroke:none;fill:");
+  g_string_append_printf (w->out, "}\n%s .a{stroke:none;fill:", scope);
   append_colour (w, &palette->edge);
-  append (w, "}\n.h{stroke:none;fill-opacity:.85;fill:");
+  g_string_append_printf (w->out, "}\n%s .h{stroke:none;fill-opacity:.85;fill:", scope);
   append_colour (w, &palette->label_halo);
   append (w, "}\n</style>\n");
 

@@ -207,6 +207,18 @@ test_streams (void)
   g_test_message ("%zu bytes in %u pieces, the largest %zu; %u elements", document->len, collected.n_pieces,
                   collected.largest_piece, n_elements);
   g_assert_cmpuint (collected.n_pieces, >, 4);
+  /* Every rule of the style sheet is scoped to the document's style: inline
+   * in a page (Jupyter) it restyles nothing else. */
+  {
+    const char *sheet = strstr (document->str, "<style>\n") + strlen ("<style>\n");
+    const char *end = strstr (sheet, "</style>");
+    g_autofree char *text = g_strndup (sheet, end - sheet);
+    g_auto (GStrv) rules = g_strsplit (text, "\n", -1);
+
+    g_assert_nonnull (strstr (document->str, " class=\"graft-dark\""));
+    for (guint i = 0; rules[i] != NULL && rules[i][0] != '\0'; i++)
+      g_assert_true (g_str_has_prefix (rules[i], ".graft-dark"));
+  }
   g_assert_cmpuint (collected.largest_piece, <, 80 * 1024);
   /* Every node's op type, as a title. */
   g_assert_cmpuint (texts->len, >, graph->nodes->len);
