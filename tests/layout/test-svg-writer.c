@@ -189,11 +189,11 @@ test_marks (void)
     }
 }
 
-/* A whole expanded graph goes out in pieces of bounded size. */
+/* A whole expanded graph (450 nodes) goes out in pieces of bounded size. */
 static void
 test_streams (void)
 {
-  g_autoptr (GraftGraph) graph = test_graph_new_blocks (10, 40, 3);
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (6, 25, 3);
   g_autoptr (GraftScene) scene = lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) texts = NULL;
@@ -231,7 +231,7 @@ test_streams (void)
 static void
 test_write_error (void)
 {
-  g_autoptr (GraftGraph) graph = test_graph_new_blocks (10, 40, 3);
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (4, 20, 3);
   g_autoptr (GraftScene) scene = lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) document = g_string_new (NULL);
