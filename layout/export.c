@@ -1,14 +1,13 @@
 #include "layout/export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
-#include <glib/gstdio.h>
 #include <gio/gio.h>
 #include <cairo-pdf.h>
-#include <cairo-svg.h>
+#include "ir/atomic-save.h"
+#include "layout/svg-writer.h"
 
 /* PNGs of small graphs are drawn at twice the point size, for sharpness. */
 #define PNG_PREFERRED_SCALE 2.0
@@ -76,92 +75,18 @@ write_to_sink (void *closure, const unsigned char *data, unsigned int length)
   return CAIRO_STATUS_SUCCESS;
 }
 
-/* ---- SVG: real <text> elements ----
- * Cairo's SVG surface writes every glyph as a path (a 365 KB resnet18 with
- * no text to select or search). The painter hands the text to append_text
- * instead, and the elements go in before cairo's closing </svg>. */
-
-static const struct {
-  const char *weight;
-  const char *style;
-} svg_fonts[] = {
-  [GRAFT_TEXT_TITLE] = { "bold", "normal" },
-  [GRAFT_TEXT_BODY] = { "normal", "normal" },
-  [GRAFT_TEXT_GROUP_TITLE] = { "bold", "normal" },
-  [GRAFT_TEXT_EDGE] = { "normal", "normal" },
-  [GRAFT_TEXT_EDGE_INFERRED] = { "normal", "italic" },
-};
-
-static void
-append_text (double x, double y, GraftTextRole role, double size, const double rgb[3], double width, const char *text,
-             gpointer user_data)
-{
-  GString *out = user_data;
-  g_autofree char *escaped = g_markup_escape_text (text, -1);
-  char sx[G_ASCII_DTOSTR_BUF_SIZE], sy[G_ASCII_DTOSTR_BUF_SIZE], ssize[G_ASCII_DTOSTR_BUF_SIZE],
-    swidth[G_ASCII_DTOSTR_BUF_SIZE];
-
-  /* textLength: any font a viewer substitutes fits the width the layout
-   * measured, so nothing overflows its box. */
-  g_string_append_printf (out,
-                          "<text x=\"%s\" y=\"%s\" font-size=\"%s\" font-weight=\"%s\" font-style=\"%s\" "
-                          "fill=\"#%02x%02x%02x\" textLength=\"%s\" lengthAdjust=\"spacingAndGlyphs\">%s</text>\n",
-                          g_ascii_formatd (sx, sizeof sx, "%.2f", x), g_ascii_formatd (sy, sizeof sy, "%.2f", y),
-                          g_ascii_formatd (ssize, sizeof ssize, "%.3g", size), svg_fonts[role].weight,
-                          svg_fonts[role].style, (int) lround (rgb[0] * 255), (int) lround (rgb[1] * 255),
-                          (int) lround (rgb[2] * 255), g_ascii_formatd (swidth, sizeof swidth, "%.2f", width),
-                          escaped);
-}
-
-/* Cairo's document streams to the file as it comes, all but its last
- * bytes held back: the text elements go in before its closing </svg>.
- * (Buffering the whole document first held a second copy of it: 228 MB
- * more for a 100,000-node graph.) */
-#define SVG_TAIL 64
-
 typedef struct {
-  Sink *sink;
-  GByteArray *tail;
-} SvgStream;
+  int fd;
+  const char *path;
+} SvgTarget;
 
-static cairo_status_t
-write_svg_stream (void *closure, const unsigned char *data, unsigned int length)
+/* The SVG writer's pieces, to the file. */
+static gboolean
+write_svg_piece (const char *data, gsize length, gpointer user_data, GError **error)
 {
-  SvgStream *stream = closure;
-  cairo_status_t status = CAIRO_STATUS_SUCCESS;
+  SvgTarget *target = user_data;
 
-  g_byte_array_append (stream->tail, data, length);
-  if (stream->tail->len > SVG_TAIL)
-    {
-      guint ready = stream->tail->len - SVG_TAIL;
-
-      status = write_to_sink (stream->sink, stream->tail->data, ready);
-      g_byte_array_remove_range (stream->tail, 0, ready);
-    }
-  return status;
-}
-
-/* The held-back end of cairo's document with the text elements in before
- * its </svg>. */
-static cairo_status_t
-finish_svg_stream (SvgStream *stream, GString *texts)
-{
-  const char *start = (const char *) stream->tail->data;
-  const char *end = g_strrstr_len (start, stream->tail->len, "</svg>");
-  gsize head = end != NULL ? (gsize) (end - start) : stream->tail->len;
-  static const char group_open[] = "<g font-family=\"DejaVu Sans, Verdana, sans-serif\" xml:space=\"preserve\">\n";
-  static const char group_close[] = "</g>\n";
-  cairo_status_t status;
-
-  if ((status = write_to_sink (stream->sink, stream->tail->data, head)) != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (stream->sink, (const unsigned char *) group_open, strlen (group_open)))
-           != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (stream->sink, (const unsigned char *) texts->str, texts->len))
-           != CAIRO_STATUS_SUCCESS
-      || (status = write_to_sink (stream->sink, (const unsigned char *) group_close, strlen (group_close)))
-           != CAIRO_STATUS_SUCCESS)
-    return status;
-  return write_to_sink (stream->sink, stream->tail->data + head, stream->tail->len - head);
+  return graft_atomic_write_all (target->fd, target->path, data, length, error);
 }
 
 static void
@@ -240,24 +165,16 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
   cairo_surface_t *surface = NULL;
   cairo_status_t status;
   double scale = 1;
-  g_autoptr(GByteArray) svg_tail = NULL;
-  g_autoptr(GString) svg_texts = NULL;
-  SvgStream svg_stream = { sink, NULL };
-  GraftPaintOptions with_text;
 
+  if (format == GRAFT_EXPORT_SVG)
+    {
+      SvgTarget target = { sink->fd, path };
+
+      return graft_svg_write_scene (scene, options, write_svg_piece, &target, error);
+    }
   graft_scene_get_bounds (scene, &bounds);
   switch (format)
     {
-    case GRAFT_EXPORT_SVG:
-      svg_tail = g_byte_array_new ();
-      svg_stream.tail = svg_tail;
-      svg_texts = g_string_new (NULL);
-      with_text = *options;
-      with_text.text_func = append_text;
-      with_text.text_data = svg_texts;
-      options = &with_text;
-      surface = cairo_svg_surface_create_for_stream (write_svg_stream, &svg_stream, bounds.width, bounds.height);
-      break;
     case GRAFT_EXPORT_PDF:
       surface = cairo_pdf_surface_create_for_stream (write_to_sink, sink,
                                                      MIN (bounds.width, GRAFT_EXPORT_PDF_MAX_PAGE_SIDE),
@@ -295,8 +212,6 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
     {
       cairo_surface_finish (surface);
       status = cairo_surface_status (surface);
-      if (status == CAIRO_STATUS_SUCCESS && svg_tail != NULL)
-        status = finish_svg_stream (&svg_stream, svg_texts);
     }
   cairo_surface_destroy (surface);
 
@@ -313,56 +228,27 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
   return TRUE;
 }
 
+typedef struct {
+  GraftScene *scene;
+  const GraftPaintOptions *options;
+  GraftExportFormat format;
+} Export;
+
+static gboolean
+write_picture (int fd, const char *path, gpointer user_data, GError **error)
+{
+  Export *export = user_data;
+  Sink sink = { fd, 0 };
+
+  return render (export->scene, export->options, export->format, &sink, path, error);
+}
+
 gboolean
 graft_scene_export (GraftScene *scene, const GraftPaintOptions *options, const char *path, GError **error)
 {
-  GraftExportFormat format;
-  g_autofree char *dir = NULL;
-  g_autofree char *base = NULL;
-  g_autofree char *temp_path = NULL;
-  Sink sink = { -1, 0 };
-  mode_t mask;
+  Export export = { scene, options, GRAFT_EXPORT_SVG };
 
-  if (!graft_export_format_from_path (path, &format, error))
+  if (!graft_export_format_from_path (path, &export.format, error))
     return FALSE;
-
-  dir = g_path_get_dirname (path);
-  base = g_path_get_basename (path);
-  temp_path = g_strdup_printf ("%s/.%s.XXXXXX", dir, base);
-  sink.fd = g_mkstemp_full (temp_path, O_WRONLY | O_CLOEXEC, 0644);
-  if (sink.fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot create a file in '%s': %s", dir,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  /* mkstemp makes 0600 files; a picture should get the usual permissions. */
-  mask = umask (0);
-  umask (mask);
-  fchmod (sink.fd, 0666 & ~mask);
-
-  if (!render (scene, options, format, &sink, path, error))
-    {
-      close (sink.fd);
-      g_unlink (temp_path);
-      return FALSE;
-    }
-  if (fsync (sink.fd) != 0 || close (sink.fd) != 0)
-    {
-      int saved = errno;
-      g_unlink (temp_path);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot write '%s': %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  if (g_rename (temp_path, path) != 0)
-    {
-      int saved = errno;
-      g_unlink (temp_path);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot replace '%s': %s", path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  return TRUE;
+  return graft_atomic_save (path, write_picture, &export, error);
 }

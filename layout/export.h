@@ -1,6 +1,7 @@
 /* Writes a scene to an SVG, PNG or PDF file (chosen by the extension),
- * atomically: a temporary file in the output's folder, renamed over the
- * target once complete. */
+ * atomically (ir/atomic-save.h): a temporary file in the output's folder,
+ * renamed over the target once complete, with the replaced file's mode and
+ * owner; a pipe (-o /dev/stdout) is written in place. */
 #pragma once
 
 #include <glib.h>

@@ -3,114 +3,8 @@
 #include <math.h>
 #include <string.h>
 #include "layout/labels.h"
+#include "layout/style.h"
 #include "layout/text.h"
-
-typedef struct {
-  double r, g, b;
-} Rgb;
-
-#define RGB(hex) { ((hex) >> 16 & 0xff) / 255.0, ((hex) >> 8 & 0xff) / 255.0, ((hex) & 0xff) / 255.0 }
-
-typedef struct {
-  Rgb background;
-  Rgb text;
-  Rgb text_muted;
-  Rgb edge;
-  Rgb accent;
-  Rgb group_fill[2];     /* alternating by depth */
-  Rgb group_border;
-  Rgb group_text;
-  Rgb collapsed_fill;
-  Rgb label_halo;
-  Rgb found;             /* Find's matches, as a text editor's search highlight */
-  Rgb severity[4];       /* none, info, warning, error */
-  Rgb fill[GRAFT_OP_CATEGORY_N];
-  Rgb border[GRAFT_OP_CATEGORY_N];
-} Palette;
-
-/* Fills light enough for dark text in the light style, dark enough for
- * light text in the dark style; each category keeps its hue in both. */
-static const Palette light_palette = {
-  .background = RGB (0xfafafb),
-  .text = RGB (0x1c1c1f),
-  .text_muted = RGB (0x45474d),
-  .edge = RGB (0x6f7178),
-  .accent = RGB (0x1c71d8),
-  .group_fill = { RGB (0xf1f2f6), RGB (0xe7e9ef) },
-  .group_border = RGB (0xb8bcc6),
-  .group_text = RGB (0x3a3d44),
-  .collapsed_fill = RGB (0xe3e6ee),
-  .label_halo = RGB (0xfafafb),
-  .found = RGB (0xf6d32d),
-  .severity = { RGB (0x000000), RGB (0x1c71d8), RGB (0xe5a50a), RGB (0xe01b24) },
-  .fill = {
-    [GRAFT_OP_CATEGORY_OTHER] = RGB (0xe8e8eb),
-    [GRAFT_OP_CATEGORY_LAYER] = RGB (0xc9dcfb),
-    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xfbd9bb),
-    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0xcdeccf),
-    [GRAFT_OP_CATEGORY_POOLING] = RGB (0xe2d6f5),
-    [GRAFT_OP_CATEGORY_MATH] = RGB (0xf1ecd9),
-    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0xd3eef0),
-    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xfbeb9e),
-    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0xeeeeee),
-    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xf6d2e4),
-    [GRAFT_OP_CATEGORY_IO] = RGB (0xffffff),
-  },
-  .border = {
-    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x8e8e96),
-    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x3d6fc4),
-    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xc2651c),
-    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x3b8f45),
-    [GRAFT_OP_CATEGORY_POOLING] = RGB (0x7b56b8),
-    [GRAFT_OP_CATEGORY_MATH] = RGB (0x9c8a45),
-    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x2f8b93),
-    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xb38b00),
-    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x9a9a9a),
-    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xb5487c),
-    [GRAFT_OP_CATEGORY_IO] = RGB (0x45474d),
-  },
-};
-
-static const Palette dark_palette = {
-  .background = RGB (0x1e1e21),
-  .text = RGB (0xf2f2f4),
-  .text_muted = RGB (0xcfd0d6),
-  .edge = RGB (0x9a9ca4),
-  .accent = RGB (0x78aeed),
-  .group_fill = { RGB (0x28292e), RGB (0x303137) },
-  .group_border = RGB (0x55585f),
-  .group_text = RGB (0xd8d9de),
-  .collapsed_fill = RGB (0x383a41),
-  .label_halo = RGB (0x1e1e21),
-  .found = RGB (0xc88800),
-  .severity = { RGB (0x000000), RGB (0x78aeed), RGB (0xf8e45c), RGB (0xff7b63) },
-  .fill = {
-    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x3a3b40),
-    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x234673),
-    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0x6e3c14),
-    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x21542b),
-    [GRAFT_OP_CATEGORY_POOLING] = RGB (0x4a3570),
-    [GRAFT_OP_CATEGORY_MATH] = RGB (0x544a25),
-    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x1c4d53),
-    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0x5f4f08),
-    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x35363a),
-    [GRAFT_OP_CATEGORY_PRIM] = RGB (0x5c2544),
-    [GRAFT_OP_CATEGORY_IO] = RGB (0x2a2b2f),
-  },
-  .border = {
-    [GRAFT_OP_CATEGORY_OTHER] = RGB (0x7d7f87),
-    [GRAFT_OP_CATEGORY_LAYER] = RGB (0x6f9fe0),
-    [GRAFT_OP_CATEGORY_ACTIVATION] = RGB (0xe79b5a),
-    [GRAFT_OP_CATEGORY_NORMALIZATION] = RGB (0x6fc47b),
-    [GRAFT_OP_CATEGORY_POOLING] = RGB (0xaa8ce0),
-    [GRAFT_OP_CATEGORY_MATH] = RGB (0xc9b46a),
-    [GRAFT_OP_CATEGORY_SHAPE] = RGB (0x5fc0c8),
-    [GRAFT_OP_CATEGORY_CONTROL] = RGB (0xe0c23a),
-    [GRAFT_OP_CATEGORY_CONSTANT] = RGB (0x8a8b90),
-    [GRAFT_OP_CATEGORY_PRIM] = RGB (0xe07aab),
-    [GRAFT_OP_CATEGORY_IO] = RGB (0xb0b2b8),
-  },
-};
 
 /* Below this many device pixels per text em, text is not drawn. */
 #define MIN_READABLE_PIXELS 3.5
@@ -118,14 +12,14 @@ static const Palette dark_palette = {
 typedef struct {
   cairo_t *cr;
   GraftScene *scene;
-  const Palette *palette;
+  const GraftPalette *palette;
   const GraftPaintOptions *options;
   double scale;          /* device pixels per scene point */
   gboolean draw_text;
 } Painter;
 
 static void
-set_rgb (cairo_t *cr, const Rgb *rgb)
+set_rgb (cairo_t *cr, const GraftRgb *rgb)
 {
   cairo_set_source_rgb (cr, rgb->r, rgb->g, rgb->b);
 }
@@ -144,41 +38,10 @@ rounded_rect (cairo_t *cr, const GraftRect *rect, double radius)
   cairo_close_path (cr);
 }
 
-/* Shows text at the current point in role's font (selected on p->cr), or
- * hands it to the options' text function. */
-static void
-show_text (Painter *p, GraftTextRole role, const char *text)
-{
-  cairo_t *cr = p->cr;
-  double x, y, size = graft_text_get_size (role), width, no_height = 0, rgb[4] = { 0, 0, 0, 1 };
-
-  if (p->options->text_func == NULL)
-    {
-      cairo_show_text (cr, text);
-      return;
-    }
-  cairo_get_current_point (cr, &x, &y);
-  cairo_pattern_get_rgba (cairo_get_source (cr), &rgb[0], &rgb[1], &rgb[2], &rgb[3]);
-  width = graft_text_measure (cr, text);
-  cairo_user_to_device (cr, &x, &y);
-  cairo_user_to_device_distance (cr, &width, &no_height);
-  no_height = 0;
-  cairo_user_to_device_distance (cr, &size, &no_height);
-  p->options->text_func (x, y, role, size, rgb, width, text, p->options->text_data);
-  cairo_new_path (cr);
-}
-
-static double
-baseline_offset (GraftTextRole role)
-{
-  /* Centres the capitals in the line box. */
-  return (graft_text_get_line_height (role) + graft_text_get_size (role) * 0.7) / 2;
-}
-
 /* Title centred, other lines left-aligned: the layout measured them with
  * the same fonts (labels.c), so they fit. */
 static void
-draw_lines (Painter *p, char **lines, const GraftRect *rect, const Rgb *title, const Rgb *body)
+draw_lines (Painter *p, char **lines, const GraftRect *rect, const GraftRgb *title, const GraftRgb *body)
 {
   cairo_t *cr = p->cr;
   double y = rect->y + GRAFT_LABEL_PAD_Y;
@@ -194,41 +57,34 @@ draw_lines (Painter *p, char **lines, const GraftRect *rect, const Rgb *title, c
       else
         x = rect->x + GRAFT_LABEL_PAD_X;
       set_rgb (cr, i == 0 ? title : body);
-      cairo_move_to (cr, x, y + baseline_offset (role));
-      show_text (p, role, lines[i]);
+      cairo_move_to (cr, x, y + graft_style_get_baseline_offset (role));
+      cairo_show_text (cr, lines[i]);
       y += graft_text_get_line_height (role);
     }
 }
 
-/* A pill of text in colour, its right end at right, straddling the box's
- * top edge at top. The text is dark on light colours (warning yellow),
- * white on the others. */
+/* A pill of text in colour (graft_style_get_badge()). */
 static void
-draw_badge (Painter *p, const char *text, double right, double top, const Rgb *colour)
+draw_badge (Painter *p, const char *text, double right, double top, const GraftRgb *colour)
 {
   cairo_t *cr = p->cr;
-  double luminance = 0.2126 * colour->r + 0.7152 * colour->g + 0.0722 * colour->b;
-  double width;
   GraftRect pill;
+  GraftPoint start;
 
   graft_text_select (cr, GRAFT_TEXT_EDGE);
-  width = graft_text_measure (cr, text);
-  pill = (GraftRect) { right - width - 8, top - 7, width + 8, 12 };
+  graft_style_get_badge (right, top, graft_text_measure (cr, text), &pill, &start);
   rounded_rect (cr, &pill, 6);
   set_rgb (cr, colour);
   cairo_fill (cr);
-  if (luminance > 0.55)
-    set_rgb (cr, &light_palette.text);
-  else
-    cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_move_to (cr, pill.x + 4, pill.y + 9);
-  show_text (p, GRAFT_TEXT_EDGE, text);
+  set_rgb (cr, graft_style_get_badge_text_colour (colour));
+  cairo_move_to (cr, start.x, start.y);
+  cairo_show_text (cr, text);
 }
 
 void
 graft_painter_get_heat_colour (double heat, double rgb[3])
 {
-  static const Rgb stops[] = { RGB (0x2ec27e), RGB (0xf6d32d), RGB (0xff7800), RGB (0xe01b24) };
+  static const GraftRgb stops[] = { GRAFT_RGB (0x2ec27e), GRAFT_RGB (0xf6d32d), GRAFT_RGB (0xff7800), GRAFT_RGB (0xe01b24) };
   double position = CLAMP (isnan (heat) ? 1.0 : heat, 0.0, 1.0) * (G_N_ELEMENTS (stops) - 1);
   guint low = MIN ((guint) position, G_N_ELEMENTS (stops) - 2);
   double t = position - low;
@@ -257,28 +113,17 @@ draw_heat_stripe (Painter *p, const GraftRect *box, double radius, double heat)
   cairo_restore (cr);
 }
 
-/* "12 ⚠": how many marked nodes a collapsed group hides, and the sign of
- * the worst level (or what the marks are called: "12 differ"). */
-static char *
-hidden_marks_text (const GraftSceneGroup *group, const char *noun)
-{
-  static const char *const signs[] = { "", "ℹ", "⚠", "✖" };
-
-  return g_strdup_printf ("%u %s", group->n_marked, noun != NULL ? noun : signs[MIN (group->highlight, 3)]);
-}
-
 static void
 draw_group (GraftScene *scene, guint index, gpointer user_data)
 {
   Painter *p = user_data;
   cairo_t *cr = p->cr;
   GraftSceneGroup *group = graft_scene_get_group (scene, index);
-  const Palette *palette = p->palette;
+  const GraftPalette *palette = p->palette;
 
   if (group->expanded)
     {
       g_autofree char *header = NULL;
-      const char *class_name = group->class_name;
       GraftRect mark = { group->rect.x + 8, group->rect.y + (group->header_height - 9) / 2, 9, 9 };
 
       rounded_rect (cr, &group->rect, 6);
@@ -307,18 +152,12 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
           cairo_stroke (cr);
         }
 
-      if (class_name != NULL && class_name[0] != '\0')
-        {
-          const char *dot = strrchr (class_name, '.');
-          header = g_strdup_printf ("%s · %s", group->title, dot != NULL ? dot + 1 : class_name);
-        }
-      else
-        header = g_strdup (group->title);
+      header = graft_style_dup_group_header (group);
       graft_text_select (cr, GRAFT_TEXT_GROUP_TITLE);
       set_rgb (cr, &palette->group_text);   /* a picture draws no collapse box, which set it */
       cairo_move_to (cr, group->rect.x + (p->options->picture ? 8 : 24),
-                     group->rect.y + baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
-      show_text (p, GRAFT_TEXT_GROUP_TITLE, header);
+                     group->rect.y + graft_style_get_baseline_offset (GRAFT_TEXT_GROUP_TITLE) + 4);
+      cairo_show_text (cr, header);
       return;
     }
 
@@ -373,7 +212,7 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
       draw_lines (p, group->lines, &back, &palette->text, &palette->text_muted);
     if (p->draw_text && group->n_marked > 0)
       {
-        g_autofree char *text = hidden_marks_text (group, p->options->hidden_marks_noun);
+        g_autofree char *text = graft_style_dup_hidden_marks (group, p->options->hidden_marks_noun);
 
         draw_badge (p, text, back.x + back.width + 2, back.y, &palette->severity[MIN (group->highlight, 3)]);
       }
@@ -383,17 +222,13 @@ draw_group (GraftScene *scene, guint index, gpointer user_data)
 static void
 draw_arrow (cairo_t *cr, GraftPoint from, GraftPoint tip)
 {
-  double dx = tip.x - from.x, dy = tip.y - from.y;
-  double length = sqrt (dx * dx + dy * dy);
-  double nx, ny;
+  GraftPoint corners[3];
 
-  if (length < 0.01)
+  if (!graft_style_get_arrow (from, tip, corners))
     return;
-  nx = -dy / length * 3.2;
-  ny = dx / length * 3.2;
-  cairo_move_to (cr, tip.x, tip.y);
-  cairo_line_to (cr, from.x + nx, from.y + ny);
-  cairo_line_to (cr, from.x - nx, from.y - ny);
+  cairo_move_to (cr, corners[0].x, corners[0].y);
+  cairo_line_to (cr, corners[1].x, corners[1].y);
+  cairo_line_to (cr, corners[2].x, corners[2].y);
   cairo_close_path (cr);
   cairo_fill (cr);
 }
@@ -452,7 +287,7 @@ draw_edge_label (GraftScene *scene, guint index, gpointer user_data)
   cairo_fill (cr);
   set_rgb (cr, selected ? &p->palette->accent : &p->palette->text_muted);
   cairo_move_to (cr, edge->label_pos.x, edge->label_pos.y);
-  show_text (p, edge->label_inferred ? GRAFT_TEXT_EDGE_INFERRED : GRAFT_TEXT_EDGE, edge->label);
+  cairo_show_text (cr, edge->label);
 }
 
 static gboolean
@@ -507,11 +342,11 @@ draw_node (GraftScene *scene, guint index, gpointer user_data)
   Painter *p = user_data;
   cairo_t *cr = p->cr;
   GraftSceneNode *node = graft_scene_get_node (scene, index);
-  const Palette *palette = p->palette;
+  const GraftPalette *palette = p->palette;
   gboolean selected = node->kind == GRAFT_SCENE_NODE_OP ? node->node == p->options->selected_node
                                                          : node->value == p->options->selected_value;
   gboolean io = node->kind != GRAFT_SCENE_NODE_OP;
-  const Rgb *border = &palette->border[node->category];
+  const GraftRgb *border = &palette->border[node->category];
 
   if (is_found (p, node))
     {
@@ -767,7 +602,7 @@ paint_far (Painter *p, const GraftRect *visible)
 void
 graft_painter_get_background (gboolean dark, double rgb[3])
 {
-  const Palette *palette = dark ? &dark_palette : &light_palette;
+  const GraftPalette *palette = graft_palette_get (dark);
 
   rgb[0] = palette->background.r;
   rgb[1] = palette->background.g;
@@ -777,7 +612,7 @@ graft_painter_get_background (gboolean dark, double rgb[3])
 void
 graft_painter_paint (cairo_t *cr, GraftScene *scene, const GraftRect *visible, const GraftPaintOptions *options)
 {
-  Painter p = { cr, scene, options->dark ? &dark_palette : &light_palette, options };
+  Painter p = { cr, scene, graft_palette_get (options->dark), options };
   double dx = 1, dy = 0;
 
   cairo_save (cr);

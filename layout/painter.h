@@ -1,7 +1,8 @@
-/* Draws a laid-out scene onto any cairo_t: the canvas, SVG, PDF and PNG
- * files. Only items intersecting the visible rectangle are drawn, and text
- * is left out once it would be too small to read, so a 10k-node scene stays
- * cheap to draw at any zoom. */
+/* Draws a laid-out scene onto any cairo_t: the canvas, PDF and PNG files
+ * (SVG files are written by layout/svg-writer.h, in the same style). Only
+ * items intersecting the visible rectangle are drawn, and text is left out
+ * once it would be too small to read, so a 10k-node scene stays cheap to
+ * draw at any zoom. */
 #pragma once
 
 #include <cairo.h>
@@ -9,13 +10,6 @@
 #include "layout/text.h"
 
 G_BEGIN_DECLS
-
-/* Takes a run of text in place of its glyphs (an SVG export writes it as
- * <text>, selectable and searchable): where its baseline starts, in device
- * units, its role's font at size (device units), its colour, its width as
- * measured, and the text. */
-typedef void (*GraftPainterTextFunc) (double x, double y, GraftTextRole role, double size, const double rgb[3],
-                                      double width, const char *text, gpointer user_data);
 
 typedef struct {
   gboolean dark;
@@ -30,9 +24,6 @@ typedef struct {
    * holding them (a set; may be NULL): drawn with a highlight around them
    * (a collapsed group's box for what it hides), visible at any zoom. */
   GHashTable *found;
-  /* NULL: text is drawn as glyphs. */
-  GraftPainterTextFunc text_func;
-  gpointer text_data;
 } GraftPaintOptions;
 
 /* cr maps scene points to the device already (any translation or scale);

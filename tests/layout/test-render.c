@@ -40,6 +40,23 @@ run_render (const char *const *args, char **err)
   return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
 
+/* Runs a fixture generator; its output would garble the TAP stream, so it
+ * is kept and shown only on failure. */
+static void
+run_generator (const char *const *argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *generator_out = NULL;
+  g_autofree char *generator_err = NULL;
+  int status;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &generator_out, &generator_err, &status,
+                &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("%s failed: %s%s", argv[1], generator_out, generator_err);
+}
+
 static gboolean
 ends_with_eof_marker (const char *contents, gsize length)
 {
@@ -132,10 +149,16 @@ test_sample (void)
       g_autofree char *out = g_build_filename (dir, name, NULL);
       g_autofree char *err = NULL;
       const char *args[] = { model, "-o", out, i == 1 ? "--dark" : "--names", NULL };
+      GStatBuf info;
 
+      /* Drawn over a private file, which stays private (ir/atomic-save.h). */
+      g_assert_true (g_file_set_contents (out, "old", 3, NULL));
+      g_assert_cmpint (g_chmod (out, 0600), ==, 0);
       g_assert_cmpint (run_render (args, &err), ==, 0);
       g_assert_cmpstr (err, ==, "");
       assert_picture (out, formats[i]);
+      g_assert_cmpint (g_stat (out, &info), ==, 0);
+      g_assert_cmpint (info.st_mode & 0777, ==, 0600);
       if (i == 1)
         assert_png_border_is_background (out);
     }
@@ -273,18 +296,8 @@ test_torchvision (void)
   const char *names[] = { "resnet18", "mobilenet_v2", "transformer24", "control_flow" };
   const char *generate[] = { test_python, script, models, "resnet18", "mobilenet_v2", "transformer24",
                              "control_flow", NULL };
-  g_autoptr (GError) error = NULL;
-  g_autofree char *generator_out = NULL;
-  g_autofree char *generator_err = NULL;
-  int status;
 
-  /* Its output would garble the TAP stream: keep it, show it on failure. */
-  g_spawn_sync (NULL, (char **) generate, NULL, G_SPAWN_DEFAULT, NULL, NULL, &generator_out, &generator_err,
-                &status, &error);
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("make-onnx-models.py failed: %s%s", generator_out, generator_err);
-
+  run_generator (generate);
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
       g_autofree char *file = g_strdup_printf ("%s.onnx", names[i]);
@@ -341,37 +354,38 @@ png_size (const char *path, int *width, int *height)
   cairo_surface_destroy (surface);
 }
 
+/* The scripted If/Loop/BatchNorm module of tests/gui (torch.jit.script),
+ * made once into models. */
+static void
+ensure_control_flow_model (const char *models, const char *model)
+{
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "gui", "make-control-flow-model.py", NULL);
+
+  g_mkdir_with_parents (models, 0755);
+  if (!g_file_test (model, G_FILE_TEST_EXISTS))
+    {
+      const char *generate[] = { test_python, script, model, NULL };
+
+      run_generator (generate);
+    }
+}
+
 /* A scripted module with a data-dependent if, a for loop and an eval-mode
  * BatchNorm: --expand-all opens the bodies of its prim::If and prim::Loop
  * in place (the layout tests check the geometry; this, the command). */
 static void
 test_scripted_control_flow (void)
 {
-  g_autofree char *test_python = graft_test_python ();
   g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "models", NULL);
   g_autofree char *model = g_build_filename (models, "control_flow_scripted.pt", NULL);
-  g_autofree char *script = g_build_filename (source_dir (), "tests", "gui", "make-control-flow-model.py", NULL);
   g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
   g_autofree char *collapsed = g_build_filename (dir, "control-flow.png", NULL);
   g_autofree char *expanded = g_build_filename (dir, "control-flow-all.png", NULL);
   g_autofree char *expanded_pdf = g_build_filename (dir, "control-flow-all.pdf", NULL);
   int collapsed_width, collapsed_height, width, height;
 
-  g_mkdir_with_parents (models, 0755);
-  if (!g_file_test (model, G_FILE_TEST_EXISTS))
-    {
-      const char *generate[] = { test_python, script, model, NULL };
-      g_autoptr (GError) error = NULL;
-      g_autofree char *generator_out = NULL;
-      g_autofree char *generator_err = NULL;
-      int status;
-
-      g_spawn_sync (NULL, (char **) generate, NULL, G_SPAWN_DEFAULT, NULL, NULL, &generator_out, &generator_err,
-                    &status, &error);
-      g_assert_no_error (error);
-      if (!g_spawn_check_wait_status (status, NULL))
-        g_error ("make-control-flow-model.py failed: %s%s", generator_out, generator_err);
-    }
+  ensure_control_flow_model (models, model);
   {
     g_autofree char *err = NULL;
     const char *args[] = { model, "-o", collapsed, NULL };
@@ -405,6 +419,107 @@ test_scripted_control_flow (void)
   test_remove_dir (dir);
 }
 
+/* check-svg.py: the SVG parsed by Python's xml.etree and checked against
+ * the model as onnx or torch.jit reads it; expected are texts that must be
+ * <text> elements exactly. */
+static void
+check_svg (const char *svg, const char *model, const char *const *expected)
+{
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "layout", "check-svg.py", NULL);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  int status;
+
+  g_ptr_array_add (argv, test_python);
+  g_ptr_array_add (argv, script);
+  g_ptr_array_add (argv, (char *) svg);
+  g_ptr_array_add (argv, (char *) model);
+  for (guint i = 0; expected != NULL && expected[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) expected[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("%s: %s%s", svg, out, err);
+  g_test_message ("%s: %s", svg, g_strstrip (out));
+}
+
+static gsize
+file_size (const char *path)
+{
+  GStatBuf info;
+
+  g_assert_cmpint (g_stat (path, &info), ==, 0);
+  return info.st_size;
+}
+
+/* Real exports, expanded with names, as SVG: well-formed, every operator
+ * type and module path of the model a <text> element, and small. Cairo's
+ * SVG surface wrote these at 365 KB (glyph outlines) and, with <text>
+ * beside its paths, 135 KB and 107 KB. */
+static void
+test_svg_fixtures (void)
+{
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *models = g_build_filename (source_dir (), "tests", "fixtures-generated", "models", NULL);
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "fixtures", "make-onnx-models.py", NULL);
+  g_autofree char *resnet18 = g_build_filename (models, "resnet18.onnx", NULL);
+  g_autofree char *control_flow = g_build_filename (models, "control_flow_scripted.pt", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  const char *generate[] = { test_python, script, models, "resnet18", NULL };
+  const struct {
+    const char *model;
+    const char *out;
+    gsize max_size;
+    const char *expected[6];
+  } cases[] = {
+    { resnet18, "resnet18.svg", 60 * 1000,
+      { "Conv", "conv1/Conv", "kernel_shape = [7, 7]", "layer1", "batch×64×56×56", NULL } },
+    { control_flow, "control-flow.svg", 45 * 1000,
+      { "prim::If", "aten::conv2d", "then · never runs", "max_trip_count = 3", NULL } },
+  };
+
+  run_generator (generate);
+  ensure_control_flow_model (models, control_flow);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = g_build_filename (dir, cases[i].out, NULL);
+      g_autofree char *err = NULL;
+      const char *args[] = { cases[i].model, "-o", out, "--expand-all", "--names", NULL };
+
+      g_assert_cmpint (run_render (args, &err), ==, 0);
+      g_assert_cmpstr (err, ==, "");
+      check_svg (out, cases[i].model, cases[i].expected);
+      g_test_message ("%s: %zu bytes", cases[i].out, file_size (out));
+      g_assert_cmpuint (file_size (out), <, cases[i].max_size);
+    }
+  assert_no_leftovers (dir);
+  test_remove_dir (dir);
+}
+
+/* Names from the file are text content: markup characters escaped, the
+ * controls XML cannot hold replaced, and the document still parses. */
+static void
+test_svg_hostile_names (void)
+{
+  g_autofree char *test_python = graft_test_python ();
+  g_autofree char *script = g_build_filename (source_dir (), "tests", "layout", "check-svg.py", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-render-XXXXXX", NULL);
+  g_autofree char *model = g_build_filename (dir, "hostile.onnx", NULL);
+  g_autofree char *out = g_build_filename (dir, "hostile.svg", NULL);
+  g_autofree char *err = NULL;
+  const char *generate[] = { test_python, script, "--hostile", model, NULL };
+  const char *args[] = { model, "-o", out, "--names", NULL };
+  const char *expected[] = { "y<&>", "Relu", NULL };
+
+  run_generator (generate);
+  g_assert_cmpint (run_render (args, &err), ==, 0);
+  check_svg (out, model, expected);
+  test_remove_dir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -416,6 +531,8 @@ main (int argc, char **argv)
       g_test_add_func ("/render/sample", test_sample);
       g_test_add_func ("/render/errors", test_errors);
       g_test_add_func ("/render/svg-text", test_svg_text);
+      g_test_add_func ("/render/svg-check/fixtures", test_svg_fixtures);
+      g_test_add_func ("/render/svg-check/hostile-names", test_svg_hostile_names);
       g_test_add_func ("/render/scripted-control-flow", test_scripted_control_flow);
     }
   return g_test_run ();
