@@ -329,3 +329,76 @@ graft_conv_integer_float_fusion_match (GraftNode *conv, GraftConvIntegerFloatFus
     }
   return TRUE;
 }
+
+/* The Mul of v by Sigmoid (v) that reads v's two readers, v not a graph
+ * output: the SiLU after a GroupNorm; its Sigmoid in *sigmoid. */
+static GraftNode *
+silu_of (GraftNode *producer, GraftValue *v, GraftNode **sigmoid)
+{
+  GraftValue *unused;
+  if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 2)
+    return NULL;
+  for (guint k = 0; k < producer->graph->outputs->len; k++)
+    if (producer->graph->outputs->pdata[k] == v)
+      return NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      GraftNode *s = v->consumers->pdata[k], *m = v->consumers->pdata[1 - k];
+      if (is_op (s, "onnx::Sigmoid") && s->inputs->len == 1 && s->graph == producer->graph &&
+          is_op (m, "onnx::Mul") && m->graph == producer->graph && graft_fusion_sole_reader (s, &unused) == m &&
+          m->inputs->len == 2 && output_of (m) != NULL &&
+          ((m->inputs->pdata[0] == v && m->inputs->pdata[1] == output_of (s)) ||
+           (m->inputs->pdata[1] == v && m->inputs->pdata[0] == output_of (s))))
+        {
+          *sigmoid = s;
+          return m;
+        }
+    }
+  return NULL;
+}
+
+gboolean
+graft_group_norm_fusion_match (GraftNode *reshape, GraftGroupNormFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if (!is_op (reshape, "onnx::Reshape") || reshape->inputs->len != 2 || reshape->inputs->pdata[0] == NULL ||
+      reshape->inputs->pdata[1] == NULL)
+    return FALSE;
+  GraftValue *x = reshape->inputs->pdata[0];
+  GraftNode *norm = sole_reader (reshape);
+  if (!is_op (norm, "onnx::InstanceNormalization") || norm->inputs->len != 3 ||
+      norm->inputs->pdata[0] != output_of (reshape) || norm->inputs->pdata[1] == NULL || norm->inputs->pdata[2] == NULL)
+    return FALSE;
+  GraftNode *back = sole_reader (norm);
+  if (!is_op (back, "onnx::Reshape") || back->inputs->len != 2 || back->inputs->pdata[0] != output_of (norm) ||
+      back->inputs->pdata[1] == NULL)
+    return FALSE;
+  GraftValue *shape = back->inputs->pdata[1];
+  gboolean shape_of_x = shape->producer && is_op (shape->producer, "onnx::Shape") &&
+                        shape->producer->inputs->len == 1 && shape->producer->inputs->pdata[0] == x &&
+                        graft_node_get_attribute (shape->producer, "start") == NULL &&
+                        graft_node_get_attribute (shape->producer, "end") == NULL;
+  guint chain_index;
+  GraftNode *mul = sole_reader (back);
+  GraftValue *scale = is_op (mul, "onnx::Mul") ? other_input (mul, output_of (back), &chain_index) : NULL;
+  GraftNode *add = scale ? sole_reader (mul) : NULL;
+  GraftValue *bias = is_op (add, "onnx::Add") ? other_input (add, output_of (mul), &chain_index) : NULL;
+  if (bias == NULL || output_of (add) == NULL)
+    return FALSE;
+  GraftValue *inputs[] = { x, reshape->inputs->pdata[1], norm->inputs->pdata[1], norm->inputs->pdata[2],
+                           shape_of_x ? NULL : shape, scale, bias };
+  memcpy (f->inputs, inputs, sizeof inputs);
+  f->instance_norm = norm;
+  f->reshape_back = back;
+  GraftNode *nodes[] = { reshape, norm, back, mul, add };
+  memcpy (f->nodes, nodes, sizeof nodes);
+  f->n_nodes = G_N_ELEMENTS (nodes);
+  GraftNode *sigmoid = NULL, *silu = silu_of (add, output_of (add), &sigmoid);
+  if (silu)
+    {
+      f->silu = TRUE;
+      f->nodes[f->n_nodes++] = sigmoid;
+      f->nodes[f->n_nodes++] = silu;
+    }
+  return TRUE;
+}

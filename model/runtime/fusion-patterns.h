@@ -129,4 +129,37 @@ typedef struct {
  * per-channel vectors or (addends) tensors of the output's shape. */
 gboolean graft_conv_integer_float_fusion_match (GraftNode *conv, GraftConvIntegerFloatFusion *f);
 
+/* GroupNorm as torch.onnx.export writes it (diffusers' VAE and UNet):
+ * x → Reshape to [N, groups, -1] → InstanceNormalization → Reshape back to
+ * x's shape (by Shape (x) or a constant) → Mul by a per-channel scale →
+ * Add of a per-channel shift, and when they follow, the SiLU after it
+ * (Sigmoid, and a Mul of the Add's output by it): run as one
+ * graft::GroupNorm (norm.c), each group's statistics then one pass that
+ * scales, shifts and activates, instead of five or seven passes over the
+ * feature map. */
+#define GRAFT_GROUP_NORM_FUSION_OP "graft::GroupNorm"
+
+enum { GRAFT_GROUP_NORM_FUSION_X, GRAFT_GROUP_NORM_FUSION_GROUPED_SHAPE, GRAFT_GROUP_NORM_FUSION_GROUP_SCALE,
+       GRAFT_GROUP_NORM_FUSION_GROUP_BIAS, GRAFT_GROUP_NORM_FUSION_SHAPE, GRAFT_GROUP_NORM_FUSION_SCALE,
+       GRAFT_GROUP_NORM_FUSION_BIAS, GRAFT_GROUP_NORM_FUSION_N_INPUTS };
+
+typedef struct {
+  /* by GRAFT_GROUP_NORM_FUSION_*; SHAPE is NULL when the Reshape back
+   * reads Shape (x) */
+  GraftValue *inputs[GRAFT_GROUP_NORM_FUSION_N_INPUTS];
+  GraftNode *instance_norm;
+  GraftNode *reshape_back;
+  gboolean silu;
+  /* in order: Reshape, InstanceNormalization, Reshape, Mul, Add, and
+   * with silu Sigmoid and Mul (the last gives the fused output) */
+  guint n_nodes;
+  GraftNode *nodes[7];
+} GraftGroupNormFusion;
+
+/* Matches the pattern that Reshape node `reshape` opens; every value in
+ * between has one reader in the pattern, in the same graph, and is not a
+ * graph output. The kernel checks the shapes: groups of whole channels,
+ * the Reshape back restoring x's shape, per-channel scale and shift. */
+gboolean graft_group_norm_fusion_match (GraftNode *reshape, GraftGroupNormFusion *f);
+
 G_END_DECLS

@@ -905,7 +905,8 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
  * first one), and ConvInteger → Cast → Mul → [Add] [→ Add] [→ Relu]
- * (quantize_dynamic's convolutions). */
+ * (quantize_dynamic's convolutions), and Reshape → InstanceNormalization
+ * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
@@ -915,9 +916,11 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
   const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
   const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
   const GraftOpSchema *conv_integer_float = graft_op_registry_lookup (GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1);
+  const GraftOpSchema *group_norm = graft_op_registry_lookup (GRAFT_GROUP_NORM_FUSION_OP, 1);
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftAttentionFusion f;
+      GraftGroupNormFusion norm;
       GraftPointwiseDepthwiseFusion conv;
       GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
@@ -942,6 +945,10 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                                           GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
                                           step_of_node)) != NULL)
         pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, step_of_node);
+      else if (group_norm && graft_group_norm_fusion_match (plan->steps[i].node, &norm) &&
+               (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
+                                          norm.nodes, norm.n_nodes, step_of_node)) != NULL)
+        pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, step_of_node);
       else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
         {
           /* without the second Add (and its Relu) when its other operand

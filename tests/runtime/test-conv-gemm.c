@@ -7,7 +7,8 @@
  * offsets (of x or of its parity planes), pointwise panels read in
  * place, strides 1–3, dilation, asymmetric padding, groups, deep filters
  * that are split into K blocks, Winograd tiles in blocks spread over the
- * threads and a fused residual, depthwise rows with and without unmasked
+ * threads and a fused residual, windows whose outer taps read only
+ * padding (dropped), maps narrower than a sliver, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
  * initializers). */
@@ -83,6 +84,14 @@ static const ConvCase cases[] = {
   { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
   { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
   { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  /* maps narrower than a sliver: the images side by side as one */
+  { 2, 12, 30, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Clip", TRUE },   /* 2 × 16 pixels, groups, residual */
+  { 3, 8, 10, 7, 7, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu" },           /* stride 2 to 4×4, batch 3 */
+  { 2, 50, 40, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE },      /* RegNet's 2×2 maps: 8 pixels in all */
+  /* taps that read only padding for every output, dropped (DeepLabV3's atrous pyramid at small inputs) */
+  { 2, 16, 24, 4, 4, 3, 3, 1, 12, 12, 12, 12, 12, 1, "Relu", TRUE }, /* only the centre tap reads: 1×1 */
+  { 1, 6, 10, 6, 7, 5, 3, 1, 2, 0, 2, 8, 2, 1, "Clip" },            /* the last two rows of taps below the map */
+  { 2, 8, 8, 3, 3, 3, 3, 1, 4, 4, 4, 4, 4, 2, NULL },               /* groups */
   /* depthwise 3×3 (AVX2: unrolled taps, edge vectors through a small buffer) */
   { 2, 3, 3, 9, 41, 3, 3, 1, 1, 1, 0, 1, 2, 3, "Clip" },     /* asymmetric pads, one output past the last vector */
   { 1, 4, 4, 7, 66, 3, 3, 2, 1, 0, 0, 1, 1, 4, "Relu" },     /* stride 2, padding after only (even width) */

@@ -913,11 +913,84 @@ test_rms_normalization (void)
   builder_clear (&b);
 }
 
+/* Slice copies runs of consecutive values where the trailing axes are
+ * kept whole (a channel slice copies planes), value by value elsewhere:
+ * both against direct indexing, on steps of 1, 2 and -1 along the
+ * channels, a cut of the last axis, two axes at once and an int64 tensor. */
+static void
+test_slice_runs (void)
+{
+  static const struct {
+    gint64 n_axes, starts[2], ends[2], axes[2], steps[2];
+  } slices[] = {
+    { 1, { 0 }, { 3 }, { 1 }, { 1 } },                /* GhostNet's x[:, :3] */
+    { 1, { 1 }, { 6 }, { 1 }, { 2 } },                /* every other channel: runs of one plane */
+    { 1, { 4 }, { -100 }, { 1 }, { -1 } },            /* reversed channels */
+    { 1, { 1 }, { 3 }, { -1 }, { 1 } },               /* a cut of the last axis */
+    { 2, { 2, 1 }, { 5, 3 }, { 1, 2 }, { 1, 1 } },    /* channels and rows: runs of whole rows */
+    { 2, { 0, 1 }, { 1, 1000 }, { 0, 3 }, { 1, 1 } }, /* one image, a cut of the columns */
+  };
+  gint64 dims[] = { 2, 6, 3, 4 }, strides[] = { 72, 12, 4, 1 };
+  for (int as_int64 = 0; as_int64 < 2; as_int64++)
+    for (guint k = 0; k < G_N_ELEMENTS (slices); k++)
+      {
+        Builder b;
+        builder_init (&b, 13);
+        GraftDType dtype = as_int64 ? GRAFT_DTYPE_INT64 : GRAFT_DTYPE_FLOAT32;
+        gint64 n = slices[k].n_axes;
+        add_input (b.graph, "x", dtype, 4, dims);
+        const char *names[] = { "starts", "ends", "axes", "steps" };
+        for (int i = 0; i < 4; i++)
+          add_input (b.graph, names[i], GRAFT_DTYPE_INT64, 1, &n);
+        add_node (b.graph, "Slice", IN ("x", "starts", "ends", "axes", "steps"), IN ("y"));
+        add_output (b.graph, "y");
+        gint64 values[144];
+        for (int i = 0; i < 144; i++)
+          values[i] = i * 7 - 50;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_typed (dtype, 4, dims, values),
+                                        "starts", tensor_typed (GRAFT_DTYPE_INT64, 1, &n, slices[k].starts),
+                                        "ends", tensor_typed (GRAFT_DTYPE_INT64, 1, &n, slices[k].ends),
+                                        "axes", tensor_typed (GRAFT_DTYPE_INT64, 1, &n, slices[k].axes),
+                                        "steps", tensor_typed (GRAFT_DTYPE_INT64, 1, &n, slices[k].steps), NULL);
+        g_assert_no_error (error);
+        /* each axis's start, step and length, by the ONNX rules for these slices */
+        gint64 start[4] = { 0 }, step[4] = { 1, 1, 1, 1 }, len[4] = { 2, 6, 3, 4 };
+        for (gint64 i = 0; i < n; i++)
+          {
+            int a = (slices[k].axes[i] + 4) % 4;
+            gint64 st = slices[k].steps[i], d = dims[a];
+            gint64 s0 = slices[k].starts[i] < 0 ? slices[k].starts[i] + d : slices[k].starts[i];
+            gint64 e0 = slices[k].ends[i] < 0 ? slices[k].ends[i] + d : slices[k].ends[i];
+            s0 = st > 0 ? CLAMP (s0, 0, d) : CLAMP (s0, 0, d - 1);
+            e0 = st > 0 ? CLAMP (e0, 0, d) : CLAMP (e0, -1, d - 1);
+            start[a] = s0;
+            step[a] = st;
+            len[a] = st > 0 ? MAX (0, (e0 - s0 + st - 1) / st) : MAX (0, (s0 - e0 - st - 1) / -st);
+          }
+        GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->dtype, ==, dtype);
+        g_assert_cmpint (y->numel, ==, len[0] * len[1] * len[2] * len[3]);
+        gint64 o = 0;
+        for (gint64 i0 = 0; i0 < len[0]; i0++)
+          for (gint64 i1 = 0; i1 < len[1]; i1++)
+            for (gint64 i2 = 0; i2 < len[2]; i2++)
+              for (gint64 i3 = 0; i3 < len[3]; i3++, o++)
+                {
+                  gint64 at = (start[0] + i0 * step[0]) * strides[0] + (start[1] + i1 * step[1]) * strides[1] +
+                              (start[2] + i2 * step[2]) * strides[2] + (start[3] + i3 * step[3]) * strides[3];
+                  g_assert_cmpint (graft_rt_tensor_get_i64 (y, o), ==, values[at]);
+                }
+        builder_clear (&b);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);
   g_test_add_func ("/runtime/narrow-dtypes", test_narrow_dtypes);

@@ -45,6 +45,9 @@ typedef void (*RowFunc) (const float *x, float *y, gint64 n);
 static void gelu_erf (const float *x, float *y, gint64 n) { graft_vm_gelu (x, y, n, FALSE); }
 static void gelu_tanh (const float *x, float *y, gint64 n) { graft_vm_gelu (x, y, n, TRUE); }
 
+static double ref_sigmoid (double x) { return 1 / (1 + exp (-x)); }
+static void silu_row (const float *x, float *y, gint64 n) { graft_vm_affine (x, y, n, 0, 1, 0, TRUE); }
+static double ref_silu (double x) { return x / (1 + exp (-x)); }
 static double ref_gelu_erf (double x) { return 0.5 * x * (1 + erf (x / G_SQRT2)); }
 static double ref_gelu_tanh (double x) { return 0.5 * x * (1 + tanh (sqrt (2 / G_PI) * (x + 0.044715 * x * x * x))); }
 
@@ -62,6 +65,9 @@ static const ElementwiseCase elementwise_cases[] = {
   /* for x ≪ 0 GELU is x times 1 + erf (tanh) ≈ 0, where the float sum cancels */
   { "gelu-erf", gelu_erf, ref_gelu_erf, 8, 1e-6, 1e-6 },
   { "gelu-tanh", gelu_tanh, ref_gelu_tanh, 8, 1e-6, 1e-6 },
+  { "sigmoid", graft_vm_sigmoid, ref_sigmoid, 100, 1e-37, 4e-7 },
+  /* x·sigmoid(x) for x ≪ 0 is x·e^x, a float product of two roundings, 0 where e^x is below the normal floats */
+  { "silu", silu_row, ref_silu, 100, 1e-35, 6e-7 },
 };
 
 /* The level under test, then the portable variant on the same row: the
@@ -184,6 +190,55 @@ test_normalize (gconstpointer data)
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
+/* graft_vm_moments over rows longer than its blocks (64 values a lane) too, and
+ * graft_vm_affine normalising with them, against double sums; the level
+ * under test against the portable variant. */
+static void
+test_moments (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (17);
+  static const gint64 long_lengths[] = { 0, 1, 7, 9, 17, 63, 64, 65, 511, 512, 1025, 2047, 6151 };
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint l = 0; l < G_N_ELEMENTS (long_lengths); l++)
+    for (int silu = 0; silu < 2; silu++)
+      {
+        gint64 n = long_lengths[l];
+        g_autofree float *x = random_row (rng, n, 3, FALSE);
+        g_autofree float *y = g_new (float, MAX (n, 1)), *portable = g_new (float, MAX (n, 1));
+        for (gint64 k = 0; k < n; k++)
+          x[k] += 40;   /* an offset mean: a one-pass variance would lose digits */
+        float mean, inv_std, portable_mean, portable_inv;
+        graft_simd_set_max_level (level);
+        graft_vm_moments (x, n, 1e-5f, &mean, &inv_std);
+        graft_vm_affine (x, y, n, mean, inv_std * 1.5f, 0.25f, silu);
+        graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+        graft_vm_moments (x, n, 1e-5f, &portable_mean, &portable_inv);
+        graft_vm_affine (x, portable, n, portable_mean, portable_inv * 1.5f, 0.25f, silu);
+        double sum = 0, sq = 0;
+        for (gint64 k = 0; k < n; k++)
+          sum += x[k];
+        double want_mean = n ? sum / n : 0;
+        for (gint64 k = 0; k < n; k++)
+          sq += (x[k] - want_mean) * (x[k] - want_mean);
+        double want_inv = 1 / sqrt ((n ? sq / n : 0) + 1e-5);
+        assert_close ("mean", 0, 0, mean, want_mean, 1e-6, 1e-6);
+        assert_close ("inv_std", 0, 0, inv_std, want_inv, 0, 2e-6);
+        assert_close ("portable mean", 0, 0, mean, portable_mean, 0, 1e-6);
+        /* the float mean is within half an ulp of 40: that times the scale */
+        double atol = 2e-6 * want_inv * 1.5 + 1e-6;
+        for (gint64 k = 0; k < n; k++)
+          {
+            double v = (x[k] - want_mean) * want_inv * 1.5 + 0.25;
+            assert_close (silu ? "normalised silu" : "normalised", k, x[k], y[k], silu ? v / (1 + exp (-v)) : v,
+                          atol, 1e-5);
+            assert_close ("against portable", k, x[k], y[k], portable[k], atol, 1e-5);
+          }
+      }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,6 +252,8 @@ main (int argc, char **argv)
       g_test_add_data_func (elementwise, GINT_TO_POINTER (level), test_elementwise);
       g_test_add_data_func (softmax, GINT_TO_POINTER (level), test_softmax);
       g_test_add_data_func (normalize, GINT_TO_POINTER (level), test_normalize);
+      g_autofree char *moments = g_strdup_printf ("/vector-math/moments/%s", name);
+      g_test_add_data_func (moments, GINT_TO_POINTER (level), test_moments);
     }
   return g_test_run ();
 }

@@ -1272,11 +1272,64 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
  * widths and a thread slowed by another process): the pixels, or the
  * filter panels when there are more output channels than pixels (small
  * maps: then each thread reads only its part of the filter). */
+static gboolean pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+                           const GraftConvGemmArgs *args, GError **error);
+
+/* planes [N, C, hw] ⇄ rows [C, N·hw]: each channel's images side by side */
+static void
+images_side_by_side (const float *planes, float *rows, gint64 N, gint64 C, gint64 hw, gboolean back)
+{
+  for (gint64 n = 0; n < N; n++)
+    for (gint64 c = 0; c < C; c++)
+      {
+        float *plane = (float *) planes + (n * C + c) * hw, *row = rows + (c * N + n) * hw;
+        if (back)
+          memcpy (plane, row, hw * sizeof (float));
+        else
+          memcpy (row, plane, hw * sizeof (float));
+      }
+}
+
+/* Maps narrower than a sliver (RegNet's and MobileNet's last stages: 2×2
+ * to 4×4 at batch 2) as one image of N·hw pixels: x [N, C, hw] copied to
+ * [C, N·hw] (and the residual the same way), y computed as [M, N·hw] and
+ * copied back, so that every pass over the filter serves all the images
+ * in full-width slivers instead of one narrow sliver per image
+ * (tv_regnet_y_400mf at batch 2, one thread, AVX2: 8.9-9.4 → 8.5 ms CPU
+ * time per run). */
+static gboolean
+pointwise_side_by_side (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+                        const GraftConvGemmArgs *args, gint64 hw, GError **error)
+{
+  gint64 N = args->N, C = args->C, M = args->M, wide = N * hw;
+  g_autoptr(GraftRtTensor) scratch =
+    graft_kernel_scratch (ctx, (gsize) (C + M * (args->residual ? 2 : 1)) * wide * sizeof (float), error);
+  if (scratch == NULL)
+    return FALSE;
+  float *x = scratch->data, *y = x + C * wide, *residual = args->residual ? y + M * wide : NULL;
+  images_side_by_side (args->x, x, N, C, hw, FALSE);
+  if (residual)
+    images_side_by_side (args->residual, residual, N, M, hw, FALSE);
+  GraftWindow one = { 2, { 1, wide }, { 1, wide }, { 1, 1 }, { 1, 1 }, { 1, 1 } };
+  GraftConvGemmArgs wide_args = *args;
+  wide_args.x = x;
+  wide_args.y = y;
+  wide_args.residual = residual;
+  wide_args.N = 1;
+  wide_args.w = &one;
+  if (!pointwise (ctx, isa, filter, &wide_args, error))
+    return FALSE;
+  images_side_by_side (args->y, y, N, M, hw, TRUE);
+  return TRUE;
+}
+
 static gboolean
 pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
-           const GraftConvGemmArgs *args)
+           const GraftConvGemmArgs *args, GError **error)
 {
   gint64 hw = args->w->in[0] * args->w->in[1], threads = MAX (graft_kernel_get_n_threads (ctx), 1);
+  if (args->N > 1 && hw < isa->pointwise_cols)
+    return pointwise_side_by_side (ctx, isa, filter, args, hw, error);
   PointwiseJob job = { filter, args };
   job.hw = hw;
   job.sliver_cols = isa->pointwise_cols;
@@ -1359,7 +1412,7 @@ strided_pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftP
   GraftConvGemmArgs flat_args = *args;
   flat_args.x = sub->data;
   flat_args.w = &flat;
-  return pointwise (ctx, isa, filter, &flat_args);
+  return pointwise (ctx, isa, filter, &flat_args, error);
 }
 
 /* The micro-kernels for the SIMD level (runtime/simd.h); NULL where
@@ -1401,7 +1454,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
       w = &flat;
       job.direct = TRUE;
       if (job.isa->pointwise)
-        return pointwise (ctx, job.isa, filter, args);
+        return pointwise (ctx, job.isa, filter, args, error);
     }
   else if (window_is_pointwise (w) && job.isa->pointwise)
     return strided_pointwise (ctx, job.isa, filter, args, error);

@@ -814,6 +814,107 @@ as_f32 (GraftRtTensor *t, GraftRtTensor **owned, GError **error)
   return *owned;
 }
 
+/* The taps [lo, hi] of axis d of w that read the input for some output
+ * (the others only ever read padding); FALSE when none does. */
+static gboolean
+window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi)
+{
+  *lo = -1;
+  for (gint64 k = 0; k < w->kernel[d]; k++)
+    {
+      gint64 c0 = k * w->dilation[d] - w->pad_begin[d];
+      gint64 first = c0 >= 0 ? 0 : (-c0 + w->stride[d] - 1) / w->stride[d];
+      if (first < w->out[d] && first * w->stride[d] + c0 < w->in[d])
+        {
+          if (*lo < 0)
+            *lo = k;
+          *hi = k;
+        }
+    }
+  return *lo >= 0;
+}
+
+/* A 2-D window without the rows and columns of taps that read only
+ * padding for every output: a dilation as wide as the map (DeepLabV3's
+ * atrous pyramid, dilations 12-36 over a 4×4 map at small inputs, where
+ * only the centre tap reads the map) leaves a smaller window over the
+ * same outputs. *trimmed gets it and weight [M, Cg, kh, kw] the taps
+ * kept; NULL when every tap reads (or none does). */
+static float *
+trim_padding_taps (const GraftWindow *w, const float *weight, gint64 M, gint64 Cg, GraftWindow *trimmed)
+{
+  gint64 lo[2], hi[2];
+  if (w->n != 2 || !window_taps_read (w, 0, &lo[0], &hi[0]) || !window_taps_read (w, 1, &lo[1], &hi[1]) ||
+      (lo[0] == 0 && lo[1] == 0 && hi[0] == w->kernel[0] - 1 && hi[1] == w->kernel[1] - 1))
+    return NULL;
+  *trimmed = *w;
+  for (int d = 0; d < 2; d++)
+    {
+      trimmed->kernel[d] = hi[d] - lo[d] + 1;
+      trimmed->pad_begin[d] = w->pad_begin[d] - lo[d] * w->dilation[d];
+      trimmed->pad_end[d] = w->pad_end[d] - (w->kernel[d] - 1 - hi[d]) * w->dilation[d];
+      /* the same coordinates for every output: a cut of the map itself is no padding left */
+      if (trimmed->pad_begin[d] < 0 || trimmed->pad_end[d] < 0)
+        return NULL;
+    }
+  gint64 kh = trimmed->kernel[0], kw = trimmed->kernel[1];
+  float *kept = g_new (float, M * Cg * kh * kw);
+  for (gint64 mc = 0; mc < M * Cg; mc++)
+    for (gint64 i = 0; i < kh; i++)
+      memcpy (kept + (mc * kh + i) * kw, weight + (mc * w->kernel[0] + lo[0] + i) * w->kernel[1] + lo[1],
+              kw * sizeof (float));
+  return kept;
+}
+
+/* A window's taps that read the map (trim_padding_taps), their weights
+ * and, for the packed GEMM, their packed filter: kept on the step while
+ * the weights are constant, so that a run neither copies the weights
+ * nor packs them again. */
+typedef struct {
+  GraftWindow window, trimmed;
+  gint64 M, Cg, group;
+  float *kept;
+  GraftPackedFilter *filter;   /* NULL: conv2d_f32 runs on kept */
+} TrimmedConv;
+
+static void
+trimmed_conv_free (TrimmedConv *t)
+{
+  g_free (t->kept);
+  g_clear_pointer (&t->filter, graft_packed_filter_free);
+  g_free (t);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TrimmedConv, trimmed_conv_free)
+
+static const TrimmedConv *
+trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *weight, gint64 C, gint64 M,
+                  gint64 group, TrimmedConv **owned)
+{
+  *owned = NULL;
+  TrimmedConv *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) trimmed_conv_free);
+  if (cached && cached->M == M && cached->Cg == C / group && cached->group == group &&
+      graft_window_equal (&cached->window, w))
+    return cached;
+  TrimmedConv *t = g_new0 (TrimmedConv, 1);
+  t->kept = trim_padding_taps (w, weight, M, C / group, &t->trimmed);
+  if (t->kept == NULL)
+    {
+      trimmed_conv_free (t);
+      return NULL;
+    }
+  t->window = *w;
+  t->M = M;
+  t->Cg = C / group;
+  t->group = group;
+  if (graft_conv_gemm_supports (&t->trimmed) && !takes_depthwise (C, M, group, &t->trimmed))
+    t->filter = graft_packed_filter_new (t->kept, group, M / group,
+                                         t->Cg * t->trimmed.kernel[0] * t->trimmed.kernel[1]);
+  if (!graft_kernel_derived_keep (ctx, weight, t, (GDestroyNotify) trimmed_conv_free))
+    *owned = t;
+  return t;
+}
+
 static gboolean
 kernel_conv (GraftKernelContext *ctx, GError **error)
 {
@@ -845,7 +946,18 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
       graft_kernel_take_residual (ctx);
       residual = res->data;
     }
-  if (!conv2d_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, residual, error))
+  g_autoptr(TrimmedConv) owned = NULL;
+  const TrimmedConv *trim = trimmed_conv_for (ctx, &w, wt->data, C, M, group, &owned);
+  if (trim && trim->filter)
+    {
+      GraftConvGemmArgs args = { x->data, y->data, b ? b->data : NULL, residual, N, C, M, group, &trim->trimmed,
+                                 FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      if (!graft_conv_gemm (ctx, trim->filter, &args, error))
+        return FALSE;
+    }
+  else if (!conv2d_f32 (ctx, x->data, trim ? trim->kept : wt->data, b ? b->data : NULL, y->data, N, C, M, group,
+                        trim ? &trim->trimmed : &w, residual, error))
     return FALSE;
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {

@@ -3,6 +3,7 @@
  * MeanVarianceNormalization, LpNormalization. Statistics are accumulated in double. */
 #include <math.h>
 #include <string.h>
+#include "runtime/fusion-patterns.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/vector-math.h"
 
@@ -144,6 +145,57 @@ normalize_groups (const GraftRtTensor *x, GraftRtTensor *y, gint64 groups, gint6
     }
 }
 
+/* float32 [N, C, spatial] in groups of C / groups whole channels (one
+ * channel each for InstanceNormalization): each group's mean and
+ * 1/sqrt(var + eps) (graft_vm_moments), then per channel one pass of
+ * y = (x - mean)·a + b [then SiLU] folding the normalisation with an optional
+ * per-group affine (InstanceNormalization's scale and B, before the
+ * GroupNorm's) and an optional per-channel one. */
+typedef struct {
+  const float *x;
+  float *y;
+  const float *group_scale, *group_bias;       /* `groups` values each, or NULL: 1 and 0 */
+  const float *channel_scale, *channel_bias;   /* C values each, or NULL */
+  gint64 C, groups, spatial;
+  float eps;
+  gboolean silu;
+} GroupNormJob;
+
+static void
+group_norm_task (gint64 index, gpointer data)
+{
+  const GroupNormJob *job = data;
+  gint64 g = index % job->groups, per_group = job->C / job->groups;
+  const float *x = job->x + index * per_group * job->spatial;
+  float *y = job->y + index * per_group * job->spatial;
+  float mean, inv;
+  graft_vm_moments (x, per_group * job->spatial, job->eps, &mean, &inv);
+  float a = inv * (job->group_scale ? job->group_scale[g] : 1.0f);
+  float b = job->group_bias ? job->group_bias[g] : 0.0f;
+  for (gint64 k = 0; k < per_group; k++)
+    {
+      gint64 c = g * per_group + k;
+      float s = job->channel_scale ? job->channel_scale[c] : 1.0f;
+      float t = job->channel_bias ? job->channel_bias[c] : 0.0f;
+      graft_vm_affine (x + k * job->spatial, y + k * job->spatial, job->spatial, mean, a * s, b * s + t, job->silu);
+    }
+}
+
+static void
+group_norm_f32 (GraftKernelContext *ctx, const GroupNormJob *job, gint64 N)
+{
+  graft_kernel_parallel_for (ctx, N * job->groups, group_norm_task, (gpointer) job);
+}
+
+static gboolean
+all_float32 (GraftRtTensor *const *tensors, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (tensors[i] && (tensors[i]->kind != GRAFT_RT_TENSOR || tensors[i]->dtype != GRAFT_DTYPE_FLOAT32))
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 kernel_instance_norm (GraftKernelContext *ctx, GError **error)
 {
@@ -151,8 +203,20 @@ kernel_instance_norm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  if (x->rank < 2)
+    return graft_kernel_fail (error, "input must have rank >= 2");
   gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
-  normalize_groups (x, y, N * C, spatial, graft_node_attr_float (ctx->node, "epsilon", 1e-5), NULL, NULL);
+  if (scale->numel != C || bias->numel != C)
+    return graft_kernel_fail (error, "scale and B must have %" G_GINT64_FORMAT " values", C);
+  double eps = graft_node_attr_float (ctx->node, "epsilon", 1e-5);
+  GraftRtTensor *tensors[] = { x, scale, bias, y };
+  if (all_float32 (tensors, G_N_ELEMENTS (tensors)))
+    {
+      GroupNormJob job = { x->data, y->data, scale->data, bias->data, NULL, NULL, C, MAX (C, 1), spatial, eps, FALSE };
+      group_norm_f32 (ctx, &job, C > 0 ? N : 0);
+      return TRUE;
+    }
+  normalize_groups (x, y, N * C, spatial, eps, NULL, NULL);
   for (gint64 i = 0; i < y->numel; i++)
     {
       gint64 c = (i / MAX (spatial, 1)) % C;
@@ -341,9 +405,24 @@ kernel_group_norm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
   if (y == NULL)
     return FALSE;
+  if (x->rank < 2)
+    return graft_kernel_fail (error, "input must have rank >= 2");
   gint64 N = x->dims[0], C = x->dims[1], spatial = graft_dims_product (x->dims, 2, x->rank);
   if (groups <= 0 || C % groups != 0)
     return graft_kernel_fail (error, "%" G_GINT64_FORMAT " channels do not divide into %" G_GINT64_FORMAT " groups", C, groups);
+  /* per channel from opset 21, per group in opset 18 */
+  if ((scale->numel != C && scale->numel != groups) || bias->numel != scale->numel)
+    return graft_kernel_fail (error, "scale and bias must have %" G_GINT64_FORMAT " values", C);
+  GraftRtTensor *tensors[] = { x, scale, bias, y };
+  if (all_float32 (tensors, G_N_ELEMENTS (tensors)))
+    {
+      gboolean per_channel = scale->numel == C;
+      GroupNormJob job = { x->data, y->data, per_channel ? NULL : scale->data, per_channel ? NULL : bias->data,
+                           per_channel ? scale->data : NULL, per_channel ? bias->data : NULL, C, groups, spatial, eps,
+                           FALSE };
+      group_norm_f32 (ctx, &job, N);
+      return TRUE;
+    }
   normalize_groups (x, y, N * groups, C / groups * spatial, eps, NULL, NULL);
   for (gint64 i = 0; i < y->numel; i++)
     {
@@ -352,6 +431,108 @@ kernel_group_norm (GraftKernelContext *ctx, GError **error)
       graft_rt_tensor_set_f64 (y, i, graft_rt_tensor_get_f64 (y, i) * graft_rt_tensor_get_f64 (scale, sc) +
                                      graft_rt_tensor_get_f64 (bias, sc));
     }
+  return TRUE;
+}
+
+/* t holds one value per channel of a tensor of `rank` axes, axis 1 being
+ * its C channels, as a Mul or Add broadcasts it ([C, 1, 1] for NCHW), or
+ * a single value: *per_channel says which. */
+static gboolean
+broadcasts_per_channel (const GraftRtTensor *t, int rank, gint64 C, gboolean *per_channel)
+{
+  if (t->rank > rank)
+    return FALSE;
+  *per_channel = FALSE;
+  for (int d = 0; d < t->rank; d++)
+    {
+      int axis = rank - t->rank + d;
+      if (t->dims[d] == 1)
+        continue;
+      if (axis != 1 || t->dims[d] != C)
+        return FALSE;
+      *per_channel = TRUE;
+    }
+  return *per_channel || t->numel == 1;
+}
+
+/* The shape `spec` (a Reshape's, allowzero as given) gives a tensor of
+ * `from` dims (n_from axes) and numel values: FALSE unless it is `want`. */
+static gboolean
+reshape_gives (const GraftRtTensor *spec, gboolean allowzero, const gint64 *from, int n_from, gint64 numel,
+               const gint64 *want, int n_want)
+{
+  gint64 dims[GRAFT_RT_MAX_RANK], n, known = 1;
+  int infer = -1;
+  if (!graft_rt_tensor_read_ints (spec, dims, GRAFT_RT_MAX_RANK, &n) || n != n_want)
+    return FALSE;
+  for (int d = 0; d < n; d++)
+    {
+      if (dims[d] == 0 && !allowzero)
+        {
+          if (d >= n_from)
+            return FALSE;
+          dims[d] = from[d];
+        }
+      if (dims[d] == -1 && infer < 0)
+        infer = d;
+      else if (dims[d] < 0)
+        return FALSE;
+      else
+        known *= dims[d];
+    }
+  if (infer >= 0)
+    {
+      if (known == 0 || numel % known != 0)
+        return FALSE;
+      dims[infer] = numel / known;
+    }
+  return memcmp (dims, want, sizeof (gint64) * n) == 0;
+}
+
+/* graft::GroupNorm (fusion-patterns.h): declines (no output: the nodes
+ * run) anything but float32 tensors, groups of whole channels, the
+ * Reshape back restoring x's shape and a per-channel scale and shift. */
+static gboolean
+kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
+{
+  GraftGroupNormFusion f;
+  if (!graft_group_norm_fusion_match (ctx->node, &f))
+    return TRUE;
+  GraftRtTensor *x = ctx->inputs[GRAFT_GROUP_NORM_FUSION_X];
+  GraftRtTensor *grouped_shape = ctx->inputs[GRAFT_GROUP_NORM_FUSION_GROUPED_SHAPE];
+  GraftRtTensor *group_scale = ctx->inputs[GRAFT_GROUP_NORM_FUSION_GROUP_SCALE];
+  GraftRtTensor *group_bias = ctx->inputs[GRAFT_GROUP_NORM_FUSION_GROUP_BIAS];
+  GraftRtTensor *shape = graft_kernel_input (ctx, GRAFT_GROUP_NORM_FUSION_SHAPE);
+  GraftRtTensor *scale = ctx->inputs[GRAFT_GROUP_NORM_FUSION_SCALE], *bias = ctx->inputs[GRAFT_GROUP_NORM_FUSION_BIAS];
+  GraftRtTensor *floats[] = { x, group_scale, group_bias, scale, bias };
+  if (x == NULL || grouped_shape == NULL || group_scale == NULL || group_bias == NULL || scale == NULL ||
+      bias == NULL || !all_float32 (floats, G_N_ELEMENTS (floats)) || x->rank < 2 || x->numel == 0)
+    return TRUE;
+  gint64 N = x->dims[0], C = x->dims[1], groups = group_scale->numel;
+  if (groups <= 0 || C % groups != 0 || group_bias->numel != groups)
+    return TRUE;
+  gint64 grouped[3] = { N, groups, x->numel / MAX (N * groups, 1) };
+  gboolean scale_per_channel, bias_per_channel;
+  if (!reshape_gives (grouped_shape, graft_node_attr_int (ctx->node, "allowzero", 0), x->dims, x->rank, x->numel,
+                      grouped, 3) ||
+      (shape && !reshape_gives (shape, graft_node_attr_int (f.reshape_back, "allowzero", 0), grouped, 3, x->numel,
+                                x->dims, x->rank)) ||
+      !broadcasts_per_channel (scale, x->rank, C, &scale_per_channel) ||
+      !broadcasts_per_channel (bias, x->rank, C, &bias_per_channel))
+    return TRUE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  g_autofree float *channel_scale = g_new (float, C), *channel_bias = g_new (float, C);
+  for (gint64 c = 0; c < C; c++)
+    {
+      channel_scale[c] = graft_cf32 (scale)[scale_per_channel ? c : 0];
+      channel_bias[c] = graft_cf32 (bias)[bias_per_channel ? c : 0];
+    }
+  GroupNormJob job = { x->data, y->data, group_scale->data, group_bias->data, channel_scale, channel_bias, C, groups,
+                       graft_dims_product (x->dims, 2, x->rank),
+                       graft_node_attr_float (f.instance_norm, "epsilon", 1e-5), f.silu };
+  group_norm_f32 (ctx, &job, N);
   return TRUE;
 }
 
@@ -482,5 +663,7 @@ const GraftOpSchema graft_ops_norm[] = {
   NORM ("LRN", 1, graft_infer_same_as_input, kernel_lrn, "X", "Y"),
   NORM ("MeanVarianceNormalization", 9, graft_infer_same_as_input, kernel_mvn, "X", "Y"),
   NORM ("LpNormalization", 1, graft_infer_same_as_input, kernel_lp_norm, "input", "output"),
+  { GRAFT_GROUP_NORM_FUSION_OP, 1, 0, graft_infer_same_as_input, kernel_group_norm_fusion, 0,
+    "X grouped_shape group_scale group_bias shape scale bias", "Y" },
   { NULL }
 };

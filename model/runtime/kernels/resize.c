@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/simd-target.h"
 
 /* 4 taps suffice without antialias; an antialiased downscale by s needs
  * about 4 / s (cubic). */
@@ -324,6 +325,207 @@ axis_taps (GraftNode *node, gboolean upsample, gint64 in_len, gint64 out_len, do
     }
 }
 
+/* ---- float32 planes ----
+ * When only the last two axes change (the others' taps are the identity)
+ * and no tap extrapolates, each [H, W] plane is resized separably: an
+ * input row is interpolated along W once into a cache of the rows the
+ * current output row reads, and each output row is the weighted sum of
+ * its cached rows (one vector multiply-add per tap). Nearest rows
+ * gather once and repeat the row above when they read the same input
+ * row. Sums in float, in the order of the taps. */
+
+/* the rows an output row reads at most (cubic reads 4, antialiased
+ * downscaling more: those take the general path) */
+#define PLANE_CACHE_ROWS 8
+
+typedef struct {
+  const float *x;
+  float *y;
+  gint64 planes, H, W, OH, OW, planes_per_task;
+  const Taps *rows;
+  int col_taps;                   /* taps per output column */
+  const gint64 *col_index;        /* [OW][col_taps] */
+  const float *col_weight;        /* [OW][col_taps] */
+  gboolean nearest;               /* one tap of weight 1 on both axes */
+  void (*gather) (const float *src, float *dst, gint64 OW, int col_taps, const gint64 *index, const float *weight);
+  void (*accumulate) (float *y, const float *row, gint64 n, float w, gboolean first);
+} PlaneJob;
+
+static inline __attribute__ ((always_inline)) void
+gather_body (const float *src, float *dst, gint64 OW, int col_taps, const gint64 *index, const float *weight)
+{
+  if (col_taps == 1)
+    for (gint64 o = 0; o < OW; o++)
+      dst[o] = src[index[o]] * weight[o];
+  else if (col_taps == 2)
+    for (gint64 o = 0; o < OW; o++)
+      dst[o] = src[index[2 * o]] * weight[2 * o] + src[index[2 * o + 1]] * weight[2 * o + 1];
+  else
+    for (gint64 o = 0; o < OW; o++)
+      {
+        float acc = 0;
+        for (int k = 0; k < col_taps; k++)
+          acc += src[index[o * col_taps + k]] * weight[o * col_taps + k];
+        dst[o] = acc;
+      }
+}
+
+static inline __attribute__ ((always_inline)) void
+accumulate_body (float *restrict y, const float *restrict row, gint64 n, float w, gboolean first)
+{
+  if (first)
+    for (gint64 i = 0; i < n; i++)
+      y[i] = row[i] * w;
+  else
+    for (gint64 i = 0; i < n; i++)
+      y[i] += row[i] * w;
+}
+
+static GRAFT_HOT_LOOP void
+gather_portable (const float *src, float *dst, gint64 OW, int col_taps, const gint64 *index, const float *weight)
+{
+  gather_body (src, dst, OW, col_taps, index, weight);
+}
+
+static GRAFT_HOT_LOOP void
+accumulate_portable (float *y, const float *row, gint64 n, float w, gboolean first)
+{
+  accumulate_body (y, row, n, w, first);
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+gather_avx2 (const float *src, float *dst, gint64 OW, int col_taps, const gint64 *index, const float *weight)
+{
+  gather_body (src, dst, OW, col_taps, index, weight);
+}
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
+accumulate_avx2 (float *y, const float *row, gint64 n, float w, gboolean first)
+{
+  accumulate_body (y, row, n, w, first);
+}
+#else
+#define gather_avx2 gather_portable
+#define accumulate_avx2 accumulate_portable
+#endif
+
+static void
+resize_plane (const PlaneJob *job, const float *x, float *y, float *cache, gint64 *cached)
+{
+  int next_slot = 0;
+  for (int s = 0; s < PLANE_CACHE_ROWS; s++)
+    cached[s] = -1;
+  for (gint64 oy = 0; oy < job->OH; oy++)
+    {
+      const Taps *t = &job->rows[oy];
+      float *out = y + oy * job->OW;
+      if (job->nearest)
+        {
+          if (oy > 0 && t->index[0] == job->rows[oy - 1].index[0])
+            memcpy (out, out - job->OW, job->OW * sizeof (float));
+          else
+            job->gather (x + t->index[0] * job->W, out, job->OW, 1, job->col_index, job->col_weight);
+          continue;
+        }
+      gboolean first = TRUE;
+      for (int k = 0; k < t->n; k++)
+        {
+          float w = t->weight[k];
+          if (w == 0 && !(first && k == t->n - 1))
+            continue;
+          int s = 0;
+          while (s < PLANE_CACHE_ROWS && cached[s] != t->index[k])
+            s++;
+          if (s == PLANE_CACHE_ROWS)
+            {
+              /* the rows come in order: the oldest slot is the one not read for longest */
+              s = next_slot;
+              next_slot = (next_slot + 1) % PLANE_CACHE_ROWS;
+              cached[s] = t->index[k];
+              job->gather (x + t->index[k] * job->W, cache + s * job->OW, job->OW, job->col_taps, job->col_index,
+                           job->col_weight);
+            }
+          job->accumulate (out, cache + s * job->OW, job->OW, w, first);
+          first = FALSE;
+        }
+    }
+}
+
+static void
+resize_planes_task (gint64 index, gpointer data)
+{
+  const PlaneJob *job = data;
+  g_autofree float *cache = job->nearest ? NULL : g_new (float, PLANE_CACHE_ROWS * job->OW);
+  gint64 cached[PLANE_CACHE_ROWS];
+  gint64 end = MIN ((index + 1) * job->planes_per_task, job->planes);
+  for (gint64 p = index * job->planes_per_task; p < end; p++)
+    resize_plane (job, job->x + p * job->H * job->W, job->y + p * job->OH * job->OW, cache, cached);
+}
+
+/* The taps of an axis left as it is: output o reads input o alone. */
+static gboolean
+taps_identity (const Taps *taps, gint64 in_len, gint64 out_len)
+{
+  if (in_len != out_len)
+    return FALSE;
+  for (gint64 o = 0; o < out_len; o++)
+    {
+      if (taps[o].outside || taps[o].index[0] != o || taps[o].weight[0] != 1)
+        return FALSE;
+      for (int k = 1; k < taps[o].n; k++)
+        if (taps[o].weight[k] != 0)
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* FALSE when the case is not one the plane path takes (nothing written). */
+static gboolean
+resize_float_planes (GraftKernelContext *ctx, const GraftRtTensor *x, GraftRtTensor *y, Taps *const *taps)
+{
+  int r = x->rank;
+  if (x->dtype != GRAFT_DTYPE_FLOAT32 || r < 2)
+    return FALSE;
+  for (int d = 0; d < r - 2; d++)
+    if (!taps_identity (taps[d], x->dims[d], y->dims[d]))
+      return FALSE;
+  gint64 H = x->dims[r - 2], W = x->dims[r - 1], OH = y->dims[r - 2], OW = y->dims[r - 1];
+  int col_taps = 1, row_taps = 1;
+  for (gint64 o = 0; o < OH; o++)
+    row_taps = MAX (row_taps, taps[r - 2][o].n);
+  for (gint64 o = 0; o < OW; o++)
+    col_taps = MAX (col_taps, taps[r - 1][o].n);
+  if (row_taps > PLANE_CACHE_ROWS || H == 0 || W == 0)
+    return FALSE;
+  for (int d = r - 2; d < r; d++)
+    for (gint64 o = 0; o < y->dims[d]; o++)
+      if (taps[d][o].outside)
+        return FALSE;
+  g_autofree gint64 *col_index = g_new0 (gint64, OW * col_taps);
+  g_autofree float *col_weight = g_new0 (float, OW * col_taps);
+  gboolean nearest = row_taps == 1 && col_taps == 1;
+  for (gint64 o = 0; o < OW; o++)
+    for (int k = 0; k < taps[r - 1][o].n; k++)
+      {
+        col_index[o * col_taps + k] = taps[r - 1][o].index[k];
+        col_weight[o * col_taps + k] = taps[r - 1][o].weight[k];
+      }
+  for (gint64 o = 0; o < OW && nearest; o++)
+    nearest = col_weight[o] == 1;
+  for (gint64 o = 0; o < OH && nearest; o++)
+    nearest = taps[r - 2][o].weight[0] == 1;
+  gboolean avx2 = graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  PlaneJob job = { x->data, y->data, graft_dims_product (x->dims, 0, r - 2), H, W, OH, OW, 1, taps[r - 2], col_taps,
+                   col_index, col_weight, nearest, avx2 ? gather_avx2 : gather_portable,
+                   avx2 ? accumulate_avx2 : accumulate_portable };
+  gint64 tasks = MIN (job.planes, (gint64) graft_kernel_get_n_threads (ctx) * 4);
+  job.planes_per_task = (job.planes + MAX (tasks, 1) - 1) / MAX (tasks, 1);
+  graft_kernel_parallel_for (ctx, (job.planes + job.planes_per_task - 1) / job.planes_per_task, resize_planes_task,
+                             &job);
+  return TRUE;
+}
+
 static gboolean
 kernel_resize (GraftKernelContext *ctx, GError **error)
 {
@@ -356,6 +558,12 @@ kernel_resize (GraftKernelContext *ctx, GError **error)
     {
       taps[d] = g_new0 (Taps, MAX (spec.out_dims[d], 1));
       axis_taps (ctx->node, upsample, x->dims[d], spec.out_dims[d], spec.scales[d], spec.roi_start[d], spec.roi_end[d], taps[d]);
+    }
+  if (resize_float_planes (ctx, x, y, taps))
+    {
+      for (int d = 0; d < x->rank; d++)
+        g_free (taps[d]);
+      return TRUE;
     }
   gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
   graft_rt_strides (x->rank, x->dims, strides);

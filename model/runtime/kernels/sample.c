@@ -170,6 +170,79 @@ grid_sample_volume (GraftKernelContext *ctx, int mode, int padding, gboolean ali
   return TRUE;
 }
 
+/* float32 GridSample, bilinear or nearest, zeros or border padding: each
+ * output point's four taps (input offset and weight; offset -1 for a tap
+ * in the zero padding or, nearest, one it does not read, which adds
+ * nothing, as in the general path) found once per image, then every
+ * channel sums them. */
+#define GRID_TAPS 4
+
+typedef struct {
+  const float *x, *grid;
+  float *y;
+  gint64 C, H, W, points;
+  int mode, padding;
+  gboolean align;
+} GridSampleJob;
+
+static void
+grid_sample_image (gint64 n, gpointer data)
+{
+  const GridSampleJob *job = data;
+  gint64 P = job->points, H = job->H, W = job->W;
+  g_autofree gint64 *index = g_new (gint64, GRID_TAPS * MAX (P, 1));
+  g_autofree float *weight = g_new (float, GRID_TAPS * MAX (P, 1));
+  for (gint64 p = 0; p < P; p++)
+    {
+      const float *g = job->grid + (n * P + p) * 2;
+      double fx = pad_coordinate (denormalize (g[0], W, job->align), W, job->padding, job->align);
+      double fy = pad_coordinate (denormalize (g[1], H, job->align), H, job->padding, job->align);
+      gint64 x0, y0;
+      double ax, ay;
+      if (job->mode == 1)
+        {
+          x0 = (gint64) nearbyint (fx);
+          y0 = (gint64) nearbyint (fy);
+          ax = ay = 0;
+        }
+      else
+        {
+          x0 = (gint64) floor (fx);
+          y0 = (gint64) floor (fy);
+          ax = fx - x0;
+          ay = fy - y0;
+        }
+      for (int k = 0; k < GRID_TAPS; k++)
+        {
+          gint64 h = y0 + k / 2, w = x0 + k % 2;
+          double wt = (k % 2 ? ax : 1 - ax) * (k / 2 ? ay : 1 - ay);
+          gboolean unread = (job->padding == 0 && (h < 0 || h >= H || w < 0 || w >= W)) || (job->mode == 1 && k > 0);
+          index[p * GRID_TAPS + k] = unread ? -1 : CLAMP (h, 0, H - 1) * W + CLAMP (w, 0, W - 1);
+          weight[p * GRID_TAPS + k] = wt;
+        }
+    }
+  for (gint64 c = 0; c < job->C; c++)
+    {
+      const float *plane = job->x + (n * job->C + c) * H * W;
+      float *out = job->y + (n * job->C + c) * P;
+      for (gint64 p = 0; p < P; p++)
+        {
+          const gint64 *i = index + p * GRID_TAPS;
+          const float *w = weight + p * GRID_TAPS;
+          if (i[0] >= 0 && i[1] >= 0 && i[2] >= 0 && i[3] >= 0)
+            out[p] = plane[i[0]] * w[0] + plane[i[1]] * w[1] + plane[i[2]] * w[2] + plane[i[3]] * w[3];
+          else
+            {
+              float v = 0;
+              for (int k = 0; k < GRID_TAPS; k++)
+                if (i[k] >= 0)
+                  v += plane[i[k]] * w[k];
+              out[p] = v;
+            }
+        }
+    }
+}
+
 static gboolean
 kernel_grid_sample (GraftKernelContext *ctx, GError **error)
 {
@@ -190,6 +263,13 @@ kernel_grid_sample (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   gint64 N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], OH = grid->dims[1], OW = grid->dims[2];
+  if (x->dtype == GRAFT_DTYPE_FLOAT32 && grid->dtype == GRAFT_DTYPE_FLOAT32 && y->dtype == GRAFT_DTYPE_FLOAT32 &&
+      m != 2 && padding != 2 && H > 0 && W > 0)
+    {
+      GridSampleJob job = { x->data, grid->data, y->data, C, H, W, OH * OW, m, padding, align };
+      graft_kernel_parallel_for (ctx, N, grid_sample_image, &job);
+      return TRUE;
+    }
   for (gint64 n = 0; n < N; n++)
     for (gint64 c = 0; c < C; c++)
       {

@@ -234,8 +234,9 @@ f32_chunk (gint64 index, gpointer data)
   else if (job->func == f_relu6)
     graft_f32_clamp (out + start, end - start, 0, 6);
   else if (job->func == f_sigmoid)
-    for (gint64 i = start; i < end; i++)
-      out[i] = 1.0f / (1.0f + expf (-in[i]));
+    graft_vm_sigmoid (in + start, out + start, end - start);
+  else if (job->func == f_silu)
+    graft_vm_affine (in + start, out + start, end - start, 0, 1, 0, TRUE);
   else if (job->func == f_erf)
     graft_vm_erf (in + start, out + start, end - start);
   else if (job->func == f_tanh)

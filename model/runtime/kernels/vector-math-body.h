@@ -99,6 +99,13 @@ VM (gelu_v) (V x, gboolean tanh_form)
   return V_FMA (half_x, f, half_x);
 }
 
+/* 1 / (1 + e^-x): 0 below -88, 1 above 17, NaN stays NaN. */
+static inline V
+VM (sigmoid_v) (V x)
+{
+  return V_DIV (V_SET1 (1.0f), V_ADD (V_SET1 (1.0f), VM (exp_v) (V_SUB (V_SET1 (0.0f), x))));
+}
+
 /* One elementwise row function per V function: whole vectors, then the
  * portable function for the tail. */
 #define VM_ROW(name, expr, tail)                                               \
@@ -120,6 +127,7 @@ VM_ROW (exp, VM (exp_v) (v), exp_v_portable (x[i]))
 VM_ROW (erf, VM (erf_v) (v), erf_v_portable (x[i]))
 VM_ROW (tanh, VM (tanh_v) (v), tanh_v_portable (x[i]))
 VM_ROW (gelu, VM (gelu_v) (v, flag), gelu_v_portable (x[i], flag))
+VM_ROW (sigmoid, VM (sigmoid_v) (v), sigmoid_v_portable (x[i]))
 #undef VM_ROW
 
 /* Sum over a row of v(x[i]), in lanes, then the lanes in double. */
@@ -232,6 +240,66 @@ VM (normalize_row) (const float *x, float *y, gint64 n, const float *scale, cons
   *inv_out = inv;
 }
 
+/* Sum of x[0..n) - center (squared when squared) in vector lanes of
+ * float, the lanes then added in double every MOMENT_BLOCK values (64 per
+ * lane) so that a long run (a group of a whole feature map) does not lose
+ * digits in float; the center (a value of the run for the mean, then the
+ * mean) keeps the float sums at the scale of the spread rather than of
+ * the mean. */
+#define MOMENT_BLOCK (64 * VW)
+
+static inline double
+VM (block_moment) (const float *x, gint64 n, float center, gboolean squared)
+{
+  V vc = V_SET1 (center);
+  double sum = 0;
+  for (gint64 start = 0; start < n; start += MOMENT_BLOCK)
+    {
+      gint64 end = MIN (start + MOMENT_BLOCK, n), i = start;
+      V acc = V_SET1 (0.0f);
+      for (; i + VW <= end; i += VW)
+        {
+          V d = V_SUB (V_LOAD (x + i), vc);
+          acc = squared ? V_FMA (d, d, acc) : V_ADD (acc, d);
+        }
+      sum += VM (lanes_sum) (acc);
+      for (; i < end; i++)
+        sum += squared ? (double) (x[i] - center) * (x[i] - center) : x[i] - center;
+    }
+  return sum;
+}
+
+static GRAFT_HOT_LOOP void
+VM (moments) (const float *x, gint64 n, float eps, float *mean_out, float *inv_out)
+{
+  float mean = n > 0 ? x[0] + VM (block_moment) (x, n, x[0], FALSE) / n : 0;
+  double sq = VM (block_moment) (x, n, mean, TRUE);
+  *mean_out = mean;
+  *inv_out = 1.0 / sqrt ((n > 0 ? sq / n : 0) + eps);
+}
+
+static GRAFT_HOT_LOOP void
+VM (affine_row) (const float *x, float *y, gint64 n, float center, float a, float b, gboolean silu)
+{
+  V vc = V_SET1 (center), va = V_SET1 (a), vb = V_SET1 (b);
+  gint64 i = 0;
+  if (silu)
+    for (; i + VW <= n; i += VW)
+      {
+        V v = V_FMA (V_SUB (V_LOAD (x + i), vc), va, vb);
+        V_STORE (y + i, V_MUL (v, VM (sigmoid_v) (v)));
+      }
+  else
+    for (; i + VW <= n; i += VW)
+      V_STORE (y + i, V_FMA (V_SUB (V_LOAD (x + i), vc), va, vb));
+  for (; i < n; i++)
+    {
+      float v = (x[i] - center) * a + b;
+      y[i] = silu ? v * sigmoid_v_portable (v) : v;
+    }
+}
+
+#undef MOMENT_BLOCK
 #undef VM_CAT2
 #undef VM_CAT
 #undef VM

@@ -177,6 +177,13 @@ graft_vm_gelu (const float *x, float *y, gint64 n, gboolean tanh_form)
   elementwise (rows, x, y, n, tanh_form);
 }
 
+void
+graft_vm_sigmoid (const float *x, float *y, gint64 n)
+{
+  static void (*const rows[3]) (const float *, float *, gint64, gboolean) = ROWS (sigmoid);
+  elementwise (rows, x, y, n, FALSE);
+}
+
 static gboolean
 softmax_row (const float *x, float *y, gint64 n, gboolean log_form)
 {
@@ -210,4 +217,16 @@ graft_vm_normalize_row (const float *x, float *y, gint64 n, const float *scale, 
                         gboolean rms, float *mean, float *inv_std)
 {
   DISPATCH (normalize_row, x, y, n, scale, bias, eps, rms, mean, inv_std)
+}
+
+void
+graft_vm_moments (const float *x, gint64 n, float eps, float *mean, float *inv_std)
+{
+  DISPATCH (moments, x, n, eps, mean, inv_std)
+}
+
+void
+graft_vm_affine (const float *x, float *y, gint64 n, float center, float a, float b, gboolean silu)
+{
+  DISPATCH (affine_row, x, y, n, center, a, b, silu)
 }

@@ -17,6 +17,8 @@ void graft_vm_erf (const float *x, float *y, gint64 n);
 void graft_vm_tanh (const float *x, float *y, gint64 n);
 /* 0.5·x·(1 + erf(x/√2)), or with tanh_form 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))). */
 void graft_vm_gelu (const float *x, float *y, gint64 n, gboolean tanh_form);
+/* 1 / (1 + e^-x) */
+void graft_vm_sigmoid (const float *x, float *y, gint64 n);
 
 /* Softmax (log_form: LogSoftmax) of each of `rows` contiguous rows of n
  * values into y (y == x works in place). A row whose maximum is not
@@ -31,5 +33,19 @@ void graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gbo
  * lanes of float then in double across lanes. */
 void graft_vm_normalize_row (const float *x, float *y, gint64 n, const float *scale, const float *bias, float eps,
                              gboolean rms, float *mean, float *inv_std);
+
+/* The mean of n values and 1/sqrt(var + eps), var their mean squared
+ * deviation from that mean (two passes, so an offset mean loses no
+ * digits): the statistics of InstanceNormalization and GroupNormalization,
+ * whose groups are whole feature maps. Sums run in vector lanes of float
+ * over blocks of 64 values per lane, then in double. */
+void graft_vm_moments (const float *x, gint64 n, float eps, float *mean, float *inv_std);
+
+/* y = (x - center)·a + b over n values (y == x works in place); with
+ * silu, then y·sigmoid(y) (the SiLU that follows a diffusion model's
+ * GroupNorm). Normalising with center = the mean keeps the digits that
+ * x·a + (b - mean·a) would cancel away when the mean is large against
+ * the spread. */
+void graft_vm_affine (const float *x, float *y, gint64 n, float center, float a, float b, gboolean silu);
 
 G_END_DECLS
