@@ -1,5 +1,7 @@
 #include "simplify-dialog.h"
 
+#include <math.h>
+
 #include "edit/edit-operation.h"
 #include "edit/simplify-preview.h"
 #include "ir/graph-copy.h"
@@ -15,6 +17,9 @@ struct _GraftSimplifyDialog
   GtkListBox *pass_list;
   GtkWidget *verdict_group;
   GtkLabel *verdict_label;
+  AdwEntryRow *sizes_row;
+  AdwEntryRow *rtol_row;
+  AdwEntryRow *atol_row;
 
   /* Owned references */
   GHashTable *checks;     /* pass id (static) → GtkCheckButton* (borrowed from the list) */
@@ -181,14 +186,66 @@ graft_simplify_dialog_show_verdict (GraftSimplifyDialog *self, gboolean equal, c
     start_preview (self, model);
 }
 
+static gboolean
+parse_tolerance (AdwEntryRow *row, const char *what, double *value, GError **error)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (row));
+  char *end = NULL;
+
+  *value = g_ascii_strtod (text, &end);
+  if (end == text || *g_strstrip (end) != '\0' || !(*value >= 0) || !isfinite (*value))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: '%s' is not a number of 0 or more", what,
+                   text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+graft_simplify_dialog_get_check (GraftSimplifyDialog *self, GArray **sizes, double *rtol, double *atol,
+                                 GError **error)
+{
+  g_auto(GStrv) parts = g_strsplit_set (gtk_editable_get_text (GTK_EDITABLE (self->sizes_row)), ", ", -1);
+  g_autoptr(GArray) found = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      guint64 size;
+      if (*parts[i] == '\0')
+        continue;
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, G_MAXINT32, &size, NULL))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "Sizes: '%s' is not a whole number of 1 or more", parts[i]);
+          return FALSE;
+        }
+      g_array_append_val (found, (gint64) { (gint64) size });
+    }
+  if (!parse_tolerance (self->rtol_row, "Relative tolerance", rtol, error)
+      || !parse_tolerance (self->atol_row, "Absolute tolerance", atol, error))
+    return FALSE;
+  *sizes = found->len > 0 ? g_steal_pointer (&found) : NULL;
+  return TRUE;
+}
+
 static void
 on_simplify_clicked (GraftSimplifyDialog *self)
 {
   g_auto(GStrv) checked = graft_simplify_dialog_dup_checked (self);
+  g_autoptr(GArray) sizes = NULL;
+  g_autoptr(GError) error = NULL;
+  double rtol, atol;
 
   if (checked[0] == NULL)
     {
       graft_simplify_dialog_show_verdict (self, FALSE, "No pass is checked: nothing ran.", NULL);
+      return;
+    }
+  if (!graft_simplify_dialog_get_check (self, &sizes, &rtol, &atol, &error))
+    {
+      g_autofree char *text = g_strdup_printf ("%s. Nothing ran.", error->message);
+      graft_simplify_dialog_show_verdict (self, FALSE, text, NULL);
       return;
     }
   g_signal_emit (self, signals[SIGNAL_SIMPLIFY], 0, checked);
@@ -236,6 +293,9 @@ graft_simplify_dialog_class_init (GraftSimplifyDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, pass_list);
   gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, verdict_group);
   gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, verdict_label);
+  gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, sizes_row);
+  gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, rtol_row);
+  gtk_widget_class_bind_template_child (widget_class, GraftSimplifyDialog, atol_row);
   gtk_widget_class_bind_template_callback (widget_class, on_simplify_clicked);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
 }

@@ -21,6 +21,11 @@ GraftSimplifyDialog *graft_simplify_dialog_new (GtkWindow *parent, GraftModel *m
  * worker. */
 void graft_simplify_dialog_show_verdict (GraftSimplifyDialog *self, gboolean equal, const char *text,
                                          GraftModel *model);
+/* What the check is asked to do: the sizes of symbolic dims (NULL: the
+ * default), the tolerances; FALSE with an error naming the field when
+ * one does not parse. */
+gboolean graft_simplify_dialog_get_check (GraftSimplifyDialog *self, GArray **sizes, double *rtol, double *atol,
+                                          GError **error);
 /* The ids of the checked passes (NULL-terminated; free with g_strfreev). */
 char **graft_simplify_dialog_dup_checked (GraftSimplifyDialog *self);
 /* Checks or unchecks a pass's box. */

@@ -29,8 +29,15 @@ static void
 on_simplify (GraftSimplifyDialog *dialog, char **passes, GraftWindow *self)
 {
   g_autoptr(GError) error = NULL;
-  GVariant *params = graft_edit_params_new ("passes", g_variant_new_strv ((const char *const *) passes, -1),
-                                            "verify", g_variant_new_boolean (TRUE), NULL);
+  g_autoptr(GArray) sizes = NULL;
+  double rtol = 1e-5, atol = 1e-5;
+
+  graft_simplify_dialog_get_check (dialog, &sizes, &rtol, &atol, NULL);   /* checked before "simplify" */
+  GVariant *params = graft_edit_params_new (
+    "passes", g_variant_new_strv ((const char *const *) passes, -1), "verify", g_variant_new_boolean (TRUE),
+    "rtol", g_variant_new_double (rtol), "atol", g_variant_new_double (atol),
+    "sizes", sizes ? g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, sizes->data, sizes->len, sizeof (gint64)) : NULL,
+    NULL);
   g_autoptr(GraftEdit) edit = graft_edit_new_operation ("simplify", g_variant_ref_sink (params), &error);
 
   g_variant_unref (params);

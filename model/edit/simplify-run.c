@@ -206,7 +206,10 @@ reference_init (Reference *reference, GraftModel *original, GVariant *params, GE
           continue;
         }
       g_ptr_array_add (reference->inputs, g_steal_pointer (&feeds));
-      g_ptr_array_add (reference->labels, g_strdup (label->len ? label->str : "the declared shapes"));
+      g_ptr_array_add (reference->labels,
+                       g_strdup (label->len ? label->str
+                                 : strict ? "the declared shapes (the inputs have no symbolic dim: the sizes given do not apply)"
+                                          : "the declared shapes"));
       g_ptr_array_add (reference->expected, g_steal_pointer (&outputs));
     }
   if (reference->inputs->len < (strict ? wanted : 1))

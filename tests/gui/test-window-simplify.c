@@ -106,12 +106,25 @@ test_equal_and_undo (void)
   g_assert_false (harness_action_enabled (window, "win.undo"));   /* one step */
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Tanh"), ==, 2);
 
-  /* only the checked passes run */
+  /* only the checked passes run, checked at the sizes and tolerances given;
+   * a size that is no number runs nothing and says which field */
   dialog = open_dialog (window);
   for (const char *const *id = graft_simplify_pass_ids (); *id != NULL; id++)
     graft_simplify_dialog_set_checked (dialog, *id, g_str_equal (*id, "fuse-gelu"));
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "simplify-sizes")), "4, x");
   click_simplify (window, dialog);
-  g_assert_true (g_str_has_prefix (verdict (dialog), "Equal."));
+  g_assert_true (g_str_has_prefix (verdict (dialog), "Diverged."));
+  g_assert_nonnull (strstr (verdict (dialog), "Sizes: 'x' is not a whole number"));
+  g_assert_cmpuint (harness_shown_graph (window)->nodes->len, ==, before);
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "simplify-sizes")), "4, 6");
+  gtk_editable_set_text (GTK_EDITABLE (harness_get_name (GTK_WIDGET (dialog), "simplify-rtol")), "1e-4");
+  click_simplify (window, dialog);
+  text = verdict (dialog);
+  g_assert_true (g_str_has_prefix (text, "Equal."));
+  g_assert_nonnull (strstr (text, "within rtol 0.0001"));
+  /* this GPT-2 export has fixed shapes: the check says the sizes do not apply */
+  g_assert_nonnull (strstr (text, "the sizes given do not apply"));
+  harness_screenshot (window, "simplify-dialog-sizes");
   g_assert_cmpuint (harness_shown_graph (window)->nodes->len, ==, before - 14);
   harness_window_close (window);
 }
