@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/norm.h"
 #include "runtime/kernels/window.h"
 
 static GraftRtTensor *
@@ -1153,6 +1154,14 @@ kernel_group_norm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
   if (y == NULL)
     return FALSE;
+  if (x_owned == NULL)
+    {
+      /* float32 input: the vector passes of ONNX's GroupNormalization */
+      GraftGroupNormJob job = { graft_cf32 (x), graft_f32 (y), NULL, NULL, scale ? graft_cf32 (scale) : NULL,
+                                bias ? graft_cf32 (bias) : NULL, C, groups, spatial, eps, FALSE };
+      graft_group_norm_f32 (ctx, &job, N);
+      return TRUE;
+    }
   for (gint64 n = 0; n < N; n++)
     for (gint64 g = 0; g < groups; g++)
       {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/norm.h"
 #include "runtime/kernels/vector-math.h"
 
 static gboolean
@@ -145,26 +146,10 @@ normalize_groups (const GraftRtTensor *x, GraftRtTensor *y, gint64 groups, gint6
     }
 }
 
-/* float32 [N, C, spatial] in groups of C / groups whole channels (one
- * channel each for InstanceNormalization): each group's mean and
- * 1/sqrt(var + eps) (graft_vm_moments), then per channel one pass of
- * y = (x - mean)·a + b [then SiLU] folding the normalisation with an optional
- * per-group affine (InstanceNormalization's scale and B, before the
- * GroupNorm's) and an optional per-channel one. */
-typedef struct {
-  const float *x;
-  float *y;
-  const float *group_scale, *group_bias;       /* `groups` values each, or NULL: 1 and 0 */
-  const float *channel_scale, *channel_bias;   /* C values each, or NULL */
-  gint64 C, groups, spatial;
-  float eps;
-  gboolean silu;
-} GroupNormJob;
-
 static void
 group_norm_task (gint64 index, gpointer data)
 {
-  const GroupNormJob *job = data;
+  const GraftGroupNormJob *job = data;
   gint64 g = index % job->groups, per_group = job->C / job->groups;
   const float *x = job->x + index * per_group * job->spatial;
   float *y = job->y + index * per_group * job->spatial;
@@ -181,8 +166,8 @@ group_norm_task (gint64 index, gpointer data)
     }
 }
 
-static void
-group_norm_f32 (GraftKernelContext *ctx, const GroupNormJob *job, gint64 N)
+void
+graft_group_norm_f32 (GraftKernelContext *ctx, const GraftGroupNormJob *job, gint64 N)
 {
   graft_kernel_parallel_for (ctx, N * job->groups, group_norm_task, (gpointer) job);
 }
@@ -212,8 +197,8 @@ kernel_instance_norm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *tensors[] = { x, scale, bias, y };
   if (all_float32 (tensors, G_N_ELEMENTS (tensors)))
     {
-      GroupNormJob job = { x->data, y->data, scale->data, bias->data, NULL, NULL, C, MAX (C, 1), spatial, eps, FALSE };
-      group_norm_f32 (ctx, &job, C > 0 ? N : 0);
+      GraftGroupNormJob job = { x->data, y->data, scale->data, bias->data, NULL, NULL, C, MAX (C, 1), spatial, eps, FALSE };
+      graft_group_norm_f32 (ctx, &job, C > 0 ? N : 0);
       return TRUE;
     }
   normalize_groups (x, y, N * C, spatial, eps, NULL, NULL);
@@ -417,10 +402,10 @@ kernel_group_norm (GraftKernelContext *ctx, GError **error)
   if (all_float32 (tensors, G_N_ELEMENTS (tensors)))
     {
       gboolean per_channel = scale->numel == C;
-      GroupNormJob job = { x->data, y->data, per_channel ? NULL : scale->data, per_channel ? NULL : bias->data,
+      GraftGroupNormJob job = { x->data, y->data, per_channel ? NULL : scale->data, per_channel ? NULL : bias->data,
                            per_channel ? scale->data : NULL, per_channel ? bias->data : NULL, C, groups, spatial, eps,
                            FALSE };
-      group_norm_f32 (ctx, &job, N);
+      graft_group_norm_f32 (ctx, &job, N);
       return TRUE;
     }
   normalize_groups (x, y, N * groups, C / groups * spatial, eps, NULL, NULL);
@@ -529,10 +514,10 @@ kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
       channel_scale[c] = graft_cf32 (scale)[scale_per_channel ? c : 0];
       channel_bias[c] = graft_cf32 (bias)[bias_per_channel ? c : 0];
     }
-  GroupNormJob job = { x->data, y->data, group_scale->data, group_bias->data, channel_scale, channel_bias, C, groups,
+  GraftGroupNormJob job = { x->data, y->data, group_scale->data, group_bias->data, channel_scale, channel_bias, C, groups,
                        graft_dims_product (x->dims, 2, x->rank),
                        graft_node_attr_float (f.instance_norm, "epsilon", 1e-5), f.silu };
-  group_norm_f32 (ctx, &job, N);
+  graft_group_norm_f32 (ctx, &job, N);
   return TRUE;
 }
 
