@@ -42,16 +42,96 @@ graft_text_get_line_height (GraftTextRole role)
   return roles[role].line_height;
 }
 
-double
-graft_text_measure (cairo_t *cr, const char *text)
+/* Labels repeat by the thousand in a big graph ("MatMul", "batch×16", a
+ * stage's block names): each distinct text is measured once per font. The
+ * key is the scaled font cairo measures with (face, size, weight, slant,
+ * matrix and options all in one object), so a remembered width is exactly
+ * what cairo_text_extents would return. Layout runs on worker threads while
+ * the painter measures on the main thread, hence the lock. Past either bound
+ * everything is forgotten: a graph's label vocabulary is small, and the
+ * painter at a new zoom is a new font. */
+#define MAX_REMEMBERED_WIDTHS 65536
+#define MAX_REMEMBERED_FONTS 64
+
+static GMutex remembered_lock;
+static GHashTable *remembered_fonts; /* cairo_scaled_font_t (a reference) → GHashTable text → double * */
+static guint n_remembered_widths;
+
+static double
+measure_uncached (cairo_t *cr, const char *text)
 {
   cairo_text_extents_t extents;
 
-  if (text == NULL || *text == '\0')
-    return 0;
   cairo_text_extents (cr, text, &extents);
   /* Ink can reach past the advance (italic overhang, bold); keep the larger. */
   return MAX (extents.x_advance, extents.x_bearing + extents.width);
+}
+
+/* The widths remembered for font, made on first use; called locked. */
+static GHashTable *
+remembered_widths_of (cairo_scaled_font_t *font)
+{
+  GHashTable *widths;
+
+  if (remembered_fonts == NULL)
+    remembered_fonts = g_hash_table_new_full (g_direct_hash, g_direct_equal,
+                                              (GDestroyNotify) cairo_scaled_font_destroy,
+                                              (GDestroyNotify) g_hash_table_unref);
+  widths = g_hash_table_lookup (remembered_fonts, font);
+  if (widths != NULL)
+    return widths;
+  if (g_hash_table_size (remembered_fonts) >= MAX_REMEMBERED_FONTS)
+    {
+      g_hash_table_remove_all (remembered_fonts);
+      n_remembered_widths = 0;
+    }
+  widths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_insert (remembered_fonts, cairo_scaled_font_reference (font), widths);
+  return widths;
+}
+
+double
+graft_text_measure (cairo_t *cr, const char *text)
+{
+  cairo_scaled_font_t *font;
+  GHashTable *widths;
+  double *remembered;
+  double width;
+
+  if (text == NULL || *text == '\0')
+    return 0;
+  font = cairo_get_scaled_font (cr);
+  if (cairo_scaled_font_status (font) != CAIRO_STATUS_SUCCESS)
+    return measure_uncached (cr, text);
+
+  {
+    g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
+
+    remembered = g_hash_table_lookup (remembered_widths_of (font), text);
+    if (remembered != NULL)
+      return *remembered;
+  }
+
+  /* Measured unlocked: another thread may measure the same text meanwhile,
+   * and both get the same width. */
+  width = measure_uncached (cr, text);
+
+  {
+    g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
+
+    if (n_remembered_widths >= MAX_REMEMBERED_WIDTHS)
+      {
+        g_hash_table_remove_all (remembered_fonts);
+        n_remembered_widths = 0;
+      }
+    widths = remembered_widths_of (font);
+    if (!g_hash_table_contains (widths, text))
+      {
+        g_hash_table_insert (widths, g_strdup (text), g_memdup2 (&width, sizeof width));
+        n_remembered_widths++;
+      }
+  }
+  return width;
 }
 
 char *
