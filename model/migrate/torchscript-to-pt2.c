@@ -3,6 +3,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "ir/fixed-branch.h"
 #include "ir/model-error.h"
 #include "lower/lower.h"
 #include "pt2/exported-program.h"
@@ -1133,11 +1134,219 @@ convert_call (Converter *c, GraftNode *node)
   return TRUE;
 }
 
+/* Ops that make a tensor from numbers alone: calls, not numbers to fold. */
+static const char *const tensor_factories[] = {
+  "aten::arange", "aten::zeros", "aten::ones", "aten::full", "aten::empty", "aten::tensor", "aten::scalar_tensor",
+  "aten::linspace", "aten::logspace", "aten::eye", "aten::as_tensor", "aten::rand", "aten::randn", "aten::randint",
+  "aten::empty_strided", "aten::randperm", "aten::normal", "aten::tril_indices", "aten::triu_indices",
+};
+/* Ops that ask a tensor a question whose answer is a number or a list. */
+static const char *const tensor_queries[] = {
+  "aten::dim", "aten::len", "aten::numel", "prim::dtype", "prim::device", "aten::is_floating_point", "prim::layout",
+  "aten::size", "aten::__is__", "aten::__isnot__", "prim::is_cuda", "aten::is_contiguous",
+};
+
+static gboolean
+takes_tensors (Converter *c, GraftNode *node)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      Arg *arg = node->inputs->pdata[i] ? g_hash_table_lookup (c->args, node->inputs->pdata[i]) : NULL;
+      if (arg == NULL || arg->kind == ARG_TENSOR)
+        return TRUE;
+      for (guint k = 0; arg->kind == ARG_LIST && k < arg->items->len; k++)
+        if (((Arg *) g_ptr_array_index (arg->items, k))->kind == ARG_TENSOR)
+          return TRUE;
+    }
+  return FALSE;
+}
+
+/* A number or list of numbers the runs saw the same each time: a
+ * constant of the observed type, or NULL. */
+static const GraftAttribute *
+observed_constant (Converter *c, GraftValue *value)
+{
+  Observation *base = observation_in (c, 0, value);
+  if (base == NULL || base->is_sequence || base->rank < 0 || base->rank > 1 || base->dtype == GRAFT_DTYPE_STRING)
+    return NULL;
+  if (base->rank == 1 && (!graft_dtype_is_integer (base->dtype) || base->dims[0] > 64))
+    return NULL;
+  g_autoptr(GArray) values = NULL;
+  for (guint run = 0; run < c->runs->len; run++)
+    {
+      Observation *seen = observation_in (c, run, value);
+      if (seen == NULL || seen->rank != base->rank || (base->rank == 1 && seen->dims[0] != base->dims[0]))
+        return NULL;
+      if (base->rank == 0 && (!seen->has_scalar || seen->scalar != base->scalar))
+        return NULL;
+    }
+  GraftAttribute *constant;
+  if (base->rank == 1)
+    {
+      /* The list's items are not kept by the observation: only an empty
+       * or a one-item list is known. */
+      if (base->dims[0] > 1 || (base->dims[0] == 1 && !base->has_scalar))
+        return NULL;
+      gint64 item = (gint64) base->scalar;
+      constant = graft_attribute_new_ints ("", &item, (guint) base->dims[0]);
+    }
+  else if (base->dtype == GRAFT_DTYPE_BOOL)
+    {
+      constant = graft_attribute_new ("", GRAFT_ATTR_BOOL);
+      constant->i = base->scalar != 0;
+    }
+  else if (graft_dtype_is_integer (base->dtype))
+    constant = graft_attribute_new_int ("", (gint64) base->scalar);
+  else
+    constant = graft_attribute_new_float ("", base->scalar);
+  g_ptr_array_add (c->owned_attributes, constant);
+  return constant;
+}
+
+/* Numbers a scripted module computes about its inputs (x.dim() == 4,
+ * len(x.size()), self.training): what the runs saw, when it never
+ * changes, as torch.export specialises it. *handled FALSE for other
+ * nodes. */
+static gboolean
+convert_number_node (Converter *c, GraftNode *node, gboolean *handled)
+{
+  *handled = FALSE;
+  gboolean query = op_in (node->op, tensor_queries, G_N_ELEMENTS (tensor_queries));
+  if (node->outputs->len == 0 || op_in (node->op, tensor_factories, G_N_ELEMENTS (tensor_factories)) ||
+      (!query && takes_tensors (c, node)))
+    return TRUE;
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *output = node->outputs->pdata[i];
+      Observation *base = output ? observation_in (c, 0, output) : NULL;
+      if (base == NULL || base->is_sequence || base->rank > 1)
+        return TRUE;
+    }
+  *handled = TRUE;
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *output = node->outputs->pdata[i];
+      const GraftAttribute *constant = observed_constant (c, output);
+      if (constant == NULL)
+        return refuse_node (c, node, "%s is a number that changes with the inputs (or a list of them), which Graft "
+                            "does not write as SymInts yet", output->name);
+      g_hash_table_insert (c->args, output, const_arg (c, constant));
+    }
+  return TRUE;
+}
+
+static gboolean convert_node (Converter *c, GraftNode *node);
+
+/* A prim::If whose condition is the same in every run (self.training,
+ * x.dim() != 4): its branch inline, as torch.export specialises it. */
+static gboolean
+convert_if (Converter *c, GraftNode *node)
+{
+  GraftAttribute *then_attribute = graft_node_get_attribute (node, "then_branch");
+  GraftAttribute *else_attribute = graft_node_get_attribute (node, "else_branch");
+  GraftAttribute *cond_attribute = graft_node_get_attribute (node, "cond");
+  if (then_attribute == NULL || else_attribute == NULL)
+    return refuse_node (c, node, "an If without both branches");
+  GraftGraph *branch = graft_if_get_fixed_branch (node);
+  if (branch == NULL && cond_attribute != NULL)
+    branch = cond_attribute->i ? then_attribute->g : else_attribute->g;
+  if (branch == NULL && node->inputs->len > 0)
+    {
+      Arg *cond = g_hash_table_lookup (c->args, node->inputs->pdata[0]);
+      double values[64];
+      if (cond != NULL && cond->kind == ARG_CONST
+          && (cond->constant->type == GRAFT_ATTR_BOOL || cond->constant->type == GRAFT_ATTR_INT))
+        branch = cond->constant->i ? then_attribute->g : else_attribute->g;
+      else if (scalar_values (c, node->inputs->pdata[0], values))
+        {
+          gboolean same = TRUE;
+          for (guint run = 1; run < c->runs->len; run++)
+            same &= (values[run] != 0) == (values[0] != 0);
+          if (same)
+            branch = values[0] != 0 ? then_attribute->g : else_attribute->g;
+        }
+    }
+  if (branch == NULL)
+    return refuse_node (c, node, "it branches on %s, which changes with the inputs; Graft does not write "
+                        "torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?");
+  for (guint i = 0; i < branch->nodes->len; i++)
+    if (!convert_node (c, g_ptr_array_index (branch->nodes, i)))
+      return FALSE;
+  if (branch->outputs->len != node->outputs->len)
+    return refuse_node (c, node, "its branch returns %u values for %u outputs", branch->outputs->len,
+                        node->outputs->len);
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      Arg *arg = g_hash_table_lookup (c->args, branch->outputs->pdata[i]);
+      if (arg == NULL)
+        return refuse_node (c, node, "output %u of its branch comes from no value Graft converted", i);
+      if (node->outputs->pdata[i] != NULL)
+        g_hash_table_insert (c->args, node->outputs->pdata[i], arg);
+    }
+  return TRUE;
+}
+
+/* list[index] of a list Graft follows (a split's tensors, x.size()). */
+static gboolean
+convert_getitem (Converter *c, GraftNode *node, gboolean *handled)
+{
+  *handled = FALSE;
+  Arg *list = node->inputs->len >= 1 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+  if (list == NULL || list->kind != ARG_LIST || node->outputs->len != 1)
+    return TRUE;
+  Call call = { 0 };
+  if (!gather_call (c, node, &call))
+    return FALSE;
+  Arg *index = call.args->len == 2 ? g_ptr_array_index (call.args, 1) : NULL;
+  call_clear (&call);
+  if (index == NULL || index->kind != ARG_CONST || index->constant->type != GRAFT_ATTR_INT)
+    return TRUE;
+  gint64 i = index->constant->i < 0 ? index->constant->i + list->items->len : index->constant->i;
+  if (i < 0 || i >= list->items->len)
+    return refuse_node (c, node, "index %" G_GINT64_FORMAT " is outside its list of %u", index->constant->i,
+                        list->items->len);
+  *handled = TRUE;
+  g_hash_table_insert (c->args, node->outputs->pdata[0], g_ptr_array_index (list->items, i));
+  return TRUE;
+}
+
 static gboolean
 convert_node (Converter *c, GraftNode *node)
 {
-  if (strcmp (node->op, "prim::If") == 0 || strcmp (node->op, "prim::Loop") == 0)
-    return refuse_node (c, node, "control flow is not converted yet (torch.cond / while_loop)");
+  gboolean handled;
+  if (strcmp (node->op, "prim::If") == 0)
+    return convert_if (c, node);
+  if (strcmp (node->op, "prim::Loop") == 0)
+    return refuse_node (c, node, "a loop Graft does not unroll (torch.export's while_loop is not written yet)");
+  if (strcmp (node->op, "prim::RaiseException") == 0)
+    return refuse_node (c, node, "the module raises an exception at these sizes");
+  if (strcmp (node->op, "aten::warn") == 0)
+    return TRUE;
+  if (strcmp (node->op, "prim::GetAttr") == 0)
+    {
+      GraftAttribute *value = graft_node_get_attribute (node, "value");
+      if (value == NULL || node->outputs->len != 1)
+        return refuse_node (c, node, "module attribute %s is no constant Graft can fold",
+                            graft_node_get_attribute (node, "name") ? "" : "(unnamed)");
+      g_hash_table_insert (c->args, node->outputs->pdata[0], const_arg (c, value));
+      return TRUE;
+    }
+  if (strcmp (node->op, "prim::unchecked_cast") == 0 && node->inputs->len == 1 && node->outputs->len == 1)
+    {
+      Arg *arg = g_hash_table_lookup (c->args, node->inputs->pdata[0]);
+      if (arg == NULL)
+        return refuse_node (c, node, "it casts a value Graft did not convert");
+      g_hash_table_insert (c->args, node->outputs->pdata[0], arg);
+      return TRUE;
+    }
+  if (strcmp (node->op, "aten::__getitem__") == 0 || strcmp (node->op, "prim::TupleIndex") == 0 ||
+      strcmp (node->op, "aten::select") == 0)
+    {
+      if (!convert_getitem (c, node, &handled))
+        return FALSE;
+      if (handled)
+        return TRUE;
+    }
   if (strcmp (node->op, "prim::ListConstruct") == 0 || strcmp (node->op, "prim::TupleConstruct") == 0)
     return convert_list (c, node);
   if (strcmp (node->op, "prim::ListUnpack") == 0 || strcmp (node->op, "prim::TupleUnpack") == 0)
@@ -1150,8 +1359,11 @@ convert_node (Converter *c, GraftNode *node)
       g_hash_table_insert (c->args, node->outputs->pdata[0], const_arg (c, value));
       return TRUE;
     }
-  gboolean handled;
   if (!convert_size_node (c, node, &handled))
+    return FALSE;
+  if (handled)
+    return TRUE;
+  if (!convert_number_node (c, node, &handled))
     return FALSE;
   if (handled)
     return TRUE;
@@ -1278,6 +1490,7 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
       g_hash_table_insert (inputs, input->name, tensor);
     }
   graft_runtime_set_observer (runtime, record_observation, run);
+  graft_runtime_set_observe_subgraphs (runtime, TRUE);
   g_autoptr(GPtrArray) outputs = graft_runtime_run (runtime, inputs, NULL, NULL, NULL, c->error);
   graft_runtime_set_observer (runtime, NULL, NULL);
   if (outputs == NULL)

@@ -108,6 +108,7 @@ struct _GraftRuntime {
   guint64 max_bytes;           /* 0: no limit */
   GraftRuntimeObserveFunc observe;
   gpointer observe_data;
+  gboolean observe_subgraphs;
 };
 
 typedef struct {
@@ -1392,6 +1393,12 @@ graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc func, gp
 }
 
 void
+graft_runtime_set_observe_subgraphs (GraftRuntime *self, gboolean enabled)
+{
+  self->observe_subgraphs = enabled;
+}
+
+void
 graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled)
 {
   self->profiling = enabled;
@@ -1872,7 +1879,7 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
               t->fused_op = step->pattern->schema->name;
             }
         }
-      if (plan == rt->main && rt->observe)
+      if ((plan == rt->main || rt->observe_subgraphs) && rt->observe)
         for (guint j = 0; j < step->n_outputs; j++)
           if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
             rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);
