@@ -89,6 +89,7 @@ typedef enum {
   ARG_SYM,      /* name: a SymInt node output */
   ARG_CONST,    /* constant */
   ARG_LIST,     /* items */
+  ARG_DATA,     /* name: the node that read a number out of tensor data */
 } ArgKind;
 
 typedef struct {
@@ -642,7 +643,7 @@ convert_size_node (Converter *c, GraftNode *node, gboolean *handled)
         for (guint k = 0; k < node->attributes->len; k++)
           {
             GraftAttribute *attribute = g_ptr_array_index (node->attributes, k);
-            all_sizes &= attribute->type == GRAFT_ATTR_INT;
+            all_sizes &= attribute->type == GRAFT_ATTR_INT || strcmp (attribute->name, "rounding_mode") == 0;
           }
         if (all_sizes)
           arithmetic = i;
@@ -691,6 +692,12 @@ convert_size_node (Converter *c, GraftNode *node, gboolean *handled)
       return TRUE;
     }
   const char *python = size_arithmetic[arithmetic].python;
+  /* x.size(0) // 2 as traced: div(…, rounding_mode="trunc"), which is
+   * floor division on sizes (never negative). */
+  GraftAttribute *rounding = graft_node_get_attribute (node, "rounding_mode");
+  g_autofree char *rounding_mode = rounding ? graft_attribute_dup_string (rounding) : NULL;
+  if (python == NULL && (g_strcmp0 (rounding_mode, "trunc") == 0 || g_strcmp0 (rounding_mode, "floor") == 0))
+    python = "floordiv";
   if (python == NULL)
     return refuse_node (c, node, "it divides a dynamic size into a float, which torch.export's SymInts cannot hold");
   const char *name = declare_sym (c, node, output, python);
@@ -758,6 +765,9 @@ gather_call (Converter *c, GraftNode *node, Call *call)
           if (arg == NULL)
             return refuse_node (c, node, "its argument %s comes from no value Graft converted",
                                 value ? value->name : "(none)");
+          if (arg->kind == ARG_DATA)
+            return refuse_node (c, node, "its argument %s is a number read out of tensor values (by %s), which "
+                                "torch.export cannot specialise", value->name, arg->name);
           g_ptr_array_add (call->args, arg);
           g_ptr_array_add (call->keywords, NULL);
           continue;
@@ -1051,10 +1061,24 @@ mutates_state (Converter *c, GraftNode *node)
   return target != NULL && (target->initializer != NULL || target->is_graph_input);
 }
 
+/* Ops that read a number out of a tensor's data. */
+static const char *const data_reads[] = {
+  "aten::Int", "aten::Float", "aten::Bool", "aten::item", "aten::ScalarImplicit", "aten::IntImplicit",
+  "aten::FloatImplicit", "aten::is_nonzero", "aten::tolist",
+};
+
 static gboolean
 convert_call (Converter *c, GraftNode *node)
 {
   Call call = { 0 };
+  /* Refused where it is used: the If it decides is what to name. */
+  if (op_in (node->op, data_reads, G_N_ELEMENTS (data_reads)))
+    {
+      for (guint i = 0; i < node->outputs->len; i++)
+        if (node->outputs->pdata[i] != NULL)
+          g_hash_table_insert (c->args, node->outputs->pdata[i], arg_new (c, ARG_DATA, node->name));
+      return TRUE;
+    }
   if (!gather_call (c, node, &call))
     return FALSE;
   g_autofree guint *index = g_new0 (guint, MAX (call.args->len, 1));
@@ -1250,25 +1274,23 @@ convert_if (Converter *c, GraftNode *node)
   GraftGraph *branch = graft_if_get_fixed_branch (node);
   if (branch == NULL && cond_attribute != NULL)
     branch = cond_attribute->i ? then_attribute->g : else_attribute->g;
+  /* Only a condition made of constants and sizes (never of tensor data,
+   * which other inputs could flip whatever the runs saw) is folded. */
   if (branch == NULL && node->inputs->len > 0)
     {
       Arg *cond = g_hash_table_lookup (c->args, node->inputs->pdata[0]);
-      double values[64];
       if (cond != NULL && cond->kind == ARG_CONST
           && (cond->constant->type == GRAFT_ATTR_BOOL || cond->constant->type == GRAFT_ATTR_INT))
         branch = cond->constant->i ? then_attribute->g : else_attribute->g;
-      else if (scalar_values (c, node->inputs->pdata[0], values))
-        {
-          gboolean same = TRUE;
-          for (guint run = 1; run < c->runs->len; run++)
-            same &= (values[run] != 0) == (values[0] != 0);
-          if (same)
-            branch = values[0] != 0 ? then_attribute->g : else_attribute->g;
-        }
     }
   if (branch == NULL)
-    return refuse_node (c, node, "it branches on %s, which changes with the inputs; Graft does not write "
-                        "torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?");
+    {
+      Arg *cond = node->inputs->len ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+      return refuse_node (c, node, "it branches on %s%s%s%s, which depends on the input's values; Graft does not "
+                          "write torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?",
+                          cond && cond->kind == ARG_DATA ? " (read out of tensor values by " : "",
+                          cond && cond->kind == ARG_DATA ? cond->name : "", cond && cond->kind == ARG_DATA ? ")" : "");
+    }
   for (guint i = 0; i < branch->nodes->len; i++)
     if (!convert_node (c, g_ptr_array_index (branch->nodes, i)))
       return FALSE;
