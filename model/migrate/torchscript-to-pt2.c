@@ -90,6 +90,7 @@ typedef enum {
   ARG_CONST,    /* constant */
   ARG_LIST,     /* items */
   ARG_DATA,     /* name: the node that read a number out of tensor data */
+  ARG_UNCONVERTED, /* name: why its node could not be converted, refused where it is used */
 } ArgKind;
 
 typedef struct {
@@ -138,6 +139,15 @@ refuse_node (Converter *c, GraftNode *node, const char *format, ...)
   g_set_error (c->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
                "cannot convert to torch.export: node %s (%s%s%s): %s", node->name, node->op,
                node->group && *node->group->path ? " in " : "", node->group ? node->group->path : "", message);
+  return FALSE;
+}
+
+/* An argument whose node could not be converted: its refusal, now that
+ * something uses it. */
+static gboolean
+refuse_unconverted (Converter *c, const Arg *arg)
+{
+  g_set_error_literal (c->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED, arg->name);
   return FALSE;
 }
 
@@ -621,11 +631,58 @@ size_argument (const Arg *arg)
   return union_of ("as_int", int_node (arg->constant->i));
 }
 
+/* x.size() of a scripted module: a list of its dims, each a constant or,
+ * where it follows a dynamic dim, a sym_size node. */
+static gboolean
+convert_size_list (Converter *c, GraftNode *node)
+{
+  GraftValue *tensor_value = node->inputs->pdata[0];
+  Arg *tensor = g_hash_table_lookup (c->args, tensor_value);
+  Observation *seen[64];
+  if (tensor == NULL || tensor->kind != ARG_TENSOR)
+    return refuse_node (c, node, "it takes the size of no tensor Graft converted");
+  if (!all_observations (c, node, tensor_value, seen))
+    return FALSE;
+  Arg *list = arg_new (c, ARG_LIST, NULL);
+  list->items = g_ptr_array_new ();
+  for (int d = 0; d < seen[0]->rank; d++)
+    {
+      gint64 values[64];
+      for (guint run = 0; run < c->runs->len; run++)
+        values[run] = seen[run]->rank == seen[0]->rank ? seen[run]->dims[d] : -1;
+      gboolean fixed;
+      g_autofree char *expr = size_expression (c, values, &fixed);
+      if (fixed)
+        {
+          g_ptr_array_add (list->items, int_arg (c, values[0]));
+          continue;
+        }
+      if (expr == NULL)
+        return refuse_node (c, node, "dim %d of %s is not a multiple of the dynamic dims plus a constant", d,
+                            tensor_value->name);
+      const char *name = unique_name (c, "sym_size_int");
+      json_object_set_member (c->sym_int_values, name, symint_node (expr, values[0]));
+      JsonObject *json = node_object (c, node, "torch.ops.aten.sym_size.int", name);
+      add_input (json, "self", tensor_argument (tensor->name), FALSE);
+      add_input (json, "dim", union_of ("as_int", int_node (d)), FALSE);
+      json_array_add_element (json_object_get_array_member (json, "outputs"), sym_int_argument (name));
+      g_ptr_array_add (list->items, arg_new (c, ARG_SYM, name));
+    }
+  g_hash_table_insert (c->args, node->outputs->pdata[0], list);
+  return TRUE;
+}
+
 /* Handles node if it computes a size; *handled FALSE if it does not. */
 static gboolean
 convert_size_node (Converter *c, GraftNode *node, gboolean *handled)
 {
   *handled = FALSE;
+  if (strcmp (node->op, "aten::size") == 0 && node->inputs->len == 1 && node->attributes->len == 0
+      && node->outputs->len == 1)
+    {
+      *handled = TRUE;
+      return convert_size_list (c, node);
+    }
   GraftValue *output = node->outputs->len == 1 ? g_ptr_array_index (node->outputs, 0) : NULL;
   double values[64];
   if (output == NULL || !scalar_values (c, output, values))
@@ -768,6 +825,8 @@ gather_call (Converter *c, GraftNode *node, Call *call)
           if (arg->kind == ARG_DATA)
             return refuse_node (c, node, "its argument %s is a number read out of tensor values (by %s), which "
                                 "torch.export cannot specialise", value->name, arg->name);
+          if (arg->kind == ARG_UNCONVERTED)
+            return refuse_unconverted (c, arg);
           g_ptr_array_add (call->args, arg);
           g_ptr_array_add (call->keywords, NULL);
           continue;
@@ -1040,6 +1099,8 @@ static gboolean
 convert_unpack (Converter *c, GraftNode *node)
 {
   Arg *list = node->inputs->len == 1 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+  if (list != NULL && list->kind == ARG_UNCONVERTED)
+    return refuse_unconverted (c, list);
   if (list == NULL || list->kind != ARG_LIST || list->items->len != node->outputs->len)
     return refuse_node (c, node, "it unpacks a list Graft could not follow");
   for (guint i = 0; i < node->outputs->len; i++)
@@ -1243,7 +1304,8 @@ convert_number_node (Converter *c, GraftNode *node, gboolean *handled)
     {
       GraftValue *output = node->outputs->pdata[i];
       Observation *base = output ? observation_in (c, 0, output) : NULL;
-      if (base == NULL || base->is_sequence || base->rank > 1)
+      /* a list only from a question asked of a tensor; else it is one */
+      if (base == NULL || base->is_sequence || base->rank > (query ? 1 : 0))
         return TRUE;
     }
   *handled = TRUE;
@@ -1260,6 +1322,7 @@ convert_number_node (Converter *c, GraftNode *node, gboolean *handled)
 }
 
 static gboolean convert_node (Converter *c, GraftNode *node);
+
 
 /* A prim::If whose condition is the same in every run (self.training,
  * x.dim() != 4): its branch inline, as torch.export specialises it. */
@@ -1286,6 +1349,8 @@ convert_if (Converter *c, GraftNode *node)
   if (branch == NULL)
     {
       Arg *cond = node->inputs->len ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+      if (cond != NULL && cond->kind == ARG_UNCONVERTED)
+        return refuse_unconverted (c, cond);
       return refuse_node (c, node, "it branches on %s%s%s%s, which depends on the input's values; Graft does not "
                           "write torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?",
                           cond && cond->kind == ARG_DATA ? " (read out of tensor values by " : "",
@@ -1333,7 +1398,7 @@ convert_getitem (Converter *c, GraftNode *node, gboolean *handled)
 }
 
 static gboolean
-convert_node (Converter *c, GraftNode *node)
+convert_node_now (Converter *c, GraftNode *node)
 {
   gboolean handled;
   if (strcmp (node->op, "prim::If") == 0)
@@ -1344,12 +1409,67 @@ convert_node (Converter *c, GraftNode *node)
     return refuse_node (c, node, "the module raises an exception at these sizes");
   if (strcmp (node->op, "aten::warn") == 0)
     return TRUE;
+  /* What scripted code binds in a branch that raises: never read when
+   * the program runs. */
+  if (strcmp (node->op, "prim::Uninitialized") == 0 && node->outputs->len == 1)
+    {
+      g_autofree char *why = g_strdup_printf ("cannot convert to torch.export: node %s (prim::Uninitialized) is read",
+                                              node->name);
+      g_hash_table_insert (c->args, node->outputs->pdata[0], arg_new (c, ARG_UNCONVERTED, why));
+      return TRUE;
+    }
+  /* The program runs on the CPU, as Graft's runs did. */
+  if ((strcmp (node->op, "prim::device") == 0 || strcmp (node->op, "prim::dtype") == 0) && node->inputs->len == 1
+      && node->outputs->len == 1)
+    {
+      GraftAttribute *constant;
+      Observation *seen = observation_in (c, 0, node->inputs->pdata[0]);
+      if (strcmp (node->op, "prim::device") == 0)
+        constant = graft_attribute_new_string ("", "cpu");
+      else if (seen != NULL && !seen->is_sequence)
+        constant = graft_attribute_new_int ("", _graft_exported_c10_scalar_type_from_schema (
+                                                  _graft_exported_dtype_to_schema (seen->dtype)));
+      else
+        return refuse_node (c, node, "Graft's runtime did not compute %s", ((GraftValue *) node->inputs->pdata[0])->name);
+      g_ptr_array_add (c->owned_attributes, constant);
+      g_hash_table_insert (c->args, node->outputs->pdata[0], const_arg (c, constant));
+      return TRUE;
+    }
+  if (strcmp (node->op, "aten::append") == 0 || strcmp (node->op, "aten::add") == 0)
+    {
+      Arg *list = node->inputs->len == 2 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+      Arg *other = node->inputs->len == 2 ? g_hash_table_lookup (c->args, node->inputs->pdata[1]) : NULL;
+      if (list != NULL && list->kind == ARG_LIST && other != NULL)
+        {
+          if (other->kind == ARG_UNCONVERTED)
+            return refuse_unconverted (c, other);
+          if (strcmp (node->op, "aten::append") == 0)
+            {
+              /* Straight-line code (loops are refused): the list as it
+               * stands when later nodes read it. */
+              g_ptr_array_add (list->items, other);
+              if (node->outputs->len == 1)
+                g_hash_table_insert (c->args, node->outputs->pdata[0], list);
+              return TRUE;
+            }
+          if (other->kind == ARG_LIST && node->outputs->len == 1)
+            {
+              Arg *joined = arg_new (c, ARG_LIST, NULL);
+              joined->items = g_ptr_array_new ();
+              g_ptr_array_extend (joined->items, list->items, NULL, NULL);
+              g_ptr_array_extend (joined->items, other->items, NULL, NULL);
+              g_hash_table_insert (c->args, node->outputs->pdata[0], joined);
+              return TRUE;
+            }
+        }
+    }
   if (strcmp (node->op, "prim::GetAttr") == 0)
     {
       GraftAttribute *value = graft_node_get_attribute (node, "value");
+      GraftAttribute *name = graft_node_get_attribute (node, "name");
+      g_autofree char *path = name ? graft_attribute_dup_string (name) : NULL;
       if (value == NULL || node->outputs->len != 1)
-        return refuse_node (c, node, "module attribute %s is no constant Graft can fold",
-                            graft_node_get_attribute (node, "name") ? "" : "(unnamed)");
+        return refuse_node (c, node, "module attribute %s is no constant Graft can fold", path ? path : "(unnamed)");
       g_hash_table_insert (c->args, node->outputs->pdata[0], const_arg (c, value));
       return TRUE;
     }
@@ -1390,6 +1510,58 @@ convert_node (Converter *c, GraftNode *node)
   if (handled)
     return TRUE;
   return convert_call (c, node);
+}
+
+/* Ops that change a tensor or a list they are given. */
+static gboolean
+mutates (GraftNode *node)
+{
+  static const char *const list_mutations[] = {
+    "aten::append", "aten::insert", "aten::extend", "aten::_set_item", "aten::__setitem__", "aten::pop",
+    "aten::clear", "aten::remove", "prim::SetAttr", "prim::RaiseException",
+  };
+  const char *op = node->op_type;
+  gsize len = strlen (op);
+  if (op_in (node->op, list_mutations, G_N_ELEMENTS (list_mutations)))
+    return TRUE;
+  if (len >= 2 && op[len - 1] == '_' && op[len - 2] != '_')
+    return TRUE;
+  g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (node);
+  for (guint i = 0; i < bodies->len; i++)
+    {
+      GraftGraph *body = g_ptr_array_index (bodies, i);
+      for (guint k = 0; k < body->nodes->len; k++)
+        if (mutates (g_ptr_array_index (body->nodes, k)))
+          return TRUE;
+    }
+  return FALSE;
+}
+
+/* A node that computes something only an error message or a dead
+ * branch uses (x.size() formatted into an assertion, a list of
+ * features torch.export would never see) need not be convertible: what
+ * cannot be converted is refused where the program uses it. A node that
+ * changes a tensor or a list is converted or refused at once. */
+static gboolean
+convert_node (Converter *c, GraftNode *node)
+{
+  GError *local = NULL;
+  GError **caller = c->error;
+  c->error = &local;
+  gboolean ok = convert_node_now (c, node);
+  c->error = caller;
+  if (ok)
+    return TRUE;
+  if (node->outputs->len == 0 || mutates (node) || !g_error_matches (local, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED))
+    {
+      g_propagate_error (caller, local);
+      return FALSE;
+    }
+  for (guint i = 0; i < node->outputs->len; i++)
+    if (node->outputs->pdata[i] != NULL)
+      g_hash_table_insert (c->args, node->outputs->pdata[i], arg_new (c, ARG_UNCONVERTED, local->message));
+  g_error_free (local);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------ runs */
@@ -1807,6 +1979,13 @@ build_program (Converter *c, GHashTable *tensors)
     {
       GraftValue *output = g_ptr_array_index (c->graph->outputs, i);
       Arg *arg = g_hash_table_lookup (c->args, output);
+      if (arg != NULL && arg->kind == ARG_UNCONVERTED)
+        {
+          refuse_unconverted (c, arg);
+          json_array_unref (arg_names);
+          json_object_unref (signature);
+          return NULL;
+        }
       if (arg == NULL || arg->kind != ARG_TENSOR)
         {
           g_set_error (c->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
