@@ -795,6 +795,20 @@ call_clear (Call *call)
 }
 
 static gboolean
+is_keyword_only (const char *op, const char *name)
+{
+  GPtrArray *overloads = graft_aten_schema_list (op);
+  for (guint i = 0; overloads != NULL && i < overloads->len; i++)
+    {
+      const GraftAtenSchema *schema = g_ptr_array_index (overloads, i);
+      for (guint a = 0; a < schema->n_arguments; a++)
+        if (schema->arguments[a].kwarg_only && strcmp (schema->arguments[a].name, name) == 0)
+          return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
 gather_call (Converter *c, GraftNode *node, Call *call)
 {
   call->args = g_ptr_array_new ();
@@ -814,9 +828,13 @@ gather_call (Converter *c, GraftNode *node, Call *call)
         arg = const_arg (c, attribute);
       else
         {
-          /* TorchScript passes tensors by position (the names the builder
-           * records beside them are the schema's, for the labels). */
+          /* TorchScript passes values by position, but for keyword-only
+           * arguments (arange's device=); the names the builder records
+           * beside the others are the schema's, for the labels. */
           GraftValue *value = next_input < node->inputs->len ? node->inputs->pdata[next_input] : NULL;
+          const char *keyword = graft_node_get_input_argument_name (node, next_input);
+          if (keyword != NULL && !is_keyword_only (node->op, keyword))
+            keyword = NULL;
           next_input++;
           arg = value ? g_hash_table_lookup (c->args, value) : NULL;
           if (arg == NULL)
@@ -828,7 +846,7 @@ gather_call (Converter *c, GraftNode *node, Call *call)
           if (arg->kind == ARG_UNCONVERTED)
             return refuse_unconverted (c, arg);
           g_ptr_array_add (call->args, arg);
-          g_ptr_array_add (call->keywords, NULL);
+          g_ptr_array_add (call->keywords, (gpointer) keyword);
           continue;
         }
       g_ptr_array_add (call->args, arg);
@@ -1322,6 +1340,7 @@ convert_number_node (Converter *c, GraftNode *node, gboolean *handled)
 }
 
 static gboolean convert_node (Converter *c, GraftNode *node);
+static GraftDType input_dtype (Converter *c, GraftValue *input);
 
 
 /* A prim::If whose condition is the same in every run (self.training,
@@ -1423,12 +1442,16 @@ convert_node_now (Converter *c, GraftNode *node)
       && node->outputs->len == 1)
     {
       GraftAttribute *constant;
-      Observation *seen = observation_in (c, 0, node->inputs->pdata[0]);
+      GraftValue *tensor = node->inputs->pdata[0];
+      Observation *seen = observation_in (c, 0, tensor);
+      GraftDType dtype = tensor->initializer ? tensor->initializer->dtype
+                         : tensor->is_graph_input ? input_dtype (c, tensor)
+                         : seen != NULL && !seen->is_sequence ? seen->dtype : GRAFT_DTYPE_UNDEFINED;
       if (strcmp (node->op, "prim::device") == 0)
         constant = graft_attribute_new_string ("", "cpu");
-      else if (seen != NULL && !seen->is_sequence)
+      else if (dtype != GRAFT_DTYPE_UNDEFINED)
         constant = graft_attribute_new_int ("", _graft_exported_c10_scalar_type_from_schema (
-                                                  _graft_exported_dtype_to_schema (seen->dtype)));
+                                                  _graft_exported_dtype_to_schema (dtype)));
       else
         return refuse_node (c, node, "Graft's runtime did not compute %s", ((GraftValue *) node->inputs->pdata[0])->name);
       g_ptr_array_add (c->owned_attributes, constant);
