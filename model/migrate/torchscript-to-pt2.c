@@ -1119,6 +1119,16 @@ convert_unpack (Converter *c, GraftNode *node)
   Arg *list = node->inputs->len == 1 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
   if (list != NULL && list->kind == ARG_UNCONVERTED)
     return refuse_unconverted (c, list);
+  /* a constant tuple of ints (a module's shape attribute) */
+  if (list != NULL && list->kind == ARG_CONST && list->constant->type == GRAFT_ATTR_INTS
+      && list->constant->ints->len == node->outputs->len)
+    {
+      for (guint i = 0; i < node->outputs->len; i++)
+        if (node->outputs->pdata[i] != NULL)
+          g_hash_table_insert (c->args, node->outputs->pdata[i],
+                               int_arg (c, g_array_index (list->constant->ints, gint64, i)));
+      return TRUE;
+    }
   if (list == NULL || list->kind != ARG_LIST || list->items->len != node->outputs->len)
     return refuse_node (c, node, "it unpacks a list Graft could not follow");
   for (guint i = 0; i < node->outputs->len; i++)
