@@ -441,18 +441,7 @@ tensor_meta (Converter *c, GraftNode *node, const char *what, Observation **seen
     }
   for (guint i = reversed->len; i > 0; i--)
     json_array_add_element (strides, json_node_ref (g_ptr_array_index (reversed, i - 1)));
-  JsonObject *meta = json_object_new ();
-  JsonObject *device = json_object_new ();
-  json_object_set_string_member (device, "type", "cpu");
-  json_object_set_null_member (device, "index");
-  json_object_set_int_member (meta, "dtype", code);
-  json_object_set_array_member (meta, "sizes", sizes);
-  json_object_set_boolean_member (meta, "requires_grad", requires_grad);
-  json_object_set_object_member (meta, "device", device);
-  json_object_set_array_member (meta, "strides", strides);
-  json_object_set_member (meta, "storage_offset", symint_node (NULL, 0));
-  json_object_set_int_member (meta, "layout", 7);   /* Strided */
-  return json_node_init_object (json_node_alloc (), meta);
+  return _graft_exported_tensor_meta (code, sizes, json_node_init_array (json_node_alloc (), strides), requires_grad);
 }
 
 /* Declares a tensor value of the program (tensor_values[name]). */

@@ -236,7 +236,6 @@ tensor_meta_from_ir (Writer *w, GraftValue *value, gboolean requires_grad, GErro
               code < 0 ? "a dtype" : "no known rank");
       return NULL;
     }
-  JsonObject *meta = json_object_new ();
   JsonArray *sizes = json_array_new ();
   for (int d = 0; d < value->shape.rank; d++)
     {
@@ -244,24 +243,13 @@ tensor_meta_from_ir (Writer *w, GraftValue *value, gboolean requires_grad, GErro
       if (dim->kind == GRAFT_DIM_UNKNOWN)
         {
           json_array_unref (sizes);
-          json_object_unref (meta);
           refuse (error, w, "value %s has an unknown dim %d; give it a shape first", value->name, d);
           return NULL;
         }
       json_array_add_element (sizes, dim->kind == GRAFT_DIM_FIXED ? symint_fixed (dim->value)
                                                                   : symint_expr (dim->symbol, hint_of (w, dim->symbol)));
     }
-  JsonObject *device = json_object_new ();
-  json_object_set_string_member (device, "type", "cpu");
-  json_object_set_null_member (device, "index");
-  json_object_set_int_member (meta, "dtype", code);
-  json_object_set_array_member (meta, "sizes", sizes);
-  json_object_set_boolean_member (meta, "requires_grad", requires_grad);
-  json_object_set_object_member (meta, "device", device);
-  json_object_set_member (meta, "strides", contiguous_strides (w, &value->shape));
-  json_object_set_member (meta, "storage_offset", symint_fixed (0));
-  json_object_set_int_member (meta, "layout", 7);   /* Strided */
-  return json_node_init_object (json_node_alloc (), meta);
+  return _graft_exported_tensor_meta (code, sizes, contiguous_strides (w, &value->shape), requires_grad);
 }
 
 /* The TensorMeta of value: as read while it still says what the IR says. */

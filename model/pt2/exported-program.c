@@ -178,6 +178,25 @@ parse_json_record (Reader *r, const char *record, JsonParser *parser, GError **e
 }
 
 JsonNode *
+_graft_exported_tensor_meta (gint64 dtype_code, JsonArray *sizes, JsonNode *strides, gboolean requires_grad)
+{
+  JsonObject *meta = json_object_new ();
+  JsonObject *device = json_object_new ();
+  json_object_set_string_member (device, "type", "cpu");
+  json_object_set_null_member (device, "index");
+  json_object_set_int_member (meta, "dtype", dtype_code);
+  json_object_set_array_member (meta, "sizes", sizes);
+  json_object_set_boolean_member (meta, "requires_grad", requires_grad);
+  json_object_set_object_member (meta, "device", device);
+  json_object_set_member (meta, "strides", strides);
+  JsonObject *offset = json_object_new ();
+  json_object_set_int_member (offset, "as_int", 0);
+  json_object_set_object_member (meta, "storage_offset", offset);
+  json_object_set_int_member (meta, "layout", 7);   /* Strided */
+  return json_node_init_object (json_node_alloc (), meta);
+}
+
+JsonNode *
 _graft_exported_treespec_leaf (void)
 {
   JsonObject *leaf = json_object_new ();
@@ -1409,8 +1428,11 @@ read_program_object (Reader *r, JsonObject *program, GCancellable *cancellable, 
   return TRUE;
 }
 
-GraftModel *
-graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
+/* A program read from archive or, when given, built in memory
+ * (program, with its weights in tensors). */
+static GraftModel *
+read_model (GraftTorchArchive *archive, JsonObject *program, GHashTable *tensors, const char *path,
+            GCancellable *cancellable, GError **error)
 {
   g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
   g_autoptr(GHashTable) value_by_arg = g_hash_table_new (g_str_hash, g_str_equal);
@@ -1418,34 +1440,36 @@ graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCanc
   g_autoptr(GHashTable) kept_by_value = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) json_object_unref);
   Reader r = { .archive = archive, .path = path, .model = model, .value_by_arg = value_by_arg,
                .weight_configs = weight_configs, .json_values_left = PROGRAM_MAX_JSON_VALUES,
-               .kept_by_value = kept_by_value };
+               .kept_by_value = kept_by_value, .given_tensors = tensors };
   graft_model_set_path (model, path);
-  gboolean ok = read_program (&r, cancellable, error);
+  gboolean ok;
+  if (program == NULL)
+    ok = read_program (&r, cancellable, error);
+  else
+    {
+      graft_model_add_metadata (model, "layout", "PT2 archive (torch ≥ 2.8)");
+      /* keep_program() takes the graph's nodes and values out of the
+       * object it reads: it reads its own copy, as it would the file's. */
+      g_autoptr(JsonNode) root = json_node_init_object (json_node_alloc (), program);
+      g_autofree char *text = json_to_string (root, FALSE);
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      ok = json_parser_load_from_data (parser, text, -1, error) &&
+           read_program_object (&r, json_node_get_object (json_parser_get_root (parser)), cancellable, error);
+    }
   g_free (r.program_record);
   g_free (r.model_name);
   return ok ? g_steal_pointer (&model) : NULL;
 }
 
 GraftModel *
+graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
+{
+  return read_model (archive, NULL, NULL, path, cancellable, error);
+}
+
+GraftModel *
 graft_exported_program_new_from_json (JsonObject *program, GHashTable *tensors, const char *path,
                                       GError **error)
 {
-  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
-  g_autoptr(GHashTable) value_by_arg = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr(GHashTable) weight_configs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
-  g_autoptr(GHashTable) kept_by_value = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) json_object_unref);
-  Reader r = { .path = path, .model = model, .value_by_arg = value_by_arg, .weight_configs = weight_configs,
-               .json_values_left = PROGRAM_MAX_JSON_VALUES, .kept_by_value = kept_by_value,
-               .given_tensors = tensors };
-  graft_model_set_path (model, path);
-  graft_model_add_metadata (model, "layout", "PT2 archive (torch ≥ 2.8)");
-  /* keep_program() takes the graph's nodes and values out of the object
-   * it reads: it reads its own copy, as it would the file's. */
-  g_autoptr(JsonNode) root = json_node_init_object (json_node_alloc (), program);
-  g_autofree char *text = json_to_string (root, FALSE);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, text, -1, error))
-    return NULL;
-  return read_program_object (&r, json_node_get_object (json_parser_get_root (parser)), NULL, error)
-         ? g_steal_pointer (&model) : NULL;
+  return read_model (NULL, program, tensors, path, NULL, error);
 }
