@@ -208,6 +208,12 @@ convert_to_pt2 (const char *in, const char *out, GPtrArray *shape_specs, GPtrArr
       graft_cli_print_error ("%s", error->message);
       return 1;
     }
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    {
+      graft_cli_print_error ("convert: %s is a torch.export program already; to save it again (edited) as .pt2 "
+                             "use graft-cli edit %s -o %s", in, in, out);
+      return 2;
+    }
   g_autoptr(GHashTable) input_dtypes = parse_input_dtypes (model, dtype_specs, &error);
   if (input_dtypes == NULL)
     {
