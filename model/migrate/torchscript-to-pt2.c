@@ -1172,8 +1172,12 @@ convert_call (Converter *c, GraftNode *node)
       return refuse_node (c, node, "it updates %s in place, which torch.export records as a mutation Graft does not "
                           "write", ((GraftValue *) node->inputs->pdata[0])->name);
     }
+  /* FX names a node of one tensor after it; a node of several (or of a
+   * list) has its own name beside its outputs' getitem nodes. */
   GraftValue *first = node->outputs->len > 0 ? node->outputs->pdata[0] : NULL;
-  const char *name = unique_name (c, first ? first->name : node->op_type);
+  Observation *first_seen = first ? observation_in (c, 0, first) : NULL;
+  gboolean single = node->outputs->len == 1 && first_seen != NULL && !first_seen->is_sequence;
+  const char *name = unique_name (c, single ? first->name : node->op_type);
   g_autofree char *target = g_strdup_printf ("torch.ops.aten.%s.%s", node->op_type,
                                              *schema->overload ? schema->overload : "default");
   JsonObject *json = node_object (c, node, target, name);
@@ -1192,7 +1196,7 @@ convert_call (Converter *c, GraftNode *node)
       Observation *seen[64];
       if (output == NULL || !all_observations (c, node, output, seen))
         return output == NULL ? refuse_node (c, node, "output %u is missing", i) : FALSE;
-      const char *output_name = i == 0 ? name : unique_name (c, output->name);
+      const char *output_name = single ? name : unique_name (c, output->name);
       if (seen[0]->is_sequence)
         {
           /* Tensor[]: items named name_0…, which unpacking and list

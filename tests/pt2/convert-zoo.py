@@ -5,7 +5,9 @@ against torch.jit.load at the export batch and the other batch (the zoo's
 inputs-b2 / inputs-b3), within 1e-4·max|ref|.
 
 usage: convert-zoo.py GRAFT_CLI ZOO_DIR OUT_DIR [MODEL…]
-Prints one line per file and a summary; writes OUT_DIR/convert-zoo.json."""
+Prints one line per file and a summary; writes OUT_DIR/convert-zoo.json.
+Each .pt2 is removed once checked (the zoo's come to some 5 GB) unless
+KEEP_PT2=1 is set."""
 import json
 import os
 import subprocess
@@ -95,6 +97,8 @@ def main():
                             result["error"] = problem
                     except Exception as e:   # torch's own message is the finding
                         result["error"] = f"torch: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+                    if not os.environ.get("KEEP_PT2"):
+                        os.remove(pt2_path)
             results[key] = result
             state = "verified" if result["verified"] else "converted, fails in torch" if result["converted"] else "refused"
             print(f"{key}: {state}{': ' + result['error'] if 'error' in result else ''}", flush=True)
