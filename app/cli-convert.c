@@ -1,6 +1,8 @@
 /* graft-cli convert IN.pt -o OUT.onnx [--opset N] [--shape x=1x3x224x224]
  * [--dtype t=int64]... [--dynamic x:0=batch]... [--allow-custom]: a TorchScript archive (or a
- * torch.export program) lowered to ONNX by model/lower, without PyTorch. */
+ * torch.export program) lowered to ONNX by model/lower, without PyTorch;
+ * or, with -o OUT.pt2, a TorchScript archive as a torch.export program
+ * (model/migrate). The output's format follows its extension. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,23 +10,29 @@
 #include "formats.h"
 #include "loader.h"
 #include "lower/lower.h"
+#include "migrate/torchscript-to-pt2.h"
 #include "onnx/writer.h"
 
 static void
 print_usage (void)
 {
-  printf ("Usage: graft-cli convert IN.pt -o OUT.onnx [OPTION]...\n"
-          "Converts a TorchScript archive (traced or scripted) to ONNX without PyTorch.\n"
+  printf ("Usage: graft-cli convert IN.pt -o OUT.onnx|OUT.pt2 [OPTION]...\n"
+          "Converts a TorchScript archive (traced or scripted) to ONNX, or to a torch.export program\n"
+          "(.pt2, which torch.export.load reads), without PyTorch. OUT's extension picks the format.\n"
           "  --opset N                   ONNX opset to write (default %d; %d to %" G_GINT64_FORMAT ")\n"
           "  --shape INPUT=1x3x224x224   an input's shape (TorchScript files declare none)\n"
           "  --dtype INPUT=TYPE          an input's element type (int64, float16…; TorchScript files\n"
           "                              declare none: float32, or int64 for ids an embedding reads)\n"
-          "  --dynamic INPUT:AXIS=NAME   keep that dim symbolic (named NAME) in the file\n"
-          "  --allow-custom              write ops without an ONNX lowering as nodes of the \"aten\"\n"
+          "  --dynamic INPUT:AXIS=NAME[:MIN[:MAX]]\n"
+          "                              keep that dim symbolic (named NAME) in the file; a .pt2\n"
+          "                              also records its range (default 1 to unbounded)\n"
+          "  --allow-custom              (ONNX) write ops without an ONNX lowering as nodes of the \"aten\"\n"
           "                              domain (Graft's runtime runs them) instead of failing\n"
           "  --overwrite                 allow OUT to be IN itself\n"
+          "A .pt2 is checked in Graft's runtime at the --shape sizes and, for each dynamic dim, at\n"
+          "two other sizes in its range, which also give the sizes that follow the dynamic dims.\n"
           "Exit status: 0 written, 1 the model cannot be converted (the message names every op that\n"
-          "has no lowering), 2 bad usage.\n",
+          "has no lowering, or the node torch.export cannot express), 2 bad usage.\n",
           GRAFT_LOWER_DEFAULT_OPSET, GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
 }
 
@@ -142,6 +150,98 @@ graft_cli_parse_input_shapes_of (GraftModel *model, GPtrArray *shape_specs, GPtr
   return g_steal_pointer (&shapes);
 }
 
+/* INPUT:AXIS=NAME[:MIN[:MAX]] → a dynamic dim with its range. */
+static gboolean
+parse_dynamic_range (const char *spec, GraftPt2DynamicDim *dim, GError **error)
+{
+  const char *equals = strrchr (spec, '=');
+  const char *colon = equals ? g_strrstr_len (spec, equals - spec, ":") : NULL;
+  guint64 axis = 0, min = 1, max = 0;
+  g_auto(GStrv) parts = equals ? g_strsplit (equals + 1, ":", 3) : NULL;
+  g_autofree char *axis_text = colon ? g_strndup (colon + 1, equals - colon - 1) : NULL;
+  if (colon == NULL || colon == spec || parts == NULL || parts[0] == NULL || *parts[0] == '\0'
+      || !g_ascii_string_to_unsigned (axis_text, 10, 0, G_MAXINT32, &axis, NULL)
+      || (parts[1] != NULL && !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXINT32, &min, NULL))
+      || (parts[1] != NULL && parts[2] != NULL && !g_ascii_string_to_unsigned (parts[2], 10, min, G_MAXINT32, &max, NULL)))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "cannot read '--dynamic %s' (INPUT:AXIS=NAME[:MIN[:MAX]], MIN ≤ MAX)", spec);
+      return FALSE;
+    }
+  g_autofree char *input = g_strndup (spec, colon - spec);
+  dim->input = g_intern_string (input);
+  dim->axis = (int) axis;
+  dim->symbol = g_intern_string (parts[0]);
+  dim->min = (gint64) min;
+  dim->max = parts[1] != NULL && parts[2] != NULL ? (gint64) max : -1;
+  return TRUE;
+}
+
+/* convert IN -o OUT.pt2: the TorchScript graph as a torch.export program. */
+static int
+convert_to_pt2 (const char *in, const char *out, GPtrArray *shape_specs, GPtrArray *dynamic_specs,
+                GPtrArray *dtype_specs, gboolean overwrite)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) no_dynamic = g_ptr_array_new ();
+  g_autoptr(GHashTable) shapes = graft_cli_parse_input_shapes (shape_specs, no_dynamic, &error);
+  g_autoptr(GArray) dims = g_array_new (FALSE, TRUE, sizeof (GraftPt2DynamicDim));
+  if (shapes == NULL)
+    {
+      graft_cli_print_error ("convert: %s", error->message);
+      return 2;
+    }
+  for (guint i = 0; i < dynamic_specs->len; i++)
+    {
+      GraftPt2DynamicDim dim = { 0 };
+      if (!parse_dynamic_range (dynamic_specs->pdata[i], &dim, &error))
+        {
+          graft_cli_print_error ("convert: %s", error->message);
+          return 2;
+        }
+      g_array_append_val (dims, dim);
+    }
+  gint64 start = g_get_monotonic_time ();
+  g_autoptr(GraftModel) model = graft_model_load (in, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  if (graft_model_get_format (model) == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM)
+    {
+      graft_cli_print_error ("convert: %s is a torch.export program already; to save it again (edited) as .pt2 "
+                             "use graft-cli edit %s -o %s", in, in, out);
+      return 2;
+    }
+  g_autoptr(GHashTable) input_dtypes = parse_input_dtypes (model, dtype_specs, &error);
+  if (input_dtypes == NULL)
+    {
+      graft_cli_print_error ("convert: %s", error->message);
+      return 2;
+    }
+  gint64 loaded = g_get_monotonic_time ();
+  GraftPt2ConvertOptions options = { shapes, input_dtypes, (const GraftPt2DynamicDim *) dims->data, dims->len };
+  g_autoptr(GraftModel) program = graft_torchscript_to_pt2 (model, &options, &error);
+  gint64 converted = g_get_monotonic_time ();
+  if (program == NULL)
+    {
+      graft_cli_print_error ("%s: %s", in, error->message);
+      return error->domain == G_IO_ERROR ? 2 : 1;
+    }
+  graft_model_set_path (program, in);
+  if (!graft_format_save (program, out, "pt2", overwrite, &error))
+    {
+      graft_cli_print_error ("%s", error->message);
+      return 1;
+    }
+  gint64 written = g_get_monotonic_time ();
+  printf ("converted %s to %s: torch.export program, %u nodes (read %.2f s, converted %.2f s, written %.2f s)\n",
+          in, out, graft_graph_count_nodes_recursive (graft_model_get_graph (program)), (loaded - start) / 1e6,
+          (converted - loaded) / 1e6, (written - converted) / 1e6);
+  return 0;
+}
+
 int
 graft_cli_convert (int argc, char **argv)
 {
@@ -214,13 +314,15 @@ graft_cli_convert (int argc, char **argv)
       graft_cli_print_error ("convert: needs an input model and -o OUT (try --help)");
       return 2;
     }
-  /* The output format follows OUT's name: convert writes ONNX only, and
-   * used to write ONNX bytes into y.pt2 and exit 0. */
+  /* The output format follows OUT's name (convert used to write ONNX
+   * bytes into y.pt2 and exit 0). */
   const GraftFormat *out_format = graft_format_for_path (out);
+  if (out_format != NULL && strcmp (out_format->id, "pt2") == 0)
+    return convert_to_pt2 (in, out, shape_specs, dynamic, dtypes, overwrite);
   if (out_format != NULL && strcmp (out_format->id, "onnx") != 0)
     {
-      graft_cli_print_error ("convert: cannot write %s: convert writes ONNX (.onnx), not a %s", out,
-                             out_format->title);
+      graft_cli_print_error ("convert: cannot write %s: convert writes ONNX (.onnx) or a torch.export program "
+                             "(.pt2), not a %s", out, out_format->title);
       return 2;
     }
   if ((shapes = graft_cli_parse_input_shapes (shape_specs, dynamic, &error)) == NULL)

@@ -378,8 +378,8 @@ indexes_an_embedding (GraftValue *value, guint depth)
 
 /* A TorchScript input declares no dtype: one that an embedding looks up
  * holds token ids (int64); float32 otherwise. */
-static GraftDType
-dtype_from_consumers (GraftValue *input)
+GraftDType
+graft_lower_guess_input_dtype (GraftValue *input)
 {
   return indexes_an_embedding (input, 0) ? GRAFT_DTYPE_INT64 : GRAFT_DTYPE_FLOAT32;
 }
@@ -480,7 +480,7 @@ lower_inputs (GraftLowerContext *ctx, GraftGraph *source, const GraftLowerOption
       GraftDType given_dtype = options->input_dtypes ? GPOINTER_TO_INT (g_hash_table_lookup (options->input_dtypes, in->name))
                                : GRAFT_DTYPE_UNDEFINED;
       declare (ctx, v, given_dtype != GRAFT_DTYPE_UNDEFINED ? given_dtype
-                       : in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : dtype_from_consumers (in),
+                       : in->dtype != GRAFT_DTYPE_UNDEFINED ? in->dtype : graft_lower_guess_input_dtype (in),
                shape ? shape : &guessed);
       graft_shape_clear (&guessed);
       graft_shape_clear (&named);

@@ -44,6 +44,10 @@ typedef struct {
   GHashTable *input_dtypes;
 } GraftLowerOptions;
 
+/* The element type a TorchScript input (which declares none) is taken
+ * to have: int64 for ids an embedding looks up, else float32. */
+GraftDType graft_lower_guess_input_dtype (GraftValue *input);
+
 /* An op that has no lowering at the opset. */
 typedef struct {
   GraftNode *node;           /* borrowed from the source model */

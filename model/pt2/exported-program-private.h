@@ -11,6 +11,13 @@ JsonArray *_graft_exported_member_array (JsonObject *object, const char *name);
 const char *_graft_exported_member_string (JsonObject *object, const char *name);
 gboolean _graft_exported_member_int (JsonObject *object, const char *name, gint64 *value);
 
+/* A TensorMeta on the CPU, strided, at offset 0 (takes sizes and strides). */
+JsonNode *_graft_exported_tensor_meta (gint64 dtype_code, JsonArray *sizes, JsonNode *strides, gboolean requires_grad);
+/* A pytree leaf, as torch serializes treespecs. */
+JsonNode *_graft_exported_treespec_leaf (void);
+/* A range_constraints entry; max < 0: unbounded (null). */
+JsonNode *_graft_exported_range_node (gint64 min, gint64 max);
+
 /* A schema union is an object with one member: its field name and value. */
 const char *_graft_exported_union_field (JsonNode *node, JsonNode **value);
 

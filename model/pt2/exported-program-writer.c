@@ -237,7 +237,6 @@ tensor_meta_from_ir (Writer *w, GraftValue *value, gboolean requires_grad, GErro
               code < 0 ? "a dtype" : "no known rank");
       return NULL;
     }
-  JsonObject *meta = json_object_new ();
   JsonArray *sizes = json_array_new ();
   for (int d = 0; d < value->shape.rank; d++)
     {
@@ -245,24 +244,13 @@ tensor_meta_from_ir (Writer *w, GraftValue *value, gboolean requires_grad, GErro
       if (dim->kind == GRAFT_DIM_UNKNOWN)
         {
           json_array_unref (sizes);
-          json_object_unref (meta);
           refuse (error, w, "value %s has an unknown dim %d; give it a shape first", value->name, d);
           return NULL;
         }
       json_array_add_element (sizes, dim->kind == GRAFT_DIM_FIXED ? symint_fixed (dim->value)
                                                                   : symint_expr (dim->symbol, hint_of (w, dim->symbol)));
     }
-  JsonObject *device = json_object_new ();
-  json_object_set_string_member (device, "type", "cpu");
-  json_object_set_null_member (device, "index");
-  json_object_set_int_member (meta, "dtype", code);
-  json_object_set_array_member (meta, "sizes", sizes);
-  json_object_set_boolean_member (meta, "requires_grad", requires_grad);
-  json_object_set_object_member (meta, "device", device);
-  json_object_set_member (meta, "strides", contiguous_strides (w, &value->shape));
-  json_object_set_member (meta, "storage_offset", symint_fixed (0));
-  json_object_set_int_member (meta, "layout", 7);   /* Strided */
-  return json_node_init_object (json_node_alloc (), meta);
+  return _graft_exported_tensor_meta (code, sizes, contiguous_strides (w, &value->shape), requires_grad);
 }
 
 /* The TensorMeta of value: as read while it still says what the IR says. */
@@ -1072,18 +1060,6 @@ write_values (Writer *w, JsonObject *graph, GError **error)
   return TRUE;
 }
 
-static JsonNode *
-range_node (gint64 min, gint64 max)
-{
-  JsonObject *range = json_object_new ();
-  json_object_set_int_member (range, "min_val", min);
-  if (max < 0)
-    json_object_set_null_member (range, "max_val");
-  else
-    json_object_set_int_member (range, "max_val", max);
-  return json_node_init_object (json_node_alloc (), range);
-}
-
 /* The model's ranges; a symbol whose range is still the one read keeps
  * torch's entry (its unbounded minimum of an unbacked symbol included). */
 static JsonObject *
@@ -1110,7 +1086,7 @@ write_ranges (Writer *w, JsonObject *original)
           if (strcmp (normalized, symbol) == 0 && MAX (kept_min, 0) == min && kept_max == max)
             kept = json_object_get_member (original, l->data), key = l->data;
         }
-      json_object_set_member (ranges, key, kept ? json_node_copy (kept) : range_node (min, max));
+      json_object_set_member (ranges, key, kept ? json_node_copy (kept) : _graft_exported_range_node (min, max));
     }
   return ranges;
 }
@@ -1139,21 +1115,10 @@ add_missing_ranges (Writer *w, JsonObject *tensor_values, JsonObject *ranges)
               gint64 min, max;
               if (!graft_model_get_dim_range (w->model, expr, &min, &max))
                 min = 1, max = -1;
-              json_object_set_member (ranges, expr, range_node (min, max));
+              json_object_set_member (ranges, expr, _graft_exported_range_node (min, max));
             }
         }
     }
-}
-
-/* A pytree leaf, as torch serializes treespecs. */
-static JsonNode *
-treespec_leaf (void)
-{
-  JsonObject *leaf = json_object_new ();
-  json_object_set_null_member (leaf, "type");
-  json_object_set_null_member (leaf, "context");
-  json_object_set_array_member (leaf, "children_spec", json_array_new ());
-  return json_node_init_object (json_node_alloc (), leaf);
 }
 
 static guint
@@ -1201,7 +1166,7 @@ update_out_spec (Writer *w, guint before, JsonArray *written_specs, JsonArray *m
     {
       JsonArray *leaves = json_array_new ();
       for (guint i = 0; i < after; i++)
-        json_array_add_element (leaves, treespec_leaf ());
+        json_array_add_element (leaves, _graft_exported_treespec_leaf ());
       json_object_set_array_member (spec_object, "children_spec", leaves);
       new_spec = json_node_copy (spec);
     }
@@ -1212,7 +1177,7 @@ update_out_spec (Writer *w, guint before, JsonArray *written_specs, JsonArray *m
       JsonArray *items = json_array_new ();
       json_array_add_element (items, json_node_copy (spec));
       for (guint i = before; i < after; i++)
-        json_array_add_element (items, treespec_leaf ());
+        json_array_add_element (items, _graft_exported_treespec_leaf ());
       json_object_set_string_member (wrapper, "type", "builtins.tuple");
       json_object_set_string_member (wrapper, "context", "null");
       json_object_set_array_member (wrapper, "children_spec", items);

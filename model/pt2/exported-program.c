@@ -24,6 +24,7 @@ typedef struct {
   GHashTable *weight_configs;   /* PT2 archive: "weights" / "constants" → the JsonParser of its config */
   guint64 json_values_left;     /* of PROGRAM_MAX_JSON_VALUES */
   GHashTable *kept_by_value;    /* GraftValue* → JsonObject of its exported_json, owned */
+  GHashTable *given_tensors;    /* a program built in memory: fqn → GraftTensor* (borrowed); else NULL */
 } Reader;
 
 /* torch.export programs nest about ten deep (a node, its arguments, a
@@ -174,6 +175,47 @@ parse_json_record (Reader *r, const char *record, JsonParser *parser, GError **e
       return NULL;
     }
   return json_node_get_object (root);
+}
+
+JsonNode *
+_graft_exported_tensor_meta (gint64 dtype_code, JsonArray *sizes, JsonNode *strides, gboolean requires_grad)
+{
+  JsonObject *meta = json_object_new ();
+  JsonObject *device = json_object_new ();
+  json_object_set_string_member (device, "type", "cpu");
+  json_object_set_null_member (device, "index");
+  json_object_set_int_member (meta, "dtype", dtype_code);
+  json_object_set_array_member (meta, "sizes", sizes);
+  json_object_set_boolean_member (meta, "requires_grad", requires_grad);
+  json_object_set_object_member (meta, "device", device);
+  json_object_set_member (meta, "strides", strides);
+  JsonObject *offset = json_object_new ();
+  json_object_set_int_member (offset, "as_int", 0);
+  json_object_set_object_member (meta, "storage_offset", offset);
+  json_object_set_int_member (meta, "layout", 7);   /* Strided */
+  return json_node_init_object (json_node_alloc (), meta);
+}
+
+JsonNode *
+_graft_exported_treespec_leaf (void)
+{
+  JsonObject *leaf = json_object_new ();
+  json_object_set_null_member (leaf, "type");
+  json_object_set_null_member (leaf, "context");
+  json_object_set_array_member (leaf, "children_spec", json_array_new ());
+  return json_node_init_object (json_node_alloc (), leaf);
+}
+
+JsonNode *
+_graft_exported_range_node (gint64 min, gint64 max)
+{
+  JsonObject *range = json_object_new ();
+  json_object_set_int_member (range, "min_val", min);
+  if (max < 0)
+    json_object_set_null_member (range, "max_val");
+  else
+    json_object_set_int_member (range, "max_val", max);
+  return json_node_init_object (json_node_alloc (), range);
 }
 
 /* A schema union is an object with one member: its field name and value. */
@@ -443,6 +485,13 @@ load_flat_tensor (Reader *r, gboolean constant, const char *fqn, GError **error)
 static GraftTensor *
 load_tensor (Reader *r, gboolean constant, const char *fqn, GError **error)
 {
+  if (r->given_tensors != NULL)
+    {
+      GraftTensor *tensor = g_hash_table_lookup (r->given_tensors, fqn);
+      if (tensor == NULL)
+        fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "the program names a weight %s that was not given", fqn);
+      return tensor ? graft_tensor_ref (tensor) : NULL;
+    }
   if (r->flat)
     return load_flat_tensor (r, constant, fqn, error);
   return load_archive_tensor (r, constant ? "constants" : "weights", fqn, error);
@@ -1238,6 +1287,9 @@ keep_program (Reader *r, JsonObject *program)
   char *text = json_to_string (root, FALSE);
   g_autoptr(GBytes) kept = g_bytes_new_take (text, strlen (text));
   graft_model_set_kept_record (r->model, GRAFT_EXPORTED_KEPT_PROGRAM, kept);
+  /* A program built in memory has no records beside it. */
+  if (r->archive == NULL)
+    return;
 
   const char *folders[] = { "weights", "constants" };
   for (guint i = 0; !r->flat && i < G_N_ELEMENTS (folders); i++)
@@ -1314,6 +1366,8 @@ locate_program (Reader *r, GError **error)
                "holding the program (an AOTInductor-only package?); save the ExportedProgram with torch.export.save");
 }
 
+static gboolean read_program_object (Reader *r, JsonObject *program, GCancellable *cancellable, GError **error);
+
 static gboolean
 read_program (Reader *r, GCancellable *cancellable, GError **error)
 {
@@ -1324,6 +1378,12 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
   JsonObject *program = parse_json_record (r, r->program_record, parser, error);
   if (program == NULL)
     return FALSE;
+  return read_program_object (r, program, cancellable, error);
+}
+
+static gboolean
+read_program_object (Reader *r, JsonObject *program, GCancellable *cancellable, GError **error)
+{
   if (!check_schema_version (r, program, error))
     return FALSE;
   JsonObject *graph_module = _graft_exported_member_object (program, "graph_module");
@@ -1368,8 +1428,11 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
   return TRUE;
 }
 
-GraftModel *
-graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
+/* A program read from archive or, when given, built in memory
+ * (program, with its weights in tensors). */
+static GraftModel *
+read_model (GraftTorchArchive *archive, JsonObject *program, GHashTable *tensors, const char *path,
+            GCancellable *cancellable, GError **error)
 {
   g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
   g_autoptr(GHashTable) value_by_arg = g_hash_table_new (g_str_hash, g_str_equal);
@@ -1377,10 +1440,36 @@ graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCanc
   g_autoptr(GHashTable) kept_by_value = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) json_object_unref);
   Reader r = { .archive = archive, .path = path, .model = model, .value_by_arg = value_by_arg,
                .weight_configs = weight_configs, .json_values_left = PROGRAM_MAX_JSON_VALUES,
-               .kept_by_value = kept_by_value };
+               .kept_by_value = kept_by_value, .given_tensors = tensors };
   graft_model_set_path (model, path);
-  gboolean ok = read_program (&r, cancellable, error);
+  gboolean ok;
+  if (program == NULL)
+    ok = read_program (&r, cancellable, error);
+  else
+    {
+      graft_model_add_metadata (model, "layout", "PT2 archive (torch ≥ 2.8)");
+      /* keep_program() takes the graph's nodes and values out of the
+       * object it reads: it reads its own copy, as it would the file's. */
+      g_autoptr(JsonNode) root = json_node_init_object (json_node_alloc (), program);
+      g_autofree char *text = json_to_string (root, FALSE);
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      ok = json_parser_load_from_data (parser, text, -1, error) &&
+           read_program_object (&r, json_node_get_object (json_parser_get_root (parser)), cancellable, error);
+    }
   g_free (r.program_record);
   g_free (r.model_name);
   return ok ? g_steal_pointer (&model) : NULL;
+}
+
+GraftModel *
+graft_exported_program_load (GraftTorchArchive *archive, const char *path, GCancellable *cancellable, GError **error)
+{
+  return read_model (archive, NULL, NULL, path, cancellable, error);
+}
+
+GraftModel *
+graft_exported_program_new_from_json (JsonObject *program, GHashTable *tensors, const char *path,
+                                      GError **error)
+{
+  return read_model (NULL, program, tensors, path, NULL, error);
 }

@@ -25,6 +25,7 @@
 
 #include <gio/gio.h>
 #include "ir/model.h"
+#include <json-glib/json-glib.h>
 #include "pytorch/torch-archive.h"
 
 G_BEGIN_DECLS
@@ -49,6 +50,14 @@ gboolean graft_exported_program_recognize (GraftTorchArchive *archive);
 
 GraftModel *graft_exported_program_load (GraftTorchArchive *archive, const char *path,
                                          GCancellable *cancellable, GError **error);
+
+/* A program made in memory (the serialized ExportedProgram JSON, as
+ * models/model.json holds it) as a GraftModel the writer saves: what
+ * graft_exported_program_load() returns for a file holding it. tensors
+ * gives the weights its input specs name (fqn → GraftTensor*, borrowed);
+ * path names the model in messages. */
+GraftModel *graft_exported_program_new_from_json (JsonObject *program, GHashTable *tensors, const char *path,
+                                                  GError **error);
 
 /* Normalises a torch.export symbol expression for display and lookup:
  * "Symbol('u1', integer=True)" → "u1"; anything else is returned as is. */

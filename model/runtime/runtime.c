@@ -109,6 +109,7 @@ struct _GraftRuntime {
   GraftRuntimeObserveFunc observe;
   gpointer observe_data;
   gboolean drop_derived;       /* derived weights made per run, not kept */
+  gboolean observe_subgraphs;
 };
 
 typedef struct {
@@ -1406,6 +1407,12 @@ graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc func, gp
 }
 
 void
+graft_runtime_set_observe_subgraphs (GraftRuntime *self, gboolean enabled)
+{
+  self->observe_subgraphs = enabled;
+}
+
+void
 graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled)
 {
   self->profiling = enabled;
@@ -1886,7 +1893,7 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
               t->fused_op = step->pattern->schema->name;
             }
         }
-      if (plan == rt->main && rt->observe)
+      if ((plan == rt->main || rt->observe_subgraphs) && rt->observe)
         for (guint j = 0; j < step->n_outputs; j++)
           if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
             rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);

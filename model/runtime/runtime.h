@@ -100,6 +100,9 @@ GPtrArray *graft_runtime_run_finish (GraftRuntime *self, GAsyncResult *result, G
  * borrowed: take a reference to keep it. NULL func removes the observer. */
 typedef void (*GraftRuntimeObserveFunc) (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data);
 void graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc func, gpointer user_data);
+/* Also observe the nodes of If branches and Loop bodies (a body's values
+ * once per iteration), off by default. */
+void graft_runtime_set_observe_subgraphs (GraftRuntime *self, gboolean enabled);
 
 /* Per-node timing collection (off by default: it costs a clock read per node). */
 void graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled);

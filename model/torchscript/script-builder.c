@@ -180,6 +180,7 @@ typedef struct {
   GPtrArray *forced_live;     /* pass 1: GraftValue* kept although unused */
   GraftGraph *trash;          /* pass 2: dead nodes */
   GHashTable *cat_lists;      /* GraftValue* of an aten::cat → BValue (list items, dim in .i) */
+  GString *buffers;           /* module paths of buffers, one a line (GRAFT_TORCHSCRIPT_KEPT_BUFFERS) */
   GError **error;
 } Builder;
 
@@ -385,6 +386,31 @@ is_script_object (GraftPickleValue *v)
   return v && v->kind == GRAFT_PICKLE_OBJECT && g_str_has_prefix (v->s, "__torch__.");
 }
 
+/* The names a module class lists in its __buffers__ (the rest of its
+ * tensors are parameters). */
+static GHashTable *
+class_buffer_names (Builder *b, const char *qualname)
+{
+  GHashTable *names = g_hash_table_new (g_str_hash, g_str_equal);
+  ClassInfo *info = lookup_class (b, qualname);
+  for (guint k = 0; info != NULL && k < info->node->body->len; k++)
+    {
+      ScriptNode *stmt = g_ptr_array_index (info->node->body, k);
+      ScriptNode *target = stmt->kind == SCRIPT_ASSIGN && stmt->items->len == 1 ? g_ptr_array_index (stmt->items, 0)
+                                                                                 : NULL;
+      if (target == NULL || target->kind != SCRIPT_NAME || strcmp (target->s, "__buffers__") != 0 || stmt->a == NULL
+          || stmt->a->kind != SCRIPT_LIST)
+        continue;
+      for (guint i = 0; i < stmt->a->items->len; i++)
+        {
+          ScriptNode *item = g_ptr_array_index (stmt->a->items, i);
+          if (item->kind == SCRIPT_STRING)
+            g_hash_table_add (names, item->s);
+        }
+    }
+  return names;
+}
+
 /* Parameters and buffers become root initializers named by module path,
  * in pickle order; module paths remember their class for the groups. */
 static gboolean
@@ -402,6 +428,7 @@ collect_parameters (Builder *b, GraftPickleValue *object, const char *path)
   GraftPickleValue *state = object->state;
   if (state == NULL || state->kind != GRAFT_PICKLE_DICT)
     return TRUE;
+  g_autoptr(GHashTable) buffer_names = class_buffer_names (b, object->s);
   for (guint k = 0; k + 1 < state->items->len; k += 2)
     {
       const char *key = graft_pickle_value_get_string (g_ptr_array_index (state->items, k));
@@ -413,6 +440,8 @@ collect_parameters (Builder *b, GraftPickleValue *object, const char *path)
         {
           if (tensor_value (b, v, child, "data") == NULL)
             return FALSE;
+          if (g_hash_table_contains (buffer_names, key))
+            g_string_append_printf (b->buffers, "%s\n", child);
         }
       else if (is_script_object (v))
         {
@@ -2989,8 +3018,11 @@ run_pass (Builder *b, GraftModel *model, ClassInfo *info, ScriptNode *forward)
   graft_model_set_graph (model, b->root);
   g_autofree char *root_class = graft_script_demangle_class (b->root_object->s);
   b->root->root_group->class_name = g_strdup (root_class);
+  g_string_truncate (b->buffers, 0);
   if (!collect_parameters (b, b->root_object, ""))
     return FALSE;
+  g_autoptr(GBytes) buffers = g_bytes_new (b->buffers->str, b->buffers->len);
+  graft_model_set_kept_record (model, GRAFT_TORCHSCRIPT_KEPT_BUFFERS, buffers);
   return run_forward (b, info, forward);
 }
 
@@ -3008,6 +3040,7 @@ graft_script_build (GraftTorchArchive *archive, GraftModel *model, GCancellable 
     .node_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .dead_seq = g_hash_table_new (g_direct_hash, g_direct_equal),
     .forced_live = g_ptr_array_new (),
+    .buffers = g_string_new (NULL),
     .cat_lists = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) bv_unref),
   };
   gboolean ok = FALSE;
@@ -3080,6 +3113,7 @@ out:
   g_hash_table_unref (b.node_seq);
   g_hash_table_unref (b.dead_seq);
   g_ptr_array_unref (b.forced_live);
+  g_string_free (b.buffers, TRUE);
   g_hash_table_unref (b.cat_lists);
   return ok;
 }

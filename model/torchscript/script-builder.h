@@ -46,6 +46,12 @@ G_BEGIN_DECLS
 #define GRAFT_SCRIPT_MAX_MODULE_VISITS 65536
 #define GRAFT_SCRIPT_MAX_PATH_LENGTH 1024
 
+/* The kept record (graft_model_get_kept_record) listing the module paths
+ * of the archive's buffers, one a line: TorchScript tells parameters and
+ * buffers apart only in each class's __buffers__, which torch.export's
+ * signature needs. */
+#define GRAFT_TORCHSCRIPT_KEPT_BUFFERS "torchscript/buffers"
+
 /* Fills model (format TORCHSCRIPT) from the archive: graph, parameters as
  * initializers and model tensors. */
 gboolean graft_script_build (GraftTorchArchive *archive, GraftModel *model,

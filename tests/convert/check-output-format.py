@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """graft-cli convert's output format follows the output's name (issue 34,
-point 5): a TorchScript file converted to y.pte or y.pt2 is refused,
-naming the format, and nothing is written; y.onnx is written and is an
+point 5): a TorchScript file converted to y.pte is refused, naming the
+format, and nothing is written; y.pt2 is a torch.export program that
+torch.export.load runs as the module (without --shape it is refused,
+naming the input, and nothing is written); y.onnx is written and is an
 ONNX model onnx.checker accepts. --dtype sets an input's element type
 (a traced UNet's int64 timestep), which onnxruntime then takes and
 runs as PyTorch does; an unknown type or input is refused.
@@ -30,12 +32,20 @@ with tempfile.TemporaryDirectory() as tmp:
     source = os.path.join(tmp, "x.pt")
     module = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
     torch.jit.save(torch.jit.trace(module, torch.randn(2, 4)), source)
-    for name, title in (("y.pte", "ExecuTorch program"), ("y.pt2", "torch.export program")):
+    for name, says in (("y.pte", "ExecuTorch program"), ("y.pt2", "give input 'input' a --shape")):
         out = os.path.join(tmp, name)
         result = subprocess.run([graft_cli, "convert", source, "-o", out], capture_output=True, text=True)
-        check(result.returncode == 2 and title in result.stderr,
+        check(result.returncode == 2 and says in result.stderr,
               f"convert x.pt -o {name} exits {result.returncode}: {result.stderr.strip()}")
         check(not os.path.exists(out), f"{name} was not written")
+    out = os.path.join(tmp, "y.pt2")
+    result = subprocess.run([graft_cli, "convert", source, "-o", out, "--shape", "input=2x4"], capture_output=True,
+                            text=True)
+    check(result.returncode == 0, f"convert x.pt -o y.pt2 --shape input=2x4 exits 0 ({result.stderr.strip()})")
+    if result.returncode == 0:
+        x = torch.randn(2, 4)
+        y = torch.export.load(out).module()(x)
+        check(torch.allclose(y, module(x), atol=1e-6), "torch.export.load(y.pt2).module() = the module")
     out = os.path.join(tmp, "y.onnx")
     result = subprocess.run([graft_cli, "convert", source, "-o", out, "--shape", "input=2x4"], capture_output=True,
                             text=True)

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""TorchScript archives for tests/pt2/test-pt2-convert.c (graft-cli convert
+TS -o OUT.pt2), made with the test venv's torch 2.13 from library models of
+tests/zoo/models.py (random weights) and cached by the digest of this
+script and models.py:
+
+  OUTDIR/NAME/traced.pt, OUTDIR/NAME/scripted.pt   torch.jit.trace / script
+                     as the zoo makes them (tv_resnet18 both, hf_bert traced,
+                     tv_mobilenet_v2 scripted)
+  OUTDIR/NAME/inputs-b2/0.npy, inputs-b3/0.npy   inputs at batch 2 and 3
+  OUTDIR/branchy/scripted.pt   a scripted module branching on its input's
+                     values (if x.sum() > 0), which no fixed size decides
+  OUTDIR/branchy/inputs-b2/0.npy
+
+Usage: make-ts2pt2-fixtures.py OUTDIR
+"""
+import hashlib
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = [os.path.abspath(__file__), os.path.join(SOURCE, "tests/zoo/models.py")]
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+digest = hashlib.sha256(b"".join(open(p, "rb").read() for p in SCRIPTS)).hexdigest()
+stamp = os.path.join(out, ".stamp")
+if os.path.exists(stamp) and open(stamp).read() == digest:
+    sys.exit(0)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(SOURCE, "tests/zoo"))
+import models  # noqa: E402
+
+
+def save_inputs(folder, batches, example_of):
+    for batch in batches:
+        os.makedirs(os.path.join(folder, "inputs-b%d" % batch), exist_ok=True)
+        for i, tensor in enumerate(example_of(batch)):
+            np.save(os.path.join(folder, "inputs-b%d" % batch, "%d.npy" % i), tensor.numpy())
+
+
+for name, kinds in (("tv_resnet18", ("traced", "scripted")), ("hf_bert", ("traced",)),
+                    ("tv_mobilenet_v2", ("scripted",))):
+    torch.manual_seed(0)
+    model = models.load(name)
+    example = models.BY_NAME[name].example(2)
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    for kind in kinds:
+        with torch.no_grad():
+            module = (torch.jit.trace(model, example, check_trace=False, strict=False) if kind == "traced"
+                      else torch.jit.script(model))
+        torch.jit.save(module, os.path.join(folder, kind + ".pt"))
+    save_inputs(folder, (2, 3), models.BY_NAME[name].example)
+
+
+class Branchy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return self.linear(x)
+        return x - 1
+
+
+torch.manual_seed(0)
+folder = os.path.join(out, "branchy")
+os.makedirs(folder, exist_ok=True)
+torch.jit.save(torch.jit.script(Branchy().eval()), os.path.join(folder, "scripted.pt"))
+save_inputs(folder, (2,), lambda batch: (torch.randn(batch, 4),))
+
+with open(stamp, "w") as f:
+    f.write(digest)

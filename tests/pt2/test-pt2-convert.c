@@ -1,0 +1,139 @@
+/* TorchScript → torch.export (issue 34, point 3): graft-cli convert TS.pt
+ * -o OUT.pt2 on archives torch 2.13 made of library models
+ * (make-ts2pt2-fixtures.py: a torchvision ResNet-18 traced and scripted, a
+ * transformers BERT traced, a MobileNetV2 scripted) with the batch
+ * dynamic; torch.export.load reads each result and ep.module()(x) equals
+ * torch.jit.load(TS)(x) within 1e-4·max|ref| at batch 2 and 3
+ * (check-converted-pt2.py). Graft reads the program back with its
+ * symbol, range and module groups. A scripted module branching on its
+ * input's values is refused, naming the If, and writes nothing. */
+#include <string.h>
+#include <glib/gstdio.h>
+#include "loader.h"
+#include "../onnx/fixtures.h"
+#include "../test-python.h"
+#include "../test-scratch.h"
+
+typedef struct {
+  const char *model;      /* folder in the fixtures */
+  const char *kind;       /* traced, scripted */
+  const char *input;      /* the archive's input name */
+  const char *shape;      /* at batch 2 */
+  const char *dtype;
+  const char *group;      /* a module group the program must show */
+} Case;
+
+static const Case cases[] = {
+  { "tv_resnet18", "traced", "x", "2x3x64x64", "float32", "layer1.0.conv1" },
+  { "tv_resnet18", "scripted", "x", "2x3x64x64", "float32", "layer4.1.bn2" },
+  { "hf_bert", "traced", "input_ids", "2x16", "int64", "model.encoder.layer.1.attention.self" },
+  { "tv_mobilenet_v2", "scripted", "x", "2x3x64x64", "float32", "features.3.conv" },
+};
+
+static const char *
+fixtures (void)
+{
+  static char *dir;
+
+  if (dir == NULL)
+    dir = graft_test_generate_fixtures ("tests/pt2/make-ts2pt2-fixtures.py", "tests/fixtures-generated/ts2pt2", NULL);
+  return dir;
+}
+
+/* Runs graft-cli convert; returns its exit status, stderr in *err. */
+static int
+convert (const char *in, const char *out, const char *input, const char *shape, const char *dtype, char **err)
+{
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autofree char *shape_arg = g_strdup_printf ("%s=%s", input, shape);
+  g_autofree char *dtype_arg = g_strdup_printf ("%s=%s", input, dtype);
+  g_autofree char *dynamic_arg = g_strdup_printf ("%s:0=batch:1:64", input);
+  const char *argv[] = { cli, "convert", in, "-o", out, "--shape", shape_arg, "--dtype", dtype_arg,
+                         "--dynamic", dynamic_arg, NULL };
+  int status;
+  g_autoptr(GError) error = NULL;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err, &status, &error);
+  g_assert_no_error (error);
+  return g_spawn_check_wait_status (status, NULL) ? 0 : WEXITSTATUS (status);
+}
+
+static void
+test_converts (gconstpointer data)
+{
+  const Case *c = data;
+  g_autofree char *folder = g_build_filename (fixtures (), c->model, NULL);
+  g_autofree char *archive_name = g_strdup_printf ("%s.pt", c->kind);
+  g_autofree char *in = g_build_filename (folder, archive_name, NULL);
+  g_autofree char *scratch = graft_test_scratch_dir ("pt2-convert-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (scratch, "model.pt2", NULL);
+  g_autofree char *err = NULL;
+
+  int status = convert (in, out, c->input, c->shape, c->dtype, &err);
+  if (status != 0)
+    g_error ("graft-cli convert %s exited %d: %s", in, status, err);
+
+  /* torch reads it and computes what TorchScript computes, at the export
+   * batch and another. */
+  g_autofree char *python = graft_test_python ();
+  g_autofree char *check = graft_test_source_path ("tests/pt2/check-converted-pt2.py");
+  g_autofree char *b2 = g_build_filename (folder, "inputs-b2", NULL);
+  g_autofree char *b3 = g_build_filename (folder, "inputs-b3", NULL);
+  const char *argv[] = { python, check, in, out, b2, b3, NULL };
+  g_autofree char *report = NULL, *check_err = NULL;
+  int check_status;
+  g_autoptr(GError) error = NULL;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &report, &check_err, &check_status, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", report);
+  if (!g_spawn_check_wait_status (check_status, NULL))
+    g_error ("%s %s: torch disagrees: %s%s", c->model, c->kind, report, check_err);
+  g_assert_nonnull (strstr (report, "inputs-b3: agrees"));
+
+  /* Graft reads it back as a torch.export program: the batch a symbol
+   * with its range, the modules as groups. */
+  g_autoptr(GraftModel) model = graft_model_load (out, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (graft_model_get_format (model), ==, GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM);
+  GraftGraph *graph = graft_model_get_graph (model);
+  GraftValue *input = NULL;
+  for (guint i = 0; i < graph->inputs->len; i++)
+    if (((GraftValue *) graph->inputs->pdata[i])->initializer == NULL)
+      input = graph->inputs->pdata[i];
+  g_assert_nonnull (input);
+  g_assert_cmpint (input->shape.dims[0].kind, ==, GRAFT_DIM_SYMBOLIC);
+  g_assert_cmpstr (input->shape.dims[0].symbol, ==, "batch");
+  gint64 min = 0, max = 0;
+  g_assert_true (graft_model_get_dim_range (model, "batch", &min, &max));
+  g_assert_cmpint (min, ==, 1);
+  g_assert_cmpint (max, ==, 64);
+  g_assert_nonnull (graft_group_find_path (graph->root_group, c->group));
+}
+
+/* if x.sum() > 0: no size decides it, so no program is written. */
+static void
+test_refuses_data_dependent_branch (void)
+{
+  g_autofree char *in = g_build_filename (fixtures (), "branchy", "scripted.pt", NULL);
+  g_autofree char *scratch = graft_test_scratch_dir ("pt2-convert-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (scratch, "branchy.pt2", NULL);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (convert (in, out, "x", "2x4", "float32", &err), ==, 1);
+  g_test_message ("%s", err);
+  g_assert_nonnull (strstr (err, "prim::If"));
+  g_assert_nonnull (strstr (err, "torch.cond"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/pt2-convert/%s-%s", cases[i].model, cases[i].kind);
+      g_test_add_data_func (path, &cases[i], test_converts);
+    }
+  g_test_add_func ("/pt2-convert/refuses-data-dependent-branch", test_refuses_data_dependent_branch);
+  return g_test_run ();
+}
