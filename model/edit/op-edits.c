@@ -7,7 +7,7 @@
 #include "ir/graph-surgery.h"
 #include "onnx/op-schemas.h"
 #include "runtime/op.h"
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
 #include "pt2/exported-program-private.h"
 #include "runtime/inputs.h"
 #include "runtime/runtime.h"
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 #include "torchscript/script-builder.h"
 
 /* torch 2.13 writes schema 8.20 and the aten opset 10. */

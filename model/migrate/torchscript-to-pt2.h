@@ -3,7 +3,7 @@
  *
  * What it writes: each aten node as the op overload torch's IR names
  * ("torch.ops.aten.add.Tensor"), found from the call's arguments in the
- * aten schemas (torchscript/aten-schemas.h), every argument named as the
+ * aten schemas (pytorch/aten-schemas.h), every argument named as the
  * schema names it; constant and list arguments folded into the call;
  * parameters, buffers (the classes' __buffers__) and tensor constants as
  * lifted placeholders with their state-dict names; nn_module_stack from

@@ -4,7 +4,7 @@
 #include "ir/atomic-save.h"
 #include "ir/model-error.h"
 #include "pytorch/torch-archive-writer.h"
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 
 #include <string.h>
 

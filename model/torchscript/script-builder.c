@@ -3,7 +3,7 @@
 #include <string.h>
 #include "ir/model-error.h"
 #include "torchscript/script-parser.h"
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 #include "torchscript/debug-source.h"
 #include "pytorch/torch-save.h"
 

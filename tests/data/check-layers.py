@@ -20,7 +20,7 @@ BELOW = {
     "model/pte": ["ir"],
     "model/runtime": ["ir", "onnx"],
     "model/analysis": ["ir", "onnx", "runtime"],
-    "model/edit": ["ir", "onnx", "runtime", "analysis"],
+    "model/edit": ["ir", "onnx", "pytorch", "runtime", "analysis"],
     "model/lower": ["ir", "onnx", "runtime", "analysis"],
     "model/lint": ["ir", "onnx", "pte", "runtime", "analysis", "edit", "lower"],
     "model/compare": ["ir", "onnx", "runtime", "analysis", "edit", "lower", "lint"],

@@ -16,7 +16,7 @@
 #include "layout/attribute-fold.h"
 #include "layout/labels.h"
 #include "layout/layout.h"
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 #include "../test-labels.h"
 #include "../test-python.h"
 

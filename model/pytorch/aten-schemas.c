@@ -1,4 +1,4 @@
-#include "torchscript/aten-schemas.h"
+#include "pytorch/aten-schemas.h"
 
 #include <string.h>
 #include <gio/gio.h>
