@@ -711,8 +711,10 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
       g_autofree char *what = g_strdup_printf ("%s%s%s", kind, target ? " " : "", target ? target : "");
       g_free (value->doc_string);
       value->doc_string = g_strdup_printf ("new value: %s", what);
-      /* Mutations are outputs of the functional graph: the runtime writes
-       * them back, the sidebar and info name them. */
+      /* Mutations are outputs of the functional graph: the sidebar and
+       * info name them. Graft's runtime does not write them back into the
+       * buffers yet, so a second run does not see the first's update as
+       * ep.module() does. */
       if (strcmp (kind, "buffer_mutation") == 0 || strcmp (kind, "user_input_mutation") == 0)
         {
           g_autofree char *entry = g_strdup_printf ("%s ← %s", target ? target : "?", name);
