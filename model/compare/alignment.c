@@ -91,6 +91,24 @@ weight_hash (GraftNode *node)
 
 static void collect_graph (Side *side, GraftGraph *graph, GraftNode *container, guint branch);
 
+/* Lists and tuples of tensors carry data on; reading a size or a number
+ * out of a tensor does not. */
+static void
+mark_data_from_inputs (Side *side, NodeInfo *info)
+{
+  if (!info->family->reads_number)
+    for (guint i = 0; i < info->node->inputs->len && !info->data; i++)
+      info->data = is_data_input (side, info->node->inputs->pdata[i]);
+}
+
+static void
+mark_data_outputs (Side *side, GraftNode *node)
+{
+  for (guint j = 0; j < node->outputs->len; j++)
+    if (node->outputs->pdata[j])
+      g_hash_table_add (side->data_values, node->outputs->pdata[j]);
+}
+
 static void
 collect_node (Side *side, GraftNode *node, GraftNode *container, guint branch)
 {
@@ -104,11 +122,7 @@ collect_node (Side *side, GraftNode *node, GraftNode *container, guint branch)
   g_ptr_array_add (side->nodes, info);
   g_hash_table_insert (side->info, node, info);
 
-  /* Lists and tuples of tensors carry data on; reading a size or a
-   * number out of a tensor does not. */
-  if (!info->family->reads_number)
-    for (guint i = 0; i < node->inputs->len && !info->data; i++)
-      info->data = is_data_input (side, node->inputs->pdata[i]);
+  mark_data_from_inputs (side, info);
 
   g_autoptr(GPtrArray) subgraphs = graft_node_get_subgraphs (node);
   for (guint k = 0; subgraphs && k < subgraphs->len; k++)
@@ -126,9 +140,7 @@ collect_node (Side *side, GraftNode *node, GraftNode *container, guint branch)
         }
     }
   if (info->data)
-    for (guint j = 0; j < node->outputs->len; j++)
-      if (node->outputs->pdata[j])
-        g_hash_table_add (side->data_values, node->outputs->pdata[j]);
+    mark_data_outputs (side, node);
 }
 
 /* Which inputs of a graph carry data: all tensors of the main graph; of
@@ -180,13 +192,11 @@ mark_data_in_flow_order (Side *side, GraftGraph *graph)
     {
       GraftNode *node = order->pdata[i];
       NodeInfo *info = g_hash_table_lookup (side->info, node);
-      if (info == NULL || info->data || info->family->reads_number)
+      if (info == NULL || info->data)
         continue;
-      for (guint k = 0; k < node->inputs->len && !info->data; k++)
-        info->data = is_data_input (side, node->inputs->pdata[k]);
-      for (guint j = 0; info->data && j < node->outputs->len; j++)
-        if (node->outputs->pdata[j])
-          g_hash_table_add (side->data_values, node->outputs->pdata[j]);
+      mark_data_from_inputs (side, info);
+      if (info->data)
+        mark_data_outputs (side, node);
     }
 }
 

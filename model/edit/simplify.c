@@ -252,6 +252,21 @@ expands_by_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
 
 /* ReduceMean/Sum/Max/Min/Prod keeping dims over dims of size 1 (a
  * global pooling of a 1×1 map). */
+/* The axes of a Squeeze/Unsqueeze/Reduce*: the constant second input
+ * (opset 13 on, 18 for most Reduce ops) or the attribute; NULL when not
+ * known or empty. */
+static gint64 *
+axes_of (GraftNode *node, guint *n)
+{
+  const gint64 *attribute;
+
+  if (node->inputs->len >= 2 && g_ptr_array_index (node->inputs, 1) != NULL)
+    return graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), n);
+  if ((attribute = graft_node_attr_ints (node, "axes", n)) == NULL || *n == 0)
+    return NULL;
+  return g_memdup2 (attribute, sizeof (gint64) * *n);
+}
+
 static gboolean
 reduces_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
 {
@@ -259,21 +274,20 @@ reduces_ones (GraftInference *inference, GraftNode *node, GraftValue *in)
     "onnx::ReduceMean", "onnx::ReduceSum", "onnx::ReduceMax", "onnx::ReduceMin", "onnx::ReduceProd", NULL,
   };
   g_autofree gint64 *axes = NULL;
-  const gint64 *attribute;
   guint n = 0;
   GraftDType dtype;
   const GraftShape *shape;
+  gboolean axes_input = node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) != NULL;
 
   if (!g_strv_contains (reductions, node->op) || graft_node_attr_int (node, "keepdims", 1) != 1
       || !graft_edit_value_type (inference, in, &dtype, &shape) || shape == NULL || shape->rank < 0)
     return FALSE;
-  if (node->inputs->len > 1 && g_ptr_array_index (node->inputs, 1) != NULL)
+  if ((axes = axes_of (node, &n)) == NULL)
     {
-      if ((axes = graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), &n)) == NULL)
-        return FALSE;
+      if (axes_input)
+        return FALSE;   /* axes computed at run time */
+      n = 0;
     }
-  else if ((attribute = graft_node_attr_ints (node, "axes", &n)) != NULL)
-    axes = g_memdup2 (attribute, sizeof (gint64) * n);
   if (n == 0 && graft_node_attr_int (node, "noop_with_empty_axes", 0) != 0)
     return TRUE;
   for (int k = 0; k < (n > 0 ? (int) n : shape->rank); k++)
@@ -621,21 +635,6 @@ merge_transposes (GraftGraph *graph, GraftNode *node)
   return TRUE;
 }
 
-/* The axes of a Squeeze/Unsqueeze/Reduce*: the constant second input
- * (opset 13 on, 18 for most Reduce ops) or the attribute; NULL when not
- * known. */
-static gint64 *
-axes_of (GraftNode *node, guint *n)
-{
-  const gint64 *attribute;
-
-  if (node->inputs->len >= 2 && g_ptr_array_index (node->inputs, 1) != NULL)
-    return graft_edit_int64_values (g_ptr_array_index (node->inputs, 1), n);
-  if ((attribute = graft_node_attr_ints (node, "axes", n)) == NULL)
-    return NULL;
-  return g_memdup2 (attribute, sizeof (gint64) * MAX (*n, 1));
-}
-
 /* Sorts axes normalized against rank; FALSE when one is out of range or
  * repeated. */
 static gboolean
@@ -802,13 +801,7 @@ keep_reduced_dims (GraftInference *inference, GraftGraph *graph, GraftNode *node
       || memcmp (reduced, inserted, sizeof (gint64) * n1) != 0)
     return FALSE;
   keepdims->i = 1;
-  graft_graph_remove_node (graph, node);
-  reduce->outputs->pdata[0] = out;
-  out->producer = reduce;
-  out->producer_index = 0;
-  in->producer = NULL;
-  graft_graph_remove_value (graph, in);
-  return TRUE;
+  return graft_graph_bypass_into_output (graph, node, 0);
 }
 
 guint

@@ -326,7 +326,6 @@ graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input)
 {
   GraftValue *in = g_ptr_array_index (node->inputs, input);
   GraftValue *out = g_ptr_array_index (node->outputs, 0);
-  GraftNode *producer = in->producer;
 
   if (!out->is_graph_output)
     {
@@ -334,6 +333,16 @@ graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input)
       graft_graph_remove_node (graph, node);
       return TRUE;
     }
+  return graft_graph_bypass_into_output (graph, node, input);
+}
+
+gboolean
+graft_graph_bypass_into_output (GraftGraph *graph, GraftNode *node, guint input)
+{
+  GraftValue *in = g_ptr_array_index (node->inputs, input);
+  GraftValue *out = g_ptr_array_index (node->outputs, 0);
+  GraftNode *producer = in->producer;
+
   if (producer == NULL || in->graph != graph || in->is_graph_output || in->is_graph_input)
     return FALSE;
   graft_graph_replace_uses (graph, in, out);

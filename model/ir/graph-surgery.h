@@ -49,6 +49,11 @@ GraftValue *graft_graph_add_int64_constant (GraftGraph *graph, const char *hint,
  * is impossible: the output is a graph output and the input is a graph
  * input, an initializer, another graph output or an outer-scope value. */
 gboolean graft_graph_bypass (GraftGraph *graph, GraftNode *node, guint input);
+/* The same, but the input's producer always writes node's first output,
+ * which keeps its name and declared type (the input's value goes); FALSE
+ * (nothing changed) when the input is no output of a node of graph, or is
+ * a graph output. */
+gboolean graft_graph_bypass_into_output (GraftGraph *graph, GraftNode *node, guint input);
 
 /* Finds a node of graph by name; NULL if none or if the name is ambiguous. */
 GraftNode *graft_graph_find_node (GraftGraph *graph, const char *name);

@@ -806,7 +806,7 @@ gather_call (Converter *c, GraftNode *node, Call *call)
   for (guint k = 0; k < node->attributes->len; k++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, k);
-      n_positional += g_str_has_prefix (attribute->name, "arg") && g_ascii_isdigit (attribute->name[3]);
+      n_positional += graft_aten_argument_position (attribute->name) >= 0;
     }
   for (guint k = 0; k < n_positional; k++)
     {
@@ -844,7 +844,7 @@ gather_call (Converter *c, GraftNode *node, Call *call)
   for (guint k = 0; k < node->attributes->len; k++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, k);
-      if (g_str_has_prefix (attribute->name, "arg") && g_ascii_isdigit (attribute->name[3]))
+      if (graft_aten_argument_position (attribute->name) >= 0)
         continue;
       g_ptr_array_add (call->args, const_arg (c, attribute));
       g_ptr_array_add (call->keywords, attribute->name);

@@ -65,13 +65,14 @@ tensor_header_to_proto (GraftOnnxWriteContext *context, GraftTensor *tensor, con
   return proto;
 }
 
-static Onnx__StringStringEntryProto *
-external_entry_to_proto (GraftOnnxWriteContext *context, const char *key, char *value)
+Onnx__StringStringEntryProto *
+graft_onnx_string_entry_to_proto (GraftOnnxWriteContext *context, const char *key, const char *value)
 {
   Onnx__StringStringEntryProto *entry = ALLOC_MESSAGE (context, Onnx__StringStringEntryProto,
                                                        ONNX__STRING_STRING_ENTRY_PROTO__INIT);
+
   entry->key = (char *) key;
-  entry->value = value;
+  entry->value = (char *) value;
   return entry;
 }
 
@@ -102,10 +103,10 @@ graft_onnx_initializer_to_proto (GraftOnnxWriteContext *context, GraftTensor *te
   proto->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   proto->n_external_data = 3;
   proto->external_data = graft_onnx_write_alloc (context, sizeof (gpointer) * 3);
-  proto->external_data[0] = external_entry_to_proto (context, "location",
-                                                     (char *) graft_onnx_data_file_get_location (context->data_file));
-  proto->external_data[1] = external_entry_to_proto (context, "offset", arena_printf (context, "%" G_GUINT64_FORMAT, offset));
-  proto->external_data[2] = external_entry_to_proto (context, "length", arena_printf (context, "%" G_GUINT64_FORMAT, nbytes));
+  proto->external_data[0] = graft_onnx_string_entry_to_proto (context, "location",
+                                                              graft_onnx_data_file_get_location (context->data_file));
+  proto->external_data[1] = graft_onnx_string_entry_to_proto (context, "offset", arena_printf (context, "%" G_GUINT64_FORMAT, offset));
+  proto->external_data[2] = graft_onnx_string_entry_to_proto (context, "length", arena_printf (context, "%" G_GUINT64_FORMAT, nbytes));
   if (!graft_onnx_restore_kept_fields (context, &proto->base, tensor->onnx_kept_fields, error))
     return NULL;
   return proto;

@@ -25,6 +25,10 @@ void graft_onnx_write_context_clear (GraftOnnxWriteContext *context);
 /* Zeroed block owned by the context. */
 gpointer graft_onnx_write_alloc (GraftOnnxWriteContext *context, gsize size);
 
+/* A metadata or external-data entry; key and value are borrowed. */
+Onnx__StringStringEntryProto *graft_onnx_string_entry_to_proto (GraftOnnxWriteContext *context, const char *key,
+                                                                const char *value);
+
 /* "" and NULL become NULL (field absent); other strings are borrowed. */
 char *graft_onnx_write_string (const char *text);
 

@@ -244,17 +244,6 @@ value_names (GraftOnnxWriteContext *context, GPtrArray *values)
   return names;
 }
 
-static Onnx__StringStringEntryProto *
-string_entry_to_proto (GraftOnnxWriteContext *context, const char *key, const char *value)
-{
-  Onnx__StringStringEntryProto *entry = ALLOC_MESSAGE (context, Onnx__StringStringEntryProto,
-                                                       ONNX__STRING_STRING_ENTRY_PROTO__INIT);
-
-  entry->key = (char *) key;
-  entry->value = (char *) value;
-  return entry;
-}
-
 static Onnx__NodeProto *
 node_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GError **error)
 {
@@ -276,7 +265,7 @@ node_to_proto (GraftOnnxWriteContext *context, GraftNode *node, GError **error)
   proto->n_metadata_props = graft_node_get_n_metadata (node);
   proto->metadata_props = graft_onnx_write_alloc (context, sizeof (gpointer) * proto->n_metadata_props);
   for (guint i = 0; i < proto->n_metadata_props; i++)
-    proto->metadata_props[i] = string_entry_to_proto (context, g_ptr_array_index (node->metadata_keys, i),
+    proto->metadata_props[i] = graft_onnx_string_entry_to_proto (context, g_ptr_array_index (node->metadata_keys, i),
                                                       g_ptr_array_index (node->metadata_values, i));
   if (!graft_onnx_restore_kept_fields (context, &proto->base, node->onnx_kept_fields, error))
     return NULL;
@@ -539,7 +528,7 @@ model_to_proto (GraftOnnxWriteContext *context, GraftModel *model, GError **erro
       const char *key, *value;
 
       graft_model_get_metadata (model, i, &key, &value);
-      proto->metadata_props[i] = string_entry_to_proto (context, key, value);
+      proto->metadata_props[i] = graft_onnx_string_entry_to_proto (context, key, value);
     }
 
   if ((proto->graph = graph_to_proto (context, graft_model_get_graph (model), error)) == NULL)

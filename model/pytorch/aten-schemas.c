@@ -192,9 +192,8 @@ graft_aten_schema_find (const char *op, guint n_arguments, const char *const *ke
   return best;
 }
 
-/* "arg7" → 7; -1 for a keyword. */
-static gint64
-position_of (const char *attribute_name)
+gint64
+graft_aten_argument_position (const char *attribute_name)
 {
   char *end = NULL;
   gint64 position;
@@ -214,7 +213,7 @@ graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem
   call->n_positional = n_values;
   for (guint i = 0; i < node->attributes->len; i++)
     {
-      if (position_of (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name) >= 0)
+      if (graft_aten_argument_position (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name) >= 0)
         call->n_positional++;
       else
         n_keywords++;
@@ -246,7 +245,7 @@ graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem
   for (guint i = 0; i < node->attributes->len; i++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
-      if (position_of (attribute->name) >= 0)
+      if (graft_aten_argument_position (attribute->name) >= 0)
         continue;
       call->keywords[next_keyword] = attribute->name;
       call->sources[next_keyword++] = attribute;

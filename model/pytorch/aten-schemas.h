@@ -47,6 +47,9 @@ typedef struct {
   guint *bound;                   /* [n]: the schema argument each binds to */
 } GraftAtenCall;
 
+/* The position an attribute named "argK" holds (K); -1 for a keyword. */
+gint64 graft_aten_argument_position (const char *attribute_name);
+
 /* Binds node (op "aten::…") to its overload; FALSE, with *problem set to
  * a static text, when its constants leave a position empty or a value has
  * no place ("schema" is NULL then when no overload fits). */
