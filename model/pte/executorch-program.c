@@ -1,6 +1,7 @@
 #include "pte/executorch-program.h"
 #include "pte/executorch-ops.h"
 #include "pte/flatbuffer.h"
+#include "pytorch/aten-schemas.h"
 #include "ir/file-bytes.h"
 #include "ir/model-error.h"
 
@@ -832,6 +833,9 @@ read_kernel_call (Reader *r, guint instruction, const GraftFlatbufferTable *call
   for (guint i = 0; i < n_results; i++)
     if (!add_result (r, node, g_array_index (results, gint32, i), i, error))
       return FALSE;
+  /* "eps = 1e-05", not "arg7 = 1e-05": the functional op's schema names them */
+  if (strcmp (node->domain, "aten") == 0)
+    graft_aten_name_arguments (node);
   return TRUE;
 }
 
