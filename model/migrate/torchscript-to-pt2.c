@@ -628,6 +628,8 @@ convert_size_list (Converter *c, GraftNode *node)
   GraftValue *tensor_value = node->inputs->pdata[0];
   Arg *tensor = g_hash_table_lookup (c->args, tensor_value);
   Observation *seen[64];
+  if (tensor != NULL && tensor->kind == ARG_UNCONVERTED)
+    return refuse_unconverted (c, tensor);
   if (tensor == NULL || tensor->kind != ARG_TENSOR)
     return refuse_node (c, node, "it takes the size of no tensor Graft converted");
   if (!all_observations (c, node, tensor_value, seen))
@@ -1682,6 +1684,16 @@ run_free (Run *run)
   g_free (run);
 }
 
+/* An Optional input (forward(x, mask: Optional[Tensor] = None)) given no
+ * --shape is None: the runs leave it out, and the program, as torch.export
+ * of a call without it, has no such input. */
+static gboolean
+input_left_out (Converter *c, GraftValue *input)
+{
+  return input->kind == GRAFT_VALUE_OPTIONAL && input->initializer == NULL &&
+         (c->options->input_shapes == NULL || g_hash_table_lookup (c->options->input_shapes, input->name) == NULL);
+}
+
 static gboolean
 run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
 {
@@ -1695,7 +1707,7 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
   for (guint i = 0; i < c->graph->inputs->len; i++)
     {
       GraftValue *input = g_ptr_array_index (c->graph->inputs, i);
-      if (input->initializer != NULL)
+      if (input->initializer != NULL || input_left_out (c, input))
         continue;
       GraftShape *shape = g_hash_table_lookup (c->options->input_shapes, input->name);
       gint64 dims[GRAFT_RT_MAX_RANK];
@@ -1708,6 +1720,8 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
       if (tensor == NULL)
         return FALSE;
       g_hash_table_insert (inputs, input->name, tensor);
+      /* x.size() of an input reads its sizes here: no node computes it */
+      g_hash_table_replace (run->seen, input, observe (tensor));
     }
   graft_runtime_set_observer (runtime, record_observation, run);
   graft_runtime_set_observe_subgraphs (runtime, TRUE);
@@ -1732,7 +1746,7 @@ check_inputs_and_run (Converter *c)
   for (guint i = 0; i < c->graph->inputs->len; i++)
     {
       GraftValue *input = g_ptr_array_index (c->graph->inputs, i);
-      if (input->initializer != NULL)
+      if (input->initializer != NULL || input_left_out (c, input))
         continue;
       GraftShape *shape = c->options->input_shapes ? g_hash_table_lookup (c->options->input_shapes, input->name) : NULL;
       if (shape == NULL || shape->rank < 0 || !graft_shape_is_fully_fixed (shape))
@@ -1858,6 +1872,13 @@ declare_user_inputs (Converter *c, JsonArray *graph_inputs, JsonArray *input_spe
       GraftValue *input = g_ptr_array_index (c->graph->inputs, i);
       if (input->initializer != NULL)
         continue;
+      if (input_left_out (c, input))
+        {
+          GraftAttribute *none = graft_attribute_new ("", GRAFT_ATTR_NONE);
+          g_ptr_array_add (c->owned_attributes, none);
+          g_hash_table_insert (c->args, input, const_arg (c, none));
+          continue;
+        }
       const char *name = unique_name (c, input->name);
       Observation *seen[64];
       Observation *owned[64];

@@ -705,7 +705,11 @@ graft_rt_tensor_set_f64 (GraftRtTensor *self, gint64 i, double v)
           ((guint8 *) d)[i] = graft_narrow_dtype_encode (self->dtype, v, TRUE);
           break;
         }
-      graft_rt_tensor_set_i64 (self, i, saturate_double_to_i64 (v)); break;
+      /* integers; a dtype neither function stores (undefined, string,
+       * complex) is left alone rather than bounced between the two */
+      if (graft_dtype_is_integer (self->dtype))
+        graft_rt_tensor_set_i64 (self, i, saturate_double_to_i64 (v));
+      break;
     }
 }
 

@@ -6,7 +6,9 @@ script and models.py:
 
   OUTDIR/NAME/traced.pt, OUTDIR/NAME/scripted.pt   torch.jit.trace / script
                      as the zoo makes them (tv_resnet18 both, hf_bert traced,
-                     tv_mobilenet_v2 scripted)
+                     tv_mobilenet_v2 scripted; tv_vit_small scripted, whose
+                     forward unpacks x.shape of its input; timm's DeiT scripted,
+                     with forward(x, attn_mask: Optional[Tensor] = None))
   OUTDIR/NAME/inputs-b2/0.npy, inputs-b3/0.npy   inputs at batch 2 and 3
   OUTDIR/branchy/scripted.pt   a scripted module branching on its input's
                      values (if x.sum() > 0), which no fixed size decides
@@ -44,7 +46,8 @@ def save_inputs(folder, batches, example_of):
 
 
 for name, kinds in (("tv_resnet18", ("traced", "scripted")), ("hf_bert", ("traced",)),
-                    ("tv_mobilenet_v2", ("scripted",))):
+                    ("tv_mobilenet_v2", ("scripted",)), ("tv_vit_small", ("scripted",)),
+                    ("timm_deit_tiny_patch16_224", ("scripted",))):
     torch.manual_seed(0)
     model = models.load(name)
     example = models.BY_NAME[name].example(2)

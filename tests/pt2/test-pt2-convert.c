@@ -1,7 +1,8 @@
 /* TorchScript → torch.export (issue 34, point 3): graft-cli convert TS.pt
  * -o OUT.pt2 on archives torch 2.13 made of library models
  * (make-ts2pt2-fixtures.py: a torchvision ResNet-18 traced and scripted, a
- * transformers BERT traced, a MobileNetV2 scripted) with the batch
+ * transformers BERT traced, a MobileNetV2, a torchvision ViT and a timm
+ * DeiT scripted) with the batch
  * dynamic; torch.export.load reads each result and ep.module()(x) equals
  * torch.jit.load(TS)(x) within 1e-4·max|ref| at batch 2 and 3
  * (check-converted-pt2.py). Graft reads the program back with its
@@ -28,6 +29,11 @@ static const Case cases[] = {
   { "tv_resnet18", "scripted", "x", "2x3x64x64", "float32", "layer4.1.bn2" },
   { "hf_bert", "traced", "input_ids", "2x16", "int64", "model.encoder.layer.1.attention.self" },
   { "tv_mobilenet_v2", "scripted", "x", "2x3x64x64", "float32", "features.3.conv" },
+  /* n, c, h, w = x.shape of the graph input: the sizes come from the input */
+  { "tv_vit_small", "scripted", "x", "2x3x64x64", "float32", "encoder.layers.encoder_layer_0.self_attention" },
+  /* forward(x, attn_mask=None): the Optional input left out is None, and
+   * the program takes x alone */
+  { "timm_deit_tiny_patch16_224", "scripted", "x", "2x3x64x64", "float32", "blocks.0.attn" },
 };
 
 static const char *
@@ -125,6 +131,23 @@ test_refuses_data_dependent_branch (void)
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
+/* DeiT at a size its patch embedding refuses: the scripted assertion's
+ * message (built with str + str) is what the refusal says, as PyTorch
+ * would raise it; the run used to spin forever building it. */
+static void
+test_reports_the_models_assertion (void)
+{
+  g_autofree char *in = g_build_filename (fixtures (), "timm_deit_tiny_patch16_224", "scripted.pt", NULL);
+  g_autofree char *scratch = graft_test_scratch_dir ("pt2-convert-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (scratch, "deit.pt2", NULL);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (convert (in, out, "x", "2x3x96x96", "float32", &err), ==, 1);
+  g_test_message ("%s", err);
+  g_assert_nonnull (strstr (err, "AssertionError: Input height (96) doesn't match model (64)"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -134,6 +157,7 @@ main (int argc, char **argv)
       g_autofree char *path = g_strdup_printf ("/pt2-convert/%s-%s", cases[i].model, cases[i].kind);
       g_test_add_data_func (path, &cases[i], test_converts);
     }
+  g_test_add_func ("/pt2-convert/reports-the-models-assertion", test_reports_the_models_assertion);
   g_test_add_func ("/pt2-convert/refuses-data-dependent-branch", test_refuses_data_dependent_branch);
   return g_test_run ();
 }

@@ -279,6 +279,17 @@ graft_aten_binary_promoted (GraftKernelContext *ctx, GError **error)
       return graft_kernel_unsupported (error, "%s on %s values", ctx->node->op,
                                        a->kind != GRAFT_RT_TENSOR ? "non-tensor" : "non-tensor");
     }
+  /* str + str in scripted code (an assertion's message) */
+  if (op == B_ADD && (a->dtype == GRAFT_DTYPE_STRING || b->dtype == GRAFT_DTYPE_STRING))
+    {
+      char *owned_a = NULL, *owned_b = NULL;
+      const char *text_a = graft_arg_string (&args[0], &owned_a), *text_b = graft_arg_string (&args[1], &owned_b);
+      g_autofree char *free_a = owned_a, *free_b = owned_b;
+      if (text_a == NULL || text_b == NULL)
+        return graft_kernel_unsupported (error, "%s of text and a number", ctx->node->op);
+      graft_kernel_set_output (ctx, 0, graft_aten_new_string (g_strconcat (text_a, text_b, NULL)));
+      return TRUE;
+    }
   if (strcmp (ctx->node->op_type, "rsub") == 0)
     {
       GraftRtTensor *t = a;
