@@ -19,6 +19,7 @@
 #include "edit/edit.h"
 #include "edit/edit-history.h"
 #include "edit/edit-operation.h"
+#include "edit/attribute-value.h"
 #include "edit/recipe.h"
 #include "onnx/writer.h"
 #include "debug/precision.h"
@@ -106,17 +107,14 @@ split_at_equals (const char *spec, char **left, char **right)
   return TRUE;
 }
 
-/* NODE:NAME=VALUE (the node name may hold ':'); VALUE may start with a
- * type, "ints:[1,2]". */
+/* NODE:NAME=[TYPE:]VALUE (the node name may hold ':'), or NODE:NAME
+ * without a value; the assignment's grammar is attribute-value.h's. */
 static GVariant *
 parse_attribute (const char *spec, gboolean with_value)
 {
   const char *equals = with_value ? strchr (spec, '=') : spec + strlen (spec);
   const char *colon;
-  g_autofree char *node = NULL, *name = NULL;
-  const char *value = with_value && equals ? equals + 1 : NULL;
-  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
-  g_autofree char *type = NULL;
+  g_autofree char *node = NULL, *name = NULL, *type = NULL, *value = NULL;
 
   if (equals == NULL)
     return NULL;
@@ -125,18 +123,12 @@ parse_attribute (const char *spec, gboolean with_value)
   if (colon == spec || colon + 1 == equals)
     return NULL;
   node = g_strndup (spec, colon - spec);
-  name = g_strndup (colon + 1, equals - colon - 1);
-  if (value != NULL && strchr (value, ':') != NULL)
-    {
-      g_autofree char *prefix = g_strndup (value, strchr (value, ':') - value);
-      if (g_strv_contains (types, prefix))
-        {
-          type = g_steal_pointer (&prefix);
-          value = strchr (value, ':') + 1;
-        }
-    }
+  if (!with_value)
+    return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (colon + 1), NULL);
+  if (!graft_attribute_assignment_parse (colon + 1, &name, &type, &value, NULL))
+    return NULL;
   return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
-                                "value", value ? g_variant_new_string (value) : NULL,
+                                "value", g_variant_new_string (value),
                                 "type", type ? g_variant_new_string (type) : NULL, NULL);
 }
 

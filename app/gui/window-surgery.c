@@ -9,6 +9,7 @@
 
 #include "window-private.h"
 #include "edit/edit-operation.h"
+#include "edit/attribute-value.h"
 #include "ir/graph-surgery.h"
 #include "edit/recipe.h"
 #include "widgets/op-picker.h"
@@ -196,19 +197,10 @@ entry_dialog_free (gpointer user_data, GClosure *closure)
 static GVariant *
 attribute_params (const char *node, const char *text)
 {
-  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
-  const char *equals = strchr (text, '=');
-  g_autofree char *name = equals ? g_strstrip (g_strndup (text, equals - text)) : NULL;
-  const char *value = equals ? equals + 1 : NULL;
-  const char *colon = value ? strchr (value, ':') : NULL;
-  g_autofree char *type = colon ? g_strndup (value, colon - value) : NULL;
+  g_autofree char *name = NULL, *type = NULL, *value = NULL;
 
-  if (name == NULL || *name == '\0')
+  if (!graft_attribute_assignment_parse (text, &name, &type, &value, NULL))
     return NULL;
-  if (type != NULL && g_strv_contains (types, type))
-    value = colon + 1;
-  else
-    g_clear_pointer (&type, g_free);
   return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
                                 "value", g_variant_new_string (value), "type", type ? g_variant_new_string (type) : NULL,
                                 NULL);
