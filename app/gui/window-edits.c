@@ -519,14 +519,6 @@ typedef struct {
   GraftModel *to_verify; /* a copy of it for the proof at other sizes, when the edit changed dims */
 } BackgroundEdit;
 
-static gboolean
-runs_in_background (GraftEdit *edit)
-{
-  GraftEditKind kind = graft_edit_get_kind (edit);
-
-  return kind == GRAFT_EDIT_MAKE_DIM_DYNAMIC || kind == GRAFT_EDIT_SET_INPUT_SHAPE;
-}
-
 static void
 background_edit_free (BackgroundEdit *data)
 {
@@ -781,7 +773,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
     return;
   /* Redoing a make-dynamic repairs the graph again: as slow as the first time. */
   redo_edit = undo ? NULL : graft_edit_history_get_redo_edit (self->history);
-  if (redo_edit != NULL && runs_in_background (redo_edit))
+  if (redo_edit != NULL && graft_edit_runs_long (redo_edit))
     {
       apply_edit_in_background (self, redo_edit, NULL, TRUE);
       return;

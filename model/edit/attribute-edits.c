@@ -6,6 +6,7 @@
  * its schema (onnx/op-schemas.h) lists, of the type it lists. */
 #include "edit/edit-private.h"
 #include "edit/attribute-value.h"
+#include "ir/graph-surgery.h"
 #include "onnx/op-schemas.h"
 #include "runtime/op.h"
 
@@ -230,8 +231,34 @@ describe_remove (GVariant *params)
                           graft_edit_param_string (params, "name"));
 }
 
+/* The node's first attribute as it reads back: "alpha=0.2". */
+static char *
+suggest_assignment (GraftGraph *graph, const char *target)
+{
+  GraftNode *node = graph != NULL ? graft_graph_find_node (graph, target) : NULL;
+  GraftAttribute *first;
+  g_autofree char *value = NULL;
+
+  if (node == NULL || node->attributes->len == 0)
+    return g_strdup ("");
+  first = g_ptr_array_index (node->attributes, 0);
+  value = graft_attribute_format_value (first, 64);
+  return g_strdup_printf ("%s=%s", first->name, value);
+}
+
 const GraftEditOperation graft_edit_ops_attribute[] = {
-  { "set-attribute", "node", "", set_attribute, describe_set },
-  { "remove-attribute", "node", "", remove_attribute_op, describe_remove },
+  { .id = "set-attribute", .node_params = "node", .value_params = "", .apply = set_attribute, .describe = describe_set,
+    .option = "--attr", .argument = "NODE:NAME=[TYPE:]VALUE", .parse = graft_edit_parse_set_attribute,
+    .help = "set or add an attribute (TYPE: int, float, string, ints, floats, strings; default: the attribute's own "
+            "type)",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "Set _Attribute…", .rank = 12,
+    .heading = "Set Attribute",
+    .body = "NAME=VALUE, with the attribute's own type, or a type first: “alpha=float:0.2”, “perm=ints:[0, 2, 1]”. "
+            "The op's shape function checks the result.",
+    .apply_label = "_Set", .suggest = suggest_assignment },
+  { .id = "remove-attribute", .node_params = "node", .value_params = "", .apply = remove_attribute_op,
+    .describe = describe_remove,
+    .option = "--remove-attr", .argument = "NODE:NAME", .parse = graft_edit_parse_remove_attribute,
+    .help = "remove an attribute" },
   { NULL },
 };

@@ -160,8 +160,17 @@ describe_cast (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_initializer[] = {
-  { "replace-initializer", "", "value", replace_initializer, describe_replace },
-  { "set-initializer-values", "", "value", set_initializer_values, describe_values },
-  { "cast-initializer", "", "value", cast_initializer, describe_cast },
+  { .id = "replace-initializer", .node_params = "", .value_params = "value", .apply = replace_initializer,
+    .describe = describe_replace,
+    .option = "--initializer", .argument = "NAME=FILE.npy", .parse = graft_edit_parse_pair, .keys = "value file",
+    .help = "replace an initializer's data" },
+  { .id = "set-initializer-values", .node_params = "", .value_params = "value", .apply = set_initializer_values,
+    .describe = describe_values,
+    .option = "--initializer-values", .argument = "NAME=[1,2,...]", .parse = graft_edit_parse_pair,
+    .keys = "value values", .help = "set a small initializer's elements" },
+  { .id = "cast-initializer", .node_params = "", .value_params = "value", .apply = cast_initializer,
+    .describe = describe_cast,
+    .option = "--cast-initializer", .argument = "NAME=DTYPE", .parse = graft_edit_parse_pair, .keys = "value dtype",
+    .help = "change an initializer's dtype" },
   { NULL },
 };
