@@ -69,14 +69,10 @@ graft_window_update_action_states (GraftWindow *self)
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
   const char *edit_actions[] = {
-    "win.make-dynamic", "win.set-shape",
     /* window-surgery.c */
-    "win.bypass-node", "win.delete-node", "win.extract-node", "win.rename-node", "win.replace-op",
-    "win.set-attribute", "win.insert-node", "win.add-node", "win.sidebar-edit",
-    "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
-    "win.apply-recipe-path",
+    "win.edit-operation", "win.sidebar-edit", "win.delete-selection", "win.apply-recipe", "win.apply-recipe-path",
     /* window-patterns.c */
-    "win.replace-pattern", "win.replace-pattern-at",
+    "win.replace-pattern",
     /* window-simplify.c */
     "win.simplify-dialog",
     /* window-debug.c */

@@ -88,7 +88,8 @@ graft_edit_operation_parse (const GraftEditOperation *operation, GraftGraph *gra
   if (local != NULL)
     g_propagate_error (error, g_steal_pointer (&local));
   else
-    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "“%s” is not %s", argument ? argument : target,
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "“%s” is not %s",
+                 argument ? argument : target ? target : "",
                  operation->argument ? operation->argument : operation->id);
   return NULL;
 }

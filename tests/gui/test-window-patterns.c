@@ -265,7 +265,7 @@ test_custom_op_from_node (void)
 
   harness_open (window, path);
   /* From the node's context menu: the node and the producers only it reads. */
-  harness_activate (window, "win.replace-pattern-at::/Relu_1");
+  harness_activate (window, "win.edit-operation(('replace-pattern', '/Relu_1', ''))");
   dialog = the_dialog (window);
   g_assert_nonnull (dialog);
   pattern = text_of (dialog, "pattern-text");
