@@ -57,8 +57,8 @@ parse_int (const char *text, gint64 *value)
   return g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, value, NULL);
 }
 
-static gboolean
-parse_float (const char *text, double *value)
+gboolean
+graft_attribute_value_read_float (const char *text, double *value)
 {
   char *end = NULL;
 
@@ -68,9 +68,8 @@ parse_float (const char *text, double *value)
   return end != NULL && *end == '\0';
 }
 
-/* "[1, 2]", "1,2" or "" → items, stripped. */
-static GStrv
-split_list (const char *text)
+GStrv
+graft_attribute_value_split_list (const char *text)
 {
   g_autofree char *inner = g_strstrip (g_strdup (text));
   gsize n = strlen (inner);
@@ -99,15 +98,15 @@ graft_attribute_value_guess_type (const char *text)
 
   if (parse_int (text, &i))
     return GRAFT_ATTR_INT;
-  if (parse_float (text, &f))
+  if (graft_attribute_value_read_float (text, &f))
     return GRAFT_ATTR_FLOAT;
   if (text[0] != '[')
     return GRAFT_ATTR_STRING;
-  items = split_list (text);
+  items = graft_attribute_value_split_list (text);
   for (guint k = 0; items[k] != NULL; k++)
     {
       all_int &= parse_int (items[k], &i);
-      all_float &= parse_float (items[k], &f);
+      all_float &= graft_attribute_value_read_float (items[k], &f);
     }
   return all_int ? GRAFT_ATTR_INTS : all_float ? GRAFT_ATTR_FLOATS : GRAFT_ATTR_STRINGS;
 }
@@ -115,7 +114,7 @@ graft_attribute_value_guess_type (const char *text)
 static GraftAttribute *
 parse_list (const char *name, GraftAttrType type, const char *text, GError **error)
 {
-  g_auto(GStrv) items = split_list (text);
+  g_auto(GStrv) items = graft_attribute_value_split_list (text);
   g_autoptr(GArray) ints = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr(GArray) floats = g_array_new (FALSE, FALSE, sizeof (double));
   GraftAttribute *attribute;
@@ -131,7 +130,7 @@ parse_list (const char *name, GraftAttrType type, const char *text, GError **err
     }
   for (guint k = 0; items[k] != NULL; k++)
     {
-      if (type == GRAFT_ATTR_INTS ? !parse_int (items[k], &i) : !parse_float (items[k], &f))
+      if (type == GRAFT_ATTR_INTS ? !parse_int (items[k], &i) : !graft_attribute_value_read_float (items[k], &f))
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "attribute '%s': element %u ('%s') is not %s",
                        name, k, items[k], type == GRAFT_ATTR_INTS ? "an integer" : "a number");
@@ -157,7 +156,7 @@ graft_attribute_value_parse (const char *name, GraftAttrType type, const char *t
         return graft_attribute_new_int (name, i);
       break;
     case GRAFT_ATTR_FLOAT:
-      if (parse_float (text, &f))
+      if (graft_attribute_value_read_float (text, &f))
         return graft_attribute_new_float (name, f);
       break;
     case GRAFT_ATTR_STRING:

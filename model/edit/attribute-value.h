@@ -1,6 +1,7 @@
 /* The text grammar of attribute values, the one parser that graft-cli
  * edit (--attr, --insert's ;ATTR=V), the window's Set Attribute… dialog
- * and the add-node/insert-node operations read:
+ * and the add-node/insert-node operations read (set-initializer-values
+ * reads its numbers as a LIST too):
  *
  *   ASSIGNMENT := NAME '=' [TYPE ':'] VALUE
  *   TYPE       := int | float | string | ints | floats | strings   (any case)
@@ -25,6 +26,11 @@ gboolean graft_attribute_assignment_parse (const char *text, char **name, char *
 /* "ints" → GRAFT_ATTR_INTS (any case); FALSE with an error naming the
  * types otherwise. */
 gboolean graft_attribute_type_from_name (const char *type_name, GraftAttrType *type, GError **error);
+
+/* A LIST's items, stripped: "[1, 2]", "1,2" → "1", "2"; "" and "[]" → none. */
+GStrv graft_attribute_value_split_list (const char *text);
+/* A FLOAT (an INT reads as one too); FALSE for anything else, "" included. */
+gboolean graft_attribute_value_read_float (const char *text, double *value);
 
 /* The type a VALUE with no TYPE prefix reads as. */
 GraftAttrType graft_attribute_value_guess_type (const char *text);

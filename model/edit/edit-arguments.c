@@ -91,8 +91,10 @@ graft_edit_parse_set_attribute (const GraftEditOperation *operation, GraftGraph 
   g_autofree char *node = NULL, *name = NULL, *type = NULL, *value = NULL;
   const char *assignment;
 
+  if (equals == NULL && target != NULL && argument != NULL)
+    equals = argument + strlen (argument);   /* no '=': the assignment's parser says so */
   if (equals == NULL || !split_node (target, argument, equals, &node, &assignment)
-      || !graft_attribute_assignment_parse (assignment, &name, &type, &value, NULL))
+      || !graft_attribute_assignment_parse (assignment, &name, &type, &value, error))
     return NULL;
   return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
                                 "value", g_variant_new_string (value),

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "edit/attribute-value.h"
 #include "edit/edit.h"
+#include "edit/edit-operation.h"
 
 static void
 assert_assignment (const char *text, const char *name, const char *type, const char *value)
@@ -132,6 +133,52 @@ test_lists (void)
   g_assert_cmpstr (error->message, ==, "attribute 'scales': element 1 ('') is not a number");
 }
 
+static void
+test_list_helpers (void)
+{
+  g_auto(GStrv) items = graft_attribute_value_split_list (" [0.5, 1 ,2] ");
+  g_auto(GStrv) none = graft_attribute_value_split_list ("[ ]");
+  double value = 0;
+
+  g_assert_cmpuint (g_strv_length (items), ==, 3);
+  g_assert_cmpstr (items[1], ==, "1");
+  g_assert_cmpuint (g_strv_length (none), ==, 0);
+  g_assert_true (graft_attribute_value_read_float ("1e-3", &value));
+  g_assert_cmpfloat (value, ==, 1e-3);
+  g_assert_true (graft_attribute_value_read_float ("7", &value));
+  g_assert_false (graft_attribute_value_read_float ("", &value));
+  g_assert_false (graft_attribute_value_read_float ("1x", &value));
+}
+
+/* graft-cli's --attr NODE:NAME=VALUE and the window's dialog (the node as
+ * target, NAME=VALUE typed) read into the same parameters. */
+static void
+test_cli_and_window_forms (void)
+{
+  const GraftEditOperation *set = graft_edit_operation_lookup ("set-attribute");
+  g_autoptr(GVariant) from_cli = NULL, from_window = NULL, refused = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_nonnull (set);
+  g_assert_cmpstr (set->option, ==, "--attr");
+  from_cli = g_variant_ref_sink (graft_edit_operation_parse (set, NULL, NULL, "a:b/c:alpha=float:0.5", &error));
+  g_assert_no_error (error);
+  from_window = g_variant_ref_sink (graft_edit_operation_parse (set, NULL, "a:b/c", "alpha = float:0.5", &error));
+  g_assert_no_error (error);
+  g_assert_true (g_variant_equal (from_cli, from_window));
+  g_assert_cmpstr (graft_edit_param_string (from_cli, "node"), ==, "a:b/c");
+  g_assert_cmpstr (graft_edit_param_string (from_cli, "name"), ==, "alpha");
+  g_assert_cmpstr (graft_edit_param_string (from_cli, "type"), ==, "float");
+  g_assert_cmpstr (graft_edit_param_string (from_cli, "value"), ==, "0.5");
+
+  refused = graft_edit_operation_parse (set, NULL, "n", "nonsense", &error);
+  g_assert_null (refused);
+  g_assert_cmpstr (error->message, ==, "attribute 'nonsense' is not NAME=[TYPE:]VALUE");
+  g_clear_error (&error);
+  g_assert_null (graft_edit_operation_parse (set, NULL, NULL, "no-node-here=1", &error));
+  g_assert_cmpstr (error->message, ==, "“no-node-here=1” is not NODE:NAME=[TYPE:]VALUE");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -140,5 +187,7 @@ main (int argc, char **argv)
   g_test_add_func ("/attribute-value/types", test_types);
   g_test_add_func ("/attribute-value/scalars", test_scalars);
   g_test_add_func ("/attribute-value/lists", test_lists);
+  g_test_add_func ("/attribute-value/list-helpers", test_list_helpers);
+  g_test_add_func ("/attribute-value/cli-and-window-forms", test_cli_and_window_forms);
   return g_test_run ();
 }
