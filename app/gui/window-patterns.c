@@ -88,16 +88,3 @@ graft_window_open_pattern_dialog (GraftWindow *self, const char *node_name)
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-static void
-replace_pattern_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  graft_window_open_pattern_dialog (GRAFT_WINDOW (widget), NULL);
-}
-
-void
-graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class)
-{
-  /* From a node's context menu the pattern starts from that node
-   * (win.edit-operation with replace-pattern's row). */
-  gtk_widget_class_install_action (widget_class, "win.replace-pattern", NULL, replace_pattern_action);
-}

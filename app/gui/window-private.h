@@ -203,9 +203,10 @@ void graft_window_init_surgery (GraftWindow *self);
  * must wait). */
 gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error);
 
-/* window-patterns.c: the Replace Pattern dialog. */
-void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
-/* Opens it over the graph shown, the pattern starting from node (NULL: empty). */
+/* window-patterns.c: the Replace Pattern dialog, which replace-pattern's
+ * row names (win.edit-operation: Edit → Replace Pattern…, and a node's
+ * context menu). Opens it over the graph shown, the pattern starting from
+ * node (NULL: empty). */
 void graft_window_open_pattern_dialog (GraftWindow *self, const char *node);
 /* window-simplify.c: Simplify… (win.simplify-dialog). */
 void graft_window_class_add_simplify_actions (GtkWidgetClass *widget_class);

@@ -71,8 +71,6 @@ graft_window_update_action_states (GraftWindow *self)
   const char *edit_actions[] = {
     /* window-surgery.c */
     "win.edit-operation", "win.sidebar-edit", "win.delete-selection", "win.apply-recipe", "win.apply-recipe-path",
-    /* window-patterns.c */
-    "win.replace-pattern",
     /* window-simplify.c */
     "win.simplify-dialog",
     /* window-debug.c */
@@ -1078,7 +1076,6 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
-  graft_window_class_add_pattern_actions (widget_class);
   graft_window_class_add_simplify_actions (widget_class);
   graft_window_class_add_debug_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);
