@@ -19,365 +19,11 @@
 #include "edit/edit.h"
 #include "edit/edit-history.h"
 #include "edit/edit-operation.h"
+#include "edit/attribute-value.h"
 #include "edit/recipe.h"
 #include "onnx/writer.h"
 #include "debug/precision.h"
 #include "lower/lower.h"
-
-static gboolean
-parse_int (const char *text, gint64 min, gint64 *value)
-{
-  guint64 parsed;
-
-  if (!g_ascii_string_to_unsigned (text, 10, min, G_MAXINT32, &parsed, NULL))
-    return FALSE;
-  *value = (gint64) parsed;
-  return TRUE;
-}
-
-/* INPUT:AXIS=NAME; the input name may itself contain ':'. */
-static GraftEdit *
-parse_dynamic (const char *spec)
-{
-  const char *equals = strrchr (spec, '=');
-  const char *colon;
-  g_autofree char *input = NULL, *axis_text = NULL;
-  gint64 axis;
-
-  if (equals == NULL)
-    return NULL;
-  for (colon = equals; colon > spec && *colon != ':'; colon--)
-    ;
-  if (colon == spec || equals[1] == '\0')
-    return NULL;
-  input = g_strndup (spec, colon - spec);
-  axis_text = g_strndup (colon + 1, equals - colon - 1);
-  if (!parse_int (axis_text, 0, &axis))
-    return NULL;
-  return graft_edit_new_make_dim_dynamic (input, (int) axis, equals + 1);
-}
-
-/* INPUT=1x3x224x224 */
-static GraftEdit *
-parse_shape (const char *spec)
-{
-  const char *equals = strrchr (spec, '=');
-  g_autofree char *input = NULL;
-  g_auto(GStrv) parts = NULL;
-  g_autofree gint64 *dims = NULL;
-  guint n;
-
-  if (equals == NULL || equals == spec || equals[1] == '\0')
-    return NULL;
-  input = g_strndup (spec, equals - spec);
-  parts = g_strsplit (equals + 1, "x", -1);
-  n = g_strv_length (parts);
-  dims = g_new (gint64, n);
-  for (guint i = 0; i < n; i++)
-    if (!parse_int (parts[i], 1, &dims[i]))
-      return NULL;
-  return graft_edit_new_set_input_shape (input, n, dims);
-}
-
-/* IN1,IN2:OUT1,OUT2 */
-static GraftEdit *
-parse_extract (const char *spec)
-{
-  g_auto(GStrv) halves = g_strsplit (spec, ":", 2);
-  g_auto(GStrv) inputs = NULL, outputs = NULL;
-
-  if (g_strv_length (halves) != 2 || halves[0][0] == '\0' || halves[1][0] == '\0')
-    return NULL;
-  inputs = g_strsplit (halves[0], ",", -1);
-  outputs = g_strsplit (halves[1], ",", -1);
-  return graft_edit_new_extract ((const char *const *) inputs, (const char *const *) outputs);
-}
-
-/* Splits "LEFT=RIGHT" at the first '=' (names rarely hold one; values may). */
-static gboolean
-split_at_equals (const char *spec, char **left, char **right)
-{
-  const char *equals = strchr (spec, '=');
-
-  if (equals == NULL || equals == spec)
-    return FALSE;
-  *left = g_strndup (spec, equals - spec);
-  *right = g_strdup (equals + 1);
-  return TRUE;
-}
-
-/* NODE:NAME=VALUE (the node name may hold ':'); VALUE may start with a
- * type, "ints:[1,2]". */
-static GVariant *
-parse_attribute (const char *spec, gboolean with_value)
-{
-  const char *equals = with_value ? strchr (spec, '=') : spec + strlen (spec);
-  const char *colon;
-  g_autofree char *node = NULL, *name = NULL;
-  const char *value = with_value && equals ? equals + 1 : NULL;
-  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
-  g_autofree char *type = NULL;
-
-  if (equals == NULL)
-    return NULL;
-  for (colon = equals; colon > spec && *colon != ':'; colon--)
-    ;
-  if (colon == spec || colon + 1 == equals)
-    return NULL;
-  node = g_strndup (spec, colon - spec);
-  name = g_strndup (colon + 1, equals - colon - 1);
-  if (value != NULL && strchr (value, ':') != NULL)
-    {
-      g_autofree char *prefix = g_strndup (value, strchr (value, ':') - value);
-      if (g_strv_contains (types, prefix))
-        {
-          type = g_steal_pointer (&prefix);
-          value = strchr (value, ':') + 1;
-        }
-    }
-  return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
-                                "value", value ? g_variant_new_string (value) : NULL,
-                                "type", type ? g_variant_new_string (type) : NULL, NULL);
-}
-
-/* OLD=NEW for key_from / "to". */
-static GVariant *
-parse_rename (const char *spec, const char *key)
-{
-  g_autofree char *from = NULL, *to = NULL;
-
-  if (!split_at_equals (spec, &from, &to) || *to == '\0')
-    return NULL;
-  return graft_edit_params_new (key, g_variant_new_string (from), "to", g_variant_new_string (to), NULL);
-}
-
-/* NAME=TEXT into { key_left: NAME, key_right: TEXT }. */
-static GVariant *
-parse_pair (const char *spec, const char *key_left, const char *key_right)
-{
-  g_autofree char *left = NULL, *right = NULL;
-
-  if (!split_at_equals (spec, &left, &right) || *right == '\0')
-    return NULL;
-  return graft_edit_params_new (key_left, g_variant_new_string (left), key_right, g_variant_new_string (right), NULL);
-}
-
-/* "OP(IN,...);ATTR=VALUE;..." → op, inputs (NULL without parentheses)
- * and attribute assignments (NULL without any). */
-static gboolean
-parse_op_call (const char *spec, char **op, GStrv *inputs, GStrv *attributes)
-{
-  g_auto(GStrv) parts = g_strsplit (spec, ";", -1);
-  char *open;
-
-  if (parts[0] == NULL || *parts[0] == '\0')
-    return FALSE;
-  *op = g_strdup (parts[0]);
-  *inputs = NULL;
-  *attributes = parts[1] != NULL ? g_strdupv (parts + 1) : NULL;
-  if ((open = strchr (*op, '(')) != NULL)
-    {
-      gsize n = strlen (open);
-      if (n < 2 || open[n - 1] != ')')
-        return FALSE;
-      open[n - 1] = '\0';
-      *inputs = g_strsplit (open + 1, ",", -1);
-      *open = '\0';
-    }
-  return **op != '\0';
-}
-
-/* VALUE=OP or VALUE=OP(IN2,IN3);ATTR=VALUE: the extra inputs follow the edge. */
-static GVariant *
-parse_insert (const char *spec)
-{
-  g_autofree char *value = NULL, *call = NULL, *op = NULL;
-  g_auto(GStrv) inputs = NULL, attributes = NULL;
-
-  if (!split_at_equals (spec, &value, &call) || !parse_op_call (call, &op, &inputs, &attributes))
-    return NULL;
-  return graft_edit_params_new ("value", g_variant_new_string (value), "op", g_variant_new_string (op),
-                                "inputs", inputs ? g_variant_new_strv ((const char *const *) inputs, -1) : NULL,
-                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
-                                NULL);
-}
-
-/* [NAME=]OP(IN,...)[;ATTR=VALUE...]: a new node whose outputs are graph outputs. */
-static GVariant *
-parse_add_node (const char *spec)
-{
-  const char *equals = strchr (spec, '=');
-  const char *open = strchr (spec, '(');
-  const char *semicolon = strchr (spec, ';');
-  g_autofree char *name = NULL, *op = NULL;
-  g_auto(GStrv) inputs = NULL, attributes = NULL;
-
-  /* A '=' before the op call names the node; later ones are attributes'. */
-  if (equals != NULL && (open == NULL || equals < open) && (semicolon == NULL || equals < semicolon))
-    {
-      name = g_strndup (spec, equals - spec);
-      spec = equals + 1;
-    }
-  if (!parse_op_call (spec, &op, &inputs, &attributes) || inputs == NULL)
-    return NULL;
-  if (inputs[0] != NULL && inputs[1] == NULL && *inputs[0] == '\0')
-    g_clear_pointer (&inputs[0], g_free);   /* "Op()": no inputs */
-  return graft_edit_params_new ("op", g_variant_new_string (op), "name", name ? g_variant_new_string (name) : NULL,
-                                "inputs", g_variant_new_strv ((const char *const *) inputs, -1),
-                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
-                                NULL);
-}
-
-/* NAME, or NAME=DTYPE[:SHAPE] for a new input. */
-static GVariant *
-parse_add_input (const char *spec)
-{
-  g_autofree char *name = NULL, *type = NULL;
-  char *colon;
-
-  if (!split_at_equals (spec, &name, &type))
-    return graft_edit_params_new ("value", g_variant_new_string (spec), NULL);
-  if ((colon = strchr (type, ':')) != NULL)
-    *colon++ = '\0';
-  return graft_edit_params_new ("value", g_variant_new_string (name), "dtype", g_variant_new_string (type),
-                                "shape", colon ? g_variant_new_string (colon) : NULL, NULL);
-}
-
-/* N1,N2=DOMAIN::OP */
-static GVariant *
-parse_replace_nodes (const char *spec)
-{
-  const char *equals = strrchr (spec, '=');
-  g_autofree char *list = NULL;
-  g_auto(GStrv) nodes = NULL;
-
-  if (equals == NULL || equals == spec || equals[1] == '\0')
-    return NULL;
-  list = g_strndup (spec, equals - spec);
-  nodes = g_strsplit (list, ",", -1);
-  return graft_edit_params_new ("nodes", g_variant_new_strv ((const char *const *) nodes, -1),
-                                "op", g_variant_new_string (equals + 1), NULL);
-}
-
-/* PATTERN=>DOMAIN::OP[;ATTR=V...] or PATTERN=>REPLACEMENT (steps, as the
- * pattern's: a replacement has parentheses, an op does not). */
-static GVariant *
-parse_replace_pattern (const char *spec)
-{
-  const char *arrow = strstr (spec, "=>");
-  g_autofree char *pattern = NULL, *op = NULL;
-  g_auto(GStrv) inputs = NULL, attributes = NULL;
-
-  if (arrow == NULL || arrow == spec || arrow[2] == '\0')
-    return NULL;
-  pattern = g_strndup (spec, arrow - spec);
-  if (strchr (arrow + 2, '(') != NULL)
-    return graft_edit_params_new ("pattern", g_variant_new_string (pattern),
-                                  "replacement", g_variant_new_string (arrow + 2), NULL);
-  if (!parse_op_call (arrow + 2, &op, &inputs, &attributes))
-    return NULL;
-  return graft_edit_params_new ("pattern", g_variant_new_string (pattern), "op", g_variant_new_string (op),
-                                "attributes", attributes ? g_variant_new_strv ((const char *const *) attributes, -1) : NULL,
-                                NULL);
-}
-
-/* Options of operation edits: option, table id, how the value reads
- * (NULL for options without a value). */
-typedef GVariant *(*ParseFunc) (const char *spec);
-
-static GVariant *parse_rename_node (const char *spec) { return parse_rename (spec, "node"); }
-static GVariant *parse_rename_value (const char *spec) { return parse_rename (spec, "value"); }
-static GVariant *parse_set_attribute (const char *spec) { return parse_attribute (spec, TRUE); }
-static GVariant *parse_remove_attribute (const char *spec) { return parse_attribute (spec, FALSE); }
-static GVariant *parse_npy (const char *spec) { return parse_pair (spec, "value", "file"); }
-static GVariant *parse_values (const char *spec) { return parse_pair (spec, "value", "values"); }
-static GVariant *parse_cast (const char *spec) { return parse_pair (spec, "value", "dtype"); }
-static GVariant *parse_value (const char *spec) { return graft_edit_params_new ("value", g_variant_new_string (spec), NULL); }
-static GVariant *parse_replace_op (const char *spec) { return parse_pair (spec, "node", "op"); }
-
-static const struct {
-  const char *option;
-  const char *id;
-  ParseFunc parse;
-  const char *argument;
-  const char *help;
-} operation_options[] = {
-  { "--rename-node", "rename-node", parse_rename_node, "OLD=NEW",
-    "rename a node" },
-  { "--rename-value", "rename-value", parse_rename_value, "OLD=NEW",
-    "rename a value (consumers and outputs follow)" },
-  { "--attr", "set-attribute", parse_set_attribute, "NODE:NAME=[TYPE:]VALUE",
-    "set or add an attribute (TYPE: int, float, string, ints, floats, strings; default: the attribute's own type)" },
-  { "--remove-attr", "remove-attribute", parse_remove_attribute, "NODE:NAME",
-    "remove an attribute" },
-  { "--initializer", "replace-initializer", parse_npy, "NAME=FILE.npy",
-    "replace an initializer's data" },
-  { "--initializer-values", "set-initializer-values", parse_values, "NAME=[1,2,...]",
-    "set a small initializer's elements" },
-  { "--cast-initializer", "cast-initializer", parse_cast, "NAME=DTYPE",
-    "change an initializer's dtype" },
-  { "--add-output", "add-output", parse_value, "VALUE",
-    "mark a value as a graph output" },
-  { "--remove-output", "remove-output", parse_value, "VALUE",
-    "drop a graph output (and what only it needed)" },
-  { "--add-input", "add-input", parse_add_input, "VALUE[=DTYPE[:SHAPE]]",
-    "cut the graph at VALUE, or add a new input (SHAPE like 1xbatchx224; '?' unknown)" },
-  { "--remove-input", "remove-input", parse_value, "NAME",
-    "remove an unused graph input" },
-  { "--insert", "insert-node", parse_insert, "VALUE=OP[(IN,...)][;ATTR=[TYPE:]V...]",
-    "insert OP on the edge VALUE (all its consumers); OP may be DOMAIN::OP; IN are extra inputs" },
-  { "--add-node", "add-node", parse_add_node, "[NAME=]OP(IN,...)[;ATTR=[TYPE:]V...]",
-    "add a node reading the values IN ('' for an omitted input); its outputs become graph outputs" },
-  { "--replace-op", "replace-op", parse_replace_op, "NODE=OP",
-    "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)" },
-  { "--replace-nodes", "replace-nodes", parse_replace_nodes, "N1,N2,...=DOMAIN::OP",
-    "replace nodes by one (plugin) op taking their inputs and giving their outputs" },
-  { "--replace-pattern", "replace-pattern", parse_replace_pattern, "PATTERN=>DOMAIN::OP[;ATTR=V...] or PATTERN=>STEPS",
-    "replace every match of PATTERN (steps like \"m=MatMul(x,w) a=Add(m,b) Relu(a)\": a step reads earlier steps or "
-    "variables; ';ATTR=V' requires an attribute), also inside If/Loop bodies, by one custom op reading the variables, "
-    "or by STEPS written the same way; fails when nothing matches" },
-  { "--fold", "fold-constants", NULL, "",
-    "fold constants (and Shape of static shapes) in Graft's runtime (results over --fold-max-bytes N stay computed; "
-    "default 64 MiB)" },
-  { "--cleanup", "cleanup", NULL, "",
-    "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
-  { "--simplify", "simplify", NULL, "",
-    "fold constants and run every pass below to a fixed point, then run the original and the result on the same "
-    "inputs in Graft's runtime: --input [NAME=]FILE (.npy/.pb, as graft-cli run reads them; repeatable) for those "
-    "given, random data (seeded by --seed N) for the others, symbolic dims the files leave free at each of "
-    "--sizes N,N,... (default: the first two sizes that run). Outputs beyond --rtol R and --atol A (default 1e-5; "
-    "|a-b| <= A + R*max|a|) fail the edit, naming the pass that changed them; --no-verify skips the check" },
-  { "--dead-code", "eliminate-dead-code", NULL, "",
-    "remove what computes nothing the graph gives out, and unused initializers" },
-  { "--cse", "eliminate-common-subexpressions", NULL, "",
-    "merge nodes with the same op, inputs and attributes (equal constants count as the same)" },
-  { "--no-ops", "eliminate-no-ops", NULL, "",
-    "remove Identity, Dropout, Reshape/Expand to the same shape, Transpose pairs that cancel, Cast to the same type, "
-    "Slice of everything, Concat of one, x+0, x*1" },
-  { "--fold-into-conv", "fold-into-conv", NULL, "",
-    "fold BatchNormalization and Mul/Add/Sub/Div by per-channel constants into the Conv or Gemm before them" },
-  { "--fold-pad", "fold-pad", NULL, "",
-    "fold Pad into the Conv, AveragePool or MaxPool after it where the result is the same" },
-  { "--matmul-add-to-gemm", "matmul-add-to-gemm", NULL, "",
-    "MatMul of rank-2 values followed by Add of a constant becomes Gemm" },
-  { "--fuse-matmuls", "fuse-sibling-matmuls", NULL, "",
-    "three or more MatMuls of one input by constant weights become one MatMul and a Split" },
-  { "--fuse-layer-norm", "fuse-layer-norm", NULL, "",
-    "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] over the last axes (or the channels of NCHW, then between "
-    "two Transposes) becomes LayerNormalization, from opset 17 on" },
-  { "--fuse-rms-norm", "fuse-rms-norm", NULL, "",
-    "Pow/ReduceMean/Add/Sqrt/Reciprocal/Mul[/Mul] over the last axes becomes RMSNormalization, from opset 23 on" },
-  { "--fuse-gelu", "fuse-gelu", NULL, "",
-    "x*0.5*(1+erf(x/sqrt(2))) and the tanh form become Gelu, from opset 20 on" },
-  { "--fuse-attention", "fuse-attention", NULL, "",
-    "MatMul(Q,K^T)[*scale][+mask]/Softmax/MatMul(.,V) on rank-4 float32 becomes Attention, from opset 23 on" },
-  { "--merge-initializers", "merge-initializers", NULL, "",
-    "store initializers with the same type and bytes once" },
-  { "--toposort", "toposort", NULL, "",
-    "sort nodes topologically" },
-  { "--float16", "float16", NULL, "",
-    "convert weights and compute to float16 (see --keep-io-types, --fp16-keep, --auto-keep)" },
-};
 
 /* The dims all edits changed, each once, with its size before the first. */
 static GArray *
@@ -446,22 +92,23 @@ verify_edits (GraftModel *model, GPtrArray *edits, const char *in)
 static void
 print_usage (void)
 {
-  printf ("Usage: graft-cli edit IN -o OUT [EDIT]... [--overwrite]\n"
-          "Edits, applied in the order given:\n"
-          "  --dynamic INPUT:AXIS=NAME[:MIN[:MAX]]\n"
-          "                              make a dim dynamic (in MIN..MAX), repairing baked shape constants\n"
-          "                              (on a .pt2 whose dim torch.export specialized: proven at two other\n"
-          "                              sizes against the original run sample by sample, or refused)\n"
-          "  --shape INPUT=1x3x224x224   fix an input's shape\n"
-          "  --bypass NODE               connect NODE's input to its consumers and remove it\n"
-          "  --delete NODE               remove NODE and everything depending on it\n"
-          "  --extract IN,..:OUT,..      keep the part computing OUTs from INs\n");
-  for (guint i = 0; i < G_N_ELEMENTS (operation_options); i++)
-    {
-      g_autofree char *usage = g_strdup_printf ("%s %s", operation_options[i].option, operation_options[i].argument);
-      g_auto(GStrv) words = g_strsplit (operation_options[i].help, " ", -1);
-      int column = strlen (usage) > 27 ? (printf ("  %s\n", usage), printf ("%29s", "")) : printf ("  %-27s", usage);
+  guint n_operations;
+  const GraftEditOperation *operations = graft_edit_operation_list (&n_operations);
 
+  printf ("Usage: graft-cli edit IN -o OUT [EDIT]... [--overwrite]\n"
+          "Edits, applied in the order given:\n");
+  for (guint i = 0; i < n_operations; i++)
+    {
+      const GraftEditOperation *operation = &operations[i];
+      g_autofree char *usage = NULL;
+      g_auto(GStrv) words = NULL;
+      int column;
+
+      if (operation->option == NULL)
+        continue;
+      usage = g_strdup_printf ("%s %s", operation->option, operation->argument ? operation->argument : "");
+      words = g_strsplit (operation->help, " ", -1);
+      column = strlen (usage) > 27 ? (printf ("  %s\n", usage), printf ("%29s", "")) : printf ("  %-27s", usage);
       for (guint w = 0; words[w] != NULL; w++)
         {
           if (column + 1 + (int) strlen (words[w]) > 100)
@@ -545,16 +192,6 @@ print_edit (GraftEdit *edit, double seconds)
     printf ("%s\n", graft_edit_get_description (edit));
   for (guint j = 0; j < notes->len; j++)
     printf ("  %s\n", (char *) g_ptr_array_index (notes, j));
-}
-
-/* The operation option arg names, or -1. */
-static int
-find_operation_option (const char *arg)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (operation_options); i++)
-    if (strcmp (arg, operation_options[i].option) == 0)
-      return i;
-  return -1;
 }
 
 /* --auto-keep searches the model as loaded: the float16 conversion must
@@ -662,7 +299,7 @@ graft_cli_edit (int argc, char **argv)
     {
       const char *arg = argv[i];
       const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-      int operation = find_operation_option (arg);
+      const GraftEditOperation *operation = graft_edit_operation_for_option (arg);
       Step *step = g_new0 (Step, 1);
 
       g_ptr_array_add (steps, step);
@@ -683,17 +320,17 @@ graft_cli_edit (int argc, char **argv)
           verify = strcmp (arg, "--no-verify") == 0 ? FALSE : strcmp (arg, "--verify") == 0 ? TRUE : verify;
           continue;
         }
-      if (operation >= 0 && operation_options[operation].parse == NULL)
+      if (operation != NULL && operation->argument == NULL)
         {
           g_autoptr(GVariant) params = g_variant_ref_sink (with_scope (graft_edit_params_new (NULL, NULL), graph_path,
                                                                        function));
-          if (is_pending_operation (operation_options[operation].id))
+          if (is_pending_operation (operation->id))
             {
-              step->pending_id = operation_options[operation].id;
+              step->pending_id = operation->id;
               step->pending = g_variant_ref (params);
             }
           else
-            step->edit = graft_edit_new_operation (operation_options[operation].id, params, &error);
+            step->edit = graft_edit_new_operation (operation->id, params, &error);
           if (step->edit == NULL && step->pending == NULL)
             {
               graft_cli_print_error ("edit: %s: %s", arg, error->message);
@@ -770,52 +407,31 @@ graft_cli_edit (int argc, char **argv)
           g_strfreev (fp16_keep);
           fp16_keep = g_strsplit (next, ",", -1);
         }
-      else if (strcmp (arg, "--dynamic") == 0)
+      else if (operation != NULL)
         {
-          step->edit = parse_dynamic (next);
-          g_ptr_array_add (dynamic_specs, (gpointer) next);
-          g_ptr_array_add (shape_edits, step->edit);
-        }
-      else if (strcmp (arg, "--shape") == 0)
-        {
-          step->edit = parse_shape (next);
-          g_ptr_array_add (shape_specs, (gpointer) next);
-          g_ptr_array_add (shape_edits, step->edit);
-        }
-      else if (strcmp (arg, "--bypass") == 0)
-        step->edit = graft_edit_new_bypass_node (next);
-      else if (strcmp (arg, "--delete") == 0)
-        step->edit = graft_edit_new_delete_node (next);
-      else if (strcmp (arg, "--extract") == 0)
-        step->edit = parse_extract (next);
-      else if (operation >= 0)
-        {
-          GVariant *params = operation_options[operation].parse (next);
-          if (params != NULL)
+          GVariant *params = graft_edit_operation_parse (operation, NULL, NULL, next, NULL);
+          if (params == NULL)
             {
-              step->edit = graft_edit_new_operation (operation_options[operation].id,
-                                                     with_scope (params, graph_path, function), &error);
-              if (step->edit == NULL)
-                {
-                  graft_cli_print_error ("edit: %s %s: %s", arg, next, error->message);
-                  return 2;
-                }
+              graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
+              return 2;
+            }
+          step->edit = graft_edit_new_operation (operation->id, with_scope (params, graph_path, function), &error);
+          if (step->edit == NULL)
+            {
+              graft_cli_print_error ("edit: %s %s: %s", arg, next, error->message);
+              return 2;
+            }
+          /* A TorchScript IN takes its input shapes from --dynamic and
+           * --shape in its conversion, instead of as edits. */
+          if (strcmp (operation->id, "make-dim-dynamic") == 0 || strcmp (operation->id, "set-input-shape") == 0)
+            {
+              g_ptr_array_add (operation->id[0] == 'm' ? dynamic_specs : shape_specs, (gpointer) next);
+              g_ptr_array_add (shape_edits, step->edit);
             }
         }
       else
         {
           graft_cli_print_error ("edit: unknown option '%s' (try --help)", arg);
-          return 2;
-        }
-      if (step->edit == NULL && step->recipe == NULL && operation >= 0)
-        {
-          graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
-          return 2;
-        }
-      if (step->edit == NULL && (strcmp (arg, "--dynamic") == 0 || strcmp (arg, "--shape") == 0
-                                 || strcmp (arg, "--extract") == 0))
-        {
-          graft_cli_print_error ("edit: cannot read '%s %s' (try --help)", arg, next);
           return 2;
         }
     }

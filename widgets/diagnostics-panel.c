@@ -202,8 +202,8 @@ bind_row (GtkSignalListItemFactory *factory, GtkListItem *list_item)
                                                   diagnostic->input->name, diagnostic->axis, symbol);
 
       gtk_widget_set_tooltip_text (button, tooltip);
-      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", target);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.make-dynamic");
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "(sss)", "make-dim-dynamic", "", target);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.edit-operation");
       gtk_widget_set_visible (button, TRUE);
     }
   else

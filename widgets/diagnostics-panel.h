@@ -1,7 +1,7 @@
 /* The diagnostics list: the lint results of a model, filtered by rule and
  * severity. Activating a row emits "item-activated" (node, value) like the
  * Find panel; rows of static-input-dim and baked-shape-constant offer
- * "Make Dynamic" through the win.make-dynamic action. */
+ * "Make Dynamic" through win.edit-operation (make-dim-dynamic). */
 #pragma once
 
 #include <gtk/gtk.h>

@@ -1127,7 +1127,7 @@ on_make_dynamic_clicked (GtkButton *button, GtkEditable *entry)
   const char *fallback = gtk_entry_get_placeholder_text (GTK_ENTRY (entry));
   g_autofree char *target = g_strdup_printf ("%s:%d=%s", input, axis, symbol[0] != '\0' ? symbol : fallback);
 
-  gtk_widget_activate_action (GTK_WIDGET (button), "win.make-dynamic", "s", target);
+  gtk_widget_activate_action (GTK_WIDGET (button), "win.edit-operation", "(sss)", "make-dim-dynamic", "", target);
 }
 
 static void
@@ -1139,7 +1139,7 @@ on_set_shape_clicked (GtkButton *button, GtkEditable *entry)
 
   g_strdelimit (shape, "×*, ", 'x');
   target = g_strdup_printf ("%s=%s", input, shape);
-  gtk_widget_activate_action (GTK_WIDGET (button), "win.set-shape", "s", target);
+  gtk_widget_activate_action (GTK_WIDGET (button), "win.edit-operation", "(sss)", "set-input-shape", "", target);
 }
 
 static GtkWidget *

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/dim-check.h"
+#include "edit/edit-operation.h"
 #include "ir/graph-copy.h"
 #include "formats.h"
 #include "onnx/writer.h"
@@ -131,12 +132,6 @@ gboolean
 graft_window_edits_allowed (GraftWindow *self)
 {
   return edits_allowed (self);
-}
-
-void
-graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
-{
-  apply_edit (self, edit, NULL);
 }
 
 static void
@@ -519,14 +514,6 @@ typedef struct {
   GraftModel *to_verify; /* a copy of it for the proof at other sizes, when the edit changed dims */
 } BackgroundEdit;
 
-static gboolean
-runs_in_background (GraftEdit *edit)
-{
-  GraftEditKind kind = graft_edit_get_kind (edit);
-
-  return kind == GRAFT_EDIT_MAKE_DIM_DYNAMIC || kind == GRAFT_EDIT_SET_INPUT_SHAPE;
-}
-
 static void
 background_edit_free (BackgroundEdit *data)
 {
@@ -697,69 +684,16 @@ graft_window_edits_dispose (GraftWindow *self)
   g_clear_weak_pointer (&self->cancelled_toast);
 }
 
-/* "input:0=batch" */
-static void
-make_dynamic_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+void
+graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *spec = g_variant_get_string (parameter, NULL);
-  const char *eq = strrchr (spec, '=');
-  const char *colon = NULL;
-  g_autofree char *input = NULL;
-  g_autoptr(GraftEdit) edit = NULL;
-  char *end = NULL;
-  long axis = -1;
+  /* The dim "Run with New Shape" sets, for an edit that names one. */
+  const char *symbol = graft_edit_param_string (graft_edit_get_params (edit), "symbol");
 
-  for (const char *p = spec; eq != NULL && p < eq; p++)
-    if (*p == ':')
-      colon = p;
-  if (colon != NULL)
-    axis = strtol (colon + 1, &end, 10);
-  if (colon == NULL || end != eq || axis < 0 || eq[1] == '\0')
-    {
-      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT:AXIS=NAME", spec);
-
-      graft_window_show_toast (self, message);
-      return;
-    }
-  input = g_strndup (spec, colon - spec);
-  edit = graft_edit_new_make_dim_dynamic (input, (int) axis, eq + 1);
-  apply_edit_in_background (self, edit, eq + 1, FALSE);
-}
-
-/* "input=1x3x224x224" */
-static void
-set_shape_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *spec = g_variant_get_string (parameter, NULL);
-  const char *eq = strrchr (spec, '=');
-  g_autofree char *input = eq != NULL ? g_strndup (spec, eq - spec) : NULL;
-  g_auto(GStrv) parts = eq != NULL ? g_strsplit (eq + 1, "x", -1) : NULL;
-  g_autoptr(GArray) dims = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr(GraftEdit) edit = NULL;
-
-  for (guint i = 0; parts != NULL && parts[i] != NULL; i++)
-    {
-      char *end = NULL;
-      gint64 dim = g_ascii_strtoll (parts[i], &end, 10);
-
-      if (end == parts[i] || *end != '\0' || dim < 0)
-        {
-          g_clear_pointer (&input, g_free);
-          break;
-        }
-      g_array_append_val (dims, dim);
-    }
-  if (input == NULL || input[0] == '\0' || dims->len == 0)
-    {
-      g_autofree char *message = g_strdup_printf ("“%s” is not INPUT=D1xD2x…", spec);
-
-      graft_window_show_toast (self, message);
-      return;
-    }
-  edit = graft_edit_new_set_input_shape (input, dims->len, (gint64 *) dims->data);
-  apply_edit_in_background (self, edit, NULL, FALSE);
+  if (graft_edit_runs_long (edit))
+    apply_edit_in_background (self, edit, symbol, FALSE);
+  else
+    apply_edit (self, edit, symbol);
 }
 
 static void
@@ -781,7 +715,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
     return;
   /* Redoing a make-dynamic repairs the graph again: as slow as the first time. */
   redo_edit = undo ? NULL : graft_edit_history_get_redo_edit (self->history);
-  if (redo_edit != NULL && runs_in_background (redo_edit))
+  if (redo_edit != NULL && graft_edit_runs_long (redo_edit))
     {
       apply_edit_in_background (self, redo_edit, NULL, TRUE);
       return;
@@ -1145,9 +1079,7 @@ graft_window_edits_confirm_open (GraftWindow *self, const char *path)
 void
 graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "win.make-dynamic", "s", make_dynamic_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-edit", NULL, cancel_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.set-shape", "s", set_shape_action);
   gtk_widget_class_install_action (widget_class, "win.show-edit-failure", "s", show_edit_failure_action);
   gtk_widget_class_install_action (widget_class, "win.undo", NULL, undo_redo_action);
   gtk_widget_class_install_action (widget_class, "win.redo", NULL, undo_redo_action);

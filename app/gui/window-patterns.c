@@ -63,19 +63,18 @@ on_pattern_dialog_destroy (GraftPatternDialog *dialog, GraftWindow *self)
   graft_window_update_found (self);
 }
 
-static void
-replace_pattern_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+void
+graft_window_open_pattern_dialog (GraftWindow *self, const char *node_name)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
   GraftGraph *graph = self->model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   g_autofree char *pattern = NULL;
   GraftPatternDialog *dialog;
 
   if (graph == NULL || !graft_window_edits_allowed (self))
     return;
-  if (parameter != NULL)
+  if (node_name != NULL)
     {
-      GraftNode *node = graft_graph_find_node (graph, g_variant_get_string (parameter, NULL));
+      GraftNode *node = graft_graph_find_node (graph, node_name);
       if (node != NULL)
         pattern = graft_pattern_suggest (node, SUGGESTED_STEPS);
     }
@@ -89,10 +88,3 @@ replace_pattern_action (GtkWidget *widget, const char *action_name, GVariant *pa
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-void
-graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class)
-{
-  gtk_widget_class_install_action (widget_class, "win.replace-pattern", NULL, replace_pattern_action);
-  /* From a node's context menu: the pattern starts from that node. */
-  gtk_widget_class_install_action (widget_class, "win.replace-pattern-at", "s", replace_pattern_action);
-}

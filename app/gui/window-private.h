@@ -173,7 +173,9 @@ gboolean graft_window_edits_confirm_open (GraftWindow *self, const char *path);
 /* TRUE if closing must wait for the user's answer. */
 gboolean graft_window_edits_close_request (GraftWindow *self);
 /* Applies edit through the history (undoable), then shows and checks the
- * changed model; a failure is shown in a dialog. */
+ * changed model; a failure is shown in a dialog. An edit that repairs and
+ * re-infers the whole graph (graft_edit_runs_long()) runs on a worker; one
+ * naming a "symbol" offers Run with New Shape once proven. */
 void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
 /* The same, but a refusal is returned for the caller to show where the
  * edit was asked for; FALSE without error when edits must wait (a toast
@@ -190,8 +192,10 @@ void graft_window_edits_restore_place (GraftWindow *self);
 void graft_window_edits_dispose (GraftWindow *self);
 void graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error);
 
-/* window-surgery.c: the canvas's context menu, Delete, rename and
- * replace-op dialogs, recipes (Save Edits As…, Apply Recipe…). */
+/* window-surgery.c: win.edit-operation (every edit of the operation
+ * table by its id, target and argument), the canvas's context menus built
+ * from the table, Delete, the entry dialogs, recipes (Save Edits As…,
+ * Apply Recipe…). */
 void graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class);
 void graft_window_init_surgery (GraftWindow *self);
 /* Applies operation id (params: floating or owned, consumed) to the graph
@@ -199,8 +203,11 @@ void graft_window_init_surgery (GraftWindow *self);
  * must wait). */
 gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error);
 
-/* window-patterns.c: the Replace Pattern dialog. */
-void graft_window_class_add_pattern_actions (GtkWidgetClass *widget_class);
+/* window-patterns.c: the Replace Pattern dialog, which replace-pattern's
+ * row names (win.edit-operation: Edit → Replace Pattern…, and a node's
+ * context menu). Opens it over the graph shown, the pattern starting from
+ * node (NULL: empty). */
+void graft_window_open_pattern_dialog (GraftWindow *self, const char *node);
 /* window-simplify.c: Simplify… (win.simplify-dialog). */
 void graft_window_class_add_simplify_actions (GtkWidgetClass *widget_class);
 

@@ -1,10 +1,13 @@
-/* Graph surgery in the window: a right-click on a node or an edge of the
- * canvas opens a menu of the edits that fit it (rename, replace the op,
- * bypass, delete, extract, mark as a graph output, cut the graph there),
- * Delete deletes the selected node, and File → Save Edits As… writes the
- * session as a recipe that Apply Recipe… (or graft-cli edit --recipe)
- * replays on another export. Every edit goes through the window's edit
- * history: undoable, and part of the recipe. */
+/* Graph surgery in the window: win.edit-operation runs any row of the
+ * edit operation table (edit/edit-operation.h) by its id, its target (the
+ * node or value a menu was opened on) and its argument (graft-cli edit's
+ * syntax, or what a dialog asked for). A right-click on a node, an edge or
+ * the background of the canvas opens a menu of the rows offered on that
+ * target, labelled and ordered as the rows say; Delete deletes the
+ * selected node; File → Save Edits As… writes the session as a recipe that
+ * Apply Recipe… (or graft-cli edit --recipe) replays on another export.
+ * Every edit goes through the window's edit history: undoable, and part
+ * of the recipe. */
 #include <string.h>
 
 #include "window-private.h"
@@ -42,11 +45,13 @@ graph_path (GraftGraph *graph)
   return path->len ? g_strdup (path->str) : NULL;
 }
 
-gboolean
-graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error)
+/* Operation id on the graph the canvas shows (params: floating or owned,
+ * consumed). */
+static GraftEdit *
+scoped_edit (GraftWindow *self, const char *id, GVariant *params, GError **error)
 {
   g_autofree char *path = graph_path (graft_graph_canvas_get_graph (self->canvas));
-  g_autoptr(GraftEdit) edit = NULL;
+  GraftEdit *edit;
 
   g_variant_ref_sink (params);
   if (path != NULL)
@@ -57,19 +62,18 @@ graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params,
     }
   edit = graft_edit_new_operation (id, params, error);
   g_variant_unref (params);
+  return edit;
+}
+
+gboolean
+graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error)
+{
+  g_autoptr(GraftEdit) edit = scoped_edit (self, id, params, error);
+
   return edit != NULL && graft_window_try_edit (self, edit, error);
 }
 
-static void
-apply_operation (GraftWindow *self, const char *id, GVariant *params)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!graft_window_try_operation (self, id, params, &error) && error != NULL)
-    graft_window_show_edit_error (self, "Could Not Change the Model", error);
-}
-
-/* Delete, bypass and extract work on the main graph. */
+/* The rows offered only on the main graph (bypass, delete, extract). */
 static gboolean
 showing_main_graph (GraftWindow *self)
 {
@@ -79,60 +83,6 @@ showing_main_graph (GraftWindow *self)
     return TRUE;
   graft_window_show_toast (self, "Bypass, delete and extract work on the main graph (Alt+↑ goes back to it)");
   return FALSE;
-}
-
-static void
-node_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *name = g_variant_get_string (parameter, NULL);
-  g_autoptr(GraftEdit) edit = NULL;
-
-  if (!showing_main_graph (self))
-    return;
-  if (g_str_equal (action_name, "win.bypass-node"))
-    edit = graft_edit_new_bypass_node (name);
-  else if (g_str_equal (action_name, "win.delete-node"))
-    edit = graft_edit_new_delete_node (name);
-  else
-    {
-      /* The node alone: its data inputs to its outputs. */
-      GraftNode *node = graft_graph_find_node (graft_model_get_graph (self->model), name);
-      g_autoptr(GPtrArray) inputs = g_ptr_array_new ();
-      g_autoptr(GPtrArray) outputs = g_ptr_array_new ();
-
-      if (node == NULL)
-        {
-          g_autofree char *message = g_strdup_printf ("No node is called “%s”", name);
-          graft_window_show_toast (self, message);
-          return;
-        }
-      for (guint i = 0; i < node->inputs->len; i++)
-        {
-          GraftValue *in = g_ptr_array_index (node->inputs, i);
-          if (in != NULL && in->initializer == NULL)
-            g_ptr_array_add (inputs, in->name);
-        }
-      for (guint i = 0; i < node->outputs->len; i++)
-        if (g_ptr_array_index (node->outputs, i) != NULL)
-          g_ptr_array_add (outputs, ((GraftValue *) g_ptr_array_index (node->outputs, i))->name);
-      g_ptr_array_add (inputs, NULL);
-      g_ptr_array_add (outputs, NULL);
-      edit = graft_edit_new_extract ((const char *const *) inputs->pdata, (const char *const *) outputs->pdata);
-    }
-  graft_window_apply_edit (self, edit);
-}
-
-static void
-value_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *id = g_str_equal (action_name, "win.mark-output")     ? "add-output"
-                   : g_str_equal (action_name, "win.unmark-output") ? "remove-output"
-                                                                   : "add-input";
-
-  apply_operation (self, id, graft_edit_params_new ("value", g_variant_new_string (g_variant_get_string (parameter, NULL)),
-                                                    NULL));
 }
 
 static void
@@ -151,35 +101,14 @@ delete_selection_action (GtkWidget *widget, const char *action_name, GVariant *p
       graft_window_show_toast (self, "Nodes of a body opened in place are edited in the body's own view");
       return;
     }
-  gtk_widget_activate_action (widget, "win.delete-node", "s", node->name);
+  gtk_widget_activate_action (widget, "win.edit-operation", "(sss)", "delete-node", node->name, "");
 }
 
-/* ---------- dialogs with one entry: rename, replace op, set an attribute, insert a node ---------- */
+/* ---------- the entry dialog of a row with a heading (rename, replace op, set an attribute) ---------- */
 
 typedef struct {
-  const char *action;      /* "win.rename-node" */
-  const char *operation;   /* the edit it applies */
-  const char *target_key;  /* the parameter the action's target fills: "node" or "value" */
-  const char *text_key;    /* the parameter the entry fills */
-  const char *heading;
-  const char *body;
-  const char *apply_label;
-} EntryDialogKind;
-
-static const EntryDialogKind entry_dialogs[] = {
-  { "win.rename-node", "rename-node", "node", "to", "Rename Node", NULL, "_Rename" },
-  { "win.replace-op", "replace-op", "node", "op", "Replace Op",
-    "The node keeps its inputs and outputs. An op of a custom domain (“com.example::MyPlugin”) keeps its "
-    "attributes too.", "_Replace" },
-  { "win.set-attribute", "set-attribute", "node", "assignment", "Set Attribute",
-    "NAME=VALUE, with the attribute's own type, or a type first: “alpha=float:0.2”, “perm=ints:[0, 2, 1]”. "
-    "The op's shape function checks the result.", "_Set" },
-};
-
-typedef struct {
-  GraftWindow *window;
   GtkEntry *entry;
-  const EntryDialogKind *kind;
+  const GraftEditOperation *operation;
   char *target;
 } EntryDialog;
 
@@ -192,99 +121,44 @@ entry_dialog_free (gpointer user_data, GClosure *closure)
   g_free (data);
 }
 
-/* "alpha=float:0.2" → name, value and (optional) type parameters. */
-static GVariant *
-attribute_params (const char *node, const char *text)
-{
-  static const char *const types[] = { "int", "float", "string", "ints", "floats", "strings", NULL };
-  const char *equals = strchr (text, '=');
-  g_autofree char *name = equals ? g_strstrip (g_strndup (text, equals - text)) : NULL;
-  const char *value = equals ? equals + 1 : NULL;
-  const char *colon = value ? strchr (value, ':') : NULL;
-  g_autofree char *type = colon ? g_strndup (value, colon - value) : NULL;
-
-  if (name == NULL || *name == '\0')
-    return NULL;
-  if (type != NULL && g_strv_contains (types, type))
-    value = colon + 1;
-  else
-    g_clear_pointer (&type, g_free);
-  return graft_edit_params_new ("node", g_variant_new_string (node), "name", g_variant_new_string (name),
-                                "value", g_variant_new_string (value), "type", type ? g_variant_new_string (type) : NULL,
-                                NULL);
-}
-
+/* The entry's text completes the argument: the same action runs it. */
 static void
 on_entry_dialog_response (AdwMessageDialog *dialog, const char *response, EntryDialog *data)
 {
   const char *text = gtk_editable_get_text (GTK_EDITABLE (data->entry));
-  GVariant *params;
+  GtkWindow *window = gtk_window_get_transient_for (GTK_WINDOW (dialog));
 
-  if (!g_str_equal (response, "apply") || *text == '\0')
+  if (!g_str_equal (response, "apply") || *text == '\0' || window == NULL)
     return;
-  if (g_str_equal (data->kind->operation, "set-attribute"))
-    params = attribute_params (data->target, text);
-  else
-    params = graft_edit_params_new (data->kind->target_key, g_variant_new_string (data->target),
-                                    data->kind->text_key, g_variant_new_string (text), NULL);
-  if (params == NULL)
-    {
-      g_autofree char *message = g_strdup_printf ("“%s” is not NAME=VALUE", text);
-      graft_window_show_toast (data->window, message);
-      return;
-    }
-  apply_operation (data->window, data->kind->operation, params);
-}
-
-/* What the entry starts with. */
-static char *
-entry_suggestion (const EntryDialogKind *kind, GraftGraph *graph, const char *target)
-{
-  GraftNode *node = g_str_equal (kind->target_key, "node") ? graft_graph_find_node (graph, target) : NULL;
-
-  if (g_str_equal (kind->operation, "rename-node"))
-    return g_strdup (target);
-  if (g_str_equal (kind->operation, "replace-op") && node != NULL)
-    return g_strdup (strcmp (node->domain, "onnx") == 0 ? node->op_type : node->op);
-  if (g_str_equal (kind->operation, "set-attribute") && node != NULL && node->attributes->len > 0)
-    {
-      GraftAttribute *first = g_ptr_array_index (node->attributes, 0);
-      g_autofree char *value = graft_attribute_format_value (first, 64);
-      return g_strdup_printf ("%s=%s", first->name, value);
-    }
-  return g_strdup ("");
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.edit-operation", "(sss)", data->operation->id, data->target,
+                              text);
 }
 
 static void
-entry_dialog_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+open_entry_dialog (GraftWindow *self, const GraftEditOperation *operation, const char *target)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *target = g_variant_get_string (parameter, NULL);
-  const EntryDialogKind *kind = NULL;
   g_autofree char *suggestion = NULL;
   EntryDialog *data;
   GtkWidget *dialog, *entry;
 
-  for (guint i = 0; i < G_N_ELEMENTS (entry_dialogs); i++)
-    if (g_str_equal (action_name, entry_dialogs[i].action))
-      kind = &entry_dialogs[i];
-  if (kind == NULL || !graft_window_edits_allowed (self))
+  if (!graft_window_edits_allowed (self))
     return;
-  suggestion = entry_suggestion (kind, graft_graph_canvas_get_graph (self->canvas), target);
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), kind->heading, kind->body);
+  suggestion = operation->suggest ? operation->suggest (graft_graph_canvas_get_graph (self->canvas), target)
+                                  : g_strdup ("");
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), operation->heading, operation->body);
   entry = gtk_entry_new ();
   gtk_editable_set_text (GTK_EDITABLE (entry), suggestion);
   gtk_entry_set_activates_default (GTK_ENTRY (entry), TRUE);
   gtk_widget_set_size_request (entry, 360, -1);
   adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), entry);
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "apply", kind->apply_label, NULL);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "apply", operation->apply_label,
+                                    NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "apply", ADW_RESPONSE_SUGGESTED);
   adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "apply");
   adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
   data = g_new0 (EntryDialog, 1);
-  data->window = self;
   data->entry = GTK_ENTRY (entry);
-  data->kind = kind;
+  data->operation = operation;
   data->target = g_strdup (target);
   g_signal_connect_data (dialog, "response", G_CALLBACK (on_entry_dialog_response), data, entry_dialog_free, 0);
   gtk_window_present (GTK_WINDOW (dialog));
@@ -304,18 +178,76 @@ on_picker_apply (GraftOpPicker *picker, const char *id, GVariant *params, GraftW
     graft_op_picker_show_error (picker, error->message);
 }
 
+/* Insert Node… on an edge (target: the value) or Add Node… (NULL). */
 static void
-op_picker_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+open_op_picker (GraftWindow *self, const char *target)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
   GraftOpPicker *picker;
 
   if (!graft_window_edits_allowed (self))
     return;
-  picker = graft_op_picker_new (GTK_WINDOW (self), self->model,
-                                parameter != NULL ? g_variant_get_string (parameter, NULL) : NULL);
+  picker = graft_op_picker_new (GTK_WINDOW (self), self->model, target);
   g_signal_connect_object (picker, "apply", G_CALLBACK (on_picker_apply), self, 0);
   gtk_window_present (GTK_WINDOW (picker));
+}
+
+/* ---------- win.edit-operation ---------- */
+
+/* The dialogs of the window's own that rows name: they collect the
+ * parameters and end in graft_window_try_operation(). */
+static const struct {
+  const char *name;
+  void (*open) (GraftWindow *self, const char *target);
+} operation_dialogs[] = {
+  { "op-picker", open_op_picker },
+  { "pattern", graft_window_open_pattern_dialog },
+};
+
+/* (id, target, argument): the row's dialog when the argument is empty and
+ * the row has one, else the edit the row's parser reads from target and
+ * argument ("" for none), applied to the graph shown. */
+static void
+edit_operation_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+  const char *id, *target, *argument;
+  const GraftEditOperation *operation;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftEdit) edit = NULL;
+  GVariant *params;
+
+  g_variant_get (parameter, "(&s&s&s)", &id, &target, &argument);
+  if ((operation = graft_edit_operation_lookup (id)) == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("No edit is called “%s”", id);
+      graft_window_show_toast (self, message);
+      return;
+    }
+  if (*argument == '\0' && operation->dialog != NULL)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (operation_dialogs); i++)
+        if (g_str_equal (operation->dialog, operation_dialogs[i].name))
+          operation_dialogs[i].open (self, *target ? target : NULL);
+      return;
+    }
+  if (*argument == '\0' && operation->heading != NULL)
+    {
+      open_entry_dialog (self, operation, target);
+      return;
+    }
+  if ((operation->when & GRAFT_EDIT_WHEN_MAIN_GRAPH) && !showing_main_graph (self))
+    return;
+  params = graft_edit_operation_parse (operation, graft_graph_canvas_get_graph (self->canvas), *target ? target : NULL,
+                                       *argument ? argument : NULL, &error);
+  if (params == NULL)
+    {
+      graft_window_show_toast (self, error->message);
+      return;
+    }
+  if ((edit = scoped_edit (self, id, params, &error)) == NULL)
+    graft_window_show_edit_error (self, "Could Not Change the Model", error);
+  else
+    graft_window_apply_edit (self, edit);
 }
 
 /* ---------- edits asked for in the sidebar ---------- */
@@ -379,8 +311,9 @@ on_menu_button_clicked (GtkButton *button, GtkPopover *popover)
   gtk_popover_popdown (popover);
 }
 
+/* target: NULL or a floating GVariant for the action. */
 static void
-add_item (GtkWidget *box, GtkPopover *popover, const char *label, const char *action, const char *target)
+add_item (GtkWidget *box, GtkPopover *popover, const char *label, const char *action, GVariant *target)
 {
   GtkWidget *button = gtk_button_new_with_mnemonic (label);
   GtkWidget *text = gtk_button_get_child (GTK_BUTTON (button));
@@ -394,7 +327,7 @@ add_item (GtkWidget *box, GtkPopover *popover, const char *label, const char *ac
   gtk_widget_add_css_class (button, "flat");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), action);
   if (target != NULL)
-    gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), g_variant_new_string (target));
+    gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), target);
   g_signal_connect (button, "clicked", G_CALLBACK (on_menu_button_clicked), popover);
   gtk_box_append (GTK_BOX (box), button);
 }
@@ -431,32 +364,86 @@ add_separator (GtkWidget *box)
   gtk_box_append (GTK_BOX (box), separator);
 }
 
+static int
+compare_rank (gconstpointer a, gconstpointer b)
+{
+  return (int) (*(GraftEditOperation *const *) a)->rank - (int) (*(GraftEditOperation *const *) b)->rank;
+}
+
+/* The rows offered on target, by rank. */
+static GPtrArray *
+rows_for (GraftEditTarget target)
+{
+  guint n;
+  const GraftEditOperation *operations = graft_edit_operation_list (&n);
+  GPtrArray *rows = g_ptr_array_new ();
+
+  for (guint i = 0; i < n; i++)
+    if (operations[i].target == target && operations[i].label != NULL)
+      g_ptr_array_add (rows, (gpointer) &operations[i]);
+  g_ptr_array_sort (rows, compare_rank);
+  return rows;
+}
+
+static gboolean
+offered_on_value (const GraftEditOperation *operation, GraftValue *value)
+{
+  GraftEditWhen when = operation->when;
+
+  return !((when & GRAFT_EDIT_WHEN_OUTPUT) && !value->is_graph_output)
+         && !((when & GRAFT_EDIT_WHEN_NOT_OUTPUT) && value->is_graph_output)
+         && !((when & GRAFT_EDIT_WHEN_COMPUTED) && (value->producer == NULL || value->initializer != NULL));
+}
+
+static GVariant *
+operation_target (const GraftEditOperation *operation, const char *name)
+{
+  return g_variant_new ("(sss)", operation->id, name ? name : "", "");
+}
+
+/* A separator between rows of other tens of rank. */
+static void
+add_row_item (GtkWidget *box, GtkPopover *popover, const GraftEditOperation *operation, const char *label,
+              const char *name, guint *last_rank)
+{
+  if (*last_rank != 0 && operation->rank / 10 != *last_rank / 10)
+    add_separator (box);
+  *last_rank = operation->rank;
+  add_item (box, popover, label, "win.edit-operation", operation_target (operation, name));
+}
+
 static void
 fill_node_menu (GtkWidget *box, GtkPopover *popover, GraftNode *node, gboolean main_graph)
 {
-  add_item (box, popover, "_Rename…", "win.rename-node", node->name);
-  add_item (box, popover, "Replace _Op…", "win.replace-op", node->name);
-  add_item (box, popover, "Set _Attribute…", "win.set-attribute", node->name);
-  add_item (box, popover, "Replace _Pattern…", "win.replace-pattern-at", node->name);
-  if (main_graph)
-    {
-      add_separator (box);
-      add_item (box, popover, "_Bypass", "win.bypass-node", node->name);
-      add_item (box, popover, "_Delete", "win.delete-node", node->name);
-      add_item (box, popover, "E_xtract This Node", "win.extract-node", node->name);
-    }
-  for (guint i = 0, n = 0; i < node->outputs->len; i++)
-    {
-      GraftValue *out = g_ptr_array_index (node->outputs, i);
-      g_autofree char *label = NULL;
+  g_autoptr(GPtrArray) node_rows = rows_for (GRAFT_EDIT_TARGET_NODE);
+  g_autoptr(GPtrArray) value_rows = rows_for (GRAFT_EDIT_TARGET_VALUE);
+  guint last_rank = 0;
 
-      if (out == NULL || out->is_graph_output)
+  for (guint i = 0; i < node_rows->len; i++)
+    {
+      const GraftEditOperation *operation = g_ptr_array_index (node_rows, i);
+      if (main_graph || !(operation->when & GRAFT_EDIT_WHEN_MAIN_GRAPH))
+        add_row_item (box, popover, operation, operation->label, node->name, &last_rank);
+    }
+  /* The edits of its outputs offered on the node, after a separator. */
+  last_rank = 1;
+  for (guint r = 0; r < value_rows->len; r++)
+    {
+      const GraftEditOperation *operation = g_ptr_array_index (value_rows, r);
+
+      if (!(operation->when & GRAFT_EDIT_WHEN_ON_PRODUCER))
         continue;
-      if (n++ == 0)
-        add_separator (box);
-      label = node->outputs->len == 1 ? g_strdup ("Mark as Graph _Output")
-                                      : g_strdup_printf ("Mark “%s” as Graph Output", out->name);
-      add_item (box, popover, label, "win.mark-output", out->name);
+      for (guint i = 0; i < node->outputs->len; i++)
+        {
+          GraftValue *out = g_ptr_array_index (node->outputs, i);
+          g_autofree char *label = NULL;
+
+          if (out == NULL || !offered_on_value (operation, out))
+            continue;
+          label = node->outputs->len == 1 ? g_strdup (operation->label)
+                                          : g_strdup_printf (operation->label_each, out->name);
+          add_row_item (box, popover, operation, label, out->name, &last_rank);
+        }
     }
 }
 
@@ -485,20 +472,35 @@ add_shared_reader_items (GraftWindow *self, GtkWidget *box, GtkPopover *popover,
       g_strdelimit (slot, "_", ' ');
       label = g_strdup_printf ("Next Reader of “%s” (%u of %u)", slot, position,
                                graft_shared_values_count_readers (value));
-      add_item (box, popover, label, "win.next-reader", value->name);
+      add_item (box, popover, label, "win.next-reader", g_variant_new_string (value->name));
     }
 }
 
 static void
 fill_value_menu (GtkWidget *box, GtkPopover *popover, GraftValue *value)
 {
-  if (value->is_graph_output)
-    add_item (box, popover, "Remove Graph _Output", "win.unmark-output", value->name);
-  else
-    add_item (box, popover, "Mark as Graph _Output", "win.mark-output", value->name);
-  add_item (box, popover, "_Insert Node…", "win.insert-node", value->name);
-  if (value->producer != NULL && value->initializer == NULL)
-    add_item (box, popover, "_Cut Here (Make It an Input)", "win.cut-at-value", value->name);
+  g_autoptr(GPtrArray) rows = rows_for (GRAFT_EDIT_TARGET_VALUE);
+  guint last_rank = 0;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const GraftEditOperation *operation = g_ptr_array_index (rows, i);
+      if (offered_on_value (operation, value))
+        add_row_item (box, popover, operation, operation->label, value->name, &last_rank);
+    }
+}
+
+static void
+fill_graph_menu (GtkWidget *box, GtkPopover *popover)
+{
+  g_autoptr(GPtrArray) rows = rows_for (GRAFT_EDIT_TARGET_GRAPH);
+  guint last_rank = 0;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const GraftEditOperation *operation = g_ptr_array_index (rows, i);
+      add_row_item (box, popover, operation, operation->label, NULL, &last_rank);
+    }
 }
 
 static gboolean
@@ -544,7 +546,7 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   else if (value != NULL)
     fill_value_menu (box, GTK_POPOVER (popover), value);
   else
-    add_item (box, GTK_POPOVER (popover), "_Add Node…", "win.add-node", NULL);
+    fill_graph_menu (box, GTK_POPOVER (popover));
   gtk_widget_set_parent (popover, GTK_WIDGET (self->canvas));
   gtk_popover_set_pointing_to (GTK_POPOVER (popover), &at);
   gtk_popover_set_has_arrow (GTK_POPOVER (popover), FALSE);
@@ -664,17 +666,8 @@ graft_window_init_surgery (GraftWindow *self)
 void
 graft_window_class_add_surgery_actions (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "win.bypass-node", "s", node_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.delete-node", "s", node_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.extract-node", "s", node_edit_action);
-  for (guint i = 0; i < G_N_ELEMENTS (entry_dialogs); i++)
-    gtk_widget_class_install_action (widget_class, entry_dialogs[i].action, "s", entry_dialog_action);
-  gtk_widget_class_install_action (widget_class, "win.insert-node", "s", op_picker_action);
-  gtk_widget_class_install_action (widget_class, "win.add-node", NULL, op_picker_action);
+  gtk_widget_class_install_action (widget_class, "win.edit-operation", "(sss)", edit_operation_action);
   gtk_widget_class_install_action (widget_class, "win.sidebar-edit", "(sa{sv})", sidebar_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.mark-output", "s", value_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.unmark-output", "s", value_edit_action);
-  gtk_widget_class_install_action (widget_class, "win.cut-at-value", "s", value_edit_action);
   gtk_widget_class_install_action (widget_class, "win.delete-selection", NULL, delete_selection_action);
   gtk_widget_class_install_action (widget_class, "win.save-recipe", NULL, recipe_file_action);
   gtk_widget_class_install_action (widget_class, "win.apply-recipe", NULL, recipe_file_action);

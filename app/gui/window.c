@@ -69,14 +69,8 @@ graft_window_update_action_states (GraftWindow *self)
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
   const char *edit_actions[] = {
-    "win.make-dynamic", "win.set-shape",
     /* window-surgery.c */
-    "win.bypass-node", "win.delete-node", "win.extract-node", "win.rename-node", "win.replace-op",
-    "win.set-attribute", "win.insert-node", "win.add-node", "win.sidebar-edit",
-    "win.mark-output", "win.unmark-output", "win.cut-at-value", "win.delete-selection", "win.apply-recipe",
-    "win.apply-recipe-path",
-    /* window-patterns.c */
-    "win.replace-pattern", "win.replace-pattern-at",
+    "win.edit-operation", "win.sidebar-edit", "win.delete-selection", "win.apply-recipe", "win.apply-recipe-path",
     /* window-simplify.c */
     "win.simplify-dialog",
     /* window-debug.c */
@@ -1082,7 +1076,6 @@ install_actions (GtkWidgetClass *widget_class)
   graft_window_class_add_file_actions (widget_class);
   graft_window_class_add_edit_actions (widget_class);
   graft_window_class_add_surgery_actions (widget_class);
-  graft_window_class_add_pattern_actions (widget_class);
   graft_window_class_add_simplify_actions (widget_class);
   graft_window_class_add_debug_actions (widget_class);
   graft_window_class_add_analysis_actions (widget_class);

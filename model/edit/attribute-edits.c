@@ -5,154 +5,13 @@
  * refused with the registry's reason. An ONNX op's attribute must be one
  * its schema (onnx/op-schemas.h) lists, of the type it lists. */
 #include "edit/edit-private.h"
+#include "edit/attribute-value.h"
+#include "ir/graph-surgery.h"
 #include "onnx/op-schemas.h"
 #include "runtime/op.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static const struct {
-  const char *name;
-  GraftAttrType type;
-} attribute_types[] = {
-  { "int", GRAFT_ATTR_INT }, { "float", GRAFT_ATTR_FLOAT }, { "string", GRAFT_ATTR_STRING },
-  { "ints", GRAFT_ATTR_INTS }, { "floats", GRAFT_ATTR_FLOATS }, { "strings", GRAFT_ATTR_STRINGS },
-};
-
-static gboolean
-parse_int (const char *text, gint64 *value)
-{
-  return g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, value, NULL);
-}
-
-static gboolean
-parse_float (const char *text, double *value)
-{
-  char *end = NULL;
-
-  if (*text == '\0')
-    return FALSE;
-  *value = g_ascii_strtod (text, &end);
-  return end != NULL && *end == '\0';
-}
-
-/* "[1, 2]", "1,2" or "" → items, stripped. */
-static GStrv
-split_list (const char *text)
-{
-  g_autofree char *inner = g_strstrip (g_strdup (text));
-  gsize n = strlen (inner);
-  GStrv items;
-
-  if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']')
-    {
-      memmove (inner, inner + 1, n - 2);
-      inner[n - 2] = '\0';
-    }
-  if (*g_strstrip (inner) == '\0')
-    return g_new0 (char *, 1);
-  items = g_strsplit (inner, ",", -1);
-  for (guint i = 0; items[i] != NULL; i++)
-    g_strstrip (items[i]);
-  return items;
-}
-
-static GraftAttrType
-guess_type (const char *text)
-{
-  g_auto(GStrv) items = NULL;
-  gint64 i;
-  double f;
-  gboolean all_int = TRUE, all_float = TRUE;
-
-  if (parse_int (text, &i))
-    return GRAFT_ATTR_INT;
-  if (parse_float (text, &f))
-    return GRAFT_ATTR_FLOAT;
-  if (text[0] != '[')
-    return GRAFT_ATTR_STRING;
-  items = split_list (text);
-  for (guint k = 0; items[k] != NULL; k++)
-    {
-      all_int &= parse_int (items[k], &i);
-      all_float &= parse_float (items[k], &f);
-    }
-  return all_int ? GRAFT_ATTR_INTS : all_float ? GRAFT_ATTR_FLOATS : GRAFT_ATTR_STRINGS;
-}
-
-static GraftAttribute *
-parse_attribute (const char *name, GraftAttrType type, const char *text, GError **error)
-{
-  g_auto(GStrv) items = NULL;
-  gint64 i;
-  double f;
-
-  switch (type)
-    {
-    case GRAFT_ATTR_INT:
-      if (parse_int (text, &i))
-        return graft_attribute_new_int (name, i);
-      break;
-    case GRAFT_ATTR_FLOAT:
-      if (parse_float (text, &f))
-        return graft_attribute_new_float (name, f);
-      break;
-    case GRAFT_ATTR_STRING:
-      return graft_attribute_new_string (name, text);
-    case GRAFT_ATTR_INTS:
-    case GRAFT_ATTR_FLOATS:
-    case GRAFT_ATTR_STRINGS:
-      {
-        g_autoptr(GArray) ints = g_array_new (FALSE, FALSE, sizeof (gint64));
-        g_autoptr(GArray) floats = g_array_new (FALSE, FALSE, sizeof (double));
-        GraftAttribute *attribute;
-
-        items = split_list (text);
-        if (type == GRAFT_ATTR_STRINGS)
-          {
-            attribute = graft_attribute_new (name, GRAFT_ATTR_STRINGS);
-            for (guint k = 0; items[k] != NULL; k++)
-              g_ptr_array_add (attribute->strings, g_bytes_new (items[k], strlen (items[k])));
-            return attribute;
-          }
-        for (guint k = 0; items[k] != NULL; k++)
-          {
-            if (type == GRAFT_ATTR_INTS ? !parse_int (items[k], &i) : !parse_float (items[k], &f))
-              {
-                g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                             "attribute '%s': element %u ('%s') is not %s", name, k, items[k],
-                             type == GRAFT_ATTR_INTS ? "an integer" : "a number");
-                return NULL;
-              }
-            g_array_append_val (ints, i);
-            g_array_append_val (floats, f);
-          }
-        return type == GRAFT_ATTR_INTS ? graft_attribute_new_ints (name, (gint64 *) ints->data, ints->len)
-                                       : graft_attribute_new_floats (name, (double *) floats->data, floats->len);
-      }
-    default:
-      g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                   "attribute '%s' is of type %s, which cannot be set from text", name, graft_attr_type_to_string (type));
-      return NULL;
-    }
-  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "attribute '%s' is %s %s; '%s' is not", name,
-               type == GRAFT_ATTR_INT ? "an" : "a", graft_attr_type_to_string (type), text);
-  return NULL;
-}
-
-static gboolean
-type_from_name (const char *type_name, GraftAttrType *type, GError **error)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (attribute_types); i++)
-    if (g_ascii_strcasecmp (type_name, attribute_types[i].name) == 0)
-      {
-        *type = attribute_types[i].type;
-        return TRUE;
-      }
-  g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-               "unknown attribute type '%s' (int, float, string, ints, floats or strings)", type_name);
-  return FALSE;
-}
 
 /* Keeps the attribute's place among the node's (the sidebar and the
  * saved file list them in order). */
@@ -249,7 +108,7 @@ graft_edit_build_attribute (GraftModel *model, GraftNode *node, const char *name
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "an attribute needs a name and a value");
       return NULL;
     }
-  if (type_name != NULL && !type_from_name (type_name, &type, error))
+  if (type_name != NULL && !graft_attribute_type_from_name (type_name, &type, error))
     return NULL;
   if (schema != NULL && expected == NULL)
     {
@@ -270,14 +129,14 @@ graft_edit_build_attribute (GraftModel *model, GraftNode *node, const char *name
         }
     }
   else
-    type = existing != NULL ? existing->type : expected != NULL ? expected->type : guess_type (text);
+    type = existing != NULL ? existing->type : expected != NULL ? expected->type : graft_attribute_value_guess_type (text);
   if (expected != NULL && expected->type != GRAFT_ATTR_UNDEFINED && type != expected->type)
     {
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "%s's attribute '%s' is %s, not %s",
                    node->op_type, name, graft_attr_type_to_string (expected->type), graft_attr_type_to_string (type));
       return NULL;
     }
-  return parse_attribute (name, type, text, error);
+  return graft_attribute_value_parse (name, type, text, error);
 }
 
 gboolean
@@ -287,28 +146,11 @@ graft_edit_add_attributes (GraftModel *model, GraftNode *node, GVariant *params,
 
   for (guint i = 0; assignments != NULL && assignments[i] != NULL; i++)
     {
-      const char *equals = strchr (assignments[i], '=');
-      g_autofree char *name = equals ? g_strndup (assignments[i], equals - assignments[i]) : NULL;
-      g_autofree char *type = NULL;
-      const char *text = equals ? equals + 1 : NULL;
-      const char *colon = text ? strchr (text, ':') : NULL;
+      g_autofree char *name = NULL, *type = NULL, *text = NULL;
       GraftAttribute *attribute;
 
-      if (name == NULL)
-        {
-          g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID,
-                       "attribute '%s' is not NAME=[TYPE:]VALUE", assignments[i]);
-          return FALSE;
-        }
-      if (colon != NULL)
-        {
-          GraftAttrType unused;
-          type = g_strndup (text, colon - text);
-          if (type_from_name (type, &unused, NULL))
-            text = colon + 1;
-          else
-            g_clear_pointer (&type, g_free);
-        }
+      if (!graft_attribute_assignment_parse (assignments[i], &name, &type, &text, error))
+        return FALSE;
       if (graft_node_get_attribute (node, name) != NULL)
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "attribute '%s' is given twice", name);
@@ -389,8 +231,34 @@ describe_remove (GVariant *params)
                           graft_edit_param_string (params, "name"));
 }
 
+/* The node's first attribute as it reads back: "alpha=0.2". */
+static char *
+suggest_assignment (GraftGraph *graph, const char *target)
+{
+  GraftNode *node = graph != NULL ? graft_graph_find_node (graph, target) : NULL;
+  GraftAttribute *first;
+  g_autofree char *value = NULL;
+
+  if (node == NULL || node->attributes->len == 0)
+    return g_strdup ("");
+  first = g_ptr_array_index (node->attributes, 0);
+  value = graft_attribute_format_value (first, 64);
+  return g_strdup_printf ("%s=%s", first->name, value);
+}
+
 const GraftEditOperation graft_edit_ops_attribute[] = {
-  { "set-attribute", "node", "", set_attribute, describe_set },
-  { "remove-attribute", "node", "", remove_attribute_op, describe_remove },
+  { .id = "set-attribute", .node_params = "node", .value_params = "", .apply = set_attribute, .describe = describe_set,
+    .option = "--attr", .argument = "NODE:NAME=[TYPE:]VALUE", .parse = graft_edit_parse_set_attribute,
+    .help = "set or add an attribute (TYPE: int, float, string, ints, floats, strings; default: the attribute's own "
+            "type)",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "Set _Attribute…", .rank = 12,
+    .heading = "Set Attribute",
+    .body = "NAME=VALUE, with the attribute's own type, or a type first: “alpha=float:0.2”, “perm=ints:[0, 2, 1]”. "
+            "The op's shape function checks the result.",
+    .apply_label = "_Set", .suggest = suggest_assignment },
+  { .id = "remove-attribute", .node_params = "node", .value_params = "", .apply = remove_attribute_op,
+    .describe = describe_remove,
+    .option = "--remove-attr", .argument = "NODE:NAME", .parse = graft_edit_parse_remove_attribute,
+    .help = "remove an attribute" },
   { NULL },
 };

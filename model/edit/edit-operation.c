@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 
+extern const GraftEditOperation graft_edit_ops_input_shape[];
+extern const GraftEditOperation graft_edit_ops_structure[];
 extern const GraftEditOperation graft_edit_ops_rename[];
 extern const GraftEditOperation graft_edit_ops_attribute[];
 extern const GraftEditOperation graft_edit_ops_initializer[];
@@ -14,24 +16,13 @@ extern const GraftEditOperation graft_edit_ops_float16[];
 extern const GraftEditOperation graft_edit_ops_simplify[];
 extern const GraftEditOperation graft_edit_ops_fusions[];
 
-/* The kinds GraftEdit runs itself: their rows say which parameters name
- * what, for recipes. */
-static const GraftEditOperation graft_edit_ops_structure[] = {
-  { "make-dim-dynamic", "", "input", NULL, NULL },
-  { "set-input-shape", "", "input", NULL, NULL },
-  { "delete-node", "node", "", NULL, NULL },
-  { "bypass-node", "node", "", NULL, NULL },
-  { "extract", "", "inputs outputs", NULL, NULL },
-  { NULL },
-};
-
 static GArray *
 build_table (void)
 {
   const GraftEditOperation *families[] = {
-    graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute, graft_edit_ops_initializer,
-    graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_pattern, graft_edit_ops_fold, graft_edit_ops_float16,
-    graft_edit_ops_simplify, graft_edit_ops_fusions,
+    graft_edit_ops_input_shape, graft_edit_ops_structure, graft_edit_ops_rename, graft_edit_ops_attribute,
+    graft_edit_ops_initializer, graft_edit_ops_io, graft_edit_ops_node, graft_edit_ops_pattern, graft_edit_ops_fold,
+    graft_edit_ops_simplify, graft_edit_ops_fusions, graft_edit_ops_float16,
   };
   GArray *table = g_array_new (FALSE, FALSE, sizeof (GraftEditOperation));
 
@@ -68,6 +59,49 @@ graft_edit_operation_lookup (const char *id)
     if (g_strcmp0 (operations[i].id, id) == 0)
       return &operations[i];
   return NULL;
+}
+
+const GraftEditOperation *
+graft_edit_operation_for_option (const char *option)
+{
+  guint n;
+  const GraftEditOperation *operations = graft_edit_operation_list (&n);
+
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (operations[i].option, option) == 0)
+      return &operations[i];
+  return NULL;
+}
+
+GVariant *
+graft_edit_operation_parse (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                            const char *argument, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  GVariant *params;
+
+  if (operation->parse == NULL)
+    return graft_edit_params_new (NULL, NULL);
+  params = operation->parse (operation, graph, target, argument, &local);
+  if (params != NULL)
+    return params;
+  if (local != NULL)
+    g_propagate_error (error, g_steal_pointer (&local));
+  else
+    g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "“%s” is not %s",
+                 argument ? argument : target ? target : "",
+                 operation->argument ? operation->argument : operation->id);
+  return NULL;
+}
+
+GArray *
+graft_edit_operation_changed_dims (const GraftEditOperation *operation, GraftGraph *graph, GVariant *params)
+{
+  GArray *dims = g_array_new (FALSE, FALSE, sizeof (GraftDimCheckDim));
+
+  if (operation->changed_dims != NULL && graph != NULL)
+    operation->changed_dims (graph, params, dims);
+  return dims;
 }
 
 const char *

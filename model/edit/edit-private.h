@@ -23,10 +23,34 @@ gboolean graft_edit_unspecialize (GraftModel *model, GraftValue *input, int axis
                                   GPtrArray *notes, GError **error);
 gboolean graft_edit_do_set_input_shape (GraftModel *model, const char *input, int rank, const gint64 *dims,
                                         GPtrArray *notes, GError **error);
-gboolean graft_edit_do_delete_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);
-gboolean graft_edit_do_bypass_node (GraftModel *model, const char *node, GPtrArray *notes, GError **error);
-gboolean graft_edit_do_extract (GraftModel *model, const char *const *inputs, const char *const *outputs,
-                                GPtrArray *notes, GError **error);
+
+/* The argument syntaxes (edit-arguments.c), for the parse column of the
+ * table: name fills the row's one key with the target or the argument,
+ * pair its two keys from "LEFT=RIGHT" (or the target and the text). */
+GVariant *graft_edit_parse_name (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                 const char *argument, GError **error);
+GVariant *graft_edit_parse_pair (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                 const char *argument, GError **error);
+GVariant *graft_edit_parse_set_attribute (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                          const char *argument, GError **error);
+GVariant *graft_edit_parse_remove_attribute (const GraftEditOperation *operation, GraftGraph *graph,
+                                             const char *target, const char *argument, GError **error);
+GVariant *graft_edit_parse_dynamic (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                    const char *argument, GError **error);
+GVariant *graft_edit_parse_shape (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                  const char *argument, GError **error);
+GVariant *graft_edit_parse_extract (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                    const char *argument, GError **error);
+GVariant *graft_edit_parse_insert (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                   const char *argument, GError **error);
+GVariant *graft_edit_parse_add_node (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                     const char *argument, GError **error);
+GVariant *graft_edit_parse_add_input (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                      const char *argument, GError **error);
+GVariant *graft_edit_parse_replace_nodes (const GraftEditOperation *operation, GraftGraph *graph, const char *target,
+                                          const char *argument, GError **error);
+GVariant *graft_edit_parse_replace_pattern (const GraftEditOperation *operation, GraftGraph *graph,
+                                            const char *target, const char *argument, GError **error);
 
 /* The graph input called name, or NULL with an error listing the inputs. */
 GraftValue *graft_edit_find_input (GraftGraph *graph, const char *name, GError **error);

@@ -26,15 +26,6 @@ typedef enum {
   GRAFT_EDIT_ERROR_STATE,       /* apply twice, undo before apply */
 } GraftEditError;
 
-typedef enum {
-  GRAFT_EDIT_MAKE_DIM_DYNAMIC,
-  GRAFT_EDIT_SET_INPUT_SHAPE,
-  GRAFT_EDIT_DELETE_NODE,
-  GRAFT_EDIT_BYPASS_NODE,
-  GRAFT_EDIT_EXTRACT,
-  GRAFT_EDIT_OPERATION,        /* a row of the operation table (edit/edit-operation.h) */
-} GraftEditKind;
-
 #define GRAFT_TYPE_EDIT (graft_edit_get_type ())
 G_DECLARE_FINAL_TYPE (GraftEdit, graft_edit, GRAFT, EDIT, GObject)
 
@@ -69,12 +60,14 @@ GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const 
 char *graft_edit_suggest_dim_symbol (const GraftValue *input, int axis);
 
 /* Any operation of the table by its id ("rename-node", "fold-constants",
- * and the kinds above: "delete-node"...) with its parameters (a{sv},
+ * "delete-node"...; the constructors above are shorthands for five) with its parameters (a{sv},
  * floating references are sunk); NULL with an error for an unknown id or
  * missing parameters. */
 GraftEdit *graft_edit_new_operation (const char *id, GVariant *params, GError **error);
 
-GraftEditKind graft_edit_get_kind (GraftEdit *self);
+/* Whether the edit repairs and re-infers the whole graph (make-dim-dynamic,
+ * set-input-shape): slow enough on a big model for a worker thread. */
+gboolean graft_edit_runs_long (GraftEdit *self);
 /* The table id and the parameters as given (names), for every kind. */
 const char *graft_edit_get_operation_id (GraftEdit *self);
 GVariant *graft_edit_get_params (GraftEdit *self);

@@ -240,6 +240,8 @@ describe_float16 (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_float16[] = {
-  { "float16", "", "", float16, describe_float16 },
+  { .id = "float16", .node_params = "", .value_params = "", .apply = float16, .describe = describe_float16,
+    .option = "--float16",
+    .help = "convert weights and compute to float16 (see --keep-io-types, --fp16-keep, --auto-keep)" },
   { NULL },
 };

@@ -923,8 +923,15 @@ describe_toposort (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_fold[] = {
-  { "fold-constants", "", "", fold_constants, describe_fold },
-  { "cleanup", "", "", cleanup, describe_cleanup },
-  { "toposort", "", "", toposort, describe_toposort },
+  { .id = "fold-constants", .node_params = "", .value_params = "", .apply = fold_constants, .describe = describe_fold,
+    .option = "--fold",
+    .help = "fold constants (and Shape of static shapes) in Graft's runtime (results over --fold-max-bytes N stay "
+            "computed; default 64 MiB)" },
+  { .id = "cleanup", .node_params = "", .value_params = "", .apply = cleanup, .describe = describe_cleanup,
+    .option = "--cleanup",
+    .help = "remove dead nodes, Identity/Dropout, unused and duplicate initializers" },
+  { .id = "toposort", .node_params = "", .value_params = "", .apply = toposort, .describe = describe_toposort,
+    .option = "--toposort",
+    .help = "sort nodes topologically" },
   { NULL },
 };

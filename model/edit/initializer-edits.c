@@ -2,6 +2,7 @@
  * a list of numbers) and changing its dtype. Tensors are shared with undo
  * snapshots, so every change makes a new tensor. */
 #include "edit/edit-private.h"
+#include "edit/attribute-value.h"
 #include "runtime/npy.h"
 
 #include <string.h>
@@ -70,7 +71,6 @@ set_initializer_values (GraftEditScope *scope, GVariant *params, GPtrArray *note
   const char *text = graft_edit_param_string (params, "values");
   g_auto(GStrv) items = NULL;
   g_autoptr(GraftRtTensor) data = NULL;
-  g_autofree char *inner = NULL;
   guint n;
 
   if (value == NULL)
@@ -80,8 +80,7 @@ set_initializer_values (GraftEditScope *scope, GVariant *params, GPtrArray *note
       g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "set-initializer-values needs 'values'");
       return FALSE;
     }
-  inner = g_strdelimit (g_strdup (text), "[]", ' ');
-  items = g_strsplit (inner, ",", -1);
+  items = graft_attribute_value_split_list (text);
   n = g_strv_length (items);
   if ((gint64) n != graft_tensor_get_numel (value->initializer))
     {
@@ -94,9 +93,8 @@ set_initializer_values (GraftEditScope *scope, GVariant *params, GPtrArray *note
     return FALSE;
   for (guint i = 0; i < n; i++)
     {
-      char *end = NULL;
-      double number = g_ascii_strtod (g_strstrip (items[i]), &end);
-      if (end == items[i] || *end != '\0')
+      double number;
+      if (!graft_attribute_value_read_float (items[i], &number))
         {
           g_set_error (error, GRAFT_EDIT_ERROR, GRAFT_EDIT_ERROR_INVALID, "element %u of the values ('%s') is not a number",
                        i, items[i]);
@@ -160,8 +158,17 @@ describe_cast (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_initializer[] = {
-  { "replace-initializer", "", "value", replace_initializer, describe_replace },
-  { "set-initializer-values", "", "value", set_initializer_values, describe_values },
-  { "cast-initializer", "", "value", cast_initializer, describe_cast },
+  { .id = "replace-initializer", .node_params = "", .value_params = "value", .apply = replace_initializer,
+    .describe = describe_replace,
+    .option = "--initializer", .argument = "NAME=FILE.npy", .parse = graft_edit_parse_pair, .keys = "value file",
+    .help = "replace an initializer's data" },
+  { .id = "set-initializer-values", .node_params = "", .value_params = "value", .apply = set_initializer_values,
+    .describe = describe_values,
+    .option = "--initializer-values", .argument = "NAME=[1,2,...]", .parse = graft_edit_parse_pair,
+    .keys = "value values", .help = "set a small initializer's elements" },
+  { .id = "cast-initializer", .node_params = "", .value_params = "value", .apply = cast_initializer,
+    .describe = describe_cast,
+    .option = "--cast-initializer", .argument = "NAME=DTYPE", .parse = graft_edit_parse_pair, .keys = "value dtype",
+    .help = "change an initializer's dtype" },
   { NULL },
 };

@@ -39,8 +39,8 @@ drop_graph_outputs_of (GraftGraph *graph, GraftNode *node)
     }
 }
 
-gboolean
-graft_edit_do_delete_node (GraftModel *model, const char *name, GPtrArray *notes, GError **error)
+static gboolean
+delete_node (GraftModel *model, const char *name, GPtrArray *notes, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (model);
   GraftNode *node = graft_edit_find_node (graph, name, error);
@@ -75,8 +75,8 @@ graft_edit_do_delete_node (GraftModel *model, const char *name, GPtrArray *notes
   return TRUE;
 }
 
-gboolean
-graft_edit_do_bypass_node (GraftModel *model, const char *name, GPtrArray *notes, GError **error)
+static gboolean
+bypass_node (GraftModel *model, const char *name, GPtrArray *notes, GError **error)
 {
   GraftGraph *graph = graft_model_get_graph (model);
   GraftNode *node = graft_edit_find_node (graph, name, error);
@@ -211,9 +211,9 @@ declare_type (GraftValue *value, GraftInference *inference)
     graft_shape_copy (&value->shape, shape);
 }
 
-gboolean
-graft_edit_do_extract (GraftModel *model, const char *const *input_names, const char *const *output_names,
-                       GPtrArray *notes, GError **error)
+static gboolean
+extract (GraftModel *model, const char *const *input_names, const char *const *output_names,
+         GPtrArray *notes, GError **error)
 {
   g_autoptr(GraftInference) inference = NULL;
   GraftGraph *graph = graft_model_get_graph (model);
@@ -273,3 +273,66 @@ graft_edit_do_extract (GraftModel *model, const char *const *input_names, const 
   g_ptr_array_add (notes, g_strdup_printf ("kept %u of %u nodes", graph->nodes->len, before));
   return TRUE;
 }
+
+static gboolean
+delete_node_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  return delete_node (scope->model, graft_edit_param_string (params, "node"), notes, error);
+}
+
+static gboolean
+bypass_node_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  return bypass_node (scope->model, graft_edit_param_string (params, "node"), notes, error);
+}
+
+static gboolean
+extract_op (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError **error)
+{
+  g_autofree const char **inputs = graft_edit_param_strv (params, "inputs");
+  g_autofree const char **outputs = graft_edit_param_strv (params, "outputs");
+
+  return extract (scope->model, inputs, outputs, notes, error);
+}
+
+static char *
+describe_delete (GVariant *params)
+{
+  return g_strdup_printf ("Delete %s", graft_edit_param_string (params, "node"));
+}
+
+static char *
+describe_bypass (GVariant *params)
+{
+  return g_strdup_printf ("Bypass %s", graft_edit_param_string (params, "node"));
+}
+
+static char *
+describe_extract (GVariant *params)
+{
+  g_autofree const char **inputs = graft_edit_param_strv (params, "inputs");
+  g_autofree const char **outputs = graft_edit_param_strv (params, "outputs");
+  g_autofree char *in = g_strjoinv (", ", (char **) inputs);
+  g_autofree char *out = g_strjoinv (", ", (char **) outputs);
+
+  return g_strdup_printf ("Extract %s → %s", in, out);
+}
+
+const GraftEditOperation graft_edit_ops_structure[] = {
+  { .id = "bypass-node", .node_params = "node", .value_params = "", .apply = bypass_node_op,
+    .describe = describe_bypass, .required = "node:s", .flags = GRAFT_EDIT_MAIN_GRAPH,
+    .option = "--bypass", .argument = "NODE", .parse = graft_edit_parse_name, .keys = "node",
+    .help = "connect NODE's input to its consumers and remove it",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "_Bypass", .when = GRAFT_EDIT_WHEN_MAIN_GRAPH, .rank = 20 },
+  { .id = "delete-node", .node_params = "node", .value_params = "", .apply = delete_node_op,
+    .describe = describe_delete, .required = "node:s", .flags = GRAFT_EDIT_MAIN_GRAPH,
+    .option = "--delete", .argument = "NODE", .parse = graft_edit_parse_name, .keys = "node",
+    .help = "remove NODE and everything depending on it",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "_Delete", .when = GRAFT_EDIT_WHEN_MAIN_GRAPH, .rank = 21 },
+  { .id = "extract", .node_params = "", .value_params = "inputs outputs", .apply = extract_op,
+    .describe = describe_extract, .required = "inputs:as outputs:as", .flags = GRAFT_EDIT_MAIN_GRAPH,
+    .option = "--extract", .argument = "IN,..:OUT,..", .parse = graft_edit_parse_extract,
+    .help = "keep the part computing OUTs from INs",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "E_xtract This Node", .when = GRAFT_EDIT_WHEN_MAIN_GRAPH, .rank = 22 },
+  { NULL },
+};

@@ -468,10 +468,38 @@ describe_replace_nodes (GVariant *params)
                           graft_edit_param_string (params, "op"));
 }
 
+/* The node's op as replace-op reads it: "Relu", "com.example::MyPlugin". */
+static char *
+suggest_op (GraftGraph *graph, const char *target)
+{
+  GraftNode *node = graph != NULL ? graft_graph_find_node (graph, target) : NULL;
+
+  if (node == NULL)
+    return g_strdup ("");
+  return g_strdup (strcmp (node->domain, "onnx") == 0 ? node->op_type : node->op);
+}
+
 const GraftEditOperation graft_edit_ops_node[] = {
-  { "insert-node", "consumer", "value inputs", insert_node, describe_insert },
-  { "add-node", "", "inputs", add_node, describe_add },
-  { "replace-op", "node", "", replace_op, describe_replace_op },
-  { "replace-nodes", "nodes", "", replace_nodes, describe_replace_nodes },
+  { .id = "insert-node", .node_params = "consumer", .value_params = "value inputs", .apply = insert_node,
+    .describe = describe_insert,
+    .option = "--insert", .argument = "VALUE=OP[(IN,...)][;ATTR=[TYPE:]V...]", .parse = graft_edit_parse_insert,
+    .help = "insert OP on the edge VALUE (all its consumers); OP may be DOMAIN::OP; IN are extra inputs",
+    .target = GRAFT_EDIT_TARGET_VALUE, .label = "_Insert Node…", .rank = 11, .dialog = "op-picker" },
+  { .id = "add-node", .node_params = "", .value_params = "inputs", .apply = add_node, .describe = describe_add,
+    .option = "--add-node", .argument = "[NAME=]OP(IN,...)[;ATTR=[TYPE:]V...]", .parse = graft_edit_parse_add_node,
+    .help = "add a node reading the values IN ('' for an omitted input); its outputs become graph outputs",
+    .target = GRAFT_EDIT_TARGET_GRAPH, .label = "_Add Node…", .rank = 10, .dialog = "op-picker" },
+  { .id = "replace-op", .node_params = "node", .value_params = "", .apply = replace_op, .describe = describe_replace_op,
+    .option = "--replace-op", .argument = "NODE=OP", .parse = graft_edit_parse_pair, .keys = "node op",
+    .help = "give NODE another op, keeping its edges (and its attributes when OP is a custom-domain DOMAIN::OP)",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "Replace _Op…", .rank = 11,
+    .heading = "Replace Op",
+    .body = "The node keeps its inputs and outputs. An op of a custom domain (“com.example::MyPlugin”) keeps its "
+            "attributes too.",
+    .apply_label = "_Replace", .suggest = suggest_op },
+  { .id = "replace-nodes", .node_params = "nodes", .value_params = "", .apply = replace_nodes,
+    .describe = describe_replace_nodes,
+    .option = "--replace-nodes", .argument = "N1,N2,...=DOMAIN::OP", .parse = graft_edit_parse_replace_nodes,
+    .help = "replace nodes by one (plugin) op taking their inputs and giving their outputs" },
   { NULL },
 };

@@ -919,7 +919,14 @@ describe_replace_pattern (GVariant *params)
 }
 
 const GraftEditOperation graft_edit_ops_pattern[] = {
-  { "replace-pattern", "", "", replace_pattern, describe_replace_pattern },
+  { .id = "replace-pattern", .node_params = "", .value_params = "", .apply = replace_pattern,
+    .describe = describe_replace_pattern,
+    .option = "--replace-pattern", .argument = "PATTERN=>DOMAIN::OP[;ATTR=V...] or PATTERN=>STEPS",
+    .parse = graft_edit_parse_replace_pattern,
+    .help = "replace every match of PATTERN (steps like \"m=MatMul(x,w) a=Add(m,b) Relu(a)\": a step reads earlier "
+            "steps or variables; ';ATTR=V' requires an attribute), also inside If/Loop bodies, by one custom op reading "
+            "the variables, or by STEPS written the same way; fails when nothing matches",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "Replace _Pattern…", .rank = 13, .dialog = "pattern" },
   { NULL },
 };
 

@@ -103,8 +103,22 @@ describe_rename_value (GVariant *params)
                           graft_edit_param_string (params, "to"));
 }
 
+static char *
+suggest_node_name (GraftGraph *graph, const char *target)
+{
+  return g_strdup (target);
+}
+
 const GraftEditOperation graft_edit_ops_rename[] = {
-  { "rename-node", "node", "", rename_node, describe_rename_node },
-  { "rename-value", "", "value", rename_value, describe_rename_value },
+  { .id = "rename-node", .node_params = "node", .value_params = "", .apply = rename_node,
+    .describe = describe_rename_node,
+    .option = "--rename-node", .argument = "OLD=NEW", .parse = graft_edit_parse_pair, .keys = "node to",
+    .help = "rename a node",
+    .target = GRAFT_EDIT_TARGET_NODE, .label = "_Rename…", .rank = 10,
+    .heading = "Rename Node", .apply_label = "_Rename", .suggest = suggest_node_name },
+  { .id = "rename-value", .node_params = "", .value_params = "value", .apply = rename_value,
+    .describe = describe_rename_value,
+    .option = "--rename-value", .argument = "OLD=NEW", .parse = graft_edit_parse_pair, .keys = "value to",
+    .help = "rename a value (consumers and outputs follow)" },
   { NULL },
 };

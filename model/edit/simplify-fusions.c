@@ -1036,9 +1036,21 @@ static char *describe_rms_norm (GVariant *params) { return g_strdup ("Fuse RMSNo
 static char *describe_attention (GVariant *params) { return g_strdup ("Fuse attention into Attention"); }
 
 const GraftEditOperation graft_edit_ops_fusions[] = {
-  { "fuse-gelu", "", "", fuse_gelu, describe_gelu },
-  { "fuse-layer-norm", "", "", fuse_layer_norm, describe_layer_norm },
-  { "fuse-rms-norm", "", "", fuse_rms_norm, describe_rms_norm },
-  { "fuse-attention", "", "", fuse_attention, describe_attention },
+  { .id = "fuse-layer-norm", .node_params = "", .value_params = "", .apply = fuse_layer_norm,
+    .describe = describe_layer_norm,
+    .option = "--fuse-layer-norm",
+    .help = "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] over the last axes (or the channels of NCHW, then "
+            "between two Transposes) becomes LayerNormalization, from opset 17 on" },
+  { .id = "fuse-rms-norm", .node_params = "", .value_params = "", .apply = fuse_rms_norm, .describe = describe_rms_norm,
+    .option = "--fuse-rms-norm",
+    .help = "Pow/ReduceMean/Add/Sqrt/Reciprocal/Mul[/Mul] over the last axes becomes RMSNormalization, from opset "
+            "23 on" },
+  { .id = "fuse-gelu", .node_params = "", .value_params = "", .apply = fuse_gelu, .describe = describe_gelu,
+    .option = "--fuse-gelu",
+    .help = "x*0.5*(1+erf(x/sqrt(2))) and the tanh form become Gelu, from opset 20 on" },
+  { .id = "fuse-attention", .node_params = "", .value_params = "", .apply = fuse_attention,
+    .describe = describe_attention,
+    .option = "--fuse-attention",
+    .help = "MatMul(Q,K^T)[*scale][+mask]/Softmax/MatMul(.,V) on rank-4 float32 becomes Attention, from opset 23 on" },
   { NULL },
 };

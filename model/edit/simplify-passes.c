@@ -877,14 +877,46 @@ static char *describe_gemm (GVariant *params) { return g_strdup ("MatMul + Add â
 static char *describe_sibling_matmuls (GVariant *params) { return g_strdup ("Fuse MatMuls of one input"); }
 
 const GraftEditOperation graft_edit_ops_simplify[] = {
-  { "eliminate-dead-code", "", "", eliminate_dead_code, describe_dead_code },
-  { "merge-initializers", "", "", merge_initializers, describe_merge_initializers },
-  { "eliminate-common-subexpressions", "", "", eliminate_common_subexpressions, describe_cse },
-  { "eliminate-no-ops", "", "", eliminate_no_ops, describe_no_ops },
-  { "fold-into-conv", "", "", fold_into_conv, describe_fold_into_conv },
-  { "fold-pad", "", "", fold_pad, describe_fold_pad },
-  { "matmul-add-to-gemm", "", "", matmul_add_to_gemm, describe_gemm },
-  { "fuse-sibling-matmuls", "", "", fuse_sibling_matmuls, describe_sibling_matmuls },
-  { "simplify", "", "", graft_edit_simplify_run, graft_edit_simplify_describe },
+  { .id = "simplify", .node_params = "", .value_params = "", .apply = graft_edit_simplify_run,
+    .describe = graft_edit_simplify_describe,
+    .option = "--simplify",
+    .help = "fold constants and run every pass below to a fixed point, then run the original and the result on the "
+            "same inputs in Graft's runtime: --input [NAME=]FILE (.npy/.pb, as graft-cli run reads them; "
+            "repeatable) for those given, random data (seeded by --seed N) for the others, symbolic dims the files "
+            "leave free at each of --sizes N,N,... (default: the first two sizes that run). Outputs beyond --rtol R "
+            "and --atol A (default 1e-5; |a-b| <= A + R*max|a|) fail the edit, naming the pass that changed them; "
+            "--no-verify skips the check" },
+  { .id = "eliminate-dead-code", .node_params = "", .value_params = "", .apply = eliminate_dead_code,
+    .describe = describe_dead_code,
+    .option = "--dead-code",
+    .help = "remove what computes nothing the graph gives out, and unused initializers" },
+  { .id = "merge-initializers", .node_params = "", .value_params = "", .apply = merge_initializers,
+    .describe = describe_merge_initializers,
+    .option = "--merge-initializers",
+    .help = "store initializers with the same type and bytes once" },
+  { .id = "eliminate-common-subexpressions", .node_params = "", .value_params = "", .apply = eliminate_common_subexpressions,
+    .describe = describe_cse,
+    .option = "--cse",
+    .help = "merge nodes with the same op, inputs and attributes (equal constants count as the same)" },
+  { .id = "eliminate-no-ops", .node_params = "", .value_params = "", .apply = eliminate_no_ops,
+    .describe = describe_no_ops,
+    .option = "--no-ops",
+    .help = "remove Identity, Dropout, Reshape/Expand to the same shape, Transpose pairs that cancel, Cast to the "
+            "same type, Slice of everything, Concat of one, x+0, x*1" },
+  { .id = "fold-into-conv", .node_params = "", .value_params = "", .apply = fold_into_conv,
+    .describe = describe_fold_into_conv,
+    .option = "--fold-into-conv",
+    .help = "fold BatchNormalization and Mul/Add/Sub/Div by per-channel constants into the Conv or Gemm before them" },
+  { .id = "fold-pad", .node_params = "", .value_params = "", .apply = fold_pad, .describe = describe_fold_pad,
+    .option = "--fold-pad",
+    .help = "fold Pad into the Conv, AveragePool or MaxPool after it where the result is the same" },
+  { .id = "matmul-add-to-gemm", .node_params = "", .value_params = "", .apply = matmul_add_to_gemm,
+    .describe = describe_gemm,
+    .option = "--matmul-add-to-gemm",
+    .help = "MatMul of rank-2 values followed by Add of a constant becomes Gemm" },
+  { .id = "fuse-sibling-matmuls", .node_params = "", .value_params = "", .apply = fuse_sibling_matmuls,
+    .describe = describe_sibling_matmuls,
+    .option = "--fuse-matmuls",
+    .help = "three or more MatMuls of one input by constant weights become one MatMul and a Split" },
   { NULL },
 };

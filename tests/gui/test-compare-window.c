@@ -187,7 +187,7 @@ test_compare_with_saved (void)
   g_autofree char *path = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
 
   harness_open (window, path);
-  harness_activate (window, "win.set-shape::image=1x3x32x32");
+  harness_activate (window, "win.edit-operation(('set-input-shape', '', 'image=1x3x32x32'))");
   harness_activate (window, "win.compare-saved");
   GraftCompareWindow *compare = find_compare_window (app);
   harness_wait_for (canvases_laid_out, compare);

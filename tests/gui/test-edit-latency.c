@@ -2,8 +2,8 @@
  * rename, set an attribute, insert a node, bypass it, add a free node,
  * delete it, undo, mark an input dim dynamic. Each edit is asked for as
  * the sidebar, the context menu, the op picker and the Problems panel ask
- * (win.sidebar-edit, win.bypass-node, win.delete-node, win.undo,
- * win.make-dynamic), then the window settles (relayout, redraw, the
+ * (win.sidebar-edit, win.edit-operation's bypass-node, delete-node and
+ * make-dim-dynamic, win.undo), then the window settles (relayout, redraw, the
  * check). The figure per edit is the longest stretch the main loop spent
  * without returning to poll: the longest the window could not react to
  * input or draw. The issue's target is 100 ms.
@@ -195,7 +195,8 @@ test_edit_latency (void)
   harness_activate (window, "win.select-node::latency_relu");
   harness_screenshot (window, "edit-latency-inserted");
 
-  report ("bypass node (the Relu)", timed_activate (window, "win.bypass-node", g_variant_new_string ("latency_relu")),
+  report ("bypass node (the Relu)", timed_activate (window, "win.edit-operation",
+                                                     g_variant_new ("(sss)", "bypass-node", "latency_relu", "")),
           summary);
   g_assert_null (graft_graph_find_node (shown_graph (window), "latency_relu"));
 
@@ -204,7 +205,8 @@ test_edit_latency (void)
     "inputs", g_variant_new_strv ((const char *[]) { edge }, 1), NULL)), summary);
   g_assert_nonnull (graft_graph_find_node (shown_graph (window), "latency_free"));
 
-  report ("delete node (the free one)", timed_activate (window, "win.delete-node", g_variant_new_string ("latency_free")),
+  report ("delete node (the free one)", timed_activate (window, "win.edit-operation",
+                                                         g_variant_new ("(sss)", "delete-node", "latency_free", "")),
           summary);
   g_assert_null (graft_graph_find_node (shown_graph (window), "latency_free"));
 
@@ -218,7 +220,8 @@ test_edit_latency (void)
    * other edits: the action, and taking in the edited graph. */
   input = g_strdup (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->name);
   dynamic = g_strdup_printf ("%s:0=seq", input);
-  report ("mark dynamic (input axis 0)", timed_activate (window, "win.make-dynamic", g_variant_new_string (dynamic)),
+  report ("mark dynamic (input axis 0)", timed_activate (window, "win.edit-operation",
+                                                          g_variant_new ("(sss)", "make-dim-dynamic", "", dynamic)),
           summary);
   g_assert_cmpint (((GraftValue *) g_ptr_array_index (shown_graph (window)->inputs, 0))->shape.dims[0].kind, ==,
                    GRAFT_DIM_SYMBOLIC);

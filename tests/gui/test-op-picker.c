@@ -121,7 +121,7 @@ test_insert_node (void)
   GraftNode *leaky, *gemm;
 
   harness_open (window, path);
-  harness_activate (window, "win.insert-node::/Flatten_output_0");
+  harness_activate (window, "win.edit-operation(('insert-node', '/Flatten_output_0', ''))");
   picker = the_picker (window);
   g_assert_nonnull (picker);
   pick_op (picker, "leaky", "LeakyRelu");

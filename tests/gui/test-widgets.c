@@ -273,13 +273,17 @@ static void
 record_target (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   char **target = user_data;
+  const char *id, *on, *argument;
 
+  /* win.edit-operation's (id, target, argument): "id argument" (these
+   * name no target). */
+  g_variant_get (parameter, "(&s&s&s)", &id, &on, &argument);
   g_free (*target);
-  *target = g_strdup_printf ("%s %s", g_action_get_name (G_ACTION (action)), g_variant_get_string (parameter, NULL));
+  *target = g_strdup_printf ("%s %s%s", id, on, argument);
 }
 
 /* A graph input's dims are edited from the sidebar through the window's
- * win.make-dynamic and win.set-shape actions. */
+ * win.edit-operation action (make-dim-dynamic, set-input-shape). */
 static void
 test_sidebar_input_edit (Fixture *fixture, gconstpointer data)
 {
@@ -289,8 +293,7 @@ test_sidebar_input_edit (Fixture *fixture, gconstpointer data)
   g_autofree char *target = NULL;
   g_autofree char *labels = NULL;
   const GActionEntry entries[] = {
-    { "make-dynamic", record_target, "s" },
-    { "set-shape", record_target, "s" },
+    { "edit-operation", record_target, "(sss)" },
   };
 
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), &target);
@@ -302,9 +305,9 @@ test_sidebar_input_edit (Fixture *fixture, gconstpointer data)
   g_assert_nonnull (strstr (labels, "Edit Shape\nDim 0, fixed at 1\n"));
   g_assert_nonnull (strstr (labels, "Dim 1, fixed at 300\n"));
   g_signal_emit_by_name (find_button (sidebar, "Make _Dynamic"), "clicked");
-  g_assert_cmpstr (target, ==, "make-dynamic input:0=batch");
+  g_assert_cmpstr (target, ==, "make-dim-dynamic input:0=batch");
   g_signal_emit_by_name (find_button (sidebar, "_Set Shape"), "clicked");
-  g_assert_cmpstr (target, ==, "set-shape input=1x300");
+  g_assert_cmpstr (target, ==, "set-input-shape input=1x300");
   /* Values other than graph inputs have nothing to edit. */
   graft_node_sidebar_show_value (GRAFT_NODE_SIDEBAR (sidebar), fixture->model,
                                  graft_graph_lookup_value (fixture->graph, "conv_out"));
@@ -413,7 +416,7 @@ test_diagnostics_panel (void)
   g_autofree char *summary = NULL;
   g_autofree char *labels = NULL;
   g_autofree char *target = NULL;
-  const GActionEntry entries[] = { { "make-dynamic", record_target, "s" } };
+  const GActionEntry entries[] = { { "edit-operation", record_target, "(sss)" } };
   gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   guint wake = g_timeout_add (20, wake_up, NULL);
   gpointer activated = NULL;
@@ -442,7 +445,7 @@ test_diagnostics_panel (void)
   g_assert_nonnull (button);
   g_assert_true (gtk_widget_get_visible (button));
   g_signal_emit_by_name (button, "clicked");
-  g_assert_cmpstr (target, ==, "make-dynamic x:0=batch");
+  g_assert_cmpstr (target, ==, "make-dim-dynamic x:0=batch");
   g_signal_emit_by_name (find_diagnostics_list (panel), "activate", 0);
   diagnostic = g_ptr_array_index (diagnostics, 0);
   g_assert_nonnull (activated);

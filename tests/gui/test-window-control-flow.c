@@ -226,7 +226,7 @@ test_control_flow_survives_edit (void)
                                          "then_branch")->nodes, 0);
   g_assert_true (graft_graph_canvas_get_node_bounds (canvas, then_node, &rect));
 
-  harness_activate (window, "win.make-dynamic::x:0=batch");
+  harness_activate (window, "win.edit-operation(('make-dim-dynamic', '', 'x:0=batch'))");
   then_node = g_ptr_array_index (branch (find_node (graft_graph_canvas_get_graph (canvas), "branch_if"),
                                          "then_branch")->nodes, 0);
   harness_screenshot (window, "control-flow-onnx-if-after-edit");

@@ -178,7 +178,7 @@ test_replace_by_subgraph (void)
 
   harness_open (window, path);
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
-  harness_activate (window, "win.replace-pattern");
+  harness_activate (window, "win.edit-operation(('replace-pattern', '', ''))");
   dialog = the_dialog (window);
   g_assert_nonnull (dialog);
   g_assert_false (can_apply (dialog));
@@ -265,7 +265,7 @@ test_custom_op_from_node (void)
 
   harness_open (window, path);
   /* From the node's context menu: the node and the producers only it reads. */
-  harness_activate (window, "win.replace-pattern-at::/Relu_1");
+  harness_activate (window, "win.edit-operation(('replace-pattern', '/Relu_1', ''))");
   dialog = the_dialog (window);
   g_assert_nonnull (dialog);
   pattern = text_of (dialog, "pattern-text");
@@ -331,7 +331,7 @@ test_cancel (void)
   GraftPatternDialog *dialog;
 
   harness_open (window, path);
-  harness_activate (window, "win.replace-pattern");
+  harness_activate (window, "win.edit-operation(('replace-pattern', '', ''))");
   dialog = the_dialog (window);
   type_text (window, dialog, "pattern-text", "s=Sigmoid(x) Mul(x,s)");
   g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 1);
@@ -356,7 +356,7 @@ test_many_matches_layout (void)
   graphene_rect_t bounds;
 
   harness_open (window, path);
-  harness_activate (window, "win.replace-pattern");
+  harness_activate (window, "win.edit-operation(('replace-pattern', '', ''))");
   dialog = the_dialog (window);
   type_text (window, dialog, "pattern-text", "Add(*,*)");
   harness_screenshot (window, "pattern-dialog-many-matches");

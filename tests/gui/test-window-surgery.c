@@ -114,7 +114,7 @@ test_context_menu_and_dialog (void)
   harness_settle (window);
 
   /* Rename… from the menu: a dialog with the name to edit. */
-  harness_activate (window, "win.rename-node::/layer1/layer1.0/conv2/Conv");
+  harness_activate (window, "win.edit-operation(('rename-node', '/layer1/layer1.0/conv2/Conv', ''))");
   dialogs = harness_list_dialogs (window);
   g_assert_cmpuint (dialogs->len, ==, 1);
   entry = harness_find_type (g_ptr_array_index (dialogs, 0), GTK_TYPE_ENTRY);
@@ -155,9 +155,9 @@ test_delete_mark_undo_and_recipe (void)
     g_assert_cmpuint (dialogs->len, ==, 1);
     gtk_window_destroy (g_ptr_array_index (dialogs, 0));
   }
-  harness_activate (window, "win.mark-output::/layer1/layer1.1/relu_1/Relu_output_0");
+  harness_activate (window, "win.edit-operation(('add-output', '/layer1/layer1.1/relu_1/Relu_output_0', ''))");
   g_assert_cmpuint (main_graph (window)->outputs->len, ==, 2);
-  harness_activate (window, "win.bypass-node::/layer2/layer2.0/relu/Relu");
+  harness_activate (window, "win.edit-operation(('bypass-node', '/layer2/layer2.0/relu/Relu', ''))");
   g_assert_cmpuint (main_graph (window)->nodes->len, ==, nodes - 1);
   /* With a second output, what only fed the first can go. */
   harness_activate (window, "win.select-node::/layer2/layer2.1/relu_1/Relu");
@@ -220,7 +220,7 @@ test_attribute_and_insert_dialogs (void)
   GraftGraph *graph;
 
   harness_open (window, path);
-  harness_activate (window, "win.set-attribute::/fc/Gemm");
+  harness_activate (window, "win.edit-operation(('set-attribute', '/fc/Gemm', ''))");
   answer_entry_dialog (window, "alpha=", "alpha=0.5", "surgery-attribute-dialog");
   gemm = graft_graph_find_node (main_graph (window), "/fc/Gemm");
   g_assert_nonnull (gemm);
@@ -229,7 +229,7 @@ test_attribute_and_insert_dialogs (void)
 
   /* Insert Node… opens the op picker (tests/gui/test-op-picker.c drives
    * it in depth): pick Relu, Insert. */
-  harness_activate (window, "win.insert-node::/Flatten_output_0");
+  harness_activate (window, "win.edit-operation(('insert-node', '/Flatten_output_0', ''))");
   {
     g_autoptr(GPtrArray) dialogs = harness_list_dialogs (window);
     GtkWidget *picker, *row;
@@ -259,11 +259,107 @@ test_attribute_and_insert_dialogs (void)
   {
     guint n_attributes = gemm->attributes->len;
 
-    harness_activate (window, "win.set-attribute::/fc/Gemm");
+    harness_activate (window, "win.edit-operation(('set-attribute', '/fc/Gemm', ''))");
     answer_entry_dialog (window, "", "nonsense", NULL);
     gemm = graft_graph_find_node (main_graph (window), "/fc/Gemm");
     g_assert_cmpuint (gemm->attributes->len, ==, n_attributes);
   }
+  harness_window_close (window);
+}
+
+/* The menu's items in order, "|" for a separator. */
+static char *
+describe_menu (GtkWidget *popover)
+{
+  GtkWidget *box = gtk_popover_get_child (GTK_POPOVER (popover));
+  g_autoptr(GString) items = g_string_new (NULL);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (box); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      const char *text = GTK_IS_SEPARATOR (child) ? "|"
+                         : gtk_label_get_text (GTK_LABEL (gtk_button_get_child (GTK_BUTTON (child))));
+      g_string_append_printf (items, "%s%s", items->len ? "; " : "", text);
+    }
+  return g_string_free (g_steal_pointer (&items), FALSE);
+}
+
+/* Right-clicks the canvas at x, y and returns the menu's items; the
+ * popover is pictured as screenshot, then closed. */
+static char *
+menu_at (GraftWindow *window, double x, double y, const char *screenshot)
+{
+  GtkWidget *canvas = GTK_WIDGET (canvas_of (window));
+  GtkWidget *popover;
+  g_autofree char *png = harness_screenshot_path (screenshot);
+  g_autoptr(GError) error = NULL;
+  char *items;
+
+  g_signal_emit_by_name (find_secondary_click (canvas), "pressed", 1, x, y);
+  harness_settle (window);
+  popover = find_popover (canvas);
+  g_assert_nonnull (popover);
+  items = describe_menu (popover);
+  g_assert_true (graft_widget_save_png (popover, png, &error));
+  g_assert_no_error (error);
+  gtk_popover_popdown (GTK_POPOVER (popover));
+  harness_settle (window);
+  return items;
+}
+
+/* A point of the canvas where a click selects value (found by trying a
+ * grid), or FALSE. */
+static gboolean
+find_value_point (GraftWindow *window, const char *value, double *x, double *y)
+{
+  GraftGraphCanvas *canvas = canvas_of (window);
+  int width = gtk_widget_get_width (GTK_WIDGET (canvas)), height = gtk_widget_get_height (GTK_WIDGET (canvas));
+
+  for (*y = 2; *y < height; *y += 2)
+    for (*x = 2; *x < width; *x += 2)
+      if (graft_graph_canvas_select_at (canvas, *x, *y) && graft_graph_canvas_get_selected_value (canvas) != NULL
+          && g_str_equal (graft_graph_canvas_get_selected_value (canvas)->name, value))
+        return TRUE;
+  return FALSE;
+}
+
+/* The menus come from the edit table: a node's (its own rows by rank,
+ * the main-graph-only ones after a separator, its outputs' after
+ * another), an edge's, the background's. */
+static void
+test_menus_from_table (void)
+{
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *path = sample_path ();
+  GtkWidget *canvas;
+  g_autofree char *node_menu = NULL, *value_menu = NULL, *output_menu = NULL, *graph_menu = NULL;
+  double x, y;
+
+  harness_open (window, path);
+  canvas = GTK_WIDGET (canvas_of (window));
+  harness_activate (window, "win.select-node::/Softmax");
+  node_menu = menu_at (window, gtk_widget_get_width (canvas) / 2.0, gtk_widget_get_height (canvas) / 2.0,
+                       "surgery-node-menu-popover");
+  g_assert_cmpstr (graft_graph_canvas_get_selected_node (canvas_of (window))->name, ==, "/Softmax");
+  /* /Softmax gives the graph output: nothing to mark. */
+  g_assert_cmpstr (node_menu, ==, "Rename…; Replace Op…; Set Attribute…; Replace Pattern…; |; Bypass; Delete; "
+                                  "Extract This Node");
+
+  g_assert_true (find_value_point (window, "/Flatten_output_0", &x, &y));
+  value_menu = menu_at (window, x, y, "surgery-value-menu-popover");
+  g_assert_cmpstr (value_menu, ==, "Mark as Graph Output; Insert Node…; Cut Here (Make It an Input)");
+
+  graft_graph_canvas_select_node (canvas_of (window), NULL);
+  for (x = 2; graft_graph_canvas_select_at (canvas_of (window), x, 2); x += 8)
+    ;
+  graph_menu = menu_at (window, x, 2, "surgery-graph-menu-popover");
+  g_assert_cmpstr (graph_menu, ==, "Add Node…");
+
+  /* Marked, the same edge offers to remove the output instead. */
+  harness_activate (window, "win.edit-operation(('add-output', '/Flatten_output_0', ''))");
+  g_assert_true (graft_graph_lookup_value (main_graph (window), "/Flatten_output_0")->is_graph_output);
+  g_assert_true (find_value_point (window, "/Flatten_output_0", &x, &y));
+  output_menu = menu_at (window, x, y, "surgery-output-menu-popover");
+  g_assert_cmpstr (output_menu, ==, "Remove Graph Output; Insert Node…; Cut Here (Make It an Input)");
   harness_window_close (window);
 }
 
@@ -275,5 +371,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/surgery/context-menu-and-dialog", test_context_menu_and_dialog);
   g_test_add_func ("/gui/surgery/delete-mark-undo-recipe", test_delete_mark_undo_and_recipe);
   g_test_add_func ("/gui/surgery/attribute-and-insert-dialogs", test_attribute_and_insert_dialogs);
+  g_test_add_func ("/gui/surgery/menus-from-table", test_menus_from_table);
   return g_test_run ();
 }

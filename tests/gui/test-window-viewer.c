@@ -364,7 +364,7 @@ test_undo_redo_toasts (void)
 {
   GraftWindow *window = open_generated ("make-static-batch-model.py", "static-batch.onnx");
 
-  harness_activate (window, "win.make-dynamic::input:0=batch");
+  harness_activate (window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   harness_activate (window, "win.undo");
   g_assert_true (says (window, "Undone: "));
   harness_activate (window, "win.redo");
@@ -489,7 +489,7 @@ test_edit_keeps_expanded_groups (void)
   harness_activate (window, "win.select-node::/block2/Relu_40");
   before = graft_graph_canvas_dup_expanded_groups (canvas);
   g_assert_true (g_strv_contains ((const char *const *) before, "block2"));
-  harness_activate (window, "win.make-dynamic::x:1=features");
+  harness_activate (window, "win.edit-operation(('make-dim-dynamic', '', 'x:1=features'))");
   harness_screenshot (window, "viewer-edit-keeps-groups");
   after_edit = graft_graph_canvas_dup_expanded_groups (canvas);
   g_assert_true (g_strv_contains ((const char *const *) after_edit, "block2"));

@@ -197,7 +197,7 @@ test_actions_without_model (void)
   g_assert_true (harness_action_enabled (window, "win.compare-with"));
   /* Nothing edited yet: no recipe to save. */
   g_assert_false (harness_action_enabled (window, "win.save-recipe"));
-  harness_activate (window, "win.bypass-node::/stem/stem.2/Relu");
+  harness_activate (window, "win.edit-operation(('bypass-node', '/stem/stem.2/Relu', ''))");
   g_assert_true (harness_action_enabled (window, "win.save-recipe"));
   harness_activate (window, "win.undo");
   g_assert_false (harness_action_enabled (window, "win.save-recipe"));
@@ -253,7 +253,7 @@ test_edits_keep_the_place (void)
   GraftWindow *window = harness_window_new ();
   g_autofree char *path = transformer_fixture ("GRAFT_WALK_TRANSFORMER");
   const char *kept = "/layers.12/norm2/Div";
-  const char *steps[] = { "win.bypass-node::/layers.12/Relu", "win.undo", "win.redo" };
+  const char *steps[] = { "win.edit-operation(('bypass-node', '/layers.12/Relu', ''))", "win.undo", "win.redo" };
   Spot before;
 
   harness_open (window, path);
@@ -297,7 +297,7 @@ test_sidebar_texts (void)
   harness_activate (window, "win.select-node::/layer2/layer2.0/conv1/Conv");
   g_assert_true (shows_text (sidebar, "Attributes"));
 
-  harness_activate (window, "win.delete-node::/layer2/layer2.0/relu/Relu");
+  harness_activate (window, "win.edit-operation(('delete-node', '/layer2/layer2.0/relu/Relu', ''))");
   dialogs = harness_list_dialogs (window);
   g_assert_cmpuint (dialogs->len, ==, 1);
   refusal = harness_describe_dialog (g_ptr_array_index (dialogs, 0));

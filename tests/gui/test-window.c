@@ -803,7 +803,7 @@ test_diagnostics_edit_save_run (void)
   harness_activate (gui.window, "win.filter-diagnostics::baked-shape-constant");
   filtered = capture (&gui, "edit-2-filtered");
   harness_activate (gui.window, "win.filter-diagnostics::");
-  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   edited = capture (&gui, "edit-3-made-dynamic");
   target = shown_reshape_target (&gui);
   harness_activate (gui.window, "win.undo");
@@ -893,7 +893,8 @@ test_check_in_background (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.run", NULL));
   /* An edit would free the graph the check reads: refused (disabled, or
    * told to wait), the model unchanged. */
-  gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.make-dynamic", "s", "src:0=batch");
+  gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.edit-operation", "(sss)", "make-dim-dynamic", "",
+                              "src:0=batch");
   g_assert_true (window_is_checking (gui.window));
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (gui.window)), ==, "encoder24-b2.onnx — Graft");
   harness_wait_for (check_is_done, gui.window);
@@ -1156,7 +1157,7 @@ test_unsaved_changes_ask (void)
   g_assert_true (g_file_get_contents (path, &before, &before_length, NULL));
   gui_start (&close_gui);
   harness_open (close_gui.window, path);
-  harness_activate (close_gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (close_gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   harness_activate (close_gui.window, "window.close");
   close_state = capture (&close_gui, "edit-close-asks");
   g_assert_cmpstr (get (close_state, "dialogs"), ==, "1");
@@ -1166,7 +1167,7 @@ test_unsaved_changes_ask (void)
 
   gui_start (&save_gui);
   harness_open (save_gui.window, path);
-  harness_activate (save_gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (save_gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   harness_activate (save_gui.window, save_action);
   save_state = capture (&save_gui, "edit-replace-asks");
   g_assert_nonnull (strstr (get (save_state, "dialog-0"), "Replace the Original “static-batch.onnx”?"));
@@ -1191,7 +1192,7 @@ test_edit_verified_in_toast (void)
 
   gui_start (&gui);
   harness_open (gui.window, path);
-  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   state = capture (&gui, "edit-verified-toast");
   label = harness_find_label (GTK_WIDGET (gui.window), "verified at batch=1, ");
   g_assert_nonnull (label);
@@ -1227,13 +1228,14 @@ test_edit_in_background (void)
   gui_start (&gui);
   harness_open (gui.window, path);
   g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.make-dynamic", "s", "input:0=batch"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.edit-operation", "(sss)", "make-dim-dynamic",
+                                             "", "input:0=batch"));
   /* The result comes back through the main loop, not run yet. */
   g_assert_true (window_is_checking (gui.window));
   g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (gui.window)), ==, "static-batch.onnx — Graft");
   /* Other edits wait; Cancel is offered. */
-  g_assert_false (harness_action_enabled (gui.window, "win.add-node"));
+  g_assert_false (harness_action_enabled (gui.window, "win.edit-operation(('add-node', '', ''))"));
   g_assert_true (harness_action_enabled (gui.window, "win.cancel-edit"));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gui.window), "win.cancel-edit", NULL));
   harness_settle (gui.window);
@@ -1242,10 +1244,10 @@ test_edit_in_background (void)
   g_assert_cmpstr (get (cancelled, "can-undo"), ==, "0");
   g_assert_cmpint (shown_input_dim_kind (&gui), ==, GRAFT_DIM_FIXED);
   g_assert_true (window_says (&gui, "Edit cancelled"));
-  g_assert_true (harness_action_enabled (gui.window, "win.add-node"));
+  g_assert_true (harness_action_enabled (gui.window, "win.edit-operation(('add-node', '', ''))"));
   g_assert_false (harness_action_enabled (gui.window, "win.cancel-edit"));
 
-  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   applied = capture (&gui, "edit-background-applied");
   g_assert_cmpstr (get (applied, "title"), ==, "• static-batch.onnx");
   g_assert_cmpstr (get (applied, "can-undo"), ==, "1");
@@ -1277,7 +1279,7 @@ test_edit_verify_failed_in_toast (void)
 
   gui_start (&gui);
   harness_open (gui.window, path);
-  harness_activate (gui.window, "win.make-dynamic::x:0=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'x:0=batch'))");
   state = capture (&gui, "edit-verify-failed-toast");
   label = harness_find_label (GTK_WIDGET (gui.window), "Make x:0 dynamic");
   g_assert_nonnull (label);
@@ -1328,8 +1330,8 @@ test_refused_edit (void)
 
   gui_start (&gui);
   harness_open (gui.window, path);
-  harness_activate (gui.window, "win.make-dynamic::nosuchinput:0=batch");
-  harness_activate (gui.window, "win.make-dynamic::input:9=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'nosuchinput:0=batch'))");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:9=batch'))");
   harness_activate (gui.window, "win.show-diagnostics");
   state = capture (&gui, "edit-refused");
   g_assert_cmpstr (get (state, "title"), ==, "static-batch.onnx");
@@ -1404,7 +1406,7 @@ test_save_pt2_as_pt2 (void)
 
   gui_start (&gui);
   harness_open (gui.window, path);
-  harness_activate (gui.window, "win.bypass-node::relu_1");
+  harness_activate (gui.window, "win.edit-operation(('bypass-node', 'relu_1', ''))");
   harness_activate (gui.window, save_action);
   state = capture (&gui, "save-pt2-as-pt2");
   g_assert_null (g_hash_table_lookup (state, "dialog-0"));
@@ -1508,7 +1510,7 @@ test_save_as_becomes_the_file (void)
   g_assert_true (g_file_get_contents (path, &before, &before_length, NULL));
   gui_start (&gui);
   harness_open (gui.window, path);
-  harness_activate (gui.window, "win.make-dynamic::input:0=batch");
+  harness_activate (gui.window, "win.edit-operation(('make-dim-dynamic', '', 'input:0=batch'))");
   harness_activate (gui.window, save_as_action);
   saved_as = capture (&gui, "save-as-1-saved");
   /* Saved as: everything names the new file, which holds the edit. */

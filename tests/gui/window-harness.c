@@ -519,7 +519,8 @@ harness_action_enabled (GraftWindow *window, const char *action_name)
   GtkWidget *probe = gtk_button_new ();
   gboolean enabled;
 
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (probe), action_name);
+  /* Detailed: an action with a parameter needs a target to be probed. */
+  gtk_actionable_set_detailed_action_name (GTK_ACTIONABLE (probe), action_name);
   gtk_popover_set_child (GTK_POPOVER (popover), probe);
   gtk_widget_set_parent (popover, GTK_WIDGET (window));
   enabled = gtk_widget_get_sensitive (probe);

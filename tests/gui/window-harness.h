@@ -83,7 +83,8 @@ char *harness_screenshot_path (const char *name);
  * right after a paint. */
 void harness_screenshot (GraftWindow *window, const char *name);
 
-/* Whether action_name is enabled for the window's widgets, as a menu item sees it. */
+/* Whether action_name (detailed: "win.x(target)" for one with a parameter) is
+ * enabled for the window's widgets, as a menu item sees it. */
 gboolean harness_action_enabled (GraftWindow *window, const char *action_name);
 
 /* What the window displays, as "key" → "value" strings: state, title,
