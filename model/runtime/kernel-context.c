@@ -86,12 +86,12 @@ graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error)
   return graft_rt_tensor_new_pooled (ctx ? ctx_pool (ctx) : NULL, GRAFT_DTYPE_FLOAT32, 1, &n, error);
 }
 
-gpointer
-graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data, GDestroyNotify destroy)
+/* The step's kept data when it is of kind and derived from input_data. */
+static gpointer
+derived_lookup (EngineCtx *e, const GraftDerivedKind *kind, gconstpointer input_data)
 {
-  EngineCtx *e = ctx ? ctx->engine : NULL;
   if (e == NULL || e->step == NULL || e->step->derived_key == NULL || e->step->derived_key != input_data ||
-      e->step->derived_free != destroy)
+      e->step->derived_kind != kind)
     return NULL;
   return e->step->derived;
 }
@@ -110,10 +110,12 @@ input_is_constant (EngineCtx *e, guint i)
   return constant != NULL && frame->values[ref.slot] == constant;
 }
 
-gboolean
-graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived, GDestroyNotify destroy)
+/* Keeps derived (taking it) on the step when input_data is the data of a
+ * constant input of the node, in place of what the step kept before. */
+static gboolean
+derived_keep (GraftKernelContext *ctx, EngineCtx *e, const GraftDerivedKind *kind, gconstpointer input_data,
+              gpointer derived)
 {
-  EngineCtx *e = ctx ? ctx->engine : NULL;
   if (e == NULL || e->step == NULL || input_data == NULL || e->run->runtime->drop_derived)
     return FALSE;
   gboolean constant = FALSE;
@@ -121,12 +123,30 @@ graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gp
     constant = ctx->inputs[i] && ctx->inputs[i]->data == input_data && input_is_constant (e, i);
   if (!constant)
     return FALSE;
-  if (e->step->derived_free)
-    e->step->derived_free (e->step->derived);
+  if (e->step->derived_kind)
+    e->step->derived_kind->free (e->step->derived);
   e->step->derived_key = input_data;
   e->step->derived = derived;
-  e->step->derived_free = destroy;
+  e->step->derived_kind = kind;
   return TRUE;
+}
+
+gpointer
+graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
+                      GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  *owned = NULL;
+  gpointer kept = derived_lookup (e, kind, input_data);
+  if (kept && (fits == NULL || fits (kept, args)))
+    return kept;
+  gpointer made = make (args);
+  if (made == NULL)
+    return NULL;
+  if ((kept == NULL || !kind->keep_first) && derived_keep (ctx, e, kind, input_data, made))
+    return made;
+  *owned = made;
+  return made;
 }
 
 static gboolean

@@ -148,18 +148,31 @@ gboolean graft_kernel_input_transposed (GraftKernelContext *ctx, guint i);
  * and the Add then forwards the Conv's output instead of running. */
 GraftRtTensor *graft_kernel_get_residual (GraftKernelContext *ctx);
 void graft_kernel_take_residual (GraftKernelContext *ctx);
-/* Data a kernel derives from a constant input (a packed filter, say),
- * kept on the node's step between runs. input_data is that input's data
- * pointer: the lookup gives NULL unless it is the same constant as when
- * the data was kept, and kept with the same destroy function (which
- * tells one kind of derived data from another: a step whose path changes
- * with the SIMD level may have kept another kind). keep takes ownership
- * of derived and returns TRUE only if input_data is the data of a
- * constant input of this node; otherwise nothing is kept and the caller
- * still owns derived. */
-gpointer graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data, GDestroyNotify destroy);
-gboolean graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived,
-                                    GDestroyNotify destroy);
+/* One kind of data that kernels derive from a constant input (a packed
+ * filter, say): a step keeps one such datum between runs, keyed by the
+ * input's data pointer and tagged with its kind (a step whose path
+ * changes with the SIMD level may have kept another kind). keep_first: a
+ * kept datum that no longer fits stays kept, and the one made instead is
+ * the caller's (by default the new one takes its place). */
+typedef struct {
+  const char *name;
+  GDestroyNotify free;
+  gboolean keep_first;
+} GraftDerivedKind;
+/* Whether kept data still serves the call described by args (shapes,
+ * layout, zero points, SIMD level). */
+typedef gboolean (*GraftDerivedFits) (gconstpointer derived, gconstpointer args);
+/* New derived data for args, or NULL. */
+typedef gpointer (*GraftDerivedMake) (gconstpointer args);
+/* The data of kind derived from input_data, the data of one of the
+ * node's inputs: the step's kept datum when it is of kind, from that
+ * input, and fits args (fits NULL: whenever); else make (args), kept on
+ * the step when input_data is a constant input's and the runtime keeps
+ * derived weights (graft_runtime_set_keep_derived_weights), or else handed
+ * to the caller in *owned, to free with kind->free. NULL (and *owned NULL)
+ * when make gives NULL. ctx may be NULL: nothing is kept. */
+gpointer graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
+                               GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

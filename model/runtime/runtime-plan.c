@@ -146,8 +146,8 @@ _graft_step_clear (Step *step)
   g_free (step->outputs);
   g_free (step->release);
   g_free (step->views);
-  if (step->derived_free)
-    step->derived_free (step->derived);
+  if (step->derived_kind)
+    step->derived_kind->free (step->derived);
   if (step->qdq)
     {
       _graft_step_clear (step->qdq);

@@ -52,10 +52,10 @@ typedef struct _Step {
    * consumer is this step, and that Transpose forwards its input
    * instead of running (see graft_kernel_input_transposed). */
   guint transposed_inputs;
-  /* what the kernel derived from a constant input (graft_kernel_derived_keep) */
+  /* what the kernel derived from a constant input (graft_kernel_derived) */
   gconstpointer derived_key;
   gpointer derived;
-  GDestroyNotify derived_free;
+  const GraftDerivedKind *derived_kind;
   /* A QuantizeLinear closing a DequantizeLinear → op → QuantizeLinear
    * pattern (qdq-fusion.h): the 8-bit step run instead of this one, and
    * the pattern's other steps `absorbed` (skipped). Both only while no

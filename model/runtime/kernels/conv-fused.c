@@ -188,7 +188,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
   return g_steal_pointer (&plan);
 }
 
-/* What the step keeps between runs (graft_kernel_derived_keep, keyed by
+/* What the step keeps between runs (graft_kernel_derived, keyed by
  * the expansion's weights): the packed filters and the last run's plan. */
 typedef struct {
   GraftPackedFilter *filter;        /* the expansion's */
@@ -206,6 +206,37 @@ fused_derived_free (FusedDerived *derived)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FusedDerived, fused_derived_free)
+
+typedef struct {
+  const GraftRtTensor *w1, *w3;     /* the expansion's and projection's weights, or NULL */
+  gint64 Cin, Ce, M;
+} FusedFilterArgs;
+
+static gboolean
+fused_filters_fit (gconstpointer kept, gconstpointer args)
+{
+  const FusedDerived *derived = kept;
+  const FusedFilterArgs *a = args;
+  return (a->w1 == NULL || graft_packed_filter_matches (derived->filter, 1, a->Ce, a->Cin)) &&
+         (a->w3 == NULL || graft_packed_filter_matches (derived->project, 1, a->M, a->Ce));
+}
+
+/* The packed filters (the plan comes later), or NULL when out of memory. */
+static gpointer
+fused_filters_make (gconstpointer args)
+{
+  const FusedFilterArgs *a = args;
+  g_autoptr(FusedDerived) derived = g_new0 (FusedDerived, 1);
+  derived->filter = a->w1 ? graft_packed_filter_new (a->w1->data, 1, a->Ce, a->Cin) : NULL;
+  derived->project = a->w3 ? graft_packed_filter_new (a->w3->data, 1, a->M, a->Ce) : NULL;
+  if ((a->w1 && derived->filter == NULL) || (a->w3 && derived->project == NULL))
+    return NULL;
+  return g_steal_pointer (&derived);
+}
+
+static const GraftDerivedKind fused_derived_kind = {
+  "packed filters of an inverted residual", (GDestroyNotify) fused_derived_free, FALSE
+};
 
 typedef struct {
   const float *x, *w2, *b1, *b2, *b3, *residual;
@@ -386,18 +417,14 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
    * still fit, keyed by the first convolution's weights */
   guint threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   gconstpointer key = w1 ? w1->data : w2->data;
-  FusedDerived *derived = graft_kernel_derived_lookup (ctx, key, (GDestroyNotify) fused_derived_free);
+  FusedFilterArgs filter_args = { w1, w3, Cin, Ce, M };
   g_autoptr(FusedDerived) owned = NULL;
-  if (derived == NULL || (w1 && !graft_packed_filter_matches (derived->filter, 1, Ce, Cin)) ||
-      (w3 && !graft_packed_filter_matches (derived->project, 1, M, Ce)))
-    {
-      owned = g_new0 (FusedDerived, 1);
-      owned->filter = w1 ? graft_packed_filter_new (w1->data, 1, Ce, Cin) : NULL;
-      owned->project = w3 ? graft_packed_filter_new (w3->data, 1, M, Ce) : NULL;
-      if ((w1 && owned->filter == NULL) || (w3 && owned->project == NULL))
-        return graft_kernel_fail (error, "out of memory for the packed filters");
-      derived = owned;
-    }
+  /* the other weights are constant too when the first are (kept with
+   * them); otherwise nothing is kept */
+  FusedDerived *derived = graft_kernel_derived (ctx, &fused_derived_kind, key, fused_filters_fit, fused_filters_make,
+                                                &filter_args, (gpointer *) &owned);
+  if (derived == NULL)
+    return graft_kernel_fail (error, "out of memory for the packed filters");
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
       derived->plan->level != graft_simd_get_level () || derived->plan->expand != (w1 != NULL) ||
       derived->plan->project != (w3 != NULL) || !graft_window_equal (&derived->plan->dw, &dw))
@@ -405,10 +432,6 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
       band_plan_free (derived->plan);
       derived->plan = band_plan_new (&dw, N, Ce, threads, w1 != NULL, w3 != NULL);
     }
-  /* the other weights are constant too when the first are (kept with
-   * them); otherwise nothing is kept */
-  if (owned && graft_kernel_derived_keep (ctx, key, owned, (GDestroyNotify) fused_derived_free))
-    owned = NULL;
   if (derived->plan == NULL)
     return TRUE;   /* declined */
 

@@ -74,19 +74,34 @@ graft_packed_filter_free (GraftPackedFilter *filter)
   g_free (filter);
 }
 
+typedef struct {
+  const float *weight;
+  gint64 group, Mg, K;
+} PackedFilterArgs;
+
+static gboolean
+packed_filter_fits (gconstpointer derived, gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return graft_packed_filter_matches (derived, a->group, a->Mg, a->K);
+}
+
+static gpointer
+packed_filter_make (gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return graft_packed_filter_new (a->weight, a->group, a->Mg, a->K);
+}
+
+static const GraftDerivedKind packed_filter_kind = { "packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE };
+
 const GraftPackedFilter *
 graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,
                          GraftPackedFilter **owned)
 {
-  *owned = NULL;
-  GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_packed_filter_free);
-  if (graft_packed_filter_matches (cached, group, Mg, K))
-    return cached;
-  GraftPackedFilter *filter = graft_packed_filter_new (weight, group, Mg, K);
-  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_packed_filter_free))
-    return filter;
-  *owned = filter;
-  return filter;
+  PackedFilterArgs args = { weight, group, Mg, K };
+  return graft_kernel_derived (ctx, &packed_filter_kind, weight, packed_filter_fits, packed_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 #define MAX_KERNEL_COLS 64

@@ -242,19 +242,37 @@ graft_winograd_filter_free (GraftWinogradFilter *filter)
   g_free (filter);
 }
 
+typedef struct {
+  const float *weight;
+  gint64 M, C;
+} WinogradFilterArgs;
+
+static gboolean
+winograd_filter_fits (gconstpointer derived, gconstpointer args)
+{
+  const GraftWinogradFilter *filter = derived;
+  const WinogradFilterArgs *a = args;
+  return filter->zero == 0 && filter->M == a->M && filter->C == a->C;
+}
+
+static gpointer
+winograd_filter_make (gconstpointer args)
+{
+  const WinogradFilterArgs *a = args;
+  return graft_winograd_filter_new (a->weight, a->M, a->C);
+}
+
+static const GraftDerivedKind winograd_filter_kind = {
+  "Winograd filter", (GDestroyNotify) graft_winograd_filter_free, FALSE
+};
+
 const GraftWinogradFilter *
 graft_winograd_filter_for (GraftKernelContext *ctx, const float *weight, gint64 M, gint64 C,
                            GraftWinogradFilter **owned)
 {
-  *owned = NULL;
-  GraftWinogradFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_winograd_filter_free);
-  if (cached && cached->zero == 0 && cached->M == M && cached->C == C)
-    return cached;
-  GraftWinogradFilter *filter = graft_winograd_filter_new (weight, M, C);
-  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_winograd_filter_free))
-    return filter;
-  *owned = filter;
-  return filter;
+  WinogradFilterArgs args = { weight, M, C };
+  return graft_kernel_derived (ctx, &winograd_filter_kind, weight, winograd_filter_fits, winograd_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 /* ---- planning ---- */

@@ -67,20 +67,36 @@ graft_packed_b_free (GraftPackedB *packed)
   g_free (packed);
 }
 
+typedef struct {
+  const float *b;
+  gint64 K, N, ldb;
+  gboolean transposed;
+} PackedBArgs;
+
+/* the same constant read the other way round would be another matrix */
+static gboolean
+packed_b_fits (gconstpointer derived, gconstpointer args)
+{
+  const GraftPackedB *packed = derived;
+  const PackedBArgs *a = args;
+  return packed->K == a->K && packed->N == a->N && packed->transposed == a->transposed;
+}
+
+static gpointer
+packed_b_make (gconstpointer args)
+{
+  const PackedBArgs *a = args;
+  return graft_packed_b_new (a->b, a->K, a->N, a->ldb, a->transposed);
+}
+
+static const GraftDerivedKind packed_b_kind = { "packed matrix", (GDestroyNotify) graft_packed_b_free, FALSE };
+
 const GraftPackedB *
 graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed,
                     GraftPackedB **owned)
 {
-  *owned = NULL;
-  GraftPackedB *cached = graft_kernel_derived_lookup (ctx, b, (GDestroyNotify) graft_packed_b_free);
-  /* the same constant read the other way round would be another matrix */
-  if (cached && cached->K == K && cached->N == N && cached->transposed == transposed)
-    return cached;
-  GraftPackedB *packed = graft_packed_b_new (b, K, N, ldb, transposed);
-  if (packed && graft_kernel_derived_keep (ctx, b, packed, (GDestroyNotify) graft_packed_b_free))
-    return packed;
-  *owned = packed;
-  return packed;
+  PackedBArgs args = { b, K, N, ldb, transposed };
+  return graft_kernel_derived (ctx, &packed_b_kind, b, packed_b_fits, packed_b_make, &args, (gpointer *) owned);
 }
 
 /* ---- micro-kernels ---- */

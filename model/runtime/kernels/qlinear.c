@@ -1047,21 +1047,36 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
   return f;
 }
 
+typedef struct {
+  const GraftRtTensor *wt, *wzp;
+  gint64 group, K;
+} PackedFilterArgs;
+
+static gboolean
+packed_filter_args_fit (gconstpointer kept, gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return packed_filter_fits (kept, a->wzp, a->group, a->K);
+}
+
+static gpointer
+packed_filter_make (gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return packed_filter_new (a->wt, a->wzp, a->group, a->K);
+}
+
+static const GraftDerivedKind packed_filter_kind = { "packed 8-bit filter", packed_filter_free, TRUE };
+
 /* The packed filter of this node: the kept one when it fits, else a new
  * one, kept when the filter is a constant (else *owned frees it). */
 static const PackedFilter *
 packed_filter_get (GraftKernelContext *ctx, const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K,
                    PackedFilter **owned)
 {
-  *owned = NULL;
-  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data, packed_filter_free);
-  if (kept && packed_filter_fits (kept, wzp, group, K))
-    return kept;
-  PackedFilter *f = packed_filter_new (wt, wzp, group, K);
-  if (kept == NULL && graft_kernel_derived_keep (ctx, wt->data, f, packed_filter_free))
-    return f;
-  *owned = f;
-  return f;
+  PackedFilterArgs args = { wt, wzp, group, K };
+  return graft_kernel_derived (ctx, &packed_filter_kind, wt->data, packed_filter_args_fit, packed_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 typedef struct {
@@ -1764,6 +1779,8 @@ kept_operand_free (gpointer data)
   g_free (k);
 }
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KeptOperand, kept_operand_free)
+
 static gboolean
 kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp)
 {
@@ -1771,30 +1788,43 @@ kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transp
          kept_zero_points_match (&k->zero_points, zp);
 }
 
+typedef struct {
+  const GraftRtTensor *t, *zp;
+  gboolean transpose;
+  int zp_axis;
+} OperandArgs;
+
+static gboolean
+kept_operand_args_fit (gconstpointer kept, gconstpointer args)
+{
+  const OperandArgs *a = args;
+  return kept_operand_fits (kept, a->t, a->transpose, a->zp);
+}
+
+static gpointer
+kept_operand_make (gconstpointer args)
+{
+  const OperandArgs *a = args;
+  KeptOperand *k = g_new0 (KeptOperand, 1);
+  *k = (KeptOperand) { a->t->dims[0], a->t->dims[1], a->transpose, { 0, NULL },
+                       operand_s16 (a->t, a->transpose, a->zp, a->zp_axis) };
+  kept_zero_points_init (&k->zero_points, a->zp);
+  return k;
+}
+
+static const GraftDerivedKind kept_operand_kind = { "16-bit operand", kept_operand_free, TRUE };
+
 /* operand_s16 (t, transpose, zp, zp_axis), from the node's kept copy
  * when it fits; else made, and kept when t is a constant (*owned set
- * otherwise, to g_free). */
+ * otherwise, to free with kept_operand_free). */
 static const gint16 *
 operand_s16_kept (GraftKernelContext *ctx, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp,
-                  int zp_axis, gint16 **owned)
+                  int zp_axis, KeptOperand **owned)
 {
-  *owned = NULL;
-  KeptOperand *kept = graft_kernel_derived_lookup (ctx, t->data, kept_operand_free);
-  if (kept && kept_operand_fits (kept, t, transpose, zp))
-    return kept->values;
-  gint16 *values = operand_s16 (t, transpose, zp, zp_axis);
-  if (kept == NULL)
-    {
-      KeptOperand *k = g_new0 (KeptOperand, 1);
-      *k = (KeptOperand) { t->dims[0], t->dims[1], transpose, { 0, NULL }, values };
-      kept_zero_points_init (&k->zero_points, zp);
-      if (graft_kernel_derived_keep (ctx, t->data, k, kept_operand_free))
-        return values;
-      k->values = NULL;
-      kept_operand_free (k);
-    }
-  *owned = values;
-  return values;
+  OperandArgs args = { t, zp, transpose, zp_axis };
+  const KeptOperand *k = graft_kernel_derived (ctx, &kept_operand_kind, t->data, kept_operand_args_fit,
+                                               kept_operand_make, &args, (gpointer *) owned);
+  return k->values;
 }
 
 static gboolean
@@ -1822,7 +1852,7 @@ kernel_qgemm (GraftKernelContext *ctx, GError **error)
   if (out == NULL)
     return FALSE;
   g_autofree gint16 *a16 = operand_s16 (a, ta, azp, 0);
-  g_autofree gint16 *owned_b16 = NULL;
+  g_autoptr(KeptOperand) owned_b16 = NULL;
   const gint16 *b16 = operand_s16_kept (ctx, b, tb, bzp, 1, &owned_b16);
   g_autofree gint32 *acc = g_new (gint32, MAX (M * N, 1));
   graft_qgemm_s16 (ctx, M, N, K, a16, b16, acc, N);
