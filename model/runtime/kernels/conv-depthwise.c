@@ -48,7 +48,7 @@ for_each_plane (GraftKernelContext *ctx, gint64 planes, GraftParallelFunc plane,
 gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
+  return graft_kernel_table ()->avx2 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
          w->kernel[0] * w->kernel[1] <= GRAFT_CONV_DEPTHWISE_MAX_TAPS;
 }
 
@@ -669,7 +669,7 @@ graft_conv_depthwise_plan_new (const GraftWindow *w)
   g_return_val_if_fail (graft_conv_depthwise_supports (w), NULL);
   GraftDepthwisePlan *plan = g_new0 (GraftDepthwisePlan, 1);
   plan->w = *w;
-  plan->avx512 = graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  plan->avx512 = graft_kernel_table ()->avx512;
   if (plan->avx512)
     depthwise_plan_avx512 (plan);
   else
@@ -710,7 +710,7 @@ static gboolean
 depthwise_plan_fits (gconstpointer derived, gconstpointer window)
 {
   const GraftDepthwisePlan *plan = derived;
-  return graft_window_equal (&plan->w, window) && plan->avx512 == (graft_simd_get_level () >= GRAFT_SIMD_AVX512);
+  return graft_window_equal (&plan->w, window) && plan->avx512 == graft_kernel_table ()->avx512;
 }
 
 static gpointer

@@ -31,7 +31,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
-#include "runtime/simd.h"
+#include "runtime/kernels/kernel-table.h"
 
 #include <math.h>
 #include <string.h>
@@ -119,7 +119,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
   plan->dw = *dw;
   plan->N = N;
   plan->threads = threads;
-  plan->level = graft_simd_get_level ();
+  plan->level = graft_kernel_table ()->level;
   plan->expand = expand;
   plan->project = project;
   gint64 OH = dw->out[0], W = dw->in[1], reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1;
@@ -426,7 +426,7 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   if (derived == NULL)
     return graft_kernel_fail (error, "out of memory for the packed filters");
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
-      derived->plan->level != graft_simd_get_level () || derived->plan->expand != (w1 != NULL) ||
+      derived->plan->level != graft_kernel_table ()->level || derived->plan->expand != (w1 != NULL) ||
       derived->plan->project != (w3 != NULL) || !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);

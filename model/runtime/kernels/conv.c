@@ -435,7 +435,7 @@ typedef void (*DepthwiseSplitFunc) (const float *, gint64, float *, float *);
 static gboolean
 depthwise_use_avx2 (void)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  return graft_kernel_table ()->avx2;
 }
 
 #define DEPTHWISE_MAX_TAPS 64

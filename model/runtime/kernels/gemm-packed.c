@@ -107,7 +107,7 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
 typedef void (*TileFunc) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
                           gboolean accumulate, const float *bias, const float *prefetch, gint64 prefetch_lines);
 
-typedef struct {
+typedef struct _GraftPackedGemmIsa {
   int rows;                       /* of a full tile */
   int panels;                     /* per full tile: its width is panels · GP_PANEL */
   gint64 kc;                      /* depth of a K block: panels · GP_PANEL × kc floats of B stay in L1 */
@@ -204,18 +204,12 @@ static const GemmIsa isa_avx512 = {
 
 #endif
 
-static const GemmIsa *
-gemm_isa (void)
-{
+const GraftPackedGemmIsa *const graft_packed_gemm_isas[GRAFT_SIMD_N_LEVELS] = {
+  &isa_portable,
 #ifdef GRAFT_HAVE_X86_SIMD
-  GraftSimdLevel level = graft_simd_get_level ();
-  if (level >= GRAFT_SIMD_AVX512)
-    return &isa_avx512;
-  if (level >= GRAFT_SIMD_AVX2)
-    return &isa_avx2;
+  &isa_avx2, &isa_avx512,
 #endif
-  return &isa_portable;
-}
+};
 
 /* ---- the driver ---- */
 
@@ -408,7 +402,7 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
           }
       return TRUE;
     }
-  const GemmIsa *isa = gemm_isa ();
+  const GemmIsa *isa = graft_kernel_table ()->packed_gemm;
   /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
    * steps just used, so pack_a's writes find its lines in cache (a fresh
    * 1.5 MB of malloc's, for BERT's 3072 → 768 product, costs its first

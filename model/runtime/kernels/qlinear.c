@@ -621,10 +621,10 @@ static QGemmKind
 qgemm_kind_s16 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_has_avx512_vnni ())
+  if (graft_kernel_table ()->vnni)
     return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS,
                          TILE_ROWS };
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+  if (graft_kernel_table ()->avx2)
     return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
 #endif
   return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
@@ -634,10 +634,10 @@ static QGemmKind
 qgemm_kind_u8s8 (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_has_avx512_vnni ())
+  if (graft_kernel_table ()->vnni)
     return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS,
                          TILE_ROWS };
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+  if (graft_kernel_table ()->avx2)
     return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
 #endif
   return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1, TILE_ROWS };
@@ -810,7 +810,7 @@ static void
 requantize_row (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+  if (graft_kernel_table ()->avx2)
     {
       requantize_row_avx2 (src, n, bias, scale, zero, is_signed, dst);
       return;
@@ -992,13 +992,13 @@ packed_filter_add_bytes (PackedFilter *f, gint64 M)
     }
   if (lo < -64 || hi > 64)
     {
-      if (lo < -128 || hi > 127 || !graft_simd_has_avx512_vnni ())
+      if (lo < -128 || hi > 127 || !graft_kernel_table ()->vnni)
         return;
       f->bytes_need_vnni = TRUE;
     }
   gint64 Mg = M / f->group;
   /* The AMX geometry serves the other byte kernels too (more zeros). */
-  gboolean amx = graft_simd_has_amx_int8 ();
+  gboolean amx = graft_kernel_table ()->amx;
   f->lda8 = amx ? (f->K + AMX_DEPTH - 1) / AMX_DEPTH * AMX_DEPTH : (f->K + 3) / 4 * 4;
   f->rows8 = amx ? (f->rows + AMX_ROWS - 1) / AMX_ROWS * AMX_ROWS : f->rows;
   f->packed8 = g_new0 (gint8, MAX (f->group * f->rows8 * f->lda8, 1));
@@ -1218,7 +1218,7 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
     {
       to_float_row = to_float_row_portable;
 #ifdef GRAFT_HAVE_X86_SIMD
-      if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+      if (graft_kernel_table ()->avx2)
         to_float_row = to_float_row_avx2;
 #endif
     }
@@ -1254,8 +1254,8 @@ conv_byte_form (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filte
                 gint32 *row_add, gint64 *zero_u8)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2 ||
-      (filter->bytes_need_vnni && !graft_simd_has_avx512_vnni ()))
+  if (filter->packed8 == NULL || w2->n != 2 || !graft_kernel_table ()->avx2 ||
+      (filter->bytes_need_vnni && !graft_kernel_table ()->vnni))
     return FALSE;
   *zero_u8 = x->dtype == GRAFT_DTYPE_INT8 ? x_zero + 128 : x_zero;
   for (gint64 m = 0; m < M; m++)
@@ -1440,7 +1440,7 @@ conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWind
   ConvPanels panels = { NULL, taps, filter->lda8 / 4, N * P, P, w->out[1], C * plane, w->stride[0] * Wp,
                         w->stride[1] };
   QGemmKind kind = qgemm_kind_u8s8 ();
-  if (graft_simd_has_amx_int8 () && filter->lda8 % AMX_DEPTH == 0 && filter->rows8 % AMX_ROWS == 0)
+  if (graft_kernel_table ()->amx && filter->lda8 % AMX_DEPTH == 0 && filter->rows8 % AMX_ROWS == 0)
     kind = (QGemmKind) { .size = 1, .depth = 4, .max_panels = QGEMM_MAX_PANELS, .rows = AMX_ROWS, .amx = TRUE };
   for (gint64 g = 0; g < group; g++)
     {
@@ -1963,7 +1963,7 @@ kernel_qlinear_add (GraftKernelContext *ctx, GError **error)
                          zero_point_at (graft_kernel_input (ctx, 7), 0), 0, 0 };
   quant_limits (out->dtype, &p.lo, &p.hi);
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2 && graft_rt_tensor_same_shape (a, b) &&
+  if (graft_kernel_table ()->avx2 && graft_rt_tensor_same_shape (a, b) &&
       a->dtype == b->dtype && a->dtype == out->dtype)
     {
       qlinear_add_same_shape_avx2 (a->data, b->data, out->data, out->numel, &p);
