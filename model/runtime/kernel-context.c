@@ -192,6 +192,13 @@ graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi)
   return TRUE;
 }
 
+gconstpointer
+graft_kernel_get_pattern (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  return e != NULL && e->step != NULL ? e->step->pattern_match : NULL;
+}
+
 gboolean
 graft_kernel_wants_output (GraftKernelContext *ctx, guint i)
 {

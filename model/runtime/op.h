@@ -41,6 +41,9 @@ typedef struct {
   gboolean (*lookup_subgraph_value) (gpointer lookup_data, const GraftValue *value, GraftDType *dtype,
                                      const GraftShape **shape);
   gpointer lookup_data;
+  /* Run time only: for a fused step, the match the planner made of its
+   * pattern (graft_kernel_get_pattern); else NULL. */
+  gconstpointer pattern;
 } GraftInferContext;
 
 typedef gboolean (*GraftInferFunc) (GraftInferContext *ctx, GError **error);
@@ -173,6 +176,12 @@ typedef gpointer (*GraftDerivedMake) (gconstpointer args);
  * when make gives NULL. ctx may be NULL: nothing is kept. */
 gpointer graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
                                GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned);
+/* For a step that computes a pattern of nodes as one fused operator
+ * (runtime-fusion.c), the match the planner made of that pattern: the
+ * fusion-patterns.h struct of the operator (GraftPointwiseDepthwiseFusion
+ * for graft::PointwiseDepthwise, …), as planned (a pattern cut short has
+ * the nodes and inputs it was cut to). NULL for any other step. */
+gconstpointer graft_kernel_get_pattern (GraftKernelContext *ctx);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

@@ -375,10 +375,14 @@ unfuse_last_clamp (Plan *plan, Step *last, GHashTable *step_of_node)
     act_step->residual_from = NO_STEP;
 }
 
-/* Step i opens the pattern of nodes that step `fused` computes (see Step). */
+/* Step i opens the pattern of nodes that step `fused` computes (see Step);
+ * match (match_size bytes, or NULL), the planner's match of the pattern,
+ * goes to the fused step's kernel (graft_kernel_get_pattern). */
 static void
-pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_nodes, GHashTable *step_of_node)
+pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_nodes, gconstpointer match,
+             gsize match_size, GHashTable *step_of_node)
 {
+  fused->pattern_match = match ? g_memdup2 (match, match_size) : NULL;
   plan->steps[i].pattern = fused;
   for (guint k = 1; k < n_nodes; k++)
     step_of (plan, step_of_node, nodes[k])->pattern_at = i;
@@ -421,22 +425,22 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
         {
           /* the first MatMul may read its Kᵀ untransposed (fuse_transposed_b) */
           fused->transposed_inputs = plan->steps[i].transposed_inputs & (1u << GRAFT_ATTENTION_FUSION_KT);
-          pattern_set (plan, i, fused, f.nodes, f.n_nodes, step_of_node);
+          pattern_set (plan, i, fused, f.nodes, f.n_nodes, &f, sizeof f, step_of_node);
         }
       else if (gelu && graft_gelu_fusion_match (plan->steps[i].node, nodes) &&
                (fused = pattern_step_new (rt, plan, i, gelu, 20, (GraftValue **) nodes[0]->inputs->pdata, 1, nodes,
                                           GRAFT_GELU_FUSION_N_NODES,
                                           step_of_node)) != NULL)
-        pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, step_of_node);
+        pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, NULL, 0, step_of_node);
       else if (pointwise_depthwise && graft_pointwise_depthwise_fusion_match (plan->steps[i].node, &conv) &&
                (fused = pattern_step_new (rt, plan, i, pointwise_depthwise, 1, conv.inputs,
                                           GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
                                           step_of_node)) != NULL)
-        pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, step_of_node);
+        pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, &conv, sizeof conv, step_of_node);
       else if (group_norm && graft_group_norm_fusion_match (plan->steps[i].node, &norm) &&
                (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
                                           norm.nodes, norm.n_nodes, step_of_node)) != NULL)
-        pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, step_of_node);
+        pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, &norm, sizeof norm, step_of_node);
       else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
         {
           /* without the second Add (and its Relu) when its other operand
@@ -444,17 +448,17 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
           fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
                                     GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, integer.n_nodes,
                                     step_of_node);
-          guint n_nodes = integer.n_nodes;
           if (fused == NULL && integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL)
             {
               integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] = NULL;
-              n_nodes = integer.n_nodes_to_first_add;
+              integer.n_nodes = integer.n_nodes_to_first_add;
+              integer.relu = FALSE;   /* the Relu came after the second Add */
               fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
-                                        GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, n_nodes,
+                                        GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, integer.n_nodes,
                                         step_of_node);
             }
           if (fused != NULL)
-            pattern_set (plan, i, fused, integer.nodes, n_nodes, step_of_node);
+            pattern_set (plan, i, fused, integer.nodes, integer.n_nodes, &integer, sizeof integer, step_of_node);
         }
     }
 }

@@ -146,6 +146,7 @@ _graft_step_clear (Step *step)
   g_free (step->outputs);
   g_free (step->release);
   g_free (step->views);
+  g_free (step->pattern_match);
   if (step->derived_kind)
     step->derived_kind->free (step->derived);
   if (step->qdq)

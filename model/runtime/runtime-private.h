@@ -70,6 +70,9 @@ typedef struct _Step {
    * watches the values in between. */
   struct _Step *pattern;
   guint pattern_at;         /* NO_STEP, or as above */
+  /* on such a fused step: the planner's match of its pattern (owned, a
+   * fusion-patterns.h struct; graft_kernel_get_pattern) */
+  gpointer pattern_match;
   /* An in-place aten op whose first input is a view (aten::slice/select,
    * possibly of a view): the steps that made the views, innermost first.
    * The op's result is written back through each into the tensor the

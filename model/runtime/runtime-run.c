@@ -216,7 +216,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
     }
   if (step->schema->infer)
     {
-      GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info };
+      GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info, NULL, NULL,
+                                 step->pattern_match };
       if (!step->schema->infer (&ictx, error))
         goto out;
     }

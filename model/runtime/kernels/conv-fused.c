@@ -384,7 +384,7 @@ pointwise_window (GraftNode *node, const gint64 *map)
 static gboolean
 kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
 {
-  GraftPointwiseDepthwiseFusion f;
+  const GraftPointwiseDepthwiseFusion *f = graft_kernel_get_pattern (ctx);
   const GraftRtTensor *x = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X];
   const GraftRtTensor *w1 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1];
   const GraftRtTensor *w2 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2];
@@ -392,25 +392,25 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   const GraftRtTensor *b1 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B1);
   const GraftRtTensor *b2 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B2);
   const GraftRtTensor *b3 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B3);
-  if (!graft_conv_gemm_available () || !graft_pointwise_depthwise_fusion_match (ctx->node, &f) || x == NULL ||
-      w2 == NULL || (f.pointwise != NULL) != (w1 != NULL) || (f.project != NULL) != (w3 != NULL) || !is_f32 (x, 4) ||
+  if (!graft_conv_gemm_available () || f == NULL || x == NULL ||
+      w2 == NULL || (f->pointwise != NULL) != (w1 != NULL) || (f->project != NULL) != (w3 != NULL) || !is_f32 (x, 4) ||
       (w1 && !is_f32 (w1, 4)) || !is_f32 (w2, 4) || (w3 && !is_f32 (w3, 4)) || (b1 && !is_f32 (b1, 1)) ||
       (b2 && !is_f32 (b2, 1)) || (b3 && !is_f32 (b3, 1)))
     return TRUE;   /* declined: no output */
   gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1 ? w1->dims[0] : Cin, M = w3 ? w3->dims[0] : Ce;
   GraftWindow dw;
   if (w1 && (w1->dims[1] != Cin || w1->dims[2] != 1 || w1->dims[3] != 1 || (b1 && b1->dims[0] != Ce) ||
-             !pointwise_window (f.pointwise, x->dims + 2)))
+             !pointwise_window (f->pointwise, x->dims + 2)))
     return TRUE;
   if (w2->dims[0] != Ce || w2->dims[1] != 1 || (b2 && b2->dims[0] != Ce) ||
-      graft_node_attr_int (f.depthwise, "group", 1) != Ce || !node_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
+      graft_node_attr_int (f->depthwise, "group", 1) != Ce || !node_window (f->depthwise, x->dims + 2, w2->dims + 2, &dw) ||
       !graft_conv_depthwise_supports (&dw) || dw.out[0] <= 0 || dw.out[1] <= 0 || N == 0 || Ce == 0 || Cin == 0)
     return TRUE;
   if (w3 && (w3->dims[1] != Ce || w3->dims[2] != 1 || w3->dims[3] != 1 || (b3 && b3->dims[0] != M) || M == 0 ||
-             !pointwise_window (f.project, dw.out)))
+             !pointwise_window (f->project, dw.out)))
     return TRUE;
   /* the residual is x: it must have y's shape (no broadcasting here) */
-  if (f.residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
+  if (f->residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
     return TRUE;
 
   /* the packed filters and the plan, kept from the last run when they
@@ -448,13 +448,13 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   if (scratch == NULL || (w3 && !plan->whole && depthwise == NULL))
     return FALSE;
   PointwiseDepthwiseJob job = { x->data, w2->data, b1 ? b1->data : NULL, b2 ? b2->data : NULL, b3 ? b3->data : NULL,
-                                f.residual ? x->data : NULL, depthwise ? depthwise->data : y->data,
+                                f->residual ? x->data : NULL, depthwise ? depthwise->data : y->data,
                                 derived->filter, derived->project, plan, Cin, Ce, M, dw.kernel[0] * dw.kernel[1] };
-  job.clamp1 = isfinite (f.lo[0]) || isfinite (f.hi[0]);
-  job.lo1 = f.lo[0];
-  job.hi1 = f.hi[0];
-  job.lo2 = f.lo[1];
-  job.hi2 = f.hi[1];
+  job.clamp1 = isfinite (f->lo[0]) || isfinite (f->hi[0]);
+  job.lo1 = f->lo[0];
+  job.hi1 = f->hi[0];
+  job.lo2 = f->lo[1];
+  job.hi2 = f->hi[1];
   job.scratch = scratch->data;
   guint64 free_slots = slots == MAX_SLOTS ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << slots) - 1;
   job.free_slots = &free_slots;
@@ -479,14 +479,14 @@ infer_pointwise_depthwise (GraftInferContext *ctx, GError **error)
   GraftInferValue *x = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_X);
   GraftInferValue *w2 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W2);
   GraftInferValue *w3 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W3);
-  GraftPointwiseDepthwiseFusion f;
+  const GraftPointwiseDepthwiseFusion *f = ctx->pattern;
   GraftWindow dw;
   gboolean known = x && w2 && x->shape.rank == 4 && w2->shape.rank == 4 && graft_shape_is_fully_fixed (&x->shape) &&
                    graft_shape_is_fully_fixed (&w2->shape) && (w3 == NULL || (w3->shape.rank == 4 &&
-                   graft_shape_is_fully_fixed (&w3->shape))) && graft_pointwise_depthwise_fusion_match (ctx->node, &f);
+                   graft_shape_is_fully_fixed (&w3->shape))) && f != NULL;
   gint64 map[2] = { known ? x->shape.dims[2].value : 0, known ? x->shape.dims[3].value : 0 };
   gint64 kernel[2] = { known ? w2->shape.dims[2].value : 0, known ? w2->shape.dims[3].value : 0 };
-  if (!known || !node_window (f.depthwise, map, kernel, &dw))
+  if (!known || !node_window (f->depthwise, map, kernel, &dw))
     {
       graft_infer_set_output_unknown (ctx, 0, GRAFT_DTYPE_FLOAT32, 4);
       return TRUE;

@@ -1511,9 +1511,9 @@ operand_form (const GraftRtTensor *t, const gint64 *dims, int rank, gint64 numel
 gboolean
 graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error)
 {
-  GraftConvIntegerFloatFusion f;
+  const GraftConvIntegerFloatFusion *f = graft_kernel_get_pattern (ctx);
   GraftRtTensor *x = ctx->inputs[0], *wt = ctx->inputs[1];
-  if (!graft_conv_integer_float_fusion_match (ctx->node, &f) || x->rank < 3 || wt->rank != x->rank)
+  if (f == NULL || x->rank < 3 || wt->rank != x->rank)
     return TRUE;
   /* the output's shape: what ConvInteger gives, its spatial dims
    * checked by the convolution itself */
@@ -1547,9 +1547,7 @@ graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error)
     }
   /* The plan leaves the second Add and the Relu after it out when the
    * second addend comes later than the convolution: then no Relu here. */
-  gboolean cut = f.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL &&
-                 graft_kernel_input (ctx, GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2) == NULL;
-  to_float.relu = f.relu && !cut;
+  to_float.relu = f->relu;   /* FALSE in a pattern cut before the second Add */
   return conv_integer (ctx, FALSE, &to_float, error);
 }
 
