@@ -639,7 +639,9 @@ kernel_lp_norm (GraftKernelContext *ctx, GError **error)
 const GraftOpSchema graft_ops_norm[] = {
   /* The labels have always called these weights "mean", "var" and "scale"
    * (the ONNX schema says input_mean, input_var and, for LayerNormalization,
-   * Scale): the shorter names fit the node boxes. */
+   * Scale): the shorter names fit the node boxes. The runtime-kernels
+   * test holds every row to data/onnx-schemas.tsv, these names its only
+   * renames. */
   NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm, "X scale B mean var", "Y running_mean running_var"),
   NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm, "input scale B", "output"),
   NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm, "X scale B", "Y Mean InvStdDev"),
