@@ -126,11 +126,13 @@ requantize_row_avx2 (const gint32 *src, gint64 n, gint32 bias, float scale, gint
 }
 #endif
 
+/* avx2: the kernel table's, read once per tile rather than per row */
 static void
-requantize_row (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+requantize_row (gboolean avx2, const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed,
+                void *dst)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_kernel_table ()->avx2)
+  if (avx2)
     {
       requantize_row_avx2 (src, n, bias, scale, zero, is_signed, dst);
       return;
@@ -532,13 +534,14 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
 {
   const ConvOutput *out = data;
   gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
-  /* the SIMD level's row once per tile, not per row */
+  /* the SIMD level's rows once per tile, not per row */
+  gboolean avx2 = graft_kernel_table ()->avx2;
   ToFloatRow to_float_row = NULL;
   if (out->to_float)
     {
       to_float_row = to_float_row_portable;
 #ifdef GRAFT_HAVE_X86_SIMD
-      if (graft_kernel_table ()->avx2)
+      if (avx2)
         to_float_row = to_float_row_avx2;
 #endif
     }
@@ -552,7 +555,7 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
           gint64 m = out->m0 + i0 + i, at = (n * out->M + m) * out->P + p;
           const gint32 *src = tile + i * ld + done;
           if (out->scales)
-            requantize_row (src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
+            requantize_row (avx2, src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
                             (guint8 *) out->y->data + at);
           else if (to_float_row)
             to_float_row (out->to_float, src, run, out->row_add[m], m, at, (float *) out->y->data + at);
