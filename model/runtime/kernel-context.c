@@ -107,7 +107,8 @@ input_is_constant (EngineCtx *e, guint i)
   if (frame == NULL || ref.slot == NO_SLOT)
     return FALSE;
   GraftRtTensor *constant = frame->plan->constants[ref.slot];
-  return constant != NULL && frame->values[ref.slot] == constant;
+  /* a buffer a run writes back changes between runs: nothing derived from it is kept */
+  return constant != NULL && frame->values[ref.slot] == constant && !_graft_plan_slot_is_state (frame->plan, ref.slot);
 }
 
 /* Keeps derived (taking it) on the step when input_data is the data of a

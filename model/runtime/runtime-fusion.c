@@ -150,7 +150,7 @@ plan_constant (GraftValue *v, gpointer user_data)
 static gboolean
 is_graph_output (GraftGraph *graph, GraftValue *v)
 {
-  if (v->is_graph_output)
+  if (graft_value_leaves_run (v))
     return TRUE;
   for (guint k = 0; k < graph->outputs->len; k++)
     if (graph->outputs->pdata[k] == v)

@@ -171,6 +171,8 @@ _graft_plan_free (Plan *plan)
     if (plan->constants[i])
       graft_rt_tensor_unref (plan->constants[i]);
   g_free (plan->constants);
+  g_free (plan->state_values);
+  g_free (plan->state_buffers);
   g_free (plan->values);
   g_hash_table_destroy (plan->slots);
   g_free (plan);
@@ -522,6 +524,36 @@ plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_u
   step->views = (guint *) g_array_free (g_steal_pointer (&views), FALSE);
 }
 
+/* The buffers a run writes back: pairs of a value with writes_back_to and
+ * the initializer it names (one the edits have since removed is skipped). */
+static void
+plan_state (Plan *plan)
+{
+  GraftGraph *graph = plan->graph;
+  plan->state_values = g_new (guint, MAX (graph->values->len, 1));
+  plan->state_buffers = g_new (guint, MAX (graph->values->len, 1));
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      GraftValue *buffer = v->writes_back_to ? graft_graph_lookup_value (graph, v->writes_back_to) : NULL;
+      guint value_slot = v->writes_back_to ? _graft_plan_slot (plan, v) : NO_SLOT;
+      guint buffer_slot = buffer ? _graft_plan_slot (plan, buffer) : NO_SLOT;
+      if (value_slot == NO_SLOT || buffer_slot == NO_SLOT || plan->constants[buffer_slot] == NULL)
+        continue;
+      plan->state_values[plan->n_state] = value_slot;
+      plan->state_buffers[plan->n_state++] = buffer_slot;
+    }
+}
+
+gboolean
+_graft_plan_slot_is_state (const Plan *plan, guint slot)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    if (plan->state_buffers[k] == slot)
+      return TRUE;
+  return FALSE;
+}
+
 static gboolean
 plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 {
@@ -541,6 +573,8 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       if (plan->constants[slot] == NULL)
         return FALSE;
     }
+  if (graph->parent_graph == NULL)
+    plan_state (plan);
 
   plan->n_steps = order->len;
   plan->steps = g_new0 (Step, order->len);
@@ -634,7 +668,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
   for (guint s = 0; s < plan->n_slots; s++)
     {
       GraftValue *v = plan->values[s];
-      if (last_use[s] == NO_SLOT || v->is_graph_output || plan->constants[s])
+      if (last_use[s] == NO_SLOT || graft_value_leaves_run (v) || plan->constants[s])
         continue;
       gboolean is_output = FALSE;
       for (guint k = 0; k < graph->outputs->len; k++)
@@ -650,7 +684,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
   for (guint s = 0; s < plan->n_slots; s++)
     {
-      if (last_use[s] == NO_SLOT || plan->constants[s] || plan->values[s]->is_graph_output)
+      if (last_use[s] == NO_SLOT || plan->constants[s] || graft_value_leaves_run (plan->values[s]))
         continue;
       Step *step = &plan->steps[last_use[s]];
       step->release[step->n_release++] = s;

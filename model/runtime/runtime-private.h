@@ -89,6 +89,12 @@ typedef struct {
   guint n_steps;
   Step *steps;
   GraftRtTensor **constants; /* slot → initializer, or NULL */
+  /* State (main graph only): after a run, the tensor of slot
+   * state_values[k] becomes the constant of slot state_buffers[k]
+   * (GraftValue.writes_back_to). */
+  guint n_state;
+  guint *state_values;
+  guint *state_buffers;
 } Plan;
 
 struct _GraftRuntime {
@@ -148,6 +154,8 @@ void _graft_plan_free (Plan *plan);
 void _graft_step_clear (Step *step);
 /* value's slot in plan (a value of plan's own graph), or NO_SLOT. */
 guint _graft_plan_slot (Plan *plan, GraftValue *value);
+/* slot holds a buffer that runs write back (Plan.state_buffers). */
+gboolean _graft_plan_slot_is_state (const Plan *plan, guint slot);
 /* Where a step of graph finds value: frames up and slot. */
 gboolean _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error);
 

@@ -338,6 +338,35 @@ step_to_run (GraftRuntime *rt, Step *step)
   return step->qdq ? step->qdq : step;
 }
 
+/* After a complete run, each mutated buffer takes its new value (a copy:
+ * the run's tensor may share memory the pool hands out again), as
+ * ep.module() assigns it; a value of another dtype is refused. */
+static gboolean
+write_back_state (Plan *plan, GraftRtTensor **values, GError **error)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    {
+      GraftRtTensor *updated = values[plan->state_values[k]];
+      GraftRtTensor **buffer = &plan->constants[plan->state_buffers[k]];
+      GraftValue *target = plan->values[plan->state_buffers[k]];
+      if (updated == NULL)
+        continue;
+      if (updated->dtype != (*buffer)->dtype)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "the run gives buffer '%s' a %s value; it holds %s", target->name,
+                       graft_dtype_to_string (updated->dtype), graft_dtype_to_string ((*buffer)->dtype));
+          return FALSE;
+        }
+      GraftRtTensor *copy = graft_rt_tensor_copy (updated, error);
+      if (copy == NULL)
+        return FALSE;
+      graft_rt_tensor_unref (*buffer);
+      *buffer = copy;
+    }
+  return TRUE;
+}
+
 GPtrArray *
 _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs, GError **error)
 {
@@ -430,6 +459,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         }
       g_ptr_array_add (result, graft_rt_tensor_ref (t));
     }
+  if (!write_back_state (plan, frame.values, error))
+    g_clear_pointer (&result, g_ptr_array_unref);
 
 out:
   frame_clear (&frame);
