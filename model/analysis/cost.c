@@ -276,7 +276,7 @@ last_reader (GraftValue *value, GHashTable *step_of)
 /* How the runtime's kernels place an output (runtime/kernels): views share
  * their input's buffer; element-wise float kernels write into an input
  * that dies at this node and has the output's size (the runtime's
- * "donated" inputs, runtime.c); everything else gets a new buffer. */
+ * "donated" inputs, runtime-run.c); everything else gets a new buffer. */
 static const char *const view_ops[] = {
   "onnx::Reshape", "onnx::Flatten", "onnx::Squeeze", "onnx::Unsqueeze", "onnx::Identity",
 };

@@ -41,6 +41,9 @@ typedef struct {
   gboolean (*lookup_subgraph_value) (gpointer lookup_data, const GraftValue *value, GraftDType *dtype,
                                      const GraftShape **shape);
   gpointer lookup_data;
+  /* Run time only: for a fused step, the match the planner made of its
+   * pattern (graft_kernel_get_pattern); else NULL. */
+  gconstpointer pattern;
 } GraftInferContext;
 
 typedef gboolean (*GraftInferFunc) (GraftInferContext *ctx, GError **error);
@@ -148,18 +151,37 @@ gboolean graft_kernel_input_transposed (GraftKernelContext *ctx, guint i);
  * and the Add then forwards the Conv's output instead of running. */
 GraftRtTensor *graft_kernel_get_residual (GraftKernelContext *ctx);
 void graft_kernel_take_residual (GraftKernelContext *ctx);
-/* Data a kernel derives from a constant input (a packed filter, say),
- * kept on the node's step between runs. input_data is that input's data
- * pointer: the lookup gives NULL unless it is the same constant as when
- * the data was kept, and kept with the same destroy function (which
- * tells one kind of derived data from another: a step whose path changes
- * with the SIMD level may have kept another kind). keep takes ownership
- * of derived and returns TRUE only if input_data is the data of a
- * constant input of this node; otherwise nothing is kept and the caller
- * still owns derived. */
-gpointer graft_kernel_derived_lookup (GraftKernelContext *ctx, gconstpointer input_data, GDestroyNotify destroy);
-gboolean graft_kernel_derived_keep (GraftKernelContext *ctx, gconstpointer input_data, gpointer derived,
-                                    GDestroyNotify destroy);
+/* One kind of data that kernels derive from a constant input (a packed
+ * filter, say): a step keeps one such datum between runs, keyed by the
+ * input's data pointer and tagged with its kind (a step whose path
+ * changes with the SIMD level may have kept another kind). keep_first: a
+ * kept datum that no longer fits stays kept, and the one made instead is
+ * the caller's (by default the new one takes its place). */
+typedef struct {
+  const char *name;
+  GDestroyNotify free;
+  gboolean keep_first;
+} GraftDerivedKind;
+/* Whether kept data still serves the call described by args (shapes,
+ * layout, zero points, SIMD level). */
+typedef gboolean (*GraftDerivedFits) (gconstpointer derived, gconstpointer args);
+/* New derived data for args, or NULL. */
+typedef gpointer (*GraftDerivedMake) (gconstpointer args);
+/* The data of kind derived from input_data, the data of one of the
+ * node's inputs: the step's kept datum when it is of kind, from that
+ * input, and fits args (fits NULL: whenever); else make (args), kept on
+ * the step when input_data is a constant input's and the runtime keeps
+ * derived weights (graft_runtime_set_keep_derived_weights), or else handed
+ * to the caller in *owned, to free with kind->free. NULL (and *owned NULL)
+ * when make gives NULL. ctx may be NULL: nothing is kept. */
+gpointer graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
+                               GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned);
+/* For a step that computes a pattern of nodes as one fused operator
+ * (runtime-fusion.c), the match the planner made of that pattern: the
+ * fusion-patterns.h struct of the operator (GraftPointwiseDepthwiseFusion
+ * for graft::PointwiseDepthwise, …), as planned (a pattern cut short has
+ * the nodes and inputs it was cut to). NULL for any other step. */
+gconstpointer graft_kernel_get_pattern (GraftKernelContext *ctx);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

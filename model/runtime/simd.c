@@ -72,11 +72,11 @@ avx512_vnni_present (void)
 }
 
 gboolean
-graft_simd_has_avx512_vnni (void)
+graft_simd_cpu_has_avx512_vnni (void)
 {
   static gsize present = 0;
 
-  return probe_once (&present, avx512_vnni_present) && graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  return probe_once (&present, avx512_vnni_present);
 }
 
 /* -1 until first asked: then GRAFT_AMX (anything but 0 allows it). */

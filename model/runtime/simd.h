@@ -18,9 +18,10 @@ typedef enum {
 GraftSimdLevel graft_simd_cpu_level (void);
 /* What the kernels may use now: the lower of the CPU's level and the cap. */
 GraftSimdLevel graft_simd_get_level (void);
-/* AVX-512 VNNI (vpdpbusd: four u8 × s8 products into each int32 lane):
- * where the level allows AVX-512 and the CPU has it. */
-gboolean graft_simd_has_avx512_vnni (void);
+/* Whether this CPU has AVX-512 VNNI (vpdpbusd: four u8 × s8 products into
+ * each int32 lane), whatever the cap; kernels read it from their table
+ * (kernels/kernel-table.h), where the level allows AVX-512. */
+gboolean graft_simd_cpu_has_avx512_vnni (void);
 /* AMX-INT8 (tdpbsud: a 16 × 16 int32 tile of 64-deep byte products per
  * instruction): where the level allows AVX-512, AMX is not turned off
  * (GRAFT_AMX=0 in the environment, read once, or graft_simd_set_amx),

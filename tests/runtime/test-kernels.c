@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "ir/narrow-dtype.h"
+#include "onnx/op-schemas.h"
 #include "runtime/npy.h"
 #include "runtime/op.h"
 #include "runtime/runtime.h"
@@ -707,6 +708,116 @@ test_registry_parameter_names (void)
   g_assert_null (graft_op_registry_input_name ("aten::conv2d", 0, 0));
 }
 
+/* Where the registry names a parameter otherwise than ONNX on purpose:
+ * the node labels' shorter names for weights. */
+static const struct {
+  const char *op, *onnx_name, *registry_name;
+} registry_label_names[] = {
+  { "onnx::BatchNormalization", "input_mean", "mean" },   /* opset 14 on */
+  { "onnx::BatchNormalization", "input_var", "var" },
+  { "onnx::LayerNormalization", "Scale", "scale" },
+};
+
+/* ONNX versions whose names one registry row, named as a later version,
+ * cannot follow: checked only from `from` on. */
+static const struct {
+  const char *op;
+  int from;
+  const char *why;
+} registry_names_from[] = {
+  { "onnx::BatchNormalization", 14, "before 14 the optional training outputs were mean, var, saved_mean, saved_var" },
+  { "onnx::Resize", 11, "opset 10 had no roi input before scales" },
+};
+
+/* An ONNX schema's names as the registry writes them: optional marks
+ * dropped ("B?" is "B"), a variadic mark once ("outputs......" in opset
+ * 1's Split is "outputs..."), the label names put in. */
+static char *
+schema_names_as_registry (const char *op, const char *names)
+{
+  g_auto(GStrv) split = g_strsplit (names, " ", -1);
+  for (guint i = 0; split[i] != NULL; i++)
+    {
+      if (g_str_has_suffix (split[i], "?"))
+        split[i][strlen (split[i]) - 1] = '\0';
+      if (g_str_has_suffix (split[i], "......"))
+        split[i][strlen (split[i]) - 3] = '\0';
+      for (guint k = 0; k < G_N_ELEMENTS (registry_label_names); k++)
+        if (strcmp (op, registry_label_names[k].op) == 0 && strcmp (split[i], registry_label_names[k].onnx_name) == 0)
+          {
+            g_free (split[i]);
+            split[i] = g_strdup (registry_label_names[k].registry_name);
+          }
+    }
+  return g_strjoinv (" ", split);
+}
+
+/* names are the registry's, or (older) their first ones. */
+static gboolean
+names_match (const char *onnx, const char *registry, gboolean older)
+{
+  if (g_strcmp0 (onnx, registry) == 0)
+    return TRUE;
+  return older && registry != NULL && g_str_has_prefix (registry, onnx) &&
+         (onnx[0] == '\0' || registry[strlen (onnx)] == ' ');
+}
+
+static int
+registry_names_checked_from (const char *op)
+{
+  for (guint k = 0; k < G_N_ELEMENTS (registry_names_from); k++)
+    if (strcmp (op, registry_names_from[k].op) == 0)
+      return registry_names_from[k].from;
+  return 0;
+}
+
+/* Every registry row of an ONNX domain names its inputs and outputs as
+ * the newest ONNX schema (data/onnx-schemas.tsv) of the opsets it covers
+ * does, and each older one (which took the later inputs as attributes,
+ * or gave fewer outputs) names the first of them alike. */
+static void
+test_registry_names_match_onnx_schemas (void)
+{
+  g_autoptr(GPtrArray) all = graft_op_registry_list ();
+  guint checked = 0;
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const GraftOpSchema *s = all->pdata[i];
+      const char *sep = strstr (s->name, "::");
+      g_autofree char *domain = sep ? g_strndup (s->name, sep - s->name) : NULL;
+      /* the ONNX domains: aten, prim, higher_order and Graft's own
+       * operators have no ONNX schema, nor has com.microsoft in onnx */
+      if (domain == NULL || (strcmp (domain, "onnx") != 0 && !g_str_has_prefix (domain, "ai.onnx")))
+        continue;
+      g_autoptr(GPtrArray) versions = g_ptr_array_new ();
+      for (int opset = MAX (s->since, 1); opset <= (s->until ? s->until : 64); opset++)
+        {
+          const GraftOnnxSchema *o = graft_onnx_schema_lookup (domain, sep + 2, opset);
+          if (o != NULL && (versions->len == 0 || g_ptr_array_index (versions, versions->len - 1) != o))
+            g_ptr_array_add (versions, (gpointer) o);
+        }
+      if (versions->len == 0)
+        g_error ("%s (opsets %d to %d): the pinned onnx has no schema for it", s->name, s->since, s->until);
+      int from = registry_names_checked_from (s->name);
+      for (guint v = 0; v < versions->len; v++)
+        {
+          const GraftOnnxSchema *o = versions->pdata[v];
+          gboolean older = v + 1 < versions->len;
+          if (older && o->since < from)
+            continue;
+          g_autofree char *inputs = schema_names_as_registry (s->name, o->inputs);
+          g_autofree char *outputs = schema_names_as_registry (s->name, o->outputs);
+          if (!names_match (inputs, s->input_names, older) || !names_match (outputs, s->output_names, older))
+            g_error ("%s: the registry names '%s' -> '%s', ONNX opset %d '%s' -> '%s' (data/onnx-schemas.tsv)",
+                     s->name, s->input_names, s->output_names, o->since, inputs, outputs);
+          checked++;
+        }
+    }
+  g_test_message ("%u ONNX schema versions checked against the registry", checked);
+  g_assert_cmpuint (checked, >, 500);
+}
+
 /* Output 0 of op_type's registry inference over inputs, as a string. */
 static char *
 infer_output_string (const char *op_type, GraftInferValue *in, guint n_in)
@@ -1013,6 +1124,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/npy-v2-big-endian-strings", test_npy_versions_and_strings);
   g_test_add_func ("/runtime/pb-malformed", test_pb_malformed);
   g_test_add_func ("/runtime/registry", test_registry_entries);
+  g_test_add_func ("/runtime/registry-names-match-onnx-schemas", test_registry_names_match_onnx_schemas);
   g_test_add_func ("/runtime/static-inference-symbolic", test_static_inference_symbolic);
   return g_test_run ();
 }

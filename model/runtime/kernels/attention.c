@@ -11,7 +11,6 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/vector-math.h"
-#include "runtime/simd.h"
 #include "runtime/kernels/simd-target.h"
 
 /* Element i as double; float32 (the common case, and what float16 and
@@ -340,7 +339,7 @@ static gboolean
 attention_blocked_applies (const GraftRtTensor *q, const GraftRtTensor *keys, const GraftRtTensor *values,
                            const GraftRtTensor *y, const GraftRtTensor *qk_output)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && qk_output == NULL && q->dtype == GRAFT_DTYPE_FLOAT32 &&
+  return graft_kernel_table ()->avx2 && qk_output == NULL && q->dtype == GRAFT_DTYPE_FLOAT32 &&
          keys->dtype == GRAFT_DTYPE_FLOAT32 && values->dtype == GRAFT_DTYPE_FLOAT32 && y->dtype == GRAFT_DTYPE_FLOAT32;
 }
 
@@ -640,7 +639,7 @@ kernel_rotary_embedding (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   /* float32 rows directly; the double loop is the reference (portable level) */
-  gboolean fast = graft_simd_get_level () >= GRAFT_SIMD_AVX2 && x->dtype == GRAFT_DTYPE_FLOAT32 &&
+  gboolean fast = graft_kernel_table ()->avx2 && x->dtype == GRAFT_DTYPE_FLOAT32 &&
                   y->dtype == GRAFT_DTYPE_FLOAT32 && cos_cache->dtype == GRAFT_DTYPE_FLOAT32 &&
                   sin_cache->dtype == GRAFT_DTYPE_FLOAT32;
 
@@ -1006,7 +1005,7 @@ fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
   const GraftRtTensor *mask = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_MASK);
   const GraftRtTensor *scale = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_SCALE);
   const GraftRtTensor *divisor = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_DIVISOR);
-  if (graft_simd_get_level () < GRAFT_SIMD_AVX2 || q == NULL || k == NULL || v == NULL)
+  if (!graft_kernel_table ()->avx2 || q == NULL || k == NULL || v == NULL)
     return FALSE;
   int rank = q->rank, batch_rank = rank - 2;
   if (rank < 2 || k->rank != rank || v->rank != rank || q->dtype != GRAFT_DTYPE_FLOAT32 ||

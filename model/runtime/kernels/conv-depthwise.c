@@ -48,7 +48,7 @@ for_each_plane (GraftKernelContext *ctx, gint64 planes, GraftParallelFunc plane,
 gboolean
 graft_conv_depthwise_supports (const GraftWindow *w)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
+  return graft_kernel_table ()->avx2 && w->n == 2 && (w->stride[1] == 1 || w->stride[1] == 2) &&
          w->kernel[0] * w->kernel[1] <= GRAFT_CONV_DEPTHWISE_MAX_TAPS;
 }
 
@@ -669,7 +669,7 @@ graft_conv_depthwise_plan_new (const GraftWindow *w)
   g_return_val_if_fail (graft_conv_depthwise_supports (w), NULL);
   GraftDepthwisePlan *plan = g_new0 (GraftDepthwisePlan, 1);
   plan->w = *w;
-  plan->avx512 = graft_simd_get_level () >= GRAFT_SIMD_AVX512;
+  plan->avx512 = graft_kernel_table ()->avx512;
   if (plan->avx512)
     depthwise_plan_avx512 (plan);
   else
@@ -706,6 +706,23 @@ graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan
     }
 }
 
+static gboolean
+depthwise_plan_fits (gconstpointer derived, gconstpointer window)
+{
+  const GraftDepthwisePlan *plan = derived;
+  return graft_window_equal (&plan->w, window) && plan->avx512 == graft_kernel_table ()->avx512;
+}
+
+static gpointer
+depthwise_plan_make (gconstpointer window)
+{
+  return graft_conv_depthwise_plan_new (window);
+}
+
+static const GraftDerivedKind depthwise_plan_kind = {
+  "depthwise plan", (GDestroyNotify) graft_conv_depthwise_plan_free, FALSE
+};
+
 void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                       gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
@@ -714,16 +731,10 @@ graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weig
    * and the level stay the same: its masks cost as much as a small map's
    * convolution (a third of a 112×112 one before they were counted along
    * rather than divided out) */
-  GraftDepthwisePlan *plan = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_conv_depthwise_plan_free);
   g_autoptr(GraftDepthwisePlan) owned = NULL;
-  if (plan == NULL || !graft_window_equal (&plan->w, w) ||
-      plan->avx512 != (graft_simd_get_level () >= GRAFT_SIMD_AVX512))
-    {
-      plan = owned = graft_conv_depthwise_plan_new (w);
-      g_return_if_fail (plan != NULL);
-      if (ctx && graft_kernel_derived_keep (ctx, weight, plan, (GDestroyNotify) graft_conv_depthwise_plan_free))
-        owned = NULL;
-    }
+  const GraftDepthwisePlan *plan = graft_kernel_derived (ctx, &depthwise_plan_kind, weight, depthwise_plan_fits,
+                                                         depthwise_plan_make, w, (gpointer *) &owned);
+  g_return_if_fail (plan != NULL);
   graft_conv_depthwise_plan_run (ctx, plan, x, w->in[0] * w->in[1], weight, bias, y, w->out[0] * w->out[1], N * C, C,
                                  lo, hi);
 }

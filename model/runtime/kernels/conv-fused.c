@@ -31,7 +31,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
-#include "runtime/simd.h"
+#include "runtime/kernels/kernel-table.h"
 
 #include <math.h>
 #include <string.h>
@@ -119,7 +119,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
   plan->dw = *dw;
   plan->N = N;
   plan->threads = threads;
-  plan->level = graft_simd_get_level ();
+  plan->level = graft_kernel_table ()->level;
   plan->expand = expand;
   plan->project = project;
   gint64 OH = dw->out[0], W = dw->in[1], reach = (dw->kernel[0] - 1) * dw->dilation[0] + 1;
@@ -188,7 +188,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
   return g_steal_pointer (&plan);
 }
 
-/* What the step keeps between runs (graft_kernel_derived_keep, keyed by
+/* What the step keeps between runs (graft_kernel_derived, keyed by
  * the expansion's weights): the packed filters and the last run's plan. */
 typedef struct {
   GraftPackedFilter *filter;        /* the expansion's */
@@ -206,6 +206,37 @@ fused_derived_free (FusedDerived *derived)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FusedDerived, fused_derived_free)
+
+typedef struct {
+  const GraftRtTensor *w1, *w3;     /* the expansion's and projection's weights, or NULL */
+  gint64 Cin, Ce, M;
+} FusedFilterArgs;
+
+static gboolean
+fused_filters_fit (gconstpointer kept, gconstpointer args)
+{
+  const FusedDerived *derived = kept;
+  const FusedFilterArgs *a = args;
+  return (a->w1 == NULL || graft_packed_filter_matches (derived->filter, 1, a->Ce, a->Cin)) &&
+         (a->w3 == NULL || graft_packed_filter_matches (derived->project, 1, a->M, a->Ce));
+}
+
+/* The packed filters (the plan comes later), or NULL when out of memory. */
+static gpointer
+fused_filters_make (gconstpointer args)
+{
+  const FusedFilterArgs *a = args;
+  g_autoptr(FusedDerived) derived = g_new0 (FusedDerived, 1);
+  derived->filter = a->w1 ? graft_packed_filter_new (a->w1->data, 1, a->Ce, a->Cin) : NULL;
+  derived->project = a->w3 ? graft_packed_filter_new (a->w3->data, 1, a->M, a->Ce) : NULL;
+  if ((a->w1 && derived->filter == NULL) || (a->w3 && derived->project == NULL))
+    return NULL;
+  return g_steal_pointer (&derived);
+}
+
+static const GraftDerivedKind fused_derived_kind = {
+  "packed filters of an inverted residual", (GDestroyNotify) fused_derived_free, FALSE
+};
 
 typedef struct {
   const float *x, *w2, *b1, *b2, *b3, *residual;
@@ -353,7 +384,7 @@ pointwise_window (GraftNode *node, const gint64 *map)
 static gboolean
 kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
 {
-  GraftPointwiseDepthwiseFusion f;
+  const GraftPointwiseDepthwiseFusion *f = graft_kernel_get_pattern (ctx);
   const GraftRtTensor *x = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_X];
   const GraftRtTensor *w1 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W1];
   const GraftRtTensor *w2 = ctx->inputs[GRAFT_POINTWISE_DEPTHWISE_FUSION_W2];
@@ -361,54 +392,46 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   const GraftRtTensor *b1 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B1);
   const GraftRtTensor *b2 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B2);
   const GraftRtTensor *b3 = graft_kernel_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_B3);
-  if (!graft_conv_gemm_available () || !graft_pointwise_depthwise_fusion_match (ctx->node, &f) || x == NULL ||
-      w2 == NULL || (f.pointwise != NULL) != (w1 != NULL) || (f.project != NULL) != (w3 != NULL) || !is_f32 (x, 4) ||
+  if (!graft_conv_gemm_available () || f == NULL || x == NULL ||
+      w2 == NULL || (f->pointwise != NULL) != (w1 != NULL) || (f->project != NULL) != (w3 != NULL) || !is_f32 (x, 4) ||
       (w1 && !is_f32 (w1, 4)) || !is_f32 (w2, 4) || (w3 && !is_f32 (w3, 4)) || (b1 && !is_f32 (b1, 1)) ||
       (b2 && !is_f32 (b2, 1)) || (b3 && !is_f32 (b3, 1)))
     return TRUE;   /* declined: no output */
   gint64 N = x->dims[0], Cin = x->dims[1], Ce = w1 ? w1->dims[0] : Cin, M = w3 ? w3->dims[0] : Ce;
   GraftWindow dw;
   if (w1 && (w1->dims[1] != Cin || w1->dims[2] != 1 || w1->dims[3] != 1 || (b1 && b1->dims[0] != Ce) ||
-             !pointwise_window (f.pointwise, x->dims + 2)))
+             !pointwise_window (f->pointwise, x->dims + 2)))
     return TRUE;
   if (w2->dims[0] != Ce || w2->dims[1] != 1 || (b2 && b2->dims[0] != Ce) ||
-      graft_node_attr_int (f.depthwise, "group", 1) != Ce || !node_window (f.depthwise, x->dims + 2, w2->dims + 2, &dw) ||
+      graft_node_attr_int (f->depthwise, "group", 1) != Ce || !node_window (f->depthwise, x->dims + 2, w2->dims + 2, &dw) ||
       !graft_conv_depthwise_supports (&dw) || dw.out[0] <= 0 || dw.out[1] <= 0 || N == 0 || Ce == 0 || Cin == 0)
     return TRUE;
   if (w3 && (w3->dims[1] != Ce || w3->dims[2] != 1 || w3->dims[3] != 1 || (b3 && b3->dims[0] != M) || M == 0 ||
-             !pointwise_window (f.project, dw.out)))
+             !pointwise_window (f->project, dw.out)))
     return TRUE;
   /* the residual is x: it must have y's shape (no broadcasting here) */
-  if (f.residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
+  if (f->residual && (Cin != M || dw.out[0] != dw.in[0] || dw.out[1] != dw.in[1]))
     return TRUE;
 
   /* the packed filters and the plan, kept from the last run when they
    * still fit, keyed by the first convolution's weights */
   guint threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   gconstpointer key = w1 ? w1->data : w2->data;
-  FusedDerived *derived = graft_kernel_derived_lookup (ctx, key, (GDestroyNotify) fused_derived_free);
+  FusedFilterArgs filter_args = { w1, w3, Cin, Ce, M };
   g_autoptr(FusedDerived) owned = NULL;
-  if (derived == NULL || (w1 && !graft_packed_filter_matches (derived->filter, 1, Ce, Cin)) ||
-      (w3 && !graft_packed_filter_matches (derived->project, 1, M, Ce)))
-    {
-      owned = g_new0 (FusedDerived, 1);
-      owned->filter = w1 ? graft_packed_filter_new (w1->data, 1, Ce, Cin) : NULL;
-      owned->project = w3 ? graft_packed_filter_new (w3->data, 1, M, Ce) : NULL;
-      if ((w1 && owned->filter == NULL) || (w3 && owned->project == NULL))
-        return graft_kernel_fail (error, "out of memory for the packed filters");
-      derived = owned;
-    }
+  /* the other weights are constant too when the first are (kept with
+   * them); otherwise nothing is kept */
+  FusedDerived *derived = graft_kernel_derived (ctx, &fused_derived_kind, key, fused_filters_fit, fused_filters_make,
+                                                &filter_args, (gpointer *) &owned);
+  if (derived == NULL)
+    return graft_kernel_fail (error, "out of memory for the packed filters");
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
-      derived->plan->level != graft_simd_get_level () || derived->plan->expand != (w1 != NULL) ||
+      derived->plan->level != graft_kernel_table ()->level || derived->plan->expand != (w1 != NULL) ||
       derived->plan->project != (w3 != NULL) || !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);
       derived->plan = band_plan_new (&dw, N, Ce, threads, w1 != NULL, w3 != NULL);
     }
-  /* the other weights are constant too when the first are (kept with
-   * them); otherwise nothing is kept */
-  if (owned && graft_kernel_derived_keep (ctx, key, owned, (GDestroyNotify) fused_derived_free))
-    owned = NULL;
   if (derived->plan == NULL)
     return TRUE;   /* declined */
 
@@ -425,13 +448,13 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
   if (scratch == NULL || (w3 && !plan->whole && depthwise == NULL))
     return FALSE;
   PointwiseDepthwiseJob job = { x->data, w2->data, b1 ? b1->data : NULL, b2 ? b2->data : NULL, b3 ? b3->data : NULL,
-                                f.residual ? x->data : NULL, depthwise ? depthwise->data : y->data,
+                                f->residual ? x->data : NULL, depthwise ? depthwise->data : y->data,
                                 derived->filter, derived->project, plan, Cin, Ce, M, dw.kernel[0] * dw.kernel[1] };
-  job.clamp1 = isfinite (f.lo[0]) || isfinite (f.hi[0]);
-  job.lo1 = f.lo[0];
-  job.hi1 = f.hi[0];
-  job.lo2 = f.lo[1];
-  job.hi2 = f.hi[1];
+  job.clamp1 = isfinite (f->lo[0]) || isfinite (f->hi[0]);
+  job.lo1 = f->lo[0];
+  job.hi1 = f->hi[0];
+  job.lo2 = f->lo[1];
+  job.hi2 = f->hi[1];
   job.scratch = scratch->data;
   guint64 free_slots = slots == MAX_SLOTS ? G_MAXUINT64 : (G_GUINT64_CONSTANT (1) << slots) - 1;
   job.free_slots = &free_slots;
@@ -456,14 +479,14 @@ infer_pointwise_depthwise (GraftInferContext *ctx, GError **error)
   GraftInferValue *x = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_X);
   GraftInferValue *w2 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W2);
   GraftInferValue *w3 = graft_infer_input (ctx, GRAFT_POINTWISE_DEPTHWISE_FUSION_W3);
-  GraftPointwiseDepthwiseFusion f;
+  const GraftPointwiseDepthwiseFusion *f = ctx->pattern;
   GraftWindow dw;
   gboolean known = x && w2 && x->shape.rank == 4 && w2->shape.rank == 4 && graft_shape_is_fully_fixed (&x->shape) &&
                    graft_shape_is_fully_fixed (&w2->shape) && (w3 == NULL || (w3->shape.rank == 4 &&
-                   graft_shape_is_fully_fixed (&w3->shape))) && graft_pointwise_depthwise_fusion_match (ctx->node, &f);
+                   graft_shape_is_fully_fixed (&w3->shape))) && f != NULL;
   gint64 map[2] = { known ? x->shape.dims[2].value : 0, known ? x->shape.dims[3].value : 0 };
   gint64 kernel[2] = { known ? w2->shape.dims[2].value : 0, known ? w2->shape.dims[3].value : 0 };
-  if (!known || !node_window (f.depthwise, map, kernel, &dw))
+  if (!known || !node_window (f->depthwise, map, kernel, &dw))
     {
       graft_infer_set_output_unknown (ctx, 0, GRAFT_DTYPE_FLOAT32, 4);
       return TRUE;

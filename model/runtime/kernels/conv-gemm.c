@@ -32,11 +32,7 @@ struct _GraftPackedFilter {
 gboolean
 graft_conv_gemm_available (void)
 {
-#ifdef GRAFT_HAVE_X86_SIMD
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2;
-#else
-  return FALSE;
-#endif
+  return graft_kernel_table ()->conv_gemm != NULL;
 }
 
 GraftPackedFilter *
@@ -74,19 +70,34 @@ graft_packed_filter_free (GraftPackedFilter *filter)
   g_free (filter);
 }
 
+typedef struct {
+  const float *weight;
+  gint64 group, Mg, K;
+} PackedFilterArgs;
+
+static gboolean
+packed_filter_fits (gconstpointer derived, gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return graft_packed_filter_matches (derived, a->group, a->Mg, a->K);
+}
+
+static gpointer
+packed_filter_make (gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return graft_packed_filter_new (a->weight, a->group, a->Mg, a->K);
+}
+
+static const GraftDerivedKind packed_filter_kind = { "packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE };
+
 const GraftPackedFilter *
 graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,
                          GraftPackedFilter **owned)
 {
-  *owned = NULL;
-  GraftPackedFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_packed_filter_free);
-  if (graft_packed_filter_matches (cached, group, Mg, K))
-    return cached;
-  GraftPackedFilter *filter = graft_packed_filter_new (weight, group, Mg, K);
-  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_packed_filter_free))
-    return filter;
-  *owned = filter;
-  return filter;
+  PackedFilterArgs args = { weight, group, Mg, K };
+  return graft_kernel_derived (ctx, &packed_filter_kind, weight, packed_filter_fits, packed_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 #define MAX_KERNEL_COLS 64
@@ -186,7 +197,7 @@ static void narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, f
 
 /* The parts of a task written for one instruction set; the task itself
  * (conv_gemm_task) is the same for all of them. */
-typedef struct {
+typedef struct _GraftConvGemmIsa {
   /* rows [k0, k1) of im2col (x) for a panel's pixels (see gather_panel) */
   void (*gather) (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n_cols, gint64 width, gint64 k0,
                   gint64 k1, float *panel);
@@ -843,7 +854,7 @@ narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, 
 
 /* The pointwise micro-kernels of one ISA: each computes `rows` filter
  * rows of a panel per call, over a sliver of up to three vectors. */
-typedef struct {
+typedef struct _GraftPointwiseIsa {
   gint64 rows;                    /* HALF_ROWS (ymm) or ROWS (zmm) */
   gint64 lanes;                   /* floats per vector */
   PointwiseKernel full, masked3, masked2, masked1;
@@ -855,6 +866,8 @@ static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_ker
 static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
                                                pointwise_kernel_avx512_1_masked };
+
+const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS] = { NULL, &pointwise_avx2, &pointwise_avx512 };
 
 /* Columns [0, n ≤ 3 vectors) of `rows` output rows from part `part` of a
  * filter panel (a: that part's first row; bias NULL or from its first
@@ -884,7 +897,7 @@ graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m
                             float hi)
 {
   g_return_if_fail (filter->group == 1 && m0 % ROWS == 0 && m1 <= filter->Mg && graft_conv_gemm_available ());
-  const PointwiseIsa *pi = graft_simd_get_level () >= GRAFT_SIMD_AVX512 ? &pointwise_avx512 : &pointwise_avx2;
+  const PointwiseIsa *pi = graft_kernel_table ()->pointwise;
   gint64 K = filter->K, sliver = 3 * pi->lanes;
   for (gint64 col = 0; col < n; col += sliver)
     for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
@@ -1047,6 +1060,8 @@ static const ConvGemmIsa isa_avx2 = { gather_panel_avx2, gather_panel_flat_avx2,
                                       YMM_MAX_VECS * YMM_LANES };
 
 #else
+
+const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS] = { NULL };
 
 void
 graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m1, const float *x, gint64 ldx,
@@ -1415,20 +1430,14 @@ strided_pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftP
   return pointwise (ctx, isa, filter, &flat_args, error);
 }
 
-/* The micro-kernels for the SIMD level (runtime/simd.h); NULL where
+/* The micro-kernels by SIMD level (kernel-table.h); NULL where
  * graft_conv_gemm_available () is FALSE. */
-static const ConvGemmIsa *
-conv_gemm_isa (void)
-{
+const GraftConvGemmIsa *const graft_conv_gemm_isas[GRAFT_SIMD_N_LEVELS] = {
+  NULL,
 #ifdef GRAFT_HAVE_X86_SIMD
-  GraftSimdLevel level = graft_simd_get_level ();
-  if (level >= GRAFT_SIMD_AVX512)
-    return &isa_avx512;
-  if (level >= GRAFT_SIMD_AVX2)
-    return &isa_avx2;
+  &isa_avx2, &isa_avx512,
 #endif
-  return NULL;
-}
+};
 
 gboolean
 graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
@@ -1443,7 +1452,7 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
    * per output row. */
   GraftWindow flat;
   GraftConvGemmArgs flat_args;
-  ConvGemmJob job = { conv_gemm_isa (), filter, args };
+  ConvGemmJob job = { graft_kernel_table ()->conv_gemm, filter, args };
   if (window_is_pointwise (w) && w->stride[0] == 1 && w->stride[1] == 1 && w->out[0] == w->in[0] &&
       w->out[1] == w->in[1])
     {

@@ -142,7 +142,7 @@ clamp1 (float v, float lo, float hi)
 
 /* ---- the variants ---- */
 
-typedef struct {
+typedef struct _GraftWinogradIsa {
   void (*task) (const WinogradJob *job, gint64 block, gint64 split, float *scratch);
   gint64 lanes, unit;             /* floats per product vector; tiles per kernel call (KV vectors) */
   gint64 rows;                    /* filter rows per kernel call */
@@ -188,18 +188,12 @@ GRAFT_TARGET_AVX512_END
 static const WinogradIsa isa_avx512 = { task_avx512, 16, 48, 8 };
 #endif
 
-static const WinogradIsa *
-winograd_isa (void)
-{
+const GraftWinogradIsa *const graft_winograd_isas[GRAFT_SIMD_N_LEVELS] = {
+  &isa_portable,
 #ifdef GRAFT_HAVE_X86_SIMD
-  GraftSimdLevel level = graft_simd_get_level ();
-  if (level >= GRAFT_SIMD_AVX512)
-    return &isa_avx512;
-  if (level >= GRAFT_SIMD_AVX2)
-    return &isa_avx2;
+  &isa_avx2, &isa_avx512,
 #endif
-  return &isa_portable;
-}
+};
 
 /* ---- the filter ---- */
 
@@ -242,19 +236,37 @@ graft_winograd_filter_free (GraftWinogradFilter *filter)
   g_free (filter);
 }
 
+typedef struct {
+  const float *weight;
+  gint64 M, C;
+} WinogradFilterArgs;
+
+static gboolean
+winograd_filter_fits (gconstpointer derived, gconstpointer args)
+{
+  const GraftWinogradFilter *filter = derived;
+  const WinogradFilterArgs *a = args;
+  return filter->zero == 0 && filter->M == a->M && filter->C == a->C;
+}
+
+static gpointer
+winograd_filter_make (gconstpointer args)
+{
+  const WinogradFilterArgs *a = args;
+  return graft_winograd_filter_new (a->weight, a->M, a->C);
+}
+
+static const GraftDerivedKind winograd_filter_kind = {
+  "Winograd filter", (GDestroyNotify) graft_winograd_filter_free, FALSE
+};
+
 const GraftWinogradFilter *
 graft_winograd_filter_for (GraftKernelContext *ctx, const float *weight, gint64 M, gint64 C,
                            GraftWinogradFilter **owned)
 {
-  *owned = NULL;
-  GraftWinogradFilter *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) graft_winograd_filter_free);
-  if (cached && cached->zero == 0 && cached->M == M && cached->C == C)
-    return cached;
-  GraftWinogradFilter *filter = graft_winograd_filter_new (weight, M, C);
-  if (filter && graft_kernel_derived_keep (ctx, weight, filter, (GDestroyNotify) graft_winograd_filter_free))
-    return filter;
-  *owned = filter;
-  return filter;
+  WinogradFilterArgs args = { weight, M, C };
+  return graft_kernel_derived (ctx, &winograd_filter_kind, weight, winograd_filter_fits, winograd_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 /* ---- planning ---- */
@@ -308,7 +320,7 @@ graft_conv_winograd (GraftKernelContext *ctx, const GraftWinogradFilter *filter,
   const GraftWindow *w = args->w;
   if (!graft_conv_winograd_supports (w, args->group) || filter->C != args->C || filter->M != args->M)
     return graft_kernel_unsupported (error, "the Winograd convolution handles 3×3 stride-1 windows of one group");
-  const WinogradIsa *isa = winograd_isa ();
+  const WinogradIsa *isa = graft_kernel_table ()->winograd;
   WinogradJob job = { filter, args, w->in[0], w->in[1], w->out[0], w->out[1], w->pad_begin[0], w->pad_begin[1] };
   job.TH = (job.OH + TILE - 1) / TILE;
   job.TW = (job.OW + TILE - 1) / TILE;

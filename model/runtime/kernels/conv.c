@@ -435,7 +435,7 @@ typedef void (*DepthwiseSplitFunc) (const float *, gint64, float *, float *);
 static gboolean
 depthwise_use_avx2 (void)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  return graft_kernel_table ()->avx2;
 }
 
 #define DEPTHWISE_MAX_TAPS 64
@@ -887,32 +887,50 @@ trimmed_conv_free (TrimmedConv *t)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TrimmedConv, trimmed_conv_free)
 
-static const TrimmedConv *
-trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *weight, gint64 C, gint64 M,
-                  gint64 group, TrimmedConv **owned)
+typedef struct {
+  const GraftWindow *w;
+  const float *weight;
+  gint64 C, M, group;
+} TrimmedConvArgs;
+
+static gboolean
+trimmed_conv_fits (gconstpointer derived, gconstpointer args)
 {
-  *owned = NULL;
-  TrimmedConv *cached = graft_kernel_derived_lookup (ctx, weight, (GDestroyNotify) trimmed_conv_free);
-  if (cached && cached->M == M && cached->Cg == C / group && cached->group == group &&
-      graft_window_equal (&cached->window, w))
-    return cached;
+  const TrimmedConv *t = derived;
+  const TrimmedConvArgs *a = args;
+  return t->M == a->M && t->Cg == a->C / a->group && t->group == a->group && graft_window_equal (&t->window, a->w);
+}
+
+static gpointer
+trimmed_conv_make (gconstpointer args)
+{
+  const TrimmedConvArgs *a = args;
   TrimmedConv *t = g_new0 (TrimmedConv, 1);
-  t->kept = trim_padding_taps (w, weight, M, C / group, &t->trimmed);
+  t->kept = trim_padding_taps (a->w, a->weight, a->M, a->C / a->group, &t->trimmed);
   if (t->kept == NULL)
     {
       trimmed_conv_free (t);
       return NULL;
     }
-  t->window = *w;
-  t->M = M;
-  t->Cg = C / group;
-  t->group = group;
-  if (graft_conv_gemm_supports (&t->trimmed) && !takes_depthwise (C, M, group, &t->trimmed))
-    t->filter = graft_packed_filter_new (t->kept, group, M / group,
+  t->window = *a->w;
+  t->M = a->M;
+  t->Cg = a->C / a->group;
+  t->group = a->group;
+  if (graft_conv_gemm_supports (&t->trimmed) && !takes_depthwise (a->C, a->M, a->group, &t->trimmed))
+    t->filter = graft_packed_filter_new (t->kept, a->group, a->M / a->group,
                                          t->Cg * t->trimmed.kernel[0] * t->trimmed.kernel[1]);
-  if (!graft_kernel_derived_keep (ctx, weight, t, (GDestroyNotify) trimmed_conv_free))
-    *owned = t;
   return t;
+}
+
+static const GraftDerivedKind trimmed_conv_kind = { "trimmed convolution", (GDestroyNotify) trimmed_conv_free, FALSE };
+
+static const TrimmedConv *
+trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *weight, gint64 C, gint64 M,
+                  gint64 group, TrimmedConv **owned)
+{
+  TrimmedConvArgs args = { w, weight, C, M, group };
+  return graft_kernel_derived (ctx, &trimmed_conv_kind, weight, trimmed_conv_fits, trimmed_conv_make, &args,
+                               (gpointer *) owned);
 }
 
 static gboolean

@@ -16,7 +16,7 @@
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/gemm-packed.h"
-#include "runtime/simd.h"
+#include "runtime/kernels/kernel-table.h"
 
 /* ---- the equation ---- */
 
@@ -390,7 +390,7 @@ batched_gemm_item (gint64 i, gpointer data)
   float *c = job->c + oc;
   /* Graft's own micro-kernels from two rows on (see matmul.c's
    * packed_product); B is packed for each product since it changes */
-  if (M >= 2 && graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+  if (M >= 2 && graft_kernel_table ()->avx2)
     {
       g_autoptr(GraftPackedB) packed = graft_packed_b_new (b, K, N, job->tb ? K : N, job->tb);
       if (packed != NULL && graft_packed_gemm (job->split, M, a, job->lda, packed, c, job->ldc, FALSE, NULL))

@@ -67,20 +67,36 @@ graft_packed_b_free (GraftPackedB *packed)
   g_free (packed);
 }
 
+typedef struct {
+  const float *b;
+  gint64 K, N, ldb;
+  gboolean transposed;
+} PackedBArgs;
+
+/* the same constant read the other way round would be another matrix */
+static gboolean
+packed_b_fits (gconstpointer derived, gconstpointer args)
+{
+  const GraftPackedB *packed = derived;
+  const PackedBArgs *a = args;
+  return packed->K == a->K && packed->N == a->N && packed->transposed == a->transposed;
+}
+
+static gpointer
+packed_b_make (gconstpointer args)
+{
+  const PackedBArgs *a = args;
+  return graft_packed_b_new (a->b, a->K, a->N, a->ldb, a->transposed);
+}
+
+static const GraftDerivedKind packed_b_kind = { "packed matrix", (GDestroyNotify) graft_packed_b_free, FALSE };
+
 const GraftPackedB *
 graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed,
                     GraftPackedB **owned)
 {
-  *owned = NULL;
-  GraftPackedB *cached = graft_kernel_derived_lookup (ctx, b, (GDestroyNotify) graft_packed_b_free);
-  /* the same constant read the other way round would be another matrix */
-  if (cached && cached->K == K && cached->N == N && cached->transposed == transposed)
-    return cached;
-  GraftPackedB *packed = graft_packed_b_new (b, K, N, ldb, transposed);
-  if (packed && graft_kernel_derived_keep (ctx, b, packed, (GDestroyNotify) graft_packed_b_free))
-    return packed;
-  *owned = packed;
-  return packed;
+  PackedBArgs args = { b, K, N, ldb, transposed };
+  return graft_kernel_derived (ctx, &packed_b_kind, b, packed_b_fits, packed_b_make, &args, (gpointer *) owned);
 }
 
 /* ---- micro-kernels ---- */
@@ -91,7 +107,7 @@ graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N,
 typedef void (*TileFunc) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
                           gboolean accumulate, const float *bias, const float *prefetch, gint64 prefetch_lines);
 
-typedef struct {
+typedef struct _GraftPackedGemmIsa {
   int rows;                       /* of a full tile */
   int panels;                     /* per full tile: its width is panels · GP_PANEL */
   gint64 kc;                      /* depth of a K block: panels · GP_PANEL × kc floats of B stay in L1 */
@@ -188,18 +204,12 @@ static const GemmIsa isa_avx512 = {
 
 #endif
 
-static const GemmIsa *
-gemm_isa (void)
-{
+const GraftPackedGemmIsa *const graft_packed_gemm_isas[GRAFT_SIMD_N_LEVELS] = {
+  &isa_portable,
 #ifdef GRAFT_HAVE_X86_SIMD
-  GraftSimdLevel level = graft_simd_get_level ();
-  if (level >= GRAFT_SIMD_AVX512)
-    return &isa_avx512;
-  if (level >= GRAFT_SIMD_AVX2)
-    return &isa_avx2;
+  &isa_avx2, &isa_avx512,
 #endif
-  return &isa_portable;
-}
+};
 
 /* ---- the driver ---- */
 
@@ -392,7 +402,7 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
           }
       return TRUE;
     }
-  const GemmIsa *isa = gemm_isa ();
+  const GemmIsa *isa = graft_kernel_table ()->packed_gemm;
   /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
    * steps just used, so pack_a's writes find its lines in cache (a fresh
    * 1.5 MB of malloc's, for BERT's 3072 → 768 product, costs its first

@@ -9,7 +9,7 @@
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/gemm-packed.h"
-#include "runtime/simd.h"
+#include "runtime/kernels/kernel-table.h"
 
 static gboolean
 infer_matmul (GraftInferContext *ctx, GError **error)
@@ -180,8 +180,8 @@ static gboolean
 packed_product (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *a, const float *b,
                 gboolean transposed, float *y, gboolean accumulate, const float *bias)
 {
-  GraftSimdLevel level = graft_simd_get_level ();
-  if ((M < 2 && level < GRAFT_SIMD_AVX512) || level < GRAFT_SIMD_AVX2)
+  const GraftKernelTable *kernels = graft_kernel_table ();
+  if ((M < 2 && !kernels->avx512) || !kernels->avx2)
     return FALSE;
   g_autoptr(GraftPackedB) owned = NULL;
   const GraftPackedB *packed = graft_packed_b_for (ctx, b, K, N, transposed ? K : N, transposed, &owned);

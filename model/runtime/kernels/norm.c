@@ -480,8 +480,8 @@ reshape_gives (const GraftRtTensor *spec, gboolean allowzero, const gint64 *from
 static gboolean
 kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
 {
-  GraftGroupNormFusion f;
-  if (!graft_group_norm_fusion_match (ctx->node, &f))
+  const GraftGroupNormFusion *f = graft_kernel_get_pattern (ctx);
+  if (f == NULL)
     return TRUE;
   GraftRtTensor *x = ctx->inputs[GRAFT_GROUP_NORM_FUSION_X];
   GraftRtTensor *grouped_shape = ctx->inputs[GRAFT_GROUP_NORM_FUSION_GROUPED_SHAPE];
@@ -500,7 +500,7 @@ kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
   gboolean scale_per_channel, bias_per_channel;
   if (!reshape_gives (grouped_shape, graft_node_attr_int (ctx->node, "allowzero", 0), x->dims, x->rank, x->numel,
                       grouped, 3) ||
-      (shape && !reshape_gives (shape, graft_node_attr_int (f.reshape_back, "allowzero", 0), grouped, 3, x->numel,
+      (shape && !reshape_gives (shape, graft_node_attr_int (f->reshape_back, "allowzero", 0), grouped, 3, x->numel,
                                 x->dims, x->rank)) ||
       !broadcasts_per_channel (scale, x->rank, C, &scale_per_channel) ||
       !broadcasts_per_channel (bias, x->rank, C, &bias_per_channel))
@@ -516,7 +516,7 @@ kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
     }
   GraftGroupNormJob job = { x->data, y->data, group_scale->data, group_bias->data, channel_scale, channel_bias, C, groups,
                        graft_dims_product (x->dims, 2, x->rank),
-                       graft_node_attr_float (f.instance_norm, "epsilon", 1e-5), f.silu };
+                       graft_node_attr_float (f->instance_norm, "epsilon", 1e-5), f->silu };
   graft_group_norm_f32 (ctx, &job, N);
   return TRUE;
 }
@@ -639,7 +639,9 @@ kernel_lp_norm (GraftKernelContext *ctx, GError **error)
 const GraftOpSchema graft_ops_norm[] = {
   /* The labels have always called these weights "mean", "var" and "scale"
    * (the ONNX schema says input_mean, input_var and, for LayerNormalization,
-   * Scale): the shorter names fit the node boxes. */
+   * Scale): the shorter names fit the node boxes. The runtime-kernels
+   * test holds every row to data/onnx-schemas.tsv, these names its only
+   * renames. */
   NORM ("BatchNormalization", 1, infer_batch_norm, kernel_batch_norm, "X scale B mean var", "Y running_mean running_var"),
   NORM ("InstanceNormalization", 1, graft_infer_same_as_input, kernel_instance_norm, "input scale B", "output"),
   NORM ("LayerNormalization", 17, infer_layer_norm, kernel_layer_norm, "X scale B", "Y Mean InvStdDev"),

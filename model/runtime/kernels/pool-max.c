@@ -12,7 +12,7 @@
 gboolean
 graft_max_pool2d_supports (const GraftWindow *w)
 {
-  return graft_simd_get_level () >= GRAFT_SIMD_AVX2 && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
+  return graft_kernel_table ()->avx2 && w->n == 2 && w->dilation[0] == 1 && w->dilation[1] == 1 &&
          (w->stride[1] == 1 || w->stride[1] == 2);
 }
 
@@ -76,7 +76,7 @@ graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 plan
 {
   g_return_if_fail (graft_max_pool2d_supports (w));
   MaxPoolJob job = { x, y, w };
-  gboolean avx512 = graft_simd_get_level () >= GRAFT_SIMD_AVX512, unit = w->stride[1] == 1;
+  gboolean avx512 = graft_kernel_table ()->avx512, unit = w->stride[1] == 1;
   graft_kernel_parallel_for (ctx, planes,
                              avx512 ? (unit ? max_pool_plane_avx512_stride1 : max_pool_plane_avx512_stride2)
                                     : (unit ? max_pool_plane_avx2_stride1 : max_pool_plane_avx2_stride2),

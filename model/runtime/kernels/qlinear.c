@@ -16,691 +16,11 @@
 
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
-#include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/qgemm-private.h"
 #include "runtime/kernels/avx2-lanes.h"
 
 #include "runtime/kernels/window.h"
 #include "runtime/fusion-patterns.h"
-
-/* Rows and columns of one register tile: 6 rows × 16 int32 columns keep
- * 12 accumulators, 2 operand rows and a broadcast in 16 ymm registers. */
-#define TILE_ROWS 6
-#define TILE_COLS 16
-/* Panels a wide kernel (AVX-512 VNNI) takes at once, and that a task
- * packs together for the one-panel kernels (AVX2): each tile of a's rows
- * then serves four panels from L2 before the next is read. One panel at
- * a time read all of a once per 16 columns — ResNet-18's layer4 (4.7 MB
- * of int16 weights) from L3 seven times a layer: QOperator ResNet-18 on
- * the AVX2 view 46.7 → 44.9 ms at one thread, 26.6 → 24.9 at two. */
-#define QGEMM_MAX_PANELS 4
-
-/* ---- the int16 GEMM ---- */
-
-/* b packed for one tile column: for each k pair, TILE_COLS columns of
- * (b[2p][j], b[2p+1][j]), so one 32-bit lane holds what vpmaddwd pairs
- * with a broadcast (a[i][2p], a[i][2p+1]). */
-static void
-pack_b_panel_portable (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
-{
-  const gint16 *b = bv;
-  gint16 *panel = panelv;
-  gint64 cols = MIN (TILE_COLS, N - j0), pairs = (K + 1) / 2;
-  memset (panel, 0, sizeof (gint16) * pairs * TILE_COLS * 2);
-  for (gint64 k = 0; k < K; k++)
-    {
-      const gint16 *row = b + k * N + j0;
-      gint16 *dst = panel + (k / 2) * TILE_COLS * 2 + (k % 2);
-      for (gint64 j = 0; j < cols; j++)
-        dst[j * 2] = row[j];
-    }
-}
-
-#ifdef GRAFT_HAVE_X86_SIMD
-/* Full panels, two rows at a time: vpunpck{l,h}wd interleave within each
- * 128-bit lane, the permutes put columns 0-7 and 8-15 back in order. */
-GRAFT_TARGET_AVX2_FMA static void
-pack_b_panel_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
-{
-  const gint16 *b = bv;
-  gint16 *panel = panelv;
-  if (N - j0 < TILE_COLS)
-    {
-      pack_b_panel_portable (b, N, K, j0, panel);
-      return;
-    }
-  gint64 p = 0;
-  for (; 2 * p + 1 < K; p++)
-    {
-      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + 2 * p * N + j0));
-      __m256i r1 = _mm256_loadu_si256 ((const __m256i *) (b + (2 * p + 1) * N + j0));
-      __m256i lo = _mm256_unpacklo_epi16 (r0, r1), hi = _mm256_unpackhi_epi16 (r0, r1);
-      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
-      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
-    }
-  if (K % 2)
-    {
-      /* The odd last row pairs with zeros. */
-      __m256i r0 = _mm256_loadu_si256 ((const __m256i *) (b + (K - 1) * N + j0)), zero = _mm256_setzero_si256 ();
-      __m256i lo = _mm256_unpacklo_epi16 (r0, zero), hi = _mm256_unpackhi_epi16 (r0, zero);
-      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2), _mm256_permute2x128_si256 (lo, hi, 0x20));
-      _mm256_storeu_si256 ((__m256i *) (panel + p * TILE_COLS * 2 + 16), _mm256_permute2x128_si256 (lo, hi, 0x31));
-    }
-}
-#endif
-
-static void
-qgemm_tile_portable (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
-{
-  const gint16 *a = av, *panel = panelv;
-  for (int i = 0; i < TILE_ROWS; i++)
-    {
-      gint32 acc[TILE_COLS] = { 0 };
-      for (gint64 p = 0; p < pairs; p++)
-        {
-          gint32 a0 = a[i * lda + 2 * p], a1 = a[i * lda + 2 * p + 1];
-          const gint16 *bp = panel + p * TILE_COLS * 2;
-          for (int j = 0; j < TILE_COLS; j++)
-            acc[j] += a0 * bp[2 * j] + a1 * bp[2 * j + 1];
-        }
-      memcpy (c + i * ldc, acc, sizeof acc);
-    }
-}
-
-#ifdef GRAFT_HAVE_X86_SIMD
-/* Named accumulators rather than an array: GCC then keeps all twelve in
- * registers without copying them each step. */
-#define QGEMM_ROW_STEP(i, c0, c1)                                              \
-  do                                                                           \
-    {                                                                          \
-      gint32 pair;                                                             \
-      memcpy (&pair, a + (i) * lda + 2 * p, sizeof pair);                      \
-      __m256i ai = _mm256_set1_epi32 (pair);                                   \
-      c0 = _mm256_add_epi32 (c0, _mm256_madd_epi16 (ai, b0));                 \
-      c1 = _mm256_add_epi32 (c1, _mm256_madd_epi16 (ai, b1));                 \
-    }                                                                          \
-  while (0)
-
-/* The twelve accumulators of a 6×16 tile, and a step on each row's pair. */
-#define QGEMM_ACCUMULATORS                                                                        \
-  __m256i c00 = _mm256_setzero_si256 (), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
-  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00
-
-#define QGEMM_EACH_ROW(step)                                                   \
-  do                                                                           \
-    {                                                                          \
-      step (0, c00, c01);                                                      \
-      step (1, c10, c11);                                                      \
-      step (2, c20, c21);                                                      \
-      step (3, c30, c31);                                                      \
-      step (4, c40, c41);                                                      \
-      step (5, c50, c51);                                                      \
-    }                                                                          \
-  while (0)
-
-#define QGEMM_ROW_STORE(i, c0, c1)                                             \
-  do                                                                           \
-    {                                                                          \
-      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc), c0);                  \
-      _mm256_storeu_si256 ((__m256i *) (c + (i) * ldc + 8), c1);              \
-    }                                                                          \
-  while (0)
-
-GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
-qgemm_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 pairs, gint32 *c, gint64 ldc)
-{
-  const gint16 *a = av, *panel = panelv;
-  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
-  QGEMM_ACCUMULATORS;
-  for (gint64 p = 0; p < pairs; p++)
-    {
-      __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2));
-      __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + p * TILE_COLS * 2 + 16));
-      QGEMM_EACH_ROW (QGEMM_ROW_STEP);
-    }
-  QGEMM_EACH_ROW (QGEMM_ROW_STORE);
-}
-#endif
-
-/* ---- u8 × s8 with vpmaddubsw, for weights of at most 7 bits ----
- *
- * vpmaddubsw multiplies unsigned bytes by signed bytes and adds each
- * pair into a saturating int16: exact when |w| ≤ 64, as 2·255·64 =
- * 32640 < 32767 (onnxruntime's reduce_range weights, −64..64), then
- * vpmaddwd by ones widens the pair sums into int32. Twice the products
- * per instruction of the int16 path, from operands half the size. The
- * activations go in raw (0..255); the caller subtracts zero point × row
- * sum of the weights. */
-
-/* b (K×N bytes) packed for one tile column: for each k quad, TILE_COLS
- * columns of (b[4q][j] … b[4q+3][j]), one 32-bit lane per column. */
-static void
-pack_b_panel_u8_portable (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
-{
-  const guint8 *b = bv;
-  guint8 *panel = panelv;
-  gint64 cols = MIN (TILE_COLS, N - j0), quads = (K + 3) / 4;
-  memset (panel, 0, quads * TILE_COLS * 4);
-  for (gint64 k = 0; k < K; k++)
-    {
-      const guint8 *row = b + k * N + j0;
-      guint8 *dst = panel + (k / 4) * TILE_COLS * 4 + (k % 4);
-      for (gint64 j = 0; j < cols; j++)
-        dst[j * 4] = row[j];
-    }
-}
-
-static void
-qgemm_u8s8_tile_portable (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
-{
-  const gint8 *a = av;
-  const guint8 *panel = panelv;
-  for (int i = 0; i < TILE_ROWS; i++)
-    {
-      gint32 acc[TILE_COLS] = { 0 };
-      for (gint64 q = 0; q < quads; q++)
-        for (int j = 0; j < TILE_COLS; j++)
-          for (int r = 0; r < 4; r++)
-            acc[j] += a[i * lda + 4 * q + r] * panel[q * TILE_COLS * 4 + j * 4 + r];
-      memcpy (c + i * ldc, acc, sizeof acc);
-    }
-}
-
-#ifdef GRAFT_HAVE_X86_SIMD
-/* One quad of a panel from four rows of its 16 columns: bytes of rows
- * 0/1 and 2/3 paired, then the pairs paired into one 32-bit lane per
- * column. */
-static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
-store_quad_u8 (guint8 *dst, __m128i r0, __m128i r1, __m128i r2, __m128i r3)
-{
-  __m128i p01lo = _mm_unpacklo_epi8 (r0, r1), p01hi = _mm_unpackhi_epi8 (r0, r1);
-  __m128i p23lo = _mm_unpacklo_epi8 (r2, r3), p23hi = _mm_unpackhi_epi8 (r2, r3);
-  _mm_storeu_si128 ((__m128i *) dst, _mm_unpacklo_epi16 (p01lo, p23lo));
-  _mm_storeu_si128 ((__m128i *) (dst + 16), _mm_unpackhi_epi16 (p01lo, p23lo));
-  _mm_storeu_si128 ((__m128i *) (dst + 32), _mm_unpacklo_epi16 (p01hi, p23hi));
-  _mm_storeu_si128 ((__m128i *) (dst + 48), _mm_unpackhi_epi16 (p01hi, p23hi));
-}
-
-/* Full panels, four rows at a time. */
-GRAFT_TARGET_AVX2_FMA static void
-pack_b_panel_u8_avx2 (const void *bv, gint64 N, gint64 K, gint64 j0, void *panelv)
-{
-  const guint8 *b = bv;
-  guint8 *panel = panelv;
-  if (N - j0 < TILE_COLS || K % 4)
-    {
-      pack_b_panel_u8_portable (bv, N, K, j0, panelv);
-      return;
-    }
-  for (gint64 q = 0; q < K / 4; q++)
-    {
-      const guint8 *row = b + 4 * q * N + j0;
-      store_quad_u8 (panel + q * TILE_COLS * 4, _mm_loadu_si128 ((const __m128i *) row),
-                     _mm_loadu_si128 ((const __m128i *) (row + N)), _mm_loadu_si128 ((const __m128i *) (row + 2 * N)),
-                     _mm_loadu_si128 ((const __m128i *) (row + 3 * N)));
-    }
-}
-
-#define QGEMM_U8S8_ROW_STEP(i, c0, c1)                                         \
-  do                                                                           \
-    {                                                                          \
-      gint32 quad;                                                             \
-      memcpy (&quad, a + (i) * lda + 4 * q, sizeof quad);                      \
-      __m256i ai = _mm256_set1_epi32 (quad);                                   \
-      c0 = _mm256_add_epi32 (c0, _mm256_madd_epi16 (_mm256_maddubs_epi16 (b0, ai), ones)); \
-      c1 = _mm256_add_epi32 (c1, _mm256_madd_epi16 (_mm256_maddubs_epi16 (b1, ai), ones)); \
-    }                                                                          \
-  while (0)
-
-GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
-qgemm_u8s8_tile_avx2 (const void *av, gint64 lda, const void *panelv, gint64 quads, gint32 *c, gint64 ldc)
-{
-  G_STATIC_ASSERT (TILE_ROWS == 6 && TILE_COLS == 16);
-  const gint8 *a = av;
-  const guint8 *panel = panelv;
-  const __m256i ones = _mm256_set1_epi16 (1);
-  QGEMM_ACCUMULATORS;
-  for (gint64 q = 0; q < quads; q++)
-    {
-      __m256i b0 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4));
-      __m256i b1 = _mm256_loadu_si256 ((const __m256i *) (panel + q * TILE_COLS * 4 + 32));
-      QGEMM_EACH_ROW (QGEMM_U8S8_ROW_STEP);
-    }
-  QGEMM_EACH_ROW (QGEMM_ROW_STORE);
-}
-#endif
-
-/* ---- AVX-512 VNNI: both GEMMs, up to four panels at a time ----
- *
- * vpdpbusd adds the four u8 × s8 products of each 32-bit lane into an
- * int32 accumulator in one instruction, with no int16 step that could
- * saturate; vpdpwssd does the same for the int16 pairs (vpmaddwd and
- * vpaddd in one). One zmm is a whole panel row of quads or pairs (16
- * columns × 4 bytes), so a 6-row tile over four panels is 24 accumulators,
- * and each step's broadcast of a row's four bytes of a serves four panels:
- * a is read once per 64 columns, not per 16 (a deep filter is megabytes).
- * Same packing as the AVX2 kernels; a and the panels are read as bytes. */
-#ifdef GRAFT_HAVE_X86_SIMD
-#define GRAFT_TARGET_AVX512_VNNI __attribute__ ((target ("avx512f,avx512vnni")))
-
-/* Named accumulators, not an array: GCC keeps an array of __m512i in
- * memory and copies it every step. Panels past n_panels are dead code. */
-#define VNNI_OP(c, b, ar) (words ? _mm512_dpwssd_epi32 (c, b, ar) : _mm512_dpbusd_epi32 (c, b, ar))
-#define VNNI_ROW(r)                                                            \
-  do                                                                           \
-    {                                                                          \
-      gint32 four;                                                             \
-      memcpy (&four, a + (r) * lda_bytes + 4 * s, sizeof four);                \
-      __m512i ar = _mm512_set1_epi32 (four);                                   \
-      c##r##0 = VNNI_OP (c##r##0, b0, ar);                                     \
-      if (n_panels > 1)                                                        \
-        c##r##1 = VNNI_OP (c##r##1, b1, ar);                                   \
-      if (n_panels > 2)                                                        \
-        c##r##2 = VNNI_OP (c##r##2, b2, ar);                                   \
-      if (n_panels > 3)                                                        \
-        c##r##3 = VNNI_OP (c##r##3, b3, ar);                                   \
-    }                                                                          \
-  while (0)
-#define VNNI_STORE(r)                                                          \
-  do                                                                           \
-    {                                                                          \
-      _mm512_storeu_si512 ((void *) (c + (r) * ldc), c##r##0);                 \
-      if (n_panels > 1)                                                        \
-        _mm512_storeu_si512 ((void *) (c + (r) * ldc + TILE_COLS), c##r##1);   \
-      if (n_panels > 2)                                                        \
-        _mm512_storeu_si512 ((void *) (c + (r) * ldc + 2 * TILE_COLS), c##r##2); \
-      if (n_panels > 3)                                                        \
-        _mm512_storeu_si512 ((void *) (c + (r) * ldc + 3 * TILE_COLS), c##r##3); \
-    }                                                                          \
-  while (0)
-
-static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX512_VNNI void
-vnni_tiles_body (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes, gint64 steps,
-                 gint32 *c, gint64 ldc, const int n_panels, const gboolean words)
-{
-  G_STATIC_ASSERT (TILE_ROWS == 6 && QGEMM_MAX_PANELS == 4);
-  __m512i c00 = _mm512_setzero_si512 (), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-  __m512i c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
-  __m512i c40 = c00, c41 = c00, c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
-  for (gint64 s = 0; s < steps; s++)
-    {
-      const guint8 *b = panels + s * TILE_COLS * 4;
-      __m512i b0 = _mm512_loadu_si512 ((const void *) b), b1 = b0, b2 = b0, b3 = b0;
-      if (n_panels > 1)
-        b1 = _mm512_loadu_si512 ((const void *) (b + panel_bytes));
-      if (n_panels > 2)
-        b2 = _mm512_loadu_si512 ((const void *) (b + 2 * panel_bytes));
-      if (n_panels > 3)
-        b3 = _mm512_loadu_si512 ((const void *) (b + 3 * panel_bytes));
-      VNNI_ROW (0);
-      VNNI_ROW (1);
-      VNNI_ROW (2);
-      VNNI_ROW (3);
-      VNNI_ROW (4);
-      VNNI_ROW (5);
-    }
-  VNNI_STORE (0);
-  VNNI_STORE (1);
-  VNNI_STORE (2);
-  VNNI_STORE (3);
-  VNNI_STORE (4);
-  VNNI_STORE (5);
-}
-
-#define VNNI_TILES(name, n, words)                                                                        \
-  GRAFT_TARGET_AVX512_VNNI GRAFT_HOT_LOOP __attribute__ ((noinline)) static void                          \
-  name (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes, gint64 steps,       \
-        gint32 *c, gint64 ldc)                                                                            \
-  {                                                                                                       \
-    vnni_tiles_body (a, lda_bytes, panels, panel_bytes, steps, c, ldc, n, words);                         \
-  }
-VNNI_TILES (vnni_bytes_1, 1, FALSE)
-VNNI_TILES (vnni_bytes_2, 2, FALSE)
-VNNI_TILES (vnni_bytes_3, 3, FALSE)
-VNNI_TILES (vnni_bytes_4, 4, FALSE)
-VNNI_TILES (vnni_words_1, 1, TRUE)
-VNNI_TILES (vnni_words_2, 2, TRUE)
-VNNI_TILES (vnni_words_3, 3, TRUE)
-VNNI_TILES (vnni_words_4, 4, TRUE)
-
-typedef void (*VnniTiles) (const guint8 *a, gint64 lda_bytes, const guint8 *panels, gint64 panel_bytes,
-                           gint64 steps, gint32 *c, gint64 ldc);
-static const VnniTiles vnni_bytes[] = { vnni_bytes_1, vnni_bytes_2, vnni_bytes_3, vnni_bytes_4 };
-static const VnniTiles vnni_words[] = { vnni_words_1, vnni_words_2, vnni_words_3, vnni_words_4 };
-
-/* n_panels full panels (panel_bytes apart) of one 6-row tile of a. */
-static void
-qgemm_u8s8_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
-                              gint64 steps, gint32 *c, gint64 ldc)
-{
-  vnni_bytes[n_panels - 1] (a, lda, panels, panel_bytes, steps, c, ldc);
-}
-
-static void
-qgemm_tiles_avx512_vnni (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
-                         gint64 steps, gint32 *c, gint64 ldc)
-{
-  vnni_words[n_panels - 1] (a, lda * (gint64) sizeof (gint16), panels, panel_bytes, steps, c, ldc);
-}
-
-#endif
-
-/* ---- AMX-INT8: 32 × 32 blocks of 16 × 16 tiles ----
- *
- * tdpbsud multiplies a tile of signed bytes (16 rows of a, 64 k each) by
- * a tile of unsigned bytes laid out as 16 quads of k × 16 columns × 4
- * bytes — the panel layout above, 16 quads of it — and adds the 16 × 16
- * int32 sums into a third tile: 16384 products per instruction. Two
- * tiles of a's rows by two panels make four accumulator tiles, all eight
- * tile registers. a's rows must be padded to AMX_ROWS·2 and K to 64. */
-#define AMX_ROWS 32
-#define AMX_DEPTH 64
-
-#ifdef GRAFT_HAVE_X86_SIMD
-#define GRAFT_TARGET_AMX __attribute__ ((target ("amx-tile,amx-int8,avx512f")))
-
-typedef struct {
-  guint8 palette, start_row, reserved[14];
-  guint16 bytes_per_row[16];
-  guint8 rows[16];
-} __attribute__ ((packed)) AmxTileConfig;
-
-/* The tile configuration is per thread: each task sets it, and releases
- * the tile state when done so that the kernel need not save it. */
-/* Eight tiles of 16 rows × 64 bytes. A constant: GCC 12 does not see
- * ldtilecfg read its operand and drops stores to a local one. */
-static const AmxTileConfig amx_config = {
-  .palette = 1,
-  .bytes_per_row = { 64, 64, 64, 64, 64, 64, 64, 64 },
-  .rows = { 16, 16, 16, 16, 16, 16, 16, 16 },
-};
-
-GRAFT_TARGET_AMX static void
-amx_begin (void)
-{
-  _tile_loadconfig (&amx_config);
-}
-
-GRAFT_TARGET_AMX static void
-amx_end (void)
-{
-  _tile_release ();
-}
-
-/* c (32 × 32, ldc int32s apart) = rows 0–31 of a (lda bytes apart) ×
- * the two panels. */
-GRAFT_TARGET_AMX GRAFT_HOT_LOOP static void
-amx_block (const guint8 *a, gint64 lda, const guint8 *panel0, const guint8 *panel1, gint64 steps, gint32 *c,
-           gint64 ldc)
-{
-  _tile_zero (0);
-  _tile_zero (1);
-  _tile_zero (2);
-  _tile_zero (3);
-  for (gint64 s = 0; s < steps; s++)
-    {
-      _tile_loadd (4, a + s * AMX_DEPTH, lda);
-      _tile_loadd (5, a + 16 * lda + s * AMX_DEPTH, lda);
-      _tile_loadd (6, panel0 + s * AMX_DEPTH * TILE_COLS, TILE_COLS * 4);
-      _tile_loadd (7, panel1 + s * AMX_DEPTH * TILE_COLS, TILE_COLS * 4);
-      _tile_dpbsud (0, 4, 6);
-      _tile_dpbsud (1, 4, 7);
-      _tile_dpbsud (2, 5, 6);
-      _tile_dpbsud (3, 5, 7);
-    }
-  gint64 stride = ldc * sizeof (gint32);
-  _tile_stored (0, c, stride);
-  _tile_stored (1, c + 16, stride);
-  _tile_stored (2, c + 16 * ldc, stride);
-  _tile_stored (3, c + 16 * ldc + 16, stride);
-}
-#endif
-
-/* ---- tiles over the whole product, split by panels over threads ---- */
-
-typedef void (*QGemmTile) (const void *a, gint64 lda, const void *panel, gint64 steps, gint32 *c, gint64 ldc);
-typedef void (*QGemmPack) (const void *b, gint64 N, gint64 K, gint64 j0, void *panel);
-
-/* Full tiles of n_panels panels (panel_bytes apart) at once. */
-typedef void (*QGemmTiles) (const void *a, gint64 lda, const void *panels, gint64 panel_bytes, int n_panels,
-                            gint64 steps, gint32 *c, gint64 ldc);
-
-/* Packs n_panels panels of b's columns j0, j0 + TILE_COLS, … (panel_bytes
- * apart) from wherever b's values come from: the implicit GEMM of a
- * convolution reads them from its input rather than from a matrix. */
-typedef void (*QGemmSource) (gconstpointer source, gint64 j0, gint64 n_panels, guint8 *panels, gint64 panel_bytes);
-
-
-typedef struct {
-  QGemmTile tile;           /* one panel, NULL with tiles */
-  QGemmPack pack;
-  gsize size;               /* bytes per operand value */
-  gint64 depth;             /* k values per tile step: 2 (int16 pairs) or 4 (byte quads) */
-  QGemmTiles tiles;         /* up to max_panels panels at once, or NULL */
-  gint64 max_panels;        /* 1 without tiles */
-  gint64 rows;              /* rows of a per tile: TILE_ROWS, or AMX_ROWS with AMX */
-  gboolean amx;             /* AMX tiles (qgemm_amx_rows) instead of tile/tiles */
-} QGemmKind;
-
-/* Takes the sums of rows i0 … i0 + rows − 1 and columns j0 … j0 + cols − 1
- * (tile[i · ld + j]) while they are in the cache: a convolution
- * requantizes them straight into its output. */
-typedef void (*QGemmEpilogue) (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, gint64 rows, gint64 j0,
-                               gint64 cols);
-
-typedef struct {
-  const guint8 *a;          /* packed: rows padded to TILE_ROWS, K to `depth` */
-  const void *b;            /* K × N, or NULL with a source */
-  QGemmSource source;
-  gconstpointer source_data;
-  QGemmEpilogue epilogue;   /* or NULL: the sums go to c */
-  gconstpointer epilogue_data;
-  gint32 *c;
-  gint64 M, N, K, lda, ldc;
-  /* Tasks: column tasks (contiguous runs of whole panel groups, as even
-   * as groups go) × row blocks (of rows_per_block rows, a multiple of
-   * the kind's tile rows) when there are too few columns to go round. */
-  gint64 groups, col_tasks, row_blocks, rows_per_block;
-  QGemmKind kind;
-} QGemmJob;
-
-/* One 6-row tile over n_panels panels into out (ld apart): the
- * multi-panel kernel at once, or the one-panel kernel per panel. a's
- * rows are padded with zeros and a panel's missing columns are packed
- * as zeros, so a tile whose rows or last panel are not whole runs as any
- * other; only the part of its result that exists is used. */
-static void
-qgemm_tile_row (const QGemmJob *job, const guint8 *a, const guint8 *panels, gint64 panel_bytes, gint64 n_panels,
-                gint64 steps, gint32 *out, gint64 ld)
-{
-  if (job->kind.tiles != NULL)
-    job->kind.tiles (a, job->lda, panels, panel_bytes, n_panels, steps, out, ld);
-  else
-    for (gint64 p = 0; p < n_panels; p++)
-      job->kind.tile (a, job->lda, panels + p * panel_bytes, steps, out + p * TILE_COLS, ld);
-}
-
-#define QGEMM_BUFFER_LD (QGEMM_MAX_PANELS * TILE_COLS)
-
-/* Rows row_begin … row_end − 1 of a panel group by AMX blocks, each
- * handed to the epilogue (AMX is used with one only). */
-static void
-qgemm_amx_rows (const QGemmJob *job, const guint8 *panels, gint64 panel_bytes, gint64 n_panels, gint64 row_begin,
-                gint64 row_end, gint64 j0, gint64 cols, gint32 *buffer)
-{
-#ifdef GRAFT_HAVE_X86_SIMD
-  gint64 steps = job->lda / AMX_DEPTH;
-  for (gint64 i0 = row_begin; i0 < row_end; i0 += AMX_ROWS)
-    {
-      const guint8 *a = job->a + i0 * job->lda;
-      /* A group's odd last panel pairs with itself; its copy is not used. */
-      for (gint64 p = 0; p < n_panels; p += 2)
-        amx_block (a, job->lda, panels + p * panel_bytes, panels + MIN (p + 1, n_panels - 1) * panel_bytes, steps,
-                   buffer + p * TILE_COLS, QGEMM_BUFFER_LD);
-      job->epilogue (job->epilogue_data, buffer, QGEMM_BUFFER_LD, i0, MIN (AMX_ROWS, job->M - i0), j0, cols);
-    }
-#else
-  g_return_if_reached ();
-#endif
-}
-
-static void
-qgemm_task (gint64 task, gpointer data)
-{
-  const QGemmJob *job = data;
-  gsize size = job->kind.size;
-  gint64 steps = job->lda / job->kind.depth;
-  gint64 panel_bytes = job->lda * TILE_COLS * size;
-  g_autofree guint8 *panels = g_malloc (job->kind.max_panels * panel_bytes);
-  gint32 buffer[AMX_ROWS * QGEMM_BUFFER_LD];
-  gint64 col_task = task / job->row_blocks, group_cols = job->kind.max_panels * TILE_COLS;
-  gint64 first = col_task * job->groups / job->col_tasks * group_cols;
-  gint64 last = MIN (job->N, (col_task + 1) * job->groups / job->col_tasks * group_cols);
-  gint64 row_begin = task % job->row_blocks * job->rows_per_block;
-  gint64 row_end = MIN (job->M, row_begin + job->rows_per_block);
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (job->kind.amx)
-    amx_begin ();
-#endif
-  for (gint64 j0 = first; j0 < last; j0 += job->kind.max_panels * TILE_COLS)
-    {
-      gint64 n_panels = MIN (job->kind.max_panels, (last - j0 + TILE_COLS - 1) / TILE_COLS);
-      gint64 n_full = MIN (n_panels, (job->N - j0) / TILE_COLS);
-      gint64 cols = MIN (n_panels * TILE_COLS, job->N - j0);
-      if (job->source)
-        job->source (job->source_data, j0, n_panels, panels, panel_bytes);
-      else
-        for (gint64 p = 0; p < n_panels; p++)
-          job->kind.pack (job->b, job->N, job->K, j0 + p * TILE_COLS, panels + p * panel_bytes);
-      if (job->kind.amx)
-        {
-          qgemm_amx_rows (job, panels, panel_bytes, n_panels, row_begin, row_end, j0, cols, buffer);
-          continue;
-        }
-      for (gint64 i0 = row_begin; i0 < row_end; i0 += TILE_ROWS)
-        {
-          gint64 rows = MIN (TILE_ROWS, job->M - i0);
-          const guint8 *a = job->a + i0 * job->lda * size;
-          if (job->epilogue)
-            {
-              qgemm_tile_row (job, a, panels, panel_bytes, n_panels, steps, buffer, QGEMM_BUFFER_LD);
-              job->epilogue (job->epilogue_data, buffer, QGEMM_BUFFER_LD, i0, rows, j0, cols);
-              continue;
-            }
-          gint64 direct = rows == TILE_ROWS ? n_full : 0;
-          if (direct > 0)
-            qgemm_tile_row (job, a, panels, panel_bytes, direct, steps, job->c + i0 * job->ldc + j0, job->ldc);
-          if (direct == n_panels)
-            continue;
-          qgemm_tile_row (job, a, panels + direct * panel_bytes, panel_bytes, n_panels - direct, steps, buffer,
-                          QGEMM_BUFFER_LD);
-          for (gint64 i = 0; i < rows; i++)
-            memcpy (job->c + (i0 + i) * job->ldc + j0 + direct * TILE_COLS, buffer + i * QGEMM_BUFFER_LD,
-                    sizeof (gint32) * (cols - direct * TILE_COLS));
-        }
-    }
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (job->kind.amx)
-    amx_end ();
-#endif
-}
-
-/* a with its rows padded to a multiple of TILE_ROWS and K to a multiple
- * of depth (lda) with zeros, as the tiles read it. g_free the result. */
-static void *
-qgemm_pack_a (gint64 M, gint64 K, const void *a, gsize size, gint64 depth, gint64 *lda)
-{
-  *lda = (K + depth - 1) / depth * depth;
-  gint64 rows = (M + TILE_ROWS - 1) / TILE_ROWS * TILE_ROWS;
-  guint8 *packed = g_malloc0 (MAX (rows * *lda * size, 1));
-  for (gint64 i = 0; i < M; i++)
-    memcpy (packed + i * *lda * size, (const guint8 *) a + i * K * size, size * K);
-  return packed;
-}
-
-static QGemmKind
-qgemm_kind_s16 (void)
-{
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { NULL, pack_b_panel_avx2, sizeof (gint16), 2, qgemm_tiles_avx512_vnni, QGEMM_MAX_PANELS,
-                         TILE_ROWS };
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_tile_avx2, pack_b_panel_avx2, sizeof (gint16), 2, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
-#endif
-  return (QGemmKind) { qgemm_tile_portable, pack_b_panel_portable, sizeof (gint16), 2, NULL, 1, TILE_ROWS };
-}
-
-static QGemmKind
-qgemm_kind_u8s8 (void)
-{
-#ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_has_avx512_vnni ())
-    return (QGemmKind) { NULL, pack_b_panel_u8_avx2, 1, 4, qgemm_u8s8_tiles_avx512_vnni, QGEMM_MAX_PANELS,
-                         TILE_ROWS };
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
-    return (QGemmKind) { qgemm_u8s8_tile_avx2, pack_b_panel_u8_avx2, 1, 4, NULL, QGEMM_MAX_PANELS, TILE_ROWS };
-#endif
-  return (QGemmKind) { qgemm_u8s8_tile_portable, pack_b_panel_u8_portable, 1, 4, NULL, 1, TILE_ROWS };
-}
-
-/* Runs job (its M, N, a, b or source, c or epilogue set) over the context's threads. */
-static void
-qgemm_run (GraftKernelContext *ctx, QGemmJob *job)
-{
-  if (job->M <= 0 || job->N <= 0)
-    return;
-  /* AMX blocks go to an epilogue, from panels a source packs to 64-deep K. */
-  g_return_if_fail (!job->kind.amx || (job->source != NULL && job->epilogue != NULL && job->lda % AMX_DEPTH == 0));
-  QGemmKind kind = job->kind;
-  gint64 panels = (job->N + TILE_COLS - 1) / TILE_COLS;
-  gint64 threads = ctx ? graft_kernel_get_n_threads (ctx) : 1;
-  /* A group's panels are packed once and every row of a read once per
-   * group, whichever task takes it, so tasks can be as small as one
-   * group: several per thread even out uneven groups (the last is often
-   * a single panel) and a shared machine. With fewer groups than that,
-   * the rows are split too (each block of rows packs the group again,
-   * cheap beside a deep late layer's product). */
-  job->groups = (panels + kind.max_panels - 1) / kind.max_panels;
-  job->col_tasks = MIN (job->groups, threads * 8);
-  job->row_blocks = 1;
-  gint64 row_tiles = (job->M + kind.rows - 1) / kind.rows;
-  if (threads > 1 && job->col_tasks < threads * 2)
-    job->row_blocks = MIN ((threads * 2 + job->col_tasks - 1) / job->col_tasks, MAX (row_tiles * kind.rows / 48, 1));
-  job->rows_per_block = (row_tiles + job->row_blocks - 1) / job->row_blocks * kind.rows;
-  job->row_blocks = (job->M + job->rows_per_block - 1) / job->rows_per_block;
-  gint64 tasks = job->col_tasks * job->row_blocks;
-  if (ctx && threads > 1 && tasks > 1)
-    graft_kernel_parallel_for (ctx, tasks, qgemm_task, job);
-  else
-    for (gint64 t = 0; t < tasks; t++)
-      qgemm_task (t, job);
-}
-
-static void
-qgemm_packed (GraftKernelContext *ctx, QGemmKind kind, gint64 M, gint64 N, gint64 K, const void *packed, gint64 lda,
-              const void *b, gint32 *c, gint64 ldc)
-{
-  QGemmJob job = { .a = packed, .b = b, .c = c, .M = M, .N = N, .K = K, .lda = lda, .ldc = ldc, .kind = kind };
-  qgemm_run (ctx, &job);
-}
-
-void
-graft_qgemm_u8s8 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint8 *a, const guint8 *b,
-                  gint32 *c, gint64 ldc)
-{
-  gint64 lda;
-  g_autofree void *packed = qgemm_pack_a (M, K, a, 1, 4, &lda);
-  qgemm_packed (ctx, qgemm_kind_u8s8 (), M, N, K, packed, lda, b, c, ldc);
-}
-
-void
-graft_qgemm_s16 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const gint16 *a, const gint16 *b,
-                 gint32 *c, gint64 ldc)
-{
-  gint64 lda;
-  g_autofree void *packed = qgemm_pack_a (M, K, a, sizeof (gint16), 2, &lda);
-  qgemm_packed (ctx, qgemm_kind_s16 (), M, N, K, packed, lda, b, c, ldc);
-}
 
 /* ---- operands, zero points, requantization ---- */
 
@@ -806,11 +126,13 @@ requantize_row_avx2 (const gint32 *src, gint64 n, gint32 bias, float scale, gint
 }
 #endif
 
+/* avx2: the kernel table's, read once per tile rather than per row */
 static void
-requantize_row (const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed, void *dst)
+requantize_row (gboolean avx2, const gint32 *src, gint64 n, gint32 bias, float scale, gint32 zero, gboolean is_signed,
+                void *dst)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+  if (avx2)
     {
       requantize_row_avx2 (src, n, bias, scale, zero, is_signed, dst);
       return;
@@ -992,13 +314,13 @@ packed_filter_add_bytes (PackedFilter *f, gint64 M)
     }
   if (lo < -64 || hi > 64)
     {
-      if (lo < -128 || hi > 127 || !graft_simd_has_avx512_vnni ())
+      if (lo < -128 || hi > 127 || !graft_kernel_table ()->vnni)
         return;
       f->bytes_need_vnni = TRUE;
     }
   gint64 Mg = M / f->group;
   /* The AMX geometry serves the other byte kernels too (more zeros). */
-  gboolean amx = graft_simd_has_amx_int8 ();
+  gboolean amx = graft_kernel_table ()->amx;
   f->lda8 = amx ? (f->K + AMX_DEPTH - 1) / AMX_DEPTH * AMX_DEPTH : (f->K + 3) / 4 * 4;
   f->rows8 = amx ? (f->rows + AMX_ROWS - 1) / AMX_ROWS * AMX_ROWS : f->rows;
   f->packed8 = g_new0 (gint8, MAX (f->group * f->rows8 * f->lda8, 1));
@@ -1047,21 +369,36 @@ packed_filter_new (const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 gro
   return f;
 }
 
+typedef struct {
+  const GraftRtTensor *wt, *wzp;
+  gint64 group, K;
+} PackedFilterArgs;
+
+static gboolean
+packed_filter_args_fit (gconstpointer kept, gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return packed_filter_fits (kept, a->wzp, a->group, a->K);
+}
+
+static gpointer
+packed_filter_make (gconstpointer args)
+{
+  const PackedFilterArgs *a = args;
+  return packed_filter_new (a->wt, a->wzp, a->group, a->K);
+}
+
+static const GraftDerivedKind packed_filter_kind = { "packed 8-bit filter", packed_filter_free, TRUE };
+
 /* The packed filter of this node: the kept one when it fits, else a new
  * one, kept when the filter is a constant (else *owned frees it). */
 static const PackedFilter *
 packed_filter_get (GraftKernelContext *ctx, const GraftRtTensor *wt, const GraftRtTensor *wzp, gint64 group, gint64 K,
                    PackedFilter **owned)
 {
-  *owned = NULL;
-  PackedFilter *kept = graft_kernel_derived_lookup (ctx, wt->data, packed_filter_free);
-  if (kept && packed_filter_fits (kept, wzp, group, K))
-    return kept;
-  PackedFilter *f = packed_filter_new (wt, wzp, group, K);
-  if (kept == NULL && graft_kernel_derived_keep (ctx, wt->data, f, packed_filter_free))
-    return f;
-  *owned = f;
-  return f;
+  PackedFilterArgs args = { wt, wzp, group, K };
+  return graft_kernel_derived (ctx, &packed_filter_kind, wt->data, packed_filter_args_fit, packed_filter_make, &args,
+                               (gpointer *) owned);
 }
 
 typedef struct {
@@ -1197,13 +534,14 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
 {
   const ConvOutput *out = data;
   gboolean is_signed = out->y->dtype == GRAFT_DTYPE_INT8;
-  /* the SIMD level's row once per tile, not per row */
+  /* the SIMD level's rows once per tile, not per row */
+  gboolean avx2 = graft_kernel_table ()->avx2;
   ToFloatRow to_float_row = NULL;
   if (out->to_float)
     {
       to_float_row = to_float_row_portable;
 #ifdef GRAFT_HAVE_X86_SIMD
-      if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+      if (avx2)
         to_float_row = to_float_row_avx2;
 #endif
     }
@@ -1217,7 +555,7 @@ conv_output_tile (gconstpointer data, const gint32 *tile, gint64 ld, gint64 i0, 
           gint64 m = out->m0 + i0 + i, at = (n * out->M + m) * out->P + p;
           const gint32 *src = tile + i * ld + done;
           if (out->scales)
-            requantize_row (src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
+            requantize_row (avx2, src, run, out->row_add[m], out->scales[m], out->y_zero, is_signed,
                             (guint8 *) out->y->data + at);
           else if (to_float_row)
             to_float_row (out->to_float, src, run, out->row_add[m], m, at, (float *) out->y->data + at);
@@ -1239,8 +577,8 @@ conv_byte_form (const GraftRtTensor *x, gint64 x_zero, const PackedFilter *filte
                 gint32 *row_add, gint64 *zero_u8)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (filter->packed8 == NULL || w2->n != 2 || graft_simd_get_level () < GRAFT_SIMD_AVX2 ||
-      (filter->bytes_need_vnni && !graft_simd_has_avx512_vnni ()))
+  if (filter->packed8 == NULL || w2->n != 2 || !graft_kernel_table ()->avx2 ||
+      (filter->bytes_need_vnni && !graft_kernel_table ()->vnni))
     return FALSE;
   *zero_u8 = x->dtype == GRAFT_DTYPE_INT8 ? x_zero + 128 : x_zero;
   for (gint64 m = 0; m < M; m++)
@@ -1326,9 +664,9 @@ conv_panel_one_run (const ConvPanels *cp, const guint8 *x, guint8 *panel, const 
 {
   const gint64 *taps = cp->taps;
   for (gint64 q = 0; q < cp->quads; q++, taps += 4)
-    store_quad_u8 (panel + q * TILE_COLS * 4, conv_load_run (x + taps[0], col_step),
-                   conv_load_run (x + taps[1], col_step), conv_load_run (x + taps[2], col_step),
-                   conv_load_run (x + taps[3], col_step));
+    _graft_qgemm_store_quad_u8 (panel + q * TILE_COLS * 4, conv_load_run (x + taps[0], col_step),
+                                conv_load_run (x + taps[1], col_step), conv_load_run (x + taps[2], col_step),
+                                conv_load_run (x + taps[3], col_step));
 }
 
 GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP static void
@@ -1388,7 +726,7 @@ conv_panel_avx2 (const ConvPanels *cp, gint64 j, guint8 *panel)
             }
           rows[t] = v;
         }
-      store_quad_u8 (panel + q * TILE_COLS * 4, rows[0], rows[1], rows[2], rows[3]);
+      _graft_qgemm_store_quad_u8 (panel + q * TILE_COLS * 4, rows[0], rows[1], rows[2], rows[3]);
     }
 }
 
@@ -1424,8 +762,8 @@ conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWind
         taps[k++] = c * plane + kh * w->dilation[0] * Wp + kw * w->dilation[1];
   ConvPanels panels = { NULL, taps, filter->lda8 / 4, N * P, P, w->out[1], C * plane, w->stride[0] * Wp,
                         w->stride[1] };
-  QGemmKind kind = qgemm_kind_u8s8 ();
-  if (graft_simd_has_amx_int8 () && filter->lda8 % AMX_DEPTH == 0 && filter->rows8 % AMX_ROWS == 0)
+  QGemmKind kind = _graft_qgemm_kind_u8s8 ();
+  if (graft_kernel_table ()->amx && filter->lda8 % AMX_DEPTH == 0 && filter->rows8 % AMX_ROWS == 0)
     kind = (QGemmKind) { .size = 1, .depth = 4, .max_panels = QGEMM_MAX_PANELS, .rows = AMX_ROWS, .amx = TRUE };
   for (gint64 g = 0; g < group; g++)
     {
@@ -1435,7 +773,7 @@ conv_bytes_run (GraftKernelContext *ctx, const GraftRtTensor *x, const GraftWind
                        .source = conv_panels_avx2, .source_data = &panels, .epilogue = conv_output_tile,
                        .epilogue_data = out, .M = Mg, .N = N * P, .K = filter->lda8, .lda = filter->lda8,
                        .kind = kind };
-      qgemm_run (ctx, &job);
+      _graft_qgemm_run (ctx, &job);
     }
 }
 #endif
@@ -1496,9 +834,9 @@ operand_form (const GraftRtTensor *t, const gint64 *dims, int rank, gint64 numel
 gboolean
 graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error)
 {
-  GraftConvIntegerFloatFusion f;
+  const GraftConvIntegerFloatFusion *f = graft_kernel_get_pattern (ctx);
   GraftRtTensor *x = ctx->inputs[0], *wt = ctx->inputs[1];
-  if (!graft_conv_integer_float_fusion_match (ctx->node, &f) || x->rank < 3 || wt->rank != x->rank)
+  if (f == NULL || x->rank < 3 || wt->rank != x->rank)
     return TRUE;
   /* the output's shape: what ConvInteger gives, its spatial dims
    * checked by the convolution itself */
@@ -1532,9 +870,7 @@ graft_conv_integer_to_float_run (GraftKernelContext *ctx, GError **error)
     }
   /* The plan leaves the second Add and the Relu after it out when the
    * second addend comes later than the convolution: then no Relu here. */
-  gboolean cut = f.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL &&
-                 graft_kernel_input (ctx, GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2) == NULL;
-  to_float.relu = f.relu && !cut;
+  to_float.relu = f->relu;   /* FALSE in a pattern cut before the second Add */
   return conv_integer (ctx, FALSE, &to_float, error);
 }
 
@@ -1626,8 +962,8 @@ conv_integer (GraftKernelContext *ctx, gboolean requantize, const ConvToFloat *t
       out.m0 = g * Mg;
       QGemmJob job = { .a = (const guint8 *) (filter->packed + g * filter->rows * filter->lda), .b = col,
                        .epilogue = conv_output_tile, .epilogue_data = &out, .M = Mg, .N = N * P, .K = K,
-                       .lda = filter->lda, .kind = qgemm_kind_s16 () };
-      qgemm_run (ctx, &job);
+                       .lda = filter->lda, .kind = _graft_qgemm_kind_s16 () };
+      _graft_qgemm_run (ctx, &job);
     }
   g_clear_pointer (&owned_filter, packed_filter_free);
   return TRUE;
@@ -1764,6 +1100,8 @@ kept_operand_free (gpointer data)
   g_free (k);
 }
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KeptOperand, kept_operand_free)
+
 static gboolean
 kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp)
 {
@@ -1771,30 +1109,43 @@ kept_operand_fits (const KeptOperand *k, const GraftRtTensor *t, gboolean transp
          kept_zero_points_match (&k->zero_points, zp);
 }
 
+typedef struct {
+  const GraftRtTensor *t, *zp;
+  gboolean transpose;
+  int zp_axis;
+} OperandArgs;
+
+static gboolean
+kept_operand_args_fit (gconstpointer kept, gconstpointer args)
+{
+  const OperandArgs *a = args;
+  return kept_operand_fits (kept, a->t, a->transpose, a->zp);
+}
+
+static gpointer
+kept_operand_make (gconstpointer args)
+{
+  const OperandArgs *a = args;
+  KeptOperand *k = g_new0 (KeptOperand, 1);
+  *k = (KeptOperand) { a->t->dims[0], a->t->dims[1], a->transpose, { 0, NULL },
+                       operand_s16 (a->t, a->transpose, a->zp, a->zp_axis) };
+  kept_zero_points_init (&k->zero_points, a->zp);
+  return k;
+}
+
+static const GraftDerivedKind kept_operand_kind = { "16-bit operand", kept_operand_free, TRUE };
+
 /* operand_s16 (t, transpose, zp, zp_axis), from the node's kept copy
  * when it fits; else made, and kept when t is a constant (*owned set
- * otherwise, to g_free). */
+ * otherwise, to free with kept_operand_free). */
 static const gint16 *
 operand_s16_kept (GraftKernelContext *ctx, const GraftRtTensor *t, gboolean transpose, const GraftRtTensor *zp,
-                  int zp_axis, gint16 **owned)
+                  int zp_axis, KeptOperand **owned)
 {
-  *owned = NULL;
-  KeptOperand *kept = graft_kernel_derived_lookup (ctx, t->data, kept_operand_free);
-  if (kept && kept_operand_fits (kept, t, transpose, zp))
-    return kept->values;
-  gint16 *values = operand_s16 (t, transpose, zp, zp_axis);
-  if (kept == NULL)
-    {
-      KeptOperand *k = g_new0 (KeptOperand, 1);
-      *k = (KeptOperand) { t->dims[0], t->dims[1], transpose, { 0, NULL }, values };
-      kept_zero_points_init (&k->zero_points, zp);
-      if (graft_kernel_derived_keep (ctx, t->data, k, kept_operand_free))
-        return values;
-      k->values = NULL;
-      kept_operand_free (k);
-    }
-  *owned = values;
-  return values;
+  OperandArgs args = { t, zp, transpose, zp_axis };
+  const KeptOperand *k = graft_kernel_derived (ctx, &kept_operand_kind, t->data, kept_operand_args_fit,
+                                               kept_operand_make, &args, (gpointer *) owned);
+  return k->values;
 }
 
 static gboolean
@@ -1822,7 +1173,7 @@ kernel_qgemm (GraftKernelContext *ctx, GError **error)
   if (out == NULL)
     return FALSE;
   g_autofree gint16 *a16 = operand_s16 (a, ta, azp, 0);
-  g_autofree gint16 *owned_b16 = NULL;
+  g_autoptr(KeptOperand) owned_b16 = NULL;
   const gint16 *b16 = operand_s16_kept (ctx, b, tb, bzp, 1, &owned_b16);
   g_autofree gint32 *acc = g_new (gint32, MAX (M * N, 1));
   graft_qgemm_s16 (ctx, M, N, K, a16, b16, acc, N);
@@ -1933,7 +1284,7 @@ kernel_qlinear_add (GraftKernelContext *ctx, GError **error)
                          zero_point_at (graft_kernel_input (ctx, 7), 0), 0, 0 };
   quant_limits (out->dtype, &p.lo, &p.hi);
 #ifdef GRAFT_HAVE_X86_SIMD
-  if (graft_simd_get_level () >= GRAFT_SIMD_AVX2 && graft_rt_tensor_same_shape (a, b) &&
+  if (graft_kernel_table ()->avx2 && graft_rt_tensor_same_shape (a, b) &&
       a->dtype == b->dtype && a->dtype == out->dtype)
     {
       qlinear_add_same_shape_avx2 (a->data, b->data, out->data, out->numel, &p);
@@ -2010,3 +1361,4 @@ const GraftOpSchema graft_ops_qlinear[] = {
       "X x_scale x_zero_point y_scale y_zero_point", "Y"),
   { NULL }
 };
+

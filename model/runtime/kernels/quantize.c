@@ -187,7 +187,7 @@ quantize_f32_to_8bit (const QuantLayout *layout, const GraftRtTensor *x, const G
         float z = zp == NULL ? 0 : graft_rt_tensor_get_f64 (zp, zp->numel > 1 ? c : 0);
         gint64 at = (o * channels + c) * inner, done = 0;
 #ifdef GRAFT_HAVE_X86_SIMD
-        if (graft_simd_get_level () >= GRAFT_SIMD_AVX2)
+        if (graft_kernel_table ()->avx2)
           done = quantize_run_avx2 (src + at, inner, s, z, lo, hi, is_signed, (guint8 *) y->data + at);
 #endif
         if (is_signed)
@@ -356,7 +356,7 @@ kernel_dynamic_quantize (GraftKernelContext *ctx, GError **error)
   const float *xf = x->data;
   gboolean avx2 = FALSE;
 #ifdef GRAFT_HAVE_X86_SIMD
-  avx2 = graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  avx2 = graft_kernel_table ()->avx2;
 #endif
   float mn = 0, mx = 0;
 #ifdef GRAFT_HAVE_X86_SIMD

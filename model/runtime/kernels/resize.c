@@ -515,7 +515,7 @@ resize_float_planes (GraftKernelContext *ctx, const GraftRtTensor *x, GraftRtTen
     nearest = col_weight[o] == 1;
   for (gint64 o = 0; o < OH && nearest; o++)
     nearest = taps[r - 2][o].weight[0] == 1;
-  gboolean avx2 = graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  gboolean avx2 = graft_kernel_table ()->avx2;
   PlaneJob job = { x->data, y->data, graft_dims_product (x->dims, 0, r - 2), H, W, OH, OW, 1, taps[r - 2], col_taps,
                    col_index, col_weight, nearest, avx2 ? gather_avx2 : gather_portable,
                    avx2 ? accumulate_avx2 : accumulate_portable };

@@ -1,15 +1,15 @@
 /* Compiling a region of a file for a CPU feature the build does not
  * assume, with GCC and with clang alike. The functions between
  * GRAFT_TARGET_AVX512_BEGIN and GRAFT_TARGET_AVX512_END are built for
- * AVX-512F and run only where graft_simd_get_level () (runtime/simd.h)
- * allows it.
+ * AVX-512F and run only where the kernel table (kernel-table.h) of the
+ * SIMD level (runtime/simd.h) chooses them.
  * GCC takes `#pragma GCC target`; clang ignores it and takes an attribute
  * applied to every function of the region instead. */
 #pragma once
 
 #include <glib.h>
 
-#include "runtime/simd.h"
+#include "runtime/kernels/kernel-table.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GRAFT_HAVE_X86_SIMD 1

@@ -261,7 +261,7 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
   /* by the schema: the runtime may run this kernel for a pattern of other
-   * nodes (runtime.c fuse_patterns runs a GELU written as Div → Erf → … as
+   * nodes (runtime-fusion.c fuse_patterns runs a GELU written as Div → Erf → … as
    * onnx::Gelu, ctx->node then being the Div) */
   const UnaryDef *def = find_def (ctx->schema->name);
   UnaryFunc func = def ? def->func : NULL;

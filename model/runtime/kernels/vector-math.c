@@ -118,7 +118,7 @@ static GraftSimdLevel
 level (void)
 {
 #ifdef GRAFT_HAVE_X86_SIMD
-  return graft_simd_get_level ();
+  return graft_kernel_table ()->level;
 #else
   return GRAFT_SIMD_PORTABLE;
 #endif

@@ -1,7 +1,7 @@
 /* Float32 row routines of the transformer ops (exp, erf, tanh, GELU,
  * softmax, layer and RMS normalisation), each with an AVX-512, an AVX2+FMA
- * and a portable variant chosen at run time by graft_simd_get_level ()
- * (runtime/simd.h). All three run the same algorithm (the portable one
+ * and a portable variant chosen at run time by the kernel table of the
+ * SIMD level (kernel-table.h). All three run the same algorithm (the portable one
  * one lane at a time), so the variants agree to rounding and the portable
  * one is the reference the tests hold the others to. Accuracy against the
  * C library: exp, erf and tanh within a few float ulps (erf and tanh

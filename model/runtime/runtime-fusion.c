@@ -1,0 +1,489 @@
+/* The fusions the planner makes over a graph's steps: a Relu/Clip or a
+ * residual Add into the Conv before it, a bias Add into a MatMul, a
+ * Transpose into the MatMul reading it, QDQ patterns as 8-bit steps and
+ * node patterns (fusion-patterns.h) as one fused step. A fused step is
+ * only tried while no observer watches the values it skips. */
+#include "runtime/runtime-private.h"
+
+#include <string.h>
+#include "runtime/fusion-patterns.h"
+#include "runtime/qdq-fusion.h"
+
+/* The step computing value, from step_of (value → 1 + step), or NO_STEP. */
+static guint
+producer_step (GHashTable *step_of, GraftValue *value)
+{
+  gpointer p = value ? g_hash_table_lookup (step_of, value) : NULL;
+  return p ? GPOINTER_TO_UINT (p) - 1 : NO_STEP;
+}
+
+/* When act is a Relu/Clip of input that runs after step i, gives step i
+ * act's clamp and returns act's step; NULL otherwise. */
+static Step *
+fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue *input)
+{
+  float lo, hi;
+  if (act == NULL || act->outputs->len != 1 || !graft_fusion_activation_bounds (act, input, &lo, &hi))
+    return NULL;
+  guint j = producer_step (step_of, act->outputs->pdata[0]);
+  if (j == NO_STEP || j <= i)
+    return NULL;
+  plan->steps[i].fused = TRUE;
+  plan->steps[i].fused_lo = lo;
+  plan->steps[i].fused_hi = hi;
+  return &plan->steps[j];
+}
+
+/* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step.
+ * MatMul → Add (its bias): the same without the clamp. */
+static void
+fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, GraftNode *add, GraftValue *v)
+{
+  gboolean matmul = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0;
+  Step *conv = &plan->steps[i];
+  if (strcmp (add->op, "onnx::Add") != 0 || add->inputs->len != 2 || add->outputs->len != 1 ||
+      add->inputs->pdata[0] == add->inputs->pdata[1])
+    return;
+  guint index = add->inputs->pdata[0] == v ? 0 : 1;
+  GraftValue *r = add->inputs->pdata[1 - index];
+  guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
+  if (r == NULL || (r_step != NO_STEP && r_step >= i) || add_step == NO_STEP ||
+      (matmul && plan->steps[add_step].pattern_at != NO_STEP) ||
+      !_graft_plan_value_ref (plan->graph, r, &conv->residual, rt, NULL))
+    return;
+  conv->has_residual = TRUE;
+  plan->steps[add_step].residual_from = i;
+  plan->steps[add_step].forward_index = index;
+  if (matmul)
+    return;
+
+  GraftValue *sum;
+  GraftNode *act = graft_fusion_sole_reader (add, &sum);
+  Step *act_step = fuse_clamp (plan, step_of, i, act, sum);
+  if (act_step)
+    act_step->residual_from = i;
+}
+
+/* A Transpose whose perm swaps the last two axes and keeps the others. */
+static gboolean
+swaps_last_two_axes (GraftNode *node)
+{
+  guint n;
+  const gint64 *perm = graft_node_attr_ints (node, "perm", &n);
+  if (strcmp (node->op, "onnx::Transpose") != 0 || perm == NULL || n < 2 || node->inputs->len != 1)
+    return FALSE;
+  for (guint d = 0; d + 2 < n; d++)
+    if (perm[d] != d)
+      return FALSE;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
+/* MatMul (A, Transpose (X) of the last two axes): the MatMul reads X as a
+ * transposed B and the Transpose, its only consumer being the MatMul,
+ * forwards X (a decoder's QKᵀ over its key cache). */
+static void
+fuse_transposed_b (Plan *plan, GHashTable *step_of, guint i)
+{
+  GraftNode *node = plan->steps[i].node;
+  GraftValue *b = node->inputs->len == 2 ? node->inputs->pdata[1] : NULL, *v;
+  if (strcmp (node->op, "onnx::MatMul") != 0 || b == NULL || b == node->inputs->pdata[0] || b->producer == NULL ||
+      !swaps_last_two_axes (b->producer) || graft_fusion_sole_reader (b->producer, &v) != node)
+    return;
+  guint t = producer_step (step_of, b);
+  if (t == NO_STEP || t >= i)
+    return;
+  plan->steps[t].forward_input = TRUE;
+  plan->steps[t].forward_index = 0;
+  plan->steps[i].transposed_inputs |= 1u << 1;
+}
+
+/* Each step's output values to the step's index + 1 (producer_step). */
+static GHashTable *
+plan_step_of_outputs (Plan *plan)
+{
+  GHashTable *step_of = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    for (guint j = 0; j < plan->steps[i].node->outputs->len; j++)
+      if (plan->steps[i].node->outputs->pdata[j])
+        g_hash_table_insert (step_of, plan->steps[i].node->outputs->pdata[j], GUINT_TO_POINTER (i + 1));
+  return step_of;
+}
+
+/* Each step's node to the step's index + 1. */
+static GHashTable *
+plan_step_of_nodes (Plan *plan)
+{
+  GHashTable *step_of_node = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < plan->n_steps; i++)
+    g_hash_table_insert (step_of_node, plan->steps[i].node, GUINT_TO_POINTER (i + 1));
+  return step_of_node;
+}
+
+static void
+fuse_activations (GraftRuntime *rt, Plan *plan)
+{
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      fuse_transposed_b (plan, step_of, i);
+      if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
+        continue;
+      GraftValue *v;
+      GraftNode *next = graft_fusion_sole_reader (plan->steps[i].node, &v);
+      Step *act_step = fuse_clamp (plan, step_of, i, next, v);
+      if (act_step)
+        act_step->forward_input = TRUE;
+      else if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
+    }
+}
+
+static GraftRtTensor *
+plan_constant (GraftValue *v, gpointer user_data)
+{
+  Plan *plan = user_data;
+  guint slot = v->graph == plan->graph ? _graft_plan_slot (plan, v) : NO_SLOT;
+  return slot == NO_SLOT ? NULL : plan->constants[slot];
+}
+
+static gboolean
+is_graph_output (GraftGraph *graph, GraftValue *v)
+{
+  if (graft_value_leaves_run (v))
+    return TRUE;
+  for (guint k = 0; k < graph->outputs->len; k++)
+    if (graph->outputs->pdata[k] == v)
+      return TRUE;
+  return FALSE;
+}
+
+/* Node's values are read only by steps that step_of_node (node → 1 +
+ * step) says are absorbed, and none is a graph output. */
+static gboolean
+feeds_only_absorbed (Plan *plan, GHashTable *step_of_node, GraftNode *node)
+{
+  for (guint j = 0; j < node->outputs->len; j++)
+    {
+      GraftValue *v = node->outputs->pdata[j];
+      if (v == NULL)
+        continue;
+      if (is_graph_output (plan->graph, v))
+        return FALSE;
+      for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+        {
+          guint c = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, v->consumers->pdata[k]));
+          if (c == 0 || !plan->steps[c - 1].absorbed)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* A fused step gives the outputs of the step `closing` and releases
+ * nothing (the planned steps still release their values). */
+static void
+fused_step_finish (Step *fused, const Step *closing, guint timing_index)
+{
+  fused->n_outputs = closing->n_outputs;
+  fused->outputs = g_memdup2 (closing->outputs, sizeof (guint) * MAX (closing->n_outputs, 1));
+  fused->release = g_new (guint, 1);
+  fused->timing_index = timing_index;
+  fused->residual_from = NO_STEP;
+  fused->pattern_at = NO_STEP;
+}
+
+/* The 8-bit step for a QDQ pattern closed by step i, or NULL. Its inputs
+ * now live until step i (last_use). */
+static Step *
+qdq_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftQdqFusion *f, guint op_step, guint *last_use)
+{
+  const GraftOpSchema *schema = graft_op_registry_lookup (f->op, f->opset);
+  if (schema == NULL)
+    return NULL;
+  Step *fused = g_new0 (Step, 1);
+  fused->node = f->node;
+  fused->schema = schema;
+  fused->opset = f->opset;
+  fused->n_inputs = f->n_inputs;
+  fused->inputs = g_new (ValueRef, MAX (f->n_inputs, 1));
+  for (guint j = 0; j < f->n_inputs; j++)
+    {
+      GraftValue *v = f->inputs[j];
+      fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
+      if (v == NULL)
+        continue;
+      if (!_graft_plan_value_ref (plan->graph, v, &fused->inputs[j], rt, NULL))
+        {
+          _graft_step_clear (fused);
+          g_free (fused);
+          return NULL;
+        }
+      guint slot = v->graph == plan->graph ? _graft_plan_slot (plan, v) : NO_SLOT;
+      if (slot != NO_SLOT && (last_use[slot] == NO_SLOT || last_use[slot] < i))
+        last_use[slot] = i;
+    }
+  /* profiles show the time on the float op the 8-bit step replaces */
+  fused_step_finish (fused, &plan->steps[i], plan->steps[op_step].timing_index);
+  return fused;
+}
+
+/* DequantizeLinear → Conv/Gemm/Add/pool → QuantizeLinear patterns run as
+ * one 8-bit step (qdq-fusion.h); a DequantizeLinear whose every reader
+ * is fused is skipped too. */
+static void
+fuse_qdq (GraftRuntime *rt, Plan *plan, guint *last_use)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GPtrArray) dequantize = g_ptr_array_new ();
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftQdqFusion f;
+      if (!graft_qdq_fusion_match (plan->steps[i].node, plan->steps[i].opset, plan_constant, plan, &f))
+        continue;
+      guint op_step = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, f.node));
+      if (op_step == 0 || op_step - 1 >= i || plan->steps[op_step - 1].fused || plan->steps[op_step - 1].has_residual)
+        continue;
+      Step *fused = qdq_step_new (rt, plan, i, &f, op_step - 1, last_use);
+      if (fused == NULL)
+        continue;
+      plan->steps[i].qdq = fused;
+      plan->steps[op_step - 1].absorbed = TRUE;
+      for (guint k = 0; k < f.n_dequantize; k++)
+        g_ptr_array_add (dequantize, f.dequantize[k]);
+    }
+  for (guint k = 0; k < dequantize->len; k++)
+    {
+      guint d = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, dequantize->pdata[k]));
+      if (d != 0 && feeds_only_absorbed (plan, step_of_node, dequantize->pdata[k]))
+        plan->steps[d - 1].absorbed = TRUE;
+    }
+}
+
+static gint64
+step_opset_of (GraftNode *node, gpointer data)
+{
+  Plan *plan = ((gpointer *) data)[0];
+  GHashTable *step_of_node = ((gpointer *) data)[1];
+  guint i = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, node));
+  return i ? plan->steps[i - 1].opset : -1;
+}
+
+/* A step left as planned by the other fusions. */
+static gboolean
+step_unfused (const Step *step)
+{
+  return !step->fused && !step->forward_input && !step->has_residual && step->residual_from == NO_STEP &&
+         step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
+}
+
+/* A step a fused pattern may take in: left as planned, or a Conv with
+ * the clamp of its Relu/Clip or the residual of its Add, and that
+ * activation or Add forwarding (fuse_activations): they run as planned
+ * when the fused kernel declines, and not at all when it runs. */
+static gboolean
+step_free_for_pattern (const Step *step)
+{
+  return step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
+}
+
+/* v, the output of a Constant node, becomes a plan constant (in every
+ * frame from the start) so that a fused step placed before that node
+ * can read it; the node still runs, giving the same tensor. */
+static gboolean
+preload_constant (Plan *plan, GraftValue *v)
+{
+  GraftAttribute *a = strcmp (v->producer->op, "onnx::Constant") == 0 && v->producer->inputs->len == 0
+                      ? graft_node_get_attribute (v->producer, "value") : NULL;
+  guint slot = _graft_plan_slot (plan, v);
+  if (a == NULL || a->t == NULL || slot == NO_SLOT)
+    return FALSE;
+  if (plan->constants[slot] == NULL)
+    plan->constants[slot] = graft_rt_tensor_new_from_tensor (a->t, NULL);
+  return plan->constants[slot] != NULL;
+}
+
+/* The fused step (schema at opset) computing the pattern of nodes that
+ * starts at step i and whose last node gives its outputs, or NULL. Each
+ * node must have a step of its own, after the previous node's, free for a
+ * pattern (step_free_for_pattern). The inputs must all be ready at step i;
+ * they stay alive until the pattern's later steps read them anyway. */
+static Step *
+pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *schema, gint64 opset,
+                  GraftValue *const *inputs, guint n_inputs, GraftNode *const *nodes, guint n_nodes,
+                  GHashTable *step_of_node)
+{
+  guint last = i;
+  for (guint k = 0; k < n_nodes; k++)
+    {
+      guint s = GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[k]));
+      if (s == 0 || (k == 0) != (s - 1 == i) || (k > 0 && s - 1 <= last) ||
+          !step_free_for_pattern (&plan->steps[s - 1]) || (k > 0 && plan->steps[s - 1].transposed_inputs != 0))
+        return NULL;
+      last = s - 1;
+    }
+  Step *fused = g_new0 (Step, 1);
+  fused->node = plan->steps[i].node;
+  fused->schema = schema;
+  fused->opset = opset;
+  fused->n_inputs = n_inputs;
+  fused->inputs = g_new (ValueRef, MAX (n_inputs, 1));
+  for (guint j = 0; j < n_inputs; j++)
+    {
+      GraftValue *v = inputs[j];
+      fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
+      gpointer producer = v && v->producer ? g_hash_table_lookup (step_of_node, v->producer) : NULL;
+      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && !preload_constant (plan, v)) ||
+                        !_graft_plan_value_ref (plan->graph, v, &fused->inputs[j], rt, NULL)))
+        {
+          _graft_step_clear (fused);
+          g_free (fused);
+          return NULL;
+        }
+    }
+  fused_step_finish (fused, &plan->steps[last], plan->steps[i].timing_index);
+  return fused;
+}
+
+static Step *
+step_of (Plan *plan, GHashTable *step_of_node, GraftNode *node)
+{
+  guint i = node ? GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, node)) : 0;
+  return i ? &plan->steps[i - 1] : NULL;
+}
+
+/* The pattern's last node, a Conv, applied the clamp of the Relu/Clip
+ * after it (fuse_activations), which then only forwards: the fused step
+ * computes the Conv without that clamp (ShuffleNet's 1×1 Conv → Relu
+ * after the depthwise layer), so the activation runs again, and so does
+ * one after a residual Add the Conv would take. */
+static void
+unfuse_last_clamp (Plan *plan, Step *last, GHashTable *step_of_node)
+{
+  if (!last->fused)
+    return;
+  last->fused = FALSE;
+  GraftValue *v;
+  GraftNode *next = graft_fusion_sole_reader (last->node, &v);
+  Step *next_step = step_of (plan, step_of_node, next);
+  if (next_step == NULL)
+    return;
+  next_step->forward_input = FALSE;
+  GraftNode *after_add = graft_fusion_sole_reader (next, &v);
+  Step *act_step = step_of (plan, step_of_node, after_add);
+  if (act_step && act_step->residual_from == (guint) (last - plan->steps))
+    act_step->residual_from = NO_STEP;
+}
+
+/* Step i opens the pattern of nodes that step `fused` computes (see Step);
+ * match (match_size bytes, or NULL), the planner's match of the pattern,
+ * goes to the fused step's kernel (graft_kernel_get_pattern). */
+static void
+pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_nodes, gconstpointer match,
+             gsize match_size, GHashTable *step_of_node)
+{
+  fused->pattern_match = match ? g_memdup2 (match, match_size) : NULL;
+  plan->steps[i].pattern = fused;
+  for (guint k = 1; k < n_nodes; k++)
+    step_of (plan, step_of_node, nodes[k])->pattern_at = i;
+  unfuse_last_clamp (plan, step_of (plan, step_of_node, nodes[n_nodes - 1]), step_of_node);
+}
+
+/* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]
+ * → [Add] → Softmax → MatMul, as one blocked attention step when the
+ * kernel takes the run's shapes), the erf GELU (as onnx::Gelu, whose
+ * kernel reads the Div's attributes: none, so approximate = "none") and
+ * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] [→ 1×1 Conv
+ * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
+ * one banded step whose kernel finds the pattern's nodes again from the
+ * first one), and ConvInteger → Cast → Mul → [Add] [→ Add] [→ Relu]
+ * (quantize_dynamic's convolutions), and Reshape → InstanceNormalization
+ * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm). */
+static void
+fuse_patterns (GraftRuntime *rt, Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  gpointer opset_data[2] = { plan, step_of_node };
+  const GraftOpSchema *attention = graft_op_registry_lookup (GRAFT_ATTENTION_FUSION_OP, 1);
+  const GraftOpSchema *gelu = graft_op_registry_lookup ("onnx::Gelu", 20);
+  const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
+  const GraftOpSchema *conv_integer_float = graft_op_registry_lookup (GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1);
+  const GraftOpSchema *group_norm = graft_op_registry_lookup (GRAFT_GROUP_NORM_FUSION_OP, 1);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftAttentionFusion f;
+      GraftGroupNormFusion norm;
+      GraftPointwiseDepthwiseFusion conv;
+      GraftConvIntegerFloatFusion integer;
+      GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
+      Step *fused = NULL;
+      if (plan->steps[i].pattern_at != NO_STEP)
+        continue;
+      if (attention && graft_attention_fusion_match (plan->steps[i].node, step_opset_of, opset_data, &f) &&
+          (fused = pattern_step_new (rt, plan, i, attention, 1, f.inputs, GRAFT_ATTENTION_FUSION_N_INPUTS, f.nodes,
+                                     f.n_nodes, step_of_node)) != NULL)
+        {
+          /* the first MatMul may read its Kᵀ untransposed (fuse_transposed_b) */
+          fused->transposed_inputs = plan->steps[i].transposed_inputs & (1u << GRAFT_ATTENTION_FUSION_KT);
+          pattern_set (plan, i, fused, f.nodes, f.n_nodes, &f, sizeof f, step_of_node);
+        }
+      else if (gelu && graft_gelu_fusion_match (plan->steps[i].node, nodes) &&
+               (fused = pattern_step_new (rt, plan, i, gelu, 20, (GraftValue **) nodes[0]->inputs->pdata, 1, nodes,
+                                          GRAFT_GELU_FUSION_N_NODES,
+                                          step_of_node)) != NULL)
+        pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, NULL, 0, step_of_node);
+      else if (pointwise_depthwise && graft_pointwise_depthwise_fusion_match (plan->steps[i].node, &conv) &&
+               (fused = pattern_step_new (rt, plan, i, pointwise_depthwise, 1, conv.inputs,
+                                          GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
+                                          step_of_node)) != NULL)
+        pattern_set (plan, i, fused, conv.nodes, conv.n_nodes, &conv, sizeof conv, step_of_node);
+      else if (group_norm && graft_group_norm_fusion_match (plan->steps[i].node, &norm) &&
+               (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
+                                          norm.nodes, norm.n_nodes, step_of_node)) != NULL)
+        pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, &norm, sizeof norm, step_of_node);
+      else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
+        {
+          /* without the second Add (and its Relu) when its other operand
+           * comes later than the convolution (ResNet's downsample branch) */
+          fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
+                                    GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, integer.n_nodes,
+                                    step_of_node);
+          if (fused == NULL && integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] != NULL)
+            {
+              integer.inputs[GRAFT_CONV_INTEGER_FLOAT_FUSION_ADD2] = NULL;
+              integer.n_nodes = integer.n_nodes_to_first_add;
+              integer.relu = FALSE;   /* the Relu came after the second Add */
+              fused = pattern_step_new (rt, plan, i, conv_integer_float, 1, integer.inputs,
+                                        GRAFT_CONV_INTEGER_FLOAT_FUSION_N_INPUTS, integer.nodes, integer.n_nodes,
+                                        step_of_node);
+            }
+          if (fused != NULL)
+            pattern_set (plan, i, fused, integer.nodes, integer.n_nodes, &integer, sizeof integer, step_of_node);
+        }
+    }
+}
+
+/* MatMul → Add of a value ready before the MatMul (a bias, which the
+ * kernel takes when it is one row), outside the fused patterns. */
+static void
+fuse_matmul_bias (GraftRuntime *rt, Plan *plan)
+{
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftValue *v;
+      GraftNode *next = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0 && step_unfused (&plan->steps[i])
+                        ? graft_fusion_sole_reader (plan->steps[i].node, &v) : NULL;
+      if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
+    }
+}
+
+void
+_graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
+{
+  fuse_activations (rt, plan);
+  fuse_qdq (rt, plan, last_use);
+  fuse_patterns (rt, plan);
+  fuse_matmul_bias (rt, plan);
+}

@@ -1,0 +1,711 @@
+/* The runtime's support check and planning: each graph's steps in
+ * topological order, their kernels, value slots and when each value is
+ * released; then the fusions (runtime-fusion.c). */
+#include "runtime/runtime-private.h"
+#include "runtime/function-call.h"
+
+#include <string.h>
+#include "ir/fixed-branch.h"
+#include "runtime/kernels/aten-args.h"
+
+/* Support check                                                       */
+
+static gint64
+node_opset (GraftModel *model, GraftNode *node)
+{
+  return graft_model_get_opset (model, node->domain ? node->domain : "onnx");
+}
+
+/* Opset of a node in a graph whose root is the body of a function with
+ * its own opset imports (or the model's). */
+static gint64
+opset_in (GraftModel *model, GHashTable *opsets, GraftNode *node)
+{
+  if (opsets == NULL)
+    return node_opset (model, node);
+  const gint64 *v = g_hash_table_lookup (opsets, graft_canonical_domain (node->domain ? node->domain : "onnx"));
+  return v ? *v : -1;
+}
+
+#define MAX_FUNCTION_DEPTH 32
+
+/* Every node of a local function's body (and of the functions it calls)
+ * has a kernel. */
+static gboolean
+function_supported (GraftModel *model, GraftFunction *function, guint depth);
+
+typedef struct {
+  GraftModel *model;
+  GHashTable *opsets;
+  guint depth;
+  gboolean ok;
+  GPtrArray *unsupported;
+} CheckData;
+
+static gboolean
+node_supported (GraftModel *model, GHashTable *opsets, GraftNode *node, guint depth)
+{
+  if (graft_op_registry_lookup (node->op, opset_in (model, opsets, node)) != NULL)
+    return TRUE;
+  GraftFunction *function = graft_function_for_call (model, node);
+  return function && depth < MAX_FUNCTION_DEPTH && function_supported (model, function, depth + 1);
+}
+
+/* TRUE for a node inside a branch of a TorchScript prim::If whose
+ * condition is known only at run time. PyTorch runs such a model and fails
+ * only if the branch is taken (F.interpolate scripted keeps a branch per
+ * mode, each with its own upsampling op), and so does the runtime. */
+static gboolean
+in_runtime_branch (GraftNode *node)
+{
+  for (GraftGraph *g = node->graph; g && g->parent_node; g = g->parent_graph)
+    if (g->parent_node->op == g_intern_static_string ("prim::If") && graft_if_get_fixed_branch (g->parent_node) != g)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+check_node (GraftNode *node, gpointer user_data)
+{
+  CheckData *data = user_data;
+  if (node_supported (data->model, data->opsets, node, data->depth) || in_runtime_branch (node))
+    return;
+  data->ok = FALSE;
+  if (data->unsupported)
+    g_ptr_array_add (data->unsupported, node);
+}
+
+static gboolean
+function_supported (GraftModel *model, GraftFunction *function, guint depth)
+{
+  CheckData data = { model, function->opsets, depth, TRUE, NULL };
+  graft_graph_foreach_live_node_recursive (function->body, check_node, &data);
+  return data.ok;
+}
+
+gboolean
+graft_runtime_check_supported (GraftModel *model, GPtrArray **unsupported, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+  CheckData data = { model, NULL, 0, TRUE, g_ptr_array_new () };
+
+  if (graph == NULL)
+    {
+      g_ptr_array_unref (data.unsupported);
+      *unsupported = NULL;
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "the model has no graph to run (weights only)");
+      return FALSE;
+    }
+  graft_graph_foreach_live_node_recursive (graph, check_node, &data);
+  *unsupported = data.unsupported;
+  return TRUE;
+}
+
+gboolean
+graft_runtime_supports_op (const char *op, gint64 opset)
+{
+  return graft_op_registry_lookup (op, opset) != NULL;
+}
+
+char *
+graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported)
+{
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < unsupported->len; i++)
+    {
+      GraftNode *node = unsupported->pdata[i];
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (counts, node->op));
+      if (n == 0)
+        g_ptr_array_add (order, node);
+      g_hash_table_insert (counts, (gpointer) node->op, GUINT_TO_POINTER (n + 1));
+    }
+  for (guint i = 0; i < order->len; i++)
+    {
+      GraftNode *node = order->pdata[i];
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (counts, node->op));
+      gint64 opset = node_opset (model, node);
+      if (i > 0)
+        g_string_append (s, ", ");
+      g_string_append (s, node->op);
+      if (opset >= 0 && !g_str_has_prefix (node->op, "aten::") && !g_str_has_prefix (node->op, "prim::"))
+        g_string_append_printf (s, " (opset %" G_GINT64_FORMAT ")", opset);
+      if (n > 1)
+        g_string_append_printf (s, " ×%u", n);
+    }
+  return g_string_free (s, FALSE);
+}
+
+void
+_graft_step_clear (Step *step)
+{
+  g_free (step->inputs);
+  g_free (step->outputs);
+  g_free (step->release);
+  g_free (step->views);
+  g_free (step->pattern_match);
+  if (step->derived_kind)
+    step->derived_kind->free (step->derived);
+  if (step->qdq)
+    {
+      _graft_step_clear (step->qdq);
+      g_free (step->qdq);
+    }
+  if (step->pattern)
+    {
+      _graft_step_clear (step->pattern);
+      g_free (step->pattern);
+    }
+}
+
+void
+_graft_plan_free (Plan *plan)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    _graft_step_clear (&plan->steps[i]);
+  g_free (plan->steps);
+  for (guint i = 0; i < plan->n_slots; i++)
+    if (plan->constants[i])
+      graft_rt_tensor_unref (plan->constants[i]);
+  g_free (plan->constants);
+  g_free (plan->state_values);
+  g_free (plan->state_buffers);
+  g_free (plan->values);
+  g_hash_table_destroy (plan->slots);
+  g_free (plan);
+}
+
+guint
+_graft_plan_slot (Plan *plan, GraftValue *value)
+{
+  gpointer p = g_hash_table_lookup (plan->slots, value);
+  return p ? GPOINTER_TO_UINT (p) - 1 : NO_SLOT;
+}
+
+/* Values of enclosing graphs that nodes inside sub (at any depth) read. */
+static void
+collect_captures (GraftGraph *sub, GHashTable *set)
+{
+  for (guint i = 0; i < sub->nodes->len; i++)
+    {
+      GraftNode *node = sub->nodes->pdata[i];
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          if (v != NULL && v->graph != sub)
+            g_hash_table_add (set, v);
+        }
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      for (guint k = 0; subs && k < subs->len; k++)
+        collect_captures (subs->pdata[k], set);
+    }
+  for (guint j = 0; j < sub->outputs->len; j++)
+    {
+      GraftValue *v = sub->outputs->pdata[j];
+      if (v != NULL && v->graph != sub)
+        g_hash_table_add (set, v);
+    }
+}
+
+/* Every value a node depends on: its inputs and its subgraphs' captures. */
+static GPtrArray *
+node_dependencies (GraftNode *node)
+{
+  GPtrArray *deps = g_ptr_array_new ();
+  for (guint j = 0; j < node->inputs->len; j++)
+    if (node->inputs->pdata[j])
+      g_ptr_array_add (deps, node->inputs->pdata[j]);
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  if (subs && subs->len > 0)
+    {
+      g_autoptr(GHashTable) set = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint k = 0; k < subs->len; k++)
+        collect_captures (subs->pdata[k], set);
+      GHashTableIter iter;
+      gpointer key;
+      g_hash_table_iter_init (&iter, set);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_ptr_array_add (deps, key);
+    }
+  return deps;
+}
+
+/* Ready nodes leave in program order (lowest index first): TorchScript
+ * ops such as aten::append mutate their inputs in place, so a node that
+ * reads a list must not overtake the loop that fills it, although no data
+ * edge says so. A binary min-heap of node indices keeps that O(n log n). */
+static void
+ready_push (GArray *heap, guint index)
+{
+  guint i = heap->len;
+
+  g_array_append_val (heap, index);
+  while (i > 0)
+    {
+      guint parent = (i - 1) / 2;
+      guint *h = (guint *) heap->data;
+      if (h[parent] <= h[i])
+        break;
+      guint tmp = h[parent];
+      h[parent] = h[i];
+      h[i] = tmp;
+      i = parent;
+    }
+}
+
+static guint
+ready_pop (GArray *heap)
+{
+  guint *h = (guint *) heap->data;
+  guint top = h[0];
+  guint n = heap->len - 1;
+  guint i = 0;
+
+  h[0] = h[n];
+  g_array_set_size (heap, n);
+  for (;;)
+    {
+      guint left = 2 * i + 1, right = left + 1, smallest = i;
+      if (left < n && h[left] < h[smallest])
+        smallest = left;
+      if (right < n && h[right] < h[smallest])
+        smallest = right;
+      if (smallest == i)
+        break;
+      guint tmp = h[smallest];
+      h[smallest] = h[i];
+      h[i] = tmp;
+      i = smallest;
+    }
+  return top;
+}
+
+static gboolean
+topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
+{
+  guint n = graph->nodes->len;
+  g_autofree guint *pending = g_new0 (guint, n);
+  g_autoptr(GPtrArray) users = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  GPtrArray *result = g_ptr_array_sized_new (n);
+  g_autoptr(GArray) ready = g_array_sized_new (FALSE, FALSE, sizeof (guint), n);
+
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (users, g_ptr_array_new ());
+  for (guint i = 0; i < n; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      g_autoptr(GPtrArray) deps = node_dependencies (node);
+      g_autoptr(GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint j = 0; j < deps->len; j++)
+        {
+          GraftValue *v = deps->pdata[j];
+          GraftNode *producer = v->producer;
+          if (producer == NULL || producer->graph != graph || producer == node || !g_hash_table_add (seen, producer))
+            continue;
+          pending[i]++;
+          g_ptr_array_add (users->pdata[producer->index], node);
+        }
+    }
+  for (guint i = 0; i < n; i++)
+    if (pending[i] == 0)
+      ready_push (ready, i);
+  while (ready->len > 0)
+    {
+      GraftNode *node = graph->nodes->pdata[ready_pop (ready)];
+      g_ptr_array_add (result, node);
+      GPtrArray *u = users->pdata[node->index];
+      for (guint j = 0; j < u->len; j++)
+        {
+          GraftNode *user = u->pdata[j];
+          if (--pending[user->index] == 0)
+            ready_push (ready, user->index);
+        }
+    }
+  if (result->len != n)
+    {
+      for (guint i = 0; i < n; i++)
+        if (pending[i] > 0)
+          {
+            GraftNode *node = graph->nodes->pdata[i];
+            g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                         "graph '%s' has a cycle through node '%s' (%s)",
+                         graph->name ? graph->name : "", node->name, node->op);
+            break;
+          }
+      g_ptr_array_unref (result);
+      return FALSE;
+    }
+  *order = result;
+  return TRUE;
+}
+
+gboolean
+_graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error)
+{
+  guint up = 0;
+  GraftGraph *g = graph;
+  while (g != NULL && g != value->graph)
+    {
+      g = g->parent_graph;
+      up++;
+    }
+  Plan *owner = g ? g_hash_table_lookup (rt->plans, g) : NULL;
+  if (owner == NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "value '%s' belongs to no enclosing graph", value->name);
+      return FALSE;
+    }
+  ref->up = up;
+  ref->slot = _graft_plan_slot (owner, value);
+  return TRUE;
+}
+
+static guint timing_counter_add (GraftRuntime *rt, GraftNode *node)
+{
+  GraftNodeTiming t = { node, 0, 0, 0, NULL };
+  g_array_append_val (rt->timings, t);
+  return rt->timings->len - 1;
+}
+
+static Plan *
+plan_new_slots (GraftGraph *graph)
+{
+  Plan *plan = g_new0 (Plan, 1);
+  plan->graph = graph;
+  plan->slots = g_hash_table_new (g_direct_hash, g_direct_equal);
+  plan->n_slots = graph->values->len;
+  plan->values = g_new0 (GraftValue *, plan->n_slots);
+  plan->constants = g_new0 (GraftRtTensor *, plan->n_slots);
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      g_hash_table_insert (plan->slots, v, GUINT_TO_POINTER (i + 1));
+      plan->values[i] = v;
+    }
+  return plan;
+}
+
+
+
+static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
+
+/* Creates the slot maps of graph and its subgraphs first (steps refer to
+ * outer plans' slots), then the steps. */
+static void
+register_plans (GraftRuntime *rt, GraftGraph *graph)
+{
+  g_hash_table_insert (rt->plans, graph, plan_new_slots (graph));
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        register_plans (rt, subs->pdata[k]);
+    }
+}
+
+/* Runs the calling node's copy of a local function body. */
+static gboolean
+kernel_function_call (GraftKernelContext *ctx, GError **error)
+{
+  EngineCtx *e = ctx->engine;
+  GraftGraph *body = g_hash_table_lookup (e->run->runtime->function_bodies, ctx->node);
+  g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, body, ctx->inputs, ctx->n_inputs, error);
+  if (outs == NULL)
+    return FALSE;
+  for (guint i = 0; i < ctx->n_outputs && i < outs->len; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (outs->pdata[i]));
+  return TRUE;
+}
+
+static const GraftOpSchema function_call_schema = { "function", 0, 0, NULL, kernel_function_call, 0 };
+
+/* The step of an op without a kernel in a branch only taken at run time
+ * (in_runtime_branch): planned, and an error naming the op if it runs. */
+static gboolean
+kernel_unsupported_in_branch (GraftKernelContext *ctx, GError **error)
+{
+  g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+               "the runtime does not support %s, which this run reached in a branch of a prim::If", ctx->node->op);
+  return FALSE;
+}
+
+static const GraftOpSchema unsupported_in_branch_schema = { "unsupported", 0, 0, NULL, kernel_unsupported_in_branch, 0 };
+
+static gint64
+plan_opset (GraftRuntime *rt, GraftGraph *graph, GraftNode *node)
+{
+  while (graph->parent_graph)
+    graph = graph->parent_graph;
+  return opset_in (rt->model, g_hash_table_lookup (rt->function_opsets, graph), node);
+}
+
+static gboolean
+plan_tree (GraftRuntime *rt, GraftGraph *graph, GError **error)
+{
+  if (!plan_graph_steps (rt, g_hash_table_lookup (rt->plans, graph), error))
+    return FALSE;
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        if (!plan_tree (rt, subs->pdata[k], error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* A call of a local function gets its own copy of the body (the caller's
+ * attributes substituted), planned like a subgraph without captures. */
+static const GraftOpSchema *
+plan_function_call (GraftRuntime *rt, GraftGraph *graph, GraftNode *node, GError **error)
+{
+  GraftFunction *function = graft_function_for_call (rt->model, node);
+  guint depth = 0;
+  for (GraftGraph *g = graph; g; g = g->parent_graph)
+    if (g->parent_graph == NULL && g_hash_table_contains (rt->function_opsets, g))
+      depth = GPOINTER_TO_UINT (g_hash_table_lookup (rt->function_depths, g));
+  if (function == NULL)
+    return NULL;
+  if (depth >= MAX_FUNCTION_DEPTH)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                   "node '%s': local functions nest deeper than %d calls (recursion?)", node->name, MAX_FUNCTION_DEPTH);
+      return NULL;
+    }
+  GraftGraph *body = graft_function_instantiate (function, node, error);
+  if (body == NULL)
+    return NULL;
+  g_hash_table_insert (rt->function_bodies, node, body);
+  g_hash_table_insert (rt->function_opsets, body, function->opsets);
+  g_hash_table_insert (rt->function_depths, body, GUINT_TO_POINTER (depth + 1));
+  register_plans (rt, body);
+  if (!plan_tree (rt, body, error))
+    {
+      g_prefix_error (error, "function %s called by node '%s': ", node->op, node->name);
+      return NULL;
+    }
+  return &function_call_schema;
+}
+
+/* aten::mul_, aten::copy_ (not aten::__and__) */
+static gboolean
+is_inplace_aten (GraftNode *node)
+{
+  gsize len = strlen (node->op_type);
+  return g_strcmp0 (node->domain, "aten") == 0 && len > 1 && node->op_type[len - 1] == '_' &&
+         node->op_type[len - 2] != '_';
+}
+
+/* The views step's in-place op writes through (Step.views); their inputs
+ * stay alive until it ran. */
+static void
+plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_use, guint at)
+{
+  g_autoptr(GArray) views = g_array_new (FALSE, FALSE, sizeof (guint));
+  GraftValue *v = step->node->inputs->pdata[0];
+  for (; v != NULL && v->producer != NULL && graft_aten_is_view (v->producer); v = v->producer->inputs->pdata[0])
+    {
+      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (step_of, v->producer));
+      if (index == 0 || v->producer->inputs->len == 0)
+        break;
+      guint view_step = index - 1;
+      Step *view = &plan->steps[view_step];
+      g_array_append_val (views, view_step);
+      for (guint j = 0; j < view->n_inputs; j++)
+        if (view->inputs[j].up == 0 && view->inputs[j].slot != NO_SLOT &&
+            (last_use[view->inputs[j].slot] == NO_SLOT || last_use[view->inputs[j].slot] < at))
+          last_use[view->inputs[j].slot] = at;
+    }
+  step->n_views = views->len;
+  step->views = (guint *) g_array_free (g_steal_pointer (&views), FALSE);
+}
+
+/* The buffers a run writes back: pairs of a value with writes_back_to and
+ * the initializer it names (one the edits have since removed is skipped). */
+static void
+plan_state (Plan *plan)
+{
+  GraftGraph *graph = plan->graph;
+  plan->state_values = g_new (guint, MAX (graph->values->len, 1));
+  plan->state_buffers = g_new (guint, MAX (graph->values->len, 1));
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      GraftValue *buffer = v->writes_back_to ? graft_graph_lookup_value (graph, v->writes_back_to) : NULL;
+      guint value_slot = v->writes_back_to ? _graft_plan_slot (plan, v) : NO_SLOT;
+      guint buffer_slot = buffer ? _graft_plan_slot (plan, buffer) : NO_SLOT;
+      if (value_slot == NO_SLOT || buffer_slot == NO_SLOT || plan->constants[buffer_slot] == NULL)
+        continue;
+      plan->state_values[plan->n_state] = value_slot;
+      plan->state_buffers[plan->n_state++] = buffer_slot;
+    }
+}
+
+gboolean
+_graft_plan_slot_is_state (const Plan *plan, guint slot)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    if (plan->state_buffers[k] == slot)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
+{
+  GraftGraph *graph = plan->graph;
+  g_autoptr(GPtrArray) order = NULL;
+
+  if (!topological_order (graph, &order, error))
+    return FALSE;
+
+  for (guint i = 0; i < graph->initializers->len; i++)
+    {
+      GraftValue *v = graph->initializers->pdata[i];
+      guint slot = _graft_plan_slot (plan, v);
+      if (slot == NO_SLOT || v->initializer == NULL || plan->constants[slot])
+        continue;
+      plan->constants[slot] = graft_rt_tensor_new_from_tensor (v->initializer, error);
+      if (plan->constants[slot] == NULL)
+        return FALSE;
+    }
+  if (graph->parent_graph == NULL)
+    plan_state (plan);
+
+  plan->n_steps = order->len;
+  plan->steps = g_new0 (Step, order->len);
+  g_autofree guint *last_use = g_new (guint, plan->n_slots);
+  for (guint s = 0; s < plan->n_slots; s++)
+    last_use[s] = NO_SLOT;
+  /* TorchScript in-place ops (aten::mul_) mutate their first input, and
+   * later nodes read the mutated tensor through the input's name: those
+   * reads go to the in-place op's output instead (file order is kept by
+   * the topological order, so they run after it). */
+  g_autoptr(GHashTable) mutated = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr(GHashTable) step_of = g_hash_table_new (g_direct_hash, g_direct_equal);  /* node → index + 1 */
+
+  for (guint i = 0; i < order->len; i++)
+    {
+      GraftNode *node = order->pdata[i];
+      Step *step = &plan->steps[i];
+      step->node = node;
+      step->opset = plan_opset (rt, graph, node);
+      step->schema = graft_op_registry_lookup (node->op, step->opset);
+      if (step->schema == NULL && (step->schema = plan_function_call (rt, graph, node, error)) == NULL)
+        {
+          if (error && *error)
+            return FALSE;
+          if (in_runtime_branch (node))
+            step->schema = &unsupported_in_branch_schema;
+        }
+      if (step->schema == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_UNSUPPORTED,
+                       "node '%s': %s is not supported at opset %" G_GINT64_FORMAT,
+                       node->name, node->op, step->opset);
+          return FALSE;
+        }
+      step->n_inputs = node->inputs->len;
+      step->inputs = g_new (ValueRef, MAX (step->n_inputs, 1));
+      for (guint j = 0; j < step->n_inputs; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          step->inputs[j] = (ValueRef) { 0, NO_SLOT };
+          if (v == NULL)
+            continue;
+          for (GraftValue *w; (w = g_hash_table_lookup (mutated, v)) != NULL;)
+            {
+              v = w;
+              guint slot = _graft_plan_slot (plan, v);
+              if (slot != NO_SLOT)
+                last_use[slot] = i;
+            }
+          if (!_graft_plan_value_ref (graph, v, &step->inputs[j], rt, error))
+            {
+              g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
+              return FALSE;
+            }
+        }
+      step->n_outputs = node->outputs->len;
+      step->outputs = g_new (guint, MAX (step->n_outputs, 1));
+      for (guint j = 0; j < step->n_outputs; j++)
+        {
+          GraftValue *v = node->outputs->pdata[j];
+          step->outputs[j] = v ? _graft_plan_slot (plan, v) : NO_SLOT;
+        }
+      g_autoptr(GPtrArray) deps = node_dependencies (node);
+      for (guint j = 0; j < deps->len; j++)
+        {
+          GraftValue *v = deps->pdata[j];
+          if (v->graph == graph)
+            {
+              guint slot = _graft_plan_slot (plan, v);
+              if (slot != NO_SLOT)
+                last_use[slot] = i;
+            }
+        }
+      step->timing_index = timing_counter_add (rt, node);
+      step->residual_from = NO_STEP;
+      step->pattern_at = NO_STEP;
+      if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&
+          node->outputs->pdata[0] && ((GraftValue *) node->inputs->pdata[0])->graph == graph &&
+          node->inputs->pdata[0] != node->outputs->pdata[0])
+        {
+          g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
+          plan_view_write_back (plan, step, step_of, last_use, i);
+        }
+      g_hash_table_insert (step_of, node, GUINT_TO_POINTER (i + 1));
+    }
+
+  _graft_plan_fuse (rt, plan, last_use);
+
+  /* Free values after their last use, except graph outputs and constants. */
+  g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      GraftValue *v = plan->values[s];
+      if (last_use[s] == NO_SLOT || graft_value_leaves_run (v) || plan->constants[s])
+        continue;
+      gboolean is_output = FALSE;
+      for (guint k = 0; k < graph->outputs->len; k++)
+        is_output |= graph->outputs->pdata[k] == v;
+      if (is_output)
+        {
+          last_use[s] = NO_SLOT;
+          continue;
+        }
+      n_release[last_use[s]]++;
+    }
+  for (guint i = 0; i < plan->n_steps; i++)
+    plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      if (last_use[s] == NO_SLOT || plan->constants[s] || graft_value_leaves_run (plan->values[s]))
+        continue;
+      Step *step = &plan->steps[last_use[s]];
+      step->release[step->n_release++] = s;
+    }
+  return TRUE;
+}
+
+gboolean
+_graft_runtime_plan (GraftRuntime *rt, GError **error)
+{
+  GraftGraph *graph = graft_model_get_graph (rt->model);
+  register_plans (rt, graph);
+  rt->main = g_hash_table_lookup (rt->plans, graph);
+
+  /* the plans of the main graph's subgraphs, before planning it adds those
+   * of the functions it calls (planned then) */
+  g_autoptr(GList) plans = g_hash_table_get_values (rt->plans);
+  if (!plan_graph_steps (rt, rt->main, error))
+    return FALSE;
+  for (GList *l = plans; l; l = l->next)
+    if (l->data != rt->main && !plan_graph_steps (rt, l->data, error))
+      return FALSE;
+  return TRUE;
+}

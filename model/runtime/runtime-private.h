@@ -1,0 +1,174 @@
+/* What the runtime's files share (runtime.c, the object; runtime-plan.c,
+ * support check and planning; runtime-fusion.c, the fusions the planner
+ * makes; runtime-run.c, execution; kernel-context.c, what kernels call).
+ * A plan is a graph's steps in run order with value slots; a step may carry
+ * a fused step tried in its place (Step.qdq, Step.pattern). Nothing here is
+ * for code outside model/runtime/. */
+#pragma once
+
+#include "runtime/runtime.h"
+#include "runtime/op.h"
+#include "runtime/worker-pool.h"
+
+G_BEGIN_DECLS
+
+#define NO_SLOT G_MAXUINT
+#define NO_STEP G_MAXUINT
+
+typedef struct {
+  guint up;      /* how many frames up the value lives */
+  guint slot;    /* NO_SLOT: omitted optional input */
+} ValueRef;
+
+typedef struct _Step {
+  GraftNode *node;
+  const GraftOpSchema *schema;
+  gint64 opset;
+  guint n_inputs;
+  ValueRef *inputs;
+  guint n_outputs;
+  guint *outputs;
+  guint n_release;
+  guint *release;
+  guint timing_index;
+  /* Conv followed by its only consumer Relu/Clip: the clamp runs in the
+   * Conv's epilogue and the activation step just forwards its input. */
+  gboolean fused;
+  float fused_lo, fused_hi;
+  gboolean forward_input;
+  /* Conv whose only consumer is an Add of a value computed before it (a
+   * residual connection): the kernel may add that value in its epilogue
+   * (graft_kernel_take_residual); then the Add, and a Relu/Clip after it
+   * whose clamp the Conv applies as well, forward input forward_index
+   * instead of running. Decided per run: the kernel only takes a
+   * residual of its own shape and dtype. A MatMul followed by the Add of
+   * a constant (a bias row) works the same way, without a clamp. */
+  gboolean has_residual;
+  ValueRef residual;
+  guint residual_from;      /* NO_STEP, or the Conv step whose taken residual makes this step forward */
+  guint forward_index;
+  /* Inputs (bit j: input j) that a MatMul reads with their last two axes
+   * swapped: each came from a Transpose of just those axes whose only
+   * consumer is this step, and that Transpose forwards its input
+   * instead of running (see graft_kernel_input_transposed). */
+  guint transposed_inputs;
+  /* what the kernel derived from a constant input (graft_kernel_derived) */
+  gconstpointer derived_key;
+  gpointer derived;
+  const GraftDerivedKind *derived_kind;
+  /* A QuantizeLinear closing a DequantizeLinear → op → QuantizeLinear
+   * pattern (qdq-fusion.h): the 8-bit step run instead of this one, and
+   * the pattern's other steps `absorbed` (skipped). Both only while no
+   * observer watches the float values in between. */
+  struct _Step *qdq;
+  gboolean absorbed;
+  /* The first step of a pattern of nodes that one fused step computes
+   * (fusion-patterns.h, fuse_patterns): the fused step tried in its place,
+   * whose kernel may decline the run's shapes. The pattern's other steps
+   * have pattern_at, the first step's index, and are skipped when the
+   * fused step ran (Frame.pattern_taken). Both only while no observer
+   * watches the values in between. */
+  struct _Step *pattern;
+  guint pattern_at;         /* NO_STEP, or as above */
+  /* on such a fused step: the planner's match of its pattern (owned, a
+   * fusion-patterns.h struct; graft_kernel_get_pattern) */
+  gpointer pattern_match;
+  /* An in-place aten op whose first input is a view (aten::slice/select,
+   * possibly of a view): the steps that made the views, innermost first.
+   * The op's result is written back through each into the tensor the
+   * view was taken from (graft_aten_view_write_back). */
+  guint n_views;
+  guint *views;
+} Step;
+
+typedef struct {
+  GraftGraph *graph;
+  GHashTable *slots;         /* GraftValue* → slot + 1 */
+  guint n_slots;
+  GraftValue **values;       /* slot → value */
+  guint n_steps;
+  Step *steps;
+  GraftRtTensor **constants; /* slot → initializer, or NULL */
+  /* State (main graph only): after a run, the tensor of slot
+   * state_values[k] becomes the constant of slot state_buffers[k]
+   * (GraftValue.writes_back_to). */
+  guint n_state;
+  guint *state_values;
+  guint *state_buffers;
+} Plan;
+
+struct _GraftRuntime {
+  GraftModel *model;
+  GHashTable *plans;         /* GraftGraph* → Plan* */
+  Plan *main;
+  GraftRtPool *pool;
+  GraftWorkerPool *workers;
+  guint n_threads;
+  gboolean profiling;
+  GArray *timings;           /* GraftNodeTiming, by Step.timing_index */
+  GMutex run_lock;           /* one run at a time: frames share the pool and timings */
+  GPtrArray *inputs;
+  GPtrArray *outputs;
+  GHashTable *function_bodies; /* calling GraftNode* → its own copy of the function body (owned) */
+  GHashTable *function_opsets; /* such a body → the function's opset imports */
+  GHashTable *function_depths; /* such a body → how many calls deep it is */
+  double max_seconds;          /* 0: no limit */
+  guint64 max_bytes;           /* 0: no limit */
+  GraftRuntimeObserveFunc observe;
+  gpointer observe_data;
+  gboolean drop_derived;       /* derived weights made per run, not kept */
+  gboolean observe_subgraphs;
+};
+
+typedef struct {
+  GraftRuntime *runtime;
+  GCancellable *cancellable;
+  GraftRuntimeProgressFunc progress;
+  gpointer progress_data;
+  guint done;
+  gint64 deadline;           /* g_get_monotonic_time() limit, 0: none */
+  GHashTable *module_attributes;  /* qualified name → GraftRtTensor*, set by prim::SetAttr; NULL until then */
+} RunState;
+
+typedef struct _Frame Frame;
+struct _Frame {
+  Plan *plan;
+  GraftRtTensor **values;
+  Frame *parent;
+  gboolean *residual_taken;  /* per step: the Conv added its residual this run */
+  gboolean *pattern_taken;   /* per step: its fused pattern step ran (Step.pattern) */
+};
+
+typedef struct {
+  RunState *run;
+  Frame *frame;
+  Step *step;
+  gboolean *donatable;       /* per input: the frame's reference is the last one */
+} EngineCtx;
+
+/* runtime-plan.c */
+/* Plans the model's main graph (first, so that its nodes come first in the
+ * timings), its subgraphs and the local functions it calls. */
+gboolean _graft_runtime_plan (GraftRuntime *rt, GError **error);
+void _graft_plan_free (Plan *plan);
+void _graft_step_clear (Step *step);
+/* value's slot in plan (a value of plan's own graph), or NO_SLOT. */
+guint _graft_plan_slot (Plan *plan, GraftValue *value);
+/* slot holds a buffer that runs write back (Plan.state_buffers). */
+gboolean _graft_plan_slot_is_state (const Plan *plan, guint slot);
+/* Where a step of graph finds value: frames up and slot. */
+gboolean _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error);
+
+/* runtime-fusion.c */
+/* Marks the steps that run fused (activations and residuals into Conv and
+ * MatMul, QDQ patterns as 8-bit steps, node patterns as one step); the
+ * inputs of fused steps stay alive longer (last_use, by slot). */
+void _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use);
+
+/* runtime-run.c */
+GPtrArray *_graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs,
+                            GError **error);
+GraftRtTensor *_graft_frame_get (Frame *frame, ValueRef ref);
+gboolean _graft_step_input_transposed (RunState *run, Step *step, guint j);
+
+G_END_DECLS

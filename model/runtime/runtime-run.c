@@ -1,0 +1,566 @@
+/* The runtime's execution: a frame of value slots per run of a plan, each
+ * step's kernel called with its inputs (or its fused step tried first),
+ * values released after their last use, limits checked between steps. */
+#include "runtime/runtime-private.h"
+
+#include <cblas.h>
+#include "runtime/kernels/aten-args.h"
+
+
+GraftRtTensor *
+_graft_frame_get (Frame *frame, ValueRef ref)
+{
+  for (guint i = 0; i < ref.up && frame; i++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT)
+    return NULL;
+  return frame->values[ref.slot];
+}
+
+static void
+infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t)
+{
+  iv->present = t != NULL;
+  iv->data = t;
+  iv->shape = GRAFT_SHAPE_UNKNOWN;
+  if (t == NULL)
+    return;
+  iv->dtype = t->dtype;
+  switch (t->kind)
+    {
+    case GRAFT_RT_TENSOR:
+      iv->kind = GRAFT_VALUE_TENSOR;
+      graft_shape_init_fixed (&iv->shape, t->rank, t->dims);
+      break;
+    case GRAFT_RT_SEQUENCE:
+      iv->kind = GRAFT_VALUE_SEQUENCE;
+      break;
+    case GRAFT_RT_NONE:
+      iv->kind = GRAFT_VALUE_OPTIONAL;
+      break;
+    }
+}
+
+/* Input j reaches the step untransposed (see Step.transposed_inputs);
+ * never while observing, when every Transpose runs. */
+gboolean
+_graft_step_input_transposed (RunState *run, Step *step, guint j)
+{
+  return j < 32 && (step->transposed_inputs & (1u << j)) && run->runtime->observe == NULL;
+}
+
+static gboolean
+is_half (GraftRtTensor *t)
+{
+  return t && t->kind == GRAFT_RT_TENSOR &&
+         (t->dtype == GRAFT_DTYPE_FLOAT16 || t->dtype == GRAFT_DTYPE_BFLOAT16);
+}
+
+static void
+frame_set (Frame *frame, ValueRef ref, GraftRtTensor *tensor /* transfer full */)
+{
+  for (guint i = 0; i < ref.up && frame; i++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT)
+    {
+      graft_rt_tensor_unref (tensor);
+      return;
+    }
+  g_clear_pointer (&frame->values[ref.slot], graft_rt_tensor_unref);
+  frame->values[ref.slot] = tensor;
+}
+
+/* After an in-place op on a view: its result written into the tensor each
+ * view of the chain was taken from, up to the first, whose slot (read by
+ * the nodes after, as in PyTorch, where the view shares its memory) then
+ * holds the changed tensor. */
+static gboolean
+write_through_views (Frame *frame, Step *step, GraftRtTensor *written, GError **error)
+{
+  if (written == NULL)
+    return TRUE;
+  g_autoptr(GraftRtTensor) value = graft_rt_tensor_ref (written);
+  for (guint k = 0; k < step->n_views; k++)
+    {
+      Step *view = &frame->plan->steps[step->views[k]];
+      g_autofree GraftRtTensor **inputs = g_new0 (GraftRtTensor *, MAX (view->n_inputs, 1));
+      for (guint j = 0; j < view->n_inputs; j++)
+        inputs[j] = _graft_frame_get (frame, view->inputs[j]);
+      if (inputs[0] == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "the tensor that view '%s' was taken from is gone", view->node->name);
+          return FALSE;
+        }
+      GraftKernelContext vctx = { view->node, view->schema, view->opset, view->n_inputs, inputs, 0, NULL, NULL, NULL };
+      GraftRtTensor *changed = graft_aten_view_write_back (&vctx, value, error);
+      if (changed == NULL)
+        {
+          g_prefix_error (error, "writing through view '%s': ", view->node->name);
+          return FALSE;
+        }
+      g_clear_pointer (&value, graft_rt_tensor_unref);
+      value = graft_rt_tensor_ref (changed);
+      frame_set (frame, view->inputs[0], changed);
+    }
+  return TRUE;
+}
+
+/* The producing Conv already applied this activation (or residual Add):
+ * the step only forwards its input (never while observing). */
+static gboolean
+step_forwards (RunState *run, Frame *frame, Step *step)
+{
+  return run->runtime->observe == NULL &&
+         (step->forward_input || (step->residual_from != NO_STEP && frame->residual_taken[step->residual_from]));
+}
+
+static void
+forward_input (Frame *frame, Step *step)
+{
+  if (step->n_outputs > 0 && step->outputs[0] != NO_SLOT)
+    {
+      GraftRtTensor **slot = &frame->values[step->outputs[0]];
+      g_clear_pointer (slot, graft_rt_tensor_unref);
+      *slot = graft_rt_tensor_ref (_graft_frame_get (frame, step->inputs[step->forward_index]));   /* not a float32 copy */
+    }
+}
+
+/* Inputs at their last use, held only by this frame and passed once,
+ * may be overwritten by the kernel (in-place activations, Add). */
+static gboolean *
+donatable_inputs (Step *step, GraftRtTensor **inputs, GraftRtTensor **converted)
+{
+  gboolean *donatable = g_new0 (gboolean, MAX (step->n_inputs, 1));
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      GraftRtTensor *t = inputs[j];
+      if (t == NULL || converted[j] || step->inputs[j].up != 0 || t->kind != GRAFT_RT_TENSOR ||
+          !graft_rt_tensor_is_writable (t) || g_atomic_int_get (&t->ref_count) != 1)
+        continue;
+      gboolean released = FALSE, once = TRUE;
+      for (guint r = 0; r < step->n_release; r++)
+        released |= step->release[r] == step->inputs[j].slot;
+      for (guint k = 0; k < step->n_inputs; k++)
+        if (k != j && inputs[k] == t)
+          once = FALSE;
+      donatable[j] = released && once;
+    }
+  return donatable;
+}
+
+/* declined: NULL, or where a kernel that may decline the run (a fused
+ * step whose nodes then run) says so by producing no output. */
+static gboolean
+run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **error)
+{
+  GraftNode *node = step->node;
+  g_autofree GraftRtTensor **inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+  g_autofree GraftRtTensor **converted = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+  g_autofree GraftRtTensor **outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
+  g_autofree GraftInferValue *in_info = g_new0 (GraftInferValue, MAX (step->n_inputs, 1));
+  g_autofree GraftInferValue *out_info = g_new0 (GraftInferValue, MAX (step->n_outputs, 1));
+  g_autofree gboolean *donatable = NULL;   /* before any goto */
+  GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
+  gboolean ok = FALSE;
+
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      if (step->inputs[j].slot == NO_SLOT)
+        continue;
+      inputs[j] = _graft_frame_get (frame, step->inputs[j]);
+      if (inputs[j] == NULL)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "node '%s' (%s): input '%s' has no value (not fed and not computed)",
+                       node->name, node->op, v->name);
+          return FALSE;
+        }
+      if ((step->schema->flags & GRAFT_OP_HALF_AS_FLOAT) && is_half (inputs[j]))
+        {
+          half_type = inputs[j]->dtype;
+          converted[j] = graft_rt_tensor_cast (inputs[j], GRAFT_DTYPE_FLOAT32, error);
+          if (converted[j] == NULL)
+            goto out;
+          inputs[j] = converted[j];
+        }
+    }
+
+  if (step_forwards (run, frame, step))
+    {
+      forward_input (frame, step);
+      ok = TRUE;
+      goto out;
+    }
+
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      infer_value_from_tensor (&in_info[j], inputs[j]);
+      /* the shape the skipped Transpose would have given */
+      if (_graft_step_input_transposed (run, step, j) && in_info[j].shape.rank >= 2)
+        {
+          GraftDim *dims = in_info[j].shape.dims, last = dims[in_info[j].shape.rank - 1];
+          dims[in_info[j].shape.rank - 1] = dims[in_info[j].shape.rank - 2];
+          dims[in_info[j].shape.rank - 2] = last;
+        }
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
+
+  const char *missing = graft_op_schema_missing_first_input (step->schema, node);
+  if (missing != NULL)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "input '%s' is missing", missing);
+      goto out;
+    }
+  if (step->schema->infer)
+    {
+      GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info, NULL, NULL,
+                                 step->pattern_match };
+      if (!step->schema->infer (&ictx, error))
+        goto out;
+    }
+
+  donatable = donatable_inputs (step, inputs, converted);
+  EngineCtx ectx = { run, frame, step, donatable };
+  GraftKernelContext kctx = {
+    node, step->schema, step->opset,
+    step->n_inputs, inputs, step->n_outputs, outputs, out_info, &ectx,
+  };
+  if (!step->schema->kernel (&kctx, error))
+    goto out;
+
+  if (declined && step->n_outputs > 0 && outputs[0] == NULL)
+    {
+      *declined = TRUE;
+      ok = TRUE;
+      goto out;
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      if (step->outputs[j] == NO_SLOT)
+        continue;
+      if (outputs[j] == NULL)
+        {
+          GraftValue *v = node->outputs->pdata[j];
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "output '%s' was not produced", v->name);
+          goto out;
+        }
+      if (half_type != GRAFT_DTYPE_UNDEFINED && outputs[j]->kind == GRAFT_RT_TENSOR &&
+          outputs[j]->dtype == GRAFT_DTYPE_FLOAT32)
+        {
+          GraftRtTensor *h = graft_rt_tensor_cast (outputs[j], half_type, error);
+          if (h == NULL)
+            goto out;
+          graft_rt_tensor_unref (outputs[j]);
+          outputs[j] = h;
+        }
+    }
+  if (step->n_views > 0 && step->n_outputs > 0 && !write_through_views (frame, step, outputs[0], error))
+    goto out;
+  for (guint j = 0; j < step->n_outputs; j++)
+    if (step->outputs[j] != NO_SLOT)
+      {
+        GraftRtTensor **slot = &frame->values[step->outputs[j]];
+        if (*slot)
+          graft_rt_tensor_unref (*slot);
+        *slot = g_steal_pointer (&outputs[j]);
+      }
+  ok = TRUE;
+
+out:
+  if (!ok && error && *error && !g_str_has_prefix ((*error)->message, "node '"))
+    g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      graft_shape_clear (&in_info[j].shape);
+      if (converted[j])
+        graft_rt_tensor_unref (converted[j]);
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      graft_shape_clear (&out_info[j].shape);
+      if (outputs[j])
+        graft_rt_tensor_unref (outputs[j]);
+    }
+  return ok;
+}
+
+static void
+frame_clear (Frame *frame)
+{
+  for (guint s = 0; s < frame->plan->n_slots; s++)
+    if (frame->values[s])
+      graft_rt_tensor_unref (frame->values[s]);
+  g_free (frame->values);
+  g_free (frame->residual_taken);
+  g_free (frame->pattern_taken);
+}
+
+/* Checked before every step, in subgraphs too (a Loop of an empty body
+ * still enters its plan once per iteration). */
+static gboolean
+within_limits (RunState *run, GError **error)
+{
+  GraftRuntime *rt = run->runtime;
+
+  if (g_cancellable_set_error_if_cancelled (run->cancellable, error))
+    return FALSE;
+  if (run->deadline && g_get_monotonic_time () > run->deadline)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
+                   "the run took longer than its time limit of %g s", rt->max_seconds);
+      return FALSE;
+    }
+  gint64 live = graft_rt_tensor_get_live_bytes ();
+  if (rt->max_bytes && live > 0 && (guint64) live > rt->max_bytes)
+    {
+      g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
+                   "the run holds %" G_GINT64_FORMAT " MiB of tensors, past its memory limit of %" G_GUINT64_FORMAT " MiB",
+                   live >> 20, rt->max_bytes >> 20);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The step that runs for planned step `step`: its fused 8-bit step, or
+ * NULL when a fused step computes what it would; an observer sees the
+ * plan as written. */
+static Step *
+step_to_run (GraftRuntime *rt, Step *step)
+{
+  if (rt->observe != NULL)
+    return step;
+  if (step->absorbed)
+    return NULL;
+  return step->qdq ? step->qdq : step;
+}
+
+/* After a complete run, each mutated buffer takes its new value (a copy:
+ * the run's tensor may share memory the pool hands out again), as
+ * ep.module() assigns it; a value of another dtype is refused. */
+static gboolean
+write_back_state (Plan *plan, GraftRtTensor **values, GError **error)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    {
+      GraftRtTensor *updated = values[plan->state_values[k]];
+      GraftRtTensor **buffer = &plan->constants[plan->state_buffers[k]];
+      GraftValue *target = plan->values[plan->state_buffers[k]];
+      if (updated == NULL)
+        continue;
+      if (updated->dtype != (*buffer)->dtype)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "the run gives buffer '%s' a %s value; it holds %s", target->name,
+                       graft_dtype_to_string (updated->dtype), graft_dtype_to_string ((*buffer)->dtype));
+          return FALSE;
+        }
+      GraftRtTensor *copy = graft_rt_tensor_copy (updated, error);
+      if (copy == NULL)
+        return FALSE;
+      graft_rt_tensor_unref (*buffer);
+      *buffer = copy;
+    }
+  return TRUE;
+}
+
+GPtrArray *
+_graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs, GError **error)
+{
+  GraftRuntime *rt = run->runtime;
+  GraftGraph *graph = plan->graph;
+  Frame frame = { plan, g_new0 (GraftRtTensor *, MAX (plan->n_slots, 1)), parent,
+                  g_new0 (gboolean, MAX (plan->n_steps, 1)), g_new0 (gboolean, MAX (plan->n_steps, 1)) };
+  GPtrArray *result = NULL;
+
+  if (!within_limits (run, error))
+    goto out;
+  for (guint s = 0; s < plan->n_slots; s++)
+    if (plan->constants[s])
+      frame.values[s] = graft_rt_tensor_ref (plan->constants[s]);
+  for (guint i = 0; i < graph->inputs->len && i < n_inputs; i++)
+    {
+      if (inputs[i] == NULL)
+        continue;
+      guint slot = _graft_plan_slot (plan, graph->inputs->pdata[i]);
+      if (slot == NO_SLOT)
+        continue;
+      if (frame.values[slot])
+        graft_rt_tensor_unref (frame.values[slot]);
+      frame.values[slot] = graft_rt_tensor_ref (inputs[i]);
+    }
+
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      if (!within_limits (run, error))
+        goto out;
+      Step *runs = step_to_run (rt, step);
+      gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
+      if (runs && runs->pattern && rt->observe == NULL)
+        {
+          gboolean declined = FALSE;
+          if (!run_step (run, &frame, runs->pattern, &declined, error))
+            goto out;
+          frame.pattern_taken[i] = !declined;
+        }
+      if (runs && runs->pattern_at != NO_STEP && rt->observe == NULL && frame.pattern_taken[runs->pattern_at])
+        runs = NULL;
+      if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
+        goto out;
+      for (guint j = 0; j < step->n_outputs; j++)
+        {
+          GraftRtTensor *out = step->outputs[j] != NO_SLOT ? frame.values[step->outputs[j]] : NULL;
+          if (out && out->dtype == GRAFT_DTYPE_STRING)
+            graft_rt_tensor_count_string_bytes (out);
+        }
+      if (rt->profiling && runs)
+        {
+          GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
+          t->seconds += (g_get_monotonic_time () - start) / 1e6;
+          t->calls++;
+          if (frame.pattern_taken[i])
+            {
+              t->fused_calls++;
+              t->fused_op = step->pattern->schema->name;
+            }
+        }
+      if ((plan == rt->main || rt->observe_subgraphs) && rt->observe)
+        for (guint j = 0; j < step->n_outputs; j++)
+          if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
+            rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);
+      for (guint r = 0; r < step->n_release; r++)
+        g_clear_pointer (&frame.values[step->release[r]], graft_rt_tensor_unref);
+      if (plan == rt->main)
+        {
+          run->done++;
+          if (run->progress)
+            run->progress (run->done, plan->n_steps, run->progress_data);
+        }
+    }
+
+  result = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint i = 0; i < graph->outputs->len; i++)
+    {
+      GraftValue *v = graph->outputs->pdata[i];
+      ValueRef ref;
+      GraftRtTensor *t = NULL;
+      if (_graft_plan_value_ref (graph, v, &ref, rt, NULL))
+        t = _graft_frame_get (&frame, ref);
+      if (t == NULL)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "graph output '%s' was not computed", v->name);
+          g_clear_pointer (&result, g_ptr_array_unref);
+          goto out;
+        }
+      g_ptr_array_add (result, graft_rt_tensor_ref (t));
+    }
+  if (!write_back_state (plan, frame.values, error))
+    g_clear_pointer (&result, g_ptr_array_unref);
+
+out:
+  frame_clear (&frame);
+  return result;
+}
+
+GPtrArray *
+graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancellable,
+                   GraftRuntimeProgressFunc progress, gpointer progress_data, GError **error)
+{
+  GraftGraph *graph = self->main->graph;
+  g_autofree GraftRtTensor **feed = g_new0 (GraftRtTensor *, MAX (graph->inputs->len, 1));
+  g_autoptr(GPtrArray) left_out = NULL;
+  RunState run = { self, cancellable, progress, progress_data, 0,
+                   self->max_seconds > 0 ? g_get_monotonic_time () + (gint64) (self->max_seconds * 1e6) : 0 };
+
+  for (guint i = 0; i < graph->inputs->len; i++)
+    {
+      GraftValue *v = graph->inputs->pdata[i];
+      GraftRtTensor *t = inputs ? g_hash_table_lookup (inputs, v->name) : NULL;
+      if (t == NULL && v->initializer == NULL && v->kind != GRAFT_VALUE_OPTIONAL)
+        {
+          g_autofree char *shape = graft_shape_to_string (&v->shape);
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
+                       "input '%s' (%s[%s]) was not given", v->name,
+                       graft_dtype_to_string (v->dtype), shape);
+          return NULL;
+        }
+      if (t != NULL && !graft_runtime_check_input (self, v, t, error))
+        return NULL;
+      /* an Optional left out is None (TorchScript's forward(x, mask=None)) */
+      if (t == NULL && v->initializer == NULL)
+        {
+          if (left_out == NULL)
+            left_out = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+          t = graft_rt_tensor_new_none (v->dtype);
+          g_ptr_array_add (left_out, t);
+        }
+      feed[i] = t;
+    }
+
+  g_mutex_lock (&self->run_lock);
+  /* BLAS stays single-threaded: kernels split big products over the worker pool
+   * (graft_kernel_sgemm); OpenBLAS threads spinning between calls would take
+   * the cores the pool needs */
+  openblas_set_num_threads (1);
+  graft_rt_tensor_set_thread_limit (self->max_bytes);
+  GPtrArray *outputs = _graft_run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
+  graft_rt_tensor_set_thread_limit (0);
+  g_clear_pointer (&run.module_attributes, g_hash_table_unref);
+  g_mutex_unlock (&self->run_lock);
+  return outputs;
+}
+
+typedef struct {
+  GraftRuntime *runtime;
+  GHashTable *inputs;
+  GraftRuntimeProgressFunc progress;
+  gpointer progress_data;
+} AsyncData;
+
+static void
+async_data_free (AsyncData *data)
+{
+  g_hash_table_unref (data->inputs);
+  g_free (data);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  AsyncData *data = task_data;
+  GraftRuntime *self = data->runtime;
+  GError *error = NULL;
+  GPtrArray *outputs = graft_runtime_run (self, data->inputs, cancellable, data->progress, data->progress_data, &error);
+  if (outputs)
+    g_task_return_pointer (task, outputs, (GDestroyNotify) g_ptr_array_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+graft_runtime_run_async (GraftRuntime *self, GHashTable *inputs, GCancellable *cancellable,
+                         GraftRuntimeProgressFunc progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  AsyncData *data = g_new0 (AsyncData, 1);
+  data->runtime = self;
+  data->inputs = g_hash_table_ref (inputs);
+  data->progress = progress;
+  data->progress_data = progress_data;
+  g_task_set_source_tag (task, graft_runtime_run_async);
+  g_task_set_task_data (task, data, (GDestroyNotify) async_data_free);
+  g_task_run_in_thread (task, run_thread);
+  g_object_unref (task);
+}
+
+GPtrArray *
+graft_runtime_run_finish (GraftRuntime *self, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
