@@ -19,6 +19,7 @@
 #include "../test-sanitized.h"
 #include "../test-scratch.h"
 #include "child-run.h"
+#include "../test-python.h"
 
 typedef enum {
   LOAD,      /* graft_model_load */
@@ -372,6 +373,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   files_dir = graft_test_generate_fixtures ("tests/hostile/make-hostile-files.py", "tests/fixtures-generated/hostile",
                                             NULL);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)

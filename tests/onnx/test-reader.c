@@ -10,6 +10,7 @@
 #include "runtime/rt-tensor.h"
 #include "fixtures.h"
 #include "../test-scratch.h"
+#include "../test-python.h"
 
 static char *fixture_dir;
 
@@ -927,6 +928,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   fixture_dir = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
 
   g_test_add_func ("/onnx/reader/dims-and-metadata", test_dims_and_metadata);

@@ -13,6 +13,7 @@
 #include "runtime/runtime.h"
 #include "../onnx/fixtures.h"
 #include "../hostile/child-run.h"
+#include "../test-python.h"
 
 typedef struct {
   const char *file;
@@ -170,6 +171,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   files_dir = graft_test_generate_fixtures ("tests/pt2/make-pt2-hostile.py", "tests/fixtures-generated/pt2-hostile",
                                             NULL);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
