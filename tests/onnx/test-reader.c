@@ -445,7 +445,6 @@ test_external_good (void)
   g_autoptr(GraftModel) model = load_fixture ("external/good.onnx");
   GraftValue *w = graft_graph_lookup_value (graft_model_get_graph (model), "w");
   const float expected[] = { 1, 2, 3, 4 };
-  g_autofree char *dir = g_build_filename (fixture_dir, "external", "sub", NULL);
   const guint8 *data;
   gsize size;
 
