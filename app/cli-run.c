@@ -97,6 +97,8 @@ print_output_summary (const char *name, GraftRtTensor *t)
   printf ("\n");
 }
 
+
+
 static int
 compare_doubles (gconstpointer a, gconstpointer b)
 {
@@ -276,6 +278,10 @@ run_model (const char *path, RunOptions *opts)
               opts->threads, opts->threads == 1 ? "" : "s", graft_simd_level_to_string (graft_simd_get_level ()),
               graft_simd_has_amx_int8 () ? ", AMX-INT8" : "");
       printf ("median CPU time per run: %.3f ms (all threads)\n", median_of (cpu_times));
+      /* a program that mutates buffers gives other outputs at each run, as ep.module() does */
+      g_autofree char *written_back = graft_graph_describe_written_back (graft_model_get_graph (graft_runtime_get_model (rt)));
+      if (written_back)
+        printf ("buffers written back after each run: %s (the outputs above are run %d's)\n", written_back, opts->repeat);
     }
   if (opts->profile)
     print_profile (rt, MAX (opts->repeat - 1, 1));

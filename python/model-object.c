@@ -9,6 +9,7 @@
 #include "layout/export.h"
 #include "layout/layout.h"
 #include "lower/lower.h"
+#include "migrate/torchscript-to-pt2.h"
 #include "formats.h"
 #include "onnx/writer.h"
 #include "report/lint-json.h"
@@ -487,6 +488,29 @@ shapes_from_dict (PyObject *dict)
   return g_steal_pointer (&shapes);
 }
 
+/* dtypes={"t": "int64"}: TorchScript inputs declare no element type.
+ * NULL with a Python error set. */
+static GHashTable *
+dtypes_from_dict (PyObject *dtypes_dict)
+{
+  g_autoptr(GHashTable) dtypes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  PyObject *key, *value;
+  Py_ssize_t position = 0;
+  if (dtypes_dict != NULL && dtypes_dict != Py_None && !PyDict_Check (dtypes_dict))
+    return PyErr_Format (PyExc_TypeError, "dtypes must be a dict"), NULL;
+  while (dtypes_dict != NULL && dtypes_dict != Py_None && PyDict_Next (dtypes_dict, &position, &key, &value))
+    {
+      const char *name = PyUnicode_Check (key) ? PyUnicode_AsUTF8 (key) : NULL;
+      const char *type = PyUnicode_Check (value) ? PyUnicode_AsUTF8 (value) : NULL;
+      GraftDType dtype = type ? graft_dtype_from_string (type) : GRAFT_DTYPE_UNDEFINED;
+      if (name == NULL || dtype == GRAFT_DTYPE_UNDEFINED || dtype == GRAFT_DTYPE_STRING)
+        return PyErr_Format (PyExc_ValueError, "dtypes must map an input name to a numeric type name "
+                             "('float32', 'int64', 'bool', ...)"), NULL;
+      g_hash_table_replace (dtypes, g_strdup (name), GINT_TO_POINTER (dtype));
+    }
+  return g_steal_pointer (&dtypes);
+}
+
 static PyObject *
 model_to_onnx (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
 {
@@ -500,22 +524,9 @@ model_to_onnx (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
   if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OLpO", keywords, &shapes_dict, &opset, &allow_custom,
                                     &dtypes_dict))
     return NULL;
-  /* dtypes={"t": "int64"}: TorchScript inputs declare no element type */
-  g_autoptr(GHashTable) dtypes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  PyObject *key, *value;
-  Py_ssize_t position = 0;
-  while (dtypes_dict != NULL && dtypes_dict != Py_None && PyDict_Next (dtypes_dict, &position, &key, &value))
-    {
-      const char *name = PyUnicode_Check (key) ? PyUnicode_AsUTF8 (key) : NULL;
-      const char *type = PyUnicode_Check (value) ? PyUnicode_AsUTF8 (value) : NULL;
-      GraftDType dtype = type ? graft_dtype_from_string (type) : GRAFT_DTYPE_UNDEFINED;
-      if (name == NULL || dtype == GRAFT_DTYPE_UNDEFINED || dtype == GRAFT_DTYPE_STRING)
-        return PyErr_Format (PyExc_ValueError, "dtypes must map an input name to a numeric type name "
-                             "('float32', 'int64', 'bool', ...)");
-      g_hash_table_replace (dtypes, g_strdup (name), GINT_TO_POINTER (dtype));
-    }
-  if (dtypes_dict != NULL && dtypes_dict != Py_None && !PyDict_Check (dtypes_dict))
-    return PyErr_Format (PyExc_TypeError, "dtypes must be a dict");
+  g_autoptr(GHashTable) dtypes = dtypes_from_dict (dtypes_dict);
+  if (dtypes == NULL)
+    return NULL;
   if (opset != 0 && (opset < GRAFT_LOWER_MIN_OPSET || opset > graft_lower_max_opset ()))
     return PyErr_Format (PyExc_ValueError, "opset %lld: the conversion writes opsets %d to %" G_GINT64_FORMAT, opset,
                          GRAFT_LOWER_MIN_OPSET, graft_lower_max_opset ());
@@ -534,6 +545,52 @@ model_to_onnx (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
   if (onnx == NULL)
     return graft_python_raise (error);
   return graft_python_model_wrap (onnx);
+}
+
+/* to_pt2(shapes, dynamic=[(input, axis, symbol, min, max)], dtypes): the
+ * TorchScript graph as a torch.export program (max < 0: unbounded). */
+static PyObject *
+model_to_pt2 (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "shapes", "dynamic", "dtypes", NULL };
+  PyObject *shapes_dict = NULL, *dynamic_list = NULL, *dtypes_dict = NULL;
+  g_autoptr(GError) error = NULL;
+  GraftModel *program = NULL;
+
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO", keywords, &shapes_dict, &dynamic_list, &dtypes_dict))
+    return NULL;
+  g_autoptr(GHashTable) dtypes = dtypes_from_dict (dtypes_dict);
+  if (dtypes == NULL)
+    return NULL;
+  g_autoptr(GHashTable) shapes = shapes_from_dict (shapes_dict);
+  if (shapes == NULL)
+    return NULL;
+  if (dynamic_list != NULL && dynamic_list != Py_None && !PyList_Check (dynamic_list))
+    return PyErr_Format (PyExc_TypeError, "dynamic must be a list of (input, axis, symbol, min, max)");
+  Py_ssize_t n_dims = dynamic_list != NULL && dynamic_list != Py_None ? PyList_Size (dynamic_list) : 0;
+  g_autofree GraftPt2DynamicDim *dims = g_new0 (GraftPt2DynamicDim, MAX (n_dims, 1));
+  for (Py_ssize_t i = 0; i < n_dims; i++)
+    {
+      const char *input, *symbol;
+      int axis;
+      long long min, max;
+      if (!PyArg_ParseTuple (PyList_GET_ITEM (dynamic_list, i), "sisLL", &input, &axis, &symbol, &min, &max))
+        return NULL;
+      if (axis < 0 || min < 0 || (max >= 0 && max < min))
+        return PyErr_Format (PyExc_ValueError, "dynamic dim %s of '%s': axis >= 0 and 0 <= min <= max", symbol, input);
+      dims[i] = (GraftPt2DynamicDim) { g_intern_string (input), axis, g_intern_string (symbol), min, max };
+    }
+  GraftPt2ConvertOptions options = { shapes, dtypes, dims, (guint) n_dims };
+  graft_python_model_lock (self);
+  Py_BEGIN_ALLOW_THREADS
+  program = graft_torchscript_to_pt2 (self->model, &options, &error);
+  if (program != NULL)
+    graft_model_set_path (program, graft_model_get_path (self->model));
+  Py_END_ALLOW_THREADS
+  graft_python_model_unlock (self);
+  if (program == NULL)
+    return graft_python_raise (error);
+  return graft_python_model_wrap (program);
 }
 
 static PyObject *
@@ -611,6 +668,8 @@ static PyMethodDef model_methods[] = {
   { "save", (PyCFunction) model_save, METH_VARARGS, "save(path, overwrite)" },
   { "to_onnx", (PyCFunction) (void (*) (void)) model_to_onnx, METH_VARARGS | METH_KEYWORDS,
     "to_onnx(shapes=None, opset=0, allow_custom=False, dtypes=None) -> Model" },
+  { "to_pt2", (PyCFunction) (void (*) (void)) model_to_pt2, METH_VARARGS | METH_KEYWORDS,
+    "to_pt2(shapes=None, dynamic=None, dtypes=None) -> Model" },
   { "render", (PyCFunction) (void (*) (void)) model_render, METH_VARARGS | METH_KEYWORDS,
     "render(path, expand_all=False, direction='TB', shapes=True, attributes=True, names=False, dark=False)" },
   { NULL }

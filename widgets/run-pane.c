@@ -723,9 +723,13 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     {
       GPtrArray *values = graft_runtime_get_outputs (job->runtime);
-      g_autofree char *status = g_strdup_printf ("Ran in %.3f s with %u thread%s", seconds,
+      g_autofree char *written_back = graft_graph_describe_written_back (graft_model_get_graph (self->model));
+      /* the next run starts from the updated buffers, as ep.module()'s next call does */
+      g_autofree char *state = written_back ? g_strdup_printf ("; buffers %s updated for the next run", written_back)
+                                            : g_strdup ("");
+      g_autofree char *status = g_strdup_printf ("Ran in %.3f s with %u thread%s%s", seconds,
                                                  graft_runtime_get_n_threads (job->runtime),
-                                                 graft_runtime_get_n_threads (job->runtime) == 1 ? "" : "s");
+                                                 graft_runtime_get_n_threads (job->runtime) == 1 ? "" : "s", state);
 
       self->outputs = g_steal_pointer (&outputs);
       self->output_names = g_ptr_array_new_with_free_func (g_free);

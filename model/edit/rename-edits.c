@@ -69,6 +69,16 @@ rename_value (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError 
                    to);
       return FALSE;
     }
+  /* a buffer the program mutates keeps its new value's link */
+  for (guint i = 0; i < scope->graph->values->len; i++)
+    {
+      GraftValue *other = scope->graph->values->pdata[i];
+      if (other->writes_back_to && strcmp (other->writes_back_to, value->name) == 0)
+        {
+          g_free (other->writes_back_to);
+          other->writes_back_to = g_strdup (to);
+        }
+    }
   g_hash_table_remove (scope->graph->value_by_name, value->name);
   g_free (value->name);
   value->name = g_strdup (to);

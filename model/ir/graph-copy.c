@@ -76,6 +76,7 @@ copy_value_fields (GraftValue *dest, const GraftValue *src)
   graft_shape_copy (&dest->shape, &src->shape);
   dest->type_string = g_strdup (src->type_string);
   dest->doc_string = g_strdup (src->doc_string);
+  dest->writes_back_to = g_strdup (src->writes_back_to);
   dest->onnx_type = src->onnx_type ? g_bytes_ref (src->onnx_type) : NULL;
   dest->onnx_kept_fields = src->onnx_kept_fields ? g_bytes_ref (src->onnx_kept_fields) : NULL;
   dest->onnx_value_info_position = src->onnx_value_info_position;

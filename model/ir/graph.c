@@ -10,6 +10,7 @@ value_free (GraftValue *value)
   g_free (value->name);
   g_free (value->type_string);
   g_free (value->doc_string);
+  g_free (value->writes_back_to);
   g_clear_pointer (&value->onnx_type, g_bytes_unref);
   g_clear_pointer (&value->onnx_kept_fields, g_bytes_unref);
   g_clear_pointer (&value->exported_json, g_bytes_unref);
@@ -488,4 +489,17 @@ graft_graph_add_onnx_unbound_value_info (GraftGraph *graph, guint position, GByt
       g_array_set_clear_func (graph->onnx_unbound_value_info, clear_unbound_value_info);
     }
   g_array_append_val (graph->onnx_unbound_value_info, entry);
+}
+
+char *
+graft_graph_describe_written_back (GraftGraph *graph)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+  for (guint i = 0; graph && i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      if (v->writes_back_to)
+        g_string_append_printf (names, "%s%s", names->len ? ", " : "", v->writes_back_to);
+    }
+  return names->len ? g_string_free (g_steal_pointer (&names), FALSE) : NULL;
 }

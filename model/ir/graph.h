@@ -49,6 +49,11 @@ struct _GraftValue {
   GPtrArray *consumers;    /* GraftNode*, not owned; a node appears once per use */
 
   GraftTensor *initializer;/* constant data (ONNX initializer, TorchScript parameter) */
+  /* State: the name of the initializer (a torch.export buffer) whose data
+   * this value replaces after each run, as ep.module() assigns a mutated
+   * buffer; NULL for ordinary values. A name, not a pointer, so that an
+   * edit removing the buffer leaves nothing dangling. */
+  char *writes_back_to;
   gboolean is_graph_input;
   gboolean is_graph_output;
   char *doc_string;
@@ -143,6 +148,15 @@ GraftValue *graft_graph_new_anonymous_value (GraftGraph *graph, const char *hint
 
 void graft_graph_add_input (GraftGraph *graph, GraftValue *value);
 void graft_graph_add_output (GraftGraph *graph, GraftValue *value);
+/* Whether a run must hand v out at its end: a graph output, or a new
+ * buffer value it writes back (writes_back_to). */
+static inline gboolean
+graft_value_leaves_run (const GraftValue *v)
+{
+  return v->is_graph_output || v->writes_back_to != NULL;
+}
+/* The buffers a run writes back ("mean, steps"), or NULL when none. */
+char *graft_graph_describe_written_back (GraftGraph *graph);
 void graft_graph_add_initializer (GraftGraph *graph, GraftValue *value, GraftTensor *tensor /* transfer full */);
 
 /* Nodes. domain NULL or "" or "ai.onnx" means the default ONNX domain ("onnx"). */

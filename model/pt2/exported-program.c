@@ -615,6 +615,8 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
   JsonArray *output_specs = _graft_exported_member_array (signature, "output_specs");
   if (input_specs == NULL || output_specs == NULL)
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "graph_module.signature needs input_specs and output_specs");
+  /* buffer FQN → its placeholder's value, for the mutations below */
+  g_autoptr(GHashTable) buffer_values = g_hash_table_new (g_str_hash, g_str_equal);
 
   for (guint i = 0; i < json_array_get_length (input_specs); i++)
     {
@@ -678,6 +680,8 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
       value->doc_string = g_strdup_printf ("%s %s", role, fqn);
       graft_graph_add_initializer (r->graph, value, graft_tensor_ref (tensor));
       graft_model_add_tensor (r->model, tensor);
+      if (strcmp (kind, "buffer") == 0)
+        g_hash_table_insert (buffer_values, (gpointer) fqn, value);
     }
 
   for (guint i = 0; i < json_array_get_length (output_specs); i++)
@@ -712,9 +716,16 @@ read_signature (Reader *r, JsonObject *graph_module, GError **error)
       g_free (value->doc_string);
       value->doc_string = g_strdup_printf ("new value: %s", what);
       /* Mutations are outputs of the functional graph: the sidebar and
-       * info name them. Graft's runtime does not write them back into the
-       * buffers yet, so a second run does not see the first's update as
-       * ep.module() does. */
+       * info name them, and the runtime writes a buffer's new value back
+       * after each run, so that a second run sees the first's update as
+       * ep.module() does. A mutated user input is the caller's tensor:
+       * Graft's outputs never alias inputs, so it is only named. */
+      GraftValue *buffer = target ? g_hash_table_lookup (buffer_values, target) : NULL;
+      if (strcmp (kind, "buffer_mutation") == 0 && buffer != NULL && buffer != value)
+        {
+          g_free (value->writes_back_to);
+          value->writes_back_to = g_strdup (buffer->name);
+        }
       if (strcmp (kind, "buffer_mutation") == 0 || strcmp (kind, "user_input_mutation") == 0)
         {
           g_autofree char *entry = g_strdup_printf ("%s ← %s", target ? target : "?", name);

@@ -1,6 +1,7 @@
 #include "pte/executorch-program.h"
 #include "pte/executorch-ops.h"
 #include "pte/flatbuffer.h"
+#include "pytorch/aten-schemas.h"
 #include "ir/file-bytes.h"
 #include "ir/model-error.h"
 
@@ -74,6 +75,7 @@ typedef struct {
   ProgramValue *values;
   GraftValue **current;         /* the IR value an ExecuTorch value holds now; NULL: none yet */
   GHashTable *constants;        /* "segment:index" → GraftValue*, shared by values of one buffer */
+  GHashTable *mutable_buffers;  /* value index → the initializer of its initial state */
   GArray *writes;               /* MemoryWrite, in instruction order */
   GraftModel *model;
   GraftGraph *graph;
@@ -459,7 +461,12 @@ read_value (Reader *r, guint index, const char *user, GError **error)
   if (!read_tensor (r, index, &t, error))
     return NULL;
   if (t.data_buffer > 0)
-    return r->current[index] = constant_value (r, index, &t, error);
+    {
+      GraftValue *constant = constant_value (r, index, &t, error);
+      if (constant != NULL && t.planned)
+        g_hash_table_insert (r->mutable_buffers, GUINT_TO_POINTER (index), constant);
+      return r->current[index] = constant;
+    }
   if (t.planned && t.nbytes > 0)
     for (guint i = r->writes->len; i > 0; i--)
       {
@@ -678,10 +685,11 @@ add_argument (Arguments *a, guint index, GError **error)
  * out argument itself (or, for several, a TensorList of them) for an out
  * variant, a fresh value for a functional op (sym_size, et_view). So the
  * results are the last argument, and the out arguments among the others
- * are results too, not inputs. */
+ * are results too, not inputs; except an in-place op's self (copy_,
+ * index_put_: the result is the first argument), which it also reads. */
 static gboolean
-split_results (Reader *r, const GraftFlatbufferVector *args, const char *user, GArray *inputs, GArray *results,
-               GError **error)
+split_results (Reader *r, const GraftFlatbufferVector *args, const char *user, gboolean in_place, GArray *inputs,
+               GArray *results, GError **error)
 {
   if (args->length == 0)
     return fail (error, GRAFT_MODEL_ERROR_MALFORMED, r, "%s has no arguments, not even its result", user);
@@ -707,9 +715,11 @@ split_results (Reader *r, const GraftFlatbufferVector *args, const char *user, G
   for (guint i = 0; i + 1 < args->length; i++)
     {
       gint32 arg = graft_flatbuffer_vector_i32 (&r->fb, args, i);
-      gboolean is_result = arg == last;
+      gboolean is_result = FALSE;
       for (guint k = 0; k < results->len && !is_result; k++)
         is_result = g_array_index (results, gint32, k) == arg;
+      if (in_place && i == 0)
+        is_result = FALSE;
       if (!is_result)
         g_array_append_val (inputs, arg);
     }
@@ -787,7 +797,8 @@ read_kernel_call (Reader *r, guint instruction, const GraftFlatbufferTable *call
 
   g_autoptr(GArray) inputs = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr(GArray) results = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!split_results (r, &args, node_name, inputs, results, error))
+  gboolean in_place = g_str_has_suffix (name, "_") && (overload == NULL || *overload == '\0');
+  if (!split_results (r, &args, node_name, in_place, inputs, results, error))
     return FALSE;
   Arguments a = { r, node, 0 };
   for (const GraftExecutorchArgument *plan = op.arguments; plan != NULL && plan->kind != GRAFT_EXECUTORCH_ARG_END;
@@ -822,6 +833,9 @@ read_kernel_call (Reader *r, guint instruction, const GraftFlatbufferTable *call
   for (guint i = 0; i < n_results; i++)
     if (!add_result (r, node, g_array_index (results, gint32, i), i, error))
       return FALSE;
+  /* "eps = 1e-05", not "arg7 = 1e-05": the functional op's schema names them */
+  if (strcmp (node->domain, "aten") == 0)
+    graft_aten_name_arguments (node);
   return TRUE;
 }
 
@@ -1042,6 +1056,23 @@ read_outputs (Reader *r, GError **error)
   return TRUE;
 }
 
+/* A mutable buffer an instruction wrote (aten::copy_ into it) keeps the
+ * last write for the method's next execution, as ExecuTorch's planned
+ * memory does: that value is written back to its initial state. */
+static void
+link_mutated_buffers (Reader *r)
+{
+  GHashTableIter iter;
+  gpointer key, buffer;
+  g_hash_table_iter_init (&iter, r->mutable_buffers);
+  while (g_hash_table_iter_next (&iter, &key, &buffer))
+    {
+      GraftValue *last = r->current[GPOINTER_TO_UINT (key)];
+      if (last != NULL && last != buffer && last->producer != NULL && last->writes_back_to == NULL)
+        last->writes_back_to = g_strdup (((GraftValue *) buffer)->name);
+    }
+}
+
 /* The names of every execution plan, for the metadata. */
 static gboolean
 list_plans (Reader *r, const GraftFlatbufferVector *plans, GError **error)
@@ -1099,8 +1130,11 @@ read_program (Reader *r, GCancellable *cancellable, GError **error)
   graft_model_set_producer (r->model, "executorch", identifier);
   r->graph = graft_graph_new (plan_name ? plan_name : "forward");
   graft_model_set_graph (r->model, r->graph);
-  return read_values (r, error) && read_inputs (r, error) && read_instructions (r, cancellable, error) &&
-         read_outputs (r, error);
+  if (!read_values (r, error) || !read_inputs (r, error) || !read_instructions (r, cancellable, error) ||
+      !read_outputs (r, error))
+    return FALSE;
+  link_mutated_buffers (r);
+  return TRUE;
 }
 
 GraftModel *
@@ -1113,9 +1147,11 @@ graft_executorch_program_load (const char *path, GCancellable *cancellable, GErr
   Reader r = { .path = path, .file = file, .model = model };
   r.data = g_bytes_get_data (file, &r.size);
   r.constants = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  r.mutable_buffers = g_hash_table_new (g_direct_hash, g_direct_equal);
   r.writes = g_array_new (FALSE, FALSE, sizeof (MemoryWrite));
   gboolean ok = read_program (&r, cancellable, error);
   g_hash_table_unref (r.constants);
+  g_hash_table_unref (r.mutable_buffers);
   g_array_unref (r.writes);
   g_free (r.values);
   g_free (r.current);

@@ -208,14 +208,17 @@ gboolean
 graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem)
 {
   guint n_values = node->inputs->len, n_keywords = 0, next_value = 0, next_keyword;
+  /* the readers' "overload" attribute names the overload, not an argument */
+  GraftAttribute *overload = graft_node_get_attribute (node, "overload");
 
   memset (call, 0, sizeof *call);
   call->n_positional = n_values;
   for (guint i = 0; i < node->attributes->len; i++)
     {
-      if (graft_aten_argument_position (((GraftAttribute *) g_ptr_array_index (node->attributes, i))->name) >= 0)
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+      if (graft_aten_argument_position (attribute->name) >= 0)
         call->n_positional++;
-      else
+      else if (attribute != overload)
         n_keywords++;
     }
   call->n = call->n_positional + n_keywords;
@@ -245,16 +248,76 @@ graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem
   for (guint i = 0; i < node->attributes->len; i++)
     {
       GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
-      if (graft_aten_argument_position (attribute->name) >= 0)
+      if (graft_aten_argument_position (attribute->name) >= 0 || attribute == overload)
         continue;
       call->keywords[next_keyword] = attribute->name;
       call->sources[next_keyword++] = attribute;
     }
-  call->schema = graft_aten_schema_find (node->op, call->n, call->keywords, call->is_value, call->bound);
+  call->schema = NULL;
+  g_autofree char *overload_name = overload != NULL && overload->type == GRAFT_ATTR_STRING
+                                   ? graft_attribute_dup_string (overload) : NULL;
+  GPtrArray *overloads = overload_name != NULL ? graft_aten_schema_list (node->op) : NULL;
+  for (guint i = 0; overloads != NULL && i < overloads->len && call->schema == NULL; i++)
+    {
+      const GraftAtenSchema *schema = g_ptr_array_index (overloads, i);
+      if (strcmp (schema->overload, overload_name) == 0 &&
+          score_overload (schema, call->n, call->keywords, call->is_value, call->bound) >= 0)
+        call->schema = schema;
+    }
+  if (call->schema == NULL)
+    call->schema = graft_aten_schema_find (node->op, call->n, call->keywords, call->is_value, call->bound);
   if (call->schema == NULL)
     {
       *problem = "no overload takes these arguments";
       return FALSE;
+    }
+  return TRUE;
+}
+
+/* The schema of op with the fewest arguments that still has a place for n
+ * positional ones: the names of a call that leaves out trailing arguments
+ * the schema requires (ExecuTorch's _convolution without cudnn_enabled). */
+static const GraftAtenSchema *
+schema_with_room (const char *op, guint n)
+{
+  GPtrArray *overloads = graft_aten_schema_list (op);
+  const GraftAtenSchema *best = NULL;
+  for (guint i = 0; overloads != NULL && i < overloads->len; i++)
+    {
+      const GraftAtenSchema *schema = g_ptr_array_index (overloads, i);
+      if (schema->n_arguments >= n && (best == NULL || schema->n_arguments < best->n_arguments))
+        best = schema;
+    }
+  return best;
+}
+
+gboolean
+graft_aten_name_arguments (GraftNode *node)
+{
+  g_auto(GraftAtenCall) call = { 0 };
+  const char *problem = NULL;
+  if (!graft_aten_call_bind (node, &call, &problem))
+    {
+      const GraftAtenSchema *schema = call.n == call.n_positional ? schema_with_room (node->op, call.n) : NULL;
+      if (schema == NULL)
+        return FALSE;
+      for (guint k = 0, input = 0; k < call.n; k++)
+        {
+          g_autofree char *attribute = g_strdup_printf ("arg%u", k);
+          if (graft_node_get_attribute (node, attribute) != NULL)
+            graft_node_set_attribute_argument_name (node, attribute, schema->arguments[k].name);
+          else if (input < node->inputs->len)
+            graft_node_set_input_argument_name (node, input++, schema->arguments[k].name);
+        }
+      return TRUE;
+    }
+  for (guint k = 0, input = 0; k < call.n; k++)
+    {
+      const char *name = call.schema->arguments[call.bound[k]].name;
+      if (call.is_value[k])
+        graft_node_set_input_argument_name (node, input++, name);
+      else if (call.keywords[k] == NULL)
+        graft_node_set_attribute_argument_name (node, ((GraftAttribute *) call.sources[k])->name, name);
     }
   return TRUE;
 }

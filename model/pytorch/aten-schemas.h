@@ -55,6 +55,12 @@ gint64 graft_aten_argument_position (const char *attribute_name);
  * no place ("schema" is NULL then when no overload fits). */
 gboolean graft_aten_call_bind (GraftNode *node, GraftAtenCall *call, const char **problem);
 void graft_aten_call_clear (GraftAtenCall *call);
+/* Names the arguments of node (op "aten::…", called by position: inputs
+ * and "argK" attributes) after the overload that fits the call ("weight"
+ * for its second input, "stride" for arg3), for the labels and the
+ * sidebar; kernels still read them by position. FALSE when no overload
+ * fits (nothing is named then). */
+gboolean graft_aten_name_arguments (GraftNode *node);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GraftAtenCall, graft_aten_call_clear)
 
 /* All overloads of op, or NULL; and the number of schemas known. */

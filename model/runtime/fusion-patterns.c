@@ -16,7 +16,7 @@ graft_fusion_sole_reader (GraftNode *node, GraftValue **out_value)
 {
   GraftValue *v = node->outputs->len == 1 ? node->outputs->pdata[0] : NULL;
   *out_value = v;
-  if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 1)
+  if (v == NULL || graft_value_leaves_run (v) || v->consumers == NULL || v->consumers->len != 1)
     return NULL;
   GraftNode *reader = v->consumers->pdata[0];
   if (reader->graph != node->graph)
@@ -336,7 +336,7 @@ static GraftNode *
 silu_of (GraftNode *producer, GraftValue *v, GraftNode **sigmoid)
 {
   GraftValue *unused;
-  if (v == NULL || v->is_graph_output || v->consumers == NULL || v->consumers->len != 2)
+  if (v == NULL || graft_value_leaves_run (v) || v->consumers == NULL || v->consumers->len != 2)
     return NULL;
   for (guint k = 0; k < producer->graph->outputs->len; k++)
     if (producer->graph->outputs->pdata[k] == v)

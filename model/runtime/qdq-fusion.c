@@ -275,7 +275,7 @@ graft_qdq_fusion_match (GraftNode *quantize, gint64 opset, GraftQdqConstantFunc 
   py.dtype = py.zero ? py.zero->dtype : GRAFT_DTYPE_UINT8;
   GraftValue *v = input_at (quantize, 0);
   GraftNode *op = v ? v->producer : NULL;
-  if (op == NULL || op->graph != quantize->graph || v->is_graph_output || v->consumers == NULL ||
+  if (op == NULL || op->graph != quantize->graph || graft_value_leaves_run (v) || v->consumers == NULL ||
       v->consumers->len != 1)
     return FALSE;
   fusion->node = op;

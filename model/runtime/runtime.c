@@ -87,6 +87,12 @@ typedef struct {
   guint n_steps;
   Step *steps;
   GraftRtTensor **constants; /* slot → initializer, or NULL */
+  /* State (main graph only): after a run, the tensor of slot
+   * state_values[k] becomes the constant of slot state_buffers[k]
+   * (GraftValue.writes_back_to). */
+  guint n_state;
+  guint *state_values;
+  guint *state_buffers;
 } Plan;
 
 struct _GraftRuntime {
@@ -304,6 +310,8 @@ plan_free (Plan *plan)
     if (plan->constants[i])
       graft_rt_tensor_unref (plan->constants[i]);
   g_free (plan->constants);
+  g_free (plan->state_values);
+  g_free (plan->state_buffers);
   g_free (plan->values);
   g_hash_table_destroy (plan->slots);
   g_free (plan);
@@ -663,7 +671,7 @@ plan_constant (GraftValue *v, gpointer user_data)
 static gboolean
 is_graph_output (GraftGraph *graph, GraftValue *v)
 {
-  if (v->is_graph_output)
+  if (graft_value_leaves_run (v))
     return TRUE;
   for (guint k = 0; k < graph->outputs->len; k++)
     if (graph->outputs->pdata[k] == v)
@@ -1119,6 +1127,65 @@ plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_u
   step->views = (guint *) g_array_free (g_steal_pointer (&views), FALSE);
 }
 
+/* The buffers a run writes back: pairs of a value with writes_back_to and
+ * the initializer it names (one the edits have since removed is skipped). */
+static void
+plan_state (Plan *plan)
+{
+  GraftGraph *graph = plan->graph;
+  plan->state_values = g_new (guint, MAX (graph->values->len, 1));
+  plan->state_buffers = g_new (guint, MAX (graph->values->len, 1));
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      GraftValue *buffer = v->writes_back_to ? graft_graph_lookup_value (graph, v->writes_back_to) : NULL;
+      guint value_slot = v->writes_back_to ? plan_slot (plan, v) : NO_SLOT;
+      guint buffer_slot = buffer ? plan_slot (plan, buffer) : NO_SLOT;
+      if (value_slot == NO_SLOT || buffer_slot == NO_SLOT || plan->constants[buffer_slot] == NULL)
+        continue;
+      plan->state_values[plan->n_state] = value_slot;
+      plan->state_buffers[plan->n_state++] = buffer_slot;
+    }
+}
+
+static gboolean
+plan_slot_is_state (const Plan *plan, guint slot)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    if (plan->state_buffers[k] == slot)
+      return TRUE;
+  return FALSE;
+}
+
+/* After a complete run, each mutated buffer takes its new value (a copy:
+ * the run's tensor may share memory the pool hands out again), as
+ * ep.module() assigns it; a value of another dtype is refused. */
+static gboolean
+write_back_state (Plan *plan, GraftRtTensor **values, GError **error)
+{
+  for (guint k = 0; k < plan->n_state; k++)
+    {
+      GraftRtTensor *updated = values[plan->state_values[k]];
+      GraftRtTensor **buffer = &plan->constants[plan->state_buffers[k]];
+      GraftValue *target = plan->values[plan->state_buffers[k]];
+      if (updated == NULL)
+        continue;
+      if (updated->dtype != (*buffer)->dtype)
+        {
+          g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID,
+                       "the run gives buffer '%s' a %s value; it holds %s", target->name,
+                       graft_dtype_to_string (updated->dtype), graft_dtype_to_string ((*buffer)->dtype));
+          return FALSE;
+        }
+      GraftRtTensor *copy = graft_rt_tensor_copy (updated, error);
+      if (copy == NULL)
+        return FALSE;
+      graft_rt_tensor_unref (*buffer);
+      *buffer = copy;
+    }
+  return TRUE;
+}
+
 static gboolean
 plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
 {
@@ -1138,6 +1205,8 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       if (plan->constants[slot] == NULL)
         return FALSE;
     }
+  if (graph->parent_graph == NULL)
+    plan_state (plan);
 
   plan->n_steps = order->len;
   plan->steps = g_new0 (Step, order->len);
@@ -1237,7 +1306,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
   for (guint s = 0; s < plan->n_slots; s++)
     {
       GraftValue *v = plan->values[s];
-      if (last_use[s] == NO_SLOT || v->is_graph_output || plan->constants[s])
+      if (last_use[s] == NO_SLOT || graft_value_leaves_run (v) || plan->constants[s])
         continue;
       gboolean is_output = FALSE;
       for (guint k = 0; k < graph->outputs->len; k++)
@@ -1253,7 +1322,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
   for (guint s = 0; s < plan->n_slots; s++)
     {
-      if (last_use[s] == NO_SLOT || plan->constants[s] || plan->values[s]->is_graph_output)
+      if (last_use[s] == NO_SLOT || plan->constants[s] || graft_value_leaves_run (plan->values[s]))
         continue;
       Step *step = &plan->steps[last_use[s]];
       step->release[step->n_release++] = s;
@@ -1924,6 +1993,8 @@ run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guin
         }
       g_ptr_array_add (result, graft_rt_tensor_ref (t));
     }
+  if (!write_back_state (plan, frame.values, error))
+    g_clear_pointer (&result, g_ptr_array_unref);
 
 out:
   frame_clear (&frame);
@@ -2135,7 +2206,8 @@ input_is_constant (EngineCtx *e, guint i)
   if (frame == NULL || ref.slot == NO_SLOT)
     return FALSE;
   GraftRtTensor *constant = frame->plan->constants[ref.slot];
-  return constant != NULL && frame->values[ref.slot] == constant;
+  /* a buffer a run writes back changes between runs: nothing derived from it is kept */
+  return constant != NULL && frame->values[ref.slot] == constant && !plan_slot_is_state (frame->plan, ref.slot);
 }
 
 gboolean

@@ -176,6 +176,24 @@ class Model:
                                       allow_custom=allow_custom, dtypes=dict(dtypes or {}))
         return Model(native)
 
+    def to_pt2(self, *, shapes: Mapping[str, Shape] | None = None,
+               dynamic: Mapping[str, Mapping[int, str | tuple[str, int, int | None]]] | None = None,
+               dtypes: Mapping[str, str] | None = None) -> "Model":
+        """A TorchScript model as a torch.export program, without PyTorch
+        (``graft-cli convert IN.pt -o OUT.pt2``): ``shapes`` gives the
+        export sizes of the inputs (all fixed), ``dynamic`` the dims to free
+        with their ranges: ``{"x": {0: ("batch", 1, 64)}}`` (or just
+        ``"batch"``: from 1, unbounded), checked in Graft's runtime at
+        other sizes in the range. Save the result with ``.save("m.pt2")``."""
+        dims = []
+        for name, axes in (dynamic or {}).items():
+            for axis, spec in axes.items():
+                symbol, low, high = (spec, 1, None) if isinstance(spec, str) else tuple(spec)
+                dims.append((name, axis, symbol, low, -1 if high is None else high))
+        native = self._native.to_pt2(shapes={k: list(v) for k, v in (shapes or {}).items()}, dynamic=dims,
+                                     dtypes=dict(dtypes or {}))
+        return Model(native)
+
     def render(self, path: PathLike, *, expand_all: bool = False, direction: str = "TB", shapes: bool = True,
                attributes: bool = True, names: bool = False, dark: bool = False) -> None:
         """Draws the graph, grouped by module, to ``.svg``, ``.png`` or
@@ -202,6 +220,7 @@ def _merge_dynamic(shapes: Mapping[str, Shape] | None,
         if name not in merged:
             raise ValueError(f"dynamic: give '{name}' a shape first (shapes={{'{name}': (...)}})")
         for axis, symbol in axes.items():
+            symbol = symbol if isinstance(symbol, str) else symbol[0]   # ("batch", min, max): ONNX keeps the name
             if not 0 <= axis < len(merged[name]):
                 raise ValueError(f"dynamic: '{name}' has {len(merged[name])} dims, no axis {axis}")
             merged[name][axis] = symbol
@@ -259,7 +278,9 @@ def convert(src: Model | PathLike, dst: PathLike, *, shapes: Mapping[str, Shape]
             dynamic: Mapping[str, Mapping[int, str]] | None = None, opset: int | None = None,
             allow_custom: bool = False, overwrite: bool = False, dtypes: Mapping[str, str] | None = None) -> Model:
     """TorchScript (or torch.export) to ONNX without PyTorch, as
-    ``graft-cli convert``: writes ``dst`` and returns the ONNX model.
+    ``graft-cli convert``: writes ``dst`` and returns the ONNX model; or,
+    when ``dst`` ends in ``.pt2``, TorchScript to a torch.export program
+    (:meth:`Model.to_pt2`: ``dynamic={"x": {0: ("batch", 1, 64)}}``).
 
     ``shapes={"x": (1, 3, 224, 224)}`` gives input shapes (TorchScript
     declares none), ``dynamic={"x": {0: "batch"}}`` keeps a dim symbolic
@@ -267,6 +288,12 @@ def convert(src: Model | PathLike, dst: PathLike, *, shapes: Mapping[str, Shape]
     float32. Raises GraftError naming every op without a lowering
     (``allow_custom=True`` writes them as ``aten`` nodes instead).
     """
+    if os.fspath(dst).lower().endswith(".pt2"):
+        if opset is not None or allow_custom:
+            raise ValueError("convert to .pt2: opset and allow_custom are ONNX options")
+        program = _as_model(src).to_pt2(shapes=shapes, dynamic=dynamic, dtypes=dtypes)
+        program.save(dst, overwrite=overwrite)
+        return program
     onnx = _as_model(src).to_onnx(shapes=shapes, dynamic=dynamic, opset=opset, allow_custom=allow_custom,
                                   dtypes=dtypes)
     onnx.save(dst, overwrite=overwrite)

@@ -17,7 +17,7 @@ BELOW = {
     "model/pytorch": ["ir"],
     "model/torchscript": ["ir", "pytorch"],
     "model/pt2": ["ir", "pytorch"],
-    "model/pte": ["ir"],
+    "model/pte": ["ir", "pytorch"],
     "model/runtime": ["ir", "onnx"],
     "model/analysis": ["ir", "onnx", "runtime"],
     "model/edit": ["ir", "onnx", "pytorch", "runtime", "analysis"],

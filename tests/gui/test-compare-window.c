@@ -14,6 +14,10 @@
 #include "window-harness.h"
 #include "widget-screenshot.h"
 #include "compare-window.h"
+#include "loader.h"
+#include "lower/lower.h"
+#include "onnx/writer.h"
+#include <glib/gstdio.h>
 #include "widgets/graph-canvas.h"
 
 static char *fixture_dir;
@@ -754,6 +758,67 @@ test_argument_names (void)
   harness_window_close (window);
 }
 
+/* An ExecuTorch program against its own ONNX lowering, in the compare
+ * window: every computing node of the .pte is matched in the ONNX file or
+ * explained (the batch norm folded into the convolution), its arguments
+ * carry the aten schema's names (weight, stride, eps), and Run Both runs the .pte in Graft's runtime beside the ONNX
+ * file and finds the outputs close ("what did lowering to ExecuTorch
+ * change" has the same answer as trace vs script). */
+static void
+test_executorch_program (void)
+{
+  const char *source = g_getenv ("GRAFT_SOURCE_DIR");
+  g_autofree char *pte = g_build_filename (source ? source : ".", "tests", "fuzz", "corpus", "torch-archive",
+                                           "executorch-cnn_inline.pte", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) program = graft_model_load (pte, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftLowerOptions options = { 0 };
+  g_autoptr(GraftModel) lowered = graft_lower_to_onnx (program, &options, &error);
+  g_assert_no_error (error);
+  g_autofree char *dir = g_dir_make_tmp ("graft-compare-pte-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_autofree char *onnx = g_build_filename (dir, "cnn_inline.onnx", NULL);
+  g_assert_true (graft_onnx_write_file (lowered, onnx, 0, &error));
+  g_assert_no_error (error);
+
+  GraftWindow *window = harness_window_new ();
+  g_autofree char *action = g_strdup_printf ("win.compare-path::%s", onnx);
+  harness_open (window, pte);
+  harness_activate (window, action);
+  GraftCompareWindow *compare = find_compare_window (gtk_window_get_application (GTK_WINDOW (window)));
+  harness_wait_for (canvases_laid_out, compare);
+  GraftAlignment *al = graft_compare_window_get_alignment (compare);
+  g_assert_cmpint (graft_model_get_format (al->a), ==, GRAFT_MODEL_FORMAT_EXECUTORCH);
+  GraftGraph *graph_a = graft_model_get_graph (al->a);
+  g_test_message ("A: %u of %u compute nodes matched or explained, B: %u of %u, %u only in A",
+                  al->n_matched_a, al->n_compute_a, al->n_matched_b, al->n_compute_b, al->only_a->len);
+  g_assert_cmpuint (al->n_compute_a, >=, 8);
+  g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
+  g_assert_cmpuint (al->n_matched_b, ==, al->n_compute_b);
+  /* the program's positional arguments carry the aten schema's names */
+  GraftNode *convolution = harness_find_op (graph_a, "aten::_convolution");
+  GraftNode *batch_norm = harness_find_op (graph_a, "aten::batch_norm");
+  g_autofree char *weights = weight_argument_names (convolution);
+  g_assert_cmpstr (weights, ==, "weight,bias");
+  g_assert_cmpstr (graft_node_get_attribute_argument_name (batch_norm, "arg7"), ==, "eps");
+  g_assert_cmpstr (graft_node_get_attribute_argument_name (convolution, "arg3"), ==, "stride");
+
+  gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "");
+  harness_wait_for (run_finished, compare);
+  GraftNumericRun *run = graft_compare_window_get_last_run (compare);
+  g_assert_null (run->error_a);
+  g_assert_null (run->error_b);
+  g_assert_true (run->outputs_close);
+  g_assert_cmpuint (run->n_divergent, ==, 0);
+  g_assert_cmpuint (run->n_compared, >=, graph_a->nodes->len / 2);
+  screenshot (compare, "compare-executorch-onnx");
+  close_compare (compare);
+  harness_window_close (window);
+  g_unlink (onnx);
+  g_rmdir (dir);
+}
+
 /* Opens fixture a in window and compares it with fixture b, as File →
  * Compare With… does; returns the compare window, laid out. */
 static GraftCompareWindow *
@@ -820,6 +885,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/gui/compare-window/two-targets", test_two_targets);
   g_test_add_func ("/gui/compare-window/argument-names", test_argument_names);
   g_test_add_func ("/gui/compare-window/run-both-one-side-fails", test_run_both_one_side_fails);
+  g_test_add_func ("/gui/compare-window/executorch-program", test_executorch_program);
   int status = g_test_run ();
   g_free (fixture_dir);
   return status;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "loader.h"
+#include "edit/edit.h"
 #include "lint/diagnostics.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
@@ -270,11 +271,23 @@ count_rule (GPtrArray *diagnostics, const char *rule, const char *needle)
 }
 
 /* Graft's run of a program on its example inputs against
- * ep.module()(*inputs): max |Graft − torch| ≤ 1e-4·max|torch| per output. */
+ * ep.module()(*inputs): max |Graft − torch| ≤ 1e-4·max|torch| per output;
+ * after `runs` runs of one runtime, against the outputs of that many calls
+ * of one ep.module() (NAME.runN.outputK.npy), whose buffers keep their
+ * updates between calls. */
 static void
-run_program (const char *file, const char *name)
+run_model (GraftModel *model, const char *name, guint runs);
+
+static void
+run_program (const char *file, const char *name, guint runs)
 {
   g_autoptr(GraftModel) model = load_program (file);
+  run_model (model, name, runs);
+}
+
+static void
+run_model (GraftModel *model, const char *name, guint runs)
+{
   g_autoptr(GError) error = NULL;
   GraftRuntime *rt = graft_runtime_new (model, &error);
   g_assert_no_error (error);
@@ -289,12 +302,18 @@ run_program (const char *file, const char *name)
       g_assert_no_error (error);
       g_hash_table_insert (inputs, input->name, t);
     }
-  g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  g_autoptr(GPtrArray) outputs = NULL;
+  for (guint r = 0; r < runs; r++)
+    {
+      g_clear_pointer (&outputs, g_ptr_array_unref);
+      outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+    }
   g_assert_cmpuint (outputs->len, ==, graph->outputs->len);
+  g_autofree char *run = runs > 1 ? g_strdup_printf (".run%u", runs) : g_strdup ("");
   for (guint i = 0; i < outputs->len; i++)
     {
-      g_autofree char *path = g_strdup_printf ("%s/%s.output%u.npy", fixtures (), name, i);
+      g_autofree char *path = g_strdup_printf ("%s/%s%s.output%u.npy", fixtures (), name, run, i);
       g_autoptr(GraftRtTensor) want = graft_npy_read (path, &error);
       g_assert_no_error (error);
       g_autofree char *label = g_strdup_printf ("%s output %u", name, i);
@@ -307,7 +326,31 @@ static void
 test_run (gconstpointer data)
 {
   g_autofree char *file = g_strdup_printf ("%s.pt2", (const char *) data);
-  run_program (file, data);
+  run_program (file, data, 1);
+}
+
+/* Buffers the program mutates (a running mean and a step counter) are
+ * written back after each run: the third run of one runtime gives what the
+ * third call of ep.module() gives, and a new runtime starts again from the
+ * saved buffers. */
+static void
+test_run_mutated_buffers (void)
+{
+  run_program ("buffer_mutation.pt2", "buffer_mutation", 3);
+  run_program ("buffer_mutation.pt2", "buffer_mutation", 1);
+
+  /* a renamed buffer is still the one its update goes to */
+  g_autoptr(GraftModel) model = load_program ("buffer_mutation.pt2");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftEdit) rename = graft_edit_new_operation ("rename-value",
+                                                          g_variant_new_parsed ("{'value': <'b_mean'>, 'to': <'b_running'>}"),
+                                                          &error);
+  g_assert_no_error (error);
+  g_assert_true (graft_edit_apply (rename, model, &error));
+  g_assert_no_error (error);
+  g_autofree char *written_back = graft_graph_describe_written_back (graft_model_get_graph (model));
+  g_assert_cmpstr (written_back, ==, "b_running, b_steps");
+  run_model (model, "buffer_mutation", 3);
 }
 
 /* The flat layout runs as the archive does (weights from the nested
@@ -315,7 +358,7 @@ test_run (gconstpointer data)
 static void
 test_run_flat (void)
 {
-  run_program ("flat_cnn_static.pt2", "cnn_static");
+  run_program ("flat_cnn_static.pt2", "cnn_static", 1);
 }
 
 /* A size outside a dim's range is refused with the range, as PyTorch does. */
@@ -385,6 +428,7 @@ main (int argc, char *argv[])
       g_test_add_data_func (path, programs[i], test_run);
     }
   g_test_add_func ("/pt2/run/flat-layout", test_run_flat);
+  g_test_add_func ("/pt2/run/mutated-buffers", test_run_mutated_buffers);
   g_test_add_func ("/pt2/run/outside-range", test_run_outside_range);
   return g_test_run ();
 }

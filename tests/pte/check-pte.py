@@ -222,15 +222,20 @@ def inputs_of(name):
     return found
 
 
-def executorch_outputs(path, inputs):
+def executorch_outputs(path, inputs, runs=1):
+    """The outputs of the method's last of `runs` executions (a mutated
+    buffer keeps its update between them)."""
     program = Runtime.get().load_program(path)
     method = program.load_method("forward")
-    return [np.asarray(t) for t in method.execute([torch.from_numpy(np.load(p)) for p in inputs])]
+    for _ in range(runs):
+        outputs = method.execute([torch.from_numpy(np.load(p)) for p in inputs])
+    return [np.asarray(t) for t in outputs]
 
 
-def check_runs(name, expected_ops, reference_name=None):
+def check_runs(name, expected_ops, reference_name=None, runs=1):
     """reference_name: the program ExecuTorch runs for the reference (its
-    pip runtime is built without the deprecated constant_buffer path)."""
+    pip runtime is built without the deprecated constant_buffer path);
+    runs: compare the outputs of that many runs (graft-cli run --repeat)."""
     path = os.path.join(OUT, name + ".pte")
     info = graft("info", path, "--json")
     check(info.returncode == 0, f"{name}: info exits 0 ({info.stderr.strip()[:300]})")
@@ -241,10 +246,10 @@ def check_runs(name, expected_ops, reference_name=None):
     for op in expected_ops:
         check(f'"{op}"' in text, f"{name}: info lists {op}")
     inputs = inputs_of(name)
-    reference = executorch_outputs(os.path.join(OUT, (reference_name or name) + ".pte"), inputs)
-    out_dir = os.path.join(OUT, "run-" + name)
+    reference = executorch_outputs(os.path.join(OUT, (reference_name or name) + ".pte"), inputs, runs)
+    out_dir = os.path.join(OUT, "run-%s-%d" % (name, runs))
     os.makedirs(out_dir, exist_ok=True)
-    args = ["run", path, "-o", out_dir]
+    args = ["run", path, "-o", out_dir, "--repeat", str(runs)]
     for i, p in enumerate(inputs):
         args += ["--input", f"input_{i}={p}"]
     run = graft(*args)
@@ -257,7 +262,9 @@ def check_runs(name, expected_ops, reference_name=None):
     check(len(graph_outputs) == len(reference), f"{name}: {len(graph_outputs)} outputs, ExecuTorch gives "
           f"{len(reference)} ({outputs})")
     for k, (out_name, ref) in enumerate(zip(graph_outputs, reference)):
-        compare(f"{name}: output {k}", np.load(os.path.join(out_dir, out_name + ".npy")), ref)
+        compare(f"{name}: output {k} after {runs} run(s)", np.load(os.path.join(out_dir, out_name + ".npy")), ref)
+    if runs > 1:
+        return   # onnxruntime below runs once: ONNX has no state
 
     # convert: the same program as ONNX, checked and run by onnxruntime
     onnx_path = os.path.join(OUT, name + ".onnx")
@@ -292,6 +299,8 @@ def main():
     check_runs("resnet18", ["aten::_convolution", "aten::batch_norm", "aten::add"])
     check_runs("dynamic", ["aten::sym_size", "aten::view", "aten::softmax"])
     check_runs("buffer", ["aten::add", "aten::copy_"])
+    # the buffer keeps its update from one run to the next, in both runtimes
+    check_runs("buffer", ["aten::copy_"], runs=3)
     # without its initial value the buffer is named, not invented
     run = graft("run", os.path.join(OUT, "buffer_uninitialized.pte"), "--random")
     check(run.returncode != 0 and "uninitialized_state" in run.stderr,

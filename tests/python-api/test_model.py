@@ -226,6 +226,29 @@ def test_convert_torchscript_to_onnx(exports, tmp_path):
         graft.convert(exports["onnx"], tmp_path / "again.onnx")
 
 
+def test_convert_torchscript_to_pt2(exports, tmp_path):
+    """graft.convert(…, "m.pt2") writes a torch.export program from the traced
+    and the scripted CNN; torch.export.load reads it and its module() equals
+    the eager model at the export batch and at another in the range."""
+    for kind in ("trace", "script"):
+        target = tmp_path / f"converted_{kind}.pt2"
+        program = graft.convert(exports[kind], target, shapes={"x": (1, 3, 16, 16)},
+                                dynamic={"x": {0: ("batch", 1, 8)}})
+        assert program.format == "exported_program"
+        ep = torch.export.load(str(target))
+        for batch in (1, 5):
+            x = np.random.default_rng(batch).standard_normal((batch, 3, 16, 16), dtype=np.float32)
+            with torch.no_grad():
+                got = ep.module()(torch.from_numpy(x)).numpy()
+            np.testing.assert_allclose(got, torch_reference(exports["module"], x), rtol=1e-4, atol=1e-5)
+        ranges = {str(k): (int(v.lower), int(v.upper)) for k, v in ep.range_constraints.items()}
+        assert (1, 8) in ranges.values() or (2, 8) in ranges.values(), ranges
+    with pytest.raises(ValueError, match="ONNX options"):
+        graft.convert(exports["trace"], tmp_path / "bad.pt2", shapes={"x": (1, 3, 16, 16)}, opset=17)
+    with pytest.raises(graft.GraftError):
+        graft.convert(exports["trace"], tmp_path / "noshape.pt2")
+
+
 class _Timestep(torch.nn.Module):
     def forward(self, x, t):
         return x * (t.float()[:, None] + 1.0)
