@@ -105,7 +105,7 @@ graft_text_measure (cairo_t *cr, const char *text)
     return measure_uncached (cr, text);
 
   {
-    g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
+    G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
 
     remembered = g_hash_table_lookup (remembered_widths_of (font), text);
     if (remembered != NULL)
@@ -117,7 +117,7 @@ graft_text_measure (cairo_t *cr, const char *text)
   width = measure_uncached (cr, text);
 
   {
-    g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
+    G_GNUC_UNUSED g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&remembered_lock);
 
     if (n_remembered_widths >= MAX_REMEMBERED_WIDTHS)
       {

@@ -1409,7 +1409,12 @@ graft_graph_canvas_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
 
   GTK_WIDGET_CLASS (graft_graph_canvas_parent_class)->css_changed (widget, change);
 #if GTK_CHECK_VERSION (4, 10, 0)
+  /* Newer than GDK_VERSION_MAX_ALLOWED (4.8), which flags it as
+   * unavailable: built against 4.10 or later, it replaces the style
+   * context call that 4.10 deprecates. */
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
   gtk_widget_get_color (widget, &color);
+  G_GNUC_END_IGNORE_DEPRECATIONS
 #else
   gtk_style_context_get_color (gtk_widget_get_style_context (widget), &color);
 #endif

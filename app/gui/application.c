@@ -20,19 +20,32 @@ struct _GraftApplication
 
 G_DEFINE_FINAL_TYPE (GraftApplication, graft_application, ADW_TYPE_APPLICATION)
 
-/* Run from the build tree: the schema and the sample come from there. */
-static gboolean
-is_uninstalled (void)
+/* The data folder of the build tree graft runs from, or NULL when it is
+ * installed. Programs built here (app/gui/graft, the GUI tests in
+ * tests/gui) sit two folders below the build root, whose data/ holds the
+ * compiled schema and a copy of the sample. */
+static const char *
+uninstalled_data_dir (void)
 {
-  static int uninstalled = -1;
+  static char *data_dir;
+  static gsize looked;
 
-  if (uninstalled < 0)
+  if (g_once_init_enter (&looked))
     {
       g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *exe_dir = exe != NULL ? g_path_get_dirname (exe) : NULL;
 
-      uninstalled = exe != NULL && g_str_has_prefix (exe, GRAFT_BUILD_ROOT "/");
+      if (exe_dir != NULL && g_strcmp0 (exe_dir, GRAFT_BINDIR) != 0)
+        {
+          g_autofree char *dir = g_build_filename (exe_dir, "..", "..", "data", NULL);
+          g_autofree char *schema = g_build_filename (dir, "gschemas.compiled", NULL);
+
+          if (g_file_test (schema, G_FILE_TEST_IS_REGULAR))
+            data_dir = g_canonicalize_filename (dir, NULL);
+        }
+      g_once_init_leave (&looked, 1);
     }
-  return uninstalled;
+  return data_dir;
 }
 
 static GSettingsSchema *
@@ -43,10 +56,10 @@ lookup_schema (void)
 
   /* From the build tree the freshly compiled schema wins over an older
    * installed one. */
-  if (is_uninstalled ())
+  if (uninstalled_data_dir () != NULL)
     {
       g_autoptr(GSettingsSchemaSource) build_source =
-        g_settings_schema_source_new_from_directory (GRAFT_BUILD_ROOT "/data", installed, FALSE, NULL);
+        g_settings_schema_source_new_from_directory (uninstalled_data_dir (), installed, FALSE, NULL);
 
       if (build_source != NULL)
         schema = g_settings_schema_source_lookup (build_source, GRAFT_APP_ID, TRUE);
@@ -82,8 +95,8 @@ graft_application_get_settings (GraftApplication *self)
 char *
 graft_application_dup_sample_path (GraftApplication *self)
 {
-  if (is_uninstalled ())
-    return g_build_filename (GRAFT_SOURCE_ROOT, "data", "samples", SAMPLE_NAME, NULL);
+  if (uninstalled_data_dir () != NULL)
+    return g_build_filename (uninstalled_data_dir (), "samples", SAMPLE_NAME, NULL);
   return g_build_filename (GRAFT_DATADIR, "samples", SAMPLE_NAME, NULL);
 }
 

@@ -364,7 +364,7 @@ run_in_graft (GraftReduce *self, Outcome *outcome, GCancellable *cancellable, GE
       if (self->condition == GRAFT_REDUCE_NONFINITE && !feed_is_finite (outcome->feed))
         return TRUE;  /* NaN fed in is not NaN made here */
       graft_runtime_set_observer (rt, watch_value, &watch);
-      g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, outcome->feed, cancellable, NULL, NULL, &run_error);
+      G_GNUC_UNUSED g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, outcome->feed, cancellable, NULL, NULL, &run_error);
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         {
           g_free (watch.failure);
@@ -422,7 +422,7 @@ record_run (GraftReduce *self, GCancellable *cancellable, GError **error)
   if (rt != NULL)
     {
       graft_runtime_set_observer (rt, record_value, self);
-      g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, self->inputs, cancellable, NULL, NULL, &run_error);
+      G_GNUC_UNUSED g_autoptr(GPtrArray) outputs = graft_runtime_run (rt, self->inputs, cancellable, NULL, NULL, &run_error);
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
     }
@@ -464,7 +464,7 @@ typedef struct {
 static gboolean
 try_set (Search *search, GHashTable *set)
 {
-  g_autoptr(GHashTable) owned = set;
+  G_GNUC_UNUSED g_autoptr(GHashTable) owned = set;
   Outcome outcome;
 
   if (search->error != NULL)

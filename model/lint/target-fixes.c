@@ -206,15 +206,24 @@ layer_norm_eligible (Proposal *proposal, GraftNode *node)
   return shape != NULL && shape->rank > 0 && axis->i == shape->rank - 1;
 }
 
+/* ReduceMean over the last axis; it takes its axes as an input (the step
+ * ax) from opset 18. */
+static char *
+reduce_mean_last_axis (gboolean axes_input, const char *input)
+{
+  if (axes_input)
+    return g_strdup_printf ("ReduceMean(%s,ax)", input);
+  return g_strdup_printf ("ReduceMean(%s);axes=[-1]", input);
+}
+
 /* A replacement step list reading the pattern's x, s, b for one
- * (axis, epsilon); ReduceMean takes its axes as an input from opset 18. */
+ * (axis, epsilon). */
 static char *
 layer_norm_replacement (gint64 opset, const char *epsilon)
 {
   gboolean axes_input = opset >= 18;
-  const char *reduce = axes_input ? "ReduceMean(%s,ax)" : "ReduceMean(%s);axes=[-1]";
-  g_autofree char *mean = g_strdup_printf (reduce, "x");
-  g_autofree char *variance = g_strdup_printf (reduce, "q");
+  g_autofree char *mean = reduce_mean_last_axis (axes_input, "x");
+  g_autofree char *variance = reduce_mean_last_axis (axes_input, "q");
 
   return g_strdup_printf ("%sm=%s d=Sub(x,m) q=Mul(d,d) v=%s e=Constant();value_float=%s a=Add(v,e) r=Sqrt(a) "
                           "n=Div(d,r) k=Mul(n,s) Add(k,b)",

@@ -1279,7 +1279,6 @@ observed_constant (Converter *c, GraftValue *value)
     return NULL;
   if (base->rank == 1 && (!graft_dtype_is_integer (base->dtype) || base->dims[0] > 64))
     return NULL;
-  g_autoptr(GArray) values = NULL;
   for (guint run = 0; run < c->runs->len; run++)
     {
       Observation *seen = observation_in (c, run, value);
@@ -1994,7 +1993,7 @@ build_program (Converter *c, GHashTable *tensors)
   JsonArray *input_specs = json_array_new (), *output_specs = json_array_new ();
   JsonArray *arg_names = json_array_new ();
   JsonObject *graph = json_object_new ();
-  g_autoptr(JsonNode) graph_node = json_node_init_object (json_node_alloc (), graph);
+  G_GNUC_UNUSED g_autoptr(JsonNode) graph_node = json_node_init_object (json_node_alloc (), graph);
   json_object_set_array_member (graph, "inputs", graph_inputs);
   json_object_set_array_member (graph, "outputs", graph_outputs);
   json_object_set_array_member (graph, "nodes", json_array_ref (c->nodes));

@@ -77,9 +77,9 @@ graft_onnx_string_entry_to_proto (GraftOnnxWriteContext *context, const char *ke
 }
 
 static char *
-arena_printf (GraftOnnxWriteContext *context, const char *format, guint64 number)
+arena_print_number (GraftOnnxWriteContext *context, guint64 number)
 {
-  g_autofree char *text = g_strdup_printf (format, number);
+  g_autofree char *text = g_strdup_printf ("%" G_GUINT64_FORMAT, number);
   char *copy = graft_onnx_write_alloc (context, strlen (text) + 1);
 
   return strcpy (copy, text);
@@ -105,8 +105,8 @@ graft_onnx_initializer_to_proto (GraftOnnxWriteContext *context, GraftTensor *te
   proto->external_data = graft_onnx_write_alloc (context, sizeof (gpointer) * 3);
   proto->external_data[0] = graft_onnx_string_entry_to_proto (context, "location",
                                                               graft_onnx_data_file_get_location (context->data_file));
-  proto->external_data[1] = graft_onnx_string_entry_to_proto (context, "offset", arena_printf (context, "%" G_GUINT64_FORMAT, offset));
-  proto->external_data[2] = graft_onnx_string_entry_to_proto (context, "length", arena_printf (context, "%" G_GUINT64_FORMAT, nbytes));
+  proto->external_data[1] = graft_onnx_string_entry_to_proto (context, "offset", arena_print_number (context, offset));
+  proto->external_data[2] = graft_onnx_string_entry_to_proto (context, "length", arena_print_number (context, nbytes));
   if (!graft_onnx_restore_kept_fields (context, &proto->base, tensor->onnx_kept_fields, error))
     return NULL;
   return proto;

@@ -8,6 +8,7 @@
 #include "fixtures.h"
 #include "../torchscript/torch-generations.h"
 #include "../test-scratch.h"
+#include "../test-python.h"
 
 #define source_path graft_test_source_path
 
@@ -331,6 +332,7 @@ main (int argc, char **argv)
   g_autofree char *fixtures = NULL;
 
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   /* Shares the reader tests' small fixtures. */
   fixtures = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
   for (guint g = 0; g < GRAFT_TORCH_N_GENERATIONS; g++)

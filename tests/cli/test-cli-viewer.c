@@ -234,6 +234,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   g_test_add_func ("/cli-viewer/state-dict-render", test_state_dict_render);
   g_test_add_func ("/cli-viewer/random-bytes-message", test_random_bytes_message);
   g_test_add_func ("/cli-viewer/expanded-big-graph", test_expanded_big_graph);

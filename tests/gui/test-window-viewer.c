@@ -146,8 +146,6 @@ test_wheel_scrolls (void)
   GraftGraphCanvas *canvas;
   GraftRect before, after, bounds;
   double zoom;
-  g_autofree char *x = NULL;
-  g_autofree char *y = NULL;
 
   if (!xdotool_available ())
     return;

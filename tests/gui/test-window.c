@@ -1072,7 +1072,7 @@ test_cost_overlay (void)
   gui_start (&gui);
   harness_open (gui.window, path);
   harness_activate (gui.window, "win.show-cost");
-  g_autoptr(GHashTable) state = capture (&gui, "cost-overlay");
+  G_GNUC_UNUSED g_autoptr(GHashTable) state = capture (&gui, "cost-overlay");
   GraftGraphCanvas *canvas = GRAFT_GRAPH_CANVAS (harness_find_type (GTK_WIDGET (gui.window), GRAFT_TYPE_GRAPH_CANVAS));
   GraftGraph *graph = harness_shown_graph (gui.window);
   guint n_convs = 0;

@@ -21,6 +21,7 @@
 #include "../onnx/fixtures.h"
 #include "../test-sanitized.h"
 #include "../test-scratch.h"
+#include "../test-python.h"
 
 static char *files_dir;
 
@@ -338,6 +339,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   files_dir = graft_test_generate_fixtures ("tests/hostile/make-hostile-edits.py",
                                             "tests/fixtures-generated/hostile-edits", NULL);
   for (guint i = 0; i < G_N_ELEMENTS (recipe_cases); i++)

@@ -8,6 +8,7 @@
 #include "layout/text.h"
 #include "layout/labels.h"
 #include "test-graphs.h"
+#include "../test-sanitized.h"
 
 static GraftScene *
 compute (GraftLayout *layout)
@@ -315,7 +316,7 @@ test_collapse_and_cache (void)
   /* Back to the previous state: all from the cache. */
   graft_layout_set_group_expanded (layout, block, TRUE);
   {
-    g_autoptr (GraftScene) scene = compute (layout);
+    G_GNUC_UNUSED g_autoptr (GraftScene) scene = compute (layout);
 
     graft_layout_get_last_stats (layout, &hits, &runs);
     g_assert_cmpuint (runs, ==, 0);
@@ -602,7 +603,11 @@ test_value_read_by_every_layer (void)
 
     g_test_message ("96 layers collapsed, each reading the mask: %.2f s of CPU", seconds);
     g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 96);
-    g_assert_cmpfloat (seconds, <, 4.0);   /* 9.5 s uncapped, 1.2 s capped, on the machine that found it */
+    /* 9.5 s uncapped, 1.2 s capped, on the machine that found it. Under
+     * ASan with leak checking, whose full malloc stacks cost CPU time,
+     * the capped layout took 3.5-5.0 s on a shared machine (2.7 s
+     * without leak checking). */
+    g_assert_cmpfloat (seconds, <, SANITIZED ? 10.0 : 4.0);
   }
 }
 

@@ -234,7 +234,6 @@ static void
 test_deep_nesting (void)
 {
   g_autoptr(GByteArray) type = g_byte_array_new ();
-  g_autoptr(GByteArray) tmp = NULL;
   g_autoptr(GByteArray) info = g_byte_array_new ();
   g_autoptr(GByteArray) graph = g_byte_array_new ();
   g_autoptr(GByteArray) model = g_byte_array_new ();

@@ -10,6 +10,7 @@
 #include "runtime/rt-tensor.h"
 #include "fixtures.h"
 #include "../test-scratch.h"
+#include "../test-python.h"
 
 static char *fixture_dir;
 
@@ -444,7 +445,6 @@ test_external_good (void)
   g_autoptr(GraftModel) model = load_fixture ("external/good.onnx");
   GraftValue *w = graft_graph_lookup_value (graft_model_get_graph (model), "w");
   const float expected[] = { 1, 2, 3, 4 };
-  g_autofree char *dir = g_build_filename (fixture_dir, "external", "sub", NULL);
   const guint8 *data;
   gsize size;
 
@@ -927,6 +927,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   fixture_dir = graft_test_generate_fixtures ("tests/onnx/make-reader-fixtures.py", "tests/fixtures-generated/onnx", NULL);
 
   g_test_add_func ("/onnx/reader/dims-and-metadata", test_dims_and_metadata);

@@ -110,7 +110,7 @@ test_archive_layout (void)
   g_autofree char *dir = graft_test_scratch_dir ("graft-pt2-save-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (dir, "my.model.v2.pt2", NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) model = load_and_save ("programs/cnn_dynamic.pt2", out);
+  G_GNUC_UNUSED g_autoptr(GraftModel) model = load_and_save ("programs/cnn_dynamic.pt2", out);
 
   GraftTorchArchive *archive = graft_torch_archive_open (out, &error);
   g_assert_no_error (error);
@@ -169,7 +169,7 @@ test_save_rules (void)
   g_clear_error (&error);
   g_assert_true (graft_format_save (model, copy, NULL, TRUE, &error));
   g_assert_no_error (error);
-  g_autoptr(GraftModel) reread = graft_model_load (copy, NULL, NULL, NULL, &error);
+  G_GNUC_UNUSED g_autoptr(GraftModel) reread = graft_model_load (copy, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
 
   /* A TorchScript name is a format Graft reads only. */

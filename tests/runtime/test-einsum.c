@@ -125,6 +125,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   cases_dir = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "fixtures-generated", "runtime", "einsum",
                                 NULL);
   if (!make_cases ())

@@ -14,6 +14,7 @@
 #include "../onnx/fixtures.h"
 #include "torch-generations.h"
 #include "../test-scratch.h"
+#include "../test-python.h"
 
 /* ------------------------------------------------------------------ pickles */
 
@@ -591,6 +592,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   g_test_add_func ("/torchscript/code/broken-file-looked-up-twice", test_broken_code_file_looked_up_twice);
   for (guint k = 0; k < G_N_ELEMENTS (pickle_cases); k++)
     {

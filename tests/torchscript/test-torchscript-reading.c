@@ -445,6 +445,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
   g_test_add_func ("/aten-schemas/lookup", test_lookup);
   g_test_add_func ("/aten-schemas/torchscript-labels", test_torchscript_labels);
   g_test_add_func ("/torchscript-reading/dead-training-branches", test_dead_training_branches);
