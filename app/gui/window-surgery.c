@@ -440,8 +440,14 @@ fill_node_menu (GtkWidget *box, GtkPopover *popover, GraftNode *node, gboolean m
 
           if (out == NULL || !offered_on_value (operation, out))
             continue;
-          label = node->outputs->len == 1 ? g_strdup (operation->label)
-                                          : g_strdup_printf (operation->label_each, out->name);
+          if (node->outputs->len == 1)
+            label = g_strdup (operation->label);
+          else
+            {
+              /* the row's "%s" is the output's name (not a format: the table is data) */
+              g_auto(GStrv) parts = g_strsplit (operation->label_each, "%s", 2);
+              label = g_strconcat (parts[0], out->name, parts[1] ? parts[1] : "", NULL);
+            }
           add_row_item (box, popover, operation, label, out->name, &last_rank);
         }
     }
