@@ -69,20 +69,7 @@ rename_value (GraftEditScope *scope, GVariant *params, GPtrArray *notes, GError 
                    to);
       return FALSE;
     }
-  /* a buffer the program mutates keeps its new value's link */
-  for (guint i = 0; i < scope->graph->values->len; i++)
-    {
-      GraftValue *other = scope->graph->values->pdata[i];
-      if (other->writes_back_to && strcmp (other->writes_back_to, value->name) == 0)
-        {
-          g_free (other->writes_back_to);
-          other->writes_back_to = g_strdup (to);
-        }
-    }
-  g_hash_table_remove (scope->graph->value_by_name, value->name);
-  g_free (value->name);
-  value->name = g_strdup (to);
-  g_hash_table_insert (scope->graph->value_by_name, value->name, value);
+  graft_graph_rename_value (scope->graph, value, to);
   if (value->is_graph_input || value->is_graph_output)
     g_ptr_array_add (notes, g_strdup_printf ("the graph %s is now called '%s'",
                                              value->is_graph_input ? "input" : "output", to));

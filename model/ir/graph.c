@@ -503,3 +503,21 @@ graft_graph_describe_written_back (GraftGraph *graph)
     }
   return names->len ? g_string_free (g_steal_pointer (&names), FALSE) : NULL;
 }
+
+void
+graft_graph_rename_value (GraftGraph *graph, GraftValue *value, const char *name)
+{
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *other = graph->values->pdata[i];
+      if (other->writes_back_to && strcmp (other->writes_back_to, value->name) == 0)
+        {
+          g_free (other->writes_back_to);
+          other->writes_back_to = g_strdup (name);
+        }
+    }
+  g_hash_table_remove (graph->value_by_name, value->name);
+  g_free (value->name);
+  value->name = g_strdup (name);
+  g_hash_table_insert (graph->value_by_name, value->name, value);
+}

@@ -145,6 +145,9 @@ GraftValue *graft_graph_lookup_value (GraftGraph *graph, const char *name);  /* 
 GraftValue *graft_graph_resolve_value (GraftGraph *graph, const char *name); /* this graph, then enclosing graphs */
 GraftValue *graft_graph_ensure_value (GraftGraph *graph, const char *name); /* lookup or create here */
 GraftValue *graft_graph_new_anonymous_value (GraftGraph *graph, const char *hint); /* unique name from hint */
+/* Gives value a new name (not taken: the caller checks); the values that
+ * write back to it (writes_back_to) follow. */
+void graft_graph_rename_value (GraftGraph *graph, GraftValue *value, const char *name);
 
 void graft_graph_add_input (GraftGraph *graph, GraftValue *value);
 void graft_graph_add_output (GraftGraph *graph, GraftValue *value);

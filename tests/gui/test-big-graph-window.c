@@ -89,14 +89,10 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-typedef struct {
-  GraftFindPanel *panel;
-} FindWait;
-
 static gboolean
-found_some (gpointer data)
+found_some (gpointer panel)
 {
-  return graft_find_panel_get_n_matches (((FindWait *) data)->panel) > 0;
+  return graft_find_panel_get_n_matches (panel) > 0;
 }
 
 static void
@@ -165,10 +161,10 @@ test_big_graph (void)
   /* Find a node deep in the graph, then jump to it */
   if (find != NULL)
     {
-      FindWait wait = { GRAFT_FIND_PANEL (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_FIND_PANEL)) };
+      GraftFindPanel *panel = GRAFT_FIND_PANEL (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_FIND_PANEL));
       start = g_get_monotonic_time ();
       gtk_widget_activate_action (GTK_WIDGET (window), "win.find-text", "s", find);
-      harness_wait_for (found_some, &wait);
+      harness_wait_for (found_some, panel);
       double find_s = seconds_since (start);
       g_autofree char *select = g_strdup_printf ("win.select-node::%s", find);
       frames.painted = 0;
@@ -176,7 +172,7 @@ test_big_graph (void)
       harness_activate (window, select);
       g_assert_nonnull (graft_graph_canvas_get_selected_node (canvas));
       g_test_message ("find: %.2f s to %u match(es); jump to it: %.2f s", find_s,
-                      graft_find_panel_get_n_matches (wait.panel), seconds_since (start));
+                      graft_find_panel_get_n_matches (panel), seconds_since (start));
     }
   g_test_message ("peak memory: %.0f MB; open + expand: %.2f s", peak_rss_mb (), open_s + expand_s);
   g_signal_handler_disconnect (clock, handler);
