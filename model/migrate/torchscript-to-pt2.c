@@ -91,6 +91,7 @@ typedef enum {
   ARG_LIST,     /* items */
   ARG_DATA,     /* name: the node that read a number out of tensor data */
   ARG_UNCONVERTED, /* name: why its node could not be converted, refused where it is used */
+  ARG_DICT,     /* items: key (a string constant), value, key, value… */
 } ArgKind;
 
 typedef struct {
@@ -98,6 +99,7 @@ typedef struct {
   char *name;
   const GraftAttribute *constant;   /* borrowed from the source node or Converter.owned */
   GPtrArray *items;                 /* Arg*, borrowed from Converter.args or owned by it */
+  gboolean is_tuple;                /* ARG_LIST from a TupleConstruct */
 } Arg;
 
 typedef struct {
@@ -124,6 +126,7 @@ typedef struct {
   GPtrArray *module_paths;     /* group paths in first-use order, char* */
   GHashTable *module_seen;
   GHashTable *buffers;         /* fqn → TRUE */
+  GHashTable *dict_attributes; /* module attribute path → its ARG_DICT as the program stands */
 } Converter;
 
 static gboolean
@@ -1098,6 +1101,7 @@ convert_list (Converter *c, GraftNode *node)
     {
       Arg *list = arg_new (c, ARG_LIST, NULL);
       list->items = g_ptr_array_ref (call.args);
+      list->is_tuple = strcmp (node->op, "prim::TupleConstruct") == 0;
       g_hash_table_insert (c->args, node->outputs->pdata[0], list);
     }
   call_clear (&call);
@@ -1420,10 +1424,223 @@ convert_getitem (Converter *c, GraftNode *node, gboolean *handled)
   return TRUE;
 }
 
+/* ------------------------------------------------------------------ dicts */
+
+static Arg *
+dict_new (Converter *c)
+{
+  Arg *dict = arg_new (c, ARG_DICT, NULL);
+  dict->items = g_ptr_array_new ();
+  return dict;
+}
+
+static Arg *
+string_arg (Converter *c, const char *text)
+{
+  GraftAttribute *constant = graft_attribute_new_string ("", text);
+  g_ptr_array_add (c->owned_attributes, constant);
+  return const_arg (c, constant);
+}
+
+static gboolean
+is_string_arg (const Arg *arg)
+{
+  return arg != NULL && arg->kind == ARG_CONST && arg->constant->type == GRAFT_ATTR_STRING;
+}
+
+/* The index of key's value in dict's items, or -1. */
+static int
+dict_find (const Arg *dict, const Arg *key)
+{
+  g_autofree char *wanted = graft_attribute_dup_string (key->constant);
+  for (guint i = 0; i + 1 < dict->items->len; i += 2)
+    {
+      g_autofree char *text = graft_attribute_dup_string (((Arg *) dict->items->pdata[i])->constant);
+      if (g_strcmp0 (text, wanted) == 0)
+        return (int) i + 1;
+    }
+  return -1;
+}
+
+/* A module's dict attribute: IntermediateLayerGetter's return_layers
+ * (strings, alternating in dict_items) or a Dict[str, Tensor] that
+ * torch.jit.save kept filled (LeViT's attention_bias_cache: keys in
+ * dict_keys, tensors as the node's inputs). Every read of the attribute
+ * sees what the program put into it before, as in TorchScript. */
+static Arg *
+dict_attribute (Converter *c, GraftNode *node)
+{
+  GraftAttribute *items = graft_node_get_attribute (node, "dict_items");
+  GraftAttribute *keys = graft_node_get_attribute (node, "dict_keys");
+  GraftAttribute *strings = items ? items : keys;
+  if (strings == NULL || strings->type != GRAFT_ATTR_STRINGS ||
+      (strings == keys && strings->strings->len != node->inputs->len) ||
+      (strings == items && strings->strings->len % 2 != 0))
+    return NULL;
+  GraftAttribute *name = graft_node_get_attribute (node, "name");
+  g_autofree char *path = name ? graft_attribute_dup_string (name) : g_strdup (node->name);
+  Arg *dict = g_hash_table_lookup (c->dict_attributes, path);
+  if (dict != NULL)
+    return dict;
+  dict = dict_new (c);
+  for (guint i = 0; i < strings->strings->len; i++)
+    {
+      gsize len;
+      const char *text = g_bytes_get_data (strings->strings->pdata[i], &len);
+      g_autofree char *item = g_strndup (text, len);
+      g_ptr_array_add (dict->items, string_arg (c, item));
+      if (strings == keys)
+        {
+          Arg *tensor = g_hash_table_lookup (c->args, node->inputs->pdata[i]);
+          if (tensor == NULL)
+            return NULL;
+          g_ptr_array_add (dict->items, tensor);
+        }
+    }
+  g_hash_table_insert (c->dict_attributes, g_steal_pointer (&path), dict);
+  return dict;
+}
+
+/* Dict operations on a dict Graft follows: made by dict(), read from a
+ * module attribute, filled by d[k] = v in straight-line code (loops are
+ * refused). *handled FALSE for other nodes. */
+static gboolean
+convert_dict_node (Converter *c, GraftNode *node, gboolean *handled)
+{
+  *handled = FALSE;
+  GraftValue *output = node->outputs->len == 1 ? node->outputs->pdata[0] : NULL;
+  if (strcmp (node->op, "prim::GetAttr") == 0)
+    {
+      Arg *dict = output ? dict_attribute (c, node) : NULL;
+      if (dict != NULL)
+        {
+          *handled = TRUE;
+          g_hash_table_insert (c->args, output, dict);
+        }
+      return TRUE;
+    }
+  if (strcmp (node->op, "aten::dict") == 0 && node->inputs->len == 0 && output != NULL)
+    {
+      *handled = TRUE;
+      g_hash_table_insert (c->args, output, dict_new (c));
+      return TRUE;
+    }
+  /* str(x.device): the program runs on the CPU */
+  if (strcmp (node->op, "aten::str") == 0 && node->inputs->len == 1 && output != NULL)
+    {
+      Arg *text = g_hash_table_lookup (c->args, node->inputs->pdata[0]);
+      if (is_string_arg (text))
+        {
+          *handled = TRUE;
+          g_hash_table_insert (c->args, output, text);
+        }
+      return TRUE;
+    }
+  gboolean contains = strcmp (node->op, "aten::__contains__") == 0;
+  gboolean get = strcmp (node->op, "aten::__getitem__") == 0;
+  gboolean set = strcmp (node->op, "aten::_set_item") == 0 || strcmp (node->op, "aten::__setitem__") == 0;
+  if (!contains && !get && !set)
+    return TRUE;
+  Arg *dict = node->inputs->len >= 1 && node->inputs->pdata[0] ? g_hash_table_lookup (c->args, node->inputs->pdata[0])
+                                                                : NULL;
+  if (dict == NULL || dict->kind != ARG_DICT)
+    return TRUE;
+  *handled = TRUE;
+  Call call = { 0 };
+  if (!gather_call (c, node, &call))
+    return FALSE;
+  Arg *key = call.args->len >= 2 ? g_ptr_array_index (call.args, 1) : NULL;
+  Arg *value = set && call.args->len == 3 ? g_ptr_array_index (call.args, 2) : NULL;
+  call_clear (&call);
+  if (!is_string_arg (key))
+    return refuse_node (c, node, "its dict key is not a string Graft knows before the program runs");
+  int at = dict_find (dict, key);
+  if (contains)
+    {
+      GraftAttribute *answer = graft_attribute_new ("", GRAFT_ATTR_BOOL);
+      answer->i = at >= 0;
+      g_ptr_array_add (c->owned_attributes, answer);
+      if (output != NULL)
+        g_hash_table_insert (c->args, output, const_arg (c, answer));
+      return TRUE;
+    }
+  if (get)
+    {
+      if (at < 0)
+        {
+          g_autofree char *text = graft_attribute_dup_string (key->constant);
+          return refuse_node (c, node, "the dict has no key '%s' when the program reads it", text);
+        }
+      if (output != NULL)
+        g_hash_table_insert (c->args, output, g_ptr_array_index (dict->items, at));
+      return TRUE;
+    }
+  if (value == NULL)
+    return refuse_node (c, node, "it sets a dict item without a value");
+  if (at >= 0)
+    dict->items->pdata[at] = value;
+  else
+    {
+      g_ptr_array_add (dict->items, key);
+      g_ptr_array_add (dict->items, value);
+    }
+  return TRUE;
+}
+
+/* list[start:end:step] and list(list) of a list Graft follows (a size's
+ * x.shape[-2:]): a new list of the same items. *handled FALSE for other
+ * nodes. */
+static gboolean
+convert_list_slice (Converter *c, GraftNode *node, gboolean *handled)
+{
+  *handled = FALSE;
+  gboolean slice = strcmp (node->op, "aten::slice") == 0, copy = strcmp (node->op, "aten::list") == 0;
+  Arg *list = node->inputs->len >= 1 && node->inputs->pdata[0] ? g_hash_table_lookup (c->args, node->inputs->pdata[0])
+                                                                : NULL;
+  if ((!slice && !copy) || list == NULL || list->kind != ARG_LIST || node->outputs->len != 1)
+    return TRUE;
+  Call call = { 0 };
+  if (!gather_call (c, node, &call))
+    return FALSE;
+  gint64 n = list->items->len, bounds[3] = { 0, n, 1 };
+  gboolean known = TRUE;
+  for (guint k = 1; k < call.args->len && k < 4; k++)
+    {
+      Arg *bound = g_ptr_array_index (call.args, k);
+      if (bound->kind == ARG_CONST && bound->constant->type == GRAFT_ATTR_NONE)
+        continue;
+      if (bound->kind != ARG_CONST || bound->constant->type != GRAFT_ATTR_INT)
+        known = FALSE;
+      else
+        bounds[k - 1] = bound->constant->i;
+    }
+  gboolean extra = call.args->len > (copy ? 1 : 4);
+  call_clear (&call);
+  if (!known || extra || bounds[2] <= 0)
+    return refuse_node (c, node, "it slices a list by bounds Graft does not know before the program runs");
+  *handled = TRUE;
+  for (guint k = 0; k < 2; k++)
+    bounds[k] = CLAMP (bounds[k] < 0 ? bounds[k] + n : bounds[k], 0, n);
+  Arg *part = arg_new (c, ARG_LIST, NULL);
+  part->items = g_ptr_array_new ();
+  for (gint64 i = bounds[0]; i < bounds[1]; i += bounds[2])
+    g_ptr_array_add (part->items, g_ptr_array_index (list->items, i));
+  g_hash_table_insert (c->args, node->outputs->pdata[0], part);
+  return TRUE;
+}
+
 static gboolean
 convert_node_now (Converter *c, GraftNode *node)
 {
   gboolean handled;
+  if (!convert_dict_node (c, node, &handled))
+    return FALSE;
+  if (handled)
+    return TRUE;
+  if (!convert_list_slice (c, node, &handled))
+    return FALSE;
+  if (handled)
+    return TRUE;
   if (strcmp (node->op, "prim::If") == 0)
     return convert_if (c, node);
   if (strcmp (node->op, "prim::Loop") == 0)
@@ -1464,8 +1681,17 @@ convert_node_now (Converter *c, GraftNode *node)
     }
   if (strcmp (node->op, "aten::append") == 0 || strcmp (node->op, "aten::add") == 0)
     {
-      Arg *list = node->inputs->len == 2 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
+      Arg *list = node->inputs->len >= 1 ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
       Arg *other = node->inputs->len == 2 ? g_hash_table_lookup (c->args, node->inputs->pdata[1]) : NULL;
+      /* shape + [-1]: the constant list is an attribute */
+      GraftAttribute *constant = node->inputs->len == 1 ? graft_node_get_attribute (node, "arg1") : NULL;
+      if (constant != NULL && constant->type == GRAFT_ATTR_INTS)
+        {
+          other = arg_new (c, ARG_LIST, NULL);
+          other->items = g_ptr_array_new ();
+          for (guint k = 0; k < constant->ints->len; k++)
+            g_ptr_array_add (other->items, int_arg (c, g_array_index (constant->ints, gint64, k)));
+        }
       if (list != NULL && list->kind == ARG_LIST && other != NULL)
         {
           if (other->kind == ARG_UNCONVERTED)
@@ -1806,10 +2032,43 @@ check_inputs_and_run (Converter *c)
 
 /* ------------------------------------------------------------------ signature and program */
 
+/* A tensor a module keeps in a dict attribute (LeViT's
+ * attention_bias_cache["cpu"]): no parameter or buffer of the module. */
+static gboolean
+is_dict_item (GraftValue *value)
+{
+  for (guint i = 0; i < value->consumers->len; i++)
+    {
+      GraftNode *consumer = g_ptr_array_index (value->consumers, i);
+      if (strcmp (consumer->op, "prim::GetAttr") == 0 && graft_node_get_attribute (consumer, "dict_keys") != NULL)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static gboolean
 is_tensor_constant (GraftValue *value)
 {
-  return g_str_has_prefix (value->name, "CONSTANTS.");
+  return g_str_has_prefix (value->name, "CONSTANTS.") || is_dict_item (value);
+}
+
+/* Where ep.module() puts a tensor constant: TorchScript's CONSTANTS.cN
+ * as _tensor_constant_cN, a dict's item under its module with the dict
+ * and the key joined (attention_bias_cache.cpu would clash with
+ * Module.cpu). */
+static char *
+tensor_constant_fqn (GraftValue *value)
+{
+  if (g_str_has_prefix (value->name, "CONSTANTS."))
+    return g_strdup_printf ("_tensor_constant_%s", value->name + strlen ("CONSTANTS."));
+  char *fqn = g_strdup (value->name);
+  char *last_dot = strrchr (fqn, '.');
+  if (last_dot != NULL)
+    *last_dot = '_';
+  for (char *p = last_dot ? last_dot : fqn; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_')
+      *p = '_';
+  return fqn;
 }
 
 /* Placeholders for the weights: parameters, buffers, then the tensor
@@ -1826,8 +2085,7 @@ declare_weights (Converter *c, JsonArray *graph_inputs, JsonArray *input_specs, 
         guint value_kind = constant ? 2 : g_hash_table_contains (c->buffers, value->name) ? 1 : 0;
         if (value_kind != kind || (constant && value->consumers->len == 0))
           continue;
-        g_autofree char *fqn = constant ? g_strdup_printf ("_tensor_constant_%s", value->name + strlen ("CONSTANTS."))
-                                        : g_strdup (value->name);
+        g_autofree char *fqn = constant ? tensor_constant_fqn (value) : g_strdup (value->name);
         g_autofree char *hint = g_strdup_printf ("%c_%s", kinds[kind][0], fqn);
         const char *name = unique_name (c, hint);
         GraftTensor *tensor = value->initializer;
@@ -1935,7 +2193,7 @@ treespec_text (JsonNode *spec /* transfer full */)
 }
 
 static JsonArray *
-module_call_graph (Converter *c, guint n_inputs, guint n_outputs, JsonArray *arg_names)
+module_call_graph (Converter *c, guint n_inputs, JsonNode *out_tree /* transfer full */, JsonArray *arg_names)
 {
   /* ((inputs…), {}) */
   JsonObject *args_kwargs = json_object_new ();
@@ -1950,7 +2208,7 @@ module_call_graph (Converter *c, guint n_inputs, guint n_outputs, JsonArray *arg
   json_object_set_string_member (args_kwargs, "context", "null");
   json_object_set_array_member (args_kwargs, "children_spec", children);
   g_autofree char *in_spec = treespec_text (json_node_init_object (json_node_alloc (), args_kwargs));
-  g_autofree char *out_spec = treespec_text (n_outputs == 1 ? _graft_exported_treespec_leaf () : treespec_tuple (n_outputs, "null"));
+  g_autofree char *out_spec = treespec_text (out_tree);
 
   JsonObject *signature = json_object_new ();
   json_object_set_array_member (signature, "inputs", json_array_new ());
@@ -1984,6 +2242,71 @@ range_constraints (Converter *c)
                                                                          g_array_index (c->ranges, gint64, 2 * s + 1)));
     }
   return ranges;
+}
+
+/* One of the program's results: its leaves (tensors, None) appended to
+ * the graph's outputs and the output specs, its structure (tuples, lists,
+ * dicts of them) returned as a treespec node, or NULL with the error. */
+static JsonNode *
+output_spec (Converter *c, const char *what, const Arg *arg, guint depth, JsonArray *graph_outputs,
+             JsonArray *output_specs)
+{
+  if (arg != NULL && arg->kind == ARG_UNCONVERTED)
+    {
+      refuse_unconverted (c, arg);
+      return NULL;
+    }
+  if (arg != NULL && (arg->kind == ARG_TENSOR || (arg->kind == ARG_CONST && arg->constant->type == GRAFT_ATTR_NONE)))
+    {
+      JsonNode *leaf = arg->kind == ARG_TENSOR ? tensor_argument (arg->name)
+                       : union_of ("as_none", json_node_init_boolean (json_node_alloc (), TRUE));
+      json_array_add_element (graph_outputs, json_node_copy (leaf));
+      JsonObject *body = json_object_new ();
+      json_object_set_member (body, "arg", leaf);
+      json_array_add_element (output_specs, union_of ("user_output", json_node_init_object (json_node_alloc (), body)));
+      return _graft_exported_treespec_leaf ();
+    }
+  if (arg != NULL && (arg->kind == ARG_LIST || arg->kind == ARG_DICT) && depth < 16)
+    {
+      gboolean dict = arg->kind == ARG_DICT;
+      JsonArray *children = json_array_new ();
+      JsonArray *keys = json_array_new ();
+      for (guint i = dict ? 1 : 0; i < arg->items->len; i += dict ? 2 : 1)
+        {
+          JsonNode *child = output_spec (c, what, g_ptr_array_index (arg->items, i), depth + 1, graph_outputs,
+                                         output_specs);
+          if (child == NULL)
+            {
+              json_array_unref (children);
+              json_array_unref (keys);
+              return NULL;
+            }
+          json_array_add_element (children, child);
+          if (dict)
+            {
+              g_autofree char *key = graft_attribute_dup_string (((Arg *) arg->items->pdata[i - 1])->constant);
+              json_array_add_string_element (keys, key);
+            }
+        }
+      JsonObject *spec = json_object_new ();
+      json_object_set_string_member (spec, "type", dict ? "builtins.dict" : arg->is_tuple ? "builtins.tuple"
+                                                                                        : "builtins.list");
+      if (dict)
+        {
+          g_autoptr(JsonNode) key_node = json_node_init_array (json_node_alloc (), json_array_ref (keys));
+          g_autofree char *context = json_to_string (key_node, FALSE);
+          json_object_set_string_member (spec, "context", context);
+        }
+      else
+        json_object_set_string_member (spec, "context", "null");
+      json_array_unref (keys);
+      json_object_set_array_member (spec, "children_spec", children);
+      return json_node_init_object (json_node_alloc (), spec);
+    }
+  g_set_error (c->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
+               "cannot convert to torch.export: output %s is %s, not a tensor the program computes", what,
+               arg == NULL ? "unknown" : arg->kind == ARG_LIST ? "a list nested too deep" : "a number");
+  return NULL;
 }
 
 static JsonObject *
@@ -2021,38 +2344,42 @@ build_program (Converter *c, GHashTable *tensors)
         json_object_unref (signature);
         return NULL;
       }
+  /* One output is the program's result as it stands (a tensor, a tuple,
+   * a dict); several are a tuple of them. */
+  JsonArray *top = json_array_new ();
   for (guint i = 0; i < c->graph->outputs->len; i++)
     {
       GraftValue *output = g_ptr_array_index (c->graph->outputs, i);
-      Arg *arg = g_hash_table_lookup (c->args, output);
-      if (arg != NULL && arg->kind == ARG_UNCONVERTED)
+      JsonNode *spec = output_spec (c, output->name, g_hash_table_lookup (c->args, output), 0, graph_outputs,
+                                    output_specs);
+      if (spec == NULL)
         {
-          refuse_unconverted (c, arg);
+          json_array_unref (top);
           json_array_unref (arg_names);
           json_object_unref (signature);
           return NULL;
         }
-      if (arg == NULL || arg->kind != ARG_TENSOR)
-        {
-          g_set_error (c->error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED,
-                       "cannot convert to torch.export: output %s is %s, not a tensor the program computes",
-                       output->name, arg == NULL ? "unknown" : arg->kind == ARG_LIST ? "a list" : "a number");
-          json_array_unref (arg_names);
-          json_object_unref (signature);
-          return NULL;
-        }
-      json_array_add_element (graph_outputs, tensor_argument (arg->name));
-      JsonObject *body = json_object_new ();
-      json_object_set_member (body, "arg", tensor_argument (arg->name));
-      json_array_add_element (output_specs, union_of ("user_output", json_node_init_object (json_node_alloc (), body)));
+      json_array_add_element (top, spec);
     }
+  JsonNode *out_spec;
+  if (json_array_get_length (top) == 1)
+    out_spec = json_node_copy (json_array_get_element (top, 0));
+  else
+    {
+      JsonObject *tuple = json_object_new ();
+      json_object_set_string_member (tuple, "type", "builtins.tuple");
+      json_object_set_string_member (tuple, "context", "null");
+      json_object_set_array_member (tuple, "children_spec", json_array_ref (top));
+      out_spec = json_node_init_object (json_node_alloc (), tuple);
+    }
+  json_array_unref (top);
 
   JsonObject *graph_module = json_object_new ();
   json_object_set_object_member (graph_module, "graph", json_object_ref (graph));
   json_object_set_object_member (graph_module, "signature", signature);
   guint n_user_inputs = json_array_get_length (arg_names);
   json_object_set_array_member (graph_module, "module_call_graph",
-                                module_call_graph (c, n_user_inputs, c->graph->outputs->len, arg_names));
+                                module_call_graph (c, n_user_inputs, out_spec, arg_names));
   json_object_set_object_member (graph_module, "metadata", json_object_new ());
   json_object_set_object_member (graph_module, "treespec_namedtuple_fields", json_object_new ());
 
@@ -2096,6 +2423,7 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
     .nodes = json_array_new (), .tensor_values = json_object_new (), .sym_int_values = json_object_new (),
     .module_paths = g_ptr_array_new (), .module_seen = g_hash_table_new (g_str_hash, g_str_equal),
     .buffers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
+    .dict_attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
   };
   GBytes *buffers = graft_model_get_kept_record (model, GRAFT_TORCHSCRIPT_KEPT_BUFFERS);
   if (buffers != NULL && g_bytes_get_size (buffers) > 0)
@@ -2131,5 +2459,6 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
   g_ptr_array_unref (c.module_paths);
   g_hash_table_unref (c.module_seen);
   g_hash_table_unref (c.buffers);
+  g_hash_table_unref (c.dict_attributes);
   return result;
 }

@@ -25,6 +25,16 @@ def flatten(value):
     return []
 
 
+def structure(value):
+    """The nesting of a result, tensors and None as leaves: a dict's keys
+    and a sequence's length must survive the conversion."""
+    if isinstance(value, dict):
+        return {key: structure(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [structure(item) for item in value]
+    return "tensor" if isinstance(value, torch.Tensor) else repr(value)
+
+
 def load_inputs(folder):
     names = sorted((n for n in os.listdir(folder) if n.endswith(".npy")), key=lambda n: int(n.split(".")[0]))
     return [torch.from_numpy(np.load(os.path.join(folder, n))) for n in names]
@@ -42,8 +52,13 @@ def main():
     for folder in folders:
         inputs = load_inputs(folder)
         with torch.no_grad():
-            ref = flatten(scripted(*inputs))
-            got = flatten(program(*inputs))
+            ref_result = scripted(*inputs)
+            got_result = program(*inputs)
+        if structure(ref_result) != structure(got_result):
+            print(f"{folder}: result {structure(got_result)}, TorchScript gives {structure(ref_result)}")
+            ok = False
+            continue
+        ref, got = flatten(ref_result), flatten(got_result)
         if len(ref) != len(got):
             print(f"{folder}: {len(got)} outputs, TorchScript gives {len(ref)}")
             ok = False

@@ -39,8 +39,11 @@ def compare(ts_path, pt2_path, folders):
     for folder in folders:
         inputs = check.load_inputs(folder)
         with torch.no_grad():
-            ref = check.flatten(scripted(*inputs))
-            got = check.flatten(program(*inputs))
+            ref_result = scripted(*inputs)
+            got_result = program(*inputs)
+        if check.structure(ref_result) != check.structure(got_result):
+            return f"result {check.structure(got_result)} where TorchScript gives {check.structure(ref_result)}", worst
+        ref, got = check.flatten(ref_result), check.flatten(got_result)
         if len(ref) != len(got):
             return f"{len(got)} outputs where TorchScript gives {len(ref)}", worst
         for r, g in zip(ref, got):

@@ -8,7 +8,12 @@ script and models.py:
                      as the zoo makes them (tv_resnet18 both, hf_bert traced,
                      tv_mobilenet_v2 scripted; tv_vit_small scripted, whose
                      forward unpacks x.shape of its input; timm's DeiT scripted,
-                     with forward(x, attn_mask: Optional[Tensor] = None))
+                     with forward(x, attn_mask: Optional[Tensor] = None);
+                     torchvision's LRASPP scripted, whose backbone reads a
+                     dict of strings and which returns a dict; timm's LeViT
+                     scripted, which keeps a tensor in a dict attribute;
+                     torchvision's GoogLeNet scripted, which returns None
+                     beside its logits)
   OUTDIR/NAME/inputs-b2/0.npy, inputs-b3/0.npy   inputs at batch 2 and 3
   OUTDIR/branchy/scripted.pt   a scripted module branching on its input's
                      values (if x.sum() > 0), which no fixed size decides
@@ -47,7 +52,8 @@ def save_inputs(folder, batches, example_of):
 
 for name, kinds in (("tv_resnet18", ("traced", "scripted")), ("hf_bert", ("traced",)),
                     ("tv_mobilenet_v2", ("scripted",)), ("tv_vit_small", ("scripted",)),
-                    ("timm_deit_tiny_patch16_224", ("scripted",))):
+                    ("timm_deit_tiny_patch16_224", ("scripted",)), ("tv_lraspp_mobilenet", ("scripted",)),
+                    ("timm_levit_128s", ("scripted",)), ("tv_googlenet", ("scripted",))):
     torch.manual_seed(0)
     model = models.load(name)
     example = models.BY_NAME[name].example(2)

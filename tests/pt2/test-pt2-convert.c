@@ -34,6 +34,13 @@ static const Case cases[] = {
   /* forward(x, attn_mask=None): the Optional input left out is None, and
    * the program takes x alone */
   { "timm_deit_tiny_patch16_224", "scripted", "x", "2x3x64x64", "float32", "blocks.0.attn" },
+  /* IntermediateLayerGetter's dict of strings, x.shape[-2:], a dict
+   * result: the program returns {"out": …} as TorchScript does */
+  { "tv_lraspp_mobilenet", "scripted", "x", "2x3x64x64", "float32", "model.classifier" },
+  /* attention_bias_cache["cpu"], kept by torch.jit.save: a tensor constant */
+  { "timm_levit_128s", "scripted", "x", "2x3x64x64", "float32", "stages.0.blocks.0.attn" },
+  /* (logits, None, None) */
+  { "tv_googlenet", "scripted", "x", "2x3x64x64", "float32", "inception3a.branch1" },
 };
 
 static const char *
