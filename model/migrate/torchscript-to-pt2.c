@@ -70,16 +70,28 @@ observe (GraftRtTensor *tensor)
 }
 
 typedef struct {
-  GHashTable *seen;        /* GraftValue* → Observation* */
+  GHashTable *seen;        /* GraftValue* → GPtrArray* of Observation*, one per time a node computed it (loops) */
   gint64 *sizes;           /* per symbol: its size in this run */
 } Run;
+
+static void
+seen_add (Run *run, GraftValue *value, Observation *observation)
+{
+  GPtrArray *times = g_hash_table_lookup (run->seen, value);
+  if (times == NULL)
+    {
+      times = g_ptr_array_new_with_free_func ((GDestroyNotify) observation_free);
+      g_hash_table_insert (run->seen, value, times);
+    }
+  g_ptr_array_add (times, observation);
+}
 
 static void
 record_observation (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
 {
   Run *run = user_data;
   if (value != NULL && tensor != NULL)
-    g_hash_table_replace (run->seen, value, observe (tensor));
+    seen_add (run, value, observe (tensor));
 }
 
 /* ------------------------------------------------------------------ arguments */
@@ -127,7 +139,21 @@ typedef struct {
   GHashTable *module_seen;
   GHashTable *buffers;         /* fqn → TRUE */
   GHashTable *dict_attributes; /* module attribute path → its ARG_DICT as the program stands */
+  GHashTable *attributes_set;  /* module attribute path → Arg* a prim::SetAttr gave it */
+  /* Loops are unrolled: the k-th conversion of a node in a body reads
+   * what the runs saw the k-th time it ran. */
+  GHashTable *conversions;     /* GraftValue* → times its node was converted */
+  GHashTable *observed_as;     /* GraftValue* (a body's input) → ObservedAs* */
+  GPtrArray *owned_aliases;
+  guint unrolled;              /* iterations unrolled so far */
 } Converter;
+
+/* A loop body's input at one iteration: what the runs saw of the value
+ * that feeds it, the index-th time. */
+typedef struct {
+  GraftValue *value;
+  guint index;
+} ObservedAs;
 
 static gboolean
 refuse_node (Converter *c, GraftNode *node, const char *format, ...) G_GNUC_PRINTF (3, 4);
@@ -282,11 +308,26 @@ symint_node (const char *expr, gint64 hint)
 
 /* ------------------------------------------------------------------ sizes as functions of the symbols */
 
+/* Which time of value the conversion is at. */
+static ObservedAs
+observed_as (Converter *c, GraftValue *value)
+{
+  ObservedAs *alias = g_hash_table_lookup (c->observed_as, value);
+  if (alias != NULL)
+    return *alias;
+  guint conversions = GPOINTER_TO_UINT (g_hash_table_lookup (c->conversions, value));
+  return (ObservedAs) { value, conversions > 0 ? conversions - 1 : 0 };
+}
+
 static Observation *
 observation_in (Converter *c, guint run, GraftValue *value)
 {
   Run *r = g_ptr_array_index (c->runs, run);
-  return g_hash_table_lookup (r->seen, value);
+  ObservedAs at = observed_as (c, value);
+  GPtrArray *times = g_hash_table_lookup (r->seen, at.value);
+  if (times == NULL || times->len == 0)
+    return NULL;
+  return g_ptr_array_index (times, MIN (at.index, times->len - 1));
 }
 
 static gint64
@@ -1587,23 +1628,75 @@ convert_dict_node (Converter *c, GraftNode *node, gboolean *handled)
   return TRUE;
 }
 
-/* list[start:end:step] and list(list) of a list Graft follows (a size's
- * x.shape[-2:]): a new list of the same items. *handled FALSE for other
- * nodes. */
+/* l[i] = v on a list Graft follows (Swin's shift_size[0] = 0 on a copy):
+ * the list changes where it is, as Python's does. */
+static gboolean
+convert_list_set_item (Converter *c, GraftNode *node, Arg *list)
+{
+  Call call = { 0 };
+  if (!gather_call (c, node, &call))
+    return FALSE;
+  Arg *index = call.args->len == 3 ? g_ptr_array_index (call.args, 1) : NULL;
+  Arg *value = call.args->len == 3 ? g_ptr_array_index (call.args, 2) : NULL;
+  call_clear (&call);
+  if (index == NULL || index->kind != ARG_CONST || index->constant->type != GRAFT_ATTR_INT)
+    return refuse_node (c, node, "it sets a list item at an index Graft does not know before the program runs");
+  gint64 at = index->constant->i < 0 ? index->constant->i + list->items->len : index->constant->i;
+  if (at < 0 || at >= list->items->len)
+    return refuse_node (c, node, "index %" G_GINT64_FORMAT " is outside its list of %u", index->constant->i,
+                        list->items->len);
+  list->items->pdata[at] = value;
+  if (node->outputs->len == 1 && node->outputs->pdata[0] != NULL)
+    g_hash_table_insert (c->args, node->outputs->pdata[0], list);
+  return TRUE;
+}
+
+/* A list Graft follows, or a constant list of ints as one (a module's
+ * window_size), for the ops that copy it or, bound to the value from then
+ * on (in_place), change it. */
+static Arg *
+list_arg (Converter *c, GraftValue *value, gboolean in_place)
+{
+  Arg *arg = value ? g_hash_table_lookup (c->args, value) : NULL;
+  if (arg != NULL && arg->kind == ARG_CONST && arg->constant->type == GRAFT_ATTR_INTS)
+    {
+      Arg *list = arg_new (c, ARG_LIST, NULL);
+      list->items = g_ptr_array_new ();
+      for (guint k = 0; k < arg->constant->ints->len; k++)
+        g_ptr_array_add (list->items, int_arg (c, g_array_index (arg->constant->ints, gint64, k)));
+      if (in_place)
+        g_hash_table_insert (c->args, value, list);
+      return list;
+    }
+  return arg != NULL && arg->kind == ARG_LIST ? arg : NULL;
+}
+
+/* list[start:end:step], list(l) and l.copy() of a list Graft follows (a
+ * size's x.shape[-2:]): a new list of the same items; l[i] = v. *handled
+ * FALSE for other nodes. */
 static gboolean
 convert_list_slice (Converter *c, GraftNode *node, gboolean *handled)
 {
   *handled = FALSE;
-  gboolean slice = strcmp (node->op, "aten::slice") == 0, copy = strcmp (node->op, "aten::list") == 0;
-  Arg *list = node->inputs->len >= 1 && node->inputs->pdata[0] ? g_hash_table_lookup (c->args, node->inputs->pdata[0])
-                                                                : NULL;
-  if ((!slice && !copy) || list == NULL || list->kind != ARG_LIST || node->outputs->len != 1)
+  gboolean slice = strcmp (node->op, "aten::slice") == 0;
+  gboolean copy = strcmp (node->op, "aten::list") == 0 || strcmp (node->op, "aten::copy") == 0;
+  gboolean set = strcmp (node->op, "aten::_set_item") == 0 || strcmp (node->op, "aten::__setitem__") == 0;
+  if ((!slice && !copy && !set) || node->inputs->len == 0)
     return TRUE;
+  Arg *list = list_arg (c, node->inputs->pdata[0], set);
+  if (list == NULL || (node->outputs->len != 1 && !set))
+    return TRUE;
+  if (set)
+    {
+      *handled = TRUE;
+      return convert_list_set_item (c, node, list);
+    }
   Call call = { 0 };
   if (!gather_call (c, node, &call))
     return FALSE;
-  gint64 n = list->items->len, bounds[3] = { 0, n, 1 };
-  gboolean known = TRUE;
+  /* Python's slice: start, end, step, each None or an int */
+  gint64 n = list->items->len, bounds[3] = { 0, 0, 1 };
+  gboolean given[3] = { FALSE, FALSE, FALSE }, known = TRUE;
   for (guint k = 1; k < call.args->len && k < 4; k++)
     {
       Arg *bound = g_ptr_array_index (call.args, k);
@@ -1612,20 +1705,164 @@ convert_list_slice (Converter *c, GraftNode *node, gboolean *handled)
       if (bound->kind != ARG_CONST || bound->constant->type != GRAFT_ATTR_INT)
         known = FALSE;
       else
-        bounds[k - 1] = bound->constant->i;
+        {
+          bounds[k - 1] = bound->constant->i;
+          given[k - 1] = TRUE;
+        }
     }
   gboolean extra = call.args->len > (copy ? 1 : 4);
   call_clear (&call);
-  if (!known || extra || bounds[2] <= 0)
+  gint64 step = bounds[2];
+  if (!known || extra || step == 0)
     return refuse_node (c, node, "it slices a list by bounds Graft does not know before the program runs");
   *handled = TRUE;
-  for (guint k = 0; k < 2; k++)
-    bounds[k] = CLAMP (bounds[k] < 0 ? bounds[k] + n : bounds[k], 0, n);
+  /* clamped to [0, n] going forward, to [-1, n - 1] going back */
+  gint64 low = step > 0 ? 0 : -1, high = step > 0 ? n : n - 1;
+  gint64 start = given[0] ? CLAMP (bounds[0] < 0 ? bounds[0] + n : bounds[0], low, high) : step > 0 ? 0 : n - 1;
+  gint64 end = given[1] ? CLAMP (bounds[1] < 0 ? bounds[1] + n : bounds[1], low, high) : step > 0 ? n : -1;
   Arg *part = arg_new (c, ARG_LIST, NULL);
   part->items = g_ptr_array_new ();
-  for (gint64 i = bounds[0]; i < bounds[1]; i += bounds[2])
+  part->is_tuple = list->is_tuple;
+  for (gint64 i = start; step > 0 ? i < end : i > end; i += step)
     g_ptr_array_add (part->items, g_ptr_array_index (list->items, i));
   g_hash_table_insert (c->args, node->outputs->pdata[0], part);
+  return TRUE;
+}
+
+/* Unrolled iterations at most, over all loops of a program. */
+#define MAX_UNROLLED 4096
+
+/* A bound the program knows before it runs: an int constant. */
+static gboolean
+loop_bound (Converter *c, GraftNode *node, const char *attribute_name, guint *next_input, gint64 *value)
+{
+  GraftAttribute *attribute = graft_node_get_attribute (node, attribute_name);
+  if (attribute != NULL)
+    {
+      *value = attribute->i;
+      return TRUE;
+    }
+  if (*next_input >= node->inputs->len)
+    return FALSE;
+  Arg *arg = g_hash_table_lookup (c->args, node->inputs->pdata[(*next_input)++]);
+  if (arg != NULL && arg->kind == ARG_CONST && (arg->constant->type == GRAFT_ATTR_INT || arg->constant->type == GRAFT_ATTR_BOOL))
+    {
+      *value = arg->constant->i;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+bind_body_input (Converter *c, GraftValue *input, Arg *arg, GraftValue *source)
+{
+  g_hash_table_insert (c->args, input, arg);
+  if (source == NULL)
+    return;
+  ObservedAs *alias = g_new (ObservedAs, 1);
+  *alias = observed_as (c, source);
+  g_ptr_array_add (c->owned_aliases, alias);
+  g_hash_table_insert (c->observed_as, input, alias);
+}
+
+/* for i in range(n) with n known before the program runs: the body once
+ * per iteration, as torch.export traces a Python loop. A loop whose trip
+ * count or condition follows the inputs is refused (while_loop is not
+ * written). */
+static gboolean
+convert_loop (Converter *c, GraftNode *node)
+{
+  GraftAttribute *body_attribute = graft_node_get_attribute (node, "body");
+  GraftGraph *body = body_attribute ? body_attribute->g : NULL;
+  guint next_input = 0;
+  gint64 trips, cond;
+  if (body == NULL)
+    return refuse_node (c, node, "a loop without a body");
+  if (!loop_bound (c, node, "max_trip_count", &next_input, &trips))
+    return refuse_node (c, node, "its trip count follows the input's sizes or values (torch.export's while_loop is "
+                        "not written yet)");
+  if (!loop_bound (c, node, "cond", &next_input, &cond))
+    return refuse_node (c, node, "its condition follows the input's values (torch.export's while_loop is not "
+                        "written yet)");
+  guint n_carried = node->inputs->len - next_input;
+  if (body->inputs->len != 1 + n_carried || body->outputs->len != 1 + n_carried)
+    return refuse_node (c, node, "its body takes %u values and returns %u for %u carried", body->inputs->len,
+                        body->outputs->len, n_carried);
+  g_autofree Arg **carried = g_new0 (Arg *, n_carried + 1);
+  g_autofree GraftValue **sources = g_new0 (GraftValue *, n_carried + 1);
+  for (guint i = 0; i < n_carried; i++)
+    {
+      sources[i] = node->inputs->pdata[next_input + i];
+      carried[i] = sources[i] ? g_hash_table_lookup (c->args, sources[i]) : NULL;
+      if (carried[i] == NULL)
+        return refuse_node (c, node, "its carried value %u comes from no value Graft converted", i);
+    }
+  for (gint64 trip = 0; trip < trips && cond; trip++)
+    {
+      if (++c->unrolled > MAX_UNROLLED)
+        return refuse_node (c, node, "more than %d iterations to unroll", MAX_UNROLLED);
+      bind_body_input (c, body->inputs->pdata[0], int_arg (c, trip), NULL);
+      for (guint i = 0; i < n_carried; i++)
+        bind_body_input (c, body->inputs->pdata[1 + i], carried[i], sources[i]);
+      for (guint k = 0; k < body->nodes->len; k++)
+        if (!convert_node (c, g_ptr_array_index (body->nodes, k)))
+          return FALSE;
+      Arg *next = g_hash_table_lookup (c->args, body->outputs->pdata[0]);
+      if (next == NULL || next->kind != ARG_CONST ||
+          (next->constant->type != GRAFT_ATTR_BOOL && next->constant->type != GRAFT_ATTR_INT))
+        return refuse_node (c, node, "whether it goes on follows the input's values (torch.export's while_loop is not "
+                            "written yet)");
+      cond = next->constant->i;
+      for (guint i = 0; i < n_carried; i++)
+        {
+          sources[i] = body->outputs->pdata[1 + i];
+          carried[i] = g_hash_table_lookup (c->args, sources[i]);
+          if (carried[i] == NULL)
+            return refuse_node (c, node, "its body's value %s comes from no value Graft converted", sources[i]->name);
+          if (carried[i]->kind == ARG_UNCONVERTED)
+            return refuse_unconverted (c, carried[i]);
+        }
+    }
+  /* the runs observed the loop's outputs themselves */
+  for (guint i = 0; i < node->outputs->len && i < n_carried; i++)
+    if (node->outputs->pdata[i] != NULL)
+      g_hash_table_insert (c->args, node->outputs->pdata[i], carried[i]);
+  return TRUE;
+}
+
+/* self.x = value in forward (RAFT's corr_pyramid): later reads of the
+ * attribute in the program see value, as TorchScript's do. *handled
+ * FALSE for other nodes. */
+static gboolean
+convert_attribute_state (Converter *c, GraftNode *node, gboolean *handled)
+{
+  *handled = FALSE;
+  GraftAttribute *name = graft_node_get_attribute (node, "name");
+  g_autofree char *text = name && name->type == GRAFT_ATTR_STRING ? graft_attribute_dup_string (name) : NULL;
+  if (text == NULL)
+    return TRUE;
+  if (strcmp (node->op, "prim::SetAttr") == 0 && node->inputs->len == 1)
+    {
+      GraftAttribute *module = graft_node_get_attribute (node, "arg0");
+      g_autofree char *module_path = module && module->type == GRAFT_ATTR_STRING ? graft_attribute_dup_string (module)
+                                                                                : NULL;
+      Arg *value = g_hash_table_lookup (c->args, node->inputs->pdata[0]);
+      if (value == NULL)
+        return refuse_node (c, node, "it sets %s to a value Graft did not convert", text);
+      if (value->kind == ARG_UNCONVERTED)
+        return refuse_unconverted (c, value);
+      *handled = TRUE;
+      g_hash_table_replace (c->attributes_set, module_path && *module_path ? g_strdup_printf ("%s.%s", module_path, text)
+                                                                           : g_strdup (text), value);
+      return TRUE;
+    }
+  Arg *set = strcmp (node->op, "prim::GetAttr") == 0 && node->outputs->len == 1
+             ? g_hash_table_lookup (c->attributes_set, text) : NULL;
+  if (set != NULL)
+    {
+      *handled = TRUE;
+      g_hash_table_insert (c->args, node->outputs->pdata[0], set);
+    }
   return TRUE;
 }
 
@@ -1633,6 +1870,10 @@ static gboolean
 convert_node_now (Converter *c, GraftNode *node)
 {
   gboolean handled;
+  if (!convert_attribute_state (c, node, &handled))
+    return FALSE;
+  if (handled)
+    return TRUE;
   if (!convert_dict_node (c, node, &handled))
     return FALSE;
   if (handled)
@@ -1644,7 +1885,7 @@ convert_node_now (Converter *c, GraftNode *node)
   if (strcmp (node->op, "prim::If") == 0)
     return convert_if (c, node);
   if (strcmp (node->op, "prim::Loop") == 0)
-    return refuse_node (c, node, "a loop Graft does not unroll (torch.export's while_loop is not written yet)");
+    return convert_loop (c, node);
   if (strcmp (node->op, "prim::RaiseException") == 0)
     return refuse_node (c, node, "the module raises an exception at these sizes");
   if (strcmp (node->op, "aten::warn") == 0)
@@ -1800,6 +2041,11 @@ convert_node (Converter *c, GraftNode *node)
 {
   GError *local = NULL;
   GError **caller = c->error;
+  for (guint i = 0; i < node->outputs->len; i++)
+    if (node->outputs->pdata[i] != NULL)
+      g_hash_table_insert (c->conversions, node->outputs->pdata[i],
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (c->conversions,
+                                                                                    node->outputs->pdata[i])) + 1));
   c->error = &local;
   gboolean ok = convert_node_now (c, node);
   c->error = caller;
@@ -1923,7 +2169,7 @@ static gboolean
 run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
 {
   Run *run = g_new0 (Run, 1);
-  run->seen = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) observation_free);
+  run->seen = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
   run->sizes = sizes;
   g_ptr_array_add (c->runs, run);
   g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
@@ -1946,7 +2192,7 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
         return FALSE;
       g_hash_table_insert (inputs, input->name, tensor);
       /* x.size() of an input reads its sizes here: no node computes it */
-      g_hash_table_replace (run->seen, input, observe (tensor));
+      seen_add (run, input, observe (tensor));
     }
   graft_runtime_set_observer (runtime, record_observation, run);
   graft_runtime_set_observe_subgraphs (runtime, TRUE);
@@ -1961,7 +2207,7 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
    * are described by their shape. */
   for (guint i = 0; i < c->graph->outputs->len && i < outputs->len; i++)
     if (!g_hash_table_contains (run->seen, c->graph->outputs->pdata[i]))
-      g_hash_table_insert (run->seen, c->graph->outputs->pdata[i], observe (outputs->pdata[i]));
+      seen_add (run, c->graph->outputs->pdata[i], observe (outputs->pdata[i]));
   return TRUE;
 }
 
@@ -2424,6 +2670,10 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
     .module_paths = g_ptr_array_new (), .module_seen = g_hash_table_new (g_str_hash, g_str_equal),
     .buffers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
     .dict_attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
+    .attributes_set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
+    .conversions = g_hash_table_new (NULL, NULL),
+    .observed_as = g_hash_table_new (NULL, NULL),
+    .owned_aliases = g_ptr_array_new_with_free_func (g_free),
   };
   GBytes *buffers = graft_model_get_kept_record (model, GRAFT_TORCHSCRIPT_KEPT_BUFFERS);
   if (buffers != NULL && g_bytes_get_size (buffers) > 0)
@@ -2460,5 +2710,9 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
   g_hash_table_unref (c.module_seen);
   g_hash_table_unref (c.buffers);
   g_hash_table_unref (c.dict_attributes);
+  g_hash_table_unref (c.attributes_set);
+  g_hash_table_unref (c.conversions);
+  g_hash_table_unref (c.observed_as);
+  g_ptr_array_unref (c.owned_aliases);
   return result;
 }

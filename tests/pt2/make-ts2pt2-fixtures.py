@@ -13,11 +13,15 @@ script and models.py:
                      dict of strings and which returns a dict; timm's LeViT
                      scripted, which keeps a tensor in a dict attribute;
                      torchvision's GoogLeNet scripted, which returns None
-                     beside its logits)
+                     beside its logits; torchvision's RAFT scripted, with
+                     for-loops and an attribute set in forward)
   OUTDIR/NAME/inputs-b2/0.npy, inputs-b3/0.npy   inputs at batch 2 and 3
   OUTDIR/branchy/scripted.pt   a scripted module branching on its input's
                      values (if x.sum() > 0), which no fixed size decides
   OUTDIR/branchy/inputs-b2/0.npy
+  OUTDIR/loopy/scripted.pt   a scripted module looping over its batch
+                     (for i in range(x.size(0))), which a dynamic batch
+                     cannot unroll
 
 Usage: make-ts2pt2-fixtures.py OUTDIR
 """
@@ -53,7 +57,8 @@ def save_inputs(folder, batches, example_of):
 for name, kinds in (("tv_resnet18", ("traced", "scripted")), ("hf_bert", ("traced",)),
                     ("tv_mobilenet_v2", ("scripted",)), ("tv_vit_small", ("scripted",)),
                     ("timm_deit_tiny_patch16_224", ("scripted",)), ("tv_lraspp_mobilenet", ("scripted",)),
-                    ("timm_levit_128s", ("scripted",)), ("tv_googlenet", ("scripted",))):
+                    ("timm_levit_128s", ("scripted",)), ("tv_googlenet", ("scripted",)),
+                    ("tv_raft_small", ("scripted",))):
     torch.manual_seed(0)
     model = models.load(name)
     example = models.BY_NAME[name].example(2)
@@ -83,6 +88,18 @@ folder = os.path.join(out, "branchy")
 os.makedirs(folder, exist_ok=True)
 torch.jit.save(torch.jit.script(Branchy().eval()), os.path.join(folder, "scripted.pt"))
 save_inputs(folder, (2,), lambda batch: (torch.randn(batch, 4),))
+
+class Loopy(torch.nn.Module):
+    def forward(self, x):
+        total = torch.zeros_like(x[0])
+        for i in range(x.size(0)):
+            total = total + x[i]
+        return total
+
+
+folder = os.path.join(out, "loopy")
+os.makedirs(folder, exist_ok=True)
+torch.jit.save(torch.jit.script(Loopy().eval()), os.path.join(folder, "scripted.pt"))
 
 with open(stamp, "w") as f:
     f.write(digest)

@@ -18,7 +18,7 @@
 typedef struct {
   const char *model;      /* folder in the fixtures */
   const char *kind;       /* traced, scripted */
-  const char *input;      /* the archive's input name */
+  const char *input;      /* the archive's input names, separated by commas */
   const char *shape;      /* at batch 2 */
   const char *dtype;
   const char *group;      /* a module group the program must show */
@@ -41,6 +41,9 @@ static const Case cases[] = {
   { "timm_levit_128s", "scripted", "x", "2x3x64x64", "float32", "stages.0.blocks.0.attn" },
   /* (logits, None, None) */
   { "tv_googlenet", "scripted", "x", "2x3x64x64", "float32", "inception3a.branch1" },
+  /* for-loops over constant ranges (the pyramid, the flow updates),
+   * self.corr_pyramid set in forward, coords[::-1] */
+  { "tv_raft_small", "scripted", "image1,image2", "2x3x128x128", "float32", "raft.corr_block" },
 };
 
 static const char *
@@ -53,19 +56,32 @@ fixtures (void)
   return dir;
 }
 
-/* Runs graft-cli convert; returns its exit status, stderr in *err. */
+/* Runs graft-cli convert; returns its exit status, stderr in *err.
+ * inputs: names separated by commas, each of shape and dtype. */
 static int
-convert (const char *in, const char *out, const char *input, const char *shape, const char *dtype, char **err)
+convert (const char *in, const char *out, const char *inputs, const char *shape, const char *dtype, char **err)
 {
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
-  g_autofree char *shape_arg = g_strdup_printf ("%s=%s", input, shape);
-  g_autofree char *dtype_arg = g_strdup_printf ("%s=%s", input, dtype);
-  g_autofree char *dynamic_arg = g_strdup_printf ("%s:0=batch:1:64", input);
-  const char *argv[] = { cli, "convert", in, "-o", out, "--shape", shape_arg, "--dtype", dtype_arg,
-                         "--dynamic", dynamic_arg, NULL };
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (argv, g_strdup (cli));
+  g_ptr_array_add (argv, g_strdup ("convert"));
+  g_ptr_array_add (argv, g_strdup (in));
+  g_ptr_array_add (argv, g_strdup ("-o"));
+  g_ptr_array_add (argv, g_strdup (out));
+  g_auto(GStrv) names = g_strsplit (inputs, ",", -1);
+  for (guint i = 0; names[i]; i++)
+    {
+      g_ptr_array_add (argv, g_strdup ("--shape"));
+      g_ptr_array_add (argv, g_strdup_printf ("%s=%s", names[i], shape));
+      g_ptr_array_add (argv, g_strdup ("--dtype"));
+      g_ptr_array_add (argv, g_strdup_printf ("%s=%s", names[i], dtype));
+      g_ptr_array_add (argv, g_strdup ("--dynamic"));
+      g_ptr_array_add (argv, g_strdup_printf ("%s:0=batch:1:64", names[i]));
+    }
+  g_ptr_array_add (argv, NULL);
   int status;
   g_autoptr(GError) error = NULL;
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err, &status, &error);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err, &status, &error);
   g_assert_no_error (error);
   return g_spawn_check_wait_status (status, NULL) ? 0 : WEXITSTATUS (status);
 }
@@ -122,19 +138,35 @@ test_converts (gconstpointer data)
   g_assert_nonnull (graft_group_find_path (graph->root_group, c->group));
 }
 
-/* if x.sum() > 0: no size decides it, so no program is written. */
+/* Programs Graft refuses to write, with the node and the reason named. */
+typedef struct {
+  const char *model;      /* folder in the fixtures, scripted.pt in it */
+  const char *shape;      /* of its input x */
+  const char *node;       /* what the refusal names */
+  const char *reason;
+} Refusal;
+
+static const Refusal refusals[] = {
+  /* if x.sum() > 0: no size decides it */
+  { "branchy", "2x4", "prim::If", "torch.cond" },
+  /* for i in range(x.size(0)) with the batch dynamic: no fixed number of
+   * iterations to unroll */
+  { "loopy", "2x4", "prim::Loop", "trip count follows the input's sizes" },
+};
+
 static void
-test_refuses_data_dependent_branch (void)
+test_refuses (gconstpointer data)
 {
-  g_autofree char *in = g_build_filename (fixtures (), "branchy", "scripted.pt", NULL);
+  const Refusal *r = data;
+  g_autofree char *in = g_build_filename (fixtures (), r->model, "scripted.pt", NULL);
   g_autofree char *scratch = graft_test_scratch_dir ("pt2-convert-XXXXXX", NULL);
-  g_autofree char *out = g_build_filename (scratch, "branchy.pt2", NULL);
+  g_autofree char *out = g_build_filename (scratch, "refused.pt2", NULL);
   g_autofree char *err = NULL;
 
-  g_assert_cmpint (convert (in, out, "x", "2x4", "float32", &err), ==, 1);
+  g_assert_cmpint (convert (in, out, "x", r->shape, "float32", &err), ==, 1);
   g_test_message ("%s", err);
-  g_assert_nonnull (strstr (err, "prim::If"));
-  g_assert_nonnull (strstr (err, "torch.cond"));
+  g_assert_nonnull (strstr (err, r->node));
+  g_assert_nonnull (strstr (err, r->reason));
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
@@ -165,6 +197,10 @@ main (int argc, char **argv)
       g_test_add_data_func (path, &cases[i], test_converts);
     }
   g_test_add_func ("/pt2-convert/reports-the-models-assertion", test_reports_the_models_assertion);
-  g_test_add_func ("/pt2-convert/refuses-data-dependent-branch", test_refuses_data_dependent_branch);
+  for (guint i = 0; i < G_N_ELEMENTS (refusals); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/pt2-convert/refuses/%s", refusals[i].model);
+      g_test_add_data_func (path, &refusals[i], test_refuses);
+    }
   return g_test_run ();
 }
