@@ -43,6 +43,9 @@ feed_for (GraftRuntime *rt, GHashTable *inputs, GError **error)
     {
       GraftValue *input = declared->pdata[i];
       GraftRtTensor *given = g_hash_table_lookup (inputs, input->name);
+      /* an Optional left out is None, as in graft_runtime_run */
+      if (given == NULL && input->kind == GRAFT_VALUE_OPTIONAL)
+        continue;
       if (given == NULL)
         {
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "input '%s' was not given", input->name);

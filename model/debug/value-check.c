@@ -192,6 +192,9 @@ graft_value_check_run (GraftRuntime *rt, GHashTable *inputs, GCancellable *cance
     {
       GraftValue *input = graph_inputs->pdata[i];
       GraftRtTensor *tensor = g_hash_table_lookup (inputs, input->name);
+      /* an Optional left out is None, as in graft_runtime_run */
+      if (tensor == NULL && input->kind == GRAFT_VALUE_OPTIONAL)
+        continue;
       if (tensor == NULL)
         {
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT, "input '%s' was not given", input->name);

@@ -187,6 +187,27 @@ test_reports_the_models_assertion (void)
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
+/* run --validate of DeiT's forward(x, attn_mask=None) given x alone:
+ * the mask is None, as a plain run takes it (it was refused as "not
+ * given"). */
+static void
+test_validate_leaves_optional_out (void)
+{
+  g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
+  g_autofree char *in = g_build_filename (fixtures (), "timm_deit_tiny_patch16_224", "scripted.pt", NULL);
+  g_autofree char *x = g_build_filename (fixtures (), "timm_deit_tiny_patch16_224", "inputs-b2", "0.npy", NULL);
+  g_autofree char *input = g_strdup_printf ("x=%s", x);
+  const char *argv[] = { cli, "run", in, "--input", input, "--validate", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  int status;
+  g_autoptr(GError) error = NULL;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "validate: no NaN or Inf"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,6 +218,7 @@ main (int argc, char **argv)
       g_test_add_data_func (path, &cases[i], test_converts);
     }
   g_test_add_func ("/pt2-convert/reports-the-models-assertion", test_reports_the_models_assertion);
+  g_test_add_func ("/pt2-convert/validate-leaves-optional-out", test_validate_leaves_optional_out);
   for (guint i = 0; i < G_N_ELEMENTS (refusals); i++)
     {
       g_autofree char *path = g_strdup_printf ("/pt2-convert/refuses/%s", refusals[i].model);
