@@ -1,5 +1,7 @@
 #include "ir/fixed-branch.h"
 
+#include <string.h>
+
 /* TRUE or FALSE for a condition the module fixes (a constant, a plain
  * module attribute such as self.training, or what an If on those yields);
  * -1 if it depends on the input. */
@@ -68,4 +70,36 @@ graft_node_get_live_subgraphs (GraftNode *node)
       if (g_ptr_array_index (subgraphs, i) != taken)
         g_ptr_array_remove_index (subgraphs, i);
   return subgraphs;
+}
+
+gboolean
+graft_node_changes_state (GraftNode *node)
+{
+  static const char *const changes[] = {
+    "aten::append", "aten::insert", "aten::extend", "aten::_set_item", "aten::__setitem__", "aten::pop",
+    "aten::clear", "aten::remove", "prim::SetAttr", "prim::RaiseException",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (changes); i++)
+    if (strcmp (node->op, changes[i]) == 0)
+      return TRUE;
+  /* add_, copy_: in place (an op's name ends in one underscore, as
+   * __and__ does not) */
+  const char *op = node->op_type;
+  gsize len = strlen (op);
+  if (len >= 2 && op[len - 1] == '_' && op[len - 2] != '_')
+    return TRUE;
+  g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (node);
+  for (guint i = 0; i < bodies->len; i++)
+    if (graft_graph_changes_state (g_ptr_array_index (bodies, i)))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+graft_graph_changes_state (GraftGraph *graph)
+{
+  for (guint k = 0; k < graph->nodes->len; k++)
+    if (graft_node_changes_state (g_ptr_array_index (graph->nodes, k)))
+      return TRUE;
+  return FALSE;
 }

@@ -18,4 +18,11 @@ GraftGraph *graft_if_get_fixed_branch (GraftNode *node);
  * except the branch a fixed If never takes. */
 GPtrArray *graft_node_get_live_subgraphs (GraftNode *node);
 
+/* Whether node, or a node in its subgraphs, changes a tensor, list, dict
+ * or module attribute it is given (append, d[k] = v, self.x = v, add_)
+ * or raises: what TorchScript code does besides computing values. */
+gboolean graft_node_changes_state (GraftNode *node);
+/* Whether a node of graph changes state (graft_node_changes_state). */
+gboolean graft_graph_changes_state (GraftGraph *graph);
+
 G_END_DECLS

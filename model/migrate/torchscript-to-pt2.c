@@ -146,6 +146,7 @@ typedef struct {
   GHashTable *observed_as;     /* GraftValue* (a body's input) → ObservedAs* */
   GPtrArray *owned_aliases;
   guint unrolled;              /* iterations unrolled so far */
+  GHashTable *input_dependent; /* GraftValue* → whether it follows the inputs */
 } Converter;
 
 /* A loop body's input at one iteration: what the runs saw of the value
@@ -1192,10 +1193,58 @@ static const char *const data_reads[] = {
   "aten::FloatImplicit", "aten::is_nonzero", "aten::tolist",
 };
 
+static const GraftAttribute *observed_constant (Converter *c, GraftValue *value);
+
+/* Whether value follows the program's inputs (else it is computed from
+ * weights and constants alone, the same whatever the inputs). */
+static gboolean
+depends_on_inputs (Converter *c, GraftValue *value, guint depth)
+{
+  if (value == NULL || value->initializer != NULL)
+    return FALSE;
+  if (value->producer == NULL || depth > 64)
+    return TRUE;
+  gpointer known;
+  if (g_hash_table_lookup_extended (c->input_dependent, value, NULL, &known))
+    return GPOINTER_TO_INT (known);
+  gboolean depends = FALSE;
+  for (guint i = 0; i < value->producer->inputs->len && !depends; i++)
+    depends = depends_on_inputs (c, value->producer->inputs->pdata[i], depth + 1);
+  g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (value->producer);
+  depends |= bodies->len > 0;
+  g_hash_table_insert (c->input_dependent, value, GINT_TO_POINTER (depends));
+  return depends;
+}
+
+/* Output i of node with what each run saw of it, or NULL with the error. */
+static GraftValue *
+observed_output (Converter *c, GraftNode *node, guint i, Observation **seen)
+{
+  GraftValue *output = node->outputs->pdata[i];
+  if (output == NULL)
+    {
+      refuse_node (c, node, "output %u is missing", i);
+      return NULL;
+    }
+  return all_observations (c, node, output, seen) ? output : NULL;
+}
+
 static gboolean
 convert_call (Converter *c, GraftNode *node)
 {
   Call call = { 0 };
+  /* A number read out of a constant tensor (YOLO's stride) is that
+   * number, as torch.export specialises it. */
+  if (op_in (node->op, data_reads, G_N_ELEMENTS (data_reads)) && node->outputs->len == 1 &&
+      node->outputs->pdata[0] != NULL && node->inputs->len == 1 && !depends_on_inputs (c, node->inputs->pdata[0], 0))
+    {
+      const GraftAttribute *constant = observed_constant (c, node->outputs->pdata[0]);
+      if (constant != NULL)
+        {
+          g_hash_table_insert (c->args, node->outputs->pdata[0], const_arg (c, constant));
+          return TRUE;
+        }
+    }
   /* Refused where it is used: the If it decides is what to name. */
   if (op_in (node->op, data_reads, G_N_ELEMENTS (data_reads)))
     {
@@ -1239,10 +1288,10 @@ convert_call (Converter *c, GraftNode *node)
   JsonArray *outputs = json_object_get_array_member (json, "outputs");
   for (guint i = 0; i < node->outputs->len; i++)
     {
-      GraftValue *output = node->outputs->pdata[i];
       Observation *seen[64];
-      if (output == NULL || !all_observations (c, node, output, seen))
-        return output == NULL ? refuse_node (c, node, "output %u is missing", i) : FALSE;
+      GraftValue *output = observed_output (c, node, i, seen);
+      if (output == NULL)
+        return FALSE;
       const char *output_name = single ? name : unique_name (c, output->name);
       if (seen[0]->is_sequence)
         {
@@ -1392,6 +1441,243 @@ static gboolean convert_node (Converter *c, GraftNode *node);
 static GraftDType input_dtype (Converter *c, GraftValue *input);
 
 
+/* The tensor and sym-int names a graph's nodes read, in first-use order,
+ * into names (a nested cond's graphs list what they read as operands). */
+static void
+collect_read_names (JsonNode *argument, GPtrArray *names, GHashTable *seen)
+{
+  if (argument == NULL)
+    return;
+  if (JSON_NODE_HOLDS_ARRAY (argument))
+    {
+      JsonArray *items = json_node_get_array (argument);
+      for (guint i = 0; i < json_array_get_length (items); i++)
+        collect_read_names (json_array_get_element (items, i), names, seen);
+      return;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (argument))
+    return;
+  JsonObject *object = json_node_get_object (argument);
+  if (json_object_has_member (object, "as_graph"))
+    return;
+  const char *keys[] = { "as_tensor", "as_sym_int" };
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    if (json_object_has_member (object, keys[k]))
+      {
+        JsonNode *inner = json_object_get_member (object, keys[k]);
+        if (JSON_NODE_HOLDS_OBJECT (inner))
+          {
+            JsonObject *named = json_node_get_object (inner);
+            const char *name = json_object_has_member (named, "name") ? json_object_get_string_member (named, "name")
+                               : json_object_has_member (named, "as_name")
+                               ? json_object_get_string_member (named, "as_name") : NULL;
+            if (name != NULL && g_hash_table_add (seen, (gpointer) name))
+              g_ptr_array_add (names, (gpointer) name);
+            return;
+          }
+      }
+  GList *members = json_object_get_values (object);
+  for (GList *l = members; l; l = l->next)
+    collect_read_names (l->data, names, seen);
+  g_list_free (members);
+}
+
+/* One branch of a torch.cond: its nodes converted into a graph of their
+ * own, which reads what it uses from outside as operands. Returns the
+ * graph's JSON (names read from outside appended to operands) and its
+ * outputs' names, or NULL with the error. */
+static JsonObject *
+convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArray *operands, GPtrArray *outputs)
+{
+  JsonArray *outer_nodes = c->nodes;
+  JsonObject *outer_tensors = c->tensor_values, *outer_syms = c->sym_int_values;
+  c->nodes = json_array_new ();
+  c->tensor_values = json_object_new ();
+  c->sym_int_values = json_object_new ();
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < branch->nodes->len; i++)
+    ok = convert_node (c, g_ptr_array_index (branch->nodes, i));
+  JsonArray *nodes = c->nodes;
+  JsonObject *tensors = c->tensor_values, *syms = c->sym_int_values;
+  c->nodes = outer_nodes;
+  c->tensor_values = outer_tensors;
+  c->sym_int_values = outer_syms;
+  JsonObject *graph = json_object_new ();
+  json_object_set_array_member (graph, "nodes", nodes);
+  json_object_set_object_member (graph, "tensor_values", tensors);
+  json_object_set_object_member (graph, "sym_int_values", syms);
+  if (!ok)
+    {
+      json_object_unref (graph);
+      return NULL;
+    }
+  /* what it returns: tensors; one it does not compute is copied, as a
+   * branch may not hand back its operand */
+  JsonArray *graph_outputs = json_array_new ();
+  json_object_set_array_member (graph, "outputs", graph_outputs);
+  for (guint i = 0; i < branch->outputs->len; i++)
+    {
+      Arg *arg = g_hash_table_lookup (c->args, branch->outputs->pdata[i]);
+      if (arg != NULL && arg->kind == ARG_UNCONVERTED)
+        {
+          refuse_unconverted (c, arg);
+          json_object_unref (graph);
+          return NULL;
+        }
+      if (arg == NULL || arg->kind != ARG_TENSOR)
+        {
+          json_object_unref (graph);
+          refuse_node (c, node, "a branch returns %s, where torch.cond returns tensors",
+                       arg == NULL ? "a value Graft did not convert" : "something other than a tensor");
+          return NULL;
+        }
+      const char *name = arg->name;
+      if (!json_object_has_member (tensors, name))
+        {
+          name = unique_name (c, "clone");
+          JsonObject *clone = node_object (c, node, "torch.ops.aten.clone.default", name);
+          add_input (clone, "self", tensor_argument (arg->name), FALSE);
+          json_array_add_element (json_object_get_array_member (clone, "outputs"), tensor_argument (name));
+          /* node_object added it to the outer graph: move it */
+          json_array_remove_element (c->nodes, json_array_get_length (c->nodes) - 1);
+          json_array_add_object_element (nodes, clone);
+          if (json_object_has_member (c->tensor_values, arg->name))
+            json_object_set_member (tensors, name,
+                                    json_node_copy (json_object_get_member (c->tensor_values, arg->name)));
+        }
+      json_array_add_element (graph_outputs, tensor_argument (name));
+      g_ptr_array_add (outputs, (gpointer) name);
+    }
+  /* what it reads from outside: the cond's operands, in one order for
+   * both branches */
+  g_autoptr(GPtrArray) read = g_ptr_array_new ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < json_array_get_length (nodes); i++)
+    collect_read_names (json_object_get_member (json_array_get_object_element (nodes, i), "inputs"), read, seen);
+  for (guint i = 0; i < json_array_get_length (graph_outputs); i++)
+    collect_read_names (json_array_get_element (graph_outputs, i), read, seen);
+  for (guint i = 0; i < read->len; i++)
+    {
+      const char *name = read->pdata[i];
+      if (json_object_has_member (tensors, name) || json_object_has_member (syms, name))
+        continue;
+      if (!json_object_has_member (c->tensor_values, name))
+        {
+          json_object_unref (graph);
+          refuse_node (c, node, "a branch reads %s, a size computed outside it, which Graft does not pass to "
+                       "torch.cond", name);
+          return NULL;
+        }
+      json_object_set_member (tensors, name, json_node_copy (json_object_get_member (c->tensor_values, name)));
+      gboolean known = FALSE;
+      for (guint k = 0; k < operands->len && !known; k++)
+        known = strcmp (operands->pdata[k], name) == 0;
+      if (!known)
+        g_ptr_array_add (operands, (gpointer) name);
+    }
+  return graph;
+}
+
+/* if on tensor values (if x.sum() > 0:), where both branches return
+ * tensors of the same shapes: torch.cond, both branches graphs of their
+ * own that read what they use from outside as operands. */
+static gboolean
+convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph *else_branch, const Arg *read)
+{
+  /* the tensor the number was read out of */
+  GraftNode *reader = NULL;
+  for (guint i = 0; i < c->graph->nodes->len && reader == NULL; i++)
+    if (strcmp (((GraftNode *) c->graph->nodes->pdata[i])->name, read->name) == 0)
+      reader = c->graph->nodes->pdata[i];
+  if (reader == NULL && node->inputs->len > 0)
+    reader = ((GraftValue *) node->inputs->pdata[0])->producer;
+  Arg *pred = reader && reader->inputs->len == 1 ? g_hash_table_lookup (c->args, reader->inputs->pdata[0]) : NULL;
+  if (pred == NULL || pred->kind != ARG_TENSOR)
+    return refuse_node (c, node, "it branches on a number read out of a tensor Graft did not convert; Graft does not "
+                        "write torch.cond for it");
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      GraftValue *output = node->outputs->pdata[i];
+      for (guint b = 0; output != NULL && b < 2; b++)
+        {
+          GraftGraph *branch = b ? else_branch : then_branch;
+          GraftValue *result = i < branch->outputs->len ? branch->outputs->pdata[i] : NULL;
+          for (guint run = 0; run < c->runs->len; run++)
+            {
+              Observation *seen = observation_in (c, run, output);
+              Observation *other = result ? observation_in (c, run, result) : NULL;
+              if (seen == NULL || other == NULL || seen->is_sequence || other->is_sequence || seen->rank < 0)
+                return refuse_node (c, node, "Graft's runs could not measure what its %s branch returns, which "
+                                    "torch.cond needs", b ? "else" : "then");
+              if (seen->rank != other->rank || seen->dtype != other->dtype ||
+                  memcmp (seen->dims, other->dims, sizeof (gint64) * seen->rank) != 0)
+                return refuse_node (c, node, "its branches return tensors of different shapes or types, which "
+                                    "torch.cond does not allow");
+            }
+        }
+    }
+  g_autoptr(GPtrArray) operands = g_ptr_array_new ();
+  g_autoptr(GPtrArray) then_outputs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) else_outputs = g_ptr_array_new ();
+  JsonObject *then_graph = convert_cond_branch (c, node, then_branch, operands, then_outputs);
+  if (then_graph == NULL)
+    return FALSE;
+  JsonObject *else_graph = convert_cond_branch (c, node, else_branch, operands, else_outputs);
+  if (else_graph == NULL)
+    {
+      json_object_unref (then_graph);
+      return FALSE;
+    }
+  /* every operand is an input of both graphs, in one order */
+  JsonObject *graphs[] = { then_graph, else_graph };
+  for (guint b = 0; b < 2; b++)
+    {
+      JsonArray *inputs = json_array_new ();
+      JsonObject *tensors = json_object_get_object_member (graphs[b], "tensor_values");
+      for (guint k = 0; k < operands->len; k++)
+        {
+          json_array_add_element (inputs, tensor_argument (operands->pdata[k]));
+          if (!json_object_has_member (tensors, operands->pdata[k]))
+            json_object_set_member (tensors, operands->pdata[k],
+                                    json_node_copy (json_object_get_member (c->tensor_values, operands->pdata[k])));
+        }
+      json_object_set_array_member (graphs[b], "inputs", inputs);
+      json_object_set_object_member (graphs[b], "sym_bool_values", json_object_new ());
+      json_object_set_object_member (graphs[b], "sym_float_values", json_object_new ());
+      json_object_set_object_member (graphs[b], "custom_obj_values", json_object_new ());
+      json_object_set_boolean_member (graphs[b], "is_single_tensor_return", FALSE);
+    }
+  const char *name = unique_name (c, "cond");
+  JsonObject *json = node_object (c, node, "torch.ops.higher_order.cond", name);
+  add_input (json, "", tensor_argument (pred->name), FALSE);
+  const char *graph_names[] = { "true_graph", "false_graph" };
+  for (guint b = 0; b < 2; b++)
+    {
+      JsonObject *argument = json_object_new ();
+      json_object_set_string_member (argument, "name", unique_name (c, graph_names[b]));
+      json_object_set_object_member (argument, "graph", graphs[b]);
+      add_input (json, "", union_of ("as_graph", json_node_init_object (json_node_alloc (), argument)), FALSE);
+    }
+  JsonArray *operand_names = json_array_new ();
+  for (guint k = 0; k < operands->len; k++)
+    json_array_add_element (operand_names, named_node ("name", operands->pdata[k]));
+  add_input (json, "", union_of ("as_tensors", json_node_init_array (json_node_alloc (), operand_names)), FALSE);
+  JsonArray *outputs = json_object_get_array_member (json, "outputs");
+  for (guint i = 0; i < node->outputs->len; i++)
+    {
+      Observation *seen[64];
+      GraftValue *output = observed_output (c, node, i, seen);
+      if (output == NULL)
+        return FALSE;
+      const char *output_name = unique_name (c, output->name);
+      if (!declare_tensor (c, node, output_name, seen, FALSE))
+        return FALSE;
+      json_array_add_element (outputs, tensor_argument (output_name));
+      g_hash_table_insert (c->args, output, arg_new (c, ARG_TENSOR, output_name));
+    }
+  return TRUE;
+}
+
 /* A prim::If whose condition is the same in every run (self.training,
  * x.dim() != 4): its branch inline, as torch.export specialises it. */
 static gboolean
@@ -1419,6 +1705,8 @@ convert_if (Converter *c, GraftNode *node)
       Arg *cond = node->inputs->len ? g_hash_table_lookup (c->args, node->inputs->pdata[0]) : NULL;
       if (cond != NULL && cond->kind == ARG_UNCONVERTED)
         return refuse_unconverted (c, cond);
+      if (cond != NULL && cond->kind == ARG_DATA)
+        return convert_cond (c, node, then_attribute->g, else_attribute->g, cond);
       return refuse_node (c, node, "it branches on %s%s%s%s, which depends on the input's values; Graft does not "
                           "write torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?",
                           cond && cond->kind == ARG_DATA ? " (read out of tensor values by " : "",
@@ -2006,31 +2294,6 @@ convert_node_now (Converter *c, GraftNode *node)
   return convert_call (c, node);
 }
 
-/* Ops that change a tensor or a list they are given. */
-static gboolean
-mutates (GraftNode *node)
-{
-  static const char *const list_mutations[] = {
-    "aten::append", "aten::insert", "aten::extend", "aten::_set_item", "aten::__setitem__", "aten::pop",
-    "aten::clear", "aten::remove", "prim::SetAttr", "prim::RaiseException",
-  };
-  const char *op = node->op_type;
-  gsize len = strlen (op);
-  if (op_in (node->op, list_mutations, G_N_ELEMENTS (list_mutations)))
-    return TRUE;
-  if (len >= 2 && op[len - 1] == '_' && op[len - 2] != '_')
-    return TRUE;
-  g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (node);
-  for (guint i = 0; i < bodies->len; i++)
-    {
-      GraftGraph *body = g_ptr_array_index (bodies, i);
-      for (guint k = 0; k < body->nodes->len; k++)
-        if (mutates (g_ptr_array_index (body->nodes, k)))
-          return TRUE;
-    }
-  return FALSE;
-}
-
 /* A node that computes something only an error message or a dead
  * branch uses (x.size() formatted into an assertion, a list of
  * features torch.export would never see) need not be convertible: what
@@ -2051,7 +2314,7 @@ convert_node (Converter *c, GraftNode *node)
   c->error = caller;
   if (ok)
     return TRUE;
-  if (node->outputs->len == 0 || mutates (node) || !g_error_matches (local, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED))
+  if (node->outputs->len == 0 || graft_node_changes_state (node) || !g_error_matches (local, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_UNSUPPORTED))
     {
       g_propagate_error (caller, local);
       return FALSE;
@@ -2196,6 +2459,7 @@ run_model (Converter *c, GraftRuntime *runtime, gint64 *sizes)
     }
   graft_runtime_set_observer (runtime, record_observation, run);
   graft_runtime_set_observe_subgraphs (runtime, TRUE);
+  graft_runtime_set_observe_untaken_branches (runtime, TRUE);
   g_autoptr(GPtrArray) outputs = graft_runtime_run (runtime, inputs, NULL, NULL, NULL, c->error);
   graft_runtime_set_observer (runtime, NULL, NULL);
   if (outputs == NULL)
@@ -2490,6 +2754,17 @@ range_constraints (Converter *c)
   return ranges;
 }
 
+static JsonNode *
+none_output (JsonArray *graph_outputs, JsonArray *output_specs)
+{
+  JsonNode *none = union_of ("as_none", json_node_init_boolean (json_node_alloc (), TRUE));
+  json_array_add_element (graph_outputs, json_node_copy (none));
+  JsonObject *body = json_object_new ();
+  json_object_set_member (body, "arg", none);
+  json_array_add_element (output_specs, union_of ("user_output", json_node_init_object (json_node_alloc (), body)));
+  return _graft_exported_treespec_leaf ();
+}
+
 /* One of the program's results: its leaves (tensors, None) appended to
  * the graph's outputs and the output specs, its structure (tuples, lists,
  * dicts of them) returned as a treespec node, or NULL with the error. */
@@ -2502,13 +2777,13 @@ output_spec (Converter *c, const char *what, const Arg *arg, guint depth, JsonAr
       refuse_unconverted (c, arg);
       return NULL;
     }
-  if (arg != NULL && (arg->kind == ARG_TENSOR || (arg->kind == ARG_CONST && arg->constant->type == GRAFT_ATTR_NONE)))
+  if (arg != NULL && arg->kind == ARG_CONST && arg->constant->type == GRAFT_ATTR_NONE)
+    return none_output (graph_outputs, output_specs);
+  if (arg != NULL && arg->kind == ARG_TENSOR)
     {
-      JsonNode *leaf = arg->kind == ARG_TENSOR ? tensor_argument (arg->name)
-                       : union_of ("as_none", json_node_init_boolean (json_node_alloc (), TRUE));
-      json_array_add_element (graph_outputs, json_node_copy (leaf));
+      json_array_add_element (graph_outputs, tensor_argument (arg->name));
       JsonObject *body = json_object_new ();
-      json_object_set_member (body, "arg", leaf);
+      json_object_set_member (body, "arg", tensor_argument (arg->name));
       json_array_add_element (output_specs, union_of ("user_output", json_node_init_object (json_node_alloc (), body)));
       return _graft_exported_treespec_leaf ();
     }
@@ -2555,6 +2830,79 @@ output_spec (Converter *c, const char *what, const Arg *arg, guint depth, JsonAr
   return NULL;
 }
 
+/* The nesting TorchScript's reader kept ("(T(TT)N)"), or NULL when it
+ * does not fit the graph's outputs (an edit added one). */
+static char *
+kept_result_structure (Converter *c)
+{
+  GBytes *record = graft_model_get_kept_record (c->model, GRAFT_TORCHSCRIPT_KEPT_RESULT);
+  if (record == NULL || g_bytes_get_size (record) == 0)
+    return NULL;
+  g_autofree char *text = g_strndup (g_bytes_get_data (record, NULL), g_bytes_get_size (record));
+  guint leaves = 0;
+  int depth = 0;
+  for (const char *p = text; *p; p++)
+    {
+      leaves += *p == 'T';
+      depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+      if (depth < 0 || depth > 16 || !strchr ("TN()", *p))
+        return NULL;
+    }
+  return leaves == c->graph->outputs->len && depth == 0 ? g_steal_pointer (&text) : NULL;
+}
+
+/* One item of the kept structure at *p, the graph's outputs taken in
+ * order from *next. */
+static JsonNode *
+structure_spec (Converter *c, const char **p, guint *next, JsonArray *graph_outputs, JsonArray *output_specs)
+{
+  char kind = *(*p)++;
+  if (kind == 'N')
+    return none_output (graph_outputs, output_specs);
+  if (kind == 'T')
+    {
+      GraftValue *output = g_ptr_array_index (c->graph->outputs, (*next)++);
+      return output_spec (c, output->name, g_hash_table_lookup (c->args, output), 0, graph_outputs, output_specs);
+    }
+  JsonArray *children = json_array_new ();
+  while (**p && **p != ')')
+    {
+      JsonNode *child = structure_spec (c, p, next, graph_outputs, output_specs);
+      if (child == NULL)
+        {
+          json_array_unref (children);
+          return NULL;
+        }
+      json_array_add_element (children, child);
+    }
+  (*p)++;
+  JsonObject *tuple = json_object_new ();
+  json_object_set_string_member (tuple, "type", "builtins.tuple");
+  json_object_set_string_member (tuple, "context", "null");
+  json_object_set_array_member (tuple, "children_spec", children);
+  return json_node_init_object (json_node_alloc (), tuple);
+}
+
+/* The program's result: as forward's nests when the reader kept it, else
+ * one output as it stands (a tensor, a dict…) and several as a tuple. */
+static JsonNode *
+result_spec (Converter *c, JsonArray *graph_outputs, JsonArray *output_specs)
+{
+  g_autofree char *structure = kept_result_structure (c);
+  if (structure == NULL)
+    {
+      g_autoptr(GString) flat = g_string_new (c->graph->outputs->len == 1 ? "T" : "(");
+      for (guint i = 0; c->graph->outputs->len != 1 && i < c->graph->outputs->len; i++)
+        g_string_append_c (flat, 'T');
+      if (c->graph->outputs->len != 1)
+        g_string_append_c (flat, ')');
+      structure = g_strdup (flat->str);
+    }
+  const char *p = structure;
+  guint next = 0;
+  return structure_spec (c, &p, &next, graph_outputs, output_specs);
+}
+
 static JsonObject *
 build_program (Converter *c, GHashTable *tensors)
 {
@@ -2590,35 +2938,13 @@ build_program (Converter *c, GHashTable *tensors)
         json_object_unref (signature);
         return NULL;
       }
-  /* One output is the program's result as it stands (a tensor, a tuple,
-   * a dict); several are a tuple of them. */
-  JsonArray *top = json_array_new ();
-  for (guint i = 0; i < c->graph->outputs->len; i++)
+  JsonNode *out_spec = result_spec (c, graph_outputs, output_specs);
+  if (out_spec == NULL)
     {
-      GraftValue *output = g_ptr_array_index (c->graph->outputs, i);
-      JsonNode *spec = output_spec (c, output->name, g_hash_table_lookup (c->args, output), 0, graph_outputs,
-                                    output_specs);
-      if (spec == NULL)
-        {
-          json_array_unref (top);
-          json_array_unref (arg_names);
-          json_object_unref (signature);
-          return NULL;
-        }
-      json_array_add_element (top, spec);
+      json_array_unref (arg_names);
+      json_object_unref (signature);
+      return NULL;
     }
-  JsonNode *out_spec;
-  if (json_array_get_length (top) == 1)
-    out_spec = json_node_copy (json_array_get_element (top, 0));
-  else
-    {
-      JsonObject *tuple = json_object_new ();
-      json_object_set_string_member (tuple, "type", "builtins.tuple");
-      json_object_set_string_member (tuple, "context", "null");
-      json_object_set_array_member (tuple, "children_spec", json_array_ref (top));
-      out_spec = json_node_init_object (json_node_alloc (), tuple);
-    }
-  json_array_unref (top);
 
   JsonObject *graph_module = json_object_new ();
   json_object_set_object_member (graph_module, "graph", json_object_ref (graph));
@@ -2674,6 +3000,7 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
     .conversions = g_hash_table_new (NULL, NULL),
     .observed_as = g_hash_table_new (NULL, NULL),
     .owned_aliases = g_ptr_array_new_with_free_func (g_free),
+    .input_dependent = g_hash_table_new (NULL, NULL),
   };
   GBytes *buffers = graft_model_get_kept_record (model, GRAFT_TORCHSCRIPT_KEPT_BUFFERS);
   if (buffers != NULL && g_bytes_get_size (buffers) > 0)
@@ -2714,5 +3041,6 @@ graft_torchscript_to_pt2 (GraftModel *model, const GraftPt2ConvertOptions *optio
   g_hash_table_unref (c.conversions);
   g_hash_table_unref (c.observed_as);
   g_ptr_array_unref (c.owned_aliases);
+  g_hash_table_unref (c.input_dependent);
   return result;
 }

@@ -240,6 +240,13 @@ graft_kernel_module_attributes (GraftKernelContext *ctx)
   return e->run->module_attributes;
 }
 
+gboolean
+graft_kernel_observes_untaken_branches (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  return e != NULL && e->run->runtime->observe_untaken_branches && e->run->runtime->observe != NULL;
+}
+
 guint
 graft_kernel_get_n_threads (GraftKernelContext *ctx)
 {

@@ -200,6 +200,8 @@ guint graft_kernel_get_n_threads (GraftKernelContext *ctx);
  * ("raft.corr_block.corr_pyramid") → GraftRtTensor* (owned); made on first
  * use, gone with the run. NULL outside a run. */
 GHashTable *graft_kernel_module_attributes (GraftKernelContext *ctx);
+/* graft_runtime_set_observe_untaken_branches is on, and an observer set */
+gboolean graft_kernel_observes_untaken_branches (GraftKernelContext *ctx);
 
 /* Error helpers: messages are prefixed with the node by the engine. */
 /* Set error and return FALSE. */

@@ -118,6 +118,7 @@ struct _GraftRuntime {
   gpointer observe_data;
   gboolean drop_derived;       /* derived weights made per run, not kept */
   gboolean observe_subgraphs;
+  gboolean observe_untaken_branches;
 };
 
 typedef struct {

@@ -146,6 +146,12 @@ graft_runtime_set_observe_subgraphs (GraftRuntime *self, gboolean enabled)
 }
 
 void
+graft_runtime_set_observe_untaken_branches (GraftRuntime *self, gboolean enabled)
+{
+  self->observe_untaken_branches = enabled;
+}
+
+void
 graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled)
 {
   self->profiling = enabled;

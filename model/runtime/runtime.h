@@ -103,6 +103,11 @@ void graft_runtime_set_observer (GraftRuntime *self, GraftRuntimeObserveFunc fun
 /* Also observe the nodes of If branches and Loop bodies (a body's values
  * once per iteration), off by default. */
 void graft_runtime_set_observe_subgraphs (GraftRuntime *self, gboolean enabled);
+/* Also run and observe the branch an If did not take, when its condition
+ * was read out of tensor values and the branch changes no list, dict or
+ * attribute (writing torch.cond needs both branches' shapes); what that
+ * branch computes is dropped and its failure ignored. Off by default. */
+void graft_runtime_set_observe_untaken_branches (GraftRuntime *self, gboolean enabled);
 
 /* Per-node timing collection (off by default: it costs a clock read per node). */
 void graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled);

@@ -2645,20 +2645,30 @@ exec_block (Ctx *ctx, GPtrArray *body)
 
 /* ------------------------------------------------------------------ entry */
 
+/* The graph's outputs are forward's result flattened; structure says how
+ * they nest (GRAFT_TORCHSCRIPT_KEPT_RESULT). */
 static void
-add_graph_outputs (Ctx *ctx, BValue *v, guint line)
+add_graph_outputs (Ctx *ctx, BValue *v, guint line, GString *structure)
 {
   if (v->kind == BV_TUPLE)
     {
+      g_string_append_c (structure, '(');
       for (guint k = 0; k < v->items->len; k++)
-        add_graph_outputs (ctx, g_ptr_array_index (v->items, k), line);
+        add_graph_outputs (ctx, g_ptr_array_index (v->items, k), line, structure);
+      g_string_append_c (structure, ')');
       return;
     }
   if (v->kind == BV_CONST && v->ctype == GRAFT_ATTR_NONE)
-    return;
+    {
+      g_string_append_c (structure, 'N');
+      return;
+    }
   GraftValue *value = materialize (ctx, v, line);
   if (value)
-    graft_graph_add_output (ctx->graph, value);
+    {
+      graft_graph_add_output (ctx->graph, value);
+      g_string_append_c (structure, 'T');
+    }
 }
 
 static GraftPickleValue *
@@ -2986,8 +2996,11 @@ run_forward (Builder *b, ClassInfo *info, ScriptNode *forward)
     }
   if (ctx.ret)
     {
-      add_graph_outputs (&ctx, ctx.ret, forward->line);
+      g_autoptr(GString) structure = g_string_new (NULL);
+      add_graph_outputs (&ctx, ctx.ret, forward->line, structure);
       bv_unref (ctx.ret);
+      g_autoptr(GBytes) record = g_bytes_new (structure->str, structure->len);
+      graft_model_set_kept_record (b->model, GRAFT_TORCHSCRIPT_KEPT_RESULT, record);
     }
   /* Output types from forward's return annotation. */
   g_autofree char *returns = forward->b ? type_of (forward->b) : NULL;

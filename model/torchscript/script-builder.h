@@ -52,6 +52,12 @@ G_BEGIN_DECLS
  * signature needs. */
 #define GRAFT_TORCHSCRIPT_KEPT_BUFFERS "torchscript/buffers"
 
+/* The kept record saying how forward's result nests, the graph's outputs
+ * being its leaves in order: T an output, N a None that is none, (…) a
+ * tuple. "T" is one tensor, "(T)" a tuple of one (a traced Hugging Face
+ * model's (logits,)). */
+#define GRAFT_TORCHSCRIPT_KEPT_RESULT "torchscript/result"
+
 /* Fills model (format TORCHSCRIPT) from the archive: graph, parameters as
  * initializers and model tensors. */
 gboolean graft_script_build (GraftTorchArchive *archive, GraftModel *model,

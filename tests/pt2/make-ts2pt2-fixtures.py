@@ -17,8 +17,11 @@ script and models.py:
                      for-loops and an attribute set in forward)
   OUTDIR/NAME/inputs-b2/0.npy, inputs-b3/0.npy   inputs at batch 2 and 3
   OUTDIR/branchy/scripted.pt   a scripted module branching on its input's
-                     values (if x.sum() > 0), which no fixed size decides
-  OUTDIR/branchy/inputs-b2/0.npy
+                     values (if x.sum() > 0), which no fixed size decides:
+                     torch.cond; inputs-b2 take the then branch, inputs-b3
+                     the else branch
+  OUTDIR/uneven/scripted.pt   the same whose branches return different
+                     shapes, which torch.cond does not allow
   OUTDIR/loopy/scripted.pt   a scripted module looping over its batch
                      (for i in range(x.size(0))), which a dynamic batch
                      cannot unroll
@@ -83,11 +86,21 @@ class Branchy(torch.nn.Module):
         return x - 1
 
 
+class Uneven(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x[:1]
+        return x
+
+
 torch.manual_seed(0)
 folder = os.path.join(out, "branchy")
 os.makedirs(folder, exist_ok=True)
 torch.jit.save(torch.jit.script(Branchy().eval()), os.path.join(folder, "scripted.pt"))
-save_inputs(folder, (2,), lambda batch: (torch.randn(batch, 4),))
+save_inputs(folder, (2, 3), lambda batch: ((1 if batch == 2 else -1) * torch.randn(batch, 4).abs(),))
+folder = os.path.join(out, "uneven")
+os.makedirs(folder, exist_ok=True)
+torch.jit.save(torch.jit.script(Uneven().eval()), os.path.join(folder, "scripted.pt"))
 
 class Loopy(torch.nn.Module):
     def forward(self, x):

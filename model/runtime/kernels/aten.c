@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "ir/fixed-branch.h"
 #include "runtime/kernels/aten-args.h"
 
 
@@ -88,6 +89,21 @@ kernel_prim_unpack (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* An If whose condition a number read out of a tensor decides
+ * (if x.sum() > 0), not sizes or constants. */
+static gboolean
+decided_by_tensor_values (GraftNode *node)
+{
+  static const char *const reads[] = { "aten::Bool", "aten::is_nonzero", "aten::item", "aten::ScalarImplicit" };
+  GraftValue *cond = node->inputs->len > 0 ? node->inputs->pdata[0] : NULL;
+  if (cond == NULL || cond->producer == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (reads); i++)
+    if (strcmp (cond->producer->op, reads[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static gboolean
 kernel_prim_if (GraftKernelContext *ctx, GError **error)
 {
@@ -104,6 +120,13 @@ kernel_prim_if (GraftKernelContext *ctx, GError **error)
   GraftGraph *branch = graft_node_attr_graph (ctx->node, take ? "then_branch" : "else_branch");
   if (branch == NULL)
     return graft_kernel_fail (error, "the branch is missing");
+  GraftGraph *other = graft_node_attr_graph (ctx->node, take ? "else_branch" : "then_branch");
+  if (other != NULL && graft_kernel_observes_untaken_branches (ctx) && decided_by_tensor_values (ctx->node)
+      && !graft_graph_changes_state (other))
+    {
+      g_autoptr(GError) ignored = NULL;
+      g_autoptr(GPtrArray) dropped = graft_kernel_run_subgraph (ctx, other, NULL, 0, &ignored);
+    }
   g_autoptr(GPtrArray) outs = graft_kernel_run_subgraph (ctx, branch, NULL, 0, error);
   if (outs == NULL)
     return FALSE;

@@ -679,6 +679,30 @@ kernel_context_wrapper (GraftKernelContext *ctx, GError **error)
   return run_body_into_outputs (ctx, body, ctx->inputs, ctx->n_inputs, "body", error);
 }
 
+/* torch.cond: cond(pred, true_graph, false_graph, operands) runs one of
+ * its graphs on the operands (the .pt2 reader passes them as one list,
+ * the graphs as arg1_body and arg2_body). */
+static gboolean
+kernel_torch_cond (GraftKernelContext *ctx, GError **error)
+{
+  GraftRtTensor *pred = ctx->n_inputs == 2 ? ctx->inputs[0] : NULL;
+  GraftRtTensor *operands = ctx->n_inputs == 2 ? ctx->inputs[1] : NULL;
+  if (pred == NULL || pred->kind != GRAFT_RT_TENSOR || pred->numel != 1)
+    return graft_kernel_fail (error, "the predicate is no one-element tensor");
+  if (operands == NULL || operands->kind != GRAFT_RT_SEQUENCE)
+    return graft_kernel_fail (error, "the operands are no list");
+  gboolean take = graft_rt_tensor_get_f64 (pred, 0) != 0;
+  GraftGraph *branch = graft_node_attr_graph (ctx->node, take ? "arg1_body" : "arg2_body");
+  if (branch == NULL)
+    return graft_kernel_fail (error, "the %s graph is missing", take ? "true" : "false");
+  guint n = operands->items ? operands->items->len : 0;
+  if (branch->inputs->len != n)
+    return graft_kernel_fail (error, "the %s graph takes %u inputs, the node passes %u", take ? "true" : "false",
+                              branch->inputs->len, n);
+  return run_body_into_outputs (ctx, branch, n ? (GraftRtTensor **) operands->items->pdata : NULL, n,
+                                take ? "true graph" : "false graph", error);
+}
+
 #define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_control[] = {
@@ -700,5 +724,6 @@ const GraftOpSchema graft_ops_control[] = {
   OP ("OptionalGetElement", 15, NULL, kernel_optional, "input", "output"),
   { "higher_order::wrap_with_autocast", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
   { "higher_order::wrap_with_set_grad_enabled", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
+  { "higher_order::cond", 0, 0, NULL, kernel_torch_cond, 0, "pred operands", "outputs..." },
   { NULL }
 };
