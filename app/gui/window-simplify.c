@@ -45,13 +45,13 @@ on_simplify (GraftSimplifyDialog *dialog, char **passes, GraftWindow *self)
     {
       g_autofree char *text = verdict_from_notes (graft_edit_get_notes (edit));
       g_autofree char *undoable = g_strdup_printf ("%s\nUndo (Ctrl+Z) gives the original back.", text);
-      graft_simplify_dialog_show_verdict (dialog, TRUE, undoable, self->model);
+      graft_simplify_dialog_show_verdict (dialog, TRUE, undoable, graft_document_get_model (self->document));
       return;
     }
   {
     g_autofree char *text = g_strdup_printf ("%s\nThe model is unchanged.",
                                              error ? error->message : "the model cannot be edited now");
-    graft_simplify_dialog_show_verdict (dialog, FALSE, text, self->model);
+    graft_simplify_dialog_show_verdict (dialog, FALSE, text, graft_document_get_model (self->document));
   }
 }
 
@@ -61,14 +61,14 @@ simplify_dialog_action (GtkWidget *widget, const char *action_name, GVariant *pa
   GraftWindow *self = GRAFT_WINDOW (widget);
   GraftSimplifyDialog *dialog;
 
-  if (self->model == NULL || !graft_window_edits_allowed (self))
+  if (graft_document_get_model (self->document) == NULL || !graft_window_edits_allowed (self))
     return;
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (graft_document_get_model (self->document)) != GRAFT_MODEL_FORMAT_ONNX)
     {
       graft_window_show_toast (self, "Simplify works on ONNX models: export this one first");
       return;
     }
-  dialog = graft_simplify_dialog_new (GTK_WINDOW (self), self->model);
+  dialog = graft_simplify_dialog_new (GTK_WINDOW (self), graft_document_get_model (self->document));
   g_signal_connect_object (dialog, "simplify", G_CALLBACK (on_simplify), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
 }
