@@ -4,6 +4,7 @@
  * someone else is a change on disk, the document's own save is not), and
  * loads that fail. */
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <glib/gstdio.h>
 
@@ -304,6 +305,15 @@ file_mode (const char *path)
   return info.st_mode & 07777;
 }
 
+static uid_t
+file_owner (const char *path)
+{
+  GStatBuf info;
+
+  g_assert_cmpint (g_stat (path, &info), ==, 0);
+  return info.st_uid;
+}
+
 /* Save writes the edited model where asked, keeping the mode of the file
  * it replaces; it opens again equal. The document's own write is no
  * change on disk; another program's write is, and so is a deletion. */
@@ -329,14 +339,19 @@ test_save_and_watch (void)
   g_assert_true (graft_document_apply_edit (document, rename, NULL, &error));
   g_assert_no_error (error);
 
-  /* An older file of the user's, readable by the group only. */
+  /* An older file, readable by the group only; run as root, it belongs
+   * to someone else too (as a file saved into a shared folder may). */
   g_assert_true (g_file_set_contents (target, "an older file", -1, NULL));
   g_assert_cmpint (g_chmod (target, 0640), ==, 0);
+  if (geteuid () == 0)
+    g_assert_cmpint (chown (target, 4321, 4321), ==, 0);
   g_assert_true (graft_document_save (document, target, FALSE, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (heard.n_saved, ==, 1);
   g_assert_cmpstr (heard.saved_path, ==, target);
   g_assert_cmpuint (file_mode (target), ==, 0640);
+  if (geteuid () == 0)
+    g_assert_cmpuint (file_owner (target), ==, 4321);
   g_assert_cmpstr (graft_document_get_title (document), ==, "edited.onnx");
   g_assert_cmpstr (graft_document_get_path (document), ==, target);
   g_assert_cmpstr (graft_document_get_saved_path (document), ==, target);
@@ -358,6 +373,8 @@ test_save_and_watch (void)
   g_assert_no_error (error);
   g_assert_cmpuint (heard.n_saved, ==, 2);
   g_assert_cmpuint (file_mode (target), ==, 0640);
+  if (geteuid () == 0)
+    g_assert_cmpuint (file_owner (target), ==, 4321);
 
   /* The document's own writes: no change on disk, however long one waits
    * for GIO's delayed events. */
