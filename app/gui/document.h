@@ -1,8 +1,9 @@
 /* One opened model, as gnome-text-editor's EditorDocument is one opened
  * text: the model, its file (loaded on a worker, saved atomically,
  * watched for changes on disk), the edit history (undo/redo), the unsaved
- * state, and the check (lint, shape inference) of the graph. The window shows a document and listens to it; everything here
- * is GIO only, so it is tested without a display. */
+ * state, and the check (lint, shape inference) of the graph. The window
+ * shows a document and listens to it; everything here is GIO only, so it
+ * is tested without a display. */
 #pragma once
 
 #include <gio/gio.h>
@@ -120,6 +121,5 @@ gboolean graft_document_is_model_file (GraftDocument *self, const char *path);
  * written file is the model's file from then on: "path", "title", the
  * unsaved state (cleared) follow, and "saved" is emitted. */
 gboolean graft_document_save (GraftDocument *self, const char *path, gboolean overwrite_source, GError **error);
-
 
 G_END_DECLS
