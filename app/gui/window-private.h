@@ -7,6 +7,7 @@
 #pragma once
 
 #include "window.h"
+#include "window-simplify.h"
 #include "view-place.h"
 #include "document.h"
 #include "tensor-saver.h"
@@ -115,7 +116,6 @@ struct _GraftWindow
 };
 
 /* window.c */
-void graft_window_show_toast (GraftWindow *self, const char *text);
 void graft_window_open_path (GraftWindow *self, const char *path);
 gboolean graft_window_canvas_is_busy (GraftWindow *self);
 /* Every Find match highlighted on the canvas while Find is open (none
@@ -168,12 +168,6 @@ gboolean graft_window_edits_close_request (GraftWindow *self);
  * re-infers the whole graph (graft_edit_runs_long()) runs on a worker; one
  * naming a "symbol" offers Run with New Shape once proven. */
 void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
-/* The same, but a refusal is returned for the caller to show where the
- * edit was asked for; FALSE without error when edits must wait (a toast
- * says why). */
-gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error);
-/* FALSE (with a toast saying why) while a run, a check or a layout must finish first. */
-gboolean graft_window_edits_allowed (GraftWindow *self);
 /* Shows the place remembered before an edit, undo or redo once the edited
  * graph is laid out (window-edits.c). */
 void graft_window_edits_restore_place (GraftWindow *self);
@@ -197,8 +191,7 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
  * context menu). Opens it over the graph shown, the pattern starting from
  * node (NULL: empty). */
 void graft_window_open_pattern_dialog (GraftWindow *self, const char *node);
-/* window-simplify.c: Simplify… (win.simplify-dialog). */
-void graft_window_class_add_simplify_actions (GtkWidgetClass *widget_class);
+/* window-simplify.c (window-simplify.h): Simplify… (win.simplify-dialog). */
 
 /* window-debug.c: Debug → Reduce…, the Run pane's Reduce to Here, and
  * Convert to Float16 Keeping Accuracy…. */

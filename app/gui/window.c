@@ -36,6 +36,13 @@ static GParamSpec *properties[N_PROPS];
 
 /* ---------- small helpers ---------- */
 
+GraftDocument *
+graft_window_get_document (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->document;
+}
+
 void
 graft_window_show_toast (GraftWindow *self, const char *text)
 {
