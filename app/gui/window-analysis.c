@@ -8,165 +8,42 @@
 #include "target-marks.h"
 #include "analysis/cost.h"
 #include "lint/lint-rules.h"
-#include "ir/graph-copy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 
-typedef struct {
-  GPtrArray *diagnostics;
-  GraftInference *inference;
-  GraftTargetReport *target_report;  /* when a deployment target is chosen */
-  GraftGraph *copy;      /* of the main graph, for the next edit's undo snapshot */
-  GraftGraph *copy_of;   /* the graph it copies (compared, never read) */
-} CheckResult;
-
+/* The document's check landed: its marks, inferred shapes and the
+ * target's verdicts are shown. */
 static void
-check_result_free (gpointer data)
+on_document_checked (GraftWindow *self, GraftDocument *document)
 {
-  CheckResult *result = data;
-
-  g_clear_pointer (&result->diagnostics, g_ptr_array_unref);
-  g_clear_pointer (&result->inference, graft_inference_unref);
-  g_clear_pointer (&result->target_report, graft_target_report_free);
-  g_clear_pointer (&result->copy, graft_graph_free);
-  g_free (result);
-}
-
-/* What a check reads: the model, and the input shapes the Run pane was
- * given (or fed) for inputs that declare none. */
-typedef struct {
-  GraftModel *model;
-  GHashTable *input_shapes;   /* name → GraftShape*, a copy */
-  const GraftDeployTarget *target;  /* static, or NULL */
-} CheckInput;
-
-static void
-check_input_free (gpointer data)
-{
-  CheckInput *input = data;
-
-  g_object_unref (input->model);
-  g_hash_table_unref (input->input_shapes);
-  g_free (input);
-}
-
-static CheckInput *
-check_input_new (GraftWindow *self)
-{
-  CheckInput *input = g_new0 (CheckInput, 1);
-  GHashTableIter iter;
-  gpointer name, shape;
-
-  input->model = g_object_ref (self->model);
-  input->target = self->deploy_target;
-  input->input_shapes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) graft_shape_free);
-  g_hash_table_iter_init (&iter, graft_run_pane_get_input_shapes (self->run_pane));
-  while (g_hash_table_iter_next (&iter, &name, &shape))
-    {
-      GraftShape *copy = g_new0 (GraftShape, 1);
-
-      graft_shape_copy (copy, shape);
-      g_hash_table_insert (input->input_shapes, g_strdup (name), copy);
-    }
-  return input;
-}
-
-static void
-check_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  CheckInput *input = task_data;
-  CheckResult *result = g_new0 (CheckResult, 1);
-  GraftLintOptions options = { .deploy_target = input->target };
-
-  if (g_hash_table_size (input->input_shapes) == 0)
-    result->diagnostics = graft_lint_model_with_inference (input->model, &options, &result->inference);
-  else
-    {
-      g_autoptr(GError) error = NULL;
-
-      /* The edges show what the given shapes imply; a shape that no
-       * longer fits (an edit renamed the input) leaves the declared ones. */
-      result->diagnostics = graft_lint_model (input->model, &options);
-      result->inference = graft_shape_inference_run_given (input->model, input->input_shapes, &error);
-      if (result->inference == NULL)
-        result->inference = graft_shape_inference_run (input->model, NULL);
-    }
-  /* A target that reads another kind of graph has said so in the
-   * diagnostics; there is no report then. */
-  if (input->target != NULL)
-    result->target_report = graft_target_check (input->model, input->target, result->inference, NULL);
-  /* Edits wait for the check, so nothing changes the graph while it is
-   * copied here. The copy of a 10k-node graph is tens of ms: made here,
-   * the next edit's undo snapshot does not cost the UI thread that. */
-  result->copy_of = graft_model_get_graph (input->model);
-  if (result->copy_of != NULL && !g_cancellable_is_cancelled (cancellable))
-    result->copy = graft_graph_copy (result->copy_of, NULL);
-  g_task_return_pointer (task, result, check_result_free);
-}
-
-static void
-on_model_checked (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr(GraftWindow) self = user_data;
-  CheckResult *check = g_task_propagate_pointer (G_TASK (result), NULL);
-
-  /* A check of a graph an edit or another file has replaced since. */
-  if (g_task_get_cancellable (G_TASK (result)) != self->check_cancellable || check == NULL)
-    {
-      if (check != NULL)
-        check_result_free (check);
-      return;
-    }
-  g_clear_object (&self->check_cancellable);
-  g_clear_pointer (&self->spare_snapshot, graft_graph_free);
-  if (self->model != NULL && check->copy_of == graft_model_get_graph (self->model))
-    self->spare_snapshot = g_steal_pointer (&check->copy);
-  g_object_notify (G_OBJECT (self), "checking");
-  graft_window_set_inference (self, check->inference);
-  g_clear_pointer (&self->target_report, graft_target_report_free);
-  self->target_report = g_steal_pointer (&check->target_report);
-  graft_window_set_diagnostics (self, check->diagnostics);
-  check_result_free (check);
+  graft_window_set_inference (self, graft_document_get_inference (document));
+  self->target_report = graft_document_get_target_report (document);
+  graft_window_set_diagnostics (self, graft_document_get_diagnostics (document));
   graft_window_update_action_states (self);
 }
 
+/* The window's "checking" says so too. */
 static void
-cancel_check (GraftWindow *self)
+on_document_checking (GraftWindow *self)
 {
-  /* A check is started whenever the graph changed: the copy is stale. */
-  g_clear_pointer (&self->spare_snapshot, graft_graph_free);
-  if (self->check_cancellable == NULL)
-    return;
-  g_cancellable_cancel (self->check_cancellable);
-  g_clear_object (&self->check_cancellable);
   g_object_notify (G_OBJECT (self), "checking");
 }
 
 void
 graft_window_check_model (GraftWindow *self)
 {
-  g_autoptr(GTask) task = NULL;
-
-  cancel_check (self);
-  if (self->model == NULL)
-    return;
-  self->check_cancellable = g_cancellable_new ();
-  g_object_notify (G_OBJECT (self), "checking");
+  if (graft_document_get_model (self->document) == NULL)
+    {
+      graft_document_cancel_check (self->document);
+      return;
+    }
+  graft_document_check (self->document, graft_run_pane_get_input_shapes (self->run_pane), self->deploy_target);
   /* The Problems button says a check is under way until its count lands. */
   gtk_label_set_text (self->diagnostics_count, "…");
   gtk_widget_set_tooltip_text (self->diagnostics_button, "Checking the model…");
   gtk_widget_set_visible (self->diagnostics_button, TRUE);
-  /* The window is not the task's source object: GIO's worker drops its
-   * reference to the task after the callback may have run, so the task can
-   * be finalized there, and a window (its widgets) must never be disposed
-   * off the UI thread. user_data's reference goes in the callback. */
-  task = g_task_new (NULL, self->check_cancellable, on_model_checked, g_object_ref (self));
-  /* The task's own reference keeps the model alive while it is read,
-   * even if the window moves on to another file. */
-  g_task_set_task_data (task, check_input_new (self), check_input_free);
-  g_task_run_in_thread (task, check_thread);
   graft_window_update_action_states (self);
 }
 
@@ -263,7 +140,7 @@ show_cost_summary (GraftWindow *self, GraftCostReport *report, const char *note)
 static void
 mark_cost (GraftWindow *self)
 {
-  GraftGraph *graph = graft_model_get_graph (self->model);
+  GraftGraph *graph = graft_model_get_graph (graft_document_get_model (self->document));
   g_autoptr(GHashTable) shapes = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_shape_free);
   GHashTable *given = graft_run_pane_get_input_shapes (self->run_pane);
   GHashTable *timings = graft_run_pane_get_timings (self->run_pane);
@@ -284,13 +161,13 @@ mark_cost (GraftWindow *self)
           shape->dims[d] = graft_dim_fixed (1);
       g_hash_table_insert (shapes, input->name, shape);
     }
-  g_autoptr(GraftInference) inference = graph ? graft_shape_inference_run_given (self->model, shapes, NULL) : NULL;
+  g_autoptr(GraftInference) inference = graph ? graft_shape_inference_run_given (graft_document_get_model (self->document), shapes, NULL) : NULL;
   if (inference == NULL)
     {
       show_cost_summary (self, NULL, "The shapes could not be inferred: no cost to show");
       return;
     }
-  g_autoptr(GraftCostReport) report = graft_cost_analyze (self->model, inference);
+  g_autoptr(GraftCostReport) report = graft_cost_analyze (graft_document_get_model (self->document), inference);
   if (timings != NULL)
     graft_cost_report_set_timings (report, timings);
   if (self->cost_metric == GRAFT_COST_SECONDS && timings == NULL)
@@ -318,7 +195,7 @@ mark_cost (GraftWindow *self)
 static void
 update_cost_bar (GraftWindow *self)
 {
-  gtk_widget_set_visible (self->cost_bar, self->show_cost && self->model != NULL);
+  gtk_widget_set_visible (self->cost_bar, self->show_cost && graft_document_get_model (self->document) != NULL);
   if (gtk_drop_down_get_selected (self->cost_metric_dropdown) != self->cost_metric)
     gtk_drop_down_set_selected (self->cost_metric_dropdown, self->cost_metric);
 }
@@ -342,7 +219,7 @@ graft_window_refresh_marks (GraftWindow *self)
         graft_graph_canvas_mark_node (self->canvas, nonfinite, 3, "NaN/Inf");
       return;
     }
-  if (self->show_cost && self->model != NULL)
+  if (self->show_cost && graft_document_get_model (self->document) != NULL)
     {
       mark_cost (self);
       if (nonfinite != NULL)
@@ -387,13 +264,13 @@ update_target_bar (GraftWindow *self)
   g_autofree char *summary = NULL;
   g_autofree char *tooltip = NULL;
 
-  gtk_widget_set_visible (self->target_bar, self->deploy_target != NULL && self->model != NULL);
+  gtk_widget_set_visible (self->target_bar, self->deploy_target != NULL && graft_document_get_model (self->document) != NULL);
   gtk_widget_set_visible (self->target_fix_button, FALSE);
   if (self->deploy_target == NULL)
     return;
   if (self->target_report == NULL)
     {
-      gtk_label_set_text (self->target_summary, self->check_cancellable != NULL ? "Checking…"
+      gtk_label_set_text (self->target_summary, graft_document_is_checking (self->document) ? "Checking…"
                           : "This target does not read this kind of model (see Problems)");
       return;
     }
@@ -418,7 +295,7 @@ graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics)
     {
       /* The graph it judged is gone (an edit, another file), and so are
        * the nodes a reduction or a float16 search kept. */
-      g_clear_pointer (&self->target_report, graft_target_report_free);
+      self->target_report = NULL;
       graft_window_forget_kept (self);
     }
   graft_diagnostics_panel_set_diagnostics (self->diagnostics_panel, diagnostics);
@@ -464,7 +341,7 @@ deploy_target_action (GtkWidget *widget, const char *action_name, GVariant *para
   if (self->deploy_target == target)
     return;
   self->deploy_target = target;
-  g_clear_pointer (&self->target_report, graft_target_report_free);
+  self->target_report = NULL;
   update_target_bar (self);
   graft_window_refresh_marks (self);
   graft_window_check_model (self);
@@ -480,29 +357,28 @@ fix_for_target_action (GtkWidget *widget, const char *action_name, GVariant *par
   g_autoptr(GraftTargetFixPlan) plan = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *summary = NULL;
-  guint n_applied = 0;
 
   if (self->deploy_target == NULL || !graft_window_edits_allowed (self))
     return;
-  plan = graft_target_fix_plan_new (self->model, self->deploy_target, NULL, &error);
+  plan = graft_target_fix_plan_new (graft_document_get_model (self->document), self->deploy_target, NULL, &error);
   if (plan == NULL)
     {
       graft_window_show_edit_error (self, "Could Not Fix the Model", error);
       return;
     }
   summary = graft_target_fix_plan_summary (plan);
+  /* One new graph shown for them all. */
+  graft_document_begin_changes (self->document);
   for (guint i = 0; i < plan->fixes->len && error == NULL; i++)
     {
       g_autoptr(GPtrArray) edits = graft_target_fix_new_edits (g_ptr_array_index (plan->fixes, i), &error);
       for (guint j = 0; edits != NULL && j < edits->len; j++)
         {
-          if (!graft_edit_history_apply (self->history, g_ptr_array_index (edits, j), &error))
+          if (!graft_document_apply_edit (self->document, g_ptr_array_index (edits, j), NULL, &error))
             break;
-          n_applied++;
         }
     }
-  if (n_applied > 0)
-    graft_window_edits_model_changed (self);
+  graft_document_end_changes (self->document);
   if (error != NULL)
     graft_window_show_edit_error (self, "Could Not Fix the Model", error);
   else
@@ -571,7 +447,7 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
-  if (self->model == NULL)
+  if (graft_document_get_model (self->document) == NULL)
     return;
   g_object_set (self, "run-visible", TRUE, NULL);
   graft_run_pane_start (self->run_pane);
@@ -666,7 +542,7 @@ run_new_shape_action (GtkWidget *widget, const char *action_name, GVariant *para
 
   if (self->shape_toast != NULL)
     adw_toast_dismiss (self->shape_toast);
-  if (self->model != NULL && apply_dim_setting (self, g_variant_get_string (parameter, NULL)))
+  if (graft_document_get_model (self->document) != NULL && apply_dim_setting (self, g_variant_get_string (parameter, NULL)))
     run_action (widget, "win.run", NULL);
 }
 
@@ -757,6 +633,8 @@ graft_window_init_analysis (GraftWindow *self)
   g_signal_connect_swapped (self, "notify::show-timings", G_CALLBACK (graft_window_refresh_marks), self);
   g_signal_connect_swapped (self, "notify::show-cost", G_CALLBACK (graft_window_refresh_marks), self);
   g_signal_connect_swapped (self, "notify::cost-metric", G_CALLBACK (graft_window_refresh_marks), self);
+  g_signal_connect_swapped (self->document, "checked", G_CALLBACK (on_document_checked), self);
+  g_signal_connect_swapped (self->document, "notify::checking", G_CALLBACK (on_document_checking), self);
   init_target_dropdown (self);
   init_cost_dropdown (self);
 }

@@ -20,7 +20,7 @@ static const GdkRGBA kept_tint = { 0.0, 0.55, 0.55, 1 };
 void
 graft_window_mark_kept (GraftWindow *self)
 {
-  GraftGraph *graph = self->model ? graft_model_get_graph (self->model) : NULL;
+  GraftGraph *graph = graft_document_get_model (self->document) ? graft_model_get_graph (graft_document_get_model (self->document)) : NULL;
 
   if (self->kept_nodes == NULL || graph == NULL)
     return;
@@ -46,7 +46,7 @@ graft_window_forget_kept (GraftWindow *self)
 static gboolean
 keep_marked (GraftWindow *self, const char *const *names, const char *badge)
 {
-  GraftGraph *graph = graft_model_get_graph (self->model);
+  GraftGraph *graph = graft_model_get_graph (graft_document_get_model (self->document));
   GraftNode *first = NULL;
 
   graft_window_forget_kept (self);
@@ -72,7 +72,7 @@ keep_marked (GraftWindow *self, const char *const *names, const char *badge)
 static char *
 default_output_path (GraftWindow *self)
 {
-  const char *path = graft_model_get_path (self->model);
+  const char *path = graft_model_get_path (graft_document_get_model (self->document));
   g_autofree char *folder = path ? g_path_get_dirname (path) : g_strdup (g_get_home_dir ());
   g_autofree char *base = path ? g_path_get_basename (path) : g_strdup ("model");
   char *dot = strrchr (base, '.');
@@ -96,16 +96,16 @@ default_output_path (GraftWindow *self)
 static GraftModel *
 model_to_reduce (GraftWindow *self, GHashTable *inputs, GError **error)
 {
-  if (graft_model_get_format (self->model) == GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (graft_document_get_model (self->document)) == GRAFT_MODEL_FORMAT_ONNX)
     {
-      GraftModel *copy = graft_model_copy (self->model);
+      GraftModel *copy = graft_model_copy (graft_document_get_model (self->document));
       /* the copy shares the model's tensors */
-      graft_model_keep_alive (copy, g_object_ref (self->model), g_object_unref);
+      graft_model_keep_alive (copy, g_object_ref (graft_document_get_model (self->document)), g_object_unref);
       return copy;
     }
   g_autoptr(GHashTable) shapes = graft_runtime_input_shapes (inputs);
 
-  return graft_model_as_onnx (self->model, shapes, error);
+  return graft_model_as_onnx (graft_document_get_model (self->document), shapes, error);
 }
 
 static void
@@ -128,7 +128,7 @@ open_reduce_dialog (GraftWindow *self, GraftReduceCondition condition, gboolean 
   g_autoptr(GError) error = NULL;
   g_autofree char *description = NULL;
 
-  if (self->model == NULL || graft_model_get_graph (self->model) == NULL)
+  if (graft_document_get_model (self->document) == NULL || graft_model_get_graph (graft_document_get_model (self->document)) == NULL)
     return;
   g_autoptr(GHashTable) inputs = graft_run_pane_make_inputs (self->run_pane, &description, &error);
   g_autoptr(GraftModel) model = inputs ? model_to_reduce (self, inputs, &error) : NULL;
@@ -227,7 +227,7 @@ on_float16_search_done (GObject *source, GAsyncResult *result, gpointer user_dat
       graft_window_show_edit_error (self, "No Float16 Model Within the Tolerance", error);
       return;
     }
-  if (self->model == NULL || graft_model_get_graph (self->model) != search->graph)
+  if (graft_document_get_model (self->document) == NULL || graft_model_get_graph (graft_document_get_model (self->document)) != search->graph)
     {
       graft_window_show_toast (self, "The model changed during the float16 search: start it again");
       return;
@@ -256,9 +256,9 @@ start_float16_search (GraftWindow *self, double rtol, double atol, gboolean keep
   g_autoptr(GError) error = NULL;
   g_autoptr(GTask) task = NULL;
 
-  if (self->model == NULL || self->float16_cancellable != NULL || !graft_window_edits_allowed (self))
+  if (graft_document_get_model (self->document) == NULL || self->float16_cancellable != NULL || !graft_window_edits_allowed (self))
     return;
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (graft_document_get_model (self->document)) != GRAFT_MODEL_FORMAT_ONNX)
     {
       graft_window_show_toast (self, "Float16 conversion works on ONNX models: export this one first");
       return;
@@ -270,11 +270,11 @@ start_float16_search (GraftWindow *self, double rtol, double atol, gboolean keep
       return;
     }
   Float16Search *search = g_new0 (Float16Search, 1);
-  search->model = graft_model_copy (self->model);
-  graft_model_keep_alive (search->model, g_object_ref (self->model), g_object_unref);
+  search->model = graft_model_copy (graft_document_get_model (self->document));
+  graft_model_keep_alive (search->model, g_object_ref (graft_document_get_model (self->document)), g_object_unref);
   search->inputs = g_steal_pointer (&inputs);
   search->options = (GraftPrecisionOptions) { .rtol = rtol, .atol = atol, .keep_io_types = keep_io_types };
-  search->graph = graft_model_get_graph (self->model);
+  search->graph = graft_model_get_graph (graft_document_get_model (self->document));
   search->start_time = g_get_monotonic_time ();
   self->float16_cancellable = g_cancellable_new ();
   /* user_data holds the window: a window is never disposed off the UI thread */
@@ -342,7 +342,7 @@ float16_dialog_action (GtkWidget *widget, const char *action_name, GVariant *par
   GtkBuilder *builder = gtk_builder_new_from_resource ("/org/graft/Graft/ui/float16-dialog.ui");
   AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG (gtk_builder_get_object (builder, "float16_dialog"));
 
-  if (self->model == NULL || !graft_window_edits_allowed (self))
+  if (graft_document_get_model (self->document) == NULL || !graft_window_edits_allowed (self))
     {
       g_object_unref (builder);
       return;

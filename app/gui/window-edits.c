@@ -1,6 +1,7 @@
-/* Rewriting the model: undoable edits through model/edit, the title's
- * unsaved-changes mark, Save and Save As through the atomic ONNX writer,
- * and the question when closing with unsaved changes. */
+/* Rewriting the model: undoable edits through the document (which
+ * announces each change; the window then shows the new graph), the
+ * title's unsaved-changes mark, Save and Save As (the document writes,
+ * atomically), and the question when closing with unsaved changes. */
 #include "window-private.h"
 
 #include <stdlib.h>
@@ -16,22 +17,17 @@
 void
 graft_window_update_title (GraftWindow *self)
 {
-  gboolean modified = self->history != NULL && graft_edit_history_is_modified (self->history);
-  const char *base = self->title_base != NULL ? self->title_base : "Graft";
-  g_autofree char *title = modified ? g_strdup_printf ("• %s", base) : g_strdup (base);
-  g_autofree char *window_title = g_strdup_printf ("%s — Graft", title);
+  gboolean modified = graft_document_is_modified (self->document);
+  const char *base = graft_document_get_title (self->document);
+  g_autofree char *title = NULL;
+  g_autofree char *window_title = NULL;
+
+  base = base != NULL ? base : "Graft";
+  title = modified ? g_strdup_printf ("• %s", base) : g_strdup (base);
+  window_title = g_strdup_printf ("%s — Graft", title);
 
   adw_window_title_set_title (self->window_title, title);
   gtk_window_set_title (GTK_WINDOW (self), window_title);
-}
-
-static void
-on_history_changed (GraftWindow *self)
-{
-  /* Emitted inside an undo or redo, when the graph the canvas shows has
-   * just been freed: the action states follow in after_model_changed(),
-   * once the canvas shows the new one. */
-  graft_window_update_title (self);
 }
 
 static void cancel_background_edit (GraftWindow *self);
@@ -45,21 +41,10 @@ dismiss_cancelled_toast (GraftWindow *self)
 }
 
 void
-graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path)
+graft_window_edits_reset (GraftWindow *self)
 {
   cancel_background_edit (self);
-  if (self->history != NULL)
-    g_signal_handlers_disconnect_by_data (self->history, self);
-  g_clear_object (&self->history);
-  g_clear_pointer (&self->title_base, g_free);
-  g_clear_pointer (&self->save_path, g_free);
   self->close_confirmed = FALSE;
-  if (model != NULL)
-    {
-      self->history = graft_edit_history_new (model);
-      g_signal_connect_swapped (self->history, "changed", G_CALLBACK (on_history_changed), self);
-      self->title_base = g_path_get_basename (path);
-    }
   graft_window_update_title (self);
 }
 
@@ -70,19 +55,20 @@ graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *
 static void
 after_model_changed (GraftWindow *self)
 {
-  GraftGraph *graph = graft_model_get_graph (self->model);
+  GraftModel *model = graft_document_get_model (self->document);
+  GraftGraph *graph = graft_model_get_graph (model);
 
   /* First let go of the old graph, so that nothing below lays it out.
    * Clearing the selection would refill the sidebar, which the new graph
    * does again below: each fill of the model overview or a node's details
    * is tens of ms on a big model, on the UI thread. */
   self->sidebar_frozen = TRUE;
-  graft_graph_canvas_set_graph (self->canvas, self->model, NULL);
+  graft_graph_canvas_set_graph (self->canvas, model, NULL);
   graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
   graft_find_panel_set_graph (self->find_panel, NULL);
   graft_window_set_diagnostics (self, NULL);
   graft_window_set_inference (self, NULL);
-  graft_run_pane_set_model (self->run_pane, self->model);
+  graft_run_pane_set_model (self->run_pane, model);
   graft_window_update_title (self);
   self->sidebar_frozen = FALSE;
 
@@ -116,8 +102,10 @@ static void show_edit_error (GraftWindow *self, const char *heading, const GErro
 static gboolean edits_allowed (GraftWindow *self);
 static void apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol);
 
-void
-graft_window_edits_model_changed (GraftWindow *self)
+/* Whatever changed the graph (an edit, an undo, a recipe, a fix for the
+ * target), the window shows the new one. */
+static void
+on_document_changed (GraftWindow *self, int change, const char *description, GraftDocument *document)
 {
   after_model_changed (self);
 }
@@ -146,7 +134,7 @@ show_edit_error (GraftWindow *self, const char *heading, const GError *error)
 static gboolean
 edits_allowed (GraftWindow *self)
 {
-  if (self->history == NULL)
+  if (graft_document_get_history (self->document) == NULL)
     return FALSE;
   if (graft_run_pane_is_running (self->run_pane))
     {
@@ -158,7 +146,7 @@ edits_allowed (GraftWindow *self)
       graft_window_show_toast (self, "Wait until the edit under way is applied, or cancel it");
       return FALSE;
     }
-  if (self->check_cancellable != NULL)
+  if (graft_document_is_checking (self->document))
     {
       graft_window_show_toast (self, "Wait until the model is checked before editing");
       return FALSE;
@@ -270,7 +258,7 @@ static void
 show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  gboolean undone = graft_edit_history_get_redo_description (self->history) != NULL;
+  gboolean undone = graft_edit_history_get_redo_description (graft_document_get_history (self->document)) != NULL;
   g_autofree char *body = g_strdup_printf ("%s%s", g_variant_get_string (parameter, NULL),
                                            undone ? "\n\nThe edit was undone." : "");
   GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (widget), "The Edit Is Wrong at Other Sizes", body);
@@ -319,6 +307,7 @@ undo_failed_edit (gpointer user_data)
   GraftWindow *self = failed->self;
   g_autofree char *message = NULL;
   g_autoptr(GError) undo_error = NULL;
+  GraftEditHistory *history = graft_document_get_history (self->document);
   gboolean undone;
   AdwToast *toast;
 
@@ -326,14 +315,12 @@ undo_failed_edit (gpointer user_data)
   if (self->canvas == NULL || self->toast_overlay == NULL)
     return G_SOURCE_REMOVE;
   /* Nor while a worker copies the model for the next edit. */
-  if (self->model != NULL
-      && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL || self->edit_cancellable != NULL))
+  if (graft_document_get_model (self->document) != NULL
+      && (graft_window_canvas_is_busy (self) || graft_document_is_checking (self->document) || self->edit_cancellable != NULL))
     return G_SOURCE_CONTINUE;
-  undone = self->history != NULL
-           && g_strcmp0 (graft_edit_history_get_undo_description (self->history), failed->description) == 0
-           && graft_edit_history_undo (self->history, &undo_error);
-  if (undone)
-    after_model_changed (self);
+  undone = history != NULL
+           && g_strcmp0 (graft_edit_history_get_undo_description (history), failed->description) == 0
+           && graft_document_undo (self->document, &undo_error);
   if (failed->failed_node != NULL)
     message = g_strdup_printf ("%s FAILED at other sizes: node ‘%s’%s", failed->description, failed->failed_node,
                                undone ? " — undone" : "");
@@ -425,7 +412,7 @@ remember_expanded_groups (GraftWindow *self)
 {
   g_clear_pointer (&self->expanded_before_edit, g_strfreev);
   g_clear_pointer (&self->place_before_edit, graft_view_place_free);
-  if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (self->model))
+  if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (graft_document_get_model (self->document)))
     {
       self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
       self->place_before_edit = graft_view_place_new (self->canvas);
@@ -435,28 +422,18 @@ remember_expanded_groups (GraftWindow *self)
 static gboolean
 try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error)
 {
-  GraftGraph *before;
   g_autoptr(GraftModel) edited = NULL;
 
   if (!edits_allowed (self))
     return FALSE;
   dismiss_cancelled_toast (self);
   remember_expanded_groups (self);
-  before = graft_model_get_graph (self->model);
   /* The copy the last check made (edits wait for it; any change since
-   * starts another check, which drops it) saves copying the graph here. */
-  if (!graft_edit_history_apply_with_snapshot (self->history, edit, g_steal_pointer (&self->spare_snapshot), error))
-    {
-      /* A failed edit may have put back a copy of the graph: what points
-       * into the old one must follow. */
-      if (graft_model_get_graph (self->model) != before)
-        after_model_changed (self);
-      return FALSE;
-    }
-  /* The proof runs on a worker while the user may undo or edit again. */
-  if (graft_edit_get_changed_dims (edit)->len > 0)
-    edited = graft_model_copy (self->model);
-  after_model_changed (self);
+   * starts another check, which drops it) saves copying the graph here.
+   * The proof at other sizes runs on a worker while the user may undo or
+   * edit again. */
+  if (!graft_document_apply_edit (self->document, edit, &edited, error))
+    return FALSE;
   if (edited != NULL)
     verify_edit_async (self, edit, edited, symbol);
   else
@@ -578,19 +555,15 @@ try_take_background_edit (GraftWindow *self, GTask *task)
   if (g_task_get_cancellable (task) != self->edit_cancellable)
     return G_SOURCE_REMOVE;
   if (error == NULL
-      && (graft_window_canvas_is_busy (self) || self->check_cancellable != NULL
+      && (graft_window_canvas_is_busy (self) || graft_document_is_checking (self->document)
           || graft_run_pane_is_running (self->run_pane)))
     return G_SOURCE_CONTINUE;
   end_background_edit (self);
-  if (error != NULL || !graft_edit_history_commit (self->history, data->edit, data->edited, &error))
+  if (error != NULL || !graft_document_commit_edit (self->document, data->edit, data->edited, &error))
     {
       show_edit_error (self, data->redo ? "Could Not Redo" : "Could Not Change the Model", error);
       return G_SOURCE_REMOVE;
     }
-  /* "Run with New Shape" no longer describes the model. */
-  if (data->redo && self->shape_toast != NULL)
-    adw_toast_dismiss (self->shape_toast);
-  after_model_changed (self);
   if (data->redo)
     show_history_toast (self, FALSE, graft_edit_get_description (data->edit));
   else if (data->to_verify != NULL)
@@ -638,7 +611,7 @@ apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol
   data = g_new0 (BackgroundEdit, 1);
   data->window = g_object_ref (self);
   data->edit = g_object_ref (edit);
-  data->model = g_object_ref (self->model);
+  data->model = g_object_ref (graft_document_get_model (self->document));
   data->symbol = g_strdup (symbol);
   data->redo = redo;
   self->edit_cancellable = g_cancellable_new ();
@@ -701,6 +674,7 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
   gboolean undo = g_str_equal (action_name, "win.undo");
+  GraftEditHistory *history = graft_document_get_history (self->document);
   GraftEdit *redo_edit;
   g_autofree char *description = NULL;
   g_autoptr(GError) error = NULL;
@@ -709,46 +683,30 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
   if (!edits_allowed (self))
     return;
   dismiss_cancelled_toast (self);
-  description = g_strdup (undo ? graft_edit_history_get_undo_description (self->history)
-                               : graft_edit_history_get_redo_description (self->history));
+  description = g_strdup (undo ? graft_edit_history_get_undo_description (history)
+                               : graft_edit_history_get_redo_description (history));
   if (description == NULL)
     return;
   /* Redoing a make-dynamic repairs the graph again: as slow as the first time. */
-  redo_edit = undo ? NULL : graft_edit_history_get_redo_edit (self->history);
+  redo_edit = undo ? NULL : graft_edit_history_get_redo_edit (history);
   if (redo_edit != NULL && graft_edit_runs_long (redo_edit))
     {
       apply_edit_in_background (self, redo_edit, NULL, TRUE);
       return;
     }
   remember_expanded_groups (self);
-  ok = undo ? graft_edit_history_undo (self->history, &error) : graft_edit_history_redo (self->history, &error);
+  /* The window follows the document's "changed": "Run with New Shape" no
+   * longer describes the model. */
+  ok = undo ? graft_document_undo (self->document, &error) : graft_document_redo (self->document, &error);
   if (!ok)
     {
       show_edit_error (self, undo ? "Could Not Undo" : "Could Not Redo", error);
       return;
     }
-  /* "Run with New Shape" no longer describes the model. */
-  if (self->shape_toast != NULL)
-    adw_toast_dismiss (self->shape_toast);
-  after_model_changed (self);
   show_history_toast (self, undo, description);
 }
 
 /* ---------- saving ---------- */
-
-static gboolean
-is_source_file (GraftWindow *self, const char *path)
-{
-  const char *source = graft_model_get_path (self->model);
-  g_autoptr(GFile) a = NULL;
-  g_autoptr(GFile) b = NULL;
-
-  if (source == NULL)
-    return FALSE;
-  a = g_file_new_for_path (source);
-  b = g_file_new_for_path (path);
-  return g_file_equal (a, b);
-}
 
 static void
 close_now (GraftWindow *self)
@@ -774,7 +732,7 @@ static gboolean
 export_as_onnx (GraftWindow *self, const char *path, const char *basename)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) onnx = graft_lower_to_onnx (self->model, NULL, &error);
+  g_autoptr(GraftModel) onnx = graft_lower_to_onnx (graft_document_get_model (self->document), NULL, &error);
 
   if (onnx == NULL || !graft_onnx_write_file (onnx, path, GRAFT_ONNX_WRITE_NONE, &error))
     {
@@ -793,27 +751,14 @@ export_as_onnx (GraftWindow *self, const char *path, const char *basename)
   return TRUE;
 }
 
-/* The format a model is saved in by Save: its own when Graft writes it
- * (ONNX, a .pt2 program), else NULL. */
-static const GraftFormat *
-own_format (GraftModel *model)
-{
-  GraftModelFormat format = graft_model_get_format (model);
-
-  for (const GraftFormat *f = graft_formats (); f->id != NULL; f++)
-    if (f->write != NULL && (f->writes_from & GRAFT_FORMAT_FROM (format)))
-      return f;
-  return NULL;
-}
-
 static gboolean
 write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 {
   g_autoptr(GError) error = NULL;
-  /* target may be self->save_path, which is replaced below. */
+  /* target may be the document's saved path, which the save replaces. */
   g_autofree char *path = g_strdup (target);
   g_autofree char *basename = g_path_get_basename (path);
-  GraftModelFormat format = graft_model_get_format (self->model);
+  GraftModelFormat format = graft_model_get_format (graft_document_get_model (self->document));
   const GraftFormat *target_format = graft_format_for_path (path);
 
   /* TorchScript, and a .pt2 program saved under another name than .pt2,
@@ -822,38 +767,29 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
       (format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM &&
        (target_format == NULL || !(target_format->writes_from & GRAFT_FORMAT_FROM (format)))))
     return export_as_onnx (self, path, basename);
-  if (own_format (self->model) == NULL)
+  if (graft_document_get_save_format (self->document) == NULL)
     {
       g_autofree char *body = g_strdup_printf ("Graft saves ONNX files and torch.export programs, and this is a %s "
                                                "model: its aten:: and prim:: operators have no ONNX form yet. "
                                                "Export it with torch.onnx.export, open the .onnx file and edit that.",
-                                               graft_model_format_to_string (graft_model_get_format (self->model)));
+                                               graft_model_format_to_string (graft_model_get_format (graft_document_get_model (self->document))));
       GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Cannot Save This Model", body);
 
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
       return FALSE;
     }
-  if (!graft_format_save (self->model, path, NULL, overwrite_source, &error))
+  /* The saved file is the model's file from now on: the title, the
+   * sidebar's File row and the next Save name it, and it is the one Save
+   * As asks before replacing. */
+  if (!graft_document_save (self->document, path, overwrite_source, &error))
     {
       show_save_error (self, basename, error->message);
       return FALSE;
     }
-  /* The saved file is the model's file from now on: the title, the
-   * sidebar's File row and the next Save name it, and it is the one Save
-   * As asks before replacing. The tensors are in memory or at absolute
-   * external paths, and the writer replaces files by renaming, so nothing
-   * still reads the old file through its name. */
-  g_free (self->save_path);
-  self->save_path = g_strdup (path);
-  graft_model_set_path (self->model, path);
-  graft_window_watch_file (self, path);   /* our own write is no change to offer a reload for */
-  g_free (self->title_base);
-  self->title_base = g_strdup (basename);
-  graft_edit_history_mark_saved (self->history);
   if (graft_graph_canvas_get_selected_node (self->canvas) == NULL
       && graft_graph_canvas_get_selected_value (self->canvas) == NULL)
-    graft_node_sidebar_show_model (self->sidebar, self->model);
+    graft_node_sidebar_show_model (self->sidebar, graft_document_get_model (self->document));
   {
     g_autoptr(GFile) file = g_file_new_for_path (path);
     g_autofree char *uri = g_file_get_uri (file);
@@ -885,7 +821,7 @@ on_replace_response (AdwMessageDialog *dialog, const char *response, GraftWindow
 static void
 save_to (GraftWindow *self, const char *path)
 {
-  if (is_source_file (self, path))
+  if (graft_document_is_model_file (self->document, path))
     {
       g_autofree char *basename = g_path_get_basename (path);
       g_autofree char *heading = g_strdup_printf ("Replace the Original “%s”?", basename);
@@ -911,7 +847,7 @@ on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
   g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
   g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
   const GraftFormat *chosen = path != NULL ? graft_format_for_path (path) : NULL;
-  const GraftFormat *own = own_format (self->model);
+  const GraftFormat *own = graft_document_get_save_format (self->document);
 
   /* A name without the extension of a format Graft writes gets the
    * model's own. */
@@ -933,11 +869,11 @@ static void
 save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *source = graft_model_get_path (self->model);
+  const char *source = graft_document_get_path (self->document);
   g_autofree char *basename = g_path_get_basename (source != NULL ? source : "model.onnx");
   g_autofree char *suggestion = NULL;
   char *dot = strrchr (basename, '.');
-  const GraftFormat *own = own_format (self->model);
+  const GraftFormat *own = graft_document_get_save_format (self->document);
   GtkFileChooserNative *dialog;
 
   if (own == NULL)
@@ -985,14 +921,14 @@ static void
 save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *path = graft_model_get_path (self->model);
+  const char *path = graft_document_get_path (self->document);
 
-  if (own_format (self->model) == NULL || path == NULL)
+  if (graft_document_get_save_format (self->document) == NULL || path == NULL)
     save_as_action (widget, "win.save-as", NULL);
   /* A file this window wrote (it is the model's file since) is written
    * again at once; the file as opened is replaced only when confirmed. */
-  else if (self->save_path != NULL && is_source_file (self, self->save_path))
-    write_model (self, self->save_path, TRUE);
+  else if (graft_document_is_model_file (self->document, graft_document_get_saved_path (self->document)))
+    write_model (self, graft_document_get_saved_path (self->document), TRUE);
   else
     save_to (self, path);
 }
@@ -1009,8 +945,8 @@ on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindow *
       /* Saving over the opened file asks again; a file saved before
        * in this session is written at once. */
       self->close_after_save = TRUE;
-      if (self->save_path != NULL && is_source_file (self, self->save_path))
-        write_model (self, self->save_path, TRUE);
+      if (graft_document_is_model_file (self->document, graft_document_get_saved_path (self->document)))
+        write_model (self, graft_document_get_saved_path (self->document), TRUE);
       else
         save_as_action (GTK_WIDGET (self), "win.save-as", NULL);
     }
@@ -1022,9 +958,9 @@ graft_window_edits_close_request (GraftWindow *self)
   g_autofree char *heading = NULL;
   GtkWidget *dialog;
 
-  if (self->close_confirmed || self->history == NULL || !graft_edit_history_is_modified (self->history))
+  if (self->close_confirmed || !graft_document_is_modified (self->document))
     return FALSE;
-  heading = g_strdup_printf ("Save Changes to “%s”?", self->title_base);
+  heading = g_strdup_printf ("Save Changes to “%s”?", graft_document_get_title (self->document));
   dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
                                    "The model was changed. Unsaved changes are lost when the window closes.");
   adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "discard", "_Discard",
@@ -1055,14 +991,14 @@ graft_window_edits_confirm_open (GraftWindow *self, const char *path)
   g_autofree char *heading = NULL;
   GtkWidget *dialog;
 
-  if (self->discard_confirmed || self->history == NULL || !graft_edit_history_is_modified (self->history))
+  if (self->discard_confirmed || !graft_document_is_modified (self->document))
     {
       self->discard_confirmed = FALSE;
       /* An edit still being applied would land on the model being left. */
       cancel_background_edit (self);
       return TRUE;
     }
-  heading = g_strdup_printf ("Discard Changes to “%s”?", self->title_base);
+  heading = g_strdup_printf ("Discard Changes to “%s”?", graft_document_get_title (self->document));
   dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
                                    "Opening another model here loses the unsaved changes. Save them first, "
                                    "or open the other model in a new window.");
@@ -1088,4 +1024,12 @@ graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
   /* The same dialog: a TorchScript model is written converted to ONNX. */
   gtk_widget_class_install_action (widget_class, "win.export-onnx", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.save-as-path", "s", save_as_path_action);
+}
+
+void
+graft_window_init_edits (GraftWindow *self)
+{
+  g_signal_connect_swapped (self->document, "changed", G_CALLBACK (on_document_changed), self);
+  g_signal_connect_swapped (self->document, "notify::modified", G_CALLBACK (graft_window_update_title), self);
+  g_signal_connect_swapped (self->document, "notify::title", G_CALLBACK (graft_window_update_title), self);
 }

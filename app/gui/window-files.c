@@ -69,13 +69,13 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 static void
 on_compare_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 {
-  if (response == GTK_RESPONSE_ACCEPT && self->model != NULL)
+  if (response == GTK_RESPONSE_ACCEPT && graft_document_get_model (self->document) != NULL)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path != NULL)
         graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self),
-                                        self->model, 0, path);
+                                        graft_document_get_model (self->document), 0, path);
     }
   g_object_unref (dialog);
 }
@@ -87,7 +87,7 @@ compare_with_action (GtkWidget *widget, const char *action_name, GVariant *param
   GraftWindow *self = GRAFT_WINDOW (widget);
   g_auto(GStrv) models = graft_format_list_patterns ();
   g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, (const char *const *) models);
-  if (self->model == NULL)
+  if (graft_document_get_model (self->document) == NULL)
     return;
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new ("Compare With", GTK_WINDOW (self),
                                                               GTK_FILE_CHOOSER_ACTION_OPEN, "_Compare", "_Cancel");
@@ -102,8 +102,8 @@ static void
 compare_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  if (self->model != NULL)
-    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
+  if (graft_document_get_model (self->document) != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (self->document),
                                     0, g_variant_get_string (parameter, NULL));
 }
 
@@ -113,9 +113,9 @@ static void
 compare_saved_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *path = self->save_path ? self->save_path : self->model ? graft_model_get_path (self->model) : NULL;
-  if (self->model != NULL && path != NULL)
-    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), self->model,
+  const char *path = graft_document_get_path (self->document);
+  if (graft_document_get_model (self->document) != NULL && path != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (self->document),
                                     1, path);
 }
 
@@ -213,9 +213,9 @@ over_compare_zone (GraftWindow *self, double x, double y)
 static GdkDragAction
 on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
 {
-  if (self->model != NULL && !gtk_widget_get_visible (self->drop_zones))
+  if (graft_document_get_model (self->document) != NULL && !gtk_widget_get_visible (self->drop_zones))
     {
-      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s", self->title_base != NULL ? self->title_base : "the model shown");
+      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s", graft_document_get_title (self->document) != NULL ? graft_document_get_title (self->document) : "the model shown");
 
       gtk_label_set_text (GTK_LABEL (self->compare_zone_label), text);
       gtk_widget_set_visible (self->drop_zones, TRUE);
@@ -293,7 +293,7 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWi
 {
   GSList *files;
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  gboolean compare = self->model != NULL && over_compare_zone (self, x, y);
+  gboolean compare = graft_document_get_model (self->document) != NULL && over_compare_zone (self, x, y);
 
   gtk_widget_set_visible (self->drop_zones, FALSE);
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
@@ -307,7 +307,7 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWi
       g_autofree char *path = g_file_get_path (files->data);
 
       if (path != NULL)
-        graft_compare_window_open_with (app, GTK_WINDOW (self), self->model, 0, path);
+        graft_compare_window_open_with (app, GTK_WINDOW (self), graft_document_get_model (self->document), 0, path);
       g_slist_free (files);
       return path != NULL;
     }
@@ -395,11 +395,9 @@ new_export_filter (const char *name, const char *mime_type, const char *suffix)
 void
 graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser)
 {
-  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
-  g_autofree char *dir = path != NULL ? g_path_get_dirname (path) : NULL;
-  g_autoptr(GFile) folder = dir != NULL ? g_file_new_for_path (dir) : NULL;
+  g_autoptr(GFile) folder = graft_document_dup_folder (self->document);
 
-  if (folder != NULL && g_file_query_file_type (folder, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY)
+  if (folder != NULL)
     gtk_file_chooser_set_current_folder (chooser, folder, NULL);
 }
 
@@ -411,7 +409,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   g_autoptr(GtkFileFilter) svg = new_export_filter ("SVG Image", "image/svg+xml", ".svg");
   g_autoptr(GtkFileFilter) png = new_export_filter ("PNG Image", "image/png", ".png");
   g_autoptr(GtkFileFilter) pdf = new_export_filter ("PDF Document", "application/pdf", ".pdf");
-  const char *path = self->model != NULL ? graft_model_get_path (self->model) : NULL;
+  const char *path = graft_document_get_path (self->document);
   g_autofree char *basename = path != NULL ? g_path_get_basename (path) : g_strdup ("graph");
   g_autofree char *suggestion = NULL;
   char *dot = strrchr (basename, '.');
@@ -432,34 +430,21 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
-/* A training script that saves the model again (torch.onnx.export,
- * torch.jit.save) while Graft shows it: the model in memory stays as it
- * was opened (model files are read, not mapped, when they can change:
- * ir/file-bytes.h), and a toast offers to reload it. */
+/* The document's file changed on disk (a training script saved the model
+ * again, say): a toast offers to reload it. */
 static void
-on_watched_file_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event,
-                         GraftWindow *self)
+on_changed_on_disk (GraftWindow *self, gboolean deleted, GraftDocument *document)
 {
-  if (event != G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT && event != G_FILE_MONITOR_EVENT_CREATED &&
-      event != G_FILE_MONITOR_EVENT_MOVED_IN && event != G_FILE_MONITOR_EVENT_RENAMED &&
-      event != G_FILE_MONITOR_EVENT_DELETED)
-    return;
-  if (self->reload_toast != NULL)
+  const char *path = graft_document_get_watched_path (document);
+  g_autofree char *basename = NULL;
+  g_autofree char *title = NULL;
+  AdwToast *toast;
+
+  if (self->reload_toast != NULL || path == NULL)
     return;   /* one offer at a time */
-  /* Events of a write finished before watching began can still arrive
-   * (GIO shares and delays a folder's inotify watch, and a file saved a
-   * moment ago, such as Reduce's result, is opened at once): a file as
-   * it was then has not changed. */
-  GStatBuf now;
-  if (event != G_FILE_MONITOR_EVENT_DELETED && g_stat (self->watched_path, &now) == 0
-      && now.st_ino == self->watched_stat.st_ino && now.st_size == self->watched_stat.st_size
-      && now.st_mtim.tv_sec == self->watched_stat.st_mtim.tv_sec
-      && now.st_mtim.tv_nsec == self->watched_stat.st_mtim.tv_nsec)
-    return;
-  g_autofree char *basename = g_path_get_basename (self->watched_path);
-  gboolean deleted = event == G_FILE_MONITOR_EVENT_DELETED && !g_file_test (self->watched_path, G_FILE_TEST_EXISTS);
-  g_autofree char *title = g_strdup_printf (deleted ? "“%s” was deleted on disk" : "“%s” changed on disk", basename);
-  AdwToast *toast = adw_toast_new (title);
+  basename = g_path_get_basename (path);
+  title = g_strdup_printf (deleted ? "“%s” was deleted on disk" : "“%s” changed on disk", basename);
+  toast = adw_toast_new (title);
   if (!deleted)
     {
       adw_toast_set_button_label (toast, "_Reload");
@@ -470,29 +455,14 @@ on_watched_file_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFile
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
-void
-graft_window_watch_file (GraftWindow *self, const char *path)
+/* Another model, or the model saved: an offer to reload the file watched
+ * before is stale. */
+static void
+dismiss_reload_toast (GraftWindow *self)
 {
-  if (self->file_monitor != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (self->file_monitor, self);
-      g_file_monitor_cancel (self->file_monitor);
-      g_clear_object (&self->file_monitor);
-    }
   if (self->reload_toast != NULL)
     adw_toast_dismiss (self->reload_toast);
   g_clear_weak_pointer (&self->reload_toast);
-  g_clear_pointer (&self->watched_path, g_free);
-  if (path == NULL)
-    return;
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  self->file_monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
-  if (self->file_monitor == NULL)
-    return;   /* no monitoring here (some network file systems): no offer, nothing breaks */
-  self->watched_path = g_strdup (path);
-  if (g_stat (path, &self->watched_stat) != 0)
-    memset (&self->watched_stat, 0, sizeof self->watched_stat);
-  g_signal_connect (self->file_monitor, "changed", G_CALLBACK (on_watched_file_changed), self);
 }
 
 static void
@@ -500,9 +470,9 @@ reload_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
-  if (self->watched_path != NULL)
+  if (graft_document_get_watched_path (self->document) != NULL)
     {
-      g_autofree char *path = g_strdup (self->watched_path);
+      g_autofree char *path = g_strdup (graft_document_get_watched_path (self->document));
       graft_window_open_path (self, path);
     }
 }
@@ -512,6 +482,9 @@ graft_window_init_files (GraftWindow *self)
 {
   GtkDropTarget *drop_target;
 
+  g_signal_connect_swapped (self->document, "changed-on-disk", G_CALLBACK (on_changed_on_disk), self);
+  g_signal_connect_swapped (self->document, "notify::model", G_CALLBACK (dismiss_reload_toast), self);
+  g_signal_connect_swapped (self->document, "saved", G_CALLBACK (dismiss_reload_toast), self);
   self->recent_manager = gtk_recent_manager_get_default ();
   self->recent_menu = g_menu_new ();
   adw_split_button_set_menu_model (self->open_button, G_MENU_MODEL (self->recent_menu));

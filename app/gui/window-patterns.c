@@ -66,7 +66,7 @@ on_pattern_dialog_destroy (GraftPatternDialog *dialog, GraftWindow *self)
 void
 graft_window_open_pattern_dialog (GraftWindow *self, const char *node_name)
 {
-  GraftGraph *graph = self->model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
+  GraftGraph *graph = graft_document_get_model (self->document) ? graft_graph_canvas_get_graph (self->canvas) : NULL;
   g_autofree char *pattern = NULL;
   GraftPatternDialog *dialog;
 
@@ -78,7 +78,7 @@ graft_window_open_pattern_dialog (GraftWindow *self, const char *node_name)
       if (node != NULL)
         pattern = graft_pattern_suggest (node, SUGGESTED_STEPS);
     }
-  dialog = graft_pattern_dialog_new (GTK_WINDOW (self), self->model, graph, pattern);
+  dialog = graft_pattern_dialog_new (GTK_WINDOW (self), graft_document_get_model (self->document), graph, pattern);
   g_signal_connect_object (dialog, "highlight", G_CALLBACK (on_pattern_highlight), self, 0);
   g_signal_connect_object (dialog, "show-node", G_CALLBACK (on_pattern_show_node), self, 0);
   g_signal_connect_object (dialog, "apply", G_CALLBACK (on_pattern_apply), self, 0);

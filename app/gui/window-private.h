@@ -1,11 +1,16 @@
 /* The window's parts share its instance struct: window.c (life cycle,
- * loading, selection), window-files.c (open, recent, drop, export),
- * window-analysis.c (lint, marks, the Run pane) and window-edits.c (edits,
- * saving). */
+ * showing what the document loaded, selection), window-files.c (open,
+ * recent, drop, export, the reload offer), window-analysis.c (the check's
+ * marks, the Run pane) and window-edits.c (edits, saving). The model, its
+ * file, its history and its check are the document's (document.h): the
+ * parts ask it and follow its signals. */
 #pragma once
 
 #include "window.h"
+#include "window-simplify.h"
 #include "view-place.h"
+#include "document.h"
+#include "tensor-saver.h"
 
 #include "edit/edit-history.h"
 #include "widgets/breadcrumbs.h"
@@ -61,24 +66,13 @@ struct _GraftWindow
   /* Owned references */
   GSettings *settings;
   GMenu *recent_menu;
-  GraftModel *model;
-  GCancellable *load_cancellable;
-  char *loading_path;
+  GraftDocument *document;          /* the model shown, its file and edit history: the window follows it */
+  GraftTensorSaver *tensor_saver;   /* the sidebar's Save as .npy */
   GPtrArray *diagnostics;           /* of the graph shown now (window-analysis.c) */
   GraftInference *inference;        /* its inferred shapes, from the same check; NULL until it lands */
-  GraftTargetReport *target_report; /* the deployment target's verdicts, from the same check, or NULL */
-  GraftEditHistory *history;        /* edits and saving (window-edits.c) */
-  char *title_base;                 /* file name shown in the title */
-  char *save_path;                  /* where Save writes; NULL until chosen */
-  GCancellable *check_cancellable;  /* while the graph shown is checked (lint, shape inference) */
-  GraftGraph *spare_snapshot;       /* a copy of the main graph the last check made: the next edit's undo
-                                     * snapshot; NULL once the graph may have changed (window-analysis.c) */
   GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
   GCancellable *edit_cancellable;   /* while a slow edit is applied on a worker (window-edits.c) */
   char *direction;                  /* behind the direction action */
-  GFileMonitor *file_monitor;       /* on the file shown, to offer Reload (window-files.c) */
-  char *watched_path;
-  GStatBuf watched_stat;            /* the file as it was when watching began */
   char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
   GraftViewPlace *place_before_edit; /* the spot shown again once the edited graph is laid out */
   gboolean sidebar_frozen;   /* while an edit swaps the graph: the new one fills the sidebar once */
@@ -89,6 +83,7 @@ struct _GraftWindow
 
   /* Borrowed references */
   GtkRecentManager *recent_manager; /* the default manager */
+  GraftTargetReport *target_report; /* the deployment target's verdicts shown, the document's last check's, or NULL */
   AdwToast *shape_toast;            /* "Run with New Shape": a weak pointer */
   AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
   AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
@@ -97,7 +92,6 @@ struct _GraftWindow
   GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
   GtkWidget *compare_zone;          /* its "Compare with" half */
   GtkWidget *compare_zone_label;
-  AdwToast *save_tensor_toast;      /* "Saved “x.npy”": a weak pointer */
   AdwToast *float16_toast;          /* "Searching which nodes must stay float32…" with Cancel: a weak pointer */
 
   /* State */
@@ -122,7 +116,6 @@ struct _GraftWindow
 };
 
 /* window.c */
-void graft_window_show_toast (GraftWindow *self, const char *text);
 void graft_window_open_path (GraftWindow *self, const char *path);
 gboolean graft_window_canvas_is_busy (GraftWindow *self);
 /* Every Find match highlighted on the canvas while Find is open (none
@@ -137,12 +130,6 @@ void graft_window_update_sidebar (GraftWindow *self);
 void graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser);
 void graft_window_class_add_file_actions (GtkWidgetClass *widget_class);
 void graft_window_init_files (GraftWindow *self);
-/* Watches path (the model shown) and offers Reload when it changes on
- * disk; NULL stops watching. */
-void graft_window_watch_file (GraftWindow *self, const char *path);
-
-/* window-weights.c: Save as .npy for the tensor the sidebar shows. */
-void graft_window_init_weights (GraftWindow *self);
 
 void graft_window_show_graph (GraftWindow *self, GraftGraph *graph);
 void graft_window_update_action_states (GraftWindow *self);
@@ -151,8 +138,9 @@ void graft_window_update_action_states (GraftWindow *self);
  * thread while the graph is shown and usable) after loading and after
  * edits, canvas marks, the Run pane. */
 void graft_window_class_add_analysis_actions (GtkWidgetClass *widget_class);
-/* Cancels a check under way and checks self->model's graph; the results
- * are shown when they land. */
+/* Cancels a check under way and has the document check its graph, with
+ * the Run pane's input shapes and the deployment target; the results are
+ * shown when they land. */
 void graft_window_check_model (GraftWindow *self);
 void graft_window_set_diagnostics (GraftWindow *self, GPtrArray *diagnostics);
 /* The shapes the canvas, the sidebar and Find show beside the declared
@@ -166,7 +154,10 @@ void graft_window_set_run_visible (GraftWindow *self, gboolean visible);
 /* window-edits.c: undoable edits, the unsaved-changes title, Save, Save
  * As and the question on closing. */
 void graft_window_class_add_edit_actions (GtkWidgetClass *widget_class);
-void graft_window_edits_set_model (GraftWindow *self, GraftModel *model, const char *path);
+/* Follows the document's changes: the new graph shown, the title. */
+void graft_window_init_edits (GraftWindow *self);
+/* The document shows another model: nothing of the last one's edits goes on. */
+void graft_window_edits_reset (GraftWindow *self);
 void graft_window_update_title (GraftWindow *self);
 /* FALSE if opening path must wait for the user's answer (unsaved changes). */
 gboolean graft_window_edits_confirm_open (GraftWindow *self, const char *path);
@@ -177,14 +168,6 @@ gboolean graft_window_edits_close_request (GraftWindow *self);
  * re-infers the whole graph (graft_edit_runs_long()) runs on a worker; one
  * naming a "symbol" offers Run with New Shape once proven. */
 void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
-/* The same, but a refusal is returned for the caller to show where the
- * edit was asked for; FALSE without error when edits must wait (a toast
- * says why). */
-gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error);
-/* FALSE (with a toast saying why) while a run, a check or a layout must finish first. */
-gboolean graft_window_edits_allowed (GraftWindow *self);
-/* After the history changed the graph by other means (a recipe replay). */
-void graft_window_edits_model_changed (GraftWindow *self);
 /* Shows the place remembered before an edit, undo or redo once the edited
  * graph is laid out (window-edits.c). */
 void graft_window_edits_restore_place (GraftWindow *self);
@@ -208,8 +191,7 @@ gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant
  * context menu). Opens it over the graph shown, the pattern starting from
  * node (NULL: empty). */
 void graft_window_open_pattern_dialog (GraftWindow *self, const char *node);
-/* window-simplify.c: Simplify… (win.simplify-dialog). */
-void graft_window_class_add_simplify_actions (GtkWidgetClass *widget_class);
+/* window-simplify.c (window-simplify.h): Simplify… (win.simplify-dialog). */
 
 /* window-debug.c: Debug → Reduce…, the Run pane's Reduce to Here, and
  * Convert to Float16 Keeping Accuracy…. */

@@ -3,7 +3,8 @@
  * "simplify" operation with the checked passes through the window's edit
  * history (one undo step, recorded in the session's recipe), proven by
  * running the original and the result, and the dialog shows the verdict. */
-#include "window-private.h"
+#include "window-simplify.h"
+
 #include "edit/edit-operation.h"
 #include "widgets/simplify-dialog.h"
 
@@ -28,6 +29,7 @@ verdict_from_notes (GPtrArray *notes)
 static void
 on_simplify (GraftSimplifyDialog *dialog, char **passes, GraftWindow *self)
 {
+  GraftModel *model = graft_document_get_model (graft_window_get_document (self));
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) sizes = NULL;
   double rtol = 1e-5, atol = 1e-5;
@@ -45,13 +47,13 @@ on_simplify (GraftSimplifyDialog *dialog, char **passes, GraftWindow *self)
     {
       g_autofree char *text = verdict_from_notes (graft_edit_get_notes (edit));
       g_autofree char *undoable = g_strdup_printf ("%s\nUndo (Ctrl+Z) gives the original back.", text);
-      graft_simplify_dialog_show_verdict (dialog, TRUE, undoable, self->model);
+      graft_simplify_dialog_show_verdict (dialog, TRUE, undoable, model);
       return;
     }
   {
     g_autofree char *text = g_strdup_printf ("%s\nThe model is unchanged.",
                                              error ? error->message : "the model cannot be edited now");
-    graft_simplify_dialog_show_verdict (dialog, FALSE, text, self->model);
+    graft_simplify_dialog_show_verdict (dialog, FALSE, text, model);
   }
 }
 
@@ -59,16 +61,17 @@ static void
 simplify_dialog_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftModel *model = graft_document_get_model (graft_window_get_document (self));
   GraftSimplifyDialog *dialog;
 
-  if (self->model == NULL || !graft_window_edits_allowed (self))
+  if (model == NULL || !graft_window_edits_allowed (self))
     return;
-  if (graft_model_get_format (self->model) != GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (model) != GRAFT_MODEL_FORMAT_ONNX)
     {
       graft_window_show_toast (self, "Simplify works on ONNX models: export this one first");
       return;
     }
-  dialog = graft_simplify_dialog_new (GTK_WINDOW (self), self->model);
+  dialog = graft_simplify_dialog_new (GTK_WINDOW (self), model);
   g_signal_connect_object (dialog, "simplify", G_CALLBACK (on_simplify), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
 }

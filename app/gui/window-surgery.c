@@ -186,7 +186,7 @@ open_op_picker (GraftWindow *self, const char *target)
 
   if (!graft_window_edits_allowed (self))
     return;
-  picker = graft_op_picker_new (GTK_WINDOW (self), self->model, target);
+  picker = graft_op_picker_new (GTK_WINDOW (self), graft_document_get_model (self->document), target);
   g_signal_connect_object (picker, "apply", G_CALLBACK (on_picker_apply), self, 0);
   gtk_window_present (GTK_WINDOW (picker));
 }
@@ -533,7 +533,7 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   GdkRectangle at = { (int) x, (int) y, 1, 1 };
   GraftGraph *shown = graft_graph_canvas_get_graph (self->canvas);
 
-  if (self->model == NULL || shown == NULL)
+  if (graft_document_get_model (self->document) == NULL || shown == NULL)
     return;
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
   node = graft_graph_canvas_select_at (self->canvas, x, y) ? graft_graph_canvas_get_selected_node (self->canvas) : NULL;
@@ -568,7 +568,8 @@ static void
 save_recipe_to (GraftWindow *self, const char *path)
 {
   g_autoptr(GError) error = NULL;
-  GPtrArray *applied = self->history ? graft_edit_history_get_applied (self->history) : NULL;
+  GraftEditHistory *history = graft_document_get_history (self->document);
+  GPtrArray *applied = history != NULL ? graft_edit_history_get_applied (history) : NULL;
   g_autofree char *message = NULL;
 
   if (applied == NULL || applied->len == 0)
@@ -595,10 +596,8 @@ apply_recipe_from (GraftWindow *self, const char *path)
 
   if (!graft_window_edits_allowed (self))
     return;
-  ok = graft_recipe_replay_file (path, self->history, applied, &error);
-  /* The steps before a failing one stay applied (and undoable). */
-  if (applied->len > 0)
-    graft_window_edits_model_changed (self);
+  /* The steps before a failing one stay applied (and undoable), and shown. */
+  ok = graft_document_replay_recipe (self->document, path, applied, &error);
   if (!ok)
     {
       graft_window_show_edit_error (self, "Could Not Apply the Recipe", error);

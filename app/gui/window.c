@@ -6,7 +6,7 @@
 
 #include <glib/gstdio.h>
 
-#include "model-open.h"
+#include "loader.h"
 #include "widgets/value-format.h"
 #include "layout/shared-values.h"
 
@@ -36,6 +36,13 @@ static GParamSpec *properties[N_PROPS];
 
 /* ---------- small helpers ---------- */
 
+GraftDocument *
+graft_window_get_document (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->document;
+}
+
 void
 graft_window_show_toast (GraftWindow *self, const char *text)
 {
@@ -48,7 +55,7 @@ graft_window_show_toast (GraftWindow *self, const char *text)
 static gboolean
 shows_function_body (GraftWindow *self, GraftGraph *graph)
 {
-  GPtrArray *functions = graft_model_get_functions (self->model);
+  GPtrArray *functions = graft_model_get_functions (graft_document_get_model (self->document));
 
   for (guint i = 0; i < functions->len; i++)
     if (((GraftFunction *) g_ptr_array_index (functions, i))->body == graph)
@@ -59,12 +66,14 @@ shows_function_body (GraftWindow *self, GraftGraph *graph)
 void
 graft_window_update_action_states (GraftWindow *self)
 {
-  gboolean has_model = self->model != NULL;
+  GraftModel *model = graft_document_get_model (self->document);
+  GraftEditHistory *history = graft_document_get_history (self->document);
+  gboolean has_model = model != NULL;
   gboolean running = graft_run_pane_is_running (self->run_pane);
   gboolean idle = has_model && !running;
   /* The check only reads the graph, as a run and saving do; an edit
    * replaces it, so edits wait for the check. */
-  gboolean editable = idle && self->check_cancellable == NULL && self->edit_cancellable == NULL;
+  gboolean editable = idle && !graft_document_is_checking (self->document) && self->edit_cancellable == NULL;
   const char *idle_actions[] = {
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
@@ -77,7 +86,7 @@ graft_window_update_action_states (GraftWindow *self)
     "win.float16-auto-keep-dialog", "win.float16-auto-keep",
   };
   GraftGraph *graph = has_model ? graft_graph_canvas_get_graph (self->canvas) : NULL;
-  GraftGraph *main_graph = has_model ? graft_model_get_graph (self->model) : NULL;
+  GraftGraph *main_graph = has_model ? graft_model_get_graph (graft_document_get_model (self->document)) : NULL;
   gboolean has_drawing = main_graph != NULL && main_graph->nodes->len > 0;
   const char *model_actions[] = {
     "win.export", "win.export-to", "win.zoom-in", "win.zoom-out", "win.zoom-fit", "win.zoom-reset",
@@ -101,9 +110,9 @@ graft_window_update_action_states (GraftWindow *self)
   /* Compared, not read: between an undo (which frees the graph) and the
    * canvas being given the new one, the canvas still names the old one. */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.parent-graph",
-                                 graph != NULL && graph != graft_model_get_graph (self->model)
+                                 graph != NULL && graph != graft_model_get_graph (graft_document_get_model (self->document))
                                  && !shows_function_body (self, graph));
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", self->load_cancellable != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", graft_document_is_loading (self->document));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit", self->edit_cancellable != NULL);
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
@@ -112,23 +121,22 @@ graft_window_update_action_states (GraftWindow *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-run", running);
   /* Compare with Saved needs a file (a model shown from Python has none). */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare-saved",
-                                 has_model && (self->save_path != NULL || graft_model_get_path (self->model) != NULL));
+                                 has_model && graft_document_get_path (self->document) != NULL);
   /* The menu's Save Edits As Recipe… asks for a name only when there is
    * something to save. */
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.save-recipe",
-                                 has_model && self->history != NULL
-                                 && graft_edit_history_get_applied (self->history)->len > 0);
+                                 has_model && graft_edit_history_get_applied (history)->len > 0);
   /* Export as ONNX…: the menu shows it for what model/lower converts. */
   {
-    GraftModelFormat format = has_model ? graft_model_get_format (self->model) : GRAFT_MODEL_FORMAT_ONNX;
+    GraftModelFormat format = has_model ? graft_model_get_format (graft_document_get_model (self->document)) : GRAFT_MODEL_FORMAT_ONNX;
     gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-onnx",
                                    idle && (format == GRAFT_MODEL_FORMAT_TORCHSCRIPT ||
                                             format == GRAFT_MODEL_FORMAT_EXPORTED_PROGRAM));
   }
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo",
-                                 editable && self->history != NULL && graft_edit_history_can_undo (self->history));
+                                 editable && graft_edit_history_can_undo (history));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo",
-                                 editable && self->history != NULL && graft_edit_history_can_redo (self->history));
+                                 editable && graft_edit_history_can_redo (history));
 }
 
 static void
@@ -155,11 +163,11 @@ update_no_graph_page (GraftWindow *self)
   AdwStatusPage *page = ADW_STATUS_PAGE (self->no_graph_page);
   const char *module_class = NULL;
 
-  for (guint i = 0; self->model != NULL && i < graft_model_get_n_metadata (self->model); i++)
+  for (guint i = 0; graft_document_get_model (self->document) != NULL && i < graft_model_get_n_metadata (graft_document_get_model (self->document)); i++)
     {
       const char *key, *value;
 
-      graft_model_get_metadata (self->model, i, &key, &value);
+      graft_model_get_metadata (graft_document_get_model (self->document), i, &key, &value);
       if (g_strcmp0 (key, "pickled module") == 0)
         module_class = value;
     }
@@ -185,11 +193,11 @@ update_no_graph_page (GraftWindow *self)
 void
 graft_window_show_graph (GraftWindow *self, GraftGraph *graph)
 {
-  graft_graph_canvas_set_graph (self->canvas, self->model, graph);
+  graft_graph_canvas_set_graph (self->canvas, graft_document_get_model (self->document), graph);
   graft_breadcrumbs_set_graph (self->breadcrumbs, graph);
   gtk_widget_set_visible (self->no_graph_page, graph == NULL || graph->nodes->len == 0);
   update_no_graph_page (self);
-  graft_node_sidebar_show_model (self->sidebar, self->model);
+  graft_node_sidebar_show_model (self->sidebar, graft_document_get_model (self->document));
   update_action_states (self);
 }
 
@@ -201,14 +209,14 @@ graft_window_update_sidebar (GraftWindow *self)
   GraftNode *node = graft_graph_canvas_get_selected_node (self->canvas);
   GraftValue *value = graft_graph_canvas_get_selected_value (self->canvas);
 
-  if (self->model == NULL || self->sidebar_frozen)
+  if (graft_document_get_model (self->document) == NULL || self->sidebar_frozen)
     return;
   if (node != NULL)
-    graft_node_sidebar_show_node (self->sidebar, self->model, node);
+    graft_node_sidebar_show_node (self->sidebar, graft_document_get_model (self->document), node);
   else if (value != NULL)
-    graft_node_sidebar_show_value (self->sidebar, self->model, value);
+    graft_node_sidebar_show_value (self->sidebar, graft_document_get_model (self->document), value);
   else
-    graft_node_sidebar_show_model (self->sidebar, self->model);
+    graft_node_sidebar_show_model (self->sidebar, graft_document_get_model (self->document));
 }
 
 static void
@@ -328,7 +336,7 @@ find_node_by_name (GraftWindow *self, const char *name)
     for (guint i = 0; i < current->nodes->len && lookup.found == NULL; i++)
       match_node_name (g_ptr_array_index (current->nodes, i), &lookup);
   if (lookup.found == NULL)
-    graft_graph_foreach_node_recursive (graft_model_get_graph (self->model), match_node_name, &lookup);
+    graft_graph_foreach_node_recursive (graft_model_get_graph (graft_document_get_model (self->document)), match_node_name, &lookup);
   return lookup.found;
 }
 
@@ -339,7 +347,7 @@ select_node_action (GtkWidget *widget, const char *action_name, GVariant *parame
   const char *name = g_variant_get_string (parameter, NULL);
   GraftNode *node;
 
-  if (self->model == NULL)
+  if (graft_document_get_model (self->document) == NULL)
     return;
   node = find_node_by_name (self, name);
   if (node == NULL)
@@ -368,7 +376,7 @@ select_value_action (GtkWidget *widget, const char *action_name, GVariant *param
   const char *name = g_variant_get_string (parameter, NULL);
   GraftValue *value;
 
-  if (self->model == NULL)
+  if (graft_document_get_model (self->document) == NULL)
     return;
   value = find_shown_value (self, name);
   if (value == NULL)
@@ -393,7 +401,7 @@ next_reader_action (GtkWidget *widget, const char *action_name, GVariant *parame
   guint position = 0;
   g_autofree char *message = NULL;
 
-  if (self->model == NULL)
+  if (graft_document_get_model (self->document) == NULL)
     return;
   value = find_shown_value (self, name);
   next = value != NULL ? graft_shared_values_next_reader (value, graft_graph_canvas_get_selected_node (self->canvas),
@@ -471,7 +479,7 @@ show_load_error (GraftWindow *self, const char *path, const GError *error)
   g_autofree char *title = g_strdup_printf ("Could Not Open “%s”", basename);
   g_autofree char *escaped = g_markup_escape_text (error->message, -1);
 
-  if (self->model != NULL)
+  if (graft_document_get_model (self->document) != NULL)
     {
       /* Keep the model on screen; the toast names the file, the dialog
        * gives the whole reason. */
@@ -500,18 +508,22 @@ add_to_recent (GraftWindow *self, const char *path)
   gtk_recent_manager_add_item (self->recent_manager, uri);
 }
 
+static void stop_loading_feedback (GraftWindow *self);
+
+/* The document loaded a model from path: the window shows it. */
 static void
-show_model (GraftWindow *self, GraftModel *model, const char *path)
+on_document_loaded (GraftWindow *self, const char *path, GraftDocument *document)
 {
+  GraftModel *model = graft_document_get_model (document);
   g_autofree char *description = graft_model_describe (model);
   GraftGraph *graph;
 
+  stop_loading_feedback (self);
   /* Let go of the graph shown before, so that nothing below lays it out. */
   graft_graph_canvas_set_graph (self->canvas, NULL, NULL);
   graft_window_set_diagnostics (self, NULL);
   graft_window_set_inference (self, NULL);
-  g_set_object (&self->model, model);
-  graft_window_edits_set_model (self, model, path);
+  graft_window_edits_reset (self);
   adw_window_title_set_subtitle (self->window_title, description);
   graft_run_pane_set_model (self->run_pane, model);
   graph = graft_model_get_graph (model);
@@ -524,7 +536,6 @@ show_model (GraftWindow *self, GraftModel *model, const char *path)
   /* Lint and shape inference only read the model: the graph is usable
    * while they run, and their marks and shapes appear when they land. */
   graft_window_check_model (self);
-  graft_window_watch_file (self, path);
   update_action_states (self);
 }
 
@@ -540,10 +551,8 @@ pulse_loading_progress (gpointer user_data)
 }
 
 static void
-on_load_progress (double fraction, gpointer user_data)
+on_load_progress (GraftWindow *self, double fraction, GraftDocument *document)
 {
-  GraftWindow *self = user_data;
-
   g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
   gtk_progress_bar_set_fraction (self->loading_progress, CLAMP (fraction, 0.0, 1.0));
 }
@@ -551,63 +560,22 @@ on_load_progress (double fraction, gpointer user_data)
 static void
 stop_loading_feedback (GraftWindow *self)
 {
-  g_clear_object (&self->load_cancellable);
-  g_clear_pointer (&self->loading_path, g_free);
   g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
   gtk_spinner_stop (self->loading_spinner);
   update_action_states (self);
 }
 
 static void
-on_model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+on_load_failed (GraftWindow *self, const char *path, const GError *error, GraftDocument *document)
 {
-  g_autoptr(GraftWindow) self = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) model = graft_model_load_finish (result, &error);
-  g_autofree char *path = NULL;
-
-  /* A load the user cancelled, or replaced by opening another file, may
-   * still finish (a reader blocked in read() cannot be interrupted). */
-  if (g_task_get_cancellable (G_TASK (result)) != self->load_cancellable)
-    return;
-
-  path = g_strdup (self->loading_path);
   stop_loading_feedback (self);
-  if (model != NULL)
-    {
-      show_model (self, model, path);
-      return;
-    }
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
            || g_error_matches (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED))
-    gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
+    gtk_stack_set_visible_child_name (self->main_stack, graft_document_get_model (document) != NULL ? "model" : "empty");
   else
     show_load_error (self, path, error);
 
   update_action_states (self);
-}
-
-/* Folders, pipes and devices: reading them could block for ever. */
-static gboolean
-check_regular_file (const char *path, GError **error)
-{
-  GStatBuf info;
-
-  if (g_stat (path, &info) != 0)
-    return TRUE;  /* the reader reports a missing or unreadable file */
-  if (S_ISDIR (info.st_mode))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY,
-                   "%s is a folder; open the model file inside it", path);
-      return FALSE;
-    }
-  if (!S_ISREG (info.st_mode))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
-                   "%s is not a regular file (a pipe, socket or device)", path);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 void
@@ -615,7 +583,6 @@ graft_window_open_path (GraftWindow *self, const char *path)
 {
   g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *label = g_strdup_printf ("Opening “%s”…", basename);
-  g_autoptr(GError) error = NULL;
 
   if (!graft_window_edits_confirm_open (self, path))
     return;
@@ -626,17 +593,10 @@ graft_window_open_path (GraftWindow *self, const char *path)
   g_clear_object (&self->verify_cancellable);
   if (self->shape_toast != NULL)
     adw_toast_dismiss (self->shape_toast);
-  if (self->load_cancellable != NULL)
-    g_cancellable_cancel (self->load_cancellable);
+  graft_document_cancel_load (self->document);
   stop_loading_feedback (self);
-  if (!check_regular_file (path, &error))
-    {
-      show_load_error (self, path, error);
-      return;
-    }
-  self->load_cancellable = g_cancellable_new ();
-  g_free (self->loading_path);
-  self->loading_path = g_strdup (path);
+  if (!graft_document_load (self->document, path))
+    return;   /* on_load_failed() said why */
 
   gtk_label_set_text (self->loading_label, label);
   gtk_progress_bar_set_fraction (self->loading_progress, 0);
@@ -645,9 +605,6 @@ graft_window_open_path (GraftWindow *self, const char *path)
   gtk_spinner_start (self->loading_spinner);
   gtk_stack_set_visible_child_name (self->main_stack, "loading");
   update_action_states (self);
-
-  graft_model_load_async (path, self->load_cancellable, on_load_progress, self,
-                          on_model_loaded, g_object_ref (self));
 }
 
 void
@@ -673,7 +630,7 @@ graft_window_open_file (GraftWindow *self, GFile *file)
 gboolean
 graft_window_is_empty (GraftWindow *self)
 {
-  return self->model == NULL && self->load_cancellable == NULL;
+  return graft_document_get_model (self->document) == NULL && !graft_document_is_loading (self->document);
 }
 
 static void
@@ -681,12 +638,12 @@ cancel_load_action (GtkWidget *widget, const char *action_name, GVariant *parame
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
-  if (self->load_cancellable == NULL)
+  if (!graft_document_is_loading (self->document))
     return;
   /* Back at once: the worker's late result is ignored. */
-  g_cancellable_cancel (self->load_cancellable);
+  graft_document_cancel_load (self->document);
   stop_loading_feedback (self);
-  gtk_stack_set_visible_child_name (self->main_stack, self->model != NULL ? "model" : "empty");
+  gtk_stack_set_visible_child_name (self->main_stack, graft_document_get_model (self->document) != NULL ? "model" : "empty");
 }
 
 gboolean
@@ -763,7 +720,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_COST_METRIC: g_value_set_string (value, graft_cost_metrics ()[self->cost_metric].name); break;
     /* An edit applied on a worker ends in a check: busy all the same. */
     case PROP_CHECKING:
-      g_value_set_boolean (value, self->check_cancellable != NULL || self->edit_cancellable != NULL);
+      g_value_set_boolean (value, graft_document_is_checking (self->document) || self->edit_cancellable != NULL);
       break;
     case PROP_WHEEL_ZOOMS: g_value_set_boolean (value, self->wheel_zooms); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -968,16 +925,13 @@ graft_window_dispose (GObject *object)
 {
   GraftWindow *self = GRAFT_WINDOW (object);
 
-  if (self->load_cancellable != NULL)
-    g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
+  graft_document_cancel_load (self->document);
   g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
   if (self->recent_manager != NULL)
     g_signal_handlers_disconnect_by_data (self->recent_manager, self);
-  if (self->history != NULL)
-    g_signal_handlers_disconnect_by_data (self->history, self);
-  g_clear_object (&self->history);
-  graft_window_watch_file (self, NULL);
+  /* The window shows the document until the end, but follows it no more. */
+  g_signal_handlers_disconnect_by_data (self->document, self);
+  g_clear_weak_pointer (&self->reload_toast);
   /* A run still going holds the pane past the window: its end must not
    * reach this window's handlers (they read template children). */
   if (self->run_pane != NULL)
@@ -986,20 +940,17 @@ graft_window_dispose (GObject *object)
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   graft_window_forget_kept (self);
   graft_window_cancel_float16 (self);
-  g_clear_pointer (&self->target_report, graft_target_report_free);
+  self->target_report = NULL;
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_clear_weak_pointer (&self->shape_toast);
   g_clear_weak_pointer (&self->history_toast);
-  g_clear_weak_pointer (&self->save_tensor_toast);
-  if (self->check_cancellable != NULL)
-    g_cancellable_cancel (self->check_cancellable);
-  g_clear_object (&self->check_cancellable);
-  g_clear_pointer (&self->spare_snapshot, graft_graph_free);
+  g_clear_object (&self->tensor_saver);
+  graft_document_cancel_check (self->document);
   if (self->verify_cancellable != NULL)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
   graft_window_edits_dispose (self);
-  g_clear_object (&self->model);
+  graft_document_set_model (self->document, NULL, NULL);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
 
@@ -1010,12 +961,10 @@ graft_window_finalize (GObject *object)
 
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
-  g_free (self->loading_path);
   g_free (self->direction);
   g_strfreev (self->expanded_before_edit);
   g_clear_pointer (&self->place_before_edit, graft_view_place_free);
-  g_free (self->title_base);
-  g_free (self->save_path);
+  g_clear_object (&self->document);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);
 }
 
@@ -1219,6 +1168,8 @@ graft_window_init (GraftWindow *self)
   self->show_shapes = TRUE;
   self->direction = g_strdup ("TB");
   self->sidebar_visible = TRUE;
+  /* Before the template: its widgets' callbacks ask for the model. */
+  self->document = graft_document_new ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
@@ -1227,10 +1178,14 @@ graft_window_init (GraftWindow *self)
   init_sidebar_handle (self);
   add_capture_shortcuts (self);
 
+  g_signal_connect_swapped (self->document, "loaded", G_CALLBACK (on_document_loaded), self);
+  g_signal_connect_swapped (self->document, "load-progress", G_CALLBACK (on_load_progress), self);
+  g_signal_connect_swapped (self->document, "load-failed", G_CALLBACK (on_load_failed), self);
+  graft_window_init_edits (self);
   graft_window_init_files (self);
   graft_window_init_analysis (self);
   graft_window_init_surgery (self);
-  graft_window_init_weights (self);
+  self->tensor_saver = graft_tensor_saver_new (GTK_WINDOW (self), self->toast_overlay, self->document, self->sidebar);
   graft_window_init_debug (self);
 
   update_action_states (self);

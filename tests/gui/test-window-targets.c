@@ -97,14 +97,14 @@ test_target_fix (void)
    * guards after each attention's Softmax fall back. */
   g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==,
                    "3 partitions, 141/145 nodes on ort-nnapi; IsNaN, Where fall back");
-  n_edits = graft_edit_history_get_applied (window->history)->len;
+  n_edits = graft_edit_history_get_applied (graft_document_get_history (window->document))->len;
   g_assert_cmpuint (n_edits, ==, 6);
   harness_screenshot (window, "deploy-target-fixed");
 
   for (guint i = 0; i < n_edits; i++)
     harness_activate (window, "win.undo");
   harness_settle (window);
-  g_assert_false (graft_edit_history_can_undo (window->history));
+  g_assert_false (graft_edit_history_can_undo (graft_document_get_history (window->document)));
   g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==, before);
   harness_window_close (window);
 }
