@@ -12,7 +12,18 @@ struct _GraftScene {
   GHashTable *node_index;   /* GraftNode* or GraftValue* (io nodes) → index + 1 */
   GHashTable *group_index;  /* GraftGroup* → index + 1 */
   GraftRect bounds;
+
+  /* A borrowing scene (graft_scene_new_borrowing()) copies no strings, and
+   * its edges' points come from blocks it hands out. */
+  gboolean borrows;
+  gpointer owner;
+  GDestroyNotify owner_release;
+  GPtrArray *point_blocks;   /* GraftPoint[POINT_BLOCK_SIZE] (or a bigger one for a long edge), owned */
+  gsize block_used;          /* points used in the last block */
 };
+
+/* Points per block: an edge's few cubics take a few dozen. */
+#define POINT_BLOCK_SIZE 65536
 
 #define SCENE_MARGIN 16.0
 
@@ -68,6 +79,72 @@ clear_edge (gpointer data)
   g_free (edge->label);
 }
 
+static void
+clear_borrowing_node (gpointer data)
+{
+  g_free (((GraftSceneNode *) data)->badge);
+}
+
+GraftScene *
+graft_scene_new_borrowing (GraftGraph *graph, gpointer owner, GDestroyNotify owner_release)
+{
+  GraftScene *scene = graft_scene_new (graph);
+
+  scene->borrows = TRUE;
+  scene->owner = owner;
+  scene->owner_release = owner_release;
+  scene->point_blocks = g_ptr_array_new_with_free_func (g_free);
+  scene->block_used = POINT_BLOCK_SIZE;
+  g_array_set_clear_func (scene->nodes, clear_borrowing_node);
+  g_array_set_clear_func (scene->groups, NULL);
+  g_array_set_clear_func (scene->edges, NULL);
+  return scene;
+}
+
+static GArray *
+sized_like (GArray *array, guint size)
+{
+  GArray *sized = g_array_sized_new (FALSE, TRUE, g_array_get_element_size (array), size);
+
+  g_return_val_if_fail (array->len == 0, array);
+  g_array_unref (array);
+  return sized;
+}
+
+void
+graft_scene_reserve (GraftScene *scene, guint n_nodes, guint n_groups, guint n_edges)
+{
+  scene->nodes = sized_like (scene->nodes, n_nodes);
+  scene->groups = sized_like (scene->groups, n_groups);
+  scene->edges = sized_like (scene->edges, n_edges);
+  g_array_set_clear_func (scene->nodes, scene->borrows ? clear_borrowing_node : clear_node);
+  g_array_set_clear_func (scene->groups, scene->borrows ? NULL : clear_group);
+  g_array_set_clear_func (scene->edges, scene->borrows ? NULL : clear_edge);
+}
+
+GraftPoint *
+graft_scene_alloc_points (GraftScene *scene, guint n_points)
+{
+  GraftPoint *block;
+
+  g_return_val_if_fail (scene->borrows, NULL);
+  if (n_points > POINT_BLOCK_SIZE)
+    {
+      /* Its own block, before the current one so that filling goes on. */
+      block = g_new (GraftPoint, n_points);
+      g_ptr_array_insert (scene->point_blocks, MAX ((int) scene->point_blocks->len - 1, 0), block);
+      return block;
+    }
+  if (scene->block_used + n_points > POINT_BLOCK_SIZE)
+    {
+      g_ptr_array_add (scene->point_blocks, g_new (GraftPoint, POINT_BLOCK_SIZE));
+      scene->block_used = 0;
+    }
+  block = g_ptr_array_index (scene->point_blocks, scene->point_blocks->len - 1);
+  scene->block_used += n_points;
+  return block + scene->block_used - n_points;
+}
+
 GraftScene *
 graft_scene_new (GraftGraph *graph)
 {
@@ -103,6 +180,9 @@ graft_scene_unref (GraftScene *scene)
   g_array_unref (scene->edges);
   g_hash_table_unref (scene->node_index);
   g_hash_table_unref (scene->group_index);
+  g_clear_pointer (&scene->point_blocks, g_ptr_array_unref);
+  if (scene->owner_release != NULL)
+    scene->owner_release (scene->owner);
   g_free (scene);
 }
 
@@ -117,7 +197,8 @@ graft_scene_add_node (GraftScene *scene, const GraftSceneNode *node)
 {
   GraftSceneNode copy = *node;
 
-  copy.lines = g_strdupv (node->lines);
+  if (!scene->borrows)
+    copy.lines = g_strdupv (node->lines);
   copy.badge = g_strdup (node->badge);
   g_array_append_val (scene->nodes, copy);
   return scene->nodes->len - 1;
@@ -128,9 +209,12 @@ graft_scene_add_group (GraftScene *scene, const GraftSceneGroup *group)
 {
   GraftSceneGroup copy = *group;
 
-  copy.title = g_strdup (group->title);
-  copy.class_name = g_strdup (group->class_name);
-  copy.lines = g_strdupv (group->lines);
+  if (!scene->borrows)
+    {
+      copy.title = g_strdup (group->title);
+      copy.class_name = g_strdup (group->class_name);
+      copy.lines = g_strdupv (group->lines);
+    }
   g_array_append_val (scene->groups, copy);
   return scene->groups->len - 1;
 }
@@ -187,13 +271,13 @@ graft_scene_finish (GraftScene *scene)
   gboolean any = FALSE;
   GraftRect bounds = { 0 };
 
-  for (guint i = 0; i < scene->nodes->len; i++)
+  /* Backwards, so that a node drawn twice is found at its first box. */
+  for (guint i = scene->nodes->len; i-- > 0;)
     {
       GraftSceneNode *node = &g_array_index (scene->nodes, GraftSceneNode, i);
       gpointer key = node->kind == GRAFT_SCENE_NODE_OP ? (gpointer) node->node : (gpointer) node->value;
 
-      if (!g_hash_table_contains (scene->node_index, key))
-        g_hash_table_insert (scene->node_index, key, GUINT_TO_POINTER (i + 1));
+      g_hash_table_insert (scene->node_index, key, GUINT_TO_POINTER (i + 1));
       if (any)
         graft_rect_union (&bounds, &node->rect);
       else
