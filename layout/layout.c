@@ -234,15 +234,26 @@ drawn_total (GraftLayout *self, GraftGroup *group)
 static void
 count_drawn_totals (GraftLayout *self)
 {
+  g_autoptr (GHashTable) own = g_hash_table_new (NULL, NULL); /* GraftGroup* → its own drawn nodes */
+  GHashTableIter iter;
+  gpointer group, count;
+
+  /* Each node counts in its group, then each group's count in its
+   * ancestors: a million nodes cost a million lookups, not one per level. */
   for (guint i = 0; i < self->graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
 
-      if (graft_attribute_fold_applies (node))
+      if (node->group == NULL || graft_attribute_fold_applies (node))
         continue;
-      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
-        g_hash_table_insert (self->drawn_totals, group, GUINT_TO_POINTER (drawn_total (self, group) + 1));
+      g_hash_table_insert (own, node->group,
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (own, node->group)) + 1));
     }
+  g_hash_table_iter_init (&iter, own);
+  while (g_hash_table_iter_next (&iter, &group, &count))
+    for (GraftGroup *walk = group; walk != NULL; walk = walk->parent)
+      g_hash_table_insert (self->drawn_totals, walk,
+                           GUINT_TO_POINTER (drawn_total (self, walk) + GPOINTER_TO_UINT (count)));
 }
 
 /* The only child of group holding nodes, when group holds none itself. */
@@ -508,6 +519,22 @@ body_title (GraftNode *node, GraftGraph *body)
 
 static void add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead);
 
+/* Whether node holds subgraphs (If, Loop, Scan): asked of every node of a
+ * big graph, without the array graft_node_get_subgraphs() makes. */
+static gboolean
+has_subgraphs (GraftNode *node)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+
+      if ((attribute->type == GRAFT_ATTR_GRAPH && attribute->g != NULL)
+          || (attribute->type == GRAFT_ATTR_GRAPHS && attribute->graphs->len > 0))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* node's CONTROL group under parent, and a BODY group per subgraph. */
 static LGroup *
 add_control_group (GraftLayout *self, LGroup *parent, GraftNode *node, GPtrArray *subgraphs, gboolean dead)
@@ -563,13 +590,14 @@ add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead)
   for (guint i = 0; i < lgroup->nodes->len;)
     {
       GraftNode *node = g_ptr_array_index (lgroup->nodes, i);
-      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+      g_autoptr (GPtrArray) subgraphs = NULL;
 
-      if (subgraphs->len == 0)
+      if (!has_subgraphs (node))
         {
           i++;
           continue;
         }
+      subgraphs = graft_node_get_subgraphs (node);
       g_ptr_array_remove_index (lgroup->nodes, i);
       add_control_group (self, lgroup, node, subgraphs, dead);
     }
@@ -1253,7 +1281,7 @@ node_item (Level *level, GraftNode *node)
     GraftLabelOptions label_options = { level->run->options.show_names, level->run->options.show_attributes,
                                         level->run->options.show_shapes,
                                         level->run->options.show_module_attributes };
-    g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+    g_autoptr (GPtrArray) subgraphs = has_subgraphs (node) ? graft_node_get_subgraphs (node) : NULL;
     g_autoptr (GPtrArray) texts = graft_node_label_texts (node, &label_options);
 
     /* The constants this node reads that are drawn at each reader. */
@@ -1582,7 +1610,7 @@ add_value_edges (Level *level, GraftNode *node)
 
   for (guint i = 0; i < node->inputs->len; i++)
     add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
-  if (control == NULL)
+  if (control == NULL && has_subgraphs (node))
     {
       g_autoptr (GPtrArray) captures = graft_node_get_captured_values (node);
 
