@@ -963,6 +963,7 @@ typedef struct {
   /* A level's lookup tables, emptied for the next one */
   GHashTable *item_of, *inputs, *outputs;
   EdgeSet *edge_keys, *labelled;
+  GHashTable *label_widths[2];  /* pooled edge label → its width (a double *), declared and inferred */
 } Run;
 
 static void
@@ -981,6 +982,8 @@ run_clear (Run *run)
   g_clear_pointer (&run->outputs, g_hash_table_unref);
   g_clear_pointer (&run->edge_keys, edge_set_free);
   g_clear_pointer (&run->labelled, edge_set_free);
+  g_clear_pointer (&run->label_widths[0], g_hash_table_unref);
+  g_clear_pointer (&run->label_widths[1], g_hash_table_unref);
 }
 
 static guint64
@@ -1888,9 +1891,29 @@ label_hits_label (GArray *placed, const GraftRect *box)
  * keep_inside (the bodies of control flow, often one narrow column), a
  * label must stay within the level's box: past its border it would print
  * across the edges running beside the cluster. */
+/* The width of an edge's label, pooled (graft_label_pool_intern()), in
+ * role's font: remembered by the pooled text, as the same few shapes
+ * label most of a big graph's edges. */
+static double
+label_width (Run *run, const char *pooled, GraftTextRole role)
+{
+  GHashTable **widths = &run->label_widths[role == GRAFT_TEXT_EDGE_INFERRED];
+  gpointer known;
+  double width;
+
+  if (*widths == NULL)
+    *widths = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  if ((known = g_hash_table_lookup (*widths, pooled)) != NULL)
+    return *(double *) known;
+  graft_text_select (run->measure, role);
+  width = graft_text_measure (run->measure, pooled);
+  g_hash_table_insert (*widths, (gpointer) pooled, g_memdup2 (&width, sizeof width));
+  return width;
+}
+
 static gboolean
-place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy,
-             gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
+place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, GraftTextRole role, double ox,
+             double oy, gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
 {
   GraftRect level_box = { ox, oy, layout->width, layout->height };
   static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
@@ -1899,8 +1922,7 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
   GraftRect first_box = { 0 };
   double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
 
-  graft_text_select (run->measure, graft_value_shape_label_role (edge->value, run->inference));
-  width = graft_text_measure (run->measure, label);
+  width = label_width (run, label, role);
   for (int k = 0; k < 4; k++)
     curve[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
 
@@ -2058,6 +2080,7 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
       gboolean from_port = FALSE, to_port = FALSE;
       g_autofree char *label = NULL;
       const char *pooled_label = NULL;
+      GraftTextRole role = GRAFT_TEXT_EDGE;
       GraftPoint *points, *end;
       guint n_points, index;
 
@@ -2081,15 +2104,18 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
       if (to_port)
         put_join (end, end[-1], to, direction, FALSE);
 
-      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL
-          && place_label (run, layout, edge, label, ox, oy, lgroup->kind != LGROUP_MODULE, placed_labels,
-                          &label_pos))
-        pooled_label = graft_label_pool_intern (run->self->labels, label);
+      role = graft_value_shape_label_role (edge->value, run->inference);
+      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL)
+        {
+          pooled_label = graft_label_pool_intern (run->self->labels, label);
+          if (!place_label (run, layout, edge, pooled_label, role, ox, oy, lgroup->kind != LGROUP_MODULE,
+                            placed_labels, &label_pos))
+            pooled_label = NULL;
+        }
 
       index = graft_scene_add_edge (scene, edge->value, points, n_points, edge->has_arrow, tip,
                                     (char *) pooled_label, label_pos);
-      graft_scene_get_edge (scene, index)->label_inferred
-        = graft_value_shape_label_role (edge->value, run->inference) == GRAFT_TEXT_EDGE_INFERRED;
+      graft_scene_get_edge (scene, index)->label_inferred = role == GRAFT_TEXT_EDGE_INFERRED;
     }
 }
 
