@@ -315,12 +315,10 @@ short_name (const char *name)
   return name[0] == '/' ? name + 1 : name;
 }
 
-char **
-graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width)
+GPtrArray *
+graft_node_label_texts (GraftNode *node, const GraftLabelOptions *options)
 {
-  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
-  GPtrArray *fitted = g_ptr_array_new ();
-  double text_width = max_width - 2 * GRAFT_LABEL_PAD_X;
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
 
   if (strcmp (node->domain, "onnx") == 0)
     g_ptr_array_add (lines, g_strdup (node->op_type));
@@ -336,6 +334,15 @@ graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo
     graft_attribute_fold_add_lines (node, lines);
   if (options->show_shapes)
     add_weight_lines (lines, node);
+  return lines;
+}
+
+char **
+graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width)
+{
+  g_autoptr (GPtrArray) lines = graft_node_label_texts (node, options);
+  GPtrArray *fitted = g_ptr_array_new ();
+  double text_width = max_width - 2 * GRAFT_LABEL_PAD_X;
 
   for (guint i = 0; i < lines->len; i++)
     {

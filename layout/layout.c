@@ -3,6 +3,7 @@
 #include <string.h>
 #include "ir/fixed-branch.h"
 #include "layout/labels.h"
+#include "layout/label-pool.h"
 #include "layout/attribute-fold.h"
 #include "layout/shared-values.h"
 #include "layout/text.h"
@@ -60,7 +61,7 @@ typedef struct {
   ItemKind kind;
   gpointer ref;        /* GraftNode*, LGroup* or GraftValue* */
   double cx, cy, width, height;
-  char **lines;
+  char **lines;        /* borrowed from the layout's label pool */
   GraftOpCategory category;
   gboolean expanded;
 } Item;
@@ -68,7 +69,7 @@ typedef struct {
 typedef struct {
   guint src, dst;
   GraftValue *value;
-  GraftPoint *points;
+  GraftPoint *points;  /* in its GroupLayout's points */
   guint n_points;
   gboolean has_arrow;
   GraftPoint tip;
@@ -81,6 +82,7 @@ typedef struct {
   double width, height;
   GArray *items;         /* Item */
   GArray *edges;         /* Edge */
+  GArray *points;        /* GraftPoint: every edge's, one after the other */
   GHashTable *in_ports;  /* GraftValue* → item index + 1 */
   GHashTable *out_ports; /* GraftValue* → item index + 1 */
 } GroupLayout;
@@ -102,6 +104,7 @@ struct _GraftLayout {
   GHashTable *node_groups; /* GraftNode* → LGroup* */
   GHashTable *drawn_totals; /* GraftGroup* → its nodes drawn as boxes, with its descendants' */
   GraftSharedValues *shared; /* constants read far apart, drawn at each reader */
+  GraftLabelPool *labels;  /* every box's lines and edge's label, shared with the scenes */
 
   GMutex lock;             /* guards everything below */
   gboolean *expanded;      /* by LGroup id */
@@ -135,6 +138,7 @@ group_layout_new (void)
   layout->ref_count = 1;
   layout->items = g_array_new (FALSE, TRUE, sizeof (Item));
   layout->edges = g_array_new (FALSE, TRUE, sizeof (Edge));
+  layout->points = g_array_new (FALSE, FALSE, sizeof (GraftPoint));
   layout->in_ports = g_hash_table_new (NULL, NULL);
   layout->out_ports = g_hash_table_new (NULL, NULL);
   return layout;
@@ -154,12 +158,9 @@ group_layout_unref (gpointer data)
 
   if (layout == NULL || !g_atomic_int_dec_and_test (&layout->ref_count))
     return;
-  for (guint i = 0; i < layout->items->len; i++)
-    g_strfreev (g_array_index (layout->items, Item, i).lines);
-  for (guint i = 0; i < layout->edges->len; i++)
-    g_free (g_array_index (layout->edges, Edge, i).points);
   g_array_unref (layout->items);
   g_array_unref (layout->edges);
+  g_array_unref (layout->points);
   g_hash_table_unref (layout->in_ports);
   g_hash_table_unref (layout->out_ports);
   g_free (layout);
@@ -233,15 +234,26 @@ drawn_total (GraftLayout *self, GraftGroup *group)
 static void
 count_drawn_totals (GraftLayout *self)
 {
+  g_autoptr (GHashTable) own = g_hash_table_new (NULL, NULL); /* GraftGroup* → its own drawn nodes */
+  GHashTableIter iter;
+  gpointer group, count;
+
+  /* Each node counts in its group, then each group's count in its
+   * ancestors: a million nodes cost a million lookups, not one per level. */
   for (guint i = 0; i < self->graph->nodes->len; i++)
     {
       GraftNode *node = g_ptr_array_index (self->graph->nodes, i);
 
-      if (graft_attribute_fold_applies (node))
+      if (node->group == NULL || graft_attribute_fold_applies (node))
         continue;
-      for (GraftGroup *group = node->group; group != NULL; group = group->parent)
-        g_hash_table_insert (self->drawn_totals, group, GUINT_TO_POINTER (drawn_total (self, group) + 1));
+      g_hash_table_insert (own, node->group,
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (own, node->group)) + 1));
     }
+  g_hash_table_iter_init (&iter, own);
+  while (g_hash_table_iter_next (&iter, &group, &count))
+    for (GraftGroup *walk = group; walk != NULL; walk = walk->parent)
+      g_hash_table_insert (self->drawn_totals, walk,
+                           GUINT_TO_POINTER (drawn_total (self, walk) + GPOINTER_TO_UINT (count)));
 }
 
 /* The only child of group holding nodes, when group holds none itself. */
@@ -507,6 +519,22 @@ body_title (GraftNode *node, GraftGraph *body)
 
 static void add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead);
 
+/* Whether node holds subgraphs (If, Loop, Scan): asked of every node of a
+ * big graph, without the array graft_node_get_subgraphs() makes. */
+static gboolean
+has_subgraphs (GraftNode *node)
+{
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *attribute = g_ptr_array_index (node->attributes, i);
+
+      if ((attribute->type == GRAFT_ATTR_GRAPH && attribute->g != NULL)
+          || (attribute->type == GRAFT_ATTR_GRAPHS && attribute->graphs->len > 0))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* node's CONTROL group under parent, and a BODY group per subgraph. */
 static LGroup *
 add_control_group (GraftLayout *self, LGroup *parent, GraftNode *node, GPtrArray *subgraphs, gboolean dead)
@@ -562,13 +590,14 @@ add_control_groups (GraftLayout *self, LGroup *lgroup, gboolean dead)
   for (guint i = 0; i < lgroup->nodes->len;)
     {
       GraftNode *node = g_ptr_array_index (lgroup->nodes, i);
-      g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+      g_autoptr (GPtrArray) subgraphs = NULL;
 
-      if (subgraphs->len == 0)
+      if (!has_subgraphs (node))
         {
           i++;
           continue;
         }
+      subgraphs = graft_node_get_subgraphs (node);
       g_ptr_array_remove_index (lgroup->nodes, i);
       add_control_group (self, lgroup, node, subgraphs, dead);
     }
@@ -633,6 +662,7 @@ graft_layout_finalize (GObject *object)
   g_hash_table_unref (self->drawn_totals);
   graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
+  graft_label_pool_unref (self->labels);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
   g_mutex_clear (&self->lock);
@@ -655,6 +685,7 @@ graft_layout_init (GraftLayout *self)
   self->node_groups = g_hash_table_new (NULL, NULL);
   self->drawn_totals = g_hash_table_new (NULL, NULL);
   self->cache = g_hash_table_new_full (cache_key_hash, cache_key_equal, g_free, group_layout_unref);
+  self->labels = graft_label_pool_new (NODE_MAX_WIDTH);
   graft_layout_options_init (&self->options);
 }
 
@@ -917,6 +948,9 @@ graft_layout_expand_to_node (GraftLayout *self, GraftNode *node)
 
 /* One compute */
 
+typedef struct _EdgeSet EdgeSet;
+static void edge_set_free (EdgeSet *set);
+
 typedef struct {
   GraftLayout *self;
   gboolean *expanded;
@@ -926,6 +960,10 @@ typedef struct {
   guint64 *signatures;
   GroupLayout **layouts;  /* by id, for the expanded groups */
   cairo_t *measure;
+  /* A level's lookup tables, emptied for the next one */
+  GHashTable *item_of, *inputs, *outputs;
+  EdgeSet *edge_keys, *labelled;
+  GHashTable *label_widths[2];  /* pooled edge label → its width (a double *), declared and inferred */
 } Run;
 
 static void
@@ -939,6 +977,13 @@ run_clear (Run *run)
   g_free (run->signatures);
   g_clear_pointer (&run->measure, cairo_destroy);
   g_clear_pointer (&run->inference, graft_inference_unref);
+  g_clear_pointer (&run->item_of, g_hash_table_unref);
+  g_clear_pointer (&run->inputs, g_hash_table_unref);
+  g_clear_pointer (&run->outputs, g_hash_table_unref);
+  g_clear_pointer (&run->edge_keys, edge_set_free);
+  g_clear_pointer (&run->labelled, edge_set_free);
+  g_clear_pointer (&run->label_widths[0], g_hash_table_unref);
+  g_clear_pointer (&run->label_widths[1], g_hash_table_unref);
 }
 
 static guint64
@@ -984,6 +1029,103 @@ compute_signature (Run *run, LGroup *lgroup)
   run->signatures[lgroup->id] = signature;
 }
 
+/* A set of (item, item, value) triples, open addressing: a level adds an
+ * edge per value between two boxes once, and a big graph's levels add
+ * hundreds of thousands (a GHashTable of printed keys was a tenth of
+ * Expand All). */
+typedef struct {
+  guint src, dst;
+  gconstpointer value;
+} EdgeKey;
+
+struct _EdgeSet {
+  EdgeKey *slots;
+  guint8 *used;
+  guint size;              /* a power of two */
+  guint n;
+};
+
+static guint
+edge_key_hash (const EdgeKey *key)
+{
+  guint64 hash = mix (mix (key->src, key->dst), (guint64) (guintptr) key->value);
+
+  return (guint) hash;
+}
+
+static EdgeSet *
+edge_set_new (void)
+{
+  EdgeSet *set = g_new0 (EdgeSet, 1);
+
+  set->size = 64;
+  set->slots = g_new (EdgeKey, set->size);
+  set->used = g_new0 (guint8, set->size);
+  return set;
+}
+
+static void
+edge_set_free (EdgeSet *set)
+{
+  g_free (set->slots);
+  g_free (set->used);
+  g_free (set);
+}
+
+/* Empties the set, keeping its room unless a big level left it large. */
+static void
+edge_set_clear (EdgeSet *set)
+{
+  if (set->size > 4096)
+    {
+      set->size = 64;
+      set->slots = g_renew (EdgeKey, set->slots, set->size);
+      set->used = g_renew (guint8, set->used, set->size);
+    }
+  if (set->n > 0 || set->size == 64)
+    memset (set->used, 0, set->size);
+  set->n = 0;
+}
+
+static gboolean edge_set_add (EdgeSet *set, guint src, guint dst, gconstpointer value);
+
+static void
+edge_set_grow (EdgeSet *set)
+{
+  EdgeKey *slots = set->slots;
+  guint8 *used = set->used;
+  guint size = set->size;
+
+  set->size *= 2;
+  set->slots = g_new (EdgeKey, set->size);
+  set->used = g_new0 (guint8, set->size);
+  set->n = 0;
+  for (guint i = 0; i < size; i++)
+    if (used[i])
+      edge_set_add (set, slots[i].src, slots[i].dst, slots[i].value);
+  g_free (slots);
+  g_free (used);
+}
+
+/* TRUE if the triple was not in the set. */
+static gboolean
+edge_set_add (EdgeSet *set, guint src, guint dst, gconstpointer value)
+{
+  EdgeKey key = { src, dst, value };
+  guint mask, i;
+
+  if (2 * (set->n + 1) > set->size)
+    edge_set_grow (set);
+  mask = set->size - 1;
+  for (i = edge_key_hash (&key) & mask; set->used[i]; i = (i + 1) & mask)
+    if (set->slots[i].src == src && set->slots[i].dst == dst && set->slots[i].value == value)
+      return FALSE;
+  set->used[i] = 1;
+  set->slots[i] = key;
+  set->n++;
+  return TRUE;
+}
+
 static gboolean
 in_subtree (LGroup *ancestor, LGroup *lgroup)
 {
@@ -1000,8 +1142,8 @@ typedef struct {
   GHashTable *item_of;      /* GraftNode* / LGroup* → index + 1 */
   GHashTable *inputs;       /* GraftValue* → INPUT item index + 1 (root) */
   GHashTable *outputs;      /* GraftValue* → OUTPUT item index + 1 (root) */
-  GHashTable *edge_keys;    /* "src:dst:value" */
-  GHashTable *labelled;     /* "src:value" */
+  EdgeSet *edge_keys;       /* (src, dst, value): the edges added */
+  EdgeSet *labelled;        /* (src, -, value): the values leaving src that have a label */
 } Level;
 
 static guint
@@ -1016,7 +1158,7 @@ add_item (Level *level, const Item *item)
  * Edges keep the bare symbol — a range on every edge would repeat the
  * same text dozens of times, and the tooltip/sidebar of any value says it. */
 static void
-add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value, cairo_t *cr)
+add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value)
 {
   g_autoptr (GPtrArray) seen = g_ptr_array_new ();
   const GraftShape *shape = &value->shape;
@@ -1027,7 +1169,6 @@ add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value, cai
     {
       const char *symbol = shape->dims[i].kind == GRAFT_DIM_SYMBOLIC ? shape->dims[i].symbol : NULL;
       g_autofree char *range = NULL;
-      g_autofree char *line = NULL;
 
       if (symbol == NULL || g_ptr_array_find (seen, symbol, NULL))
         continue;
@@ -1035,53 +1176,44 @@ add_dim_range_lines (GPtrArray *lines, GraftModel *model, GraftValue *value, cai
       range = graft_model_describe_dim_range (model, symbol);
       if (range == NULL)
         continue;
-      line = g_strdup_printf ("%s %s", symbol, range);
-      g_ptr_array_add (lines, graft_text_elide (cr, line, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+      g_ptr_array_add (lines, g_strdup_printf ("%s %s", symbol, range));
     }
 }
 
-static char **
-value_box_lines (GraftModel *model, GraftInference *inference, GraftValue *value, cairo_t *cr)
+static GPtrArray *
+value_box_texts (GraftModel *model, GraftInference *inference, GraftValue *value)
 {
   g_autofree char *shape = graft_value_shape_label (value, inference);
-  GPtrArray *lines = g_ptr_array_new ();
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
 
-  graft_text_select (cr, GRAFT_TEXT_TITLE);
-  g_ptr_array_add (lines, graft_text_elide (cr, value->name, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+  g_ptr_array_add (lines, g_strdup (value->name));
   if (shape != NULL)
     {
       /* A TorchScript input given a shape is typed by the inference. */
       GraftDType dtype = value->dtype != GRAFT_DTYPE_UNDEFINED ? value->dtype
                                                                : graft_inference_get_dtype (inference, value);
-      g_autofree char *typed = g_strdup_printf ("%s %s", graft_dtype_to_string (dtype), shape);
 
-      graft_text_select (cr, GRAFT_TEXT_BODY);
-      g_ptr_array_add (lines, graft_text_elide (cr, typed, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
-      add_dim_range_lines (lines, model, value, cr);
+      g_ptr_array_add (lines, g_strdup_printf ("%s %s", graft_dtype_to_string (dtype), shape));
+      add_dim_range_lines (lines, model, value);
     }
-  g_ptr_array_add (lines, NULL);
-  return (char **) g_ptr_array_free (lines, FALSE);
+  return lines;
 }
 
-static char **
-collapsed_group_lines (LGroup *lgroup, cairo_t *cr)
+static GPtrArray *
+collapsed_group_texts (LGroup *lgroup)
 {
-  GPtrArray *lines = g_ptr_array_new ();
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
   const char *class_name = lgroup->group->class_name;
 
-  graft_text_select (cr, GRAFT_TEXT_TITLE);
-  g_ptr_array_add (lines, graft_text_elide (cr, lgroup->title, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
-  graft_text_select (cr, GRAFT_TEXT_BODY);
+  g_ptr_array_add (lines, g_strdup (lgroup->title));
   if (class_name != NULL && class_name[0] != '\0')
     {
       /* "torchvision.models.resnet.BasicBlock" → "BasicBlock" */
       const char *dot = strrchr (class_name, '.');
-      g_ptr_array_add (lines, graft_text_elide (cr, dot != NULL ? dot + 1 : class_name,
-                                                NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X));
+      g_ptr_array_add (lines, g_strdup (dot != NULL ? dot + 1 : class_name));
     }
   g_ptr_array_add (lines, g_strdup_printf (lgroup->total_nodes == 1 ? "%u node" : "%u nodes", lgroup->total_nodes));
-  g_ptr_array_add (lines, NULL);
-  return (char **) g_ptr_array_free (lines, FALSE);
+  return lines;
 }
 
 static double
@@ -1103,14 +1235,24 @@ group_title_width (LGroup *lgroup, cairo_t *cr)
 
 static LGroup *control_group_of (Level *level, GraftNode *node);
 
+/* The item shows texts (title first), fitted: its lines and size. */
+static void
+set_item_label (Run *run, Item *item, GPtrArray *texts)
+{
+  const GraftPooledLabel *label = graft_label_pool_fit (run->self->labels, texts, run->measure);
+
+  item->lines = label->lines;
+  item->width = label->width;
+  item->height = label->height;
+}
+
 /* Why lint says nothing about an If the module decides (self.training of
  * an eval-mode BatchNorm): its box says which branch never runs. */
 static void
-append_fixed_branch_line (char ***lines, GraftNode *node, cairo_t *cr)
+append_fixed_branch_line (GPtrArray *lines, GraftNode *node)
 {
   GraftGraph *taken = graft_if_get_fixed_branch (node);
   g_autoptr (GPtrArray) subgraphs = NULL;
-  guint n;
 
   if (taken == NULL)
     return;
@@ -1119,38 +1261,15 @@ append_fixed_branch_line (char ***lines, GraftNode *node, cairo_t *cr)
     {
       GraftGraph *body = g_ptr_array_index (subgraphs, i);
       g_autofree char *title = NULL;
-      g_autofree char *line = NULL;
 
       if (body == taken)
         continue;
       title = body_title (node, body);
-      line = g_strdup_printf ("%s never runs (fixed by the module)", title);
-      n = g_strv_length (*lines);
-      *lines = g_renew (char *, *lines, n + 2);
-      graft_text_select (cr, GRAFT_TEXT_BODY);
-      (*lines)[n] = graft_text_elide (cr, line, NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X);
-      (*lines)[n + 1] = NULL;
+      g_ptr_array_add (lines, g_strdup_printf ("%s never runs (fixed by the module)", title));
     }
 }
 
 /* The constants this node reads that are drawn at each reader. */
-static void
-append_shared_lines (Level *level, char ***lines, GraftNode *node)
-{
-  g_autoptr (GPtrArray) shared = g_ptr_array_new_with_free_func (g_free);
-  guint n = g_strv_length (*lines);
-
-  graft_shared_values_add_lines (level->run->self->shared, node, !level->run->options.show_module_attributes,
-                                 shared);
-  if (shared->len == 0)
-    return;
-  *lines = g_renew (char *, *lines, n + shared->len + 1);
-  graft_text_select (level->run->measure, GRAFT_TEXT_BODY);
-  for (guint i = 0; i < shared->len; i++)
-    (*lines)[n + i] = graft_text_elide (level->run->measure, g_ptr_array_index (shared, i),
-                                        NODE_MAX_WIDTH - 2 * GRAFT_LABEL_PAD_X);
-  (*lines)[n + shared->len] = NULL;
-}
 
 static guint
 node_item (Level *level, GraftNode *node)
@@ -1165,22 +1284,22 @@ node_item (Level *level, GraftNode *node)
     GraftLabelOptions label_options = { level->run->options.show_names, level->run->options.show_attributes,
                                         level->run->options.show_shapes,
                                         level->run->options.show_module_attributes };
-    g_autoptr (GPtrArray) subgraphs = graft_node_get_subgraphs (node);
+    g_autoptr (GPtrArray) subgraphs = has_subgraphs (node) ? graft_node_get_subgraphs (node) : NULL;
+    g_autoptr (GPtrArray) texts = graft_node_label_texts (node, &label_options);
 
-    item.lines = graft_node_label_lines (node, &label_options, level->run->measure, NODE_MAX_WIDTH);
-    append_shared_lines (level, &item.lines, node);
+    /* The constants this node reads that are drawn at each reader. */
+    graft_shared_values_add_lines (level->run->self->shared, node, !level->run->options.show_module_attributes,
+                                   texts);
     if (subgraphs != NULL && subgraphs->len > 0)
       {
         /* Tell the user there is more inside (double-click opens it). */
-        guint n = g_strv_length (item.lines);
-        item.lines = g_renew (char *, item.lines, n + 2);
-        item.lines[n] = g_strdup_printf (subgraphs->len == 1 ? "%u subgraph" : "%u subgraphs", subgraphs->len);
-        item.lines[n + 1] = NULL;
-        append_fixed_branch_line (&item.lines, node, level->run->measure);
+        g_ptr_array_add (texts, g_strdup_printf (subgraphs->len == 1 ? "%u subgraph" : "%u subgraphs",
+                                                 subgraphs->len));
+        append_fixed_branch_line (texts, node);
       }
+    set_item_label (level->run, &item, texts);
   }
   item.category = graft_op_category_for_node (node);
-  graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
   if (control_group_of (level, node) != NULL)
     /* Room for the "+" box at the top right (painter.c), clear of the centred title. */
     item.width += 2 * INLINE_MARK_ROOM;
@@ -1213,8 +1332,9 @@ add_group_item (Level *level, LGroup *child)
     }
   else
     {
-      item.lines = collapsed_group_lines (child, run->measure);
-      graft_label_box_size (item.lines, run->measure, &item.width, &item.height);
+      g_autoptr (GPtrArray) texts = collapsed_group_texts (child);
+
+      set_item_label (run, &item, texts);
       /* Room for the card stacked behind (see painter.c). */
       item.width += 4;
       item.height += 4;
@@ -1234,9 +1354,10 @@ value_item (Level *level, GHashTable *table, ItemKind kind, GraftValue *value)
     return GPOINTER_TO_UINT (found) - 1;
   if (kind == ITEM_INPUT || kind == ITEM_OUTPUT)
     {
-      item.lines = value_box_lines (level->run->self->model, level->run->inference, value, level->run->measure);
+      g_autoptr (GPtrArray) texts = value_box_texts (level->run->self->model, level->run->inference, value);
+
+      set_item_label (level->run, &item, texts);
       item.category = GRAFT_OP_CATEGORY_IO;
-      graft_label_box_size (item.lines, level->run->measure, &item.width, &item.height);
     }
   else
     item.width = item.height = PORT_SIZE;
@@ -1300,20 +1421,13 @@ is_folded (Level *level, GraftNode *node)
 static void
 add_edge (Level *level, guint src, guint dst, GraftValue *value)
 {
-  g_autofree char *key = NULL;
   Edge edge = { src, dst, value };
 
-  if (src == dst)
-    return;
-  key = g_strdup_printf ("%u:%u:%p", src, dst, (void *) value);
-  if (!g_hash_table_add (level->edge_keys, g_steal_pointer (&key)))
+  if (src == dst || !edge_set_add (level->edge_keys, src, dst, value))
     return;
   if (value != NULL && level->run->options.show_shapes && item_is_box_end (level, src))
-    {
-      /* One shape label per value leaving a box, however many consumers. */
-      char *label_key = g_strdup_printf ("%u:%p", src, (void *) value);
-      edge.labelled = g_hash_table_add (level->labelled, label_key);
-    }
+    /* One shape label per value leaving a box, however many consumers. */
+    edge.labelled = edge_set_add (level->labelled, src, G_MAXUINT, value);
   g_array_append_val (level->layout->edges, edge);
 }
 
@@ -1499,7 +1613,7 @@ add_value_edges (Level *level, GraftNode *node)
 
   for (guint i = 0; i < node->inputs->len; i++)
     add_input_edge (level, here, g_ptr_array_index (node->inputs, i));
-  if (control == NULL)
+  if (control == NULL && has_subgraphs (node))
     {
       g_autoptr (GPtrArray) captures = graft_node_get_captured_values (node);
 
@@ -1610,10 +1724,18 @@ run_dot (Level *level, GError **error)
       Edge *edge = &g_array_index (layout->edges, Edge, i);
       GraftDotSpline *spline = &result.splines[i];
 
-      edge->points = g_steal_pointer (&spline->points);
       edge->n_points = spline->n_points;
       edge->has_arrow = spline->has_arrow;
       edge->tip = spline->tip;
+      g_array_append_vals (layout->points, spline->points, spline->n_points);
+    }
+  /* Pointers once the array has stopped growing. */
+  for (guint i = 0, first = 0; i < n_edges; i++)
+    {
+      Edge *edge = &g_array_index (layout->edges, Edge, i);
+
+      edge->points = &g_array_index (layout->points, GraftPoint, first);
+      first += edge->n_points;
     }
   graft_dot_result_clear (&result);
   return TRUE;
@@ -1627,11 +1749,19 @@ layout_group (Run *run, LGroup *lgroup, GError **error)
   g_autoptr (GPtrArray) subtree = g_ptr_array_new ();
   Level level = { run, lgroup, group_layout_new () };
 
-  level.item_of = g_hash_table_new (NULL, NULL);
-  level.inputs = g_hash_table_new (NULL, NULL);
-  level.outputs = g_hash_table_new (NULL, NULL);
-  level.edge_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  level.labelled = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (run->item_of == NULL)
+    {
+      run->item_of = g_hash_table_new (NULL, NULL);
+      run->inputs = g_hash_table_new (NULL, NULL);
+      run->outputs = g_hash_table_new (NULL, NULL);
+      run->edge_keys = edge_set_new ();
+      run->labelled = edge_set_new ();
+    }
+  level.item_of = run->item_of;
+  level.inputs = run->inputs;
+  level.outputs = run->outputs;
+  level.edge_keys = run->edge_keys;
+  level.labelled = run->labelled;
 
   /* Item order is dot's initial order: inputs, nodes in file order, groups. */
   if (is_root)
@@ -1663,11 +1793,11 @@ layout_group (Run *run, LGroup *lgroup, GError **error)
           add_edge (&level, GPOINTER_TO_UINT (g_hash_table_lookup (level.inputs, value)) - 1, output, value);
       }
 
-  g_hash_table_unref (level.item_of);
-  g_hash_table_unref (level.inputs);
-  g_hash_table_unref (level.outputs);
-  g_hash_table_unref (level.edge_keys);
-  g_hash_table_unref (level.labelled);
+  g_hash_table_remove_all (level.item_of);
+  g_hash_table_remove_all (level.inputs);
+  g_hash_table_remove_all (level.outputs);
+  edge_set_clear (level.edge_keys);
+  edge_set_clear (level.labelled);
 
   if (!run_dot (&level, error))
     {
@@ -1694,9 +1824,11 @@ port_position (Run *run, const Item *box, double left, double top, GHashTable *p
   return (GraftPoint) { left + (box->width - inner->width) / 2 + port->cx, top + GROUP_HEADER + port->cy };
 }
 
-/* A cubic from a to b leaving and arriving along the flow direction. */
-static void
-append_join (GArray *points, GraftPoint a, GraftPoint b, GraftLayoutDirection direction, gboolean include_start)
+/* A cubic from a to b leaving and arriving along the flow direction:
+ * its points after a (three) at out, and a too if include_start (four);
+ * returns the point after them. */
+static GraftPoint *
+put_join (GraftPoint *out, GraftPoint a, GraftPoint b, GraftLayoutDirection direction, gboolean include_start)
 {
   GraftPoint c1 = a, c2 = b;
 
@@ -1711,10 +1843,11 @@ append_join (GArray *points, GraftPoint a, GraftPoint b, GraftLayoutDirection di
       c2.x -= (b.x - a.x) / 2;
     }
   if (include_start)
-    g_array_append_val (points, a);
-  g_array_append_val (points, c1);
-  g_array_append_val (points, c2);
-  g_array_append_val (points, b);
+    *out++ = a;
+  *out++ = c1;
+  *out++ = c2;
+  *out++ = b;
+  return out;
 }
 
 static gboolean
@@ -1758,9 +1891,29 @@ label_hits_label (GArray *placed, const GraftRect *box)
  * keep_inside (the bodies of control flow, often one narrow column), a
  * label must stay within the level's box: past its border it would print
  * across the edges running beside the cluster. */
+/* The width of an edge's label, pooled (graft_label_pool_intern()), in
+ * role's font: remembered by the pooled text, as the same few shapes
+ * label most of a big graph's edges. */
+static double
+label_width (Run *run, const char *pooled, GraftTextRole role)
+{
+  GHashTable **widths = &run->label_widths[role == GRAFT_TEXT_EDGE_INFERRED];
+  gpointer known;
+  double width;
+
+  if (*widths == NULL)
+    *widths = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  if ((known = g_hash_table_lookup (*widths, pooled)) != NULL)
+    return *(double *) known;
+  graft_text_select (run->measure, role);
+  width = graft_text_measure (run->measure, pooled);
+  g_hash_table_insert (*widths, (gpointer) pooled, g_memdup2 (&width, sizeof width));
+  return width;
+}
+
 static gboolean
-place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, double ox, double oy,
-             gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
+place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label, GraftTextRole role, double ox,
+             double oy, gboolean keep_inside, GArray *placed, GraftPoint *label_pos)
 {
   GraftRect level_box = { ox, oy, layout->width, layout->height };
   static const double spots[] = { 0.35, 0.6, 0.15, 0.8 };
@@ -1769,8 +1922,7 @@ place_label (Run *run, GroupLayout *layout, const Edge *edge, const char *label,
   GraftRect first_box = { 0 };
   double width, height = graft_text_get_line_height (GRAFT_TEXT_EDGE);
 
-  graft_text_select (run->measure, graft_value_shape_label_role (edge->value, run->inference));
-  width = graft_text_measure (run->measure, label);
+  width = label_width (run, label, role);
   for (int k = 0; k < 4; k++)
     curve[k] = (GraftPoint) { ox + edge->points[k].x, oy + edge->points[k].y };
 
@@ -1822,6 +1974,28 @@ set_scene_node_control (Run *run, GraftSceneNode *node)
       lgroup = lgroup->parent;
     }
   node->dead = lgroup->dead;
+}
+
+/* Upper bounds of what assemble() adds to the scene. */
+static void
+count_scene_items (Run *run, LGroup *lgroup, guint *n_nodes, guint *n_groups, guint *n_edges)
+{
+  GroupLayout *layout = run->layouts[lgroup->id];
+
+  *n_edges += layout->edges->len;
+  for (guint i = 0; i < layout->items->len; i++)
+    {
+      Item *item = &g_array_index (layout->items, Item, i);
+
+      if (item->kind == ITEM_GROUP)
+        {
+          (*n_groups)++;
+          if (item->expanded)
+            count_scene_items (run, item->ref, n_nodes, n_groups, n_edges);
+        }
+      else
+        (*n_nodes)++;
+    }
 }
 
 static void
@@ -1900,46 +2074,48 @@ assemble (Run *run, GraftScene *scene, LGroup *lgroup, double ox, double oy, int
       Edge *edge = &g_array_index (layout->edges, Edge, i);
       Item *src = &g_array_index (layout->items, Item, edge->src);
       Item *dst = &g_array_index (layout->items, Item, edge->dst);
-      g_autoptr (GArray) points = g_array_new (FALSE, FALSE, sizeof (GraftPoint));
       GraftPoint tip = { ox + edge->tip.x, oy + edge->tip.y };
       GraftPoint label_pos = { 0 };
-      char *label = NULL;
-      gboolean found;
+      GraftPoint from = { 0 }, to = { 0 };
+      gboolean from_port = FALSE, to_port = FALSE;
+      g_autofree char *label = NULL;
+      const char *pooled_label = NULL;
+      GraftTextRole role = GRAFT_TEXT_EDGE;
+      GraftPoint *points, *end;
       guint n_points, index;
 
       if (edge->n_points == 0 || edge->value == NULL)
         continue;
       if (src->kind == ITEM_GROUP && src->expanded)
-        {
-          GraftPoint from = port_position (run, src, lefts[edge->src], tops[edge->src],
-                                           run->layouts[((LGroup *) src->ref)->id]->out_ports, edge->value, &found);
-          if (found)
-            append_join (points, from, (GraftPoint) { ox + edge->points[0].x, oy + edge->points[0].y },
-                         direction, TRUE);
-        }
-      for (guint p = points->len > 0 ? 1 : 0; p < edge->n_points; p++)
-        {
-          GraftPoint point = { ox + edge->points[p].x, oy + edge->points[p].y };
-          g_array_append_val (points, point);
-        }
+        from = port_position (run, src, lefts[edge->src], tops[edge->src],
+                              run->layouts[((LGroup *) src->ref)->id]->out_ports, edge->value, &from_port);
       if (dst->kind == ITEM_GROUP && dst->expanded)
+        to = port_position (run, dst, lefts[edge->dst], tops[edge->dst],
+                            run->layouts[((LGroup *) dst->ref)->id]->in_ports, edge->value, &to_port);
+      /* From a port inside an expanded box: a cubic to the edge's start,
+       * which it replaces; into one: a cubic from its end. */
+      n_points = edge->n_points + (from_port ? 3 : 0) + (to_port ? 3 : 0);
+      points = end = graft_scene_alloc_points (scene, n_points);
+      if (from_port)
+        end = put_join (end, from, (GraftPoint) { ox + edge->points[0].x, oy + edge->points[0].y }, direction,
+                        TRUE);
+      for (guint p = from_port ? 1 : 0; p < edge->n_points; p++)
+        *end++ = (GraftPoint) { ox + edge->points[p].x, oy + edge->points[p].y };
+      if (to_port)
+        put_join (end, end[-1], to, direction, FALSE);
+
+      role = graft_value_shape_label_role (edge->value, run->inference);
+      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL)
         {
-          GraftPoint to = port_position (run, dst, lefts[edge->dst], tops[edge->dst],
-                                         run->layouts[((LGroup *) dst->ref)->id]->in_ports, edge->value, &found);
-          if (found)
-            append_join (points, g_array_index (points, GraftPoint, points->len - 1), to, direction, FALSE);
+          pooled_label = graft_label_pool_intern (run->self->labels, label);
+          if (!place_label (run, layout, edge, pooled_label, role, ox, oy, lgroup->kind != LGROUP_MODULE,
+                            placed_labels, &label_pos))
+            pooled_label = NULL;
         }
 
-      if (edge->labelled && (label = graft_value_shape_label (edge->value, run->inference)) != NULL
-          && !place_label (run, layout, edge, label, ox, oy, lgroup->kind != LGROUP_MODULE, placed_labels,
-                           &label_pos))
-        g_clear_pointer (&label, g_free);
-
-      n_points = points->len;
-      index = graft_scene_add_edge (scene, edge->value, (GraftPoint *) g_array_free (g_steal_pointer (&points), FALSE),
-                                    n_points, edge->has_arrow, tip, label, label_pos);
-      graft_scene_get_edge (scene, index)->label_inferred
-        = graft_value_shape_label_role (edge->value, run->inference) == GRAFT_TEXT_EDGE_INFERRED;
+      index = graft_scene_add_edge (scene, edge->value, points, n_points, edge->has_arrow, tip,
+                                    (char *) pooled_label, label_pos);
+      graft_scene_get_edge (scene, index)->label_inferred = role == GRAFT_TEXT_EDGE_INFERRED;
     }
 }
 
@@ -2008,11 +2184,21 @@ graft_layout_compute (GraftLayout *self, GCancellable *cancellable, GraftProgres
       g_mutex_lock (&self->lock);
       g_hash_table_replace (self->cache, key, group_layout_ref (layout));
       g_mutex_unlock (&self->lock);
-      if (progress != NULL)
+      /* In steps of a percent at most: each report is a main-loop source
+       * in the window, and a big graph has tens of thousands of groups. */
+      if (progress != NULL && ((i + 1) * 100 / todo->len != i * 100 / todo->len || i + 1 == todo->len))
         progress ((double) (i + 1) / todo->len, progress_data);
     }
 
-  scene = graft_scene_new (self->graph);
+  /* The scene borrows the labels of the layout's pool, and the titles of
+   * its groups, which live as long as the layout. */
+  scene = graft_scene_new_borrowing (self->graph, g_object_ref (self), g_object_unref);
+  {
+    guint n_nodes = 0, n_groups = 0, n_edges = 0;
+
+    count_scene_items (&run, self->root, &n_nodes, &n_groups, &n_edges);
+    graft_scene_reserve (scene, n_nodes, n_groups, n_edges);
+  }
   assemble (&run, scene, self->root, 0, 0, -1);
   graft_scene_finish (scene);
 

@@ -136,10 +136,24 @@ void graft_scene_unref (GraftScene *scene);
 
 GraftGraph *graft_scene_get_graph (GraftScene *scene);
 
-/* Building (used by GraftLayout). Strings are copied. */
+/* A scene that copies none of the strings it is given (node and group
+ * lines, group titles and class names, edge labels) nor owns the points
+ * of its edges, which come from graft_scene_alloc_points(): owner keeps
+ * the strings alive, and the scene holds it until it is freed
+ * (owner_release, may be NULL). GraftLayout builds its scenes so, sharing
+ * the labels of its boxes (layout/label-pool.h) with every scene. */
+GraftScene *graft_scene_new_borrowing (GraftGraph *graph, gpointer owner, GDestroyNotify owner_release);
+/* Room for this many of each, before the first is added. */
+void graft_scene_reserve (GraftScene *scene, guint n_nodes, guint n_groups, guint n_edges);
+/* Room for an edge's n_points, owned by a borrowing scene, valid as long
+ * as it lives. */
+GraftPoint *graft_scene_alloc_points (GraftScene *scene, guint n_points);
+
+/* Building (used by GraftLayout). Strings are copied, unless the scene
+ * borrows them. */
 guint graft_scene_add_node (GraftScene *scene, const GraftSceneNode *node);
 guint graft_scene_add_group (GraftScene *scene, const GraftSceneGroup *group);
-/* Takes ownership of points (g_free) and label. */
+/* Takes ownership of points (g_free) and label, unless the scene borrows them. */
 guint graft_scene_add_edge (GraftScene *scene, GraftValue *value, GraftPoint *points, guint n_points,
                             gboolean has_arrow, GraftPoint arrow_tip, char *label, GraftPoint label_pos);
 /* Computes bounds and the spatial index; call once when done adding. */

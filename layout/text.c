@@ -15,18 +15,28 @@ static const struct {
   [GRAFT_TEXT_EDGE_INFERRED] = { 8.0, 10.0, CAIRO_FONT_WEIGHT_NORMAL, CAIRO_FONT_SLANT_ITALIC },
 };
 
+/* Made once: a big graph selects a font for every line it measures and
+ * draws, and cairo_select_font_face() looks its face up each time. */
+static cairo_font_options_t *font_options;
+static cairo_font_face_t *font_faces[G_N_ELEMENTS (roles)];
+
 void
 graft_text_select (cairo_t *cr, GraftTextRole role)
 {
-  cairo_font_options_t *options = cairo_font_options_create ();
+  static gsize initialized;
 
-  /* Unhinted metrics: the measured width is the same at every zoom. */
-  cairo_font_options_set_hint_metrics (options, CAIRO_HINT_METRICS_OFF);
-  cairo_font_options_set_hint_style (options, CAIRO_HINT_STYLE_NONE);
-  cairo_set_font_options (cr, options);
-  cairo_font_options_destroy (options);
-
-  cairo_select_font_face (cr, "Sans", roles[role].slant, roles[role].weight);
+  if (g_once_init_enter (&initialized))
+    {
+      font_options = cairo_font_options_create ();
+      /* Unhinted metrics: the measured width is the same at every zoom. */
+      cairo_font_options_set_hint_metrics (font_options, CAIRO_HINT_METRICS_OFF);
+      cairo_font_options_set_hint_style (font_options, CAIRO_HINT_STYLE_NONE);
+      for (gsize i = 0; i < G_N_ELEMENTS (roles); i++)
+        font_faces[i] = cairo_toy_font_face_create ("Sans", roles[i].slant, roles[i].weight);
+      g_once_init_leave (&initialized, 1);
+    }
+  cairo_set_font_options (cr, font_options);
+  cairo_set_font_face (cr, font_faces[role]);
   cairo_set_font_size (cr, roles[role].size);
 }
 

@@ -124,6 +124,10 @@ on_row_activated (GtkListBox *list, GtkListBoxRow *row, GraftFindPanel *self)
 static void
 on_search_changed (GtkSearchEntry *entry, GraftFindPanel *self)
 {
+  /* graft_find_panel_set_text() searched at once; the delayed signal
+   * that follows must not search a big graph again. */
+  if (g_strcmp0 (self->searched, gtk_editable_get_text (GTK_EDITABLE (self->search_entry))) == 0)
+    return;
   refresh_results (self);
 }
 

@@ -6,6 +6,8 @@
 
 typedef struct {
   char *needle;        /* folded query */
+  gsize needle_length;
+  gboolean needle_is_ascii;
   GPtrArray *hits;
   guint max_hits;
   guint n_total;
@@ -40,6 +42,33 @@ fold_text (const char *text)
   return g_string_free (out, FALSE);
 }
 
+/* Whether needle (folded, ASCII) occurs in text, ASCII too, ignoring case:
+ * names and ops nearly always are, and a million-node graph is searched
+ * on every pause in typing, so without a folded copy of each. */
+static gboolean
+ascii_contains_folded (const char *text, const char *needle, gsize needle_length)
+{
+  for (const char *start = text; *start != '\0'; start++)
+    {
+      gsize i = 0;
+
+      while (i < needle_length && start[i] != '\0' && g_ascii_tolower (start[i]) == needle[i])
+        i++;
+      if (i == needle_length)
+        return TRUE;
+    }
+  return needle_length == 0;
+}
+
+static gboolean
+is_ascii (const char *text)
+{
+  for (; *text != '\0'; text++)
+    if ((guchar) *text >= 0x80)
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 text_matches (const SearchState *state, const char *text)
 {
@@ -47,6 +76,8 @@ text_matches (const SearchState *state, const char *text)
 
   if (text == NULL || text[0] == '\0')
     return FALSE;
+  if (state->needle_is_ascii && is_ascii (text))
+    return ascii_contains_folded (text, state->needle, state->needle_length);
   folded = fold_text (text);
   return strstr (folded, state->needle) != NULL;
 }
@@ -94,16 +125,18 @@ search_values_of_graph (SearchState *state, GraftGraph *graph)
   for (guint i = 0; i < graph->values->len; i++)
     {
       GraftValue *value = g_ptr_array_index (graph->values, i);
-      g_autofree char *type_text = graft_value_format_type (value, state->inference);
+      g_autofree char *type_text = NULL;
       GraftSearchMatch match;
       GraftSearchHit *hit;
 
       if (text_matches (state, value->name))
         match = GRAFT_SEARCH_MATCH_VALUE_NAME;
-      else if (text_matches (state, type_text))
+      else if (text_matches (state, (type_text = graft_value_format_type (value, state->inference))))
         match = GRAFT_SEARCH_MATCH_SHAPE;
       else
         continue;
+      if (type_text == NULL)
+        type_text = graft_value_format_type (value, state->inference);
 
       hit = g_new0 (GraftSearchHit, 1);
       hit->value = value;
@@ -141,6 +174,8 @@ graft_graph_search (GraftGraph *graph,
   if (stripped[0] != '\0')
     {
       state.needle = fold_text (stripped);
+      state.needle_length = strlen (state.needle);
+      state.needle_is_ascii = is_ascii (state.needle);
       graft_graph_foreach_node_recursive (graph, search_node, &state);
       search_values_of_graph (&state, graph);
       graft_graph_foreach_node_recursive (graph, collect_subgraph_values, &state);

@@ -612,6 +612,84 @@ test_value_read_by_every_layer (void)
 }
 
 /* 700 nodes without scope names: cut into parts instead of one dot run. */
+typedef struct {
+  GArray *found;
+} Collected;
+
+static void
+collect_index (GraftScene *scene, guint index, gpointer user_data)
+{
+  g_array_append_val (((Collected *) user_data)->found, index);
+}
+
+static const GraftRect *
+rect_of_kind (GraftScene *scene, GraftSceneHitKind kind, guint index)
+{
+  return kind == GRAFT_SCENE_HIT_NODE ? &graft_scene_get_node (scene, index)->rect
+         : kind == GRAFT_SCENE_HIT_EDGE ? &graft_scene_get_edge (scene, index)->bounds
+         : &graft_scene_get_group (scene, index)->rect;
+}
+
+/* A scene of more boxes than a scan of them all is worth: what a view
+ * finds through the spatial index is what a scan would, in drawing order,
+ * wherever the view is and however big; a node's centre hits that node. */
+static void
+test_spatial_index (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (12, 10, 6);
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GraftScene) scene = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (37);
+  guint n_kinds[] = { 0, 0, 0, 0 };
+  GraftRect bounds;
+
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  n_kinds[GRAFT_SCENE_HIT_NODE] = graft_scene_get_n_nodes (scene);
+  n_kinds[GRAFT_SCENE_HIT_EDGE] = graft_scene_get_n_edges (scene);
+  n_kinds[GRAFT_SCENE_HIT_GROUP] = graft_scene_get_n_groups (scene);
+  g_assert_cmpuint (n_kinds[GRAFT_SCENE_HIT_NODE], >=, 600);
+  g_assert_cmpuint (n_kinds[GRAFT_SCENE_HIT_EDGE], >=, 600);
+  /* The scene borrows its labels from the layout: it outlives it. */
+  g_clear_object (&layout);
+  graft_scene_get_bounds (scene, &bounds);
+
+  for (guint round = 0; round < 300; round++)
+    {
+      /* Views from a few points wide to past the whole scene, some outside it. */
+      double side = bounds.height * pow (10, g_rand_double_range (rand, -4, 0.2));
+      GraftRect view = { g_rand_double_range (rand, bounds.x - side, bounds.x + bounds.width),
+                         g_rand_double_range (rand, bounds.y - side, bounds.y + bounds.height),
+                         side * g_rand_double_range (rand, 0.2, 1.5), side };
+
+      for (GraftSceneHitKind kind = GRAFT_SCENE_HIT_NODE; kind <= GRAFT_SCENE_HIT_GROUP; kind++)
+        {
+          g_autoptr (GArray) found = g_array_new (FALSE, FALSE, sizeof (guint));
+          g_autoptr (GArray) expected = g_array_new (FALSE, FALSE, sizeof (guint));
+          Collected collected = { found };
+
+          graft_scene_foreach_in_rect (scene, kind, &view, collect_index, &collected);
+          for (guint i = 0; i < n_kinds[kind]; i++)
+            if (graft_rect_intersects (rect_of_kind (scene, kind, i), &view))
+              g_array_append_val (expected, i);
+          g_assert_cmpuint (found->len, ==, expected->len);
+          g_assert_cmpmem (found->data, found->len * sizeof (guint), expected->data, expected->len * sizeof (guint));
+        }
+    }
+
+  for (guint i = 0; i < n_kinds[GRAFT_SCENE_HIT_NODE]; i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (scene, i);
+      GraftSceneHit hit;
+
+      g_assert_true (graft_scene_hit_test (scene, node->rect.x + node->rect.width / 2,
+                                           node->rect.y + node->rect.height / 2, 2, &hit));
+      g_assert_cmpint (hit.kind, ==, GRAFT_SCENE_HIT_NODE);
+      g_assert_cmpuint (hit.index, ==, i);
+      g_assert_nonnull (node->lines[0]);
+    }
+}
+
 static void
 test_unscoped_chunks (void)
 {
@@ -1193,6 +1271,7 @@ main (int argc, char **argv)
   g_test_add_func ("/layout/async", test_async);
   g_test_add_func ("/layout/direction", test_direction);
   g_test_add_func ("/layout/hit-test", test_hit_test);
+  g_test_add_func ("/layout/spatial-index", test_spatial_index);
   g_test_add_func ("/layout/unscoped-chunks", test_unscoped_chunks);
   g_test_add_func ("/layout/value-read-by-every-layer", test_value_read_by_every_layer);
   g_test_add_func ("/layout/flat", test_flat);
