@@ -11,7 +11,8 @@
  * padding (dropped), maps narrower than a sliver, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
- * initializers). */
+ * initializers); pointwise slivers of one vector, masked and not, over
+ * filter panels of 8 rows and fewer. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -84,6 +85,10 @@ static const ConvCase cases[] = {
   { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
   { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
   { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  /* one vector of columns: the whole filter panel per call (AVX2) */
+  { 1, 19, 13, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 7 columns masked, panels of 8 and 5 rows */
+  { 1, 33, 21, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* 8 columns unmasked, a 5-row panel */
+  { 1, 300, 16, 1, 29, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },         /* 29 = 24 + 5: a masked one-vector tail, deep K */
   /* maps narrower than a sliver: the images side by side as one */
   { 2, 12, 30, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Clip", TRUE },   /* 2 × 16 pixels, groups, residual */
   { 3, 8, 10, 7, 7, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu" },           /* stride 2 to 4×4, batch 3 */

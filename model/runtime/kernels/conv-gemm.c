@@ -853,26 +853,27 @@ narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, 
 }
 
 /* The pointwise micro-kernels of one ISA: each computes `rows` filter
- * rows of a panel per call, over a sliver of up to three vectors. */
+ * rows of a panel per call, over a sliver of up to three vectors; that
+ * of one vector (masked1) a whole panel. */
 typedef struct _GraftPointwiseIsa {
   gint64 rows;                    /* HALF_ROWS (ymm) or ROWS (zmm) */
   gint64 lanes;                   /* floats per vector */
-  PointwiseKernel full, masked3, masked2, masked1;
+  PointwiseKernel full, masked3, masked2, full1, masked1;
 } PointwiseIsa;
 
 static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_avx2_3,
                                              pointwise_kernel_avx2_3_masked, pointwise_kernel_avx2_2_masked,
-                                             pointwise_kernel_avx2_1_masked };
+                                             pointwise_kernel_avx2_1, pointwise_kernel_avx2_1_masked };
 static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
-                                               pointwise_kernel_avx512_1_masked };
+                                               pointwise_kernel_avx512_1, pointwise_kernel_avx512_1_masked };
 
 const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS] = { NULL, &pointwise_avx2, &pointwise_avx512 };
 
 /* Columns [0, n ≤ 3 vectors) of `rows` output rows from part `part` of a
  * filter panel (a: that part's first row; bias NULL or from its first
- * row); panel_rows: the panel's rows in all. Four columns or fewer take
- * the whole panel at once, in its first part's turn. */
+ * row); panel_rows: the panel's rows in all. One vector of columns or
+ * fewer take the whole panel at once, in its first part's turn. */
 static inline void
 pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part, const float *x, gint64 ldx, float *y,
                   const float *res, gint64 ldy, const float *bias, gint64 rows, gint64 panel_rows, gint64 n,
@@ -884,10 +885,15 @@ pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part,
         pointwise_narrow[n - 1] (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, clamp, lo, hi);
       return;
     }
-  PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
-                           : n > 2 * pi->lanes ? pi->masked3
-                           : n > pi->lanes ? pi->masked2
-                           : pi->masked1;
+  if (n <= pi->lanes)
+    {
+      /* one vector: the kernel takes the whole panel */
+      if (part == 0)
+        (n == pi->lanes ? pi->full1 : pi->masked1) (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, n, clamp, lo,
+                                                     hi);
+      return;
+    }
+  PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full : n > 2 * pi->lanes ? pi->masked3 : pi->masked2;
   kernel (K, a, x, ldx, y, res, ldy, bias, (int) rows, n, clamp, lo, hi);
 }
 
