@@ -85,6 +85,10 @@ static const ConvCase cases[] = {
   { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
   { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
   { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  /* panels of one vector of columns: the whole filter panel per call (AVX2) */
+  { 2, 64, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* two 2×2 maps: 8 columns */
+  { 1, 40, 13, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },          /* 6 columns, panels of 8 and 5 rows */
+  { 2, 32, 16, 4, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip" },        /* stride 2 to 2×2 */
   /* one vector of columns: the whole filter panel per call (AVX2) */
   { 1, 19, 13, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 7 columns masked, panels of 8 and 5 rows */
   { 1, 33, 21, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* 8 columns unmasked, a 5-row panel */

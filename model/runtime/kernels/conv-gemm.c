@@ -722,9 +722,26 @@ split_phases_plane_avx2 (gint64 p, gpointer data)
   {                                                                                                                    \
     tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, next_a, a_lines, vecs);           \
   }
-MICRO_KERNEL_AVX2 (1)
 MICRO_KERNEL_AVX2 (2)
 MICRO_KERNEL_AVX2 (3)
+
+/* tile [ROWS][8] (+)= a [K][ROWS] · b [K][8]: a sliver of one vector
+ * takes the whole panel, eight accumulators where four would leave the
+ * multiply-adds waiting on each other's latency (small maps: ResNet-50's
+ * 2×2 maps at 64×64 inputs give panels of 8 columns). */
+#define TB_V GraftV8f
+#define TB_LANES YMM_LANES
+#define TB_ROWS ROWS
+#define TB_SUFFIX avx2_panel
+#include "runtime/kernels/conv-tile-body.h"
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+micro_kernel_avx2_1_panel (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                           gboolean accumulate, const float *prefetch, gint64 prefetch_lines, const float *next_a,
+                           gint64 a_lines)
+{
+  tile_body_avx2_panel (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, next_a, a_lines, 1);
+}
 
 /* The pointwise micro-kernel, the first four rows of a filter panel × up
  * to 24 columns in 12 ymm accumulators (see conv-pointwise-body.h). */
@@ -1014,7 +1031,9 @@ multiply_avx2 (const TileBlock *t)
                   }
                 if (left <= NARROW_COLS && half == 0)
                   narrow_tile (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, left, pf, pl, na, nl);
-                else if (left <= NARROW_COLS)
+                else if (left <= YMM_LANES && half == 0)
+                  micro_kernel_avx2_1_panel (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
+                else if (left <= YMM_LANES)
                   {
                     /* the first half's call took both halves' rows */
                     ask_lines (pf, pl);
@@ -1022,10 +1041,8 @@ multiply_avx2 (const TileBlock *t)
                   }
                 else if (left > 2 * YMM_LANES)
                   micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
-                else if (left > YMM_LANES)
-                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
                 else
-                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
+                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
               }
         }
     }
