@@ -77,6 +77,12 @@ static const ConvCase cases[] = {
   { 3, 4, 4, 33, 57, 3, 3, 2, 1, 1, 1, 1, 1, 4, "Clip" },    /* stride 2, odd sizes, batch 3 */
   { 1, 3, 3, 10, 48, 3, 3, 1, 1, 0, 0, 0, 0, 3, NULL },      /* no padding */
   { 1, 2, 2, 6, 20, 3, 3, 2, 1, 0, 1, 1, 0, 2, NULL },       /* stride 2, asymmetric pads */
+  /* depthwise on maps of 1, 2 or 4 pixels that keep their size (AVX2: planes packed side by side in a vector) */
+  { 2, 7, 7, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 7, "Clip" },      /* two planes a vector, channels wrap to the next image */
+  { 1, 5, 5, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 5, NULL },        /* four planes a vector, a one-plane tail */
+  { 2, 6, 6, 2, 2, 5, 5, 1, 1, 2, 2, 2, 2, 6, "Relu" },      /* 5×5 */
+  { 1, 9, 9, 2, 2, 3, 3, 1, 2, 2, 2, 2, 2, 9, NULL },        /* dilation 2, a one-plane tail */
+  { 3, 3, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 3, "Relu" },      /* eight planes a vector, a one-plane tail */
   /* pointwise, per image straight from x to y (slivers of 24 columns with AVX2, 48 with AVX-512; masked tails) */
   { 2, 40, 100, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 49 = 24 + 24 + 1; more channels than pixels */
   { 2, 24, 20, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE }, /* 196 = 8·24 + 4, residual */
