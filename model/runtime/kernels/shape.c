@@ -1135,6 +1135,8 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
                  (graft_kernel_input (ctx, 2) && ctx->inputs[2]->numel > 0 ? graft_rt_tensor_get_f64 (ctx->inputs[2], 0) : 0);
   PadMode m = strcmp (mode, "reflect") == 0 ? PAD_REFLECT : strcmp (mode, "edge") == 0 ? PAD_EDGE
               : strcmp (mode, "wrap") == 0 ? PAD_WRAP : PAD_CONSTANT;
+  if (out->numel == 0)
+    return TRUE;
   if (rank > 0 && in->numel > 0 && out->dtype != GRAFT_DTYPE_STRING)
     {
       /* the constant in the output's dtype, as its bytes */
