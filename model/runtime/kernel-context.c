@@ -193,6 +193,15 @@ graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi)
   return TRUE;
 }
 
+GraftFusedActivation
+graft_kernel_get_fused_activation (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || e->run->runtime->observe)
+    return GRAFT_FUSED_ACTIVATION_NONE;
+  return e->step->fused_activation;
+}
+
 gconstpointer
 graft_kernel_get_pattern (GraftKernelContext *ctx)
 {

@@ -479,6 +479,86 @@ fuse_matmul_bias (GraftRuntime *rt, Plan *plan)
     }
 }
 
+/* A step after step i that no other fusion took, for the nodes an
+ * activation fused into step i's Conv. */
+static Step *
+free_step_after (Plan *plan, GHashTable *step_of_node, GraftNode *node, guint i)
+{
+  Step *s = step_of (plan, step_of_node, node);
+  return s && (guint) (s - plan->steps) > i && step_unfused (s) && s->transposed_inputs == 0 ? s : NULL;
+}
+
+/* Node is op with n_inputs inputs and one output. */
+static gboolean
+is_simple_node (GraftNode *node, const char *op, guint n_inputs)
+{
+  return strcmp (node->op, op) == 0 && node->inputs->len == n_inputs && node->outputs->len == 1 &&
+         node->outputs->pdata[0] != NULL;
+}
+
+/* The Mul of v by the output of sigmoid, v's Sigmoid, where these two
+ * are all v's readers and the Mul is the Sigmoid's only one, the
+ * Sigmoid's output not a graph output (a SiLU as torch.onnx.export writes
+ * torch.nn.SiLU): the Mul, or NULL. */
+static GraftNode *
+silu_of (GraftValue *v, GraftNode **sigmoid)
+{
+  if (v->consumers == NULL || v->consumers->len != 2)
+    return NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      GraftNode *s = v->consumers->pdata[k], *mul = v->consumers->pdata[1 - k];
+      GraftValue *sv;
+      if (!is_simple_node (s, "onnx::Sigmoid", 1) || !is_simple_node (mul, "onnx::Mul", 2) ||
+          graft_fusion_sole_reader (s, &sv) != mul)
+        continue;
+      GraftValue *a = mul->inputs->pdata[0], *b = mul->inputs->pdata[1];
+      if ((a == v && b == sv) || (a == sv && b == v))
+        {
+          *sigmoid = s;
+          return mul;
+        }
+    }
+  return NULL;
+}
+
+/* Conv → HardSwish, and Conv → SiLU (Sigmoid and Mul): the Conv applies
+ * the activation (Step.fused_activation) and its nodes forward the
+ * Conv's output. Only Conv steps that no other fusion took (no clamp,
+ * residual or pattern: none of those applies an activation after). */
+static void
+fuse_conv_activations (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      GraftValue *v = conv->node->outputs->len == 1 ? conv->node->outputs->pdata[0] : NULL;
+      if (strcmp (conv->node->op, "onnx::Conv") != 0 || !step_unfused (conv) || v == NULL ||
+          is_graph_output (plan->graph, v))
+        continue;
+      GraftNode *next = graft_fusion_sole_reader (conv->node, &v), *sigmoid = NULL, *mul;
+      Step *act, *sigmoid_step;
+      if (next && is_simple_node (next, "onnx::HardSwish", 1) &&
+          (act = free_step_after (plan, step_of_node, next, i)) != NULL)
+        {
+          conv->fused_activation = GRAFT_FUSED_ACTIVATION_HARD_SWISH;
+          act->forward_input = TRUE;
+          act->forward_index = 0;
+        }
+      else if ((mul = silu_of (v, &sigmoid)) != NULL &&
+               (sigmoid_step = free_step_after (plan, step_of_node, sigmoid, i)) != NULL &&
+               (act = free_step_after (plan, step_of_node, mul, i)) != NULL)
+        {
+          conv->fused_activation = GRAFT_FUSED_ACTIVATION_SILU;
+          sigmoid_step->forward_input = TRUE;   /* its value only reaches the Mul, which forwards */
+          sigmoid_step->forward_index = 0;
+          act->forward_input = TRUE;
+          act->forward_index = mul->inputs->pdata[0] == v ? 0 : 1;
+        }
+    }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
@@ -486,4 +566,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fuse_qdq (rt, plan, last_use);
   fuse_patterns (rt, plan);
   fuse_matmul_bias (rt, plan);
+  fuse_conv_activations (plan);
 }

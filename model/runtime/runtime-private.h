@@ -36,6 +36,10 @@ typedef struct _Step {
   gboolean fused;
   float fused_lo, fused_hi;
   gboolean forward_input;
+  /* Conv whose output only a SiLU (Sigmoid and Mul) or a HardSwish reads
+   * (never with a clamp or a residual): the kernel applies it and the
+   * activation's steps forward the Conv's output. */
+  GraftFusedActivation fused_activation;
   /* Conv whose only consumer is an Add of a value computed before it (a
    * residual connection): the kernel may add that value in its epilogue
    * (graft_kernel_take_residual); then the Add, and a Relu/Clip after it

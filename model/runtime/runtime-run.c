@@ -409,6 +409,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         }
       if (runs && runs->pattern_at != NO_STEP && rt->observe == NULL && frame.pattern_taken[runs->pattern_at])
         runs = NULL;
+      gboolean forwards = runs && !frame.pattern_taken[i] && step_forwards (run, &frame, runs);
       if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;
       for (guint j = 0; j < step->n_outputs; j++)
@@ -422,6 +423,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
           GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
           t->calls++;
+          t->forwarded_calls += forwards;
           if (frame.pattern_taken[i])
             {
               t->fused_calls++;

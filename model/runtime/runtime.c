@@ -176,7 +176,7 @@ graft_runtime_reset_timings (GraftRuntime *self)
     {
       GraftNodeTiming *t = &g_array_index (self->timings, GraftNodeTiming, i);
       t->seconds = 0;
-      t->calls = t->fused_calls = 0;
+      t->calls = t->fused_calls = t->forwarded_calls = 0;
     }
 }
 

@@ -71,6 +71,9 @@ typedef struct {
    * pattern, whose other nodes have no calls of their own then */
   guint64 fused_calls;
   const char *fused_op;
+  /* calls in which node only passed its input on: the Conv before it had
+   * applied it (a fused Relu/Clip, SiLU, HardSwish or residual Add) */
+  guint64 forwarded_calls;
 } GraftNodeTiming;
 
 /* Runs the main graph. inputs: char* name → GraftRtTensor* (borrowed).

@@ -30,3 +30,43 @@ graft_test_op_calls (GraftRuntime *rt, const char *op, guint *fused, const char 
     *fused_op = fused_name;
   return calls;
 }
+
+/* Calls of nodes of op in rt's timings that only forwarded their input
+ * (the Conv before them applied them: a fused activation). */
+static inline guint64
+graft_test_op_forwarded (GraftRuntime *rt, const char *op)
+{
+  GArray *timings = graft_runtime_get_timings (rt);
+  guint64 forwarded = 0;
+  for (guint i = 0; i < timings->len; i++)
+    {
+      GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, i);
+      if (strcmp (t->node->op, op) == 0)
+        forwarded += t->forwarded_calls;
+    }
+  return forwarded;
+}
+
+static inline void
+graft_test_ignore_value (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
+{
+}
+
+/* A profiled run of model at threads, with the engine's fusions or (an
+ * observer makes every node run on its own, as `graft-cli run --validate`
+ * does) without; *rt_out gets the runtime for its timings. */
+static inline GPtrArray *
+graft_test_run_profiled (GraftModel *model, GHashTable *inputs, guint threads, gboolean fusion, GraftRuntime **rt_out)
+{
+  g_autoptr(GError) error = NULL;
+  GraftRuntime *rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  if (!fusion)
+    graft_runtime_set_observer (rt, graft_test_ignore_value, NULL);
+  graft_runtime_set_n_threads (rt, threads);
+  graft_runtime_set_profiling (rt, TRUE);
+  GPtrArray *result = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  *rt_out = rt;
+  return result;
+}

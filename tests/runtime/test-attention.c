@@ -102,23 +102,6 @@ run_node (const char *op, const char *const *input_names, const char *const *out
 
 /* The outputs of the fast path against the reference's, float32. */
 static void
-assert_outputs_close (const char *what, GPtrArray *fast, GPtrArray *reference)
-{
-  g_assert_cmpuint (fast->len, ==, reference->len);
-  for (guint o = 0; o < fast->len; o++)
-    {
-      const GraftRtTensor *got = fast->pdata[o], *want = reference->pdata[o];
-      g_assert_cmpint (got->numel, ==, want->numel);
-      for (gint64 i = 0; i < got->numel; i++)
-        {
-          float g = ((const float *) got->data)[i], w = ((const float *) want->data)[i];
-          if (!(fabs (g - w) <= 2e-5 * (1 + fabs (w))))
-            g_error ("%s: output %u [%" G_GINT64_FORMAT "] = %.8g, the reference %.8g", what, o, i, g, w);
-        }
-    }
-}
-
-static void
 set_attention_attributes (GraftNode *node, gconstpointer data)
 {
   const AttentionCase *c = data;
@@ -188,7 +171,7 @@ test_blocked_against_reference (gconstpointer data)
       g_autoptr(GPtrArray) fast = run_node ("Attention", names, outputs, inputs, set_attention_attributes, c, level);
       g_autoptr(GPtrArray) reference = run_node ("Attention", names, outputs, inputs, set_attention_attributes, c,
                                                  GRAFT_SIMD_PORTABLE);
-      assert_outputs_close (c->what, fast, reference);
+      float_graph_assert_outputs_close (c->what, fast, reference, 2e-5);
     }
 }
 
@@ -248,7 +231,7 @@ test_rotary_against_reference (gconstpointer data)
       g_autoptr(GPtrArray) fast = run_node ("RotaryEmbedding", names, outputs, inputs, set_rotary_attributes, c, level);
       g_autoptr(GPtrArray) reference = run_node ("RotaryEmbedding", names, outputs, inputs, set_rotary_attributes, c,
                                                  GRAFT_SIMD_PORTABLE);
-      assert_outputs_close (c->what, fast, reference);
+      float_graph_assert_outputs_close (c->what, fast, reference, 2e-5);
     }
 }
 
@@ -274,25 +257,6 @@ static const PatternCase pattern_cases[] = {
   { "a mask that broadcasts the scores up", 4, 1, 2, 5, 6, 4, 4, 1, 3, FALSE, FALSE },
 };
 
-static GraftValue *
-pattern_value (GraftGraph *graph, const char *name)
-{
-  GraftValue *v = graft_graph_ensure_value (graph, name);
-  v->dtype = GRAFT_DTYPE_FLOAT32;
-  return v;
-}
-
-static GraftNode *
-pattern_node (GraftGraph *graph, const char *op, const char *a, const char *b, const char *out)
-{
-  GraftNode *node = graft_graph_add_node (graph, NULL, op, out);
-  graft_node_add_input (node, pattern_value (graph, a));
-  if (b)
-    graft_node_add_input (node, pattern_value (graph, b));
-  graft_node_add_output (node, pattern_value (graph, out));
-  return node;
-}
-
 /* MatMul (q, kt) → [Mul/Div] → [Add mask] → Softmax → MatMul (·, v), in
  * the order torch.onnx.export writes it (the scale's Constant between the
  * MatMul and the Mul). */
@@ -307,14 +271,14 @@ pattern_model (const PatternCase *c, GHashTable *inputs)
     if (g_hash_table_contains (inputs, names[i]))
       {
         const GraftRtTensor *t = g_hash_table_lookup (inputs, names[i]);
-        GraftValue *v = pattern_value (graph, names[i]);
+        GraftValue *v = float_graph_value (graph, names[i]);
         graft_shape_init_fixed (&v->shape, t->rank, t->dims);
         graft_graph_add_input (graph, v);
       }
   const char *kt = "k";
   if (c->k_transposed)
     {
-      GraftNode *t = pattern_node (graph, "Transpose", "k", NULL, "kt");
+      GraftNode *t = float_graph_add_node (graph, "Transpose", "k", NULL, NULL, "kt");
       gint64 perm[4] = { 0, 1, 2, 3 };
       perm[c->rank - 2] = c->rank - 1;
       perm[c->rank - 1] = c->rank - 2;
@@ -322,7 +286,7 @@ pattern_model (const PatternCase *c, GHashTable *inputs)
       kt = "kt";
     }
   const char *scores = "scores";
-  pattern_node (graph, "MatMul", "q", kt, scores);
+  float_graph_add_node (graph, "MatMul", "q", kt, NULL, scores);
   float scale = 1 / sqrtf (c->size);
   if (c->scale == 1)
     {
@@ -331,29 +295,29 @@ pattern_model (const PatternCase *c, GHashTable *inputs)
       g_autoptr(GBytes) bytes = g_bytes_new (&scale, sizeof scale);
       g_assert_true (graft_tensor_set_data (t, bytes, NULL));
       graft_node_add_attribute (constant, graft_attribute_new_tensor ("value", t));
-      graft_node_add_output (constant, pattern_value (graph, "scale"));
-      pattern_node (graph, "Mul", "scale", scores, "scaled");
+      graft_node_add_output (constant, float_graph_value (graph, "scale"));
+      float_graph_add_node (graph, "Mul", "scale", scores, NULL, "scaled");
       scores = "scaled";
     }
   else if (c->scale == 2)
     {
       float divisor = sqrtf (c->size);
       float_graph_add_initializer (graph, "divisor", 0, NULL, &divisor);
-      pattern_node (graph, "Div", scores, "divisor", "scaled");
+      float_graph_add_node (graph, "Div", scores, "divisor", NULL, "scaled");
       scores = "scaled";
     }
   if (c->mask)
     {
-      pattern_node (graph, "Add", scores, "mask", "masked");
+      float_graph_add_node (graph, "Add", scores, "mask", NULL, "masked");
       scores = "masked";
     }
-  GraftNode *softmax = pattern_node (graph, "Softmax", scores, NULL, "weights");
+  GraftNode *softmax = float_graph_add_node (graph, "Softmax", scores, NULL, NULL, "weights");
   graft_node_add_attribute (softmax, graft_attribute_new_int ("axis", -1));
   if (c->cast)
-    graft_node_add_attribute (pattern_node (graph, "Cast", "weights", NULL, "cast"),
+    graft_node_add_attribute (float_graph_add_node (graph, "Cast", "weights", NULL, NULL, "cast"),
                               graft_attribute_new_int ("to", 1));
-  pattern_node (graph, "MatMul", c->cast ? "cast" : "weights", "v", "y");
-  graft_graph_add_output (graph, pattern_value (graph, "y"));
+  float_graph_add_node (graph, "MatMul", c->cast ? "cast" : "weights", "v", NULL, "y");
+  graft_graph_add_output (graph, float_graph_value (graph, "y"));
   graft_model_set_graph (model, graph);
   return model;
 }
@@ -402,29 +366,16 @@ pattern_inputs (GRand *rng, const PatternCase *c, GHashTable *inputs)
   g_hash_table_insert (inputs, (gpointer) "mask", mask);
 }
 
-static void
-ignore_value (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
-{
-}
-
-/* A run at the SIMD level, with or without the engine's fusions (an
- * observer makes every node run on its own, as `graft-cli run --validate`
- * does); *calls: how many times a node of op ran. */
+/* A run at the SIMD level, with or without the engine's fusions;
+ * *calls: how many times a node of op ran. */
 static GPtrArray *
 run_model (GraftModel *model, GHashTable *inputs, guint threads, GraftSimdLevel level, gboolean fusion,
            const char *op, guint *calls)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
-  g_assert_no_error (error);
-  if (!fusion)
-    graft_runtime_set_observer (rt, ignore_value, NULL);
-  graft_runtime_set_n_threads (rt, threads);
-  graft_runtime_set_profiling (rt, TRUE);
+  g_autoptr(GraftRuntime) rt = NULL;
   graft_simd_set_max_level (level);
-  GPtrArray *result = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  GPtrArray *result = graft_test_run_profiled (model, inputs, threads, fusion, &rt);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
-  g_assert_no_error (error);
   *calls = graft_test_op_calls (rt, op, NULL, NULL);
   return result;
 }
@@ -460,7 +411,7 @@ test_pattern_against_nodes (gconstpointer data)
           g_assert_cmpint (got->rank, ==, want->rank);
           for (int d = 0; d < got->rank; d++)
             g_assert_cmpint (got->dims[d], ==, want->dims[d]);
-          assert_outputs_close (c->what, fast, reference);
+          float_graph_assert_outputs_close (c->what, fast, reference, 2e-5);
         }
     }
 }
@@ -479,12 +430,12 @@ gelu_model (gint64 n, float divisor)
   float_graph_add_initializer (graph, "divisor", 0, NULL, &divisor);
   float_graph_add_initializer (graph, "one", 0, NULL, &one);
   float_graph_add_initializer (graph, "half", 0, NULL, &half);
-  pattern_node (graph, "Div", "x", "divisor", "scaled");
-  pattern_node (graph, "Erf", "scaled", NULL, "erf");
-  pattern_node (graph, "Add", "erf", "one", "plus");
-  pattern_node (graph, "Mul", "x", "plus", "product");
-  pattern_node (graph, "Mul", "product", "half", "y");
-  graft_graph_add_output (graph, pattern_value (graph, "y"));
+  float_graph_add_node (graph, "Div", "x", "divisor", NULL, "scaled");
+  float_graph_add_node (graph, "Erf", "scaled", NULL, NULL, "erf");
+  float_graph_add_node (graph, "Add", "erf", "one", NULL, "plus");
+  float_graph_add_node (graph, "Mul", "x", "plus", NULL, "product");
+  float_graph_add_node (graph, "Mul", "product", "half", NULL, "y");
+  graft_graph_add_output (graph, float_graph_value (graph, "y"));
   graft_model_set_graph (model, graph);
   return model;
 }
@@ -519,7 +470,7 @@ test_gelu_pattern_against_nodes (gconstpointer data)
           {
             g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, "onnx::Erf", &erf_calls);
             g_assert_cmpuint (erf_calls, ==, other ? 1 : 0);
-            assert_outputs_close (other ? "not GELU" : "GELU", fast, reference);
+            float_graph_assert_outputs_close (other ? "not GELU" : "GELU", fast, reference, 2e-5);
           }
       }
 }
@@ -537,12 +488,12 @@ bias_model (gint64 batch, gint64 M, gint64 K, gint64 N, const float *w, const fl
   float_graph_add_input (graph, "a", 3, da);
   float_graph_add_initializer (graph, "w", 2, dw, w);
   float_graph_add_initializer (graph, "bias", bias_rank, db + 2 - bias_rank, bias);
-  pattern_node (graph, "MatMul", "a", "w", "product");
+  float_graph_add_node (graph, "MatMul", "a", "w", NULL, "product");
   if (bias_first)
-    pattern_node (graph, "Add", "bias", "product", "y");
+    float_graph_add_node (graph, "Add", "bias", "product", NULL, "y");
   else
-    pattern_node (graph, "Add", "product", "bias", "y");
-  graft_graph_add_output (graph, pattern_value (graph, "y"));
+    float_graph_add_node (graph, "Add", "product", "bias", NULL, "y");
+  graft_graph_add_output (graph, float_graph_value (graph, "y"));
   graft_model_set_graph (model, graph);
   return model;
 }
@@ -585,7 +536,7 @@ test_matmul_bias_against_nodes (gconstpointer data)
               const GraftRtTensor *y = fast->pdata[0];
               g_assert_cmpint (y->rank, ==, 3);
               g_assert_cmpint (y->dims[2], ==, N);
-              assert_outputs_close ("MatMul + bias", fast, reference);
+              float_graph_assert_outputs_close ("MatMul + bias", fast, reference, 2e-5);
             }
       }
 }

@@ -78,12 +78,6 @@ static const FusedCase cases[] = {
     TRUE, FALSE, "Clip" },
 };
 
-static float
-value_at (gint64 i, gint64 salt)
-{
-  return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
-}
-
 static gint64
 out_size (gint64 in, gint64 k, gint64 s, gint64 d, gint64 pb, gint64 pe)
 {
@@ -263,19 +257,19 @@ check_case (gconstpointer item, GraftSimdLevel level)
   g_autofree float *w3 = g_new (float, M * c->ce);
   g_autofree float *b3 = g_new (float, M);
   for (gint64 i = 0; i < M * c->ce; i++)
-    w3[i] = value_at (i, 13) / sqrtf ((float) c->ce);
+    w3[i] = float_graph_value_at (i, 13) / sqrtf ((float) c->ce);
   for (gint64 i = 0; i < M; i++)
-    b3[i] = value_at (i, 17);
+    b3[i] = float_graph_value_at (i, 17);
   for (gint64 i = 0; i < nx; i++)
-    x[i] = value_at (i, 1);
+    x[i] = float_graph_value_at (i, 1);
   for (gint64 i = 0; i < c->ce * c->cin; i++)
-    w1[i] = value_at (i, 7) * 3 / sqrtf ((float) c->cin);
+    w1[i] = float_graph_value_at (i, 7) * 3 / sqrtf ((float) c->cin);
   for (gint64 i = 0; i < c->ce * c->k * c->k; i++)
-    w2[i] = value_at (i, 11) / c->k;
+    w2[i] = float_graph_value_at (i, 11) / c->k;
   for (gint64 i = 0; i < c->ce; i++)
     {
-      b1[i] = value_at (i, 3);
-      b2[i] = value_at (i, 5);
+      b1[i] = float_graph_value_at (i, 3);
+      b2[i] = float_graph_value_at (i, 5);
     }
   gint64 ps = MAX (c->pointwise_stride, 1);
   gint64 OH = out_size ((c->h - 1) / ps + 1, c->k, c->s, c->d, c->pt, c->pb);

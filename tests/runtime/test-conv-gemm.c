@@ -11,7 +11,8 @@
  * padding (dropped), maps narrower than a sliver, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
- * initializers). */
+ * initializers); pointwise slivers of one vector, masked and not, over
+ * filter panels of 8 rows and fewer. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -76,6 +77,12 @@ static const ConvCase cases[] = {
   { 3, 4, 4, 33, 57, 3, 3, 2, 1, 1, 1, 1, 1, 4, "Clip" },    /* stride 2, odd sizes, batch 3 */
   { 1, 3, 3, 10, 48, 3, 3, 1, 1, 0, 0, 0, 0, 3, NULL },      /* no padding */
   { 1, 2, 2, 6, 20, 3, 3, 2, 1, 0, 1, 1, 0, 2, NULL },       /* stride 2, asymmetric pads */
+  /* depthwise on maps of 1, 2 or 4 pixels that keep their size (AVX2: planes packed side by side in a vector) */
+  { 2, 7, 7, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 7, "Clip" },      /* two planes a vector, channels wrap to the next image */
+  { 1, 5, 5, 1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 5, NULL },        /* four planes a vector, a one-plane tail */
+  { 2, 6, 6, 2, 2, 5, 5, 1, 1, 2, 2, 2, 2, 6, "Relu" },      /* 5×5 */
+  { 1, 9, 9, 2, 2, 3, 3, 1, 2, 2, 2, 2, 2, 9, NULL },        /* dilation 2, a one-plane tail */
+  { 3, 3, 3, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 3, "Relu" },      /* eight planes a vector, a one-plane tail */
   /* pointwise, per image straight from x to y (slivers of 24 columns with AVX2, 48 with AVX-512; masked tails) */
   { 2, 40, 100, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 49 = 24 + 24 + 1; more channels than pixels */
   { 2, 24, 20, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE }, /* 196 = 8·24 + 4, residual */
@@ -84,6 +91,14 @@ static const ConvCase cases[] = {
   { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
   { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
   { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  /* panels of one vector of columns: the whole filter panel per call (AVX2) */
+  { 2, 64, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* two 2×2 maps: 8 columns */
+  { 1, 40, 13, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },          /* 6 columns, panels of 8 and 5 rows */
+  { 2, 32, 16, 4, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip" },        /* stride 2 to 2×2 */
+  /* one vector of columns: the whole filter panel per call (AVX2) */
+  { 1, 19, 13, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 7 columns masked, panels of 8 and 5 rows */
+  { 1, 33, 21, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* 8 columns unmasked, a 5-row panel */
+  { 1, 300, 16, 1, 29, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },         /* 29 = 24 + 5: a masked one-vector tail, deep K */
   /* maps narrower than a sliver: the images side by side as one */
   { 2, 12, 30, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Clip", TRUE },   /* 2 × 16 pixels, groups, residual */
   { 3, 8, 10, 7, 7, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu" },           /* stride 2 to 4×4, batch 3 */
@@ -105,21 +120,13 @@ static const ConvCase cases[] = {
   { 2, 16, 17, 7, 9, 3, 3, 1, 1, 0, 2, 1, 0, 1, "Clip" },          /* asymmetric pads, odd M */
 };
 
-static float
-value_at (gint64 i, gint64 salt)
-{
-  return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
-}
-
-
-
 static GraftModel *
 build_model (const ConvCase *c, const float *wv, const float *bv)
 {
   GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
   GraftGraph *g = graft_graph_new ("conv");
   graft_model_set_opset (model, "onnx", 17);
-  gint64 dx[] = { c->n, c->c, c->h, c->w }, dw[] = { c->m, c->c / c->group, c->kh, c->kw }, db[] = { c->m };
+  gint64 dx[] = { c->n, c->c, c->h, c->w }, pads[] = { c->pt, c->pl, c->pb, c->pr };
   float_graph_add_input (g, "x", 4, dx);
   if (c->residual)
     {
@@ -127,25 +134,10 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
                       (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1 };
       float_graph_add_input (g, "r", 4, dr);
     }
-  float_graph_add_initializer (g, "w", 4, dw, wv);
-  float_graph_add_initializer (g, "b", 1, db, bv);
-  GraftNode *conv = graft_graph_add_node (g, NULL, "Conv", "Conv");
-  graft_node_add_input (conv, graft_graph_resolve_value (g, "x"));
-  graft_node_add_input (conv, graft_graph_resolve_value (g, "w"));
-  graft_node_add_input (conv, graft_graph_resolve_value (g, "b"));
-  graft_node_add_output (conv, graft_graph_ensure_value (g, c->residual ? "sum" : c->activation ? "z" : "y"));
+  float_graph_add_conv (g, "x", c->residual ? "sum" : c->activation ? "z" : "y", c->m, c->c / c->group, c->kh, c->kw,
+                        wv, bv, c->s, c->d, pads, c->group);
   if (c->residual)
-    {
-      GraftNode *add = graft_graph_add_node (g, NULL, "Add", "Add");
-      graft_node_add_input (add, graft_graph_resolve_value (g, "sum"));
-      graft_node_add_input (add, graft_graph_resolve_value (g, "r"));
-      graft_node_add_output (add, graft_graph_ensure_value (g, c->activation ? "z" : "y"));
-    }
-  gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
-  graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", strides, 2));
-  graft_node_add_attribute (conv, graft_attribute_new_ints ("dilations", dil, 2));
-  graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", pads, 4));
-  graft_node_add_attribute (conv, graft_attribute_new_int ("group", c->group));
+    float_graph_add_node (g, "Add", "sum", "r", NULL, c->activation ? "z" : "y");
   if (c->activation)
     {
       GraftNode *act = graft_graph_add_node (g, NULL, c->activation, c->activation);
@@ -198,11 +190,11 @@ check_case (const ConvCase *c)
   g_autofree float *wv = g_new (float, nw);
   g_autofree float *bv = g_new (float, c->m);
   for (gint64 i = 0; i < nx; i++)
-    xv[i] = value_at (i, 1);
+    xv[i] = float_graph_value_at (i, 1);
   for (gint64 i = 0; i < nw; i++)
-    wv[i] = value_at (i, 7) / sqrtf ((float) (Cg * c->kh * c->kw));
+    wv[i] = float_graph_value_at (i, 7) / sqrtf ((float) (Cg * c->kh * c->kw));
   for (gint64 i = 0; i < c->m; i++)
-    bv[i] = value_at (i, 3);
+    bv[i] = float_graph_value_at (i, 3);
   g_autoptr(GraftModel) model = build_model (c, wv, bv);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
@@ -225,7 +217,7 @@ check_case (const ConvCase *c)
             gint64 dr[] = { c->n, c->m, OH, OW };
             GraftRtTensor *r = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dr, NULL);
             for (gint64 i = 0; i < c->n * c->m * OH * OW; i++)
-              ((float *) r->data)[i] = value_at (i, 5);
+              ((float *) r->data)[i] = float_graph_value_at (i, 5);
             g_hash_table_insert (inputs, (gpointer) "r", r);
           }
         g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
@@ -241,7 +233,7 @@ check_case (const ConvCase *c)
               for (gint64 ow = 0; ow < OW; ow++)
                 {
                   gint64 at = ((n * c->m + m) * OH + oh) * OW + ow;
-                  double want = reference (c, xv, wv, bv, c->residual ? value_at (at, 5) : 0, n, m, oh, ow);
+                  double want = reference (c, xv, wv, bv, c->residual ? float_graph_value_at (at, 5) : 0, n, m, oh, ow);
                   float got = yv[at];
                   if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
                     g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT

@@ -1096,12 +1096,105 @@ test_slice_runs (void)
       }
 }
 
+/* The index numpy.pad reads along an axis of dim elements for output i
+ * (begin pad taken off), or -1 for the constant. */
+static gint64
+pad_reference_index (gint64 i, gint64 dim, const char *mode)
+{
+  if (i >= 0 && i < dim)
+    return i;
+  if (strcmp (mode, "constant") == 0)
+    return -1;
+  if (strcmp (mode, "edge") == 0)
+    return i < 0 ? 0 : dim - 1;
+  if (strcmp (mode, "wrap") == 0)
+    return ((i % dim) + dim) % dim;
+  /* reflect: bounce between the ends without repeating them */
+  while (i < 0 || i >= dim)
+    i = i < 0 ? -i : 2 * (dim - 1) - i;
+  return i;
+}
+
+/* Pad row by row (Swin's window padding of [N, H, W, C]) against the
+ * numpy rule element by element: every mode, pads on the last axis and
+ * on the outer ones, negative pads that crop, pads wider than the axis,
+ * an axes input, float32, int64 and uint8. */
+static void
+test_pad_rows (void)
+{
+  static const struct {
+    const char *mode;
+    gint64 n_axes, axes[4], pads[8];
+  } pads[] = {
+    { "constant", 4, { 0, 1, 2, 3 }, { 0, 0, 1, 2, 0, 0, 4, 3 } },    /* Swin: [N, H, W, C] to whole windows */
+    { "constant", 4, { 0, 1, 2, 3 }, { 0, 1, 0, 0, 0, 0, 0, 0 } },    /* only outer rows of fill */
+    { "constant", 2, { -1, 1 }, { -2, 1, 1, -1 } },                   /* crops and pads, axes input */
+    { "constant", 1, { 3 }, { -5, 0 } },                              /* crops every column */
+    { "reflect", 4, { 0, 1, 2, 3 }, { 0, 2, 1, 3, 1, 1, 2, 4 } },
+    { "edge", 4, { 0, 1, 2, 3 }, { 1, 0, 3, 6, 0, 2, 1, 2 } },
+    { "wrap", 4, { 0, 1, 2, 3 }, { 0, 4, 2, 7, 1, 3, 0, 6 } },       /* wider than the axes */
+    { "wrap", 2, { 2, 3 }, { -1, 2, 1, -3 } },
+  };
+  static const GraftDType dtypes[] = { GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64, GRAFT_DTYPE_UINT8 };
+  gint64 dims[] = { 2, 3, 4, 5 }, strides[] = { 60, 20, 5, 1 };
+  gint64 values[120];
+  for (int i = 0; i < 120; i++)
+    values[i] = (i * 37) % 101 + 1;
+  for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
+    for (guint k = 0; k < G_N_ELEMENTS (pads); k++)
+      {
+        Builder b;
+        builder_init (&b, 19);
+        gint64 n_pads = 2 * pads[k].n_axes, n_axes = pads[k].n_axes;
+        add_input (b.graph, "x", dtypes[t], 4, dims);
+        add_input (b.graph, "pads", GRAFT_DTYPE_INT64, 1, &n_pads);
+        add_input (b.graph, "value", dtypes[t], 0, NULL);
+        add_input (b.graph, "axes", GRAFT_DTYPE_INT64, 1, &n_axes);
+        GraftNode *node = add_node (b.graph, "Pad", IN ("x", "pads", "value", "axes"), IN ("y"));
+        graft_node_add_attribute (node, graft_attribute_new_string ("mode", pads[k].mode));
+        add_output (b.graph, "y");
+        gint64 fill = 9;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_typed (dtypes[t], 4, dims, values),
+                                        "pads", tensor_typed (GRAFT_DTYPE_INT64, 1, &n_pads, pads[k].pads),
+                                        "value", tensor_typed (dtypes[t], 0, NULL, &fill),
+                                        "axes", tensor_typed (GRAFT_DTYPE_INT64, 1, &n_axes, pads[k].axes), NULL);
+        g_assert_no_error (error);
+        gint64 begin[4] = { 0 }, end[4] = { 0 };
+        for (gint64 i = 0; i < n_axes; i++)
+          {
+            gint64 a = (pads[k].axes[i] + 4) % 4;
+            begin[a] = pads[k].pads[i];
+            end[a] = pads[k].pads[i + n_axes];
+          }
+        GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->dtype, ==, dtypes[t]);
+        for (int d = 0; d < 4; d++)
+          g_assert_cmpint (y->dims[d], ==, MAX (dims[d] + begin[d] + end[d], 0));
+        gint64 index[4] = { 0 };
+        for (gint64 o = 0; o < y->numel; o++)
+          {
+            gint64 at = 0;
+            for (int d = 0; d < 4 && at >= 0; d++)
+              {
+                gint64 i = pad_reference_index (index[d] - begin[d], dims[d], pads[k].mode);
+                at = i < 0 ? -1 : at + i * strides[d];
+              }
+            g_assert_cmpint (graft_rt_tensor_get_i64 (y, o), ==, at < 0 ? fill : values[at]);
+            for (int d = 3; d >= 0 && ++index[d] == y->dims[d]; d--)
+              index[d] = 0;
+          }
+        builder_clear (&b);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
+  g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);
   g_test_add_func ("/runtime/narrow-dtypes", test_narrow_dtypes);

@@ -17,6 +17,11 @@ struct _GraftDepthwisePlan {
   gint64 safe_lo, safe_hi;        /* see DepthwiseJob */
   gpointer masks;                 /* AVX-512: edge or flat masks (__mmask16); AVX2: flat masks (gint32) or NULL */
   float *zeros;                   /* AVX2, 3×3 of unit dilation: a row of zeros (see DepthwiseAvx2Job) */
+  /* AVX2, flat maps of 1, 2 or 4 pixels that keep their size: the planes
+   * packed several to a vector (see depthwise_packed_planes_avx2), or NULL */
+  GraftParallelFunc packed_planes;
+  gint64 planes_per_vector;
+  gint32 *packed_masks;           /* [tap][lane] */
 };
 
 #ifdef GRAFT_HAVE_X86_SIMD
@@ -340,6 +345,8 @@ typedef struct {
   gint64 safe_lo, safe_hi;        /* as in DepthwiseJob */
   const gint32 *flat_masks;       /* flat planes: [vector][tap][lane] */
   const float *zeros;             /* 3×3 windows of unit dilation: an input row of zeros, else NULL */
+  gint64 planes_per_vector;       /* packed planes: P of n_out = 8 / P pixels to a vector */
+  const gint32 *packed_masks;     /* packed planes: [tap][lane] */
 } DepthwiseAvx2Job;
 
 static GRAFT_TARGET_AVX2_FMA inline __m256
@@ -554,17 +561,17 @@ depthwise_plane_avx2 (const DepthwiseAvx2Job *job, gint64 index, const int sw)
     }
 }
 
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
-depthwise_plane_avx2_stride1 (gint64 index, gpointer data)
-{
-  depthwise_plane_avx2 (data, index, 1);
-}
+/* A plane kernel of the AVX2 table: one of the bodies above with its
+ * variant's constants. */
+#define PLANE_KERNEL_AVX2(name, call)                                                                                 \
+  static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void name (gint64 index, gpointer data)                                \
+  {                                                                                                                    \
+    call;                                                                                                              \
+  }
 
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
-depthwise_plane_avx2_stride2 (gint64 index, gpointer data)
-{
-  depthwise_plane_avx2 (data, index, 2);
-}
+PLANE_KERNEL_AVX2 (depthwise_plane_avx2_stride1, depthwise_plane_avx2 (data, index, 1))
+
+PLANE_KERNEL_AVX2 (depthwise_plane_avx2_stride2, depthwise_plane_avx2 (data, index, 2))
 
 /* depthwise_flat_plane with 8 lanes; fixed_taps, when not 0, is KH·KW
  * known at compile time (the tap loop unrolls, weights in registers) */
@@ -610,16 +617,73 @@ depthwise_flat_plane_avx2_body (gint64 index, const DepthwiseAvx2Job *job, const
     }
 }
 
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
-depthwise_flat_plane_avx2 (gint64 index, gpointer data)
+PLANE_KERNEL_AVX2 (depthwise_flat_plane_avx2, depthwise_flat_plane_avx2_body (index, data, 0))
+
+PLANE_KERNEL_AVX2 (depthwise_flat_plane_avx2_3x3, depthwise_flat_plane_avx2_body (index, data, 9))
+
+/* Planes P·index … P·index + P - 1 of maps of n_out = 8 / P pixels that
+ * keep their size (EfficientNet's 2×2 maps at 64×64 inputs): one vector
+ * holds P planes side by side, each lane with its plane's weights and
+ * bias, where one plane per call would fill half a vector or less with
+ * the setup of a whole call around it (0.5 GFLOPS on 2×2 maps). Lane l
+ * reads x at l + the tap's offset, masked off outside its own plane as
+ * the flat masks of its pixel say; the store is a whole vector. */
+static inline __attribute__ ((always_inline)) GRAFT_TARGET_AVX2_FMA void
+depthwise_packed_planes_avx2_body (gint64 index, const DepthwiseAvx2Job *job, const int fixed_taps)
 {
-  depthwise_flat_plane_avx2_body (index, data, 0);
+  const GraftWindow *w = job->w;
+  gint64 P = job->planes_per_vector, n_out = YMM_LANES / P, p0 = index * P;
+  gint64 W = w->in[1], KH = w->kernel[0], KW = w->kernel[1], taps = fixed_taps ? fixed_taps : KH * KW;
+  const float *x = job->x + p0 * n_out;
+  float *y = job->y + p0 * n_out;
+  float lane_bias[YMM_LANES], lane_weight[GRAFT_CONV_DEPTHWISE_MAX_TAPS][YMM_LANES];
+  for (gint64 q = 0; q < P; q++)
+    {
+      gint64 c = (p0 + q) % job->C;
+      const float *k = job->weight + c * taps;
+      for (gint64 l = q * n_out; l < (q + 1) * n_out; l++)
+        {
+          lane_bias[l] = job->bias ? job->bias[c] : 0;
+          for (gint64 t = 0; t < taps; t++)
+            lane_weight[t][l] = k[t];
+        }
+    }
+  __m256 a = _mm256_loadu_ps (lane_bias), b = _mm256_setzero_ps ();
+#pragma GCC unroll 16
+  for (gint64 t = 0; t < taps; t++)
+    {
+      gint64 ki = t / KW, kj = t % KW;
+      gint64 off = (ki * w->dilation[0] - w->pad_begin[0]) * W + kj * w->dilation[1] - w->pad_begin[1];
+      __m256 v = _mm256_maskload_ps (x + off,
+                                     _mm256_loadu_si256 ((const __m256i *) (job->packed_masks + t * YMM_LANES)));
+      if (t % 2)
+        b = _mm256_fmadd_ps (_mm256_loadu_ps (lane_weight[t]), v, b);
+      else
+        a = _mm256_fmadd_ps (_mm256_loadu_ps (lane_weight[t]), v, a);
+    }
+  _mm256_storeu_ps (y, clamp8 (_mm256_add_ps (a, b), _mm256_set1_ps (job->lo), _mm256_set1_ps (job->hi)));
 }
 
-static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP void
-depthwise_flat_plane_avx2_3x3 (gint64 index, gpointer data)
+PLANE_KERNEL_AVX2 (depthwise_packed_planes_avx2, depthwise_packed_planes_avx2_body (index, data, 0))
+
+PLANE_KERNEL_AVX2 (depthwise_packed_planes_avx2_3x3, depthwise_packed_planes_avx2_body (index, data, 9))
+
+/* The packed-plane kernel of a flat plan whose maps keep their size and
+ * divide a vector (see depthwise_packed_planes_avx2): lane l takes the
+ * flat masks of pixel l % n_out. */
+static void
+depthwise_plan_packed_avx2 (GraftDepthwisePlan *plan, gint64 n_out, gint64 taps)
 {
-  depthwise_flat_plane_avx2_body (index, data, 9);
+  const GraftWindow *w = &plan->w;
+  if (w->out[0] != w->in[0] || YMM_LANES % n_out != 0)
+    return;
+  const gint32 *flat = plan->masks;
+  plan->planes_per_vector = YMM_LANES / n_out;
+  plan->packed_masks = g_new (gint32, taps * YMM_LANES);
+  for (gint64 t = 0; t < taps; t++)
+    for (gint64 l = 0; l < YMM_LANES; l++)
+      plan->packed_masks[t * YMM_LANES + l] = flat[t * YMM_LANES + l % n_out];
+  plan->packed_planes = taps == 9 ? depthwise_packed_planes_avx2_3x3 : depthwise_packed_planes_avx2;
 }
 
 /* The AVX2 kernel and its masks for plan->w (see GraftDepthwisePlan). */
@@ -652,6 +716,7 @@ depthwise_plan_avx2 (GraftDepthwisePlan *plan)
         }
       plan->masks = masks;
       plan->plane = KH * KW == 9 ? depthwise_flat_plane_avx2_3x3 : depthwise_flat_plane_avx2;
+      depthwise_plan_packed_avx2 (plan, n_out, KH * KW);
       return;
     }
   gint64 shift_max = (w->kernel[1] - 1) * w->dilation[1] - pl;
@@ -684,6 +749,7 @@ graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan)
     return;
   g_free (plan->masks);
   g_free (plan->zeros);
+  g_free (plan->packed_masks);
   g_free (plan);
 }
 
@@ -701,8 +767,20 @@ graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan
   else
     {
       DepthwiseAvx2Job job = { x, weight, bias, y, &plan->w, C, lo, hi, x_plane, y_plane, plan->safe_lo,
-                               plan->safe_hi, plan->masks, plan->zeros };
-      for_each_plane (ctx, planes, plan->plane, &job);
+                               plan->safe_hi, plan->masks, plan->zeros, plan->planes_per_vector,
+                               plan->packed_masks };
+      gint64 packed = 0;
+      /* planes side by side only where they lie so in x and in y */
+      if (plan->packed_planes && x_plane * plan->planes_per_vector == YMM_LANES && y_plane == x_plane)
+        {
+          packed = planes / plan->planes_per_vector;
+          for_each_plane (ctx, packed, plan->packed_planes, &job);
+          packed *= plan->planes_per_vector;
+        }
+      for (gint64 p = packed; p < planes && packed > 0; p++)
+        plan->plane (p, &job);
+      if (packed == 0)
+        for_each_plane (ctx, planes, plan->plane, &job);
     }
 }
 

@@ -722,9 +722,26 @@ split_phases_plane_avx2 (gint64 p, gpointer data)
   {                                                                                                                    \
     tile_body_avx2 (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, next_a, a_lines, vecs);           \
   }
-MICRO_KERNEL_AVX2 (1)
 MICRO_KERNEL_AVX2 (2)
 MICRO_KERNEL_AVX2 (3)
+
+/* tile [ROWS][8] (+)= a [K][ROWS] · b [K][8]: a sliver of one vector
+ * takes the whole panel, eight accumulators where four would leave the
+ * multiply-adds waiting on each other's latency (small maps: ResNet-50's
+ * 2×2 maps at 64×64 inputs give panels of 8 columns). */
+#define TB_V GraftV8f
+#define TB_LANES YMM_LANES
+#define TB_ROWS ROWS
+#define TB_SUFFIX avx2_panel
+#include "runtime/kernels/conv-tile-body.h"
+
+static GRAFT_TARGET_AVX2_FMA GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+micro_kernel_avx2_1_panel (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt,
+                           gboolean accumulate, const float *prefetch, gint64 prefetch_lines, const float *next_a,
+                           gint64 a_lines)
+{
+  tile_body_avx2_panel (K, a, b, ldb, tile, ldt, accumulate, prefetch, prefetch_lines, next_a, a_lines, 1);
+}
 
 /* The pointwise micro-kernel, the first four rows of a filter panel × up
  * to 24 columns in 12 ymm accumulators (see conv-pointwise-body.h). */
@@ -853,26 +870,27 @@ narrow_tile (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, 
 }
 
 /* The pointwise micro-kernels of one ISA: each computes `rows` filter
- * rows of a panel per call, over a sliver of up to three vectors. */
+ * rows of a panel per call, over a sliver of up to three vectors; that
+ * of one vector (masked1) a whole panel. */
 typedef struct _GraftPointwiseIsa {
   gint64 rows;                    /* HALF_ROWS (ymm) or ROWS (zmm) */
   gint64 lanes;                   /* floats per vector */
-  PointwiseKernel full, masked3, masked2, masked1;
+  PointwiseKernel full, masked3, masked2, full1, masked1;
 } PointwiseIsa;
 
 static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_avx2_3,
                                              pointwise_kernel_avx2_3_masked, pointwise_kernel_avx2_2_masked,
-                                             pointwise_kernel_avx2_1_masked };
+                                             pointwise_kernel_avx2_1, pointwise_kernel_avx2_1_masked };
 static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
-                                               pointwise_kernel_avx512_1_masked };
+                                               pointwise_kernel_avx512_1, pointwise_kernel_avx512_1_masked };
 
 const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS] = { NULL, &pointwise_avx2, &pointwise_avx512 };
 
 /* Columns [0, n ≤ 3 vectors) of `rows` output rows from part `part` of a
  * filter panel (a: that part's first row; bias NULL or from its first
- * row); panel_rows: the panel's rows in all. Four columns or fewer take
- * the whole panel at once, in its first part's turn. */
+ * row); panel_rows: the panel's rows in all. One vector of columns or
+ * fewer take the whole panel at once, in its first part's turn. */
 static inline void
 pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part, const float *x, gint64 ldx, float *y,
                   const float *res, gint64 ldy, const float *bias, gint64 rows, gint64 panel_rows, gint64 n,
@@ -884,10 +902,15 @@ pointwise_sliver (const PointwiseIsa *pi, gint64 K, const float *a, gint64 part,
         pointwise_narrow[n - 1] (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, clamp, lo, hi);
       return;
     }
-  PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full
-                           : n > 2 * pi->lanes ? pi->masked3
-                           : n > pi->lanes ? pi->masked2
-                           : pi->masked1;
+  if (n <= pi->lanes)
+    {
+      /* one vector: the kernel takes the whole panel */
+      if (part == 0)
+        (n == pi->lanes ? pi->full1 : pi->masked1) (K, a, x, ldx, y, res, ldy, bias, (int) panel_rows, n, clamp, lo,
+                                                     hi);
+      return;
+    }
+  PointwiseKernel kernel = n == 3 * pi->lanes ? pi->full : n > 2 * pi->lanes ? pi->masked3 : pi->masked2;
   kernel (K, a, x, ldx, y, res, ldy, bias, (int) rows, n, clamp, lo, hi);
 }
 
@@ -1008,7 +1031,9 @@ multiply_avx2 (const TileBlock *t)
                   }
                 if (left <= NARROW_COLS && half == 0)
                   narrow_tile (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, left, pf, pl, na, nl);
-                else if (left <= NARROW_COLS)
+                else if (left <= YMM_LANES && half == 0)
+                  micro_kernel_avx2_1_panel (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
+                else if (left <= YMM_LANES)
                   {
                     /* the first half's call took both halves' rows */
                     ask_lines (pf, pl);
@@ -1016,10 +1041,8 @@ multiply_avx2 (const TileBlock *t)
                   }
                 else if (left > 2 * YMM_LANES)
                   micro_kernel_avx2_3 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
-                else if (left > YMM_LANES)
-                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
                 else
-                  micro_kernel_avx2_1 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
+                  micro_kernel_avx2_2 (t->K, a, b, t->ldb[c], tile, ldt, t->accumulate, pf, pl, na, nl);
               }
         }
     }

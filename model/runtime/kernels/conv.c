@@ -10,6 +10,7 @@
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
+#include "runtime/kernels/vector-math.h"
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/window.h"
@@ -933,6 +934,38 @@ trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *we
                                (gpointer *) owned);
 }
 
+typedef struct {
+  float *y;
+  gint64 n, chunk;
+  GraftFusedActivation activation;
+} ActivationJob;
+
+static void
+activation_chunk (gint64 index, gpointer data)
+{
+  ActivationJob *job = data;
+  gint64 start = index * job->chunk, n = MIN (job->chunk, job->n - start);
+  float *y = job->y + start;
+  if (job->activation == GRAFT_FUSED_ACTIVATION_SILU)
+    graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
+  else
+    graft_f32_hard_swish (y, y, n);
+}
+
+/* The SiLU or HardSwish that the engine fused into this Conv, over y in
+ * place while it is still in cache (the nodes would write a sigmoid
+ * tensor and read both back, or make one more pass). */
+static void
+apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
+{
+  ActivationJob job = { y->data, y->numel, 0, graft_kernel_get_fused_activation (ctx) };
+  if (job.activation == GRAFT_FUSED_ACTIVATION_NONE || job.n == 0)
+    return;
+  gint64 chunks = job.n >= 65536 ? graft_kernel_get_n_threads (ctx) * 4 : 1;
+  job.chunk = (job.n + chunks - 1) / chunks;
+  graft_kernel_parallel_for (ctx, (job.n + job.chunk - 1) / job.chunk, activation_chunk, &job);
+}
+
 static gboolean
 kernel_conv (GraftKernelContext *ctx, GError **error)
 {
@@ -977,6 +1010,7 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   else if (!conv2d_f32 (ctx, x->data, trim ? trim->kept : wt->data, b ? b->data : NULL, y->data, N, C, M, group,
                         trim ? &trim->trimmed : &w, residual, error))
     return FALSE;
+  apply_fused_activation (ctx, y);
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {
       GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);

@@ -942,6 +942,105 @@ kernel_tile (GraftKernelContext *ctx, GError **error)
 
 /* ---- Pad ---- */
 
+typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } PadMode;
+
+/* The index along an axis of dim elements that output position i (begin
+ * pads already taken off) reads, or -1 where it takes the constant. */
+static inline gint64
+pad_source (gint64 i, gint64 dim, PadMode m)
+{
+  if (i >= 0 && i < dim)
+    return i;
+  if (m == PAD_CONSTANT || dim == 0)
+    return -1;
+  if (m == PAD_REFLECT)
+    {
+      gint64 period = dim > 1 ? 2 * (dim - 1) : 1;
+      i = ((i % period) + period) % period;
+      return i >= dim ? period - i : i;
+    }
+  if (m == PAD_EDGE)
+    return CLAMP (i, 0, dim - 1);
+  return ((i % dim) + dim) % dim;
+}
+
+static void
+set_pad_value (GraftKernelContext *ctx, GraftRtTensor *out, gint64 o, double value)
+{
+  if (out->dtype == GRAFT_DTYPE_STRING)
+    {
+      g_free (((char **) out->data)[o]);
+      ((char **) out->data)[o] = g_strdup ("");
+    }
+  else if (graft_dtype_is_float (out->dtype))
+    graft_rt_tensor_set_f64 (out, o, value);
+  else
+    graft_rt_tensor_set_i64 (out, o, graft_kernel_input (ctx, 2) ? graft_rt_tensor_get_i64 (ctx->inputs[2], 0) : (gint64) value);
+}
+
+static inline void
+fill_elements (guint8 *dst, gint64 n, const guint8 *value, gsize size)
+{
+  for (gint64 i = 0; i < n; i++)
+    memcpy (dst + i * size, value, size);
+}
+
+/* Output columns [from, to) of a row off its input row src (width
+ * elements, begin pad b): mapped by the mode, or fill. */
+static inline void
+pad_row_edge (guint8 *dst, const guint8 *src, gint64 from, gint64 to, gint64 b, gint64 width, PadMode m,
+              const guint8 *fill, gsize size)
+{
+  for (gint64 j = from; j < to; j++)
+    {
+      gint64 i = pad_source (j - b, width, m);
+      memcpy (dst + j * size, i < 0 ? fill : src + i * size, size);
+    }
+}
+
+/* Pad of a fixed-size dtype row by row of the last axis (Swin pads its
+ * [N, H, W, C] maps to whole windows: rows of C floats): each output row is
+ * one input row (its outer coordinates mapped by the mode) or, off the
+ * input with a constant, all fill; inside a row the input's run is one
+ * copy and only the edges are mapped element by element. Negative pads
+ * crop. */
+static void
+pad_rows (const GraftRtTensor *in, GraftRtTensor *out, const gint64 *begin, PadMode m, const guint8 *fill)
+{
+  int rank = in->rank, outer = rank - 1;
+  gsize size = graft_rt_dtype_size (out->dtype);
+  gint64 width = in->dims[outer], out_width = out->dims[outer], b = begin[outer];
+  gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (rank, in->dims, strides);
+  /* the columns [j0, j1) of an output row read input columns j - b in order */
+  gint64 j0 = CLAMP (b, 0, out_width), j1 = CLAMP (b + width, j0, out_width);
+  gint64 rows = out_width > 0 ? out->numel / out_width : 0;
+  const guint8 *src_data = in->data;
+  guint8 *dst = out->data;
+  for (gint64 r = 0; r < rows; r++, dst += out_width * size)
+    {
+      gint64 off = 0;
+      gboolean outside = FALSE;
+      for (int d = 0; d < outer && !outside; d++)
+        {
+          gint64 i = pad_source (index[d] - begin[d], in->dims[d], m);
+          outside = i < 0;
+          off += i * strides[d];
+        }
+      graft_index_next (index, out->dims, outer);
+      if (outside)
+        {
+          fill_elements (dst, out_width, fill, size);
+          continue;
+        }
+      const guint8 *src = src_data + off * size;
+      pad_row_edge (dst, src, 0, j0, b, width, m, fill, size);
+      if (j1 > j0)
+        memcpy (dst + j0 * size, src + (j0 - b) * size, (j1 - j0) * size);
+      pad_row_edge (dst, src, j1, out_width, b, width, m, fill, size);
+    }
+}
+
 static gboolean
 infer_pad (GraftInferContext *ctx, GError **error)
 {
@@ -1034,7 +1133,19 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
 
   double value = ctx->opset < 11 ? graft_node_attr_float (ctx->node, "value", 0) :
                  (graft_kernel_input (ctx, 2) && ctx->inputs[2]->numel > 0 ? graft_rt_tensor_get_f64 (ctx->inputs[2], 0) : 0);
-  int m = strcmp (mode, "reflect") == 0 ? 1 : strcmp (mode, "edge") == 0 ? 2 : strcmp (mode, "wrap") == 0 ? 3 : 0;
+  PadMode m = strcmp (mode, "reflect") == 0 ? PAD_REFLECT : strcmp (mode, "edge") == 0 ? PAD_EDGE
+              : strcmp (mode, "wrap") == 0 ? PAD_WRAP : PAD_CONSTANT;
+  if (out->numel == 0)
+    return TRUE;
+  if (rank > 0 && in->numel > 0 && out->dtype != GRAFT_DTYPE_STRING)
+    {
+      /* the constant in the output's dtype, as its bytes */
+      set_pad_value (ctx, out, 0, value);
+      guint8 fill[16];
+      memcpy (fill, out->data, graft_rt_dtype_size (out->dtype));
+      pad_rows (in, out, begin, m, fill);
+      return TRUE;
+    }
   gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
   graft_rt_strides (rank, in->dims, strides);
   for (gint64 o = 0; o < out->numel; o++)
@@ -1043,40 +1154,16 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
       gboolean outside = FALSE;
       for (int d = 0; d < rank; d++)
         {
-          gint64 i = index[d] - begin[d], dim = in->dims[d];
-          if (i < 0 || i >= dim)
+          gint64 i = pad_source (index[d] - begin[d], in->dims[d], m);
+          if (i < 0)
             {
-              if (m == 0 || dim == 0)
-                {
-                  outside = TRUE;
-                  break;
-                }
-              if (m == 1)
-                {
-                  gint64 period = dim > 1 ? 2 * (dim - 1) : 1;
-                  i = ((i % period) + period) % period;
-                  if (i >= dim)
-                    i = period - i;
-                }
-              else if (m == 2)
-                i = CLAMP (i, 0, dim - 1);
-              else
-                i = ((i % dim) + dim) % dim;
+              outside = TRUE;
+              break;
             }
           off += i * strides[d];
         }
       if (outside)
-        {
-          if (out->dtype == GRAFT_DTYPE_STRING)
-            {
-              g_free (((char **) out->data)[o]);
-              ((char **) out->data)[o] = g_strdup ("");
-            }
-          else if (graft_dtype_is_float (out->dtype))
-            graft_rt_tensor_set_f64 (out, o, value);
-          else
-            graft_rt_tensor_set_i64 (out, o, graft_kernel_input (ctx, 2) ? graft_rt_tensor_get_i64 (ctx->inputs[2], 0) : (gint64) value);
-        }
+        set_pad_value (ctx, out, o, value);
       else
         graft_copy_element (out, o, in, off);
       graft_index_next (index, out->dims, rank);

@@ -246,11 +246,7 @@ f32_chunk (gint64 index, gpointer data)
   else if (job->func == f_gelu)
     graft_vm_gelu (in + start, out + start, end - start, job->params.flag_a);
   else if (job->func == f_hard_swish)
-    for (gint64 i = start; i < end; i++)
-      {
-        float x = in[i], r = x / 6 + 0.5f;
-        out[i] = x * (r < 0 ? 0 : r > 1 ? 1 : r);
-      }
+    graft_f32_hard_swish (in + start, out + start, end - start);
   else
     for (gint64 i = start; i < end; i++)
       out[i] = (float) job->func (in[i], &job->params);
