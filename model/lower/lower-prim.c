@@ -974,6 +974,63 @@ lower_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* torch.cond(pred, true_graph, false_graph, operands) as read from a
+ * .pt2 (operands one list, the graphs arg1_body and arg2_body): an ONNX
+ * If whose branches read the operands from the enclosing graph. */
+static gboolean
+lower_torch_cond (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftGraph *graphs[2] = { graft_node_attr_graph (node, "arg1_body"), graft_node_attr_graph (node, "arg2_body") };
+  /* the graphs' places (arg1, arg2) hold their names: the two inputs are
+   * the predicate and the operands' list */
+  LowerValue *pred = node->inputs->len == 2 ? graft_lower_lookup (ctx, node->inputs->pdata[0]) : NULL;
+  LowerValue *operands = node->inputs->len == 2 ? graft_lower_lookup (ctx, node->inputs->pdata[1]) : NULL;
+  if (graphs[0] == NULL || graphs[1] == NULL || pred == NULL || operands == NULL || operands->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "has no predicate, operands or graphs");
+  gboolean truth;
+  for (guint b = 0; b < 2; b++)
+    {
+      if (graphs[b]->inputs->len != operands->items->len)
+        return graft_lower_fail (error, node, "its %s graph takes %u operands, the node passes %u",
+                                 b ? "false" : "true", graphs[b]->inputs->len, operands->items->len);
+      for (guint k = 0; k < graphs[b]->inputs->len; k++)
+        graft_lower_bind (ctx, g_ptr_array_index (graphs[b]->inputs, k),
+                          graft_lower_value_copy (g_ptr_array_index (operands->items, k)));
+    }
+  if (const_truth (pred, &truth))
+    return inline_branch (ctx, node, truth ? graphs[0] : graphs[1], error);
+  GraftValue *c = as_bool (ctx, pred, error);
+  if (c == NULL)
+    return FALSE;
+  g_autofree char *name = _graft_lower_unique_node_name (ctx, "If");
+  const char *suffixes[] = { "then", "else" };
+  GraftGraph *bodies[2] = { NULL, NULL };
+  for (guint b = 0; b < 2; b++)
+    {
+      g_autofree char *body_name = g_strdup_printf ("%s_%s", name, suffixes[b]);
+      bodies[b] = graft_lower_subgraph (ctx, graphs[b], body_name, FALSE, NULL, NULL, error);
+      if (bodies[b] == NULL)
+        {
+          g_clear_pointer (&bodies[0], graft_graph_free);
+          return FALSE;
+        }
+    }
+  GraftNode *n = graft_lower_node (ctx, "If", node->outputs->len, 1, c);
+  graft_node_add_attribute (n, graft_attribute_new_graph ("then_branch", bodies[0]));
+  graft_node_add_attribute (n, graft_attribute_new_graph ("else_branch", bodies[1]));
+  graft_node_adopt_subgraph (n, bodies[0]);
+  graft_node_adopt_subgraph (n, bodies[1]);
+  graft_lower_finish (ctx, n);
+  for (guint k = 0; k < node->outputs->len; k++)
+    {
+      GraftValue *out = g_ptr_array_index (n->outputs, k);
+      GraftValue *t = g_ptr_array_index (bodies[0]->outputs, k);
+      _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, t), graft_lower_shape (ctx, t));
+      graft_lower_set_output (ctx, node, k, out);
+    }
+  return TRUE;
+}
+
 /* torch.export's wrap_with_autocast / wrap_with_set_grad_enabled: the
  * body written in place, on the node's operands. An autocast that is on
  * for the CPU computes in a narrower type; ONNX would say f32, so it is
@@ -1019,6 +1076,7 @@ const GraftLowering graft_lowerings_prim[] = {
   { "prim::Loop", 0, lower_loop, "max_trip_count cond" },
   { "higher_order::wrap_with_autocast", 0, lower_context_wrapper, NULL },
   { "higher_order::wrap_with_set_grad_enabled", 0, lower_context_wrapper, NULL },
+  { "higher_order::cond", 0, lower_torch_cond, NULL },
   { "prim::RaiseException", 0, lower_raise, "msg cls" },
   { "prim::Uninitialized", 0, lower_nothing, NULL },
   { "prim::device", 0, lower_device, "a" },

@@ -147,7 +147,9 @@ gboolean graft_lower_fail (GError **error, GraftNode *node, const char *format, 
 
 /* Lowers a source subgraph into a new target graph (If/Loop bodies). A
  * loop body gets ONNX's condition input after the trip counter, and its
- * carried inputs take the dtypes of carried[] (the initial values).
+ * carried inputs take the dtypes of carried[] (the initial values). A
+ * branch (not loop_body) gets no inputs: the caller binds its source
+ * inputs, if any, to values of the enclosing graph.
  * grown_lists (source list values defined outside the body that it
  * appends to, each bound to a LOWER_SEQUENCE; may be NULL) become extra
  * outputs after the source's, and in a loop body extra carried inputs

@@ -587,7 +587,10 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
 
   body->parent_graph = saved;
   ctx->graph = body;
-  for (guint i = 0; ok && i < source->inputs->len; i++)
+  /* A branch's inputs (torch.cond's operands) are bound by the caller to
+   * outer values, which an ONNX If branch reads from the enclosing scope:
+   * only a loop body takes inputs. */
+  for (guint i = 0; ok && loop_body && i < source->inputs->len; i++)
     {
       GraftValue *in = g_ptr_array_index (source->inputs, i);
       g_autofree char *input_name = g_strdup_printf ("%s_%s", name, in->name);
