@@ -1482,17 +1482,77 @@ collect_read_names (JsonNode *argument, GPtrArray *names, GHashTable *seen)
   g_list_free (members);
 }
 
-/* One branch of a torch.cond: its nodes converted into a graph of their
- * own, which reads what it uses from outside as operands. Returns the
- * graph's JSON (names read from outside appended to operands) and its
- * outputs' names, or NULL with the error. */
+/* node's first n outputs as tensors of json (a higher-order op's), named
+ * after them and declared with what the runs saw. */
+static gboolean
+declare_outputs (Converter *c, GraftNode *node, JsonObject *json, guint n)
+{
+  JsonArray *outputs = json_object_get_array_member (json, "outputs");
+  for (guint i = 0; i < n; i++)
+    {
+      Observation *seen[64];
+      GraftValue *output = observed_output (c, node, i, seen);
+      if (output == NULL)
+        return FALSE;
+      const char *output_name = unique_name (c, output->name);
+      if (!declare_tensor (c, node, output_name, seen, FALSE))
+        return FALSE;
+      json_array_add_element (outputs, tensor_argument (output_name));
+      g_hash_table_insert (c->args, output, arg_new (c, ARG_TENSOR, output_name));
+    }
+  return TRUE;
+}
+
+/* The members of a subgraph's JSON that torch's schema has and Graft
+ * leaves empty. */
+static void
+finish_subgraph (JsonObject *graph, gboolean single_tensor_return)
+{
+  json_object_set_object_member (graph, "sym_bool_values", json_object_new ());
+  json_object_set_object_member (graph, "sym_float_values", json_object_new ());
+  json_object_set_object_member (graph, "custom_obj_values", json_object_new ());
+  json_object_set_boolean_member (graph, "is_single_tensor_return", single_tensor_return);
+}
+
+/* name = aten.clone(source), for a subgraph's nodes (transfer full): a
+ * subgraph may not hand back its input. */
 static JsonObject *
-convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArray *operands, GPtrArray *outputs)
+clone_node (Converter *c, GraftNode *node, const char *source, const char *name)
+{
+  JsonObject *clone = node_object (c, node, "torch.ops.aten.clone.default", name);
+  add_input (clone, "self", tensor_argument (source), FALSE);
+  json_array_add_element (json_object_get_array_member (clone, "outputs"), tensor_argument (name));
+  /* node_object added it to the graph being written: take it back */
+  json_object_ref (clone);
+  json_array_remove_element (c->nodes, json_array_get_length (c->nodes) - 1);
+  return clone;
+}
+
+/* The tensor a number was read out of (aten::Bool(t) deciding an If or
+ * a while), or NULL. */
+static Arg *
+read_tensor (Converter *c, GraftValue *number)
+{
+  GraftNode *reader = number ? number->producer : NULL;
+  Arg *tensor = reader && reader->inputs->len == 1 ? g_hash_table_lookup (c->args, reader->inputs->pdata[0]) : NULL;
+  return tensor != NULL && tensor->kind == ARG_TENSOR ? tensor : NULL;
+}
+
+/* A torch.cond branch or a while_loop body: branch's nodes converted into
+ * a graph of their own, returning branch's outputs (tensors; the first,
+ * when condition_first, a number read out of a tensor: that tensor) and
+ * reading what it uses from outside as operands; formal (transfer full,
+ * may be NULL) describes the tensors the caller bound the branch's own
+ * inputs to. Returns the graph's JSON (names read from outside appended
+ * to operands) and its outputs' names, or NULL with the error. */
+static JsonObject *
+convert_subgraph (Converter *c, GraftNode *node, GraftGraph *branch, JsonObject *formal, gboolean condition_first,
+                  GPtrArray *operands, GPtrArray *outputs)
 {
   JsonArray *outer_nodes = c->nodes;
   JsonObject *outer_tensors = c->tensor_values, *outer_syms = c->sym_int_values;
   c->nodes = json_array_new ();
-  c->tensor_values = json_object_new ();
+  c->tensor_values = formal ? formal : json_object_new ();
   c->sym_int_values = json_object_new ();
   gboolean ok = TRUE;
   for (guint i = 0; ok && i < branch->nodes->len; i++)
@@ -1518,6 +1578,8 @@ convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArra
   for (guint i = 0; i < branch->outputs->len; i++)
     {
       Arg *arg = g_hash_table_lookup (c->args, branch->outputs->pdata[i]);
+      if (i == 0 && condition_first && arg != NULL && arg->kind == ARG_DATA)
+        arg = read_tensor (c, branch->outputs->pdata[0]);
       if (arg != NULL && arg->kind == ARG_UNCONVERTED)
         {
           refuse_unconverted (c, arg);
@@ -1527,7 +1589,7 @@ convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArra
       if (arg == NULL || arg->kind != ARG_TENSOR)
         {
           json_object_unref (graph);
-          refuse_node (c, node, "a branch returns %s, where torch.cond returns tensors",
+          refuse_node (c, node, "a branch returns %s, where torch.cond and while_loop return tensors",
                        arg == NULL ? "a value Graft did not convert" : "something other than a tensor");
           return NULL;
         }
@@ -1535,12 +1597,7 @@ convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArra
       if (!json_object_has_member (tensors, name))
         {
           name = unique_name (c, "clone");
-          JsonObject *clone = node_object (c, node, "torch.ops.aten.clone.default", name);
-          add_input (clone, "self", tensor_argument (arg->name), FALSE);
-          json_array_add_element (json_object_get_array_member (clone, "outputs"), tensor_argument (name));
-          /* node_object added it to the outer graph: move it */
-          json_array_remove_element (c->nodes, json_array_get_length (c->nodes) - 1);
-          json_array_add_object_element (nodes, clone);
+          json_array_add_object_element (nodes, clone_node (c, node, arg->name, name));
           if (json_object_has_member (c->tensor_values, arg->name))
             json_object_set_member (tensors, name,
                                     json_node_copy (json_object_get_member (c->tensor_values, arg->name)));
@@ -1582,17 +1639,10 @@ convert_cond_branch (Converter *c, GraftNode *node, GraftGraph *branch, GPtrArra
  * tensors of the same shapes: torch.cond, both branches graphs of their
  * own that read what they use from outside as operands. */
 static gboolean
-convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph *else_branch, const Arg *read)
+convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph *else_branch)
 {
-  /* the tensor the number was read out of */
-  GraftNode *reader = NULL;
-  for (guint i = 0; i < c->graph->nodes->len && reader == NULL; i++)
-    if (strcmp (((GraftNode *) c->graph->nodes->pdata[i])->name, read->name) == 0)
-      reader = c->graph->nodes->pdata[i];
-  if (reader == NULL && node->inputs->len > 0)
-    reader = ((GraftValue *) node->inputs->pdata[0])->producer;
-  Arg *pred = reader && reader->inputs->len == 1 ? g_hash_table_lookup (c->args, reader->inputs->pdata[0]) : NULL;
-  if (pred == NULL || pred->kind != ARG_TENSOR)
+  Arg *pred = read_tensor (c, node->inputs->pdata[0]);
+  if (pred == NULL)
     return refuse_node (c, node, "it branches on a number read out of a tensor Graft did not convert; Graft does not "
                         "write torch.cond for it");
   for (guint i = 0; i < node->outputs->len; i++)
@@ -1619,10 +1669,10 @@ convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph
   g_autoptr(GPtrArray) operands = g_ptr_array_new ();
   g_autoptr(GPtrArray) then_outputs = g_ptr_array_new ();
   g_autoptr(GPtrArray) else_outputs = g_ptr_array_new ();
-  JsonObject *then_graph = convert_cond_branch (c, node, then_branch, operands, then_outputs);
+  JsonObject *then_graph = convert_subgraph (c, node, then_branch, NULL, FALSE, operands, then_outputs);
   if (then_graph == NULL)
     return FALSE;
-  JsonObject *else_graph = convert_cond_branch (c, node, else_branch, operands, else_outputs);
+  JsonObject *else_graph = convert_subgraph (c, node, else_branch, NULL, FALSE, operands, else_outputs);
   if (else_graph == NULL)
     {
       json_object_unref (then_graph);
@@ -1642,10 +1692,7 @@ convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph
                                     json_node_copy (json_object_get_member (c->tensor_values, operands->pdata[k])));
         }
       json_object_set_array_member (graphs[b], "inputs", inputs);
-      json_object_set_object_member (graphs[b], "sym_bool_values", json_object_new ());
-      json_object_set_object_member (graphs[b], "sym_float_values", json_object_new ());
-      json_object_set_object_member (graphs[b], "custom_obj_values", json_object_new ());
-      json_object_set_boolean_member (graphs[b], "is_single_tensor_return", FALSE);
+      finish_subgraph (graphs[b], FALSE);
     }
   const char *name = unique_name (c, "cond");
   JsonObject *json = node_object (c, node, "torch.ops.higher_order.cond", name);
@@ -1662,20 +1709,7 @@ convert_cond (Converter *c, GraftNode *node, GraftGraph *then_branch, GraftGraph
   for (guint k = 0; k < operands->len; k++)
     json_array_add_element (operand_names, named_node ("name", operands->pdata[k]));
   add_input (json, "", union_of ("as_tensors", json_node_init_array (json_node_alloc (), operand_names)), FALSE);
-  JsonArray *outputs = json_object_get_array_member (json, "outputs");
-  for (guint i = 0; i < node->outputs->len; i++)
-    {
-      Observation *seen[64];
-      GraftValue *output = observed_output (c, node, i, seen);
-      if (output == NULL)
-        return FALSE;
-      const char *output_name = unique_name (c, output->name);
-      if (!declare_tensor (c, node, output_name, seen, FALSE))
-        return FALSE;
-      json_array_add_element (outputs, tensor_argument (output_name));
-      g_hash_table_insert (c->args, output, arg_new (c, ARG_TENSOR, output_name));
-    }
-  return TRUE;
+  return declare_outputs (c, node, json, node->outputs->len);
 }
 
 /* A prim::If whose condition is the same in every run (self.training,
@@ -1706,7 +1740,7 @@ convert_if (Converter *c, GraftNode *node)
       if (cond != NULL && cond->kind == ARG_UNCONVERTED)
         return refuse_unconverted (c, cond);
       if (cond != NULL && cond->kind == ARG_DATA)
-        return convert_cond (c, node, then_attribute->g, else_attribute->g, cond);
+        return convert_cond (c, node, then_attribute->g, else_attribute->g);
       return refuse_node (c, node, "it branches on %s%s%s%s, which depends on the input's values; Graft does not "
                           "write torch.cond yet", node->inputs->len ? ((GraftValue *) node->inputs->pdata[0])->name : "?",
                           cond && cond->kind == ARG_DATA ? " (read out of tensor values by " : "",
@@ -2053,6 +2087,162 @@ bind_body_input (Converter *c, GraftValue *input, Arg *arg, GraftValue *source)
   g_hash_table_insert (c->observed_as, input, alias);
 }
 
+/* The graph JSON's tensor_values entry for name, copied from the graph
+ * being written (the outer one while a subgraph's nodes are converted). */
+static void
+copy_tensor_meta (JsonObject *to, JsonObject *from, const char *from_name, const char *to_name)
+{
+  if (json_object_has_member (from, from_name))
+    json_object_set_member (to, to_name, json_node_copy (json_object_get_member (from, from_name)));
+}
+
+/* Whether every time the runs computed value it had the shape and type
+ * seen of initial: while_loop's carried values keep theirs. */
+static gboolean
+same_every_time (Converter *c, GraftValue *value, GraftValue *initial, gboolean *entered)
+{
+  for (guint run = 0; run < c->runs->len; run++)
+    {
+      Run *r = g_ptr_array_index (c->runs, run);
+      GPtrArray *times = g_hash_table_lookup (r->seen, value);
+      Observation *first = observation_in (c, run, initial);
+      if (times == NULL || times->len == 0)
+        {
+          *entered = FALSE;
+          return FALSE;
+        }
+      for (guint t = 0; t < times->len; t++)
+        {
+          Observation *seen = g_ptr_array_index (times, t);
+          if (first == NULL || seen->is_sequence || seen->rank != first->rank || seen->dtype != first->dtype ||
+              memcmp (seen->dims, first->dims, sizeof (gint64) * MAX (seen->rank, 0)) != 0)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* while t.sum() < 10: … (a loop without a counter, whose condition is
+ * read out of a tensor): torch.ops.higher_order.while_loop carrying the
+ * condition's tensor beside the loop's values, as PyTorch writes a
+ * while_loop whose body computes its own condition — the cond graph
+ * hands the carried condition back, the body returns the next one. The
+ * body is a graph of its own that reads weights and other outer tensors
+ * as additional inputs. */
+static gboolean
+convert_while_loop (Converter *c, GraftNode *node, GraftValue *cond_value, guint first_carried, GraftGraph *body)
+{
+  guint n_carried = node->inputs->len - first_carried;
+  if (body->inputs->len != 1 + n_carried || body->outputs->len != 1 + n_carried)
+    return refuse_node (c, node, "its body takes %u values and returns %u for %u carried", body->inputs->len,
+                        body->outputs->len, n_carried);
+  if (((GraftValue *) body->inputs->pdata[0])->consumers->len > 0)
+    return refuse_node (c, node, "its condition follows the input's values and its body reads the iteration count, "
+                        "which torch.export's while_loop does not carry");
+  Arg *pred = read_tensor (c, cond_value);
+  if (pred == NULL)
+    return refuse_node (c, node, "its condition follows the input's values but is read out of no tensor Graft "
+                        "converted, which torch.export's while_loop needs");
+  JsonObject *formal = json_object_new ();
+  const char *cond_name = unique_name (c, "cond_in");
+  copy_tensor_meta (formal, c->tensor_values, pred->name, cond_name);
+  g_autoptr(GPtrArray) carried_names = g_ptr_array_new ();
+  g_autoptr(GPtrArray) initial_names = g_ptr_array_new ();
+  for (guint k = 0; k < n_carried; k++)
+    {
+      GraftValue *initial = node->inputs->pdata[first_carried + k];
+      GraftValue *input = body->inputs->pdata[1 + k];
+      Arg *arg = initial ? g_hash_table_lookup (c->args, initial) : NULL;
+      gboolean entered = TRUE;
+      if (arg == NULL || arg->kind != ARG_TENSOR)
+        {
+          json_object_unref (formal);
+          return refuse_node (c, node, "it carries %s, which is no tensor (while_loop carries tensors)",
+                              initial ? initial->name : "a missing value");
+        }
+      if (!same_every_time (c, body->outputs->pdata[1 + k], initial, &entered))
+        {
+          json_object_unref (formal);
+          return refuse_node (c, node, entered ? "%s changes shape or type between iterations, which while_loop does "
+                              "not allow" : "Graft's runs never entered the loop, so the sizes of %s in it are not "
+                              "known", initial->name);
+        }
+      const char *name = unique_name (c, input->name);
+      copy_tensor_meta (formal, c->tensor_values, arg->name, name);
+      bind_body_input (c, input, arg_new (c, ARG_TENSOR, name), initial);
+      g_ptr_array_add (carried_names, (gpointer) name);
+      g_ptr_array_add (initial_names, arg->name);
+    }
+  g_autoptr(GPtrArray) operands = g_ptr_array_new ();
+  g_autoptr(GPtrArray) results = g_ptr_array_new ();
+  JsonObject *body_graph = convert_subgraph (c, node, body, formal, TRUE, operands, results);
+  if (body_graph == NULL)
+    return FALSE;
+  /* both graphs take (condition, carried…, additional…) */
+  JsonObject *body_tensors = json_object_get_object_member (body_graph, "tensor_values");
+  JsonArray *inputs[2] = { json_array_new (), json_array_new () };
+  JsonObject *cond_tensors = json_object_new ();
+  for (guint g = 0; g < 2; g++)
+    {
+      json_array_add_element (inputs[g], tensor_argument (cond_name));
+      for (guint k = 0; k < carried_names->len; k++)
+        json_array_add_element (inputs[g], tensor_argument (carried_names->pdata[k]));
+      for (guint k = 0; k < operands->len; k++)
+        json_array_add_element (inputs[g], tensor_argument (operands->pdata[k]));
+    }
+  copy_tensor_meta (cond_tensors, body_tensors, cond_name, cond_name);
+  for (guint k = 0; k < carried_names->len; k++)
+    copy_tensor_meta (cond_tensors, body_tensors, carried_names->pdata[k], carried_names->pdata[k]);
+  for (guint k = 0; k < operands->len; k++)
+    copy_tensor_meta (cond_tensors, body_tensors, operands->pdata[k], operands->pdata[k]);
+  /* the cond graph: the carried condition, copied (a graph may not hand
+   * back its input) */
+  JsonObject *cond_graph = json_object_new ();
+  JsonArray *cond_nodes = json_array_new ();
+  const char *clone_name = unique_name (c, "clone");
+  json_array_add_object_element (cond_nodes, clone_node (c, node, cond_name, clone_name));
+  copy_tensor_meta (cond_tensors, body_tensors, cond_name, clone_name);
+  JsonArray *cond_outputs = json_array_new ();
+  json_array_add_element (cond_outputs, tensor_argument (clone_name));
+  json_object_set_array_member (cond_graph, "nodes", cond_nodes);
+  json_object_set_array_member (cond_graph, "outputs", cond_outputs);
+  json_object_set_object_member (cond_graph, "tensor_values", cond_tensors);
+  json_object_set_object_member (cond_graph, "sym_int_values", json_object_new ());
+  JsonObject *graphs[] = { cond_graph, body_graph };
+  for (guint g = 0; g < 2; g++)
+    {
+      json_object_set_array_member (graphs[g], "inputs", inputs[g]);
+      /* cond_fn returns the bool tensor itself, not a tuple of it */
+      finish_subgraph (graphs[g], g == 0);
+    }
+  for (guint k = 0; k < operands->len; k++)
+    copy_tensor_meta (body_tensors, c->tensor_values, operands->pdata[k], operands->pdata[k]);
+
+  const char *name = unique_name (c, "while_loop");
+  JsonObject *json = node_object (c, node, "torch.ops.higher_order.while_loop", name);
+  const char *graph_names[] = { "while_loop_cond_graph", "while_loop_body_graph" };
+  for (guint g = 0; g < 2; g++)
+    {
+      JsonObject *argument = json_object_new ();
+      json_object_set_string_member (argument, "name", unique_name (c, graph_names[g]));
+      json_object_set_object_member (argument, "graph", graphs[g]);
+      add_input (json, "", union_of ("as_graph", json_node_init_object (json_node_alloc (), argument)), FALSE);
+    }
+  JsonArray *carried = json_array_new (), *additional = json_array_new ();
+  json_array_add_element (carried, named_node ("name", pred->name));
+  for (guint k = 0; k < initial_names->len; k++)
+    json_array_add_element (carried, named_node ("name", initial_names->pdata[k]));
+  for (guint k = 0; k < operands->len; k++)
+    json_array_add_element (additional, named_node ("name", operands->pdata[k]));
+  add_input (json, "", union_of ("as_tensors", json_node_init_array (json_node_alloc (), carried)), FALSE);
+  add_input (json, "", union_of ("as_tensors", json_node_init_array (json_node_alloc (), additional)), FALSE);
+  JsonArray *outputs = json_object_get_array_member (json, "outputs");
+  const char *final_cond = unique_name (c, "cond_out");
+  copy_tensor_meta (c->tensor_values, c->tensor_values, pred->name, final_cond);
+  json_array_add_element (outputs, tensor_argument (final_cond));
+  return declare_outputs (c, node, json, MIN (node->outputs->len, n_carried));
+}
+
 /* for i in range(n) with n known before the program runs: the body once
  * per iteration, as torch.export traces a Python loop. A loop whose trip
  * count or condition follows the inputs is refused (while_loop is not
@@ -2070,8 +2260,10 @@ convert_loop (Converter *c, GraftNode *node)
     return refuse_node (c, node, "its trip count follows the input's sizes or values (torch.export's while_loop is "
                         "not written yet)");
   if (!loop_bound (c, node, "cond", &next_input, &cond))
-    return refuse_node (c, node, "its condition follows the input's values (torch.export's while_loop is not "
-                        "written yet)");
+    return trips == G_MAXINT64 && next_input > 0
+           ? convert_while_loop (c, node, node->inputs->pdata[next_input - 1], next_input, body)
+           : refuse_node (c, node, "its condition follows the input's values and it also counts its iterations, "
+                          "which torch.export's while_loop does not express");
   guint n_carried = node->inputs->len - next_input;
   if (body->inputs->len != 1 + n_carried || body->outputs->len != 1 + n_carried)
     return refuse_node (c, node, "its body takes %u values and returns %u for %u carried", body->inputs->len,

@@ -22,6 +22,9 @@ script and models.py:
                      the else branch
   OUTDIR/uneven/scripted.pt   the same whose branches return different
                      shapes, which torch.cond does not allow
+  OUTDIR/whiley/scripted.pt   a scripted while loop on its input's values
+                     (while x.abs().sum() < 100: x = …): while_loop;
+                     inputs-b2 loop several times, inputs-b3 not at all
   OUTDIR/loopy/scripted.pt   a scripted module looping over its batch
                      (for i in range(x.size(0))), which a dynamic batch
                      cannot unroll
@@ -101,6 +104,24 @@ save_inputs(folder, (2, 3), lambda batch: ((1 if batch == 2 else -1) * torch.ran
 folder = os.path.join(out, "uneven")
 os.makedirs(folder, exist_ok=True)
 torch.jit.save(torch.jit.script(Uneven().eval()), os.path.join(folder, "scripted.pt"))
+
+class Whiley(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        while x.abs().sum() < 100:
+            x = self.linear(x).tanh() + x * 2 + 0.1
+        return x
+
+
+torch.manual_seed(0)
+folder = os.path.join(out, "whiley")
+os.makedirs(folder, exist_ok=True)
+torch.jit.save(torch.jit.script(Whiley().eval()), os.path.join(folder, "scripted.pt"))
+save_inputs(folder, (2, 3), lambda batch: (torch.randn(batch, 4) * (0.01 if batch == 2 else 100),))
+
 
 class Loopy(torch.nn.Module):
     def forward(self, x):

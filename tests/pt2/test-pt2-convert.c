@@ -44,6 +44,9 @@ static const Case cases[] = {
   /* if x.sum() > 0: torch.cond, each branch a graph of its own reading x
    * and the weights as operands (b2 takes the then branch, b3 the else) */
   { "branchy", "scripted", "x", "2x4", "float32", NULL },
+  /* while x.abs().sum() < 100: while_loop carrying the condition's tensor
+   * and x, the weights as additional inputs (b2 loops, b3 does not) */
+  { "whiley", "scripted", "x", "2x4", "float32", NULL },
   /* for-loops over constant ranges (the pyramid, the flow updates),
    * self.corr_pyramid set in forward, coords[::-1] */
   { "tv_raft_small", "scripted", "image1,image2", "2x3x128x128", "float32", "raft.corr_block" },

@@ -703,6 +703,64 @@ kernel_torch_cond (GraftKernelContext *ctx, GError **error)
                                 take ? "true graph" : "false graph", error);
 }
 
+#define MAX_WHILE_ITERATIONS (1 << 24)
+
+/* torch's while_loop(cond_graph, body_graph, carried, additional): while
+ * cond_graph(carried…, additional…) is true, carried = body_graph(…)
+ * (the .pt2 reader passes carried and additional as two lists, the graphs
+ * as arg0_body and arg1_body). */
+static gboolean
+kernel_torch_while_loop (GraftKernelContext *ctx, GError **error)
+{
+  GraftGraph *cond_graph = graft_node_attr_graph (ctx->node, "arg0_body");
+  GraftGraph *body = graft_node_attr_graph (ctx->node, "arg1_body");
+  GraftRtTensor *carried_list = ctx->n_inputs == 2 ? ctx->inputs[0] : NULL;
+  GraftRtTensor *additional = ctx->n_inputs == 2 ? ctx->inputs[1] : NULL;
+  if (cond_graph == NULL || body == NULL)
+    return graft_kernel_fail (error, "the cond or body graph is missing");
+  if (carried_list == NULL || carried_list->kind != GRAFT_RT_SEQUENCE || additional == NULL ||
+      additional->kind != GRAFT_RT_SEQUENCE)
+    return graft_kernel_fail (error, "the carried or additional inputs are no list");
+  guint n_carried = carried_list->items ? carried_list->items->len : 0;
+  guint n_additional = additional->items ? additional->items->len : 0;
+  if (cond_graph->inputs->len != n_carried + n_additional || body->inputs->len != n_carried + n_additional ||
+      body->outputs->len != n_carried || ctx->n_outputs > n_carried)
+    return graft_kernel_fail (error, "the graphs take %u and %u inputs for %u carried and %u additional",
+                              cond_graph->inputs->len, body->inputs->len, n_carried, n_additional);
+  g_autofree GraftRtTensor **ins = g_new0 (GraftRtTensor *, n_carried + n_additional + 1);
+  g_autoptr(GPtrArray) carried = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_rt_tensor_unref);
+  for (guint i = 0; i < n_carried; i++)
+    g_ptr_array_add (carried, graft_rt_tensor_ref (carried_list->items->pdata[i]));
+  for (guint i = 0; i < n_additional; i++)
+    ins[n_carried + i] = additional->items->pdata[i];
+  for (gint64 trip = 0;; trip++)
+    {
+      for (guint i = 0; i < n_carried; i++)
+        ins[i] = carried->pdata[i];
+      g_autoptr(GPtrArray) go_on = graft_kernel_run_subgraph (ctx, cond_graph, ins, n_carried + n_additional, error);
+      if (go_on == NULL)
+        return FALSE;
+      GraftRtTensor *flag = go_on->len == 1 ? go_on->pdata[0] : NULL;
+      if (flag == NULL || flag->kind != GRAFT_RT_TENSOR || flag->numel != 1)
+        return graft_kernel_fail (error, "the cond graph returns no one-element tensor");
+      if (graft_rt_tensor_get_f64 (flag, 0) == 0)
+        break;
+      if (trip >= MAX_WHILE_ITERATIONS)
+        return graft_kernel_fail (error, "more than %d iterations: stopping", MAX_WHILE_ITERATIONS);
+      g_autoptr(GPtrArray) next = graft_kernel_run_subgraph (ctx, body, ins, n_carried + n_additional, error);
+      if (next == NULL)
+        return FALSE;
+      for (guint i = 0; i < n_carried; i++)
+        {
+          graft_rt_tensor_unref (carried->pdata[i]);
+          carried->pdata[i] = graft_rt_tensor_ref (next->pdata[i]);
+        }
+    }
+  for (guint i = 0; i < ctx->n_outputs; i++)
+    graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (carried->pdata[i]));
+  return TRUE;
+}
+
 #define OP(name, since, infer, kernel, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, 0, input_names, output_names }
 
 const GraftOpSchema graft_ops_control[] = {
@@ -725,5 +783,6 @@ const GraftOpSchema graft_ops_control[] = {
   { "higher_order::wrap_with_autocast", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
   { "higher_order::wrap_with_set_grad_enabled", 0, 0, NULL, kernel_context_wrapper, 0, "operands...", "outputs..." },
   { "higher_order::cond", 0, 0, NULL, kernel_torch_cond, 0, "pred operands", "outputs..." },
+  { "higher_order::while_loop", 0, 0, NULL, kernel_torch_while_loop, 0, "carried additional", "outputs..." },
   { NULL }
 };
