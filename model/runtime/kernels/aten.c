@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ir/fixed-branch.h"
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/vector-math.h"
 
 
 static GraftRtTensor *
@@ -528,6 +529,11 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
     return FALSE;
   const float *xd = x->data;
   float *yd = y->data;
+  /* a SiLU/HardSwish/Relu after it, fused by the engine (runtime-fusion.c):
+   * on each map while it is in cache where maps are long enough for the
+   * vector rows, else over the whole output after */
+  GraftFusedActivation act = graft_kernel_get_fused_activation (ctx);
+  gboolean per_map = spatial >= 64;
   for (gint64 c = 0; c < C; c++)
     {
       double s = (scale ? graft_rt_tensor_get_f64 (scale, c) : 1) / sqrt (graft_rt_tensor_get_f64 (var, c) + eps);
@@ -535,10 +541,19 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
       for (gint64 n = 0; n < N; n++)
         {
           gint64 base = (n * C + c) * spatial;
+          if (per_map && act == GRAFT_FUSED_ACTIVATION_SILU)
+            {
+              graft_vm_affine (xd + base, yd + base, spatial, 0, fs, fb, TRUE);
+              continue;
+            }
           for (gint64 i = 0; i < spatial; i++)
             yd[base + i] = xd[base + i] * fs + fb;
+          if (per_map)
+            graft_f32_fused_activation (act, yd + base, spatial);
         }
     }
+  if (!per_map)
+    graft_kernel_apply_fused_activation (ctx, y);
   return TRUE;
 }
 

@@ -946,17 +946,25 @@ activation_chunk (gint64 index, gpointer data)
   ActivationJob *job = data;
   gint64 start = index * job->chunk, n = MIN (job->chunk, job->n - start);
   float *y = job->y + start;
-  if (job->activation == GRAFT_FUSED_ACTIVATION_SILU)
-    graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
-  else
-    graft_f32_hard_swish (y, y, n);
+  graft_f32_fused_activation (job->activation, y, n);
 }
 
-/* The SiLU or HardSwish that the engine fused into this Conv, over y in
- * place while it is still in cache (the nodes would write a sigmoid
- * tensor and read both back, or make one more pass). */
-static void
-apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
+void
+graft_f32_fused_activation (GraftFusedActivation activation, float *y, gint64 n)
+{
+  if (activation == GRAFT_FUSED_ACTIVATION_SILU)
+    graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
+  else if (activation == GRAFT_FUSED_ACTIVATION_HARD_SWISH)
+    graft_f32_hard_swish (y, y, n);
+  else if (activation == GRAFT_FUSED_ACTIVATION_RELU)
+    graft_f32_clamp (y, n, 0, INFINITY);
+}
+
+/* The activation that the engine fused into this Conv, over y in place
+ * while it is still in cache (the nodes would write a sigmoid tensor and
+ * read both back, or make one more pass). */
+void
+graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
 {
   ActivationJob job = { y->data, y->numel, 0, graft_kernel_get_fused_activation (ctx) };
   if (job.activation == GRAFT_FUSED_ACTIVATION_NONE || job.n == 0)
@@ -1010,7 +1018,7 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   else if (!conv2d_f32 (ctx, x->data, trim ? trim->kept : wt->data, b ? b->data : NULL, y->data, N, C, M, group,
                         trim ? &trim->trimmed : &w, residual, error))
     return FALSE;
-  apply_fused_activation (ctx, y);
+  graft_kernel_apply_fused_activation (ctx, y);
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {
       GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);
