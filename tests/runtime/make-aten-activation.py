@@ -1,10 +1,13 @@
 """Writes OUT/traced.pt and OUT/scripted.pt: convolutions followed by the
 activations torchvision writes (SiLU/Hardswish/ReLU, in place or not),
-directly or through a BatchNorm2d, for test-aten-activation.c. Usage:
+directly or through a BatchNorm2d, and a convolution wider than its maps
+(taps that only read padding), for test-aten-activation.c; and an input
+OUT/x.npy with torch's output for it, OUT/y.npy. Usage:
 make-aten-activation.py OUT"""
 import os
 import sys
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -24,6 +27,7 @@ class Net(nn.Module):
         self.a4 = nn.SiLU()                                 # conv → batch_norm → silu on 6×6 maps
         self.c5 = nn.Conv2d(12, 8, 3, padding=1)
         self.a5 = nn.ReLU(inplace=True)                     # conv → relu_
+        self.c7 = nn.Conv2d(8, 8, 13, padding=6)            # 13×13 over 6×6 maps
         self.c6 = nn.Conv2d(8, 8, 1)
         self.a6 = nn.SiLU()                                 # conv read twice: not fused
 
@@ -33,7 +37,7 @@ class Net(nn.Module):
         x = self.a3(self.c3(x))
         x = self.a4(self.b4(self.c4(x)))
         x = self.a5(self.c5(x))
-        t = self.c6(x)
+        t = self.c6(self.c7(x))
         return self.a6(t) + t
 
 
@@ -49,6 +53,8 @@ def main():
     net.eval()
     x = torch.randn(2, 4, 12, 12) * 3
     with torch.no_grad():
+        np.save(os.path.join(out, "x.npy"), x.numpy())
+        np.save(os.path.join(out, "y.npy"), net(x).numpy())
         torch.jit.save(torch.jit.trace(net, x), os.path.join(out, "traced.pt"))
         torch.jit.save(torch.jit.script(net), os.path.join(out, "scripted.pt"))
 

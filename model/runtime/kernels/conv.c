@@ -785,12 +785,6 @@ conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const 
   return TRUE;
 }
 
-gboolean
-graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
-                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
-{
-  return conv2d_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
-}
 
 static gboolean
 window_from_tensors (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, gboolean transpose, GraftWindow *w,
@@ -974,6 +968,35 @@ graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
   graft_kernel_parallel_for (ctx, (job.n + job.chunk - 1) / job.chunk, activation_chunk, &job);
 }
 
+/* conv2d_f32 over the weights without the taps that only ever read
+ * padding (a 3×3 on 1×1 and 2×2 maps), through filters packed once for
+ * the GEMM where it takes them: both kept on the step for constant
+ * weights (trimmed_conv_for). */
+static gboolean
+conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                    gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual,
+                    GError **error)
+{
+  g_autoptr(TrimmedConv) owned = NULL;
+  const TrimmedConv *trim = trimmed_conv_for (ctx, w, weight, C, M, group, &owned);
+  if (trim && trim->filter)
+    {
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, &trim->trimmed, FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      return graft_conv_gemm (ctx, trim->filter, &args, error);
+    }
+  return conv2d_f32 (ctx, x, trim ? trim->kept : weight, bias, y, N, C, M, group, trim ? &trim->trimmed : w, residual,
+                     error);
+}
+
+/* The aten:: convolutions' way in (aten-nn.c): the same paths as Conv. */
+gboolean
+graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+{
+  return conv2d_trimmed_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
+}
+
 static gboolean
 kernel_conv (GraftKernelContext *ctx, GError **error)
 {
@@ -1005,18 +1028,7 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
       graft_kernel_take_residual (ctx);
       residual = res->data;
     }
-  g_autoptr(TrimmedConv) owned = NULL;
-  const TrimmedConv *trim = trimmed_conv_for (ctx, &w, wt->data, C, M, group, &owned);
-  if (trim && trim->filter)
-    {
-      GraftConvGemmArgs args = { x->data, y->data, b ? b->data : NULL, residual, N, C, M, group, &trim->trimmed,
-                                 FALSE, -INFINITY, INFINITY };
-      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
-      if (!graft_conv_gemm (ctx, trim->filter, &args, error))
-        return FALSE;
-    }
-  else if (!conv2d_f32 (ctx, x->data, trim ? trim->kept : wt->data, b ? b->data : NULL, y->data, N, C, M, group,
-                        trim ? &trim->trimmed : &w, residual, error))
+  if (!conv2d_trimmed_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, residual, error))
     return FALSE;
   graft_kernel_apply_fused_activation (ctx, y);
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
