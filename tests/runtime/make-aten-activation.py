@@ -1,7 +1,7 @@
 """Writes OUT/traced.pt and OUT/scripted.pt: convolutions followed by the
 activations torchvision writes (SiLU/Hardswish/ReLU, in place or not),
 directly or through a BatchNorm2d, and a convolution wider than its maps
-(taps that only read padding), for test-aten-activation.c; and an input
+(taps that only read padding) and ResNet's max pool, for test-aten-activation.c; and an input
 OUT/x.npy with torch's output for it, OUT/y.npy. Usage:
 make-aten-activation.py OUT"""
 import os
@@ -17,6 +17,7 @@ class Net(nn.Module):
         super().__init__()
         self.c1 = nn.Conv2d(4, 8, 3, padding=1)
         self.a1 = nn.SiLU(inplace=True)                     # conv → silu_
+        self.pool = nn.MaxPool2d(3, 2, 1)                   # ResNet's stem pool
         self.c2 = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)
         self.b2 = nn.BatchNorm2d(8)
         self.a2 = nn.Hardswish(inplace=True)                # conv → batch_norm → hardswish_
@@ -32,7 +33,7 @@ class Net(nn.Module):
         self.a6 = nn.SiLU()                                 # conv read twice: not fused
 
     def forward(self, x):
-        x = self.a1(self.c1(x))
+        x = self.pool(self.a1(self.c1(x)))
         x = self.a2(self.b2(self.c2(x)))
         x = self.a3(self.c3(x))
         x = self.a4(self.b4(self.c4(x)))
@@ -51,7 +52,7 @@ def main():
         bn.weight.data.uniform_(0.5, 1.5)
         bn.bias.data.uniform_(-0.5, 0.5)
     net.eval()
-    x = torch.randn(2, 4, 12, 12) * 3
+    x = torch.randn(2, 4, 24, 24) * 3
     with torch.no_grad():
         np.save(os.path.join(out, "x.npy"), x.numpy())
         np.save(os.path.join(out, "y.npy"), net(x).numpy())

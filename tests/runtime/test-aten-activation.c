@@ -7,7 +7,7 @@
  * (aten::conv2d, batch_norm behind its prim::If checks): depthwise and
  * strided convolutions, maps above and below the batch_norm's per-map
  * threshold, a convolution wider than its maps (the trimmed taps Conv
- * takes too), and a SiLU of a value that an Add reads too, which must not
+ * takes too), aten::max_pool2d through MaxPool's vector kernel, and a SiLU of a value that an Add reads too, which must not
  * fuse. Each file at every SIMD level and 1/2 threads against its nodes
  * run one by one (an observer turns the engine's fusions off), and
  * against torch's own output. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ir/fixed-branch.h"
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/pool-max.h"
 #include "runtime/kernels/vector-math.h"
 
 
@@ -557,6 +558,24 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* Any NaN among x[0..n), four lanes at a time. */
+static gboolean
+has_nan (const float *x, gint64 n)
+{
+  GraftV4i any = { 0, 0, 0, 0 };
+  gint64 i = 0;
+  for (; i + 4 <= n; i += 4)
+    {
+      GraftV4f v;
+      memcpy (&v, x + i, sizeof v);
+      any |= v != v;
+    }
+  gboolean nan = any[0] || any[1] || any[2] || any[3];
+  for (; i < n; i++)
+    nan = nan || isnan (x[i]);
+  return nan;
+}
+
 static gboolean
 kernel_max_pool (GraftKernelContext *ctx, GError **error)
 {
@@ -595,6 +614,23 @@ kernel_max_pool (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   gint64 planes = x->numel / MAX (H * W, 1);
+  /* ONNX MaxPool's vector kernel, where it takes the window; a NaN must
+   * win here as in torch, and never does there: only without NaN */
+  GraftWindow win = { .n = 2 };
+  for (int i = 0; i < 2; i++)
+    {
+      win.in[i] = in[i];
+      win.out[i] = out[i];
+      win.kernel[i] = k[i];
+      win.stride[i] = s[i];
+      win.dilation[i] = d[i];
+      win.pad_begin[i] = win.pad_end[i] = p[i];
+    }
+  if (graft_max_pool2d_supports (&win) && !has_nan (x->data, x->numel))
+    {
+      graft_max_pool2d (ctx, x->data, y->data, planes, &win);
+      return TRUE;
+    }
   for (gint64 pl = 0; pl < planes; pl++)
     {
       const float *xp = (const float *) x->data + pl * H * W;
