@@ -53,12 +53,17 @@ static gboolean
 kernel_prim_list (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *seq = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+  /* the items given as constants: attributes arg0..arg63, counted in one
+   * pass over the node's attributes (this runs on every call: BERT's
+   * view sizes) */
   guint total = ctx->n_inputs;
-  for (guint k = 0; k < 64; k++)
+  for (guint i = 0; i < ctx->node->attributes->len; i++)
     {
-      char name[24];
-      g_snprintf (name, sizeof name, "arg%u", k);
-      if (graft_node_get_attribute (ctx->node, name))
+      const char *name = ((GraftAttribute *) ctx->node->attributes->pdata[i])->name;
+      char *end;
+      guint64 k;
+      if (g_str_has_prefix (name, "arg") && g_ascii_isdigit (name[3]) &&
+          (k = g_ascii_strtoull (name + 3, &end, 10)) < 64 && *end == '\0' && (name[3] != '0' || name[4] == '\0'))
         total++;
     }
   g_autofree GraftAtenArg *args = g_new (GraftAtenArg, MAX (total, 1));
