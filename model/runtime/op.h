@@ -141,14 +141,17 @@ GraftRtTensor *graft_kernel_steal_input (GraftKernelContext *ctx, guint i);
  * kernel must clamp its output to [lo, hi]. With a residual (below) only
  * once the kernel has taken it. */
 gboolean graft_kernel_get_fused_clamp (GraftKernelContext *ctx, float *lo, float *hi);
-/* An activation that is not a clamp, fused by the engine into a Conv
- * whose output it alone reads (EfficientNet's SiLU as Sigmoid and Mul,
- * MobileNetV3's HardSwish): the kernel must apply it to its whole output,
- * and the activation's nodes then forward that output. */
+/* An activation fused by the engine into a Conv (onnx::Conv, an aten
+ * convolution) or an aten::batch_norm whose output it alone reads
+ * (EfficientNet's SiLU as Sigmoid and Mul or aten::silu_, MobileNetV3's
+ * HardSwish, a TorchScript Relu after a batch_norm): the kernel must
+ * apply it to its whole output, and the activation's nodes then forward
+ * that output. ONNX Relu/Clip after a Conv go the clamp's way instead. */
 typedef enum {
   GRAFT_FUSED_ACTIVATION_NONE,
   GRAFT_FUSED_ACTIVATION_SILU,         /* x·sigmoid(x), as graft_vm_affine's silu */
   GRAFT_FUSED_ACTIVATION_HARD_SWISH,   /* x·clamp(x/6 + 1/2, 0, 1), as onnx::HardSwish */
+  GRAFT_FUSED_ACTIVATION_RELU,         /* max(x, 0), NaN kept */
 } GraftFusedActivation;
 GraftFusedActivation graft_kernel_get_fused_activation (GraftKernelContext *ctx);
 /* TRUE if input i is given with its last two axes swapped: the engine

@@ -522,10 +522,47 @@ silu_of (GraftValue *v, GraftNode **sigmoid)
   return NULL;
 }
 
+/* The aten:: ops (PyTorch files: TorchScript, .pt2) whose kernels apply
+ * a fused activation to their output: the convolutions (aten-nn.c) and
+ * batch_norm (aten.c), which in TorchScript sits between a convolution
+ * and its activation where an ONNX export folded it into the Conv. */
+static gboolean
+is_aten_activation_producer (GraftNode *node)
+{
+  static const char *const ops[] = { "aten::_convolution", "aten::_convolution_mode", "aten::conv1d",
+                                     "aten::conv2d", "aten::conv3d", "aten::batch_norm" };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (node->op, ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The activation that node, of one input and output, is (aten::silu,
+ * hardswish, relu and their in-place forms), or NONE. */
+static GraftFusedActivation
+aten_activation (GraftNode *node)
+{
+  static const struct {
+    const char *op;
+    GraftFusedActivation activation;
+  } ops[] = {
+    { "aten::silu", GRAFT_FUSED_ACTIVATION_SILU }, { "aten::silu_", GRAFT_FUSED_ACTIVATION_SILU },
+    { "aten::hardswish", GRAFT_FUSED_ACTIVATION_HARD_SWISH }, { "aten::hardswish_", GRAFT_FUSED_ACTIVATION_HARD_SWISH },
+    { "aten::relu", GRAFT_FUSED_ACTIVATION_RELU }, { "aten::relu_", GRAFT_FUSED_ACTIVATION_RELU },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (is_simple_node (node, ops[k].op, 1))
+      return ops[k].activation;
+  return GRAFT_FUSED_ACTIVATION_NONE;
+}
+
 /* Conv → HardSwish, and Conv → SiLU (Sigmoid and Mul): the Conv applies
  * the activation (Step.fused_activation) and its nodes forward the
  * Conv's output. Only Conv steps that no other fusion took (no clamp,
- * residual or pattern: none of those applies an activation after). */
+ * residual or pattern: none of those applies an activation after). In
+ * PyTorch files, an aten convolution or batch_norm → aten::silu(_),
+ * hardswish(_) or relu(_) the same way: the fusions an ONNX export of
+ * the same model gets. */
 static void
 fuse_conv_activations (Plan *plan)
 {
@@ -534,13 +571,25 @@ fuse_conv_activations (Plan *plan)
     {
       Step *conv = &plan->steps[i];
       GraftValue *v = conv->node->outputs->len == 1 ? conv->node->outputs->pdata[0] : NULL;
-      if (strcmp (conv->node->op, "onnx::Conv") != 0 || !step_unfused (conv) || v == NULL ||
+      gboolean aten = is_aten_activation_producer (conv->node);
+      if ((!aten && strcmp (conv->node->op, "onnx::Conv") != 0) || !step_unfused (conv) || v == NULL ||
           is_graph_output (plan->graph, v))
         continue;
       GraftNode *next = graft_fusion_sole_reader (conv->node, &v), *sigmoid = NULL, *mul;
+      GraftFusedActivation activation;
       Step *act, *sigmoid_step;
-      if (next && is_simple_node (next, "onnx::HardSwish", 1) &&
-          (act = free_step_after (plan, step_of_node, next, i)) != NULL)
+      if (aten)
+        {
+          if (next && next->inputs->pdata[0] == v && (activation = aten_activation (next)) != GRAFT_FUSED_ACTIVATION_NONE &&
+              (act = free_step_after (plan, step_of_node, next, i)) != NULL)
+            {
+              conv->fused_activation = activation;
+              act->forward_input = TRUE;
+              act->forward_index = 0;
+            }
+        }
+      else if (next && is_simple_node (next, "onnx::HardSwish", 1) &&
+               (act = free_step_after (plan, step_of_node, next, i)) != NULL)
         {
           conv->fused_activation = GRAFT_FUSED_ACTIVATION_HARD_SWISH;
           act->forward_input = TRUE;

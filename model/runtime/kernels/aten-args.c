@@ -8,8 +8,14 @@ graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, Gra
   guint next_input = 0;
   for (guint k = 0; k < n; k++)
     {
-      char key[16];
-      g_snprintf (key, sizeof key, "arg%u", k);
+      /* "arg<k>" without g_snprintf: every aten kernel call comes here */
+      char key[16] = "arg", digits[10];
+      guint n_digits = 0;
+      for (guint rest = k; n_digits == 0 || rest > 0; rest /= 10)
+        digits[n_digits++] = '0' + rest % 10;
+      for (guint d = 0; d < n_digits; d++)
+        key[3 + d] = digits[n_digits - 1 - d];
+      key[3 + n_digits] = '\0';
       GraftAttribute *a = graft_node_get_attribute (ctx->node, key);
       if (a == NULL && names && names[k])
         a = graft_node_get_attribute (ctx->node, names[k]);

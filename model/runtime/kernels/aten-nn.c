@@ -104,7 +104,13 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   NEED (w, 1, FALSE);
   NEED (b, 2, TRUE);
   if (underscore && graft_arg_int (&args[6], 0))
-    return run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[7], &args[5], graft_arg_int (&args[8], 1), error);
+    {
+      if (!run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[7], &args[5], graft_arg_int (&args[8], 1),
+                               error))
+        return FALSE;
+      graft_kernel_apply_fused_activation (ctx, ctx->outputs[0]);
+      return TRUE;
+    }
   int ns = x->rank - 2;
   if (ns < 1 || ns > GRAFT_WINDOW_MAX_DIMS || w->rank != x->rank)
     return graft_kernel_fail (error, "input and weight must have the same rank (3 to %d)", GRAFT_WINDOW_MAX_DIMS + 2);
@@ -154,7 +160,11 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  return graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error);
+  if (!graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error))
+    return FALSE;
+  /* a SiLU/HardSwish/Relu after it, fused by the engine (runtime-fusion.c) */
+  graft_kernel_apply_fused_activation (ctx, y);
+  return TRUE;
 }
 
 /* ---- normalisation ---- */

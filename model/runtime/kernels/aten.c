@@ -9,6 +9,8 @@
 #include <string.h>
 #include "ir/fixed-branch.h"
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/pool-max.h"
+#include "runtime/kernels/vector-math.h"
 
 
 static GraftRtTensor *
@@ -51,12 +53,17 @@ static gboolean
 kernel_prim_list (GraftKernelContext *ctx, GError **error)
 {
   GraftRtTensor *seq = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+  /* the items given as constants: attributes arg0..arg63, counted in one
+   * pass over the node's attributes (this runs on every call: BERT's
+   * view sizes) */
   guint total = ctx->n_inputs;
-  for (guint k = 0; k < 64; k++)
+  for (guint i = 0; i < ctx->node->attributes->len; i++)
     {
-      char name[24];
-      g_snprintf (name, sizeof name, "arg%u", k);
-      if (graft_node_get_attribute (ctx->node, name))
+      const char *name = ((GraftAttribute *) ctx->node->attributes->pdata[i])->name;
+      char *end;
+      guint64 k;
+      if (g_str_has_prefix (name, "arg") && g_ascii_isdigit (name[3]) &&
+          (k = g_ascii_strtoull (name + 3, &end, 10)) < 64 && *end == '\0' && (name[3] != '0' || name[4] == '\0'))
         total++;
     }
   g_autofree GraftAtenArg *args = g_new (GraftAtenArg, MAX (total, 1));
@@ -528,6 +535,11 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
     return FALSE;
   const float *xd = x->data;
   float *yd = y->data;
+  /* a SiLU/HardSwish/Relu after it, fused by the engine (runtime-fusion.c):
+   * on each map while it is in cache where maps are long enough for the
+   * vector rows, else over the whole output after */
+  GraftFusedActivation act = graft_kernel_get_fused_activation (ctx);
+  gboolean per_map = spatial >= 64;
   for (gint64 c = 0; c < C; c++)
     {
       double s = (scale ? graft_rt_tensor_get_f64 (scale, c) : 1) / sqrt (graft_rt_tensor_get_f64 (var, c) + eps);
@@ -535,11 +547,38 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
       for (gint64 n = 0; n < N; n++)
         {
           gint64 base = (n * C + c) * spatial;
+          if (per_map && act == GRAFT_FUSED_ACTIVATION_SILU)
+            {
+              graft_vm_affine (xd + base, yd + base, spatial, 0, fs, fb, TRUE);
+              continue;
+            }
           for (gint64 i = 0; i < spatial; i++)
             yd[base + i] = xd[base + i] * fs + fb;
+          if (per_map)
+            graft_f32_fused_activation (act, yd + base, spatial);
         }
     }
+  if (!per_map)
+    graft_kernel_apply_fused_activation (ctx, y);
   return TRUE;
+}
+
+/* Any NaN among x[0..n), four lanes at a time. */
+static gboolean
+has_nan (const float *x, gint64 n)
+{
+  GraftV4i any = { 0, 0, 0, 0 };
+  gint64 i = 0;
+  for (; i + 4 <= n; i += 4)
+    {
+      GraftV4f v;
+      memcpy (&v, x + i, sizeof v);
+      any |= v != v;
+    }
+  gboolean nan = any[0] || any[1] || any[2] || any[3];
+  for (; i < n; i++)
+    nan = nan || isnan (x[i]);
+  return nan;
 }
 
 static gboolean
@@ -580,6 +619,23 @@ kernel_max_pool (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   gint64 planes = x->numel / MAX (H * W, 1);
+  /* ONNX MaxPool's vector kernel, where it takes the window; a NaN must
+   * win here as in torch, and never does there: only without NaN */
+  GraftWindow win = { .n = 2 };
+  for (int i = 0; i < 2; i++)
+    {
+      win.in[i] = in[i];
+      win.out[i] = out[i];
+      win.kernel[i] = k[i];
+      win.stride[i] = s[i];
+      win.dilation[i] = d[i];
+      win.pad_begin[i] = win.pad_end[i] = p[i];
+    }
+  if (graft_max_pool2d_supports (&win) && !has_nan (x->data, x->numel))
+    {
+      graft_max_pool2d (ctx, x->data, y->data, planes, &win);
+      return TRUE;
+    }
   for (gint64 pl = 0; pl < planes; pl++)
     {
       const float *xp = (const float *) x->data + pl * H * W;

@@ -785,12 +785,6 @@ conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const 
   return TRUE;
 }
 
-gboolean
-graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
-                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
-{
-  return conv2d_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
-}
 
 static gboolean
 window_from_tensors (GraftKernelContext *ctx, GraftRtTensor *x, GraftRtTensor *wt, gboolean transpose, GraftWindow *w,
@@ -946,17 +940,25 @@ activation_chunk (gint64 index, gpointer data)
   ActivationJob *job = data;
   gint64 start = index * job->chunk, n = MIN (job->chunk, job->n - start);
   float *y = job->y + start;
-  if (job->activation == GRAFT_FUSED_ACTIVATION_SILU)
-    graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
-  else
-    graft_f32_hard_swish (y, y, n);
+  graft_f32_fused_activation (job->activation, y, n);
 }
 
-/* The SiLU or HardSwish that the engine fused into this Conv, over y in
- * place while it is still in cache (the nodes would write a sigmoid
- * tensor and read both back, or make one more pass). */
-static void
-apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
+void
+graft_f32_fused_activation (GraftFusedActivation activation, float *y, gint64 n)
+{
+  if (activation == GRAFT_FUSED_ACTIVATION_SILU)
+    graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
+  else if (activation == GRAFT_FUSED_ACTIVATION_HARD_SWISH)
+    graft_f32_hard_swish (y, y, n);
+  else if (activation == GRAFT_FUSED_ACTIVATION_RELU)
+    graft_f32_clamp (y, n, 0, INFINITY);
+}
+
+/* The activation that the engine fused into this Conv, over y in place
+ * while it is still in cache (the nodes would write a sigmoid tensor and
+ * read both back, or make one more pass). */
+void
+graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
 {
   ActivationJob job = { y->data, y->numel, 0, graft_kernel_get_fused_activation (ctx) };
   if (job.activation == GRAFT_FUSED_ACTIVATION_NONE || job.n == 0)
@@ -964,6 +966,35 @@ apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
   gint64 chunks = job.n >= 65536 ? graft_kernel_get_n_threads (ctx) * 4 : 1;
   job.chunk = (job.n + chunks - 1) / chunks;
   graft_kernel_parallel_for (ctx, (job.n + job.chunk - 1) / job.chunk, activation_chunk, &job);
+}
+
+/* conv2d_f32 over the weights without the taps that only ever read
+ * padding (a 3×3 on 1×1 and 2×2 maps), through filters packed once for
+ * the GEMM where it takes them: both kept on the step for constant
+ * weights (trimmed_conv_for). */
+static gboolean
+conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                    gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual,
+                    GError **error)
+{
+  g_autoptr(TrimmedConv) owned = NULL;
+  const TrimmedConv *trim = trimmed_conv_for (ctx, w, weight, C, M, group, &owned);
+  if (trim && trim->filter)
+    {
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, &trim->trimmed, FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      return graft_conv_gemm (ctx, trim->filter, &args, error);
+    }
+  return conv2d_f32 (ctx, x, trim ? trim->kept : weight, bias, y, N, C, M, group, trim ? &trim->trimmed : w, residual,
+                     error);
+}
+
+/* The aten:: convolutions' way in (aten-nn.c): the same paths as Conv. */
+gboolean
+graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
+                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+{
+  return conv2d_trimmed_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
 }
 
 static gboolean
@@ -997,20 +1028,9 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
       graft_kernel_take_residual (ctx);
       residual = res->data;
     }
-  g_autoptr(TrimmedConv) owned = NULL;
-  const TrimmedConv *trim = trimmed_conv_for (ctx, &w, wt->data, C, M, group, &owned);
-  if (trim && trim->filter)
-    {
-      GraftConvGemmArgs args = { x->data, y->data, b ? b->data : NULL, residual, N, C, M, group, &trim->trimmed,
-                                 FALSE, -INFINITY, INFINITY };
-      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
-      if (!graft_conv_gemm (ctx, trim->filter, &args, error))
-        return FALSE;
-    }
-  else if (!conv2d_f32 (ctx, x->data, trim ? trim->kept : wt->data, b ? b->data : NULL, y->data, N, C, M, group,
-                        trim ? &trim->trimmed : &w, residual, error))
+  if (!conv2d_trimmed_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, residual, error))
     return FALSE;
-  apply_fused_activation (ctx, y);
+  graft_kernel_apply_fused_activation (ctx, y);
   if (x0->dtype != GRAFT_DTYPE_FLOAT32)
     {
       GraftRtTensor *cast = graft_rt_tensor_cast (y, x0->dtype, error);

@@ -116,6 +116,12 @@ graft_f32_hard_swish (const float *x, float *y, gint64 n)
     }
 }
 
+/* The activation the engine fused into a Conv or an aten::batch_norm
+ * (graft_kernel_get_fused_activation), over y[0..n) in place; the second
+ * over a whole output, in parallel chunks (conv.c). */
+void graft_f32_fused_activation (GraftFusedActivation activation, float *y, gint64 n);
+void graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y);
+
 /* Matrix products shared with the aten:: kernels (matmul.c). */
 gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out,
                        GError **error);

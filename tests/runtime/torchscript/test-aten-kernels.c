@@ -352,6 +352,49 @@ test_avg_pool_padding (void)
   builder_clear (&b);
 }
 
+/* max_pool2d(x, 3, 2, 1) as ResNet's stem: a NaN in a window wins, as in
+ * torch (the vector kernel it takes without NaN lets none win), and
+ * ceil_mode adds a window that starts in the input. */
+static void
+test_max_pool_nan (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  for (int ceil = 0; ceil < 2; ceil++)
+    {
+      GraftNode *n = add_node (&b, "aten::max_pool2d", IN ("x"), IN (ceil ? "ceil" : "floor"));
+      arg_ints (n, 1, (gint64[]) { 3, 3 }, 2);
+      arg_ints (n, 2, (gint64[]) { 2, 2 }, 2);
+      arg_ints (n, 3, (gint64[]) { ceil ? 0 : 1, ceil ? 0 : 1 }, 2);
+      arg_ints (n, 4, (gint64[]) { 1, 1 }, 2);
+      arg_bool (n, 5, ceil);
+      add_output (&b, ceil ? "ceil" : "floor");
+    }
+  g_autoptr(GraftRtTensor) x = arange_f32 (4, (gint64[]) { 1, 1, 4, 4 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  /* x = 0..15 in rows of 4: windows rows/cols {-1..1}, {1..3} */
+  assert_values (out->pdata[0], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 5, 7, 13, 15 });
+  assert_values (out->pdata[1], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 10, 11, 14, 15 });
+  g_ptr_array_unref (g_steal_pointer (&out));
+
+  ((float *) x->data)[6] = NAN;   /* row 1, column 2: in the windows of columns 1..3 */
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) inputs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_insert (inputs, (gpointer) "x", x);
+  out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  const float *floor_y = ((GraftRtTensor *) out->pdata[0])->data;
+  g_assert_cmpfloat (floor_y[0], ==, 5);
+  g_assert_true (isnan (floor_y[1]));
+  g_assert_cmpfloat (floor_y[2], ==, 13);
+  g_assert_true (isnan (floor_y[3]));
+  builder_clear (&b);
+}
+
 /* len / __getitem__ on a list from size(); a negative index counts from the end */
 static void
 test_size_list (void)
@@ -709,6 +752,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/select-slice", test_select_slice);
   g_test_add_func ("/runtime/aten/select-out-of-range", test_select_out_of_range);
   g_test_add_func ("/runtime/aten/chunk-uneven", test_chunk_uneven);
+  g_test_add_func ("/runtime/aten/max-pool-nan", test_max_pool_nan);
   g_test_add_func ("/runtime/aten/split-sizes-mismatch", test_split_sizes_mismatch);
   g_test_add_func ("/runtime/aten/floor-division-modulo", test_floor_division_and_modulo);
   g_test_add_func ("/runtime/aten/int-division-by-zero", test_int_division_by_zero);

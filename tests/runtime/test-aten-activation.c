@@ -1,0 +1,114 @@
+/* PyTorch files get the activation fusions their ONNX exports get: an
+ * aten convolution or batch_norm whose output only an aten::silu(_),
+ * hardswish(_) or relu(_) reads applies that activation, and the
+ * activation's node forwards its output (runtime-fusion.c
+ * fuse_conv_activations). The model is written by the test venv's torch
+ * (make-aten-activation.py), traced (aten::_convolution) and scripted
+ * (aten::conv2d, batch_norm behind its prim::If checks): depthwise and
+ * strided convolutions, maps above and below the batch_norm's per-map
+ * threshold, a convolution wider than its maps (the trimmed taps Conv
+ * takes too), aten::max_pool2d through MaxPool's vector kernel, and a SiLU of a value that an Add reads too, which must not
+ * fuse. Each file at every SIMD level and 1/2 threads against its nodes
+ * run one by one (an observer turns the engine's fusions off), and
+ * against torch's own output. */
+#include <math.h>
+#include <string.h>
+#include "loader.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+#include "../test-python.h"
+#include "../test-scratch.h"
+#include "float-graph.h"
+#include "op-timings.h"
+#include "simd-levels.h"
+
+typedef struct {
+  const char *file;
+} FileCase;
+
+static const FileCase cases[] = { { "traced.pt" }, { "scripted.pt" } };
+
+/* The activations of make-aten-activation.py and how many of each fuse. */
+static const struct {
+  const char *op;
+  guint64 fused;
+} activations[] = {
+  { "aten::silu_", 1 }, { "aten::hardswish_", 1 }, { "aten::hardswish", 1 },
+  { "aten::silu", 1 },   /* a4's, after a batch_norm; a6's reads a value the Add reads too */
+  { "aten::relu_", 1 },
+};
+
+static char *scratch;
+
+static const char *
+models (void)
+{
+  if (scratch == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      scratch = graft_test_scratch_dir ("aten-activation-XXXXXX", &error);
+      g_assert_no_error (error);
+      g_autofree char *python = graft_test_python ();
+      g_autofree char *script = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "runtime",
+                                                  "make-aten-activation.py", NULL);
+      const char *argv[] = { python, script, scratch, NULL };
+      graft_test_spawn (argv, &error);
+      g_assert_no_error (error);
+    }
+  return scratch;
+}
+
+static void
+check_case (gconstpointer item, GraftSimdLevel level)
+{
+  const FileCase *c = item;
+  g_autofree char *path = g_build_filename (models (), c->file, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  g_autofree char *x_path = g_build_filename (models (), "x.npy", NULL);
+  g_autofree char *y_path = g_build_filename (models (), "y.npy", NULL);
+  GraftRtTensor *x = graft_npy_read (x_path, &error);
+  g_assert_no_error (error);
+  g_hash_table_insert (inputs, (gpointer) "x", x);
+  g_autoptr(GraftRtTensor) torch_y = graft_npy_read (y_path, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GraftRuntime) nodes = NULL;
+  g_autoptr(GPtrArray) reference = graft_test_run_profiled (model, inputs, 1, FALSE, &nodes);
+  for (guint k = 0; k < G_N_ELEMENTS (activations); k++)
+    {
+      g_assert_cmpuint (graft_test_op_calls (nodes, activations[k].op, NULL, NULL), >=, 1);
+      g_assert_cmpuint (graft_test_op_forwarded (nodes, activations[k].op), ==, 0);
+    }
+  for (guint threads = 1; threads <= 2; threads++)
+    {
+      g_autoptr(GraftRuntime) rt = NULL;
+      g_autoptr(GPtrArray) fast = graft_test_run_profiled (model, inputs, threads, TRUE, &rt);
+      g_autofree char *what = g_strdup_printf ("%s at %s, %u threads", c->file, graft_simd_level_to_string (level),
+                                               threads);
+      for (guint k = 0; k < G_N_ELEMENTS (activations); k++)
+        {
+          guint64 forwarded = graft_test_op_forwarded (rt, activations[k].op);
+          g_test_message ("%s: %s forwarded %" G_GUINT64_FORMAT " times", what, activations[k].op, forwarded);
+          g_assert_cmpuint (forwarded, ==, activations[k].fused);
+        }
+      float_graph_assert_outputs_close (what, fast, reference, 1e-6);
+    }
+  /* the sums in another order than torch's: its tolerance in test-aten.c */
+  g_autoptr(GPtrArray) torch_out = g_ptr_array_new ();
+  g_ptr_array_add (torch_out, torch_y);
+  float_graph_assert_outputs_close (c->file, reference, torch_out, 1e-4);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
+  graft_test_add_checks_at_levels ("/aten-activation", cases, sizeof cases[0], G_N_ELEMENTS (cases), check_case);
+  return g_test_run ();
+}
