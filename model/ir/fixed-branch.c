@@ -103,3 +103,16 @@ graft_graph_changes_state (GraftGraph *graph)
       return TRUE;
   return FALSE;
 }
+
+gboolean
+graft_node_reads_tensor_data (GraftNode *node)
+{
+  static const char *const reads[] = {
+    "aten::Int", "aten::Float", "aten::Bool", "aten::item", "aten::ScalarImplicit", "aten::IntImplicit",
+    "aten::FloatImplicit", "aten::is_nonzero", "aten::tolist",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (reads); i++)
+    if (strcmp (node->op, reads[i]) == 0)
+      return TRUE;
+  return FALSE;
+}

@@ -18,6 +18,11 @@ GraftGraph *graft_if_get_fixed_branch (GraftNode *node);
  * except the branch a fixed If never takes. */
 GPtrArray *graft_node_get_live_subgraphs (GraftNode *node);
 
+/* Whether node reads a number out of a tensor's data (aten::Bool(t),
+ * t.item(), int(t)): what such a number decides follows the input's
+ * values, not its sizes. */
+gboolean graft_node_reads_tensor_data (GraftNode *node);
+
 /* Whether node, or a node in its subgraphs, changes a tensor, list, dict
  * or module attribute it is given (append, d[k] = v, self.x = v, add_)
  * or raises: what TorchScript code does besides computing values. */

@@ -1187,11 +1187,6 @@ mutates_state (Converter *c, GraftNode *node)
   return target != NULL && (target->initializer != NULL || target->is_graph_input);
 }
 
-/* Ops that read a number out of a tensor's data. */
-static const char *const data_reads[] = {
-  "aten::Int", "aten::Float", "aten::Bool", "aten::item", "aten::ScalarImplicit", "aten::IntImplicit",
-  "aten::FloatImplicit", "aten::is_nonzero", "aten::tolist",
-};
 
 static const GraftAttribute *observed_constant (Converter *c, GraftValue *value);
 
@@ -1235,7 +1230,7 @@ convert_call (Converter *c, GraftNode *node)
   Call call = { 0 };
   /* A number read out of a constant tensor (YOLO's stride) is that
    * number, as torch.export specialises it. */
-  if (op_in (node->op, data_reads, G_N_ELEMENTS (data_reads)) && node->outputs->len == 1 &&
+  if (graft_node_reads_tensor_data (node) && node->outputs->len == 1 &&
       node->outputs->pdata[0] != NULL && node->inputs->len == 1 && !depends_on_inputs (c, node->inputs->pdata[0], 0))
     {
       const GraftAttribute *constant = observed_constant (c, node->outputs->pdata[0]);
@@ -1246,7 +1241,7 @@ convert_call (Converter *c, GraftNode *node)
         }
     }
   /* Refused where it is used: the If it decides is what to name. */
-  if (op_in (node->op, data_reads, G_N_ELEMENTS (data_reads)))
+  if (graft_node_reads_tensor_data (node))
     {
       for (guint i = 0; i < node->outputs->len; i++)
         if (node->outputs->pdata[i] != NULL)

@@ -101,14 +101,8 @@ kernel_prim_unpack (GraftKernelContext *ctx, GError **error)
 static gboolean
 decided_by_tensor_values (GraftNode *node)
 {
-  static const char *const reads[] = { "aten::Bool", "aten::is_nonzero", "aten::item", "aten::ScalarImplicit" };
   GraftValue *cond = node->inputs->len > 0 ? node->inputs->pdata[0] : NULL;
-  if (cond == NULL || cond->producer == NULL)
-    return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS (reads); i++)
-    if (strcmp (cond->producer->op, reads[i]) == 0)
-      return TRUE;
-  return FALSE;
+  return cond != NULL && cond->producer != NULL && graft_node_reads_tensor_data (cond->producer);
 }
 
 static gboolean
