@@ -5,6 +5,8 @@
  * carry (dim checks, raise, warn), which fold away with known shapes. */
 #include "lower/lower-private.h"
 
+#include "ir/module-dict.h"
+
 #include <string.h>
 
 static LowerValue *
@@ -54,36 +56,33 @@ lower_get_attr (GraftLowerContext *ctx, GraftNode *node, GError **error)
   const char *attribute = graft_node_attr_string (node, "name", "");
   GraftValue *earlier = g_hash_table_lookup (ctx->attribute_reads, attribute);
   LowerValue *earlier_dict = earlier ? graft_lower_lookup (ctx, earlier) : NULL;
-  if (node->outputs->len > 0 && g_ptr_array_index (node->outputs, 0) != NULL &&
-      (graft_node_get_attribute (node, "dict_items") != NULL || graft_node_get_attribute (node, "dict_keys") != NULL))
+  GraftModuleDict module_dict;
+  gboolean reads_dict = graft_module_dict_read (node, &module_dict);
+  if (node->outputs->len > 0 && g_ptr_array_index (node->outputs, 0) != NULL && reads_dict)
     g_hash_table_insert (ctx->attribute_reads, (gpointer) attribute, g_ptr_array_index (node->outputs, 0));
   if (earlier_dict != NULL && earlier_dict->kind == LOWER_LIST && earlier_dict->is_dict)
     {
       bind_output (ctx, node, 0, graft_lower_value_copy (earlier_dict));
       return TRUE;
     }
-  /* a dict of strings (IntermediateLayerGetter.return_layers): keys and
-   * values alternate in dict_items; a Dict[str, Tensor] holding tensors
-   * (LeViT's attention_bias_cache): its keys in dict_keys, its tensors
-   * the node's inputs */
-  GraftAttribute *dict_items = graft_node_get_attribute (node, "dict_items");
-  GraftAttribute *dict_keys = graft_node_get_attribute (node, "dict_keys");
-  GraftAttribute *strings = dict_items ? dict_items : dict_keys;
-  if (strings != NULL && strings->type == GRAFT_ATTR_STRINGS &&
-      (strings == dict_items || strings->strings->len == node->inputs->len))
+  if (reads_dict)
     {
       LowerValue *dict = dict_new ();
-      for (guint i = 0; i < strings->strings->len; i++)
+      for (guint i = 0; i < module_dict.n_entries; i++)
         {
-          gsize len;
-          const char *text = g_bytes_get_data (strings->strings->pdata[i], &len);
-          g_autofree char *item = g_strndup (text, len);
-          g_autoptr(GraftAttribute) a = graft_attribute_new_string ("value", item);
-          g_ptr_array_add (dict->items, graft_lower_value_const (a));
-          if (strings == dict_keys)
+          g_autofree char *key = graft_module_dict_dup_key (&module_dict, i);
+          g_autoptr(GraftAttribute) key_attribute = graft_attribute_new_string ("value", key);
+          g_ptr_array_add (dict->items, graft_lower_value_const (key_attribute));
+          if (module_dict.values_are_inputs)
             {
               LowerValue *tensor = graft_lower_lookup (ctx, g_ptr_array_index (node->inputs, i));
               g_ptr_array_add (dict->items, tensor ? graft_lower_value_copy (tensor) : g_new0 (LowerValue, 1));
+            }
+          else
+            {
+              g_autofree char *text = graft_module_dict_dup_string_value (&module_dict, i);
+              g_autoptr(GraftAttribute) value_attribute = graft_attribute_new_string ("value", text);
+              g_ptr_array_add (dict->items, graft_lower_value_const (value_attribute));
             }
         }
       bind_output (ctx, node, 0, dict);
@@ -497,15 +496,24 @@ const_truth (LowerValue *v, gboolean *truth)
     }
 }
 
+/* Lowers graph's nodes into the current graph, with scratch values of
+ * their own (the caller's node keeps its arguments). */
+static gboolean
+lower_nodes_here (GraftLowerContext *ctx, GraftGraph *graph, GError **error)
+{
+  GPtrArray *saved = ctx->scratch;
+  ctx->scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
+  gboolean ok = _graft_lower_nodes (ctx, graph, error);
+  g_ptr_array_unref (ctx->scratch);
+  ctx->scratch = saved;
+  return ok;
+}
+
 /* Lowers the branch's nodes into the current graph. */
 static gboolean
 inline_branch (GraftLowerContext *ctx, GraftNode *node, GraftGraph *branch, GError **error)
 {
-  GPtrArray *saved = ctx->scratch;
-  ctx->scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
-  gboolean ok = _graft_lower_nodes (ctx, branch, error);
-  g_ptr_array_unref (ctx->scratch);
-  ctx->scratch = saved;
+  gboolean ok = lower_nodes_here (ctx, branch, error);
   if (!ok)
     return FALSE;
   for (guint k = 0; k < node->outputs->len && k < branch->outputs->len; k++)
@@ -1031,6 +1039,90 @@ lower_torch_cond (GraftLowerContext *ctx, GraftNode *node, GError **error)
   return TRUE;
 }
 
+/* A list item as an ONNX tensor value (a constant becomes one). */
+static GraftValue *
+item_tensor (GraftLowerContext *ctx, GraftNode *node, LowerValue *item, GError **error)
+{
+  if (item != NULL && item->kind == LOWER_TENSOR)
+    return item->value;
+  if (item != NULL && item->kind == LOWER_CONST)
+    return graft_lower_const_attribute (ctx, item->constant, error);
+  graft_lower_fail (error, node, "carries a list, None or a string: an ONNX Loop carries tensors");
+  return NULL;
+}
+
+/* torch's while_loop(cond_graph, body_graph, carried, additional) as read
+ * from a .pt2 (carried and additional two lists, the graphs arg0_body and
+ * arg1_body): the condition on the initial values before an ONNX Loop
+ * whose body runs body_graph, then cond_graph on its results. */
+static gboolean
+lower_torch_while_loop (GraftLowerContext *ctx, GraftNode *node, GError **error)
+{
+  GraftGraph *cond_graph = graft_node_attr_graph (node, "arg0_body");
+  GraftGraph *body_graph = graft_node_attr_graph (node, "arg1_body");
+  LowerValue *carried_list = node->inputs->len == 2 ? graft_lower_lookup (ctx, node->inputs->pdata[0]) : NULL;
+  LowerValue *additional = node->inputs->len == 2 ? graft_lower_lookup (ctx, node->inputs->pdata[1]) : NULL;
+  if (cond_graph == NULL || body_graph == NULL || carried_list == NULL || additional == NULL ||
+      carried_list->kind != LOWER_LIST || additional->kind != LOWER_LIST)
+    return graft_lower_fail (error, node, "has no graphs, carried values or additional inputs");
+  guint n_carried = carried_list->items->len, n_additional = additional->items->len;
+  if (cond_graph->inputs->len != n_carried + n_additional || body_graph->inputs->len != n_carried + n_additional ||
+      body_graph->outputs->len != n_carried || cond_graph->outputs->len != 1 || node->outputs->len > n_carried)
+    return graft_lower_fail (error, node, "its graphs take %u and %u inputs for %u carried and %u additional",
+                             cond_graph->inputs->len, body_graph->inputs->len, n_carried, n_additional);
+  g_autofree GraftValue **carried = g_new0 (GraftValue *, MAX (n_carried, 1));
+  for (guint k = 0; k < n_carried; k++)
+    if ((carried[k] = item_tensor (ctx, node, carried_list->items->pdata[k], error)) == NULL)
+      return FALSE;
+  /* both graphs read the additional inputs from the enclosing graph */
+  for (guint k = 0; k < n_additional; k++)
+    for (guint g = 0; g < 2; g++)
+      graft_lower_bind (ctx, g_ptr_array_index ((g ? body_graph : cond_graph)->inputs, n_carried + k),
+                        graft_lower_value_copy (additional->items->pdata[k]));
+  /* the first test, on the initial values, before the loop */
+  for (guint k = 0; k < n_carried; k++)
+    graft_lower_bind (ctx, g_ptr_array_index (cond_graph->inputs, k), graft_lower_value_tensor (carried[k], FALSE));
+  gboolean ok = lower_nodes_here (ctx, cond_graph, error);
+  if (!ok)
+    return FALSE;
+  LowerValue *first = graft_lower_lookup (ctx, g_ptr_array_index (cond_graph->outputs, 0));
+  if (first == NULL)
+    return graft_lower_fail (error, node, "its condition graph returns nothing");
+  gboolean truth;
+  if (const_truth (first, &truth) && !truth)
+    {
+      for (guint k = 0; k < node->outputs->len; k++)
+        bind_output (ctx, node, k, graft_lower_value_tensor (carried[k], FALSE));
+      return TRUE;
+    }
+  GraftValue *c = as_bool (ctx, first, error);
+  if (c == NULL)
+    return FALSE;
+  g_autofree char *name = _graft_lower_unique_node_name (ctx, "Loop");
+  g_autofree char *body_name = g_strdup_printf ("%s_body", name);
+  GraftGraph *onnx_body = graft_lower_while_body (ctx, node, cond_graph, body_graph, body_name, carried, n_carried,
+                                                  error);
+  if (onnx_body == NULL)
+    return FALSE;
+  GraftNode *n = graft_lower_node (ctx, "Loop", n_carried, 2, NULL, c);
+  for (guint k = 0; k < n_carried; k++)
+    graft_node_add_input (n, carried[k]);
+  graft_node_add_attribute (n, graft_attribute_new_graph ("body", onnx_body));
+  graft_node_adopt_subgraph (n, onnx_body);
+  graft_lower_finish (ctx, n);
+  for (guint k = 0; k < node->outputs->len; k++)
+    {
+      GraftValue *out = g_ptr_array_index (n->outputs, k);
+      /* Carried values keep their rank; their dims may change per iteration. */
+      GraftShape any_dims;
+      graft_shape_init (&any_dims, graft_lower_rank (ctx, carried[k]));
+      _graft_lower_declare_type (ctx, out, graft_lower_dtype (ctx, carried[k]), &any_dims);
+      graft_shape_clear (&any_dims);
+      graft_lower_set_output (ctx, node, k, out);
+    }
+  return TRUE;
+}
+
 /* torch.export's wrap_with_autocast / wrap_with_set_grad_enabled: the
  * body written in place, on the node's operands. An autocast that is on
  * for the CPU computes in a narrower type; ONNX would say f32, so it is
@@ -1050,11 +1142,7 @@ lower_context_wrapper (GraftLowerContext *ctx, GraftNode *node, GError **error)
       LowerValue *v = graft_lower_lookup (ctx, g_ptr_array_index (node->inputs, k));
       graft_lower_bind (ctx, g_ptr_array_index (body->inputs, k), v ? graft_lower_value_copy (v) : g_new0 (LowerValue, 1));
     }
-  GPtrArray *saved = ctx->scratch;
-  ctx->scratch = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_lower_value_free);
-  gboolean ok = _graft_lower_nodes (ctx, body, error);
-  g_ptr_array_unref (ctx->scratch);
-  ctx->scratch = saved;
+  gboolean ok = lower_nodes_here (ctx, body, error);
   for (guint k = 0; ok && k < body->outputs->len; k++)
     {
       LowerValue *v = graft_lower_lookup (ctx, g_ptr_array_index (body->outputs, k));
@@ -1077,6 +1165,7 @@ const GraftLowering graft_lowerings_prim[] = {
   { "higher_order::wrap_with_autocast", 0, lower_context_wrapper, NULL },
   { "higher_order::wrap_with_set_grad_enabled", 0, lower_context_wrapper, NULL },
   { "higher_order::cond", 0, lower_torch_cond, NULL },
+  { "higher_order::while_loop", 0, lower_torch_while_loop, NULL },
   { "prim::RaiseException", 0, lower_raise, "msg cls" },
   { "prim::Uninitialized", 0, lower_nothing, NULL },
   { "prim::device", 0, lower_device, "a" },

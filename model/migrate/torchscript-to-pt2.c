@@ -5,6 +5,7 @@
 
 #include "ir/fixed-branch.h"
 #include "ir/model-error.h"
+#include "ir/module-dict.h"
 #include "lower/lower.h"
 #include "pt2/exported-program.h"
 #include "pt2/exported-program-private.h"
@@ -1828,12 +1829,8 @@ dict_find (const Arg *dict, const Arg *key)
 static Arg *
 dict_attribute (Converter *c, GraftNode *node)
 {
-  GraftAttribute *items = graft_node_get_attribute (node, "dict_items");
-  GraftAttribute *keys = graft_node_get_attribute (node, "dict_keys");
-  GraftAttribute *strings = items ? items : keys;
-  if (strings == NULL || strings->type != GRAFT_ATTR_STRINGS ||
-      (strings == keys && strings->strings->len != node->inputs->len) ||
-      (strings == items && strings->strings->len % 2 != 0))
+  GraftModuleDict module_dict;
+  if (!graft_module_dict_read (node, &module_dict))
     return NULL;
   GraftAttribute *name = graft_node_get_attribute (node, "name");
   g_autofree char *path = name ? graft_attribute_dup_string (name) : g_strdup (node->name);
@@ -1841,19 +1838,21 @@ dict_attribute (Converter *c, GraftNode *node)
   if (dict != NULL)
     return dict;
   dict = dict_new (c);
-  for (guint i = 0; i < strings->strings->len; i++)
+  for (guint i = 0; i < module_dict.n_entries; i++)
     {
-      gsize len;
-      const char *text = g_bytes_get_data (strings->strings->pdata[i], &len);
-      g_autofree char *item = g_strndup (text, len);
-      g_ptr_array_add (dict->items, string_arg (c, item));
-      if (strings == keys)
+      g_autofree char *key = graft_module_dict_dup_key (&module_dict, i);
+      g_ptr_array_add (dict->items, string_arg (c, key));
+      Arg *value;
+      if (module_dict.values_are_inputs)
+        value = g_hash_table_lookup (c->args, node->inputs->pdata[i]);
+      else
         {
-          Arg *tensor = g_hash_table_lookup (c->args, node->inputs->pdata[i]);
-          if (tensor == NULL)
-            return NULL;
-          g_ptr_array_add (dict->items, tensor);
+          g_autofree char *text = graft_module_dict_dup_string_value (&module_dict, i);
+          value = string_arg (c, text);
         }
+      if (value == NULL)
+        return NULL;
+      g_ptr_array_add (dict->items, value);
     }
   g_hash_table_insert (c->dict_attributes, g_steal_pointer (&path), dict);
   return dict;
@@ -2737,7 +2736,8 @@ is_dict_item (GraftValue *value)
   for (guint i = 0; i < value->consumers->len; i++)
     {
       GraftNode *consumer = g_ptr_array_index (value->consumers, i);
-      if (strcmp (consumer->op, "prim::GetAttr") == 0 && graft_node_get_attribute (consumer, "dict_keys") != NULL)
+      GraftModuleDict dict;
+      if (graft_module_dict_read (consumer, &dict) && dict.values_are_inputs)
         return TRUE;
     }
   return FALSE;

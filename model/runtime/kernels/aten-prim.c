@@ -3,6 +3,7 @@
  * builder's blocks, containers are sequence values (see aten-args.h). */
 #include <math.h>
 #include <string.h>
+#include "ir/module-dict.h"
 #include "runtime/kernels/aten-args.h"
 
 /* Number of positional arguments a node was called with. */
@@ -121,35 +122,21 @@ kernel_get_attr (GraftKernelContext *ctx, GError **error)
         graft_kernel_set_output (ctx, 0, v);
       return v != NULL;
     }
-  GraftAttribute *dict_keys = graft_node_get_attribute (ctx->node, "dict_keys");
-  if (dict_keys && dict_keys->type == GRAFT_ATTR_STRINGS && dict_keys->strings->len == ctx->n_inputs)
+  GraftModuleDict module_dict;
+  if (graft_module_dict_read (ctx->node, &module_dict))
     {
-      /* a Dict[str, Tensor] that holds tensors: key, value pairs, the same
-       * dict for every read in a run (as dict_items below) */
+      /* the runtime's dicts are sequences of key, value. Every read of the
+       * attribute in a run is the same dict, so that what one fills in
+       * (timm's attention_bias_cache) the next finds. */
       GraftRtTensor *dict = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
-      for (guint k = 0; k < dict_keys->strings->len; k++)
+      for (guint k = 0; k < module_dict.n_entries; k++)
         {
-          GBytes *key = g_ptr_array_index (dict_keys->strings, k);
-          gsize len = 0;
-          const char *text = g_bytes_get_data (key, &len);
-          g_ptr_array_add (dict->items, graft_aten_new_string (g_strndup (text, len)));
-          g_ptr_array_add (dict->items, graft_rt_tensor_ref (ctx->inputs[k]));
+          g_ptr_array_add (dict->items, graft_aten_new_string (graft_module_dict_dup_key (&module_dict, k)));
+          if (module_dict.values_are_inputs)
+            g_ptr_array_add (dict->items, graft_rt_tensor_ref (ctx->inputs[k]));
+          else
+            g_ptr_array_add (dict->items, graft_aten_new_string (graft_module_dict_dup_string_value (&module_dict, k)));
         }
-      if (set != NULL)
-        g_hash_table_insert (set, g_strdup (graft_node_attr_string (ctx->node, "name", "")), graft_rt_tensor_ref (dict));
-      graft_kernel_set_output (ctx, 0, dict);
-      return TRUE;
-    }
-  GraftAttribute *dict_items = graft_node_get_attribute (ctx->node, "dict_items");
-  if (dict_items && dict_items->type == GRAFT_ATTR_STRINGS)
-    {
-      /* a dict of strings: the runtime's dicts are sequences of key, value.
-       * Every read of the attribute in a run is the same dict, so that
-       * what one fills in (timm's attention_bias_cache) the next finds. */
-      GraftRtTensor *dict = graft_aten_value_from_attr (dict_items, error);
-      if (dict == NULL)
-        return FALSE;
-      dict->dtype = GRAFT_DTYPE_UNDEFINED;
       if (set != NULL)
         g_hash_table_insert (set, g_strdup (graft_node_attr_string (ctx->node, "name", "")), graft_rt_tensor_ref (dict));
       graft_kernel_set_output (ctx, 0, dict);
