@@ -156,6 +156,14 @@ gboolean graft_lower_fail (GError **error, GraftNode *node, const char *format, 
  * after the source's. */
 GraftGraph *graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *name,
                                   gboolean loop_body, GraftValue **carried, GPtrArray *grown_lists, GError **error);
+/* torch's while_loop as an ONNX Loop body (iteration, cond_in, carried…)
+ * → (cond_out, carried…): body_graph's results are the next carried
+ * values, cond_graph on them the condition out. The graphs' inputs after
+ * the n_carried carried ones are bound by the caller to outer values,
+ * which the body reads from the enclosing scope. */
+GraftGraph *graft_lower_while_body (GraftLowerContext *ctx, GraftNode *node, GraftGraph *cond_graph,
+                                    GraftGraph *body_graph, const char *name, GraftValue **carried, guint n_carried,
+                                    GError **error);
 
 /* Shared between the files of the lowering. */
 /* The row that lowers op at opset (for reading another node's arguments

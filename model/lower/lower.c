@@ -668,6 +668,69 @@ graft_lower_subgraph (GraftLowerContext *ctx, GraftGraph *source, const char *na
   return g_steal_pointer (&body);
 }
 
+GraftGraph *
+graft_lower_while_body (GraftLowerContext *ctx, GraftNode *node, GraftGraph *cond_graph, GraftGraph *body_graph,
+                        const char *name, GraftValue **carried, guint n_carried, GError **error)
+{
+  g_autoptr(GraftGraph) body = graft_graph_new (name);
+  GraftGraph *saved = ctx->graph;
+  GraftShape scalar = { 0, NULL };
+
+  body->parent_graph = saved;
+  ctx->graph = body;
+  g_autofree char *iteration_name = g_strdup_printf ("%s_iteration", name);
+  GraftValue *iteration = new_named_value (ctx, body, iteration_name);
+  declare (ctx, iteration, GRAFT_DTYPE_INT64, &scalar);
+  graft_graph_add_input (body, iteration);
+  g_autofree char *cond_name = g_strdup_printf ("%s_cond_in", name);
+  GraftValue *cond_in = new_named_value (ctx, body, cond_name);
+  declare (ctx, cond_in, GRAFT_DTYPE_BOOL, &scalar);
+  graft_graph_add_input (body, cond_in);
+  for (guint k = 0; k < n_carried; k++)
+    {
+      GraftValue *source = g_ptr_array_index (body_graph->inputs, k);
+      g_autofree char *input_name = g_strdup_printf ("%s_%s", name, source->name);
+      GraftValue *v = new_named_value (ctx, body, input_name);
+      /* A carried value keeps its dtype and rank; its dims may change. */
+      GraftShape any_dims;
+      graft_shape_init (&any_dims, graft_lower_rank (ctx, carried[k]));
+      declare (ctx, v, graft_lower_dtype (ctx, carried[k]), &any_dims);
+      graft_shape_clear (&any_dims);
+      graft_graph_add_input (body, v);
+      graft_lower_bind (ctx, source, graft_lower_value_tensor (v, FALSE));
+    }
+  gboolean ok = _graft_lower_nodes (ctx, body_graph, error);
+  /* the condition of the next iteration, on the values this one made */
+  for (guint k = 0; ok && k < n_carried; k++)
+    {
+      LowerValue *next = graft_lower_lookup (ctx, g_ptr_array_index (body_graph->outputs, k));
+      graft_lower_bind (ctx, g_ptr_array_index (cond_graph->inputs, k),
+                        next ? graft_lower_value_copy (next) : g_new0 (LowerValue, 1));
+    }
+  ok = ok && _graft_lower_nodes (ctx, cond_graph, error);
+  LowerValue *cond = ok ? graft_lower_lookup (ctx, g_ptr_array_index (cond_graph->outputs, 0)) : NULL;
+  if (ok && (cond == NULL || cond->kind != LOWER_TENSOR))
+    ok = graft_lower_fail (error, node, "its condition graph returns no tensor");
+  g_autofree char *cond_out_name = g_strdup_printf ("%s_cond_out", name);
+  if (ok)
+    {
+      LowerValue as_bool = *cond;
+      as_bool.value = graft_lower_cast (ctx, cond->value, GRAFT_DTYPE_BOOL);
+      ok = add_output (ctx, body, &as_bool, cond_out_name, FALSE, error);
+    }
+  for (guint k = 0; ok && k < n_carried; k++)
+    {
+      g_autofree char *out_name = g_strdup_printf ("%s_out_%u", name, k);
+      ok = add_output (ctx, body, graft_lower_lookup (ctx, g_ptr_array_index (body_graph->outputs, k)), out_name,
+                       FALSE, error);
+    }
+  ctx->graph = saved;
+  if (!ok)
+    return NULL;
+  body->parent_graph = NULL;
+  return g_steal_pointer (&body);
+}
+
 static gint64
 ir_version_for (gint64 opset)
 {

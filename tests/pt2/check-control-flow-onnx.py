@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""A torch.cond program that Graft wrote, lowered to ONNX by Graft: the
-ONNX file passes onnx.checker's full check, holds an If, and onnxruntime
-computes what the TorchScript archive computes on inputs that take each
-branch; Graft's own runtime runs the .pt2 to the same values.
+"""A torch.cond or while_loop program that Graft wrote, lowered to ONNX by
+Graft: the ONNX file passes onnx.checker's full check, holds the expected
+control-flow node (If or Loop), and onnxruntime computes what the
+TorchScript archive computes on inputs that take each branch or loop a
+different number of times; Graft's own runtime runs the .pt2 to the same
+values.
 
-Usage: check-cond-onnx.py GRAFT_CLI SCRIPTED.pt PROGRAM.pt2 OUT.onnx INPUT_FOLDER...
+Usage: check-control-flow-onnx.py GRAFT_CLI OP_TYPE SCRIPTED.pt PROGRAM.pt2 OUT.onnx INPUT_FOLDER...
 (each folder holds 0.npy, the input x)."""
 import os
 import subprocess
@@ -17,13 +19,13 @@ import onnx
 import onnxruntime
 import torch
 
-graft_cli, archive, program, out = sys.argv[1:5]
-folders = sys.argv[5:]
+graft_cli, op_type, archive, program, out = sys.argv[1:6]
+folders = sys.argv[6:]
 warnings.filterwarnings("ignore")
 subprocess.run([graft_cli, "convert", program, "-o", out], check=True)
 model = onnx.load(out)
 onnx.checker.check_model(model, full_check=True)
-assert any(n.op_type == "If" for n in model.graph.node), [n.op_type for n in model.graph.node]
+assert any(n.op_type == op_type for n in model.graph.node), [n.op_type for n in model.graph.node]
 session = onnxruntime.InferenceSession(out)
 scripted = torch.jit.load(archive)
 worst = 0.0

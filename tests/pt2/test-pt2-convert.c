@@ -194,27 +194,40 @@ test_reports_the_models_assertion (void)
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
 }
 
-/* The torch.cond program written for branchy, lowered to ONNX: an If
- * that onnx.checker accepts and onnxruntime runs as TorchScript does on
- * both branches; Graft's runtime runs the .pt2 alike. */
-static void
-test_cond_lowers_to_onnx_if (void)
+/* The torch.cond and while_loop programs written for branchy and whiley,
+ * lowered to ONNX: an If / a Loop that onnx.checker accepts and
+ * onnxruntime runs as TorchScript does (both branches; looping several
+ * times and not at all); Graft's runtime runs the .pt2 alike. */
+typedef struct
 {
+  const char *model;
+  const char *op_type;
+} ControlFlowCase;
+
+static const ControlFlowCase control_flow_cases[] = {
+  { "branchy", "If" },
+  { "whiley", "Loop" },
+};
+
+static void
+test_control_flow_lowers_to_onnx (gconstpointer data)
+{
+  const ControlFlowCase *c = data;
   g_autofree char *cli = g_build_filename (g_getenv ("GRAFT_BUILD_DIR"), "app", "graft-cli", NULL);
-  g_autofree char *folder = g_build_filename (fixtures (), "branchy", NULL);
+  g_autofree char *folder = g_build_filename (fixtures (), c->model, NULL);
   g_autofree char *in = g_build_filename (folder, "scripted.pt", NULL);
   g_autofree char *scratch = graft_test_scratch_dir ("pt2-convert-XXXXXX", NULL);
-  g_autofree char *program = g_build_filename (scratch, "branchy.pt2", NULL);
-  g_autofree char *onnx = g_build_filename (scratch, "branchy.onnx", NULL);
+  g_autofree char *program = g_build_filename (scratch, "program.pt2", NULL);
+  g_autofree char *onnx = g_build_filename (scratch, "program.onnx", NULL);
   g_autofree char *err = NULL;
   if (convert (in, program, "x", "2x4", "float32", &err) != 0)
     g_error ("graft-cli convert %s: %s", in, err);
 
   g_autofree char *python = graft_test_python ();
-  g_autofree char *check = graft_test_source_path ("tests/pt2/check-cond-onnx.py");
+  g_autofree char *check = graft_test_source_path ("tests/pt2/check-control-flow-onnx.py");
   g_autofree char *b2 = g_build_filename (folder, "inputs-b2", NULL);
   g_autofree char *b3 = g_build_filename (folder, "inputs-b3", NULL);
-  const char *argv[] = { python, check, cli, in, program, onnx, b2, b3, NULL };
+  const char *argv[] = { python, check, cli, c->op_type, in, program, onnx, b2, b3, NULL };
   g_autofree char *report = NULL, *check_err = NULL;
   int status;
   g_autoptr(GError) error = NULL;
@@ -222,7 +235,8 @@ test_cond_lowers_to_onnx_if (void)
   g_assert_no_error (error);
   g_test_message ("%s", report);
   if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("torch.cond → ONNX: %s%s", report, check_err);
+    g_error ("%s → ONNX %s: %s%s", c->model, c->op_type, report, check_err);
+  g_assert_nonnull (strstr (report, "inputs-b2: onnxruntime and Graft's runtime agree"));
   g_assert_nonnull (strstr (report, "inputs-b3: onnxruntime and Graft's runtime agree"));
 }
 
@@ -258,7 +272,12 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/pt2-convert/reports-the-models-assertion", test_reports_the_models_assertion);
   g_test_add_func ("/pt2-convert/validate-leaves-optional-out", test_validate_leaves_optional_out);
-  g_test_add_func ("/pt2-convert/cond-lowers-to-onnx-if", test_cond_lowers_to_onnx_if);
+  for (guint i = 0; i < G_N_ELEMENTS (control_flow_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/pt2-convert/%s-lowers-to-onnx-%s", control_flow_cases[i].model,
+                                               control_flow_cases[i].op_type);
+      g_test_add_data_func (path, &control_flow_cases[i], test_control_flow_lowers_to_onnx);
+    }
   for (guint i = 0; i < G_N_ELEMENTS (refusals); i++)
     {
       g_autofree char *path = g_strdup_printf ("/pt2-convert/refuses/%s", refusals[i].model);
