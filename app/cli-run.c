@@ -1,13 +1,16 @@
 /* graft-cli run: runs a model in Graft's CPU runtime.
  *
  *   graft-cli run MODEL [--input NAME=FILE]... [--random] [--seed N]
- *                 [--dim NAME=VALUE]... [-o DIR] [--threads N] [--repeat N] [--profile]
+ *                 [--dim NAME=VALUE]... [-o DIR] [--threads N] [--precision f32|bf16]
+ *                 [--repeat N] [--profile]
  *                 [--time-limit SECONDS] [--memory-limit MIB] [--validate [--json]]
  *
  * Inputs come from .npy or ONNX TensorProto .pb files, or are random data
  * of the declared shapes. Each output is written as DIR/<name>.npy with the
  * name reduced to a safe file name, so nothing is written outside DIR; an
  * output of sequence type as DIR/<name>/<index>.npy, one file per tensor.
+ * --precision bf16 multiplies by the weights in bfloat16 with float32
+ * sums, where the CPU has AVX512_BF16 (refused elsewhere, never silently f32).
  * --validate watches every value of the first run for NaN and Inf and
  * names the node that introduced them (exit status 1 if any).
  */
@@ -33,6 +36,7 @@ typedef struct {
   gint64 seed;
   char *output_dir;
   int threads;
+  char *precision;       /* NULL: f32 */
   int repeat;
   gboolean profile;
   gboolean validate;     /* observe every value of the first run for NaN/Inf */
@@ -186,6 +190,17 @@ run_model (const char *path, RunOptions *opts)
     }
   gint64 load_end = g_get_monotonic_time ();
   graft_runtime_set_n_threads (rt, opts->threads);
+  GraftPrecision precision = GRAFT_PRECISION_F32;
+  if (opts->precision != NULL && !graft_precision_from_string (opts->precision, &precision))
+    {
+      graft_cli_print_error ("run: --precision is f32 or bf16, not '%s'", opts->precision);
+      return 2;
+    }
+  if (!graft_runtime_set_precision (rt, precision, &error))
+    {
+      graft_cli_print_error ("run: --precision %s: %s", opts->precision, error->message);
+      return 1;
+    }
   guint64 default_bytes;
   graft_runtime_get_limits (rt, NULL, &default_bytes);
   graft_runtime_set_limits (rt, opts->time_limit,
@@ -274,9 +289,10 @@ run_model (const char *path, RunOptions *opts)
               (load_end - read_end) / 1000.0, first_ms);
       /* which kernels ran matters as much as the thread count when
        * comparing machines (or a capped GRAFT_SIMD) */
-      printf ("median time per run: %.3f ms over %d runs (%d thread%s, %s kernels%s)\n", median, opts->repeat,
+      printf ("median time per run: %.3f ms over %d runs (%d thread%s, %s kernels%s%s)\n", median, opts->repeat,
               opts->threads, opts->threads == 1 ? "" : "s", graft_simd_level_to_string (graft_simd_get_level ()),
-              graft_simd_has_amx_int8 () ? ", AMX-INT8" : "");
+              graft_simd_has_amx_int8 () ? ", AMX-INT8" : "",
+              precision == GRAFT_PRECISION_BF16 ? ", bf16 weights" : "");
       printf ("median CPU time per run: %.3f ms (all threads)\n", median_of (cpu_times));
       /* a program that mutates buffers gives other outputs at each run, as ep.module() does */
       g_autofree char *written_back = graft_graph_describe_written_back (graft_model_get_graph (graft_runtime_get_model (rt)));
@@ -306,6 +322,8 @@ graft_cli_run (int argc, char **argv)
     { "dim", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opts.dims, "Value of a symbolic dimension for --random", "NAME=VALUE" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opts.output_dir, "Write each output as DIR/<name>.npy", "DIR" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &opts.threads, "Worker threads (default 1)", "N" },
+    { "precision", 0, 0, G_OPTION_ARG_STRING, &opts.precision,
+      "Products with weights in f32 (default) or bf16 (float32 sums; CPUs with AVX512_BF16)", "f32|bf16" },
     { "repeat", 0, 0, G_OPTION_ARG_INT, &opts.repeat, "Run N times and print the median time", "N" },
     { "profile", 0, 0, G_OPTION_ARG_NONE, &opts.profile, "Print the time of every node", NULL },
     { "validate", 0, 0, G_OPTION_ARG_NONE, &opts.validate,
@@ -350,5 +368,6 @@ graft_cli_run (int argc, char **argv)
   g_strfreev (opts.inputs);
   g_strfreev (opts.dims);
   g_free (opts.output_dir);
+  g_free (opts.precision);
   return status;
 }

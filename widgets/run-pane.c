@@ -21,6 +21,7 @@ struct _GraftRunPane
   GtkProgressBar *progress_bar;
   GtkSpinButton *seed_spin;
   GtkSpinButton *threads_spin;
+  GtkDropDown *precision_dropdown;
   GtkLabel *status_label;
   GtkWidget *reduce_button;   /* "Reduce to Here…", shown while a NaN/Inf source is known */
   GtkListBox *inputs_list;
@@ -727,9 +728,11 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
       /* the next run starts from the updated buffers, as ep.module()'s next call does */
       g_autofree char *state = written_back ? g_strdup_printf ("; buffers %s updated for the next run", written_back)
                                             : g_strdup ("");
-      g_autofree char *status = g_strdup_printf ("Ran in %.3f s with %u thread%s%s", seconds,
+      gboolean bf16 = graft_runtime_get_precision (job->runtime) == GRAFT_PRECISION_BF16;
+      g_autofree char *status = g_strdup_printf ("Ran in %.3f s with %u thread%s%s%s", seconds,
                                                  graft_runtime_get_n_threads (job->runtime),
-                                                 graft_runtime_get_n_threads (job->runtime) == 1 ? "" : "s", state);
+                                                 graft_runtime_get_n_threads (job->runtime) == 1 ? "" : "s",
+                                                 bf16 ? ", weights in bf16" : "", state);
 
       self->outputs = g_steal_pointer (&outputs);
       self->output_names = g_ptr_array_new_with_free_func (g_free);
@@ -794,6 +797,11 @@ graft_run_pane_start (GraftRunPane *self)
       return;
     }
   graft_runtime_set_n_threads (self->runtime, gtk_spin_button_get_value_as_int (self->threads_spin));
+  /* the choice is offered only where the CPU has bf16 (see init), so it holds */
+  GraftPrecision precision = gtk_drop_down_get_selected (self->precision_dropdown) == 1 ? GRAFT_PRECISION_BF16
+                                                                                      : GRAFT_PRECISION_F32;
+  if (!graft_runtime_set_precision (self->runtime, precision, NULL))
+    graft_runtime_set_precision (self->runtime, GRAFT_PRECISION_F32, NULL);
   graft_runtime_set_profiling (self->runtime, TRUE);
   graft_runtime_reset_timings (self->runtime);
 
@@ -1175,6 +1183,7 @@ graft_run_pane_class_init (GraftRunPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, progress_bar);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, seed_spin);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, threads_spin);
+  gtk_widget_class_bind_template_child (widget_class, GraftRunPane, precision_dropdown);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, status_label);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, reduce_button);
   gtk_widget_class_bind_template_child (widget_class, GraftRunPane, inputs_list);
@@ -1193,6 +1202,15 @@ graft_run_pane_init (GraftRunPane *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_list_box_set_placeholder (self->outputs_list,
                                 two_line_row ("No outputs yet", "Run the model to see them", NULL));
+  /* bf16 is offered where this CPU computes it; elsewhere the choice stays
+   * f32 and says why */
+  g_autoptr(GError) bf16_error = NULL;
+  if (!graft_precision_available (GRAFT_PRECISION_BF16, &bf16_error))
+    {
+      gtk_widget_set_sensitive (GTK_WIDGET (self->precision_dropdown), FALSE);
+      g_autofree char *why = g_strdup_printf ("f32: %s", bf16_error->message);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->precision_dropdown), why);
+    }
   update_actions (self);
 }
 

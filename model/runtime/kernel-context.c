@@ -119,10 +119,7 @@ derived_keep (GraftKernelContext *ctx, EngineCtx *e, const GraftDerivedKind *kin
 {
   if (e == NULL || e->step == NULL || input_data == NULL || e->run->runtime->drop_derived)
     return FALSE;
-  gboolean constant = FALSE;
-  for (guint i = 0; i < ctx->n_inputs && !constant; i++)
-    constant = ctx->inputs[i] && ctx->inputs[i]->data == input_data && input_is_constant (e, i);
-  if (!constant)
+  if (!graft_kernel_input_data_is_constant (ctx, input_data))
     return FALSE;
   if (e->step->derived_kind)
     e->step->derived_kind->free (e->step->derived);
@@ -130,6 +127,18 @@ derived_keep (GraftKernelContext *ctx, EngineCtx *e, const GraftDerivedKind *kin
   e->step->derived = derived;
   e->step->derived_kind = kind;
   return TRUE;
+}
+
+gboolean
+graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpointer data)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || data == NULL)
+    return FALSE;
+  for (guint i = 0; i < ctx->n_inputs; i++)
+    if (ctx->inputs[i] && ctx->inputs[i]->data == data && input_is_constant (e, i))
+      return TRUE;
+  return FALSE;
 }
 
 gpointer
@@ -261,4 +270,11 @@ graft_kernel_get_n_threads (GraftKernelContext *ctx)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
   return e ? e->run->runtime->n_threads : 1;
+}
+
+GraftPrecision
+graft_kernel_get_precision (GraftKernelContext *ctx)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  return e ? e->run->runtime->precision : GRAFT_PRECISION_F32;
 }

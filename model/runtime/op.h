@@ -16,6 +16,7 @@
 
 #include <glib.h>
 #include "ir/graph.h"
+#include "runtime/precision.h"
 #include "runtime/rt-tensor.h"
 
 G_BEGIN_DECLS
@@ -189,6 +190,9 @@ typedef gpointer (*GraftDerivedMake) (gconstpointer args);
  * when make gives NULL. ctx may be NULL: nothing is kept. */
 gpointer graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
                                GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned);
+/* Whether data is the data of one of the node's constant inputs (an
+ * initializer, not a fed or computed value, nor a buffer a run writes back). */
+gboolean graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpointer data);
 /* For a step that computes a pattern of nodes as one fused operator
  * (runtime-fusion.c), the match the planner made of that pattern: the
  * fusion-patterns.h struct of the operator (GraftPointwiseDepthwiseFusion
@@ -208,6 +212,9 @@ GPtrArray *graft_kernel_run_subgraph (GraftKernelContext *ctx, GraftGraph *graph
 typedef void (*GraftParallelFunc) (gint64 index, gpointer data);
 void graft_kernel_parallel_for (GraftKernelContext *ctx, gint64 n, GraftParallelFunc func, gpointer data);
 guint graft_kernel_get_n_threads (GraftKernelContext *ctx);
+/* The run's precision for products against constant weights (f32 when ctx
+ * is NULL); a kernel that has no bf16 path computes in f32. */
+GraftPrecision graft_kernel_get_precision (GraftKernelContext *ctx);
 /* The module attributes the run has set (TorchScript's prim::SetAttr: RAFT
  * keeps its correlation pyramid on a submodule), by qualified name
  * ("raft.corr_block.corr_pyramid") → GraftRtTensor* (owned); made on first

@@ -108,6 +108,7 @@ struct _GraftRuntime {
   GraftRtPool *pool;
   GraftWorkerPool *workers;
   guint n_threads;
+  GraftPrecision precision;
   gboolean profiling;
   GArray *timings;           /* GraftNodeTiming, by Step.timing_index */
   GMutex run_lock;           /* one run at a time: frames share the pool and timings */

@@ -92,6 +92,21 @@ graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
   self->n_threads = n_threads;
 }
 
+gboolean
+graft_runtime_set_precision (GraftRuntime *self, GraftPrecision precision, GError **error)
+{
+  if (!graft_precision_available (precision, error))
+    return FALSE;
+  self->precision = precision;
+  return TRUE;
+}
+
+GraftPrecision
+graft_runtime_get_precision (GraftRuntime *self)
+{
+  return self->precision;
+}
+
 void
 graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep)
 {

@@ -13,6 +13,7 @@
 
 #include <gio/gio.h>
 #include "ir/model.h"
+#include "runtime/precision.h"
 #include "runtime/rt-tensor.h"
 
 G_BEGIN_DECLS
@@ -45,6 +46,12 @@ void graft_runtime_get_limits (GraftRuntime *self, double *seconds, guint64 *byt
 /* Worker threads for kernels and BLAS (default 1). */
 void graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads);
 guint graft_runtime_get_n_threads (GraftRuntime *self);
+
+/* The precision of products against constant weights (runtime/precision.h;
+ * default f32). FALSE, with the precision unchanged, when this CPU cannot
+ * compute in it (graft_precision_available). */
+gboolean graft_runtime_set_precision (GraftRuntime *self, GraftPrecision precision, GError **error);
+GraftPrecision graft_runtime_get_precision (GraftRuntime *self);
 
 /* Whether what kernels derive from constant weights (packed filters and
  * matrices) is kept between runs (the default) or made in each run and

@@ -79,6 +79,25 @@ graft_simd_cpu_has_avx512_vnni (void)
   return probe_once (&present, avx512_vnni_present);
 }
 
+static gboolean
+avx512_bf16_present (void)
+{
+#ifdef GRAFT_HAVE_X86_SIMD
+  __builtin_cpu_init ();
+  return __builtin_cpu_supports ("avx512bf16") != 0;
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+graft_simd_cpu_has_avx512_bf16 (void)
+{
+  static gsize present = 0;
+
+  return probe_once (&present, avx512_bf16_present);
+}
+
 /* -1 until first asked: then GRAFT_AMX (anything but 0 allows it). */
 static int amx_allowed = -1;
 

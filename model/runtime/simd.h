@@ -22,6 +22,10 @@ GraftSimdLevel graft_simd_get_level (void);
  * each int32 lane), whatever the cap; kernels read it from their table
  * (kernels/kernel-table.h), where the level allows AVX-512. */
 gboolean graft_simd_cpu_has_avx512_vnni (void);
+/* Whether this CPU has AVX512_BF16 (vdpbf16ps: pairs of bfloat16 products
+ * into each float lane), whatever the cap; as VNNI, kernels read it from
+ * their table where the level allows AVX-512. */
+gboolean graft_simd_cpu_has_avx512_bf16 (void);
 /* AMX-INT8 (tdpbsud: a 16 × 16 int32 tile of 64-deep byte products per
  * instruction): where the level allows AVX-512, AMX is not turned off
  * (GRAFT_AMX=0 in the environment, read once, or graft_simd_set_amx),

@@ -6,6 +6,7 @@
 #include "lint/diagnostics.h"
 #include "widgets/breadcrumbs.h"
 #include "widgets/diagnostics-panel.h"
+#include "runtime/precision.h"
 #include "widgets/run-pane.h"
 #include "widgets/find-panel.h"
 #include "widgets/node-sidebar.h"
@@ -373,6 +374,96 @@ test_run_pane (void)
   g_object_unref (pane);
 }
 
+/* x float32[2, 8] → MatMul by a constant w [8, 4] of thirds → out: what
+ * bf16 weights change. */
+static GraftModel *
+matmul_model (void)
+{
+  GraftGraph *graph = graft_graph_new ("matmul");
+  GraftValue *input = graft_graph_ensure_value (graph, "x");
+  GraftValue *weight = graft_graph_ensure_value (graph, "w");
+  GraftValue *output = graft_graph_ensure_value (graph, "out");
+  GraftNode *matmul = graft_graph_add_node (graph, NULL, "MatMul", "matmul");
+  const gint64 input_dims[] = { 2, 8 }, weight_dims[] = { 8, 4 };
+  float w[32];
+  for (guint i = 0; i < G_N_ELEMENTS (w); i++)
+    w[i] = (float) (i + 1) / 3.0f;
+  GraftTensor *t = graft_tensor_new ("w", GRAFT_DTYPE_FLOAT32, 2, weight_dims);
+  g_autoptr(GBytes) bytes = g_bytes_new (w, sizeof w);
+  g_assert_true (graft_tensor_set_data (t, bytes, NULL));
+  weight->dtype = input->dtype = output->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init_fixed (&weight->shape, 2, weight_dims);
+  graft_shape_init_fixed (&input->shape, 2, input_dims);
+  graft_graph_add_initializer (graph, weight, t);
+  graft_graph_add_input (graph, input);
+  graft_node_add_input (matmul, input);
+  graft_node_add_input (matmul, weight);
+  graft_node_add_output (matmul, output);
+  graft_graph_add_output (graph, output);
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  graft_model_set_opset (model, "", 17);
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+static GtkWidget *
+find_drop_down (GtkWidget *widget)
+{
+  if (GTK_IS_DROP_DOWN (widget))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_drop_down (child);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+static char *
+run_to_end (GraftRunPane *pane)
+{
+  gboolean finished = FALSE;
+  gulong id = g_signal_connect (pane, "run-finished", G_CALLBACK (on_run_finished), &finished);
+  graft_run_pane_start (pane);
+  while (!finished)
+    g_main_context_iteration (NULL, TRUE);
+  g_signal_handler_disconnect (pane, id);
+  return graft_run_pane_dup_summary (pane);
+}
+
+/* The Precision choice: bf16 runs the products by weights in bfloat16 and
+ * says so, where the CPU has it; elsewhere the choice is off and says why. */
+static void
+test_run_pane_precision (void)
+{
+  GtkWidget *pane = g_object_ref_sink (graft_run_pane_new ());
+  g_autoptr(GraftModel) model = matmul_model ();
+  GtkDropDown *precision = GTK_DROP_DOWN (find_drop_down (pane));
+  g_assert_nonnull (precision);
+  g_autoptr(GError) error = NULL;
+  if (!graft_precision_available (GRAFT_PRECISION_BF16, &error))
+    {
+      g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (precision)));
+      g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (GTK_WIDGET (precision)), "bf16 needs"));
+      g_object_unref (pane);
+      g_test_skip (error->message);
+      return;
+    }
+  g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (precision)));
+  graft_run_pane_set_model (GRAFT_RUN_PANE (pane), model);
+  graft_run_pane_set_seed (GRAFT_RUN_PANE (pane), 3);
+  g_autofree char *f32 = run_to_end (GRAFT_RUN_PANE (pane));
+  g_assert_null (strstr (graft_run_pane_get_status (GRAFT_RUN_PANE (pane)), "bf16"));
+  gtk_drop_down_set_selected (precision, 1);
+  g_autofree char *bf16 = run_to_end (GRAFT_RUN_PANE (pane));
+  g_test_message ("f32: %s\nbf16: %s\n%s", f32, bf16, graft_run_pane_get_status (GRAFT_RUN_PANE (pane)));
+  g_assert_nonnull (strstr (graft_run_pane_get_status (GRAFT_RUN_PANE (pane)), "weights in bf16"));
+  g_assert_true (g_str_has_prefix (bf16, "out float32[2,4]"));
+  g_assert_cmpstr (f32, !=, bf16);   /* thirds are not bfloat16 numbers */
+  g_object_unref (pane);
+}
+
 /* The panel's own list (the drop-downs' popovers hold list views too,
  * over a single selection). */
 static GtkWidget *
@@ -472,6 +563,7 @@ main (int argc, char *argv[])
   g_test_add ("/gui/widgets/sidebar-value", Fixture, NULL, fixture_set_up, test_sidebar_value, fixture_tear_down);
   g_test_add ("/gui/widgets/sidebar-input-edit", Fixture, NULL, fixture_set_up, test_sidebar_input_edit, fixture_tear_down);
   g_test_add_func ("/gui/widgets/run-pane", test_run_pane);
+  g_test_add_func ("/gui/widgets/run-pane-precision", test_run_pane_precision);
   g_test_add_func ("/gui/widgets/diagnostics-panel", test_diagnostics_panel);
   g_test_add ("/gui/widgets/sidebar-model-inputs", Fixture, NULL, fixture_set_up, test_sidebar_model_inputs, fixture_tear_down);
   g_test_add ("/gui/widgets/find-panel", Fixture, NULL, fixture_set_up, test_find_panel, fixture_tear_down);

@@ -13,7 +13,13 @@
  * - MatMul by a Transpose of B's last two axes, which the engine skips so
  *   that MatMul reads B transposed: 2-D (packed from Bᵀ) and batched with
  *   batch dims broadcast (sgemm), and the same with the Transpose's
- *   output also a graph output (then it runs). */
+ *   output also a graph output (then it runs).
+ * And in bfloat16 (where the CPU has AVX512_BF16): graft_packed_gemm on a
+ * B packed in bf16 against the double product of both operands rounded
+ * to bf16 (what the tiles multiply: the sums are float32), on the same
+ * shapes, one and two threads; the kernels at GRAFT_PRECISION_BF16, where
+ * products by a constant round both operands and products of fed values
+ * stay float32; and the precision refused at a level without bf16 tiles. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/gemm-packed.h"
@@ -36,6 +42,25 @@ value_at (gint64 i, gint64 salt)
   return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
 }
 
+/* x rounded to bfloat16 (nearest even), as the bf16 tiles see it. */
+static double
+as_bf16 (float x)
+{
+  guint32 u;
+  memcpy (&u, &x, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+  float r;
+  memcpy (&r, &u, sizeof r);
+  return r;
+}
+
+/* x as a product's operand: rounded when the product is in bf16. */
+static double
+operand (float x, gboolean bf16)
+{
+  return bf16 ? as_bf16 (x) : x;
+}
+
 static void
 check_close (const char *what, const Shape *s, gint64 i, gint64 j, double got, double want)
 {
@@ -47,7 +72,7 @@ check_close (const char *what, const Shape *s, gint64 i, gint64 j, double got, d
 
 /* graft_packed_gemm on one thread, B packed either way, C accumulated or not. */
 static void
-check_direct (const Shape *s)
+check_direct (const Shape *s, gboolean bf16)
 {
   gint64 lda = s->K + 3, ldb = s->N + 5, ldbt = s->K + 2, ldc = s->N + 4;
   g_autofree float *a = g_new (float, s->M * lda), *b = g_new (float, s->K * ldb);
@@ -69,8 +94,10 @@ check_direct (const Shape *s)
     for (int start = 0; start < 3; start++)   /* from zero, C accumulated, the bias */
       {
         gboolean accumulate = start == 1, with_bias = start == 2;
-        g_autoptr(GraftPackedB) packed = transposed ? graft_packed_b_new (bt, s->K, s->N, ldbt, TRUE)
-                                                    : graft_packed_b_new (b, s->K, s->N, ldb, FALSE);
+        GraftPackedB *(*pack) (const float *, gint64, gint64, gint64, gboolean) =
+          bf16 ? graft_packed_b_new_bf16 : graft_packed_b_new;
+        g_autoptr(GraftPackedB) packed = transposed ? pack (bt, s->K, s->N, ldbt, TRUE) : pack (b, s->K, s->N, ldb, FALSE);
+        g_assert_true (graft_packed_b_is_bf16 (packed) == bf16);
         memcpy (c, c0, s->M * ldc * sizeof (float));
         if (!accumulate)
           for (gint64 i = 0; i < s->M; i++)
@@ -83,7 +110,7 @@ check_direct (const Shape *s)
               {
                 double want = accumulate ? c0[i * ldc + j] : with_bias ? bias[j] : 0;
                 for (gint64 k = 0; k < s->K; k++)
-                  want += (double) a[i * lda + k] * b[k * ldb + j];
+                  want += operand (a[i * lda + k], bf16) * operand (b[k * ldb + j], bf16);
                 check_close (transposed ? "packed from Bᵀ" : "packed from B", s, i, j, c[i * ldc + j], want);
               }
             for (gint64 j = s->N; j < ldc; j++)   /* the padding past N is untouched */
@@ -159,7 +186,7 @@ tensor_of (int rank, const gint64 *dims, const float *values)
 }
 
 static void
-check_kernels (const Shape *s)
+check_kernels (const Shape *s, gboolean bf16)
 {
   gint64 M = s->M, K = s->K, N = s->N;
   g_autofree float *a = g_new (float, 2 * M * K), *w = g_new (float, K * N), *wt = g_new (float, N * K);
@@ -182,6 +209,8 @@ check_kernels (const Shape *s)
   g_autoptr(GraftModel) model = build_model (s, w, wt, bias);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_assert_true (graft_runtime_set_precision (rt, bf16 ? GRAFT_PRECISION_BF16 : GRAFT_PRECISION_F32, &error));
   g_assert_no_error (error);
   for (guint threads = 1; threads <= 2; threads++)
     for (int again = 0; again < 2; again++)
@@ -233,12 +262,13 @@ check_kernels (const Shape *s)
           for (gint64 j = 0; j < N; j++)
             {
               double want1 = 0, want2 = bias[j], want3 = 0;
+              /* by the constants w and wt in bf16 when the run is; by the fed b in f32 */
               for (gint64 k = 0; k < K; k++)
                 {
-                  want1 += (double) a[i * K + k] * w[k * N + j];
+                  want1 += operand (a[i * K + k], bf16) * operand (w[k * N + j], bf16);
                   if (i < M)
                     {
-                      want2 += (double) a[i * K + k] * wt[j * K + k];
+                      want2 += operand (a[i * K + k], bf16) * operand (wt[j * K + k], bf16);
                       want3 += (double) a[i * K + k] * b[k * N + j];
                     }
                 }
@@ -266,10 +296,49 @@ test_at_level (gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     {
       if (lc->direct)
-        check_direct (&shapes[i]);
+        check_direct (&shapes[i], FALSE);
       else
-        check_kernels (&shapes[i]);
+        check_kernels (&shapes[i], FALSE);
     }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+test_bf16 (gconstpointer data)
+{
+  gboolean direct = GPOINTER_TO_INT (data);
+  g_autoptr(GError) error = NULL;
+  if (!graft_precision_available (GRAFT_PRECISION_BF16, &error))
+    {
+      g_test_skip (error->message);
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    {
+      if (direct)
+        check_direct (&shapes[i], TRUE);
+      else
+        check_kernels (&shapes[i], TRUE);
+    }
+}
+
+/* Capped below AVX-512, a run cannot be asked for bf16: it says so. */
+static void
+test_bf16_refused_below_avx512 (void)
+{
+  if (!graft_test_use_simd_level (GRAFT_SIMD_AVX2))
+    return;
+  Shape s = { 2, 3, 4 };
+  g_autofree float *w = g_new0 (float, 12), *wt = g_new0 (float, 12), *bias = g_new0 (float, 4);
+  g_autoptr(GraftModel) model = build_model (&s, w, wt, bias);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_assert_false (graft_runtime_set_precision (rt, GRAFT_PRECISION_BF16, &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "bf16 needs"));
+  g_assert_cmpint (graft_runtime_get_precision (rt), ==, GRAFT_PRECISION_F32);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
@@ -287,5 +356,8 @@ main (int argc, char **argv)
         *lc = (LevelCase) { level, direct };
         g_test_add_data_func (path, lc, test_at_level);
       }
+  g_test_add_data_func ("/gemm-packed/bf16/packed-gemm", GINT_TO_POINTER (TRUE), test_bf16);
+  g_test_add_data_func ("/gemm-packed/bf16/matmul-gemm-kernels", GINT_TO_POINTER (FALSE), test_bf16);
+  g_test_add_func ("/gemm-packed/bf16/refused-below-avx512", test_bf16_refused_below_avx512);
   return g_test_run ();
 }

@@ -27,9 +27,33 @@
 
 struct _GraftPackedB {
   gint64 K, N, panels;
+  gint64 lines;                   /* per panel: K, or for bf16 ⌈K / 2⌉ pairs of k */
   gboolean transposed;            /* packed from Bᵀ (the cache's key with the data pointer) */
-  float *data;                    /* [panels][K][GP_PANEL] */
+  gboolean bf16;
+  /* [panels][lines][GP_PANEL] floats, or for bf16 32-bit pairs: line p
+   * holds each column's (B[2p], B[2p + 1]) as bfloat16, low half first,
+   * as vdpbf16ps multiplies them (zero past K) */
+  float *data;
 };
+
+/* float → bfloat16, rounded to nearest even, as vcvtneps2bf16 does (a NaN
+ * stays a quiet NaN). */
+static inline guint16
+bf16_from_float (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (guint16) ((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1);
+  return (guint16) (u >> 16);
+}
+
+static inline guint32
+bf16_pair (float low, float high)
+{
+  return (guint32) bf16_from_float (low) | (guint32) bf16_from_float (high) << 16;
+}
 
 GraftPackedB *
 graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed)
@@ -54,8 +78,39 @@ graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean tra
           memcpy (panel + k * GP_PANEL, b + k * ldb + n0, cols * sizeof (float));
     }
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, transposed, data };
+  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, data };
   return packed;
+}
+
+GraftPackedB *
+graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed)
+{
+  gint64 panels = (N + GP_PANEL - 1) / GP_PANEL, lines = (K + 1) / 2;
+  guint32 *data = g_try_malloc0 ((gsize) MAX (panels * lines * GP_PANEL, 1) * sizeof (guint32));
+  if (data == NULL)
+    return NULL;
+  for (gint64 p = 0; p < panels; p++)
+    {
+      guint32 *panel = data + p * lines * GP_PANEL;
+      gint64 n0 = p * GP_PANEL, cols = MIN (GP_PANEL, N - n0);
+      for (gint64 j = 0; j < cols; j++)
+        for (gint64 line = 0; line < lines; line++)
+          {
+            gint64 k = 2 * line;
+            float low = transposed ? b[(n0 + j) * ldb + k] : b[k * ldb + n0 + j];
+            float high = k + 1 >= K ? 0.0f : transposed ? b[(n0 + j) * ldb + k + 1] : b[(k + 1) * ldb + n0 + j];
+            panel[line * GP_PANEL + j] = bf16_pair (low, high);
+          }
+    }
+  GraftPackedB *packed = g_new (GraftPackedB, 1);
+  *packed = (GraftPackedB) { K, N, panels, lines, transposed, TRUE, (float *) data };
+  return packed;
+}
+
+gboolean
+graft_packed_b_is_bf16 (const GraftPackedB *packed)
+{
+  return packed->bf16;
 }
 
 void
@@ -70,7 +125,7 @@ graft_packed_b_free (GraftPackedB *packed)
 typedef struct {
   const float *b;
   gint64 K, N, ldb;
-  gboolean transposed;
+  gboolean transposed, bf16;
 } PackedBArgs;
 
 /* the same constant read the other way round would be another matrix */
@@ -79,14 +134,14 @@ packed_b_fits (gconstpointer derived, gconstpointer args)
 {
   const GraftPackedB *packed = derived;
   const PackedBArgs *a = args;
-  return packed->K == a->K && packed->N == a->N && packed->transposed == a->transposed;
+  return packed->K == a->K && packed->N == a->N && packed->transposed == a->transposed && packed->bf16 == a->bf16;
 }
 
 static gpointer
 packed_b_make (gconstpointer args)
 {
   const PackedBArgs *a = args;
-  return graft_packed_b_new (a->b, a->K, a->N, a->ldb, a->transposed);
+  return (a->bf16 ? graft_packed_b_new_bf16 : graft_packed_b_new) (a->b, a->K, a->N, a->ldb, a->transposed);
 }
 
 static const GraftDerivedKind packed_b_kind = { "packed matrix", (GDestroyNotify) graft_packed_b_free, FALSE };
@@ -95,7 +150,11 @@ const GraftPackedB *
 graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed,
                     GraftPackedB **owned)
 {
-  PackedBArgs args = { b, K, N, ldb, transposed };
+  /* weights (a constant input) in bf16 when the run asks for it; what
+   * the run computes (attention's operands) stays f32 */
+  gboolean bf16 = graft_kernel_get_precision (ctx) == GRAFT_PRECISION_BF16 &&
+                  graft_kernel_table ()->packed_gemm_bf16 != NULL && graft_kernel_input_data_is_constant (ctx, b);
+  PackedBArgs args = { b, K, N, ldb, transposed, bf16 };
   return graft_kernel_derived (ctx, &packed_b_kind, b, packed_b_fits, packed_b_make, &args, (gpointer *) owned);
 }
 
@@ -202,6 +261,78 @@ static const GemmIsa isa_avx512 = {
     tile_avx512_7_1, tile_avx512_8_1, tile_avx512_9_1, tile_avx512_10_1, tile_avx512_11_1, tile_avx512_12_1 },
 };
 
+/* AVX512_BF16: the AVX-512 tile (12 × 32, 24 zmm accumulators) over lines
+ * of bfloat16 pairs: each vdpbf16ps adds two k steps' products to 16
+ * float sums, so a K block of 192 lines is 384 k deep in the same 24 KB
+ * of L1. Written with intrinsics: GCC's generic vectors have no bfloat16
+ * dot product. */
+GRAFT_TARGET_AVX512_BF16_BEGIN
+static inline __attribute__ ((always_inline)) void
+tile_body_bf16 (gint64 lines, const float *a_pairs, const float *b_pairs, gint64 pstride, float *c, gint64 ldc,
+                gboolean accumulate, const float *bias, const float *prefetch, gint64 prefetch_lines, const int rows,
+                const int vecs)
+{
+  const int *a = (const int *) a_pairs;
+  const int *b = (const int *) b_pairs;
+  __m512 acc[12][2];
+  for (int r = 0; r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      acc[r][v] = accumulate ? _mm512_loadu_ps (c + r * ldc + v * 16)
+                  : bias ? _mm512_loadu_ps (bias + v * 16) : _mm512_setzero_ps ();
+  gint64 groups = lines / 4;
+  gint64 per_group = groups > 0 ? (prefetch_lines + groups - 1) / groups : 0;
+  for (gint64 k = 0; k < lines; k++)
+    {
+      if (k % 4 == 0)
+        for (gint64 j = 0; j < per_group && prefetch_lines > 0; j++, prefetch_lines--, prefetch += GP_PANEL)
+          __builtin_prefetch (prefetch, 0, 2);
+      __m512bh bv[2];
+      for (int v = 0; v < vecs; v++)
+        bv[v] = (__m512bh) _mm512_loadu_si512 (b + v * pstride);
+      for (int r = 0; r < rows; r++)
+        {
+          __m512bh av = (__m512bh) _mm512_set1_epi32 (a[r]);
+          for (int v = 0; v < vecs; v++)
+            acc[r][v] = _mm512_dpbf16_ps (acc[r][v], av, bv[v]);
+        }
+      b += GP_PANEL;
+      a += 12;
+    }
+  for (; prefetch_lines > 0; prefetch_lines--, prefetch += GP_PANEL)
+    __builtin_prefetch (prefetch, 0, 2);
+  for (int r = 0; r < rows; r++)
+    for (int v = 0; v < vecs; v++)
+      _mm512_storeu_ps (c + r * ldc + v * 16, acc[r][v]);
+}
+#define TILE_FUNCS_BF16(rows) TILE_FUNC (bf16, NO_TARGET, rows, 2) TILE_FUNC (bf16, NO_TARGET, rows, 1)
+TILE_FUNCS_BF16 (1)
+TILE_FUNCS_BF16 (2)
+TILE_FUNCS_BF16 (3)
+TILE_FUNCS_BF16 (4)
+TILE_FUNCS_BF16 (5)
+TILE_FUNCS_BF16 (6)
+TILE_FUNCS_BF16 (7)
+TILE_FUNCS_BF16 (8)
+TILE_FUNCS_BF16 (9)
+TILE_FUNCS_BF16 (10)
+TILE_FUNCS_BF16 (11)
+TILE_FUNCS_BF16 (12)
+GRAFT_TARGET_AVX512_BF16_END
+
+static const GemmIsa isa_bf16 = {
+  12, 2, 192,
+  { tile_bf16_1_2, tile_bf16_2_2, tile_bf16_3_2, tile_bf16_4_2, tile_bf16_5_2, tile_bf16_6_2,
+    tile_bf16_7_2, tile_bf16_8_2, tile_bf16_9_2, tile_bf16_10_2, tile_bf16_11_2, tile_bf16_12_2 },
+  { tile_bf16_1_1, tile_bf16_2_1, tile_bf16_3_1, tile_bf16_4_1, tile_bf16_5_1, tile_bf16_6_1,
+    tile_bf16_7_1, tile_bf16_8_1, tile_bf16_9_1, tile_bf16_10_1, tile_bf16_11_1, tile_bf16_12_1 },
+};
+
+const GraftPackedGemmIsa *const graft_packed_gemm_bf16_isa = &isa_bf16;
+
+#else
+
+const GraftPackedGemmIsa *const graft_packed_gemm_bf16_isa = NULL;
+
 #endif
 
 const GraftPackedGemmIsa *const graft_packed_gemm_isas[GRAFT_SIMD_N_LEVELS] = {
@@ -255,9 +386,9 @@ static BSlice
 b_slice (const GemmJob *job, gint64 tile, gint64 k0)
 {
   const GraftPackedB *pb = job->b;
-  gint64 p = tile * job->isa->panels, pstride = pb->K * GP_PANEL;
+  gint64 p = tile * job->isa->panels, pstride = pb->lines * GP_PANEL;
   return (BSlice) { pb->data + p * pstride + k0 * GP_PANEL, pstride, MIN (job->isa->panels, pb->panels - p),
-                    MIN (job->kc, pb->K - k0) };
+                    MIN (job->kc, pb->lines - k0) };
 }
 
 /* Weights are read from L3 or memory, each K-slice by its first row tile
@@ -305,7 +436,8 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
 {
   const GemmIsa *isa = job->isa;
   const GraftPackedB *pb = job->b;
-  gint64 K = pb->K, block_tiles = MAX (1, COL_BLOCK / (isa->panels * GP_PANEL));
+  /* K here counts lines of packed B (pairs of k for bf16) */
+  gint64 K = pb->lines, block_tiles = MAX (1, COL_BLOCK / (isa->panels * GP_PANEL));
   for (gint64 mb = m0; mb < m1; mb += ROW_BLOCK)
     for (gint64 tb = t0; tb < t1; tb += block_tiles)
       {
@@ -383,6 +515,23 @@ pack_a (const float *a, gint64 M, gint64 K, gint64 lda, int rows, float *packed)
     }
 }
 
+/* The same for the bf16 tiles: line p of a group holds each row's
+ * (a[2p], a[2p + 1]) as a pair of bfloat16 (packed_a_floats of ⌈K / 2⌉). */
+static void
+pack_a_bf16 (const float *a, gint64 M, gint64 K, gint64 lda, int rows, guint32 *packed)
+{
+  gint64 lines = (K + 1) / 2;
+  for (gint64 i = 0; i < M; i++)
+    {
+      guint32 *dst = packed + (i / rows) * rows * lines + i % rows;
+      const float *src = a + i * lda;
+      for (gint64 p = 0; p < K / 2; p++)
+        dst[p * rows] = bf16_pair (src[2 * p], src[2 * p + 1]);
+      if (K % 2)
+        dst[(lines - 1) * rows] = bf16_pair (src[K - 1], 0.0f);
+    }
+}
+
 gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
                    gint64 ldc, gboolean accumulate, const float *bias)
@@ -402,21 +551,26 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
           }
       return TRUE;
     }
-  const GemmIsa *isa = graft_kernel_table ()->packed_gemm;
+  const GemmIsa *isa = b->bf16 ? graft_kernel_table ()->packed_gemm_bf16 : graft_kernel_table ()->packed_gemm;
+  if (isa == NULL)
+    return FALSE;   /* packed in bf16 at a level that has no bf16 tiles (the cap changed) */
   /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
    * steps just used, so pack_a's writes find its lines in cache (a fresh
    * 1.5 MB of malloc's, for BERT's 3072 → 768 product, costs its first
    * call in a run 0.2–0.4 ms of read-for-ownership misses) */
-  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, pack_a_floats (M, b->K, isa->rows) * sizeof (float),
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, pack_a_floats (M, b->lines, isa->rows) * sizeof (float),
                                                            NULL);
   if (scratch == NULL)
     return FALSE;
   float *apack = scratch->data;
-  pack_a (a, M, b->K, lda, isa->rows, apack);
+  if (b->bf16)
+    pack_a_bf16 (a, M, b->K, lda, isa->rows, (guint32 *) apack);
+  else
+    pack_a (a, M, b->K, lda, isa->rows, apack);
   GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias };
-  /* K blocks of equal depth, none deeper than the ISA's */
-  gint64 k_blocks = (b->K + isa->kc - 1) / isa->kc;
-  job.kc = (b->K + k_blocks - 1) / k_blocks;
+  /* K blocks of equal depth (in lines of packed B), none deeper than the ISA's */
+  gint64 k_blocks = (b->lines + isa->kc - 1) / isa->kc;
+  job.kc = (b->lines + k_blocks - 1) / k_blocks;
   job.tiles = (b->panels + isa->panels - 1) / isa->panels;
   guint threads = graft_kernel_get_n_threads (ctx);
   if (threads <= 1 || M * b->N * b->K < MIN_PARALLEL_FLOPS)

@@ -16,10 +16,15 @@ typedef struct _GraftPackedB GraftPackedB;
 /* B [K, N] with rows ldb apart, or, when transposed, Bᵀ stored as [N, K]
  * with rows ldb apart. NULL when out of memory. */
 GraftPackedB *graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed);
+/* The same in bfloat16 (rounded to nearest even), for the AVX512_BF16
+ * tiles: products of bfloat16 pairs summed in float32. */
+GraftPackedB *graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed);
+gboolean graft_packed_b_is_bf16 (const GraftPackedB *packed);
 void graft_packed_b_free (GraftPackedB *packed);
 /* The packed form of b, cached on the node when b is one of its constant
- * inputs (then borrowed); else *owned holds it (free it). NULL when out of
- * memory. */
+ * inputs (then borrowed); else *owned holds it (free it). A constant b is
+ * packed in bf16 when the run's precision is bf16 and the kernel table
+ * has bf16 tiles. NULL when out of memory. */
 const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb,
                                         gboolean transposed, GraftPackedB **owned);
 
@@ -30,6 +35,8 @@ const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b,
  * Runs with the micro-kernels of the SIMD level (runtime/simd.h) over the
  * worker pool of ctx (which may be NULL: one thread). FALSE, with C
  * untouched, when out of memory (A is copied). */
+/* (A is rounded to bfloat16 as it is packed when b is.) FALSE too when b
+ * is bf16 and the kernel table has no bf16 tiles. */
 gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
                             float *c, gint64 ldc, gboolean accumulate, const float *bias);
 

@@ -26,6 +26,9 @@ typedef struct {
   gboolean vnni;               /* AVX-512 VNNI byte products (vpdpbusd) */
   gboolean amx;                /* AMX-INT8 tiles */
   const GraftPackedGemmIsa *packed_gemm;
+  /* bfloat16 products of a packed matrix (AVX512_BF16), for runs at
+   * GRAFT_PRECISION_BF16; NULL: none at this level or on this CPU */
+  const GraftPackedGemmIsa *packed_gemm_bf16;
   const GraftConvGemmIsa *conv_gemm;     /* NULL: no packed convolution at this level */
   const GraftPointwiseIsa *pointwise;    /* NULL: as conv_gemm */
   const GraftWinogradIsa *winograd;
@@ -33,6 +36,7 @@ typedef struct {
 
 /* The variants each family offers, by level (NULL: none at that level). */
 extern const GraftPackedGemmIsa *const graft_packed_gemm_isas[GRAFT_SIMD_N_LEVELS];
+extern const GraftPackedGemmIsa *const graft_packed_gemm_bf16_isa;   /* AVX-512 level, AVX512_BF16 CPUs */
 extern const GraftConvGemmIsa *const graft_conv_gemm_isas[GRAFT_SIMD_N_LEVELS];
 extern const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS];
 extern const GraftWinogradIsa *const graft_winograd_isas[GRAFT_SIMD_N_LEVELS];
