@@ -12,7 +12,11 @@
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
  * initializers); pointwise slivers of one vector, masked and not, over
- * filter panels of 8 rows and fewer. */
+ * filter panels of 8 rows and fewer.
+ * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
+ * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
+ * weights rounded to bfloat16 with float32 sums (the reference rounds
+ * them alike), grouped and depthwise ones stay float32. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -158,9 +162,23 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   return model;
 }
 
+/* x rounded to bfloat16 (nearest even) when bf16. */
+static double
+operand (float x, gboolean bf16)
+{
+  if (!bf16)
+    return x;
+  guint32 u;
+  memcpy (&u, &x, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+  float r;
+  memcpy (&r, &u, sizeof r);
+  return r;
+}
+
 static double
 reference (const ConvCase *c, const float *xv, const float *wv, const float *bv, double residual, gint64 n, gint64 m,
-           gint64 oh, gint64 ow)
+           gint64 oh, gint64 ow, gboolean bf16)
 {
   gint64 Cg = c->c / c->group, g = m / (c->m / c->group);
   double acc = bv[m];
@@ -171,8 +189,8 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
           gint64 ih = oh * c->s + ki * c->d - c->pt, iw = ow * c->s + kj * c->d - c->pl;
           if (ih < 0 || ih >= c->h || iw < 0 || iw >= c->w)
             continue;
-          acc += (double) xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw] *
-                 wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj];
+          acc += operand (xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw], bf16) *
+                 operand (wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj], bf16);
         }
   acc += residual;
   if (c->activation)
@@ -183,8 +201,10 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
 }
 
 static void
-check_case (const ConvCase *c)
+check_case (const ConvCase *c, GraftPrecision precision)
 {
+  /* only ungrouped convolutions compute in bf16 */
+  gboolean bf16 = precision == GRAFT_PRECISION_BF16 && c->group == 1;
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
   g_autofree float *xv = g_new (float, nx);
   g_autofree float *wv = g_new (float, nw);
@@ -199,6 +219,7 @@ check_case (const ConvCase *c)
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
   g_assert_no_error (error);
+  g_assert_true (graft_runtime_set_precision (rt, precision, &error));
   gint64 OH = (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1;
   gint64 OW = (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1;
 
@@ -233,12 +254,14 @@ check_case (const ConvCase *c)
               for (gint64 ow = 0; ow < OW; ow++)
                 {
                   gint64 at = ((n * c->m + m) * OH + oh) * OW + ow;
-                  double want = reference (c, xv, wv, bv, c->residual ? float_graph_value_at (at, 5) : 0, n, m, oh, ow);
+                  double want = reference (c, xv, wv, bv, c->residual ? float_graph_value_at (at, 5) : 0, n, m, oh, ow,
+                                           bf16);
                   float got = yv[at];
                   if (fabs (got - want) > 1e-4 * MAX (1, fabs (want)))
-                    g_error ("%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
+                    g_error ("%s%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " conv, %u threads: y[%" G_GINT64_FORMAT
                              ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
-                             graft_simd_level_to_string (graft_simd_get_level ()), c->kh, c->kw, threads, n, m, oh, ow, got, want);
+                             graft_simd_level_to_string (graft_simd_get_level ()), bf16 ? " bf16" : "", c->kh, c->kw,
+                             threads, n, m, oh, ow, got, want);
                 }
         /* y's buffer goes back to the runtime's pool and may be the next
          * run's output: NaN in it, so that a value the next run leaves
@@ -258,8 +281,20 @@ test_case_at_level (gconstpointer data)
     return;
   /* the packed GEMM runs at every level but the portable one (im2col + BLAS) */
   g_assert_cmpint (graft_conv_gemm_available (), ==, lc->level >= GRAFT_SIMD_AVX2);
-  check_case (lc->item);
+  check_case (lc->item, GRAFT_PRECISION_F32);
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+static void
+test_case_bf16 (gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  if (!graft_precision_available (GRAFT_PRECISION_BF16, &error))
+    {
+      g_test_skip (error->message);
+      return;
+    }
+  check_case (data, GRAFT_PRECISION_BF16);
 }
 
 int
@@ -267,5 +302,10 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   graft_test_add_cases_at_levels ("/conv-gemm", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/conv-gemm/bf16/case-%u", i);
+      g_test_add_data_func (path, &cases[i], test_case_bf16);
+    }
   return g_test_run ();
 }

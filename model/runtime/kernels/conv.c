@@ -8,6 +8,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
+#include "runtime/kernels/gemm-packed.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/vector-math.h"
@@ -968,6 +969,95 @@ graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
   graft_kernel_parallel_for (ctx, (job.n + job.chunk - 1) / job.chunk, activation_chunk, &job);
 }
 
+/* ---- bfloat16 convolution ---- */
+
+typedef struct {
+  const float *yt;        /* [pixels, M]: the GEMM's result */
+  float *y;               /* [M, pixels] */
+  const float *residual;  /* as y, or NULL */
+  gint64 M, pixels;
+  gboolean clamp;
+  float lo, hi;
+} BackToChannelsJob;
+
+#define CHANNEL_BLOCK 16
+
+/* Channels [16·index, +16) of y from yᵀ: a line of yᵀ per pixel feeds the
+ * 16 rows of y, with the residual and the clamp. */
+static void
+back_to_channels (gint64 index, gpointer data)
+{
+  const BackToChannelsJob *job = data;
+  gint64 m0 = index * CHANNEL_BLOCK, m1 = MIN (job->M, m0 + CHANNEL_BLOCK);
+  for (gint64 p = 0; p < job->pixels; p++)
+    {
+      const float *line = job->yt + p * job->M;
+      for (gint64 m = m0; m < m1; m++)
+        {
+          float v = line[m];
+          if (job->residual)
+            v += job->residual[m * job->pixels + p];
+          if (job->clamp)
+            v = v < job->lo ? job->lo : v > job->hi ? job->hi : v;
+          job->y[m * job->pixels + p] = v;
+        }
+    }
+}
+
+/* A convolution at GRAFT_PRECISION_BF16 (graft_kernel_get_precision):
+ * per image yᵀ [pixels, M] = im2col (x)ᵀ · Wᵀ through the packed GEMM,
+ * whose B is W packed once in bfloat16 (kept on the step) and whose sums
+ * are float32 starting from the bias; y is then written back channel by
+ * channel with the residual and the fused clamp. *taken FALSE (nothing
+ * done) when the run is f32, the CPU has no bf16 tiles, the weights are
+ * not a constant input, or the convolution is grouped (depthwise stays
+ * f32) or not 2-D. */
+static gboolean
+conv2d_bf16 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y, gint64 N,
+             gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual, gboolean *taken,
+             GError **error)
+{
+  *taken = FALSE;
+  if (graft_kernel_get_precision (ctx) != GRAFT_PRECISION_BF16 || graft_kernel_table ()->packed_gemm_bf16 == NULL ||
+      group != 1 || w->n != 2 || !graft_kernel_input_data_is_constant (ctx, weight))
+    return TRUE;
+  gint64 in_size = w->in[0] * w->in[1], pixels = w->out[0] * w->out[1], k_size = w->kernel[0] * w->kernel[1];
+  gint64 K = C * k_size;
+  g_autoptr(GraftPackedB) owned = NULL;
+  const GraftPackedB *filter = graft_packed_b_for (ctx, weight, K, M, K, TRUE, &owned);
+  if (filter == NULL)
+    return graft_kernel_fail (error, "out of memory for the bf16 filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+                              M, K);
+  if (!graft_packed_b_is_bf16 (filter))
+    return TRUE;
+  gboolean pointwise = TRUE;
+  for (int d = 0; d < 2; d++)
+    pointwise &= w->kernel[d] == 1 && w->stride[d] == 1 && w->pad_begin[d] == 0 && w->pad_end[d] == 0;
+  g_autoptr(GraftRtTensor) col = pointwise ? NULL : graft_kernel_scratch (ctx, (gsize) K * pixels * sizeof (float), error);
+  g_autoptr(GraftRtTensor) yt = graft_kernel_scratch (ctx, (gsize) pixels * M * sizeof (float), error);
+  if ((!pointwise && col == NULL) || yt == NULL)
+    return FALSE;
+  BackToChannelsJob back = { yt->data, NULL, NULL, M, pixels, FALSE, -INFINITY, INFINITY };
+  back.clamp = graft_kernel_get_fused_clamp (ctx, &back.lo, &back.hi);
+  for (gint64 n = 0; n < N; n++)
+    {
+      const float *image = x + n * C * in_size, *a_t = image;
+      if (!pointwise)
+        {
+          Im2ColJob job = { image, col->data, w, C, in_size, pixels, k_size, pixels };
+          im2col (ctx, &job);
+          a_t = col->data;
+        }
+      if (!graft_packed_gemm_a_transposed (ctx, pixels, a_t, pixels, filter, yt->data, M, bias))
+        return graft_kernel_fail (error, "out of memory for the bf16 product");
+      back.y = y + n * M * pixels;
+      back.residual = residual ? residual + n * M * pixels : NULL;
+      graft_kernel_parallel_for (ctx, (M + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK, back_to_channels, &back);
+    }
+  *taken = TRUE;
+  return TRUE;
+}
+
 /* conv2d_f32 over the weights without the taps that only ever read
  * padding (a 3×3 on 1×1 and 2×2 maps), through filters packed once for
  * the GEMM where it takes them: both kept on the step for constant
@@ -977,6 +1067,11 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
                     gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual,
                     GError **error)
 {
+  gboolean taken;
+  if (!conv2d_bf16 (ctx, x, weight, bias, y, N, C, M, group, w, residual, &taken, error))
+    return FALSE;
+  if (taken)
+    return TRUE;
   g_autoptr(TrimmedConv) owned = NULL;
   const TrimmedConv *trim = trimmed_conv_for (ctx, w, weight, C, M, group, &owned);
   if (trim && trim->filter)

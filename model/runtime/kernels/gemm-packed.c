@@ -532,9 +532,52 @@ pack_a_bf16 (const float *a, gint64 M, gint64 K, gint64 lda, int rows, guint32 *
     }
 }
 
+/* A given as Aᵀ [K, M] (rows lda apart): the same groups, read down the
+ * columns (a convolution's im2col matrix is Aᵀ of its pixels' rows). */
+static void
+pack_a_transposed (const float *a_t, gint64 M, gint64 K, gint64 lda, int rows, float *packed)
+{
+  for (gint64 k = 0; k < K; k++)
+    {
+      const float *src = a_t + k * lda;
+      for (gint64 i = 0; i < M; i++)
+        packed[(i / rows) * rows * K + k * rows + i % rows] = src[i];
+    }
+}
+
+static void
+pack_a_transposed_bf16 (const float *a_t, gint64 M, gint64 K, gint64 lda, int rows, guint32 *packed)
+{
+  gint64 lines = (K + 1) / 2;
+  for (gint64 p = 0; p < lines; p++)
+    {
+      const float *low = a_t + 2 * p * lda, *high = 2 * p + 1 < K ? low + lda : NULL;
+      for (gint64 i = 0; i < M; i++)
+        packed[(i / rows) * rows * lines + p * rows + i % rows] = bf16_pair (low[i], high ? high[i] : 0.0f);
+    }
+}
+
+static gboolean
+packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboolean a_transposed,
+             const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias);
+
 gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
                    gint64 ldc, gboolean accumulate, const float *bias)
+{
+  return packed_gemm (ctx, M, a, lda, FALSE, b, c, ldc, accumulate, bias);
+}
+
+gboolean
+graft_packed_gemm_a_transposed (GraftKernelContext *ctx, gint64 M, const float *a_t, gint64 lda,
+                                const GraftPackedB *b, float *c, gint64 ldc, const float *bias)
+{
+  return packed_gemm (ctx, M, a_t, lda, TRUE, b, c, ldc, FALSE, bias);
+}
+
+static gboolean
+packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboolean a_transposed,
+             const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias)
 {
   g_return_val_if_fail (!(accumulate && bias), FALSE);
   if (M <= 0 || b->N <= 0)
@@ -564,9 +607,9 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
     return FALSE;
   float *apack = scratch->data;
   if (b->bf16)
-    pack_a_bf16 (a, M, b->K, lda, isa->rows, (guint32 *) apack);
+    (a_transposed ? pack_a_transposed_bf16 : pack_a_bf16) (a, M, b->K, lda, isa->rows, (guint32 *) apack);
   else
-    pack_a (a, M, b->K, lda, isa->rows, apack);
+    (a_transposed ? pack_a_transposed : pack_a) (a, M, b->K, lda, isa->rows, apack);
   GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias };
   /* K blocks of equal depth (in lines of packed B), none deeper than the ISA's */
   gint64 k_blocks = (b->lines + isa->kc - 1) / isa->kc;

@@ -40,6 +40,10 @@ const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b,
 gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
                             float *c, gint64 ldc, gboolean accumulate, const float *bias);
 
+/* The same with A given as Aᵀ [K, M] (rows lda apart), C not accumulated. */
+gboolean graft_packed_gemm_a_transposed (GraftKernelContext *ctx, gint64 M, const float *a_t, gint64 lda,
+                                         const GraftPackedB *b, float *c, gint64 ldc, const float *bias);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)
 
 G_END_DECLS
