@@ -16,7 +16,7 @@
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
  * weights rounded to bfloat16 with float32 sums (the reference rounds
- * them alike), grouped and depthwise ones stay float32. */
+ * them alike) where graft_conv_bf16_pays; the others stay float32. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
@@ -203,8 +203,12 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
 static void
 check_case (const ConvCase *c, GraftPrecision precision)
 {
-  /* only ungrouped convolutions compute in bf16 */
-  gboolean bf16 = precision == GRAFT_PRECISION_BF16 && c->group == 1;
+  /* only the ungrouped convolutions where bf16 pays compute in bf16 */
+  GraftWindow window = { .n = 2, .in = { c->h, c->w }, .kernel = { c->kh, c->kw }, .stride = { c->s, c->s },
+                         .dilation = { c->d, c->d }, .pad_begin = { c->pt, c->pl }, .pad_end = { c->pb, c->pr } };
+  for (int d = 0; d < 2; d++)
+    window.out[d] = (window.in[d] + window.pad_begin[d] + window.pad_end[d] - (window.kernel[d] - 1) * c->d - 1) / c->s + 1;
+  gboolean bf16 = precision == GRAFT_PRECISION_BF16 && graft_conv_bf16_pays (&window, c->n, c->c, c->m, c->group);
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
   g_autofree float *xv = g_new (float, nx);
   g_autofree float *wv = g_new (float, nw);

@@ -30,6 +30,7 @@ struct _GraftPackedB {
   gint64 lines;                   /* per panel: K, or for bf16 ⌈K / 2⌉ pairs of k */
   gboolean transposed;            /* packed from Bᵀ (the cache's key with the data pointer) */
   gboolean bf16;
+  gboolean borrowed;              /* data is the caller's storage (graft_packed_b_new_bf16_in) */
   /* [panels][lines][GP_PANEL] floats, or for bf16 32-bit pairs: line p
    * holds each column's (B[2p], B[2p + 1]) as bfloat16, low half first,
    * as vdpbf16ps multiplies them (zero past K) */
@@ -78,32 +79,79 @@ graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean tra
           memcpy (panel + k * GP_PANEL, b + k * ldb + n0, cols * sizeof (float));
     }
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, data };
+  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, data };
   return packed;
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* dst[j] = the bf16 pair (low[j], high[j]) for j < 16 (high NULL: zeros),
+ * with AVX512_BF16 and AVX512BW. */
+static void pairs_16_bf16 (const float *low, const float *high, guint32 *dst);
+#endif
+
+/* B in bf16 pairs into data (room for ⌈K / 2⌉ · panels · GP_PANEL words). */
+static void
+pack_b_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed, guint32 *data)
+{
+  gint64 panels = (N + GP_PANEL - 1) / GP_PANEL, lines = (K + 1) / 2;
+  gboolean vector = graft_simd_cpu_has_avx512_bf16 ();
+  for (gint64 p = 0; p < panels; p++)
+    {
+      guint32 *panel = data + p * lines * GP_PANEL;
+      gint64 n0 = p * GP_PANEL, cols = MIN (GP_PANEL, N - n0);
+      if (transposed)
+        for (gint64 j = 0; j < cols; j++)
+          {
+            const float *src = b + (n0 + j) * ldb;
+            for (gint64 line = 0; line < lines; line++)
+              panel[line * GP_PANEL + j] = bf16_pair (src[2 * line], 2 * line + 1 < K ? src[2 * line + 1] : 0.0f);
+          }
+      else
+        /* two rows of B at a time, read along */
+        for (gint64 line = 0; line < lines; line++)
+          {
+            const float *low = b + 2 * line * ldb + n0, *high = 2 * line + 1 < K ? low + ldb : NULL;
+            guint32 *dst = panel + line * GP_PANEL;
+#ifdef GRAFT_HAVE_X86_SIMD
+            if (vector && cols == GP_PANEL)
+              {
+                pairs_16_bf16 (low, high, dst);
+                continue;
+              }
+#endif
+            for (gint64 j = 0; j < cols; j++)
+              dst[j] = bf16_pair (low[j], high ? high[j] : 0.0f);
+            for (gint64 j = cols; j < GP_PANEL; j++)
+              dst[j] = 0;
+          }
+    }
+}
+
+gsize
+graft_packed_b_bf16_bytes (gint64 K, gint64 N)
+{
+  return (gsize) MAX ((N + GP_PANEL - 1) / GP_PANEL * ((K + 1) / 2) * GP_PANEL, 1) * sizeof (guint32);
 }
 
 GraftPackedB *
 graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed)
 {
-  gint64 panels = (N + GP_PANEL - 1) / GP_PANEL, lines = (K + 1) / 2;
-  guint32 *data = g_try_malloc0 ((gsize) MAX (panels * lines * GP_PANEL, 1) * sizeof (guint32));
+  guint32 *data = g_try_malloc0 (graft_packed_b_bf16_bytes (K, N));
   if (data == NULL)
     return NULL;
-  for (gint64 p = 0; p < panels; p++)
-    {
-      guint32 *panel = data + p * lines * GP_PANEL;
-      gint64 n0 = p * GP_PANEL, cols = MIN (GP_PANEL, N - n0);
-      for (gint64 j = 0; j < cols; j++)
-        for (gint64 line = 0; line < lines; line++)
-          {
-            gint64 k = 2 * line;
-            float low = transposed ? b[(n0 + j) * ldb + k] : b[k * ldb + n0 + j];
-            float high = k + 1 >= K ? 0.0f : transposed ? b[(n0 + j) * ldb + k + 1] : b[(k + 1) * ldb + n0 + j];
-            panel[line * GP_PANEL + j] = bf16_pair (low, high);
-          }
-    }
+  pack_b_bf16 (b, K, N, ldb, transposed, data);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, lines, transposed, TRUE, (float *) data };
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE,
+                             (float *) data };
+  return packed;
+}
+
+GraftPackedB *
+graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N, gint64 ldb)
+{
+  pack_b_bf16 (b, K, N, ldb, FALSE, storage);
+  GraftPackedB *packed = g_new (GraftPackedB, 1);
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, storage };
   return packed;
 }
 
@@ -118,7 +166,8 @@ graft_packed_b_free (GraftPackedB *packed)
 {
   if (packed == NULL)
     return;
-  g_free (packed->data);
+  if (!packed->borrowed)
+    g_free (packed->data);
   g_free (packed);
 }
 
@@ -304,6 +353,18 @@ tile_body_bf16 (gint64 lines, const float *a_pairs, const float *b_pairs, gint64
     for (int v = 0; v < vecs; v++)
       _mm512_storeu_ps (c + r * ldc + v * 16, acc[r][v]);
 }
+/* vcvtne2ps2bf16 rounds both rows to nearest even (NaN stays NaN) into
+ * words 0–15 (low) and 16–31 (high); vpermw interleaves them into pairs */
+static void
+pairs_16_bf16 (const float *low, const float *high, guint32 *dst)
+{
+  static const short interleave[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                        8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 };
+  __m512 lo = _mm512_loadu_ps (low), hi = high ? _mm512_loadu_ps (high) : _mm512_setzero_ps ();
+  __m512i words = (__m512i) _mm512_cvtne2ps_pbh (hi, lo);
+  _mm512_storeu_si512 (dst, _mm512_permutexvar_epi16 (_mm512_loadu_si512 (interleave), words));
+}
+
 #define TILE_FUNCS_BF16(rows) TILE_FUNC (bf16, NO_TARGET, rows, 2) TILE_FUNC (bf16, NO_TARGET, rows, 1)
 TILE_FUNCS_BF16 (1)
 TILE_FUNCS_BF16 (2)
@@ -352,8 +413,27 @@ typedef struct {
   gint64 M, ldc, kc;
   gboolean accumulate;
   const float *bias;              /* [N] or NULL: where C's sums start when not accumulating */
+  const GraftGemmEpilogue *epilogue; /* NULL, or what each tile gets once its sums are complete */
   gint64 tiles, tiles_per_task, rows_per_task, col_tasks;
 } GemmJob;
+
+/* The epilogue on a finished tile [rows, cols] of C, its rows from row
+ * `first` of the product, while the tile is in L1. */
+static GRAFT_HOT_LOOP void
+finish_tile (const GraftGemmEpilogue *e, float *c, gint64 ldc, gint64 first, gint64 rows, gint64 cols)
+{
+  for (gint64 r = 0; r < rows; r++)
+    {
+      float *row = c + r * ldc, b = e->row_bias ? e->row_bias[first + r] : 0.0f;
+      for (gint64 j = 0; j < cols; j++)
+        {
+          float v = row[j] + b;
+          if (e->clamp)
+            v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+          row[j] = v;
+        }
+    }
+}
 
 /* One tile whose columns end before the panels do: through a full-width
  * buffer (and bias through another), so the kernel never touches C or
@@ -477,6 +557,8 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                     else
                       partial_tile (func, slice.depth, a, slice.first, slice.pstride, c, job->ldc, accumulate,
                                     bias ? bias + n0 : NULL, prefetch, prefetch_lines, rows, cols);
+                    if (job->epilogue != NULL && k0 + job->kc >= K)
+                      finish_tile (job->epilogue, c, job->ldc, i, rows, cols);
                   }
               }
           }
@@ -532,52 +614,13 @@ pack_a_bf16 (const float *a, gint64 M, gint64 K, gint64 lda, int rows, guint32 *
     }
 }
 
-/* A given as Aᵀ [K, M] (rows lda apart): the same groups, read down the
- * columns (a convolution's im2col matrix is Aᵀ of its pixels' rows). */
-static void
-pack_a_transposed (const float *a_t, gint64 M, gint64 K, gint64 lda, int rows, float *packed)
-{
-  for (gint64 k = 0; k < K; k++)
-    {
-      const float *src = a_t + k * lda;
-      for (gint64 i = 0; i < M; i++)
-        packed[(i / rows) * rows * K + k * rows + i % rows] = src[i];
-    }
-}
-
-static void
-pack_a_transposed_bf16 (const float *a_t, gint64 M, gint64 K, gint64 lda, int rows, guint32 *packed)
-{
-  gint64 lines = (K + 1) / 2;
-  for (gint64 p = 0; p < lines; p++)
-    {
-      const float *low = a_t + 2 * p * lda, *high = 2 * p + 1 < K ? low + lda : NULL;
-      for (gint64 i = 0; i < M; i++)
-        packed[(i / rows) * rows * lines + p * rows + i % rows] = bf16_pair (low[i], high ? high[i] : 0.0f);
-    }
-}
-
-static gboolean
-packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboolean a_transposed,
-             const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias);
+static void run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gint64 M,
+                        const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias,
+                        const GraftGemmEpilogue *epilogue);
 
 gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
                    gint64 ldc, gboolean accumulate, const float *bias)
-{
-  return packed_gemm (ctx, M, a, lda, FALSE, b, c, ldc, accumulate, bias);
-}
-
-gboolean
-graft_packed_gemm_a_transposed (GraftKernelContext *ctx, gint64 M, const float *a_t, gint64 lda,
-                                const GraftPackedB *b, float *c, gint64 ldc, const float *bias)
-{
-  return packed_gemm (ctx, M, a_t, lda, TRUE, b, c, ldc, FALSE, bias);
-}
-
-static gboolean
-packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboolean a_transposed,
-             const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias)
 {
   g_return_val_if_fail (!(accumulate && bias), FALSE);
   if (M <= 0 || b->N <= 0)
@@ -607,10 +650,78 @@ packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboo
     return FALSE;
   float *apack = scratch->data;
   if (b->bf16)
-    (a_transposed ? pack_a_transposed_bf16 : pack_a_bf16) (a, M, b->K, lda, isa->rows, (guint32 *) apack);
+    pack_a_bf16 (a, M, b->K, lda, isa->rows, (guint32 *) apack);
   else
-    (a_transposed ? pack_a_transposed : pack_a) (a, M, b->K, lda, isa->rows, apack);
-  GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias };
+    pack_a (a, M, b->K, lda, isa->rows, apack);
+  run_packed (ctx, isa, apack, M, b, c, ldc, accumulate, bias, NULL);
+  return TRUE;
+}
+
+/* A [M, K] in bf16, packed once for the bf16 tiles (a constant left
+ * operand: a convolution's filter). */
+struct _GraftPackedA {
+  gint64 M, K;
+  guint32 *data;                  /* as pack_a_bf16 leaves it, for the bf16 ISA's rows */
+};
+
+GraftPackedA *
+graft_packed_a_new_bf16 (const float *a, gint64 M, gint64 K, gint64 lda)
+{
+  const GemmIsa *isa = graft_packed_gemm_bf16_isa;
+  if (isa == NULL)
+    return NULL;
+  guint32 *data = g_try_malloc0 (pack_a_floats (M, (K + 1) / 2, isa->rows) * sizeof (guint32));
+  if (data == NULL)
+    return NULL;
+  pack_a_bf16 (a, M, K, lda, isa->rows, data);
+  GraftPackedA *packed = g_new (GraftPackedA, 1);
+  *packed = (GraftPackedA) { M, K, data };
+  return packed;
+}
+
+gboolean
+graft_packed_a_matches (const GraftPackedA *packed, gint64 M, gint64 K)
+{
+  return packed != NULL && packed->M == M && packed->K == K;
+}
+
+void
+graft_packed_a_free (GraftPackedA *packed)
+{
+  if (packed == NULL)
+    return;
+  g_free (packed->data);
+  g_free (packed);
+}
+
+gboolean
+graft_packed_gemm_bf16 (GraftKernelContext *ctx, const GraftPackedA *a, const GraftPackedB *b, float *c, gint64 ldc,
+                        gboolean accumulate, const GraftGemmEpilogue *epilogue)
+{
+  const GemmIsa *isa = graft_kernel_table ()->packed_gemm_bf16;
+  g_return_val_if_fail (a->K == b->K && b->bf16, FALSE);
+  if (isa == NULL)
+    return FALSE;
+  if (a->M <= 0 || b->N <= 0)
+    return TRUE;
+  if (b->K == 0)
+    {
+      for (gint64 i = 0; !accumulate && i < a->M; i++)
+        memset (c + i * ldc, 0, b->N * sizeof (float));
+      if (epilogue)
+        finish_tile (epilogue, c, ldc, 0, a->M, b->N);
+      return TRUE;
+    }
+  run_packed (ctx, isa, (const float *) a->data, a->M, b, c, ldc, accumulate, NULL, epilogue);
+  return TRUE;
+}
+
+/* C = packed A · packed B over the worker pool. */
+static void
+run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gint64 M, const GraftPackedB *b,
+            float *c, gint64 ldc, gboolean accumulate, const float *bias, const GraftGemmEpilogue *epilogue)
+{
+  GemmJob job = { isa, b, apack, c, M, ldc, 0, accumulate, bias, epilogue };
   /* K blocks of equal depth (in lines of packed B), none deeper than the ISA's */
   gint64 k_blocks = (b->lines + isa->kc - 1) / isa->kc;
   job.kc = (b->lines + k_blocks - 1) / k_blocks;
@@ -619,7 +730,7 @@ packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboo
   if (threads <= 1 || M * b->N * b->K < MIN_PARALLEL_FLOPS)
     {
       gemm_rectangle (&job, 0, M, 0, job.tiles);
-      return TRUE;
+      return;
     }
   /* Blocks of panels when there are enough (each thread then reads only its
    * part of B), a few per thread so that a thread slowed by another process
@@ -637,5 +748,4 @@ packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gboo
   job.rows_per_task = (row_tiles + row_tasks - 1) / row_tasks * isa->rows;
   row_tasks = (M + job.rows_per_task - 1) / job.rows_per_task;
   graft_kernel_parallel_for (ctx, row_tasks * job.col_tasks, gemm_task, &job);
-  return TRUE;
 }

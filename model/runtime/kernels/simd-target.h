@@ -24,14 +24,15 @@
 #define GRAFT_TARGET_AVX512_END _Pragma ("GCC pop_options")
 #endif
 
-/* The same for AVX-512F with AVX512_BF16 (vdpbf16ps), which the table
- * chooses only where the CPU has it. */
+/* The same for AVX-512F with AVX512_BF16 (vdpbf16ps, vcvtne2ps2bf16) and
+ * AVX512BW (every CPU with AVX512_BF16 has it), which the table chooses
+ * only where the CPU has AVX512_BF16. */
 #if defined(__clang__)
 #define GRAFT_TARGET_AVX512_BF16_BEGIN \
-  _Pragma ("clang attribute push (__attribute__ ((target (\"avx512f,avx512bf16\"))), apply_to = function)")
+  _Pragma ("clang attribute push (__attribute__ ((target (\"avx512f,avx512bw,avx512bf16\"))), apply_to = function)")
 #define GRAFT_TARGET_AVX512_BF16_END _Pragma ("clang attribute pop")
 #else
-#define GRAFT_TARGET_AVX512_BF16_BEGIN _Pragma ("GCC push_options") _Pragma ("GCC target (\"avx512f,avx512bf16\")")
+#define GRAFT_TARGET_AVX512_BF16_BEGIN _Pragma ("GCC push_options") _Pragma ("GCC target (\"avx512f,avx512bw,avx512bf16\")")
 #define GRAFT_TARGET_AVX512_BF16_END _Pragma ("GCC pop_options")
 #endif
 

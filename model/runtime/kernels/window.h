@@ -53,8 +53,14 @@ graft_window_inside (const GraftWindow *w, int axis, gint64 k, gint64 *lo, gint6
 gboolean graft_window_geometry (GraftNode *node, int n_spatial, const gint64 *in, const gint64 *kernel,
                                 gboolean transpose, gboolean ceil_mode, GraftWindow *window, GError **error);
 
-/* float32 convolution: x [N, C, in...], weight [M, C/group, kernel...],
- * bias [M] or NULL, y [N, M, out...]. ctx may be NULL (no threads). */
+/* Whether a convolution of these sizes computes in bf16 at
+ * GRAFT_PRECISION_BF16 (where the CPU has it and the weights are constant):
+ * an ungrouped 2-D one where that is faster than its f32 path (conv.c). */
+gboolean graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group);
+
+/* float32 convolution (bf16 where the run asks for it and it pays):
+ * x [N, C, in...], weight [M, C/group, kernel...], bias [M] or NULL,
+ * y [N, M, out...]. ctx may be NULL (no threads). */
 gboolean graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias,
                            float *y, gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *window,
                            GError **error);
