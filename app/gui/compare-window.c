@@ -88,6 +88,8 @@ struct _GraftCompareWindow {
 enum {
   PROP_0,
   PROP_LINK_VIEWS,
+  PROP_RUNNING,
+  PROP_N_DIFFERENCES,
   N_PROPS
 };
 
@@ -415,6 +417,7 @@ fill_list (GraftCompareWindow *self)
       gtk_list_box_append (GTK_LIST_BOX (self->list), row);
       self->n_shown++;
     }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_DIFFERENCES]);
 }
 
 static void
@@ -587,6 +590,15 @@ mark_failures (GraftCompareWindow *self, GraftNumericRun *run)
   fill_list (self);
 }
 
+/* Run Both waits while it runs, or while a side is loaded (a run reads
+ * both models): its button says so. */
+static void
+set_running (GraftCompareWindow *self, gboolean running)
+{
+  gtk_widget_set_sensitive (self->run_button, !running);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -599,7 +611,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
       g_clear_pointer (&run, graft_numeric_run_free);
       return;
     }
-  gtk_widget_set_sensitive (self->run_button, TRUE);
+  set_running (self, FALSE);
   if (run == NULL)
     {
       g_autofree char *text = g_strdup_printf ("Run Both failed: %s", error->message);
@@ -677,7 +689,7 @@ run_both_action (GtkWidget *widget, const char *action_name, GVariant *parameter
    * off the UI thread. */
   g_autoptr(GTask) task = g_task_new (NULL, self->run_cancellable, on_run_done, g_object_ref (self));
   g_task_set_task_data (task, rt, (GDestroyNotify) run_task_free);
-  gtk_widget_set_sensitive (self->run_button, FALSE);
+  set_running (self, TRUE);
   gtk_label_set_text (GTK_LABEL (self->run_status), "Running both models…");
   g_task_run_in_thread (task, run_thread);
 }
@@ -1082,6 +1094,8 @@ side_pane (GraftCompareWindow *self, guint side)
   gtk_widget_set_visible (self->target_summaries[side], FALSE);
   gtk_box_append (GTK_BOX (box), self->target_summaries[side]);
   self->canvases[side] = graft_graph_canvas_new ();
+  /* Named for the inspector, CSS and the tests: "canvas-a", "canvas-b". */
+  gtk_widget_set_name (self->canvases[side], side == 0 ? "canvas-a" : "canvas-b");
   graft_graph_canvas_set_hidden_marks_noun (GRAFT_GRAPH_CANVAS (self->canvases[side]), "differ");
   gtk_widget_set_vexpand (self->canvases[side], TRUE);
   gtk_widget_set_hexpand (self->canvases[side], TRUE);
@@ -1152,7 +1166,7 @@ on_side_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (load);
   if (self->run_cancellable == NULL)
     return;   /* closed meanwhile */
-  gtk_widget_set_sensitive (self->run_button, TRUE);
+  set_running (self, FALSE);
   g_autoptr(GraftAlignment) alignment = model ? graft_alignment_new (side == 0 ? model : self->alignment->a,
                                                                      side == 0 ? self->alignment->b : model,
                                                                      &error) : NULL;
@@ -1181,7 +1195,7 @@ load_side (GraftCompareWindow *self, guint side, GFile *file)
   SideLoad *load = g_new0 (SideLoad, 1);
   load->self = g_object_ref (self);
   load->side = side;
-  gtk_widget_set_sensitive (self->run_button, FALSE);
+  set_running (self, TRUE);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *text = g_strdup_printf ("Loading %s as %s…", base, side == 0 ? "A" : "B");
   gtk_label_set_text (GTK_LABEL (self->run_status), text);
@@ -1409,30 +1423,11 @@ graft_compare_window_get_diff (GraftCompareWindow *self)
   return self->diff;
 }
 
-GtkWidget *
-graft_compare_window_get_canvas (GraftCompareWindow *self, guint side)
-{
-  g_return_val_if_fail (side < 2, NULL);
-  return self->canvases[side];
-}
-
-guint
-graft_compare_window_get_n_differences (GraftCompareWindow *self)
-{
-  return self->n_shown;
-}
-
 /* The last Run Both, or NULL. */
 GraftNumericRun *
 graft_compare_window_get_last_run (GraftCompareWindow *self)
 {
   return self->last_run;
-}
-
-gboolean
-graft_compare_window_is_running (GraftCompareWindow *self)
-{
-  return !gtk_widget_get_sensitive (self->run_button);
 }
 
 static void
@@ -1443,6 +1438,12 @@ graft_compare_window_get_property (GObject *object, guint prop_id, GValue *value
     {
     case PROP_LINK_VIEWS:
       g_value_set_boolean (value, self->link_views);
+      break;
+    case PROP_RUNNING:
+      g_value_set_boolean (value, !gtk_widget_get_sensitive (self->run_button));
+      break;
+    case PROP_N_DIFFERENCES:
+      g_value_set_uint (value, self->n_shown);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1498,6 +1499,13 @@ graft_compare_window_class_init (GraftCompareWindowClass *klass)
   /* Panning or zooming one side moves the other (on by default). */
   properties[PROP_LINK_VIEWS] = g_param_spec_boolean ("link-views", NULL, NULL, TRUE,
                                                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY
+                                                      | G_PARAM_STATIC_STRINGS);
+  /* TRUE while Run Both runs, or a side is being replaced (Run Both waits). */
+  properties[PROP_RUNNING] = g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                                                   G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The differences listed under the current filter. */
+  properties[PROP_N_DIFFERENCES] = g_param_spec_uint ("n-differences", NULL, NULL, 0, G_MAXUINT, 0,
+                                                      G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
                                                       | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_install_property_action (widget_class, "compare.link-views", "link-views");
