@@ -10,7 +10,7 @@
 #include "compare/target-diff.h"
 #include "target-marks.h"
 #include "widgets/graph-canvas.h"
-#include "model-open.h"
+#include "document.h"
 #include "ir/graph-copy.h"
 #include "layout/painter.h"
 #include "runtime/rt-tensor.h"
@@ -45,6 +45,7 @@ struct _GraftCompareWindow {
   GtkApplicationWindow parent_instance;
 
   /* Owned references */
+  GraftDocument *side_document;   /* loads a file dropped on a side (document.c, as the main window loads) */
   GraftAlignment *alignment;
   GraftStructuralDiff *diff;
   GArray *differences;       /* Difference */
@@ -1150,26 +1151,19 @@ show_comparison (GraftCompareWindow *self, GraftAlignment *alignment)
   update_targets (self);
 }
 
-typedef struct {
-  GraftCompareWindow *self;
-  guint side;
-} SideLoad;
+/* The side being replaced (load_side()). */
+#define SIDE_KEY "graft-compare-side"
 
 static void
-on_side_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+on_side_loaded (GraftCompareWindow *self, const char *path, GraftDocument *document)
 {
-  SideLoad *load = user_data;
-  g_autoptr(GraftCompareWindow) self = load->self;
-  guint side = load->side;
+  guint side = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (document), SIDE_KEY));
+  GraftModel *model = graft_document_get_model (document);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) model = graft_model_load_finish (result, &error);
-  g_free (load);
-  if (self->run_cancellable == NULL)
-    return;   /* closed meanwhile */
+
   set_running (self, FALSE);
-  g_autoptr(GraftAlignment) alignment = model ? graft_alignment_new (side == 0 ? model : self->alignment->a,
-                                                                     side == 0 ? self->alignment->b : model,
-                                                                     &error) : NULL;
+  g_autoptr(GraftAlignment) alignment = graft_alignment_new (side == 0 ? model : self->alignment->a,
+                                                             side == 0 ? self->alignment->b : model, &error);
   if (alignment == NULL)
     {
       g_autofree char *text = g_strdup_printf ("Cannot compare with the file dropped: %s", error->message);
@@ -1180,8 +1174,19 @@ on_side_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   show_comparison (self, g_steal_pointer (&alignment));
 }
 
+static void
+on_side_load_failed (GraftCompareWindow *self, const char *path, const GError *error, GraftDocument *document)
+{
+  g_autofree char *text = g_strdup_printf ("Cannot compare with the file dropped: %s", error->message);
+
+  set_running (self, FALSE);
+  gtk_label_set_text (GTK_LABEL (self->run_status), text);
+  gtk_widget_set_tooltip_text (self->run_status, text);
+}
+
 /* Loads file in a worker and compares it in place of side; Run Both waits
- * (a run reads both models). */
+ * (a run reads both models). The window's side document loads it, as the
+ * main window's document loads its model; closing the window drops it. */
 static void
 load_side (GraftCompareWindow *self, guint side, GFile *file)
 {
@@ -1192,14 +1197,19 @@ load_side (GraftCompareWindow *self, guint side, GFile *file)
                                                              : "Only local files can be compared");
       return;
     }
-  SideLoad *load = g_new0 (SideLoad, 1);
-  load->self = g_object_ref (self);
-  load->side = side;
+  if (self->side_document == NULL)
+    {
+      self->side_document = graft_document_new ();
+      g_signal_connect_swapped (self->side_document, "loaded", G_CALLBACK (on_side_loaded), self);
+      g_signal_connect_swapped (self->side_document, "load-failed", G_CALLBACK (on_side_load_failed), self);
+    }
+  g_object_set_data (G_OBJECT (self->side_document), SIDE_KEY, GUINT_TO_POINTER (side));
   set_running (self, TRUE);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *text = g_strdup_printf ("Loading %s as %s…", base, side == 0 ? "A" : "B");
   gtk_label_set_text (GTK_LABEL (self->run_status), text);
-  graft_model_load_async (path, self->run_cancellable, NULL, NULL, on_side_loaded, load);
+  /* A folder or a pipe fails at once, through "load-failed" too. */
+  graft_document_load (self->side_document, path);
 }
 
 /* compare.replace-side((0, "/path/model.onnx")): what dropping a file on a
@@ -1314,6 +1324,8 @@ typedef struct {
   GtkWindow *parent;
   char *paths[2];
   GraftModel *models[2];
+  GraftDocument *document;   /* loading the next side, as the main window's document loads */
+  char *failure;             /* why a load failed */
 } OpenData;
 
 static void
@@ -1327,6 +1339,7 @@ open_data_free (OpenData *data)
       g_free (data->paths[s]);
       g_clear_object (&data->models[s]);
     }
+  g_free (data->failure);
   g_free (data);
 }
 
@@ -1338,25 +1351,48 @@ show_error (GtkWindow *parent, const char *message)
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-static void load_next (OpenData *data);
+static void open_step (gpointer user_data);
 
-/* A, then B: one at a time, so each keeps its side. */
+/* The document says so from inside its load: the next step comes after. */
 static void
-on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+on_document_loaded (GraftDocument *document, const char *path, OpenData *data)
+{
+  guint side = data->models[0] == NULL ? 0 : 1;
+
+  data->models[side] = g_object_ref (graft_document_get_model (document));
+  g_idle_add_once (open_step, data);
+}
+
+static void
+on_document_load_failed (GraftDocument *document, const char *path, const GError *error, OpenData *data)
+{
+  data->failure = g_strdup (error->message);
+  g_idle_add_once (open_step, data);
+}
+
+/* A, then B: one at a time, so each keeps its side; then the window. */
+static void
+open_step (gpointer user_data)
 {
   OpenData *data = user_data;
   g_autoptr(GError) error = NULL;
-  guint side = data->models[0] == NULL ? 0 : 1;
-  data->models[side] = graft_model_load_finish (result, &error);
-  if (data->models[side] == NULL)
+
+  if (data->document != NULL)
+    g_signal_handlers_disconnect_by_data (data->document, data);
+  g_clear_object (&data->document);
+  if (data->failure != NULL)
     {
-      show_error (data->parent, error->message);
+      show_error (data->parent, data->failure);
       open_data_free (data);
       return;
     }
-  if (data->models[1] == NULL)
+  if (data->models[0] == NULL || data->models[1] == NULL)
     {
-      load_next (data);
+      data->document = graft_document_new ();
+      g_signal_connect (data->document, "loaded", G_CALLBACK (on_document_loaded), data);
+      g_signal_connect (data->document, "load-failed", G_CALLBACK (on_document_load_failed), data);
+      /* A folder or a pipe fails at once, through "load-failed" too. */
+      graft_document_load (data->document, data->paths[data->models[0] == NULL ? 0 : 1]);
       return;
     }
   GraftCompareWindow *window = graft_compare_window_new (data->app, data->models[0], data->models[1], &error);
@@ -1365,13 +1401,6 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     show_error (data->parent, error->message);
   open_data_free (data);
-}
-
-static void
-load_next (OpenData *data)
-{
-  guint side = data->models[0] == NULL ? 0 : 1;
-  graft_model_load_async (data->paths[side], NULL, NULL, NULL, on_loaded, data);
 }
 
 static OpenData *
@@ -1391,7 +1420,7 @@ graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const c
   OpenData *data = open_data_new (app, parent);
   data->paths[0] = g_strdup (path_a);
   data->paths[1] = g_strdup (path_b);
-  load_next (data);
+  open_step (data);
 }
 
 void
@@ -1402,7 +1431,7 @@ graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftMod
   /* a copy: the window may go on editing its model */
   data->models[model_side] = graft_model_copy (model);
   data->paths[1 - model_side] = g_strdup (path);
-  load_next (data);
+  open_step (data);
 }
 
 GraftAlignment *
@@ -1469,6 +1498,13 @@ graft_compare_window_dispose (GObject *object)
 {
   GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (object);
   g_clear_handle_id (&self->realign_id, g_source_remove);
+  /* A side still loading reports nothing once dropped. */
+  if (self->side_document != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->side_document, self);
+      graft_document_cancel_load (self->side_document);
+    }
+  g_clear_object (&self->side_document);
   g_cancellable_cancel (self->run_cancellable);
   g_clear_object (&self->run_cancellable);
   g_clear_pointer (&self->last_run, graft_numeric_run_free);
