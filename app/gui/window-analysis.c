@@ -283,12 +283,9 @@ update_cost_bar (GraftWindowAnalysis *self)
 }
 
 void
-graft_window_refresh_marks (GraftWindow *window)
+graft_window_analysis_refresh_marks (GraftWindowAnalysis *self)
 {
-  GraftWindowAnalysis *self = part_of (window);
-
-  if (self != NULL)   /* NULL once the window is disposed */
-    refresh_marks (self);
+  refresh_marks (self);
 }
 
 void

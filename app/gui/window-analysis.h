@@ -6,8 +6,7 @@
  * actions are on the window's class (win.run, win.deploy-target…); its
  * state is a part of its own beside the window, which it reaches through
  * window.h, the window's properties (show-cost, run-visible…) and the
- * document's signals. The window's graft_window_refresh_marks() is
- * implemented here. */
+ * document's signals. */
 #pragma once
 
 #include "window.h"
@@ -28,6 +27,8 @@ void graft_window_analysis_check (GraftWindowAnalysis *self);
 /* The graph the check judged is gone (an edit, another file): its
  * problems, inferred shapes and verdicts are no longer shown. */
 void graft_window_analysis_clear (GraftWindowAnalysis *self);
+/* The canvas's marks again (graft_window_refresh_marks()). */
+void graft_window_analysis_refresh_marks (GraftWindowAnalysis *self);
 /* "batch=4" (Run with New Shape): the dim set, then a run. */
 void graft_window_analysis_run_with_dim (GraftWindowAnalysis *self, const char *setting);
 

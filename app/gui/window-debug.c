@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "window-debug.h"
+#include "window-surgery.h"
 #include "debug/reference-values.h"
 #include "debug/precision.h"
 #include "edit/edit-operation.h"

@@ -43,8 +43,7 @@ struct _GraftWindowEdits
 
 G_DEFINE_FINAL_TYPE (GraftWindowEdits, graft_window_edits, G_TYPE_OBJECT)
 
-/* The class's actions, and the window's functions for its dialogs, reach
- * the window's part through it. */
+/* The class's actions reach the window's part through it. */
 #define PART_KEY "graft-window-edits"
 
 static GraftWindowEdits *
@@ -115,11 +114,9 @@ static gboolean edits_allowed (GraftWindowEdits *self);
 static void apply_edit (GraftWindowEdits *self, GraftEdit *edit, const char *symbol);
 
 gboolean
-graft_window_edits_allowed (GraftWindow *window)
+graft_window_edits_can_start (GraftWindowEdits *self)
 {
-  GraftWindowEdits *self = part_of (window);
-
-  return self != NULL && edits_allowed (self);   /* NULL once the window is disposed */
+  return edits_allowed (self);
 }
 
 static void
@@ -448,11 +445,9 @@ apply_edit (GraftWindowEdits *self, GraftEdit *edit, const char *symbol)
 }
 
 gboolean
-graft_window_try_edit (GraftWindow *window, GraftEdit *edit, GError **error)
+graft_window_edits_try (GraftWindowEdits *self, GraftEdit *edit, GError **error)
 {
-  GraftWindowEdits *self = part_of (window);
-
-  return self != NULL && try_edit (self, edit, NULL, error);
+  return try_edit (self, edit, NULL, error);
 }
 
 /* "Undone: …" / "Redone: …" */
@@ -647,9 +642,8 @@ cancel_edit_action (GtkWidget *widget, const char *action_name, GVariant *parame
 }
 
 void
-graft_window_apply_edit (GraftWindow *window, GraftEdit *edit)
+graft_window_edits_apply (GraftWindowEdits *self, GraftEdit *edit)
 {
-  GraftWindowEdits *self = part_of (window);
   /* The dim "Run with New Shape" sets, for an edit that names one. */
   const char *symbol = graft_edit_param_string (graft_edit_get_params (edit), "symbol");
 

@@ -7,7 +7,7 @@
  * window's class (win.undo, win.save…); its state is a part of its own
  * beside the window, which it reaches through window.h. The window's
  * graft_window_try_edit(), graft_window_apply_edit() and
- * graft_window_edits_allowed() are implemented here. */
+ * graft_window_edits_allowed() come here. */
 #pragma once
 
 #include "window.h"
@@ -21,6 +21,14 @@ void graft_window_class_add_edit_actions (GtkWidgetClass *widget_class);
 /* The part for window (which keeps the reference and disposes it with
  * itself: edits and proofs under way are dropped). */
 GraftWindowEdits *graft_window_edits_new (GraftWindow *window);
+/* FALSE (with a toast saying why) while a run, a check, a layout or
+ * another edit must finish first. */
+gboolean graft_window_edits_can_start (GraftWindowEdits *self);
+/* Applies edit as the user's (graft_window_try_edit()). */
+gboolean graft_window_edits_try (GraftWindowEdits *self, GraftEdit *edit, GError **error);
+/* Applies edit as the user's, a refusal shown in a dialog
+ * (graft_window_apply_edit()). */
+void graft_window_edits_apply (GraftWindowEdits *self, GraftEdit *edit);
 /* TRUE while an edit is applied on a worker (edits, undo, a check wait). */
 gboolean graft_window_edits_is_busy (GraftWindowEdits *self);
 /* The document shows another model: nothing of the last one's edits goes on. */

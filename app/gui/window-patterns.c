@@ -5,7 +5,7 @@
  * context menu the pattern starts as that node and the producers only it
  * reads. */
 #include "window-patterns.h"
-#include "window.h"
+#include "window-surgery.h"
 #include "ir/graph-surgery.h"
 #include "edit/pattern-edits.h"
 #include "widgets/pattern-dialog.h"

@@ -174,6 +174,34 @@ edit_under_way (GraftWindow *self)
   return self->edits != NULL && graft_window_edits_is_busy (self->edits);
 }
 
+/* The window's functions for its parts' dialogs, through the parts; none
+ * once the window is disposed. */
+gboolean
+graft_window_edits_allowed (GraftWindow *self)
+{
+  return self->edits != NULL && graft_window_edits_can_start (self->edits);
+}
+
+gboolean
+graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error)
+{
+  return self->edits != NULL && graft_window_edits_try (self->edits, edit, error);
+}
+
+void
+graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
+{
+  if (self->edits != NULL)
+    graft_window_edits_apply (self->edits, edit);
+}
+
+void
+graft_window_refresh_marks (GraftWindow *self)
+{
+  if (self->analysis != NULL)
+    graft_window_analysis_refresh_marks (self->analysis);
+}
+
 void
 graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error)
 {

@@ -29,7 +29,7 @@ void graft_window_start (GraftWindow *self);
 
 /* What the window's parts (window-*.c, each its own object or set of
  * actions) use besides the document's signals and the win.* actions: the
- * window's struct is window.c's alone. */
+ * window's struct is window.c's alone, and so is every function here. */
 /* The document the window shows: the model, its file, its edits, its check. */
 GraftDocument *graft_window_get_document (GraftWindow *self);
 /* The panes the parts draw on and run with. */
@@ -70,8 +70,5 @@ gboolean graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **err
  * repairs and re-infers the whole graph (graft_edit_runs_long()) runs on a
  * worker; one naming a "symbol" offers Run with New Shape once proven. */
 void graft_window_apply_edit (GraftWindow *self, GraftEdit *edit);
-/* Applies operation id (params: floating or owned, consumed) to the graph
- * the canvas shows, as graft_window_try_edit() does. */
-gboolean graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params, GError **error);
 
 G_END_DECLS
