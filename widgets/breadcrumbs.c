@@ -7,7 +7,6 @@ struct _GraftBreadcrumbs
   GtkWidget parent_instance;
 
   GraftGraph *graph;
-  GPtrArray *texts;   /* char*: what each crumb shows */
 };
 
 G_DEFINE_FINAL_TYPE (GraftBreadcrumbs, graft_breadcrumbs, GTK_TYPE_WIDGET)
@@ -26,14 +25,12 @@ remove_children (GraftBreadcrumbs *self)
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
     gtk_widget_unparent (child);
-  g_ptr_array_set_size (self->texts, 0);
 }
 
 static void
-append_widget (GraftBreadcrumbs *self, GtkWidget *widget, const char *text)
+append_widget (GraftBreadcrumbs *self, GtkWidget *widget)
 {
   gtk_widget_set_parent (widget, GTK_WIDGET (self));
-  g_ptr_array_add (self->texts, g_strdup (text));
 }
 
 static void
@@ -92,7 +89,7 @@ make_graph_crumb (GraftBreadcrumbs *self, GraftGraph *graph, gboolean current)
           g_object_set_data_full (G_OBJECT (widget), "graft-siblings", siblings,
                                   (GDestroyNotify) g_ptr_array_unref);
           g_signal_connect (widget, "notify::selected", G_CALLBACK (on_sibling_selected), self);
-          append_widget (self, widget, name);
+          append_widget (self, widget);
           return widget;
         }
       g_ptr_array_unref (siblings);
@@ -112,7 +109,7 @@ make_graph_crumb (GraftBreadcrumbs *self, GraftGraph *graph, gboolean current)
       g_signal_connect (widget, "clicked", G_CALLBACK (on_crumb_clicked), self);
     }
   gtk_widget_set_tooltip_text (widget, name);
-  append_widget (self, widget, name);
+  append_widget (self, widget);
   return widget;
 }
 
@@ -142,23 +139,11 @@ graft_breadcrumbs_set_graph (GraftBreadcrumbs *self, GraftGraph *graph)
           gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
           gtk_label_set_max_width_chars (GTK_LABEL (label), 32);
           gtk_widget_set_tooltip_text (label, node_label);
-          append_widget (self, label, node_label);
+          append_widget (self, label);
           append_separator (self);
         }
       make_graph_crumb (self, level, i + 1 == chain->len);
     }
-}
-
-char *
-graft_breadcrumbs_dup_text (GraftBreadcrumbs *self)
-{
-  GString *out = g_string_new (NULL);
-
-  g_return_val_if_fail (GRAFT_IS_BREADCRUMBS (self), NULL);
-
-  for (guint i = 0; i < self->texts->len; i++)
-    g_string_append_printf (out, "%s%s", i > 0 ? " › " : "", (char *) g_ptr_array_index (self->texts, i));
-  return g_string_free (out, FALSE);
 }
 
 static void
@@ -171,22 +156,12 @@ graft_breadcrumbs_dispose (GObject *object)
 }
 
 static void
-graft_breadcrumbs_finalize (GObject *object)
-{
-  GraftBreadcrumbs *self = GRAFT_BREADCRUMBS (object);
-
-  g_ptr_array_unref (self->texts);
-  G_OBJECT_CLASS (graft_breadcrumbs_parent_class)->finalize (object);
-}
-
-static void
 graft_breadcrumbs_class_init (GraftBreadcrumbsClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_breadcrumbs_dispose;
-  object_class->finalize = graft_breadcrumbs_finalize;
 
   signals[SIGNAL_GRAPH_ACTIVATED] =
     g_signal_new ("graph-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -202,11 +177,4 @@ graft_breadcrumbs_init (GraftBreadcrumbs *self)
   GtkLayoutManager *layout = gtk_widget_get_layout_manager (GTK_WIDGET (self));
 
   gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 4);
-  self->texts = g_ptr_array_new_with_free_func (g_free);
-}
-
-GtkWidget *
-graft_breadcrumbs_new (void)
-{
-  return g_object_new (GRAFT_TYPE_BREADCRUMBS, NULL);
 }

@@ -11,10 +11,6 @@ G_BEGIN_DECLS
 #define GRAFT_TYPE_BREADCRUMBS (graft_breadcrumbs_get_type ())
 G_DECLARE_FINAL_TYPE (GraftBreadcrumbs, graft_breadcrumbs, GRAFT, BREADCRUMBS, GtkWidget)
 
-GtkWidget *graft_breadcrumbs_new (void);
 void graft_breadcrumbs_set_graph (GraftBreadcrumbs *self, GraftGraph *graph);
-
-/* The crumbs as displayed, joined with " › " (for tests and reports). */
-char *graft_breadcrumbs_dup_text (GraftBreadcrumbs *self);
 
 G_END_DECLS

@@ -31,6 +31,14 @@ enum {
 
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_N_SHOWN,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 /* One listed diagnostic: the list view recycles a few row widgets over
  * these, so only the visible rows are built and measured (a GtkListBox
  * row per diagnostic made big models slow to open). The item holds a
@@ -234,6 +242,7 @@ refresh_rows (GraftDiagnosticsPanel *self)
   /* One change for the whole list. */
   g_list_store_splice (self->listed, 0, g_list_model_get_n_items (G_LIST_MODEL (self->listed)),
                        items->pdata, items->len);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_SHOWN]);
   shown = items->len;
   if (self->diagnostics == NULL)
     status = g_strdup ("No model checked");
@@ -302,6 +311,7 @@ graft_diagnostics_panel_set_diagnostics (GraftDiagnosticsPanel *self, GPtrArray 
     g_ptr_array_ref (diagnostics);
   /* Nothing may show the old diagnostics: their nodes may be gone. */
   g_list_store_remove_all (self->listed);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_SHOWN]);
   g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
   self->diagnostics = diagnostics;
   rebuild_rule_list (self);
@@ -331,13 +341,6 @@ graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char *rul
       self->rule_filter = g_strdup (rule);
       refresh_rows (self);
     }
-}
-
-guint
-graft_diagnostics_panel_get_n_shown (GraftDiagnosticsPanel *self)
-{
-  g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), 0);
-  return g_list_model_get_n_items (G_LIST_MODEL (self->listed));
 }
 
 char *
@@ -407,15 +410,34 @@ graft_diagnostics_panel_unmap (GtkWidget *widget)
 }
 
 static void
+graft_diagnostics_panel_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftDiagnosticsPanel *self = GRAFT_DIAGNOSTICS_PANEL (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_SHOWN: g_value_set_uint (value, g_list_model_get_n_items (G_LIST_MODEL (self->listed))); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_diagnostics_panel_dispose;
+  object_class->get_property = graft_diagnostics_panel_get_property;
   object_class->finalize = graft_diagnostics_panel_finalize;
   widget_class->map = graft_diagnostics_panel_map;
   widget_class->unmap = graft_diagnostics_panel_unmap;
+
+  /* The problems listed under the filter. */
+  properties[PROP_N_SHOWN] =
+    g_param_spec_uint ("n-shown", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_ITEM_ACTIVATED] =
     g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -485,10 +507,4 @@ graft_diagnostics_panel_init (GraftDiagnosticsPanel *self)
   gtk_drop_down_set_factory (self->rule_dropdown, rule_factory);
   gtk_drop_down_set_factory (self->severity_dropdown, severity_factory);
   refresh_rows (self);
-}
-
-GtkWidget *
-graft_diagnostics_panel_new (void)
-{
-  return g_object_new (GRAFT_TYPE_DIAGNOSTICS_PANEL, NULL);
 }

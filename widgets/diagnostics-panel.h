@@ -12,8 +12,6 @@ G_BEGIN_DECLS
 #define GRAFT_TYPE_DIAGNOSTICS_PANEL (graft_diagnostics_panel_get_type ())
 G_DECLARE_FINAL_TYPE (GraftDiagnosticsPanel, graft_diagnostics_panel, GRAFT, DIAGNOSTICS_PANEL, GtkWidget)
 
-GtkWidget *graft_diagnostics_panel_new (void);
-
 /* GraftDiagnostic* (a reference is taken; NULL clears). Their node and
  * value pointers must stay valid while shown: replace the list whenever
  * the model's graph changes. */
@@ -23,7 +21,6 @@ void graft_diagnostics_panel_set_diagnostics (GraftDiagnosticsPanel *self, GPtrA
  * min_severity: the least severe level listed. */
 void graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char *rule, GraftSeverity min_severity);
 
-guint graft_diagnostics_panel_get_n_shown (GraftDiagnosticsPanel *self);
 /* "severity rule node" of each listed row, "|"-separated (tests). */
 char *graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self);
 

@@ -32,6 +32,14 @@ enum {
 
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_N_MATCHES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 static GtkWidget *
 make_hit_row (const GraftSearchHit *hit)
 {
@@ -86,6 +94,7 @@ refresh_results (GraftFindPanel *self)
   if (self->graph == NULL || text[0] == '\0')
     {
       set_status (self, "Search by node name, operator, value name or shape (e.g. 1x64x56x56).");
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_MATCHES]);
       g_signal_emit (self, signals[SIGNAL_MATCHES_CHANGED], 0);
       return;
     }
@@ -101,6 +110,7 @@ refresh_results (GraftFindPanel *self)
   else
     status = g_strdup_printf (g_dngettext (NULL, "%u match", "%u matches", self->n_matches), self->n_matches);
   set_status (self, status);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_MATCHES]);
   g_signal_emit (self, signals[SIGNAL_MATCHES_CHANGED], 0);
 }
 
@@ -221,13 +231,6 @@ graft_find_panel_focus_entry (GraftFindPanel *self)
   gtk_editable_select_region (GTK_EDITABLE (self->search_entry), 0, -1);
 }
 
-guint
-graft_find_panel_get_n_matches (GraftFindPanel *self)
-{
-  g_return_val_if_fail (GRAFT_IS_FIND_PANEL (self), 0);
-  return self->n_matches;
-}
-
 GPtrArray *
 graft_find_panel_dup_matched_items (GraftFindPanel *self)
 {
@@ -261,12 +264,31 @@ graft_find_panel_dispose (GObject *object)
 }
 
 static void
+graft_find_panel_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftFindPanel *self = GRAFT_FIND_PANEL (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_MATCHES: g_value_set_uint (value, self->n_matches); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_find_panel_class_init (GraftFindPanelClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_find_panel_dispose;
+  object_class->get_property = graft_find_panel_get_property;
+
+  /* Matches of the text searched, all of them (not only those listed). */
+  properties[PROP_N_MATCHES] =
+    g_param_spec_uint ("n-matches", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_ITEM_ACTIVATED] =
     g_signal_new ("item-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -299,10 +321,4 @@ graft_find_panel_init (GraftFindPanel *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   refresh_results (self);
-}
-
-GtkWidget *
-graft_find_panel_new (void)
-{
-  return g_object_new (GRAFT_TYPE_FIND_PANEL, NULL);
 }

@@ -10,8 +10,6 @@ G_BEGIN_DECLS
 #define GRAFT_TYPE_FIND_PANEL (graft_find_panel_get_type ())
 G_DECLARE_FINAL_TYPE (GraftFindPanel, graft_find_panel, GRAFT, FIND_PANEL, GtkWidget)
 
-GtkWidget *graft_find_panel_new (void);
-
 /* The graph searched, with all its subgraphs; NULL clears. */
 void graft_find_panel_set_graph (GraftFindPanel *self, GraftGraph *graph);
 /* Inferred shapes to match besides the declared ones (ref taken; may be
@@ -19,9 +17,6 @@ void graft_find_panel_set_graph (GraftFindPanel *self, GraftGraph *graph);
 void graft_find_panel_set_inference (GraftFindPanel *self, GraftInference *inference);
 void graft_find_panel_set_text (GraftFindPanel *self, const char *text);
 void graft_find_panel_focus_entry (GraftFindPanel *self);
-
-/* Number of matches for the current text (all of them, not only listed ones). */
-guint graft_find_panel_get_n_matches (GraftFindPanel *self);
 
 /* The GraftNode* or GraftValue* of each hit listed (at most the first 300). */
 GPtrArray *graft_find_panel_dup_matched_items (GraftFindPanel *self);

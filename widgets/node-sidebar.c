@@ -26,7 +26,6 @@ struct _GraftNodeSidebar
   GtkLabel *title_label;
   GtkLabel *subtitle_label;
   GtkBox *sections;
-  GtkLabel *file_label;     /* the model's File row, while shown */
 
   GCancellable *stats_cancellable;
   guint pending_stats;
@@ -59,6 +58,14 @@ enum {
 
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_PENDING_STATS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 typedef struct {
   GraftNodeSidebar *self;   /* weak: checked through the cancellable */
   GraftModel *model;        /* keeps the tensor's mapped data alive */
@@ -87,7 +94,6 @@ clear_sections (GraftNodeSidebar *self)
 {
   GtkWidget *child;
 
-  self->file_label = NULL;
   g_hash_table_remove_all (self->edit_fields);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->sections))) != NULL)
     gtk_box_remove (self->sections, child);
@@ -96,6 +102,7 @@ clear_sections (GraftNodeSidebar *self)
   g_clear_object (&self->stats_cancellable);
   self->stats_cancellable = g_cancellable_new ();
   self->pending_stats = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PENDING_STATS]);
 }
 
 static void
@@ -259,6 +266,7 @@ stats_done (GObject *source, GAsyncResult *result, gpointer user_data)
   gtk_label_set_text (job->label, text);
   gtk_label_set_text (job->values_label, job->values != NULL ? job->values : text);
   job->self->pending_stats--;
+  g_object_notify_by_pspec (G_OBJECT (job->self), properties[PROP_PENDING_STATS]);
 }
 
 /* Values and statistics at once for small tensors already in memory;
@@ -308,6 +316,7 @@ add_values_rows (GraftNodeSidebar *self, GtkListBox *list, GraftModel *model, Gr
       task = g_task_new (NULL, self->stats_cancellable, stats_done, job);
       g_task_set_task_data (task, job, NULL);
       self->pending_stats++;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PENDING_STATS]);
       g_task_run_in_thread (task, stats_thread);
     }
 }
@@ -441,7 +450,7 @@ add_model_section (GraftNodeSidebar *self, GraftModel *model)
   if (graft_model_get_model_version (model) > 0)
     add_row_printf (list, "Model version", "%" G_GINT64_FORMAT, graft_model_get_model_version (model));
   if ((text = graft_model_get_path (model)) != NULL)
-    self->file_label = add_row (list, "File", text);
+    add_row (list, "File", text);
   if ((text = graft_model_get_doc_string (model)) != NULL && text[0] != '\0')
     add_row (list, "Description", text);
 }
@@ -658,16 +667,6 @@ graft_node_sidebar_show_edit_error (GraftNodeSidebar *self, const char *message)
   g_free (self->pending_error);
   self->pending_error = g_strdup (message);
   show_pending_error (self);
-}
-
-const char *
-graft_node_sidebar_get_edit_error (GraftNodeSidebar *self, const char *key)
-{
-  EditField *field = g_hash_table_lookup (self->edit_fields, key);
-
-  if (field == NULL || !gtk_widget_get_visible (GTK_WIDGET (field->error_label)))
-    return NULL;
-  return gtk_label_get_text (field->error_label);
 }
 
 /* A row with a caption, an entry (widget name key, for scripts and tests),
@@ -1305,43 +1304,6 @@ graft_node_sidebar_set_inference (GraftNodeSidebar *self, GraftInference *infere
   self->inference = inference;
 }
 
-void
-graft_node_sidebar_clear (GraftNodeSidebar *self)
-{
-  g_return_if_fail (GRAFT_IS_NODE_SIDEBAR (self));
-
-  clear_sections (self);
-  set_header (self, "", NULL);
-}
-
-const char *
-graft_node_sidebar_get_title (GraftNodeSidebar *self)
-{
-  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
-  return gtk_label_get_text (self->title_label);
-}
-
-const char *
-graft_node_sidebar_get_subtitle (GraftNodeSidebar *self)
-{
-  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
-  return gtk_label_get_text (self->subtitle_label);
-}
-
-const char *
-graft_node_sidebar_get_file (GraftNodeSidebar *self)
-{
-  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), NULL);
-  return self->file_label != NULL ? gtk_label_get_text (self->file_label) : NULL;
-}
-
-guint
-graft_node_sidebar_get_pending_stats (GraftNodeSidebar *self)
-{
-  g_return_val_if_fail (GRAFT_IS_NODE_SIDEBAR (self), 0);
-  return self->pending_stats;
-}
-
 static void
 graft_node_sidebar_dispose (GObject *object)
 {
@@ -1366,12 +1328,31 @@ graft_node_sidebar_dispose (GObject *object)
 }
 
 static void
+graft_node_sidebar_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftNodeSidebar *self = GRAFT_NODE_SIDEBAR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PENDING_STATS: g_value_set_uint (value, self->pending_stats); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_node_sidebar_class_init (GraftNodeSidebarClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_node_sidebar_dispose;
+  object_class->get_property = graft_node_sidebar_get_property;
+
+  /* Initializer statistics still computed on workers ("computing…" shown meanwhile). */
+  properties[PROP_PENDING_STATS] =
+    g_param_spec_uint ("pending-stats", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (node, value): one of them is set; the window selects it in the canvas. */
   signals[SIGNAL_ITEM_ACTIVATED] =
@@ -1397,10 +1378,4 @@ graft_node_sidebar_init (GraftNodeSidebar *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->edit_fields = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->stats_cancellable = g_cancellable_new ();
-}
-
-GtkWidget *
-graft_node_sidebar_new (void)
-{
-  return g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL);
 }

@@ -54,6 +54,15 @@ enum {
 
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_N_MATCHES,
+  PROP_N_SKIPPED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 static char *
 text_view_text (GtkTextView *view)
 {
@@ -283,6 +292,8 @@ update_preview (GraftPatternDialog *self)
   fill_match_list (self);
   emit_highlight (self);
   update_apply (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_MATCHES]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_SKIPPED]);
 }
 
 static gboolean
@@ -392,22 +403,6 @@ graft_pattern_dialog_set_graph (GraftPatternDialog *self, GraftGraph *graph)
   update_preview (self);
 }
 
-guint
-graft_pattern_dialog_get_n_matches (GraftPatternDialog *self)
-{
-  g_return_val_if_fail (GRAFT_IS_PATTERN_DIALOG (self), 0);
-
-  return self->preview ? self->preview->matches->len : 0;
-}
-
-guint
-graft_pattern_dialog_get_n_skipped (GraftPatternDialog *self)
-{
-  g_return_val_if_fail (GRAFT_IS_PATTERN_DIALOG (self), 0);
-
-  return self->preview ? self->preview->skipped->len : 0;
-}
-
 /* ---------- life cycle ---------- */
 
 static void
@@ -431,13 +426,37 @@ graft_pattern_dialog_finalize (GObject *object)
 }
 
 static void
+graft_pattern_dialog_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftPatternDialog *self = GRAFT_PATTERN_DIALOG (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_MATCHES: g_value_set_uint (value, self->preview ? self->preview->matches->len : 0); break;
+    case PROP_N_SKIPPED: g_value_set_uint (value, self->preview ? self->preview->skipped->len : 0); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_pattern_dialog_class_init (GraftPatternDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_pattern_dialog_dispose;
+  object_class->get_property = graft_pattern_dialog_get_property;
   object_class->finalize = graft_pattern_dialog_finalize;
+
+  /* Matches of the pattern in the graph (0 while it is empty or not valid). */
+  properties[PROP_N_MATCHES] =
+    g_param_spec_uint ("n-matches", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Matches left out: they overlap an earlier one. */
+  properties[PROP_N_SKIPPED] =
+    g_param_spec_uint ("n-skipped", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (operation id, a{sv} parameters) */
   signals[SIGNAL_APPLY] = g_signal_new ("apply", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,

@@ -27,9 +27,5 @@ void graft_pattern_dialog_show_error (GraftPatternDialog *self, const char *mess
 void graft_pattern_dialog_set_graph (GraftPatternDialog *self, GraftGraph *graph);
 /* Every node of every match of the preview shown now (the "highlight"). */
 GPtrArray *graft_pattern_dialog_dup_matched_nodes (GraftPatternDialog *self);
-/* Matches and skipped candidates of the preview shown now (the preview
- * follows typing after a short pause). */
-guint graft_pattern_dialog_get_n_matches (GraftPatternDialog *self);
-guint graft_pattern_dialog_get_n_skipped (GraftPatternDialog *self);
 
 G_END_DECLS

@@ -39,6 +39,14 @@ G_DEFINE_FINAL_TYPE (GraftReduceDialog, graft_reduce_dialog, ADW_TYPE_WINDOW)
 enum { SIGNAL_REDUCED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_RUNNING,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 /* What the worker reads, and what it found. */
 typedef struct _ReduceJob {
   GraftReduceDialog *dialog;        /* strong: released on the UI thread */
@@ -155,6 +163,7 @@ update_actions (GraftReduceDialog *self)
   gtk_widget_set_sensitive (self->tolerance_row, !running);
   gtk_widget_set_sensitive (GTK_WIDGET (self->command_row), !running);
   gtk_widget_set_sensitive (GTK_WIDGET (self->output_row), !running);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
 }
 
 static gboolean
@@ -391,6 +400,18 @@ graft_reduce_dialog_finalize (GObject *object)
 }
 
 static void
+graft_reduce_dialog_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftReduceDialog *self = GRAFT_REDUCE_DIALOG (object);
+
+  switch (prop_id)
+    {
+    case PROP_RUNNING: g_value_set_boolean (value, self->cancellable != NULL); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_reduce_dialog_class_init (GraftReduceDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
@@ -398,8 +419,15 @@ graft_reduce_dialog_class_init (GraftReduceDialogClass *klass)
   GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
 
   object_class->dispose = graft_reduce_dialog_dispose;
+  object_class->get_property = graft_reduce_dialog_get_property;
   object_class->finalize = graft_reduce_dialog_finalize;
   window_class->close_request = graft_reduce_dialog_close_request;
+
+  /* TRUE while the search runs (Cancel stops it). */
+  properties[PROP_RUNNING] =
+    g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (path of the saved model, GStrv of the original nodes it kept) */
   signals[SIGNAL_REDUCED] = g_signal_new ("reduced", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
@@ -456,39 +484,4 @@ graft_reduce_dialog_set_condition (GraftReduceDialog *self, GraftReduceCondition
 {
   g_return_if_fail (GRAFT_IS_REDUCE_DIALOG (self));
   adw_combo_row_set_selected (self->condition_row, condition);
-}
-
-void
-graft_reduce_dialog_set_reference (GraftReduceDialog *self, const char *path)
-{
-  g_return_if_fail (GRAFT_IS_REDUCE_DIALOG (self));
-  gtk_editable_set_text (GTK_EDITABLE (self->reference_row), path);
-}
-
-void
-graft_reduce_dialog_set_command (GraftReduceDialog *self, const char *command)
-{
-  g_return_if_fail (GRAFT_IS_REDUCE_DIALOG (self));
-  gtk_editable_set_text (GTK_EDITABLE (self->command_row), command);
-}
-
-void
-graft_reduce_dialog_set_output (GraftReduceDialog *self, const char *path)
-{
-  g_return_if_fail (GRAFT_IS_REDUCE_DIALOG (self));
-  gtk_editable_set_text (GTK_EDITABLE (self->output_row), path);
-}
-
-gboolean
-graft_reduce_dialog_is_running (GraftReduceDialog *self)
-{
-  g_return_val_if_fail (GRAFT_IS_REDUCE_DIALOG (self), FALSE);
-  return self->cancellable != NULL;
-}
-
-const char *
-graft_reduce_dialog_get_status (GraftReduceDialog *self)
-{
-  g_return_val_if_fail (GRAFT_IS_REDUCE_DIALOG (self), NULL);
-  return gtk_label_get_text (self->status_label);
 }

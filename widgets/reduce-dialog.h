@@ -27,14 +27,6 @@ GraftReduceDialog *graft_reduce_dialog_new (GtkWindow *parent, GraftModel *model
                                             const char *inputs_description, const char *output_path);
 
 void graft_reduce_dialog_set_condition (GraftReduceDialog *self, GraftReduceCondition condition);
-/* For GRAFT_REDUCE_MISMATCH: a reference model's file or a folder of .npy values. */
-void graft_reduce_dialog_set_reference (GraftReduceDialog *self, const char *path);
-void graft_reduce_dialog_set_command (GraftReduceDialog *self, const char *command);
-void graft_reduce_dialog_set_output (GraftReduceDialog *self, const char *path);
-
-gboolean graft_reduce_dialog_is_running (GraftReduceDialog *self);
-/* What the dialog says now: the progress, the result or why it failed. */
-const char *graft_reduce_dialog_get_status (GraftReduceDialog *self);
 
 /* Signal "reduced" (const char *path, GStrv kept): the reduced model was
  * saved at path; kept names the original nodes it holds (of the ONNX

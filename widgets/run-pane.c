@@ -925,44 +925,11 @@ graft_run_pane_get_input_shapes (GraftRunPane *self)
   return self->shapes;
 }
 
-void
-graft_run_pane_set_seed (GraftRunPane *self, guint seed)
-{
-  gtk_spin_button_set_value (self->seed_spin, seed);
-}
-
-void
-graft_run_pane_set_threads (GraftRunPane *self, guint threads)
-{
-  gtk_spin_button_set_value (self->threads_spin, threads);
-}
-
 gboolean
 graft_run_pane_is_running (GraftRunPane *self)
 {
   g_return_val_if_fail (GRAFT_IS_RUN_PANE (self), FALSE);
   return self->cancellable != NULL;
-}
-
-char *
-graft_run_pane_dup_summary (GraftRunPane *self)
-{
-  GString *summary = g_string_new (NULL);
-
-  for (guint i = 0; self->outputs != NULL && i < self->outputs->len; i++)
-    {
-      g_autofree char *detail = describe_output (g_ptr_array_index (self->outputs, i));
-
-      g_string_append_printf (summary, "%s%s %s", i > 0 ? "|" : "", (char *) g_ptr_array_index (self->output_names, i),
-                              detail);
-    }
-  return g_string_free (summary, FALSE);
-}
-
-const char *
-graft_run_pane_get_status (GraftRunPane *self)
-{
-  return self->status != NULL ? self->status : "";
 }
 
 GraftNode *
@@ -1212,10 +1179,4 @@ graft_run_pane_init (GraftRunPane *self)
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->precision_dropdown), why);
     }
   update_actions (self);
-}
-
-GtkWidget *
-graft_run_pane_new (void)
-{
-  return g_object_new (GRAFT_TYPE_RUN_PANE, NULL);
 }

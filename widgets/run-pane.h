@@ -21,8 +21,6 @@ G_BEGIN_DECLS
 #define GRAFT_TYPE_RUN_PANE (graft_run_pane_get_type ())
 G_DECLARE_FINAL_TYPE (GraftRunPane, graft_run_pane, GRAFT, RUN_PANE, GtkWidget)
 
-GtkWidget *graft_run_pane_new (void);
-
 /* The model to run (NULL clears). Call again after every edit: the plan
  * and the input rows are rebuilt, a running run is cancelled. */
 void graft_run_pane_set_model (GraftRunPane *self, GraftModel *model);
@@ -39,8 +37,6 @@ gboolean graft_run_pane_set_input_shape (GraftRunPane *self, const char *input, 
 /* Input name → GraftShape*: the shapes given, or fed by the last run, for
  * the inputs that declare none. Borrowed. */
 GHashTable *graft_run_pane_get_input_shapes (GraftRunPane *self);
-void graft_run_pane_set_seed (GraftRunPane *self, guint seed);
-void graft_run_pane_set_threads (GraftRunPane *self, guint threads);
 
 void graft_run_pane_start (GraftRunPane *self);
 
@@ -51,11 +47,6 @@ void graft_run_pane_start (GraftRunPane *self);
  * of seed 0". */
 GHashTable *graft_run_pane_make_inputs (GraftRunPane *self, char **description, GError **error);
 gboolean graft_run_pane_is_running (GraftRunPane *self);
-
-/* After a successful run: "name dtype[shape] min= max= mean=" per output,
- * "|"-separated; the status line otherwise. */
-char *graft_run_pane_dup_summary (GraftRunPane *self);
-const char *graft_run_pane_get_status (GraftRunPane *self);
 
 /* When the last run's outputs held NaN or Inf, the pane ran it again
  * watching every value: the node that first produced one (borrowed from

@@ -32,6 +32,14 @@ G_DEFINE_FINAL_TYPE (GraftSimplifyDialog, graft_simplify_dialog, ADW_TYPE_WINDOW
 enum { SIGNAL_SIMPLIFY, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+enum {
+  PROP_0,
+  PROP_PREVIEWING,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
 static char *
 preview_text (const GraftSimplifyPass *pass)
 {
@@ -113,6 +121,7 @@ on_preview_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_clear_object (&self->preview_cancellable);
   show_previews (self, passes, g_task_get_task_data (G_TASK (result)));
   gtk_widget_set_sensitive (GTK_WIDGET (self->simplify_button), TRUE);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PREVIEWING]);
 }
 
 static void
@@ -133,12 +142,7 @@ start_preview (GraftSimplifyDialog *self, GraftModel *model)
     g_task_set_task_data (task, copy, g_object_unref);
   }
   g_task_run_in_thread (task, preview_thread);
-}
-
-gboolean
-graft_simplify_dialog_is_previewing (GraftSimplifyDialog *self)
-{
-  return self->preview_cancellable != NULL;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PREVIEWING]);
 }
 
 char **
@@ -153,23 +157,6 @@ graft_simplify_dialog_dup_checked (GraftSimplifyDialog *self)
         g_strv_builder_add (builder, *id);
     }
   return g_strv_builder_end (builder);
-}
-
-void
-graft_simplify_dialog_set_checked (GraftSimplifyDialog *self, const char *id, gboolean checked)
-{
-  GtkCheckButton *check = g_hash_table_lookup (self->checks, id);
-
-  g_return_if_fail (check != NULL);
-  gtk_check_button_set_active (check, checked);
-}
-
-const char *
-graft_simplify_dialog_get_preview (GraftSimplifyDialog *self, const char *id)
-{
-  AdwActionRow *row = g_hash_table_lookup (self->rows, id);
-
-  return row ? adw_action_row_get_subtitle (row) : NULL;
 }
 
 void
@@ -274,13 +261,32 @@ graft_simplify_dialog_finalize (GObject *object)
 }
 
 static void
+graft_simplify_dialog_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GraftSimplifyDialog *self = GRAFT_SIMPLIFY_DIALOG (object);
+
+  switch (prop_id)
+    {
+    case PROP_PREVIEWING: g_value_set_boolean (value, self->preview_cancellable != NULL); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 graft_simplify_dialog_class_init (GraftSimplifyDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = graft_simplify_dialog_dispose;
+  object_class->get_property = graft_simplify_dialog_get_property;
   object_class->finalize = graft_simplify_dialog_finalize;
+
+  /* TRUE while the passes' previews are computed (Simplify waits). */
+  properties[PROP_PREVIEWING] =
+    g_param_spec_boolean ("previewing", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (GStrv: the checked pass ids, in a round's order) */
   signals[SIGNAL_SIMPLIFY] = g_signal_new ("simplify", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,

@@ -28,11 +28,5 @@ gboolean graft_simplify_dialog_get_check (GraftSimplifyDialog *self, GArray **si
                                           GError **error);
 /* The ids of the checked passes (NULL-terminated; free with g_strfreev). */
 char **graft_simplify_dialog_dup_checked (GraftSimplifyDialog *self);
-/* Checks or unchecks a pass's box. */
-void graft_simplify_dialog_set_checked (GraftSimplifyDialog *self, const char *id, gboolean checked);
-/* While the previews are computed (on a worker; Simplify waits for them). */
-gboolean graft_simplify_dialog_is_previewing (GraftSimplifyDialog *self);
-/* The subtitle of a pass's row ("removes 14 nodes…"), for the tests. */
-const char *graft_simplify_dialog_get_preview (GraftSimplifyDialog *self, const char *id);
 
 G_END_DECLS

@@ -10,7 +10,7 @@
 #include "compare/target-diff.h"
 #include "target-marks.h"
 #include "widgets/graph-canvas.h"
-#include "model-open.h"
+#include "document.h"
 #include "ir/graph-copy.h"
 #include "layout/painter.h"
 #include "runtime/rt-tensor.h"
@@ -45,6 +45,7 @@ struct _GraftCompareWindow {
   GtkApplicationWindow parent_instance;
 
   /* Owned references */
+  GraftDocument *side_document;   /* loads a file dropped on a side (document.c, as the main window loads) */
   GraftAlignment *alignment;
   GraftStructuralDiff *diff;
   GArray *differences;       /* Difference */
@@ -88,6 +89,8 @@ struct _GraftCompareWindow {
 enum {
   PROP_0,
   PROP_LINK_VIEWS,
+  PROP_RUNNING,
+  PROP_N_DIFFERENCES,
   N_PROPS
 };
 
@@ -415,6 +418,7 @@ fill_list (GraftCompareWindow *self)
       gtk_list_box_append (GTK_LIST_BOX (self->list), row);
       self->n_shown++;
     }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_DIFFERENCES]);
 }
 
 static void
@@ -587,6 +591,15 @@ mark_failures (GraftCompareWindow *self, GraftNumericRun *run)
   fill_list (self);
 }
 
+/* Run Both waits while it runs, or while a side is loaded (a run reads
+ * both models): its button says so. */
+static void
+set_running (GraftCompareWindow *self, gboolean running)
+{
+  gtk_widget_set_sensitive (self->run_button, !running);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+}
+
 static void
 on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -599,7 +612,7 @@ on_run_done (GObject *source, GAsyncResult *result, gpointer user_data)
       g_clear_pointer (&run, graft_numeric_run_free);
       return;
     }
-  gtk_widget_set_sensitive (self->run_button, TRUE);
+  set_running (self, FALSE);
   if (run == NULL)
     {
       g_autofree char *text = g_strdup_printf ("Run Both failed: %s", error->message);
@@ -677,7 +690,7 @@ run_both_action (GtkWidget *widget, const char *action_name, GVariant *parameter
    * off the UI thread. */
   g_autoptr(GTask) task = g_task_new (NULL, self->run_cancellable, on_run_done, g_object_ref (self));
   g_task_set_task_data (task, rt, (GDestroyNotify) run_task_free);
-  gtk_widget_set_sensitive (self->run_button, FALSE);
+  set_running (self, TRUE);
   gtk_label_set_text (GTK_LABEL (self->run_status), "Running both models…");
   g_task_run_in_thread (task, run_thread);
 }
@@ -1082,6 +1095,8 @@ side_pane (GraftCompareWindow *self, guint side)
   gtk_widget_set_visible (self->target_summaries[side], FALSE);
   gtk_box_append (GTK_BOX (box), self->target_summaries[side]);
   self->canvases[side] = graft_graph_canvas_new ();
+  /* Named for the inspector, CSS and the tests: "canvas-a", "canvas-b". */
+  gtk_widget_set_name (self->canvases[side], side == 0 ? "canvas-a" : "canvas-b");
   graft_graph_canvas_set_hidden_marks_noun (GRAFT_GRAPH_CANVAS (self->canvases[side]), "differ");
   gtk_widget_set_vexpand (self->canvases[side], TRUE);
   gtk_widget_set_hexpand (self->canvases[side], TRUE);
@@ -1136,26 +1151,19 @@ show_comparison (GraftCompareWindow *self, GraftAlignment *alignment)
   update_targets (self);
 }
 
-typedef struct {
-  GraftCompareWindow *self;
-  guint side;
-} SideLoad;
+/* The side being replaced (load_side()). */
+#define SIDE_KEY "graft-compare-side"
 
 static void
-on_side_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+on_side_loaded (GraftCompareWindow *self, const char *path, GraftDocument *document)
 {
-  SideLoad *load = user_data;
-  g_autoptr(GraftCompareWindow) self = load->self;
-  guint side = load->side;
+  guint side = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (document), SIDE_KEY));
+  GraftModel *model = graft_document_get_model (document);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GraftModel) model = graft_model_load_finish (result, &error);
-  g_free (load);
-  if (self->run_cancellable == NULL)
-    return;   /* closed meanwhile */
-  gtk_widget_set_sensitive (self->run_button, TRUE);
-  g_autoptr(GraftAlignment) alignment = model ? graft_alignment_new (side == 0 ? model : self->alignment->a,
-                                                                     side == 0 ? self->alignment->b : model,
-                                                                     &error) : NULL;
+
+  set_running (self, FALSE);
+  g_autoptr(GraftAlignment) alignment = graft_alignment_new (side == 0 ? model : self->alignment->a,
+                                                             side == 0 ? self->alignment->b : model, &error);
   if (alignment == NULL)
     {
       g_autofree char *text = g_strdup_printf ("Cannot compare with the file dropped: %s", error->message);
@@ -1166,8 +1174,19 @@ on_side_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   show_comparison (self, g_steal_pointer (&alignment));
 }
 
+static void
+on_side_load_failed (GraftCompareWindow *self, const char *path, const GError *error, GraftDocument *document)
+{
+  g_autofree char *text = g_strdup_printf ("Cannot compare with the file dropped: %s", error->message);
+
+  set_running (self, FALSE);
+  gtk_label_set_text (GTK_LABEL (self->run_status), text);
+  gtk_widget_set_tooltip_text (self->run_status, text);
+}
+
 /* Loads file in a worker and compares it in place of side; Run Both waits
- * (a run reads both models). */
+ * (a run reads both models). The window's side document loads it, as the
+ * main window's document loads its model; closing the window drops it. */
 static void
 load_side (GraftCompareWindow *self, guint side, GFile *file)
 {
@@ -1178,14 +1197,19 @@ load_side (GraftCompareWindow *self, guint side, GFile *file)
                                                              : "Only local files can be compared");
       return;
     }
-  SideLoad *load = g_new0 (SideLoad, 1);
-  load->self = g_object_ref (self);
-  load->side = side;
-  gtk_widget_set_sensitive (self->run_button, FALSE);
+  if (self->side_document == NULL)
+    {
+      self->side_document = graft_document_new ();
+      g_signal_connect_swapped (self->side_document, "loaded", G_CALLBACK (on_side_loaded), self);
+      g_signal_connect_swapped (self->side_document, "load-failed", G_CALLBACK (on_side_load_failed), self);
+    }
+  g_object_set_data (G_OBJECT (self->side_document), SIDE_KEY, GUINT_TO_POINTER (side));
+  set_running (self, TRUE);
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *text = g_strdup_printf ("Loading %s as %s…", base, side == 0 ? "A" : "B");
   gtk_label_set_text (GTK_LABEL (self->run_status), text);
-  graft_model_load_async (path, self->run_cancellable, NULL, NULL, on_side_loaded, load);
+  /* A folder or a pipe fails at once, through "load-failed" too. */
+  graft_document_load (self->side_document, path);
 }
 
 /* compare.replace-side((0, "/path/model.onnx")): what dropping a file on a
@@ -1300,6 +1324,8 @@ typedef struct {
   GtkWindow *parent;
   char *paths[2];
   GraftModel *models[2];
+  GraftDocument *document;   /* loading the next side, as the main window's document loads */
+  char *failure;             /* why a load failed */
 } OpenData;
 
 static void
@@ -1313,6 +1339,7 @@ open_data_free (OpenData *data)
       g_free (data->paths[s]);
       g_clear_object (&data->models[s]);
     }
+  g_free (data->failure);
   g_free (data);
 }
 
@@ -1324,25 +1351,48 @@ show_error (GtkWindow *parent, const char *message)
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-static void load_next (OpenData *data);
+static void open_step (gpointer user_data);
 
-/* A, then B: one at a time, so each keeps its side. */
+/* The document says so from inside its load: the next step comes after. */
 static void
-on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+on_document_loaded (GraftDocument *document, const char *path, OpenData *data)
+{
+  guint side = data->models[0] == NULL ? 0 : 1;
+
+  data->models[side] = g_object_ref (graft_document_get_model (document));
+  g_idle_add_once (open_step, data);
+}
+
+static void
+on_document_load_failed (GraftDocument *document, const char *path, const GError *error, OpenData *data)
+{
+  data->failure = g_strdup (error->message);
+  g_idle_add_once (open_step, data);
+}
+
+/* A, then B: one at a time, so each keeps its side; then the window. */
+static void
+open_step (gpointer user_data)
 {
   OpenData *data = user_data;
   g_autoptr(GError) error = NULL;
-  guint side = data->models[0] == NULL ? 0 : 1;
-  data->models[side] = graft_model_load_finish (result, &error);
-  if (data->models[side] == NULL)
+
+  if (data->document != NULL)
+    g_signal_handlers_disconnect_by_data (data->document, data);
+  g_clear_object (&data->document);
+  if (data->failure != NULL)
     {
-      show_error (data->parent, error->message);
+      show_error (data->parent, data->failure);
       open_data_free (data);
       return;
     }
-  if (data->models[1] == NULL)
+  if (data->models[0] == NULL || data->models[1] == NULL)
     {
-      load_next (data);
+      data->document = graft_document_new ();
+      g_signal_connect (data->document, "loaded", G_CALLBACK (on_document_loaded), data);
+      g_signal_connect (data->document, "load-failed", G_CALLBACK (on_document_load_failed), data);
+      /* A folder or a pipe fails at once, through "load-failed" too. */
+      graft_document_load (data->document, data->paths[data->models[0] == NULL ? 0 : 1]);
       return;
     }
   GraftCompareWindow *window = graft_compare_window_new (data->app, data->models[0], data->models[1], &error);
@@ -1351,13 +1401,6 @@ on_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     show_error (data->parent, error->message);
   open_data_free (data);
-}
-
-static void
-load_next (OpenData *data)
-{
-  guint side = data->models[0] == NULL ? 0 : 1;
-  graft_model_load_async (data->paths[side], NULL, NULL, NULL, on_loaded, data);
 }
 
 static OpenData *
@@ -1377,7 +1420,7 @@ graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, const c
   OpenData *data = open_data_new (app, parent);
   data->paths[0] = g_strdup (path_a);
   data->paths[1] = g_strdup (path_b);
-  load_next (data);
+  open_step (data);
 }
 
 void
@@ -1388,7 +1431,7 @@ graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftMod
   /* a copy: the window may go on editing its model */
   data->models[model_side] = graft_model_copy (model);
   data->paths[1 - model_side] = g_strdup (path);
-  load_next (data);
+  open_step (data);
 }
 
 GraftAlignment *
@@ -1409,30 +1452,11 @@ graft_compare_window_get_diff (GraftCompareWindow *self)
   return self->diff;
 }
 
-GtkWidget *
-graft_compare_window_get_canvas (GraftCompareWindow *self, guint side)
-{
-  g_return_val_if_fail (side < 2, NULL);
-  return self->canvases[side];
-}
-
-guint
-graft_compare_window_get_n_differences (GraftCompareWindow *self)
-{
-  return self->n_shown;
-}
-
 /* The last Run Both, or NULL. */
 GraftNumericRun *
 graft_compare_window_get_last_run (GraftCompareWindow *self)
 {
   return self->last_run;
-}
-
-gboolean
-graft_compare_window_is_running (GraftCompareWindow *self)
-{
-  return !gtk_widget_get_sensitive (self->run_button);
 }
 
 static void
@@ -1443,6 +1467,12 @@ graft_compare_window_get_property (GObject *object, guint prop_id, GValue *value
     {
     case PROP_LINK_VIEWS:
       g_value_set_boolean (value, self->link_views);
+      break;
+    case PROP_RUNNING:
+      g_value_set_boolean (value, !gtk_widget_get_sensitive (self->run_button));
+      break;
+    case PROP_N_DIFFERENCES:
+      g_value_set_uint (value, self->n_shown);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1468,6 +1498,13 @@ graft_compare_window_dispose (GObject *object)
 {
   GraftCompareWindow *self = GRAFT_COMPARE_WINDOW (object);
   g_clear_handle_id (&self->realign_id, g_source_remove);
+  /* A side still loading reports nothing once dropped. */
+  if (self->side_document != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->side_document, self);
+      graft_document_cancel_load (self->side_document);
+    }
+  g_clear_object (&self->side_document);
   g_cancellable_cancel (self->run_cancellable);
   g_clear_object (&self->run_cancellable);
   g_clear_pointer (&self->last_run, graft_numeric_run_free);
@@ -1498,6 +1535,13 @@ graft_compare_window_class_init (GraftCompareWindowClass *klass)
   /* Panning or zooming one side moves the other (on by default). */
   properties[PROP_LINK_VIEWS] = g_param_spec_boolean ("link-views", NULL, NULL, TRUE,
                                                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY
+                                                      | G_PARAM_STATIC_STRINGS);
+  /* TRUE while Run Both runs, or a side is being replaced (Run Both waits). */
+  properties[PROP_RUNNING] = g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                                                   G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The differences listed under the current filter. */
+  properties[PROP_N_DIFFERENCES] = g_param_spec_uint ("n-differences", NULL, NULL, 0, G_MAXUINT, 0,
+                                                      G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
                                                       | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_install_property_action (widget_class, "compare.link-views", "link-views");

@@ -30,10 +30,6 @@ void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, Gra
                                      const char *path);
 
 GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
-/* The canvas of side 0 (A) or 1 (B). */
-GtkWidget *graft_compare_window_get_canvas (GraftCompareWindow *self, guint side);
-/* Rows of the Differences list shown under the current filter. */
-guint graft_compare_window_get_n_differences (GraftCompareWindow *self);
 
 GraftStructuralDiff *graft_compare_window_get_diff (GraftCompareWindow *self);
 
@@ -54,6 +50,5 @@ GraftTargetDiff *graft_compare_window_get_target_diff (GraftCompareWindow *self)
  * compare.link-views (a boolean property, Ctrl+L) links pan and zoom;
  * compare.replace-side((SIDE, PATH)) is what dropping a file on a side does. */
 GraftNumericRun *graft_compare_window_get_last_run (GraftCompareWindow *self);
-gboolean graft_compare_window_is_running (GraftCompareWindow *self);
 
 G_END_DECLS

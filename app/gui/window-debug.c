@@ -5,7 +5,8 @@
  * on the original's graph until the graph changes. */
 #include <string.h>
 
-#include "window-private.h"
+#include "window-debug.h"
+#include "window-surgery.h"
 #include "debug/reference-values.h"
 #include "debug/precision.h"
 #include "edit/edit-operation.h"
@@ -13,29 +14,67 @@
 #include "runtime/inputs.h"
 #include "widgets/reduce-dialog.h"
 
+struct _GraftWindowDebug
+{
+  GObject parent_instance;
+
+  /* Borrowed references */
+  GraftWindow *window;              /* a weak pointer: the window owns this part */
+  AdwToast *float16_toast;          /* "Searching which nodes must stay float32…" with Cancel: a weak pointer */
+
+  /* Owned references */
+  GraftDocument *document;          /* the window's (a search may outlive the window) */
+  GHashTable *kept_nodes;           /* names of the nodes Reduce or a float16 search kept, marked until
+                                     * the graph changes */
+  GCancellable *float16_cancellable;  /* while the float16 search runs */
+
+  /* State */
+  const char *kept_badge;           /* "kept", "float32" */
+};
+
+G_DEFINE_FINAL_TYPE (GraftWindowDebug, graft_window_debug, G_TYPE_OBJECT)
+
+/* The class's actions reach the window's part through it. */
+#define PART_KEY "graft-window-debug"
+
+static GraftWindowDebug *
+part_of (GtkWidget *window)
+{
+  return g_object_get_data (G_OBJECT (window), PART_KEY);
+}
+
+static GraftModel *
+shown_model (GraftWindowDebug *self)
+{
+  return graft_document_get_model (self->document);
+}
+
 /* A tint for the nodes a reduction or a float16 search kept: teal, apart
  * from the partition and heat colours. */
 static const GdkRGBA kept_tint = { 0.0, 0.55, 0.55, 1 };
 
 void
-graft_window_mark_kept (GraftWindow *self)
+graft_window_debug_mark_kept (GraftWindowDebug *self)
 {
-  GraftGraph *graph = graft_document_get_model (self->document) ? graft_model_get_graph (graft_document_get_model (self->document)) : NULL;
+  GraftGraph *graph = shown_model (self) ? graft_model_get_graph (shown_model (self)) : NULL;
+  GraftGraphCanvas *canvas;
 
-  if (self->kept_nodes == NULL || graph == NULL)
+  if (self->kept_nodes == NULL || graph == NULL || self->window == NULL)
     return;
+  canvas = graft_window_get_canvas (self->window);
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = graph->nodes->pdata[i];
       if (!g_hash_table_contains (self->kept_nodes, node->name))
         continue;
-      graft_graph_canvas_set_node_tint (self->canvas, node, &kept_tint);
-      graft_graph_canvas_mark_node (self->canvas, node, 1, self->kept_badge);
+      graft_graph_canvas_set_node_tint (canvas, node, &kept_tint);
+      graft_graph_canvas_mark_node (canvas, node, 1, self->kept_badge);
     }
 }
 
-void
-graft_window_forget_kept (GraftWindow *self)
+/* The graph the names were of is gone (an edit, another file). */
+static void
+forget_kept (GraftWindowDebug *self)
 {
   g_clear_pointer (&self->kept_nodes, g_hash_table_unref);
 }
@@ -44,24 +83,25 @@ graft_window_forget_kept (GraftWindow *self)
  * changes, and shows the first of them; FALSE when the graph shown has
  * none of them. */
 static gboolean
-keep_marked (GraftWindow *self, const char *const *names, const char *badge)
+keep_marked (GraftWindowDebug *self, const char *const *names, const char *badge)
 {
-  GraftGraph *graph = graft_model_get_graph (graft_document_get_model (self->document));
+  GraftGraph *graph = graft_model_get_graph (shown_model (self));
+  GraftGraphCanvas *canvas = graft_window_get_canvas (self->window);
   GraftNode *first = NULL;
 
-  graft_window_forget_kept (self);
+  forget_kept (self);
   self->kept_nodes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->kept_badge = badge;
   for (guint i = 0; names[i] != NULL; i++)
     g_hash_table_add (self->kept_nodes, g_strdup (names[i]));
-  graft_window_refresh_marks (self);
+  graft_window_refresh_marks (self->window);
   for (guint i = 0; graph != NULL && i < graph->nodes->len && first == NULL; i++)
     if (g_hash_table_contains (self->kept_nodes, ((GraftNode *) graph->nodes->pdata[i])->name))
       first = graph->nodes->pdata[i];
   if (first != NULL)
     {
-      graft_graph_canvas_select_node (self->canvas, first);
-      graft_graph_canvas_show_selection_readable (self->canvas);
+      graft_graph_canvas_select_node (canvas, first);
+      graft_graph_canvas_show_selection_readable (canvas);
     }
   return first != NULL;
 }
@@ -70,9 +110,9 @@ keep_marked (GraftWindow *self, const char *const *names, const char *badge)
  * on: Reduce to Here starts at once, and must not replace an earlier
  * result. */
 static char *
-default_output_path (GraftWindow *self)
+default_output_path (GraftWindowDebug *self)
 {
-  const char *path = graft_model_get_path (graft_document_get_model (self->document));
+  const char *path = graft_model_get_path (shown_model (self));
   g_autofree char *folder = path ? g_path_get_dirname (path) : g_strdup (g_get_home_dir ());
   g_autofree char *base = path ? g_path_get_basename (path) : g_strdup ("model");
   char *dot = strrchr (base, '.');
@@ -94,52 +134,53 @@ default_output_path (GraftWindow *self)
  * meanwhile), or a TorchScript/.pt2 model lowered to ONNX here, where a
  * failure is shown at once. */
 static GraftModel *
-model_to_reduce (GraftWindow *self, GHashTable *inputs, GError **error)
+model_to_reduce (GraftWindowDebug *self, GHashTable *inputs, GError **error)
 {
-  if (graft_model_get_format (graft_document_get_model (self->document)) == GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (shown_model (self)) == GRAFT_MODEL_FORMAT_ONNX)
     {
-      GraftModel *copy = graft_model_copy (graft_document_get_model (self->document));
+      GraftModel *copy = graft_model_copy (shown_model (self));
       /* the copy shares the model's tensors */
-      graft_model_keep_alive (copy, g_object_ref (graft_document_get_model (self->document)), g_object_unref);
+      graft_model_keep_alive (copy, g_object_ref (shown_model (self)), g_object_unref);
       return copy;
     }
   g_autoptr(GHashTable) shapes = graft_runtime_input_shapes (inputs);
 
-  return graft_model_as_onnx (graft_document_get_model (self->document), shapes, error);
+  return graft_model_as_onnx (shown_model (self), shapes, error);
 }
 
 static void
-on_reduced (GraftReduceDialog *dialog, const char *path, char **kept, GraftWindow *self)
+on_reduced (GraftReduceDialog *dialog, const char *path, char **kept, GraftWindowDebug *self)
 {
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self->window));
   g_autoptr(GFile) file = g_file_new_for_path (path);
   GraftWindow *window = graft_window_new (GRAFT_APPLICATION (app));
 
   /* a TorchScript model was reduced in its ONNX form, whose nodes it does not show */
   if (!keep_marked (self, (const char *const *) kept, "kept"))
-    graft_window_show_toast (self, "The reduced model's nodes are of this model's ONNX form: none to mark here");
+    graft_window_show_toast (self->window, "The reduced model's nodes are of this model's ONNX form: none to mark here");
   gtk_window_present (GTK_WINDOW (window));
   graft_window_open_file (window, file);
 }
 
 static void
-open_reduce_dialog (GraftWindow *self, GraftReduceCondition condition, gboolean start)
+open_reduce_dialog (GraftWindowDebug *self, GraftReduceCondition condition, gboolean start)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *description = NULL;
 
-  if (graft_document_get_model (self->document) == NULL || graft_model_get_graph (graft_document_get_model (self->document)) == NULL)
+  if (shown_model (self) == NULL || graft_model_get_graph (shown_model (self)) == NULL)
     return;
-  g_autoptr(GHashTable) inputs = graft_run_pane_make_inputs (self->run_pane, &description, &error);
+  g_autoptr(GHashTable) inputs = graft_run_pane_make_inputs (graft_window_get_run_pane (self->window), &description,
+                                                             &error);
   g_autoptr(GraftModel) model = inputs ? model_to_reduce (self, inputs, &error) : NULL;
   if (model == NULL)
     {
-      graft_window_show_edit_error (self, "Cannot Reduce This Model", error);
+      graft_window_show_edit_error (self->window, "Cannot Reduce This Model", error);
       return;
     }
   g_autofree char *output = default_output_path (self);
   g_autofree char *inputs_text = g_strdup_printf ("The Run pane’s: %s", description[0] ? description : "none");
-  GraftReduceDialog *dialog = graft_reduce_dialog_new (GTK_WINDOW (self), model, inputs, inputs_text, output);
+  GraftReduceDialog *dialog = graft_reduce_dialog_new (GTK_WINDOW (self->window), model, inputs, inputs_text, output);
   graft_reduce_dialog_set_condition (dialog, condition);
   g_signal_connect_object (dialog, "reduced", G_CALLBACK (on_reduced), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
@@ -150,18 +191,18 @@ open_reduce_dialog (GraftWindow *self, GraftReduceCondition condition, gboolean 
 static void
 reduce_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftRunPane *run_pane = graft_window_get_run_pane (GRAFT_WINDOW (widget));
 
   /* after a run that made NaN/Inf, that is the likely question */
-  open_reduce_dialog (self, graft_run_pane_get_nonfinite_node (self->run_pane) != NULL ? GRAFT_REDUCE_NONFINITE
-                                                                                       : GRAFT_REDUCE_FAILS_IN_GRAFT,
+  open_reduce_dialog (part_of (widget), graft_run_pane_get_nonfinite_node (run_pane) != NULL ? GRAFT_REDUCE_NONFINITE
+                                                                                          : GRAFT_REDUCE_FAILS_IN_GRAFT,
                       FALSE);
 }
 
 /* The Run pane's "Reduce to Here…": the part that makes the NaN/Inf it
  * traced to node, found at once. */
 static void
-on_reduce_to_node (GraftRunPane *pane, GraftNode *node, GraftWindow *self)
+on_reduce_to_node (GraftRunPane *pane, GraftNode *node, GraftWindowDebug *self)
 {
   open_reduce_dialog (self, GRAFT_REDUCE_NONFINITE, TRUE);
 }
@@ -202,7 +243,7 @@ float16_search_thread (GTask *task, gpointer source, gpointer task_data, GCancel
 }
 
 static void
-dismiss_search_toast (GraftWindow *self)
+dismiss_search_toast (GraftWindowDebug *self)
 {
   if (self->float16_toast != NULL)
     adw_toast_dismiss (self->float16_toast);
@@ -212,7 +253,7 @@ dismiss_search_toast (GraftWindow *self)
 static void
 on_float16_search_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr(GraftWindow) self = user_data;
+  g_autoptr(GraftWindowDebug) self = user_data;
   Float16Search *search = g_task_get_task_data (G_TASK (result));
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) kept = g_task_propagate_pointer (G_TASK (result), &error);
@@ -221,25 +262,25 @@ on_float16_search_done (GObject *source, GAsyncResult *result, gpointer user_dat
     return;   /* cancelled, or the window moved on */
   g_clear_object (&self->float16_cancellable);
   dismiss_search_toast (self);
-  graft_window_update_action_states (self);
+  graft_window_update_action_states (self->window);
   if (kept == NULL)
     {
-      graft_window_show_edit_error (self, "No Float16 Model Within the Tolerance", error);
+      graft_window_show_edit_error (self->window, "No Float16 Model Within the Tolerance", error);
       return;
     }
-  if (graft_document_get_model (self->document) == NULL || graft_model_get_graph (graft_document_get_model (self->document)) != search->graph)
+  if (shown_model (self) == NULL || graft_model_get_graph (shown_model (self)) != search->graph)
     {
-      graft_window_show_toast (self, "The model changed during the float16 search: start it again");
+      graft_window_show_toast (self->window, "The model changed during the float16 search: start it again");
       return;
     }
   g_ptr_array_add (kept, NULL);
   GVariant *params = graft_edit_params_new ("keep_io_types", g_variant_new_boolean (search->options.keep_io_types),
                                             "keep_nodes", g_variant_new_strv ((const char *const *) kept->pdata, -1),
                                             NULL);
-  if (!graft_window_try_operation (self, "float16", params, &error))
+  if (!graft_window_try_operation (self->window, "float16", params, &error))
     {
       if (error != NULL)
-        graft_window_show_edit_error (self, "Could Not Convert to Float16", error);
+        graft_window_show_edit_error (self->window, "Could Not Convert to Float16", error);
       return;
     }
   keep_marked (self, (const char *const *) kept->pdata, "float32");
@@ -247,37 +288,37 @@ on_float16_search_done (GObject *source, GAsyncResult *result, gpointer user_dat
                                               "atol %g (%u conversions run, %.1f s)", kept->len - 1,
                                               kept->len == 2 ? "" : "s", search->options.rtol, search->options.atol,
                                               search->n_runs, (g_get_monotonic_time () - search->start_time) / 1e6);
-  graft_window_show_toast (self, message);
+  graft_window_show_toast (self->window, message);
 }
 
 static void
-start_float16_search (GraftWindow *self, double rtol, double atol, gboolean keep_io_types)
+start_float16_search (GraftWindowDebug *self, double rtol, double atol, gboolean keep_io_types)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GTask) task = NULL;
 
-  if (graft_document_get_model (self->document) == NULL || self->float16_cancellable != NULL || !graft_window_edits_allowed (self))
+  if (shown_model (self) == NULL || self->float16_cancellable != NULL || !graft_window_edits_allowed (self->window))
     return;
-  if (graft_model_get_format (graft_document_get_model (self->document)) != GRAFT_MODEL_FORMAT_ONNX)
+  if (graft_model_get_format (shown_model (self)) != GRAFT_MODEL_FORMAT_ONNX)
     {
-      graft_window_show_toast (self, "Float16 conversion works on ONNX models: export this one first");
+      graft_window_show_toast (self->window, "Float16 conversion works on ONNX models: export this one first");
       return;
     }
-  g_autoptr(GHashTable) inputs = graft_run_pane_make_inputs (self->run_pane, NULL, &error);
+  g_autoptr(GHashTable) inputs = graft_run_pane_make_inputs (graft_window_get_run_pane (self->window), NULL, &error);
   if (inputs == NULL)
     {
-      graft_window_show_edit_error (self, "Cannot Search for Float16", error);
+      graft_window_show_edit_error (self->window, "Cannot Search for Float16", error);
       return;
     }
   Float16Search *search = g_new0 (Float16Search, 1);
-  search->model = graft_model_copy (graft_document_get_model (self->document));
-  graft_model_keep_alive (search->model, g_object_ref (graft_document_get_model (self->document)), g_object_unref);
+  search->model = graft_model_copy (shown_model (self));
+  graft_model_keep_alive (search->model, g_object_ref (shown_model (self)), g_object_unref);
   search->inputs = g_steal_pointer (&inputs);
   search->options = (GraftPrecisionOptions) { .rtol = rtol, .atol = atol, .keep_io_types = keep_io_types };
-  search->graph = graft_model_get_graph (graft_document_get_model (self->document));
+  search->graph = graft_model_get_graph (shown_model (self));
   search->start_time = g_get_monotonic_time ();
   self->float16_cancellable = g_cancellable_new ();
-  /* user_data holds the window: a window is never disposed off the UI thread */
+  /* user_data holds this part: it is never disposed off the UI thread */
   task = g_task_new (NULL, self->float16_cancellable, on_float16_search_done, g_object_ref (self));
   g_task_set_task_data (task, search, (GDestroyNotify) float16_search_free);
   g_task_run_in_thread (task, float16_search_thread);
@@ -288,12 +329,12 @@ start_float16_search (GraftWindow *self, double rtol, double atol, gboolean keep
   adw_toast_set_timeout (toast, 0);
   adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
   g_set_weak_pointer (&self->float16_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
-  graft_window_update_action_states (self);
+  graft_window_add_toast (self->window, toast);
+  graft_window_update_action_states (self->window);
 }
 
-void
-graft_window_cancel_float16 (GraftWindow *self)
+static void
+cancel_float16 (GraftWindowDebug *self)
 {
   if (self->float16_cancellable != NULL)
     g_cancellable_cancel (self->float16_cancellable);
@@ -304,10 +345,8 @@ graft_window_cancel_float16 (GraftWindow *self)
 static void
 cancel_float16_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
-
-  graft_window_cancel_float16 (self);
-  graft_window_update_action_states (self);
+  cancel_float16 (part_of (widget));
+  graft_window_update_action_states (GRAFT_WINDOW (widget));
 }
 
 /* "(rtol, atol, keep_io_types)": the search with these, without asking. */
@@ -318,11 +357,11 @@ float16_auto_keep_action (GtkWidget *widget, const char *action_name, GVariant *
   gboolean keep_io_types;
 
   g_variant_get (parameter, "(ddb)", &rtol, &atol, &keep_io_types);
-  start_float16_search (GRAFT_WINDOW (widget), rtol, atol, keep_io_types);
+  start_float16_search (part_of (widget), rtol, atol, keep_io_types);
 }
 
 static void
-on_float16_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+on_float16_response (AdwMessageDialog *dialog, const char *response, GraftWindowDebug *self)
 {
   GtkBuilder *builder = g_object_get_data (G_OBJECT (dialog), "builder");
 
@@ -338,16 +377,16 @@ on_float16_response (AdwMessageDialog *dialog, const char *response, GraftWindow
 static void
 float16_dialog_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowDebug *self = part_of (widget);
   GtkBuilder *builder = gtk_builder_new_from_resource ("/org/graft/Graft/ui/float16-dialog.ui");
   AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG (gtk_builder_get_object (builder, "float16_dialog"));
 
-  if (graft_document_get_model (self->document) == NULL || !graft_window_edits_allowed (self))
+  if (shown_model (self) == NULL || !graft_window_edits_allowed (self->window))
     {
       g_object_unref (builder);
       return;
     }
-  gtk_window_set_transient_for (GTK_WINDOW (dialog), GTK_WINDOW (self));
+  gtk_window_set_transient_for (GTK_WINDOW (dialog), GTK_WINDOW (self->window));
   g_object_set_data_full (G_OBJECT (dialog), "builder", builder, g_object_unref);
   g_signal_connect_object (dialog, "response", G_CALLBACK (on_float16_response), self, 0);
   gtk_window_present (GTK_WINDOW (dialog));
@@ -362,8 +401,46 @@ graft_window_class_add_debug_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.cancel-float16", NULL, cancel_float16_action);
 }
 
-void
-graft_window_init_debug (GraftWindow *self)
+static void
+graft_window_debug_dispose (GObject *object)
 {
-  g_signal_connect_object (self->run_pane, "reduce-to-node", G_CALLBACK (on_reduce_to_node), self, 0);
+  GraftWindowDebug *self = GRAFT_WINDOW_DEBUG (object);
+
+  forget_kept (self);
+  cancel_float16 (self);
+  if (self->document != NULL)
+    g_signal_handlers_disconnect_by_data (self->document, self);
+  g_clear_object (&self->document);
+  if (self->window != NULL)
+    g_object_set_data (G_OBJECT (self->window), PART_KEY, NULL);
+  g_clear_weak_pointer (&self->window);
+  G_OBJECT_CLASS (graft_window_debug_parent_class)->dispose (object);
+}
+
+static void
+graft_window_debug_class_init (GraftWindowDebugClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = graft_window_debug_dispose;
+}
+
+static void
+graft_window_debug_init (GraftWindowDebug *self)
+{
+}
+
+GraftWindowDebug *
+graft_window_debug_new (GraftWindow *window)
+{
+  GraftWindowDebug *self = g_object_new (GRAFT_TYPE_WINDOW_DEBUG, NULL);
+
+  g_set_weak_pointer (&self->window, window);
+  self->document = g_object_ref (graft_window_get_document (window));
+  g_object_set_data (G_OBJECT (window), PART_KEY, self);
+  /* Connected before the window's own handlers, so the canvas marks the
+   * new graph without the old graph's kept nodes. */
+  g_signal_connect_swapped (self->document, "changed", G_CALLBACK (forget_kept), self);
+  g_signal_connect_swapped (self->document, "loaded", G_CALLBACK (forget_kept), self);
+  g_signal_connect_object (graft_window_get_run_pane (window), "reduce-to-node", G_CALLBACK (on_reduce_to_node),
+                           self, 0);
+  return self;
 }

@@ -1,8 +1,11 @@
 /* Rewriting the model: undoable edits through the document (which
- * announces each change; the window then shows the new graph), the
- * title's unsaved-changes mark, Save and Save As (the document writes,
- * atomically), and the question when closing with unsaved changes. */
-#include "window-private.h"
+ * announces each change; the window then shows the new graph and the
+ * title's unsaved-changes mark), Save and Save As (the document writes,
+ * atomically), and the question when closing with unsaved changes. The
+ * state of it all is GraftWindowEdits, a part beside the window. */
+#include "window-edits.h"
+#include "window-files.h"
+#include "view-place.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,147 +17,138 @@
 #include "onnx/writer.h"
 #include "lower/lower.h"
 
-void
-graft_window_update_title (GraftWindow *self)
+struct _GraftWindowEdits
 {
-  gboolean modified = graft_document_is_modified (self->document);
-  const char *base = graft_document_get_title (self->document);
-  g_autofree char *title = NULL;
-  g_autofree char *window_title = NULL;
+  GObject parent_instance;
 
-  base = base != NULL ? base : "Graft";
-  title = modified ? g_strdup_printf ("• %s", base) : g_strdup (base);
-  window_title = g_strdup_printf ("%s — Graft", title);
+  /* Owned references */
+  GraftDocument *document;          /* the window's (a worker's edit or proof may outlive the window) */
+  GCancellable *verify_cancellable; /* while an edit is proved at other sizes */
+  GCancellable *edit_cancellable;   /* while a slow edit is applied on a worker */
+  char **expanded_before_edit;      /* group paths to expand again once the edited graph shows */
+  GraftViewPlace *place_before_edit; /* the spot shown again once the edited graph is laid out */
 
-  adw_window_title_set_title (self->window_title, title);
-  gtk_window_set_title (GTK_WINDOW (self), window_title);
+  /* Borrowed references */
+  GraftWindow *window;              /* a weak pointer: the window owns this part */
+  AdwToast *shape_toast;            /* "… verifying" / "Run with New Shape": a weak pointer */
+  AdwToast *history_toast;          /* "Undone: …" / "Redone: …": a weak pointer */
+  AdwToast *edit_toast;             /* "… — applying…" with Cancel: a weak pointer */
+  AdwToast *cancelled_toast;        /* "Edit cancelled…": a weak pointer, dismissed by the next edit */
+
+  /* State */
+  gboolean close_confirmed;
+  gboolean close_after_save;
+  gboolean discard_confirmed;       /* the user agreed to open over unsaved changes */
+};
+
+G_DEFINE_FINAL_TYPE (GraftWindowEdits, graft_window_edits, G_TYPE_OBJECT)
+
+/* The class's actions reach the window's part through it. */
+#define PART_KEY "graft-window-edits"
+
+static GraftWindowEdits *
+part_of (gpointer window)
+{
+  return g_object_get_data (G_OBJECT (window), PART_KEY);
 }
 
-static void cancel_background_edit (GraftWindow *self);
+static void cancel_background_edit (GraftWindowEdits *self);
 /* The overlay queues toasts: a cancelled edit's note would hold back the
  * next edit's outcome for its whole timeout. */
 static void
-dismiss_cancelled_toast (GraftWindow *self)
+dismiss_cancelled_toast (GraftWindowEdits *self)
 {
   if (self->cancelled_toast != NULL)
     adw_toast_dismiss (self->cancelled_toast);
 }
 
 void
-graft_window_edits_reset (GraftWindow *self)
+graft_window_edits_reset (GraftWindowEdits *self)
 {
   cancel_background_edit (self);
   self->close_confirmed = FALSE;
-  graft_window_update_title (self);
 }
 
-/* The graph object was replaced and the old one freed: nothing may show
- * it any more. The new one is shown at once and checked on a worker
- * thread (seconds for a big transformer); its marks and inferred shapes
- * appear when the check lands. */
-static void
-after_model_changed (GraftWindow *self)
+gboolean
+graft_window_edits_is_busy (GraftWindowEdits *self)
 {
-  GraftModel *model = graft_document_get_model (self->document);
-  GraftGraph *graph = graft_model_get_graph (model);
+  return self->edit_cancellable != NULL;
+}
 
-  /* First let go of the old graph, so that nothing below lays it out.
-   * Clearing the selection would refill the sidebar, which the new graph
-   * does again below: each fill of the model overview or a node's details
-   * is tens of ms on a big model, on the UI thread. */
-  self->sidebar_frozen = TRUE;
-  graft_graph_canvas_set_graph (self->canvas, model, NULL);
-  graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
-  graft_find_panel_set_graph (self->find_panel, NULL);
-  graft_window_set_diagnostics (self, NULL);
-  graft_window_set_inference (self, NULL);
-  graft_run_pane_set_model (self->run_pane, model);
-  graft_window_update_title (self);
-  self->sidebar_frozen = FALSE;
-
-  /* A verdict on the previous graph, or a wait for one, would describe the
-   * wrong model. */
+void
+graft_window_edits_forget_verdict (GraftWindowEdits *self)
+{
   if (self->shape_toast != NULL)
     adw_toast_dismiss (self->shape_toast);
   if (self->verify_cancellable != NULL)
     g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
-  graft_window_show_graph (self, graph);
-  /* An edit keeps the groups the user had opened. */
-  graft_graph_canvas_expand_groups (self->canvas, (const char *const *) self->expanded_before_edit);
-  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
-  graft_find_panel_set_graph (self->find_panel, graph);
-  graft_window_check_model (self);
-  graft_window_update_action_states (self);
-  graft_window_edits_restore_place (self);
 }
 
 void
-graft_window_edits_restore_place (GraftWindow *self)
+graft_window_edits_dismiss_shape_toast (GraftWindowEdits *self)
 {
-  if (self->place_before_edit == NULL || graft_window_canvas_is_busy (self))
+  if (self->shape_toast != NULL)
+    adw_toast_dismiss (self->shape_toast);
+}
+
+void
+graft_window_edits_restore_groups (GraftWindowEdits *self)
+{
+  graft_graph_canvas_expand_groups (graft_window_get_canvas (self->window),
+                                    (const char *const *) self->expanded_before_edit);
+  g_clear_pointer (&self->expanded_before_edit, g_strfreev);
+}
+
+void
+graft_window_edits_restore_place (GraftWindowEdits *self)
+{
+  if (self->place_before_edit == NULL || graft_window_canvas_is_busy (self->window))
     return;
-  graft_view_place_restore (self->place_before_edit, self->canvas);
+  graft_view_place_restore (self->place_before_edit, graft_window_get_canvas (self->window));
   g_clear_pointer (&self->place_before_edit, graft_view_place_free);
 }
 
-static void show_edit_error (GraftWindow *self, const char *heading, const GError *error);
-static gboolean edits_allowed (GraftWindow *self);
-static void apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol);
-
-/* Whatever changed the graph (an edit, an undo, a recipe, a fix for the
- * target), the window shows the new one. */
-static void
-on_document_changed (GraftWindow *self, int change, const char *description, GraftDocument *document)
-{
-  after_model_changed (self);
-}
-
-void
-graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error)
-{
-  show_edit_error (self, heading, error);
-}
+static void show_edit_error (GraftWindowEdits *self, const char *heading, const GError *error);
+static gboolean edits_allowed (GraftWindowEdits *self);
+static void apply_edit (GraftWindowEdits *self, GraftEdit *edit, const char *symbol);
 
 gboolean
-graft_window_edits_allowed (GraftWindow *self)
+graft_window_edits_can_start (GraftWindowEdits *self)
 {
   return edits_allowed (self);
 }
 
 static void
-show_edit_error (GraftWindow *self, const char *heading, const GError *error)
+show_edit_error (GraftWindowEdits *self, const char *heading, const GError *error)
 {
-  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, error->message);
-
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
-  gtk_window_present (GTK_WINDOW (dialog));
+  graft_window_show_edit_error (self->window, heading, error);
 }
 
 static gboolean
-edits_allowed (GraftWindow *self)
+edits_allowed (GraftWindowEdits *self)
 {
   if (graft_document_get_history (self->document) == NULL)
     return FALSE;
-  if (graft_run_pane_is_running (self->run_pane))
+  if (graft_run_pane_is_running (graft_window_get_run_pane (self->window)))
     {
-      graft_window_show_toast (self, "Wait for the run to finish, or cancel it, before editing");
+      graft_window_show_toast (self->window, "Wait for the run to finish, or cancel it, before editing");
       return FALSE;
     }
   if (self->edit_cancellable != NULL)
     {
-      graft_window_show_toast (self, "Wait until the edit under way is applied, or cancel it");
+      graft_window_show_toast (self->window, "Wait until the edit under way is applied, or cancel it");
       return FALSE;
     }
   if (graft_document_is_checking (self->document))
     {
-      graft_window_show_toast (self, "Wait until the model is checked before editing");
+      graft_window_show_toast (self->window, "Wait until the model is checked before editing");
       return FALSE;
     }
   /* An edit replaces the graph object that a layout worker may be reading. */
-  if (graft_window_canvas_is_busy (self))
+  if (graft_window_canvas_is_busy (self->window))
     {
-      graft_window_show_toast (self, "Wait until the graph is laid out before editing");
+      graft_window_show_toast (self->window, "Wait until the graph is laid out before editing");
       return FALSE;
     }
   return TRUE;
@@ -217,7 +211,7 @@ describe_checked_sizes (GraftDimCheck *check)
 }
 
 static void
-show_verified_toast (GraftWindow *self, VerifyData *data, GraftDimCheck *check)
+show_verified_toast (GraftWindowEdits *self, VerifyData *data, GraftDimCheck *check)
 {
   g_autofree char *sizes = describe_checked_sizes (check);
   g_autofree char *title = g_strdup_printf ("%s: verified at %s%s%s", data->description, sizes,
@@ -236,7 +230,7 @@ show_verified_toast (GraftWindow *self, VerifyData *data, GraftDimCheck *check)
       g_set_weak_pointer (&self->shape_toast, toast);
     }
   adw_toast_set_timeout (toast, 10);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
 }
 
 /* The whole sentence of a failed verification: which size, which node,
@@ -257,7 +251,7 @@ on_edit_failure_response (AdwMessageDialog *dialog, const char *response, gpoint
 static void
 show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowEdits *self = part_of (widget);
   gboolean undone = graft_edit_history_get_redo_description (graft_document_get_history (self->document)) != NULL;
   g_autofree char *body = g_strdup_printf ("%s%s", g_variant_get_string (parameter, NULL),
                                            undone ? "\n\nThe edit was undone." : "");
@@ -278,7 +272,7 @@ show_edit_failure_action (GtkWidget *widget, const char *action_name, GVariant *
 
 /* A failed verification, waiting to undo its edit. */
 typedef struct {
-  GraftWindow *self;     /* owned */
+  GraftWindowEdits *self;  /* owned */
   char *description;
   char *failed_node;     /* may be NULL */
   char *failure;
@@ -304,7 +298,7 @@ static gboolean
 undo_failed_edit (gpointer user_data)
 {
   FailedEdit *failed = user_data;
-  GraftWindow *self = failed->self;
+  GraftWindowEdits *self = failed->self;
   g_autofree char *message = NULL;
   g_autoptr(GError) undo_error = NULL;
   GraftEditHistory *history = graft_document_get_history (self->document);
@@ -312,11 +306,11 @@ undo_failed_edit (gpointer user_data)
   AdwToast *toast;
 
   /* A window closed meanwhile has nothing left to undo or to tell. */
-  if (self->canvas == NULL || self->toast_overlay == NULL)
+  if (self->window == NULL)
     return G_SOURCE_REMOVE;
   /* Nor while a worker copies the model for the next edit. */
   if (graft_document_get_model (self->document) != NULL
-      && (graft_window_canvas_is_busy (self) || graft_document_is_checking (self->document) || self->edit_cancellable != NULL))
+      && (graft_window_canvas_is_busy (self->window) || graft_document_is_checking (self->document) || self->edit_cancellable != NULL))
     return G_SOURCE_CONTINUE;
   undone = history != NULL
            && g_strcmp0 (graft_edit_history_get_undo_description (history), failed->description) == 0
@@ -332,14 +326,14 @@ undo_failed_edit (gpointer user_data)
   adw_toast_set_action_target_value (toast, g_variant_new_string (failed->failure));
   adw_toast_set_timeout (toast, 0);
   adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
   return G_SOURCE_REMOVE;
 }
 
 static void
 on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr(GraftWindow) self = user_data;
+  g_autoptr(GraftWindowEdits) self = user_data;
   VerifyData *data = g_task_get_task_data (G_TASK (result));
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftDimCheck) check = g_task_propagate_pointer (G_TASK (result), &error);
@@ -353,7 +347,7 @@ on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_autofree char *message = g_strdup_printf ("%s: could not verify the edit: %s",
                                                   data->description, error->message);
-      graft_window_show_toast (self, message);
+      graft_window_show_toast (self->window, message);
     }
   else if (!check->passed)
     {
@@ -374,7 +368,7 @@ on_edit_verified (GObject *source, GAsyncResult *result, gpointer user_data)
 
 /* The verdict comes as a toast; model is a copy nothing else touches. */
 static void
-verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const char *symbol)
+verify_edit_async (GraftWindowEdits *self, GraftEdit *edit, GraftModel *model, const char *symbol)
 {
   g_autofree char *title = g_strdup_printf ("%s — verifying at other sizes…", graft_edit_get_description (edit));
   VerifyData *data = g_new0 (VerifyData, 1);
@@ -402,25 +396,25 @@ verify_edit_async (GraftWindow *self, GraftEdit *edit, GraftModel *model, const 
   adw_toast_set_timeout (toast, 0);
   adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
   g_set_weak_pointer (&self->shape_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
 }
 
 /* Read before the edit frees the graph shown; only the main graph's groups
  * and place carry over (a subgraph shown may not survive the edit). */
 static void
-remember_expanded_groups (GraftWindow *self)
+remember_expanded_groups (GraftWindowEdits *self)
 {
   g_clear_pointer (&self->expanded_before_edit, g_strfreev);
   g_clear_pointer (&self->place_before_edit, graft_view_place_free);
-  if (graft_graph_canvas_get_graph (self->canvas) == graft_model_get_graph (graft_document_get_model (self->document)))
+  if (graft_graph_canvas_get_graph (graft_window_get_canvas (self->window)) == graft_model_get_graph (graft_document_get_model (self->document)))
     {
-      self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (self->canvas);
-      self->place_before_edit = graft_view_place_new (self->canvas);
+      self->expanded_before_edit = graft_graph_canvas_dup_expanded_groups (graft_window_get_canvas (self->window));
+      self->place_before_edit = graft_view_place_new (graft_window_get_canvas (self->window));
     }
 }
 
 static gboolean
-try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error)
+try_edit (GraftWindowEdits *self, GraftEdit *edit, const char *symbol, GError **error)
 {
   g_autoptr(GraftModel) edited = NULL;
 
@@ -437,12 +431,12 @@ try_edit (GraftWindow *self, GraftEdit *edit, const char *symbol, GError **error
   if (edited != NULL)
     verify_edit_async (self, edit, edited, symbol);
   else
-    graft_window_show_toast (self, graft_edit_get_description (edit));
+    graft_window_show_toast (self->window, graft_edit_get_description (edit));
   return TRUE;
 }
 
 static void
-apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
+apply_edit (GraftWindowEdits *self, GraftEdit *edit, const char *symbol)
 {
   g_autoptr(GError) error = NULL;
 
@@ -451,14 +445,14 @@ apply_edit (GraftWindow *self, GraftEdit *edit, const char *symbol)
 }
 
 gboolean
-graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error)
+graft_window_edits_try (GraftWindowEdits *self, GraftEdit *edit, GError **error)
 {
   return try_edit (self, edit, NULL, error);
 }
 
 /* "Undone: …" / "Redone: …" */
 static void
-show_history_toast (GraftWindow *self, gboolean undo, const char *description)
+show_history_toast (GraftWindowEdits *self, gboolean undo, const char *description)
 {
   g_autofree char *message = g_strdup_printf ("%s: %s", undo ? "Undone" : "Redone", description);
   AdwToast *toast = adw_toast_new (message);
@@ -469,7 +463,7 @@ show_history_toast (GraftWindow *self, gboolean undo, const char *description)
     adw_toast_dismiss (self->history_toast);
   adw_toast_set_timeout (toast, 5);
   g_set_weak_pointer (&self->history_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
 }
 
 /* ---------- edits too slow for the UI thread ---------- */
@@ -480,7 +474,7 @@ show_history_toast (GraftWindow *self, gboolean undo, const char *description)
  * wait meanwhile, so the model the worker copies does not change); the
  * edited graph then takes the model's place on the UI thread. */
 typedef struct {
-  GraftWindow *window;   /* a reference, dropped on the UI thread once the edit is taken or dropped
+  GraftWindowEdits *edits;  /* a reference, dropped on the UI thread once the edit is taken or dropped
                           * (not the task's source object: GIO's worker may finalize the task) */
   GraftEdit *edit;
   GraftModel *model;     /* the window's; the worker only reads it */
@@ -494,7 +488,7 @@ typedef struct {
 static void
 background_edit_free (BackgroundEdit *data)
 {
-  g_clear_object (&data->window);
+  g_clear_object (&data->edits);
   g_object_unref (data->edit);
   g_object_unref (data->model);
   g_free (data->symbol);
@@ -522,17 +516,17 @@ background_edit_thread (GTask *task, gpointer source, gpointer task_data, GCance
 }
 
 static void
-end_background_edit (GraftWindow *self)
+end_background_edit (GraftWindowEdits *self)
 {
   g_clear_object (&self->edit_cancellable);
   if (self->edit_toast != NULL)
     adw_toast_dismiss (self->edit_toast);
-  g_object_notify (G_OBJECT (self), "checking");
-  graft_window_update_action_states (self);
+  g_object_notify (G_OBJECT (self->window), "checking");
+  graft_window_update_action_states (self->window);
 }
 
 static void
-cancel_background_edit (GraftWindow *self)
+cancel_background_edit (GraftWindowEdits *self)
 {
   if (self->edit_cancellable == NULL)
     return;
@@ -546,7 +540,7 @@ cancel_background_edit (GraftWindow *self)
  * or started a run while the worker was busy); until then edits still
  * wait. */
 static gboolean
-try_take_background_edit (GraftWindow *self, GTask *task)
+try_take_background_edit (GraftWindowEdits *self, GTask *task)
 {
   BackgroundEdit *data = g_task_get_task_data (task);
   g_autoptr(GError) error = g_steal_pointer (&data->error);
@@ -555,8 +549,8 @@ try_take_background_edit (GraftWindow *self, GTask *task)
   if (g_task_get_cancellable (task) != self->edit_cancellable)
     return G_SOURCE_REMOVE;
   if (error == NULL
-      && (graft_window_canvas_is_busy (self) || graft_document_is_checking (self->document)
-          || graft_run_pane_is_running (self->run_pane)))
+      && (graft_window_canvas_is_busy (self->window) || graft_document_is_checking (self->document)
+          || graft_run_pane_is_running (graft_window_get_run_pane (self->window))))
     return G_SOURCE_CONTINUE;
   end_background_edit (self);
   if (error != NULL || !graft_document_commit_edit (self->document, data->edit, data->edited, &error))
@@ -569,7 +563,7 @@ try_take_background_edit (GraftWindow *self, GTask *task)
   else if (data->to_verify != NULL)
     verify_edit_async (self, data->edit, data->to_verify, data->symbol);
   else
-    graft_window_show_toast (self, graft_edit_get_description (data->edit));
+    graft_window_show_toast (self->window, graft_edit_get_description (data->edit));
   return G_SOURCE_REMOVE;
 }
 
@@ -578,10 +572,10 @@ take_background_edit (gpointer user_data)
 {
   GTask *task = user_data;
   BackgroundEdit *data = g_task_get_task_data (task);
-  gboolean again = try_take_background_edit (data->window, task);
+  gboolean again = try_take_background_edit (data->edits, task);
 
   if (again == G_SOURCE_REMOVE)
-    g_clear_object (&data->window);
+    g_clear_object (&data->edits);
   return again;
 }
 
@@ -597,7 +591,7 @@ on_background_edit_done (GObject *source, GAsyncResult *result, gpointer user_da
 }
 
 static void
-apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol, gboolean redo)
+apply_edit_in_background (GraftWindowEdits *self, GraftEdit *edit, const char *symbol, gboolean redo)
 {
   g_autofree char *title = NULL;
   BackgroundEdit *data;
@@ -609,7 +603,7 @@ apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol
   dismiss_cancelled_toast (self);
   remember_expanded_groups (self);
   data = g_new0 (BackgroundEdit, 1);
-  data->window = g_object_ref (self);
+  data->edits = g_object_ref (self);
   data->edit = g_object_ref (edit);
   data->model = g_object_ref (graft_document_get_model (self->document));
   data->symbol = g_strdup (symbol);
@@ -627,15 +621,15 @@ apply_edit_in_background (GraftWindow *self, GraftEdit *edit, const char *symbol
   adw_toast_set_timeout (toast, 0);
   adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
   g_set_weak_pointer (&self->edit_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
-  g_object_notify (G_OBJECT (self), "checking");
-  graft_window_update_action_states (self);
+  graft_window_add_toast (self->window, toast);
+  g_object_notify (G_OBJECT (self->window), "checking");
+  graft_window_update_action_states (self->window);
 }
 
 static void
 cancel_edit_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowEdits *self = part_of (widget);
   AdwToast *toast;
 
   if (self->edit_cancellable == NULL)
@@ -644,21 +638,11 @@ cancel_edit_action (GtkWidget *widget, const char *action_name, GVariant *parame
   toast = adw_toast_new ("Edit cancelled: the model is unchanged");
   adw_toast_set_timeout (toast, 5);
   g_set_weak_pointer (&self->cancelled_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
 }
 
 void
-graft_window_edits_dispose (GraftWindow *self)
-{
-  if (self->edit_cancellable != NULL)
-    g_cancellable_cancel (self->edit_cancellable);
-  g_clear_object (&self->edit_cancellable);
-  g_clear_weak_pointer (&self->edit_toast);
-  g_clear_weak_pointer (&self->cancelled_toast);
-}
-
-void
-graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
+graft_window_edits_apply (GraftWindowEdits *self, GraftEdit *edit)
 {
   /* The dim "Run with New Shape" sets, for an edit that names one. */
   const char *symbol = graft_edit_param_string (graft_edit_get_params (edit), "symbol");
@@ -672,7 +656,7 @@ graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
 static void
 undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowEdits *self = part_of (widget);
   gboolean undo = g_str_equal (action_name, "win.undo");
   GraftEditHistory *history = graft_document_get_history (self->document);
   GraftEdit *redo_edit;
@@ -709,17 +693,17 @@ undo_redo_action (GtkWidget *widget, const char *action_name, GVariant *paramete
 /* ---------- saving ---------- */
 
 static void
-close_now (GraftWindow *self)
+close_now (GraftWindowEdits *self)
 {
   self->close_confirmed = TRUE;
-  gtk_window_close (GTK_WINDOW (self));
+  gtk_window_close (GTK_WINDOW (self->window));
 }
 
 static void
-show_save_error (GraftWindow *self, const char *basename, const char *message)
+show_save_error (GraftWindowEdits *self, const char *basename, const char *message)
 {
   g_autofree char *heading = g_strdup_printf ("Could Not Save “%s”", basename);
-  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, message);
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self->window), heading, message);
 
   adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
   gtk_window_present (GTK_WINDOW (dialog));
@@ -729,7 +713,7 @@ show_save_error (GraftWindow *self, const char *basename, const char *message)
  * ONNX by model/lower and written, while the window keeps showing the
  * TorchScript graph. */
 static gboolean
-export_as_onnx (GraftWindow *self, const char *path, const char *basename)
+export_as_onnx (GraftWindowEdits *self, const char *path, const char *basename)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftModel) onnx = graft_lower_to_onnx (graft_document_get_model (self->document), NULL, &error);
@@ -746,13 +730,13 @@ export_as_onnx (GraftWindow *self, const char *path, const char *basename)
     g_autofree char *message = g_strdup_printf ("Exported “%s” (ONNX opset %" G_GINT64_FORMAT ", %u nodes)", basename,
                                                 graft_model_get_opset (onnx, "onnx"),
                                                 graft_graph_count_nodes_recursive (graft_model_get_graph (onnx)));
-    graft_window_show_toast (self, message);
+    graft_window_show_toast (self->window, message);
   }
   return TRUE;
 }
 
 static gboolean
-write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
+write_model (GraftWindowEdits *self, const char *target, gboolean overwrite_source)
 {
   g_autoptr(GError) error = NULL;
   /* target may be the document's saved path, which the save replaces. */
@@ -773,7 +757,7 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
                                                "model: its aten:: and prim:: operators have no ONNX form yet. "
                                                "Export it with torch.onnx.export, open the .onnx file and edit that.",
                                                graft_model_format_to_string (graft_model_get_format (graft_document_get_model (self->document))));
-      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), "Cannot Save This Model", body);
+      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self->window), "Cannot Save This Model", body);
 
       adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
       gtk_window_present (GTK_WINDOW (dialog));
@@ -787,19 +771,19 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
       show_save_error (self, basename, error->message);
       return FALSE;
     }
-  if (graft_graph_canvas_get_selected_node (self->canvas) == NULL
-      && graft_graph_canvas_get_selected_value (self->canvas) == NULL)
-    graft_node_sidebar_show_model (self->sidebar, graft_document_get_model (self->document));
+  if (graft_graph_canvas_get_selected_node (graft_window_get_canvas (self->window)) == NULL
+      && graft_graph_canvas_get_selected_value (graft_window_get_canvas (self->window)) == NULL)
+    graft_node_sidebar_show_model (graft_window_get_sidebar (self->window), graft_document_get_model (self->document));
   {
     g_autoptr(GFile) file = g_file_new_for_path (path);
     g_autofree char *uri = g_file_get_uri (file);
 
-    gtk_recent_manager_add_item (self->recent_manager, uri);
+    gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
   }
   {
     g_autofree char *message = g_strdup_printf ("Saved “%s”", basename);
 
-    graft_window_show_toast (self, message);
+    graft_window_show_toast (self->window, message);
   }
   if (self->close_after_save)
     close_now (self);
@@ -807,7 +791,7 @@ write_model (GraftWindow *self, const char *target, gboolean overwrite_source)
 }
 
 static void
-on_replace_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+on_replace_response (AdwMessageDialog *dialog, const char *response, GraftWindowEdits *self)
 {
   const char *path = g_object_get_data (G_OBJECT (dialog), "graft-path");
 
@@ -819,13 +803,13 @@ on_replace_response (AdwMessageDialog *dialog, const char *response, GraftWindow
 
 /* The opened file is replaced only after the user says so. */
 static void
-save_to (GraftWindow *self, const char *path)
+save_to (GraftWindowEdits *self, const char *path)
 {
   if (graft_document_is_model_file (self->document, path))
     {
       g_autofree char *basename = g_path_get_basename (path);
       g_autofree char *heading = g_strdup_printf ("Replace the Original “%s”?", basename);
-      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+      GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self->window), heading,
                                                   "This is the file the model was opened from. Its old "
                                                   "content will be lost; Save As keeps it.");
 
@@ -842,7 +826,7 @@ save_to (GraftWindow *self, const char *path)
 }
 
 static void
-on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
+on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindowEdits *self)
 {
   g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
   g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
@@ -868,7 +852,7 @@ on_save_as_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 static void
 save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowEdits *self = part_of (widget);
   const char *source = graft_document_get_path (self->document);
   g_autofree char *basename = g_path_get_basename (source != NULL ? source : "model.onnx");
   g_autofree char *suggestion = NULL;
@@ -884,7 +868,7 @@ save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   if (dot != NULL && dot != basename)
     *dot = '\0';
   suggestion = g_strconcat (basename, "-edited", own->extensions[0], NULL);
-  dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE,
+  dialog = gtk_file_chooser_native_new ("Save Model As", GTK_WINDOW (self->window), GTK_FILE_CHOOSER_ACTION_SAVE,
                                         "_Save", "_Cancel");
   /* The model's own format first; a program may also be exported as ONNX. */
   for (const GraftFormat *f = graft_formats (); f->id != NULL; f++)
@@ -903,7 +887,7 @@ save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
       if (f == own)
         gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (dialog), filter);
     }
-  graft_window_chooser_start_beside_model (self, GTK_FILE_CHOOSER (dialog));
+  graft_window_chooser_start_beside_model (self->window, GTK_FILE_CHOOSER (dialog));
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggestion);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
   g_signal_connect (dialog, "response", G_CALLBACK (on_save_as_response), self);
@@ -914,13 +898,13 @@ save_as_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 static void
 save_as_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  save_to (GRAFT_WINDOW (widget), g_variant_get_string (parameter, NULL));
+  save_to (part_of (widget), g_variant_get_string (parameter, NULL));
 }
 
 static void
 save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  GraftWindow *self = GRAFT_WINDOW (widget);
+  GraftWindowEdits *self = part_of (widget);
   const char *path = graft_document_get_path (self->document);
 
   if (graft_document_get_save_format (self->document) == NULL || path == NULL)
@@ -936,7 +920,7 @@ save_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 /* ---------- closing ---------- */
 
 static void
-on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindowEdits *self)
 {
   if (g_str_equal (response, "discard"))
     close_now (self);
@@ -948,12 +932,12 @@ on_close_response (AdwMessageDialog *dialog, const char *response, GraftWindow *
       if (graft_document_is_model_file (self->document, graft_document_get_saved_path (self->document)))
         write_model (self, graft_document_get_saved_path (self->document), TRUE);
       else
-        save_as_action (GTK_WIDGET (self), "win.save-as", NULL);
+        save_as_action (GTK_WIDGET (self->window), "win.save-as", NULL);
     }
 }
 
 gboolean
-graft_window_edits_close_request (GraftWindow *self)
+graft_window_edits_close_request (GraftWindowEdits *self)
 {
   g_autofree char *heading = NULL;
   GtkWidget *dialog;
@@ -961,7 +945,7 @@ graft_window_edits_close_request (GraftWindow *self)
   if (self->close_confirmed || !graft_document_is_modified (self->document))
     return FALSE;
   heading = g_strdup_printf ("Save Changes to “%s”?", graft_document_get_title (self->document));
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+  dialog = adw_message_dialog_new (GTK_WINDOW (self->window), heading,
                                    "The model was changed. Unsaved changes are lost when the window closes.");
   adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "discard", "_Discard",
                                     "save", "_Save As…", NULL);
@@ -975,18 +959,18 @@ graft_window_edits_close_request (GraftWindow *self)
 }
 
 static void
-on_discard_for_open_response (AdwMessageDialog *dialog, const char *response, GraftWindow *self)
+on_discard_for_open_response (AdwMessageDialog *dialog, const char *response, GraftWindowEdits *self)
 {
   const char *path = g_object_get_data (G_OBJECT (dialog), "graft-path");
 
   if (!g_str_equal (response, "discard"))
     return;
   self->discard_confirmed = TRUE;
-  graft_window_open_path (self, path);
+  graft_window_open_path (self->window, path);
 }
 
 gboolean
-graft_window_edits_confirm_open (GraftWindow *self, const char *path)
+graft_window_edits_confirm_open (GraftWindowEdits *self, const char *path)
 {
   g_autofree char *heading = NULL;
   GtkWidget *dialog;
@@ -999,7 +983,7 @@ graft_window_edits_confirm_open (GraftWindow *self, const char *path)
       return TRUE;
     }
   heading = g_strdup_printf ("Discard Changes to “%s”?", graft_document_get_title (self->document));
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), heading,
+  dialog = adw_message_dialog_new (GTK_WINDOW (self->window), heading,
                                    "Opening another model here loses the unsaved changes. Save them first, "
                                    "or open the other model in a new window.");
   adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "discard", "_Discard", NULL);
@@ -1026,10 +1010,58 @@ graft_window_class_add_edit_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.save-as-path", "s", save_as_path_action);
 }
 
-void
-graft_window_init_edits (GraftWindow *self)
+static void
+graft_window_edits_dispose (GObject *object)
 {
-  g_signal_connect_swapped (self->document, "changed", G_CALLBACK (on_document_changed), self);
-  g_signal_connect_swapped (self->document, "notify::modified", G_CALLBACK (graft_window_update_title), self);
-  g_signal_connect_swapped (self->document, "notify::title", G_CALLBACK (graft_window_update_title), self);
+  GraftWindowEdits *self = GRAFT_WINDOW_EDITS (object);
+
+  /* An edit still being applied on a worker is dropped, and its proof. */
+  if (self->edit_cancellable != NULL)
+    g_cancellable_cancel (self->edit_cancellable);
+  g_clear_object (&self->edit_cancellable);
+  if (self->verify_cancellable != NULL)
+    g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
+  g_clear_weak_pointer (&self->edit_toast);
+  g_clear_weak_pointer (&self->cancelled_toast);
+  g_clear_weak_pointer (&self->shape_toast);
+  g_clear_weak_pointer (&self->history_toast);
+  if (self->window != NULL)
+    g_object_set_data (G_OBJECT (self->window), PART_KEY, NULL);
+  g_clear_weak_pointer (&self->window);
+  G_OBJECT_CLASS (graft_window_edits_parent_class)->dispose (object);
+}
+
+static void
+graft_window_edits_finalize (GObject *object)
+{
+  GraftWindowEdits *self = GRAFT_WINDOW_EDITS (object);
+
+  g_strfreev (self->expanded_before_edit);
+  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
+  g_clear_object (&self->document);
+  G_OBJECT_CLASS (graft_window_edits_parent_class)->finalize (object);
+}
+
+static void
+graft_window_edits_class_init (GraftWindowEditsClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = graft_window_edits_dispose;
+  G_OBJECT_CLASS (klass)->finalize = graft_window_edits_finalize;
+}
+
+static void
+graft_window_edits_init (GraftWindowEdits *self)
+{
+}
+
+GraftWindowEdits *
+graft_window_edits_new (GraftWindow *window)
+{
+  GraftWindowEdits *self = g_object_new (GRAFT_TYPE_WINDOW_EDITS, NULL);
+
+  g_set_weak_pointer (&self->window, window);
+  self->document = g_object_ref (graft_window_get_document (window));
+  g_object_set_data (G_OBJECT (window), PART_KEY, self);
+  return self;
 }

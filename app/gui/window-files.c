@@ -1,14 +1,40 @@
 /* Files in and pictures out: the Open dialog, the bundled sample, recent
- * models, drag and drop, and Export. */
+ * models, drag and drop, and Export. The actions need the window's public
+ * face only; the Recent menu, the drop zones and the reload offer are the
+ * state of a part of their own (GraftWindowFiles). */
 #include <string.h>
 #include <glib/gstdio.h>
 
-#include "window-private.h"
+#include "window-files.h"
 #include "compare-window.h"
 #include "formats.h"
 
+struct _GraftWindowFiles
+{
+  GObject parent_instance;
+
+  /* Owned references */
+  GraftDocument *document;          /* the window's */
+  GMenu *recent_menu;               /* the Open button's */
+
+  /* Borrowed references */
+  GraftWindow *window;              /* a weak pointer: the window owns this part */
+  GtkRecentManager *recent_manager; /* the default manager */
+  GtkWidget *drop_zones;            /* over the canvas while a file is dragged over a shown model */
+  GtkWidget *compare_zone;          /* its "Compare with" half */
+  GtkWidget *compare_zone_label;
+  AdwToast *reload_toast;           /* "changed on disk — Reload": a weak pointer */
+};
+
+G_DEFINE_FINAL_TYPE (GraftWindowFiles, graft_window_files, G_TYPE_OBJECT)
 
 #define MAX_RECENT_ITEMS 10
+
+static GraftDocument *
+document_of (GraftWindow *window)
+{
+  return graft_window_get_document (window);
+}
 
 static void
 on_open_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
@@ -69,13 +95,13 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 static void
 on_compare_response (GtkNativeDialog *dialog, int response, GraftWindow *self)
 {
-  if (response == GTK_RESPONSE_ACCEPT && graft_document_get_model (self->document) != NULL)
+  if (response == GTK_RESPONSE_ACCEPT && graft_document_get_model (document_of (self)) != NULL)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path != NULL)
         graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self),
-                                        graft_document_get_model (self->document), 0, path);
+                                        graft_document_get_model (document_of (self)), 0, path);
     }
   g_object_unref (dialog);
 }
@@ -87,7 +113,7 @@ compare_with_action (GtkWidget *widget, const char *action_name, GVariant *param
   GraftWindow *self = GRAFT_WINDOW (widget);
   g_auto(GStrv) models = graft_format_list_patterns ();
   g_autoptr(GtkFileFilter) models_filter = new_filter ("All Models", NULL, (const char *const *) models);
-  if (graft_document_get_model (self->document) == NULL)
+  if (graft_document_get_model (document_of (self)) == NULL)
     return;
   GtkFileChooserNative *dialog = gtk_file_chooser_native_new ("Compare With", GTK_WINDOW (self),
                                                               GTK_FILE_CHOOSER_ACTION_OPEN, "_Compare", "_Cancel");
@@ -102,8 +128,8 @@ static void
 compare_path_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  if (graft_document_get_model (self->document) != NULL)
-    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (self->document),
+  if (graft_document_get_model (document_of (self)) != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (document_of (self)),
                                     0, g_variant_get_string (parameter, NULL));
 }
 
@@ -113,9 +139,9 @@ static void
 compare_saved_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  const char *path = graft_document_get_path (self->document);
-  if (graft_document_get_model (self->document) != NULL && path != NULL)
-    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (self->document),
+  const char *path = graft_document_get_path (document_of (self));
+  if (graft_document_get_model (document_of (self)) != NULL && path != NULL)
+    graft_compare_window_open_with (gtk_window_get_application (GTK_WINDOW (self)), GTK_WINDOW (self), graft_document_get_model (document_of (self)),
                                     1, path);
 }
 
@@ -168,7 +194,7 @@ escape_underscores (const char *text)
 }
 
 static void
-rebuild_recent_menu (GraftWindow *self)
+rebuild_recent_menu (GraftWindowFiles *self)
 {
   GList *items = gtk_recent_manager_get_items (self->recent_manager);
   guint n_listed = 0;
@@ -201,21 +227,23 @@ rebuild_recent_menu (GraftWindow *self)
  * zones over the canvas: open it here, or compare the shown model (edits
  * included) with it. */
 static gboolean
-over_compare_zone (GraftWindow *self, double x, double y)
+over_compare_zone (GraftWindowFiles *self, double x, double y)
 {
   graphene_rect_t bounds;
 
   return gtk_widget_get_visible (self->drop_zones)
-         && gtk_widget_compute_bounds (self->compare_zone, GTK_WIDGET (self), &bounds)
+         && gtk_widget_compute_bounds (self->compare_zone, GTK_WIDGET (self->window), &bounds)
          && graphene_rect_contains_point (&bounds, &GRAPHENE_POINT_INIT (x, y));
 }
 
 static GdkDragAction
-on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
+on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindowFiles *self)
 {
   if (graft_document_get_model (self->document) != NULL && !gtk_widget_get_visible (self->drop_zones))
     {
-      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s", graft_document_get_title (self->document) != NULL ? graft_document_get_title (self->document) : "the model shown");
+      const char *title = graft_document_get_title (self->document);
+      g_autofree char *text = g_strdup_printf ("Drop here to compare it with %s",
+                                               title != NULL ? title : "the model shown");
 
       gtk_label_set_text (GTK_LABEL (self->compare_zone_label), text);
       gtk_widget_set_visible (self->drop_zones, TRUE);
@@ -228,7 +256,7 @@ on_drag_motion (GtkDropTarget *target, double x, double y, GraftWindow *self)
 }
 
 static void
-on_drag_leave (GtkDropTarget *target, GraftWindow *self)
+on_drag_leave (GtkDropTarget *target, GraftWindowFiles *self)
 {
   gtk_widget_set_visible (self->drop_zones, FALSE);
 }
@@ -261,9 +289,9 @@ drop_zone (const char *icon, const char *text, GtkWidget **label_out)
 }
 
 static void
-add_drop_zones (GraftWindow *self)
+add_drop_zones (GraftWindowFiles *self)
 {
-  GtkWidget *overlay = gtk_widget_get_parent (GTK_WIDGET (self->canvas));
+  GtkWidget *overlay = gtk_widget_get_parent (GTK_WIDGET (graft_window_get_canvas (self->window)));
 
   GtkWidget *zones = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 24);
 
@@ -289,10 +317,10 @@ add_drop_zones (GraftWindow *self)
 }
 
 static gboolean
-on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindow *self)
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWindowFiles *self)
 {
   GSList *files;
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self->window));
   gboolean compare = graft_document_get_model (self->document) != NULL && over_compare_zone (self, x, y);
 
   gtk_widget_set_visible (self->drop_zones, FALSE);
@@ -307,11 +335,12 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, GraftWi
       g_autofree char *path = g_file_get_path (files->data);
 
       if (path != NULL)
-        graft_compare_window_open_with (app, GTK_WINDOW (self), graft_document_get_model (self->document), 0, path);
+        graft_compare_window_open_with (app, GTK_WINDOW (self->window), graft_document_get_model (self->document), 0,
+                                        path);
       g_slist_free (files);
       return path != NULL;
     }
-  graft_window_open_file (self, files->data);
+  graft_window_open_file (self->window, files->data);
   /* Further files each get their own window, as when opened together. */
   for (GSList *l = files->next; l != NULL; l = l->next)
     {
@@ -329,7 +358,7 @@ export_picture (GraftWindow *self, const char *path)
 {
   g_autoptr(GError) error = NULL;
 
-  if (graft_graph_canvas_export (self->canvas, path, &error))
+  if (graft_graph_canvas_export (graft_window_get_canvas (self), path, &error))
     {
       g_autofree char *basename = g_path_get_basename (path);
       g_autofree char *message = g_strdup_printf ("Exported “%s”", basename);
@@ -395,7 +424,7 @@ new_export_filter (const char *name, const char *mime_type, const char *suffix)
 void
 graft_window_chooser_start_beside_model (GraftWindow *self, GtkFileChooser *chooser)
 {
-  g_autoptr(GFile) folder = graft_document_dup_folder (self->document);
+  g_autoptr(GFile) folder = graft_document_dup_folder (document_of (self));
 
   if (folder != NULL)
     gtk_file_chooser_set_current_folder (chooser, folder, NULL);
@@ -409,7 +438,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   g_autoptr(GtkFileFilter) svg = new_export_filter ("SVG Image", "image/svg+xml", ".svg");
   g_autoptr(GtkFileFilter) png = new_export_filter ("PNG Image", "image/png", ".png");
   g_autoptr(GtkFileFilter) pdf = new_export_filter ("PDF Document", "application/pdf", ".pdf");
-  const char *path = graft_document_get_path (self->document);
+  const char *path = graft_document_get_path (document_of (self));
   g_autofree char *basename = path != NULL ? g_path_get_basename (path) : g_strdup ("graph");
   g_autofree char *suggestion = NULL;
   char *dot = strrchr (basename, '.');
@@ -433,7 +462,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 /* The document's file changed on disk (a training script saved the model
  * again, say): a toast offers to reload it. */
 static void
-on_changed_on_disk (GraftWindow *self, gboolean deleted, GraftDocument *document)
+on_changed_on_disk (GraftWindowFiles *self, gboolean deleted, GraftDocument *document)
 {
   const char *path = graft_document_get_watched_path (document);
   g_autofree char *basename = NULL;
@@ -452,13 +481,13 @@ on_changed_on_disk (GraftWindow *self, gboolean deleted, GraftDocument *document
     }
   adw_toast_set_timeout (toast, 0);
   g_set_weak_pointer (&self->reload_toast, toast);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self->window, toast);
 }
 
 /* Another model, or the model saved: an offer to reload the file watched
  * before is stale. */
 static void
-dismiss_reload_toast (GraftWindow *self)
+dismiss_reload_toast (GraftWindowFiles *self)
 {
   if (self->reload_toast != NULL)
     adw_toast_dismiss (self->reload_toast);
@@ -470,34 +499,76 @@ reload_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
 
-  if (graft_document_get_watched_path (self->document) != NULL)
+  if (graft_document_get_watched_path (document_of (self)) != NULL)
     {
-      g_autofree char *path = g_strdup (graft_document_get_watched_path (self->document));
+      g_autofree char *path = g_strdup (graft_document_get_watched_path (document_of (self)));
       graft_window_open_path (self, path);
     }
 }
 
-void
-graft_window_init_files (GraftWindow *self)
+static void
+graft_window_files_dispose (GObject *object)
 {
+  GraftWindowFiles *self = GRAFT_WINDOW_FILES (object);
+
+  if (self->recent_manager != NULL)
+    g_signal_handlers_disconnect_by_data (self->recent_manager, self);
+  self->recent_manager = NULL;
+  if (self->document != NULL)
+    g_signal_handlers_disconnect_by_data (self->document, self);
+  g_clear_object (&self->document);
+  g_clear_weak_pointer (&self->reload_toast);
+  g_clear_weak_pointer (&self->window);
+  G_OBJECT_CLASS (graft_window_files_parent_class)->dispose (object);
+}
+
+static void
+graft_window_files_finalize (GObject *object)
+{
+  GraftWindowFiles *self = GRAFT_WINDOW_FILES (object);
+
+  g_clear_object (&self->recent_menu);
+  G_OBJECT_CLASS (graft_window_files_parent_class)->finalize (object);
+}
+
+static void
+graft_window_files_class_init (GraftWindowFilesClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = graft_window_files_dispose;
+  G_OBJECT_CLASS (klass)->finalize = graft_window_files_finalize;
+}
+
+static void
+graft_window_files_init (GraftWindowFiles *self)
+{
+}
+
+GraftWindowFiles *
+graft_window_files_new (GraftWindow *window, AdwSplitButton *open_button)
+{
+  GraftWindowFiles *self = g_object_new (GRAFT_TYPE_WINDOW_FILES, NULL);
   GtkDropTarget *drop_target;
 
+  g_set_weak_pointer (&self->window, window);
+  self->document = g_object_ref (graft_window_get_document (window));
   g_signal_connect_swapped (self->document, "changed-on-disk", G_CALLBACK (on_changed_on_disk), self);
   g_signal_connect_swapped (self->document, "notify::model", G_CALLBACK (dismiss_reload_toast), self);
   g_signal_connect_swapped (self->document, "saved", G_CALLBACK (dismiss_reload_toast), self);
   self->recent_manager = gtk_recent_manager_get_default ();
   self->recent_menu = g_menu_new ();
-  adw_split_button_set_menu_model (self->open_button, G_MENU_MODEL (self->recent_menu));
+  adw_split_button_set_menu_model (open_button, G_MENU_MODEL (self->recent_menu));
   g_signal_connect_swapped (self->recent_manager, "changed", G_CALLBACK (rebuild_recent_menu), self);
   rebuild_recent_menu (self);
 
   add_drop_zones (self);
   drop_target = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
-  g_signal_connect (drop_target, "drop", G_CALLBACK (on_drop), self);
-  g_signal_connect (drop_target, "enter", G_CALLBACK (on_drag_motion), self);
-  g_signal_connect (drop_target, "motion", G_CALLBACK (on_drag_motion), self);
-  g_signal_connect (drop_target, "leave", G_CALLBACK (on_drag_leave), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop_target));
+  /* The window holds the controller, and this part holds no window. */
+  g_signal_connect_object (drop_target, "drop", G_CALLBACK (on_drop), self, 0);
+  g_signal_connect_object (drop_target, "enter", G_CALLBACK (on_drag_motion), self, 0);
+  g_signal_connect_object (drop_target, "motion", G_CALLBACK (on_drag_motion), self, 0);
+  g_signal_connect_object (drop_target, "leave", G_CALLBACK (on_drag_leave), self, 0);
+  gtk_widget_add_controller (GTK_WIDGET (window), GTK_EVENT_CONTROLLER (drop_target));
+  return self;
 }
 
 void

@@ -10,7 +10,8 @@
  * of the recipe. */
 #include <string.h>
 
-#include "window-private.h"
+#include "window-surgery.h"
+#include "window-patterns.h"
 #include "edit/edit-operation.h"
 #include "ir/graph-surgery.h"
 #include "edit/recipe.h"
@@ -50,7 +51,7 @@ graph_path (GraftGraph *graph)
 static GraftEdit *
 scoped_edit (GraftWindow *self, const char *id, GVariant *params, GError **error)
 {
-  g_autofree char *path = graph_path (graft_graph_canvas_get_graph (self->canvas));
+  g_autofree char *path = graph_path (graft_graph_canvas_get_graph (graft_window_get_canvas (self)));
   GraftEdit *edit;
 
   g_variant_ref_sink (params);
@@ -77,7 +78,7 @@ graft_window_try_operation (GraftWindow *self, const char *id, GVariant *params,
 static gboolean
 showing_main_graph (GraftWindow *self)
 {
-  GraftGraph *shown = graft_graph_canvas_get_graph (self->canvas);
+  GraftGraph *shown = graft_graph_canvas_get_graph (graft_window_get_canvas (self));
 
   if (shown == NULL || shown->parent_graph == NULL)
     return TRUE;
@@ -89,14 +90,14 @@ static void
 delete_selection_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   GraftWindow *self = GRAFT_WINDOW (widget);
-  GraftNode *node = graft_graph_canvas_get_selected_node (self->canvas);
+  GraftNode *node = graft_graph_canvas_get_selected_node (graft_window_get_canvas (self));
 
   if (node == NULL)
     {
       graft_window_show_toast (self, "Select a node to delete");
       return;
     }
-  if (node->graph != graft_graph_canvas_get_graph (self->canvas))
+  if (node->graph != graft_graph_canvas_get_graph (graft_window_get_canvas (self)))
     {
       graft_window_show_toast (self, "Nodes of a body opened in place are edited in the body's own view");
       return;
@@ -143,7 +144,7 @@ open_entry_dialog (GraftWindow *self, const GraftEditOperation *operation, const
 
   if (!graft_window_edits_allowed (self))
     return;
-  suggestion = operation->suggest ? operation->suggest (graft_graph_canvas_get_graph (self->canvas), target)
+  suggestion = operation->suggest ? operation->suggest (graft_graph_canvas_get_graph (graft_window_get_canvas (self)), target)
                                   : g_strdup ("");
   dialog = adw_message_dialog_new (GTK_WINDOW (self), operation->heading, operation->body);
   entry = gtk_entry_new ();
@@ -186,7 +187,7 @@ open_op_picker (GraftWindow *self, const char *target)
 
   if (!graft_window_edits_allowed (self))
     return;
-  picker = graft_op_picker_new (GTK_WINDOW (self), graft_document_get_model (self->document), target);
+  picker = graft_op_picker_new (GTK_WINDOW (self), graft_document_get_model (graft_window_get_document (self)), target);
   g_signal_connect_object (picker, "apply", G_CALLBACK (on_picker_apply), self, 0);
   gtk_window_present (GTK_WINDOW (picker));
 }
@@ -237,7 +238,7 @@ edit_operation_action (GtkWidget *widget, const char *action_name, GVariant *par
     }
   if ((operation->when & GRAFT_EDIT_WHEN_MAIN_GRAPH) && !showing_main_graph (self))
     return;
-  params = graft_edit_operation_parse (operation, graft_graph_canvas_get_graph (self->canvas), *target ? target : NULL,
+  params = graft_edit_operation_parse (operation, graft_graph_canvas_get_graph (graft_window_get_canvas (self)), *target ? target : NULL,
                                        *argument ? argument : NULL, &error);
   if (params == NULL)
     {
@@ -284,21 +285,21 @@ sidebar_edit_action (GtkWidget *widget, const char *action_name, GVariant *param
     }
   if (!done && error == NULL)
     return;   /* edits must wait: nothing changed */
-  graph = graft_graph_canvas_get_graph (self->canvas);
-  node_before = graft_graph_canvas_get_selected_node (self->canvas);
-  value_before = graft_graph_canvas_get_selected_value (self->canvas);
+  graph = graft_graph_canvas_get_graph (graft_window_get_canvas (self));
+  node_before = graft_graph_canvas_get_selected_node (graft_window_get_canvas (self));
+  value_before = graft_graph_canvas_get_selected_value (graft_window_get_canvas (self));
   if (graph != NULL && node_name != NULL && graft_graph_find_node (graph, node_name) != NULL)
-    graft_graph_canvas_select_node (self->canvas, graft_graph_find_node (graph, node_name));
+    graft_graph_canvas_select_node (graft_window_get_canvas (self), graft_graph_find_node (graph, node_name));
   else if (graph != NULL && value_name != NULL && graft_graph_lookup_value (graph, value_name) != NULL)
-    graft_graph_canvas_select_value (self->canvas, graft_graph_lookup_value (graph, value_name));
+    graft_graph_canvas_select_value (graft_window_get_canvas (self), graft_graph_lookup_value (graph, value_name));
   /* A new selection has filled the sidebar already (the canvas notifies
    * on change); the same one is shown again here. Building the node's
    * details twice doubled what a sidebar edit cost the UI thread. */
-  if (graft_graph_canvas_get_selected_node (self->canvas) == node_before
-      && graft_graph_canvas_get_selected_value (self->canvas) == value_before)
+  if (graft_graph_canvas_get_selected_node (graft_window_get_canvas (self)) == node_before
+      && graft_graph_canvas_get_selected_value (graft_window_get_canvas (self)) == value_before)
     graft_window_update_sidebar (self);
   if (error != NULL)
-    graft_node_sidebar_show_edit_error (self->sidebar, error->message);
+    graft_node_sidebar_show_edit_error (graft_window_get_sidebar (self), error->message);
 }
 
 /* ---------- the context menu ---------- */
@@ -338,7 +339,7 @@ on_open_body_clicked (GtkButton *button, GraftWindow *self)
   GraftNode *node = g_object_get_data (G_OBJECT (button), "node");
 
   graft_window_show_graph (self, node->graph);
-  graft_graph_canvas_select_node (self->canvas, node);
+  graft_graph_canvas_select_node (graft_window_get_canvas (self), node);
 }
 
 /* A node of an If or Loop body opened in place: the edits address nodes
@@ -467,7 +468,7 @@ add_shared_reader_items (GraftWindow *self, GtkWidget *box, GtkPopover *popover,
       g_autofree char *label = NULL;
       guint position = 0;
 
-      if (!graft_graph_canvas_is_value_shared (self->canvas, value) || g_ptr_array_find (listed, value, NULL))
+      if (!graft_graph_canvas_is_value_shared (graft_window_get_canvas (self), value) || g_ptr_array_find (listed, value, NULL))
         continue;
       if (listed->len == 0)
         add_separator (box);
@@ -531,13 +532,13 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
   GraftValue *value;
   GtkWidget *popover, *box;
   GdkRectangle at = { (int) x, (int) y, 1, 1 };
-  GraftGraph *shown = graft_graph_canvas_get_graph (self->canvas);
+  GraftGraph *shown = graft_graph_canvas_get_graph (graft_window_get_canvas (self));
 
-  if (graft_document_get_model (self->document) == NULL || shown == NULL)
+  if (graft_document_get_model (graft_window_get_document (self)) == NULL || shown == NULL)
     return;
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
-  node = graft_graph_canvas_select_at (self->canvas, x, y) ? graft_graph_canvas_get_selected_node (self->canvas) : NULL;
-  value = node == NULL ? graft_graph_canvas_get_selected_value (self->canvas) : NULL;
+  node = graft_graph_canvas_select_at (graft_window_get_canvas (self), x, y) ? graft_graph_canvas_get_selected_node (graft_window_get_canvas (self)) : NULL;
+  value = node == NULL ? graft_graph_canvas_get_selected_value (graft_window_get_canvas (self)) : NULL;
   popover = gtk_popover_new ();
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_widget_add_css_class (popover, "menu");
@@ -553,7 +554,7 @@ on_canvas_secondary_press (GtkGestureClick *gesture, int n_press, double x, doub
     fill_value_menu (box, GTK_POPOVER (popover), value);
   else
     fill_graph_menu (box, GTK_POPOVER (popover));
-  gtk_widget_set_parent (popover, GTK_WIDGET (self->canvas));
+  gtk_widget_set_parent (popover, GTK_WIDGET (graft_window_get_canvas (self)));
   gtk_popover_set_pointing_to (GTK_POPOVER (popover), &at);
   gtk_popover_set_has_arrow (GTK_POPOVER (popover), FALSE);
   gtk_popover_set_position (GTK_POPOVER (popover), GTK_POS_BOTTOM);
@@ -568,7 +569,7 @@ static void
 save_recipe_to (GraftWindow *self, const char *path)
 {
   g_autoptr(GError) error = NULL;
-  GraftEditHistory *history = graft_document_get_history (self->document);
+  GraftEditHistory *history = graft_document_get_history (graft_window_get_document (self));
   GPtrArray *applied = history != NULL ? graft_edit_history_get_applied (history) : NULL;
   g_autofree char *message = NULL;
 
@@ -597,7 +598,7 @@ apply_recipe_from (GraftWindow *self, const char *path)
   if (!graft_window_edits_allowed (self))
     return;
   /* The steps before a failing one stay applied (and undoable), and shown. */
-  ok = graft_document_replay_recipe (self->document, path, applied, &error);
+  ok = graft_document_replay_recipe (graft_window_get_document (self), path, applied, &error);
   if (!ok)
     {
       graft_window_show_edit_error (self, "Could Not Apply the Recipe", error);
@@ -665,7 +666,7 @@ graft_window_init_surgery (GraftWindow *self)
 
   gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (secondary), GDK_BUTTON_SECONDARY);
   g_signal_connect (secondary, "pressed", G_CALLBACK (on_canvas_secondary_press), self);
-  gtk_widget_add_controller (GTK_WIDGET (self->canvas), GTK_EVENT_CONTROLLER (secondary));
+  gtk_widget_add_controller (GTK_WIDGET (graft_window_get_canvas (self)), GTK_EVENT_CONTROLLER (secondary));
 }
 
 void

@@ -1,5 +1,23 @@
-#include "window-private.h"
+/* The window: its life cycle, showing what the document loaded and what
+ * an edit changed, selection and navigation, Find, the view's settings.
+ * Its parts are objects of their own or sets of actions beside it, each
+ * with its header, that see the window through window.h, its properties,
+ * its actions and the document's signals: window-files.c, window-edits.c,
+ * window-analysis.c, window-debug.c (objects), window-surgery.c,
+ * window-patterns.c, window-simplify.c (actions). The struct below is
+ * this file's alone. */
+#include "window.h"
+#include "window-analysis.h"
+#include "window-debug.h"
+#include "window-edits.h"
+#include "window-files.h"
+#include "window-patterns.h"
+#include "window-simplify.h"
+#include "window-surgery.h"
+#include "tensor-saver.h"
 #include "analysis/cost.h"
+#include "widgets/breadcrumbs.h"
+#include "widgets/diagnostics-panel.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +27,63 @@
 #include "loader.h"
 #include "widgets/value-format.h"
 #include "layout/shared-values.h"
+
+struct _GraftWindow
+{
+  AdwApplicationWindow parent_instance;
+
+  /* Template widgets (owned by the template, disposed with it); the
+   * analysis part finds its own by name (window-analysis.c) */
+  AdwToastOverlay *toast_overlay;
+  AdwSplitButton *open_button;
+  AdwWindowTitle *window_title;
+  GtkStack *main_stack;
+  AdwStatusPage *error_page;
+  GtkSpinner *loading_spinner;
+  GtkLabel *loading_label;
+  GtkProgressBar *loading_progress;
+  AdwFlap *flap;                    /* the sidebar beside the graph, or over it when narrow */
+  GtkWidget *sidebar_handle;        /* the flap's separator, dragged to resize the sidebar */
+  GtkRevealer *find_revealer;
+  GraftFindPanel *find_panel;
+  GraftBreadcrumbs *breadcrumbs;
+  GraftGraphCanvas *canvas;
+  GtkWidget *layout_status;
+  GtkWidget *no_graph_page;
+  GtkProgressBar *layout_progress;
+  GraftNodeSidebar *sidebar;
+  GraftRunPane *run_pane;
+
+  /* Owned references */
+  GSettings *settings;
+  GraftDocument *document;          /* the model shown, its file and edit history: the window follows it */
+  GraftTensorSaver *tensor_saver;   /* the sidebar's Save as .npy */
+  /* The parts: each follows the document and reaches the window through window.h */
+  GraftWindowFiles *files;          /* Recent, drops, the reload offer */
+  GraftWindowEdits *edits;          /* edits, their proof, saving, closing */
+  GraftWindowAnalysis *analysis;    /* the check's marks, the target, the cost, the Run pane */
+  GraftWindowDebug *debug;          /* Debug → Reduce…, float16 */
+  char *direction;                  /* behind the direction action */
+
+  /* State */
+  guint loading_pulse_id;
+  int sidebar_drag_width;           /* the sidebar's width when the drag began */
+  double sidebar_drag_x;            /* where it began, in window coordinates */
+  gboolean sidebar_frozen;          /* while an edit swaps the graph: the new one fills the sidebar once */
+  /* Properties behind the stateful actions */
+  gboolean show_names;
+  gboolean show_attributes;
+  gboolean show_shapes;
+  gboolean show_module_attributes;
+  gboolean find_visible;
+  gboolean sidebar_visible;
+  gboolean diagnostics_visible;
+  gboolean run_visible;
+  gboolean show_timings;
+  gboolean show_cost;               /* nodes coloured by cost (analysis/cost.h) */
+  GraftCostMetric cost_metric;      /* ... by this metric (the cost-metric property) */
+  gboolean wheel_zooms;             /* the wheel zooms instead of scrolling; Ctrl+wheel always zooms */
+};
 
 
 G_DEFINE_FINAL_TYPE (GraftWindow, graft_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -43,13 +118,97 @@ graft_window_get_document (GraftWindow *self)
   return self->document;
 }
 
+GraftGraphCanvas *
+graft_window_get_canvas (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->canvas;
+}
+
+GraftNodeSidebar *
+graft_window_get_sidebar (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->sidebar;
+}
+
+GraftRunPane *
+graft_window_get_run_pane (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->run_pane;
+}
+
+GraftFindPanel *
+graft_window_get_find_panel (GraftWindow *self)
+{
+  g_return_val_if_fail (GRAFT_IS_WINDOW (self), NULL);
+  return self->find_panel;
+}
+
+void
+graft_window_add_toast (GraftWindow *self, AdwToast *toast)
+{
+  /* Disposed: the template's overlay is gone, and the toast with it. */
+  if (self->toast_overlay == NULL)
+    {
+      g_object_unref (toast);
+      return;
+    }
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
 void
 graft_window_show_toast (GraftWindow *self, const char *text)
 {
   AdwToast *toast = adw_toast_new (text);
 
   adw_toast_set_timeout (toast, 5);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  graft_window_add_toast (self, toast);
+}
+
+/* An edit applied on a worker (window-edits.c). */
+static gboolean
+edit_under_way (GraftWindow *self)
+{
+  return self->edits != NULL && graft_window_edits_is_busy (self->edits);
+}
+
+/* The window's functions for its parts' dialogs, through the parts; none
+ * once the window is disposed. */
+gboolean
+graft_window_edits_allowed (GraftWindow *self)
+{
+  return self->edits != NULL && graft_window_edits_can_start (self->edits);
+}
+
+gboolean
+graft_window_try_edit (GraftWindow *self, GraftEdit *edit, GError **error)
+{
+  return self->edits != NULL && graft_window_edits_try (self->edits, edit, error);
+}
+
+void
+graft_window_apply_edit (GraftWindow *self, GraftEdit *edit)
+{
+  if (self->edits != NULL)
+    graft_window_edits_apply (self->edits, edit);
+}
+
+void
+graft_window_refresh_marks (GraftWindow *self)
+{
+  if (self->analysis != NULL)
+    graft_window_analysis_refresh_marks (self->analysis);
+}
+
+void
+graft_window_show_edit_error (GraftWindow *self, const char *heading, const GError *error)
+{
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, error->message);
+
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 static gboolean
@@ -73,7 +232,7 @@ graft_window_update_action_states (GraftWindow *self)
   gboolean idle = has_model && !running;
   /* The check only reads the graph, as a run and saving do; an edit
    * replaces it, so edits wait for the check. */
-  gboolean editable = idle && !graft_document_is_checking (self->document) && self->edit_cancellable == NULL;
+  gboolean editable = idle && !graft_document_is_checking (self->document) && !edit_under_way (self);
   const char *idle_actions[] = {
     "win.save", "win.save-as", "win.save-as-path", "win.run", "win.run-new-shape",
   };
@@ -113,7 +272,7 @@ graft_window_update_action_states (GraftWindow *self)
                                  graph != NULL && graph != graft_model_get_graph (graft_document_get_model (self->document))
                                  && !shows_function_body (self, graph));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-load", graft_document_is_loading (self->document));
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit", self->edit_cancellable != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit", edit_under_way (self));
   for (guint i = 0; i < G_N_ELEMENTS (idle_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), idle_actions[i], idle);
   for (guint i = 0; i < G_N_ELEMENTS (edit_actions); i++)
@@ -447,6 +606,17 @@ find_text_action (GtkWidget *widget, const char *action_name, GVariant *paramete
   graft_find_panel_set_text (self->find_panel, g_variant_get_string (parameter, NULL));
 }
 
+/* "Run with New Shape" after making a dim dynamic: a size other than the
+ * traced one, from the edits part's toast to the analysis part's run. */
+static void
+run_new_shape_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  GraftWindow *self = GRAFT_WINDOW (widget);
+
+  graft_window_edits_dismiss_shape_toast (self->edits);
+  graft_window_analysis_run_with_dim (self->analysis, g_variant_get_string (parameter, NULL));
+}
+
 /* The canvas owns the view actions; the toolbar and the window shortcuts
  * are outside it, so the window forwards them. */
 static void
@@ -468,8 +638,10 @@ forget_recent (GraftWindow *self, const char *path)
   g_autoptr(GFile) file = g_file_new_for_commandline_arg (path);
   g_autofree char *uri = g_file_get_uri (file);
 
-  if (gtk_recent_manager_has_item (self->recent_manager, uri))
-    gtk_recent_manager_remove_item (self->recent_manager, uri, NULL);
+  GtkRecentManager *recent = gtk_recent_manager_get_default ();
+
+  if (gtk_recent_manager_has_item (recent, uri))
+    gtk_recent_manager_remove_item (recent, uri, NULL);
 }
 
 static void
@@ -505,10 +677,62 @@ add_to_recent (GraftWindow *self, const char *path)
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autofree char *uri = g_file_get_uri (file);
 
-  gtk_recent_manager_add_item (self->recent_manager, uri);
+  gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
 }
 
 static void stop_loading_feedback (GraftWindow *self);
+
+static void
+update_title (GraftWindow *self)
+{
+  gboolean modified = graft_document_is_modified (self->document);
+  const char *base = graft_document_get_title (self->document);
+  g_autofree char *title = NULL;
+  g_autofree char *window_title = NULL;
+
+  base = base != NULL ? base : "Graft";
+  title = modified ? g_strdup_printf ("• %s", base) : g_strdup (base);
+  window_title = g_strdup_printf ("%s — Graft", title);
+
+  adw_window_title_set_title (self->window_title, title);
+  gtk_window_set_title (GTK_WINDOW (self), window_title);
+}
+
+/* Whatever changed the graph (an edit, an undo, a recipe, a fix for the
+ * target), the graph object was replaced and the old one freed: nothing
+ * may show it any more. The new one is shown at once and checked on a
+ * worker thread (seconds for a big transformer); its marks and inferred
+ * shapes appear when the check lands. */
+static void
+on_document_changed (GraftWindow *self, int change, const char *description, GraftDocument *document)
+{
+  GraftModel *model = graft_document_get_model (self->document);
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  /* First let go of the old graph, so that nothing below lays it out.
+   * Clearing the selection would refill the sidebar, which the new graph
+   * does again below: each fill of the model overview or a node's details
+   * is tens of ms on a big model, on the UI thread. */
+  self->sidebar_frozen = TRUE;
+  graft_graph_canvas_set_graph (self->canvas, model, NULL);
+  graft_breadcrumbs_set_graph (self->breadcrumbs, NULL);
+  graft_find_panel_set_graph (self->find_panel, NULL);
+  graft_window_analysis_clear (self->analysis);
+  graft_run_pane_set_model (self->run_pane, model);
+  update_title (self);
+  self->sidebar_frozen = FALSE;
+
+  /* A verdict on the previous graph, or a wait for one, would describe the
+   * wrong model. */
+  graft_window_edits_forget_verdict (self->edits);
+  graft_window_show_graph (self, graph);
+  /* An edit keeps the groups the user had opened. */
+  graft_window_edits_restore_groups (self->edits);
+  graft_find_panel_set_graph (self->find_panel, graph);
+  graft_window_analysis_check (self->analysis);
+  graft_window_update_action_states (self);
+  graft_window_edits_restore_place (self->edits);
+}
 
 /* The document loaded a model from path: the window shows it. */
 static void
@@ -521,9 +745,9 @@ on_document_loaded (GraftWindow *self, const char *path, GraftDocument *document
   stop_loading_feedback (self);
   /* Let go of the graph shown before, so that nothing below lays it out. */
   graft_graph_canvas_set_graph (self->canvas, NULL, NULL);
-  graft_window_set_diagnostics (self, NULL);
-  graft_window_set_inference (self, NULL);
-  graft_window_edits_reset (self);
+  graft_window_analysis_clear (self->analysis);
+  graft_window_edits_reset (self->edits);
+  update_title (self);
   adw_window_title_set_subtitle (self->window_title, description);
   graft_run_pane_set_model (self->run_pane, model);
   graph = graft_model_get_graph (model);
@@ -535,7 +759,7 @@ on_document_loaded (GraftWindow *self, const char *path, GraftDocument *document
   add_to_recent (self, path);
   /* Lint and shape inference only read the model: the graph is usable
    * while they run, and their marks and shapes appear when they land. */
-  graft_window_check_model (self);
+  graft_window_analysis_check (self->analysis);
   update_action_states (self);
 }
 
@@ -584,15 +808,11 @@ graft_window_open_path (GraftWindow *self, const char *path)
   g_autofree char *basename = g_path_get_basename (path);
   g_autofree char *label = g_strdup_printf ("Opening “%s”…", basename);
 
-  if (!graft_window_edits_confirm_open (self, path))
+  if (!graft_window_edits_confirm_open (self->edits, path))
     return;
   /* A check of the model shown goes on: it still applies if this file
    * cannot be opened, and the new model's check replaces it if it can. */
-  if (self->verify_cancellable != NULL)
-    g_cancellable_cancel (self->verify_cancellable);
-  g_clear_object (&self->verify_cancellable);
-  if (self->shape_toast != NULL)
-    adw_toast_dismiss (self->shape_toast);
+  graft_window_edits_forget_verdict (self->edits);
   graft_document_cancel_load (self->document);
   stop_loading_feedback (self);
   if (!graft_document_load (self->document, path))
@@ -669,8 +889,8 @@ on_canvas_busy_changed (GraftWindow *self)
   gboolean busy = graft_window_canvas_is_busy (self);
 
   gtk_widget_set_visible (self->layout_status, busy);
-  if (!busy)
-    graft_window_edits_restore_place (self);
+  if (!busy && self->edits != NULL)
+    graft_window_edits_restore_place (self->edits);
 }
 
 static void
@@ -720,7 +940,7 @@ graft_window_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_COST_METRIC: g_value_set_string (value, graft_cost_metrics ()[self->cost_metric].name); break;
     /* An edit applied on a worker ends in a check: busy all the same. */
     case PROP_CHECKING:
-      g_value_set_boolean (value, graft_document_is_checking (self->document) || self->edit_cancellable != NULL);
+      g_value_set_boolean (value, graft_document_is_checking (self->document) || edit_under_way (self));
       break;
     case PROP_WHEEL_ZOOMS: g_value_set_boolean (value, self->wheel_zooms); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -773,8 +993,8 @@ graft_window_set_property (GObject *object, guint prop_id, const GValue *value, 
       break;
     case PROP_DIAGNOSTICS_VISIBLE: set_boolean (self, &self->diagnostics_visible, value, prop_id); break;
     case PROP_RUN_VISIBLE:
-      if (set_boolean (self, &self->run_visible, value, prop_id))
-        graft_window_set_run_visible (self, self->run_visible);
+      /* window-analysis.c shows the pane. */
+      set_boolean (self, &self->run_visible, value, prop_id);
       break;
     case PROP_SHOW_TIMINGS: set_boolean (self, &self->show_timings, value, prop_id); break;
     case PROP_SHOW_COST: set_boolean (self, &self->show_cost, value, prop_id); break;
@@ -891,7 +1111,7 @@ graft_window_close_request (GtkWindow *window)
 {
   GraftWindow *self = GRAFT_WINDOW (window);
 
-  if (graft_window_edits_close_request (self))
+  if (graft_window_edits_close_request (self->edits))
     return TRUE;
   if (self->settings != NULL)
     {
@@ -927,29 +1147,29 @@ graft_window_dispose (GObject *object)
 
   graft_document_cancel_load (self->document);
   g_clear_handle_id (&self->loading_pulse_id, g_source_remove);
-  if (self->recent_manager != NULL)
-    g_signal_handlers_disconnect_by_data (self->recent_manager, self);
+  if (self->files != NULL)
+    g_object_run_dispose (G_OBJECT (self->files));
+  g_clear_object (&self->files);
   /* The window shows the document until the end, but follows it no more. */
   g_signal_handlers_disconnect_by_data (self->document, self);
-  g_clear_weak_pointer (&self->reload_toast);
   /* A run still going holds the pane past the window: its end must not
    * reach this window's handlers (they read template children). */
   if (self->run_pane != NULL)
     g_signal_handlers_disconnect_by_data (self->run_pane, self);
+  if (self->analysis != NULL)
+    g_object_run_dispose (G_OBJECT (self->analysis));
+  g_clear_object (&self->analysis);
   gtk_widget_dispose_template (GTK_WIDGET (self), GRAFT_TYPE_WINDOW);
-  g_clear_pointer (&self->diagnostics, g_ptr_array_unref);
-  graft_window_forget_kept (self);
-  graft_window_cancel_float16 (self);
-  self->target_report = NULL;
-  g_clear_pointer (&self->inference, graft_inference_unref);
-  g_clear_weak_pointer (&self->shape_toast);
-  g_clear_weak_pointer (&self->history_toast);
+  /* Its search must end with the window, whoever still holds it. */
+  if (self->debug != NULL)
+    g_object_run_dispose (G_OBJECT (self->debug));
+  g_clear_object (&self->debug);
   g_clear_object (&self->tensor_saver);
   graft_document_cancel_check (self->document);
-  if (self->verify_cancellable != NULL)
-    g_cancellable_cancel (self->verify_cancellable);
-  g_clear_object (&self->verify_cancellable);
-  graft_window_edits_dispose (self);
+  /* Edits under way and their proofs end with the window. */
+  if (self->edits != NULL)
+    g_object_run_dispose (G_OBJECT (self->edits));
+  g_clear_object (&self->edits);
   graft_document_set_model (self->document, NULL, NULL);
   G_OBJECT_CLASS (graft_window_parent_class)->dispose (object);
 }
@@ -960,10 +1180,7 @@ graft_window_finalize (GObject *object)
   GraftWindow *self = GRAFT_WINDOW (object);
 
   g_clear_object (&self->settings);
-  g_clear_object (&self->recent_menu);
   g_free (self->direction);
-  g_strfreev (self->expanded_before_edit);
-  g_clear_pointer (&self->place_before_edit, graft_view_place_free);
   g_clear_object (&self->document);
   G_OBJECT_CLASS (graft_window_parent_class)->finalize (object);
 }
@@ -1020,6 +1237,7 @@ install_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.select-node", "s", select_node_action);
   gtk_widget_class_install_action (widget_class, "win.select-value", "s", select_value_action);
   gtk_widget_class_install_action (widget_class, "win.next-reader", "s", next_reader_action);
+  gtk_widget_class_install_action (widget_class, "win.run-new-shape", "s", run_new_shape_action);
   for (guint i = 0; i < G_N_ELEMENTS (canvas_actions); i++)
     gtk_widget_class_install_action (widget_class, canvas_actions[i], NULL, forward_to_canvas);
   graft_window_class_add_file_actions (widget_class);
@@ -1096,6 +1314,11 @@ add_capture_shortcuts (GraftWindow *self)
 static void
 graft_window_class_init (GraftWindowClass *klass)
 {
+  const char *analysis_children[] = {
+    "diagnostics_revealer", "diagnostics_panel", "diagnostics_count", "diagnostics_button", "run_paned",
+    "target_dropdown", "target_bar", "target_summary", "cost_bar", "cost_metric_dropdown", "cost_summary",
+    "target_fix_button",
+  };
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
@@ -1134,19 +1357,10 @@ graft_window_class_init (GraftWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, no_graph_page);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, layout_progress);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, sidebar);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_revealer);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_panel);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_count);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, diagnostics_button);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_paned);
   gtk_widget_class_bind_template_child (widget_class, GraftWindow, run_pane);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_bar);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_summary);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_bar);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_metric_dropdown);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, cost_summary);
-  gtk_widget_class_bind_template_child (widget_class, GraftWindow, target_fix_button);
+  /* The analysis part's (window-analysis.c), which it finds by name. */
+  for (guint i = 0; i < G_N_ELEMENTS (analysis_children); i++)
+    gtk_widget_class_bind_template_child_full (widget_class, analysis_children[i], FALSE, 0);
   gtk_widget_class_bind_template_callback (widget_class, on_item_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_graph_activated);
   gtk_widget_class_bind_template_callback (widget_class, on_node_activated);
@@ -1178,15 +1392,22 @@ graft_window_init (GraftWindow *self)
   init_sidebar_handle (self);
   add_capture_shortcuts (self);
 
+  /* The parts that follow the document before the window does. */
+  self->debug = graft_window_debug_new (self);
   g_signal_connect_swapped (self->document, "loaded", G_CALLBACK (on_document_loaded), self);
   g_signal_connect_swapped (self->document, "load-progress", G_CALLBACK (on_load_progress), self);
   g_signal_connect_swapped (self->document, "load-failed", G_CALLBACK (on_load_failed), self);
-  graft_window_init_edits (self);
-  graft_window_init_files (self);
-  graft_window_init_analysis (self);
+  self->edits = graft_window_edits_new (self);
+  g_signal_connect_swapped (self->document, "changed", G_CALLBACK (on_document_changed), self);
+  g_signal_connect_swapped (self->document, "notify::modified", G_CALLBACK (update_title), self);
+  g_signal_connect_swapped (self->document, "notify::title", G_CALLBACK (update_title), self);
+  self->files = graft_window_files_new (self, self->open_button);
+  self->analysis = graft_window_analysis_new (self);
+  /* What Reduce or a float16 search kept is marked under the rest. */
+  g_signal_connect_object (self->analysis, "marks-cleared", G_CALLBACK (graft_window_debug_mark_kept), self->debug,
+                           G_CONNECT_SWAPPED);
   graft_window_init_surgery (self);
   self->tensor_saver = graft_tensor_saver_new (GTK_WINDOW (self), self->toast_overlay, self->document, self->sidebar);
-  graft_window_init_debug (self);
 
   update_action_states (self);
 }

@@ -19,6 +19,7 @@
 #include "window-harness.h"
 #include "widgets/find-panel.h"
 #include "widgets/graph-canvas.h"
+#include "widget-inspect.h"
 
 static GraftGraphCanvas *
 canvas_of (GraftWindow *window)
@@ -114,7 +115,7 @@ compare_doubles (gconstpointer a, gconstpointer b)
 static gboolean
 found_some (gpointer panel)
 {
-  return graft_find_panel_get_n_matches (panel) > 0;
+  return inspect_uint (panel, "n-matches") > 0;
 }
 
 static void
@@ -203,7 +204,7 @@ test_big_graph (void)
       harness_activate (window, select);
       g_assert_nonnull (graft_graph_canvas_get_selected_node (canvas));
       g_test_message ("find: %.2f s (CPU %.2f s) to %u match(es); jump to it: %.2f s", find_s, find_cpu_s,
-                      graft_find_panel_get_n_matches (panel), seconds_since (start));
+                      inspect_uint (panel, "n-matches"), seconds_since (start));
     }
   g_test_message ("peak memory: %.0f MB; open + expand: %.2f s", peak_rss_mb (), open_s + expand_s);
   g_signal_handler_disconnect (clock, handler);

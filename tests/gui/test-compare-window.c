@@ -19,6 +19,14 @@
 #include "onnx/writer.h"
 #include <glib/gstdio.h>
 #include "widgets/graph-canvas.h"
+#include "widget-inspect.h"
+
+/* The canvas of side 0 (A) or 1 (B), by its name in the window. */
+static GtkWidget *
+side_canvas (gpointer compare, guint side)
+{
+  return harness_get_name (GTK_WIDGET (compare), side == 0 ? "canvas-a" : "canvas-b");
+}
 
 static char *fixture_dir;
 
@@ -39,7 +47,7 @@ canvases_laid_out (gpointer data)
   for (guint s = 0; s < 2; s++)
     {
       gboolean busy = TRUE;
-      g_object_get (graft_compare_window_get_canvas (window, s), "busy", &busy, NULL);
+      g_object_get (side_canvas (window, s), "busy", &busy, NULL);
       if (busy)
         return FALSE;
     }
@@ -86,7 +94,7 @@ close_compare (GraftCompareWindow *compare)
 static gboolean
 run_finished (gpointer data)
 {
-  return !graft_compare_window_is_running (data) && graft_compare_window_get_last_run (data) != NULL;
+  return !inspect_boolean (data, "running") && graft_compare_window_get_last_run (data) != NULL;
 }
 
 static GraftNode *
@@ -133,11 +141,11 @@ test_compare_with (void)
 
   /* the flattened If is the one difference listed, and marked */
   GraftAlignment *al = graft_compare_window_get_alignment (compare);
-  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 1);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 1);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "flattened-if"));
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "keeps 1 control-flow block"));
-  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 0));
-  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
+  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
   g_assert_cmpuint (graft_graph_canvas_get_n_marked (ca), >=, 1);
   g_assert_cmpuint (graft_graph_canvas_get_n_marked (cb), >=, 2);   /* the branch's copies */
 
@@ -195,7 +203,7 @@ test_compare_with_saved (void)
   g_assert_cmpuint (al->only_a->len + al->only_b->len, ==, 0);
   g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
   /* the input's batch is the difference listed */
-  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), >=, 1);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), >=, 1);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "batch×3×32×32 → 1×3×32×32"));
 
   /* editing on in the window leaves the compared copy alone */
@@ -228,7 +236,7 @@ static void
 compare_settle (GraftCompareWindow *compare)
 {
   harness_wait_for (canvases_laid_out, compare);
-  while (graft_compare_window_is_running (compare))
+  while (inspect_boolean (compare, "running"))
     g_main_context_iteration (NULL, TRUE);
   harness_wait_for (canvases_laid_out, compare);
   guint n = 0;
@@ -272,8 +280,7 @@ static GraftNode *
 partner_of (GraftCompareWindow *compare, GraftNode *node, guint side)
 {
   const GraftNodePair *pair = graft_alignment_lookup (graft_compare_window_get_alignment (compare), node, side == 0);
-  GraftGraph *shown = graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare,
-                                                                                                       1 - side)));
+  GraftGraph *shown = graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (side_canvas (compare, 1 - side)));
   GraftNode *match = pair ? (side == 0 ? pair->b : pair->a) : NULL;
   while (match && match->graph != shown)
     match = match->graph->parent_node;
@@ -285,8 +292,8 @@ partner_of (GraftCompareWindow *compare, GraftNode *node, guint side)
 static double
 pair_offset (GraftCompareWindow *compare)
 {
-  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 0));
-  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
+  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
   GraftGraph *graph = graft_graph_canvas_get_graph (ca);
   GraftRect visible, bounds;
   g_assert_true (graft_graph_canvas_get_view (ca, &visible, &bounds));
@@ -314,7 +321,7 @@ static void
 get_visible (GraftCompareWindow *compare, guint side, GraftRect *visible)
 {
   GraftRect bounds;
-  g_assert_true (graft_graph_canvas_get_view (GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, side)),
+  g_assert_true (graft_graph_canvas_get_view (GRAFT_GRAPH_CANVAS (side_canvas (compare, side)),
                                               visible, &bounds));
 }
 
@@ -340,8 +347,8 @@ test_linked_views (void)
     return;
   GraftWindow *window = harness_window_new ();
   GraftCompareWindow *compare = open_pair (window, "blocks_traced.pt", "blocks_corrupt.onnx");
-  GtkWidget *ca = graft_compare_window_get_canvas (compare, 0);
-  GtkWidget *cb = graft_compare_window_get_canvas (compare, 1);
+  GtkWidget *ca = side_canvas (compare, 0);
+  GtkWidget *cb = side_canvas (compare, 1);
   gboolean linked = FALSE;
   g_object_get (compare, "link-views", &linked, NULL);
   g_assert_true (linked);
@@ -471,8 +478,8 @@ test_heat_overlay (void)
     return;
   GraftWindow *window = harness_window_new ();
   GraftCompareWindow *compare = open_pair (window, "blocks_traced.pt", "blocks_corrupt.onnx");
-  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 0));
-  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
+  GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
   GraftAlignment *al = graft_compare_window_get_alignment (compare);
   gtk_widget_activate_action (GTK_WIDGET (ca), "canvas.collapse-all", NULL);
   gtk_widget_activate_action (GTK_WIDGET (cb), "canvas.collapse-all", NULL);
@@ -521,7 +528,7 @@ test_heat_overlay (void)
   /* listed as differences: first the one where it starts */
   GtkDropDown *filter = GTK_DROP_DOWN (harness_find_name (GTK_WIDGET (compare), "differences-filter"));
   gtk_drop_down_set_selected (filter, 5);   /* Values Differ */
-  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 7);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 7);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "first values differ: input.6 ↔ /block3/block3.0/Conv_output_0"));
   GraftNode *first_a = first->a->producer;
   g_assert_true (g_str_has_prefix (graft_graph_canvas_get_node_badge (ca, first_a), "first: error"));
@@ -564,7 +571,7 @@ test_heat_overlay (void)
   run_both_clicked (compare);
   run = graft_compare_window_get_last_run (compare);
   g_assert_cmpuint (run->n_divergent, ==, 0);
-  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 0);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 0);
   gtk_drop_down_set_selected (filter, 0);
   /* the badges went with the divergence (the folded BatchNorm's note stays) */
   const char *badge = graft_graph_canvas_get_node_badge (ca, first_a);
@@ -582,7 +589,7 @@ side_b_is (gpointer data)
 {
   GraftCompareWindow *compare = data;
   const char *path = graft_model_get_path (graft_compare_window_get_alignment (compare)->b);
-  return !graft_compare_window_is_running (compare) && g_str_has_suffix (path, "blocks_traced.pt");
+  return !inspect_boolean (compare, "running") && g_str_has_suffix (path, "blocks_traced.pt");
 }
 
 /* A file dragged over a window showing a model: the zones appear, a drop
@@ -627,12 +634,12 @@ test_drop_targets (void)
   g_assert_cmpstr (g_hash_table_lookup (state, "state"), ==, "model");
 
   /* the traced model dropped on B: the same model on both sides */
-  GtkWidget *side_b = gtk_widget_get_parent (graft_compare_window_get_canvas (compare, 1));
+  GtkWidget *side_b = gtk_widget_get_parent (side_canvas (compare, 1));
   g_assert_true (harness_drop_file (harness_find_drop_target (side_b), traced, 10, 10));
   harness_wait_for (side_b_is, compare);
   compare_settle (compare);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B: blocks_traced.pt"));
-  g_assert_cmpuint (graft_compare_window_get_n_differences (compare), ==, 0);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 0);
   g_assert_true (graft_structural_diff_is_equivalent (graft_compare_window_get_diff (compare)));
   close_compare (compare);
   harness_window_close (window);
@@ -682,8 +689,8 @@ test_two_targets (void)
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "1 partition, 127/127 nodes on openvino"));
   /* every node NNAPI leaves out runs on OpenVINO */
   g_assert_cmpuint (targets->differences->len, ==, 127 - 95);
-  ca = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 0));
-  cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
+  cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
   erf_a = node_named (graft_compare_window_get_alignment (compare)->a,
                       "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
   erf_b = node_named (graft_compare_window_get_alignment (compare)->b,
@@ -860,7 +867,7 @@ test_run_both_one_side_fails (void)
   g_test_message ("%s", gtk_label_get_text (status));
   g_assert_nonnull (strstr (gtk_label_get_text (status), "inplace_shape_traced.pt fails (node 'view_3' (aten::view)"));
   g_assert_nonnull (strstr (gtk_label_get_text (status), "outputs not compared"));
-  cb = GRAFT_GRAPH_CANVAS (graft_compare_window_get_canvas (compare, 1));
+  cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
   g_assert_cmpstr (graft_graph_canvas_get_node_badge (cb, run->failed_b), ==, "run fails here");
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B's run fails: node 'view_3'"));
   screenshot (compare, "compare-one-side-fails");

@@ -16,6 +16,7 @@
 #include "widgets/node-sidebar.h"
 #include "widgets/op-picker.h"
 #include "../test-scratch.h"
+#include "widget-inspect.h"
 
 static char *
 sample_path (void)
@@ -234,6 +235,18 @@ sidebar_field (GraftWindow *window, const char *key)
   return harness_get_name (GTK_WIDGET (sidebar_of (window)), key);
 }
 
+/* The refusal shown under the sidebar field key (the last line of the
+ * field's box), or NULL while there is none. */
+static const char *
+field_error (GraftWindow *window, const char *key)
+{
+  GtkWidget *box = gtk_widget_get_parent (gtk_widget_get_parent (sidebar_field (window, key)));
+  GtkWidget *error = gtk_widget_get_last_child (box);
+
+  g_assert_true (GTK_IS_LABEL (error));
+  return gtk_widget_get_visible (error) ? gtk_label_get_text (GTK_LABEL (error)) : NULL;
+}
+
 /* Types text into the sidebar field key and presses Enter. */
 static void
 enter_in_sidebar (GraftWindow *window, const char *key, const char *text)
@@ -266,13 +279,13 @@ test_sidebar_editing (void)
   enter_in_sidebar (window, "attribute:alpha", "0.5");
   gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_cmpfloat (graft_node_get_attribute (gemm, "alpha")->f, ==, 0.5);
-  g_assert_cmpstr (graft_node_sidebar_get_subtitle (sidebar), ==, "/fc/Gemm");
+  g_assert_cmpstr (inspect_label_text (sidebar, GRAFT_TYPE_NODE_SIDEBAR, "subtitle_label"), ==, "/fc/Gemm");
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (sidebar_field (window, "attribute:alpha"))), ==, "0.5");
 
   /* Wrong input: the reason beside the field, the text kept, nothing changed. */
   enter_in_sidebar (window, "attribute:transB", "yes");
-  g_assert_nonnull (graft_node_sidebar_get_edit_error (sidebar, "attribute:transB"));
-  g_assert_nonnull (strstr (graft_node_sidebar_get_edit_error (sidebar, "attribute:transB"), "'yes' is not"));
+  g_assert_nonnull (field_error (window, "attribute:transB"));
+  g_assert_nonnull (strstr (field_error (window, "attribute:transB"), "'yes' is not"));
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (sidebar_field (window, "attribute:transB"))), ==, "yes");
   gemm = graft_graph_find_node (harness_shown_graph (window), "/fc/Gemm");
   g_assert_cmpint (graft_node_get_attribute (gemm, "transB")->i, ==, 1);
@@ -298,7 +311,7 @@ test_sidebar_editing (void)
   /* Renamed. */
   enter_in_sidebar (window, "name", "classifier");
   g_assert_nonnull (graft_graph_find_node (harness_shown_graph (window), "classifier"));
-  g_assert_cmpstr (graft_node_sidebar_get_subtitle (sidebar), ==, "classifier");
+  g_assert_cmpstr (inspect_label_text (sidebar, GRAFT_TYPE_NODE_SIDEBAR, "subtitle_label"), ==, "classifier");
   harness_screenshot (window, "sidebar-node-editing");
 
   /* A value: renamed, then made a graph output. */
@@ -306,7 +319,7 @@ test_sidebar_editing (void)
   enter_in_sidebar (window, "name", "flat");
   flat = graft_graph_lookup_value (harness_shown_graph (window), "flat");
   g_assert_nonnull (flat);
-  g_assert_cmpstr (graft_node_sidebar_get_title (sidebar), ==, "flat");
+  g_assert_cmpstr (inspect_label_text (sidebar, GRAFT_TYPE_NODE_SIDEBAR, "title_label"), ==, "flat");
   g_signal_emit_by_name (sidebar_field (window, "graph-output"), "clicked");
   harness_settle (window);
   flat = graft_graph_lookup_value (harness_shown_graph (window), "flat");

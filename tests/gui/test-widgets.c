@@ -10,6 +10,7 @@
 #include "widgets/run-pane.h"
 #include "widgets/find-panel.h"
 #include "widgets/node-sidebar.h"
+#include "widget-inspect.h"
 
 #define WEIGHT_ROWS 300  /* 300 × 300 elements: above the sidebar's synchronous limit */
 
@@ -123,24 +124,24 @@ wait_for_stats (GraftNodeSidebar *sidebar)
 {
   gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
 
-  while (graft_node_sidebar_get_pending_stats (sidebar) > 0 && g_get_monotonic_time () < deadline)
+  while (inspect_uint (sidebar, "pending-stats") > 0 && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (sidebar), ==, 0);
+  g_assert_cmpuint (inspect_uint (sidebar, "pending-stats"), ==, 0);
 }
 
 static void
 test_sidebar_node (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *sidebar = g_object_ref_sink (g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL));
   g_autofree char *before = NULL;
   g_autofree char *after = NULL;
 
   graft_node_sidebar_show_node (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, fixture->conv);
-  g_assert_cmpstr (graft_node_sidebar_get_title (GRAFT_NODE_SIDEBAR (sidebar)), ==, "MatMul");
-  g_assert_cmpstr (graft_node_sidebar_get_subtitle (GRAFT_NODE_SIDEBAR (sidebar)), ==, "/layer/MatMul");
+  g_assert_cmpstr (inspect_label_text (GRAFT_NODE_SIDEBAR (sidebar), GRAFT_TYPE_NODE_SIDEBAR, "title_label"), ==, "MatMul");
+  g_assert_cmpstr (inspect_label_text (GRAFT_NODE_SIDEBAR (sidebar), GRAFT_TYPE_NODE_SIDEBAR, "subtitle_label"), ==, "/layer/MatMul");
 
   /* The big weight is summarised in a worker thread. */
-  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (GRAFT_NODE_SIDEBAR (sidebar)), ==, 1);
+  g_assert_cmpuint (inspect_uint (GRAFT_NODE_SIDEBAR (sidebar), "pending-stats"), ==, 1);
   before = dup_labels (sidebar);
   g_assert_nonnull (strstr (before, "computing…"));
   wait_for_stats (GRAFT_NODE_SIDEBAR (sidebar));
@@ -162,14 +163,14 @@ test_sidebar_node (Fixture *fixture, gconstpointer data)
 static void
 test_sidebar_cancels_stats (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *sidebar = g_object_ref_sink (g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL));
   g_autofree char *labels = NULL;
 
   /* Moving on before the statistics arrive: they must not land in the
    * model view. */
   graft_node_sidebar_show_node (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, fixture->conv);
   graft_node_sidebar_show_model (GRAFT_NODE_SIDEBAR (sidebar), fixture->model);
-  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (GRAFT_NODE_SIDEBAR (sidebar)), ==, 0);
+  g_assert_cmpuint (inspect_uint (GRAFT_NODE_SIDEBAR (sidebar), "pending-stats"), ==, 0);
   for (int i = 0; i < 200; i++)
     g_main_context_iteration (NULL, FALSE);
   g_usleep (200000);
@@ -185,14 +186,14 @@ test_sidebar_cancels_stats (Fixture *fixture, gconstpointer data)
 static void
 test_sidebar_value (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *sidebar = g_object_ref_sink (g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL));
   GraftValue *output = graft_graph_lookup_value (fixture->graph, "conv_out");
   g_autofree char *labels = NULL;
 
   graft_node_sidebar_show_value (GRAFT_NODE_SIDEBAR (sidebar), fixture->model, output);
   labels = dup_labels (sidebar);
-  g_assert_cmpstr (graft_node_sidebar_get_title (GRAFT_NODE_SIDEBAR (sidebar)), ==, "conv_out");
-  g_assert_cmpstr (graft_node_sidebar_get_subtitle (GRAFT_NODE_SIDEBAR (sidebar)), ==, "Value");
+  g_assert_cmpstr (inspect_label_text (GRAFT_NODE_SIDEBAR (sidebar), GRAFT_TYPE_NODE_SIDEBAR, "title_label"), ==, "conv_out");
+  g_assert_cmpstr (inspect_label_text (GRAFT_NODE_SIDEBAR (sidebar), GRAFT_TYPE_NODE_SIDEBAR, "subtitle_label"), ==, "Value");
   g_assert_nonnull (strstr (labels, "Produced By\nMatMul “/layer/MatMul”\noutput 0\n"));
   g_assert_nonnull (strstr (labels, "Used By\nIf “branch”\nonnx::If\n"));
   g_object_unref (sidebar);
@@ -202,7 +203,7 @@ test_sidebar_value (Fixture *fixture, gconstpointer data)
 static void
 test_sidebar_model_inputs (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *sidebar = g_object_ref_sink (g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL));
   g_autofree char *labels = NULL;
 
   graft_graph_add_input (fixture->graph, graft_graph_lookup_value (fixture->graph, "weight"));
@@ -216,12 +217,12 @@ test_sidebar_model_inputs (Fixture *fixture, gconstpointer data)
 static void
 test_find_panel (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *panel = g_object_ref_sink (graft_find_panel_new ());
+  GtkWidget *panel = g_object_ref_sink (g_object_new (GRAFT_TYPE_FIND_PANEL, NULL));
   g_autofree char *labels = NULL;
 
   graft_find_panel_set_graph (GRAFT_FIND_PANEL (panel), fixture->graph);
   graft_find_panel_set_text (GRAFT_FIND_PANEL (panel), "inner");
-  g_assert_cmpuint (graft_find_panel_get_n_matches (GRAFT_FIND_PANEL (panel)), ==, 2);
+  g_assert_cmpuint (inspect_uint (GRAFT_FIND_PANEL (panel), "n-matches"), ==, 2);
   labels = dup_labels (panel);
   g_assert_nonnull (strstr (labels, "2 matches\n"));
   g_assert_nonnull (strstr (labels, "inner_identity\nonnx::Identity · main › If “branch” › then_branch\n"));
@@ -229,7 +230,7 @@ test_find_panel (Fixture *fixture, gconstpointer data)
   g_clear_pointer (&labels, g_free);
 
   graft_find_panel_set_text (GRAFT_FIND_PANEL (panel), "softmax");
-  g_assert_cmpuint (graft_find_panel_get_n_matches (GRAFT_FIND_PANEL (panel)), ==, 0);
+  g_assert_cmpuint (inspect_uint (GRAFT_FIND_PANEL (panel), "n-matches"), ==, 0);
   labels = dup_labels (panel);
   g_assert_nonnull (strstr (labels, "No matches\n"));
   g_object_unref (panel);
@@ -238,16 +239,16 @@ test_find_panel (Fixture *fixture, gconstpointer data)
 static void
 test_breadcrumbs (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *crumbs = g_object_ref_sink (graft_breadcrumbs_new ());
+  GtkWidget *crumbs = g_object_ref_sink (g_object_new (GRAFT_TYPE_BREADCRUMBS, NULL));
   g_autofree char *main_text = NULL;
   g_autofree char *else_text = NULL;
 
   graft_breadcrumbs_set_graph (GRAFT_BREADCRUMBS (crumbs), fixture->graph);
-  main_text = graft_breadcrumbs_dup_text (GRAFT_BREADCRUMBS (crumbs));
+  main_text = inspect_dup_breadcrumbs (GRAFT_BREADCRUMBS (crumbs));
   g_assert_cmpstr (main_text, ==, "main");
 
   graft_breadcrumbs_set_graph (GRAFT_BREADCRUMBS (crumbs), fixture->else_graph);
-  else_text = graft_breadcrumbs_dup_text (GRAFT_BREADCRUMBS (crumbs));
+  else_text = inspect_dup_breadcrumbs (GRAFT_BREADCRUMBS (crumbs));
   g_assert_cmpstr (else_text, ==, "main › If “branch” › else_branch");
   /* If has two bodies: the last crumb switches between them. */
   g_assert_true (GTK_IS_DROP_DOWN (gtk_widget_get_last_child (crumbs)));
@@ -288,7 +289,7 @@ record_target (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 static void
 test_sidebar_input_edit (Fixture *fixture, gconstpointer data)
 {
-  GtkWidget *sidebar = g_object_ref_sink (graft_node_sidebar_new ());
+  GtkWidget *sidebar = g_object_ref_sink (g_object_new (GRAFT_TYPE_NODE_SIDEBAR, NULL));
   GtkWidget *window = gtk_window_new ();
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autofree char *target = NULL;
@@ -353,7 +354,7 @@ on_run_finished (GraftRunPane *pane, gboolean *finished)
 static void
 test_run_pane (void)
 {
-  GtkWidget *pane = g_object_ref_sink (graft_run_pane_new ());
+  GtkWidget *pane = g_object_ref_sink (g_object_new (GRAFT_TYPE_RUN_PANE, NULL));
   g_autoptr(GraftModel) model = relu_model (TRUE);
   g_autofree char *summary = NULL;
   gboolean finished = FALSE;
@@ -361,13 +362,13 @@ test_run_pane (void)
   g_signal_connect (pane, "run-finished", G_CALLBACK (on_run_finished), &finished);
   graft_run_pane_set_model (GRAFT_RUN_PANE (pane), model);
   graft_run_pane_set_dim (GRAFT_RUN_PANE (pane), "batch", 3);
-  graft_run_pane_set_seed (GRAFT_RUN_PANE (pane), 7);
+  gtk_spin_button_set_value (inspect_template_child (pane, GRAFT_TYPE_RUN_PANE, "seed_spin"), 7);
   graft_run_pane_start (GRAFT_RUN_PANE (pane));
   g_assert_true (graft_run_pane_is_running (GRAFT_RUN_PANE (pane)));
   while (!finished)
     g_main_context_iteration (NULL, TRUE);
   g_assert_false (graft_run_pane_is_running (GRAFT_RUN_PANE (pane)));
-  summary = graft_run_pane_dup_summary (GRAFT_RUN_PANE (pane));
+  summary = inspect_dup_rows (inspect_template_child (GRAFT_RUN_PANE (pane), GRAFT_TYPE_RUN_PANE, "outputs_list"));
   g_assert_true (g_str_has_prefix (summary, "out float32[3,4] min=0 max=0."));
   g_assert_nonnull (graft_run_pane_get_timings (GRAFT_RUN_PANE (pane)));
   g_assert_cmpuint (g_hash_table_size (graft_run_pane_get_timings (GRAFT_RUN_PANE (pane))), ==, 1);
@@ -498,7 +499,7 @@ on_diagnostic_activated (GtkWidget *panel, gpointer node, gpointer value, gpoint
 static void
 test_diagnostics_panel (void)
 {
-  GtkWidget *panel = g_object_ref_sink (graft_diagnostics_panel_new ());
+  GtkWidget *panel = g_object_ref_sink (g_object_new (GRAFT_TYPE_DIAGNOSTICS_PANEL, NULL));
   GtkWidget *window = gtk_window_new ();
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autoptr(GraftModel) model = relu_model (FALSE);
@@ -542,13 +543,13 @@ test_diagnostics_panel (void)
   g_assert_nonnull (activated);
   g_assert_true (activated == (diagnostic->node != NULL ? (gpointer) diagnostic->node : (gpointer) diagnostic->value));
   graft_diagnostics_panel_set_filter (self, "unsupported-op", GRAFT_SEVERITY_INFO);
-  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  g_assert_cmpuint (inspect_uint (self, "n-shown"), ==, 0);
   graft_diagnostics_panel_set_filter (self, NULL, GRAFT_SEVERITY_ERROR);
-  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  g_assert_cmpuint (inspect_uint (self, "n-shown"), ==, 0);
   graft_diagnostics_panel_set_filter (self, "static-input-dim", GRAFT_SEVERITY_WARNING);
-  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 1);
+  g_assert_cmpuint (inspect_uint (self, "n-shown"), ==, 1);
   graft_diagnostics_panel_set_diagnostics (self, NULL);
-  g_assert_cmpuint (graft_diagnostics_panel_get_n_shown (self), ==, 0);
+  g_assert_cmpuint (inspect_uint (self, "n-shown"), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (panel);
 }

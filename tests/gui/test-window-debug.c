@@ -14,6 +14,7 @@
 #include "window-harness.h"
 #include "../test-python.h"
 #include "../test-scratch.h"
+#include "widget-inspect.h"
 
 static GraftGraphCanvas *
 window_canvas (GraftWindow *window)
@@ -26,7 +27,7 @@ search_finished (gpointer data)
 {
   GraftReduceDialog *dialog = data;
 
-  return !graft_reduce_dialog_is_running (dialog);
+  return !inspect_boolean (dialog, "running");
 }
 
 /* The application's windows other than window: what the reduction opened. */
@@ -102,7 +103,7 @@ test_reduce_to_here (void)
   g_assert_nonnull (dialog);
   harness_wait_for (search_finished, dialog);
   harness_settle (window);
-  const char *status = graft_reduce_dialog_get_status (dialog);
+  const char *status = inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label");
   g_test_message ("reduce: %s", status);
   g_assert_nonnull (strstr (status, "Kept "));
   g_assert_nonnull (strstr (status, "nan-reduced.onnx"));
@@ -153,7 +154,7 @@ test_reduce_to_here (void)
   dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
   harness_wait_for (search_finished, dialog);
   harness_settle (window);
-  g_assert_nonnull (strstr (graft_reduce_dialog_get_status (dialog), "nan-reduced-2.onnx"));
+  g_assert_nonnull (strstr (inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label"), "nan-reduced-2.onnx"));
   g_autoptr(GPtrArray) second = other_windows (window);
   g_assert_cmpuint (second->len, ==, 1);
   gtk_window_destroy (GTK_WINDOW (dialog));
@@ -169,8 +170,8 @@ open_command_reduce (GraftWindow *window, const char *command, const char *outpu
   GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
   g_assert_nonnull (dialog);
   graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_COMMAND);
-  graft_reduce_dialog_set_command (dialog, command);
-  graft_reduce_dialog_set_output (dialog, output);
+  inspect_set_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "command_row", command);
+  inspect_set_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "output_row", output);
   return dialog;
 }
 
@@ -191,22 +192,22 @@ test_reduce_cancel (void)
   harness_screenshot (window, "reduce-dialog-command");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
   harness_wait_ms (1500);
-  g_assert_true (graft_reduce_dialog_is_running (dialog));
+  g_assert_true (inspect_boolean (dialog, "running"));
   harness_screenshot (window, "reduce-dialog-running");
   GtkProgressBar *progress = GTK_PROGRESS_BAR (harness_get_name (GTK_WIDGET (dialog), "reduce-progress"));
   g_test_message ("progress: %s", gtk_progress_bar_get_text (progress));
   g_assert_nonnull (strstr (gtk_progress_bar_get_text (progress), "tried"));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.cancel", NULL));
   harness_wait_for (search_finished, dialog);
-  g_assert_cmpstr (graft_reduce_dialog_get_status (dialog), ==, "Cancelled");
+  g_assert_cmpstr (inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label"), ==, "Cancelled");
   g_assert_false (g_file_test (output, G_FILE_TEST_EXISTS));
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
 
   /* a missing reference is said in the dialog, not started */
   graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_MISMATCH);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
-  g_assert_false (graft_reduce_dialog_is_running (dialog));
-  g_assert_nonnull (strstr (graft_reduce_dialog_get_status (dialog), "Give the reference"));
+  g_assert_false (inspect_boolean (dialog, "running"));
+  g_assert_nonnull (strstr (inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label"), "Give the reference"));
   harness_settle (window);
   harness_screenshot (window, "reduce-dialog-mismatch");
 
@@ -240,14 +241,14 @@ test_reduce_mismatch_folder (void)
   harness_activate (window, "win.reduce");
   GraftReduceDialog *dialog = GRAFT_REDUCE_DIALOG (harness_find_dialog (window, GRAFT_TYPE_REDUCE_DIALOG));
   graft_reduce_dialog_set_condition (dialog, GRAFT_REDUCE_MISMATCH);
-  graft_reduce_dialog_set_reference (dialog, reference);
-  graft_reduce_dialog_set_output (dialog, output);
+  inspect_set_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "reference_row", reference);
+  inspect_set_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "output_row", output);
   harness_settle (window);
   harness_screenshot (window, "reduce-mismatch-folder");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
   harness_wait_for (search_finished, dialog);
   harness_settle (window);
-  const char *status = graft_reduce_dialog_get_status (dialog);
+  const char *status = inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label");
   g_test_message ("reduce: %s", status);
   g_assert_nonnull (strstr (status, "differs from the reference"));
   GraftGraph *graph = harness_shown_graph (window);
@@ -290,8 +291,8 @@ test_reduce_torchscript (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "reduce.start", NULL));
   harness_wait_for (search_finished, dialog);
   harness_settle (window);
-  g_test_message ("reduce: %s", graft_reduce_dialog_get_status (dialog));
-  g_assert_true (g_str_has_prefix (graft_reduce_dialog_get_status (dialog), "Kept 1 of "));
+  g_test_message ("reduce: %s", inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label"));
+  g_assert_true (g_str_has_prefix (inspect_label_text (dialog, GRAFT_TYPE_REDUCE_DIALOG, "status_label"), "Kept 1 of "));
   g_assert_nonnull (harness_find_label (GTK_WIDGET (window), "none to mark here"));
 
   g_autofree char *test_python = graft_test_python ();
@@ -373,9 +374,9 @@ test_float16_auto_keep (void)
   harness_activate (window, "win.show-run");
   harness_activate (window, "win.run");
   GraftRunPane *pane = GRAFT_RUN_PANE (harness_find_type (GTK_WIDGET (window), GRAFT_TYPE_RUN_PANE));
-  g_test_message ("run: %s", graft_run_pane_get_status (pane));
+  g_test_message ("run: %s", inspect_label_text (pane, GRAFT_TYPE_RUN_PANE, "status_label"));
   g_assert_null (graft_run_pane_get_nonfinite_node (pane));
-  g_assert_nonnull (strstr (graft_run_pane_get_status (pane), "Ran in"));
+  g_assert_nonnull (strstr (inspect_label_text (pane, GRAFT_TYPE_RUN_PANE, "status_label"), "Ran in"));
 
   /* Undo gives float32 back, and the marks go with the converted graph */
   harness_activate (window, "win.undo");

@@ -7,6 +7,7 @@
 #include "window-harness.h"
 #include "widgets/breadcrumbs.h"
 #include "widgets/graph-canvas.h"
+#include "widget-inspect.h"
 
 static gboolean
 canvas_has_graph (gpointer data)
@@ -80,7 +81,7 @@ test_node_activated_enters_body (void)
   body_wait.graph_name = "then_branch";
   g_signal_emit_by_name (canvas, "node-activated", branch);
   harness_wait_for (canvas_shows_graph_named, &body_wait);
-  text = graft_breadcrumbs_dup_text (crumbs);
+  text = inspect_dup_breadcrumbs (crumbs);
   expected = g_strconcat ("if_model › If “branch_if” › ", body_wait.graph_name, NULL);
   g_assert_cmpstr (text, ==, expected);
 

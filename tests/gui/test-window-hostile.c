@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include "gui-fixtures.h"
 #include "window-harness.h"
-#include "window-private.h"
 #include "../test-scratch.h"
 
 static char *

@@ -18,6 +18,7 @@
 #include "widgets/graph-canvas.h"
 #include "widgets/pattern-dialog.h"
 #include "../test-scratch.h"
+#include "widget-inspect.h"
 
 #define LINEAR_RELU "m=MatMul(x,w) a=Add(m,b) Relu(a)"
 
@@ -188,7 +189,7 @@ test_replace_by_subgraph (void)
   error = shown_error (dialog, "pattern-error");
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error, "is not [NAME=]OP(ARG,...)[;ATTR=VALUE...]: a ')' is missing"));
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 0);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 0);
   g_assert_false (can_apply (dialog));
   harness_screenshot (window, "pattern-dialog-error");
   /* A step that feeds nothing. */
@@ -198,8 +199,8 @@ test_replace_by_subgraph (void)
   /* Two MatMul → Add → Relu replace; the third's Add is read by /Add too. */
   type_text (window, dialog, "pattern-text", LINEAR_RELU);
   g_assert_null (shown_error (dialog, "pattern-error"));
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 2);
-  g_assert_cmpuint (graft_pattern_dialog_get_n_skipped (dialog), ==, 1);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 2);
+  g_assert_cmpuint (inspect_uint (dialog, "n-skipped"), ==, 1);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (dialog), "match-count"))), ==,
                    "2 matches · 1 skipped");
   g_assert_nonnull (strstr (row_subtitle (dialog, "skipped-row"),
@@ -224,7 +225,7 @@ test_replace_by_subgraph (void)
   g_assert_nonnull (strstr (shown_error (dialog, "apply-error"), "gives Relu 2 inputs; it takes 1 (X)"));
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
   /* The preview follows the graph the refusal put back, highlight included. */
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 2);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 2);
   g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 2);
 
   type_text (window, dialog, "replacement-text", "z=Constant();value_float=0.0 m=MatMul(x,w) a=Add(m,b) Max(a,z)");
@@ -270,8 +271,8 @@ test_custom_op_from_node (void)
   g_assert_nonnull (dialog);
   pattern = text_of (dialog, "pattern-text");
   g_assert_cmpstr (pattern, ==, "m=MatMul(x,w) a=Add(w2,m) Relu(a)");
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 2);
-  g_assert_cmpuint (graft_pattern_dialog_get_n_skipped (dialog), ==, 1);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 2);
+  g_assert_cmpuint (inspect_uint (dialog, "n-skipped"), ==, 1);
 
   /* The custom op page is the first: a domain of its own is required. */
   g_assert_false (can_apply (dialog));
@@ -334,7 +335,7 @@ test_cancel (void)
   harness_activate (window, "win.edit-operation(('replace-pattern', '', ''))");
   dialog = the_dialog (window);
   type_text (window, dialog, "pattern-text", "s=Sigmoid(x) Mul(x,s)");
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), ==, 1);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 1);
   g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 1);
   gtk_widget_activate_action (GTK_WIDGET (dialog), "window.close", NULL);
   harness_settle (window);
@@ -360,7 +361,7 @@ test_many_matches_layout (void)
   dialog = the_dialog (window);
   type_text (window, dialog, "pattern-text", "Add(*,*)");
   harness_screenshot (window, "pattern-dialog-many-matches");
-  g_assert_cmpuint (graft_pattern_dialog_get_n_matches (dialog), >, 50);
+  g_assert_cmpuint (inspect_uint (dialog, "n-matches"), >, 50);
   g_assert_false (can_apply (dialog));
   hint = harness_get_name (GTK_WIDGET (dialog), "op-hint");
   g_assert_true (gtk_widget_get_visible (hint));

@@ -6,8 +6,18 @@
 
 #include "window-harness.h"
 #include "../onnx/fixtures.h"
-#include "window-private.h"
 #include "edit/edit-history.h"
+
+/* The window's template child called name (its .ui's id), as a user
+ * finds it: the summary bar, the picker. */
+static gpointer
+child (GraftWindow *window, const char *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), GRAFT_TYPE_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
 
 /* A window showing file of the export name (make-target-models.py). */
 static GraftWindow *
@@ -31,47 +41,47 @@ test_target_picker (void)
   GraftNode *flatten, *conv;
   GdkRGBA tint;
 
-  g_assert_false (gtk_widget_get_visible (window->target_bar));
-  g_assert_cmpuint (gtk_drop_down_get_selected (window->target_dropdown), ==, 0);
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_bar"))));
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (child (window, "target_dropdown"))), ==, 0);
 
   /* onnxruntime's checker: "2 partitions with a total of 48/49 nodes can be
    * handled by the CoreML MLProgram EP ... Unsupported ops: ai.onnx:Flatten". */
   harness_activate (window, "win.deploy-target::ort-coreml-mlprogram");
-  g_assert_true (gtk_widget_get_visible (window->target_bar));
-  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==,
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_bar"))));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), ==,
                    "2 partitions, 48/49 nodes on ort-coreml-mlprogram; Flatten falls back");
   g_assert_cmpstr (gtk_string_object_get_string (GTK_STRING_OBJECT (
-                     gtk_drop_down_get_selected_item (window->target_dropdown))), ==,
+                     gtk_drop_down_get_selected_item (GTK_DROP_DOWN (child (window, "target_dropdown"))))), ==,
                    "onnxruntime CoreML, ML Program (Apple)");
   graph = harness_shown_graph (window);
   flatten = harness_find_op (graph, "onnx::Flatten");
   conv = harness_find_op (graph, "onnx::Conv");
   g_assert_nonnull (flatten);
   g_assert_nonnull (conv);
-  g_assert_true (graft_graph_canvas_get_node_tint (window->canvas, conv, &tint));
-  g_assert_false (graft_graph_canvas_get_node_tint (window->canvas, flatten, NULL));
+  g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), conv, &tint));
+  g_assert_false (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), flatten, NULL));
   /* The Gemm after Flatten is in the second partition: another colour. */
   {
     GdkRGBA gemm_tint;
-    g_assert_true (graft_graph_canvas_get_node_tint (window->canvas, harness_find_op (graph, "onnx::Gemm"), &gemm_tint));
+    g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), harness_find_op (graph, "onnx::Gemm"), &gemm_tint));
     g_assert_false (gdk_rgba_equal (&tint, &gemm_tint));
   }
   harness_activate (window, "win.select-node::/Flatten");
   harness_screenshot (window, "deploy-target-mlprogram");
 
   /* The picker drives the same action. */
-  gtk_drop_down_set_selected (window->target_dropdown, 6);   /* No Target, executorch-xnnpack, openvino, ort-coreml, ort-coreml-mlprogram, ort-cuda, ort-nnapi */
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (child (window, "target_dropdown")), 6);   /* No Target, executorch-xnnpack, openvino, ort-coreml, ort-coreml-mlprogram, ort-cuda, ort-nnapi */
   harness_settle (window);
-  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==, "1 partition, 49/49 nodes on ort-nnapi");
-  g_assert_true (graft_graph_canvas_get_node_tint (window->canvas, flatten, NULL));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), ==, "1 partition, 49/49 nodes on ort-nnapi");
+  g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), flatten, NULL));
 
   /* A target for torch.export programs says it cannot read ONNX. */
   harness_activate (window, "win.deploy-target::executorch-xnnpack");
-  g_assert_nonnull (strstr (gtk_label_get_text (window->target_summary), "does not read this kind of model"));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), "does not read this kind of model"));
 
   harness_activate (window, "win.deploy-target::");
-  g_assert_false (gtk_widget_get_visible (window->target_bar));
-  g_assert_false (graft_graph_canvas_get_node_tint (window->canvas, conv, NULL));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_bar"))));
+  g_assert_false (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), conv, NULL));
   harness_window_close (window);
 }
 
@@ -86,26 +96,26 @@ test_target_fix (void)
   guint n_edits;
 
   harness_activate (window, "win.deploy-target::ort-nnapi");
-  before = g_strdup (gtk_label_get_text (window->target_summary));
+  before = g_strdup (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))));
   g_assert_true (g_str_has_prefix (before, "6 partitions, 72/208 nodes on ort-nnapi;"));
-  g_assert_true (gtk_widget_get_visible (window->target_fix_button));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_fix_button"))));
 
   harness_activate (window, "win.fix-for-target");
   harness_settle (window);
   /* fixed input dims, folded shape math, an int32 Cast for the embedding's
    * indices, LayerNormalization and Erf decomposed: only the IsNaN → Where
    * guards after each attention's Softmax fall back. */
-  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==,
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), ==,
                    "3 partitions, 141/145 nodes on ort-nnapi; IsNaN, Where fall back");
-  n_edits = graft_edit_history_get_applied (graft_document_get_history (window->document))->len;
+  n_edits = graft_edit_history_get_applied (graft_document_get_history (graft_window_get_document (window)))->len;
   g_assert_cmpuint (n_edits, ==, 6);
   harness_screenshot (window, "deploy-target-fixed");
 
   for (guint i = 0; i < n_edits; i++)
     harness_activate (window, "win.undo");
   harness_settle (window);
-  g_assert_false (graft_edit_history_can_undo (graft_document_get_history (window->document)));
-  g_assert_cmpstr (gtk_label_get_text (window->target_summary), ==, before);
+  g_assert_false (graft_edit_history_can_undo (graft_document_get_history (graft_window_get_document (window))));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), ==, before);
   harness_window_close (window);
 }
 

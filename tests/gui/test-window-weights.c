@@ -17,6 +17,7 @@
 #include "widgets/graph-canvas.h"
 #include "widgets/node-sidebar.h"
 #include "../test-scratch.h"
+#include "widget-inspect.h"
 
 static const char *
 get (GHashTable *state, const char *key)
@@ -238,7 +239,7 @@ test_big_embedding (void)
                   took, took_cpu);
   g_assert_cmpint (took_cpu, <, 100000);
   g_assert_cmpint (took, <, 1000000);
-  g_assert_cmpuint (graft_node_sidebar_get_pending_stats (sidebar), ==, 1);
+  g_assert_cmpuint (inspect_uint (sidebar, "pending-stats"), ==, 1);
   g_assert_cmpstr (row_value (window, "Statistics"), ==, "computing…");
   g_assert_cmpstr (row_value (window, "Values"), ==, "computing…");
   harness_screenshot (window, "weights-embedding-computing");
@@ -247,7 +248,7 @@ test_big_embedding (void)
   ticks.last = g_get_monotonic_time ();
   ticks.last_cpu = ui_thread_cpu_us ();
   tick = g_timeout_add (5, on_tick, &ticks);
-  while (graft_node_sidebar_get_pending_stats (sidebar) > 0)
+  while (inspect_uint (sidebar, "pending-stats") > 0)
     g_main_context_iteration (NULL, TRUE);
   g_source_remove (tick);
   g_test_message ("longest main loop gap while computing: %" G_GINT64_FORMAT " µs (%" G_GINT64_FORMAT

@@ -12,6 +12,7 @@
 #include "widgets/node-sidebar.h"
 #include "widgets/run-pane.h"
 #include "../test-scratch.h"
+#include "widget-inspect.h"
 
 /* Frames drawn with nothing left to do before a step counts as done, so
  * the canvas has painted the final scene and the sidebar its new rows. */
@@ -172,6 +173,14 @@ says (GtkWidget *widget, gconstpointer text)
   return GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), text) != NULL;
 }
 
+/* A caption of the sidebar's rows (a "property-name" label) reading text. */
+static gboolean
+is_caption (GtkWidget *widget, gconstpointer text)
+{
+  return GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "property-name")
+         && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0;
+}
+
 static gboolean
 is_moving_revealer (GtkWidget *widget, gconstpointer unused)
 {
@@ -316,7 +325,7 @@ window_is_settling (GraftWindow *window)
   return canvas_busy || checking
          || g_strcmp0 (gtk_stack_get_visible_child_name (stack), "loading") == 0
          || gtk_stack_get_transition_running (stack)
-         || graft_node_sidebar_get_pending_stats (FIND (window, GraftNodeSidebar, GRAFT_TYPE_NODE_SIDEBAR)) > 0
+         || inspect_uint (FIND (window, GraftNodeSidebar, GRAFT_TYPE_NODE_SIDEBAR), "pending-stats") > 0
          || graft_run_pane_is_running (FIND (window, GraftRunPane, GRAFT_TYPE_RUN_PANE))
          /* An edit being proved at other sizes: its toast says so. */
          || harness_find_label (GTK_WIDGET (window), "verifying at other sizes…") != NULL
@@ -541,19 +550,19 @@ put_analysis (GHashTable *state, GraftWindow *window, GraftGraphCanvas *canvas)
   GraftRunPane *run_pane = FIND (window, GraftRunPane, GRAFT_TYPE_RUN_PANE);
   GtkLabel *count = GTK_LABEL (harness_find_id (GTK_WIDGET (window), "diagnostics_count"));
   g_autofree char *summary = graft_diagnostics_panel_dup_summary (diagnostics);
-  g_autofree char *outputs = graft_run_pane_dup_summary (run_pane);
+  g_autofree char *outputs = inspect_dup_rows (inspect_template_child (run_pane, GRAFT_TYPE_RUN_PANE, "outputs_list"));
   guint n_hidden = 0;
   guint n_groups = graft_graph_canvas_get_n_marked_groups (canvas, &n_hidden);
 
   put (state, "diagnostics-count", "%s", gtk_label_get_text (count));
-  put (state, "diagnostics-shown", "%u", graft_diagnostics_panel_get_n_shown (diagnostics));
+  put (state, "diagnostics-shown", "%u", inspect_uint (diagnostics, "n-shown"));
   put (state, "diagnostics", "%s", summary);
   put (state, "diagnostics-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (diagnostics)));
   put (state, "canvas-marked", "%u", graft_graph_canvas_get_n_marked (canvas));
   put (state, "canvas-marked-groups", "%u", n_groups);
   put (state, "canvas-marked-hidden", "%u", n_hidden);
   put (state, "run-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (run_pane)));
-  put (state, "run-status", "%s", graft_run_pane_get_status (run_pane));
+  put (state, "run-status", "%s", inspect_label_text (run_pane, GRAFT_TYPE_RUN_PANE, "status_label"));
   put (state, "run-outputs", "%s", outputs);
 }
 
@@ -582,7 +591,9 @@ harness_window_state (GraftWindow *window)
   GraftFindPanel *find_panel = FIND (window, GraftFindPanel, GRAFT_TYPE_FIND_PANEL);
   AdwStatusPage *error_page = ADW_STATUS_PAGE (harness_find_id (GTK_WIDGET (window), "error_page"));
   GraftNode *node = graft_graph_canvas_get_selected_node (canvas);
-  g_autofree char *crumbs = graft_breadcrumbs_dup_text (FIND (window, GraftBreadcrumbs, GRAFT_TYPE_BREADCRUMBS));
+  g_autofree char *crumbs = inspect_dup_breadcrumbs (FIND (window, GraftBreadcrumbs, GRAFT_TYPE_BREADCRUMBS));
+  GtkLabel *file_caption;
+  GtkWidget *file_value;
   gboolean find_visible = FALSE;
   int width, height;
 
@@ -593,10 +604,12 @@ harness_window_state (GraftWindow *window)
   put (state, "default-size", "%dx%d", width, height);
   put (state, "window-size", "%dx%d", gtk_widget_get_width (GTK_WIDGET (window)),
        gtk_widget_get_height (GTK_WIDGET (window)));
-  put (state, "sidebar-title", "%s", graft_node_sidebar_get_title (sidebar));
-  put (state, "sidebar-subtitle", "%s", graft_node_sidebar_get_subtitle (sidebar));
-  put (state, "sidebar-file", "%s", graft_node_sidebar_get_file (sidebar) != NULL
-       ? graft_node_sidebar_get_file (sidebar) : "");
+  put (state, "sidebar-title", "%s", inspect_label_text (sidebar, GRAFT_TYPE_NODE_SIDEBAR, "title_label"));
+  put (state, "sidebar-subtitle", "%s", inspect_label_text (sidebar, GRAFT_TYPE_NODE_SIDEBAR, "subtitle_label"));
+  /* The model overview's File row: its caption, then its value. */
+  file_caption = (GtkLabel *) find_widget (GTK_WIDGET (sidebar), is_caption, "File");
+  file_value = file_caption != NULL ? gtk_widget_get_next_sibling (GTK_WIDGET (file_caption)) : NULL;
+  put (state, "sidebar-file", "%s", GTK_IS_LABEL (file_value) ? gtk_label_get_text (GTK_LABEL (file_value)) : "");
   put_bounds (state, "sidebar-bounds", window, GTK_WIDGET (sidebar));
   put_bounds (state, "canvas-bounds", window, GTK_WIDGET (canvas));
   put (state, "breadcrumbs", "%s", crumbs);
@@ -606,7 +619,7 @@ harness_window_state (GraftWindow *window)
   put_recent_menu (state, window);
   g_object_get (window, "find-visible", &find_visible, NULL);
   put (state, "find-visible", "%d", find_visible && gtk_widget_get_mapped (GTK_WIDGET (find_panel)));
-  put (state, "find-matches", "%u", graft_find_panel_get_n_matches (find_panel));
+  put (state, "find-matches", "%u", inspect_uint (find_panel, "n-matches"));
   put (state, "window-title", "%s", gtk_window_get_title (GTK_WINDOW (window)));
   put_action_enabled (state, "can-undo", window, "win.undo");
   put_action_enabled (state, "can-redo", window, "win.redo");
