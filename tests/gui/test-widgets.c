@@ -407,20 +407,6 @@ matmul_model (void)
   return model;
 }
 
-static GtkWidget *
-find_drop_down (GtkWidget *widget)
-{
-  if (GTK_IS_DROP_DOWN (widget))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_drop_down (child);
-      if (found)
-        return found;
-    }
-  return NULL;
-}
-
 static char *
 run_to_end (GraftRunPane *pane)
 {
@@ -430,7 +416,7 @@ run_to_end (GraftRunPane *pane)
   while (!finished)
     g_main_context_iteration (NULL, TRUE);
   g_signal_handler_disconnect (pane, id);
-  return graft_run_pane_dup_summary (pane);
+  return inspect_dup_rows (inspect_template_child (pane, GRAFT_TYPE_RUN_PANE, "outputs_list"));
 }
 
 /* The Precision choice: bf16 runs the products by weights in bfloat16 and
@@ -438,10 +424,9 @@ run_to_end (GraftRunPane *pane)
 static void
 test_run_pane_precision (void)
 {
-  GtkWidget *pane = g_object_ref_sink (graft_run_pane_new ());
+  GtkWidget *pane = g_object_ref_sink (g_object_new (GRAFT_TYPE_RUN_PANE, NULL));
   g_autoptr(GraftModel) model = matmul_model ();
-  GtkDropDown *precision = GTK_DROP_DOWN (find_drop_down (pane));
-  g_assert_nonnull (precision);
+  GtkDropDown *precision = inspect_template_child (pane, GRAFT_TYPE_RUN_PANE, "precision_dropdown");
   g_autoptr(GError) error = NULL;
   if (!graft_precision_available (GRAFT_PRECISION_BF16, &error))
     {
@@ -453,13 +438,16 @@ test_run_pane_precision (void)
     }
   g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (precision)));
   graft_run_pane_set_model (GRAFT_RUN_PANE (pane), model);
-  graft_run_pane_set_seed (GRAFT_RUN_PANE (pane), 3);
+  gtk_spin_button_set_value (inspect_template_child (pane, GRAFT_TYPE_RUN_PANE, "seed_spin"), 3);
   g_autofree char *f32 = run_to_end (GRAFT_RUN_PANE (pane));
-  g_assert_null (strstr (graft_run_pane_get_status (GRAFT_RUN_PANE (pane)), "bf16"));
+  const char *status = inspect_label_text (pane, GRAFT_TYPE_RUN_PANE, "status_label");
+  g_assert_nonnull (strstr (status, "Ran in"));
+  g_assert_null (strstr (status, "bf16"));
   gtk_drop_down_set_selected (precision, 1);
   g_autofree char *bf16 = run_to_end (GRAFT_RUN_PANE (pane));
-  g_test_message ("f32: %s\nbf16: %s\n%s", f32, bf16, graft_run_pane_get_status (GRAFT_RUN_PANE (pane)));
-  g_assert_nonnull (strstr (graft_run_pane_get_status (GRAFT_RUN_PANE (pane)), "weights in bf16"));
+  status = inspect_label_text (pane, GRAFT_TYPE_RUN_PANE, "status_label");
+  g_test_message ("f32: %s\nbf16: %s\n%s", f32, bf16, status);
+  g_assert_nonnull (strstr (status, "weights in bf16"));
   g_assert_true (g_str_has_prefix (bf16, "out float32[2,4]"));
   g_assert_cmpstr (f32, !=, bf16);   /* thirds are not bfloat16 numbers */
   g_object_unref (pane);
