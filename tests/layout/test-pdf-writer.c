@@ -1,0 +1,303 @@
+/* The PDF writer, read back by real consumers (poppler's pdftoppm,
+ * pdftotext, pdfinfo, pdffonts; qpdf --check): the window's marks (badges,
+ * hidden-node counts, Find, heat, tints, the selection) drawn as the
+ * painter draws them, pixel for pixel within antialiasing; the text
+ * searchable in its embedded fonts; big scenes tiled into the pages
+ * export.h promises; a write error that stops it. */
+#include <math.h>
+#include <string.h>
+#include <cairo.h>
+#include <gio/gio.h>
+#include "layout/export.h"
+#include "layout/layout.h"
+#include "layout/pdf-writer.h"
+#include "test-files.h"
+#include "test-graphs.h"
+
+/* Rasterised at the painter's PNG scale for small graphs (144 dots an
+ * inch, 2 pixels a point). */
+#define PIXELS_PER_POINT 2
+#define DOTS_PER_INCH "144"
+
+static gboolean
+have_tool (const char *name)
+{
+  g_autofree char *path = g_find_program_in_path (name);
+
+  return path != NULL;
+}
+
+/* Standard output of argv, which must succeed. */
+static char *
+run (const char *const *argv)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &status,
+                               &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("%s failed: %s", argv[0], err);
+  /* Poppler says on stderr what it could not read (a broken font). */
+  g_assert_cmpstr (err, ==, "");
+  return g_steal_pointer (&out);
+}
+
+static GraftNode *
+first_shown_node (GraftScene *scene, GraftGraph *graph, guint skip)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    if (graft_scene_find_node (scene, g_ptr_array_index (graph->nodes, i)) >= 0 && skip-- == 0)
+      return g_ptr_array_index (graph->nodes, i);
+  g_assert_not_reached ();
+}
+
+/* graph laid out with every group open but collapsed (may be NULL). */
+static GraftScene *
+lay_out (GraftGraph *graph, GraftGroup *collapsed)
+{
+  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
+  g_autoptr (GError) error = NULL;
+  GraftScene *scene;
+
+  graft_layout_expand_all (layout);
+  if (collapsed != NULL)
+    graft_layout_set_group_expanded (layout, collapsed, FALSE);
+  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return scene;
+}
+
+static void
+check_structure (const char *pdf)
+{
+  const char *qpdf[] = { "qpdf", "--check", pdf, NULL };
+  const char *pdffonts[] = { "pdffonts", pdf, NULL };
+  g_autofree char *fonts = NULL;
+
+  if (have_tool ("qpdf"))
+    g_free (run (qpdf));
+  /* Every font embedded, as a subset, with a ToUnicode map. */
+  fonts = run (pdffonts);
+  g_test_message ("%s", fonts);
+  g_assert_nonnull (strstr (fonts, "CID TrueType"));
+  g_assert_null (strstr (fonts, " no "));
+}
+
+/* Fraction of BLOCK × BLOCK squares whose mean colour differs by more
+ * than TOLERANCE (of 255) in some channel between a and b, over the area
+ * both cover: cairo and poppler antialias edges and glyphs differently,
+ * which averages out over a square, while a missing, misplaced or
+ * miscoloured box, line or word does not. */
+#define BLOCK 8
+#define TOLERANCE 16
+
+static double
+differing_blocks (cairo_surface_t *a, cairo_surface_t *b)
+{
+  int width = MIN (cairo_image_surface_get_width (a), cairo_image_surface_get_width (b)) / BLOCK;
+  int height = MIN (cairo_image_surface_get_height (a), cairo_image_surface_get_height (b)) / BLOCK;
+  guint64 differing = 0;
+
+  g_assert_cmpint (abs (cairo_image_surface_get_width (a) - cairo_image_surface_get_width (b)), <=, 1);
+  g_assert_cmpint (abs (cairo_image_surface_get_height (a) - cairo_image_surface_get_height (b)), <=, 1);
+  for (int by = 0; by < height; by++)
+    for (int bx = 0; bx < width; bx++)
+      {
+        int sums[3] = { 0 };
+
+        for (int y = by * BLOCK; y < (by + 1) * BLOCK; y++)
+          {
+            const guint32 *row_a = (const guint32 *) (cairo_image_surface_get_data (a)
+                                                      + y * cairo_image_surface_get_stride (a));
+            const guint32 *row_b = (const guint32 *) (cairo_image_surface_get_data (b)
+                                                      + y * cairo_image_surface_get_stride (b));
+
+            for (int x = bx * BLOCK; x < (bx + 1) * BLOCK; x++)
+              for (int channel = 0; channel < 3; channel++)
+                sums[channel] += (int) (row_a[x] >> (8 * channel) & 0xff) - (int) (row_b[x] >> (8 * channel) & 0xff);
+          }
+        for (int channel = 0; channel < 3; channel++)
+          if (abs (sums[channel]) > TOLERANCE * BLOCK * BLOCK)
+            {
+              differing++;
+              break;
+            }
+      }
+  return (double) differing / ((double) width * height);
+}
+
+/* The PDF of scene, rasterised by poppler, against the painter's PNG of it. */
+static void
+compare_with_painter (GraftScene *scene, const GraftPaintOptions *options, const char *dir, const char *name)
+{
+  g_autofree char *pdf = g_strdup_printf ("%s/%s.pdf", dir, name);
+  g_autofree char *png = g_strdup_printf ("%s/%s.png", dir, name);
+  g_autofree char *raster = g_strdup_printf ("%s/%s-poppler", dir, name);
+  g_autofree char *raster_png = g_strdup_printf ("%s.png", raster);
+  const char *pdftoppm[] = { "pdftoppm", "-r", DOTS_PER_INCH, "-singlefile", "-png", pdf, raster,
+                             NULL };
+  g_autoptr (GError) error = NULL;
+  cairo_surface_t *painted, *rasterised;
+  GraftRect bounds;
+  double differing;
+
+  graft_scene_get_bounds (scene, &bounds);
+  g_assert_cmpfloat (graft_export_png_scale (&bounds), ==, PIXELS_PER_POINT);
+  g_assert_true (graft_scene_export (scene, options, pdf, &error));
+  g_assert_no_error (error);
+  g_assert_true (graft_scene_export (scene, options, png, &error));
+  g_assert_no_error (error);
+  check_structure (pdf);
+  g_free (run (pdftoppm));
+  painted = cairo_image_surface_create_from_png (png);
+  rasterised = cairo_image_surface_create_from_png (raster_png);
+  g_assert_cmpint (cairo_surface_status (painted), ==, CAIRO_STATUS_SUCCESS);
+  g_assert_cmpint (cairo_surface_status (rasterised), ==, CAIRO_STATUS_SUCCESS);
+  differing = differing_blocks (painted, rasterised);
+  g_test_message ("%s: %.3f%% of %d-pixel squares differ", name, differing * 100, BLOCK);
+  /* 0.1 % here; without the nodes' body lines 1.8 %. */
+  g_assert_cmpfloat (differing, <, 0.005);
+  cairo_surface_destroy (painted);
+  cairo_surface_destroy (rasterised);
+}
+
+/* What the window marks on its scene before File → Export, as the painter
+ * draws it, with its text searchable. */
+static void
+test_marks (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 4, 3);
+  GraftGroup *block = graft_group_find_path (graph->root_group, "stage1.block2");
+  g_autoptr (GraftScene) scene = lay_out (graph, block);
+  g_autoptr (GHashTable) found = g_hash_table_new (NULL, NULL);
+  g_autofree char *dir = g_dir_make_tmp ("graft-pdf-XXXXXX", NULL);
+  g_autofree char *pdf = g_build_filename (dir, "marks.pdf", NULL);
+  /* -raw: in drawing order, each run as drawn (the layout mode guesses
+   * spaces from gaps, and joins the badge's "1 ✖"). */
+  const char *pdftotext[] = { "pdftotext", "-raw", "-enc", "UTF-8", pdf, "-", NULL };
+  g_autofree char *text = NULL;
+  GraftNode *badged, *hot, *tinted, *selected;
+  GraftSceneNode *box;
+  GraftPaintOptions options = { 0 };
+
+  if (!have_tool ("pdftoppm"))
+    {
+      g_test_skip ("needs pdftoppm and pdftotext (poppler-utils)");
+      return;
+    }
+  /* Everything open but one block, which hides a marked node. */
+  g_assert_cmpint (graft_scene_mark_hidden_node (scene, g_ptr_array_index (block->nodes, 0), 3), >=, 0);
+  badged = first_shown_node (scene, graph, 0);
+  hot = first_shown_node (scene, graph, 1);
+  tinted = first_shown_node (scene, graph, 2);
+  selected = first_shown_node (scene, graph, 3);
+  graft_scene_set_node_badge (scene, badged, 2, "unsupported <op>");
+  box = graft_scene_get_node (scene, graft_scene_find_node (scene, hot));
+  box->has_heat = TRUE;
+  box->heat = 1.0;
+  box = graft_scene_get_node (scene, graft_scene_find_node (scene, tinted));
+  box->has_tint = TRUE;
+  box->tint[0] = 0x12 / 255.0, box->tint[1] = 0x34 / 255.0, box->tint[2] = 0x56 / 255.0;
+  box = graft_scene_get_node (scene, graft_scene_find_node (scene, first_shown_node (scene, graph, 4)));
+  box->dead = TRUE;
+  g_hash_table_add (found, badged);
+  g_hash_table_add (found, block);
+  options.found = found;
+  options.selected_node = selected;
+
+  compare_with_painter (scene, &options, dir, "marks");
+  options.dark = TRUE;
+  compare_with_painter (scene, &options, dir, "marks-dark");
+
+  text = run (pdftotext);
+  g_assert_nonnull (strstr (text, "unsupported <op>"));
+  g_assert_nonnull (strstr (text, "1 ✖"));                  /* the collapsed block's hidden mark */
+  g_assert_nonnull (strstr (text, "stage0"));
+  g_assert_nonnull (strstr (text, "block1"));
+  g_assert_nonnull (strstr (text, "Conv"));
+  test_remove_dir (dir);
+}
+
+/* A graph taller than a page is tiled into the pages export.h counts; its
+ * labels are found on them. */
+static void
+test_pages (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (12, 30, 3);
+  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("graft-pdf-XXXXXX", NULL);
+  g_autofree char *pdf = g_build_filename (dir, "tall.pdf", NULL);
+  g_autofree char *expected_pages = NULL;
+  const char *pdfinfo[] = { "pdfinfo", pdf, NULL };
+  const char *last_page[] = { "pdftotext", "-enc", "UTF-8", "-f", "2", pdf, "-", NULL };
+  g_autofree char *info = NULL, *text = NULL;
+  GraftPaintOptions options = { 0 };
+  GraftRect bounds;
+
+  if (!have_tool ("pdfinfo"))
+    {
+      g_test_skip ("needs pdfinfo and pdftotext (poppler-utils)");
+      return;
+    }
+  graft_scene_get_bounds (scene, &bounds);
+  g_assert_cmpuint (graft_export_pdf_n_pages (&bounds), >, 1);
+  g_assert_true (graft_scene_export (scene, &options, pdf, &error));
+  g_assert_no_error (error);
+  check_structure (pdf);
+  info = run (pdfinfo);
+  expected_pages = g_strdup_printf ("\nPages:           %u\n", graft_export_pdf_n_pages (&bounds));
+  g_test_message ("%.0f × %.0f points: %s", bounds.width, bounds.height, expected_pages + 1);
+  g_assert_nonnull (strstr (info, expected_pages));
+  text = run (last_page);
+  g_assert_nonnull (strstr (text, "stage11"));
+  test_remove_dir (dir);
+}
+
+typedef struct {
+  guint n_pieces;
+  guint fail_at;
+} Pieces;
+
+static gboolean
+fail_at (const char *data, gsize length, gpointer user_data, GError **error)
+{
+  Pieces *pieces = user_data;
+
+  g_assert_cmpuint (pieces->n_pieces, <, pieces->fail_at);
+  if (++pieces->n_pieces == pieces->fail_at)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "No space left on device");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The first failed write ends the document with its error; nothing is
+ * written after it. */
+static void
+test_write_error (void)
+{
+  g_autoptr (GraftGraph) graph = test_graph_new_blocks (12, 30, 3);
+  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GError) error = NULL;
+  GraftPaintOptions options = { 0 };
+  Pieces pieces = { 0, 2 };
+
+  g_assert_false (graft_pdf_write_scene (scene, &options, fail_at, &pieces, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE);
+  g_assert_cmpuint (pieces.n_pieces, ==, 2);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/pdf-writer/marks", test_marks);
+  g_test_add_func ("/pdf-writer/pages", test_pages);
+  g_test_add_func ("/pdf-writer/write-error", test_write_error);
+  return g_test_run ();
+}
