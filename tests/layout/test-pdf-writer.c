@@ -12,7 +12,7 @@
 #include "layout/layout.h"
 #include "layout/pdf-writer.h"
 #include "test-files.h"
-#include "test-graphs.h"
+#include "test-scenes.h"
 
 /* Rasterised at the painter's PNG scale for small graphs (144 dots an
  * inch, 2 pixels a point). */
@@ -43,31 +43,6 @@ run (const char *const *argv)
   /* Poppler says on stderr what it could not read (a broken font). */
   g_assert_cmpstr (err, ==, "");
   return g_steal_pointer (&out);
-}
-
-static GraftNode *
-first_shown_node (GraftScene *scene, GraftGraph *graph, guint skip)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    if (graft_scene_find_node (scene, g_ptr_array_index (graph->nodes, i)) >= 0 && skip-- == 0)
-      return g_ptr_array_index (graph->nodes, i);
-  g_assert_not_reached ();
-}
-
-/* graph laid out with every group open but collapsed (may be NULL). */
-static GraftScene *
-lay_out (GraftGraph *graph, GraftGroup *collapsed)
-{
-  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
-  g_autoptr (GError) error = NULL;
-  GraftScene *scene;
-
-  graft_layout_expand_all (layout);
-  if (collapsed != NULL)
-    graft_layout_set_group_expanded (layout, collapsed, FALSE);
-  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  return scene;
 }
 
 static void
@@ -169,9 +144,7 @@ compare_with_painter (GraftScene *scene, const GraftPaintOptions *options, const
 static void
 test_marks (void)
 {
-  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 4, 3);
-  GraftGroup *block = graft_group_find_path (graph->root_group, "stage1.block2");
-  g_autoptr (GraftScene) scene = lay_out (graph, block);
+  g_autoptr (GraftGraph) graph = NULL;
   g_autoptr (GHashTable) found = g_hash_table_new (NULL, NULL);
   g_autofree char *dir = g_dir_make_tmp ("graft-pdf-XXXXXX", NULL);
   g_autofree char *pdf = g_build_filename (dir, "marks.pdf", NULL);
@@ -179,34 +152,15 @@ test_marks (void)
    * spaces from gaps, and joins the badge's "1 ✖"). */
   const char *pdftotext[] = { "pdftotext", "-raw", "-enc", "UTF-8", pdf, "-", NULL };
   g_autofree char *text = NULL;
-  GraftNode *badged, *hot, *tinted, *selected;
-  GraftSceneNode *box;
   GraftPaintOptions options = { 0 };
+  g_autoptr (GraftScene) scene = NULL;
 
   if (!have_tool ("pdftoppm"))
     {
       g_test_skip ("needs pdftoppm and pdftotext (poppler-utils)");
       return;
     }
-  /* Everything open but one block, which hides a marked node. */
-  g_assert_cmpint (graft_scene_mark_hidden_node (scene, g_ptr_array_index (block->nodes, 0), 3), >=, 0);
-  badged = first_shown_node (scene, graph, 0);
-  hot = first_shown_node (scene, graph, 1);
-  tinted = first_shown_node (scene, graph, 2);
-  selected = first_shown_node (scene, graph, 3);
-  graft_scene_set_node_badge (scene, badged, 2, "unsupported <op>");
-  box = graft_scene_get_node (scene, graft_scene_find_node (scene, hot));
-  box->has_heat = TRUE;
-  box->heat = 1.0;
-  box = graft_scene_get_node (scene, graft_scene_find_node (scene, tinted));
-  box->has_tint = TRUE;
-  box->tint[0] = 0x12 / 255.0, box->tint[1] = 0x34 / 255.0, box->tint[2] = 0x56 / 255.0;
-  box = graft_scene_get_node (scene, graft_scene_find_node (scene, first_shown_node (scene, graph, 4)));
-  box->dead = TRUE;
-  g_hash_table_add (found, badged);
-  g_hash_table_add (found, block);
-  options.found = found;
-  options.selected_node = selected;
+  scene = test_scene_new_marked (&graph, found, &options);
 
   compare_with_painter (scene, &options, dir, "marks");
   options.dark = TRUE;
@@ -227,7 +181,7 @@ static void
 test_pages (void)
 {
   g_autoptr (GraftGraph) graph = test_graph_new_blocks (12, 30, 3);
-  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GraftScene) scene = test_scene_lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("graft-pdf-XXXXXX", NULL);
   g_autofree char *pdf = g_build_filename (dir, "tall.pdf", NULL);
@@ -282,7 +236,7 @@ static void
 test_write_error (void)
 {
   g_autoptr (GraftGraph) graph = test_graph_new_blocks (12, 30, 3);
-  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GraftScene) scene = test_scene_lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   GraftPaintOptions options = { 0 };
   Pieces pieces = { 0, 2 };
