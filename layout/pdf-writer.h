@@ -5,8 +5,8 @@
  * embedded as subsets (layout/pdf-font.h), with a ToUnicode map so it can
  * be selected and searched. Pages are written as they are drawn, each with
  * only the items its grid cells hold, so memory stays that of the scene.
- * (Cairo's PDF surface took 16 s of CPU for 100,000 nodes, most of it
- * formatting numbers with printf and compressing.) */
+ * (Through cairo's PDF surface the 100,000-node probe's render took 11.4 s
+ * of CPU, half of it in printf's number formatting and zlib; now 1.8 s.) */
 #pragma once
 
 #include <glib.h>
