@@ -188,6 +188,12 @@ graft_pdf_font_new (cairo_t *cr, GError **error)
       font->truetype = get_table (font, TTAG_glyf) != NULL;
       if (!font->truetype)
         font->file = load_table (face, 0);
+      /* A collection (.ttc, .otc) is no OpenType font program: a CFF face
+       * of one is left to cairo (TrueType faces are rebuilt from their
+       * tables, which FreeType reads from the right face). */
+      if (font->file != NULL && g_bytes_get_size (font->file) >= 4
+          && memcmp (g_bytes_get_data (font->file, NULL), "ttcf", 4) == 0)
+        g_clear_pointer (&font->file, g_bytes_unref);
     }
   readable = FT_IS_SFNT (face) && (font->truetype || font->file != NULL) && read_metrics (font, face);
   cairo_ft_scaled_font_unlock_face (scaled_font);
