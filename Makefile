@@ -22,6 +22,8 @@ BUILD_PACKAGES := build-essential meson ninja-build pkg-config \
 # What the tests need on top. The fixtures and references (PyTorch 2.13,
 # onnx, onnxruntime, transformers) come from the venv.
 TEST_PACKAGES := python3-venv python3-numpy xvfb xauth xdg-utils clang xdotool
+# Real PDF readers for the PDF writer's tests.
+TEST_PACKAGES += poppler-utils qpdf
 # libFuzzer for tests/fuzz: the runtime of Debian's default clang
 # (libclang-rt-14-dev on Debian 12, -19-dev on 13).
 TEST_PACKAGES += libclang-rt-dev

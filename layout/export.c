@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 #include <cairo-pdf.h>
 #include "ir/atomic-save.h"
+#include "layout/pdf-writer.h"
 #include "layout/svg-writer.h"
 
 /* PNGs of small graphs are drawn at twice the point size, for sharpness. */
@@ -171,6 +172,21 @@ render (GraftScene *scene, const GraftPaintOptions *options, GraftExportFormat f
       SvgTarget target = { sink->fd, path };
 
       return graft_svg_write_scene (scene, options, write_svg_piece, &target, error);
+    }
+  if (format == GRAFT_EXPORT_PDF)
+    {
+      SvgTarget target = { sink->fd, path };
+      g_autoptr (GError) local_error = NULL;
+
+      if (graft_pdf_write_scene (scene, options, write_svg_piece, &target, &local_error))
+        return TRUE;
+      /* A font that cannot be embedded (not TrueType or OpenType) is left to
+       * cairo, which draws its glyphs as it can; nothing is written then. */
+      if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED))
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
     }
   graft_scene_get_bounds (scene, &bounds);
   switch (format)

@@ -1,5 +1,6 @@
-/* Draws a laid-out scene onto any cairo_t: the canvas, PDF and PNG files
- * (SVG files are written by layout/svg-writer.h, in the same style). Only
+/* Draws a laid-out scene onto any cairo_t: the canvas and PNG files (SVG
+ * and PDF files are written by layout/svg-writer.h and layout/pdf-writer.h,
+ * in the same style; PDF through cairo when its fonts cannot be embedded). Only
  * items intersecting the visible rectangle are drawn, and text is left out
  * once it would be too small to read, so a 10k-node scene stays cheap to
  * draw at any zoom. */

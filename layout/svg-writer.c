@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "layout/decimal.h"
 #include "layout/labels.h"
 #include "layout/style.h"
 #include "layout/text.h"
@@ -10,7 +11,7 @@
  * little, small next to any scene. */
 #define FLUSH_SIZE (64 * 1024)
 
-#define N_ROLES (GRAFT_TEXT_EDGE_INFERRED + 1)
+#define N_ROLES GRAFT_TEXT_N_ROLES
 
 typedef struct {
   GString *out;
@@ -19,15 +20,9 @@ typedef struct {
   GError *error;              /* the first write error; later output is dropped */
   const GraftPalette *palette;
   const GraftPaintOptions *options;
-  cairo_t *measure[N_ROLES];  /* each with its role's font selected once */
-  GHashTable *widths[N_ROLES]; /* text → its width (a double in the pointer) */
+  GraftTextWidths *widths;
   guint n_clips;
 } SvgWriter;
-
-/* Labels repeat ("Conv", "batch×64×56×56"): their widths are remembered
- * (the 40,000-node probe's document: 0.79 -> 0.41 s). Past this many
- * distinct texts of a role the memory starts over. */
-#define MAX_REMEMBERED_WIDTHS 65536
 
 static void
 flush (SvgWriter *w)
@@ -50,42 +45,11 @@ append (SvgWriter *w, const char *text)
   g_string_append (w->out, text);
 }
 
-/* A coordinate to two decimals, without trailing zeros, the same in every
- * locale (printf would write "12,5" under some). */
+/* A coordinate to two decimals. */
 static void
 append_number (SvgWriter *w, double value)
 {
-  char digits[32];
-  int n = 0;
-  long long hundredths;
-  long long whole;
-  int fraction;
-
-  if (!isfinite (value))
-    value = 0;
-  hundredths = llround (value * 100);
-  if (hundredths < 0)
-    {
-      g_string_append_c (w->out, '-');
-      hundredths = -hundredths;
-    }
-  whole = hundredths / 100;
-  fraction = (int) (hundredths % 100);
-  do
-    {
-      digits[n++] = (char) ('0' + whole % 10);
-      whole /= 10;
-    }
-  while (whole > 0);
-  while (n > 0)
-    g_string_append_c (w->out, digits[--n]);
-  if (fraction != 0)
-    {
-      g_string_append_c (w->out, '.');
-      g_string_append_c (w->out, (char) ('0' + fraction / 10));
-      if (fraction % 10 != 0)
-        g_string_append_c (w->out, (char) ('0' + fraction % 10));
-    }
+  graft_decimal_append (w->out, value, 2);
 }
 
 /* "x y" */
@@ -152,17 +116,7 @@ append_escaped (SvgWriter *w, const char *text)
 static double
 measure (SvgWriter *w, GraftTextRole role, const char *text)
 {
-  union { gpointer pointer; double width; } remembered;
-
-  G_STATIC_ASSERT (sizeof (double) <= sizeof (gpointer));
-  if (g_hash_table_lookup_extended (w->widths[role], text, NULL, &remembered.pointer))
-    return remembered.width;
-  if (g_hash_table_size (w->widths[role]) >= MAX_REMEMBERED_WIDTHS)
-    g_hash_table_remove_all (w->widths[role]);
-  remembered.pointer = NULL;
-  remembered.width = graft_text_measure (w->measure[role], text);
-  g_hash_table_insert (w->widths[role], g_strdup (text), remembered.pointer);
-  return remembered.width;
+  return graft_text_widths_measure (w->widths, role, text);
 }
 
 /* A run of text whose baseline starts at (x, y), width wide as measured.
@@ -592,12 +546,7 @@ graft_svg_write_scene (GraftScene *scene, const GraftPaintOptions *options, Graf
   GraftRect bounds;
   guint n_groups = graft_scene_get_n_groups (scene), n_edges = graft_scene_get_n_edges (scene);
 
-  for (int role = 0; role < N_ROLES; role++)
-    {
-      w.measure[role] = graft_text_context_new ();
-      graft_text_select (w.measure[role], role);
-      w.widths[role] = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-    }
+  w.widths = graft_text_widths_new ();
   graft_scene_get_bounds (scene, &bounds);
   write_header (&w, &bounds);
   /* The painter's order: expanded groups are backgrounds; collapsed ones
@@ -627,11 +576,7 @@ graft_svg_write_scene (GraftScene *scene, const GraftPaintOptions *options, Graf
   append (&w, "</svg>\n");
   flush (&w);
 
-  for (int role = 0; role < N_ROLES; role++)
-    {
-      cairo_destroy (w.measure[role]);
-      g_hash_table_destroy (w.widths[role]);
-    }
+  graft_text_widths_free (w.widths);
   g_string_free (w.out, TRUE);
   if (w.error != NULL)
     {

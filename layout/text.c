@@ -186,3 +186,60 @@ graft_text_context_new (void)
   cairo_surface_destroy (surface);
   return cr;
 }
+
+/* Past this many distinct texts of a role the memory starts over. */
+#define MAX_WRITER_WIDTHS 65536
+
+struct _GraftTextWidths {
+  cairo_t *measure[GRAFT_TEXT_N_ROLES];  /* each with its role's font selected once */
+  GHashTable *widths[GRAFT_TEXT_N_ROLES]; /* text → its width (a double in the pointer) */
+};
+
+GraftTextWidths *
+graft_text_widths_new (void)
+{
+  GraftTextWidths *widths = g_new0 (GraftTextWidths, 1);
+
+  for (int role = 0; role < GRAFT_TEXT_N_ROLES; role++)
+    {
+      widths->measure[role] = graft_text_context_new ();
+      graft_text_select (widths->measure[role], role);
+      widths->widths[role] = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    }
+  return widths;
+}
+
+void
+graft_text_widths_free (GraftTextWidths *widths)
+{
+  if (widths == NULL)
+    return;
+  for (int role = 0; role < GRAFT_TEXT_N_ROLES; role++)
+    {
+      cairo_destroy (widths->measure[role]);
+      g_hash_table_destroy (widths->widths[role]);
+    }
+  g_free (widths);
+}
+
+double
+graft_text_widths_measure (GraftTextWidths *widths, GraftTextRole role, const char *text)
+{
+  union { gpointer pointer; double width; } remembered;
+
+  G_STATIC_ASSERT (sizeof (double) <= sizeof (gpointer));
+  if (g_hash_table_lookup_extended (widths->widths[role], text, NULL, &remembered.pointer))
+    return remembered.width;
+  if (g_hash_table_size (widths->widths[role]) >= MAX_WRITER_WIDTHS)
+    g_hash_table_remove_all (widths->widths[role]);
+  remembered.pointer = NULL;
+  remembered.width = graft_text_measure (widths->measure[role], text);
+  g_hash_table_insert (widths->widths[role], g_strdup (text), remembered.pointer);
+  return remembered.width;
+}
+
+cairo_t *
+graft_text_widths_get_context (GraftTextWidths *widths, GraftTextRole role)
+{
+  return widths->measure[role];
+}

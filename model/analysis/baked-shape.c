@@ -889,15 +889,49 @@ compare_by_position (gconstpointer a, gconstpointer b)
   return (int) x->element - (int) y->element;
 }
 
+static void
+note_reshape (GraftNode *node, gpointer user_data)
+{
+  gboolean *any = user_data;
+
+  *any |= node->op == g_intern_static_string ("onnx::Reshape");
+}
+
+static gboolean
+has_reshape (GraftGraph *graph)
+{
+  gboolean any = FALSE;
+
+  graft_graph_foreach_node_recursive (graph, note_reshape, &any);
+  return any;
+}
+
+static GPtrArray *
+find_baked_shapes (GraftModel *model, GraftInference *base, GraftValue *input, int axis,
+                   GraftSplitReadings *readings, const char *shared_symbol);
+
 GPtrArray *
 graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis)
 {
-  return graft_find_baked_shapes_read (model, input, axis, NULL, NULL);
+  return find_baked_shapes (model, NULL, input, axis, NULL, NULL);
+}
+
+GPtrArray *
+graft_find_baked_shapes_over (GraftModel *model, GraftInference *inference, GraftValue *input, int axis)
+{
+  return find_baked_shapes (model, inference, input, axis, NULL, NULL);
 }
 
 GPtrArray *
 graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, GraftSplitReadings *readings,
                               const char *shared_symbol)
+{
+  return find_baked_shapes (model, NULL, input, axis, readings, shared_symbol);
+}
+
+static GPtrArray *
+find_baked_shapes (GraftModel *model, GraftInference *base, GraftValue *input, int axis,
+                   GraftSplitReadings *readings, const char *shared_symbol)
 {
   const char *shared = shared_symbol != NULL ? g_intern_string (shared_symbol) : NULL;
   GPtrArray *found = g_ptr_array_new_with_free_func (g_free);
@@ -922,14 +956,19 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
     return found;
 
   /* Trace-time shapes around every Reshape, to map dims through it. Dims
-   * already made dynamic get a stand-in size: only extents matter here. */
+   * already made dynamic get a stand-in size: only extents matter here.
+   * Without a Reshape there is nothing to map (a million-node chain of
+   * MatMuls spared a whole run: 40 % of its check). */
   static_io = g_hash_table_new_full (NULL, NULL, NULL, static_io_free);
-  stand_in_shapes = probe_input_shapes (graph, input, axis, NULL, shared);
-  options.input_shapes = stand_in_shapes;
-  traced_inference = graft_shape_inference_run_full (model, &options);
-  /* If/Loop bodies too: their constants bake sizes as well. */
-  static_io_search = (StaticIOSearch) { static_io, traced_inference };
-  graft_graph_foreach_node_recursive (graph, record_static_io, &static_io_search);
+  if (has_reshape (graph))
+    {
+      stand_in_shapes = probe_input_shapes (graph, input, axis, NULL, shared);
+      options.input_shapes = stand_in_shapes;
+      traced_inference = graft_shape_inference_run_full (model, &options);
+      /* If/Loop bodies too: their constants bake sizes as well. */
+      static_io_search = (StaticIOSearch) { static_io, traced_inference };
+      graft_graph_foreach_node_recursive (graph, record_static_io, &static_io_search);
+    }
 
   probe_shapes = probe_input_shapes (graph, input, axis, &probe_dim, shared);
   overrides = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
@@ -942,7 +981,7 @@ graft_find_baked_shapes_read (GraftModel *model, GraftValue *input, int axis, Gr
   found_nodes = g_hash_table_new (NULL, NULL);
   probe = (Probe) { overrides, NULL, found, found_nodes, static_io, traced, input, axis, readings };
   options = (GraftShapeInferenceOptions) { .input_shapes = probe_shapes, .overrides = overrides,
-                                           .hook = probe_node, .hook_data = &probe };
+                                           .hook = probe_node, .hook_data = &probe, .base = base };
   do
     {
       g_autoptr(GraftInference) probed = NULL;

@@ -56,6 +56,10 @@ typedef struct {
  * Splits are read outermost (exporters usually merge the batch as the
  * major factor: b * heads + h). */
 GPtrArray *graft_find_baked_shapes (GraftModel *model, GraftValue *input, int axis);
+/* As graft_find_baked_shapes(), with inference a plain run over model
+ * (graft_shape_inference_run(), as lint has one): the probe's runs infer
+ * only what the probe changes and read the rest from it. */
+GPtrArray *graft_find_baked_shapes_over (GraftModel *model, GraftInference *inference, GraftValue *input, int axis);
 /* As graft_find_baked_shapes(), reading splits as readings says (NULL:
  * all outermost). shared_symbol (may be NULL) is the name input's dim is
  * to get: dims of other inputs already made dynamic under that name are

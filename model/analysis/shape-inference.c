@@ -19,6 +19,11 @@ struct _GraftInference {
   gatomicrefcount ref_count;
   GHashTable *types;       /* GraftValue* → InferredType*, owned */
   GHashTable *data;        /* GraftValue* → GArray<GraftDim>, owned */
+  /* A run over a base (GraftShapeInferenceOptions.base) holds only what
+   * differs from it: the values in owned read from types and data (absent
+   * there: not inferred), every other value as base has it. */
+  GraftInference *base;    /* a reference, or NULL */
+  GHashTable *owned;       /* GraftValue* set, with base */
 };
 
 typedef struct {
@@ -96,13 +101,25 @@ graft_inference_unref (GraftInference *inference)
     return;
   g_hash_table_unref (inference->types);
   g_hash_table_unref (inference->data);
+  g_clear_pointer (&inference->base, graft_inference_unref);
+  g_clear_pointer (&inference->owned, g_hash_table_unref);
   g_free (inference);
+}
+
+/* The run whose tables hold what inference says of value. */
+static GraftInference *
+holder_of (GraftInference *inference, const GraftValue *value)
+{
+  if (inference->base == NULL || g_hash_table_contains (inference->owned, value))
+    return inference;
+  return inference->base;
 }
 
 gboolean
 graft_inference_lookup (GraftInference *inference, const GraftValue *value, GraftDType *dtype, const GraftShape **shape)
 {
-  InferredType *type = inference != NULL && value != NULL ? g_hash_table_lookup (inference->types, value) : NULL;
+  InferredType *type = inference != NULL && value != NULL
+                       ? g_hash_table_lookup (holder_of (inference, value)->types, value) : NULL;
 
   if (type == NULL)
     return FALSE;
@@ -134,13 +151,22 @@ graft_inference_get_dtype (GraftInference *inference, const GraftValue *value)
 guint
 graft_inference_get_n_values (GraftInference *inference)
 {
-  return g_hash_table_size (inference->types);
+  GHashTableIter iter;
+  gpointer value;
+  guint n = g_hash_table_size (inference->types);
+
+  if (inference->base == NULL)
+    return n;
+  g_hash_table_iter_init (&iter, inference->base->types);
+  while (g_hash_table_iter_next (&iter, &value, NULL))
+    n += !g_hash_table_contains (inference->owned, value);
+  return n;
 }
 
 GArray *
 graft_inference_get_data (GraftInference *inference, const GraftValue *value)
 {
-  return inference != NULL && value != NULL ? g_hash_table_lookup (inference->data, value) : NULL;
+  return inference != NULL && value != NULL ? g_hash_table_lookup (holder_of (inference, value)->data, value) : NULL;
 }
 
 static void
@@ -151,12 +177,17 @@ set_inferred (Inferer *inferer, GraftValue *value, GraftDType dtype, const Graft
   type->dtype = dtype;
   graft_shape_copy (&type->shape, shape);
   g_hash_table_insert (inferer->result->types, value, type);
+  if (inferer->result->base != NULL)
+    g_hash_table_add (inferer->result->owned, value);
 }
 
 static void
 clear_inferred_value (Inferer *inferer, GraftValue *value)
 {
   g_hash_table_remove (inferer->result->types, value);
+  g_hash_table_remove (inferer->data, value);
+  if (inferer->result->base != NULL)
+    g_hash_table_add (inferer->result->owned, value);
 }
 
 static const GraftShape *
@@ -215,7 +246,7 @@ data_from_tensor (GraftTensor *tensor)
 static GArray *
 lookup_data (Inferer *inferer, GraftValue *value)
 {
-  return value ? g_hash_table_lookup (inferer->data, value) : NULL;
+  return graft_inference_get_data (inferer->result, value);
 }
 
 /* The data as plain integers, or NULL if any element is not fixed. */
@@ -1305,15 +1336,71 @@ seed_value (Inferer *inferer, GraftValue *value)
 /* A fresh result, graph inputs and initializers seeded from their
  * declarations (or the probe shapes standing in for them). */
 static void
-start_inference (Inferer *inferer, GraftGraph *graph)
+start_inference (Inferer *inferer, GraftGraph *graph, GraftInference *base)
 {
   inferer->result = inference_new ();
+  if (base != NULL)
+    {
+      inferer->result->base = graft_inference_ref (base);
+      inferer->result->owned = g_hash_table_new (NULL, NULL);
+    }
   inferer->data = inferer->result->data;
   inferer->rt_data = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_rt_tensor_unref);
   for (guint i = 0; i < graph->inputs->len; i++)
     seed_value (inferer, g_ptr_array_index (graph->inputs, i));
   for (guint i = 0; i < graph->initializers->len; i++)
     seed_value (inferer, g_ptr_array_index (graph->initializers, i));
+}
+
+static gboolean
+same_data (GArray *a, GArray *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  if (a->len != b->len)
+    return FALSE;
+  for (guint i = 0; i < a->len; i++)
+    if (!graft_dim_equal (&g_array_index (a, GraftDim, i), &g_array_index (b, GraftDim, i)))
+      return FALSE;
+  return TRUE;
+}
+
+/* A run over a base: value, just inferred or seeded, goes back to reading
+ * as base has it when this run found the same. */
+static void
+settle (Inferer *inferer, GraftValue *value)
+{
+  GraftInference *result = inferer->result;
+  InferredType *mine = g_hash_table_lookup (result->types, value);
+  InferredType *base = g_hash_table_lookup (result->base->types, value);
+
+  if (mine == NULL || base == NULL || mine->dtype != base->dtype || !graft_shape_equal (&mine->shape, &base->shape)
+      || !same_data (g_hash_table_lookup (result->data, value), g_hash_table_lookup (result->base->data, value)))
+    return;
+  g_hash_table_remove (result->types, value);
+  g_hash_table_remove (result->data, value);
+  g_hash_table_remove (result->owned, value);
+}
+
+/* Whether node, in a run over a base, would give what base has: none of
+ * its inputs reads differently, no override changes it, and it has no
+ * bodies (which read values of the enclosing graph besides its inputs). */
+static gboolean
+is_settled (Inferer *inferer, GraftNode *node)
+{
+  g_autoptr(GPtrArray) subgraphs = NULL;
+
+  if (inferer->overrides != NULL && g_hash_table_contains (inferer->overrides, node))
+    return FALSE;
+  for (guint i = 0; i < node->inputs->len; i++)
+    {
+      GraftValue *input = g_ptr_array_index (node->inputs, i);
+
+      if (input != NULL && g_hash_table_contains (inferer->result->owned, input))
+        return FALSE;
+    }
+  subgraphs = graft_node_get_subgraphs (node);
+  return subgraphs->len == 0;
 }
 
 GraftInference *
@@ -1323,6 +1410,7 @@ graft_shape_inference_run_full (GraftModel *model, const GraftShapeInferenceOpti
   GraftGraph *graph = graft_model_get_graph (model);
   Inferer inferer = { 0 };
   g_autoptr(GPtrArray) order = NULL;
+  GraftInference *base;
 
   if (options == NULL)
     options = &no_options;
@@ -1339,13 +1427,35 @@ graft_shape_inference_run_full (GraftModel *model, const GraftShapeInferenceOpti
   if (graph == NULL)
     return inference_new ();
 
-  start_inference (&inferer, graph);
+  /* A base that is itself over a base would make lookups a chain; a
+   * report counts what each node gave. */
+  base = options->base != NULL && options->base->base == NULL && options->report == NULL ? options->base : NULL;
+  start_inference (&inferer, graph, base);
+  if (base != NULL)
+    {
+      for (guint i = 0; i < graph->inputs->len; i++)
+        settle (&inferer, g_ptr_array_index (graph->inputs, i));
+      for (guint i = 0; i < graph->initializers->len; i++)
+        settle (&inferer, g_ptr_array_index (graph->initializers, i));
+    }
   order = topological_order (graph);
   for (guint i = 0; i < order->len; i++)
     {
+      GraftNode *node = g_ptr_array_index (order, i);
+
       if (options->hook != NULL)
-        options->hook (g_ptr_array_index (order, i), inferer.result, options->overrides, options->hook_data);
-      infer_subgraphs_then_node (&inferer, g_ptr_array_index (order, i));
+        options->hook (node, inferer.result, options->overrides, options->hook_data);
+      if (base == NULL)
+        infer_subgraphs_then_node (&inferer, node);
+      else if (!is_settled (&inferer, node))
+        {
+          /* Outputs the node leaves unknown must not read as base has them. */
+          clear_inferred (&inferer, node);
+          infer_subgraphs_then_node (&inferer, node);
+          for (guint j = 0; j < node->outputs->len; j++)
+            if (g_ptr_array_index (node->outputs, j) != NULL)
+              settle (&inferer, g_ptr_array_index (node->outputs, j));
+        }
     }
   if (inferer.report != NULL)
     inferer.report->n_nodes = order->len;
@@ -1401,7 +1511,7 @@ graft_shape_inference_session_new (GraftModel *model)
   session = g_new0 (GraftShapeInferenceSession, 1);
   session->inferer.model = model;
   session->graph = graph;
-  start_inference (&session->inferer, graph);
+  start_inference (&session->inferer, graph, NULL);
   return session;
 }
 

@@ -87,6 +87,13 @@ typedef struct {
   GHashTable *overrides;
   GraftShapeInferenceHook hook;        /* needs overrides */
   gpointer hook_data;
+  /* A finished run over the same graph, without overrides, whose input
+   * shapes differ from this run's only where input_shapes says (a probe of
+   * one dim over the check's plain inference): the run infers only the
+   * nodes whose inputs read differently from base, and holds only what
+   * differs, reading the rest from base (which it keeps). Ignored with a
+   * report, or when base is itself over a base. May be NULL. */
+  GraftInference *base;
 } GraftShapeInferenceOptions;
 
 /* options may be NULL. */

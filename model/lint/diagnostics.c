@@ -351,7 +351,9 @@ check_baked_shapes (GraftModel *model, const GraftLintOptions *options, GPtrArra
           /* A traced 1 is indistinguishable from the many 1s of shapes. */
           if (input->shape.dims[axis].kind != GRAFT_DIM_FIXED || input->shape.dims[axis].value < 2)
             continue;
-          found = graft_find_baked_shapes (searched, searched_input, axis);
+          found = searched == model && options->inference != NULL
+                  ? graft_find_baked_shapes_over (model, options->inference, searched_input, axis)
+                  : graft_find_baked_shapes (searched, searched_input, axis);
           for (guint k = 0; k < found->len; k++)
             {
               GraftBakedShape *baked = g_ptr_array_index (found, k);
@@ -531,11 +533,17 @@ graft_lint_model_with_inference (GraftModel *model, const GraftLintOptions *opti
 {
   GPtrArray *list = g_ptr_array_new_with_free_func ((GDestroyNotify) graft_diagnostic_free);
   GraftLintOptions defaults = { FALSE };
+  GraftLintOptions with_inference;
 
   if (options == NULL)
     options = &defaults;
   if (inference != NULL)
-    *inference = graft_shape_inference_run (model, NULL);
+    {
+      *inference = graft_shape_inference_run (model, NULL);
+      with_inference = *options;
+      with_inference.inference = *inference;
+      options = &with_inference;
+    }
   if (graft_model_get_graph (model) == NULL)
     return list;
   {

@@ -51,6 +51,11 @@ typedef struct {
    * warning where the target falls back to the host, else an error; the
    * checks of Graft's own runtime are left out. */
   const GraftDeployTarget *deploy_target;
+  /* A plain shape inference of the model (graft_shape_inference_run()),
+   * when the caller has one; rules that probe shapes build on it instead of
+   * inferring the whole graph again. Borrowed; may be NULL.
+   * graft_lint_model_with_inference() sets it to its own. */
+  GraftInference *inference;
 } GraftLintOptions;
 
 /* Runs every rule; the model is only read, so lint may run on a worker

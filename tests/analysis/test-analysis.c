@@ -6,6 +6,7 @@
 #include "lint/lint-rules.h"
 #include "analysis/dim-check.h"
 #include "analysis/shape-inference.h"
+#include "ir/graph-surgery.h"
 #include "ir/sym-dim.h"
 
 static void
@@ -441,6 +442,148 @@ test_onnx_rules (void)
   g_assert_cmpint (r->shape.rank, <, 0);
 }
 
+/* x[2, 16] traced with batch 2: MatMul, Reshape to [2, 4, 4] and back to
+ * [2, 16] (two baked constants, the second seen only once the first is
+ * taken as repaired), a Reshape whose target is built from Shape(x), and an
+ * If whose body reads the result. */
+static GraftModel *
+baked_chain_model (GraftValue **input)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("g");
+  GraftGraph *branch = graft_graph_new ("then");
+  GraftValue *x = graft_graph_ensure_value (graph, "x");
+  GraftValue *cond = graft_graph_ensure_value (graph, "cond");
+  GraftValue *weight = graft_graph_ensure_value (graph, "weight");
+  GraftValue *m, *r1, *r2, *batch, *target, *r3;
+  GraftNode *iff, *gather, *concat;
+
+  graft_model_set_opset (model, "", 13);
+  set_shape (x, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "2", "16" });
+  set_shape (weight, GRAFT_DTYPE_FLOAT32, 2, (const char *[]) { "16", "16" });
+  set_shape (cond, GRAFT_DTYPE_BOOL, 0, NULL);
+  graft_graph_add_input (graph, x);
+  graft_graph_add_input (graph, weight);
+  graft_graph_add_input (graph, cond);
+  m = add_node (graph, "", "MatMul", "/matmul", x, weight);
+  r1 = add_node (graph, "", "Reshape", "/reshape1", m, int_constant (graph, "target1", (gint64[]) { 2, 4, 4 }, 3));
+  r2 = add_node (graph, "", "Reshape", "/reshape2", add_node (graph, "", "Relu", "/relu", r1, NULL),
+                 int_constant (graph, "target2", (gint64[]) { 2, 16 }, 2));
+  batch = add_node (graph, "", "Gather", "/gather", add_node (graph, "", "Shape", "/shape", x, NULL),
+                    int_constant (graph, "zero", (gint64[]) { 0 }, 1));
+  gather = batch->producer;
+  graft_node_add_attribute (gather, graft_attribute_new_int ("axis", 0));
+  target = add_node (graph, "", "Concat", "/concat", batch, int_constant (graph, "sixteen", (gint64[]) { 16 }, 1));
+  concat = target->producer;
+  graft_node_add_attribute (concat, graft_attribute_new_int ("axis", 0));
+  r3 = add_node (graph, "", "Reshape", "/reshape3", r2, target);
+  iff = graft_graph_add_node (graph, "", "If", "/if");
+  graft_node_add_input (iff, cond);
+  graft_graph_add_output (branch, add_node (branch, "", "Neg", "/if/neg", r3, NULL));
+  graft_node_add_attribute (iff, graft_attribute_new_graph ("then_branch", branch));
+  graft_node_adopt_subgraph (iff, branch);
+  graft_node_add_output (iff, graft_graph_ensure_value (graph, "out"));
+  graft_graph_add_output (graph, graft_graph_lookup_value (graph, "out"));
+  graft_model_set_graph (model, graph);
+  *input = x;
+  return model;
+}
+
+typedef struct {
+  GraftInference *expected, *actual;
+  guint n_values;
+} SameInference;
+
+static void
+assert_same_value (SameInference *same, GraftValue *value)
+{
+  GraftDType expected_dtype = GRAFT_DTYPE_UNDEFINED, actual_dtype = GRAFT_DTYPE_UNDEFINED;
+  const GraftShape *expected_shape = NULL, *actual_shape = NULL;
+  GArray *expected_data, *actual_data;
+
+  if (value == NULL)
+    return;
+  g_assert_cmpint (graft_inference_lookup (same->expected, value, &expected_dtype, &expected_shape), ==,
+                   graft_inference_lookup (same->actual, value, &actual_dtype, &actual_shape));
+  g_assert_cmpint (expected_dtype, ==, actual_dtype);
+  if (expected_shape != NULL)
+    g_assert_true (graft_shape_equal (expected_shape, actual_shape));
+  expected_data = graft_inference_get_data (same->expected, value);
+  actual_data = graft_inference_get_data (same->actual, value);
+  g_assert_cmpint (expected_data == NULL, ==, actual_data == NULL);
+  for (guint i = 0; expected_data != NULL && i < expected_data->len; i++)
+    g_assert_true (graft_dim_equal (&g_array_index (expected_data, GraftDim, i),
+                                    &g_array_index (actual_data, GraftDim, i)));
+  same->n_values++;
+}
+
+static void
+assert_same_node (GraftNode *node, gpointer user_data)
+{
+  for (guint i = 0; i < node->inputs->len; i++)
+    assert_same_value (user_data, g_ptr_array_index (node->inputs, i));
+  for (guint i = 0; i < node->outputs->len; i++)
+    assert_same_value (user_data, g_ptr_array_index (node->outputs, i));
+}
+
+/* A probe's run over the plain inference (only what the probe changes is
+ * inferred again) says of every value what a whole run says. */
+static void
+test_inference_over_base (void)
+{
+  GraftValue *x;
+  g_autoptr(GraftModel) model = baked_chain_model (&x);
+  g_autoptr(GraftInference) plain = graft_shape_inference_run (model, NULL);
+  g_autoptr(GHashTable) probe = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) graft_shape_free);
+  g_autoptr(GraftInference) whole = NULL;
+  g_autoptr(GraftInference) over = NULL;
+  GraftShape *probed = g_new0 (GraftShape, 1);
+  GraftShapeInferenceOptions options = { .input_shapes = probe };
+  SameInference same;
+
+  graft_shape_copy (probed, &x->shape);
+  probed->dims[0] = graft_dim_symbolic ("probe");
+  g_hash_table_insert (probe, x, probed);
+  whole = graft_shape_inference_run_full (model, &options);
+  options.base = plain;
+  over = graft_shape_inference_run_full (model, &options);
+  same = (SameInference) { whole, over, 0 };
+  graft_graph_foreach_node_recursive (graft_model_get_graph (model), assert_same_node, &same);
+  g_assert_cmpuint (same.n_values, >, 20);
+  g_assert_cmpuint (graft_inference_get_n_values (whole), ==, graft_inference_get_n_values (over));
+  /* The probe reached the MatMul's output, and stopped at the baked Reshape. */
+  assert_inferred (over, g_ptr_array_index (graft_graph_find_node (graft_model_get_graph (model), "/matmul")->outputs, 0),
+                   "probe×16");
+  assert_inferred (over, g_ptr_array_index (graft_graph_find_node (graft_model_get_graph (model), "/relu")->outputs, 0),
+                   "2×4×4");
+}
+
+/* Lint over the inference it returns finds what lint alone finds. */
+static void
+test_lint_over_inference (void)
+{
+  GraftValue *x;
+  g_autoptr(GraftModel) model = baked_chain_model (&x);
+  g_autoptr(GPtrArray) alone = graft_lint_model (model, NULL);
+  g_autoptr(GraftInference) inference = NULL;
+  g_autoptr(GPtrArray) over = graft_lint_model_with_inference (model, NULL, &inference);
+  guint n_baked = 0;
+
+  g_assert_cmpuint (alone->len, ==, over->len);
+  for (guint i = 0; i < alone->len; i++)
+    {
+      GraftDiagnostic *a = g_ptr_array_index (alone, i), *b = g_ptr_array_index (over, i);
+
+      g_assert_cmpstr (a->rule, ==, b->rule);
+      g_assert_cmpstr (a->node_name, ==, b->node_name);
+      g_assert_cmpstr (a->message, ==, b->message);
+      n_baked += strstr (a->message, "takes the shape constant") != NULL;
+      g_test_message ("%s", a->message);
+    }
+  /* Both Reshape targets, the second behind the first. */
+  g_assert_cmpuint (n_baked, ==, 2);
+}
+
 static void
 test_undeclared_domain (void)
 {
@@ -550,7 +693,9 @@ main (int argc, char **argv)
   g_test_add_func ("/analysis/dim-check/names-stale-constant", test_dim_check_names_stale_constant);
   g_test_add_func ("/analysis/dim-check/catches-mixed-samples", test_dim_check_catches_mixed_samples);
   g_test_add_func ("/analysis/dim-check/batch-reaches-no-output", test_dim_check_batch_reaches_no_output);
+  g_test_add_func ("/analysis/inference/over-base", test_inference_over_base);
   g_test_add_func ("/analysis/lint/onnx-rules", test_onnx_rules);
+  g_test_add_func ("/analysis/lint/over-inference", test_lint_over_inference);
   g_test_add_func ("/analysis/lint/undeclared-domain", test_undeclared_domain);
   g_test_add_func ("/analysis/lint/torchscript-rules", test_torchscript_rules);
   g_test_add_func ("/analysis/lint/rule-table", test_rule_table);

@@ -5,7 +5,7 @@
 #include "layout/export.h"
 #include "layout/layout.h"
 #include "layout/svg-writer.h"
-#include "test-graphs.h"
+#include "test-scenes.h"
 
 typedef struct {
   GString *document;
@@ -101,66 +101,22 @@ has_text (GPtrArray *texts, const char *text)
   return FALSE;
 }
 
-static GraftNode *
-first_shown_node (GraftScene *scene, GraftGraph *graph, guint skip)
-{
-  for (guint i = 0; i < graph->nodes->len; i++)
-    if (graft_scene_find_node (scene, g_ptr_array_index (graph->nodes, i)) >= 0 && skip-- == 0)
-      return g_ptr_array_index (graph->nodes, i);
-  g_assert_not_reached ();
-}
-
-/* graph laid out with every group open but collapsed (may be NULL). */
-static GraftScene *
-lay_out (GraftGraph *graph, GraftGroup *collapsed)
-{
-  g_autoptr (GraftLayout) layout = graft_layout_new (graph);
-  g_autoptr (GError) error = NULL;
-  GraftScene *scene;
-
-  graft_layout_expand_all (layout);
-  if (collapsed != NULL)
-    graft_layout_set_group_expanded (layout, collapsed, FALSE);
-  scene = graft_layout_compute (layout, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  return scene;
-}
-
 /* What the window marks on its scene before File → Export: every mark the
  * painter draws is in the SVG, in its colour. */
 static void
 test_marks (void)
 {
-  g_autoptr (GraftGraph) graph = test_graph_new_blocks (2, 4, 3);
-  GraftGroup *block = graft_group_find_path (graph->root_group, "stage1.block2");
-  g_autoptr (GraftScene) scene = lay_out (graph, block);
+  g_autoptr (GraftGraph) graph = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GHashTable) found = g_hash_table_new (NULL, NULL);
   g_autoptr (GPtrArray) texts = NULL;
   g_autoptr (GString) document = g_string_new (NULL);
-  GraftNode *badged, *hot, *tinted, *selected;
-  GraftSceneNode *box;
   GraftPaintOptions options = { 0 };
+  g_autoptr (GraftScene) scene = NULL;
   Collected collected = { document, 0, 0, 0 };
   guint n_elements;
 
-  /* Everything open but one block, which hides a marked node. */
-  g_assert_cmpint (graft_scene_mark_hidden_node (scene, g_ptr_array_index (block->nodes, 0), 3), >=, 0);
-  badged = first_shown_node (scene, graph, 0);
-  hot = first_shown_node (scene, graph, 1);
-  tinted = first_shown_node (scene, graph, 2);
-  selected = first_shown_node (scene, graph, 3);
-  graft_scene_set_node_badge (scene, badged, 2, "unsupported <op>");
-  box = graft_scene_get_node (scene, graft_scene_find_node (scene, hot));
-  box->has_heat = TRUE;
-  box->heat = 1.0;
-  box = graft_scene_get_node (scene, graft_scene_find_node (scene, tinted));
-  box->has_tint = TRUE;
-  box->tint[0] = 0x12 / 255.0, box->tint[1] = 0x34 / 255.0, box->tint[2] = 0x56 / 255.0;
-  g_hash_table_add (found, badged);
-  g_hash_table_add (found, block);
-  options.found = found;
-  options.selected_node = selected;
+  scene = test_scene_new_marked (&graph, found, &options);
 
   g_assert_true (graft_svg_write_scene (scene, &options, collect, &collected, &error));
   g_assert_no_error (error);
@@ -194,7 +150,7 @@ static void
 test_streams (void)
 {
   g_autoptr (GraftGraph) graph = test_graph_new_blocks (6, 25, 3);
-  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GraftScene) scene = test_scene_lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) texts = NULL;
   g_autoptr (GString) document = g_string_new (NULL);
@@ -232,7 +188,7 @@ static void
 test_write_error (void)
 {
   g_autoptr (GraftGraph) graph = test_graph_new_blocks (4, 20, 3);
-  g_autoptr (GraftScene) scene = lay_out (graph, NULL);
+  g_autoptr (GraftScene) scene = test_scene_lay_out (graph, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) document = g_string_new (NULL);
   GraftPaintOptions options = { 0 };
