@@ -119,7 +119,8 @@ derived_keep (GraftKernelContext *ctx, EngineCtx *e, const GraftDerivedKind *kin
 {
   if (e == NULL || e->step == NULL || input_data == NULL || e->run->runtime->drop_derived)
     return FALSE;
-  gboolean constant = FALSE;
+  /* weights folded at plan time are as constant as the node's own */
+  gboolean constant = e->step->folded_weight && input_data == e->step->folded_weight->data;
   for (guint i = 0; i < ctx->n_inputs && !constant; i++)
     constant = ctx->inputs[i] && ctx->inputs[i]->data == input_data && input_is_constant (e, i);
   if (!constant)
@@ -200,6 +201,17 @@ graft_kernel_get_fused_activation (GraftKernelContext *ctx)
   if (e == NULL || e->step == NULL || e->run->runtime->observe)
     return GRAFT_FUSED_ACTIVATION_NONE;
   return e->step->fused_activation;
+}
+
+gboolean
+graft_kernel_get_folded_weights (GraftKernelContext *ctx, GraftRtTensor **weight, GraftRtTensor **bias)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || e->step->folded_weight == NULL || e->run->runtime->observe)
+    return FALSE;
+  *weight = e->step->folded_weight;
+  *bias = e->step->folded_bias;
+  return TRUE;
 }
 
 gconstpointer

@@ -1,7 +1,10 @@
-"""Writes OUT/traced.pt and OUT/scripted.pt: convolutions followed by the
-activations torchvision writes (SiLU/Hardswish/ReLU, in place or not),
-directly or through a BatchNorm2d, and a convolution wider than its maps
-(taps that only read padding) and ResNet's max pool, for test-aten-activation.c; and an input
+"""Writes OUT/traced.pt, OUT/scripted.pt and OUT/exported.pt2 (torch.export):
+convolutions followed by the activations torchvision writes
+(SiLU/Hardswish/ReLU, in place or not), directly or through a BatchNorm2d
+(with and without a convolution bias or an affine), a convolution wider
+than its maps (taps that only read padding), ResNet's max pool, and
+batch norms that must not fold (after an add; after a convolution whose
+output an add reads too), for test-aten-activation.c; and an input
 OUT/x.npy with torch's output for it, OUT/y.npy. Usage:
 make-aten-activation.py OUT"""
 import os
@@ -31,6 +34,14 @@ class Net(nn.Module):
         self.c7 = nn.Conv2d(8, 8, 13, padding=6)            # 13×13 over 6×6 maps
         self.c6 = nn.Conv2d(8, 8, 1)
         self.a6 = nn.SiLU()                                 # conv read twice: not fused
+        self.c8 = nn.Conv2d(8, 8, 3, padding=1)             # conv with a bias → batch_norm → relu_
+        self.b8 = nn.BatchNorm2d(8)
+        self.a8 = nn.ReLU(inplace=True)
+        self.c9 = nn.Conv2d(8, 8, 1, bias=False)            # conv → batch_norm without affine → add
+        self.b9 = nn.BatchNorm2d(8, affine=False)
+        self.c10 = nn.Conv2d(8, 8, 1, bias=False)           # conv read by the batch_norm and the add: not folded
+        self.b10 = nn.BatchNorm2d(8)
+        self.b11 = nn.BatchNorm2d(8)                        # after an add, no conv: not folded
 
     def forward(self, x):
         x = self.pool(self.a1(self.c1(x)))
@@ -39,18 +50,23 @@ class Net(nn.Module):
         x = self.a4(self.b4(self.c4(x)))
         x = self.a5(self.c5(x))
         t = self.c6(self.c7(x))
-        return self.a6(t) + t
+        x = self.a6(t) + t
+        x = self.a8(self.b8(self.c8(x)))
+        x = self.b9(self.c9(x)) + x
+        u = self.c10(x)
+        return self.b11(self.b10(u) + u)
 
 
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     net = Net()
-    for bn in (net.b2, net.b4):
+    for bn in (net.b2, net.b4, net.b8, net.b9, net.b10, net.b11):
         bn.running_mean.uniform_(-0.5, 0.5)
         bn.running_var.uniform_(0.5, 2)
-        bn.weight.data.uniform_(0.5, 1.5)
-        bn.bias.data.uniform_(-0.5, 0.5)
+        if bn.affine:
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
     net.eval()
     x = torch.randn(2, 4, 24, 24) * 3
     with torch.no_grad():
@@ -58,6 +74,7 @@ def main():
         np.save(os.path.join(out, "y.npy"), net(x).numpy())
         torch.jit.save(torch.jit.trace(net, x), os.path.join(out, "traced.pt"))
         torch.jit.save(torch.jit.script(net), os.path.join(out, "scripted.pt"))
+        torch.export.save(torch.export.export(net, (x,)), os.path.join(out, "exported.pt2"))
 
 
 if __name__ == "__main__":

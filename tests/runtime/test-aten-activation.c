@@ -1,16 +1,22 @@
-/* PyTorch files get the activation fusions their ONNX exports get: an
- * aten convolution or batch_norm whose output only an aten::silu(_),
- * hardswish(_) or relu(_) reads applies that activation, and the
- * activation's node forwards its output (runtime-fusion.c
+/* PyTorch files get the fusions their ONNX exports get: an eval-mode
+ * aten::batch_norm after an aten convolution is folded into the
+ * convolution's weights once and forwards its output, and an aten
+ * convolution or batch_norm whose output only an aten::silu(_),
+ * hardswish(_) or relu(_) reads applies that activation, whose node
+ * forwards its output (runtime-fusion.c fold_batch_norms,
  * fuse_conv_activations). The model is written by the test venv's torch
- * (make-aten-activation.py), traced (aten::_convolution) and scripted
- * (aten::conv2d, batch_norm behind its prim::If checks): depthwise and
- * strided convolutions, maps above and below the batch_norm's per-map
- * threshold, a convolution wider than its maps (the trimmed taps Conv
- * takes too), aten::max_pool2d through MaxPool's vector kernel, and a SiLU of a value that an Add reads too, which must not
- * fuse. Each file at every SIMD level and 1/2 threads against its nodes
- * run one by one (an observer turns the engine's fusions off), and
- * against torch's own output. */
+ * (make-aten-activation.py), traced (aten::_convolution), scripted
+ * (aten::conv2d, batch_norm behind its prim::If checks, its training
+ * flag out of a prim::If, a missing bias or affine as prim::GetAttr) and
+ * exported (.pt2): depthwise and strided convolutions, maps above and
+ * below the batch_norm's per-map threshold, a convolution wider than its
+ * maps (the trimmed taps Conv takes too), aten::max_pool2d through
+ * MaxPool's vector kernel, a SiLU of a value that an Add reads too, which
+ * must not fuse, batch norms with and without a convolution bias, an
+ * affine or an activation after, and two that must not fold (after an
+ * add; after a convolution an add reads too). Each file at every SIMD
+ * level and 1/2 threads against its nodes run one by one (an observer
+ * turns the engine's fusions off), and against torch's own output. */
 #include <math.h>
 #include <string.h>
 #include "loader.h"
@@ -26,16 +32,18 @@ typedef struct {
   const char *file;
 } FileCase;
 
-static const FileCase cases[] = { { "traced.pt" }, { "scripted.pt" } };
+static const FileCase cases[] = { { "traced.pt" }, { "scripted.pt" }, { "exported.pt2" } };
 
-/* The activations of make-aten-activation.py and how many of each fuse. */
+/* The fused ops of make-aten-activation.py and how many of each forward
+ * their input (the same in each file: torch.export keeps in-place ops). */
 static const struct {
   const char *op;
   guint64 fused;
 } activations[] = {
   { "aten::silu_", 1 }, { "aten::hardswish_", 1 }, { "aten::hardswish", 1 },
   { "aten::silu", 1 },   /* a4's, after a batch_norm; a6's reads a value the Add reads too */
-  { "aten::relu_", 1 },
+  { "aten::relu_", 2 },  /* a5's after a convolution, a8's after a folded batch_norm */
+  { "aten::batch_norm", 4 },   /* b2, b4, b8, b9 folded; b10 and b11 not */
 };
 
 static char *scratch;

@@ -103,6 +103,8 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   NEED (x, 0, FALSE);
   NEED (w, 1, FALSE);
   NEED (b, 2, TRUE);
+  /* the batch_norm after it, folded by the engine (runtime-fusion.c) */
+  graft_kernel_get_folded_weights (ctx, &w, &b);
   if (underscore && graft_arg_int (&args[6], 0))
     {
       if (!run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[7], &args[5], graft_arg_int (&args[8], 1),
