@@ -36,22 +36,46 @@ fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue
   return &plan->steps[j];
 }
 
+/* An Add of two values: onnx::Add, or aten::add(_) of two tensors with
+ * alpha 1 (a PyTorch file's residual `out += identity`). */
+static gboolean
+is_plain_add (GraftNode *add)
+{
+  GraftValue *alpha_value = NULL;
+  GraftAttribute *alpha = NULL;
+  if (add->inputs->len != 2 || add->outputs->len != 1 || add->inputs->pdata[0] == add->inputs->pdata[1])
+    return FALSE;
+  if (strcmp (add->op, "onnx::Add") == 0)
+    return TRUE;
+  if (strcmp (add->op, "aten::add") != 0 && strcmp (add->op, "aten::add_") != 0)
+    return FALSE;
+  alpha = graft_aten_node_arg (add, 2, &alpha_value);
+  if (alpha == NULL)
+    return alpha_value == NULL;
+  return (alpha->type == GRAFT_ATTR_INT && alpha->i == 1) || (alpha->type == GRAFT_ATTR_FLOAT && alpha->f == 1);
+}
+
 /* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step.
- * MatMul → Add (its bias): the same without the clamp. */
+ * MatMul → Add (its bias): the same without the clamp. An aten
+ * convolution [→ folded batch_norm] → aten::add(_) [→ aten::relu(_)]
+ * the same way as Conv. */
 static void
 fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, GraftNode *add, GraftValue *v)
 {
   gboolean matmul = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0;
   Step *conv = &plan->steps[i];
-  if (strcmp (add->op, "onnx::Add") != 0 || add->inputs->len != 2 || add->outputs->len != 1 ||
-      add->inputs->pdata[0] == add->inputs->pdata[1])
+  if (!is_plain_add (add))
     return;
   guint index = add->inputs->pdata[0] == v ? 0 : 1;
   GraftValue *r = add->inputs->pdata[1 - index];
   guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
+  /* the Add reads r itself, not the result of an in-place op on it
+   * (runtime-plan.c's `mutated`) */
   if (r == NULL || (r_step != NO_STEP && r_step >= i) || add_step == NO_STEP ||
       (matmul && plan->steps[add_step].pattern_at != NO_STEP) ||
-      !_graft_plan_value_ref (plan->graph, r, &conv->residual, rt, NULL))
+      !_graft_plan_value_ref (plan->graph, r, &conv->residual, rt, NULL) ||
+      plan->steps[add_step].inputs[1 - index].up != conv->residual.up ||
+      plan->steps[add_step].inputs[1 - index].slot != conv->residual.slot)
     return;
   conv->has_residual = TRUE;
   plan->steps[add_step].residual_from = i;
@@ -797,6 +821,30 @@ fold_batch_norms (Plan *plan)
     }
 }
 
+/* An aten convolution [→ batch_norm it folded] → aten::add(_) of a value
+ * ready before it [→ aten::relu(_)]: ResNet's `out += identity; relu`,
+ * the residual and clamp that Conv → Add → Relu gets (fuse_residual). */
+static void
+fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
+{
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      GraftValue *v;
+      if (!is_aten_convolution (conv->node) || !step_unfused (conv))
+        continue;
+      GraftNode *next = graft_fusion_sole_reader (conv->node, &v);
+      if (conv->folded_weight)
+        {
+          GraftNode *bn = batch_norm_reader (plan, conv->node);
+          next = graft_fusion_sole_reader (bn, &v);
+        }
+      if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
+    }
+}
+
 /* Conv → HardSwish, and Conv → SiLU (Sigmoid and Mul): the Conv applies
  * the activation (Step.fused_activation) and its nodes forward the
  * Conv's output. Only Conv steps that no other fusion took (no clamp,
@@ -864,5 +912,6 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fuse_patterns (rt, plan);
   fuse_matmul_bias (rt, plan);
   fold_batch_norms (plan);
+  fuse_aten_residuals (rt, plan);
   fuse_conv_activations (plan);
 }

@@ -3,7 +3,9 @@
  * convolution's weights once and forwards its output, and an aten
  * convolution or batch_norm whose output only an aten::silu(_),
  * hardswish(_) or relu(_) reads applies that activation, whose node
- * forwards its output (runtime-fusion.c fold_batch_norms,
+ * forwards its output, and an aten::add(_) of a value ready before the
+ * convolution [and a relu(_) after] go into its epilogue as Conv → Add
+ * [→ Relu] do (runtime-fusion.c fold_batch_norms, fuse_aten_residuals,
  * fuse_conv_activations). The model is written by the test venv's torch
  * (make-aten-activation.py), traced (aten::_convolution), scripted
  * (aten::conv2d, batch_norm behind its prim::If checks, its training
@@ -14,9 +16,11 @@
  * MaxPool's vector kernel, a SiLU of a value that an Add reads too, which
  * must not fuse, batch norms with and without a convolution bias, an
  * affine or an activation after, and two that must not fold (after an
- * add; after a convolution an add reads too). Each file at every SIMD
- * level and 1/2 threads against its nodes run one by one (an observer
- * turns the engine's fusions off), and against torch's own output. */
+ * add; after a convolution an add reads too), and aten::linear through
+ * Gemm's packed product (from AVX2 on; runtime-gemm-packed checks that
+ * product against the portable one). Each file at every SIMD level and
+ * 1/2 threads against its nodes run one by one (an observer turns the
+ * engine's fusions off), and against torch's own outputs. */
 #include <math.h>
 #include <string.h>
 #include "loader.h"
@@ -42,8 +46,10 @@ static const struct {
 } activations[] = {
   { "aten::silu_", 1 }, { "aten::hardswish_", 1 }, { "aten::hardswish", 1 },
   { "aten::silu", 1 },   /* a4's, after a batch_norm; a6's reads a value the Add reads too */
-  { "aten::relu_", 2 },  /* a5's after a convolution, a8's after a folded batch_norm */
-  { "aten::batch_norm", 4 },   /* b2, b4, b8, b9 folded; b10 and b11 not */
+  { "aten::relu_", 3 },  /* a5's after a convolution, a8's after a folded batch_norm, a12's after add_ */
+  { "aten::batch_norm", 5 },   /* b2, b4, b8, b9, b12 folded; b10 and b11 not */
+  { "aten::add", 1 },    /* b9's + x, a residual of its convolution; b10's + u reads u twice */
+  { "aten::add_", 1 },   /* ResNet's out += identity, then relu_ */
 };
 
 static char *scratch;
@@ -82,7 +88,10 @@ check_case (gconstpointer item, GraftSimdLevel level)
   GraftRtTensor *x = graft_npy_read (x_path, &error);
   g_assert_no_error (error);
   g_hash_table_insert (inputs, (gpointer) "x", x);
+  g_autofree char *logits_path = g_build_filename (models (), "logits.npy", NULL);
   g_autoptr(GraftRtTensor) torch_y = graft_npy_read (y_path, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRtTensor) torch_logits = graft_npy_read (logits_path, &error);
   g_assert_no_error (error);
 
   g_autoptr(GraftRuntime) nodes = NULL;
@@ -109,6 +118,7 @@ check_case (gconstpointer item, GraftSimdLevel level)
   /* the sums in another order than torch's: its tolerance in test-aten.c */
   g_autoptr(GPtrArray) torch_out = g_ptr_array_new ();
   g_ptr_array_add (torch_out, torch_y);
+  g_ptr_array_add (torch_out, torch_logits);
   float_graph_assert_outputs_close (c->file, reference, torch_out, 1e-4);
 }
 

@@ -162,7 +162,9 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  if (!graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error))
+  /* a residual add [and relu] after it, fused by the engine (runtime-fusion.c) */
+  const float *residual = graft_conv_take_residual (ctx, y);
+  if (!graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, residual, error))
     return FALSE;
   /* a SiLU/HardSwish/Relu after it, fused by the engine (runtime-fusion.c) */
   graft_kernel_apply_fused_activation (ctx, y);
