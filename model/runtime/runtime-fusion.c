@@ -1,12 +1,16 @@
 /* The fusions the planner makes over a graph's steps: a Relu/Clip or a
  * residual Add into the Conv before it, a bias Add into a MatMul, a
  * Transpose into the MatMul reading it, QDQ patterns as 8-bit steps and
- * node patterns (fusion-patterns.h) as one fused step. A fused step is
- * only tried while no observer watches the values it skips. */
+ * node patterns (fusion-patterns.h) as one fused step; in PyTorch files,
+ * a batch_norm folded into the aten convolution before it, a residual
+ * add [and relu] or an activation into that convolution, and steps whose
+ * values no step then needs left out. A fused step is only tried while
+ * no observer watches the values it skips. */
 #include "runtime/runtime-private.h"
 
 #include <math.h>
 #include <string.h>
+#include "ir/fixed-branch.h"
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/aten-args.h"
 #include "runtime/qdq-fusion.h"
@@ -904,6 +908,81 @@ fuse_conv_activations (Plan *plan)
     }
 }
 
+/* Nodes that only compute their outputs from their inputs and constants:
+ * no state changed, no exception raised, no random number drawn (which
+ * would shift later draws) — a prim::If among them when the branch it
+ * always takes holds only such nodes. */
+static gboolean
+only_computes (GraftNode *node)
+{
+  static const char *const ops[] = {
+    "prim::Constant", "prim::GetAttr", "aten::__is__", "aten::__isnot__", "aten::__not__", "aten::__and__",
+    "aten::__or__", "aten::dim", "aten::len", "aten::size", "aten::eq", "aten::ne", "aten::gt", "aten::lt",
+    "aten::ge", "aten::le",
+  };
+  if (strcmp (node->op, "prim::If") == 0)
+    {
+      GraftGraph *branch = graft_if_get_fixed_branch (node);
+      if (branch == NULL)
+        return FALSE;
+      for (guint k = 0; k < branch->nodes->len; k++)
+        if (!only_computes (branch->nodes->pdata[k]))
+          return FALSE;
+      return TRUE;
+    }
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (node->op, ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether step `reader` needs value v: it runs and reads v, or forwards
+ * it (Step.forward_input, decided here for good; a skipped step's other
+ * inputs need no value, runtime-run.c run_step). */
+static gboolean
+step_needs (const Step *reader, GraftValue *v)
+{
+  if (reader->absorbed)
+    return FALSE;
+  if (!reader->forward_input || reader->pattern != NULL || reader->pattern_at != NO_STEP || reader->qdq != NULL)
+    return TRUE;
+  for (guint j = 0; j < reader->node->inputs->len; j++)
+    if (reader->node->inputs->pdata[j] == v && j == reader->forward_index)
+      return TRUE;
+  return FALSE;
+}
+
+/* Steps that only compute values no step needs (only_computes) are
+ * skipped like absorbed ones (while no observer watches): scripted
+ * BatchNorm2d's `training` reads and `if self.training:` blocks, which a
+ * traced file or an ONNX export never had, around a batch_norm folded
+ * into its convolution. Last to first, so that a chain of them goes. */
+static void
+skip_unread_steps (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  for (guint i = plan->n_steps; i-- > 0;)
+    {
+      Step *step = &plan->steps[i];
+      gboolean needed = FALSE;
+      if (!step_unfused (step) || step->n_views > 0 || !only_computes (step->node))
+        continue;
+      for (guint j = 0; j < step->node->outputs->len && !needed; j++)
+        {
+          GraftValue *v = step->node->outputs->pdata[j];
+          if (v == NULL)
+            continue;
+          needed = is_graph_output (plan->graph, v);
+          for (guint k = 0; !needed && v->consumers && k < v->consumers->len; k++)
+            {
+              Step *reader = step_of (plan, step_of_node, v->consumers->pdata[k]);
+              needed = reader == NULL || step_needs (reader, v);
+            }
+        }
+      step->absorbed = !needed;
+    }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
@@ -914,4 +993,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fold_batch_norms (plan);
   fuse_aten_residuals (rt, plan);
   fuse_conv_activations (plan);
+  skip_unread_steps (plan);
 }

@@ -5,8 +5,9 @@
  * hardswish(_) or relu(_) reads applies that activation, whose node
  * forwards its output, and an aten::add(_) of a value ready before the
  * convolution [and a relu(_) after] go into its epilogue as Conv → Add
- * [→ Relu] do (runtime-fusion.c fold_batch_norms, fuse_aten_residuals,
- * fuse_conv_activations). The model is written by the test venv's torch
+ * [→ Relu] do, and a scripted batch_norm's training reads and checks
+ * are skipped once it is folded (runtime-fusion.c fold_batch_norms,
+ * fuse_aten_residuals, fuse_conv_activations, skip_unread_steps). The model is written by the test venv's torch
  * (make-aten-activation.py), traced (aten::_convolution), scripted
  * (aten::conv2d, batch_norm behind its prim::If checks, its training
  * flag out of a prim::If, a missing bias or affine as prim::GetAttr) and
@@ -112,6 +113,19 @@ check_case (gconstpointer item, GraftSimdLevel level)
           guint64 forwarded = graft_test_op_forwarded (rt, activations[k].op);
           g_test_message ("%s: %s forwarded %" G_GUINT64_FORMAT " times", what, activations[k].op, forwarded);
           g_assert_cmpuint (forwarded, ==, activations[k].fused);
+        }
+      /* scripted BatchNorm2d's training reads and `if self.training:`
+       * blocks around a folded batch_norm are skipped */
+      guint ifs = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+      guint node_ifs = graft_test_op_calls (nodes, "prim::If", NULL, NULL);
+      guint reads = graft_test_op_calls (rt, "prim::GetAttr", NULL, NULL);
+      guint node_reads = graft_test_op_calls (nodes, "prim::GetAttr", NULL, NULL);
+      g_test_message ("%s: prim::If ran %u times (%u one by one), prim::GetAttr %u (%u)", what, ifs, node_ifs, reads,
+                      node_reads);
+      if (strcmp (c->file, "scripted.pt") == 0)
+        {
+          g_assert_cmpuint (ifs, <, node_ifs);
+          g_assert_cmpuint (reads, <, node_reads);
         }
       float_graph_assert_outputs_close (what, fast, reference, 1e-6);
     }
