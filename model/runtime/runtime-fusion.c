@@ -952,6 +952,26 @@ step_needs (const Step *reader, GraftValue *v)
   return FALSE;
 }
 
+/* The values of enclosing graphs that sub, or a graph inside it, gives as
+ * its own outputs (a branch returning an outer value): read without
+ * being any node's input. */
+static void
+add_outer_outputs (GraftGraph *sub, GHashTable *set)
+{
+  for (guint j = 0; j < sub->outputs->len; j++)
+    {
+      GraftValue *v = sub->outputs->pdata[j];
+      if (v != NULL && v->graph != sub)
+        g_hash_table_add (set, v);
+    }
+  for (guint i = 0; i < sub->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (sub->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        add_outer_outputs (subs->pdata[k], set);
+    }
+}
+
 /* Steps that only compute values no step needs (only_computes) are
  * skipped like absorbed ones (while no observer watches): scripted
  * BatchNorm2d's `training` reads and `if self.training:` blocks, which a
@@ -961,6 +981,8 @@ static void
 skip_unread_steps (Plan *plan)
 {
   g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) outer_outputs = g_hash_table_new (NULL, NULL);
+  add_outer_outputs (plan->graph, outer_outputs);
   for (guint i = plan->n_steps; i-- > 0;)
     {
       Step *step = &plan->steps[i];
@@ -972,7 +994,7 @@ skip_unread_steps (Plan *plan)
           GraftValue *v = step->node->outputs->pdata[j];
           if (v == NULL)
             continue;
-          needed = is_graph_output (plan->graph, v);
+          needed = is_graph_output (plan->graph, v) || g_hash_table_contains (outer_outputs, v);
           for (guint k = 0; !needed && v->consumers && k < v->consumers->len; k++)
             {
               Step *reader = step_of (plan, step_of_node, v->consumers->pdata[k]);
