@@ -169,7 +169,9 @@ graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float 
   *hi = INFINITY;
   if (act == NULL || act->inputs->len < 1 || act->inputs->pdata[0] != v || act->outputs->len != 1)
     return FALSE;
-  if (strcmp (act->op, "onnx::Relu") == 0)
+  /* aten::relu(_): a PyTorch file's residual add → relu (runtime-fusion.c) */
+  if (strcmp (act->op, "onnx::Relu") == 0 ||
+      ((strcmp (act->op, "aten::relu") == 0 || strcmp (act->op, "aten::relu_") == 0) && act->inputs->len == 1))
     {
       *lo = 0;
       return TRUE;

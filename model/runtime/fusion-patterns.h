@@ -56,8 +56,8 @@ gboolean graft_attention_fusion_match (GraftNode *qk, gint64 (*opset_of) (GraftN
  * Erf, Add, Mul and the closing Mul, whose output is the GELU's. */
 gboolean graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES]);
 
-/* v feeds act, a Relu or a Clip whose bounds are constants (inputs, from
- * opset 11): its bounds (±INFINITY for none). */
+/* v feeds act, a Relu (or aten::relu(_)) or a Clip whose bounds are
+ * constants (inputs, from opset 11): its bounds (±INFINITY for none). */
 gboolean graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi);
 
 /* A 1×1 convolution, its Relu/Clip if any, then a grouped convolution

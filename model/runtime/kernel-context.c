@@ -135,6 +135,9 @@ graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpointer data
   EngineCtx *e = ctx ? ctx->engine : NULL;
   if (e == NULL || e->step == NULL || data == NULL)
     return FALSE;
+  /* weights folded at plan time are as constant as the node's own */
+  if (e->step->folded_weight && data == e->step->folded_weight->data)
+    return TRUE;
   for (guint i = 0; i < ctx->n_inputs; i++)
     if (ctx->inputs[i] && ctx->inputs[i]->data == data && input_is_constant (e, i))
       return TRUE;
@@ -209,6 +212,17 @@ graft_kernel_get_fused_activation (GraftKernelContext *ctx)
   if (e == NULL || e->step == NULL || e->run->runtime->observe)
     return GRAFT_FUSED_ACTIVATION_NONE;
   return e->step->fused_activation;
+}
+
+gboolean
+graft_kernel_get_folded_weights (GraftKernelContext *ctx, GraftRtTensor **weight, GraftRtTensor **bias)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || e->step->folded_weight == NULL || e->run->runtime->observe)
+    return FALSE;
+  *weight = e->step->folded_weight;
+  *bias = e->step->folded_bias;
+  return TRUE;
 }
 
 gconstpointer

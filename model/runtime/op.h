@@ -155,6 +155,12 @@ typedef enum {
   GRAFT_FUSED_ACTIVATION_RELU,         /* max(x, 0), NaN kept */
 } GraftFusedActivation;
 GraftFusedActivation graft_kernel_get_fused_activation (GraftKernelContext *ctx);
+/* TRUE if the engine folded the eval-mode aten::batch_norm that reads
+ * this aten convolution's output into its weight and bias: the kernel
+ * must convolve with *weight (float32, the weight's shape) and *bias
+ * (float32, one per output channel) instead of its own, and the
+ * batch_norm then forwards the output. Borrowed; FALSE while observing. */
+gboolean graft_kernel_get_folded_weights (GraftKernelContext *ctx, GraftRtTensor **weight, GraftRtTensor **bias);
 /* TRUE if input i is given with its last two axes swapped: the engine
  * skipped the Transpose (of just those axes) that the node reads it
  * through, and the kernel must read it transposed. Only MatMul's B. */

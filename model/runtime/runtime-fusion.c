@@ -1,12 +1,18 @@
 /* The fusions the planner makes over a graph's steps: a Relu/Clip or a
  * residual Add into the Conv before it, a bias Add into a MatMul, a
  * Transpose into the MatMul reading it, QDQ patterns as 8-bit steps and
- * node patterns (fusion-patterns.h) as one fused step. A fused step is
- * only tried while no observer watches the values it skips. */
+ * node patterns (fusion-patterns.h) as one fused step; in PyTorch files,
+ * a batch_norm folded into the aten convolution before it, a residual
+ * add [and relu] or an activation into that convolution, and steps whose
+ * values no step then needs left out. A fused step is only tried while
+ * no observer watches the values it skips. */
 #include "runtime/runtime-private.h"
 
+#include <math.h>
 #include <string.h>
+#include "ir/fixed-branch.h"
 #include "runtime/fusion-patterns.h"
+#include "runtime/kernels/aten-args.h"
 #include "runtime/qdq-fusion.h"
 
 /* The step computing value, from step_of (value → 1 + step), or NO_STEP. */
@@ -34,22 +40,46 @@ fuse_clamp (Plan *plan, GHashTable *step_of, guint i, GraftNode *act, GraftValue
   return &plan->steps[j];
 }
 
+/* An Add of two values: onnx::Add, or aten::add(_) of two tensors with
+ * alpha 1 (a PyTorch file's residual `out += identity`). */
+static gboolean
+is_plain_add (GraftNode *add)
+{
+  GraftValue *alpha_value = NULL;
+  GraftAttribute *alpha = NULL;
+  if (add->inputs->len != 2 || add->outputs->len != 1 || add->inputs->pdata[0] == add->inputs->pdata[1])
+    return FALSE;
+  if (strcmp (add->op, "onnx::Add") == 0)
+    return TRUE;
+  if (strcmp (add->op, "aten::add") != 0 && strcmp (add->op, "aten::add_") != 0)
+    return FALSE;
+  alpha = graft_aten_node_arg (add, 2, &alpha_value);
+  if (alpha == NULL)
+    return alpha_value == NULL;
+  return (alpha->type == GRAFT_ATTR_INT && alpha->i == 1) || (alpha->type == GRAFT_ATTR_FLOAT && alpha->f == 1);
+}
+
 /* Conv → Add (of a value ready before the Conv) [→ Relu/Clip]: see Step.
- * MatMul → Add (its bias): the same without the clamp. */
+ * MatMul → Add (its bias): the same without the clamp. An aten
+ * convolution [→ folded batch_norm] → aten::add(_) [→ aten::relu(_)]
+ * the same way as Conv. */
 static void
 fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, GraftNode *add, GraftValue *v)
 {
   gboolean matmul = strcmp (plan->steps[i].node->op, "onnx::MatMul") == 0;
   Step *conv = &plan->steps[i];
-  if (strcmp (add->op, "onnx::Add") != 0 || add->inputs->len != 2 || add->outputs->len != 1 ||
-      add->inputs->pdata[0] == add->inputs->pdata[1])
+  if (!is_plain_add (add))
     return;
   guint index = add->inputs->pdata[0] == v ? 0 : 1;
   GraftValue *r = add->inputs->pdata[1 - index];
   guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
+  /* the Add reads r itself, not the result of an in-place op on it
+   * (runtime-plan.c's `mutated`) */
   if (r == NULL || (r_step != NO_STEP && r_step >= i) || add_step == NO_STEP ||
       (matmul && plan->steps[add_step].pattern_at != NO_STEP) ||
-      !_graft_plan_value_ref (plan->graph, r, &conv->residual, rt, NULL))
+      !_graft_plan_value_ref (plan->graph, r, &conv->residual, rt, NULL) ||
+      plan->steps[add_step].inputs[1 - index].up != conv->residual.up ||
+      plan->steps[add_step].inputs[1 - index].slot != conv->residual.slot)
     return;
   conv->has_residual = TRUE;
   plan->steps[add_step].residual_from = i;
@@ -522,19 +552,26 @@ silu_of (GraftValue *v, GraftNode **sigmoid)
   return NULL;
 }
 
-/* The aten:: ops (PyTorch files: TorchScript, .pt2) whose kernels apply
- * a fused activation to their output: the convolutions (aten-nn.c) and
- * batch_norm (aten.c), which in TorchScript sits between a convolution
- * and its activation where an ONNX export folded it into the Conv. */
 static gboolean
-is_aten_activation_producer (GraftNode *node)
+is_aten_convolution (GraftNode *node)
 {
   static const char *const ops[] = { "aten::_convolution", "aten::_convolution_mode", "aten::conv1d",
-                                     "aten::conv2d", "aten::conv3d", "aten::batch_norm" };
+                                     "aten::conv2d", "aten::conv3d" };
   for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
     if (strcmp (node->op, ops[k]) == 0)
       return TRUE;
   return FALSE;
+}
+
+/* The aten:: ops (PyTorch files: TorchScript, .pt2) whose kernels apply
+ * a fused activation to their output: the convolutions (aten-nn.c) and
+ * batch_norm (aten.c), which in TorchScript sits between a convolution
+ * and its activation where an ONNX export folded it into the Conv (and
+ * stays where fold_batch_norms cannot fold it). */
+static gboolean
+is_aten_activation_producer (GraftNode *node)
+{
+  return is_aten_convolution (node) || strcmp (node->op, "aten::batch_norm") == 0;
 }
 
 /* The activation that node, of one input and output, is (aten::silu,
@@ -554,6 +591,262 @@ aten_activation (GraftNode *node)
     if (is_simple_node (node, ops[k].op, 1))
       return ops[k].activation;
   return GRAFT_FUSED_ACTIVATION_NONE;
+}
+
+/* The tensor every run gives v: a plan constant that is neither fed (a
+ * graph input) nor written back by runs; NULL otherwise. */
+static GraftRtTensor *
+fixed_constant (Plan *plan, GraftValue *v)
+{
+  GraftRtTensor *t = v ? plan_constant (v, plan) : NULL;
+  if (t == NULL || t->kind != GRAFT_RT_TENSOR || _graft_plan_slot_is_state (plan, _graft_plan_slot (plan, v)))
+    return NULL;
+  for (guint k = 0; k < plan->graph->inputs->len; k++)
+    if (plan->graph->inputs->pdata[k] == v)
+      return NULL;
+  return t;
+}
+
+/* The module attributes the model sets (prim::SetAttr: MODULE.NAME). */
+static void
+add_set_attribute (GraftNode *node, gpointer user_data)
+{
+  if (strcmp (node->op, "prim::SetAttr") != 0)
+    return;
+  const char *module = graft_node_attr_string (node, "arg0", ""), *name = graft_node_attr_string (node, "name", "");
+  g_hash_table_add (user_data, *module ? g_strdup_printf ("%s.%s", module, name) : g_strdup (name));
+}
+
+static GHashTable *
+set_attributes_new (Plan *plan)
+{
+  GraftGraph *root = plan->graph;
+  while (root->parent_graph)
+    root = root->parent_graph;
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  graft_graph_foreach_live_node_recursive (root, add_set_attribute, set);
+  return set;
+}
+
+/* Whether name is attribute or ends in "." attribute. */
+static gboolean
+names_attribute (const char *name, const char *attribute)
+{
+  gsize n = strlen (name), a = strlen (attribute);
+  return strcmp (name, attribute) == 0 || (n > a && name[n - a - 1] == '.' && strcmp (name + n - a, attribute) == 0);
+}
+
+/* The GetAttr node of a module attribute that v is and that the model
+ * never sets (not in set_attributes), so that every run reads the same
+ * for it (aten-prim.c kernel_get_attr): its "value" attribute from
+ * data.pkl when it has one, else None for a `bias` (tensor attributes
+ * are initializers). NULL for any other v. */
+static GraftNode *
+fixed_module_attribute (GHashTable *set_attributes, GraftValue *v)
+{
+  GraftNode *get = v->producer;
+  if (get == NULL || strcmp (get->op, "prim::GetAttr") != 0 ||
+      graft_node_has_attr (get, "dict_keys") || graft_node_has_attr (get, "dict_items"))
+    return NULL;
+  return g_hash_table_contains (set_attributes, graft_node_attr_string (get, "name", "")) ? NULL : get;
+}
+
+typedef enum { ARG_UNKNOWN, ARG_NONE, ARG_CONSTANT } ArgKind;
+
+static ArgKind
+attribute_arg (GraftAttribute *attr, double *scalar)
+{
+  switch (attr->type)
+    {
+    case GRAFT_ATTR_NONE:
+      return ARG_NONE;
+    case GRAFT_ATTR_INT:
+    case GRAFT_ATTR_BOOL:
+      *scalar = attr->i;
+      return ARG_CONSTANT;
+    case GRAFT_ATTR_FLOAT:
+      *scalar = attr->f;
+      return ARG_CONSTANT;
+    default:
+      return ARG_UNKNOWN;
+    }
+}
+
+/* Argument k of node: None (or absent), a constant tensor (*t) or
+ * scalar (*scalar, *t NULL), or unknown until the run. */
+static ArgKind
+constant_arg (Plan *plan, GHashTable *set_attributes, GraftNode *node, guint k, GraftRtTensor **t, double *scalar)
+{
+  GraftValue *value;
+  GraftNode *get;
+  GraftAttribute *attr = graft_aten_node_arg (node, k, &value);
+  *t = NULL;
+  if (attr)
+    return attribute_arg (attr, scalar);
+  if (value == NULL)
+    return ARG_NONE;
+  if ((get = fixed_module_attribute (set_attributes, value)) != NULL)
+    {
+      const char *name = graft_node_attr_string (get, "name", "");
+      if ((attr = graft_node_get_attribute (get, "value")) != NULL)
+        return attribute_arg (attr, scalar);
+      return names_attribute (name, "bias") ? ARG_NONE : ARG_UNKNOWN;
+    }
+  if ((*t = fixed_constant (plan, value)) == NULL)
+    return ARG_UNKNOWN;
+  if ((*t)->numel == 1)
+    *scalar = graft_rt_tensor_get_f64 (*t, 0);
+  return ARG_CONSTANT;
+}
+
+/* A constant per-channel argument of n values (any float dtype), or None:
+ * FALSE when it is neither. */
+static gboolean
+channel_arg (Plan *plan, GHashTable *set_attributes, GraftNode *node, guint k, gint64 n, GraftRtTensor **t)
+{
+  double scalar;
+  switch (constant_arg (plan, set_attributes, node, k, t, &scalar))
+    {
+    case ARG_NONE:
+      return TRUE;
+    case ARG_CONSTANT:
+      return *t != NULL && (*t)->numel == n && graft_dtype_is_float ((*t)->dtype);
+    default:
+      return FALSE;
+    }
+}
+
+/* Nodes that read only a tensor's shape: TorchScript's BatchNorm2d checks
+ * its input's dim() and, in training, size() before aten::batch_norm. */
+static gboolean
+reads_shape_only (GraftNode *node)
+{
+  return strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::size") == 0 ||
+         strcmp (node->op, "aten::sym_size") == 0;
+}
+
+/* The aten::batch_norm reading conv's output as its input, when the other
+ * readers only read its shape; NULL otherwise. */
+static GraftNode *
+batch_norm_reader (Plan *plan, GraftNode *conv)
+{
+  GraftValue *v = conv->outputs->len == 1 ? conv->outputs->pdata[0] : NULL;
+  GraftNode *bn = NULL;
+  if (v == NULL || is_graph_output (plan->graph, v) || v->consumers == NULL)
+    return NULL;
+  for (guint k = 0; k < v->consumers->len; k++)
+    {
+      GraftNode *reader = v->consumers->pdata[k];
+      if (reads_shape_only (reader))
+        continue;
+      if (bn != NULL || strcmp (reader->op, "aten::batch_norm") != 0 || reader->graph != conv->graph ||
+          reader->outputs->len != 1)
+        return NULL;
+      bn = reader;
+    }
+  if (bn == NULL || bn->inputs->len == 0 || bn->inputs->pdata[0] != v)
+    return NULL;
+  for (guint j = 1; j < bn->inputs->len; j++)
+    if (bn->inputs->pdata[j] == v)
+      return NULL;
+  return bn;
+}
+
+/* conv's weight and bias with the batch_norm bn after it folded in:
+ * W'[m] = W[m]·s[m], B'[m] = (B[m] - mean[m])·s[m] + beta[m] with
+ * s = gamma / sqrt(var + eps), computed in double as the batch_norm
+ * kernel (aten.c) computes s. That kernel normalises with the running
+ * statistics whatever bn's training flag says (the runtime runs modules
+ * in eval mode; scripted BatchNorm2d computes the flag in a prim::If), so
+ * the flag is not read here either. FALSE when an argument is not a
+ * constant. */
+static gboolean
+fold_batch_norm (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftNode *bn, GraftRtTensor **weight,
+                 GraftRtTensor **bias)
+{
+  GraftRtTensor *w, *b, *gamma, *beta, *mean, *var, *unused;
+  double scalar, eps = 1e-5, transposed = 0;
+  /* conv2d(input, weight, bias, …); _convolution(…, transposed=6, …);
+   * batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, …) */
+  if (constant_arg (plan, set_attributes, conv, 1, &w, &scalar) != ARG_CONSTANT || w == NULL ||
+      w->dtype != GRAFT_DTYPE_FLOAT32 || w->rank < 3 || w->dims[0] <= 0)
+    return FALSE;
+  gint64 M = w->dims[0];
+  if (!channel_arg (plan, set_attributes, conv, 2, M, &b) || (b && b->dtype != GRAFT_DTYPE_FLOAT32) ||
+      (strcmp (conv->op, "aten::_convolution") == 0 &&
+       (constant_arg (plan, set_attributes, conv, 6, &unused, &transposed) != ARG_CONSTANT || transposed != 0)))
+    return FALSE;
+  if (!channel_arg (plan, set_attributes, bn, 1, M, &gamma) || !channel_arg (plan, set_attributes, bn, 2, M, &beta) ||
+      !channel_arg (plan, set_attributes, bn, 3, M, &mean) || !channel_arg (plan, set_attributes, bn, 4, M, &var) ||
+      mean == NULL || var == NULL || constant_arg (plan, set_attributes, bn, 7, &unused, &eps) == ARG_UNKNOWN)
+    return FALSE;
+  g_autoptr(GraftRtTensor) w2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, w->rank, w->dims, NULL);
+  g_autoptr(GraftRtTensor) b2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &M, NULL);
+  if (w2 == NULL || b2 == NULL)
+    return FALSE;
+  gint64 per = w->numel / M;
+  for (gint64 m = 0; m < M; m++)
+    {
+      double s = (gamma ? graft_rt_tensor_get_f64 (gamma, m) : 1) / sqrt (graft_rt_tensor_get_f64 (var, m) + eps);
+      const float *src = (const float *) w->data + m * per;
+      float *dst = (float *) w2->data + m * per;
+      for (gint64 i = 0; i < per; i++)
+        dst[i] = src[i] * s;
+      ((float *) b2->data)[m] = ((b ? ((const float *) b->data)[m] : 0) - graft_rt_tensor_get_f64 (mean, m)) * s +
+                                (beta ? graft_rt_tensor_get_f64 (beta, m) : 0);
+    }
+  *weight = g_steal_pointer (&w2);
+  *bias = g_steal_pointer (&b2);
+  return TRUE;
+}
+
+/* aten convolution → eval-mode aten::batch_norm (a PyTorch file's
+ * Conv2d → BatchNorm2d, which an ONNX export folds into the Conv): the
+ * normalisation folded into the convolution's weights once, here
+ * (Step.folded_weight), and the batch_norm forwards the convolution's
+ * output; an activation after it fuses into the convolution then
+ * (fuse_conv_activations). */
+static void
+fold_batch_norms (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) set_attributes = set_attributes_new (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      GraftNode *bn = is_aten_convolution (conv->node) && step_unfused (conv) ? batch_norm_reader (plan, conv->node)
+                                                                                : NULL;
+      Step *bn_step = bn ? free_step_after (plan, step_of_node, bn, i) : NULL;
+      if (bn_step == NULL ||
+          !fold_batch_norm (plan, set_attributes, conv->node, bn, &conv->folded_weight, &conv->folded_bias))
+        continue;
+      bn_step->forward_input = TRUE;
+      bn_step->forward_index = 0;
+    }
+}
+
+/* An aten convolution [→ batch_norm it folded] → aten::add(_) of a value
+ * ready before it [→ aten::relu(_)]: ResNet's `out += identity; relu`,
+ * the residual and clamp that Conv → Add → Relu gets (fuse_residual). */
+static void
+fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
+{
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      GraftValue *v;
+      if (!is_aten_convolution (conv->node) || !step_unfused (conv))
+        continue;
+      GraftNode *next = graft_fusion_sole_reader (conv->node, &v);
+      if (conv->folded_weight)
+        {
+          GraftNode *bn = batch_norm_reader (plan, conv->node);
+          next = graft_fusion_sole_reader (bn, &v);
+        }
+      if (next)
+        fuse_residual (rt, plan, step_of, i, next, v);
+    }
 }
 
 /* Conv → HardSwish, and Conv → SiLU (Sigmoid and Mul): the Conv applies
@@ -578,6 +871,13 @@ fuse_conv_activations (Plan *plan)
       GraftNode *next = graft_fusion_sole_reader (conv->node, &v), *sigmoid = NULL, *mul;
       GraftFusedActivation activation;
       Step *act, *sigmoid_step;
+      if (conv->folded_weight)
+        {
+          /* the batch_norm forwards: the activation reads its output */
+          GraftNode *bn = batch_norm_reader (plan, conv->node);
+          v = bn->outputs->pdata[0];
+          next = is_graph_output (plan->graph, v) ? NULL : graft_fusion_sole_reader (bn, &v);
+        }
       if (aten)
         {
           if (next && next->inputs->pdata[0] == v && (activation = aten_activation (next)) != GRAFT_FUSED_ACTIVATION_NONE &&
@@ -608,6 +908,103 @@ fuse_conv_activations (Plan *plan)
     }
 }
 
+/* Nodes that only compute their outputs from their inputs and constants:
+ * no state changed, no exception raised, no random number drawn (which
+ * would shift later draws) — a prim::If among them when the branch it
+ * always takes holds only such nodes. */
+static gboolean
+only_computes (GraftNode *node)
+{
+  static const char *const ops[] = {
+    "prim::Constant", "prim::GetAttr", "aten::__is__", "aten::__isnot__", "aten::__not__", "aten::__and__",
+    "aten::__or__", "aten::dim", "aten::len", "aten::size", "aten::eq", "aten::ne", "aten::gt", "aten::lt",
+    "aten::ge", "aten::le",
+  };
+  if (strcmp (node->op, "prim::If") == 0)
+    {
+      GraftGraph *branch = graft_if_get_fixed_branch (node);
+      if (branch == NULL)
+        return FALSE;
+      for (guint k = 0; k < branch->nodes->len; k++)
+        if (!only_computes (branch->nodes->pdata[k]))
+          return FALSE;
+      return TRUE;
+    }
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (node->op, ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether step `reader` needs value v: it runs and reads v, or forwards
+ * it (Step.forward_input, decided here for good; a skipped step's other
+ * inputs need no value, runtime-run.c run_step). */
+static gboolean
+step_needs (const Step *reader, GraftValue *v)
+{
+  if (reader->absorbed)
+    return FALSE;
+  if (!reader->forward_input || reader->pattern != NULL || reader->pattern_at != NO_STEP || reader->qdq != NULL)
+    return TRUE;
+  for (guint j = 0; j < reader->node->inputs->len; j++)
+    if (reader->node->inputs->pdata[j] == v && j == reader->forward_index)
+      return TRUE;
+  return FALSE;
+}
+
+/* The values of enclosing graphs that sub, or a graph inside it, gives as
+ * its own outputs (a branch returning an outer value): read without
+ * being any node's input. */
+static void
+add_outer_outputs (GraftGraph *sub, GHashTable *set)
+{
+  for (guint j = 0; j < sub->outputs->len; j++)
+    {
+      GraftValue *v = sub->outputs->pdata[j];
+      if (v != NULL && v->graph != sub)
+        g_hash_table_add (set, v);
+    }
+  for (guint i = 0; i < sub->nodes->len; i++)
+    {
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (sub->nodes->pdata[i]);
+      for (guint k = 0; subs && k < subs->len; k++)
+        add_outer_outputs (subs->pdata[k], set);
+    }
+}
+
+/* Steps that only compute values no step needs (only_computes) are
+ * skipped like absorbed ones (while no observer watches): scripted
+ * BatchNorm2d's `training` reads and `if self.training:` blocks, which a
+ * traced file or an ONNX export never had, around a batch_norm folded
+ * into its convolution. Last to first, so that a chain of them goes. */
+static void
+skip_unread_steps (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) outer_outputs = g_hash_table_new (NULL, NULL);
+  add_outer_outputs (plan->graph, outer_outputs);
+  for (guint i = plan->n_steps; i-- > 0;)
+    {
+      Step *step = &plan->steps[i];
+      gboolean needed = FALSE;
+      if (!step_unfused (step) || step->n_views > 0 || !only_computes (step->node))
+        continue;
+      for (guint j = 0; j < step->node->outputs->len && !needed; j++)
+        {
+          GraftValue *v = step->node->outputs->pdata[j];
+          if (v == NULL)
+            continue;
+          needed = is_graph_output (plan->graph, v) || g_hash_table_contains (outer_outputs, v);
+          for (guint k = 0; !needed && v->consumers && k < v->consumers->len; k++)
+            {
+              Step *reader = step_of (plan, step_of_node, v->consumers->pdata[k]);
+              needed = reader == NULL || step_needs (reader, v);
+            }
+        }
+      step->absorbed = !needed;
+    }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
@@ -615,5 +1012,8 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fuse_qdq (rt, plan, last_use);
   fuse_patterns (rt, plan);
   fuse_matmul_bias (rt, plan);
+  fold_batch_norms (plan);
+  fuse_aten_residuals (rt, plan);
   fuse_conv_activations (plan);
+  skip_unread_steps (plan);
 }

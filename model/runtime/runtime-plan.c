@@ -147,6 +147,8 @@ _graft_step_clear (Step *step)
   g_free (step->release);
   g_free (step->views);
   g_free (step->pattern_match);
+  g_clear_pointer (&step->folded_weight, graft_rt_tensor_unref);
+  g_clear_pointer (&step->folded_bias, graft_rt_tensor_unref);
   if (step->derived_kind)
     step->derived_kind->free (step->derived);
   if (step->qdq)

@@ -56,6 +56,11 @@ typedef struct _Step {
    * consumer is this step, and that Transpose forwards its input
    * instead of running (see graft_kernel_input_transposed). */
   guint transposed_inputs;
+  /* An aten convolution whose output an eval-mode aten::batch_norm reads
+   * (besides shape reads): that normalisation folded into the weight and
+   * bias at plan time (owned), which the kernel convolves with
+   * (graft_kernel_get_folded_weights) while the batch_norm forwards. */
+  GraftRtTensor *folded_weight, *folded_bias;
   /* what the kernel derived from a constant input (graft_kernel_derived) */
   gconstpointer derived_key;
   gpointer derived;

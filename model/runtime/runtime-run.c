@@ -115,15 +115,20 @@ step_forwards (RunState *run, Frame *frame, Step *step)
          (step->forward_input || (step->residual_from != NO_STEP && frame->residual_taken[step->residual_from]));
 }
 
-static void
+/* FALSE when the forwarded input has no value. */
+static gboolean
 forward_input (Frame *frame, Step *step)
 {
+  GraftRtTensor *input = _graft_frame_get (frame, step->inputs[step->forward_index]);
+  if (input == NULL)
+    return FALSE;
   if (step->n_outputs > 0 && step->outputs[0] != NO_SLOT)
     {
       GraftRtTensor **slot = &frame->values[step->outputs[0]];
       g_clear_pointer (slot, graft_rt_tensor_unref);
-      *slot = graft_rt_tensor_ref (_graft_frame_get (frame, step->inputs[step->forward_index]));   /* not a float32 copy */
+      *slot = graft_rt_tensor_ref (input);   /* not a float32 copy */
     }
+  return TRUE;
 }
 
 /* Inputs at their last use, held only by this frame and passed once,
@@ -164,6 +169,11 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
   gboolean ok = FALSE;
 
+  /* only the forwarded input need have a value: the planner may skip
+   * steps that only such a step's other inputs read (a folded batch_norm's
+   * training flag, runtime-fusion.c skip_unread_steps) */
+  if (step_forwards (run, frame, step) && forward_input (frame, step))
+    return TRUE;
   for (guint j = 0; j < step->n_inputs; j++)
     {
       if (step->inputs[j].slot == NO_SLOT)
@@ -185,13 +195,6 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
             goto out;
           inputs[j] = converted[j];
         }
-    }
-
-  if (step_forwards (run, frame, step))
-    {
-      forward_input (frame, step);
-      ok = TRUE;
-      goto out;
     }
 
   for (guint j = 0; j < step->n_inputs; j++)

@@ -1,8 +1,13 @@
-"""Writes OUT/traced.pt and OUT/scripted.pt: convolutions followed by the
-activations torchvision writes (SiLU/Hardswish/ReLU, in place or not),
-directly or through a BatchNorm2d, and a convolution wider than its maps
-(taps that only read padding) and ResNet's max pool, for test-aten-activation.c; and an input
-OUT/x.npy with torch's output for it, OUT/y.npy. Usage:
+"""Writes OUT/traced.pt, OUT/scripted.pt and OUT/exported.pt2 (torch.export):
+convolutions followed by the activations torchvision writes
+(SiLU/Hardswish/ReLU, in place or not), directly or through a BatchNorm2d
+(with and without a convolution bias or an affine) and a residual add
+[and relu] after, a convolution wider
+than its maps (taps that only read padding), ResNet's max pool, and
+batch norms that must not fold (after an add; after a convolution whose
+output an add reads too) and a linear layer on the flattened maps, for
+test-aten-activation.c; and an input OUT/x.npy with torch's outputs for
+it, OUT/y.npy and OUT/logits.npy. Usage:
 make-aten-activation.py OUT"""
 import os
 import sys
@@ -31,6 +36,18 @@ class Net(nn.Module):
         self.c7 = nn.Conv2d(8, 8, 13, padding=6)            # 13×13 over 6×6 maps
         self.c6 = nn.Conv2d(8, 8, 1)
         self.a6 = nn.SiLU()                                 # conv read twice: not fused
+        self.c8 = nn.Conv2d(8, 8, 3, padding=1)             # conv with a bias → batch_norm → relu_
+        self.b8 = nn.BatchNorm2d(8)
+        self.a8 = nn.ReLU(inplace=True)
+        self.c9 = nn.Conv2d(8, 8, 1, bias=False)            # conv → batch_norm without affine → add
+        self.b9 = nn.BatchNorm2d(8, affine=False)
+        self.c12 = nn.Conv2d(8, 8, 3, padding=1, bias=False)  # ResNet's conv → batch_norm → add_ → relu_
+        self.b12 = nn.BatchNorm2d(8)
+        self.a12 = nn.ReLU(inplace=True)
+        self.c10 = nn.Conv2d(8, 8, 1, bias=False)           # conv read by the batch_norm and the add: not folded
+        self.b10 = nn.BatchNorm2d(8)
+        self.b11 = nn.BatchNorm2d(8)                        # after an add, no conv: not folded
+        self.fc = nn.Linear(8 * 6 * 6, 10)                  # aten::linear through the packed GEMM
 
     def forward(self, x):
         x = self.pool(self.a1(self.c1(x)))
@@ -39,25 +56,37 @@ class Net(nn.Module):
         x = self.a4(self.b4(self.c4(x)))
         x = self.a5(self.c5(x))
         t = self.c6(self.c7(x))
-        return self.a6(t) + t
+        x = self.a6(t) + t
+        x = self.a8(self.b8(self.c8(x)))
+        x = self.b9(self.c9(x)) + x
+        y = self.b12(self.c12(x))
+        y += x
+        x = self.a12(y)
+        u = self.c10(x)
+        x = self.b11(self.b10(u) + u)
+        return x, self.fc(torch.flatten(x, 1))
 
 
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     net = Net()
-    for bn in (net.b2, net.b4):
+    for bn in (net.b2, net.b4, net.b8, net.b9, net.b10, net.b11, net.b12):
         bn.running_mean.uniform_(-0.5, 0.5)
         bn.running_var.uniform_(0.5, 2)
-        bn.weight.data.uniform_(0.5, 1.5)
-        bn.bias.data.uniform_(-0.5, 0.5)
+        if bn.affine:
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
     net.eval()
     x = torch.randn(2, 4, 24, 24) * 3
     with torch.no_grad():
         np.save(os.path.join(out, "x.npy"), x.numpy())
-        np.save(os.path.join(out, "y.npy"), net(x).numpy())
+        y, logits = net(x)
+        np.save(os.path.join(out, "y.npy"), y.numpy())
+        np.save(os.path.join(out, "logits.npy"), logits.numpy())
         torch.jit.save(torch.jit.trace(net, x), os.path.join(out, "traced.pt"))
         torch.jit.save(torch.jit.script(net), os.path.join(out, "scripted.pt"))
+        torch.export.save(torch.export.export(net, (x,)), os.path.join(out, "exported.pt2"))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,27 @@
-/* PyTorch files get the activation fusions their ONNX exports get: an
- * aten convolution or batch_norm whose output only an aten::silu(_),
- * hardswish(_) or relu(_) reads applies that activation, and the
- * activation's node forwards its output (runtime-fusion.c
- * fuse_conv_activations). The model is written by the test venv's torch
- * (make-aten-activation.py), traced (aten::_convolution) and scripted
- * (aten::conv2d, batch_norm behind its prim::If checks): depthwise and
- * strided convolutions, maps above and below the batch_norm's per-map
- * threshold, a convolution wider than its maps (the trimmed taps Conv
- * takes too), aten::max_pool2d through MaxPool's vector kernel, and a SiLU of a value that an Add reads too, which must not
- * fuse. Each file at every SIMD level and 1/2 threads against its nodes
- * run one by one (an observer turns the engine's fusions off), and
- * against torch's own output. */
+/* PyTorch files get the fusions their ONNX exports get: an eval-mode
+ * aten::batch_norm after an aten convolution is folded into the
+ * convolution's weights once and forwards its output, and an aten
+ * convolution or batch_norm whose output only an aten::silu(_),
+ * hardswish(_) or relu(_) reads applies that activation, whose node
+ * forwards its output, and an aten::add(_) of a value ready before the
+ * convolution [and a relu(_) after] go into its epilogue as Conv → Add
+ * [→ Relu] do, and a scripted batch_norm's training reads and checks
+ * are skipped once it is folded (runtime-fusion.c fold_batch_norms,
+ * fuse_aten_residuals, fuse_conv_activations, skip_unread_steps). The model is written by the test venv's torch
+ * (make-aten-activation.py), traced (aten::_convolution), scripted
+ * (aten::conv2d, batch_norm behind its prim::If checks, its training
+ * flag out of a prim::If, a missing bias or affine as prim::GetAttr) and
+ * exported (.pt2): depthwise and strided convolutions, maps above and
+ * below the batch_norm's per-map threshold, a convolution wider than its
+ * maps (the trimmed taps Conv takes too), aten::max_pool2d through
+ * MaxPool's vector kernel, a SiLU of a value that an Add reads too, which
+ * must not fuse, batch norms with and without a convolution bias, an
+ * affine or an activation after, and two that must not fold (after an
+ * add; after a convolution an add reads too), and aten::linear through
+ * Gemm's packed product (from AVX2 on; runtime-gemm-packed checks that
+ * product against the portable one). Each file at every SIMD level and
+ * 1/2 threads against its nodes run one by one (an observer turns the
+ * engine's fusions off), and against torch's own outputs. */
 #include <math.h>
 #include <string.h>
 #include "loader.h"
@@ -26,16 +37,20 @@ typedef struct {
   const char *file;
 } FileCase;
 
-static const FileCase cases[] = { { "traced.pt" }, { "scripted.pt" } };
+static const FileCase cases[] = { { "traced.pt" }, { "scripted.pt" }, { "exported.pt2" } };
 
-/* The activations of make-aten-activation.py and how many of each fuse. */
+/* The fused ops of make-aten-activation.py and how many of each forward
+ * their input (the same in each file: torch.export keeps in-place ops). */
 static const struct {
   const char *op;
   guint64 fused;
 } activations[] = {
   { "aten::silu_", 1 }, { "aten::hardswish_", 1 }, { "aten::hardswish", 1 },
   { "aten::silu", 1 },   /* a4's, after a batch_norm; a6's reads a value the Add reads too */
-  { "aten::relu_", 1 },
+  { "aten::relu_", 3 },  /* a5's after a convolution, a8's after a folded batch_norm, a12's after add_ */
+  { "aten::batch_norm", 5 },   /* b2, b4, b8, b9, b12 folded; b10 and b11 not */
+  { "aten::add", 1 },    /* b9's + x, a residual of its convolution; b10's + u reads u twice */
+  { "aten::add_", 1 },   /* ResNet's out += identity, then relu_ */
 };
 
 static char *scratch;
@@ -74,7 +89,10 @@ check_case (gconstpointer item, GraftSimdLevel level)
   GraftRtTensor *x = graft_npy_read (x_path, &error);
   g_assert_no_error (error);
   g_hash_table_insert (inputs, (gpointer) "x", x);
+  g_autofree char *logits_path = g_build_filename (models (), "logits.npy", NULL);
   g_autoptr(GraftRtTensor) torch_y = graft_npy_read (y_path, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftRtTensor) torch_logits = graft_npy_read (logits_path, &error);
   g_assert_no_error (error);
 
   g_autoptr(GraftRuntime) nodes = NULL;
@@ -96,11 +114,25 @@ check_case (gconstpointer item, GraftSimdLevel level)
           g_test_message ("%s: %s forwarded %" G_GUINT64_FORMAT " times", what, activations[k].op, forwarded);
           g_assert_cmpuint (forwarded, ==, activations[k].fused);
         }
+      /* scripted BatchNorm2d's training reads and `if self.training:`
+       * blocks around a folded batch_norm are skipped */
+      guint ifs = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+      guint node_ifs = graft_test_op_calls (nodes, "prim::If", NULL, NULL);
+      guint reads = graft_test_op_calls (rt, "prim::GetAttr", NULL, NULL);
+      guint node_reads = graft_test_op_calls (nodes, "prim::GetAttr", NULL, NULL);
+      g_test_message ("%s: prim::If ran %u times (%u one by one), prim::GetAttr %u (%u)", what, ifs, node_ifs, reads,
+                      node_reads);
+      if (strcmp (c->file, "scripted.pt") == 0)
+        {
+          g_assert_cmpuint (ifs, <, node_ifs);
+          g_assert_cmpuint (reads, <, node_reads);
+        }
       float_graph_assert_outputs_close (what, fast, reference, 1e-6);
     }
   /* the sums in another order than torch's: its tolerance in test-aten.c */
   g_autoptr(GPtrArray) torch_out = g_ptr_array_new ();
   g_ptr_array_add (torch_out, torch_y);
+  g_ptr_array_add (torch_out, torch_logits);
   float_graph_assert_outputs_close (c->file, reference, torch_out, 1e-4);
 }
 

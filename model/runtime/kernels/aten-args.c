@@ -2,20 +2,28 @@
 
 #include <string.h>
 
+/* "arg<k>" without g_snprintf: every aten kernel call comes here */
+static void
+arg_key (guint k, char key[16])
+{
+  char digits[10];
+  guint n_digits = 0;
+  for (guint rest = k; n_digits == 0 || rest > 0; rest /= 10)
+    digits[n_digits++] = '0' + rest % 10;
+  memcpy (key, "arg", 3);
+  for (guint d = 0; d < n_digits; d++)
+    key[3 + d] = digits[n_digits - 1 - d];
+  key[3 + n_digits] = '\0';
+}
+
 void
 graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args)
 {
   guint next_input = 0;
   for (guint k = 0; k < n; k++)
     {
-      /* "arg<k>" without g_snprintf: every aten kernel call comes here */
-      char key[16] = "arg", digits[10];
-      guint n_digits = 0;
-      for (guint rest = k; n_digits == 0 || rest > 0; rest /= 10)
-        digits[n_digits++] = '0' + rest % 10;
-      for (guint d = 0; d < n_digits; d++)
-        key[3 + d] = digits[n_digits - 1 - d];
-      key[3 + n_digits] = '\0';
+      char key[16];
+      arg_key (k, key);
       GraftAttribute *a = graft_node_get_attribute (ctx->node, key);
       if (a == NULL && names && names[k])
         a = graft_node_get_attribute (ctx->node, names[k]);
@@ -24,6 +32,26 @@ graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, Gra
       if (a == NULL && next_input < ctx->n_inputs)
         args[k].value = ctx->inputs[next_input++];
     }
+}
+
+GraftAttribute *
+graft_aten_node_arg (GraftNode *node, guint k, GraftValue **value)
+{
+  guint next_input = 0;
+  GraftAttribute *a = NULL;
+  *value = NULL;
+  for (guint p = 0; p <= k; p++)
+    {
+      char key[16];
+      arg_key (p, key);
+      if ((a = graft_node_get_attribute (node, key)) == NULL && next_input < node->inputs->len)
+        {
+          if (p == k)
+            *value = node->inputs->pdata[next_input];
+          next_input++;
+        }
+    }
+  return a;
 }
 
 gboolean

@@ -27,6 +27,10 @@ typedef struct {
 /* Fills args[0..n) from ctx; names (may be NULL, entries may be NULL) are
  * the keyword names of the positions. */
 void graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args);
+/* The same for position k of node at plan time: the constant attribute
+ * "arg<k>", or NULL and the graph value given as input (*value, NULL for
+ * an absent argument). */
+GraftAttribute *graft_aten_node_arg (GraftNode *node, guint k, GraftValue **value);
 /* Absent or None */
 gboolean graft_arg_is_none (const GraftAtenArg *arg);
 gint64 graft_arg_int (const GraftAtenArg *arg, gint64 fallback);

@@ -103,6 +103,8 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   NEED (x, 0, FALSE);
   NEED (w, 1, FALSE);
   NEED (b, 2, TRUE);
+  /* the batch_norm after it, folded by the engine (runtime-fusion.c) */
+  graft_kernel_get_folded_weights (ctx, &w, &b);
   if (underscore && graft_arg_int (&args[6], 0))
     {
       if (!run_conv_transpose (ctx, x, w, b, &args[3], &args[4], &args[7], &args[5], graft_arg_int (&args[8], 1),
@@ -160,7 +162,9 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  if (!graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, error))
+  /* a residual add [and relu] after it, fused by the engine (runtime-fusion.c) */
+  const float *residual = graft_conv_take_residual (ctx, y);
+  if (!graft_conv2d_f32 (ctx, x->data, w->data, b ? b->data : NULL, y->data, N, C, M, groups, &win, residual, error))
     return FALSE;
   /* a SiLU/HardSwish/Relu after it, fused by the engine (runtime-fusion.c) */
   graft_kernel_apply_fused_activation (ctx, y);

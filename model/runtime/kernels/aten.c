@@ -450,12 +450,12 @@ kernel_linear (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   gint64 M = x->numel / MAX (w->dims[1], 1), N = w->dims[0], K = w->dims[1];
-  float *yd = y->data;
-  for (gint64 i = 0; i < M; i++)
-    for (gint64 j = 0; j < N; j++)
-      yd[i * N + j] = b ? ((const float *) b->data)[b->numel == N ? j : 0] : 0;
-  if (M > 0 && N > 0 && K > 0)
-    graft_kernel_sgemm (ctx, FALSE, TRUE, M, N, K, 1.0f, x->data, K, w->data, K, 1.0f, yd, N);
+  g_autoptr(GraftRtTensor) b32 = b ? graft_aten_as_dtype (b, GRAFT_DTYPE_FLOAT32, error) : NULL;
+  if (b && b32 == NULL)
+    return FALSE;
+  if (b32 && b32->numel != N && b32->numel != 1)
+    return graft_kernel_fail (error, "bias has %" G_GINT64_FORMAT " values, expected %" G_GINT64_FORMAT, b32->numel, N);
+  graft_linear_f32 (ctx, M, N, K, x->data, w->data, b32 ? b32->data : NULL, b32 ? b32->numel : 0, y->data);
   return TRUE;
 }
 
@@ -472,7 +472,7 @@ kernel_addmm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, 2, dims, error);
   if (y == NULL)
     return FALSE;
-  return graft_gemm (a, FALSE, b, FALSE, bias, alpha, beta, y, error);
+  return graft_gemm (ctx, a, FALSE, b, FALSE, bias, alpha, beta, y, error);
 }
 
 static gboolean

@@ -1146,9 +1146,21 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
 /* The aten:: convolutions' way in (aten-nn.c): the same paths as Conv. */
 gboolean
 graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
-                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, GError **error)
+                  gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual,
+                  GError **error)
 {
-  return conv2d_trimmed_f32 (ctx, x, weight, bias, y, N, C, M, group, w, NULL, error);
+  return conv2d_trimmed_f32 (ctx, x, weight, bias, y, N, C, M, group, w, residual, error);
+}
+
+const float *
+graft_conv_take_residual (GraftKernelContext *ctx, const GraftRtTensor *y)
+{
+  GraftRtTensor *res = graft_kernel_get_residual (ctx);
+  if (res == NULL || res->kind != GRAFT_RT_TENSOR || res->dtype != GRAFT_DTYPE_FLOAT32 || res->rank != y->rank ||
+      memcmp (res->dims, y->dims, y->rank * sizeof (gint64)) != 0)
+    return NULL;
+  graft_kernel_take_residual (ctx);
+  return res->data;
 }
 
 static gboolean
@@ -1174,14 +1186,7 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   /* a residual Add fused by the engine, taken when it is y's own shape */
-  GraftRtTensor *res = graft_kernel_get_residual (ctx);
-  const float *residual = NULL;
-  if (res && x0->dtype == GRAFT_DTYPE_FLOAT32 && res->dtype == GRAFT_DTYPE_FLOAT32 && res->rank == y->rank &&
-      memcmp (res->dims, y->dims, y->rank * sizeof (gint64)) == 0)
-    {
-      graft_kernel_take_residual (ctx);
-      residual = res->data;
-    }
+  const float *residual = x0->dtype == GRAFT_DTYPE_FLOAT32 ? graft_conv_take_residual (ctx, y) : NULL;
   if (!conv2d_trimmed_f32 (ctx, x->data, wt->data, b ? b->data : NULL, y->data, N, C, M, group, &w, residual, error))
     return FALSE;
   graft_kernel_apply_fused_activation (ctx, y);

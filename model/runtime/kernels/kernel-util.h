@@ -125,8 +125,14 @@ void graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor
 /* Matrix products shared with the aten:: kernels (matmul.c). */
 gboolean graft_matmul (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor *b, GraftRtTensor *out,
                        GError **error);
-gboolean graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
-                     double alpha, double beta, GraftRtTensor *out, GError **error);
+gboolean graft_gemm (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb,
+                     GraftRtTensor *c, double alpha, double beta, GraftRtTensor *out, GError **error);
+/* y [M, N] = x [M, K] · w [N, K]ᵀ + bias (bias_size values: N, or 1 for
+ * every column; NULL: none), float32, as aten::linear: through the
+ * packed product Gemm takes (w packed once when it is a constant input of
+ * the node) where it applies, else the sgemm. */
+void graft_linear_f32 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *x, const float *w,
+                       const float *bias, gint64 bias_size, float *y);
 /* Output 0 of ctx = einsum (equation, inputs) as ONNX's Einsum defines it
  * (einsum.c): float32 through the GEMM kernels, other dtypes element-wise. */
 gboolean graft_einsum (GraftKernelContext *ctx, const char *equation, GraftRtTensor *const *inputs, guint n_inputs,

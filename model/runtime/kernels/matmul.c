@@ -386,10 +386,25 @@ gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTenso
 }
 
 gboolean
-graft_gemm (GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
+graft_gemm (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTensor *b, gboolean tb, GraftRtTensor *c,
             double alpha, double beta, GraftRtTensor *out, GError **error)
 {
-  return gemm_split (NULL, a, ta, b, tb, c, alpha, beta, out, error);
+  return gemm_split (ctx, a, ta, b, tb, c, alpha, beta, out, error);
+}
+
+void
+graft_linear_f32 (GraftKernelContext *ctx, gint64 M, gint64 N, gint64 K, const float *x, const float *w,
+                  const float *bias, gint64 bias_size, float *y)
+{
+  if (M == 0 || N == 0)
+    return;
+  if (K > 0 && bias_size != 1 && packed_product (ctx, M, N, K, x, w, TRUE, y, FALSE, bias))
+    return;
+  for (gint64 i = 0; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      y[i * N + j] = bias ? bias[bias_size == N ? j : 0] : 0;
+  if (K > 0)
+    graft_kernel_sgemm (ctx, FALSE, TRUE, M, N, K, 1.0f, x, K, w, K, 1.0f, y, N);
 }
 
 static gboolean

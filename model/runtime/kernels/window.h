@@ -60,10 +60,15 @@ gboolean graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 
 
 /* float32 convolution (bf16 where the run asks for it and it pays):
  * x [N, C, in...], weight [M, C/group, kernel...], bias [M] or NULL,
- * y [N, M, out...]. ctx may be NULL (no threads). */
+ * y [N, M, out...], plus residual (y's shape, or NULL) before the clamp
+ * the engine fused. ctx may be NULL (no threads). */
 gboolean graft_conv2d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias,
                            float *y, gint64 N, gint64 C, gint64 M, gint64 group, const GraftWindow *window,
-                           GError **error);
+                           const float *residual, GError **error);
+/* The residual the engine fused into this convolution (the other operand
+ * of the Add that alone reads its output), taken (graft_kernel_take_residual)
+ * when it is float32 of y's shape; NULL otherwise, and the Add runs. */
+const float *graft_conv_take_residual (GraftKernelContext *ctx, const GraftRtTensor *y);
 
 /* float32 transposed convolution: x [N, C, in...], weight [C, M/group,
  * kernel...], bias [M] or NULL, y [N, M, out...] with window's out sizes. */
