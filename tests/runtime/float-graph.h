@@ -4,6 +4,7 @@
 #pragma once
 
 #include <math.h>
+#include <string.h>
 #include "ir/graph.h"
 #include "runtime/rt-tensor.h"
 #include "ir/tensor.h"
@@ -96,4 +97,19 @@ float_graph_assert_outputs_close (const char *what, GPtrArray *fast, GPtrArray *
             g_error ("%s: output %u [%" G_GINT64_FORMAT "] = %.9g, the reference %.9g", what, o, i, g, r);
         }
     }
+}
+
+/* x as a product's operand: rounded to bfloat16 (nearest even, as the
+ * bf16 tiles round it) when the product is in bf16. */
+static inline double
+float_graph_operand (float x, gboolean bf16)
+{
+  if (!bf16)
+    return x;
+  guint32 u;
+  memcpy (&u, &x, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+  float r;
+  memcpy (&r, &u, sizeof r);
+  return r;
 }

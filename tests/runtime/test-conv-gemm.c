@@ -162,20 +162,6 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   return model;
 }
 
-/* x rounded to bfloat16 (nearest even) when bf16. */
-static double
-operand (float x, gboolean bf16)
-{
-  if (!bf16)
-    return x;
-  guint32 u;
-  memcpy (&u, &x, sizeof u);
-  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
-  float r;
-  memcpy (&r, &u, sizeof r);
-  return r;
-}
-
 static double
 reference (const ConvCase *c, const float *xv, const float *wv, const float *bv, double residual, gint64 n, gint64 m,
            gint64 oh, gint64 ow, gboolean bf16)
@@ -189,8 +175,8 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
           gint64 ih = oh * c->s + ki * c->d - c->pt, iw = ow * c->s + kj * c->d - c->pl;
           if (ih < 0 || ih >= c->h || iw < 0 || iw >= c->w)
             continue;
-          acc += operand (xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw], bf16) *
-                 operand (wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj], bf16);
+          acc += float_graph_operand (xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw], bf16) *
+                 float_graph_operand (wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj], bf16);
         }
   acc += residual;
   if (c->activation)

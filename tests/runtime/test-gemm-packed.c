@@ -42,25 +42,6 @@ value_at (gint64 i, gint64 salt)
   return (float) (((i + salt) * 2654435761u) % 1000) / 500.0f - 1.0f;
 }
 
-/* x rounded to bfloat16 (nearest even), as the bf16 tiles see it. */
-static double
-as_bf16 (float x)
-{
-  guint32 u;
-  memcpy (&u, &x, sizeof u);
-  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
-  float r;
-  memcpy (&r, &u, sizeof r);
-  return r;
-}
-
-/* x as a product's operand: rounded when the product is in bf16. */
-static double
-operand (float x, gboolean bf16)
-{
-  return bf16 ? as_bf16 (x) : x;
-}
-
 static void
 check_close (const char *what, const Shape *s, gint64 i, gint64 j, double got, double want)
 {
@@ -110,7 +91,7 @@ check_direct (const Shape *s, gboolean bf16)
               {
                 double want = accumulate ? c0[i * ldc + j] : with_bias ? bias[j] : 0;
                 for (gint64 k = 0; k < s->K; k++)
-                  want += operand (a[i * lda + k], bf16) * operand (b[k * ldb + j], bf16);
+                  want += float_graph_operand (a[i * lda + k], bf16) * float_graph_operand (b[k * ldb + j], bf16);
                 check_close (transposed ? "packed from Bᵀ" : "packed from B", s, i, j, c[i * ldc + j], want);
               }
             for (gint64 j = s->N; j < ldc; j++)   /* the padding past N is untouched */
@@ -265,10 +246,10 @@ check_kernels (const Shape *s, gboolean bf16)
               /* by the constants w and wt in bf16 when the run is; by the fed b in f32 */
               for (gint64 k = 0; k < K; k++)
                 {
-                  want1 += operand (a[i * K + k], bf16) * operand (w[k * N + j], bf16);
+                  want1 += float_graph_operand (a[i * K + k], bf16) * float_graph_operand (w[k * N + j], bf16);
                   if (i < M)
                     {
-                      want2 += operand (a[i * K + k], bf16) * operand (wt[j * K + k], bf16);
+                      want2 += float_graph_operand (a[i * K + k], bf16) * float_graph_operand (wt[j * K + k], bf16);
                       want3 += (double) a[i * K + k] * b[k * N + j];
                     }
                 }
