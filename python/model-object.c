@@ -196,18 +196,24 @@ complete_inputs (GraftRuntime *runtime, GHashTable *inputs, gboolean random, gui
 static PyObject *
 model_run (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "inputs", "threads", "random", "seed", "dims", NULL };
+  static char *keywords[] = { "inputs", "threads", "random", "seed", "dims", "precision", NULL };
   PyObject *inputs_dict = NULL, *dims_dict = NULL;
   int threads = 1, random = FALSE;
   unsigned long long seed = 0;
+  const char *precision_name = "f32";
+  GraftPrecision precision;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) outputs = NULL;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OipKO", keywords, &inputs_dict, &threads, &random, &seed,
-                                    &dims_dict))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|OipKOs", keywords, &inputs_dict, &threads, &random, &seed,
+                                    &dims_dict, &precision_name))
     return NULL;
   if (threads < 1)
     return PyErr_Format (PyExc_ValueError, "threads must be at least 1, not %d", threads);
+  if (!graft_precision_from_string (precision_name, &precision))
+    return PyErr_Format (PyExc_ValueError, "precision is 'f32' or 'bf16', not '%s'", precision_name);
+  if (!graft_precision_available (precision, &error))
+    return graft_python_raise (error);
   g_autoptr(GHashTable) inputs = graft_python_tensors_from_dict (inputs_dict);
   g_autoptr(GHashTable) dims = inputs ? dims_from_dict (dims_dict) : NULL;
   if (dims == NULL)
@@ -220,6 +226,7 @@ model_run (GraftPythonModel *self, PyObject *args, PyObject *kwargs)
   if (self->runtime != NULL)
     {
       graft_runtime_set_n_threads (self->runtime, threads);
+      graft_runtime_set_precision (self->runtime, precision, NULL);   /* available: checked above */
       if (complete_inputs (self->runtime, inputs, random, (guint32) seed, dims, &error))
         outputs = graft_runtime_run (self->runtime, inputs, NULL, NULL, NULL, &error);
     }
@@ -660,7 +667,7 @@ static PyMethodDef model_methods[] = {
   { "lint_json", (PyCFunction) (void (*) (void)) model_lint_json, METH_VARARGS | METH_KEYWORDS,
     "lint_json(onnx_export=False, target_opset=0): graft-cli lint --json, as text." },
   { "run", (PyCFunction) (void (*) (void)) model_run, METH_VARARGS | METH_KEYWORDS,
-    "run(inputs=None, threads=1, random=False, seed=0, dims=None) -> dict of Tensor" },
+    "run(inputs=None, threads=1, random=False, seed=0, dims=None, precision='f32') -> dict of Tensor" },
   { "edit", (PyCFunction) model_edit, METH_VARARGS,
     "edit(op, params, verify, force) -> (description, notes, check lines, verified)" },
   { "apply_recipe", (PyCFunction) model_apply_recipe, METH_VARARGS, "apply_recipe(path) -> edit descriptions" },

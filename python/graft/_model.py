@@ -104,7 +104,7 @@ class Model:
         return json.loads(text)["diagnostics"]
 
     def run(self, inputs: Mapping[str, Any] | None = None, *, threads: int = 1, random: bool = False,
-            seed: int = 0, dims: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+            seed: int = 0, dims: Mapping[str, int] | None = None, precision: str = "f32") -> dict[str, np.ndarray]:
         """Runs the model in Graft's CPU runtime.
 
         ``inputs`` maps input names to arrays (anything ``numpy.asarray``
@@ -115,9 +115,13 @@ class Model:
         arrays over the runtime's own buffers (no copy); ``bfloat16`` and
         narrower float outputs come back as float32, string outputs as
         object arrays, sequences as lists, TorchScript dicts as dicts.
+        ``precision="bf16"`` multiplies by the weights in bfloat16 with
+        float32 sums (CPUs with AVX512_BF16; elsewhere GraftError says
+        why), as ``graft-cli run --precision bf16`` does.
         """
         arrays = {name: _contiguous(name, value) for name, value in (inputs or {}).items()}
-        outputs = self._native.run(arrays, threads=threads, random=random, seed=seed, dims=dict(dims or {}))
+        outputs = self._native.run(arrays, threads=threads, random=random, seed=seed, dims=dict(dims or {}),
+                                   precision=precision)
         result = {name: _array_from_output(value) for name, value in outputs.items()}
         if any(isinstance(value, list) for value in result.values()):
             # TorchScript's Dict outputs run as key, value, key, value...

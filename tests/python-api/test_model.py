@@ -84,6 +84,27 @@ def test_run_random_inputs_and_errors(exports):
         graft.load(garbage)
 
 
+def test_run_bf16_where_the_cpu_has_it(exports):
+    """precision="bf16": the products by the weights in bfloat16, within
+    bf16's rounding of PyTorch, and not bit for bit the f32 run; refused
+    with the reason on a CPU without AVX512_BF16, never silently f32."""
+    model = graft.load(exports["onnx"])
+    x = np.random.default_rng(4).standard_normal((1, 3, 16, 16), dtype=np.float32)
+    with pytest.raises(ValueError, match="'f32' or 'bf16'"):
+        model.run({"x": x}, precision="fp8")
+    try:
+        bf16 = model.run({"x": x}, precision="bf16")["logits"]
+    except graft.GraftError as e:
+        assert "bf16 needs" in str(e)
+        pytest.skip(str(e))
+    f32 = model.run({"x": x})["logits"]
+    reference = torch_reference(exports["module"], x)
+    scale = np.abs(reference).max()
+    assert np.abs(bf16 - reference).max() <= 2e-2 * scale
+    assert not np.array_equal(bf16, f32)
+    np.testing.assert_allclose(f32, reference, rtol=1e-4, atol=1e-5)
+
+
 def test_transformers_bert_from_config(bert):
     model = graft.load(bert["path"])
     name = model.info["inputs"][0]["name"]
