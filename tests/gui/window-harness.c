@@ -13,6 +13,7 @@
 #include "widgets/run-pane.h"
 #include "../test-scratch.h"
 #include "widget-inspect.h"
+#include "diagnostics-inspect.h"
 
 /* Frames drawn with nothing left to do before a step counts as done, so
  * the canvas has painted the final scene and the sidebar its new rows. */
@@ -549,7 +550,7 @@ put_analysis (GHashTable *state, GraftWindow *window, GraftGraphCanvas *canvas)
   GraftDiagnosticsPanel *diagnostics = FIND (window, GraftDiagnosticsPanel, GRAFT_TYPE_DIAGNOSTICS_PANEL);
   GraftRunPane *run_pane = FIND (window, GraftRunPane, GRAFT_TYPE_RUN_PANE);
   GtkLabel *count = GTK_LABEL (harness_find_id (GTK_WIDGET (window), "diagnostics_count"));
-  g_autofree char *summary = graft_diagnostics_panel_dup_summary (diagnostics);
+  g_autofree char *summary = inspect_dup_diagnostics (diagnostics);
   g_autofree char *outputs = inspect_dup_rows (inspect_template_child (run_pane, GRAFT_TYPE_RUN_PANE, "outputs_list"));
   guint n_hidden = 0;
   guint n_groups = graft_graph_canvas_get_n_marked_groups (canvas, &n_hidden);
