@@ -34,6 +34,7 @@ static guint signals[N_SIGNALS];
 enum {
   PROP_0,
   PROP_N_SHOWN,
+  PROP_MODEL,
   N_PROPS
 };
 
@@ -56,6 +57,13 @@ struct _GraftDiagnosticItem
 
 G_DEFINE_FINAL_TYPE (GraftDiagnosticItem, graft_diagnostic_item, G_TYPE_OBJECT)
 
+enum {
+  ITEM_PROP_0,
+  ITEM_PROP_DIAGNOSTIC,
+};
+
+static GraftDiagnostic *graft_diagnostic_item_get (GraftDiagnosticItem *self);
+
 static void
 graft_diagnostic_item_finalize (GObject *object)
 {
@@ -64,9 +72,26 @@ graft_diagnostic_item_finalize (GObject *object)
 }
 
 static void
+graft_diagnostic_item_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  if (prop_id == ITEM_PROP_DIAGNOSTIC)
+    g_value_set_pointer (value, graft_diagnostic_item_get (GRAFT_DIAGNOSTIC_ITEM (object)));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
 graft_diagnostic_item_class_init (GraftDiagnosticItemClass *klass)
 {
-  G_OBJECT_CLASS (klass)->finalize = graft_diagnostic_item_finalize;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = graft_diagnostic_item_finalize;
+  object_class->get_property = graft_diagnostic_item_get_property;
+  /* The GraftDiagnostic the row shows (borrowed from the panel's list):
+   * what a reader of the panel's "model" gets of each row. */
+  g_object_class_install_property (object_class, ITEM_PROP_DIAGNOSTIC,
+                                   g_param_spec_pointer ("diagnostic", NULL, NULL,
+                                                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 }
 
 static void
@@ -343,25 +368,6 @@ graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char *rul
     }
 }
 
-char *
-graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self)
-{
-  GString *summary = g_string_new (NULL);
-  guint n;
-
-  g_return_val_if_fail (GRAFT_IS_DIAGNOSTICS_PANEL (self), NULL);
-  n = g_list_model_get_n_items (G_LIST_MODEL (self->listed));
-  for (guint i = 0; i < n; i++)
-    {
-      GraftDiagnostic *diagnostic = listed_diagnostic (self, i);
-
-      g_string_append_printf (summary, "%s%s %s %s", i > 0 ? "|" : "", graft_severity_to_string (diagnostic->severity),
-                              diagnostic->rule, diagnostic->node_name != NULL ? diagnostic->node_name
-                                                : diagnostic->value != NULL ? diagnostic->value->name : "-");
-    }
-  return g_string_free (summary, FALSE);
-}
-
 static void
 graft_diagnostics_panel_dispose (GObject *object)
 {
@@ -417,6 +423,7 @@ graft_diagnostics_panel_get_property (GObject *object, guint prop_id, GValue *va
   switch (prop_id)
     {
     case PROP_N_SHOWN: g_value_set_uint (value, g_list_model_get_n_items (G_LIST_MODEL (self->listed))); break;
+    case PROP_MODEL: g_value_set_object (value, self->listed); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -437,6 +444,12 @@ graft_diagnostics_panel_class_init (GraftDiagnosticsPanelClass *klass)
   properties[PROP_N_SHOWN] =
     g_param_spec_uint ("n-shown", NULL, NULL, 0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The rows listed, in order, whether built or not (the list view builds
+   * only the visible ones): a GListModel of objects whose "diagnostic"
+   * property is the GraftDiagnostic shown. The same model for the panel's
+   * life; its items-changed says the list changed. */
+  properties[PROP_MODEL] =
+    g_param_spec_object ("model", NULL, NULL, G_TYPE_LIST_MODEL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   signals[SIGNAL_ITEM_ACTIVATED] =

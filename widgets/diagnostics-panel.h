@@ -21,7 +21,4 @@ void graft_diagnostics_panel_set_diagnostics (GraftDiagnosticsPanel *self, GPtrA
  * min_severity: the least severe level listed. */
 void graft_diagnostics_panel_set_filter (GraftDiagnosticsPanel *self, const char *rule, GraftSeverity min_severity);
 
-/* "severity rule node" of each listed row, "|"-separated (tests). */
-char *graft_diagnostics_panel_dup_summary (GraftDiagnosticsPanel *self);
-
 G_END_DECLS

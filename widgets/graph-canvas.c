@@ -72,6 +72,12 @@ struct _GraftGraphCanvas {
   /* GraftNode* → GdkRGBA*: box tints (a deployment target's partitions). */
   GHashTable *tints;
   char *hidden_marks_noun;
+
+  /* What the current scene shows of the marks, the heat and Find's
+   * matches: the read-only count properties and the canvas's accessible
+   * description (the boxes themselves are only drawn). */
+  guint n_marked, n_marked_groups, n_hidden_marked;
+  guint n_heated, n_heated_groups, n_found_shown;
 };
 
 typedef struct {
@@ -102,6 +108,12 @@ enum {
   PROP_SELECTED_VALUE,
   PROP_BUSY,
   PROP_PROGRESS,
+  PROP_N_MARKED,
+  PROP_N_MARKED_GROUPS,
+  PROP_N_HIDDEN_MARKED,
+  PROP_N_HEATED,
+  PROP_N_HEATED_GROUPS,
+  PROP_N_FOUND_SHOWN,
   N_PROPS
 };
 
@@ -355,12 +367,107 @@ apply_heat (GraftGraphCanvas *self)
     }
 }
 
+/* Whether item (a GraftNode*, GraftValue* or GraftGroup*) is one of Find's matches. */
+static gboolean
+is_found (GraftGraphCanvas *self, gconstpointer item)
+{
+  return item != NULL && g_hash_table_contains (self->found, item);
+}
+
+static void
+set_count (GraftGraphCanvas *self, guint *field, guint value, guint prop)
+{
+  if (*field == value)
+    return;
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+}
+
+/* The counts say to a screen reader what the boxes' outlines, stripes
+ * and highlights say on screen. */
+static void
+update_description (GraftGraphCanvas *self)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+
+  if (self->n_marked > 0)
+    g_string_append_printf (text, g_dngettext (NULL, "%u node marked. ", "%u nodes marked. ", self->n_marked),
+                            self->n_marked);
+  if (self->n_marked_groups > 0)
+    {
+      g_string_append_printf (text, g_dngettext (NULL, "%u collapsed group hides ", "%u collapsed groups hide ",
+                                                 self->n_marked_groups), self->n_marked_groups);
+      g_string_append_printf (text, g_dngettext (NULL, "%u marked node. ", "%u marked nodes. ",
+                                                 self->n_hidden_marked), self->n_hidden_marked);
+    }
+  if (self->n_heated + self->n_heated_groups > 0)
+    g_string_append_printf (text, g_dngettext (NULL, "%u box shows an error stripe. ",
+                                               "%u boxes show an error stripe. ",
+                                               self->n_heated + self->n_heated_groups),
+                            self->n_heated + self->n_heated_groups);
+  if (self->n_found_shown > 0)
+    g_string_append_printf (text, g_dngettext (NULL, "%u match shown. ", "%u matches shown. ", self->n_found_shown),
+                            self->n_found_shown);
+  if (text->len > 0)
+    {
+      g_string_truncate (text, text->len - 1);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text->str, -1);
+    }
+  else
+    gtk_accessible_reset_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
+}
+
+/* Counts what the current scene draws marked, heated and found (a
+ * collapsed group standing for the nodes it hides). */
+static void
+update_shown_counts (GraftGraphCanvas *self)
+{
+  guint marked = 0, marked_groups = 0, hidden = 0, heated = 0, heated_groups = 0, found = 0;
+  gboolean any_found = g_hash_table_size (self->found) > 0;
+
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
+    {
+      GraftSceneNode *node = graft_scene_get_node (self->scene, i);
+
+      marked += node->highlight > 0;
+      heated += node->has_heat;
+      if (any_found)
+        found += is_found (self, node->kind == GRAFT_SCENE_NODE_OP ? (gconstpointer) node->node
+                                                                   : (gconstpointer) node->value);
+    }
+  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
+    {
+      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
+
+      if (group->n_marked > 0)
+        {
+          marked_groups++;
+          hidden += group->n_marked;
+        }
+      heated_groups += group->has_heat;
+      if (any_found && !group->expanded)
+        found += is_found (self, group->group);
+    }
+  g_object_freeze_notify (G_OBJECT (self));
+  set_count (self, &self->n_marked, marked, PROP_N_MARKED);
+  set_count (self, &self->n_marked_groups, marked_groups, PROP_N_MARKED_GROUPS);
+  set_count (self, &self->n_hidden_marked, hidden, PROP_N_HIDDEN_MARKED);
+  set_count (self, &self->n_heated, heated, PROP_N_HEATED);
+  set_count (self, &self->n_heated_groups, heated_groups, PROP_N_HEATED_GROUPS);
+  set_count (self, &self->n_found_shown, found, PROP_N_FOUND_SHOWN);
+  g_object_thaw_notify (G_OBJECT (self));
+  update_description (self);
+}
+
 static void
 apply_marks (GraftGraphCanvas *self)
 {
   self->marks_dirty = FALSE;
   if (self->scene == NULL)
-    return;
+    {
+      update_shown_counts (self);
+      return;
+    }
   for (guint i = 0; i < graft_scene_get_n_nodes (self->scene); i++)
     {
       GraftSceneNode *node = graft_scene_get_node (self->scene, i);
@@ -394,6 +501,7 @@ apply_marks (GraftGraphCanvas *self)
           node->tint[2] = tint->blue;
         }
     }
+  update_shown_counts (self);
 }
 
 static void
@@ -588,6 +696,7 @@ graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGr
   set_busy (self, self->n_workers > 0);
   set_selection (self, NULL, NULL);
   g_clear_pointer (&self->scene, graft_scene_unref);
+  update_shown_counts (self);
   g_clear_object (&self->layout);
   g_set_object (&self->model, model);
   self->graph = graph;
@@ -679,23 +788,6 @@ graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, doubl
   return value != NULL;
 }
 
-guint
-graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups)
-{
-  guint n = 0, groups = 0;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
-  if (self->marks_dirty)
-    apply_marks (self);
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
-    n += graft_scene_get_node (self->scene, i)->has_heat;
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
-    groups += graft_scene_get_group (self->scene, i)->has_heat;
-  if (n_groups != NULL)
-    *n_groups = groups;
-  return n;
-}
-
 void
 graft_graph_canvas_set_hidden_marks_noun (GraftGraphCanvas *self, const char *noun)
 {
@@ -756,43 +848,6 @@ graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node)
   return mark != NULL && !mark->is_value ? mark->badge : NULL;
 }
 
-guint
-graft_graph_canvas_get_n_marked (GraftGraphCanvas *self)
-{
-  guint n = 0;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
-  if (self->marks_dirty)
-    apply_marks (self);
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
-    if (graft_scene_get_node (self->scene, i)->highlight > 0)
-      n++;
-  return n;
-}
-
-guint
-graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden)
-{
-  guint n = 0, hidden = 0;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
-  if (self->marks_dirty)
-    apply_marks (self);
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
-    {
-      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
-
-      if (group->n_marked > 0)
-        {
-          n++;
-          hidden += group->n_marked;
-        }
-    }
-  if (n_hidden != NULL)
-    *n_hidden = hidden;
-  return n;
-}
-
 static void
 fill_paint_options (GraftGraphCanvas *self, GraftPaintOptions *paint)
 {
@@ -824,31 +879,8 @@ graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items)
       for (GraftGroup *group = node->group; group != NULL; group = group->parent)
         g_hash_table_add (self->found, group);
     }
+  update_shown_counts (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-guint
-graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self)
-{
-  guint n = 0;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), 0);
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_nodes (self->scene); i++)
-    {
-      GraftSceneNode *node = graft_scene_get_node (self->scene, i);
-      gconstpointer item = node->kind == GRAFT_SCENE_NODE_OP ? (gconstpointer) node->node : (gconstpointer) node->value;
-
-      if (item != NULL && g_hash_table_contains (self->found, item))
-        n++;
-    }
-  for (guint i = 0; self->scene != NULL && i < graft_scene_get_n_groups (self->scene); i++)
-    {
-      GraftSceneGroup *group = graft_scene_get_group (self->scene, i);
-
-      if (!group->expanded && group->group != NULL && g_hash_table_contains (self->found, group->group))
-        n++;
-    }
-  return n;
 }
 
 void
@@ -1445,8 +1477,29 @@ graft_graph_canvas_get_property (GObject *object, guint prop_id, GValue *value, 
 {
   GraftGraphCanvas *self = GRAFT_GRAPH_CANVAS (object);
 
+  /* Marks set since the last paint count once applied. */
+  if (prop_id >= PROP_N_MARKED && prop_id <= PROP_N_FOUND_SHOWN && self->marks_dirty)
+    apply_marks (self);
   switch (prop_id)
     {
+    case PROP_N_MARKED:
+      g_value_set_uint (value, self->n_marked);
+      break;
+    case PROP_N_MARKED_GROUPS:
+      g_value_set_uint (value, self->n_marked_groups);
+      break;
+    case PROP_N_HIDDEN_MARKED:
+      g_value_set_uint (value, self->n_hidden_marked);
+      break;
+    case PROP_N_HEATED:
+      g_value_set_uint (value, self->n_heated);
+      break;
+    case PROP_N_HEATED_GROUPS:
+      g_value_set_uint (value, self->n_heated_groups);
+      break;
+    case PROP_N_FOUND_SHOWN:
+      g_value_set_uint (value, self->n_found_shown);
+      break;
     case PROP_SHOW_NAMES:
       g_value_set_boolean (value, self->show_names);
       break;
@@ -1565,6 +1618,13 @@ graft_graph_canvas_dispose (GObject *object)
   G_OBJECT_CLASS (graft_graph_canvas_parent_class)->dispose (object);
 }
 
+static GParamSpec *
+count_property (const char *name)
+{
+  return g_param_spec_uint (name, NULL, NULL, 0, G_MAXUINT, 0,
+                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+}
+
 static void
 graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
 {
@@ -1592,6 +1652,17 @@ graft_graph_canvas_class_init (GraftGraphCanvasClass *klass)
                                                 G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_PROGRESS] = g_param_spec_double ("progress", NULL, NULL, 0, 1, 0,
                                                    G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* What the current scene shows (read-only, notified when it changes;
+   * the accessible description says the same): node boxes outlined by a
+   * mark; collapsed groups outlined for the marked nodes they hide, and
+   * those nodes; node boxes and collapsed groups with a heat stripe; boxes
+   * highlighted as Find's matches (a collapsed group holding one counts). */
+  properties[PROP_N_MARKED] = count_property ("n-marked");
+  properties[PROP_N_MARKED_GROUPS] = count_property ("n-marked-groups");
+  properties[PROP_N_HIDDEN_MARKED] = count_property ("n-hidden-marked");
+  properties[PROP_N_HEATED] = count_property ("n-heated");
+  properties[PROP_N_HEATED_GROUPS] = count_property ("n-heated-groups");
+  properties[PROP_N_FOUND_SHOWN] = count_property ("n-found-shown");
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* Double-click on a node with subgraphs (If, Loop, Scan): show them. */

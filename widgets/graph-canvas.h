@@ -48,14 +48,13 @@ void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guin
 void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);
 /* The badge node is marked with, or NULL. */
 const char *graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node);
-/* Boxes of the current scene drawn marked. */
-guint graft_graph_canvas_get_n_marked (GraftGraphCanvas *self);
 /* A marked node inside a collapsed group has no box: the group's box is
  * outlined in the worst level's colour with the count as its badge
- * ("12 ⚠"), updated with the marks and the expansion. Returns the number
- * of such groups in the current scene; n_hidden (may be NULL) gets the
- * marked nodes they hide. */
-guint graft_graph_canvas_get_n_marked_groups (GraftGraphCanvas *self, guint *n_hidden);
+ * ("12 ⚠"), updated with the marks and the expansion. What the current
+ * scene shows of the marks is counted by the read-only properties
+ * "n-marked" (boxes outlined), "n-marked-groups" (collapsed groups
+ * outlined) and "n-hidden-marked" (the marked nodes those hide); the
+ * canvas's accessible description says the same. */
 
 /* What the count on a collapsed group's badge is called ("3 differ"; NULL,
  * the default: the worst level's sign, "3 ⚠"). */
@@ -69,16 +68,14 @@ gboolean graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *no
  * runs it in); NULL removes it. Cleared with the marks. */
 void graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint);
 gboolean graft_graph_canvas_get_node_tint (GraftGraphCanvas *self, GraftNode *node, GdkRGBA *tint);
-/* Boxes of the current scene drawn with heat; n_groups (may be NULL) gets
- * the collapsed groups among them. */
-guint graft_graph_canvas_get_n_heated (GraftGraphCanvas *self, guint *n_groups);
+/* "n-heated" and "n-heated-groups" count the node boxes and collapsed
+ * groups of the current scene drawn with heat. */
 
 /* Find's matches (GraftNode* and GraftValue* of the graph shown; NULL or
  * empty: none), highlighted at any zoom. */
 void graft_graph_canvas_set_found (GraftGraphCanvas *self, GPtrArray *items);
-/* Boxes of the current scene drawn as matches (collapsed groups holding a
- * match included). */
-guint graft_graph_canvas_get_n_found_shown (GraftGraphCanvas *self);
+/* "n-found-shown" counts the boxes of the current scene drawn as matches
+ * (collapsed groups holding a match included). */
 /* Centres the selection at a readable zoom (zooming in if the view is
  * smaller, never out), now or once the layout opening its groups lands. */
 void graft_graph_canvas_show_selection_readable (GraftGraphCanvas *self);

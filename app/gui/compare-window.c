@@ -1446,12 +1446,6 @@ graft_compare_window_get_target_diff (GraftCompareWindow *self)
   return self->target_diff;
 }
 
-GraftStructuralDiff *
-graft_compare_window_get_diff (GraftCompareWindow *self)
-{
-  return self->diff;
-}
-
 /* The last Run Both, or NULL. */
 GraftNumericRun *
 graft_compare_window_get_last_run (GraftCompareWindow *self)

@@ -31,8 +31,6 @@ void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, Gra
 
 GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
 
-GraftStructuralDiff *graft_compare_window_get_diff (GraftCompareWindow *self);
-
 /* compare.set-targets(("ort-nnapi", "openvino")) checks A against the
  * first deployment target and B against the second ("": none; one alone
  * serves both sides), as the pickers beside the titles do: each side's

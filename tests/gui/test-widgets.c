@@ -11,6 +11,7 @@
 #include "widgets/find-panel.h"
 #include "widgets/node-sidebar.h"
 #include "widget-inspect.h"
+#include "diagnostics-inspect.h"
 
 #define WEIGHT_ROWS 300  /* 300 × 300 elements: above the sidebar's synchronous limit */
 
@@ -509,7 +510,7 @@ test_diagnostics_panel (void)
   gtk_window_set_child (GTK_WINDOW (window), panel);
   g_signal_connect (panel, "item-activated", G_CALLBACK (on_diagnostic_activated), &activated);
   graft_diagnostics_panel_set_diagnostics (self, diagnostics);
-  summary = graft_diagnostics_panel_dup_summary (self);
+  summary = inspect_dup_diagnostics (self);
   g_assert_cmpstr (summary, ==, "warning static-input-dim x");
   labels = dup_labels (panel);
   g_assert_nonnull (strstr (labels, "1 problem\n"));

@@ -7,6 +7,7 @@
 
 #include "gui-fixtures.h"
 #include "window-harness.h"
+#include "widget-inspect.h"
 #include "xdotool-input.h"
 #include "widgets/graph-canvas.h"
 
@@ -72,7 +73,7 @@ test_find_readable_and_highlighted (void)
   harness_settle (window);
   typed = harness_window_state (window);
   /* Every match is drawn highlighted, before any is chosen. */
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas), ==, 12);
+  g_assert_cmpuint (inspect_uint (canvas, "n-found-shown"), ==, 12);
   g_assert_null (graft_graph_canvas_get_selected_node (canvas));
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), ==, fitted);
   harness_screenshot (window, "find-all-highlighted");
@@ -88,7 +89,7 @@ test_find_readable_and_highlighted (void)
   g_test_message ("zoom after Enter %.3f", graft_graph_canvas_get_zoom (canvas));
   g_assert_cmpfloat (graft_graph_canvas_get_zoom (canvas), >=, 1.0);
   assert_selection_centred (window);
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas), ==, 12);
+  g_assert_cmpuint (inspect_uint (canvas, "n-found-shown"), ==, 12);
   harness_screenshot (window, "find-enter-readable");
 
   /* Ctrl+G from a view zoomed out again: the next match, readable. */
@@ -111,7 +112,7 @@ test_find_readable_and_highlighted (void)
   }
   closed = harness_window_state (window);
   g_assert_cmpstr (get (closed, "find-visible"), ==, "0");
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas), ==, 0);
+  g_assert_cmpuint (inspect_uint (canvas, "n-found-shown"), ==, 0);
   harness_window_close (window);
 }
 
@@ -134,14 +135,14 @@ test_find_highlights_collapsed_groups (void)
 
   harness_open (window, path);
   harness_activate (window, "win.zoom-fit");
-  before = graft_graph_canvas_get_n_found_shown (canvas);
+  before = inspect_uint (canvas, "n-found-shown");
   g_assert_cmpuint (before, ==, 0);
   /* "/blockN/Relu_50": one in each of the four collapsed blocks. */
   harness_activate (window, "win.find-text::Relu_50");
   harness_wait_for (grouped_search_has_run, window);
   harness_settle (window);
   harness_screenshot (window, "find-collapsed-groups");
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas), ==, 4);
+  g_assert_cmpuint (inspect_uint (canvas, "n-found-shown"), ==, 4);
   harness_window_close (window);
 }
 

@@ -207,7 +207,7 @@ test_replace_by_subgraph (void)
                             "Skipped: '/fc3/Add_output_0' (of node '/fc3/Add') is also read by node '/Add'"));
   g_assert_cmpstr (row_subtitle (dialog, "match-row"), ==, "MatMul → Add → Relu");
   /* The matches are highlighted on the canvas. */
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 2);
+  g_assert_cmpuint (inspect_uint (canvas_of (window), "n-found-shown"), >=, 2);
 
   /* Replaced by Max(a, 0): the same function in other ops. */
   stack = GTK_STACK (harness_find_type (GTK_WIDGET (dialog), GTK_TYPE_STACK));
@@ -226,7 +226,7 @@ test_replace_by_subgraph (void)
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 3);
   /* The preview follows the graph the refusal put back, highlight included. */
   g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 2);
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 2);
+  g_assert_cmpuint (inspect_uint (canvas_of (window), "n-found-shown"), >=, 2);
 
   type_text (window, dialog, "replacement-text", "z=Constant();value_float=0.0 m=MatMul(x,w) a=Add(m,b) Max(a,z)");
   g_assert_null (shown_error (dialog, "replacement-error"));
@@ -235,7 +235,7 @@ test_replace_by_subgraph (void)
   click_apply (window, dialog);
   g_assert_null (the_dialog (window));
   /* The highlight went with the dialog. */
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), ==, 0);
+  g_assert_cmpuint (inspect_uint (canvas_of (window), "n-found-shown"), ==, 0);
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Relu"), ==, 1);
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Max"), ==, 2);
   /* The root keeps its name, so its readers still find it. */
@@ -336,11 +336,11 @@ test_cancel (void)
   dialog = the_dialog (window);
   type_text (window, dialog, "pattern-text", "s=Sigmoid(x) Mul(x,s)");
   g_assert_cmpuint (inspect_uint (dialog, "n-matches"), ==, 1);
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), >=, 1);
+  g_assert_cmpuint (inspect_uint (canvas_of (window), "n-found-shown"), >=, 1);
   gtk_widget_activate_action (GTK_WIDGET (dialog), "window.close", NULL);
   harness_settle (window);
   g_assert_null (the_dialog (window));
-  g_assert_cmpuint (graft_graph_canvas_get_n_found_shown (canvas_of (window)), ==, 0);
+  g_assert_cmpuint (inspect_uint (canvas_of (window), "n-found-shown"), ==, 0);
   g_assert_cmpuint (count_op (harness_shown_graph (window), "onnx::Sigmoid"), ==, 1);
   harness_window_close (window);
 }

@@ -13,6 +13,7 @@
 #include "widgets/run-pane.h"
 #include "../test-scratch.h"
 #include "widget-inspect.h"
+#include "diagnostics-inspect.h"
 
 /* Frames drawn with nothing left to do before a step counts as done, so
  * the canvas has painted the final scene and the sidebar its new rows. */
@@ -549,18 +550,16 @@ put_analysis (GHashTable *state, GraftWindow *window, GraftGraphCanvas *canvas)
   GraftDiagnosticsPanel *diagnostics = FIND (window, GraftDiagnosticsPanel, GRAFT_TYPE_DIAGNOSTICS_PANEL);
   GraftRunPane *run_pane = FIND (window, GraftRunPane, GRAFT_TYPE_RUN_PANE);
   GtkLabel *count = GTK_LABEL (harness_find_id (GTK_WIDGET (window), "diagnostics_count"));
-  g_autofree char *summary = graft_diagnostics_panel_dup_summary (diagnostics);
+  g_autofree char *summary = inspect_dup_diagnostics (diagnostics);
   g_autofree char *outputs = inspect_dup_rows (inspect_template_child (run_pane, GRAFT_TYPE_RUN_PANE, "outputs_list"));
-  guint n_hidden = 0;
-  guint n_groups = graft_graph_canvas_get_n_marked_groups (canvas, &n_hidden);
 
   put (state, "diagnostics-count", "%s", gtk_label_get_text (count));
   put (state, "diagnostics-shown", "%u", inspect_uint (diagnostics, "n-shown"));
   put (state, "diagnostics", "%s", summary);
   put (state, "diagnostics-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (diagnostics)));
-  put (state, "canvas-marked", "%u", graft_graph_canvas_get_n_marked (canvas));
-  put (state, "canvas-marked-groups", "%u", n_groups);
-  put (state, "canvas-marked-hidden", "%u", n_hidden);
+  put (state, "canvas-marked", "%u", inspect_uint (canvas, "n-marked"));
+  put (state, "canvas-marked-groups", "%u", inspect_uint (canvas, "n-marked-groups"));
+  put (state, "canvas-marked-hidden", "%u", inspect_uint (canvas, "n-hidden-marked"));
   put (state, "run-visible", "%d", gtk_widget_get_mapped (GTK_WIDGET (run_pane)));
   put (state, "run-status", "%s", inspect_label_text (run_pane, GRAFT_TYPE_RUN_PANE, "status_label"));
   put (state, "run-outputs", "%s", outputs);

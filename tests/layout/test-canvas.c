@@ -267,6 +267,63 @@ measure_frames (const char *path)
   return 0;
 }
 
+/* Marks, heat and Find's matches are only drawn: the count properties
+ * and the accessible description say what the scene shows of them. */
+static void
+test_canvas_marks_counted (void)
+{
+  g_autofree char *path = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "data", "samples", "tiny-cnn.onnx", NULL);
+  g_autoptr (GPtrArray) found = g_ptr_array_new ();
+  g_autoptr (GPtrArray) shown = g_ptr_array_new ();
+  Fixture fixture = { 0 };
+  GraftGraph *graph;
+  guint n_marked = 0, n_found = 0, n_heated = 0, notified = 0;
+
+  fixture_open (&fixture, path, 900, 700);
+  graph = graft_graph_canvas_get_graph (fixture.canvas);
+  g_object_get (fixture.canvas, "n-marked", &n_marked, "n-found-shown", &n_found, "n-heated", &n_heated, NULL);
+  g_assert_cmpuint (n_marked + n_found + n_heated, ==, 0);
+  g_assert_false (gtk_test_accessible_has_property (GTK_ACCESSIBLE (fixture.canvas),
+                                                    GTK_ACCESSIBLE_PROPERTY_DESCRIPTION));
+
+  /* Three nodes drawn as boxes of their own. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture.canvas), "canvas.expand-all", NULL));
+  wait_until_idle (fixture.canvas);
+  for (guint i = 0; i < graph->nodes->len && shown->len < 3; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+      GraftRect box;
+
+      if (graft_graph_canvas_get_node_bounds (fixture.canvas, node, &box))
+        g_ptr_array_add (shown, node);
+    }
+  g_assert_cmpuint (shown->len, ==, 3);
+  g_signal_connect (fixture.canvas, "notify::n-marked", G_CALLBACK (on_notify), &notified);
+  graft_graph_canvas_mark_node (fixture.canvas, g_ptr_array_index (shown, 0), 2, "first");
+  graft_graph_canvas_mark_node (fixture.canvas, g_ptr_array_index (shown, 1), 3, NULL);
+  graft_graph_canvas_set_node_heat (fixture.canvas, g_ptr_array_index (shown, 1), 0.5);
+  g_ptr_array_add (found, g_ptr_array_index (shown, 2));
+  graft_graph_canvas_set_found (fixture.canvas, found);
+  wait_until_idle (fixture.canvas);
+  g_object_get (fixture.canvas, "n-marked", &n_marked, "n-found-shown", &n_found, "n-heated", &n_heated, NULL);
+  /* Marks are applied once before the next frame, or when counted. */
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpuint (n_marked, ==, 2);
+  g_assert_cmpuint (n_found, ==, 1);
+  g_assert_cmpuint (n_heated, ==, 1);
+  gtk_test_accessible_assert_property (fixture.canvas, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                       "2 nodes marked. 1 box shows an error stripe. 1 match shown.");
+
+  graft_graph_canvas_clear_marks (fixture.canvas);
+  graft_graph_canvas_set_found (fixture.canvas, NULL);
+  g_assert_cmpuint (notified, ==, 2);
+  g_object_get (fixture.canvas, "n-marked", &n_marked, "n-found-shown", &n_found, "n-heated", &n_heated, NULL);
+  g_assert_cmpuint (n_marked + n_found + n_heated, ==, 0);
+  g_assert_false (gtk_test_accessible_has_property (GTK_ACCESSIBLE (fixture.canvas),
+                                                    GTK_ACCESSIBLE_PROPERTY_DESCRIPTION));
+  fixture_close (&fixture);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +337,6 @@ main (int argc, char **argv)
   gtk_init ();
   adw_init ();
   g_test_add_func ("/canvas/sample", test_canvas_sample);
+  g_test_add_func ("/canvas/marks-counted", test_canvas_marks_counted);
   return g_test_run ();
 }
