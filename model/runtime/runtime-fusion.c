@@ -1005,6 +1005,24 @@ skip_unread_steps (Plan *plan)
     }
 }
 
+/* ONNX Constant nodes (a tensor in "value") give their tensor at plan
+ * time, as initializers do: a plan constant in every frame from the start,
+ * and the step skipped while no observer watches. Swin-T's export has
+ * 1,696 of them; T5's shape arithmetic runs on them. Not for a graph's
+ * output: the caller gets a tensor of its own there, as before. */
+static void
+preload_constant_steps (Plan *plan)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftValue *v = step->node->outputs->len == 1 ? step->node->outputs->pdata[0] : NULL;
+      if (v != NULL && step_unfused (step) && step->n_views == 0 && !is_graph_output (plan->graph, v) &&
+          preload_constant (plan, v))
+        step->absorbed = TRUE;
+    }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
@@ -1015,5 +1033,6 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fold_batch_norms (plan);
   fuse_aten_residuals (rt, plan);
   fuse_conv_activations (plan);
+  preload_constant_steps (plan);
   skip_unread_steps (plan);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/simd-target.h"
 
 typedef enum {
   OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN,
@@ -359,6 +360,28 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
  * graft_broadcast_binary reads a at broadcast offsets, and out already has
  * the full shape, so out op c is well defined. */
 
+/* float32 x raised to one exponent e, element by element, without the
+ * broadcast walk. For e = 2 (RMSNorm's and T5's x.pow(2)) x·x, and for
+ * e = ½ sqrtf (but at −0 and −∞, where pow gives +0 and +∞): both
+ * correctly rounded, as PyTorch and onnxruntime compute them, where glibc's
+ * powf is off by an ulp in about 6 of 10,000 squares (and 22 % of T5's
+ * run went to it). */
+static GRAFT_HOT_LOOP void
+pow_f32_scalar (const float *x, float e, float *y, gint64 n)
+{
+  if (e == 2.0f)
+    for (gint64 i = 0; i < n; i++)
+      y[i] = x[i] * x[i];
+  else if (e == 1.0f)
+    memmove (y, x, n * sizeof (float));
+  else if (e == 0.5f)
+    for (gint64 i = 0; i < n; i++)
+      y[i] = x[i] == 0.0f ? 0.0f : x[i] == -INFINITY ? INFINITY : sqrtf (x[i]);
+  else
+    for (gint64 i = 0; i < n; i++)
+      y[i] = powf (x[i], e);
+}
+
 static gboolean
 kernel_pow (GraftKernelContext *ctx, GError **error)
 {
@@ -370,6 +393,11 @@ kernel_pow (GraftKernelContext *ctx, GError **error)
 
   if (out == NULL)
     return FALSE;
+  if (a->dtype == GRAFT_DTYPE_FLOAT32 && b->dtype == GRAFT_DTYPE_FLOAT32 && b->numel == 1 && a->numel == out->numel)
+    {
+      pow_f32_scalar (a->data, ((const float *) b->data)[0], out->data, out->numel);
+      return TRUE;
+    }
   graft_broadcast_iter_init (&iter, out, ins, 2);
   gboolean int_exact = graft_dtype_is_integer (a->dtype) && graft_dtype_is_integer (b->dtype);
   for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
