@@ -127,6 +127,90 @@ test_broadcast_add (void)
   builder_clear (&b);
 }
 
+/* Pow by one float exponent (its own loop): 2 is x·x and 0.5 sqrtf, both
+ * correctly rounded, with pow's answers at −0 and −∞; others powf. */
+static void
+test_pow_by_one_exponent (void)
+{
+  const float x[] = { 0.0f, -0.0f, 1.5f, -2.5f, INFINITY, -INFINITY, NAN, 3e-20f, 1e20f, -60.581284f, 93.1202f, 7.0f };
+  const float exponents[] = { 2.0f, 0.5f, 3.0f, 1.0f };
+  gint64 d[] = { G_N_ELEMENTS (x) };
+  for (guint k = 0; k < G_N_ELEMENTS (exponents); k++)
+    {
+      Builder b;
+      builder_init (&b, 17);
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 1, d);
+      add_input (b.graph, "e", GRAFT_DTYPE_FLOAT32, 0, NULL);
+      add_node (b.graph, "Pow", IN ("x", "e"), IN ("y"));
+      add_output (b.graph, "y");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (1, d, x), "e", tensor_f32 (0, NULL, &exponents[k]),
+                                      NULL);
+      g_assert_no_error (error);
+      const float *y = ((GraftRtTensor *) out->pdata[0])->data;
+      for (guint i = 0; i < G_N_ELEMENTS (x); i++)
+        {
+          float e = exponents[k];
+          float want = e == 2.0f ? x[i] * x[i]
+                       : e == 0.5f ? (x[i] == 0.0f ? 0.0f : x[i] == -INFINITY ? INFINITY : sqrtf (x[i]))
+                       : powf (x[i], e);
+          if (isnan (want))
+            g_assert_true (isnan (y[i]));
+          else
+            g_assert_true (memcmp (&y[i], &want, sizeof want) == 0);   /* bit for bit, signs of zero too */
+        }
+      builder_clear (&b);
+    }
+}
+
+/* Constant nodes are given at plan time: a run reads them as it reads
+ * initializers, again in a second run; one that is a graph output is
+ * the run's own tensor each time. */
+static void
+test_constant_nodes_planned (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 3 };
+  add_input (b.graph, "a", GRAFT_DTYPE_FLOAT32, 1, d);
+  float cv[] = { 2, 3, 4 };
+  for (guint k = 0; k < 2; k++)
+    {
+      GraftNode *c = graft_graph_add_node (b.graph, NULL, "Constant", k ? "Constant_z" : "Constant_c");
+      graft_node_add_output (c, graft_graph_ensure_value (b.graph, k ? "z" : "c"));
+      GraftTensor *t = graft_tensor_new ("value", GRAFT_DTYPE_FLOAT32, 1, d);
+      g_autoptr(GBytes) bytes = g_bytes_new (cv, sizeof cv);
+      g_assert_true (graft_tensor_set_data (t, bytes, NULL));
+      graft_node_add_attribute (c, graft_attribute_new_tensor ("value", t));
+    }
+  add_node (b.graph, "Mul", IN ("a", "c"), IN ("y"));
+  add_output (b.graph, "y");
+  add_output (b.graph, "z");
+  graft_model_set_graph (b.model, b.graph);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_no_error (error);
+  float av[] = { 1, -1, 0.5f };
+  for (int round = 0; round < 2; round++)
+    {
+      g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                            (GDestroyNotify) graft_rt_tensor_unref);
+      g_hash_table_insert (inputs, (gpointer) "a", tensor_f32 (1, d, av));
+      g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      float *y = ((GraftRtTensor *) out->pdata[0])->data, *z = ((GraftRtTensor *) out->pdata[1])->data;
+      for (int i = 0; i < 3; i++)
+        {
+          g_assert_cmpfloat (y[i], ==, av[i] * cv[i]);
+          g_assert_cmpfloat (z[i], ==, cv[i]);
+        }
+      /* the caller may write its outputs: the next run gives the constant again */
+      if (graft_rt_tensor_is_writable (out->pdata[1]))
+        z[0] = 99;
+    }
+  builder_clear (&b);
+}
+
 static void
 test_broadcast_incompatible (void)
 {
@@ -1193,6 +1277,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  g_test_add_func ("/runtime/pow-by-one-exponent", test_pow_by_one_exponent);
+  g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
