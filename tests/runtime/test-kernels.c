@@ -178,7 +178,7 @@ test_constant_nodes_planned (void)
     {
       GraftNode *c = graft_graph_add_node (b.graph, NULL, "Constant", k ? "Constant_z" : "Constant_c");
       graft_node_add_output (c, graft_graph_ensure_value (b.graph, k ? "z" : "c"));
-      GraftTensor *t = graft_tensor_new ("value", GRAFT_DTYPE_FLOAT32, 1, d);
+      g_autoptr(GraftTensor) t = graft_tensor_new ("value", GRAFT_DTYPE_FLOAT32, 1, d);
       g_autoptr(GBytes) bytes = g_bytes_new (cv, sizeof cv);
       g_assert_true (graft_tensor_set_data (t, bytes, NULL));
       graft_node_add_attribute (c, graft_attribute_new_tensor ("value", t));
