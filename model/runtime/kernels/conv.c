@@ -643,6 +643,17 @@ takes_depthwise (gint64 C, gint64 M, gint64 group, const GraftWindow *w)
          (graft_conv_depthwise_supports (w) || (w->n == 2 && w->kernel[0] * w->kernel[1] <= DEPTHWISE_MAX_TAPS));
 }
 
+/* A 1×1 window of unit stride without padding: its im2col matrix is x
+ * itself, read in place. */
+static gboolean
+reads_input_in_place (const GraftWindow *w)
+{
+  for (int d = 0; d < w->n; d++)
+    if (w->kernel[d] != 1 || w->stride[d] != 1 || w->pad_begin[d] != 0 || w->pad_end[d] != 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* y = clamp (conv (x) + bias [+ residual]); residual only where the packed
  * GEMM takes it (see conv2d_f32). */
 static gboolean
@@ -695,9 +706,7 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
       return graft_conv_gemm (ctx, filter, &args, error);
     }
 
-  gboolean pointwise = TRUE;
-  for (int d = 0; d < w->n; d++)
-    pointwise &= w->kernel[d] == 1 && w->stride[d] == 1 && w->pad_begin[d] == 0 && w->pad_end[d] == 0;
+  gboolean pointwise = reads_input_in_place (w);
 
   g_autoptr(GraftRtTensor) scratch = NULL;
   float *col = NULL;
@@ -993,13 +1002,13 @@ bf16_filter_make (gconstpointer args)
 static const GraftDerivedKind bf16_filter_kind = { "bf16 filter", (GDestroyNotify) graft_packed_a_free, FALSE };
 
 /* Channels [8·index, +8) of the product c (its rows cols apart, image
- * `offset` columns in) into y [M, pixels] with the bias, the residual and
- * the clamp: one pass over the result while it is in cache. */
+ * `offset` columns in, the bias already added) into y [M, pixels] with the
+ * residual and the clamp: one pass over the result while it is in cache. */
 typedef struct {
   const float *c;
   gint64 cols, offset;
   float *y;
-  const float *bias, *residual;
+  const float *residual;
   gint64 M, pixels;
   gboolean clamp;
   float lo, hi;
@@ -1013,9 +1022,9 @@ bf16_finish (gint64 index, gpointer data)
     {
       const float *src = job->c + m * job->cols + job->offset;
       const float *res = job->residual ? job->residual + m * job->pixels : NULL;
-      float *dst = job->y + m * job->pixels, b = job->bias ? job->bias[m] : 0.0f;
+      float *dst = job->y + m * job->pixels;
       for (gint64 p = 0; p < job->pixels; p++)
-        dst[p] = src[p] + b + (res ? res[p] : 0.0f);
+        dst[p] = src[p] + (res ? res[p] : 0.0f);
       if (job->clamp)
         graft_f32_clamp (dst, job->pixels, job->lo, job->hi);
     }
@@ -1040,8 +1049,9 @@ graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64
 /* A convolution at GRAFT_PRECISION_BF16 (graft_kernel_get_precision):
  * y [M, pixels] = W · im2col (x) with W packed once in bfloat16 (kept on
  * the step) and im2col (x) packed in bfloat16 at each call (read in place
- * for a pointwise convolution), the sums float32; the bias, the residual
- * and the fused clamp in one pass after. Small maps (up to 1024 pixels)
+ * for a pointwise convolution), the sums float32; the bias and the fused
+ * clamp on each tile as its sums complete (a residual, which comes before
+ * the clamp, and images side by side in a pass after). Small maps (up to 1024 pixels)
  * of all images go through one product side by side, as the f32 path
  * does. *taken FALSE (nothing done) when the run is f32, the CPU has no
  * bf16 tiles, the weights are not a constant input, the convolution is
@@ -1072,9 +1082,7 @@ conv2d_bf16 (GraftKernelContext *ctx, const float *x, const float *weight, const
   if (filter == NULL)
     return graft_kernel_fail (error, "out of memory for the bf16 filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
                               M, K);
-  gboolean pointwise = TRUE;
-  for (int d = 0; d < 2; d++)
-    pointwise &= w->kernel[d] == 1 && w->stride[d] == 1 && w->pad_begin[d] == 0 && w->pad_end[d] == 0;
+  gboolean pointwise = reads_input_in_place (w);
   gint64 together = bf16_images_together (N, pixels);
   gboolean gather = !pointwise || together > 1;
   gint64 cols = together * pixels;
@@ -1106,7 +1114,7 @@ conv2d_bf16 (GraftKernelContext *ctx, const float *x, const float *weight, const
         return graft_kernel_fail (error, "the bf16 tiles are not available");
       for (gint64 n = n0; n < n0 + together; n++)
         {
-          Bf16FinishJob finish = { c, cols, (n - n0) * pixels, y + n * M * pixels, NULL,
+          Bf16FinishJob finish = { c, cols, (n - n0) * pixels, y + n * M * pixels,
                                    residual ? residual + n * M * pixels : NULL, M, pixels, clamp && !epilogue.clamp,
                                    lo, hi };
           if (together > 1 || residual || finish.clamp)
