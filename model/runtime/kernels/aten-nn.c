@@ -199,21 +199,8 @@ kernel_layer_norm (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
   if (y == NULL)
     return FALSE;
-  for (gint64 o = 0; o < outer; o++)
-    {
-      const float *src = graft_cf32 (x) + o * inner;
-      float *dst = graft_f32 (y) + o * inner;
-      double mean = 0, var = 0;
-      for (gint64 i = 0; i < inner; i++)
-        mean += src[i];
-      mean /= inner;
-      for (gint64 i = 0; i < inner; i++)
-        var += (src[i] - mean) * (src[i] - mean);
-      var /= inner;
-      double rstd = 1.0 / sqrt (var + eps);
-      for (gint64 i = 0; i < inner; i++)
-        dst[i] = (float) ((src[i] - mean) * rstd * (w ? graft_cf32 (w)[i] : 1.0) + (b ? graft_cf32 (b)[i] : 0.0));
-    }
+  graft_layer_norm_rows_f32 (ctx, graft_cf32 (x), w ? graft_cf32 (w) : NULL, b ? graft_cf32 (b) : NULL, graft_f32 (y),
+                             outer, inner, eps);
   return TRUE;
 }
 
@@ -638,19 +625,7 @@ kernel_native_mha (GraftKernelContext *ctx, GError **error)
 static void
 layer_norm_rows (float *x, gint64 rows, gint64 n, const float *w, const float *b, double eps)
 {
-  for (gint64 r = 0; r < rows; r++)
-    {
-      float *p = x + r * n;
-      double mean = 0, var = 0;
-      for (gint64 i = 0; i < n; i++)
-        mean += p[i];
-      mean /= n;
-      for (gint64 i = 0; i < n; i++)
-        var += (p[i] - mean) * (p[i] - mean);
-      double rstd = 1.0 / sqrt (var / n + eps);
-      for (gint64 i = 0; i < n; i++)
-        p[i] = (float) ((p[i] - mean) * rstd * (w ? w[i] : 1.0) + (b ? b[i] : 0.0));
-    }
+  graft_layer_norm_rows_f32 (NULL, x, w, b, x, rows, n, eps);
 }
 
 typedef struct {

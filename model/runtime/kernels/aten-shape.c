@@ -454,6 +454,35 @@ kernel_copy (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* The roll of a fixed-size dtype row by row of the last axis (Swin rolls
+ * its [N, H, W, C] maps along H and W: rows of C values): an output row
+ * is one input row, itself rotated by the last axis's shift, so two
+ * copies. total[d] is the shift along axis d, in [0, sizes[d]). */
+static void
+roll_rows (const guint8 *x, guint8 *y, gsize size, int rank, const gint64 *sizes, const gint64 *strides,
+           const gint64 *total)
+{
+  int last = rank - 1;
+  gint64 width = sizes[last], shift = total[last], rows = 1;
+  for (int d = 0; d < last; d++)
+    rows *= sizes[d];
+  gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+  for (gint64 r = 0; r < rows; r++, y += width * size)
+    {
+      gint64 from = 0;
+      for (int d = 0; d < last; d++)
+        {
+          gint64 i = index[d] - total[d];
+          from += (i < 0 ? i + sizes[d] : i) * strides[d];
+        }
+      graft_index_next (index, sizes, last);
+      /* out[j] = row[j - shift]: the row's tail first, then its head */
+      const guint8 *row = x + from * size;
+      memcpy (y, row + (width - shift) * size, shift * size);
+      memcpy (y + shift * size, row, (width - shift) * size);
+    }
+}
+
 /* roll(self, shifts, dims=[]): out[i] = self[i - shift] along each dim
  * (shifts on the same dim add up); without dims, over the flattened
  * tensor. */
@@ -495,6 +524,11 @@ kernel_roll (GraftKernelContext *ctx, GError **error)
   graft_rt_strides (rank, sizes, strides);
   for (int d = 0; d < rank; d++)
     total[d] = ((total[d] % sizes[d]) + sizes[d]) % sizes[d];
+  if (x->dtype != GRAFT_DTYPE_STRING)
+    {
+      roll_rows (x->data, y->data, graft_rt_dtype_size (x->dtype), rank, sizes, strides, total);
+      return TRUE;
+    }
   gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
   for (gint64 o = 0; o < y->numel; o++)
     {
@@ -778,8 +812,9 @@ kernel_repeat (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-/* pad(input, pad, mode="constant", value=None): pad holds (before, after)
- * pairs from the last dimension backwards; negative entries crop. */
+/* pad(input, pad, mode="constant", value=None) and constant_pad_nd(input,
+ * pad, value=0): pad holds (before, after) pairs from the last dimension
+ * backwards; negative entries crop. */
 static gboolean
 kernel_pad (GraftKernelContext *ctx, GError **error)
 {
@@ -794,7 +829,8 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (n % 2 != 0 || (int) n / 2 > x->rank)
     return graft_kernel_fail (error, "pad needs (before, after) pairs for at most %d dimensions", x->rank);
-  GraftAttribute *mode = args[2].attr;
+  gboolean constant_pad_nd = strcmp (ctx->node->op_type, "constant_pad_nd") == 0;
+  GraftAttribute *mode = constant_pad_nd ? NULL : args[2].attr;
   if (mode && mode->type == GRAFT_ATTR_STRING)
     {
       g_autofree char *m = graft_attribute_dup_string (mode);
@@ -814,7 +850,19 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, x->dtype, x->rank, dims, error);
   if (y == NULL)
     return FALSE;
-  double value = graft_arg_is_none (&args[3]) ? 0 : graft_arg_double (&args[3], 0);
+  GraftAtenArg *value_arg = &args[constant_pad_nd ? 2 : 3];
+  double value = graft_arg_is_none (value_arg) ? 0 : graft_arg_double (value_arg, 0);
+  if (y->numel == 0)
+    return TRUE;
+  if (x->rank > 0 && x->numel > 0 && x->dtype != GRAFT_DTYPE_STRING)
+    {
+      /* the constant in y's dtype, as its bytes: rows copied whole */
+      guint8 fill[16];
+      graft_rt_tensor_set_f64 (y, 0, value);
+      memcpy (fill, y->data, graft_rt_dtype_size (y->dtype));
+      graft_pad_rows (x, y, before, GRAFT_PAD_CONSTANT, fill);
+      return TRUE;
+    }
   gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
   graft_rt_strides (x->rank, x->dims, strides);
   for (gint64 o = 0; o < y->numel; o++)

@@ -46,6 +46,17 @@ void graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, 
 /* out[perm-ordered] = in; out must have the permuted shape. */
 gboolean graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm);
 
+/* How a pad fills the positions off the input: the constant, the input
+ * mirrored without repeating the edge, the edge repeated, or wrapped. */
+typedef enum { GRAFT_PAD_CONSTANT, GRAFT_PAD_REFLECT, GRAFT_PAD_EDGE, GRAFT_PAD_WRAP } GraftPadMode;
+
+/* out = in padded by begin[d] elements before each axis d (negative:
+ * cropped) and whatever out's dims leave after it, row by row of the
+ * last axis; a fixed-size dtype, rank ≥ 1; fill is the constant's bytes
+ * in out's dtype (defined in shape.c, ONNX Pad's kernel). */
+void graft_pad_rows (const GraftRtTensor *in, GraftRtTensor *out, const gint64 *begin, GraftPadMode m,
+                     const guint8 *fill);
+
 /* Advances a row-major multi-index over dims (wrapping to all zeros at the end). */
 static inline void
 graft_index_next (gint64 *index, const gint64 *dims, int rank)

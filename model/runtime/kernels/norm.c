@@ -252,7 +252,7 @@ trailing_groups_output (GraftKernelContext *ctx, gint64 *groups, gint64 *count, 
 typedef struct {
   const float *x, *scale, *bias;
   float *y;
-  double *means, *inv_stds;
+  double *means, *inv_stds;       /* per row, or NULL */
   gint64 groups, count, rows_per_block;
   float eps;
   gboolean rms;
@@ -268,8 +268,11 @@ norm_rows_block (gint64 block, gpointer data)
       float mean, inv_std;
       graft_vm_normalize_row (job->x + g * job->count, job->y + g * job->count, job->count, job->scale, job->bias,
                               job->eps, job->rms, &mean, &inv_std);
-      job->means[g] = mean;
-      job->inv_stds[g] = inv_std;
+      if (job->means)
+        {
+          job->means[g] = mean;
+          job->inv_stds[g] = inv_std;
+        }
     }
 }
 
@@ -292,6 +295,25 @@ normalize_float_rows (GraftKernelContext *ctx, const GraftRtTensor *x, const Gra
   job.rows_per_block = MAX (1, MIN ((groups + graft_kernel_get_n_threads (ctx) - 1) / graft_kernel_get_n_threads (ctx),
                                     65536 / MAX (count, 1)));
   graft_kernel_parallel_for (ctx, (groups + job.rows_per_block - 1) / job.rows_per_block, norm_rows_block, &job);
+}
+
+void
+graft_layer_norm_rows_f32 (GraftKernelContext *ctx, const float *x, const float *scale, const float *bias, float *y,
+                           gint64 rows, gint64 count, double eps)
+{
+  /* the row kernel multiplies by a scale: ones where the caller has none */
+  g_autofree float *ones = NULL;
+  if (scale == NULL)
+    {
+      ones = g_new (float, MAX (count, 1));
+      for (gint64 i = 0; i < count; i++)
+        ones[i] = 1;
+      scale = ones;
+    }
+  NormRowsJob job = { x, scale, bias, y, NULL, NULL, rows, count, 0, eps, FALSE };
+  job.rows_per_block = MAX (1, MIN ((rows + graft_kernel_get_n_threads (ctx) - 1) / graft_kernel_get_n_threads (ctx),
+                                    65536 / MAX (count, 1)));
+  graft_kernel_parallel_for (ctx, (rows + job.rows_per_block - 1) / job.rows_per_block, norm_rows_block, &job);
 }
 
 static gboolean

@@ -1,6 +1,7 @@
-/* float32 group normalisation, shared by the ONNX InstanceNormalization
- * and GroupNormalization kernels, the fused exported GroupNorm
- * (graft::GroupNorm) and aten::group_norm. */
+/* float32 normalisation shared by the ONNX kernels and aten's: group
+ * normalisation (InstanceNormalization, GroupNormalization, the fused
+ * exported GroupNorm graft::GroupNorm, aten::group_norm) and layer
+ * normalisation's rows (LayerNormalization, aten::layer_norm). */
 #pragma once
 
 #include "runtime/kernels/kernel-util.h"
@@ -25,5 +26,12 @@ typedef struct {
 
 /* Runs job over N samples, the N·groups groups in parallel. */
 void graft_group_norm_f32 (GraftKernelContext *ctx, const GraftGroupNormJob *job, gint64 N);
+
+/* float32 rows of count values: each row normalised over itself, times
+ * scale plus bias (count values each, or NULL: 1 and 0), with the
+ * vectorised rows of LayerNormalization, the rows in parallel (ctx NULL:
+ * in this thread). x and y may be the same. */
+void graft_layer_norm_rows_f32 (GraftKernelContext *ctx, const float *x, const float *scale, const float *bias,
+                                float *y, gint64 rows, gint64 count, double eps);
 
 G_END_DECLS

@@ -942,24 +942,22 @@ kernel_tile (GraftKernelContext *ctx, GError **error)
 
 /* ---- Pad ---- */
 
-typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } PadMode;
-
 /* The index along an axis of dim elements that output position i (begin
  * pads already taken off) reads, or -1 where it takes the constant. */
 static inline gint64
-pad_source (gint64 i, gint64 dim, PadMode m)
+pad_source (gint64 i, gint64 dim, GraftPadMode m)
 {
   if (i >= 0 && i < dim)
     return i;
-  if (m == PAD_CONSTANT || dim == 0)
+  if (m == GRAFT_PAD_CONSTANT || dim == 0)
     return -1;
-  if (m == PAD_REFLECT)
+  if (m == GRAFT_PAD_REFLECT)
     {
       gint64 period = dim > 1 ? 2 * (dim - 1) : 1;
       i = ((i % period) + period) % period;
       return i >= dim ? period - i : i;
     }
-  if (m == PAD_EDGE)
+  if (m == GRAFT_PAD_EDGE)
     return CLAMP (i, 0, dim - 1);
   return ((i % dim) + dim) % dim;
 }
@@ -978,17 +976,30 @@ set_pad_value (GraftKernelContext *ctx, GraftRtTensor *out, gint64 o, double val
     graft_rt_tensor_set_i64 (out, o, graft_kernel_input (ctx, 2) ? graft_rt_tensor_get_i64 (ctx->inputs[2], 0) : (gint64) value);
 }
 
+/* n copies of one element: zero bytes as one memset, else the first
+ * copy doubled (a padded row of Swin's map is thousands of elements) */
 static inline void
 fill_elements (guint8 *dst, gint64 n, const guint8 *value, gsize size)
 {
-  for (gint64 i = 0; i < n; i++)
-    memcpy (dst + i * size, value, size);
+  gboolean zero = TRUE;
+  for (gsize b = 0; b < size; b++)
+    zero = zero && value[b] == 0;
+  if (zero)
+    {
+      memset (dst, 0, n * size);
+      return;
+    }
+  if (n <= 0)
+    return;
+  memcpy (dst, value, size);
+  for (gint64 done = 1; done < n; done *= 2)
+    memcpy (dst + done * size, dst, MIN (done, n - done) * size);
 }
 
 /* Output columns [from, to) of a row off its input row src (width
  * elements, begin pad b): mapped by the mode, or fill. */
 static inline void
-pad_row_edge (guint8 *dst, const guint8 *src, gint64 from, gint64 to, gint64 b, gint64 width, PadMode m,
+pad_row_edge (guint8 *dst, const guint8 *src, gint64 from, gint64 to, gint64 b, gint64 width, GraftPadMode m,
               const guint8 *fill, gsize size)
 {
   for (gint64 j = from; j < to; j++)
@@ -1004,8 +1015,8 @@ pad_row_edge (guint8 *dst, const guint8 *src, gint64 from, gint64 to, gint64 b, 
  * input with a constant, all fill; inside a row the input's run is one
  * copy and only the edges are mapped element by element. Negative pads
  * crop. */
-static void
-pad_rows (const GraftRtTensor *in, GraftRtTensor *out, const gint64 *begin, PadMode m, const guint8 *fill)
+void
+graft_pad_rows (const GraftRtTensor *in, GraftRtTensor *out, const gint64 *begin, GraftPadMode m, const guint8 *fill)
 {
   int rank = in->rank, outer = rank - 1;
   gsize size = graft_rt_dtype_size (out->dtype);
@@ -1133,8 +1144,8 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
 
   double value = ctx->opset < 11 ? graft_node_attr_float (ctx->node, "value", 0) :
                  (graft_kernel_input (ctx, 2) && ctx->inputs[2]->numel > 0 ? graft_rt_tensor_get_f64 (ctx->inputs[2], 0) : 0);
-  PadMode m = strcmp (mode, "reflect") == 0 ? PAD_REFLECT : strcmp (mode, "edge") == 0 ? PAD_EDGE
-              : strcmp (mode, "wrap") == 0 ? PAD_WRAP : PAD_CONSTANT;
+  GraftPadMode m = strcmp (mode, "reflect") == 0 ? GRAFT_PAD_REFLECT : strcmp (mode, "edge") == 0 ? GRAFT_PAD_EDGE
+              : strcmp (mode, "wrap") == 0 ? GRAFT_PAD_WRAP : GRAFT_PAD_CONSTANT;
   if (out->numel == 0)
     return TRUE;
   if (rank > 0 && in->numel > 0 && out->dtype != GRAFT_DTYPE_STRING)
@@ -1143,7 +1154,7 @@ kernel_pad (GraftKernelContext *ctx, GError **error)
       set_pad_value (ctx, out, 0, value);
       guint8 fill[16];
       memcpy (fill, out->data, graft_rt_dtype_size (out->dtype));
-      pad_rows (in, out, begin, m, fill);
+      graft_pad_rows (in, out, begin, m, fill);
       return TRUE;
     }
   gint64 strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };

@@ -528,6 +528,54 @@ test_pad_crop (void)
   builder_clear (&b);
 }
 
+/* pad([0, 0, 1, 2]) of [2, 2, 3] with 7: rows of 7 above and below each
+ * map, the rows themselves copied whole */
+static void
+test_pad_rows (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::constant_pad_nd", IN ("x"), IN ("y"));
+  arg_ints (n, 1, (gint64[]) { 0, 0, 1, 2 }, 4);
+  arg_float (n, 2, 7);
+  add_output (&b, "y");
+  g_autoptr(GraftRtTensor) x = arange_f32 (3, (gint64[]) { 2, 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 3, (gint64[]) { 2, 5, 3 },
+                 (double[]) { 7, 7, 7, 0, 1, 2, 3, 4, 5, 7, 7, 7, 7, 7, 7,
+                              7, 7, 7, 6, 7, 8, 9, 10, 11, 7, 7, 7, 7, 7, 7 });
+  builder_clear (&b);
+}
+
+/* roll(x, [1, -2], [1, 2]) of [2, 2, 3] (Swin's shifted windows: whole
+ * rows moved, each rotated), and roll(x, 4) of the flattened tensor */
+static void
+test_roll (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::roll", IN ("x"), IN ("y"));
+  arg_ints (n, 1, (gint64[]) { 1, -2 }, 2);
+  arg_ints (n, 2, (gint64[]) { 1, 2 }, 2);
+  n = add_node (&b, "aten::roll", IN ("x"), IN ("flat"));
+  arg_ints (n, 1, (gint64[]) { 4 }, 1);
+  arg_none (n, 2);
+  add_output (&b, "y");
+  add_output (&b, "flat");
+  g_autoptr(GraftRtTensor) x = arange_f32 (3, (gint64[]) { 2, 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  /* torch.arange(12.).view(2, 2, 3).roll([1, -2], [1, 2]) */
+  assert_values (out->pdata[0], 3, (gint64[]) { 2, 2, 3 }, (double[]) { 5, 3, 4, 2, 0, 1, 11, 9, 10, 8, 6, 7 });
+  assert_values (out->pdata[1], 3, (gint64[]) { 2, 2, 3 }, (double[]) { 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 6, 7 });
+  builder_clear (&b);
+}
+
 /* masked_fill with a broadcast mask from x > 2 (logical_not of x <= 2) */
 static void
 test_masked_fill (void)
@@ -765,6 +813,8 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/layer-norm", test_layer_norm);
   g_test_add_func ("/runtime/aten/factories", test_factories);
   g_test_add_func ("/runtime/aten/pad-crop", test_pad_crop);
+  g_test_add_func ("/runtime/aten/pad-rows", test_pad_rows);
+  g_test_add_func ("/runtime/aten/roll", test_roll);
   g_test_add_func ("/runtime/aten/masked-fill", test_masked_fill);
   g_test_add_func ("/runtime/aten/clamp-bounds", test_clamp_bounds);
   g_test_add_func ("/runtime/aten/attention-masks", test_attention_masks);
