@@ -151,6 +151,15 @@ run_f32 (const void *pa, gint64 sa, const void *pb, gint64 sb, void *po, gint64 
     case B_DIV:
       for (gint64 i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb];
       break;
+    case B_POW:
+      /* x.pow(2) of RMSNorm: one exponent for the whole run */
+      if (sa == 1 && sb == 0)
+        {
+          graft_f32_pow_scalar (a, b[0], o, n);
+          break;
+        }
+      for (gint64 i = 0; i < n; i++) o[i] = (float) apply_f (d->op, a[i * sa], b[i * sb]);
+      break;
     default:
       for (gint64 i = 0; i < n; i++) o[i] = (float) apply_f (d->op, a[i * sa], b[i * sb]);
       break;

@@ -395,8 +395,18 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
   g_autofree double *acc = g_new (double, MAX (out->numel, 1));
   for (gint64 i = 0; i < out->numel; i++)
     acc[i] = is_max ? -INFINITY : 0;
+  /* float32 summed over its innermost axes (T5's RMSNorm mean over the
+   * hidden size): the same sums without the index walk */
+  int inner = x->rank;
+  while (inner > 0 && mask[inner - 1])
+    inner--;
+  gboolean rows = x->dtype == GRAFT_DTYPE_FLOAT32 && !is_norm && !is_max;
+  for (int d = 0; rows && d < inner; d++)
+    rows = !mask[d];
+  if (rows)
+    graft_f32_add_row_sums (x->data, out->numel, count, acc);
   gint64 off = 0;
-  for (gint64 i = 0; i < x->numel; i++)
+  for (gint64 i = 0; !rows && i < x->numel; i++)
     {
       double v = graft_rt_tensor_get_f64 (x, i);
       if (is_norm)

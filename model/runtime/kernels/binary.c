@@ -366,8 +366,8 @@ kernel_binary (GraftKernelContext *ctx, GError **error)
  * correctly rounded, as PyTorch and onnxruntime compute them, where glibc's
  * powf is off by an ulp in about 6 of 10,000 squares (and 22 % of T5's
  * run went to it). */
-static GRAFT_HOT_LOOP void
-pow_f32_scalar (const float *x, float e, float *y, gint64 n)
+GRAFT_HOT_LOOP void
+graft_f32_pow_scalar (const float *x, float e, float *y, gint64 n)
 {
   if (e == 2.0f)
     for (gint64 i = 0; i < n; i++)
@@ -395,7 +395,7 @@ kernel_pow (GraftKernelContext *ctx, GError **error)
     return FALSE;
   if (a->dtype == GRAFT_DTYPE_FLOAT32 && b->dtype == GRAFT_DTYPE_FLOAT32 && b->numel == 1 && a->numel == out->numel)
     {
-      pow_f32_scalar (a->data, ((const float *) b->data)[0], out->data, out->numel);
+      graft_f32_pow_scalar (a->data, ((const float *) b->data)[0], out->data, out->numel);
       return TRUE;
     }
   graft_broadcast_iter_init (&iter, out, ins, 2);

@@ -46,6 +46,16 @@ void graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, 
 /* out[perm-ordered] = in; out must have the permuted shape. */
 gboolean graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm);
 
+/* y = x raised to the one exponent e, float32, n values (ONNX Pow and
+ * aten::pow by a scalar; x·x for 2 and sqrtf for ½, as PyTorch computes
+ * them; defined in binary.c). */
+void graft_f32_pow_scalar (const float *x, float e, float *y, gint64 n);
+
+/* acc[i] += the sum of row i of rows × count floats, added in order in
+ * double: the reductions' (ReduceSum/ReduceMean, aten sum/mean) sums over
+ * innermost axes, as their indexed loops take them (defined in reduce.c). */
+void graft_f32_add_row_sums (const float *x, gint64 rows, gint64 count, double *acc);
+
 /* How a pad fills the positions off the input: the constant, the input
  * mirrored without repeating the edge, the edge repeated, or wrapped. */
 typedef enum { GRAFT_PAD_CONSTANT, GRAFT_PAD_REFLECT, GRAFT_PAD_EDGE, GRAFT_PAD_WRAP } GraftPadMode;

@@ -138,6 +138,19 @@ reduces_trailing_axes (const gboolean *mask, int rank)
   return d == 0;
 }
 
+void
+graft_f32_add_row_sums (const float *x, gint64 rows, gint64 count, double *acc)
+{
+  for (gint64 i = 0; i < rows; i++)
+    {
+      const float *row = x + i * count;
+      double a = acc[i];
+      for (gint64 j = 0; j < count; j++)
+        a += row[j];
+      acc[i] = a;
+    }
+}
+
 /* Float32 with the reduced axes innermost: output i is row i of count
  * contiguous floats, taken in the same order with the same double
  * arithmetic as the indexed loop of kernel_reduce. A CNN's global average
@@ -153,10 +166,7 @@ reduce_rows_f32 (ReduceKind kind, const float *src, gint64 n_out, gint64 count, 
       if (kind == R_SUM || kind == R_MEAN)
         {
           /* the common case without the switch in the loop */
-          double a = acc[i];
-          for (gint64 j = 0; j < count; j++)
-            a += row[j];
-          acc[i] = a;
+          graft_f32_add_row_sums (row, 1, count, acc + i);
           continue;
         }
       for (gint64 j = 0; kind == R_LOG_SUM_EXP && j < count; j++)

@@ -576,6 +576,41 @@ test_roll (void)
   builder_clear (&b);
 }
 
+/* RMSNorm's statistics: x.pow(2).mean(-1, keepdim=True) (rows of the
+ * innermost axis), x.sum([0]) (an outer axis: the indexed loop) and
+ * x.pow(0.5) */
+static void
+test_pow_mean (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::pow", IN ("x"), IN ("sq"));
+  arg_float (n, 1, 2);
+  n = add_node (&b, "aten::mean", IN ("sq"), IN ("ms"));
+  arg_ints (n, 1, (gint64[]) { -1 }, 1);
+  arg_int (n, 2, 1);
+  arg_none (n, 3);
+  n = add_node (&b, "aten::sum", IN ("x"), IN ("cols"));
+  arg_ints (n, 1, (gint64[]) { 0 }, 1);
+  arg_int (n, 2, 0);
+  arg_none (n, 3);
+  n = add_node (&b, "aten::pow", IN ("x"), IN ("root"));
+  arg_float (n, 1, 0.5);
+  add_output (&b, "ms");
+  add_output (&b, "cols");
+  add_output (&b, "root");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 2, (gint64[]) { 2, 1 }, (double[]) { 5.0 / 3, 50.0 / 3 });
+  assert_values (out->pdata[1], 1, (gint64[]) { 3 }, (double[]) { 3, 5, 7 });
+  assert_values (out->pdata[2], 2, (gint64[]) { 2, 3 },
+                 (double[]) { 0, 1, sqrtf (2), sqrtf (3), 2, sqrtf (5) });
+  builder_clear (&b);
+}
+
 /* masked_fill with a broadcast mask from x > 2 (logical_not of x <= 2) */
 static void
 test_masked_fill (void)
@@ -815,6 +850,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/pad-crop", test_pad_crop);
   g_test_add_func ("/runtime/aten/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/aten/roll", test_roll);
+  g_test_add_func ("/runtime/aten/pow-mean", test_pow_mean);
   g_test_add_func ("/runtime/aten/masked-fill", test_masked_fill);
   g_test_add_func ("/runtime/aten/clamp-bounds", test_clamp_bounds);
   g_test_add_func ("/runtime/aten/attention-masks", test_attention_masks);
