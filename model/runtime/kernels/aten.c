@@ -695,6 +695,16 @@ kernel_adaptive_avg_pool (GraftKernelContext *ctx, GError **error)
     return FALSE;
   gint64 plane_in = in[0] * in[1] * in[2], plane_out = out[0] * out[1] * out[2];
   gint64 planes = x->numel / MAX (plane_in, 1);
+  if (plane_out == 1 && plane_in > 0)
+    {
+      /* one bin, the whole plane (a CNN's global average pool): the
+       * plane's sum in the order of the loop below, without its bins */
+      g_autofree double *sums = g_new0 (double, MAX (planes, 1));
+      graft_f32_add_row_sums (x->data, planes, plane_in, sums);
+      for (gint64 pl = 0; pl < planes; pl++)
+        ((float *) y->data)[pl] = sums[pl] / plane_in;
+      return TRUE;
+    }
   for (gint64 pl = 0; pl < planes; pl++)
     {
       const float *xp = (const float *) x->data + pl * plane_in;
