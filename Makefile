@@ -32,7 +32,7 @@ TEST_PACKAGES += libclang-rt-dev
 LEGACY_TORCH_PACKAGES := python3-torch python3-torchvision
 VENV := .venv
 
-.PHONY: all deps test-deps test-venv build run test zoo bench bench-avx2 bench-zoo fuzz clean distclean
+.PHONY: all deps test-deps test-venv build run test zoo bench bench-avx2 bench-zoo bench-zoo-avx2 fuzz clean distclean
 
 all: build
 
@@ -86,6 +86,11 @@ bench-avx2: test-deps build
 # (`make zoo` makes them); MODELS="tv_resnet50 hf_bert" for a subset.
 bench-zoo: test-deps build
 	tests/python tests/bench/run-zoo $(BUILD) --table docs/bench-zoo.md $(MODELS)
+
+# The same with AVX-512, AVX-VNNI and AMX hidden from every process
+# (tests/bench/as-avx2-only): the ratios of an AVX2 + FMA machine.
+bench-zoo-avx2: test-deps build
+	tests/bench/as-avx2-only $(BUILD) tests/python tests/bench/run-zoo $(BUILD) --table docs/bench-zoo-avx2.md $(MODELS)
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD)
