@@ -50,6 +50,7 @@ print_usage (FILE *out)
 int
 main (int argc, char **argv)
 {
+  graft_runtime_quiet_blas ();
   setlocale (LC_ALL, "");
   /* Numbers in JSON and file formats must not depend on the locale. */
   setlocale (LC_NUMERIC, "C");

@@ -1,6 +1,7 @@
 #include <glib/gi18n.h>
 
 #include "application.h"
+#include "runtime/runtime.h"
 #include "renderer-choice.h"
 
 int
@@ -8,6 +9,7 @@ main (int argc, char *argv[])
 {
   g_autoptr(GraftApplication) app = NULL;
 
+  graft_runtime_quiet_blas ();
   g_set_application_name ("Graft");
   /* Before GApplication starts its D-Bus thread: the choice sets
    * GSK_RENDERER, and the environment is not thread-safe. Without a

@@ -7,6 +7,18 @@
 #include <unistd.h>
 #include "ir/model-error.h"
 
+void
+graft_pages_advise_huge (gpointer data, gsize size)
+{
+#ifdef MADV_HUGEPAGE
+  /* the whole 2 MB pages inside [data, data + size) */
+  guintptr start = ((guintptr) data + (2u << 20) - 1) & ~(guintptr) ((2u << 20) - 1);
+  guintptr end = ((guintptr) data + size) & ~(guintptr) ((2u << 20) - 1);
+  if (end > start)
+    madvise ((gpointer) start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
 GraftPages *
 graft_pages_new (gsize size)
 {
@@ -15,6 +27,8 @@ graft_pages_new (gsize size)
 
   if (data == MAP_FAILED)
     return NULL;
+  if (size >= 4 << 20)
+    graft_pages_advise_huge (data, size);
   pages = g_new (GraftPages, 1);
   pages->data = data;
   pages->size = MAX (size, 1);

@@ -37,6 +37,12 @@ typedef struct {
 } GraftPages;
 
 GraftPages *graft_pages_new (gsize size);   /* NULL: no room for it */
+/* Asks the kernel for 2 MB pages over the whole ones in [data, data +
+ * size) (transparent huge pages in their `madvise` mode, Debian's
+ * default): a model's weights then take a page fault per 2 MB, not per
+ * 4 KB, as they are read or copied in — most of the CPU time of opening
+ * a large model. Nothing where the kernel has no such pages. */
+void graft_pages_advise_huge (gpointer data, gsize size);
 void graft_pages_free (gpointer pages);     /* a GDestroyNotify */
 
 G_END_DECLS

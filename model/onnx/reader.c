@@ -144,6 +144,7 @@ model_from_proto (GraftOnnxReadContext *context, const Onnx__ModelProto *proto, 
 /* Any SIMD load size, and the runtime's own alignment (rt-tensor.c). */
 #define RAW_DATA_ALIGNMENT 64
 #define COPY_STEP ((gsize) 1 << 20)
+#define HUGE_PAGE_BYTES ((gsize) 2 << 20)
 
 static void
 clear_slice (gpointer data)
@@ -168,12 +169,18 @@ copy_out_raw_data (GBytes *file_bytes, GArray *slices, const char *display_name,
       GraftOnnxSlice *slice = &g_array_index (slices, GraftOnnxSlice, i);
       void *copy = NULL;
 
-      if (posix_memalign (&copy, RAW_DATA_ALIGNMENT, MAX (slice->length, 1)) != 0)
+      /* a large weight in 2 MB pages where the kernel has them (see
+       * graft_pages_advise_huge): a fault per 4 KB page is most of what
+       * copying it costs */
+      gboolean huge = slice->length >= HUGE_PAGE_BYTES;
+      if (posix_memalign (&copy, huge ? HUGE_PAGE_BYTES : RAW_DATA_ALIGNMENT, MAX (slice->length, 1)) != 0)
         {
           g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
                        "%s: no memory for a tensor's %" G_GSIZE_FORMAT " bytes", display_name, slice->length);
           return FALSE;
         }
+      if (huge)
+        graft_pages_advise_huge (copy, slice->length);
       /* In steps, so that the peak is not one large tensor above the file. */
       for (gsize done = 0; done < slice->length;)
         {

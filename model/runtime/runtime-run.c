@@ -4,6 +4,7 @@
 #include "runtime/runtime-private.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include "runtime/kernels/aten-args.h"
 
 
@@ -485,6 +486,24 @@ out:
   return result;
 }
 
+void
+graft_runtime_quiet_blas (void)
+{
+  /* BLAS stays single-threaded: kernels split big products over the worker
+   * pool (graft_kernel_sgemm); OpenBLAS threads spinning between calls
+   * would take the cores the pool needs. Its idle server threads, started
+   * when the library loaded, end with blas_thread_shutdown_ (which
+   * OpenBLAS exports for its fork handler; looked up, as another BLAS or
+   * build may not have it): before, they spun for their timeout in every
+   * process, a third of the CPU time of `graft-cli info` of Swin-T. A
+   * multi-threaded BLAS call would start them again; the runtime makes
+   * none. */
+  openblas_set_num_threads (1);
+  gpointer shutdown = dlsym (RTLD_DEFAULT, "blas_thread_shutdown_");
+  if (shutdown != NULL)
+    ((int (*) (void)) shutdown) ();
+}
+
 GPtrArray *
 graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancellable,
                    GraftRuntimeProgressFunc progress, gpointer progress_data, GError **error)
@@ -521,10 +540,7 @@ graft_runtime_run (GraftRuntime *self, GHashTable *inputs, GCancellable *cancell
     }
 
   g_mutex_lock (&self->run_lock);
-  /* BLAS stays single-threaded: kernels split big products over the worker pool
-   * (graft_kernel_sgemm); OpenBLAS threads spinning between calls would take
-   * the cores the pool needs */
-  openblas_set_num_threads (1);
+  graft_runtime_quiet_blas ();
   graft_rt_tensor_set_thread_limit (self->max_bytes);
   GPtrArray *outputs = _graft_run_plan (&run, self->main, NULL, feed, graph->inputs->len, error);
   graft_rt_tensor_set_thread_limit (0);

@@ -83,6 +83,13 @@ typedef struct {
   guint64 forwarded_calls;
 } GraftNodeTiming;
 
+/* Keeps the BLAS library single-threaded for the whole process: the
+ * runtime splits products over its own worker pool, and OpenBLAS's
+ * pthread build starts server threads as it loads, each spinning in
+ * sched_yield for about 0.1 s before it sleeps. Called first thing by
+ * graft-cli and the application (and by every run). */
+void graft_runtime_quiet_blas (void);
+
 /* Runs the main graph. inputs: char* name → GraftRtTensor* (borrowed).
  * Returns the outputs in graph output order (owned). */
 GPtrArray *graft_runtime_run (GraftRuntime *self,
