@@ -99,18 +99,6 @@ static const struct {
   { "constant", GRAFT_OP_CATEGORY_CONSTANT },
 };
 
-static const char *category_names[GRAFT_OP_CATEGORY_N] = {
-  "other", "layer", "activation", "normalization", "pooling", "math", "shape", "control",
-  "constant", "prim", "io",
-};
-
-const char *
-graft_op_category_to_string (GraftOpCategory category)
-{
-  g_return_val_if_fail (category < GRAFT_OP_CATEGORY_N, "other");
-  return category_names[category];
-}
-
 GraftOpCategory
 graft_op_category_for_node (GraftNode *node)
 {

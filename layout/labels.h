@@ -20,7 +20,6 @@ typedef struct {
 } GraftLabelOptions;
 
 GraftOpCategory graft_op_category_for_node (GraftNode *node);
-const char *graft_op_category_to_string (GraftOpCategory category);
 
 /* Label lines of node (title first), elided to fit max_width in the fonts
  * of layout/text.h, measured on cr. */

@@ -46,7 +46,6 @@ const char *graft_torch_archive_get_path (GraftTorchArchive *archive);
 /* The load this archive serves: inflating checks the cancellable, and the
  * pickles read from it share one budget of values (GraftPickleBudget). */
 void graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *cancellable);
-GCancellable *graft_torch_archive_get_cancellable (GraftTorchArchive *archive);
 GraftPickleBudget *graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive);
 
 /* Takes n bytes from the load's allocation budget
