@@ -390,12 +390,6 @@ graft_torch_archive_get_prefix (GraftTorchArchive *archive)
   return archive->prefix;
 }
 
-GBytes *
-graft_torch_archive_get_file_bytes (GraftTorchArchive *archive)
-{
-  return archive->bytes;
-}
-
 guint
 graft_torch_archive_get_n_entries (GraftTorchArchive *archive)
 {

@@ -64,8 +64,6 @@ GBytes *graft_torch_archive_view (GraftTorchArchive *archive, GBytes *storage, c
 /* The single top folder ("resnet18", "archive"); "" when entries sit at
  * the zip root (torch.export .pt2 before 2.8). */
 const char *graft_torch_archive_get_prefix (GraftTorchArchive *archive);
-/* The whole mapped file. */
-GBytes *graft_torch_archive_get_file_bytes (GraftTorchArchive *archive);
 
 guint graft_torch_archive_get_n_entries (GraftTorchArchive *archive);
 const GraftTorchArchiveEntry *graft_torch_archive_get_entry (GraftTorchArchive *archive, guint i);

@@ -28,7 +28,6 @@ KNOWN = {
     "graft_onnx_read_bytes": "reads a model from memory; the fuzz harnesses' entry",
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",
     "graft_tensor_file_read_pb": "reads ONNX test-data TensorProto files (the conformance suite)",
-    "graft_torch_archive_get_file_bytes": "reads one entry of a torch archive",
     # How the kernel tests run every instruction set in one process.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
     "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
