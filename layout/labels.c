@@ -325,22 +325,6 @@ graft_node_label_texts (GraftNode *node, const GraftLabelOptions *options)
   return lines;
 }
 
-char **
-graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width)
-{
-  g_autoptr (GPtrArray) lines = graft_node_label_texts (node, options);
-  GPtrArray *fitted = g_ptr_array_new ();
-  double text_width = max_width - 2 * GRAFT_LABEL_PAD_X;
-
-  for (guint i = 0; i < lines->len; i++)
-    {
-      graft_text_select (cr, i == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY);
-      g_ptr_array_add (fitted, graft_text_elide (cr, g_ptr_array_index (lines, i), text_width));
-    }
-  g_ptr_array_add (fitted, NULL);
-  return (char **) g_ptr_array_free (fitted, FALSE);
-}
-
 void
 graft_label_box_size (char **lines, cairo_t *cr, double *width, double *height)
 {

@@ -43,7 +43,6 @@ KNOWN = {
     "graft_layout_get_last_stats": "layout internals the layout tests check",
     "graft_layout_get_n_groups": "layout internals the layout tests check",
     "graft_layout_get_options": "layout internals the layout tests check",
-    "graft_node_label_lines": "a box's label lines, which tests/test-labels.h compares",
     "graft_inference_get_n_values": "a count the analysis tests check",
     "graft_worker_pool_get_n_threads": "a count the worker-pool test checks",
     "graft_aten_schema_count": "a count the TorchScript reading test checks",
