@@ -31,7 +31,7 @@ KNOWN = {
     # How the kernel tests run every instruction set in one process.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
     "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
-    "graft_qgemm_u8s8": "the int8 GEMM driver the quantized kernels share, tested alone",
+    "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
     # Edits made without the operation table (issue 38, one edit mechanism).
     "graft_edit_new_set_input_shape": "an edit outside the operation table",
     "graft_edit_new_delete_node": "an edit outside the operation table",
