@@ -170,13 +170,3 @@ graft_label_pool_intern (GraftLabelPool *pool, const char *text)
   return stored;
 }
 
-guint
-graft_label_pool_get_size (GraftLabelPool *pool)
-{
-  guint size;
-
-  g_mutex_lock (&pool->lock);
-  size = g_hash_table_size (pool->labels) + g_hash_table_size (pool->texts);
-  g_mutex_unlock (&pool->lock);
-  return size;
-}

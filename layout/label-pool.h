@@ -33,8 +33,6 @@ const GraftPooledLabel *graft_label_pool_fit (GraftLabelPool *pool, GPtrArray *t
 /* text, stored once: an edge's shape label ("batch×16"); NULL for NULL. */
 const char *graft_label_pool_intern (GraftLabelPool *pool, const char *text);
 
-/* Number of distinct labels and texts the pool holds. */
-guint graft_label_pool_get_size (GraftLabelPool *pool);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftLabelPool, graft_label_pool_unref)
 

@@ -99,18 +99,6 @@ static const struct {
   { "constant", GRAFT_OP_CATEGORY_CONSTANT },
 };
 
-static const char *category_names[GRAFT_OP_CATEGORY_N] = {
-  "other", "layer", "activation", "normalization", "pooling", "math", "shape", "control",
-  "constant", "prim", "io",
-};
-
-const char *
-graft_op_category_to_string (GraftOpCategory category)
-{
-  g_return_val_if_fail (category < GRAFT_OP_CATEGORY_N, "other");
-  return category_names[category];
-}
-
 GraftOpCategory
 graft_op_category_for_node (GraftNode *node)
 {
@@ -335,22 +323,6 @@ graft_node_label_texts (GraftNode *node, const GraftLabelOptions *options)
   if (options->show_shapes)
     add_weight_lines (lines, node);
   return lines;
-}
-
-char **
-graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width)
-{
-  g_autoptr (GPtrArray) lines = graft_node_label_texts (node, options);
-  GPtrArray *fitted = g_ptr_array_new ();
-  double text_width = max_width - 2 * GRAFT_LABEL_PAD_X;
-
-  for (guint i = 0; i < lines->len; i++)
-    {
-      graft_text_select (cr, i == 0 ? GRAFT_TEXT_TITLE : GRAFT_TEXT_BODY);
-      g_ptr_array_add (fitted, graft_text_elide (cr, g_ptr_array_index (lines, i), text_width));
-    }
-  g_ptr_array_add (fitted, NULL);
-  return (char **) g_ptr_array_free (fitted, FALSE);
 }
 
 void

@@ -20,12 +20,9 @@ typedef struct {
 } GraftLabelOptions;
 
 GraftOpCategory graft_op_category_for_node (GraftNode *node);
-const char *graft_op_category_to_string (GraftOpCategory category);
 
-/* Label lines of node (title first), elided to fit max_width in the fonts
- * of layout/text.h, measured on cr. */
-char **graft_node_label_lines (GraftNode *node, const GraftLabelOptions *options, cairo_t *cr, double max_width);
-/* The same lines before fitting (char*, owned by the array). */
+/* Label lines of node, title first (char*, owned by the array); the
+ * layout fits them to the box. */
 GPtrArray *graft_node_label_texts (GraftNode *node, const GraftLabelOptions *options);
 
 /* The name of node's input slot ("weight", "indices"), else "in2". */

@@ -696,12 +696,6 @@ graft_layout_set_model (GraftLayout *self, GraftModel *model)
   self->model = model;
 }
 
-GraftGraph *
-graft_layout_get_graph (GraftLayout *self)
-{
-  return self->graph;
-}
-
 gboolean
 graft_layout_is_value_shared (GraftLayout *self, GraftValue *value)
 {

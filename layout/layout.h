@@ -61,7 +61,6 @@ GraftLayout *graft_layout_new (GraftGraph *graph);
 /* Ignores the group tree: the whole graph in one dot run (for comparison). */
 GraftLayout *graft_layout_new_flat (GraftGraph *graph);
 
-GraftGraph *graft_layout_get_graph (GraftLayout *self);
 /* model (borrowed, may be NULL) names the ranges of symbolic dims, shown
  * on the graph input boxes: "s77 ∈ [2, 16]". Set before the first scene. */
 void graft_layout_set_model (GraftLayout *self, GraftModel *model);

@@ -210,12 +210,6 @@ graft_scene_unref (GraftScene *scene)
   g_free (scene);
 }
 
-GraftGraph *
-graft_scene_get_graph (GraftScene *scene)
-{
-  return scene->graph;
-}
-
 guint
 graft_scene_add_node (GraftScene *scene, const GraftSceneNode *node)
 {
@@ -742,20 +736,6 @@ graft_scene_get_value_bounds (GraftScene *scene, GraftValue *value, GraftRect *b
       found = TRUE;
     }
   return found;
-}
-
-void
-graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight, const char *text)
-{
-  int index = graft_scene_find_node (scene, node);
-  GraftSceneNode *scene_node;
-
-  if (index < 0)
-    return;
-  scene_node = &g_array_index (scene->nodes, GraftSceneNode, index);
-  scene_node->highlight = highlight;
-  g_free (scene_node->badge);
-  scene_node->badge = g_strdup (text);
 }
 
 int

@@ -134,8 +134,6 @@ GraftScene *graft_scene_new (GraftGraph *graph);
 GraftScene *graft_scene_ref (GraftScene *scene);
 void graft_scene_unref (GraftScene *scene);
 
-GraftGraph *graft_scene_get_graph (GraftScene *scene);
-
 /* A scene that copies none of the strings it is given (node and group
  * lines, group titles and class names, edge labels) nor owns the points
  * of its edges, which come from graft_scene_alloc_points(): owner keeps
@@ -187,9 +185,6 @@ int graft_scene_find_value_node (GraftScene *scene, GraftValue *value);
 int graft_scene_find_group (GraftScene *scene, GraftGroup *group);
 /* Union of the boxes of the edges carrying value; FALSE if none. */
 gboolean graft_scene_get_value_bounds (GraftScene *scene, GraftValue *value, GraftRect *bounds);
-
-/* Diagnostics: marks the node's box. text may be NULL. */
-void graft_scene_set_node_badge (GraftScene *scene, GraftNode *node, guint highlight, const char *text);
 
 /* Index of the collapsed scene group whose box stands for node (a node of
  * the scene's graph that has no box of its own), or -1. */

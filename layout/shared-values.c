@@ -174,12 +174,6 @@ graft_shared_values_is_hidden (const GraftSharedValues *self, const GraftNode *n
   return self != NULL && node != NULL && g_hash_table_contains (self->hidden, node);
 }
 
-guint
-graft_shared_values_get_n_shared (const GraftSharedValues *self)
-{
-  return self != NULL ? g_hash_table_size (self->shared) : 0;
-}
-
 /* The distinct readers of value, in its reader list's order. */
 static GPtrArray *
 distinct_readers (const GraftValue *value)

@@ -35,7 +35,6 @@ void graft_shared_values_free (GraftSharedValues *self);
 
 gboolean graft_shared_values_is_shared (const GraftSharedValues *self, const GraftValue *value);
 gboolean graft_shared_values_is_hidden (const GraftSharedValues *self, const GraftNode *node);
-guint graft_shared_values_get_n_shared (const GraftSharedValues *self);
 
 /* How many distinct nodes read value (a node reading it twice counts once). */
 guint graft_shared_values_count_readers (const GraftValue *value);

@@ -69,7 +69,7 @@ struct _GraftGraphCanvas {
   gboolean marks_dirty;
   /* Numeric overlay: GraftNode* → heat (a double, 0..1), applied with the marks. */
   GHashTable *heat;
-  /* GraftNode* → GdkRGBA*: box tints (a deployment target's partitions). */
+  /* GraftNode* → CanvasTint*: box tints (a deployment target's partitions). */
   GHashTable *tints;
   char *hidden_marks_noun;
 
@@ -93,6 +93,20 @@ canvas_mark_free (gpointer data)
 
   g_free (mark->badge);
   g_free (mark);
+}
+
+typedef struct {
+  GdkRGBA colour;
+  char *note;   /* what the colour means, for the node's tooltip */
+} CanvasTint;
+
+static void
+canvas_tint_free (gpointer data)
+{
+  CanvasTint *tint = data;
+
+  g_free (tint->note);
+  g_free (tint);
 }
 
 enum {
@@ -417,6 +431,48 @@ update_description (GraftGraphCanvas *self)
     gtk_accessible_reset_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
 }
 
+/* The tooltip of node's box: its op and name (which a box at a low zoom
+ * does not show), then what its marks say (the badge, which a small box
+ * cuts short, and the tint's meaning). */
+static char *
+describe_node (GraftGraphCanvas *self, GraftNode *node)
+{
+  const CanvasMark *mark = g_hash_table_lookup (self->marks, node);
+  const CanvasTint *tint = g_hash_table_lookup (self->tints, node);
+  const char *badge = mark != NULL && !mark->is_value ? mark->badge : NULL;
+  const char *note = tint != NULL ? tint->note : NULL;
+  GString *text = g_string_new (NULL);
+
+  g_string_append_printf (text, "%s %s", node->op, node->name ? node->name : "");
+  if (badge != NULL)
+    g_string_append_printf (text, "\n%s", badge);
+  if (note != NULL)
+    g_string_append_printf (text, "\n%s", note);
+  return g_string_free (text, FALSE);
+}
+
+/* The pointer rests on hit (NULL: on nothing): the tooltip tells about
+ * the node there. Setting the widget's tooltip text also sets its
+ * accessible description, which says what the whole canvas shows: that
+ * is said again after. */
+static void
+update_tooltip (GraftGraphCanvas *self, const GraftSceneHit *hit)
+{
+  g_autofree char *text = NULL;
+
+  if (hit != NULL && hit->kind == GRAFT_SCENE_HIT_NODE)
+    {
+      GraftSceneNode *node = graft_scene_get_node (self->scene, hit->index);
+
+      if (node->kind == GRAFT_SCENE_NODE_OP && node->node != NULL)
+        text = describe_node (self, node->node);
+    }
+  if (g_strcmp0 (text, gtk_widget_get_tooltip_text (GTK_WIDGET (self))) == 0)
+    return;
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self), text);
+  update_description (self);
+}
+
 /* Counts what the current scene draws marked, heated and found (a
  * collapsed group standing for the nodes it hides). */
 static void
@@ -491,14 +547,14 @@ apply_marks (GraftGraphCanvas *self)
   for (guint i = 0; i < graft_scene_get_n_nodes (self->scene); i++)
     {
       GraftSceneNode *node = graft_scene_get_node (self->scene, i);
-      const GdkRGBA *tint = node->node != NULL ? g_hash_table_lookup (self->tints, node->node) : NULL;
+      const CanvasTint *tint = node->node != NULL ? g_hash_table_lookup (self->tints, node->node) : NULL;
 
       node->has_tint = tint != NULL;
       if (tint != NULL)
         {
-          node->tint[0] = tint->red;
-          node->tint[1] = tint->green;
-          node->tint[2] = tint->blue;
+          node->tint[0] = tint->colour.red;
+          node->tint[1] = tint->colour.green;
+          node->tint[2] = tint->colour.blue;
         }
     }
   update_shown_counts (self);
@@ -752,28 +808,22 @@ graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, doubl
 }
 
 void
-graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint)
+graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint, const char *note)
 {
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_return_if_fail (node != NULL);
   if (tint != NULL)
-    g_hash_table_replace (self->tints, node, gdk_rgba_copy (tint));
+    {
+      CanvasTint *value = g_new0 (CanvasTint, 1);
+
+      value->colour = *tint;
+      value->note = g_strdup (note);
+      g_hash_table_replace (self->tints, node, value);
+    }
   else
     g_hash_table_remove (self->tints, node);
   self->marks_dirty = TRUE;
   gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-gboolean
-graft_graph_canvas_get_node_tint (GraftGraphCanvas *self, GraftNode *node, GdkRGBA *tint)
-{
-  const GdkRGBA *value;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), FALSE);
-  value = g_hash_table_lookup (self->tints, node);
-  if (value != NULL && tint != NULL)
-    *tint = *value;
-  return value != NULL;
 }
 
 gboolean
@@ -805,6 +855,7 @@ graft_graph_canvas_clear_marks (GraftGraphCanvas *self)
   g_hash_table_remove_all (self->heat);
   g_hash_table_remove_all (self->tints);
   apply_marks (self);
+  update_tooltip (self, NULL);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -836,16 +887,6 @@ graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint 
   g_return_if_fail (GRAFT_IS_GRAPH_CANVAS (self));
   g_return_if_fail (value != NULL);
   add_mark (self, value, TRUE, level, badge);
-}
-
-const char *
-graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node)
-{
-  CanvasMark *mark;
-
-  g_return_val_if_fail (GRAFT_IS_GRAPH_CANVAS (self), NULL);
-  mark = g_hash_table_lookup (self->marks, node);
-  return mark != NULL && !mark->is_value ? mark->badge : NULL;
 }
 
 static void
@@ -1156,6 +1197,7 @@ on_motion (GtkEventControllerMotion *controller, double x, double y, GraftGraphC
     }
   /* A hand over what a click selects or opens. */
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), clickable ? "pointer" : NULL);
+  update_tooltip (self, clickable ? &hit : NULL);
 }
 
 static gboolean
@@ -1710,7 +1752,7 @@ graft_graph_canvas_init (GraftGraphCanvas *self)
 {
   self->marks = g_hash_table_new_full (NULL, NULL, NULL, canvas_mark_free);
   self->heat = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  self->tints = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) gdk_rgba_free);
+  self->tints = g_hash_table_new_full (NULL, NULL, NULL, canvas_tint_free);
   self->found = g_hash_table_new (NULL, NULL);
   GtkWidget *widget = GTK_WIDGET (self);
   GtkGesture *drag, *click, *pinch;

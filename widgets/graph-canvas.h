@@ -46,8 +46,8 @@ gboolean graft_graph_canvas_is_value_shared (GraftGraphCanvas *self, GraftValue 
 void graft_graph_canvas_clear_marks (GraftGraphCanvas *self);
 void graft_graph_canvas_mark_node (GraftGraphCanvas *self, GraftNode *node, guint level, const char *badge);
 void graft_graph_canvas_mark_value (GraftGraphCanvas *self, GraftValue *value, guint level, const char *badge);
-/* The badge node is marked with, or NULL. */
-const char *graft_graph_canvas_get_node_badge (GraftGraphCanvas *self, GraftNode *node);
+/* Resting the pointer on a node's box shows a tooltip: its op and name,
+ * then its badge in full and what its tint means. */
 /* A marked node inside a collapsed group has no box: the group's box is
  * outlined in the worst level's colour with the count as its badge
  * ("12 ⚠"), updated with the marks and the expansion. What the current
@@ -65,9 +65,10 @@ void graft_graph_canvas_set_hidden_marks_noun (GraftGraphCanvas *self, const cha
 void graft_graph_canvas_set_node_heat (GraftGraphCanvas *self, GraftNode *node, double heat);
 gboolean graft_graph_canvas_get_node_heat (GraftGraphCanvas *self, GraftNode *node, double *heat);
 /* A translucent tint over a node's box (the partition a deployment target
- * runs it in); NULL removes it. Cleared with the marks. */
-void graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint);
-gboolean graft_graph_canvas_get_node_tint (GraftGraphCanvas *self, GraftNode *node, GdkRGBA *tint);
+ * runs it in), note saying what it means ("Runs on openvino, partition 1
+ * of 2"; may be NULL); NULL tint removes it. Cleared with the marks. */
+void graft_graph_canvas_set_node_tint (GraftGraphCanvas *self, GraftNode *node, const GdkRGBA *tint,
+                                       const char *note);
 /* "n-heated" and "n-heated-groups" count the node boxes and collapsed
  * groups of the current scene drawn with heat. */
 

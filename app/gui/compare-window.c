@@ -1088,6 +1088,7 @@ side_pane (GraftCompareWindow *self, guint side)
   gtk_box_append (GTK_BOX (title_row), self->target_pickers[side]);
   gtk_box_append (GTK_BOX (box), title_row);
   self->target_summaries[side] = gtk_label_new (NULL);
+  gtk_widget_set_name (self->target_summaries[side], side == 0 ? "target-summary-a" : "target-summary-b");
   gtk_label_set_xalign (GTK_LABEL (self->target_summaries[side]), 0);
   gtk_label_set_wrap (GTK_LABEL (self->target_summaries[side]), TRUE);
   gtk_widget_set_margin_start (self->target_summaries[side], 8);
@@ -1245,6 +1246,7 @@ build (GraftCompareWindow *self)
   GtkWidget *outer = gtk_paned_new (GTK_ORIENTATION_VERTICAL);
   GtkWidget *top = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   self->summary = gtk_label_new (NULL);
+  gtk_widget_set_name (self->summary, "summary");
   gtk_label_set_wrap (GTK_LABEL (self->summary), TRUE);
   gtk_label_set_xalign (GTK_LABEL (self->summary), 0);
   gtk_widget_set_margin_start (self->summary, 12);
@@ -1267,6 +1269,7 @@ build (GraftCompareWindow *self)
   gtk_box_append (GTK_BOX (top), run_bar (self));
   /* the verdict names values and files: a line of its own, wrapped */
   self->run_status = gtk_label_new (NULL);
+  gtk_widget_set_name (self->run_status, "run-status");
   gtk_label_set_xalign (GTK_LABEL (self->run_status), 0);
   gtk_label_set_wrap (GTK_LABEL (self->run_status), TRUE);
   gtk_label_set_wrap_mode (GTK_LABEL (self->run_status), PANGO_WRAP_WORD_CHAR);
@@ -1432,25 +1435,6 @@ graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftMod
   data->models[model_side] = graft_model_copy (model);
   data->paths[1 - model_side] = g_strdup (path);
   open_step (data);
-}
-
-GraftAlignment *
-graft_compare_window_get_alignment (GraftCompareWindow *self)
-{
-  return self->alignment;
-}
-
-GraftTargetDiff *
-graft_compare_window_get_target_diff (GraftCompareWindow *self)
-{
-  return self->target_diff;
-}
-
-/* The last Run Both, or NULL. */
-GraftNumericRun *
-graft_compare_window_get_last_run (GraftCompareWindow *self)
-{
-  return self->last_run;
 }
 
 static void

@@ -29,24 +29,25 @@ void graft_compare_window_open_paths (GtkApplication *app, GtkWindow *parent, co
 void graft_compare_window_open_with (GtkApplication *app, GtkWindow *parent, GraftModel *model, guint model_side,
                                      const char *path);
 
-GraftAlignment *graft_compare_window_get_alignment (GraftCompareWindow *self);
+/* The window shows the structural comparison's summary in the label named
+ * "summary" (graft_structural_diff_new()'s, as graft-cli diff prints it). */
 
 /* compare.set-targets(("ort-nnapi", "openvino")) checks A against the
  * first deployment target and B against the second ("": none; one alone
  * serves both sides), as the pickers beside the titles do: each side's
- * summary under its title, its partitions tinted, the nodes decided
- * differently in the list (filter "Targets Differ"). The check, or NULL
- * without targets. */
-GraftTargetDiff *graft_compare_window_get_target_diff (GraftCompareWindow *self);
+ * summary under its title (labels "target-summary-a", "-b", shown while
+ * a target is chosen), its partitions tinted, the nodes decided
+ * differently in the list (filter "Targets Differ"). */
 
 /* compare.run-both("x=1x3x224x224 batch=2") runs both models on the same
  * inputs (files set by compare.set-input-file(("x", PATH)), else random
  * data of those shapes), compares them with the rtol/atol fields'
  * tolerances, shows each compared value's max rel error as heat on both
- * canvases and marks the values that differ; the result of the last run
- * (NULL before one), and whether one is running (or a side loading).
+ * canvases and marks the values that differ; the label "run-status" says
+ * the verdict ("At x: 2×4 the outputs agree — 5 values compared, 0
+ * divergent"), and the property "running" whether one is running (or a
+ * side loading).
  * compare.link-views (a boolean property, Ctrl+L) links pan and zoom;
  * compare.replace-side((SIDE, PATH)) is what dropping a file on a side does. */
-GraftNumericRun *graft_compare_window_get_last_run (GraftCompareWindow *self);
 
 G_END_DECLS

@@ -15,9 +15,12 @@ graft_target_marks_tint_partitions (GraftGraphCanvas *canvas, const GraftTargetR
   for (guint i = 0; i < report->partitions->len; i++)
     {
       GraftPartition *partition = g_ptr_array_index (report->partitions, i);
+      g_autofree char *note = g_strdup_printf ("Runs on %s (partition %u of %u)", report->target->name, i + 1,
+                                               report->partitions->len);
+
       for (guint k = 0; k < partition->nodes->len; k++)
         graft_graph_canvas_set_node_tint (canvas, g_ptr_array_index (partition->nodes, k),
-                                          &partition_tints[i % G_N_ELEMENTS (partition_tints)]);
+                                          &partition_tints[i % G_N_ELEMENTS (partition_tints)], note);
     }
 }
 

@@ -8,7 +8,8 @@
 
 G_BEGIN_DECLS
 
-/* Tints the nodes of every partition of report. */
+/* Tints the nodes of every partition of report, the tooltip saying
+ * "Runs on ort-nnapi (partition 1 of 2)". */
 void graft_target_marks_tint_partitions (GraftGraphCanvas *canvas, const GraftTargetReport *report);
 /* The badge of a rejected node: "no such op", "dynamic shape"…, for
  * graft_support_reason_to_string()'s reason. */

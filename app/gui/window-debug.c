@@ -30,6 +30,7 @@ struct _GraftWindowDebug
 
   /* State */
   const char *kept_badge;           /* "kept", "float32" */
+  const char *kept_note;            /* what the tint says in the node's tooltip */
 };
 
 G_DEFINE_FINAL_TYPE (GraftWindowDebug, graft_window_debug, G_TYPE_OBJECT)
@@ -67,7 +68,7 @@ graft_window_debug_mark_kept (GraftWindowDebug *self)
       GraftNode *node = graph->nodes->pdata[i];
       if (!g_hash_table_contains (self->kept_nodes, node->name))
         continue;
-      graft_graph_canvas_set_node_tint (canvas, node, &kept_tint);
+      graft_graph_canvas_set_node_tint (canvas, node, &kept_tint, self->kept_note);
       graft_graph_canvas_mark_node (canvas, node, 1, self->kept_badge);
     }
 }
@@ -79,11 +80,11 @@ forget_kept (GraftWindowDebug *self)
   g_clear_pointer (&self->kept_nodes, g_hash_table_unref);
 }
 
-/* Marks the nodes names (NULL-terminated) with badge until the graph
- * changes, and shows the first of them; FALSE when the graph shown has
- * none of them. */
+/* Marks the nodes names (NULL-terminated) with badge and the kept tint
+ * (note says why, in their tooltips) until the graph changes, and shows
+ * the first of them; FALSE when the graph shown has none of them. */
 static gboolean
-keep_marked (GraftWindowDebug *self, const char *const *names, const char *badge)
+keep_marked (GraftWindowDebug *self, const char *const *names, const char *badge, const char *note)
 {
   GraftGraph *graph = graft_model_get_graph (shown_model (self));
   GraftGraphCanvas *canvas = graft_window_get_canvas (self->window);
@@ -92,6 +93,7 @@ keep_marked (GraftWindowDebug *self, const char *const *names, const char *badge
   forget_kept (self);
   self->kept_nodes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->kept_badge = badge;
+  self->kept_note = note;
   for (guint i = 0; names[i] != NULL; i++)
     g_hash_table_add (self->kept_nodes, g_strdup (names[i]));
   graft_window_refresh_marks (self->window);
@@ -156,7 +158,7 @@ on_reduced (GraftReduceDialog *dialog, const char *path, char **kept, GraftWindo
   GraftWindow *window = graft_window_new (GRAFT_APPLICATION (app));
 
   /* a TorchScript model was reduced in its ONNX form, whose nodes it does not show */
-  if (!keep_marked (self, (const char *const *) kept, "kept"))
+  if (!keep_marked (self, (const char *const *) kept, "kept", "In the reduced model"))
     graft_window_show_toast (self->window, "The reduced model's nodes are of this model's ONNX form: none to mark here");
   gtk_window_present (GTK_WINDOW (window));
   graft_window_open_file (window, file);
@@ -283,7 +285,7 @@ on_float16_search_done (GObject *source, GAsyncResult *result, gpointer user_dat
         graft_window_show_edit_error (self->window, "Could Not Convert to Float16", error);
       return;
     }
-  keep_marked (self, (const char *const *) kept->pdata, "float32");
+  keep_marked (self, (const char *const *) kept->pdata, "float32", "Kept in float32 by the float16 search");
   g_autofree char *message = g_strdup_printf ("Float16: %u node%s kept in float32 keep the outputs within rtol %g, "
                                               "atol %g (%u conversions run, %.1f s)", kept->len - 1,
                                               kept->len == 2 ? "" : "s", search->options.rtol, search->options.atol,

@@ -493,18 +493,6 @@ graft_cost_analyze (GraftModel *model, GraftInference *inference)
   return report;
 }
 
-const GraftGroupCost *
-graft_cost_report_lookup_group (GraftCostReport *report, GraftGroup *group)
-{
-  for (guint i = 0; i < report->groups->len; i++)
-    {
-      const GraftGroupCost *cost = &g_array_index (report->groups, GraftGroupCost, i);
-      if (cost->group == group)
-        return cost;
-    }
-  return NULL;
-}
-
 static const GraftCostMetricInfo cost_metrics[] = {
   { GRAFT_COST_FLOPS, "flops", "FLOPs" },
   { GRAFT_COST_MACS, "macs", "MACs" },

@@ -101,8 +101,6 @@ void graft_cost_report_free (GraftCostReport *report);
  * as unknown: infer with fixed input shapes first). */
 GraftCostReport *graft_cost_analyze (GraftModel *model, GraftInference *inference);
 
-/* The GraftGroupCost of group, or NULL. */
-const GraftGroupCost *graft_cost_report_lookup_group (GraftCostReport *report, GraftGroup *group);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftCostReport, graft_cost_report_free)
 

@@ -1103,15 +1103,6 @@ out:
   return result;
 }
 
-gboolean
-graft_pickle_get_protocol (const guint8 *data, gsize len, int *protocol)
-{
-  if (len < 2 || data[0] != 0x80)
-    return FALSE;
-  *protocol = data[1];
-  return TRUE;
-}
-
 char *
 graft_pickle_peek_first_global (const guint8 *data, gsize len)
 {

@@ -99,10 +99,6 @@ GraftPickleValue *graft_pickle_load_budgeted (const guint8 *data, gsize len, con
                                               gsize *consumed, GraftPickleBudget *budget, GError **error);
 
 
-/* Protocol-2 opcodes only, as the TorchScript C++ unpickler does, plus the
- * Python pickler's extras; TRUE if data starts with PROTO n. */
-gboolean graft_pickle_get_protocol (const guint8 *data, gsize len, int *protocol);
-
 /* The first GLOBAL of a pickle ("collections.OrderedDict"), for telling
  * file kinds apart without unpickling; NULL if none in the first bytes. */
 char *graft_pickle_peek_first_global (const guint8 *data, gsize len);

@@ -340,12 +340,6 @@ graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *c
   archive->pickle_budget.cancellable = cancellable;
 }
 
-GCancellable *
-graft_torch_archive_get_cancellable (GraftTorchArchive *archive)
-{
-  return archive->cancellable;
-}
-
 GraftPickleBudget *
 graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive)
 {
@@ -394,12 +388,6 @@ const char *
 graft_torch_archive_get_prefix (GraftTorchArchive *archive)
 {
   return archive->prefix;
-}
-
-GBytes *
-graft_torch_archive_get_file_bytes (GraftTorchArchive *archive)
-{
-  return archive->bytes;
 }
 
 guint

@@ -46,7 +46,6 @@ const char *graft_torch_archive_get_path (GraftTorchArchive *archive);
 /* The load this archive serves: inflating checks the cancellable, and the
  * pickles read from it share one budget of values (GraftPickleBudget). */
 void graft_torch_archive_set_cancellable (GraftTorchArchive *archive, GCancellable *cancellable);
-GCancellable *graft_torch_archive_get_cancellable (GraftTorchArchive *archive);
 GraftPickleBudget *graft_torch_archive_get_pickle_budget (GraftTorchArchive *archive);
 
 /* Takes n bytes from the load's allocation budget
@@ -65,8 +64,6 @@ GBytes *graft_torch_archive_view (GraftTorchArchive *archive, GBytes *storage, c
 /* The single top folder ("resnet18", "archive"); "" when entries sit at
  * the zip root (torch.export .pt2 before 2.8). */
 const char *graft_torch_archive_get_prefix (GraftTorchArchive *archive);
-/* The whole mapped file. */
-GBytes *graft_torch_archive_get_file_bytes (GraftTorchArchive *archive);
 
 guint graft_torch_archive_get_n_entries (GraftTorchArchive *archive);
 const GraftTorchArchiveEntry *graft_torch_archive_get_entry (GraftTorchArchive *archive, guint i);

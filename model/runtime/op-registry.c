@@ -366,13 +366,6 @@ graft_normalize_axis (gint64 *axis, int rank, GError **error)
   return TRUE;
 }
 
-gboolean
-graft_dtype_is_signed_integer (GraftDType dtype)
-{
-  return dtype == GRAFT_DTYPE_INT8 || dtype == GRAFT_DTYPE_INT16 ||
-         dtype == GRAFT_DTYPE_INT32 || dtype == GRAFT_DTYPE_INT64;
-}
-
 void
 graft_rt_strides (int rank, const gint64 *dims, gint64 *strides)
 {

@@ -235,7 +235,6 @@ gboolean graft_kernel_fail (GError **error, const char *format, ...) G_GNUC_PRIN
 gboolean graft_kernel_unsupported (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
 /* Numeric helpers shared by kernels */
-gboolean graft_dtype_is_signed_integer (GraftDType dtype);
 /* Row-major strides of a shape (in elements). */
 void graft_rt_strides (int rank, const gint64 *dims, gint64 *strides);
 

@@ -5,12 +5,6 @@
 #include "ir/model-error.h"
 #include "runtime/kernels/kernel-table.h"
 
-const char *
-graft_precision_to_string (GraftPrecision precision)
-{
-  return precision == GRAFT_PRECISION_BF16 ? "bf16" : "f32";
-}
-
 gboolean
 graft_precision_from_string (const char *text, GraftPrecision *precision)
 {

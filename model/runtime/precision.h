@@ -14,7 +14,6 @@ typedef enum {
   GRAFT_PRECISION_BF16,
 } GraftPrecision;
 
-const char *graft_precision_to_string (GraftPrecision precision);
 /* "f32"/"fp32"/"float32", "bf16"/"bfloat16". */
 gboolean graft_precision_from_string (const char *text, GraftPrecision *precision);
 /* Whether this CPU, at the current SIMD level, computes in precision; else

@@ -19,7 +19,9 @@
 #include "onnx/writer.h"
 #include <glib/gstdio.h>
 #include "widgets/graph-canvas.h"
+#include "ir/graph-surgery.h"
 #include "widget-inspect.h"
+#include "canvas-inspect.h"
 
 /* The canvas of side 0 (A) or 1 (B), by its name in the window. */
 static GtkWidget *
@@ -91,20 +93,76 @@ close_compare (GraftCompareWindow *compare)
   harness_wait_for (is_cleared, &weak);
 }
 
+/* What the run bar says of the last Run Both ("At x: 2×4 the outputs
+ * agree — 5 values compared, 0 divergent"). */
+static const char *
+run_status (GraftCompareWindow *compare)
+{
+  return gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (compare), "run-status")));
+}
+
+/* The count the run status gives before what ("values compared",
+ * "divergent"); fails when it gives none. */
+static guint
+run_count (GraftCompareWindow *compare, const char *what)
+{
+  const char *text = run_status (compare);
+  g_autofree char *phrase = g_strdup_printf (" %s", what);
+  const char *end = strstr (text, phrase), *start = end;
+
+  g_assert_nonnull (end);
+  while (start > text && g_ascii_isdigit (start[-1]))
+    start--;
+  g_assert_true (start < end);
+  return (guint) g_ascii_strtoull (start, NULL, 10);
+}
+
+/* Run Both has ended with a verdict (not a refusal). */
 static gboolean
 run_finished (gpointer data)
 {
-  return !inspect_boolean (data, "running") && graft_compare_window_get_last_run (data) != NULL;
+  return !inspect_boolean (data, "running") && strstr (run_status (data), " values compared") != NULL;
 }
 
+/* The node called name in the graph side's canvas shows. */
 static GraftNode *
-node_named (GraftModel *model, const char *name)
+node_named (GraftCompareWindow *compare, guint side, const char *name)
 {
-  GraftGraph *graph = graft_model_get_graph (model);
-  for (guint i = 0; i < graph->nodes->len; i++)
-    if (g_strcmp0 (((GraftNode *) graph->nodes->pdata[i])->name, name) == 0)
-      return graph->nodes->pdata[i];
-  g_error ("no node %s", name);
+  GraftNode *node = graft_graph_find_node (graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (side_canvas (compare, side))),
+                                           name);
+  if (node == NULL)
+    g_error ("no node %s", name);
+  return node;
+}
+
+/* The structural comparison of the files at a and b, made here as the
+ * compare window makes it; its summary is the window's summary line. */
+static GraftAlignment *
+align_files (const char *a, const char *b)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model_a = graft_model_load (a, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GraftModel) model_b = graft_model_load (b, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftAlignment *alignment = graft_alignment_new (model_a, model_b, &error);
+  g_assert_no_error (error);
+  return alignment;
+}
+
+/* The compare window's summary line. */
+static const char *
+summary_line (GraftCompareWindow *compare)
+{
+  return gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (compare), "summary")));
+}
+
+/* The window's summary line is alignment's. */
+static void
+assert_summary_of (GraftCompareWindow *compare, GraftAlignment *alignment)
+{
+  g_autoptr(GraftStructuralDiff) diff = graft_structural_diff_new (alignment);
+  g_assert_cmpstr (summary_line (compare), ==, diff->summary);
 }
 
 static void
@@ -140,7 +198,6 @@ test_compare_with (void)
   harness_wait_for (canvases_laid_out, compare);
 
   /* the flattened If is the one difference listed, and marked */
-  GraftAlignment *al = graft_compare_window_get_alignment (compare);
   g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 1);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "flattened-if"));
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "keeps 1 control-flow block"));
@@ -150,24 +207,22 @@ test_compare_with (void)
   g_assert_cmpuint (inspect_uint (cb, "n-marked"), >=, 2);   /* the branch's copies */
 
   /* a node selected on one side selects its match on the other */
-  GraftNode *linear_a = node_named (al->a, "linear/linear_1");
+  GraftNode *linear_a = node_named (compare, 0, "linear/linear_1");
   graft_graph_canvas_select_node (ca, linear_a);
   GraftNode *selected_b = graft_graph_canvas_get_selected_node (cb);
   g_assert_nonnull (selected_b);
   g_assert_cmpstr (selected_b->op, ==, "aten::linear");
-  g_assert_true (selected_b->graph == graft_model_get_graph (al->b));
-  GraftNode *add_b = node_named (al->b, "add_4");
+  g_assert_true (selected_b->graph == graft_graph_canvas_get_graph (cb));
+  GraftNode *add_b = node_named (compare, 1, "add_4");
   graft_graph_canvas_select_node (cb, add_b);
   g_assert_cmpstr (graft_graph_canvas_get_selected_node (ca)->op, ==, "aten::add");
 
   /* Run Both: the same random inputs through both, the values compared */
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=2x4");
   harness_wait_for (run_finished, compare);
-  GraftNumericRun *run = graft_compare_window_get_last_run (compare);
-  g_assert_nonnull (run);
-  g_assert_cmpuint (run->n_compared, >=, 3);
-  g_assert_cmpstr (run->label, ==, "x: 2×4");
-  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "values compared"));
+  g_test_message ("%s", run_status (compare));
+  g_assert_cmpuint (run_count (compare, "values compared"), >=, 3);
+  g_assert_true (g_str_has_prefix (run_status (compare), "At x: 2×4 "));
 
   /* the screenshot, as a user sees it, right after a paint */
   screenshot (compare, "compare-window");
@@ -199,16 +254,22 @@ test_compare_with_saved (void)
   harness_activate (window, "win.compare-saved");
   GraftCompareWindow *compare = find_compare_window (app);
   harness_wait_for (canvases_laid_out, compare);
-  GraftAlignment *al = graft_compare_window_get_alignment (compare);
-  g_assert_cmpuint (al->only_a->len + al->only_b->len, ==, 0);
-  g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
+  /* every computing node matched: the summary names none "only in" a side */
+  g_autofree char *summary = g_strdup (summary_line (compare));
+  g_test_message ("%s", summary);
+  g_assert_nonnull (strstr (summary, " matched exactly"));
+  g_assert_null (strstr (summary, " only in "));
   /* the input's batch is the difference listed */
-  g_assert_cmpuint (inspect_uint (compare, "n-differences"), >=, 1);
+  guint n_differences = inspect_uint (compare, "n-differences");
+  g_assert_cmpuint (n_differences, >=, 1);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "batch×3×32×32 → 1×3×32×32"));
 
   /* editing on in the window leaves the compared copy alone */
   harness_activate (window, "win.undo");
-  g_assert_cmpuint (al->n_matched_a, ==, al->n_compute_a);
+  harness_wait_for (canvases_laid_out, compare);
+  g_assert_cmpstr (summary_line (compare), ==, summary);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, n_differences);
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "batch×3×32×32 → 1×3×32×32"));
   close_compare (compare);
   harness_window_close (window);
 }
@@ -274,17 +335,23 @@ click_widget (GtkWidget *widget)
   xdotool_at (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0, click);
 }
 
-/* The match of node as the other canvas draws it (the block holding it
- * when the canvas shows the block only). */
+/* The match of node (of the graph side's canvas shows) as the other
+ * canvas draws it (the block holding it when the canvas shows the block
+ * only): by the alignment of the files open_pair() made, read by node
+ * names. */
 static GraftNode *
 partner_of (GraftCompareWindow *compare, GraftNode *node, guint side)
 {
-  const GraftNodePair *pair = graft_alignment_lookup (graft_compare_window_get_alignment (compare), node, side == 0);
+  GraftAlignment *al = g_object_get_data (G_OBJECT (compare), "files-alignment");
+  GraftGraph *mine = graft_model_get_graph (side == 0 ? al->a : al->b);
+  GraftGraph *theirs = graft_model_get_graph (side == 0 ? al->b : al->a);
   GraftGraph *shown = graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (side_canvas (compare, 1 - side)));
+  GraftNode *own = node->name != NULL ? graft_graph_find_node (mine, node->name) : NULL;
+  const GraftNodePair *pair = own != NULL ? graft_alignment_lookup (al, own, side == 0) : NULL;
   GraftNode *match = pair ? (side == 0 ? pair->b : pair->a) : NULL;
-  while (match && match->graph != shown)
+  while (match && match->graph != theirs)
     match = match->graph->parent_node;
-  return match;
+  return match != NULL && match->name != NULL ? graft_graph_find_node (shown, match->name) : NULL;
 }
 
 /* How close to side by side the best placed pair on screen is, in
@@ -334,6 +401,9 @@ open_pair (GraftWindow *window, const char *a, const char *b)
   graft_compare_window_open_paths (app, GTK_WINDOW (window), path_a, path_b);
   GraftCompareWindow *compare = find_compare_window (app);
   compare_settle (compare);
+  GraftAlignment *alignment = align_files (path_a, path_b);
+  assert_summary_of (compare, alignment);
+  g_object_set_data_full (G_OBJECT (compare), "files-alignment", alignment, (GDestroyNotify) graft_alignment_free);
   return compare;
 }
 
@@ -386,7 +456,7 @@ test_linked_views (void)
 
   /* a node clicked on B: its match on A is selected next to it */
   GraftNode *conv_b = NULL;
-  GraftGraph *graph_b = graft_model_get_graph (graft_compare_window_get_alignment (compare)->b);
+  GraftGraph *graph_b = graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (cb));
   for (guint i = 0; i < graph_b->nodes->len && !conv_b; i++)
     if (g_strcmp0 (((GraftNode *) graph_b->nodes->pdata[i])->name, "/block2/block2.0/Conv") == 0)
       conv_b = graph_b->nodes->pdata[i];
@@ -447,9 +517,9 @@ test_linked_views (void)
 }
 
 static GraftNode *
-node_of_op_in (GraftModel *model, const char *op, const char *group_prefix)
+node_of_op_in (GraftGraphCanvas *canvas, const char *op, const char *group_prefix)
 {
-  GraftGraph *graph = graft_model_get_graph (model);
+  GraftGraph *graph = graft_graph_canvas_get_graph (canvas);
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = graph->nodes->pdata[i];
@@ -480,7 +550,6 @@ test_heat_overlay (void)
   GraftCompareWindow *compare = open_pair (window, "blocks_traced.pt", "blocks_corrupt.onnx");
   GraftGraphCanvas *ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
   GraftGraphCanvas *cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
-  GraftAlignment *al = graft_compare_window_get_alignment (compare);
   gtk_widget_activate_action (GTK_WIDGET (ca), "canvas.collapse-all", NULL);
   gtk_widget_activate_action (GTK_WIDGET (cb), "canvas.collapse-all", NULL);
   compare_settle (compare);
@@ -513,36 +582,35 @@ test_heat_overlay (void)
   gtk_editable_set_text (rtol, "abc");
   run_both_clicked (compare);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "rtol 'abc' is not a number ≥ 0"));
-  g_assert_null (graft_compare_window_get_last_run (compare));
+  g_assert_cmpstr (run_status (compare), ==, "Run Both failed: rtol 'abc' is not a number ≥ 0");
 
   gtk_editable_set_text (rtol, "1e-5");
   run_both_clicked (compare);
-  GraftNumericRun *run = graft_compare_window_get_last_run (compare);
-  g_assert_nonnull (run);
-  g_assert_cmpstr (run->label, ==, "x: 1×3×16×16");
-  g_assert_cmpuint (run->n_compared, ==, 11);
-  g_assert_cmpuint (run->n_divergent, ==, 7);
-  const GraftValueError *first = graft_numeric_run_get_first_divergent (run);
-  g_assert_nonnull (first);
+  g_test_message ("%s", run_status (compare));
+  g_assert_true (g_str_has_prefix (run_status (compare), "At x: 1×3×16×16 "));
+  g_assert_cmpuint (run_count (compare, "values compared"), ==, 11);
+  g_assert_cmpuint (run_count (compare, "divergent"), ==, 7);
+  /* where they start to differ (the first divergent values, listed below) */
+  g_assert_nonnull (strstr (run_status (compare), " they differ from "));
   /* listed as differences: first the one where it starts */
   GtkDropDown *filter = GTK_DROP_DOWN (harness_find_name (GTK_WIDGET (compare), "differences-filter"));
   gtk_drop_down_set_selected (filter, 5);   /* Values Differ */
   g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 7);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "first values differ: input.6 ↔ /block3/block3.0/Conv_output_0"));
-  GraftNode *first_a = first->a->producer;
-  g_assert_true (g_str_has_prefix (graft_graph_canvas_get_node_badge (ca, first_a), "first: error"));
-  g_assert_true (g_str_has_prefix (graft_graph_canvas_get_node_badge (cb, first->b->producer), "first: error"));
+  GraftNode *first_a = graft_graph_lookup_value (graft_graph_canvas_get_graph (ca), "input.6")->producer;
+  GraftNode *first_b = graft_graph_lookup_value (graft_graph_canvas_get_graph (cb),
+                                                 "/block3/block3.0/Conv_output_0")->producer;
   /* block1 agrees (green), block4 is far off (red), on both sides */
   double heat;
-  GraftNode *conv1_b = node_of_op_in (al->b, "onnx::Conv", "block1");
-  GraftNode *conv4_b = node_of_op_in (al->b, "onnx::Conv", "block4");
+  GraftNode *conv1_b = node_of_op_in (cb, "onnx::Conv", "block1");
+  GraftNode *conv4_b = node_of_op_in (cb, "onnx::Conv", "block4");
   g_assert_true (graft_graph_canvas_get_node_heat (cb, conv1_b, &heat));
   g_assert_cmpfloat (heat, <, 0.35);
   g_assert_true (graft_graph_canvas_get_node_heat (cb, conv4_b, &heat));
   g_assert_cmpfloat (heat, ==, 1.0);
-  g_assert_true (graft_graph_canvas_get_node_heat (ca, node_of_op_in (al->a, "aten::relu", "block1"), &heat));
+  g_assert_true (graft_graph_canvas_get_node_heat (ca, node_of_op_in (ca, "aten::relu", "block1"), &heat));
   g_assert_cmpfloat (heat, <, 0.35);
-  g_assert_true (graft_graph_canvas_get_node_heat (ca, node_of_op_in (al->a, "aten::relu", "block4"), &heat));
+  g_assert_true (graft_graph_canvas_get_node_heat (ca, node_of_op_in (ca, "aten::relu", "block4"), &heat));
   g_assert_cmpfloat (heat, ==, 1.0);
   /* collapsed: the blocks carry the heat and count the divergent nodes too */
   g_assert_cmpuint (inspect_uint (ca, "n-heated-groups"), >=, 4);
@@ -559,18 +627,23 @@ test_heat_overlay (void)
   gtk_widget_activate_action (GTK_WIDGET (cb), "canvas.zoom-fit", NULL);
   compare_settle (compare);
   g_assert_cmpuint (inspect_uint (cb, "n-heated"), >=, 11);
+  /* the first divergent node badged on both sides, as its tooltip says */
+  g_auto(GStrv) first_marks_a = inspect_canvas_node_marks (ca, first_a);
+  g_auto(GStrv) first_marks_b = inspect_canvas_node_marks (cb, first_b);
+  g_test_message ("first: %s; %s", first_marks_a[0], first_marks_b[0]);
+  g_assert_true (g_str_has_prefix (first_marks_a[0], "first: error"));
+  g_assert_true (g_str_has_prefix (first_marks_b[0], "first: error"));
   screenshot (compare, "compare-heat");
 
   /* a generous atol: the same inputs, nothing divergent */
   gtk_editable_set_text (atol, "100");
   run_both_clicked (compare);
-  run = graft_compare_window_get_last_run (compare);
-  g_assert_cmpuint (run->n_divergent, ==, 0);
+  g_assert_cmpuint (run_count (compare, "divergent"), ==, 0);
   g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 0);
   gtk_drop_down_set_selected (filter, 0);
   /* the badges went with the divergence (the folded BatchNorm's note stays) */
-  const char *badge = graft_graph_canvas_get_node_badge (ca, first_a);
-  g_assert_true (badge == NULL || strstr (badge, "error") == NULL);
+  g_auto(GStrv) marks = inspect_canvas_node_marks (ca, first_a);
+  g_assert_true (marks[0] == NULL || strstr (marks[0], "error") == NULL);
 
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-input-file", "(ss)", "x", "");
   inputs = GTK_MENU_BUTTON (harness_find_name (GTK_WIDGET (compare), "run-inputs"));
@@ -583,8 +656,7 @@ static gboolean
 side_b_is (gpointer data)
 {
   GraftCompareWindow *compare = data;
-  const char *path = graft_model_get_path (graft_compare_window_get_alignment (compare)->b);
-  return !inspect_boolean (compare, "running") && g_str_has_suffix (path, "blocks_traced.pt");
+  return !inspect_boolean (compare, "running") && harness_find_label (GTK_WIDGET (compare), "B: blocks_traced.pt") != NULL;
 }
 
 /* A file dragged over a window showing a model: the zones appear, a drop
@@ -619,9 +691,10 @@ test_drop_targets (void)
   g_assert_false (gtk_widget_is_visible (zone));
   GraftCompareWindow *compare = find_compare_window (app);
   compare_settle (compare);
-  GraftAlignment *al = graft_compare_window_get_alignment (compare);
-  g_assert_true (g_str_has_suffix (graft_model_get_path (al->a), "blocks_traced.pt"));
-  g_assert_true (g_str_has_suffix (graft_model_get_path (al->b), "blocks_corrupt.onnx"));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "A: blocks_traced.pt"));
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B: blocks_corrupt.onnx"));
+  g_autoptr(GraftAlignment) dropped = align_files (traced, corrupt);
+  assert_summary_of (compare, dropped);
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "folded 4 BatchNorms"));
   /* the window still shows its model */
   g_autoptr(GHashTable) state = harness_window_state (window);
@@ -679,32 +752,41 @@ test_two_targets (void)
   GraftWindow *window = harness_window_new ();
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
   GraftCompareWindow *compare;
-  GraftTargetDiff *targets;
   GraftGraphCanvas *ca, *cb;
   GraftNode *erf_a, *erf_b;
 
   graft_compare_window_open_paths (app, GTK_WINDOW (window), path, path);
   compare = find_compare_window (app);
   compare_settle (compare);
-  g_assert_null (graft_compare_window_get_target_diff (compare));
+  GtkWidget *summary_a = harness_get_name (GTK_WIDGET (compare), "target-summary-a");
+  GtkWidget *summary_b = harness_get_name (GTK_WIDGET (compare), "target-summary-b");
+  GtkDropDown *filter = GTK_DROP_DOWN (harness_find_name (GTK_WIDGET (compare), "differences-filter"));
+  g_assert_false (gtk_widget_get_visible (summary_a));
+  g_assert_false (gtk_widget_get_visible (summary_b));
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-targets", "(ss)", "ort-nnapi", "openvino");
   compare_settle (compare);
-  targets = graft_compare_window_get_target_diff (compare);
-  g_assert_nonnull (targets);
+  g_assert_true (gtk_widget_get_visible (summary_a));
+  g_assert_true (gtk_widget_get_visible (summary_b));
   /* graft-cli lint --target on the same file says the same. */
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare),
                                         "10 partitions, 95/127 nodes on ort-nnapi; And, ConstantOfShape, Equal and 8 more fall back"));
-  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "1 partition, 127/127 nodes on openvino"));
-  /* every node NNAPI leaves out runs on OpenVINO */
-  g_assert_cmpuint (targets->differences->len, ==, 127 - 95);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (summary_a)), ==,
+                   "10 partitions, 95/127 nodes on ort-nnapi; And, ConstantOfShape, Equal and 8 more fall back");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (summary_b)), ==, "1 partition, 127/127 nodes on openvino");
+  /* every node NNAPI leaves out runs on OpenVINO: listed under Targets Differ */
+  gtk_drop_down_set_selected (filter, 6);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 127 - 95);
+  gtk_drop_down_set_selected (filter, 0);
   ca = GRAFT_GRAPH_CANVAS (side_canvas (compare, 0));
   cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
-  erf_a = node_named (graft_compare_window_get_alignment (compare)->a,
-                      "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
-  erf_b = node_named (graft_compare_window_get_alignment (compare)->b,
-                      "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
-  g_assert_false (graft_graph_canvas_get_node_tint (ca, erf_a, NULL));
-  g_assert_true (graft_graph_canvas_get_node_tint (cb, erf_b, NULL));
+  erf_a = node_named (compare, 0, "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
+  erf_b = node_named (compare, 1, "/model/encoder/layer.0/intermediate/intermediate_act_fn/Erf");
+  {
+    g_auto(GStrv) marks_a = inspect_canvas_node_marks (ca, erf_a);
+    g_auto(GStrv) marks_b = inspect_canvas_node_marks (cb, erf_b);
+    g_assert_null (inspect_find_line (marks_a, "Runs on ", ""));
+    g_assert_cmpstr (inspect_find_line (marks_b, "Runs on ", ""), ==, "Runs on openvino (partition 1 of 1)");
+  }
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare),
                                         "onnx::Erf /model/encoder/layer.0/intermediate/intermediate_act_fn/Erf — A falls "
                                         "back: onnx::Erf is not in ort-nnapi's operator list; B runs on openvino (partition 1)"));
@@ -713,8 +795,15 @@ test_two_targets (void)
   /* No Target on both sides: the tints and the rows go. */
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.set-targets", "(ss)", "", "");
   compare_settle (compare);
-  g_assert_null (graft_compare_window_get_target_diff (compare));
-  g_assert_false (graft_graph_canvas_get_node_tint (cb, erf_b, NULL));
+  g_assert_false (gtk_widget_get_visible (summary_a));
+  g_assert_false (gtk_widget_get_visible (summary_b));
+  gtk_drop_down_set_selected (filter, 6);
+  g_assert_cmpuint (inspect_uint (compare, "n-differences"), ==, 0);
+  gtk_drop_down_set_selected (filter, 0);
+  {
+    g_auto(GStrv) marks_b = inspect_canvas_node_marks (cb, erf_b);
+    g_assert_null (inspect_find_line (marks_b, "Runs on ", ""));
+  }
   close_compare (compare);
   harness_window_close (window);
 }
@@ -750,16 +839,14 @@ test_argument_names (void)
   g_autofree char *b = g_build_filename (dir, "cnn_dynamic.pt2", NULL);
   g_autofree char *action = g_strdup_printf ("win.compare-path::%s", b);
   GraftCompareWindow *compare;
-  GraftAlignment *alignment;
 
   harness_open (window, a);
   harness_activate (window, action);
   compare = find_compare_window (app);
   harness_wait_for (canvases_laid_out, compare);
-  alignment = graft_compare_window_get_alignment (compare);
   for (guint side = 0; side < 2; side++)
     {
-      GraftNode *conv = harness_find_op (graft_model_get_graph (side == 0 ? alignment->a : alignment->b),
+      GraftNode *conv = harness_find_op (graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (side_canvas (compare, side))),
                                          "aten::conv2d");
       g_autofree char *names = NULL;
 
@@ -803,9 +890,12 @@ test_executorch_program (void)
   harness_activate (window, action);
   GraftCompareWindow *compare = find_compare_window (gtk_window_get_application (GTK_WINDOW (window)));
   harness_wait_for (canvases_laid_out, compare);
-  GraftAlignment *al = graft_compare_window_get_alignment (compare);
-  g_assert_cmpint (graft_model_get_format (al->a), ==, GRAFT_MODEL_FORMAT_EXECUTORCH);
-  GraftGraph *graph_a = graft_model_get_graph (al->a);
+  /* the comparison the window shows is that of the program and its lowering */
+  g_assert_cmpint (graft_model_get_format (program), ==, GRAFT_MODEL_FORMAT_EXECUTORCH);
+  g_autoptr(GraftAlignment) al = align_files (pte, onnx);
+  assert_summary_of (compare, al);
+  g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "A: executorch-cnn_inline.pte"));
+  GraftGraph *graph_a = graft_graph_canvas_get_graph (GRAFT_GRAPH_CANVAS (side_canvas (compare, 0)));
   g_test_message ("A: %u of %u compute nodes matched or explained, B: %u of %u, %u only in A",
                   al->n_matched_a, al->n_compute_a, al->n_matched_b, al->n_compute_b, al->only_a->len);
   g_assert_cmpuint (al->n_compute_a, >=, 8);
@@ -821,12 +911,12 @@ test_executorch_program (void)
 
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "");
   harness_wait_for (run_finished, compare);
-  GraftNumericRun *run = graft_compare_window_get_last_run (compare);
-  g_assert_null (run->error_a);
-  g_assert_null (run->error_b);
-  g_assert_true (run->outputs_close);
-  g_assert_cmpuint (run->n_divergent, ==, 0);
-  g_assert_cmpuint (run->n_compared, >=, graph_a->nodes->len / 2);
+  g_test_message ("%s", run_status (compare));
+  /* neither side fails, and the outputs agree */
+  g_assert_null (strstr (run_status (compare), " fails"));
+  g_assert_nonnull (strstr (run_status (compare), " the outputs agree"));
+  g_assert_cmpuint (run_count (compare, "divergent"), ==, 0);
+  g_assert_cmpuint (run_count (compare, "values compared"), >=, graph_a->nodes->len / 2);
   screenshot (compare, "compare-executorch-onnx");
   close_compare (compare);
   harness_window_close (window);
@@ -859,24 +949,25 @@ test_run_both_one_side_fails (void)
 {
   GraftWindow *window = harness_window_new ();
   GraftCompareWindow *compare = compare_fixtures (window, "inplace_shape_scripted.pt", "inplace_shape_traced.pt");
-  GraftNumericRun *run;
   GraftGraphCanvas *cb;
   GtkLabel *status;
 
   gtk_widget_activate_action (GTK_WIDGET (compare), "compare.run-both", "s", "x=3x3");
   harness_wait_for (run_finished, compare);
-  run = graft_compare_window_get_last_run (compare);
-  g_assert_nonnull (run->error_b);
-  g_assert_nonnull (run->failed_b);
-  g_assert_cmpstr (run->failed_b->op, ==, "aten::view");
-  g_assert_false (run->outputs_close);
+  /* B fails (A does not), at a view */
+  g_assert_null (strstr (run_status (compare), "inplace_shape_scripted.pt fails"));
+  g_assert_null (strstr (run_status (compare), "and so does"));
+  g_assert_null (strstr (run_status (compare), "outputs agree"));
   status = harness_find_label (GTK_WIDGET (compare), "values compared");
   g_assert_nonnull (status);
   g_test_message ("%s", gtk_label_get_text (status));
   g_assert_nonnull (strstr (gtk_label_get_text (status), "inplace_shape_traced.pt fails (node 'view_3' (aten::view)"));
   g_assert_nonnull (strstr (gtk_label_get_text (status), "outputs not compared"));
   cb = GRAFT_GRAPH_CANVAS (side_canvas (compare, 1));
-  g_assert_cmpstr (graft_graph_canvas_get_node_badge (cb, run->failed_b), ==, "run fails here");
+  GraftNode *failed_b = node_named (compare, 1, "view_3");
+  g_assert_cmpstr (failed_b->op, ==, "aten::view");
+  g_auto(GStrv) marks = inspect_canvas_node_marks (cb, failed_b);
+  g_assert_cmpstr (marks[0], ==, "run fails here");
   g_assert_nonnull (harness_find_label (GTK_WIDGET (compare), "B's run fails: node 'view_3'"));
   screenshot (compare, "compare-one-side-fails");
   close_compare (compare);

@@ -15,6 +15,7 @@
 #include "../test-python.h"
 #include "../test-scratch.h"
 #include "widget-inspect.h"
+#include "canvas-inspect.h"
 
 static GraftGraphCanvas *
 window_canvas (GraftWindow *window)
@@ -119,18 +120,20 @@ test_reduce_to_here (void)
   g_assert_true (g_strv_contains ((const char *const *) kept, div->name));
   g_assert_cmpuint (g_strv_length (kept), <, harness_shown_graph (window)->nodes->len);
 
-  /* the original marks what was kept: the Div over it, the rest "kept" */
+  /* the original marks what was kept: the Div over it, the rest "kept";
+   * all tinted, the tooltips saying why */
   GraftGraphCanvas *canvas = window_canvas (window);
-  GdkRGBA tint;
-  g_assert_true (graft_graph_canvas_get_node_tint (canvas, div, &tint));
-  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, div), ==, "NaN/Inf");
+  g_auto(GStrv) div_marks = inspect_canvas_node_marks (canvas, div);
+  g_assert_cmpstr (div_marks[0], ==, "NaN/Inf");
+  g_assert_nonnull (inspect_find_line (div_marks, "In the reduced model", ""));
   for (guint i = 0; kept[i] != NULL; i++)
     {
       GraftNode *node = graft_graph_find_node (harness_shown_graph (window), kept[i]);
       g_assert_nonnull (node);
-      g_assert_true (graft_graph_canvas_get_node_tint (canvas, node, &tint));
+      g_auto(GStrv) marks = inspect_canvas_node_marks (canvas, node);
+      g_assert_nonnull (inspect_find_line (marks, "In the reduced model", ""));
       if (node != div)
-        g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, node), ==, "kept");
+        g_assert_cmpstr (marks[0], ==, "kept");
     }
 
   /* the reduced model in a window of its own */
@@ -254,7 +257,8 @@ test_reduce_mismatch_folder (void)
   GraftGraph *graph = harness_shown_graph (window);
   GraftNode *fc = ((GraftValue *) graph->outputs->pdata[0])->producer;
   g_assert_cmpstr (fc->op, ==, "onnx::Gemm");
-  g_assert_cmpstr (graft_graph_canvas_get_node_badge (window_canvas (window), fc), ==, "kept");
+  g_auto(GStrv) fc_marks = inspect_canvas_node_marks (window_canvas (window), fc);
+  g_assert_cmpstr (fc_marks[0], ==, "kept");
   g_autoptr(GPtrArray) others = other_windows (window);
   g_assert_cmpuint (others->len, ==, 1);
   harness_settle (others->pdata[0]);
@@ -349,15 +353,22 @@ test_float16_auto_keep (void)
   g_assert_nonnull (pow);
   g_assert_cmpint (((GraftValue *) pow->outputs->pdata[0])->dtype, !=, GRAFT_DTYPE_FLOAT16);
   GraftGraphCanvas *canvas = window_canvas (window);
-  GdkRGBA tint;
-  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, pow), ==, "float32");
-  g_assert_true (graft_graph_canvas_get_node_tint (canvas, pow, &tint));
+  g_auto(GStrv) pow_marks = inspect_canvas_node_marks (canvas, pow);
+  g_assert_cmpstr (pow_marks[0], ==, "float32");
+  g_assert_nonnull (inspect_find_line (pow_marks, "Kept in float32", ""));
+  /* every node's box in view, to read each one's tooltip (the nodes the
+   * canvas lists at their readers have none) */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (canvas), "canvas.expand-all", NULL));
+  harness_settle (window);
   guint n_float32 = 0, n_casts = 0, n_float16_weights = 0;
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = graph->nodes->pdata[i];
-      n_float32 += g_strcmp0 (graft_graph_canvas_get_node_badge (canvas, node), "float32") == 0;
       n_casts += g_strcmp0 (node->op, "onnx::Cast") == 0;
+      if (!inspect_canvas_draws_node (canvas, node))
+        continue;
+      g_auto(GStrv) marks = inspect_canvas_node_marks (canvas, node);
+      n_float32 += g_strcmp0 (marks[0], "float32") == 0;
     }
   for (guint i = 0; i < graph->values->len; i++)
     {
@@ -382,7 +393,8 @@ test_float16_auto_keep (void)
   harness_activate (window, "win.undo");
   graph = harness_shown_graph (window);
   pow = graft_graph_find_node (graph, "/encoder/layers.0/norm1/Pow");
-  g_assert_null (graft_graph_canvas_get_node_badge (window_canvas (window), pow));
+  g_auto(GStrv) undone_marks = inspect_canvas_node_marks (window_canvas (window), pow);
+  g_assert_null (undone_marks[0]);
   harness_window_close (window);
 }
 
@@ -392,12 +404,17 @@ cost_summary (GraftWindow *window)
   return gtk_label_get_text (GTK_LABEL (harness_get_name (GTK_WIDGET (window), "cost-summary")));
 }
 
-/* The badge of ResNet-18's first conv under the cost overlay. */
+/* The badge of ResNet-18's first conv under the cost overlay, as its
+ * tooltip says it (freed with the next call). */
 static const char *
 conv1_badge (GraftWindow *window)
 {
+  static char **marks;
   GraftNode *conv = harness_find_op (harness_shown_graph (window), "onnx::Conv");
-  return graft_graph_canvas_get_node_badge (window_canvas (window), conv);
+
+  g_strfreev (marks);
+  marks = inspect_canvas_node_marks (window_canvas (window), conv);
+  return marks[0];
 }
 
 /* The cost overlay's metric chooser and biggest groups on a ResNet-18

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "window-harness.h"
+#include "canvas-inspect.h"
+#include "widget-screenshot.h"
+#include "xdotool-input.h"
 #include "../onnx/fixtures.h"
 #include "edit/edit-history.h"
 
@@ -17,6 +20,52 @@ child (GraftWindow *window, const char *name)
 
   g_assert_nonnull (object);
   return object;
+}
+
+/* What node's tooltip says its tint means ("Runs on …"), or NULL when
+ * its box is not tinted (freed with the next call). */
+static const char *
+runs_on (GraftWindow *window, GraftNode *node)
+{
+  static char **marks;
+
+  g_strfreev (marks);
+  marks = inspect_canvas_node_marks (graft_window_get_canvas (window), node);
+  return inspect_find_line (marks, "Runs on ", "");
+}
+
+static gboolean
+tooltip_shown (gpointer data)
+{
+  GtkWidget *tooltip = harness_find_type (data, g_type_from_name ("GtkTooltipWindow"));
+
+  return tooltip != NULL && gtk_widget_get_mapped (tooltip);
+}
+
+/* The pointer rests on node's box (real events, xdotool) until its
+ * tooltip shows: the window and the tooltip pictured as name.png and
+ * name-tooltip.png. Nothing without xdotool. */
+static void
+screenshot_tooltip (GraftWindow *window, GraftNode *node, const char *name)
+{
+  GraftGraphCanvas *canvas = graft_window_get_canvas (window);
+  g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  g_autofree char *tooltip_name = g_strdup_printf ("%s-tooltip", name);
+  g_autofree char *path = harness_screenshot_path (tooltip_name);
+  g_autoptr(GError) error = NULL;
+  GraftRect box;
+  double x, y;
+
+  if (xdotool == NULL)
+    return;
+  g_assert_true (graft_graph_canvas_get_node_bounds (canvas, node, &box));
+  graft_graph_canvas_scene_to_screen (canvas, box.x + box.width / 2, box.y + box.height / 2, &x, &y);
+  xdotool_move_to_widget (window, GTK_WIDGET (canvas), x, y);
+  harness_wait_for (tooltip_shown, window);
+  harness_screenshot (window, name);
+  g_assert_true (graft_widget_save_png (harness_find_type (GTK_WIDGET (window), g_type_from_name ("GtkTooltipWindow")),
+                                        path, &error));
+  g_assert_no_error (error);
 }
 
 /* A window showing file of the export name (make-target-models.py). */
@@ -39,7 +88,6 @@ test_target_picker (void)
   GraftWindow *window = open_target_model ("resnet18", "optimized.onnx");
   GraftGraph *graph;
   GraftNode *flatten, *conv;
-  GdkRGBA tint;
 
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_bar"))));
   g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (child (window, "target_dropdown"))), ==, 0);
@@ -58,22 +106,21 @@ test_target_picker (void)
   conv = harness_find_op (graph, "onnx::Conv");
   g_assert_nonnull (flatten);
   g_assert_nonnull (conv);
-  g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), conv, &tint));
-  g_assert_false (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), flatten, NULL));
-  /* The Gemm after Flatten is in the second partition: another colour. */
-  {
-    GdkRGBA gemm_tint;
-    g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), harness_find_op (graph, "onnx::Gemm"), &gemm_tint));
-    g_assert_false (gdk_rgba_equal (&tint, &gemm_tint));
-  }
+  /* Tinted by partition, each tooltip saying which: the Gemm after
+   * Flatten is in the second partition (another colour). */
+  g_assert_cmpstr (runs_on (window, conv), ==, "Runs on ort-coreml-mlprogram (partition 1 of 2)");
+  g_assert_null (runs_on (window, flatten));
+  g_assert_cmpstr (runs_on (window, harness_find_op (graph, "onnx::Gemm")), ==,
+                   "Runs on ort-coreml-mlprogram (partition 2 of 2)");
   harness_activate (window, "win.select-node::/Flatten");
   harness_screenshot (window, "deploy-target-mlprogram");
+  screenshot_tooltip (window, harness_find_op (graph, "onnx::Gemm"), "deploy-target-gemm");
 
   /* The picker drives the same action. */
   gtk_drop_down_set_selected (GTK_DROP_DOWN (child (window, "target_dropdown")), 6);   /* No Target, executorch-xnnpack, openvino, ort-coreml, ort-coreml-mlprogram, ort-cuda, ort-nnapi */
   harness_settle (window);
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (child (window, "target_summary"))), ==, "1 partition, 49/49 nodes on ort-nnapi");
-  g_assert_true (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), flatten, NULL));
+  g_assert_cmpstr (runs_on (window, flatten), ==, "Runs on ort-nnapi (partition 1 of 1)");
 
   /* A target for torch.export programs says it cannot read ONNX. */
   harness_activate (window, "win.deploy-target::executorch-xnnpack");
@@ -81,7 +128,7 @@ test_target_picker (void)
 
   harness_activate (window, "win.deploy-target::");
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "target_bar"))));
-  g_assert_false (graft_graph_canvas_get_node_tint (graft_window_get_canvas (window), conv, NULL));
+  g_assert_null (runs_on (window, conv));
   harness_window_close (window);
 }
 

@@ -18,6 +18,7 @@
 #include "gui-fixtures.h"
 #include "../onnx/fixtures.h"
 #include "window-harness.h"
+#include "canvas-inspect.h"
 #include "../test-python.h"
 #include "../test-scratch.h"
 
@@ -980,12 +981,12 @@ test_run_fused_timings (void)
   g_hash_table_iter_init (&iter, fused);
   while (g_hash_table_iter_next (&iter, &node, &op))
     {
-      const char *badge = graft_graph_canvas_get_node_badge (canvas, node);
-      g_test_message ("%s: %s", ((GraftNode *) node)->name, badge);
+      g_auto(GStrv) marks = inspect_canvas_node_marks (canvas, node);
+      g_test_message ("%s: %s", ((GraftNode *) node)->name, marks[0]);
       g_assert_cmpstr (op, ==, "graft::PointwiseDepthwiseConv");
       g_assert_cmpstr (((GraftNode *) node)->op, ==, "onnx::Conv");
-      g_assert_nonnull (badge);
-      g_assert_true (g_str_has_suffix (badge, " ms fused"));
+      g_assert_nonnull (marks[0]);
+      g_assert_true (g_str_has_suffix (marks[0], " ms fused"));
     }
   pixbuf = load_window_screenshot (state, "run-fused-timings");
 }
@@ -1058,7 +1059,8 @@ test_run_nan_source (void)
   g_autofree char *said = g_strdup_printf ("NaN/Inf first produced by onnx::Div '%s'", source->name);
   g_assert_nonnull (strstr (get (state, "run-status"), said));
   g_assert_cmpstr (get (state, "selected-node"), ==, source->name);
-  g_assert_cmpstr (graft_graph_canvas_get_node_badge (canvas, source), ==, "NaN/Inf");
+  g_auto(GStrv) marks = inspect_canvas_node_marks (canvas, source);
+  g_assert_cmpstr (marks[0], ==, "NaN/Inf");
 }
 
 /* Colour Nodes by Cost: every computing node of the sample gets its FLOPs
@@ -1079,14 +1081,14 @@ test_cost_overlay (void)
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = graph->nodes->pdata[i];
-      const char *badge = graft_graph_canvas_get_node_badge (canvas, node);
       double heat = 0;
       if (strcmp (node->op, "onnx::Conv") != 0)
         continue;
+      g_auto(GStrv) marks = inspect_canvas_node_marks (canvas, node);
       n_convs++;
-      g_test_message ("%s: %s", node->name, badge);
-      g_assert_nonnull (badge);
-      g_assert_true (g_str_has_suffix (badge, "FLOPs"));
+      g_test_message ("%s: %s", node->name, marks[0]);
+      g_assert_nonnull (marks[0]);
+      g_assert_true (g_str_has_suffix (marks[0], "FLOPs"));
       g_assert_true (graft_graph_canvas_get_node_heat (canvas, node, &heat));
       g_assert_cmpfloat (heat, >, 0);
     }

@@ -508,10 +508,6 @@ test_hit_test (void)
     g_assert_true (hit.kind == GRAFT_SCENE_HIT_EDGE || hit.kind == GRAFT_SCENE_HIT_NODE);
   }
 
-  /* Diagnostics can mark a node. */
-  graft_scene_set_node_badge (scene, node, 3, "unsupported");
-  g_assert_cmpuint (box->highlight, ==, 3);
-  g_assert_cmpstr (box->badge, ==, "unsupported");
   g_assert_true (graft_scene_get_value_bounds (scene, g_ptr_array_index (node->outputs, 0), &bounds));
 }
 

@@ -46,7 +46,11 @@ test_scene_new_marked (GraftGraph **graph, GHashTable *found, GraftPaintOptions 
   /* Everything open but one block, which hides a marked node. */
   g_assert_cmpint (graft_scene_mark_hidden_node (scene, g_ptr_array_index (block->nodes, 0), 3), >=, 0);
   badged = test_scene_shown_node (scene, *graph, 0);
-  graft_scene_set_node_badge (scene, badged, 2, "unsupported <op>");
+  /* marked as the canvas marks a box */
+  box = box_of (scene, badged);
+  box->highlight = 2;
+  g_free (box->badge);
+  box->badge = g_strdup ("unsupported <op>");
   box = box_of (scene, test_scene_shown_node (scene, *graph, 1));
   box->has_heat = TRUE;
   box->heat = 1.0;

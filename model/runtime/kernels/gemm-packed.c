@@ -155,12 +155,6 @@ graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N
   return packed;
 }
 
-gboolean
-graft_packed_b_is_bf16 (const GraftPackedB *packed)
-{
-  return packed->bf16;
-}
-
 void
 graft_packed_b_free (GraftPackedB *packed)
 {

@@ -19,7 +19,6 @@ GraftPackedB *graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb
 /* The same in bfloat16 (rounded to nearest even), for the AVX512_BF16
  * tiles: products of bfloat16 pairs summed in float32. */
 GraftPackedB *graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed);
-gboolean graft_packed_b_is_bf16 (const GraftPackedB *packed);
 void graft_packed_b_free (GraftPackedB *packed);
 /* The packed form of b, cached on the node when b is one of its constant
  * inputs (then borrowed); else *owned holds it (free it). A constant b is
