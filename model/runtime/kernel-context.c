@@ -144,6 +144,14 @@ graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpointer data
   return FALSE;
 }
 
+void
+graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e != NULL && e->step != NULL && e->step->folded_weight && data == e->step->folded_weight->data)
+    _graft_step_fold_weight (e->step);
+}
+
 gpointer
 graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gconstpointer input_data,
                       GraftDerivedFits fits, GraftDerivedMake make, gconstpointer args, gpointer *owned)
@@ -153,6 +161,7 @@ graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gco
   gpointer kept = derived_lookup (e, kind, input_data);
   if (kept && (fits == NULL || fits (kept, args)))
     return kept;
+  graft_kernel_need_values (ctx, input_data);
   gpointer made = make (args);
   if (made == NULL)
     return NULL;

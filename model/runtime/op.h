@@ -159,8 +159,17 @@ GraftFusedActivation graft_kernel_get_fused_activation (GraftKernelContext *ctx)
  * this aten convolution's output into its weight and bias: the kernel
  * must convolve with *weight (float32, the weight's shape) and *bias
  * (float32, one per output channel) instead of its own, and the
- * batch_norm then forwards the output. Borrowed; FALSE while observing. */
+ * batch_norm then forwards the output. Borrowed; FALSE while observing.
+ * The weight's values are there only for graft_kernel_derived's make and
+ * after graft_kernel_need_values: between runs the engine keeps them in
+ * the derived form alone (a packed filter). */
 gboolean graft_kernel_get_folded_weights (GraftKernelContext *ctx, GraftRtTensor **weight, GraftRtTensor **bias);
+/* A kernel about to read the values of data, a folded weight
+ * (graft_kernel_get_folded_weights), other than through
+ * graft_kernel_derived (which calls this before make) calls this first:
+ * they are computed again if the engine gave them back. Other data is
+ * left alone. */
+void graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data);
 /* TRUE if input i is given with its last two axes swapped: the engine
  * skipped the Transpose (of just those axes) that the node reads it
  * through, and the kernel must read it transposed. Only MatMul's B. */
@@ -176,11 +185,15 @@ void graft_kernel_take_residual (GraftKernelContext *ctx);
  * input's data pointer and tagged with its kind (a step whose path
  * changes with the SIMD level may have kept another kind). keep_first: a
  * kept datum that no longer fits stays kept, and the one made instead is
- * the caller's (by default the new one takes its place). */
+ * the caller's (by default the new one takes its place). holds_values:
+ * the kernel that uses a kept datum reads nothing of the input's values
+ * besides (a packed copy, unlike a plan of the work): the engine may then
+ * give back the memory of an input it computed itself (a folded weight). */
 typedef struct {
   const char *name;
   GDestroyNotify free;
   gboolean keep_first;
+  gboolean holds_values;
 } GraftDerivedKind;
 /* Whether kept data still serves the call described by args (shapes,
  * layout, zero points, SIMD level). */

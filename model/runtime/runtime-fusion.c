@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "ir/file-bytes.h"
 #include "ir/fixed-branch.h"
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/aten-args.h"
@@ -752,18 +753,19 @@ batch_norm_reader (Plan *plan, GraftNode *conv)
   return bn;
 }
 
-/* conv's weight and bias with the batch_norm bn after it folded in:
+/* The batch_norm bn after conv's step folded into its weight and bias:
  * W'[m] = W[m]·s[m], B'[m] = (B[m] - mean[m])·s[m] + beta[m] with
  * s = gamma / sqrt(var + eps), computed in double as the batch_norm
  * kernel (aten.c) computes s. That kernel normalises with the running
  * statistics whatever bn's training flag says (the runtime runs modules
  * in eval mode; scripted BatchNorm2d computes the flag in a prim::If), so
- * the flag is not read here either. FALSE when an argument is not a
- * constant. */
+ * the flag is not read here either. W' is computed when a kernel first
+ * reads it (_graft_step_fold_weight), B' and s now. FALSE when an argument
+ * is not a constant. */
 static gboolean
-fold_batch_norm (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftNode *bn, GraftRtTensor **weight,
-                 GraftRtTensor **bias)
+fold_batch_norm (Plan *plan, GHashTable *set_attributes, Step *step, GraftNode *bn)
 {
+  GraftNode *conv = step->node;
   GraftRtTensor *w, *b, *gamma, *beta, *mean, *var, *unused;
   double scalar, eps = 1e-5, transposed = 0;
   /* conv2d(input, weight, bias, …); _convolution(…, transposed=6, …);
@@ -780,32 +782,67 @@ fold_batch_norm (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftN
       !channel_arg (plan, set_attributes, bn, 3, M, &mean) || !channel_arg (plan, set_attributes, bn, 4, M, &var) ||
       mean == NULL || var == NULL || constant_arg (plan, set_attributes, bn, 7, &unused, &eps) == ARG_UNKNOWN)
     return FALSE;
-  g_autoptr(GraftRtTensor) w2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, w->rank, w->dims, NULL);
-  g_autoptr(GraftRtTensor) b2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &M, NULL);
-  if (w2 == NULL || b2 == NULL)
+  /* pages untouched until written: the weight costs no memory before a kernel reads it */
+  GraftPages *pages = graft_pages_new (w->nbytes);
+  if (pages == NULL)
     return FALSE;
-  gint64 per = w->numel / M;
+  g_autoptr(GBytes) bytes = g_bytes_new_with_free_func (pages->data, w->nbytes, graft_pages_free, pages);
+  g_autoptr(GraftRtTensor) w2 = graft_rt_tensor_new_from_bytes (GRAFT_DTYPE_FLOAT32, w->rank, w->dims, bytes, NULL);
+  g_autoptr(GraftRtTensor) b2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &M, NULL);
+  if (w2 == NULL || w2->data != pages->data || b2 == NULL)
+    return FALSE;
+  g_autofree double *scale = g_new (double, M);
   for (gint64 m = 0; m < M; m++)
     {
       double s = (gamma ? graft_rt_tensor_get_f64 (gamma, m) : 1) / sqrt (graft_rt_tensor_get_f64 (var, m) + eps);
-      const float *src = (const float *) w->data + m * per;
-      float *dst = (float *) w2->data + m * per;
-      for (gint64 i = 0; i < per; i++)
-        dst[i] = src[i] * s;
+      scale[m] = s;
       ((float *) b2->data)[m] = ((b ? ((const float *) b->data)[m] : 0) - graft_rt_tensor_get_f64 (mean, m)) * s +
                                 (beta ? graft_rt_tensor_get_f64 (beta, m) : 0);
     }
-  *weight = g_steal_pointer (&w2);
-  *bias = g_steal_pointer (&b2);
+  step->folded_weight = g_steal_pointer (&w2);
+  step->folded_bias = g_steal_pointer (&b2);
+  step->fold_source = graft_rt_tensor_ref (w);
+  step->fold_scale = g_steal_pointer (&scale);
+  step->folded_pages = g_steal_pointer (&bytes);
+  step->folded_resident = FALSE;
   return TRUE;
+}
+
+void
+_graft_step_fold_weight (Step *step)
+{
+  if (step->folded_weight == NULL || step->folded_resident)
+    return;
+  const GraftRtTensor *w = step->fold_source;
+  gint64 M = w->dims[0], per = w->numel / M;
+  for (gint64 m = 0; m < M; m++)
+    {
+      double s = step->fold_scale[m];
+      const float *src = (const float *) w->data + m * per;
+      float *dst = (float *) step->folded_weight->data + m * per;
+      for (gint64 i = 0; i < per; i++)
+        dst[i] = src[i] * s;
+    }
+  step->folded_resident = TRUE;
+}
+
+void
+_graft_step_give_back_folded (GraftRuntime *rt, Step *step)
+{
+  gboolean derived_kept = step->derived_kind != NULL && step->derived_kind->holds_values && step->folded_weight &&
+                          step->derived_key == step->folded_weight->data;
+  /* a runtime that keeps nothing derived holds no second copy of a weight either */
+  if (!step->folded_resident || (!derived_kept && !rt->drop_derived))
+    return;
+  graft_file_bytes_release (step->folded_pages, 0, g_bytes_get_size (step->folded_pages));
+  step->folded_resident = FALSE;
 }
 
 /* aten convolution → eval-mode aten::batch_norm (a PyTorch file's
  * Conv2d → BatchNorm2d, which an ONNX export folds into the Conv): the
- * normalisation folded into the convolution's weights once, here
- * (Step.folded_weight), and the batch_norm forwards the convolution's
- * output; an activation after it fuses into the convolution then
- * (fuse_conv_activations). */
+ * normalisation folded into the convolution's weights (Step.folded_weight),
+ * and the batch_norm forwards the convolution's output; an activation
+ * after it fuses into the convolution then (fuse_conv_activations). */
 static void
 fold_batch_norms (Plan *plan)
 {
@@ -817,8 +854,7 @@ fold_batch_norms (Plan *plan)
       GraftNode *bn = is_aten_convolution (conv->node) && step_unfused (conv) ? batch_norm_reader (plan, conv->node)
                                                                                 : NULL;
       Step *bn_step = bn ? free_step_after (plan, step_of_node, bn, i) : NULL;
-      if (bn_step == NULL ||
-          !fold_batch_norm (plan, set_attributes, conv->node, bn, &conv->folded_weight, &conv->folded_bias))
+      if (bn_step == NULL || !fold_batch_norm (plan, set_attributes, conv, bn))
         continue;
       bn_step->forward_input = TRUE;
       bn_step->forward_index = 0;

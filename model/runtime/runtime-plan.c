@@ -149,6 +149,9 @@ _graft_step_clear (Step *step)
   g_free (step->pattern_match);
   g_clear_pointer (&step->folded_weight, graft_rt_tensor_unref);
   g_clear_pointer (&step->folded_bias, graft_rt_tensor_unref);
+  g_clear_pointer (&step->fold_source, graft_rt_tensor_unref);
+  g_clear_pointer (&step->fold_scale, g_free);
+  g_clear_pointer (&step->folded_pages, g_bytes_unref);
   if (step->derived_kind)
     step->derived_kind->free (step->derived);
   if (step->qdq)

@@ -58,9 +58,19 @@ typedef struct _Step {
   guint transposed_inputs;
   /* An aten convolution whose output an eval-mode aten::batch_norm reads
    * (besides shape reads): that normalisation folded into the weight and
-   * bias at plan time (owned), which the kernel convolves with
-   * (graft_kernel_get_folded_weights) while the batch_norm forwards. */
+   * bias (owned), which the kernel convolves with
+   * (graft_kernel_get_folded_weights) while the batch_norm forwards. The
+   * bias and the scale per output channel are computed at plan time; the
+   * weight, fold_source·fold_scale, only when a kernel reads it, into
+   * pages of its own that go back to the system once the step keeps what
+   * the kernel derived from it (a packed filter): a run then holds no
+   * folded copy beside the model's weight and the packed one
+   * (_graft_step_fold_weight, _graft_step_give_back_folded). */
   GraftRtTensor *folded_weight, *folded_bias;
+  GraftRtTensor *fold_source;   /* the convolution's own weight, a constant */
+  double *fold_scale;           /* per output channel */
+  GBytes *folded_pages;         /* folded_weight's data (ir/file-bytes.h pages) */
+  gboolean folded_resident;     /* folded_weight's data holds its values */
   /* what the kernel derived from a constant input (graft_kernel_derived) */
   gconstpointer derived_key;
   gpointer derived;
@@ -175,6 +185,13 @@ gboolean _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *
  * MatMul, QDQ patterns as 8-bit steps, node patterns as one step); the
  * inputs of fused steps stay alive longer (last_use, by slot). */
 void _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use);
+/* Computes step's folded weight into its pages unless they hold it. */
+void _graft_step_fold_weight (Step *step);
+/* Gives the pages of step's folded weight back when the step keeps data
+ * derived from it, which serves the next runs in its place, or when rt
+ * keeps nothing derived; a kernel that reads the weight again has it
+ * computed again (graft_kernel_need_values). */
+void _graft_step_give_back_folded (GraftRuntime *rt, Step *step);
 
 /* runtime-run.c */
 GPtrArray *_graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs,

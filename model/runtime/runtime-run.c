@@ -247,6 +247,7 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   };
   if (!step->schema->kernel (&kctx, error))
     goto out;
+  _graft_step_give_back_folded (run->runtime, step);
 
   if (declined && step->n_outputs > 0 && outputs[0] == NULL)
     {

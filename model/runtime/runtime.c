@@ -107,10 +107,59 @@ graft_runtime_get_precision (GraftRuntime *self)
   return self->precision;
 }
 
+static void
+step_drop_derived (Step *step)
+{
+  if (step->derived_kind)
+    step->derived_kind->free (step->derived);
+  step->derived_kind = NULL;
+  step->derived = NULL;
+  step->derived_key = NULL;
+  if (step->qdq)
+    step_drop_derived (step->qdq);
+  if (step->pattern)
+    step_drop_derived (step->pattern);
+}
+
 void
 graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep)
 {
+  GHashTableIter iter;
+  gpointer plan;
+
+  g_mutex_lock (&self->run_lock);
   self->drop_derived = !keep;
+  /* what is kept goes now, not at the next run that misses it */
+  g_hash_table_iter_init (&iter, self->plans);
+  while (!keep && g_hash_table_iter_next (&iter, NULL, &plan))
+    for (guint i = 0; i < ((Plan *) plan)->n_steps; i++)
+      step_drop_derived (&((Plan *) plan)->steps[i]);
+  g_mutex_unlock (&self->run_lock);
+}
+
+static guint64
+steps_folded_bytes (Step *steps, guint n_steps)
+{
+  guint64 bytes = 0;
+  for (guint i = 0; i < n_steps; i++)
+    if (steps[i].folded_weight && steps[i].folded_resident)
+      bytes += steps[i].folded_weight->nbytes;
+  return bytes;
+}
+
+guint64
+graft_runtime_get_folded_weight_bytes (GraftRuntime *self)
+{
+  GHashTableIter iter;
+  gpointer plan;
+  guint64 bytes = 0;
+
+  g_mutex_lock (&self->run_lock);
+  g_hash_table_iter_init (&iter, self->plans);
+  while (g_hash_table_iter_next (&iter, NULL, &plan))
+    bytes += steps_folded_bytes (((Plan *) plan)->steps, ((Plan *) plan)->n_steps);
+  g_mutex_unlock (&self->run_lock);
+  return bytes;
 }
 
 void

@@ -56,8 +56,17 @@ GraftPrecision graft_runtime_get_precision (GraftRuntime *self);
 /* Whether what kernels derive from constant weights (packed filters and
  * matrices) is kept between runs (the default) or made in each run and
  * freed at once: a runtime that runs a few times (the proof of an edit)
- * then never holds a model's weights twice. */
+ * then never holds a model's weights twice. Turning it off frees what is
+ * kept; like graft_runtime_get_folded_weight_bytes() it waits for a run
+ * under way, so neither is for an observer or a progress callback. */
 void graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep);
+
+/* Bytes of weights the runtime computed itself and holds now: batch_norms
+ * folded into the aten convolutions before them. Such a weight is
+ * computed when a kernel first reads it and given back once what the
+ * kernel derived from it (a packed filter) is kept, so that a run does
+ * not hold the model's weight, the folded one and the packed one at once. */
+guint64 graft_runtime_get_folded_weight_bytes (GraftRuntime *self);
 
 /* Graph inputs that must be fed (those without an initializer), GraftValue*. */
 GPtrArray *graft_runtime_get_inputs (GraftRuntime *self);

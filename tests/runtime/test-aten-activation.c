@@ -136,11 +136,75 @@ check_case (gconstpointer item, GraftSimdLevel level)
   float_graph_assert_outputs_close (c->file, reference, torch_out, 1e-4);
 }
 
+static GPtrArray *
+run_with (GraftRuntime *rt, GHashTable *inputs)
+{
+  g_autoptr(GError) error = NULL;
+  GPtrArray *outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return outputs;
+}
+
+static void
+assert_outputs_identical (const char *what, GPtrArray *a, GPtrArray *b)
+{
+  g_assert_cmpuint (a->len, ==, b->len);
+  for (guint i = 0; i < a->len; i++)
+    {
+      GraftRtTensor *x = a->pdata[i], *y = b->pdata[i];
+      g_test_message ("%s: output %u", what, i);
+      g_assert_true (graft_rt_tensor_same_shape (x, y));
+      g_assert_cmpmem (x->data, x->nbytes, y->data, y->nbytes);
+    }
+}
+
+/* The folded weights cost memory only while a kernel needs their values:
+ * none at plan time, none after a run beside the packed filters that
+ * serve the next runs in their place (and none in a runtime that keeps
+ * nothing derived), and the same outputs when a kernel must compute
+ * them again. Only b2's depthwise convolution (8 × 1 × 3 × 3 floats) reads
+ * its folded weight itself, run after run. */
+static void
+check_folded_given_back (gconstpointer item)
+{
+  const FileCase *c = item;
+  g_autofree char *path = g_build_filename (models (), c->file, NULL);
+  g_autofree char *x_path = g_build_filename (models (), "x.npy", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftModel) model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (inputs, (gpointer) "x", graft_npy_read (x_path, &error));
+  g_assert_no_error (error);
+  const guint64 depthwise_bytes = 8 * 3 * 3 * sizeof (float);
+
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (graft_runtime_get_folded_weight_bytes (rt), ==, 0);
+  g_autoptr(GPtrArray) first = run_with (rt, inputs);
+  g_assert_cmpuint (graft_runtime_get_folded_weight_bytes (rt), ==, depthwise_bytes);
+  /* the kept filters serve: nothing is folded again */
+  g_autoptr(GPtrArray) second = run_with (rt, inputs);
+  g_assert_cmpuint (graft_runtime_get_folded_weight_bytes (rt), ==, depthwise_bytes);
+  assert_outputs_identical ("second run", first, second);
+  /* without the kept filters each convolution folds its weight again, and gives it back */
+  graft_runtime_set_keep_derived_weights (rt, FALSE);
+  g_autoptr(GPtrArray) refolded = run_with (rt, inputs);
+  g_assert_cmpuint (graft_runtime_get_folded_weight_bytes (rt), ==, 0);
+  assert_outputs_identical ("folded again", first, refolded);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   graft_test_require_venv ();
   graft_test_add_checks_at_levels ("/aten-activation", cases, sizeof cases[0], G_N_ELEMENTS (cases), check_case);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/aten-activation/folded-weights-given-back/%s", cases[i].file);
+      g_test_add_data_func (name, &cases[i], check_folded_given_back);
+    }
   return g_test_run ();
 }

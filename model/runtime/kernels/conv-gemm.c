@@ -89,7 +89,9 @@ packed_filter_make (gconstpointer args)
   return graft_packed_filter_new (a->weight, a->group, a->Mg, a->K);
 }
 
-static const GraftDerivedKind packed_filter_kind = { "packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE };
+static const GraftDerivedKind packed_filter_kind = {
+  "packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE, TRUE
+};
 
 const GraftPackedFilter *
 graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,

@@ -257,7 +257,7 @@ winograd_filter_make (gconstpointer args)
 }
 
 static const GraftDerivedKind winograd_filter_kind = {
-  "Winograd filter", (GDestroyNotify) graft_winograd_filter_free, FALSE
+  "Winograd filter", (GDestroyNotify) graft_winograd_filter_free, FALSE, TRUE
 };
 
 const GraftWinogradFilter *

@@ -670,6 +670,10 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
     }
   gint64 Cg = C / group, Mg = M / group;
 
+  /* the paths other than the Winograd and packed GEMM ones read the weights' values themselves */
+  if (takes_depthwise (C, M, group, w) ||
+      (!graft_conv_winograd_pays (w, N, C, M, group) && !graft_conv_gemm_supports (w)))
+    graft_kernel_need_values (ctx, weight);
   if (group == C && M == C && graft_conv_depthwise_supports (w))
     {
       graft_conv_depthwise (ctx, x, weight, bias, y, N, C, w, lo, hi);
@@ -845,13 +849,13 @@ window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi)
  * only the centre tap reads the map) leaves a smaller window over the
  * same outputs. *trimmed gets it and weight [M, Cg, kh, kw] the taps
  * kept; NULL when every tap reads (or none does). */
-static float *
-trim_padding_taps (const GraftWindow *w, const float *weight, gint64 M, gint64 Cg, GraftWindow *trimmed)
+static gboolean
+trim_window (const GraftWindow *w, GraftWindow *trimmed, gint64 lo[2])
 {
-  gint64 lo[2], hi[2];
+  gint64 hi[2];
   if (w->n != 2 || !window_taps_read (w, 0, &lo[0], &hi[0]) || !window_taps_read (w, 1, &lo[1], &hi[1]) ||
       (lo[0] == 0 && lo[1] == 0 && hi[0] == w->kernel[0] - 1 && hi[1] == w->kernel[1] - 1))
-    return NULL;
+    return FALSE;
   *trimmed = *w;
   for (int d = 0; d < 2; d++)
     {
@@ -860,8 +864,17 @@ trim_padding_taps (const GraftWindow *w, const float *weight, gint64 M, gint64 C
       trimmed->pad_end[d] = w->pad_end[d] - (w->kernel[d] - 1 - hi[d]) * w->dilation[d];
       /* the same coordinates for every output: a cut of the map itself is no padding left */
       if (trimmed->pad_begin[d] < 0 || trimmed->pad_end[d] < 0)
-        return NULL;
+        return FALSE;
     }
+  return TRUE;
+}
+
+static float *
+trim_padding_taps (const GraftWindow *w, const float *weight, gint64 M, gint64 Cg, GraftWindow *trimmed)
+{
+  gint64 lo[2];
+  if (!trim_window (w, trimmed, lo))
+    return NULL;
   gint64 kh = trimmed->kernel[0], kw = trimmed->kernel[1];
   float *kept = g_new (float, M * Cg * kh * kw);
   for (gint64 mc = 0; mc < M * Cg; mc++)
@@ -927,13 +940,22 @@ trimmed_conv_make (gconstpointer args)
   return t;
 }
 
-static const GraftDerivedKind trimmed_conv_kind = { "trimmed convolution", (GDestroyNotify) trimmed_conv_free, FALSE };
+static const GraftDerivedKind trimmed_conv_kind = {
+  "trimmed convolution", (GDestroyNotify) trimmed_conv_free, FALSE, TRUE
+};
 
 static const TrimmedConv *
 trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *weight, gint64 C, gint64 M,
                   gint64 group, TrimmedConv **owned)
 {
   TrimmedConvArgs args = { w, weight, C, M, group };
+  GraftWindow trimmed;
+  gint64 lo[2];
+  /* the window alone says whether taps go: a kernel keeping another
+   * kind of data from the weight then does not read its values */
+  *owned = NULL;
+  if (!trim_window (w, &trimmed, lo))
+    return NULL;
   return graft_kernel_derived (ctx, &trimmed_conv_kind, weight, trimmed_conv_fits, trimmed_conv_make, &args,
                                (gpointer *) owned);
 }
@@ -999,7 +1021,7 @@ bf16_filter_make (gconstpointer args)
   return graft_packed_a_new_bf16 (a->weight, a->M, a->K, a->K);
 }
 
-static const GraftDerivedKind bf16_filter_kind = { "bf16 filter", (GDestroyNotify) graft_packed_a_free, FALSE };
+static const GraftDerivedKind bf16_filter_kind = { "bf16 filter", (GDestroyNotify) graft_packed_a_free, FALSE, TRUE };
 
 /* Channels [8·index, +8) of the product c (its rows cols apart, image
  * `offset` columns in, the bias already added) into y [M, pixels] with the
