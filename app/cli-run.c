@@ -300,7 +300,15 @@ run_model (const char *path, RunOptions *opts)
         printf ("buffers written back after each run: %s (the outputs above are run %d's)\n", written_back, opts->repeat);
     }
   if (opts->profile)
-    print_profile (rt, MAX (opts->repeat - 1, 1));
+    {
+      print_profile (rt, MAX (opts->repeat - 1, 1));
+      /* what the runtime holds of its own beside the model's weights:
+       * folded batch norms are given back once packed (depthwise ones,
+       * read as they are, stay) */
+      guint64 folded = graft_runtime_get_folded_weight_bytes (rt);
+      if (folded > 0)
+        printf ("batch norms folded into convolution weights: %.1f KB held after the runs\n", folded / 1024.0);
+    }
   if (check != NULL)
     {
       graft_cli_print_value_check (check, values, outputs, opts->json);
