@@ -27,7 +27,14 @@ void graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float 
 
 /* A window prepared for many calls on planes of its shape (the lane masks
  * worked out once): graft_conv_depthwise is plan_new, one plan_run over
- * every plane, plan_free. w must be supported. */
+ * every plane, plan_free. w must be supported.
+ * graft_conv_depthwise itself makes its plans for the weights too: on
+ * small maps and strided narrow rows (where it pays, see blocked_pays)
+ * they run blocks of 16 (AVX-512) or 8 (AVX2) channels transposed into a
+ * zero-padded channels-last map, every tap one whole-vector multiply-add,
+ * the weights laid out per block once. Plans from plan_new (conv-fused.c's
+ * bands of channel blocks that start at any multiple of 8, with weights
+ * offset per call) have no weights and keep the row kernels. */
 typedef struct _GraftDepthwisePlan GraftDepthwisePlan;
 GraftDepthwisePlan *graft_conv_depthwise_plan_new (const GraftWindow *w);
 void graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan);
