@@ -26,6 +26,7 @@ struct _GraftDepthwisePlan {
    * conv-depthwise-blocked-body.h), when the plan was made for weights */
   GraftParallelFunc blocked;      /* ranges of a BlockedJob, or NULL */
   gint64 C;                       /* channels of the weights the plan was made for (0: none) */
+  const float *weight;            /* those weights (borrowed: they outlive the plan) */
   gint64 map_pixels;              /* Hp·Wp of the zero-padded map */
   gint64 *in_pos;                 /* input pixel → its position in the map, [H·W] */
   gint64 *out_off;                /* output pixel → the map position of its tap 0, [OH·OW] */
@@ -918,13 +919,12 @@ depthwise_plan_blocked (GraftDepthwisePlan *plan, const float *weight, gint64 C,
   plan->blocked = plan->avx512 ? depthwise_blocked_range_avx512 : depthwise_blocked_range_avx2;
 }
 
-/* A plan for the weights weight [C, 1, KH, KW] too: the blocked kernel
- * where it pays. */
-static GraftDepthwisePlan *
-depthwise_plan_new_for (const GraftWindow *w, const float *weight, gint64 C)
+GraftDepthwisePlan *
+graft_conv_depthwise_plan_new_for_weights (const GraftWindow *w, const float *weight, gint64 C)
 {
   GraftDepthwisePlan *plan = graft_conv_depthwise_plan_new (w);
   plan->C = C;
+  plan->weight = weight;
   if (blocked_pays (w, plan->avx512))
     depthwise_plan_blocked (plan, weight, C, plan->avx512 ? LANES : YMM_LANES);
   return plan;
@@ -989,15 +989,20 @@ depthwise_plan_fits (gconstpointer derived, gconstpointer data)
 {
   const GraftDepthwisePlan *plan = derived;
   const DepthwisePlanArgs *args = data;
-  return graft_window_equal (&plan->w, args->w) && plan->avx512 == graft_kernel_table ()->avx512 &&
-         plan->C == args->C;
+  return graft_window_equal (&plan->w, args->w) && graft_conv_depthwise_plan_is_current (plan) && plan->C == args->C;
+}
+
+gboolean
+graft_conv_depthwise_plan_is_current (const GraftDepthwisePlan *plan)
+{
+  return plan->avx512 == graft_kernel_table ()->avx512;
 }
 
 static gpointer
 depthwise_plan_make (gconstpointer data)
 {
   const DepthwisePlanArgs *args = data;
-  return depthwise_plan_new_for (args->w, args->weight, args->C);
+  return graft_conv_depthwise_plan_new_for_weights (args->w, args->weight, args->C);
 }
 
 static const GraftDerivedKind depthwise_plan_kind = {
@@ -1018,16 +1023,26 @@ graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weig
   const GraftDepthwisePlan *plan = graft_kernel_derived (ctx, &depthwise_plan_kind, weight, depthwise_plan_fits,
                                                          depthwise_plan_make, &args, (gpointer *) &owned);
   g_return_if_fail (plan != NULL);
+  graft_conv_depthwise_run (ctx, plan, x, bias, y, N, C, lo, hi);
+}
+
+void
+graft_conv_depthwise_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x, const float *bias,
+                          float *y, gint64 N, gint64 C, float lo, float hi)
+{
+  const GraftWindow *w = &plan->w;
   gint64 x_plane = w->in[0] * w->in[1], y_plane = w->out[0] * w->out[1];
   if (plan->blocked)
     {
+      g_return_if_fail (plan->C == C);
       gint64 lanes = plan->avx512 ? LANES : YMM_LANES, blocks = N * ((C + lanes - 1) / lanes);
       gint64 threads = MAX (graft_kernel_get_n_threads (ctx), 1);
       BlockedJob job = { plan, x, bias, y, C, lo, hi, x_plane, y_plane, blocks, MIN (blocks, 4 * threads) };
       graft_kernel_parallel_for (ctx, job.ranges, plan->blocked, &job);
       return;
     }
-  graft_conv_depthwise_plan_run (ctx, plan, x, x_plane, weight, bias, y, y_plane, N * C, C, lo, hi);
+  g_return_if_fail (plan->C == C);
+  graft_conv_depthwise_plan_run (ctx, plan, x, x_plane, plan->weight, bias, y, y_plane, N * C, C, lo, hi);
 }
 
 #else
@@ -1061,6 +1076,25 @@ graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan
 void
 graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y,
                       gint64 N, gint64 C, const GraftWindow *w, float lo, float hi)
+{
+  g_return_if_reached ();
+}
+
+GraftDepthwisePlan *
+graft_conv_depthwise_plan_new_for_weights (const GraftWindow *w, const float *weight, gint64 C)
+{
+  g_return_val_if_reached (NULL);
+}
+
+gboolean
+graft_conv_depthwise_plan_is_current (const GraftDepthwisePlan *plan)
+{
+  return FALSE;
+}
+
+void
+graft_conv_depthwise_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                          const float *bias, float *y, gint64 N, gint64 C, float lo, float hi)
 {
   g_return_if_reached ();
 }

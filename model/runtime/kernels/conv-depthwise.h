@@ -46,6 +46,16 @@ void graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwis
                                     gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
                                     gint64 planes, gint64 C, float lo, float hi);
 
+/* A plan for w and the weights weight [C, 1, KH, KW] (borrowed: they must
+ * outlive the plan), the blocked kernel where it pays; run it with
+ * graft_conv_depthwise_run. */
+GraftDepthwisePlan *graft_conv_depthwise_plan_new_for_weights (const GraftWindow *w, const float *weight, gint64 C);
+/* Whether plan was made for the current SIMD level (runtime/simd.h). */
+gboolean graft_conv_depthwise_plan_is_current (const GraftDepthwisePlan *plan);
+/* graft_conv_depthwise with a plan for its weights (C as made for). */
+void graft_conv_depthwise_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                               const float *bias, float *y, gint64 N, gint64 C, float lo, float hi);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftDepthwisePlan, graft_conv_depthwise_plan_free)
 
 G_END_DECLS
