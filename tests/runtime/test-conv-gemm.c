@@ -107,6 +107,15 @@ static const ConvCase cases[] = {
   { 2, 12, 30, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Clip", TRUE },   /* 2 × 16 pixels, groups, residual */
   { 3, 8, 10, 7, 7, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu" },           /* stride 2 to 4×4, batch 3 */
   { 2, 50, 40, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE },      /* RegNet's 2×2 maps: 8 pixels in all */
+  /* maps of up to 8 pixels (AVX-512: two filter panels to a vector, image by image) */
+  { 3, 37, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },   /* 1×1, batch 3, panels of 8, 8 and 4 rows */
+  { 2, 45, 43, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },   /* 6 pixels, a 3-row last panel */
+  { 2, 130, 72, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },          /* 9 panels: an odd one left in each thread's share */
+  { 1, 21, 16, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },           /* 8 pixels, one pair of panels */
+  /* depthwise in channel blocks (small maps, narrow strided rows), the plan kept between runs */
+  { 2, 40, 40, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 40, "Clip" },        /* blocks of 16 and 8 per image */
+  { 2, 17, 17, 16, 16, 5, 5, 2, 1, 2, 2, 2, 2, 17, "Relu" },      /* stride 2, a one-channel block */
+  { 3, 24, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 24, NULL },          /* 2×2, batch 3 */
   /* taps that read only padding for every output, dropped (DeepLabV3's atrous pyramid at small inputs) */
   { 2, 16, 24, 4, 4, 3, 3, 1, 12, 12, 12, 12, 12, 1, "Relu", TRUE }, /* only the centre tap reads: 1×1 */
   { 1, 6, 10, 6, 7, 5, 3, 1, 2, 0, 2, 8, 2, 1, "Clip" },            /* the last two rows of taps below the map */

@@ -311,18 +311,25 @@ test_conv_geometry (void)
 /* Depthwise convolution (group = channels) against a direct loop, over
  * geometries the fast path must handle: odd widths, strides 1–3,
  * dilation, asymmetric padding, rows shorter and longer than a vector. */
-/* A square window over x [2, 3, h, w]. */
+/* A square window over x [2, channels (0: 3), h, w]. */
 typedef struct {
   gint64 h, w, k, s, d, pt, pl, pb, pr;
   gboolean ceil;
+  gint64 channels;
 } WindowCase;
 
-/* Graph input x [2, 3, h, w], the node op over inputs with the case's
- * strides, dilations and pads, and its output y. */
+static gint64
+window_channels (const WindowCase *c)
+{
+  return c->channels ? c->channels : 3;
+}
+
+/* Graph input x [2, channels, h, w], the node op over inputs with the
+ * case's strides, dilations and pads, and its output y. */
 static GraftNode *
 add_window_node (Builder *b, const char *op, const char *const *inputs, const WindowCase *c)
 {
-  gint64 dx[] = { 2, 3, c->h, c->w };
+  gint64 dx[] = { 2, window_channels (c), c->h, c->w };
   add_input (b->graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
   GraftNode *n = add_node (b->graph, op, inputs, IN ("y"));
   gint64 strides[] = { c->s, c->s }, dil[] = { c->d, c->d }, pads[] = { c->pt, c->pl, c->pb, c->pr };
@@ -354,15 +361,27 @@ assert_window_out (const GraftRtTensor *y, const WindowCase *c, gint64 *OH, gint
 static void
 test_depthwise_against_direct (void)
 {
+  /* small maps and narrow strided rows (the channel-blocked kernel), with
+   * channel counts that leave a partial block (of 16 and 8 lanes) in each
+   * image, and maps larger than the blocks take (the row kernels) */
   static const WindowCase cases[] = {
     { 7, 7, 3, 1, 1, 1, 1, 1, 1 }, { 9, 21, 3, 2, 1, 1, 1, 1, 1 }, { 8, 37, 3, 2, 1, 0, 1, 1, 0 },
     { 6, 40, 5, 1, 2, 2, 3, 3, 4 }, { 11, 13, 3, 3, 1, 1, 1, 1, 1 }, { 3, 2, 3, 1, 1, 1, 1, 1, 1 },
+    { 24, 24, 3, 1, 1, 1, 1, 1, 1 }, { 66, 70, 3, 2, 1, 1, 1, 1, 1 }, { 60, 77, 3, 2, 1, 0, 1, 1, 0 },
+    { 30, 40, 5, 1, 2, 2, 3, 3, 4 },
+    { 1, 1, 3, 1, 1, 1, 1, 1, 1, FALSE, 17 }, { 2, 2, 5, 1, 1, 2, 2, 2, 2, FALSE, 40 },
+    { 3, 5, 3, 1, 1, 1, 1, 1, 1, FALSE, 17 }, { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 40 },
+    { 4, 4, 3, 1, 1, 1, 1, 1, 1, FALSE, 3 }, { 4, 4, 7, 1, 1, 3, 3, 3, 3, FALSE, 24 },
+    { 16, 16, 5, 2, 1, 1, 2, 2, 1, FALSE, 17 }, { 8, 8, 3, 2, 1, 0, 0, 1, 1, FALSE, 40 },
+    { 7, 9, 7, 2, 1, 3, 3, 3, 3, FALSE, 17 }, { 4, 4, 3, 1, 2, 2, 1, 2, 3, FALSE, 17 },
+    { 3, 3, 3, 1, 1, 0, 0, 0, 0, FALSE, 33 }, { 6, 6, 3, 2, 2, 2, 2, 2, 2, FALSE, 9 },
+    { 9, 10, 5, 3, 1, 2, 2, 2, 2, FALSE, 17 },
   };
   for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
     {
       Builder b;
       builder_init (&b, 17);
-      gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s, D = cases[t].d;
+      gint64 N = 2, C = window_channels (&cases[t]), H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s, D = cases[t].d;
       gint64 dx[] = { N, C, H, W }, dw[] = { C, 1, K, K }, db[] = { C };
       GraftNode *n = add_window_node (&b, "Conv", IN ("x", "w", "b"), &cases[t]);
       add_input (b.graph, "w", GRAFT_DTYPE_FLOAT32, 4, dw);
@@ -370,7 +389,9 @@ test_depthwise_against_direct (void)
       graft_node_add_attribute (n, graft_attribute_new_int ("group", C));
       g_autofree float *xv = g_new (float, N * C * H * W);
       g_autofree float *wv = g_new (float, C * K * K);
-      float bv[3] = { 0.5f, -1, 2 };
+      g_autofree float *bv = g_new (float, C);
+      for (gint64 c = 0; c < C; c++)
+        bv[c] = (float) ((c * 5) % 7) / 2 - 1;
       for (gint64 i = 0; i < N * C * H * W; i++)
         xv[i] = (float) ((i * 37) % 23) / 7 - 1.5f;
       for (gint64 i = 0; i < C * K * K; i++)
@@ -395,7 +416,9 @@ test_depthwise_against_direct (void)
                     if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                       acc += (double) xv[(i * H + ih) * W + iw] * wv[(i % C) * K * K + ki * K + kj];
                   }
-              g_assert_cmpfloat_with_epsilon (yv[(i * OH + oh) * OW + ow], acc, 1e-4);
+              if (fabs (yv[(i * OH + oh) * OW + ow] - acc) > 1e-4)
+                g_error ("case %u: y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
+                         t, i, oh, ow, yv[(i * OH + oh) * OW + ow], acc);
             }
       builder_clear (&b);
     }

@@ -27,7 +27,14 @@ void graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float 
 
 /* A window prepared for many calls on planes of its shape (the lane masks
  * worked out once): graft_conv_depthwise is plan_new, one plan_run over
- * every plane, plan_free. w must be supported. */
+ * every plane, plan_free. w must be supported.
+ * graft_conv_depthwise itself makes its plans for the weights too: on
+ * small maps and strided narrow rows (where it pays, see blocked_pays)
+ * they run blocks of 16 (AVX-512) or 8 (AVX2) channels transposed into a
+ * zero-padded channels-last map, every tap one whole-vector multiply-add,
+ * the weights laid out per block once. Plans from plan_new (conv-fused.c's
+ * bands of channel blocks that start at any multiple of 8, with weights
+ * offset per call) have no weights and keep the row kernels. */
 typedef struct _GraftDepthwisePlan GraftDepthwisePlan;
 GraftDepthwisePlan *graft_conv_depthwise_plan_new (const GraftWindow *w);
 void graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan);
@@ -38,6 +45,16 @@ void graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan);
 void graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
                                     gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
                                     gint64 planes, gint64 C, float lo, float hi);
+
+/* A plan for w and the weights weight [C, 1, KH, KW] (borrowed: they must
+ * outlive the plan), the blocked kernel where it pays; run it with
+ * graft_conv_depthwise_run. */
+GraftDepthwisePlan *graft_conv_depthwise_plan_new_for_weights (const GraftWindow *w, const float *weight, gint64 C);
+/* Whether plan was made for the current SIMD level (runtime/simd.h). */
+gboolean graft_conv_depthwise_plan_is_current (const GraftDepthwisePlan *plan);
+/* graft_conv_depthwise with a plan for its weights (C as made for). */
+void graft_conv_depthwise_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
+                               const float *bias, float *y, gint64 N, gint64 C, float lo, float hi);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftDepthwisePlan, graft_conv_depthwise_plan_free)
 

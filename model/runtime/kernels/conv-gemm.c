@@ -300,6 +300,27 @@ typedef struct {
 
 #ifdef GRAFT_HAVE_X86_SIMD
 
+/* Column j of the narrow kernels' output (pointwise_narrow_body,
+ * pointwise_pair_body): rows [0, rows) of y = clamp (sum + bias [+ res]),
+ * y and res rows ldd apart. */
+static inline void
+column_out (const float *sum, int rows, float *dst, const float *res, gint64 ldd, int j, const float *bias,
+            gboolean clamp, float lo, float hi)
+{
+  for (int r = 0; r < rows; r++)
+    {
+      float v = sum[r] + (bias ? bias[r] : 0);
+      if (res)
+        v += res[r * ldd + j];
+      if (clamp)
+        {
+          v = lo > v ? lo : v;   /* NaN stays NaN */
+          v = hi < v ? hi : v;
+        }
+      dst[r * ldd + j] = v;
+    }
+}
+
 GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/avx512-row.h"
 
@@ -562,6 +583,78 @@ multiply_avx512 (const TileBlock *t)
 #define PW_SUFFIX avx512
 #include "runtime/kernels/conv-pointwise-body.h"
 
+/* The pointwise product of two filter panels (16 output channels, a0's
+ * rows then a1's; a1 may be a0 when only rows < 8 are wanted) times n ≤ 8
+ * columns of maps of at most 8 pixels (EfficientNet's and MobileNet's
+ * last stages, 2×2 at batch 2): the 16 channels in one vector times each
+ * column's broadcast value, where a sliver kernel would fill half its
+ * lanes or less (pointwise_narrow: a ymm of one panel). Chains over k
+ * when there are too few columns to hide the multiply-adds' latency. b
+ * [K] rows ldb apart; y and res rows ldd apart; rows ≤ 16 rows written. */
+static inline __attribute__ ((always_inline)) void
+pointwise_pair_body (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst,
+                     const float *res, gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi,
+                     const int n)
+{
+  enum { CHAINS_MAX = 4 };
+  const int chains = n <= 2 ? 4 : n <= 4 ? 2 : 1;
+  __m512 acc[8][CHAINS_MAX];
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < chains; c++)
+      acc[j][c] = _mm512_setzero_ps ();
+  gint64 k = 0;
+  for (; k + chains <= K; k += chains)
+    for (int c = 0; c < chains; c++)
+      {
+        __m512 av = _mm512_castpd_ps (_mm512_insertf64x4 (
+          _mm512_castps_pd (_mm512_castps256_ps512 (_mm256_loadu_ps (a0 + (k + c) * ROWS))),
+          _mm256_castps_pd (_mm256_loadu_ps (a1 + (k + c) * ROWS)), 1));
+        for (int j = 0; j < n; j++)
+          acc[j][c] = _mm512_fmadd_ps (av, _mm512_set1_ps (b[(k + c) * ldb + j]), acc[j][c]);
+      }
+  for (; k < K; k++)
+    {
+      __m512 av = _mm512_castpd_ps (_mm512_insertf64x4 (
+        _mm512_castps_pd (_mm512_castps256_ps512 (_mm256_loadu_ps (a0 + k * ROWS))),
+        _mm256_castps_pd (_mm256_loadu_ps (a1 + k * ROWS)), 1));
+      for (int j = 0; j < n; j++)
+        acc[j][0] = _mm512_fmadd_ps (av, _mm512_set1_ps (b[k * ldb + j]), acc[j][0]);
+    }
+  for (int j = 0; j < n; j++)
+    {
+      float sum[2 * ROWS];
+      __m512 total = acc[j][0];
+      for (int c = 1; c < chains; c++)
+        total = _mm512_add_ps (total, acc[j][c]);
+      _mm512_storeu_ps (sum, total);
+      column_out (sum, rows, dst, res, ldd, j, bias, clamp, lo, hi);
+    }
+}
+
+#define POINTWISE_PAIR(n)                                                                                              \
+  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void pointwise_pair_##n (                                          \
+    gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst, const float *res,            \
+    gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi)                                      \
+  {                                                                                                                    \
+    pointwise_pair_body (K, a0, a1, b, ldb, dst, res, ldd, bias, rows, clamp, lo, hi, n);                            \
+  }
+POINTWISE_PAIR (1)
+POINTWISE_PAIR (2)
+POINTWISE_PAIR (3)
+POINTWISE_PAIR (4)
+POINTWISE_PAIR (5)
+POINTWISE_PAIR (6)
+POINTWISE_PAIR (7)
+POINTWISE_PAIR (8)
+
+typedef void (*PointwisePair) (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst,
+                               const float *res, gint64 ldd, const float *bias, int rows, gboolean clamp, float lo,
+                               float hi);
+
+static const PointwisePair pointwise_pair_avx512[] = { pointwise_pair_1, pointwise_pair_2, pointwise_pair_3,
+                                                       pointwise_pair_4, pointwise_pair_5, pointwise_pair_6,
+                                                       pointwise_pair_7, pointwise_pair_8 };
+
 static void pointwise_task_avx512 (gint64 t, gpointer data);
 
 /* up to 1280 the whole depth fits with its panel in L2; deeper filters in
@@ -818,18 +911,7 @@ pointwise_narrow_body (gint64 K, const float *a, const float *b, gint64 ldb, flo
       float sum[ROWS];
       GraftV8f total = (acc[j][0] + acc[j][1]) + (acc[j][2] + acc[j][3]);
       memcpy (sum, &total, sizeof sum);
-      for (int r = 0; r < rows; r++)
-        {
-          float v = sum[r] + (bias ? bias[r] : 0);
-          if (res)
-            v += res[r * ldd + j];
-          if (clamp)
-            {
-              v = lo > v ? lo : v;   /* NaN stays NaN */
-              v = hi < v ? hi : v;
-            }
-          dst[r * ldd + j] = v;
-        }
+      column_out (sum, rows, dst, res, ldd, j, bias, clamp, lo, hi);
     }
 }
 
@@ -878,6 +960,7 @@ typedef struct _GraftPointwiseIsa {
   gint64 rows;                    /* HALF_ROWS (ymm) or ROWS (zmm) */
   gint64 lanes;                   /* floats per vector */
   PointwiseKernel full, masked3, masked2, full1, masked1;
+  const PointwisePair *pairs;     /* [n - 1] for n ≤ 8 columns (pointwise_pair_body), or NULL */
 } PointwiseIsa;
 
 static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_kernel_avx2_3,
@@ -885,7 +968,8 @@ static const PointwiseIsa pointwise_avx2 = { HALF_ROWS, YMM_LANES, pointwise_ker
                                              pointwise_kernel_avx2_1, pointwise_kernel_avx2_1_masked };
 static const PointwiseIsa pointwise_avx512 = { ROWS, LANES, pointwise_kernel_avx512_3,
                                                pointwise_kernel_avx512_3_masked, pointwise_kernel_avx512_2_masked,
-                                               pointwise_kernel_avx512_1, pointwise_kernel_avx512_1_masked };
+                                               pointwise_kernel_avx512_1, pointwise_kernel_avx512_1_masked,
+                                               pointwise_pair_avx512 };
 
 const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS] = { NULL, &pointwise_avx2, &pointwise_avx512 };
 
@@ -963,10 +1047,26 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
    * some 10 % of MobileNetV2's time). */
   if (sliver_bytes <= 24 * 1024 && f->Mg * K * (gint64) sizeof (float) <= 384 * 1024)
     block = 1;
+  /* maps of up to 8 pixels: filter panels two at a time, 16 channels to a
+   * vector (pointwise_pair_body) */
+  gboolean pairs = pi->pairs && job->hw <= 8;
   for (gint64 first = s0; first < s1; first += block)
     {
       gint64 last = MIN (s1, first + block);
-      for (gint64 p = p0; p < p1; p++)
+      for (gint64 p = p0; p < p1 && pairs; p += 2)
+        {
+          gint64 m0 = p * ROWS, m = job->g * f->Mg + m0;
+          const float *a0 = f->data + (job->g * f->panels + p) * K * ROWS, *a1 = p + 1 < p1 ? a0 + K * ROWS : a0;
+          int rows = (int) MIN (p + 1 < p1 ? 2 * ROWS : ROWS, f->Mg - m0);
+          for (gint64 s = first; s < last; s++)
+            {
+              gint64 image = s / job->slivers_per_image, at = (image * args->M + m) * job->hw;
+              pi->pairs[job->hw - 1] (K, a0, a1, args->x + (image * args->C + job->g * Cg) * job->hw, job->hw,
+                                      args->y + at, args->residual ? args->residual + at : NULL, job->hw,
+                                      args->bias ? args->bias + m : NULL, rows, args->clamp, args->lo, args->hi);
+            }
+        }
+      for (gint64 p = p0; p < p1 && !pairs; p++)
         for (gint64 part = 0; part < ROWS / pi->rows; part++)
           {
             gint64 m0 = p * ROWS + part * pi->rows, rows = MIN (pi->rows, f->Mg - m0);
@@ -1368,7 +1468,8 @@ pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFil
            const GraftConvGemmArgs *args, GError **error)
 {
   gint64 hw = args->w->in[0] * args->w->in[1], threads = MAX (graft_kernel_get_n_threads (ctx), 1);
-  if (args->N > 1 && hw < isa->pointwise_cols)
+  /* (maps the pair kernels take are read in place, image by image) */
+  if (args->N > 1 && hw < isa->pointwise_cols && !(graft_kernel_table ()->pointwise->pairs && hw <= 8))
     return pointwise_side_by_side (ctx, isa, filter, args, hw, error);
   PointwiseJob job = { filter, args };
   job.hw = hw;

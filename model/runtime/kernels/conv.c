@@ -893,6 +893,10 @@ typedef struct {
   gint64 M, Cg, group;
   float *kept;
   GraftPackedFilter *filter;   /* NULL: conv2d_f32 runs on kept */
+  /* a depthwise window the AVX kernels take: their plan for kept (its
+   * blocked weights laid out once, which a plan keyed by kept, no input's
+   * data, would redo at every run), or NULL */
+  GraftDepthwisePlan *depthwise;
 } TrimmedConv;
 
 static void
@@ -900,6 +904,7 @@ trimmed_conv_free (TrimmedConv *t)
 {
   g_free (t->kept);
   g_clear_pointer (&t->filter, graft_packed_filter_free);
+  g_clear_pointer (&t->depthwise, graft_conv_depthwise_plan_free);
   g_free (t);
 }
 
@@ -916,7 +921,8 @@ trimmed_conv_fits (gconstpointer derived, gconstpointer args)
 {
   const TrimmedConv *t = derived;
   const TrimmedConvArgs *a = args;
-  return t->M == a->M && t->Cg == a->C / a->group && t->group == a->group && graft_window_equal (&t->window, a->w);
+  return t->M == a->M && t->Cg == a->C / a->group && t->group == a->group && graft_window_equal (&t->window, a->w) &&
+         (t->depthwise == NULL || graft_conv_depthwise_plan_is_current (t->depthwise));
 }
 
 static gpointer
@@ -937,6 +943,8 @@ trimmed_conv_make (gconstpointer args)
   if (graft_conv_gemm_supports (&t->trimmed) && !takes_depthwise (a->C, a->M, a->group, &t->trimmed))
     t->filter = graft_packed_filter_new (t->kept, a->group, a->M / a->group,
                                          t->Cg * t->trimmed.kernel[0] * t->trimmed.kernel[1]);
+  else if (a->group == a->C && a->M == a->C && graft_conv_depthwise_supports (&t->trimmed))
+    t->depthwise = graft_conv_depthwise_plan_new_for_weights (&t->trimmed, t->kept, a->C);
   return t;
 }
 
@@ -1168,6 +1176,13 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, &trim->trimmed, FALSE, -INFINITY, INFINITY };
       args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
       return graft_conv_gemm (ctx, trim->filter, &args, error);
+    }
+  if (trim && trim->depthwise && residual == NULL)
+    {
+      float lo = -INFINITY, hi = INFINITY;
+      graft_kernel_get_fused_clamp (ctx, &lo, &hi);
+      graft_conv_depthwise_run (ctx, trim->depthwise, x, bias, y, N, C, lo, hi);
+      return TRUE;
     }
   return conv2d_f32 (ctx, x, trim ? trim->kept : weight, bias, y, N, C, M, group, trim ? &trim->trimmed : w, residual,
                      error);
