@@ -127,6 +127,136 @@ test_broadcast_add (void)
   builder_clear (&b);
 }
 
+/* The element of t (numpy-broadcast to y's shape) at y's flat index i. */
+static gint64
+broadcast_offset (const GraftRtTensor *y, gint64 i, const GraftRtTensor *t)
+{
+  gint64 offset = 0, stride = 1;
+  for (int d = 1; d <= y->rank; d++)
+    {
+      gint64 coordinate = i % y->dims[y->rank - d];
+      i /= y->dims[y->rank - d];
+      if (d <= t->rank)
+        {
+          gint64 size = t->dims[t->rank - d];
+          offset += (size == 1 ? 0 : coordinate) * stride;
+          stride *= size;
+        }
+    }
+  return offset;
+}
+
+/* float32 Add, Sub, Mul and Div (vectorised per SIMD level) on operands
+ * made inside the graph, so that the kernel may write into one of them:
+ * same shapes of odd length, a scalar on either side, squeeze-and-
+ * excitation's [N, C, 1, 1] over [N, C, H, W] from both sides, a layer
+ * scale [C, 1, 1], and an outer product's strided walk; the bits must be
+ * those of the scalar float operation. */
+static void
+test_binary_float (void)
+{
+  static const struct {
+    int rank_a, rank_b;
+    gint64 a[4], b[4];
+  } shapes[] = {
+    { 2, 2, { 3, 37 }, { 3, 37 } }, { 2, 0, { 5, 19 }, { 0 } }, { 0, 3, { 0 }, { 2, 3, 17 } },
+    { 4, 4, { 2, 5, 7, 9 }, { 2, 5, 1, 1 } }, { 4, 4, { 2, 5, 1, 1 }, { 2, 5, 7, 9 } },
+    { 4, 3, { 2, 5, 3, 33 }, { 5, 1, 1 } }, { 2, 2, { 4, 1 }, { 1, 5 } }, { 1, 1, { 1 }, { 1 } },
+  };
+  static const char *const ops[] = { "Add", "Sub", "Mul", "Div" };
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+    for (guint t = 0; t < G_N_ELEMENTS (shapes); t++)
+      {
+        Builder b;
+        builder_init (&b, 17);
+        add_input (b.graph, "a0", GRAFT_DTYPE_FLOAT32, shapes[t].rank_a, shapes[t].a);
+        add_input (b.graph, "b0", GRAFT_DTYPE_FLOAT32, shapes[t].rank_b, shapes[t].b);
+        add_node (b.graph, "Neg", IN ("a0"), IN ("a"));
+        add_node (b.graph, "Neg", IN ("b0"), IN ("b"));
+        add_node (b.graph, ops[o], IN ("a", "b"), IN ("y"));
+        add_output (b.graph, "y");
+        g_autoptr(GraftRtTensor) ta = tensor_f32 (shapes[t].rank_a, shapes[t].a, NULL);
+        g_autoptr(GraftRtTensor) tb = tensor_f32 (shapes[t].rank_b, shapes[t].b, NULL);
+        float *av = ta->data, *bv = tb->data;
+        for (gint64 i = 0; i < ta->numel; i++)
+          av[i] = (float) ((i * 37) % 23) / 7 - 1.5f;
+        for (gint64 i = 0; i < tb->numel; i++)
+          bv[i] = i % 5 == 3 ? 0.0f : (float) ((i * 11) % 13) / 3 - 2.25f;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "a0", graft_rt_tensor_ref (ta), "b0", graft_rt_tensor_ref (tb), NULL);
+        g_assert_no_error (error);
+        GraftRtTensor *y = out->pdata[0];
+        for (gint64 i = 0; i < y->numel; i++)
+          {
+            float x = -av[broadcast_offset (y, i, ta)], z = -bv[broadcast_offset (y, i, tb)];
+            float want = o == 0 ? x + z : o == 1 ? x - z : o == 2 ? x * z : x / z;
+            float got = ((float *) y->data)[i];
+            if (memcmp (&got, &want, sizeof got) != 0)
+              g_error ("%s, shapes %u: y[%" G_GINT64_FORMAT "] = %.9g, want %.9g", ops[o], t, i, got, want);
+          }
+        builder_clear (&b);
+      }
+}
+
+/* Expand and Where row by row of the last axis, against numpy's
+ * broadcasting: rows copied and rows of one repeated value, a condition,
+ * X and Y each broadcast on different axes, elements of 1, 2, 4 and 8
+ * bytes, a last axis of 1. */
+static void
+test_expand_where_rows (void)
+{
+  static const struct {
+    int rank_c, rank_x, rank_y;
+    gint64 c[4], x[4], y[4];
+  } shapes[] = {
+    { 4, 4, 0, { 2, 1, 1, 7 }, { 2, 3, 5, 7 }, { 0 } },       /* wav2vec2's mask */
+    { 3, 2, 1, { 2, 1, 5 }, { 3, 1 }, { 5 } },
+    { 2, 2, 2, { 4, 1 }, { 1, 6 }, { 4, 6 } },
+    { 3, 3, 3, { 2, 3, 1 }, { 2, 1, 1 }, { 1, 3, 1 } },
+  };
+  static const GraftDType dtypes[] = { GRAFT_DTYPE_UINT8, GRAFT_DTYPE_INT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64 };
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    for (guint t = 0; t < G_N_ELEMENTS (shapes); t++)
+      {
+        Builder b;
+        builder_init (&b, 17);
+        add_input (b.graph, "c", GRAFT_DTYPE_BOOL, shapes[t].rank_c, shapes[t].c);
+        add_input (b.graph, "x", dtypes[d], shapes[t].rank_x, shapes[t].x);
+        add_input (b.graph, "y", dtypes[d], shapes[t].rank_y, shapes[t].y);
+        gint64 rank_shape = shapes[t].rank_c;
+        add_input (b.graph, "shape", GRAFT_DTYPE_INT64, 1, &rank_shape);
+        add_node (b.graph, "Where", IN ("c", "x", "y"), IN ("w"));
+        add_node (b.graph, "Expand", IN ("x", "shape"), IN ("e"));
+        add_output (b.graph, "w");
+        add_output (b.graph, "e");
+        g_autoptr(GraftRtTensor) tc = tensor_typed (GRAFT_DTYPE_BOOL, shapes[t].rank_c, shapes[t].c, NULL);
+        g_autoptr(GraftRtTensor) tx = tensor_typed (dtypes[d], shapes[t].rank_x, shapes[t].x, NULL);
+        g_autoptr(GraftRtTensor) ty = tensor_typed (dtypes[d], shapes[t].rank_y, shapes[t].y, NULL);
+        for (gint64 i = 0; i < tc->numel; i++)
+          graft_rt_tensor_set_i64 (tc, i, (i * 7) % 3 != 0);
+        for (gint64 i = 0; i < tx->numel; i++)
+          graft_rt_tensor_set_i64 (tx, i, 10 + i);
+        for (gint64 i = 0; i < ty->numel; i++)
+          graft_rt_tensor_set_i64 (ty, i, 100 + i);
+        g_autoptr(GraftRtTensor) shape = tensor_typed (GRAFT_DTYPE_INT64, 1, &rank_shape, shapes[t].c);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "c", graft_rt_tensor_ref (tc), "x", graft_rt_tensor_ref (tx),
+                                        "y", graft_rt_tensor_ref (ty), "shape", graft_rt_tensor_ref (shape), NULL);
+        g_assert_no_error (error);
+        GraftRtTensor *w = out->pdata[0], *e = out->pdata[1];
+        for (gint64 i = 0; i < w->numel; i++)
+          {
+            gboolean take_x = graft_rt_tensor_get_i64 (tc, broadcast_offset (w, i, tc));
+            gint64 want = take_x ? graft_rt_tensor_get_i64 (tx, broadcast_offset (w, i, tx))
+                                 : graft_rt_tensor_get_i64 (ty, broadcast_offset (w, i, ty));
+            g_assert_cmpint (graft_rt_tensor_get_i64 (w, i), ==, want);
+          }
+        for (gint64 i = 0; i < e->numel; i++)
+          g_assert_cmpint (graft_rt_tensor_get_i64 (e, i), ==, graft_rt_tensor_get_i64 (tx, broadcast_offset (e, i, tx)));
+        builder_clear (&b);
+      }
+}
+
 /* Pow by one float exponent (its own loop): 2 is x·x and 0.5 sqrtf, both
  * correctly rounded, with pow's answers at −0 and −∞; others powf. */
 static void
@@ -497,6 +627,70 @@ test_maxpool_against_direct (void)
             }
       builder_clear (&b);
     }
+}
+
+/* AveragePool against the ONNX definition with count_include_pad 0 and 1:
+ * PoolFormer's 3×3 at 56×56, strides 1 and 2 (the separable AVX-512 and
+ * AVX2 kernels) and 3 (the portable loop), width 1, odd widths, padding,
+ * ceil mode with a last window reaching past the end pad (which counts
+ * neither way), a 7-wide window over a row of several vectors. */
+static void
+test_averagepool_against_direct (void)
+{
+  static const WindowCase cases[] = {
+    { 56, 56, 3, 1, 1, 1, 1, 1, 1 }, { 9, 37, 3, 2, 1, 1, 1, 1, 1 }, { 7, 20, 2, 2, 1, 0, 0, 0, 0, TRUE },
+    { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
+    { 6, 1, 3, 1, 1, 1, 1, 1, 1 }, { 6, 10, 3, 2, 1, 0, 0, 0, 0, TRUE }, { 11, 17, 3, 2, 1, 1, 1, 0, 0, TRUE },
+    { 5, 1, 1, 2, 1, 0, 0, 0, 0 }, { 4, 45, 7, 1, 1, 3, 3, 3, 3 }, { 3, 19, 2, 1, 1, 1, 0, 0, 1 },
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
+    for (int include_pad = 0; include_pad < 2; include_pad++)
+      {
+        const WindowCase *c = &cases[t];
+        Builder b;
+        builder_init (&b, 19);
+        gint64 N = 2, C = 3, H = c->h, W = c->w, K = c->k, S = c->s;
+        gint64 dx[] = { N, C, H, W }, kernel[] = { K, K };
+        GraftNode *n = add_window_node (&b, "AveragePool", IN ("x"), c);
+        graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", kernel, 2));
+        graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", c->ceil));
+        graft_node_add_attribute (n, graft_attribute_new_int ("count_include_pad", include_pad));
+        g_autofree float *xv = g_new (float, N * C * H * W);
+        for (gint64 i = 0; i < N * C * H * W; i++)
+          xv[i] = (float) ((i * 37) % 23) / 7 - 1.5f;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), NULL);
+        g_assert_no_error (error);
+        GraftRtTensor *y = out->pdata[0];
+        gint64 OH, OW;
+        assert_window_out (y, c, &OH, &OW);
+        const float *yv = y->data;
+        for (gint64 i = 0; i < N * C; i++)
+          for (gint64 oh = 0; oh < OH; oh++)
+            for (gint64 ow = 0; ow < OW; ow++)
+              {
+                double sum = 0;
+                gint64 count = 0;
+                for (gint64 ki = 0; ki < K; ki++)
+                  for (gint64 kj = 0; kj < K; kj++)
+                    {
+                      gint64 ih = oh * S + ki - c->pt, iw = ow * S + kj - c->pl;
+                      if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                        {
+                          sum += xv[(i * H + ih) * W + iw];
+                          count++;
+                        }
+                      else if (include_pad && ih >= -c->pt && ih < H + c->pb && iw >= -c->pl && iw < W + c->pr)
+                        count++;
+                    }
+                double want = count ? sum / count : 0;
+                float got = yv[(i * OH + oh) * OW + ow];
+                if (fabs (got - want) > 1e-5)
+                  g_error ("case %u, count_include_pad %d: y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                           ",%" G_GINT64_FORMAT "] = %.9g, want %.9g", t, include_pad, i, oh, ow, got, want);
+              }
+        builder_clear (&b);
+      }
 }
 
 /* Conv → Add → Relu with the Add's other operand ready before the Conv:
@@ -1300,6 +1494,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/runtime/broadcast-add", test_broadcast_add);
+  add_at_each_level ("/runtime/binary-float", test_binary_float);
+  g_test_add_func ("/runtime/expand-where-rows", test_expand_where_rows);
   g_test_add_func ("/runtime/pow-by-one-exponent", test_pow_by_one_exponent);
   g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
@@ -1316,6 +1512,7 @@ main (int argc, char **argv)
   add_at_each_level ("/runtime/depthwise-against-direct", test_depthwise_against_direct);
   g_test_add_func ("/runtime/maxpool-ceil", test_maxpool_same_upper_ceil);
   add_at_each_level ("/runtime/maxpool-against-direct", test_maxpool_against_direct);
+  add_at_each_level ("/runtime/averagepool-against-direct", test_averagepool_against_direct);
   add_at_each_level ("/runtime/conv-residual-fusion", test_conv_residual_fusion);
   g_test_add_func ("/runtime/if-captures-outer", test_if_captures_outer_value);
   g_test_add_func ("/runtime/unsupported-before-run", test_unsupported_listed_before_running);

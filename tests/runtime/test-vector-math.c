@@ -3,7 +3,8 @@
  * the C library in double, and the vector variants against the portable
  * one, on random rows of edge lengths (0, 1, around the 8- and 16-float
  * vector widths, odd lengths) with infinities, NaN, signed zeros, tiny and
- * huge values mixed in. */
+ * huge values mixed in; softmax down the middle axis of [outer, n, inner]
+ * and the means of rows too. */
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/vector-math.h"
@@ -155,6 +156,96 @@ test_softmax (gconstpointer data)
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
+/* Softmax along the middle axis of [2, n, inner] against the double
+ * reference down each column and against the portable variant: trailing
+ * sizes 1, odd, around the vector widths and beyond (YOLO's DFL runs 16
+ * bins over 4 × 8400 columns); columns all masked (-inf), with a NaN,
+ * with +inf and with one masked value. */
+static void
+test_softmax_inner (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (19);
+  static const gint64 sizes[] = { 1, 2, 3, 16, 17 }, inners[] = { 1, 2, 7, 8, 9, 15, 16, 17, 33, 100 };
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint a = 0; a < G_N_ELEMENTS (sizes); a++)
+    for (guint b = 0; b < G_N_ELEMENTS (inners); b++)
+      for (int log_form = 0; log_form < 2; log_form++)
+        {
+          gint64 outer = 2, n = sizes[a], inner = inners[b], total = outer * n * inner;
+          g_autofree float *x = random_row (rng, total, 30, FALSE);
+          g_autofree float *y = g_new (float, total), *portable = g_new (float, total);
+          g_autofree float *column = g_new (float, n);
+          g_autofree double *want = g_new (double, n);
+          for (gint64 k = 0; k < n; k++)
+            {
+              x[k * inner + inner / 2] = -INFINITY;            /* a column all masked */
+              if (inner > 3)
+                x[k * inner + 3] = k == n / 2 ? NAN : x[k * inner + 3];
+              if (inner > 5 && k == n - 1)
+                x[k * inner + 5] = INFINITY;
+              if (inner > 6 && k == 0)
+                x[k * inner + 6] = -INFINITY;                  /* one masked value */
+            }
+          graft_simd_set_max_level (level);
+          graft_vm_softmax_inner (x, y, outer, n, inner, log_form);
+          graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+          graft_vm_softmax_inner (x, portable, outer, n, inner, log_form);
+          for (gint64 o = 0; o < outer; o++)
+            for (gint64 i = 0; i < inner; i++)
+              {
+                gint64 base = o * n * inner + i;
+                for (gint64 k = 0; k < n; k++)
+                  column[k] = x[base + k * inner];
+                reference_softmax (column, want, n, log_form);
+                for (gint64 k = 0; k < n; k++)
+                  {
+                    const char *what = log_form ? "log-softmax-inner" : "softmax-inner";
+                    assert_close (what, base + k * inner, column[k], y[base + k * inner], want[k], 1e-7,
+                                  log_form ? 1e-6 : 2e-6);
+                    assert_close (what, base + k * inner, column[k], y[base + k * inner],
+                                  portable[base + k * inner], 1e-7, log_form ? 1e-6 : 2e-6);
+                  }
+              }
+        }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
+/* graft_vm_means (GlobalAveragePool) over rows of EfficientNet's map
+ * sizes (7², 14², 112²) and edge lengths, offset from 0 so that a float
+ * sum would lose digits, against double sums and the portable variant. */
+static void
+test_means (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (23);
+  static const gint64 row_lengths[] = { 0, 1, 7, 16, 17, 49, 196, 1025, 12544 };
+  if (!graft_test_use_simd_level (level))
+    return;
+  for (guint l = 0; l < G_N_ELEMENTS (row_lengths); l++)
+    {
+      gint64 rows = 3, n = row_lengths[l];
+      g_autofree float *x = random_row (rng, rows * n, 3, FALSE);
+      float y[3], portable[3];
+      for (gint64 k = 0; k < rows * n; k++)
+        x[k] += 40;
+      graft_simd_set_max_level (level);
+      graft_vm_means (x, y, rows, n);
+      graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+      graft_vm_means (x, portable, rows, n);
+      for (gint64 r = 0; r < rows; r++)
+        {
+          double sum = 0;
+          for (gint64 k = 0; k < n; k++)
+            sum += x[r * n + k];
+          assert_close ("mean", r, 0, y[r], n ? sum / n : 0, 1e-6, 1e-6);
+          assert_close ("mean against portable", r, 0, y[r], portable[r], 0, 1e-6);
+        }
+    }
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+}
+
 static void
 test_normalize (gconstpointer data)
 {
@@ -254,6 +345,10 @@ main (int argc, char **argv)
       g_test_add_data_func (normalize, GINT_TO_POINTER (level), test_normalize);
       g_autofree char *moments = g_strdup_printf ("/vector-math/moments/%s", name);
       g_test_add_data_func (moments, GINT_TO_POINTER (level), test_moments);
+      g_autofree char *softmax_inner = g_strdup_printf ("/vector-math/softmax-inner/%s", name);
+      g_test_add_data_func (softmax_inner, GINT_TO_POINTER (level), test_softmax_inner);
+      g_autofree char *means = g_strdup_printf ("/vector-math/means/%s", name);
+      g_test_add_data_func (means, GINT_TO_POINTER (level), test_means);
     }
   return g_test_run ();
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
 #include "runtime/kernels/norm.h"
+#include "runtime/kernels/pool-separable.h"
 #include "runtime/kernels/window.h"
 
 static GraftRtTensor *
@@ -347,6 +348,26 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
   if (y == NULL)
     return FALSE;
   gint64 planes = graft_dims_product (x->dims, 0, x->rank - 2);
+  if (!P.is_max && !P.adaptive && P.divisor == 0)
+    {
+      /* PyTorch counts a window as ONNX does with pads on both sides:
+       * the separable kernel of onnx::AveragePool (PoolFormer's token mixer) */
+      GraftWindow w = { .n = 2 };
+      for (int i = 0; i < 2; i++)
+        {
+          w.in[i] = P.in[i];
+          w.out[i] = P.out[i];
+          w.kernel[i] = P.k[i];
+          w.stride[i] = P.s[i];
+          w.dilation[i] = 1;
+          w.pad_begin[i] = w.pad_end[i] = P.p[i];
+        }
+      if (graft_pool2d_separable_supports (&w))
+        {
+          graft_avg_pool2d (ctx, graft_cf32 (x), graft_f32 (y), planes, &w, P.count_pad);
+          return TRUE;
+        }
+    }
   for (gint64 p = 0; p < planes; p++)
     pool_plane (&P, graft_cf32 (x) + p * P.in[0] * P.in[1], graft_f32 (y) + p * P.out[0] * P.out[1]);
   return TRUE;

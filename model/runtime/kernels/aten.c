@@ -9,7 +9,7 @@
 #include <string.h>
 #include "ir/fixed-branch.h"
 #include "runtime/kernels/aten-args.h"
-#include "runtime/kernels/pool-max.h"
+#include "runtime/kernels/pool-separable.h"
 #include "runtime/kernels/vector-math.h"
 
 
@@ -635,7 +635,7 @@ kernel_max_pool (GraftKernelContext *ctx, GError **error)
       win.dilation[i] = d[i];
       win.pad_begin[i] = win.pad_end[i] = p[i];
     }
-  if (graft_max_pool2d_supports (&win) && !has_nan (x->data, x->numel))
+  if (graft_pool2d_separable_supports (&win) && !has_nan (x->data, x->numel))
     {
       graft_max_pool2d (ctx, x->data, y->data, planes, &win);
       return TRUE;

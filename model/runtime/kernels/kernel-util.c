@@ -106,10 +106,10 @@ graft_broadcast_iter_init (GraftBroadcastIter *iter, const GraftRtTensor *out,
     aligned_strides (inputs[k], out, iter->strides[k]);
 }
 
-void
-graft_broadcast_iter_next (GraftBroadcastIter *iter)
+static inline void
+broadcast_iter_step (GraftBroadcastIter *iter, int from)
 {
-  for (int d = iter->rank - 1; d >= 0; d--)
+  for (int d = from; d >= 0; d--)
     {
       iter->index[d]++;
       for (guint k = 0; k < iter->n; k++)
@@ -120,6 +120,18 @@ graft_broadcast_iter_next (GraftBroadcastIter *iter)
         iter->offsets[k] -= iter->strides[k][d] * iter->index[d];
       iter->index[d] = 0;
     }
+}
+
+void
+graft_broadcast_iter_next_row (GraftBroadcastIter *iter)
+{
+  broadcast_iter_step (iter, iter->rank - 2);
+}
+
+void
+graft_broadcast_iter_next (GraftBroadcastIter *iter)
+{
+  broadcast_iter_step (iter, iter->rank - 1);
 }
 
 gboolean

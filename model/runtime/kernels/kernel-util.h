@@ -28,6 +28,10 @@ typedef struct {
 
 void graft_broadcast_iter_init (GraftBroadcastIter *iter, const GraftRtTensor *out,
                                 const GraftRtTensor *const *inputs, guint n);
+/* Steps to the start of the next row of the last axis (the offsets of
+ * its elements then step by strides[k][rank - 1]): for kernels that
+ * copy a row at a time (Expand, Where). rank must be at least 1. */
+void graft_broadcast_iter_next_row (GraftBroadcastIter *iter);
 void graft_broadcast_iter_next (GraftBroadcastIter *iter);
 
 /* Broadcast of the shapes of all present inputs. */

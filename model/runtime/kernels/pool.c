@@ -4,8 +4,9 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
-#include "runtime/kernels/pool-max.h"
+#include "runtime/kernels/pool-separable.h"
 #include "runtime/kernels/simd-target.h"
+#include "runtime/kernels/vector-math.h"
 #include "runtime/kernels/window.h"
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } PoolKind;
@@ -353,19 +354,11 @@ kernel_pool (GraftKernelContext *ctx, GError **error)
         }
     }
   if (global && kind == POOL_AVG)
-    {
-      /* a plain mean per plane */
-      for (gint64 p = 0; p < dims[0] * dims[1]; p++)
-        {
-          const float *xp = (const float *) x->data + p * job.in_size;
-          double s = 0;
-          for (gint64 i = 0; i < job.in_size; i++)
-            s += xp[i];
-          ((float *) job.y->data)[p] = job.in_size ? s / job.in_size : 0;
-        }
-    }
-  else if (kind == POOL_MAX && !global && job.indices == NULL && graft_max_pool2d_supports (&w))
+    graft_vm_means (x->data, job.y->data, dims[0] * dims[1], job.in_size);
+  else if (kind == POOL_MAX && !global && job.indices == NULL && graft_pool2d_separable_supports (&w))
     graft_max_pool2d (ctx, x->data, job.y->data, dims[0] * dims[1], &w);
+  else if (kind == POOL_AVG && !global && graft_pool2d_separable_supports (&w))
+    graft_avg_pool2d (ctx, x->data, job.y->data, dims[0] * dims[1], &w, job.count_include_pad);
   else
     graft_kernel_parallel_for (ctx, dims[0] * dims[1], pool_plane, &job);
 

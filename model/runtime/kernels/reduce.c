@@ -208,6 +208,13 @@ kernel_reduce (GraftKernelContext *ctx, GError **error)
         count *= in->dims[d];
     }
   gint64 n_out = out->numel;
+  if (kind == R_MEAN && in->dtype == GRAFT_DTYPE_FLOAT32 && out->dtype == GRAFT_DTYPE_FLOAT32 && count > 0 &&
+      reduces_trailing_axes (mask, in->rank))
+    {
+      /* torch.export's global average pool, vectorised as GlobalAveragePool's */
+      graft_vm_means (in->data, out->data, n_out, count);
+      return TRUE;
+    }
   g_autofree double *acc = g_new (double, MAX (n_out, 1));
   double init = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1 : 0;
   gboolean integer = graft_dtype_is_integer (in->dtype) || in->dtype == GRAFT_DTYPE_BOOL;
@@ -411,6 +418,12 @@ kernel_softmax (GraftKernelContext *ctx, GError **error)
   if (inner == 1 && !hard && in->dtype == GRAFT_DTYPE_FLOAT32 && out->dtype == GRAFT_DTYPE_FLOAT32 && in != out)
     {
       graft_vm_softmax_rows (in->data, out->data, outer, n, log_mode);
+      return TRUE;
+    }
+  if (inner > 1 && !hard && in->dtype == GRAFT_DTYPE_FLOAT32 && out->dtype == GRAFT_DTYPE_FLOAT32 &&
+      in->data != out->data)
+    {
+      graft_vm_softmax_inner (in->data, out->data, outer, n, inner, log_mode);
       return TRUE;
     }
   for (gint64 o = 0; o < outer; o++)

@@ -41,6 +41,27 @@ graft_copy_block (GraftRtTensor *dst, gint64 di, const GraftRtTensor *src, gint6
   memcpy ((char *) dst->data + di * e, (const char *) src->data + si * e, n * e);
 }
 
+/* n copies of value: zero bytes as one memset, else one, then the filled
+ * part copied onto the rest in doubling runs (a memcpy call per element cost Swin's Pad of a 2×2 map
+ * to a 7×7 window 0.23 ms for 300 kB) */
+static inline void
+fill_elements (guint8 *dst, gint64 n, const guint8 *value, gsize size)
+{
+  if (n <= 0)
+    return;
+  gboolean zero = TRUE;
+  for (gsize b = 0; b < size; b++)
+    zero = zero && value[b] == 0;
+  if (zero)
+    {
+      memset (dst, 0, n * size);
+      return;
+    }
+  memcpy (dst, value, size);
+  for (gint64 done = 1; done < n; done *= 2)
+    memcpy (dst + done * size, dst, MIN (done, n - done) * size);
+}
+
 /* Output with the same data as input (a view when possible). */
 static gboolean
 output_view (GraftKernelContext *ctx, guint out_index, GraftRtTensor *in, int rank, const gint64 *dims, GError **error)
@@ -889,8 +910,29 @@ kernel_broadcast_copy (GraftKernelContext *ctx, GError **error)
   if (out == NULL)
     return FALSE;
   graft_broadcast_iter_init (&iter, out, ins, 1);
-  for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
-    graft_copy_element (out, i, in, iter.offsets[0]);
+  if (out->numel == 0)
+    return TRUE;
+  if (out->rank == 0 || out->dtype == GRAFT_DTYPE_STRING)
+    {
+      for (gint64 i = 0; i < out->numel; i++, graft_broadcast_iter_next (&iter))
+        graft_copy_element (out, i, in, iter.offsets[0]);
+      return TRUE;
+    }
+  /* row by row of the last axis: a copy, or one value repeated (the
+   * element by element walk took wav2vec2's attention mask, expanded over
+   * heads and queries, 0.12 ms) */
+  gsize size = graft_rt_dtype_size (out->dtype);
+  gint64 inner = out->dims[out->rank - 1];
+  gboolean repeat = iter.strides[0][out->rank - 1] == 0;
+  guint8 *dst = out->data;
+  for (gint64 o = 0; o < out->numel; o += inner, graft_broadcast_iter_next_row (&iter))
+    {
+      const guint8 *src = (const guint8 *) in->data + iter.offsets[0] * size;
+      if (repeat)
+        fill_elements (dst + o * size, inner, src, size);
+      else
+        memcpy (dst + o * size, src, inner * size);
+    }
   return TRUE;
 }
 
@@ -976,25 +1018,6 @@ set_pad_value (GraftKernelContext *ctx, GraftRtTensor *out, gint64 o, double val
     graft_rt_tensor_set_i64 (out, o, graft_kernel_input (ctx, 2) ? graft_rt_tensor_get_i64 (ctx->inputs[2], 0) : (gint64) value);
 }
 
-/* n copies of one element: zero bytes as one memset, else the first
- * copy doubled (a padded row of Swin's map is thousands of elements) */
-static inline void
-fill_elements (guint8 *dst, gint64 n, const guint8 *value, gsize size)
-{
-  gboolean zero = TRUE;
-  for (gsize b = 0; b < size; b++)
-    zero = zero && value[b] == 0;
-  if (zero)
-    {
-      memset (dst, 0, n * size);
-      return;
-    }
-  if (n <= 0)
-    return;
-  memcpy (dst, value, size);
-  for (gint64 done = 1; done < n; done *= 2)
-    memcpy (dst + done * size, dst, MIN (done, n - done) * size);
-}
 
 /* Output columns [from, to) of a row off its input row src (width
  * elements, begin pad b): mapped by the mode, or fill. */
@@ -1002,6 +1025,11 @@ static inline void
 pad_row_edge (guint8 *dst, const guint8 *src, gint64 from, gint64 to, gint64 b, gint64 width, GraftPadMode m,
               const guint8 *fill, gsize size)
 {
+  if (m == GRAFT_PAD_CONSTANT)
+    {
+      fill_elements (dst + from * size, to - from, fill, size);   /* off the input: all fill */
+      return;
+    }
   for (gint64 j = from; j < to; j++)
     {
       gint64 i = pad_source (j - b, width, m);

@@ -200,6 +200,71 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
   return TRUE;
 }
 
+/* Softmax along the first axis of x [n, stride] for its columns [0,
+ * width), VW columns to a vector: the max down each column, then
+ * e^(x - max) and its sum, then the scaling, all within the VW columns
+ * while their n values are still in cache. A column whose maximum or sum
+ * is not finite goes to softmax_column_double (vector-math.c), which
+ * reads x only: x and y must not overlap. */
+static GRAFT_HOT_LOOP void
+VM (softmax_columns) (const float *x, float *y, gint64 n, gint64 stride, gint64 width, gboolean log_form)
+{
+  gint64 c = 0;
+  for (; c + VW <= width; c += VW)
+    {
+      const float *xc = x + c;
+      float *yc = y + c;
+      V vmax = V_SET1 (-INFINITY);
+      for (gint64 k = 0; k < n; k++)
+        vmax = V_MAX (vmax, V_LOAD (xc + k * stride));
+      float lanes[VW];
+      gboolean finite = TRUE;
+      V_STORE (lanes, vmax);
+      for (int j = 0; j < VW; j++)
+        finite &= isfinite (lanes[j]);
+      /* compensated (Kahan) sums: LogSoftmax's log sum near 0 needs more
+       * than a float sum's digits, as softmax_row's sum across lanes in
+       * double gives */
+      V acc = V_SET1 (0.0f), lost = V_SET1 (0.0f);
+      for (gint64 k = 0; finite && k < n; k++)
+        {
+          V e = VM (exp_v) (V_SUB (V_LOAD (xc + k * stride), vmax));
+          if (!log_form)
+            V_STORE (yc + k * stride, e);
+          V term = V_SUB (e, lost), next = V_ADD (acc, term);
+          lost = V_SUB (V_SUB (next, acc), term);
+          acc = next;
+        }
+      /* a NaN that V_MAX passed over makes its sum NaN */
+      float lost_lanes[VW];
+      V_STORE (lanes, acc);
+      V_STORE (lost_lanes, lost);
+      for (int j = 0; finite && j < VW; j++)
+        finite &= isfinite (lanes[j]) && lanes[j] > 0;
+      if (!finite)
+        {
+          for (int j = 0; j < VW; j++)
+            softmax_column_double (xc + j, yc + j, n, stride, log_form);
+          continue;
+        }
+      if (log_form)
+        {
+          /* (x - max) - log sum, as softmax_row */
+          for (int j = 0; j < VW; j++)
+            lanes[j] = log ((double) lanes[j] - lost_lanes[j]);
+          V log_sum = V_LOAD (lanes);
+          for (gint64 k = 0; k < n; k++)
+            V_STORE (yc + k * stride, V_SUB (V_SUB (V_LOAD (xc + k * stride), vmax), log_sum));
+          continue;
+        }
+      V inv = V_DIV (V_SET1 (1.0f), acc);
+      for (gint64 k = 0; k < n; k++)
+        V_STORE (yc + k * stride, V_MUL (V_LOAD (yc + k * stride), inv));
+    }
+  if (c < width)
+    softmax_columns_portable (x + c, y + c, n, stride, width - c, log_form);
+}
+
 static GRAFT_HOT_LOOP void
 VM (normalize_row) (const float *x, float *y, gint64 n, const float *scale, const float *bias, float eps,
                     gboolean rms, float *mean_out, float *inv_out)
@@ -276,6 +341,39 @@ VM (moments) (const float *x, gint64 n, float eps, float *mean_out, float *inv_o
   double sq = VM (block_moment) (x, n, mean, TRUE);
   *mean_out = mean;
   *inv_out = 1.0 / sqrt ((n > 0 ? sq / n : 0) + eps);
+}
+
+/* The mean of each row of n values: the first one plus the mean of their
+ * differences from it (as moments); a row within one block (EfficientNet's
+ * 7 × 7 and 14 × 14 maps) adds its lanes pairwise, which leaves the lanes'
+ * additions less in each other's way than block_moment's one chain. */
+static GRAFT_HOT_LOOP void
+VM (means) (const float *x, float *y, gint64 rows, gint64 n)
+{
+  for (gint64 r = 0; r < rows; r++, x += n)
+    {
+      if (n == 0 || n > MOMENT_BLOCK)
+        {
+          y[r] = n > 0 ? x[0] + VM (block_moment) (x, n, x[0], FALSE) / n : 0;
+          continue;
+        }
+      V vc = V_SET1 (x[0]), acc = V_SET1 (0.0f);
+      gint64 i = 0;
+      for (; i + VW <= n; i += VW)
+        acc = V_ADD (acc, V_SUB (V_LOAD (x + i), vc));
+      float lanes[VW];
+      double pairs[VW];
+      V_STORE (lanes, acc);
+      for (int j = 0; j < VW; j++)
+        pairs[j] = lanes[j];
+      for (int width = VW / 2; width > 0; width /= 2)
+        for (int j = 0; j < width; j++)
+          pairs[j] += pairs[j + width];
+      double sum = pairs[0];
+      for (; i < n; i++)
+        sum += x[i] - x[0];
+      y[r] = x[0] + sum / n;
+    }
 }
 
 static GRAFT_HOT_LOOP void

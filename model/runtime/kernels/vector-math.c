@@ -8,6 +8,8 @@
 
 typedef float VPortable;
 
+static void softmax_column_double (const float *x, float *y, gint64 n, gint64 stride, gboolean log_form);
+
 static inline float
 pow2i_portable (float n)
 {
@@ -190,18 +192,19 @@ softmax_row (const float *x, float *y, gint64 n, gboolean log_form)
   DISPATCH (softmax_row, x, y, n, log_form)
 }
 
-/* What the reference kernel computes, for rows with infinities or NaN. */
+/* What the reference kernel computes, for the n values x[0], x[stride] …
+ * of a row or a column with infinities or NaN. */
 static void
-softmax_row_double (const float *x, float *y, gint64 n, gboolean log_form)
+softmax_column_double (const float *x, float *y, gint64 n, gint64 stride, gboolean log_form)
 {
   double mx = -INFINITY, sum = 0;
   for (gint64 k = 0; k < n; k++)
-    if (x[k] > mx)
-      mx = x[k];
+    if (x[k * stride] > mx)
+      mx = x[k * stride];
   for (gint64 k = 0; k < n; k++)
-    sum += exp (x[k] - mx);
+    sum += exp (x[k * stride] - mx);
   for (gint64 k = 0; k < n; k++)
-    y[k] = log_form ? x[k] - mx - log (sum) : exp (x[k] - mx) / sum;
+    y[k * stride] = log_form ? x[k * stride] - mx - log (sum) : exp (x[k * stride] - mx) / sum;
 }
 
 void
@@ -209,7 +212,27 @@ graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gboolean
 {
   for (gint64 r = 0; r < rows; r++)
     if (!softmax_row (x + r * n, y + r * n, n, log_form))
-      softmax_row_double (x + r * n, y + r * n, n, log_form);
+      softmax_column_double (x + r * n, y + r * n, n, 1, log_form);
+}
+
+static void
+softmax_columns (const float *x, float *y, gint64 n, gint64 stride, gint64 width, gboolean log_form)
+{
+  DISPATCH (softmax_columns, x, y, n, stride, width, log_form)
+}
+
+void
+graft_vm_softmax_inner (const float *x, float *y, gint64 outer, gint64 n, gint64 inner, gboolean log_form)
+{
+  g_return_if_fail (x != y || outer * n * inner == 0);
+  for (gint64 o = 0; o < outer; o++)
+    softmax_columns (x + o * n * inner, y + o * n * inner, n, inner, inner, log_form);
+}
+
+void
+graft_vm_means (const float *x, float *y, gint64 rows, gint64 n)
+{
+  DISPATCH (means, x, y, rows, n)
 }
 
 void

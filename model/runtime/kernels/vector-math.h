@@ -26,6 +26,17 @@ void graft_vm_sigmoid (const float *x, float *y, gint64 n);
  * path so it gives what the reference kernel does. */
 void graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gboolean log_form);
 
+/* Softmax (log_form: LogSoftmax) along the middle axis of x [outer, n,
+ * inner] into y, which must not overlap x: vectorised across the inner
+ * values, which lie side by side (YOLO's DFL: a softmax over 16 bins of
+ * 4 × 8400 boxes). Columns whose maximum is not finite take the double-
+ * precision path, as in graft_vm_softmax_rows. */
+void graft_vm_softmax_inner (const float *x, float *y, gint64 outer, gint64 n, gint64 inner, gboolean log_form);
+
+/* The mean of each of `rows` contiguous rows of n values into y[rows]
+ * (GlobalAveragePool): sums as graft_vm_moments'. */
+void graft_vm_means (const float *x, float *y, gint64 rows, gint64 n);
+
 /* y = (x - mean) / sqrt(var + eps) · scale + bias over one row of n values
  * (scale and bias n values each, bias may be NULL; RMS normalisation when
  * rms, which subtracts no mean and takes no bias). Writes the row's mean

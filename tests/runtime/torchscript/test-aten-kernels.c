@@ -7,6 +7,7 @@
 #include <string.h>
 #include "runtime/op.h"
 #include "runtime/runtime.h"
+#include "../simd-levels.h"
 
 typedef struct {
   GraftModel *model;
@@ -350,6 +351,17 @@ test_avg_pool_padding (void)
   assert_values (out->pdata[1], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 0, 0.75, 2.25, 6 });
   assert_values (out->pdata[2], 4, (gint64[]) { 1, 1, 2, 2 }, (double[]) { 2, 3.5, 6.5, 8 });
   builder_clear (&b);
+}
+
+/* The same at one SIMD level: from AVX2 on, the separable kernel of
+ * onnx::AveragePool. */
+static void
+test_avg_pool_padding_at_level (gconstpointer data)
+{
+  if (!graft_test_use_simd_level (GPOINTER_TO_INT (data)))
+    return;
+  test_avg_pool_padding ();
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
 }
 
 /* max_pool2d(x, 3, 2, 1) as ResNet's stem: a NaN in a window wins, as in
@@ -841,7 +853,11 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/int-division-by-zero", test_int_division_by_zero);
   g_test_add_func ("/runtime/aten/promotion-alpha", test_promotion_and_alpha);
   g_test_add_func ("/runtime/aten/expand-repeat", test_expand_repeat);
-  g_test_add_func ("/runtime/aten/avg-pool-padding", test_avg_pool_padding);
+  for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
+    {
+      g_autofree char *path = g_strdup_printf ("/runtime/aten/avg-pool-padding/%s", graft_simd_level_to_string (level));
+      g_test_add_data_func (path, GINT_TO_POINTER (level), test_avg_pool_padding_at_level);
+    }
   g_test_add_func ("/runtime/aten/size-list", test_size_list);
   g_test_add_func ("/runtime/aten/getitem-out-of-range", test_getitem_out_of_range);
   g_test_add_func ("/runtime/aten/raise", test_raise);
