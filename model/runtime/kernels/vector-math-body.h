@@ -172,12 +172,22 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
       acc = V_ADD (acc, e);
     }
   sum = VM (lanes_sum) (acc);
-  for (; i < n; i++)
+  if (i < n)
     {
-      float e = exp_v_portable (x[i] - mx);
-      if (!log_form)
-        y[i] = e;
-      sum += e;
+      /* the last n - i < VW values in one more vector, padded with -inf
+       * (whose exponential is 0): short rows (attention over 79 frames)
+       * spent most of their time in a scalar tail */
+      float tail[VW];
+      gint64 left = n - i;
+      for (int j = 0; j < VW; j++)
+        tail[j] = j < left ? x[i + j] : -INFINITY;
+      V_STORE (tail, VM (exp_v) (V_SUB (V_LOAD (tail), shift)));
+      for (gint64 j = 0; j < left; j++)
+        {
+          if (!log_form)
+            y[i + j] = tail[j];
+          sum += tail[j];
+        }
     }
   if (!isfinite (sum) || sum <= 0)
     return FALSE;
