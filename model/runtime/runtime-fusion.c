@@ -427,8 +427,10 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
  * first one), and ConvInteger → Cast → Mul → [Add] [→ Add] [→ Relu]
- * (quantize_dynamic's convolutions), and Reshape → InstanceNormalization
- * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm). */
+ * (quantize_dynamic's convolutions), Reshape → InstanceNormalization
+ * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm), and Pow →
+ * ReduceMean → Add → Sqrt → Reciprocal/Div → Mul → Mul (an exported
+ * RMSNorm). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
@@ -439,10 +441,12 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
   const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
   const GraftOpSchema *conv_integer_float = graft_op_registry_lookup (GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1);
   const GraftOpSchema *group_norm = graft_op_registry_lookup (GRAFT_GROUP_NORM_FUSION_OP, 1);
+  const GraftOpSchema *rms_norm = graft_op_registry_lookup (GRAFT_RMS_NORM_FUSION_OP, 1);
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftAttentionFusion f;
       GraftGroupNormFusion norm;
+      GraftRmsNormFusion rms;
       GraftPointwiseDepthwiseFusion conv;
       GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
@@ -471,6 +475,10 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
                                           norm.nodes, norm.n_nodes, step_of_node)) != NULL)
         pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, &norm, sizeof norm, step_of_node);
+      else if (rms_norm && graft_rms_norm_fusion_match (plan->steps[i].node, &rms) &&
+               (fused = pattern_step_new (rt, plan, i, rms_norm, 1, rms.inputs, GRAFT_RMS_NORM_FUSION_N_INPUTS,
+                                          rms.nodes, rms.n_nodes, step_of_node)) != NULL)
+        pattern_set (plan, i, fused, rms.nodes, rms.n_nodes, &rms, sizeof rms, step_of_node);
       else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
         {
           /* without the second Add (and its Relu) when its other operand

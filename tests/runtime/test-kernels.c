@@ -358,6 +358,40 @@ test_expand_blocks (void)
       }
 }
 
+/* A Cast to the type its input has gives that tensor itself (T5's
+ * hidden_states.to(torch.float32)): a step after it that may overwrite
+ * its input in place must leave the Cast's input, still read later and
+ * a graph output, as it was. */
+static void
+test_cast_to_own_type (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 4 };
+  add_input (b.graph, "a", GRAFT_DTYPE_FLOAT32, 1, d);
+  add_node (b.graph, "Neg", IN ("a"), IN ("x"));
+  GraftNode *cast = add_node (b.graph, "Cast", IN ("x"), IN ("same"));
+  graft_node_add_attribute (cast, graft_attribute_new_int ("to", GRAFT_DTYPE_FLOAT32));
+  add_node (b.graph, "Relu", IN ("same"), IN ("y"));
+  add_node (b.graph, "Abs", IN ("x"), IN ("z"));
+  add_output (b.graph, "y");
+  add_output (b.graph, "z");
+  add_output (b.graph, "x");
+  float av[] = { 1, -2, 3, -4 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "a", tensor_f32 (1, d, av), NULL);
+  g_assert_no_error (error);
+  const float *y = ((GraftRtTensor *) out->pdata[0])->data, *z = ((GraftRtTensor *) out->pdata[1])->data;
+  const float *x = ((GraftRtTensor *) out->pdata[2])->data;
+  for (int i = 0; i < 4; i++)
+    {
+      g_assert_cmpfloat (x[i], ==, -av[i]);
+      g_assert_cmpfloat (y[i], ==, MAX (-av[i], 0));
+      g_assert_cmpfloat (z[i], ==, fabsf (av[i]));
+    }
+  builder_clear (&b);
+}
+
 static void
 test_broadcast_incompatible (void)
 {
@@ -1428,6 +1462,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
   g_test_add_func ("/runtime/shape-steps-memoised", test_shape_steps_memoised);
   g_test_add_func ("/runtime/expand-blocks", test_expand_blocks);
+  g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);

@@ -1652,6 +1652,13 @@ kernel_cast (GraftKernelContext *ctx, GError **error)
         ((guint8 *) out->data)[i] = graft_narrow_dtype_encode (to, graft_rt_tensor_get_f64 (in, i), FALSE);
       return TRUE;
     }
+  /* a cast to the type it has (T5's hidden_states.to(torch.float32) before
+   * each norm) is the tensor itself, as Identity gives it */
+  if (in->kind == GRAFT_RT_TENSOR && in->dtype == to)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (in));
+      return TRUE;
+    }
   GraftRtTensor *out = graft_rt_tensor_cast (in, to, error);
   if (out == NULL)
     return FALSE;
