@@ -11,7 +11,8 @@
  * padding (dropped), maps narrower than a sliver, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
- * initializers); 1-D convolutions (im2col by kernel tap); pointwise slivers of one vector, masked and not, over
+ * initializers); 1-D convolutions (im2col by kernel tap); patch
+ * convolutions (column stride = kernel width: rows gathered by patch); pointwise slivers of one vector, masked and not, over
  * filter panels of 8 rows and fewer.
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
@@ -123,6 +124,13 @@ static const ConvCase cases[] = {
   { 2, 32, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, TRUE },    /* one block: panels over the threads */
   { 2, 16, 24, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* 98 tiles in one block: narrowed to two per thread, a 2-tile tail */
   { 2, 16, 17, 7, 9, 3, 3, 1, 1, 0, 2, 1, 0, 1, "Clip" },          /* asymmetric pads, odd M */
+  /* patch convolutions, column stride = kernel width (SAM's and ViT's patch embedding): patch rows */
+  { 2, 3, 16, 64, 64, 16, 16, 16, 1, 0, 0, 0, 0, 1, NULL },  /* SAM's, K = 768 */
+  { 1, 5, 7, 9, 12, 3, 3, 3, 1, 0, 0, 0, 0, 1, "Relu" },     /* 3×3 stride 3 */
+  { 2, 4, 6, 10, 8, 4, 4, 4, 1, 1, 0, 1, 0, 1, NULL, TRUE }, /* rows padded (taps above and below the map), residual */
+  { 1, 6, 4, 8, 10, 2, 2, 2, 1, 0, 0, 0, 0, 2, NULL },       /* groups */
+  { 1, 3, 5, 8, 11, 3, 3, 3, 1, 0, 0, 0, 0, 1, NULL },       /* columns past the last patch unread */
+  { 1, 3, 5, 8, 8, 2, 2, 2, 1, 0, 1, 0, 1, 1, "Clip" },      /* columns padded: strided gathers */
   /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
   { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
   { 2, 16, 16, 1, 159, 1, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, TRUE },   /* stride 2, odd width */
