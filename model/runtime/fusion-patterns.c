@@ -34,8 +34,10 @@ sole_reader (GraftNode *node)
   return graft_fusion_sole_reader (node, &v);
 }
 
-gboolean
-graft_fusion_constant_scalar (GraftValue *v, float *out)
+/* v is a constant of one value of dtype (an initializer or a Constant
+ * node's value) whose size bytes go to out. */
+static gboolean
+constant_one_value (GraftValue *v, GraftDType dtype, gpointer out, gsize size)
 {
   GraftTensor *t = v ? v->initializer : NULL;
   if (t == NULL && v && v->producer && strcmp (v->producer->op, "onnx::Constant") == 0)
@@ -43,13 +45,19 @@ graft_fusion_constant_scalar (GraftValue *v, float *out)
       GraftAttribute *a = graft_node_get_attribute (v->producer, "value");
       t = a ? a->t : NULL;
     }
-  if (t == NULL || graft_tensor_get_numel (t) != 1 || t->dtype != GRAFT_DTYPE_FLOAT32)
+  if (t == NULL || graft_tensor_get_numel (t) != 1 || t->dtype != dtype)
     return FALSE;
   GBytes *bytes = graft_tensor_get_data (t, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) != 4)
+  if (bytes == NULL || g_bytes_get_size (bytes) != size)
     return FALSE;
-  memcpy (out, g_bytes_get_data (bytes, NULL), 4);
+  memcpy (out, g_bytes_get_data (bytes, NULL), size);
   return TRUE;
+}
+
+gboolean
+graft_fusion_constant_scalar (GraftValue *v, float *out)
+{
+  return constant_one_value (v, GRAFT_DTYPE_FLOAT32, out, sizeof *out);
 }
 
 /* node's other input than the value `chain` (two inputs, chain once), or NULL. */
@@ -402,5 +410,64 @@ graft_group_norm_fusion_match (GraftNode *reshape, GraftGroupNormFusion *f)
       f->nodes[f->n_nodes++] = sigmoid;
       f->nodes[f->n_nodes++] = silu;
     }
+  return TRUE;
+}
+
+/* A ReduceMean keeping its one reduced axis (from its axes attribute, or
+ * from opset 18 its constant axes input): that axis. */
+static gboolean
+mean_over_one_axis (GraftNode *mean, GraftValue *x, gint64 *axis)
+{
+  guint n;
+  const gint64 *axes = graft_node_attr_ints (mean, "axes", &n);
+  if (!is_op (mean, "onnx::ReduceMean") || mean->inputs->len < 1 || mean->inputs->pdata[0] != x ||
+      graft_node_attr_int (mean, "keepdims", 1) != 1)
+    return FALSE;
+  if (axes != NULL)
+    {
+      *axis = axes[0];
+      return n == 1 && mean->inputs->len == 1;
+    }
+  return mean->inputs->len == 2 && constant_one_value (mean->inputs->pdata[1], GRAFT_DTYPE_INT64, axis, sizeof *axis);
+}
+
+gboolean
+graft_rms_norm_fusion_match (GraftNode *pow, GraftRmsNormFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  GraftValue *x = is_op (pow, "onnx::Pow") && pow->inputs->len == 2 ? pow->inputs->pdata[0] : NULL;
+  float two;
+  if (x == NULL || pow->inputs->pdata[1] == x || !graft_fusion_constant_scalar (pow->inputs->pdata[1], &two) ||
+      two != 2)
+    return FALSE;
+  GraftNode *mean = sole_reader (pow);
+  if (!mean_over_one_axis (mean, output_of (pow), &f->axis))
+    return FALSE;
+  GraftNode *add = sole_reader (mean);
+  guint index;
+  GraftValue *eps = is_op (add, "onnx::Add") ? other_input (add, output_of (mean), &index) : NULL;
+  if (eps == NULL || !graft_fusion_constant_scalar (eps, &f->epsilon))
+    return FALSE;
+  GraftNode *sqrt_node = sole_reader (add);
+  if (!is_op (sqrt_node, "onnx::Sqrt") || sqrt_node->inputs->len != 1)
+    return FALSE;
+  GraftNode *inverse = sole_reader (sqrt_node);
+  gboolean reciprocal = is_op (inverse, "onnx::Reciprocal") && inverse->inputs->len == 1;
+  if (!reciprocal && !(scalar_operation (inverse, "onnx::Div", output_of (sqrt_node), 1) &&
+                       inverse->inputs->pdata[1] == output_of (sqrt_node)))
+    return FALSE;
+  GraftNode *normed = sole_reader (inverse);
+  GraftValue *other = is_op (normed, "onnx::Mul") ? other_input (normed, output_of (inverse), &index) : NULL;
+  if (other != x)
+    return FALSE;
+  GraftNode *scaled = sole_reader (normed);
+  GraftValue *scale = is_op (scaled, "onnx::Mul") ? other_input (scaled, output_of (normed), &index) : NULL;
+  if (scale == NULL || scale == x || output_of (scaled) == NULL)
+    return FALSE;
+  f->inputs[GRAFT_RMS_NORM_FUSION_X] = x;
+  f->inputs[GRAFT_RMS_NORM_FUSION_SCALE] = scale;
+  GraftNode *nodes[] = { pow, mean, add, sqrt_node, inverse, normed, scaled };
+  memcpy (f->nodes, nodes, sizeof nodes);
+  f->n_nodes = G_N_ELEMENTS (nodes);
   return TRUE;
 }

@@ -162,4 +162,28 @@ typedef struct {
  * the Reshape back restoring x's shape, per-channel scale and shift. */
 gboolean graft_group_norm_fusion_match (GraftNode *reshape, GraftGroupNormFusion *f);
 
+/* RMS normalisation over the last axis as exporters write T5's and
+ * Llama's RMSNorm: x → Pow (x, 2) → ReduceMean (one axis, keepdims) → Add
+ * of a constant ε → Sqrt → Reciprocal, or Div of 1 by it → Mul by x → Mul
+ * by a scale: run as one graft::RMSNorm (norm.c), each row's mean square
+ * then one pass that scales, instead of seven steps and passes. */
+#define GRAFT_RMS_NORM_FUSION_OP "graft::RMSNorm"
+
+enum { GRAFT_RMS_NORM_FUSION_X, GRAFT_RMS_NORM_FUSION_SCALE, GRAFT_RMS_NORM_FUSION_N_INPUTS };
+
+typedef struct {
+  GraftValue *inputs[GRAFT_RMS_NORM_FUSION_N_INPUTS];
+  float epsilon;
+  gint64 axis;               /* the ReduceMean's, as written (the kernel takes only the last axis) */
+  /* in order: Pow, ReduceMean, Add, Sqrt, Reciprocal or Div, Mul, Mul
+   * (the last gives the fused output) */
+  guint n_nodes;
+  GraftNode *nodes[7];
+} GraftRmsNormFusion;
+
+/* Matches the pattern that Pow node `pow` opens; every value in between
+ * has one reader in the pattern, in the same graph, and is not a graph
+ * output. The kernel checks the types and shapes. */
+gboolean graft_rms_norm_fusion_match (GraftNode *pow, GraftRmsNormFusion *f);
+
 G_END_DECLS

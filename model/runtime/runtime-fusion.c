@@ -428,8 +428,10 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
  * first one), and ConvInteger → Cast → Mul → [Add] [→ Add] [→ Relu]
- * (quantize_dynamic's convolutions), and Reshape → InstanceNormalization
- * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm). */
+ * (quantize_dynamic's convolutions), Reshape → InstanceNormalization
+ * → Reshape → Mul → Add [→ SiLU] (an exported GroupNorm), and Pow →
+ * ReduceMean → Add → Sqrt → Reciprocal/Div → Mul → Mul (an exported
+ * RMSNorm). */
 static void
 fuse_patterns (GraftRuntime *rt, Plan *plan)
 {
@@ -440,10 +442,12 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
   const GraftOpSchema *pointwise_depthwise = graft_op_registry_lookup (GRAFT_POINTWISE_DEPTHWISE_FUSION_OP, 1);
   const GraftOpSchema *conv_integer_float = graft_op_registry_lookup (GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1);
   const GraftOpSchema *group_norm = graft_op_registry_lookup (GRAFT_GROUP_NORM_FUSION_OP, 1);
+  const GraftOpSchema *rms_norm = graft_op_registry_lookup (GRAFT_RMS_NORM_FUSION_OP, 1);
   for (guint i = 0; i < plan->n_steps; i++)
     {
       GraftAttentionFusion f;
       GraftGroupNormFusion norm;
+      GraftRmsNormFusion rms;
       GraftPointwiseDepthwiseFusion conv;
       GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
@@ -472,6 +476,10 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
                                           norm.nodes, norm.n_nodes, step_of_node)) != NULL)
         pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, &norm, sizeof norm, step_of_node);
+      else if (rms_norm && graft_rms_norm_fusion_match (plan->steps[i].node, &rms) &&
+               (fused = pattern_step_new (rt, plan, i, rms_norm, 1, rms.inputs, GRAFT_RMS_NORM_FUSION_N_INPUTS,
+                                          rms.nodes, rms.n_nodes, step_of_node)) != NULL)
+        pattern_set (plan, i, fused, rms.nodes, rms.n_nodes, &rms, sizeof rms, step_of_node);
       else if (conv_integer_float && graft_conv_integer_float_fusion_match (plan->steps[i].node, &integer))
         {
           /* without the second Add (and its Relu) when its other operand
@@ -1059,6 +1067,70 @@ preload_constant_steps (Plan *plan)
     }
 }
 
+/* ONNX ops whose outputs depend only on their inputs' values (no state,
+ * no random draw) and that memoize_shape_steps may memoise: the ops of
+ * shape arithmetic, mask building and position biases. */
+static gboolean
+is_pure_shape_op (GraftNode *node)
+{
+  static const char *const ops[] = {
+    "Abs", "Add", "And", "Cast", "CastLike", "Ceil", "Clip", "Concat", "ConstantOfShape", "Cos", "CumSum",
+    "Div", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "GatherND",
+    "Greater", "GreaterOrEqual", "Identity", "IsInf", "IsNaN", "Less", "LessOrEqual", "Log", "MatMul", "Max",
+    "Min", "Mod", "Mul", "Neg", "Not", "OneHot", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean",
+    "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Round", "Shape", "Sign", "Sin", "Size", "Slice",
+    "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tile", "Transpose", "Trilu", "Unsqueeze", "Where", "Xor",
+  };
+  if (!g_str_has_prefix (node->op, "onnx::"))
+    return FALSE;
+  const char *type = node->op + strlen ("onnx::");
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (type, ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Steps computing values that depend only on constants and on shapes
+ * (what Shape and Size read of their input) are memoised (Step.memo):
+ * the same input shapes give the same values, so a run after the first
+ * takes them from the step instead of running it, and a run with other
+ * shapes computes them again. T5's relative position buckets, the masks
+ * of BERT, ViT and wav2vec2 exports, SAM's window arithmetic: a tenth to
+ * two fifths of a small transformer's nodes. Not for a graph's outputs
+ * (the caller gets a tensor of its own there) nor for fused steps. */
+static void
+memoize_shape_steps (Plan *plan)
+{
+  g_autofree gboolean *fixed = g_new0 (gboolean, MAX (plan->n_slots, 1));  /* slot → shape-derived */
+  for (guint s = 0; s < plan->n_slots; s++)
+    fixed[s] = plan->constants[s] != NULL;
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftNode *node = step->node;
+      gboolean as_planned = step_unfused (step) && step->n_views == 0 && step->transposed_inputs == 0 &&
+                            step->fused_activation == GRAFT_FUSED_ACTIVATION_NONE && step->folded_weight == NULL;
+      gboolean reads_shape = as_planned && (strcmp (node->op, "onnx::Shape") == 0 || strcmp (node->op, "onnx::Size") == 0);
+      gboolean derived = as_planned && is_pure_shape_op (node);
+      if (step->absorbed)
+        continue;
+      for (guint j = 0; derived && j < step->n_inputs; j++)
+        {
+          ValueRef ref = step->inputs[j];
+          derived = ref.slot == NO_SLOT || (ref.up == 0 && fixed[ref.slot]);
+        }
+      for (guint j = 0; (derived || reads_shape) && j < step->n_outputs; j++)
+        if (step->outputs[j] != NO_SLOT && is_graph_output (plan->graph, plan->values[step->outputs[j]]))
+          derived = reads_shape = FALSE;
+      if (!derived && !reads_shape)
+        continue;
+      step->memo = derived;
+      for (guint j = 0; j < step->n_outputs; j++)
+        if (step->outputs[j] != NO_SLOT)
+          fixed[step->outputs[j]] = TRUE;
+    }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
@@ -1071,4 +1143,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fuse_conv_activations (plan);
   preload_constant_steps (plan);
   skip_unread_steps (plan);
+  memoize_shape_steps (plan);
 }

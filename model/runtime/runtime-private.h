@@ -98,6 +98,17 @@ typedef struct _Step {
    * view was taken from (graft_aten_view_write_back). */
   guint n_views;
   guint *views;
+  /* A step whose inputs are all plan constants, outputs of Shape or
+   * Size, or outputs of other such steps (memoize_shape_steps): the
+   * attention masks and position biases a transformer's export builds
+   * from its input's shape. Its last inputs and outputs are kept (owned
+   * references, n_inputs and n_outputs of them, NULL before the first
+   * run); a run whose inputs equal the kept ones takes the kept outputs
+   * instead of running the kernel. */
+  gboolean memo;
+  GraftRtTensor **memo_inputs;
+  GraftRtTensor **memo_outputs;
+  gsize memo_bytes;
 } Step;
 
 typedef struct {
@@ -114,6 +125,7 @@ typedef struct {
   guint n_state;
   guint *state_values;
   guint *state_buffers;
+  gsize memo_bytes;          /* what the steps' memo_outputs hold */
 } Plan;
 
 struct _GraftRuntime {

@@ -5,6 +5,8 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <string.h>
+#include <time.h>
 #include "runtime/kernels/aten-args.h"
 
 
@@ -18,8 +20,10 @@ _graft_frame_get (Frame *frame, ValueRef ref)
   return frame->values[ref.slot];
 }
 
+/* dims: room for GRAFT_RT_MAX_RANK dims that the shape then uses (not
+ * to be cleared), or NULL to allocate them. */
 static void
-infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t)
+infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t, GraftDim *dims)
 {
   iv->present = t != NULL;
   iv->data = t;
@@ -31,7 +35,15 @@ infer_value_from_tensor (GraftInferValue *iv, GraftRtTensor *t)
     {
     case GRAFT_RT_TENSOR:
       iv->kind = GRAFT_VALUE_TENSOR;
-      graft_shape_init_fixed (&iv->shape, t->rank, t->dims);
+      if (dims == NULL)
+        {
+          graft_shape_init_fixed (&iv->shape, t->rank, t->dims);
+          break;
+        }
+      iv->shape.rank = t->rank;
+      iv->shape.dims = t->rank > 0 ? dims : NULL;
+      for (int d = 0; d < t->rank; d++)
+        dims[d] = (GraftDim) { GRAFT_DIM_FIXED, t->dims[d], NULL };
       break;
     case GRAFT_RT_SEQUENCE:
       iv->kind = GRAFT_VALUE_SEQUENCE;
@@ -137,6 +149,9 @@ forward_input (Frame *frame, Step *step)
 static void
 donatable_inputs (Step *step, GraftRtTensor **inputs, GraftRtTensor **converted, gboolean *donatable)
 {
+  /* a memoised step keeps its inputs to compare with the next run's */
+  if (step->memo)
+    return;
   for (guint j = 0; j < step->n_inputs; j++)
     {
       GraftRtTensor *t = inputs[j];
@@ -178,6 +193,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   GraftRtTensor **outputs = outputs_fit ? outputs_here : outputs_heap;
   GraftInferValue *out_info = outputs_fit ? out_info_here : out_info_heap;
   gboolean donatable_here[STEP_ARRAYS_HERE] = { FALSE };
+  /* and the inputs' dims (a malloc and a free per input otherwise) */
+  GraftDim in_dims_here[STEP_ARRAYS_HERE][GRAFT_RT_MAX_RANK];
   g_autofree gboolean *donatable_heap = NULL;   /* before any goto */
   GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
   gboolean ok = FALSE;
@@ -212,7 +229,7 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
 
   for (guint j = 0; j < step->n_inputs; j++)
     {
-      infer_value_from_tensor (&in_info[j], inputs[j]);
+      infer_value_from_tensor (&in_info[j], inputs[j], inputs_fit ? in_dims_here[j] : NULL);
       /* the shape the skipped Transpose would have given */
       if (_graft_step_input_transposed (run, step, j) && in_info[j].shape.rank >= 2)
         {
@@ -224,7 +241,10 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   for (guint j = 0; j < step->n_outputs; j++)
     out_info[j].shape = GRAFT_SHAPE_UNKNOWN;
 
-  const char *missing = graft_op_schema_missing_first_input (step->schema, node);
+  /* a first input the step reads is not missing (the check reads the
+   * node's input array: a cache miss per step on small models) */
+  const char *missing = step->n_inputs > 0 && step->inputs[0].slot != NO_SLOT
+                        ? NULL : graft_op_schema_missing_first_input (step->schema, node);
   if (missing != NULL)
     {
       g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "input '%s' is missing", missing);
@@ -293,6 +313,8 @@ out:
     g_prefix_error (error, "node '%s' (%s): ", node->name, node->op);
   for (guint j = 0; j < step->n_inputs; j++)
     {
+      if (inputs_fit)
+        in_info[j].shape.dims = NULL;   /* in_dims_here */
       graft_shape_clear (&in_info[j].shape);
       if (converted[j])
         graft_rt_tensor_unref (converted[j]);
@@ -317,6 +339,20 @@ frame_clear (Frame *frame)
   g_free (frame->pattern_taken);
 }
 
+/* g_get_monotonic_time () to the kernel's tick: read before every step,
+ * the precise clock cost a tiny model a thirtieth of its run, and a time
+ * limit in seconds needs no microseconds. */
+static gint64
+coarse_monotonic_time (void)
+{
+#ifdef CLOCK_MONOTONIC_COARSE
+  struct timespec ts;
+  if (clock_gettime (CLOCK_MONOTONIC_COARSE, &ts) == 0)
+    return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+#endif
+  return g_get_monotonic_time ();
+}
+
 /* Checked before every step, in subgraphs too (a Loop of an empty body
  * still enters its plan once per iteration). */
 static gboolean
@@ -326,7 +362,7 @@ within_limits (RunState *run, GError **error)
 
   if (g_cancellable_set_error_if_cancelled (run->cancellable, error))
     return FALSE;
-  if (run->deadline && g_get_monotonic_time () > run->deadline)
+  if (run->deadline && coarse_monotonic_time () > run->deadline)
     {
       g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_TOO_LARGE,
                    "the run took longer than its time limit of %g s", rt->max_seconds);
@@ -341,6 +377,101 @@ within_limits (RunState *run, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* What a plan's memoised steps may keep between runs: the masks and
+ * biases of small inputs, not the broadcast of a long sequence's. */
+#define MEMO_BUDGET_BYTES (8u << 20)
+
+/* Memoisable: a contiguous tensor whose bytes are its value. */
+static gboolean
+memo_comparable (const GraftRtTensor *t)
+{
+  return t->kind == GRAFT_RT_TENSOR && t->dtype != GRAFT_DTYPE_STRING;
+}
+
+static gboolean
+memo_same (GraftRtTensor *t, GraftRtTensor *kept)
+{
+  if (t == kept)
+    return TRUE;
+  if (t == NULL || kept == NULL || !memo_comparable (t) || t->dtype != kept->dtype || t->rank != kept->rank ||
+      memcmp (t->dims, kept->dims, sizeof (gint64) * t->rank) != 0)
+    return FALSE;
+  return memcmp (t->data, kept->data, t->nbytes) == 0;
+}
+
+/* A memoised step whose inputs are those of its kept run: its kept
+ * outputs go to their slots instead of a run of its kernel. */
+static gboolean
+memo_take (Frame *frame, Step *step)
+{
+  if (step->memo_outputs == NULL)
+    return FALSE;
+  for (guint j = 0; j < step->n_inputs; j++)
+    if (step->inputs[j].slot != NO_SLOT && !memo_same (_graft_frame_get (frame, step->inputs[j]), step->memo_inputs[j]))
+      return FALSE;
+  for (guint j = 0; j < step->n_outputs; j++)
+    if (step->outputs[j] != NO_SLOT)
+      {
+        GraftRtTensor **slot = &frame->values[step->outputs[j]];
+        g_clear_pointer (slot, graft_rt_tensor_unref);
+        *slot = graft_rt_tensor_ref (step->memo_outputs[j]);
+      }
+  return TRUE;
+}
+
+static void
+memo_forget (Plan *plan, Step *step)
+{
+  for (guint j = 0; step->memo_inputs && j < step->n_inputs; j++)
+    g_clear_pointer (&step->memo_inputs[j], graft_rt_tensor_unref);
+  for (guint j = 0; step->memo_outputs && j < step->n_outputs; j++)
+    g_clear_pointer (&step->memo_outputs[j], graft_rt_tensor_unref);
+  g_clear_pointer (&step->memo_outputs, g_free);
+  plan->memo_bytes -= step->memo_bytes;
+  step->memo_bytes = 0;
+}
+
+/* After a memoised step ran: its inputs and outputs kept for the next
+ * run, within the plan's budget. */
+static void
+memo_keep (Frame *frame, Step *step)
+{
+  Plan *plan = frame->plan;
+  gsize bytes = 0;
+
+  memo_forget (plan, step);
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      if (t && !memo_comparable (t))
+        return;
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      GraftRtTensor *t = step->outputs[j] != NO_SLOT ? frame->values[step->outputs[j]] : NULL;
+      if (t && !memo_comparable (t))
+        return;
+      bytes += t ? t->nbytes : 0;
+    }
+  if (plan->memo_bytes + bytes > MEMO_BUDGET_BYTES)
+    return;
+  if (step->memo_inputs == NULL)
+    step->memo_inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+  step->memo_outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      step->memo_inputs[j] = t ? graft_rt_tensor_ref (t) : NULL;
+    }
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      GraftRtTensor *t = step->outputs[j] != NO_SLOT ? frame->values[step->outputs[j]] : NULL;
+      step->memo_outputs[j] = t ? graft_rt_tensor_ref (t) : NULL;
+    }
+  step->memo_bytes = bytes;
+  plan->memo_bytes += bytes;
 }
 
 /* The step that runs for planned step `step`: its fused 8-bit step, or
@@ -428,8 +559,12 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
       if (runs && runs->pattern_at != NO_STEP && rt->observe == NULL && frame.pattern_taken[runs->pattern_at])
         runs = NULL;
       gboolean forwards = runs && !frame.pattern_taken[i] && step_forwards (run, &frame, runs);
+      if (runs == step && step->memo && memo_take (&frame, step))
+        runs = NULL;
       if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;
+      if (runs == step && step->memo)
+        memo_keep (&frame, step);
       for (guint j = 0; j < step->n_outputs; j++)
         {
           GraftRtTensor *out = step->outputs[j] != NO_SLOT ? frame.values[step->outputs[j]] : NULL;

@@ -47,6 +47,28 @@ graft_test_op_forwarded (GraftRuntime *rt, const char *op)
   return forwarded;
 }
 
+/* A run of rt on its input "x" (a copy of x's numel floats, of rank and
+ * dims): the outputs, and how many of op's nodes ran the fused operator
+ * of a pattern they open during it (*fused_op: its name, or NULL). */
+static inline GPtrArray *
+graft_test_run_x_counting (GraftRuntime *rt, const char *op, const float *x, int rank, const gint64 *dims,
+                           guint *fused, const char **fused_op)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  GraftRtTensor *xt = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dims, NULL);
+  memcpy (xt->data, x, xt->nbytes);
+  g_hash_table_insert (inputs, (gpointer) "x", xt);
+  guint before, after;
+  graft_test_op_calls (rt, op, &before, NULL);
+  GPtrArray *out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  graft_test_op_calls (rt, op, &after, fused_op);
+  *fused = after - before;
+  return out;
+}
+
 static inline void
 graft_test_ignore_value (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
 {

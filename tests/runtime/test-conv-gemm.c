@@ -11,7 +11,8 @@
  * padding (dropped), maps narrower than a sliver, depthwise rows with and without unmasked
  * vectors, depthwise vectors that span rows, fused Relu/Clip, with one
  * and two threads, and the filter cached between runs (weights as
- * initializers); pointwise slivers of one vector, masked and not, over
+ * initializers); 1-D convolutions (im2col by kernel tap); patch
+ * convolutions (column stride = kernel width: rows gathered by patch); pointwise slivers of one vector, masked and not, over
  * filter panels of 8 rows and fewer.
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
@@ -29,6 +30,7 @@ typedef struct {
   gint64 n, c, m, h, w, kh, kw, s, d, pt, pl, pb, pr, group;
   const char *activation;   /* NULL, "Relu" or "Clip" (0, 6) */
   gboolean residual;        /* y = activation (conv + r), r a second input: fused into the convolution */
+  gboolean conv1d;          /* x [n, c, w], a 1-D kernel of kw taps (h = kh = 1, pt = pb = 0) */
 } ConvCase;
 
 static const ConvCase cases[] = {
@@ -131,6 +133,19 @@ static const ConvCase cases[] = {
   { 2, 32, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, TRUE },    /* one block: panels over the threads */
   { 2, 16, 24, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* 98 tiles in one block: narrowed to two per thread, a 2-tile tail */
   { 2, 16, 17, 7, 9, 3, 3, 1, 1, 0, 2, 1, 0, 1, "Clip" },          /* asymmetric pads, odd M */
+  /* patch convolutions, column stride = kernel width (SAM's and ViT's patch embedding): patch rows */
+  { 2, 3, 16, 64, 64, 16, 16, 16, 1, 0, 0, 0, 0, 1, NULL },  /* SAM's, K = 768 */
+  { 1, 5, 7, 9, 12, 3, 3, 3, 1, 0, 0, 0, 0, 1, "Relu" },     /* 3×3 stride 3 */
+  { 2, 4, 6, 10, 8, 4, 4, 4, 1, 1, 0, 1, 0, 1, NULL, TRUE }, /* rows padded (taps above and below the map), residual */
+  { 1, 6, 4, 8, 10, 2, 2, 2, 1, 0, 0, 0, 0, 2, NULL },       /* groups */
+  { 1, 3, 5, 8, 11, 3, 3, 3, 1, 0, 0, 0, 0, 1, NULL },       /* columns past the last patch unread */
+  { 1, 3, 5, 8, 8, 2, 2, 2, 1, 0, 1, 0, 1, 1, "Clip" },      /* columns padded: strided gathers */
+  /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
+  { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
+  { 2, 16, 16, 1, 159, 1, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, TRUE },   /* stride 2, odd width */
+  { 2, 32, 32, 1, 79, 1, 16, 1, 1, 0, 8, 0, 8, 4, NULL, FALSE, TRUE },     /* groups, padded: OW = W + 1 */
+  { 1, 6, 5, 1, 13, 1, 5, 3, 2, 0, 7, 0, 1, 1, "Clip", FALSE, TRUE },      /* stride 3, dilation 2, asymmetric pads */
+  { 3, 3, 4, 1, 2, 1, 3, 1, 1, 0, 4, 0, 4, 1, NULL, TRUE, TRUE },          /* padding wider than the input, residual */
 };
 
 static GraftModel *
@@ -140,15 +155,31 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   GraftGraph *g = graft_graph_new ("conv");
   graft_model_set_opset (model, "onnx", 17);
   gint64 dx[] = { c->n, c->c, c->h, c->w }, pads[] = { c->pt, c->pl, c->pb, c->pr };
-  float_graph_add_input (g, "x", 4, dx);
+  const char *conv_out = c->residual ? "sum" : c->activation ? "z" : "y";
+  if (c->conv1d)
+    dx[2] = c->w;
+  float_graph_add_input (g, "x", c->conv1d ? 3 : 4, dx);
   if (c->residual)
     {
       gint64 dr[] = { c->n, c->m, (c->h + c->pt + c->pb - (c->kh - 1) * c->d - 1) / c->s + 1,
                       (c->w + c->pl + c->pr - (c->kw - 1) * c->d - 1) / c->s + 1 };
-      float_graph_add_input (g, "r", 4, dr);
+      if (c->conv1d)
+        dr[2] = dr[3];
+      float_graph_add_input (g, "r", c->conv1d ? 3 : 4, dr);
     }
-  float_graph_add_conv (g, "x", c->residual ? "sum" : c->activation ? "z" : "y", c->m, c->c / c->group, c->kh, c->kw,
-                        wv, bv, c->s, c->d, pads, c->group);
+  if (c->conv1d)
+    {
+      gint64 dw[] = { c->m, c->c / c->group, c->kw }, db[] = { c->m }, pads1d[] = { c->pl, c->pr };
+      float_graph_add_initializer (g, "w", 3, dw, wv);
+      float_graph_add_initializer (g, "b", 1, db, bv);
+      GraftNode *conv = float_graph_add_node (g, "Conv", "x", "w", "b", conv_out);
+      graft_node_add_attribute (conv, graft_attribute_new_ints ("strides", &c->s, 1));
+      graft_node_add_attribute (conv, graft_attribute_new_ints ("dilations", &c->d, 1));
+      graft_node_add_attribute (conv, graft_attribute_new_ints ("pads", pads1d, 2));
+      graft_node_add_attribute (conv, graft_attribute_new_int ("group", c->group));
+    }
+  else
+    float_graph_add_conv (g, "x", conv_out, c->m, c->c / c->group, c->kh, c->kw, wv, bv, c->s, c->d, pads, c->group);
   if (c->residual)
     float_graph_add_node (g, "Add", "sum", "r", NULL, c->activation ? "z" : "y");
   if (c->activation)
@@ -201,7 +232,10 @@ check_case (const ConvCase *c, GraftPrecision precision)
   /* only the ungrouped convolutions where bf16 pays compute in bf16 */
   GraftWindow window = { .n = 2, .in = { c->h, c->w }, .kernel = { c->kh, c->kw }, .stride = { c->s, c->s },
                          .dilation = { c->d, c->d }, .pad_begin = { c->pt, c->pl }, .pad_end = { c->pb, c->pr } };
-  for (int d = 0; d < 2; d++)
+  if (c->conv1d)
+    window = (GraftWindow) { .n = 1, .in = { c->w }, .kernel = { c->kw }, .stride = { c->s }, .dilation = { c->d },
+                             .pad_begin = { c->pl }, .pad_end = { c->pr } };
+  for (int d = 0; d < window.n; d++)
     window.out[d] = (window.in[d] + window.pad_begin[d] + window.pad_end[d] - (window.kernel[d] - 1) * c->d - 1) / c->s + 1;
   gboolean bf16 = precision == GRAFT_PRECISION_BF16 && graft_conv_bf16_pays (&window, c->n, c->c, c->m, c->group);
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
@@ -227,15 +261,18 @@ check_case (const ConvCase *c, GraftPrecision precision)
       {
         graft_runtime_set_n_threads (rt, threads);
         gint64 dx[] = { c->n, c->c, c->h, c->w };
+        int rank = c->conv1d ? 3 : 4;
+        if (c->conv1d)
+          dx[2] = c->w;
         g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
                                                               (GDestroyNotify) graft_rt_tensor_unref);
-        GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL);
+        GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dx, NULL);
         memcpy (x->data, xv, x->nbytes);
         g_hash_table_insert (inputs, (gpointer) "x", x);
         if (c->residual)
           {
-            gint64 dr[] = { c->n, c->m, OH, OW };
-            GraftRtTensor *r = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dr, NULL);
+            gint64 dr[] = { c->n, c->m, c->conv1d ? OW : OH, OW };
+            GraftRtTensor *r = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, rank, dr, NULL);
             for (gint64 i = 0; i < c->n * c->m * OH * OW; i++)
               ((float *) r->data)[i] = float_graph_value_at (i, 5);
             g_hash_table_insert (inputs, (gpointer) "r", r);
@@ -243,9 +280,10 @@ check_case (const ConvCase *c, GraftPrecision precision)
         g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
         g_assert_no_error (error);
         GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->rank, ==, rank);
         g_assert_cmpint (y->dims[1], ==, c->m);
-        g_assert_cmpint (y->dims[2], ==, OH);
-        g_assert_cmpint (y->dims[3], ==, OW);
+        g_assert_cmpint (y->dims[rank - 2], ==, c->conv1d ? c->m : OH);
+        g_assert_cmpint (y->dims[rank - 1], ==, OW);
         const float *yv = y->data;
         for (gint64 n = 0; n < c->n; n++)
           for (gint64 m = 0; m < c->m; m++)

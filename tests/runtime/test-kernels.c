@@ -342,6 +342,187 @@ test_constant_nodes_planned (void)
 }
 
 static void
+add_initializer (GraftGraph *g, const char *name, GraftDType dtype, int rank, const gint64 *dims, gconstpointer data,
+                 gsize size)
+{
+  GraftTensor *t = graft_tensor_new (name, dtype, rank, dims);
+  g_autoptr(GBytes) bytes = g_bytes_new (data, size);
+  g_assert_true (graft_tensor_set_data (t, bytes, NULL));
+  graft_graph_add_initializer (g, graft_graph_ensure_value (g, name), t);
+}
+
+/* Steps that only compute from constants and shapes (a mask built from
+ * Shape → Gather → Range → Cast → Unsqueeze → Mul, and a Neg of a
+ * constant) keep their values between runs: a run of the same shape
+ * takes them without running them (the profile counts no call), and a
+ * run of another shape computes them again; values are right each time,
+ * whatever the caller did to the previous run's outputs. */
+static void
+test_shape_steps_memoised (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 one = 1, zero = 0, axes = 0;
+  float two = 2;
+  GraftValue *x = graft_graph_ensure_value (b.graph, "x");
+  x->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init (&x->shape, 2);
+  graft_graph_add_input (b.graph, x);
+  add_initializer (b.graph, "one", GRAFT_DTYPE_INT64, 0, NULL, &one, sizeof one);
+  add_initializer (b.graph, "zero", GRAFT_DTYPE_INT64, 0, NULL, &zero, sizeof zero);
+  add_initializer (b.graph, "axes", GRAFT_DTYPE_INT64, 1, &one, &axes, sizeof axes);
+  add_initializer (b.graph, "two", GRAFT_DTYPE_FLOAT32, 0, NULL, &two, sizeof two);
+  add_node (b.graph, "Shape", IN ("x"), IN ("shape"));
+  add_node (b.graph, "Gather", IN ("shape", "one"), IN ("columns"));
+  add_node (b.graph, "Range", IN ("zero", "columns", "one"), IN ("index"));
+  GraftNode *cast = add_node (b.graph, "Cast", IN ("index"), IN ("index_f"));
+  graft_node_add_attribute (cast, graft_attribute_new_int ("to", GRAFT_DTYPE_FLOAT32));
+  add_node (b.graph, "Unsqueeze", IN ("index_f", "axes"), IN ("row"));
+  add_node (b.graph, "Mul", IN ("row", "two"), IN ("bias"));
+  add_node (b.graph, "Neg", IN ("two"), IN ("minus_two"));
+  add_node (b.graph, "Add", IN ("x", "bias"), IN ("biased"));
+  add_node (b.graph, "Add", IN ("biased", "minus_two"), IN ("y"));
+  add_output (b.graph, "y");
+  graft_model_set_graph (b.model, b.graph);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_profiling (rt, TRUE);
+  const gint64 shapes[][2] = { { 2, 3 }, { 2, 3 }, { 2, 5 }, { 2, 3 }, { 3, 3 }, { 3, 3 } };
+  const guint64 range_calls[] = { 1, 0, 1, 1, 0, 0 };   /* {3, 3}: another Shape, the same column count */
+  for (guint round = 0; round < G_N_ELEMENTS (shapes); round++)
+    {
+      g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                            (GDestroyNotify) graft_rt_tensor_unref);
+      GraftRtTensor *xt = tensor_f32 (2, shapes[round], NULL);
+      for (gint64 i = 0; i < xt->numel; i++)
+        ((float *) xt->data)[i] = (float) (i * 10 + round);
+      g_hash_table_insert (inputs, (gpointer) "x", xt);
+      graft_runtime_reset_timings (rt);
+      g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0];
+      g_assert_cmpint (y->dims[0], ==, shapes[round][0]);
+      g_assert_cmpint (y->dims[1], ==, shapes[round][1]);
+      for (gint64 i = 0; i < y->numel; i++)
+        g_assert_cmpfloat (((float *) y->data)[i], ==, (float) (i * 10 + round) + 2 * (i % shapes[round][1]) - 2);
+      GArray *timings = graft_runtime_get_timings (rt);
+      guint64 calls = G_MAXUINT64;
+      for (guint k = 0; k < timings->len; k++)
+        {
+          GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, k);
+          if (strcmp (t->node->op_type, "Range") == 0)
+            calls = t->calls;
+        }
+      g_assert_cmpuint (calls, ==, range_calls[round]);
+      memset (y->data, 0xff, y->nbytes);   /* the next run must not read it */
+    }
+  builder_clear (&b);
+}
+
+/* Expand copies blocks (the innermost axes the input has in full, the
+ * broadcast axes outside them repeating each): every element against an
+ * index-by-index reference, for 1-, 2-, 4- and 8-byte types, with a
+ * scalar, leading axes added, broadcasts inside, outside and between
+ * full axes, a shape that needs no broadcast, and an empty output. */
+static void
+test_expand_blocks (void)
+{
+  static const struct {
+    int in_rank;
+    gint64 in[4];
+    int out_rank;
+    gint64 out[4];
+  } cases[] = {
+    { 0, { 0 }, 3, { 2, 3, 5 } },                    /* a scalar filled */
+    { 2, { 1, 4 }, 2, { 3, 4 } },                    /* a row repeated */
+    { 2, { 3, 1 }, 2, { 3, 7 } },                    /* a column spread */
+    { 4, { 2, 1, 5, 3 }, 4, { 2, 4, 5, 3 } },        /* Llama's key/value heads */
+    { 4, { 1, 1, 6, 1 }, 4, { 2, 3, 6, 6 } },        /* a mask */
+    { 3, { 2, 1, 3 }, 4, { 2, 2, 4, 3 } },           /* a leading axis added, broadcasts between full axes */
+    { 2, { 1, 3 }, 4, { 2, 1, 2, 3 } },              /* two leading axes added */
+    { 3, { 2, 3, 4 }, 3, { 2, 3, 4 } },              /* nothing to broadcast */
+    { 3, { 1, 3, 1 }, 3, { 2, 3, 1 } },              /* broadcast outside, a unit axis inside */
+    { 2, { 1, 3 }, 3, { 0, 2, 3 } },                 /* empty */
+  };
+  static const GraftDType dtypes[] = { GRAFT_DTYPE_BOOL, GRAFT_DTYPE_FLOAT16, GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64 };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint k = 0; k < G_N_ELEMENTS (dtypes); k++)
+      {
+        Builder b;
+        builder_init (&b, 17);
+        gint64 shape_dims[] = { cases[c].out_rank };
+        add_input (b.graph, "x", dtypes[k], cases[c].in_rank, cases[c].in);
+        add_input (b.graph, "shape", GRAFT_DTYPE_INT64, 1, shape_dims);
+        add_node (b.graph, "Expand", IN ("x", "shape"), IN ("y"));
+        add_output (b.graph, "y");
+        GraftRtTensor *x = graft_rt_tensor_new (dtypes[k], cases[c].in_rank, cases[c].in, NULL);
+        gsize e = x->numel ? x->nbytes / x->numel : 1;
+        for (gsize i = 0; i < x->nbytes; i++)
+          ((guint8 *) x->data)[i] = e == 1 ? (i % 3 == 1) : (guint8) (i * 7 + 1);
+        g_autoptr(GraftRtTensor) x_ref = graft_rt_tensor_ref (x);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) out = run (&b, &error, "x", x, "shape",
+                                        tensor_typed (GRAFT_DTYPE_INT64, 1, shape_dims, cases[c].out), NULL);
+        g_assert_no_error (error);
+        GraftRtTensor *y = out->pdata[0];
+        g_assert_cmpint (y->rank, ==, cases[c].out_rank);
+        gint64 index[4] = { 0 };
+        int shift = cases[c].out_rank - cases[c].in_rank;
+        for (gint64 i = 0; i < y->numel; i++)
+          {
+            gint64 off = 0;
+            for (int d = 0; d < cases[c].in_rank; d++)
+              off = off * cases[c].in[d] + (cases[c].in[d] == 1 ? 0 : index[d + shift]);
+            if (memcmp ((guint8 *) y->data + i * e, (guint8 *) x_ref->data + off * e, e) != 0)
+              g_error ("case %u, %s: y[%" G_GINT64_FORMAT "] is not x[%" G_GINT64_FORMAT "]", c,
+                       graft_dtype_to_string (dtypes[k]), i, off);
+            for (int d = cases[c].out_rank - 1; d >= 0; d--)
+              {
+                if (++index[d] < cases[c].out[d])
+                  break;
+                index[d] = 0;
+              }
+          }
+        builder_clear (&b);
+      }
+}
+
+/* A Cast to the type its input has gives that tensor itself (T5's
+ * hidden_states.to(torch.float32)): a step after it that may overwrite
+ * its input in place must leave the Cast's input, still read later and
+ * a graph output, as it was. */
+static void
+test_cast_to_own_type (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  gint64 d[] = { 4 };
+  add_input (b.graph, "a", GRAFT_DTYPE_FLOAT32, 1, d);
+  add_node (b.graph, "Neg", IN ("a"), IN ("x"));
+  GraftNode *cast = add_node (b.graph, "Cast", IN ("x"), IN ("same"));
+  graft_node_add_attribute (cast, graft_attribute_new_int ("to", GRAFT_DTYPE_FLOAT32));
+  add_node (b.graph, "Relu", IN ("same"), IN ("y"));
+  add_node (b.graph, "Abs", IN ("x"), IN ("z"));
+  add_output (b.graph, "y");
+  add_output (b.graph, "z");
+  add_output (b.graph, "x");
+  float av[] = { 1, -2, 3, -4 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, &error, "a", tensor_f32 (1, d, av), NULL);
+  g_assert_no_error (error);
+  const float *y = ((GraftRtTensor *) out->pdata[0])->data, *z = ((GraftRtTensor *) out->pdata[1])->data;
+  const float *x = ((GraftRtTensor *) out->pdata[2])->data;
+  for (int i = 0; i < 4; i++)
+    {
+      g_assert_cmpfloat (x[i], ==, -av[i]);
+      g_assert_cmpfloat (y[i], ==, MAX (-av[i], 0));
+      g_assert_cmpfloat (z[i], ==, fabsf (av[i]));
+    }
+  builder_clear (&b);
+}
+
+static void
 test_broadcast_incompatible (void)
 {
   Builder b;
@@ -1498,6 +1679,9 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/expand-where-rows", test_expand_where_rows);
   g_test_add_func ("/runtime/pow-by-one-exponent", test_pow_by_one_exponent);
   g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
+  g_test_add_func ("/runtime/shape-steps-memoised", test_shape_steps_memoised);
+  g_test_add_func ("/runtime/expand-blocks", test_expand_blocks);
+  g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);

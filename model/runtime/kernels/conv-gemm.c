@@ -232,6 +232,10 @@ struct _ConvGemmJob {
   gint64 group_panels;            /* column panels per pass over the filter */
   gint64 col_tasks, row_splits, tasks;
   gint64 ow_lo[MAX_KERNEL_COLS], ow_hi[MAX_KERNEL_COLS];  /* per kj: outputs ow reading inside the row */
+  /* a patch convolution (SAM's and ViT's patch embedding): column stride
+   * = kernel width, unit dilation, every tap's column inside the row for
+   * every output (see gather_patch_rows) */
+  gboolean patches;
   gboolean direct;                /* im2col (x) is x: 1×1 window, unit stride, no padding */
   /* flat gathers (see gather_panel_flat): input channel c of image n is
    * plane flat_x + (n·C + c)·flat_plane, rows of OW floats; tap (ki, kj)
@@ -297,6 +301,51 @@ typedef struct {
   gint64 slivers_per_image, slivers;
   gint64 col_tasks, row_splits;
 } PointwiseJob;
+
+/* Rows for taps (c, ki, 0..KW) of a patch convolution's panel (see
+ * ConvGemmJob.patches): each run's input row segment read once and
+ * spread over the KW rows, instead of KW strided gathers of a few
+ * columns each (a tenth of a small SAM encoder's run). */
+static inline void
+gather_patch_rows (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 c, gint64 ki, gint64 width,
+                   float *panel)
+{
+  const GraftConvGemmArgs *a = job->args;
+  const GraftWindow *w = a->w;
+  gint64 KW = w->kernel[1], H = w->in[0], W = w->in[1];
+  const float *x = a->x + job->g * (a->C / a->group) * job->in_size;
+  for (int r = 0; r < n_runs; r++)
+    {
+      const PixelRun *run = &runs[r];
+      gint64 ih = run->oh * w->stride[0] + ki * w->dilation[0] - w->pad_begin[0];
+      float *dst = panel + run->col;
+      if (ih < 0 || ih >= H)
+        {
+          for (gint64 j = 0; j < KW; j++)
+            memset (dst + j * width, 0, run->len * sizeof (float));
+          continue;
+        }
+      const float *src = x + (run->image * a->C + c) * job->in_size + ih * W + run->ow * KW;
+      for (gint64 o = 0; o < run->len; o++, src += KW)
+        for (gint64 j = 0; j < KW; j++)
+          dst[j * width + o] = src[j];
+    }
+}
+
+/* gather_patch_rows for the panel's rows k .. k + KW (kj = 0), then k,
+ * kj and panel on the last of them, whose tail and step the caller's
+ * loop finishes as any row's. */
+static inline void
+patch_rows_begin (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n_cols, gint64 width, gint64 c,
+                  gint64 ki, gint64 *k, gint64 *kj, float **panel)
+{
+  gint64 KW = job->args->w->kernel[1];
+  gather_patch_rows (job, runs, n_runs, c, ki, width, *panel);
+  for (gint64 j = 0; j < KW - 1; j++, (*k)++, *panel += width)
+    if (n_cols < width)
+      memset (*panel + n_cols, 0, (width - n_cols) * sizeof (float));
+  *kj = KW - 1;
+}
 
 #ifdef GRAFT_HAVE_X86_SIMD
 
@@ -383,7 +432,10 @@ gather_panel (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 n
   for (gint64 k = k0; k < k1; k++, panel += width)
     {
       gint64 shift = kj * dw - pl;
-      for (int r = 0; r < n_runs; r++)
+      gboolean patch = job->patches && kj == 0 && k + KW <= k1;
+      if (patch)
+        patch_rows_begin (job, runs, n_runs, n_cols, width, c, ki, &k, &kj, &panel);
+      for (int r = 0; !patch && r < n_runs; r++)
         {
           const PixelRun *run = &runs[r];
           float *dst = panel + run->col;
@@ -710,7 +762,10 @@ gather_panel_avx2 (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gin
 
   for (gint64 k = k0; k < k1; k++, panel += width)
     {
-      for (int r = 0; r < n_runs; r++)
+      gboolean patch = job->patches && kj == 0 && k + KW <= k1;
+      if (patch)
+        patch_rows_begin (job, runs, n_runs, n_cols, width, c, ki, &k, &kj, &panel);
+      for (int r = 0; !patch && r < n_runs; r++)
         {
           const PixelRun *run = &runs[r];
           gint64 ih = run->oh * sh + ki * dh - pt;
@@ -1601,8 +1656,12 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
   job.columns = args->N * job.out_size;
   if (job.columns == 0 || filter->Mg == 0)
     return TRUE;
+  job.patches = w->stride[1] == w->kernel[1] && w->dilation[1] == 1;
   for (gint64 kj = 0; kj < w->kernel[1]; kj++)
-    graft_window_inside (w, 1, kj, &job.ow_lo[kj], &job.ow_hi[kj]);
+    {
+      graft_window_inside (w, 1, kj, &job.ow_lo[kj], &job.ow_hi[kj]);
+      job.patches &= job.ow_lo[kj] == 0 && job.ow_hi[kj] == w->out[1];
+    }
   plan_job (&job, MAX (graft_kernel_get_n_threads (ctx), 1));
 
   g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, job.tasks * job.task_floats * sizeof (float), error);

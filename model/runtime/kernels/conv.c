@@ -238,6 +238,20 @@ typedef struct {
   gint64 row_stride;      /* distance between col rows: out_size, or N·out_size when images share a GEMM */
 } Im2ColJob;
 
+/* r[0..n) = the input row xr read at o·s + shift for o in [lo, hi), the
+ * outputs whose tap reads inside it (graft_window_inside), 0 elsewhere. */
+static inline void
+im2col_span (float *r, const float *xr, gint64 lo, gint64 hi, gint64 n, gint64 s, gint64 shift)
+{
+  memset (r, 0, lo * sizeof (float));
+  if (s == 1)
+    memcpy (r + lo, xr + lo + shift, (hi - lo) * sizeof (float));
+  else
+    for (gint64 o = lo; o < hi; o++)
+      r[o] = xr[o * s + shift];
+  memset (r + hi, 0, (n - hi) * sizeof (float));
+}
+
 /* The kernel row ki of channel c (2-D windows): col rows (c, ki, 0..KW). */
 static void
 im2col_row2d (gint64 index, gpointer data)
@@ -264,16 +278,25 @@ im2col_row2d (gint64 index, gpointer data)
               memset (r, 0, OW * sizeof (float));
               continue;
             }
-          const float *xr = x + ih * W;
-          memset (r, 0, lo * sizeof (float));
-          if (sw == 1)
-            memcpy (r + lo, xr + lo + dw, (hi - lo) * sizeof (float));
-          else
-            for (gint64 ow = lo; ow < hi; ow++)
-              r[ow] = xr[ow * sw + dw];
-          memset (r + hi, 0, (OW - hi) * sizeof (float));
+          im2col_span (r, x + ih * W, lo, hi, OW, sw, dw);
         }
     }
+}
+
+/* The kernel tap k of channel c (1-D windows: wav2vec2's feature
+ * extractor and grouped positional convolution): col row (c, k). */
+static void
+im2col_row1d (gint64 index, gpointer data)
+{
+  Im2ColJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 K = w->kernel[0], c = index / K, k = index % K, s = w->stride[0];
+  gint64 d = k * w->dilation[0] - w->pad_begin[0], lo, hi;
+  const float *x = job->x + c * job->in_size;
+  float *row = job->col + (c * job->k_size + k) * job->row_stride;
+
+  graft_window_inside (w, 0, k, &lo, &hi);
+  im2col_span (row, x, lo, hi, job->out_size, s, d);
 }
 
 /* Any number of spatial dims, one channel per index. */
@@ -316,6 +339,8 @@ im2col (GraftKernelContext *ctx, Im2ColJob *job)
 {
   if (job->w->n == 2)
     graft_kernel_parallel_for (ctx, job->channels * job->w->kernel[0], im2col_row2d, job);
+  else if (job->w->n == 1)
+    graft_kernel_parallel_for (ctx, job->channels * job->w->kernel[0], im2col_row1d, job);
   else
     graft_kernel_parallel_for (ctx, job->channels, im2col_channel, job);
 }

@@ -543,6 +543,31 @@ kernel_group_norm_fusion (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
+/* graft::RMSNorm (fusion-patterns.h): declines (no output: the nodes
+ * run) anything but a float32 x reduced over its last axis and a float32
+ * scale of that axis's length ([D] or with leading 1s): then each row as
+ * RMSNormalization normalises it, in the rows of vector-math.h. */
+static gboolean
+kernel_rms_norm_fusion (GraftKernelContext *ctx, GError **error)
+{
+  const GraftRmsNormFusion *f = graft_kernel_get_pattern (ctx);
+  GraftRtTensor *x = ctx->inputs[GRAFT_RMS_NORM_FUSION_X], *scale = ctx->inputs[GRAFT_RMS_NORM_FUSION_SCALE];
+  if (f == NULL || x == NULL || scale == NULL || x->kind != GRAFT_RT_TENSOR || scale->kind != GRAFT_RT_TENSOR ||
+      x->dtype != GRAFT_DTYPE_FLOAT32 || scale->dtype != GRAFT_DTYPE_FLOAT32 || x->rank < 1 || x->numel == 0 ||
+      (f->axis != -1 && f->axis != x->rank - 1))
+    return TRUE;
+  gint64 count = x->dims[x->rank - 1];
+  if (scale->numel != count || scale->rank > x->rank || (scale->rank > 0 && scale->dims[scale->rank - 1] != count))
+    return TRUE;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, x->rank, x->dims, error);
+  if (y == NULL)
+    return FALSE;
+  gint64 groups = x->numel / count;
+  g_autofree double *means = g_new (double, groups), *inv_rms = g_new (double, groups);
+  normalize_float_rows (ctx, x, scale, NULL, y, groups, count, f->epsilon, TRUE, means, inv_rms);
+  return TRUE;
+}
+
 static gboolean
 kernel_lrn (GraftKernelContext *ctx, GError **error)
 {
@@ -674,5 +699,6 @@ const GraftOpSchema graft_ops_norm[] = {
   NORM ("LpNormalization", 1, graft_infer_same_as_input, kernel_lp_norm, "input", "output"),
   { GRAFT_GROUP_NORM_FUSION_OP, 1, 0, graft_infer_same_as_input, kernel_group_norm_fusion, 0,
     "X grouped_shape group_scale group_bias shape scale bias", "Y" },
+  { GRAFT_RMS_NORM_FUSION_OP, 1, 0, graft_infer_same_as_input, kernel_rms_norm_fusion, 0, "X scale", "Y" },
   { NULL }
 };

@@ -900,6 +900,60 @@ infer_expand (GraftInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* dst[0..n·bytes) = n copies of the bytes at dst[0..bytes), by doubling
+ * (memory speed for a broadcast of one element as for a row). */
+static void
+repeat_bytes (char *dst, gsize bytes, gint64 n)
+{
+  gsize total = bytes * n, filled = bytes;
+  while (filled < total)
+    {
+      gsize chunk = MIN (filled, total - filled);
+      memcpy (dst + filled, dst, chunk);
+      filled += chunk;
+    }
+}
+
+/* out = in broadcast to out's shape (not strings): the innermost axes
+ * that in has in full are one block, the broadcast axes just outside
+ * them repeat it, and only the axes further out are walked one index
+ * at a time (Llama's key/value heads, attention masks). */
+static void
+broadcast_copy_blocks (GraftRtTensor *out, const GraftRtTensor *in)
+{
+  int R = out->rank, shift = out->rank - in->rank;
+  gint64 idims[GRAFT_RT_MAX_RANK], istrides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  gsize e = graft_rt_dtype_size (out->dtype);
+  for (int d = 0; d < R; d++)
+    idims[d] = d < shift ? 1 : in->dims[d - shift];
+  gint64 stride = 1;
+  for (int d = R - 1; d >= 0; d--)
+    {
+      istrides[d] = idims[d] == 1 ? 0 : stride;
+      stride *= idims[d];
+    }
+  int k = R;                 /* axes k.. : a block in has in full */
+  gint64 block = 1, repeats = 1;
+  while (k > 0 && idims[k - 1] == out->dims[k - 1])
+    block *= out->dims[--k];
+  int j = k;                 /* axes j..k-1: broadcast, the block repeated */
+  while (j > 0 && idims[j - 1] == 1)
+    repeats *= out->dims[--j];
+  gsize block_bytes = block * e;
+  gint64 outer = out->numel / MAX (block * repeats, 1);
+  char *dst = out->data;
+  for (gint64 o = 0; o < outer; o++)
+    {
+      gint64 off = 0;
+      for (int d = 0; d < j; d++)
+        off += index[d] * istrides[d];
+      memcpy (dst, (const char *) in->data + off * e, block_bytes);
+      repeat_bytes (dst, block_bytes, repeats);
+      dst += block_bytes * repeats;
+      graft_index_next (index, out->dims, j);
+    }
+}
+
 static gboolean
 kernel_broadcast_copy (GraftKernelContext *ctx, GError **error)
 {
@@ -909,6 +963,11 @@ kernel_broadcast_copy (GraftKernelContext *ctx, GError **error)
   GraftBroadcastIter iter;
   if (out == NULL)
     return FALSE;
+  if (out->dtype != GRAFT_DTYPE_STRING && out->numel > 0)
+    {
+      broadcast_copy_blocks (out, in);
+      return TRUE;
+    }
   graft_broadcast_iter_init (&iter, out, ins, 1);
   if (out->numel == 0)
     return TRUE;
@@ -1630,6 +1689,13 @@ kernel_cast (GraftKernelContext *ctx, GError **error)
         return FALSE;
       for (gint64 i = 0; i < in->numel; i++)
         ((guint8 *) out->data)[i] = graft_narrow_dtype_encode (to, graft_rt_tensor_get_f64 (in, i), FALSE);
+      return TRUE;
+    }
+  /* a cast to the type it has (T5's hidden_states.to(torch.float32) before
+   * each norm) is the tensor itself, as Identity gives it */
+  if (in->kind == GRAFT_RT_TENSOR && in->dtype == to)
+    {
+      graft_kernel_set_output (ctx, 0, graft_rt_tensor_ref (in));
       return TRUE;
     }
   GraftRtTensor *out = graft_rt_tensor_cast (in, to, error);

@@ -145,40 +145,41 @@ VM (lanes_sum) (V acc)
 /* FALSE when the row's maximum or its sum of exponentials is not finite.
  * The sum can only fail after y was written when a NaN hid from V_MAX; the
  * caller's double path then gives all NaN from x or from y alike, so x may
- * be y. */
+ * be y. The last n mod VW values go through one partial vector in each
+ * pass (padded with -inf, whose exponential is 0): attention over 79
+ * frames spent most of its softmax in scalar tails. */
 static GRAFT_HOT_LOOP gboolean
 VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
 {
   V vmax = V_SET1 (-INFINITY);
-  gint64 i = 0;
-  for (; i + VW <= n; i += VW)
+  gint64 i = 0, left = n % VW, full = n - left;
+  for (; i < full; i += VW)
     vmax = V_MAX (vmax, V_LOAD (x + i));
+  if (left > 0)
+    vmax = V_MAX (vmax, V_LOAD_PARTIAL (x + full, left, -INFINITY));
   float lanes[VW], mx = -INFINITY;
   V_STORE (lanes, vmax);
   for (int j = 0; j < VW; j++)
     mx = MAX (mx, lanes[j]);
-  for (; i < n; i++)
-    mx = MAX (mx, x[i]);
   if (!isfinite (mx))
     return FALSE;
   /* a NaN that V_MAX passed over makes the sum NaN: checked below */
   V shift = V_SET1 (mx), acc = V_SET1 (0.0f);
-  double sum = 0;
-  for (i = 0; i + VW <= n; i += VW)
+  for (i = 0; i < full; i += VW)
     {
       V e = VM (exp_v) (V_SUB (V_LOAD (x + i), shift));
       if (!log_form)
         V_STORE (y + i, e);
       acc = V_ADD (acc, e);
     }
-  sum = VM (lanes_sum) (acc);
-  for (; i < n; i++)
+  if (left > 0)
     {
-      float e = exp_v_portable (x[i] - mx);
+      V e = VM (exp_v) (V_SUB (V_LOAD_PARTIAL (x + full, left, -INFINITY), shift));
       if (!log_form)
-        y[i] = e;
-      sum += e;
+        V_STORE_PARTIAL (y + full, e, left);
+      acc = V_ADD (acc, e);
     }
+  double sum = VM (lanes_sum) (acc);
   if (!isfinite (sum) || sum <= 0)
     return FALSE;
   if (log_form)
@@ -186,17 +187,17 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
       /* (x - max) - log sum: x - (max + log sum) would lose log sum against a huge max */
       float log_sum = log (sum);
       V vlog_sum = V_SET1 (log_sum);
-      for (i = 0; i + VW <= n; i += VW)
+      for (i = 0; i < full; i += VW)
         V_STORE (y + i, V_SUB (V_SUB (V_LOAD (x + i), shift), vlog_sum));
-      for (; i < n; i++)
+      for (i = full; i < n; i++)
         y[i] = (x[i] - mx) - log_sum;
       return TRUE;
     }
   V inv = V_SET1 ((float) (1.0 / sum));
-  for (i = 0; i + VW <= n; i += VW)
+  for (i = 0; i < full; i += VW)
     V_STORE (y + i, V_MUL (V_LOAD (y + i), inv));
-  for (; i < n; i++)
-    y[i] *= (float) (1.0 / sum);
+  if (left > 0)
+    V_STORE_PARTIAL (y + full, V_MUL (V_LOAD_PARTIAL (y + full, left, 0.0f), inv), left);
   return TRUE;
 }
 

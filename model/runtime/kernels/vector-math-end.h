@@ -19,3 +19,5 @@
 #undef V_COPYSIGN
 #undef V_SELECT_LT
 #undef V_KEEP_NAN
+#undef V_LOAD_PARTIAL
+#undef V_STORE_PARTIAL

@@ -39,6 +39,9 @@ pow2i_portable (float n)
 #define V_COPYSIGN(mag, sign) copysignf (mag, sign)
 #define V_SELECT_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
 #define V_KEEP_NAN(x, r) (isnan (x) ? (x) : (r))
+/* the first n < VW values (never reached with one value a vector) */
+#define V_LOAD_PARTIAL(p, n, fill) ((n) > 0 ? *(p) : (fill))
+#define V_STORE_PARTIAL(p, v, n) do { if ((n) > 0) *(p) = (v); } while (0)
 #include "runtime/kernels/vector-math-body.h"
 #include "runtime/kernels/vector-math-end.h"
 
@@ -73,7 +76,13 @@ pow2i_portable (float n)
   _mm256_or_ps (V_ABS (mag), _mm256_and_ps (_mm256_set1_ps (-0.0f), sign))
 #define V_SELECT_LT(a, b, t, f) _mm256_blendv_ps (f, t, _mm256_cmp_ps (a, b, _CMP_LT_OQ))
 #define V_KEEP_NAN(x, r) _mm256_blendv_ps (r, x, _mm256_cmp_ps (x, x, _CMP_UNORD_Q))
+#define V_LANES_BELOW(n) _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((int) (n)), _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7))
+#define V_LOAD_PARTIAL(p, n, fill) \
+  _mm256_blendv_ps (_mm256_set1_ps (fill), _mm256_maskload_ps (p, V_LANES_BELOW (n)), \
+                    _mm256_castsi256_ps (V_LANES_BELOW (n)))
+#define V_STORE_PARTIAL(p, v, n) _mm256_maskstore_ps (p, V_LANES_BELOW (n), v)
 #include "runtime/kernels/vector-math-body.h"
+#undef V_LANES_BELOW
 #include "runtime/kernels/vector-math-end.h"
 
 #if defined(__clang__)
@@ -108,6 +117,8 @@ GRAFT_TARGET_AVX512_BEGIN
                                         _mm512_and_si512 (_mm512_castps_si512 (sign), _mm512_set1_epi32 (G_MININT32))))
 #define V_SELECT_LT(a, b, t, f) _mm512_mask_blend_ps (_mm512_cmp_ps_mask (a, b, _CMP_LT_OQ), f, t)
 #define V_KEEP_NAN(x, r) _mm512_mask_blend_ps (_mm512_cmp_ps_mask (x, x, _CMP_UNORD_Q), r, x)
+#define V_LOAD_PARTIAL(p, n, fill) _mm512_mask_loadu_ps (_mm512_set1_ps (fill), (__mmask16) ((1u << (n)) - 1), p)
+#define V_STORE_PARTIAL(p, v, n) _mm512_mask_storeu_ps (p, (__mmask16) ((1u << (n)) - 1), v)
 #include "runtime/kernels/vector-math-body.h"
 #include "runtime/kernels/vector-math-end.h"
 
