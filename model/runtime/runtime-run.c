@@ -634,10 +634,18 @@ graft_runtime_quiet_blas (void)
    * process, a third of the CPU time of `graft-cli info` of Swin-T. A
    * multi-threaded BLAS call would start them again; the runtime makes
    * none. */
+  static gsize done = 0;
+  if (!g_once_init_enter (&done))
+    return;
+  /* in this order and once: openblas_set_num_threads starts the server
+   * threads again when they are down (its re-init after a fork), which
+   * at every run cost a thread created and joined (a fifth of a ViT-tiny
+   * run) */
   openblas_set_num_threads (1);
   gpointer shutdown = dlsym (RTLD_DEFAULT, "blas_thread_shutdown_");
   if (shutdown != NULL)
     ((int (*) (void)) shutdown) ();
+  g_once_init_leave (&done, 1);
 }
 
 GPtrArray *
