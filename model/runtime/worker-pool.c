@@ -24,6 +24,9 @@
 
 #define SPIN_MICROSECONDS 500
 #define CHUNK_MAX ((gint64) G_MAXINT32)
+/* the index half of a ticket whose job is being set up: above any n, so
+ * nothing is taken until the job is published with index 0 */
+#define JOB_CLOSED G_MAXUINT32
 
 struct _GraftWorkerPool {
   guint n_threads;
@@ -83,11 +86,13 @@ spin_until (gboolean (*ready) (GraftWorkerPool *pool, gconstpointer arg), GraftW
     }
 }
 
-/* a generation other than *(guint32 *) seen is published */
+/* a job of a generation other than *(guint32 *) seen is published (its
+ * setup done) */
 static gboolean
 new_generation (GraftWorkerPool *pool, gconstpointer seen)
 {
-  return generation (pool) != *(const guint32 *) seen;
+  guint64 t = __atomic_load_n (&pool->ticket, __ATOMIC_SEQ_CST);
+  return (guint32) (t >> 32) != *(const guint32 *) seen && (guint32) t != JOB_CLOSED;
 }
 
 /* all *(gint64 *) n items of the job are done */
@@ -144,20 +149,29 @@ worker_main (gpointer user_data)
         {
           g_mutex_lock (&pool->mutex);
           __atomic_add_fetch (&pool->sleepers, 1, __ATOMIC_SEQ_CST);
-          while (!__atomic_load_n (&pool->quit, __ATOMIC_SEQ_CST) && generation (pool) == seen)
+          while (!__atomic_load_n (&pool->quit, __ATOMIC_SEQ_CST) && !new_generation (pool, &seen))
             g_cond_wait (&pool->wake, &pool->mutex);
           __atomic_sub_fetch (&pool->sleepers, 1, __ATOMIC_SEQ_CST);
           g_mutex_unlock (&pool->mutex);
         }
       if (__atomic_load_n (&pool->quit, __ATOMIC_SEQ_CST))
         return NULL;
-      /* the job of generation gen; if the caller has moved on to a later
-       * one meanwhile, the fields may be that job's, but the ticket check
-       * in take_index fails for gen and nothing runs */
-      guint32 gen = seen = generation (pool);
-      GraftWorkerFunc func = __atomic_load_n (&pool->func, __ATOMIC_RELAXED);
-      gpointer data = __atomic_load_n (&pool->data, __ATOMIC_RELAXED);
-      gint64 base = __atomic_load_n (&pool->base, __ATOMIC_RELAXED), n = __atomic_load_n (&pool->n, __ATOMIC_RELAXED);
+      /* the job of generation gen. If the caller has moved on meanwhile,
+       * the fields read below may be a later job's; but the caller closes
+       * the ticket (a later generation, JOB_CLOSED) before it writes them,
+       * and a worker that read a field so written (acquire) then sees that
+       * ticket, so take_index fails for gen and nothing runs. Without the
+       * closing, a worker late from gen could take index n of gen's
+       * exhausted ticket with the next job's larger n: an item run twice,
+       * and `done` past n, so that the caller waited for ever (2 threads,
+       * 20,000 jobs of 2, 7 and 33 items hung in seconds). */
+      guint64 t = __atomic_load_n (&pool->ticket, __ATOMIC_ACQUIRE);
+      if ((guint32) t == JOB_CLOSED)
+        continue;   /* the next job's setup: wait for it again */
+      guint32 gen = seen = (guint32) (t >> 32);
+      GraftWorkerFunc func = __atomic_load_n (&pool->func, __ATOMIC_ACQUIRE);
+      gpointer data = __atomic_load_n (&pool->data, __ATOMIC_ACQUIRE);
+      gint64 base = __atomic_load_n (&pool->base, __ATOMIC_ACQUIRE), n = __atomic_load_n (&pool->n, __ATOMIC_ACQUIRE);
       gint64 index, count = 0;
       while (take_index (pool, gen, n, &index))
         {
@@ -210,12 +224,14 @@ graft_worker_pool_get_n_threads (GraftWorkerPool *pool)
 static void
 run_chunk (GraftWorkerPool *pool, gint64 base, gint64 n, GraftWorkerFunc func, gpointer data)
 {
-  __atomic_store_n (&pool->func, func, __ATOMIC_RELAXED);
-  __atomic_store_n (&pool->data, data, __ATOMIC_RELAXED);
-  __atomic_store_n (&pool->base, base, __ATOMIC_RELAXED);
-  __atomic_store_n (&pool->n, n, __ATOMIC_RELAXED);
-  __atomic_store_n (&pool->done, 0, __ATOMIC_RELAXED);
+  /* closed first (see worker_main), then the fields, then published */
   guint32 gen = generation (pool) + 1;
+  __atomic_store_n (&pool->ticket, (guint64) gen << 32 | JOB_CLOSED, __ATOMIC_SEQ_CST);
+  __atomic_store_n (&pool->func, func, __ATOMIC_RELEASE);
+  __atomic_store_n (&pool->data, data, __ATOMIC_RELEASE);
+  __atomic_store_n (&pool->base, base, __ATOMIC_RELEASE);
+  __atomic_store_n (&pool->n, n, __ATOMIC_RELEASE);
+  __atomic_store_n (&pool->done, 0, __ATOMIC_RELEASE);
   __atomic_store_n (&pool->ticket, (guint64) gen << 32, __ATOMIC_SEQ_CST);
   /* a worker going to sleep counts itself before its last look at the
    * ticket; this thread publishes the ticket before it looks at the count */

@@ -2,6 +2,7 @@
  * loop runs exactly once with 1, 2 and 3 threads, and a pool between
  * jobs sleeps: its workers spin for at most 0.5 ms after a job, then wait on
  * a condition variable, so an idle pool costs no CPU time. */
+#include <string.h>
 #include <time.h>
 #include "runtime/worker-pool.h"
 
@@ -28,6 +29,45 @@ test_every_index_once (void)
     }
   for (gint64 i = 0; i < ITEMS; i++)
     g_assert_cmpint (hits[i], ==, 3 * 20);
+}
+
+typedef struct {
+  gint *hits;
+  gint64 n;
+} SmallJob;
+
+static void
+count_small_job_index (gint64 index, gpointer data)
+{
+  SmallJob *job = data;
+  g_assert_cmpint (index, <, job->n);
+  g_atomic_int_inc (&job->hits[index]);
+}
+
+/* Many short jobs of different sizes back to back: a worker that woke
+ * late for one job must not take an index of it with the next job's size
+ * (once it ran an item twice and counted past the job's end, and the
+ * caller waited for ever: 2 threads hung within 20,000 such jobs). */
+static void
+test_short_jobs_back_to_back (void)
+{
+  static const gint64 sizes[] = { 2, 7, 33 };
+  for (guint threads = 2; threads <= 4; threads++)
+    {
+      GraftWorkerPool *pool = graft_worker_pool_new (threads);
+      gint hits[2][33];
+      for (int k = 0; k < 100000; k++)
+        {
+          SmallJob job = { hits[k & 1], sizes[k % 3] };
+          memset (job.hits, 0, sizeof hits[0]);
+          graft_worker_pool_run (pool, job.n, count_small_job_index, &job);
+          for (gint64 i = 0; i < job.n; i++)
+            if (job.hits[i] != 1)
+              g_error ("%u threads, job %d of %" G_GINT64_FORMAT " items: item %" G_GINT64_FORMAT " ran %d times",
+                       threads, k, job.n, i, job.hits[i]);
+        }
+      graft_worker_pool_free (pool);
+    }
 }
 
 static double
@@ -59,6 +99,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/worker-pool/every-index-once", test_every_index_once);
+  g_test_add_func ("/worker-pool/short-jobs-back-to-back", test_short_jobs_back_to_back);
   g_test_add_func ("/worker-pool/idle-pool-sleeps", test_idle_pool_sleeps);
   return g_test_run ();
 }
