@@ -662,7 +662,7 @@ graft_layout_finalize (GObject *object)
   g_hash_table_unref (self->drawn_totals);
   graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
-  graft_label_pool_unref (self->labels);
+  graft_label_pool_free (self->labels);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
   g_mutex_clear (&self->lock);
@@ -2232,7 +2232,7 @@ compute_thread (GTask *task, gpointer source_object, gpointer task_data, GCancel
   if (scene == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, scene, (GDestroyNotify) graft_scene_unref);
+    g_task_return_pointer (task, scene, (GDestroyNotify) graft_scene_free);
 }
 
 void

@@ -21,9 +21,6 @@ PRODUCT = ["app", "widgets", "model", "layout", "python"]
 # says so), and a new test-only function fails until it is removed or
 # listed here with its reason.
 KNOWN = {
-    # Reference-counted types whose references nobody takes yet.
-    "graft_label_pool_ref": "the pair of graft_label_pool_unref",
-    "graft_scene_ref": "the pair of graft_scene_unref",
     # The model library's in-memory entry points (fuzz harnesses, round trips).
     "graft_onnx_read_bytes": "reads a model from memory; the fuzz harnesses' entry",
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",

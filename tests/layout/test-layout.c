@@ -419,7 +419,7 @@ test_async (void)
   g_assert_cmpuint (count_op_nodes (data.scene), ==, graph->nodes->len);
 
   /* A cancelled async compute reports G_IO_ERROR_CANCELLED. */
-  graft_scene_unref (data.scene);
+  graft_scene_free (data.scene);
   data.scene = NULL;
   {
     g_autoptr (GCancellable) cancellable = g_cancellable_new ();
