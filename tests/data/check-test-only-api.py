@@ -29,11 +29,6 @@ KNOWN = {
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
     "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
     "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
-    # Edits made without the operation table (issue 38, one edit mechanism).
-    "graft_edit_new_set_input_shape": "an edit outside the operation table",
-    "graft_edit_new_delete_node": "an edit outside the operation table",
-    "graft_edit_new_bypass_node": "an edit outside the operation table",
-    "graft_diagnostic_new_fix": "a lint fix as an edit outside the operation table",
     # Counts and internals the layout, analysis and runtime tests read.
     "graft_layout_new_flat": "the whole graph in one dot run, for comparison (layout-bench)",
     "graft_layout_get_display_group": "layout internals the layout tests check",
