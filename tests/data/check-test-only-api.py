@@ -29,16 +29,12 @@ KNOWN = {
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
     "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
     "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
-    # Counts and internals the layout, analysis and runtime tests read.
+    # Layout internals the layout tests read.
     "graft_layout_new_flat": "the whole graph in one dot run, for comparison (layout-bench)",
     "graft_layout_get_display_group": "layout internals the layout tests check",
     "graft_layout_get_last_stats": "layout internals the layout tests check",
     "graft_layout_get_n_groups": "layout internals the layout tests check",
     "graft_layout_get_options": "layout internals the layout tests check",
-    "graft_inference_get_n_values": "a count the analysis tests check",
-    "graft_worker_pool_get_n_threads": "a count the worker-pool test checks",
-    "graft_aten_schema_count": "a count the TorchScript reading test checks",
-    "graft_op_registry_output_name": "the registry's output names, which the kernel test checks",
 }
 TESTS = ["tests"]
 DECLARED = re.compile(r"\b(graft_[a-z0-9_]+)\s*\(")
