@@ -24,7 +24,6 @@ KNOWN = {
     # The model library's in-memory entry points (fuzz harnesses, round trips).
     "graft_onnx_read_bytes": "reads a model from memory; the fuzz harnesses' entry",
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",
-    "graft_tensor_file_read_pb": "reads ONNX test-data TensorProto files (the conformance suite)",
     # How the kernel tests run every instruction set in one process.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
     "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
