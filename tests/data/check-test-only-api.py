@@ -26,7 +26,6 @@ KNOWN = {
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",
     # How the kernel tests run every instruction set in one process.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
-    "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
     "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
     # The baseline the hierarchical layout is measured against.
     "graft_layout_new_flat": "the whole graph in one dot run: layout-bench's 'flat' mode, which "
