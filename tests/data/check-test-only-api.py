@@ -21,12 +21,19 @@ PRODUCT = ["app", "widgets", "model", "layout", "python"]
 # says so), and a new test-only function fails until it is removed or
 # listed here with its reason.
 KNOWN = {
-    # The model library's in-memory entry points (fuzz harnesses, round trips).
+    # The model library's in-memory entry points: the product reads and
+    # writes files only, the fuzz harnesses get libFuzzer's bytes and round
+    # trip them without a file per input.
     "graft_onnx_read_bytes": "reads a model from memory; the fuzz harnesses' entry",
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",
-    # How the kernel tests run every instruction set in one process.
+    # How the kernel tests run every instruction set in one process: they
+    # compare a level's result with the portable path's on the same inputs
+    # (test-vector-math, test-quantized), which GRAFT_SIMD, read once per
+    # process, cannot do without passing the results between processes.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
-    "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
+    "graft_qgemm_u8s8": "the u8s8 tile kernels (vpmaddubsw, VNNI) over a plain a in one call, checked at every "
+                        "level; qlinear.c's byte convolution packs its filter (a) and image panels itself and "
+                        "drives the same kind through _graft_qgemm_run",
     # The baseline the hierarchical layout is measured against.
     "graft_layout_new_flat": "the whole graph in one dot run: layout-bench's 'flat' mode, which "
                              "bench-layout times against the group-by-group layout",
