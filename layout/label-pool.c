@@ -18,7 +18,6 @@ typedef struct {
 } Entry;
 
 struct _GraftLabelPool {
-  gatomicrefcount ref_count;
   double max_width;
   GMutex lock;             /* guards both tables */
   GHashTable *labels;      /* LabelKey* (in its Entry) → Entry*, owned */
@@ -54,7 +53,6 @@ graft_label_pool_new (double max_width)
 {
   GraftLabelPool *pool = g_new0 (GraftLabelPool, 1);
 
-  g_atomic_ref_count_init (&pool->ref_count);
   pool->max_width = max_width;
   g_mutex_init (&pool->lock);
   pool->labels = g_hash_table_new_full (label_key_hash, label_key_equal, NULL, entry_free);
@@ -62,17 +60,10 @@ graft_label_pool_new (double max_width)
   return pool;
 }
 
-GraftLabelPool *
-graft_label_pool_ref (GraftLabelPool *pool)
-{
-  g_atomic_ref_count_inc (&pool->ref_count);
-  return pool;
-}
-
 void
-graft_label_pool_unref (GraftLabelPool *pool)
+graft_label_pool_free (GraftLabelPool *pool)
 {
-  if (pool == NULL || !g_atomic_ref_count_dec (&pool->ref_count))
+  if (pool == NULL)
     return;
   g_hash_table_unref (pool->labels);
   g_hash_table_unref (pool->texts);

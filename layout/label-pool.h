@@ -6,8 +6,9 @@
  * A label is its lines, title first (the title font), then body lines;
  * each is elided to max_width as layout/text.h measures it. What the
  * pool hands out stays valid, unchanged, as long as the pool lives: the
- * scenes a layout builds hold a reference to it. Thread-safe: layouts are
- * computed on worker threads, several at once when one was cancelled. */
+ * layout owns it, and the scenes it builds hold the layout. Thread-safe:
+ * layouts are computed on worker threads, several at once when one was
+ * cancelled. */
 #pragma once
 
 #include <cairo.h>
@@ -23,8 +24,7 @@ typedef struct {
 } GraftPooledLabel;
 
 GraftLabelPool *graft_label_pool_new (double max_width);
-GraftLabelPool *graft_label_pool_ref (GraftLabelPool *pool);
-void graft_label_pool_unref (GraftLabelPool *pool);
+void graft_label_pool_free (GraftLabelPool *pool);
 
 /* The label whose unfitted lines are texts (char*), measured on measure
  * when the pool has not seen it yet. */
@@ -34,6 +34,6 @@ const GraftPooledLabel *graft_label_pool_fit (GraftLabelPool *pool, GPtrArray *t
 const char *graft_label_pool_intern (GraftLabelPool *pool, const char *text);
 
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftLabelPool, graft_label_pool_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftLabelPool, graft_label_pool_free)
 
 G_END_DECLS

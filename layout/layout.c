@@ -662,7 +662,7 @@ graft_layout_finalize (GObject *object)
   g_hash_table_unref (self->drawn_totals);
   graft_shared_values_free (self->shared);
   g_hash_table_unref (self->cache);
-  graft_label_pool_unref (self->labels);
+  graft_label_pool_free (self->labels);
   g_clear_pointer (&self->inference, graft_inference_unref);
   g_free (self->expanded);
   g_mutex_clear (&self->lock);
@@ -703,12 +703,6 @@ graft_layout_is_value_shared (GraftLayout *self, GraftValue *value)
   return graft_shared_values_is_shared (self->shared, value);
 }
 
-guint
-graft_layout_get_n_groups (GraftLayout *self)
-{
-  return self->groups->len - 1;
-}
-
 void
 graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *options)
 {
@@ -740,34 +734,12 @@ graft_layout_set_inference (GraftLayout *self, GraftInference *inference)
   g_mutex_unlock (&self->lock);
 }
 
-void
-graft_layout_get_options (GraftLayout *self, GraftLayoutOptions *options)
-{
-  g_mutex_lock (&self->lock);
-  *options = self->options;
-  g_mutex_unlock (&self->lock);
-}
-
 /* Expansion */
 
 static LGroup *
 lookup_lgroup (GraftLayout *self, GraftGroup *group)
 {
   return group != NULL ? g_hash_table_lookup (self->group_map, group) : NULL;
-}
-
-GraftGroup *
-graft_layout_get_display_group (GraftLayout *self, GraftGroup *group)
-{
-  LGroup *lgroup = lookup_lgroup (self, group);
-
-  if (lgroup == NULL || lgroup == self->root)
-    return NULL;
-  /* A dissolved group maps to its parent's box, which does not show it. */
-  for (GraftGroup *walk = lgroup->group; walk != NULL; walk = walk->parent)
-    if (walk == group)
-      return lgroup->group;
-  return NULL;
 }
 
 gboolean
@@ -2232,7 +2204,7 @@ compute_thread (GTask *task, gpointer source_object, gpointer task_data, GCancel
   if (scene == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, scene, (GDestroyNotify) graft_scene_unref);
+    g_task_return_pointer (task, scene, (GDestroyNotify) graft_scene_free);
 }
 
 void

@@ -70,7 +70,6 @@ void graft_layout_set_options (GraftLayout *self, const GraftLayoutOptions *opti
  * declared ones (ref taken; NULL: declared shapes only). Like the options,
  * snapshotted when a compute starts. */
 void graft_layout_set_inference (GraftLayout *self, GraftInference *inference);
-void graft_layout_get_options (GraftLayout *self, GraftLayoutOptions *options);
 
 /* group may be any group of the graph's tree; merged and dissolved groups
  * act on the box that shows them. The root is always expanded. */
@@ -88,16 +87,9 @@ gboolean graft_layout_expand_control_path (GraftLayout *self, const char *path);
 /* Expands every group containing node; TRUE if anything changed. */
 gboolean graft_layout_expand_to_node (GraftLayout *self, GraftNode *node);
 
-/* The box a group is shown in (the deepest group of a merged chain), or
- * NULL if it has none (dissolved into its parent). */
-GraftGroup *graft_layout_get_display_group (GraftLayout *self, GraftGroup *group);
-
 /* Whether value is a constant or shape value read far apart, listed in
  * each reader's box instead of drawn as edges (layout/shared-values.h). */
 gboolean graft_layout_is_value_shared (GraftLayout *self, GraftValue *value);
-
-/* Number of groups that get a box. */
-guint graft_layout_get_n_groups (GraftLayout *self);
 
 /* Lays out with the current state. progress (may be NULL) is called from
  * the calling thread with the fraction of group layouts done. */

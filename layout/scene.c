@@ -17,7 +17,6 @@ typedef struct {
 } Grid;
 
 struct _GraftScene {
-  gint ref_count;
   GraftGraph *graph;
   GArray *nodes;   /* GraftSceneNode */
   GArray *groups;  /* GraftSceneGroup */
@@ -164,7 +163,6 @@ graft_scene_new (GraftGraph *graph)
 {
   GraftScene *scene = g_new0 (GraftScene, 1);
 
-  scene->ref_count = 1;
   scene->graph = graph;
   scene->nodes = g_array_new (FALSE, TRUE, sizeof (GraftSceneNode));
   scene->groups = g_array_new (FALSE, TRUE, sizeof (GraftSceneGroup));
@@ -185,17 +183,10 @@ grid_clear (Grid *grid)
   g_clear_pointer (&grid->everywhere, g_array_unref);
 }
 
-GraftScene *
-graft_scene_ref (GraftScene *scene)
-{
-  g_atomic_int_inc (&scene->ref_count);
-  return scene;
-}
-
 void
-graft_scene_unref (GraftScene *scene)
+graft_scene_free (GraftScene *scene)
 {
-  if (!g_atomic_int_dec_and_test (&scene->ref_count))
+  if (scene == NULL)
     return;
   g_array_unref (scene->nodes);
   g_array_unref (scene->groups);

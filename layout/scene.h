@@ -131,8 +131,7 @@ typedef struct {
 typedef struct _GraftScene GraftScene;
 
 GraftScene *graft_scene_new (GraftGraph *graph);
-GraftScene *graft_scene_ref (GraftScene *scene);
-void graft_scene_unref (GraftScene *scene);
+void graft_scene_free (GraftScene *scene);
 
 /* A scene that copies none of the strings it is given (node and group
  * lines, group titles and class names, edge labels) nor owns the points
@@ -197,6 +196,6 @@ int graft_scene_find_hiding_group (GraftScene *scene, GraftNode *node);
 void graft_scene_clear_hidden_marks (GraftScene *scene);
 int graft_scene_mark_hidden_node (GraftScene *scene, GraftNode *node, guint highlight);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftScene, graft_scene_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftScene, graft_scene_free)
 
 G_END_DECLS

@@ -583,7 +583,7 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
             reveal_selection (self);
           self->fit_pending = self->reveal_selection_pending = FALSE;
         }
-      g_clear_pointer (&scene, graft_scene_unref);
+      g_clear_pointer (&scene, graft_scene_free);
       layout_request_release (request);
       return;
     }
@@ -596,7 +596,7 @@ on_layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   set_progress (self, 1.0);
-  g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_pointer (&self->scene, graft_scene_free);
   self->scene = scene;
   apply_marks (self);
 
@@ -751,7 +751,7 @@ graft_graph_canvas_set_graph (GraftGraphCanvas *self, GraftModel *model, GraftGr
   self->generation++;
   set_busy (self, self->n_workers > 0);
   set_selection (self, NULL, NULL);
-  g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_pointer (&self->scene, graft_scene_free);
   update_shown_counts (self);
   g_clear_object (&self->layout);
   g_set_object (&self->model, model);
@@ -1646,7 +1646,7 @@ graft_graph_canvas_dispose (GObject *object)
       g_signal_handler_disconnect (adw_style_manager_get_default (), self->style_handler);
       self->style_handler = 0;
     }
-  g_clear_pointer (&self->scene, graft_scene_unref);
+  g_clear_pointer (&self->scene, graft_scene_free);
   g_clear_pointer (&self->marks, g_hash_table_unref);
   g_clear_pointer (&self->heat, g_hash_table_unref);
   g_clear_pointer (&self->tints, g_hash_table_unref);

@@ -148,21 +148,6 @@ graft_inference_get_dtype (GraftInference *inference, const GraftValue *value)
   return dtype;
 }
 
-guint
-graft_inference_get_n_values (GraftInference *inference)
-{
-  GHashTableIter iter;
-  gpointer value;
-  guint n = g_hash_table_size (inference->types);
-
-  if (inference->base == NULL)
-    return n;
-  g_hash_table_iter_init (&iter, inference->base->types);
-  while (g_hash_table_iter_next (&iter, &value, NULL))
-    n += !g_hash_table_contains (inference->owned, value);
-  return n;
-}
-
 GArray *
 graft_inference_get_data (GraftInference *inference, const GraftValue *value)
 {

@@ -43,8 +43,6 @@ gboolean graft_inference_lookup (GraftInference *inference, const GraftValue *va
 const GraftShape *graft_inference_get_shape (GraftInference *inference, const GraftValue *value);
 /* The inferred dtype, or GRAFT_DTYPE_UNDEFINED. */
 GraftDType graft_inference_get_dtype (GraftInference *inference, const GraftValue *value);
-/* Number of values with an inferred type. */
-guint graft_inference_get_n_values (GraftInference *inference);
 /* The known integer contents of a value (shape vectors, small int
  * constants), elements possibly symbolic; NULL if unknown. */
 GArray *graft_inference_get_data (GraftInference *inference, const GraftValue *value);

@@ -102,28 +102,6 @@ graft_edit_new_make_dim_dynamic (const char *input, int axis, const char *symbol
 }
 
 GraftEdit *
-graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims)
-{
-  return new_known_operation ("set-input-shape",
-                              graft_edit_params_new ("input", g_variant_new_string (input),
-                                                     "dims", g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims,
-                                                                                        rank, sizeof (gint64)),
-                                                     NULL));
-}
-
-GraftEdit *
-graft_edit_new_delete_node (const char *node)
-{
-  return new_known_operation ("delete-node", graft_edit_params_new ("node", g_variant_new_string (node), NULL));
-}
-
-GraftEdit *
-graft_edit_new_bypass_node (const char *node)
-{
-  return new_known_operation ("bypass-node", graft_edit_params_new ("node", g_variant_new_string (node), NULL));
-}
-
-GraftEdit *
 graft_edit_new_extract (const char *const *inputs, const char *const *outputs)
 {
   return new_known_operation ("extract", graft_edit_params_new ("inputs", g_variant_new_strv (inputs, -1),

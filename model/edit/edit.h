@@ -43,14 +43,6 @@ GraftEdit *graft_edit_new_make_dim_dynamic (const char *input, int axis, const c
  * make-dynamic does first; notes says which. The number replaced, or
  * G_MAXUINT with error. */
 guint graft_edit_inline_shape_functions (GraftModel *model, GPtrArray *notes, GError **error);
-/* Fixes every dim of input (rank must match); constants are repaired the
- * same way for the dims that change. */
-GraftEdit *graft_edit_new_set_input_shape (const char *input, int rank, const gint64 *dims);
-/* Removes the node and everything that depends on its outputs. */
-GraftEdit *graft_edit_new_delete_node (const char *node);
-/* Connects the node's first input to the consumers of its first output and
- * removes it. */
-GraftEdit *graft_edit_new_bypass_node (const char *node);
 /* Keeps only what computes outputs from inputs (value names). */
 GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const *outputs);
 
@@ -60,9 +52,9 @@ GraftEdit *graft_edit_new_extract (const char *const *inputs, const char *const 
 char *graft_edit_suggest_dim_symbol (const GraftValue *input, int axis);
 
 /* Any operation of the table by its id ("rename-node", "fold-constants",
- * "delete-node"...; the constructors above are shorthands for five) with its parameters (a{sv},
- * floating references are sunk); NULL with an error for an unknown id or
- * missing parameters. */
+ * "delete-node"...; the constructors above are shorthands for two) with
+ * its parameters (a{sv}, floating references are sunk); NULL with an
+ * error for an unknown id or missing parameters. */
 GraftEdit *graft_edit_new_operation (const char *id, GVariant *params, GError **error);
 
 /* Whether the edit repairs and re-infers the whole graph (make-dim-dynamic,

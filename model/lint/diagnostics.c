@@ -575,15 +575,3 @@ graft_diagnostics_have_errors (GPtrArray *diagnostics)
       return TRUE;
   return FALSE;
 }
-
-GraftEdit *
-graft_diagnostic_new_fix (const GraftDiagnostic *diagnostic, const char *symbol)
-{
-  g_autofree char *suggested = NULL;
-
-  if (diagnostic->input == NULL || diagnostic->axis < 0)
-    return NULL;
-  if (symbol == NULL)
-    symbol = suggested = graft_edit_suggest_dim_symbol (diagnostic->input, diagnostic->axis);
-  return graft_edit_new_make_dim_dynamic (diagnostic->input->name, diagnostic->axis, symbol);
-}

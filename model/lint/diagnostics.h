@@ -27,7 +27,7 @@ typedef struct {
   char *node_name;         /* node->name, or "op #index" for unnamed nodes; NULL without node */
   char *message;
   /* static-input-dim and baked-shape-constant: the input dim concerned,
-   * so that a GUI can offer the fix (graft_edit_new_make_dim_dynamic). */
+   * so that a GUI can offer the fix (the make-dim-dynamic edit). */
   GraftValue *input;
   int axis;
   /* unsupported-op against a deployment target: why, as
@@ -76,10 +76,5 @@ gboolean graft_diagnostics_have_errors (GPtrArray *diagnostics);
 char *graft_node_display_name (GraftNode *node);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftDiagnostic, graft_diagnostic_free)
-
-/* The fix a static-input-dim or baked-shape-constant diagnostic offers:
- * make its input dim dynamic, named symbol (NULL: the suggestion of
- * graft_edit_suggest_dim_symbol()). NULL for diagnostics of other rules. */
-GraftEdit *graft_diagnostic_new_fix (const GraftDiagnostic *diagnostic, const char *symbol);
 
 G_END_DECLS

@@ -9,7 +9,6 @@
 
 typedef struct {
   GHashTable *by_name;  /* op → GPtrArray of GraftAtenSchema*, never freed */
-  guint count;
 } SchemaTable;
 
 static GraftAtenSchema *
@@ -84,7 +83,6 @@ load_table (gpointer unused)
           g_hash_table_insert (table->by_name, (gpointer) schema->name, overloads);
         }
       g_ptr_array_add (overloads, schema);
-      table->count++;
     }
   return table;
 }
@@ -101,12 +99,6 @@ GPtrArray *
 graft_aten_schema_list (const char *op)
 {
   return g_hash_table_lookup (get_table ()->by_name, op);
-}
-
-guint
-graft_aten_schema_count (void)
-{
-  return get_table ()->count;
 }
 
 static int

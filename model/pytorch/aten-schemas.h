@@ -63,8 +63,7 @@ void graft_aten_call_clear (GraftAtenCall *call);
 gboolean graft_aten_name_arguments (GraftNode *node);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GraftAtenCall, graft_aten_call_clear)
 
-/* All overloads of op, or NULL; and the number of schemas known. */
+/* All overloads of op, or NULL. */
 GPtrArray *graft_aten_schema_list (const char *op);
-guint graft_aten_schema_count (void);
 
 G_END_DECLS

@@ -292,7 +292,7 @@ guint
 graft_kernel_get_n_threads (GraftKernelContext *ctx)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  return e ? e->run->runtime->n_threads : 1;
+  return e ? graft_runtime_get_n_threads (e->run->runtime) : 1;
 }
 
 GraftPrecision

@@ -118,14 +118,6 @@ graft_op_schema_missing_first_input (const GraftOpSchema *schema, GraftNode *nod
   return name;
 }
 
-const char *
-graft_op_registry_output_name (const char *op, gint64 opset, guint index)
-{
-  const GraftOpSchema *schema = graft_op_registry_lookup (op, opset);
-
-  return schema != NULL ? parameter_name (schema->output_names, index) : NULL;
-}
-
 gboolean
 graft_kernel_fail (GError **error, const char *format, ...)
 {

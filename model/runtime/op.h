@@ -85,7 +85,6 @@ const char *graft_op_registry_input_name (const char *op, gint64 opset, guint in
  * shape functions and kernels read input 0 unchecked (ONNX marks it
  * optional only for Loop, Scan-8 and the Optional ops). */
 const char *graft_op_schema_missing_first_input (const GraftOpSchema *schema, GraftNode *node);
-const char *graft_op_registry_output_name (const char *op, gint64 opset, guint index);
 
 /* Attributes (usable from infer and kernels). */
 gint64 graft_node_attr_int (GraftNode *node, const char *name, gint64 fallback);

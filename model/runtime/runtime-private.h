@@ -133,8 +133,7 @@ struct _GraftRuntime {
   GHashTable *plans;         /* GraftGraph* → Plan* */
   Plan *main;
   GraftRtPool *pool;
-  GraftWorkerPool *workers;
-  guint n_threads;
+  GraftWorkerPool *workers;  /* NULL: one thread */
   GraftPrecision precision;
   gboolean profiling;
   GArray *timings;           /* GraftNodeTiming, by Step.timing_index */

@@ -32,7 +32,6 @@ graft_runtime_new (GraftModel *model, GError **error)
   rt->plans = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) _graft_plan_free);
   rt->pool = graft_rt_pool_new ();
   rt->timings = g_array_new (FALSE, TRUE, sizeof (GraftNodeTiming));
-  rt->n_threads = 1;
   g_mutex_init (&rt->run_lock);
   rt->function_bodies = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) graft_graph_free);
   rt->function_opsets = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -85,11 +84,10 @@ void
 graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
 {
   n_threads = CLAMP (n_threads, 1, 256);
-  if (n_threads == self->n_threads && (self->workers != NULL || n_threads == 1))
+  if (n_threads == graft_worker_pool_get_n_threads (self->workers))
     return;
   graft_worker_pool_free (self->workers);
   self->workers = n_threads > 1 ? graft_worker_pool_new (n_threads) : NULL;
-  self->n_threads = n_threads;
 }
 
 gboolean
@@ -181,7 +179,7 @@ graft_runtime_get_limits (GraftRuntime *self, double *seconds, guint64 *bytes)
 guint
 graft_runtime_get_n_threads (GraftRuntime *self)
 {
-  return self->n_threads;
+  return graft_worker_pool_get_n_threads (self->workers);
 }
 
 GPtrArray *

@@ -139,12 +139,6 @@ graft_simd_has_amx_int8 (void)
 }
 
 void
-graft_simd_set_amx (gboolean allowed)
-{
-  amx_allowed = allowed;
-}
-
-void
 graft_simd_set_max_level (GraftSimdLevel level)
 {
   g_return_if_fail (level <= GRAFT_SIMD_AVX512);

@@ -28,12 +28,10 @@ gboolean graft_simd_cpu_has_avx512_vnni (void);
 gboolean graft_simd_cpu_has_avx512_bf16 (void);
 /* AMX-INT8 (tdpbsud: a 16 × 16 int32 tile of 64-deep byte products per
  * instruction): where the level allows AVX-512, AMX is not turned off
- * (GRAFT_AMX=0 in the environment, read once, or graft_simd_set_amx),
+ * (GRAFT_AMX=0 in the environment, read once),
  * the CPU has it and the kernel lets this process use the tile
  * registers (Linux asks for that once, arch_prctl ARCH_REQ_XCOMP_PERM). */
 gboolean graft_simd_has_amx_int8 (void);
-/* Turns AMX off or back on (when the CPU has it), whatever GRAFT_AMX says. */
-void graft_simd_set_amx (gboolean allowed);
 /* Caps the level; GRAFT_SIMD_AVX512 lifts the cap. */
 void graft_simd_set_max_level (GraftSimdLevel level);
 

@@ -197,16 +197,6 @@ graft_tensor_file_parse_pb (const guint8 *data, gsize length, GraftValueKind kin
 }
 
 GraftRtTensor *
-graft_tensor_file_read_pb (const char *path, GraftValueKind kind, char **name, GError **error)
-{
-  g_autoptr(GMappedFile) file = g_mapped_file_new (path, FALSE, error);
-  if (file == NULL)
-    return NULL;
-  return graft_tensor_file_parse_pb ((const guint8 *) g_mapped_file_get_contents (file),
-                                     g_mapped_file_get_length (file), kind, name, path, error);
-}
-
-GraftRtTensor *
 graft_tensor_file_read (const char *path, GraftValueKind kind, char **name, GError **error)
 {
   g_autoptr(GMappedFile) file = g_mapped_file_new (path, FALSE, error);

@@ -12,7 +12,6 @@ G_BEGIN_DECLS
  * *name receives the stored name (may be empty), if name is not NULL. */
 GraftRtTensor *graft_tensor_file_parse_pb (const guint8 *data, gsize length, GraftValueKind kind,
                                            char **name, const char *what, GError **error);
-GraftRtTensor *graft_tensor_file_read_pb (const char *path, GraftValueKind kind, char **name, GError **error);
 
 /* Reads .npy or .pb by content (an .npy starts with "\x93NUMPY"). */
 GraftRtTensor *graft_tensor_file_read (const char *path, GraftValueKind kind, char **name, GError **error);

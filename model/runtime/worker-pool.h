@@ -11,6 +11,7 @@ typedef void (*GraftWorkerFunc) (gint64 index, gpointer data);
 
 GraftWorkerPool *graft_worker_pool_new (guint n_threads);
 void graft_worker_pool_free (GraftWorkerPool *pool);
+/* pool may be NULL: the caller alone, one thread. */
 guint graft_worker_pool_get_n_threads (GraftWorkerPool *pool);
 
 /* Calls func for every index in [0, n) and returns when all are done.

@@ -548,9 +548,12 @@ test_inference_over_base (void)
   options.base = plain;
   over = graft_shape_inference_run_full (model, &options);
   same = (SameInference) { whole, over, 0 };
+  /* Every value an inference can type (graph inputs, node inputs and
+   * outputs, in the bodies too) reads the same from both, typed or not. */
+  for (guint i = 0; i < graft_model_get_graph (model)->inputs->len; i++)
+    assert_same_value (&same, g_ptr_array_index (graft_model_get_graph (model)->inputs, i));
   graft_graph_foreach_node_recursive (graft_model_get_graph (model), assert_same_node, &same);
   g_assert_cmpuint (same.n_values, >, 20);
-  g_assert_cmpuint (graft_inference_get_n_values (whole), ==, graft_inference_get_n_values (over));
   /* The probe reached the MatMul's output, and stopped at the baked Reshape. */
   assert_inferred (over, g_ptr_array_index (graft_graph_find_node (graft_model_get_graph (model), "/matmul")->outputs, 0),
                    "probe×16");

@@ -256,6 +256,24 @@ work_thread (gpointer data)
   return NULL;
 }
 
+/* Whether inference typed a node output of the main graph. */
+static gboolean
+inferred_any_output (GraftModel *model, GraftInference *inference)
+{
+  GraftGraph *graph = graft_model_get_graph (model);
+
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = g_ptr_array_index (graph->nodes, i);
+
+      for (guint k = 0; k < node->outputs->len; k++)
+        if (g_ptr_array_index (node->outputs, k) != NULL
+            && graft_inference_lookup (inference, g_ptr_array_index (node->outputs, k), NULL, NULL))
+          return TRUE;
+    }
+  return FALSE;
+}
+
 static GraftModel *
 load (const char *path)
 {
@@ -285,7 +303,7 @@ check_concurrent (const char *path, const char *expected_rule)
   render_alone = render_fingerprint (model, inference);
   snapshot_assert_unchanged (&before, model);
   /* Lint found something to probe for, and inference something to add. */
-  g_assert_cmpuint (graft_inference_get_n_values (inference), >, 0);
+  g_assert_true (inferred_any_output (model, inference));
   g_assert_nonnull (strstr (render_alone, "*"));
   if (expected_rule != NULL)
     g_assert_nonnull (strstr (lint_alone, expected_rule));
@@ -361,7 +379,7 @@ test_analysis_leaves_model_unchanged (void)
   for (guint i = 0; i < diagnostics->len; i++)
     n_baked += g_str_equal (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->rule, "baked-shape-constant");
   g_assert_cmpuint (n_baked, >, 0);
-  g_assert_cmpuint (graft_inference_get_n_values (inference), >, 0);
+  g_assert_true (inferred_any_output (model, inference));
   snapshot_assert_unchanged (&before, model);
   snapshot_clear (&before);
 }

@@ -21,32 +21,22 @@ PRODUCT = ["app", "widgets", "model", "layout", "python"]
 # says so), and a new test-only function fails until it is removed or
 # listed here with its reason.
 KNOWN = {
-    # Reference-counted types whose references nobody takes yet.
-    "graft_label_pool_ref": "the pair of graft_label_pool_unref",
-    "graft_scene_ref": "the pair of graft_scene_unref",
-    # The model library's in-memory entry points (fuzz harnesses, round trips).
+    # The model library's in-memory entry points: the product reads and
+    # writes files only, the fuzz harnesses get libFuzzer's bytes and round
+    # trip them without a file per input.
     "graft_onnx_read_bytes": "reads a model from memory; the fuzz harnesses' entry",
     "graft_onnx_model_to_bytes": "writes a model to memory; the fuzz harnesses' round trip",
-    "graft_tensor_file_read_pb": "reads ONNX test-data TensorProto files (the conformance suite)",
-    # How the kernel tests run every instruction set in one process.
+    # How the kernel tests run every instruction set in one process: they
+    # compare a level's result with the portable path's on the same inputs
+    # (test-vector-math, test-quantized), which GRAFT_SIMD, read once per
+    # process, cannot do without passing the results between processes.
     "graft_simd_set_max_level": "caps the SIMD level in-process, as GRAFT_SIMD does at start",
-    "graft_simd_set_amx": "turns AMX off in-process, as GRAFT_AMX does at start",
-    "graft_qgemm_u8s8": "the u8s8 product in one call for the quantized test (qlinear.c drives its tiles itself)",
-    # Edits made without the operation table (issue 38, one edit mechanism).
-    "graft_edit_new_set_input_shape": "an edit outside the operation table",
-    "graft_edit_new_delete_node": "an edit outside the operation table",
-    "graft_edit_new_bypass_node": "an edit outside the operation table",
-    "graft_diagnostic_new_fix": "a lint fix as an edit outside the operation table",
-    # Counts and internals the layout, analysis and runtime tests read.
-    "graft_layout_new_flat": "the whole graph in one dot run, for comparison (layout-bench)",
-    "graft_layout_get_display_group": "layout internals the layout tests check",
-    "graft_layout_get_last_stats": "layout internals the layout tests check",
-    "graft_layout_get_n_groups": "layout internals the layout tests check",
-    "graft_layout_get_options": "layout internals the layout tests check",
-    "graft_inference_get_n_values": "a count the analysis tests check",
-    "graft_worker_pool_get_n_threads": "a count the worker-pool test checks",
-    "graft_aten_schema_count": "a count the TorchScript reading test checks",
-    "graft_op_registry_output_name": "the registry's output names, which the kernel test checks",
+    "graft_qgemm_u8s8": "the u8s8 tile kernels (vpmaddubsw, VNNI) over a plain a in one call, checked at every "
+                        "level; qlinear.c's byte convolution packs its filter (a) and image panels itself and "
+                        "drives the same kind through _graft_qgemm_run",
+    # The baseline the hierarchical layout is measured against.
+    "graft_layout_new_flat": "the whole graph in one dot run: layout-bench's 'flat' mode, which "
+                             "bench-layout times against the group-by-group layout",
 }
 TESTS = ["tests"]
 DECLARED = re.compile(r"\b(graft_[a-z0-9_]+)\s*\(")

@@ -46,7 +46,7 @@ run_case (GraftModel *model, const char *case_dir, GString *why)
     {
       GraftValue *input = g_ptr_array_index (wanted, i);
       g_autofree char *file = g_strdup_printf ("%s/test_data_set_0/input_%u.pb", case_dir, i);
-      GraftRtTensor *tensor = graft_tensor_file_read_pb (file, input->kind, NULL, &error);
+      GraftRtTensor *tensor = graft_tensor_file_read (file, input->kind, NULL, &error);
 
       if (tensor == NULL)
         {

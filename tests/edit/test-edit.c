@@ -5,11 +5,29 @@
 #include "analysis/baked-shape.h"
 #include "analysis/shape-inference.h"
 #include "edit/edit.h"
+#include "edit/edit-operation.h"
 #include "lint/diagnostics.h"
+#include "lint/lint-rules.h"
 #include "edit/edit-history.h"
 #include "ir/graph-copy.h"
 #include "ir/graph-surgery.h"
 #include "runtime/op.h"
+
+/* An edit as graft-cli edit makes it: the operation table's row reads
+ * the option's argument ("x=5x8" for set-input-shape, a node name). */
+static GraftEdit *
+table_edit (const char *id, const char *argument)
+{
+  g_autoptr(GError) error = NULL;
+  GVariant *params = graft_edit_operation_parse (graft_edit_operation_lookup (id), NULL, NULL, argument, &error);
+  GraftEdit *edit;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (params);
+  edit = graft_edit_new_operation (id, params, &error);
+  g_assert_no_error (error);
+  return edit;
+}
 
 static void
 set_fixed_shape (GraftValue *value, int rank, const gint64 *dims)
@@ -649,8 +667,8 @@ static void
 test_set_shape (void)
 {
   g_autoptr(GraftModel) model = shape_op_model ("Reshape", (gint64[]) { 2, 4, 2 }, 3, (gint64[]) { 2, 4, 2 }, 3);
-  g_autoptr(GraftEdit) edit = graft_edit_new_set_input_shape ("x", 2, (gint64[]) { 5, 8 });
-  g_autoptr(GraftEdit) bad = graft_edit_new_set_input_shape ("x", 3, (gint64[]) { 1, 2, 3 });
+  g_autoptr(GraftEdit) edit = table_edit ("set-input-shape", "x=5x8");
+  g_autoptr(GraftEdit) bad = table_edit ("set-input-shape", "x=1x2x3");
   g_autoptr(GError) error = NULL;
 
   graft_edit_apply (edit, model, &error);
@@ -761,9 +779,9 @@ test_apply_with_prepared_snapshot (void)
   g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
   g_autoptr(GraftEditHistory) plain = graft_edit_history_new (plain_model);
   g_autoptr(GraftGraph) original = graft_graph_copy (graft_model_get_graph (model), NULL);
-  g_autoptr(GraftEdit) bypass = graft_edit_new_bypass_node ("/B");
-  g_autoptr(GraftEdit) plain_bypass = graft_edit_new_bypass_node ("/B");
-  g_autoptr(GraftEdit) missing = graft_edit_new_delete_node ("/nosuch");
+  g_autoptr(GraftEdit) bypass = table_edit ("bypass-node", "/B");
+  g_autoptr(GraftEdit) plain_bypass = table_edit ("bypass-node", "/B");
+  g_autoptr(GraftEdit) missing = table_edit ("delete-node", "/nosuch");
   g_autoptr(GError) error = NULL;
   g_autoptr(GString) why = g_string_new (NULL);
   GraftGraph *prepared = g_thread_join (g_thread_new ("copy", copy_graph_thread, graft_model_get_graph (model)));
@@ -805,8 +823,8 @@ test_errors (void)
     { graft_edit_new_make_dim_dynamic ("y", 0, "batch"), GRAFT_EDIT_ERROR_NOT_FOUND, "inputs: 'x'" },
     { graft_edit_new_make_dim_dynamic ("x", 5, "batch"), GRAFT_EDIT_ERROR_INVALID, "axis 5" },
     { graft_edit_new_make_dim_dynamic ("x", 0, "2*b"), GRAFT_EDIT_ERROR_INVALID, "dimension name" },
-    { graft_edit_new_delete_node ("nope"), GRAFT_EDIT_ERROR_NOT_FOUND, "'nope'" },
-    { graft_edit_new_delete_node ("/Op"), GRAFT_EDIT_ERROR_INVALID, "every graph output" },
+    { table_edit ("delete-node", "nope"), GRAFT_EDIT_ERROR_NOT_FOUND, "'nope'" },
+    { table_edit ("delete-node", "/Op"), GRAFT_EDIT_ERROR_INVALID, "every graph output" },
     { graft_edit_new_extract ((const char *[]) { "Op_out", NULL }, (const char *[]) { "zz", NULL }),
       GRAFT_EDIT_ERROR_NOT_FOUND, "'zz'" },
     { graft_edit_new_extract ((const char *[]) { "Op_out", NULL }, (const char *[]) { "Op_out", NULL }),
@@ -861,9 +879,9 @@ test_bypass_delete_extract (void)
   g_autoptr(GraftModel) model = chain_model ();
   g_autoptr(GraftEditHistory) history = graft_edit_history_new (model);
   g_autoptr(GraftGraph) original = graft_graph_copy (graft_model_get_graph (model), NULL);
-  g_autoptr(GraftEdit) bypass = graft_edit_new_bypass_node ("/B");
-  g_autoptr(GraftEdit) bypass_last = graft_edit_new_bypass_node ("/C");
-  g_autoptr(GraftEdit) delete = graft_edit_new_delete_node ("/D");
+  g_autoptr(GraftEdit) bypass = table_edit ("bypass-node", "/B");
+  g_autoptr(GraftEdit) bypass_last = table_edit ("bypass-node", "/C");
+  g_autoptr(GraftEdit) delete = table_edit ("delete-node", "/D");
   g_autoptr(GraftEdit) extract = graft_edit_new_extract ((const char *[]) { "A_out", NULL },
                                                          (const char *[]) { "C_out", NULL });
   g_autoptr(GError) error = NULL;
@@ -961,13 +979,20 @@ test_fix_from_diagnostic (void)
   g_autoptr(GraftEdit) edit = NULL;
   g_autoptr(GPtrArray) after = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *symbol = NULL;
+  g_autofree char *argument = NULL;
   GraftDiagnostic *baked = NULL;
 
   for (guint i = 0; i < diagnostics->len; i++)
     if (strcmp (((GraftDiagnostic *) g_ptr_array_index (diagnostics, i))->rule, "baked-shape-constant") == 0)
       baked = g_ptr_array_index (diagnostics, i);
   g_assert_nonnull (baked);
-  edit = graft_diagnostic_new_fix (baked, NULL);
+  /* The fix the Problems panel offers: the rule's row says make-dim-dynamic,
+   * with the suggested name for the diagnostic's input dim. */
+  g_assert_cmpint (graft_lint_rule_lookup (baked->rule)->fix, ==, GRAFT_LINT_FIX_MAKE_DIM_DYNAMIC);
+  symbol = graft_edit_suggest_dim_symbol (baked->input, baked->axis);
+  argument = g_strdup_printf ("%s:%d=%s", baked->input->name, baked->axis, symbol);
+  edit = table_edit ("make-dim-dynamic", argument);
   g_assert_cmpstr (graft_edit_get_description (edit), ==, "Make x:0 dynamic (batch)");
   g_assert_true (graft_edit_apply (edit, model, &error));
   g_assert_no_error (error);

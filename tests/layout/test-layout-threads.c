@@ -50,7 +50,7 @@ lay_out (gboolean expand_all, Fingerprint *print)
   g_assert_no_error (error);
   g_assert_nonnull (scene);
   fingerprint_scene (scene, print);
-  graft_scene_unref (scene);
+  graft_scene_free (scene);
 }
 
 static void

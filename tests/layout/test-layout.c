@@ -162,7 +162,7 @@ test_text_fits (void)
   /* A very long name must be elided, not overflow. */
   g_free (node->name);
   node->name = g_strdup ("a_node_name_that_is_much_much_longer_than_any_box_should_ever_be_allowed_to_grow");
-  graft_layout_get_options (layout, &options);
+  graft_layout_options_init (&options);
   options.show_names = TRUE;
   graft_layout_set_options (layout, &options);
   graft_layout_expand_all (layout);
@@ -219,19 +219,19 @@ test_flatten (void)
   graft_graph_build_groups_from_names (graph);
 
   layout = graft_layout_new (graph);
-  /* a › b › c with nodes only in c is one box; single-node groups vanish. */
-  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 1);
   abc = graft_group_find_path (graph->root_group, "a.b.c");
   a = graft_group_find_path (graph->root_group, "a");
   lonely = graft_group_find_path (graph->root_group, "lonely");
   g_assert_nonnull (abc);
-  g_assert_true (graft_layout_get_display_group (layout, a) == abc);
-  g_assert_true (graft_layout_get_display_group (layout, abc) == abc);
-  g_assert_null (graft_layout_get_display_group (layout, lonely));
 
+  /* a › b › c with nodes only in c is one box, abc's, titled by the chain;
+   * single-node groups vanish. */
   graft_layout_expand_all (layout);
   scene = compute (layout);
   g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 1);
+  g_assert_cmpint (graft_scene_find_group (scene, abc), ==, 0);
+  g_assert_cmpint (graft_scene_find_group (scene, a), ==, -1);
+  g_assert_cmpint (graft_scene_find_group (scene, lonely), ==, -1);
   g_assert_cmpstr (graft_scene_get_group (scene, 0)->title, ==, "a.b.c");
   g_assert_cmpuint (count_op_nodes (scene), ==, 4);
 }
@@ -270,11 +270,10 @@ test_collapse_and_cache (void)
   g_autoptr (GraftLayout) layout = graft_layout_new (graph);
   GraftGroup *stage1 = graft_group_find_path (graph->root_group, "stage1");
   GraftGroup *block = graft_group_find_path (graph->root_group, "stage1.block2");
-  guint hits, runs, n_groups = graft_layout_get_n_groups (layout);
+  guint hits, runs, n_groups;
 
   g_assert_nonnull (stage1);
   g_assert_nonnull (block);
-  g_assert_cmpuint (n_groups, ==, 3 + 9);
 
   /* Collapsed: the stages are boxes; none of the nodes show. */
   graft_layout_collapse_all (layout);
@@ -291,11 +290,14 @@ test_collapse_and_cache (void)
     g_assert_cmpuint (runs, ==, 1);
   }
 
-  /* Everything open: one dot run per group plus the root. */
+  /* Everything open: a box per stage and block, one dot run per box plus
+   * the root. */
   graft_layout_expand_all (layout);
   {
     g_autoptr (GraftScene) scene = compute (layout);
 
+    n_groups = graft_scene_get_n_groups (scene);
+    g_assert_cmpuint (n_groups, ==, 3 + 9);
     g_assert_cmpuint (count_op_nodes (scene), ==, graph->nodes->len);
     graft_layout_get_last_stats (layout, &hits, &runs);
     g_assert_cmpuint (runs, ==, n_groups + 1);
@@ -419,13 +421,13 @@ test_async (void)
   g_assert_cmpuint (count_op_nodes (data.scene), ==, graph->nodes->len);
 
   /* A cancelled async compute reports G_IO_ERROR_CANCELLED. */
-  graft_scene_unref (data.scene);
+  graft_scene_free (data.scene);
   data.scene = NULL;
   {
     g_autoptr (GCancellable) cancellable = g_cancellable_new ();
     GraftLayoutOptions options;
 
-    graft_layout_get_options (layout, &options);
+    graft_layout_options_init (&options);
     options.direction = GRAFT_LAYOUT_DIRECTION_LR;  /* nothing cached for LR */
     graft_layout_set_options (layout, &options);
     g_cancellable_cancel (cancellable);
@@ -456,7 +458,7 @@ test_direction (void)
     g_assert_cmpint (in->kind, ==, GRAFT_SCENE_NODE_INPUT);
     g_assert_cmpfloat (in->rect.y + in->rect.height, <, out->rect.y);
   }
-  graft_layout_get_options (layout, &options);
+  graft_layout_options_init (&options);
   options.direction = GRAFT_LAYOUT_DIRECTION_LR;
   graft_layout_set_options (layout, &options);
   {
@@ -535,6 +537,7 @@ test_single_op_group_with_constants (void)
   GraftValue *current = graft_graph_ensure_value (graph, "x");
   const char *names[] = { "/conv1/conv2d", "/bn1/batch_norm", "/bn1/relu" };
   g_autoptr (GraftLayout) layout = NULL;
+  g_autoptr (GraftScene) scene = NULL;
 
   graft_graph_add_input (graph, current);
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
@@ -552,9 +555,11 @@ test_single_op_group_with_constants (void)
   graft_graph_build_groups_from_names (graph);
 
   layout = graft_layout_new (graph);
-  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 1);
-  g_assert_null (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "conv1")));
-  g_assert_nonnull (graft_layout_get_display_group (layout, graft_group_find_path (graph->root_group, "bn1")));
+  graft_layout_expand_all (layout);
+  scene = compute (layout);
+  g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 1);
+  g_assert_cmpint (graft_scene_find_group (scene, graft_group_find_path (graph->root_group, "conv1")), ==, -1);
+  g_assert_cmpint (graft_scene_find_group (scene, graft_group_find_path (graph->root_group, "bn1")), ==, 0);
 }
 
 /* A value every layer of a deep model reads (a transformer's attention
@@ -706,7 +711,6 @@ test_unscoped_chunks (void)
   graft_graph_build_groups_from_names (graph);
 
   layout = graft_layout_new (graph);
-  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 5);
   {
     g_autoptr (GraftScene) scene = compute (layout);
 
@@ -720,6 +724,7 @@ test_unscoped_chunks (void)
   {
     g_autoptr (GraftScene) scene = compute (layout);
 
+    g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 5);
     g_assert_cmpuint (count_op_nodes (scene), ==, 700);
     graft_layout_get_last_stats (layout, &hits, &runs);
     g_assert_cmpuint (runs, ==, 6);
@@ -1245,7 +1250,6 @@ test_flat (void)
   g_autoptr (GraftLayout) layout = graft_layout_new_flat (graph);
   g_autoptr (GraftScene) scene = compute (layout);
 
-  g_assert_cmpuint (graft_layout_get_n_groups (layout), ==, 0);
   g_assert_cmpuint (graft_scene_get_n_groups (scene), ==, 0);
   g_assert_cmpuint (count_op_nodes (scene), ==, graph->nodes->len);
 }

@@ -383,7 +383,7 @@ test_dead_nodes_greyed (void)
       g_assert_cmpint (distance_to (dead_pixel, background), <, distance_to (live_pixel, background) / 2);
       cairo_surface_destroy (surface);
     }
-  graft_scene_unref (scene);
+  graft_scene_free (scene);
 }
 
 int

@@ -150,7 +150,7 @@ run_case (const char *case_dir, GError **error)
       g_autofree char *path = g_build_filename (data_dir, file, NULL);
       if (!g_file_test (path, G_FILE_TEST_EXISTS))
         continue;
-      GraftRtTensor *t = graft_tensor_file_read_pb (path, v->kind, NULL, error);
+      GraftRtTensor *t = graft_tensor_file_read (path, v->kind, NULL, error);
       if (t == NULL)
         return FALSE;
       /* onnx 1.12's generator stores bfloat16 test data as UINT16 bit patterns. */
@@ -167,7 +167,7 @@ run_case (const char *case_dir, GError **error)
       GraftValue *v = graph->outputs->pdata[i];
       g_autofree char *file = g_strdup_printf ("output_%u.pb", i);
       g_autofree char *path = g_build_filename (data_dir, file, NULL);
-      g_autoptr(GraftRtTensor) want = graft_tensor_file_read_pb (path, v->kind, NULL, error);
+      g_autoptr(GraftRtTensor) want = graft_tensor_file_read (path, v->kind, NULL, error);
       if (want == NULL)
         return FALSE;
       if (v->dtype == GRAFT_DTYPE_BFLOAT16 && want->kind == GRAFT_RT_TENSOR && want->dtype == GRAFT_DTYPE_UINT16)
