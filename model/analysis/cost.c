@@ -354,7 +354,9 @@ memory_release (Memory *memory, GraftValue *value)
 
 /* The input of node whose buffer its output may take: it dies here (in
  * dies), is float32, read once by node, held by nothing else, and has the
- * output's size; for a binary op both inputs have that size. */
+ * output's size. A binary op's other operand may be smaller and broadcast
+ * (squeeze-and-excitation's [N, C, 1, 1] gate, a layer scale: binary.c);
+ * the first operand is tried first, and PRelu gives only its first. */
 static GraftValue *
 donated_input (Context *cx, Memory *memory, GraftNode *node, gint64 out_bytes, GHashTable *dies)
 {
@@ -368,16 +370,17 @@ donated_input (Context *cx, Memory *memory, GraftNode *node, gint64 out_bytes, G
   for (guint j = 0; j < operands; j++)
     {
       GraftValue *in = node->inputs->pdata[j];
-      if (in == NULL || value_bytes (cx, in) != out_bytes
-          || graft_inference_get_dtype (cx->inference, in) != GRAFT_DTYPE_FLOAT32)
+      if (in == NULL || graft_inference_get_dtype (cx->inference, in) != GRAFT_DTYPE_FLOAT32)
         return NULL;
     }
-  for (guint j = 0; j < operands; j++)
+  guint donors = binary && strcmp (node->op_type, "PRelu") == 0 ? 1 : operands;
+  for (guint j = 0; j < donors; j++)
     {
       GraftValue *in = node->inputs->pdata[j];
       Buffer *buffer = g_hash_table_lookup (memory->buffer_of, in);
       gboolean once = !(binary && node->inputs->pdata[0] == node->inputs->pdata[1]);
-      if (buffer != NULL && buffer->values == 1 && once && g_hash_table_contains (dies, in))
+      if (value_bytes (cx, in) == out_bytes && buffer != NULL && buffer->values == 1 && once &&
+          g_hash_table_contains (dies, in))
         return in;
     }
   return NULL;

@@ -109,6 +109,7 @@ typedef struct _Step {
   GraftRtTensor **memo_inputs;
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
+  gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
 } Step;
 
 typedef struct {

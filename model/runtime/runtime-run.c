@@ -441,6 +441,15 @@ memo_keep (Frame *frame, Step *step)
   Plan *plan = frame->plan;
   gsize bytes = 0;
 
+  /* from the step's second run on: a model run once (graft-cli run, the
+   * cost report's measured run) holds no more than the plan says
+   * (graft_cost_analyze), and a second run with the same shapes is what
+   * makes keeping worth it */
+  if (!step->memo_ran_before)
+    {
+      step->memo_ran_before = TRUE;
+      return;
+    }
   memo_forget (plan, step);
   for (guint j = 0; j < step->n_inputs; j++)
     {
