@@ -276,6 +276,16 @@ norm_rows_block (gint64 block, gpointer data)
     }
 }
 
+/* job's rows over the pool in blocks of at least ~64 K values: a pool
+ * wake-up costs more than a short row */
+static void
+run_norm_rows (GraftKernelContext *ctx, NormRowsJob *job)
+{
+  gint64 threads = graft_kernel_get_n_threads (ctx);
+  job->rows_per_block = MAX (1, MIN ((job->groups + threads - 1) / threads, 65536 / MAX (job->count, 1)));
+  graft_kernel_parallel_for (ctx, (job->groups + job->rows_per_block - 1) / job->rows_per_block, norm_rows_block, job);
+}
+
 static gboolean
 float_rows_apply (const GraftRtTensor *x, const GraftRtTensor *scale, const GraftRtTensor *bias, const GraftRtTensor *y,
                   gint64 count)
@@ -291,10 +301,7 @@ normalize_float_rows (GraftKernelContext *ctx, const GraftRtTensor *x, const Gra
 {
   NormRowsJob job = { x->data, scale->data, bias ? bias->data : NULL, y->data, means, inv_stds, groups, count,
                       0, eps, rms };
-  /* blocks of at least ~64 K values: a pool wake-up costs more than a short row */
-  job.rows_per_block = MAX (1, MIN ((groups + graft_kernel_get_n_threads (ctx) - 1) / graft_kernel_get_n_threads (ctx),
-                                    65536 / MAX (count, 1)));
-  graft_kernel_parallel_for (ctx, (groups + job.rows_per_block - 1) / job.rows_per_block, norm_rows_block, &job);
+  run_norm_rows (ctx, &job);
 }
 
 void
@@ -311,9 +318,7 @@ graft_layer_norm_rows_f32 (GraftKernelContext *ctx, const float *x, const float 
       scale = ones;
     }
   NormRowsJob job = { x, scale, bias, y, NULL, NULL, rows, count, 0, eps, FALSE };
-  job.rows_per_block = MAX (1, MIN ((rows + graft_kernel_get_n_threads (ctx) - 1) / graft_kernel_get_n_threads (ctx),
-                                    65536 / MAX (count, 1)));
-  graft_kernel_parallel_for (ctx, (rows + job.rows_per_block - 1) / job.rows_per_block, norm_rows_block, &job);
+  run_norm_rows (ctx, &job);
 }
 
 static gboolean
