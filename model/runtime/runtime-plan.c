@@ -377,7 +377,7 @@ _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, Graf
 
 static guint timing_counter_add (GraftRuntime *rt, GraftNode *node)
 {
-  GraftNodeTiming t = { node, 0, 0, 0, NULL };
+  GraftNodeTiming t = { .node = node };
   g_array_append_val (rt->timings, t);
   return rt->timings->len - 1;
 }

@@ -558,6 +558,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         goto out;
       Step *runs = step_to_run (rt, step);
       gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
+      double cpu_start = rt->profiling ? graft_worker_pool_get_cpu_seconds (rt->workers) : 0;
       if (runs && runs->pattern && rt->observe == NULL)
         {
           gboolean declined = FALSE;
@@ -584,6 +585,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         {
           GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
+          t->cpu_seconds += graft_worker_pool_get_cpu_seconds (rt->workers) - cpu_start;
           t->calls++;
           t->forwarded_calls += forwards;
           if (frame.pattern_taken[i])

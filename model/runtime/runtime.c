@@ -88,6 +88,7 @@ graft_runtime_set_n_threads (GraftRuntime *self, guint n_threads)
     return;
   graft_worker_pool_free (self->workers);
   self->workers = n_threads > 1 ? graft_worker_pool_new (n_threads) : NULL;
+  graft_worker_pool_set_count_cpu (self->workers, self->profiling);
 }
 
 gboolean
@@ -217,6 +218,7 @@ void
 graft_runtime_set_profiling (GraftRuntime *self, gboolean enabled)
 {
   self->profiling = enabled;
+  graft_worker_pool_set_count_cpu (self->workers, enabled);
 }
 
 GArray *
@@ -237,7 +239,7 @@ graft_runtime_reset_timings (GraftRuntime *self)
   for (guint i = 0; i < self->timings->len; i++)
     {
       GraftNodeTiming *t = &g_array_index (self->timings, GraftNodeTiming, i);
-      t->seconds = 0;
+      t->seconds = t->cpu_seconds = 0;
       t->calls = t->fused_calls = t->forwarded_calls = 0;
     }
 }
