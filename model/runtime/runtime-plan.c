@@ -148,6 +148,8 @@ _graft_step_clear (Step *step)
     g_clear_pointer (&step->memo_outputs[j], graft_rt_tensor_unref);
   g_free (step->memo_inputs);
   g_free (step->memo_outputs);
+  g_free (step->infer_key);
+  g_free (step->inferred);
   g_free (step->inputs);
   g_free (step->outputs);
   g_free (step->release);

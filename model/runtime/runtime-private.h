@@ -110,6 +110,14 @@ typedef struct _Step {
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
   gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
+  /* What the schema's infer gave last (runtime-run.c infer_outputs): the
+   * key its inputs made (types, shapes, and the values of small inputs)
+   * and the outputs it inferred, reused
+   * while the key stays the same. NULL before the first run and for
+   * steps whose inputs or outputs it cannot describe. */
+  guint8 *infer_key;
+  gsize infer_key_length;
+  struct _InferredOutput *inferred;
 } Step;
 
 typedef struct {
