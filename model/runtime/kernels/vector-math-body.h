@@ -134,12 +134,7 @@ VM_ROW (sigmoid, VM (sigmoid_v) (v), sigmoid_v_portable (x[i]))
 static inline double
 VM (lanes_sum) (V acc)
 {
-  float lanes[VW];
-  double sum = 0;
-  V_STORE (lanes, acc);
-  for (int j = 0; j < VW; j++)
-    sum += lanes[j];
-  return sum;
+  return V_HSUM_DOUBLE (acc);
 }
 
 /* FALSE when the row's maximum or its sum of exponentials is not finite.
@@ -157,10 +152,7 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
     vmax = V_MAX (vmax, V_LOAD (x + i));
   if (left > 0)
     vmax = V_MAX (vmax, V_LOAD_PARTIAL (x + full, left, -INFINITY));
-  float lanes[VW], mx = -INFINITY;
-  V_STORE (lanes, vmax);
-  for (int j = 0; j < VW; j++)
-    mx = MAX (mx, lanes[j]);
+  float mx = V_HMAX (vmax);
   if (!isfinite (mx))
     return FALSE;
   /* a NaN that V_MAX passed over makes the sum NaN: checked below */
