@@ -114,6 +114,11 @@ static const ConvCase cases[] = {
   { 2, 45, 43, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },   /* 6 pixels, a 3-row last panel */
   { 2, 130, 72, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },          /* 9 panels: an odd one left in each thread's share */
   { 1, 21, 16, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },           /* 8 pixels, one pair of panels */
+  /* ... and the pixels of several images in one pass over the filter (up to 8 columns) */
+  { 9, 20, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },   /* 1×1, batch 9: 8 images, then 1 */
+  { 3, 17, 33, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },   /* 3 pixels, batch 3: 2 images, then 1; a 1-row panel */
+  { 5, 19, 40, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },           /* 2 pixels, batch 5: 4 images, then 1 */
+  { 9, 20, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },          /* fewer channels than pixels: images over the threads */
   /* depthwise in channel blocks (small maps, narrow strided rows), the plan kept between runs */
   { 2, 40, 40, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 40, "Clip" },        /* blocks of 16 and 8 per image */
   { 2, 17, 17, 16, 16, 5, 5, 2, 1, 2, 2, 2, 2, 17, "Relu" },      /* stride 2, a one-channel block */

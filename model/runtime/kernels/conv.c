@@ -1014,7 +1014,7 @@ graft_f32_fused_activation (GraftFusedActivation activation, float *y, gint64 n)
   if (activation == GRAFT_FUSED_ACTIVATION_SILU)
     graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
   else if (activation == GRAFT_FUSED_ACTIVATION_HARD_SWISH)
-    graft_f32_hard_swish (y, y, n);
+    graft_vm_hard_swish (y, y, n);
   else if (activation == GRAFT_FUSED_ACTIVATION_RELU)
     graft_f32_clamp (y, n, 0, INFINITY);
 }

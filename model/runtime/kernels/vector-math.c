@@ -229,6 +229,13 @@ graft_vm_sigmoid (const float *x, float *y, gint64 n)
   elementwise (rows, x, y, n, FALSE);
 }
 
+void
+graft_vm_hard_swish (const float *x, float *y, gint64 n)
+{
+  static void (*const rows[3]) (const float *, float *, gint64, gboolean) = ROWS (hard_swish);
+  elementwise (rows, x, y, n, FALSE);
+}
+
 static gboolean
 softmax_row (const float *x, float *y, gint64 n, gboolean log_form)
 {
@@ -289,6 +296,12 @@ void
 graft_vm_moments (const float *x, gint64 n, float eps, float *mean, float *inv_std)
 {
   DISPATCH (moments, x, n, eps, mean, inv_std)
+}
+
+void
+graft_vm_hard_sigmoid (const float *x, float *y, gint64 n, float alpha, float beta)
+{
+  DISPATCH (hard_sigmoid_row, x, y, n, alpha, beta)
 }
 
 void
