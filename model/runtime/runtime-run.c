@@ -329,10 +329,11 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
       inputs[j] = _graft_frame_get (frame, step->inputs[j]);
       if (inputs[j] == NULL)
         {
-          GraftValue *v = node->inputs->pdata[j];
+          /* an inlined If's step reads its branch's outputs (Plan.aliases) */
+          GraftValue *v = j < node->inputs->len ? node->inputs->pdata[j] : NULL;
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
                        "node '%s' (%s): input '%s' has no value (not fed and not computed)",
-                       node->name, node->op, v->name);
+                       node->name, node->op, v ? v->name : "(branch output)");
           return FALSE;
         }
       if ((step->schema->flags & GRAFT_OP_HALF_AS_FLOAT) && is_half (inputs[j]))
@@ -709,7 +710,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
               t->fused_op = step->pattern->schema->name;
             }
         }
-      if ((plan == rt->main || rt->observe_subgraphs) && rt->observe)
+      /* an inlined If's branch nodes (Plan.aliases) are subgraph nodes */
+      if (rt->observe && (rt->observe_subgraphs || (plan == rt->main && step->node->graph == graph)))
         for (guint j = 0; j < step->n_outputs; j++)
           if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
             rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);

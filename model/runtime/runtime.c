@@ -30,6 +30,7 @@ graft_runtime_new (GraftModel *model, GError **error)
   rt->max_bytes = pages > 0 && page_size > 0 ? (guint64) pages * (guint64) page_size / 4 * 3 : 0;
   rt->model = g_object_ref (model);
   rt->plans = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) _graft_plan_free);
+  rt->inlined = g_hash_table_new (g_direct_hash, g_direct_equal);
   rt->pool = graft_rt_pool_new ();
   rt->timings = g_array_new (FALSE, TRUE, sizeof (GraftNodeTiming));
   g_mutex_init (&rt->run_lock);
@@ -61,6 +62,7 @@ graft_runtime_free (GraftRuntime *self)
   if (self == NULL)
     return;
   g_hash_table_destroy (self->plans);
+  g_hash_table_destroy (self->inlined);
   g_hash_table_destroy (self->function_bodies);
   g_hash_table_destroy (self->function_opsets);
   g_hash_table_destroy (self->function_depths);
