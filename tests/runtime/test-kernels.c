@@ -834,20 +834,25 @@ test_maxpool_same_upper_ceil (void)
 
 /* Rows wider than one vector, strides 1 and 2 (the separable AVX-512 and
  * AVX2 kernels) and 3 (the portable loop), padding, ceil mode, windows
- * that hang over the edge; NaN inputs never win and -inf stays -inf. */
+ * that hang over the edge; planes of up to 64 pixels (direct windows, in
+ * tasks of 64 planes, four at a time: YOLO's SPPF, 5×5 over 2×2 maps,
+ * with 67 channels for a part-filled last task and group of four);
+ * NaN inputs never win and -inf stays -inf. */
 static void
 test_maxpool_against_direct (void)
 {
   static const WindowCase cases[] = {
     { 12, 40, 3, 2, 1, 1, 1, 1, 1 }, { 9, 37, 3, 1, 1, 1, 1, 1, 1 }, { 7, 20, 2, 2, 1, 0, 0, 0, 0, TRUE },
     { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
+    { 2, 2, 5, 1, 1, 2, 2, 2, 2, FALSE, 67 }, { 3, 5, 3, 2, 1, 1, 1, 1, 1, TRUE }, { 8, 8, 2, 2, 1, 0, 1, 1, 0 },
+    { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 9 },
   };
   for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
     {
       Builder b;
       builder_init (&b, 17);
-      gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s;
-      gint64 dx[] = { N, C, H, W }, kernel[] = { K, K };
+      gint64 N = 2, C = window_channels (&cases[t]), H = cases[t].h, W = cases[t].w, K = cases[t].k;
+      gint64 S = cases[t].s, dx[] = { N, C, H, W }, kernel[] = { K, K };
       GraftNode *n = add_window_node (&b, "MaxPool", IN ("x"), &cases[t]);
       graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", kernel, 2));
       graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", cases[t].ceil));
