@@ -31,6 +31,7 @@ struct _GraftPackedB {
   gboolean transposed;            /* packed from Bᵀ (the cache's key with the data pointer) */
   gboolean bf16;
   gboolean borrowed;              /* data is the caller's storage (graft_packed_b_new_bf16_in) */
+  gint finite;                    /* 0 not yet known, 1 every value finite, 2 not (see b_is_finite) */
   /* [panels][lines][GP_PANEL] floats, or for bf16 32-bit pairs: line p
    * holds each column's (B[2p], B[2p + 1]) as bfloat16, low half first,
    * as vdpbf16ps multiplies them (zero past K) */
@@ -79,7 +80,7 @@ graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean tra
           memcpy (panel + k * GP_PANEL, b + k * ldb + n0, cols * sizeof (float));
     }
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, data };
+  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, 0, data };
   return packed;
 }
 
@@ -141,7 +142,7 @@ graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolea
     return NULL;
   pack_b_bf16 (b, K, N, ldb, transposed, data);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE,
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE, 0,
                              (float *) data };
   return packed;
 }
@@ -151,7 +152,7 @@ graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N
 {
   pack_b_bf16 (b, K, N, ldb, FALSE, storage);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, storage };
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, 0, storage };
   return packed;
 }
 
@@ -623,6 +624,95 @@ pack_a_bf16 (const float *a, gint64 M, gint64 K, gint64 lda, int rows, guint32 *
     }
 }
 
+/* Rows of A that are all zero give C rows of just the bias (or leave C's
+ * rows as they were): Swin pads its feature map with zero rows up to whole
+ * windows, and projects them all to q, k and v — in torchvision's swin_t
+ * at 64 × 64, 256 of 441 rows in the first stage, 47 of 49 in the last,
+ * where that product took a fifth of the run. So when enough of A's rows
+ * are zero, only the others are multiplied (gathered into a block of
+ * their own) and the result scattered. Not when B has an infinity or a
+ * NaN, which a zero times it would have made NaN. */
+#define MIN_ZERO_ROWS_K 16        /* shallower products: the gather and scatter cost as much */
+#define ZERO_ROWS_SHARE 8         /* at least one row in this many */
+
+static inline gboolean
+row_is_zero (const float *row, gint64 K)
+{
+  for (gint64 k = 0; k < K; k++)
+    if (row[k] != 0.0f)
+      return FALSE;
+  return TRUE;
+}
+
+/* Every value of b is finite (worked out on the first call that asks, the
+ * answer kept: b is immutable once packed, and two threads asking at once
+ * store the same answer). */
+static gboolean
+b_is_finite (const GraftPackedB *b)
+{
+  gint known = g_atomic_int_get (&b->finite);
+  if (known != 0)
+    return known == 1;
+  gsize words = (gsize) b->panels * b->lines * GP_PANEL;
+  const guint32 *bits = (const guint32 *) b->data;
+  /* f32: exponent all ones is an infinity or a NaN; a bf16 pair: either half's */
+  guint32 mask = b->bf16 ? 0x7f807f80u : 0x7f800000u;
+  gboolean finite = TRUE;
+  for (gsize i = 0; i < words && finite; i += 1024)
+    {
+      guint32 any = 0;
+      for (gsize j = i; j < MIN (words, i + 1024); j++)
+        {
+          guint32 e = bits[j] & mask;
+          /* per half: set when that half's exponent is all ones */
+          any |= b->bf16 ? (((e & 0x7f80u) == 0x7f80u) | ((e >> 16) == 0x7f80u)) : e == mask;
+        }
+      finite = any == 0;
+    }
+  g_atomic_int_set ((gint *) &b->finite, finite ? 1 : 2);
+  return finite;
+}
+
+/* C = A · B (+ bias, or C +) with A's `zero` all-zero rows left out. */
+static gboolean
+gemm_without_zero_rows (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, gint64 zero,
+                        const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias)
+{
+  gint64 K = b->K, N = b->N, rows = M - zero;
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, (gsize) MAX (rows, 1) * (K + N) * sizeof (float)
+                                                           + (gsize) M * sizeof (gint64), NULL);
+  if (scratch == NULL)
+    return FALSE;
+  float *dense = scratch->data, *cd = dense + rows * K;
+  gint64 *row_of = (gint64 *) (cd + rows * N);
+  gint64 r = 0;
+  for (gint64 i = 0; i < M; i++)
+    if (!row_is_zero (a + i * lda, K))
+      {
+        row_of[r] = i;
+        memcpy (dense + r * K, a + i * lda, K * sizeof (float));
+        if (accumulate)
+          memcpy (cd + r * N, c + i * ldc, N * sizeof (float));
+        r++;
+      }
+  if (rows > 0 && !graft_packed_gemm (ctx, rows, dense, K, b, cd, N, accumulate, bias))
+    return FALSE;
+  r = 0;
+  for (gint64 i = 0; i < M; i++)
+    {
+      float *row = c + i * ldc;
+      if (r < rows && row_of[r] == i)
+        memcpy (row, cd + r++ * N, N * sizeof (float));
+      else if (accumulate)
+        continue;
+      else if (bias)
+        memcpy (row, bias, N * sizeof (float));
+      else
+        memset (row, 0, N * sizeof (float));
+    }
+  return TRUE;
+}
+
 static void run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gint64 M,
                         const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias,
                         const GraftGemmEpilogue *epilogue);
@@ -649,6 +739,14 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
   const GemmIsa *isa = b->bf16 ? graft_kernel_table ()->packed_gemm_bf16 : graft_kernel_table ()->packed_gemm;
   if (isa == NULL)
     return FALSE;   /* packed in bf16 at a level that has no bf16 tiles (the cap changed) */
+  if (M >= 2 * isa->rows && b->K >= MIN_ZERO_ROWS_K)
+    {
+      gint64 zero = 0;
+      for (gint64 i = 0; i < M; i++)
+        zero += row_is_zero (a + i * lda, b->K);
+      if (zero * ZERO_ROWS_SHARE >= M && b_is_finite (b))
+        return gemm_without_zero_rows (ctx, M, a, lda, zero, b, c, ldc, accumulate, bias);
+    }
   /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
    * steps just used, so pack_a's writes find its lines in cache (a fresh
    * 1.5 MB of malloc's, for BERT's 3072 → 768 product, costs its first
