@@ -3,7 +3,8 @@
  * a level this CPU lacks is skipped) and with one and two threads:
  * - graft_packed_gemm itself on rows 1, 2, 5, 7, 13 and more than a row
  *   block, widths and depths that are not multiples of the tile, K = 1,
- *   depths split into K blocks, B packed from B and from Bᵀ, row strides
+ *   depths split into K blocks, products one tile wide (A read unpacked)
+ *   over several K blocks, B packed from B and from Bᵀ, row strides
  *   wider than the matrices, accumulation into C, and sums started from
  *   a bias row;
  * - the MatMul and Gemm kernels that use it: MatMul by a constant B
@@ -34,6 +35,7 @@ typedef struct {
 static const Shape shapes[] = {
   { 1, 1, 1 }, { 1, 64, 17 }, { 2, 1, 16 }, { 5, 3, 33 }, { 7, 37, 32 }, { 13, 300, 50 }, { 13, 600, 70 },
   { 6, 16, 48 }, { 12, 257, 31 }, { 1, 768, 80 }, { 100, 40, 17 }, { 250, 20, 40 }, { 37, 513, 129 },
+  { 30, 500, 32 }, { 26, 400, 9 },
 };
 
 static float
@@ -57,15 +59,17 @@ check_close (const char *what, const Shape *s, gint64 i, gint64 j, double got, d
              s->M, s->K, s->N, i, j, got, want);
 }
 
-/* graft_packed_gemm on one thread, B packed either way, C accumulated or not. */
+/* graft_packed_gemm on one thread, B packed either way, C accumulated or
+ * not; with zero_rows, two rows of A in three all zero (which the product
+ * leaves out when there are enough of them). */
 static void
-check_direct (const Shape *s, gboolean bf16)
+check_direct (const Shape *s, gboolean bf16, gboolean zero_rows)
 {
   gint64 lda = s->K + 3, ldb = s->N + 5, ldbt = s->K + 2, ldc = s->N + 4;
   g_autofree float *a = g_new (float, s->M * lda), *b = g_new (float, s->K * ldb);
   g_autofree float *bt = g_new (float, s->N * ldbt), *c = g_new (float, s->M * ldc), *c0 = g_new (float, s->M * ldc);
   for (gint64 i = 0; i < s->M * lda; i++)
-    a[i] = value_at (i, 1);
+    a[i] = zero_rows && (i / lda) % 3 != 0 ? 0.0f : value_at (i, 1);
   for (gint64 i = 0; i < s->K * ldb; i++)
     b[i] = value_at (i, 2);
   for (gint64 k = 0; k < s->K; k++)
@@ -280,7 +284,34 @@ check_kernels (const Shape *s, gboolean bf16)
 typedef struct {
   GraftSimdLevel level;
   gboolean direct;
+  gboolean zero_rows;             /* direct only: A with zero rows */
 } LevelCase;
+
+/* Zero rows of A against a B holding an infinity and a NaN: the products
+ * are NaN in those columns, so the zero rows cannot be left out. */
+static void
+check_zero_rows_non_finite (void)
+{
+  const gint64 M = 40, K = 20, N = 35;
+  g_autofree float *a = g_new0 (float, M * K), *b = g_new (float, K * N), *c = g_new (float, M * N);
+  g_autofree float *bias = g_new (float, N);
+  for (gint64 k = 0; k < K; k++)
+    a[k] = value_at (k, 1);   /* row 0 alone is not zero */
+  for (gint64 i = 0; i < K * N; i++)
+    b[i] = value_at (i, 2);
+  for (gint64 j = 0; j < N; j++)
+    bias[j] = value_at (j, 4);
+  b[3 * N + 2] = INFINITY;
+  b[7 * N + 33] = NAN;
+  g_autoptr(GraftPackedB) packed = graft_packed_b_new (b, K, N, N, FALSE);
+  g_assert_true (graft_packed_gemm (NULL, M, a, K, packed, c, N, FALSE, bias));
+  for (gint64 i = 1; i < M; i++)
+    for (gint64 j = 0; j < N; j++)
+      if (j == 2 || j == 33)
+        g_assert_true (isnan (c[i * N + j]));
+      else
+        g_assert_cmpfloat (c[i * N + j], ==, bias[j]);
+}
 
 static void
 test_at_level (gconstpointer data)
@@ -288,10 +319,12 @@ test_at_level (gconstpointer data)
   const LevelCase *lc = data;
   if (!graft_test_use_simd_level (lc->level))
     return;
+  if (lc->zero_rows)
+    check_zero_rows_non_finite ();
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     {
       if (lc->direct)
-        check_direct (&shapes[i], FALSE);
+        check_direct (&shapes[i], FALSE, lc->zero_rows);
       else
         check_kernels (&shapes[i], FALSE);
     }
@@ -311,7 +344,10 @@ test_bf16 (gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     {
       if (direct)
-        check_direct (&shapes[i], TRUE);
+        {
+          check_direct (&shapes[i], TRUE, FALSE);
+          check_direct (&shapes[i], TRUE, TRUE);
+        }
       else
         check_kernels (&shapes[i], TRUE);
     }
@@ -340,15 +376,15 @@ test_bf16_refused_below_avx512 (void)
 int
 main (int argc, char **argv)
 {
-  static LevelCase cases[6];
+  static LevelCase cases[9];
+  static const char *const names[3] = { "matmul-gemm-kernels", "packed-gemm", "packed-gemm-zero-rows" };
   g_test_init (&argc, &argv, NULL);
   for (GraftSimdLevel level = GRAFT_SIMD_PORTABLE; level <= GRAFT_SIMD_AVX512; level++)
-    for (int direct = 1; direct >= 0; direct--)
+    for (int kind = 2; kind >= 0; kind--)
       {
-        LevelCase *lc = &cases[level * 2 + !direct];
-        g_autofree char *path = g_strdup_printf ("/gemm-packed/%s/%s", graft_simd_level_to_string (level),
-                                                 direct ? "packed-gemm" : "matmul-gemm-kernels");
-        *lc = (LevelCase) { level, direct };
+        LevelCase *lc = &cases[level * 3 + kind];
+        g_autofree char *path = g_strdup_printf ("/gemm-packed/%s/%s", graft_simd_level_to_string (level), names[kind]);
+        *lc = (LevelCase) { level, kind > 0, kind == 2 };
         g_test_add_data_func (path, lc, test_at_level);
       }
   g_test_add_data_func ("/gemm-packed/bf16/packed-gemm", GINT_TO_POINTER (TRUE), test_bf16);

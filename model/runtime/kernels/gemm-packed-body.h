@@ -6,7 +6,8 @@
  *   GP_MAX_VECS  vectors per tile row
  *   GP_SUFFIX    appended to the function's name
  * It defines tile_body_<GP_SUFFIX>: tile [rows][vecs·GP_LANES] of C (+)=
- * rows of A, packed as [K][GP_MAX_ROWS], · a K-slice of packed B, whose
+ * rows of A, packed as [K][GP_MAX_ROWS] (or, when direct, read where they
+ * are, lda floats apart), · a K-slice of packed B, whose
  * columns are in panels of GP_PANEL floats, pstride floats apart; when not
  * accumulating, the sums start from bias (the tile's columns of a row
  * added to every row) if it is not NULL. prefetch_lines lines of B's
@@ -19,7 +20,8 @@
 static inline __attribute__ ((always_inline)) void
 GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint64 pstride, float *c, gint64 ldc,
                                  gboolean accumulate, const float *bias, const float *prefetch,
-                                 gint64 prefetch_lines, const int rows, const int vecs)
+                                 gint64 prefetch_lines, const int rows, const int vecs, const int direct,
+                                 gint64 lda)
 {
   GP_V acc[GP_MAX_ROWS][GP_MAX_VECS];
   for (int r = 0; r < rows; r++)
@@ -43,12 +45,12 @@ GP_PASTE (tile_body, GP_SUFFIX) (gint64 K, const float *a, const float *b, gint6
         memcpy (&bv[v], b + (v * GP_LANES / GP_PANEL) * pstride + (v * GP_LANES) % GP_PANEL, sizeof (GP_V)); \
       for (int r = 0; r < rows; r++) \
         { \
-          float s = a[r]; \
+          float s = direct ? a[r * lda] : a[r]; \
           for (int v = 0; v < vecs; v++) \
             acc[r][v] += s * bv[v]; \
         } \
       b += GP_PANEL; \
-      a += GP_MAX_ROWS; \
+      a += direct ? 1 : GP_MAX_ROWS; \
     } \
   while (0)
   gint64 k = 0;
