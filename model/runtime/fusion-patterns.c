@@ -543,26 +543,10 @@ graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusion *fusio
   memset (fusion, 0, sizeof *fusion);
   fusion->aten = TRUE;
   GraftNode *qk = first;
-  GraftValue *k_untransposed = NULL;
-  if (is_aten (first, "aten::transpose", 1))
-    {
-      double d0, d1;
-      if (!aten_constant_number (first, 1, &d0) || !aten_constant_number (first, 2, &d1))
-        return FALSE;
-      qk = aten_sole_reader (first);
-      if (!is_aten (qk, "aten::matmul", 2) || qk->inputs->pdata[1] != output_of (first) ||
-          qk->inputs->pdata[0] == output_of (first))
-        return FALSE;
-      k_untransposed = first->inputs->pdata[0];
-      fusion->k_untransposed = TRUE;
-      fusion->k_transpose_dims[0] = (gint64) d0;
-      fusion->k_transpose_dims[1] = (gint64) d1;
-      fusion->nodes[fusion->n_nodes++] = first;
-    }
   if (!is_aten (qk, "aten::matmul", 2) || qk->inputs->pdata[0] == NULL || qk->inputs->pdata[1] == NULL)
     return FALSE;
   fusion->inputs[GRAFT_ATTENTION_FUSION_Q] = qk->inputs->pdata[0];
-  fusion->inputs[GRAFT_ATTENTION_FUSION_KT] = k_untransposed ? k_untransposed : qk->inputs->pdata[1];
+  fusion->inputs[GRAFT_ATTENTION_FUSION_KT] = qk->inputs->pdata[1];
   fusion->nodes[fusion->n_nodes++] = qk;
 
   GraftNode *node = aten_sole_reader (qk);

@@ -37,18 +37,14 @@ typedef struct {
    * Add, Softmax and Cast, and the closing MatMul (its output is the
    * fused operator's) */
   guint n_nodes;
-  GraftNode *nodes[8];
+  GraftNode *nodes[7];
   /* PyTorch files (graft_attention_fusion_match_aten): a scale or divisor
-   * given as a constant argument rather than an input; the softmax's
-   * axis as written (the kernel takes only the last); KT holding K
-   * untransposed when the pattern opens with the aten::transpose of K's
-   * axes k_transpose_dims (the kernel checks they are its last two) */
+   * given as a constant argument rather than an input, and the softmax's
+   * axis as written (the kernel takes only the last) */
   gboolean aten;
   gboolean has_scale_constant, has_divisor_constant;
   float scale_constant, divisor_constant;
   gint64 softmax_dim;
-  gboolean k_untransposed;
-  gint64 k_transpose_dims[2];
 } GraftAttentionFusion;
 
 /* Matches the pattern that MatMul node `qk` opens. Every value in between
@@ -59,11 +55,12 @@ gboolean graft_attention_fusion_match (GraftNode *qk, gint64 (*opset_of) (GraftN
                                        gpointer data, GraftAttentionFusion *fusion);
 
 /* The same pattern in a traced, scripted or exported PyTorch file (eager
- * attention of BERT, ViT, wav2vec2, Llama): [aten::transpose (K, -1, -2)
- * →] aten::matmul (Q, Kᵀ) → [aten::mul or div by a scalar] → [aten::add
- * of a mask] → aten::softmax (dtype None) → [aten::dropout, not in
- * training] → aten::matmul (·, V), opened by the transpose or the first
- * matmul `first`. */
+ * attention of BERT, ViT, wav2vec2, Llama): aten::matmul (Q, Kᵀ) →
+ * [aten::mul or div by a scalar] → [aten::add of a mask] → aten::softmax
+ * (last axis; dtype None or float32) → [aten::to float32] →
+ * [aten::dropout, not in training] → aten::matmul (·, V), opened by the
+ * first matmul `first`. Kᵀ stays the aten::transpose's output: the
+ * product of Q by a transposed K cost more than the transpose. */
 gboolean graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusion *fusion);
 
 /* GELU as torch.onnx.export writes it before opset 20 (BERT's feed

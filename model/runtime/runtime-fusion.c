@@ -1104,16 +1104,15 @@ static gboolean
 is_pure_aten_op (GraftNode *node)
 {
   static const char *const ops[] = {
-    "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__or__", "__xor__", "_to_copy", "abs", "add", "alias",
-    "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp", "clamp_max",
-    "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq", "exp", "expand",
-    "expand_as", "flatten", "floor", "floor_divide", "fmod", "full", "full_like", "gather", "ge", "gt",
-    "index", "index_select", "le", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
-    "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full",
-    "new_ones", "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder",
-    "repeat", "reshape", "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack",
-    "sub", "sum", "t", "to", "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros",
-    "zeros_like",
+    "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__or__", "__xor__", "_to_copy", "_weight_norm", "abs",
+    "add", "alias", "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp",
+    "clamp_max", "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq",
+    "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "fmod", "full", "full_like", "gather", "ge",
+    "gt", "index", "index_select", "le", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
+    "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full", "new_ones",
+    "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
+    "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
+    "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
   };
   gsize len;
   if (g_str_has_prefix (node->op, "prim::"))

@@ -152,6 +152,7 @@ _graft_step_clear (Step *step)
   g_free (step->outputs);
   g_free (step->release);
   g_free (step->views);
+  g_free (step->positional);
   g_free (step->pattern_match);
   g_clear_pointer (&step->folded_weight, graft_rt_tensor_unref);
   g_clear_pointer (&step->folded_bias, graft_rt_tensor_unref);
@@ -660,6 +661,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
             }
         }
       step->timing_index = timing_counter_add (rt, node);
+      step->positional = graft_aten_positional_attributes (node, &step->n_positional);
       step->residual_from = NO_STEP;
       step->pattern_at = NO_STEP;
       if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&

@@ -1,8 +1,8 @@
 /* PyTorch files of small transformers get the fusions their ONNX exports
  * get (runtime-fusion.c, fusion-patterns.h): RMSNorm written as aten::pow
  * → mean → add ε → rsqrt → mul [→ to] → mul runs as one graft::RMSNorm,
- * eager attention ([aten::transpose of K →] matmul → mul → add mask →
- * softmax [→ to] [→ dropout] → matmul) as one blocked
+ * eager attention (matmul → mul → add mask → softmax [→ to] [→ dropout]
+ * → matmul) as one blocked
  * graft::ScaledDotProductAttention, aten::scaled_dot_product_attention on
  * that blocked kernel, and the steps that compute masks, position biases
  * and rotary tables from the input's size only are memoised: a run after
@@ -76,7 +76,7 @@ fused_calls (GraftRuntime *rt, const char *op)
 static guint
 attention_calls (GraftRuntime *rt)
 {
-  return fused_calls (rt, "aten::transpose") + fused_calls (rt, "aten::matmul");
+  return fused_calls (rt, "aten::matmul");
 }
 
 static GPtrArray *

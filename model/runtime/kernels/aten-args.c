@@ -33,17 +33,41 @@ arg_position (const char *name)
   return k;
 }
 
+GraftAttribute **
+graft_aten_positional_attributes (GraftNode *node, guint *n)
+{
+  gint highest = -1;
+  *n = 0;
+  if (!g_str_has_prefix (node->op, "aten::") && !g_str_has_prefix (node->op, "prim::"))
+    return NULL;
+  for (guint i = 0; i < node->attributes->len; i++)
+    highest = MAX (highest, arg_position (((GraftAttribute *) node->attributes->pdata[i])->name));
+  if (highest < 0 || highest > 4096)
+    return NULL;
+  GraftAttribute **table = g_new0 (GraftAttribute *, highest + 1);
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *a = node->attributes->pdata[i];
+      gint k = arg_position (a->name);
+      if (k >= 0 && table[k] == NULL)
+        table[k] = a;
+    }
+  *n = highest + 1;
+  return table;
+}
+
 void
 graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args)
 {
-  guint next_input = 0;
+  guint next_input = 0, n_table = 0;
   GPtrArray *attributes = ctx->node->attributes;
-  /* one pass over the node's attributes (each aten kernel call comes
-   * here: a lookup per position cost a tenth of a small transformer's
-   * run in string comparisons) */
+  /* the plan's table of positions, else one pass over the node's
+   * attributes (each aten kernel call comes here: a lookup per position
+   * cost a tenth of a small transformer's run in string comparisons) */
+  GraftAttribute *const *table = graft_kernel_get_positional_attributes (ctx, &n_table);
   for (guint k = 0; k < n; k++)
-    args[k].attr = NULL;
-  for (guint i = 0; i < attributes->len; i++)
+    args[k].attr = k < n_table ? table[k] : NULL;
+  for (guint i = 0; table == NULL && i < attributes->len; i++)
     {
       GraftAttribute *a = attributes->pdata[i];
       gint k = arg_position (a->name);

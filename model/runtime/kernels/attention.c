@@ -1080,14 +1080,9 @@ fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
   job->k_transposed = graft_kernel_input_transposed (ctx, GRAFT_ATTENTION_FUSION_KT);
   if (aten)
     {
-      /* a PyTorch file's pattern: its constant scale, its softmax's axis
-       * and its transpose of K (the last two axes, or it declines) */
-      gint64 d0 = f->k_transpose_dims[0] < 0 ? f->k_transpose_dims[0] + rank : f->k_transpose_dims[0];
-      gint64 d1 = f->k_transpose_dims[1] < 0 ? f->k_transpose_dims[1] + rank : f->k_transpose_dims[1];
-      if ((f->softmax_dim != -1 && f->softmax_dim != rank - 1) ||
-          (f->k_untransposed && (MIN (d0, d1) != rank - 2 || MAX (d0, d1) != rank - 1)))
+      /* a PyTorch file's pattern: its constant scale and its softmax's axis */
+      if (f->softmax_dim != -1 && f->softmax_dim != rank - 1)
         return FALSE;
-      job->k_transposed = f->k_untransposed;
       if (f->has_scale_constant)
         {
           job->scale_value = f->scale_constant;
@@ -1153,10 +1148,10 @@ graft_attention_sdpa_blocked (GraftKernelContext *ctx, const GraftRtTensor *q, c
   for (gint64 i = 0; mask && i < mask->numel; i++)
     if (isinf (((const float *) mask->data)[i]))
       return TRUE;
-  job.k_transposed = TRUE;
   job.scale_value = scale;
   job.scale = &job.scale_value;
   job.causal = causal;
+  job.k_transposed = TRUE;
   if (!fused_attention_prepare (&job, q, k, v, mask, FALSE))
     return TRUE;
   *declined = FALSE;
