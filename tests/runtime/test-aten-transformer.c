@@ -4,7 +4,8 @@
  * eager attention (matmul → mul → add mask → softmax [→ to] [→ dropout]
  * → matmul) as one blocked
  * graft::ScaledDotProductAttention, aten::scaled_dot_product_attention on
- * that blocked kernel, and the steps that compute masks, position biases
+ * that blocked kernel (the masks aten::where builds float32, as torch
+ * does), and the steps that compute masks, position biases
  * and rotary tables from the input's size only are memoised: a run after
  * the second takes their values instead of running them. The models are
  * written by the test venv's torch and transformers
@@ -79,6 +80,19 @@ attention_calls (GraftRuntime *rt)
   return fused_calls (rt, "aten::matmul");
 }
 
+/* The float masks that aten::where builds of a float32 0-d tensor and a
+ * Python float are float32, as in torch (and in the models' ONNX
+ * exports); T5's position buckets are int64. */
+static void
+count_float32_where (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, gpointer user_data)
+{
+  guint *counts = user_data;
+  if (strcmp (node->op, "aten::where") != 0 || tensor->kind != GRAFT_RT_TENSOR || !graft_dtype_is_float (tensor->dtype))
+    return;
+  counts[0]++;
+  counts[1] += tensor->dtype == GRAFT_DTYPE_FLOAT32;
+}
+
 static GPtrArray *
 run_once (GraftRuntime *rt, GHashTable *inputs)
 {
@@ -112,6 +126,14 @@ check_case (gconstpointer item, GraftSimdLevel level)
 
   g_autoptr(GraftRuntime) nodes = NULL;
   g_autoptr(GPtrArray) reference = graft_test_run_profiled (model, inputs, 1, FALSE, &nodes);
+  if (c->memoised)
+    {
+      guint wheres[2] = { 0, 0 };
+      graft_runtime_set_observer (nodes, count_float32_where, wheres);
+      g_autoptr(GPtrArray) observed = run_once (nodes, inputs);
+      g_assert_cmpuint (wheres[0], >=, 1);
+      g_assert_cmpuint (wheres[1], ==, wheres[0]);
+    }
   g_assert_cmpuint (fused_calls (nodes, "aten::pow"), ==, 0);
   g_assert_cmpuint (attention_calls (nodes), ==, 0);
   guint attentions = level >= GRAFT_SIMD_AVX2 ? c->attentions : 0;
