@@ -1,5 +1,6 @@
 /* If branches a module's own attributes decide: `if self.training:` of
- * BatchNorm and Dropout in a module saved in eval mode always takes the
+ * BatchNorm and Dropout in a module saved in eval mode, or stochastic
+ * depth's `if p < 0.0 or p > 1.0: raise` on its own p, always takes the
  * same branch, so the other one is dead code. Lint leaves such Ifs out of
  * its control-flow notes and its op checks, the viewer greys their dead
  * branch, and the runtime neither plans it nor asks kernels for its ops
@@ -11,7 +12,10 @@
 G_BEGIN_DECLS
 
 /* The branch a prim::If takes in every run (its then or else graph), or
- * NULL when the condition depends on the input (or node is no prim::If). */
+ * NULL when the condition depends on the input (or node is no prim::If).
+ * Fixed conditions are constants, plain module attributes, comparisons
+ * of such numbers or strings (`in` a constant list too), their negations
+ * and what an If on those yields. */
 GraftGraph *graft_if_get_fixed_branch (GraftNode *node);
 
 /* The subgraphs of node that can run: all of graft_node_get_subgraphs()

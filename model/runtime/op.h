@@ -10,7 +10,11 @@
  * statically (symbolic or unknown dims, constant data only when known) and
  * at run time (all dims fixed, all data known): the engine calls it before
  * each kernel to learn the output shapes it allocates, so the shape logic
- * of an op lives in one place.
+ * of an op lives in one place. At run time the engine reuses what infer
+ * gave while the step's inputs keep their types, shapes and, for integer
+ * inputs of up to 256 elements and floating-point ones of up to 16, their
+ * values (runtime-run.c infer_outputs): infer must read the values of no
+ * other input, and must have no other effect.
  */
 #pragma once
 

@@ -24,6 +24,62 @@ producer_step (GHashTable *step_of, GraftValue *value)
   return p ? GPOINTER_TO_UINT (p) - 1 : NO_STEP;
 }
 
+static gboolean is_graph_output (const Plan *plan, GraftValue *v);
+
+/* node runs as a step of plan: a node of its graph or of a branch
+ * inlined into it (Plan.aliases). */
+static gboolean
+in_plan (const Plan *plan, GraftNode *node)
+{
+  return node->graph == plan->graph ||
+         (plan->inlined_graphs != NULL && g_ptr_array_find (plan->inlined_graphs, node->graph, NULL));
+}
+
+/* The reads of v in plan, as pairs (node, the value it reads) into
+ * readers: v's consumers and those of the inlined Ifs' outputs standing
+ * for v (Plan.aliased, which the steps read as v), without the nodes of
+ * untaken branches, which never run. FALSE when v or such an If output is
+ * a graph output or a reader is no step of plan (a subgraph's node). */
+static gboolean
+plan_readers (const Plan *plan, GraftValue *v, GPtrArray *readers)
+{
+  GPtrArray *aliases = plan->aliased ? g_hash_table_lookup (plan->aliased, v) : NULL;
+  for (guint a = 0; a <= (aliases ? aliases->len : 0); a++)
+    {
+      GraftValue *w = a == 0 ? v : aliases->pdata[a - 1];
+      if (is_graph_output (plan, w))
+        return FALSE;
+      for (guint k = 0; w->consumers && k < w->consumers->len; k++)
+        {
+          GraftNode *reader = w->consumers->pdata[k];
+          if (_graft_node_in_untaken_branch (reader))
+            continue;
+          if (!in_plan (plan, reader))
+            return FALSE;
+          g_ptr_array_add (readers, reader);
+          g_ptr_array_add (readers, w);
+        }
+    }
+  return TRUE;
+}
+
+/* The one node reading node's only output in plan (plan_readers; it reads
+ * *out_value, that output or an inlined If's output standing for it), or
+ * NULL. An in-place op's input that a later node reads (as TorchScript
+ * reads a mutated tensor by its old name) has two readers: an aten::add_
+ * whose mutated input is read later is no residual Add to fuse. */
+static GraftNode *
+plan_sole_reader (const Plan *plan, GraftNode *node, GraftValue **out_value)
+{
+  GraftValue *v = node->outputs->len == 1 ? node->outputs->pdata[0] : NULL;
+  g_autoptr(GPtrArray) readers = g_ptr_array_new ();
+  *out_value = v;
+  if (v == NULL || _graft_plan_value_leaves_run (plan, v) || !plan_readers (plan, v, readers) || readers->len != 2)
+    return NULL;
+  *out_value = readers->pdata[1];
+  return readers->pdata[0];
+}
+
 /* When act is a Relu/Clip of input that runs after step i, gives step i
  * act's clamp and returns act's step; NULL otherwise. */
 static Step *
@@ -72,7 +128,7 @@ fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, Graft
   if (!is_plain_add (add))
     return;
   guint index = add->inputs->pdata[0] == v ? 0 : 1;
-  GraftValue *r = add->inputs->pdata[1 - index];
+  GraftValue *r = _graft_plan_resolve (plan, add->inputs->pdata[1 - index]);
   guint r_step = producer_step (step_of, r), add_step = producer_step (step_of, add->outputs->pdata[0]);
   /* the Add reads r itself, not the result of an in-place op on it
    * (runtime-plan.c's `mutated`) */
@@ -89,7 +145,7 @@ fuse_residual (GraftRuntime *rt, Plan *plan, GHashTable *step_of, guint i, Graft
     return;
 
   GraftValue *sum;
-  GraftNode *act = graft_fusion_sole_reader (add, &sum);
+  GraftNode *act = plan_sole_reader (plan, add, &sum);
   Step *act_step = fuse_clamp (plan, step_of, i, act, sum);
   if (act_step)
     act_step->residual_from = i;
@@ -174,17 +230,17 @@ static GraftRtTensor *
 plan_constant (GraftValue *v, gpointer user_data)
 {
   Plan *plan = user_data;
-  guint slot = v->graph == plan->graph ? _graft_plan_slot (plan, v) : NO_SLOT;
+  guint slot = _graft_plan_slot (plan, v);   /* NO_SLOT for an outer graph's value */
   return slot == NO_SLOT ? NULL : plan->constants[slot];
 }
 
 static gboolean
-is_graph_output (GraftGraph *graph, GraftValue *v)
+is_graph_output (const Plan *plan, GraftValue *v)
 {
-  if (graft_value_leaves_run (v))
+  if (_graft_plan_value_leaves_run (plan, v))
     return TRUE;
-  for (guint k = 0; k < graph->outputs->len; k++)
-    if (graph->outputs->pdata[k] == v)
+  for (guint k = 0; k < plan->graph->outputs->len; k++)
+    if (plan->graph->outputs->pdata[k] == v)
       return TRUE;
   return FALSE;
 }
@@ -199,7 +255,7 @@ feeds_only_absorbed (Plan *plan, GHashTable *step_of_node, GraftNode *node)
       GraftValue *v = node->outputs->pdata[j];
       if (v == NULL)
         continue;
-      if (is_graph_output (plan->graph, v))
+      if (is_graph_output (plan, v))
         return FALSE;
       for (guint k = 0; v->consumers && k < v->consumers->len; k++)
         {
@@ -743,14 +799,14 @@ batch_norm_reader (Plan *plan, GraftNode *conv)
 {
   GraftValue *v = conv->outputs->len == 1 ? conv->outputs->pdata[0] : NULL;
   GraftNode *bn = NULL;
-  if (v == NULL || is_graph_output (plan->graph, v) || v->consumers == NULL)
+  if (v == NULL || is_graph_output (plan, v) || v->consumers == NULL)
     return NULL;
   for (guint k = 0; k < v->consumers->len; k++)
     {
       GraftNode *reader = v->consumers->pdata[k];
-      if (reads_shape_only (reader))
+      if (reads_shape_only (reader) || _graft_node_in_untaken_branch (reader))
         continue;
-      if (bn != NULL || strcmp (reader->op, "aten::batch_norm") != 0 || reader->graph != conv->graph ||
+      if (bn != NULL || strcmp (reader->op, "aten::batch_norm") != 0 || !in_plan (plan, reader) ||
           reader->outputs->len != 1)
         return NULL;
       bn = reader;
@@ -884,11 +940,11 @@ fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
       GraftValue *v;
       if (!is_aten_convolution (conv->node) || !step_unfused (conv))
         continue;
-      GraftNode *next = graft_fusion_sole_reader (conv->node, &v);
+      GraftNode *next = plan_sole_reader (plan, conv->node, &v);
       if (conv->folded_weight)
         {
           GraftNode *bn = batch_norm_reader (plan, conv->node);
-          next = graft_fusion_sole_reader (bn, &v);
+          next = plan_sole_reader (plan, bn, &v);
         }
       if (next)
         fuse_residual (rt, plan, step_of, i, next, v);
@@ -912,9 +968,10 @@ fuse_conv_activations (Plan *plan)
       GraftValue *v = conv->node->outputs->len == 1 ? conv->node->outputs->pdata[0] : NULL;
       gboolean aten = is_aten_activation_producer (conv->node);
       if ((!aten && strcmp (conv->node->op, "onnx::Conv") != 0) || !step_unfused (conv) || v == NULL ||
-          is_graph_output (plan->graph, v))
+          is_graph_output (plan, v))
         continue;
-      GraftNode *next = graft_fusion_sole_reader (conv->node, &v), *sigmoid = NULL, *mul;
+      GraftNode *next = aten ? plan_sole_reader (plan, conv->node, &v) : graft_fusion_sole_reader (conv->node, &v);
+      GraftNode *sigmoid = NULL, *mul;
       GraftFusedActivation activation;
       Step *act, *sigmoid_step;
       if (conv->folded_weight)
@@ -922,7 +979,7 @@ fuse_conv_activations (Plan *plan)
           /* the batch_norm forwards: the activation reads its output */
           GraftNode *bn = batch_norm_reader (plan, conv->node);
           v = bn->outputs->pdata[0];
-          next = is_graph_output (plan->graph, v) ? NULL : graft_fusion_sole_reader (bn, &v);
+          next = is_graph_output (plan, v) ? NULL : plan_sole_reader (plan, bn, &v);
         }
       if (aten)
         {
@@ -964,7 +1021,7 @@ only_computes (GraftNode *node)
   static const char *const ops[] = {
     "prim::Constant", "prim::GetAttr", "aten::__is__", "aten::__isnot__", "aten::__not__", "aten::__and__",
     "aten::__or__", "aten::dim", "aten::len", "aten::size", "aten::eq", "aten::ne", "aten::gt", "aten::lt",
-    "aten::ge", "aten::le",
+    "aten::ge", "aten::le", "aten::__contains__",
   };
   if (strcmp (node->op, "prim::If") == 0)
     {
@@ -988,7 +1045,8 @@ only_computes (GraftNode *node)
 static gboolean
 step_needs (const Step *reader, GraftValue *v)
 {
-  if (reader->absorbed)
+  /* an inlined If's step reads its branch's outputs, not its condition */
+  if (reader->absorbed || _graft_step_is_inlined_if (reader))
     return FALSE;
   if (!reader->forward_input || reader->pattern != NULL || reader->pattern_at != NO_STEP || reader->qdq != NULL)
     return TRUE;
@@ -1040,15 +1098,48 @@ skip_unread_steps (Plan *plan)
           GraftValue *v = step->node->outputs->pdata[j];
           if (v == NULL)
             continue;
-          needed = is_graph_output (plan->graph, v) || g_hash_table_contains (outer_outputs, v);
-          for (guint k = 0; !needed && v->consumers && k < v->consumers->len; k++)
+          g_autoptr(GPtrArray) readers = g_ptr_array_new ();
+          needed = g_hash_table_contains (outer_outputs, v) || !plan_readers (plan, v, readers);
+          for (guint k = 0; !needed && k < readers->len; k += 2)
             {
-              Step *reader = step_of (plan, step_of_node, v->consumers->pdata[k]);
-              needed = reader == NULL || step_needs (reader, v);
+              Step *reader = step_of (plan, step_of_node, readers->pdata[k]);
+              needed = reader == NULL || step_needs (reader, readers->pdata[k + 1]);
             }
         }
       step->absorbed = !needed;
     }
+}
+
+/* v, the output of a prim::Constant or of a prim::GetAttr of a module
+ * attribute the model never sets (fixed_module_attribute) with its value
+ * (a scripted Conv2d's `self.bias`, None, read by every convolution; a
+ * BatchNorm2d's training flag), becomes a plan constant, the same tensor
+ * or None its kernel gives every run (aten.c kernel_prim_constant,
+ * aten-prim.c kernel_get_attr). Not a list, which a run may append to,
+ * nor a value a node changes in place. */
+static gboolean
+preload_aten_constant (Plan *plan, GHashTable *set_attributes, GraftValue *v)
+{
+  GraftNode *node = v->producer;
+  GraftAttribute *a = graft_node_get_attribute (node, "value");
+  guint slot = _graft_plan_slot (plan, v);
+  g_autoptr(GraftRtTensor) t = NULL;
+  /* (an inlined If's output standing for v may be a graph output) */
+  if (slot == NO_SLOT || plan->constants[slot] != NULL || (plan->aliased && g_hash_table_contains (plan->aliased, v)))
+    return FALSE;
+  if (strcmp (node->op, "prim::Constant") == 0 && node->inputs->len == 0)
+    t = a ? graft_aten_constant_tensor (a, NULL) : graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
+  else if (strcmp (node->op, "prim::GetAttr") == 0 && a != NULL && fixed_module_attribute (set_attributes, v) != NULL)
+    t = graft_aten_value_from_attr (a, NULL);
+  if (t == NULL || t->kind == GRAFT_RT_SEQUENCE)
+    return FALSE;
+  /* (an If reads its condition; what its branches change is theirs) */
+  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+    if (strcmp (((GraftNode *) v->consumers->pdata[k])->op, "prim::If") != 0 &&
+        graft_node_changes_state (v->consumers->pdata[k]))
+      return FALSE;
+  plan->constants[slot] = g_steal_pointer (&t);
+  return TRUE;
 }
 
 /* ONNX Constant nodes (a tensor in "value") give their tensor at plan
@@ -1059,12 +1150,16 @@ skip_unread_steps (Plan *plan)
 static void
 preload_constant_steps (Plan *plan)
 {
+  g_autoptr(GHashTable) set_attributes = NULL;
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *step = &plan->steps[i];
       GraftValue *v = step->node->outputs->len == 1 ? step->node->outputs->pdata[0] : NULL;
-      if (v != NULL && step_unfused (step) && step->n_views == 0 && !is_graph_output (plan->graph, v) &&
-          preload_constant (plan, v))
+      if (v == NULL || !step_unfused (step) || step->n_views > 0 || is_graph_output (plan, v))
+        continue;
+      if (g_str_has_prefix (step->node->op, "prim::") && set_attributes == NULL)
+        set_attributes = set_attributes_new (plan);
+      if (preload_constant (plan, v) || preload_aten_constant (plan, set_attributes, v))
         step->absorbed = TRUE;
     }
 }
@@ -1182,7 +1277,7 @@ memoize_shape_steps (Plan *plan)
           derived = ref.slot == NO_SLOT || (ref.up == 0 && fixed[ref.slot]);
         }
       for (guint j = 0; (derived || shape_only) && j < step->n_outputs; j++)
-        if (step->outputs[j] != NO_SLOT && is_graph_output (plan->graph, plan->values[step->outputs[j]]))
+        if (step->outputs[j] != NO_SLOT && is_graph_output (plan, plan->values[step->outputs[j]]))
           derived = shape_only = FALSE;
       if (!derived && !shape_only)
         continue;
@@ -1213,7 +1308,7 @@ skip_pattern_metadata_asserts (Plan *plan)
       for (guint j = 0; j < step->node->outputs->len; j++)
         {
           GraftValue *v = step->node->outputs->pdata[j];
-          if (v != NULL && ((v->consumers && v->consumers->len > 0) || is_graph_output (plan->graph, v)))
+          if (v != NULL && ((v->consumers && v->consumers->len > 0) || is_graph_output (plan, v)))
             producer = NO_STEP;
         }
       step->absorbed = producer != NO_STEP;

@@ -148,6 +148,8 @@ _graft_step_clear (Step *step)
     g_clear_pointer (&step->memo_outputs[j], graft_rt_tensor_unref);
   g_free (step->memo_inputs);
   g_free (step->memo_outputs);
+  g_free (step->infer_key);
+  g_free (step->inferred);
   g_free (step->inputs);
   g_free (step->outputs);
   g_free (step->release);
@@ -187,6 +189,10 @@ _graft_plan_free (Plan *plan)
   g_free (plan->state_buffers);
   g_free (plan->values);
   g_hash_table_destroy (plan->slots);
+  g_clear_pointer (&plan->aliases, g_hash_table_destroy);
+  g_clear_pointer (&plan->aliased, g_hash_table_destroy);
+  g_clear_pointer (&plan->inlined_graphs, g_ptr_array_unref);
+  g_clear_pointer (&plan->inlined_outputs, g_hash_table_destroy);
   g_free (plan);
 }
 
@@ -195,6 +201,39 @@ _graft_plan_slot (Plan *plan, GraftValue *value)
 {
   gpointer p = g_hash_table_lookup (plan->slots, value);
   return p ? GPOINTER_TO_UINT (p) - 1 : NO_SLOT;
+}
+
+gboolean
+_graft_plan_value_leaves_run (const Plan *plan, GraftValue *v)
+{
+  if (!graft_value_leaves_run (v))
+    return FALSE;
+  if (v->writes_back_to != NULL || plan->inlined_outputs == NULL || !g_hash_table_contains (plan->inlined_outputs, v))
+    return TRUE;
+  for (guint k = 0; k < plan->graph->outputs->len; k++)
+    if (plan->graph->outputs->pdata[k] == v)
+      return TRUE;
+  return FALSE;
+}
+
+GraftValue *
+_graft_plan_resolve (const Plan *plan, GraftValue *v)
+{
+  for (GraftValue *w; plan->aliases && v && (w = g_hash_table_lookup (plan->aliases, v)) != NULL;)
+    v = w;
+  return v;
+}
+
+gboolean
+_graft_node_in_untaken_branch (GraftNode *node)
+{
+  for (GraftGraph *g = node->graph; g && g->parent_node; g = g->parent_graph)
+    {
+      GraftGraph *taken = graft_if_get_fixed_branch (g->parent_node);
+      if (taken != NULL && taken != g)
+        return TRUE;
+    }
+  return FALSE;
 }
 
 /* Values of enclosing graphs that nodes inside sub (at any depth) read. */
@@ -354,14 +393,24 @@ topological_order (GraftGraph *graph, GPtrArray **order, GError **error)
   return TRUE;
 }
 
+/* The graph whose frame holds graph's values: graph, or for a branch
+ * inlined into a plan (Plan.aliases), that plan's graph. */
+static GraftGraph *
+frame_graph (GraftRuntime *rt, GraftGraph *graph)
+{
+  Plan *host = graph ? g_hash_table_lookup (rt->inlined, graph) : NULL;
+  return host ? host->graph : graph;
+}
+
 gboolean
 _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error)
 {
   guint up = 0;
-  GraftGraph *g = graph;
-  while (g != NULL && g != value->graph)
+  GraftGraph *target = frame_graph (rt, value->graph);
+  GraftGraph *g = frame_graph (rt, graph);
+  while (g != NULL && g != target)
     {
-      g = g->parent_graph;
+      g = frame_graph (rt, g->parent_graph);
       up++;
     }
   Plan *owner = g ? g_hash_table_lookup (rt->plans, g) : NULL;
@@ -378,9 +427,27 @@ _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, Graf
 
 static guint timing_counter_add (GraftRuntime *rt, GraftNode *node)
 {
-  GraftNodeTiming t = { node, 0, 0, 0, NULL };
+  GraftNodeTiming t = { .node = node };
   g_array_append_val (rt->timings, t);
   return rt->timings->len - 1;
+}
+
+/* Slots in plan for graph's values (plan's own graph, or a branch
+ * inlined into it). */
+static void
+plan_add_slots (Plan *plan, GraftGraph *graph)
+{
+  guint first = plan->n_slots;
+  plan->n_slots += graph->values->len;
+  plan->values = g_renew (GraftValue *, plan->values, MAX (plan->n_slots, 1));
+  plan->constants = g_renew (GraftRtTensor *, plan->constants, MAX (plan->n_slots, 1));
+  for (guint i = 0; i < graph->values->len; i++)
+    {
+      GraftValue *v = graph->values->pdata[i];
+      g_hash_table_insert (plan->slots, v, GUINT_TO_POINTER (first + i + 1));
+      plan->values[first + i] = v;
+      plan->constants[first + i] = NULL;
+    }
 }
 
 static Plan *
@@ -389,16 +456,23 @@ plan_new_slots (GraftGraph *graph)
   Plan *plan = g_new0 (Plan, 1);
   plan->graph = graph;
   plan->slots = g_hash_table_new (g_direct_hash, g_direct_equal);
-  plan->n_slots = graph->values->len;
-  plan->values = g_new0 (GraftValue *, plan->n_slots);
-  plan->constants = g_new0 (GraftRtTensor *, plan->n_slots);
-  for (guint i = 0; i < graph->values->len; i++)
-    {
-      GraftValue *v = graph->values->pdata[i];
-      g_hash_table_insert (plan->slots, v, GUINT_TO_POINTER (i + 1));
-      plan->values[i] = v;
-    }
+  plan_add_slots (plan, graph);
   return plan;
+}
+
+/* The branch of node, a prim::If whose condition the module fixes, that
+ * the plan holding node runs as its own steps; NULL for any other node. */
+static GraftGraph *
+inlined_branch (GraftNode *node)
+{
+  GraftGraph *branch = graft_if_get_fixed_branch (node);
+  if (branch == NULL || branch->inputs->len != 0 || branch->outputs->len != node->outputs->len)
+    return NULL;
+  for (guint j = 0; j < node->outputs->len; j++)
+    if (node->outputs->pdata[j] == NULL || branch->outputs->pdata[j] == NULL ||
+        ((GraftValue *) node->outputs->pdata[j])->writes_back_to != NULL)
+      return NULL;
+  return branch;
 }
 
 
@@ -408,15 +482,47 @@ static gboolean plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error);
 /* Creates the slot maps of graph and its subgraphs first (steps refer to
  * outer plans' slots), then the steps. */
 static void
-register_plans (GraftRuntime *rt, GraftGraph *graph)
+register_graph (GraftRuntime *rt, GraftGraph *graph, Plan *host)
 {
-  g_hash_table_insert (rt->plans, graph, plan_new_slots (graph));
+  Plan *plan = host;
+  if (host == NULL)
+    g_hash_table_insert (rt->plans, graph, plan = plan_new_slots (graph));
+  else
+    {
+      g_hash_table_insert (rt->inlined, graph, host);
+      plan_add_slots (host, graph);
+      if (host->inlined_graphs == NULL)
+        host->inlined_graphs = g_ptr_array_new ();
+      g_ptr_array_add (host->inlined_graphs, graph);
+    }
   for (guint i = 0; i < graph->nodes->len; i++)
     {
-      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (graph->nodes->pdata[i]);
+      GraftNode *node = graph->nodes->pdata[i];
+      GraftGraph *branch = inlined_branch (node);
+      if (branch != NULL)
+        {
+          if (plan->aliases == NULL)
+            plan->aliases = g_hash_table_new (g_direct_hash, g_direct_equal);
+          if (plan->inlined_outputs == NULL)
+            plan->inlined_outputs = g_hash_table_new (g_direct_hash, g_direct_equal);
+          for (guint j = 0; j < node->outputs->len; j++)
+            {
+              g_hash_table_insert (plan->aliases, node->outputs->pdata[j], branch->outputs->pdata[j]);
+              g_hash_table_add (plan->inlined_outputs, branch->outputs->pdata[j]);
+            }
+          register_graph (rt, branch, plan);
+          continue;
+        }
+      g_autoptr(GPtrArray) subs = graft_node_get_live_subgraphs (node);
       for (guint k = 0; subs && k < subs->len; k++)
-        register_plans (rt, subs->pdata[k]);
+        register_graph (rt, subs->pdata[k], NULL);
     }
+}
+
+static void
+register_plans (GraftRuntime *rt, GraftGraph *graph)
+{
+  register_graph (rt, graph, NULL);
 }
 
 /* Runs the calling node's copy of a local function body. */
@@ -458,7 +564,8 @@ plan_opset (GraftRuntime *rt, GraftGraph *graph, GraftNode *node)
 static gboolean
 plan_tree (GraftRuntime *rt, GraftGraph *graph, GError **error)
 {
-  if (!plan_graph_steps (rt, g_hash_table_lookup (rt->plans, graph), error))
+  Plan *plan = g_hash_table_lookup (rt->plans, graph);   /* NULL: an inlined branch */
+  if (plan != NULL && !plan_graph_steps (rt, plan, error))
     return FALSE;
   for (guint i = 0; i < graph->nodes->len; i++)
     {
@@ -566,15 +673,48 @@ _graft_plan_slot_is_state (const Plan *plan, guint slot)
   return FALSE;
 }
 
+/* The step of an inlined If (Plan.aliases): its inputs are the branch's
+ * outputs, which it gives as its own. */
 static gboolean
-plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
+kernel_inlined_if (GraftKernelContext *ctx, GError **error)
 {
-  GraftGraph *graph = plan->graph;
-  g_autoptr(GPtrArray) order = NULL;
+  for (guint i = 0; i < ctx->n_outputs && i < ctx->n_inputs; i++)
+    if (ctx->inputs[i] != NULL)
+      graft_kernel_set_output (ctx, i, graft_rt_tensor_ref (ctx->inputs[i]));
+  return TRUE;
+}
 
-  if (!topological_order (graph, &order, error))
+static const GraftOpSchema inlined_if_schema = { "prim::If (inlined)", 0, 0, NULL, kernel_inlined_if, 0 };
+
+gboolean
+_graft_step_is_inlined_if (const Step *step)
+{
+  return step->schema == &inlined_if_schema;
+}
+
+/* graph's nodes in run order into order, each inlined If (one whose branch
+ * plan runs, rt->inlined) preceded by its branch's nodes. */
+static gboolean
+append_run_order (GraftRuntime *rt, Plan *plan, GraftGraph *graph, GPtrArray *order, GError **error)
+{
+  g_autoptr(GPtrArray) nodes = NULL;
+  if (!topological_order (graph, &nodes, error))
     return FALSE;
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      GraftNode *node = nodes->pdata[i];
+      GraftGraph *branch = inlined_branch (node);
+      if (branch != NULL && g_hash_table_lookup (rt->inlined, branch) == plan &&
+          !append_run_order (rt, plan, branch, order, error))
+        return FALSE;
+      g_ptr_array_add (order, node);
+    }
+  return TRUE;
+}
 
+static gboolean
+load_initializers (Plan *plan, GraftGraph *graph, GError **error)
+{
   for (guint i = 0; i < graph->initializers->len; i++)
     {
       GraftValue *v = graph->initializers->pdata[i];
@@ -584,6 +724,64 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       plan->constants[slot] = graft_rt_tensor_new_from_tensor (v->initializer, error);
       if (plan->constants[slot] == NULL)
         return FALSE;
+    }
+  return TRUE;
+}
+
+/* An inlined If's step runs (for the values its outputs stand for) only
+ * when a reader finds them in its output slots: a graph output, or a node
+ * that is no step of the plan (in a subgraph); the plan's own steps read
+ * the branch's values (_graft_plan_resolve). Else it is absorbed, and
+ * runs only for an observer. */
+static void
+absorb_inlined_ifs (Plan *plan, GHashTable *step_of)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      gboolean needed = FALSE;
+      if (step->schema != &inlined_if_schema)
+        continue;
+      for (guint j = 0; j < step->node->outputs->len && !needed; j++)
+        {
+          GraftValue *o = step->node->outputs->pdata[j];
+          for (guint k = 0; k < plan->graph->outputs->len; k++)
+            needed |= plan->graph->outputs->pdata[k] == o;
+          for (guint k = 0; !needed && o->consumers && k < o->consumers->len; k++)
+            {
+              GraftNode *reader = o->consumers->pdata[k];
+              needed = !g_hash_table_contains (step_of, reader) && !_graft_node_in_untaken_branch (reader);
+            }
+        }
+      step->absorbed = !needed;
+    }
+}
+
+static gboolean
+plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
+{
+  GraftGraph *graph = plan->graph;
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+
+  if (!append_run_order (rt, plan, graph, order, error) || !load_initializers (plan, graph, error))
+    return FALSE;
+  for (guint k = 0; plan->inlined_graphs && k < plan->inlined_graphs->len; k++)
+    if (!load_initializers (plan, plan->inlined_graphs->pdata[k], error))
+      return FALSE;
+  if (plan->aliases != NULL)
+    {
+      GHashTableIter iter;
+      gpointer o;
+      plan->aliased = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) g_ptr_array_unref);
+      g_hash_table_iter_init (&iter, plan->aliases);
+      while (g_hash_table_iter_next (&iter, &o, NULL))
+        {
+          GraftValue *v = _graft_plan_resolve (plan, o);
+          GPtrArray *list = g_hash_table_lookup (plan->aliased, v);
+          if (list == NULL)
+            g_hash_table_insert (plan->aliased, v, list = g_ptr_array_new ());
+          g_ptr_array_add (list, o);
+        }
     }
   if (graph->parent_graph == NULL)
     plan_state (plan);
@@ -604,8 +802,34 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     {
       GraftNode *node = order->pdata[i];
       Step *step = &plan->steps[i];
+      GraftGraph *branch = inlined_branch (node);
       step->node = node;
       step->opset = plan_opset (rt, graph, node);
+      step->residual_from = NO_STEP;
+      step->pattern_at = NO_STEP;
+      if (branch != NULL && g_hash_table_lookup (rt->inlined, branch) == plan)
+        {
+          step->schema = &inlined_if_schema;
+          step->n_inputs = branch->outputs->len;
+          step->inputs = g_new (ValueRef, MAX (step->n_inputs, 1));
+          step->n_outputs = node->outputs->len;
+          step->outputs = g_new (guint, MAX (step->n_outputs, 1));
+          for (guint j = 0; j < step->n_inputs; j++)
+            {
+              GraftValue *v = _graft_plan_resolve (plan, branch->outputs->pdata[j]);
+              for (GraftValue *w; (w = g_hash_table_lookup (mutated, v)) != NULL;)
+                v = w;
+              guint slot = _graft_plan_slot (plan, v);
+              if (!_graft_plan_value_ref (graph, v, &step->inputs[j], rt, error))
+                return FALSE;
+              if (slot != NO_SLOT)
+                last_use[slot] = i;
+              step->outputs[j] = _graft_plan_slot (plan, node->outputs->pdata[j]);
+            }
+          step->timing_index = timing_counter_add (rt, node);
+          g_hash_table_insert (step_of, node, GUINT_TO_POINTER (i + 1));
+          continue;
+        }
       step->schema = graft_op_registry_lookup (node->op, step->opset);
       if (step->schema == NULL && (step->schema = plan_function_call (rt, graph, node, error)) == NULL)
         {
@@ -629,6 +853,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
           step->inputs[j] = (ValueRef) { 0, NO_SLOT };
           if (v == NULL)
             continue;
+          v = _graft_plan_resolve (plan, v);
           for (GraftValue *w; (w = g_hash_table_lookup (mutated, v)) != NULL;)
             {
               v = w;
@@ -652,28 +877,29 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
       g_autoptr(GPtrArray) deps = node_dependencies (node);
       for (guint j = 0; j < deps->len; j++)
         {
-          GraftValue *v = deps->pdata[j];
-          if (v->graph == graph)
-            {
-              guint slot = _graft_plan_slot (plan, v);
-              if (slot != NO_SLOT)
-                last_use[slot] = i;
-            }
+          /* the value itself (an If output read by a subgraph), and the
+           * one it stands for (read by this plan's steps) */
+          GraftValue *v = deps->pdata[j], *resolved = _graft_plan_resolve (plan, v);
+          guint slot = _graft_plan_slot (plan, v), resolved_slot = _graft_plan_slot (plan, resolved);
+          if (slot != NO_SLOT)
+            last_use[slot] = i;
+          if (resolved_slot != NO_SLOT)
+            last_use[resolved_slot] = i;
         }
       step->timing_index = timing_counter_add (rt, node);
       step->positional = graft_aten_positional_attributes (node, &step->n_positional);
-      step->residual_from = NO_STEP;
-      step->pattern_at = NO_STEP;
-      if (is_inplace_aten (node) && node->inputs->len > 0 && node->outputs->len > 0 && node->inputs->pdata[0] &&
-          node->outputs->pdata[0] && ((GraftValue *) node->inputs->pdata[0])->graph == graph &&
-          node->inputs->pdata[0] != node->outputs->pdata[0])
+      GraftValue *mutated_input = node->inputs->len > 0 ? _graft_plan_resolve (plan, node->inputs->pdata[0]) : NULL;
+      if (is_inplace_aten (node) && node->outputs->len > 0 && mutated_input != NULL && node->outputs->pdata[0] &&
+          _graft_plan_slot (plan, mutated_input) != NO_SLOT && mutated_input != node->outputs->pdata[0])
         {
-          g_hash_table_insert (mutated, node->inputs->pdata[0], node->outputs->pdata[0]);
+          g_hash_table_insert (mutated, mutated_input, node->outputs->pdata[0]);
           plan_view_write_back (plan, step, step_of, last_use, i);
         }
       g_hash_table_insert (step_of, node, GUINT_TO_POINTER (i + 1));
     }
 
+  if (plan->aliases != NULL)
+    absorb_inlined_ifs (plan, step_of);
   _graft_plan_fuse (rt, plan, last_use);
 
   /* Free values after their last use, except graph outputs and constants. */
@@ -681,7 +907,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
   for (guint s = 0; s < plan->n_slots; s++)
     {
       GraftValue *v = plan->values[s];
-      if (last_use[s] == NO_SLOT || graft_value_leaves_run (v) || plan->constants[s])
+      if (last_use[s] == NO_SLOT || _graft_plan_value_leaves_run (plan, v) || plan->constants[s])
         continue;
       gboolean is_output = FALSE;
       for (guint k = 0; k < graph->outputs->len; k++)
@@ -697,7 +923,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
   for (guint s = 0; s < plan->n_slots; s++)
     {
-      if (last_use[s] == NO_SLOT || plan->constants[s] || graft_value_leaves_run (plan->values[s]))
+      if (last_use[s] == NO_SLOT || plan->constants[s] || _graft_plan_value_leaves_run (plan, plan->values[s]))
         continue;
       Step *step = &plan->steps[last_use[s]];
       step->release[step->n_release++] = s;

@@ -114,6 +114,14 @@ typedef struct _Step {
    * borrowed attributes; graft_kernel_get_positional_attributes) */
   GraftAttribute **positional;
   guint n_positional;
+  /* What the schema's infer gave last (runtime-run.c infer_outputs): the
+   * key its inputs made (types, shapes, and the values of small inputs)
+   * and the outputs it inferred, reused
+   * while the key stays the same. NULL before the first run and for
+   * steps whose inputs or outputs it cannot describe. */
+  guint8 *infer_key;
+  gsize infer_key_length;
+  struct _InferredOutput *inferred;
 } Step;
 
 typedef struct {
@@ -131,11 +139,26 @@ typedef struct {
   guint *state_values;
   guint *state_buffers;
   gsize memo_bytes;          /* what the steps' memo_outputs hold */
+  /* prim::Ifs whose condition the module fixes (graft_if_get_fixed_branch)
+   * are inlined: the nodes of the branch they take are steps of this
+   * plan, where the fusions see them (a residual `result += input` under
+   * `if self.use_res_connect:`), and the branch's values have slots here
+   * (GraftRuntime.inlined). Steps read the value an If output stands for
+   * (aliases: If output → the branch's output, NULL without inlined Ifs;
+   * aliased: that value, followed to the end of a chain of aliases, → a
+   * GPtrArray of the If outputs standing for it). The If's own step gives
+   * its outputs the branch's (absorbed unless a graph output, a subgraph
+   * or an observer reads them). */
+  GHashTable *aliases;
+  GHashTable *aliased;
+  GPtrArray *inlined_graphs;  /* the branches inlined here */
+  GHashTable *inlined_outputs;  /* their outputs (set), which need not outlive the run */
 } Plan;
 
 struct _GraftRuntime {
   GraftModel *model;
   GHashTable *plans;         /* GraftGraph* → Plan* */
+  GHashTable *inlined;       /* an inlined If branch (GraftGraph*) → the Plan* running its nodes */
   Plan *main;
   GraftRtPool *pool;
   GraftWorkerPool *workers;  /* NULL: one thread */
@@ -193,6 +216,18 @@ void _graft_step_clear (Step *step);
 guint _graft_plan_slot (Plan *plan, GraftValue *value);
 /* slot holds a buffer that runs write back (Plan.state_buffers). */
 gboolean _graft_plan_slot_is_state (const Plan *plan, guint slot);
+/* The value v stands for in plan: v, or for the output of an inlined If
+ * (Plan.aliases) the value its branch gives. */
+GraftValue *_graft_plan_resolve (const Plan *plan, GraftValue *v);
+/* v must be kept to the end of a run of plan: graft_value_leaves_run(),
+ * except for an inlined branch's output that is no output of plan's own
+ * graph (the steps read it like any value of the plan). */
+gboolean _graft_plan_value_leaves_run (const Plan *plan, GraftValue *v);
+/* step is an inlined If's (Plan.aliases): it reads its branch's outputs. */
+gboolean _graft_step_is_inlined_if (const Step *step);
+/* The nodes of an If's branch that the runtime never runs (the branch a
+ * fixed condition does not take), and nodes inside them. */
+gboolean _graft_node_in_untaken_branch (GraftNode *node);
 /* Where a step of graph finds value: frames up and slot. */
 gboolean _graft_plan_value_ref (GraftGraph *graph, GraftValue *value, ValueRef *ref, GraftRuntime *rt, GError **error);
 

@@ -172,6 +172,122 @@ donatable_inputs (Step *step, GraftRtTensor **inputs, GraftRtTensor **converted,
 
 /* declined: NULL, or where a kernel that may decline the run (a fused
  * step whose nodes then run) says so by producing no output. */
+/* One output as the schema's infer gave it: reused while the inputs'
+ * key is the same (Step.infer_key). */
+typedef struct _InferredOutput {
+  gboolean present;
+  GraftValueKind kind;
+  GraftDType dtype;
+  int rank;                          /* -1: unknown */
+  gint64 dims[GRAFT_RT_MAX_RANK];
+} InferredOutput;
+
+/* Inputs of up to this many elements are part of the key by value: the
+ * shapes, pads, axes, sizes (integers) and scales or range limits
+ * (floats) that shape logic reads; activations, which change every run,
+ * mostly are not. */
+#define INFER_INTEGERS_MAX 256
+#define INFER_FLOATS_MAX 16
+#define INFER_KEY_MAX 8192
+
+static gboolean
+key_append (guint8 *key, gsize *length, gconstpointer data, gsize size)
+{
+  if (*length + size > INFER_KEY_MAX)
+    return FALSE;
+  memcpy (key + *length, data, size);
+  *length += size;
+  return TRUE;
+}
+
+/* What the schema's infer may read of the step's inputs: their presence,
+ * kind, element type and fixed dims, and the values of small ones. FALSE
+ * where that is not all it could read (a sequence, strings, a symbolic
+ * dim, a key too long): the step then infers every run. Every infer
+ * function reads values only of such small inputs (op.h). */
+static gboolean
+infer_key (const Step *step, const GraftInferValue *in_info, guint8 *key, gsize *length)
+{
+  *length = 0;
+  for (guint j = 0; j < step->n_inputs; j++)
+    {
+      const GraftInferValue *iv = &in_info[j];
+      gint32 head[4] = { iv->present, iv->kind, iv->dtype, iv->shape.rank };
+      if (!key_append (key, length, head, sizeof head))
+        return FALSE;
+      if (!iv->present)
+        continue;
+      if (iv->kind != GRAFT_VALUE_TENSOR || iv->dtype == GRAFT_DTYPE_STRING || iv->data == NULL ||
+          iv->shape.rank < 0 || iv->shape.rank > GRAFT_RT_MAX_RANK)
+        return FALSE;
+      for (int d = 0; d < iv->shape.rank; d++)
+        if (iv->shape.dims[d].kind != GRAFT_DIM_FIXED ||
+            !key_append (key, length, &iv->shape.dims[d].value, sizeof (gint64)))
+          return FALSE;
+      const GraftRtTensor *t = iv->data;
+      gboolean by_value = t->numel <= (graft_dtype_is_float (t->dtype) ? INFER_FLOATS_MAX : INFER_INTEGERS_MAX);
+      if (by_value && !key_append (key, length, t->data, t->nbytes))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The step's output types and shapes for in_info: the schema's infer, or
+ * what it gave last for the same key (shape logic with attribute lookups
+ * and allocations was a tenth of a small transformer's run). Reused
+ * shapes point into out_dims. */
+static gboolean
+infer_outputs (Step *step, GraftInferValue *in_info, GraftInferValue *out_info,
+               GraftDim out_dims[][GRAFT_RT_MAX_RANK], GError **error)
+{
+  guint8 key[INFER_KEY_MAX];
+  gsize length;
+  gboolean keyed = step->n_outputs <= STEP_ARRAYS_HERE && infer_key (step, in_info, key, &length);
+  if (keyed && step->inferred && step->infer_key_length == length && memcmp (step->infer_key, key, length) == 0)
+    {
+      for (guint j = 0; j < step->n_outputs; j++)
+        {
+          const InferredOutput *o = &step->inferred[j];
+          out_info[j].present = o->present;
+          out_info[j].kind = o->kind;
+          out_info[j].dtype = o->dtype;
+          out_info[j].shape.rank = o->rank;
+          out_info[j].shape.dims = o->rank > 0 ? out_dims[j] : NULL;
+          for (int d = 0; d < o->rank; d++)
+            out_dims[j][d] = (GraftDim) { GRAFT_DIM_FIXED, o->dims[d], NULL };
+        }
+      return TRUE;
+    }
+  GraftInferContext ictx = { step->node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info, NULL, NULL,
+                             step->pattern_match };
+  if (!step->schema->infer (&ictx, error))
+    return FALSE;
+  g_clear_pointer (&step->infer_key, g_free);
+  g_clear_pointer (&step->inferred, g_free);
+  if (!keyed)
+    return TRUE;
+  g_autofree InferredOutput *inferred = g_new0 (InferredOutput, MAX (step->n_outputs, 1));
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      const GraftInferValue *ov = &out_info[j];
+      InferredOutput *o = &inferred[j];
+      /* data an infer attached, or a symbolic dim: not what a key describes */
+      if (ov->data != NULL || ov->shape.rank > GRAFT_RT_MAX_RANK || ov->dtype == GRAFT_DTYPE_STRING)
+        return TRUE;
+      *o = (InferredOutput) { ov->present, ov->kind, ov->dtype, ov->shape.rank, { 0 } };
+      for (int d = 0; d < ov->shape.rank; d++)
+        {
+          if (ov->shape.dims[d].kind != GRAFT_DIM_FIXED)
+            return TRUE;
+          o->dims[d] = ov->shape.dims[d].value;
+        }
+    }
+  step->infer_key = g_memdup2 (key, length);
+  step->infer_key_length = length;
+  step->inferred = g_steal_pointer (&inferred);
+  return TRUE;
+}
+
 static gboolean
 run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **error)
 {
@@ -195,6 +311,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   gboolean donatable_here[STEP_ARRAYS_HERE] = { FALSE };
   /* and the inputs' dims (a malloc and a free per input otherwise) */
   GraftDim in_dims_here[STEP_ARRAYS_HERE][GRAFT_RT_MAX_RANK];
+  /* and the outputs' when their inference is reused (infer_outputs) */
+  GraftDim out_dims_here[STEP_ARRAYS_HERE][GRAFT_RT_MAX_RANK];
   g_autofree gboolean *donatable_heap = NULL;   /* before any goto */
   GraftDType half_type = GRAFT_DTYPE_UNDEFINED;
   gboolean ok = FALSE;
@@ -211,10 +329,11 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
       inputs[j] = _graft_frame_get (frame, step->inputs[j]);
       if (inputs[j] == NULL)
         {
-          GraftValue *v = node->inputs->pdata[j];
+          /* an inlined If's step reads its branch's outputs (Plan.aliases) */
+          GraftValue *v = j < node->inputs->len ? node->inputs->pdata[j] : NULL;
           g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INPUT,
                        "node '%s' (%s): input '%s' has no value (not fed and not computed)",
-                       node->name, node->op, v->name);
+                       node->name, node->op, v ? v->name : "(branch output)");
           return FALSE;
         }
       if ((step->schema->flags & GRAFT_OP_HALF_AS_FLOAT) && is_half (inputs[j]))
@@ -250,13 +369,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
       g_set_error (error, GRAFT_RUNTIME_ERROR, GRAFT_RUNTIME_ERROR_INVALID, "input '%s' is missing", missing);
       goto out;
     }
-  if (step->schema->infer)
-    {
-      GraftInferContext ictx = { node, step->opset, step->n_inputs, in_info, step->n_outputs, out_info, NULL, NULL,
-                                 step->pattern_match };
-      if (!step->schema->infer (&ictx, error))
-        goto out;
-    }
+  if (step->schema->infer && !infer_outputs (step, in_info, out_info, out_dims_here, error))
+    goto out;
 
   gboolean *donatable = inputs_fit ? donatable_here : (donatable_heap = g_new0 (gboolean, step->n_inputs));
   donatable_inputs (step, inputs, converted, donatable);
@@ -321,6 +435,8 @@ out:
     }
   for (guint j = 0; j < step->n_outputs; j++)
     {
+      if (outputs_fit && out_info[j].shape.dims == out_dims_here[j])
+        out_info[j].shape.dims = NULL;
       graft_shape_clear (&out_info[j].shape);
       if (outputs[j])
         graft_rt_tensor_unref (outputs[j]);
@@ -599,6 +715,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         goto out;
       Step *runs = step_to_run (rt, step);
       gint64 start = rt->profiling ? g_get_monotonic_time () : 0;
+      double cpu_start = rt->profiling ? graft_worker_pool_get_cpu_seconds (rt->workers) : 0;
       if (runs && runs->pattern && rt->observe == NULL)
         {
           gboolean declined = FALSE;
@@ -625,6 +742,7 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         {
           GraftNodeTiming *t = &g_array_index (rt->timings, GraftNodeTiming, runs->timing_index);
           t->seconds += (g_get_monotonic_time () - start) / 1e6;
+          t->cpu_seconds += graft_worker_pool_get_cpu_seconds (rt->workers) - cpu_start;
           t->calls++;
           t->forwarded_calls += forwards;
           if (frame.pattern_taken[i])
@@ -633,7 +751,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
               t->fused_op = step->pattern->schema->name;
             }
         }
-      if ((plan == rt->main || rt->observe_subgraphs) && rt->observe)
+      /* an inlined If's branch nodes (Plan.aliases) are subgraph nodes */
+      if (rt->observe && (rt->observe_subgraphs || (plan == rt->main && step->node->graph == graph)))
         for (guint j = 0; j < step->n_outputs; j++)
           if (step->outputs[j] != NO_SLOT && frame.values[step->outputs[j]])
             rt->observe (step->node, step->node->outputs->pdata[j], frame.values[step->outputs[j]], rt->observe_data);

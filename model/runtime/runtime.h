@@ -81,6 +81,10 @@ typedef void (*GraftRuntimeProgressFunc) (guint done_nodes, guint total_nodes, g
 typedef struct {
   GraftNode *node;
   double seconds;          /* summed over runs since the last reset */
+  /* the CPU time of every runtime thread while the node ran, summed:
+   * unlike seconds (wall clock), not inflated by waiting for a core on a
+   * busy machine; at several threads it counts workers waiting too */
+  double cpu_seconds;
   guint64 calls;
   /* calls in which node ran as the first of a pattern of nodes fused into
    * one operator (fused_op, "graft::…"): seconds include the whole

@@ -1,5 +1,7 @@
 #include "runtime/worker-pool.h"
 
+#include <time.h>
+
 /* A job is published by bumping `ticket`, a 64-bit word holding the
  * generation (high half) and the next index to take (low half). A worker
  * takes an index with a compare-and-swap that also checks the generation,
@@ -46,6 +48,11 @@ struct _GraftWorkerPool {
   gint64 base, n;
   guint64 ticket;       /* atomic: generation << 32 | next index */
   gint64 done;          /* atomic: items finished in this generation */
+
+  /* graft_worker_pool_set_count_cpu: workers add the CPU time of the
+   * items they ran to workers_cpu_ns (atomic) before they count them done */
+  gboolean count_cpu;
+  gint64 workers_cpu_ns;
 };
 
 static inline void
@@ -119,6 +126,13 @@ take_index (GraftWorkerPool *pool, guint32 gen, gint64 n, gint64 *index)
     }
 }
 
+static gint64
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+  return clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec : 0;
+}
+
 static void
 finish_items (GraftWorkerPool *pool, gint64 count, gint64 n)
 {
@@ -172,12 +186,17 @@ worker_main (gpointer user_data)
       GraftWorkerFunc func = __atomic_load_n (&pool->func, __ATOMIC_ACQUIRE);
       gpointer data = __atomic_load_n (&pool->data, __ATOMIC_ACQUIRE);
       gint64 base = __atomic_load_n (&pool->base, __ATOMIC_ACQUIRE), n = __atomic_load_n (&pool->n, __ATOMIC_ACQUIRE);
-      gint64 index, count = 0;
+      gboolean count_cpu = __atomic_load_n (&pool->count_cpu, __ATOMIC_RELAXED);
+      gint64 index, count = 0, cpu_start = 0;
       while (take_index (pool, gen, n, &index))
         {
+          if (count == 0 && count_cpu)
+            cpu_start = thread_cpu_ns ();
           func (base + index, data);
           count++;
         }
+      if (count > 0 && count_cpu)
+        __atomic_add_fetch (&pool->workers_cpu_ns, thread_cpu_ns () - cpu_start, __ATOMIC_RELAXED);
       finish_items (pool, count, n);
     }
 }
@@ -274,4 +293,20 @@ graft_worker_pool_run (GraftWorkerPool *pool, gint64 n, GraftWorkerFunc func, gp
   for (gint64 base = 0; base < n; base += CHUNK_MAX)
     run_chunk (pool, base, MIN (n - base, CHUNK_MAX), func, data);
   __atomic_store_n (&pool->busy, FALSE, __ATOMIC_RELAXED);
+}
+
+void
+graft_worker_pool_set_count_cpu (GraftWorkerPool *pool, gboolean enabled)
+{
+  if (pool)
+    __atomic_store_n (&pool->count_cpu, enabled, __ATOMIC_RELAXED);
+}
+
+double
+graft_worker_pool_get_cpu_seconds (GraftWorkerPool *pool)
+{
+  /* the workers' sums were added before their items counted done, which
+   * the last run saw (sequentially consistent) before it returned */
+  gint64 workers = pool ? __atomic_load_n (&pool->workers_cpu_ns, __ATOMIC_SEQ_CST) : 0;
+  return (thread_cpu_ns () + workers) / 1e9;
 }

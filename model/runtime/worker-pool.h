@@ -18,4 +18,13 @@ guint graft_worker_pool_get_n_threads (GraftWorkerPool *pool);
  * Not reentrant: a func must not call run on the same pool. */
 void graft_worker_pool_run (GraftWorkerPool *pool, gint64 n, GraftWorkerFunc func, gpointer data);
 
+/* Whether workers count the CPU time of the items they run (off by
+ * default: two system calls per job and worker). */
+void graft_worker_pool_set_count_cpu (GraftWorkerPool *pool, gboolean enabled);
+/* The CPU time, in seconds, of the calling thread, plus what the workers
+ * counted (pool may be NULL): read before and after a piece of work, the
+ * difference is what it cost on every thread, however long each waited
+ * for a core on a busy machine; workers waiting for items count nothing. */
+double graft_worker_pool_get_cpu_seconds (GraftWorkerPool *pool);
+
 G_END_DECLS

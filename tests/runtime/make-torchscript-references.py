@@ -49,6 +49,16 @@ def flatten(value):
     raise TypeError("cannot save %r" % type(value))
 
 
+def save(path, array):
+    """np.save through a new file renamed into place: a test reading the
+    references meanwhile, or a clone whose fixture folder is hard-linked to
+    this one, never sees a half-written or another clone's file."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        np.save(f, array)
+    os.replace(tmp, path)
+
+
 def main():
     fixtures, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
@@ -76,17 +86,19 @@ def main():
         for i, spec in enumerate(specs):
             if isinstance(spec, tuple):
                 x = rng.standard_normal(spec).astype(np.float32)
-                np.save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), x)
+                save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), x)
                 args.append(torch.from_numpy(x))
             else:
-                np.save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), np.array(spec, dtype=np.float64))
+                save(os.path.join(outdir, "%s.in%d.npy" % (case, i)), np.array(spec, dtype=np.float64))
                 args.append(spec)
         with torch.no_grad():
             outputs = flatten(model(*args))
         for i, out in enumerate(outputs):
-            np.save(os.path.join(outdir, "%s.out%d.npy" % (case, i)), np.ascontiguousarray(out))
-        with open(stamp, "w") as f:
+            save(os.path.join(outdir, "%s.out%d.npy" % (case, i)), np.ascontiguousarray(out))
+        tmp = "%s.%d.tmp" % (stamp, os.getpid())
+        with open(tmp, "w") as f:
             f.write("%d %s\n" % (len(outputs), digest))
+        os.replace(tmp, stamp)
 
 
 if __name__ == "__main__":

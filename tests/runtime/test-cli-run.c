@@ -61,6 +61,8 @@ test_npy_input_and_outputs (void)
   g_autofree char *kernels = g_strdup_printf ("%s kernels", graft_simd_level_to_string (graft_simd_get_level ()));
   g_assert_nonnull (strstr (out, kernels));
   g_assert_nonnull (strstr (out, "onnx::Conv"));
+  /* nodes by CPU time, wall time beside */
+  g_assert_nonnull (strstr (out, "CPU ms/run"));
   g_autofree char *npy = g_build_filename (outdir, "probabilities.npy", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GraftRtTensor) probs = graft_npy_read (npy, &error);

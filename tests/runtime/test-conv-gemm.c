@@ -13,7 +13,9 @@
  * and two threads, and the filter cached between runs (weights as
  * initializers); 1-D convolutions (im2col by kernel tap); patch
  * convolutions (column stride = kernel width: rows gathered by patch); pointwise slivers of one vector, masked and not, over
- * filter panels of 8 rows and fewer.
+ * filter panels of 8 rows and fewer; small maps with the output channels
+ * in the lanes (conv-small.c: partial channel blocks, strides, dilation,
+ * one-sided pads, residual, 1 to 126 pixels).
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
  * weights rounded to bfloat16 with float32 sums (the reference rounds
@@ -22,6 +24,7 @@
 #include <string.h>
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
+#include "runtime/kernels/conv-small.h"
 #include "runtime/runtime.h"
 #include "float-graph.h"
 #include "simd-levels.h"
@@ -31,6 +34,7 @@ typedef struct {
   const char *activation;   /* NULL, "Relu" or "Clip" (0, 6) */
   gboolean residual;        /* y = activation (conv + r), r a second input: fused into the convolution */
   gboolean conv1d;          /* x [n, c, w], a 1-D kernel of kw taps (h = kh = 1, pt = pb = 0) */
+  gboolean small;           /* taken by the small-map kernels (conv-small.c) at AVX2 and AVX-512 */
 } ConvCase;
 
 static const ConvCase cases[] = {
@@ -114,6 +118,11 @@ static const ConvCase cases[] = {
   { 2, 45, 43, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },   /* 6 pixels, a 3-row last panel */
   { 2, 130, 72, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },          /* 9 panels: an odd one left in each thread's share */
   { 1, 21, 16, 2, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },           /* 8 pixels, one pair of panels */
+  /* ... and the pixels of several images in one pass over the filter (up to 8 columns) */
+  { 9, 20, 24, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },   /* 1×1, batch 9: 8 images, then 1 */
+  { 3, 17, 33, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },   /* 3 pixels, batch 3: 2 images, then 1; a 1-row panel */
+  { 5, 19, 40, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },           /* 2 pixels, batch 5: 4 images, then 1 */
+  { 9, 20, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },          /* fewer channels than pixels: images over the threads */
   /* depthwise in channel blocks (small maps, narrow strided rows), the plan kept between runs */
   { 2, 40, 40, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 40, "Clip" },        /* blocks of 16 and 8 per image */
   { 2, 17, 17, 16, 16, 5, 5, 2, 1, 2, 2, 2, 2, 17, "Relu" },      /* stride 2, a one-channel block */
@@ -140,6 +149,15 @@ static const ConvCase cases[] = {
   { 1, 6, 4, 8, 10, 2, 2, 2, 1, 0, 0, 0, 0, 2, NULL },       /* groups */
   { 1, 3, 5, 8, 11, 3, 3, 3, 1, 0, 0, 0, 0, 1, NULL },       /* columns past the last patch unread */
   { 1, 3, 5, 8, 8, 2, 2, 2, 1, 0, 1, 0, 1, 1, "Clip" },      /* columns padded: strided gathers */
+  /* small maps, output channels in the lanes (conv-small.c): per tap only the pixels it reads the map for */
+  { 2, 16, 40, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },  /* 4×4, blocks of 16, 16 and 8 channels, residual */
+  { 2, 64, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE, FALSE, TRUE },  /* 2×2: 4 of 9 taps per pixel */
+  { 3, 9, 20, 5, 3, 3, 3, 2, 1, 1, 0, 1, 2, 1, NULL, FALSE, FALSE, TRUE },    /* stride 2, asymmetric pads, batch 3 */
+  { 1, 24, 33, 6, 6, 5, 5, 1, 2, 2, 2, 2, 2, 1, "Relu", FALSE, FALSE, TRUE }, /* 5×5, dilation 2, 33 channels */
+  { 2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },    /* 126 pixels, one block of 8 channels */
+  { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
+  { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },   /* 1×1 maps: the centre tap alone */
+  { 1, 10, 9, 3, 4, 2, 3, 1, 1, 0, 1, 1, 0, 1, "Relu", TRUE, FALSE, TRUE },   /* 2×3 window, padding on one side each */
   /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
   { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
   { 2, 16, 16, 1, 159, 1, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, TRUE },   /* stride 2, odd width */
@@ -238,6 +256,9 @@ check_case (const ConvCase *c, GraftPrecision precision)
   for (int d = 0; d < window.n; d++)
     window.out[d] = (window.in[d] + window.pad_begin[d] + window.pad_end[d] - (window.kernel[d] - 1) * c->d - 1) / c->s + 1;
   gboolean bf16 = precision == GRAFT_PRECISION_BF16 && graft_conv_bf16_pays (&window, c->n, c->c, c->m, c->group);
+  if (c->small)
+    g_assert_true (graft_conv_small_pays (&window, c->n, c->c, c->m, c->group) ==
+                   (graft_simd_get_level () >= GRAFT_SIMD_AVX2));
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
   g_autofree float *xv = g_new (float, nx);
   g_autofree float *wv = g_new (float, nw);

@@ -351,6 +351,76 @@ add_initializer (GraftGraph *g, const char *name, GraftDType dtype, int rank, co
   graft_graph_add_initializer (g, graft_graph_ensure_value (g, name), t);
 }
 
+/* The engine reuses a step's inferred output shapes while its inputs keep
+ * their shapes and the values of small inputs (runtime-run.c
+ * infer_outputs): a Reshape and a ConstantOfShape whose target shape and
+ * a Range whose float limit are graph inputs, fed other values and shapes
+ * run after run, give each run's own shapes and values (ConstantOfShape
+ * and Range allocate what inference said). */
+static void
+test_inference_reused_only_for_same_inputs (void)
+{
+  Builder b;
+  builder_init (&b, 17);
+  float zero = 0, step = 1;
+  const char *names[] = { "x", "shape", "limit" };
+  const GraftDType types[] = { GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64, GRAFT_DTYPE_FLOAT32 };
+  const int ranks[] = { 2, 1, 0 };
+  for (int i = 0; i < 3; i++)
+    {
+      GraftValue *v = graft_graph_ensure_value (b.graph, names[i]);
+      v->dtype = types[i];
+      graft_shape_init (&v->shape, ranks[i]);
+      graft_graph_add_input (b.graph, v);
+    }
+  add_initializer (b.graph, "zero", GRAFT_DTYPE_FLOAT32, 0, NULL, &zero, sizeof zero);
+  add_initializer (b.graph, "step", GRAFT_DTYPE_FLOAT32, 0, NULL, &step, sizeof step);
+  add_node (b.graph, "Reshape", IN ("x", "shape"), IN ("y"));
+  add_node (b.graph, "Range", IN ("zero", "limit", "step"), IN ("r"));
+  add_node (b.graph, "ConstantOfShape", IN ("shape"), IN ("c"));
+  add_output (b.graph, "y");
+  add_output (b.graph, "r");
+  add_output (b.graph, "c");
+  graft_model_set_graph (b.model, b.graph);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_no_error (error);
+  const struct { gint64 x[2], shape[2]; float limit; gint64 range_length; } rounds[] = {
+    { { 2, 6 }, { 3, 4 }, 3.0f, 3 }, { { 2, 6 }, { 3, 4 }, 3.0f, 3 }, { { 2, 6 }, { 4, 3 }, 3.5f, 4 },
+    { { 1, 6 }, { 2, 3 }, 3.5f, 4 }, { { 2, 6 }, { 3, 4 }, 1.0f, 1 }, { { 2, 6 }, { 12, 1 }, 1.0f, 1 },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (rounds); k++)
+    {
+      g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                            (GDestroyNotify) graft_rt_tensor_unref);
+      GraftRtTensor *xt = tensor_f32 (2, rounds[k].x, NULL);
+      for (gint64 i = 0; i < xt->numel; i++)
+        ((float *) xt->data)[i] = (float) (i + k);
+      gint64 two = 2;
+      GraftRtTensor *shape = tensor_typed (GRAFT_DTYPE_INT64, 1, &two, rounds[k].shape);
+      GraftRtTensor *limit = tensor_f32 (0, NULL, &rounds[k].limit);
+      g_hash_table_insert (inputs, (gpointer) "x", xt);
+      g_hash_table_insert (inputs, (gpointer) "shape", shape);
+      g_hash_table_insert (inputs, (gpointer) "limit", limit);
+      g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0], *r = out->pdata[1], *c = out->pdata[2];
+      g_assert_cmpint (c->rank, ==, 2);
+      g_assert_cmpint (c->dims[0], ==, rounds[k].shape[0]);
+      g_assert_cmpint (c->dims[1], ==, rounds[k].shape[1]);
+      g_assert_cmpint (y->rank, ==, 2);
+      g_assert_cmpint (y->dims[0], ==, rounds[k].shape[0]);
+      g_assert_cmpint (y->dims[1], ==, rounds[k].shape[1]);
+      for (gint64 i = 0; i < y->numel; i++)
+        g_assert_cmpfloat (((float *) y->data)[i], ==, (float) (i + k));
+      g_assert_cmpint (r->rank, ==, 1);
+      g_assert_cmpint (r->dims[0], ==, rounds[k].range_length);
+      for (gint64 i = 0; i < r->numel; i++)
+        g_assert_cmpfloat (((float *) r->data)[i], ==, (float) i);
+    }
+  builder_clear (&b);
+}
+
 /* Steps that only compute from constants and shapes (a mask built from
  * Shape → Gather → Range → Cast → Unsqueeze → Mul, and a Neg of a
  * constant) keep their values between runs: a run of the same shape
@@ -764,20 +834,25 @@ test_maxpool_same_upper_ceil (void)
 
 /* Rows wider than one vector, strides 1 and 2 (the separable AVX-512 and
  * AVX2 kernels) and 3 (the portable loop), padding, ceil mode, windows
- * that hang over the edge; NaN inputs never win and -inf stays -inf. */
+ * that hang over the edge; planes of up to 64 pixels (direct windows, in
+ * tasks of 64 planes, four at a time: YOLO's SPPF, 5×5 over 2×2 maps,
+ * with 67 channels for a part-filled last task and group of four);
+ * NaN inputs never win and -inf stays -inf. */
 static void
 test_maxpool_against_direct (void)
 {
   static const WindowCase cases[] = {
     { 12, 40, 3, 2, 1, 1, 1, 1, 1 }, { 9, 37, 3, 1, 1, 1, 1, 1, 1 }, { 7, 20, 2, 2, 1, 0, 0, 0, 0, TRUE },
     { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
+    { 2, 2, 5, 1, 1, 2, 2, 2, 2, FALSE, 67 }, { 3, 5, 3, 2, 1, 1, 1, 1, 1, TRUE }, { 8, 8, 2, 2, 1, 0, 1, 1, 0 },
+    { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 9 },
   };
   for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
     {
       Builder b;
       builder_init (&b, 17);
-      gint64 N = 2, C = 3, H = cases[t].h, W = cases[t].w, K = cases[t].k, S = cases[t].s;
-      gint64 dx[] = { N, C, H, W }, kernel[] = { K, K };
+      gint64 N = 2, C = window_channels (&cases[t]), H = cases[t].h, W = cases[t].w, K = cases[t].k;
+      gint64 S = cases[t].s, dx[] = { N, C, H, W }, kernel[] = { K, K };
       GraftNode *n = add_window_node (&b, "MaxPool", IN ("x"), &cases[t]);
       graft_node_add_attribute (n, graft_attribute_new_ints ("kernel_shape", kernel, 2));
       graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", cases[t].ceil));
@@ -1682,6 +1757,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/pow-by-one-exponent", test_pow_by_one_exponent);
   g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
   g_test_add_func ("/runtime/shape-steps-memoised", test_shape_steps_memoised);
+  g_test_add_func ("/runtime/inference-reused-only-for-same-inputs", test_inference_reused_only_for_same_inputs);
   g_test_add_func ("/runtime/expand-blocks", test_expand_blocks);
   g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);

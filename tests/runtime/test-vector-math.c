@@ -49,6 +49,9 @@ static void gelu_tanh (const float *x, float *y, gint64 n) { graft_vm_gelu (x, y
 static double ref_sigmoid (double x) { return 1 / (1 + exp (-x)); }
 static void silu_row (const float *x, float *y, gint64 n) { graft_vm_affine (x, y, n, 0, 1, 0, TRUE); }
 static double ref_silu (double x) { return x / (1 + exp (-x)); }
+static double ref_hard_swish (double x) { return x * CLAMP (x / 6 + 0.5, 0, 1); }
+static void hard_sigmoid_row (const float *x, float *y, gint64 n) { graft_vm_hard_sigmoid (x, y, n, 0.2f, 0.5f); }
+static double ref_hard_sigmoid (double x) { return CLAMP (x * 0.2f + 0.5, 0, 1); }
 static double ref_gelu_erf (double x) { return 0.5 * x * (1 + erf (x / G_SQRT2)); }
 static double ref_gelu_tanh (double x) { return 0.5 * x * (1 + tanh (sqrt (2 / G_PI) * (x + 0.044715 * x * x * x))); }
 
@@ -69,6 +72,9 @@ static const ElementwiseCase elementwise_cases[] = {
   { "sigmoid", graft_vm_sigmoid, ref_sigmoid, 100, 1e-37, 4e-7 },
   /* x·sigmoid(x) for x ≪ 0 is x·e^x, a float product of two roundings, 0 where e^x is below the normal floats */
   { "silu", silu_row, ref_silu, 100, 1e-35, 6e-7 },
+  /* x·α with α = 1/6 rounded to float, as onnx::HardSwish defines it */
+  { "hard-swish", graft_vm_hard_swish, ref_hard_swish, 8, 1e-7, 3e-7 },
+  { "hard-sigmoid", hard_sigmoid_row, ref_hard_sigmoid, 8, 1e-7, 3e-7 },
 };
 
 /* The level under test, then the portable variant on the same row: the
@@ -220,7 +226,8 @@ test_means (gconstpointer data)
 {
   GraftSimdLevel level = GPOINTER_TO_INT (data);
   g_autoptr(GRand) rng = g_rand_new_with_seed (23);
-  static const gint64 row_lengths[] = { 0, 1, 7, 16, 17, 49, 196, 1025, 12544 };
+  /* 4 and 8: shorter than a vector (the 2×2 maps of the last stages) */
+  static const gint64 row_lengths[] = { 0, 1, 4, 7, 8, 16, 17, 49, 196, 1025, 12544 };
   if (!graft_test_use_simd_level (level))
     return;
   for (guint l = 0; l < G_N_ELEMENTS (row_lengths); l++)

@@ -1,7 +1,9 @@
 /* The kernels' thread pool (runtime/worker-pool.c): every index of a
  * loop runs exactly once with 1, 2 and 3 threads, and a pool between
  * jobs sleeps: its workers spin for at most 0.5 ms after a job, then wait on
- * a condition variable, so an idle pool costs no CPU time. */
+ * a condition variable, so an idle pool costs no CPU time. The CPU time
+ * a job cost counts every thread's part (what `graft-cli run --profile`
+ * shows per node). */
 #include <string.h>
 #include <time.h>
 #include "runtime/worker-pool.h"
@@ -94,6 +96,42 @@ test_idle_pool_sleeps (void)
   g_assert_cmpfloat (idle, <, 0.03);
 }
 
+static double
+thread_cpu_seconds (void)
+{
+  struct timespec t;
+  g_assert_cmpint (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t), ==, 0);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* 15 ms of the running thread's CPU time */
+static void
+burn_cpu (gint64 index, gpointer data)
+{
+  double until = thread_cpu_seconds () + 0.015;
+  while (thread_cpu_seconds () < until)
+    ;
+}
+
+/* Whichever thread runs the items, and however long each waits for a
+ * core, the job's CPU time is the items' 4 × 15 ms (and a little for
+ * the caller's wait). */
+static void
+test_counts_every_threads_cpu (void)
+{
+  for (guint threads = 1; threads <= 3; threads++)
+    {
+      GraftWorkerPool *pool = threads > 1 ? graft_worker_pool_new (threads) : NULL;
+      graft_worker_pool_set_count_cpu (pool, TRUE);
+      double before = graft_worker_pool_get_cpu_seconds (pool);
+      graft_worker_pool_run (pool, 4, burn_cpu, NULL);
+      double spent = graft_worker_pool_get_cpu_seconds (pool) - before;
+      graft_worker_pool_free (pool);
+      g_assert_cmpfloat (spent, >=, 0.0599);
+      g_assert_cmpfloat (spent, <, 0.2);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -101,5 +139,6 @@ main (int argc, char **argv)
   g_test_add_func ("/worker-pool/every-index-once", test_every_index_once);
   g_test_add_func ("/worker-pool/short-jobs-back-to-back", test_short_jobs_back_to_back);
   g_test_add_func ("/worker-pool/idle-pool-sleeps", test_idle_pool_sleeps);
+  g_test_add_func ("/worker-pool/counts-every-threads-cpu", test_counts_every_threads_cpu);
   return g_test_run ();
 }

@@ -353,7 +353,7 @@ patch_rows_begin (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint
  * pointwise_pair_body): rows [0, rows) of y = clamp (sum + bias [+ res]),
  * y and res rows ldd apart. */
 static inline void
-column_out (const float *sum, int rows, float *dst, const float *res, gint64 ldd, int j, const float *bias,
+column_out (const float *sum, int rows, float *dst, const float *res, gint64 ldd, gint64 j, const float *bias,
             gboolean clamp, float lo, float hi)
 {
   for (int r = 0; r < rows; r++)
@@ -638,22 +638,31 @@ multiply_avx512 (const TileBlock *t)
 /* The pointwise product of two filter panels (16 output channels, a0's
  * rows then a1's; a1 may be a0 when only rows < 8 are wanted) times n ≤ 8
  * columns of maps of at most 8 pixels (EfficientNet's and MobileNet's
- * last stages, 2×2 at batch 2): the 16 channels in one vector times each
- * column's broadcast value, where a sliver kernel would fill half its
- * lanes or less (pointwise_narrow: a ymm of one panel). Chains over k
- * when there are too few columns to hide the multiply-adds' latency. b
- * [K] rows ldb apart; y and res rows ldd apart; rows ≤ 16 rows written. */
+ * last stages, 2×2 at batch 2, and their squeeze-excitation 1×1): the 16
+ * channels in one vector times each column's broadcast value, where a
+ * sliver kernel would fill half its lanes or less (pointwise_narrow: a
+ * ymm of one panel). Chains over k when there are too few columns to
+ * hide the multiply-adds' latency. Column j of x is b[k·ldb + b_at[j]]
+ * and of y (and res) dst[r·ldd + d_at[j]]: the columns of several images
+ * go through one pass over the filter, which at these sizes is read from
+ * memory and costs more than the products. rows ≤ 16 rows written. */
+enum { PAIR_AHEAD = 64 };
+
 static inline __attribute__ ((always_inline)) void
-pointwise_pair_body (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst,
-                     const float *res, gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi,
-                     const int n)
+pointwise_pair_body (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, const gint64 *b_at,
+                     float *dst, const float *res, gint64 ldd, const gint64 *d_at, const float *bias, int rows,
+                     gboolean clamp, float lo, float hi, const int n)
 {
   enum { CHAINS_MAX = 4 };
   const int chains = n <= 2 ? 4 : n <= 4 ? 2 : 1;
   __m512 acc[8][CHAINS_MAX];
+  gint64 at[8];
   for (int j = 0; j < n; j++)
-    for (int c = 0; c < chains; c++)
-      acc[j][c] = _mm512_setzero_ps ();
+    {
+      at[j] = b_at[j];
+      for (int c = 0; c < chains; c++)
+        acc[j][c] = _mm512_setzero_ps ();
+    }
   gint64 k = 0;
   for (; k + chains <= K; k += chains)
     for (int c = 0; c < chains; c++)
@@ -661,16 +670,23 @@ pointwise_pair_body (gint64 K, const float *a0, const float *a1, const float *b,
         __m512 av = _mm512_castpd_ps (_mm512_insertf64x4 (
           _mm512_castps_pd (_mm512_castps256_ps512 (_mm256_loadu_ps (a0 + (k + c) * ROWS))),
           _mm256_castps_pd (_mm256_loadu_ps (a1 + (k + c) * ROWS)), 1));
+        const float *bk = b + (k + c) * ldb;
         for (int j = 0; j < n; j++)
-          acc[j][c] = _mm512_fmadd_ps (av, _mm512_set1_ps (b[(k + c) * ldb + j]), acc[j][c]);
+          acc[j][c] = _mm512_fmadd_ps (av, _mm512_set1_ps (bk[at[j]]), acc[j][c]);
+        if ((k + c) % 2 == 0)
+          {
+            __builtin_prefetch (a0 + (k + c + PAIR_AHEAD) * ROWS, 0, 3);
+            __builtin_prefetch (a1 + (k + c + PAIR_AHEAD) * ROWS, 0, 3);
+          }
       }
   for (; k < K; k++)
     {
       __m512 av = _mm512_castpd_ps (_mm512_insertf64x4 (
         _mm512_castps_pd (_mm512_castps256_ps512 (_mm256_loadu_ps (a0 + k * ROWS))),
         _mm256_castps_pd (_mm256_loadu_ps (a1 + k * ROWS)), 1));
+      const float *bk = b + k * ldb;
       for (int j = 0; j < n; j++)
-        acc[j][0] = _mm512_fmadd_ps (av, _mm512_set1_ps (b[k * ldb + j]), acc[j][0]);
+        acc[j][0] = _mm512_fmadd_ps (av, _mm512_set1_ps (bk[at[j]]), acc[j][0]);
     }
   for (int j = 0; j < n; j++)
     {
@@ -679,16 +695,17 @@ pointwise_pair_body (gint64 K, const float *a0, const float *a1, const float *b,
       for (int c = 1; c < chains; c++)
         total = _mm512_add_ps (total, acc[j][c]);
       _mm512_storeu_ps (sum, total);
-      column_out (sum, rows, dst, res, ldd, j, bias, clamp, lo, hi);
+      column_out (sum, rows, dst, res, ldd, d_at[j], bias, clamp, lo, hi);
     }
 }
 
 #define POINTWISE_PAIR(n)                                                                                              \
   static GRAFT_HOT_LOOP __attribute__ ((noinline)) void pointwise_pair_##n (                                          \
-    gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst, const float *res,            \
-    gint64 ldd, const float *bias, int rows, gboolean clamp, float lo, float hi)                                      \
+    gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, const gint64 *b_at, float *dst,          \
+    const float *res, gint64 ldd, const gint64 *d_at, const float *bias, int rows, gboolean clamp, float lo,         \
+    float hi)                                                                                                          \
   {                                                                                                                    \
-    pointwise_pair_body (K, a0, a1, b, ldb, dst, res, ldd, bias, rows, clamp, lo, hi, n);                            \
+    pointwise_pair_body (K, a0, a1, b, ldb, b_at, dst, res, ldd, d_at, bias, rows, clamp, lo, hi, n);                \
   }
 POINTWISE_PAIR (1)
 POINTWISE_PAIR (2)
@@ -699,9 +716,9 @@ POINTWISE_PAIR (6)
 POINTWISE_PAIR (7)
 POINTWISE_PAIR (8)
 
-typedef void (*PointwisePair) (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb, float *dst,
-                               const float *res, gint64 ldd, const float *bias, int rows, gboolean clamp, float lo,
-                               float hi);
+typedef void (*PointwisePair) (gint64 K, const float *a0, const float *a1, const float *b, gint64 ldb,
+                               const gint64 *b_at, float *dst, const float *res, gint64 ldd, const gint64 *d_at,
+                               const float *bias, int rows, gboolean clamp, float lo, float hi);
 
 static const PointwisePair pointwise_pair_avx512[] = { pointwise_pair_1, pointwise_pair_2, pointwise_pair_3,
                                                        pointwise_pair_4, pointwise_pair_5, pointwise_pair_6,
@@ -1103,25 +1120,35 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
   if (sliver_bytes <= 24 * 1024 && f->Mg * K * (gint64) sizeof (float) <= 384 * 1024)
     block = 1;
   /* maps of up to 8 pixels: filter panels two at a time, 16 channels to a
-   * vector (pointwise_pair_body) */
-  gboolean pairs = pi->pairs && job->hw <= 8;
+   * vector (pointwise_pair_body), and the pixels of as many images as
+   * make 8 columns in each pass over the filter */
+  if (pi->pairs && job->hw <= 8)
+    {
+      gint64 hw = job->hw, per_call = 8 / hw;
+      for (gint64 first = s0; first < s1; first += per_call)
+        {
+          gint64 images = MIN (per_call, s1 - first), b_at[8], d_at[8];
+          for (gint64 j = 0; j < images * hw; j++)
+            {
+              b_at[j] = j / hw * args->C * hw + j % hw;
+              d_at[j] = j / hw * args->M * hw + j % hw;
+            }
+          for (gint64 p = p0; p < p1; p += 2)
+            {
+              gint64 m0 = p * ROWS, m = job->g * f->Mg + m0, at = (first * args->M + m) * hw;
+              const float *a0 = f->data + (job->g * f->panels + p) * K * ROWS, *a1 = p + 1 < p1 ? a0 + K * ROWS : a0;
+              int rows = (int) MIN (p + 1 < p1 ? 2 * ROWS : ROWS, f->Mg - m0);
+              pi->pairs[images * hw - 1] (K, a0, a1, args->x + (first * args->C + job->g * Cg) * hw, hw, b_at,
+                                          args->y + at, args->residual ? args->residual + at : NULL, hw, d_at,
+                                          args->bias ? args->bias + m : NULL, rows, args->clamp, args->lo, args->hi);
+            }
+        }
+      return;
+    }
   for (gint64 first = s0; first < s1; first += block)
     {
       gint64 last = MIN (s1, first + block);
-      for (gint64 p = p0; p < p1 && pairs; p += 2)
-        {
-          gint64 m0 = p * ROWS, m = job->g * f->Mg + m0;
-          const float *a0 = f->data + (job->g * f->panels + p) * K * ROWS, *a1 = p + 1 < p1 ? a0 + K * ROWS : a0;
-          int rows = (int) MIN (p + 1 < p1 ? 2 * ROWS : ROWS, f->Mg - m0);
-          for (gint64 s = first; s < last; s++)
-            {
-              gint64 image = s / job->slivers_per_image, at = (image * args->M + m) * job->hw;
-              pi->pairs[job->hw - 1] (K, a0, a1, args->x + (image * args->C + job->g * Cg) * job->hw, job->hw,
-                                      args->y + at, args->residual ? args->residual + at : NULL, job->hw,
-                                      args->bias ? args->bias + m : NULL, rows, args->clamp, args->lo, args->hi);
-            }
-        }
-      for (gint64 p = p0; p < p1 && !pairs; p++)
+      for (gint64 p = p0; p < p1; p++)
         for (gint64 part = 0; part < ROWS / pi->rows; part++)
           {
             gint64 m0 = p * ROWS + part * pi->rows, rows = MIN (pi->rows, f->Mg - m0);
@@ -1470,6 +1497,27 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
 static gboolean pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
                            const GraftConvGemmArgs *args, GError **error);
 
+/* n floats from src to dst: planes of a few pixels (4×4 maps: 64 bytes;
+ * 1×1, a squeeze-excitation's, with AVX2) inline, four floats at a time,
+ * where a call to memcpy would cost more than the copy (some 1.5 % of
+ * MobileNetV3's time at batch 2) */
+static inline void
+copy_plane (float *dst, const float *src, gint64 n)
+{
+  if (n == 1)
+    {
+      *dst = *src;
+      return;
+    }
+  if (n % 4 != 0 || n > 32)
+    {
+      memcpy (dst, src, n * sizeof (float));
+      return;
+    }
+  for (gint64 i = 0; i < n; i += 4)
+    memcpy (dst + i, src + i, 4 * sizeof (float));
+}
+
 /* planes [N, C, hw] ⇄ rows [C, N·hw]: each channel's images side by side */
 static void
 images_side_by_side (const float *planes, float *rows, gint64 N, gint64 C, gint64 hw, gboolean back)
@@ -1479,9 +1527,9 @@ images_side_by_side (const float *planes, float *rows, gint64 N, gint64 C, gint6
       {
         float *plane = (float *) planes + (n * C + c) * hw, *row = rows + (c * N + n) * hw;
         if (back)
-          memcpy (plane, row, hw * sizeof (float));
+          copy_plane (plane, row, hw);
         else
-          memcpy (row, plane, hw * sizeof (float));
+          copy_plane (row, plane, hw);
       }
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
+#include "runtime/kernels/conv-small.h"
 #include "runtime/kernels/gemm-packed.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
@@ -1014,7 +1015,7 @@ graft_f32_fused_activation (GraftFusedActivation activation, float *y, gint64 n)
   if (activation == GRAFT_FUSED_ACTIVATION_SILU)
     graft_vm_affine (y, y, n, 0, 1, 0, TRUE);
   else if (activation == GRAFT_FUSED_ACTIVATION_HARD_SWISH)
-    graft_f32_hard_swish (y, y, n);
+    graft_vm_hard_swish (y, y, n);
   else if (activation == GRAFT_FUSED_ACTIVATION_RELU)
     graft_f32_clamp (y, n, 0, INFINITY);
 }
@@ -1194,6 +1195,19 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
     return FALSE;
   if (taken)
     return TRUE;
+  if (graft_conv_small_pays (w, N, C, M, group))
+    {
+      /* its taps skip the padding themselves: no trimmed window needed */
+      g_autoptr(GraftSmallConvFilter) owned_small = NULL;
+      const GraftSmallConvFilter *small = graft_small_conv_filter_for (ctx, weight, M, C, w->kernel[0], w->kernel[1],
+                                                                       &owned_small);
+      if (small == NULL)
+        return graft_kernel_fail (error, "out of memory for the small-map filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+                                  M, C);
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      return graft_conv_small (ctx, small, &args, error);
+    }
   g_autoptr(TrimmedConv) owned = NULL;
   const TrimmedConv *trim = trimmed_conv_for (ctx, w, weight, C, M, group, &owned);
   if (trim && trim->filter)

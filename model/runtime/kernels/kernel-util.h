@@ -116,31 +116,6 @@ graft_f32_clamp (float *p, gint64 n, float lo, float hi)
     }
 }
 
-/* y = x·clamp (x/6 + 1/2, 0, 1) over n values (y == x works in place):
- * onnx::HardSwish, and the HardSwish a Conv applies when it is fused
- * (the same sums either way). NaN stays NaN. */
-static inline void
-graft_f32_hard_swish (const float *x, float *y, gint64 n)
-{
-  GraftV4f zero = { 0, 0, 0, 0 }, one = { 1, 1, 1, 1 }, half = { 0.5f, 0.5f, 0.5f, 0.5f }, six = { 6, 6, 6, 6 };
-  gint64 i = 0;
-  for (; i + 4 <= n; i += 4)
-    {
-      GraftV4f v;
-      memcpy (&v, x + i, sizeof v);
-      GraftV4f r = v / six + half;
-      r = graft_v4f_select (r < zero, zero, r);
-      r = graft_v4f_select (r > one, one, r);
-      v *= r;
-      memcpy (y + i, &v, sizeof v);
-    }
-  for (; i < n; i++)
-    {
-      float v = x[i], r = v / 6 + 0.5f;
-      y[i] = v * (r < 0 ? 0 : r > 1 ? 1 : r);
-    }
-}
-
 /* The activation the engine fused into a Conv or an aten::batch_norm
  * (graft_kernel_get_fused_activation), over y[0..n) in place; the second
  * over a whole output, in parallel chunks (conv.c). */

@@ -242,6 +242,24 @@ axis_taps (GraftNode *node, gboolean upsample, gint64 in_len, gint64 out_len, do
   gboolean exclude = graft_node_attr_int (node, "exclude_outside", 0);
   gboolean antialias = !upsample && graft_node_attr_int (node, "antialias", 0);
 
+  /* an axis of scale 1 and no ROI (the batch and channel axes of an
+   * upsampled map) reads output o from input o in every mode but the
+   * two TensorFlow ones (cubic and linear give the other taps weight 0): its
+   * taps without the per-element string tests below (256 channels of
+   * them took as long as YOLO's upsampling itself) */
+  if (in_len == out_len && scale == 1 && strcmp (ctm, "tf_crop_and_resize") != 0 &&
+      strcmp (ctm, "tf_half_pixel_for_nn") != 0)
+    {
+      for (gint64 o = 0; o < out_len; o++)
+        {
+          taps[o].n = 1;
+          taps[o].index[0] = o;
+          taps[o].weight[0] = 1;
+          taps[o].outside = FALSE;
+        }
+      return;
+    }
+
   for (gint64 o = 0; o < out_len; o++)
     {
       Taps *t = &taps[o];
@@ -347,6 +365,7 @@ typedef struct {
   const gint64 *col_index;        /* [OW][col_taps] */
   const float *col_weight;        /* [OW][col_taps] */
   gboolean nearest;               /* one tap of weight 1 on both axes */
+  gboolean doubled;               /* nearest, and output column o reads input o / 2 */
   void (*gather) (const float *src, float *dst, gint64 OW, int col_taps, const gint64 *index, const float *weight);
   void (*accumulate) (float *y, const float *row, gint64 n, float w, gboolean first);
 } PlaneJob;
@@ -422,10 +441,22 @@ resize_plane (const PlaneJob *job, const float *x, float *y, float *cache, gint6
       float *out = y + oy * job->OW;
       if (job->nearest)
         {
+          /* in line: small maps (YOLO's 2×2 and 4×4 upsampled) have rows
+           * of a few floats, where a call per row cost more than the copy */
           if (oy > 0 && t->index[0] == job->rows[oy - 1].index[0])
             memcpy (out, out - job->OW, job->OW * sizeof (float));
+          else if (job->doubled)
+            {
+              const float *src = x + t->index[0] * job->W;
+              for (gint64 o = 0; o < job->W; o++)
+                out[2 * o] = out[2 * o + 1] = src[o];
+            }
           else
-            job->gather (x + t->index[0] * job->W, out, job->OW, 1, job->col_index, job->col_weight);
+            {
+              const float *src = x + t->index[0] * job->W;
+              for (gint64 o = 0; o < job->OW; o++)
+                out[o] = src[job->col_index[o]];
+            }
           continue;
         }
       gboolean first = TRUE;
@@ -515,9 +546,12 @@ resize_float_planes (GraftKernelContext *ctx, const GraftRtTensor *x, GraftRtTen
     nearest = col_weight[o] == 1;
   for (gint64 o = 0; o < OH && nearest; o++)
     nearest = taps[r - 2][o].weight[0] == 1;
+  gboolean doubled = nearest && OW == 2 * W;
+  for (gint64 o = 0; o < OW && doubled; o++)
+    doubled = col_index[o] == o / 2;
   gboolean avx2 = graft_kernel_table ()->avx2;
   PlaneJob job = { x->data, y->data, graft_dims_product (x->dims, 0, r - 2), H, W, OH, OW, 1, taps[r - 2], col_taps,
-                   col_index, col_weight, nearest, avx2 ? gather_avx2 : gather_portable,
+                   col_index, col_weight, nearest, doubled, avx2 ? gather_avx2 : gather_portable,
                    avx2 ? accumulate_avx2 : accumulate_portable };
   gint64 tasks = MIN (job.planes, (gint64) graft_kernel_get_n_threads (ctx) * 4);
   job.planes_per_task = (job.planes + MAX (tasks, 1) - 1) / MAX (tasks, 1);
@@ -556,7 +590,8 @@ kernel_resize (GraftKernelContext *ctx, GError **error)
                                        spec.scales[d], MAX_TAPS);
   for (int d = 0; d < x->rank; d++)
     {
-      taps[d] = g_new0 (Taps, MAX (spec.out_dims[d], 1));
+      /* not zeroed: a Taps is 1 KB, and axis_taps sets what is read of it */
+      taps[d] = g_new (Taps, MAX (spec.out_dims[d], 1));
       axis_taps (ctx->node, upsample, x->dims[d], spec.out_dims[d], spec.scales[d], spec.roi_start[d], spec.roi_end[d], taps[d]);
     }
   if (resize_float_planes (ctx, x, y, taps))

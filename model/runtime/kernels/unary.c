@@ -246,7 +246,9 @@ f32_chunk (gint64 index, gpointer data)
   else if (job->func == f_gelu)
     graft_vm_gelu (in + start, out + start, end - start, job->params.flag_a);
   else if (job->func == f_hard_swish)
-    graft_f32_hard_swish (in + start, out + start, end - start);
+    graft_vm_hard_swish (in + start, out + start, end - start);
+  else if (job->func == f_hard_sigmoid)
+    graft_vm_hard_sigmoid (in + start, out + start, end - start, (float) job->params.alpha, (float) job->params.beta);
   else
     for (gint64 i = start; i < end; i++)
       out[i] = (float) job->func (in[i], &job->params);

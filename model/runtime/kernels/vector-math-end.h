@@ -21,3 +21,5 @@
 #undef V_KEEP_NAN
 #undef V_LOAD_PARTIAL
 #undef V_STORE_PARTIAL
+#undef V_HMAX
+#undef V_HSUM_DOUBLE

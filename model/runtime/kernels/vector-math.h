@@ -19,6 +19,10 @@ void graft_vm_tanh (const float *x, float *y, gint64 n);
 void graft_vm_gelu (const float *x, float *y, gint64 n, gboolean tanh_form);
 /* 1 / (1 + e^-x) */
 void graft_vm_sigmoid (const float *x, float *y, gint64 n);
+/* x·clamp (x/6 + 1/2, 0, 1), NaN kept: onnx::HardSwish (y == x works in place) */
+void graft_vm_hard_swish (const float *x, float *y, gint64 n);
+/* clamp (x·alpha + beta, 0, 1), NaN kept: onnx::HardSigmoid (y == x works in place) */
+void graft_vm_hard_sigmoid (const float *x, float *y, gint64 n, float alpha, float beta);
 
 /* Softmax (log_form: LogSoftmax) of each of `rows` contiguous rows of n
  * values into y (y == x works in place). A row whose maximum is not
