@@ -1,6 +1,7 @@
 /* Patterns the runtime fuses: see fusion-patterns.h. */
 #include "runtime/fusion-patterns.h"
 #include "runtime/op.h"
+#include "runtime/kernels/aten-args.h"
 
 #include <math.h>
 #include <string.h>
@@ -469,5 +470,268 @@ graft_rms_norm_fusion_match (GraftNode *pow, GraftRmsNormFusion *f)
   GraftNode *nodes[] = { pow, mean, add, sqrt_node, inverse, normed, scaled };
   memcpy (f->nodes, nodes, sizeof nodes);
   f->n_nodes = G_N_ELEMENTS (nodes);
+  return TRUE;
+}
+
+/* ---- the same patterns in PyTorch files (aten:: nodes) ---- */
+
+/* Argument k of an aten node: a constant number in *value; FALSE when it
+ * is an input or not a number. */
+static gboolean
+aten_constant_number (GraftNode *node, guint k, double *value)
+{
+  GraftValue *v;
+  GraftAttribute *a = graft_aten_node_arg (node, k, &v);
+  if (a == NULL)
+    return FALSE;
+  if (a->type == GRAFT_ATTR_INT || a->type == GRAFT_ATTR_BOOL)
+    *value = a->i;
+  else if (a->type == GRAFT_ATTR_FLOAT)
+    *value = a->f;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* Argument k is absent or None. */
+static gboolean
+aten_arg_none (GraftNode *node, guint k)
+{
+  GraftValue *v;
+  GraftAttribute *a = graft_aten_node_arg (node, k, &v);
+  return a ? a->type == GRAFT_ATTR_NONE : v == NULL;
+}
+
+/* The only reader of node's single output besides torch.export's
+ * aten::_assert_tensor_metadata checks (which the plan skips, see
+ * runtime-fusion.c), as graft_fusion_sole_reader; else NULL. */
+static GraftNode *
+aten_sole_reader (GraftNode *node)
+{
+  GraftValue *v = output_of (node);
+  GraftNode *reader = NULL;
+  if (v == NULL || graft_value_leaves_run (v) || v->consumers == NULL)
+    return NULL;
+  for (guint k = 0; k < v->consumers->len; k++)
+    {
+      GraftNode *c = v->consumers->pdata[k];
+      if (is_op (c, "aten::_assert_tensor_metadata"))
+        continue;
+      if (reader != NULL || c->graph != node->graph)
+        return NULL;
+      reader = c;
+    }
+  for (guint k = 0; reader && k < node->graph->outputs->len; k++)
+    if (node->graph->outputs->pdata[k] == v)
+      return NULL;
+  return reader;
+}
+
+/* node is op with `values` runtime inputs and one output. */
+static gboolean
+is_aten (GraftNode *node, const char *op, guint values)
+{
+  return is_op (node, op) && node->inputs->len == values && node->outputs->len == 1 && output_of (node) != NULL;
+}
+
+static gboolean is_aten_to_float (GraftNode *node, GraftValue *x);
+
+gboolean
+graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusion *fusion)
+{
+  double c;
+  memset (fusion, 0, sizeof *fusion);
+  fusion->aten = TRUE;
+  GraftNode *qk = first;
+  if (!is_aten (qk, "aten::matmul", 2) || qk->inputs->pdata[0] == NULL || qk->inputs->pdata[1] == NULL)
+    return FALSE;
+  fusion->inputs[GRAFT_ATTENTION_FUSION_Q] = qk->inputs->pdata[0];
+  fusion->inputs[GRAFT_ATTENTION_FUSION_KT] = qk->inputs->pdata[1];
+  fusion->nodes[fusion->n_nodes++] = qk;
+
+  GraftNode *node = aten_sole_reader (qk);
+  guint index;
+  if (is_op (node, "aten::mul") || (is_op (node, "aten::div") && aten_arg_none (node, 2)))
+    {
+      gboolean divide = is_op (node, "aten::div");
+      GraftValue *chain = output_of (fusion->nodes[fusion->n_nodes - 1]), *scale = NULL;
+      if (node->outputs->len != 1 || node->inputs->len == 0 || node->inputs->len > 2)
+        return FALSE;
+      if (node->inputs->len == 1)
+        {
+          if (node->inputs->pdata[0] != chain || !aten_constant_number (node, 1, &c))
+            return FALSE;
+          if (divide)
+            {
+              fusion->has_divisor_constant = TRUE;
+              fusion->divisor_constant = (float) c;
+            }
+          else
+            {
+              fusion->has_scale_constant = TRUE;
+              fusion->scale_constant = (float) c;
+            }
+        }
+      else if ((scale = other_input (node, chain, &index)) == NULL || (divide && index != 0))
+        return FALSE;
+      if (scale)
+        fusion->inputs[divide ? GRAFT_ATTENTION_FUSION_DIVISOR : GRAFT_ATTENTION_FUSION_SCALE] = scale;
+      fusion->nodes[fusion->n_nodes++] = node;
+      node = aten_sole_reader (node);
+    }
+  if (is_aten (node, "aten::add", 2) && (aten_arg_none (node, 2) || (aten_constant_number (node, 2, &c) && c == 1)))
+    {
+      GraftValue *mask = other_input (node, output_of (fusion->nodes[fusion->n_nodes - 1]), &index);
+      if (mask == NULL)
+        return FALSE;
+      fusion->inputs[GRAFT_ATTENTION_FUSION_MASK] = mask;
+      fusion->nodes[fusion->n_nodes++] = node;
+      node = aten_sole_reader (node);
+    }
+  double dtype = 6;
+  /* dtype None or float32 (ScalarType 6: Llama's softmax(…, dtype=float32).to(float32)),
+   * which on the float32 scores the kernel takes changes nothing */
+  if (!is_aten (node, "aten::softmax", 1) || !aten_constant_number (node, 1, &c) ||
+      !(aten_arg_none (node, 2) || (aten_constant_number (node, 2, &dtype) && dtype == 6)))
+    return FALSE;
+  fusion->softmax_dim = (gint64) c;
+  fusion->nodes[fusion->n_nodes++] = node;
+
+  GraftNode *av = aten_sole_reader (node);
+  if (is_aten_to_float (av, output_of (node)))
+    {
+      node = av;
+      fusion->nodes[fusion->n_nodes++] = node;
+      av = aten_sole_reader (node);
+    }
+  if (is_aten (av, "aten::dropout", 1) && aten_constant_number (av, 2, &c) && c == 0)
+    {
+      node = av;
+      fusion->nodes[fusion->n_nodes++] = node;
+      av = aten_sole_reader (node);
+    }
+  if (!is_aten (av, "aten::matmul", 2) || av->inputs->pdata[0] != output_of (node) || av->inputs->pdata[1] == NULL ||
+      av->inputs->pdata[1] == output_of (node))
+    return FALSE;
+  fusion->inputs[GRAFT_ATTENTION_FUSION_V] = av->inputs->pdata[1];
+  fusion->nodes[fusion->n_nodes++] = av;
+  return TRUE;
+}
+
+/* t holds one float32 or float64 value: it in *out. */
+static gboolean
+tensor_one_float (GraftTensor *t, float *out)
+{
+  if (t == NULL || graft_tensor_get_numel (t) != 1 ||
+      (t->dtype != GRAFT_DTYPE_FLOAT32 && t->dtype != GRAFT_DTYPE_FLOAT64))
+    return FALSE;
+  GBytes *bytes = graft_tensor_get_data (t, NULL);
+  gsize size = 0;
+  gconstpointer data = bytes ? g_bytes_get_data (bytes, &size) : NULL;
+  if (data == NULL || size != graft_dtype_get_size (t->dtype))
+    return FALSE;
+  *out = t->dtype == GRAFT_DTYPE_FLOAT32 ? *(const float *) data : (float) *(const double *) data;
+  return TRUE;
+}
+
+/* Argument k of an aten node as one float: a constant number, or a
+ * constant tensor of one float value (an attribute or an initializer:
+ * T5's ε). */
+static gboolean
+aten_constant_float (GraftNode *node, guint k, float *out)
+{
+  GraftValue *v;
+  double c;
+  GraftAttribute *a = graft_aten_node_arg (node, k, &v);
+  if (a && a->type == GRAFT_ATTR_TENSOR)
+    return tensor_one_float (a->t, out);
+  if (a == NULL)
+    return v != NULL && tensor_one_float (v->initializer, out);
+  if (!aten_constant_number (node, k, &c))
+    return FALSE;
+  *out = (float) c;
+  return TRUE;
+}
+
+/* aten::mean (x, [axis], keepdim=True, dtype=None): the axis, from a
+ * constant list or a prim::ListConstruct of one constant. */
+static gboolean
+aten_mean_over_one_axis (GraftNode *mean, GraftValue *x, gint64 *axis)
+{
+  GraftValue *dims;
+  double keep, c;
+  if (!is_op (mean, "aten::mean") || mean->outputs->len != 1 || mean->inputs->len < 1 ||
+      mean->inputs->pdata[0] != x || !aten_constant_number (mean, 2, &keep) || keep != 1 ||
+      !aten_arg_none (mean, 3))
+    return FALSE;
+  GraftAttribute *a = graft_aten_node_arg (mean, 1, &dims);
+  if (a)
+    {
+      if (a->type != GRAFT_ATTR_INTS || a->ints->len != 1)
+        return FALSE;
+      *axis = g_array_index (a->ints, gint64, 0);
+      return TRUE;
+    }
+  GraftNode *list = dims ? dims->producer : NULL;
+  if (!is_op (list, "prim::ListConstruct") || list->inputs->len != 0 || !aten_constant_number (list, 0, &c) ||
+      graft_node_get_attribute (list, "arg1") != NULL)
+    return FALSE;
+  *axis = (gint64) c;
+  return TRUE;
+}
+
+/* aten::to (x, float32, …) of a float32 x is x: the casts RMSNorm
+ * writes around its float32 computation. */
+static gboolean
+is_aten_to_float (GraftNode *node, GraftValue *x)
+{
+  double dtype;
+  /* ScalarType 6: float32 */
+  return is_aten (node, "aten::to", 1) && node->inputs->pdata[0] == x && aten_constant_number (node, 1, &dtype) &&
+         dtype == 6;
+}
+
+gboolean
+graft_rms_norm_fusion_match_aten (GraftNode *pow, GraftRmsNormFusion *f)
+{
+  double c;
+  memset (f, 0, sizeof *f);
+  GraftValue *x = is_aten (pow, "aten::pow", 1) ? pow->inputs->pdata[0] : NULL;
+  if (x == NULL || !aten_constant_number (pow, 1, &c) || c != 2)
+    return FALSE;
+  GraftNode *mean = aten_sole_reader (pow);
+  if (!aten_mean_over_one_axis (mean, output_of (pow), &f->axis))
+    return FALSE;
+  GraftNode *add = aten_sole_reader (mean);
+  if (!is_op (add, "aten::add") || add->outputs->len != 1 || add->inputs->len < 1 ||
+      add->inputs->pdata[0] != output_of (mean) || !aten_constant_float (add, 1, &f->epsilon) ||
+      !(aten_arg_none (add, 2) || (aten_constant_number (add, 2, &c) && c == 1)))
+    return FALSE;
+  GraftNode *rsqrt = aten_sole_reader (add);
+  if (!is_aten (rsqrt, "aten::rsqrt", 1))
+    return FALSE;
+  GraftNode *normed = aten_sole_reader (rsqrt);
+  guint index;
+  GraftValue *other = is_aten (normed, "aten::mul", 2) ? other_input (normed, output_of (rsqrt), &index) : NULL;
+  if (other != x)
+    return FALSE;
+  GraftNode *nodes[8] = { pow, mean, add, rsqrt, normed };
+  guint n = 5;
+  GraftNode *scaled = aten_sole_reader (normed);
+  if (is_aten_to_float (scaled, output_of (normed)))
+    {
+      nodes[n++] = scaled;
+      scaled = aten_sole_reader (scaled);
+    }
+  GraftValue *scale = is_aten (scaled, "aten::mul", 2) ? other_input (scaled, output_of (nodes[n - 1]), &index) : NULL;
+  if (scale == NULL || scale == x)
+    return FALSE;
+  nodes[n++] = scaled;
+  if (n > G_N_ELEMENTS (f->nodes))
+    return FALSE;
+  f->inputs[GRAFT_RMS_NORM_FUSION_X] = x;
+  f->inputs[GRAFT_RMS_NORM_FUSION_SCALE] = scale;
+  memcpy (f->nodes, nodes, n * sizeof nodes[0]);
+  f->n_nodes = n;
   return TRUE;
 }

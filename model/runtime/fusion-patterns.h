@@ -37,7 +37,14 @@ typedef struct {
    * Add, Softmax and Cast, and the closing MatMul (its output is the
    * fused operator's) */
   guint n_nodes;
-  GraftNode *nodes[6];
+  GraftNode *nodes[7];
+  /* PyTorch files (graft_attention_fusion_match_aten): a scale or divisor
+   * given as a constant argument rather than an input, and the softmax's
+   * axis as written (the kernel takes only the last) */
+  gboolean aten;
+  gboolean has_scale_constant, has_divisor_constant;
+  float scale_constant, divisor_constant;
+  gint64 softmax_dim;
 } GraftAttentionFusion;
 
 /* Matches the pattern that MatMul node `qk` opens. Every value in between
@@ -46,6 +53,15 @@ typedef struct {
  * on (opset_of gives a node's opset). */
 gboolean graft_attention_fusion_match (GraftNode *qk, gint64 (*opset_of) (GraftNode *node, gpointer data),
                                        gpointer data, GraftAttentionFusion *fusion);
+
+/* The same pattern in a traced, scripted or exported PyTorch file (eager
+ * attention of BERT, ViT, wav2vec2, Llama): aten::matmul (Q, Kᵀ) →
+ * [aten::mul or div by a scalar] → [aten::add of a mask] → aten::softmax
+ * (last axis; dtype None or float32) → [aten::to float32] →
+ * [aten::dropout, not in training] → aten::matmul (·, V), opened by the
+ * first matmul `first`. Kᵀ stays the aten::transpose's output: the
+ * product of Q by a transposed K cost more than the transpose. */
+gboolean graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusion *fusion);
 
 /* GELU as torch.onnx.export writes it before opset 20 (BERT's feed
  * forward): x → Div (x, √2) → Erf → Add 1 → Mul by x → Mul by 0.5, run as
@@ -176,7 +192,8 @@ typedef struct {
   float epsilon;
   gint64 axis;               /* the ReduceMean's, as written (the kernel takes only the last axis) */
   /* in order: Pow, ReduceMean, Add, Sqrt, Reciprocal or Div, Mul, Mul
-   * (the last gives the fused output) */
+   * (the last gives the fused output); in PyTorch files aten::pow,
+   * mean, add, rsqrt, mul, [to,] mul */
   guint n_nodes;
   GraftNode *nodes[7];
 } GraftRmsNormFusion;
@@ -185,5 +202,12 @@ typedef struct {
  * has one reader in the pattern, in the same graph, and is not a graph
  * output. The kernel checks the types and shapes. */
 gboolean graft_rms_norm_fusion_match (GraftNode *pow, GraftRmsNormFusion *f);
+
+/* The same in a PyTorch file (T5LayerNorm, LlamaRMSNorm): x → [aten::to
+ * float32 →] aten::pow (·, 2) → aten::mean (one axis, keepdim) →
+ * aten::add of ε → aten::rsqrt → aten::mul by x (or the to's output) →
+ * [aten::to] → aten::mul by a scale, opened by the pow (x must be
+ * float32: the kernel declines other types). */
+gboolean graft_rms_norm_fusion_match_aten (GraftNode *pow, GraftRmsNormFusion *f);
 
 G_END_DECLS

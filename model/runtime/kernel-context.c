@@ -241,6 +241,16 @@ graft_kernel_get_pattern (GraftKernelContext *ctx)
   return e != NULL && e->step != NULL ? e->step->pattern_match : NULL;
 }
 
+GraftAttribute *const *
+graft_kernel_get_positional_attributes (GraftKernelContext *ctx, guint *n)
+{
+  EngineCtx *e = ctx ? ctx->engine : NULL;
+  if (e == NULL || e->step == NULL || e->step->node != ctx->node || e->step->positional == NULL)
+    return NULL;
+  *n = e->step->n_positional;
+  return e->step->positional;
+}
+
 gboolean
 graft_kernel_wants_output (GraftKernelContext *ctx, guint i)
 {

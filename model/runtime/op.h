@@ -221,6 +221,11 @@ gboolean graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpoi
  * for graft::PointwiseDepthwise, …), as planned (a pattern cut short has
  * the nodes and inputs it was cut to). NULL for any other step. */
 gconstpointer graft_kernel_get_pattern (GraftKernelContext *ctx);
+/* The node's constant arguments by position ("arg<k>" attributes, NULL
+ * where an input gives it), found once at plan time for aten:: and
+ * prim:: steps (aten-args.h graft_aten_args); NULL when the engine has
+ * no such table for ctx. */
+GraftAttribute *const *graft_kernel_get_positional_attributes (GraftKernelContext *ctx, guint *n);
 /* A float32 work buffer of at least nbytes from the runtime's pool (not zeroed). */
 GraftRtTensor *graft_kernel_scratch (GraftKernelContext *ctx, gsize nbytes, GError **error);
 

@@ -510,7 +510,8 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
       Step *fused = NULL;
       if (plan->steps[i].pattern_at != NO_STEP)
         continue;
-      if (attention && graft_attention_fusion_match (plan->steps[i].node, step_opset_of, opset_data, &f) &&
+      if (attention && (graft_attention_fusion_match (plan->steps[i].node, step_opset_of, opset_data, &f) ||
+                        graft_attention_fusion_match_aten (plan->steps[i].node, &f)) &&
           (fused = pattern_step_new (rt, plan, i, attention, 1, f.inputs, GRAFT_ATTENTION_FUSION_N_INPUTS, f.nodes,
                                      f.n_nodes, step_of_node)) != NULL)
         {
@@ -532,7 +533,8 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                (fused = pattern_step_new (rt, plan, i, group_norm, 1, norm.inputs, GRAFT_GROUP_NORM_FUSION_N_INPUTS,
                                           norm.nodes, norm.n_nodes, step_of_node)) != NULL)
         pattern_set (plan, i, fused, norm.nodes, norm.n_nodes, &norm, sizeof norm, step_of_node);
-      else if (rms_norm && graft_rms_norm_fusion_match (plan->steps[i].node, &rms) &&
+      else if (rms_norm && (graft_rms_norm_fusion_match (plan->steps[i].node, &rms) ||
+                            graft_rms_norm_fusion_match_aten (plan->steps[i].node, &rms)) &&
                (fused = pattern_step_new (rt, plan, i, rms_norm, 1, rms.inputs, GRAFT_RMS_NORM_FUSION_N_INPUTS,
                                           rms.nodes, rms.n_nodes, step_of_node)) != NULL)
         pattern_set (plan, i, fused, rms.nodes, rms.n_nodes, &rms, sizeof rms, step_of_node);
@@ -1185,6 +1187,65 @@ is_pure_shape_op (GraftNode *node)
   return FALSE;
 }
 
+/* aten:: and prim:: ops (PyTorch files) whose outputs depend only on
+ * their inputs' values and constant arguments, for memoize_shape_steps:
+ * the masks, position buckets and biases, rotary tables and shape
+ * arithmetic that a traced or exported transformer computes from its
+ * input's sizes, as its ONNX export does with the ops above. In-place
+ * forms (add_) count as their op: the planner gives them outputs of their
+ * own (a step on a view, which writes through, is never memoised). No
+ * random op, no op on lists or module state. */
+static gboolean
+is_pure_aten_op (GraftNode *node)
+{
+  static const char *const ops[] = {
+    "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__or__", "__xor__", "_to_copy", "_weight_norm", "abs",
+    "add", "alias", "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp",
+    "clamp_max", "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq",
+    "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "fmod", "full", "full_like", "gather", "ge",
+    "gt", "index", "index_select", "le", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
+    "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full", "new_ones",
+    "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
+    "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
+    "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
+  };
+  gsize len;
+  if (g_str_has_prefix (node->op, "prim::"))
+    return strcmp (node->op, "prim::Constant") == 0 || strcmp (node->op, "prim::NumToTensor") == 0;
+  if (!g_str_has_prefix (node->op, "aten::"))
+    return FALSE;
+  const char *type = node->op + strlen ("aten::");
+  len = strlen (type);
+  /* add_ → add, not __and__ */
+  if (len > 1 && type[len - 1] == '_' && type[len - 2] != '_')
+    len--;
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strncmp (type, ops[k], len) == 0 && ops[k][len] == '\0')
+      return TRUE;
+  return FALSE;
+}
+
+/* Steps whose outputs are sizes of a tensor: what onnx::Shape and Size
+ * are in an export. */
+static gboolean
+reads_shape (GraftNode *node)
+{
+  return strcmp (node->op, "onnx::Shape") == 0 || strcmp (node->op, "onnx::Size") == 0 ||
+         strcmp (node->op, "aten::size") == 0 || strcmp (node->op, "aten::sym_size") == 0 ||
+         strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::numel") == 0;
+}
+
+/* Values that memoised steps read and that are not tensors pass through
+ * these when all their inputs are fixed: their outputs are fixed too,
+ * without the steps being memoised (a list is shared by reference and
+ * aten::append may change it). */
+static gboolean
+passes_fixed (GraftNode *node)
+{
+  return strcmp (node->op, "prim::ListConstruct") == 0 || strcmp (node->op, "prim::TupleConstruct") == 0 ||
+         strcmp (node->op, "prim::ListUnpack") == 0 || strcmp (node->op, "prim::TupleUnpack") == 0;
+}
+
 /* Steps computing values that depend only on constants and on shapes
  * (what Shape and Size read of their input) are memoised (Step.memo):
  * the same input shapes give the same values, so a run after the first
@@ -1205,8 +1266,9 @@ memoize_shape_steps (Plan *plan)
       GraftNode *node = step->node;
       gboolean as_planned = step_unfused (step) && step->n_views == 0 && step->transposed_inputs == 0 &&
                             step->fused_activation == GRAFT_FUSED_ACTIVATION_NONE && step->folded_weight == NULL;
-      gboolean reads_shape = as_planned && (strcmp (node->op, "onnx::Shape") == 0 || strcmp (node->op, "onnx::Size") == 0);
-      gboolean derived = as_planned && is_pure_shape_op (node);
+      gboolean shape_only = as_planned && reads_shape (node);
+      gboolean pure = is_pure_shape_op (node) || is_pure_aten_op (node), passing = passes_fixed (node);
+      gboolean derived = as_planned && (pure || passing);
       if (step->absorbed)
         continue;
       for (guint j = 0; derived && j < step->n_inputs; j++)
@@ -1214,15 +1276,42 @@ memoize_shape_steps (Plan *plan)
           ValueRef ref = step->inputs[j];
           derived = ref.slot == NO_SLOT || (ref.up == 0 && fixed[ref.slot]);
         }
-      for (guint j = 0; (derived || reads_shape) && j < step->n_outputs; j++)
+      for (guint j = 0; (derived || shape_only) && j < step->n_outputs; j++)
         if (step->outputs[j] != NO_SLOT && is_graph_output (plan, plan->values[step->outputs[j]]))
-          derived = reads_shape = FALSE;
-      if (!derived && !reads_shape)
+          derived = shape_only = FALSE;
+      if (!derived && !shape_only)
         continue;
-      step->memo = derived;
+      step->memo = derived && pure;
       for (guint j = 0; j < step->n_outputs; j++)
         if (step->outputs[j] != NO_SLOT)
           fixed[step->outputs[j]] = TRUE;
+    }
+}
+
+/* torch.export's aten::_assert_tensor_metadata checks of the dtype of a
+ * value inside a fused pattern (a value the fused step does not compute;
+ * fusion-patterns.c aten_sole_reader lets them by) are skipped while no
+ * observer watches: an ONNX export of the model has no such checks, and
+ * the fused kernels take only float32. */
+static void
+skip_pattern_metadata_asserts (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of = plan_step_of_outputs (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftValue *checked = step->node->inputs->len > 0 ? step->node->inputs->pdata[0] : NULL;
+      guint producer = producer_step (step_of, checked);
+      if (strcmp (step->node->op, "aten::_assert_tensor_metadata") != 0 || !step_unfused (step) ||
+          producer == NO_STEP || (plan->steps[producer].pattern == NULL && plan->steps[producer].pattern_at == NO_STEP))
+        continue;
+      for (guint j = 0; j < step->node->outputs->len; j++)
+        {
+          GraftValue *v = step->node->outputs->pdata[j];
+          if (v != NULL && ((v->consumers && v->consumers->len > 0) || is_graph_output (plan, v)))
+            producer = NO_STEP;
+        }
+      step->absorbed = producer != NO_STEP;
     }
 }
 
@@ -1232,6 +1321,7 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fuse_activations (rt, plan);
   fuse_qdq (rt, plan, last_use);
   fuse_patterns (rt, plan);
+  skip_pattern_metadata_asserts (plan);
   fuse_matmul_bias (rt, plan);
   fold_batch_norms (plan);
   fuse_aten_residuals (rt, plan);

@@ -154,6 +154,7 @@ _graft_step_clear (Step *step)
   g_free (step->outputs);
   g_free (step->release);
   g_free (step->views);
+  g_free (step->positional);
   g_free (step->pattern_match);
   g_clear_pointer (&step->folded_weight, graft_rt_tensor_unref);
   g_clear_pointer (&step->folded_bias, graft_rt_tensor_unref);
@@ -886,6 +887,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
             last_use[resolved_slot] = i;
         }
       step->timing_index = timing_counter_add (rt, node);
+      step->positional = graft_aten_positional_attributes (node, &step->n_positional);
       GraftValue *mutated_input = node->inputs->len > 0 ? _graft_plan_resolve (plan, node->inputs->pdata[0]) : NULL;
       if (is_inplace_aten (node) && node->outputs->len > 0 && mutated_input != NULL && node->outputs->pdata[0] &&
           _graft_plan_slot (plan, mutated_input) != NO_SLOT && mutated_input != node->outputs->pdata[0])

@@ -110,6 +110,10 @@ typedef struct _Step {
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
   gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
+  /* An aten:: or prim:: step's "arg<k>" attributes by k (owned array,
+   * borrowed attributes; graft_kernel_get_positional_attributes) */
+  GraftAttribute **positional;
+  guint n_positional;
   /* What the schema's infer gave last (runtime-run.c infer_outputs): the
    * key its inputs made (types, shapes, and the values of small inputs)
    * and the outputs it inferred, reused

@@ -506,15 +506,57 @@ memo_comparable (const GraftRtTensor *t)
   return t->kind == GRAFT_RT_TENSOR && t->dtype != GRAFT_DTYPE_STRING;
 }
 
+/* An input memoisable as well: such a tensor, None, or a list or tuple
+ * of them (an aten op's sizes, prim::ListConstruct of aten::size values). */
+static gboolean
+memo_comparable_input (const GraftRtTensor *t)
+{
+  if (t->kind == GRAFT_RT_NONE)
+    return TRUE;
+  if (t->kind != GRAFT_RT_SEQUENCE)
+    return memo_comparable (t);
+  for (guint i = 0; i < t->items->len; i++)
+    if (!memo_comparable_input (t->items->pdata[i]))
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 memo_same (GraftRtTensor *t, GraftRtTensor *kept)
 {
   if (t == kept)
     return TRUE;
-  if (t == NULL || kept == NULL || !memo_comparable (t) || t->dtype != kept->dtype || t->rank != kept->rank ||
+  if (t == NULL || kept == NULL || t->kind != kept->kind)
+    return FALSE;
+  if (t->kind == GRAFT_RT_NONE)
+    return TRUE;
+  if (t->kind == GRAFT_RT_SEQUENCE)
+    {
+      if (t->items->len != kept->items->len)
+        return FALSE;
+      for (guint i = 0; i < t->items->len; i++)
+        if (!memo_same (t->items->pdata[i], kept->items->pdata[i]))
+          return FALSE;
+      return TRUE;
+    }
+  if (!memo_comparable (t) || t->dtype != kept->dtype || t->rank != kept->rank ||
       memcmp (t->dims, kept->dims, sizeof (gint64) * t->rank) != 0)
     return FALSE;
   return memcmp (t->data, kept->data, t->nbytes) == 0;
+}
+
+/* What a memoised step keeps of an input: the tensor itself (a run never
+ * changes a tensor another holds), a list's items in a list of its own
+ * (the run's list may be changed by aten::append after the step). */
+static GraftRtTensor *
+memo_kept_input (GraftRtTensor *t)
+{
+  if (t == NULL || t->kind != GRAFT_RT_SEQUENCE)
+    return t ? graft_rt_tensor_ref (t) : NULL;
+  GraftRtTensor *copy = graft_rt_tensor_new_sequence (t->dtype);
+  for (guint i = 0; i < t->items->len; i++)
+    g_ptr_array_add (copy->items, memo_kept_input (t->items->pdata[i]));
+  return copy;
 }
 
 /* A memoised step whose inputs are those of its kept run: its kept
@@ -570,7 +612,7 @@ memo_keep (Frame *frame, Step *step)
   for (guint j = 0; j < step->n_inputs; j++)
     {
       GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
-      if (t && !memo_comparable (t))
+      if (t && !memo_comparable_input (t))
         return;
     }
   for (guint j = 0; j < step->n_outputs; j++)
@@ -587,8 +629,7 @@ memo_keep (Frame *frame, Step *step)
   step->memo_outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
   for (guint j = 0; j < step->n_inputs; j++)
     {
-      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
-      step->memo_inputs[j] = t ? graft_rt_tensor_ref (t) : NULL;
+      step->memo_inputs[j] = memo_kept_input (_graft_frame_get (frame, step->inputs[j]));
     }
   for (guint j = 0; j < step->n_outputs; j++)
     {

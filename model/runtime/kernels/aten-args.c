@@ -16,18 +16,69 @@ arg_key (guint k, char key[16])
   key[3 + n_digits] = '\0';
 }
 
+/* The position k of an attribute named "arg<k>" (no leading zero), or -1. */
+static gint
+arg_position (const char *name)
+{
+  if (name[0] != 'a' || name[1] != 'r' || name[2] != 'g' || !g_ascii_isdigit (name[3]) ||
+      (name[3] == '0' && name[4] != '\0'))
+    return -1;
+  gint k = 0;
+  for (const char *c = name + 3; *c; c++)
+    {
+      if (!g_ascii_isdigit (*c) || k > 100000)
+        return -1;
+      k = k * 10 + (*c - '0');
+    }
+  return k;
+}
+
+GraftAttribute **
+graft_aten_positional_attributes (GraftNode *node, guint *n)
+{
+  gint highest = -1;
+  *n = 0;
+  if (!g_str_has_prefix (node->op, "aten::") && !g_str_has_prefix (node->op, "prim::"))
+    return NULL;
+  for (guint i = 0; i < node->attributes->len; i++)
+    highest = MAX (highest, arg_position (((GraftAttribute *) node->attributes->pdata[i])->name));
+  if (highest < 0 || highest > 4096)
+    return NULL;
+  GraftAttribute **table = g_new0 (GraftAttribute *, highest + 1);
+  for (guint i = 0; i < node->attributes->len; i++)
+    {
+      GraftAttribute *a = node->attributes->pdata[i];
+      gint k = arg_position (a->name);
+      if (k >= 0 && table[k] == NULL)
+        table[k] = a;
+    }
+  *n = highest + 1;
+  return table;
+}
+
 void
 graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args)
 {
-  guint next_input = 0;
+  guint next_input = 0, n_table = 0;
+  GPtrArray *attributes = ctx->node->attributes;
+  /* the plan's table of positions, else one pass over the node's
+   * attributes (each aten kernel call comes here: a lookup per position
+   * cost a tenth of a small transformer's run in string comparisons) */
+  GraftAttribute *const *table = graft_kernel_get_positional_attributes (ctx, &n_table);
+  for (guint k = 0; k < n; k++)
+    args[k].attr = k < n_table ? table[k] : NULL;
+  for (guint i = 0; table == NULL && i < attributes->len; i++)
+    {
+      GraftAttribute *a = attributes->pdata[i];
+      gint k = arg_position (a->name);
+      if (k >= 0 && (guint) k < n && args[k].attr == NULL)
+        args[k].attr = a;
+    }
   for (guint k = 0; k < n; k++)
     {
-      char key[16];
-      arg_key (k, key);
-      GraftAttribute *a = graft_node_get_attribute (ctx->node, key);
+      GraftAttribute *a = args[k].attr;
       if (a == NULL && names && names[k])
-        a = graft_node_get_attribute (ctx->node, names[k]);
-      args[k].attr = a;
+        a = args[k].attr = graft_node_get_attribute (ctx->node, names[k]);
       args[k].value = NULL;
       if (a == NULL && next_input < ctx->n_inputs)
         args[k].value = ctx->inputs[next_input++];

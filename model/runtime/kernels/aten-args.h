@@ -27,6 +27,10 @@ typedef struct {
 /* Fills args[0..n) from ctx; names (may be NULL, entries may be NULL) are
  * the keyword names of the positions. */
 void graft_aten_args (GraftKernelContext *ctx, const char *const *names, guint n, GraftAtenArg *args);
+/* The "arg<k>" attributes of an aten:: or prim:: node by k (*n of them:
+ * the highest k + 1), NULL at positions without one, as graft_aten_args
+ * finds them; NULL for other nodes and nodes without any (g_free). */
+GraftAttribute **graft_aten_positional_attributes (GraftNode *node, guint *n);
 /* The same for position k of node at plan time: the constant attribute
  * "arg<k>", or NULL and the graph value given as input (*value, NULL for
  * an absent argument). */

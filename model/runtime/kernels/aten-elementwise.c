@@ -659,6 +659,13 @@ kernel_where (GraftKernelContext *ctx, GError **error)
   GraftDType dtype = promote (a, b);
   if (args[1].attr && args[2].attr && a->rank == 0 && b->rank == 0 && category (dtype) == 2)
     dtype = GRAFT_DTYPE_FLOAT32;
+  /* a Python number (a constant argument) does not raise a tensor's dtype
+   * within its category, 0-d tensors included: torch.where (mask, a
+   * float32 0-d tensor, float min), a transformer's mask, is float32 */
+  else if (args[2].attr && !args[1].attr && category (b->dtype) <= category (a->dtype))
+    dtype = a->dtype;
+  else if (args[1].attr && !args[2].attr && category (a->dtype) <= category (b->dtype))
+    dtype = b->dtype;
   int rank = 0, rank2 = 0;
   gint64 dims[GRAFT_RT_MAX_RANK], dims2[GRAFT_RT_MAX_RANK];
   if (!broadcast_dims (a, b, &rank, dims, error))

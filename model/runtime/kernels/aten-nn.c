@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/aten-args.h"
+#include "runtime/kernels/attention.h"
 #include "runtime/kernels/norm.h"
 #include "runtime/kernels/pool-separable.h"
 #include "runtime/kernels/window.h"
@@ -907,6 +908,12 @@ kernel_sdpa (GraftKernelContext *ctx, GError **error)
   if (mask && mask->rank > r)
     return graft_kernel_fail (error, "the attention mask has more dimensions than the query");
   double scale = graft_arg_is_none (&args[6]) ? 1.0 / sqrt ((double) E) : graft_arg_double (&args[6], 1.0);
+  /* the blocked kernel of the ONNX export's fused attention when it takes these */
+  gboolean declined;
+  if (!graft_attention_sdpa_blocked (ctx, q, k, v, mask, (float) scale, causal, &declined, error))
+    return FALSE;
+  if (!declined)
+    return TRUE;
   gint64 dims[GRAFT_RT_MAX_RANK];
   memcpy (dims, q->dims, sizeof (gint64) * r);
   dims[r - 1] = Ev;

@@ -56,8 +56,11 @@ kernel_prim_list (GraftKernelContext *ctx, GError **error)
   /* the items given as constants: attributes arg0..arg63, counted in one
    * pass over the node's attributes (this runs on every call: BERT's
    * view sizes) */
-  guint total = ctx->n_inputs;
-  for (guint i = 0; i < ctx->node->attributes->len; i++)
+  guint total = ctx->n_inputs, n_table = 0;
+  GraftAttribute *const *table = graft_kernel_get_positional_attributes (ctx, &n_table);
+  for (guint k = 0; k < n_table && k < 64; k++)
+    total += table[k] != NULL;
+  for (guint i = 0; table == NULL && i < ctx->node->attributes->len; i++)
     {
       const char *name = ((GraftAttribute *) ctx->node->attributes->pdata[i])->name;
       char *end;

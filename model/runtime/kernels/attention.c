@@ -909,11 +909,15 @@ kernel_causal_conv (GraftKernelContext *ctx, GError **error)
  * reference the tests hold it to. */
 
 #include "runtime/fusion-patterns.h"
+#include "runtime/kernels/attention.h"
 
 typedef struct {
   const float *q, *k, *v, *mask, *scale, *divisor;
+  float scale_value, divisor_value;   /* what scale and divisor point to */
+  float *mask_copy;                   /* a float64 mask in float32 (owned), or NULL */
   float *y;
   gboolean k_transposed;         /* k holds K [.., N, D] */
+  gboolean causal;               /* keys after the query masked out (scaled_dot_product_attention's is_causal) */
   gint64 M, N, D, E, blocks;
   int batch_rank;
   gint64 batch_dims[GRAFT_RT_MAX_RANK], mask_strides[GRAFT_RT_MAX_RANK + 2];
@@ -949,6 +953,9 @@ fused_attention_block (gint64 index, gpointer data)
       if (job->divisor)
         for (gint64 j = 0; j < N; j++)
           row[j] /= divisor;
+      if (job->causal)
+        for (gint64 j = i0 + r + 1; j < N; j++)
+          row[j] = -INFINITY;
       if (job->mask)
         {
           const float *restrict m = job->mask + mask_item + (i0 + r) * mask_row;
@@ -989,30 +996,32 @@ infer_fused_attention (GraftInferContext *ctx, GError **error)
   return TRUE;
 }
 
-/* A float32 scalar that does not broadcast the scores to a higher rank. */
+/* A float32 scalar that does not broadcast the scores to a higher rank;
+ * in a PyTorch file's pattern a float64 one too (a Python float, which
+ * multiplies float32 scores in float32). */
 static gboolean
-fused_scalar (const GraftRtTensor *t, int rank)
+fused_scalar (const GraftRtTensor *t, int rank, gboolean aten)
 {
-  return t == NULL || (t->dtype == GRAFT_DTYPE_FLOAT32 && t->numel == 1 && t->rank <= rank);
+  return t == NULL || ((t->dtype == GRAFT_DTYPE_FLOAT32 || (aten && t->dtype == GRAFT_DTYPE_FLOAT64)) &&
+                       t->numel == 1 && t->rank <= rank);
 }
 
-/* Fills job from the inputs; FALSE when the fused kernel declines them. */
+/* Fills job's shapes, mask and data pointers from q, k (K [.., N, D] when
+ * job->k_transposed, else Kᵀ [.., D, N]), v and mask; FALSE when the fused
+ * kernel declines them. A float64 mask (aten) is copied to float32. */
 static gboolean
-fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
+fused_attention_prepare (FusedAttention *job, const GraftRtTensor *q, const GraftRtTensor *k,
+                         const GraftRtTensor *v, const GraftRtTensor *mask, gboolean aten)
 {
-  const GraftRtTensor *q = ctx->inputs[GRAFT_ATTENTION_FUSION_Q], *k = ctx->inputs[GRAFT_ATTENTION_FUSION_KT];
-  const GraftRtTensor *v = ctx->inputs[GRAFT_ATTENTION_FUSION_V];
-  const GraftRtTensor *mask = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_MASK);
-  const GraftRtTensor *scale = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_SCALE);
-  const GraftRtTensor *divisor = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_DIVISOR);
-  if (!graft_kernel_table ()->avx2 || q == NULL || k == NULL || v == NULL)
-    return FALSE;
   int rank = q->rank, batch_rank = rank - 2;
+  /* a PyTorch file's mask may be float64 where torch has float32: Python
+   * floats are float64 scalars in the runtime, and torch.where (mask, a
+   * float32 0-d tensor, float min) gives float64 there */
   if (rank < 2 || k->rank != rank || v->rank != rank || q->dtype != GRAFT_DTYPE_FLOAT32 ||
-      k->dtype != GRAFT_DTYPE_FLOAT32 || v->dtype != GRAFT_DTYPE_FLOAT32 || !fused_scalar (scale, rank) ||
-      !fused_scalar (divisor, rank) || (mask && (mask->dtype != GRAFT_DTYPE_FLOAT32 || mask->rank > rank)))
+      k->dtype != GRAFT_DTYPE_FLOAT32 || v->dtype != GRAFT_DTYPE_FLOAT32 ||
+      (mask && ((mask->dtype != GRAFT_DTYPE_FLOAT32 && !(aten && mask->dtype == GRAFT_DTYPE_FLOAT64)) ||
+                mask->rank > rank)))
     return FALSE;
-  job->k_transposed = graft_kernel_input_transposed (ctx, GRAFT_ATTENTION_FUSION_KT);
   job->M = q->dims[rank - 2];
   job->D = q->dims[rank - 1];
   job->N = k->dims[rank - (job->k_transposed ? 2 : 1)];
@@ -1041,9 +1050,76 @@ fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
   job->k = k->data;
   job->v = v->data;
   job->mask = mask ? mask->data : NULL;
-  job->scale = scale ? scale->data : NULL;
-  job->divisor = divisor ? divisor->data : NULL;
+  if (mask && mask->dtype == GRAFT_DTYPE_FLOAT64)
+    {
+      job->mask_copy = g_new (float, MAX (mask->numel, 1));
+      for (gint64 i = 0; i < mask->numel; i++)
+        job->mask_copy[i] = (float) ((const double *) mask->data)[i];
+      job->mask = job->mask_copy;
+    }
   job->blocks = (job->M + ATTENTION_BLOCK - 1) / ATTENTION_BLOCK;
+  return TRUE;
+}
+
+/* Fills job from the inputs; FALSE when the fused kernel declines them. */
+static gboolean
+fused_attention_setup (GraftKernelContext *ctx, FusedAttention *job)
+{
+  const GraftRtTensor *q = ctx->inputs[GRAFT_ATTENTION_FUSION_Q], *k = ctx->inputs[GRAFT_ATTENTION_FUSION_KT];
+  const GraftRtTensor *v = ctx->inputs[GRAFT_ATTENTION_FUSION_V];
+  const GraftRtTensor *mask = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_MASK);
+  const GraftRtTensor *scale = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_SCALE);
+  const GraftRtTensor *divisor = graft_kernel_input (ctx, GRAFT_ATTENTION_FUSION_DIVISOR);
+  if (!graft_kernel_table ()->avx2 || q == NULL || k == NULL || v == NULL)
+    return FALSE;
+  int rank = q->rank;
+  const GraftAttentionFusion *f = graft_kernel_get_pattern (ctx);
+  gboolean aten = f && f->aten;
+  if (!fused_scalar (scale, rank, aten) || !fused_scalar (divisor, rank, aten))
+    return FALSE;
+  job->k_transposed = graft_kernel_input_transposed (ctx, GRAFT_ATTENTION_FUSION_KT);
+  if (aten)
+    {
+      /* a PyTorch file's pattern: its constant scale and its softmax's axis */
+      if (f->softmax_dim != -1 && f->softmax_dim != rank - 1)
+        return FALSE;
+      if (f->has_scale_constant)
+        {
+          job->scale_value = f->scale_constant;
+          job->scale = &job->scale_value;
+        }
+      if (f->has_divisor_constant)
+        {
+          job->divisor_value = f->divisor_constant;
+          job->divisor = &job->divisor_value;
+        }
+    }
+  if (scale)
+    {
+      job->scale_value = (float) graft_rt_tensor_get_f64 (scale, 0);
+      job->scale = &job->scale_value;
+    }
+  if (divisor)
+    {
+      job->divisor_value = (float) graft_rt_tensor_get_f64 (divisor, 0);
+      job->divisor = &job->divisor_value;
+    }
+  return fused_attention_prepare (job, q, k, v, mask, aten);
+}
+
+/* Runs job into a new output `output` of ctx shaped as q with E last. */
+static gboolean
+fused_attention_run (GraftKernelContext *ctx, FusedAttention *job, const GraftRtTensor *q, GError **error)
+{
+  gint64 dims[GRAFT_RT_MAX_RANK];
+  memcpy (dims, q->dims, sizeof (gint64) * q->rank);
+  dims[q->rank - 1] = job->E;
+  GraftRtTensor *y = graft_kernel_alloc_output (ctx, 0, GRAFT_DTYPE_FLOAT32, q->rank, dims, error);
+  if (y == NULL)
+    return FALSE;
+  job->y = y->data;
+  gint64 items = y->numel / (job->M * job->E);
+  graft_kernel_parallel_for (ctx, items * job->blocks, fused_attention_block, job);
   return TRUE;
 }
 
@@ -1051,15 +1127,35 @@ static gboolean
 kernel_fused_attention (GraftKernelContext *ctx, GError **error)
 {
   FusedAttention job = { 0 };
-  if (!fused_attention_setup (ctx, &job))
+  gboolean prepared = fused_attention_setup (ctx, &job);
+  g_autofree float *mask_copy = job.mask_copy;
+  if (!prepared)
     return TRUE;   /* declined: no output */
-  GraftRtTensor *y = graft_kernel_output (ctx, 0, error);
-  if (y == NULL)
-    return FALSE;
-  job.y = y->data;
-  gint64 items = y->numel / (job.M * job.E);
-  graft_kernel_parallel_for (ctx, items * job.blocks, fused_attention_block, &job);
-  return TRUE;
+  return fused_attention_run (ctx, &job, ctx->inputs[GRAFT_ATTENTION_FUSION_Q], error);
+}
+
+gboolean
+graft_attention_sdpa_blocked (GraftKernelContext *ctx, const GraftRtTensor *q, const GraftRtTensor *k,
+                              const GraftRtTensor *v, const GraftRtTensor *mask, float scale, gboolean causal,
+                              gboolean *declined, GError **error)
+{
+  FusedAttention job = { 0 };
+  *declined = TRUE;
+  if (!graft_kernel_table ()->avx2 || (mask && mask->dtype != GRAFT_DTYPE_FLOAT32))
+    return TRUE;
+  /* a row whose every key a -inf masks out gives zeros in the plain
+   * kernel (aten-nn.c) and NaN in a softmax: masks with -inf stay there */
+  for (gint64 i = 0; mask && i < mask->numel; i++)
+    if (isinf (((const float *) mask->data)[i]))
+      return TRUE;
+  job.scale_value = scale;
+  job.scale = &job.scale_value;
+  job.causal = causal;
+  job.k_transposed = TRUE;
+  if (!fused_attention_prepare (&job, q, k, v, mask, FALSE))
+    return TRUE;
+  *declined = FALSE;
+  return fused_attention_run (ctx, &job, q, error);
 }
 
 const GraftOpSchema graft_ops_attention[] = {
