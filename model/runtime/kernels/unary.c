@@ -155,6 +155,20 @@ find_def (const char *op)
   return NULL;
 }
 
+extern const GraftOpSchema graft_ops_unary[];
+
+/* The registry's first rows (graft_ops_unary) and unary_defs expand the
+ * same list in the same order: a schema of this file finds its function
+ * without a scan of ~85 names by strcmp every run. */
+static const UnaryDef *
+def_of_schema (const GraftOpSchema *schema)
+{
+  guintptr at = (guintptr) schema, first = (guintptr) graft_ops_unary;
+  if (at >= first && at < first + G_N_ELEMENTS (unary_defs) * sizeof (GraftOpSchema))
+    return &unary_defs[(at - first) / sizeof (GraftOpSchema)];
+  return find_def (schema->name);
+}
+
 static void
 read_params (GraftNode *node, UnaryParams *p)
 {
@@ -261,7 +275,7 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
   /* by the schema: the runtime may run this kernel for a pattern of other
    * nodes (runtime-fusion.c fuse_patterns runs a GELU written as Div → Erf → … as
    * onnx::Gelu, ctx->node then being the Div) */
-  const UnaryDef *def = find_def (ctx->schema->name);
+  const UnaryDef *def = def_of_schema (ctx->schema);
   UnaryFunc func = def ? def->func : NULL;
   UnaryParams params = { 0 };
 
