@@ -243,7 +243,9 @@ infer_outputs (Step *step, GraftInferValue *in_info, GraftInferValue *out_info,
   guint8 key[INFER_KEY_MAX];
   gsize length;
   gboolean keyed = step->n_outputs <= STEP_ARRAYS_HERE && infer_key (step, in_info, key, &length);
-  if (keyed && step->inferred && step->infer_key_length == length && memcmp (step->infer_key, key, length) == 0)
+  /* a step without inputs keys nothing (and keeps a NULL key) */
+  if (keyed && step->inferred && step->infer_key_length == length &&
+      (length == 0 || memcmp (step->infer_key, key, length) == 0))
     {
       for (guint j = 0; j < step->n_outputs; j++)
         {

@@ -723,8 +723,9 @@ gemm_without_zero_rows (GraftKernelContext *ctx, gint64 M, const float *a, gint6
                                                            + (gsize) M * sizeof (gint64), NULL);
   if (scratch == NULL)
     return FALSE;
-  float *dense = scratch->data, *cd = dense + rows * K;
-  gint64 *row_of = (gint64 *) (cd + rows * N);
+  /* the row numbers first: after an odd count of floats they would be misaligned */
+  gint64 *row_of = scratch->data;
+  float *dense = (float *) (row_of + M), *cd = dense + rows * K;
   gint64 r = 0;
   for (gint64 i = 0; i < M; i++)
     if (!row_is_zero (a + i * lda, K))
