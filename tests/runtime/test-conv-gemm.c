@@ -156,7 +156,7 @@ static const ConvCase cases[] = {
   { 1, 24, 33, 6, 6, 5, 5, 1, 2, 2, 2, 2, 2, 1, "Relu", FALSE, FALSE, TRUE }, /* 5×5, dilation 2, 33 channels */
   { 2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },    /* 126 pixels, one block of 8 channels */
   { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
-  { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },   /* 1×1 maps: the centre tap alone */
+  { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },   /* 1×1 maps: the centre tap alone, trimmed to a pointwise convolution */
   { 1, 10, 9, 3, 4, 2, 3, 1, 1, 0, 1, 1, 0, 1, "Relu", TRUE, FALSE, TRUE },   /* 2×3 window, padding on one side each */
   /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
   { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
