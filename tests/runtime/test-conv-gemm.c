@@ -153,7 +153,8 @@ static const ConvCase cases[] = {
   { 2, 16, 40, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },  /* 4×4, blocks of 16, 16 and 8 channels, residual */
   { 2, 64, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE, FALSE, TRUE },  /* 2×2: 4 of 9 taps per pixel */
   { 3, 9, 20, 5, 3, 3, 3, 2, 1, 1, 0, 1, 2, 1, NULL, FALSE, FALSE, TRUE },    /* stride 2, asymmetric pads, batch 3 */
-  { 1, 24, 33, 6, 6, 5, 5, 1, 2, 2, 2, 2, 2, 1, "Relu", FALSE, FALSE, TRUE }, /* 5×5, dilation 2, 33 channels */
+  { 1, 24, 33, 6, 6, 5, 5, 1, 2, 4, 4, 4, 4, 1, "Relu", FALSE, FALSE, TRUE }, /* 5×5, dilation 2, 33 channels */
+  { 1, 24, 33, 6, 6, 5, 5, 1, 2, 2, 2, 2, 2, 1, "Relu" }, /* the same padded by 2: the outer taps read only padding, trimmed to 3×3 */
   { 2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },    /* 126 pixels, one block of 8 channels */
   { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
   { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },   /* 1×1 maps: the centre tap alone, trimmed to a pointwise convolution */
@@ -355,10 +356,39 @@ test_case_bf16 (gconstpointer data)
   check_case (data, GRAFT_PRECISION_BF16);
 }
 
+/* Windows whose taps partly read only padding (a dilation as wide as the
+ * map, a 3×3 on a 1×1 map) are left to the trimmed path, which keeps only
+ * the taps read; the same 3×3 at dilation 1 on 4×4 takes the small-map
+ * kernel where there is one. */
+static void
+test_small_declines_padding_only_taps (void)
+{
+  gboolean has_small = graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  GraftWindow atrous = { .n = 2, .in = { 4, 4 }, .out = { 4, 4 }, .kernel = { 3, 3 }, .stride = { 1, 1 },
+                         .dilation = { 12, 12 }, .pad_begin = { 12, 12 }, .pad_end = { 12, 12 } };
+  GraftWindow one_pixel = { .n = 2, .in = { 1, 1 }, .out = { 1, 1 }, .kernel = { 3, 3 }, .stride = { 1, 1 },
+                            .dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 } };
+  GraftWindow plain = atrous;
+  for (int d = 0; d < 2; d++)
+    plain.dilation[d] = plain.pad_begin[d] = plain.pad_end[d] = 1;
+  GraftWindow trimmed;
+  gint64 lo[2];
+
+  g_assert_true (graft_window_trim (&atrous, &trimmed, lo));
+  g_assert_cmpint (trimmed.kernel[0], ==, 1);
+  g_assert_cmpint (trimmed.kernel[1], ==, 1);
+  g_assert_cmpint (lo[0], ==, 1);
+  g_assert_false (graft_conv_small_pays (&atrous, 2, 64, 64, 1));
+  g_assert_false (graft_conv_small_pays (&one_pixel, 2, 64, 64, 1));
+  g_assert_false (graft_window_trim (&plain, &trimmed, lo));
+  g_assert_true (graft_conv_small_pays (&plain, 2, 64, 64, 1) == has_small);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/conv-gemm/small-declines-padding-only-taps", test_small_declines_padding_only_taps);
   graft_test_add_cases_at_levels ("/conv-gemm", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

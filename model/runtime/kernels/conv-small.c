@@ -86,11 +86,17 @@ small_isa (void)
  * from 8×8 70 → 47 (95 → 57); even at 128 pixels (32→64 3×3/2 from
  * 16×16, 66 against 65). Winograd stays ahead on the 8×8 maps it takes
  * from 64 channels on (80→80: 116 against 143), and 1×1 windows gain
- * nothing over the pointwise kernels. */
+ * nothing over the pointwise kernels. A window with taps that only ever
+ * read padding (graft_window_trim) is left to the trimmed path, which
+ * keeps only the others: this filter would hold all of them (DeepLabV3's
+ * atrous pyramid at small inputs: 27 MB of filters for 3 MB of taps). */
 gboolean
 graft_conv_small_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
 {
-  if (small_isa () == NULL || group != 1 || w->n != 2 || w->kernel[0] * w->kernel[1] < 2)
+  GraftWindow trimmed;
+  gint64 trimmed_lo[2];
+  if (small_isa () == NULL || group != 1 || w->n != 2 || w->kernel[0] * w->kernel[1] < 2 ||
+      graft_window_trim (w, &trimmed, trimmed_lo))
     return FALSE;
   return N * w->out[0] * w->out[1] <= SMALL_MAX_PIXELS && C >= 8 && M >= 8 &&
          !graft_conv_winograd_pays (w, N, C, M, group);

@@ -869,14 +869,8 @@ window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi)
   return *lo >= 0;
 }
 
-/* A 2-D window without the rows and columns of taps that read only
- * padding for every output: a dilation as wide as the map (DeepLabV3's
- * atrous pyramid, dilations 12-36 over a 4×4 map at small inputs, where
- * only the centre tap reads the map) leaves a smaller window over the
- * same outputs. *trimmed gets it and weight [M, Cg, kh, kw] the taps
- * kept; NULL when every tap reads (or none does). */
-static gboolean
-trim_window (const GraftWindow *w, GraftWindow *trimmed, gint64 lo[2])
+gboolean
+graft_window_trim (const GraftWindow *w, GraftWindow *trimmed, gint64 lo[2])
 {
   gint64 hi[2];
   if (w->n != 2 || !window_taps_read (w, 0, &lo[0], &hi[0]) || !window_taps_read (w, 1, &lo[1], &hi[1]) ||
@@ -899,7 +893,7 @@ static float *
 trim_padding_taps (const GraftWindow *w, const float *weight, gint64 M, gint64 Cg, GraftWindow *trimmed)
 {
   gint64 lo[2];
-  if (!trim_window (w, trimmed, lo))
+  if (!graft_window_trim (w, trimmed, lo))
     return NULL;
   gint64 kh = trimmed->kernel[0], kw = trimmed->kernel[1];
   float *kept = g_new (float, M * Cg * kh * kw);
@@ -988,7 +982,7 @@ trimmed_conv_for (GraftKernelContext *ctx, const GraftWindow *w, const float *we
   /* the window alone says whether taps go: a kernel keeping another
    * kind of data from the weight then does not read its values */
   *owned = NULL;
-  if (!trim_window (w, &trimmed, lo))
+  if (!graft_window_trim (w, &trimmed, lo))
     return NULL;
   return graft_kernel_derived (ctx, &trimmed_conv_kind, weight, trimmed_conv_fits, trimmed_conv_make, &args,
                                (gpointer *) owned);
@@ -1195,13 +1189,7 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
     return FALSE;
   if (taken)
     return TRUE;
-  GraftWindow trimmed_window;
-  gint64 trimmed_lo[2];
-  /* taps that only ever read padding (a dilation as wide as the map) go
-   * to the trimmed path below, which keeps only the others: the small-map
-   * filter would hold all of them (DeepLabV3's atrous pyramid at small
-   * inputs: 27 MB of filters for 3 MB of taps read) */
-  if (graft_conv_small_pays (w, N, C, M, group) && !trim_window (w, &trimmed_window, trimmed_lo))
+  if (graft_conv_small_pays (w, N, C, M, group))
     {
       /* its taps skip the padding themselves: no trimmed window needed */
       g_autoptr(GraftSmallConvFilter) owned_small = NULL;

@@ -48,6 +48,14 @@ graft_window_inside (const GraftWindow *w, int axis, gint64 k, gint64 *lo, gint6
   *hi = CLAMP (to, *lo, w->out[axis]);
 }
 
+/* A 2-D window without the rows and columns of taps that read only
+ * padding for every output: a dilation as wide as the map (DeepLabV3's
+ * atrous pyramid, dilations 12-36 over a 4×4 map at small inputs, where
+ * only the centre tap reads the map) leaves a smaller window over the
+ * same outputs. FALSE when every tap reads (or none does); else
+ * *trimmed gets that window and lo[] the first tap kept on each axis. */
+gboolean graft_window_trim (const GraftWindow *w, GraftWindow *trimmed, gint64 lo[2]);
+
 /* Reads strides/dilations/pads/auto_pad (and output_shape for transpose)
  * from node and computes the output size of every spatial axis. */
 gboolean graft_window_geometry (GraftNode *node, int n_spatial, const gint64 *in, const gint64 *kernel,
