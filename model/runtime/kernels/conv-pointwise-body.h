@@ -20,6 +20,16 @@
  * no tile is written and read back. Columns from n on are never read (the
  * last vector's loads are masked when `masked`) nor written. */
 
+/* Filter panels follow each other in memory, and a large filter (a
+ * ResNet's last stages: 1 to 4 MB) comes from memory at each run, faster
+ * than the hardware prefetchers bring it: each k step asks L2 for the
+ * filter's line 4 KB ahead (128 k steps of a panel, or the next panel's
+ * first ones). tv_resnet50 at batch 2, one thread, CPU ms per run: AVX2
+ * 18.0 → 16.3, AVX-512 16.0 → 15.6; filters in L2 unchanged. */
+#ifndef PW_AHEAD
+#define PW_AHEAD 1024             /* floats */
+#endif
+
 #define PW_PASTE2(a, b) a##_##b
 #define PW_PASTE(a, b) PW_PASTE2 (a, b)
 
@@ -40,6 +50,7 @@ PW_PASTE (pointwise_body, PW_SUFFIX) (gint64 K, const float *a, const float *b, 
 #pragma GCC unroll 4
   for (gint64 k = 0; k < K; k++, a += ROWS, b += ldb)
     {
+      __builtin_prefetch (a + PW_AHEAD, 0, 2);
       PW_V bv[MAX_VECS];
       for (int v = 0; v < vecs; v++)
         {
