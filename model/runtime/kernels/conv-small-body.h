@@ -11,6 +11,16 @@
  * plane], w_v = w + v · w_stride the block's [C][SB_LANES] filter values
  * of one tap. */
 
+/* The filters of a network's last stages (a ResNet's 3×3 at 512
+ * channels: 9 MB) come from memory at each run, faster than the hardware
+ * prefetchers bring them: each step asks L2 for each filter block's line
+ * 4 KB ahead (the same tap's later channels, then the next tap's).
+ * Batch 2, one thread, CPU ms per run (ab.sh): tv_resnet50 AVX2 17.6 →
+ * 16.4, AVX-512 15.5 → 14.8; tv_resnet18 AVX2 7.1 → 6.3. */
+#ifndef SB_AHEAD
+#define SB_AHEAD 1024             /* floats */
+#endif
+
 #define SB_PASTE2(a, b) a##_##b
 #define SB_PASTE(a, b) SB_PASTE2 (a, b)
 
@@ -31,6 +41,9 @@ SB_PASTE (small_tile, SB_SUFFIX) (gint64 C, const float *w, gint64 w_stride, con
   for (gint64 c = 0; c < C; c++, off += plane, w += SB_LANES, w1 += SB_LANES)
     {
       SB_V w0v, w1v = { 0 };
+      __builtin_prefetch (w + SB_AHEAD, 0, 2);
+      if (V > 1)
+        __builtin_prefetch (w1 + SB_AHEAD, 0, 2);
       memcpy (&w0v, w, sizeof w0v);
       if (V > 1)
         memcpy (&w1v, w1, sizeof w1v);
