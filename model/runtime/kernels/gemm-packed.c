@@ -222,6 +222,10 @@ typedef struct _GraftPackedGemmIsa {
   /* the same reading A where it is, rows lda apart (not bf16: NULL) */
   TileFunc direct_full[MAX_TILE_ROWS];
   TileFunc direct_one_panel[MAX_TILE_ROWS];
+  /* full's and direct_full's for a lone row tile, asking for the next
+   * slice spread over their k steps (see prefetch_share), or NULL */
+  TileFunc lone[MAX_TILE_ROWS];
+  TileFunc direct_lone[MAX_TILE_ROWS];
 } GemmIsa;
 
 #define TILE_FUNC_AS(name, suffix, target, rows, vecs, direct) \
@@ -282,12 +286,33 @@ TILE_FUNCS_AVX2 (4)
 TILE_FUNCS_AVX2 (5)
 TILE_FUNCS_AVX2 (6)
 
+/* The same spreading its prefetches, for a lone row tile (M ≤ 6) */
+#define GP_V GemmV8
+#define GP_LANES 8
+#define GP_MAX_ROWS 6
+#define GP_MAX_VECS 2
+#define GP_SUFFIX avx2_lone
+#define GP_SPREAD_PREFETCH
+#include "runtime/kernels/gemm-packed-body.h"
+#define TILE_FUNCS_AVX2_LONE(rows) TILE_FUNC (avx2_lone, GRAFT_TARGET_AVX2_FMA, rows, 2) \
+  TILE_FUNC_DIRECT (avx2_lone, GRAFT_TARGET_AVX2_FMA, rows, 2)
+TILE_FUNCS_AVX2_LONE (1)
+TILE_FUNCS_AVX2_LONE (2)
+TILE_FUNCS_AVX2_LONE (3)
+TILE_FUNCS_AVX2_LONE (4)
+TILE_FUNCS_AVX2_LONE (5)
+TILE_FUNCS_AVX2_LONE (6)
+
 static const GemmIsa isa_avx2 = {
   6, 1, 256, 4,
   { tile_avx2_1_2, tile_avx2_2_2, tile_avx2_3_2, tile_avx2_4_2, tile_avx2_5_2, tile_avx2_6_2 },
   { NULL },
   { tile_avx2_d1_2, tile_avx2_d2_2, tile_avx2_d3_2, tile_avx2_d4_2, tile_avx2_d5_2, tile_avx2_d6_2 },
   { NULL },
+  { tile_avx2_lone_1_2, tile_avx2_lone_2_2, tile_avx2_lone_3_2, tile_avx2_lone_4_2, tile_avx2_lone_5_2,
+    tile_avx2_lone_6_2 },
+  { tile_avx2_lone_d1_2, tile_avx2_lone_d2_2, tile_avx2_lone_d3_2, tile_avx2_lone_d4_2, tile_avx2_lone_d5_2,
+    tile_avx2_lone_d6_2 },
 };
 
 /* AVX-512F: a 12 × 32 tile (two panels) is 24 zmm accumulators; K blocks
@@ -548,6 +573,11 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
       {
         gint64 mb_end = MIN (m1, mb + ROW_BLOCK), tb_end = MIN (t1, tb + block_tiles);
         gint64 row_tiles = (mb_end - mb + isa->rows - 1) / isa->rows;
+        /* a lone row tile reads each slice of B once, from memory: with
+         * AVX2 too it asks for the next slice as it goes, spread over its
+         * k steps (its whole share at once would hold up its own loads);
+         * the lone tiles have one panel, as the ISA's full ones */
+        gboolean lone = row_tiles == 1 && isa->lone[0] != NULL;
         for (gint64 k0 = 0; k0 < K; k0 += job->kc)
           {
             gboolean accumulate = job->accumulate || k0 > 0;
@@ -563,7 +593,7 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                 else if (tb_end < t1)
                   next = b_slice (job, tb_end, 0);
                 gint64 share = 0, line = 0;
-                if (next.first != NULL && row_tiles >= isa->prefetch_row_tiles)
+                if (next.first != NULL && (row_tiles >= isa->prefetch_row_tiles || lone))
                   share = (next.panels * next.depth + row_tiles - 1) / row_tiles;
                 gint64 n0 = t * isa->panels * GP_PANEL;
                 gboolean whole = slice.panels == isa->panels;
@@ -575,12 +605,12 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                     const float *a;
                     if (job->lda)
                       {
-                        func = (whole ? isa->direct_full : isa->direct_one_panel)[rows - 1];
+                        func = (lone ? isa->direct_lone : whole ? isa->direct_full : isa->direct_one_panel)[rows - 1];
                         a = job->a + i * job->lda + k0;
                       }
                     else
                       {
-                        func = (whole ? isa->full : isa->one_panel)[rows - 1];
+                        func = (lone ? isa->lone : whole ? isa->full : isa->one_panel)[rows - 1];
                         a = job->a + i * K + k0 * isa->rows;
                       }
                     float *c = job->c + i * job->ldc + n0;
