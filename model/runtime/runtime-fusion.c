@@ -1412,6 +1412,9 @@ mark_identity_steps (Plan *plan)
   static const char *const identities[] = {
     "aten::contiguous", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::dropout",
     "aten::feature_dropout", "aten::alpha_dropout",
+    /* in place: later readers read their output (runtime-plan.c), which
+     * is their input */
+    "aten::dropout_", "aten::detach_",
   };
   for (guint i = 0; i < plan->n_steps; i++)
     {

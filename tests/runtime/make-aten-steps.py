@@ -1,7 +1,7 @@
 """Writes small modules as PyTorch files for test-aten-steps.c, with the
 steps a traced, scripted or exported transformer has beyond its ONNX
 export: reads of the input's sizes and lists of them (which the runtime
-memoises by the input's shape), and contiguous, detach, eval dropout,
+memoises by the input's shape), and contiguous, detach, eval dropout (and dropout_),
 same-dtype to and whole-axis slices (which it passes on), beside what it
 must run: a cast to another dtype, a slice of part of an axis, in-place
 ops on the passed-on tensors, and (scripted) a list of sizes that
@@ -28,6 +28,7 @@ class Steps(nn.Module):
         b, n, c = x.shape
         h = self.proj(x).contiguous().view(b, n, 2, c // 2)
         h = nn.functional.dropout(h, 0.1, False).detach()
+        h = nn.functional.dropout(h * 1.5, 0.1, False, inplace=True)
         h = h.to(torch.float32)[:, :]
         part = h[:, :, :, :4]
         wide = h.to(torch.float64).sum(-1).to(torch.float32)

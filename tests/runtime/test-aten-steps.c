@@ -47,7 +47,7 @@ static const char *const memoised_ops[] = {
   "aten::_assert_tensor_metadata",
 };
 static const char *const identity_ops[] = {
-  "aten::contiguous", "aten::detach", "aten::dropout",
+  "aten::contiguous", "aten::detach", "aten::dropout", "aten::dropout_",
 };
 
 static guint
