@@ -1210,6 +1210,9 @@ is_pure_aten_op (GraftNode *node)
     "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
   };
   gsize len;
+  /* torch.export's arithmetic on sizes (operator.mul of two sym_size) */
+  if (g_str_has_prefix (node->op, "_operator::"))
+    return TRUE;
   if (g_str_has_prefix (node->op, "prim::"))
     return strcmp (node->op, "prim::Constant") == 0 || strcmp (node->op, "prim::NumToTensor") == 0;
   if (!g_str_has_prefix (node->op, "aten::"))
