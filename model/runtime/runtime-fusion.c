@@ -1203,7 +1203,7 @@ is_pure_aten_op (GraftNode *node)
     "add", "alias", "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp",
     "clamp_max", "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq",
     "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "floordiv", "fmod", "full", "full_like", "gather", "ge",
-    "gt", "index", "index_select", "le", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
+    "gt", "index", "index_select", "le", "len", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
     "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full", "new_ones",
     "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
     "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
@@ -1291,6 +1291,58 @@ outputs_read_unchanged (GraftNode *node)
   return TRUE;
 }
 
+/* Nodes of graph (a branch, at any depth) that change nothing but may
+ * raise, and read from outside the branch only values fixed[] holds
+ * (slots of plan): what a shape check's branch does. */
+static gboolean
+branch_only_checks (Plan *plan, GraftGraph *graph, const gboolean *fixed, GraftGraph *outermost)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      if (strcmp (node->op, "prim::RaiseException") != 0 && subs->len == 0 && graft_node_changes_state (node))
+        return FALSE;
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          gboolean inside = FALSE;
+          for (GraftGraph *g = v ? v->graph : NULL; g && !inside; g = g->parent_graph)
+            inside = g == outermost;
+          if (v != NULL && !inside)
+            {
+              guint slot = _graft_plan_slot (plan, _graft_plan_resolve (plan, v));
+              if (slot == NO_SLOT || !fixed[slot])
+                return FALSE;
+            }
+        }
+      for (guint k = 0; k < subs->len; k++)
+        if (!branch_only_checks (plan, subs->pdata[k], fixed, outermost))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* A prim::If without outputs on a condition of fixed values whose
+ * branches only check (scripted code's `if x.dim() != 4: raise`, the
+ * length checks of F.adaptive_avg_pool2d): the same condition takes the
+ * same branch, which passed before. */
+static gboolean
+is_fixed_check (Plan *plan, Step *step, const gboolean *fixed)
+{
+  GraftNode *node = step->node;
+  if (strcmp (node->op, "prim::If") != 0 || _graft_step_is_inlined_if (step) || node->outputs->len != 0)
+    return FALSE;
+  g_autoptr(GPtrArray) branches = graft_node_get_subgraphs (node);
+  for (guint k = 0; k < branches->len; k++)
+    {
+      GraftGraph *branch = branches->pdata[k];
+      if (branch->outputs->len != 0 || !branch_only_checks (plan, branch, fixed, branch))
+        return FALSE;
+    }
+  return branches->len > 0;
+}
+
 /* Steps computing values that depend only on constants and on shapes
  * (what Shape and Size read of their input) are memoised (Step.memo):
  * the same input shapes give the same values, so a run after the first
@@ -1313,6 +1365,8 @@ memoize_shape_steps (Plan *plan)
                             step->fused_activation == GRAFT_FUSED_ACTIVATION_NONE && step->folded_weight == NULL;
       gboolean shape_only = as_planned && reads_metadata (node);
       gboolean pure = is_pure_shape_op (node) || is_pure_aten_op (node), passing = passes_fixed (node);
+      /* (its inputs are its condition: fixed, as the loop below checks) */
+      pure |= as_planned && is_fixed_check (plan, step, fixed);
       gboolean derived = as_planned && (pure || passing);
       /* (a shape read's other inputs: a dim, export's expected sizes) */
       gboolean metadata_memo = shape_only;

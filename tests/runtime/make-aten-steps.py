@@ -5,8 +5,10 @@ memoises by the input's shape), and contiguous, detach, eval dropout (and dropou
 same-dtype to and whole-axis slices (which it passes on), beside what it
 must run: a cast to another dtype, a slice of part of an axis, in-place
 ops on the passed-on tensors, and (scripted) a list of sizes that
-aten::append changes. OUT/steps/{traced.pt,scripted.pt,exported.pt2},
-OUT/lists/scripted.pt, each directory's input x.npy and torch's output
+aten::append changes; and scripted checks of the input's shape (which
+the runtime memoises) beside one of its values (which it runs).
+OUT/steps/{traced.pt,scripted.pt,exported.pt2}, OUT/lists/scripted.pt,
+OUT/checks/scripted.pt, each directory's input x.npy and torch's output
 y.npy.
 Usage: make-aten-steps.py OUT"""
 import os
@@ -50,6 +52,22 @@ class Lists(nn.Module):
         return x.reshape(sizes) * 2.0
 
 
+class Checks(nn.Module):
+    def forward(self, x):
+        # a check of the input's shape (and adaptive_avg_pool2d's of its
+        # output size): its If takes the same branch while the shape stays
+        if x.dim() != 4:
+            raise ValueError("expected a 4-d input")
+        # a check of the values: its If runs every time
+        if bool(x.abs().sum() > 1e9):
+            raise ValueError("input too large")
+        # a check of the shape whose branch checks the values: runs too
+        if x.size(1) == 6:
+            if bool(x.abs().max() > 1e9):
+                raise ValueError("an element too large")
+        return nn.functional.adaptive_avg_pool2d(x, (2, 2)) * 2.0
+
+
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
@@ -71,6 +89,13 @@ def main():
         np.save(os.path.join(d, "x.npy"), x4.numpy())
         np.save(os.path.join(d, "y.npy"), lists(x4).numpy())
         torch.jit.save(torch.jit.script(lists), os.path.join(d, "scripted.pt"))
+    d = os.path.join(out, "checks")
+    os.makedirs(d, exist_ok=True)
+    checks = Checks().eval()
+    with torch.no_grad():
+        np.save(os.path.join(d, "x.npy"), x4.numpy())
+        np.save(os.path.join(d, "y.npy"), checks(x4).numpy())
+        torch.jit.save(torch.jit.script(checks), os.path.join(d, "scripted.pt"))
 
 
 if __name__ == "__main__":

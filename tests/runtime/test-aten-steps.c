@@ -7,6 +7,9 @@
  * from the first run. Declined: casts to another dtype and slices of part
  * of an axis run every time, a list that aten::append changes is built
  * again every run, and a run with other shapes reads the sizes again.
+ * Scripted checks of the input's shape (a prim::If without outputs whose
+ * branches only raise, on a memoised condition) are memoised too; one
+ * on the input's values runs every time.
  * In-place ops after a passed-on tensor leave its source (and the
  * caller's input) alone. The modules are written by the test venv's torch
  * (make-aten-steps.py), traced, scripted and exported; each file's runs
@@ -187,6 +190,33 @@ check_changed_list (void)
   g_assert_cmpuint (graft_test_op_calls (rt, "aten::append", NULL, NULL), ==, 4);
 }
 
+/* Scripted checks of the input's shape: their prim::Ifs (on aten::dim,
+ * on the length of aten::size's list) take the branch they took while
+ * the shape stays, and are memoised; an If on the input's values runs
+ * every time. */
+static void
+check_shape_checks (void)
+{
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("checks", "scripted.pt", &inputs, &torch_y);
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  guint ifs = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+  g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
+  guint ifs_second = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+  g_autoptr(GPtrArray) third = graft_test_run_again (rt, inputs);
+  guint ifs_third = graft_test_op_calls (rt, "prim::If", NULL, NULL) - ifs_second;
+  g_test_message ("prim::If: %u steps the first run, %u the third", ifs, ifs_third);
+  /* the shape check and adaptive_avg_pool2d's, the checks of values, and
+   * the check of the shape whose branch checks values (with its inner If) */
+  g_assert_cmpuint (ifs, >=, 5);
+  g_assert_cmpuint (ifs_second, ==, 2 * ifs);
+  g_assert_cmpuint (ifs_third, ==, 3);
+  assert_close_to_torch ("checks", first, torch_y);
+  assert_close_to_torch ("checks", third, torch_y);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -203,5 +233,6 @@ main (int argc, char **argv)
         g_test_add_data_func (shapes, files[i], check_other_shapes);
     }
   g_test_add_func ("/aten-steps/changed-list", check_changed_list);
+  g_test_add_func ("/aten-steps/shape-checks", check_shape_checks);
   return g_test_run ();
 }
