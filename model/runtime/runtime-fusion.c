@@ -1202,14 +1202,17 @@ is_pure_aten_op (GraftNode *node)
     "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__or__", "__xor__", "_to_copy", "_weight_norm", "abs",
     "add", "alias", "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp",
     "clamp_max", "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq",
-    "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "fmod", "full", "full_like", "gather", "ge",
-    "gt", "index", "index_select", "le", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
+    "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "floordiv", "fmod", "full", "full_like", "gather", "ge",
+    "gt", "index", "index_select", "le", "len", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
     "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full", "new_ones",
     "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
     "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
     "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
   };
   gsize len;
+  /* torch.export's arithmetic on sizes (operator.mul of two sym_size) */
+  if (g_str_has_prefix (node->op, "_operator::"))
+    return TRUE;
   if (g_str_has_prefix (node->op, "prim::"))
     return strcmp (node->op, "prim::Constant") == 0 || strcmp (node->op, "prim::NumToTensor") == 0;
   if (!g_str_has_prefix (node->op, "aten::"))
@@ -1246,6 +1249,100 @@ passes_fixed (GraftNode *node)
          strcmp (node->op, "prim::ListUnpack") == 0 || strcmp (node->op, "prim::TupleUnpack") == 0;
 }
 
+/* Steps whose outputs follow from their inputs' dtypes and shapes alone
+ * (and their other inputs' values): what a memoised step compares of
+ * input 0 (Step.memo_metadata). export's dtype checks count: they pass
+ * or fail by the dtype alone. */
+static gboolean
+reads_metadata (GraftNode *node)
+{
+  return reads_shape (node) || strcmp (node->op, "aten::_assert_tensor_metadata") == 0;
+}
+
+/* v's readers leave it as it is, so that a memoised step may give the
+ * same list to every run: none changes state (aten::append, an in-place
+ * op, a subgraph doing either), none is in another graph (a loop body),
+ * and what may hold or be v (a list or tuple of it, an item taken out of
+ * it, prim:: casts) is read the same way. */
+static gboolean
+read_unchanged (GraftValue *v, guint depth)
+{
+  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+    {
+      GraftNode *reader = v->consumers->pdata[k];
+      gboolean holds = (g_str_has_prefix (reader->op, "prim::") && strcmp (reader->op, "prim::NumToTensor") != 0) ||
+                       strcmp (reader->op, "aten::__getitem__") == 0;
+      g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (reader);
+      if (reader->graph != v->graph || graft_node_changes_state (reader) || bodies->len > 0)
+        return FALSE;
+      for (guint j = 0; holds && j < reader->outputs->len; j++)
+        if (reader->outputs->pdata[j] && (depth > 4 || !read_unchanged (reader->outputs->pdata[j], depth + 1)))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+outputs_read_unchanged (GraftNode *node)
+{
+  for (guint j = 0; j < node->outputs->len; j++)
+    if (node->outputs->pdata[j] && !read_unchanged (node->outputs->pdata[j], 0))
+      return FALSE;
+  return TRUE;
+}
+
+/* Nodes of graph (a branch, at any depth) that change nothing but may
+ * raise, and read from outside the branch only values fixed[] holds
+ * (slots of plan): what a shape check's branch does. */
+static gboolean
+branch_only_checks (Plan *plan, GraftGraph *graph, const gboolean *fixed, GraftGraph *outermost)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      if (strcmp (node->op, "prim::RaiseException") != 0 && subs->len == 0 && graft_node_changes_state (node))
+        return FALSE;
+      for (guint j = 0; j < node->inputs->len; j++)
+        {
+          GraftValue *v = node->inputs->pdata[j];
+          gboolean inside = FALSE;
+          for (GraftGraph *g = v ? v->graph : NULL; g && !inside; g = g->parent_graph)
+            inside = g == outermost;
+          if (v != NULL && !inside)
+            {
+              guint slot = _graft_plan_slot (plan, _graft_plan_resolve (plan, v));
+              if (slot == NO_SLOT || !fixed[slot])
+                return FALSE;
+            }
+        }
+      for (guint k = 0; k < subs->len; k++)
+        if (!branch_only_checks (plan, subs->pdata[k], fixed, outermost))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* A prim::If without outputs on a condition of fixed values whose
+ * branches only check (scripted code's `if x.dim() != 4: raise`, the
+ * length checks of F.adaptive_avg_pool2d): the same condition takes the
+ * same branch, which passed before. */
+static gboolean
+is_fixed_check (Plan *plan, Step *step, const gboolean *fixed)
+{
+  GraftNode *node = step->node;
+  if (strcmp (node->op, "prim::If") != 0 || _graft_step_is_inlined_if (step) || node->outputs->len != 0)
+    return FALSE;
+  g_autoptr(GPtrArray) branches = graft_node_get_subgraphs (node);
+  for (guint k = 0; k < branches->len; k++)
+    {
+      GraftGraph *branch = branches->pdata[k];
+      if (branch->outputs->len != 0 || !branch_only_checks (plan, branch, fixed, branch))
+        return FALSE;
+    }
+  return branches->len > 0;
+}
+
 /* Steps computing values that depend only on constants and on shapes
  * (what Shape and Size read of their input) are memoised (Step.memo):
  * the same input shapes give the same values, so a run after the first
@@ -1266,25 +1363,138 @@ memoize_shape_steps (Plan *plan)
       GraftNode *node = step->node;
       gboolean as_planned = step_unfused (step) && step->n_views == 0 && step->transposed_inputs == 0 &&
                             step->fused_activation == GRAFT_FUSED_ACTIVATION_NONE && step->folded_weight == NULL;
-      gboolean shape_only = as_planned && reads_shape (node);
+      gboolean shape_only = as_planned && reads_metadata (node);
       gboolean pure = is_pure_shape_op (node) || is_pure_aten_op (node), passing = passes_fixed (node);
+      /* (its inputs are its condition: fixed, as the loop below checks) */
+      pure |= as_planned && is_fixed_check (plan, step, fixed);
       gboolean derived = as_planned && (pure || passing);
+      /* (a shape read's other inputs: a dim, export's expected sizes) */
+      gboolean metadata_memo = shape_only;
       if (step->absorbed)
         continue;
-      for (guint j = 0; derived && j < step->n_inputs; j++)
+      for (guint j = 0; (derived || metadata_memo) && j < step->n_inputs; j++)
         {
           ValueRef ref = step->inputs[j];
-          derived = ref.slot == NO_SLOT || (ref.up == 0 && fixed[ref.slot]);
+          gboolean fixed_input = ref.slot == NO_SLOT || (ref.up == 0 && fixed[ref.slot]);
+          derived &= fixed_input;
+          metadata_memo &= j == 0 ? ref.slot != NO_SLOT : fixed_input;
         }
       for (guint j = 0; (derived || shape_only) && j < step->n_outputs; j++)
         if (step->outputs[j] != NO_SLOT && is_graph_output (plan, plan->values[step->outputs[j]]))
-          derived = shape_only = FALSE;
+          derived = shape_only = metadata_memo = FALSE;
       if (!derived && !shape_only)
         continue;
-      step->memo = derived && pure;
+      /* a list it gives is kept and given again only while no reader
+       * changes it; sizes and lists of fixed values then cost no step */
+      step->memo_sequences = (metadata_memo || (derived && passing)) && outputs_read_unchanged (node);
+      step->memo = (derived && pure) || (derived && passing && step->memo_sequences) ||
+                   (metadata_memo && step->memo_sequences);
+      step->memo_metadata = step->memo && metadata_memo ? 1u : 0u;
+      if (!reads_shape (node) && !derived)
+        continue;
       for (guint j = 0; j < step->n_outputs; j++)
         if (step->outputs[j] != NO_SLOT)
           fixed[step->outputs[j]] = TRUE;
+    }
+}
+
+/* Position k of an aten node: absent or None (*value untouched), or a
+ * constant int (*value). FALSE for a value the run gives, or a constant
+ * of another kind. */
+static gboolean
+constant_int_arg (GraftNode *node, guint k, gint64 *value)
+{
+  GraftValue *given;
+  GraftAttribute *a = graft_aten_node_arg (node, k, &given);
+  if (a == NULL)
+    return given == NULL;
+  if (a->type == GRAFT_ATTR_NONE)
+    return TRUE;
+  if (a->type != GRAFT_ATTR_INT)
+    return FALSE;
+  *value = a->i;
+  return TRUE;
+}
+
+/* aten::to(self, dtype, …) or to(self, device, dtype = None, …) with
+ * constant arguments: the dtype it converts to, GRAFT_DTYPE_UNDEFINED
+ * for the input's own (a move to a device). FALSE where the run decides
+ * (to(self, other), a dtype given as a value) or the kernel would refuse
+ * it. The order is kernel_to's. */
+static gboolean
+to_constant_dtype (GraftNode *node, GraftDType *dtype)
+{
+  GraftAttribute *keyword = graft_node_get_attribute (node, "dtype");
+  GraftValue *given;
+  GraftAttribute *a = graft_aten_node_arg (node, 1, &given);
+  gint64 scalar_type = -1;
+  if (keyword && keyword->type == GRAFT_ATTR_INT)
+    scalar_type = keyword->i;
+  else if (a == NULL)
+    return FALSE;
+  else if (a->type == GRAFT_ATTR_INT)
+    scalar_type = a->i;
+  else if (a->type != GRAFT_ATTR_STRING || !constant_int_arg (node, 2, &scalar_type))
+    return FALSE;
+  *dtype = scalar_type < 0 ? GRAFT_DTYPE_UNDEFINED : graft_dtype_from_torch_scalar_type (scalar_type);
+  return scalar_type < 0 || *dtype != GRAFT_DTYPE_UNDEFINED;
+}
+
+/* aten::slice(self, dim, start, end, step) taking all of an axis: start
+ * 0 or None, end None or the largest int64 (what tracing x[:, :n] leaves
+ * for the `:`), step 1 or None. *min_rank: what the axis needs of the
+ * input's rank (the kernel refuses an axis out of range). */
+static gboolean
+slice_takes_all (GraftNode *node, int *min_rank)
+{
+  gint64 dim = 0, start = 0, end = G_MAXINT64, step = 1;
+  if (!constant_int_arg (node, 1, &dim) || !constant_int_arg (node, 2, &start) ||
+      !constant_int_arg (node, 3, &end) || !constant_int_arg (node, 4, &step) ||
+      start != 0 || end != G_MAXINT64 || step != 1 || dim >= GRAFT_RT_MAX_RANK || dim < -GRAFT_RT_MAX_RANK)
+    return FALSE;
+  *min_rank = dim >= 0 ? (int) dim + 1 : (int) -dim;
+  return TRUE;
+}
+
+/* Steps that give their first input (a tensor) unchanged, as their kernel
+ * does with a reference to it (Step.identity): the run passes the input
+ * on without the step's dispatch, argument reading and shape inference —
+ * the contiguous, detach, eval dropout, same-dtype aten::to and x[:, :n]
+ * slices of a traced transformer, steps its ONNX export does not have.
+ * In-place ops after them see a tensor two slots hold, as after the
+ * kernel, and copy it rather than write into it. */
+static void
+mark_identity_steps (Plan *plan)
+{
+  static const char *const identities[] = {
+    "aten::contiguous", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::dropout",
+    "aten::feature_dropout", "aten::alpha_dropout",
+    /* in place: later readers read their output (runtime-plan.c), which
+     * is their input */
+    "aten::dropout_", "aten::detach_",
+  };
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftNode *node = step->node;
+      GraftValue *self = NULL;
+      GraftDType dtype = GRAFT_DTYPE_UNDEFINED;
+      int min_rank = 0;
+      gboolean identity = FALSE;
+      if (!g_str_has_prefix (node->op, "aten::") || !step_unfused (step) || step->memo || step->n_views > 0 ||
+          step->n_inputs == 0 || step->n_outputs != 1 || step->outputs[0] == NO_SLOT ||
+          is_graph_output (plan, plan->values[step->outputs[0]]) ||
+          graft_aten_node_arg (node, 0, &self) != NULL || self == NULL || self != node->inputs->pdata[0])
+        continue;
+      for (guint k = 0; k < G_N_ELEMENTS (identities); k++)
+        identity |= strcmp (node->op, identities[k]) == 0;
+      if (strcmp (node->op, "aten::to") == 0)
+        identity = to_constant_dtype (node, &dtype);
+      else if (strcmp (node->op, "aten::slice") == 0)
+        identity = slice_takes_all (node, &min_rank);
+      step->identity = identity;
+      step->identity_dtype = dtype;
+      step->identity_min_rank = min_rank;
     }
 }
 
@@ -1329,4 +1539,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   preload_constant_steps (plan);
   skip_unread_steps (plan);
   memoize_shape_steps (plan);
+  mark_identity_steps (plan);
 }

@@ -106,10 +106,27 @@ typedef struct _Step {
    * run); a run whose inputs equal the kept ones takes the kept outputs
    * instead of running the kernel. */
   gboolean memo;
+  /* Inputs (bit j: input j) of which a memoised step reads only the
+   * dtype and shape (aten::size, onnx::Shape, _assert_tensor_metadata of
+   * an activation): compared with the kept run by those alone, and kept
+   * as a signature of them (memo_inputs[j], not the tensor). */
+  guint memo_metadata;
+  /* Its outputs may be kept though they are lists (prim::ListConstruct of
+   * sizes, aten::size without a dim): no reader changes them in place. */
+  gboolean memo_sequences;
   GraftRtTensor **memo_inputs;
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
   gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
+  /* An aten op that gives its first input unchanged when that is a tensor
+   * (of dtype identity_dtype unless GRAFT_DTYPE_UNDEFINED; of rank above
+   * identity_min_rank): contiguous, detach, eval dropout, aten::to of the
+   * input's dtype, a slice of a whole axis. The run then passes the input
+   * on without running the step, as its kernel would have
+   * (mark_identity_steps). Not while an observer watches. */
+  gboolean identity;
+  GraftDType identity_dtype;
+  int identity_min_rank;
   /* An aten:: or prim:: step's "arg<k>" attributes by k (owned array,
    * borrowed attributes; graft_kernel_get_positional_attributes) */
   GraftAttribute **positional;

@@ -547,6 +547,36 @@ memo_same (GraftRtTensor *t, GraftRtTensor *kept)
   return memcmp (t->data, kept->data, t->nbytes) == 0;
 }
 
+/* What a memoised step keeps of an input it reads only the dtype and
+ * shape of (Step.memo_metadata): those, as int64 [dtype, rank, dims…],
+ * rather than a reference that would keep the activation alive and stop
+ * the steps after from writing into it. */
+static GraftRtTensor *
+memo_signature (const GraftRtTensor *t)
+{
+  gint64 length = t->kind == GRAFT_RT_TENSOR ? t->rank + 2 : 1;
+  GraftRtTensor *signature = graft_rt_tensor_new (GRAFT_DTYPE_INT64, 1, &length, NULL);
+  if (signature == NULL)
+    return NULL;   /* past the run's memory limit: compares unequal */
+  gint64 *data = signature->data;
+  data[0] = t->kind == GRAFT_RT_TENSOR ? (gint64) t->dtype : -1;
+  for (int d = 0; t->kind == GRAFT_RT_TENSOR && d <= t->rank; d++)
+    data[d + 1] = d == 0 ? t->rank : t->dims[d - 1];
+  return signature;
+}
+
+static gboolean
+memo_same_metadata (const GraftRtTensor *t, const GraftRtTensor *signature)
+{
+  if (signature == NULL)
+    return FALSE;
+  const gint64 *data = signature->data;
+  if (t == NULL || t->kind != GRAFT_RT_TENSOR || signature->numel != t->rank + 2 || data[0] != t->dtype ||
+      data[1] != t->rank)
+    return FALSE;
+  return memcmp (data + 2, t->dims, sizeof (gint64) * t->rank) == 0;
+}
+
 /* What a memoised step keeps of an input: the tensor itself (a run never
  * changes a tensor another holds), a list's items in a list of its own
  * (the run's list may be changed by aten::append after the step). */
@@ -569,8 +599,14 @@ memo_take (Frame *frame, Step *step)
   if (step->memo_outputs == NULL)
     return FALSE;
   for (guint j = 0; j < step->n_inputs; j++)
-    if (step->inputs[j].slot != NO_SLOT && !memo_same (_graft_frame_get (frame, step->inputs[j]), step->memo_inputs[j]))
-      return FALSE;
+    {
+      if (step->inputs[j].slot == NO_SLOT)
+        continue;
+      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      if (j < 32 && (step->memo_metadata & (1u << j)) ? !memo_same_metadata (t, step->memo_inputs[j])
+                                                       : !memo_same (t, step->memo_inputs[j]))
+        return FALSE;
+    }
   for (guint j = 0; j < step->n_outputs; j++)
     if (step->outputs[j] != NO_SLOT)
       {
@@ -614,15 +650,17 @@ memo_keep (Frame *frame, Step *step)
   for (guint j = 0; j < step->n_inputs; j++)
     {
       GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
-      if (t && !memo_comparable_input (t))
+      gboolean metadata = j < 32 && (step->memo_metadata & (1u << j));
+      if (t && (metadata ? t->kind != GRAFT_RT_TENSOR : !memo_comparable_input (t)))
         return;
     }
   for (guint j = 0; j < step->n_outputs; j++)
     {
       GraftRtTensor *t = step->outputs[j] != NO_SLOT ? frame->values[step->outputs[j]] : NULL;
-      if (t && !memo_comparable (t))
+      /* a list only where the planner saw that no reader changes it */
+      if (t && !(step->memo_sequences ? memo_comparable_input (t) : memo_comparable (t)))
         return;
-      bytes += t ? t->nbytes : 0;
+      bytes += t && t->kind == GRAFT_RT_TENSOR ? t->nbytes : 0;
     }
   if (plan->memo_bytes + bytes > MEMO_BUDGET_BYTES)
     return;
@@ -631,7 +669,8 @@ memo_keep (Frame *frame, Step *step)
   step->memo_outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
   for (guint j = 0; j < step->n_inputs; j++)
     {
-      step->memo_inputs[j] = memo_kept_input (_graft_frame_get (frame, step->inputs[j]));
+      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      step->memo_inputs[j] = t && j < 32 && (step->memo_metadata & (1u << j)) ? memo_signature (t) : memo_kept_input (t);
     }
   for (guint j = 0; j < step->n_outputs; j++)
     {
@@ -640,6 +679,21 @@ memo_keep (Frame *frame, Step *step)
     }
   step->memo_bytes = bytes;
   plan->memo_bytes += bytes;
+}
+
+/* An identity step (Step.identity) whose input is what it passes on
+ * unchanged: that input goes to its output slot instead of a run. */
+static gboolean
+identity_take (Frame *frame, Step *step)
+{
+  GraftRtTensor *t = _graft_frame_get (frame, step->inputs[0]);
+  if (t == NULL || t->kind != GRAFT_RT_TENSOR || t->rank < step->identity_min_rank ||
+      (step->identity_dtype != GRAFT_DTYPE_UNDEFINED && t->dtype != step->identity_dtype))
+    return FALSE;
+  GraftRtTensor **slot = &frame->values[step->outputs[0]];
+  g_clear_pointer (slot, graft_rt_tensor_unref);
+  *slot = graft_rt_tensor_ref (t);
+  return TRUE;
 }
 
 /* The step that runs for planned step `step`: its fused 8-bit step, or
@@ -729,6 +783,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
         runs = NULL;
       gboolean forwards = runs && !frame.pattern_taken[i] && step_forwards (run, &frame, runs);
       if (runs == step && step->memo && memo_take (&frame, step))
+        runs = NULL;
+      if (runs == step && step->identity && rt->observe == NULL && identity_take (&frame, step))
         runs = NULL;
       if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;

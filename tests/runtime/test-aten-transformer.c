@@ -93,15 +93,6 @@ count_float32_where (GraftNode *node, GraftValue *value, GraftRtTensor *tensor, 
   counts[1] += tensor->dtype == GRAFT_DTYPE_FLOAT32;
 }
 
-static GPtrArray *
-run_once (GraftRuntime *rt, GHashTable *inputs)
-{
-  g_autoptr(GError) error = NULL;
-  GPtrArray *outputs = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  return outputs;
-}
-
 static void
 check_case (gconstpointer item, GraftSimdLevel level)
 {
@@ -130,7 +121,7 @@ check_case (gconstpointer item, GraftSimdLevel level)
     {
       guint wheres[2] = { 0, 0 };
       graft_runtime_set_observer (nodes, count_float32_where, wheres);
-      g_autoptr(GPtrArray) observed = run_once (nodes, inputs);
+      g_autoptr(GPtrArray) observed = graft_test_run_again (nodes, inputs);
       g_assert_cmpuint (wheres[0], >=, 1);
       g_assert_cmpuint (wheres[1], ==, wheres[0]);
     }
@@ -151,9 +142,9 @@ check_case (gconstpointer item, GraftSimdLevel level)
 
       /* the second run keeps what the memoised steps computed, the third takes it */
       guint ran = c->memoised ? graft_test_op_calls (rt, c->memoised, NULL, NULL) : 0;
-      g_autoptr(GPtrArray) second = run_once (rt, inputs);
+      g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
       guint ran_second = c->memoised ? graft_test_op_calls (rt, c->memoised, NULL, NULL) : 0;
-      g_autoptr(GPtrArray) third = run_once (rt, inputs);
+      g_autoptr(GPtrArray) third = graft_test_run_again (rt, inputs);
       if (c->memoised)
         {
           g_assert_cmpuint (ran_second, >, ran);
@@ -199,14 +190,14 @@ check_memo_shapes (gconstpointer item)
 
   g_autoptr(GraftRuntime) fresh = graft_runtime_new (model, &error);
   g_assert_no_error (error);
-  g_autoptr(GPtrArray) want = run_once (fresh, short_inputs);
+  g_autoptr(GPtrArray) want = graft_test_run_again (fresh, short_inputs);
   g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
   g_assert_no_error (error);
   for (guint k = 0; k < 3; k++)
     {
-      g_autoptr(GPtrArray) unused = run_once (rt, long_inputs);
+      g_autoptr(GPtrArray) unused = graft_test_run_again (rt, long_inputs);
     }
-  g_autoptr(GPtrArray) got = run_once (rt, short_inputs);
+  g_autoptr(GPtrArray) got = graft_test_run_again (rt, short_inputs);
   float_graph_assert_outputs_close (c->file, got, want, 0);
 }
 

@@ -1,0 +1,102 @@
+"""Writes small modules as PyTorch files for test-aten-steps.c, with the
+steps a traced, scripted or exported transformer has beyond its ONNX
+export: reads of the input's sizes and lists of them (which the runtime
+memoises by the input's shape), and contiguous, detach, eval dropout (and dropout_),
+same-dtype to and whole-axis slices (which it passes on), beside what it
+must run: a cast to another dtype, a slice of part of an axis, in-place
+ops on the passed-on tensors, and (scripted) a list of sizes that
+aten::append changes; and scripted checks of the input's shape (which
+the runtime memoises) beside one of its values (which it runs).
+OUT/steps/{traced.pt,scripted.pt,exported.pt2}, OUT/lists/scripted.pt,
+OUT/checks/scripted.pt, each directory's input x.npy and torch's output
+y.npy.
+Usage: make-aten-steps.py OUT"""
+import os
+import sys
+from typing import List
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class Steps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):
+        # x [2, 6, 16]
+        b, n, c = x.shape
+        h = self.proj(x).contiguous().view(b, n, 2, c // 2)
+        h = nn.functional.dropout(h, 0.1, False).detach()
+        h = nn.functional.dropout(h * 1.5, 0.1, False, inplace=True)
+        h = h.to(torch.float32)[:, :]
+        part = h[:, :, :, :4]
+        wide = h.to(torch.float64).sum(-1).to(torch.float32)
+        # an in-place op on a passed-on tensor whose source no step reads after
+        t = (h * 2).contiguous()
+        t.add_(1.0)
+        # and on the graph input's (which must stay as the caller gave it)
+        u = x.detach()
+        u = u.mul(3.0)
+        return t.reshape(b, n, c) + part.sum(-1, keepdim=True).reshape(b, n, 2).repeat(1, 1, 8) + \
+            wide.repeat(1, 1, 8) + u
+
+
+class Lists(nn.Module):
+    def forward(self, x):
+        # the list a later aten::append changes: built again every run
+        sizes: List[int] = [x.size(0), x.size(1)]
+        sizes.append(-1)
+        return x.reshape(sizes) * 2.0
+
+
+class Checks(nn.Module):
+    def forward(self, x):
+        # a check of the input's shape (and adaptive_avg_pool2d's of its
+        # output size): its If takes the same branch while the shape stays
+        if x.dim() != 4:
+            raise ValueError("expected a 4-d input")
+        # a check of the values: its If runs every time
+        if bool(x.abs().sum() > 1e9):
+            raise ValueError("input too large")
+        # a check of the shape whose branch checks the values: runs too
+        if x.size(1) == 6:
+            if bool(x.abs().max() > 1e9):
+                raise ValueError("an element too large")
+        return nn.functional.adaptive_avg_pool2d(x, (2, 2)) * 2.0
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(3))
+    steps = Steps().eval()
+    lists = Lists().eval()
+    d = os.path.join(out, "steps")
+    os.makedirs(d, exist_ok=True)
+    with torch.no_grad():
+        np.save(os.path.join(d, "x.npy"), x.numpy())
+        np.save(os.path.join(d, "y.npy"), steps(x).numpy())
+        torch.jit.save(torch.jit.trace(steps, (x,), check_trace=False), os.path.join(d, "traced.pt"))
+        torch.jit.save(torch.jit.script(steps), os.path.join(d, "scripted.pt"))
+        torch.export.save(torch.export.export(steps, (x,), strict=False), os.path.join(d, "exported.pt2"))
+    d = os.path.join(out, "lists")
+    os.makedirs(d, exist_ok=True)
+    x4 = x.reshape(2, 6, 4, 4)
+    with torch.no_grad():
+        np.save(os.path.join(d, "x.npy"), x4.numpy())
+        np.save(os.path.join(d, "y.npy"), lists(x4).numpy())
+        torch.jit.save(torch.jit.script(lists), os.path.join(d, "scripted.pt"))
+    d = os.path.join(out, "checks")
+    os.makedirs(d, exist_ok=True)
+    checks = Checks().eval()
+    with torch.no_grad():
+        np.save(os.path.join(d, "x.npy"), x4.numpy())
+        np.save(os.path.join(d, "y.npy"), checks(x4).numpy())
+        torch.jit.save(torch.jit.script(checks), os.path.join(d, "scripted.pt"))
+
+
+if __name__ == "__main__":
+    main()

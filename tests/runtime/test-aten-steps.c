@@ -1,0 +1,238 @@
+/* The steps a PyTorch file runs beyond its ONNX export cost no step of
+ * their own from the third run on (runtime-fusion.c memoize_shape_steps,
+ * mark_identity_steps): aten::size and sym_size of an activation,
+ * the lists of those sizes and export's _assert_tensor_metadata are
+ * memoised by the input's dtype and shape, and contiguous, detach, eval
+ * dropout, same-dtype aten::to and whole-axis slices pass their input on
+ * from the first run. Declined: casts to another dtype and slices of part
+ * of an axis run every time, a list that aten::append changes is built
+ * again every run, and a run with other shapes reads the sizes again.
+ * Scripted checks of the input's shape (a prim::If without outputs whose
+ * branches only raise, on a memoised condition) are memoised too; one
+ * on the input's values runs every time.
+ * In-place ops after a passed-on tensor leave its source (and the
+ * caller's input) alone. The modules are written by the test venv's torch
+ * (make-aten-steps.py), traced, scripted and exported; each file's runs
+ * are checked against its nodes run one by one (an observer turns the
+ * passing on off) and against torch. */
+#include <string.h>
+#include "loader.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+#include "../test-python.h"
+#include "../test-scratch.h"
+#include "float-graph.h"
+#include "op-timings.h"
+
+static char *scratch;
+
+static const char *
+models (void)
+{
+  if (scratch == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      scratch = graft_test_scratch_dir ("aten-steps-XXXXXX", &error);
+      g_assert_no_error (error);
+      g_autofree char *python = graft_test_python ();
+      g_autofree char *script = g_build_filename (g_getenv ("GRAFT_SOURCE_DIR"), "tests", "runtime",
+                                                  "make-aten-steps.py", NULL);
+      const char *argv[] = { python, script, scratch, NULL };
+      graft_test_spawn (argv, &error);
+      g_assert_no_error (error);
+    }
+  return scratch;
+}
+
+/* The steps memoised by their input's shape, and those passed on. */
+static const char *const memoised_ops[] = {
+  "aten::size", "aten::sym_size", "aten::Int", "prim::NumToTensor", "prim::ListConstruct", "prim::ListUnpack",
+  "aten::_assert_tensor_metadata",
+};
+static const char *const identity_ops[] = {
+  "aten::contiguous", "aten::detach", "aten::dropout", "aten::dropout_",
+};
+
+static guint
+calls_of (GraftRuntime *rt, const char *const *ops, guint n)
+{
+  guint calls = 0;
+  for (guint k = 0; k < n; k++)
+    calls += graft_test_op_calls (rt, ops[k], NULL, NULL);
+  return calls;
+}
+
+static GraftModel *
+load (const char *module, const char *file, GHashTable **inputs, GraftRtTensor **torch_y)
+{
+  g_autofree char *dir = g_build_filename (models (), module, NULL);
+  g_autofree char *path = g_build_filename (dir, file, NULL);
+  g_autofree char *x_path = g_build_filename (dir, "x.npy", NULL);
+  g_autofree char *y_path = g_build_filename (dir, "y.npy", NULL);
+  g_autoptr(GError) error = NULL;
+  GraftModel *model = graft_model_load (path, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  GraftValue *input = graft_model_get_graph (model)->inputs->pdata[0];
+  *inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (*inputs, input->name, graft_npy_read (x_path, &error));
+  g_assert_no_error (error);
+  *torch_y = graft_npy_read (y_path, &error);
+  g_assert_no_error (error);
+  return model;
+}
+
+static void
+assert_close_to_torch (const char *what, GPtrArray *outputs, GraftRtTensor *torch_y)
+{
+  g_autoptr(GPtrArray) want = g_ptr_array_new ();
+  g_ptr_array_add (want, torch_y);
+  float_graph_assert_outputs_close (what, outputs, want, 1e-5);
+}
+
+static void
+check_steps (gconstpointer data)
+{
+  const char *file = data;
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("steps", file, &inputs, &torch_y);
+  GraftValue *input = graft_model_get_graph (model)->inputs->pdata[0];
+  GraftRtTensor *x = g_hash_table_lookup (inputs, input->name);
+  g_autoptr(GraftRtTensor) x_before = graft_rt_tensor_copy (x, NULL);
+
+  g_autoptr(GraftRuntime) nodes = NULL;
+  g_autoptr(GPtrArray) reference = graft_test_run_profiled (model, inputs, 1, FALSE, &nodes);
+  /* an observer sees every step run */
+  g_assert_cmpuint (calls_of (nodes, identity_ops, G_N_ELEMENTS (identity_ops)), >=, 1);
+  assert_close_to_torch (file, reference, torch_y);
+
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  guint memoised_first = calls_of (rt, memoised_ops, G_N_ELEMENTS (memoised_ops));
+  g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
+  guint memoised_second = calls_of (rt, memoised_ops, G_N_ELEMENTS (memoised_ops));
+  g_autoptr(GPtrArray) third = graft_test_run_again (rt, inputs);
+  g_test_message ("%s: memoised steps ran %u, %u, %u times; aten::to %u, aten::slice %u", file, memoised_first,
+                  memoised_second, calls_of (rt, memoised_ops, G_N_ELEMENTS (memoised_ops)),
+                  graft_test_op_calls (rt, "aten::to", NULL, NULL), graft_test_op_calls (rt, "aten::slice", NULL, NULL));
+  /* the first two runs read the sizes (the second keeps them), the third takes them */
+  g_assert_cmpuint (memoised_first, >=, 1);
+  g_assert_cmpuint (memoised_second, ==, 2 * memoised_first);
+  g_assert_cmpuint (calls_of (rt, memoised_ops, G_N_ELEMENTS (memoised_ops)), ==, memoised_second);
+  /* passed on from the first run; the float64 cast and back, and the
+   * slice of part of an axis, run every time */
+  g_assert_cmpuint (calls_of (rt, identity_ops, G_N_ELEMENTS (identity_ops)), ==, 0);
+  g_assert_cmpuint (graft_test_op_calls (rt, "aten::to", NULL, NULL), ==, 3 * 2);
+  g_assert_cmpuint (graft_test_op_calls (rt, "aten::slice", NULL, NULL), ==, 3 * 1);
+  float_graph_assert_outputs_close (file, first, reference, 0);
+  float_graph_assert_outputs_close (file, second, reference, 0);
+  float_graph_assert_outputs_close (file, third, reference, 0);
+  /* x.detach().mul(3) and the passed-on tensors' add_ left the input alone */
+  g_autoptr(GPtrArray) x_now = g_ptr_array_new ();
+  g_autoptr(GPtrArray) x_was = g_ptr_array_new ();
+  g_ptr_array_add (x_now, x);
+  g_ptr_array_add (x_was, x_before);
+  float_graph_assert_outputs_close ("the input after the runs", x_now, x_was, 0);
+}
+
+/* Memoised sizes of a longer input, then a shorter one: its outputs are
+ * those of a runtime that never ran the longer one. */
+static void
+check_other_shapes (gconstpointer data)
+{
+  const char *file = data;
+  g_autoptr(GHashTable) long_inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("steps", file, &long_inputs, &torch_y);
+  GraftValue *input = graft_model_get_graph (model)->inputs->pdata[0];
+  GraftRtTensor *x = g_hash_table_lookup (long_inputs, input->name);
+  /* the first 4 of the 6 rows of each item */
+  gint64 dims[3] = { x->dims[0], 4, x->dims[2] };
+  g_autoptr(GraftRtTensor) shorter = graft_rt_tensor_new (x->dtype, 3, dims, NULL);
+  gsize row = x->dims[2] * graft_dtype_get_size (x->dtype);
+  for (gint64 b = 0; b < x->dims[0]; b++)
+    memcpy ((char *) shorter->data + b * 4 * row, (const char *) x->data + b * x->dims[1] * row, 4 * row);
+  g_autoptr(GHashTable) short_inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                              (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (short_inputs, input->name, graft_rt_tensor_ref (shorter));
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) fresh = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  g_autoptr(GPtrArray) want = graft_test_run_again (fresh, short_inputs);
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (model, &error);
+  g_assert_no_error (error);
+  for (guint k = 0; k < 3; k++)
+    {
+      g_autoptr(GPtrArray) unused = graft_test_run_again (rt, long_inputs);
+    }
+  g_autoptr(GPtrArray) got = graft_test_run_again (rt, short_inputs);
+  float_graph_assert_outputs_close (file, got, want, 0);
+}
+
+/* A list of sizes that aten::append changes is no memo: kept, it would
+ * grow by a size every run. */
+static void
+check_changed_list (void)
+{
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("lists", "scripted.pt", &inputs, &torch_y);
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  assert_close_to_torch ("lists", first, torch_y);
+  for (guint k = 0; k < 3; k++)
+    {
+      g_autoptr(GPtrArray) again = graft_test_run_again (rt, inputs);
+      assert_close_to_torch ("lists", again, torch_y);
+    }
+  g_assert_cmpuint (graft_test_op_calls (rt, "prim::ListConstruct", NULL, NULL), ==, 4);
+  g_assert_cmpuint (graft_test_op_calls (rt, "aten::append", NULL, NULL), ==, 4);
+}
+
+/* Scripted checks of the input's shape: their prim::Ifs (on aten::dim,
+ * on the length of aten::size's list) take the branch they took while
+ * the shape stays, and are memoised; an If on the input's values runs
+ * every time. */
+static void
+check_shape_checks (void)
+{
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("checks", "scripted.pt", &inputs, &torch_y);
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  guint ifs = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+  g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
+  guint ifs_second = graft_test_op_calls (rt, "prim::If", NULL, NULL);
+  g_autoptr(GPtrArray) third = graft_test_run_again (rt, inputs);
+  guint ifs_third = graft_test_op_calls (rt, "prim::If", NULL, NULL) - ifs_second;
+  g_test_message ("prim::If: %u steps the first run, %u the third", ifs, ifs_third);
+  /* the shape check and adaptive_avg_pool2d's, the checks of values, and
+   * the check of the shape whose branch checks values (with its inner If) */
+  g_assert_cmpuint (ifs, >=, 5);
+  g_assert_cmpuint (ifs_second, ==, 2 * ifs);
+  g_assert_cmpuint (ifs_third, ==, 3);
+  assert_close_to_torch ("checks", first, torch_y);
+  assert_close_to_torch ("checks", third, torch_y);
+}
+
+int
+main (int argc, char **argv)
+{
+  static const char *const files[] = { "traced.pt", "scripted.pt", "exported.pt2" };
+  g_test_init (&argc, &argv, NULL);
+  graft_test_require_venv ();
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/aten-steps/%s", files[i]);
+      g_autofree char *shapes = g_strdup_printf ("/aten-steps/other-shapes/%s", files[i]);
+      g_test_add_data_func (name, files[i], check_steps);
+      /* (export fixes the input's shape) */
+      if (!g_str_has_suffix (files[i], ".pt2"))
+        g_test_add_data_func (shapes, files[i], check_other_shapes);
+    }
+  g_test_add_func ("/aten-steps/changed-list", check_changed_list);
+  g_test_add_func ("/aten-steps/shape-checks", check_shape_checks);
+  return g_test_run ();
+}
