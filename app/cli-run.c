@@ -194,6 +194,9 @@ run_model (const char *path, RunOptions *opts)
       return 1;
     }
   gint64 load_end = g_get_monotonic_time ();
+  /* the runtime holds the model alone: it may give back the pages of the
+   * weights it keeps packed (graft_runtime_get_given_back_bytes) */
+  g_clear_object (&model);
   graft_runtime_set_n_threads (rt, opts->threads);
   GraftPrecision precision = GRAFT_PRECISION_F32;
   if (opts->precision != NULL && !graft_precision_from_string (opts->precision, &precision))
@@ -313,6 +316,9 @@ run_model (const char *path, RunOptions *opts)
       guint64 folded = graft_runtime_get_folded_weight_bytes (rt);
       if (folded > 0)
         printf ("batch norms folded into convolution weights: %.1f KB held after the runs\n", folded / 1024.0);
+      guint64 given_back = graft_runtime_get_given_back_bytes (rt);
+      if (given_back > 0)
+        printf ("weights held only packed (their pages given back): %.1f MB\n", given_back / 1048576.0);
     }
   if (check != NULL)
     {

@@ -1,4 +1,5 @@
 #include "ir/tensor.h"
+#include "ir/file-bytes.h"
 #include "ir/model-error.h"
 #include "ir/narrow-dtype.h"
 
@@ -43,6 +44,7 @@ graft_tensor_unref (GraftTensor *tensor)
   g_free (tensor->dims);
   g_free (tensor->strides);
   g_clear_pointer (&tensor->external_file, graft_external_file_unref);
+  g_clear_pointer (&tensor->source_file, graft_external_file_unref);
   g_clear_pointer (&tensor->data, g_bytes_unref);
   g_clear_pointer (&tensor->strings, g_ptr_array_unref);
   g_free (tensor);
@@ -108,9 +110,14 @@ graft_tensor_set_data (GraftTensor *tensor, GBytes *data, GError **error)
                    tensor->name, graft_dtype_to_string (tensor->dtype), expected, g_bytes_get_size (data));
       return FALSE;
     }
+  g_mutex_lock (&external_load_lock);
   g_clear_pointer (&tensor->data, g_bytes_unref);
   g_clear_pointer (&tensor->onnx_sparse, g_bytes_unref);
+  /* new values are no longer the file's */
+  g_clear_pointer (&tensor->source_file, graft_external_file_unref);
+  tensor->given_back = FALSE;
   tensor->data = g_bytes_ref (data);
+  g_mutex_unlock (&external_load_lock);
   return TRUE;
 }
 
@@ -123,6 +130,8 @@ graft_tensor_set_external (GraftTensor *tensor, GraftExternalFile *file, guint64
   tensor->external_offset = offset;
   tensor->external_length = length;
   g_clear_pointer (&tensor->data, g_bytes_unref);
+  g_clear_pointer (&tensor->source_file, graft_external_file_unref);
+  tensor->given_back = FALSE;
 }
 
 static GBytes *
@@ -163,12 +172,107 @@ load_external (GraftTensor *tensor, GError **error)
   return bytes;
 }
 
+void
+graft_tensor_set_source (GraftTensor *tensor, GraftExternalFile *file, guint64 offset)
+{
+  graft_external_file_ref (file);
+  g_clear_pointer (&tensor->source_file, graft_external_file_unref);
+  tensor->source_file = file;
+  tensor->source_offset = offset;
+}
+
+/* A Fletcher-style sum of data's 64-bit words, in four lanes: running
+ * sums of sums see any change of a word and its position, and the loop
+ * is additions alone, at memory speed (100 MB of weights in a few ms,
+ * once, on the first run). It tells whether a file rewritten in place
+ * still holds what was given back. */
+static guint64
+checksum (const guint8 *data, gsize size)
+{
+  guint64 sum[4] = { 0 }, sum_of_sums[4] = { 0 };
+  gsize i = 0;
+
+  for (; i + 32 <= size; i += 32)
+    for (int l = 0; l < 4; l++)
+      {
+        guint64 w;
+        memcpy (&w, data + i + 8 * l, 8);
+        sum[l] += w;
+        sum_of_sums[l] += sum[l];
+      }
+  guint64 h = size;
+  for (; i < size; i++)
+    h = (h ^ data[i]) * 0x100000001b3u;
+  for (int l = 0; l < 4; l++)
+    h = (h ^ sum[l] ^ (sum_of_sums[l] << 1 | sum_of_sums[l] >> 63)) * 0x9e3779b97f4a7c15u;
+  return h;
+}
+
+gboolean
+graft_tensor_give_back (GraftTensor *tensor)
+{
+  gboolean done = FALSE;
+
+  g_mutex_lock (&external_load_lock);
+  if (tensor->source_file != NULL && tensor->data != NULL && !tensor->given_back)
+    {
+      gsize size;
+      const guint8 *data = g_bytes_get_data (tensor->data, &size);
+      tensor->given_back_checksum = checksum (data, size);
+      graft_file_bytes_release (tensor->data, 0, size);
+      tensor->given_back = done = TRUE;
+    }
+  g_mutex_unlock (&external_load_lock);
+  return done;
+}
+
+static gboolean
+restore_locked (GraftTensor *tensor, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GBytes) again = NULL;
+  gsize size;
+  guint8 *data;
+
+  if (!tensor->given_back)
+    return TRUE;
+  data = (guint8 *) g_bytes_get_data (tensor->data, &size);
+  again = graft_external_file_read (tensor->source_file, tensor->source_offset, size, &local_error);
+  if (again == NULL || checksum (g_bytes_get_data (again, NULL), size) != tensor->given_back_checksum)
+    {
+      g_set_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO,
+                   "tensor '%s': its values cannot be read again from %s: the file changed since it was read%s%s",
+                   tensor->name, graft_external_file_get_path (tensor->source_file),
+                   local_error ? ": " : "", local_error ? local_error->message : "");
+      return FALSE;
+    }
+  memcpy (data, g_bytes_get_data (again, NULL), size);
+  tensor->given_back = FALSE;
+  return TRUE;
+}
+
+gboolean
+graft_tensor_restore (GraftTensor *tensor, GError **error)
+{
+  gboolean ok;
+
+  g_mutex_lock (&external_load_lock);
+  ok = restore_locked (tensor, error);
+  g_mutex_unlock (&external_load_lock);
+  return ok;
+}
+
 GBytes *
 graft_tensor_get_data (GraftTensor *tensor, GError **error)
 {
   GBytes *result;
 
   g_mutex_lock (&external_load_lock);
+  if (tensor->given_back && !restore_locked (tensor, error))
+    {
+      g_mutex_unlock (&external_load_lock);
+      return NULL;
+    }
   if (tensor->data == NULL && tensor->external_file != NULL)
     tensor->data = load_external (tensor, error);
   else if (tensor->data == NULL)
@@ -227,7 +331,8 @@ graft_tensor_get_element_as_double (GraftTensor *tensor, gint64 index)
   gsize size;
   const guint8 *p;
 
-  if (tensor->data == NULL || item == 0)
+  /* a value the runtime gave back is read in again, or reads as missing */
+  if (tensor->data == NULL || item == 0 || (tensor->given_back && !graft_tensor_restore (tensor, NULL)))
     return NAN;
   p = g_bytes_get_data (tensor->data, &size);
   if (index < 0 || (guint64) index >= size / item)
@@ -268,7 +373,7 @@ graft_tensor_format_element (GraftTensor *tensor, gint64 index)
   double v;
 
   if (tensor->data == NULL || item == 0 || tensor->dtype == GRAFT_DTYPE_COMPLEX64 ||
-      tensor->dtype == GRAFT_DTYPE_COMPLEX128)
+      tensor->dtype == GRAFT_DTYPE_COMPLEX128 || (tensor->given_back && !graft_tensor_restore (tensor, NULL)))
     return NULL;
   p = g_bytes_get_data (tensor->data, &size);
   if (index < 0 || (guint64) index >= size / item)

@@ -55,6 +55,17 @@ struct _GraftTensor {
    * longer describe the data. */
   GBytes *onnx_kept_fields;
   GBytes *onnx_sparse;
+
+  /* Where data can be read again (the ONNX reader's copy of a raw_data
+   * from the model file, the file kept open): a holder that has the
+   * values in another form, the runtime's packed weights, may give data's
+   * pages back (graft_tensor_give_back); graft_tensor_get_data() and
+   * graft_tensor_restore() read them in again, checked against the
+   * checksum taken when they went. */
+  GraftExternalFile *source_file;
+  guint64 source_offset;
+  gboolean given_back;
+  guint64 given_back_checksum;
 };
 
 GraftTensor *graft_tensor_new (const char *name, GraftDType dtype, int rank, const gint64 *dims);
@@ -73,6 +84,19 @@ gboolean graft_tensor_is_external (const GraftTensor *tensor);
  * error naming the tensor and the problem. The returned GBytes is owned by
  * the tensor. */
 GBytes *graft_tensor_get_data (GraftTensor *tensor, GError **error);
+
+/* data is a copy of nbytes at offset in file (see source_file above). */
+void graft_tensor_set_source (GraftTensor *tensor, GraftExternalFile *file, guint64 offset);
+/* Gives the whole pages of data back to the system, keeping its address
+ * and GBytes: TRUE when it did (a tensor with a source and data of its
+ * own, not given back already). Only for a holder that knows nobody reads
+ * data without graft_tensor_get_data() or graft_tensor_restore() first:
+ * a page given back reads as zeros. */
+gboolean graft_tensor_give_back (GraftTensor *tensor);
+/* Reads data given back in again, at the same address; FALSE (and the
+ * tensor stays given back) when the file no longer holds what was given
+ * back (rewritten in place since). TRUE at once for any other tensor. */
+gboolean graft_tensor_restore (GraftTensor *tensor, GError **error);
 
 /* Element i converted to double (for statistics and display); strings and
  * complex types are not supported and return NAN. */

@@ -3,6 +3,7 @@
 
 #include <gio/gio.h>
 #include <gio/gio.h>
+#include "ir/external-file.h"
 #include "ir/model.h"
 #include "ir/model-error.h"
 
@@ -14,6 +15,7 @@ typedef struct {
   GHashTable *external_files; /* canonical path → GraftExternalFile*, each opened once */
   GBytes *file_bytes;         /* the whole (mapped) file: stripped raw_data are slices of it or copies */
   GArray *slices;             /* GraftOnnxSlice, from graft_onnx_wire_strip() */
+  GraftExternalFile *source;  /* the file itself, kept open: where copied-out raw_data can be read again; may be NULL */
   GCancellable *cancellable;
   GraftProgressFunc progress;
   gpointer progress_data;

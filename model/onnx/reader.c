@@ -196,8 +196,9 @@ copy_out_raw_data (GBytes *file_bytes, GArray *slices, const char *display_name,
 }
 
 static GraftModel *
-read_bytes (GBytes *bytes, gboolean private_bytes, const char *display_name, const char *model_dir,
-            GCancellable *cancellable, GraftProgressFunc progress, gpointer progress_data, GError **error)
+read_bytes (GBytes *bytes, gboolean private_bytes, GraftExternalFile *source, const char *display_name,
+            const char *model_dir, GCancellable *cancellable, GraftProgressFunc progress, gpointer progress_data,
+            GError **error)
 {
   g_autoptr(GArray) slices = g_array_new (FALSE, FALSE, sizeof (GraftOnnxSlice));
   g_autoptr(GBytes) stripped = NULL;
@@ -213,6 +214,7 @@ read_bytes (GBytes *bytes, gboolean private_bytes, const char *display_name, con
     .external_files = external_files,
     .file_bytes = bytes,
     .slices = slices,
+    .source = private_bytes ? source : NULL,
     .cancellable = cancellable,
     .progress = progress,
     .progress_data = progress_data,
@@ -259,7 +261,7 @@ graft_onnx_read_bytes (GBytes *bytes, const char *display_name, const char *mode
                        GraftProgressFunc progress, gpointer progress_data, GError **error)
 {
   /* The caller's bytes may be shared or mapped: the model keeps slices of them. */
-  return read_bytes (bytes, FALSE, display_name, model_dir, cancellable, progress, progress_data, error);
+  return read_bytes (bytes, FALSE, NULL, display_name, model_dir, cancellable, progress, progress_data, error);
 }
 
 GraftModel *
@@ -277,7 +279,12 @@ graft_onnx_read_file (const char *path, GCancellable *cancellable, GraftProgress
   bytes = graft_file_bytes_open_for_copy_out (path, &private_bytes, error);
   if (bytes == NULL)
     return NULL;
-  model = read_bytes (bytes, private_bytes, path, model_dir, cancellable, progress, progress_data, error);
+  /* The weights' bytes can be read again from the file as it is now (a
+   * checksum tells if it changed since); without it (a link, a pipe) they
+   * just stay in memory. */
+  g_autofree char *base = g_path_get_basename (path);
+  g_autoptr(GraftExternalFile) source = model_dir ? graft_external_file_open_inside (model_dir, base, NULL) : NULL;
+  model = read_bytes (bytes, private_bytes, source, path, model_dir, cancellable, progress, progress_data, error);
   if (model != NULL)
     graft_model_set_path (model, path);
   return model;

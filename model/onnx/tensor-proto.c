@@ -314,9 +314,13 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
       return g_steal_pointer (&tensor);
     }
 
+  gboolean from_source = FALSE;
   if (context->slices != NULL && graft_onnx_wire_get_raw_slice (&proto->base, context->slices, &slice))
-    bytes = slice.copy != NULL ? g_bytes_ref (slice.copy)
-                               : g_bytes_new_from_bytes (context->file_bytes, slice.offset, slice.length);
+    {
+      bytes = slice.copy != NULL ? g_bytes_ref (slice.copy)
+                                 : g_bytes_new_from_bytes (context->file_bytes, slice.offset, slice.length);
+      from_source = slice.copy != NULL && context->source != NULL;
+    }
   else if (proto->has_raw_data)
     bytes = g_bytes_new (proto->raw_data.data, proto->raw_data.len);
   else
@@ -355,6 +359,9 @@ graft_onnx_tensor_from_proto (GraftOnnxReadContext *context, const Onnx__TensorP
       fail (error, GRAFT_MODEL_ERROR_MALFORMED, where, "%s", local_error->message);
       return NULL;
     }
+  /* the data is the file's bytes as they are (not unpacked): they can be read again */
+  if (from_source && graft_dtype_get_packed_bits (dtype) == 0)
+    graft_tensor_set_source (tensor, context->source, slice.offset);
   return g_steal_pointer (&tensor);
 }
 

@@ -144,12 +144,19 @@ graft_kernel_input_data_is_constant (GraftKernelContext *ctx, gconstpointer data
   return FALSE;
 }
 
-void
-graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data)
+gboolean
+graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data, GError **error)
 {
   EngineCtx *e = ctx ? ctx->engine : NULL;
-  if (e != NULL && e->step != NULL && e->step->folded_weight && data == e->step->folded_weight->data)
+  if (e == NULL || e->step == NULL || data == NULL)
+    return TRUE;
+  if (e->step->folded_weight && data == e->step->folded_weight->data)
     _graft_step_fold_weight (e->step);
+  for (guint i = 0; i < ctx->n_inputs && i < e->step->n_inputs; i++)
+    if (ctx->inputs[i] && ctx->inputs[i]->data == data &&
+        !_graft_frame_restore_input (e->run->runtime, e->frame, e->step->inputs[i], error))
+      return FALSE;
+  return TRUE;
 }
 
 gpointer
@@ -161,7 +168,10 @@ graft_kernel_derived (GraftKernelContext *ctx, const GraftDerivedKind *kind, gco
   gpointer kept = derived_lookup (e, kind, input_data);
   if (kept && (fits == NULL || fits (kept, args)))
     return kept;
-  graft_kernel_need_values (ctx, input_data);
+  /* a failed read-in shows as no datum: the kernel's other path asks
+   * again and reports it */
+  if (!graft_kernel_need_values (ctx, input_data, NULL))
+    return NULL;
   gpointer made = make (args);
   if (made == NULL)
     return NULL;

@@ -60,6 +60,12 @@ typedef enum {
   /* The engine converts float16/bfloat16 inputs to float32 before the
    * kernel and the float32 outputs back afterwards. */
   GRAFT_OP_HALF_AS_FLOAT = 1 << 0,
+  /* The kernel reads the values of a constant input only through
+   * graft_kernel_derived or after graft_kernel_need_values: the engine
+   * may then leave that input's pages given back when it runs (see
+   * graft_runtime_get_given_back_bytes); for other ops it reads them in
+   * again first. */
+  GRAFT_OP_ASKS_FOR_VALUES = 1 << 1,
 } GraftOpFlags;
 
 typedef struct {
@@ -168,11 +174,12 @@ GraftFusedActivation graft_kernel_get_fused_activation (GraftKernelContext *ctx)
  * the derived form alone (a packed filter). */
 gboolean graft_kernel_get_folded_weights (GraftKernelContext *ctx, GraftRtTensor **weight, GraftRtTensor **bias);
 /* A kernel about to read the values of data, a folded weight
- * (graft_kernel_get_folded_weights), other than through
- * graft_kernel_derived (which calls this before make) calls this first:
- * they are computed again if the engine gave them back. Other data is
- * left alone. */
-void graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data);
+ * (graft_kernel_get_folded_weights) or a constant input of an op with
+ * GRAFT_OP_ASKS_FOR_VALUES, other than through graft_kernel_derived
+ * (which calls this before make) calls this first: they are computed or
+ * read in again if the engine gave them back. Other data is left alone.
+ * FALSE when they cannot be read again (the model file changed). */
+gboolean graft_kernel_need_values (GraftKernelContext *ctx, gconstpointer data, GError **error);
 /* TRUE if input i is given with its last two axes swapped: the engine
  * skipped the Transpose (of just those axes) that the node reads it
  * through, and the kernel must read it transposed. Only MatMul's B. */

@@ -193,6 +193,12 @@ struct _GraftRuntime {
   GraftRuntimeObserveFunc observe;
   gpointer observe_data;
   gboolean drop_derived;       /* derived weights made per run, not kept */
+  /* Model weights whose pages the runtime gave back (give_back_weights in
+   * runtime-run.c): what they add up to, and per slot of the main plan
+   * (owned, n_slots) whether one was given back, or was read in again
+   * since and stays (a run at a shape the kept datum does not serve). */
+  guint64 given_back_bytes;
+  guint8 *given_back;
   gboolean observe_subgraphs;
   gboolean observe_untaken_branches;
 };
@@ -265,6 +271,9 @@ void _graft_step_give_back_folded (GraftRuntime *rt, Step *step);
 GPtrArray *_graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **inputs, guint n_inputs,
                             GError **error);
 GraftRtTensor *_graft_frame_get (Frame *frame, ValueRef ref);
+/* Reads the model weight behind ref in again when the runtime gave its
+ * pages back; FALSE when the file no longer holds it. */
+gboolean _graft_frame_restore_input (GraftRuntime *rt, Frame *frame, ValueRef ref, GError **error);
 gboolean _graft_step_input_transposed (RunState *run, Step *step, guint j);
 
 G_END_DECLS

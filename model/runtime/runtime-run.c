@@ -9,6 +9,12 @@
 #include <time.h>
 #include "runtime/kernels/aten-args.h"
 
+/* GraftRuntime.given_back, per slot */
+#define GIVEN_BACK 1
+#define KEPT_RESIDENT 2
+/* smaller weights are not worth their checksum and read-in (a page or two) */
+#define GIVE_BACK_MIN_BYTES ((gsize) 64 << 10)
+
 
 GraftRtTensor *
 _graft_frame_get (Frame *frame, ValueRef ref)
@@ -18,6 +24,96 @@ _graft_frame_get (Frame *frame, ValueRef ref)
   if (frame == NULL || ref.slot == NO_SLOT)
     return NULL;
   return frame->values[ref.slot];
+}
+
+/* The model tensor whose data the constant at ref (in frame's plan, or a
+ * plan up) borrows, when the runtime gave its pages back. */
+static GraftTensor *
+given_back_tensor (GraftRuntime *rt, Frame *frame, ValueRef ref, guint *main_slot)
+{
+  for (guint i = 0; i < ref.up && frame; i++)
+    frame = frame->parent;
+  if (frame == NULL || ref.slot == NO_SLOT || frame->plan != rt->main || rt->given_back == NULL ||
+      rt->given_back[ref.slot] != GIVEN_BACK)
+    return NULL;
+  *main_slot = ref.slot;
+  return frame->plan->values[ref.slot]->initializer;
+}
+
+gboolean
+_graft_frame_restore_input (GraftRuntime *rt, Frame *frame, ValueRef ref, GError **error)
+{
+  guint slot;
+  GraftTensor *tensor = given_back_tensor (rt, frame, ref, &slot);
+  if (tensor == NULL)
+    return TRUE;
+  if (!graft_tensor_restore (tensor, error))
+    return FALSE;
+  /* read at a shape the kept datum does not serve: it stays, not read
+   * from the file at every such run */
+  rt->given_back[slot] = KEPT_RESIDENT;
+  rt->given_back_bytes -= graft_tensor_get_nbytes (tensor);
+  return TRUE;
+}
+
+/* GraftRuntime.given_back for the main plan: initializers whose bytes
+ * another one shares (an edit may have made two of one) stay, as the
+ * other would read the pages given back. */
+static guint8 *
+new_given_back (Plan *plan)
+{
+  guint8 *given_back = g_new0 (guint8, MAX (plan->n_slots, 1));
+  g_autoptr(GHashTable) first = g_hash_table_new (NULL, NULL);   /* data → slot + 1 */
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      GraftTensor *tensor = plan->values[s]->initializer;
+      if (tensor == NULL || tensor->data == NULL || g_bytes_get_size (tensor->data) == 0)
+        continue;
+      gconstpointer data = g_bytes_get_data (tensor->data, NULL);
+      guint other = GPOINTER_TO_UINT (g_hash_table_lookup (first, data));
+      if (other)
+        given_back[other - 1] = given_back[s] = KEPT_RESIDENT;
+      else
+        g_hash_table_insert (first, (gpointer) data, GUINT_TO_POINTER (s + 1));
+    }
+  return given_back;
+}
+
+/* After step's kernel kept what it derived from its weight B (a packed
+ * matrix) in place of B's values, gives B's pages back (ir/tensor.h)
+ * when nothing else can read them unasked: the runtime holds the model
+ * alone (graft-cli run, not a window showing it), B is a main-graph
+ * initializer read again from the model file on demand, and this step,
+ * of an op that asks for values it reads (GRAFT_OP_ASKS_FOR_VALUES), is
+ * its only reader. onnxruntime frees its initializers once prepacked in
+ * the same way; without this a transformer holds its weights twice. */
+static void
+give_back_weight (GraftRuntime *rt, Frame *frame, Step *step, GraftRtTensor *b)
+{
+  Plan *plan = frame->plan;
+  if (plan != rt->main || rt->observe || rt->drop_derived || !(step->schema->flags & GRAFT_OP_ASKS_FOR_VALUES) ||
+      step->n_inputs < 2 || step->inputs[1].up != 0 || step->inputs[1].slot == NO_SLOT || b == NULL ||
+      step->derived_kind == NULL || !step->derived_kind->holds_values || step->derived_key != b->data ||
+      step < plan->steps || step >= plan->steps + plan->n_steps || step->pattern || step->pattern_at != NO_STEP ||
+      step->qdq || step->absorbed || step->memo)
+    return;
+  guint slot = step->inputs[1].slot;
+  GraftValue *value = plan->values[slot];
+  GraftTensor *tensor = value->initializer;
+  if (rt->given_back == NULL)
+    rt->given_back = new_given_back (plan);
+  if (rt->given_back[slot] != 0 || tensor == NULL || plan->constants[slot] != b || frame->values[slot] != b ||
+      b->dtype != GRAFT_DTYPE_FLOAT32 || b->nbytes < GIVE_BACK_MIN_BYTES || tensor->source_file == NULL ||
+      value->consumers->len != 1 || value->consumers->pdata[0] != step->node ||
+      _graft_plan_slot_is_state (plan, slot) || _graft_plan_value_leaves_run (plan, value) ||
+      g_atomic_int_get (&tensor->ref_count) != 1 || g_atomic_int_get (&G_OBJECT (rt->model)->ref_count) != 1 ||
+      tensor->data == NULL || g_bytes_get_data (tensor->data, NULL) != b->data)
+    return;
+  if (graft_tensor_give_back (tensor))
+    {
+      rt->given_back[slot] = GIVEN_BACK;
+      rt->given_back_bytes += b->nbytes;
+    }
 }
 
 /* dims: room for GRAFT_RT_MAX_RANK dims that the shape then uses (not
@@ -324,6 +420,11 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
    * training flag, runtime-fusion.c skip_unread_steps) */
   if (step_forwards (run, frame, step) && forward_input (frame, step))
     return TRUE;
+  /* a kernel that does not ask for a weight's values finds them there */
+  if (G_UNLIKELY (run->runtime->given_back_bytes) && !(step->schema->flags & GRAFT_OP_ASKS_FOR_VALUES))
+    for (guint j = 0; j < step->n_inputs; j++)
+      if (!_graft_frame_restore_input (run->runtime, frame, step->inputs[j], error))
+        return FALSE;
   for (guint j = 0; j < step->n_inputs; j++)
     {
       if (step->inputs[j].slot == NO_SLOT)
@@ -384,6 +485,8 @@ run_step (RunState *run, Frame *frame, Step *step, gboolean *declined, GError **
   if (!step->schema->kernel (&kctx, error))
     goto out;
   _graft_step_give_back_folded (run->runtime, step);
+  if (step->derived_kind && (step->schema->flags & GRAFT_OP_ASKS_FOR_VALUES) && step->n_inputs >= 2)
+    give_back_weight (run->runtime, frame, step, inputs[1]);
 
   if (declined && step->n_outputs > 0 && outputs[0] == NULL)
     {

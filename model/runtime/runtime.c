@@ -56,6 +56,14 @@ graft_runtime_new (GraftModel *model, GError **error)
   return rt;
 }
 
+static void
+restore_weights (GraftRuntime *self)
+{
+  for (guint s = 0; s < self->main->n_slots; s++)
+    if (self->given_back[s] == 1 && self->main->values[s]->initializer)
+      graft_tensor_restore (self->main->values[s]->initializer, NULL);
+}
+
 void
 graft_runtime_free (GraftRuntime *self)
 {
@@ -72,6 +80,11 @@ graft_runtime_free (GraftRuntime *self)
   g_clear_pointer (&self->inputs, g_ptr_array_unref);
   g_clear_pointer (&self->outputs, g_ptr_array_unref);
   g_mutex_clear (&self->run_lock);
+  /* weights given back stay readable through graft_tensor_get_data(), but
+   * other readers of a model that outlives the runtime take data as it is */
+  if (self->given_back_bytes && g_atomic_int_get (&G_OBJECT (self->model)->ref_count) > 1)
+    restore_weights (self);
+  g_free (self->given_back);
   g_object_unref (self->model);
   g_free (self);
 }
@@ -145,6 +158,23 @@ steps_folded_bytes (Step *steps, guint n_steps)
   for (guint i = 0; i < n_steps; i++)
     if (steps[i].folded_weight && steps[i].folded_resident)
       bytes += steps[i].folded_weight->nbytes;
+  return bytes;
+}
+
+guint64
+graft_runtime_get_given_back_bytes (GraftRuntime *self)
+{
+  guint64 bytes = 0;
+
+  g_mutex_lock (&self->run_lock);
+  /* graft_tensor_get_data() may have read one in since */
+  for (guint s = 0; self->given_back && s < self->main->n_slots; s++)
+    {
+      GraftTensor *tensor = self->main->values[s]->initializer;
+      if (self->given_back[s] == 1 && tensor && tensor->given_back)
+        bytes += graft_tensor_get_nbytes (tensor);
+    }
+  g_mutex_unlock (&self->run_lock);
   return bytes;
 }
 

@@ -68,6 +68,15 @@ void graft_runtime_set_keep_derived_weights (GraftRuntime *self, gboolean keep);
  * not hold the model's weight, the folded one and the packed one at once. */
 guint64 graft_runtime_get_folded_weight_bytes (GraftRuntime *self);
 
+/* Bytes of the model's weights whose pages the runtime gave back, holding
+ * them packed for its kernels (a MatMul's or Gemm's constant B) while
+ * they can be read again from the model file. Only when the runtime is
+ * the model's only holder (graft-cli run drops its own reference): a
+ * window showing the model keeps every weight. A kernel at a shape the
+ * packed copy does not serve, or graft_tensor_get_data(), reads a weight
+ * in again (an error if the file has changed since), and it then stays. */
+guint64 graft_runtime_get_given_back_bytes (GraftRuntime *self);
+
 /* Graph inputs that must be fed (those without an initializer), GraftValue*. */
 GPtrArray *graft_runtime_get_inputs (GraftRuntime *self);
 GPtrArray *graft_runtime_get_outputs (GraftRuntime *self);

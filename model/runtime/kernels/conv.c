@@ -699,7 +699,9 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
   /* the paths other than the Winograd and packed GEMM ones read the weights' values themselves */
   if (takes_depthwise (C, M, group, w) ||
       (!graft_conv_winograd_pays (w, N, C, M, group) && !graft_conv_gemm_supports (w)))
-    graft_kernel_need_values (ctx, weight);
+    /* a folded weight, computed again: it cannot fail (Conv's own
+     * weights are read in by the engine, the op not asking for them) */
+    graft_kernel_need_values (ctx, weight, NULL);
   if (group == C && M == C && graft_conv_depthwise_supports (w))
     {
       graft_conv_depthwise (ctx, x, weight, bias, y, N, C, w, lo, hi);

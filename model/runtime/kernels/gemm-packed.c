@@ -189,7 +189,8 @@ packed_b_make (gconstpointer args)
   return (a->bf16 ? graft_packed_b_new_bf16 : graft_packed_b_new) (a->b, a->K, a->N, a->ldb, a->transposed);
 }
 
-static const GraftDerivedKind packed_b_kind = { "packed matrix", (GDestroyNotify) graft_packed_b_free, FALSE };
+/* graft_packed_gemm reads only the packed copy */
+static const GraftDerivedKind packed_b_kind = { "packed matrix", (GDestroyNotify) graft_packed_b_free, FALSE, TRUE };
 
 const GraftPackedB *
 graft_packed_b_for (GraftKernelContext *ctx, const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed,

@@ -232,6 +232,9 @@ matmul_run (GraftKernelContext *ctx, const GraftRtTensor *a, const GraftRtTensor
           return TRUE;
         }
     }
+  /* the paths below read B's values (the op asks for them) */
+  if (!graft_kernel_need_values (ctx, b->data, error))
+    return FALSE;
   /* One big GEMM when b is shared by all batch items and a is contiguous. */
   gboolean b_shared = TRUE;
   for (int d = 0; d < job.batch_rank; d++)
@@ -367,6 +370,9 @@ gemm_split (GraftKernelContext *ctx, GraftRtTensor *a, gboolean ta, GraftRtTenso
     return TRUE;
   if (packable && packed_product (ctx, M, N, K, a->data, b->data, tb, out->data, has_c, NULL))
     return TRUE;
+  /* the paths below read B's values (the op asks for them) */
+  if (!graft_kernel_need_values (ctx, b->data, error))
+    return FALSE;
   if (out->dtype == GRAFT_DTYPE_FLOAT32)
     graft_kernel_sgemm (ctx, ta, tb, M, N, K, alpha, a->data, a->dims[1], b->data, b->dims[1], has_c ? 1.0f : 0.0f,
                         out->data, N);
@@ -422,8 +428,8 @@ kernel_gemm (GraftKernelContext *ctx, GError **error)
 #define OP(name, since, infer, kernel, flags, input_names, output_names) { "onnx::" name, since, 0, infer, kernel, flags, input_names, output_names }
 
 const GraftOpSchema graft_ops_matmul[] = {
-  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT, "A B", "Y"),
-  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT, "A B C", "Y"),
+  OP ("MatMul", 1, infer_matmul, kernel_matmul, GRAFT_OP_HALF_AS_FLOAT | GRAFT_OP_ASKS_FOR_VALUES, "A B", "Y"),
+  OP ("Gemm", 1, infer_gemm, kernel_gemm, GRAFT_OP_HALF_AS_FLOAT | GRAFT_OP_ASKS_FOR_VALUES, "A B C", "Y"),
   OP ("MatMulInteger", 10, infer_matmul, kernel_matmul_integer, 0, "A B a_zero_point b_zero_point", "Y"),
   OP ("QLinearMatMul", 10, infer_matmul, kernel_qlinear_matmul, 0, "a a_scale a_zero_point b b_scale b_zero_point y_scale y_zero_point", "y"),
   { NULL }
