@@ -22,6 +22,7 @@
 #define MAX_VECS 3
 #define PANEL_COLS (LANES * MAX_VECS)
 #define SLIVER_COLS 24            /* pointwise columns per AVX2 micro-kernel call: three ymm */
+#define SLIVER_COPY_FLOATS 4096   /* a sliver of x copied for graft_conv_pointwise_block's calls: 16 KB */
 
 struct _GraftPackedFilter {
   gint64 group, Mg, K;
@@ -1080,18 +1081,36 @@ graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m
   g_return_if_fail (filter->group == 1 && m0 % ROWS == 0 && m1 <= filter->Mg && graft_conv_gemm_available ());
   const PointwiseIsa *pi = graft_kernel_table ()->pointwise;
   gint64 K = filter->K, sliver = 3 * pi->lanes;
+  float copy[SLIVER_COPY_FLOATS] __attribute__ ((aligned (64)));
+  /* x's rows a multiple of 4 KB apart fall into the same few sets of
+   * L1, which then holds few of a sliver's K rows: each kernel call of
+   * the filter's panels would read the sliver from L2 again. Copied
+   * together, it stays in L1 for all of them. MobileNetV3's 16 → 64
+   * expansion of 32×32 maps (4 KB planes), one block at batch 2, AVX2:
+   * 0.165 → 0.118 ms; at AVX-512 0.107 → 0.103. */
+  gboolean gather = K * sliver <= SLIVER_COPY_FLOATS && m1 - m0 > pi->rows && ldx * sizeof (float) % 4096 == 0;
   for (gint64 col = 0; col < n; col += sliver)
-    for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
-      for (gint64 part = 0; part < ROWS / pi->rows; part++)
+    {
+      gint64 cols = MIN (sliver, n - col), ldb = ldx;
+      const float *b = x + col;
+      if (gather)
         {
-          gint64 m = p * ROWS + part * pi->rows, rows = MIN (pi->rows, m1 - m);
-          if (rows <= 0)
-            break;
-          pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, x + col, ldx,
-                            y + (m - m0) * ldy + col, res ? res + (m - m0) * ldy + col : NULL, ldy,
-                            bias ? bias + (m - m0) : NULL, rows,
-                            MIN (ROWS, m1 - p * ROWS), MIN (sliver, n - col), clamp, lo, hi);
+          for (gint64 k = 0; k < K; k++)
+            memcpy (copy + k * sliver, x + k * ldx + col, cols * sizeof (float));
+          b = copy;
+          ldb = sliver;
         }
+      for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
+        for (gint64 part = 0; part < ROWS / pi->rows; part++)
+          {
+            gint64 m = p * ROWS + part * pi->rows, rows = MIN (pi->rows, m1 - m);
+            if (rows <= 0)
+              break;
+            pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, b, ldb,
+                              y + (m - m0) * ldy + col, res ? res + (m - m0) * ldy + col : NULL, ldy,
+                              bias ? bias + (m - m0) : NULL, rows, MIN (ROWS, m1 - p * ROWS), cols, clamp, lo, hi);
+          }
+    }
 }
 
 /* Task t of a PointwiseJob: slivers [s0, s1) of the columns of all images
