@@ -1164,9 +1164,26 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
         }
       return;
     }
+  /* one sliver at a time whose rows alias in L1 (see
+   * graft_conv_pointwise_block): copied first. EfficientNet-B0's 16 → 96
+   * expansion of 32×32 maps (4 KB planes) with Relu, batch 2, one thread:
+   * AVX2 0.164 → 0.095 ms, AVX-512 0.079 → 0.073 ms. */
+  float copy[SLIVER_COPY_FLOATS] __attribute__ ((aligned (64)));
+  gboolean gather = block == 1 && K * job->sliver_cols <= SLIVER_COPY_FLOATS &&
+                    (p1 - p0) * ROWS > pi->rows && job->hw * sizeof (float) % 4096 == 0;
   for (gint64 first = s0; first < s1; first += block)
     {
       gint64 last = MIN (s1, first + block);
+      const float *gathered = NULL;
+      if (gather)
+        {
+          gint64 image = first / job->slivers_per_image, col = first % job->slivers_per_image * job->sliver_cols;
+          gint64 n = MIN (job->sliver_cols, job->hw - col);
+          const float *x = args->x + (image * args->C + job->g * Cg) * job->hw + col;
+          for (gint64 k = 0; k < K; k++)
+            memcpy (copy + k * job->sliver_cols, x + k * job->hw, n * sizeof (float));
+          gathered = copy;
+        }
       for (gint64 p = p0; p < p1; p++)
         for (gint64 part = 0; part < ROWS / pi->rows; part++)
           {
@@ -1180,8 +1197,9 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
               {
                 gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * job->sliver_cols;
                 gint64 n = MIN (job->sliver_cols, job->hw - col), at = (image * args->M + m) * job->hw + col;
-                pointwise_sliver (pi, K, a, part, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
-                                  args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias, rows,
+                const float *x = gathered ? gathered : args->x + (image * args->C + job->g * Cg) * job->hw + col;
+                pointwise_sliver (pi, K, a, part, x, gathered ? job->sliver_cols : job->hw, args->y + at,
+                                  args->residual ? args->residual + at : NULL, job->hw, bias, rows,
                                   MIN (ROWS, f->Mg - p * ROWS), n, args->clamp, args->lo, args->hi);
               }
           }
