@@ -8,7 +8,11 @@
  * the case is one it takes. The cases cover one band and many, bands
  * whose windows overlap (stride 1) or not (stride 2), blocks of channels
  * not a multiple of the filter panel, maps narrower than a vector, odd
- * sizes, asymmetric padding, dilation, 5×5 windows, no biases, no
+ * sizes, maps of 4 KB planes (the expansion reads x's slivers from a
+ * copy), asymmetric padding, dilation, 5×5 windows (whose depthwise
+ * layer runs on channel blocks, as where maps are small: the plan's
+ * blocks from its first or a later one, or the row kernels where a
+ * band's block of channels does not start one of them), no biases, no
  * activations, a window whose padding leaves output rows without an
  * input row, and a 1×1 convolution of stride 2 (declined: the nodes
  * run); and with the projection and the residual Add that follow in
@@ -45,6 +49,12 @@ static const FusedCase cases[] = {
   { "stride 1, overlapping bands, channel blocks", 2, 8, 144, 57, 57, 3, 1, 1, 1, 1, 1, 1, "Relu", NULL, TRUE, TRUE },
   { "5x5 stride 2, asymmetric pads, 20 channels, no biases", 3, 4, 20, 9, 13, 5, 2, 1, 1, 2, 3, 0, NULL, NULL, FALSE,
     TRUE },
+  { "5x5 stride 2, 72 channels (MobileNetV3's fourth block)", 2, 24, 72, 16, 16, 5, 2, 1, 2, 2, 2, 2, "Relu", "Relu",
+    TRUE, TRUE },
+  { "32x32 maps, 4 KB planes (slivers of x copied), stride 2, projection", 2, 16, 64, 32, 32, 3, 2, 1, 1, 1, 1, 1,
+    "Relu", "Relu", TRUE, TRUE, 0, 24, FALSE },
+  { "16x64 maps, 4 KB planes, stride 1, 44 channels", 1, 12, 44, 16, 64, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE,
+    TRUE },
   { "dilation 2, odd map", 1, 6, 40, 21, 11, 3, 1, 2, 2, 2, 2, 2, "Clip", "Relu", TRUE, TRUE },
   { "7x7 map, blocks split for the threads", 1, 32, 200, 7, 7, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE },
   { "1x1 map", 2, 12, 16, 1, 1, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu", TRUE, TRUE },
@@ -56,6 +66,8 @@ static const FusedCase cases[] = {
   { "projection, stride 2, odd map", 1, 8, 48, 33, 33, 3, 2, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE, 0, 12, FALSE },
   { "projection, eleven bands kept from one to the next", 1, 8, 96, 112, 112, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu",
     TRUE, TRUE, 0, 24, FALSE },
+  { "5x5, projection, four bands of channel blocks", 1, 8, 44, 40, 20, 5, 1, 1, 2, 2, 2, 2, "Relu", "Relu", TRUE, TRUE,
+    0, 16, FALSE },
   { "projection and residual, 7x7 at batch 1: channel blocks, then the projection", 1, 24, 144, 7, 7, 3, 1, 1, 1, 1, 1,
     1, "Clip", "Clip", FALSE, TRUE, 0, 24, TRUE },
   { "residual broadcast from one channel: declined", 2, 1, 16, 9, 9, 3, 1, 1, 1, 1, 1, 1, "Clip", NULL, TRUE, FALSE, 0,

@@ -101,6 +101,8 @@ static const ConvCase cases[] = {
   { 1, 12, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 3, "Relu", TRUE },     /* groups, 16 pixels, residual */
   { 2, 9, 17, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },             /* three pixels per image */
   { 2, 37, 21, 2, 13, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE },  /* 26 = 24 + 2: a two-column tail, odd K */
+  { 2, 16, 44, 32, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE }, /* 4 KB planes: slivers copied; 1024 = 42·24 + 16 */
+  { 1, 12, 36, 16, 64, 1, 1, 1, 1, 0, 0, 0, 0, 2, "Relu" },       /* 4 KB planes, two groups */
   /* panels of one vector of columns: the whole filter panel per call (AVX2) */
   { 2, 64, 24, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Relu", TRUE },  /* two 2×2 maps: 8 columns */
   { 1, 40, 13, 2, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },          /* 6 columns, panels of 8 and 5 rows */

@@ -3,7 +3,8 @@
  * a level this CPU lacks is skipped) and with one and two threads:
  * - graft_packed_gemm itself on rows 1, 2, 5, 7, 13 and more than a row
  *   block, widths and depths that are not multiples of the tile, K = 1,
- *   depths split into K blocks, products one tile wide (A read unpacked)
+ *   depths split into K blocks (one row tile: the whole depth at once,
+ *   across several panels), products one tile wide (A read unpacked)
  *   over several K blocks, B packed from B and from Bᵀ, row strides
  *   wider than the matrices, accumulation into C, and sums started from
  *   a bias row;
@@ -35,7 +36,7 @@ typedef struct {
 static const Shape shapes[] = {
   { 1, 1, 1 }, { 1, 64, 17 }, { 2, 1, 16 }, { 5, 3, 33 }, { 7, 37, 32 }, { 13, 300, 50 }, { 13, 600, 70 },
   { 6, 16, 48 }, { 12, 257, 31 }, { 1, 768, 80 }, { 100, 40, 17 }, { 250, 20, 40 }, { 37, 513, 129 },
-  { 30, 500, 32 }, { 26, 400, 9 },
+  { 30, 500, 32 }, { 26, 400, 9 }, { 2, 960, 70 }, { 6, 530, 100 },
 };
 
 static float

@@ -837,7 +837,9 @@ test_maxpool_same_upper_ceil (void)
  * that hang over the edge; planes of up to 64 pixels (direct windows, in
  * tasks of 64 planes, four at a time: YOLO's SPPF, 5×5 over 2×2 maps,
  * with 67 channels for a part-filled last task and group of four);
- * NaN inputs never win and -inf stays -inf. */
+ * larger planes of rows of one vector at stride 1 (windows read straight
+ * from x, the lanes outside the row -inf); NaN inputs never win and -inf
+ * stays -inf. */
 static void
 test_maxpool_against_direct (void)
 {
@@ -845,10 +847,14 @@ test_maxpool_against_direct (void)
     { 12, 40, 3, 2, 1, 1, 1, 1, 1 }, { 9, 37, 3, 1, 1, 1, 1, 1, 1 }, { 7, 20, 2, 2, 1, 0, 0, 0, 0, TRUE },
     { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
     { 2, 2, 5, 1, 1, 2, 2, 2, 2, FALSE, 67 }, { 3, 5, 3, 2, 1, 1, 1, 1, 1, TRUE }, { 8, 8, 2, 2, 1, 0, 1, 1, 0 },
-    { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 9 },
+    { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 9 }, { 12, 8, 3, 1, 1, 1, 1, 1, 1 }, { 10, 13, 5, 1, 1, 2, 1, 2, 3 },
   };
-  for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
+  /* twice: values of both signs with NaN and -inf, then all negative
+   * (where a lane outside the row taken as 0 would win) */
+  for (guint round = 0; round < 2 * G_N_ELEMENTS (cases); round++)
     {
+      guint t = round % G_N_ELEMENTS (cases);
+      gboolean negative = round >= G_N_ELEMENTS (cases);
       Builder b;
       builder_init (&b, 17);
       gint64 N = 2, C = window_channels (&cases[t]), H = cases[t].h, W = cases[t].w, K = cases[t].k;
@@ -858,7 +864,8 @@ test_maxpool_against_direct (void)
       graft_node_add_attribute (n, graft_attribute_new_int ("ceil_mode", cases[t].ceil));
       g_autofree float *xv = g_new (float, N * C * H * W);
       for (gint64 i = 0; i < N * C * H * W; i++)
-        xv[i] = i % 29 == 5 ? NAN : i % 31 == 7 ? -INFINITY : (float) ((i * 37) % 23) / 7 - 1.5f;
+        xv[i] = negative ? -1 - (float) ((i * 37) % 23) / 7
+                : i % 29 == 5 ? NAN : i % 31 == 7 ? -INFINITY : (float) ((i * 37) % 23) / 7 - 1.5f;
       g_autoptr(GError) error = NULL;
       g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (4, dx, xv), NULL);
       g_assert_no_error (error);
@@ -880,8 +887,8 @@ test_maxpool_against_direct (void)
                   }
               float got = yv[(i * OH + oh) * OW + ow];
               if (got != want)
-                g_error ("case %u: y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
-                         t, i, oh, ow, got, want);
+                g_error ("case %u%s: y[%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "] = %g, want %g",
+                         t, negative ? " (negative)" : "", i, oh, ow, got, want);
             }
       builder_clear (&b);
     }
@@ -891,7 +898,9 @@ test_maxpool_against_direct (void)
  * PoolFormer's 3×3 at 56×56, strides 1 and 2 (the separable AVX-512 and
  * AVX2 kernels) and 3 (the portable loop), width 1, odd widths, padding,
  * ceil mode with a last window reaching past the end pad (which counts
- * neither way), a 7-wide window over a row of several vectors. */
+ * neither way), a 7-wide window over a row of several vectors; rows of
+ * one vector at stride 1, read straight from x (PoolFormer's 4×4 and
+ * 2×2 maps, 16×16 with AVX-512, a 5×5 window with asymmetric pads). */
 static void
 test_averagepool_against_direct (void)
 {
@@ -900,6 +909,8 @@ test_averagepool_against_direct (void)
     { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
     { 6, 1, 3, 1, 1, 1, 1, 1, 1 }, { 6, 10, 3, 2, 1, 0, 0, 0, 0, TRUE }, { 11, 17, 3, 2, 1, 1, 1, 0, 0, TRUE },
     { 5, 1, 1, 2, 1, 0, 0, 0, 0 }, { 4, 45, 7, 1, 1, 3, 3, 3, 3 }, { 3, 19, 2, 1, 1, 1, 0, 0, 1 },
+    { 4, 4, 3, 1, 1, 1, 1, 1, 1 }, { 2, 2, 3, 1, 1, 1, 1, 1, 1 }, { 16, 16, 3, 1, 1, 1, 1, 1, 1 },
+    { 7, 13, 5, 1, 1, 2, 1, 2, 3 }, { 5, 9, 3, 1, 1, 0, 0, 0, 0, TRUE },
   };
   for (guint t = 0; t < G_N_ELEMENTS (cases); t++)
     for (int include_pad = 0; include_pad < 2; include_pad++)

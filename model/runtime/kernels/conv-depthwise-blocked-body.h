@@ -117,7 +117,7 @@ DB_PASTE (blocked_block, DB_SUFFIX) (const BlockedJob *job, gint64 b, float *map
         memcpy (map + plan->in_pos[j0 + i] * DB_LANES, &v[i], sizeof (DB_V));
     }
 
-  const float *weight = plan->block_weight + cb * plan->w.kernel[0] * plan->w.kernel[1] * DB_LANES;
+  const float *weight = plan->block_weight + (job->first_block + cb) * plan->w.kernel[0] * plan->w.kernel[1] * DB_LANES;
   DB_V bias = job->bias ? DB_MASKED_LOAD (job->bias + c0, DB_FIRST_LANES (count)) : (DB_V) { 0 };
   DB_V lo = (DB_V) { 0 } + job->lo, hi = (DB_V) { 0 } + job->hi;
   gint64 j = 0;

@@ -43,6 +43,7 @@ typedef struct {
   float lo, hi;
   gint64 x_plane, y_plane;
   gint64 blocks, ranges;
+  gint64 first_block;             /* the plan's block of weights that x's first channel has */
 } BlockedJob;
 
 #ifdef GRAFT_HAVE_X86_SIMD
@@ -945,11 +946,34 @@ graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan)
   g_free (plan);
 }
 
+/* The plan's block of weights whose first channel weight is, or -1
+ * when weight is not the first channel of one of its blocks. */
+static gint64
+blocked_first_block (const GraftDepthwisePlan *plan, const float *weight, gint64 C)
+{
+  gint64 lanes = plan->avx512 ? LANES : YMM_LANES, taps = plan->w.kernel[0] * plan->w.kernel[1];
+  guintptr at = (guintptr) weight, first = (guintptr) plan->weight;
+  if (plan->blocked == NULL || at < first || (at - first) % (taps * lanes * sizeof (float)) != 0)
+    return -1;
+  gint64 c0 = (gint64) ((at - first) / (taps * sizeof (float)));
+  return c0 + C <= plan->C ? c0 / lanes : -1;
+}
+
 void
 graft_conv_depthwise_plan_run (GraftKernelContext *ctx, const GraftDepthwisePlan *plan, const float *x,
                                gint64 x_plane, const float *weight, const float *bias, float *y, gint64 y_plane,
                                gint64 planes, gint64 C, float lo, float hi)
 {
+  gint64 first_block = blocked_first_block (plan, weight, C);
+  if (first_block >= 0 && planes % C == 0)
+    {
+      gint64 lanes = plan->avx512 ? LANES : YMM_LANES, blocks = planes / C * ((C + lanes - 1) / lanes);
+      gint64 threads = MAX (graft_kernel_get_n_threads (ctx), 1);
+      BlockedJob job = { plan, x, bias, y, C, lo, hi, x_plane, y_plane, blocks, MIN (blocks, 4 * threads),
+                         first_block };
+      graft_kernel_parallel_for (ctx, job.ranges, plan->blocked, &job);
+      return;
+    }
   if (plan->avx512)
     {
       DepthwiseJob job = { x, weight, bias, y, &plan->w, C, lo, hi, x_plane, y_plane, plan->safe_lo, plan->safe_hi };
@@ -1037,7 +1061,7 @@ graft_conv_depthwise_run (GraftKernelContext *ctx, const GraftDepthwisePlan *pla
       g_return_if_fail (plan->C == C);
       gint64 lanes = plan->avx512 ? LANES : YMM_LANES, blocks = N * ((C + lanes - 1) / lanes);
       gint64 threads = MAX (graft_kernel_get_n_threads (ctx), 1);
-      BlockedJob job = { plan, x, bias, y, C, lo, hi, x_plane, y_plane, blocks, MIN (blocks, 4 * threads) };
+      BlockedJob job = { plan, x, bias, y, C, lo, hi, x_plane, y_plane, blocks, MIN (blocks, 4 * threads), 0 };
       graft_kernel_parallel_for (ctx, job.ranges, plan->blocked, &job);
       return;
     }

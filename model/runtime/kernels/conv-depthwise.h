@@ -32,9 +32,12 @@ void graft_conv_depthwise (GraftKernelContext *ctx, const float *x, const float 
  * small maps and strided narrow rows (where it pays, see blocked_pays)
  * they run blocks of 16 (AVX-512) or 8 (AVX2) channels transposed into a
  * zero-padded channels-last map, every tap one whole-vector multiply-add,
- * the weights laid out per block once. Plans from plan_new (conv-fused.c's
- * bands of channel blocks that start at any multiple of 8, with weights
- * offset per call) have no weights and keep the row kernels. */
+ * the weights laid out per block once. Plans from plan_new have no
+ * weights and keep the row kernels; plan_run on a plan made for weights
+ * (conv-fused.c's bands, whose blocks of channels start at any multiple
+ * of 8, with the weights offset per call) takes the channel blocks when
+ * the call's weights start one of the plan's blocks, else the row
+ * kernels. */
 typedef struct _GraftDepthwisePlan GraftDepthwisePlan;
 GraftDepthwisePlan *graft_conv_depthwise_plan_new (const GraftWindow *w);
 void graft_conv_depthwise_plan_free (GraftDepthwisePlan *plan);

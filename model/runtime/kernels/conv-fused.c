@@ -70,6 +70,7 @@ typedef struct {
   gint64 slot_floats;               /* a task's buffers */
   gint64 *first_row, *rows;         /* per band: the input rows it reads */
   GraftDepthwisePlan **plans;       /* per band; bands of one shape share one (owned by the first) */
+  const float *w2;                  /* the depthwise weights the plans were made for */
 } BandPlan;
 
 static void
@@ -113,9 +114,11 @@ rows_that_fit (const GraftWindow *dw, gint64 channels, gboolean depthwise_too, g
  * input row (padding taller than the window's reach: the nodes handle
  * it). */
 static BandPlan *
-band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboolean expand, gboolean project)
+band_plan_new (const GraftWindow *dw, const float *w2, gint64 N, gint64 Ce, guint threads, gboolean expand,
+               gboolean project)
 {
   g_autoptr(BandPlan) plan = g_new0 (BandPlan, 1);
+  plan->w2 = w2;
   plan->dw = *dw;
   plan->N = N;
   plan->threads = threads;
@@ -182,7 +185,7 @@ band_plan_new (const GraftWindow *dw, gint64 N, gint64 Ce, guint threads, gboole
       if (b > 0 && graft_window_equal (&w, &last))
         plan->plans[b] = plan->plans[b - 1];
       else
-        plan->plans[b] = graft_conv_depthwise_plan_new (&w);
+        plan->plans[b] = graft_conv_depthwise_plan_new_for_weights (&w, w2, Ce);
       last = w;
     }
   return g_steal_pointer (&plan);
@@ -427,10 +430,11 @@ kernel_pointwise_depthwise (GraftKernelContext *ctx, GError **error)
     return graft_kernel_fail (error, "out of memory for the packed filters");
   if (derived->plan == NULL || derived->plan->N != N || derived->plan->threads != threads ||
       derived->plan->level != graft_kernel_table ()->level || derived->plan->expand != (w1 != NULL) ||
-      derived->plan->project != (w3 != NULL) || !graft_window_equal (&derived->plan->dw, &dw))
+      derived->plan->project != (w3 != NULL) || derived->plan->w2 != w2->data ||
+      !graft_window_equal (&derived->plan->dw, &dw))
     {
       band_plan_free (derived->plan);
-      derived->plan = band_plan_new (&dw, N, Ce, threads, w1 != NULL, w3 != NULL);
+      derived->plan = band_plan_new (&dw, w2->data, N, Ce, threads, w1 != NULL, w3 != NULL);
     }
   if (derived->plan == NULL)
     return TRUE;   /* declined */

@@ -22,6 +22,7 @@
 #define MAX_VECS 3
 #define PANEL_COLS (LANES * MAX_VECS)
 #define SLIVER_COLS 24            /* pointwise columns per AVX2 micro-kernel call: three ymm */
+#define SLIVER_COPY_FLOATS 4096   /* a sliver of x copied for graft_conv_pointwise_block's calls: 16 KB */
 
 struct _GraftPackedFilter {
   gint64 group, Mg, K;
@@ -1080,18 +1081,36 @@ graft_conv_pointwise_block (const GraftPackedFilter *filter, gint64 m0, gint64 m
   g_return_if_fail (filter->group == 1 && m0 % ROWS == 0 && m1 <= filter->Mg && graft_conv_gemm_available ());
   const PointwiseIsa *pi = graft_kernel_table ()->pointwise;
   gint64 K = filter->K, sliver = 3 * pi->lanes;
+  float copy[SLIVER_COPY_FLOATS] __attribute__ ((aligned (64)));
+  /* x's rows a multiple of 4 KB apart fall into the same few sets of
+   * L1, which then holds few of a sliver's K rows: each kernel call of
+   * the filter's panels would read the sliver from L2 again. Copied
+   * together, it stays in L1 for all of them. MobileNetV3's 16 → 64
+   * expansion of 32×32 maps (4 KB planes), one block at batch 2, AVX2:
+   * 0.165 → 0.118 ms; at AVX-512 0.107 → 0.103. */
+  gboolean gather = K * sliver <= SLIVER_COPY_FLOATS && m1 - m0 > pi->rows && ldx * sizeof (float) % 4096 == 0;
   for (gint64 col = 0; col < n; col += sliver)
-    for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
-      for (gint64 part = 0; part < ROWS / pi->rows; part++)
+    {
+      gint64 cols = MIN (sliver, n - col), ldb = ldx;
+      const float *b = x + col;
+      if (gather)
         {
-          gint64 m = p * ROWS + part * pi->rows, rows = MIN (pi->rows, m1 - m);
-          if (rows <= 0)
-            break;
-          pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, x + col, ldx,
-                            y + (m - m0) * ldy + col, res ? res + (m - m0) * ldy + col : NULL, ldy,
-                            bias ? bias + (m - m0) : NULL, rows,
-                            MIN (ROWS, m1 - p * ROWS), MIN (sliver, n - col), clamp, lo, hi);
+          for (gint64 k = 0; k < K; k++)
+            memcpy (copy + k * sliver, x + k * ldx + col, cols * sizeof (float));
+          b = copy;
+          ldb = sliver;
         }
+      for (gint64 p = m0 / ROWS; p * ROWS < m1; p++)
+        for (gint64 part = 0; part < ROWS / pi->rows; part++)
+          {
+            gint64 m = p * ROWS + part * pi->rows, rows = MIN (pi->rows, m1 - m);
+            if (rows <= 0)
+              break;
+            pointwise_sliver (pi, K, filter->data + p * K * ROWS + part * pi->rows, part, b, ldb,
+                              y + (m - m0) * ldy + col, res ? res + (m - m0) * ldy + col : NULL, ldy,
+                              bias ? bias + (m - m0) : NULL, rows, MIN (ROWS, m1 - p * ROWS), cols, clamp, lo, hi);
+          }
+    }
 }
 
 /* Task t of a PointwiseJob: slivers [s0, s1) of the columns of all images
@@ -1145,9 +1164,26 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
         }
       return;
     }
+  /* one sliver at a time whose rows alias in L1 (see
+   * graft_conv_pointwise_block): copied first. EfficientNet-B0's 16 → 96
+   * expansion of 32×32 maps (4 KB planes) with Relu, batch 2, one thread:
+   * AVX2 0.164 → 0.095 ms, AVX-512 0.079 → 0.073 ms. */
+  float copy[SLIVER_COPY_FLOATS] __attribute__ ((aligned (64)));
+  gboolean gather = block == 1 && K * job->sliver_cols <= SLIVER_COPY_FLOATS &&
+                    (p1 - p0) * ROWS > pi->rows && job->hw * sizeof (float) % 4096 == 0;
   for (gint64 first = s0; first < s1; first += block)
     {
       gint64 last = MIN (s1, first + block);
+      const float *gathered = NULL;
+      if (gather)
+        {
+          gint64 image = first / job->slivers_per_image, col = first % job->slivers_per_image * job->sliver_cols;
+          gint64 n = MIN (job->sliver_cols, job->hw - col);
+          const float *x = args->x + (image * args->C + job->g * Cg) * job->hw + col;
+          for (gint64 k = 0; k < K; k++)
+            memcpy (copy + k * job->sliver_cols, x + k * job->hw, n * sizeof (float));
+          gathered = copy;
+        }
       for (gint64 p = p0; p < p1; p++)
         for (gint64 part = 0; part < ROWS / pi->rows; part++)
           {
@@ -1161,8 +1197,9 @@ pointwise_task (gint64 t, const PointwiseJob *job, const PointwiseIsa *pi)
               {
                 gint64 image = s / job->slivers_per_image, col = s % job->slivers_per_image * job->sliver_cols;
                 gint64 n = MIN (job->sliver_cols, job->hw - col), at = (image * args->M + m) * job->hw + col;
-                pointwise_sliver (pi, K, a, part, args->x + (image * args->C + job->g * Cg) * job->hw + col, job->hw,
-                                  args->y + at, args->residual ? args->residual + at : NULL, job->hw, bias, rows,
+                const float *x = gathered ? gathered : args->x + (image * args->C + job->g * Cg) * job->hw + col;
+                pointwise_sliver (pi, K, a, part, x, gathered ? job->sliver_cols : job->hw, args->y + at,
+                                  args->residual ? args->residual + at : NULL, job->hw, bias, rows,
                                   MIN (ROWS, f->Mg - p * ROWS), n, args->clamp, args->lo, args->hi);
               }
           }

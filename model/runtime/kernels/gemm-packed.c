@@ -912,6 +912,14 @@ run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gin
   GemmJob job = { isa, b, apack, lda, c, M, ldc, 0, accumulate, bias, epilogue };
   /* K blocks of equal depth (in lines of packed B), none deeper than the ISA's */
   gint64 k_blocks = (b->lines + isa->kc - 1) / isa->kc;
+  /* One row tile reuses no slice of B: K blocks would only cut the
+   * stream of B (panels contiguous one after another) into short runs
+   * that the hardware prefetchers start over for. A classifier's weights
+   * at batch 2 (MobileNetV3's 960 → 1280 → 1000, 10 MB) read in one
+   * stream: the model 2.79 → 2.56 ms at AVX2, 2.25 → 2.15 ms at AVX-512
+   * (one Zen 4 core). */
+  if (M <= isa->rows)
+    k_blocks = 1;
   job.kc = (b->lines + k_blocks - 1) / k_blocks;
   job.tiles = (b->panels + isa->panels - 1) / isa->panels;
   guint threads = graft_kernel_get_n_threads (ctx);

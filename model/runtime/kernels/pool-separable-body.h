@@ -5,14 +5,16 @@
  *   PS_MASK_T             a lane mask; PS_FIRST_LANES (n) the first n lanes (n clamped to 0..PS_LANES)
  *   PS_MASKED_LOAD (p, m) the masked lanes of p (never reading the others), zero elsewhere
  *   PS_MASKED_STORE (p, m, v)
- *   PS_LOAD (p)           an unaligned load
+ *   PS_BLEND (m, a, b)    a in the lanes of m, b in the others
+ *   PS_MASK_ANDNOT (a, b) the lanes of b not in a
+ *   PS_LOAD (p)           an unaligned load; PS_STORE (p, v) an unaligned store
  *   PS_EVEN (p)           lanes 0, 2, 4 … of p [0, 2·PS_LANES)
  *   PS_MAX (v, m)         vmaxps: m when either is NaN
  *   PS_ADD (v, m), PS_MUL (a, b), PS_SET1 (f)
  *   PS_TARGET             the function attribute enabling the ISA (may be empty)
  *   PS_SUFFIX             appended to the functions' names
  * It defines {max,avg}_pool_plane_<PS_SUFFIX>_stride{1,2}
- * (GraftParallelFunc on a SeparablePoolJob).
+ * (GraftParallelFunc on the ranges of a SeparablePoolJob's planes).
  *
  * One plane, separably: per output row, the max (sum) over the window's
  * rows into a row padded with -inf (zeros) on both sides (unit-stride
@@ -27,11 +29,15 @@
  * operand, which vmaxps returns when either is NaN: a NaN never wins, as
  * in the portable loop; a window of NaN alone gives -inf. */
 
+#define PS_DIRECT_KW 16          /* the widest window read straight from x … */
+#define PS_DIRECT_VECTORS 1       /* … on rows of at most this many vectors */
+
 #define PS_PASTE2(a, b) a##_##b
 #define PS_PASTE(a, b) PS_PASTE2 (a, b)
 
 static inline __attribute__ ((always_inline)) PS_TARGET void
-PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, const int sw, const gboolean average)
+PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, float *padded, gint64 length,
+                                  const int sw, const gboolean average)
 {
   const GraftWindow *w = job->w;
   gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
@@ -41,9 +47,47 @@ PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, con
   float *y = job->y + plane * OH * OW;
   const float fill = average ? 0.0f : -INFINITY;
   const PS_V fill_v = PS_SET1 (fill);
-  gint64 length;
-  g_autofree float *padded = padded_row_new (w, PS_LANES, fill, &length);
   float *row = padded + pl;
+
+  /* Rows of one vector: every window straight from x, a masked load per
+   * tap. Through the padded row, each window's loads would read the
+   * vector just stored there at an offset, which no store forwards: each
+   * waited for the store to retire (most of the time of PoolFormer's
+   * pools on 4×4 and 2×2 maps). Rows of two vectors (16×16 maps with
+   * AVX2) were slower this way: the separable sums load less. */
+  if (sw == 1 && OW <= PS_DIRECT_VECTORS * PS_LANES && KW <= PS_DIRECT_KW)
+    {
+      PS_MASK_T cols[PS_DIRECT_VECTORS][PS_DIRECT_KW], out[PS_DIRECT_VECTORS];
+      PS_V column_scale[PS_DIRECT_VECTORS];
+      gint64 vectors = (OW + PS_LANES - 1) / PS_LANES;
+      for (gint64 v = 0; v < vectors; v++)
+        {
+          gint64 ow = v * PS_LANES;
+          /* tap kj of lane l reads column ow + l + kj - pl: inside [0, W), ow + l < OW */
+          for (gint64 kj = 0; kj < KW; kj++)
+            cols[v][kj] = PS_MASK_ANDNOT (PS_FIRST_LANES (pl - kj - ow), PS_FIRST_LANES (MIN (W + pl - kj, OW) - ow));
+          out[v] = PS_FIRST_LANES (OW - ow);
+          column_scale[v] = average ? PS_LOAD (job->column_scale + ow) : fill_v;
+        }
+      for (gint64 oh = 0; oh < OH; oh++, y += OW)
+        {
+          gint64 h0 = MAX (oh * sh - pt, 0), h1 = MIN (oh * sh - pt + KH, H);
+          for (gint64 v = 0; v < vectors; v++)
+            {
+              PS_V m = fill_v;
+              for (gint64 h = h0; h < h1; h++)
+                for (gint64 kj = 0; kj < KW; kj++)
+                  {
+                    PS_V l = PS_MASKED_LOAD (x + h * W + v * PS_LANES + kj - pl, cols[v][kj]);
+                    m = average ? PS_ADD (l, m) : PS_MAX (PS_BLEND (cols[v][kj], l, fill_v), m);
+                  }
+              if (average)
+                m = PS_MUL (PS_MUL (m, column_scale[v]), PS_SET1 (job->row_scale[oh]));
+              PS_MASKED_STORE (y + v * PS_LANES, out[v], m);
+            }
+        }
+      return;
+    }
   gint64 inside = CLAMP (length - pl, 0, W);   /* input columns some window reads */
 
   for (gint64 oh = 0; oh < OH; oh++, y += OW)
@@ -56,7 +100,18 @@ PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, con
       for (gint64 h = h1; h < MIN (h1 + sh, H); h++)
         for (gint64 i = 0; i < inside; i += 16)
           __builtin_prefetch (x + h * W + i, 0, 3);
-      for (gint64 i = 0; i < inside; i += PS_LANES)
+      /* whole vectors without masks (AVX2's masked stores cost AMD cores
+       * a dozen cycles each); the last one's masked lanes get the fill,
+       * and the padded row has room for a whole vector there */
+      gint64 i = 0;
+      for (; i + PS_LANES <= inside; i += PS_LANES)
+        {
+          PS_V m = fill_v;
+          for (gint64 h = h0; h < h1; h++)
+            m = average ? PS_ADD (PS_LOAD (x + h * W + i), m) : PS_MAX (PS_LOAD (x + h * W + i), m);
+          PS_STORE (row + i, m);
+        }
+      if (i < inside)
         {
           PS_MASK_T lanes = PS_FIRST_LANES (inside - i);
           PS_V m = fill_v;
@@ -65,7 +120,8 @@ PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, con
               PS_V v = PS_MASKED_LOAD (x + h * W + i, lanes);
               m = average ? PS_ADD (v, m) : PS_MAX (v, m);
             }
-          PS_MASKED_STORE (row + i, lanes, m);
+          /* (a sum's masked lanes are already 0, its fill) */
+          PS_STORE (row + i, average ? m : PS_BLEND (lanes, m, fill_v));
         }
       const PS_V row_scale = PS_SET1 (average ? job->row_scale[oh] : 0);
       for (gint64 ow = 0; ow < OW; ow += PS_LANES)
@@ -79,18 +135,28 @@ PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, con
             }
           if (average)
             m = PS_MUL (PS_MUL (m, PS_LOAD (job->column_scale + ow)), row_scale);
-          PS_MASKED_STORE (y + ow, PS_FIRST_LANES (OW - ow), m);
+          if (ow + PS_LANES <= OW)
+            PS_STORE (y + ow, m);
+          else
+            PS_MASKED_STORE (y + ow, PS_FIRST_LANES (OW - ow), m);
         }
     }
 }
 
 /* The GraftParallelFunc of one kind (max_pool_plane, avg_pool_plane)
- * at one horizontal stride, sw and average constants within it. */
-#define PS_PLANE(kind, sw, average)                                                      \
-  static PS_TARGET GRAFT_HOT_LOOP void                                                   \
-  PS_PASTE (PS_PASTE (kind, PS_SUFFIX), stride##sw) (gint64 plane, gpointer data)        \
-  {                                                                                      \
-    PS_PASTE (pool_plane, PS_SUFFIX) (data, plane, sw, average);                         \
+ * at one horizontal stride, sw and average constants within it, over the
+ * planes of range r: one padded row for all of them (allocated per plane,
+ * it had cost the 2×2 maps of PoolFormer's last stage more than their
+ * sums). */
+#define PS_PLANE(kind, sw, average)                                                             \
+  static PS_TARGET GRAFT_HOT_LOOP void                                                          \
+  PS_PASTE (PS_PASTE (kind, PS_SUFFIX), stride##sw) (gint64 r, gpointer data)                   \
+  {                                                                                             \
+    const SeparablePoolJob *job = data;                                                         \
+    gint64 length;                                                                              \
+    g_autofree float *padded = padded_row_new (job->w, PS_LANES, average ? 0.0f : -INFINITY, &length); \
+    for (gint64 p = r * job->planes / job->ranges; p < (r + 1) * job->planes / job->ranges; p++) \
+      PS_PASTE (pool_plane, PS_SUFFIX) (job, p, padded, length, sw, average);                   \
   }
 
 PS_PLANE (max_pool_plane, 1, FALSE)
@@ -107,6 +173,11 @@ PS_PLANE (avg_pool_plane, 2, TRUE)
 #undef PS_MASKED_LOAD
 #undef PS_MASKED_STORE
 #undef PS_LOAD
+#undef PS_STORE
+#undef PS_BLEND
+#undef PS_MASK_ANDNOT
+#undef PS_DIRECT_KW
+#undef PS_DIRECT_VECTORS
 #undef PS_EVEN
 #undef PS_MAX
 #undef PS_ADD

@@ -23,7 +23,8 @@ typedef struct {
   /* average only: 1/count of each output row's window rows, and of each
    * output column's window columns (LANES past OW, for whole-vector loads) */
   const float *row_scale, *column_scale;
-  gint64 planes;                  /* max_pool_tiny only */
+  gint64 planes;
+  gint64 ranges;                  /* the planes in this many ranges (the plane kernels) */
 } SeparablePoolJob;
 
 /* A row of fill (*length floats) long enough for the windows of every
@@ -50,6 +51,9 @@ GRAFT_TARGET_AVX512_BEGIN
 #define PS_MASKED_LOAD(p, m) _mm512_maskz_loadu_ps ((m), (p))
 #define PS_MASKED_STORE(p, m, v) _mm512_mask_storeu_ps ((p), (m), (v))
 #define PS_LOAD(p) _mm512_loadu_ps (p)
+#define PS_STORE(p, v) _mm512_storeu_ps ((p), (v))
+#define PS_BLEND(m, a, b) _mm512_mask_blend_ps ((m), (b), (a))
+#define PS_MASK_ANDNOT(a, b) ((__mmask16) (~(a) & (b)))
 #define PS_EVEN(p) graft_even_lanes16 (_mm512_loadu_ps (p), _mm512_loadu_ps ((p) + LANES))
 #define PS_MAX(v, m) _mm512_max_ps ((v), (m))
 #define PS_ADD(v, m) _mm512_add_ps ((v), (m))
@@ -70,6 +74,9 @@ GRAFT_TARGET_AVX512_END
 #define PS_MASKED_LOAD(p, m) _mm256_maskload_ps ((p), (m))
 #define PS_MASKED_STORE(p, m, v) _mm256_maskstore_ps ((p), (m), (v))
 #define PS_LOAD(p) _mm256_loadu_ps (p)
+#define PS_STORE(p, v) _mm256_storeu_ps ((p), (v))
+#define PS_BLEND(m, a, b) _mm256_blendv_ps ((b), (a), _mm256_castsi256_ps (m))
+#define PS_MASK_ANDNOT(a, b) _mm256_andnot_si256 ((a), (b))
 #define PS_EVEN(p) graft_even_lanes8 (_mm256_loadu_ps (p), _mm256_loadu_ps ((p) + YMM_LANES))
 #define PS_MAX(v, m) _mm256_max_ps ((v), (m))
 #define PS_ADD(v, m) _mm256_add_ps ((v), (m))
@@ -78,6 +85,14 @@ GRAFT_TARGET_AVX512_END
 #define PS_TARGET GRAFT_TARGET_AVX2_FMA
 #define PS_SUFFIX avx2
 #include "runtime/kernels/pool-separable-body.h"
+
+/* Ranges of planes for the plane kernels: a few per thread, so that a
+ * thread slowed by another process leaves its share to the others. */
+static gint64
+plane_ranges (GraftKernelContext *ctx, gint64 planes)
+{
+  return MIN (planes, 8 * (gint64) MAX (graft_kernel_get_n_threads (ctx), 1));
+}
 
 /* Planes of up to this many input pixels go through max_pool_tiny */
 #define TINY_PLANE 64
@@ -142,7 +157,8 @@ graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 plan
       return;
     }
   gboolean avx512 = graft_kernel_table ()->avx512, unit = w->stride[1] == 1;
-  graft_kernel_parallel_for (ctx, planes,
+  job.ranges = plane_ranges (ctx, planes);
+  graft_kernel_parallel_for (ctx, job.ranges,
                              avx512 ? (unit ? max_pool_plane_avx512_stride1 : max_pool_plane_avx512_stride2)
                                     : (unit ? max_pool_plane_avx2_stride1 : max_pool_plane_avx2_stride2),
                              &job);
@@ -173,9 +189,9 @@ graft_avg_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 plan
   g_autofree float *column_scale = g_new0 (float, w->out[1] + LANES);
   window_scales (w, 0, count_include_pad, row_scale);
   window_scales (w, 1, count_include_pad, column_scale);
-  SeparablePoolJob job = { x, y, w, row_scale, column_scale };
+  SeparablePoolJob job = { x, y, w, row_scale, column_scale, planes, plane_ranges (ctx, planes) };
   gboolean avx512 = graft_kernel_table ()->avx512, unit = w->stride[1] == 1;
-  graft_kernel_parallel_for (ctx, planes,
+  graft_kernel_parallel_for (ctx, job.ranges,
                              avx512 ? (unit ? avg_pool_plane_avx512_stride1 : avg_pool_plane_avx512_stride2)
                                     : (unit ? avg_pool_plane_avx2_stride1 : avg_pool_plane_avx2_stride2),
                              &job);
