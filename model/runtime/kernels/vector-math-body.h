@@ -73,7 +73,11 @@ VM (silu_v) (V x)
  * 7e-10). From 3.95 on 1 - e^-r rounds to 1 exactly, so GELU's 1 + erf
  * cancels to 0 (and to NaN at -inf, as the sums give). Both branches are
  * computed and one is selected. NaN gives any value: erf_v and GELU keep
- * it themselves. */
+ * it themselves. With VM_SHORT_CHAINS the two longest polynomials go by
+ * Estrin's scheme (more operations, shorter dependency chains): AVX2,
+ * whose 16 registers hold fewer iterations in flight, was bound by the
+ * chains (GELU 1.06 → 0.93 ns per float on an EPYC), AVX-512 by the
+ * operations (0.58 → 0.61 with Estrin). */
 static inline V
 VM (erf_unchecked_v) (V x)
 {
@@ -86,6 +90,13 @@ VM (erf_unchecked_v) (V x)
   p = V_FMA (p, x2, V_SET1 (1.283791512e-01f));
   V small = V_FMA (p, x, x);
   V ac = V_MIN (a, V_SET1 (3.95f));
+#if VM_SHORT_CHAINS
+  /* Estrin's scheme: a chain of 4 operations instead of Horner's 6 */
+  V a2 = V_MUL (ac, ac), a4 = V_MUL (a2, a2);
+  V q = V_FMA (a2, V_SET1 (1.159066687e-05f), V_FMA (ac, V_SET1 (-3.263399412e-04f), V_SET1 (3.656570567e-03f)));
+  q = V_FMA (a4, q, V_FMA (a2, V_FMA (ac, V_SET1 (-2.379130945e-02f), V_SET1 (1.062700972e-01f)),
+                           V_FMA (ac, V_SET1 (6.351317167e-01f), V_SET1 (1.286532134e-01f))));
+#else
   V q = V_SET1 (1.159066687e-05f);
   q = V_FMA (q, ac, V_SET1 (-3.263399412e-04f));
   q = V_FMA (q, ac, V_SET1 (3.656570567e-03f));
@@ -93,6 +104,7 @@ VM (erf_unchecked_v) (V x)
   q = V_FMA (q, ac, V_SET1 (1.062700972e-01f));
   q = V_FMA (q, ac, V_SET1 (6.351317167e-01f));
   q = V_FMA (q, ac, V_SET1 (1.286532134e-01f));
+#endif
   V r = V_FMA (q, ac, ac);
   /* e^-r for r in [0.8, 16.4], so n = round (-r/ln2) in [-24, -1] needs
    * none of exp_v's fix-ups: n + 127 comes out in the low bits of t (the
@@ -102,6 +114,13 @@ VM (erf_unchecked_v) (V x)
   V n = V_SUB (t, V_SET1 (12583039.0f));
   V s = V_FMA (n, V_SET1 (0.693359375f), r);
   s = V_FMA (n, V_SET1 (-2.12194440e-4f), s);
+#if VM_SHORT_CHAINS
+  V s2 = V_MUL (s, s);
+  V e = V_FMA (s2, V_FMA (s, V_SET1 (-1.9875691500e-4f), V_SET1 (1.3981999507e-3f)),
+               V_FMA (s, V_SET1 (-8.3334519073e-3f), V_SET1 (4.1665795894e-2f)));
+  e = V_FMA (s2, e, V_FMA (s, V_SET1 (-1.6666665459e-1f), V_SET1 (5.0000001201e-1f)));
+  e = V_FMA (s2, e, V_FMA (s, V_SET1 (-1.0f), V_SET1 (1.0f)));
+#else
   V e = V_SET1 (-1.9875691500e-4f);
   e = V_FMA (e, s, V_SET1 (1.3981999507e-3f));
   e = V_FMA (e, s, V_SET1 (-8.3334519073e-3f));
@@ -109,7 +128,9 @@ VM (erf_unchecked_v) (V x)
   e = V_FMA (e, s, V_SET1 (-1.6666665459e-1f));
   e = V_FMA (e, s, V_SET1 (5.0000001201e-1f));
   e = V_FMA (e, s, V_SET1 (-1.0f));
-  e = V_MUL (V_FMA (e, s, V_SET1 (1.0f)), V_POW2_LOW_BITS (t));
+  e = V_FMA (e, s, V_SET1 (1.0f));
+#endif
+  e = V_MUL (e, V_POW2_LOW_BITS (t));
   V big = V_COPYSIGN (V_SUB (V_SET1 (1.0f), e), x);
   return V_SELECT_LT (a, V_SET1 (0.921875f), small, big);
 }

@@ -17,6 +17,7 @@
 #undef V_ROUND
 #undef V_POW2I
 #undef V_POW2_LOW_BITS
+#undef VM_SHORT_CHAINS
 #undef V_COPYSIGN
 #undef V_SELECT_LT
 #undef V_KEEP_NAN

@@ -49,6 +49,7 @@ pow2_low_bits_portable (float t)
 #define V_ROUND(a) nearbyintf (a)
 #define V_POW2I(n) pow2i_portable (n)
 #define V_POW2_LOW_BITS(t) pow2_low_bits_portable (t)
+#define VM_SHORT_CHAINS 0
 #define V_COPYSIGN(mag, sign) copysignf (mag, sign)
 #define V_SELECT_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
 #define V_KEEP_NAN(x, r) (isnan (x) ? (x) : (r))
@@ -88,6 +89,7 @@ pow2_low_bits_portable (float t)
 #define V_POW2I(n) \
   _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (n), _mm256_set1_epi32 (127)), 23))
 #define V_POW2_LOW_BITS(t) _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_castps_si256 (t), 23))
+#define VM_SHORT_CHAINS 1
 #define V_COPYSIGN(mag, sign) \
   _mm256_or_ps (V_ABS (mag), _mm256_and_ps (_mm256_set1_ps (-0.0f), sign))
 #define V_SELECT_LT(a, b, t, f) _mm256_blendv_ps (f, t, _mm256_cmp_ps (a, b, _CMP_LT_OQ))
@@ -150,6 +152,7 @@ GRAFT_TARGET_AVX512_BEGIN
 #define V_POW2I(n) \
   _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_cvtps_epi32 (n), _mm512_set1_epi32 (127)), 23))
 #define V_POW2_LOW_BITS(t) _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_castps_si512 (t), 23))
+#define VM_SHORT_CHAINS 0
 #define V_COPYSIGN(mag, sign)                                                                          \
   _mm512_castsi512_ps (_mm512_or_si512 (_mm512_castps_si512 (V_ABS (mag)),                             \
                                         _mm512_and_si512 (_mm512_castps_si512 (sign), _mm512_set1_epi32 (G_MININT32))))
