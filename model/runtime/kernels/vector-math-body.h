@@ -131,7 +131,7 @@ VM (erf_unchecked_v) (V x)
   e = V_FMA (e, s, V_SET1 (1.0f));
 #endif
   e = V_MUL (e, V_POW2_LOW_BITS (t));
-  V big = V_COPYSIGN (V_SUB (V_SET1 (1.0f), e), x);
+  V big = V_OR_SIGN (V_SUB (V_SET1 (1.0f), e), x);
   return V_SELECT_LT (a, V_SET1 (0.921875f), small, big);
 }
 

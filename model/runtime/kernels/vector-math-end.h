@@ -19,6 +19,7 @@
 #undef V_POW2_LOW_BITS
 #undef VM_SHORT_CHAINS
 #undef V_COPYSIGN
+#undef V_OR_SIGN
 #undef V_SELECT_LT
 #undef V_KEEP_NAN
 #undef V_LOAD_PARTIAL
