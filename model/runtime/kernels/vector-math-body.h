@@ -64,31 +64,84 @@ VM (silu_v) (V x)
   return V_MUL (x, V_SELECT_LT (x, V_SET1 (-88.0f), V_SET1 (0.0f), sigmoid));
 }
 
-/* erf: the Taylor series to x¹³ below 0.5 (error < 5e-10), Abramowitz
- * and Stegun 7.1.26 above (absolute error < 1.5e-7, where erf > 0.52). */
+/* erf without a division and without exp_v's fix-ups for the ends, split
+ * as MLAS's erf is (a faithfully rounded erff's approach), with
+ * coefficients fitted here (Lawson's weighted least squares towards
+ * minimax, in double): below |x| = 0.921875 erf is odd, x + x·P (x²) with
+ * P of degree 5 (relative error 1.6e-8); above, 1 - erf = e^-r with
+ * r = a + a·Q (a) for a = |x| clamped to 3.95, Q of degree 6 (error in r
+ * 7e-10). From 3.95 on 1 - e^-r rounds to 1 exactly, so GELU's 1 + erf
+ * cancels to 0 (and to NaN at -inf, as the sums give). Both branches are
+ * computed and one is selected. NaN gives any value: erf_v and GELU keep
+ * it themselves. With VM_SHORT_CHAINS the two longest polynomials go by
+ * Estrin's scheme (more operations, shorter dependency chains): AVX2,
+ * whose 16 registers hold fewer iterations in flight, was bound by the
+ * chains (GELU 1.06 → 0.93 ns per float on an EPYC), AVX-512 by the
+ * operations (0.58 → 0.61 with Estrin). */
+static inline V
+VM (erf_unchecked_v) (V x)
+{
+  V a = V_ABS (x), x2 = V_MUL (x, x);
+  V p = V_SET1 (-5.990834907e-04f);
+  p = V_FMA (p, x2, V_SET1 (4.993176553e-03f));
+  p = V_FMA (p, x2, V_SET1 (-2.676661313e-02f));
+  p = V_FMA (p, x2, V_SET1 (1.128181592e-01f));
+  p = V_FMA (p, x2, V_SET1 (-3.761249483e-01f));
+  p = V_FMA (p, x2, V_SET1 (1.283791512e-01f));
+  V small = V_FMA (p, x, x);
+  V ac = V_MIN (a, V_SET1 (3.95f));
+#if VM_SHORT_CHAINS
+  /* Estrin's scheme: a chain of 4 operations instead of Horner's 6 */
+  V a2 = V_MUL (ac, ac), a4 = V_MUL (a2, a2);
+  V q = V_FMA (a2, V_SET1 (1.159066687e-05f), V_FMA (ac, V_SET1 (-3.263399412e-04f), V_SET1 (3.656570567e-03f)));
+  q = V_FMA (a4, q, V_FMA (a2, V_FMA (ac, V_SET1 (-2.379130945e-02f), V_SET1 (1.062700972e-01f)),
+                           V_FMA (ac, V_SET1 (6.351317167e-01f), V_SET1 (1.286532134e-01f))));
+#else
+  V q = V_SET1 (1.159066687e-05f);
+  q = V_FMA (q, ac, V_SET1 (-3.263399412e-04f));
+  q = V_FMA (q, ac, V_SET1 (3.656570567e-03f));
+  q = V_FMA (q, ac, V_SET1 (-2.379130945e-02f));
+  q = V_FMA (q, ac, V_SET1 (1.062700972e-01f));
+  q = V_FMA (q, ac, V_SET1 (6.351317167e-01f));
+  q = V_FMA (q, ac, V_SET1 (1.286532134e-01f));
+#endif
+  V r = V_FMA (q, ac, ac);
+  /* e^-r for r in [0.8, 16.4], so n = round (-r/ln2) in [-24, -1] needs
+   * none of exp_v's fix-ups: n + 127 comes out in the low bits of t (the
+   * rounding by adding 1.5·2^23, biased), s = r + n·ln2 in two parts, and
+   * e^-s = 1 - s + s²·P (-s) (Cephes' P, its odd terms negated) */
+  V t = V_FMA (r, V_SET1 (-1.44269504088896341f), V_SET1 (12583039.0f));
+  V n = V_SUB (t, V_SET1 (12583039.0f));
+  V s = V_FMA (n, V_SET1 (0.693359375f), r);
+  s = V_FMA (n, V_SET1 (-2.12194440e-4f), s);
+#if VM_SHORT_CHAINS
+  V s2 = V_MUL (s, s);
+  V e = V_FMA (s2, V_FMA (s, V_SET1 (-1.9875691500e-4f), V_SET1 (1.3981999507e-3f)),
+               V_FMA (s, V_SET1 (-8.3334519073e-3f), V_SET1 (4.1665795894e-2f)));
+  e = V_FMA (s2, e, V_FMA (s, V_SET1 (-1.6666665459e-1f), V_SET1 (5.0000001201e-1f)));
+  e = V_FMA (s2, e, V_FMA (s, V_SET1 (-1.0f), V_SET1 (1.0f)));
+#else
+  V e = V_SET1 (-1.9875691500e-4f);
+  e = V_FMA (e, s, V_SET1 (1.3981999507e-3f));
+  e = V_FMA (e, s, V_SET1 (-8.3334519073e-3f));
+  e = V_FMA (e, s, V_SET1 (4.1665795894e-2f));
+  e = V_FMA (e, s, V_SET1 (-1.6666665459e-1f));
+  e = V_FMA (e, s, V_SET1 (5.0000001201e-1f));
+  e = V_FMA (e, s, V_SET1 (-1.0f));
+  e = V_FMA (e, s, V_SET1 (1.0f));
+#endif
+  e = V_MUL (e, V_POW2_LOW_BITS (t));
+  V big = V_OR_SIGN (V_SUB (V_SET1 (1.0f), e), x);
+  return V_SELECT_LT (a, V_SET1 (0.921875f), small, big);
+}
+
+/* without the division of Abramowitz and Stegun's rational form beside a
+ * Taylor series and without a full exp_v, a third fewer operations
+ * (Mixer's GELU) */
 static inline V
 VM (erf_v) (V x)
 {
-  V a = V_ABS (x), x2 = V_MUL (x, x);
-  V s = V_SET1 (1.205533298e-4f);
-  s = V_FMA (s, x2, V_SET1 (-8.548327024e-4f));
-  s = V_FMA (s, x2, V_SET1 (5.223977625e-3f));
-  s = V_FMA (s, x2, V_SET1 (-2.686617065e-2f));
-  s = V_FMA (s, x2, V_SET1 (1.128379167e-1f));
-  s = V_FMA (s, x2, V_SET1 (-3.761263890e-1f));
-  s = V_FMA (s, x2, V_SET1 (1.128379167f));
-  s = V_MUL (s, x);
-  V ac = V_MIN (a, V_SET1 (10.0f));
-  V t = V_DIV (V_SET1 (1.0f), V_FMA (ac, V_SET1 (0.3275911f), V_SET1 (1.0f)));
-  V p = V_SET1 (1.061405429f);
-  p = V_FMA (p, t, V_SET1 (-1.453152027f));
-  p = V_FMA (p, t, V_SET1 (1.421413741f));
-  p = V_FMA (p, t, V_SET1 (-0.284496736f));
-  p = V_FMA (p, t, V_SET1 (0.254829592f));
-  p = V_MUL (p, t);
-  V e = V_SUB (V_SET1 (1.0f), V_MUL (p, VM (exp_v) (V_MUL (V_SUB (V_SET1 (0.0f), ac), ac))));
-  V y = V_SELECT_LT (a, V_SET1 (0.5f), s, V_COPYSIGN (e, x));
-  return V_KEEP_NAN (x, y);
+  return V_KEEP_NAN (x, VM (erf_unchecked_v) (x));
 }
 
 /* tanh as a rational function of degree 13/6 (Eigen's), ±1 beyond ±7.9,
@@ -124,7 +177,7 @@ VM (gelu_v) (V x, gboolean tanh_form)
   if (tanh_form)
     f = VM (tanh_v) (V_MUL (V_SET1 (0.7978845608028654f), V_FMA (V_MUL (V_MUL (x, x), x), V_SET1 (0.044715f), x)));
   else
-    f = VM (erf_v) (V_MUL (x, V_SET1 (0.7071067811865476f)));
+    f = VM (erf_unchecked_v) (V_MUL (x, V_SET1 (0.7071067811865476f))); /* NaN: half_x is NaN */
   return V_FMA (half_x, f, half_x);
 }
 

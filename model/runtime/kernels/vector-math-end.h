@@ -16,7 +16,10 @@
 #undef V_ABS
 #undef V_ROUND
 #undef V_POW2I
+#undef V_POW2_LOW_BITS
+#undef VM_SHORT_CHAINS
 #undef V_COPYSIGN
+#undef V_OR_SIGN
 #undef V_SELECT_LT
 #undef V_KEEP_NAN
 #undef V_LOAD_PARTIAL

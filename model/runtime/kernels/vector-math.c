@@ -19,6 +19,18 @@ pow2i_portable (float n)
   return f;
 }
 
+/* 2^k for k + 127 in the low bits of t's mantissa (t a float near 1.5·2^23) */
+static inline float
+pow2_low_bits_portable (float t)
+{
+  guint32 bits;
+  float f;
+  memcpy (&bits, &t, sizeof bits);
+  bits <<= 23;
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
 #define V VPortable
 #define VW 1
 #define VM_SUFFIX portable
@@ -36,7 +48,11 @@ pow2i_portable (float n)
 #define V_ABS(a) fabsf (a)
 #define V_ROUND(a) nearbyintf (a)
 #define V_POW2I(n) pow2i_portable (n)
+#define V_POW2_LOW_BITS(t) pow2_low_bits_portable (t)
+#define VM_SHORT_CHAINS 0
 #define V_COPYSIGN(mag, sign) copysignf (mag, sign)
+/* copysign for a magnitude known to be ≥ 0 (the SIMD ones skip its abs) */
+#define V_OR_SIGN(mag, sign) copysignf (mag, sign)
 #define V_SELECT_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
 #define V_KEEP_NAN(x, r) (isnan (x) ? (x) : (r))
 /* the first n < VW values (never reached with one value a vector) */
@@ -74,6 +90,9 @@ pow2i_portable (float n)
 #define V_ROUND(a) _mm256_round_ps (a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define V_POW2I(n) \
   _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (n), _mm256_set1_epi32 (127)), 23))
+#define V_POW2_LOW_BITS(t) _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_castps_si256 (t), 23))
+#define V_OR_SIGN(mag, sign) _mm256_or_ps (mag, _mm256_and_ps (_mm256_set1_ps (-0.0f), sign))
+#define VM_SHORT_CHAINS 1
 #define V_COPYSIGN(mag, sign) \
   _mm256_or_ps (V_ABS (mag), _mm256_and_ps (_mm256_set1_ps (-0.0f), sign))
 #define V_SELECT_LT(a, b, t, f) _mm256_blendv_ps (f, t, _mm256_cmp_ps (a, b, _CMP_LT_OQ))
@@ -135,6 +154,12 @@ GRAFT_TARGET_AVX512_BEGIN
 #define V_ROUND(a) _mm512_roundscale_ps (a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define V_POW2I(n) \
   _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_cvtps_epi32 (n), _mm512_set1_epi32 (127)), 23))
+#define V_POW2_LOW_BITS(t) _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_castps_si512 (t), 23))
+/* mag | (sign & sign bit) */
+#define V_OR_SIGN(mag, sign)                                                                  \
+  _mm512_castsi512_ps (_mm512_ternarylogic_epi32 (_mm512_castps_si512 (mag), _mm512_castps_si512 (sign), \
+                                                  _mm512_set1_epi32 (G_MININT32), 0xf8))
+#define VM_SHORT_CHAINS 0
 #define V_COPYSIGN(mag, sign)                                                                          \
   _mm512_castsi512_ps (_mm512_or_si512 (_mm512_castps_si512 (V_ABS (mag)),                             \
                                         _mm512_and_si512 (_mm512_castps_si512 (sign), _mm512_set1_epi32 (G_MININT32))))
