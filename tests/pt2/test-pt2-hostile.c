@@ -131,7 +131,7 @@ load_seconds (const char *file)
 {
   g_autofree char *path = fixture (file);
   double best = G_MAXDOUBLE;
-  for (int round = 0; round < 3; round++)
+  for (int round = 0; round < 5; round++)
     {
       g_autoptr(GError) error = NULL;
       gint64 start = g_get_monotonic_time ();
@@ -143,8 +143,9 @@ load_seconds (const char *file)
 }
 
 /* The weights config was parsed once per weight: 1000 weights took 34 s.
- * Ten times the weights may take at most thirty times as long (quadratic
- * would be a hundred; 14-17 here alone, up to 26 on a busy machine). */
+ * Ten times the weights may take at most fifty times as long (quadratic
+ * would be a hundred; 14-18 here alone, and a loaded machine once read 30
+ * and more: the best of five loads each). */
 static void
 test_linear_in_weights (void)
 {
@@ -164,7 +165,7 @@ test_linear_in_weights (void)
       g_test_message ("%u weights: %.3f s", counts[i], seconds[i]);
     }
   g_assert_cmpfloat (seconds[3], <, 10.0);
-  g_assert_cmpfloat (seconds[3], <, 30 * MAX (seconds[1], 0.01));
+  g_assert_cmpfloat (seconds[3], <, 50 * MAX (seconds[1], 0.01));
 }
 
 int
