@@ -26,6 +26,10 @@
 #define ROW_BLOCK 240             /* rows of A per pass over B: 240 × 256 floats stay in L2 */
 #define COL_BLOCK 128             /* columns of C per pass over A */
 
+/* Packed B of at least this size, read once per product from memory,
+ * is streamed in one pass by a single row tile (run_packed) */
+#define WHOLE_DEPTH_MIN_BYTES ((gint64) 2 << 20)
+
 struct _GraftPackedB {
   gint64 K, N, panels;
   gint64 lines;                   /* per panel: K, or for bf16 ⌈K / 2⌉ pairs of k */
@@ -917,8 +921,14 @@ run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gin
    * that the hardware prefetchers start over for. A classifier's weights
    * at batch 2 (MobileNetV3's 960 → 1280 → 1000, 10 MB) read in one
    * stream: the model 2.79 → 2.56 ms at AVX2, 2.25 → 2.15 ms at AVX-512
-   * (one Zen 4 core). */
-  if (M <= isa->rows)
+   * (one Zen 4 core). Only for a B that comes from memory: one that stays
+   * in L2 between runs gained nothing and lost its K blocks' locality
+   * (hf_t5 ts.onnx, its products a few hundred KB, 0.196 → 0.205 ms).
+   * An ISA with lone tiles (AVX2) keeps the blocks: those ask for the
+   * next slice spread over a block's k steps, and stream faster so
+   * (MobileNetV3's classifier Gemms 0.235 against 0.25 ms each). */
+  if (M <= isa->rows && isa->lone[0] == NULL &&
+      b->panels * b->lines * GP_PANEL * (gint64) sizeof (float) >= WHOLE_DEPTH_MIN_BYTES)
     k_blocks = 1;
   job.kc = (b->lines + k_blocks - 1) / k_blocks;
   job.tiles = (b->panels + isa->panels - 1) / isa->panels;
