@@ -206,8 +206,11 @@ load_thread (gpointer user_data)
 }
 
 /* A load spends most of its time inflating a 255 MiB storage: cancelled
- * in the middle, it returns within 100 ms with G_IO_ERROR_CANCELLED-like
- * GRAFT_MODEL_ERROR_CANCELLED. */
+ * in the middle, it returns within 250 ms with G_IO_ERROR_CANCELLED-like
+ * GRAFT_MODEL_ERROR_CANCELLED. It returns in 0.5-8 ms here, also beside
+ * three busy loops; once, in a clean clone's run beside PyTorch's
+ * conversion tests, in 113 ms. A load that did not look would inflate on
+ * for seconds. */
 static void
 test_cancel_load (void)
 {
@@ -227,7 +230,7 @@ test_cancel_load (void)
   g_test_message ("returned %.1f ms after cancel: %s", ms, d.error->message);
   g_assert_true (g_error_matches (d.error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_CANCELLED) ||
                  g_error_matches (d.error, G_IO_ERROR, G_IO_ERROR_CANCELLED));
-  g_assert_cmpfloat (ms, <, 100.0 * TIME_FACTOR);
+  g_assert_cmpfloat (ms, <, 250.0 * TIME_FACTOR);
   g_clear_error (&d.error);
   g_object_unref (d.cancellable);
   g_free (d.path);
@@ -285,7 +288,7 @@ test_cancel_run (void)
   g_assert_nonnull (r.error);
   double ms = (r.returned - r.cancelled) / 1000.0;
   g_test_message ("run returned %.1f ms after cancel: %s", ms, r.error->message);
-  g_assert_cmpfloat (ms, <, 100.0 * TIME_FACTOR);
+  g_assert_cmpfloat (ms, <, 250.0 * TIME_FACTOR);
   g_clear_error (&r.error);
 }
 
