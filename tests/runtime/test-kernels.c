@@ -1594,6 +1594,86 @@ test_rms_normalization (void)
   builder_clear (&b);
 }
 
+/* Transpose merges input dims that stay adjacent and drops dims of size 1
+ * before it copies. Every permutation of rank-4 and rank-5 shapes with unit
+ * dims and adjacent runs (ShuffleNet's channel shuffle among them), in three
+ * element sizes, against direct indexing. */
+static void
+next_permutation (int *p, int n, gboolean *done)
+{
+  int i = n - 2;
+  while (i >= 0 && p[i] > p[i + 1])
+    i--;
+  if (i < 0)
+    {
+      *done = TRUE;
+      return;
+    }
+  int j = n - 1;
+  while (p[j] < p[i])
+    j--;
+  int t = p[i];
+  p[i] = p[j];
+  p[j] = t;
+  for (int a = i + 1, z = n - 1; a < z; a++, z--)
+    t = p[a], p[a] = p[z], p[z] = t;
+}
+
+static void
+test_transpose_runs (void)
+{
+  static const struct {
+    int rank;
+    gint64 dims[5];
+  } shapes[] = {
+    { 4, { 2, 1, 3, 4 } },
+    { 4, { 1, 3, 1, 5 } },
+    { 5, { 2, 2, 3, 2, 2 } },   /* the channel shuffle's [N, 2, C/2, H, W] */
+    { 5, { 1, 2, 1, 3, 2 } },
+  };
+  static const GraftDType dtypes[] = { GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64, GRAFT_DTYPE_UINT8 };
+  for (guint k = 0; k < G_N_ELEMENTS (shapes); k++)
+    for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
+      {
+        int rank = shapes[k].rank, perm[5] = { 0, 1, 2, 3, 4 };
+        const gint64 *dims = shapes[k].dims;
+        gint64 numel = 1, strides[5];
+        for (int d = rank - 1; d >= 0; d--)
+          strides[d] = numel, numel *= dims[d];
+        gint64 values[144];
+        for (gint64 i = 0; i < numel; i++)
+          values[i] = (i * 37 + 11) % 251;
+        for (gboolean done = FALSE; !done; next_permutation (perm, rank, &done))
+          {
+            Builder b;
+            builder_init (&b, 13);
+            add_input (b.graph, "x", dtypes[t], rank, dims);
+            GraftNode *n = add_node (b.graph, "Transpose", IN ("x"), IN ("y"));
+            gint64 perm64[5];
+            for (int d = 0; d < rank; d++)
+              perm64[d] = perm[d];
+            graft_node_add_attribute (n, graft_attribute_new_ints ("perm", perm64, rank));
+            add_output (b.graph, "y");
+            g_autoptr(GError) error = NULL;
+            g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_typed (dtypes[t], rank, dims, values), NULL);
+            g_assert_no_error (error);
+            GraftRtTensor *y = out->pdata[0];
+            g_assert_cmpint (y->numel, ==, numel);
+            gint64 index[5] = { 0 };
+            for (gint64 o = 0; o < numel; o++)
+              {
+                gint64 at = 0;
+                for (int d = 0; d < rank; d++)
+                  at += index[d] * strides[perm[d]];
+                g_assert_cmpint (graft_rt_tensor_get_i64 (y, o), ==, values[at]);
+                for (int d = rank - 1; d >= 0 && ++index[d] == dims[perm[d]]; d--)
+                  index[d] = 0;
+              }
+            builder_clear (&b);
+          }
+      }
+}
+
 /* Slice copies runs of consecutive values where the trailing axes are
  * kept whole (a channel slice copies planes), value by value elsewhere:
  * both against direct indexing, on steps of 1, 2 and -1 along the
@@ -1772,6 +1852,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/expand-blocks", test_expand_blocks);
   g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
+  g_test_add_func ("/runtime/transpose-runs", test_transpose_runs);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);

@@ -390,23 +390,79 @@ infer_transpose (GraftInferContext *ctx, GError **error)
   return TRUE;
 }
 
+/* The same transpose over fewer, larger dims: dims of size 1 are dropped,
+ * and input dims that stay next to each other in the output become one. The
+ * copy loop then moves whole runs: ShuffleNet's channel shuffle, [2, 2, C/2,
+ * H, W] → [2, C/2, 2, H, W], copies H·W floats at a time instead of W. */
+static int
+transpose_reduce (int rank, const gint64 *dims, const int *perm, gint64 *reduced_dims, int *reduced_perm)
+{
+  int kept_perm[GRAFT_RT_MAX_RANK], renumber[GRAFT_RT_MAX_RANK];
+  int kept = 0;
+  for (int d = 0, k = 0; d < rank; d++)
+    renumber[d] = dims[d] == 1 ? -1 : k++;
+  for (int i = 0; i < rank; i++)
+    if (renumber[perm[i]] >= 0)
+      kept_perm[kept++] = renumber[perm[i]];
+  if (kept == 0)
+    {
+      reduced_dims[0] = 1;
+      reduced_perm[0] = 0;
+      return 1;
+    }
+  gint64 kept_dims[GRAFT_RT_MAX_RANK];
+  for (int d = 0; d < rank; d++)
+    if (renumber[d] >= 0)
+      kept_dims[renumber[d]] = dims[d];
+
+  /* runs of output positions whose input dims are consecutive */
+  int run_first[GRAFT_RT_MAX_RANK], runs = 0;
+  gint64 run_size[GRAFT_RT_MAX_RANK];
+  for (int i = 0; i < kept; i++)
+    {
+      if (i > 0 && kept_perm[i] == kept_perm[i - 1] + 1)
+        {
+          run_size[runs - 1] *= kept_dims[kept_perm[i]];
+          continue;
+        }
+      run_first[runs] = kept_perm[i];
+      run_size[runs] = kept_dims[kept_perm[i]];
+      runs++;
+    }
+  /* a run's input position is the rank of its first input dim among the runs' */
+  for (int r = 0; r < runs; r++)
+    {
+      int position = 0;
+      for (int q = 0; q < runs; q++)
+        position += run_first[q] < run_first[r];
+      reduced_perm[r] = position;
+      reduced_dims[position] = run_size[r];
+    }
+  return runs;
+}
+
 gboolean
 graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm)
 {
-  gint64 in_strides[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
-  int rank = in->rank;
-  graft_rt_strides (rank, in->dims, in_strides);
-  for (int i = 0; i < rank; i++)
-    strides[i] = in_strides[perm[i]];
-  gint64 off = 0;
   if (out->numel == 0)
     return TRUE;
-  if (rank == 0)
+  if (in->rank == 0)
     {
       graft_copy_element (out, 0, in, 0);
       return TRUE;
     }
-  gint64 inner = out->dims[rank - 1], inner_stride = strides[rank - 1];
+  gint64 dims[GRAFT_RT_MAX_RANK], out_dims[GRAFT_RT_MAX_RANK];
+  int reduced_perm[GRAFT_RT_MAX_RANK];
+  int rank = transpose_reduce (in->rank, in->dims, perm, dims, reduced_perm);
+  gint64 in_strides[GRAFT_RT_MAX_RANK], strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (rank, dims, in_strides);
+  for (int i = 0; i < rank; i++)
+    {
+      strides[i] = in_strides[reduced_perm[i]];
+      out_dims[i] = dims[reduced_perm[i]];
+    }
+  gint64 off = 0;
+  gint64 inner = out_dims[rank - 1], inner_stride = strides[rank - 1];
   gboolean word = out->dtype != GRAFT_DTYPE_STRING && graft_rt_dtype_size (out->dtype) == 4 && out->dtype == in->dtype;
   for (gint64 o = 0; o < out->numel; o += inner)
     {
@@ -423,7 +479,7 @@ graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *pe
         {
           index[d]++;
           off += strides[d];
-          if (index[d] < out->dims[d])
+          if (index[d] < out_dims[d])
             break;
           off -= strides[d] * index[d];
           index[d] = 0;
