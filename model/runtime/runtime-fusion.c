@@ -1175,7 +1175,7 @@ is_pure_shape_op (GraftNode *node)
     "Div", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "GatherND",
     "Greater", "GreaterOrEqual", "Identity", "IsInf", "IsNaN", "Less", "LessOrEqual", "Log", "MatMul", "Max",
     "Min", "Mod", "Mul", "Neg", "Not", "OneHot", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMean",
-    "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Round", "Shape", "Sign", "Sin", "Size", "Slice",
+    "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Resize", "Round", "Shape", "Sign", "Sin", "Size", "Slice",
     "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tile", "Transpose", "Trilu", "Unsqueeze", "Where", "Xor",
   };
   if (!g_str_has_prefix (node->op, "onnx::"))

@@ -492,6 +492,59 @@ test_shape_steps_memoised (void)
   builder_clear (&b);
 }
 
+/* A Resize of values that depend only on constants is memoised like the
+ * other pure steps: DETR's position embedding starts from its pixel
+ * mask resized to the feature map, and every Sin, Cos and CumSum after
+ * it ran each time while Resize was not counted pure. */
+static void
+test_resize_of_constants_memoised (void)
+{
+  Builder b;
+  builder_init (&b, 13);
+  gint64 dx[] = { 1, 1, 4, 4 }, dm[] = { 1, 1, 2, 2 }, four = 4;
+  float mask[] = { 1, 2, 3, 4 }, scales[] = { 1, 1, 2, 2 };
+  add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, 4, dx);
+  add_initializer (b.graph, "mask", GRAFT_DTYPE_FLOAT32, 4, dm, mask, sizeof mask);
+  add_initializer (b.graph, "scales", GRAFT_DTYPE_FLOAT32, 1, &four, scales, sizeof scales);
+  GraftNode *resize = add_node (b.graph, "Resize", IN ("mask", "", "scales"), IN ("big"));
+  graft_node_add_attribute (resize, graft_attribute_new_string ("mode", "nearest"));
+  add_node (b.graph, "Add", IN ("x", "big"), IN ("y"));
+  add_output (b.graph, "y");
+  graft_model_set_graph (b.model, b.graph);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRuntime) rt = graft_runtime_new (b.model, &error);
+  g_assert_no_error (error);
+  graft_runtime_set_profiling (rt, TRUE);
+  /* the first run keeps nothing; the second keeps the Resize's output */
+  const guint64 resize_calls[] = { 1, 1, 0, 0 };
+  for (guint round = 0; round < G_N_ELEMENTS (resize_calls); round++)
+    {
+      g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                            (GDestroyNotify) graft_rt_tensor_unref);
+      GraftRtTensor *xt = tensor_f32 (4, dx, NULL);
+      for (gint64 i = 0; i < xt->numel; i++)
+        ((float *) xt->data)[i] = (float) (i * 10 + round);
+      g_hash_table_insert (inputs, (gpointer) "x", xt);
+      graft_runtime_reset_timings (rt);
+      g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0];
+      for (gint64 i = 0; i < 16; i++)
+        g_assert_cmpfloat (((float *) y->data)[i], ==, (float) (i * 10 + round) + mask[(i / 8) * 2 + (i % 4) / 2]);
+      GArray *timings = graft_runtime_get_timings (rt);
+      guint64 calls = G_MAXUINT64;
+      for (guint k = 0; k < timings->len; k++)
+        {
+          GraftNodeTiming *t = &g_array_index (timings, GraftNodeTiming, k);
+          if (strcmp (t->node->op_type, "Resize") == 0)
+            calls = t->calls;
+        }
+      g_assert_cmpuint (calls, ==, resize_calls[round]);
+      memset (y->data, 0xff, y->nbytes);
+    }
+  builder_clear (&b);
+}
+
 /* Expand copies blocks (the innermost axes the input has in full, the
  * broadcast axes outside them repeating each): every element against an
  * index-by-index reference, for 1-, 2-, 4- and 8-byte types, with a
@@ -1848,6 +1901,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/pow-by-one-exponent", test_pow_by_one_exponent);
   g_test_add_func ("/runtime/constant-nodes-planned", test_constant_nodes_planned);
   g_test_add_func ("/runtime/shape-steps-memoised", test_shape_steps_memoised);
+  g_test_add_func ("/runtime/resize-of-constants-memoised", test_resize_of_constants_memoised);
   g_test_add_func ("/runtime/inference-reused-only-for-same-inputs", test_inference_reused_only_for_same_inputs);
   g_test_add_func ("/runtime/expand-blocks", test_expand_blocks);
   g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
