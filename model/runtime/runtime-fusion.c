@@ -217,7 +217,9 @@ fuse_activations (GraftRuntime *rt, Plan *plan)
       if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
         continue;
       GraftValue *v;
-      GraftNode *next = graft_fusion_sole_reader (plan->steps[i].node, &v);
+      /* after a folded Mul/Add, what reads the last of them (they forward the Conv's output) */
+      GraftNode *next = graft_fusion_sole_reader (plan->steps[i].fold_last ? plan->steps[i].fold_last
+                                                                            : plan->steps[i].node, &v);
       Step *act_step = fuse_clamp (plan, step_of, i, next, v);
       if (act_step)
         act_step->forward_input = TRUE;
@@ -371,7 +373,9 @@ step_unfused (const Step *step)
 static gboolean
 step_free_for_pattern (const Step *step)
 {
-  return step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP;
+  /* a fused kernel reads a Conv's own weight, and would compute a Mul that forwards a folded one again */
+  return step->qdq == NULL && !step->absorbed && step->pattern == NULL && step->pattern_at == NO_STEP &&
+         step->folded_weight == NULL && !step->fold_forwards;
 }
 
 /* v, the output of a Constant node, becomes a plan constant (in every
@@ -819,6 +823,34 @@ batch_norm_reader (Plan *plan, GraftNode *conv)
   return bn;
 }
 
+/* Step's convolution computes with the weight w·scale[m] for each output
+ * channel m and the bias shift[m] (Step.folded_weight): the bias now, the
+ * weight into pages of its own when a kernel first reads it
+ * (_graft_step_fold_weight). Takes *scale. FALSE when out of memory. */
+static gboolean
+step_set_fold (Step *step, GraftRtTensor *w, double **scale, const double *shift)
+{
+  gint64 M = w->dims[0];
+  /* pages untouched until written: the weight costs no memory before a kernel reads it */
+  GraftPages *pages = graft_pages_new (w->nbytes);
+  if (pages == NULL)
+    return FALSE;
+  g_autoptr(GBytes) bytes = g_bytes_new_with_free_func (pages->data, w->nbytes, graft_pages_free, pages);
+  g_autoptr(GraftRtTensor) w2 = graft_rt_tensor_new_from_bytes (GRAFT_DTYPE_FLOAT32, w->rank, w->dims, bytes, NULL);
+  g_autoptr(GraftRtTensor) b2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &M, NULL);
+  if (w2 == NULL || w2->data != pages->data || b2 == NULL)
+    return FALSE;
+  for (gint64 m = 0; m < M; m++)
+    ((float *) b2->data)[m] = (float) shift[m];
+  step->folded_weight = g_steal_pointer (&w2);
+  step->folded_bias = g_steal_pointer (&b2);
+  step->fold_source = graft_rt_tensor_ref (w);
+  step->fold_scale = g_steal_pointer (scale);
+  step->folded_pages = g_steal_pointer (&bytes);
+  step->folded_resident = FALSE;
+  return TRUE;
+}
+
 /* The batch_norm bn after conv's step folded into its weight and bias:
  * W'[m] = W[m]·s[m], B'[m] = (B[m] - mean[m])·s[m] + beta[m] with
  * s = gamma / sqrt(var + eps), computed in double as the batch_norm
@@ -848,29 +880,17 @@ fold_batch_norm (Plan *plan, GHashTable *set_attributes, Step *step, GraftNode *
       !channel_arg (plan, set_attributes, bn, 3, M, &mean) || !channel_arg (plan, set_attributes, bn, 4, M, &var) ||
       mean == NULL || var == NULL || constant_arg (plan, set_attributes, bn, 7, &unused, &eps) == ARG_UNKNOWN)
     return FALSE;
-  /* pages untouched until written: the weight costs no memory before a kernel reads it */
-  GraftPages *pages = graft_pages_new (w->nbytes);
-  if (pages == NULL)
-    return FALSE;
-  g_autoptr(GBytes) bytes = g_bytes_new_with_free_func (pages->data, w->nbytes, graft_pages_free, pages);
-  g_autoptr(GraftRtTensor) w2 = graft_rt_tensor_new_from_bytes (GRAFT_DTYPE_FLOAT32, w->rank, w->dims, bytes, NULL);
-  g_autoptr(GraftRtTensor) b2 = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, &M, NULL);
-  if (w2 == NULL || w2->data != pages->data || b2 == NULL)
-    return FALSE;
-  g_autofree double *scale = g_new (double, M);
+  g_autofree double *scale = g_new (double, M), *shift = g_new (double, M);
   for (gint64 m = 0; m < M; m++)
     {
       double s = (gamma ? graft_rt_tensor_get_f64 (gamma, m) : 1) / sqrt (graft_rt_tensor_get_f64 (var, m) + eps);
       scale[m] = s;
-      ((float *) b2->data)[m] = ((b ? ((const float *) b->data)[m] : 0) - graft_rt_tensor_get_f64 (mean, m)) * s +
-                                (beta ? graft_rt_tensor_get_f64 (beta, m) : 0);
+      shift[m] = ((b ? ((const float *) b->data)[m] : 0) - graft_rt_tensor_get_f64 (mean, m)) * s +
+                 (beta ? graft_rt_tensor_get_f64 (beta, m) : 0);
     }
-  step->folded_weight = g_steal_pointer (&w2);
-  step->folded_bias = g_steal_pointer (&b2);
-  step->fold_source = graft_rt_tensor_ref (w);
-  step->fold_scale = g_steal_pointer (&scale);
-  step->folded_pages = g_steal_pointer (&bytes);
-  step->folded_resident = FALSE;
+  if (!step_set_fold (step, w, &scale, shift))
+    return FALSE;
+  step->fold_last = bn;
   return TRUE;
 }
 
@@ -927,6 +947,104 @@ fold_batch_norms (Plan *plan)
     }
 }
 
+/* The per-output-channel values of constant c, broadcast against a Conv
+ * output of rank `rank` and M channels: one value, or M along axis 1 and
+ * 1 elsewhere. NULL when c would be broadcast otherwise (or enlarge the
+ * output), or is not float32. */
+static GraftRtTensor *
+channel_constant (Plan *plan, GraftValue *c, int rank, gint64 M)
+{
+  GraftRtTensor *t = fixed_constant (plan, c);
+  if (t == NULL && c->producer != NULL && preload_constant (plan, c))
+    t = fixed_constant (plan, c);
+  if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > rank || (t->numel != 1 && t->numel != M))
+    return NULL;
+  for (int a = rank - t->rank; a < rank; a++)
+    {
+      gint64 d = t->dims[a - (rank - t->rank)];
+      if (d != 1 && !(a == 1 && d == M))
+        return NULL;
+    }
+  return t;
+}
+
+/* ONNX Conv → Mul by (or Div by) a constant per output channel → Add of
+ * one (either may be missing): the constants folded into the Conv's
+ * weight and bias (Step.folded_weight), as onnxruntime's ConvMulFusion
+ * and ConvAddFusion do, and the Mul and Add forward its output. DETR's
+ * FrozenBatchNorm2d and the layer scales after convolutions in
+ * PoolFormer, FastViT and EfficientFormer as torch.export writes them.
+ * Before the other fusions, which then look after the last node folded
+ * in: a Relu/Clip or residual Add there goes into the Conv as usual. */
+static void
+fold_conv_affines (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *conv = &plan->steps[i];
+      GraftNode *node = conv->node;
+      if (strcmp (node->op, "onnx::Conv") != 0 || !step_unfused (conv) || conv->folded_weight != NULL ||
+          node->inputs->len < 2)
+        continue;
+      GraftRtTensor *w = fixed_constant (plan, node->inputs->pdata[1]), *b = NULL;
+      if (w == NULL || w->dtype != GRAFT_DTYPE_FLOAT32 || w->rank < 3 || w->dims[0] <= 0)
+        continue;
+      gint64 M = w->dims[0];
+      if (node->inputs->len > 2 && node->inputs->pdata[2] != NULL &&
+          ((b = fixed_constant (plan, node->inputs->pdata[2])) == NULL || b->dtype != GRAFT_DTYPE_FLOAT32 ||
+           b->numel != M))
+        continue;
+      g_autofree double *scale = g_new (double, M), *shift = g_new (double, M);
+      for (gint64 m = 0; m < M; m++)
+        {
+          scale[m] = 1;
+          shift[m] = b ? ((const float *) b->data)[m] : 0;
+        }
+      Step *taken[2];
+      guint n_taken = 0, index[2];
+      GraftNode *last = node;
+      GraftValue *v;
+      for (GraftNode *next; n_taken < 2 && (next = graft_fusion_sole_reader (last, &v)) != NULL; last = next)
+        {
+          gboolean mul = strcmp (next->op, "onnx::Mul") == 0, div = strcmp (next->op, "onnx::Div") == 0,
+                   add = strcmp (next->op, "onnx::Add") == 0;
+          /* one Mul or Div, then one Add */
+          if ((!mul && !div && !add) || (!add && n_taken > 0) || next->inputs->len != 2 ||
+              next->outputs->len != 1 || next->inputs->pdata[0] == next->inputs->pdata[1])
+            break;
+          guint at = next->inputs->pdata[0] == v ? 0 : 1;
+          GraftRtTensor *c = div && at != 0 ? NULL : channel_constant (plan, next->inputs->pdata[1 - at], w->rank, M);
+          Step *step = c ? free_step_after (plan, step_of_node, next, i) : NULL;
+          if (step == NULL)
+            break;
+          for (gint64 m = 0; m < M; m++)
+            {
+              double value = ((const float *) c->data)[c->numel == 1 ? 0 : m];
+              if (add)
+                shift[m] += value;
+              else
+                {
+                  double factor = div ? 1 / value : value;
+                  scale[m] *= factor;
+                  shift[m] *= factor;
+                }
+            }
+          taken[n_taken] = step;
+          index[n_taken++] = at;
+        }
+      if (n_taken == 0 || !step_set_fold (conv, w, &scale, shift))
+        continue;
+      conv->fold_last = taken[n_taken - 1]->node;
+      for (guint k = 0; k < n_taken; k++)
+        {
+          taken[k]->forward_input = TRUE;
+          taken[k]->forward_index = index[k];
+          taken[k]->fold_forwards = TRUE;
+        }
+    }
+}
+
 /* An aten convolution [→ batch_norm it folded] → aten::add(_) of a value
  * ready before it [→ aten::relu(_)]: ResNet's `out += identity; relu`,
  * the residual and clamp that Conv → Add → Relu gets (fuse_residual). */
@@ -974,12 +1092,11 @@ fuse_conv_activations (Plan *plan)
       GraftNode *sigmoid = NULL, *mul;
       GraftFusedActivation activation;
       Step *act, *sigmoid_step;
-      if (conv->folded_weight)
+      if (conv->fold_last)
         {
-          /* the batch_norm forwards: the activation reads its output */
-          GraftNode *bn = batch_norm_reader (plan, conv->node);
-          v = bn->outputs->pdata[0];
-          next = is_graph_output (plan, v) ? NULL : plan_sole_reader (plan, bn, &v);
+          /* the batch_norm, or the Mul and Add, forward: the activation reads the last one's output */
+          v = conv->fold_last->outputs->pdata[0];
+          next = is_graph_output (plan, v) ? NULL : plan_sole_reader (plan, conv->fold_last, &v);
         }
       if (aten)
         {
@@ -1528,6 +1645,7 @@ skip_pattern_metadata_asserts (Plan *plan)
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
+  fold_conv_affines (plan);
   fuse_activations (rt, plan);
   fuse_qdq (rt, plan, last_use);
   fuse_patterns (rt, plan);

@@ -67,6 +67,13 @@ typedef struct _Step {
    * folded copy beside the model's weight and the packed one
    * (_graft_step_fold_weight, _graft_step_give_back_folded). */
   GraftRtTensor *folded_weight, *folded_bias;
+  /* The same for an ONNX Conv → Mul/Div by, then Add of, constants per
+   * output channel (fold_conv_affines): the last node folded in, whose
+   * output the Conv's now is (later fusions look after it), and on the
+   * steps of those nodes, that they forward a fold and are no one
+   * else's to take. */
+  GraftNode *fold_last;
+  gboolean fold_forwards;
   GraftRtTensor *fold_source;   /* the convolution's own weight, a constant */
   double *fold_scale;           /* per output channel */
   GBytes *folded_pages;         /* folded_weight's data (ir/file-bytes.h pages) */

@@ -1252,6 +1252,8 @@ kernel_conv (GraftKernelContext *ctx, GError **error)
   GraftWindow w;
   if (x == NULL || wt == NULL || (b0 && b == NULL))
     return FALSE;
+  /* a Mul and Add of constants per channel after it, folded by the engine (runtime-fusion.c) */
+  graft_kernel_get_folded_weights (ctx, &wt, &b);
   gint64 group = graft_node_attr_int (ctx->node, "group", 1);
   if (!window_from_tensors (ctx, x, wt, FALSE, &w, error))
     return FALSE;
@@ -1352,6 +1354,8 @@ kernel_conv_transpose (GraftKernelContext *ctx, GError **error)
   GraftWindow w;
   if (x == NULL || wt == NULL || (b0 && b == NULL))
     return FALSE;
+  /* a Mul and Add of constants per channel after it, folded by the engine (runtime-fusion.c) */
+  graft_kernel_get_folded_weights (ctx, &wt, &b);
   gint64 group = graft_node_attr_int (ctx->node, "group", 1);
   if (!window_from_tensors (ctx, x, wt, TRUE, &w, error))
     return FALSE;
