@@ -258,12 +258,13 @@ test_expand_where_rows (void)
 }
 
 /* Pow by one float exponent (its own loop): 2 is x·x and 0.5 sqrtf, both
- * correctly rounded, with pow's answers at −0 and −∞; others powf. */
+ * correctly rounded, with pow's answers at −0 and −∞; 3 is x·x·x, as
+ * PyTorch and onnxruntime compute a cube; others powf. */
 static void
 test_pow_by_one_exponent (void)
 {
   const float x[] = { 0.0f, -0.0f, 1.5f, -2.5f, INFINITY, -INFINITY, NAN, 3e-20f, 1e20f, -60.581284f, 93.1202f, 7.0f };
-  const float exponents[] = { 2.0f, 0.5f, 3.0f, 1.0f };
+  const float exponents[] = { 2.0f, 0.5f, 3.0f, 1.0f, 2.5f };
   gint64 d[] = { G_N_ELEMENTS (x) };
   for (guint k = 0; k < G_N_ELEMENTS (exponents); k++)
     {
@@ -283,6 +284,7 @@ test_pow_by_one_exponent (void)
           float e = exponents[k];
           float want = e == 2.0f ? x[i] * x[i]
                        : e == 0.5f ? (x[i] == 0.0f ? 0.0f : x[i] == -INFINITY ? INFINITY : sqrtf (x[i]))
+                       : e == 3.0f ? x[i] * x[i] * x[i]
                        : powf (x[i], e);
           if (isnan (want))
             g_assert_true (isnan (y[i]));
