@@ -954,6 +954,10 @@ fold_batch_norms (Plan *plan)
 static GraftRtTensor *
 channel_constant (Plan *plan, GraftValue *c, int rank, gint64 M)
 {
+  /* torch.onnx.export gives equal initializers once, the others as Identity nodes of it (DETR's) */
+  while (c->producer != NULL && strcmp (c->producer->op, "onnx::Identity") == 0 && c->producer->inputs->len == 1 &&
+         c->producer->inputs->pdata[0] != NULL && in_plan (plan, c->producer))
+    c = c->producer->inputs->pdata[0];
   GraftRtTensor *t = fixed_constant (plan, c);
   if (t == NULL && c->producer != NULL && preload_constant (plan, c))
     t = fixed_constant (plan, c);

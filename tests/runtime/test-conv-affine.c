@@ -8,7 +8,8 @@
  * observer turns the engine's fusions off) at every SIMD level, at one
  * and two threads, on the Conv paths the fold meets (3×3, pointwise,
  * depthwise, groups, without a bias, a pointwise Conv that the
- * pointwise → depthwise pattern would take), and cases that must not
+ * pointwise → depthwise pattern would take, constants through Identity
+ * nodes), and cases that must not
  * fold: a map of values per position, a constant divided by the Conv's
  * output, the Conv's output also a graph output, a Mul by a graph
  * input. */
@@ -33,6 +34,7 @@ typedef struct {
   gboolean depthwise_after;   /* then a depthwise 3×3 Conv */
   gboolean no_bias;
   gboolean conv_out;          /* the Conv's output is a graph output too */
+  gboolean via_identity;      /* the constants reach the Mul and Add through Identity nodes */
   gboolean folded;
 } AffineCase;
 
@@ -47,6 +49,8 @@ static const AffineCase cases[] = {
   { "Add alone, two groups", 1, 8, 12, 5, 5, 3, 2, NULL, NONE, FALSE, CHANNELS, TRUE, .folded = TRUE },
   { "pointwise, Mul, Relu, then depthwise", 2, 8, 16, 10, 10, 1, 1, "Mul", CHANNELS, FALSE, NONE, TRUE,
     .depthwise_after = TRUE, .folded = TRUE },
+  { "constants through Identity nodes (torch.onnx.export's shared initializers)", 2, 8, 8, 6, 6, 3, 1, "Mul",
+    CHANNELS, FALSE, CHANNELS, TRUE, .via_identity = TRUE, .folded = TRUE },
   { "Mul by a map of positions", 1, 4, 6, 5, 5, 3, 1, "Mul", POSITIONS, FALSE, CHANNELS },
   { "constant divided by the Conv", 1, 4, 6, 5, 5, 3, 1, "Div", CHANNELS, TRUE, NONE },
   { "Conv output also a graph output", 1, 4, 6, 5, 5, 3, 1, "Mul", CHANNELS, FALSE, CHANNELS, .conv_out = TRUE },
@@ -96,14 +100,20 @@ build_model (const AffineCase *c, const float *w, const float *b, const float *d
   if (c->scale_op)
     {
       add_constant (g, "scale", c->scale, c->m, c->h, c->w, 5);
-      float_graph_add_node (g, c->scale_op, c->constant_first ? "scale" : "conv", c->constant_first ? "conv" : "scale",
+      const char *scale = "scale";
+      if (c->via_identity)
+        float_graph_add_node (g, "Identity", "scale", NULL, NULL, scale = "scale_again");
+      float_graph_add_node (g, c->scale_op, c->constant_first ? scale : "conv", c->constant_first ? "conv" : scale,
                             NULL, "scaled");
       last = "scaled";
     }
   if (c->shift != NONE)
     {
       add_constant (g, "shift", c->shift, c->m, c->h, c->w, 6);
-      float_graph_add_node (g, "Add", last, "shift", NULL, "shifted");
+      const char *shift = "shift";
+      if (c->via_identity)
+        float_graph_add_node (g, "Identity", "shift", NULL, NULL, shift = "shift_again");
+      float_graph_add_node (g, "Add", last, shift, NULL, "shifted");
       last = "shifted";
     }
   if (c->relu)
