@@ -81,6 +81,51 @@ float_graph_add_conv (GraftGraph *g, const char *x, const char *out, gint64 m, g
   return conv;
 }
 
+/* What a convolution test's Conv writes: "sum" when the graph input "r"
+ * is added to it, else "z" when an activation follows, else "y". */
+static inline const char *
+float_graph_conv_output (gboolean residual, const char *activation)
+{
+  return residual ? "sum" : activation ? "z" : "y";
+}
+
+/* The nodes after that Conv: the Add of "r" (residual) and the
+ * activation (NULL, "Relu" or "Clip" to [0, 6]), which make the graph's
+ * output "y"; the runtime fuses both into the convolution. */
+static inline void
+float_graph_add_conv_epilogue (GraftGraph *g, gboolean residual, const char *activation)
+{
+  if (residual)
+    float_graph_add_node (g, "Add", "sum", "r", NULL, activation ? "z" : "y");
+  if (activation)
+    {
+      GraftNode *act = graft_graph_add_node (g, NULL, activation, activation);
+      graft_node_add_input (act, graft_graph_resolve_value (g, "z"));
+      if (strcmp (activation, "Clip") == 0)
+        {
+          gint64 none[] = { 0 };
+          float lo = 0, hi = 6;
+          float_graph_add_initializer (g, "lo", 0, none, &lo);
+          float_graph_add_initializer (g, "hi", 0, none, &hi);
+          graft_node_add_input (act, graft_graph_resolve_value (g, "lo"));
+          graft_node_add_input (act, graft_graph_resolve_value (g, "hi"));
+        }
+      graft_node_add_output (act, graft_graph_ensure_value (g, "y"));
+    }
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+}
+
+/* v through that activation */
+static inline double
+float_graph_activate (double v, const char *activation)
+{
+  if (activation)
+    v = MAX (v, 0);
+  if (activation && strcmp (activation, "Clip") == 0)
+    v = MIN (v, 6);
+  return v;
+}
+
 /* Each output of fast within rtol·(1 + |r|) of reference's r. */
 static inline void
 float_graph_assert_outputs_close (const char *what, GPtrArray *fast, GPtrArray *reference, double rtol)

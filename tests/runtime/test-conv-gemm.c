@@ -176,7 +176,7 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
   GraftGraph *g = graft_graph_new ("conv");
   graft_model_set_opset (model, "onnx", 17);
   gint64 dx[] = { c->n, c->c, c->h, c->w }, pads[] = { c->pt, c->pl, c->pb, c->pr };
-  const char *conv_out = c->residual ? "sum" : c->activation ? "z" : "y";
+  const char *conv_out = float_graph_conv_output (c->residual, c->activation);
   if (c->conv1d)
     dx[2] = c->w;
   float_graph_add_input (g, "x", c->conv1d ? 3 : 4, dx);
@@ -201,24 +201,7 @@ build_model (const ConvCase *c, const float *wv, const float *bv)
     }
   else
     float_graph_add_conv (g, "x", conv_out, c->m, c->c / c->group, c->kh, c->kw, wv, bv, c->s, c->d, pads, c->group);
-  if (c->residual)
-    float_graph_add_node (g, "Add", "sum", "r", NULL, c->activation ? "z" : "y");
-  if (c->activation)
-    {
-      GraftNode *act = graft_graph_add_node (g, NULL, c->activation, c->activation);
-      graft_node_add_input (act, graft_graph_resolve_value (g, "z"));
-      if (strcmp (c->activation, "Clip") == 0)
-        {
-          gint64 none[] = { 0 };
-          float lo = 0, hi = 6;
-          float_graph_add_initializer (g, "lo", 0, none, &lo);
-          float_graph_add_initializer (g, "hi", 0, none, &hi);
-          graft_node_add_input (act, graft_graph_resolve_value (g, "lo"));
-          graft_node_add_input (act, graft_graph_resolve_value (g, "hi"));
-        }
-      graft_node_add_output (act, graft_graph_ensure_value (g, "y"));
-    }
-  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+  float_graph_add_conv_epilogue (g, c->residual, c->activation);
   graft_model_set_graph (model, g);
   return model;
 }
@@ -239,12 +222,7 @@ reference (const ConvCase *c, const float *xv, const float *wv, const float *bv,
           acc += float_graph_operand (xv[((n * c->c + g * Cg + ci) * c->h + ih) * c->w + iw], bf16) *
                  float_graph_operand (wv[((m * Cg + ci) * c->kh + ki) * c->kw + kj], bf16);
         }
-  acc += residual;
-  if (c->activation)
-    acc = MAX (acc, 0);
-  if (c->activation && strcmp (c->activation, "Clip") == 0)
-    acc = MIN (acc, 6);
-  return acc;
+  return float_graph_activate (acc + residual, c->activation);
 }
 
 static void

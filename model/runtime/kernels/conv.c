@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "runtime/kernels/conv-3d.h"
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
@@ -851,10 +852,8 @@ as_f32 (GraftRtTensor *t, GraftRtTensor **owned, GError **error)
   return *owned;
 }
 
-/* The taps [lo, hi] of axis d of w that read the input for some output
- * (the others only ever read padding); FALSE when none does. */
-static gboolean
-window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi)
+gboolean
+graft_window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi)
 {
   *lo = -1;
   for (gint64 k = 0; k < w->kernel[d]; k++)
@@ -875,7 +874,7 @@ gboolean
 graft_window_trim (const GraftWindow *w, GraftWindow *trimmed, gint64 lo[2])
 {
   gint64 hi[2];
-  if (w->n != 2 || !window_taps_read (w, 0, &lo[0], &hi[0]) || !window_taps_read (w, 1, &lo[1], &hi[1]) ||
+  if (w->n != 2 || !graft_window_taps_read (w, 0, &lo[0], &hi[0]) || !graft_window_taps_read (w, 1, &lo[1], &hi[1]) ||
       (lo[0] == 0 && lo[1] == 0 && hi[0] == w->kernel[0] - 1 && hi[1] == w->kernel[1] - 1))
     return FALSE;
   *trimmed = *w;
@@ -1187,6 +1186,8 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
                     GError **error)
 {
   gboolean taken;
+  if (graft_conv3d_supports (w))
+    return graft_conv3d_f32 (ctx, x, weight, bias, y, N, C, M, group, w, residual, error);
   if (!conv2d_bf16 (ctx, x, weight, bias, y, N, C, M, group, w, residual, &taken, error))
     return FALSE;
   if (taken)

@@ -48,6 +48,10 @@ graft_window_inside (const GraftWindow *w, int axis, gint64 k, gint64 *lo, gint6
   *hi = CLAMP (to, *lo, w->out[axis]);
 }
 
+/* The taps [*lo, *hi] of axis d of w that read the input for some output
+ * (the others only ever read padding); FALSE when none does. */
+gboolean graft_window_taps_read (const GraftWindow *w, int d, gint64 *lo, gint64 *hi);
+
 /* A 2-D window without the rows and columns of taps that read only
  * padding for every output: a dilation as wide as the map (DeepLabV3's
  * atrous pyramid, dilations 12-36 over a 4×4 map at small inputs, where
