@@ -114,7 +114,14 @@ typedef struct _Step {
   /* Its outputs may be kept though they are lists (prim::ListConstruct of
    * sizes, aten::size without a dim): no reader changes them in place. */
   gboolean memo_sequences;
-  GraftRtTensor **memo_inputs;
+  /* A memoised prim::If or prim::Loop: the values of the plan its
+   * subgraphs read (captured; slots of this frame), compared and kept
+   * after its inputs, as memo input n_inputs + k (with a bit of
+   * memo_metadata where the subgraphs read only a tensor's dtype and
+   * shape). */
+  guint n_memo_captures;
+  ValueRef *memo_captures;
+  GraftRtTensor **memo_inputs;   /* n_inputs + n_memo_captures */
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
   gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
