@@ -1697,6 +1697,31 @@ mark_identity_steps (Plan *plan)
     }
 }
 
+/* Steps that only put their inputs in a list or take a list's items out
+ * (Step.packs, Step.unpacks): every item a value of the run, none a
+ * constant of the node's (an "arg<k>" attribute, which the kernel turns
+ * into a tensor). */
+static void
+mark_list_steps (Plan *plan)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftNode *node = step->node;
+      gboolean packs = strcmp (node->op, "prim::ListConstruct") == 0 || strcmp (node->op, "prim::TupleConstruct") == 0;
+      gboolean unpacks = strcmp (node->op, "prim::ListUnpack") == 0 || strcmp (node->op, "prim::TupleUnpack") == 0;
+      if ((!packs && !unpacks) || !step_unfused (step) || step->memo || (unpacks && step->n_inputs != 1) ||
+          (packs && step->n_outputs != 1))
+        continue;
+      for (guint j = 0; j < step->n_inputs; j++)
+        packs &= step->inputs[j].slot != NO_SLOT;
+      for (guint k = 0; k < node->attributes->len; k++)
+        packs &= !g_str_has_prefix (((GraftAttribute *) node->attributes->pdata[k])->name, "arg");
+      step->packs = packs;
+      step->unpacks = unpacks && step->inputs[0].slot != NO_SLOT;
+    }
+}
+
 /* torch.export's aten::_assert_tensor_metadata checks of the dtype of a
  * value inside a fused pattern (a value the fused step does not compute;
  * fusion-patterns.c aten_sole_reader lets them by) are skipped while no
@@ -1739,4 +1764,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   skip_unread_steps (plan);
   memoize_shape_steps (plan);
   mark_identity_steps (plan);
+  mark_list_steps (plan);
 }

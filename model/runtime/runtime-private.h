@@ -134,6 +134,13 @@ typedef struct _Step {
   gboolean identity;
   GraftDType identity_dtype;
   int identity_min_rank;
+  /* A prim::ListConstruct or TupleConstruct of its inputs alone (no
+   * constant item), or a prim::ListUnpack or TupleUnpack: the run builds
+   * the list of the inputs' references, or gives the list's items, without
+   * the step's dispatch (mark_list_steps) — the operand lists of a traced
+   * transformer's einsum and cat, and what unbind gives, steps its ONNX
+   * export does not have. Not while an observer watches. */
+  gboolean packs, unpacks;
   /* An aten:: or prim:: step's "arg<k>" attributes by k (owned array,
    * borrowed attributes; graft_kernel_get_positional_attributes) */
   GraftAttribute **positional;

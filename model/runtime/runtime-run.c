@@ -808,6 +808,49 @@ identity_take (Frame *frame, Step *step)
   return TRUE;
 }
 
+/* A list step (Step.packs, Step.unpacks) as its kernel would run it: the
+ * list of its inputs, or the items of its list in its output slots.
+ * FALSE, the step left to its kernel (and its message), where an input
+ * is missing or not a list of enough items. */
+static gboolean
+list_take (Frame *frame, Step *step)
+{
+  if (step->packs)
+    {
+      for (guint j = 0; j < step->n_inputs; j++)
+        if (_graft_frame_get (frame, step->inputs[j]) == NULL)
+          return FALSE;
+      GraftRtTensor *list = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+      for (guint j = 0; j < step->n_inputs; j++)
+        {
+          GraftRtTensor *item = _graft_frame_get (frame, step->inputs[j]);
+          list->dtype = item->dtype;
+          g_ptr_array_add (list->items, graft_rt_tensor_ref (item));
+        }
+      if (step->outputs[0] == NO_SLOT)
+        {
+          graft_rt_tensor_unref (list);
+          return TRUE;
+        }
+      GraftRtTensor **slot = &frame->values[step->outputs[0]];
+      g_clear_pointer (slot, graft_rt_tensor_unref);
+      *slot = list;
+      return TRUE;
+    }
+  GraftRtTensor *list = _graft_frame_get (frame, step->inputs[0]);
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len < step->n_outputs)
+    return FALSE;
+  for (guint j = 0; j < step->n_outputs; j++)
+    if (step->outputs[j] != NO_SLOT)
+      {
+        GraftRtTensor **slot = &frame->values[step->outputs[j]];
+        GraftRtTensor *item = graft_rt_tensor_ref (list->items->pdata[j]);
+        g_clear_pointer (slot, graft_rt_tensor_unref);
+        *slot = item;
+      }
+  return TRUE;
+}
+
 /* The step that runs for planned step `step`: its fused 8-bit step, or
  * NULL when a fused step computes what it would; an observer sees the
  * plan as written. */
@@ -897,6 +940,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
       if (runs == step && step->memo && memo_take (&frame, step))
         runs = NULL;
       if (runs == step && step->identity && rt->observe == NULL && identity_take (&frame, step))
+        runs = NULL;
+      if (runs == step && (step->packs || step->unpacks) && rt->observe == NULL && list_take (&frame, step))
         runs = NULL;
       if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;

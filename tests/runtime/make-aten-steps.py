@@ -11,7 +11,9 @@ scripted nn.GroupNorm, whose F.group_norm checks the product of the
 input's sizes in a loop (memoised), beside a loop over the values and
 one filling a list (which it runs).
 OUT/steps/{traced.pt,scripted.pt,exported.pt2}, OUT/lists/scripted.pt,
-OUT/checks/scripted.pt, OUT/group-norm/scripted.pt, each directory's
+OUT/checks/scripted.pt, OUT/tensor-lists/{traced.pt,scripted.pt} (lists
+of tensors for einsum and cat, and unbind's), OUT/group-norm/scripted.pt,
+each directory's
 input x.npy and torch's output y.npy; in group-norm also other-x.npy and
 other-y.npy (another shape), and failing-x.npy, an input failing the
 check, with torch's message in failing-error.txt, and tall-x.npy, which
@@ -74,6 +76,15 @@ class Checks(nn.Module):
         return nn.functional.adaptive_avg_pool2d(x, (2, 2)) * 2.0
 
 
+class TensorLists(nn.Module):
+    def forward(self, x):
+        # x [2, 6, 16]: the lists of tensors a transformer gives einsum and
+        # cat, and the one unbind gives
+        a, b = x.unbind(0)
+        s = torch.einsum("ij,kj->ik", a, b)
+        return torch.cat([s, a @ b.t()], 1) * 2.0
+
+
 class GroupNormLoops(nn.Module):
     def __init__(self):
         super().__init__()
@@ -99,12 +110,24 @@ class GroupNormLoops(nn.Module):
         return y.reshape(sizes) * 2.0 + acc.unsqueeze(1)
 
 
+def write(out, name, module, x, kinds):
+    """OUT/NAME/{x,y}.npy and the module traced and/or scripted."""
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    with torch.no_grad():
+        np.save(os.path.join(d, "x.npy"), x.numpy())
+        np.save(os.path.join(d, "y.npy"), module(x).numpy())
+        if "traced" in kinds:
+            torch.jit.save(torch.jit.trace(module, (x,), check_trace=False), os.path.join(d, "traced.pt"))
+        if "scripted" in kinds:
+            torch.jit.save(torch.jit.script(module), os.path.join(d, "scripted.pt"))
+
+
 def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(3))
     steps = Steps().eval()
-    lists = Lists().eval()
     d = os.path.join(out, "steps")
     os.makedirs(d, exist_ok=True)
     with torch.no_grad():
@@ -113,20 +136,10 @@ def main():
         torch.jit.save(torch.jit.trace(steps, (x,), check_trace=False), os.path.join(d, "traced.pt"))
         torch.jit.save(torch.jit.script(steps), os.path.join(d, "scripted.pt"))
         torch.export.save(torch.export.export(steps, (x,), strict=False), os.path.join(d, "exported.pt2"))
-    d = os.path.join(out, "lists")
-    os.makedirs(d, exist_ok=True)
     x4 = x.reshape(2, 6, 4, 4)
-    with torch.no_grad():
-        np.save(os.path.join(d, "x.npy"), x4.numpy())
-        np.save(os.path.join(d, "y.npy"), lists(x4).numpy())
-        torch.jit.save(torch.jit.script(lists), os.path.join(d, "scripted.pt"))
-    d = os.path.join(out, "checks")
-    os.makedirs(d, exist_ok=True)
-    checks = Checks().eval()
-    with torch.no_grad():
-        np.save(os.path.join(d, "x.npy"), x4.numpy())
-        np.save(os.path.join(d, "y.npy"), checks(x4).numpy())
-        torch.jit.save(torch.jit.script(checks), os.path.join(d, "scripted.pt"))
+    write(out, "lists", Lists().eval(), x4, ["scripted"])
+    write(out, "checks", Checks().eval(), x4, ["scripted"])
+    write(out, "tensor-lists", TensorLists().eval(), x, ["traced", "scripted"])
     d = os.path.join(out, "group-norm")
     os.makedirs(d, exist_ok=True)
     norm = GroupNormLoops().eval()

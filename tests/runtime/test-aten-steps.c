@@ -12,7 +12,9 @@
  * on the input's values runs every time. So is a scripted nn.GroupNorm's
  * prim::Loop over the input's sizes with the checks around it: computed
  * again for another shape, and a shape failing the check raises torch's
- * message; loops over values, or filling a list, run every time.
+ * message; loops over values, or filling a list, run every time. Lists
+ * of tensors (einsum's, cat's, unbind's) are built and taken apart
+ * without a step.
  * In-place ops after a passed-on tensor leave its source (and the
  * caller's input) alone. The modules are written by the test venv's torch
  * (make-aten-steps.py), traced, scripted and exported; each file's runs
@@ -189,7 +191,7 @@ check_changed_list (void)
       g_autoptr(GPtrArray) again = graft_test_run_again (rt, inputs);
       assert_close_to_torch ("lists", again, torch_y);
     }
-  g_assert_cmpuint (graft_test_op_calls (rt, "prim::ListConstruct", NULL, NULL), ==, 4);
+  /* (the list is built anew each run, without a step: Step.packs) */
   g_assert_cmpuint (graft_test_op_calls (rt, "aten::append", NULL, NULL), ==, 4);
 }
 
@@ -218,6 +220,31 @@ check_shape_checks (void)
   g_assert_cmpuint (ifs_third, ==, 3);
   assert_close_to_torch ("checks", first, torch_y);
   assert_close_to_torch ("checks", third, torch_y);
+}
+
+/* The lists of tensors that einsum and cat read, and unbind's that
+ * ListUnpack takes apart, are built and read without a step of their own
+ * from the first run (Step.packs, Step.unpacks); an observer sees them
+ * run. */
+static void
+check_tensor_lists (gconstpointer data)
+{
+  const char *file = data;
+  static const char *const list_ops[] = { "prim::ListConstruct", "prim::ListUnpack" };
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("tensor-lists", file, &inputs, &torch_y);
+  g_autoptr(GraftRuntime) nodes = NULL;
+  g_autoptr(GPtrArray) reference = graft_test_run_profiled (model, inputs, 1, FALSE, &nodes);
+  assert_close_to_torch (file, reference, torch_y);
+  g_assert_cmpuint (calls_of (nodes, list_ops, G_N_ELEMENTS (list_ops)), >=, 3);
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
+  float_graph_assert_outputs_close (file, first, reference, 0);
+  float_graph_assert_outputs_close (file, second, reference, 0);
+  g_assert_cmpuint (calls_of (rt, list_ops, G_N_ELEMENTS (list_ops)), ==, 0);
+  g_assert_cmpuint (graft_test_op_calls (rt, "aten::einsum", NULL, NULL), ==, 2);
 }
 
 static GHashTable *
@@ -347,5 +374,7 @@ main (int argc, char **argv)
   g_test_add_func ("/aten-steps/changed-list", check_changed_list);
   g_test_add_func ("/aten-steps/shape-checks", check_shape_checks);
   g_test_add_func ("/aten-steps/group-norm-loops", check_group_norm_loops);
+  g_test_add_data_func ("/aten-steps/tensor-lists/traced.pt", "traced.pt", check_tensor_lists);
+  g_test_add_data_func ("/aten-steps/tensor-lists/scripted.pt", "scripted.pt", check_tensor_lists);
   return g_test_run ();
 }
