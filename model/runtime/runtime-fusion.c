@@ -1234,10 +1234,10 @@ skip_unread_steps (Plan *plan)
 /* v, the output of a prim::Constant or of a prim::GetAttr of a module
  * attribute the model never sets (fixed_module_attribute) with its value
  * (a scripted Conv2d's `self.bias`, None, read by every convolution; a
- * BatchNorm2d's training flag), becomes a plan constant, the same tensor
- * or None its kernel gives every run (aten.c kernel_prim_constant,
- * aten-prim.c kernel_get_attr). Not a list, which a run may append to,
- * nor a value a node changes in place. */
+ * BatchNorm2d's training flag, timm Scale's tuple of sizes), becomes a
+ * plan constant, the same tensor, tuple or None its kernel gives every
+ * run (aten.c kernel_prim_constant, aten-prim.c kernel_get_attr). Not a
+ * list, which a run may append to, nor a value a node changes in place. */
 static gboolean
 preload_aten_constant (Plan *plan, GHashTable *set_attributes, GraftValue *v)
 {
@@ -1252,10 +1252,13 @@ preload_aten_constant (Plan *plan, GHashTable *set_attributes, GraftValue *v)
     t = a ? graft_aten_constant_tensor (a, NULL) : graft_rt_tensor_new_none (GRAFT_DTYPE_UNDEFINED);
   else if (strcmp (node->op, "prim::GetAttr") == 0 && a != NULL && fixed_module_attribute (set_attributes, v) != NULL)
     t = graft_aten_value_from_attr (a, NULL);
-  if (t == NULL || t->kind == GRAFT_RT_SEQUENCE)
+  /* (a tuple of numbers or strings no run can change: Scale's shape) */
+  if (t == NULL || (t->kind == GRAFT_RT_SEQUENCE && !(v->type_string && g_str_has_prefix (v->type_string, "Tuple"))))
     return FALSE;
-  /* (an If reads its condition; what its branches change is theirs) */
-  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+  /* (an If reads its condition; what its branches change is theirs. A
+   * number, string or None no op changes: the in-place dropout_ reading
+   * the training flag, the raise reading its message) */
+  for (guint k = 0; a != NULL && a->type == GRAFT_ATTR_TENSOR && v->consumers && k < v->consumers->len; k++)
     if (strcmp (((GraftNode *) v->consumers->pdata[k])->op, "prim::If") != 0 &&
         graft_node_changes_state (v->consumers->pdata[k]))
       return FALSE;
@@ -1314,17 +1317,19 @@ is_pure_shape_op (GraftNode *node)
  * arithmetic that a traced or exported transformer computes from its
  * input's sizes, as its ONNX export does with the ops above. In-place
  * forms (add_) count as their op: the planner gives them outputs of their
- * own (a step on a view, which writes through, is never memoised). No
- * random op, no op on lists or module state. */
+ * own (a step on a view, which writes through, is never memoised). Lists
+ * are read, sliced, joined and copied (aten::list), never changed (the
+ * memo keeps a list only while no reader changes it). No random op, no
+ * op on module state. */
 static gboolean
 is_pure_aten_op (GraftNode *node)
 {
   static const char *const ops[] = {
-    "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__or__", "__xor__", "_to_copy", "_weight_norm", "abs",
+    "Bool", "Float", "Int", "ScalarImplicit", "__and__", "__getitem__", "__or__", "__xor__", "_to_copy", "_weight_norm", "abs",
     "add", "alias", "all", "any", "arange", "bitwise_and", "bitwise_not", "bitwise_or", "cat", "ceil", "clamp",
     "clamp_max", "clamp_min", "clone", "contiguous", "cos", "cumsum", "detach", "diff", "div", "embedding", "eq",
     "exp", "expand", "expand_as", "flatten", "floor", "floor_divide", "floordiv", "fmod", "full", "full_like", "gather", "ge",
-    "gt", "index", "index_select", "le", "len", "lift_fresh_copy", "log", "logical_and", "logical_not", "logical_or", "lt",
+    "gt", "index", "index_select", "le", "len", "lift_fresh_copy", "list", "log", "logical_and", "logical_not", "logical_or", "lt",
     "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "ne", "neg", "new_full", "new_ones",
     "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
     "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
@@ -1380,13 +1385,158 @@ reads_metadata (GraftNode *node)
   return reads_shape (node) || strcmp (node->op, "aten::_assert_tensor_metadata") == 0;
 }
 
+/* Ops that the subgraphs of a memoised prim::If or prim::Loop may hold
+ * (memo_control_flow), beside the pure ops and the reads of sizes: list
+ * and tuple reading, the None and type checks of scripted code, the
+ * loop index helpers of `for i in range(a, b)`, raising and its message,
+ * and further Ifs and Loops of the same. Nothing that prints (aten::warn),
+ * changes a value in place or draws at random. */
+static gboolean
+memo_subgraph_op (GraftNode *node)
+{
+  static const char *const ops[] = {
+    "aten::__contains__", "aten::__derive_index", "aten::__getitem__", "aten::__is__", "aten::__isnot__",
+    "aten::__not__", "aten::__range_length", "aten::format", "aten::len", "aten::list", "aten::str",
+    "prim::RaiseException", "prim::TupleIndex", "prim::Uninitialized",
+    "prim::max", "prim::min", "prim::unchecked_cast",
+  };
+  /* (an If or Loop: its subgraphs are looked at on their own) */
+  if (strcmp (node->op, "prim::If") == 0 || strcmp (node->op, "prim::Loop") == 0)
+    return TRUE;
+  if (strcmp (node->op, "prim::RaiseException") != 0 && graft_node_changes_state (node))
+    return FALSE;
+  if (is_pure_shape_op (node) || is_pure_aten_op (node) || passes_fixed (node) || reads_metadata (node))
+    return TRUE;
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (node->op, ops[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* What memoize_shape_steps knows while it walks a plan. */
+typedef struct {
+  Plan *plan;
+  gboolean *fixed;          /* slot → its value follows from constants and input shapes */
+  /* a value of the plan → the nodes of its steps (GPtrArray) whose
+   * subgraphs read it or give it as an output, at any depth */
+  GHashTable *inner_uses;
+} MemoScan;
+
+/* Calls func for each value that graph (a subgraph, at any depth) reads
+ * from outside outermost, with the node reading it and the input's
+ * position, or gives as an output from there (node NULL: a block may
+ * give an outer value as it is); stops at a FALSE, which it returns. */
+typedef gboolean (*OuterValueFunc) (GraftValue *v, GraftNode *node, guint j, gpointer data);
+
+static gboolean
+foreach_outer_value (GraftGraph *graph, GraftGraph *outermost, OuterValueFunc func, gpointer data)
+{
+  for (guint i = 0; i <= graph->nodes->len; i++)
+    {
+      GraftNode *node = i < graph->nodes->len ? graph->nodes->pdata[i] : NULL;
+      GPtrArray *values = node ? node->inputs : graph->outputs;
+      for (guint j = 0; j < values->len; j++)
+        {
+          GraftValue *v = values->pdata[j];
+          gboolean inside = FALSE;
+          for (GraftGraph *g = v ? v->graph : NULL; g && !inside; g = g->parent_graph)
+            inside = g == outermost;
+          if (v != NULL && !inside && !func (v, node, j, data))
+            return FALSE;
+        }
+      if (node == NULL)
+        continue;
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      for (guint k = 0; k < subs->len; k++)
+        if (!foreach_outer_value (subs->pdata[k], outermost, func, data))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct {
+  GHashTable *inner_uses;
+  GraftNode *owner;
+} InnerUses;
+
+static gboolean
+add_inner_use (GraftValue *v, GraftNode *node, guint j, gpointer data)
+{
+  InnerUses *uses = data;
+  GPtrArray *owners = g_hash_table_lookup (uses->inner_uses, v);
+  if (owners == NULL)
+    g_hash_table_insert (uses->inner_uses, v, owners = g_ptr_array_new ());
+  if (!g_ptr_array_find (owners, uses->owner, NULL))
+    g_ptr_array_add (owners, uses->owner);
+  return TRUE;
+}
+
+static GHashTable *
+inner_uses_new (Plan *plan)
+{
+  GHashTable *inner_uses = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      GraftNode *node = plan->steps[i].node;
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      InnerUses uses = { inner_uses, node };
+      for (guint k = 0; k < subs->len; k++)
+        foreach_outer_value (subs->pdata[k], subs->pdata[k], add_inner_use, &uses);
+    }
+  return inner_uses;
+}
+
+/* Every node of graph, at any depth, is one memo_subgraph_op allows. */
+static gboolean
+subgraph_only_computes (GraftGraph *graph)
+{
+  for (guint i = 0; i < graph->nodes->len; i++)
+    {
+      GraftNode *node = graph->nodes->pdata[i];
+      if (!memo_subgraph_op (node))
+        return FALSE;
+      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+      for (guint k = 0; k < subs->len; k++)
+        if (!subgraph_only_computes (subs->pdata[k]))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+subgraphs_only_compute (GraftNode *node)
+{
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  for (guint k = 0; k < subs->len; k++)
+    if (!subgraph_only_computes (subs->pdata[k]))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean read_unchanged (MemoScan *scan, GraftValue *v, guint depth);
+
+/* A node with subgraphs that reads (or gives back) v leaves it as it is:
+ * its subgraphs change nothing, and what they give of it (an If or Loop
+ * output may be v) is read unchanged as well. */
+static gboolean
+control_flow_reads_unchanged (MemoScan *scan, GraftNode *node, guint depth)
+{
+  if (!subgraphs_only_compute (node))
+    return FALSE;
+  for (guint j = 0; j < node->outputs->len; j++)
+    if (node->outputs->pdata[j] && (depth > 4 || !read_unchanged (scan, node->outputs->pdata[j], depth + 1)))
+      return FALSE;
+  return TRUE;
+}
+
 /* v's readers leave it as it is, so that a memoised step may give the
  * same list to every run: none changes state (aten::append, an in-place
- * op, a subgraph doing either), none is in another graph (a loop body),
- * and what may hold or be v (a list or tuple of it, an item taken out of
- * it, prim:: casts) is read the same way. */
+ * op), an If or Loop reading it (in its subgraphs, or as carried value)
+ * only computes, and what may hold or be v (a list or tuple of it, an
+ * item taken out of it, prim:: casts, an If or Loop output) is read the
+ * same way. */
 static gboolean
-read_unchanged (GraftValue *v, guint depth)
+read_unchanged (MemoScan *scan, GraftValue *v, guint depth)
 {
   for (guint k = 0; v->consumers && k < v->consumers->len; k++)
     {
@@ -1394,74 +1544,111 @@ read_unchanged (GraftValue *v, guint depth)
       gboolean holds = (g_str_has_prefix (reader->op, "prim::") && strcmp (reader->op, "prim::NumToTensor") != 0) ||
                        strcmp (reader->op, "aten::__getitem__") == 0;
       g_autoptr(GPtrArray) bodies = graft_node_get_subgraphs (reader);
-      if (reader->graph != v->graph || graft_node_changes_state (reader) || bodies->len > 0)
+      /* (a reader inside a subgraph: its step's node, below) */
+      if (reader->graph != v->graph)
+        continue;
+      if (bodies->len > 0)
+        {
+          if (!control_flow_reads_unchanged (scan, reader, depth))
+            return FALSE;
+          continue;
+        }
+      if (graft_node_changes_state (reader))
         return FALSE;
       for (guint j = 0; holds && j < reader->outputs->len; j++)
-        if (reader->outputs->pdata[j] && (depth > 4 || !read_unchanged (reader->outputs->pdata[j], depth + 1)))
+        if (reader->outputs->pdata[j] && (depth > 4 || !read_unchanged (scan, reader->outputs->pdata[j], depth + 1)))
           return FALSE;
+    }
+  GPtrArray *owners = g_hash_table_lookup (scan->inner_uses, v);
+  for (guint k = 0; owners && k < owners->len; k++)
+    if (!control_flow_reads_unchanged (scan, owners->pdata[k], depth))
+      return FALSE;
+  /* read from a subgraph of a node that is no step of this plan (the
+   * plan is itself a subgraph's): no telling */
+  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+    {
+      GraftNode *reader = v->consumers->pdata[k];
+      GraftGraph *g = reader->graph;
+      while (g && g->parent_graph != v->graph)
+        g = g->parent_graph;
+      if (reader->graph != v->graph && (g == NULL || owners == NULL || !g_ptr_array_find (owners, g->parent_node, NULL)))
+        return FALSE;
     }
   return TRUE;
 }
 
 static gboolean
-outputs_read_unchanged (GraftNode *node)
+outputs_read_unchanged (MemoScan *scan, GraftNode *node)
 {
   for (guint j = 0; j < node->outputs->len; j++)
-    if (node->outputs->pdata[j] && !read_unchanged (node->outputs->pdata[j], 0))
+    if (node->outputs->pdata[j] && !read_unchanged (scan, node->outputs->pdata[j], 0))
       return FALSE;
   return TRUE;
 }
 
-/* Nodes of graph (a branch, at any depth) that change nothing but may
- * raise, and read from outside the branch only values fixed[] holds
- * (slots of plan): what a shape check's branch does. */
+typedef struct {
+  MemoScan *scan;
+  GArray *captures;    /* slots */
+  guint64 metadata;    /* bit k: capture k is read only for its dtype and shape */
+} MemoCaptures;
+
+/* v, read by node (input j) in a subgraph of a step to memoise: a value
+ * of the plan that is fixed, or the tensor whose dtype and shape a size
+ * read takes, added to the captures once. */
 static gboolean
-branch_only_checks (Plan *plan, GraftGraph *graph, const gboolean *fixed, GraftGraph *outermost)
+add_memo_capture (GraftValue *v, GraftNode *node, guint j, gpointer data)
 {
-  for (guint i = 0; i < graph->nodes->len; i++)
-    {
-      GraftNode *node = graph->nodes->pdata[i];
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
-      if (strcmp (node->op, "prim::RaiseException") != 0 && subs->len == 0 && graft_node_changes_state (node))
-        return FALSE;
-      for (guint j = 0; j < node->inputs->len; j++)
-        {
-          GraftValue *v = node->inputs->pdata[j];
-          gboolean inside = FALSE;
-          for (GraftGraph *g = v ? v->graph : NULL; g && !inside; g = g->parent_graph)
-            inside = g == outermost;
-          if (v != NULL && !inside)
-            {
-              guint slot = _graft_plan_slot (plan, _graft_plan_resolve (plan, v));
-              if (slot == NO_SLOT || !fixed[slot])
-                return FALSE;
-            }
-        }
-      for (guint k = 0; k < subs->len; k++)
-        if (!branch_only_checks (plan, subs->pdata[k], fixed, outermost))
-          return FALSE;
-    }
+  MemoCaptures *memo = data;
+  guint slot = _graft_plan_slot (memo->scan->plan, _graft_plan_resolve (memo->scan->plan, v));
+  gboolean shape_of = node != NULL && j == 0 && reads_metadata (node);
+  guint k = 0;
+  if (slot == NO_SLOT || !(memo->scan->fixed[slot] || shape_of))
+    return FALSE;
+  while (k < memo->captures->len && g_array_index (memo->captures, guint, k) != slot)
+    k++;
+  if (k < memo->captures->len)
+    return TRUE;
+  if (k >= 64)
+    return FALSE;
+  g_array_append_val (memo->captures, slot);
+  if (!memo->scan->fixed[slot])
+    memo->metadata |= G_GUINT64_CONSTANT (1) << k;
   return TRUE;
 }
 
-/* A prim::If without outputs on a condition of fixed values whose
- * branches only check (scripted code's `if x.dim() != 4: raise`, the
- * length checks of F.adaptive_avg_pool2d): the same condition takes the
- * same branch, which passed before. */
+/* A prim::If or prim::Loop whose subgraphs only compute (memo_subgraph_op)
+ * from values that follow from the input shapes: the shape checks of
+ * scripted code (`if x.dim() != 4: raise`, F.adaptive_avg_pool2d's
+ * checks of its output size) and the loops over sizes (F.group_norm's
+ * product of the input's sizes, checked against 1). Memoised as a whole
+ * with what its subgraphs read (Step.memo_captures): the same condition,
+ * trip count, carried values and captured values give the same outputs,
+ * and a check that passed passes again. A shape that fails the check
+ * differs from the kept one, so the step runs and raises. */
 static gboolean
-is_fixed_check (Plan *plan, Step *step, const gboolean *fixed)
+memo_control_flow (MemoScan *scan, Step *step, guint *capture_metadata)
 {
   GraftNode *node = step->node;
-  if (strcmp (node->op, "prim::If") != 0 || _graft_step_is_inlined_if (step) || node->outputs->len != 0)
+  if ((strcmp (node->op, "prim::If") != 0 && strcmp (node->op, "prim::Loop") != 0) ||
+      _graft_step_is_inlined_if (step) || !subgraphs_only_compute (node))
     return FALSE;
-  g_autoptr(GPtrArray) branches = graft_node_get_subgraphs (node);
-  for (guint k = 0; k < branches->len; k++)
-    {
-      GraftGraph *branch = branches->pdata[k];
-      if (branch->outputs->len != 0 || !branch_only_checks (plan, branch, fixed, branch))
-        return FALSE;
-    }
-  return branches->len > 0;
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  g_autoptr(GArray) captures = g_array_new (FALSE, FALSE, sizeof (guint));
+  MemoCaptures memo = { scan, captures, 0 };
+  for (guint k = 0; k < subs->len; k++)
+    if (!foreach_outer_value (subs->pdata[k], subs->pdata[k], add_memo_capture, &memo))
+      return FALSE;
+  guint64 metadata = memo.metadata;
+  /* (Step.memo_metadata has a bit for each of the first 32 inputs) */
+  if (metadata != 0 && step->n_inputs + captures->len > 32)
+    return FALSE;
+  g_clear_pointer (&step->memo_captures, g_free);
+  step->n_memo_captures = captures->len;
+  step->memo_captures = g_new (ValueRef, MAX (captures->len, 1));
+  for (guint k = 0; k < captures->len; k++)
+    step->memo_captures[k] = (ValueRef) { 0, g_array_index (captures, guint, k) };
+  *capture_metadata = (guint) (metadata << step->n_inputs);
+  return subs->len > 0;
 }
 
 /* Steps computing values that depend only on constants and on shapes
@@ -1476,6 +1663,8 @@ static void
 memoize_shape_steps (Plan *plan)
 {
   g_autofree gboolean *fixed = g_new0 (gboolean, MAX (plan->n_slots, 1));  /* slot → shape-derived */
+  g_autoptr(GHashTable) inner_uses = inner_uses_new (plan);
+  MemoScan scan = { plan, fixed, inner_uses };
   for (guint s = 0; s < plan->n_slots; s++)
     fixed[s] = plan->constants[s] != NULL;
   for (guint i = 0; i < plan->n_steps; i++)
@@ -1486,13 +1675,16 @@ memoize_shape_steps (Plan *plan)
                             step->fused_activation == GRAFT_FUSED_ACTIVATION_NONE && step->folded_weight == NULL;
       gboolean shape_only = as_planned && reads_metadata (node);
       gboolean pure = is_pure_shape_op (node) || is_pure_aten_op (node), passing = passes_fixed (node);
-      /* (its inputs are its condition: fixed, as the loop below checks) */
-      pure |= as_planned && is_fixed_check (plan, step, fixed);
+      guint capture_metadata = 0;
+      if (step->absorbed)
+        continue;
+      /* (its inputs, the condition, trip count and carried values: fixed,
+       * as the loop below checks) */
+      gboolean control_flow = as_planned && memo_control_flow (&scan, step, &capture_metadata);
+      pure |= control_flow;
       gboolean derived = as_planned && (pure || passing);
       /* (a shape read's other inputs: a dim, export's expected sizes) */
       gboolean metadata_memo = shape_only;
-      if (step->absorbed)
-        continue;
       for (guint j = 0; (derived || metadata_memo) && j < step->n_inputs; j++)
         {
           ValueRef ref = step->inputs[j];
@@ -1503,14 +1695,21 @@ memoize_shape_steps (Plan *plan)
       for (guint j = 0; (derived || shape_only) && j < step->n_outputs; j++)
         if (step->outputs[j] != NO_SLOT && is_graph_output (plan, plan->values[step->outputs[j]]))
           derived = shape_only = metadata_memo = FALSE;
+      if (!(derived && control_flow))
+        {
+          g_clear_pointer (&step->memo_captures, g_free);
+          step->n_memo_captures = 0;
+        }
       if (!derived && !shape_only)
         continue;
       /* a list it gives is kept and given again only while no reader
        * changes it; sizes and lists of fixed values then cost no step */
-      step->memo_sequences = (metadata_memo || (derived && passing)) && outputs_read_unchanged (node);
+      step->memo_sequences = (metadata_memo || derived) && outputs_read_unchanged (&scan, node);
       step->memo = (derived && pure) || (derived && passing && step->memo_sequences) ||
                    (metadata_memo && step->memo_sequences);
       step->memo_metadata = step->memo && metadata_memo ? 1u : 0u;
+      if (step->memo && control_flow)
+        step->memo_metadata = capture_metadata;
       if (!reads_shape (node) && !derived)
         continue;
       for (guint j = 0; j < step->n_outputs; j++)
@@ -1619,6 +1818,31 @@ mark_identity_steps (Plan *plan)
     }
 }
 
+/* Steps that only put their inputs in a list or take a list's items out
+ * (Step.packs, Step.unpacks): every item a value of the run, none a
+ * constant of the node's (an "arg<k>" attribute, which the kernel turns
+ * into a tensor). */
+static void
+mark_list_steps (Plan *plan)
+{
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      GraftNode *node = step->node;
+      gboolean packs = strcmp (node->op, "prim::ListConstruct") == 0 || strcmp (node->op, "prim::TupleConstruct") == 0;
+      gboolean unpacks = strcmp (node->op, "prim::ListUnpack") == 0 || strcmp (node->op, "prim::TupleUnpack") == 0;
+      if ((!packs && !unpacks) || !step_unfused (step) || step->memo || (unpacks && step->n_inputs != 1) ||
+          (packs && step->n_outputs != 1))
+        continue;
+      for (guint j = 0; j < step->n_inputs; j++)
+        packs &= step->inputs[j].slot != NO_SLOT;
+      for (guint k = 0; k < node->attributes->len; k++)
+        packs &= !g_str_has_prefix (((GraftAttribute *) node->attributes->pdata[k])->name, "arg");
+      step->packs = packs;
+      step->unpacks = unpacks && step->inputs[0].slot != NO_SLOT;
+    }
+}
+
 /* torch.export's aten::_assert_tensor_metadata checks of the dtype of a
  * value inside a fused pattern (a value the fused step does not compute;
  * fusion-patterns.c aten_sole_reader lets them by) are skipped while no
@@ -1662,4 +1886,5 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   skip_unread_steps (plan);
   memoize_shape_steps (plan);
   mark_identity_steps (plan);
+  mark_list_steps (plan);
 }

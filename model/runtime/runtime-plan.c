@@ -142,11 +142,12 @@ graft_runtime_describe_unsupported (GraftModel *model, GPtrArray *unsupported)
 void
 _graft_step_clear (Step *step)
 {
-  for (guint j = 0; step->memo_inputs && j < step->n_inputs; j++)
+  for (guint j = 0; step->memo_inputs && j < step->n_inputs + step->n_memo_captures; j++)
     g_clear_pointer (&step->memo_inputs[j], graft_rt_tensor_unref);
   for (guint j = 0; step->memo_outputs && j < step->n_outputs; j++)
     g_clear_pointer (&step->memo_outputs[j], graft_rt_tensor_unref);
   g_free (step->memo_inputs);
+  g_free (step->memo_captures);
   g_free (step->memo_outputs);
   g_free (step->infer_key);
   g_free (step->inferred);

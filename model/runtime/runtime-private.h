@@ -121,7 +121,14 @@ typedef struct _Step {
   /* Its outputs may be kept though they are lists (prim::ListConstruct of
    * sizes, aten::size without a dim): no reader changes them in place. */
   gboolean memo_sequences;
-  GraftRtTensor **memo_inputs;
+  /* A memoised prim::If or prim::Loop: the values of the plan its
+   * subgraphs read (captured; slots of this frame), compared and kept
+   * after its inputs, as memo input n_inputs + k (with a bit of
+   * memo_metadata where the subgraphs read only a tensor's dtype and
+   * shape). */
+  guint n_memo_captures;
+  ValueRef *memo_captures;
+  GraftRtTensor **memo_inputs;   /* n_inputs + n_memo_captures */
   GraftRtTensor **memo_outputs;
   gsize memo_bytes;
   gboolean memo_ran_before;   /* kept from its second run on (memo_keep) */
@@ -134,6 +141,13 @@ typedef struct _Step {
   gboolean identity;
   GraftDType identity_dtype;
   int identity_min_rank;
+  /* A prim::ListConstruct or TupleConstruct of its inputs alone (no
+   * constant item), or a prim::ListUnpack or TupleUnpack: the run builds
+   * the list of the inputs' references, or gives the list's items, without
+   * the step's dispatch (mark_list_steps) — the operand lists of a traced
+   * transformer's einsum and cat, and what unbind gives, steps its ONNX
+   * export does not have. Not while an observer watches. */
+  gboolean packs, unpacks;
   /* An aten:: or prim:: step's "arg<k>" attributes by k (owned array,
    * borrowed attributes; graft_kernel_get_positional_attributes) */
   GraftAttribute **positional;

@@ -694,6 +694,14 @@ memo_kept_input (GraftRtTensor *t)
   return copy;
 }
 
+/* Memo input j of step: its input j, or past its inputs a value its
+ * subgraphs capture (Step.memo_captures). */
+static ValueRef
+memo_input_ref (const Step *step, guint j)
+{
+  return j < step->n_inputs ? step->inputs[j] : step->memo_captures[j - step->n_inputs];
+}
+
 /* A memoised step whose inputs are those of its kept run: its kept
  * outputs go to their slots instead of a run of its kernel. */
 static gboolean
@@ -701,11 +709,12 @@ memo_take (Frame *frame, Step *step)
 {
   if (step->memo_outputs == NULL)
     return FALSE;
-  for (guint j = 0; j < step->n_inputs; j++)
+  for (guint j = 0; j < step->n_inputs + step->n_memo_captures; j++)
     {
-      if (step->inputs[j].slot == NO_SLOT)
+      ValueRef ref = memo_input_ref (step, j);
+      if (ref.slot == NO_SLOT)
         continue;
-      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      GraftRtTensor *t = _graft_frame_get (frame, ref);
       if (j < 32 && (step->memo_metadata & (1u << j)) ? !memo_same_metadata (t, step->memo_inputs[j])
                                                        : !memo_same (t, step->memo_inputs[j]))
         return FALSE;
@@ -723,7 +732,7 @@ memo_take (Frame *frame, Step *step)
 static void
 memo_forget (Plan *plan, Step *step)
 {
-  for (guint j = 0; step->memo_inputs && j < step->n_inputs; j++)
+  for (guint j = 0; step->memo_inputs && j < step->n_inputs + step->n_memo_captures; j++)
     g_clear_pointer (&step->memo_inputs[j], graft_rt_tensor_unref);
   for (guint j = 0; step->memo_outputs && j < step->n_outputs; j++)
     g_clear_pointer (&step->memo_outputs[j], graft_rt_tensor_unref);
@@ -750,9 +759,9 @@ memo_keep (Frame *frame, Step *step)
       return;
     }
   memo_forget (plan, step);
-  for (guint j = 0; j < step->n_inputs; j++)
+  for (guint j = 0; j < step->n_inputs + step->n_memo_captures; j++)
     {
-      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      GraftRtTensor *t = _graft_frame_get (frame, memo_input_ref (step, j));
       gboolean metadata = j < 32 && (step->memo_metadata & (1u << j));
       if (t && (metadata ? t->kind != GRAFT_RT_TENSOR : !memo_comparable_input (t)))
         return;
@@ -768,11 +777,11 @@ memo_keep (Frame *frame, Step *step)
   if (plan->memo_bytes + bytes > MEMO_BUDGET_BYTES)
     return;
   if (step->memo_inputs == NULL)
-    step->memo_inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs, 1));
+    step->memo_inputs = g_new0 (GraftRtTensor *, MAX (step->n_inputs + step->n_memo_captures, 1));
   step->memo_outputs = g_new0 (GraftRtTensor *, MAX (step->n_outputs, 1));
-  for (guint j = 0; j < step->n_inputs; j++)
+  for (guint j = 0; j < step->n_inputs + step->n_memo_captures; j++)
     {
-      GraftRtTensor *t = _graft_frame_get (frame, step->inputs[j]);
+      GraftRtTensor *t = _graft_frame_get (frame, memo_input_ref (step, j));
       step->memo_inputs[j] = t && j < 32 && (step->memo_metadata & (1u << j)) ? memo_signature (t) : memo_kept_input (t);
     }
   for (guint j = 0; j < step->n_outputs; j++)
@@ -796,6 +805,49 @@ identity_take (Frame *frame, Step *step)
   GraftRtTensor **slot = &frame->values[step->outputs[0]];
   g_clear_pointer (slot, graft_rt_tensor_unref);
   *slot = graft_rt_tensor_ref (t);
+  return TRUE;
+}
+
+/* A list step (Step.packs, Step.unpacks) as its kernel would run it: the
+ * list of its inputs, or the items of its list in its output slots.
+ * FALSE, the step left to its kernel (and its message), where an input
+ * is missing or not a list of enough items. */
+static gboolean
+list_take (Frame *frame, Step *step)
+{
+  if (step->packs)
+    {
+      for (guint j = 0; j < step->n_inputs; j++)
+        if (_graft_frame_get (frame, step->inputs[j]) == NULL)
+          return FALSE;
+      GraftRtTensor *list = graft_rt_tensor_new_sequence (GRAFT_DTYPE_UNDEFINED);
+      for (guint j = 0; j < step->n_inputs; j++)
+        {
+          GraftRtTensor *item = _graft_frame_get (frame, step->inputs[j]);
+          list->dtype = item->dtype;
+          g_ptr_array_add (list->items, graft_rt_tensor_ref (item));
+        }
+      if (step->outputs[0] == NO_SLOT)
+        {
+          graft_rt_tensor_unref (list);
+          return TRUE;
+        }
+      GraftRtTensor **slot = &frame->values[step->outputs[0]];
+      g_clear_pointer (slot, graft_rt_tensor_unref);
+      *slot = list;
+      return TRUE;
+    }
+  GraftRtTensor *list = _graft_frame_get (frame, step->inputs[0]);
+  if (list == NULL || list->kind != GRAFT_RT_SEQUENCE || list->items->len < step->n_outputs)
+    return FALSE;
+  for (guint j = 0; j < step->n_outputs; j++)
+    if (step->outputs[j] != NO_SLOT)
+      {
+        GraftRtTensor **slot = &frame->values[step->outputs[j]];
+        GraftRtTensor *item = graft_rt_tensor_ref (list->items->pdata[j]);
+        g_clear_pointer (slot, graft_rt_tensor_unref);
+        *slot = item;
+      }
   return TRUE;
 }
 
@@ -888,6 +940,8 @@ _graft_run_plan (RunState *run, Plan *plan, Frame *parent, GraftRtTensor **input
       if (runs == step && step->memo && memo_take (&frame, step))
         runs = NULL;
       if (runs == step && step->identity && rt->observe == NULL && identity_take (&frame, step))
+        runs = NULL;
+      if (runs == step && (step->packs || step->unpacks) && rt->observe == NULL && list_take (&frame, step))
         runs = NULL;
       if (runs && !frame.pattern_taken[i] && !run_step (run, &frame, runs, NULL, error))
         goto out;

@@ -9,7 +9,12 @@
  * again every run, and a run with other shapes reads the sizes again.
  * Scripted checks of the input's shape (a prim::If without outputs whose
  * branches only raise, on a memoised condition) are memoised too; one
- * on the input's values runs every time.
+ * on the input's values runs every time. So is a scripted nn.GroupNorm's
+ * prim::Loop over the input's sizes with the checks around it: computed
+ * again for another shape, and a shape failing the check raises torch's
+ * message; loops over values, or filling a list, run every time. Lists
+ * of tensors (einsum's, cat's, unbind's) are built and taken apart
+ * without a step.
  * In-place ops after a passed-on tensor leave its source (and the
  * caller's input) alone. The modules are written by the test venv's torch
  * (make-aten-steps.py), traced, scripted and exported; each file's runs
@@ -186,7 +191,7 @@ check_changed_list (void)
       g_autoptr(GPtrArray) again = graft_test_run_again (rt, inputs);
       assert_close_to_torch ("lists", again, torch_y);
     }
-  g_assert_cmpuint (graft_test_op_calls (rt, "prim::ListConstruct", NULL, NULL), ==, 4);
+  /* (the list is built anew each run, without a step: Step.packs) */
   g_assert_cmpuint (graft_test_op_calls (rt, "aten::append", NULL, NULL), ==, 4);
 }
 
@@ -217,6 +222,140 @@ check_shape_checks (void)
   assert_close_to_torch ("checks", third, torch_y);
 }
 
+/* The lists of tensors that einsum and cat read, and unbind's that
+ * ListUnpack takes apart, are built and read without a step of their own
+ * from the first run (Step.packs, Step.unpacks); an observer sees them
+ * run. */
+static void
+check_tensor_lists (gconstpointer data)
+{
+  const char *file = data;
+  static const char *const list_ops[] = { "prim::ListConstruct", "prim::ListUnpack" };
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("tensor-lists", file, &inputs, &torch_y);
+  g_autoptr(GraftRuntime) nodes = NULL;
+  g_autoptr(GPtrArray) reference = graft_test_run_profiled (model, inputs, 1, FALSE, &nodes);
+  assert_close_to_torch (file, reference, torch_y);
+  g_assert_cmpuint (calls_of (nodes, list_ops, G_N_ELEMENTS (list_ops)), >=, 3);
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  g_autoptr(GPtrArray) second = graft_test_run_again (rt, inputs);
+  float_graph_assert_outputs_close (file, first, reference, 0);
+  float_graph_assert_outputs_close (file, second, reference, 0);
+  g_assert_cmpuint (calls_of (rt, list_ops, G_N_ELEMENTS (list_ops)), ==, 0);
+  g_assert_cmpuint (graft_test_op_calls (rt, "aten::einsum", NULL, NULL), ==, 2);
+}
+
+static GHashTable *
+inputs_from (GraftModel *model, const char *module, const char *file)
+{
+  g_autofree char *path = g_build_filename (models (), module, file, NULL);
+  g_autoptr(GError) error = NULL;
+  GraftValue *input = graft_model_get_graph (model)->inputs->pdata[0];
+  GHashTable *inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (inputs, input->name, graft_npy_read (path, &error));
+  g_assert_no_error (error);
+  return inputs;
+}
+
+/* The steps of F.group_norm's check of the input's sizes (scripted: a
+ * product of the sizes in a prim::Loop, compared with 1 in a prim::If),
+ * and the calls of them a run added. */
+static const char *const norm_check_ops[] = {
+  "prim::If", "aten::len", "aten::list", "aten::eq", "aten::lt", "aten::dim",
+};
+
+static guint
+norm_check_calls (GraftRuntime *rt)
+{
+  return calls_of (rt, norm_check_ops, G_N_ELEMENTS (norm_check_ops));
+}
+
+/* A run of rt at inputs, checked against torch's want: how many prim::Loop
+ * and norm check steps it ran. */
+static void
+run_counting (GraftRuntime *rt, GHashTable *inputs, GraftRtTensor *want, guint *loops, guint *checks)
+{
+  guint loops_before = graft_test_op_calls (rt, "prim::Loop", NULL, NULL), checks_before = norm_check_calls (rt);
+  g_autoptr(GPtrArray) outputs = graft_test_run_again (rt, inputs);
+  assert_close_to_torch ("group-norm", outputs, want);
+  *loops = graft_test_op_calls (rt, "prim::Loop", NULL, NULL) - loops_before;
+  *checks = norm_check_calls (rt) - checks_before;
+}
+
+/* Scripted nn.GroupNorm: F.group_norm's loop over the input's sizes and
+ * the checks around it are memoised by the input's shape (no step from
+ * the third run on), computed again for another shape, and a shape that
+ * fails the check raises torch's error after the memo was kept, as does
+ * one failing a nested check of the module's whose outer condition holds
+ * as before. A loop over the values and a loop filling a list read after
+ * it run every time. */
+static void
+check_group_norm_loops (void)
+{
+  g_autoptr(GHashTable) inputs = NULL;
+  g_autoptr(GraftRtTensor) torch_y = NULL;
+  g_autoptr(GraftModel) model = load ("group-norm", "scripted.pt", &inputs, &torch_y);
+  g_autoptr(GHashTable) other = inputs_from (model, "group-norm", "other-x.npy");
+  g_autoptr(GHashTable) failing = inputs_from (model, "group-norm", "failing-x.npy");
+  g_autofree char *other_y_path = g_build_filename (models (), "group-norm", "other-y.npy", NULL);
+  g_autofree char *error_path = g_build_filename (models (), "group-norm", "failing-error.txt", NULL);
+  g_autofree char *torch_error = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GraftRtTensor) other_y = graft_npy_read (other_y_path, &error);
+  g_assert_no_error (error);
+  g_file_get_contents (error_path, &torch_error, NULL, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GraftRuntime) rt = NULL;
+  g_autoptr(GPtrArray) first = graft_test_run_profiled (model, inputs, 1, TRUE, &rt);
+  assert_close_to_torch ("group-norm", first, torch_y);
+  guint loops_first = graft_test_op_calls (rt, "prim::Loop", NULL, NULL), checks_first = norm_check_calls (rt);
+  guint loops[3], checks[3];
+  run_counting (rt, inputs, torch_y, &loops[0], &checks[0]);
+  run_counting (rt, inputs, torch_y, &loops[1], &checks[1]);
+  g_test_message ("prim::Loop steps: %u, %u, %u; the check's: %u, %u, %u", loops_first, loops[0], loops[1],
+                  checks_first, checks[0], checks[1]);
+  /* the norm's loop, the loop over the values, the one filling a list */
+  g_assert_cmpuint (loops_first, ==, 3);
+  g_assert_cmpuint (loops[0], ==, 3);
+  g_assert_cmpuint (loops[1], ==, 2);
+  g_assert_cmpuint (checks_first, >=, 4);
+  g_assert_cmpuint (checks[0], ==, checks_first);
+  g_assert_cmpuint (checks[1], ==, 0);
+
+  /* another shape: computed again (but for steps whose inputs are as
+   * before: the rank's check), then kept for it */
+  run_counting (rt, other, other_y, &loops[0], &checks[0]);
+  g_assert_cmpuint (loops[0], ==, 3);
+  g_assert_cmpuint (checks[0], >=, 3);
+  run_counting (rt, other, other_y, &loops[0], &checks[0]);
+  run_counting (rt, other, other_y, &loops[1], &checks[1]);
+  g_assert_cmpuint (loops[1], ==, 2);
+  g_assert_cmpuint (checks[1], ==, 0);
+
+  /* a batch of one 1x1 input fails the check, as in torch */
+  g_autoptr(GPtrArray) none = graft_runtime_run (rt, failing, NULL, NULL, NULL, &error);
+  g_assert_null (none);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "ValueError"));
+  g_assert_nonnull (strstr (error->message, torch_error));
+  g_clear_error (&error);
+  /* the outer condition of a nested check as before, the inner one not */
+  g_autoptr(GHashTable) tall = inputs_from (model, "group-norm", "tall-x.npy");
+  g_autoptr(GPtrArray) none_tall = graft_runtime_run (rt, tall, NULL, NULL, NULL, &error);
+  g_assert_null (none_tall);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "ValueError: an input of 7 rows"));
+  g_clear_error (&error);
+  /* and the runs after it are as before */
+  run_counting (rt, other, other_y, &loops[0], &checks[0]);
+  run_counting (rt, inputs, torch_y, &loops[0], &checks[0]);
+  g_assert_cmpuint (loops[0], ==, 3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -234,5 +373,8 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/aten-steps/changed-list", check_changed_list);
   g_test_add_func ("/aten-steps/shape-checks", check_shape_checks);
+  g_test_add_func ("/aten-steps/group-norm-loops", check_group_norm_loops);
+  g_test_add_data_func ("/aten-steps/tensor-lists/traced.pt", "traced.pt", check_tensor_lists);
+  g_test_add_data_func ("/aten-steps/tensor-lists/scripted.pt", "scripted.pt", check_tensor_lists);
   return g_test_run ();
 }

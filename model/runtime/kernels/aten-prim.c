@@ -523,7 +523,76 @@ kernel_warn (GraftKernelContext *ctx, GError **error)
   return TRUE;
 }
 
-/* format: the message only feeds exceptions, so "{}" get the values' descriptions. */
+/* A float as Python's repr writes it: the fewest digits that read back
+ * as the same double, and ".0" after an integral value (1.0, 1e+16). */
+static void
+append_python_float (GString *s, double x)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE], format[8];
+  if (!isfinite (x))
+    {
+      g_string_append (s, isnan (x) ? "nan" : x > 0 ? "inf" : "-inf");
+      return;
+    }
+  int digits = 1;
+  for (; digits < 17; digits++)
+    {
+      g_snprintf (format, sizeof format, "%%.%de", digits - 1);
+      g_ascii_formatd (buffer, sizeof buffer, format, x);
+      if (g_ascii_strtod (buffer, NULL) == x)
+        break;
+    }
+  /* (fixed notation for exponents -4 to 15, as repr) */
+  g_snprintf (format, sizeof format, "%%.%de", digits - 1);
+  g_ascii_formatd (buffer, sizeof buffer, format, x);
+  int exponent = atoi (strchr (buffer, 'e') + 1);
+  if (exponent >= -4 && exponent < 16)
+    {
+      g_snprintf (format, sizeof format, "%%.%df", MAX (digits - 1 - exponent, 0));
+      g_ascii_formatd (buffer, sizeof buffer, format, x);
+    }
+  g_string_append (s, buffer);
+  if (strpbrk (buffer, ".e") == NULL)
+    g_string_append (s, ".0");
+}
+
+/* v as Python's str() writes it where scripted code formats a message:
+ * ints, floats, bools, None, strings (quoted inside a list) and lists of
+ * them ([1, 4, 1, 1]); a tensor by its dtype and shape. */
+static void
+append_python_value (GString *s, const GraftRtTensor *v, gboolean in_list)
+{
+  if (v->kind == GRAFT_RT_NONE)
+    g_string_append (s, "None");
+  else if (v->kind == GRAFT_RT_SEQUENCE)
+    {
+      g_string_append_c (s, '[');
+      for (guint i = 0; i < v->items->len; i++)
+        {
+          if (i > 0)
+            g_string_append (s, ", ");
+          append_python_value (s, v->items->pdata[i], TRUE);
+        }
+      g_string_append_c (s, ']');
+    }
+  else if (v->kind == GRAFT_RT_TENSOR && v->rank == 0 && v->dtype == GRAFT_DTYPE_STRING)
+    g_string_append_printf (s, in_list ? "'%s'" : "%s", ((char **) v->data)[0]);
+  else if (v->kind == GRAFT_RT_TENSOR && v->rank == 0 && v->dtype == GRAFT_DTYPE_BOOL)
+    g_string_append (s, graft_rt_tensor_get_f64 (v, 0) != 0 ? "True" : "False");
+  else if (v->kind == GRAFT_RT_TENSOR && v->rank == 0 && graft_dtype_is_float (v->dtype))
+    append_python_float (s, graft_rt_tensor_get_f64 (v, 0));
+  else if (v->kind == GRAFT_RT_TENSOR && v->rank == 0)
+    g_string_append_printf (s, "%" G_GINT64_FORMAT, graft_rt_tensor_get_i64 (v, 0));
+  else
+    {
+      g_autofree char *d = graft_rt_tensor_describe (v);
+      g_string_append (s, d);
+    }
+}
+
+/* format: the message only feeds exceptions; "{}" get the values as
+ * Python writes them, so that a scripted check's message reads as
+ * torch's ("... got input size [1, 4, 1, 1]"). */
 static gboolean
 kernel_format (GraftKernelContext *ctx, GError **error)
 {
@@ -539,13 +608,8 @@ kernel_format (GraftKernelContext *ctx, GError **error)
         if (k < n)
           {
             g_autoptr(GraftRtTensor) v = graft_arg_value (&args[k++], NULL);
-            if (v && v->kind == GRAFT_RT_TENSOR && v->numel == 1 && v->dtype != GRAFT_DTYPE_STRING)
-              g_string_append_printf (s, "%g", graft_rt_tensor_get_f64 (v, 0));
-            else if (v)
-              {
-                g_autofree char *d = graft_rt_tensor_describe (v);
-                g_string_append (s, d);
-              }
+            if (v)
+              append_python_value (s, v, FALSE);
           }
         p++;
       }
