@@ -39,7 +39,7 @@ static const Shape shapes[] = {
   { 6, 16, 48 }, { 12, 257, 31 }, { 1, 768, 80 }, { 100, 40, 17 }, { 250, 20, 40 }, { 37, 513, 129 },
   { 30, 500, 32 }, { 26, 400, 9 }, { 2, 960, 70 }, { 6, 530, 100 },
   /* one row tile over a packed B of 2 MB and more: the whole depth in one pass at AVX-512 */
-  { 2, 1100, 500 }, { 11, 1030, 530 },
+  { 2, 1100, 500 }, { 11, 1030, 530 }, { 1, 1100, 480 }, { 6, 1030, 520 },
   /* several row tiles over a B of 2 MB and more: K blocks of deep_kc at AVX-512 (two here, odd widths) */
   { 32, 1500, 400 }, { 25, 1030, 530 },
 };
