@@ -17,8 +17,10 @@
  * at 128 rows; packing it per block of columns had lost more than that. */
 #include "runtime/kernels/gemm-packed.h"
 #include "runtime/kernels/simd-target.h"
+#include "ir/file-bytes.h"
 
 #include <string.h>
+#include <stdlib.h>
 
 #define GP_PANEL 16               /* columns per packed panel */
 #define MAX_TILE_ROWS 12
@@ -36,6 +38,7 @@ struct _GraftPackedB {
   gboolean transposed;            /* packed from Bᵀ (the cache's key with the data pointer) */
   gboolean bf16;
   gboolean borrowed;              /* data is the caller's storage (graft_packed_b_new_bf16_in) */
+  gboolean huge;                  /* data is panels_alloc's posix_memalign (free it with free) */
   gint finite;                    /* 0 not yet known, 1 every value finite, 2 not (see b_is_finite) */
   /* [panels][lines][GP_PANEL] floats, or for bf16 32-bit pairs: line p
    * holds each column's (B[2p], B[2p + 1]) as bfloat16, low half first,
@@ -62,11 +65,36 @@ bf16_pair (float low, float high)
   return (guint32) bf16_from_float (low) | (guint32) bf16_from_float (high) << 16;
 }
 
+/* Packed B of this size and more is streamed from memory at each product
+ * (a model's weights together are larger than L3), a TLB miss per 4 KB
+ * page, each a nested page walk under a hypervisor: in 2 MB pages where
+ * the kernel gives them (graft_pages_advise_huge), MLP-Mixer's channel
+ * products (32 rows by 512 × 2048 and 2048 × 512) went from 0.83 to
+ * 0.70 ms at AVX-512 and from 0.95 to 0.84 ms at AVX2 (one Zen 4 core). */
+#define HUGE_PAGE_BYTES ((gsize) 2 << 20)
+
+/* bytes of zeros for packed panels: posix_memalign's (*huge TRUE) from
+ * HUGE_PAGE_BYTES on, else g_try_malloc0's; NULL when out of memory */
+static gpointer
+panels_alloc (gsize bytes, gboolean *huge)
+{
+  *huge = bytes >= HUGE_PAGE_BYTES;
+  if (!*huge)
+    return g_try_malloc0 (bytes);
+  gpointer data = NULL;
+  if (posix_memalign (&data, HUGE_PAGE_BYTES, bytes) != 0)
+    return NULL;
+  graft_pages_advise_huge (data, bytes);
+  memset (data, 0, bytes);
+  return data;
+}
+
 GraftPackedB *
 graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed)
 {
   gint64 panels = (N + GP_PANEL - 1) / GP_PANEL;
-  float *data = g_try_malloc0 ((gsize) MAX (panels * K * GP_PANEL, 1) * sizeof (float));
+  gboolean huge;
+  float *data = panels_alloc ((gsize) MAX (panels * K * GP_PANEL, 1) * sizeof (float), &huge);
   if (data == NULL)
     return NULL;
   for (gint64 p = 0; p < panels; p++)
@@ -85,7 +113,7 @@ graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean tra
           memcpy (panel + k * GP_PANEL, b + k * ldb + n0, cols * sizeof (float));
     }
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, 0, data };
+  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, huge, 0, data };
   return packed;
 }
 
@@ -142,12 +170,13 @@ graft_packed_b_bf16_bytes (gint64 K, gint64 N)
 GraftPackedB *
 graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean transposed)
 {
-  guint32 *data = g_try_malloc0 (graft_packed_b_bf16_bytes (K, N));
+  gboolean huge;
+  guint32 *data = panels_alloc (graft_packed_b_bf16_bytes (K, N), &huge);
   if (data == NULL)
     return NULL;
   pack_b_bf16 (b, K, N, ldb, transposed, data);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE, 0,
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE, huge, 0,
                              (float *) data };
   return packed;
 }
@@ -157,7 +186,7 @@ graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N
 {
   pack_b_bf16 (b, K, N, ldb, FALSE, storage);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, 0, storage };
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, FALSE, 0, storage };
   return packed;
 }
 
@@ -166,7 +195,9 @@ graft_packed_b_free (GraftPackedB *packed)
 {
   if (packed == NULL)
     return;
-  if (!packed->borrowed)
+  if (packed->huge)
+    free (packed->data);
+  else if (!packed->borrowed)
     g_free (packed->data);
   g_free (packed);
 }
@@ -221,6 +252,7 @@ typedef struct _GraftPackedGemmIsa {
   int rows;                       /* of a full tile */
   int panels;                     /* per full tile: its width is panels · GP_PANEL */
   gint64 kc;                      /* depth of a K block: panels · GP_PANEL × kc floats of B stay in L1 */
+  gint64 deep_kc;                 /* the depth instead for a B read from memory (see run_packed), or 0 */
   gint64 prefetch_row_tiles;      /* fewest row tiles that prefetch the next slice (see prefetch_share) */
   TileFunc full[MAX_TILE_ROWS];   /* [rows - 1] */
   TileFunc one_panel[MAX_TILE_ROWS]; /* [rows - 1]: the last panel alone when panels is 2 */
@@ -264,7 +296,7 @@ TILE_FUNCS_PORTABLE (3)
 TILE_FUNCS_PORTABLE (4)
 
 static const GemmIsa isa_portable = {
-  4, 1, 256, 4,
+  4, 1, 256, 0, 4,
   { tile_portable_1_4, tile_portable_2_4, tile_portable_3_4, tile_portable_4_4 },
   { NULL },
   { tile_portable_d1_4, tile_portable_d2_4, tile_portable_d3_4, tile_portable_d4_4 },
@@ -309,7 +341,7 @@ TILE_FUNCS_AVX2_LONE (5)
 TILE_FUNCS_AVX2_LONE (6)
 
 static const GemmIsa isa_avx2 = {
-  6, 1, 256, 4,
+  6, 1, 256, 0, 4,
   { tile_avx2_1_2, tile_avx2_2_2, tile_avx2_3_2, tile_avx2_4_2, tile_avx2_5_2, tile_avx2_6_2 },
   { NULL },
   { tile_avx2_d1_2, tile_avx2_d2_2, tile_avx2_d3_2, tile_avx2_d4_2, tile_avx2_d5_2, tile_avx2_d6_2 },
@@ -348,7 +380,7 @@ TILE_FUNCS_AVX512 (12)
 GRAFT_TARGET_AVX512_END
 
 static const GemmIsa isa_avx512 = {
-  12, 2, 192, 1,
+  12, 2, 192, 1024, 1,
   { tile_avx512_1_2, tile_avx512_2_2, tile_avx512_3_2, tile_avx512_4_2, tile_avx512_5_2, tile_avx512_6_2,
     tile_avx512_7_2, tile_avx512_8_2, tile_avx512_9_2, tile_avx512_10_2, tile_avx512_11_2, tile_avx512_12_2 },
   { tile_avx512_1_1, tile_avx512_2_1, tile_avx512_3_1, tile_avx512_4_1, tile_avx512_5_1, tile_avx512_6_1,
@@ -432,7 +464,7 @@ TILE_FUNCS_BF16 (12)
 GRAFT_TARGET_AVX512_BF16_END
 
 static const GemmIsa isa_bf16 = {
-  12, 2, 192, 1,
+  12, 2, 192, 0, 1,
   { tile_bf16_1_2, tile_bf16_2_2, tile_bf16_3_2, tile_bf16_4_2, tile_bf16_5_2, tile_bf16_6_2,
     tile_bf16_7_2, tile_bf16_8_2, tile_bf16_9_2, tile_bf16_10_2, tile_bf16_11_2, tile_bf16_12_2 },
   { tile_bf16_1_1, tile_bf16_2_1, tile_bf16_3_1, tile_bf16_4_1, tile_bf16_5_1, tile_bf16_6_1,
@@ -467,6 +499,7 @@ typedef struct {
   const float *bias;              /* [N] or NULL: where C's sums start when not accumulating */
   const GraftGemmEpilogue *epilogue; /* NULL, or what each tile gets once its sums are complete */
   gint64 tiles, tiles_per_task, rows_per_task, col_tasks;
+  gboolean streamed;              /* one row tile reads B's whole depth in one stream: no prefetches (see run_packed) */
 } GemmJob;
 
 /* The epilogue on a finished tile [rows, cols] of C, its rows from row
@@ -598,7 +631,7 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                 else if (tb_end < t1)
                   next = b_slice (job, tb_end, 0);
                 gint64 share = 0, line = 0;
-                if (next.first != NULL && (row_tiles >= isa->prefetch_row_tiles || lone))
+                if (next.first != NULL && !job->streamed && (row_tiles >= isa->prefetch_row_tiles || lone))
                   share = (next.panels * next.depth + row_tiles - 1) / row_tiles;
                 gint64 n0 = t * isa->panels * GP_PANEL;
                 gboolean whole = slice.panels == isa->panels;
@@ -914,8 +947,22 @@ run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gin
             const GraftGemmEpilogue *epilogue)
 {
   GemmJob job = { isa, b, apack, lda, c, M, ldc, 0, accumulate, bias, epilogue };
-  /* K blocks of equal depth (in lines of packed B), none deeper than the ISA's */
-  gint64 k_blocks = (b->lines + isa->kc - 1) / isa->kc;
+  /* K blocks of equal depth (in lines of packed B), none deeper than the
+   * ISA's. For a B read from memory, the AVX-512 blocks are deeper
+   * (deep_kc): B's slice is then read from L2, not L1, by the row tiles
+   * after the first, which costs the double-pumped zmm FMAs of a Zen 4
+   * core nothing, and a tile's sums go on for longer before C is stored
+   * and loaded again. Measured on one Zen 4 core with B in 2 MB pages:
+   * MLP-Mixer's channel products (32 rows by 512 × 2048, 2048 × 512)
+   * 0.69–0.70 → 0.65–0.68 ms; 32 and 128 rows by 768 × 3072 and
+   * 3072 × 768 5 % faster, 128 rows by 768 × 768 5 % (swin_t ts.onnx
+   * 3 %). Not for a B that stays in L2 between runs: the small
+   * transformers (hf_t5, hf_bert) lost 3–4 % with deep blocks. */
+  gint64 kc = isa->kc;
+  gboolean from_memory = b->panels * b->lines * GP_PANEL * (gint64) sizeof (float) >= WHOLE_DEPTH_MIN_BYTES;
+  if (from_memory && isa->deep_kc > kc)
+    kc = isa->deep_kc;
+  gint64 k_blocks = (b->lines + kc - 1) / kc;
   /* One row tile reuses no slice of B: K blocks would only cut the
    * stream of B (panels contiguous one after another) into short runs
    * that the hardware prefetchers start over for. A classifier's weights
@@ -926,10 +973,17 @@ run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gin
    * (hf_t5 ts.onnx, its products a few hundred KB, 0.196 → 0.205 ms).
    * An ISA with lone tiles (AVX2) keeps the blocks: those ask for the
    * next slice spread over a block's k steps, and stream faster so
-   * (MobileNetV3's classifier Gemms 0.235 against 0.25 ms each). */
-  if (M <= isa->rows && isa->lone[0] == NULL &&
-      b->panels * b->lines * GP_PANEL * (gint64) sizeof (float) >= WHOLE_DEPTH_MIN_BYTES)
-    k_blocks = 1;
+   * (MobileNetV3's classifier Gemms 0.235 against 0.25 ms each).
+   * Streamed so, B in 2 MB pages, the hardware prefetchers keep up on
+   * their own: the tile's prefetches of the next panels only held up its
+   * loads. Without them, 2 rows by 960 × 1280 and 1280 × 960 at AVX-512
+   * went 0.142 → 0.081 ms with B in L3, 0.25 → 0.22 ms from memory (AVX2's
+   * lone tiles 0.092 and 0.235); 1 to 12 rows 10 to 50 % faster. */
+  if (M <= isa->rows && isa->lone[0] == NULL && from_memory)
+    {
+      k_blocks = 1;
+      job.streamed = TRUE;
+    }
   job.kc = (b->lines + k_blocks - 1) / k_blocks;
   job.tiles = (b->panels + isa->panels - 1) / isa->panels;
   guint threads = graft_kernel_get_n_threads (ctx);
