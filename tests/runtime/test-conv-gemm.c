@@ -165,10 +165,11 @@ static const ConvCase cases[] = {
   { 2, 24, 40, 19, 21, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Relu", TRUE }, /* stride 2 from the parity planes, residual */
   { 2, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },          /* 8 Winograd tiles: bf16 takes it */
   { 2, 16, 16, 32, 32, 2, 2, 2, 1, 0, 0, 0, 0, 1, NULL },        /* patches, 512 columns */
-  { 2, 19, 21, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE },  /* narrow: 40 columns gathered, K = 171, 21 rows */
+  { 2, 19, 21, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE },  /* 40 columns: the small-map kernels keep it (f32) */
+  { 2, 40, 21, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE },  /* narrow, gathered: padded 1×1, 40 columns, 21 rows */
   { 2, 32, 40, 4, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE },    /* narrow pointwise: 48 columns, 16 + 16 + 16 */
   { 3, 35, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },         /* narrow: 27 columns over 3 images, one panel */
-  { 2, 16, 24, 16, 16, 4, 4, 4, 1, 0, 0, 0, 0, 1, NULL },        /* narrow patches: 4×4 stride 4, 32 columns */
+  { 2, 16, 24, 16, 16, 4, 4, 4, 1, 0, 0, 0, 0, 1, NULL },        /* 4×4 patches on 32 columns: small-map kernels (f32) */
   { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
   { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },   /* 1×1 maps: the centre tap alone, trimmed to a pointwise convolution */
   { 1, 10, 9, 3, 4, 2, 3, 1, 1, 0, 1, 1, 0, 1, "Relu", TRUE, FALSE, TRUE },   /* 2×3 window, padding on one side each */

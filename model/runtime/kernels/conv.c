@@ -1037,6 +1037,12 @@ graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
  * 128→128 on 8×8 (8 tiles) 0.25 → 0.23, but 64→64 on 16×16 (32 tiles)
  * 0.20 → 0.22 and 64→64 on 32×32 (128 tiles) 0.68 → 0.90. */
 #define BF16_OVER_WINOGRAD_TILES 16
+/* The small-map kernels keep a filter of fewer floats than this (4 MB,
+ * more than a core's L2) in bf16 runs; a larger one comes from memory at
+ * each call, and bf16's half the bytes win: ResNet-18's 3×3 512→512 on
+ * 2×2 maps, in the model, 0.46 → 0.39 ms (alone, its filter warm in the
+ * L3, 0.20 → 0.26) */
+#define BF16_OVER_SMALL_FILTER_FLOATS (1 << 20)
 
 gboolean
 graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
@@ -1049,7 +1055,8 @@ graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64
   gint64 tiles = N * ((w->out[0] + 3) / 4) * ((w->out[1] + 3) / 4);
   if (graft_conv_winograd_pays (w, N, C, M, group) && tiles >= BF16_OVER_WINOGRAD_TILES)
     return FALSE;
-  return TRUE;
+  return !graft_conv_small_pays (w, N, C, M, group) ||
+         M * C * w->kernel[0] * w->kernel[1] >= BF16_OVER_SMALL_FILTER_FLOATS;
 }
 
 /* A convolution at GRAFT_PRECISION_BF16 (graft_kernel_get_precision):
@@ -1067,7 +1074,10 @@ graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64
  * from x; the tiles' extra pass over the output costs more than the
  * products save: 1×1 16→96 on 2×32×32 0.074 → 0.092 ms), or taps read
  * only padding (the trimmed f32 path keeps only the taps read: a 3×3
- * on 1×1 maps reads a ninth of the filter). Small maps (up to 48 pixels
+ * on 1×1 maps reads a ninth of the filter), or the small-map kernels
+ * take it (conv-small.c: each tap reads only the pixels it needs, where
+ * the bf16 path gathers every row of im2col (x): 3×3 256→80 on 2×2
+ * 0.018 ms f32, 0.038 bf16, half of it the gather). Small maps (up to 48 pixels
  * over all images) pay most: there the filter, read from memory at
  * each call, is the cost, and bf16 halves it. Measured on one Zen 4
  * core, CPU ms f32 → bf16, batch 2: 1×1 256→64 on 16×16 0.147 → 0.104,
