@@ -158,6 +158,18 @@ static const ConvCase cases[] = {
   { 1, 24, 33, 6, 6, 5, 5, 1, 2, 4, 4, 4, 4, 1, "Relu", FALSE, FALSE, TRUE }, /* 5×5, dilation 2, 33 channels */
   { 1, 24, 33, 6, 6, 5, 5, 1, 2, 2, 2, 2, 2, 1, "Relu" }, /* the same padded by 2: the outer taps read only padding, trimmed to 3×3 */
   { 2, 12, 8, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL, FALSE, FALSE, TRUE },    /* 126 pixels, one block of 8 channels */
+  /* at bf16 (the bf16 tiles and the narrow bf16 path, conv-gemm.c): pairs of k, odd K, K blocks of whole pairs */
+  { 2, 33, 20, 9, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* pointwise, K = 33: a lone last k; panels cross images */
+  { 2, 171, 16, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },         /* K = 1539: three blocks of 514, 514, 511 */
+  { 2, 40, 24, 15, 15, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Clip" },      /* strided 1×1: subsampled, then pointwise */
+  { 2, 24, 40, 19, 21, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Relu", TRUE }, /* stride 2 from the parity planes, residual */
+  { 2, 32, 32, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },          /* 8 Winograd tiles: bf16 takes it */
+  { 2, 16, 16, 32, 32, 2, 2, 2, 1, 0, 0, 0, 0, 1, NULL },        /* patches, 512 columns */
+  { 2, 19, 21, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE },  /* 40 columns: the small-map kernels keep it (f32) */
+  { 2, 40, 21, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "Clip", TRUE },  /* narrow, gathered: padded 1×1, 40 columns, 21 rows */
+  { 2, 32, 40, 4, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE },    /* narrow pointwise: 48 columns, 16 + 16 + 16 */
+  { 3, 35, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu" },         /* narrow: 27 columns over 3 images, one panel */
+  { 2, 16, 24, 16, 16, 4, 4, 4, 1, 0, 0, 0, 0, 1, NULL },        /* 4×4 patches on 32 columns: small-map kernels (f32) */
   { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
   { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },   /* 1×1 maps: the centre tap alone, trimmed to a pointwise convolution */
   { 1, 10, 9, 3, 4, 2, 3, 1, 1, 0, 1, 1, 0, 1, "Relu", TRUE, FALSE, TRUE },   /* 2×3 window, padding on one side each */

@@ -27,7 +27,12 @@
 struct _GraftPackedFilter {
   gint64 group, Mg, K;
   gint64 panels;                  /* per group: ceil (Mg / ROWS) */
-  float *data;                    /* [group][panels][K][ROWS], rows past Mg zero */
+  gint64 lines;                   /* per panel: K, or in bf16 ⌈K / 2⌉ pairs of k */
+  gboolean bf16;
+  /* [group][panels][lines][ROWS] floats, rows past Mg zero; in bf16 each
+   * a 32-bit pair (k = 2·line, 2·line + 1) of bfloat16, the even k in the
+   * low half as vdpbf16ps multiplies them, zero past K */
+  float *data;
 };
 
 gboolean
@@ -52,7 +57,40 @@ graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K)
           dst[k * ROWS] = src[k];
       }
   GraftPackedFilter *filter = g_new (GraftPackedFilter, 1);
-  *filter = (GraftPackedFilter) { group, Mg, K, panels, data };
+  *filter = (GraftPackedFilter) { group, Mg, K, panels, K, FALSE, data };
+  return filter;
+}
+
+/* float → bfloat16, rounded to nearest even as vcvtneps2bf16 does (a NaN
+ * stays a quiet NaN) */
+static guint32
+bf16_bits (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (u >> 16) | 0x40;
+  u += 0x7fffu + ((u >> 16) & 1);
+  return u >> 16;
+}
+
+GraftPackedFilter *
+graft_packed_filter_new_bf16 (const float *weight, gint64 group, gint64 Mg, gint64 K)
+{
+  gint64 panels = (Mg + ROWS - 1) / ROWS, lines = (K + 1) / 2;
+  guint32 *data = g_try_malloc0 ((gsize) MAX (group * panels * lines * ROWS, 1) * sizeof (guint32));
+  if (data == NULL)
+    return NULL;
+  for (gint64 g = 0; g < group; g++)
+    for (gint64 m = 0; m < Mg; m++)
+      {
+        const float *src = weight + (g * Mg + m) * K;
+        guint32 *dst = data + ((g * panels + m / ROWS) * lines) * ROWS + m % ROWS;
+        for (gint64 k = 0; k < K; k++)
+          dst[k / 2 * ROWS] |= bf16_bits (src[k]) << (k % 2 * 16);
+      }
+  GraftPackedFilter *filter = g_new (GraftPackedFilter, 1);
+  *filter = (GraftPackedFilter) { group, Mg, K, panels, lines, TRUE, (float *) data };
   return filter;
 }
 
@@ -74,33 +112,52 @@ graft_packed_filter_free (GraftPackedFilter *filter)
 typedef struct {
   const float *weight;
   gint64 group, Mg, K;
+  gboolean bf16;
 } PackedFilterArgs;
 
 static gboolean
 packed_filter_fits (gconstpointer derived, gconstpointer args)
 {
   const PackedFilterArgs *a = args;
-  return graft_packed_filter_matches (derived, a->group, a->Mg, a->K);
+  return graft_packed_filter_matches (derived, a->group, a->Mg, a->K) &&
+         ((const GraftPackedFilter *) derived)->bf16 == a->bf16;
 }
 
 static gpointer
 packed_filter_make (gconstpointer args)
 {
   const PackedFilterArgs *a = args;
-  return graft_packed_filter_new (a->weight, a->group, a->Mg, a->K);
+  return (a->bf16 ? graft_packed_filter_new_bf16 : graft_packed_filter_new) (a->weight, a->group, a->Mg, a->K);
 }
 
 static const GraftDerivedKind packed_filter_kind = {
   "packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE, TRUE
 };
+static const GraftDerivedKind packed_filter_bf16_kind = {
+  "bf16 packed filter", (GDestroyNotify) graft_packed_filter_free, FALSE, TRUE
+};
+
+static const GraftPackedFilter *
+packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K, gboolean bf16,
+                   GraftPackedFilter **owned)
+{
+  PackedFilterArgs args = { weight, group, Mg, K, bf16 };
+  return graft_kernel_derived (ctx, bf16 ? &packed_filter_bf16_kind : &packed_filter_kind, weight, packed_filter_fits,
+                               packed_filter_make, &args, (gpointer *) owned);
+}
 
 const GraftPackedFilter *
 graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,
                          GraftPackedFilter **owned)
 {
-  PackedFilterArgs args = { weight, group, Mg, K };
-  return graft_kernel_derived (ctx, &packed_filter_kind, weight, packed_filter_fits, packed_filter_make, &args,
-                               (gpointer *) owned);
+  return packed_filter_for (ctx, weight, group, Mg, K, FALSE, owned);
+}
+
+const GraftPackedFilter *
+graft_packed_filter_bf16_for (GraftKernelContext *ctx, const float *weight, gint64 group, gint64 Mg, gint64 K,
+                              GraftPackedFilter **owned)
+{
+  return packed_filter_for (ctx, weight, group, Mg, K, TRUE, owned);
 }
 
 #define MAX_KERNEL_COLS 64
@@ -220,6 +277,17 @@ typedef struct _GraftConvGemmIsa {
   gint64 max_kc, block_kc;
   /* filter rows and columns of a micro-kernel call in multiply */
   gint64 call_rows, call_cols;
+  /* the bf16 tiles: a gathered panel [rows][width] into lines of
+   * bfloat16 pairs in place, which multiply then reads with a filter
+   * packed in bf16 (NULL: float32 throughout) */
+  void (*to_pairs) (float *panel, gint64 rows, gint64 width);
+  /* for the bf16 tiles: rows [k0, k1) of a direct job's B (x itself) for
+   * a panel's pixels straight into lines of pairs [⌈(k1 - k0) / 2⌉][width] */
+  void (*gather_pairs_direct) (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 width, gint64 k0,
+                               gint64 k1, float *panel);
+  /* the bf16 tiles' way for a B of at most PANEL_COLS columns (see
+   * narrow_bf16); NULL: those take the tiles too */
+  gboolean (*narrow) (GraftKernelContext *ctx, ConvGemmJob *job, GError **error);
 } ConvGemmIsa;
 
 struct _ConvGemmJob {
@@ -591,10 +659,14 @@ store_row (float *dst, const float *src, const float *res, gint64 n, float bias,
     }
 }
 
+typedef void (*MicroKernel) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate,
+                             const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines);
+
 /* Panel by panel, each filter panel (up to 40 KB) kept in L1 across the
- * column panels. */
-static void
-multiply_avx512 (const TileBlock *t)
+ * column panels; kernels[v - 1] for tiles of v vectors, and narrow_tile
+ * for columns as narrow as NARROW_COLS where narrow. */
+static inline void
+multiply_panels (const TileBlock *t, const MicroKernel kernels[MAX_VECS], gboolean narrow)
 {
   gint64 a_lines = t->K * ROWS / LINE_FLOATS;
   for (gint64 p = 0; p < t->panels; p++)
@@ -609,16 +681,20 @@ multiply_avx512 (const TileBlock *t)
           /* the next filter panel's share for this call */
           gint64 a0 = next_a ? c * a_lines / t->n_group : 0, a1 = next_a ? (c + 1) * a_lines / t->n_group : 0;
           const float *na = next_a ? next_a + a0 * LINE_FLOATS : NULL;
-          if (t->n_cols[c] <= NARROW_COLS)
+          if (narrow && t->n_cols[c] <= NARROW_COLS)
             narrow_tile (t->K, a, t->b[c], t->ldb[c], tile, LANES, t->accumulate, t->n_cols[c], pf, pl, na, a1 - a0);
-          else if (t->n_cols[c] > 2 * LANES)
-            micro_kernel_3 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
-          else if (t->n_cols[c] > LANES)
-            micro_kernel_2 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
           else
-            micro_kernel_1 (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl, na, a1 - a0);
+            kernels[(t->n_cols[c] + LANES - 1) / LANES - 1] (t->K, a, t->b[c], t->ldb[c], tile, t->accumulate, pf, pl,
+                                                             na, a1 - a0);
         }
     }
+}
+
+static void
+multiply_avx512 (const TileBlock *t)
+{
+  static const MicroKernel kernels[MAX_VECS] = { micro_kernel_1, micro_kernel_2, micro_kernel_3 };
+  multiply_panels (t, kernels, TRUE);
 }
 
 /* The pointwise micro-kernel, 8 filter rows × up to 48 columns in 24 zmm
@@ -734,6 +810,321 @@ static const ConvGemmIsa isa_avx512 = { gather_panel, gather_panel_flat, multipl
                                         PANEL_COLS };
 
 GRAFT_TARGET_AVX512_END
+
+/* ---- AVX512_BF16: the AVX-512 GEMM over bfloat16 pairs ----
+ *
+ * The same passes, panels and 8 × 48 tiles as the AVX-512 kernels, with
+ * the filter packed once in bf16 and each gathered panel of B rounded to
+ * bf16 in place (two rows of k into one line of pairs) before its
+ * products: every vdpbf16ps adds two k steps to 16 float32 sums, half
+ * the instructions of the float32 multiply-adds for the same tile. This
+ * is how oneDNN's bf16 convolutions lay out their operands too (pairs of
+ * input channels interleaved, "VNNI" order), there in a blocked layout
+ * made once per tensor. Written with intrinsics: GCC's generic vectors
+ * have no bfloat16 dot product. */
+GRAFT_TARGET_AVX512_BF16_BEGIN
+
+static inline __attribute__ ((always_inline)) void
+tile_body_bf16 (gint64 lines, const float *a_pairs, const float *b_pairs, gint64 ldb, float *tile,
+                gboolean accumulate, const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines,
+                const int vecs)
+{
+  const int *a = (const int *) a_pairs;
+  const int *b = (const int *) b_pairs;
+  gint64 ldt = vecs * LANES;
+  __m512 acc[ROWS][MAX_VECS];
+  for (int r = 0; r < ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      acc[r][v] = accumulate ? _mm512_loadu_ps (tile + r * ldt + v * LANES) : _mm512_setzero_ps ();
+#define BF16_STEP() \
+  do \
+    { \
+      __m512bh bv[MAX_VECS]; \
+      for (int v = 0; v < vecs; v++) \
+        bv[v] = (__m512bh) _mm512_loadu_si512 (b + v * LANES); \
+      for (int r = 0; r < ROWS; r++) \
+        { \
+          __m512bh av = (__m512bh) _mm512_set1_epi32 (a[r]); \
+          for (int v = 0; v < vecs; v++) \
+            acc[r][v] = _mm512_dpbf16_ps (acc[r][v], av, bv[v]); \
+        } \
+      a += ROWS; \
+      b += ldb; \
+    } \
+  while (0)
+  /* the prefetches as tile_body_avx512 spreads them (conv-tile-body.h) */
+  gint64 k = 0, groups = lines / 4;
+  gint64 per_group = groups > 0 ? (prefetch_lines + groups - 1) / groups : 0;
+  gint64 a_per_group = groups > 0 ? (a_lines + groups - 1) / groups : 0;
+  for (; k + 4 <= lines && (prefetch_lines > 0 || a_lines > 0); k += 4)
+    {
+      for (gint64 j = 0; j < per_group && prefetch_lines > 0; j++, prefetch_lines--, prefetch += LINE_FLOATS)
+        __builtin_prefetch (prefetch, 0, 2);
+      for (gint64 j = 0; j < a_per_group && a_lines > 0; j++, a_lines--, next_a += LINE_FLOATS)
+        __builtin_prefetch (next_a, 0, 2);
+      BF16_STEP ();
+      BF16_STEP ();
+      BF16_STEP ();
+      BF16_STEP ();
+    }
+#pragma GCC unroll 4
+  for (; k < lines; k++)
+    BF16_STEP ();
+#undef BF16_STEP
+  for (; prefetch_lines > 0; prefetch_lines--, prefetch += LINE_FLOATS)
+    __builtin_prefetch (prefetch, 0, 2);
+  for (; a_lines > 0; a_lines--, next_a += LINE_FLOATS)
+    __builtin_prefetch (next_a, 0, 2);
+  for (int r = 0; r < ROWS; r++)
+    for (int v = 0; v < vecs; v++)
+      _mm512_storeu_ps (tile + r * ldt + v * LANES, acc[r][v]);
+}
+
+#define MICRO_KERNEL_BF16(vecs)                                                                                       \
+  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void micro_kernel_bf16_##vecs (                                    \
+    gint64 lines, const float *a, const float *b, gint64 ldb, float *tile, gboolean accumulate,                      \
+    const float *prefetch, gint64 prefetch_lines, const float *next_a, gint64 a_lines)                                 \
+  {                                                                                                                    \
+    tile_body_bf16 (lines, a, b, ldb, tile, accumulate, prefetch, prefetch_lines, next_a, a_lines, vecs);             \
+  }
+MICRO_KERNEL_BF16 (1)
+MICRO_KERNEL_BF16 (2)
+MICRO_KERNEL_BF16 (3)
+
+/* multiply_avx512 over lines of pairs (TileBlock's K counts lines);
+ * narrow panels take a tile of one vector (no bf16 narrow kernel) */
+static void
+multiply_bf16 (const TileBlock *t)
+{
+  static const MicroKernel kernels[MAX_VECS] = { micro_kernel_bf16_1, micro_kernel_bf16_2, micro_kernel_bf16_3 };
+  multiply_panels (t, kernels, FALSE);
+}
+
+/* Rows 2·line and 2·line + 1 of panel [rows][width] (width a multiple
+ * of LANES) into line `line` of bf16 pairs, in place (line ≤ 2·line:
+ * each row is read before a line overwrites it); an odd last row pairs
+ * with zero. vcvtne2ps2bf16 rounds to nearest even (NaN stays NaN) into
+ * words 0–15 (low row) and 16–31 (high row); vpermw interleaves them. */
+static void
+to_pairs_bf16 (float *panel, gint64 rows, gint64 width)
+{
+  static const short interleave[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                        8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 };
+  __m512i order = _mm512_loadu_si512 (interleave);
+  for (gint64 line = 0; 2 * line < rows; line++)
+    {
+      const float *low = panel + 2 * line * width, *high = low + width;
+      gboolean pair = 2 * line + 1 < rows;
+      float *dst = panel + line * width;
+      for (gint64 j = 0; j < width; j += LANES)
+        {
+          __m512 lo = _mm512_loadu_ps (low + j), hi = pair ? _mm512_loadu_ps (high + j) : _mm512_setzero_ps ();
+          __m512i words = (__m512i) _mm512_cvtne2ps_pbh (hi, lo);
+          _mm512_storeu_si512 (dst + j, _mm512_permutexvar_epi16 (order, words));
+        }
+    }
+}
+
+/* x's rows k0, k0 + 1 … of the panel's runs (image, ow = first pixel
+ * of its plane, len, col = first column in the panel) side by side, two
+ * rows into one line of pairs of the panel's width (zero past the runs) */
+static void
+gather_pairs_direct (const ConvGemmJob *job, const PixelRun *runs, int n_runs, gint64 width, gint64 k0, gint64 k1,
+                     float *panel)
+{
+  static const short interleave[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                        8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31 };
+  const GraftConvGemmArgs *a = job->args;
+  __m512i order = _mm512_loadu_si512 (interleave);
+  gint64 in_size = job->in_size, channel0 = job->g * (a->C / a->group);
+  const float *x = a->x + channel0 * in_size;
+  for (gint64 k = k0; k < k1; k += 2, panel += width)
+    {
+      gboolean pair = k + 1 < k1;
+      for (gint64 j = 0; j < width; j += LANES)
+        {
+          /* each run's lanes of this vector loaded in place (the lanes
+           * outside a run's mask are not read) */
+          __m512 lo = _mm512_setzero_ps (), hi = _mm512_setzero_ps ();
+          for (int r = 0; r < n_runs; r++)
+            {
+              __mmask16 lanes = graft_lane_mask16 (runs[r].col - j, runs[r].col + runs[r].len - j);
+              if (lanes == 0)
+                continue;
+              const float *src = x + (runs[r].image * a->C + k) * in_size + runs[r].ow + (j - runs[r].col);
+              lo = _mm512_mask_loadu_ps (lo, lanes, src);
+              if (pair)
+                hi = _mm512_mask_loadu_ps (hi, lanes, src + in_size);
+            }
+          __m512i words = (__m512i) _mm512_cvtne2ps_pbh (hi, lo);
+          _mm512_storeu_si512 (panel + j, _mm512_permutexvar_epi16 (order, words));
+        }
+    }
+}
+
+/* sums[j][0..16) = rows of two filter panels (a0's 8, then a1's) times
+ * column j < n ≤ NARROW_BF16_COLS of B's lines of pairs (rows ldb apart): the 16 rows in
+ * one vector times the column's broadcast pair, as pointwise_pair_body
+ * does in float32; chains over the lines when there are too few columns
+ * to hide the dot products' latency. */
+enum { NARROW_AHEAD = 64, NARROW_BF16_COLS = 16 };
+
+static inline __attribute__ ((always_inline)) void
+narrow_body_bf16 (gint64 lines, const float *a0_pairs, const float *a1_pairs, const float *b_pairs, gint64 ldb,
+                  float (*sums)[2 * ROWS], const int n)
+{
+  enum { CHAINS_MAX = 4 };
+  const int chains = n <= 2 ? 4 : n <= 4 ? 2 : 1;
+  const int *a0 = (const int *) a0_pairs, *a1 = (const int *) a1_pairs, *b = (const int *) b_pairs;
+  __m512 acc[NARROW_BF16_COLS][CHAINS_MAX];
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < chains; c++)
+      acc[j][c] = _mm512_setzero_ps ();
+#define NARROW_STEP(line, c) \
+  do \
+    { \
+      __m512i av = _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm256_loadu_si256 ((const void *) (a0 + (line) * ROWS))), \
+                                       _mm256_loadu_si256 ((const void *) (a1 + (line) * ROWS)), 1); \
+      const int *bl = b + (line) * ldb; \
+      for (int j = 0; j < n; j++) \
+        acc[j][c] = _mm512_dpbf16_ps (acc[j][c], (__m512bh) av, (__m512bh) _mm512_set1_epi32 (bl[j])); \
+    } \
+  while (0)
+  gint64 l = 0;
+  for (; l + chains <= lines; l += chains)
+    for (int c = 0; c < chains; c++)
+      {
+        NARROW_STEP (l + c, c);
+        /* the filter comes from memory (read once per call): ask for it
+         * ahead, a line of 64 bytes per two lines of pairs */
+        if ((l + c) % 2 == 0)
+          {
+            __builtin_prefetch (a0 + (l + c + NARROW_AHEAD) * ROWS, 0, 3);
+            __builtin_prefetch (a1 + (l + c + NARROW_AHEAD) * ROWS, 0, 3);
+          }
+      }
+  for (; l < lines; l++)
+    NARROW_STEP (l, 0);
+#undef NARROW_STEP
+  for (int j = 0; j < n; j++)
+    {
+      __m512 total = acc[j][0];
+      for (int c = 1; c < chains; c++)
+        total = _mm512_add_ps (total, acc[j][c]);
+      _mm512_storeu_ps (sums[j], total);
+    }
+}
+
+#define NARROW_BF16(n)                                                                                                 \
+  static GRAFT_HOT_LOOP __attribute__ ((noinline)) void narrow_bf16_##n (                                              \
+    gint64 lines, const float *a0, const float *a1, const float *b, gint64 ldb, float (*sums)[2 * ROWS])              \
+  {                                                                                                                    \
+    narrow_body_bf16 (lines, a0, a1, b, ldb, sums, n);                                                                 \
+  }
+NARROW_BF16 (1)
+NARROW_BF16 (2)
+NARROW_BF16 (3)
+NARROW_BF16 (4)
+NARROW_BF16 (5)
+NARROW_BF16 (6)
+NARROW_BF16 (7)
+NARROW_BF16 (8)
+NARROW_BF16 (9)
+NARROW_BF16 (10)
+NARROW_BF16 (11)
+NARROW_BF16 (12)
+NARROW_BF16 (13)
+NARROW_BF16 (14)
+NARROW_BF16 (15)
+NARROW_BF16 (16)
+
+typedef void (*NarrowBf16) (gint64 lines, const float *a0, const float *a1, const float *b, gint64 ldb,
+                            float (*sums)[2 * ROWS]);
+static const NarrowBf16 narrow_bf16_kernels[] = { narrow_bf16_1, narrow_bf16_2, narrow_bf16_3, narrow_bf16_4,
+                                                  narrow_bf16_5, narrow_bf16_6, narrow_bf16_7, narrow_bf16_8,
+                                                  narrow_bf16_9, narrow_bf16_10, narrow_bf16_11, narrow_bf16_12,
+                                                  narrow_bf16_13, narrow_bf16_14, narrow_bf16_15, narrow_bf16_16 };
+
+typedef struct {
+  const ConvGemmJob *job;
+  const float *pairs;             /* B [lines][width] in pairs */
+  gint64 width;
+  gint64 image[PANEL_COLS], pixel[PANEL_COLS];   /* where column j lies in y */
+} NarrowJob;
+
+/* Output channels [16·t, +16) of the group, every column, NARROW_BF16_COLS at a time. */
+static void
+narrow_task (gint64 t, gpointer data)
+{
+  const NarrowJob *nj = data;
+  const ConvGemmJob *job = nj->job;
+  const GraftConvGemmArgs *a = job->args;
+  const GraftPackedFilter *f = job->filter;
+  gint64 p = 2 * t, m0 = job->g * f->Mg + p * ROWS;
+  const float *a0 = f->data + (job->g * f->panels + p) * f->lines * ROWS;
+  const float *a1 = p + 1 < f->panels ? a0 + f->lines * ROWS : a0;
+  int rows = (int) MIN (2 * ROWS, f->Mg - p * ROWS);
+  float sums[NARROW_BF16_COLS][2 * ROWS];
+  for (gint64 j0 = 0; j0 < job->columns; j0 += NARROW_BF16_COLS)
+    {
+      int n = (int) MIN (NARROW_BF16_COLS, job->columns - j0);
+      narrow_bf16_kernels[n - 1] (f->lines, a0, a1, nj->pairs + j0, nj->width, sums);
+      for (int j = 0; j < n; j++)
+        {
+          gint64 at = (nj->image[j0 + j] * a->M + m0) * job->out_size + nj->pixel[j0 + j];
+          column_out (sums[j], rows, a->y + at, a->residual ? a->residual + at : NULL, job->out_size, 0,
+                      a->bias ? a->bias + m0 : NULL, a->clamp, a->lo, a->hi);
+        }
+    }
+}
+
+/* A B of at most PANEL_COLS columns (small maps: EfficientNet's and
+ * MobileNet's last stages, 2×2 and 4×4 at batch 2), where the filter,
+ * read from memory at each call, costs more than the products: B
+ * gathered once whole and rounded to pairs, then each pair of filter
+ * panels (16 output channels, half the bytes of the float32 filter) in
+ * one pass over all the columns. */
+static gboolean
+narrow_bf16 (GraftKernelContext *ctx, ConvGemmJob *job, GError **error)
+{
+  const GraftPackedFilter *f = job->filter;
+  NarrowJob nj = { job };
+  nj.width = (job->columns + LANES - 1) / LANES * LANES;
+  g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, (gsize) MAX (2 * f->lines * nj.width, 1) * sizeof (float),
+                                                           error);
+  if (scratch == NULL)
+    return FALSE;
+  nj.pairs = scratch->data;
+  PixelRun runs[PANEL_COLS], out_runs[PANEL_COLS];
+  int n_runs = pixel_runs (job->args->w, 0, job->columns, runs);
+  int n_out_runs = image_runs (job->out_size, 0, job->columns, out_runs);
+  for (int r = 0; r < n_out_runs; r++)
+    for (gint64 i = 0; i < out_runs[r].len; i++)
+      {
+        nj.image[out_runs[r].col + i] = out_runs[r].image;
+        nj.pixel[out_runs[r].col + i] = out_runs[r].ow + i;
+      }
+  for (job->g = 0; job->g < job->args->group; job->g++)
+    {
+      if (job->direct)
+        gather_pairs_direct (job, out_runs, n_out_runs, nj.width, 0, f->K, scratch->data);
+      else
+        {
+          gather_panel (job, runs, n_runs, job->columns, nj.width, 0, f->K, scratch->data);
+          to_pairs_bf16 (scratch->data, f->K, nj.width);
+        }
+      graft_kernel_parallel_for (ctx, (f->panels + 1) / 2, narrow_task, &nj);
+    }
+  return TRUE;
+}
+
+GRAFT_TARGET_AVX512_BF16_END
+
+/* pointwise convolutions take the tiles too (their B is rounded as it
+ * is gathered) */
+static const ConvGemmIsa isa_avx512_bf16 = { gather_panel, gather_panel_flat, multiply_bf16, store_row,
+                                             split_phases_plane, NULL, PANEL_COLS, 1280, 768, ROWS,
+                                             PANEL_COLS, to_pairs_bf16, gather_pairs_direct, narrow_bf16 };
 
 /* ---- AVX2 + FMA: the same GEMM in ymm registers ----
  *
@@ -1352,7 +1743,8 @@ conv_gemm_task (gint64 task, gpointer data)
   const ConvGemmJob *job = data;
   const GraftConvGemmArgs *a = job->args;
   const GraftPackedFilter *f = job->filter;
-  gint64 K = f->K, Mg = f->Mg, G = job->group_panels;
+  gint64 K = f->K, Mg = f->Mg, G = job->group_panels, L = f->lines;
+  int per_line = f->bf16 ? 2 : 1;   /* k steps per line of the filter and of B */
   gint64 ct = task / job->row_splits, rs = task % job->row_splits;
   gint64 cp0 = ct * job->col_panels / job->col_tasks, cp1 = (ct + 1) * job->col_panels / job->col_tasks;
   gint64 p0 = rs * f->panels / job->row_splits, p1 = (rs + 1) * f->panels / job->row_splits;
@@ -1382,7 +1774,7 @@ conv_gemm_task (gint64 task, gpointer data)
             {
               n_cols[c] = MIN (PANEL_COLS, job->columns - (first + c) * PANEL_COLS);
               gint64 width = (n_cols[c] + LANES - 1) / LANES * LANES;
-              if (job->direct && n_cols[c] == PANEL_COLS && n_out_runs[c] == 1)
+              if (job->direct && !f->bf16 && n_cols[c] == PANEL_COLS && n_out_runs[c] == 1)
                 {
                   /* a whole panel of one image's plane: the multiply reads x where it is */
                   const PixelRun *run = &out_runs[c][0];
@@ -1392,14 +1784,20 @@ conv_gemm_task (gint64 task, gpointer data)
                 }
               b[c] = panels + c * job->kc * PANEL_COLS;
               ldb[c] = width;
-              if (job->flat && n_cols[c] == PANEL_COLS && n_out_runs[c] == 1)
+              if (f->bf16 && job->direct)
+                job->isa->gather_pairs_direct (job, out_runs[c], n_out_runs[c], width, k0, k1, (float *) b[c]);
+              else if (job->flat && n_cols[c] == PANEL_COLS && n_out_runs[c] == 1)
                 job->isa->gather_flat (job, &out_runs[c][0], k0, k1, (float *) b[c]);
               else
                 job->isa->gather (job, runs[c], n_runs[c], n_cols[c], width, k0, k1, (float *) b[c]);
+              if (f->bf16 && !job->direct)
+                job->isa->to_pairs ((float *) b[c], k1 - k0, width);
             }
-          TileBlock block = { k1 - k0, f->data + ((job->g * f->panels + p0) * K + k0) * ROWS, K * ROWS, p1 - p0,
+          /* (a bf16 block starts at an even k: kc is even) */
+          gint64 l0 = k0 / per_line, l1 = (k1 + per_line - 1) / per_line;
+          TileBlock block = { l1 - l0, f->data + ((job->g * f->panels + p0) * L + l0) * ROWS, L * ROWS, p1 - p0,
                               b, ldb, n_cols, n_group, tiles, G, k0 > 0, prefetching ? &next_out : NULL,
-                              k1 < K ? f->data + ((job->g * f->panels + p0) * K + k1) * ROWS : NULL };
+                              k1 < K ? f->data + ((job->g * f->panels + p0) * L + l1) * ROWS : NULL };
           job->isa->multiply (&block);
         }
       /* row by row, so that each row of y gets the pass's panels in one run */
@@ -1452,6 +1850,8 @@ plan_job (ConvGemmJob *job, gint64 threads)
   gint64 K = MAX (f->K, 1);
   job->k_blocks = K <= job->isa->max_kc ? 1 : (K + job->isa->block_kc - 1) / job->isa->block_kc;
   job->kc = (K + job->k_blocks - 1) / job->k_blocks;
+  if (f->bf16)
+    job->kc += job->kc % 2;       /* blocks of whole pairs */
   job->col_panels = (job->columns + PANEL_COLS - 1) / PANEL_COLS;
   job->col_tasks = 1;
   job->row_splits = 1;
@@ -1533,6 +1933,8 @@ plan_flat (GraftKernelContext *ctx, ConvGemmJob *job, GraftRtTensor **phases, GE
  * maps: then each thread reads only its part of the filter). */
 static gboolean pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
                            const GraftConvGemmArgs *args, GError **error);
+static gboolean tiles (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+                       const GraftConvGemmArgs *args, gboolean direct, GError **error);
 
 /* n floats from src to dst: planes of a few pixels (4×4 maps: 64 bytes;
  * 1×1, a squeeze-excitation's, with AVX2) inline, four floats at a time,
@@ -1607,6 +2009,8 @@ static gboolean
 pointwise (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
            const GraftConvGemmArgs *args, GError **error)
 {
+  if (isa->pointwise == NULL)
+    return tiles (ctx, isa, filter, args, TRUE, error);
   gint64 hw = args->w->in[0] * args->w->in[1], threads = MAX (graft_kernel_get_n_threads (ctx), 1);
   /* (maps the pair kernels take are read in place, image by image) */
   if (args->N > 1 && hw < isa->pointwise_cols && !(graft_kernel_table ()->pointwise->pairs && hw <= 8))
@@ -1705,6 +2109,12 @@ const GraftConvGemmIsa *const graft_conv_gemm_isas[GRAFT_SIMD_N_LEVELS] = {
 #endif
 };
 
+#ifdef GRAFT_HAVE_X86_SIMD
+const GraftConvGemmIsa *const graft_conv_gemm_bf16_isa = &isa_avx512_bf16;
+#else
+const GraftConvGemmIsa *const graft_conv_gemm_bf16_isa = NULL;
+#endif
+
 gboolean
 graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const GraftConvGemmArgs *args,
                  GError **error)
@@ -1713,30 +2123,35 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
   if (!graft_conv_gemm_supports (w))
     return graft_kernel_unsupported (error, "the packed convolution handles 2-D windows up to %d columns wide",
                                      MAX_KERNEL_COLS);
+  const ConvGemmIsa *isa = filter->bf16 ? graft_kernel_table ()->conv_gemm_bf16 : graft_kernel_table ()->conv_gemm;
+  if (isa == NULL)
+    return graft_kernel_unsupported (error, "the filter is packed in bf16 and this CPU or SIMD level has no bf16 tiles");
   /* A 1×1 window with unit stride and no padding reads each input plane
    * as one long row: one run per image in every panel row instead of one
    * per output row. */
-  GraftWindow flat;
-  GraftConvGemmArgs flat_args;
-  ConvGemmJob job = { graft_kernel_table ()->conv_gemm, filter, args };
   if (window_is_pointwise (w) && w->stride[0] == 1 && w->stride[1] == 1 && w->out[0] == w->in[0] &&
       w->out[1] == w->in[1])
     {
-      flat = flat_window (w);
-      flat_args = *args;
+      GraftWindow flat = flat_window (w);
+      GraftConvGemmArgs flat_args = *args;
       flat_args.w = &flat;
-      job.args = args = &flat_args;
-      w = &flat;
-      job.direct = TRUE;
-      if (job.isa->pointwise)
-        return pointwise (ctx, job.isa, filter, args, error);
+      return pointwise (ctx, isa, filter, &flat_args, error);
     }
-  else if (window_is_pointwise (w) && job.isa->pointwise)
-    return strided_pointwise (ctx, job.isa, filter, args, error);
+  if (window_is_pointwise (w))
+    return strided_pointwise (ctx, isa, filter, args, error);
+  return tiles (ctx, isa, filter, args, FALSE, error);
+}
+
+/* The passes of tiles (conv_gemm_task) over every group; direct: the
+ * window is a flat pointwise one (im2col (x) is x). */
+static gboolean
+tiles (GraftKernelContext *ctx, const ConvGemmIsa *isa, const GraftPackedFilter *filter,
+       const GraftConvGemmArgs *args, gboolean direct, GError **error)
+{
+  const GraftWindow *w = args->w;
+  ConvGemmJob job = { isa, filter, args };
+  job.direct = direct;
   job.in_size = w->in[0] * w->in[1];
-  g_autoptr(GraftRtTensor) phases = NULL;
-  if (!job.direct && !plan_flat (ctx, &job, &phases, error))
-    return FALSE;
   job.out_size = w->out[0] * w->out[1];
   job.columns = args->N * job.out_size;
   if (job.columns == 0 || filter->Mg == 0)
@@ -1747,6 +2162,11 @@ graft_conv_gemm (GraftKernelContext *ctx, const GraftPackedFilter *filter, const
       graft_window_inside (w, 1, kj, &job.ow_lo[kj], &job.ow_hi[kj]);
       job.patches &= job.ow_lo[kj] == 0 && job.ow_hi[kj] == w->out[1];
     }
+  if (isa->narrow && job.columns <= PANEL_COLS)
+    return isa->narrow (ctx, &job, error);
+  g_autoptr(GraftRtTensor) phases = NULL;
+  if (!job.direct && !plan_flat (ctx, &job, &phases, error))
+    return FALSE;
   plan_job (&job, MAX (graft_kernel_get_n_threads (ctx), 1));
 
   g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, job.tasks * job.task_floats * sizeof (float), error);

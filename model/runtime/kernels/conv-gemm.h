@@ -29,6 +29,10 @@ gboolean graft_conv_gemm_supports (const GraftWindow *w);
 
 /* weight [group·Mg, K] row-major. */
 GraftPackedFilter *graft_packed_filter_new (const float *weight, gint64 group, gint64 Mg, gint64 K);
+/* The same in bfloat16 pairs (rounded to nearest even) for the bf16
+ * tiles (kernel-table.h: conv_gemm_bf16), which graft_conv_gemm takes for
+ * such a filter: float32 sums, the gathered input rounded to bf16. */
+GraftPackedFilter *graft_packed_filter_new_bf16 (const float *weight, gint64 group, gint64 Mg, gint64 K);
 void graft_packed_filter_free (GraftPackedFilter *filter);
 /* filter is not NULL and was packed for these sizes */
 gboolean graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 group, gint64 Mg, gint64 K);
@@ -36,6 +40,9 @@ gboolean graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 gr
  * Borrowed when cached; else *owned holds it (free it). */
 const GraftPackedFilter *graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group,
                                                   gint64 Mg, gint64 K, GraftPackedFilter **owned);
+/* The same packed in bf16 (graft_packed_filter_new_bf16). */
+const GraftPackedFilter *graft_packed_filter_bf16_for (GraftKernelContext *ctx, const float *weight, gint64 group,
+                                                       gint64 Mg, gint64 K, GraftPackedFilter **owned);
 
 typedef struct {
   const float *x;          /* x [N, C, H, W] */

@@ -10,7 +10,6 @@
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/conv-small.h"
-#include "runtime/kernels/gemm-packed.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/vector-math.h"
@@ -1031,149 +1030,78 @@ graft_kernel_apply_fused_activation (GraftKernelContext *ctx, GraftRtTensor *y)
 
 /* ---- bfloat16 convolution ---- */
 
-typedef struct {
-  const float *weight;
-  gint64 M, K;
-} Bf16FilterArgs;
-
-static gboolean
-bf16_filter_fits (gconstpointer derived, gconstpointer args)
-{
-  const Bf16FilterArgs *a = args;
-  return graft_packed_a_matches (derived, a->M, a->K);
-}
-
-static gpointer
-bf16_filter_make (gconstpointer args)
-{
-  const Bf16FilterArgs *a = args;
-  return graft_packed_a_new_bf16 (a->weight, a->M, a->K, a->K);
-}
-
-static const GraftDerivedKind bf16_filter_kind = { "bf16 filter", (GDestroyNotify) graft_packed_a_free, FALSE, TRUE };
-
-/* Channels [8·index, +8) of the product c (its rows cols apart, image
- * `offset` columns in, the bias already added) into y [M, pixels] with the
- * residual and the clamp: one pass over the result while it is in cache. */
-typedef struct {
-  const float *c;
-  gint64 cols, offset;
-  float *y;
-  const float *residual;
-  gint64 M, pixels;
-  gboolean clamp;
-  float lo, hi;
-} Bf16FinishJob;
-
-static void
-bf16_finish (gint64 index, gpointer data)
-{
-  const Bf16FinishJob *job = data;
-  for (gint64 m = index * 8; m < MIN (job->M, index * 8 + 8); m++)
-    {
-      const float *src = job->c + m * job->cols + job->offset;
-      const float *res = job->residual ? job->residual + m * job->pixels : NULL;
-      float *dst = job->y + m * job->pixels;
-      for (gint64 p = 0; p < job->pixels; p++)
-        dst[p] = src[p] + (res ? res[p] : 0.0f);
-      if (job->clamp)
-        graft_f32_clamp (dst, job->pixels, job->lo, job->hi);
-    }
-}
-
-/* images per bf16 product: all of them for small maps, else one */
-static gint64
-bf16_images_together (gint64 N, gint64 pixels)
-{
-  return N > 1 && pixels <= 1024 ? N : 1;
-}
+/* Winograd's F(4×4, 3×3) keeps a convolution of this many 4×4 output
+ * tiles and more (over all images) in bf16 runs; below, the bf16 tiles
+ * win: CPU ms f32 Winograd → bf16 on one Zen 4 core, batch 2, 3×3:
+ * 128→128 on 8×8 (8 tiles) 0.25 → 0.23, but 64→64 on 16×16 (32 tiles)
+ * 0.20 → 0.22 and 64→64 on 32×32 (128 tiles) 0.68 → 0.90. */
+#define BF16_OVER_WINOGRAD_TILES 16
+/* The small-map kernels keep a filter of fewer floats than this (4 MB,
+ * more than a core's L2) in bf16 runs; a larger one comes from memory at
+ * each call, and bf16's half the bytes win: ResNet-18's 3×3 512→512 on
+ * 2×2 maps, in the model, 0.46 → 0.39 ms (alone, its filter warm in the
+ * L3, 0.20 → 0.26) */
+#define BF16_OVER_SMALL_FILTER_FLOATS (1 << 20)
 
 gboolean
 graft_conv_bf16_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
 {
-  if (group != 1 || w->n != 2 || C < 16 || graft_conv_winograd_pays (w, N, C, M, group))
+  GraftWindow trimmed;
+  gint64 trimmed_lo[2];
+  if (group != 1 || w->n != 2 || C < 16 || C * w->kernel[0] * w->kernel[1] < 32 ||
+      graft_window_trim (w, &trimmed, trimmed_lo))
     return FALSE;
-  gint64 pixels = w->out[0] * w->out[1];
-  return bf16_images_together (N, pixels) * pixels >= 64;
+  gint64 tiles = N * ((w->out[0] + 3) / 4) * ((w->out[1] + 3) / 4);
+  if (graft_conv_winograd_pays (w, N, C, M, group) && tiles >= BF16_OVER_WINOGRAD_TILES)
+    return FALSE;
+  return !graft_conv_small_pays (w, N, C, M, group) ||
+         M * C * w->kernel[0] * w->kernel[1] >= BF16_OVER_SMALL_FILTER_FLOATS;
 }
 
 /* A convolution at GRAFT_PRECISION_BF16 (graft_kernel_get_precision):
- * y [M, pixels] = W · im2col (x) with W packed once in bfloat16 (kept on
- * the step) and im2col (x) packed in bfloat16 at each call (read in place
- * for a pointwise convolution), the sums float32; the bias and the fused
- * clamp on each tile as its sums complete (a residual, which comes before
- * the clamp, and images side by side in a pass after). Small maps (up to 1024 pixels)
- * of all images go through one product side by side, as the f32 path
- * does. *taken FALSE (nothing done) when the run is f32, the CPU has no
- * bf16 tiles, the weights are not a constant input, the convolution is
- * grouped (depthwise stays f32) or not 2-D, or where bf16 does not pay:
- * Winograd's F(4×4, 3×3) takes it (its 4× fewer products in f32 beat
- * bf16's 2× faster ones), the input has fewer than 16 channels (a stem:
- * gathering its wide windows costs more than the products save), or the
- * product has fewer than 64 columns (the tuned f32 slivers win there).
- * Measured on one Zen 4 core, CPU ms f32 → bf16: 1×1 256→1024 on 2×16×16
- * 2.45 → 2.06, 1×1 64→256 on 2×56×56 2.24 → 2.09, 3×3/2 128→128 on
- * 2×16×16 0.41 → 0.36; but 1×1 1024→256 on 2×4×4 0.16 → 0.17 and a 7×7/2
- * stem 3→64 on 2×64×64 0.41 → 0.54. */
+ * the packed GEMM's passes and tiles (conv-gemm.h) with the filter packed
+ * once in bfloat16 (kept on the step) and each gathered panel of
+ * im2col (x) rounded to bfloat16, float32 sums; bias, residual and
+ * clamp as the f32 tiles apply them. *taken FALSE (nothing done) when
+ * the run is f32, the CPU has no bf16 tiles, the weights are not a
+ * constant input, the convolution is grouped (depthwise stays f32) or
+ * not 2-D, or where bf16 does not pay (graft_conv_bf16_pays): Winograd's
+ * F(4×4, 3×3) takes it from 16 tiles on (its 4× fewer products in f32
+ * beat bf16's 2× faster ones), the input has fewer than 16 channels (a
+ * stem: gathering its wide windows costs more than the products save),
+ * K = C·KH·KW is under 32 (the f32 pointwise kernels write y straight
+ * from x; the tiles' extra pass over the output costs more than the
+ * products save: 1×1 16→96 on 2×32×32 0.074 → 0.092 ms), or taps read
+ * only padding (the trimmed f32 path keeps only the taps read: a 3×3
+ * on 1×1 maps reads a ninth of the filter), or the small-map kernels
+ * take it (conv-small.c: each tap reads only the pixels it needs, where
+ * the bf16 path gathers every row of im2col (x): 3×3 256→80 on 2×2
+ * 0.018 ms f32, 0.038 bf16, half of it the gather). Small maps (up to 48 pixels
+ * over all images) pay most: there the filter, read from memory at
+ * each call, is the cost, and bf16 halves it. Measured on one Zen 4
+ * core, CPU ms f32 → bf16, batch 2: 1×1 256→64 on 16×16 0.147 → 0.104,
+ * 1×1 1152→320 on 2×2 0.054 → 0.034, 3×3/2 64→128 on 16×16 0.196 →
+ * 0.130. */
 static gboolean
 conv2d_bf16 (GraftKernelContext *ctx, const float *x, const float *weight, const float *bias, float *y, gint64 N,
              gint64 C, gint64 M, gint64 group, const GraftWindow *w, const float *residual, gboolean *taken,
              GError **error)
 {
   *taken = FALSE;
-  if (graft_kernel_get_precision (ctx) != GRAFT_PRECISION_BF16 || graft_kernel_table ()->packed_gemm_bf16 == NULL ||
-      !graft_conv_bf16_pays (w, N, C, M, group) || !graft_kernel_input_data_is_constant (ctx, weight))
+  if (graft_kernel_get_precision (ctx) != GRAFT_PRECISION_BF16 || graft_kernel_table ()->conv_gemm_bf16 == NULL ||
+      !graft_conv_gemm_supports (w) || !graft_conv_bf16_pays (w, N, C, M, group) ||
+      !graft_kernel_input_data_is_constant (ctx, weight))
     return TRUE;
-  gint64 in_size = w->in[0] * w->in[1], pixels = w->out[0] * w->out[1], k_size = w->kernel[0] * w->kernel[1];
-  gint64 K = C * k_size;
-  g_autoptr(GraftPackedA) owned = NULL;
-  Bf16FilterArgs args = { weight, M, K };
-  const GraftPackedA *filter = graft_kernel_derived (ctx, &bf16_filter_kind, weight, bf16_filter_fits,
-                                                     bf16_filter_make, &args, (gpointer *) &owned);
+  gint64 K = C * w->kernel[0] * w->kernel[1];
+  g_autoptr(GraftPackedFilter) owned = NULL;
+  const GraftPackedFilter *filter = graft_packed_filter_bf16_for (ctx, weight, 1, M, K, &owned);
   if (filter == NULL)
     return graft_kernel_fail (error, "out of memory for the bf16 filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
                               M, K);
-  gboolean pointwise = reads_input_in_place (w);
-  gint64 together = bf16_images_together (N, pixels);
-  gboolean gather = !pointwise || together > 1;
-  gint64 cols = together * pixels;
-  g_autoptr(GraftRtTensor) col = gather ? graft_kernel_scratch (ctx, (gsize) K * cols * sizeof (float), error) : NULL;
-  g_autoptr(GraftRtTensor) packed_storage = graft_kernel_scratch (ctx, graft_packed_b_bf16_bytes (K, cols), error);
-  g_autoptr(GraftRtTensor) wide = together > 1 ? graft_kernel_scratch (ctx, (gsize) M * cols * sizeof (float), error)
-                                               : NULL;
-  if ((gather && col == NULL) || packed_storage == NULL || (together > 1 && wide == NULL))
-    return FALSE;
-  float lo = -INFINITY, hi = INFINITY;
-  gboolean clamp = graft_kernel_get_fused_clamp (ctx, &lo, &hi);
-  for (gint64 n0 = 0; n0 < N; n0 += together)
-    {
-      const float *b = x + n0 * C * in_size;
-      for (gint64 n = n0; gather && n < n0 + together; n++)
-        {
-          Im2ColJob job = { x + n * C * in_size, (float *) col->data + (n - n0) * pixels, w, C, in_size, pixels, k_size,
-                            cols };
-          im2col (ctx, &job);
-          b = col->data;
-        }
-      g_autoptr(GraftPackedB) packed = graft_packed_b_new_bf16_in (packed_storage->data, b, K, cols, cols);
-      /* one image: straight into y, the bias and the clamp on each tile
-       * (a residual comes before the clamp: then in a pass of its own);
-       * several: side by side, then to each image */
-      float *c = together > 1 ? wide->data : y + n0 * M * pixels;
-      GraftGemmEpilogue epilogue = { bias, clamp && residual == NULL && together == 1, lo, hi };
-      if (!graft_packed_gemm_bf16 (ctx, filter, packed, c, cols, FALSE, &epilogue))
-        return graft_kernel_fail (error, "the bf16 tiles are not available");
-      for (gint64 n = n0; n < n0 + together; n++)
-        {
-          Bf16FinishJob finish = { c, cols, (n - n0) * pixels, y + n * M * pixels,
-                                   residual ? residual + n * M * pixels : NULL, M, pixels, clamp && !epilogue.clamp,
-                                   lo, hi };
-          if (together > 1 || residual || finish.clamp)
-            graft_kernel_parallel_for (ctx, (M + 7) / 8, bf16_finish, &finish);
-        }
-    }
+  GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
+  args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
   *taken = TRUE;
-  return TRUE;
+  return graft_conv_gemm (ctx, filter, &args, error);
 }
 
 /* conv2d_f32 over the weights without the taps that only ever read

@@ -14,6 +14,7 @@ fill (GraftKernelTable *t, GraftSimdLevel level, gboolean amx)
   t->packed_gemm = graft_packed_gemm_isas[level];
   t->packed_gemm_bf16 = level >= GRAFT_SIMD_AVX512 && graft_simd_cpu_has_avx512_bf16 () ? graft_packed_gemm_bf16_isa : NULL;
   t->conv_gemm = graft_conv_gemm_isas[level];
+  t->conv_gemm_bf16 = level >= GRAFT_SIMD_AVX512 && graft_simd_cpu_has_avx512_bf16 () ? graft_conv_gemm_bf16_isa : NULL;
   t->pointwise = graft_pointwise_isas[level];
   t->winograd = graft_winograd_isas[level];
 }

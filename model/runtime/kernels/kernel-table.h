@@ -30,6 +30,9 @@ typedef struct {
    * GRAFT_PRECISION_BF16; NULL: none at this level or on this CPU */
   const GraftPackedGemmIsa *packed_gemm_bf16;
   const GraftConvGemmIsa *conv_gemm;     /* NULL: no packed convolution at this level */
+  /* the same over bfloat16 pairs (AVX512_BF16), for runs at
+   * GRAFT_PRECISION_BF16; NULL: none at this level or on this CPU */
+  const GraftConvGemmIsa *conv_gemm_bf16;
   const GraftPointwiseIsa *pointwise;    /* NULL: as conv_gemm */
   const GraftWinogradIsa *winograd;
 } GraftKernelTable;
@@ -38,6 +41,7 @@ typedef struct {
 extern const GraftPackedGemmIsa *const graft_packed_gemm_isas[GRAFT_SIMD_N_LEVELS];
 extern const GraftPackedGemmIsa *const graft_packed_gemm_bf16_isa;   /* AVX-512 level, AVX512_BF16 CPUs */
 extern const GraftConvGemmIsa *const graft_conv_gemm_isas[GRAFT_SIMD_N_LEVELS];
+extern const GraftConvGemmIsa *const graft_conv_gemm_bf16_isa;       /* AVX-512 level, AVX512_BF16 CPUs */
 extern const GraftPointwiseIsa *const graft_pointwise_isas[GRAFT_SIMD_N_LEVELS];
 extern const GraftWinogradIsa *const graft_winograd_isas[GRAFT_SIMD_N_LEVELS];
 
