@@ -62,6 +62,8 @@ typedef struct {
 
 typedef float GraftV8f __attribute__ ((vector_size (32)));
 typedef gint32 GraftV8i __attribute__ ((vector_size (32)));
+typedef float GraftV4f __attribute__ ((vector_size (16)));
+typedef gint32 GraftV4i __attribute__ ((vector_size (16)));
 
 /* out = G (a0, a1, a2)ᵀ, G the filter transform:
  *   ( 1/4      0     0 )
@@ -163,10 +165,17 @@ transpose_rows (const GraftV8f in[4], float out[32])
                     __builtin_shufflevector (u[2], u[3], 0, 1, 2, 3, 8, 9, 10, 11),
                     __builtin_shufflevector (u[0], u[1], 4, 5, 6, 7, 12, 13, 14, 15),
                     __builtin_shufflevector (u[2], u[3], 4, 5, 6, 7, 12, 13, 14, 15) };
-  /* one vector at a time: copied as a whole, GCC reloads the four as
-   * two 64-byte vectors, which no store forwards to (16 % of store_tiles) */
+  /* in halves, as store_tiles reads them back: a load that takes part
+   * of a wider store waits for it to reach the cache (stores of the
+   * whole array were read back as 64-byte vectors at AVX-512, and the
+   * 32-byte ones as 16-byte rows at AVX2: 15–25 % of store_tiles) */
   for (int j = 0; j < 4; j++)
-    memcpy (out + 8 * j, &v[j], sizeof v[j]);
+    {
+      GraftV4f lo = __builtin_shufflevector (v[j], v[j], 0, 1, 2, 3);
+      GraftV4f hi = __builtin_shufflevector (v[j], v[j], 4, 5, 6, 7);
+      memcpy (out + 8 * j, &lo, sizeof lo);
+      memcpy (out + 8 * j + 4, &hi, sizeof hi);
+    }
 }
 
 /* min (max (v, lo), hi) lane-wise, NaN kept (GCC's C has no vector ?:) */
@@ -178,9 +187,6 @@ clamp8 (GraftV8f *v, const GraftV8f *lo, const GraftV8f *hi)
   GraftV8i above = *v > *hi;
   *v = (GraftV8f) (((GraftV8i) *hi & above) | ((GraftV8i) *v & ~above));
 }
-
-typedef float GraftV4f __attribute__ ((vector_size (16)));
-typedef gint32 GraftV4i __attribute__ ((vector_size (16)));
 
 static inline __attribute__ ((always_inline)) void
 clamp4 (GraftV4f *v, float lo, float hi)
