@@ -2,9 +2,10 @@
  * direct double-precision loop, called on its own (one thread) on edge
  * shapes it supports whether or not it pays there: 1×1, 2×2 and odd
  * maps, maps whose tiles wrap across rows and images inside a vector of
- * eight, rows of eight tiles (the shuffled loads and stores, with the
- * padding copied in or the last tile cut off) and ones that end inside
- * a tile, padding 0, 1, 2 and asymmetric, channel
+ * eight, rows of eight tiles (the shuffled stores, with the last tile
+ * cut off) and ones that end inside a tile, tile counts that leave half
+ * a vector at AVX-512, blocks whose bands of input rows start inside an
+ * image, padding 0, 1, 2 and asymmetric, channel
  * counts 1, 3, odd and large, output channels not a multiple of the
  * filter panel, batch 1 and 3, with and without bias, residual and
  * clamp; at every SIMD level. The tolerance is the conversions' one,
@@ -34,6 +35,10 @@ static const WinoCase cases[] = {
   { 1, 300, 20, 5, 9, 1, 1, 1, 1, FALSE, FALSE },   /* deep: 300 channels */
   { 2, 64, 64, 14, 14, 1, 1, 1, 1, TRUE, TRUE },    /* ResNet-like, residual and Relu */
   { 1, 40, 130, 8, 36, 1, 1, 1, 1, FALSE, FALSE },  /* M = 130: a partial panel, 18 tiles */
+  { 2, 32, 32, 8, 8, 1, 1, 1, 1, TRUE, TRUE },      /* a vae decoder's 8×8 maps: eight tiles, half a vector at AVX-512 */
+  { 1, 16, 24, 16, 24, 1, 1, 1, 1, FALSE, TRUE },   /* 24 tiles: a vector and a half */
+  { 2, 16, 16, 20, 16, 1, 1, 1, 1, TRUE, FALSE },   /* 40 tiles: two vectors and a half, eight wrap images */
+  { 2, 64, 64, 30, 30, 1, 1, 1, 1, TRUE, TRUE },    /* 128 tiles in two blocks, the second starting inside image 1 */
 };
 
 static float

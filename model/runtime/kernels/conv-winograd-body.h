@@ -30,6 +30,23 @@
 #define TB_SUFFIX WG_CAT (k1r, WG_SUFFIX)
 #include "runtime/kernels/conv-tile-body.h"
 
+#if VG_LANES > 8
+/* the last eight tiles of a block in half vectors, not in a whole one
+ * half zeros (ResNet-like 8×8 maps at batch 2 have eight tiles) */
+#define TB_V GraftV8f
+#define TB_LANES 8
+#define TB_ROWS K1R
+#define TB_SUFFIX WG_CAT (half, WG_SUFFIX)
+#include "runtime/kernels/conv-tile-body.h"
+
+static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
+WG (kernel_half) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const float *next,
+                 gint64 next_lines)
+{
+  WG (tile_body_half) (K, a, b, ldb, tile, ldt, FALSE, NULL, 0, next, next_lines, 1);
+}
+#endif
+
 static WG_ATTR GRAFT_HOT_LOOP __attribute__ ((noinline)) void
 WG (kernel_1) (gint64 K, const float *a, const float *b, gint64 ldb, float *tile, gint64 ldt, const float *next,
               gint64 next_lines)
@@ -69,86 +86,79 @@ WG (input_transform) (GraftV8f d[6][6], float *v, gint64 xi_stride)
     }
 }
 
-/* The 6×6 input patches of tiles t_first … t_first + 7 of channel c
- * into d[r][j] (lane = tile; zero outside x and past the last tile). */
+/* Channel c of the tile rows g0 … g0 + count - 1 (over the batch) into
+ * the bands at band (job->band_floats, zero where nothing is copied:
+ * each channel writes the same places). */
 static WG_ATTR GRAFT_HOT_LOOP void
-WG (load_patches) (const WinogradJob *job, gint64 c, gint64 t_first, GraftV8f d[6][6])
+WG (copy_bands) (const WinogradJob *job, gint64 c, gint64 g0, gint64 count, float *band)
 {
   const GraftConvGemmArgs *a = job->args;
-  gint64 H = job->H, W = job->W, per_image = job->TH * job->TW;
-  gint64 n = t_first / per_image, th = t_first % per_image / job->TW, tw = t_first % job->TW;
-  gint64 ih0 = th * TILE - job->pt, iw0 = tw * TILE - job->pl;
-  if (t_first + 8 <= job->tiles && tw + 8 <= job->TW)
+  gint64 H = job->H, W = job->W, PW = job->PW, cols = MIN (W, PW - job->pl);
+  if (cols <= 0)
+    return;
+  for (gint64 i = 0; i < count; i++)
     {
-      /* eight tiles side by side: each patch row is 34 floats of x (copied
-       * with its zero padding where it crosses the edge of x), split into
-       * the four columns j mod 4 of the tiles */
+      gint64 n = (g0 + i) / job->TH, ih0 = (g0 + i) % job->TH * TILE - job->pt;
       const float *plane = a->x + (n * a->C + c) * H * W;
-      gboolean inside_cols = iw0 >= 0 && iw0 + 8 * TILE + 2 <= W;
-      for (int r = 0; r < 6; r++)
+      for (gint64 r = MAX (0, -ih0); r < 6 && ih0 + r < H; r++)
         {
-          gint64 ih = ih0 + r;
-          if (ih < 0 || ih >= H)
-            {
-              for (int j = 0; j < 6; j++)
-                d[r][j] = (GraftV8f) { 0 };
-              continue;
-            }
-          const float *src = plane + ih * W + iw0;
-          float padded[8 * TILE + 8];
-          if (!inside_cols)
-            {
-              for (gint64 j = 0; j < 8 * TILE + 2; j++)
-                padded[j] = iw0 + j >= 0 && iw0 + j < W ? src[j] : 0;
-              src = padded;
-            }
-          GraftV8f p[4], q[4], lo[4], hi[4];
-          for (int i = 0; i < 4; i++)
-            {
-              memcpy (&p[i], src + 8 * i, sizeof (GraftV8f));
-              memcpy (&q[i], src + 2 + 8 * i, sizeof (GraftV8f));
-            }
-          split_fours (p, lo);
-          split_fours (q, hi);
-          d[r][0] = lo[0], d[r][1] = lo[1], d[r][2] = lo[2], d[r][3] = lo[3];
-          d[r][4] = hi[2], d[r][5] = hi[3];
+          const float *src = plane + (ih0 + r) * W;
+          float *dst = band + (6 * i + r) * PW + job->pl;
+          gint64 j = 0;
+          for (; j + 8 <= cols; j += 8)
+            memcpy (dst + j, src + j, 8 * sizeof (float));
+          for (; j < cols; j++)
+            dst[j] = src[j];
         }
-      return;
     }
-  float patch[6][6][8];
-  for (int t = 0; t < 8; t++, tw++)
-    {
-      if (tw == job->TW)
-        {
-          tw = 0;
-          if (++th == job->TH)
-            th = 0, n++;
-        }
-      gint64 r0 = th * TILE - job->pt, c0 = tw * TILE - job->pl;
-      gboolean real = t_first + t < job->tiles;
-      const float *plane = a->x + (real ? (n * a->C + c) * H * W : 0);
-      for (int r = 0; r < 6; r++)
-        for (int j = 0; j < 6; j++)
-          {
-            gint64 ih = r0 + r, iw = c0 + j;
-            patch[r][j][t] = real && ih >= 0 && ih < H && iw >= 0 && iw < W ? plane[ih * W + iw] : 0;
-          }
-    }
-  memcpy (d, patch, sizeof patch);
 }
 
-/* Every tile of the block, every channel: V [36][C][tb]. */
+/* The 6×6 input patches of tiles t_first … t_first + 7 into d[r][j]
+ * (lane = tile) from the bands of tile rows g0 …
+ * (copy_bands): each patch row of a tile is one load of eight floats (six
+ * used), and the eight tiles' rows are transposed into the columns. */
+static WG_ATTR GRAFT_HOT_LOOP void
+WG (load_band_patches) (const WinogradJob *job, const float *band, gint64 g0, gint64 t_first, GraftV8f d[6][6])
+{
+  gint64 PW = job->PW;
+  /* lanes past the last tile repeat it (no store_tiles writes them):
+   * loads without a branch, which GCC would make a copy through the
+   * stack that no store forwards */
+  const float *at[8];
+  for (int t = 0; t < 8; t++)
+    {
+      gint64 tile = MIN (t_first + t, job->tiles - 1);
+      at[t] = band + (tile / job->TW - g0) * 6 * PW + tile % job->TW * TILE;
+    }
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; r++)
+    {
+      GraftV8f rows[8];
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; t++)
+        memcpy (&rows[t], at[t] + r * PW, sizeof (GraftV8f));
+      transpose_tiles (rows, d[r]);
+    }
+}
+
+/* Every tile of the block, every channel: V [36][C][tb]; band:
+ * job->band_floats of scratch. */
 static WG_ATTR void
-WG (transform_inputs) (const WinogradJob *job, gint64 t0, gint64 groups, float *v)
+WG (transform_inputs) (const WinogradJob *job, gint64 t0, gint64 groups, float *v, float *band)
 {
   gint64 C = job->args->C, tb = job->tb;
+  gint64 g0 = t0 / job->TW, count = (MIN (t0 + 8 * groups, job->tiles) - 1) / job->TW - g0 + 1;
+  memset (band, 0, count * 6 * job->PW * sizeof (float));
   for (gint64 c = 0; c < C; c++)
-    for (gint64 g = 0; g < groups; g++)
-      {
-        GraftV8f d[6][6];
-        WG (load_patches) (job, c, t0 + 8 * g, d);
-        WG (input_transform) (d, v + c * tb + 8 * g, C * tb);
-      }
+    {
+      WG (copy_bands) (job, c, g0, count, band);
+      for (gint64 g = 0; g < groups; g++)
+        {
+          GraftV8f d[6][6];
+          WG (load_band_patches) (job, band, g0, t0 + 8 * g, d);
+          WG (input_transform) (d, v + c * tb + 8 * g, C * tb);
+        }
+    }
 }
 
 /* Output channel m of tiles t_first … t_first + 7 from the products at
@@ -158,9 +168,13 @@ WG (store_tiles) (const WinogradJob *job, gint64 m, gint64 t_first, const float 
 {
   const GraftConvGemmArgs *a = job->args;
   GraftV8f t[6][4], o[4][4];
+  /* unrolled: else GCC copies the rows through the stack in halves,
+   * which no store forwards to a vector load (a fifth of the time) */
+#pragma GCC unroll 6
   for (int i = 0; i < 6; i++)
     {
       GraftV8f row[6];
+#pragma GCC unroll 6
       for (int k = 0; k < 6; k++)
         memcpy (&row[k], y_in + (6 * i + k) * xi_stride, sizeof (GraftV8f));
       at_rows (row, t[i]);
@@ -215,8 +229,10 @@ WG (store_tiles) (const WinogradJob *job, gint64 m, gint64 t_first, const float 
         }
       return;
     }
-  float out[4][4][8];
-  memcpy (out, o, sizeof out);
+  /* tile by tile: out[r][4i …] is row r of tile i */
+  float out[4][32];
+  for (int r = 0; r < 4; r++)
+    transpose_rows (o[r], out[r]);
   for (int i = 0; i < 8 && t_first + i < job->tiles; i++, tw++)
     {
       if (tw == job->TW)
@@ -226,15 +242,33 @@ WG (store_tiles) (const WinogradJob *job, gint64 m, gint64 t_first, const float 
             th = 0, n++;
           plane = (n * a->M + m) * OH * OW;
         }
+      gint64 n_cols = MIN (TILE, OW - tw * TILE);
       for (int r = 0; r < 4 && th * TILE + r < OH; r++)
-        for (int k = 0; k < 4 && tw * TILE + k < OW; k++)
-          {
-            gint64 at = plane + (th * TILE + r) * OW + tw * TILE + k;
-            float value = out[r][k][i];
-            if (a->residual)
-              value += a->residual[at];
-            a->y[at] = a->clamp ? clamp1 (value, a->lo, a->hi) : value;
-          }
+        {
+          gint64 at = plane + (th * TILE + r) * OW + tw * TILE;
+          if (n_cols == TILE)
+            {
+              GraftV4f row;
+              memcpy (&row, out[r] + 4 * i, sizeof row);
+              if (a->residual)
+                {
+                  GraftV4f res;
+                  memcpy (&res, a->residual + at, sizeof res);
+                  row += res;
+                }
+              if (a->clamp)
+                clamp4 (&row, a->lo, a->hi);
+              memcpy (a->y + at, &row, sizeof row);
+              continue;
+            }
+          for (gint64 k = 0; k < n_cols; k++)
+            {
+              float value = out[r][4 * i + k];
+              if (a->residual)
+                value += a->residual[at + k];
+              a->y[at + k] = a->clamp ? clamp1 (value, a->lo, a->hi) : value;
+            }
+        }
     }
 }
 
@@ -247,11 +281,11 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
   gint64 C = f->C, tb = job->tb, panels = f->panels;
   gint64 p0 = split * panels / job->m_splits, p1 = (split + 1) * panels / job->m_splits;
   gint64 t0 = block * tb, n_tiles = MIN (tb, job->tiles - t0);
-  gint64 cols = (n_tiles + VG_LANES - 1) / VG_LANES * VG_LANES, groups = cols / 8;
+  gint64 cols = (n_tiles + 7) / 8 * 8, groups = cols / 8;
   gint64 rows = (p1 - p0) * PACK_ROWS;
   float *y = v + 36 * C * tb;
 
-  WG (transform_inputs) (job, t0, groups, v);
+  WG (transform_inputs) (job, t0, groups, v, v + job->task_floats - job->band_floats);
 
   /* Per ξ, sliver by sliver: KV vectors of tiles over all C stay in L1
    * while the filter rows stream past. */
@@ -262,10 +296,14 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
       float *out = y + xi * rows * tb;
       for (gint64 col = 0, vecs = KV; col < cols; col += vecs * VG_LANES)
         {
+#if VG_LANES > 8
+          /* eight tiles left: half vectors (kernel_half), one step */
+          gboolean half = cols - col < VG_LANES;
+#endif
 #if KV >= 3
           /* four vectors left: two and two, not three and a narrow one */
           gint64 left = (cols - col) / VG_LANES;
-          vecs = left == 4 ? 2 : MIN (KV, left);
+          vecs = left == 4 ? 2 : MAX (MIN (KV, left), 1);
 #endif
           for (gint64 p = p0; p < p1; p++)
             {
@@ -281,6 +319,14 @@ WG (task) (const WinogradJob *job, gint64 block, gint64 split, float *v)
               gint64 lines = next ? C * PACK_ROWS / 16 : 0;
               /* a panel's calls (rows r of it) share its lines */
 #define WG_NEXT(r, n) (next ? next + lines * (r) / PACK_ROWS * 16 : NULL), lines * (n) / PACK_ROWS
+#if VG_LANES > 8
+              if (half)
+                {
+                  for (int r = 0; r < PACK_ROWS; r += K1R)
+                    WG (kernel_half) (C, ap + r, b + col, tb, tile + r * tb, tb, WG_NEXT (r, K1R));
+                  continue;
+                }
+#endif
 #if KV >= 3
               if (vecs > 1)
                 {

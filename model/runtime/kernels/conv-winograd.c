@@ -6,10 +6,15 @@
  * V_ξ by the packed filter U_ξ into M [36][rows][tb] with a register-tiled
  * kernel, and transforms M back into y, adding bias and residual and
  * clamping while the tile is in registers. The transforms take eight
- * tiles per vector: where eight tiles lie side by side inside the image
- * their rows are read (and written) with plain loads and split into the
- * tiles' columns by shuffles; elsewhere (edges, small maps) element by
- * element, with the zero padding.
+ * tiles per vector. Per channel, the task first copies the input rows
+ * under its tiles into bands of six rows per row of tiles, zero where the
+ * padding is; each patch row of a tile is then one plain load, and eight
+ * tiles' rows are transposed into the lanes by shuffles, whatever the
+ * map's size and the tiles' places (a vae decoder's 8×8 and 16×16 maps,
+ * the 7×7 of ResNet's last layers: no element-by-element gathering at
+ * the edges, nor where a vector of eight tiles wraps to the next row or
+ * image). Outputs go back the same way: where eight tiles lie side by
+ * side inside y, whole rows; elsewhere a row of four per tile.
  *
  * F(4, 3) multiplies errors more than F(2, 3) (the transforms have
  * entries up to 8 and 5): in test-conv-winograd the error to a
@@ -42,6 +47,13 @@ typedef struct {
   const GraftConvGemmArgs *args;
   gint64 H, W, OH, OW, pt, pl;
   gint64 TH, TW, tiles;           /* tiles per image column and row; over the batch */
+  /* The input rows under the tiles of a block, a band of six rows per
+   * row of tiles (of any image), copied per channel with the padding
+   * zero: x (ih, iw) of tile row th at band row ih + pt - 4 th, column
+   * iw + pl; PW floats a row (two more than the patches reach: a patch
+   * row is read as one vector of eight). */
+  gint64 PW, bands;
+  gsize band_floats;
   gint64 tb, blocks;              /* tiles per block (a multiple of 8 and of the kernel's vector) */
   gint64 block_tasks, m_splits;   /* blocks spread over block_tasks, filter panels over m_splits */
   gsize task_floats;
@@ -50,6 +62,8 @@ typedef struct {
 
 typedef float GraftV8f __attribute__ ((vector_size (32)));
 typedef gint32 GraftV8i __attribute__ ((vector_size (32)));
+typedef float GraftV4f __attribute__ ((vector_size (16)));
+typedef gint32 GraftV4i __attribute__ ((vector_size (16)));
 
 /* out = G (a0, a1, a2)ᵀ, G the filter transform:
  *   ( 1/4      0     0 )
@@ -95,21 +109,8 @@ at_rows (const GraftV8f in[6], GraftV8f out[4])
   out[3] = d12 + 8 * d34 + in[5];
 }
 
-/* 32 floats f (four vectors) into out[q][t] = f[4t + q] */
-static inline __attribute__ ((always_inline)) void
-split_fours (const GraftV8f in[4], GraftV8f out[4])
-{
-  GraftV8f e0 = __builtin_shufflevector (in[0], in[1], 0, 2, 4, 6, 8, 10, 12, 14);
-  GraftV8f o0 = __builtin_shufflevector (in[0], in[1], 1, 3, 5, 7, 9, 11, 13, 15);
-  GraftV8f e1 = __builtin_shufflevector (in[2], in[3], 0, 2, 4, 6, 8, 10, 12, 14);
-  GraftV8f o1 = __builtin_shufflevector (in[2], in[3], 1, 3, 5, 7, 9, 11, 13, 15);
-  out[0] = __builtin_shufflevector (e0, e1, 0, 2, 4, 6, 8, 10, 12, 14);
-  out[2] = __builtin_shufflevector (e0, e1, 1, 3, 5, 7, 9, 11, 13, 15);
-  out[1] = __builtin_shufflevector (o0, o1, 0, 2, 4, 6, 8, 10, 12, 14);
-  out[3] = __builtin_shufflevector (o0, o1, 1, 3, 5, 7, 9, 11, 13, 15);
-}
-
-/* the inverse of split_fours */
+/* out[q][t] = f[4t + q] (32 floats f, four vectors) into f: the four
+ * columns of eight tiles side by side into their rows */
 static inline __attribute__ ((always_inline)) void
 join_fours (const GraftV8f in[4], GraftV8f out[4])
 {
@@ -123,6 +124,60 @@ join_fours (const GraftV8f in[4], GraftV8f out[4])
   out[3] = __builtin_shufflevector (hi01, hi23, 4, 5, 12, 13, 6, 7, 14, 15);
 }
 
+/* r[i] (eight floats of tile i) into out[j] = (r[0][j], …, r[7][j]), j < 6 */
+static inline __attribute__ ((always_inline)) void
+transpose_tiles (const GraftV8f r[8], GraftV8f out[6])
+{
+  GraftV8f t[8], u[8];
+  for (int i = 0; i < 8; i += 2)
+    {
+      t[i] = __builtin_shufflevector (r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+      t[i + 1] = __builtin_shufflevector (r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+  for (int i = 0; i < 8; i += 4)
+    {
+      u[i] = __builtin_shufflevector (t[i], t[i + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 1] = __builtin_shufflevector (t[i], t[i + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+      u[i + 2] = __builtin_shufflevector (t[i + 1], t[i + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 3] = __builtin_shufflevector (t[i + 1], t[i + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int j = 0; j < 4; j++)
+    out[j] = __builtin_shufflevector (u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+  for (int j = 4; j < 6; j++)
+    out[j] = __builtin_shufflevector (u[j - 4], u[j], 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+/* in[k] (column k of eight tiles, lane = tile) into out[4i … 4i + 3] =
+ * row of tile i: (in[0][i], …, in[3][i]) */
+static inline __attribute__ ((always_inline)) void
+transpose_rows (const GraftV8f in[4], float out[32])
+{
+  GraftV8f t0 = __builtin_shufflevector (in[0], in[1], 0, 8, 1, 9, 4, 12, 5, 13);
+  GraftV8f t1 = __builtin_shufflevector (in[0], in[1], 2, 10, 3, 11, 6, 14, 7, 15);
+  GraftV8f t2 = __builtin_shufflevector (in[2], in[3], 0, 8, 1, 9, 4, 12, 5, 13);
+  GraftV8f t3 = __builtin_shufflevector (in[2], in[3], 2, 10, 3, 11, 6, 14, 7, 15);
+  /* tiles 0 and 4, 1 and 5, 2 and 6, 3 and 7 */
+  GraftV8f u[4] = { __builtin_shufflevector (t0, t2, 0, 1, 8, 9, 4, 5, 12, 13),
+                    __builtin_shufflevector (t0, t2, 2, 3, 10, 11, 6, 7, 14, 15),
+                    __builtin_shufflevector (t1, t3, 0, 1, 8, 9, 4, 5, 12, 13),
+                    __builtin_shufflevector (t1, t3, 2, 3, 10, 11, 6, 7, 14, 15) };
+  GraftV8f v[4] = { __builtin_shufflevector (u[0], u[1], 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector (u[2], u[3], 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector (u[0], u[1], 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector (u[2], u[3], 4, 5, 6, 7, 12, 13, 14, 15) };
+  /* in halves, as store_tiles reads them back: a load that takes part
+   * of a wider store waits for it to reach the cache (stores of the
+   * whole array were read back as 64-byte vectors at AVX-512, and the
+   * 32-byte ones as 16-byte rows at AVX2: 15–25 % of store_tiles) */
+  for (int j = 0; j < 4; j++)
+    {
+      GraftV4f lo = __builtin_shufflevector (v[j], v[j], 0, 1, 2, 3);
+      GraftV4f hi = __builtin_shufflevector (v[j], v[j], 4, 5, 6, 7);
+      memcpy (out + 8 * j, &lo, sizeof lo);
+      memcpy (out + 8 * j + 4, &hi, sizeof hi);
+    }
+}
+
 /* min (max (v, lo), hi) lane-wise, NaN kept (GCC's C has no vector ?:) */
 static inline __attribute__ ((always_inline)) void
 clamp8 (GraftV8f *v, const GraftV8f *lo, const GraftV8f *hi)
@@ -131,6 +186,16 @@ clamp8 (GraftV8f *v, const GraftV8f *lo, const GraftV8f *hi)
   *v = (GraftV8f) (((GraftV8i) *lo & below) | ((GraftV8i) *v & ~below));
   GraftV8i above = *v > *hi;
   *v = (GraftV8f) (((GraftV8i) *hi & above) | ((GraftV8i) *v & ~above));
+}
+
+static inline __attribute__ ((always_inline)) void
+clamp4 (GraftV4f *v, float lo, float hi)
+{
+  GraftV4f vlo = { lo, lo, lo, lo }, vhi = { hi, hi, hi, hi };
+  GraftV4i below = *v < vlo;
+  *v = (GraftV4f) (((GraftV4i) vlo & below) | ((GraftV4i) *v & ~below));
+  GraftV4i above = *v > vhi;
+  *v = (GraftV4f) (((GraftV4i) vhi & above) | ((GraftV4i) *v & ~above));
 }
 
 static inline float
@@ -175,7 +240,10 @@ static const WinogradIsa isa_avx2 = { task_avx2, 8, 24, 4 };
 GRAFT_TARGET_AVX512_BEGIN
 typedef float GraftV16f __attribute__ ((vector_size (64)));
 #define WG_SUFFIX avx512
-#define WG_ATTR
+/* with FMA on top of the region's AVX-512F: the transforms and the
+ * half-vector products work on ymm vectors, whose FMA is not AVX-512F's
+ * (every CPU of the AVX-512 level has FMA, runtime/simd.c) */
+#define WG_ATTR __attribute__ ((target ("avx2,fma")))
 #define VG GraftV16f
 #define VG_LANES 16
 #define KR 8
@@ -293,7 +361,12 @@ graft_conv_winograd_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gi
   if (!graft_conv_winograd_supports (w, group))
     return FALSE;
   gint64 tiles = N * ((w->out[0] + TILE - 1) / TILE) * ((w->out[1] + TILE - 1) / TILE);
-  return C >= 16 && M >= 16 && tiles >= 8 && 36 * M * C <= tiles * MAX_FILTER_FLOATS_PER_TILE;
+  /* any M: the output transform's cost per output channel stays below
+   * the packed GEMM's nine taps per input channel from 16 input channels
+   * on (16 → 3 and 64 → 1 on 16×16 maps, batch 2: 0.64–0.73 of
+   * conv-gemm's time at AVX-512 and AVX2); at 8 input channels it loses
+   * at AVX2 on 32×32 maps */
+  return C >= 16 && M >= 1 && tiles >= 8 && 36 * M * C <= tiles * MAX_FILTER_FLOATS_PER_TILE;
 }
 
 typedef struct {
@@ -354,7 +427,10 @@ graft_conv_winograd (GraftKernelContext *ctx, const GraftWinogradFilter *filter,
       rows = (filter->panels + job.m_splits - 1) / job.m_splits * PACK_ROWS;
     }
   gint64 tasks = job.block_tasks * job.m_splits;
-  job.task_floats = (gsize) 36 * (args->C + rows) * job.tb;
+  job.PW = job.TW * TILE + 4;
+  job.bands = MIN (args->N * job.TH, (job.tb - 1) / job.TW + 2);
+  job.band_floats = (gsize) job.bands * 6 * job.PW;
+  job.task_floats = (gsize) 36 * (args->C + rows) * job.tb + job.band_floats;
 
   g_autoptr(GraftRtTensor) scratch = graft_kernel_scratch (ctx, tasks * job.task_floats * sizeof (float), error);
   if (scratch == NULL)

@@ -19,7 +19,8 @@ typedef struct _GraftWinogradFilter GraftWinogradFilter;
  * and group is 1: graft_conv_winograd computes it. */
 gboolean graft_conv_winograd_supports (const GraftWindow *w, gint64 group);
 /* Supported, and big enough for the transforms to pay against the packed
- * GEMM: at least 16 input and output channels and 8 tiles over the batch,
+ * GEMM: at least 16 input channels (any output channels) and 8 tiles over
+ * the batch,
  * and a transformed filter (4× the weights, cached for the session) small
  * enough for the tiles it serves. ResNet-18's 512-channel 7×7 layers at
  * batch 2 ran faster with Winograd, but their 38 MB filters each raised
