@@ -37,7 +37,6 @@ struct _GraftPackedB {
   gint64 lines;                   /* per panel: K, or for bf16 ⌈K / 2⌉ pairs of k */
   gboolean transposed;            /* packed from Bᵀ (the cache's key with the data pointer) */
   gboolean bf16;
-  gboolean borrowed;              /* data is the caller's storage (graft_packed_b_new_bf16_in) */
   gboolean huge;                  /* data is panels_alloc's posix_memalign (free it with free) */
   gint finite;                    /* 0 not yet known, 1 every value finite, 2 not (see b_is_finite) */
   /* [panels][lines][GP_PANEL] floats, or for bf16 32-bit pairs: line p
@@ -113,7 +112,7 @@ graft_packed_b_new (const float *b, gint64 K, gint64 N, gint64 ldb, gboolean tra
           memcpy (panel + k * GP_PANEL, b + k * ldb + n0, cols * sizeof (float));
     }
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, FALSE, huge, 0, data };
+  *packed = (GraftPackedB) { K, N, panels, K, transposed, FALSE, huge, 0, data };
   return packed;
 }
 
@@ -176,17 +175,8 @@ graft_packed_b_new_bf16 (const float *b, gint64 K, gint64 N, gint64 ldb, gboolea
     return NULL;
   pack_b_bf16 (b, K, N, ldb, transposed, data);
   GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, FALSE, huge, 0,
+  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, transposed, TRUE, huge, 0,
                              (float *) data };
-  return packed;
-}
-
-GraftPackedB *
-graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N, gint64 ldb)
-{
-  pack_b_bf16 (b, K, N, ldb, FALSE, storage);
-  GraftPackedB *packed = g_new (GraftPackedB, 1);
-  *packed = (GraftPackedB) { K, N, (N + GP_PANEL - 1) / GP_PANEL, (K + 1) / 2, FALSE, TRUE, TRUE, FALSE, 0, storage };
   return packed;
 }
 
@@ -197,7 +187,7 @@ graft_packed_b_free (GraftPackedB *packed)
     return;
   if (packed->huge)
     free (packed->data);
-  else if (!packed->borrowed)
+  else
     g_free (packed->data);
   g_free (packed);
 }
@@ -878,65 +868,6 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
   else
     pack_a (a, M, b->K, lda, isa->rows, apack);
   run_packed (ctx, isa, apack, 0, M, b, c, ldc, accumulate, bias, NULL);
-  return TRUE;
-}
-
-/* A [M, K] in bf16, packed once for the bf16 tiles (a constant left
- * operand: a convolution's filter). */
-struct _GraftPackedA {
-  gint64 M, K;
-  guint32 *data;                  /* as pack_a_bf16 leaves it, for the bf16 ISA's rows */
-};
-
-GraftPackedA *
-graft_packed_a_new_bf16 (const float *a, gint64 M, gint64 K, gint64 lda)
-{
-  const GemmIsa *isa = graft_packed_gemm_bf16_isa;
-  if (isa == NULL)
-    return NULL;
-  guint32 *data = g_try_malloc0 (pack_a_floats (M, (K + 1) / 2, isa->rows) * sizeof (guint32));
-  if (data == NULL)
-    return NULL;
-  pack_a_bf16 (a, M, K, lda, isa->rows, data);
-  GraftPackedA *packed = g_new (GraftPackedA, 1);
-  *packed = (GraftPackedA) { M, K, data };
-  return packed;
-}
-
-gboolean
-graft_packed_a_matches (const GraftPackedA *packed, gint64 M, gint64 K)
-{
-  return packed != NULL && packed->M == M && packed->K == K;
-}
-
-void
-graft_packed_a_free (GraftPackedA *packed)
-{
-  if (packed == NULL)
-    return;
-  g_free (packed->data);
-  g_free (packed);
-}
-
-gboolean
-graft_packed_gemm_bf16 (GraftKernelContext *ctx, const GraftPackedA *a, const GraftPackedB *b, float *c, gint64 ldc,
-                        gboolean accumulate, const GraftGemmEpilogue *epilogue)
-{
-  const GemmIsa *isa = graft_kernel_table ()->packed_gemm_bf16;
-  g_return_val_if_fail (a->K == b->K && b->bf16, FALSE);
-  if (isa == NULL)
-    return FALSE;
-  if (a->M <= 0 || b->N <= 0)
-    return TRUE;
-  if (b->K == 0)
-    {
-      for (gint64 i = 0; !accumulate && i < a->M; i++)
-        memset (c + i * ldc, 0, b->N * sizeof (float));
-      if (epilogue)
-        finish_tile (epilogue, c, ldc, 0, a->M, b->N);
-      return TRUE;
-    }
-  run_packed (ctx, isa, (const float *) a->data, 0, a->M, b, c, ldc, accumulate, NULL, epilogue);
   return TRUE;
 }
 

@@ -39,18 +39,9 @@ const GraftPackedB *graft_packed_b_for (GraftKernelContext *ctx, const float *b,
 gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b,
                             float *c, gint64 ldc, gboolean accumulate, const float *bias);
 
-/* B [K, N] (rows ldb apart) in bf16 into storage of
- * graft_packed_b_bf16_bytes (K, N) that the caller keeps (a product's
- * right operand made at each call: a convolution's im2col matrix). */
+/* The bytes of B [K, N] packed in bf16. */
 gsize graft_packed_b_bf16_bytes (gint64 K, gint64 N);
-GraftPackedB *graft_packed_b_new_bf16_in (gpointer storage, const float *b, gint64 K, gint64 N, gint64 ldb);
 
-/* A [M, K] (rows lda apart) packed once in bf16 for the bf16 tiles (a
- * constant left operand); NULL when the CPU has none, or out of memory. */
-typedef struct _GraftPackedA GraftPackedA;
-GraftPackedA *graft_packed_a_new_bf16 (const float *a, gint64 M, gint64 K, gint64 lda);
-gboolean graft_packed_a_matches (const GraftPackedA *packed, gint64 M, gint64 K);
-void graft_packed_a_free (GraftPackedA *packed);
 /* What a tile of C gets once its sums are complete: row i's bias, then
  * the clamp to [lo, hi] (a convolution's per-channel bias and fused Relu). */
 typedef struct {
@@ -58,13 +49,6 @@ typedef struct {
   gboolean clamp;
   float lo, hi;
 } GraftGemmEpilogue;
-/* C [M, N] (+)= A · B, both packed in bf16, float32 sums, then the
- * epilogue (NULL: none) on each finished tile. FALSE when the kernel
- * table has no bf16 tiles. */
-gboolean graft_packed_gemm_bf16 (GraftKernelContext *ctx, const GraftPackedA *a, const GraftPackedB *b, float *c,
-                                 gint64 ldc, gboolean accumulate, const GraftGemmEpilogue *epilogue);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedA, graft_packed_a_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)
 
 G_END_DECLS
