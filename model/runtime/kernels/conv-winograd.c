@@ -242,8 +242,10 @@ typedef float GraftV16f __attribute__ ((vector_size (64)));
 #define WG_SUFFIX avx512
 /* with FMA on top of the region's AVX-512F: the transforms and the
  * half-vector products work on ymm vectors, whose FMA is not AVX-512F's
- * (every CPU of the AVX-512 level has FMA, runtime/simd.c) */
-#define WG_ATTR __attribute__ ((target ("avx2,fma")))
+ * (every CPU of the AVX-512 level has FMA, runtime/simd.c). AVX-512F is
+ * named again: clang's target attribute replaces its pragma region's
+ * features where GCC's adds to them. */
+#define WG_ATTR __attribute__ ((target ("avx512f,avx2,fma")))
 #define VG GraftV16f
 #define VG_LANES 16
 #define KR 8
