@@ -1486,6 +1486,8 @@ inner_uses_new (Plan *plan)
   return inner_uses;
 }
 
+static gboolean subgraphs_only_compute (GraftNode *node);
+
 /* Every node of graph, at any depth, is one memo_subgraph_op allows. */
 static gboolean
 subgraph_only_computes (GraftGraph *graph)
@@ -1493,16 +1495,13 @@ subgraph_only_computes (GraftGraph *graph)
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       GraftNode *node = graph->nodes->pdata[i];
-      if (!memo_subgraph_op (node))
+      if (!memo_subgraph_op (node) || !subgraphs_only_compute (node))
         return FALSE;
-      g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
-      for (guint k = 0; k < subs->len; k++)
-        if (!subgraph_only_computes (subs->pdata[k]))
-          return FALSE;
     }
   return TRUE;
 }
 
+/* The same of each of node's subgraphs. */
 static gboolean
 subgraphs_only_compute (GraftNode *node)
 {
