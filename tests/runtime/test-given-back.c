@@ -12,7 +12,13 @@
  *   weight in again, as it was.
  * - A file rewritten in place after the weights went is an error when a
  *   run needs them again, never a run on other numbers.
- * - A model the caller still holds keeps every weight. */
+ * - A model the caller still holds keeps every weight.
+ * - Conv's weights too: x [batch, 32, h, w] → Conv 3×3 (32 → 64) → Relu
+ *   → Conv 1×1 (64 → 256), whose kernels keep a Winograd, packed,
+ *   small-map or trimmed filter by the map's size. After a run both
+ *   weights are given back; runs at other sizes, and at the portable
+ *   level (which reads them unpacked, in again from the file), give
+ *   the outputs of a runtime that never gave anything back. */
 #include <glib/gstdio.h>
 #include <string.h>
 #include "loader.h"
@@ -30,6 +36,18 @@ typedef struct {
   char *path;
   float w[K * N], wt[N2 * N], bias[N2];
 } Fixture;
+
+/* Writes model as f->path in a new directory. */
+static void
+write_model (Fixture *f, GraftModel *model)
+{
+  g_autoptr(GError) error = NULL;
+  f->dir = g_dir_make_tmp ("graft-given-back-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->path = g_build_filename (f->dir, "model.onnx", NULL);
+  g_assert_true (graft_onnx_write_file (model, f->path, GRAFT_ONNX_WRITE_NONE, &error));
+  g_assert_no_error (error);
+}
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
@@ -59,12 +77,7 @@ fixture_set_up (Fixture *f, gconstpointer data)
   graft_node_add_attribute (gemm, graft_attribute_new_int ("transB", 1));
   graft_graph_add_output (g, graft_graph_ensure_value (g, "z"));
   graft_model_set_graph (model, g);
-
-  f->dir = g_dir_make_tmp ("graft-given-back-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->path = g_build_filename (f->dir, "model.onnx", NULL);
-  g_assert_true (graft_onnx_write_file (model, f->path, GRAFT_ONNX_WRITE_NONE, &error));
-  g_assert_no_error (error);
+  write_model (f, model);
 }
 
 static void
@@ -195,6 +208,23 @@ test_model_reads_again (Fixture *f, gconstpointer data)
   g_assert_true (run_and_check (f, rt, 3, &error));
 }
 
+/* Flips bits of the model file from fraction from to to of its length,
+ * in place, as a tool that does not write atomically would. */
+static void
+rewrite_in_place (Fixture *f, double from, double to)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, &error));
+  for (gsize i = (gsize) (length * from); i < (gsize) (length * to); i++)
+    contents[i] ^= 0x40;
+  FILE *file = fopen (f->path, "r+b");
+  g_assert_nonnull (file);
+  g_assert_cmpuint (fwrite (contents, 1, length, file), ==, length);
+  fclose (file);
+}
+
 static void
 test_file_changed (Fixture *f, gconstpointer data)
 {
@@ -203,16 +233,7 @@ test_file_changed (Fixture *f, gconstpointer data)
     return;
   g_autoptr(GraftRuntime) rt = open_run_once (f);
 
-  /* rewritten in place, as a tool that does not write atomically would */
-  g_autofree char *contents = NULL;
-  gsize length;
-  g_assert_true (g_file_get_contents (f->path, &contents, &length, &error));
-  for (gsize i = length / 4; i < length / 2; i++)
-    contents[i] ^= 0x40;
-  FILE *file = fopen (f->path, "r+b");
-  g_assert_nonnull (file);
-  g_assert_cmpuint (fwrite (contents, 1, length, file), ==, length);
-  fclose (file);
+  rewrite_in_place (f, 0.25, 0.5);
 
   graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
   g_assert_false (run_and_check (f, rt, 2, &error));
@@ -237,6 +258,131 @@ test_model_held_elsewhere (Fixture *f, gconstpointer data)
   g_assert_cmpuint (graft_runtime_get_given_back_bytes (rt), ==, 0);
 }
 
+#define CONV_C 32
+#define CONV_M1 64
+#define CONV_M2 256
+
+/* the weight arrays of Fixture stay unused */
+static void
+conv_fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GraftModel) model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *g = graft_graph_new ("given-back-conv");
+  graft_model_set_opset (model, "onnx", 17);
+  GraftValue *x = graft_graph_ensure_value (g, "x");
+  x->dtype = GRAFT_DTYPE_FLOAT32;
+  graft_shape_init (&x->shape, 4);
+  x->shape.dims[0] = graft_dim_symbolic ("batch");
+  x->shape.dims[1] = graft_dim_fixed (CONV_C);
+  x->shape.dims[2] = graft_dim_symbolic ("h");
+  x->shape.dims[3] = graft_dim_symbolic ("w");
+  graft_graph_add_input (g, x);
+  g_autofree float *w1 = g_new (float, CONV_M1 * CONV_C * 9);
+  g_autofree float *w2 = g_new (float, CONV_M2 * CONV_M1);
+  float b1[CONV_M1], b2[CONV_M2];
+  for (gint64 i = 0; i < CONV_M1 * CONV_C * 9; i++)
+    w1[i] = float_graph_value_at (i, 4) * 0.2f;
+  for (gint64 i = 0; i < CONV_M2 * CONV_M1; i++)
+    w2[i] = float_graph_value_at (i, 5) * 0.2f;
+  for (gint64 i = 0; i < CONV_M1; i++)
+    b1[i] = float_graph_value_at (i, 6);
+  for (gint64 i = 0; i < CONV_M2; i++)
+    b2[i] = float_graph_value_at (i, 7);
+  gint64 dw1[] = { CONV_M1, CONV_C, 3, 3 }, dw2[] = { CONV_M2, CONV_M1, 1, 1 }, db1[] = { CONV_M1 }, db2[] = { CONV_M2 };
+  gint64 pads1[] = { 1, 1, 1, 1 };
+  float_graph_add_initializer (g, "w1", 4, dw1, w1);
+  float_graph_add_initializer (g, "b1", 1, db1, b1);
+  float_graph_add_initializer (g, "w2", 4, dw2, w2);
+  float_graph_add_initializer (g, "b2", 1, db2, b2);
+  GraftNode *conv1 = float_graph_add_node (g, "Conv", "x", "w1", "b1", "c1");
+  graft_node_add_attribute (conv1, graft_attribute_new_ints ("pads", pads1, 4));
+  float_graph_add_node (g, "Relu", "c1", NULL, NULL, "r1");
+  float_graph_add_node (g, "Conv", "r1", "w2", "b2", "y");
+  graft_graph_add_output (g, graft_graph_ensure_value (g, "y"));
+  graft_model_set_graph (model, g);
+  write_model (f, model);
+}
+
+static GPtrArray *
+conv_run (GraftRuntime *rt, gint64 batch, gint64 side)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  gint64 dx[] = { batch, CONV_C, side, side };
+  GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL);
+  for (gint64 i = 0; i < x->numel; i++)
+    ((float *) x->data)[i] = float_graph_value_at (i, 20 + side);
+  g_hash_table_insert (inputs, (gpointer) "x", x);
+  GPtrArray *out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+/* Runs both runtimes at batch × side × side and compares their outputs. */
+static void
+conv_run_both (GraftRuntime *alone, GraftRuntime *reference, gint64 batch, gint64 side)
+{
+  g_autoptr(GPtrArray) got = conv_run (alone, batch, side);
+  g_autoptr(GPtrArray) want = conv_run (reference, batch, side);
+  g_autofree char *what = g_strdup_printf ("given-back conv at %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT "², %s", batch,
+                                           side, graft_simd_level_to_string (graft_simd_get_level ()));
+  float_graph_assert_outputs_close (what, got, want, 1e-6);
+}
+
+static void
+test_conv_weights (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  if (!graft_test_use_simd_level (GRAFT_SIMD_AVX2))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GraftRuntime) alone = open_runtime (f, NULL);
+  g_autoptr(GraftModel) held = NULL;
+  g_autoptr(GraftRuntime) reference = open_runtime (f, &held);
+
+  const guint64 both = (CONV_M1 * CONV_C * 9 + CONV_M2 * CONV_M1) * sizeof (float);
+  conv_run_both (alone, reference, 2, 16);
+  g_assert_cmpuint (graft_runtime_get_given_back_bytes (alone), ==, both);
+  g_assert_cmpuint (graft_runtime_get_given_back_bytes (reference), ==, 0);
+  /* the small-map, trimmed (a 3×3 on 1×1 reads its centre tap) and
+   * other-batch paths keep other data, made from the weights read in again */
+  static const gint64 sizes[][2] = { { 2, 3 }, { 1, 1 }, { 3, 7 }, { 2, 16 }, { 1, 12 } };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    conv_run_both (alone, reference, sizes[i][0], sizes[i][1]);
+  graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+  conv_run_both (alone, reference, 2, 16);
+  conv_run_both (alone, reference, 1, 5);
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  conv_run_both (alone, reference, 2, 16);
+  conv_run_both (alone, reference, 2, 3);
+}
+
+/* A file rewritten in place after Conv's weights went: an error at the
+ * next run that reads them, never other numbers. */
+static void
+test_conv_file_changed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  if (!graft_test_use_simd_level (GRAFT_SIMD_AVX2))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GraftRuntime) rt = open_runtime (f, NULL);
+  g_autoptr(GPtrArray) first = conv_run (rt, 2, 16);
+  g_assert_cmpuint (graft_runtime_get_given_back_bytes (rt), >, 0);
+  rewrite_in_place (f, 0.25, 0.75);
+
+  gint64 dx[] = { 2, CONV_C, 16, 16 };
+  g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) graft_rt_tensor_unref);
+  g_hash_table_insert (inputs, (gpointer) "x", graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dx, NULL));
+  graft_simd_set_max_level (GRAFT_SIMD_PORTABLE);
+  g_autoptr(GPtrArray) out = graft_runtime_run (rt, inputs, NULL, NULL, NULL, &error);
+  g_assert_null (out);
+  g_assert_error (error, GRAFT_MODEL_ERROR, GRAFT_MODEL_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "changed since it was read"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -248,6 +394,10 @@ main (int argc, char **argv)
   g_test_add ("/runtime/given-back/file-changed", Fixture, NULL, fixture_set_up, test_file_changed,
               fixture_tear_down);
   g_test_add ("/runtime/given-back/model-held-elsewhere", Fixture, NULL, fixture_set_up, test_model_held_elsewhere,
+              fixture_tear_down);
+  g_test_add ("/runtime/given-back/conv-weights", Fixture, NULL, conv_fixture_set_up, test_conv_weights,
+              fixture_tear_down);
+  g_test_add ("/runtime/given-back/conv-file-changed", Fixture, NULL, conv_fixture_set_up, test_conv_file_changed,
               fixture_tear_down);
   return g_test_run ();
 }

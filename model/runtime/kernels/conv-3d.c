@@ -323,8 +323,9 @@ graft_conv3d_f32 (GraftKernelContext *ctx, const float *x, const float *weight, 
       trim = graft_kernel_derived (ctx, &trimmed_conv3d_kind, weight, trimmed_conv3d_fits, trimmed_conv3d_make, &args,
                                    (gpointer *) &owned);
       if (trim == NULL)
-        return graft_kernel_fail (error, "out of memory for the weights of the taps kept (%" G_GINT64_FORMAT " × %"
-                                  G_GINT64_FORMAT ")", M, C / group * f.taps * f.plane.kernel[0] * f.plane.kernel[1]);
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the weights of the taps kept (%" G_GINT64_FORMAT
+                                  " × %" G_GINT64_FORMAT ")", M, C / group * f.taps * f.plane.kernel[0] * f.plane.kernel[1]);
     }
   if (!gather)
     return plane_conv (ctx, trim, x, weight, bias, y, images, C2, M, group, &f.plane, residual, error);

@@ -696,12 +696,14 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
     }
   gint64 Cg = C / group, Mg = M / group;
 
-  /* the paths other than the Winograd and packed GEMM ones read the weights' values themselves */
-  if (takes_depthwise (C, M, group, w) ||
-      (!graft_conv_winograd_pays (w, N, C, M, group) && !graft_conv_gemm_supports (w)))
-    /* a folded weight, computed again: it cannot fail (Conv's own
-     * weights are read in by the engine, the op not asking for them) */
-    graft_kernel_need_values (ctx, weight, NULL);
+  /* the paths other than the Winograd and packed GEMM ones read the
+   * weights' values themselves: a folded weight is computed again, a
+   * weight the engine gave back read in again from the model file (which
+   * fails when the file changed) */
+  if ((takes_depthwise (C, M, group, w) ||
+       (!graft_conv_winograd_pays (w, N, C, M, group) && !graft_conv_gemm_supports (w))) &&
+      !graft_kernel_need_values (ctx, weight, error))
+    return FALSE;
   if (group == C && M == C && graft_conv_depthwise_supports (w))
     {
       graft_conv_depthwise (ctx, x, weight, bias, y, N, C, w, lo, hi);
@@ -721,8 +723,9 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
       g_autoptr(GraftWinogradFilter) owned = NULL;
       const GraftWinogradFilter *filter = graft_winograd_filter_for (ctx, weight, M, C, &owned);
       if (filter == NULL)
-        return graft_kernel_fail (error, "out of memory for the Winograd filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
-                                  M, C);
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the Winograd filter (%" G_GINT64_FORMAT " × %"
+                                  G_GINT64_FORMAT ")", M, C);
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, clamp, lo, hi };
       return graft_conv_winograd (ctx, filter, &args, error);
     }
@@ -732,8 +735,9 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
       g_autoptr(GraftPackedFilter) owned = NULL;
       const GraftPackedFilter *filter = graft_packed_filter_for (ctx, weight, group, Mg, Cg * k_size, &owned);
       if (filter == NULL)
-        return graft_kernel_fail (error, "out of memory for the packed filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
-                                  M, Cg * k_size);
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the packed filter (%" G_GINT64_FORMAT " × %"
+                                  G_GINT64_FORMAT ")", M, Cg * k_size);
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, clamp, lo, hi };
       return graft_conv_gemm (ctx, filter, &args, error);
     }
@@ -1096,7 +1100,8 @@ conv2d_bf16 (GraftKernelContext *ctx, const float *x, const float *weight, const
   g_autoptr(GraftPackedFilter) owned = NULL;
   const GraftPackedFilter *filter = graft_packed_filter_bf16_for (ctx, weight, 1, M, K, &owned);
   if (filter == NULL)
-    return graft_kernel_fail (error, "out of memory for the bf16 filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+    return graft_kernel_need_values (ctx, weight, error) &&
+           graft_kernel_fail (error, "out of memory for the bf16 filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
                               M, K);
   GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
   args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
@@ -1127,8 +1132,9 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
       const GraftSmallConvFilter *small = graft_small_conv_filter_for (ctx, weight, M, C, w->kernel[0], w->kernel[1],
                                                                        &owned_small);
       if (small == NULL)
-        return graft_kernel_fail (error, "out of memory for the small-map filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
-                                  M, C);
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the small-map filter (%" G_GINT64_FORMAT " × %"
+                                  G_GINT64_FORMAT ")", M, C);
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
       args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
       return graft_conv_small (ctx, small, &args, error);
@@ -1537,7 +1543,7 @@ kernel_deform_conv (GraftKernelContext *ctx, GError **error)
 }
 
 const GraftOpSchema graft_ops_conv[] = {
-  { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
+  { "onnx::Conv", 1, 0, infer_conv, kernel_conv, GRAFT_OP_HALF_AS_FLOAT | GRAFT_OP_ASKS_FOR_VALUES, "X W B", "Y" },
   { "onnx::ConvTranspose", 1, 0, infer_conv_transpose, kernel_conv_transpose, GRAFT_OP_HALF_AS_FLOAT, "X W B", "Y" },
   { "onnx::ConvInteger", 10, 0, infer_conv_integer, kernel_conv_integer, 0, "x w x_zero_point w_zero_point", "y" },
   { GRAFT_CONV_INTEGER_FLOAT_FUSION_OP, 1, 0, infer_conv_integer_to_float, kernel_conv_integer_to_float, 0,
