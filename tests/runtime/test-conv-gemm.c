@@ -15,7 +15,10 @@
  * convolutions (column stride = kernel width: rows gathered by patch); pointwise slivers of one vector, masked and not, over
  * filter panels of 8 rows and fewer; small maps with the output channels
  * in the lanes (conv-small.c: partial channel blocks, strides, dilation,
- * one-sided pads, residual, 1 to 126 pixels).
+ * one-sided pads, residual, 1 to 126 pixels); grouped convolutions of
+ * few channels a group with the output channels in the lanes
+ * (conv-grouped.c: partial blocks, depth multipliers, strides, dilation,
+ * residual).
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
  * weights rounded to bfloat16 with float32 sums (the reference rounds
@@ -25,6 +28,7 @@
 #include "runtime/kernels/conv-depthwise.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/conv-small.h"
+#include "runtime/kernels/conv-grouped.h"
 #include "runtime/runtime.h"
 #include "float-graph.h"
 #include "simd-levels.h"
@@ -35,6 +39,7 @@ typedef struct {
   gboolean residual;        /* y = activation (conv + r), r a second input: fused into the convolution */
   gboolean conv1d;          /* x [n, c, w], a 1-D kernel of kw taps (h = kh = 1, pt = pb = 0) */
   gboolean small;           /* taken by the small-map kernels (conv-small.c) at AVX2 and AVX-512 */
+  gboolean grouped;         /* taken by the grouped kernels (conv-grouped.c) at AVX2 and AVX-512 */
 } ConvCase;
 
 static const ConvCase cases[] = {
@@ -43,7 +48,7 @@ static const ConvCase cases[] = {
   { 1, 8, 13, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip" },     /* M = 13, 35 pixels */
   { 1, 5, 9, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL },        /* pointwise, 16 pixels */
   { 3, 4, 8, 6, 11, 3, 2, 3, 2, 2, 0, 1, 3, 1, "Relu" },     /* stride 3, dilation 2, asymmetric pads */
-  { 2, 8, 12, 10, 10, 3, 3, 2, 1, 1, 1, 0, 0, 2, NULL },     /* groups */
+  { 2, 8, 12, 10, 10, 3, 3, 2, 1, 1, 1, 0, 0, 2, NULL, FALSE, FALSE, FALSE, TRUE },  /* groups */
   { 2, 160, 20, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* K = 1440: two K blocks */
   { 1, 300, 9, 3, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, "Relu" },    /* K = 2700, padding wider than the input */
   { 2, 4, 10, 12, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },     /* rows longer than a panel */
@@ -173,6 +178,19 @@ static const ConvCase cases[] = {
   { 2, 8, 17, 8, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Clip", TRUE, FALSE, TRUE },   /* stride 2 to 4×4, 17 channels */
   { 2, 40, 70, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, NULL },   /* 1×1 maps: the centre tap alone, trimmed to a pointwise convolution */
   { 1, 10, 9, 3, 4, 2, 3, 1, 1, 0, 1, 1, 0, 1, "Relu", TRUE, FALSE, TRUE },   /* 2×3 window, padding on one side each */
+  /* grouped, few channels a group, output channels in the lanes (conv-grouped.c) */
+  { 2, 48, 48, 16, 16, 3, 3, 2, 1, 1, 1, 1, 1, 6, "Relu", FALSE, FALSE, FALSE, TRUE },   /* RegNet's: 8 a group, stride 2 */
+  { 2, 104, 104, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 13, "Relu", TRUE, FALSE, FALSE, TRUE },   /* 8×8, residual */
+  { 2, 40, 40, 2, 2, 3, 3, 1, 1, 1, 1, 1, 1, 5, NULL, FALSE, FALSE, FALSE, TRUE },       /* 2×2: four pixels a call */
+  { 2, 16, 16, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 2, "Clip" },        /* 1×1 maps: trimmed to the centre tap, the pointwise path's */
+  { 3, 16, 24, 9, 7, 3, 3, 2, 1, 1, 0, 1, 2, 2, "Relu", TRUE, FALSE, FALSE, TRUE },      /* asymmetric pads, 12 a group: a partial block */
+  { 1, 12, 20, 9, 9, 3, 3, 1, 2, 2, 2, 2, 2, 4, "Clip", TRUE, FALSE, FALSE, TRUE },      /* 3 in, 5 out a group, dilation 2, 81 pixels */
+  { 2, 6, 24, 5, 6, 5, 3, 1, 1, 2, 1, 0, 1, 6, NULL, FALSE, FALSE, FALSE, TRUE },        /* depth multiplier 4 (1 in, 4 out), 5×3 window */
+  { 1, 32, 32, 12, 11, 3, 3, 3, 1, 1, 1, 1, 1, 2, NULL, FALSE, FALSE, FALSE, TRUE },     /* 16 a group, stride 3 */
+  { 2, 16, 32, 10, 10, 1, 1, 1, 1, 0, 0, 0, 0, 4, "Relu" },                              /* grouped 1×1: the pointwise path's */
+  { 2, 64, 64, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 2, "Relu", TRUE, FALSE, FALSE, TRUE },     /* 32 a group on a small map, residual */
+  { 2, 48, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2, "Relu" },                              /* 24 a group on 10×10: the packed GEMM's */
+  { 1, 8, 8, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, 2, NULL },                                  /* 4 out a group on 40×40: the packed GEMM's */
   /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
   { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
   { 2, 16, 16, 1, 159, 1, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, TRUE },   /* stride 2, odd width */
@@ -252,6 +270,8 @@ check_case (const ConvCase *c, GraftPrecision precision)
   if (c->small)
     g_assert_true (graft_conv_small_pays (&window, c->n, c->c, c->m, c->group) ==
                    (graft_simd_get_level () >= GRAFT_SIMD_AVX2));
+  g_assert_true (graft_conv_grouped_pays (&window, c->n, c->c, c->m, c->group) ==
+                 (c->grouped && graft_simd_get_level () >= GRAFT_SIMD_AVX2));
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
   g_autofree float *xv = g_new (float, nx);
   g_autofree float *wv = g_new (float, nw);

@@ -4,7 +4,8 @@
  * - graft_packed_gemm itself on rows 1, 2, 5, 7, 13 and more than a row
  *   block, widths and depths that are not multiples of the tile, K = 1,
  *   depths split into K blocks (one row tile: the whole depth at once,
- *   across several panels; several row tiles: deeper K blocks), products
+ *   across several panels; several row tiles: deeper K blocks; two or
+ *   three row tiles, the first asking for the next slice), products
  *   one tile wide (A read unpacked) over several K blocks, B packed from
  *   B and from Bᵀ, row strides
  *   wider than the matrices, accumulation into C, and sums started from
@@ -39,6 +40,8 @@ static const Shape shapes[] = {
   { 1, 1, 1 }, { 1, 64, 17 }, { 2, 1, 16 }, { 5, 3, 33 }, { 7, 37, 32 }, { 13, 300, 50 }, { 13, 600, 70 },
   { 6, 16, 48 }, { 12, 257, 31 }, { 1, 768, 80 }, { 100, 40, 17 }, { 250, 20, 40 }, { 37, 513, 129 },
   { 30, 500, 32 }, { 26, 400, 9 }, { 2, 960, 70 }, { 6, 530, 100 },
+  /* two and three AVX2 row tiles over several K blocks and panels: the first tile asks for the next slice */
+  { 17, 700, 70 }, { 8, 520, 40 },
   /* one row tile over a packed B of 2 MB and more: the whole depth in one pass at AVX-512 */
   { 2, 1100, 500 }, { 11, 1030, 530 }, { 1, 1100, 480 }, { 6, 1030, 520 },
   /* several row tiles over a B of 2 MB and more: K blocks of deep_kc at AVX-512 (two here, odd widths) */

@@ -10,6 +10,7 @@
 #include "runtime/kernels/conv-winograd.h"
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/conv-small.h"
+#include "runtime/kernels/conv-grouped.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/vector-math.h"
@@ -1138,6 +1139,18 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
       args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
       return graft_conv_small (ctx, small, &args, error);
+    }
+  if (graft_conv_grouped_pays (w, N, C, M, group))
+    {
+      g_autoptr(GraftGroupedConvFilter) owned_grouped = NULL;
+      const GraftGroupedConvFilter *grouped = graft_grouped_conv_filter_for (ctx, weight, group, M / group, C / group,
+                                                                             w->kernel[0], w->kernel[1], &owned_grouped);
+      if (grouped == NULL)
+        return graft_kernel_fail (error, "out of memory for the grouped filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
+                                  M, C / group);
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      return graft_conv_grouped (ctx, grouped, &args, error);
     }
   g_autoptr(TrimmedConv) owned = NULL;
   const TrimmedConv *trim = trimmed_conv_for (ctx, w, weight, C, M, group, &owned);
