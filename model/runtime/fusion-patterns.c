@@ -171,6 +171,128 @@ graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NO
   return scalar_operation (half, "onnx::Mul", v, 0.5f) && half->outputs->len == 1;
 }
 
+/* v's producer when it is op with two inputs and its only reader is next */
+static GraftNode *
+producer_read_only_by (GraftValue *v, const char *op, GraftNode *next)
+{
+  GraftNode *producer = v ? v->producer : NULL;
+  GraftValue *out;
+  if (!is_op (producer, op) || producer->inputs->len != 2 || graft_fusion_sole_reader (producer, &out) != next)
+    return NULL;
+  return producer;
+}
+
+/* node's operand beside the constant scalar want (on either side), or NULL */
+static GraftValue *
+operand_of_scalar (GraftNode *node, float want)
+{
+  if (node == NULL || node->inputs->len != 2 || node->inputs->pdata[0] == node->inputs->pdata[1])
+    return NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      float c;
+      if (graft_fusion_constant_scalar (node->inputs->pdata[k], &c) && c == want)
+        return node->inputs->pdata[1 - k];
+    }
+  return NULL;
+}
+
+static void
+gelu_tanh_add (GraftGeluTanhFusion *f, GraftNode *node)
+{
+  f->nodes[f->n_nodes++] = node;
+}
+
+/* cube, read only by next, is x³: Pow (x, 3) or x·(x·x) */
+static gboolean
+gelu_tanh_cube (GraftValue *cube, GraftValue *x, GraftNode *next, GraftGeluTanhFusion *f)
+{
+  float c;
+  GraftNode *pow = producer_read_only_by (cube, "onnx::Pow", next);
+  if (pow != NULL)
+    {
+      if (pow->inputs->pdata[0] != x || !graft_fusion_constant_scalar (pow->inputs->pdata[1], &c) || c != 3)
+        return FALSE;
+      gelu_tanh_add (f, pow);
+      return TRUE;
+    }
+  GraftNode *mul = producer_read_only_by (cube, "onnx::Mul", next);
+  for (guint k = 0; mul != NULL && k < 2; k++)
+    {
+      GraftNode *square = mul->inputs->pdata[k] == x ? producer_read_only_by (mul->inputs->pdata[1 - k], "onnx::Mul", mul)
+                                                      : NULL;
+      if (square && square->inputs->pdata[0] == x && square->inputs->pdata[1] == x)
+        {
+          gelu_tanh_add (f, square);
+          gelu_tanh_add (f, mul);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+gboolean
+graft_gelu_tanh_fusion_match (GraftNode *tanh, GraftGeluTanhFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if (!is_op (tanh, "onnx::Tanh") || tanh->inputs->len != 1)
+    return FALSE;
+  /* backwards from the Tanh: √(2/π)·(x + 0.044715·x³) */
+  GraftNode *scale = producer_read_only_by (tanh->inputs->pdata[0], "onnx::Mul", tanh);
+  GraftNode *sum = producer_read_only_by (operand_of_scalar (scale, (float) sqrt (2 / G_PI)), "onnx::Add", scale);
+  GraftValue *x = NULL;
+  for (guint k = 0; sum != NULL && k < 2 && x == NULL; k++)
+    {
+      GraftNode *times = producer_read_only_by (sum->inputs->pdata[k], "onnx::Mul", sum);
+      f->n_nodes = 0;
+      if (gelu_tanh_cube (operand_of_scalar (times, 0.044715f), sum->inputs->pdata[1 - k], times, f))
+        {
+          x = sum->inputs->pdata[1 - k];
+          gelu_tanh_add (f, times);
+        }
+    }
+  if (x == NULL)
+    return FALSE;
+  gelu_tanh_add (f, sum);
+  gelu_tanh_add (f, scale);
+  gelu_tanh_add (f, tanh);
+
+  /* forwards: 1 + tanh, then the products by x and by 0.5 in any of the three orders */
+  GraftValue *t, *e, *m;
+  GraftNode *plus = graft_fusion_sole_reader (tanh, &t);
+  if (!is_op (plus, "onnx::Add") || operand_of_scalar (plus, 1) != t)
+    return FALSE;
+  gelu_tanh_add (f, plus);
+  GraftNode *next = graft_fusion_sole_reader (plus, &e), *last = next;
+  if (!is_op (next, "onnx::Mul") || next->inputs->len != 2)
+    return FALSE;
+  GraftValue *other = next->inputs->pdata[0] == e ? next->inputs->pdata[1] : next->inputs->pdata[0];
+  if (other == x || operand_of_scalar (next, 0.5f) == e)
+    {
+      /* x·(1 + tanh) then ·0.5, or (1 + tanh)·0.5 then ·x */
+      last = graft_fusion_sole_reader (next, &m);
+      GraftValue *want = other == x ? operand_of_scalar (last, 0.5f) : NULL;
+      if (other != x && is_op (last, "onnx::Mul") && last->inputs->len == 2 &&
+          ((last->inputs->pdata[0] == x && last->inputs->pdata[1] == m) ||
+           (last->inputs->pdata[0] == m && last->inputs->pdata[1] == x)))
+        want = m;
+      if (!is_op (last, "onnx::Mul") || want != m)
+        return FALSE;
+      gelu_tanh_add (f, next);
+    }
+  else
+    {
+      /* (0.5·x)·(1 + tanh) */
+      GraftNode *half = producer_read_only_by (other, "onnx::Mul", next);
+      if (half == NULL || operand_of_scalar (half, 0.5f) != x)
+        return FALSE;
+      gelu_tanh_add (f, half);
+    }
+  gelu_tanh_add (f, last);
+  f->x = x;
+  return last->outputs->len == 1;
+}
+
 gboolean
 graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
 {

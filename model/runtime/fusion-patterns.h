@@ -72,6 +72,25 @@ gboolean graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusi
  * Erf, Add, Mul and the closing Mul, whose output is the GELU's. */
 gboolean graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES]);
 
+/* GELU's tanh approximation written out, 0.5·x·(1 + tanh (√(2/π)·(x +
+ * 0.044715·x³))), as GPT-2's and Phi's NewGELU export (x³ a Pow) and as
+ * torch.onnx.export writes F.gelu (approximate="tanh") before opset 20
+ * (x³ as x·(x·x)): run as onnx::Gelu (approximate "tanh"). */
+#define GRAFT_GELU_TANH_FUSION_MAX_NODES 9
+
+typedef struct {
+  GraftValue *x;
+  guint n_nodes;
+  /* in the order they were found, not the graph's: the fusion orders them */
+  GraftNode *nodes[GRAFT_GELU_TANH_FUSION_MAX_NODES];
+} GraftGeluTanhFusion;
+
+/* Matches the pattern around its Tanh node `tanh`; every value between
+ * x and the output has one reader (the pattern's next node), in the same
+ * graph, and is not a graph output. The constants must be the float32
+ * ones the exporters write. */
+gboolean graft_gelu_tanh_fusion_match (GraftNode *tanh, GraftGeluTanhFusion *f);
+
 /* v feeds act, a Relu (or aten::relu(_)) or a Clip whose bounds are
  * constants (inputs, from opset 11): its bounds (±INFINITY for none). */
 gboolean graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi);

@@ -480,10 +480,29 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
   unfuse_last_clamp (plan, step_of (plan, step_of_node, nodes[n_nodes - 1]), step_of_node);
 }
 
+/* Sorts nodes by their steps: the first one's step, or NO_STEP when one
+ * has no step. */
+static guint
+order_by_step (GHashTable *step_of_node, GraftNode **nodes, guint n_nodes)
+{
+  for (guint k = 1; k < n_nodes; k++)
+    for (guint j = k; j > 0 && GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[j - 1])) >
+                                 GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[j])); j--)
+      {
+        GraftNode *t = nodes[j];
+        nodes[j] = nodes[j - 1];
+        nodes[j - 1] = t;
+      }
+  guint s = n_nodes ? GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[0])) : 0;
+  return s ? s - 1 : NO_STEP;
+}
+
 /* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]
  * → [Add] → Softmax → MatMul, as one blocked attention step when the
  * kernel takes the run's shapes), the erf GELU (as onnx::Gelu, whose
- * kernel reads the Div's attributes: none, so approximate = "none") and
+ * kernel reads the Div's attributes: none, so approximate = "none"), the
+ * tanh GELU (as onnx::Gelu approximate = "tanh", which the kernel takes
+ * from the pattern's match) and
  * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] [→ 1×1 Conv
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
@@ -511,6 +530,8 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
       GraftPointwiseDepthwiseFusion conv;
       GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
+      GraftGeluTanhFusion tanh_gelu;
+      guint first;
       Step *fused = NULL;
       if (plan->steps[i].pattern_at != NO_STEP)
         continue;
@@ -528,6 +549,13 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                                           GRAFT_GELU_FUSION_N_NODES,
                                           step_of_node)) != NULL)
         pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, NULL, 0, step_of_node);
+      else if (gelu && graft_gelu_tanh_fusion_match (plan->steps[i].node, &tanh_gelu) &&
+               (first = order_by_step (step_of_node, tanh_gelu.nodes, tanh_gelu.n_nodes)) != NO_STEP &&
+               (fused = pattern_step_new (rt, plan, first, gelu, 20, &tanh_gelu.x, 1, tanh_gelu.nodes,
+                                          tanh_gelu.n_nodes, step_of_node)) != NULL)
+        /* opened by a step before the Tanh's, which the loop has passed */
+        pattern_set (plan, first, fused, tanh_gelu.nodes, tanh_gelu.n_nodes, &tanh_gelu, sizeof tanh_gelu,
+                     step_of_node);
       else if (pointwise_depthwise && graft_pointwise_depthwise_fusion_match (plan->steps[i].node, &conv) &&
                (fused = pattern_step_new (rt, plan, i, pointwise_depthwise, 1, conv.inputs,
                                           GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
