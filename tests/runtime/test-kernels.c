@@ -1741,6 +1741,49 @@ test_transpose_tiles (void)
       check_transpose_permutations (shapes[k].rank, shapes[k].dims, dtypes[t]);
 }
 
+/* BatchNormalization of [N, C] (LeViT's BatchNorm1d over its flattened
+ * tokens) goes by blocks of rows, of [N, C, S] by planes: both against
+ * the per-channel affine computed here, over more rows than one block. */
+static void
+test_batch_norm_rows (void)
+{
+  static const gint64 shapes[][3] = { { 300, 70, 1 }, { 2, 70, 3 } };
+  for (guint k = 0; k < G_N_ELEMENTS (shapes); k++)
+    {
+      gint64 N = shapes[k][0], C = shapes[k][1], S = shapes[k][2];
+      gint64 dx[3] = { N, C, S }, dc[1] = { C };
+      int rank = S == 1 ? 2 : 3;
+      g_autofree float *x = g_new (float, N * C * S);
+      g_autofree float *p = g_new (float, 4 * C);
+      for (gint64 i = 0; i < N * C * S; i++)
+        x[i] = (float) ((i * 37 % 101) - 50) / 25.0f;
+      for (gint64 i = 0; i < 4 * C; i++)
+        p[i] = (float) (i * 13 % 17) / 8.0f + (i >= 3 * C ? 0.1f : 0);   /* scale, B, mean, var > 0 */
+      Builder b;
+      builder_init (&b, 15);
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, rank, dx);
+      static const char *const names[] = { "scale", "B", "mean", "var" };
+      for (guint j = 0; j < 4; j++)
+        add_input (b.graph, names[j], GRAFT_DTYPE_FLOAT32, 1, dc);
+      add_node (b.graph, "BatchNormalization", IN ("x", "scale", "B", "mean", "var"), IN ("y"));
+      add_output (b.graph, "y");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (rank, dx, x), "scale", tensor_f32 (1, dc, p),
+                                      "B", tensor_f32 (1, dc, p + C), "mean", tensor_f32 (1, dc, p + 2 * C), "var",
+                                      tensor_f32 (1, dc, p + 3 * C), NULL);
+      g_assert_no_error (error);
+      const float *y = ((GraftRtTensor *) out->pdata[0])->data;
+      for (gint64 i = 0; i < N * C * S; i++)
+        {
+          gint64 c = i / S % C;
+          double s = p[c] / sqrt ((double) p[3 * C + c] + 1e-5);
+          float want = x[i] * (float) s + (float) (p[C + c] - p[2 * C + c] * s);
+          g_assert_cmpfloat_with_epsilon (y[i], want, 1e-6 * (1 + fabsf (want)));
+        }
+      builder_clear (&b);
+    }
+}
+
 /* Slice copies runs of consecutive values where the trailing axes are
  * kept whole (a channel slice copies planes), value by value elsewhere:
  * both against direct indexing, on steps of 1, 2 and -1 along the
@@ -1922,6 +1965,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/transpose-runs", test_transpose_runs);
   add_at_each_level ("/runtime/transpose-tiles", test_transpose_tiles);
+  g_test_add_func ("/runtime/batch-norm-rows", test_batch_norm_rows);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);
