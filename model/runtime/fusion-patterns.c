@@ -171,6 +171,128 @@ graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NO
   return scalar_operation (half, "onnx::Mul", v, 0.5f) && half->outputs->len == 1;
 }
 
+/* v's producer when it is op with two inputs and its only reader is next */
+static GraftNode *
+producer_read_only_by (GraftValue *v, const char *op, GraftNode *next)
+{
+  GraftNode *producer = v ? v->producer : NULL;
+  GraftValue *out;
+  if (!is_op (producer, op) || producer->inputs->len != 2 || graft_fusion_sole_reader (producer, &out) != next)
+    return NULL;
+  return producer;
+}
+
+/* node's operand beside the constant scalar want (on either side), or NULL */
+static GraftValue *
+operand_of_scalar (GraftNode *node, float want)
+{
+  if (node == NULL || node->inputs->len != 2 || node->inputs->pdata[0] == node->inputs->pdata[1])
+    return NULL;
+  for (guint k = 0; k < 2; k++)
+    {
+      float c;
+      if (graft_fusion_constant_scalar (node->inputs->pdata[k], &c) && c == want)
+        return node->inputs->pdata[1 - k];
+    }
+  return NULL;
+}
+
+static void
+gelu_tanh_add (GraftGeluTanhFusion *f, GraftNode *node)
+{
+  f->nodes[f->n_nodes++] = node;
+}
+
+/* cube, read only by next, is x³: Pow (x, 3) or x·(x·x) */
+static gboolean
+gelu_tanh_cube (GraftValue *cube, GraftValue *x, GraftNode *next, GraftGeluTanhFusion *f)
+{
+  float c;
+  GraftNode *pow = producer_read_only_by (cube, "onnx::Pow", next);
+  if (pow != NULL)
+    {
+      if (pow->inputs->pdata[0] != x || !graft_fusion_constant_scalar (pow->inputs->pdata[1], &c) || c != 3)
+        return FALSE;
+      gelu_tanh_add (f, pow);
+      return TRUE;
+    }
+  GraftNode *mul = producer_read_only_by (cube, "onnx::Mul", next);
+  for (guint k = 0; mul != NULL && k < 2; k++)
+    {
+      GraftNode *square = mul->inputs->pdata[k] == x ? producer_read_only_by (mul->inputs->pdata[1 - k], "onnx::Mul", mul)
+                                                      : NULL;
+      if (square && square->inputs->pdata[0] == x && square->inputs->pdata[1] == x)
+        {
+          gelu_tanh_add (f, square);
+          gelu_tanh_add (f, mul);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+gboolean
+graft_gelu_tanh_fusion_match (GraftNode *tanh, GraftGeluTanhFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if (!is_op (tanh, "onnx::Tanh") || tanh->inputs->len != 1)
+    return FALSE;
+  /* backwards from the Tanh: √(2/π)·(x + 0.044715·x³) */
+  GraftNode *scale = producer_read_only_by (tanh->inputs->pdata[0], "onnx::Mul", tanh);
+  GraftNode *sum = producer_read_only_by (operand_of_scalar (scale, (float) sqrt (2 / G_PI)), "onnx::Add", scale);
+  GraftValue *x = NULL;
+  for (guint k = 0; sum != NULL && k < 2 && x == NULL; k++)
+    {
+      GraftNode *times = producer_read_only_by (sum->inputs->pdata[k], "onnx::Mul", sum);
+      f->n_nodes = 0;
+      if (gelu_tanh_cube (operand_of_scalar (times, 0.044715f), sum->inputs->pdata[1 - k], times, f))
+        {
+          x = sum->inputs->pdata[1 - k];
+          gelu_tanh_add (f, times);
+        }
+    }
+  if (x == NULL)
+    return FALSE;
+  gelu_tanh_add (f, sum);
+  gelu_tanh_add (f, scale);
+  gelu_tanh_add (f, tanh);
+
+  /* forwards: 1 + tanh, then the products by x and by 0.5 in any of the three orders */
+  GraftValue *t, *e, *m;
+  GraftNode *plus = graft_fusion_sole_reader (tanh, &t);
+  if (!is_op (plus, "onnx::Add") || operand_of_scalar (plus, 1) != t)
+    return FALSE;
+  gelu_tanh_add (f, plus);
+  GraftNode *next = graft_fusion_sole_reader (plus, &e), *last = next;
+  if (!is_op (next, "onnx::Mul") || next->inputs->len != 2)
+    return FALSE;
+  GraftValue *other = next->inputs->pdata[0] == e ? next->inputs->pdata[1] : next->inputs->pdata[0];
+  if (other == x || operand_of_scalar (next, 0.5f) == e)
+    {
+      /* x·(1 + tanh) then ·0.5, or (1 + tanh)·0.5 then ·x */
+      last = graft_fusion_sole_reader (next, &m);
+      GraftValue *want = other == x ? operand_of_scalar (last, 0.5f) : NULL;
+      if (other != x && is_op (last, "onnx::Mul") && last->inputs->len == 2 &&
+          ((last->inputs->pdata[0] == x && last->inputs->pdata[1] == m) ||
+           (last->inputs->pdata[0] == m && last->inputs->pdata[1] == x)))
+        want = m;
+      if (!is_op (last, "onnx::Mul") || want != m)
+        return FALSE;
+      gelu_tanh_add (f, next);
+    }
+  else
+    {
+      /* (0.5·x)·(1 + tanh) */
+      GraftNode *half = producer_read_only_by (other, "onnx::Mul", next);
+      if (half == NULL || operand_of_scalar (half, 0.5f) != x)
+        return FALSE;
+      gelu_tanh_add (f, half);
+    }
+  gelu_tanh_add (f, last);
+  f->x = x;
+  return last->outputs->len == 1;
+}
+
 gboolean
 graft_fusion_activation_bounds (GraftNode *act, GraftValue *v, float *lo, float *hi)
 {
@@ -734,4 +856,383 @@ graft_rms_norm_fusion_match_aten (GraftNode *pow, GraftRmsNormFusion *f)
   memcpy (f->nodes, nodes, n * sizeof nodes[0]);
   f->n_nodes = n;
   return TRUE;
+}
+
+/* ---- parallel linear branches of one input, summed ---- */
+
+typedef struct {
+  GraftFusionConstantOf constant_of;
+  gpointer data;
+  gboolean failed;
+  GraftValue *x;
+  /* every node of the tree, the root first */
+  guint n_nodes;
+  GraftNode *nodes[GRAFT_CONV_BRANCHES_MAX_NODES];
+  guint n_convs, n_diagonal, n_opaque;
+  GraftNode *convs[GRAFT_CONV_BRANCHES_MAX_NODES];
+  GraftValue *opaque[GRAFT_CONV_BRANCHES_MAX_NODES];
+  /* the host's shape: M outputs, Cg inputs per group, K × K */
+  gint64 M, Cg, K, group, stride;
+  double *weight, *bias;
+} Branches;
+
+static gboolean
+branches_has (Branches *b, GraftNode *node)
+{
+  for (guint k = 0; k < b->n_nodes; k++)
+    if (b->nodes[k] == node)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+branches_add (Branches *b, GraftNode *node)
+{
+  if (branches_has (b, node))
+    return;
+  if (b->n_nodes == GRAFT_CONV_BRANCHES_MAX_NODES)
+    b->failed = TRUE;
+  else
+    b->nodes[b->n_nodes++] = node;
+}
+
+static void
+branches_take_x (Branches *b, GraftValue *x)
+{
+  if (b->x == NULL)
+    b->x = x;
+  else if (b->x != x)
+    b->failed = TRUE;
+}
+
+/* conv's square odd kernel k with "same" padding, its stride and groups,
+ * dilation 1; FALSE for other convolutions */
+static gboolean
+branches_conv_shape (Branches *b, GraftNode *conv, GraftRtTensor **w, gint64 *k, gint64 *stride, gint64 *group)
+{
+  guint n;
+  *w = conv->inputs->len >= 2 ? b->constant_of (conv->inputs->pdata[1], b->data) : NULL;
+  if (*w == NULL || (*w)->dtype != GRAFT_DTYPE_FLOAT32 || (*w)->rank != 4 || (*w)->dims[2] != (*w)->dims[3] ||
+      (*w)->dims[2] % 2 != 1 || conv->outputs->len != 1 ||
+      strcmp (graft_node_attr_string (conv, "auto_pad", "NOTSET"), "NOTSET") != 0)
+    return FALSE;
+  *k = (*w)->dims[2];
+  *group = graft_node_attr_int (conv, "group", 1);
+  const gint64 *a = graft_node_attr_ints (conv, "dilations", &n);
+  for (guint i = 0; a && i < n; i++)
+    if (a[i] != 1)
+      return FALSE;
+  a = graft_node_attr_ints (conv, "strides", &n);
+  *stride = a && n == 2 ? a[0] : 1;
+  if (a && (n != 2 || a[1] != a[0]))
+    return FALSE;
+  a = graft_node_attr_ints (conv, "pads", &n);
+  for (guint i = 0; i < 4; i++)
+    if ((a && n == 4 ? a[i] : 0) != (*k - 1) / 2 || (a && n != 4))
+      return FALSE;
+  return *group > 0;
+}
+
+/* Finds the tree's nodes, its input x and its convolutions. */
+static void
+branches_walk (Branches *b, GraftValue *v, gboolean root)
+{
+  GraftNode *node = v ? v->producer : NULL;
+  if (b->failed || v == NULL)
+    {
+      b->failed = TRUE;
+      return;
+    }
+  if (v == b->x)
+    return;
+  /* a value read by a convolution or another op is x or outside the tree */
+  for (guint k = 0; !root && v->consumers && k < v->consumers->len; k++)
+    {
+      GraftNode *reader = v->consumers->pdata[k];
+      if (!is_op (reader, "onnx::Add") && !is_op (reader, "onnx::Sub") && !is_op (reader, "onnx::Mul"))
+        node = NULL;
+    }
+  if (is_op (node, "onnx::Conv") && node->inputs->len >= 2)
+    {
+      if (!branches_has (b, node) && b->n_convs < GRAFT_CONV_BRANCHES_MAX_NODES)
+        b->convs[b->n_convs++] = node;
+      branches_add (b, node);
+      branches_take_x (b, node->inputs->pdata[0]);
+    }
+  else if (is_op (node, "onnx::BatchNormalization") && node->inputs->len == 5 && node->outputs->len == 1)
+    {
+      branches_add (b, node);
+      b->n_diagonal++;
+      branches_take_x (b, node->inputs->pdata[0]);
+    }
+  else if ((is_op (node, "onnx::Add") || is_op (node, "onnx::Sub") || is_op (node, "onnx::Mul")) &&
+           node->inputs->len == 2 && node->outputs->len == 1)
+    {
+      branches_add (b, node);
+      for (guint k = 0; k < 2; k++)
+        if (b->constant_of (node->inputs->pdata[k], b->data) == NULL)
+          branches_walk (b, node->inputs->pdata[k], FALSE);
+    }
+  else if (b->n_opaque < GRAFT_CONV_BRANCHES_MAX_NODES)
+    {
+      /* x itself, when a convolution reads it too */
+      b->opaque[b->n_opaque++] = v;
+      b->n_diagonal++;
+    }
+  else
+    b->failed = TRUE;
+}
+
+/* constant v's value for each of the M output channels: one value, or M
+ * along axis 1 of the 4-D output */
+static GraftRtTensor *
+branches_channel_constant (Branches *b, GraftValue *v)
+{
+  GraftRtTensor *t = b->constant_of (v, b->data);
+  if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > 4 || (t->numel != 1 && t->numel != b->M))
+    return NULL;
+  for (int a = 0; a < t->rank; a++)
+    if (t->dims[a] != 1 && 4 - t->rank + a != 1)
+      return NULL;
+  return t;
+}
+
+/* constant v of M float32 values (a bias, a BatchNormalization's statistics) */
+static GraftRtTensor *
+branches_vector (Branches *b, GraftValue *v)
+{
+  GraftRtTensor *t = v ? b->constant_of (v, b->data) : NULL;
+  return t && t->dtype == GRAFT_DTYPE_FLOAT32 && t->rank == 1 && t->numel == b->M ? t : NULL;
+}
+
+static double
+channel_value (const GraftRtTensor *t, gint64 m)
+{
+  return ((const float *) t->data)[t->numel == 1 ? 0 : m];
+}
+
+/* adds s[m]·value[m] at the centre of the host's kernel of channel m on
+ * its own input channel */
+static void
+branches_add_diagonal (Branches *b, const double *s, const double *value)
+{
+  gint64 centre = (b->K - 1) / 2;
+  for (gint64 m = 0; m < b->M; m++)
+    b->weight[((m * b->Cg + m % b->Cg) * b->K + centre) * b->K + centre] += s[m] * (value ? value[m] : 1);
+}
+
+static gboolean
+branches_add_conv (Branches *b, GraftNode *conv, const double *s)
+{
+  GraftRtTensor *w;
+  gint64 k, stride, group;
+  GraftRtTensor *bias = conv->inputs->len > 2 ? branches_vector (b, conv->inputs->pdata[2]) : NULL;
+  if (!branches_conv_shape (b, conv, &w, &k, &stride, &group) || w->dims[0] != b->M || stride != b->stride ||
+      k > b->K || (conv->inputs->len > 2 && conv->inputs->pdata[2] && (bias == NULL || bias->numel != b->M)))
+    return FALSE;
+  for (gint64 m = 0; bias && m < b->M; m++)
+    b->bias[m] += s[m] * channel_value (bias, m);
+  const float *src = w->data;
+  if (group == b->group && w->dims[1] == b->Cg)
+    {
+      gint64 off = (b->K - k) / 2;
+      for (gint64 m = 0; m < b->M; m++)
+        for (gint64 c = 0; c < b->Cg; c++)
+          for (gint64 i = 0; i < k; i++)
+            for (gint64 j = 0; j < k; j++)
+              b->weight[((m * b->Cg + c) * b->K + off + i) * b->K + off + j] +=
+                s[m] * src[((m * b->Cg + c) * k + i) * k + j];
+      return TRUE;
+    }
+  /* depthwise, on the diagonal of a host with more inputs per group */
+  if (group != b->M || w->dims[1] != 1 || b->M != b->Cg * b->group || k != 1)
+    return FALSE;
+  g_autofree double *value = g_new (double, b->M);
+  for (gint64 m = 0; m < b->M; m++)
+    value[m] = src[m];
+  branches_add_diagonal (b, s, value);
+  return TRUE;
+}
+
+static gboolean
+branches_add_batch_norm (Branches *b, GraftNode *bn, const double *s)
+{
+  GraftRtTensor *p[4];
+  for (guint k = 0; k < 4; k++)
+    if ((p[k] = branches_vector (b, bn->inputs->pdata[k + 1])) == NULL)
+      return FALSE;
+  if (graft_node_attr_int (bn, "training_mode", 0) != 0 || b->stride != 1 || b->M != b->Cg * b->group)
+    return FALSE;
+  double eps = graft_node_attr_float (bn, "epsilon", 1e-5);
+  g_autofree double *value = g_new (double, b->M);
+  for (gint64 m = 0; m < b->M; m++)
+    {
+      /* (x - mean) / sqrt (var + eps) · scale + B */
+      value[m] = channel_value (p[0], m) / sqrt (channel_value (p[3], m) + eps);
+      b->bias[m] += s[m] * (channel_value (p[1], m) - channel_value (p[2], m) * value[m]);
+    }
+  branches_add_diagonal (b, s, value);
+  return TRUE;
+}
+
+/* Adds s[m] times v's linear function of x into the host's weight and bias. */
+static gboolean
+branches_eval (Branches *b, GraftValue *v, const double *s)
+{
+  GraftNode *node = v->producer;
+  if (v == b->x)
+    {
+      if (b->stride != 1 || b->M != b->Cg * b->group)
+        return FALSE;
+      branches_add_diagonal (b, s, NULL);
+      return TRUE;
+    }
+  if (is_op (node, "onnx::Conv"))
+    return branches_add_conv (b, node, s);
+  if (is_op (node, "onnx::BatchNormalization"))
+    return branches_add_batch_norm (b, node, s);
+  g_autofree double *t = g_new (double, b->M);
+  GraftRtTensor *c[2] = { branches_channel_constant (b, node->inputs->pdata[0]),
+                          branches_channel_constant (b, node->inputs->pdata[1]) };
+  if (is_op (node, "onnx::Mul"))
+    {
+      guint k = c[0] ? 0 : 1;
+      if ((c[0] == NULL) == (c[1] == NULL))
+        return FALSE;
+      for (gint64 m = 0; m < b->M; m++)
+        t[m] = s[m] * channel_value (c[k], m);
+      return branches_eval (b, node->inputs->pdata[1 - k], t);
+    }
+  for (guint k = 0; k < 2; k++)
+    {
+      double sign = is_op (node, "onnx::Sub") && k == 1 ? -1 : 1;
+      for (gint64 m = 0; m < b->M; m++)
+        t[m] = sign * s[m];
+      if (c[k])
+        for (gint64 m = 0; m < b->M; m++)
+          b->bias[m] += t[m] * channel_value (c[k], m);
+      else if (b->constant_of (node->inputs->pdata[k], b->data) != NULL || !branches_eval (b, node->inputs->pdata[k], t))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Each value in the tree but the root's is read only by its nodes. */
+static gboolean
+branches_closed (Branches *b, GraftNode *root)
+{
+  for (guint k = 0; k < b->n_nodes; k++)
+    {
+      GraftNode *node = b->nodes[k];
+      GraftValue *v = output_of (node);
+      if (node == root)
+        continue;
+      if (v == NULL || graft_value_leaves_run (v) || v->consumers == NULL || node->graph != root->graph)
+        return FALSE;
+      for (guint j = 0; j < node->graph->outputs->len; j++)
+        if (node->graph->outputs->pdata[j] == v)
+          return FALSE;
+      for (guint j = 0; j < v->consumers->len; j++)
+        if (!branches_has (b, v->consumers->pdata[j]))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* The host: the widest kernel, then the fewest groups. */
+static GraftNode *
+branches_host (Branches *b)
+{
+  GraftNode *host = NULL;
+  gint64 best_k = 0, best_group = 0;
+  for (guint k = 0; k < b->n_convs; k++)
+    {
+      GraftRtTensor *w;
+      gint64 kk, stride, group;
+      if (!branches_conv_shape (b, b->convs[k], &w, &kk, &stride, &group))
+        return NULL;
+      if (host == NULL || kk > best_k || (kk == best_k && group < best_group))
+        {
+          host = b->convs[k];
+          best_k = kk, best_group = group;
+          b->M = w->dims[0], b->Cg = w->dims[1], b->K = kk, b->group = group, b->stride = stride;
+        }
+    }
+  return host;
+}
+
+/* The nodes from the host's reader to the root. */
+static gboolean
+branches_path (GraftConvBranchesFusion *f)
+{
+  GraftNode *node = f->host;
+  while (node != f->root)
+    {
+      GraftValue *v = output_of (node);
+      if (v == NULL || v->consumers == NULL || v->consumers->len != 1 || f->n_path == GRAFT_CONV_BRANCHES_MAX_NODES)
+        return FALSE;
+      GraftNode *next = v->consumers->pdata[0];
+      if (next->inputs->pdata[0] == next->inputs->pdata[1] || is_op (next, "onnx::Conv") ||
+          is_op (next, "onnx::BatchNormalization"))
+        return FALSE;
+      f->path_input[f->n_path] = next->inputs->pdata[0] == v ? 0 : 1;
+      f->path[f->n_path++] = next;
+      node = next;
+    }
+  return TRUE;
+}
+
+gboolean
+graft_conv_branches_fusion_match (GraftNode *root, GraftFusionConstantOf constant_of, gpointer data,
+                                  GraftConvBranchesFusion *f)
+{
+  memset (f, 0, sizeof *f);
+  if ((!is_op (root, "onnx::Add") && !is_op (root, "onnx::Sub")) || root->inputs->len != 2 ||
+      root->outputs->len != 1)
+    return FALSE;
+  Branches b = { constant_of, data };
+  branches_walk (&b, output_of (root), TRUE);
+  for (guint k = 0; k < b.n_opaque; k++)
+    if (b.opaque[k] != b.x)
+      b.failed = TRUE;
+  if (b.failed || b.x == NULL || b.n_convs + b.n_diagonal < 2 || !branches_closed (&b, root))
+    return FALSE;
+  f->root = root;
+  f->x = b.x;
+  if ((f->host = branches_host (&b)) == NULL || !branches_path (f))
+    return FALSE;
+  b.weight = g_new0 (double, b.M * b.Cg * b.K * b.K);
+  b.bias = g_new0 (double, b.M);
+  g_autofree double *ones = g_new (double, b.M);
+  for (gint64 m = 0; m < b.M; m++)
+    ones[m] = 1;
+  gboolean ok = branches_eval (&b, output_of (root), ones);
+  if (ok)
+    {
+      gint64 dims[4] = { b.M, b.Cg, b.K, b.K };
+      f->weight = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 4, dims, NULL);
+      f->bias = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 1, dims, NULL);
+      for (gint64 i = 0; i < f->weight->numel; i++)
+        ((float *) f->weight->data)[i] = (float) b.weight[i];
+      for (gint64 m = 0; m < b.M; m++)
+        ((float *) f->bias->data)[m] = (float) b.bias[m];
+      for (guint k = 0; k < b.n_nodes; k++)
+        {
+          gboolean on_path = b.nodes[k] == f->host;
+          for (guint j = 0; j < f->n_path; j++)
+            on_path |= b.nodes[k] == f->path[j];
+          if (!on_path)
+            f->others[f->n_others++] = b.nodes[k];
+        }
+    }
+  g_free (b.weight);
+  g_free (b.bias);
+  return ok;
+}
+
+void
+graft_conv_branches_fusion_clear (GraftConvBranchesFusion *f)
+{
+  g_clear_pointer (&f->weight, graft_rt_tensor_unref);
+  g_clear_pointer (&f->bias, graft_rt_tensor_unref);
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "runtime/rt-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -71,6 +72,63 @@ gboolean graft_attention_fusion_match_aten (GraftNode *first, GraftAttentionFusi
 /* Matches the pattern that Div node `div` opens: nodes[] gets the Div,
  * Erf, Add, Mul and the closing Mul, whose output is the GELU's. */
 gboolean graft_gelu_fusion_match (GraftNode *div, GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES]);
+
+/* GELU's tanh approximation written out, 0.5·x·(1 + tanh (√(2/π)·(x +
+ * 0.044715·x³))), as GPT-2's and Phi's NewGELU export (x³ a Pow) and as
+ * torch.onnx.export writes F.gelu (approximate="tanh") before opset 20
+ * (x³ as x·(x·x)): run as onnx::Gelu (approximate "tanh"). */
+#define GRAFT_GELU_TANH_FUSION_MAX_NODES 9
+
+typedef struct {
+  GraftValue *x;
+  guint n_nodes;
+  /* in the order they were found, not the graph's: the fusion orders them */
+  GraftNode *nodes[GRAFT_GELU_TANH_FUSION_MAX_NODES];
+} GraftGeluTanhFusion;
+
+/* Matches the pattern around its Tanh node `tanh`; every value between
+ * x and the output has one reader (the pattern's next node), in the same
+ * graph, and is not a graph output. The constants must be the float32
+ * ones the exporters write. */
+gboolean graft_gelu_tanh_fusion_match (GraftNode *tanh, GraftGeluTanhFusion *f);
+
+/* Parallel linear branches of one input summed (RepVGG's, MobileOne's,
+ * FastViT's training-time blocks as exported): a tree of Add, Sub, Mul
+ * by a constant per channel and Add of one, whose leaves are 2-D Convs
+ * of x with constant weights ("same" padding, one stride), inference
+ * BatchNormalizations of x, and x itself — one convolution of x, whose
+ * weight is the host Conv's (the widest kernel, then the fewest groups)
+ * with the others' added at its centre (a BatchNormalization, x and a
+ * depthwise Conv on the diagonal), as their reparameterisation does.
+ * FastViT's RepMixer, x + γ·((dw1×1(x) + BN(x) + dw3×3(x)) − BN'(x)),
+ * is one depthwise 3×3 convolution. */
+#define GRAFT_CONV_BRANCHES_MAX_NODES 24
+
+typedef struct {
+  GraftValue *x;
+  GraftNode *root;          /* its output is the sum's */
+  GraftNode *host;
+  /* the nodes from the host's reader to the root, each with the input
+   * that leads back to the host */
+  guint n_path;
+  GraftNode *path[GRAFT_CONV_BRANCHES_MAX_NODES];
+  guint path_input[GRAFT_CONV_BRANCHES_MAX_NODES];
+  /* the tree's other nodes, which need not run */
+  guint n_others;
+  GraftNode *others[GRAFT_CONV_BRANCHES_MAX_NODES];
+  /* the host's weight and bias for the whole sum (owned) */
+  GraftRtTensor *weight, *bias;
+} GraftConvBranchesFusion;
+
+/* A constant tensor for v (borrowed), or NULL. */
+typedef GraftRtTensor *(*GraftFusionConstantOf) (GraftValue *v, gpointer data);
+
+/* Matches the tree whose root is the Add or Sub `root`; every value in
+ * it but the root's is read only inside it, and is not a graph output.
+ * Clear with graft_conv_branches_fusion_clear. */
+gboolean graft_conv_branches_fusion_match (GraftNode *root, GraftFusionConstantOf constant_of, gpointer data,
+                                           GraftConvBranchesFusion *f);
+void graft_conv_branches_fusion_clear (GraftConvBranchesFusion *f);
 
 /* v feeds act, a Relu (or aten::relu(_)) or a Clip whose bounds are
  * constants (inputs, from opset 11): its bounds (±INFINITY for none). */

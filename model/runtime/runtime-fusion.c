@@ -214,7 +214,7 @@ fuse_activations (GraftRuntime *rt, Plan *plan)
   for (guint i = 0; i < plan->n_steps; i++)
     {
       fuse_transposed_b (plan, step_of, i);
-      if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0)
+      if (strcmp (plan->steps[i].node->op, "onnx::Conv") != 0 || plan->steps[i].absorbed)
         continue;
       GraftValue *v;
       /* after a folded Mul/Add, what reads the last of them (they forward the Conv's output) */
@@ -480,10 +480,29 @@ pattern_set (Plan *plan, guint i, Step *fused, GraftNode *const *nodes, guint n_
   unfuse_last_clamp (plan, step_of (plan, step_of_node, nodes[n_nodes - 1]), step_of_node);
 }
 
+/* Sorts nodes by their steps: the first one's step, or NO_STEP when one
+ * has no step. */
+static guint
+order_by_step (GHashTable *step_of_node, GraftNode **nodes, guint n_nodes)
+{
+  for (guint k = 1; k < n_nodes; k++)
+    for (guint j = k; j > 0 && GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[j - 1])) >
+                                 GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[j])); j--)
+      {
+        GraftNode *t = nodes[j];
+        nodes[j] = nodes[j - 1];
+        nodes[j - 1] = t;
+      }
+  guint s = n_nodes ? GPOINTER_TO_UINT (g_hash_table_lookup (step_of_node, nodes[0])) : 0;
+  return s ? s - 1 : NO_STEP;
+}
+
 /* Patterns of nodes run as one fused step: attention (MatMul → [Mul/Div]
  * → [Add] → Softmax → MatMul, as one blocked attention step when the
  * kernel takes the run's shapes), the erf GELU (as onnx::Gelu, whose
- * kernel reads the Div's attributes: none, so approximate = "none") and
+ * kernel reads the Div's attributes: none, so approximate = "none"), the
+ * tanh GELU (as onnx::Gelu approximate = "tanh", which the kernel takes
+ * from the pattern's match) and
  * a 1×1 Conv → [Relu/Clip] → depthwise Conv → [Relu/Clip] [→ 1×1 Conv
  * [→ Add of the first Conv's input]] (MobileNet's inverted residual, as
  * one banded step whose kernel finds the pattern's nodes again from the
@@ -511,6 +530,8 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
       GraftPointwiseDepthwiseFusion conv;
       GraftConvIntegerFloatFusion integer;
       GraftNode *nodes[GRAFT_GELU_FUSION_N_NODES];
+      GraftGeluTanhFusion tanh_gelu;
+      guint first;
       Step *fused = NULL;
       if (plan->steps[i].pattern_at != NO_STEP)
         continue;
@@ -528,6 +549,13 @@ fuse_patterns (GraftRuntime *rt, Plan *plan)
                                           GRAFT_GELU_FUSION_N_NODES,
                                           step_of_node)) != NULL)
         pattern_set (plan, i, fused, nodes, GRAFT_GELU_FUSION_N_NODES, NULL, 0, step_of_node);
+      else if (gelu && graft_gelu_tanh_fusion_match (plan->steps[i].node, &tanh_gelu) &&
+               (first = order_by_step (step_of_node, tanh_gelu.nodes, tanh_gelu.n_nodes)) != NO_STEP &&
+               (fused = pattern_step_new (rt, plan, first, gelu, 20, &tanh_gelu.x, 1, tanh_gelu.nodes,
+                                          tanh_gelu.n_nodes, step_of_node)) != NULL)
+        /* opened by a step before the Tanh's, which the loop has passed */
+        pattern_set (plan, first, fused, tanh_gelu.nodes, tanh_gelu.n_nodes, &tanh_gelu, sizeof tanh_gelu,
+                     step_of_node);
       else if (pointwise_depthwise && graft_pointwise_depthwise_fusion_match (plan->steps[i].node, &conv) &&
                (fused = pattern_step_new (rt, plan, i, pointwise_depthwise, 1, conv.inputs,
                                           GRAFT_POINTWISE_DEPTHWISE_FUSION_N_INPUTS, conv.nodes, conv.n_nodes,
@@ -947,6 +975,22 @@ fold_batch_norms (Plan *plan)
     }
 }
 
+/* The tensor every run gives c (fixed_constant), through the Identity
+ * nodes of it that torch.onnx.export writes for equal initializers
+ * (DETR's, FastViT's), and a Constant node's value preloaded. */
+static GraftRtTensor *
+pattern_constant (GraftValue *c, gpointer user_data)
+{
+  Plan *plan = user_data;
+  while (c != NULL && c->producer != NULL && strcmp (c->producer->op, "onnx::Identity") == 0 &&
+         c->producer->inputs->len == 1 && c->producer->inputs->pdata[0] != NULL && in_plan (plan, c->producer))
+    c = c->producer->inputs->pdata[0];
+  GraftRtTensor *t = c ? fixed_constant (plan, c) : NULL;
+  if (t == NULL && c != NULL && c->producer != NULL && preload_constant (plan, c))
+    t = fixed_constant (plan, c);
+  return t;
+}
+
 /* The per-output-channel values of constant c, broadcast against a Conv
  * output of rank `rank` and M channels: one value, or M along axis 1 and
  * 1 elsewhere. NULL when c would be broadcast otherwise (or enlarge the
@@ -954,13 +998,7 @@ fold_batch_norms (Plan *plan)
 static GraftRtTensor *
 channel_constant (Plan *plan, GraftValue *c, int rank, gint64 M)
 {
-  /* torch.onnx.export gives equal initializers once, the others as Identity nodes of it (DETR's) */
-  while (c->producer != NULL && strcmp (c->producer->op, "onnx::Identity") == 0 && c->producer->inputs->len == 1 &&
-         c->producer->inputs->pdata[0] != NULL && in_plan (plan, c->producer))
-    c = c->producer->inputs->pdata[0];
-  GraftRtTensor *t = fixed_constant (plan, c);
-  if (t == NULL && c->producer != NULL && preload_constant (plan, c))
-    t = fixed_constant (plan, c);
+  GraftRtTensor *t = pattern_constant (c, plan);
   if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > rank || (t->numel != 1 && t->numel != M))
     return NULL;
   for (int a = rank - t->rank; a < rank; a++)
@@ -1046,6 +1084,48 @@ fold_conv_affines (Plan *plan)
           taken[k]->forward_index = index[k];
           taken[k]->fold_forwards = TRUE;
         }
+    }
+}
+
+/* Parallel linear branches of one input summed (fusion-patterns.h
+ * graft_conv_branches_fusion_match): the host Conv convolves with the
+ * whole sum's weight and bias (Step.folded_weight), the nodes from it to
+ * the tree's root forward its output, and the tree's other nodes are
+ * absorbed. Roots last to first, so that the largest tree goes; before
+ * the other fusions, which then look after the root. */
+static void
+fold_conv_branches (Plan *plan)
+{
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  for (guint i = plan->n_steps; i-- > 0;)
+    {
+      GraftConvBranchesFusion f;
+      if (!step_unfused (&plan->steps[i]) ||
+          !graft_conv_branches_fusion_match (plan->steps[i].node, pattern_constant, plan, &f))
+        continue;
+      Step *host = step_of (plan, step_of_node, f.host);
+      gboolean free = host != NULL && step_unfused (host) && host->folded_weight == NULL;
+      for (guint k = 0; k < f.n_path; k++)
+        free &= step_of (plan, step_of_node, f.path[k]) && step_unfused (step_of (plan, step_of_node, f.path[k]));
+      for (guint k = 0; k < f.n_others; k++)
+        free &= step_of (plan, step_of_node, f.others[k]) && step_unfused (step_of (plan, step_of_node, f.others[k]));
+      g_autofree double *ones = g_new (double, f.weight->dims[0]), *shift = g_new (double, f.weight->dims[0]);
+      for (gint64 m = 0; m < f.weight->dims[0]; m++)
+        ones[m] = 1, shift[m] = ((const float *) f.bias->data)[m];
+      if (free && step_set_fold (host, f.weight, &ones, shift))
+        {
+          host->fold_last = f.root;
+          for (guint k = 0; k < f.n_path; k++)
+            {
+              Step *step = step_of (plan, step_of_node, f.path[k]);
+              step->forward_input = TRUE;
+              step->forward_index = f.path_input[k];
+              step->fold_forwards = TRUE;
+            }
+          for (guint k = 0; k < f.n_others; k++)
+            step_of (plan, step_of_node, f.others[k])->absorbed = TRUE;
+        }
+      graft_conv_branches_fusion_clear (&f);
     }
 }
 
@@ -1872,6 +1952,7 @@ skip_pattern_metadata_asserts (Plan *plan)
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
+  fold_conv_branches (plan);
   fold_conv_affines (plan);
   fuse_activations (rt, plan);
   fuse_qdq (rt, plan, last_use);

@@ -8,7 +8,8 @@
  * position id or by token. The exported pattern MatMul → Mul/Div →
  * Add → Softmax → MatMul, fused into graft::ScaledDotProductAttention,
  * against its nodes run one by one, at 1 and 2 threads; and GELU written
- * as Div → Erf → Add → Mul → Mul, run as onnx::Gelu, against its nodes;
+ * as Div → Erf → Add → Mul → Mul, run as onnx::Gelu, against its nodes,
+ * and its tanh approximation written out (GPT-2's), likewise;
  * and MatMul → Add of a bias, the bias taken into the packed product. */
 #include <math.h>
 #include <string.h>
@@ -440,6 +441,38 @@ gelu_model (gint64 n, float divisor)
   return model;
 }
 
+/* A row of n inputs "x" in [-4, 4), every fifth ±9.5 (past erf's and
+ * tanh's saturation). */
+static GHashTable *
+gelu_inputs (GRand *rng, gint64 n)
+{
+  gint64 dims[2] = { 1, n };
+  GHashTable *inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) graft_rt_tensor_unref);
+  GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, dims, NULL);
+  for (gint64 i = 0; i < x->numel; i++)
+    ((float *) x->data)[i] = i % 5 == 4 ? (i % 2 ? 9.5f : -9.5f) : g_rand_double_range (rng, -4, 4);
+  g_hash_table_insert (inputs, (gpointer) "x", x);
+  return inputs;
+}
+
+/* The model run with its fusions at 1 and 2 threads against its nodes
+ * run one by one, op (the pattern's telltale node) running once there
+ * and fused_calls times with the fusions. */
+static void
+check_fused_against_nodes (const char *what, GraftModel *model, GHashTable *inputs, GraftSimdLevel level,
+                           const char *op, guint fused_calls)
+{
+  guint calls;
+  g_autoptr(GPtrArray) reference = run_model (model, inputs, 1, level, FALSE, op, &calls);
+  g_assert_cmpuint (calls, ==, 1);
+  for (guint threads = 1; threads <= 2; threads++)
+    {
+      g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, op, &calls);
+      g_assert_cmpuint (calls, ==, fused_calls);
+      float_graph_assert_outputs_close (what, fast, reference, 2e-5);
+    }
+}
+
 /* The fused GELU against its five nodes, at 1 and 2 threads, on rows
  * that end in SIMD tails, with values past erf's saturation; a Div by
  * another constant than √2 is left alone. */
@@ -455,24 +488,85 @@ test_gelu_pattern_against_nodes (gconstpointer data)
   for (guint n = 0; n < G_N_ELEMENTS (lengths); n++)
     for (int other = 0; other < 2; other++)
       {
-        gint64 dims[2] = { 1, lengths[n] };
-        g_autoptr(GHashTable) inputs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                                              (GDestroyNotify) graft_rt_tensor_unref);
-        GraftRtTensor *x = graft_rt_tensor_new (GRAFT_DTYPE_FLOAT32, 2, dims, NULL);
-        for (gint64 i = 0; i < x->numel; i++)
-          ((float *) x->data)[i] = i % 5 == 4 ? (i % 2 ? 9.5f : -9.5f) : g_rand_double_range (rng, -4, 4);
-        g_hash_table_insert (inputs, (gpointer) "x", x);
+        g_autoptr(GHashTable) inputs = gelu_inputs (rng, lengths[n]);
         g_autoptr(GraftModel) model = gelu_model (lengths[n], other ? 1.5f : (float) G_SQRT2);
-        guint erf_calls;
-        g_autoptr(GPtrArray) reference = run_model (model, inputs, 1, level, FALSE, "onnx::Erf", &erf_calls);
-        g_assert_cmpuint (erf_calls, ==, 1);
-        for (guint threads = 1; threads <= 2; threads++)
-          {
-            g_autoptr(GPtrArray) fast = run_model (model, inputs, threads, level, TRUE, "onnx::Erf", &erf_calls);
-            g_assert_cmpuint (erf_calls, ==, other ? 1 : 0);
-            float_graph_assert_outputs_close (other ? "not GELU" : "GELU", fast, reference, 2e-5);
-          }
+        check_fused_against_nodes (other ? "not GELU" : "GELU", model, inputs, level, "onnx::Erf", other ? 1 : 0);
       }
+}
+
+/* ---- GELU's tanh approximation written out, fused (onnx::Gelu, tanh) ---- */
+
+/* form 0: GPT-2's (0.5·x)·(1 + tanh (k·(x + c·Pow (x, 3))));
+ * form 1: torch.onnx.export's x·(x·x), constants first, x·(1 + tanh) · 0.5;
+ * form 2: (1 + tanh)·0.5 then ·x. cubic is c (0.044715 makes the GELU). */
+static GraftModel *
+gelu_tanh_model (gint64 n, int form, float cubic)
+{
+  GraftModel *model = graft_model_new (GRAFT_MODEL_FORMAT_ONNX);
+  GraftGraph *graph = graft_graph_new ("gelu-tanh");
+  graft_model_set_opset (model, "onnx", 17);
+  gint64 dims[2] = { 1, n };
+  float one = 1, half = 0.5f, three = 3, k = (float) sqrt (2 / G_PI);
+  float_graph_add_input (graph, "x", 2, dims);
+  float_graph_add_initializer (graph, "cubic", 0, NULL, &cubic);
+  float_graph_add_initializer (graph, "k", 0, NULL, &k);
+  float_graph_add_initializer (graph, "one", 0, NULL, &one);
+  float_graph_add_initializer (graph, "half", 0, NULL, &half);
+  float_graph_add_initializer (graph, "three", 0, NULL, &three);
+  if (form == 0)
+    {
+      float_graph_add_node (graph, "Mul", "x", "half", NULL, "halved");
+      float_graph_add_node (graph, "Pow", "x", "three", NULL, "cube");
+      float_graph_add_node (graph, "Mul", "cube", "cubic", NULL, "term");
+    }
+  else
+    {
+      float_graph_add_node (graph, "Mul", "x", "x", NULL, "square");
+      float_graph_add_node (graph, "Mul", "x", "square", NULL, "cube");
+      float_graph_add_node (graph, "Mul", "cubic", "cube", NULL, "term");
+    }
+  float_graph_add_node (graph, "Add", "x", "term", NULL, "inner");
+  float_graph_add_node (graph, "Mul", "k", "inner", NULL, "scaled");
+  float_graph_add_node (graph, "Tanh", "scaled", NULL, NULL, "tanh");
+  float_graph_add_node (graph, "Add", "one", "tanh", NULL, "plus");
+  if (form == 0)
+    float_graph_add_node (graph, "Mul", "halved", "plus", NULL, "y");
+  else if (form == 1)
+    {
+      float_graph_add_node (graph, "Mul", "x", "plus", NULL, "product");
+      float_graph_add_node (graph, "Mul", "half", "product", NULL, "y");
+    }
+  else
+    {
+      float_graph_add_node (graph, "Mul", "plus", "half", NULL, "product");
+      float_graph_add_node (graph, "Mul", "product", "x", NULL, "y");
+    }
+  graft_graph_add_output (graph, float_graph_value (graph, "y"));
+  graft_model_set_graph (model, graph);
+  return model;
+}
+
+/* The fused tanh GELU against its eight or nine nodes, at 1 and 2
+ * threads, on rows that end in SIMD tails, with values past tanh's
+ * saturation; another cubic coefficient than 0.044715 is left alone. */
+static void
+test_gelu_tanh_pattern_against_nodes (gconstpointer data)
+{
+  GraftSimdLevel level = GPOINTER_TO_INT (data);
+  if (!graft_test_use_simd_level (level))
+    return;
+  graft_simd_set_max_level (GRAFT_SIMD_AVX512);
+  g_autoptr(GRand) rng = g_rand_new_with_seed (11);
+  static const gint64 lengths[] = { 1, 7, 33, 1000 };
+  for (guint n = 0; n < G_N_ELEMENTS (lengths); n++)
+    for (int form = 0; form < 3; form++)
+      for (int other = 0; other < 2; other++)
+        {
+          g_autoptr(GHashTable) inputs = gelu_inputs (rng, lengths[n]);
+          g_autoptr(GraftModel) model = gelu_tanh_model (lengths[n], form, other ? 0.05f : 0.044715f);
+          check_fused_against_nodes (other ? "not GELU" : "tanh GELU", model, inputs, level, "onnx::Tanh",
+                                     other ? 1 : 0);
+        }
 }
 
 /* ---- MatMul → Add of a constant bias, the bias added in the product ---- */
@@ -563,6 +657,12 @@ main (int argc, char **argv)
                         test_gelu_pattern_against_nodes);
   g_test_add_data_func ("/fusion/gelu-pattern-against-nodes/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
                         test_gelu_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-tanh-pattern-against-nodes/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
+                        test_gelu_tanh_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-tanh-pattern-against-nodes/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),
+                        test_gelu_tanh_pattern_against_nodes);
+  g_test_add_data_func ("/fusion/gelu-tanh-pattern-against-nodes/avx512", GINT_TO_POINTER (GRAFT_SIMD_AVX512),
+                        test_gelu_tanh_pattern_against_nodes);
   g_test_add_data_func ("/fusion/matmul-bias-against-nodes/portable", GINT_TO_POINTER (GRAFT_SIMD_PORTABLE),
                         test_matmul_bias_against_nodes);
   g_test_add_data_func ("/fusion/matmul-bias-against-nodes/avx2", GINT_TO_POINTER (GRAFT_SIMD_AVX2),

@@ -1659,6 +1659,47 @@ next_permutation (int *p, int n, gboolean *done)
     t = p[a], p[a] = p[z], p[z] = t;
 }
 
+/* Every permutation of a shape of dtype, against direct indexing. */
+static void
+check_transpose_permutations (int rank, const gint64 *dims, GraftDType dtype)
+{
+  int perm[GRAFT_RT_MAX_RANK];
+  gint64 numel = 1, strides[GRAFT_RT_MAX_RANK];
+  for (int d = rank - 1; d >= 0; d--)
+    perm[d] = d, strides[d] = numel, numel *= dims[d];
+  g_autofree gint64 *values = g_new (gint64, numel);
+  for (gint64 i = 0; i < numel; i++)
+    values[i] = (i * 37 + 11) % (dtype == GRAFT_DTYPE_UINT8 ? 251 : 65521);
+  for (gboolean done = FALSE; !done; next_permutation (perm, rank, &done))
+    {
+      Builder b;
+      builder_init (&b, 13);
+      add_input (b.graph, "x", dtype, rank, dims);
+      GraftNode *n = add_node (b.graph, "Transpose", IN ("x"), IN ("y"));
+      gint64 perm64[GRAFT_RT_MAX_RANK];
+      for (int d = 0; d < rank; d++)
+        perm64[d] = perm[d];
+      graft_node_add_attribute (n, graft_attribute_new_ints ("perm", perm64, rank));
+      add_output (b.graph, "y");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_typed (dtype, rank, dims, values), NULL);
+      g_assert_no_error (error);
+      GraftRtTensor *y = out->pdata[0];
+      g_assert_cmpint (y->numel, ==, numel);
+      gint64 index[GRAFT_RT_MAX_RANK] = { 0 };
+      for (gint64 o = 0; o < numel; o++)
+        {
+          gint64 at = 0;
+          for (int d = 0; d < rank; d++)
+            at += index[d] * strides[perm[d]];
+          g_assert_cmpint (graft_rt_tensor_get_i64 (y, o), ==, values[at]);
+          for (int d = rank - 1; d >= 0 && ++index[d] == dims[perm[d]]; d--)
+            index[d] = 0;
+        }
+      builder_clear (&b);
+    }
+}
+
 static void
 test_transpose_runs (void)
 {
@@ -1674,44 +1715,73 @@ test_transpose_runs (void)
   static const GraftDType dtypes[] = { GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT64, GRAFT_DTYPE_UINT8 };
   for (guint k = 0; k < G_N_ELEMENTS (shapes); k++)
     for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
-      {
-        int rank = shapes[k].rank, perm[5] = { 0, 1, 2, 3, 4 };
-        const gint64 *dims = shapes[k].dims;
-        gint64 numel = 1, strides[5];
-        for (int d = rank - 1; d >= 0; d--)
-          strides[d] = numel, numel *= dims[d];
-        gint64 values[144];
-        for (gint64 i = 0; i < numel; i++)
-          values[i] = (i * 37 + 11) % 251;
-        for (gboolean done = FALSE; !done; next_permutation (perm, rank, &done))
-          {
-            Builder b;
-            builder_init (&b, 13);
-            add_input (b.graph, "x", dtypes[t], rank, dims);
-            GraftNode *n = add_node (b.graph, "Transpose", IN ("x"), IN ("y"));
-            gint64 perm64[5];
-            for (int d = 0; d < rank; d++)
-              perm64[d] = perm[d];
-            graft_node_add_attribute (n, graft_attribute_new_ints ("perm", perm64, rank));
-            add_output (b.graph, "y");
-            g_autoptr(GError) error = NULL;
-            g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_typed (dtypes[t], rank, dims, values), NULL);
-            g_assert_no_error (error);
-            GraftRtTensor *y = out->pdata[0];
-            g_assert_cmpint (y->numel, ==, numel);
-            gint64 index[5] = { 0 };
-            for (gint64 o = 0; o < numel; o++)
-              {
-                gint64 at = 0;
-                for (int d = 0; d < rank; d++)
-                  at += index[d] * strides[perm[d]];
-                g_assert_cmpint (graft_rt_tensor_get_i64 (y, o), ==, values[at]);
-                for (int d = rank - 1; d >= 0 && ++index[d] == dims[perm[d]]; d--)
-                  index[d] = 0;
-              }
-            builder_clear (&b);
-          }
-      }
+      check_transpose_permutations (shapes[k].rank, shapes[k].dims, dtypes[t]);
+}
+
+/* A transpose of 4-byte values that moves the input's last dim away from
+ * the output's last goes by tiles (8 × 8 registers from AVX2 on): every
+ * permutation of rank-3 and rank-4 shapes whose dims are not multiples
+ * of 8 and span several tiles, float32 and int32, against direct
+ * indexing. */
+static void
+test_transpose_tiles (void)
+{
+  static const struct {
+    int rank;
+    gint64 dims[4];
+  } shapes[] = {
+    { 3, { 2, 37, 45 } },
+    { 3, { 1, 70, 8 } },
+    { 4, { 2, 11, 3, 19 } },
+    { 4, { 9, 1, 33, 10 } },
+  };
+  static const GraftDType dtypes[] = { GRAFT_DTYPE_FLOAT32, GRAFT_DTYPE_INT32 };
+  for (guint k = 0; k < G_N_ELEMENTS (shapes); k++)
+    for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
+      check_transpose_permutations (shapes[k].rank, shapes[k].dims, dtypes[t]);
+}
+
+/* BatchNormalization of [N, C] (LeViT's BatchNorm1d over its flattened
+ * tokens) goes by blocks of rows, of [N, C, S] by planes: both against
+ * the per-channel affine computed here, over more rows than one block. */
+static void
+test_batch_norm_rows (void)
+{
+  static const gint64 shapes[][3] = { { 300, 70, 1 }, { 2, 70, 3 } };
+  for (guint k = 0; k < G_N_ELEMENTS (shapes); k++)
+    {
+      gint64 N = shapes[k][0], C = shapes[k][1], S = shapes[k][2];
+      gint64 dx[3] = { N, C, S }, dc[1] = { C };
+      int rank = S == 1 ? 2 : 3;
+      g_autofree float *x = g_new (float, N * C * S);
+      g_autofree float *p = g_new (float, 4 * C);
+      for (gint64 i = 0; i < N * C * S; i++)
+        x[i] = (float) ((i * 37 % 101) - 50) / 25.0f;
+      for (gint64 i = 0; i < 4 * C; i++)
+        p[i] = (float) (i * 13 % 17) / 8.0f + (i >= 3 * C ? 0.1f : 0);   /* scale, B, mean, var > 0 */
+      Builder b;
+      builder_init (&b, 15);
+      add_input (b.graph, "x", GRAFT_DTYPE_FLOAT32, rank, dx);
+      static const char *const names[] = { "scale", "B", "mean", "var" };
+      for (guint j = 0; j < 4; j++)
+        add_input (b.graph, names[j], GRAFT_DTYPE_FLOAT32, 1, dc);
+      add_node (b.graph, "BatchNormalization", IN ("x", "scale", "B", "mean", "var"), IN ("y"));
+      add_output (b.graph, "y");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) out = run (&b, &error, "x", tensor_f32 (rank, dx, x), "scale", tensor_f32 (1, dc, p),
+                                      "B", tensor_f32 (1, dc, p + C), "mean", tensor_f32 (1, dc, p + 2 * C), "var",
+                                      tensor_f32 (1, dc, p + 3 * C), NULL);
+      g_assert_no_error (error);
+      const float *y = ((GraftRtTensor *) out->pdata[0])->data;
+      for (gint64 i = 0; i < N * C * S; i++)
+        {
+          gint64 c = i / S % C;
+          double s = p[c] / sqrt ((double) p[3 * C + c] + 1e-5);
+          float want = x[i] * (float) s + (float) (p[C + c] - p[2 * C + c] * s);
+          g_assert_cmpfloat_with_epsilon (y[i], want, 1e-6 * (1 + fabsf (want)));
+        }
+      builder_clear (&b);
+    }
 }
 
 /* Slice copies runs of consecutive values where the trailing axes are
@@ -1894,6 +1964,8 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/cast-to-own-type", test_cast_to_own_type);
   g_test_add_func ("/runtime/slice-runs", test_slice_runs);
   g_test_add_func ("/runtime/transpose-runs", test_transpose_runs);
+  add_at_each_level ("/runtime/transpose-tiles", test_transpose_tiles);
+  g_test_add_func ("/runtime/batch-norm-rows", test_batch_norm_rows);
   g_test_add_func ("/runtime/pad-rows", test_pad_rows);
   g_test_add_func ("/runtime/registry-parameter-names", test_registry_parameter_names);
   g_test_add_func ("/runtime/static-inference-keeps-symbols", test_static_inference_keeps_symbols);

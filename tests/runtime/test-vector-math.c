@@ -167,7 +167,8 @@ reference_softmax (const float *x, double *y, gint64 n, gboolean log_form)
 }
 
 /* Rows of scores, some with masked (-inf) keys, one all masked, one with a
- * NaN: the masked and NaN rows must give what the double reference gives. */
+ * NaN: the masked and NaN rows must give what the double reference gives;
+ * the same for the numerators and 1/sum that attention scales itself. */
 static void
 test_softmax (gconstpointer data)
 {
@@ -198,6 +199,18 @@ test_softmax (gconstpointer data)
             for (gint64 k = 0; k < n; k++)
               assert_close (log_form ? "log-softmax" : "softmax", r * n + k, x[r * n + k], y[r * n + k], want[k],
                             1e-7, log_form ? 1e-6 : 2e-6);
+          }
+        if (log_form)
+          continue;
+        /* the numerators and 1/sum, scaled here */
+        float inv_sums[5];
+        graft_vm_softmax_rows_unscaled (x, y, rows, n, inv_sums);
+        for (gint64 r = 0; r < rows; r++)
+          {
+            reference_softmax (x + r * n, want, n, FALSE);
+            for (gint64 k = 0; k < n; k++)
+              assert_close ("unscaled softmax", r * n + k, x[r * n + k], y[r * n + k] * inv_sums[r], want[k], 1e-7,
+                            2e-6);
           }
       }
   graft_simd_set_max_level (GRAFT_SIMD_AVX512);

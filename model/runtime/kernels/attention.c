@@ -970,8 +970,14 @@ fused_attention_block (gint64 index, gpointer data)
               row[j] += m[j * mask_col];
         }
     }
-  graft_vm_softmax_rows (scores, scores, rows, N, FALSE);
-  graft_kernel_sgemm (NULL, FALSE, FALSE, rows, E, N, 1.0f, scores, N, v, E, 0.0f, job->y + (item * M + i0) * E, E);
+  /* the weights' sums divide the E values of the product with V, not the N scores */
+  float inv_sums[ATTENTION_BLOCK];
+  graft_vm_softmax_rows_unscaled (scores, scores, rows, N, inv_sums);
+  float *y = job->y + (item * M + i0) * E;
+  graft_kernel_sgemm (NULL, FALSE, FALSE, rows, E, N, 1.0f, scores, N, v, E, 0.0f, y, E);
+  for (gint64 r = 0; r < rows; r++)
+    for (gint64 e = 0; e < E; e++)
+      y[r * E + e] *= inv_sums[r];
 }
 
 static gboolean

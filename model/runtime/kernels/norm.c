@@ -6,6 +6,7 @@
 #include "runtime/fusion-patterns.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/norm.h"
+#include "runtime/kernels/simd-target.h"
 #include "runtime/kernels/vector-math.h"
 
 static gboolean
@@ -25,7 +26,27 @@ typedef struct {
   float *y;
   const float *scale, *shift;   /* folded per channel */
   gint64 C, spatial;
+  gint64 N, rows;               /* affine_rows: N rows, `rows` a call */
 } AffineJob;
+
+/* Spatial size 1 ([N, C]: LeViT's BatchNorm1d over its flattened tokens):
+ * `rows` whole rows a call, the channels along each, where a plane a
+ * call would cost a call per value. The same products and sums as
+ * affine_plane's. */
+static GRAFT_HOT_LOOP void
+affine_rows (gint64 index, gpointer data)
+{
+  AffineJob *job = data;
+  gint64 C = job->C;
+  const float *scale = job->scale, *shift = job->shift;
+  for (gint64 n = index * job->rows; n < MIN ((index + 1) * job->rows, job->N); n++)
+    {
+      const float *x = job->x + n * C;
+      float *y = job->y + n * C;
+      for (gint64 c = 0; c < C; c++)
+        y[c] = x[c] * scale[c] + shift[c];
+    }
+}
 
 static void
 affine_plane (gint64 index, gpointer data)
@@ -107,8 +128,11 @@ kernel_batch_norm (GraftKernelContext *ctx, GError **error)
     }
   if (x->dtype == GRAFT_DTYPE_FLOAT32)
     {
-      AffineJob job = { x->data, y->data, fs, fb, C, spatial };
-      graft_kernel_parallel_for (ctx, N * C, affine_plane, &job);
+      AffineJob job = { x->data, y->data, fs, fb, C, spatial, N, MAX (1, 16384 / MAX (C, 1)) };
+      if (spatial == 1)
+        graft_kernel_parallel_for (ctx, (N + job.rows - 1) / job.rows, affine_rows, &job);
+      else
+        graft_kernel_parallel_for (ctx, N * C, affine_plane, &job);
     }
   else
     for (gint64 i = 0; i < x->numel; i++)

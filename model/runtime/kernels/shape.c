@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "runtime/kernels/kernel-util.h"
+#include "runtime/kernels/simd-target.h"
 #include "ir/sym-dim.h"
 #include "ir/narrow-dtype.h"
 
@@ -441,6 +442,115 @@ transpose_reduce (int rank, const gint64 *dims, const int *perm, gint64 *reduced
   return runs;
 }
 
+/* Tiles of a 4-byte matrix transpose: dst[i·ds + j] = src[j·ss + i] for
+ * i < cols, j < rows. Whole tiles of TILE × TILE stay in L1 while both
+ * sides are read and written in runs, where a column gather would touch
+ * a new line for every element. */
+#define TRANSPOSE_TILE 32
+
+static void
+transpose_words_block (const guint32 *src, gint64 ss, guint32 *dst, gint64 ds, gint64 rows, gint64 cols)
+{
+  for (gint64 i = 0; i < cols; i++)
+    for (gint64 j = 0; j < rows; j++)
+      dst[i * ds + j] = src[j * ss + i];
+}
+
+static void
+transpose_words_portable (const guint32 *src, gint64 ss, guint32 *dst, gint64 ds, gint64 rows, gint64 cols)
+{
+  for (gint64 j0 = 0; j0 < rows; j0 += TRANSPOSE_TILE)
+    for (gint64 i0 = 0; i0 < cols; i0 += TRANSPOSE_TILE)
+      transpose_words_block (src + j0 * ss + i0, ss, dst + i0 * ds + j0, ds, MIN (TRANSPOSE_TILE, rows - j0),
+                             MIN (TRANSPOSE_TILE, cols - i0));
+}
+
+#ifdef GRAFT_HAVE_X86_SIMD
+/* 8 × 8 floats through registers: unpack pairs, then quads, then halves */
+static inline GRAFT_TARGET_AVX2_FMA void
+transpose_words_8x8_avx2 (const guint32 *src, gint64 ss, guint32 *dst, gint64 ds)
+{
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; k++)
+    r[k] = _mm256_loadu_ps ((const float *) (src + k * ss));
+  for (int k = 0; k < 8; k += 2)
+    {
+      t[k] = _mm256_unpacklo_ps (r[k], r[k + 1]);
+      t[k + 1] = _mm256_unpackhi_ps (r[k], r[k + 1]);
+    }
+  for (int k = 0; k < 8; k += 4)
+    {
+      r[k] = _mm256_shuffle_ps (t[k], t[k + 2], _MM_SHUFFLE (1, 0, 1, 0));
+      r[k + 1] = _mm256_shuffle_ps (t[k], t[k + 2], _MM_SHUFFLE (3, 2, 3, 2));
+      r[k + 2] = _mm256_shuffle_ps (t[k + 1], t[k + 3], _MM_SHUFFLE (1, 0, 1, 0));
+      r[k + 3] = _mm256_shuffle_ps (t[k + 1], t[k + 3], _MM_SHUFFLE (3, 2, 3, 2));
+    }
+  for (int k = 0; k < 4; k++)
+    {
+      _mm256_storeu_ps ((float *) (dst + k * ds), _mm256_permute2f128_ps (r[k], r[k + 4], 0x20));
+      _mm256_storeu_ps ((float *) (dst + (k + 4) * ds), _mm256_permute2f128_ps (r[k], r[k + 4], 0x31));
+    }
+}
+
+static GRAFT_TARGET_AVX2_FMA void
+transpose_words_avx2 (const guint32 *src, gint64 ss, guint32 *dst, gint64 ds, gint64 rows, gint64 cols)
+{
+  for (gint64 j0 = 0; j0 < rows; j0 += TRANSPOSE_TILE)
+    for (gint64 i0 = 0; i0 < cols; i0 += TRANSPOSE_TILE)
+      {
+        gint64 tile_rows = MIN (TRANSPOSE_TILE, rows - j0), tile_cols = MIN (TRANSPOSE_TILE, cols - i0);
+        gint64 full_rows = tile_rows & ~7, full_cols = tile_cols & ~7;
+        const guint32 *s = src + j0 * ss + i0;
+        guint32 *d = dst + i0 * ds + j0;
+        for (gint64 j = 0; j < full_rows; j += 8)
+          for (gint64 i = 0; i < full_cols; i += 8)
+            transpose_words_8x8_avx2 (s + j * ss + i, ss, d + i * ds + j, ds);
+        /* the tile's last rows and columns, fewer than 8 */
+        transpose_words_block (s + full_rows * ss, ss, d + full_rows, ds, tile_rows - full_rows, tile_cols);
+        transpose_words_block (s + full_cols, ss, d + full_cols * ds, ds, full_rows, tile_cols - full_cols);
+      }
+}
+#endif
+
+/* out = in transposed where the input's last dim (of stride 1) becomes
+ * the output's dim p, not its last: a 4-byte matrix transpose for each
+ * index of the other output dims (a [B, N, C] → [B, C, N] before a
+ * depthwise convolution, a key's [B, N, H, D] → [B, H, D, N]). */
+static void
+transpose_words_tiled (const guint32 *in, guint32 *out, int rank, const gint64 *out_dims, const gint64 *strides,
+                       int p)
+{
+  gint64 out_strides[GRAFT_RT_MAX_RANK], index[GRAFT_RT_MAX_RANK] = { 0 };
+  graft_rt_strides (rank, out_dims, out_strides);
+  void (*tiles) (const guint32 *, gint64, guint32 *, gint64, gint64, gint64) = transpose_words_portable;
+#ifdef GRAFT_HAVE_X86_SIMD
+  if (graft_kernel_table ()->avx2)
+    tiles = transpose_words_avx2;
+#endif
+  gint64 matrices = 1;
+  for (int d = 0; d < rank - 1; d++)
+    if (d != p)
+      matrices *= out_dims[d];
+  gint64 in_off = 0, out_off = 0;
+  for (gint64 m = 0; m < matrices; m++)
+    {
+      tiles (in + in_off, strides[rank - 1], out + out_off, out_strides[p], out_dims[rank - 1], out_dims[p]);
+      for (int d = rank - 2; d >= 0; d--)
+        {
+          if (d == p)
+            continue;
+          index[d]++;
+          in_off += strides[d];
+          out_off += out_strides[d];
+          if (index[d] < out_dims[d])
+            break;
+          in_off -= strides[d] * index[d];
+          out_off -= out_strides[d] * index[d];
+          index[d] = 0;
+        }
+    }
+}
+
 gboolean
 graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *perm)
 {
@@ -464,6 +574,14 @@ graft_transpose_into (const GraftRtTensor *in, GraftRtTensor *out, const int *pe
   gint64 off = 0;
   gint64 inner = out_dims[rank - 1], inner_stride = strides[rank - 1];
   gboolean word = out->dtype != GRAFT_DTYPE_STRING && graft_rt_dtype_size (out->dtype) == 4 && out->dtype == in->dtype;
+  int p = 0;
+  while (p < rank && strides[p] != 1)
+    p++;
+  if (word && p < rank - 1 && inner >= 8 && out_dims[p] >= 8)
+    {
+      transpose_words_tiled (in->data, out->data, rank, out_dims, strides, p);
+      return TRUE;
+    }
   for (gint64 o = 0; o < out->numel; o += inner)
     {
       if (inner_stride == 1)

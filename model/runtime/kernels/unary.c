@@ -274,7 +274,8 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
   GraftRtTensor *x = graft_kernel_input (ctx, 0);
   /* by the schema: the runtime may run this kernel for a pattern of other
    * nodes (runtime-fusion.c fuse_patterns runs a GELU written as Div → Erf → … as
-   * onnx::Gelu, ctx->node then being the Div) */
+   * onnx::Gelu, ctx->node then being the Div, and the tanh one, ctx->node
+   * then being its first node) */
   const UnaryDef *def = def_of_schema (ctx->schema);
   UnaryFunc func = def ? def->func : NULL;
   UnaryParams params = { 0 };
@@ -285,6 +286,8 @@ kernel_unary (GraftKernelContext *ctx, GError **error)
     return graft_kernel_unsupported (error, "%s does not accept %s", ctx->node->op_type,
                                      graft_dtype_to_string (x->dtype));
   read_params (ctx->node, &params);
+  if (func == f_gelu && graft_kernel_get_pattern (ctx) != NULL)
+    params.flag_a = TRUE;   /* the tanh GELU's pattern (the erf one has no match) */
   if (g_str_has_prefix (ctx->node->op, "aten::leaky_relu"))
     {
       /* negative_slope: a constant, a keyword or (scripted) a value */

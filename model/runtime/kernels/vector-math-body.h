@@ -49,6 +49,20 @@ VM (exp_v) (V x)
   return V_KEEP_NAN (x, y);
 }
 
+/* exp_v for x ≤ 0 or NaN (a softmax's x - max): the same values without
+ * the fix-ups for the top of the range, which x never reaches (n ≤ 0):
+ * a third fewer operations in the softmax's hottest loop. The exponent
+ * n comes from x clamped with x first, which V_MAX replaces by the bound
+ * when x is NaN (n stays a number), the reduced argument from x clamped
+ * with x second, which keeps NaN (V_MAX's operand order): y is NaN then. */
+static inline V
+VM (exp_nonpositive_v) (V x)
+{
+  V lo = V_SET1 (-87.33654f), xc = V_MAX (lo, x), n = VM (exp_exponent_v) (V_MAX (x, lo));
+  V y = V_MUL (VM (exp_reduced_v) (xc, n), V_POW2I (n));
+  return V_SELECT_LT (x, V_SET1 (-87.33654f), V_SET1 (0.0f), y);
+}
+
 /* x·sigmoid (x) = x · (1 / (1 + exp_v (-x))), the sums of a Sigmoid then
  * a Mul, but e^-x with -x clamped to [-87.34, 88], where n ≤ 127 and
  * exp_v's fix-ups for the ends change nothing, and one select for x below
@@ -238,7 +252,7 @@ VM (lanes_sum) (V acc)
  * pass (padded with -inf, whose exponential is 0): attention over 79
  * frames spent most of its softmax in scalar tails. */
 static GRAFT_HOT_LOOP gboolean
-VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
+VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form, float *inv_sum)
 {
   V vmax = V_SET1 (-INFINITY);
   gint64 i = 0, left = n % VW, full = n - left;
@@ -253,14 +267,14 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
   V shift = V_SET1 (mx), acc = V_SET1 (0.0f);
   for (i = 0; i < full; i += VW)
     {
-      V e = VM (exp_v) (V_SUB (V_LOAD (x + i), shift));
+      V e = VM (exp_nonpositive_v) (V_SUB (V_LOAD (x + i), shift));
       if (!log_form)
         V_STORE (y + i, e);
       acc = V_ADD (acc, e);
     }
   if (left > 0)
     {
-      V e = VM (exp_v) (V_SUB (V_LOAD_PARTIAL (x + full, left, -INFINITY), shift));
+      V e = VM (exp_nonpositive_v) (V_SUB (V_LOAD_PARTIAL (x + full, left, -INFINITY), shift));
       if (!log_form)
         V_STORE_PARTIAL (y + full, e, left);
       acc = V_ADD (acc, e);
@@ -277,6 +291,12 @@ VM (softmax_row) (const float *x, float *y, gint64 n, gboolean log_form)
         V_STORE (y + i, V_SUB (V_SUB (V_LOAD (x + i), shift), vlog_sum));
       for (i = full; i < n; i++)
         y[i] = (x[i] - mx) - log_sum;
+      return TRUE;
+    }
+  if (inv_sum != NULL)
+    {
+      /* the caller scales */
+      *inv_sum = (float) (1.0 / sum);
       return TRUE;
     }
   V inv = V_SET1 ((float) (1.0 / sum));
@@ -315,7 +335,7 @@ VM (softmax_columns) (const float *x, float *y, gint64 n, gint64 stride, gint64 
       V acc = V_SET1 (0.0f), lost = V_SET1 (0.0f);
       for (gint64 k = 0; finite && k < n; k++)
         {
-          V e = VM (exp_v) (V_SUB (V_LOAD (xc + k * stride), vmax));
+          V e = VM (exp_nonpositive_v) (V_SUB (V_LOAD (xc + k * stride), vmax));
           if (!log_form)
             V_STORE (yc + k * stride, e);
           V term = V_SUB (e, lost), next = V_ADD (acc, term);

@@ -262,9 +262,9 @@ graft_vm_hard_swish (const float *x, float *y, gint64 n)
 }
 
 static gboolean
-softmax_row (const float *x, float *y, gint64 n, gboolean log_form)
+softmax_row (const float *x, float *y, gint64 n, gboolean log_form, float *inv_sum)
 {
-  DISPATCH (softmax_row, x, y, n, log_form)
+  DISPATCH (softmax_row, x, y, n, log_form, inv_sum)
 }
 
 /* What the reference kernel computes, for the n values x[0], x[stride] …
@@ -286,8 +286,19 @@ void
 graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gboolean log_form)
 {
   for (gint64 r = 0; r < rows; r++)
-    if (!softmax_row (x + r * n, y + r * n, n, log_form))
+    if (!softmax_row (x + r * n, y + r * n, n, log_form, NULL))
       softmax_column_double (x + r * n, y + r * n, n, 1, log_form);
+}
+
+void
+graft_vm_softmax_rows_unscaled (const float *x, float *y, gint64 rows, gint64 n, float *inv_sums)
+{
+  for (gint64 r = 0; r < rows; r++)
+    if (!softmax_row (x + r * n, y + r * n, n, FALSE, &inv_sums[r]))
+      {
+        softmax_column_double (x + r * n, y + r * n, n, 1, FALSE);
+        inv_sums[r] = 1;
+      }
 }
 
 static void

@@ -30,6 +30,12 @@ void graft_vm_hard_sigmoid (const float *x, float *y, gint64 n, float alpha, flo
  * path so it gives what the reference kernel does. */
 void graft_vm_softmax_rows (const float *x, float *y, gint64 rows, gint64 n, gboolean log_form);
 
+/* The numerators of each row's softmax, e^(x - max), into y and 1/their
+ * sum into inv_sums[rows]: the caller scales what it computes from them
+ * (attention its product with V, fewer values than a row of scores). A
+ * row the double-precision path takes comes out whole, its inv_sums 1. */
+void graft_vm_softmax_rows_unscaled (const float *x, float *y, gint64 rows, gint64 n, float *inv_sums);
+
 /* Softmax (log_form: LogSoftmax) along the middle axis of x [outer, n,
  * inner] into y, which must not overlap x: vectorised across the inner
  * values, which lie side by side (YOLO's DFL: a softmax over 16 bins of
