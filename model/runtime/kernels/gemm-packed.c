@@ -487,28 +487,9 @@ typedef struct {
   gint64 M, ldc, kc;
   gboolean accumulate;
   const float *bias;              /* [N] or NULL: where C's sums start when not accumulating */
-  const GraftGemmEpilogue *epilogue; /* NULL, or what each tile gets once its sums are complete */
   gint64 tiles, tiles_per_task, rows_per_task, col_tasks;
   gboolean streamed;              /* one row tile reads B's whole depth in one stream: no prefetches (see run_packed) */
 } GemmJob;
-
-/* The epilogue on a finished tile [rows, cols] of C, its rows from row
- * `first` of the product, while the tile is in L1. */
-static GRAFT_HOT_LOOP void
-finish_tile (const GraftGemmEpilogue *e, float *c, gint64 ldc, gint64 first, gint64 rows, gint64 cols)
-{
-  for (gint64 r = 0; r < rows; r++)
-    {
-      float *row = c + r * ldc, b = e->row_bias ? e->row_bias[first + r] : 0.0f;
-      for (gint64 j = 0; j < cols; j++)
-        {
-          float v = row[j] + b;
-          if (e->clamp)
-            v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
-          row[j] = v;
-        }
-    }
-}
 
 /* One tile whose columns end before the panels do: through a full-width
  * buffer (and bias through another), so the kernel never touches C or
@@ -673,8 +654,6 @@ gemm_rectangle (const GemmJob *job, gint64 m0, gint64 m1, gint64 t0, gint64 t1)
                     else
                       partial_tile (func, slice.depth, a, job->lda, slice.first, slice.pstride, c, job->ldc,
                                     accumulate, bias ? bias + n0 : NULL, prefetch, prefetch_lines, rows, cols);
-                    if (job->epilogue != NULL && k0 + job->kc >= K)
-                      finish_tile (job->epilogue, c, job->ldc, i, rows, cols);
                   }
               }
           }
@@ -836,8 +815,7 @@ gemm_without_zero_rows (GraftKernelContext *ctx, gint64 M, const float *a, gint6
 }
 
 static void run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gint64 lda, gint64 M,
-                        const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias,
-                        const GraftGemmEpilogue *epilogue);
+                        const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias);
 
 gboolean
 graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda, const GraftPackedB *b, float *c,
@@ -874,7 +852,7 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
    * 1024 × 256 by 256 × 16: 0.17 → 0.08 ms on one Zen 4 core) */
   if (!b->bf16 && b->panels <= isa->panels)
     {
-      run_packed (ctx, isa, a, lda, M, b, c, ldc, accumulate, bias, NULL);
+      run_packed (ctx, isa, a, lda, M, b, c, ldc, accumulate, bias);
       return TRUE;
     }
   /* from the runtime's pool (ctx's; without one, a fresh buffer): one the
@@ -890,17 +868,16 @@ graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, gint64 lda
     pack_a_bf16 (a, M, b->K, lda, isa->rows, (guint32 *) apack);
   else
     pack_a (a, M, b->K, lda, isa->rows, apack);
-  run_packed (ctx, isa, apack, 0, M, b, c, ldc, accumulate, bias, NULL);
+  run_packed (ctx, isa, apack, 0, M, b, c, ldc, accumulate, bias);
   return TRUE;
 }
 
 /* C = packed A · packed B over the worker pool. */
 static void
 run_packed (GraftKernelContext *ctx, const GemmIsa *isa, const float *apack, gint64 lda, gint64 M,
-            const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias,
-            const GraftGemmEpilogue *epilogue)
+            const GraftPackedB *b, float *c, gint64 ldc, gboolean accumulate, const float *bias)
 {
-  GemmJob job = { isa, b, apack, lda, c, M, ldc, 0, accumulate, bias, epilogue };
+  GemmJob job = { isa, b, apack, lda, c, M, ldc, 0, accumulate, bias };
   /* K blocks of equal depth (in lines of packed B), none deeper than the
    * ISA's. For a B read from memory, the AVX-512 blocks are deeper
    * (deep_kc): B's slice is then read from L2, not L1, by the row tiles

@@ -42,13 +42,6 @@ gboolean graft_packed_gemm (GraftKernelContext *ctx, gint64 M, const float *a, g
 /* The bytes of B [K, N] packed in bf16. */
 gsize graft_packed_b_bf16_bytes (gint64 K, gint64 N);
 
-/* What a tile of C gets once its sums are complete: row i's bias, then
- * the clamp to [lo, hi] (a convolution's per-channel bias and fused Relu). */
-typedef struct {
-  const float *row_bias;          /* [M] or NULL */
-  gboolean clamp;
-  float lo, hi;
-} GraftGemmEpilogue;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GraftPackedB, graft_packed_b_free)
 
 G_END_DECLS
