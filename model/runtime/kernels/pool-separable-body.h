@@ -143,6 +143,55 @@ PS_PASTE (pool_plane, PS_SUFFIX) (const SeparablePoolJob *job, gint64 plane, flo
     }
 }
 
+/* Planes [TINY_PLANES_PER_TASK·index, +TINY_PLANES_PER_TASK) of up to
+ * TINY_PLANE pixels, PS_LANES planes at a time with one plane in each
+ * lane: the planes are copied into t [pixel][lane], each output is the
+ * max of its window's vectors of t, and its lanes go to the planes' y.
+ * A plane alone would leave most lanes of a row empty (SqueezeNet's 3×3
+ * at stride 2 over 7×7 maps: rows of 7, 3 outputs each) and its windows
+ * to scalar comparisons. Same NaN rule as the plane kernels (the running
+ * value is vmaxps's second operand). */
+static PS_TARGET GRAFT_HOT_LOOP void
+PS_PASTE (max_pool_tiny, PS_SUFFIX) (gint64 index, gpointer data)
+{
+  const SeparablePoolJob *job = data;
+  const GraftWindow *w = job->w;
+  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], in = H * W, out = OH * OW;
+  gint64 p0 = index * TINY_PLANES_PER_TASK, p1 = MIN (p0 + TINY_PLANES_PER_TASK, job->planes);
+  float t[TINY_PLANE * PS_LANES] __attribute__ ((aligned (64)));
+  float m_lanes[PS_LANES] __attribute__ ((aligned (64)));
+  const PS_V lowest = PS_SET1 (-INFINITY);
+  for (gint64 p = p0; p < p1; p += PS_LANES)
+    {
+      gint64 n = MIN (PS_LANES, p1 - p);
+      for (gint64 l = 0; l < PS_LANES; l++)
+        {
+          /* lanes past the last plane: the last one again, never read past x */
+          const float *x = job->x + (p + MIN (l, n - 1)) * in;
+          for (gint64 i = 0; i < in; i++)
+            t[i * PS_LANES + l] = x[i];
+        }
+      for (gint64 oh = 0; oh < OH; oh++)
+        {
+          gint64 h0 = MAX (oh * w->stride[0] - w->pad_begin[0], 0);
+          gint64 h1 = MIN (oh * w->stride[0] - w->pad_begin[0] + w->kernel[0], H);
+          for (gint64 ow = 0; ow < OW; ow++)
+            {
+              gint64 c0 = MAX (ow * w->stride[1] - w->pad_begin[1], 0);
+              gint64 c1 = MIN (ow * w->stride[1] - w->pad_begin[1] + w->kernel[1], W);
+              PS_V m = lowest;
+              for (gint64 h = h0; h < h1; h++)
+                for (gint64 c = c0; c < c1; c++)
+                  m = PS_MAX (PS_LOAD (t + (h * W + c) * PS_LANES), m);
+              PS_STORE (m_lanes, m);
+              float *y = job->y + p * out + oh * OW + ow;
+              for (gint64 l = 0; l < n; l++)
+                y[l * out] = m_lanes[l];
+            }
+        }
+    }
+}
+
 /* The GraftParallelFunc of one kind (max_pool_plane, avg_pool_plane)
  * at one horizontal stride, sw and average constants within it, over the
  * planes of range r: one padded row for all of them (allocated per plane,
