@@ -181,6 +181,7 @@ static const ConvCase cases[] = {
   { 1, 24, 40, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE, FALSE, TRUE },  /* 9 pixels, 40 channels, residual */
   { 1, 16, 33, 5, 5, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, FALSE, TRUE }, /* stride 2 to 3×3, 33 channels */
   { 2, 64, 100, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* 18 columns: AVX-512 only (AVX2: 75 % of three ymm) */
+  { 2, 256, 40, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE, FALSE, TRUE }, /* the same 256 deep: AVX2 too */
   /* few input channels (conv-stem.c): column phases of the padded input, vectors of output rows */
   { 2, 3, 13, 20, 20, 3, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", TRUE, FALSE, FALSE, TRUE },  /* unpadded, OW = 9: calls span rows and images */
   { 3, 1, 9, 9, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", FALSE, FALSE, FALSE, TRUE },   /* one channel, rows of 70: a partial last vector */
@@ -393,7 +394,8 @@ test_small_declines_padding_only_taps (void)
 }
 
 /* 1×1 windows take the small-map kernels only where the pointwise
- * kernels' vectors of pixels would go more than 30 % empty: 9 pixels yes,
+ * kernels' vectors of pixels would go more than 30 % empty (20 % from 256
+ * input channels on): 9 pixels yes,
  * 32 (two zmm, four ymm) or 2×2 maps (AVX-512's pair kernels) no, nor
  * padded ones or fewer output channels than a vector. */
 static void
@@ -408,6 +410,7 @@ test_small_sparse_pointwise (void)
   padded.out[0] = 5;
 
   g_assert_true (graft_conv_small_pays (&nine, 1, 512, 1000, 1) == has_small);
+  g_assert_true (graft_conv_small_pays (&nine, 2, 512, 1000, 1) == has_small);
   g_assert_false (graft_conv_small_pays (&nine, 1, 512, 4, 1));
   g_assert_false (graft_conv_small_pays (&sixteen, 2, 512, 1000, 1));
   g_assert_false (graft_conv_small_pays (&padded, 1, 512, 1000, 1));

@@ -83,11 +83,16 @@ small_isa (void)
  * conv-gemm.c, pixels in the lanes, unless their vectors of pixels would
  * be filled less than this: there, each block of output channels fills
  * its vector. Batch 2, one thread, CPU ms, pointwise → here: 512→1000 on
- * 3×3 maps (18 columns: 56 % of two zmm, 75 % of three ymm) AVX-512 0.304
- * → 0.188, AVX2 0.250 → 0.220; 576→96 on 3×3 AVX-512 0.037 → 0.021; but
- * 512→1000 on 5×5 (50 columns, 78 % of four zmm) 0.506 → 0.544, and
- * 96→576 on 3×3 at AVX2 0.035 → 0.038. */
+ * 3×3 maps (18 columns: 56 % of two zmm) AVX-512 0.304 → 0.188, 576→96
+ * 0.037 → 0.021; but 512→1000 on 5×5 (50 columns, 78 % of four zmm)
+ * 0.506 → 0.544. */
 #define POINTWISE_MIN_FILL 0.7
+/* Up to this fill, deep inputs (from POINTWISE_DEEP channels) still gain:
+ * the calls' set-up is paid once per depth. 18 columns at AVX2 (75 % of
+ * three ymm): 512→1000 0.250 → 0.220, 256→64 0.012 → 0.009, 576→96 0.032
+ * → 0.024; but 96→576 0.035 → 0.038, 64→256 0.013 → 0.015. */
+#define POINTWISE_DEEP_MIN_FILL 0.8
+#define POINTWISE_DEEP 256
 
 /* The share of the pointwise kernels' vectors that pixels fill: maps
  * narrower than a sliver go side by side (all images in one row), wider
@@ -126,7 +131,9 @@ graft_conv_small_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint6
     return FALSE;
   if (w->kernel[0] * w->kernel[1] == 1)
     return w->pad_begin[0] == 0 && w->pad_begin[1] == 0 && w->pad_end[0] == 0 && w->pad_end[1] == 0 &&
-           M >= isa->lanes && pointwise_fill (isa, N, w->out[0] * w->out[1]) < POINTWISE_MIN_FILL;
+           M >= isa->lanes &&
+           pointwise_fill (isa, N, w->out[0] * w->out[1]) < (C >= POINTWISE_DEEP ? POINTWISE_DEEP_MIN_FILL
+                                                                                : POINTWISE_MIN_FILL);
   return !graft_conv_winograd_pays (w, N, C, M, group);
 }
 

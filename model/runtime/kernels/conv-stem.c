@@ -59,15 +59,29 @@ GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/conv-stem-body.h"
 GRAFT_TARGET_AVX512_END
 
-/* a partial vector through a buffer: AVX2's masked stores cost AMD cores
- * a dozen cycles each */
+/* the first n < 8 lanes of v to p, in stores of 4, 2 and 1 floats:
+ * AVX2's masked stores cost AMD cores a dozen cycles each, and a loop
+ * over the lanes became a call to memcpy */
 static inline GRAFT_TARGET_AVX2_FMA void
 store_first8 (float *p, gint64 n, GraftV8f v)
 {
-  float buffer[8];
-  memcpy (buffer, &v, sizeof buffer);
-  for (gint64 i = 0; i < n; i++)
-    p[i] = buffer[i];
+  __m128 part = _mm256_castps256_ps128 ((__m256) v);
+  if (n >= 4)
+    {
+      _mm_storeu_ps (p, part);
+      part = _mm256_extractf128_ps ((__m256) v, 1);
+      p += 4;
+      n -= 4;
+    }
+  if (n >= 2)
+    {
+      _mm_storel_pi ((__m64 *) p, part);
+      part = _mm_movehl_ps (part, part);
+      p += 2;
+      n -= 2;
+    }
+  if (n >= 1)
+    _mm_store_ss (p, part);
 }
 
 /* half a filter panel (4 rows) × 3 vectors in 12 ymm accumulators */
