@@ -27,16 +27,20 @@ typedef struct {
   gint64 ranges;                  /* the planes in this many ranges (the plane kernels) */
 } SeparablePoolJob;
 
-/* A row of fill (*length floats) long enough for the windows of every
- * vector of `lanes` outputs of a row, and a second load's worth past them
- * (stride 2 loads two vectors per window column). */
+/* Output rows whose vertical pass the plane kernels run before their
+ * horizontal one */
+#define CHUNK_ROWS 8
+
+/* CHUNK_ROWS rows of fill (*length floats each) long enough for the
+ * windows of every vector of `lanes` outputs of a row, and a second
+ * load's worth past them (stride 2 loads two vectors per window column). */
 static float *
-padded_row_new (const GraftWindow *w, gint64 lanes, float fill, gint64 *length)
+padded_rows_new (const GraftWindow *w, gint64 lanes, float fill, gint64 *length)
 {
   gint64 vectors = (w->out[1] + lanes - 1) / lanes;
   *length = vectors * lanes * w->stride[1] + w->kernel[1] + lanes;
-  float *padded = g_new (float, *length);
-  for (gint64 i = 0; i < *length; i++)
+  float *padded = g_new (float, CHUNK_ROWS * *length);
+  for (gint64 i = 0; i < CHUNK_ROWS * *length; i++)
     padded[i] = fill;
   return padded;
 }
