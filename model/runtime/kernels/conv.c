@@ -418,7 +418,6 @@ depthwise_row_avx2 (float *y, gint64 n, const float *const *src, const float *kv
 {
   depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
 }
-
 #else
 #define depthwise_row_avx2 depthwise_row_generic
 #endif
