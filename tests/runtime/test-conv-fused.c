@@ -14,8 +14,8 @@
  * blocks from its first or a later one, or the row kernels where a
  * band's block of channels does not start one of them), no biases, no
  * activations, a window whose padding leaves output rows without an
- * input row, and a 1×1 convolution of stride 2 (declined: the nodes
- * run); and with the projection and the residual Add that follow in
+ * input row, and a 1×1 convolution of stride 2 and maps of up to 8
+ * pixels (declined: the nodes run); and with the projection and the residual Add that follow in
  * MobileNetV2's blocks: whole bands projected one by one, bands whose
  * shared rows are kept from one to the next, odd maps, stride 2, channel
  * blocks projected afterwards (a 7×7 map at batch 1 and two threads),
@@ -57,7 +57,7 @@ static const FusedCase cases[] = {
     TRUE },
   { "dilation 2, odd map", 1, 6, 40, 21, 11, 3, 1, 2, 2, 2, 2, 2, "Clip", "Relu", TRUE, TRUE },
   { "7x7 map, blocks split for the threads", 1, 32, 200, 7, 7, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, TRUE },
-  { "1x1 map", 2, 12, 16, 1, 1, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu", TRUE, TRUE },
+  { "1x1 map: left to the nodes (up to 8 pixels)", 2, 12, 16, 1, 1, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu", TRUE, FALSE },
   { "padding beyond the window's reach: rows of bias alone", 1, 3, 8, 2, 6, 3, 1, 1, 3, 1, 3, 1, "Relu", NULL, TRUE,
     TRUE },
   { "1x1 convolution of stride 2: declined", 2, 6, 16, 10, 10, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE, FALSE, 2 },
@@ -70,6 +70,9 @@ static const FusedCase cases[] = {
     0, 16, FALSE },
   { "projection and residual, 7x7 at batch 1: channel blocks, then the projection", 1, 24, 144, 7, 7, 3, 1, 1, 1, 1, 1,
     1, "Clip", "Clip", FALSE, TRUE, 0, 24, TRUE },
+  { "2x4 map, projection and residual: left to the nodes", 2, 16, 96, 2, 4, 3, 1, 1, 1, 1, 1, 1, "Clip", "Clip", TRUE,
+    FALSE, 0, 16, TRUE },
+  { "3x3 map, projection: fused", 2, 16, 96, 3, 3, 3, 1, 1, 1, 1, 1, 1, "Relu", "Relu", TRUE, TRUE, 0, 24, FALSE },
   { "residual broadcast from one channel: declined", 2, 1, 16, 9, 9, 3, 1, 1, 1, 1, 1, 1, "Clip", NULL, TRUE, FALSE, 0,
     8, TRUE },
   /* without the expansion: depthwise, then the projection */

@@ -15,10 +15,12 @@
  * convolutions (column stride = kernel width: rows gathered by patch); pointwise slivers of one vector, masked and not, over
  * filter panels of 8 rows and fewer; small maps with the output channels
  * in the lanes (conv-small.c: partial channel blocks, strides, dilation,
- * one-sided pads, residual, 1 to 126 pixels); grouped convolutions of
- * few channels a group with the output channels in the lanes
- * (conv-grouped.c: partial blocks, depth multipliers, strides, dilation,
- * residual).
+ * one-sided pads, residual, 1 to 126 pixels, 1×1 windows on few pixels);
+ * stems of up to 4 input channels (conv-stem.c: strides 1 to 4, dilation,
+ * asymmetric pads, partial vectors, calls across rows and images);
+ * grouped convolutions of few channels a group with the output channels
+ * in the lanes (conv-grouped.c: partial blocks, depth multipliers,
+ * strides, dilation, residual).
  * Every case also at GRAFT_PRECISION_BF16 where the CPU has AVX512_BF16
  * (/conv-gemm/bf16/…): ungrouped convolutions then multiply x and the
  * weights rounded to bfloat16 with float32 sums (the reference rounds
@@ -29,6 +31,7 @@
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/conv-small.h"
 #include "runtime/kernels/conv-grouped.h"
+#include "runtime/kernels/conv-stem.h"
 #include "runtime/runtime.h"
 #include "float-graph.h"
 #include "simd-levels.h"
@@ -40,6 +43,7 @@ typedef struct {
   gboolean conv1d;          /* x [n, c, w], a 1-D kernel of kw taps (h = kh = 1, pt = pb = 0) */
   gboolean small;           /* taken by the small-map kernels (conv-small.c) at AVX2 and AVX-512 */
   gboolean grouped;         /* taken by the grouped kernels (conv-grouped.c) at AVX2 and AVX-512 */
+  gboolean stem;            /* taken by the stem kernels (conv-stem.c) at AVX2 and AVX-512 */
 } ConvCase;
 
 static const ConvCase cases[] = {
@@ -191,6 +195,17 @@ static const ConvCase cases[] = {
   { 2, 64, 64, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 2, "Relu", TRUE, FALSE, FALSE, TRUE },     /* 32 a group on a small map, residual */
   { 2, 48, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2, "Relu" },                              /* 24 a group on 10×10: the packed GEMM's */
   { 1, 8, 8, 40, 40, 3, 3, 1, 1, 1, 1, 1, 1, 2, NULL },                                  /* 4 out a group on 40×40: the packed GEMM's */
+  /* 1×1 windows whose pixels would fill the pointwise kernels' vectors less than 70 % */
+  { 1, 24, 40, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Clip", TRUE, FALSE, TRUE },  /* 9 pixels, 40 channels, residual */
+  { 1, 16, 33, 5, 5, 1, 1, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, FALSE, TRUE }, /* stride 2 to 3×3, 33 channels */
+  { 2, 64, 100, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "Relu", TRUE },  /* 18 columns: AVX-512 only (AVX2: 75 % of three ymm) */
+  { 2, 256, 40, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, NULL, TRUE, FALSE, TRUE }, /* the same 256 deep: AVX2 too */
+  /* few input channels (conv-stem.c): column phases of the padded input, vectors of output rows */
+  { 2, 3, 13, 20, 20, 3, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", TRUE, FALSE, FALSE, FALSE, TRUE },  /* unpadded, OW = 9: calls span rows and images */
+  { 3, 1, 9, 9, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, "Clip", FALSE, FALSE, FALSE, FALSE, TRUE },   /* one channel, rows of 70: a partial last vector */
+  { 1, 4, 6, 11, 37, 4, 4, 4, 1, 2, 3, 1, 0, 1, NULL, TRUE, FALSE, FALSE, FALSE, TRUE },     /* 64 taps, stride 4, asymmetric pads */
+  { 2, 2, 17, 12, 25, 3, 3, 2, 2, 2, 1, 0, 2, 1, NULL, FALSE, FALSE, FALSE, FALSE, TRUE },   /* dilation 2, stride 2 */
+  { 2, 3, 16, 33, 33, 3, 3, 2, 1, 1, 1, 1, 1, 1, "Relu", FALSE, FALSE, FALSE, FALSE, TRUE },  /* MnasNet's stem: OW = 17 */
   /* 1-D (wav2vec2's feature extractor and grouped positional convolution): im2col by kernel tap */
   { 2, 1, 16, 1, 800, 1, 10, 5, 1, 0, 0, 0, 0, 1, NULL, FALSE, TRUE },     /* one channel, stride 5 */
   { 2, 16, 16, 1, 159, 1, 3, 2, 1, 0, 0, 0, 0, 1, "Relu", FALSE, TRUE },   /* stride 2, odd width */
@@ -272,6 +287,8 @@ check_case (const ConvCase *c, GraftPrecision precision)
                    (graft_simd_get_level () >= GRAFT_SIMD_AVX2));
   g_assert_true (graft_conv_grouped_pays (&window, c->n, c->c, c->m, c->group) ==
                  (c->grouped && graft_simd_get_level () >= GRAFT_SIMD_AVX2));
+  if (c->stem)
+    g_assert_true (graft_conv_stem_pays (&window, c->c, c->m, c->group) == (graft_simd_get_level () >= GRAFT_SIMD_AVX2));
   gint64 Cg = c->c / c->group, nx = c->n * c->c * c->h * c->w, nw = c->m * Cg * c->kh * c->kw;
   g_autofree float *xv = g_new (float, nx);
   g_autofree float *wv = g_new (float, nw);
@@ -396,11 +413,35 @@ test_small_declines_padding_only_taps (void)
   g_assert_true (graft_conv_small_pays (&plain, 2, 64, 64, 1) == has_small);
 }
 
+/* 1×1 windows take the small-map kernels only where the pointwise
+ * kernels' vectors of pixels would go more than 30 % empty (20 % from 256
+ * input channels on): 9 pixels yes,
+ * 32 (two zmm, four ymm) or 2×2 maps (AVX-512's pair kernels) no, nor
+ * padded ones or fewer output channels than a vector. */
+static void
+test_small_sparse_pointwise (void)
+{
+  gboolean has_small = graft_simd_get_level () >= GRAFT_SIMD_AVX2;
+  GraftWindow nine = { .n = 2, .in = { 3, 3 }, .out = { 3, 3 }, .kernel = { 1, 1 }, .stride = { 1, 1 },
+                       .dilation = { 1, 1 } };
+  GraftWindow sixteen = nine, padded = nine;
+  sixteen.in[0] = sixteen.in[1] = sixteen.out[0] = sixteen.out[1] = 4;
+  padded.pad_begin[0] = padded.pad_end[0] = 1;
+  padded.out[0] = 5;
+
+  g_assert_true (graft_conv_small_pays (&nine, 1, 512, 1000, 1) == has_small);
+  g_assert_true (graft_conv_small_pays (&nine, 2, 512, 1000, 1) == has_small);
+  g_assert_false (graft_conv_small_pays (&nine, 1, 512, 4, 1));
+  g_assert_false (graft_conv_small_pays (&sixteen, 2, 512, 1000, 1));
+  g_assert_false (graft_conv_small_pays (&padded, 1, 512, 1000, 1));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/conv-gemm/small-declines-padding-only-taps", test_small_declines_padding_only_taps);
+  g_test_add_func ("/conv-gemm/small-sparse-pointwise", test_small_sparse_pointwise);
   graft_test_add_cases_at_levels ("/conv-gemm", cases, sizeof cases[0], G_N_ELEMENTS (cases), test_case_at_level);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -874,9 +874,10 @@ test_maxpool_same_upper_ceil (void)
 
 /* Rows wider than one vector, strides 1 and 2 (the separable AVX-512 and
  * AVX2 kernels) and 3 (the portable loop), padding, ceil mode, windows
- * that hang over the edge; planes of up to 64 pixels (direct windows, in
- * tasks of 64 planes, four at a time: YOLO's SPPF, 5×5 over 2×2 maps,
- * with 67 channels for a part-filled last task and group of four);
+ * that hang over the edge; planes of up to 64 pixels (one plane per
+ * lane, in tasks of 64 planes: YOLO's SPPF, 5×5 over 2×2 maps, with 67
+ * channels for a part-filled last task and vector of planes; SqueezeNet's
+ * 3×3/2 over 7×7 in ceil mode, 74 planes; an 8×8 with pads on some sides);
  * larger planes of rows of one vector at stride 1 (windows read straight
  * from x, the lanes outside the row -inf); NaN inputs never win and -inf
  * stays -inf. */
@@ -888,6 +889,7 @@ test_maxpool_against_direct (void)
     { 5, 33, 5, 2, 1, 2, 2, 2, 2, TRUE }, { 8, 18, 3, 3, 1, 1, 0, 0, 1 }, { 2, 3, 3, 1, 1, 1, 1, 1, 1 },
     { 2, 2, 5, 1, 1, 2, 2, 2, 2, FALSE, 67 }, { 3, 5, 3, 2, 1, 1, 1, 1, 1, TRUE }, { 8, 8, 2, 2, 1, 0, 1, 1, 0 },
     { 4, 4, 5, 1, 1, 2, 2, 2, 2, FALSE, 9 }, { 12, 8, 3, 1, 1, 1, 1, 1, 1 }, { 10, 13, 5, 1, 1, 2, 1, 2, 3 },
+    { 7, 7, 3, 2, 1, 0, 0, 0, 0, TRUE, 37 }, { 8, 8, 3, 2, 1, 1, 0, 1, 1, TRUE, 5 },
   };
   /* twice: values of both signs with NaN and -inf, then all negative
    * (where a lane outside the row taken as 0 would win) */

@@ -100,6 +100,12 @@ graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 group, gint
   return filter && filter->group == group && filter->Mg == Mg && filter->K == K;
 }
 
+const float *
+graft_packed_filter_panels (const GraftPackedFilter *filter)
+{
+  return filter->bf16 ? NULL : filter->data;
+}
+
 void
 graft_packed_filter_free (GraftPackedFilter *filter)
 {

@@ -36,6 +36,9 @@ GraftPackedFilter *graft_packed_filter_new_bf16 (const float *weight, gint64 gro
 void graft_packed_filter_free (GraftPackedFilter *filter);
 /* filter is not NULL and was packed for these sizes */
 gboolean graft_packed_filter_matches (const GraftPackedFilter *filter, gint64 group, gint64 Mg, gint64 K);
+/* The float32 panels of a filter of one group: [ceil (Mg / GRAFT_CONV_GEMM_ROWS)][K][GRAFT_CONV_GEMM_ROWS],
+ * rows past Mg zero; NULL for a bf16 filter. */
+const float *graft_packed_filter_panels (const GraftPackedFilter *filter);
 /* The packed filter of weight, cached on the node when weight is constant.
  * Borrowed when cached; else *owned holds it (free it). */
 const GraftPackedFilter *graft_packed_filter_for (GraftKernelContext *ctx, const float *weight, gint64 group,

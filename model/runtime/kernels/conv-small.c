@@ -79,27 +79,62 @@ small_isa (void)
 
 #endif
 
+/* Pointwise windows (1×1, no padding) keep the pointwise kernels of
+ * conv-gemm.c, pixels in the lanes, unless their vectors of pixels would
+ * be filled less than this: there, each block of output channels fills
+ * its vector. Batch 2, one thread, CPU ms, pointwise → here: 512→1000 on
+ * 3×3 maps (18 columns: 56 % of two zmm) AVX-512 0.304 → 0.188, 576→96
+ * 0.037 → 0.021; but 512→1000 on 5×5 (50 columns, 78 % of four zmm)
+ * 0.506 → 0.544. */
+#define POINTWISE_MIN_FILL 0.7
+/* Up to this fill, deep inputs (from POINTWISE_DEEP channels) still gain:
+ * the calls' set-up is paid once per depth. 18 columns at AVX2 (75 % of
+ * three ymm): 512→1000 0.250 → 0.220, 256→64 0.012 → 0.009, 576→96 0.032
+ * → 0.024; but 96→576 0.035 → 0.038, 64→256 0.013 → 0.015. */
+#define POINTWISE_DEEP_MIN_FILL 0.8
+#define POINTWISE_DEEP 256
+
+/* The share of the pointwise kernels' vectors that pixels fill: maps
+ * narrower than a sliver go side by side (all images in one row), wider
+ * ones image by image; maps of up to 8 pixels the AVX-512 kernels take
+ * with the channels in the lanes already (pointwise_pair_body). */
+static double
+pointwise_fill (const SmallConvIsa *isa, gint64 N, gint64 hw)
+{
+  if (isa->lanes == 16 && hw <= 8)
+    return 1;
+  gint64 cols = hw < 3 * isa->lanes ? N * hw : hw;
+  return (double) cols / ((cols + isa->lanes - 1) / isa->lanes * isa->lanes);
+}
+
 /* Measured on one Zen 4 core, CPU µs per run of one convolution at
  * batch 2, packed GEMM → here, AVX-512 (AVX2): 64→64 3×3 on 4×4 42 → 20
  * (71 → 24), 128→128 3×3 on 2×2 67 → 16 (78 → 20), 256→64 3×3 on 2×2
  * 120 → 20, 128→128 3×3/2 from 4×4 76 → 20 (113 → 26), 64→128 3×3/2
  * from 8×8 70 → 47 (95 → 57); even at 128 pixels (32→64 3×3/2 from
  * 16×16, 66 against 65). Winograd stays ahead on the 8×8 maps it takes
- * from 64 channels on (80→80: 116 against 143), and 1×1 windows gain
- * nothing over the pointwise kernels. A window with taps that only ever
- * read padding (graft_window_trim) is left to the trimmed path, which
- * keeps only the others: this filter would hold all of them (DeepLabV3's
- * atrous pyramid at small inputs: 27 MB of filters for 3 MB of taps). */
+ * from 64 channels on (80→80: 116 against 143); 1×1 windows only where
+ * the pointwise kernels' vectors go half empty (POINTWISE_MIN_FILL). A
+ * window with taps that only ever read padding (graft_window_trim) is
+ * left to the trimmed path, which keeps only the others: this filter
+ * would hold all of them (DeepLabV3's atrous pyramid at small inputs: 27
+ * MB of filters for 3 MB of taps). */
 gboolean
 graft_conv_small_pays (const GraftWindow *w, gint64 N, gint64 C, gint64 M, gint64 group)
 {
   GraftWindow trimmed;
   gint64 trimmed_lo[2];
-  if (small_isa () == NULL || group != 1 || w->n != 2 || w->kernel[0] * w->kernel[1] < 2 ||
-      graft_window_trim (w, &trimmed, trimmed_lo))
+  const SmallConvIsa *isa = small_isa ();
+  if (isa == NULL || group != 1 || w->n != 2 || graft_window_trim (w, &trimmed, trimmed_lo))
     return FALSE;
-  return N * w->out[0] * w->out[1] <= SMALL_MAX_PIXELS && C >= 8 && M >= 8 &&
-         !graft_conv_winograd_pays (w, N, C, M, group);
+  if (N * w->out[0] * w->out[1] > SMALL_MAX_PIXELS || C < 8 || M < 8)
+    return FALSE;
+  if (w->kernel[0] * w->kernel[1] == 1)
+    return w->pad_begin[0] == 0 && w->pad_begin[1] == 0 && w->pad_end[0] == 0 && w->pad_end[1] == 0 &&
+           M >= isa->lanes &&
+           pointwise_fill (isa, N, w->out[0] * w->out[1]) < (C >= POINTWISE_DEEP ? POINTWISE_DEEP_MIN_FILL
+                                                                                : POINTWISE_MIN_FILL);
+  return !graft_conv_winograd_pays (w, N, C, M, group);
 }
 
 GraftSmallConvFilter *

@@ -11,6 +11,7 @@
 #include "runtime/kernels/conv-gemm.h"
 #include "runtime/kernels/conv-small.h"
 #include "runtime/kernels/conv-grouped.h"
+#include "runtime/kernels/conv-stem.h"
 #include "runtime/kernels/kernel-util.h"
 #include "runtime/kernels/qlinear.h"
 #include "runtime/kernels/vector-math.h"
@@ -404,40 +405,11 @@ depthwise_row_body (float *y, gint64 n, const float *const *src, const float *kv
     }
 }
 
-/* even[j] = row[2j], odd[j] = row[2j+1] for 2j+1 < 2n. */
-static inline __attribute__ ((always_inline)) void
-depthwise_split_body (const float *row, gint64 n, float *even, float *odd)
-{
-  gint64 j = 0;
-  for (; j + 8 <= n; j += 8)
-    {
-      GraftV8f a, b;
-      memcpy (&a, row + 2 * j, sizeof a);
-      memcpy (&b, row + 2 * j + 8, sizeof b);
-      /* __builtin_shufflevector: GCC (12 and later) and clang both have it */
-      GraftV8f e = __builtin_shufflevector (a, b, 0, 2, 4, 6, 8, 10, 12, 14);
-      GraftV8f o = __builtin_shufflevector (a, b, 1, 3, 5, 7, 9, 11, 13, 15);
-      memcpy (even + j, &e, sizeof e);
-      memcpy (odd + j, &o, sizeof o);
-    }
-  for (; j < n; j++)
-    {
-      even[j] = row[2 * j];
-      odd[j] = row[2 * j + 1];
-    }
-}
-
 static void
 depthwise_row_generic (float *y, gint64 n, const float *const *src, const float *kv, int taps, float b,
                        float lo, float hi)
 {
   depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
-}
-
-static void
-depthwise_split_generic (const float *row, gint64 n, float *even, float *odd)
-{
-  depthwise_split_body (row, n, even, odd);
 }
 
 #ifdef GRAFT_HAVE_X86_SIMD
@@ -447,19 +419,11 @@ depthwise_row_avx2 (float *y, gint64 n, const float *const *src, const float *kv
 {
   depthwise_row_body (y, n, src, kv, taps, b, lo, hi);
 }
-
-static GRAFT_TARGET_AVX2_FMA void
-depthwise_split_avx2 (const float *row, gint64 n, float *even, float *odd)
-{
-  depthwise_split_body (row, n, even, odd);
-}
 #else
 #define depthwise_row_avx2 depthwise_row_generic
-#define depthwise_split_avx2 depthwise_split_generic
 #endif
 
 typedef void (*DepthwiseRowFunc) (float *, gint64, const float *const *, const float *, int, float, float, float);
-typedef void (*DepthwiseSplitFunc) (const float *, gint64, float *, float *);
 
 static gboolean
 depthwise_use_avx2 (void)
@@ -476,7 +440,6 @@ typedef struct {
   gint64 C;
   float lo, hi;           /* ±INFINITY without a fused clamp */
   DepthwiseRowFunc row;
-  DepthwiseSplitFunc split;
 } DepthwiseJob;
 
 /* One (image, channel) plane. The plane is first copied with its zero
@@ -522,7 +485,7 @@ depthwise_channel (gint64 index, gpointer data)
         {
           float *even = phases + r * Wq, *odd = phases + (Hp + r) * Wq;
           gint64 half = Wp / 2;
-          job->split (tmp, half, even, odd);
+          graft_conv_split_pairs (tmp, half, even, odd);
           even[half] = Wp % 2 ? tmp[Wp - 1] : 0;
           memset (even + half + 1, 0, (Wq - half - 1) * sizeof (float));
           memset (odd + half, 0, (Wq - half) * sizeof (float));
@@ -713,8 +676,7 @@ conv2d_compute (GraftKernelContext *ctx, const float *x, const float *weight, co
   if (group == C && M == C && w->n == 2 && w->kernel[0] * w->kernel[1] <= DEPTHWISE_MAX_TAPS)
     {
       gboolean avx2 = depthwise_use_avx2 ();
-      DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, avx2 ? depthwise_row_avx2 : depthwise_row_generic,
-                           avx2 ? depthwise_split_avx2 : depthwise_split_generic };
+      DepthwiseJob job = { x, weight, bias, y, w, C, lo, hi, avx2 ? depthwise_row_avx2 : depthwise_row_generic };
       graft_kernel_parallel_for (ctx, N * C, depthwise_channel, &job);
       return TRUE;
     }
@@ -1122,6 +1084,19 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
   gboolean taken;
   if (graft_conv3d_supports (w))
     return graft_conv3d_f32 (ctx, x, weight, bias, y, N, C, M, group, w, residual, error);
+  if (graft_conv_stem_pays (w, C, M, group))
+    {
+      g_autoptr(GraftPackedFilter) owned_stem = NULL;
+      gint64 K = C * w->kernel[0] * w->kernel[1];
+      const GraftPackedFilter *stem = graft_packed_filter_for (ctx, weight, 1, M, K, &owned_stem);
+      if (stem == NULL)
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the packed filter (%" G_GINT64_FORMAT " × %"
+                                  G_GINT64_FORMAT ")", M, K);
+      GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
+      args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
+      return graft_conv_stem (ctx, stem, &args, error);
+    }
   if (!conv2d_bf16 (ctx, x, weight, bias, y, N, C, M, group, w, residual, &taken, error))
     return FALSE;
   if (taken)
@@ -1146,8 +1121,9 @@ conv2d_trimmed_f32 (GraftKernelContext *ctx, const float *x, const float *weight
       const GraftGroupedConvFilter *grouped = graft_grouped_conv_filter_for (ctx, weight, group, M / group, C / group,
                                                                              w->kernel[0], w->kernel[1], &owned_grouped);
       if (grouped == NULL)
-        return graft_kernel_fail (error, "out of memory for the grouped filter (%" G_GINT64_FORMAT " × %" G_GINT64_FORMAT ")",
-                                  M, C / group);
+        return graft_kernel_need_values (ctx, weight, error) &&
+               graft_kernel_fail (error, "out of memory for the grouped filter (%" G_GINT64_FORMAT " × %"
+                                  G_GINT64_FORMAT ")", M, C / group);
       GraftConvGemmArgs args = { x, y, bias, residual, N, C, M, group, w, FALSE, -INFINITY, INFINITY };
       args.clamp = graft_kernel_get_fused_clamp (ctx, &args.lo, &args.hi);
       return graft_conv_grouped (ctx, grouped, &args, error);

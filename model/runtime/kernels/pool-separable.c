@@ -27,19 +27,27 @@ typedef struct {
   gint64 ranges;                  /* the planes in this many ranges (the plane kernels) */
 } SeparablePoolJob;
 
-/* A row of fill (*length floats) long enough for the windows of every
- * vector of `lanes` outputs of a row, and a second load's worth past them
- * (stride 2 loads two vectors per window column). */
+/* Output rows whose vertical pass the plane kernels run before their
+ * horizontal one */
+#define CHUNK_ROWS 8
+
+/* CHUNK_ROWS rows of fill (*length floats each) long enough for the
+ * windows of every vector of `lanes` outputs of a row, and a second
+ * load's worth past them (stride 2 loads two vectors per window column). */
 static float *
-padded_row_new (const GraftWindow *w, gint64 lanes, float fill, gint64 *length)
+padded_rows_new (const GraftWindow *w, gint64 lanes, float fill, gint64 *length)
 {
   gint64 vectors = (w->out[1] + lanes - 1) / lanes;
   *length = vectors * lanes * w->stride[1] + w->kernel[1] + lanes;
-  float *padded = g_new (float, *length);
-  for (gint64 i = 0; i < *length; i++)
+  float *padded = g_new (float, CHUNK_ROWS * *length);
+  for (gint64 i = 0; i < CHUNK_ROWS * *length; i++)
     padded[i] = fill;
   return padded;
 }
+
+/* Planes of up to this many input pixels go through max_pool_tiny */
+#define TINY_PLANE 64
+#define TINY_PLANES_PER_TASK 64
 
 GRAFT_TARGET_AVX512_BEGIN
 #include "runtime/kernels/avx512-row.h"
@@ -94,58 +102,6 @@ plane_ranges (GraftKernelContext *ctx, gint64 planes)
   return MIN (planes, 8 * (gint64) MAX (graft_kernel_get_n_threads (ctx), 1));
 }
 
-/* Planes of up to this many input pixels go through max_pool_tiny */
-#define TINY_PLANE 64
-#define TINY_PLANES_PER_TASK 64
-
-/* Planes [64·index, +64) by direct windows: on maps of a few pixels
- * (YOLO's SPPF, 5×5 windows over 2×2 maps at 64×64 inputs) the vector
- * path's padded rows and per-plane setup cost several times the
- * comparisons. Same NaN rule: a NaN never wins, a window of NaN alone
- * gives -inf. */
-static void
-max_pool_tiny (gint64 index, gpointer data)
-{
-  const SeparablePoolJob *job = data;
-  const GraftWindow *w = job->w;
-  gint64 H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-  gint64 p0 = index * TINY_PLANES_PER_TASK, p1 = MIN (p0 + TINY_PLANES_PER_TASK, job->planes);
-  gint64 rows[2][TINY_PLANE], cols[2][TINY_PLANE];
-  for (gint64 oh = 0; oh < OH; oh++)
-    {
-      rows[0][oh] = MAX (oh * w->stride[0] - w->pad_begin[0], 0);
-      rows[1][oh] = MIN (oh * w->stride[0] - w->pad_begin[0] + w->kernel[0], H);
-    }
-  for (gint64 ow = 0; ow < OW; ow++)
-    {
-      cols[0][ow] = MAX (ow * w->stride[1] - w->pad_begin[1], 0);
-      cols[1][ow] = MIN (ow * w->stride[1] - w->pad_begin[1] + w->kernel[1], W);
-    }
-  /* four planes at a time: four chains of comparisons, not one */
-  enum { CHAINS = 4 };
-  for (gint64 p = p0; p < p1; p += CHAINS)
-    {
-      int n = (int) MIN (CHAINS, p1 - p);
-      const float *x = job->x + p * H * W;
-      float *y = job->y + p * OH * OW;
-      for (gint64 oh = 0; oh < OH; oh++)
-        for (gint64 ow = 0; ow < OW; ow++)
-          {
-            float m[CHAINS] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-            for (gint64 h = rows[0][oh]; h < rows[1][oh]; h++)
-              for (gint64 c = cols[0][ow]; c < cols[1][ow]; c++)
-                for (int i = 0; i < CHAINS; i++)
-                  {
-                    /* past the last plane: the last one again, never read past x */
-                    float v = x[MIN (i, n - 1) * H * W + h * W + c];
-                    m[i] = v > m[i] ? v : m[i];
-                  }
-            for (int i = 0; i < n; i++)
-              y[i * OH * OW + oh * OW + ow] = m[i];
-          }
-    }
-}
-
 void
 graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 planes, const GraftWindow *w)
 {
@@ -153,7 +109,8 @@ graft_max_pool2d (GraftKernelContext *ctx, const float *x, float *y, gint64 plan
   SeparablePoolJob job = { x, y, w, .planes = planes };
   if (w->in[0] * w->in[1] <= TINY_PLANE && w->out[0] <= TINY_PLANE && w->out[1] <= TINY_PLANE)
     {
-      graft_kernel_parallel_for (ctx, (planes + TINY_PLANES_PER_TASK - 1) / TINY_PLANES_PER_TASK, max_pool_tiny, &job);
+      graft_kernel_parallel_for (ctx, (planes + TINY_PLANES_PER_TASK - 1) / TINY_PLANES_PER_TASK,
+                                 graft_kernel_table ()->avx512 ? max_pool_tiny_avx512 : max_pool_tiny_avx2, &job);
       return;
     }
   gboolean avx512 = graft_kernel_table ()->avx512, unit = w->stride[1] == 1;
