@@ -1520,6 +1520,8 @@ is_pure_aten_op (GraftNode *node)
     "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
     /* (DETR's pixel mask, upsampled to the backbone's output) */
     "upsample_bilinear2d", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+    /* (RAFT's first sampling grids, from the coordinates of the map's size) */
+    "chunk", "linspace", "meshgrid", "split", "split_with_sizes", "unbind",
   };
   gsize len;
   /* torch.export's arithmetic on sizes (operator.mul of two sym_size) */
@@ -1541,13 +1543,16 @@ is_pure_aten_op (GraftNode *node)
 }
 
 /* Steps whose outputs are sizes of a tensor: what onnx::Shape and Size
- * are in an export. */
+ * are in an export; and scripted code's x.device and x.dtype (RAFT's
+ * grids go `.to(x.device)`), which follow from the tensor's dtype alone
+ * as well. */
 static gboolean
 reads_shape (GraftNode *node)
 {
   return strcmp (node->op, "onnx::Shape") == 0 || strcmp (node->op, "onnx::Size") == 0 ||
          strcmp (node->op, "aten::size") == 0 || strcmp (node->op, "aten::sym_size") == 0 ||
-         strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::numel") == 0;
+         strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::numel") == 0 ||
+         strcmp (node->op, "prim::device") == 0 || strcmp (node->op, "prim::dtype") == 0;
 }
 
 /* Values that memoised steps read and that are not tensors pass through
