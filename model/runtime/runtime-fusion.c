@@ -424,7 +424,10 @@ pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *sc
       GraftValue *v = inputs[j];
       fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
       gpointer producer = v && v->producer ? g_hash_table_lookup (step_of_node, v->producer) : NULL;
-      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && !preload_constant (plan, v)) ||
+      /* (a value computed later is ready when a plan constant: Gemma's
+       * RMSNorm scale, 1 + weight, computed after the norm) */
+      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && plan_constant (v, plan) == NULL &&
+                         !preload_constant (plan, v)) ||
                         !_graft_plan_value_ref (plan->graph, v, &fused->inputs[j], rt, NULL)))
         {
           _graft_step_clear (fused);

@@ -4,8 +4,9 @@ from its buffers (scale = weight * (running_var + eps).rsqrt(), bias -
 running_mean * scale, then x * scale + bias) [and a relu, or a residual
 add and relu], a layer scale computed from a parameter (gamma.reshape(-1,
 1, 1) / 2) after a convolution, a value computed from buffers that an
-in-place add_ then changes (run after run the same), and a scale computed
-from the input, which must not fold; for test-aten-constant-fold.c; and
+in-place add_ then changes (run after run the same), a scale computed
+from the input, which must not fold, and Gemma's RMSNorm, whose scale
+(1 + weight) is computed after the norm; for test-aten-constant-fold.c; and
 an input OUT/x.npy with torch's output for it, OUT/y.npy. Usage:
 make-aten-constant-fold.py OUT"""
 import os
@@ -37,6 +38,20 @@ class FrozenBatchNorm2d(nn.Module):
         return x * scale + bias
 
 
+class GemmaRMSNorm(nn.Module):
+    """transformers' GemmaRMSNorm: the scale 1 + weight, computed after the
+    normalisation."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(n) - 0.5)
+
+    def forward(self, x):
+        x = x.float()
+        out = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (out * (1.0 + self.weight.float())).type_as(x)
+
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -48,6 +63,7 @@ class Net(nn.Module):
         self.gamma = nn.Parameter(torch.rand(12) + 0.5)    # a layer scale: conv → * gamma / 2
         self.register_buffer("offset", torch.rand(12))
         self.c4 = nn.Conv2d(12, 12, 3, padding=1)          # its scale comes from the input: not folded
+        self.norm = GemmaRMSNorm(10)                       # over the maps' rows
 
     def forward(self, x):
         x = torch.relu(self.n1(self.c1(x)))
@@ -56,7 +72,7 @@ class Net(nn.Module):
         shift = self.offset * 2
         shift.add_(1)                                      # in place on a value computed from a buffer
         x = x + shift.reshape(1, -1, 1, 1)
-        return self.c4(x) * x.mean()
+        return self.norm(self.c4(x) * x.mean())
 
 
 def main():
