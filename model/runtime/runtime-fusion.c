@@ -1525,6 +1525,8 @@ is_pure_aten_op (GraftNode *node)
     "upsample_bilinear2d", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
     /* (RAFT's first sampling grids, from the coordinates of the map's size) */
     "chunk", "linspace", "meshgrid", "split", "split_with_sizes", "unbind",
+    /* (DeBERTa's scale, sqrt (torch.tensor (head size))) */
+    "scalar_tensor", "tensor",
   };
   gsize len;
   /* torch.export's arithmetic on sizes (operator.mul of two sym_size) */
