@@ -1267,10 +1267,51 @@ fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
  * PyTorch files, an aten convolution or batch_norm → aten::silu(_),
  * hardswish(_) or relu(_) the same way: the fusions an ONNX export of
  * the same model gets. */
+/* node clamps its input (the aten convolution conv's output) to
+ * constant bounds (*lo, *hi): aten::hardtanh(_) (ReLU6 as torchvision
+ * writes it: hardtanh_(x, 0., 6.)), relu6(_) or clamp(_) of numbers,
+ * and conv is no transposed convolution (whose kernel applies no clamp). */
+static gboolean
+aten_clamp_after_conv (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftNode *node, float *lo,
+                       float *hi)
+{
+  static const char *const ops[] = { "aten::hardtanh", "aten::hardtanh_", "aten::relu6", "aten::relu6_",
+                                     "aten::clamp", "aten::clamp_" };
+  gboolean known = FALSE, hardtanh = g_str_has_prefix (node->op, "aten::hardtanh"),
+           relu6 = g_str_has_prefix (node->op, "aten::relu6");
+  GraftRtTensor *t;
+  double bound[2], transposed = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    known |= strcmp (node->op, ops[k]) == 0;
+  if (!known || node->outputs->len != 1 ||
+      (strcmp (conv->op, "aten::_convolution") == 0 &&
+       (constant_arg (plan, set_attributes, conv, 6, &t, &transposed) != ARG_CONSTANT || transposed != 0)))
+    return FALSE;
+  for (guint k = 0; k < 2; k++)
+    {
+      switch (relu6 ? ARG_NONE : constant_arg (plan, set_attributes, node, k + 1, &t, &bound[k]))
+        {
+        case ARG_NONE:
+          bound[k] = relu6 ? 6 * k : hardtanh ? 2 * (double) k - 1 : (k ? INFINITY : -INFINITY);
+          break;
+        case ARG_CONSTANT:
+          if (t != NULL && t->numel != 1)
+            return FALSE;
+          break;
+        default:
+          return FALSE;
+        }
+    }
+  *lo = (float) bound[0];
+  *hi = (float) bound[1];
+  return !(*lo > *hi);
+}
+
 static void
 fuse_conv_activations (Plan *plan)
 {
   g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) set_attributes = NULL;
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *conv = &plan->steps[i];
@@ -1291,10 +1332,24 @@ fuse_conv_activations (Plan *plan)
         }
       if (aten)
         {
+          float lo, hi;
+          if (set_attributes == NULL)
+            set_attributes = set_attributes_new (plan);
           if (next && next->inputs->pdata[0] == v && (activation = aten_activation (next)) != GRAFT_FUSED_ACTIVATION_NONE &&
               (act = free_step_after (plan, step_of_node, next, i)) != NULL)
             {
               conv->fused_activation = activation;
+              act->forward_input = TRUE;
+              act->forward_index = 0;
+            }
+          /* (the clamp a Conv → Clip gets, fuse_activations) */
+          else if (next && next->inputs->pdata[0] == v && is_aten_convolution (conv->node) &&
+                   aten_clamp_after_conv (plan, set_attributes, conv->node, next, &lo, &hi) &&
+                   (act = free_step_after (plan, step_of_node, next, i)) != NULL)
+            {
+              conv->fused = TRUE;
+              conv->fused_lo = lo;
+              conv->fused_hi = hi;
               act->forward_input = TRUE;
               act->forward_index = 0;
             }
