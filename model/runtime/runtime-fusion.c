@@ -424,7 +424,10 @@ pattern_step_new (GraftRuntime *rt, Plan *plan, guint i, const GraftOpSchema *sc
       GraftValue *v = inputs[j];
       fused->inputs[j] = (ValueRef) { 0, NO_SLOT };
       gpointer producer = v && v->producer ? g_hash_table_lookup (step_of_node, v->producer) : NULL;
-      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && !preload_constant (plan, v)) ||
+      /* (a value computed later is ready when a plan constant: Gemma's
+       * RMSNorm scale, 1 + weight, computed after the norm) */
+      if (v != NULL && ((producer && GPOINTER_TO_UINT (producer) - 1 >= i && plan_constant (v, plan) == NULL &&
+                         !preload_constant (plan, v)) ||
                         !_graft_plan_value_ref (plan->graph, v, &fused->inputs[j], rt, NULL)))
         {
           _graft_step_clear (fused);
@@ -888,22 +891,33 @@ step_set_fold (Step *step, GraftRtTensor *w, double **scale, const double *shift
  * the flag is not read here either. W' is computed when a kernel first
  * reads it (_graft_step_fold_weight), B' and s now. FALSE when an argument
  * is not a constant. */
+/* The constant float32 weight (*w, of M = dims[0] output channels) and
+ * bias (*b, or NULL) of an aten convolution that is no transposed one;
+ * FALSE when they are not constants. */
+static gboolean
+aten_conv_weights (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftRtTensor **w, GraftRtTensor **b)
+{
+  GraftRtTensor *unused;
+  double scalar, transposed = 0;
+  /* conv2d(input, weight, bias, …); _convolution(…, transposed=6, …) */
+  if (constant_arg (plan, set_attributes, conv, 1, w, &scalar) != ARG_CONSTANT || *w == NULL ||
+      (*w)->dtype != GRAFT_DTYPE_FLOAT32 || (*w)->rank < 3 || (*w)->dims[0] <= 0)
+    return FALSE;
+  return channel_arg (plan, set_attributes, conv, 2, (*w)->dims[0], b) && (*b == NULL || (*b)->dtype == GRAFT_DTYPE_FLOAT32) &&
+         (strcmp (conv->op, "aten::_convolution") != 0 ||
+          (constant_arg (plan, set_attributes, conv, 6, &unused, &transposed) == ARG_CONSTANT && transposed == 0));
+}
+
 static gboolean
 fold_batch_norm (Plan *plan, GHashTable *set_attributes, Step *step, GraftNode *bn)
 {
   GraftNode *conv = step->node;
   GraftRtTensor *w, *b, *gamma, *beta, *mean, *var, *unused;
-  double scalar, eps = 1e-5, transposed = 0;
-  /* conv2d(input, weight, bias, …); _convolution(…, transposed=6, …);
-   * batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, …) */
-  if (constant_arg (plan, set_attributes, conv, 1, &w, &scalar) != ARG_CONSTANT || w == NULL ||
-      w->dtype != GRAFT_DTYPE_FLOAT32 || w->rank < 3 || w->dims[0] <= 0)
+  double eps = 1e-5;
+  /* batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, …) */
+  if (!aten_conv_weights (plan, set_attributes, conv, &w, &b))
     return FALSE;
   gint64 M = w->dims[0];
-  if (!channel_arg (plan, set_attributes, conv, 2, M, &b) || (b && b->dtype != GRAFT_DTYPE_FLOAT32) ||
-      (strcmp (conv->op, "aten::_convolution") == 0 &&
-       (constant_arg (plan, set_attributes, conv, 6, &unused, &transposed) != ARG_CONSTANT || transposed != 0)))
-    return FALSE;
   if (!channel_arg (plan, set_attributes, bn, 1, M, &gamma) || !channel_arg (plan, set_attributes, bn, 2, M, &beta) ||
       !channel_arg (plan, set_attributes, bn, 3, M, &mean) || !channel_arg (plan, set_attributes, bn, 4, M, &var) ||
       mean == NULL || var == NULL || constant_arg (plan, set_attributes, bn, 7, &unused, &eps) == ARG_UNKNOWN)
@@ -965,8 +979,8 @@ fold_batch_norms (Plan *plan)
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *conv = &plan->steps[i];
-      GraftNode *bn = is_aten_convolution (conv->node) && step_unfused (conv) ? batch_norm_reader (plan, conv->node)
-                                                                                : NULL;
+      GraftNode *bn = is_aten_convolution (conv->node) && step_unfused (conv) && conv->folded_weight == NULL
+                      ? batch_norm_reader (plan, conv->node) : NULL;
       Step *bn_step = bn ? free_step_after (plan, step_of_node, bn, i) : NULL;
       if (bn_step == NULL || !fold_batch_norm (plan, set_attributes, conv, bn))
         continue;
@@ -991,53 +1005,152 @@ pattern_constant (GraftValue *c, gpointer user_data)
   return t;
 }
 
-/* The per-output-channel values of constant c, broadcast against a Conv
+/* t, a float32 constant, broadcasts per output channel against a Conv
  * output of rank `rank` and M channels: one value, or M along axis 1 and
- * 1 elsewhere. NULL when c would be broadcast otherwise (or enlarge the
- * output), or is not float32. */
-static GraftRtTensor *
-channel_constant (Plan *plan, GraftValue *c, int rank, gint64 M)
+ * 1 elsewhere (not enlarging the output). */
+static gboolean
+is_channel_constant (const GraftRtTensor *t, int rank, gint64 M)
 {
-  GraftRtTensor *t = pattern_constant (c, plan);
-  if (t == NULL || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > rank || (t->numel != 1 && t->numel != M))
-    return NULL;
+  if (t == NULL || t->kind != GRAFT_RT_TENSOR || t->dtype != GRAFT_DTYPE_FLOAT32 || t->rank > rank ||
+      (t->numel != 1 && t->numel != M))
+    return FALSE;
   for (int a = rank - t->rank; a < rank; a++)
     {
       gint64 d = t->dims[a - (rank - t->rank)];
       if (d != 1 && !(a == 1 && d == M))
-        return NULL;
+        return FALSE;
     }
-  return t;
+  return TRUE;
 }
 
-/* ONNX Conv → Mul by (or Div by) a constant per output channel → Add of
- * one (either may be missing): the constants folded into the Conv's
- * weight and bias (Step.folded_weight), as onnxruntime's ConvMulFusion
- * and ConvAddFusion do, and the Mul and Add forward its output. DETR's
- * FrozenBatchNorm2d and the layer scales after convolutions in
- * PoolFormer, FastViT and EfficientFormer as torch.export writes them.
- * Before the other fusions, which then look after the last node folded
- * in: a Relu/Clip or residual Add there goes into the Conv as usual. */
+/* The per-output-channel values of constant c (is_channel_constant), or
+ * NULL. */
+static GraftRtTensor *
+channel_constant (Plan *plan, GraftValue *c, int rank, gint64 M)
+{
+  GraftRtTensor *t = pattern_constant (c, plan);
+  return is_channel_constant (t, rank, M) ? t : NULL;
+}
+
+typedef enum { AFFINE_NONE, AFFINE_MUL, AFFINE_DIV, AFFINE_ADD, AFFINE_SUB } AffineOp;
+
+/* One step of an affine map per output channel after a convolution: a
+ * node computing v·c, v/c, v + c or v - c for a constant c per channel
+ * (channel[M], as the node's dtype rounds it). ONNX Mul, Div and Add;
+ * aten::mul, div (without rounding mode), add and sub (alpha 1, a
+ * constant tensor or scalar operand) as PyTorch files write them
+ * (DETR's FrozenBatchNorm2d). *index: v's input index. */
+static AffineOp
+affine_step (Plan *plan, GHashTable *set_attributes, GraftNode *next, GraftValue *v, int rank, gint64 M,
+             double *channel, guint *index)
+{
+  static const struct {
+    const char *op;
+    AffineOp affine;
+  } ops[] = {
+    { "onnx::Mul", AFFINE_MUL }, { "onnx::Div", AFFINE_DIV }, { "onnx::Add", AFFINE_ADD },
+    { "aten::mul", AFFINE_MUL }, { "aten::div", AFFINE_DIV }, { "aten::add", AFFINE_ADD }, { "aten::sub", AFFINE_SUB },
+  };
+  AffineOp affine = AFFINE_NONE;
+  GraftRtTensor *c = NULL;
+  double scalar = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    if (strcmp (next->op, ops[k].op) == 0)
+      affine = ops[k].affine;
+  if (affine == AFFINE_NONE || next->outputs->len != 1 || next->outputs->pdata[0] == NULL)
+    return AFFINE_NONE;
+  for (*index = 0; *index < next->inputs->len && next->inputs->pdata[*index] != v; (*index)++)
+    ;
+  for (guint j = *index + 1; j < next->inputs->len; j++)
+    if (next->inputs->pdata[j] == v)
+      return AFFINE_NONE;
+  if (g_str_has_prefix (next->op, "onnx::"))
+    {
+      /* v / c, not c / v */
+      if (next->inputs->len != 2 || *index > 1 || (affine == AFFINE_DIV && *index != 0) ||
+          (c = channel_constant (plan, next->inputs->pdata[1 - *index], rank, M)) == NULL)
+        return AFFINE_NONE;
+    }
+  else
+    {
+      GraftValue *self, *alpha_value;
+      GraftAttribute *alpha = graft_aten_node_arg (next, 2, &alpha_value);
+      GraftAttribute *self_attr = graft_aten_node_arg (next, 0, &self);
+      guint at = self_attr == NULL && self == v ? 0 : 1;
+      GraftRtTensor *unused;
+      double alpha_scalar = 1;
+      /* mul(self, other), div(self, other, *, rounding_mode=None), add and sub(self, other, alpha=1) */
+      if ((at == 1 && (affine == AFFINE_DIV || affine == AFFINE_SUB)) ||
+          (affine == AFFINE_DIV && (graft_node_has_attr (next, "rounding_mode") || alpha || alpha_value)) ||
+          ((affine == AFFINE_ADD || affine == AFFINE_SUB) &&
+           constant_arg (plan, set_attributes, next, 2, &unused, &alpha_scalar) == ARG_UNKNOWN) ||
+          alpha_scalar != 1)
+        return AFFINE_NONE;
+      if (at == 1)
+        {
+          GraftValue *other;
+          if (graft_aten_node_arg (next, 1, &other) != NULL || other != v)
+            return AFFINE_NONE;
+        }
+      switch (constant_arg (plan, set_attributes, next, 1 - at, &c, &scalar))
+        {
+        case ARG_CONSTANT:
+          if (c != NULL && !is_channel_constant (c, rank, M))
+            return AFFINE_NONE;
+          break;
+        default:
+          return AFFINE_NONE;
+        }
+    }
+  for (gint64 m = 0; m < M; m++)
+    channel[m] = c == NULL ? (float) scalar : ((const float *) c->data)[c->numel == 1 ? 0 : m];
+  return affine;
+}
+
+/* A convolution → Mul by (or Div by) a constant per output channel → Add
+ * (or Sub) of one (either may be missing): the constants folded into the
+ * convolution's weight and bias (Step.folded_weight), as onnxruntime's
+ * ConvMulFusion and ConvAddFusion do, and the Mul and Add forward its
+ * output. ONNX Conv, where DETR's FrozenBatchNorm2d and the layer scales
+ * after convolutions in PoolFormer, FastViT and EfficientFormer are such
+ * nodes as torch.export writes them; aten convolutions with aten::mul,
+ * div, add and sub, where the planner computed the constants
+ * (fold_constant_steps: DETR's scale and bias from its buffers). Before
+ * the other fusions, which then look after the last node folded in: a
+ * Relu/Clip or residual Add there goes into the convolution as usual. */
 static void
 fold_conv_affines (Plan *plan)
 {
   g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) set_attributes = NULL;
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *conv = &plan->steps[i];
       GraftNode *node = conv->node;
-      if (strcmp (node->op, "onnx::Conv") != 0 || !step_unfused (conv) || conv->folded_weight != NULL ||
+      gboolean aten = is_aten_convolution (node);
+      GraftRtTensor *w = NULL, *b = NULL;
+      if ((!aten && strcmp (node->op, "onnx::Conv") != 0) || !step_unfused (conv) || conv->folded_weight != NULL ||
           node->inputs->len < 2)
         continue;
-      GraftRtTensor *w = fixed_constant (plan, node->inputs->pdata[1]), *b = NULL;
-      if (w == NULL || w->dtype != GRAFT_DTYPE_FLOAT32 || w->rank < 3 || w->dims[0] <= 0)
-        continue;
+      if (aten)
+        {
+          if (set_attributes == NULL)
+            set_attributes = set_attributes_new (plan);
+          if (!aten_conv_weights (plan, set_attributes, node, &w, &b))
+            continue;
+        }
+      else
+        {
+          w = fixed_constant (plan, node->inputs->pdata[1]);
+          if (w == NULL || w->dtype != GRAFT_DTYPE_FLOAT32 || w->rank < 3 || w->dims[0] <= 0)
+            continue;
+          if (node->inputs->len > 2 && node->inputs->pdata[2] != NULL &&
+              ((b = fixed_constant (plan, node->inputs->pdata[2])) == NULL || b->dtype != GRAFT_DTYPE_FLOAT32 ||
+               b->numel != w->dims[0]))
+            continue;
+        }
       gint64 M = w->dims[0];
-      if (node->inputs->len > 2 && node->inputs->pdata[2] != NULL &&
-          ((b = fixed_constant (plan, node->inputs->pdata[2])) == NULL || b->dtype != GRAFT_DTYPE_FLOAT32 ||
-           b->numel != M))
-        continue;
-      g_autofree double *scale = g_new (double, M), *shift = g_new (double, M);
+      g_autofree double *scale = g_new (double, M), *shift = g_new (double, M), *channel = g_new (double, M);
       for (gint64 m = 0; m < M; m++)
         {
           scale[m] = 1;
@@ -1047,33 +1160,31 @@ fold_conv_affines (Plan *plan)
       guint n_taken = 0, index[2];
       GraftNode *last = node;
       GraftValue *v;
-      for (GraftNode *next; n_taken < 2 && (next = graft_fusion_sole_reader (last, &v)) != NULL; last = next)
+      for (GraftNode *next; n_taken < 2 &&
+                            (next = aten ? plan_sole_reader (plan, last, &v) : graft_fusion_sole_reader (last, &v)) != NULL;
+           last = next)
         {
-          gboolean mul = strcmp (next->op, "onnx::Mul") == 0, div = strcmp (next->op, "onnx::Div") == 0,
-                   add = strcmp (next->op, "onnx::Add") == 0;
-          /* one Mul or Div, then one Add */
-          if ((!mul && !div && !add) || (!add && n_taken > 0) || next->inputs->len != 2 ||
-              next->outputs->len != 1 || next->inputs->pdata[0] == next->inputs->pdata[1])
-            break;
-          guint at = next->inputs->pdata[0] == v ? 0 : 1;
-          GraftRtTensor *c = div && at != 0 ? NULL : channel_constant (plan, next->inputs->pdata[1 - at], w->rank, M);
-          Step *step = c ? free_step_after (plan, step_of_node, next, i) : NULL;
+          AffineOp affine = affine_step (plan, set_attributes, next, v, w->rank, M, channel, &index[n_taken]);
+          /* one Mul or Div, then one Add or Sub */
+          gboolean offset = affine == AFFINE_ADD || affine == AFFINE_SUB;
+          Step *step = affine != AFFINE_NONE && (offset || n_taken == 0)
+                       ? free_step_after (plan, step_of_node, next, i) : NULL;
           if (step == NULL)
             break;
           for (gint64 m = 0; m < M; m++)
             {
-              double value = ((const float *) c->data)[c->numel == 1 ? 0 : m];
-              if (add)
-                shift[m] += value;
+              if (offset)
+                shift[m] += affine == AFFINE_SUB ? -channel[m] : channel[m];
               else
                 {
-                  double factor = div ? 1 / value : value;
+                  double factor = affine == AFFINE_DIV ? 1 / channel[m] : channel[m];
                   scale[m] *= factor;
                   shift[m] *= factor;
                 }
             }
-          taken[n_taken] = step;
-          index[n_taken++] = at;
+          taken[n_taken++] = step;
+          if (offset)
+            break;
         }
       if (n_taken == 0 || !step_set_fold (conv, w, &scale, shift))
         continue;
@@ -1142,12 +1253,8 @@ fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
       GraftValue *v;
       if (!is_aten_convolution (conv->node) || !step_unfused (conv))
         continue;
-      GraftNode *next = plan_sole_reader (plan, conv->node, &v);
-      if (conv->folded_weight)
-        {
-          GraftNode *bn = batch_norm_reader (plan, conv->node);
-          next = plan_sole_reader (plan, bn, &v);
-        }
+      /* after a folded batch_norm or Mul and Add, what reads the last of them */
+      GraftNode *next = plan_sole_reader (plan, conv->fold_last ? conv->fold_last : conv->node, &v);
       if (next)
         fuse_residual (rt, plan, step_of, i, next, v);
     }
@@ -1160,10 +1267,51 @@ fuse_aten_residuals (GraftRuntime *rt, Plan *plan)
  * PyTorch files, an aten convolution or batch_norm → aten::silu(_),
  * hardswish(_) or relu(_) the same way: the fusions an ONNX export of
  * the same model gets. */
+/* node clamps its input (the aten convolution conv's output) to
+ * constant bounds (*lo, *hi): aten::hardtanh(_) (ReLU6 as torchvision
+ * writes it: hardtanh_(x, 0., 6.)), relu6(_) or clamp(_) of numbers,
+ * and conv is no transposed convolution (whose kernel applies no clamp). */
+static gboolean
+aten_clamp_after_conv (Plan *plan, GHashTable *set_attributes, GraftNode *conv, GraftNode *node, float *lo,
+                       float *hi)
+{
+  static const char *const ops[] = { "aten::hardtanh", "aten::hardtanh_", "aten::relu6", "aten::relu6_",
+                                     "aten::clamp", "aten::clamp_" };
+  gboolean known = FALSE, hardtanh = g_str_has_prefix (node->op, "aten::hardtanh"),
+           relu6 = g_str_has_prefix (node->op, "aten::relu6");
+  GraftRtTensor *t;
+  double bound[2], transposed = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    known |= strcmp (node->op, ops[k]) == 0;
+  if (!known || node->outputs->len != 1 ||
+      (strcmp (conv->op, "aten::_convolution") == 0 &&
+       (constant_arg (plan, set_attributes, conv, 6, &t, &transposed) != ARG_CONSTANT || transposed != 0)))
+    return FALSE;
+  for (guint k = 0; k < 2; k++)
+    {
+      switch (relu6 ? ARG_NONE : constant_arg (plan, set_attributes, node, k + 1, &t, &bound[k]))
+        {
+        case ARG_NONE:
+          bound[k] = relu6 ? 6 * k : hardtanh ? 2 * (double) k - 1 : (k ? INFINITY : -INFINITY);
+          break;
+        case ARG_CONSTANT:
+          if (t != NULL && t->numel != 1)
+            return FALSE;
+          break;
+        default:
+          return FALSE;
+        }
+    }
+  *lo = (float) bound[0];
+  *hi = (float) bound[1];
+  return !(*lo > *hi);
+}
+
 static void
 fuse_conv_activations (Plan *plan)
 {
   g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) set_attributes = NULL;
   for (guint i = 0; i < plan->n_steps; i++)
     {
       Step *conv = &plan->steps[i];
@@ -1184,10 +1332,24 @@ fuse_conv_activations (Plan *plan)
         }
       if (aten)
         {
+          float lo, hi;
+          if (set_attributes == NULL)
+            set_attributes = set_attributes_new (plan);
           if (next && next->inputs->pdata[0] == v && (activation = aten_activation (next)) != GRAFT_FUSED_ACTIVATION_NONE &&
               (act = free_step_after (plan, step_of_node, next, i)) != NULL)
             {
               conv->fused_activation = activation;
+              act->forward_input = TRUE;
+              act->forward_index = 0;
+            }
+          /* (the clamp a Conv → Clip gets, fuse_activations) */
+          else if (next && next->inputs->pdata[0] == v && is_aten_convolution (conv->node) &&
+                   aten_clamp_after_conv (plan, set_attributes, conv->node, next, &lo, &hi) &&
+                   (act = free_step_after (plan, step_of_node, next, i)) != NULL)
+            {
+              conv->fused = TRUE;
+              conv->fused_lo = lo;
+              conv->fused_hi = hi;
               act->forward_input = TRUE;
               act->forward_index = 0;
             }
@@ -1414,6 +1576,12 @@ is_pure_aten_op (GraftNode *node)
     "new_zeros", "ones", "ones_like", "outer", "permute", "pow", "reciprocal", "remainder", "repeat", "reshape",
     "round", "rsqrt", "rsub", "select", "sin", "slice", "sqrt", "squeeze", "stack", "sub", "sum", "t", "to",
     "transpose", "tril", "triu", "type_as", "unsqueeze", "view", "where", "zeros", "zeros_like",
+    /* (DETR's pixel mask, upsampled to the backbone's output) */
+    "upsample_bilinear2d", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+    /* (RAFT's first sampling grids, from the coordinates of the map's size) */
+    "chunk", "linspace", "meshgrid", "split", "split_with_sizes", "unbind",
+    /* (DeBERTa's scale, sqrt (torch.tensor (head size))) */
+    "scalar_tensor", "tensor",
   };
   gsize len;
   /* torch.export's arithmetic on sizes (operator.mul of two sym_size) */
@@ -1435,13 +1603,16 @@ is_pure_aten_op (GraftNode *node)
 }
 
 /* Steps whose outputs are sizes of a tensor: what onnx::Shape and Size
- * are in an export. */
+ * are in an export; and scripted code's x.device and x.dtype (RAFT's
+ * grids go `.to(x.device)`), which follow from the tensor's dtype alone
+ * as well. */
 static gboolean
 reads_shape (GraftNode *node)
 {
   return strcmp (node->op, "onnx::Shape") == 0 || strcmp (node->op, "onnx::Size") == 0 ||
          strcmp (node->op, "aten::size") == 0 || strcmp (node->op, "aten::sym_size") == 0 ||
-         strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::numel") == 0;
+         strcmp (node->op, "aten::dim") == 0 || strcmp (node->op, "aten::numel") == 0 ||
+         strcmp (node->op, "prim::device") == 0 || strcmp (node->op, "prim::dtype") == 0;
 }
 
 /* Values that memoised steps read and that are not tensors pass through
@@ -1949,9 +2120,199 @@ skip_pattern_metadata_asserts (Plan *plan)
     }
 }
 
+/* What the steps folded at plan time may add to a plan's constants
+ * (outputs that are no view of an input): the scales, biases, masks and
+ * tables a PyTorch file computes from its buffers, not a second copy of
+ * its weights. */
+#define FOLD_BUDGET_BYTES ((gsize) 8 << 20)
+
+/* Ops a step whose inputs are all constants may be run for at plan time
+ * (fold_constant_steps): those that compute their outputs from their
+ * inputs alone (memoize_shape_steps' pure ops, reads of sizes, lists and
+ * tuples built or taken apart). No random draw, nothing in place or on
+ * module state, no control flow (a node with subgraphs). */
+static gboolean
+foldable_op (GraftNode *node)
+{
+  if (!(is_pure_shape_op (node) || is_pure_aten_op (node) || reads_shape (node) || passes_fixed (node)) ||
+      graft_node_changes_state (node))
+    return FALSE;
+  g_autoptr(GPtrArray) subs = graft_node_get_subgraphs (node);
+  return subs->len == 0;
+}
+
+/* Output v of a step to fold may become a plan constant: no graph output
+ * (the caller gets a tensor of its own there), nor an inlined If's output
+ * that may be one, read by no node that changes it, and if a list, read
+ * unchanged (a run shares a constant list by reference). */
+static gboolean
+foldable_output (MemoScan *scan, GraftValue *v, guint slot)
+{
+  Plan *plan = scan->plan;
+  if (slot == NO_SLOT || plan->constants[slot] != NULL || is_graph_output (plan, v) ||
+      (plan->aliased && g_hash_table_contains (plan->aliased, v)))
+    return FALSE;
+  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+    if (graft_node_changes_state (v->consumers->pdata[k]))
+      return FALSE;
+  return TRUE;
+}
+
+/* Bytes of t (a step's output) in no input's data: a reshape or a view
+ * of a constant adds nothing. */
+static gsize
+fold_new_bytes (const GraftRtTensor *t, GraftRtTensor *const *inputs, guint n_inputs)
+{
+  gsize bytes = 0;
+  if (t == NULL)
+    return 0;
+  if (t->kind == GRAFT_RT_SEQUENCE)
+    {
+      for (guint i = 0; i < t->items->len; i++)
+        bytes += fold_new_bytes (t->items->pdata[i], inputs, n_inputs);
+      return bytes;
+    }
+  if (t->kind != GRAFT_RT_TENSOR || t->nbytes == 0)
+    return 0;
+  for (guint j = 0; j < n_inputs; j++)
+    {
+      const GraftRtTensor *in = inputs[j];
+      if (in && in->kind == GRAFT_RT_TENSOR && (const guint8 *) t->data >= (const guint8 *) in->data &&
+          (const guint8 *) t->data + t->nbytes <= (const guint8 *) in->data + in->nbytes)
+        return 0;
+    }
+  return t->nbytes;
+}
+
+/* Step i, whose inputs are all fixed constants, run now (Step.absorbed
+ * then): TRUE when its outputs became plan constants. */
+static gboolean
+fold_step (GraftRuntime *rt, MemoScan *scan, guint i, gsize *budget)
+{
+  Plan *plan = scan->plan;
+  Step *step = &plan->steps[i];
+  GraftRtTensor *inputs_here[8] = { NULL };
+  g_autofree GraftRtTensor **inputs_heap = step->n_inputs > 8 ? g_new0 (GraftRtTensor *, step->n_inputs) : NULL;
+  GraftRtTensor **inputs = inputs_heap ? inputs_heap : inputs_here;
+  gsize bytes = 0;
+
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      GraftValue *v = step->node->outputs->pdata[j];
+      if (v != NULL && !foldable_output (scan, v, step->outputs[j]))
+        return FALSE;
+      for (guint k = 0; k < j; k++)
+        if (step->outputs[k] == step->outputs[j])
+          return FALSE;
+    }
+  for (guint j = 0; j < step->n_inputs; j++)
+    inputs[j] = step->inputs[j].slot == NO_SLOT ? NULL : plan->constants[step->inputs[j].slot];
+  /* (a step that fails now fails in the run, with its message there) */
+  if (!_graft_plan_evaluate_step (rt, plan, step, NULL))
+    return FALSE;
+  gboolean keep = TRUE;
+  for (guint j = 0; j < step->n_outputs; j++)
+    {
+      GraftRtTensor *t = step->outputs[j] != NO_SLOT ? plan->constants[step->outputs[j]] : NULL;
+      bytes += fold_new_bytes (t, inputs, step->n_inputs);
+      /* a list only while no reader changes it */
+      if (t && t->kind == GRAFT_RT_SEQUENCE && !read_unchanged (scan, step->node->outputs->pdata[j], 0))
+        keep = FALSE;
+    }
+  if (!keep || bytes > *budget)
+    {
+      for (guint j = 0; j < step->n_outputs; j++)
+        if (step->outputs[j] != NO_SLOT)
+          g_clear_pointer (&plan->constants[step->outputs[j]], graft_rt_tensor_unref);
+      return FALSE;
+    }
+  *budget -= bytes;
+  step->absorbed = TRUE;
+  return TRUE;
+}
+
+/* A fixed constant (fixed_constant, of any kind: None and tuples too) in
+ * each slot of plan that holds one, by slot. */
+static gboolean *
+fixed_slots_new (Plan *plan)
+{
+  gboolean *fixed = g_new0 (gboolean, MAX (plan->n_slots, 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    fixed[s] = plan->constants[s] != NULL && !_graft_plan_slot_is_state (plan, s);
+  for (guint k = 0; k < plan->graph->inputs->len; k++)
+    {
+      guint s = _graft_plan_slot (plan, plan->graph->inputs->pdata[k]);
+      if (s != NO_SLOT)
+        fixed[s] = FALSE;
+    }
+  return fixed;
+}
+
+/* Steps whose inputs are all constants (initializers, ONNX Constant
+ * nodes, a PyTorch file's module constants and buffers, and what such
+ * steps give) run once at plan time, as onnxruntime's constant folding
+ * does: their outputs become plan constants, which the folds after read
+ * (DETR's FrozenBatchNorm2d computes its scale from its buffers at run
+ * time, `w * (rv + eps).rsqrt()`, where its ONNX export has the scale
+ * as an initializer), and the steps are absorbed (they run again only
+ * for an observer, from the same constants). A folded value that only
+ * other folded steps read is no constant of the plan: only what a run
+ * reads is kept (within FOLD_BUDGET_BYTES). */
+static void
+fold_constant_steps (GraftRuntime *rt, Plan *plan)
+{
+  g_autofree gboolean *fixed = fixed_slots_new (plan);
+  g_autofree gboolean *folded = g_new0 (gboolean, MAX (plan->n_steps, 1));
+  g_autoptr(GHashTable) inner_uses = inner_uses_new (plan);
+  MemoScan scan = { plan, fixed, inner_uses };
+  gsize budget = FOLD_BUDGET_BYTES;
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < plan->n_steps; i++)
+    {
+      Step *step = &plan->steps[i];
+      gboolean inputs_fixed = TRUE;
+      if (!step_unfused (step) || step->n_views > 0 || step->n_outputs == 0 || _graft_step_is_inlined_if (step) ||
+          !foldable_op (step->node))
+        continue;
+      for (guint j = 0; j < step->n_inputs && inputs_fixed; j++)
+        inputs_fixed = step->inputs[j].slot == NO_SLOT || (step->inputs[j].up == 0 && fixed[step->inputs[j].slot]);
+      if (!inputs_fixed || !fold_step (rt, &scan, i, &budget))
+        continue;
+      folded[i] = any = TRUE;
+      for (guint j = 0; j < step->n_outputs; j++)
+        if (step->outputs[j] != NO_SLOT)
+          fixed[step->outputs[j]] = TRUE;
+    }
+  if (!any)
+    return;
+
+  /* the values only folded steps read: no constant of the plan */
+  g_autoptr(GHashTable) step_of_node = plan_step_of_nodes (plan);
+  g_autoptr(GHashTable) outer_outputs = g_hash_table_new (NULL, NULL);
+  add_outer_outputs (plan->graph, outer_outputs);
+  for (guint i = 0; i < plan->n_steps; i++)
+    for (guint j = 0; folded[i] && j < plan->steps[i].n_outputs; j++)
+      {
+        guint slot = plan->steps[i].outputs[j];
+        GraftValue *v = plan->steps[i].node->outputs->pdata[j];
+        g_autoptr(GPtrArray) readers = g_ptr_array_new ();
+        gboolean read = slot == NO_SLOT || g_hash_table_contains (outer_outputs, v) || !plan_readers (plan, v, readers);
+        for (guint k = 0; !read && k < readers->len; k += 2)
+          {
+            Step *reader = step_of (plan, step_of_node, readers->pdata[k]);
+            read = reader == NULL || !folded[reader - plan->steps];
+          }
+        if (!read)
+          g_clear_pointer (&plan->constants[slot], graft_rt_tensor_unref);
+      }
+}
+
 void
 _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
 {
+  preload_constant_steps (plan);
+  fold_constant_steps (rt, plan);
   fold_conv_branches (plan);
   fold_conv_affines (plan);
   fuse_activations (rt, plan);
@@ -1962,7 +2323,6 @@ _graft_plan_fuse (GraftRuntime *rt, Plan *plan, guint *last_use)
   fold_batch_norms (plan);
   fuse_aten_residuals (rt, plan);
   fuse_conv_activations (plan);
-  preload_constant_steps (plan);
   skip_unread_steps (plan);
   memoize_shape_steps (plan);
   mark_identity_steps (plan);

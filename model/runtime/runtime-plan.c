@@ -620,13 +620,37 @@ is_inplace_aten (GraftNode *node)
          node->op_type[len - 2] != '_';
 }
 
+/* Some step not planned yet (not in step_of, node → index + 1: a later
+ * one, or a subgraph's node) may read v, or v leaves the run. */
+static gboolean
+read_later (Plan *plan, GHashTable *step_of, GraftValue *v)
+{
+  if (v == NULL)
+    return FALSE;
+  if (_graft_plan_value_leaves_run (plan, v) || (plan->aliased && g_hash_table_contains (plan->aliased, v)))
+    return TRUE;
+  for (guint k = 0; k < plan->graph->outputs->len; k++)
+    if (plan->graph->outputs->pdata[k] == v)
+      return TRUE;
+  for (guint k = 0; v->consumers && k < v->consumers->len; k++)
+    if (!g_hash_table_contains (step_of, v->consumers->pdata[k]) &&
+        !_graft_node_in_untaken_branch (v->consumers->pdata[k]))
+      return TRUE;
+  return FALSE;
+}
+
 /* The views step's in-place op writes through (Step.views); their inputs
- * stay alive until it ran. */
+ * stay alive until it ran. None when no step after it reads a tensor the
+ * views were taken from: timm's GhostNet adds its shortcut in place to a
+ * slice of a concatenation that nothing reads again, and the write back
+ * (a copy of each tensor of the chain) took as long as the rest of the
+ * block. */
 static void
 plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_use, guint at)
 {
   g_autoptr(GArray) views = g_array_new (FALSE, FALSE, sizeof (guint));
   GraftValue *v = step->node->inputs->pdata[0];
+  gboolean read = FALSE;
   for (; v != NULL && v->producer != NULL && graft_aten_is_view (v->producer); v = v->producer->inputs->pdata[0])
     {
       guint index = GPOINTER_TO_UINT (g_hash_table_lookup (step_of, v->producer));
@@ -635,6 +659,16 @@ plan_view_write_back (Plan *plan, Step *step, GHashTable *step_of, guint *last_u
       guint view_step = index - 1;
       Step *view = &plan->steps[view_step];
       g_array_append_val (views, view_step);
+      /* the tensor the view was taken from, as named and as the view reads it */
+      ValueRef source = view->inputs[0];
+      read |= source.up != 0 || read_later (plan, step_of, v->producer->inputs->pdata[0]) ||
+              (source.slot != NO_SLOT && read_later (plan, step_of, plan->values[source.slot]));
+    }
+  if (!read)
+    return;
+  for (guint k = 0; k < views->len; k++)
+    {
+      Step *view = &plan->steps[g_array_index (views, guint, k)];
       for (guint j = 0; j < view->n_inputs; j++)
         if (view->inputs[j].up == 0 && view->inputs[j].slot != NO_SLOT &&
             (last_use[view->inputs[j].slot] == NO_SLOT || last_use[view->inputs[j].slot] < at))

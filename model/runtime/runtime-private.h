@@ -296,5 +296,11 @@ GraftRtTensor *_graft_frame_get (Frame *frame, ValueRef ref);
  * pages back; FALSE when the file no longer holds it. */
 gboolean _graft_frame_restore_input (GraftRuntime *rt, Frame *frame, ValueRef ref, GError **error);
 gboolean _graft_step_input_transposed (RunState *run, Step *step, guint j);
+/* Runs step once at plan time on the plan's constants, its outputs
+ * becoming constants of the plan (in their slots of plan->constants):
+ * the planner's folding of steps whose inputs are all constants
+ * (runtime-fusion.c fold_constant_steps). The step must read no value of
+ * an enclosing plan. */
+gboolean _graft_plan_evaluate_step (GraftRuntime *rt, Plan *plan, Step *step, GError **error);
 
 G_END_DECLS

@@ -549,6 +549,27 @@ out:
   return ok;
 }
 
+gboolean
+_graft_plan_evaluate_step (GraftRuntime *rt, Plan *plan, Step *step, GError **error)
+{
+  RunState run = { rt, NULL, NULL, NULL, 0, 0, NULL };
+  /* the frame's values are the plan's constants: the step reads them and
+   * its outputs become constants too */
+  Frame frame = { plan, plan->constants, NULL, NULL, NULL };
+  gboolean drop_derived = rt->drop_derived;
+
+  /* nothing kept on a step that never runs again (a packed weight), and
+   * no weight given back on its account */
+  rt->drop_derived = TRUE;
+  graft_runtime_quiet_blas ();
+  graft_rt_tensor_set_thread_limit (rt->max_bytes);
+  gboolean ok = run_step (&run, &frame, step, NULL, error);
+  graft_rt_tensor_set_thread_limit (0);
+  g_clear_pointer (&run.module_attributes, g_hash_table_unref);
+  rt->drop_derived = drop_derived;
+  return ok;
+}
+
 static void
 frame_clear (Frame *frame)
 {

@@ -1,6 +1,6 @@
 """Writes OUT/traced.pt, OUT/scripted.pt and OUT/exported.pt2 (torch.export):
 convolutions followed by the activations torchvision writes
-(SiLU/Hardswish/ReLU, in place or not), directly or through a BatchNorm2d
+(SiLU/Hardswish/ReLU/ReLU6, in place or not), directly or through a BatchNorm2d
 (with and without a convolution bias or an affine) and a residual add
 [and relu] after, a convolution wider
 than its maps (taps that only read padding), ResNet's max pool, and
@@ -33,6 +33,9 @@ class Net(nn.Module):
         self.a4 = nn.SiLU()                                 # conv → batch_norm → silu on 6×6 maps
         self.c5 = nn.Conv2d(12, 8, 3, padding=1)
         self.a5 = nn.ReLU(inplace=True)                     # conv → relu_
+        self.c13 = nn.Conv2d(8, 8, 3, padding=1, bias=False)  # MobileNetV2's conv → batch_norm → hardtanh_ (ReLU6)
+        self.b13 = nn.BatchNorm2d(8)
+        self.a13 = nn.ReLU6(inplace=True)
         self.c7 = nn.Conv2d(8, 8, 13, padding=6)            # 13×13 over 6×6 maps
         self.c6 = nn.Conv2d(8, 8, 1)
         self.a6 = nn.SiLU()                                 # conv read twice: not fused
@@ -55,6 +58,7 @@ class Net(nn.Module):
         x = self.a3(self.c3(x))
         x = self.a4(self.b4(self.c4(x)))
         x = self.a5(self.c5(x))
+        x = self.a13(self.b13(self.c13(x)))
         t = self.c6(self.c7(x))
         x = self.a6(t) + t
         x = self.a8(self.b8(self.c8(x)))
@@ -71,7 +75,7 @@ def main():
     out = sys.argv[1]
     torch.manual_seed(0)
     net = Net()
-    for bn in (net.b2, net.b4, net.b8, net.b9, net.b10, net.b11, net.b12):
+    for bn in (net.b2, net.b4, net.b8, net.b9, net.b10, net.b11, net.b12, net.b13):
         bn.running_mean.uniform_(-0.5, 0.5)
         bn.running_var.uniform_(0.5, 2)
         if bn.affine:

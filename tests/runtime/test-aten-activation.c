@@ -2,7 +2,8 @@
  * aten::batch_norm after an aten convolution is folded into the
  * convolution's weights once and forwards its output, and an aten
  * convolution or batch_norm whose output only an aten::silu(_),
- * hardswish(_) or relu(_) reads applies that activation, whose node
+ * hardswish(_) or relu(_) reads applies that activation (a convolution
+ * the clamp of a hardtanh(_), torchvision's ReLU6), whose node
  * forwards its output, and an aten::add(_) of a value ready before the
  * convolution [and a relu(_) after] go into its epilogue as Conv → Add
  * [→ Relu] do, and a scripted batch_norm's training reads and checks
@@ -48,7 +49,8 @@ static const struct {
   { "aten::silu_", 1 }, { "aten::hardswish_", 1 }, { "aten::hardswish", 1 },
   { "aten::silu", 1 },   /* a4's, after a batch_norm; a6's reads a value the Add reads too */
   { "aten::relu_", 3 },  /* a5's after a convolution, a8's after a folded batch_norm, a12's after add_ */
-  { "aten::batch_norm", 5 },   /* b2, b4, b8, b9, b12 folded; b10 and b11 not */
+  { "aten::hardtanh_", 1 },    /* a13's ReLU6 after a folded batch_norm: the convolution's clamp */
+  { "aten::batch_norm", 6 },   /* b2, b4, b8, b9, b12, b13 folded; b10 and b11 not */
   { "aten::add", 1 },    /* b9's + x, a residual of its convolution; b10's + u reads u twice */
   { "aten::add_", 1 },   /* ResNet's out += identity, then relu_ */
 };

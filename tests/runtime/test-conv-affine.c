@@ -9,7 +9,9 @@
  * and two threads, on the Conv paths the fold meets (3×3, pointwise,
  * depthwise, groups, without a bias, a pointwise Conv that the
  * pointwise → depthwise pattern would take, constants through Identity
- * nodes), and cases that must not
+ * nodes, constants that Reciprocal and Neg nodes compute from
+ * initializers, which run when the plan is built, fold_constant_steps),
+ * and cases that must not
  * fold: a map of values per position, a constant divided by the Conv's
  * output, the Conv's output also a graph output, a Mul by a graph
  * input. */
@@ -35,6 +37,7 @@ typedef struct {
   gboolean no_bias;
   gboolean conv_out;          /* the Conv's output is a graph output too */
   gboolean via_identity;      /* the constants reach the Mul and Add through Identity nodes */
+  gboolean computed;          /* the constants are Reciprocal and Neg of initializers */
   gboolean folded;
 } AffineCase;
 
@@ -51,6 +54,8 @@ static const AffineCase cases[] = {
     .depthwise_after = TRUE, .folded = TRUE },
   { "constants through Identity nodes (torch.onnx.export's shared initializers)", 2, 8, 8, 6, 6, 3, 1, "Mul",
     CHANNELS, FALSE, CHANNELS, TRUE, .via_identity = TRUE, .folded = TRUE },
+  { "constants computed from initializers", 2, 8, 12, 6, 6, 3, 1, "Mul", CHANNELS, FALSE, CHANNELS, TRUE,
+    .computed = TRUE, .folded = TRUE },
   { "Mul by a map of positions", 1, 4, 6, 5, 5, 3, 1, "Mul", POSITIONS, FALSE, CHANNELS },
   { "constant divided by the Conv", 1, 4, 6, 5, 5, 3, 1, "Div", CHANNELS, TRUE, NONE },
   { "Conv output also a graph output", 1, 4, 6, 5, 5, 3, 1, "Mul", CHANNELS, FALSE, CHANNELS, .conv_out = TRUE },
@@ -103,6 +108,8 @@ build_model (const AffineCase *c, const float *w, const float *b, const float *d
       const char *scale = "scale";
       if (c->via_identity)
         float_graph_add_node (g, "Identity", "scale", NULL, NULL, scale = "scale_again");
+      if (c->computed)
+        float_graph_add_node (g, "Reciprocal", "scale", NULL, NULL, scale = "scale_computed");
       float_graph_add_node (g, c->scale_op, c->constant_first ? scale : "conv", c->constant_first ? "conv" : scale,
                             NULL, "scaled");
       last = "scaled";
@@ -113,6 +120,8 @@ build_model (const AffineCase *c, const float *w, const float *b, const float *d
       const char *shift = "shift";
       if (c->via_identity)
         float_graph_add_node (g, "Identity", "shift", NULL, NULL, shift = "shift_again");
+      if (c->computed)
+        float_graph_add_node (g, "Neg", "shift", NULL, NULL, shift = "shift_computed");
       float_graph_add_node (g, "Add", last, shift, NULL, "shifted");
       last = "shifted";
     }
@@ -191,6 +200,9 @@ check_case (gconstpointer item, GraftSimdLevel level)
       g_assert_cmpuint (forwarded, ==, c->folded ? 1 : 0);
       if (c->folded && c->relu)
         g_assert_cmpuint (graft_test_op_forwarded (rt, "onnx::Relu"), ==, 1);
+      /* computed when the plan was built */
+      g_assert_cmpuint (graft_test_op_calls (rt, "onnx::Reciprocal", NULL, NULL), ==, 0);
+      g_assert_cmpuint (graft_test_op_calls (rt, "onnx::Neg", NULL, NULL), ==, 0);
       g_autofree char *what = g_strdup_printf ("%s at %s, %u threads", c->what, graft_simd_level_to_string (level),
                                                threads);
       /* the weights are scaled before the sum: rounded once more than the reference's */

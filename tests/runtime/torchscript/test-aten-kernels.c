@@ -648,6 +648,41 @@ test_masked_fill (void)
   builder_clear (&b);
 }
 
+/* masked_fill with masks broadcast along rows and along columns (the
+ * float32 kernel's rows: a mask of one value per row steps by 0) */
+static void
+test_masked_fill_broadcast (void)
+{
+  Builder b;
+  builder_init (&b);
+  add_input (&b, "x");
+  GraftNode *n = add_node (&b, "aten::select", IN ("x"), IN ("row"));   /* x[1]: 3 4 5 */
+  arg_int (n, 1, 0);
+  arg_int (n, 2, 1);
+  n = add_node (&b, "aten::gt", IN ("row"), IN ("columns"));   /* F T T, for every row */
+  arg_int (n, 1, 3);
+  n = add_node (&b, "aten::masked_fill", IN ("x", "columns"), IN ("by_column"));
+  arg_float (n, 2, -1.5);
+  n = add_node (&b, "aten::select", IN ("x"), IN ("column"));   /* x[:, 0]: 0 3 */
+  arg_int (n, 1, 1);
+  arg_int (n, 2, 0);
+  n = add_node (&b, "aten::unsqueeze", IN ("column"), IN ("column2"));
+  arg_int (n, 1, 1);
+  n = add_node (&b, "aten::gt", IN ("column2"), IN ("rows"));   /* [[F], [T]] */
+  arg_int (n, 1, 2);
+  n = add_node (&b, "aten::masked_fill", IN ("x", "rows"), IN ("by_row"));
+  arg_float (n, 2, 7);
+  add_output (&b, "by_column");
+  add_output (&b, "by_row");
+  g_autoptr(GraftRtTensor) x = arange_f32 (2, (gint64[]) { 2, 3 });
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) out = run (&b, x, &error);
+  g_assert_no_error (error);
+  assert_values (out->pdata[0], 2, (gint64[]) { 2, 3 }, (double[]) { 0, -1.5, -1.5, 3, -1.5, -1.5 });
+  assert_values (out->pdata[1], 2, (gint64[]) { 2, 3 }, (double[]) { 0, 1, 2, 7, 7, 7 });
+  builder_clear (&b);
+}
+
 /* hardtanh_(x, 0., 6.) (ReLU6) and clamp(x, None, 2.) take their
  * constant bounds */
 static void
@@ -868,6 +903,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/aten/roll", test_roll);
   g_test_add_func ("/runtime/aten/pow-mean", test_pow_mean);
   g_test_add_func ("/runtime/aten/masked-fill", test_masked_fill);
+  g_test_add_func ("/runtime/aten/masked-fill-broadcast", test_masked_fill_broadcast);
   g_test_add_func ("/runtime/aten/clamp-bounds", test_clamp_bounds);
   g_test_add_func ("/runtime/aten/attention-masks", test_attention_masks);
   g_test_add_func ("/runtime/aten/indexing-out-of-range", test_indexing_out_of_range);
