@@ -177,7 +177,9 @@ fuse_transposed_b (Plan *plan, GHashTable *step_of, guint i)
       !swaps_last_two_axes (b->producer) || graft_fusion_sole_reader (b->producer, &v) != node)
     return;
   guint t = producer_step (step_of, b);
-  if (t == NO_STEP || t >= i)
+  /* a Transpose of constants ran when the plan was made (fold_constant_steps):
+   * B is its output, already transposed */
+  if (t == NO_STEP || t >= i || plan->steps[t].absorbed)
     return;
   plan->steps[t].forward_input = TRUE;
   plan->steps[t].forward_index = 0;

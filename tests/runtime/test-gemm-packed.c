@@ -160,7 +160,9 @@ add_node (GraftGraph *g, const char *op, const char *const *inputs, const char *
 /* y1 = MatMul (a [2, M, K], w [K, N]); y2 = Gemm (a2 [M, K], wt [N, K]ᵀ, bias [N]);
  * y3 = MatMul (a2, b [K, N] fed as an input);
  * y4 = MatMul (a, Transpose (bt [N, K])); y5 = MatMul (a4 [3, 1, M, K], Transpose (bt4 [2, N, K]));
- * y6 = MatMul (a, Transpose (bt)) with that Transpose an output (y6t) too. */
+ * y6 = MatMul (a, Transpose (bt)) with that Transpose an output (y6t) too;
+ * y7 = MatMul (a, Transpose (wt)), a Transpose of a constant that runs
+ * when the plan is made (its output is B, not read transposed again). */
 static GraftModel *
 build_model (const Shape *s, const float *w, const float *wt, const float *bias)
 {
@@ -188,6 +190,8 @@ build_model (const Shape *s, const float *w, const float *wt, const float *bias)
   add_node (g, "Transpose", (const char *[]) { "bt", NULL }, "y6t");
   graft_graph_add_output (g, graft_graph_ensure_value (g, "y6t"));
   add_node (g, "MatMul", (const char *[]) { "a", "y6t", NULL }, "y6");
+  add_node (g, "Transpose", (const char *[]) { "wt", NULL }, "b7");
+  add_node (g, "MatMul", (const char *[]) { "a", "b7", NULL }, "y7");
   graft_model_set_graph (model, g);
   return model;
 }
@@ -250,7 +254,7 @@ check_kernels (const Shape *s, gboolean bf16)
         g_assert_no_error (error);
         const float *y1 = ((GraftRtTensor *) out->pdata[0])->data, *y2 = ((GraftRtTensor *) out->pdata[1])->data;
         const float *y3 = ((GraftRtTensor *) out->pdata[2])->data;
-        GraftRtTensor *y4 = out->pdata[3], *y5 = out->pdata[4], *y6 = out->pdata[6];
+        GraftRtTensor *y4 = out->pdata[3], *y5 = out->pdata[4], *y6 = out->pdata[6], *y7 = out->pdata[7];
         g_assert_cmpint (y4->rank, ==, 3);
         g_assert_cmpint (y4->dims[2], ==, N);
         g_assert_cmpint (y5->rank, ==, 4);
@@ -261,11 +265,15 @@ check_kernels (const Shape *s, gboolean bf16)
         for (gint64 i = 0; i < 2 * M; i++)
           for (gint64 j = 0; j < N; j++)
             {
-              double want = 0;
+              double want = 0, want7 = 0;
               for (gint64 k = 0; k < K; k++)
-                want += (double) a[i * K + k] * wt[j * K + k];
+                {
+                  want += (double) a[i * K + k] * wt[j * K + k];
+                  want7 += float_graph_operand (a[i * K + k], bf16) * float_graph_operand (wt[j * K + k], bf16);
+                }
               check_close ("MatMul by a skipped Transpose", s, i, j, ((float *) y4->data)[i * N + j], want);
               check_close ("MatMul by a Transpose that runs", s, i, j, ((float *) y6->data)[i * N + j], want);
+              check_close ("MatMul by a Transpose of a constant", s, i, j, ((float *) y7->data)[i * N + j], want7);
             }
         for (gint64 p = 0; p < 3; p++)
           for (gint64 q = 0; q < 2; q++)
