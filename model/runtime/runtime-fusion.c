@@ -2230,6 +2230,7 @@ fold_step (GraftRuntime *rt, MemoScan *scan, guint i, gsize *budget)
     }
   *budget -= bytes;
   step->absorbed = TRUE;
+  step->computed_at_plan = TRUE;
   return TRUE;
 }
 

@@ -937,12 +937,21 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     absorb_inlined_ifs (plan, step_of);
   _graft_plan_fuse (rt, plan, last_use);
 
-  /* Free values after their last use, except graph outputs and constants. */
+  /* Free values after their last use, except graph outputs and constants
+   * (but for constants computed when the plan was made: a run drops its
+   * reference, an observed run the value it computed again). */
   g_autofree guint *n_release = g_new0 (guint, MAX (plan->n_steps, 1));
+  g_autofree gboolean *kept = g_new0 (gboolean, MAX (plan->n_slots, 1));
+  for (guint s = 0; s < plan->n_slots; s++)
+    {
+      guint producer = plan->values[s]->producer
+                       ? GPOINTER_TO_UINT (g_hash_table_lookup (step_of, plan->values[s]->producer)) : 0;
+      kept[s] = plan->constants[s] && !(producer && plan->steps[producer - 1].computed_at_plan);
+    }
   for (guint s = 0; s < plan->n_slots; s++)
     {
       GraftValue *v = plan->values[s];
-      if (last_use[s] == NO_SLOT || _graft_plan_value_leaves_run (plan, v) || plan->constants[s])
+      if (last_use[s] == NO_SLOT || _graft_plan_value_leaves_run (plan, v) || kept[s])
         continue;
       gboolean is_output = FALSE;
       for (guint k = 0; k < graph->outputs->len; k++)
@@ -958,7 +967,7 @@ plan_graph_steps (GraftRuntime *rt, Plan *plan, GError **error)
     plan->steps[i].release = g_new (guint, MAX (n_release[i], 1));
   for (guint s = 0; s < plan->n_slots; s++)
     {
-      if (last_use[s] == NO_SLOT || plan->constants[s] || _graft_plan_value_leaves_run (plan, plan->values[s]))
+      if (last_use[s] == NO_SLOT || kept[s] || _graft_plan_value_leaves_run (plan, plan->values[s]))
         continue;
       Step *step = &plan->steps[last_use[s]];
       step->release[step->n_release++] = s;

@@ -88,6 +88,10 @@ typedef struct _Step {
    * observer watches the float values in between. */
   struct _Step *qdq;
   gboolean absorbed;
+  /* absorbed because its outputs were computed when the plan was made
+   * (fold_constant_steps): plan constants that an observed run computes
+   * again, released after their last use as a computed value would be */
+  gboolean computed_at_plan;
   /* The first step of a pattern of nodes that one fused step computes
    * (fusion-patterns.h, fuse_patterns): the fused step tried in its place,
    * whose kernel may decline the run's shapes. The pattern's other steps
